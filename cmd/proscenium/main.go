@@ -1,0 +1,79 @@
+// Command proscenium is the command line of the Proscenium studio: synthesis,
+// the HTTP server, benchmarks, checkpoint inspection, tokenisation, the demo
+// checkpoint, and stage drivers that write tensors for comparisons.
+//
+// Each subcommand lives in its own file and registers itself in the table
+// below through register.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: run gets the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("duplicate command " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// errUsage marks an error in the command line itself (exit status 2).
+var errUsage = errors.New("usage")
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: proscenium COMMAND [flags]\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	c, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "proscenium: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err := c.run(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "proscenium %s: %v\n", c.name, err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// newFlags makes a flag set for a subcommand whose parse errors are returned,
+// not printed twice.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("proscenium "+name, flag.ContinueOnError)
+	return fs
+}
