@@ -21,27 +21,56 @@ type command struct {
 	run     func(args []string) error
 }
 
-var commands = map[string]command{}
+var (
+	commands      = map[string]command{}
+	debugCommands = map[string]command{} // stage drivers under `proscenium debug`
+)
 
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
+func register(c command) { add(commands, c) }
+
+// registerDebug adds a stage driver: `proscenium debug NAME …`.
+func registerDebug(c command) { add(debugCommands, c) }
+
+func add(table map[string]command, c command) {
+	if _, dup := table[c.name]; dup {
 		panic("duplicate command " + c.name)
 	}
-	commands[c.name] = c
+	table[c.name] = c
+}
+
+func init() {
+	register(command{name: "debug", summary: "stage drivers that write tensors for comparisons (debug -h lists them)", run: runDebug})
+}
+
+func runDebug(args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		listCommands("proscenium debug DRIVER [flags]", debugCommands)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: debug needs a driver name", errUsage)
+		}
+		return nil
+	}
+	c, ok := debugCommands[args[0]]
+	if !ok {
+		return fmt.Errorf("%w: unknown debug driver %q", errUsage, args[0])
+	}
+	return c.run(args[1:])
 }
 
 // errUsage marks an error in the command line itself (exit status 2).
 var errUsage = errors.New("usage")
 
-func usage() {
-	fmt.Fprintf(os.Stderr, "usage: proscenium COMMAND [flags]\n\ncommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
+func usage() { listCommands("proscenium COMMAND [flags]", commands) }
+
+func listCommands(synopsis string, table map[string]command) {
+	fmt.Fprintf(os.Stderr, "usage: %s\n\ncommands:\n", synopsis)
+	names := make([]string, 0, len(table))
+	for n := range table {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, table[n].summary)
 	}
 }
 
