@@ -1,0 +1,129 @@
+# Proscenium: the README's two commands are `make run` and `make test`.
+# Both install what is missing first (make deps) and are safe to repeat.
+#
+# Shared file: other engineers add lines to FUZZ_TARGETS and fill cuda-check.
+# Edit with small, local changes.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GOBIN_DIR := $(shell go env GOPATH)/bin
+export PATH := $(GOBIN_DIR):$(PATH)
+
+WAILS_VERSION := v2.12.0
+CLI := bin/proscenium
+STUDIO := build/bin/proscenium-studio
+
+# Fuzz targets run for FUZZTIME each in `make test`, one per line:
+#   FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
+FUZZTIME ?= 5s
+FUZZ_TARGETS :=
+
+.PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
+	vet gotest fuzz vitest e2e cuda-check screenshot clean
+
+help:
+	@echo "make run         install what is missing, build and open the studio window"
+	@echo "make test        install what is missing, run the whole test suite"
+	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
+
+# ---- dependencies (idempotent: each step skips what is already there) ----
+
+deps: apt npm wails-cli
+
+apt:
+	bash scripts/setup-debian.sh
+
+npm:
+	bash scripts/npm-install.sh frontend
+	bash scripts/npm-install.sh testdata-deps
+
+wails-cli:
+	@if [ "$$(wails version 2>/dev/null | head -n1)" != "$(WAILS_VERSION)" ]; then \
+		echo "== go install wails CLI $(WAILS_VERSION)"; \
+		go install github.com/wailsapp/wails/v2/cmd/wails@$(WAILS_VERSION); \
+	fi
+
+# ---- builds ----
+
+# The Go packages main and cmd/proscenium embed frontend/dist: build it first.
+# Rebuilt only when a front-end source is newer than the last build.
+FRONTEND_SRC := $(shell find frontend/src frontend/wailsjs frontend/index.html \
+	frontend/vite.config.ts frontend/package-lock.json -type f 2>/dev/null)
+
+frontend: frontend/dist/index.html
+
+frontend/dist/index.html: $(FRONTEND_SRC)
+	cd frontend && npx vite build --logLevel warn
+	touch $@
+
+cli: frontend
+	go build -o $(CLI) ./cmd/proscenium
+
+# Same build tags `wails build` uses on Linux (webkit2gtk-4.0).
+studio: frontend
+	go build -tags desktop,production -ldflags "-s -w" -o $(STUDIO) .
+
+# Regenerate frontend/wailsjs (committed) after changing the app service.
+bindings: wails-cli
+	wails generate module
+
+# ---- the README's first command ----
+
+run: deps studio
+	bash scripts/run-studio.sh $(STUDIO) $(CLI)
+
+# ---- the README's second command ----
+
+# Deps are installed by this target, so missing test data is a failure (CI=1).
+test: export CI = 1
+test: deps
+	$(MAKE) frontend
+	$(MAKE) vet
+	$(MAKE) gotest
+	$(MAKE) fuzz
+	$(MAKE) vitest
+	$(MAKE) e2e
+	$(MAKE) cuda-check
+	@echo "== make test: all passed"
+
+vet: frontend
+	@echo "== go vet ./..."
+	go vet ./...
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+gotest: frontend
+	@echo "== go test ./..."
+	go test ./...
+
+fuzz:
+	@echo "== fuzz ($(FUZZTIME) each): $(or $(strip $(FUZZ_TARGETS)),none listed)"
+	@for t in $(FUZZ_TARGETS); do \
+		pkg="$${t%%:*}"; name="$${t##*:}"; \
+		echo "-- $$pkg $$name"; \
+		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+	done
+
+vitest:
+	@echo "== vitest"
+	cd frontend && npx vitest run
+
+# Browser test: Debian's chromium against `proscenium serve --ui`.
+e2e: cli
+	@echo "== browser test (playwright-core + /usr/bin/chromium)"
+	cd frontend && node e2e/speak.e2e.mjs ../$(CLI)
+
+# The CUDA engineer owns this target: build the cuda-tagged packages and
+# kernels where the toolkit exists; GPU tests skip with a reason when no GPU.
+cuda-check:
+	@echo "== cuda-check: nothing yet"
+
+# ---- reviews (not in CI) ----
+
+screenshot: studio
+	bash scripts/screenshot.sh $(STUDIO) out/screenshot.png
+
+clean:
+	rm -rf bin build/bin frontend/dist out

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Proscenium builds and tests with, skipping
+# everything already installed (a second run only asks dpkg and returns).
+#
+#   GTK 3 + WebKitGTK 4.0 headers   the Wails desktop window
+#   ALSA headers                    audio output (oto)
+#   Xvfb, xauth, ImageMagick        the window under a virtual display (make screenshot)
+#   Chromium                        the browser test (driven by playwright-core)
+#   nvidia-cuda-toolkit/-dev        CUDA 11.8 headers and nvcc (contrib/non-free)
+#   sox                             audio checks in tests
+set -euo pipefail
+
+packages=(
+	build-essential pkg-config git
+	libgtk-3-dev libwebkit2gtk-4.0-dev libasound2-dev
+	xvfb xauth imagemagick chromium
+	nvidia-cuda-toolkit nvidia-cuda-dev
+	sox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+	echo "== setup-debian: all ${#packages[@]} packages present"
+	exit 0
+fi
+echo "== setup-debian: installing ${missing[*]}"
+
+if ((EUID != 0)); then
+	command -v sudo >/dev/null || { echo "setup-debian: run as root or install sudo" >&2; exit 1; }
+	exec sudo --preserve-env=DEBIAN_FRONTEND bash "$0" "$@"
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# Another apt (unattended upgrades, a parallel setup) may hold the lock.
+while pgrep -x apt-get >/dev/null || pgrep -x dpkg >/dev/null; do
+	echo "setup-debian: waiting for another apt-get/dpkg to finish"
+	sleep 5
+done
+
+# The CUDA packages live in Debian's contrib and non-free components: append
+# them to every Debian source (deb822 `Components:` lines, or classic `deb`
+# lines) that lacks them, comparing whole words (non-free-firmware is not
+# non-free).
+add_components() {
+	local f new
+	for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+		[[ -f $f ]] || continue
+		new=$(awk -v want="contrib non-free" '
+			/^Components:/ || (/^deb(-src)?[ \t]/ && /debian/) {
+				n = split(want, w, " ")
+				for (i = 1; i <= n; i++) {
+					found = 0
+					for (j = 2; j <= NF; j++) if ($j == w[i]) found = 1
+					if (!found) $0 = $0 " " w[i]
+				}
+			}
+			{ print }' "$f")
+		if [[ $new != "$(cat "$f")" ]]; then
+			printf '%s\n' "$new" >"$f"
+			echo "setup-debian: added contrib non-free to $f"
+		fi
+	done
+}
+add_components
+
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "== setup-debian: done"
