@@ -1,0 +1,152 @@
+package drama3
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// This file holds the sampler of MODEL.md §3: temperature, then top-p over the
+// whole vocabulary, then top-k, then one draw from the Philox uniform of
+// (seed, frame, codebook). Its arithmetic is the definition both backends
+// follow; the CUDA backend copies the logits back and calls the same code.
+
+// Sampling is the sampler's settings, applied to every codebook. TopP = 1 and
+// TopK = 0 switch those filters off; Temperature = 0 is greedy.
+type Sampling struct {
+	Temperature float32
+	TopP        float32
+	TopK        int
+}
+
+// Validate refuses settings the sampler cannot honour.
+func (s Sampling) Validate() error {
+	t := float64(s.Temperature)
+	if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+		return fmt.Errorf("sampling: temperature %v must be a finite number ≥ 0 (0 is greedy)", s.Temperature)
+	}
+	p := float64(s.TopP)
+	if math.IsNaN(p) || p <= 0 || p > 1 {
+		return fmt.Errorf("sampling: top_p %v must be in (0, 1] (1 switches it off)", s.TopP)
+	}
+	if s.TopK < 0 {
+		return fmt.Errorf("sampling: top_k %d must be ≥ 0 (0 switches it off)", s.TopK)
+	}
+	return nil
+}
+
+// Sampler draws codes for one take. It keeps scratch space between draws and
+// is not safe for concurrent use.
+type Sampler struct {
+	settings Sampling
+	seed     uint64
+	order    []int
+	weight   []float64
+}
+
+// NewSampler validates the settings and returns a sampler keyed by seed.
+func NewSampler(settings Sampling, seed uint64) (*Sampler, error) {
+	if err := settings.Validate(); err != nil {
+		return nil, err
+	}
+	return &Sampler{settings: settings, seed: seed}, nil
+}
+
+// Sample picks an index of logits for codebook cb of frame f with the draw
+// Uniform(seed, f, cb).
+func (s *Sampler) Sample(logits []float32, frame, codebook int) (int, error) {
+	return s.SampleWith(logits, Uniform(s.seed, frame, codebook))
+}
+
+// SampleWith picks an index of logits with the uniform number u in [0, 1).
+// The arithmetic, in order (all in float64 unless said):
+//
+//  1. Every logit must be finite, else an error.
+//  2. Temperature 0: the index of the largest logit, the lowest index on ties.
+//  3. Order the indices by logit, largest first, equal logits by lower index
+//     (a strict total order; dividing by a positive temperature keeps it).
+//  4. s_i = l_i / T; w_i = exp(s_i − s_max) in that order.
+//  5. Z = Σ w_i summed sequentially in that order.
+//  6. Top-p (TopP < 1): keep the first n indices where n is the smallest count
+//     whose running sum (sequential, same order) is ≥ TopP·Z; at least one.
+//  7. Top-k (TopK > 0): n = min(n, TopK).
+//  8. Z' = Σ of the n kept weights, sequentially in order; target = u·Z'.
+//  9. Walk the kept indices accumulating w; return the first whose running
+//     sum exceeds target (the last kept index if rounding leaves none).
+func (s *Sampler) SampleWith(logits []float32, u float64) (int, error) {
+	if len(logits) == 0 {
+		return 0, fmt.Errorf("sampling: no logits")
+	}
+	for i, l := range logits {
+		if math.IsNaN(float64(l)) || math.IsInf(float64(l), 0) {
+			return 0, fmt.Errorf("sampling: logit %d is %v (the model produced a non-finite value)", i, l)
+		}
+	}
+	if !(u >= 0 && u < 1) {
+		return 0, fmt.Errorf("sampling: uniform draw %v outside [0, 1)", u)
+	}
+	if s.settings.Temperature == 0 {
+		best := 0
+		for i, l := range logits {
+			if l > logits[best] {
+				best = i
+			}
+		}
+		return best, nil
+	}
+
+	n := len(logits)
+	s.order = s.order[:0]
+	for i := 0; i < n; i++ {
+		s.order = append(s.order, i)
+	}
+	slices.SortFunc(s.order, func(a, b int) int {
+		switch {
+		case logits[a] > logits[b]:
+			return -1
+		case logits[a] < logits[b]:
+			return 1
+		}
+		return a - b
+	})
+
+	temp := float64(s.settings.Temperature)
+	sMax := float64(logits[s.order[0]]) / temp
+	s.weight = slices.Grow(s.weight[:0], n)[:n]
+	var z float64
+	for j, idx := range s.order {
+		w := math.Exp(float64(logits[idx])/temp - sMax)
+		s.weight[j] = w
+		z += w
+	}
+
+	kept := n
+	if s.settings.TopP < 1 {
+		need := float64(s.settings.TopP) * z
+		var run float64
+		for j := 0; j < n; j++ {
+			run += s.weight[j]
+			if run >= need {
+				kept = j + 1
+				break
+			}
+		}
+	}
+	if s.settings.TopK > 0 && s.settings.TopK < kept {
+		kept = s.settings.TopK
+	}
+
+	var zKept float64
+	for j := 0; j < kept; j++ {
+		zKept += s.weight[j]
+	}
+	target := u * zKept
+	var run float64
+	for j := 0; j < kept; j++ {
+		run += s.weight[j]
+		if target < run {
+			return s.order[j], nil
+		}
+	}
+	return s.order[kept-1], nil
+}
