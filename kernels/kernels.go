@@ -1,0 +1,41 @@
+//go:build cuda
+
+// Package kernels embeds the compiled CUDA kernels: one fatbin per source file
+// of this directory, built by `make kernels` (kernels/cuda.mk) with the newest
+// nvcc on the machine. The generic fatbin of a source holds SASS for sm_80,
+// sm_86, sm_89 and sm_90 plus compute_90 PTX; an sm_90a fatbin exists only
+// where that nvcc supports sm_90a. It holds no Go logic beyond lookup: engine/cuda
+// chooses the variant for a device and loads it.
+//
+// The package is built only with the cuda tag, after `make kernels`.
+package kernels
+
+import (
+	"embed"
+	"strings"
+)
+
+//go:embed build/*.fatbin build/buildinfo.txt
+var build embed.FS
+
+// Generic returns the fatbin of source module (the .cu file's base name) that
+// runs on every supported architecture, or nil if there is no such module.
+func Generic(module string) []byte { return read(module + ".fatbin") }
+
+// SM90a returns the sm_90a-only fatbin of module, or nil when the nvcc that
+// built the kernels could not build one.
+func SM90a(module string) []byte { return read(module + "_sm90a.fatbin") }
+
+// BuildInfo is the nvcc release and the variants built, as `make kernels` wrote them.
+func BuildInfo() string {
+	b, _ := build.ReadFile("build/buildinfo.txt")
+	return strings.TrimSpace(string(b))
+}
+
+func read(name string) []byte {
+	b, err := build.ReadFile("build/" + name)
+	if err != nil {
+		return nil
+	}
+	return b
+}
