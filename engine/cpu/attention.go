@@ -1,0 +1,107 @@
+package cpu
+
+import "math"
+
+// This file is the backbone's gated full attention (MODEL.md §2): q_proj
+// yields per head [query | gate]; zero-centred q/k norms over head_dim;
+// rotate-half RoPE on the leading RotaryDim dims; grouped-query attention
+// (query head h reads KV head h / (Heads/KVHeads)); causal softmax with scale
+// head_dim^-0.5 over a KV cache; the output times sigmoid(gate); o_proj.
+
+// AttentionWeights is one full-attention layer.
+type AttentionWeights struct {
+	Q     []float32 // [Heads·2·HeadDim, Hidden]: per head the query rows, then the gate rows
+	K     []float32 // [KVHeads·HeadDim, Hidden]
+	V     []float32 // [KVHeads·HeadDim, Hidden]
+	O     []float32 // [Hidden, Heads·HeadDim]
+	QNorm []float32 // [HeadDim], zero-centred
+	KNorm []float32 // [HeadDim], zero-centred
+}
+
+func (w *AttentionWeights) check(c *sizeChecker, p string, g *BackboneGeometry) {
+	hd := g.HeadDim
+	c.want(p+"q_proj", w.Q, g.Heads*2*hd*g.Hidden)
+	c.want(p+"k_proj", w.K, g.KVHeads*hd*g.Hidden)
+	c.want(p+"v_proj", w.V, g.KVHeads*hd*g.Hidden)
+	c.want(p+"o_proj", w.O, g.Hidden*g.Heads*hd)
+	c.want(p+"q_norm", w.QNorm, hd)
+	c.want(p+"k_norm", w.KNorm, hd)
+}
+
+// kvCache holds the normed, rotated keys and the values of every row so far,
+// [rows, KVHeads, HeadDim] each.
+type kvCache struct {
+	k, v []float32
+}
+
+func newKVCache(g *BackboneGeometry) *kvCache { return &kvCache{} }
+
+// attentionForward computes the mixer output out [n, Hidden] for n new rows x
+// (already input-normed) at positions pos0…pos0+n−1 and appends their keys and
+// values to the cache.
+func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *BackboneGeometry, rope *ropeTable, kv *kvCache) {
+	hid, hd, nh, nkv := g.Hidden, g.HeadDim, g.Heads, g.KVHeads
+	qg := make([]float32, n*nh*2*hd)
+	k := make([]float32, n*nkv*hd)
+	v := make([]float32, n*nkv*hd)
+	MatMulRows(qg, w.Q, x, n, nh*2*hd, hid)
+	MatMulRows(k, w.K, x, n, nkv*hd, hid)
+	MatMulRows(v, w.V, x, n, nkv*hd, hid)
+
+	// Norms and RoPE, per row.
+	parallelFor(n, n*(nh+nkv)*hd*4, func(lo, hi int) {
+		half := rope.dim / 2
+		cos, sin := make([]float32, half), make([]float32, half)
+		for t := lo; t < hi; t++ {
+			rope.cosSin(cos, sin, pos0+t)
+			for h := 0; h < nh; h++ {
+				q := qg[(t*nh+h)*2*hd:][:hd]
+				RMSNormZeroCentred(q, q, w.QNorm, g.Eps)
+				rope.apply(q, cos, sin)
+			}
+			for h := 0; h < nkv; h++ {
+				kh := k[(t*nkv+h)*hd:][:hd]
+				RMSNormZeroCentred(kh, kh, w.KNorm, g.Eps)
+				rope.apply(kh, cos, sin)
+			}
+		}
+	})
+	kv.k = append(kv.k, k...)
+	kv.v = append(kv.v, v...)
+
+	attn := make([]float32, n*nh*hd)
+	group := nh / nkv
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	total := pos0 + n
+	parallelFor(n*nh, n*nh*total*hd*2, func(lo, hi int) {
+		scores := make([]float32, total)
+		for item := lo; item < hi; item++ {
+			t, h := item/nh, item%nh
+			kvh := h / group
+			q := qg[(t*nh+h)*2*hd:][:hd]
+			gate := qg[(t*nh+h)*2*hd+hd:][:hd]
+			last := pos0 + t // causal: rows 0…last
+			maxs := float32(math.Inf(-1))
+			for p := 0; p <= last; p++ {
+				s := Dot(q, kv.k[(p*nkv+kvh)*hd:][:hd]) * scale
+				scores[p] = s
+				maxs = max(maxs, s)
+			}
+			var sum float32
+			for p := 0; p <= last; p++ {
+				e := float32(math.Exp(float64(scores[p] - maxs)))
+				scores[p] = e
+				sum += e
+			}
+			o := attn[(t*nh+h)*hd:][:hd]
+			clear(o)
+			for p := 0; p <= last; p++ {
+				AddScaled(o, kv.v[(p*nkv+kvh)*hd:][:hd], scores[p]/sum)
+			}
+			for i := range o {
+				o[i] *= Sigmoid(gate[i])
+			}
+		}
+	})
+	MatMulRows(out, w.O, attn, n, hid, nh*hd)
+}

@@ -1,0 +1,334 @@
+package cpu
+
+import "math"
+
+// This file is the backbone's Gated DeltaNet mixer (MODEL.md §2):
+// projections, the causal depthwise conv with its state, the gated delta rule
+// on an fp32 state per value head, the gated output norm and out_proj. The
+// delta rule has two forms that compute the same thing: the one-row
+// recurrence (a step) and the chunked form (prefill, 64-row chunks).
+
+// deltaNetChunk is the chunk length of the chunked form (the reference's).
+const deltaNetChunk = 64
+
+// DeltaNetWeights is one linear-attention layer.
+type DeltaNetWeights struct {
+	InProjQKV []float32 // [2·LinKeyHeads·LinKeyDim + LinValueHeads·LinValueDim, Hidden]
+	InProjZ   []float32 // [LinValueHeads·LinValueDim, Hidden]
+	InProjB   []float32 // [LinValueHeads, Hidden]
+	InProjA   []float32 // [LinValueHeads, Hidden]
+	Conv      []float32 // [channels, ConvKernel]: depthwise, no bias
+	DtBias    []float32 // [LinValueHeads]
+	ALog      []float32 // [LinValueHeads]
+	Norm      []float32 // [LinValueDim], plain gain
+	OutProj   []float32 // [Hidden, LinValueHeads·LinValueDim]
+}
+
+func (w *DeltaNetWeights) check(c *sizeChecker, p string, g *BackboneGeometry) {
+	ch, vd := deltaNetChannels(g), g.LinValueHeads*g.LinValueDim
+	c.want(p+"in_proj_qkv", w.InProjQKV, ch*g.Hidden)
+	c.want(p+"in_proj_z", w.InProjZ, vd*g.Hidden)
+	c.want(p+"in_proj_b", w.InProjB, g.LinValueHeads*g.Hidden)
+	c.want(p+"in_proj_a", w.InProjA, g.LinValueHeads*g.Hidden)
+	c.want(p+"conv1d", w.Conv, ch*g.ConvKernel)
+	c.want(p+"dt_bias", w.DtBias, g.LinValueHeads)
+	c.want(p+"A_log", w.ALog, g.LinValueHeads)
+	c.want(p+"norm", w.Norm, g.LinValueDim)
+	c.want(p+"out_proj", w.OutProj, g.Hidden*vd)
+}
+
+// deltaNetChannels is the conv width: q and k (LinKeyHeads·LinKeyDim each)
+// then v (LinValueHeads·LinValueDim).
+func deltaNetChannels(g *BackboneGeometry) int {
+	return 2*g.LinKeyHeads*g.LinKeyDim + g.LinValueHeads*g.LinValueDim
+}
+
+// deltaNetState is what a DeltaNet layer carries between rows.
+type deltaNetState struct {
+	conv []float32 // [ConvKernel−1, channels]: the last inputs of the conv, oldest first (zeros at start)
+	s    []float32 // [LinValueHeads, LinKeyDim, LinValueDim]: the fp32 recurrent state
+}
+
+func newDeltaNetState(g *BackboneGeometry) *deltaNetState {
+	return &deltaNetState{
+		conv: make([]float32, (g.ConvKernel-1)*deltaNetChannels(g)),
+		s:    make([]float32, g.LinValueHeads*g.LinKeyDim*g.LinValueDim),
+	}
+}
+
+// deltaNetForward computes the mixer output out [n, Hidden] for n new rows x
+// (already input-normed) and advances the state. n == 1 uses the recurrence,
+// n > 1 the chunked form (as the reference does once a cache exists).
+func deltaNetForward(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeometry, st *deltaNetState) {
+	hid := g.Hidden
+	ch := deltaNetChannels(g)
+	nv, dk, dv := g.LinValueHeads, g.LinKeyDim, g.LinValueDim
+	qkv := make([]float32, n*ch)
+	z := make([]float32, n*nv*dv)
+	b := make([]float32, n*nv)
+	a := make([]float32, n*nv)
+	MatMulRows(qkv, w.InProjQKV, x, n, ch, hid)
+	MatMulRows(z, w.InProjZ, x, n, nv*dv, hid)
+	MatMulRows(b, w.InProjB, x, n, nv, hid)
+	MatMulRows(a, w.InProjA, x, n, nv, hid)
+
+	conv := causalConvSiLU(qkv, n, ch, w.Conv, g.ConvKernel, st.conv)
+
+	// beta = sigmoid(b); g = −exp(A_log)·softplus(a + dt_bias), both fp32.
+	beta, decay := b, a
+	for t := 0; t < n; t++ {
+		for h := 0; h < nv; h++ {
+			i := t*nv + h
+			beta[i] = Sigmoid(b[i])
+			decay[i] = -float32(math.Exp(float64(w.ALog[h]))) * softplus(a[i]+w.DtBias[h])
+		}
+	}
+
+	// L2-normalise q and k per key head; q also takes dk^-0.5.
+	nk := g.LinKeyHeads
+	qScale := float32(1 / math.Sqrt(float64(dk)))
+	for t := 0; t < n; t++ {
+		row := conv[t*ch:]
+		for h := 0; h < 2*nk; h++ {
+			v := row[h*dk : (h+1)*dk]
+			l2Normalize(v, 1e-6)
+			if h < nk {
+				for i := range v {
+					v[i] *= qScale
+				}
+			}
+		}
+	}
+
+	core := make([]float32, n*nv*dv)
+	rule := gatedDeltaRuleRecurrent
+	if n > 1 {
+		rule = gatedDeltaRuleChunked
+	}
+	rule(core, conv, beta, decay, n, g, st.s)
+
+	// Per value head: RMSNorm with a plain gain, times silu(z).
+	parallelFor(n*nv, n*nv*dv*4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := core[i*dv : (i+1)*dv]
+			RMSNorm(o, o, w.Norm, g.Eps)
+			zz := z[i*dv : (i+1)*dv]
+			for j := range o {
+				o[j] *= SiLU(zz[j])
+			}
+		}
+	})
+	MatMulRows(out, w.OutProj, core, n, hid, nv*dv)
+}
+
+// causalConvSiLU runs the depthwise causal conv (kernel k, no bias) over n
+// rows of ch channels preceded by the k−1 rows in state, applies SiLU, and
+// leaves the last k−1 inputs in state.
+func causalConvSiLU(x []float32, n, ch int, weight []float32, k int, state []float32) []float32 {
+	ext := make([]float32, (k-1+n)*ch)
+	copy(ext, state)
+	copy(ext[(k-1)*ch:], x)
+	out := make([]float32, n*ch)
+	parallelFor(n, n*ch*k, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			for c := 0; c < ch; c++ {
+				var s float32
+				for j := 0; j < k; j++ {
+					s += weight[c*k+j] * ext[(t+j)*ch+c]
+				}
+				out[t*ch+c] = SiLU(s)
+			}
+		}
+	})
+	copy(state, ext[n*ch:])
+	return out
+}
+
+// softplus is log(1 + e^x), with torch's linear branch above 20.
+func softplus(x float32) float32 {
+	if x > 20 {
+		return x
+	}
+	return float32(math.Log1p(math.Exp(float64(x))))
+}
+
+// l2Normalize scales v by 1/sqrt(Σv² + eps) (the reference's l2norm: eps
+// inside the sum, not the mean).
+func l2Normalize(v []float32, eps float32) {
+	var ss float32
+	for _, x := range v {
+		ss += x * x
+	}
+	inv := float32(1 / math.Sqrt(float64(ss+eps)))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// deltaInputs locates the per-head vectors of the conv output: row t holds
+// q (nk heads of dk), k (nk heads of dk), v (nv heads of dv). Value head h
+// reads key head h / (nv/nk).
+type deltaInputs struct {
+	conv        []float32
+	ch          int
+	nk, nv      int
+	dk, dv      int
+	beta, decay []float32 // [n, nv]
+}
+
+func (d *deltaInputs) q(t, h int) []float32 {
+	kh := h / (d.nv / d.nk)
+	return d.conv[t*d.ch+kh*d.dk:][:d.dk]
+}
+
+func (d *deltaInputs) k(t, h int) []float32 {
+	kh := h / (d.nv / d.nk)
+	return d.conv[t*d.ch+(d.nk+kh)*d.dk:][:d.dk]
+}
+
+func (d *deltaInputs) v(t, h int) []float32 {
+	return d.conv[t*d.ch+2*d.nk*d.dk+h*d.dv:][:d.dv]
+}
+
+func newDeltaInputs(conv, beta, decay []float32, g *BackboneGeometry) *deltaInputs {
+	return &deltaInputs{conv: conv, ch: deltaNetChannels(g), nk: g.LinKeyHeads, nv: g.LinValueHeads,
+		dk: g.LinKeyDim, dv: g.LinValueDim, beta: beta, decay: decay}
+}
+
+// gatedDeltaRuleRecurrent applies the delta rule one row at a time, for each
+// value head h with state S [dk, dv]:
+//
+//	S ← exp(g)·S;  u = Sᵀk;  S ← S + k ⊗ beta·(v − u);  o = Sᵀq.
+//
+// core receives o, [n, nv, dv]; state is updated in place.
+func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+	d := newDeltaInputs(conv, beta, decay, g)
+	nv, dk, dv := d.nv, d.dk, d.dv
+	parallelFor(nv, n*nv*dk*dv*4, func(lo, hi int) {
+		delta := make([]float32, dv)
+		for h := lo; h < hi; h++ {
+			s := state[h*dk*dv : (h+1)*dk*dv]
+			for t := 0; t < n; t++ {
+				q, k, v := d.q(t, h), d.k(t, h), d.v(t, h)
+				bt := beta[t*nv+h]
+				eg := float32(math.Exp(float64(decay[t*nv+h])))
+				for i := range s {
+					s[i] *= eg
+				}
+				// delta = beta·(v − Sᵀk)
+				copy(delta, v)
+				for i := 0; i < dk; i++ {
+					AddScaled(delta, s[i*dv:(i+1)*dv], -k[i])
+				}
+				for j := range delta {
+					delta[j] *= bt
+				}
+				for i := 0; i < dk; i++ {
+					AddScaled(s[i*dv:(i+1)*dv], delta, k[i])
+				}
+				o := core[(t*nv+h)*dv:][:dv]
+				clear(o)
+				for i := 0; i < dk; i++ {
+					AddScaled(o, s[i*dv:(i+1)*dv], q[i])
+				}
+			}
+		}
+	})
+}
+
+// gatedDeltaRuleChunked computes the same outputs and final state as the
+// recurrence over chunks of up to 64 rows. Within a chunk starting from state
+// S0, with c_i the cumulative log decay up to row i and
+// A[i][j] = beta_i (k_i·k_j) e^{c_i−c_j} for j < i, the state corrections
+// solve (I + A)·Δ = beta·v − (beta e^{c} k)·S0 (forward substitution), then
+//
+//	o_i = e^{c_i} S0ᵀq_i + Σ_{j≤i} (q_i·k_j) e^{c_i−c_j} Δ_j,
+//	S   = e^{c_L} S0 + Σ_j e^{c_L−c_j} k_j ⊗ Δ_j.
+func gatedDeltaRuleChunked(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+	d := newDeltaInputs(conv, beta, decay, g)
+	nv, dk, dv := d.nv, d.dk, d.dv
+	const c = deltaNetChunk
+	parallelFor(nv, n*nv*(c*(dk+dv)+dk*dv)*2, func(lo, hi int) {
+		cum := make([]float32, c)
+		amat := make([]float32, c*c) // A[i][j], j < i
+		delta := make([]float32, c*dv)
+		wk := make([]float32, c*dk) // (I+A)^-1 (beta e^c k)
+		for h := lo; h < hi; h++ {
+			s := state[h*dk*dv : (h+1)*dk*dv]
+			for t0 := 0; t0 < n; t0 += c {
+				l := min(c, n-t0)
+				var acc float32
+				for i := 0; i < l; i++ {
+					acc += decay[(t0+i)*nv+h]
+					cum[i] = acc
+				}
+				for i := 0; i < l; i++ {
+					ki := d.k(t0+i, h)
+					bi := beta[(t0+i)*nv+h]
+					for j := 0; j < i; j++ {
+						amat[i*c+j] = bi * Dot(ki, d.k(t0+j, h)) * float32(math.Exp(float64(cum[i]-cum[j])))
+					}
+				}
+				// Forward substitution for Δ0 = (I+A)^-1 beta·v and W = (I+A)^-1 beta e^c k.
+				for i := 0; i < l; i++ {
+					bi := beta[(t0+i)*nv+h]
+					di := delta[i*dv : (i+1)*dv]
+					vi := d.v(t0+i, h)
+					for j := range di {
+						di[j] = bi * vi[j]
+					}
+					wi := wk[i*dk : (i+1)*dk]
+					ki := d.k(t0+i, h)
+					ec := bi * float32(math.Exp(float64(cum[i])))
+					for j := range wi {
+						wi[j] = ec * ki[j]
+					}
+					for j := 0; j < i; j++ {
+						aij := amat[i*c+j]
+						AddScaled(di, delta[j*dv:(j+1)*dv], -aij)
+						AddScaled(wi, wk[j*dk:(j+1)*dk], -aij)
+					}
+				}
+				// Δ = Δ0 − W·S0.
+				for i := 0; i < l; i++ {
+					di := delta[i*dv : (i+1)*dv]
+					wi := wk[i*dk : (i+1)*dk]
+					for a := 0; a < dk; a++ {
+						AddScaled(di, s[a*dv:(a+1)*dv], -wi[a])
+					}
+				}
+				// Outputs.
+				for i := 0; i < l; i++ {
+					qi := d.q(t0+i, h)
+					o := core[((t0+i)*nv+h)*dv:][:dv]
+					clear(o)
+					for a := 0; a < dk; a++ {
+						AddScaled(o, s[a*dv:(a+1)*dv], qi[a])
+					}
+					ec := float32(math.Exp(float64(cum[i])))
+					for j := range o {
+						o[j] *= ec
+					}
+					for j := 0; j <= i; j++ {
+						w := Dot(qi, d.k(t0+j, h)) * float32(math.Exp(float64(cum[i]-cum[j])))
+						AddScaled(o, delta[j*dv:(j+1)*dv], w)
+					}
+				}
+				// State update.
+				last := cum[l-1]
+				el := float32(math.Exp(float64(last)))
+				for i := range s {
+					s[i] *= el
+				}
+				for j := 0; j < l; j++ {
+					kj := d.k(t0+j, h)
+					dj := delta[j*dv : (j+1)*dv]
+					e := float32(math.Exp(float64(last - cum[j])))
+					for a := 0; a < dk; a++ {
+						AddScaled(s[a*dv:(a+1)*dv], dj, e*kj[a])
+					}
+				}
+			}
+		}
+	})
+}
