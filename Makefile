@@ -19,6 +19,7 @@ STUDIO := build/bin/proscenium-studio
 #   FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZTIME ?= 5s
 FUZZ_TARGETS :=
+FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean
