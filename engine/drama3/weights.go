@@ -1,0 +1,599 @@
+package drama3
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"proscenium/engine/checkpoint"
+)
+
+// This file is the weight map: the one table that says which checkpoint
+// tensor is which model weight (table below, in bindTable), the Weights tree
+// the backends bind from, and the checks of every tensor against the
+// geometry. Fields are handles (Param) on the stored tensors, not their data:
+// the loaders stream the bytes later through Weights.Read.
+
+// Param is a handle on one stored tensor: what and where it is.
+type Param struct {
+	Name   string // full name in the checkpoint
+	DType  checkpoint.DType
+	Shape  []int
+	File   string // the file holding it (a shard path)
+	Offset int64  // absolute byte offset of its data in File
+	Size   int64  // bytes of data
+	Scale  *Param // F8_E4M3 weights: the float32 weight_scale_inv block table; nil otherwise
+}
+
+// NumElements is the product of the shape.
+func (p *Param) NumElements() int64 {
+	n := int64(1)
+	for _, d := range p.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// TensorReader reads one stored tensor's bytes (the checkpoint reader).
+type TensorReader interface {
+	ReadTensor(name string) (*checkpoint.Tensor, error)
+}
+
+// Weights is every weight of a Drama 3 checkpoint, bound by name.
+type Weights struct {
+	Config         *Config
+	BackbonePrefix string // e.g. "model.language_model."
+	AudioPrefix    string // prefix of audio_decoder_mtp*, codebook_embeddings, semantic_head
+
+	Embed     *Param // embed_tokens [vocab, hidden]
+	LMHead    *Param // lm_head [vocab, hidden]; the Embed handle when tie_word_embeddings
+	FinalNorm *Param // norm [hidden], zero-centred
+	Layers    []Layer
+
+	// Codebook embeddings, one table per codebook: [entries_i, hidden]. They
+	// give the feedback row and the tower's code embeddings E.
+	CodebookEmbeddings []*Param
+	// SemanticHead [semantic entries + 1, hidden]: logits of codes 0..4095
+	// then end-of-speech. nil: use the LM head rows of <|semantic:N|> and <|im_end|>.
+	SemanticHead *Param
+	TowerShared  []TowerLayer // 4: embed codebook 0
+	TowerResid   []TowerLayer // 9: layer j-1 embeds codebook j-1, its Head gives codebook j
+
+	reader TensorReader
+}
+
+// Layer is one backbone layer: a mixer (Linear or Full is set) and its MoE.
+type Layer struct {
+	Kind              LayerType
+	InputNorm         *Param // input_layernorm [hidden], zero-centred
+	PostAttentionNorm *Param // post_attention_layernorm [hidden], zero-centred
+	Linear            *DeltaNet
+	Full              *Attention
+	MoE               MoE
+}
+
+// DeltaNet is the gated DeltaNet (linear attention) mixer (linear_attn.*).
+type DeltaNet struct {
+	InProjQKV *Param // [2·Hk·dk + Hv·dv, hidden]
+	InProjZ   *Param // [Hv·dv, hidden]
+	InProjB   *Param // [Hv, hidden]
+	InProjA   *Param // [Hv, hidden]
+	Conv1D    *Param // [2·Hk·dk + Hv·dv, 1, K]
+	DtBias    *Param // [Hv]
+	ALog      *Param // [Hv]
+	Norm      *Param // [dv], plain gain
+	OutProj   *Param // [hidden, Hv·dv]
+}
+
+// Attention is the gated softmax attention mixer (self_attn.*).
+type Attention struct {
+	QProj *Param // [heads·2·head_dim, hidden]: per head query then gate
+	KProj *Param // [kv_heads·head_dim, hidden]
+	VProj *Param // [kv_heads·head_dim, hidden]
+	OProj *Param // [hidden, heads·head_dim]
+	QNorm *Param // [head_dim], zero-centred
+	KNorm *Param // [head_dim], zero-centred
+}
+
+// MoE is the routed experts and the gated shared expert (mlp.*). Exactly one
+// expert layout is set: Experts (per-expert 2-D tensors) or GateUp/Down
+// (fused 3-D tensors).
+type MoE struct {
+	Router  *Param   // gate [experts, hidden]
+	Experts []Expert // per-expert layout; nil when fused
+	GateUp  *Param   // fused [experts, 2·I, hidden]: gate rows then up rows
+	Down    *Param   // fused [experts, hidden, I]
+
+	SharedGate       *Param // shared_expert.gate_proj [Is, hidden]
+	SharedUp         *Param // shared_expert.up_proj [Is, hidden]
+	SharedDown       *Param // shared_expert.down_proj [hidden, Is]
+	SharedExpertGate *Param // shared_expert_gate [1, hidden]
+}
+
+// Fused reports whether the experts are stored as fused 3-D tensors.
+func (m *MoE) Fused() bool { return m.GateUp != nil }
+
+// Expert is one routed expert in the per-expert layout.
+type Expert struct {
+	Gate *Param // [I, hidden]
+	Up   *Param // [I, hidden]
+	Down *Param // [hidden, I]
+}
+
+// TowerLayer is one codebook-tower layer:
+// h_out = OutNorm(Block(EHProj([ENorm(e); HNorm(h_in)]))), Block a pre-norm
+// attention + SwiGLU block. Norms are plain-gain RMSNorms.
+type TowerLayer struct {
+	ENorm         *Param // [dim]
+	HNorm         *Param // [dim]
+	EHProj        *Param // [dim, 2·dim]: input columns are [enorm(e); hnorm(h)]
+	AttentionNorm *Param // [dim]
+	WQKV          *Param // [(n_head + 2·n_local_heads)·head_dim, dim]: q rows, k rows, v rows
+	WO            *Param // [dim, n_head·head_dim]
+	FFNNorm       *Param // [dim]
+	W1            *Param // feed_forward.w1 (gate) [intermediate, dim]
+	W3            *Param // feed_forward.w3 (up) [intermediate, dim]
+	W2            *Param // feed_forward.w2 (down) [dim, intermediate]
+	OutNorm       *Param // [dim]
+	Head          *Param // residual layers only: [codebook size, dim]
+}
+
+// dtype classes a slot accepts.
+type dtypeClass int
+
+const (
+	dense  dtypeClass = iota // BF16, F16 or F32
+	expert                   // F8_E4M3 with a block scale when the config says fp8, else dense
+)
+
+// slot is one row of the weight map: a tensor name relative to a prefix, the
+// field it fills and the shape the geometry demands.
+type slot struct {
+	group    string // "backbone", "audio" or "root": which discovered prefix applies
+	name     string // relative name
+	dst      **Param
+	shape    []int
+	keys     string // the config keys that set the shape, for messages
+	class    dtypeClass
+	optional bool
+	scale    string // expert slots: relative name of the block scale tensor
+}
+
+// The anchors that locate each group's prefix at load [assumption for the
+// audio names, docs/MODEL.md "Checkpoint layout"].
+const (
+	backboneAnchor = "embed_tokens.weight"
+	audioAnchor    = "audio_decoder_mtp_shared.layers.0.enorm.weight"
+	lmHeadName     = "lm_head.weight"
+)
+
+// bindTable is THE weight map: every tensor of the model, its name, field,
+// shape and dtype class. Tower, codebook and semantic-head spellings are our
+// assumptions (docs/MODEL.md "Checkpoint layout"); backbone spellings are
+// Qwen3.5-MoE's.
+func (w *Weights) bindTable(fused []bool) []slot {
+	c := w.Config
+	t, a := &c.Text, &c.Audio
+	H, V := t.HiddenSize, t.VocabSize
+	var s []slot
+	add := func(group, name string, dst **Param, keys string, shape ...int) {
+		s = append(s, slot{group: group, name: name, dst: dst, shape: shape, keys: keys})
+	}
+	addExpert := func(name, scale string, dst **Param, keys string, shape ...int) {
+		s = append(s, slot{group: "backbone", name: name, dst: dst, shape: shape, keys: keys, class: expert, scale: scale})
+	}
+
+	add("backbone", "embed_tokens.weight", &w.Embed, "text_config.vocab_size, hidden_size", V, H)
+	add("backbone", "norm.weight", &w.FinalNorm, "text_config.hidden_size", H)
+	if !t.TieWordEmbeddings {
+		add("root", lmHeadName, &w.LMHead, "text_config.vocab_size, hidden_size", V, H)
+	}
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		p := fmt.Sprintf("layers.%d.", i)
+		add("backbone", p+"input_layernorm.weight", &L.InputNorm, "text_config.hidden_size", H)
+		add("backbone", p+"post_attention_layernorm.weight", &L.PostAttentionNorm, "text_config.hidden_size", H)
+		if L.Linear != nil {
+			m, q := L.Linear, p+"linear_attn."
+			k, v, hv := t.LinearKeyDim(), t.LinearValueDim(), t.LinearNumValueHeads
+			add("backbone", q+"in_proj_qkv.weight", &m.InProjQKV, "text_config.linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim, hidden_size", 2*k+v, H)
+			add("backbone", q+"in_proj_z.weight", &m.InProjZ, "text_config.linear_num_value_heads, linear_value_head_dim, hidden_size", v, H)
+			add("backbone", q+"in_proj_b.weight", &m.InProjB, "text_config.linear_num_value_heads, hidden_size", hv, H)
+			add("backbone", q+"in_proj_a.weight", &m.InProjA, "text_config.linear_num_value_heads, hidden_size", hv, H)
+			add("backbone", q+"conv1d.weight", &m.Conv1D, "text_config.linear_* head sizes, linear_conv_kernel_dim", 2*k+v, 1, t.ConvKernel)
+			add("backbone", q+"dt_bias", &m.DtBias, "text_config.linear_num_value_heads", hv)
+			add("backbone", q+"A_log", &m.ALog, "text_config.linear_num_value_heads", hv)
+			add("backbone", q+"norm.weight", &m.Norm, "text_config.linear_value_head_dim", t.LinearValueHeadDim)
+			add("backbone", q+"out_proj.weight", &m.OutProj, "text_config.hidden_size, linear_num_value_heads, linear_value_head_dim", H, v)
+		} else {
+			m, q := L.Full, p+"self_attn."
+			hd := t.HeadDim
+			add("backbone", q+"q_proj.weight", &m.QProj, "text_config.num_attention_heads, head_dim (×2: query and gate), hidden_size", 2*t.NumHeads*hd, H)
+			add("backbone", q+"k_proj.weight", &m.KProj, "text_config.num_key_value_heads, head_dim, hidden_size", t.NumKVHeads*hd, H)
+			add("backbone", q+"v_proj.weight", &m.VProj, "text_config.num_key_value_heads, head_dim, hidden_size", t.NumKVHeads*hd, H)
+			add("backbone", q+"o_proj.weight", &m.OProj, "text_config.hidden_size, num_attention_heads, head_dim", H, t.NumHeads*hd)
+			add("backbone", q+"q_norm.weight", &m.QNorm, "text_config.head_dim", hd)
+			add("backbone", q+"k_norm.weight", &m.KNorm, "text_config.head_dim", hd)
+		}
+		m, q := &L.MoE, p+"mlp."
+		E, I, Is := t.NumExperts, t.MoEIntermediate, t.SharedIntermediate
+		add("backbone", q+"gate.weight", &m.Router, "text_config.num_experts, hidden_size", E, H)
+		if fused[i] {
+			addExpert(q+"experts.gate_up_proj", q+"experts.gate_up_proj_scale_inv", &m.GateUp, "text_config.num_experts, moe_intermediate_size (×2), hidden_size", E, 2*I, H)
+			addExpert(q+"experts.down_proj", q+"experts.down_proj_scale_inv", &m.Down, "text_config.num_experts, hidden_size, moe_intermediate_size", E, H, I)
+		} else {
+			for e := range m.Experts {
+				x, ep := &m.Experts[e], fmt.Sprintf("%sexperts.%d.", q, e)
+				addExpert(ep+"gate_proj.weight", ep+"gate_proj.weight_scale_inv", &x.Gate, "text_config.moe_intermediate_size, hidden_size", I, H)
+				addExpert(ep+"up_proj.weight", ep+"up_proj.weight_scale_inv", &x.Up, "text_config.moe_intermediate_size, hidden_size", I, H)
+				addExpert(ep+"down_proj.weight", ep+"down_proj.weight_scale_inv", &x.Down, "text_config.hidden_size, moe_intermediate_size", H, I)
+			}
+		}
+		add("backbone", q+"shared_expert.gate_proj.weight", &m.SharedGate, "text_config.shared_expert_intermediate_size, hidden_size", Is, H)
+		add("backbone", q+"shared_expert.up_proj.weight", &m.SharedUp, "text_config.shared_expert_intermediate_size, hidden_size", Is, H)
+		add("backbone", q+"shared_expert.down_proj.weight", &m.SharedDown, "text_config.hidden_size, shared_expert_intermediate_size", H, Is)
+		add("backbone", q+"shared_expert_gate.weight", &m.SharedExpertGate, "text_config.hidden_size", 1, H)
+	}
+
+	for i := range w.CodebookEmbeddings {
+		keys := "audio_decoder_config.vocab_size, text_config.hidden_size"
+		if i == 0 {
+			keys = "audio_decoder_config.semantic_vocab_size, text_config.hidden_size"
+		}
+		add("audio", fmt.Sprintf("codebook_embeddings.%d.weight", i), &w.CodebookEmbeddings[i], keys, a.CodebookEntries(i), H)
+	}
+	s = append(s, slot{group: "audio", name: "semantic_head.weight", dst: &w.SemanticHead,
+		shape: []int{a.SemanticCodebookSize + 1, H}, keys: "audio_decoder_config.semantic_vocab_size (+1 end), text_config.hidden_size", optional: true})
+
+	D, hd, I := a.Dim, a.HeadDim, a.IntermediateSize
+	tower := func(p string, L *TowerLayer, head bool) {
+		add("audio", p+"enorm.weight", &L.ENorm, "audio_decoder_config.dim", D)
+		add("audio", p+"hnorm.weight", &L.HNorm, "audio_decoder_config.dim", D)
+		add("audio", p+"eh_proj.weight", &L.EHProj, "audio_decoder_config.dim (×2 inputs)", D, 2*D)
+		add("audio", p+"attention_norm.weight", &L.AttentionNorm, "audio_decoder_config.dim", D)
+		add("audio", p+"attention.wqkv.weight", &L.WQKV, "audio_decoder_config.n_head, n_local_heads, head_dim, dim", (a.NumHeads+2*a.NumKVHeads)*hd, D)
+		add("audio", p+"attention.wo.weight", &L.WO, "audio_decoder_config.dim, n_head, head_dim", D, a.NumHeads*hd)
+		add("audio", p+"ffn_norm.weight", &L.FFNNorm, "audio_decoder_config.dim", D)
+		add("audio", p+"feed_forward.w1.weight", &L.W1, "audio_decoder_config.intermediate_size, dim", I, D)
+		add("audio", p+"feed_forward.w3.weight", &L.W3, "audio_decoder_config.intermediate_size, dim", I, D)
+		add("audio", p+"feed_forward.w2.weight", &L.W2, "audio_decoder_config.dim, intermediate_size", D, I)
+		add("audio", p+"out_norm.weight", &L.OutNorm, "audio_decoder_config.dim", D)
+		if head {
+			add("audio", p+"head.weight", &L.Head, "audio_decoder_config.vocab_size, dim", a.CodebookSize, D)
+		}
+	}
+	for i := range w.TowerShared {
+		tower(fmt.Sprintf("audio_decoder_mtp_shared.layers.%d.", i), &w.TowerShared[i], false)
+	}
+	for i := range w.TowerResid {
+		tower(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.TowerResid[i], true)
+	}
+	return s
+}
+
+// BindReport is what binding found besides the placed tensors.
+type BindReport struct {
+	Missing  []string // expected tensors not in the checkpoint (full names)
+	Unplaced []string // stored tensors the map has no place for
+	Problems []string // dtype/shape mismatches and contradictions, each naming tensor and key
+}
+
+// Err is nil when every expected tensor is present and well-formed;
+// unplaced tensors alone are not an error.
+func (r *BindReport) Err() error {
+	var parts []string
+	if len(r.Problems) > 0 {
+		parts = append(parts, r.Problems[0])
+		if len(r.Problems) > 1 {
+			parts[0] += fmt.Sprintf(" (and %d more problems)", len(r.Problems)-1)
+		}
+	}
+	if len(r.Missing) > 0 {
+		m := fmt.Sprintf("missing tensor %s", r.Missing[0])
+		if len(r.Missing) > 1 {
+			m += fmt.Sprintf(" (and %d more missing)", len(r.Missing)-1)
+		}
+		parts = append(parts, m)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(parts, "; "))
+}
+
+// Bind places the stored tensors (their metadata) into a Weights tree for
+// cfg. It always returns the tree and a report; the report's Err says whether
+// the tree is complete. reader (may be nil) is what Read uses later.
+func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindReport) {
+	rep := &BindReport{}
+	byName := make(map[string]*Param, len(stored))
+	for _, p := range stored {
+		if _, dup := byName[p.Name]; dup {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("tensor %s: stored twice", p.Name))
+			continue
+		}
+		byName[p.Name] = p
+	}
+	w := &Weights{Config: cfg, reader: reader}
+	var err error
+	if w.BackbonePrefix, err = findPrefix(byName, backboneAnchor); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	if w.AudioPrefix, err = findPrefix(byName, audioAnchor); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	rootPrefix, err := findPrefix(byName, lmHeadName)
+	if err != nil && !strings.Contains(err.Error(), "no tensor") {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	prefix := map[string]string{"backbone": w.BackbonePrefix, "audio": w.AudioPrefix, "root": rootPrefix}
+
+	t := &cfg.Text
+	w.Layers = make([]Layer, t.NumLayers)
+	fused := make([]bool, t.NumLayers)
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		L.Kind = t.LayerTypes[i]
+		lp := fmt.Sprintf("%slayers.%d.", w.BackbonePrefix, i)
+		hasLinear := hasPrefix(byName, lp+"linear_attn.")
+		hasFull := hasPrefix(byName, lp+"self_attn.")
+		switch {
+		case L.Kind == LinearAttention && !hasLinear && hasFull:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %sself_attn.* (a full-attention layer)", i, L.Kind, lp))
+		case L.Kind == FullAttention && !hasFull && hasLinear:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %slinear_attn.* (a linear-attention layer)", i, L.Kind, lp))
+		}
+		if L.Kind == LinearAttention {
+			L.Linear = &DeltaNet{}
+		} else {
+			L.Full = &Attention{}
+		}
+		_, fused[i] = byName[lp+"mlp.experts.gate_up_proj"]
+		if !fused[i] {
+			L.MoE.Experts = make([]Expert, t.NumExperts)
+		}
+	}
+	w.CodebookEmbeddings = make([]*Param, cfg.Audio.NumCodebooks)
+	w.TowerShared = make([]TowerLayer, cfg.Audio.SharedLayers)
+	w.TowerResid = make([]TowerLayer, cfg.Audio.ResidualLayers())
+
+	used := make(map[string]bool, len(stored))
+	for _, s := range w.bindTable(fused) {
+		name := prefix[s.group] + s.name
+		p := byName[name]
+		if p == nil {
+			if !s.optional {
+				rep.Missing = append(rep.Missing, name)
+			}
+			continue
+		}
+		used[name] = true
+		if msg := checkSlot(cfg, s, p); msg != "" {
+			rep.Problems = append(rep.Problems, msg)
+			continue
+		}
+		if s.class == expert && p.DType == checkpoint.F8E4M3 {
+			scaleName := prefix[s.group] + s.scale
+			sp := byName[scaleName]
+			if sp == nil {
+				rep.Missing = append(rep.Missing, scaleName)
+				continue
+			}
+			used[scaleName] = true
+			if msg := checkScale(cfg, p, sp); msg != "" {
+				rep.Problems = append(rep.Problems, msg)
+				continue
+			}
+			p.Scale = sp
+		}
+		*s.dst = p
+	}
+	if t.TieWordEmbeddings {
+		w.LMHead = w.Embed // a stored lm_head.weight stays unplaced (listed)
+	}
+	for _, p := range stored {
+		if !used[p.Name] {
+			rep.Unplaced = append(rep.Unplaced, p.Name)
+		}
+	}
+	sort.Strings(rep.Unplaced)
+	return w, rep
+}
+
+// findPrefix finds the one prefix under which anchor is stored ("" or a
+// dotted path ending in ".").
+func findPrefix(byName map[string]*Param, anchor string) (string, error) {
+	var found []string
+	for name := range byName {
+		if name == anchor {
+			found = append(found, "")
+		} else if strings.HasSuffix(name, "."+anchor) {
+			found = append(found, strings.TrimSuffix(name, anchor))
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no tensor named *%s: cannot locate its prefix", anchor)
+	case 1:
+		return found[0], nil
+	}
+	sort.Strings(found)
+	return "", fmt.Errorf("tensor %s found under several prefixes %q", anchor, found)
+}
+
+func hasPrefix(byName map[string]*Param, prefix string) bool {
+	for name := range byName {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func shapeString(s []int) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSlot checks dtype and shape of p for slot s; "" when it fits.
+func checkSlot(cfg *Config, s slot, p *Param) string {
+	isDense := p.DType == checkpoint.BF16 || p.DType == checkpoint.F16 || p.DType == checkpoint.F32
+	switch {
+	case s.class == expert && cfg.Quant.FP8() && p.DType != checkpoint.F8E4M3:
+		return fmt.Sprintf("tensor %s: dtype %s, but quantization_config.quant_method is fp8 (want F8_E4M3)", p.Name, p.DType)
+	case s.class == expert && !cfg.Quant.FP8() && p.DType == checkpoint.F8E4M3:
+		return fmt.Sprintf("tensor %s: dtype F8_E4M3 but config.json has no fp8 quantization_config", p.Name)
+	case s.class == dense && !isDense:
+		return fmt.Sprintf("tensor %s: dtype %s, want BF16, F16 or F32", p.Name, p.DType)
+	case s.class == expert && !isDense && p.DType != checkpoint.F8E4M3:
+		return fmt.Sprintf("tensor %s: dtype %s, want F8_E4M3, BF16, F16 or F32", p.Name, p.DType)
+	}
+	if !sameShape(p.Shape, s.shape) {
+		return fmt.Sprintf("tensor %s: shape %s, want %s from %s", p.Name, shapeString(p.Shape), shapeString(s.shape), s.keys)
+	}
+	return ""
+}
+
+// checkScale checks an FP8 weight's block scale table: float32,
+// [(E,) ceil(rows/br), ceil(cols/bc)].
+func checkScale(cfg *Config, w, s *Param) string {
+	br, bc := cfg.Quant.BlockRows, cfg.Quant.BlockCols
+	n := len(w.Shape)
+	want := append([]int(nil), w.Shape[:n-2]...)
+	want = append(want, ceilDiv(w.Shape[n-2], br), ceilDiv(w.Shape[n-1], bc))
+	if s.DType != checkpoint.F32 {
+		return fmt.Sprintf("tensor %s: dtype %s, want F32 (block scales)", s.Name, s.DType)
+	}
+	if !sameShape(s.Shape, want) {
+		return fmt.Sprintf("tensor %s: shape %s, want %s for %s %s in blocks of quantization_config.weight_block_size [%d, %d]",
+			s.Name, shapeString(s.Shape), shapeString(want), w.Name, shapeString(w.Shape), br, bc)
+	}
+	return ""
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Params lists every bound handle in table order (FP8 scales follow their weight).
+func (w *Weights) Params() []*Param {
+	fused := make([]bool, len(w.Layers))
+	for i := range w.Layers {
+		fused[i] = w.Layers[i].MoE.Fused()
+	}
+	var out []*Param
+	for _, s := range w.bindTable(fused) {
+		if p := *s.dst; p != nil {
+			out = append(out, p)
+			if p.Scale != nil {
+				out = append(out, p.Scale)
+			}
+		}
+	}
+	return out
+}
+
+// Read returns the stored bytes of p through the checkpoint reader.
+func (w *Weights) Read(p *Param) (*checkpoint.Tensor, error) {
+	if w.reader == nil {
+		return nil, fmt.Errorf("tensor %s: weights were bound without a reader", p.Name)
+	}
+	t, err := w.reader.ReadTensor(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if t.DType != p.DType || !sameShape(t.Shape, p.Shape) {
+		return nil, fmt.Errorf("tensor %s: read %s %s, bound as %s %s", p.Name, t.DType, shapeString(t.Shape), p.DType, shapeString(p.Shape))
+	}
+	return t, nil
+}
+
+// Float32 reads p as float32, row-major in its stored shape. F8_E4M3 tensors
+// are dequantised with their block scales (2-D, or 3-D per leading index).
+func (w *Weights) Float32(p *Param) ([]float32, error) {
+	t, err := w.Read(p)
+	if err != nil {
+		return nil, err
+	}
+	if p.DType != checkpoint.F8E4M3 {
+		return t.Float32s()
+	}
+	if p.Scale == nil || len(p.Shape) < 2 {
+		return nil, fmt.Errorf("tensor %s: F8_E4M3 without a block scale table", p.Name)
+	}
+	st, err := w.Read(p.Scale)
+	if err != nil {
+		return nil, err
+	}
+	scales, err := st.Float32s()
+	if err != nil {
+		return nil, err
+	}
+	br, bc := w.Config.Quant.BlockRows, w.Config.Quant.BlockCols
+	if br != bc {
+		return nil, fmt.Errorf("tensor %s: non-square weight_block_size [%d, %d] is not supported", p.Name, br, bc)
+	}
+	n := len(p.Shape)
+	rows, cols := p.Shape[n-2], p.Shape[n-1]
+	mats := int(p.NumElements()) / (rows * cols)
+	per := ceilDiv(rows, br) * ceilDiv(cols, bc)
+	out := make([]float32, 0, p.NumElements())
+	for m := 0; m < mats; m++ {
+		out = append(out, checkpoint.DequantFP8Blocks(t.Data[m*rows*cols:(m+1)*rows*cols], rows, cols, scales[m*per:(m+1)*per], br)...)
+	}
+	return out, nil
+}
+
+// ExpertFloat32 reads every routed expert of backbone layer i as float32,
+// whichever layout the checkpoint uses: gate[e] and up[e] are [I, hidden],
+// down[e] is [hidden, I].
+func (w *Weights) ExpertFloat32(i int) (gate, up, down [][]float32, err error) {
+	m := &w.Layers[i].MoE
+	H, I := w.Config.Text.HiddenSize, w.Config.Text.MoEIntermediate
+	if m.Fused() {
+		gu, err := w.Float32(m.GateUp)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		dn, err := w.Float32(m.Down)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for e := 0; e < w.Config.Text.NumExperts; e++ {
+			base := e * 2 * I * H
+			gate = append(gate, gu[base:base+I*H:base+I*H])
+			up = append(up, gu[base+I*H:base+2*I*H:base+2*I*H])
+			down = append(down, dn[e*H*I:(e+1)*H*I:(e+1)*H*I])
+		}
+		return gate, up, down, nil
+	}
+	for _, x := range m.Experts {
+		g, err := w.Float32(x.Gate)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		u, err := w.Float32(x.Up)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		d, err := w.Float32(x.Down)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		gate, up, down = append(gate, g), append(up, u), append(down, d)
+	}
+	return gate, up, down, nil
+}
