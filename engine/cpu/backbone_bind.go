@@ -1,0 +1,126 @@
+package cpu
+
+import (
+	"fmt"
+
+	"proscenium/engine/drama3"
+)
+
+// BackboneGeometryOf converts the config.json text_config into the
+// backbone's geometry.
+func BackboneGeometryOf(t *drama3.TextConfig) (BackboneGeometry, error) {
+	g := BackboneGeometry{
+		Hidden: t.HiddenSize, Vocab: t.VocabSize, Eps: float32(t.RMSNormEps),
+		Heads: t.NumHeads, KVHeads: t.NumKVHeads, HeadDim: t.HeadDim,
+		RotaryDim: t.RotaryDim(), RopeTheta: t.RopeTheta,
+		LinKeyHeads: t.LinearNumKeyHeads, LinValueHeads: t.LinearNumValueHeads,
+		LinKeyDim: t.LinearKeyHeadDim, LinValueDim: t.LinearValueHeadDim, ConvKernel: t.ConvKernel,
+		Experts: t.NumExperts, TopK: t.NumExpertsPerTok, ExpertFFN: t.MoEIntermediate, SharedFFN: t.SharedIntermediate,
+	}
+	if len(t.LayerTypes) != t.NumLayers {
+		return g, fmt.Errorf("text_config: %d layer_types for num_hidden_layers %d", len(t.LayerTypes), t.NumLayers)
+	}
+	for i, k := range t.LayerTypes {
+		switch k {
+		case drama3.LinearAttention:
+			g.Layers = append(g.Layers, LinearAttention)
+		case drama3.FullAttention:
+			g.Layers = append(g.Layers, FullAttention)
+		default:
+			return g, fmt.Errorf("text_config.layer_types[%d]: unknown layer type %q", i, k)
+		}
+	}
+	return g, g.Validate()
+}
+
+// LoadBackboneWeights reads the backbone's tensors from bound checkpoint
+// weights into float32: BF16/F16 widened exactly, routed experts dequantised
+// from their FP8 blocks (either expert layout).
+func LoadBackboneWeights(w *drama3.Weights) (*BackboneWeights, error) {
+	g, err := BackboneGeometryOf(&w.Config.Text)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error
+	read := func(p *drama3.Param, what string) []float32 {
+		if firstErr != nil {
+			return nil
+		}
+		if p == nil {
+			firstErr = fmt.Errorf("backbone weights: %s is not bound", what)
+			return nil
+		}
+		v, err := w.Float32(p)
+		if err != nil {
+			firstErr = err
+		}
+		return v
+	}
+	bw := &BackboneWeights{Geometry: g}
+	bw.Embed = read(w.Embed, "embed_tokens")
+	bw.FinalNorm = read(w.FinalNorm, "norm")
+	if len(w.Layers) != len(g.Layers) {
+		return nil, fmt.Errorf("backbone weights: %d bound layers, config has %d", len(w.Layers), len(g.Layers))
+	}
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		p := fmt.Sprintf("layers.%d.", i)
+		l := BackboneLayerWeights{
+			InputNorm: read(L.InputNorm, p+"input_layernorm"),
+			PostNorm:  read(L.PostAttentionNorm, p+"post_attention_layernorm"),
+		}
+		switch {
+		case L.Linear != nil:
+			m := L.Linear
+			l.DeltaNet = &DeltaNetWeights{
+				InProjQKV: read(m.InProjQKV, p+"linear_attn.in_proj_qkv"),
+				InProjZ:   read(m.InProjZ, p+"linear_attn.in_proj_z"),
+				InProjB:   read(m.InProjB, p+"linear_attn.in_proj_b"),
+				InProjA:   read(m.InProjA, p+"linear_attn.in_proj_a"),
+				Conv:      read(m.Conv1D, p+"linear_attn.conv1d"), // [C, 1, K] is [C, K] row-major
+				DtBias:    read(m.DtBias, p+"linear_attn.dt_bias"),
+				ALog:      read(m.ALog, p+"linear_attn.A_log"),
+				Norm:      read(m.Norm, p+"linear_attn.norm"),
+				OutProj:   read(m.OutProj, p+"linear_attn.out_proj"),
+			}
+		case L.Full != nil:
+			m := L.Full
+			l.Attention = &AttentionWeights{
+				Q:     read(m.QProj, p+"self_attn.q_proj"),
+				K:     read(m.KProj, p+"self_attn.k_proj"),
+				V:     read(m.VProj, p+"self_attn.v_proj"),
+				O:     read(m.OProj, p+"self_attn.o_proj"),
+				QNorm: read(m.QNorm, p+"self_attn.q_norm"),
+				KNorm: read(m.KNorm, p+"self_attn.k_norm"),
+			}
+		}
+		m := &L.MoE
+		l.MoE = MoEWeights{
+			Router: read(m.Router, p+"mlp.gate"),
+			Shared: ExpertWeights{
+				Gate: read(m.SharedGate, p+"mlp.shared_expert.gate_proj"),
+				Up:   read(m.SharedUp, p+"mlp.shared_expert.up_proj"),
+				Down: read(m.SharedDown, p+"mlp.shared_expert.down_proj"),
+			},
+			SharedGate: read(m.SharedExpertGate, p+"mlp.shared_expert_gate"), // [1, H] is [H]
+		}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		gate, up, down, err := w.ExpertFloat32(i)
+		if err != nil {
+			return nil, err
+		}
+		for e := range gate {
+			l.MoE.Experts = append(l.MoE.Experts, ExpertWeights{Gate: gate[e], Up: up[e], Down: down[e]})
+		}
+		bw.Layers = append(bw.Layers, l)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := bw.Check(); err != nil {
+		return nil, err
+	}
+	return bw, nil
+}
