@@ -1,0 +1,398 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+)
+
+// This file is the codebook tower (MODEL.md §3): 4 shared + 9 residual
+// layers, each
+//
+//	h_out = out_norm(Block(eh_proj([enorm(mask·E[code]); hnorm(h_in)])))
+//
+// with Block a pre-norm attention + SwiGLU block with residuals. Every layer
+// keeps a KV cache over every row the backbone appends: text rows run with
+// code mask 0, audio rows embed a code. Working definitions (docs/MODEL.md,
+// "Tower, semantic head, feedback, sampler"): h_in of shared layer 0 is the
+// backbone row's final-norm hidden state, each later layer takes the previous
+// h_out; the shared layers embed codebook 0, residual layer j (1-based)
+// embeds codebook j−1 and its head gives codebook j's logits; extra = 0.
+// All of a row's layers use the row's position (its backbone row index).
+
+// TowerGeometry is the tower's dimensions (audio_decoder_config).
+type TowerGeometry struct {
+	Dim            int
+	Heads, KVHeads int // n_head, n_local_heads
+	HeadDim        int
+	FFN            int     // intermediate_size
+	Eps            float32 // norm_eps: every tower norm
+	RotaryDim      int     // head_dim·rotary_percent: interleaved-pair RoPE on these leading dims
+	RopeTheta      float64 // rope_base
+	SharedLayers   int
+	Entries        []int // entries of each codebook, codebook 0 first; residual layers = len−1
+}
+
+// ResidualLayers is the number of residual layers (one per residual codebook).
+func (g *TowerGeometry) ResidualLayers() int { return len(g.Entries) - 1 }
+
+// Validate checks sizes and divisibility.
+func (g *TowerGeometry) Validate() error {
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"dim", g.Dim}, {"n_head", g.Heads}, {"n_local_heads", g.KVHeads}, {"head_dim", g.HeadDim},
+		{"intermediate_size", g.FFN}, {"shared_enrichment_layers", g.SharedLayers}} {
+		if p.v <= 0 {
+			return fmt.Errorf("tower geometry: %s = %d, want > 0", p.name, p.v)
+		}
+	}
+	if len(g.Entries) < 2 {
+		return fmt.Errorf("tower geometry: %d codebooks, need at least 2", len(g.Entries))
+	}
+	for i, n := range g.Entries {
+		if n <= 0 {
+			return fmt.Errorf("tower geometry: codebook %d has %d entries", i, n)
+		}
+	}
+	if g.Heads%g.KVHeads != 0 {
+		return fmt.Errorf("tower geometry: n_head %d is not a multiple of n_local_heads %d", g.Heads, g.KVHeads)
+	}
+	if g.RotaryDim < 0 || g.RotaryDim > g.HeadDim || g.RotaryDim%2 != 0 {
+		return fmt.Errorf("tower geometry: rotary dims %d must be even and within head_dim %d", g.RotaryDim, g.HeadDim)
+	}
+	if g.RotaryDim > 0 && !(g.RopeTheta > 0) {
+		return fmt.Errorf("tower geometry: rope_base = %g, want > 0", g.RopeTheta)
+	}
+	if !(g.Eps > 0) {
+		return fmt.Errorf("tower geometry: norm_eps = %g, want > 0", g.Eps)
+	}
+	return nil
+}
+
+// TowerLayerWeights is one tower layer in float32, matrices [out, in]. Norms
+// are plain-gain RMSNorms.
+type TowerLayerWeights struct {
+	ENorm, HNorm  []float32 // [Dim]
+	EHProj        []float32 // [Dim, 2·Dim]: input [enorm(e); hnorm(h)]
+	AttentionNorm []float32 // [Dim]
+	WQKV          []float32 // [(Heads+2·KVHeads)·HeadDim, Dim]: q rows, k rows, v rows
+	WO            []float32 // [Dim, Heads·HeadDim]
+	FFNNorm       []float32 // [Dim]
+	W1, W3        []float32 // gate, up [FFN, Dim]
+	W2            []float32 // down [Dim, FFN]
+	OutNorm       []float32 // [Dim]
+	Head          []float32 // residual layers: [Entries[j], Dim]; shared layers: nil
+}
+
+// TowerWeights is the whole tower with the codebook embeddings it reads.
+type TowerWeights struct {
+	Geometry   TowerGeometry
+	Embeddings [][]float32 // codebook i: [Entries[i], Dim]
+	Shared     []TowerLayerWeights
+	Residual   []TowerLayerWeights // Residual[j−1] embeds codebook j−1, its head gives codebook j
+}
+
+// Check verifies every tensor's length against the geometry.
+func (w *TowerWeights) Check() error {
+	g := &w.Geometry
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if len(w.Embeddings) != len(g.Entries) {
+		return fmt.Errorf("tower weights: %d codebook embeddings, geometry has %d codebooks", len(w.Embeddings), len(g.Entries))
+	}
+	if len(w.Shared) != g.SharedLayers || len(w.Residual) != g.ResidualLayers() {
+		return fmt.Errorf("tower weights: %d shared + %d residual layers, geometry needs %d + %d",
+			len(w.Shared), len(w.Residual), g.SharedLayers, g.ResidualLayers())
+	}
+	c := towerChecker{}
+	for i, e := range w.Embeddings {
+		c.want(fmt.Sprintf("codebook_embeddings.%d", i), e, g.Entries[i]*g.Dim)
+	}
+	D, hd := g.Dim, g.HeadDim
+	layer := func(p string, l *TowerLayerWeights, headRows int) {
+		c.want(p+"enorm", l.ENorm, D)
+		c.want(p+"hnorm", l.HNorm, D)
+		c.want(p+"eh_proj", l.EHProj, D*2*D)
+		c.want(p+"attention_norm", l.AttentionNorm, D)
+		c.want(p+"attention.wqkv", l.WQKV, (g.Heads+2*g.KVHeads)*hd*D)
+		c.want(p+"attention.wo", l.WO, D*g.Heads*hd)
+		c.want(p+"ffn_norm", l.FFNNorm, D)
+		c.want(p+"feed_forward.w1", l.W1, g.FFN*D)
+		c.want(p+"feed_forward.w3", l.W3, g.FFN*D)
+		c.want(p+"feed_forward.w2", l.W2, D*g.FFN)
+		c.want(p+"out_norm", l.OutNorm, D)
+		c.want(p+"head", l.Head, headRows*D)
+	}
+	for i := range w.Shared {
+		layer(fmt.Sprintf("audio_decoder_mtp_shared.layers.%d.", i), &w.Shared[i], 0)
+	}
+	for i := range w.Residual {
+		layer(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.Residual[i], g.Entries[i+1])
+	}
+	return c.err
+}
+
+// towerChecker records the first tensor whose length differs from the geometry.
+type towerChecker struct{ err error }
+
+func (c *towerChecker) want(name string, v []float32, n int) {
+	if c.err == nil && len(v) != n {
+		c.err = fmt.Errorf("tower weights: %s has %d elements, geometry needs %d", name, len(v), n)
+	}
+}
+
+// Tower runs the codebook tower over a growing sequence of rows. Text rows go
+// through every layer at once (Text); an audio row goes Shared, then
+// Residual(1), …, Residual(codebooks−1), the codes sampled in between. It is
+// not safe for concurrent use.
+type Tower struct {
+	w      *TowerWeights
+	rope   *interleavedRope
+	caches []towerCache // shared layers, then residual layers
+	pos    int          // rows completed
+	next   int          // audio row in progress: the residual layer due next (0: none in progress)
+	h      []float32    // the row in progress: the last layer's h_out
+
+	// LayerOutput, when set, receives each layer's h_out [n, Dim] (layer index
+	// 0..12: shared first) during a run; it must not keep h.
+	LayerOutput func(layer int, h []float32)
+}
+
+// towerCache is one layer's keys (rotated) and values, [rows, KVHeads, HeadDim].
+type towerCache struct{ k, v []float32 }
+
+// NewTower checks the weights and returns a tower with empty caches.
+func NewTower(w *TowerWeights) (*Tower, error) {
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	g := &w.Geometry
+	t := &Tower{w: w, rope: newInterleavedRope(g.RotaryDim, g.RopeTheta)}
+	t.Reset()
+	return t, nil
+}
+
+// Geometry is the tower's geometry.
+func (t *Tower) Geometry() TowerGeometry { return t.w.Geometry }
+
+// Len is the number of completed rows since the last Reset.
+func (t *Tower) Len() int { return t.pos }
+
+// Reset forgets every row.
+func (t *Tower) Reset() {
+	g := &t.w.Geometry
+	t.caches = make([]towerCache, g.SharedLayers+g.ResidualLayers())
+	t.pos, t.next, t.h = 0, 0, nil
+}
+
+// Text runs n text rows (code mask 0) through every layer, given the
+// backbone's final-norm hidden states for them, [n, Dim].
+func (t *Tower) Text(hidden []float32, n int) error {
+	g := &t.w.Geometry
+	if t.next != 0 {
+		return fmt.Errorf("tower: text rows while audio row %d awaits residual layer %d", t.pos, t.next)
+	}
+	if len(hidden) != n*g.Dim {
+		return fmt.Errorf("tower: %d hidden values for %d rows of %d", len(hidden), n, g.Dim)
+	}
+	if n == 0 {
+		return nil
+	}
+	h := append([]float32(nil), hidden...)
+	emb := make([]float32, n*g.Dim) // mask 0
+	for li := 0; li < len(t.caches); li++ {
+		t.layer(li, h, emb, n)
+	}
+	t.pos += n
+	return nil
+}
+
+// Shared starts an audio row: the shared layers over the backbone's
+// final-norm hidden state of the row, [Dim], with codebook 0 = code0.
+func (t *Tower) Shared(hidden []float32, code0 int) error {
+	g := &t.w.Geometry
+	if t.next != 0 {
+		return fmt.Errorf("tower: audio row %d started while row %d awaits residual layer %d", t.pos+1, t.pos, t.next)
+	}
+	if len(hidden) != g.Dim {
+		return fmt.Errorf("tower: hidden state has %d values, dim is %d", len(hidden), g.Dim)
+	}
+	emb, err := t.embed(0, code0)
+	if err != nil {
+		return err
+	}
+	t.h = append(t.h[:0], hidden...)
+	for li := 0; li < g.SharedLayers; li++ {
+		t.layer(li, t.h, emb, 1)
+	}
+	t.next = 1
+	return nil
+}
+
+// Residual runs residual layer j (1 ≤ j < codebooks) of the audio row in
+// progress with codebook j−1 = prev embedded and writes codebook j's logits.
+// The row completes after the last residual layer.
+func (t *Tower) Residual(j, prev int, logits []float32) error {
+	g := &t.w.Geometry
+	if t.next == 0 || j != t.next {
+		return fmt.Errorf("tower: residual layer %d called out of order (due: %d; 0 means no audio row started)", j, t.next)
+	}
+	if len(logits) != g.Entries[j] {
+		return fmt.Errorf("tower: %d logits for codebook %d of %d entries", len(logits), j, g.Entries[j])
+	}
+	emb, err := t.embed(j-1, prev)
+	if err != nil {
+		return err
+	}
+	li := g.SharedLayers + j - 1
+	t.layer(li, t.h, emb, 1)
+	MatVec(logits, t.w.Residual[j-1].Head, t.h, g.Entries[j], g.Dim)
+	t.next++
+	if t.next == len(g.Entries) {
+		t.next = 0
+		t.pos++
+	}
+	return nil
+}
+
+// embed returns a copy of codebook cb's embedding of code.
+func (t *Tower) embed(cb, code int) ([]float32, error) {
+	g := &t.w.Geometry
+	if code < 0 || code >= g.Entries[cb] {
+		return nil, fmt.Errorf("tower: code %d outside codebook %d's [0, %d)", code, cb, g.Entries[cb])
+	}
+	return append([]float32(nil), t.w.Embeddings[cb][code*g.Dim:(code+1)*g.Dim]...), nil
+}
+
+// layer runs tower layer li over n rows at positions pos…pos+n−1: h [n, Dim]
+// is h_in on entry and h_out on return; emb [n, Dim] is mask·E[code].
+func (t *Tower) layer(li int, h, emb []float32, n int) {
+	g := &t.w.Geometry
+	var lw *TowerLayerWeights
+	if li < g.SharedLayers {
+		lw = &t.w.Shared[li]
+	} else {
+		lw = &t.w.Residual[li-g.SharedLayers]
+	}
+	D := g.Dim
+	cat := make([]float32, n*2*D)
+	for i := 0; i < n; i++ {
+		RMSNorm(cat[i*2*D:i*2*D+D], emb[i*D:(i+1)*D], lw.ENorm, g.Eps)
+		RMSNorm(cat[i*2*D+D:(i+1)*2*D], h[i*D:(i+1)*D], lw.HNorm, g.Eps)
+	}
+	x := make([]float32, n*D)
+	MatMulRows(x, lw.EHProj, cat, n, D, 2*D)
+
+	normed := make([]float32, n*D)
+	mixed := make([]float32, n*D)
+	plainNormRows(normed, x, lw.AttentionNorm, n, D, g.Eps)
+	t.attention(mixed, normed, n, lw, &t.caches[li])
+	Add(x, mixed)
+
+	plainNormRows(normed, x, lw.FFNNorm, n, D, g.Eps)
+	gate := make([]float32, n*g.FFN)
+	up := make([]float32, n*g.FFN)
+	MatMulRows(gate, lw.W1, normed, n, g.FFN, D)
+	MatMulRows(up, lw.W3, normed, n, g.FFN, D)
+	SwiGLU(gate, gate, up)
+	MatMulRows(mixed, lw.W2, gate, n, D, g.FFN)
+	Add(x, mixed)
+
+	plainNormRows(h, x, lw.OutNorm, n, D, g.Eps)
+	if t.LayerOutput != nil {
+		t.LayerOutput(li, h)
+	}
+}
+
+// attention is the tower block's attention: fused wqkv, interleaved-pair RoPE
+// on q and k, grouped-query causal softmax (scale head_dim^-0.5) over the
+// layer's cache, wo. Rows are at positions t.pos…t.pos+n−1.
+func (t *Tower) attention(out, x []float32, n int, lw *TowerLayerWeights, kv *towerCache) {
+	g := &t.w.Geometry
+	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
+	width := (nh + 2*nkv) * hd
+	qkv := make([]float32, n*width)
+	MatMulRows(qkv, lw.WQKV, x, n, width, D)
+	pos0 := t.pos
+	for r := 0; r < n; r++ {
+		row := qkv[r*width : (r+1)*width]
+		for h := 0; h < nh+nkv; h++ { // query heads, then key heads
+			t.rope.apply(row[h*hd:(h+1)*hd], pos0+r)
+		}
+		kv.k = append(kv.k, row[nh*hd:(nh+nkv)*hd]...)
+		kv.v = append(kv.v, row[(nh+nkv)*hd:]...)
+	}
+
+	attn := make([]float32, n*nh*hd)
+	group := nh / nkv
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	total := pos0 + n
+	parallelFor(n*nh, n*nh*total*hd*2, func(lo, hi int) {
+		scores := make([]float32, total)
+		for item := lo; item < hi; item++ {
+			r, h := item/nh, item%nh
+			kvh := h / group
+			q := qkv[r*width+h*hd:][:hd]
+			last := pos0 + r // causal: rows 0…last
+			maxs := float32(math.Inf(-1))
+			for p := 0; p <= last; p++ {
+				s := Dot(q, kv.k[(p*nkv+kvh)*hd:][:hd]) * scale
+				scores[p] = s
+				maxs = max(maxs, s)
+			}
+			var sum float32
+			for p := 0; p <= last; p++ {
+				e := float32(math.Exp(float64(scores[p] - maxs)))
+				scores[p] = e
+				sum += e
+			}
+			o := attn[(r*nh+h)*hd:][:hd]
+			clear(o)
+			for p := 0; p <= last; p++ {
+				AddScaled(o, kv.v[(p*nkv+kvh)*hd:][:hd], scores[p]/sum)
+			}
+		}
+	})
+	MatMulRows(out, lw.WO, attn, n, D, nh*hd)
+}
+
+// plainNormRows applies the plain-gain RMSNorm to each of n rows of width w.
+func plainNormRows(dst, x, weight []float32, n, w int, eps float32) {
+	for i := 0; i < n; i++ {
+		RMSNorm(dst[i*w:(i+1)*w], x[i*w:(i+1)*w], weight, eps)
+	}
+}
+
+// interleavedRope is the tower's rotary embedding: GPT-J style, the pair
+// (x[2i], x[2i+1]) of the first dim values turns by pos·theta^(−2i/dim).
+// Angles and their cos/sin are computed in float64 and rounded to float32
+// (the CUDA backend uploads the same table).
+type interleavedRope struct {
+	dim     int
+	invFreq []float64
+}
+
+func newInterleavedRope(dim int, theta float64) *interleavedRope {
+	r := &interleavedRope{dim: dim, invFreq: make([]float64, dim/2)}
+	for i := range r.invFreq {
+		r.invFreq[i] = math.Pow(theta, -float64(2*i)/float64(dim))
+	}
+	return r
+}
+
+// CosSin returns the float32 cos and sin of pair i at position pos.
+func (r *interleavedRope) cosSin(pos, i int) (float32, float32) {
+	a := float64(pos) * r.invFreq[i]
+	return float32(math.Cos(a)), float32(math.Sin(a))
+}
+
+// apply rotates the leading pairs of one head vector in place.
+func (r *interleavedRope) apply(x []float32, pos int) {
+	for i := 0; i < r.dim/2; i++ {
+		c, s := r.cosSin(pos, i)
+		x0, x1 := x[2*i], x[2*i+1]
+		x[2*i] = x0*c - x1*s
+		x[2*i+1] = x0*s + x1*c
+	}
+}

@@ -1,0 +1,357 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// Tower test geometries: "like" has the real tower's shape rules (head_dim
+// 128 with RoPE on the first 64 dims, theta 1e7, 4 shared layers, ten
+// codebooks) at tiny width; "odd" has odd sizes and a different grouping.
+func towerGeometryLike() TowerGeometry {
+	return TowerGeometry{Dim: 48, Heads: 4, KVHeads: 2, HeadDim: 128, FFN: 40, Eps: 1e-6,
+		RotaryDim: 64, RopeTheta: 1e7, SharedLayers: 4, Entries: []int{33, 17, 17, 17, 17, 17, 17, 17, 17, 17}}
+}
+
+func towerGeometryOdd() TowerGeometry {
+	return TowerGeometry{Dim: 21, Heads: 3, KVHeads: 1, HeadDim: 10, FFN: 13, Eps: 1e-5,
+		RotaryDim: 6, RopeTheta: 1e4, SharedLayers: 2, Entries: []int{11, 7, 5}}
+}
+
+func randomTower(g TowerGeometry, seed uint64) *TowerWeights {
+	r := rand.New(rand.NewPCG(seed, 11))
+	vec := func(n int, s float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * s)
+		}
+		return v
+	}
+	gain := func(n int) []float32 {
+		v := vec(n, 0.2)
+		for i := range v {
+			v[i] += 1
+		}
+		return v
+	}
+	mat := func(out, in int) []float32 { return vec(out*in, 1/math.Sqrt(float64(in))) }
+	w := &TowerWeights{Geometry: g}
+	for _, n := range g.Entries {
+		w.Embeddings = append(w.Embeddings, vec(n*g.Dim, 1))
+	}
+	D, hd := g.Dim, g.HeadDim
+	layer := func(headRows int) TowerLayerWeights {
+		l := TowerLayerWeights{
+			ENorm: gain(D), HNorm: gain(D), EHProj: mat(D, 2*D), AttentionNorm: gain(D),
+			WQKV: mat((g.Heads+2*g.KVHeads)*hd, D), WO: mat(D, g.Heads*hd), FFNNorm: gain(D),
+			W1: mat(g.FFN, D), W3: mat(g.FFN, D), W2: mat(D, g.FFN), OutNorm: gain(D),
+		}
+		if headRows > 0 {
+			l.Head = mat(headRows, D)
+		}
+		return l
+	}
+	for i := 0; i < g.SharedLayers; i++ {
+		w.Shared = append(w.Shared, layer(0))
+	}
+	for j := 1; j < len(g.Entries); j++ {
+		w.Residual = append(w.Residual, layer(g.Entries[j]))
+	}
+	return w
+}
+
+// towerRow is one row of a reference sequence: the backbone hidden state and,
+// for an audio row, its codes (nil for a text row).
+type towerRow struct {
+	hidden []float64
+	codes  []int
+}
+
+// referenceTower recomputes the whole sequence from scratch in float64,
+// straight from the formula, with no caches: it returns, for every audio row,
+// the logits of codebooks 1..n−1.
+func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
+	g := &w.Geometry
+	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
+	N := len(rows)
+	f64 := func(v []float32) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	norm := func(x []float64, wt []float32) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		inv := 1 / math.Sqrt(ss/float64(len(x))+float64(g.Eps))
+		out := make([]float64, len(x))
+		for i := range x {
+			out[i] = x[i] * inv * float64(wt[i])
+		}
+		return out
+	}
+	matvec := func(m []float32, x []float64, rowsOut int) []float64 {
+		cols := len(x)
+		out := make([]float64, rowsOut)
+		for r := range out {
+			for c := 0; c < cols; c++ {
+				out[r] += float64(m[r*cols+c]) * x[c]
+			}
+		}
+		return out
+	}
+	rope := func(x []float64, pos int) {
+		for i := 0; i < g.RotaryDim/2; i++ {
+			a := float64(pos) * math.Pow(g.RopeTheta, -float64(2*i)/float64(g.RotaryDim))
+			c, s := math.Cos(a), math.Sin(a)
+			x0, x1 := x[2*i], x[2*i+1]
+			x[2*i], x[2*i+1] = x0*c-x1*s, x0*s+x1*c
+		}
+	}
+
+	h := make([][]float64, N)
+	for r := range rows {
+		h[r] = rows[r].hidden
+	}
+	logits := make([][][]float64, N)
+	layers := append(append([]TowerLayerWeights(nil), w.Shared...), w.Residual...)
+	for li, lw := range layers {
+		cb := 0 // codebook embedded by this layer
+		if li >= g.SharedLayers {
+			cb = li - g.SharedLayers
+		}
+		x := make([][]float64, N)
+		q := make([][]float64, N)
+		k := make([][]float64, N)
+		v := make([][]float64, N)
+		for r := range rows {
+			e := make([]float64, D)
+			if rows[r].codes != nil {
+				code := rows[r].codes[cb]
+				e = f64(w.Embeddings[cb][code*D : (code+1)*D])
+			}
+			cat := append(norm(e, lw.ENorm), norm(h[r], lw.HNorm)...)
+			x[r] = matvec(lw.EHProj, cat, D)
+			qkv := matvec(lw.WQKV, norm(x[r], lw.AttentionNorm), (nh+2*nkv)*hd)
+			for hh := 0; hh < nh+nkv; hh++ {
+				rope(qkv[hh*hd:(hh+1)*hd], r)
+			}
+			q[r], k[r], v[r] = qkv[:nh*hd], qkv[nh*hd:(nh+nkv)*hd], qkv[(nh+nkv)*hd:]
+		}
+		for r := range rows {
+			att := make([]float64, nh*hd)
+			for hh := 0; hh < nh; hh++ {
+				kvh := hh / (nh / nkv)
+				scores := make([]float64, r+1)
+				maxs := math.Inf(-1)
+				for p := 0; p <= r; p++ {
+					var s float64
+					for d := 0; d < hd; d++ {
+						s += q[r][hh*hd+d] * k[p][kvh*hd+d]
+					}
+					scores[p] = s / math.Sqrt(float64(hd))
+					maxs = math.Max(maxs, scores[p])
+				}
+				var sum float64
+				for p := range scores {
+					scores[p] = math.Exp(scores[p] - maxs)
+					sum += scores[p]
+				}
+				for p := range scores {
+					for d := 0; d < hd; d++ {
+						att[hh*hd+d] += scores[p] / sum * v[p][kvh*hd+d]
+					}
+				}
+			}
+			o := matvec(lw.WO, att, D)
+			for i := range o {
+				x[r][i] += o[i]
+			}
+			f := norm(x[r], lw.FFNNorm)
+			gt, up := matvec(lw.W1, f, g.FFN), matvec(lw.W3, f, g.FFN)
+			for i := range gt {
+				gt[i] = gt[i] / (1 + math.Exp(-gt[i])) * up[i]
+			}
+			dn := matvec(lw.W2, gt, D)
+			for i := range dn {
+				x[r][i] += dn[i]
+			}
+			h[r] = norm(x[r], lw.OutNorm)
+			if li >= g.SharedLayers && rows[r].codes != nil {
+				j := li - g.SharedLayers + 1
+				logits[r] = append(logits[r], matvec(lw.Head, h[r], g.Entries[j]))
+			}
+		}
+	}
+	return logits
+}
+
+func towerRelErr(got []float32, want []float64) float64 {
+	var num, den float64
+	for i := range want {
+		d := float64(got[i]) - want[i]
+		num += d * d
+		den += want[i] * want[i]
+	}
+	return math.Sqrt(num / den)
+}
+
+// The incremental tower (text prefill, then audio rows layer by layer with
+// caches) matches a from-scratch float64 evaluation of the formula.
+func TestTowerMatchesFloat64Reference(t *testing.T) {
+	for name, g := range map[string]TowerGeometry{"like": towerGeometryLike(), "odd": towerGeometryOdd()} {
+		t.Run(name, func(t *testing.T) {
+			w := randomTower(g, 3)
+			r := rand.New(rand.NewPCG(9, 9))
+			const textRows, audioRows = 5, 4
+			var rows []towerRow
+			for i := 0; i < textRows+audioRows; i++ {
+				hid := make([]float64, g.Dim)
+				for d := range hid {
+					hid[d] = float64(float32(r.NormFloat64()))
+				}
+				row := towerRow{hidden: hid}
+				if i >= textRows {
+					for _, n := range g.Entries {
+						row.codes = append(row.codes, r.IntN(n))
+					}
+				}
+				rows = append(rows, row)
+			}
+			want := referenceTower(w, rows)
+
+			tw, err := NewTower(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f32 := func(v []float64) []float32 {
+				out := make([]float32, len(v))
+				for i, x := range v {
+					out[i] = float32(x)
+				}
+				return out
+			}
+			var text []float32
+			for _, row := range rows[:textRows] {
+				text = append(text, f32(row.hidden)...)
+			}
+			if err := tw.Text(text, textRows); err != nil {
+				t.Fatal(err)
+			}
+			for i, row := range rows[textRows:] {
+				if err := tw.Shared(f32(row.hidden), row.codes[0]); err != nil {
+					t.Fatal(err)
+				}
+				for j := 1; j < len(g.Entries); j++ {
+					logits := make([]float32, g.Entries[j])
+					if err := tw.Residual(j, row.codes[j-1], logits); err != nil {
+						t.Fatal(err)
+					}
+					if e := towerRelErr(logits, want[textRows+i][j-1]); e > 1e-4 {
+						t.Errorf("audio row %d codebook %d: relative error %.2e", i, j, e)
+					}
+				}
+			}
+			if tw.Len() != textRows+audioRows {
+				t.Errorf("Len %d, want %d", tw.Len(), textRows+audioRows)
+			}
+		})
+	}
+}
+
+// Prefilling text rows in one batch or one at a time gives bit-identical
+// caches: the logits that follow are equal.
+func TestTowerTextBatchEqualsRowByRow(t *testing.T) {
+	g := towerGeometryOdd()
+	w := randomTower(g, 5)
+	r := rand.New(rand.NewPCG(1, 2))
+	hidden := make([]float32, 6*g.Dim)
+	for i := range hidden {
+		hidden[i] = float32(r.NormFloat64())
+	}
+	run := func(batch int) []float32 {
+		tw, err := NewTower(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < 5; lo += batch {
+			hi := min(lo+batch, 5)
+			if err := tw.Text(hidden[lo*g.Dim:hi*g.Dim], hi-lo); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tw.Shared(hidden[5*g.Dim:], 3); err != nil {
+			t.Fatal(err)
+		}
+		var all []float32
+		prev := 3
+		for j := 1; j < len(g.Entries); j++ {
+			l := make([]float32, g.Entries[j])
+			if err := tw.Residual(j, prev, l); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, l...)
+			prev = j
+		}
+		return all
+	}
+	a, b := run(5), run(1)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("logit %d: batch %v, row by row %v", i, a[i], b[i])
+		}
+	}
+}
+
+func TestTowerRefusesMisuse(t *testing.T) {
+	g := towerGeometryOdd()
+	w := randomTower(g, 1)
+	tw, err := NewTower(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hid := make([]float32, g.Dim)
+	logits := make([]float32, g.Entries[1])
+	cases := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"residual before shared", func() error { return tw.Residual(1, 0, logits) }, "out of order"},
+		{"code out of range", func() error { return tw.Shared(hid, g.Entries[0]) }, "outside codebook 0"},
+		{"negative code", func() error { return tw.Shared(hid, -1) }, "outside codebook 0"},
+		{"short hidden", func() error { return tw.Shared(hid[1:], 0) }, "hidden state has"},
+		{"text size", func() error { return tw.Text(hid, 2) }, "hidden values for 2 rows"},
+	}
+	for _, c := range cases {
+		if err := c.do(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	if tw.Len() != 0 {
+		t.Fatalf("a refused call changed the tower: Len %d", tw.Len())
+	}
+	if err := tw.Shared(hid, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Residual(2, 0, make([]float32, g.Entries[2])); err == nil {
+		t.Error("residual layer 2 before 1 accepted")
+	}
+	if err := tw.Text(hid, 1); err == nil {
+		t.Error("text row in the middle of an audio row accepted")
+	}
+	if err := tw.Residual(1, g.Entries[0], logits); err == nil {
+		t.Error("residual layer 1 accepted a code outside codebook 0")
+	}
+
+	bad := randomTower(g, 1)
+	bad.Residual[1].Head = bad.Residual[1].Head[1:]
+	if _, err := NewTower(bad); err == nil || !strings.Contains(err.Error(), "audio_decoder_mtp.layers.1.head") {
+		t.Errorf("short head: error %v", err)
+	}
+}
