@@ -1,0 +1,170 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// smallTokenizerMap is a minimal valid byte-level BPE tokenizer.json: the 256
+// byte symbols (ids 0..255 in byte order), one merge h+i → "hi" (id 256) and
+// one special token <|end|> (id 257). edit changes it before encoding.
+func smallTokenizerJSON(t testing.TB, edit func(m map[string]any)) []byte {
+	t.Helper()
+	vocab := map[string]any{}
+	for b := 0; b < 256; b++ {
+		vocab[string(byteToRune[b])] = b
+	}
+	vocab["hi"] = 256
+	m := map[string]any{
+		"version": "1.0",
+		"added_tokens": []any{map[string]any{"id": 257, "content": "<|end|>", "single_word": false,
+			"lstrip": false, "rstrip": false, "normalized": false, "special": true}},
+		"normalizer": map[string]any{"type": "NFC"},
+		"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": qwenPattern}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+		}},
+		"decoder": map[string]any{"type": "ByteLevel"},
+		"model":   map[string]any{"type": "BPE", "vocab": vocab, "merges": []any{[]any{"h", "i"}}},
+	}
+	if edit != nil {
+		edit(m)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func model(m map[string]any) map[string]any { return m["model"].(map[string]any) }
+
+func TestSmallTokenizer(t *testing.T) {
+	tok, err := Parse(smallTokenizerJSON(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("hi hi<|end|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "hi" merges; " hi" is ' ' 'h' 'i' with only h+i merging → ' ' , "hi".
+	want := []int{256, ' ', 256, 257}
+	if !equalInts(ids, want) {
+		t.Errorf("Encode = %v, want %v", ids, want)
+	}
+	ids, _ = tok.EncodeOrdinary("<|end|>")
+	if len(ids) != 7 {
+		t.Errorf("EncodeOrdinary(<|end|>) = %v, want 7 byte tokens", ids)
+	}
+	if !tok.IsSpecial(257) || tok.IsSpecial(256) || tok.VocabSize() != 258 {
+		t.Errorf("IsSpecial/VocabSize wrong: %v %v %d", tok.IsSpecial(257), tok.IsSpecial(256), tok.VocabSize())
+	}
+	// Merges in the older "a b" spelling give the same model.
+	old, err := Parse(smallTokenizerJSON(t, func(m map[string]any) { model(m)["merges"] = []any{"h i"} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := old.Encode("hi"); !equalInts(ids, []int{256}) {
+		t.Errorf("string merges: Encode(hi) = %v", ids)
+	}
+}
+
+// TestParseMalformed feeds broken files: each must fail with an error naming
+// the problem, never panic.
+func TestParseMalformed(t *testing.T) {
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", []byte(``), "tokenizer.json"},
+		{"not json", []byte(`{"model": [`), "tokenizer.json"},
+		{"array", []byte(`[]`), "tokenizer.json"},
+		{"no model", []byte(`{"added_tokens": []}`), "no model"},
+	}
+	edits := []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"wordpiece", func(m map[string]any) { model(m)["type"] = "WordPiece" }, `model.type "WordPiece"`},
+		{"dropout", func(m map[string]any) { model(m)["dropout"] = 0.1 }, "model.dropout"},
+		{"suffix", func(m map[string]any) { model(m)["end_of_word_suffix"] = "</w>" }, "end_of_word_suffix"},
+		{"prefix", func(m map[string]any) { model(m)["continuing_subword_prefix"] = "##" }, "continuing_subword_prefix"},
+		{"no vocab", func(m map[string]any) { delete(model(m), "vocab") }, "model.vocab is missing"},
+		{"vocab not object", func(m map[string]any) { model(m)["vocab"] = []any{1} }, "tokenizer.json"},
+		{"byte missing", func(m map[string]any) { delete(model(m)["vocab"].(map[string]any), "Ġ") }, `byte-level symbol "Ġ" (byte 0x20)`},
+		{"negative id", func(m map[string]any) { model(m)["vocab"].(map[string]any)["hi"] = -3 }, `model.vocab["hi"] = -3`},
+		{"huge id", func(m map[string]any) { model(m)["vocab"].(map[string]any)["hi"] = 1 << 40 }, `model.vocab["hi"]`},
+		{"merge unknown", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "zz"}} }, `model.merges[0]: symbol "zz"`},
+		{"merge result unknown", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "h"}} }, `merged symbol "hh"`},
+		{"merge triple", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "i", "x"}} }, "model.merges[0] has 3 strings"},
+		{"merge string", func(m map[string]any) { model(m)["merges"] = []any{"hi"} }, `model.merges[0] = "hi"`},
+		{"merges object", func(m map[string]any) { model(m)["merges"] = map[string]any{} }, "model.merges is not an array"},
+		{"added no id", func(m map[string]any) { m["added_tokens"] = []any{map[string]any{"content": "x"}} }, "added_tokens[0]: no id"},
+		{"added no content", func(m map[string]any) { m["added_tokens"] = []any{map[string]any{"id": 300}} }, "added_tokens[0]: no content"},
+		{"added empty", func(m map[string]any) { m["added_tokens"] = []any{map[string]any{"id": 300, "content": ""}} }, "empty content"},
+		{"added huge id", func(m map[string]any) {
+			m["added_tokens"] = []any{map[string]any{"id": 1 << 40, "content": "<x>"}}
+		}, "out of range"},
+		{"added dup content", func(m map[string]any) {
+			m["added_tokens"] = []any{map[string]any{"id": 300, "content": "<x>"}, map[string]any{"id": 301, "content": "<x>"}}
+		}, `added_tokens[1]: content "<x>" repeats added_tokens[0]`},
+		{"added dup id", func(m map[string]any) {
+			m["added_tokens"] = []any{map[string]any{"id": 300, "content": "<x>"}, map[string]any{"id": 300, "content": "<y>"}}
+		}, "id 300 is already added_tokens[0]"},
+		{"normalizer", func(m map[string]any) { m["normalizer"] = map[string]any{"type": "NFKC"} }, `normalizer "NFKC"`},
+		{"decoder", func(m map[string]any) { m["decoder"] = map[string]any{"type": "WordPiece"} }, `decoder "WordPiece"`},
+		{"no decoder", func(m map[string]any) { delete(m, "decoder") }, "decoder is missing"},
+		{"pretok type", func(m map[string]any) { m["pre_tokenizer"] = map[string]any{"type": "Whitespace"} }, `"Whitespace" is not supported`},
+		{"pretok no type", func(m map[string]any) { m["pre_tokenizer"] = map[string]any{} }, "pre_tokenizer: missing type"},
+		{"split behaviour", func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "a"}, "behavior": "Removed"}
+		}, `Split behavior "Removed"`},
+		{"split no pattern", func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Split", "behavior": "Isolated"}
+		}, "exactly one of Regex or String"},
+		{"split bad regex", func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "(a"}, "behavior": "Isolated"}
+		}, "Split regex"},
+		{"split inverted", func(m map[string]any) {
+			m["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "a"}, "behavior": "Isolated", "invert": true}
+		}, "inverted"},
+	}
+	for _, e := range edits {
+		cases = append(cases, struct {
+			name string
+			data []byte
+			want string
+		}{e.name, smallTokenizerJSON(t, e.edit), e.want})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.data)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	// Every prefix of a valid file fails cleanly.
+	valid := smallTokenizerJSON(t, nil)
+	for n := 0; n < len(valid); n += 97 {
+		if _, err := Parse(valid[:n]); err == nil {
+			t.Errorf("prefix of %d bytes accepted", n)
+		}
+	}
+}
+
+func TestDecodeUnknownID(t *testing.T) {
+	tok, err := Parse(smallTokenizerJSON(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int{-1, 258, 1 << 40} {
+		if _, err := tok.Decode([]int{1, id}); err == nil || !strings.Contains(err.Error(), "position 1") {
+			t.Errorf("Decode(%d) error = %v", id, err)
+		}
+	}
+}

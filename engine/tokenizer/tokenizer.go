@@ -1,0 +1,399 @@
+// Package tokenizer owns Hugging Face tokenizer.json tokenisation for the
+// byte-level BPE models of the Qwen family: loading and validating the file,
+// added/special tokens, the NFC normaliser, the Split pre-tokeniser (a
+// hand-written scanner for the Qwen regex, regexp2 for any other pattern),
+// BPE merges, the byte-level decoder, and WithAddedTokens, which writes an
+// augmented tokenizer.json. Encode equals HF tokenizers'
+// encode(text, add_special_tokens=False).ids. It knows nothing of prompts or
+// models.
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Tokenizer encodes text to token ids and decodes ids to text. It is safe for
+// concurrent use.
+type Tokenizer struct {
+	vocab    map[string]int // BPE vocabulary by byte-level spelling
+	idToken  []string       // id → token string as HF prints it; "" where unassigned
+	idAdded  []int32        // id → index into added, or -1
+	added    []AddedToken   // in file order
+	byText   map[string]int // added token content → index into added
+	raw      *addedMatcher  // added tokens matched in the raw text
+	norm     *addedMatcher  // added tokens matched in the normalised text
+	nfc      bool
+	preSteps []preStep
+	bpe      *bpeModel
+}
+
+// LoadFile reads and parses a tokenizer.json.
+func LoadFile(path string) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse builds a Tokenizer from the bytes of a tokenizer.json. Anything it
+// does not implement exactly (another model type, normaliser, decoder or
+// pre-tokeniser behaviour) is an error naming the key, never a silent
+// approximation.
+func Parse(data []byte) (*Tokenizer, error) {
+	var f fileJSON
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %v", err)
+	}
+	if f.Model == nil {
+		return nil, fmt.Errorf("tokenizer.json: no model")
+	}
+	t := &Tokenizer{}
+	if err := t.parseModel(f.Model); err != nil {
+		return nil, err
+	}
+	if err := t.parseAdded(f.AddedTokens); err != nil {
+		return nil, err
+	}
+	var err error
+	if t.nfc, err = parseNormalizer(f.Normalizer); err != nil {
+		return nil, err
+	}
+	t.buildMatchers()
+	if t.preSteps, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+		return nil, err
+	}
+	if err := checkDecoder(f.Decoder); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Tokenizer) parseModel(m *modelJSON) error {
+	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
+		return fmt.Errorf("model.type %q is not supported (only BPE)", m.Type)
+	}
+	if m.Dropout != nil && *m.Dropout != 0 {
+		return fmt.Errorf("model.dropout %v is not supported", *m.Dropout)
+	}
+	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" {
+		return fmt.Errorf("model.continuing_subword_prefix %q is not supported", *m.ContinuingSubwordPrefix)
+	}
+	if m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
+		return fmt.Errorf("model.end_of_word_suffix %q is not supported", *m.EndOfWordSuffix)
+	}
+	if len(m.Vocab) == 0 {
+		return fmt.Errorf("model.vocab is missing or empty")
+	}
+	t.vocab = m.Vocab
+	bpe := &bpeModel{merges: make(map[uint64]mergeResult), cache: make(map[string][]int32)}
+	for b := 0; b < 256; b++ {
+		sym := string(byteToRune[b])
+		id, ok := m.Vocab[sym]
+		if !ok {
+			return fmt.Errorf("model.vocab lacks the byte-level symbol %q (byte 0x%02X): not a byte-level BPE vocabulary", sym, b)
+		}
+		bpe.byteID[b] = int32(id)
+	}
+	merges, err := parseMerges(m.Merges)
+	if err != nil {
+		return err
+	}
+	if len(merges) >= 1<<31-1 {
+		return fmt.Errorf("model.merges: too many merges (%d)", len(merges))
+	}
+	for i, p := range merges {
+		a, okA := m.Vocab[p[0]]
+		b, okB := m.Vocab[p[1]]
+		c, okC := m.Vocab[p[0]+p[1]]
+		switch {
+		case !okA:
+			return fmt.Errorf("model.merges[%d]: symbol %q is not in model.vocab", i, p[0])
+		case !okB:
+			return fmt.Errorf("model.merges[%d]: symbol %q is not in model.vocab", i, p[1])
+		case !okC:
+			return fmt.Errorf("model.merges[%d]: merged symbol %q is not in model.vocab", i, p[0]+p[1])
+		}
+		// A repeated pair keeps its last rank, as HF's HashMap collect does.
+		bpe.merges[mergeKey(int32(a), int32(b))] = mergeResult{rank: int32(i), id: int32(c)}
+	}
+	if m.IgnoreMerges {
+		bpe.wholeWord = m.Vocab
+	}
+	t.bpe = bpe
+	return nil
+}
+
+// maxIDSlack bounds ids relative to the number of entries, so that a corrupt
+// id cannot make the id table huge.
+const maxIDSlack = 1 << 20
+
+func (t *Tokenizer) parseAdded(entries []addedTokenJSON) error {
+	limit := len(t.vocab) + len(entries) + maxIDSlack
+	maxID := -1
+	for sym, id := range t.vocab {
+		if id < 0 || id >= limit {
+			return fmt.Errorf("model.vocab[%q] = %d is out of range [0, %d)", sym, id, limit)
+		}
+		maxID = max(maxID, id)
+	}
+	t.byText = make(map[string]int, len(entries))
+	t.added = make([]AddedToken, len(entries))
+	for i, e := range entries {
+		switch {
+		case e.ID == nil:
+			return fmt.Errorf("added_tokens[%d]: no id", i)
+		case e.Content == nil:
+			return fmt.Errorf("added_tokens[%d]: no content", i)
+		case *e.Content == "":
+			return fmt.Errorf("added_tokens[%d]: empty content", i)
+		case !utf8.ValidString(*e.Content):
+			return fmt.Errorf("added_tokens[%d]: content is not valid UTF-8", i)
+		case *e.ID < 0 || *e.ID >= limit:
+			return fmt.Errorf("added_tokens[%d] %q: id %d is out of range [0, %d)", i, *e.Content, *e.ID, limit)
+		}
+		if j, dup := t.byText[*e.Content]; dup {
+			return fmt.Errorf("added_tokens[%d]: content %q repeats added_tokens[%d]", i, *e.Content, j)
+		}
+		normalized := !e.Special // HF's default when the key is absent
+		if e.Normalized != nil {
+			normalized = *e.Normalized
+		}
+		t.added[i] = AddedToken{ID: *e.ID, Content: *e.Content, Special: e.Special, Normalized: normalized,
+			SingleWord: e.SingleWord, LStrip: e.LStrip, RStrip: e.RStrip}
+		t.byText[*e.Content] = i
+		maxID = max(maxID, *e.ID)
+	}
+	t.idToken = make([]string, maxID+1)
+	t.idAdded = make([]int32, maxID+1)
+	for i := range t.idAdded {
+		t.idAdded[i] = -1
+	}
+	for sym, id := range t.vocab {
+		t.idToken[id] = sym
+	}
+	for i, a := range t.added {
+		if j := t.idAdded[a.ID]; j >= 0 {
+			return fmt.Errorf("added_tokens[%d] %q: id %d is already added_tokens[%d] %q", i, a.Content, a.ID, j, t.added[j].Content)
+		}
+		t.idAdded[a.ID] = int32(i)
+		t.idToken[a.ID] = a.Content
+	}
+	return nil
+}
+
+// buildMatchers makes the raw-text and normalised-text added-token matchers.
+// Normalised tokens are matched by their normalised content, as in HF.
+func (t *Tokenizer) buildMatchers() {
+	var raw, normed []*AddedToken
+	for i := range t.added {
+		if t.added[i].Normalized {
+			normed = append(normed, &t.added[i])
+		} else {
+			raw = append(raw, &t.added[i])
+		}
+	}
+	t.raw = newAddedMatcher(raw, func(a *AddedToken) string { return a.Content })
+	t.norm = newAddedMatcher(normed, func(a *AddedToken) string { return t.normalize(a.Content) })
+}
+
+// parseNormalizer accepts no normaliser, NFC, or a Sequence of NFC.
+func parseNormalizer(raw json.RawMessage) (nfc bool, err error) {
+	if isNull(raw) {
+		return false, nil
+	}
+	var c componentJSON
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return false, fmt.Errorf("normalizer: %v", err)
+	}
+	list := []componentJSON{c}
+	if c.Type == "Sequence" {
+		list = c.Normalizers
+	}
+	for _, n := range list {
+		if n.Type != "NFC" {
+			return false, fmt.Errorf("normalizer %q is not supported (only NFC)", n.Type)
+		}
+		nfc = true
+	}
+	return nfc, nil
+}
+
+// checkDecoder accepts the ByteLevel decoder (alone or as a one-entry
+// Sequence), the only one Decode implements.
+func checkDecoder(raw json.RawMessage) error {
+	if isNull(raw) {
+		return fmt.Errorf("decoder is missing (want ByteLevel)")
+	}
+	var c componentJSON
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("decoder: %v", err)
+	}
+	if c.Type == "Sequence" && len(c.Decoders) == 1 {
+		c = c.Decoders[0]
+	}
+	if c.Type != "ByteLevel" {
+		return fmt.Errorf("decoder %q is not supported (only ByteLevel)", c.Type)
+	}
+	return nil
+}
+
+func (t *Tokenizer) normalize(s string) string {
+	if t.nfc {
+		return norm.NFC.String(s)
+	}
+	return s
+}
+
+// Encode returns the ids of text, with added tokens (such as "<|im_start|>")
+// written in the text recognised as single tokens. It equals HF's
+// encode(text, add_special_tokens=False).ids. text must be valid UTF-8.
+func (t *Tokenizer) Encode(text string) ([]int, error) {
+	return t.encode(text, true)
+}
+
+// EncodeOrdinary returns the ids of text with no added-token matching: a
+// "<|im_start|>" in it is encoded as the characters it is made of.
+func (t *Tokenizer) EncodeOrdinary(text string) ([]int, error) {
+	return t.encode(text, false)
+}
+
+func (t *Tokenizer) encode(text string, withAdded bool) ([]int, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("text is not valid UTF-8 (at byte %d)", invalidUTF8Offset(text))
+	}
+	ids := make([]int, 0, len(text)/3+4)
+	if !withAdded {
+		return t.appendText(ids, t.normalize(text)), nil
+	}
+	for _, p := range t.raw.split(nil, text) {
+		if p.tok != nil {
+			ids = append(ids, p.tok.ID)
+			continue
+		}
+		for _, q := range t.norm.split(nil, t.normalize(p.text)) {
+			if q.tok != nil {
+				ids = append(ids, q.tok.ID)
+			} else {
+				ids = t.appendText(ids, q.text)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// appendText pre-tokenises normalised text and appends the BPE ids of each piece.
+func (t *Tokenizer) appendText(ids []int, s string) []int {
+	if s == "" {
+		return ids
+	}
+	pieces := []string{s}
+	for _, step := range t.preSteps {
+		next := make([]string, 0, len(pieces)*2)
+		for _, p := range pieces {
+			next = step.appendPieces(next, p)
+		}
+		pieces = next
+	}
+	for _, p := range pieces {
+		ids = t.bpe.appendWord(ids, p)
+	}
+	return ids
+}
+
+func invalidUTF8Offset(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, w := utf8.DecodeRuneInString(s[i:]); w == 1 {
+				return i
+			}
+		}
+	}
+	return len(s)
+}
+
+// Decode returns the text of ids (special tokens included), as HF's
+// decode(ids, skip_special_tokens=False) with the ByteLevel decoder: bytes
+// that do not form valid UTF-8 become U+FFFD.
+func (t *Tokenizer) Decode(ids []int) (string, error) {
+	var buf []byte
+	for i, id := range ids {
+		tok, ok := t.Token(id)
+		if !ok {
+			return "", fmt.Errorf("id %d (position %d) is not a token of this tokenizer", id, i)
+		}
+		buf = appendTokenBytes(buf, tok)
+	}
+	return lossyUTF8(buf), nil
+}
+
+// Token returns the token string of id: an added token's content, or a
+// vocabulary symbol in the byte-level alphabet.
+func (t *Tokenizer) Token(id int) (string, bool) {
+	if id < 0 || id >= len(t.idToken) || t.idToken[id] == "" {
+		return "", false
+	}
+	return t.idToken[id], true
+}
+
+// TokenID returns the id of an added token's content or of a vocabulary
+// symbol (byte-level spelling).
+func (t *Tokenizer) TokenID(s string) (int, bool) {
+	if i, ok := t.byText[s]; ok {
+		return t.added[i].ID, true
+	}
+	id, ok := t.vocab[s]
+	return id, ok
+}
+
+// IsSpecial reports whether id is an added token marked special.
+func (t *Tokenizer) IsSpecial(id int) bool {
+	a, ok := t.Added(id)
+	return ok && a.Special
+}
+
+// Added returns the added token with this id.
+func (t *Tokenizer) Added(id int) (AddedToken, bool) {
+	if id < 0 || id >= len(t.idAdded) || t.idAdded[id] < 0 {
+		return AddedToken{}, false
+	}
+	return t.added[t.idAdded[id]], true
+}
+
+// AddedTokens returns the added tokens in id order.
+func (t *Tokenizer) AddedTokens() []AddedToken {
+	out := append([]AddedToken(nil), t.added...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// VocabSize is one more than the largest id (vocabulary or added token): the
+// least number of rows an embedding table for this tokenizer needs.
+func (t *Tokenizer) VocabSize() int { return len(t.idToken) }
+
+// FindAdded returns the first added token that Encode would recognise in
+// text and its byte offset, or ok = false. Tokens matched in the raw text are
+// looked for in text; normalised ones in the normalised text (the offset is
+// then in that text, the same for text already in NFC). Prompt builders use it
+// to refuse structural tokens in user text.
+func (t *Tokenizer) FindAdded(text string) (tok AddedToken, offset int, ok bool) {
+	if k, at := t.raw.first(text); k >= 0 {
+		tok, offset, ok = *t.raw.toks[k], at, true
+	}
+	if len(t.norm.toks) > 0 {
+		if k, at := t.norm.first(t.normalize(text)); k >= 0 && (!ok || at < offset) {
+			tok, offset, ok = *t.norm.toks[k], at, true
+		}
+	}
+	return tok, offset, ok
+}
