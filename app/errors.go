@@ -1,0 +1,16 @@
+package app
+
+import "errors"
+
+// Errors the UI shows as they are. Each is wrapped with detail where there
+// is any; errors.Is still finds the kind.
+var (
+	// ErrNoModel: the request needs a loaded model and there is none.
+	ErrNoModel = errors.New("no model loaded")
+	// ErrNoBackend: this build cannot open any checkpoint yet.
+	ErrNoBackend = errors.New("no backend in this build can load models yet")
+	// ErrBusy: the request conflicts with work in progress.
+	ErrBusy = errors.New("busy")
+	// ErrInvalid: a setting or request field is out of range or malformed.
+	ErrInvalid = errors.New("invalid")
+)

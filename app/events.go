@@ -1,0 +1,58 @@
+package app
+
+import "sync"
+
+// Event is one thing the service pushes to the UI; Name says what Data is.
+type Event struct {
+	Name string `json:"name"`
+	Data any    `json:"data"`
+}
+
+// Event names.
+const (
+	EventModel = "model" // Data: ModelStatus, after every change of the model state
+	EventTake  = "take"  // Data: Take, as a take starts, progresses and ends
+	EventStats = "stats" // Data: StatsView, after a take ends or the model changes
+)
+
+// Hub fans events out to subscribers: the Wails runtime in the desktop
+// window, one per WebSocket in the browser. Subscribers run on the
+// publishing goroutine; they must not block or call back into the Service.
+type Hub struct {
+	mu   sync.Mutex
+	next int
+	subs map[int]func(Event)
+}
+
+// NewHub returns a hub with no subscribers.
+func NewHub() *Hub { return &Hub{subs: map[int]func(Event){}} }
+
+// Subscribe adds fn and returns the function that removes it.
+func (h *Hub) Subscribe(fn func(Event)) (unsubscribe func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := h.next
+	h.next++
+	h.subs[id] = fn
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs, id)
+	}
+}
+
+// Publish sends e to every subscriber. A nil hub drops it.
+func (h *Hub) Publish(e Event) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	fns := make([]func(Event), 0, len(h.subs))
+	for _, fn := range h.subs {
+		fns = append(fns, fn)
+	}
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn(e)
+	}
+}

@@ -1,0 +1,191 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/adrg/xdg"
+
+	"proscenium/engine"
+)
+
+// Settings are the studio's remembered choices: the script draft, the
+// sampling settings, seed and frame budget of the next take, and the model
+// directory. They live in one JSON file under the XDG config directory.
+type Settings struct {
+	Script    string          `json:"script"`
+	Sampling  engine.Sampling `json:"sampling"`
+	Seed      uint64          `json:"seed"`
+	MaxFrames int             `json:"max_frames"`
+	ModelDir  string          `json:"model_dir"`
+}
+
+// Limits on what a setting or request may hold.
+const (
+	// MaxScriptBytes caps a script (UTF-8 bytes): far more than one take
+	// speaks, small enough that a pasted file cannot exhaust memory.
+	MaxScriptBytes = 64 << 10
+	// MaxFramesLimit caps max_frames: 65536 frames of 2048 samples at
+	// 44.1 kHz is about 50 minutes of audio.
+	MaxFramesLimit = 1 << 16
+	// MaxSeed is the largest seed a JavaScript number holds exactly
+	// (2^53 − 1), so the UI shows and sends back the seed it was given.
+	MaxSeed = 1<<53 - 1
+	// maxSettingsFileBytes bounds what LoadSettings reads.
+	maxSettingsFileBytes = 4 * MaxScriptBytes
+)
+
+// DefaultSettings: the public sampling defaults, seed 0, and 2048 frames
+// (about 95 s at 21.5 frames/s).
+func DefaultSettings() Settings {
+	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048}
+}
+
+// ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
+// greedy), 0 < top_p ≤ 1, top_k ≥ 0 (0 switches it off).
+func ValidateSampling(s engine.Sampling) error {
+	t, p := float64(s.Temperature), float64(s.TopP)
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
+		return fmt.Errorf("%w: temperature must be a number ≥ 0, got %v", ErrInvalid, s.Temperature)
+	case math.IsNaN(p) || !(p > 0 && p <= 1):
+		return fmt.Errorf("%w: top_p must be in (0, 1], got %v", ErrInvalid, s.TopP)
+	case s.TopK < 0:
+		return fmt.Errorf("%w: top_k must be ≥ 0 (0 is off), got %d", ErrInvalid, s.TopK)
+	}
+	return nil
+}
+
+func validateSeedFrames(seed uint64, maxFrames int) error {
+	if seed > MaxSeed {
+		return fmt.Errorf("%w: seed must be in [0, %d], got %d", ErrInvalid, uint64(MaxSeed), seed)
+	}
+	if maxFrames <= 0 || maxFrames > MaxFramesLimit {
+		return fmt.Errorf("%w: max_frames must be in [1, %d], got %d", ErrInvalid, MaxFramesLimit, maxFrames)
+	}
+	return nil
+}
+
+func validateScript(text string) error {
+	if len(text) > MaxScriptBytes {
+		return fmt.Errorf("%w: script is %d bytes, the limit is %d", ErrInvalid, len(text), MaxScriptBytes)
+	}
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("%w: script is not valid UTF-8", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate checks every field; the error names the first bad one.
+func (s Settings) Validate() error {
+	if err := validateScript(s.Script); err != nil {
+		return err
+	}
+	if err := ValidateSampling(s.Sampling); err != nil {
+		return err
+	}
+	if err := validateSeedFrames(s.Seed, s.MaxFrames); err != nil {
+		return err
+	}
+	if len(s.ModelDir) > 4096 || strings.ContainsRune(s.ModelDir, 0) {
+		return fmt.Errorf("%w: model_dir is not a usable path", ErrInvalid)
+	}
+	return nil
+}
+
+// ValidateSpeech checks a take request the way Settings.Validate checks the
+// settings, and also that there is something to say.
+func ValidateSpeech(r engine.SpeechRequest) error {
+	if err := validateScript(r.Text); err != nil {
+		return err
+	}
+	if strings.TrimSpace(r.Text) == "" {
+		return fmt.Errorf("%w: the script is empty", ErrInvalid)
+	}
+	if err := ValidateSampling(r.Sampling); err != nil {
+		return err
+	}
+	return validateSeedFrames(r.Seed, r.MaxFrames)
+}
+
+// DefaultSettingsPath is $XDG_CONFIG_HOME/proscenium/settings.json.
+func DefaultSettingsPath() string {
+	return filepath.Join(xdg.ConfigHome, "proscenium", "settings.json")
+}
+
+// LoadSettings reads a settings file. A missing file gives the defaults; a
+// file that is too large, malformed, has unknown fields or bad values is an
+// error naming the file and the problem.
+func LoadSettings(path string) (Settings, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return DefaultSettings(), nil
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("settings: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSettingsFileBytes+1))
+	if err != nil {
+		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	if len(data) > maxSettingsFileBytes {
+		return Settings{}, fmt.Errorf("settings %s: larger than %d bytes", path, maxSettingsFileBytes)
+	}
+	s := DefaultSettings()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Settings{}, fmt.Errorf("settings %s: data after the JSON object", path)
+	}
+	if err := s.Validate(); err != nil {
+		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// SaveSettings writes the file atomically: a temporary file in the same
+// directory, synced, then renamed over the old one.
+func SaveSettings(path string, s Settings) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(data, '\n'))
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
