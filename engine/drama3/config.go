@@ -339,9 +339,10 @@ func (c *Config) Validate() error {
 		if p.v <= 0 {
 			return fmt.Errorf("%s = %d: must be positive", p.key, p.v)
 		}
-		// Bounds that keep every product of sizes far from int overflow; the
-		// real model's largest figure (vocab 248320) is well inside.
-		if p.v > 1<<24 {
+		// Bounds that keep every product of sizes far from int64 overflow and
+		// the weight map's tables small; the real model's largest figure
+		// (vocab 248320) is well inside.
+		if p.v > 1<<20 {
 			return fmt.Errorf("%s = %d: implausibly large", p.key, p.v)
 		}
 	}
@@ -357,6 +358,25 @@ func (c *Config) Validate() error {
 	for _, p := range posFloat {
 		if !(p.v > 0) || math.IsInf(p.v, 0) {
 			return fmt.Errorf("%s = %v: must be positive and finite", p.key, p.v)
+		}
+	}
+	if t.NumLayers > 1024 || a.NumCodebooks > 64 || a.SharedLayers > 64 {
+		return fmt.Errorf("text_config.num_hidden_layers %d, audio_decoder_config.num_codebooks %d, shared_enrichment_layers %d: implausibly many layers", t.NumLayers, a.NumCodebooks, a.SharedLayers)
+	}
+	if t.NumLayers*t.NumExperts > 1<<17 {
+		return fmt.Errorf("text_config.num_experts %d × num_hidden_layers %d: implausibly many expert tensors", t.NumExperts, t.NumLayers)
+	}
+	for _, w := range []struct {
+		what string
+		v    int
+	}{
+		{"text_config.num_attention_heads × head_dim", t.NumHeads * t.HeadDim},
+		{"text_config.num_key_value_heads × head_dim", t.NumKVHeads * t.HeadDim},
+		{"text_config linear-attention qkv width", t.LinearConvDim()},
+		{"audio_decoder_config (n_head + 2·n_local_heads) × head_dim", (a.NumHeads + 2*a.NumKVHeads) * a.HeadDim},
+	} {
+		if w.v > 1<<20 {
+			return fmt.Errorf("%s = %d: implausibly large", w.what, w.v)
 		}
 	}
 	if len(t.LayerTypes) != t.NumLayers {
@@ -541,4 +561,104 @@ func abbreviate(v []byte) string {
 		s = s[:40] + "…"
 	}
 	return s
+}
+
+// MarshalConfig writes c as a config.json in the fish_omni layout (rope
+// settings under text_config.rope_parameters). ParseConfig reads it back to c.
+func MarshalConfig(c *Config) ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	t, a := &c.Text, &c.Audio
+	types := make([]string, len(t.LayerTypes))
+	for i, k := range t.LayerTypes {
+		types[i] = string(k)
+	}
+	type ropeJSON struct {
+		RopeType            string  `json:"rope_type"`
+		RopeTheta           float64 `json:"rope_theta"`
+		PartialRotaryFactor float64 `json:"partial_rotary_factor"`
+	}
+	type textJSON struct {
+		ModelType           string   `json:"model_type"`
+		HiddenSize          int      `json:"hidden_size"`
+		NumHiddenLayers     int      `json:"num_hidden_layers"`
+		LayerTypes          []string `json:"layer_types"`
+		NumAttentionHeads   int      `json:"num_attention_heads"`
+		NumKeyValueHeads    int      `json:"num_key_value_heads"`
+		HeadDim             int      `json:"head_dim"`
+		RMSNormEps          float64  `json:"rms_norm_eps"`
+		RopeParameters      ropeJSON `json:"rope_parameters"`
+		NumExperts          int      `json:"num_experts"`
+		NumExpertsPerTok    int      `json:"num_experts_per_tok"`
+		MoEIntermediate     int      `json:"moe_intermediate_size"`
+		SharedIntermediate  int      `json:"shared_expert_intermediate_size"`
+		ConvKernel          int      `json:"linear_conv_kernel_dim"`
+		LinearKeyHeadDim    int      `json:"linear_key_head_dim"`
+		LinearValueHeadDim  int      `json:"linear_value_head_dim"`
+		LinearNumKeyHeads   int      `json:"linear_num_key_heads"`
+		LinearNumValueHeads int      `json:"linear_num_value_heads"`
+		VocabSize           int      `json:"vocab_size"`
+		TieWordEmbeddings   bool     `json:"tie_word_embeddings"`
+		NormTopKProb        bool     `json:"norm_topk_prob"`
+		HiddenAct           string   `json:"hidden_act"`
+	}
+	type audioJSON struct {
+		Dim                    int     `json:"dim"`
+		NHead                  int     `json:"n_head"`
+		NLocalHeads            int     `json:"n_local_heads"`
+		HeadDim                int     `json:"head_dim"`
+		IntermediateSize       int     `json:"intermediate_size"`
+		NormEps                float64 `json:"norm_eps"`
+		NumCodebooks           int     `json:"num_codebooks"`
+		VocabSize              int     `json:"vocab_size"`
+		SemanticVocabSize      int     `json:"semantic_vocab_size"`
+		SharedEnrichmentLayers int     `json:"shared_enrichment_layers"`
+		RopeBase               float64 `json:"rope_base"`
+		RotaryPercent          float64 `json:"rotary_percent"`
+		VQBackboneCodebooks    int     `json:"vq_backbone_codebooks"`
+	}
+	type quantJSON struct {
+		QuantMethod      string `json:"quant_method"`
+		Fmt              string `json:"fmt"`
+		ActivationScheme string `json:"activation_scheme"`
+		WeightBlockSize  []int  `json:"weight_block_size"`
+	}
+	out := struct {
+		ModelType     string     `json:"model_type"`
+		Architectures []string   `json:"architectures"`
+		TextConfig    textJSON   `json:"text_config"`
+		AudioDecoder  audioJSON  `json:"audio_decoder_config"`
+		Quantization  *quantJSON `json:"quantization_config,omitempty"`
+	}{
+		ModelType:     ModelType,
+		Architectures: []string{"FishOmniModel"},
+		TextConfig: textJSON{
+			ModelType: "qwen3_5_moe_text", HiddenSize: t.HiddenSize, NumHiddenLayers: t.NumLayers,
+			LayerTypes: types, NumAttentionHeads: t.NumHeads, NumKeyValueHeads: t.NumKVHeads,
+			HeadDim: t.HeadDim, RMSNormEps: t.RMSNormEps,
+			RopeParameters: ropeJSON{"default", t.RopeTheta, t.PartialRotaryFactor},
+			NumExperts:     t.NumExperts, NumExpertsPerTok: t.NumExpertsPerTok,
+			MoEIntermediate: t.MoEIntermediate, SharedIntermediate: t.SharedIntermediate,
+			ConvKernel: t.ConvKernel, LinearKeyHeadDim: t.LinearKeyHeadDim,
+			LinearValueHeadDim: t.LinearValueHeadDim, LinearNumKeyHeads: t.LinearNumKeyHeads,
+			LinearNumValueHeads: t.LinearNumValueHeads, VocabSize: t.VocabSize,
+			TieWordEmbeddings: t.TieWordEmbeddings, NormTopKProb: true, HiddenAct: "silu",
+		},
+		AudioDecoder: audioJSON{
+			Dim: a.Dim, NHead: a.NumHeads, NLocalHeads: a.NumKVHeads, HeadDim: a.HeadDim,
+			IntermediateSize: a.IntermediateSize, NormEps: a.NormEps, NumCodebooks: a.NumCodebooks,
+			VocabSize: a.CodebookSize, SemanticVocabSize: a.SemanticCodebookSize,
+			SharedEnrichmentLayers: a.SharedLayers, RopeBase: a.RopeBase,
+			RotaryPercent: a.RotaryPercent, VQBackboneCodebooks: a.BackboneCodebooks,
+		},
+	}
+	if c.Quant.Method != "" {
+		out.Quantization = &quantJSON{c.Quant.Method, "e4m3", "dynamic", []int{c.Quant.BlockRows, c.Quant.BlockCols}}
+	}
+	data, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }

@@ -329,33 +329,20 @@ func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindRep
 	prefix := map[string]string{"backbone": w.BackbonePrefix, "audio": w.AudioPrefix, "root": rootPrefix}
 
 	t := &cfg.Text
-	w.Layers = make([]Layer, t.NumLayers)
 	fused := make([]bool, t.NumLayers)
-	for i := range w.Layers {
-		L := &w.Layers[i]
-		L.Kind = t.LayerTypes[i]
+	for i := range fused {
 		lp := fmt.Sprintf("%slayers.%d.", w.BackbonePrefix, i)
+		_, fused[i] = byName[lp+"mlp.experts.gate_up_proj"]
 		hasLinear := hasPrefix(byName, lp+"linear_attn.")
 		hasFull := hasPrefix(byName, lp+"self_attn.")
-		switch {
-		case L.Kind == LinearAttention && !hasLinear && hasFull:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %sself_attn.* (a full-attention layer)", i, L.Kind, lp))
-		case L.Kind == FullAttention && !hasFull && hasLinear:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %slinear_attn.* (a linear-attention layer)", i, L.Kind, lp))
-		}
-		if L.Kind == LinearAttention {
-			L.Linear = &DeltaNet{}
-		} else {
-			L.Full = &Attention{}
-		}
-		_, fused[i] = byName[lp+"mlp.experts.gate_up_proj"]
-		if !fused[i] {
-			L.MoE.Experts = make([]Expert, t.NumExperts)
+		switch kind := t.LayerTypes[i]; {
+		case kind == LinearAttention && !hasLinear && hasFull:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %sself_attn.* (a full-attention layer)", i, kind, lp))
+		case kind == FullAttention && !hasFull && hasLinear:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %slinear_attn.* (a linear-attention layer)", i, kind, lp))
 		}
 	}
-	w.CodebookEmbeddings = make([]*Param, cfg.Audio.NumCodebooks)
-	w.TowerShared = make([]TowerLayer, cfg.Audio.SharedLayers)
-	w.TowerResid = make([]TowerLayer, cfg.Audio.ResidualLayers())
+	w.allocate(fused)
 
 	used := make(map[string]bool, len(stored))
 	for _, s := range w.bindTable(fused) {
@@ -398,6 +385,54 @@ func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindRep
 	}
 	sort.Strings(rep.Unplaced)
 	return w, rep
+}
+
+// allocate makes the empty tree for w.Config: layers with their mixer, the
+// per-expert slice where a layer is not fused, the codebook and tower slices.
+func (w *Weights) allocate(fused []bool) {
+	t, a := &w.Config.Text, &w.Config.Audio
+	w.Layers = make([]Layer, t.NumLayers)
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		L.Kind = t.LayerTypes[i]
+		if L.Kind == LinearAttention {
+			L.Linear = &DeltaNet{}
+		} else {
+			L.Full = &Attention{}
+		}
+		if !fused[i] {
+			L.MoE.Experts = make([]Expert, t.NumExperts)
+		}
+	}
+	w.CodebookEmbeddings = make([]*Param, a.NumCodebooks)
+	w.TowerShared = make([]TowerLayer, a.SharedLayers)
+	w.TowerResid = make([]TowerLayer, a.ResidualLayers())
+}
+
+// Expected is one tensor the weight map expects, for writers and estimates.
+type Expected struct {
+	Group    string // "backbone", "audio" or "root"
+	Name     string // relative to the group's prefix
+	Shape    []int
+	Expert   bool // a routed-expert matrix (block-FP8 when the config says fp8)
+	Scale    string
+	Optional bool
+}
+
+// ExpectedTensors lists every tensor of cfg in table order, with the
+// per-expert or the fused expert layout.
+func ExpectedTensors(cfg *Config, fusedExperts bool) []Expected {
+	w := &Weights{Config: cfg}
+	fused := make([]bool, cfg.Text.NumLayers)
+	for i := range fused {
+		fused[i] = fusedExperts
+	}
+	w.allocate(fused)
+	var out []Expected
+	for _, s := range w.bindTable(fused) {
+		out = append(out, Expected{Group: s.group, Name: s.name, Shape: s.shape, Expert: s.class == expert, Scale: s.scale, Optional: s.optional})
+	}
+	return out
 }
 
 // findPrefix finds the one prefix under which anchor is stored ("" or a
