@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
 
@@ -123,4 +124,27 @@ func LoadBackboneWeights(w *drama3.Weights) (*BackboneWeights, error) {
 		return nil, err
 	}
 	return bw, nil
+}
+
+// LoadBackboneDir reads config.json and the safetensors of a checkpoint
+// directory and returns its backbone in float32.
+func LoadBackboneDir(dir string) (*BackboneWeights, error) {
+	cfg, err := drama3.LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := checkpoint.OpenSafetensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	var stored []*drama3.Param
+	for _, ti := range ix.Tensors() {
+		stored = append(stored, &drama3.Param{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, File: ti.File, Offset: ti.Offset, Size: ti.Size})
+	}
+	w, rep := drama3.Bind(cfg, stored, ix)
+	if err := rep.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return LoadBackboneWeights(w)
 }

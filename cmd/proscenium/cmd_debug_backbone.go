@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cpu"
+)
+
+func init() {
+	registerDebug(command{name: "backbone", summary: "final-norm hidden states of the CPU backbone for token ids (.npy)", run: runDebugBackbone})
+}
+
+// runDebugBackbone writes float32 [rows, hidden]: the prefill's rows, then
+// each --then row appended one at a time (the one-row recurrence).
+func runDebugBackbone(args []string) error {
+	fs := newFlags("debug backbone")
+	model := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
+	ids := fs.String("ids", "", "comma-separated token ids of the prefill (required)")
+	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
+	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *model == "" || *ids == "" || *out == "" {
+		return fmt.Errorf("%w: --model, --ids and --out are required", errUsage)
+	}
+	prefill, err := parseBackboneIDs("--ids", *ids)
+	if err != nil {
+		return err
+	}
+	var steps []int
+	if *then != "" {
+		if steps, err = parseBackboneIDs("--then", *then); err != nil {
+			return err
+		}
+	}
+
+	w, err := cpu.LoadBackboneDir(*model)
+	if err != nil {
+		return err
+	}
+	b, err := cpu.NewBackbone(w)
+	if err != nil {
+		return err
+	}
+	hidden, err := b.Run(cpu.TokenRows(prefill))
+	if err != nil {
+		return err
+	}
+	for _, id := range steps {
+		h, err := b.Run(cpu.TokenRows([]int{id}))
+		if err != nil {
+			return err
+		}
+		hidden = append(hidden, h...)
+	}
+	rows := len(prefill) + len(steps)
+	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("hidden", []int{rows, w.Geometry.Hidden}, hidden))
+}
+
+// parseBackboneIDs reads "1,2,3" into token ids.
+func parseBackboneIDs(flagName, s string) ([]int, error) {
+	parts := strings.Split(s, ",")
+	ids := make([]int, 0, len(parts))
+	for _, p := range parts {
+		id, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %q is not a token id", errUsage, flagName, p)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
