@@ -150,13 +150,13 @@ def goldens(ckpt, outdir):
     qc = root.get("quantization_config") or {}
     block = qc.get("weight_block_size", [128, 128])
     cfg, theta, prf = hf_config(text)
+    # Plain PyTorch everywhere: eager attention, the eager per-expert loop.
     cfg._attn_implementation = "eager"
+    cfg._experts_implementation = "eager"
     torch.manual_seed(0)
     model = Qwen3_5MoeForCausalLM(cfg).float().eval()
-    try:
-        model.set_attn_implementation("eager")
-    except Exception as e:  # older API
-        print("set_attn_implementation:", e)
+    model.config._attn_implementation = "eager"
+    model.config._experts_implementation = "eager"
     rot = model.model.rotary_emb.inv_freq.numel() * 2
     want_rot = int(round(text["head_dim"] * prf))
     if rot != want_rot:
@@ -244,9 +244,29 @@ def goldens(ckpt, outdir):
         print(" ", s["name"], len(s["ids"]), {k: v for k, v in s.items() if k.startswith("hf_")})
 
 
+def dump_source(outdir):
+    """The installed reference's code for the functions the goldens rest on."""
+    import inspect
+    from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe as mq
+    names = ["l2norm", "torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule", "causal_conv1d_fn",
+             "Qwen3_5MoeRMSNormGated", "Qwen3_5MoeRMSNorm", "Qwen3_5MoeGatedDeltaNet", "Qwen3_5MoeAttention",
+             "apply_rotary_pos_emb", "Qwen3_5MoeTextRotaryEmbedding", "Qwen3_5MoeTopKRouter",
+             "Qwen3_5MoeSparseMoeBlock", "Qwen3_5MoeExperts", "Qwen3_5MoeDecoderLayer"]
+    with open(os.path.join(outdir, "hf_source.txt"), "w") as f:
+        f.write(f"transformers {transformers.__version__}, torch {torch.__version__}\n")
+        for n in names:
+            obj = getattr(mq, n, None)
+            try:
+                f.write(f"\n# ---- {n}\n" + inspect.getsource(obj))
+            except Exception as e:
+                f.write(f"\n# ---- {n}: {e!r}\n")
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
+    os.makedirs(sys.argv[1], exist_ok=True)
+    dump_source(sys.argv[1])
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for ckpt in sys.argv[2:]:
         goldens(ckpt, sys.argv[1])
