@@ -1,0 +1,199 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// kernelNames are the entry points of kernels/ops.cu that Open looks up.
+var kernelNames = []string{
+	"embed_gather_bf16", "rmsnorm_zc_f32", "swiglu_f32", "add_f32",
+	"gemv_bf16_r1", "gemv_bf16_r2", "gemv_bf16_r4",
+	"gemv_fp8_r1", "gemv_fp8_r2", "gemv_fp8_r4",
+}
+
+// Arg is one kernel argument in the 8-byte slot cuLaunchKernel reads from
+// (gorgonia.org/cu copies 8 bytes per argument; the kernel reads as many as
+// the parameter's size, little-endian).
+type Arg uint64
+
+func PtrArg(b *Block) Arg { return Arg(b.Ptr) }
+func IntArg(v int) Arg    { return Arg(uint64(uint32(int32(v)))) }
+func I64Arg(v int64) Arg  { return Arg(uint64(v)) }
+func F32Arg(v float32) Arg {
+	return Arg(math.Float32bits(v))
+}
+
+// NullArg is a null pointer argument.
+const NullArg Arg = 0
+
+// Queue enqueues work on the device's stream. It exists only inside
+// Device.Run, on the device thread, so a sequence of launches costs no
+// hand-over between goroutines.
+type Queue struct{ d *Device }
+
+// Run calls f with the device's queue on the device thread.
+func (d *Device) Run(f func(q *Queue) error) error {
+	return d.Do(func() error { return f(&Queue{d}) })
+}
+
+// Launch enqueues kernel name with a grid and a block of threads.
+func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
+	fn, ok := q.d.fns[name]
+	if !ok {
+		return fmt.Errorf("cuda: no kernel %q", name)
+	}
+	params := make([]unsafe.Pointer, len(args))
+	for i := range args {
+		params[i] = unsafe.Pointer(&args[i])
+	}
+	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, q.d.stream, params); err != nil {
+		return fmt.Errorf("cuda: launch %s: %w", name, err)
+	}
+	return nil
+}
+
+const (
+	elementwiseThreads = 256
+	gemvWarps          = 4 // GEMV_WARPS in ops.cu
+)
+
+func elementwiseGrid(n int) [3]int {
+	return [3]int{min((n+elementwiseThreads-1)/elementwiseThreads, 65535), 1, 1}
+}
+
+// EmbedGather writes out[i,:] = table[ids[i],:] (float32 from a BF16
+// [vocab, width] table) for n ids (int32). Ids out of range write NaN.
+func (q *Queue) EmbedGather(out, table, ids *Block, n, vocab, width int) error {
+	if err := firstErr(checkFits(out, 0, int64(n*width*4), "gather out"),
+		checkFits(table, 0, int64(vocab*width*2), "gather table"), checkFits(ids, 0, int64(n*4), "gather ids")); err != nil {
+		return err
+	}
+	return q.Launch("embed_gather_bf16", [3]int{n, 1, 1}, elementwiseThreads,
+		PtrArg(out), PtrArg(table), PtrArg(ids), IntArg(vocab), IntArg(width))
+}
+
+// RMSNormZC is the zero-centred RMSNorm of n rows of width (engine/cpu.RMSNormZeroCentred).
+func (q *Queue) RMSNormZC(out, x, w *Block, n, width int, eps float32) error {
+	if err := firstErr(checkFits(out, 0, int64(n*width*4), "rmsnorm out"),
+		checkFits(x, 0, int64(n*width*4), "rmsnorm x"), checkFits(w, 0, int64(width*4), "rmsnorm w")); err != nil {
+		return err
+	}
+	return q.Launch("rmsnorm_zc_f32", [3]int{n, 1, 1}, elementwiseThreads,
+		PtrArg(out), PtrArg(x), PtrArg(w), IntArg(width), F32Arg(eps))
+}
+
+// SwiGLU writes out[i] = silu(gate[i])·up[i] for n elements.
+func (q *Queue) SwiGLU(out, gate, up *Block, n int) error {
+	if err := firstErr(checkFits(out, 0, int64(n*4), "swiglu out"),
+		checkFits(gate, 0, int64(n*4), "swiglu gate"), checkFits(up, 0, int64(n*4), "swiglu up")); err != nil {
+		return err
+	}
+	return q.Launch("swiglu_f32", elementwiseGrid(n), elementwiseThreads, PtrArg(out), PtrArg(gate), PtrArg(up), IntArg(n))
+}
+
+// Add computes dst[i] += x[i] for n elements.
+func (q *Queue) Add(dst, x *Block, n int) error {
+	if err := firstErr(checkFits(dst, 0, int64(n*4), "add dst"), checkFits(x, 0, int64(n*4), "add x")); err != nil {
+		return err
+	}
+	return q.Launch("add_f32", elementwiseGrid(n), elementwiseThreads, PtrArg(dst), PtrArg(x), IntArg(n))
+}
+
+// Gemv describes one-row projections y[e] = W_{ids[e]}·x[e] for e < N over
+// a set of [Rows, Cols] matrices stored one after another (experts). With Ids
+// nil there is one matrix (N must be 1). XStride is the element distance
+// between the inputs of consecutive e (0: all share one x).
+type Gemv struct {
+	Rows, Cols  int
+	N           int    // matrices applied (grid y)
+	Ids         *Block // int32 [N] matrix indices, or nil
+	IdsOff      int64  // byte offset of the ids used in Ids
+	Mats        int    // matrices stored in W (and S)
+	XStride     int
+	RowsPerWarp int // 1, 2 or 4: the kernel instance
+}
+
+func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
+	switch {
+	case g.Rows <= 0 || g.Cols <= 0 || g.N <= 0 || g.Mats <= 0:
+		return fmt.Errorf("cuda: %s gemv: bad shape %+v", kind, g)
+	case g.Cols%(16/elemBytes) != 0:
+		return fmt.Errorf("cuda: %s gemv: %d columns is not a multiple of %d", kind, g.Cols, 16/elemBytes)
+	case g.Ids == nil && g.N != 1:
+		return fmt.Errorf("cuda: %s gemv: %d matrices applied without ids", kind, g.N)
+	case g.RowsPerWarp != 1 && g.RowsPerWarp != 2 && g.RowsPerWarp != 4:
+		return fmt.Errorf("cuda: %s gemv: %d rows per warp", kind, g.RowsPerWarp)
+	}
+	xs := int64(g.Cols)
+	if g.XStride > 0 {
+		xs = int64((g.N-1)*g.XStride + g.Cols)
+	}
+	errs := []error{
+		checkFits(W, 0, int64(g.Mats)*int64(g.Rows)*int64(g.Cols)*int64(elemBytes), kind+" gemv weights"),
+		checkFits(x, 0, xs*4, kind+" gemv x"),
+		checkFits(y, 0, int64(g.N*g.Rows*4), kind+" gemv y"),
+	}
+	if g.Ids != nil {
+		errs = append(errs, checkFits(g.Ids, g.IdsOff, int64(g.N*4), kind+" gemv ids"))
+	}
+	return firstErr(errs...)
+}
+
+func (g Gemv) grid() [3]int {
+	return [3]int{(g.Rows + gemvWarps*g.RowsPerWarp - 1) / (gemvWarps * g.RowsPerWarp), g.N, 1}
+}
+
+func (g Gemv) idsArg() Arg {
+	if g.Ids == nil {
+		return NullArg
+	}
+	return Arg(uint64(g.Ids.Ptr) + uint64(g.IdsOff))
+}
+
+// GemvBF16 runs the projection with BF16 weights W. Ids are not range-checked
+// on the device: the caller guarantees 0 ≤ id < Mats.
+func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
+	if err := g.check("bf16", 2, W, x, y); err != nil {
+		return err
+	}
+	return q.Launch(fmt.Sprintf("gemv_bf16_r%d", g.RowsPerWarp), g.grid(), 32*gemvWarps,
+		PtrArg(y), PtrArg(W), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)), IntArg(g.XStride),
+		IntArg(g.Rows), IntArg(g.Cols))
+}
+
+// FP8Block is the side of the square blocks FP8 weights share one scale in.
+const FP8Block = 128
+
+// FP8ScaleCount is the number of float32 scales of one [rows, cols] block-FP8 matrix.
+func FP8ScaleCount(rows, cols int) int {
+	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
+}
+
+// GemvFP8 runs the projection with E4M3 weights W and their float32 block
+// scales S ([ceil(Rows/128), ceil(Cols/128)] per matrix, matrices one after
+// another), dequantised in registers.
+func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
+	if err := g.check("fp8", 1, W, x, y); err != nil {
+		return err
+	}
+	ns := FP8ScaleCount(g.Rows, g.Cols)
+	if err := checkFits(S, 0, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
+		return err
+	}
+	return q.Launch(fmt.Sprintf("gemv_fp8_r%d", g.RowsPerWarp), g.grid(), 32*gemvWarps,
+		PtrArg(y), PtrArg(W), PtrArg(S), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
+		I64Arg(int64(ns)), IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols))
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
