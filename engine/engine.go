@@ -72,6 +72,8 @@ type Finish struct {
 	Elapsed          time.Duration            `json:"elapsed"`
 	RealTimeFactor   float64                  `json:"real_time_factor"` // Elapsed / audio duration
 	Stages           map[string]time.Duration `json:"stages"`
+	// Codes are the take's codes, [frame][codebook] (codebook 0 first).
+	Codes [][]int `json:"-"`
 }
 
 // Info describes a loaded model.
