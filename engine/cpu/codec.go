@@ -1,0 +1,305 @@
+package cpu
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"proscenium/engine/checkpoint"
+)
+
+// The codec decoder of Drama 3 (the S2 codec; shared/design/MODEL.md §5):
+// codes [codebooks, T] → RVQ sum → window-limited causal transformer → two
+// 2× upsample stages with ConvNeXt blocks → the DAC decoder → PCM at
+// 44.1 kHz, SamplesPerFrame samples per frame. It follows SGLang-Omni's
+// modded_dac.DAC.from_indices and rvq.DownsampleResidualVectorQuantize.decode.
+//
+// The geometry comes from tensor shapes. Two constants of the codec are not in
+// its weights: the attention window (128 frames) and the RoPE base (1e4);
+// CodecOptions overrides them (the fixtures' meta.json does).
+
+// Constants of the reference codec that its state dict does not record.
+const (
+	CodecDefaultWindow   = 128     // post-module attention window, frames
+	CodecDefaultRopeBase = 10000.0 // post-module RoPE base
+	codecHeadDim         = 64      // heads = width / 64
+	codecNormEps         = 1e-5    // post-module RMSNorm
+	codecConvNeXtEps     = 1e-6    // ConvNeXt LayerNorm
+	// codecMaxFrames is the length of the reference's RoPE table
+	// (precompute_freqs_cis(327680, …)): it cannot decode past it.
+	codecMaxFrames = 327680
+)
+
+// codecDilations are the dilations of each decoder block's three residual
+// units (ResidualUnit(dilation=1, 3, 9) in the reference; not in the weights).
+var codecDilations = [3]int{1, 3, 9}
+
+// CodecOptions overrides the codec constants; zero values keep the defaults.
+type CodecOptions struct {
+	Window   int     // post-module attention window in frames
+	RopeBase float64 // post-module RoPE base
+}
+
+// CodecGeometry is the shape of a loaded codec.
+type CodecGeometry struct {
+	Latent          int     // RVQ output / decoder input width (1024 in S2)
+	CodebookDim     int     // dimension of each codebook entry (8)
+	SemanticCodes   int     // entries of codebook 0 (4096)
+	ResidualCodes   int     // entries of codebooks 1.. (1024)
+	ResidualBooks   int     // residual codebooks (9)
+	PostDim         int     // post-module transformer width
+	PostLayers      int     // post-module layers (8 in S2)
+	PostHeads       int     // PostDim / 64
+	PostFFN         int     // SwiGLU width (3072 in S2)
+	Window          int     // attention window, frames
+	RopeBase        float64 // RoPE base
+	UpsampleStrides []int   // quantizer.upsample stages ([2 2])
+	DecoderDim      int     // width of the decoder's first conv (1536 in S2)
+	DecoderStrides  []int   // decoder block strides ([8 8 4 2])
+	SamplesPerFrame int     // product of all strides (2048)
+	// HistoryFrames is the receptive field: decoding frames [from, to)
+	// reads frames [from − HistoryFrames, to) (clamped at 0). See
+	// codecHistory.
+	HistoryFrames int
+}
+
+// Codebooks is the number of codes per frame (10 in S2).
+func (g CodecGeometry) Codebooks() int { return 1 + g.ResidualBooks }
+
+// Codec is a loaded codec decoder. It is immutable: Decode may run
+// concurrently, each call with its own CodecScratch.
+type Codec struct {
+	geom     CodecGeometry
+	semantic codecQuantizer
+	residual []codecQuantizer
+	stages   []codecStage // post-module, upsample and decoder, in order
+}
+
+// codecStage is one step of the pipeline after the RVQ sum. Output time t
+// reads input times [t/up − history, t/up] (integer division): history
+// earlier inputs plus its own.
+type codecStage interface {
+	label() string
+	up() int
+	history() int
+	channels() int // output channels
+	// run computes the output window [s, in.end()·up) for some
+	// s ≤ outStart, from in, which covers every input that window reads.
+	// It does not release in.
+	run(in codecSignal, outStart int, ws *CodecScratch) codecSignal
+}
+
+// LoadCodecFile reads a codec.pth through the restricted torch reader.
+func LoadCodecFile(path string, opt CodecOptions) (*Codec, error) {
+	ts, err := checkpoint.ReadTorchFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadCodec(ts, opt)
+}
+
+// LoadCodecBytes reads a codec.pth image held in memory (the demo codec).
+func LoadCodecBytes(b []byte, name string, opt CodecOptions) (*Codec, error) {
+	ts, err := checkpoint.ReadTorch(bytes.NewReader(b), int64(len(b)), name)
+	if err != nil {
+		return nil, err
+	}
+	return LoadCodec(ts, opt)
+}
+
+// LoadCodec builds the decoder from a codec state dict. Weight norm is folded
+// once, in float32. Tensors of the decode path that it does not know are an
+// error (naming them); encoder tensors are ignored.
+func LoadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*Codec, error) {
+	g := CodecGeometry{Window: CodecDefaultWindow, RopeBase: CodecDefaultRopeBase}
+	if opt.Window < 0 || opt.RopeBase < 0 {
+		return nil, fmt.Errorf("codec: window %d and rope base %g must be positive", opt.Window, opt.RopeBase)
+	}
+	if opt.Window > 0 {
+		g.Window = opt.Window
+	}
+	if opt.RopeBase > 0 {
+		g.RopeBase = opt.RopeBase
+	}
+	l := &codecLoader{ts: ts, used: map[string]bool{}}
+	c := &Codec{}
+	c.loadQuantizers(l, &g)
+	if l.err != nil {
+		return nil, l.err
+	}
+	if post := c.loadPostModule(l, &g); post != nil {
+		c.stages = append(c.stages, post...)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	c.stages = append(c.stages, c.loadUpsample(l, &g)...)
+	if l.err != nil {
+		return nil, l.err
+	}
+	c.stages = append(c.stages, c.loadDecoder(l, &g)...)
+	if l.err != nil {
+		return nil, l.err
+	}
+	if extra := l.unused(); len(extra) > 0 {
+		more := ""
+		if len(extra) > 5 {
+			more = fmt.Sprintf(" and %d more", len(extra)-5)
+			extra = extra[:5]
+		}
+		return nil, fmt.Errorf("codec: tensors this decoder does not know: %s%s", strings.Join(extra, ", "), more)
+	}
+	g.SamplesPerFrame = 1
+	for _, st := range c.stages {
+		g.SamplesPerFrame *= st.up()
+	}
+	c.geom = g
+	c.geom.HistoryFrames = c.historyFrames()
+	return c, nil
+}
+
+// Geometry returns the codec's shape.
+func (c *Codec) Geometry() CodecGeometry {
+	g := c.geom
+	g.UpsampleStrides = append([]int(nil), g.UpsampleStrides...)
+	g.DecoderStrides = append([]int(nil), g.DecoderStrides...)
+	return g
+}
+
+// stageStarts maps the first PCM sample needed (from·SamplesPerFrame) back
+// through the stages: starts[i] is the first input time stage i must see,
+// starts[len(stages)] the first output sample; starts[0] is the first frame
+// of the RVQ sum. Times before 0 clamp to 0 (the zero padding of the take).
+func (c *Codec) stageStarts(from int) []int {
+	starts := make([]int, len(c.stages)+1)
+	starts[len(c.stages)] = from * c.geom.SamplesPerFrame
+	for i := len(c.stages) - 1; i >= 0; i-- {
+		st := c.stages[i]
+		starts[i] = max(0, starts[i+1]/st.up()-st.history())
+	}
+	return starts
+}
+
+// historyFrames is the receptive field in frames. Every stride divides
+// SamplesPerFrame, so each frame boundary maps back alike and the field is
+// the same for every from far enough from the start. For S2 it is
+// 8 layers × 127 (window) + 10 (the two ConvNeXt blocks, the first decoder
+// conv and the residual units, rounded through the strides) = 1026 frames.
+func (c *Codec) historyFrames() int {
+	from := 1 << 20 // beyond any field: no clamping at 0
+	return from - c.stageStarts(from)[0]
+}
+
+// CodecStages are the intermediate outputs of a whole decode, channel-major
+// as the reference lays them out: ZRVQ and ZPost [Latent][T], ZUp
+// [Latent][4T] (for S2's two 2× stages), PCM [T·SamplesPerFrame].
+type CodecStages struct {
+	ZRVQ, ZPost, ZUp, PCM []float32
+}
+
+// Decode returns PCM samples [from·SamplesPerFrame, to·SamplesPerFrame) of the
+// whole decode of codes, bit-identical to decoding frames [0, to) at once. codes
+// holds frames [0, ≥ to), frame-major: code i of frame f at codes[f·Codebooks()+i].
+// It reads frames from max(0, from − HistoryFrames). Codes above a codebook's
+// last entry clamp to it, as the reference does; a negative code is an error.
+// ws may be nil.
+func (c *Codec) Decode(codes []int32, from, to int, ws *CodecScratch) ([]float32, error) {
+	return c.decode(codes, from, to, 0, ws, nil)
+}
+
+// DecodeStages decodes every frame of codes and also returns the stage
+// outputs (for the goldens and the debug driver).
+func (c *Codec) DecodeStages(codes []int32) (*CodecStages, error) {
+	st := &CodecStages{}
+	nf := len(codes) / c.geom.Codebooks()
+	pcm, err := c.decode(codes, 0, nf, 0, nil, func(name string, s codecSignal) {
+		switch name {
+		case "rvq":
+			st.ZRVQ = s.channelMajor()
+		case "post":
+			st.ZPost = s.channelMajor()
+		case "upsample":
+			st.ZUp = s.channelMajor()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	st.PCM = pcm
+	return st, nil
+}
+
+// decode runs the pipeline for output frames [from, to), reading frames from
+// max(first, the receptive field's start). first > 0 is for tests only: it
+// cuts the history short. tap sees the RVQ sum and each stage's output
+// (whole decodes only: windows then start at 0).
+func (c *Codec) decode(codes []int32, from, to, first int, ws *CodecScratch, tap func(string, codecSignal)) ([]float32, error) {
+	nb := c.geom.Codebooks()
+	if len(codes)%nb != 0 {
+		return nil, fmt.Errorf("codec: %d codes is not a whole number of %d-code frames", len(codes), nb)
+	}
+	if from < 0 || to <= from || to*nb > len(codes) {
+		return nil, fmt.Errorf("codec: frames [%d, %d) outside the %d frames given", from, to, len(codes)/nb)
+	}
+	if to > codecMaxFrames {
+		return nil, fmt.Errorf("codec: frame %d is past the reference's RoPE table of %d frames", to-1, codecMaxFrames)
+	}
+	if err := c.checkCodes(codes[:to*nb]); err != nil {
+		return nil, err
+	}
+	if ws == nil {
+		ws = &CodecScratch{}
+	}
+	starts := c.stageStarts(from)
+	x := c.rvq(codes, max(starts[0], first), to, ws)
+	if tap != nil {
+		tap("rvq", x)
+	}
+	for i, st := range c.stages {
+		y := st.run(x, starts[i+1], ws)
+		ws.release(x)
+		x = y
+		if tap != nil && (i+1 == len(c.stages) || c.stages[i+1].label() != st.label()) {
+			tap(st.label(), x)
+		}
+	}
+	s0 := from * c.geom.SamplesPerFrame
+	pcm := make([]float32, (to-from)*c.geom.SamplesPerFrame)
+	copy(pcm, x.data[(s0-x.start)*x.ch:])
+	ws.release(x)
+	return pcm, nil
+}
+
+// channelMajor returns a copy of the window as [ch][n].
+func (s codecSignal) channelMajor() []float32 {
+	out := make([]float32, s.n*s.ch)
+	for t := 0; t < s.n; t++ {
+		for c := 0; c < s.ch; c++ {
+			out[c*s.n+t] = s.data[t*s.ch+c]
+		}
+	}
+	return out
+}
+
+// CodecCodesFromNPY converts a codes array [codebooks, T] (int64 or int32, the
+// reference's layout) to the frame-major int32 codes of Decode, returning the
+// frame count. Values beyond int32 saturate, which keeps their meaning (above
+// the last entry clamps; negative is refused by Decode).
+func CodecCodesFromNPY(t *checkpoint.Tensor) ([]int32, int, error) {
+	if len(t.Shape) != 2 || t.Shape[0] < 1 || t.Shape[1] < 1 {
+		return nil, 0, fmt.Errorf("codes %s: shape %v, want [codebooks, frames]", t.Name, t.Shape)
+	}
+	v, err := checkpoint.TensorInt64s(t)
+	if err != nil {
+		return nil, 0, fmt.Errorf("codes %s: %w", t.Name, err)
+	}
+	nb, nf := t.Shape[0], t.Shape[1]
+	out := make([]int32, nb*nf)
+	for i := 0; i < nb; i++ {
+		for f := 0; f < nf; f++ {
+			out[f*nb+i] = int32(min(max(v[i*nf+f], math.MinInt32), math.MaxInt32))
+		}
+	}
+	return out, nf, nil
+}

@@ -1,0 +1,301 @@
+package cpu
+
+import "math"
+
+// The codec's signal-processing primitives: causal convolutions (the
+// reference's CausalConvNet), transposed convolutions with the causal trim
+// (CausalTransConvNet), depthwise convolution, Snake, LayerNorm and GELU.
+//
+// Signals are time-major ([time][channel]) windows of a whole decode: a
+// codecSignal covers absolute times [start, start+n) of its stage. Index 0 is
+// the start of the take; every convolution treats times before 0 as the
+// reference's zero padding. Each output element is computed by the same code,
+// in the same order, whatever window it is computed in and however the work is
+// split over goroutines: that is what makes a chunked decode bit-identical to a
+// whole one.
+
+// codecSignal is times [start, start+n) of a stage's output, ch channels each.
+type codecSignal struct {
+	start, n, ch int
+	data         []float32 // n·ch values, time-major
+}
+
+func (s codecSignal) end() int { return s.start + s.n }
+
+// row returns the channels at absolute time t.
+func (s codecSignal) row(t int) []float32 {
+	i := (t - s.start) * s.ch
+	return s.data[i : i+s.ch : i+s.ch]
+}
+
+// codecConv is a causal 1-D convolution with stride 1: for output time t,
+//
+//	y[t][o] = (Σ_k Σ_c w[o][k][c] · x[t − (K−1−k)·d][c]) + b[o]
+//
+// summed in that order (k outer, c inner) in one float32 accumulator, with
+// x = 0 before time 0: the left padding (K−1)·d of CausalConvNet. (Its extra
+// right padding is zero at stride 1.) A transposed convolution is stored in
+// this form too, see newCodecTransConv.
+type codecConv struct {
+	in, out, kernel, dilation int
+	w                         []float32 // [out][kernel][in]
+	bias                      []float32 // [out]
+}
+
+// history is how many earlier input times one output reads.
+func (c *codecConv) history() int { return (c.kernel - 1) * c.dilation }
+
+// newCodecConv repacks a PyTorch Conv1d weight [out][in][K] (weight norm
+// already folded) into the [out][K][in] order of codecConv.
+func newCodecConv(w []float32, bias []float32, out, in, kernel, dilation int) *codecConv {
+	c := &codecConv{in: in, out: out, kernel: kernel, dilation: dilation, w: make([]float32, len(w)), bias: bias}
+	for o := 0; o < out; o++ {
+		for ci := 0; ci < in; ci++ {
+			for k := 0; k < kernel; k++ {
+				c.w[(o*kernel+k)*in+ci] = w[(o*in+ci)*kernel+k]
+			}
+		}
+	}
+	return c
+}
+
+// newCodecTransConv turns a PyTorch ConvTranspose1d weight [in][out][K] with
+// stride s (K a multiple of s; weight norm folded) and the causal trim of K−s
+// samples on the right into an equivalent causal codecConv at the input rate
+// with s·out output channels: output sample n = i·s + p (phase p < s) is
+//
+//	y[n][o] = Σ_{m<K/s} Σ_c W[c][o][p + m·s] · x[i − m][c] + b[o]
+//
+// which is channel p·out + o of a causal conv of kernel K/s at input time i.
+// In time-major layout the [i][p][o] result is already the [n][o] output.
+func newCodecTransConv(w []float32, bias []float32, in, out, kernel, stride int) *codecConv {
+	taps := kernel / stride
+	c := &codecConv{in: in, out: stride * out, kernel: taps, dilation: 1,
+		w: make([]float32, stride*out*taps*in), bias: make([]float32, stride*out)}
+	for p := 0; p < stride; p++ {
+		for o := 0; o < out; o++ {
+			oc := p*out + o
+			c.bias[oc] = bias[o]
+			for k := 0; k < taps; k++ {
+				m := taps - 1 - k // tap k reads input i − m
+				for ci := 0; ci < in; ci++ {
+					c.w[(oc*taps+k)*in+ci] = w[(ci*out+o)*kernel+p+m*stride]
+				}
+			}
+		}
+	}
+	return c
+}
+
+// apply computes dst's window from src, which must hold every input time the
+// window reads: [max(0, dst.start − history), dst.end).
+func (c *codecConv) apply(dst, src codecSignal) {
+	if need := max(0, dst.start-c.history()); src.start > need || src.end() < dst.end() || src.ch != c.in || dst.ch != c.out {
+		panic("codecConv: input window does not cover the output window")
+	}
+	// Times whose taps all lie at or after time 0 take the tiled path; the
+	// first history() times of the take skip the taps in the zero padding.
+	full := max(dst.start, c.history())
+	tiles := (c.out + 3) / 4
+	work := dst.n * c.out * c.kernel * c.in
+	if dst.n >= 2*tiles {
+		parallelFor(dst.n, work, func(lo, hi int) {
+			c.rows(dst, src, dst.start+lo, dst.start+hi, 0, c.out, full)
+		})
+		return
+	}
+	parallelFor(tiles, work, func(lo, hi int) {
+		c.rows(dst, src, dst.start, dst.end(), 4*lo, min(4*hi, c.out), full)
+	})
+}
+
+// rows computes output times [t0, t1) and channels [o0, o1).
+func (c *codecConv) rows(dst, src codecSignal, t0, t1, o0, o1, full int) {
+	t := t0
+	for ; t < min(t1, full); t++ {
+		c.edge(dst, src, t, o0, o1)
+	}
+	for ; t+2 <= t1; t += 2 {
+		o := o0
+		for ; o+4 <= o1; o += 4 {
+			c.tile4x2(dst, src, t, o)
+		}
+		for ; o < o1; o++ {
+			c.one(dst, src, t, o)
+			c.one(dst, src, t+1, o)
+		}
+	}
+	for ; t < t1; t++ {
+		for o := o0; o < o1; o++ {
+			c.one(dst, src, t, o)
+		}
+	}
+}
+
+// one computes y[t][o] with every tap inside the take.
+func (c *codecConv) one(dst, src codecSignal, t, o int) {
+	var acc float32
+	for k := 0; k < c.kernel; k++ {
+		w := c.w[(o*c.kernel+k)*c.in : (o*c.kernel+k+1)*c.in]
+		x := src.row(t - (c.kernel-1-k)*c.dilation)
+		x = x[:len(w)]
+		for i, wv := range w {
+			acc += wv * x[i]
+		}
+	}
+	dst.row(t)[o] = acc + c.bias[o]
+}
+
+// edge computes y[t][o] for t near the start of the take, skipping the taps
+// in the zero padding (each would add exactly zero).
+func (c *codecConv) edge(dst, src codecSignal, t, o0, o1 int) {
+	for o := o0; o < o1; o++ {
+		var acc float32
+		for k := 0; k < c.kernel; k++ {
+			ti := t - (c.kernel-1-k)*c.dilation
+			if ti < 0 {
+				continue
+			}
+			w := c.w[(o*c.kernel+k)*c.in : (o*c.kernel+k+1)*c.in]
+			x := src.row(ti)
+			x = x[:len(w)]
+			for i, wv := range w {
+				acc += wv * x[i]
+			}
+		}
+		dst.row(t)[o] = acc + c.bias[o]
+	}
+}
+
+// tile4x2 computes y[t..t+1][o..o+3], each element in the order of one.
+func (c *codecConv) tile4x2(dst, src codecSignal, t, o int) {
+	var a00, a01, a10, a11, a20, a21, a30, a31 float32
+	n := c.in
+	for k := 0; k < c.kernel; k++ {
+		back := (c.kernel - 1 - k) * c.dilation
+		x0 := src.row(t - back)
+		x1 := src.row(t + 1 - back)
+		w0 := c.w[((o+0)*c.kernel+k)*n : ((o+0)*c.kernel+k+1)*n]
+		w1 := c.w[((o+1)*c.kernel+k)*n : ((o+1)*c.kernel+k+1)*n]
+		w2 := c.w[((o+2)*c.kernel+k)*n : ((o+2)*c.kernel+k+1)*n]
+		w3 := c.w[((o+3)*c.kernel+k)*n : ((o+3)*c.kernel+k+1)*n]
+		x0, x1 = x0[:n], x1[:n]
+		w1, w2, w3 = w1[:n], w2[:n], w3[:n]
+		for i, v0 := range w0 {
+			p, q := x0[i], x1[i]
+			a00 += v0 * p
+			a01 += v0 * q
+			v1 := w1[i]
+			a10 += v1 * p
+			a11 += v1 * q
+			v2 := w2[i]
+			a20 += v2 * p
+			a21 += v2 * q
+			v3 := w3[i]
+			a30 += v3 * p
+			a31 += v3 * q
+		}
+	}
+	r0, r1 := dst.row(t), dst.row(t+1)
+	r0[o], r1[o] = a00+c.bias[o], a01+c.bias[o]
+	r0[o+1], r1[o+1] = a10+c.bias[o+1], a11+c.bias[o+1]
+	r0[o+2], r1[o+2] = a20+c.bias[o+2], a21+c.bias[o+2]
+	r0[o+3], r1[o+3] = a30+c.bias[o+3], a31+c.bias[o+3]
+}
+
+// pointwise applies a kernel-1 conv to one input row x: dst[o] = (Σ_c
+// w[o][c]·x[c]) + b[o], in the order of one.
+func (c *codecConv) pointwise(dst, x []float32) {
+	x = x[:c.in]
+	for o := range dst[:c.out] {
+		w := c.w[o*c.in : (o+1)*c.in]
+		var acc float32
+		for i, wv := range w {
+			acc += wv * x[i]
+		}
+		dst[o] = acc + c.bias[o]
+	}
+}
+
+// codecDepthwise is ConvNeXt's causal depthwise conv (groups = channels):
+// y[t][c] = (Σ_k w[c][k] · x[t − (K−1−k)][c]) + b[c], zero before time 0.
+type codecDepthwise struct {
+	ch, kernel int
+	w          []float32 // [ch][kernel], PyTorch's [ch][1][kernel]
+	bias       []float32
+}
+
+func (d *codecDepthwise) history() int { return d.kernel - 1 }
+
+func (d *codecDepthwise) apply(dst, src codecSignal) {
+	if need := max(0, dst.start-d.history()); src.start > need || src.end() < dst.end() {
+		panic("codecDepthwise: input window does not cover the output window")
+	}
+	parallelFor(dst.n, dst.n*d.ch*d.kernel, func(lo, hi int) {
+		for t := dst.start + lo; t < dst.start+hi; t++ {
+			y := dst.row(t)
+			for c := 0; c < d.ch; c++ {
+				var acc float32
+				for k := 0; k < d.kernel; k++ {
+					if ti := t - (d.kernel - 1 - k); ti >= 0 {
+						acc += d.w[c*d.kernel+k] * src.row(ti)[c]
+					}
+				}
+				y[c] = acc + d.bias[c]
+			}
+		}
+	})
+}
+
+// codecSnake is Snake1d: y = x + (α + 1e−9)⁻¹ · sin(α·x)², per channel, in
+// the reference's float32 order (the reciprocal is formed first).
+type codecSnake struct {
+	alpha, inv []float32
+}
+
+func newCodecSnake(alpha []float32) *codecSnake {
+	s := &codecSnake{alpha: alpha, inv: make([]float32, len(alpha))}
+	for i, a := range alpha {
+		s.inv[i] = 1 / (a + 1e-9)
+	}
+	return s
+}
+
+// apply computes dst = snake(src) over src's window; dst may be src.
+func (s *codecSnake) apply(dst, src codecSignal) {
+	ch := len(s.alpha)
+	parallelFor(src.n, src.n*ch*16, func(lo, hi int) {
+		for i := lo * ch; i < hi*ch; i++ {
+			c := i % ch
+			x := src.data[i]
+			sn := float32(math.Sin(float64(s.alpha[c] * x)))
+			dst.data[i] = x + s.inv[c]*(sn*sn)
+		}
+	})
+}
+
+// codecLayerNorm normalises x over its channels: (x − mean)·rstd·w + b with
+// the biased variance and eps inside the root, statistics in float64.
+func codecLayerNorm(dst, x, w, b []float32, eps float64) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := sum / float64(len(x))
+	var ss float64
+	for _, v := range x {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	m := float32(mean)
+	rstd := float32(1 / math.Sqrt(ss/float64(len(x))+eps))
+	for i, v := range x {
+		dst[i] = (v-m)*rstd*w[i] + b[i]
+	}
+}
+
+// codecGELU is the exact (erf) GELU: x/2 · (1 + erf(x/√2)).
+func codecGELU(x float32) float32 {
+	v := float64(x)
+	return float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
+}

@@ -1,0 +1,142 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"proscenium/engine/checkpoint"
+)
+
+// Reading the codec's state dict: tensors by name with shape checks, and the
+// weight-norm folding of both spellings.
+
+// codecLoader fetches tensors from a codec state dict, remembering the first
+// error and every tensor it consumed.
+type codecLoader struct {
+	ts   *checkpoint.TensorSet
+	err  error
+	used map[string]bool
+}
+
+func (l *codecLoader) fail(format string, a ...any) {
+	if l.err == nil {
+		l.err = fmt.Errorf(format, a...)
+	}
+}
+
+// has reports whether the tensor exists.
+func (l *codecLoader) has(name string) bool { return l.ts.Get(name) != nil }
+
+// shape returns a tensor's shape, or nil (and an error) if it is missing.
+func (l *codecLoader) shape(name string) []int {
+	t := l.ts.Get(name)
+	if t == nil {
+		l.fail("codec: missing tensor %s", name)
+		return nil
+	}
+	return t.Shape
+}
+
+// f32 returns a tensor's values as float32, checking its shape.
+func (l *codecLoader) f32(name string, shape ...int) []float32 {
+	t := l.ts.Get(name)
+	if t == nil {
+		l.fail("codec: missing tensor %s", name)
+		return nil
+	}
+	if !codecSameShape(t.Shape, shape) {
+		l.fail("codec: tensor %s has shape %v, want %v", name, t.Shape, shape)
+		return nil
+	}
+	v, err := t.Float32s()
+	if err != nil {
+		l.fail("codec: %v", err)
+		return nil
+	}
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			l.fail("codec: tensor %s holds a non-finite value at element %d", name, i)
+			return nil
+		}
+	}
+	l.used[name] = true
+	return v
+}
+
+// weightNormed returns the weight of a weight-normed conv at prefix (the
+// module holding `weight`), folded in float32: w = v · (g / ‖v‖) with the
+// norm over every dim but 0, as torch's _weight_norm computes it. Both
+// spellings are read: prefix.parametrizations.weight.original0/original1
+// (torch.nn.utils.parametrizations) and prefix.weight_g/weight_v (the older
+// torch.nn.utils.weight_norm). shape is v's shape.
+func (l *codecLoader) weightNormed(prefix string, shape ...int) []float32 {
+	gName, vName := prefix+".parametrizations.weight.original0", prefix+".parametrizations.weight.original1"
+	if !l.has(gName) && l.has(prefix+".weight_g") {
+		gName, vName = prefix+".weight_g", prefix+".weight_v"
+	}
+	gShape := make([]int, len(shape))
+	for i := range gShape {
+		gShape[i] = 1
+	}
+	if len(shape) > 0 {
+		gShape[0] = shape[0]
+	}
+	g := l.f32(gName, gShape...)
+	v := l.f32(vName, shape...)
+	if g == nil || v == nil {
+		return nil
+	}
+	rows := shape[0]
+	per := len(v) / rows
+	w := make([]float32, len(v))
+	for r := 0; r < rows; r++ {
+		vr := v[r*per : (r+1)*per]
+		var ss float64
+		for _, x := range vr {
+			ss += float64(x) * float64(x)
+		}
+		norm := float32(math.Sqrt(ss))
+		if norm == 0 {
+			l.fail("codec: tensor %s: row %d of the weight-norm direction is zero", vName, r)
+			return nil
+		}
+		scale := g[r] / norm
+		for i, x := range vr {
+			w[r*per+i] = x * scale
+		}
+	}
+	return w
+}
+
+// unused lists the tensors under the decode path's prefixes that the loader
+// did not consume: a checkpoint with modules this decoder does not know.
+func (l *codecLoader) unused() []string {
+	var out []string
+	for _, n := range l.ts.Names() {
+		if l.used[n] {
+			continue
+		}
+		decodePath := false
+		for _, p := range []string{"decoder.", "quantizer.post_module.", "quantizer.upsample.", "quantizer.semantic_quantizer.", "quantizer.quantizer."} {
+			decodePath = decodePath || strings.HasPrefix(n, p)
+		}
+		// The quantizers' in_proj projects encoder latents: encode only.
+		if decodePath && !strings.Contains(n, ".in_proj.") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func codecSameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
