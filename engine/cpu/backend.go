@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"fmt"
+	"path/filepath"
 
+	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
 
@@ -62,8 +64,123 @@ func NewBackend(bb *Backbone, tw *Tower, heads *AudioHeads, codec FrameDecoder) 
 	return b, nil
 }
 
+// SamplesPerFrame is the codec's samples per frame (0 when the decoder does
+// not say, as with test decoders).
+func (b *Backend) SamplesPerFrame() int {
+	if s, ok := b.codec.(interface{ SamplesPerFrame() int }); ok {
+		return s.SamplesPerFrame()
+	}
+	return 0
+}
+
 // CodebookEntries is the number of entries of each codebook.
 func (b *Backend) CodebookEntries() []int { return b.entries }
+
+// LoadBackend loads a checkpoint directory for the CPU: config.json, the
+// safetensors bound through the weight map, codec.pth. tok resolves the
+// semantic and end-of-speech tokens (the directory's tokenizer.json).
+func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
+	cfg, err := drama3.LoadConfig(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := checkpoint.OpenSafetensors(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ix.Close()
+	var stored []*drama3.Param
+	for _, ti := range ix.Tensors() {
+		stored = append(stored, &drama3.Param{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, File: ti.File, Offset: ti.Offset, Size: ti.Size})
+	}
+	w, rep := drama3.Bind(cfg, stored, ix)
+	if err := rep.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	bw, err := LoadBackboneWeights(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	tw, err := LoadTowerWeights(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	heads, err := NewAudioHeads(w, tok, bw.Embed, tw.Embeddings)
+	if err != nil {
+		return nil, nil, err
+	}
+	codec, err := LoadCodecFile(filepath.Join(dir, "codec.pth"), CodecOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	bb, err := NewBackbone(bw)
+	if err != nil {
+		return nil, nil, err
+	}
+	tower, err := NewTower(tw)
+	if err != nil {
+		return nil, nil, err
+	}
+	cd, err := NewCodecFrames(codec, tw.Geometry.Entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := NewBackend(bb, tower, heads, cd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, cfg, nil
+}
+
+// CodecFrames adapts the codec to the loop's frames: it keeps the take's
+// codes frame-major as the codec reads them, appending frames as they come,
+// and one scratch for every chunk.
+type CodecFrames struct {
+	codec   *Codec
+	scratch CodecScratch
+	flat    []int32
+	width   int
+}
+
+// NewCodecFrames checks that the codec decodes the codebooks the model
+// samples (count and sizes) and wraps it.
+func NewCodecFrames(c *Codec, entries []int) (*CodecFrames, error) {
+	g := c.Geometry()
+	if g.Codebooks() != len(entries) {
+		return nil, fmt.Errorf("codec.pth decodes %d codebooks, the model samples %d", g.Codebooks(), len(entries))
+	}
+	if g.SemanticCodes != entries[0] {
+		return nil, fmt.Errorf("codec.pth semantic codebook has %d entries, the model's %d", g.SemanticCodes, entries[0])
+	}
+	for i, n := range entries[1:] {
+		if n != g.ResidualCodes {
+			return nil, fmt.Errorf("codec.pth residual codebooks have %d entries, the model's codebook %d has %d", g.ResidualCodes, i+1, n)
+		}
+	}
+	return &CodecFrames{codec: c, width: len(entries)}, nil
+}
+
+// SamplesPerFrame is the codec's hop.
+func (d *CodecFrames) SamplesPerFrame() int { return d.codec.Geometry().SamplesPerFrame }
+
+// Decode returns frames [from, to) of frames' whole decode.
+func (d *CodecFrames) Decode(frames [][]int, from, to int) ([]float32, error) {
+	if len(d.flat) > len(frames)*d.width {
+		d.flat = d.flat[:0] // a new take
+	}
+	for _, f := range frames[len(d.flat)/d.width:] {
+		if len(f) != d.width {
+			return nil, fmt.Errorf("codec: frame of %d codes, want %d", len(f), d.width)
+		}
+		for _, c := range f {
+			d.flat = append(d.flat, int32(c))
+		}
+	}
+	return d.codec.Decode(d.flat, from, to, &d.scratch)
+}
+
+// Reset forgets the codes of the last take.
+func (d *CodecFrames) Reset() { d.flat = d.flat[:0] }
 
 // Begin clears every cache, runs the prompt through the backbone and all
 // but its last row through the tower (text rows), and writes the semantic
@@ -77,6 +194,9 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 	}
 	b.backbone.Reset()
 	b.tower.Reset()
+	if r, ok := b.codec.(interface{ Reset() }); ok {
+		r.Reset()
+	}
 	D := b.backbone.Geometry().Hidden
 	hidden, err := b.backbone.Run(TokenRows(prompt))
 	if err != nil {
