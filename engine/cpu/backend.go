@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
 
@@ -33,7 +32,7 @@ type Backend struct {
 	audioRow bool      // the tower is running an audio row (for Probe)
 
 	// Probe, when set, sees intermediate tensors for stage comparisons, in
-	// order: "prefill_hidden" [prompt rows, D] once per take; per frame
+	// order: "prefill_hidden" [D] for each prompt row; per frame
 	// "tower_layer.L" [D] for L = 0..12 (shared first); per feedback step
 	// "feedback_row" [D] and "backbone_hidden" [D]. It must not keep values.
 	Probe func(name string, values []float32)
@@ -80,23 +79,12 @@ func (b *Backend) CodebookEntries() []int { return b.entries }
 // safetensors bound through the weight map, codec.pth. tok resolves the
 // semantic and end-of-speech tokens (the directory's tokenizer.json).
 func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
-	cfg, err := drama3.LoadConfig(dir)
+	ck, err := drama3.Load(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	ix, err := checkpoint.OpenSafetensors(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ix.Close()
-	var stored []*drama3.Param
-	for _, ti := range ix.Tensors() {
-		stored = append(stored, &drama3.Param{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, File: ti.File, Offset: ti.Offset, Size: ti.Size})
-	}
-	w, rep := drama3.Bind(cfg, stored, ix)
-	if err := rep.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", dir, err)
-	}
+	defer ck.Close()
+	cfg, w := ck.Config, ck.Weights
 	bw, err := LoadBackboneWeights(w)
 	if err != nil {
 		return nil, nil, err
@@ -203,7 +191,9 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 		return err
 	}
 	if b.Probe != nil {
-		b.Probe("prefill_hidden", hidden)
+		for r := range prompt {
+			b.Probe("prefill_hidden", hidden[r*D:(r+1)*D])
+		}
 	}
 	n := len(prompt) - 1
 	if err := b.tower.Text(hidden[:n*D], n); err != nil {
