@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"proscenium/engine/drama3"
+)
+
+func init() {
+	register(command{name: "inspect", summary: "geometry, parameters, memory estimate and unplaced/missing tensors of a checkpoint", run: func(args []string) error {
+		return runInspect(args, os.Stdout)
+	}})
+}
+
+// dtypeStats is what the stored tensors of one dtype amount to.
+type dtypeStats struct {
+	Tensors  int   `json:"tensors"`
+	Elements int64 `json:"elements"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// inspection is the machine-readable report (--json).
+type inspection struct {
+	Dir            string                 `json:"dir"`
+	Config         *drama3.Config         `json:"config,omitempty"`
+	BackbonePrefix string                 `json:"backbone_prefix"`
+	AudioPrefix    string                 `json:"audio_prefix"`
+	Parameters     *parameterReport       `json:"parameters,omitempty"`
+	Files          []string               `json:"files,omitempty"`
+	Stored         map[string]*dtypeStats `json:"stored_by_dtype,omitempty"`
+	StoredBytes    int64                  `json:"stored_bytes"`
+	Memory         *drama3.Memory         `json:"memory,omitempty"`
+	MemoryBasis    string                 `json:"memory_basis,omitempty"`
+	Unplaced       []string               `json:"unplaced"`
+	Missing        []string               `json:"missing"`
+	Problems       []string               `json:"problems"`
+	Error          string                 `json:"error,omitempty"`
+}
+
+type parameterReport struct {
+	Text  int64 `json:"text"`
+	Audio int64 `json:"audio"`
+	Total int64 `json:"total"`
+}
+
+// runInspect: proscenium inspect DIR [--context N] [--json]. It reports
+// whatever it could read and returns an error (exit 1) naming the file or
+// tensor when the directory cannot be loaded; unplaced tensors alone are
+// listed, not fatal.
+func runInspect(args []string, out io.Writer) error {
+	fs := newFlags("inspect")
+	context := fs.Int("context", 4096, "rows (text + audio frames) the memory estimate provisions caches for")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: proscenium inspect DIR [--context N] [--json]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: inspect takes one checkpoint directory, got %d arguments", errUsage, len(pos))
+	}
+	if *context <= 0 || *context > 1<<24 {
+		return fmt.Errorf("%w: --context %d: want 1 … %d rows", errUsage, *context, 1<<24)
+	}
+	dir := pos[0]
+	rep := inspection{Dir: dir, Unplaced: []string{}, Missing: []string{}, Problems: []string{}}
+	loadErr := inspectDir(&rep, dir, *context)
+	if loadErr != nil {
+		rep.Error = loadErr.Error()
+	}
+	if *asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printInspection(out, &rep)
+	}
+	return loadErr
+}
+
+// inspectDir fills rep; the error says why dir cannot be loaded.
+func inspectDir(rep *inspection, dir string, context int) error {
+	cfg, err := drama3.LoadConfig(dir)
+	if err != nil {
+		return err
+	}
+	rep.Config = cfg
+	pc := drama3.CountParameters(cfg)
+	rep.Parameters = &parameterReport{pc.Text, pc.Audio, pc.Total()}
+	ck, err := drama3.Open(dir)
+	if err != nil {
+		// The geometry alone still gives an estimate, at the standard storage.
+		m := drama3.EstimateMemory(cfg, drama3.StoredWeightBytes(cfg), context)
+		rep.Memory, rep.MemoryBasis = &m, "geometry (no readable weights)"
+		return err
+	}
+	defer ck.Close()
+	w := ck.Weights
+	rep.BackbonePrefix, rep.AudioPrefix = w.BackbonePrefix, w.AudioPrefix
+	rep.Files = ck.Index.Files
+	rep.Stored = map[string]*dtypeStats{}
+	for _, ti := range ck.Index.Tensors() {
+		s := rep.Stored[string(ti.DType)]
+		if s == nil {
+			s = &dtypeStats{}
+			rep.Stored[string(ti.DType)] = s
+		}
+		s.Tensors++
+		s.Elements += int64(ti.NumElements())
+		s.Bytes += ti.Size
+		rep.StoredBytes += ti.Size
+	}
+	var placed int64
+	for _, p := range w.Params() {
+		placed += p.Size
+	}
+	m := drama3.EstimateMemory(cfg, placed, context)
+	rep.Memory, rep.MemoryBasis = &m, "placed tensors as stored"
+	rep.Unplaced = append(rep.Unplaced, ck.Report.Unplaced...)
+	rep.Missing = append(rep.Missing, ck.Report.Missing...)
+	rep.Problems = append(rep.Problems, ck.Report.Problems...)
+	if err := ck.Report.Err(); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
+}
+
+func printInspection(out io.Writer, r *inspection) {
+	p := func(format string, a ...any) { fmt.Fprintf(out, format, a...) }
+	p("checkpoint %s\n", r.Dir)
+	if c := r.Config; c != nil {
+		t, a := &c.Text, &c.Audio
+		p("\nbackbone (text_config)\n")
+		p("  hidden %d, %d layers (%d linear attention, %d full attention), vocab %d, tied LM head %v\n",
+			t.HiddenSize, t.NumLayers, t.CountLayers(drama3.LinearAttention), t.CountLayers(drama3.FullAttention), t.VocabSize, t.TieWordEmbeddings)
+		p("  layer types %s\n", layerPattern(t.LayerTypes))
+		p("  full attention: %d heads, %d kv heads, head_dim %d, rotary %d dims (factor %g), theta %g\n",
+			t.NumHeads, t.NumKVHeads, t.HeadDim, t.RotaryDim(), t.PartialRotaryFactor, t.RopeTheta)
+		p("  linear attention: %d key heads of %d, %d value heads of %d, conv kernel %d\n",
+			t.LinearNumKeyHeads, t.LinearKeyHeadDim, t.LinearNumValueHeads, t.LinearValueHeadDim, t.ConvKernel)
+		p("  MoE: %d experts, top %d, expert FFN %d, shared FFN %d; RMS eps %g\n",
+			t.NumExperts, t.NumExpertsPerTok, t.MoEIntermediate, t.SharedIntermediate, t.RMSNormEps)
+		p("tower (audio_decoder_config)\n")
+		p("  dim %d, %d shared + %d residual layers, %d heads, %d kv heads, head_dim %d, rotary %d dims, theta %g, FFN %d\n",
+			a.Dim, a.SharedLayers, a.ResidualLayers(), a.NumHeads, a.NumKVHeads, a.HeadDim, a.RotaryDim(), a.RopeBase, a.IntermediateSize)
+		p("  %d codebooks: %d semantic entries, %d per residual codebook\n", a.NumCodebooks, a.SemanticCodebookSize, a.CodebookSize)
+		if c.Quant.FP8() {
+			p("quantization: routed experts block-FP8, blocks [%d, %d]\n", c.Quant.BlockRows, c.Quant.BlockCols)
+		} else {
+			p("quantization: none\n")
+		}
+	}
+	if r.Parameters != nil {
+		p("\nparameters (from the geometry): %s total = %s backbone + %s tower, heads and codebooks\n",
+			billions(r.Parameters.Total), billions(r.Parameters.Text), billions(r.Parameters.Audio))
+	}
+	if r.Stored != nil {
+		p("stored: %d files, %s", len(r.Files), byteSize(r.StoredBytes))
+		dts := make([]string, 0, len(r.Stored))
+		for d := range r.Stored {
+			dts = append(dts, d)
+		}
+		sort.Strings(dts)
+		for _, d := range dts {
+			s := r.Stored[d]
+			p("; %s %d tensors, %d elements, %s", d, s.Tensors, s.Elements, byteSize(s.Bytes))
+		}
+		p("\n")
+		p("prefixes: backbone %q, audio %q\n", r.BackbonePrefix, r.AudioPrefix)
+	}
+	if m := r.Memory; m != nil {
+		p("\ndevice memory for %d rows of context (weights from %s): %s\n", m.Context, r.MemoryBasis, byteSize(m.Total))
+		p("  weights %s, attention KV %s, DeltaNet state %s, tower KV %s, scratch %s (prefill chunk %d rows); each further row adds %s\n",
+			byteSize(m.Weights), byteSize(m.AttentionKV), byteSize(m.DeltaNet), byteSize(m.TowerKV), byteSize(m.Scratch), m.ScratchRows, byteSize(m.PerRowCaches))
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			p("%s: none\n", title)
+			return
+		}
+		p("%s (%d):\n", title, len(items))
+		for _, s := range items {
+			p("  %s\n", s)
+		}
+	}
+	if r.Stored != nil {
+		p("\n")
+		list("unplaced tensors", r.Unplaced)
+		list("missing tensors", r.Missing)
+		list("problems", r.Problems)
+	}
+	if r.Error != "" {
+		p("\ncannot load: %s\n", r.Error)
+	}
+}
+
+// layerPattern writes layer types compactly: "L L L F ×10".
+func layerPattern(types []drama3.LayerType) string {
+	letters := make([]string, len(types))
+	for i, t := range types {
+		letters[i] = map[drama3.LayerType]string{drama3.LinearAttention: "L", drama3.FullAttention: "F"}[t]
+	}
+	for period := 1; period <= len(letters)/2; period++ {
+		if len(letters)%period != 0 {
+			continue
+		}
+		repeats := true
+		for i := period; i < len(letters); i++ {
+			if letters[i] != letters[i-period] {
+				repeats = false
+				break
+			}
+		}
+		if repeats {
+			return fmt.Sprintf("%s ×%d", strings.Join(letters[:period], ""), len(letters)/period)
+		}
+	}
+	return strings.Join(letters, "")
+}
+
+func billions(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f B (%d)", float64(n)/1e9, n)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2f M (%d)", float64(n)/1e6, n)
+	}
+	return fmt.Sprint(n)
+}
+
+func byteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"proscenium/engine/drama3"
+)
+
+func init() {
+	register(command{name: "make-tiny", summary: "write a random-weights demo checkpoint in the full Drama 3 layout", run: func(args []string) error {
+		return runMakeTiny(args, os.Stdout)
+	}})
+}
+
+// runMakeTiny: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts].
+func runMakeTiny(args []string, out io.Writer) error {
+	fs := newFlags("make-tiny")
+	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
+	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
+	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: make-tiny takes one directory, got %d arguments", errUsage, len(pos))
+	}
+	dir := pos[0]
+	path := *tok
+	if path == "" {
+		if path, err = drama3.FindBaseTokenizer(); err != nil {
+			return err
+		}
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("base tokenizer: %w", err)
+	}
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote a demo checkpoint (random weights, speaks no words) to %s\n", dir)
+	return nil
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments, which it returns in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
