@@ -10,6 +10,8 @@ import "math"
 type CodecScratch struct {
 	free [][]float32 // buffers not in use
 	all  [][]float32 // every buffer ever made, for poisoning in tests
+	// poisonNew makes new buffers start as NaN (tests).
+	poisonNew bool
 }
 
 // get returns a buffer of n values, reusing the smallest free one that fits.
@@ -26,6 +28,9 @@ func (s *CodecScratch) get(n int) []float32 {
 		return b
 	}
 	b := make([]float32, n)
+	if s.poisonNew {
+		fillNaN(b)
+	}
 	s.all = append(s.all, b)
 	return b
 }
@@ -42,11 +47,14 @@ func (s *CodecScratch) release(sig codecSignal) { s.put(sig.data) }
 
 // poison fills every buffer with NaN (tests).
 func (s *CodecScratch) poison() {
-	nan := float32(math.NaN())
 	for _, b := range s.all {
-		b = b[:cap(b)]
-		for i := range b {
-			b[i] = nan
-		}
+		fillNaN(b[:cap(b)])
+	}
+}
+
+func fillNaN(b []float32) {
+	nan := float32(math.NaN())
+	for i := range b {
+		b[i] = nan
 	}
 }

@@ -25,6 +25,20 @@ type codecFixture struct {
 	zUp   []float32
 	pcm   []float32
 	meta  codecMeta
+
+	stagesOnce sync.Once
+	stages     *CodecStages // our whole decode, shared by the tests
+	stagesErr  error
+}
+
+// decoded returns our whole decode of the fixture (computed once).
+func (f *codecFixture) decoded(t testing.TB) *CodecStages {
+	t.Helper()
+	f.stagesOnce.Do(func() { f.stages, f.stagesErr = f.codec.DecodeStages(f.codes) })
+	if f.stagesErr != nil {
+		t.Fatalf("%s: %v", f.name, f.stagesErr)
+	}
+	return f.stages
 }
 
 type codecMeta struct {
@@ -145,10 +159,7 @@ func TestCodecGeometryFromShapes(t *testing.T) {
 
 func TestCodecGoldens(t *testing.T) {
 	for name, f := range loadCodecFixtures(t) {
-		st, err := f.codec.DecodeStages(f.codes)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		st := f.decoded(t)
 		for _, s := range []struct {
 			stage     string
 			got, want []float32

@@ -189,7 +189,7 @@ func (b *codecBlock) run(in codecSignal, outStart int, ws *CodecScratch) codecSi
 		for k := lo; k < hi; k++ {
 			t, h := o0+k/b.heads, k%b.heads
 			q := qkv.row(t)[h*codecHeadDim : (h+1)*codecHeadDim]
-			j0 := max(0, t-b.window+1)
+			j0 := max(kv0, t-b.window+1) // kv0 is 0 or at most t−W+1, bar decode's test cut
 			sc := scores[:t-j0+1]
 			m := float32(math.Inf(-1))
 			for j := j0; j <= t; j++ {
