@@ -20,6 +20,7 @@ STUDIO := build/bin/proscenium-studio
 FUZZTIME ?= 5s
 FUZZ_TARGETS :=
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
+FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean
