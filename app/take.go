@@ -27,10 +27,10 @@ type Take struct {
 	ID      int                  `json:"id"`
 	Request engine.SpeechRequest `json:"request"`
 	State   string               `json:"state"`
-	Frames  int                  `json:"frames"` // frames made so far
-	Finish  *engine.Finish       `json:"finish"` // set when finished
-	Error   string               `json:"error"`  // set when failed
-	Started time.Time            `json:"started"`
+	Frames  int                  `json:"frames"`     // frames made so far
+	Finish  *engine.Finish       `json:"finish"`     // set when finished
+	Error   string               `json:"error"`      // set when failed
+	Started int64                `json:"started_ms"` // Unix milliseconds
 }
 
 // takeRun is the take in progress.
@@ -80,7 +80,7 @@ func (s *Service) Speak(req engine.SpeechRequest) (Take, error) {
 		return Take{}, fmt.Errorf("%w: take %d is running; press Stop first", ErrBusy, id)
 	}
 	s.takes.next++
-	t := &Take{ID: s.takes.next, Request: req, State: TakeRunning, Started: time.Now()}
+	t := &Take{ID: s.takes.next, Request: req, State: TakeRunning, Started: time.Now().UnixMilli()}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &takeRun{take: t, cancel: cancel, done: make(chan struct{})}
 	s.takes.running = run

@@ -1,0 +1,216 @@
+package app
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"proscenium/engine"
+)
+
+func newTestServer(t *testing.T, open Opener) (*httptest.Server, *Service, *Hub) {
+	t.Helper()
+	hub := NewHub()
+	svc, err := New(Config{Open: open, Events: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Proscenium</title>")}}
+	mux, err := NewMux(svc, hub, ServerOptions{UI: ui, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { srv.Close(); Shutdown(svc) })
+	return srv, svc, hub
+}
+
+func post(t *testing.T, srv *httptest.Server, method, body string, header map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL+"/api/"+method, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, strings.TrimSpace(string(b))
+}
+
+func TestAPICallsTheServiceMethods(t *testing.T) {
+	srv, svc, _ := newTestServer(t, nil)
+	speak := `[{"text":"Hello.","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"seed":3,"max_frames":50}]`
+	tests := []struct {
+		name, method, body string
+		status             int
+		want               string // exact body
+	}{
+		{"speak without model", "Speak", speak, 409, `{"error":"no model loaded"}`},
+		{"stats without model", "Stats", "[]", 200, `{"loaded":false,"message":"no model loaded","memory":null,"last_take":null}`},
+		{"empty body is no arguments", "Takes", "", 200, `[]`},
+		{"stop with nothing running", "Stop", "[]", 200, `false`},
+		{"load without backend", "LoadModel", `["` + t.TempDir() + `"]`, 501, ""},
+		{"load a missing path", "LoadModel", `["/no/such/dir"]`, 404, ""},
+		{"invalid setting", "SetSettings", `[{"script":"","sampling":{"temperature":1,"top_p":1.5,"top_k":0},"seed":0,"max_frames":10,"model_dir":""}]`, 400, `{"error":"invalid: top_p must be in (0, 1], got 1.5"}`},
+		{"unknown field", "Speak", `[{"text":"x","volume":2}]`, 400, ""},
+		{"wrong argument type", "LoadModel", `[42]`, 400, ""},
+		{"too many arguments", "Stats", `[1]`, 400, `{"error":"Stats: takes 0 argument(s), got 1"}`},
+		{"not an array", "LoadModel", `"/tmp"`, 400, ""},
+		{"trailing data", "Stats", `[] []`, 400, ""},
+		{"unknown method", "Format", `[]`, 404, `{"error":"no API method \"Format\""}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := post(t, srv, tc.method, tc.body, nil)
+			if status != tc.status || (tc.want != "" && body != tc.want) {
+				t.Fatalf("got %d %s; want %d %s", status, body, tc.status, tc.want)
+			}
+			if status != 200 && !strings.HasPrefix(body, `{"error":"`) {
+				t.Fatalf("error body is not {\"error\":…}: %s", body)
+			}
+		})
+	}
+	// The settings call that the service refused changed nothing.
+	if svc.Settings() != DefaultSettings() {
+		t.Fatalf("settings changed: %+v", svc.Settings())
+	}
+}
+
+func TestAPIRoundTripsSettings(t *testing.T) {
+	srv, svc, _ := newTestServer(t, nil)
+	want := DefaultSettings()
+	want.Script, want.Seed, want.Sampling.Temperature = "Über — naïve.", MaxSeed, 0.65
+	arg, _ := json.Marshal([]Settings{want})
+	status, body := post(t, srv, "SetSettings", string(arg), nil)
+	if status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	var got Settings
+	if err := json.Unmarshal([]byte(body), &got); err != nil || got != want || svc.Settings() != want {
+		t.Fatalf("answer %+v (%v), stored %+v, want %+v", got, err, svc.Settings(), want)
+	}
+}
+
+func TestAPIRefusesCrossSiteAndForeignHosts(t *testing.T) {
+	srv, _, _ := newTestServer(t, nil)
+	tests := []struct {
+		name   string
+		header map[string]string
+		status int
+	}{
+		{"same origin", map[string]string{"Origin": srv.URL}, 200},
+		{"other origin", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"form post", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415},
+		{"text/plain post", map[string]string{"Content-Type": "text/plain"}, 415},
+		{"json with charset", map[string]string{"Content-Type": "application/json; charset=utf-8"}, 200},
+		{"DNS-rebound host", map[string]string{"Host": "attacker.example"}, 403},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", srv.URL+"/api/Stats", strings.NewReader("[]"))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tc.header {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			res, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("got %d, want %d", res.StatusCode, tc.status)
+			}
+		})
+	}
+}
+
+func TestAPIServesTheUI(t *testing.T) {
+	srv, _, _ := newTestServer(t, nil)
+	res, err := srv.Client().Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), "<title>Proscenium</title>") {
+		t.Fatalf("GET /: %d %q", res.StatusCode, b)
+	}
+}
+
+func TestEventsReachTheWebSocket(t *testing.T) {
+	eng := &testEngine{frames: 3, tick: time.Millisecond}
+	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return eng, nil })
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	waitFor(t, func() bool { // the handler subscribes after the upgrade
+		status, _ := post(t, srv, "Stop", "[]", nil)
+		return status == 200 && hubSize(svc.events) > 0
+	})
+
+	dir := t.TempDir()
+	if _, err := svc.LoadModel(dir); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var first struct {
+		Name string      `json:"name"`
+		Data ModelStatus `json:"data"`
+	}
+	if err := ws.ReadJSON(&first); err != nil {
+		t.Fatal(err)
+	}
+	if first.Name != EventModel || first.Data.State != ModelLoading || first.Data.Dir != dir {
+		t.Fatalf("first event: %+v", first)
+	}
+}
+
+func TestWebSocketRefusesOtherOrigins(t *testing.T) {
+	srv, _, _ := newTestServer(t, nil)
+	h := http.Header{"Origin": {"http://evil.example"}}
+	_, res, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", h)
+	if err == nil || res == nil || res.StatusCode != 403 {
+		t.Fatalf("cross-origin WebSocket: err=%v res=%v", err, res)
+	}
+}
+
+// Every exported Service method is callable over HTTP (Wails binds the same set).
+func TestAPIMethodsMirrorTheService(t *testing.T) {
+	methods, err := apiMethods(&Service{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeFor[*Service]()
+	if len(methods) != typ.NumMethod() {
+		t.Fatalf("%d API methods for %d exported methods", len(methods), typ.NumMethod())
+	}
+	for i := range typ.NumMethod() {
+		if _, ok := methods[typ.Method(i).Name]; !ok {
+			t.Errorf("method %s not reachable over HTTP", typ.Method(i).Name)
+		}
+	}
+}
+
+func hubSize(h *Hub) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}

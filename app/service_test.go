@@ -1,0 +1,313 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"proscenium/engine"
+)
+
+// testEngine is a stand-in backend: it makes one frame per tick until it
+// has made frames frames or the context ends.
+type testEngine struct {
+	frames int
+	tick   time.Duration
+	mem    engine.Memory
+
+	mu     sync.Mutex
+	closed bool
+	got    []engine.SpeechRequest
+}
+
+func (e *testEngine) Info() engine.Info {
+	return engine.Info{Model: "test", Backend: "cpu", SampleRate: 44100, SamplesPerFrame: 2048, Codebooks: 10}
+}
+
+func (e *testEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	e.mu.Lock()
+	e.got = append(e.got, req)
+	e.mu.Unlock()
+	start := time.Now()
+	reason, n := engine.FinishStop, 0
+	for n < e.frames {
+		select {
+		case <-ctx.Done():
+			reason = engine.FinishCancel
+		case <-time.After(e.tick):
+		}
+		if reason == engine.FinishCancel {
+			break
+		}
+		n++
+		emit(engine.Event{Kind: engine.EventFrames, Frames: n})
+	}
+	secs := float64(n*2048) / 44100
+	el := time.Since(start)
+	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: el,
+		RealTimeFactor: el.Seconds() / secs, TimeToFirstAudio: e.tick}, nil
+}
+
+func (e *testEngine) Stats() engine.Stats { return engine.Stats{Memory: e.mem} }
+
+func (e *testEngine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	return nil
+}
+
+// recorder collects the events a Hub publishes.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) add(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func speech(text string) engine.SpeechRequest {
+	return engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 100}
+}
+
+func newService(t *testing.T, open Opener) (*Service, *recorder) {
+	t.Helper()
+	hub := NewHub()
+	rec := &recorder{}
+	hub.Subscribe(rec.add)
+	svc, err := New(Config{Open: open, Events: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	return svc, rec
+}
+
+func TestNoBackendAnswersHonestly(t *testing.T) {
+	svc, rec := newService(t, nil)
+
+	st := svc.ModelStatus()
+	if st.State != ModelNone || st.CanLoad || !strings.Contains(st.Message, "no model loaded") {
+		t.Fatalf("status without backend: %+v", st)
+	}
+	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, ErrNoBackend) {
+		t.Fatalf("LoadModel without backend: got %v, want ErrNoBackend", err)
+	}
+	if _, err := svc.Speak(speech("Hello.")); !errors.Is(err, ErrNoModel) || err.Error() != "no model loaded" {
+		t.Fatalf("Speak without model: got %v", err)
+	}
+	stats := svc.Stats()
+	if stats.Loaded || stats.Memory != nil || stats.LastTake != nil || stats.Message != "no model loaded" {
+		t.Fatalf("Stats without model must carry no numbers: %+v", stats)
+	}
+	if stopped, err := svc.Stop(); stopped || err != nil {
+		t.Fatalf("Stop with nothing running: %v, %v", stopped, err)
+	}
+	if st, err := svc.UnloadModel(); err != nil || st.State != ModelNone {
+		t.Fatalf("UnloadModel without model: %+v, %v", st, err)
+	}
+	if n := len(svc.Takes()); n != 0 {
+		t.Fatalf("takes: %d, want none", n)
+	}
+	if names := rec.names(); len(names) != 0 {
+		t.Fatalf("nothing changed, yet events were sent: %v", names)
+	}
+}
+
+func TestLoadModelChecksThePathFirst(t *testing.T) {
+	svc, _ := newService(t, func(string) (engine.Engine, error) { t.Fatal("opener called"); return nil, nil })
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	tests := []struct {
+		dir  string
+		want error
+	}{
+		{"", ErrInvalid},
+		{filepath.Join(t.TempDir(), "missing"), fs.ErrNotExist},
+		{file, ErrInvalid},
+	}
+	for _, tc := range tests {
+		if _, err := svc.LoadModel(tc.dir); !errors.Is(err, tc.want) {
+			t.Errorf("LoadModel(%q): got %v, want %v", tc.dir, err, tc.want)
+		}
+	}
+	if st := svc.ModelStatus(); st.State != ModelNone {
+		t.Fatalf("a refused load changed the state: %+v", st)
+	}
+}
+
+func TestLoadFailureIsReported(t *testing.T) {
+	svc, rec := newService(t, func(dir string) (engine.Engine, error) {
+		return nil, errors.New("config.json: missing key hidden_size")
+	})
+	st, err := svc.LoadModel(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "hidden_size") {
+		t.Fatalf("want the opener's error, got %v", err)
+	}
+	if st.State != ModelNone || !strings.Contains(st.Error, "hidden_size") {
+		t.Fatalf("status after failed load: %+v", st)
+	}
+	if got := strings.Join(rec.names(), ","); got != "model,model,stats" {
+		t.Fatalf("events: %s, want model(loading),model(none),stats", got)
+	}
+}
+
+func TestTakeLifecycle(t *testing.T) {
+	eng := &testEngine{frames: 5, tick: time.Millisecond, mem: engine.Memory{Device: "test", Used: 3 << 20, Peak: 4 << 20, Cap: 8 << 20}}
+	svc, rec := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	dir := t.TempDir()
+	st, err := svc.LoadModel(dir)
+	if err != nil || st.State != ModelLoaded || st.Info == nil || st.Info.Backend != "cpu" || st.Dir != dir {
+		t.Fatalf("load: %+v, %v", st, err)
+	}
+
+	take, err := svc.Speak(speech("Hello there."))
+	if err != nil || take.ID != 1 || take.State != TakeRunning {
+		t.Fatalf("speak: %+v, %v", take, err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State == TakeFinished })
+
+	got := svc.Takes()[0]
+	if got.Finish == nil || got.Finish.Reason != engine.FinishStop || got.Frames != 5 {
+		t.Fatalf("finished take: %+v", got)
+	}
+	if eng.got[0] != speech("Hello there.") {
+		t.Fatalf("engine got %+v", eng.got[0])
+	}
+	stats := svc.Stats()
+	if !stats.Loaded || stats.Memory == nil || *stats.Memory != eng.mem || stats.LastTake == nil || stats.LastTake.Frames != 5 {
+		t.Fatalf("stats after a take: %+v", stats)
+	}
+	names := strings.Join(rec.names(), ",")
+	if !strings.HasPrefix(names, "model,model,stats,take,") || !strings.HasSuffix(names, "take,stats") {
+		t.Fatalf("events: %s", names)
+	}
+
+	if _, err := svc.UnloadModel(); err != nil || !eng.closed {
+		t.Fatalf("unload: %v, closed=%v", err, eng.closed)
+	}
+	if _, err := svc.Speak(speech("Again.")); !errors.Is(err, ErrNoModel) {
+		t.Fatalf("speak after unload: %v", err)
+	}
+}
+
+func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
+	eng := &testEngine{frames: 1 << 30, tick: time.Millisecond}
+	svc, _ := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Speak(speech("A long one.")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].Frames >= 3 })
+	if _, err := svc.Speak(speech("Another.")); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second take while one runs: %v, want ErrBusy", err)
+	}
+	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, ErrBusy) {
+		t.Fatalf("load while a take runs: %v, want ErrBusy", err)
+	}
+	stopped, err := svc.Stop()
+	if !stopped || err != nil {
+		t.Fatalf("stop: %v, %v", stopped, err)
+	}
+	take := svc.Takes()[0]
+	if take.State != TakeFinished || take.Finish.Reason != engine.FinishCancel || take.Frames < 3 {
+		t.Fatalf("stopped take: %+v", take)
+	}
+}
+
+func TestUnloadStopsARunningTake(t *testing.T) {
+	eng := &testEngine{frames: 1 << 30, tick: time.Millisecond}
+	svc, _ := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	svc.LoadModel(t.TempDir())
+	svc.Speak(speech("Running."))
+	if _, err := svc.UnloadModel(); err != nil {
+		t.Fatal(err)
+	}
+	if !eng.closed || svc.Takes()[0].State != TakeFinished {
+		t.Fatalf("closed=%v take=%+v", eng.closed, svc.Takes()[0])
+	}
+}
+
+func TestSpeakValidatesBeforeAskingForAModel(t *testing.T) {
+	svc, _ := newService(t, nil)
+	req := speech("Hello.")
+	req.Sampling.TopP = 0
+	if _, err := svc.Speak(req); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "top_p") {
+		t.Fatalf("got %v, want the top_p error", err)
+	}
+}
+
+func TestSetSettingsPersistsValidAndRefusesInvalid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	svc, err := New(Config{SettingsPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := svc.Settings()
+	s.Sampling.Temperature, s.Script = 0.6, "Draft."
+	if got, err := svc.SetSettings(s); err != nil || got != s {
+		t.Fatalf("set: %+v, %v", got, err)
+	}
+	onDisk, err := LoadSettings(path)
+	if err != nil || onDisk != s {
+		t.Fatalf("file holds %+v, %v", onDisk, err)
+	}
+
+	bad := s
+	bad.Sampling.TopK = -3
+	got, err := svc.SetSettings(bad)
+	if !errors.Is(err, ErrInvalid) || got != s || svc.Settings() != s {
+		t.Fatalf("invalid settings: got %+v, %v; stored %+v", got, err, svc.Settings())
+	}
+	if onDisk, _ := LoadSettings(path); onDisk != s {
+		t.Fatalf("invalid settings reached the file: %+v", onDisk)
+	}
+
+	again, err := New(Config{SettingsPath: path})
+	if err != nil || again.Settings() != s {
+		t.Fatalf("a new service reads %+v, %v", again.Settings(), err)
+	}
+}
+
+func TestNewRefusesACorruptSettingsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(path, []byte("{not json"), 0o644)
+	if _, err := New(Config{SettingsPath: path}); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("got %v, want an error naming %s", err, path)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "{not json" {
+		t.Fatalf("the corrupt file was changed: %q", b)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

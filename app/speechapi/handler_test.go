@@ -1,0 +1,359 @@
+package speechapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"proscenium/engine"
+)
+
+// fakeEngine is a deterministic stand-in used where the test needs control
+// the real engine does not give: a fault after the first chunk, a take that
+// blocks until released, an observed cancellation. The demo-model tests in
+// demo_test.go cover the real engine.
+type fakeEngine struct {
+	frames    int           // frames per take
+	failAfter int           // >0: return an error after this many chunks
+	block     chan struct{} // non-nil: wait for it (or ctx) before the first chunk
+	started   chan struct{} // non-nil: receives when a take starts
+	cancelled chan struct{} // non-nil: closed when a take sees ctx end
+	once      sync.Once
+}
+
+const fakeSPF = 16 // samples per frame of the fake engine
+
+func (f *fakeEngine) Info() engine.Info {
+	return engine.Info{Model: "fake", Backend: "fake", SampleRate: 44100, SamplesPerFrame: fakeSPF, Codebooks: 10}
+}
+func (f *fakeEngine) Stats() engine.Stats { return engine.Stats{} }
+func (f *fakeEngine) Close() error        { return nil }
+
+func fakeSample(seed uint64, i int) float32 {
+	return float32(math.Sin(float64(i)*0.01*float64(seed%7+1))) * 0.9
+}
+
+func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	if f.started != nil {
+		f.started <- struct{}{}
+	}
+	if f.block != nil {
+		select {
+		case <-f.block:
+		case <-ctx.Done():
+		}
+	}
+	n := min(f.frames, req.MaxFrames)
+	chunks := 0
+	for from := 0; from < n; {
+		if ctx.Err() != nil {
+			if f.cancelled != nil {
+				f.once.Do(func() { close(f.cancelled) })
+			}
+			return &engine.Finish{Reason: engine.FinishCancel, Frames: from}, nil
+		}
+		to := min(n, from+1+chunks) // 1 frame, then growing groups
+		pcm := make([]float32, (to-from)*fakeSPF)
+		for i := range pcm {
+			pcm[i] = fakeSample(req.Seed, from*fakeSPF+i)
+		}
+		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		chunks++
+		if f.failAfter > 0 && chunks >= f.failAfter {
+			return nil, errors.New("injected fault")
+		}
+		from = to
+		if f.block != nil { // give a disconnecting client time to be noticed
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	reason := engine.FinishStop
+	if n == req.MaxFrames {
+		reason = engine.FinishLength
+	}
+	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudio: 3 * time.Millisecond, RealTimeFactor: 0.25}, nil
+}
+
+func serve(t *testing.T, eng engine.Engine, lim Limits) *httptest.Server {
+	srv, _ := serveHandler(t, eng, lim)
+	return srv
+}
+
+func serveHandler(t *testing.T, eng engine.Engine, lim Limits) (*httptest.Server, *Handler) {
+	t.Helper()
+	mux := http.NewServeMux()
+	h := New(func() (engine.Engine, error) {
+		if eng == nil {
+			return nil, errors.New("no model loaded")
+		}
+		return eng, nil
+	}, "drama-3", lim)
+	h.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, h
+}
+
+func post(t *testing.T, srv *httptest.Server, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func wantPCM16(seed uint64, samples int) []byte {
+	out := make([]byte, 2*samples)
+	for i := 0; i < samples; i++ {
+		v := fakeSample(seed, i)
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(int16(math.Round(float64(v)*32767))))
+	}
+	return out
+}
+
+func TestWholeReplies(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 9}, DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"Hello there.","response_format":"pcm","seed":3}`)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "audio/pcm;rate=44100;channels=1;format=s16le" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if got := resp.Header.Get("X-Finish-Reason"); got != "stop" {
+		t.Errorf("X-Finish-Reason %q", got)
+	}
+	if resp.Header.Get("X-Time-To-First-Audio-Ms") != "3.0" || resp.Header.Get("X-Real-Time-Factor") != "0.2500" {
+		t.Errorf("timing headers %v", resp.Header)
+	}
+	if !bytes.Equal(body, wantPCM16(3, 9*fakeSPF)) {
+		t.Errorf("pcm body differs from the take (%d bytes)", len(body))
+	}
+
+	resp = post(t, srv, `{"model":"drama-3","input":"Hello there.","seed":3,"max_frames":4}`)
+	wav, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" {
+		t.Fatalf("wav: status %d, type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), wav)
+	}
+	if got := resp.Header.Get("X-Finish-Reason"); got != "length" {
+		t.Errorf("X-Finish-Reason %q, want length", got)
+	}
+	if len(wav) < 44 || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" {
+		t.Fatalf("not a WAV file")
+	}
+	if rate := binary.LittleEndian.Uint32(wav[24:]); rate != 44100 {
+		t.Errorf("WAV rate %d", rate)
+	}
+	if !bytes.Equal(wav[44:], wantPCM16(3, 4*fakeSPF)) {
+		t.Errorf("WAV samples differ from the take")
+	}
+}
+
+func TestStreamEqualsWhole(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 20}, DefaultLimits())
+	whole := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm","seed":5}`)
+	want, _ := io.ReadAll(whole.Body)
+
+	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm","seed":5,"stream":true}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+		t.Errorf("not chunked: %v", resp.TransferEncoding)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("stream (%d bytes) differs from the whole reply (%d bytes)", len(got), len(want))
+	}
+	if r := resp.Trailer.Get("X-Finish-Reason"); r != "stop" {
+		t.Errorf("trailer X-Finish-Reason %q (trailers %v)", r, resp.Trailer)
+	}
+}
+
+func TestStreamFaultAfterFirstChunkIsNotComplete(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 20, failAfter: 2}, DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm","stream":true}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("a failed stream read as complete (%d bytes)", len(got))
+	}
+	if len(got) == 0 {
+		t.Errorf("the chunks before the fault did not arrive")
+	}
+	if r := resp.Trailer.Get("X-Finish-Reason"); r != "" {
+		t.Errorf("a failed stream carried finish reason %q", r)
+	}
+}
+
+func TestFaultBeforeAudioIsAnError(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 20, failAfter: 1}, DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm"}`)
+	if resp.StatusCode != 500 {
+		t.Errorf("status %d, want 500", resp.StatusCode)
+	}
+}
+
+func TestClientDisconnectCancelsTake(t *testing.T) {
+	eng := &fakeEngine{frames: 1 << 14, block: make(chan struct{}), cancelled: make(chan struct{})}
+	close(eng.block)
+	srv := serve(t, eng, DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm","stream":true,"max_frames":16384}`)
+	buf := make([]byte, 64)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-eng.cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the take went on after the client left")
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxInputChars = 10
+	lim.MaxBodyBytes = 300
+	srv := serve(t, &fakeEngine{frames: 2}, lim)
+	cases := []struct {
+		body   string
+		status int
+		param  string
+		says   string
+	}{
+		{`{"model":"drama-3","input":"hi","colour":"red"}`, 400, "colour", `unknown field "colour"`},
+		{`{"model":"drama-3","input":"hi","response_format":"mp3"}`, 400, "response_format", `"mp3"`},
+		{`{"model":"drama-3","input":"hi","response_format":"opus"}`, 400, "response_format", `"opus"`},
+		{`{"model":"drama-3","input":"hi","speed":1.5}`, 400, "speed", "1.5"},
+		{`{"model":"drama-3","input":"   "}`, 400, "input", "empty"},
+		{`{"model":"drama-3"}`, 400, "input", "required"},
+		{`{"model":"drama-3","input":"hello world, again"}`, 400, "input", "limit is 10"},
+		{`{"model":"tts-1","input":"hi"}`, 400, "model", `"tts-1"`},
+		{`{"input":"hi"}`, 400, "model", "required"},
+		{`{"model":"drama-3","input":"hi","voice":"alloy"}`, 400, "voice", `"alloy"`},
+		{`{"model":"drama-3","input":"hi","stream":true}`, 400, "stream", "pcm"},
+		{`{"model":"drama-3","input":"hi","top_p":0}`, 400, "top_p", "(0, 1]"},
+		{`{"model":"drama-3","input":"hi","top_k":-1}`, 400, "top_k", "top_k"},
+		{`{"model":"drama-3","input":"hi","temperature":-1}`, 400, "temperature", "temperature"},
+		{`{"model":"drama-3","input":"hi","max_frames":0}`, 400, "max_frames", "max_frames"},
+		{`{"model":"drama-3","input":"hi","seed":-4}`, 400, "seed", "seed"},
+		{`{"model":"drama-3","input":7}`, 400, "input", "string"},
+		{`{"model":"drama-3","input":"hi"} {}`, 400, "", "exactly one"},
+		{`{"model":`, 400, "", "cut short"},
+		{``, 400, "", "empty"},
+		{`{"model":"drama-3","input":"` + strings.Repeat("a", 400) + `"}`, 413, "", "larger than 300"},
+	}
+	for _, c := range cases {
+		resp := post(t, srv, c.body)
+		var e struct {
+			Error struct {
+				Message string  `json:"message"`
+				Param   *string `json:"param"`
+			} `json:"error"`
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Errorf("%.60s: reply is not a JSON error: %s", c.body, raw)
+			continue
+		}
+		param := ""
+		if e.Error.Param != nil {
+			param = *e.Error.Param
+		}
+		if resp.StatusCode != c.status || param != c.param || !strings.Contains(e.Error.Message, c.says) {
+			t.Errorf("%.60s: got %d param %q %q; want %d param %q containing %q",
+				c.body, resp.StatusCode, param, e.Error.Message, c.status, c.param, c.says)
+		}
+	}
+}
+
+func TestQueueFullIs429(t *testing.T) {
+	lim := DefaultLimits()
+	lim.QueueDepth = 1
+	eng := &fakeEngine{frames: 2, block: make(chan struct{}), started: make(chan struct{}, 4)}
+	srv, h := serveHandler(t, eng, lim)
+	body := `{"model":"drama-3","input":"x","response_format":"pcm"}`
+	var wg sync.WaitGroup
+	statuses := make(chan int, 2)
+	for i := 0; i < 2; i++ { // one runs, one waits
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
+			if err != nil {
+				statuses <- -1
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+		if i == 0 {
+			<-eng.started
+		}
+	}
+	// Wait until the second request holds its queue place.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.q.slots) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	resp := post(t, srv, body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("third request: status %d, want 429 with Retry-After", resp.StatusCode)
+	}
+	close(eng.block)
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != 200 {
+			t.Errorf("queued request got %d", s)
+		}
+	}
+}
+
+func TestModelsAndHealth(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 1}, DefaultLimits())
+	resp, err := http.Get(srv.URL + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&models)
+	resp.Body.Close()
+	if len(models.Data) != 1 || models.Data[0].ID != "drama-3" {
+		t.Errorf("models = %+v", models)
+	}
+	resp, err = http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+
+	none := serve(t, nil, DefaultLimits())
+	r := post(t, none, `{"model":"drama-3","input":"hi"}`)
+	msg, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 503 || !strings.Contains(string(msg), "no model loaded") {
+		t.Errorf("no engine: %d %s", r.StatusCode, msg)
+	}
+}
