@@ -2,21 +2,28 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 )
 
-// Backbone throughput on the test geometries (docs/PERF.md "Backbone"):
+// Backbone throughput on the golden checkpoints (docs/PERF.md "Backbone"):
+// "like" is make-tiny's geometry (drama3.TinyConfig), "odd" TinyOddConfig;
 // rows/s of a 128-row prefill and of one-row steps after a 128-row prefill.
 // go test ./engine/cpu -run '^$' -bench Backbone -benchtime 20x
 
-func benchGeometries() map[string]BackboneGeometry {
-	return map[string]BackboneGeometry{"like": geometryLike(), "odd": geometryOdd()}
+func benchWeights(b *testing.B, name string) *BackboneWeights {
+	w, err := LoadBackboneDir(filepath.Join("testdata", "backbone", "ckpt", name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
 }
 
 func BenchmarkBackbonePrefill128(b *testing.B) {
-	for name, g := range benchGeometries() {
+	for _, name := range []string{"like", "odd"} {
 		b.Run(name, func(b *testing.B) {
-			w := randomBackbone(g, 1)
+			w := benchWeights(b, name)
+			g := w.Geometry
 			rows := TokenRows(randomIDs(rand.New(rand.NewPCG(1, 2)), 128, g.Vocab))
 			bb, err := NewBackbone(w)
 			if err != nil {
@@ -35,9 +42,10 @@ func BenchmarkBackbonePrefill128(b *testing.B) {
 }
 
 func BenchmarkBackboneStep(b *testing.B) {
-	for name, g := range benchGeometries() {
+	for _, name := range []string{"like", "odd"} {
 		b.Run(name, func(b *testing.B) {
-			w := randomBackbone(g, 1)
+			w := benchWeights(b, name)
+			g := w.Geometry
 			ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 128+b.N, g.Vocab)
 			bb, err := NewBackbone(w)
 			if err != nil {
