@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"proscenium/engine/audio"
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cpu"
+)
+
+func init() {
+	registerDebug(command{name: "decode", summary: "CPU codec decode of codes [10, T] to PCM float32 [T·2048] (.npy)", run: runDebugDecode})
+}
+
+// runDebugDecode decodes a codes .npy with the CPU reference codec and writes
+// the PCM as .npy; --stages also writes the stage outputs in the reference's
+// layout (z_rvq, z_post [latent, T], z_up [latent, 4T]), --wav a WAV file.
+func runDebugDecode(args []string) error {
+	fs := newFlags("debug decode")
+	codecPath := fs.String("codec", "", "codec.pth (torch state dict of the S2 codec) (required)")
+	codesPath := fs.String("codes", "", "codes .npy: int64 or int32 [codebooks, T] (required)")
+	window := fs.Int("window", 0, fmt.Sprintf("post-module attention window in frames (0: the codec's %d)", cpu.CodecDefaultWindow))
+	out := fs.String("out", "", "output .npy: float32 [T·samples per frame] (required)")
+	stages := fs.String("stages", "", "directory for z_rvq.npy, z_post.npy and z_up.npy (optional)")
+	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *codecPath == "" || *codesPath == "" || *out == "" {
+		return fmt.Errorf("%w: --codec, --codes and --out are required", errUsage)
+	}
+	if *window < 0 {
+		return fmt.Errorf("%w: --window %d must be positive", errUsage, *window)
+	}
+	if *stages != "" {
+		if st, err := os.Stat(*stages); err != nil || !st.IsDir() {
+			return fmt.Errorf("--stages %s is not a directory", *stages)
+		}
+	}
+
+	codec, err := cpu.LoadCodecFile(*codecPath, cpu.CodecOptions{Window: *window})
+	if err != nil {
+		return err
+	}
+	ct, err := checkpoint.ReadNPYFile(*codesPath)
+	if err != nil {
+		return err
+	}
+	g := codec.Geometry()
+	if len(ct.Shape) != 2 || ct.Shape[0] != g.Codebooks() {
+		return fmt.Errorf("codes %s: shape %v, want [%d, frames]", *codesPath, ct.Shape, g.Codebooks())
+	}
+	codes, frames, err := cpu.CodecCodesFromNPY(ct)
+	if err != nil {
+		return err
+	}
+	res, err := codec.DecodeStages(codes)
+	if err != nil {
+		return fmt.Errorf("codes %s: %w", *codesPath, err)
+	}
+	if *stages != "" {
+		for _, s := range []struct {
+			name string
+			v    []float32
+		}{{"z_rvq", res.ZRVQ}, {"z_post", res.ZPost}, {"z_up", res.ZUp}} {
+			shape := []int{g.Latent, len(s.v) / g.Latent}
+			if err := checkpoint.WriteNPYFile(filepath.Join(*stages, s.name+".npy"), checkpoint.Float32Tensor(s.name, shape, s.v)); err != nil {
+				return err
+			}
+		}
+	}
+	if *wav != "" {
+		if err := audio.WriteWAV(*wav, res.PCM, audio.SampleRate, audio.Float32); err != nil {
+			return err
+		}
+	}
+	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{frames * g.SamplesPerFrame}, res.PCM))
+}
