@@ -70,7 +70,7 @@ type namedView struct {
 	t    *pyTensor
 }
 
-// maxDictDepth bounds nesting (and cycles through the memo) when flattening.
+// maxDictDepth bounds nesting when flattening.
 const maxDictDepth = 32
 
 func stateDictTensors(root any) ([]namedView, error) {
@@ -79,6 +79,9 @@ func stateDictTensors(root any) ([]namedView, error) {
 		return nil, fmt.Errorf("pickled object is a %s, not a state dict", pyTypeName(root))
 	}
 	var out []namedView
+	// A dict reachable twice (through the memo) would be walked once per
+	// path, exponentially often, or forever around a cycle: refused.
+	seen := map[*pyDict]string{d: "the top level"}
 	var walk func(d *pyDict, prefix string, depth int) error
 	walk = func(d *pyDict, prefix string, depth int) error {
 		if depth > maxDictDepth {
@@ -93,6 +96,10 @@ func stateDictTensors(root any) ([]namedView, error) {
 				}
 				out = append(out, namedView{prefix + ks, v})
 			case *pyDict:
+				if first, ok := seen[v]; ok {
+					return fmt.Errorf("one dict appears both at %s and at %q", first, prefix+fmt.Sprint(k))
+				}
+				seen[v] = fmt.Sprintf("%q", prefix+fmt.Sprint(k))
 				if isStr {
 					if err := walk(v, prefix+ks+".", depth+1); err != nil {
 						return err
@@ -142,15 +149,17 @@ func (m *torchMaterialiser) tensor(name string, v *pyTensor) (*Tensor, error) {
 		}
 	}
 	if n > 0 {
+		// Each step keeps last below numel, so the sum cannot overflow.
 		for i, d := range v.shape {
 			hi, lo := bits.Mul64(uint64(d-1), uint64(v.stride[i]))
-			if hi != 0 || lo > 1<<48 {
-				return nil, fmt.Errorf("stride %v over shape %v is too large", v.stride, v.shape)
+			if last < s.numel && (hi != 0 || lo >= uint64(s.numel)) {
+				last = s.numel
+			} else if last < s.numel {
+				last += int64(lo)
 			}
-			last += int64(lo)
 		}
 		if last >= s.numel {
-			return nil, fmt.Errorf("view (offset %d, shape %v, stride %v) reaches element %d of storage %s, which has %d", v.offset, v.shape, v.stride, last, s.key, s.numel)
+			return nil, fmt.Errorf("view (offset %d, shape %v, stride %v) reaches past the %d elements of storage %s", v.offset, v.shape, v.stride, s.numel, s.key)
 		}
 	}
 	t := &Tensor{Name: name, DType: s.dtype, Shape: shape}

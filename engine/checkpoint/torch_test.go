@@ -248,13 +248,14 @@ func TestReadTorchBadInput(t *testing.T) {
 		{"missing storage", torchZip(t, zipEntry{"a/data.pkl", good, zip.Store}), "tensor w: bad.pth: storage \"0\": no entry a/data/0"},
 		{"storage shorter than declared", torchZip(t, zipEntry{"a/data.pkl", good, zip.Store}, zipEntry{"a/data/0", data16[:12], zip.Store}), "storage 0 declares 4 × F32 but its entry holds 12 bytes"},
 		{"huge declared numel", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 1<<31-1, 0, []int{2, 2}, []int{2, 1}), zip.Store}, zipEntry{"a/data/0", data16, zip.Store}), "declares 2147483647 × F32 but its entry holds 16 bytes"},
-		{"view past storage", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 4, 1, []int{2, 2}, []int{2, 1}), zip.Store}, zipEntry{"a/data/0", data16, zip.Store}), "tensor w: view (offset 1, shape [2 2], stride [2 1]) reaches element 4 of storage 0, which has 4"},
+		{"view past storage", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 4, 1, []int{2, 2}, []int{2, 1}), zip.Store}, zipEntry{"a/data/0", data16, zip.Store}), "tensor w: view (offset 1, shape [2 2], stride [2 1]) reaches past the 4 elements of storage 0"},
 		{"huge shape", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 4, 0, []int{1 << 30, 1 << 30}, []int{0, 0}), zip.Store}, zipEntry{"a/data/0", data16, zip.Store}), "tensor w: shape [1073741824 1073741824] is too large"},
 		{"broadcast view larger than file", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 4, 0, []int{1 << 20, 4}, []int{0, 1}), zip.Store}, zipEntry{"a/data/0", data16, zip.Store}), "strided view of 16777216 bytes exceeds"},
 		{"compressed storage (zip bomb)", torchZip(t, zipEntry{"a/data.pkl", tensorPickle("FloatStorage", "0", 1<<18, 0, []int{1 << 18}, []int{1}), zip.Store}, zipEntry{"a/data/0", bomb, zip.Deflate}), "entry a/data/0 is compressed (method 8)"},
 		{"big-endian", torchZip(t, zipEntry{"a/data.pkl", good, zip.Store}, zipEntry{"a/byteorder", []byte("big"), zip.Store}), "byteorder \"big\""},
 		{"not a dict", torchZip(t, zipEntry{"a/data.pkl", []byte{0x80, 2, 'K', 1, '.'}, zip.Store}), "pickled object is a int, not a state dict"},
 		{"memo get unset", torchZip(t, zipEntry{"a/data.pkl", []byte{0x80, 2, 'h', 9, '.'}, zip.Store}), "memo index 9 not set"},
+		{"dict shared under many keys", torchZip(t, zipEntry{"a/data.pkl", selfSharingDicts(), zip.Store}), `one dict appears both at "` + strings.Repeat("a.", 29) + `a" and at "` + strings.Repeat("a.", 29) + `b"`},
 		{"stack underflow", torchZip(t, zipEntry{"a/data.pkl", []byte{0x80, 2, 's', '.'}, zip.Store}), "SETITEM (0x73) at offset 2: stack underflow"},
 	}
 	for _, c := range cases {
@@ -279,4 +280,15 @@ func TestReadTorchCRCMismatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "crc.pth: entry a/data/0: CRC-32 mismatch") {
 		t.Fatalf("error %v, want a CRC-32 mismatch naming the entry", err)
 	}
+}
+
+// selfSharingDicts pickles d0 = {}, d_i = {"a": d_(i-1), "b": d_(i-1)} for
+// 30 levels: 2^30 paths to the innermost dict.
+func selfSharingDicts() []byte {
+	p := &pickleBuilder{}
+	p.op(0x80, 2, '}', 'q', 0)
+	for i := 1; i <= 30; i++ {
+		p.op('}', '(').str("a").op('h', byte(i-1)).str("b").op('h', byte(i-1)).op('u', 'q', byte(i))
+	}
+	return p.op('.').Bytes()
 }
