@@ -20,6 +20,9 @@ STUDIO := build/bin/proscenium-studio
 FUZZTIME ?= 5s
 FUZZ_TARGETS :=
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
+FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
+FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
+FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
 FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
