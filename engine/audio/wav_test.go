@@ -147,6 +147,23 @@ func TestWriteReadOnlyDirectory(t *testing.T) {
 	}
 }
 
+// A failure after the temporary file is written (the target is a non-empty
+// directory, so the rename fails) removes the temporary file; runs as root too.
+func TestWriteFailedRenameLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "take.wav")
+	if err := os.MkdirAll(filepath.Join(target, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteWAV(target, []float32{0.1}, SampleRate, PCM16)
+	if err == nil || !strings.Contains(err.Error(), "take.wav") {
+		t.Fatalf("error %v, want one naming take.wav", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in the directory, want only the target", len(entries))
+	}
+}
+
 func TestAtomicReplaceKeepsOldOnError(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a.wav")

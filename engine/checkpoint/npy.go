@@ -335,6 +335,9 @@ func WriteNPYFile(path string, t *Tensor) error {
 	tmp := f.Name()
 	_, err = f.Write(b)
 	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

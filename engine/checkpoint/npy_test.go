@@ -126,6 +126,23 @@ func TestWriteNPYFileReadOnlyDir(t *testing.T) {
 	}
 }
 
+// A failure after the temporary file is written (the target is a directory,
+// so the rename fails) removes the temporary file too; this runs as root.
+func TestWriteNPYFileFailedRename(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "x.npy")
+	if err := os.MkdirAll(filepath.Join(target, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteNPYFile(target, Float32Tensor("x", []int{1}, []float32{1}))
+	if err == nil || !strings.Contains(err.Error(), "x.npy") {
+		t.Fatalf("error %v, want one naming x.npy", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in the directory, want only the target", len(entries))
+	}
+}
+
 func TestParseNPYRejects(t *testing.T) {
 	f4 := make([]byte, 8)
 	good := "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }"
