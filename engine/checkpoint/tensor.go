@@ -1,10 +1,3 @@
-// Package checkpoint owns reading and writing checkpoint files: safetensors
-// (single file or sharded, BF16/F16/F32/F8_E4M3 with block scales, integer and
-// bool tensors), torch .pth archives through a restricted unpickler that
-// executes nothing, and the staged loader that streams large files to the GPU.
-//
-// It knows file formats only: which tensor means what in Drama 3 belongs to
-// engine/drama3.
 package checkpoint
 
 import (
