@@ -1,0 +1,160 @@
+import { flushSync, mount, unmount } from 'svelte';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import App from './App.svelte';
+import type { Service } from './lib/service';
+import { ServiceError } from './lib/transport';
+import type { ModelStatus, Settings, StatsView } from './lib/types';
+
+/** Answers the way the Go service does with no backend and no model. */
+function noModelService() {
+  let settings: Settings = {
+    script: 'Saved draft.',
+    sampling: { temperature: 1, top_p: 0.9, top_k: 30 },
+    seed: 0,
+    max_frames: 2048,
+    model_dir: '',
+  };
+  const status: ModelStatus = {
+    state: 'none',
+    dir: '',
+    message: 'no model loaded (no backend in this build can load models yet)',
+    error: '',
+    can_load: false,
+  };
+  const stats: StatsView = { loaded: false, message: 'no model loaded' };
+  const svc = {
+    modelStatus: vi.fn(async () => status),
+    loadModel: vi.fn(async (dir: string) => {
+      throw new ServiceError(`cannot load ${dir}: no backend in this build can load models yet`);
+    }),
+    unloadModel: vi.fn(async () => status),
+    speak: vi.fn(async () => {
+      throw new ServiceError('no model loaded');
+    }),
+    stop: vi.fn(async () => false),
+    stats: vi.fn(async () => stats),
+    settings: vi.fn(async () => settings),
+    setSettings: vi.fn(async (s: Settings) => {
+      if (!(s.sampling.top_p > 0 && s.sampling.top_p <= 1)) {
+        throw new ServiceError(`invalid: top_p must be in (0, 1], got ${s.sampling.top_p}`);
+      }
+      settings = s;
+      return s;
+    }),
+    takes: vi.fn(async () => []),
+    on: vi.fn(() => () => {}),
+  };
+  return svc satisfies Service;
+}
+
+async function settle() {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+  flushSync();
+}
+
+let app: ReturnType<typeof mount> | undefined;
+afterEach(() => {
+  if (app) unmount(app);
+  app = undefined;
+  document.body.innerHTML = '';
+});
+
+async function start() {
+  const service = noModelService();
+  const target = document.createElement('div');
+  document.body.appendChild(target);
+  app = mount(App, { target, props: { service, statsEveryMs: 60_000 } });
+  await settle();
+  return { service, root: target };
+}
+
+function region(root: HTMLElement, name: string): HTMLElement {
+  const el = root.querySelector<HTMLElement>(`[data-region="${name}"]`);
+  if (!el) throw new Error(`no region ${name}`);
+  return el;
+}
+
+describe('App without a model', () => {
+  it('has every region, filled from the service', async () => {
+    const { root, service } = await start();
+    for (const r of ['script', 'sampling', 'model', 'readouts', 'transport', 'takes']) region(root, r);
+    expect(root.querySelector('textarea')!.value).toBe('Saved draft.');
+    expect(region(root, 'model').textContent).toContain('no model loaded');
+    expect(region(root, 'takes').textContent).toContain('No takes yet.');
+    expect(service.on).toHaveBeenCalledTimes(3);
+  });
+
+  it('shows no numbers in the readouts, only why', async () => {
+    const { root } = await start();
+    const readouts = region(root, 'readouts');
+    for (const k of ['used', 'peak', 'cap', 'rtf', 'ttfa']) {
+      expect(readouts.querySelector(`[data-readout="${k}"]`)!.textContent).toBe('—');
+    }
+    expect(readouts.textContent).toContain('no model loaded');
+    expect(readouts.textContent).not.toMatch(/\d/);
+  });
+
+  it('Speak sends the script and settings and shows what the service answered', async () => {
+    const { root, service } = await start();
+    const text = root.querySelector('textarea')!;
+    text.value = 'To be, or not to be.';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+    await settle();
+    expect(service.speak).toHaveBeenCalledWith({
+      text: 'To be, or not to be.',
+      sampling: { temperature: 1, top_p: 0.9, top_k: 30 },
+      seed: 0,
+      max_frames: 2048,
+    });
+    const out = region(root, 'transport').querySelector('output')!;
+    expect(out.dataset.answer).toBe('error');
+    expect(out.textContent!.trim()).toBe('no model loaded');
+    // The draft was saved before the take was asked for.
+    expect(service.setSettings).toHaveBeenCalledWith(expect.objectContaining({ script: 'To be, or not to be.' }));
+  });
+
+  it('a sampling change goes to the service; its refusal is shown', async () => {
+    const { root, service } = await start();
+    const topP = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="top_p"]')!;
+    topP.value = '0.8';
+    topP.dispatchEvent(new Event('input', { bubbles: true }));
+    topP.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ sampling: { temperature: 1, top_p: 0.8, top_k: 30 } }));
+    expect(region(root, 'sampling').textContent).toContain('saved');
+
+    topP.value = '1.5';
+    topP.dispatchEvent(new Event('input', { bubbles: true }));
+    topP.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(region(root, 'sampling').textContent).toContain('invalid: top_p must be in (0, 1], got 1.5');
+  });
+
+  it('an empty number field is not sent as 0', async () => {
+    const { root, service } = await start();
+    const temp = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="temperature"]')!;
+    temp.value = '';
+    temp.dispatchEvent(new Event('input', { bubbles: true }));
+    temp.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).not.toHaveBeenCalled();
+    expect(region(root, 'sampling').textContent).toContain('Temperature: enter a number');
+  });
+
+  it('Load shows the reason the service gave', async () => {
+    const { root, service } = await start();
+    const model = region(root, 'model');
+    const path = model.querySelector<HTMLInputElement>('input')!;
+    path.value = '/models/drama3';
+    path.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    [...model.querySelectorAll('button')].find((b) => b.textContent === 'Load')!.click();
+    await settle();
+    expect(service.loadModel).toHaveBeenCalledWith('/models/drama3');
+    expect(model.querySelector('[role="alert"]')!.textContent).toBe(
+      'cannot load /models/drama3: no backend in this build can load models yet',
+    );
+  });
+});

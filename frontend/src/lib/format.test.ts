@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { NONE, describeTake, formatBytes, formatDurationNs, formatRTF, formatTTFA, memoryReadout, parseNumber } from './format';
+import type { Finish, Take } from './types';
+
+const finish = (f: Partial<Finish>): Finish => ({
+  reason: 'stop',
+  frames: 43,
+  audio_seconds: (43 * 2048) / 44100,
+  time_to_first_audio: 73_400_000,
+  elapsed: 100_000_000,
+  real_time_factor: 0.1 / ((43 * 2048) / 44100),
+  stages: {},
+  ...f,
+});
+
+describe('formatBytes', () => {
+  it.each([
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.50 KiB'],
+    [3 * 1024 ** 3, '3.00 GiB'],
+    [141 * 1024 ** 3 + 512 * 1024 ** 2, '142 GiB'],
+  ])('%d → %s', (n, want) => expect(formatBytes(n)).toBe(want));
+  it.each([undefined, null, -1, NaN])('%s has no figure', (n) => expect(formatBytes(n)).toBe(NONE));
+});
+
+describe('memoryReadout', () => {
+  it('shows no numbers without a model', () => {
+    expect(memoryReadout(null)).toEqual({ used: NONE, peak: NONE, cap: NONE, device: NONE });
+  });
+  it('formats used, peak and cap', () => {
+    expect(memoryReadout({ device: 'NVIDIA H200', used: 2 * 1024 ** 3, peak: 3 * 1024 ** 3, cap: 0 })).toEqual({
+      used: '2.00 GiB',
+      peak: '3.00 GiB',
+      cap: 'no cap',
+      device: 'NVIDIA H200',
+    });
+  });
+});
+
+describe('take figures', () => {
+  it('real-time factor: elapsed ÷ audio seconds, three decimals', () => {
+    // 0.1 s for 43 frames of 2048 samples at 44.1 kHz (1.997 s) → 0.0501
+    expect(formatRTF(finish({}))).toBe('0.050');
+  });
+  it('time to first audio in ms', () => {
+    expect(formatTTFA(finish({}))).toBe('73.4 ms');
+    expect(formatDurationNs(2_500_000_000)).toBe('2.50 s');
+  });
+  it('no take, or a take with no audio, has no figures', () => {
+    expect(formatRTF(undefined)).toBe(NONE);
+    expect(formatTTFA(undefined)).toBe(NONE);
+    expect(formatRTF(finish({ frames: 0, audio_seconds: 0, real_time_factor: Infinity }))).toBe(NONE);
+    expect(formatTTFA(finish({ frames: 0 }))).toBe(NONE);
+  });
+});
+
+describe('describeTake', () => {
+  const base: Take = {
+    id: 3,
+    request: { text: 'Hi.', sampling: { temperature: 0.7, top_p: 0.9, top_k: 30 }, seed: 5, max_frames: 100 },
+    state: 'finished',
+    frames: 43,
+    finish: finish({ reason: 'length' }),
+    error: '',
+    started_ms: 0,
+  };
+  it('finished', () => {
+    // 43 × 2048 / 44100 = 1.9969 s
+    expect(describeTake(base)).toBe('2.00 s, 43 frames, length · RTF 0.050 · T 0.7 · top-p 0.9 · top-k 30 · seed 5');
+  });
+  it('failed names the error', () => {
+    expect(describeTake({ ...base, state: 'failed', finish: undefined, error: 'CUDA out of memory' })).toMatch(/^failed: CUDA out of memory · /);
+  });
+  it('running counts frames', () => {
+    expect(describeTake({ ...base, state: 'running', finish: undefined, frames: 7 })).toMatch(/^running: 7 frames · /);
+  });
+});
+
+describe('parseNumber', () => {
+  it.each([
+    ['0.7', 0.7],
+    [' 3 ', 3],
+    [12, 12],
+    ['', undefined],
+    ['abc', undefined],
+    [null, undefined],
+    [NaN, undefined],
+  ])('%s → %s', (text, want) => expect(parseNumber(text as string)).toBe(want));
+});

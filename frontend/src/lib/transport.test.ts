@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { HttpTransport, ServiceError, WailsTransport, pickTransport } from './transport';
+import { createService } from './service';
+
+function jsonResponse(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+}
+
+/** A WebSocket stand-in the test drives. */
+class FakeSocket {
+  static last: FakeSocket | undefined;
+  onmessage: ((m: MessageEvent) => void) | null = null;
+  onclose: (() => void) | null = null;
+  constructor(readonly url: string) {
+    FakeSocket.last = this;
+  }
+  send(data: unknown) {
+    this.onmessage?.({ data: JSON.stringify(data) } as MessageEvent);
+  }
+  close() {
+    this.onclose?.();
+  }
+}
+
+describe('HttpTransport', () => {
+  it('posts the arguments as a JSON array to /api/<Method>', async () => {
+    const fetch = vi.fn(async () => jsonResponse(200, { id: 1, state: 'running' }));
+    const svc = createService(new HttpTransport('http://127.0.0.1:7860', { fetch }));
+    const req = { text: 'Hi.', sampling: { temperature: 1, top_p: 0.9, top_k: 30 }, seed: 0, max_frames: 10 };
+    await expect(svc.speak(req)).resolves.toEqual({ id: 1, state: 'running' });
+    expect(fetch).toHaveBeenCalledWith('http://127.0.0.1:7860/api/Speak', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify([req]),
+    });
+  });
+
+  it("rejects with the service's own message and status", async () => {
+    const fetch = vi.fn(async () => jsonResponse(409, { error: 'no model loaded' }));
+    const svc = createService(new HttpTransport('', { fetch }));
+    const err = await svc.stats().catch((e) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.message).toBe('no model loaded');
+    expect(err.status).toBe(409);
+  });
+
+  it('says when the server cannot be reached', async () => {
+    const fetch = vi.fn(async () => {
+      throw new TypeError('Failed to fetch');
+    });
+    await expect(new HttpTransport('', { fetch }).call('Stats', [])).rejects.toThrow(/cannot reach the Proscenium server: Failed to fetch/);
+  });
+
+  it('delivers WebSocket events to listeners by name and reconnects', async () => {
+    vi.useFakeTimers();
+    const t = new HttpTransport('http://127.0.0.1:9', {
+      fetch: vi.fn(),
+      WebSocket: FakeSocket as unknown as new (url: string) => WebSocket,
+      reconnectMs: 50,
+    });
+    const models: unknown[] = [];
+    const off = t.on('model', (d) => models.push(d));
+    const first = FakeSocket.last!;
+    expect(first.url).toBe('ws://127.0.0.1:9/api/events');
+    first.send({ name: 'model', data: { state: 'loading' } });
+    first.send({ name: 'take', data: { id: 1 } });
+    expect(models).toEqual([{ state: 'loading' }]);
+
+    first.close();
+    vi.advanceTimersByTime(50);
+    const second = FakeSocket.last!;
+    expect(second).not.toBe(first);
+    second.send({ name: 'model', data: { state: 'loaded' } });
+    off();
+    second.send({ name: 'model', data: { state: 'none' } });
+    expect(models).toEqual([{ state: 'loading' }, { state: 'loaded' }]);
+    t.close();
+    vi.useRealTimers();
+  });
+});
+
+describe('WailsTransport', () => {
+  afterEach(() => {
+    delete (window as unknown as { go?: unknown }).go;
+  });
+
+  it('calls the bound Go method and turns its rejection into a ServiceError', async () => {
+    const Speak = vi.fn(async () => {
+      throw 'no model loaded'; // Wails rejects with the Go error's text
+    });
+    const Stats = vi.fn(async () => ({ loaded: false }));
+    (window as unknown as { go: unknown }).go = { app: { Service: { Speak, Stats } } };
+    const t = pickTransport();
+    expect(t).toBeInstanceOf(WailsTransport);
+    await expect(t.call('Stats', [])).resolves.toEqual({ loaded: false });
+    const req = { text: 'x' };
+    const err = await t.call('Speak', [req]).catch((e) => e);
+    expect(Speak).toHaveBeenCalledWith(req);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.message).toBe('no model loaded');
+  });
+
+  it('a browser without window.go gets HTTP to its own origin', () => {
+    const t = pickTransport();
+    expect(t.kind).toBe('http');
+  });
+});
