@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -221,5 +222,24 @@ func TestBackboneWeightsCheck(t *testing.T) {
 	w = randomBackbone(bad, 1)
 	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "num_key_value_heads") {
 		t.Errorf("3 heads over 2 KV heads: error %v", err)
+	}
+}
+
+// TestBackboneIndependentOfWorkers checks that the outputs are bit-identical
+// whatever the number of goroutines: every sum has a fixed order, so the
+// CUDA comparisons can rely on one reference value.
+func TestBackboneIndependentOfWorkers(t *testing.T) {
+	g := geometryLike()
+	w := randomBackbone(g, 5)
+	ids := randomIDs(rand.New(rand.NewPCG(6, 7)), 80, g.Vocab)
+	prev := runtime.GOMAXPROCS(1)
+	one := runSplits(t, w, ids, []int{70, 1, 9})
+	runtime.GOMAXPROCS(4)
+	four := runSplits(t, w, ids, []int{70, 1, 9})
+	runtime.GOMAXPROCS(prev)
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(four[i]) {
+			t.Fatalf("value %d: %g with 1 worker, %g with 4", i, one[i], four[i])
+		}
 	}
 }
