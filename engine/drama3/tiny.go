@@ -32,6 +32,9 @@ type TinyOptions struct {
 	// FusedExperts writes mlp.experts.gate_up_proj / down_proj (3-D) instead
 	// of one 2-D tensor per expert and matrix.
 	FusedExperts bool
+	// SemanticHead also writes semantic_head.weight [semantic + 1, hidden];
+	// without it the LM head rows of the semantic tokens and <|im_end|> serve.
+	SemanticHead bool
 	// ShardBytes caps the data of one safetensors shard (0: 8 MiB).
 	ShardBytes int64
 }
@@ -80,7 +83,7 @@ func WriteTiny(dir string, opts TinyOptions) error {
 	if err != nil {
 		return err
 	}
-	tensors, err := tinyTensors(cfg, opts.Seed, opts.FusedExperts)
+	tensors, err := tinyTensors(cfg, opts.Seed, opts.FusedExperts, opts.SemanticHead)
 	if err != nil {
 		return err
 	}
@@ -153,11 +156,11 @@ const (
 
 // tinyTensors makes every expected tensor of cfg with random values scaled so
 // that activations stay O(1).
-func tinyTensors(cfg *Config, seed uint64, fused bool) ([]*checkpoint.Tensor, error) {
+func tinyTensors(cfg *Config, seed uint64, fused, semanticHead bool) ([]*checkpoint.Tensor, error) {
 	prefix := map[string]string{"backbone": tinyBackbonePrefix, "audio": tinyAudioPrefix, "root": ""}
 	var out []*checkpoint.Tensor
 	for _, e := range ExpectedTensors(cfg, fused) {
-		if e.Optional {
+		if e.Optional && !semanticHead {
 			continue // the semantic logits come from the LM head rows
 		}
 		name := prefix[e.Group] + e.Name

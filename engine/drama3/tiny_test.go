@@ -47,6 +47,7 @@ func dirFiles(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestWriteTiny(t *testing.T) {
+	t.Parallel() // each write spends most of its time waiting for fsync
 	base := baseTokenizer(t)
 	d1, d2 := t.TempDir(), t.TempDir()
 	for _, dir := range []string{d1, d2} {
@@ -91,11 +92,11 @@ func TestWriteTiny(t *testing.T) {
 
 	// Another seed changes every random tensor.
 	cfg8 := *cfg
-	a, err := tinyTensors(cfg, 7, false)
+	a, err := tinyTensors(cfg, 7, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := tinyTensors(&cfg8, 8, false)
+	b, _ := tinyTensors(&cfg8, 8, false, false)
 	for i := range a {
 		if bytes.Equal(a[i].Data, b[i].Data) {
 			t.Errorf("%s identical for seeds 7 and 8", a[i].Name)
@@ -202,9 +203,10 @@ func mean(v []float32) float64 {
 // The odd geometry in the fused expert layout loads, its fused experts read
 // like per-expert ones would, and values have the intended magnitudes.
 func TestTinyOddFusedLoads(t *testing.T) {
+	t.Parallel() // each write spends most of its time waiting for fsync
 	base := baseTokenizer(t)
 	dir := t.TempDir()
-	if err := WriteTiny(dir, TinyOptions{Seed: 1, Config: TinyOddConfig(), BaseTokenizer: base, FusedExperts: true}); err != nil {
+	if err := WriteTiny(dir, TinyOptions{Seed: 1, Config: TinyOddConfig(), BaseTokenizer: base, FusedExperts: true, SemanticHead: true}); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := Load(dir)
@@ -215,6 +217,9 @@ func TestTinyOddFusedLoads(t *testing.T) {
 	w := ck.Weights
 	if !w.Layers[0].MoE.Fused() || w.LMHead == w.Embed || w.LMHead.Name != "lm_head.weight" {
 		t.Fatalf("fused %v, LM head %s", w.Layers[0].MoE.Fused(), w.LMHead.Name)
+	}
+	if w.SemanticHead == nil || !sameShape(w.SemanticHead.Shape, []int{4097, 136}) || len(ck.Report.Unplaced) != 0 {
+		t.Fatalf("semantic head %+v, unplaced %v", w.SemanticHead, ck.Report.Unplaced)
 	}
 	gate, up, down, err := w.ExpertFloat32(1)
 	if err != nil {
@@ -243,6 +248,7 @@ func TestTinyOddFusedLoads(t *testing.T) {
 		{w.Layers[3].Full.OProj, 1 / math.Sqrt(72), 0},
 		{w.TowerResid[4].OutNorm, 1, 1},
 		{w.TowerResid[4].Head, 1 / math.Sqrt(136), 0},
+		{w.SemanticHead, 1 / math.Sqrt(136), 0},
 	}
 	for _, c := range cases {
 		v, err := w.Float32(c.p)
