@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/audio"
 )
 
 // Limits bound what one request may ask for.
@@ -155,9 +156,13 @@ func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engin
 	}
 	var out []byte
 	if req.Format == FormatWAV {
-		out = encodeWAV(pcm, info.SampleRate)
+		out, err = audio.EncodeWAV(pcm, info.SampleRate, audio.PCM16)
 	} else {
-		out = appendPCM16(nil, pcm)
+		out, err = audio.EncodeRaw(pcm, audio.PCM16)
+	}
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "server_error", "", "encoding the take: "+err.Error())
+		return
 	}
 	setFigures(w.Header(), fin)
 	w.Header().Set("Content-Type", contentType(req.Format, info.SampleRate))
@@ -179,16 +184,21 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 	hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	started := false
-	var buf []byte
+	var encodeErr error
 	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
 		if e.Kind != engine.EventAudio || ctx.Err() != nil {
+			return
+		}
+		buf, err := audio.EncodeRaw(e.Audio.PCM, audio.PCM16)
+		if err != nil {
+			encodeErr = fmt.Errorf("encoding frames %d..%d: %w", e.Audio.FromFrame, e.Audio.ToFrame, err)
+			cancel()
 			return
 		}
 		if !started {
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		buf = appendPCM16(buf[:0], e.Audio.PCM)
 		if _, werr := w.Write(buf); werr != nil {
 			cancel() // the client is gone: stop the take
 			return
@@ -197,6 +207,9 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 			cancel()
 		}
 	})
+	if err == nil {
+		err = encodeErr
+	}
 	switch {
 	case err != nil && !started:
 		apiError(w, http.StatusInternalServerError, "server_error", "", "synthesis failed: "+err.Error())

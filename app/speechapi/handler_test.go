@@ -118,7 +118,7 @@ func wantPCM16(seed uint64, samples int) []byte {
 	out := make([]byte, 2*samples)
 	for i := 0; i < samples; i++ {
 		v := fakeSample(seed, i)
-		binary.LittleEndian.PutUint16(out[2*i:], uint16(int16(math.Round(float64(v)*32767))))
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(int16(math.RoundToEven(float64(v)*32767))))
 	}
 	return out
 }
