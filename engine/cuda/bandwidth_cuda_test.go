@@ -34,9 +34,8 @@ func TestBandwidth(t *testing.T) {
 	}
 	copyMs := median(t, batches, 10, func(q *Queue) error { return q.Copy(dst, src, copyBytes) })
 	rep.Copy = figure{Bytes: 2 * copyBytes, Microseconds: copyMs * 1e3, GBps: 2 * copyBytes / (copyMs * 1e6)}
-	if err := dev.Free(src); err == nil {
-		dev.Free(dst)
-	}
+	floorMs := medianGraph(t, batches, perBatch, func(q *Queue) error { return q.LaunchFloor() })
+	rep.LaunchFloorUs = floorMs * 1e3
 
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := []struct {
@@ -92,10 +91,14 @@ func TestBandwidth(t *testing.T) {
 			if dtype == "fp8" {
 				bytes += s.n * ns * 4
 			}
-			for _, rpw := range []int{1, 2, 4} {
+			variants := GemvBF16Variants
+			if dtype == "fp8" {
+				variants = GemvFP8Variants
+			}
+			for _, v := range variants {
 				j := 0
 				launch := func(q *Queue) error {
-					g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, RowsPerWarp: rpw,
+					g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
 						Ids: idb, IdsOff: int64(4 * s.n * (j % sets))}
 					j++
 					if dtype == "fp8" {
@@ -108,19 +111,18 @@ func TestBandwidth(t *testing.T) {
 				f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 				gms := medianGraph(t, batches, perBatch, launch)
 				gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
-				rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, RowsPerWarp: rpw,
-					Stream: f, Graph: gf, OfCopy: gf.GBps / rep.Copy.GBps})
-			}
-			for _, b := range []*Block{W, S, x, y, idb} {
-				dev.Free(b)
+				rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, Variant: v.Name(),
+					Stream: f, Graph: gf, OfCopy: gf.GBps / rep.Copy.GBps,
+					BodyOfCopy: float64(bytes) / ((gms - floorMs) * 1e6) / rep.Copy.GBps})
 			}
 		}
 	}
 	fmt.Printf("copy 1 GiB D2D: %.1f µs, %.0f GB/s (read+write)\n", rep.Copy.Microseconds, rep.Copy.GBps)
-	fmt.Printf("%-22s %-5s %3s %9s %9s %9s %9s %8s\n", "gemv", "dtype", "rpw", "stream µs", "GB/s", "graph µs", "GB/s", "of copy")
+	fmt.Printf("empty kernel from a graph: %.2f µs\n", rep.LaunchFloorUs)
+	fmt.Printf("%-20s %-4s %-6s %9s %6s %9s %6s %7s %7s\n", "gemv", "type", "kernel", "stream µs", "GB/s", "graph µs", "GB/s", "of copy", "body")
 	for _, g := range rep.Gemv {
-		fmt.Printf("%-22s %-5s %3d %9.2f %9.0f %9.2f %9.0f %7.1f%%\n", g.Shape, g.DType, g.RowsPerWarp,
-			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy)
+		fmt.Printf("%-20s %-4s %-6s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%\n", g.Shape, g.DType, g.Variant,
+			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy, 100*g.BodyOfCopy)
 	}
 	out, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(path, out, 0o644); err != nil {
@@ -135,19 +137,22 @@ type figure struct {
 }
 
 type gemvFigure struct {
-	Shape       string  `json:"shape"`
-	DType       string  `json:"dtype"`
-	RowsPerWarp int     `json:"rows_per_warp"`
-	Stream      figure  `json:"stream"`  // launched one by one
-	Graph       figure  `json:"graph"`   // replayed from a captured graph
-	OfCopy      float64 `json:"of_copy"` // graph bandwidth over the copy's
-
+	Shape   string  `json:"shape"`
+	DType   string  `json:"dtype"`
+	Variant string  `json:"variant"`
+	Stream  figure  `json:"stream"`  // launched one by one
+	Graph   figure  `json:"graph"`   // replayed from a captured graph
+	OfCopy  float64 `json:"of_copy"` // graph bandwidth over the copy's
+	// BodyOfCopy discounts the launch floor: bytes / (graph time − empty-kernel time).
+	BodyOfCopy float64 `json:"body_of_copy"`
 }
 
 type bandwidthReport struct {
-	Device DeviceInfo   `json:"device"`
-	Copy   figure       `json:"copy"`
-	Gemv   []gemvFigure `json:"gemv"`
+	Device DeviceInfo `json:"device"`
+	Copy   figure     `json:"copy"`
+	// LaunchFloorUs is the time per empty kernel replayed from a graph.
+	LaunchFloorUs float64      `json:"launch_floor_us"`
+	Gemv          []gemvFigure `json:"gemv"`
 }
 
 // median runs perBatch enqueues between two events, batches times after two

@@ -270,8 +270,8 @@ func distinctIDs(r *rand.Rand, n, mats int) []int32 {
 	return ids
 }
 
-func (c gemvCase) gemv(ids *Block, rpw int) Gemv {
-	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, RowsPerWarp: rpw}
+func (c gemvCase) gemv(ids *Block, v GemvVariant) Gemv {
+	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: v}
 	if c.mats > 1 {
 		g.Ids = ids
 	}
@@ -303,13 +303,13 @@ func TestGemvBF16(t *testing.T) {
 		wh := bf16s(randNonZero(r, c.mats*per))
 		wf := bf16ToF32(wh)
 		W := upload(t, wh)
-		for _, rpw := range []int{1, 2, 4} {
-			t.Run(fmt.Sprintf("%s/r%d", c.name, rpw), func(t *testing.T) {
+		for _, v := range GemvBF16Variants {
+			t.Run(c.name+"/"+v.Name(), func(t *testing.T) {
 				x, ids := c.inputs(r)
 				y := poisoned(t, c.n*c.rows)
 				in1 := upload(t, ids)
 				in2 := upload(t, x)
-				if err := dev.Run(func(q *Queue) error { return q.GemvBF16(c.gemv(in1, rpw), y, W, in2) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return q.GemvBF16(c.gemv(in1, v), y, W, in2) }); err != nil {
 					t.Fatal(err)
 				}
 				ref := c.reference(func(m int) []float32 { return wf[m*per : (m+1)*per] }, x, ids)
@@ -345,13 +345,13 @@ func TestGemvFP8(t *testing.T) {
 		deq := func(m int) []float32 {
 			return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.rows, c.cols, scales[m*ns:(m+1)*ns], FP8Block)
 		}
-		for _, rpw := range []int{1, 2, 4} {
-			t.Run(fmt.Sprintf("%s/r%d", c.name, rpw), func(t *testing.T) {
+		for _, v := range GemvFP8Variants {
+			t.Run(c.name+"/"+v.Name(), func(t *testing.T) {
 				x, ids := c.inputs(r)
 				y := poisoned(t, c.n*c.rows)
 				in1 := upload(t, ids)
 				in2 := upload(t, x)
-				if err := dev.Run(func(q *Queue) error { return q.GemvFP8(c.gemv(in1, rpw), y, W, S, in2) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return q.GemvFP8(c.gemv(in1, v), y, W, S, in2) }); err != nil {
 					t.Fatal(err)
 				}
 				ref := c.reference(deq, x, ids)

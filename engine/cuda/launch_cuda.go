@@ -11,8 +11,32 @@ import (
 // kernelNames are the entry points of kernels/ops.cu that Open looks up.
 var kernelNames = []string{
 	"embed_gather_bf16", "rmsnorm_zc_f32", "swiglu_f32", "add_f32",
-	"gemv_bf16_r1", "gemv_bf16_r2", "gemv_bf16_r4",
-	"gemv_fp8_r1", "gemv_fp8_r2", "gemv_fp8_r4",
+	"launch_floor",
+}
+
+// GemvVariant is one compiled instance of a GEMV kernel (kernels/ops.cu):
+// groups of TPR threads share a row, each group computes Rows rows, Unroll
+// 16-byte loads per thread and row are in flight at once.
+type GemvVariant struct {
+	TPR, Rows, Unroll int
+}
+
+// Name is the kernel name suffix, e.g. "t128r2u2".
+func (v GemvVariant) Name() string { return fmt.Sprintf("t%dr%du%d", v.TPR, v.Rows, v.Unroll) }
+
+// GemvBF16Variants and GemvFP8Variants are the instances in kernels/ops.cu.
+var (
+	GemvBF16Variants = []GemvVariant{{32, 1, 8}, {32, 2, 4}, {64, 2, 4}, {128, 2, 2}, {128, 4, 2}, {256, 2, 2}, {256, 4, 1}}
+	GemvFP8Variants  = []GemvVariant{{32, 2, 2}, {32, 4, 2}, {64, 4, 2}, {128, 2, 2}, {128, 4, 1}, {256, 4, 1}}
+)
+
+func init() {
+	for _, v := range GemvBF16Variants {
+		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name())
+	}
+	for _, v := range GemvFP8Variants {
+		kernelNames = append(kernelNames, "gemv_fp8_"+v.Name())
+	}
 }
 
 // Arg is one kernel argument in the 8-byte slot cuLaunchKernel reads from
@@ -58,7 +82,7 @@ func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
 
 const (
 	elementwiseThreads = 256
-	gemvWarps          = 4 // GEMV_WARPS in ops.cu
+	gemvThreads        = 256 // GEMV_THREADS in ops.cu
 )
 
 func elementwiseGrid(n int) [3]int {
@@ -108,13 +132,13 @@ func (q *Queue) Add(dst, x *Block, n int) error {
 // nil there is one matrix (N must be 1). XStride is the element distance
 // between the inputs of consecutive e (0: all share one x).
 type Gemv struct {
-	Rows, Cols  int
-	N           int    // matrices applied (grid y)
-	Ids         *Block // int32 [N] matrix indices, or nil
-	IdsOff      int64  // byte offset of the ids used in Ids
-	Mats        int    // matrices stored in W (and S)
-	XStride     int
-	RowsPerWarp int // 1, 2 or 4: the kernel instance
+	Rows, Cols int
+	N          int    // matrices applied (grid y)
+	Ids        *Block // int32 [N] matrix indices, or nil
+	IdsOff     int64  // byte offset of the ids used in Ids
+	Mats       int    // matrices stored in W (and S)
+	XStride    int
+	Variant    GemvVariant // the kernel instance
 }
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
@@ -125,8 +149,8 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 		return fmt.Errorf("cuda: %s gemv: %d columns is not a multiple of %d", kind, g.Cols, 16/elemBytes)
 	case g.Ids == nil && g.N != 1:
 		return fmt.Errorf("cuda: %s gemv: %d matrices applied without ids", kind, g.N)
-	case g.RowsPerWarp != 1 && g.RowsPerWarp != 2 && g.RowsPerWarp != 4:
-		return fmt.Errorf("cuda: %s gemv: %d rows per warp", kind, g.RowsPerWarp)
+	case g.Variant.Rows < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
+		return fmt.Errorf("cuda: %s gemv: no kernel variant chosen", kind)
 	}
 	xs := int64(g.Cols)
 	if g.XStride > 0 {
@@ -144,7 +168,8 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 }
 
 func (g Gemv) grid() [3]int {
-	return [3]int{(g.Rows + gemvWarps*g.RowsPerWarp - 1) / (gemvWarps * g.RowsPerWarp), g.N, 1}
+	perBlock := gemvThreads / g.Variant.TPR * g.Variant.Rows
+	return [3]int{(g.Rows + perBlock - 1) / perBlock, g.N, 1}
 }
 
 func (g Gemv) idsArg() Arg {
@@ -160,7 +185,7 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 	if err := g.check("bf16", 2, W, x, y); err != nil {
 		return err
 	}
-	return q.Launch(fmt.Sprintf("gemv_bf16_r%d", g.RowsPerWarp), g.grid(), 32*gemvWarps,
+	return q.Launch("gemv_bf16_"+g.Variant.Name(), g.grid(), gemvThreads,
 		PtrArg(y), PtrArg(W), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)), IntArg(g.XStride),
 		IntArg(g.Rows), IntArg(g.Cols))
 }
@@ -184,10 +209,13 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	if err := checkFits(S, 0, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
 		return err
 	}
-	return q.Launch(fmt.Sprintf("gemv_fp8_r%d", g.RowsPerWarp), g.grid(), 32*gemvWarps,
+	return q.Launch("gemv_fp8_"+g.Variant.Name(), g.grid(), gemvThreads,
 		PtrArg(y), PtrArg(W), PtrArg(S), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
 		I64Arg(int64(ns)), IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols))
 }
+
+// LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
+func (q *Queue) LaunchFloor() error { return q.Launch("launch_floor", [3]int{1, 1, 1}, 32) }
 
 func firstErr(errs ...error) error {
 	for _, e := range errs {
