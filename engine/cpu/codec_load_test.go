@@ -1,0 +1,99 @@
+package cpu
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"proscenium/engine/checkpoint"
+)
+
+// editedCodec loads tiny-w8's state dict, applies edit to a copy of its
+// tensors and loads the codec from the result.
+func editedCodec(t *testing.T, edit func(ts *checkpoint.TensorSet) *checkpoint.TensorSet) (*Codec, error) {
+	t.Helper()
+	ts, err := checkpoint.ReadTorchFile(filepath.Join("testdata", "codec", "tiny-w8", "codec.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LoadCodec(edit(ts), CodecOptions{Window: 8})
+}
+
+// rebuild copies ts, letting f drop (nil) or replace each tensor.
+func rebuild(t *testing.T, ts *checkpoint.TensorSet, f func(*checkpoint.Tensor) *checkpoint.Tensor) *checkpoint.TensorSet {
+	out := checkpoint.NewTensorSet()
+	for _, n := range ts.Names() {
+		if nt := f(ts.Get(n)); nt != nil {
+			if err := out.Add(nt); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+func TestCodecLoadRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(*checkpoint.Tensor) *checkpoint.Tensor
+		add        *checkpoint.Tensor
+	}{
+		{"missing tensor", "missing tensor decoder.model.6.conv.bias", func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			if x.Name == "decoder.model.6.conv.bias" {
+				return nil
+			}
+			return x
+		}, nil},
+		{"wrong shape", "quantizer.post_module.layers.1.ffn_norm.weight has shape [127]", func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			if x.Name == "quantizer.post_module.layers.1.ffn_norm.weight" {
+				return checkpoint.Float32Tensor(x.Name, []int{127}, make([]float32, 127))
+			}
+			return x
+		}, nil},
+		{"non-finite", "quantizer.upsample.1.1.gamma holds a non-finite value at element 3", func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			if x.Name == "quantizer.upsample.1.1.gamma" {
+				v, _ := x.Float32s()
+				v[3] = float32(math.Inf(1))
+				return checkpoint.Float32Tensor(x.Name, x.Shape, v)
+			}
+			return x
+		}, nil},
+		{"unknown module", "does not know: decoder.model.1.block.5.alpha", func(x *checkpoint.Tensor) *checkpoint.Tensor { return x },
+			checkpoint.Float32Tensor("decoder.model.1.block.5.alpha", []int{1, 32, 1}, make([]float32, 32))},
+	} {
+		_, err := editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
+			out := rebuild(t, ts, tc.edit)
+			if tc.add != nil {
+				out.Add(tc.add)
+			}
+			return out
+		})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestCodecWeightNormSpellings renames the decoder's parametrizations to the
+// weight_g/weight_v spelling: the decode must not change by a bit.
+func TestCodecWeightNormSpellings(t *testing.T) {
+	f := loadCodecFixtures(t)["tiny-w8"]
+	renamed, err := editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
+		return rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			n := strings.Replace(x.Name, ".parametrizations.weight.original0", ".weight_g", 1)
+			n = strings.Replace(n, ".parametrizations.weight.original1", ".weight_v", 1)
+			return &checkpoint.Tensor{Name: n, DType: x.DType, Shape: x.Shape, Data: x.Data}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := renamed.Decode(f.codes, 0, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := sameBits(got, f.decoded(t).PCM[:4*2048]); !ok {
+		t.Errorf("weight_g/weight_v spelling decodes differently at sample %d", i)
+	}
+}
