@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"strings"
 )
 
 // fileJSON is the part of a Hugging Face tokenizer.json that encoding reads.
@@ -35,8 +33,8 @@ type modelJSON struct {
 	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 	IgnoreMerges            bool            `json:"ignore_merges"`
-	Vocab                   map[string]int  `json:"vocab"`
-	Merges                  json.RawMessage `json:"merges"`
+	Vocab                   map[string]int  `json:"-"` // read by jsonScanner.vocab
+	HasMerges               bool            `json:"-"` // merges were present (jsonScanner.merges)
 }
 
 // componentJSON is a normaliser, pre-tokeniser or decoder entry.
@@ -55,46 +53,6 @@ type componentJSON struct {
 type patternJSON struct {
 	Regex  *string `json:"Regex"`
 	String *string `json:"String"`
-}
-
-// parseMerges reads model.merges in either spelling HF writes: ["a b", …]
-// (tokenizers < 0.20) or [["a", "b"], …].
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return nil, nil
-	}
-	if trimmed[0] != '[' {
-		return nil, fmt.Errorf("model.merges is not an array")
-	}
-	rest := bytes.TrimSpace(trimmed[1:])
-	if len(rest) > 0 && rest[0] == '[' {
-		var pairs [][]string
-		if err := json.Unmarshal(trimmed, &pairs); err != nil {
-			return nil, fmt.Errorf("model.merges: %v", err)
-		}
-		out := make([][2]string, len(pairs))
-		for i, p := range pairs {
-			if len(p) != 2 {
-				return nil, fmt.Errorf("model.merges[%d] has %d strings, want 2", i, len(p))
-			}
-			out[i] = [2]string{p[0], p[1]}
-		}
-		return out, nil
-	}
-	var lines []string
-	if err := json.Unmarshal(trimmed, &lines); err != nil {
-		return nil, fmt.Errorf("model.merges: %v", err)
-	}
-	out := make([][2]string, len(lines))
-	for i, l := range lines {
-		a, b, ok := strings.Cut(l, " ")
-		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, fmt.Errorf("model.merges[%d] = %q is not two symbols separated by one space", i, l)
-		}
-		out[i] = [2]string{a, b}
-	}
-	return out, nil
 }
 
 // isNull reports whether a raw JSON value is absent or null.

@@ -51,21 +51,20 @@ func LoadFile(path string) (*Tokenizer, error) {
 // pre-tokeniser behaviour) is an error naming the key, never a silent
 // approximation.
 func Parse(data []byte) (*Tokenizer, error) {
-	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: %v", err)
+	f, merges, err := decodeFile(data)
+	if err != nil {
+		return nil, err
 	}
 	if f.Model == nil {
 		return nil, fmt.Errorf("tokenizer.json: no model")
 	}
 	t := &Tokenizer{}
-	if err := t.parseModel(f.Model); err != nil {
+	if err := t.parseModel(f.Model, merges); err != nil {
 		return nil, err
 	}
 	if err := t.parseAdded(f.AddedTokens); err != nil {
 		return nil, err
 	}
-	var err error
 	if t.nfc, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
@@ -79,8 +78,8 @@ func Parse(data []byte) (*Tokenizer, error) {
 	return t, nil
 }
 
-func (t *Tokenizer) parseModel(m *modelJSON) error {
-	if m.Type != "BPE" && !(m.Type == "" && m.Merges != nil) {
+func (t *Tokenizer) parseModel(m *modelJSON, merges [][2][]byte) error {
+	if m.Type != "BPE" && !(m.Type == "" && m.HasMerges) {
 		return fmt.Errorf("model.type %q is not supported (only BPE)", m.Type)
 	}
 	if m.Dropout != nil && *m.Dropout != 0 {
@@ -96,7 +95,7 @@ func (t *Tokenizer) parseModel(m *modelJSON) error {
 		return fmt.Errorf("model.vocab is missing or empty")
 	}
 	t.vocab = m.Vocab
-	bpe := &bpeModel{merges: make(map[uint64]mergeResult), cache: make(map[string][]int32)}
+	bpe := &bpeModel{merges: make(map[uint64]mergeResult, len(merges)), cache: make(map[string][]int32)}
 	for b := 0; b < 256; b++ {
 		sym := string(byteToRune[b])
 		id, ok := m.Vocab[sym]
@@ -105,24 +104,22 @@ func (t *Tokenizer) parseModel(m *modelJSON) error {
 		}
 		bpe.byteID[b] = int32(id)
 	}
-	merges, err := parseMerges(m.Merges)
-	if err != nil {
-		return err
-	}
 	if len(merges) >= 1<<31-1 {
 		return fmt.Errorf("model.merges: too many merges (%d)", len(merges))
 	}
+	var joined []byte
 	for i, p := range merges {
-		a, okA := m.Vocab[p[0]]
-		b, okB := m.Vocab[p[1]]
-		c, okC := m.Vocab[p[0]+p[1]]
+		joined = append(append(joined[:0], p[0]...), p[1]...)
+		a, okA := m.Vocab[string(p[0])]
+		b, okB := m.Vocab[string(p[1])]
+		c, okC := m.Vocab[string(joined)]
 		switch {
 		case !okA:
 			return fmt.Errorf("model.merges[%d]: symbol %q is not in model.vocab", i, p[0])
 		case !okB:
 			return fmt.Errorf("model.merges[%d]: symbol %q is not in model.vocab", i, p[1])
 		case !okC:
-			return fmt.Errorf("model.merges[%d]: merged symbol %q is not in model.vocab", i, p[0]+p[1])
+			return fmt.Errorf("model.merges[%d]: merged symbol %q is not in model.vocab", i, joined)
 		}
 		// A repeated pair keeps its last rank, as HF's HashMap collect does.
 		bpe.merges[mergeKey(int32(a), int32(b))] = mergeResult{rank: int32(i), id: int32(c)}
@@ -296,6 +293,17 @@ func (t *Tokenizer) encode(text string, withAdded bool) ([]int, error) {
 func (t *Tokenizer) appendText(ids []int, s string) []int {
 	if s == "" {
 		return ids
+	}
+	if len(t.preSteps) == 1 {
+		if _, ok := t.preSteps[0].(qwenSplit); ok {
+			// The common case, without a slice of pieces.
+			for i := 0; i < len(s); {
+				n := qwenMatch(s, i)
+				ids = t.bpe.appendWord(ids, s[i:i+n])
+				i += n
+			}
+			return ids
+		}
 	}
 	pieces := []string{s}
 	for _, step := range t.preSteps {
