@@ -27,14 +27,14 @@ type addedTokenJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string          `json:"type"`
-	Dropout                 *float64        `json:"dropout"`
-	UnkToken                *string         `json:"unk_token"`
-	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
-	IgnoreMerges            bool            `json:"ignore_merges"`
-	Vocab                   map[string]int  `json:"-"` // read by jsonScanner.vocab
-	HasMerges               bool            `json:"-"` // merges were present (jsonScanner.merges)
+	Type                    string         `json:"type"`
+	Dropout                 *float64       `json:"dropout"`
+	UnkToken                *string        `json:"unk_token"`
+	ContinuingSubwordPrefix *string        `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string        `json:"end_of_word_suffix"`
+	IgnoreMerges            bool           `json:"ignore_merges"`
+	Vocab                   map[string]int `json:"-"` // read by jsonScanner.vocab
+	HasMerges               bool           `json:"-"` // merges were present (jsonScanner.merges)
 }
 
 // componentJSON is a normaliser, pre-tokeniser or decoder entry.
