@@ -195,11 +195,27 @@ func ParseConfig(data []byte) (*Config, error) {
 func parseText(t *TextConfig, o, root *object) error {
 	t.HiddenSize = o.int("hidden_size")
 	t.NumLayers = o.int("num_hidden_layers")
-	for i, s := range o.strs("layer_types") {
-		if s != string(LinearAttention) && s != string(FullAttention) {
-			return fmt.Errorf("text_config.layer_types[%d]: unknown layer type %q", i, s)
+	if !o.has("layer_types") && o.has("full_attention_interval") {
+		// Files without layer_types (Qwen3-Next style): every interval-th layer
+		// is full attention, as HF derives it.
+		every := o.int("full_attention_interval")
+		if o.err == nil && (every <= 0 || t.NumLayers < 0 || t.NumLayers > 1024) {
+			return fmt.Errorf("text_config.full_attention_interval %d with num_hidden_layers %d: cannot derive layer_types", every, t.NumLayers)
 		}
-		t.LayerTypes = append(t.LayerTypes, LayerType(s))
+		for i := 0; o.err == nil && i < t.NumLayers; i++ {
+			kind := LinearAttention
+			if (i+1)%every == 0 {
+				kind = FullAttention
+			}
+			t.LayerTypes = append(t.LayerTypes, kind)
+		}
+	} else {
+		for i, s := range o.strs("layer_types") {
+			if s != string(LinearAttention) && s != string(FullAttention) {
+				return fmt.Errorf("text_config.layer_types[%d]: unknown layer type %q", i, s)
+			}
+			t.LayerTypes = append(t.LayerTypes, LayerType(s))
+		}
 	}
 	t.NumHeads = o.int("num_attention_heads")
 	t.NumKVHeads = o.int("num_key_value_heads")

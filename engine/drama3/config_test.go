@@ -69,6 +69,31 @@ func TestRopeSettingsEitherPlace(t *testing.T) {
 	}
 }
 
+func TestLayerTypesFromInterval(t *testing.T) {
+	c, err := ParseConfig(edit(t, func(_, text, _ map[string]any) {
+		delete(text, "layer_types")
+		text["full_attention_interval"] = 4
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range c.Text.LayerTypes {
+		if want := map[bool]LayerType{true: FullAttention, false: LinearAttention}[i%4 == 3]; k != want {
+			t.Fatalf("layer %d: %s, want %s", i, k, want)
+		}
+	}
+	if len(c.Text.LayerTypes) != 40 {
+		t.Fatalf("%d layer types", len(c.Text.LayerTypes))
+	}
+	_, err = ParseConfig(edit(t, func(_, text, _ map[string]any) {
+		delete(text, "layer_types")
+		text["full_attention_interval"] = 0
+	}))
+	if err == nil || !strings.Contains(err.Error(), "text_config.full_attention_interval 0") {
+		t.Fatalf("interval 0: %v", err)
+	}
+}
+
 func TestBadConfigs(t *testing.T) {
 	cases := []struct {
 		name string
