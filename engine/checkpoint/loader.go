@@ -52,7 +52,7 @@ type LoadOptions struct {
 type LoadResult struct {
 	Bytes         int64         // tensor data bytes delivered
 	ReadBytes     int64         // bytes read from the files (headers and alignment slack included)
-	Duration      time.Duration // from the first open to the last chunk consumed
+	Duration      time.Duration // from the first open (buffers allocated) to the last chunk consumed
 	DirectFiles   int           // files read with O_DIRECT
 	BufferedFiles int           // files read through the page cache
 	Fallbacks     int           // files where O_DIRECT was refused (EINVAL) and buffered reads took over
@@ -106,7 +106,6 @@ func (ix *Index) Load(opts LoadOptions, fn ChunkFunc) (LoadResult, error) {
 	if alloc == nil {
 		alloc = AlignedAlloc
 	}
-	start := time.Now()
 	free := make(chan []byte, 2)
 	for range 2 {
 		b, err := alloc(size)
@@ -118,6 +117,7 @@ func (ix *Index) Load(opts LoadOptions, fn ChunkFunc) (LoadResult, error) {
 		}
 		free <- b
 	}
+	start := time.Now()
 	full := make(chan chunk, 2)
 	stop := make(chan struct{})
 	stats := make(chan LoadResult, 1)
