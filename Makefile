@@ -22,6 +22,7 @@ FUZZ_TARGETS :=
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
+FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
 FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 

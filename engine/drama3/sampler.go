@@ -65,14 +65,18 @@ func (s *Sampler) Sample(logits []float32, frame, codebook int) (int, error) {
 //  2. Temperature 0: the index of the largest logit, the lowest index on ties.
 //  3. Order the indices by logit, largest first, equal logits by lower index
 //     (a strict total order; dividing by a positive temperature keeps it).
-//  4. s_i = l_i / T; w_i = exp(s_i − s_max) in that order.
-//  5. Z = Σ w_i summed sequentially in that order.
-//  6. Top-p (TopP < 1): keep the first n indices where n is the smallest count
-//     whose running sum (sequential, same order) is ≥ TopP·Z; at least one.
+//  4. w_i = exp(l_i/T − l_max/T) with l_max the first index's logit.
+//  5. Z = Σ w_i summed sequentially in index order (0, 1, 2, …).
+//  6. Top-p (TopP < 1): keep the first n indices of the order where n is the
+//     smallest count whose running sum (sequential, in order) is ≥ TopP·Z;
+//     at least one.
 //  7. Top-k (TopK > 0): n = min(n, TopK).
 //  8. Z' = Σ of the n kept weights, sequentially in order; target = u·Z'.
 //  9. Walk the kept indices accumulating w; return the first whose running
 //     sum exceeds target (the last kept index if rounding leaves none).
+//
+// Only the first TopK indices of the order are ever needed: with top-k on,
+// they are selected without sorting the whole vocabulary.
 func (s *Sampler) SampleWith(logits []float32, u float64) (int, error) {
 	if len(logits) == 0 {
 		return 0, fmt.Errorf("sampling: no logits")
@@ -96,44 +100,34 @@ func (s *Sampler) SampleWith(logits []float32, u float64) (int, error) {
 	}
 
 	n := len(logits)
-	s.order = s.order[:0]
-	for i := 0; i < n; i++ {
-		s.order = append(s.order, i)
+	limit := n
+	if s.settings.TopK > 0 && s.settings.TopK < n {
+		limit = s.settings.TopK
 	}
-	slices.SortFunc(s.order, func(a, b int) int {
-		switch {
-		case logits[a] > logits[b]:
-			return -1
-		case logits[a] < logits[b]:
-			return 1
-		}
-		return a - b
-	})
+	s.order = leadingOrder(s.order[:0], logits, limit)
 
 	temp := float64(s.settings.Temperature)
 	sMax := float64(logits[s.order[0]]) / temp
-	s.weight = slices.Grow(s.weight[:0], n)[:n]
 	var z float64
+	for _, l := range logits {
+		z += math.Exp(float64(l)/temp - sMax)
+	}
+	s.weight = slices.Grow(s.weight[:0], limit)[:limit]
 	for j, idx := range s.order {
-		w := math.Exp(float64(logits[idx])/temp - sMax)
-		s.weight[j] = w
-		z += w
+		s.weight[j] = math.Exp(float64(logits[idx])/temp - sMax)
 	}
 
-	kept := n
+	kept := limit
 	if s.settings.TopP < 1 {
 		need := float64(s.settings.TopP) * z
 		var run float64
-		for j := 0; j < n; j++ {
+		for j := 0; j < limit; j++ {
 			run += s.weight[j]
 			if run >= need {
 				kept = j + 1
 				break
 			}
 		}
-	}
-	if s.settings.TopK > 0 && s.settings.TopK < kept {
-		kept = s.settings.TopK
 	}
 
 	var zKept float64
@@ -149,4 +143,65 @@ func (s *Sampler) SampleWith(logits []float32, u float64) (int, error) {
 		}
 	}
 	return s.order[kept-1], nil
+}
+
+// before is the sampler's strict order: larger logit first, then lower index.
+func before(logits []float32, a, b int) bool {
+	return logits[a] > logits[b] || logits[a] == logits[b] && a < b
+}
+
+// leadingOrder appends to dst the first k indices of the strict order,
+// in order. With k < len(logits) it keeps a k-entry heap whose root is the
+// last of the kept (O(n log k)), then sorts those k.
+func leadingOrder(dst []int, logits []float32, k int) []int {
+	cmp := func(a, b int) int {
+		if before(logits, a, b) {
+			return -1
+		}
+		if before(logits, b, a) {
+			return 1
+		}
+		return 0
+	}
+	n := len(logits)
+	if k >= n {
+		for i := 0; i < n; i++ {
+			dst = append(dst, i)
+		}
+		slices.SortFunc(dst, cmp)
+		return dst
+	}
+	h := dst
+	// siftDown restores the heap property (parent comes after its children
+	// in the order, so the root is the last kept) from position i.
+	siftDown := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && before(logits, h[c], h[c+1]) {
+				c++
+			}
+			if !before(logits, h[i], h[c]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := 0; i < k; i++ {
+		h = append(h, i)
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(i)
+	}
+	for i := k; i < n; i++ {
+		if before(logits, i, h[0]) {
+			h[0] = i
+			siftDown(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }

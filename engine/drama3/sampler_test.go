@@ -2,6 +2,8 @@ package drama3
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -166,4 +168,110 @@ func TestSampleIsAFunctionOfSeedFrameCodebook(t *testing.T) {
 			}
 		}
 	}
+}
+
+// referenceSample is the definition of SampleWith written the plain way:
+// sort the whole vocabulary, filter, draw.
+func referenceSample(logits []float32, set Sampling, u float64) int {
+	n := len(logits)
+	if set.Temperature == 0 {
+		best := 0
+		for i := range logits {
+			if logits[i] > logits[best] {
+				best = i
+			}
+		}
+		return best
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
+	T := float64(set.Temperature)
+	m := float64(logits[order[0]]) / T
+	w := func(i int) float64 { return math.Exp(float64(logits[i])/T - m) }
+	var z float64
+	for i := 0; i < n; i++ {
+		z += w(i)
+	}
+	kept := n
+	if set.TopP < 1 {
+		var run float64
+		for j, idx := range order {
+			run += w(idx)
+			if run >= float64(set.TopP)*z {
+				kept = j + 1
+				break
+			}
+		}
+	}
+	if set.TopK > 0 && set.TopK < kept {
+		kept = set.TopK
+	}
+	var zk float64
+	for _, idx := range order[:kept] {
+		zk += w(idx)
+	}
+	var run float64
+	for _, idx := range order[:kept] {
+		run += w(idx)
+		if u*zk < run {
+			return idx
+		}
+	}
+	return order[kept-1]
+}
+
+// SampleWith (heap selection of the top-k prefix) equals the plain
+// definition on random vocabularies with ties, over the settings space.
+func TestSampleWithEqualsPlainDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	settings := []Sampling{{1, 1, 0}, {1, 0.9, 30}, {0.7, 0.5, 5}, {1.3, 1, 1}, {1, 0.99, 4096}, {0, 0.9, 30}, {2, 0.3, 0}, {1, 1, 7}}
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + r.IntN(1100)
+		logits := make([]float32, n)
+		for i := range logits {
+			// Coarse values make many ties.
+			logits[i] = float32(r.IntN(40)) / 4
+			if trial%2 == 0 {
+				logits[i] = float32(r.NormFloat64() * 3)
+			}
+		}
+		for _, set := range settings {
+			s, err := NewSampler(set, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := r.Float64()
+			got, err := s.SampleWith(logits, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := referenceSample(logits, set, u); got != want {
+				t.Fatalf("trial %d, %d logits, %+v, u %v: got %d, want %d", trial, n, set, u, got, want)
+			}
+		}
+	}
+}
+
+func FuzzSampleWith(f *testing.F) {
+	f.Add([]byte{0, 0, 128, 63, 0, 0, 0, 64}, float32(1), float32(0.9), 30, 0.5)
+	f.Fuzz(func(t *testing.T, raw []byte, temp, topP float32, topK int, u float64) {
+		logits := make([]float32, len(raw)/4)
+		for i := range logits {
+			logits[i] = math.Float32frombits(uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24)
+		}
+		s, err := NewSampler(Sampling{temp, topP, topK}, 0)
+		if err != nil {
+			return
+		}
+		got, err := s.SampleWith(logits, u)
+		if err != nil {
+			return
+		}
+		if got < 0 || got >= len(logits) {
+			t.Fatalf("index %d of %d logits", got, len(logits))
+		}
+	})
 }
