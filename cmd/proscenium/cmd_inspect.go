@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -129,8 +130,19 @@ func inspectDir(rep *inspection, dir string, context int) error {
 	rep.Unplaced = append(rep.Unplaced, ck.Report.Unplaced...)
 	rep.Missing = append(rep.Missing, ck.Report.Missing...)
 	rep.Problems = append(rep.Problems, ck.Report.Problems...)
+	// The engine also needs the tokenizer and the codec next to the weights.
+	var missingFiles []string
+	for _, f := range []string{"tokenizer.json", "codec.pth"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
+			missingFiles = append(missingFiles, f)
+			rep.Missing = append(rep.Missing, "file "+f)
+		}
+	}
 	if err := ck.Report.Err(); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(missingFiles) > 0 {
+		return fmt.Errorf("%s: missing %s", dir, strings.Join(missingFiles, " and "))
 	}
 	return nil
 }

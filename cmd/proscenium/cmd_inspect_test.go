@@ -169,6 +169,15 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 			t.Errorf("unplaced tensor not listed:\n%s", out.String())
 		}
 	})
+	t.Run("no codec", func(t *testing.T) {
+		d := copyDir(t, dir)
+		os.Remove(filepath.Join(d, "codec.pth"))
+		out.Reset()
+		err := runInspect([]string{d}, &out)
+		if err == nil || !strings.Contains(err.Error(), "codec.pth") || !strings.Contains(out.String(), "file codec.pth") {
+			t.Fatalf("inspect without codec.pth: %v\n%s", err, out.String())
+		}
+	})
 	t.Run("usage", func(t *testing.T) {
 		for _, args := range [][]string{{}, {dir, dir}, {dir, "--context", "0"}, {"--bogus", dir}} {
 			if err := runInspect(args, &out); !errors.Is(err, errUsage) {
