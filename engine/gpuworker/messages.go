@@ -1,0 +1,111 @@
+package gpuworker
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"proscenium/engine"
+)
+
+// Hello is the worker's first frame: who it is and what it found.
+type Hello struct {
+	Protocol int    `json:"protocol"`
+	PID      int    `json:"pid"`
+	Device   Device `json:"device"`
+}
+
+// Device is the GPU the worker opened and the kernels it chose
+// (engine/cuda.DeviceInfo, copied field by field by the worker).
+type Device struct {
+	Name          string `json:"name"`
+	Ordinal       int    `json:"ordinal"`
+	CCMajor       int    `json:"cc_major"`
+	CCMinor       int    `json:"cc_minor"`
+	Multiprocs    int    `json:"multiprocessors"`
+	L2Bytes       int    `json:"l2_bytes"`
+	TotalMem      int64  `json:"total_mem"`
+	FreeMem       int64  `json:"free_mem"`
+	DriverVersion int    `json:"driver_version"`
+	Kernels       string `json:"kernels"`
+	KernelBuild   string `json:"kernel_build"`
+}
+
+func (d Device) String() string {
+	return fmt.Sprintf("%s (compute %d.%d, %d SMs, %.1f GiB, %.1f GiB free), CUDA driver %d.%d, kernels %s",
+		d.Name, d.CCMajor, d.CCMinor, d.Multiprocs, float64(d.TotalMem)/(1<<30), float64(d.FreeMem)/(1<<30),
+		d.DriverVersion/1000, d.DriverVersion%1000/10, d.Kernels)
+}
+
+// Request asks the worker to do Op with Args (JSON). IDs are the client's,
+// unique per connection.
+type Request struct {
+	ID   uint64          `json:"id"`
+	Op   string          `json:"op"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// Ops the worker serves.
+const (
+	OpStats      = "stats"      // → Stats
+	OpSynthesize = "synthesize" // engine.SpeechRequest → events, PCM, engine.Finish
+)
+
+// Stats is the worker's memory accounting (engine/cuda's pool).
+type Stats struct {
+	Device engine.Memory `json:"device"`
+	Pinned engine.Memory `json:"pinned"`
+}
+
+// Event is progress of a request: Frames made so far, as engine.Event.
+type Event struct {
+	ID     uint64 `json:"id"`
+	Frames int    `json:"frames"`
+}
+
+// Reply ends a request: its result (JSON) or its error.
+type Reply struct {
+	ID     uint64          `json:"id"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// PCM is a chunk of decoded audio for a request.
+type PCM struct {
+	ID    uint64
+	Chunk engine.AudioChunk
+}
+
+const pcmHeader = 8 + 4 + 4
+
+// EncodePCM lays out a PCM frame: id uint64, from and to frame int32, then
+// the float32 samples, all little-endian.
+func EncodePCM(p PCM) []byte {
+	b := make([]byte, pcmHeader+4*len(p.Chunk.PCM))
+	binary.LittleEndian.PutUint64(b, p.ID)
+	binary.LittleEndian.PutUint32(b[8:], uint32(int32(p.Chunk.FromFrame)))
+	binary.LittleEndian.PutUint32(b[12:], uint32(int32(p.Chunk.ToFrame)))
+	for i, v := range p.Chunk.PCM {
+		binary.LittleEndian.PutUint32(b[pcmHeader+4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// DecodePCM reads a PCM frame's payload.
+func DecodePCM(b []byte) (PCM, error) {
+	if len(b) < pcmHeader || (len(b)-pcmHeader)%4 != 0 {
+		return PCM{}, fmt.Errorf("gpuworker: PCM payload of %d bytes: %w", len(b), ErrFrame)
+	}
+	p := PCM{ID: binary.LittleEndian.Uint64(b)}
+	p.Chunk.FromFrame = int(int32(binary.LittleEndian.Uint32(b[8:])))
+	p.Chunk.ToFrame = int(int32(binary.LittleEndian.Uint32(b[12:])))
+	if p.Chunk.FromFrame < 0 || p.Chunk.ToFrame < p.Chunk.FromFrame {
+		return PCM{}, fmt.Errorf("gpuworker: PCM frames [%d, %d): %w", p.Chunk.FromFrame, p.Chunk.ToFrame, ErrFrame)
+	}
+	p.Chunk.PCM = make([]float32, (len(b)-pcmHeader)/4)
+	for i := range p.Chunk.PCM {
+		p.Chunk.PCM[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[pcmHeader+4*i:]))
+	}
+	return p, nil
+}
