@@ -1,6 +1,7 @@
 package drama3
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -322,8 +323,9 @@ func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindRep
 	if w.AudioPrefix, err = findPrefix(byName, audioAnchor); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
+	// The LM head is absent from tied checkpoints: only ambiguity is a problem here.
 	rootPrefix, err := findPrefix(byName, lmHeadName)
-	if err != nil && !strings.Contains(err.Error(), "no tensor") {
+	if err != nil && !errors.Is(err, errNoAnchor) {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 	prefix := map[string]string{"backbone": w.BackbonePrefix, "audio": w.AudioPrefix, "root": rootPrefix}
@@ -435,6 +437,8 @@ func ExpectedTensors(cfg *Config, fusedExperts bool) []Expected {
 	return out
 }
 
+var errNoAnchor = errors.New("no tensor named")
+
 // findPrefix finds the one prefix under which anchor is stored ("" or a
 // dotted path ending in ".").
 func findPrefix(byName map[string]*Param, anchor string) (string, error) {
@@ -448,7 +452,7 @@ func findPrefix(byName map[string]*Param, anchor string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("no tensor named *%s: cannot locate its prefix", anchor)
+		return "", fmt.Errorf("%w *%s: cannot locate its prefix", errNoAnchor, anchor)
 	case 1:
 		return found[0], nil
 	}
