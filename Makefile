@@ -25,6 +25,9 @@ FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
 FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
+FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
+FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
+FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean
