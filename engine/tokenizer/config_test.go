@@ -168,3 +168,27 @@ func TestDecodeUnknownID(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: any bytes give a Tokenizer or an error, never a panic; a
+// Tokenizer that parses encodes and decodes without panicking.
+func FuzzParse(f *testing.F) {
+	f.Add(smallTokenizerJSON(f, nil))
+	f.Add(smallTokenizerJSON(f, func(m map[string]any) { model(m)["merges"] = []any{"h i"} }))
+	f.Add(smallTokenizerJSON(f, func(m map[string]any) {
+		m["pre_tokenizer"] = map[string]any{"type": "ByteLevel", "add_prefix_space": true}
+	}))
+	f.Add([]byte(`{"model":{"vocab":{"a\u0041":1},"merges":[]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok, err := Parse(data)
+		if err != nil {
+			return
+		}
+		ids, err := tok.Encode("hi there <|end|> 12 é")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tok.Decode(ids); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -304,12 +304,19 @@ func (s *jsonScanner) model() (*modelJSON, [][2][]byte, error) {
 	return m, merges, nil
 }
 
+// sizeHint guesses how many entries a vocabulary or merge list starting at
+// pos may hold (an entry takes at least 8 bytes), capped so that a small file
+// does not allocate for a large one.
+func (s *jsonScanner) sizeHint() int {
+	return min((len(s.data)-s.pos)/8, 1<<18)
+}
+
 func (s *jsonScanner) vocab() (map[string]int, error) {
 	if s.next() == 'n' {
 		_, err := s.skipValue()
 		return nil, err
 	}
-	v := make(map[string]int, 1<<17)
+	v := make(map[string]int, s.sizeHint())
 	err := s.object(func(sym string) error {
 		id, err := s.int()
 		if err != nil {
@@ -334,7 +341,7 @@ func (s *jsonScanner) merges() ([][2][]byte, error) {
 	if s.next() != '[' {
 		return nil, fmt.Errorf("model.merges is not an array")
 	}
-	out := make([][2][]byte, 0, 1<<17)
+	out := make([][2][]byte, 0, s.sizeHint())
 	err := s.array(func(i int) error {
 		switch s.next() {
 		case '[':
