@@ -252,3 +252,31 @@ func TestParameterCountFullShaped(t *testing.T) {
 		t.Errorf("audio parameters %d, want %d", pc.Audio, want)
 	}
 }
+
+func TestBindHeadsAndQuantContradictions(t *testing.T) {
+	odd := testConfig(t, TinyOddConfig()) // untied
+	stored := without(storedCatalog(odd, "model.", "", "", false), "lm_head.weight")
+	if _, rep := Bind(odd, stored, nil); !containsSub(rep.Missing, "lm_head.weight") {
+		t.Errorf("untied config without lm_head: missing %v", rep.Missing)
+	}
+
+	tied := testConfig(t, TinyConfig())
+	stored = append(storedCatalog(tied, "model.", "", "", false), &Param{Name: "lm_head.weight", DType: checkpoint.BF16, Shape: []int{300, 64}})
+	w, rep := Bind(tied, stored, nil)
+	if rep.Err() != nil || w.LMHead != w.Embed || !containsSub(rep.Unplaced, "lm_head.weight") {
+		t.Errorf("tied config with a stored lm_head: err %v, unplaced %v", rep.Err(), rep.Unplaced)
+	}
+
+	// FP8 experts in a checkpoint whose config has no quantization_config.
+	plain := *tied
+	plain.Quant = QuantConfig{}
+	_, rep = Bind(&plain, storedCatalog(tied, "model.", "", "", false), nil)
+	if !containsSub(rep.Problems, "dtype F8_E4M3 but config.json has no fp8 quantization_config") {
+		t.Errorf("fp8 tensors without a quantization_config: %q", rep.Problems)
+	}
+	// Unquantised experts under an unquantised config bind, and no scale is expected.
+	w, rep = Bind(&plain, storedCatalog(&plain, "model.", "", "", false), nil)
+	if rep.Err() != nil || w.Layers[0].MoE.Experts[0].Gate.Scale != nil {
+		t.Errorf("bf16 experts: %v", rep.Err())
+	}
+}
