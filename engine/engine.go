@@ -84,6 +84,7 @@ type Info struct {
 	SampleRate      int    `json:"sample_rate"`
 	SamplesPerFrame int    `json:"samples_per_frame"`
 	Codebooks       int    `json:"codebooks"`
+	CodebookSizes   []int  `json:"codebook_sizes,omitempty"` // entries of each codebook, semantic first
 	Parameters      int64  `json:"parameters"`
 }
 

@@ -60,6 +60,7 @@ func Open(dir string, opts Options) (Engine, error) {
 		SampleRate:      SampleRate,
 		SamplesPerFrame: b.SamplesPerFrame(),
 		Codebooks:       cfg.Audio.NumCodebooks,
+		CodebookSizes:   append([]int(nil), b.CodebookEntries()...),
 		Parameters:      drama3.CountParameters(cfg).Total(),
 	}
 	if opts.Probe != nil {
@@ -111,6 +112,9 @@ func (e *takeEngine) Info() Info { return e.info }
 
 // Synthesize runs one take: see Engine.
 func (e *takeEngine) Synthesize(ctx context.Context, req SpeechRequest, emit func(Event)) (*Finish, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if emit == nil {
 		emit = func(Event) {}
 	}

@@ -75,7 +75,8 @@ func TestMain(m *testing.M) {
 func TestDemoTake(t *testing.T) {
 	eng, dir := openTiny(t)
 	info := eng.Info()
-	if info.SampleRate != 44100 || info.SamplesPerFrame != 2048 || info.Codebooks != 10 || !info.Demo || info.Backend != "cpu" {
+	if info.SampleRate != 44100 || info.SamplesPerFrame != 2048 || info.Codebooks != 10 || !info.Demo || info.Backend != "cpu" ||
+		!reflect.DeepEqual(info.CodebookSizes, []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}) {
 		t.Fatalf("info %+v", info)
 	}
 	req := SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: DefaultSampling(), Seed: 7, MaxFrames: 48}
@@ -232,5 +233,38 @@ func TestDemoTakeDeterminism(t *testing.T) {
 	}
 	if c3, _ := run(4); reflect.DeepEqual(c1, c3) {
 		t.Fatal("another seed gave the same codes")
+	}
+}
+
+// BenchmarkDemoTake times a 48-frame take on the demo model (prompt,
+// prefill, 48 frames, streamed decode) and reports the real-time factor and
+// the per-stage share.
+func BenchmarkDemoTake(b *testing.B) {
+	if _, err := tinyDir(); err != nil {
+		b.Skip(err)
+	}
+	eng, err := tinyEngine()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: DefaultSampling(), Seed: 7, MaxFrames: 48}
+	stages := map[string]float64{}
+	var rtf, ttfa float64
+	for b.Loop() {
+		fin, err := eng.Synthesize(context.Background(), req, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rtf += fin.RealTimeFactor
+		ttfa += fin.TimeToFirstAudio.Seconds()
+		for k, v := range fin.Stages {
+			stages[k] += v.Seconds()
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(rtf/n, "rtf")
+	b.ReportMetric(ttfa/n*1e3, "first-audio-ms")
+	for k, v := range stages {
+		b.ReportMetric(v/n*1e3, k+"-ms")
 	}
 }

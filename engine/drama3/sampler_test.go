@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -274,4 +275,27 @@ func FuzzSampleWith(f *testing.F) {
 			t.Fatalf("index %d of %d logits", got, len(logits))
 		}
 	})
+}
+
+// BenchmarkSample times one draw at the default settings over a semantic
+// (4097) and a residual (1024) vocabulary of random logits.
+func BenchmarkSample(b *testing.B) {
+	for _, n := range []int{4097, 1024} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(3, 3))
+			logits := make([]float32, n)
+			for i := range logits {
+				logits[i] = float32(r.NormFloat64() * 2)
+			}
+			s, err := NewSampler(Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.Sample(logits, i, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
