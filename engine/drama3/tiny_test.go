@@ -51,6 +51,10 @@ func TestWriteTiny(t *testing.T) {
 	base := baseTokenizer(t)
 	d1, d2 := t.TempDir(), t.TempDir()
 	for _, dir := range []string{d1, d2} {
+		// Forget the cached tokenizer so the second write rebuilds every file.
+		tokenizerCache.Lock()
+		tokenizerCache.json = nil
+		tokenizerCache.Unlock()
 		if err := WriteTiny(dir, TinyOptions{Seed: 7, BaseTokenizer: base}); err != nil {
 			t.Fatal(err)
 		}
