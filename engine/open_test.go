@@ -268,3 +268,29 @@ func BenchmarkDemoTake(b *testing.B) {
 		b.ReportMetric(v/n*1e3, k+"-ms")
 	}
 }
+
+// Takes asked for at the same time run one after the other, each as it
+// would alone.
+func TestConcurrentTakesQueue(t *testing.T) {
+	eng, _ := openTiny(t)
+	req := SpeechRequest{Text: "Queue.", Sampling: DefaultSampling(), Seed: 9, MaxFrames: 3}
+	var wg sync.WaitGroup
+	results := make([]*Finish, 3)
+	errs := make([]error, 3)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = eng.Synthesize(context.Background(), req, nil)
+		}()
+	}
+	wg.Wait()
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if !reflect.DeepEqual(results[i].Codes, results[0].Codes) {
+			t.Fatalf("take %d made other codes than take 0", i)
+		}
+	}
+}
