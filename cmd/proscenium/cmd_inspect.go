@@ -121,11 +121,7 @@ func inspectDir(rep *inspection, dir string, context int) error {
 		s.Bytes += ti.Size
 		rep.StoredBytes += ti.Size
 	}
-	var placed int64
-	for _, p := range w.Params() {
-		placed += p.Size
-	}
-	m := drama3.EstimateMemory(cfg, placed, context)
+	m := drama3.EstimateMemory(cfg, w.StoredBytes(), context)
 	rep.Memory, rep.MemoryBasis = &m, "placed tensors as stored"
 	rep.Unplaced = append(rep.Unplaced, ck.Report.Unplaced...)
 	rep.Missing = append(rep.Missing, ck.Report.Missing...)

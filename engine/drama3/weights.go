@@ -545,6 +545,16 @@ func (w *Weights) Params() []*Param {
 	return out
 }
 
+// StoredBytes is the data size of every bound tensor (scales included) as
+// stored: what a loader copies to the device.
+func (w *Weights) StoredBytes() int64 {
+	var n int64
+	for _, p := range w.Params() {
+		n += p.Size
+	}
+	return n
+}
+
 // Read returns the stored bytes of p through the checkpoint reader.
 func (w *Weights) Read(p *Param) (*checkpoint.Tensor, error) {
 	if w.reader == nil {
