@@ -3,6 +3,7 @@ package drama3
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -160,8 +161,15 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		return code, err
 	}
 
+	if ctx.Err() != nil { // stopped while queued: skip the prefill
+		res.Reason, res.Elapsed = FinishCancel, time.Since(start)
+		return res, nil
+	}
+	// Logits buffers are poisoned with NaN before each backend call: a value
+	// the backend fails to write makes the sampler fail, naming the draw.
 	semantic := make([]float32, entries[0]+1)
 	endOfSpeech := entries[0]
+	poison(semantic)
 	if err := timed(StagePrefill, func() error { return b.Begin(take.Prompt, semantic) }); err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
@@ -181,6 +189,7 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		}
 		if frame > 0 {
 			prev := res.Codes[frame-1]
+			poison(semantic)
 			if err := timed(StageBackbone, func() error { return b.Advance(prev, semantic) }); err != nil {
 				return nil, fmt.Errorf("frame %d: backbone: %w", frame, err)
 			}
@@ -200,7 +209,7 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		}
 		for j := 1; j < len(entries); j++ {
 			residual := residualBuf[:entries[j]]
-			clear(residual)
+			poison(residual)
 			if err := timed(StageTower, func() error { return b.TowerResidual(j, codes[j-1], residual) }); err != nil {
 				return nil, fmt.Errorf("frame %d: tower layer for codebook %d: %w", frame, j, err)
 			}
@@ -225,4 +234,12 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// poison fills logits with NaN.
+func poison(logits []float32) {
+	nan := float32(math.NaN())
+	for i := range logits {
+		logits[i] = nan
+	}
 }

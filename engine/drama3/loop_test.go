@@ -277,12 +277,14 @@ func TestGenerateCancelEndsAtTheNextFrameAndKeepsAudio(t *testing.T) {
 		}
 	}
 
-	// Cancelled before the first frame: nothing made, still a clean finish.
+	// Cancelled before the take starts: nothing made, no backend call, still
+	// a clean finish.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Generate(ctx, newFake(-1), defaultTake, Listener{})
-	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 {
-		t.Fatalf("cancelled before start: %v %+v", err, res)
+	b := newFake(-1)
+	res, err := Generate(ctx, b, defaultTake, Listener{})
+	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 || len(b.calls) != 0 {
+		t.Fatalf("cancelled before start: %v %+v, calls %v", err, res, b.calls)
 	}
 }
 
@@ -393,4 +395,36 @@ func TestGenerateStageTimes(t *testing.T) {
 	if res.TimeToFirstAudio <= res.Stages[StagePrefill] || res.TimeToFirstAudio > res.Elapsed {
 		t.Errorf("time to first audio %v outside (prefill %v, elapsed %v]", res.TimeToFirstAudio, res.Stages[StagePrefill], res.Elapsed)
 	}
+}
+
+// A backend that leaves a logit unwritten fails the take at that draw.
+type lazyBackend struct{ *fakeBackend }
+
+func (l lazyBackend) TowerResidual(j, prev int, logits []float32) error {
+	if err := l.fakeBackend.TowerResidual(j, prev, logits); err != nil {
+		return err
+	}
+	if j == 2 {
+		logits[len(logits)-1] = float32(math.NaN()) // as if never written
+	}
+	return nil
+}
+
+func TestGenerateCatchesUnwrittenLogits(t *testing.T) {
+	_, err := Generate(context.Background(), lazyBackend{newFake(-1)}, defaultTake, Listener{})
+	if err == nil || !strings.Contains(err.Error(), "frame 0 codebook 2") {
+		t.Fatalf("error %v", err)
+	}
+	var b partialBackend
+	b.fakeBackend = newFake(-1)
+	if _, err := Generate(context.Background(), b, defaultTake, Listener{}); err == nil || !strings.Contains(err.Error(), "frame 0 codebook 0") {
+		t.Fatalf("semantic logits left unwritten: error %v", err)
+	}
+}
+
+// partialBackend writes all but the last semantic logit.
+type partialBackend struct{ *fakeBackend }
+
+func (p partialBackend) Begin(prompt []int, semantic []float32) error {
+	return p.fakeBackend.Begin(prompt, semantic[:len(semantic)-1])
 }
