@@ -18,7 +18,9 @@ import (
 // PROSCENIUM_LOAD_BENCH_MB MiB (default 1024) in a temporary directory
 // (TMPDIR, deleted afterwards): O_DIRECT, buffered with the file evicted
 // from the page cache before each run (cold), buffered from the page cache
-// (warm), and dd with iflag=direct on the same file as the disk reference.
+// (warm), each with DefaultLoadReaders and with one read at a time, and dd
+// (iflag=direct, and buffered from a cold cache) on the same file as the
+// disk reference.
 //
 //	go test ./engine/checkpoint -run '^$' -bench BenchmarkLoad -benchtime 3x
 func BenchmarkLoad(b *testing.B) {
@@ -90,10 +92,16 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 	run("direct", LoadOptions{}, nil)
+	run("direct-1-reader", LoadOptions{Readers: 1}, nil)
 	run("buffered-cold", LoadOptions{Buffered: true}, evict)
+	run("buffered-cold-1-reader", LoadOptions{Buffered: true, Readers: 1}, evict)
 	run("buffered-warm", LoadOptions{Buffered: true}, nil)
-	if out, err := exec.Command("dd", "if="+path, "of=/dev/null", "bs=64M", "iflag=direct").CombinedOutput(); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		b.Logf("dd iflag=direct bs=64M: %s", lines[len(lines)-1])
+	for _, flags := range [][]string{{"iflag=direct"}, {}} {
+		evict()
+		args := append([]string{"if=" + path, "of=/dev/null", "bs=64M"}, flags...)
+		if out, err := exec.Command("dd", args...).CombinedOutput(); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			b.Logf("dd %s: %s", strings.Join(args[2:], " "), lines[len(lines)-1])
+		}
 	}
 }

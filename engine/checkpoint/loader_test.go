@@ -56,8 +56,9 @@ func TestLoadMatchesPlainReads(t *testing.T) {
 		}
 		want[ti.Name] = tn.Data
 	}
-	realOpen := openDirect
-	defer func() { openDirect = realOpen }()
+	realOpen, realPiece := openDirect, minReadPiece
+	defer func() { openDirect, minReadPiece = realOpen, realPiece }()
+	minReadPiece = DirectAlign
 	unaligned := func(n int) ([]byte, error) { b, _ := AlignedAlloc(n + 1); return b[1 : n+1], nil }
 	cases := []struct {
 		name      string
@@ -66,6 +67,9 @@ func TestLoadMatchesPlainReads(t *testing.T) {
 		wantFalls int // O_DIRECT fallbacks per file
 	}{
 		{"direct", LoadOptions{BufferSize: 4096}, realOpen, -1},
+		{"direct one reader", LoadOptions{BufferSize: 3 * 4096, Readers: 1}, realOpen, -1},
+		{"direct 5 readers of 1 page", LoadOptions{BufferSize: 5 * 4096, Readers: 5}, realOpen, -1},
+		{"buffered 3 readers", LoadOptions{BufferSize: 7 * 4096, Readers: 3, Buffered: true}, realOpen, 0},
 		{"direct 3 pages", LoadOptions{BufferSize: 3 * 4096}, realOpen, -1},
 		{"direct default buffer", LoadOptions{}, realOpen, -1},
 		{"buffered", LoadOptions{BufferSize: 4096, Buffered: true}, realOpen, 0},
