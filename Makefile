@@ -19,6 +19,7 @@ STUDIO := build/bin/proscenium-studio
 #   FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZTIME ?= 5s
 FUZZ_TARGETS :=
+FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
@@ -124,10 +125,18 @@ e2e: cli
 	@echo "== browser test (playwright-core + /usr/bin/chromium)"
 	cd frontend && node e2e/speak.e2e.mjs ../$(CLI)
 
-# The CUDA engineer owns this target: build the cuda-tagged packages and
-# kernels where the toolkit exists; GPU tests skip with a reason when no GPU.
-cuda-check:
-	@echo "== cuda-check: nothing yet"
+# CUDA (rules in kernels/cuda.mk): compile the kernels with nvcc, vet the
+# cuda-tagged code and link its test binaries and the worker. Nothing runs on
+# a GPU here: the test binaries run on a GPU machine (README, GPU workflow).
+include kernels/cuda.mk
+
+cuda-check: kernels
+	@echo "== cuda-check: go build/vet -tags cuda, go test -tags cuda -c, worker build"
+	go build -tags cuda ./...
+	go vet -tags cuda $(CUDA_PKGS)
+	@mkdir -p out/cuda-check
+	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels
+	go build -tags cuda -o out/cuda-check/proscenium-gpu ./cmd/proscenium-gpu
 
 # ---- reviews (not in CI) ----
 

@@ -20,6 +20,8 @@ NVCC_HAS_SM90A = $(shell echo '__global__ void k(){}' > kernels/build/.probe.cu 
 	$(NVCC) -gencode=arch=compute_90a,code=sm_90a -fatbin -o kernels/build/.probe.fatbin kernels/build/.probe.cu \
 	>/dev/null 2>&1 && echo yes; rm -f kernels/build/.probe.cu kernels/build/.probe.fatbin)
 CARRY ?= .carry
+# Packages with cuda-tagged files.
+CUDA_PKGS := ./engine/cuda ./kernels ./cmd/proscenium-gpu
 
 .PHONY: kernels gpu-worker cuda-test-bins cuda-vet cuda-bundle
 
@@ -50,7 +52,7 @@ gpu-worker: kernels
 	go build -tags cuda -o bin/proscenium-gpu ./cmd/proscenium-gpu
 
 cuda-vet: kernels
-	go vet -tags cuda ./...
+	go vet -tags cuda $(CUDA_PKGS)
 
 # Test binaries and the worker for a GPU machine: copy .carry/ there and run
 # .carry/run-gpu-tests.sh (it writes a log and bandwidth.json to its argument).

@@ -86,3 +86,9 @@ func (q *Queue) Copy(dst, src *Block, n int64) error {
 	}
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst.Ptr), cu.DevicePtr(src.Ptr), n, q.d.stream)
 }
+
+// MemInfo is the device's free and total memory now.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	err = d.Do(func() (err error) { free, total, err = cu.MemInfo(); return })
+	return
+}

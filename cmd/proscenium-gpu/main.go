@@ -1,0 +1,93 @@
+//go:build cuda
+
+// Command proscenium-gpu is the GPU worker: it opens the CUDA device, loads
+// the kernels for its architecture and serves the gpuworker protocol on stdin
+// and stdout for the studio and the command line, which start it as a child
+// process (engine/gpuworker). With -probe it prints what it found and exits.
+//
+// It is built only with the cuda tag (make gpu-worker): gorgonia.org/cu ends
+// the process in its init when there is no GPU, printing why on stdout, which
+// the client shows as the reason the GPU backend is unavailable.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"proscenium/engine"
+	"proscenium/engine/cuda"
+	"proscenium/engine/gpuworker"
+)
+
+func main() {
+	probe := flag.Bool("probe", false, "print the device report as JSON and exit")
+	ordinal := flag.Int("device", 0, "CUDA device ordinal")
+	deviceCap := flag.Int64("cap", 0, "device memory cap in bytes (0: none)")
+	pinnedCap := flag.Int64("pinned-cap", 1<<30, "pinned host memory cap in bytes (0: none)")
+	flag.Parse()
+
+	// The protocol needs stdout to itself; C code that prints would corrupt
+	// it, so file descriptor 1 now points at stderr.
+	proto, err := protocolOutput()
+	if err != nil {
+		fmt.Println("proscenium-gpu:", err)
+		os.Exit(1)
+	}
+	dev, err := cuda.Open(*ordinal, *deviceCap, *pinnedCap)
+	if err != nil {
+		fmt.Fprintln(proto, err) // before the magic: the client's reason
+		os.Exit(1)
+	}
+	defer dev.Close()
+	hello, err := helloOf(dev)
+	if err != nil {
+		fmt.Fprintln(proto, err)
+		os.Exit(1)
+	}
+	if *probe {
+		b, _ := json.MarshalIndent(hello, "", "  ")
+		fmt.Fprintf(proto, "%s\n%s\n", hello.Device, b)
+		return
+	}
+	if err := gpuworker.Serve(os.Stdin, proto, hello, handler(dev)); err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-gpu:", err)
+		os.Exit(1)
+	}
+}
+
+func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
+	free, _, err := dev.MemInfo()
+	if err != nil {
+		return gpuworker.Hello{}, err
+	}
+	in := dev.Info
+	return gpuworker.Hello{PID: os.Getpid(), Device: gpuworker.Device{
+		Name: in.Name, Ordinal: in.Ordinal, CCMajor: in.Major, CCMinor: in.Minor, Multiprocs: in.Multiprocs,
+		L2Bytes: in.L2Bytes, TotalMem: in.TotalMem, FreeMem: free, DriverVersion: in.DriverVersion,
+		Kernels: in.Kernels, KernelBuild: in.KernelBuild,
+	}}, nil
+}
+
+// errNoPipeline is the honest answer to a synthesis request until the CUDA
+// Drama 3 pipeline exists: the studio falls back to the CPU backend.
+var errNoPipeline = errors.New("Drama 3 synthesis is not implemented on the CUDA backend yet; use the CPU backend")
+
+func handler(dev *cuda.Device) gpuworker.Handler {
+	return func(ctx context.Context, req gpuworker.Request, out *gpuworker.Emitter) (any, error) {
+		switch req.Op {
+		case gpuworker.OpStats:
+			mem := func(k cuda.MemKind) engine.Memory {
+				s := dev.Pool.Stats(k)
+				return engine.Memory{Device: dev.Info.Name + " " + k.String(), Used: s.Used, Peak: s.Peak, Cap: s.Cap}
+			}
+			return gpuworker.Stats{Device: mem(cuda.DeviceMem), Pinned: mem(cuda.PinnedMem)}, nil
+		case gpuworker.OpSynthesize:
+			return nil, errNoPipeline
+		}
+		return nil, fmt.Errorf("unknown op %q", req.Op)
+	}
+}

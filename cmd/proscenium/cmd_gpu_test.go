@@ -1,0 +1,47 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"proscenium/engine/gpuworker"
+)
+
+func TestGPUProbeReportsWhyTheBackendIsUnavailable(t *testing.T) {
+	if err := runGPU(nil); !errors.Is(err, errUsage) {
+		t.Fatalf("no subcommand: %v", err)
+	}
+	dir := t.TempDir()
+	cases := []struct {
+		name, script, want string
+	}{
+		{"missing worker", "", "not found"},
+		// What gorgonia.org/cu prints in its init on a machine without a GPU.
+		{"no device", `echo 'Error in initialization, please refer to "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__INITIALIZE.html" for details on: NoDevice'; exit 1`,
+			"no CUDA-capable GPU found"},
+		{"no driver", `echo 'proscenium-gpu: error while loading shared libraries: libcuda.so.1: cannot open shared object file' >&2; exit 127`,
+			"libcuda.so.1 is not installed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			worker := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if c.script != "" {
+				if runtime.GOOS == "windows" {
+					t.Skip("shell-script worker")
+				}
+				if err := os.WriteFile(worker, []byte("#!/bin/sh\n"+c.script+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := runGPU([]string{"probe", "-worker", worker})
+			var ue *gpuworker.UnavailableError
+			if !errors.As(err, &ue) || !strings.Contains(ue.Reason, c.want) {
+				t.Fatalf("error %v, want an UnavailableError saying %q", err, c.want)
+			}
+		})
+	}
+}
