@@ -179,8 +179,9 @@ func (c *codecConv) tile4x2(dst, src codecSignal, t, o int) {
 		w1 := c.w[((o+1)*c.kernel+k)*n : ((o+1)*c.kernel+k+1)*n]
 		w2 := c.w[((o+2)*c.kernel+k)*n : ((o+2)*c.kernel+k+1)*n]
 		w3 := c.w[((o+3)*c.kernel+k)*n : ((o+3)*c.kernel+k+1)*n]
-		x0, x1 = x0[:n], x1[:n]
-		w1, w2, w3 = w1[:n], w2[:n], w3[:n]
+		w0 = w0[:n]
+		x0, x1 = x0[:len(w0)], x1[:len(w0)]
+		w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
 		for i, v0 := range w0 {
 			p, q := x0[i], x1[i]
 			a00 += v0 * p
