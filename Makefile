@@ -81,7 +81,7 @@ bindings: wails-cli
 
 # ---- the README's first command ----
 
-run: deps studio
+run: deps studio cli
 	bash scripts/run-studio.sh $(STUDIO) $(CLI)
 
 # ---- the README's second command ----
@@ -116,8 +116,10 @@ fuzz:
 		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
 	done
 
+# Type-check the UI against the generated Wails bindings, then unit tests.
 vitest:
-	@echo "== vitest"
+	@echo "== svelte-check + vitest"
+	cd frontend && npx svelte-check --tsconfig ./tsconfig.json --fail-on-warnings --output machine
 	cd frontend && npx vitest run
 
 # Browser test: Debian's chromium against `proscenium serve --ui`.

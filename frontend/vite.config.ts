@@ -6,7 +6,12 @@ export default defineConfig({
   plugins: [svelte()],
   // Vitest mounts components in happy-dom: use Svelte's browser build there.
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
-  build: { outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 1024 },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // The timing report is noise on a shared 2-core machine.
+    rolldownOptions: { checks: { bundlerTimings: false } },
+  },
   test: {
     environment: 'happy-dom',
     include: ['src/**/*.test.ts'],

@@ -94,7 +94,7 @@ describe('WailsTransport', () => {
     expect(t).toBeInstanceOf(WailsTransport);
     await expect(t.call('Stats', [])).resolves.toEqual({ loaded: false });
     const req = { text: 'x' };
-    const err = await t.call('Speak', [req]).catch((e) => e);
+    const err = (await t.call('Speak', [req]).catch((e: unknown) => e)) as ServiceError;
     expect(Speak).toHaveBeenCalledWith(req);
     expect(err).toBeInstanceOf(ServiceError);
     expect(err.message).toBe('no model loaded');
