@@ -396,3 +396,18 @@ func (r *interleavedRope) apply(x []float32, pos int) {
 		x[2*i+1] = x0*s + x1*c
 	}
 }
+
+// TowerRopeTable returns the tower's RoPE table for positions [0, rows):
+// cos and sin, [rows, rotaryDim/2] each, exactly the values Tower rotates
+// with (the table a device backend uploads).
+func TowerRopeTable(rotaryDim int, theta float64, rows int) (cos, sin []float32) {
+	r := newInterleavedRope(rotaryDim, theta)
+	half := rotaryDim / 2
+	cos, sin = make([]float32, rows*half), make([]float32, rows*half)
+	for p := 0; p < rows; p++ {
+		for i := 0; i < half; i++ {
+			cos[p*half+i], sin[p*half+i] = r.cosSin(p, i)
+		}
+	}
+	return cos, sin
+}

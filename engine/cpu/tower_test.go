@@ -355,3 +355,28 @@ func TestTowerRefusesMisuse(t *testing.T) {
 		t.Errorf("short head: error %v", err)
 	}
 }
+
+// The exported table is what the rotation uses: rotating (1, 0) pairs gives
+// (cos, sin); and position 0 is the identity, pair i at position p turns by
+// p·theta^(−2i/dim).
+func TestTowerRopeTable(t *testing.T) {
+	const dim, rows = 8, 5
+	cos, sin := TowerRopeTable(dim, 1e7, rows)
+	r := newInterleavedRope(dim, 1e7)
+	for p := 0; p < rows; p++ {
+		x := []float32{1, 0, 1, 0, 1, 0, 1, 0, 7}
+		r.apply(x, p)
+		for i := 0; i < dim/2; i++ {
+			if x[2*i] != cos[p*dim/2+i] || x[2*i+1] != sin[p*dim/2+i] {
+				t.Fatalf("pos %d pair %d: rotated (1,0) to (%v,%v), table (%v,%v)", p, i, x[2*i], x[2*i+1], cos[p*dim/2+i], sin[p*dim/2+i])
+			}
+			a := float64(p) * math.Pow(1e7, -float64(2*i)/dim)
+			if math.Abs(float64(cos[p*dim/2+i])-math.Cos(a)) > 1e-7 || math.Abs(float64(sin[p*dim/2+i])-math.Sin(a)) > 1e-7 {
+				t.Fatalf("pos %d pair %d: table (%v,%v), angle %v", p, i, cos[p*dim/2+i], sin[p*dim/2+i], a)
+			}
+		}
+		if x[8] != 7 {
+			t.Fatal("a dim past the rotary dims changed")
+		}
+	}
+}
