@@ -192,3 +192,46 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAddedTokenFlags checks lstrip, rstrip, single_word and normalized
+// against HF's AddedVocabulary rules, worked by hand on the small tokenizer
+// (ids of plain bytes are the byte values).
+func TestAddedTokenFlags(t *testing.T) {
+	entry := func(id int, content string, flag string, normalized bool) map[string]any {
+		e := map[string]any{"id": id, "content": content, "single_word": false, "lstrip": false,
+			"rstrip": false, "normalized": normalized, "special": false}
+		if flag != "" {
+			e[flag] = true
+		}
+		return e
+	}
+	cases := []struct {
+		name  string
+		token map[string]any
+		text  string
+		want  []int
+	}{
+		{"plain", entry(258, "<|a|>", "", false), "x  <|a|>  y", []int{'x', ' ', ' ', 258, ' ', ' ', 'y'}},
+		{"lstrip", entry(258, "<|a|>", "lstrip", false), "x  <|a|>  y", []int{'x', 258, ' ', ' ', 'y'}},
+		{"rstrip", entry(258, "<|a|>", "rstrip", false), "x  <|a|>  y", []int{'x', ' ', ' ', 258, 'y'}},
+		{"single word, glued", entry(258, "<|a|>", "single_word", false), "x<|a|>", []int{'x', '<', '|', 'a', '|', '>'}},
+		{"single word, apart", entry(258, "<|a|>", "single_word", false), "x <|a|> y", []int{'x', ' ', 258, ' ', 'y'}},
+		// A normalised token is matched by its NFC content in the NFC text.
+		{"normalized", entry(258, "e\u0301", "", true), "xe\u0301", []int{'x', 258}},
+		{"not normalized", entry(258, "e\u0301", "", false), "x\u00e9", []int{'x', 0xC3, 0xA9}},
+		// Longest match at the leftmost position.
+		{"longest", entry(258, "<|end|>x", "", false), "<|end|>x<|end|>", []int{258, 257}},
+	}
+	for _, c := range cases {
+		tok, err := Parse(smallTokenizerJSON(t, func(m map[string]any) {
+			m["added_tokens"] = append(m["added_tokens"].([]any), c.token)
+		}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := tok.Encode(c.text)
+		if err != nil || !equalInts(got, c.want) {
+			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
+		}
+	}
+}

@@ -110,3 +110,29 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestEncodeConcurrent: one Tokenizer shared by goroutines (the word cache is
+// shared) gives every goroutine the golden ids. Run with -race to check the
+// locking.
+func TestEncodeConcurrent(t *testing.T) {
+	tok, _ := loadQwen(t)
+	cases := loadGolden(t)
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(cases))
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range cases {
+				if ids, err := tok.Encode(c.Text); err != nil || !equalInts(ids, c.IDs) {
+					errs <- c.Text
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for text := range errs {
+		t.Errorf("concurrent Encode(%q) differs from the golden", text)
+	}
+}
