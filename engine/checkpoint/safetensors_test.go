@@ -313,3 +313,19 @@ func TestWriteSafetensorsRefusesBadTensors(t *testing.T) {
 		t.Errorf("a refused write left files: %v", entries)
 	}
 }
+
+// Every proper prefix of a valid file is refused with an error naming it.
+func TestSafetensorsEveryTruncation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "full.safetensors")
+	if err := WriteSafetensors(path, sampleTensors(), map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for n := 0; n < len(b); n++ {
+		_, err := parseSafetensorsHeader(bytes.NewReader(b[:n]), int64(n), "cut.safetensors")
+		if err == nil || !strings.Contains(err.Error(), "cut.safetensors") {
+			t.Fatalf("prefix of %d/%d bytes: error %v", n, len(b), err)
+		}
+	}
+}

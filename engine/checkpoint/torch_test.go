@@ -292,3 +292,35 @@ func selfSharingDicts() []byte {
 	}
 	return p.op('.').Bytes()
 }
+
+// Every proper prefix of a valid archive is refused with an error naming
+// the file.
+func TestReadTorchEveryTruncation(t *testing.T) {
+	b, err := os.ReadFile("testdata/torch/views.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(b); n++ {
+		if _, err := ReadTorch(bytes.NewReader(b[:n]), int64(n), "cut.pth"); err == nil || !strings.Contains(err.Error(), "cut.pth") {
+			t.Fatalf("prefix of %d/%d bytes: error %v", n, len(b), err)
+		}
+	}
+}
+
+// A central directory that declares a 4 GiB storage in a 300-byte file is
+// refused before anything of that size is allocated.
+func TestReadTorchLyingEntrySize(t *testing.T) {
+	good := tensorPickle("FloatStorage", "0", 4, 0, []int{4}, []int{1})
+	file := torchZip(t, zipEntry{"a/data.pkl", good, zip.Store}, zipEntry{"a/data/0", make([]byte, 16), zip.Store})
+	// Central directory record of a/data/0: signature PK\1\2, sizes at +20 and +24.
+	i := bytes.LastIndex(file, []byte("PK\x01\x02"))
+	if i < 0 || !bytes.Contains(file[i:], []byte("a/data/0")) {
+		t.Fatal("central directory record not found")
+	}
+	binary.LittleEndian.PutUint32(file[i+20:], 0xfffffff0)
+	binary.LittleEndian.PutUint32(file[i+24:], 0xfffffff0)
+	_, err := ReadTorch(bytes.NewReader(file), int64(len(file)), "lie.pth")
+	if err == nil || !strings.Contains(err.Error(), "lie.pth: entry a/data/0: 4294967280 bytes at offset") {
+		t.Fatalf("error %v, want the entry's declared size refused", err)
+	}
+}
