@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 
@@ -22,6 +23,9 @@ import (
 // backend exists, and the service then answers that no backend can load
 // models; the engine engineers set it to the engine's open-by-directory.
 var openModel app.Opener
+
+//go:embed build/appicon.png
+var icon []byte
 
 func main() {
 	if err := run(); err != nil {
@@ -58,6 +62,6 @@ func run() error {
 			}
 		},
 		Bind:  []any{svc},
-		Linux: &linux.Options{ProgramName: "proscenium"},
+		Linux: &linux.Options{ProgramName: "proscenium", Icon: icon},
 	})
 }
