@@ -15,9 +15,11 @@ import (
 // tensor's data stays aligned to its element size.
 var safetensorsOrder = map[DType]int{Bool: 0, F8E4M3: 4, F16: 7, BF16: 8, I32: 9, F32: 11, I64: 13}
 
-// EncodeSafetensorsHeader returns the header bytes (length prefix and JSON
-// padded with spaces to a multiple of 8) for tensors already in data order,
-// and the data size. JSON keys are sorted, so equal input gives equal bytes.
+// encodeSafetensorsHeader returns the header bytes (length prefix and JSON
+// padded with spaces to a multiple of 8, as the Rust crate pads) for tensors
+// already in data order, and the data size. JSON keys are sorted, so equal
+// input gives equal bytes (the Rust crate lists tensors in data order
+// instead; no reader depends on the key order).
 func encodeSafetensorsHeader(tensors []*Tensor, metadata map[string]string) ([]byte, int64, error) {
 	type entry struct {
 		DType       DType    `json:"dtype"`
