@@ -245,14 +245,14 @@ func (c *Codec) decode(codes []int32, from, to, first int, ws *CodecScratch, tap
 	if to > codecMaxFrames {
 		return nil, fmt.Errorf("codec: frame %d is past the reference's RoPE table of %d frames", to-1, codecMaxFrames)
 	}
-	if err := c.checkCodes(codes[:to*nb]); err != nil {
+	if err := c.checkCodes(codes[:to*nb], 0); err != nil {
 		return nil, err
 	}
 	if ws == nil {
 		ws = &CodecScratch{}
 	}
 	starts := c.stageStarts(from)
-	x := c.rvq(codes, max(starts[0], first), to, ws)
+	x := c.rvq(codes, 0, max(starts[0], first), to, ws)
 	if tap != nil {
 		tap("rvq", x)
 	}

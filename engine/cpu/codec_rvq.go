@@ -68,19 +68,20 @@ func (c *Codec) loadQuantizers(l *codecLoader, g *CodecGeometry) {
 }
 
 // checkCodes refuses negative codes, naming the frame and codebook (the
-// reference's embedding lookup fails on them too).
-func (c *Codec) checkCodes(codes []int32) error {
+// reference's embedding lookup fails on them too). codes[0] is frame base.
+func (c *Codec) checkCodes(codes []int32, base int) error {
 	nb := c.geom.Codebooks()
 	for i, v := range codes {
 		if v < 0 {
-			return fmt.Errorf("codec: frame %d codebook %d: negative code %d", i/nb, i%nb, v)
+			return fmt.Errorf("codec: frame %d codebook %d: negative code %d", base+i/nb, i%nb, v)
 		}
 	}
 	return nil
 }
 
-// rvq sums the projected codebook entries of frames [first, to).
-func (c *Codec) rvq(codes []int32, first, to int, ws *CodecScratch) codecSignal {
+// rvq sums the projected codebook entries of frames [first, to); codes[0]
+// is frame base.
+func (c *Codec) rvq(codes []int32, base, first, to int, ws *CodecScratch) codecSignal {
 	g := &c.geom
 	nb, dim := g.Codebooks(), g.CodebookDim
 	out := ws.signal(first, to-first, g.Latent)
@@ -90,7 +91,7 @@ func (c *Codec) rvq(codes []int32, first, to int, ws *CodecScratch) codecSignal 
 			z := out.row(f)
 			for i := 1; i < nb; i++ {
 				q := &c.residual[i-1]
-				code := min(int(codes[f*nb+i]), q.size-1) // clamp as the reference
+				code := min(int(codes[(f-base)*nb+i]), q.size-1) // clamp as the reference
 				q.proj.pointwise(proj, q.codebook[code*dim:(code+1)*dim])
 				if i == 1 {
 					copy(z, proj)
@@ -98,7 +99,7 @@ func (c *Codec) rvq(codes []int32, first, to int, ws *CodecScratch) codecSignal 
 					Add(z, proj)
 				}
 			}
-			code := min(int(codes[f*nb]), c.semantic.size-1)
+			code := min(int(codes[(f-base)*nb]), c.semantic.size-1)
 			c.semantic.proj.pointwise(proj, c.semantic.codebook[code*dim:(code+1)*dim])
 			for j, v := range proj {
 				z[j] = v + z[j]

@@ -166,3 +166,53 @@ func TestCodecOutOfRangeCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestCodecStreamIsBitIdentical(t *testing.T) {
+	for name, f := range loadCodecFixtures(t) {
+		whole := f.decoded(t).PCM
+		for policy, bounds := range chunkPolicies(f.nf) {
+			s := f.codec.NewStream()
+			s.ws.poisonNew = true
+			var got []float32
+			for k := 0; k+1 < len(bounds); k++ {
+				s.ws.poison()
+				pcm, err := s.Push(f.codes[bounds[k]*10 : bounds[k+1]*10])
+				if err != nil {
+					t.Fatalf("%s %s: %v", name, policy, err)
+				}
+				got = append(got, pcm...)
+			}
+			if i, ok := sameBits(got, whole); !ok {
+				t.Errorf("%s %s: stream differs from the whole decode at sample %d", name, policy, i)
+			}
+			if s.Frames() != f.nf {
+				t.Errorf("%s %s: %d frames", name, policy, s.Frames())
+			}
+		}
+	}
+}
+
+func TestCodecStreamErrorsChangeNothing(t *testing.T) {
+	f := loadCodecFixtures(t)["tiny-w8"]
+	s := f.codec.NewStream()
+	first, err := s.Push(f.codes[:20])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]int32(nil), f.codes[20:40]...)
+	bad[10+4] = -5
+	if _, err := s.Push(bad); err == nil || !strings.Contains(err.Error(), "frame 3 codebook 4") {
+		t.Errorf("negative code: error %v, want one naming frame 3 codebook 4", err)
+	}
+	if _, err := s.Push(f.codes[20:25]); err == nil {
+		t.Error("half a frame accepted")
+	}
+	rest, err := s.Push(f.codes[20:60])
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := f.decoded(t).PCM
+	if i, ok := sameBits(append(first, rest...), whole[:6*2048]); !ok {
+		t.Errorf("after refused pushes the stream differs at sample %d", i)
+	}
+}
