@@ -54,11 +54,13 @@ gpu-worker: kernels
 cuda-vet: kernels
 	go vet -tags cuda $(CUDA_PKGS)
 
-# Test binaries and the worker for a GPU machine: copy .carry/ there and run
-# .carry/run-gpu-tests.sh (it writes a log and bandwidth.json to its argument).
+# Test binaries, the worker and the CLI for a GPU machine: copy .carry/ there
+# and run `sh .carry/run-gpu-tests.sh OUTDIR` (a log and bandwidth.json). The
+# CLI embeds the UI: run `make frontend` once first.
 cuda-test-bins: kernels gpu-worker
 	@mkdir -p $(CARRY)
 	go test -tags cuda -c -o $(CARRY)/cuda.test ./engine/cuda
 	go test -tags cuda -c -o $(CARRY)/kernels.test ./kernels
 	cp bin/proscenium-gpu $(CARRY)/proscenium-gpu
+	go build -ldflags "-s -w" -o $(CARRY)/proscenium ./cmd/proscenium
 	cp kernels/run-gpu-tests.sh $(CARRY)/run-gpu-tests.sh

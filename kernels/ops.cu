@@ -96,6 +96,16 @@ extern "C" __global__ void add_f32(float* dst, const float* x, int n) {
 // multiple of the elements per chunk (8 BF16, 16 FP8), rows 16-byte aligned.
 #define GEMV_THREADS 256
 
+// Weight loads: read once, so they skip L1, and ask L2 to fetch 256-byte
+// blocks (the rows are streamed contiguously).
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
 // FP8 E4M3 → float. The integer path, for any architecture: with an E4M3
 // byte in bits 24..31 of t (lower bits ignored), an arithmetic shift by 4 and
 // a mask leave the sign in bit 31 and the exponent and mantissa in bits
@@ -186,7 +196,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         for (int u = 0; u < UNROLL; u++) {
             const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
 #pragma unroll
-            for (int r = 0; r < ROWS; r++) w[u][r] = __ldg(wr[r] + cc);
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
@@ -227,7 +237,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 }
 
 #define GEMV_BF16(TPR, ROWS, UNROLL)                                                                    \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemv_bf16_t##TPR##r##ROWS##u##UNROLL(    \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_bf16_t##TPR##r##ROWS##u##UNROLL(    \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols) {          \
         const int e = blockIdx.y;                                                                      \
@@ -237,7 +247,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
                                                   nullptr, x + (size_t)e * xstride, rows, cols);        \
     }
 #define GEMV_FP8(TPR, ROWS, UNROLL)                                                                     \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemv_fp8_t##TPR##r##ROWS##u##UNROLL(     \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_fp8_t##TPR##r##ROWS##u##UNROLL(     \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
         long long sstride, int xstride, int rows, int cols) {                                           \

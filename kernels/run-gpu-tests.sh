@@ -14,14 +14,18 @@ status=0
 	if [ -x "$dir/proscenium-gpu" ]; then
 		echo "== worker probe"
 		"$dir/proscenium-gpu" -probe || status=1
+		if [ -x "$dir/proscenium" ]; then
+			echo "== proscenium gpu probe (the CLI starts the worker over the pipe protocol)"
+			"$dir/proscenium" gpu probe -worker "$dir/proscenium-gpu" || status=1
+		fi
 	fi
 	echo "== kernels.test"
 	"$dir/kernels.test" -test.v || status=1
 	echo "== cuda.test (device tests)"
-	"$dir/cuda.test" -test.v -test.run 'Test[^B]' || status=1
+	"$dir/cuda.test" -test.v -test.short -test.run 'Test[^B]' || status=1
 	echo "== cuda.test (bandwidth)"
 	PROSCENIUM_BANDWIDTH_JSON="$out/bandwidth.json" "$dir/cuda.test" -test.v -test.run TestBandwidth || status=1
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|gemv|[0-9]+ experts|[0-9]+→|== |device:)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 60
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|[0-9]+ experts|[0-9]+→|== |device:|GPU backend|proscenium)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 60
 exit $status

@@ -65,7 +65,7 @@ func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
 		return gpuworker.Hello{}, err
 	}
 	in := dev.Info
-	return gpuworker.Hello{PID: os.Getpid(), Device: gpuworker.Device{
+	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: gpuworker.Device{
 		Name: in.Name, Ordinal: in.Ordinal, CCMajor: in.Major, CCMinor: in.Minor, Multiprocs: in.Multiprocs,
 		L2Bytes: in.L2Bytes, TotalMem: in.TotalMem, FreeMem: free, DriverVersion: in.DriverVersion,
 		Kernels: in.Kernels, KernelBuild: in.KernelBuild,

@@ -113,16 +113,21 @@ func TestBandwidth(t *testing.T) {
 				gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
 				rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, Variant: v.Name(),
 					Stream: f, Graph: gf, OfCopy: gf.GBps / rep.Copy.GBps,
-					BodyOfCopy: float64(bytes) / ((gms - floorMs) * 1e6) / rep.Copy.GBps})
+					BodyOfCopy: float64(bytes) / ((gms - floorMs) * 1e6) / rep.Copy.GBps,
+					Chosen:     v == ChooseGemv(dtype == "fp8", s.rows, s.cols, s.n)})
 			}
 		}
 	}
 	fmt.Printf("copy 1 GiB D2D: %.1f µs, %.0f GB/s (read+write)\n", rep.Copy.Microseconds, rep.Copy.GBps)
 	fmt.Printf("empty kernel from a graph: %.2f µs\n", rep.LaunchFloorUs)
-	fmt.Printf("%-20s %-4s %-6s %9s %6s %9s %6s %7s %7s\n", "gemv", "type", "kernel", "stream µs", "GB/s", "graph µs", "GB/s", "of copy", "body")
+	fmt.Printf("%-20s %-4s %-9s %9s %6s %9s %6s %7s %7s\n", "gemv", "type", "kernel", "stream µs", "GB/s", "graph µs", "GB/s", "of copy", "body")
 	for _, g := range rep.Gemv {
-		fmt.Printf("%-20s %-4s %-6s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%\n", g.Shape, g.DType, g.Variant,
-			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy, 100*g.BodyOfCopy)
+		mark := ""
+		if g.Chosen {
+			mark = " *"
+		}
+		fmt.Printf("%-20s %-4s %-9s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%%s\n", g.Shape, g.DType, g.Variant,
+			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy, 100*g.BodyOfCopy, mark)
 	}
 	out, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(path, out, 0o644); err != nil {
@@ -145,6 +150,7 @@ type gemvFigure struct {
 	OfCopy  float64 `json:"of_copy"` // graph bandwidth over the copy's
 	// BodyOfCopy discounts the launch floor: bytes / (graph time − empty-kernel time).
 	BodyOfCopy float64 `json:"body_of_copy"`
+	Chosen     bool    `json:"chosen"` // the instance ChooseGemv picks for this shape
 }
 
 type bandwidthReport struct {

@@ -14,22 +14,6 @@ var kernelNames = []string{
 	"launch_floor",
 }
 
-// GemvVariant is one compiled instance of a GEMV kernel (kernels/ops.cu):
-// groups of TPR threads share a row, each group computes Rows rows, Unroll
-// 16-byte loads per thread and row are in flight at once.
-type GemvVariant struct {
-	TPR, Rows, Unroll int
-}
-
-// Name is the kernel name suffix, e.g. "t128r2u2".
-func (v GemvVariant) Name() string { return fmt.Sprintf("t%dr%du%d", v.TPR, v.Rows, v.Unroll) }
-
-// GemvBF16Variants and GemvFP8Variants are the instances in kernels/ops.cu.
-var (
-	GemvBF16Variants = []GemvVariant{{32, 1, 8}, {32, 2, 4}, {64, 2, 4}, {128, 2, 2}, {128, 4, 2}, {256, 2, 2}, {256, 4, 1}}
-	GemvFP8Variants  = []GemvVariant{{32, 2, 2}, {32, 4, 2}, {64, 4, 2}, {128, 2, 2}, {128, 4, 1}, {256, 4, 1}}
-)
-
 func init() {
 	for _, v := range GemvBF16Variants {
 		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name())

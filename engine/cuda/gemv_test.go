@@ -1,0 +1,48 @@
+package cuda
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+func TestChooseGemvPicksACompiledInstance(t *testing.T) {
+	for _, fp8 := range []bool{false, true} {
+		list := GemvBF16Variants
+		if fp8 {
+			list = GemvFP8Variants
+		}
+		for _, s := range [][3]int{{8192, 2048, 1}, {2048, 4096, 1}, {512, 2048, 8}, {2048, 512, 8}, {3, 16, 1}} {
+			v := ChooseGemv(fp8, s[0], s[1], s[2])
+			if !slices.Contains(list, v) {
+				t.Errorf("ChooseGemv(fp8=%v, %v) = %s, not an instance in kernels/ops.cu", fp8, s, v.Name())
+			}
+		}
+	}
+}
+
+// The Go lists must name exactly the instances kernels/ops.cu compiles.
+func TestGemvVariantsMatchOpsCu(t *testing.T) {
+	src, err := os.ReadFile("../../kernels/ops.cu")
+	if errors.Is(err, fs.ErrNotExist) && testing.Short() {
+		t.Skip("kernels/ops.cu not here (a carried test binary runs with -test.short)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := regexp.MustCompile(`(?m)^GEMV_(BF16|FP8)\((\d+), (\d+), (\d+)\)`)
+	got := map[string][]GemvVariant{}
+	for _, m := range inst.FindAllStringSubmatch(string(src), -1) {
+		tpr, _ := strconv.Atoi(m[2])
+		rows, _ := strconv.Atoi(m[3])
+		unroll, _ := strconv.Atoi(m[4])
+		got[m[1]] = append(got[m[1]], GemvVariant{tpr, rows, unroll})
+	}
+	if !slices.Equal(got["BF16"], GemvBF16Variants) || !slices.Equal(got["FP8"], GemvFP8Variants) {
+		t.Fatalf("ops.cu instances %v, Go lists bf16 %v fp8 %v", got, GemvBF16Variants, GemvFP8Variants)
+	}
+}
