@@ -14,26 +14,30 @@ func (v GemvVariant) Name() string { return fmt.Sprintf("t%dr%du%d", v.TPR, v.Ro
 
 // GemvBF16Variants and GemvFP8Variants are the instances in kernels/ops.cu.
 var (
-	GemvBF16Variants = []GemvVariant{{32, 1, 8}, {32, 2, 4}, {64, 2, 4}, {128, 2, 2}, {128, 4, 2}, {256, 2, 2}, {256, 4, 1}}
-	GemvFP8Variants  = []GemvVariant{{32, 2, 2}, {32, 4, 2}, {64, 4, 2}, {128, 2, 2}, {128, 4, 1}, {256, 4, 1}}
+	GemvBF16Variants = []GemvVariant{{32, 1, 8}, {32, 2, 4}, {64, 2, 4}, {128, 2, 2}, {128, 4, 2}, {256, 2, 2}, {256, 4, 1},
+		{32, 4, 2}, {32, 8, 2}, {128, 2, 4}}
+	GemvFP8Variants = []GemvVariant{{32, 2, 2}, {32, 4, 2}, {64, 4, 2}, {128, 2, 2}, {128, 4, 1}, {256, 4, 1},
+		{32, 4, 1}, {32, 8, 1}, {32, 4, 4}, {128, 4, 2}}
 )
 
 // ChooseGemv picks the GEMV instance for a [rows, cols] projection applied
 // to n matrices at once, from the bandwidth test on the H200 (docs/PERF.md,
-// "CUDA kernels"): narrow rows (512 columns) want one warp per row group and
-// several rows per warp; wider rows want a row spread over more threads.
+// "CUDA kernels"). What matters most is that a thread's loads of a row are
+// all useful and in flight at once: narrow rows (512 columns) want one warp per
+// row group and several rows per warp, wider rows a row spread over more
+// threads.
 func ChooseGemv(fp8 bool, rows, cols, n int) GemvVariant {
 	switch {
 	case fp8 && cols <= 512:
-		return GemvVariant{32, 4, 2}
+		return GemvVariant{32, 8, 1}
 	case fp8 && cols >= 4096:
 		return GemvVariant{256, 4, 1}
 	case fp8 && n > 1:
 		return GemvVariant{64, 4, 2}
 	case fp8:
-		return GemvVariant{32, 4, 2}
+		return GemvVariant{32, 4, 4}
 	case cols <= 512:
-		return GemvVariant{32, 2, 4}
+		return GemvVariant{32, 4, 2}
 	}
 	return GemvVariant{128, 2, 2}
 }
