@@ -30,7 +30,7 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
 FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 
-.PHONY: help deps apt npm wails-cli frontend cli studio bindings run test \
+.PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean
 
 help:
@@ -76,8 +76,16 @@ studio: frontend
 	go build -tags desktop,production -ldflags "-s -w" -o $(STUDIO) .
 
 # Regenerate frontend/wailsjs (committed) after changing the app service.
-bindings: wails-cli
+bindings: wails-cli frontend
 	wails generate module
+
+# The committed bindings must match the Go service (the UI's types come from them).
+bindings-check: wails-cli frontend
+	@echo "== Wails bindings match app.Service"
+	@rm -rf out/wailsjs-committed && mkdir -p out && cp -r frontend/wailsjs out/wailsjs-committed
+	@wails generate module >out/wails-generate.log 2>&1 || { cat out/wails-generate.log; exit 1; }
+	@diff -r out/wailsjs-committed frontend/wailsjs || \
+		{ echo "frontend/wailsjs is out of date with app.Service: commit the regenerated files"; exit 1; }
 
 # ---- the README's first command ----
 
@@ -91,6 +99,7 @@ test: export CI = 1
 test: deps
 	$(MAKE) frontend
 	$(MAKE) vet
+	$(MAKE) bindings-check
 	$(MAKE) gotest
 	$(MAKE) fuzz
 	$(MAKE) vitest

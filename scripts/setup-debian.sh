@@ -35,11 +35,13 @@ if ((EUID != 0)); then
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# Another apt (unattended upgrades, a parallel setup) may hold the lock.
-while pgrep -x apt-get >/dev/null || pgrep -x dpkg >/dev/null; do
+# Another apt (unattended upgrades, a parallel setup) may hold the lock:
+# wait for it (pgrep where procps is installed; apt's lock timeout always).
+while command -v pgrep >/dev/null && { pgrep -x apt-get >/dev/null || pgrep -x dpkg >/dev/null; }; do
 	echo "setup-debian: waiting for another apt-get/dpkg to finish"
 	sleep 5
 done
+apt_wait=(-o DPkg::Lock::Timeout=600)
 
 # The CUDA packages live in Debian's contrib and non-free components: append
 # them to every Debian source (deb822 `Components:` lines, or classic `deb`
@@ -67,6 +69,6 @@ add_components() {
 }
 add_components
 
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+apt-get "${apt_wait[@]}" update -q
+apt-get "${apt_wait[@]}" install -y -q --no-install-recommends "${missing[@]}"
 echo "== setup-debian: done"

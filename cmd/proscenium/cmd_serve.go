@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"proscenium/app"
+	"proscenium/engine"
 	"proscenium/frontend"
 )
 
@@ -56,7 +57,8 @@ func runServe(args []string) error {
 	return app.Serve(ctx, ln, mux)
 }
 
-// openModel opens a checkpoint directory for the app service. Nil until a
-// backend exists, and the service then answers that no backend can load
-// models; the engine engineers set it to the engine's open-by-directory.
-var openModel app.Opener
+// openModel opens a checkpoint directory for the app service: the engine's
+// open-by-directory (the CPU backend).
+var openModel app.Opener = func(dir string) (engine.Engine, error) {
+	return engine.Open(dir, engine.Options{})
+}

@@ -1,10 +1,12 @@
 // Browser test: Debian's Chromium (driven by playwright-core, no downloaded
 // browsers) loads the studio UI from `proscenium serve --ui` on 127.0.0.1,
 // types a script, changes a sampling setting, presses Speak and checks what
-// the Go service answered.
+// the Go service answered: first with no model ("no model loaded"), then
+// with the demo checkpoint of `proscenium make-tiny` loaded through the
+// model panel (a finished take, real figures in the readouts).
 //
 //   node e2e/speak.e2e.mjs PATH/TO/proscenium
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,7 +95,7 @@ async function main() {
   await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
 
   // Speak: the service has no model and says so.
-  await page.getByRole('button', { name: 'Speak' }).click();
+  await page.getByRole('button', { name: 'Speak', exact: true }).click();
   const answer = page.locator('[data-region="transport"] output[data-answer="error"]');
   await answer.waitFor({ timeout: 10_000 });
   const said = (await answer.textContent()).trim();
@@ -113,6 +115,40 @@ async function main() {
   console.log(`e2e: service settings: temperature ${settings.sampling.temperature}, top_p ${settings.sampling.top_p}, script saved`);
 
   if ((await page.locator('[data-region="takes"]').textContent()).indexOf('No takes yet.') < 0) fail('a take appeared without a model');
+
+  // Load the demo checkpoint through the model panel and speak a short take.
+  const tiny = join(scratch, 'tiny');
+  execFileSync(cli, ['make-tiny', tiny], { stdio: 'inherit' });
+  await page.getByRole('textbox', { name: 'Checkpoint directory' }).fill(tiny);
+  await page.locator('[data-region="model"]').getByRole('button', { name: 'Load', exact: true }).click();
+  await page.locator('[data-region="model"] [data-state="loaded"]').waitFor({ timeout: 60_000 });
+  const loaded = await page.locator('[data-region="model"] [role="status"]').textContent();
+  if (!loaded.includes('demo model')) fail(`model status after loading the demo: ${loaded}`);
+  console.log(`e2e: Load → ${loaded.trim()}`);
+
+  const maxFrames = page.locator('[data-region="sampling"] input[name="max_frames"]');
+  await maxFrames.fill('12');
+  await maxFrames.press('Tab');
+  await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+  await page.getByRole('button', { name: 'Speak', exact: true }).click();
+  await page.locator('[data-region="transport"] output[data-answer="ok"]').filter({ hasText: 'take #1 started' }).waitFor();
+  const take = page.locator('[data-region="takes"] li[data-state="finished"]');
+  await take.waitFor({ timeout: 120_000 });
+  const takeText = await take.textContent();
+  if (!/12 frames, length/.test(takeText) || !takeText.includes('T 0.65')) fail(`finished take: ${takeText}`);
+  console.log(`e2e: take → ${takeText.replace(/\s+/g, ' ').trim()}`);
+
+  // The readouts now show the service's figures, the same it answers directly.
+  const stats = await page.evaluate(async () => {
+    const r = await fetch('/api/Stats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
+    return r.json();
+  });
+  const want = stats.last_take.real_time_factor.toFixed(3);
+  await page.locator('[data-readout="rtf"]').filter({ hasText: want }).waitFor({ timeout: 10_000 });
+  const used = await page.locator('[data-readout="used"]').textContent();
+  if (used === '—' || !stats.memory || stats.memory.used <= 0) fail(`memory readout ${used}, service memory ${JSON.stringify(stats.memory)}`);
+  console.log(`e2e: readouts → RTF ${want}, memory used ${used} (${stats.memory.device})`);
+
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
   console.log('e2e: PASS');
 }

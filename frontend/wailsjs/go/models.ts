@@ -192,6 +192,7 @@ export namespace engine {
 	    sample_rate: number;
 	    samples_per_frame: number;
 	    codebooks: number;
+	    codebook_sizes?: number[];
 	    parameters: number;
 	
 	    static createFrom(source: any = {}) {
@@ -206,6 +207,7 @@ export namespace engine {
 	        this.sample_rate = source["sample_rate"];
 	        this.samples_per_frame = source["samples_per_frame"];
 	        this.codebooks = source["codebooks"];
+	        this.codebook_sizes = source["codebook_sizes"];
 	        this.parameters = source["parameters"];
 	    }
 	}
