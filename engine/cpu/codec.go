@@ -203,7 +203,9 @@ type CodecStages struct {
 // holds frames [0, ≥ to), frame-major: code i of frame f at codes[f·Codebooks()+i].
 // It reads frames from max(0, from − HistoryFrames). Codes above a codebook's
 // last entry clamp to it, as the reference does; a negative code is an error.
-// ws may be nil.
+// ws may be nil. Memory and time grow with to − from plus the receptive field:
+// decode a long take in chunks, or push it through a CodecStream, which does
+// not recompute the field.
 func (c *Codec) Decode(codes []int32, from, to int, ws *CodecScratch) ([]float32, error) {
 	return c.decode(codes, from, to, 0, ws, nil)
 }

@@ -146,6 +146,7 @@ func BenchmarkCodecDecodeFixtures(b *testing.B) {
 		f := loadCodecFixtures(b)[name]
 		b.Run(name+"/whole", func(b *testing.B) { benchDecode(b, f.codec, f.codes, 0, f.nf) })
 		b.Run(name+"/chunk8-at-16", func(b *testing.B) { benchDecode(b, f.codec, f.codes, 16, 24) })
+		b.Run(name+"/stream8", func(b *testing.B) { benchStream(b, f.codec, f.codes, 8) })
 	}
 }
 
@@ -166,4 +167,25 @@ func BenchmarkCodecDecodeS2(b *testing.B) {
 	codes := randomCodes(2, 1200)
 	b.Run("whole16", func(b *testing.B) { benchDecode(b, c, codes, 0, 16) })
 	b.Run("chunk8-at-1100", func(b *testing.B) { benchDecode(b, c, codes, 1100, 1108) })
+	b.Run("stream8", func(b *testing.B) { benchStream(b, c, codes, 8) })
+}
+
+// benchStream pushes chunks of n frames to a CodecStream (after a first
+// chunk that is not timed) and reports the real-time factor.
+func benchStream(b *testing.B, c *Codec, codes []int32, n int) {
+	s := c.NewStream()
+	if _, err := s.Push(codes[:n*10]); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start, cpu0 := time.Now(), codecCPUTime()
+	for i := 0; i < b.N; i++ {
+		f := s.Frames()
+		if _, err := s.Push(codes[f*10 : (f+n)*10]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	audioSec := float64(n*c.Geometry().SamplesPerFrame) / 44100 * float64(b.N)
+	b.ReportMetric(time.Since(start).Seconds()/audioSec, "s/audio-s")
+	b.ReportMetric((codecCPUTime()-cpu0)/audioSec, "cpu-s/audio-s")
 }
