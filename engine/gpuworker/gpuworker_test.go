@@ -293,3 +293,17 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+func TestProbe(t *testing.T) {
+	exe, _ := os.Executable()
+	t.Setenv(EnvWorker, exe)
+	t.Setenv("GPUWORKER_FAKE", "ok")
+	if h, err := Probe(context.Background()); err != nil || h.Device.Name != "Fake GPU" {
+		t.Fatalf("Probe = %+v, %v", h, err)
+	}
+	t.Setenv("GPUWORKER_FAKE", "nodevice")
+	var ue *UnavailableError
+	if _, err := Probe(context.Background()); !errors.As(err, &ue) || !strings.Contains(ue.Reason, "NoDevice") {
+		t.Fatalf("Probe without a GPU: %v", err)
+	}
+}

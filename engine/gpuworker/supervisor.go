@@ -92,3 +92,19 @@ func (s *Supervisor) Close() error {
 	}
 	return nil
 }
+
+// Probe locates and starts the worker, takes its hello and stops it: what the
+// studio shows about the GPU backend. The error is an *UnavailableError
+// saying why (no worker binary, no GPU, no driver) when it cannot start.
+func Probe(ctx context.Context) (Hello, error) {
+	path, err := Locate()
+	if err != nil {
+		return Hello{}, err
+	}
+	c, err := Start(ctx, path, Options{})
+	if err != nil {
+		return Hello{}, err
+	}
+	defer c.Close()
+	return c.Hello(), nil
+}
