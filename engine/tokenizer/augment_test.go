@@ -75,8 +75,16 @@ func TestWithAddedTokensQwen(t *testing.T) {
 	if !reflect.DeepEqual(newAdded[len(oldAdded)], want) {
 		t.Errorf("first new entry = %v, want %v", newAdded[len(oldAdded)], want)
 	}
-	if !bytes.HasPrefix(out, baseJSON[:bytes.Index(baseJSON, []byte(`"<|file_sep|>"`))]) {
-		t.Error("bytes before the insertion point changed")
+	// Byte for byte, the output is the base with one run of bytes inserted
+	// after the last old entry.
+	at, _, err := addedTokensEnd(baseJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inserted := len(out) - len(baseJSON)
+	if at < bytes.Index(baseJSON, []byte(`"<|file_sep|>"`)) || inserted <= 0 ||
+		!bytes.Equal(out[:at], baseJSON[:at]) || !bytes.Equal(out[at+inserted:], baseJSON[at:]) {
+		t.Errorf("output is not the base plus one inserted run at byte %d", at)
 	}
 
 	// The new tokens are matched whole; the old behaviour is unchanged.

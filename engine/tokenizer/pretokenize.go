@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 )
@@ -32,7 +33,7 @@ func (r regexSplit) appendPieces(dst []string, s string) []string {
 	off := 0
 	for i, c := range runes {
 		byteAt[i] = off
-		off += len(string(c))
+		off += utf8.RuneLen(c)
 	}
 	byteAt[len(runes)] = off
 	last := 0
