@@ -83,7 +83,7 @@ type TextError struct {
 
 func (e *TextError) Error() string {
 	if e.Offset >= 0 {
-		return fmt.Sprintf("text: %s at byte %d", e.Reason, e.Offset)
+		return fmt.Sprintf("text at byte %d: %s", e.Offset, e.Reason)
 	}
 	return "text: " + e.Reason
 }
@@ -143,7 +143,7 @@ func (p *PromptBuilder) CheckText(text string) (string, error) {
 		}
 		at += off
 		if !validSpeakerTag(tok.Content) {
-			return "", &TextError{Offset: lead + at, Token: tok.Content, Reason: fmt.Sprintf("contains the token %s, which user text may not", tok.Content)}
+			return "", &TextError{Offset: lead + at, Token: tok.Content, Reason: fmt.Sprintf("the token %s is not allowed in user text", tok.Content)}
 		}
 		off = at + len(tok.Content)
 	}
@@ -173,7 +173,7 @@ func checkTags(body string, base int) error {
 				return &TextError{Offset: base + start, Token: tag, Reason: fmt.Sprintf("%s is not a speaker tag (<|speaker:N|>, N 0..15 without leading zeros)", tag)}
 			}
 		case strings.HasPrefix(name, "semantic:") || contains(structuralNames, name):
-			return &TextError{Offset: base + start, Token: tag, Reason: fmt.Sprintf("contains the structural token %s, which user text may not", tag)}
+			return &TextError{Offset: base + start, Token: tag, Reason: fmt.Sprintf("the structural token %s is not allowed in user text", tag)}
 		}
 	}
 }
