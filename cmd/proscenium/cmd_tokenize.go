@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,10 +34,13 @@ func tokenize(args []string, stdin io.Reader, stdout io.Writer) error {
 	maxBytes := fs.Int("max-bytes", drama3.DefaultMaxTextBytes, "with --prompt: longest text in bytes")
 	maxTokens := fs.Int("max-tokens", drama3.DefaultMaxPromptTokens, "with --prompt: longest prompt in tokens")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium tokenize --tokenizer FILE [--prompt] (TEXT | -)\n\nPrints {\"ids\":[…],\"count\":N}. TEXT - reads the text from stdin.")
+		fmt.Fprintln(fs.Output(), "usage: proscenium tokenize --tokenizer FILE [--prompt] (TEXT | -)\n\nPrints {\"ids\":[…],\"count\":N}. TEXT - reads the text from stdin;\nput -- before a TEXT that starts with '-'.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if *tokPath == "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,8 @@ func TestTokenizeCommand(t *testing.T) {
 		{"Hello, world!", []string{"--tokenizer", qwen, "-"}, `{"ids":[9707,11,1879,0],"count":4}` + "\n"},
 		{"", []string{"--tokenizer", qwen, "<|im_start|>user\nHello<|im_end|>\n"}, `{"ids":[151644,872,198,9707,151645,198],"count":6}` + "\n"},
 		{"", []string{"--tokenizer", qwen, ""}, `{"ids":[],"count":0}` + "\n"},
+		// "-3 °C" from the golden "… It's -3 °C at 7:45 a.m.": ids 12, 18, 36286, 34.
+		{"", []string{"--tokenizer", qwen, "--", "-3 °C"}, `{"ids":[12,18,36286,34],"count":4}` + "\n"},
 	}
 	for _, c := range cases {
 		got, err := run(c.stdin, c.args...)
@@ -98,6 +101,9 @@ func TestTokenizeCommand(t *testing.T) {
 		{"--tokenizer", qwen, "a", "b"},
 		{"--tokenizer", qwen, "--max-bytes", "0", "--prompt", "a"},
 		{"--no-such-flag", "a"},
+	}
+	if _, err := run("", "-h"); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("tokenize -h: error = %v, want flag.ErrHelp", err)
 	}
 	for _, args := range usage {
 		if _, err := run("", args...); !errors.Is(err, errUsage) {
