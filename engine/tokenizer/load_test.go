@@ -235,3 +235,47 @@ func TestAddedTokenFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPreTokenizerVariants: the regexp2 path for tokenizers other than Qwen's
+// (GPT-2's ByteLevel regex with a prefix space, a literal Split), worked by
+// hand on the small tokenizer.
+func TestPreTokenizerVariants(t *testing.T) {
+	cases := []struct {
+		name string
+		pre  map[string]any
+		text string
+		want []int
+	}{
+		// Prefix space, then " hi" | " there".
+		{"gpt2 prefix space", map[string]any{"type": "ByteLevel", "add_prefix_space": true},
+			"hi there", []int{' ', 256, ' ', 't', 'h', 'e', 'r', 'e'}},
+		// No prefix space: "hi" | " there".
+		{"gpt2", map[string]any{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},
+			"hi there", []int{256, ' ', 't', 'h', 'e', 'r', 'e'}},
+		// No pre-tokeniser: the whole text is one BPE word.
+		{"none", nil, "hi hi", []int{256, ' ', 256}},
+		// Literal split on "-", isolated: "hi" | "-" | "hi".
+		{"split string", map[string]any{"type": "Split", "pattern": map[string]any{"String": "-"}, "behavior": "Isolated"},
+			"hi-hi", []int{256, '-', 256}},
+		// The Qwen regex through regexp2 when spelled differently (a
+		// non-capturing group around it): same pieces as the scanner.
+		{"qwen via regexp2", map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "(?:" + qwenPattern + ")"}, "behavior": "Isolated"},
+			"hi  hi", []int{256, ' ', ' ', 256}}, // "hi" | " " | " hi"
+	}
+	for _, c := range cases {
+		tok, err := Parse(smallTokenizerJSON(t, func(m map[string]any) {
+			if c.pre == nil {
+				delete(m, "pre_tokenizer")
+			} else {
+				m["pre_tokenizer"] = c.pre
+			}
+		}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := tok.Encode(c.text)
+		if err != nil || !equalInts(got, c.want) {
+			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
+		}
+	}
+}
