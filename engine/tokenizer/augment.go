@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // WithAddedTokens returns baseJSON (a tokenizer.json) with tokens appended to
@@ -14,19 +15,24 @@ import (
 // or already be an added token or a vocabulary symbol. The result is a
 // deterministic function of the inputs.
 func WithAddedTokens(baseJSON []byte, tokens []string) ([]byte, error) {
-	base, err := Parse(baseJSON)
-	if err != nil {
-		return nil, fmt.Errorf("base tokenizer.json: %w", err)
-	}
 	seen := make(map[string]int, len(tokens))
 	for i, s := range tokens {
 		if s == "" {
 			return nil, fmt.Errorf("token %d is empty", i)
 		}
+		if !utf8.ValidString(s) {
+			return nil, fmt.Errorf("token %d %q is not valid UTF-8", i, s)
+		}
 		if j, dup := seen[s]; dup {
 			return nil, fmt.Errorf("token %d %q repeats token %d", i, s, j)
 		}
 		seen[s] = i
+	}
+	base, err := Parse(baseJSON)
+	if err != nil {
+		return nil, fmt.Errorf("base tokenizer.json: %w", err)
+	}
+	for i, s := range tokens {
 		if id, ok := base.TokenID(s); ok {
 			return nil, fmt.Errorf("token %d %q is already in the tokenizer (id %d)", i, s, id)
 		}

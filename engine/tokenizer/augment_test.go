@@ -113,6 +113,7 @@ func TestWithAddedTokensErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"<|a|>", ""}, "token 1 is empty"},
+		{[]string{"<|\xff|>"}, "token 0 \"<|\\xff|>\" is not valid UTF-8"},
 		{[]string{"<|a|>", "<|b|>", "<|a|>"}, `token 2 "<|a|>" repeats token 0`},
 		{[]string{"<|im_end|>"}, `"<|im_end|>" is already in the tokenizer (id 151645)`},
 		{[]string{"hello"}, `"hello" is already in the tokenizer`},
