@@ -322,10 +322,11 @@ func (s *jsonScanner) vocab() (map[string]int, error) {
 		if err != nil {
 			return fmt.Errorf("model.vocab[%q]: %w", sym, err)
 		}
-		if _, dup := v[sym]; dup {
+		n := len(v)
+		v[sym] = id
+		if len(v) == n {
 			return fmt.Errorf("model.vocab: symbol %q appears twice", sym)
 		}
-		v[sym] = id
 		return nil
 	})
 	return v, err

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -277,5 +278,16 @@ func TestPreTokenizerVariants(t *testing.T) {
 		if err != nil || !equalInts(got, c.want) {
 			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
 		}
+	}
+}
+
+func TestParseDuplicateVocab(t *testing.T) {
+	data := smallTokenizerJSON(t, nil)
+	dup := bytes.Replace(data, []byte(`"hi":256`), []byte(`"hi":256,"hi":257`), 1)
+	if bytes.Equal(dup, data) {
+		t.Fatal("test setup: vocab entry not found")
+	}
+	if _, err := Parse(dup); err == nil || !strings.Contains(err.Error(), `symbol "hi" appears twice`) {
+		t.Errorf("error = %v", err)
 	}
 }
