@@ -32,12 +32,34 @@ __device__ float block_sum(float v, float* red) {
     return warp_sum(v);
 }
 
+// Programmatic dependent launch (sm_90): a kernel lets the next one in the
+// stream start as soon as all its blocks run (launch_dependents), and waits
+// for the previous one to finish, its writes visible, before reading anything
+// that one may have written (wait). Every kernel here calls pdl_entry before
+// touching its inputs, so the host may launch any of them with the PDL launch
+// attribute. On earlier architectures both are no-ops.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_entry() {
+    pdl_launch_dependents();
+    pdl_wait();
+}
+
 // ---------------------------------------------------------------------------
 // Embedding gather (GatherRows over a BF16 table): out[i, :] = table[ids[i], :].
 // Grid: (n). An id outside [0, vocab) writes NaN so the fault cannot pass
 // silently (the host checks ids it uploads).
 extern "C" __global__ void embed_gather_bf16(float* __restrict__ out, const uint16_t* __restrict__ table,
                                              const int32_t* __restrict__ ids, int vocab, int width) {
+    pdl_entry();
     const int i = blockIdx.x;
     const int id = ids[i];
     float* o = out + (size_t)i * width;
@@ -55,6 +77,7 @@ extern "C" __global__ void embed_gather_bf16(float* __restrict__ out, const uint
 // accumulated in float32 per thread, then across the block.
 extern "C" __global__ void rmsnorm_zc_f32(float* __restrict__ out, const float* __restrict__ x,
                                           const float* __restrict__ w, int width, float eps) {
+    pdl_entry();
     __shared__ float red[32];
     const float* xr = x + (size_t)blockIdx.x * width;
     float* o = out + (size_t)blockIdx.x * width;
@@ -68,6 +91,7 @@ extern "C" __global__ void rmsnorm_zc_f32(float* __restrict__ out, const float* 
 // ---------------------------------------------------------------------------
 // SwiGLU (SwiGLU): out[i] = silu(gate[i]) · up[i]; out may alias gate or up.
 extern "C" __global__ void swiglu_f32(float* out, const float* gate, const float* up, int n) {
+    pdl_entry();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const float g = gate[i];
         out[i] = g / (1.f + expf(-g)) * up[i];
@@ -76,6 +100,7 @@ extern "C" __global__ void swiglu_f32(float* out, const float* gate, const float
 
 // Residual add (Add): dst[i] += x[i].
 extern "C" __global__ void add_f32(float* dst, const float* x, int n) {
+    pdl_entry();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] += x[i];
 }
 
@@ -241,6 +266,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols) {          \
         const int e = blockIdx.y;                                                                      \
+        pdl_entry();                                                                                   \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<BF16Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                                  \
                                                   reinterpret_cast<const uint8_t*>(W + m * mstride),     \
@@ -252,6 +278,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
         long long sstride, int xstride, int rows, int cols) {                                           \
         const int e = blockIdx.y;                                                                      \
+        pdl_entry();                                                                                   \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<FP8Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride, S + m * sstride, \
                                                  x + (size_t)e * xstride, rows, cols);                  \

@@ -100,6 +100,10 @@ func TestBandwidth(t *testing.T) {
 				launch := func(q *Queue) error {
 					g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
 						Ids: idb, IdsOff: int64(4 * s.n * (j % sets))}
+					if !s.experts { // one fixed matrix: the copy by offset, no ids
+						g.Ids, g.IdsOff, g.Mats = nil, 0, 1
+						g.WOff, g.SOff = int64((j%mats)*matBytes), int64((j%mats)*ns*4)
+					}
 					j++
 					if dtype == "fp8" {
 						return q.GemvFP8(g, y, W, S, x)
@@ -111,10 +115,18 @@ func TestBandwidth(t *testing.T) {
 				f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 				gms := medianGraph(t, batches, perBatch, launch)
 				gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
+				chosen := v == ChooseGemv(dtype == "fp8", s.rows, s.cols, s.n)
+				var nopdl *figure
+				if chosen && dev.Info.PDL { // the same graph without programmatic dependent launch
+					dev.SetPDL(false)
+					ms := medianGraph(t, batches, perBatch, launch)
+					dev.SetPDL(true)
+					nopdl = &figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
+				}
 				rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, Variant: v.Name(),
 					Stream: f, Graph: gf, OfCopy: gf.GBps / rep.Copy.GBps,
 					BodyOfCopy: float64(bytes) / ((gms - floorMs) * 1e6) / rep.Copy.GBps,
-					Chosen:     v == ChooseGemv(dtype == "fp8", s.rows, s.cols, s.n)})
+					Chosen:     chosen, GraphNoPDL: nopdl})
 			}
 		}
 	}
@@ -125,6 +137,9 @@ func TestBandwidth(t *testing.T) {
 		mark := ""
 		if g.Chosen {
 			mark = " *"
+			if g.GraphNoPDL != nil {
+				mark += fmt.Sprintf(" (no PDL: %.2f µs, %.1f%%)", g.GraphNoPDL.Microseconds, 100*g.GraphNoPDL.GBps/rep.Copy.GBps)
+			}
 		}
 		fmt.Printf("%-20s %-4s %-9s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%%s\n", g.Shape, g.DType, g.Variant,
 			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy, 100*g.BodyOfCopy, mark)
@@ -151,6 +166,7 @@ type gemvFigure struct {
 	// BodyOfCopy discounts the launch floor: bytes / (graph time − empty-kernel time).
 	BodyOfCopy float64 `json:"body_of_copy"`
 	Chosen     bool    `json:"chosen"` // the instance ChooseGemv picks for this shape
+	GraphNoPDL *figure `json:"graph_no_pdl,omitempty"`
 }
 
 type bandwidthReport struct {

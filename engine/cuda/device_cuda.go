@@ -22,6 +22,7 @@ type DeviceInfo struct {
 	TotalMem      int64  `json:"total_mem"`
 	DriverVersion int    `json:"driver_version"` // e.g. 13000 for CUDA 13.0
 	Kernels       string `json:"kernels"`        // the variant loaded (Variant.Code)
+	PDL           bool   `json:"pdl"`            // programmatic dependent launch available
 	KernelBuild   string `json:"kernel_build"`   // nvcc and variants, from `make kernels`
 }
 
@@ -38,6 +39,8 @@ type Device struct {
 	stream cu.Stream
 	mod    cu.Module
 	fns    map[string]cu.Function
+	pdl    *pdlLauncher // nil: plain launches
+	usePDL bool
 }
 
 // Open creates a context and a stream on GPU ordinal, loads the kernels for
@@ -113,6 +116,9 @@ func (d *Device) setUp(ordinal int) error {
 		}
 		d.fns[name] = fn
 	}
+	d.pdl = lookupPDL(inf.Major)
+	d.usePDL = d.pdl != nil
+	inf.PDL = d.usePDL
 	d.Info = inf
 	return nil
 }
@@ -141,6 +147,12 @@ func (d *Device) Do(f func() error) error {
 func (d *Device) Close() {
 	close(d.work)
 	<-d.done
+}
+
+// SetPDL turns programmatic dependent launch on or off (where available);
+// it is on by default on sm_90 and later. It must not be called inside Run.
+func (d *Device) SetPDL(on bool) {
+	d.Do(func() error { d.usePDL = on && d.pdl != nil; return nil })
 }
 
 // Sync waits for the stream's work and returns the first error it met.

@@ -401,3 +401,41 @@ func TestPoolOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDependentChain runs a chain of launches where each reads what the one
+// before wrote (projection → residual add → norm, ten times) without
+// synchronising, as a decode step will: with programmatic dependent launch on
+// (the default on sm_90), every kernel must still wait for its inputs.
+func TestDependentChain(t *testing.T) {
+	r := newRand(t)
+	const n, steps = 1024, 10
+	wh := bf16s(randNonZero(r, n*n))
+	for i := range wh { // keep the chain's magnitudes near 1
+		wh[i] = checkpoint.F32ToBF16(checkpoint.BF16ToF32(wh[i]) / 32)
+	}
+	x, b, g := randNonZero(r, n), randNonZero(r, n), randNonZero(r, n)
+	W, xb, bb, gb := upload(t, wh), upload(t, x), upload(t, b), upload(t, g)
+	y := poisoned(t, n)
+	t.Logf("programmatic dependent launch: %v", dev.Info.PDL)
+	err := dev.Run(func(q *Queue) error {
+		for s := 0; s < steps; s++ {
+			gv := Gemv{Rows: n, Cols: n, N: 1, Mats: 1, Variant: ChooseGemv(false, n, n, 1)}
+			if err := firstErr(q.GemvBF16(gv, y, W, xb), q.Add(y, bb, n), q.RMSNormZC(xb, y, gb, 1, n, 1e-6)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := bf16ToF32(wh)
+	ref := append([]float32(nil), x...)
+	tmp := make([]float32, n)
+	for s := 0; s < steps; s++ {
+		cpu.MatVec(tmp, wf, ref, n, n)
+		cpu.Add(tmp, b)
+		cpu.RMSNormZeroCentred(ref, tmp, g, 1e-6)
+	}
+	checkClose(t, "chain", download(t, xb, n), ref, 1e-4)
+}

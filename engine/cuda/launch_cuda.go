@@ -54,6 +54,12 @@ func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
 	if !ok {
 		return fmt.Errorf("cuda: no kernel %q", name)
 	}
+	if q.d.usePDL {
+		if err := q.d.pdl.launch(fn, grid, block, q.d.stream, args); err != nil {
+			return fmt.Errorf("cuda: launch %s: %w", name, err)
+		}
+		return nil
+	}
 	params := make([]unsafe.Pointer, len(args))
 	for i := range args {
 		params[i] = unsafe.Pointer(&args[i])
@@ -120,7 +126,8 @@ type Gemv struct {
 	N          int    // matrices applied (grid y)
 	Ids        *Block // int32 [N] matrix indices, or nil
 	IdsOff     int64  // byte offset of the ids used in Ids
-	Mats       int    // matrices stored in W (and S)
+	Mats       int    // matrices stored in W (and S) from WOff (SOff)
+	WOff, SOff int64  // byte offsets of the first matrix in W and its scales in S
 	XStride    int
 	Variant    GemvVariant // the kernel instance
 }
@@ -141,7 +148,7 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 		xs = int64((g.N-1)*g.XStride + g.Cols)
 	}
 	errs := []error{
-		checkFits(W, 0, int64(g.Mats)*int64(g.Rows)*int64(g.Cols)*int64(elemBytes), kind+" gemv weights"),
+		checkFits(W, g.WOff, int64(g.Mats)*int64(g.Rows)*int64(g.Cols)*int64(elemBytes), kind+" gemv weights"),
 		checkFits(x, 0, xs*4, kind+" gemv x"),
 		checkFits(y, 0, int64(g.N*g.Rows*4), kind+" gemv y"),
 	}
@@ -170,7 +177,7 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 		return err
 	}
 	return q.Launch("gemv_bf16_"+g.Variant.Name(), g.grid(), gemvThreads,
-		PtrArg(y), PtrArg(W), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)), IntArg(g.XStride),
+		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)), IntArg(g.XStride),
 		IntArg(g.Rows), IntArg(g.Cols))
 }
 
@@ -190,11 +197,11 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 		return err
 	}
 	ns := FP8ScaleCount(g.Rows, g.Cols)
-	if err := checkFits(S, 0, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
+	if err := checkFits(S, g.SOff, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
 		return err
 	}
 	return q.Launch("gemv_fp8_"+g.Variant.Name(), g.grid(), gemvThreads,
-		PtrArg(y), PtrArg(W), PtrArg(S), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
+		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
 		I64Arg(int64(ns)), IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols))
 }
 
