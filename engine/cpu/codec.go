@@ -305,3 +305,19 @@ func CodecCodesFromNPY(t *checkpoint.Tensor) ([]int32, int, error) {
 	}
 	return out, nf, nil
 }
+
+// CodecCodesFromFrames flattens [frame][codebook] codes (the loop's layout)
+// into Decode's frame-major int32 codes. Each frame must hold nb codes; values
+// beyond int32 saturate, keeping their meaning.
+func CodecCodesFromFrames(frames [][]int, nb int) ([]int32, error) {
+	out := make([]int32, 0, len(frames)*nb)
+	for f, fr := range frames {
+		if len(fr) != nb {
+			return nil, fmt.Errorf("codec: frame %d has %d codes, want %d", f, len(fr), nb)
+		}
+		for _, v := range fr {
+			out = append(out, int32(min(max(v, math.MinInt32), math.MaxInt32)))
+		}
+	}
+	return out, nil
+}

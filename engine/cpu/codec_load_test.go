@@ -97,3 +97,27 @@ func TestCodecWeightNormSpellings(t *testing.T) {
 		t.Errorf("weight_g/weight_v spelling decodes differently at sample %d", i)
 	}
 }
+
+func TestCodecCodesConversions(t *testing.T) {
+	got, err := CodecCodesFromFrames([][]int{{1, 2}, {3, math.MaxInt32 + 5}, {-1 << 40, 0}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{1, 2, 3, math.MaxInt32, math.MinInt32, 0}; len(got) != 6 || got[3] != want[3] || got[4] != want[4] || got[2] != 3 {
+		t.Errorf("frames → %v, want %v", got, want)
+	}
+	if _, err := CodecCodesFromFrames([][]int{{1, 2}, {3}}, 2); err == nil || !strings.Contains(err.Error(), "frame 1 has 1 codes") {
+		t.Errorf("short frame: %v", err)
+	}
+	// [codebooks, T] (the reference's layout) → frame-major.
+	v, nf, err := CodecCodesFromNPY(checkpoint.Int64Tensor("c", []int{2, 3}, []int64{10, 11, 12, 20, 21, 1 << 40}))
+	if err != nil || nf != 3 {
+		t.Fatal(nf, err)
+	}
+	if want := []int32{10, 20, 11, 21, 12, math.MaxInt32}; len(v) != 6 || v[0] != want[0] || v[1] != want[1] || v[4] != want[4] || v[5] != want[5] {
+		t.Errorf("npy → %v, want %v", v, want)
+	}
+	if _, _, err := CodecCodesFromNPY(checkpoint.Float32Tensor("c", []int{2, 1}, []float32{1, 2})); err == nil {
+		t.Error("float codes accepted")
+	}
+}
