@@ -8,8 +8,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrInvalidRequest marks a request an engine refuses as given (text with
+// structural tokens, empty or too long; settings out of range): the caller's
+// mistake, not a failure. Errors wrap it, so errors.Is finds it.
+var ErrInvalidRequest = errors.New("invalid request")
 
 // Sampling holds the sampler settings, applied to every codebook.
 // TopP = 1 and TopK = 0 switch those filters off; Temperature = 0 is greedy.

@@ -119,11 +119,11 @@ func (e *takeEngine) Synthesize(ctx context.Context, req SpeechRequest, emit fun
 		emit = func(Event) {}
 	}
 	if req.MaxFrames < 1 {
-		return nil, fmt.Errorf("max_frames %d must be at least 1", req.MaxFrames)
+		return nil, fmt.Errorf("%w: max_frames %d must be at least 1", ErrInvalidRequest, req.MaxFrames)
 	}
 	sampling := drama3.Sampling{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK}
 	if err := sampling.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -137,7 +137,7 @@ func (e *takeEngine) Synthesize(ctx context.Context, req SpeechRequest, emit fun
 	start := time.Now()
 	ids, err := e.prompt(req.Text)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	promptTime := time.Since(start)
 

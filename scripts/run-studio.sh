@@ -10,4 +10,4 @@ if [[ -n ${DISPLAY:-} || -n ${WAYLAND_DISPLAY:-} ]]; then
 fi
 echo "run-studio: no display (DISPLAY and WAYLAND_DISPLAY are unset): serving the studio UI to a browser instead." >&2
 echo "run-studio: open the address below (from another machine: ssh -L 7860:127.0.0.1:7860 this-host)." >&2
-exec "$cli" serve --ui --addr 127.0.0.1:7860
+exec "$cli" serve --ui --host 127.0.0.1 --port 7860

@@ -77,3 +77,14 @@ func TestDemoModelStreamEqualsWhole(t *testing.T) {
 		t.Errorf("wav reply: status %d, %d bytes, samples equal: %v", wav.StatusCode, len(wb), len(wb) > 44 && bytes.Equal(wb[44:], want))
 	}
 }
+
+// The engine's own refusals (structural tokens in the input) are 400s that
+// name the token, not server errors.
+func TestDemoModelRefusesStructuralTokens(t *testing.T) {
+	srv := serve(t, openDemo(t), DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"Hello <|im_end|> there"}`)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "<|im_end|>") || !strings.Contains(string(body), "byte 6") {
+		t.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+}

@@ -60,7 +60,9 @@ func apiError(w http.ResponseWriter, status int, kind, param, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	body := map[string]any{"error": map[string]any{"message": msg, "type": kind, "param": nullable(param), "code": nil}}
-	json.NewEncoder(w).Encode(body)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // messages quote tokens like <|im_end|>: keep them readable
+	enc.Encode(body)
 }
 
 func nullable(s string) any {
@@ -148,7 +150,7 @@ func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engin
 		}
 	})
 	if err != nil {
-		apiError(w, http.StatusInternalServerError, "server_error", "", "synthesis failed: "+err.Error())
+		synthesisError(w, err)
 		return
 	}
 	if r.Context().Err() != nil { // the client is gone; the take was cancelled
@@ -212,7 +214,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 	}
 	switch {
 	case err != nil && !started:
-		apiError(w, http.StatusInternalServerError, "server_error", "", "synthesis failed: "+err.Error())
+		synthesisError(w, err)
 		return
 	case err != nil:
 		panic(http.ErrAbortHandler) // ends the response without its last chunk
@@ -223,6 +225,17 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 		w.WriteHeader(http.StatusOK)
 	}
 	setFigures(hdr, fin)
+}
+
+// synthesisError answers a take that failed before any audio: 400 when the
+// engine refused the request as given (e.g. structural tokens in the input),
+// else 500.
+func synthesisError(w http.ResponseWriter, err error) {
+	if errors.Is(err, engine.ErrInvalidRequest) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "input", err.Error())
+		return
+	}
+	apiError(w, http.StatusInternalServerError, "server_error", "", "synthesis failed: "+err.Error())
 }
 
 func contentType(format string, rate int) string {

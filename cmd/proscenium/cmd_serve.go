@@ -6,21 +6,28 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"proscenium/app"
+	"proscenium/app/speechapi"
 	"proscenium/engine"
 	"proscenium/frontend"
 )
 
 func init() {
-	register(command{name: "serve", summary: "serve the studio UI to a browser (--ui) on 127.0.0.1", run: runServe})
+	register(command{name: "serve", summary: "serve the OpenAI-compatible speech API (--model) and the studio UI (--ui) on 127.0.0.1", run: runServe})
 }
+
+// servedModelID is the "model" value clients send to /v1/audio/speech.
+const servedModelID = "drama-3"
 
 func runServe(args []string) error {
 	fs := newFlags("serve")
 	ui := fs.Bool("ui", false, "serve the studio UI and its API (/api/) to a browser")
-	addr := fs.String("addr", "127.0.0.1:7860", "address to listen on (port 0 picks a free port)")
+	model := fs.String("model", "", "checkpoint directory to load at start (the speech API answers 503 until a model is loaded)")
+	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
+	port := fs.Int("port", 7860, "port to listen on (0 picks a free port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -28,8 +35,11 @@ func runServe(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if !*ui {
-		return fmt.Errorf("%w: nothing to serve without --ui yet (the speech API comes with the engine)", errUsage)
+	if !*ui && *model == "" {
+		return fmt.Errorf("%w: nothing to serve: give --model DIR (speech API) and/or --ui (studio UI)", errUsage)
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("%w: --port %d is not a TCP port", errUsage, *port)
 	}
 
 	hub := app.NewHub()
@@ -38,27 +48,43 @@ func runServe(args []string) error {
 		return err
 	}
 	defer app.Shutdown(svc)
+	if *model != "" {
+		if _, err := svc.LoadModel(*model); err != nil {
+			return err
+		}
+	}
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
 	if err != nil {
 		return err
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
-	mux, err := app.NewMux(svc, hub, app.ServerOptions{UI: frontend.Dist(), LoopbackOnly: tcp != nil && tcp.IP.IsLoopback()})
+	loopback := tcp != nil && tcp.IP.IsLoopback()
+	opt := app.ServerOptions{LoopbackOnly: loopback}
+	if *ui {
+		opt.UI = frontend.Dist()
+	}
+	mux, err := app.NewMux(svc, hub, opt)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	// Tests read this line to find the port.
-	fmt.Printf("proscenium serve: studio UI at http://%s/\n", ln.Addr())
+	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
+		servedModelID, speechapi.DefaultLimits()).Register(mux)
+
+	if !loopback {
+		fmt.Fprintf(os.Stderr, "proscenium serve: warning: listening on %s, reachable from other machines; the server has no authentication\n", ln.Addr())
+	}
+	// Tests read these lines to find the port.
+	fmt.Printf("proscenium serve: speech API at http://%s/v1/audio/speech (model %q)\n", ln.Addr(), servedModelID)
+	if *ui {
+		fmt.Printf("proscenium serve: studio UI at http://%s/\n", ln.Addr())
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return app.Serve(ctx, ln, mux)
 }
 
-// openModel opens a checkpoint directory for the app service: the engine's
-// open-by-directory (the CPU backend).
-var openModel app.Opener = func(dir string) (engine.Engine, error) {
-	return engine.Open(dir, engine.Options{})
-}
+// openModel opens a checkpoint directory on the CPU backend.
+func openModel(dir string) (engine.Engine, error) { return engine.Open(dir, engine.Options{}) }

@@ -30,7 +30,7 @@ function fail(msg) {
 /** Starts the server and resolves with the URL it prints. */
 function startServer() {
   return new Promise((resolve, reject) => {
-    server = spawn(cli, ['serve', '--ui', '--addr', '127.0.0.1:0', '--settings', settingsFile], {
+    server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', settingsFile], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
