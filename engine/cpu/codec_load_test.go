@@ -75,15 +75,18 @@ func TestCodecLoadRejects(t *testing.T) {
 	}
 }
 
-// TestCodecWeightNormSpellings renames the decoder's parametrizations to the
-// weight_g/weight_v spelling: the decode must not change by a bit.
+// TestCodecWeightNormSpellings swaps the two weight-norm spellings (the
+// decoder's parametrizations become weight_g/weight_v, the quantizers'
+// weight_g/weight_v become parametrizations): the decode must not change by
+// a bit.
 func TestCodecWeightNormSpellings(t *testing.T) {
 	f := loadCodecFixtures(t)["tiny-w8"]
+	swap := strings.NewReplacer(
+		".parametrizations.weight.original0", ".weight_g", ".parametrizations.weight.original1", ".weight_v",
+		".weight_g", ".parametrizations.weight.original0", ".weight_v", ".parametrizations.weight.original1")
 	renamed, err := editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
 		return rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor {
-			n := strings.Replace(x.Name, ".parametrizations.weight.original0", ".weight_g", 1)
-			n = strings.Replace(n, ".parametrizations.weight.original1", ".weight_v", 1)
-			return &checkpoint.Tensor{Name: n, DType: x.DType, Shape: x.Shape, Data: x.Data}
+			return &checkpoint.Tensor{Name: swap.Replace(x.Name), DType: x.DType, Shape: x.Shape, Data: x.Data}
 		})
 	})
 	if err != nil {
@@ -94,7 +97,7 @@ func TestCodecWeightNormSpellings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if i, ok := sameBits(got, f.decoded(t).PCM[:4*2048]); !ok {
-		t.Errorf("weight_g/weight_v spelling decodes differently at sample %d", i)
+		t.Errorf("swapped weight-norm spellings decode differently at sample %d", i)
 	}
 }
 

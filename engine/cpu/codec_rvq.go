@@ -32,13 +32,11 @@ func (q *codecQuantizer) load(l *codecLoader, prefix string, latent, dim int) {
 
 func (c *Codec) loadQuantizers(l *codecLoader, g *CodecGeometry) {
 	const sem = "quantizer.semantic_quantizer.quantizers.0"
-	sh := l.shape(sem + ".out_proj.weight_v")
-	if sh == nil {
-		sh = l.shape(sem + ".out_proj.parametrizations.weight.original1")
-		if sh != nil {
-			l.err = nil
-		}
+	vName := sem + ".out_proj.weight_v"
+	if !l.has(vName) {
+		vName = sem + ".out_proj.parametrizations.weight.original1"
 	}
+	sh := l.shape(vName)
 	if l.err != nil {
 		return
 	}
