@@ -23,6 +23,7 @@ FUZZ_TARGETS += ./app:FuzzLoadSettings
 FUZZ_TARGETS += ./app:FuzzDecodeArgs
 FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
+FUZZ_TARGETS += ./engine/audio:FuzzParseWAV
 FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith

@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -128,22 +130,71 @@ func TestWriteRefusesNonFinite(t *testing.T) {
 	}
 }
 
+// TestWriteReadOnlyDirectory writes into a directory without write
+// permission. Root ignores permissions, so as root the test re-runs itself as
+// user nobody (65534) in a copy of the test binary that nobody can execute.
 func TestWriteReadOnlyDirectory(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root ignores directory permissions")
+		runAsNobody(t, "TestWriteReadOnlyDirectory")
+		return
 	}
-	dir := t.TempDir()
+	base := os.Getenv("AUDIO_TEST_RO_BASE")
+	if base == "" {
+		base = t.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "ro")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o755)
 	p := filepath.Join(dir, "take.wav")
-	err := WriteWAV(p, []float32{0.1, 0.2}, SampleRate, Float32)
+	err = WriteWAV(p, []float32{0.1, 0.2}, SampleRate, Float32)
 	if err == nil || !strings.Contains(err.Error(), "take.wav") || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("error %v, want a permission error naming take.wav", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("left %d entries behind", len(entries))
+	}
+	if err := WriteRaw(filepath.Join(dir, "take.raw"), []float32{0.1}, PCM16); err == nil {
+		t.Error("raw write into a read-only directory succeeded")
+	}
+}
+
+// runAsNobody runs one test of this binary as uid/gid 65534.
+func runAsNobody(t *testing.T, name string) {
+	shared, err := os.MkdirTemp("", "audio-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shared)
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Skipf("cannot copy the test binary: %v", err)
+	}
+	bin := filepath.Join(shared, "audio.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^"+name+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "AUDIO_TEST_RO_BASE="+shared, "HOME="+shared, "GOCOVERDIR=")
+	cmd.Dir = shared
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(out), "--- FAIL") {
+			t.Fatalf("as nobody: %v\n%s", err, out)
+		}
+		t.Skipf("cannot run as nobody: %v\n%s", err, out)
+	}
+	t.Logf("as nobody:\n%s", out)
+	if !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("as nobody: the test did not pass:\n%s", out)
 	}
 }
 
@@ -199,4 +250,34 @@ func TestParseWAVRejects(t *testing.T) {
 	if _, err := ParseFormat("mp3"); err == nil {
 		t.Error("ParseFormat(mp3) accepted")
 	}
+}
+
+func FuzzParseWAV(f *testing.F) {
+	for _, fm := range []Format{PCM16, Float32} {
+		b, _ := EncodeWAV([]float32{0.5, -0.25, 1}, SampleRate, fm)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := ParseWAV(b)
+		if err != nil {
+			return
+		}
+		if w.Channels != 1 {
+			return
+		}
+		// A mono file that parses re-encodes to the same samples.
+		if w.Format == Float32 {
+			if checkFinite(w.Samples) != nil {
+				return
+			}
+			enc, err := EncodeWAV(w.Samples, w.Rate, Float32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := ParseWAV(enc)
+			if err != nil || !bytes.Equal(back.Raw, w.Raw) {
+				t.Fatalf("float round trip: %v", err)
+			}
+		}
+	})
 }
