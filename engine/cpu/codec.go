@@ -122,7 +122,10 @@ func LoadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*Codec, error) {
 	if opt.RopeBase > 0 {
 		g.RopeBase = opt.RopeBase
 	}
-	l := &codecLoader{ts: ts, used: map[string]bool{}}
+	l, err := newCodecLoader(ts)
+	if err != nil {
+		return nil, err
+	}
 	c := &Codec{}
 	c.loadQuantizers(l, &g)
 	if l.err != nil {

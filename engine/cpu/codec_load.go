@@ -14,10 +14,38 @@ import (
 // codecLoader fetches tensors from a codec state dict, remembering the first
 // error and every tensor it consumed.
 type codecLoader struct {
-	ts   *checkpoint.TensorSet
-	err  error
-	used map[string]bool
+	ts     *checkpoint.TensorSet
+	prefix string // before every key: "", "generator.", "state_dict.generator." …
+	err    error
+	used   map[string]bool
 }
+
+// codecAnchor is the key whose position fixes the prefix of a state dict.
+const codecAnchor = "quantizer.semantic_quantizer.quantizers.0.codebook.weight"
+
+// newCodecLoader finds the prefix under which the codec's keys sit: none in
+// a plain state dict; training checkpoints nest it (fish-speech's loader
+// strips "state_dict" and "generator."). Exactly one key may end in the
+// anchor.
+func newCodecLoader(ts *checkpoint.TensorSet) (*codecLoader, error) {
+	l := &codecLoader{ts: ts, used: map[string]bool{}}
+	var found []string
+	for _, n := range ts.Names() {
+		if n == codecAnchor || strings.HasSuffix(n, "."+codecAnchor) {
+			found = append(found, n)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("codec: missing tensor %s (not a codec state dict?)", codecAnchor)
+	case 1:
+		l.prefix = strings.TrimSuffix(found[0], codecAnchor)
+		return l, nil
+	}
+	return nil, fmt.Errorf("codec: %d codecs in one file (%s, %s)", len(found), found[0], found[1])
+}
+
+func (l *codecLoader) get(name string) *checkpoint.Tensor { return l.ts.Get(l.prefix + name) }
 
 func (l *codecLoader) fail(format string, a ...any) {
 	if l.err == nil {
@@ -26,13 +54,13 @@ func (l *codecLoader) fail(format string, a ...any) {
 }
 
 // has reports whether the tensor exists.
-func (l *codecLoader) has(name string) bool { return l.ts.Get(name) != nil }
+func (l *codecLoader) has(name string) bool { return l.get(name) != nil }
 
 // shape returns a tensor's shape, or nil (and an error) if it is missing.
 func (l *codecLoader) shape(name string) []int {
-	t := l.ts.Get(name)
+	t := l.get(name)
 	if t == nil {
-		l.fail("codec: missing tensor %s", name)
+		l.fail("codec: missing tensor %s%s", l.prefix, name)
 		return nil
 	}
 	return t.Shape
@@ -40,13 +68,13 @@ func (l *codecLoader) shape(name string) []int {
 
 // f32 returns a tensor's values as float32, checking its shape.
 func (l *codecLoader) f32(name string, shape ...int) []float32 {
-	t := l.ts.Get(name)
+	t := l.get(name)
 	if t == nil {
-		l.fail("codec: missing tensor %s", name)
+		l.fail("codec: missing tensor %s%s", l.prefix, name)
 		return nil
 	}
 	if !codecSameShape(t.Shape, shape) {
-		l.fail("codec: tensor %s has shape %v, want %v", name, t.Shape, shape)
+		l.fail("codec: tensor %s has shape %v, want %v", t.Name, t.Shape, shape)
 		return nil
 	}
 	v, err := t.Float32s()
@@ -56,11 +84,11 @@ func (l *codecLoader) f32(name string, shape ...int) []float32 {
 	}
 	for i, x := range v {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			l.fail("codec: tensor %s holds a non-finite value at element %d", name, i)
+			l.fail("codec: tensor %s holds a non-finite value at element %d", t.Name, i)
 			return nil
 		}
 	}
-	l.used[name] = true
+	l.used[t.Name] = true
 	return v
 }
 
@@ -98,7 +126,7 @@ func (l *codecLoader) weightNormed(prefix string, shape ...int) []float32 {
 		}
 		norm := float32(math.Sqrt(ss))
 		if norm == 0 {
-			l.fail("codec: tensor %s: row %d of the weight-norm direction is zero", vName, r)
+			l.fail("codec: tensor %s%s: row %d of the weight-norm direction is zero", l.prefix, vName, r)
 			return nil
 		}
 		scale := g[r] / norm
@@ -113,8 +141,9 @@ func (l *codecLoader) weightNormed(prefix string, shape ...int) []float32 {
 // did not consume: a checkpoint with modules this decoder does not know.
 func (l *codecLoader) unused() []string {
 	var out []string
-	for _, n := range l.ts.Names() {
-		if l.used[n] {
+	for _, full := range l.ts.Names() {
+		n, ok := strings.CutPrefix(full, l.prefix)
+		if l.used[full] || !ok {
 			continue
 		}
 		decodePath := false
@@ -123,7 +152,7 @@ func (l *codecLoader) unused() []string {
 		}
 		// The quantizers' in_proj projects encoder latents: encode only.
 		if decodePath && !strings.Contains(n, ".in_proj.") {
-			out = append(out, n)
+			out = append(out, full)
 		}
 	}
 	return out

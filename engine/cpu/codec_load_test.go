@@ -124,3 +124,46 @@ func TestCodecCodesConversions(t *testing.T) {
 		t.Error("float codes accepted")
 	}
 }
+
+// TestCodecKeyPrefix loads a training-style checkpoint (keys under
+// "state_dict.generator.", a discriminator beside it): same decode.
+func TestCodecKeyPrefix(t *testing.T) {
+	f := loadCodecFixtures(t)["tiny-w8"]
+	prefixed, err := editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
+		out := rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			return &checkpoint.Tensor{Name: "state_dict.generator." + x.Name, DType: x.DType, Shape: x.Shape, Data: x.Data}
+		})
+		out.Add(checkpoint.Float32Tensor("state_dict.discriminator.decoder.model.0.conv.bias", []int{1}, []float32{1}))
+		return out
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := prefixed.Decode(f.codes, 0, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := sameBits(got, f.decoded(t).PCM[:2*2048]); !ok {
+		t.Errorf("prefixed keys decode differently at sample %d", i)
+	}
+
+	_, err = editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
+		out := rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor { return x })
+		out.Add(checkpoint.Float32Tensor("ema."+codecAnchor, []int{4096, 8}, make([]float32, 4096*8)))
+		return out
+	})
+	if err == nil || !strings.Contains(err.Error(), "2 codecs") {
+		t.Errorf("two codecs: error %v", err)
+	}
+	_, err = editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
+		return rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor {
+			if x.Name == codecAnchor {
+				return nil
+			}
+			return x
+		})
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a codec state dict") {
+		t.Errorf("no codebook: error %v", err)
+	}
+}
