@@ -244,7 +244,7 @@ func (c *Codec) decode(codes []int32, from, to, first int, ws *CodecScratch, tap
 	if len(codes)%nb != 0 {
 		return nil, fmt.Errorf("codec: %d codes is not a whole number of %d-code frames", len(codes), nb)
 	}
-	if from < 0 || to <= from || to*nb > len(codes) {
+	if from < 0 || to <= from || to > len(codes)/nb {
 		return nil, fmt.Errorf("codec: frames [%d, %d) outside the %d frames given", from, to, len(codes)/nb)
 	}
 	if to > codecMaxFrames {

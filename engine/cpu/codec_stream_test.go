@@ -160,6 +160,7 @@ func TestCodecOutOfRangeCodes(t *testing.T) {
 		{base, 2, 2, "outside"},
 		{base, -1, 2, "outside"},
 		{base, 0, nf + 1, "outside"},
+		{base, 0, 1 << 62, "outside"},
 	} {
 		if _, err := f.codec.Decode(tc.codes, tc.from, tc.to, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Decode(%d codes, %d, %d): error %v, want %q", len(tc.codes), tc.from, tc.to, err, tc.want)
