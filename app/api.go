@@ -69,7 +69,9 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrNoBackend):
 		return http.StatusNotImplemented
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrNoDialog):
+		return http.StatusNotImplemented
+	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError

@@ -83,7 +83,7 @@ func TestAPICallsTheServiceMethods(t *testing.T) {
 		})
 	}
 	// The settings call that the service refused changed nothing.
-	if svc.Settings() != DefaultSettings() {
+	if !reflect.DeepEqual(svc.Settings(), DefaultSettings()) {
 		t.Fatalf("settings changed: %+v", svc.Settings())
 	}
 }
@@ -98,7 +98,7 @@ func TestAPIRoundTripsSettings(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 	var got Settings
-	if err := json.Unmarshal([]byte(body), &got); err != nil || got != want || svc.Settings() != want {
+	if err := json.Unmarshal([]byte(body), &got); err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(svc.Settings(), want) {
 		t.Fatalf("answer %+v (%v), stored %+v, want %+v", got, err, svc.Settings(), want)
 	}
 }

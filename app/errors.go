@@ -13,4 +13,8 @@ var (
 	ErrBusy = errors.New("busy")
 	// ErrInvalid: a setting or request field is out of range or malformed.
 	ErrInvalid = errors.New("invalid")
+	// ErrNotFound: no such take.
+	ErrNotFound = errors.New("not found")
+	// ErrNoDialog: no native file dialog here (the browser): type the path.
+	ErrNoDialog = errors.New("no native file dialog in the browser: type the path")
 )

@@ -10,10 +10,23 @@ type Event struct {
 
 // Event names.
 const (
-	EventModel = "model" // Data: ModelStatus, after every change of the model state
-	EventTake  = "take"  // Data: Take, as a take starts, progresses and ends
-	EventStats = "stats" // Data: StatsView, after a take ends or the model changes
+	EventModel       = "model"        // Data: ModelStatus, after every change of the model state
+	EventTake        = "take"         // Data: Take, as a take starts, progresses and ends, or is renamed
+	EventTakeRemoved = "take_removed" // Data: the take id, deleted or evicted
+	EventStats       = "stats"        // Data: StatsView, after a take ends or the model changes
+	EventAudio       = "audio"        // Data: AudioEvent, the waveform of each chunk
+	EventPCM         = "pcm"          // Data: *PCMChunk, binary over the WebSocket; not sent to the window
+	EventLoad        = "load"         // Data: LoadProgress, while a model loads
+	EventNotice      = "notice"       // Data: Notice, a message for the status line
+	EventStudio      = "studio"       // Data: StudioStatus, when the audio device or warnings change
+	EventPlayback    = "playback"     // Data: PlaybackStatus, when playback starts, pauses or stops
 )
+
+// BinaryEvent is event data that travels to the browser as one binary
+// WebSocket message instead of JSON.
+type BinaryEvent interface {
+	BinaryMessage() []byte
+}
 
 // Hub fans events out to subscribers: the Wails runtime in the desktop
 // window, one per WebSocket in the browser. Subscribers run on the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func FuzzLoadSettings(f *testing.F) {
 			t.Fatal(err)
 		}
 		again, err := LoadSettings(p)
-		if err != nil || again != s {
+		if err != nil || !reflect.DeepEqual(again, s) {
 			t.Fatalf("round trip: %+v, %v; want %+v", again, err, s)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +31,9 @@ type ServerOptions struct {
 //
 //	GET  /               the built front end
 //	POST /api/{method}   a Service method: JSON array of arguments in, JSON value out
-//	GET  /api/events     WebSocket: every Event as JSON {name, data}
+//	GET  /api/events     WebSocket: every Event as JSON {name, data}; PCM
+//	                     chunks (EventPCM) as binary messages (PCMChunk)
+//	GET  /api/takes/{id}/pcm  a take's audio: float32 little-endian, mono
 func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if opt.UI == nil {
@@ -43,6 +46,7 @@ func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	guard := func(h http.Handler) http.Handler { return sameOriginOnly(opt.LoopbackOnly, h) }
 	mux.Handle("POST /api/{method}", guard(requireJSON(apiHandler(methods))))
 	mux.Handle("GET /api/events", guard(eventsHandler(hub)))
+	mux.Handle("GET /api/takes/{id}/pcm", guard(takePCMHandler(svc)))
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -94,6 +98,27 @@ func requireJSON(h http.Handler) http.Handler {
 	})
 }
 
+// takePCMHandler serves a take's PCM for the browser to play (replay, A/B).
+func takePCMHandler(svc *Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.Atoi(r.PathValue("id"))
+		if err != nil || id <= 0 {
+			writeJSON(w, http.StatusBadRequest, apiError{"take id must be a positive number"})
+			return
+		}
+		pcm, t, err := svc.takePCM(id)
+		if err != nil {
+			writeJSON(w, statusOf(err), apiError{err.Error()})
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Sample-Rate", strconv.Itoa(t.SampleRate))
+		w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
+		w.Write(encodeFloat32LE(pcm))
+	})
+}
+
 // eventsBuffer is how many events a WebSocket client may lag behind before
 // it is disconnected (it reconnects and reads the state afresh).
 const eventsBuffer = 256
@@ -134,7 +159,13 @@ func eventsHandler(hub *Hub) http.Handler {
 			select {
 			case e := <-events:
 				conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				if err := conn.WriteJSON(e); err != nil {
+				var err error
+				if b, ok := e.Data.(BinaryEvent); ok {
+					err = conn.WriteMessage(websocket.BinaryMessage, b.BinaryMessage())
+				} else {
+					err = conn.WriteJSON(e)
+				}
+				if err != nil {
 					return
 				}
 			case <-lagged:

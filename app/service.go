@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 
 	"proscenium/engine"
@@ -18,8 +19,18 @@ type Config struct {
 	Open Opener
 	// SettingsPath is the settings file; "" keeps settings in memory only.
 	SettingsPath string
+	// TakesDir holds the takes (DefaultTakesDir); "" keeps them in memory.
+	TakesDir string
+	// DemoDir is where MakeDemoModel writes the demo checkpoint
+	// (DefaultDemoDir); "" offers no demo.
+	DemoDir string
 	// Events receives what the service pushes to the UI; nil drops it.
 	Events *Hub
+	// Audio is the sound card (OpenAudioOutput); nil: this process plays
+	// nothing itself (the browser plays the streamed PCM).
+	Audio *AudioOutput
+	// Dialogs are the native file dialogs; nil: the UI asks for typed paths.
+	Dialogs Dialogs
 }
 
 // Model states.
@@ -54,25 +65,52 @@ type StatsView struct {
 type Service struct {
 	open         Opener
 	settingsPath string
+	demoDir      string
 	events       *Hub
+	dialogs      Dialogs
+	playback     *playback // nil without a sound card of our own
+	audio        *AudioOutput
 
-	mu       sync.Mutex
-	settings Settings
-	model    ModelStatus
-	eng      engine.Engine
-	takes    takeLog
+	mu          sync.Mutex
+	settings    Settings
+	badSettings bool     // the file did not load: keep it aside before replacing it
+	warnings    []string // shown in the studio's status line
+	model       ModelStatus
+	eng         engine.Engine
+	takes       takeLog
+	load        LoadProgress
 }
 
-// New makes a service with the settings read from cfg.SettingsPath.
+// New makes a service with the settings read from cfg.SettingsPath and the
+// takes found in cfg.TakesDir. A settings file that does not load gives the
+// defaults and a warning; a take directory that does not load is skipped
+// with a warning. Neither stops the studio.
 func New(cfg Config) (*Service, error) {
-	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, events: cfg.Events}
+	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, demoDir: cfg.DemoDir, events: cfg.Events,
+		dialogs: cfg.Dialogs, audio: cfg.Audio}
+	if cfg.Audio != nil {
+		s.playback = newPlayback(cfg.Audio)
+		cfg.Audio.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
+	}
 	s.settings = DefaultSettings()
 	if cfg.SettingsPath != "" {
 		st, err := LoadSettings(cfg.SettingsPath)
 		if err != nil {
-			return nil, err
+			s.badSettings = true
+			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad when a setting is next saved)", err, cfg.SettingsPath))
+		} else {
+			s.settings = st
 		}
-		s.settings = st
+	}
+	s.playback.setEnabled(s.settings.OutputDevice != OutputOff)
+	s.playback.setVolume(s.settings.Volume)
+	s.takes.store = takeStore{dir: cfg.TakesDir}
+	recs, problems := s.takes.store.loadAll()
+	s.warnings = append(s.warnings, problems...)
+	for _, r := range recs {
+		s.takes.list = append(s.takes.list, r)
+		s.takes.stored += r.bytes
+		s.takes.next = max(s.takes.next, r.take.ID)
 	}
 	s.model = s.noModel("")
 	return s, nil
@@ -81,6 +119,7 @@ func New(cfg Config) (*Service, error) {
 // Shutdown stops any take and closes the model. It is a function, not a
 // method, so that the UI cannot call it.
 func Shutdown(s *Service) error {
+	s.playback.stop()
 	_, err := s.UnloadModel()
 	return err
 }
@@ -101,7 +140,8 @@ func (s *Service) ModelStatus() ModelStatus {
 }
 
 // LoadModel opens the checkpoint in dir, replacing the loaded model. It
-// refuses while a take runs or another load is in progress.
+// refuses while a take runs or another load is in progress, and when the
+// memory the model needs (inspect's estimate) passes the memory cap.
 func (s *Service) LoadModel(dir string) (ModelStatus, error) {
 	if dir == "" {
 		return s.ModelStatus(), fmt.Errorf("%w: the model path is empty", ErrInvalid)
@@ -115,6 +155,9 @@ func (s *Service) LoadModel(dir string) (ModelStatus, error) {
 	}
 	if s.open == nil {
 		return s.ModelStatus(), fmt.Errorf("cannot load %s: %w", dir, ErrNoBackend)
+	}
+	if err := s.admit(dir); err != nil {
+		return s.ModelStatus(), err
 	}
 
 	s.mu.Lock()
@@ -137,7 +180,9 @@ func (s *Service) LoadModel(dir string) (ModelStatus, error) {
 	if old != nil {
 		closeErr = old.Close()
 	}
+	stopProgress := s.watchLoad(dir)
 	eng, err := s.open(dir)
+	stopProgress(err == nil)
 
 	s.mu.Lock()
 	if err != nil {
@@ -200,13 +245,17 @@ func (s *Service) UnloadModel() (ModelStatus, error) {
 }
 
 // Stats reports device memory and the last take's figures. Without a model
-// it reports no numbers, only "no model loaded".
+// it reports no numbers, only "no model loaded". The memory cap shown is
+// the settings' cap when the engine reports none.
 func (s *Service) Stats() StatsView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v := StatsView{Message: ErrNoModel.Error(), LastTake: s.takes.lastFinish()}
 	if s.eng != nil {
 		st := s.eng.Stats()
+		if st.Memory.Cap == 0 && s.settings.MemoryCapBytes > 0 {
+			st.Memory.Cap = s.settings.MemoryCapBytes
+		}
 		v.Loaded, v.Message, v.Memory = true, "", &st.Memory
 	}
 	return v
@@ -216,7 +265,7 @@ func (s *Service) Stats() StatsView {
 func (s *Service) Settings() Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.settings
+	return s.settings.clone()
 }
 
 // SetSettings validates and stores the settings (and writes the settings
@@ -225,15 +274,27 @@ func (s *Service) SetSettings(st Settings) (Settings, error) {
 	if err := st.Validate(); err != nil {
 		return s.Settings(), err
 	}
+	st = st.clone()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.settingsPath != "" && st != s.settings {
+	if s.settingsPath != "" && !reflect.DeepEqual(st, s.settings) {
+		if s.badSettings {
+			// Keep the file that did not load for the user to look at.
+			if err := os.Rename(s.settingsPath, s.settingsPath+".bad"); err != nil && !os.IsNotExist(err) {
+				defer s.mu.Unlock()
+				return s.settings.clone(), fmt.Errorf("keeping the unreadable settings file aside: %w", err)
+			}
+			s.badSettings = false
+		}
 		if err := SaveSettings(s.settingsPath, st); err != nil {
-			return s.settings, fmt.Errorf("saving settings: %w", err)
+			defer s.mu.Unlock()
+			return s.settings.clone(), fmt.Errorf("saving settings: %w", err)
 		}
 	}
 	s.settings = st
-	return st, nil
+	s.mu.Unlock()
+	s.playback.setEnabled(st.OutputDevice != OutputOff)
+	s.playback.setVolume(st.Volume)
+	return st.clone(), nil
 }
 
 func (s *Service) publish(name string, data any) { s.events.Publish(Event{Name: name, Data: data}) }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -166,8 +167,8 @@ func TestLoadFailureIsReported(t *testing.T) {
 	if st.State != ModelNone || !strings.Contains(st.Error, "hidden_size") {
 		t.Fatalf("status after failed load: %+v", st)
 	}
-	if got := strings.Join(rec.names(), ","); got != "model,model,stats" {
-		t.Fatalf("events: %s, want model(loading),model(none),stats", got)
+	if got := strings.Join(rec.names(), ","); got != "model,load,load,model,stats" {
+		t.Fatalf("events: %s, want model(loading),load(start),load(end),model(none),stats", got)
 	}
 }
 
@@ -198,7 +199,7 @@ func TestTakeLifecycle(t *testing.T) {
 		t.Fatalf("stats after a take: %+v", stats)
 	}
 	names := strings.Join(rec.names(), ",")
-	if !strings.HasPrefix(names, "model,model,stats,take,") || !strings.HasSuffix(names, "take,stats") {
+	if !strings.HasPrefix(names, "model,load,load,model,stats,take,") || !strings.HasSuffix(names, "take,stats") {
 		t.Fatalf("events: %s", names)
 	}
 
@@ -266,38 +267,58 @@ func TestSetSettingsPersistsValidAndRefusesInvalid(t *testing.T) {
 	}
 	s := svc.Settings()
 	s.Sampling.Temperature, s.Script = 0.6, "Draft."
-	if got, err := svc.SetSettings(s); err != nil || got != s {
+	if got, err := svc.SetSettings(s); err != nil || !reflect.DeepEqual(got, s) {
 		t.Fatalf("set: %+v, %v", got, err)
 	}
 	onDisk, err := LoadSettings(path)
-	if err != nil || onDisk != s {
+	if err != nil || !reflect.DeepEqual(onDisk, s) {
 		t.Fatalf("file holds %+v, %v", onDisk, err)
 	}
 
 	bad := s
 	bad.Sampling.TopK = -3
 	got, err := svc.SetSettings(bad)
-	if !errors.Is(err, ErrInvalid) || got != s || svc.Settings() != s {
+	if !errors.Is(err, ErrInvalid) || !reflect.DeepEqual(got, s) || !reflect.DeepEqual(svc.Settings(), s) {
 		t.Fatalf("invalid settings: got %+v, %v; stored %+v", got, err, svc.Settings())
 	}
-	if onDisk, _ := LoadSettings(path); onDisk != s {
+	if onDisk, _ := LoadSettings(path); !reflect.DeepEqual(onDisk, s) {
 		t.Fatalf("invalid settings reached the file: %+v", onDisk)
 	}
 
 	again, err := New(Config{SettingsPath: path})
-	if err != nil || again.Settings() != s {
+	if err != nil || !reflect.DeepEqual(again.Settings(), s) {
 		t.Fatalf("a new service reads %+v, %v", again.Settings(), err)
 	}
 }
 
-func TestNewRefusesACorruptSettingsFile(t *testing.T) {
+func TestACorruptSettingsFileGivesDefaultsAndAWarning(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	os.WriteFile(path, []byte("{not json"), 0o644)
-	if _, err := New(Config{SettingsPath: path}); err == nil || !strings.Contains(err.Error(), path) {
-		t.Fatalf("got %v, want an error naming %s", err, path)
+	svc, err := New(Config{SettingsPath: path})
+	if err != nil {
+		t.Fatalf("a corrupt settings file stopped the studio: %v", err)
+	}
+	if !reflect.DeepEqual(svc.Settings(), DefaultSettings()) {
+		t.Fatalf("settings from a corrupt file: %+v", svc.Settings())
+	}
+	w := svc.Studio().Warnings
+	if len(w) != 1 || !strings.Contains(w[0], path) || !strings.Contains(w[0], "default settings") {
+		t.Fatalf("warnings: %q", w)
 	}
 	if b, _ := os.ReadFile(path); string(b) != "{not json" {
-		t.Fatalf("the corrupt file was changed: %q", b)
+		t.Fatalf("the corrupt file was changed before any save: %q", b)
+	}
+	// The first save keeps the unreadable file aside.
+	s := svc.Settings()
+	s.Seed = 9
+	if _, err := svc.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path + ".bad"); string(b) != "{not json" {
+		t.Fatalf("settings.json.bad holds %q", b)
+	}
+	if got, err := LoadSettings(path); err != nil || got.Seed != 9 {
+		t.Fatalf("after save: %+v, %v", got, err)
 	}
 }
 

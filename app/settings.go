@@ -19,14 +19,64 @@ import (
 )
 
 // Settings are the studio's remembered choices: the script draft, the
-// sampling settings, seed and frame budget of the next take, and the model
-// directory. They live in one JSON file under the XDG config directory.
+// sampling settings, seed and frame budget of the next take, the model
+// directory, the sampling presets, the memory cap, the audio output, the
+// server port and the takes' size limit. They live in one JSON file under
+// the XDG config directory.
 type Settings struct {
 	Script    string          `json:"script"`
 	Sampling  engine.Sampling `json:"sampling"`
 	Seed      uint64          `json:"seed"`
 	MaxFrames int             `json:"max_frames"`
 	ModelDir  string          `json:"model_dir"`
+	Presets   []Preset        `json:"presets"`
+	// MemoryCapBytes refuses to load a model whose estimated memory (see
+	// InspectModel) passes it; 0 is no cap.
+	MemoryCapBytes int64 `json:"memory_cap_bytes"`
+	// OutputDevice is OutputDefault (the system's default sound card) or
+	// OutputOff (play nothing; takes and export still work).
+	OutputDevice string  `json:"output_device"`
+	Volume       float64 `json:"volume"` // 0 … 1
+	// ServerPort is the port `proscenium serve` listens on when none is given.
+	ServerPort int `json:"server_port"`
+	// TakesLimitBytes caps the takes kept on disk; the oldest go first.
+	TakesLimitBytes int64 `json:"takes_limit_bytes"`
+}
+
+// Preset is a named set of sampling settings.
+type Preset struct {
+	Name     string          `json:"name"`
+	Sampling engine.Sampling `json:"sampling"`
+}
+
+// Output devices.
+const (
+	OutputDefault = "default"
+	OutputOff     = "off"
+)
+
+// DefaultServerPort is where `proscenium serve` listens by default.
+const DefaultServerPort = 7860
+
+// DefaultTakesLimit is the takes' default size limit: 2 GiB, about 3.4
+// hours of float32 audio at 44.1 kHz.
+const DefaultTakesLimit = 2 << 30
+
+// maxPresets caps the presets list.
+const maxPresets = 32
+
+// DefaultPresets: the public defaults, a narrower sampler, and greedy.
+func DefaultPresets() []Preset {
+	return []Preset{
+		{Name: "Public defaults", Sampling: engine.DefaultSampling()},
+		{Name: "Narrow (T 0.7, top-p 0.8, top-k 20)", Sampling: engine.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20}},
+		{Name: "Greedy (T 0)", Sampling: engine.Sampling{Temperature: 0, TopP: 1, TopK: 0}},
+	}
+}
+
+func (s Settings) clone() Settings {
+	s.Presets = append([]Preset(nil), s.Presets...)
+	return s
 }
 
 // Limits on what a setting or request may hold.
@@ -47,7 +97,8 @@ const (
 // DefaultSettings: the public sampling defaults, seed 0, and 2048 frames
 // (about 95 s at 21.5 frames/s).
 func DefaultSettings() Settings {
-	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048}
+	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048, Presets: DefaultPresets(),
+		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit}
 }
 
 // ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
@@ -98,6 +149,32 @@ func (s Settings) Validate() error {
 	}
 	if len(s.ModelDir) > 4096 || strings.ContainsRune(s.ModelDir, 0) {
 		return fmt.Errorf("%w: model_dir is not a usable path", ErrInvalid)
+	}
+	if len(s.Presets) > maxPresets {
+		return fmt.Errorf("%w: presets: %d, at most %d", ErrInvalid, len(s.Presets), maxPresets)
+	}
+	for i, p := range s.Presets {
+		if p.Name == "" || len(p.Name) > 80 || !utf8.ValidString(p.Name) {
+			return fmt.Errorf("%w: presets[%d]: a name of 1 to 80 bytes is needed", ErrInvalid, i)
+		}
+		if err := ValidateSampling(p.Sampling); err != nil {
+			return fmt.Errorf("presets[%d] (%s): %w", i, p.Name, err)
+		}
+	}
+	if s.MemoryCapBytes < 0 {
+		return fmt.Errorf("%w: memory_cap_bytes must be ≥ 0 (0 is no cap), got %d", ErrInvalid, s.MemoryCapBytes)
+	}
+	if s.OutputDevice != OutputDefault && s.OutputDevice != OutputOff {
+		return fmt.Errorf("%w: output_device must be %q or %q, got %q", ErrInvalid, OutputDefault, OutputOff, s.OutputDevice)
+	}
+	if math.IsNaN(s.Volume) || s.Volume < 0 || s.Volume > 1 {
+		return fmt.Errorf("%w: volume must be in [0, 1], got %v", ErrInvalid, s.Volume)
+	}
+	if s.ServerPort < 1 || s.ServerPort > 65535 {
+		return fmt.Errorf("%w: server_port must be in [1, 65535], got %d", ErrInvalid, s.ServerPort)
+	}
+	if s.TakesLimitBytes < 1<<20 {
+		return fmt.Errorf("%w: takes_limit_bytes must be at least 1 MiB, got %d", ErrInvalid, s.TakesLimitBytes)
 	}
 	return nil
 }

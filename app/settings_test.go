@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -102,7 +103,7 @@ func TestLoadSettings(t *testing.T) {
 	}
 	t.Run("missing file gives defaults", func(t *testing.T) {
 		s, err := LoadSettings(filepath.Join(dir, "none.json"))
-		if err != nil || s != DefaultSettings() {
+		if err != nil || !reflect.DeepEqual(s, DefaultSettings()) {
 			t.Fatalf("got %+v, %v", s, err)
 		}
 	})
@@ -110,13 +111,16 @@ func TestLoadSettings(t *testing.T) {
 		s, err := LoadSettings(write("partial.json", `{"script":"Hi","seed":7}`))
 		want := DefaultSettings()
 		want.Script, want.Seed = "Hi", 7
-		if err != nil || s != want {
+		if err != nil || !reflect.DeepEqual(s, want) {
 			t.Fatalf("got %+v, %v; want %+v", s, err, want)
 		}
 	})
 	bad := []struct{ name, body, mention string }{
 		{"malformed", `{"script":`, "unexpected EOF"},
-		{"unknown field", `{"volume":3}`, `"volume"`},
+		{"unknown field", `{"loudness":3}`, `"loudness"`},
+		{"volume out of range", `{"volume":3}`, "volume must be in [0, 1]"},
+		{"unknown output device", `{"output_device":"hdmi"}`, "output_device"},
+		{"bad preset", `{"presets":[{"name":"x","sampling":{"temperature":-1,"top_p":1,"top_k":0}}]}`, "presets[0]"},
 		{"bad value", `{"sampling":{"temperature":1,"top_p":2,"top_k":0}}`, "top_p"},
 		{"trailing data", `{} {}`, "after the JSON"},
 		{"too large", `{"script":"` + strings.Repeat("a", maxSettingsFileBytes) + `"}`, "larger than"},
@@ -142,7 +146,7 @@ func TestSaveSettingsRoundTripLeavesNoTempFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := LoadSettings(p)
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("round trip: got %+v, %v; want %+v", got, err, want)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(p))

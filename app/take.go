@@ -2,10 +2,15 @@ package app
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // Take states.
@@ -15,8 +20,12 @@ const (
 	TakeFailed   = "failed"   // Error says why
 )
 
-// maxTakes is how many takes the list keeps (oldest dropped first).
-const maxTakes = 100
+// maxTakes is how many takes the list keeps (oldest dropped, and deleted
+// from disk, first); the size limit usually bites long before.
+const maxTakes = 1000
+
+// maxTakeName caps a take's name (bytes).
+const maxTakeName = 200
 
 // progressEvery spaces take progress events: a fast GPU makes hundreds of
 // frames a second, more than a UI needs to redraw.
@@ -25,32 +34,84 @@ const progressEvery = 100 * time.Millisecond
 // Take is one entry of the takes list.
 type Take struct {
 	ID      int                  `json:"id"`
+	Name    string               `json:"name"`
 	Request engine.SpeechRequest `json:"request"`
 	State   string               `json:"state"`
 	Frames  int                  `json:"frames"`     // frames made so far
 	Finish  *engine.Finish       `json:"finish"`     // set when finished
 	Error   string               `json:"error"`      // set when failed
 	Started int64                `json:"started_ms"` // Unix milliseconds
+	// FramesPerSecond is the generation speed after the first frame (which
+	// includes the prompt's prefill); 0 until two frames exist.
+	FramesPerSecond float64 `json:"frames_per_second"`
+	Samples         int     `json:"samples"`     // PCM samples held
+	SampleRate      int     `json:"sample_rate"` // of the PCM
+	Underruns       int     `json:"underruns"`   // while playing live through the sound card
+	Stored          bool    `json:"stored"`      // saved under the takes directory
+}
+
+// AudioEvent is the waveform of a chunk as it arrives: the desktop window
+// draws it without receiving the PCM itself.
+type AudioEvent struct {
+	TakeID     int       `json:"take_id"`
+	FromSample int       `json:"from_sample"`
+	Samples    int       `json:"samples"` // the take's samples so far
+	Bucket     int       `json:"bucket"`
+	Peaks      []float32 `json:"peaks"` // min, max per bucket from FromSample
+}
+
+// PCMChunk is a chunk's audio for the browser (Web Audio). Over the
+// WebSocket it travels as one binary message (BinaryMessage); the desktop
+// window does not receive it.
+type PCMChunk struct {
+	TakeID    int       `json:"take_id"`
+	FromFrame int       `json:"from_frame"`
+	ToFrame   int       `json:"to_frame"`
+	PCM       []float32 `json:"-"`
+}
+
+// pcmMagic starts every binary PCM message.
+const pcmMagic = "PCM1"
+
+// BinaryMessage is "PCM1", then take id, from frame, to frame and the
+// sample count as uint32 little-endian, then the samples as float32
+// little-endian.
+func (c *PCMChunk) BinaryMessage() []byte {
+	b := make([]byte, 20+4*len(c.PCM))
+	copy(b, pcmMagic)
+	binary.LittleEndian.PutUint32(b[4:], uint32(c.TakeID))
+	binary.LittleEndian.PutUint32(b[8:], uint32(c.FromFrame))
+	binary.LittleEndian.PutUint32(b[12:], uint32(c.ToFrame))
+	binary.LittleEndian.PutUint32(b[16:], uint32(len(c.PCM)))
+	for i, v := range c.PCM {
+		binary.LittleEndian.PutUint32(b[20+4*i:], math.Float32bits(v))
+	}
+	return b
 }
 
 // takeRun is the take in progress.
 type takeRun struct {
-	take         *Take
+	rec          *takeRecord
 	cancel       context.CancelFunc
 	done         chan struct{}
 	lastProgress time.Time
+	firstFrame   time.Time
+	stream       *pcmStream // live playback; nil without a sound card
+	lastChunk    int        // frames in the last chunk
 }
 
 // takeLog is the takes list and the running take (guarded by Service.mu).
 type takeLog struct {
 	next    int
-	list    []*Take // oldest first
+	list    []*takeRecord // oldest first
 	running *takeRun
+	store   takeStore
+	stored  int64 // bytes on disk
 }
 
 func (l *takeLog) lastFinish() *engine.Finish {
 	for i := len(l.list) - 1; i >= 0; i-- {
-		if f := l.list[i].Finish; f != nil {
+		if f := l.list[i].take.Finish; f != nil {
 			c := *f
 			return &c
 		}
@@ -58,10 +119,22 @@ func (l *takeLog) lastFinish() *engine.Finish {
 	return nil
 }
 
+func (l *takeLog) find(id int) (int, *takeRecord) {
+	for i, r := range l.list {
+		if r.take.ID == id {
+			return i, r
+		}
+	}
+	return -1, nil
+}
+
 // Speak starts a take of req on the loaded model and returns at once; the
-// take reports through "take" events and ends in the takes list. Without a
-// model it returns ErrNoModel; while a take runs, ErrBusy.
-func (s *Service) Speak(req engine.SpeechRequest) (Take, error) {
+// take reports through "take", "audio" and "pcm" events and ends in the
+// takes list. Without a model it returns ErrNoModel; while a take runs,
+// ErrBusy.
+func (s *Service) Speak(req engine.SpeechRequest) (Take, error) { return s.startTake(req, "") }
+
+func (s *Service) startTake(req engine.SpeechRequest, name string) (Take, error) {
 	if err := ValidateSpeech(req); err != nil {
 		return Take{}, err
 	}
@@ -75,19 +148,18 @@ func (s *Service) Speak(req engine.SpeechRequest) (Take, error) {
 		return Take{}, ErrNoModel
 	}
 	if s.takes.running != nil {
-		id := s.takes.running.take.ID
+		id := s.takes.running.rec.take.ID
 		s.mu.Unlock()
 		return Take{}, fmt.Errorf("%w: take %d is running; press Stop first", ErrBusy, id)
 	}
 	s.takes.next++
-	t := &Take{ID: s.takes.next, Request: req, State: TakeRunning, Started: time.Now().UnixMilli()}
+	t := &Take{ID: s.takes.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(),
+		SampleRate: s.eng.Info().SampleRate}
 	ctx, cancel := context.WithCancel(context.Background())
-	run := &takeRun{take: t, cancel: cancel, done: make(chan struct{})}
+	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
+	run.stream = s.playback.liveStream(t.ID)
 	s.takes.running = run
-	s.takes.list = append(s.takes.list, t)
-	if len(s.takes.list) > maxTakes {
-		s.takes.list = append(s.takes.list[:0:0], s.takes.list[len(s.takes.list)-maxTakes:]...)
-	}
+	s.takes.list = append(s.takes.list, run.rec)
 	eng := s.eng
 	view := *t
 	s.mu.Unlock()
@@ -100,26 +172,21 @@ func (s *Service) Speak(req engine.SpeechRequest) (Take, error) {
 func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) {
 	defer close(run.done)
 	defer run.cancel()
-	fin, err := eng.Synthesize(ctx, run.take.Request, func(ev engine.Event) {
-		if ev.Kind != engine.EventFrames {
-			return
-		}
-		s.mu.Lock()
-		run.take.Frames = ev.Frames
-		now := time.Now()
-		due := now.Sub(run.lastProgress) >= progressEvery
-		if due {
-			run.lastProgress = now
-		}
-		view := *run.take
-		s.mu.Unlock()
-		if due {
-			s.publish(EventTake, view)
+	info := eng.Info()
+	spf := info.SamplesPerFrame
+	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
+	fin, err := eng.Synthesize(ctx, run.rec.take.Request, func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.EventFrames:
+			s.takeFrames(run, ev.Frames)
+		case engine.EventAudio:
+			s.takeAudio(run, ev.Audio, spf, audioRate)
 		}
 	})
+	s.playback.liveEnd(run.stream)
 
 	s.mu.Lock()
-	t := run.take
+	t := run.rec.take
 	switch {
 	case err != nil:
 		t.State, t.Error = TakeFailed, err.Error()
@@ -127,13 +194,131 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 		t.State, t.Error = TakeFailed, "the engine ended the take without a result"
 	default:
 		c := *fin
+		c.Codes = nil
 		t.State, t.Finish, t.Frames = TakeFinished, &c, c.Frames
+		run.rec.codes = fin.Codes
+	}
+	if run.stream != nil {
+		_, _, t.Underruns = run.stream.counts()
 	}
 	s.takes.running = nil
-	view := *t
+	s.mu.Unlock()
+
+	s.storeTake(run.rec)
+	s.mu.Lock()
+	view := *run.rec.take
 	s.mu.Unlock()
 	s.publish(EventTake, view)
 	s.publish(EventStats, s.Stats())
+}
+
+func (s *Service) takeFrames(run *takeRun, made int) {
+	s.mu.Lock()
+	t := run.rec.take
+	t.Frames = made
+	now := time.Now()
+	if made == 1 || run.firstFrame.IsZero() {
+		run.firstFrame = now
+	} else if d := now.Sub(run.firstFrame).Seconds(); d > 0 {
+		t.FramesPerSecond = float64(made-1) / d
+	}
+	due := now.Sub(run.lastProgress) >= progressEvery
+	if due {
+		run.lastProgress = now
+	}
+	view := *t
+	s.mu.Unlock()
+	if due {
+		s.publish(EventTake, view)
+	}
+}
+
+func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRate float64) {
+	if c == nil {
+		return
+	}
+	s.mu.Lock()
+	t := run.rec.take
+	from := len(run.rec.pcm)
+	run.rec.pcm = append(run.rec.pcm, c.PCM...)
+	t.Samples = len(run.rec.pcm)
+	id, rate, remaining := t.ID, t.FramesPerSecond, t.Request.MaxFrames-t.Frames
+	run.lastChunk = c.ToFrame - c.FromFrame
+	s.mu.Unlock()
+
+	next := min(2*run.lastChunk, drama3.DefaultChunkPolicy().Max)
+	s.playback.liveChunk(id, run.stream, c.PCM, rebufferSamples(rate, audioRate, remaining, next, spf))
+	s.publish(EventAudio, AudioEvent{TakeID: id, FromSample: from, Samples: from + len(c.PCM), Bucket: PeakBucket, Peaks: peaksOf(c.PCM)})
+	s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
+}
+
+// storeTake writes a finished take under the takes directory, first
+// removing the oldest stored takes when the size limit requires it.
+func (s *Service) storeTake(rec *takeRecord) {
+	s.mu.Lock()
+	st, limit := s.takes.store, s.settings.TakesLimitBytes
+	if st.dir == "" {
+		s.trimListLocked()
+		s.mu.Unlock()
+		return
+	}
+	size := int64(4*len(rec.pcm)) + 4096 // the JSON is small next to the audio
+	if size > limit {
+		s.trimListLocked()
+		s.mu.Unlock()
+		s.notice(NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", rec.take.ID, byteSize(size), byteSize(limit)))
+		return
+	}
+	var evicted []*takeRecord
+	for s.takes.stored+size > limit {
+		i := -1
+		for j, r := range s.takes.list {
+			if r.bytes > 0 && r != rec {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			break
+		}
+		r := s.takes.list[i]
+		s.takes.list = append(s.takes.list[:i], s.takes.list[i+1:]...)
+		s.takes.stored -= r.bytes
+		evicted = append(evicted, r)
+	}
+	s.mu.Unlock()
+
+	for _, r := range evicted {
+		if err := st.remove(r.take.ID); err != nil {
+			s.notice(NoticeError, fmt.Sprintf("removing take #%d: %v", r.take.ID, err))
+		}
+		s.publish(EventTakeRemoved, r.take.ID)
+		s.notice(NoticeInfo, fmt.Sprintf("removed the oldest take #%d (%s) to stay under the takes limit of %s", r.take.ID, byteSize(r.bytes), byteSize(limit)))
+	}
+	n, err := st.save(rec)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.trimListLocked()
+		go s.notice(NoticeError, fmt.Sprintf("take #%d was not saved (%v): it is kept for this session only", rec.take.ID, err))
+		return
+	}
+	rec.bytes, rec.take.Stored = n, true
+	s.takes.stored += n
+	rec.pcm = nil // read back from disk when needed
+	s.trimListLocked()
+}
+
+// trimListLocked drops the oldest takes beyond maxTakes (and their files).
+func (s *Service) trimListLocked() {
+	for len(s.takes.list) > maxTakes {
+		r := s.takes.list[0]
+		s.takes.list = s.takes.list[1:]
+		if r.bytes > 0 {
+			s.takes.stored -= r.bytes
+			s.takes.store.remove(r.take.ID)
+		}
+	}
 }
 
 // Stop ends the running take at its next frame, keeping what it made, and
@@ -150,13 +335,176 @@ func (s *Service) Stop() (bool, error) {
 	return true, nil
 }
 
-// Takes lists the takes of this session, newest first.
+// Takes lists the takes, newest first.
 func (s *Service) Takes() []Take {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Take, 0, len(s.takes.list))
 	for i := len(s.takes.list) - 1; i >= 0; i-- {
-		out = append(out, *s.takes.list[i])
+		out = append(out, *s.takes.list[i].take)
 	}
 	return out
+}
+
+// takeAudio returns a take's PCM (from memory or disk) and a copy of it.
+func (s *Service) takePCM(id int) ([]float32, Take, error) {
+	s.mu.Lock()
+	_, r := s.takes.find(id)
+	if r == nil {
+		s.mu.Unlock()
+		return nil, Take{}, fmt.Errorf("%w: no take #%d", ErrNotFound, id)
+	}
+	t := *r.take
+	if r.pcm != nil || !t.Stored {
+		pcm := r.pcm[:len(r.pcm):len(r.pcm)]
+		s.mu.Unlock()
+		return pcm, t, nil
+	}
+	st := s.takes.store
+	s.mu.Unlock()
+	pcm, err := st.readPCM(&t)
+	return pcm, t, err
+}
+
+// TakePeaks returns a take's waveform (min, max per PeakBucket samples).
+func (s *Service) TakePeaks(id int) (Peaks, error) {
+	pcm, t, err := s.takePCM(id)
+	if err != nil {
+		return Peaks{}, err
+	}
+	return Peaks{TakeID: t.ID, Bucket: PeakBucket, Samples: len(pcm), Values: peaksOf(pcm)}, nil
+}
+
+// TakeName renames a take.
+type TakeName struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+}
+
+// RenameTake names a take (an empty name clears it).
+func (s *Service) RenameTake(n TakeName) (Take, error) {
+	name := strings.TrimSpace(n.Name)
+	if len(name) > maxTakeName || !utf8.ValidString(name) || strings.ContainsAny(name, "\x00\n\r") {
+		return Take{}, fmt.Errorf("%w: a take name is one line of at most %d bytes of UTF-8", ErrInvalid, maxTakeName)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, r := s.takes.find(n.ID)
+	if r == nil {
+		return Take{}, fmt.Errorf("%w: no take #%d", ErrNotFound, n.ID)
+	}
+	if r.take.State == TakeRunning {
+		return Take{}, fmt.Errorf("%w: take #%d is still running", ErrBusy, n.ID)
+	}
+	old := r.take.Name
+	r.take.Name = name
+	if r.bytes > 0 {
+		size, err := s.takes.store.rewriteMeta(r)
+		if err != nil {
+			r.take.Name = old
+			return *r.take, fmt.Errorf("renaming take #%d: %w", n.ID, err)
+		}
+		s.takes.stored += size - r.bytes
+		r.bytes = size
+	}
+	view := *r.take
+	go s.publish(EventTake, view)
+	return view, nil
+}
+
+// DeleteTake removes a take from the list and from disk.
+func (s *Service) DeleteTake(id int) (bool, error) {
+	s.mu.Lock()
+	i, r := s.takes.find(id)
+	if r == nil {
+		s.mu.Unlock()
+		return false, fmt.Errorf("%w: no take #%d", ErrNotFound, id)
+	}
+	if r.take.State == TakeRunning {
+		s.mu.Unlock()
+		return false, fmt.Errorf("%w: take #%d is running; stop it first", ErrBusy, id)
+	}
+	if r.bytes > 0 {
+		if err := s.takes.store.remove(id); err != nil {
+			s.mu.Unlock()
+			return false, fmt.Errorf("deleting take #%d: %w", id, err)
+		}
+		s.takes.stored -= r.bytes
+	}
+	s.takes.list = append(s.takes.list[:i], s.takes.list[i+1:]...)
+	s.mu.Unlock()
+	if st := s.playback.status(); st.TakeID == id {
+		s.playback.stop()
+	}
+	s.publish(EventTakeRemoved, id)
+	return true, nil
+}
+
+// Rerun names a take and the one setting to change for a new take.
+type Rerun struct {
+	ID      int     `json:"id"`
+	Setting string  `json:"setting"` // temperature, top_p, top_k, seed or max_frames; "" changes nothing
+	Value   float64 `json:"value"`
+}
+
+// RerunTake starts a new take with the text and settings of take ID, one
+// setting changed.
+func (s *Service) RerunTake(r Rerun) (Take, error) {
+	s.mu.Lock()
+	_, rec := s.takes.find(r.ID)
+	if rec == nil {
+		s.mu.Unlock()
+		return Take{}, fmt.Errorf("%w: no take #%d", ErrNotFound, r.ID)
+	}
+	req, name := rec.take.Request, rec.take.Name
+	s.mu.Unlock()
+	integral := func() (int, error) {
+		if r.Value != math.Trunc(r.Value) || math.Abs(r.Value) > MaxSeed {
+			return 0, fmt.Errorf("%w: %s must be a whole number, got %v", ErrInvalid, r.Setting, r.Value)
+		}
+		return int(r.Value), nil
+	}
+	label := fmt.Sprintf("#%d", r.ID)
+	switch r.Setting {
+	case "":
+	case "temperature":
+		req.Sampling.Temperature = float32(r.Value)
+	case "top_p":
+		req.Sampling.TopP = float32(r.Value)
+	case "top_k":
+		v, err := integral()
+		if err != nil {
+			return Take{}, err
+		}
+		req.Sampling.TopK = v
+	case "seed":
+		v, err := integral()
+		if err != nil || v < 0 {
+			return Take{}, fmt.Errorf("%w: seed must be a whole number ≥ 0, got %v", ErrInvalid, r.Value)
+		}
+		req.Seed = uint64(v)
+	case "max_frames":
+		v, err := integral()
+		if err != nil {
+			return Take{}, err
+		}
+		req.MaxFrames = v
+	default:
+		return Take{}, fmt.Errorf("%w: unknown setting %q (temperature, top_p, top_k, seed, max_frames)", ErrInvalid, r.Setting)
+	}
+	if r.Setting != "" {
+		label += fmt.Sprintf(", %s %v", r.Setting, r.Value)
+	}
+	if name != "" {
+		label = name + " (" + label + ")"
+	} else {
+		label = "re-run of " + label
+	}
+	if len(label) > maxTakeName {
+		label = label[:maxTakeName]
+		for !utf8.ValidString(label) {
+			label = label[:len(label)-1]
+		}
+	}
+	return s.startTake(req, label)
 }

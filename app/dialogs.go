@@ -1,0 +1,46 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Dialogs are the native file dialogs of the desktop window (Wails
+// runtime). A path the user cancels comes back as "".
+type Dialogs interface {
+	ChooseDirectory(title, defaultDir string) (string, error)
+	ChooseSaveFile(title, defaultDir, defaultName string) (string, error)
+}
+
+// ChooseModelDir asks for a checkpoint directory in the native dialog; ""
+// when cancelled. The browser has none (ErrNoDialog): the path is typed.
+func (s *Service) ChooseModelDir() (string, error) {
+	if s.dialogs == nil {
+		return "", ErrNoDialog
+	}
+	start := s.Settings().ModelDir
+	if start == "" {
+		if snaps := findHFSnapshots(hfHubDirs()); len(snaps) > 0 {
+			start = snaps[0]
+		}
+	}
+	return s.dialogs.ChooseDirectory("Choose a Drama 3 checkpoint directory", start)
+}
+
+// ChooseExportPath asks where to export a take in the native save dialog,
+// starting in the XDG music directory with a name made from the take; ""
+// when cancelled.
+func (s *Service) ChooseExportPath(r ExportRequest) (string, error) {
+	if s.dialogs == nil {
+		return "", ErrNoDialog
+	}
+	f, err := parseExportFormat(r.Format)
+	if err != nil {
+		return "", err
+	}
+	def, err := s.DefaultExportPath(r)
+	if err != nil {
+		return "", err
+	}
+	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, f.label), filepath.Dir(def), filepath.Base(def))
+}

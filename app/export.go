@@ -1,0 +1,179 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/adrg/xdg"
+
+	"proscenium/engine/audio"
+)
+
+// Export formats.
+const (
+	ExportWAV16    = "wav-pcm16"   // WAV, 16-bit PCM (rounded, clipped)
+	ExportWAVFloat = "wav-float32" // WAV, 32-bit IEEE float
+	ExportRaw16    = "raw-pcm16"   // headerless 16-bit little-endian
+	ExportRawFloat = "raw-float32" // headerless float32 little-endian
+)
+
+type exportFormat struct {
+	wav    bool
+	sample audio.Format
+	ext    string
+	label  string
+}
+
+func parseExportFormat(name string) (exportFormat, error) {
+	switch name {
+	case ExportWAV16, "":
+		return exportFormat{true, audio.PCM16, ".wav", "WAV (16-bit PCM)"}, nil
+	case ExportWAVFloat:
+		return exportFormat{true, audio.Float32, ".wav", "WAV (32-bit float)"}, nil
+	case ExportRaw16:
+		return exportFormat{false, audio.PCM16, ".pcm", "raw PCM (16-bit little-endian, 44.1 kHz mono)"}, nil
+	case ExportRawFloat:
+		return exportFormat{false, audio.Float32, ".f32", "raw PCM (float32 little-endian, 44.1 kHz mono)"}, nil
+	}
+	return exportFormat{}, fmt.Errorf("%w: export format %q (want %s, %s, %s or %s)", ErrInvalid, name, ExportWAV16, ExportWAVFloat, ExportRaw16, ExportRawFloat)
+}
+
+// ExportRequest exports take ID to Path ("" asks for none: see
+// DefaultExportPath) in Format (ExportWAV16 when "").
+type ExportRequest struct {
+	ID     int    `json:"id"`
+	Path   string `json:"path"`
+	Format string `json:"format"`
+}
+
+// ExportResult is what was written.
+type ExportResult struct {
+	Path    string `json:"path"`
+	Bytes   int64  `json:"bytes"`
+	Samples int    `json:"samples"`
+	Format  string `json:"format"`
+}
+
+// DefaultExportDir is the XDG music directory.
+func DefaultExportDir() string { return xdg.UserDirs.Music }
+
+// DefaultExportPath proposes <music dir>/proscenium-take-<id>[-name].<ext>.
+func (s *Service) DefaultExportPath(r ExportRequest) (string, error) {
+	f, err := parseExportFormat(r.Format)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	_, rec := s.takes.find(r.ID)
+	var name string
+	if rec != nil {
+		name = rec.take.Name
+	}
+	s.mu.Unlock()
+	if rec == nil {
+		return "", fmt.Errorf("%w: no take #%d", ErrNotFound, r.ID)
+	}
+	base := fmt.Sprintf("proscenium-take-%d", r.ID)
+	if slug := slugOf(name); slug != "" {
+		base += "-" + slug
+	}
+	return filepath.Join(DefaultExportDir(), base+f.ext), nil
+}
+
+// slugOf keeps letters, digits and dashes of a name, for file names.
+func slugOf(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// writeExport writes an export file; a variable so tests can make the disk
+// full. It must leave nothing behind when it fails (audio.WriteFileAtomic).
+var writeExport = audio.WriteFileAtomic
+
+// ExportTake writes a take as WAV or raw PCM, atomically: a temporary file
+// beside the target, synced, renamed over it. A full disk, a read-only or
+// missing directory gives an error saying so, and nothing is left behind.
+func (s *Service) ExportTake(r ExportRequest) (ExportResult, error) {
+	f, err := parseExportFormat(r.Format)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	if r.Format == "" {
+		r.Format = ExportWAV16
+	}
+	path := r.Path
+	if path == "" {
+		return ExportResult{}, fmt.Errorf("%w: no export path given", ErrInvalid)
+	}
+	if strings.ContainsRune(path, 0) || len(path) > 4096 {
+		return ExportResult{}, fmt.Errorf("%w: the export path is not a usable path", ErrInvalid)
+	}
+	if !filepath.IsAbs(path) {
+		return ExportResult{}, fmt.Errorf("%w: the export path must be absolute, got %q", ErrInvalid, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return ExportResult{}, fmt.Errorf("%w: %s is a directory; give a file name", ErrInvalid, path)
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ExportResult{}, fmt.Errorf("%w: cannot export to %s: the folder %s does not exist", ErrInvalid, path, dir)
+	}
+	pcm, t, err := s.takePCM(r.ID)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	if t.State == TakeRunning {
+		return ExportResult{}, fmt.Errorf("%w: take #%d is still running", ErrBusy, r.ID)
+	}
+	var data []byte
+	if f.wav {
+		data, err = audio.EncodeWAV(pcm, t.SampleRate, f.sample)
+	} else {
+		data, err = audio.EncodeRaw(pcm, f.sample)
+	}
+	if err != nil {
+		return ExportResult{}, fmt.Errorf("take #%d: %w", r.ID, err)
+	}
+	if err := writeExport(path, data); err != nil {
+		return ExportResult{}, explainWriteError(path, err)
+	}
+	res := ExportResult{Path: path, Bytes: int64(len(data)), Samples: len(pcm), Format: r.Format}
+	s.notice(NoticeInfo, fmt.Sprintf("exported take #%d to %s (%s, %s)", r.ID, path, f.label, byteSize(res.Bytes)))
+	return res, nil
+}
+
+// explainWriteError names the common reasons a write fails in words.
+func explainWriteError(path string, err error) error {
+	why := ""
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		why = "the disk is full"
+	case errors.Is(err, syscall.EROFS):
+		why = "the disk is read-only"
+	case errors.Is(err, fs.ErrPermission):
+		why = "no permission to write there"
+	}
+	if why == "" {
+		return fmt.Errorf("export to %s failed, nothing was written: %w", path, err)
+	}
+	return fmt.Errorf("export to %s failed: %s; nothing was written (%w)", path, why, err)
+}

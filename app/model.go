@@ -1,0 +1,389 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/adrg/xdg"
+
+	"proscenium/engine/demo"
+	"proscenium/engine/drama3"
+	"proscenium/engine/tokenizer"
+)
+
+// This file is the model panel's side of the service: finding checkpoints
+// (the settings' directory, a Hugging Face cache snapshot of
+// fishaudio/drama-3, the demo), inspect's summary with the memory a model
+// needs before it is loaded, the demo checkpoint (make-tiny), load progress,
+// and the token count of the script.
+
+// ModelContextRows is the context the memory estimate provisions caches
+// for (the same default as `proscenium inspect`).
+const ModelContextRows = 4096
+
+// hfRepoDir is the Hugging Face hub cache's directory of fishaudio/drama-3.
+const hfRepoDir = "models--fishaudio--drama-3"
+
+// DefaultDemoDir is $XDG_DATA_HOME/proscenium/demo-model.
+func DefaultDemoDir() string { return filepath.Join(xdg.DataHome, "proscenium", "demo-model") }
+
+// ModelCandidate is a checkpoint directory the panel offers.
+type ModelCandidate struct {
+	Dir    string `json:"dir"`
+	Source string `json:"source"` // "settings", "huggingface cache" or "demo"
+	Label  string `json:"label"`
+}
+
+// hfHubDirs lists where the Hugging Face hub cache may be: $HF_HUB_CACHE,
+// $HF_HOME/hub, ~/.cache/huggingface/hub (XDG cache home first).
+func hfHubDirs() []string {
+	var dirs []string
+	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
+		dirs = append(dirs, d)
+	}
+	if d := os.Getenv("HF_HOME"); d != "" {
+		dirs = append(dirs, filepath.Join(d, "hub"))
+	}
+	dirs = append(dirs, filepath.Join(xdg.CacheHome, "huggingface", "hub"))
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".cache", "huggingface", "hub"))
+	}
+	return dirs
+}
+
+// findHFSnapshots returns the snapshot directories of fishaudio/drama-3
+// holding a config.json, newest modification first.
+func findHFSnapshots(hubDirs []string) []string {
+	type snap struct {
+		dir string
+		mod time.Time
+	}
+	var snaps []snap
+	seen := map[string]bool{}
+	for _, hub := range hubDirs {
+		root := filepath.Join(hub, hfRepoDir, "snapshots")
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			dir := filepath.Join(root, e.Name())
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			fi, err := os.Stat(filepath.Join(dir, "config.json"))
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			snaps = append(snaps, snap{dir, fi.ModTime()})
+		}
+	}
+	sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].mod.After(snaps[j].mod) })
+	out := make([]string, len(snaps))
+	for i, s := range snaps {
+		out[i] = s.dir
+	}
+	return out
+}
+
+func hasConfig(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "config.json"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// FindModels lists checkpoint directories to offer: the one in the
+// settings, Hugging Face cache snapshots of fishaudio/drama-3, and the demo
+// checkpoint if it has been made.
+func (s *Service) FindModels() []ModelCandidate {
+	out := []ModelCandidate{}
+	seen := map[string]bool{}
+	add := func(dir, source, label string) {
+		if dir == "" || seen[dir] || !hasConfig(dir) {
+			return
+		}
+		seen[dir] = true
+		out = append(out, ModelCandidate{Dir: dir, Source: source, Label: label})
+	}
+	add(s.Settings().ModelDir, "settings", "last used")
+	for _, d := range findHFSnapshots(hfHubDirs()) {
+		add(d, "huggingface cache", "fishaudio/drama-3 snapshot "+filepath.Base(d))
+	}
+	add(s.demoDir, "demo", "demo model: random weights, speaks no words")
+	return out
+}
+
+// ModelSummary is inspect's summary of a checkpoint directory, read
+// without loading the weights.
+type ModelSummary struct {
+	Dir          string   `json:"dir"`
+	Demo         bool     `json:"demo"` // the random demo codec: speaks no words
+	Layers       int      `json:"layers"`
+	Hidden       int      `json:"hidden"`
+	Experts      int      `json:"experts"`
+	Codebooks    int      `json:"codebooks"`
+	Parameters   int64    `json:"parameters"`
+	StoredBytes  int64    `json:"stored_bytes"`  // weights as stored
+	FileBytes    int64    `json:"file_bytes"`    // every file of the directory (what a load reads)
+	MemoryNeeded int64    `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
+	MemoryBasis  string   `json:"memory_basis"`
+	Context      int      `json:"context"`
+	Problems     []string `json:"problems"` // unplaced/missing tensors, missing files
+	Error        string   `json:"error"`    // why it cannot be loaded, if it cannot
+}
+
+// InspectModel summarises a checkpoint directory: geometry, parameters and
+// the memory it needs, before loading it. A directory that cannot be loaded
+// still gives what could be read, with Error saying why.
+func (s *Service) InspectModel(dir string) (ModelSummary, error) {
+	if dir == "" {
+		return ModelSummary{}, fmt.Errorf("%w: the model path is empty", ErrInvalid)
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return ModelSummary{}, fmt.Errorf("model path: %w", err)
+	} else if !fi.IsDir() {
+		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", ErrInvalid, dir)
+	}
+	return inspectModel(dir), nil
+}
+
+func inspectModel(dir string) ModelSummary {
+	sum := ModelSummary{Dir: dir, Context: ModelContextRows, Problems: []string{}}
+	sum.FileBytes, _ = dirFileBytes(dir)
+	sum.Demo = isDemoCodec(dir)
+	cfg, err := drama3.LoadConfig(dir)
+	if err != nil {
+		sum.Error = err.Error()
+		return sum
+	}
+	sum.Layers, sum.Hidden, sum.Experts = cfg.Text.NumLayers, cfg.Text.HiddenSize, cfg.Text.NumExperts
+	sum.Codebooks = cfg.Audio.NumCodebooks
+	sum.Parameters = drama3.CountParameters(cfg).Total()
+	ck, err := drama3.Open(dir)
+	if err != nil {
+		m := drama3.EstimateMemory(cfg, drama3.StoredWeightBytes(cfg), ModelContextRows)
+		sum.MemoryNeeded, sum.MemoryBasis, sum.Error = m.Total, "geometry (no readable weights)", err.Error()
+		return sum
+	}
+	defer ck.Close()
+	sum.StoredBytes = ck.Weights.StoredBytes()
+	m := drama3.EstimateMemory(cfg, sum.StoredBytes, ModelContextRows)
+	sum.MemoryNeeded, sum.MemoryBasis = m.Total, "placed tensors as stored"
+	sum.Problems = append(sum.Problems, ck.Report.Unplaced...)
+	sum.Problems = append(sum.Problems, ck.Report.Missing...)
+	sum.Problems = append(sum.Problems, ck.Report.Problems...)
+	var missing []string
+	for _, f := range []string{"tokenizer.json", "codec.pth"} {
+		if !fileExists(filepath.Join(dir, f)) {
+			missing = append(missing, f)
+		}
+	}
+	switch {
+	case ck.Report.Err() != nil:
+		sum.Error = ck.Report.Err().Error()
+	case len(missing) > 0:
+		sum.Error = "missing " + strings.Join(missing, " and ")
+	}
+	return sum
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// isDemoCodec reports whether dir's codec.pth is the embedded demo codec.
+func isDemoCodec(dir string) bool {
+	path := filepath.Join(dir, "codec.pth")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() != int64(len(demo.CodecPTH)) {
+		return false
+	}
+	data, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(data, demo.CodecPTH)
+}
+
+// dirFileBytes sums the sizes of dir's regular files (links followed): what
+// loading the checkpoint reads.
+func dirFileBytes(dir string) (int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, e := range entries {
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n, nil
+}
+
+// admit refuses a model whose estimated memory passes the memory cap.
+func (s *Service) admit(dir string) error {
+	limit := s.Settings().MemoryCapBytes
+	if limit <= 0 {
+		return nil
+	}
+	sum := inspectModel(dir)
+	if sum.MemoryNeeded > limit {
+		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings",
+			ErrInvalid, dir, byteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, byteSize(limit))
+	}
+	return nil
+}
+
+// MakeDemoModel writes the demo checkpoint (what `proscenium make-tiny`
+// writes: random weights in the real layout, speaks no words) into the demo
+// directory, unless it is already there, and returns the directory.
+func (s *Service) MakeDemoModel() (string, error) {
+	if s.demoDir == "" {
+		return "", fmt.Errorf("%w: this studio has no directory for the demo model", ErrInvalid)
+	}
+	if hasConfig(s.demoDir) && isDemoCodec(s.demoDir) {
+		return s.demoDir, nil
+	}
+	path, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		return "", fmt.Errorf("the demo model needs the Qwen tokenizer.json: %w", err)
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("base tokenizer: %w", err)
+	}
+	if err := drama3.WriteTiny(s.demoDir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		return "", fmt.Errorf("writing the demo model to %s: %w", s.demoDir, err)
+	}
+	s.notice(NoticeInfo, "wrote the demo model (random weights, speaks no words) to "+s.demoDir)
+	return s.demoDir, nil
+}
+
+// LoadProgress is how far a model load has read.
+type LoadProgress struct {
+	Dir   string `json:"dir"`
+	Read  int64  `json:"read"`  // bytes read so far
+	Total int64  `json:"total"` // bytes of the checkpoint's files
+	Done  bool   `json:"done"`
+}
+
+// loadEvery spaces load progress events.
+const loadEvery = 100 * time.Millisecond
+
+// watchLoad reports bytes read of total while a load runs: the process's
+// read count (/proc/self/io rchar, every read(2) the loader makes) since
+// the load began, capped at the checkpoint's size. Where that file does not
+// exist the progress shows only the start and the end.
+func (s *Service) watchLoad(dir string) (stop func(ok bool)) {
+	total, _ := dirFileBytes(dir)
+	start, hasIO := readChars()
+	report := func(p LoadProgress) {
+		s.mu.Lock()
+		s.load = p
+		s.mu.Unlock()
+		s.publish(EventLoad, p)
+	}
+	report(LoadProgress{Dir: dir, Total: total})
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if hasIO {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(loadEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+					now, _ := readChars()
+					report(LoadProgress{Dir: dir, Read: min(max(now-start, 0), total), Total: total})
+				}
+			}
+		}()
+	}
+	return func(ok bool) {
+		close(done)
+		wg.Wait()
+		read := total
+		if !ok {
+			now, _ := readChars()
+			read = min(max(now-start, 0), total)
+		}
+		report(LoadProgress{Dir: dir, Read: read, Total: total, Done: true})
+	}
+}
+
+// readChars returns the process's rchar from /proc/self/io.
+func readChars() (int64, bool) {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// LoadStatus reports the last load's progress.
+func (s *Service) LoadStatus() LoadProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load
+}
+
+// TokenCount is the script's length in the loaded model's tokens.
+type TokenCount struct {
+	Tokens int    `json:"tokens"`
+	Model  string `json:"model"` // the directory whose tokenizer counted
+}
+
+// tokenizers caches the tokenizer of the last directory counted with.
+var tokenizers struct {
+	mu  sync.Mutex
+	dir string
+	tok *tokenizer.Tokenizer
+}
+
+// CountTokens counts text in the loaded model's tokenizer (tokenizer.json;
+// <|speaker:N|> and other added tokens count as one).
+func (s *Service) CountTokens(text string) (TokenCount, error) {
+	if err := validateScript(text); err != nil {
+		return TokenCount{}, err
+	}
+	st := s.ModelStatus()
+	if st.State != ModelLoaded {
+		return TokenCount{}, fmt.Errorf("%w: the token count needs the model's tokenizer", ErrNoModel)
+	}
+	tokenizers.mu.Lock()
+	defer tokenizers.mu.Unlock()
+	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
+		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return TokenCount{}, fmt.Errorf("%s has no tokenizer.json", st.Dir)
+		}
+		if err != nil {
+			return TokenCount{}, err
+		}
+		tokenizers.dir, tokenizers.tok = st.Dir, tok
+	}
+	ids, err := tokenizers.tok.Encode(text)
+	if err != nil {
+		return TokenCount{}, err
+	}
+	return TokenCount{Tokens: len(ids), Model: st.Dir}, nil
+}

@@ -1,0 +1,217 @@
+package app
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ebitengine/oto/v3"
+)
+
+// Playback states.
+const (
+	PlayStopped = "stopped"
+	PlayPlaying = "playing"
+	PlayPaused  = "paused"
+)
+
+// PlaybackStatus is what the transport bar shows about the sound card.
+type PlaybackStatus struct {
+	State     string      `json:"state"`
+	TakeID    int         `json:"take_id"`  // the take playing or paused; 0 when stopped
+	Live      bool        `json:"live"`     // the take is still being made
+	Position  float64     `json:"position"` // seconds into the take
+	Volume    float64     `json:"volume"`   // 0 … 1
+	Underruns int         `json:"underruns"`
+	Silence   float64     `json:"silence_seconds"` // silence inserted by underruns
+	Output    AudioStatus `json:"output"`
+}
+
+// playback drives the one oto player: the live take as its chunks arrive,
+// or a stored take from a position. Starting one stops the other.
+type playback struct {
+	out *AudioOutput
+
+	mu      sync.Mutex
+	player  *oto.Player
+	stream  *pcmStream
+	takeID  int
+	live    bool
+	offset  int64 // take sample the stream starts at
+	volume  float64
+	paused  bool
+	enabled bool // settings: output device not "off"
+}
+
+func newPlayback(out *AudioOutput) *playback { return &playback{out: out, volume: 1, enabled: true} }
+
+// playerBufferBytes is oto's read-ahead for our player: a quarter of the
+// first chunk (2048 samples), so the first chunk starts playback without
+// the read-ahead running past it.
+const playerBufferBytes = 512 * 4
+
+func (p *playback) stopLocked() {
+	if p.player != nil {
+		p.player.Pause()
+		p.player = nil
+	}
+	if p.stream != nil {
+		p.stream.close()
+		p.stream = nil
+	}
+	p.takeID, p.live, p.offset, p.paused = 0, false, 0, false
+}
+
+func (p *playback) startLocked(ctx *oto.Context, id int, s *pcmStream, offset int64, live bool) {
+	p.stopLocked()
+	p.stream, p.takeID, p.offset, p.live = s, id, offset, live
+	pl := ctx.NewPlayer(s)
+	pl.SetBufferSize(playerBufferBytes)
+	pl.SetVolume(p.volume)
+	p.player = pl
+	pl.Play()
+}
+
+// liveStream returns the stream a live take feeds, or nil when there is no
+// sound card or output is off. Playback starts with the first chunk
+// (liveChunk), not here.
+func (p *playback) liveStream(id int) *pcmStream {
+	if p == nil || p.out.context() == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.enabled {
+		return nil
+	}
+	return &pcmStream{}
+}
+
+// liveChunk queues a chunk of the live take; the first one starts playback.
+func (p *playback) liveChunk(id int, s *pcmStream, pcm []float32, target int) {
+	if s == nil {
+		return
+	}
+	s.setTarget(target)
+	s.write(pcm)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stream != s && s.unstarted() {
+		if ctx := p.out.context(); ctx != nil {
+			p.startLocked(ctx, id, s, 0, true)
+		}
+	}
+}
+
+// liveEnd marks the live take's end; playback continues until it drains.
+func (p *playback) liveEnd(s *pcmStream) {
+	if s == nil {
+		return
+	}
+	s.close()
+	p.mu.Lock()
+	if p.stream == s {
+		p.live = false
+	}
+	p.mu.Unlock()
+}
+
+// play starts pcm (a whole take) at sample offset.
+func (p *playback) play(id int, pcm []float32, offset int64) error {
+	if p == nil {
+		return fmt.Errorf("cannot play here: %s", (*AudioOutput)(nil).Status().Message)
+	}
+	ctx := p.out.context()
+	if ctx == nil {
+		return fmt.Errorf("cannot play: %s", p.out.Status().Message)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.enabled {
+		return fmt.Errorf("cannot play: audio output is off in the settings")
+	}
+	offset = min(max(offset, 0), int64(len(pcm)))
+	s := &pcmStream{queue: pcm[offset:], closed: true}
+	p.startLocked(ctx, id, s, offset, false)
+	return nil
+}
+
+func (p *playback) setPaused(paused bool) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.player == nil {
+		return
+	}
+	p.paused = paused
+	if paused {
+		p.player.Pause()
+	} else {
+		p.player.Play()
+	}
+}
+
+func (p *playback) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopLocked()
+}
+
+func (p *playback) setVolume(v float64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.volume = v
+	if p.player != nil {
+		p.player.SetVolume(v)
+	}
+}
+
+func (p *playback) setEnabled(on bool) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.enabled = on
+	if !on {
+		p.stopLocked()
+	}
+}
+
+func (p *playback) status() PlaybackStatus {
+	if p == nil {
+		return PlaybackStatus{State: PlayStopped, Volume: 1, Output: (*AudioOutput)(nil).Status()}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PlaybackStatus{State: PlayStopped, Volume: p.volume, Output: p.out.Status()}
+	if !p.enabled && st.Output.State == AudioReady {
+		st.Output = AudioStatus{State: AudioOff, Message: "audio output is off in the settings"}
+	}
+	if p.player == nil {
+		return st
+	}
+	played, silence, underruns := p.stream.counts()
+	st.TakeID, st.Live, st.Underruns = p.takeID, p.live, underruns
+	st.Silence = float64(silence) / OutputSampleRate
+	// What the card has not yet played is still in oto's buffer.
+	pos := p.offset + played - int64(p.player.BufferedSize()/4)
+	st.Position = float64(max(pos, p.offset)) / OutputSampleRate
+	switch {
+	case p.paused:
+		st.State = PlayPaused
+	case p.player.IsPlaying():
+		st.State = PlayPlaying
+	default:
+		p.stopLocked() // drained
+		st.TakeID, st.Live = 0, false
+	}
+	return st
+}

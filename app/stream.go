@@ -1,0 +1,123 @@
+package app
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"sync"
+)
+
+// pcmStream is what the sound card reads while a take plays: the chunks
+// queued so far, as float32 little-endian bytes. It never blocks the audio
+// thread. When the queue runs dry before the take has ended (an underrun),
+// it hands out silence, counts it, and keeps doing so until enough audio is
+// queued again that, at the measured generation speed, the rest of the take
+// will not run dry (rebufferSamples); then playback resumes where it left
+// off. The silence is recorded (gaps) so a test can rebuild what was played.
+type pcmStream struct {
+	mu          sync.Mutex
+	queue       []float32
+	closed      bool  // the take has ended: no more chunks
+	played      int64 // take samples handed out
+	silence     int64 // silence samples handed out inside the take
+	underruns   int   // times the queue ran dry before the end
+	rebuffering bool
+	target      int // samples to have queued before resuming after an underrun
+	gaps        []gap
+}
+
+// gap is silence inserted at take sample At.
+type gap struct {
+	At      int64 `json:"at"`
+	Samples int64 `json:"samples"`
+}
+
+// write queues a chunk.
+func (s *pcmStream) write(pcm []float32) {
+	s.mu.Lock()
+	s.queue = append(s.queue, pcm...)
+	s.mu.Unlock()
+}
+
+// close marks the end of the take: once the queue drains, Read says EOF.
+func (s *pcmStream) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// setTarget sets how much must be queued before resuming after an underrun.
+func (s *pcmStream) setTarget(samples int) {
+	s.mu.Lock()
+	s.target = samples
+	s.mu.Unlock()
+}
+
+// Read implements io.Reader for oto (FormatFloat32LE, mono).
+func (s *pcmStream) Read(p []byte) (int, error) {
+	n := len(p) / 4
+	if n == 0 {
+		return 0, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rebuffering && (s.closed || len(s.queue) >= max(s.target, 1)) {
+		s.rebuffering = false
+	}
+	if !s.rebuffering && len(s.queue) > 0 {
+		k := min(n, len(s.queue))
+		for i, v := range s.queue[:k] {
+			binary.LittleEndian.PutUint32(p[4*i:], math.Float32bits(v))
+		}
+		s.queue = s.queue[k:]
+		s.played += int64(k)
+		return 4 * k, nil
+	}
+	if s.closed {
+		return 0, io.EOF
+	}
+	// Underrun: silence now, counted once per episode.
+	if !s.rebuffering {
+		s.rebuffering = true
+		s.underruns++
+		s.gaps = append(s.gaps, gap{At: s.played})
+	}
+	clear(p[:4*n])
+	s.silence += int64(n)
+	s.gaps[len(s.gaps)-1].Samples += int64(n)
+	return 4 * n, nil
+}
+
+// unstarted reports whether nothing has been read yet and the stream is open.
+func (s *pcmStream) unstarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.played == 0 && s.silence == 0 && !s.closed
+}
+
+// counts reports take samples played, silence inserted and underruns.
+func (s *pcmStream) counts() (played, silence int64, underruns int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.played, s.silence, s.underruns
+}
+
+// rebufferSamples is how much audio must be queued, after an underrun,
+// before playback resumes so that the rest of the take does not run dry:
+// with generation at rate frames/s against playback at audioRate frames/s,
+// remaining frames still to make, and chunks of up to nextChunk frames
+// arriving whole, the queue must cover both the slower production of the
+// rest, remaining·(audioRate/rate − 1) frames, and the wait for the next
+// chunk, nextChunk·audioRate/rate frames. An unknown rate (no measurement
+// yet) asks for one chunk.
+func rebufferSamples(rate, audioRate float64, remaining, nextChunk, samplesPerFrame int) int {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return nextChunk * samplesPerFrame
+	}
+	ratio := audioRate / rate
+	frames := float64(nextChunk) * ratio
+	if ratio > 1 {
+		frames = max(frames, float64(remaining)*(ratio-1))
+	}
+	return int(math.Ceil(frames * float64(samplesPerFrame)))
+}

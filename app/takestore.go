@@ -1,0 +1,256 @@
+package app
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/adrg/xdg"
+)
+
+// This file keeps takes on disk: one directory per take,
+//
+//	<takes dir>/<id>/take.json   the take (text, settings, seed, state, finish
+//	                             reason, figures, name) and its codes
+//	<takes dir>/<id>/pcm.f32     its audio: mono float32 little-endian, 44.1 kHz
+//
+// A take is written into a temporary directory beside the others and renamed
+// into place, so a crash leaves either the whole take or none of it. A
+// directory that cannot be read back (corrupt JSON, wrong sizes) is reported
+// and skipped, never fatal, and left on disk for the user to look at.
+//
+// Size limit: the takes together may hold at most Settings.TakesLimitBytes.
+// Saving a take that would pass it removes the oldest stored takes first
+// (each removal is announced); a take larger than the whole limit is kept for
+// this session only and not written.
+
+const (
+	takeMetaFile  = "take.json"
+	takePCMFile   = "pcm.f32"
+	takeFileVer   = 1
+	maxTakeMeta   = 64 << 20 // codes of 65536 frames × 10 codebooks fit
+	maxStoredPCM  = 4 << 30
+	pcmFormatName = "float32le"
+)
+
+// DefaultTakesDir is $XDG_DATA_HOME/proscenium/takes.
+func DefaultTakesDir() string { return filepath.Join(xdg.DataHome, "proscenium", "takes") }
+
+// takeFile is take.json.
+type takeFile struct {
+	Format    int     `json:"format"`
+	Take      Take    `json:"take"`
+	Codes     [][]int `json:"codes"`
+	PCMFile   string  `json:"pcm_file"`
+	PCMFormat string  `json:"pcm_format"`
+}
+
+// takeRecord is one take of the list with what is not sent to the UI.
+type takeRecord struct {
+	take  *Take
+	codes [][]int
+	pcm   []float32 // in memory while running, and for takes not on disk
+	bytes int64     // bytes on disk (0: not stored)
+}
+
+type takeStore struct {
+	dir string // "" keeps takes in memory only
+}
+
+func (st takeStore) takeDir(id int) string { return filepath.Join(st.dir, strconv.Itoa(id)) }
+
+// loadAll reads every take directory, oldest (lowest id) first. Problems
+// name the directories that were skipped and why.
+func (st takeStore) loadAll() (recs []*takeRecord, problems []string) {
+	if st.dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(st.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []string{fmt.Sprintf("takes directory %s: %v", st.dir, err)}
+	}
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil || id <= 0 || strconv.Itoa(id) != e.Name() {
+			continue // temporary directories and foreign files
+		}
+		rec, err := st.load(id)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("skipped take %s: %v", filepath.Join(st.dir, e.Name()), err))
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].take.ID < recs[j].take.ID })
+	return recs, problems
+}
+
+func (st takeStore) load(id int) (*takeRecord, error) {
+	dir := st.takeDir(id)
+	data, err := readCapped(filepath.Join(dir, takeMetaFile), maxTakeMeta)
+	if err != nil {
+		return nil, err
+	}
+	var tf takeFile
+	if err := strictDecode(data, &tf); err != nil {
+		return nil, fmt.Errorf("%s: %v", takeMetaFile, err)
+	}
+	t := &tf.Take
+	switch {
+	case tf.Format != takeFileVer:
+		return nil, fmt.Errorf("%s: format %d, want %d", takeMetaFile, tf.Format, takeFileVer)
+	case tf.PCMFile != takePCMFile || tf.PCMFormat != pcmFormatName:
+		return nil, fmt.Errorf("%s: audio %q as %q, want %q as %q", takeMetaFile, tf.PCMFile, tf.PCMFormat, takePCMFile, pcmFormatName)
+	case t.ID != id:
+		return nil, fmt.Errorf("%s: id %d in directory %d", takeMetaFile, t.ID, id)
+	case t.State != TakeFinished && t.State != TakeFailed:
+		return nil, fmt.Errorf("%s: state %q", takeMetaFile, t.State)
+	case t.Samples < 0 || t.SampleRate != OutputSampleRate:
+		return nil, fmt.Errorf("%s: %d samples at %d Hz", takeMetaFile, t.Samples, t.SampleRate)
+	case t.State == TakeFinished && (t.Finish == nil || len(tf.Codes) != t.Finish.Frames):
+		return nil, fmt.Errorf("%s: codes of %d frames for a finished take of %v", takeMetaFile, len(tf.Codes), t.Finish)
+	}
+	if err := ValidateSpeech(t.Request); err != nil {
+		return nil, fmt.Errorf("%s: request: %v", takeMetaFile, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, takePCMFile))
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() != 4*int64(t.Samples) {
+		return nil, fmt.Errorf("%s is %d bytes, take.json says %d samples (%d bytes)", takePCMFile, fi.Size(), t.Samples, 4*int64(t.Samples))
+	}
+	t.Stored = true
+	if t.Finish != nil {
+		t.Finish.Codes = nil
+	}
+	return &takeRecord{take: t, codes: tf.Codes, bytes: int64(len(data)) + fi.Size()}, nil
+}
+
+// save writes rec as a new take directory and returns its size on disk.
+func (st takeStore) save(rec *takeRecord) (int64, error) {
+	meta, err := st.encodeMeta(rec)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(st.dir, 0o755); err != nil {
+		return 0, err
+	}
+	tmp, err := os.MkdirTemp(st.dir, ".take-"+strconv.Itoa(rec.take.ID)+"-*")
+	if err != nil {
+		return 0, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	pcm := encodeFloat32LE(rec.pcm)
+	if err := writeSynced(filepath.Join(tmp, takePCMFile), pcm); err != nil {
+		return 0, err
+	}
+	if err := writeSynced(filepath.Join(tmp, takeMetaFile), meta); err != nil {
+		return 0, err
+	}
+	final := st.takeDir(rec.take.ID)
+	if err := os.RemoveAll(final); err != nil { // a leftover of an earlier session's take with this id
+		return 0, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return 0, err
+	}
+	ok = true
+	return int64(len(meta) + len(pcm)), nil
+}
+
+// rewriteMeta replaces take.json of a stored take (a rename).
+func (st takeStore) rewriteMeta(rec *takeRecord) (int64, error) {
+	meta, err := st.encodeMeta(rec)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeFileAtomic(filepath.Join(st.takeDir(rec.take.ID), takeMetaFile), meta); err != nil {
+		return 0, err
+	}
+	return int64(len(meta)) + 4*int64(rec.take.Samples), nil
+}
+
+func (st takeStore) encodeMeta(rec *takeRecord) ([]byte, error) {
+	t := *rec.take
+	t.Stored = false
+	return json.Marshal(takeFile{Format: takeFileVer, Take: t, Codes: rec.codes, PCMFile: takePCMFile, PCMFormat: pcmFormatName})
+}
+
+func (st takeStore) remove(id int) error { return os.RemoveAll(st.takeDir(id)) }
+
+// readPCM reads a stored take's audio.
+func (st takeStore) readPCM(t *Take) ([]float32, error) {
+	if int64(t.Samples)*4 > maxStoredPCM {
+		return nil, fmt.Errorf("take %d: %d samples is more than a take can hold", t.ID, t.Samples)
+	}
+	data, err := readCapped(filepath.Join(st.takeDir(t.ID), takePCMFile), 4*int64(t.Samples))
+	if err != nil {
+		return nil, fmt.Errorf("take %d audio: %w", t.ID, err)
+	}
+	if len(data) != 4*t.Samples {
+		return nil, fmt.Errorf("take %d audio: %d bytes, want %d", t.ID, len(data), 4*t.Samples)
+	}
+	pcm := make([]float32, t.Samples)
+	for i := range pcm {
+		pcm[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return pcm, nil
+}
+
+// readCapped reads at most limit bytes and refuses a longer file.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func encodeFloat32LE(pcm []float32) []byte {
+	b := make([]byte, 4*len(pcm))
+	for i, v := range pcm {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
