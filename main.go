@@ -8,6 +8,8 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -29,6 +31,9 @@ var openModel app.Opener = func(dir string) (engine.Engine, error) {
 //go:embed build/appicon.png
 var icon []byte
 
+// audioDeadline bounds the wait for the sound card (see app.OpenAudioOutput).
+const audioDeadline = 3 * time.Second
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
@@ -36,9 +41,52 @@ func main() {
 	}
 }
 
+// wailsDialogs are the native dialogs; they need the runtime's context,
+// which exists once the window has started.
+type wailsDialogs struct {
+	mu  sync.Mutex
+	ctx context.Context
+}
+
+func (d *wailsDialogs) context() (context.Context, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx == nil {
+		return nil, fmt.Errorf("the window is not ready for dialogs yet")
+	}
+	return d.ctx, nil
+}
+
+func (d *wailsDialogs) ChooseDirectory(title, defaultDir string) (string, error) {
+	ctx, err := d.context()
+	if err != nil {
+		return "", err
+	}
+	return runtime.OpenDirectoryDialog(ctx, runtime.OpenDialogOptions{Title: title, DefaultDirectory: defaultDir, CanCreateDirectories: false})
+}
+
+func (d *wailsDialogs) ChooseSaveFile(title, defaultDir, defaultName string) (string, error) {
+	ctx, err := d.context()
+	if err != nil {
+		return "", err
+	}
+	return runtime.SaveFileDialog(ctx, runtime.SaveDialogOptions{Title: title, DefaultDirectory: defaultDir,
+		DefaultFilename: defaultName, CanCreateDirectories: true})
+}
+
 func run() error {
 	hub := app.NewHub()
-	svc, err := app.New(app.Config{SettingsPath: app.DefaultSettingsPath(), Events: hub, Open: openModel})
+	dialogs := &wailsDialogs{}
+	svc, err := app.New(app.Config{
+		SettingsPath: app.DefaultSettingsPath(),
+		TakesDir:     app.DefaultTakesDir(),
+		DemoDir:      app.DefaultDemoDir(),
+		Events:       hub,
+		Open:         openModel,
+		// Opened in the background: the window never waits for the sound card.
+		Audio:   app.OpenAudioOutput(audioDeadline),
+		Dialogs: dialogs,
+	})
 	if err != nil {
 		return err
 	}
@@ -52,8 +100,18 @@ func run() error {
 		BackgroundColour: &options.RGBA{R: 24, G: 24, B: 27, A: 255},
 		AssetServer:      &assetserver.Options{Assets: frontend.Dist()},
 		OnStartup: func(ctx context.Context) {
-			// Service events reach the window as Wails events of the same name.
-			unsubscribe = hub.Subscribe(func(e app.Event) { runtime.EventsEmit(ctx, e.Name, e.Data) })
+			dialogs.mu.Lock()
+			dialogs.ctx = ctx
+			dialogs.mu.Unlock()
+			// Service events reach the window as Wails events of the same
+			// name, except the PCM itself: the window plays through the
+			// sound card and draws the "audio" peaks.
+			unsubscribe = hub.Subscribe(func(e app.Event) {
+				if e.Name == app.EventPCM {
+					return
+				}
+				runtime.EventsEmit(ctx, e.Name, e.Data)
+			})
 		},
 		OnShutdown: func(context.Context) {
 			if unsubscribe != nil {

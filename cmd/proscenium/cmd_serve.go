@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -27,7 +28,7 @@ func runServe(args []string) error {
 	ui := fs.Bool("ui", false, "serve the studio UI and its API (/api/) to a browser")
 	model := fs.String("model", "", "checkpoint directory to load at start (the speech API answers 503 until a model is loaded)")
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
-	port := fs.Int("port", 7860, "port to listen on (0 picks a free port)")
+	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,11 +44,19 @@ func runServe(args []string) error {
 	}
 
 	hub := app.NewHub()
-	svc, err := app.New(app.Config{SettingsPath: *settings, Events: hub, Open: openModel})
+	// Browser mode: takes and the demo model live under the XDG data
+	// directory as in the window; the browser plays the audio (no Audio).
+	svc, err := app.New(app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
+		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()})
 	if err != nil {
 		return err
 	}
 	defer app.Shutdown(svc)
+	portGiven := false
+	fs.Visit(func(f *flag.Flag) { portGiven = portGiven || f.Name == "port" })
+	if !portGiven {
+		*port = svc.Settings().ServerPort
+	}
 	if *model != "" {
 		if _, err := svc.LoadModel(*model); err != nil {
 			return err
