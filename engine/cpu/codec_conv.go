@@ -109,21 +109,32 @@ func (c *codecConv) apply(dst, src codecSignal) {
 	})
 }
 
+// codecConvTimeBlock is the number of output times that share one pass over
+// the weights (even).
+const codecConvTimeBlock = 64
+
 // rows computes output times [t0, t1) and channels [o0, o1).
 func (c *codecConv) rows(dst, src codecSignal, t0, t1, o0, o1, full int) {
 	t := t0
 	for ; t < min(t1, full); t++ {
 		c.edge(dst, src, t, o0, o1)
 	}
-	for ; t+2 <= t1; t += 2 {
+	// Blocks of codecConvTimeBlock times, output-channel tiles outer: a
+	// tile's weights stay in cache while the block's inputs stream past.
+	for tb := t; tb+2 <= t1; tb += codecConvTimeBlock {
+		te := tb + min(codecConvTimeBlock, (t1-tb)&^1)
 		o := o0
 		for ; o+4 <= o1; o += 4 {
-			c.tile4x2(dst, src, t, o)
+			for tt := tb; tt < te; tt += 2 {
+				c.tile4x2(dst, src, tt, o)
+			}
 		}
 		for ; o < o1; o++ {
-			c.one(dst, src, t, o)
-			c.one(dst, src, t+1, o)
+			for tt := tb; tt < te; tt++ {
+				c.one(dst, src, tt, o)
+			}
 		}
+		t = te
 	}
 	for ; t < t1; t++ {
 		for o := o0; o < o1; o++ {
