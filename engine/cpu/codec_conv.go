@@ -32,8 +32,8 @@ func (s codecSignal) row(t int) []float32 {
 //
 //	y[t][o] = (Σ_k Σ_c w[o][k][c] · x[t − (K−1−k)·d][c]) + b[o]
 //
-// summed in that order (k outer, c inner) in one float32 accumulator, with
-// x = 0 before time 0: the left padding (K−1)·d of CausalConvNet. (Its extra
+// summed in the lane order of codec_dot.go (taps k outer, channels c inner),
+// with x = 0 before time 0: the left padding (K−1)·d of CausalConvNet. (Its extra
 // right padding is zero at stride 1.) A transposed convolution is stored in
 // this form too, see newCodecTransConv.
 type codecConv struct {
@@ -145,87 +145,50 @@ func (c *codecConv) rows(dst, src codecSignal, t0, t1, o0, o1, full int) {
 
 // one computes y[t][o] with every tap inside the take.
 func (c *codecConv) one(dst, src codecSignal, t, o int) {
-	var acc float32
+	var acc codecAcc
 	for k := 0; k < c.kernel; k++ {
-		w := c.w[(o*c.kernel+k)*c.in : (o*c.kernel+k+1)*c.in]
-		x := src.row(t - (c.kernel-1-k)*c.dilation)
-		x = x[:len(w)]
-		for i, wv := range w {
-			acc += wv * x[i]
-		}
+		acc.add(c.w[(o*c.kernel+k)*c.in:(o*c.kernel+k+1)*c.in], src.row(t-(c.kernel-1-k)*c.dilation))
 	}
-	dst.row(t)[o] = acc + c.bias[o]
+	dst.row(t)[o] = acc.sum() + c.bias[o]
 }
 
 // edge computes y[t][o] for t near the start of the take, skipping the taps
-// in the zero padding (each would add exactly zero).
+// in the zero padding.
 func (c *codecConv) edge(dst, src codecSignal, t, o0, o1 int) {
 	for o := o0; o < o1; o++ {
-		var acc float32
+		var acc codecAcc
 		for k := 0; k < c.kernel; k++ {
-			ti := t - (c.kernel-1-k)*c.dilation
-			if ti < 0 {
-				continue
-			}
-			w := c.w[(o*c.kernel+k)*c.in : (o*c.kernel+k+1)*c.in]
-			x := src.row(ti)
-			x = x[:len(w)]
-			for i, wv := range w {
-				acc += wv * x[i]
+			if ti := t - (c.kernel-1-k)*c.dilation; ti >= 0 {
+				acc.add(c.w[(o*c.kernel+k)*c.in:(o*c.kernel+k+1)*c.in], src.row(ti))
 			}
 		}
-		dst.row(t)[o] = acc + c.bias[o]
+		dst.row(t)[o] = acc.sum() + c.bias[o]
 	}
 }
 
-// tile4x2 computes y[t..t+1][o..o+3], each element in the order of one.
+// tile4x2 computes y[t..t+1][o..o+3], each element as one does.
 func (c *codecConv) tile4x2(dst, src codecSignal, t, o int) {
-	var a00, a01, a10, a11, a20, a21, a30, a31 float32
-	n := c.in
+	var acc codecAcc4x2
+	stride := c.kernel * c.in
 	for k := 0; k < c.kernel; k++ {
 		back := (c.kernel - 1 - k) * c.dilation
-		x0 := src.row(t - back)
-		x1 := src.row(t + 1 - back)
-		w0 := c.w[((o+0)*c.kernel+k)*n : ((o+0)*c.kernel+k+1)*n]
-		w1 := c.w[((o+1)*c.kernel+k)*n : ((o+1)*c.kernel+k+1)*n]
-		w2 := c.w[((o+2)*c.kernel+k)*n : ((o+2)*c.kernel+k+1)*n]
-		w3 := c.w[((o+3)*c.kernel+k)*n : ((o+3)*c.kernel+k+1)*n]
-		w0 = w0[:n]
-		x0, x1 = x0[:len(w0)], x1[:len(w0)]
-		w1, w2, w3 = w1[:len(w0)], w2[:len(w0)], w3[:len(w0)]
-		for i, v0 := range w0 {
-			p, q := x0[i], x1[i]
-			a00 += v0 * p
-			a01 += v0 * q
-			v1 := w1[i]
-			a10 += v1 * p
-			a11 += v1 * q
-			v2 := w2[i]
-			a20 += v2 * p
-			a21 += v2 * q
-			v3 := w3[i]
-			a30 += v3 * p
-			a31 += v3 * q
-		}
+		base := (o*c.kernel + k) * c.in
+		acc.add(c.w[base:base+3*stride+c.in], stride, src.row(t-back), src.row(t+1-back))
 	}
 	r0, r1 := dst.row(t), dst.row(t+1)
-	r0[o], r1[o] = a00+c.bias[o], a01+c.bias[o]
-	r0[o+1], r1[o+1] = a10+c.bias[o+1], a11+c.bias[o+1]
-	r0[o+2], r1[o+2] = a20+c.bias[o+2], a21+c.bias[o+2]
-	r0[o+3], r1[o+3] = a30+c.bias[o+3], a31+c.bias[o+3]
+	for j := 0; j < 4; j++ {
+		r0[o+j] = acc.sum(2*j) + c.bias[o+j]
+		r1[o+j] = acc.sum(2*j+1) + c.bias[o+j]
+	}
 }
 
 // pointwise applies a kernel-1 conv to one input row x: dst[o] = (Σ_c
-// w[o][c]·x[c]) + b[o], in the order of one.
+// w[o][c]·x[c]) + b[o], as one computes it.
 func (c *codecConv) pointwise(dst, x []float32) {
-	x = x[:c.in]
 	for o := range dst[:c.out] {
-		w := c.w[o*c.in : (o+1)*c.in]
-		var acc float32
-		for i, wv := range w {
-			acc += wv * x[i]
-		}
-		dst[o] = acc + c.bias[o]
+		var acc codecAcc
+		acc.add(c.w[o*c.in:(o+1)*c.in], x)
+		dst[o] = acc.sum() + c.bias[o]
 	}
 }
 

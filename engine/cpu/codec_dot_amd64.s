@@ -1,0 +1,65 @@
+#include "textflag.h"
+
+// func codecDot4x2AVX2(w *float32, stride int, x0, x1 *float32, n8 int, lanes *[8][8]float32)
+// lanes[2j+t] += w_j * x_t over 8-float blocks; multiply, then add (no FMA).
+TEXT ·codecDot4x2AVX2(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), AX
+	MOVQ stride+8(FP), BX
+	SHLQ $2, BX
+	MOVQ x0+16(FP), SI
+	MOVQ x1+24(FP), DI
+	MOVQ n8+32(FP), CX
+	MOVQ lanes+40(FP), DX
+	LEAQ (AX)(BX*1), R8
+	LEAQ (R8)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	VMOVUPS 0(DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	XORQ R11, R11
+
+loop:
+	CMPQ CX, $0
+	JLE  done
+	VMOVUPS (SI)(R11*1), Y8
+	VMOVUPS (DI)(R11*1), Y9
+	VMOVUPS (AX)(R11*1), Y10
+	VMULPS  Y8, Y10, Y11
+	VADDPS  Y11, Y0, Y0
+	VMULPS  Y9, Y10, Y12
+	VADDPS  Y12, Y1, Y1
+	VMOVUPS (R8)(R11*1), Y10
+	VMULPS  Y8, Y10, Y11
+	VADDPS  Y11, Y2, Y2
+	VMULPS  Y9, Y10, Y12
+	VADDPS  Y12, Y3, Y3
+	VMOVUPS (R9)(R11*1), Y10
+	VMULPS  Y8, Y10, Y11
+	VADDPS  Y11, Y4, Y4
+	VMULPS  Y9, Y10, Y12
+	VADDPS  Y12, Y5, Y5
+	VMOVUPS (R10)(R11*1), Y10
+	VMULPS  Y8, Y10, Y11
+	VADDPS  Y11, Y6, Y6
+	VMULPS  Y9, Y10, Y12
+	VADDPS  Y12, Y7, Y7
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     loop
+
+done:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	VZEROUPPER
+	RET
