@@ -44,10 +44,10 @@ type playback struct {
 
 func newPlayback(out *AudioOutput) *playback { return &playback{out: out, volume: 1, enabled: true} }
 
-// playerBufferBytes is oto's read-ahead for our player: a quarter of the
-// first chunk (2048 samples), so the first chunk starts playback without
-// the read-ahead running past it.
-const playerBufferBytes = 512 * 4
+// playerBufferBytes is oto's read-ahead for our player: the engine's first
+// chunk (one frame, 2048 samples, 46 ms), so the first chunk alone starts
+// playback, and more than the device's period (40 ms buffer, two periods).
+const playerBufferBytes = 2048 * 4
 
 func (p *playback) stopLocked() {
 	if p.player != nil {
@@ -147,7 +147,9 @@ func (p *playback) setPaused(paused bool) {
 	p.paused = paused
 	if paused {
 		p.player.Pause()
+		p.stream.pause()
 	} else {
+		p.stream.resume()
 		p.player.Play()
 	}
 }

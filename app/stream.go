@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"time"
 )
 
 // pcmStream is what the sound card reads while a take plays: the chunks
@@ -24,7 +25,23 @@ type pcmStream struct {
 	rebuffering bool
 	target      int // samples to have queued before resuming after an underrun
 	gaps        []gap
+	// The card's clock, estimated: samples handed out (take and silence)
+	// minus what real time has consumed since the first read is what oto
+	// still holds. Only when that runs low is silence inserted.
+	handed    int64
+	clockZero time.Time
+	pausedAt  time.Time
+	now       func() time.Time
 }
+
+// lowWater is how little oto may hold (about 23 ms at 44.1 kHz) before a
+// dry queue becomes inserted silence; above it the reader answers "nothing
+// yet" and oto asks again a millisecond later.
+const lowWater = 1024
+
+// silenceStep is the most silence one read inserts (5.8 ms), so playback
+// resumes soon after the queue refills.
+const silenceStep = 256
 
 // gap is silence inserted at take sample At.
 type gap struct {
@@ -61,6 +78,10 @@ func (s *pcmStream) Read(p []byte) (int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.clock()
+	if s.clockZero.IsZero() {
+		s.clockZero = now
+	}
 	if s.rebuffering && (s.closed || len(s.queue) >= max(s.target, 1)) {
 		s.rebuffering = false
 	}
@@ -71,11 +92,17 @@ func (s *pcmStream) Read(p []byte) (int, error) {
 		}
 		s.queue = s.queue[k:]
 		s.played += int64(k)
+		s.handed += int64(k)
 		return 4 * k, nil
 	}
 	if s.closed {
 		return 0, io.EOF
 	}
+	consumed := int64(now.Sub(s.clockZero).Seconds() * OutputSampleRate)
+	if s.handed-consumed > lowWater && !s.rebuffering {
+		return 0, nil // oto still holds enough; it asks again shortly
+	}
+	n = min(n, silenceStep)
 	// Underrun: silence now, counted once per episode.
 	if !s.rebuffering {
 		s.rebuffering = true
@@ -84,8 +111,34 @@ func (s *pcmStream) Read(p []byte) (int, error) {
 	}
 	clear(p[:4*n])
 	s.silence += int64(n)
+	s.handed += int64(n)
 	s.gaps[len(s.gaps)-1].Samples += int64(n)
 	return 4 * n, nil
+}
+
+func (s *pcmStream) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+// pause and resume keep the clock estimate right across a pause.
+func (s *pcmStream) pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pausedAt.IsZero() {
+		s.pausedAt = s.clock()
+	}
+}
+
+func (s *pcmStream) resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pausedAt.IsZero() && !s.clockZero.IsZero() {
+		s.clockZero = s.clockZero.Add(s.clock().Sub(s.pausedAt))
+	}
+	s.pausedAt = time.Time{}
 }
 
 // unstarted reports whether nothing has been read yet and the stream is open.

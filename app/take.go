@@ -185,28 +185,35 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 	})
 	s.playback.liveEnd(run.stream)
 
+	// The take is written with its final state before the list shows it
+	// finished, so a finished take in the list is already on disk.
 	s.mu.Lock()
-	t := run.rec.take
+	final := *run.rec.take
 	switch {
 	case err != nil:
-		t.State, t.Error = TakeFailed, err.Error()
+		final.State, final.Error = TakeFailed, err.Error()
 	case fin == nil:
-		t.State, t.Error = TakeFailed, "the engine ended the take without a result"
+		final.State, final.Error = TakeFailed, "the engine ended the take without a result"
 	default:
 		c := *fin
 		c.Codes = nil
-		t.State, t.Finish, t.Frames = TakeFinished, &c, c.Frames
+		final.State, final.Finish, final.Frames = TakeFinished, &c, c.Frames
 		run.rec.codes = fin.Codes
 	}
 	if run.stream != nil {
-		_, _, t.Underruns = run.stream.counts()
+		_, _, final.Underruns = run.stream.counts()
 	}
-	s.takes.running = nil
 	s.mu.Unlock()
 
-	s.storeTake(run.rec)
+	stored := s.storeTake(run.rec, &final)
 	s.mu.Lock()
-	view := *run.rec.take
+	*run.rec.take = final
+	if stored > 0 {
+		run.rec.bytes, run.rec.take.Stored = stored, true
+		run.rec.pcm = nil // read back from disk when needed
+	}
+	s.takes.running = nil
+	view := final
 	s.mu.Unlock()
 	s.publish(EventTake, view)
 	s.publish(EventStats, s.Stats())
@@ -252,22 +259,23 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 	s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
 }
 
-// storeTake writes a finished take under the takes directory, first
-// removing the oldest stored takes when the size limit requires it.
-func (s *Service) storeTake(rec *takeRecord) {
+// storeTake writes a finished take (final is its state) under the takes
+// directory, first removing the oldest stored takes when the size limit
+// requires it, and returns the bytes written (0: not stored).
+func (s *Service) storeTake(rec *takeRecord, final *Take) int64 {
 	s.mu.Lock()
 	st, limit := s.takes.store, s.settings.TakesLimitBytes
 	if st.dir == "" {
 		s.trimListLocked()
 		s.mu.Unlock()
-		return
+		return 0
 	}
 	size := int64(4*len(rec.pcm)) + 4096 // the JSON is small next to the audio
 	if size > limit {
 		s.trimListLocked()
 		s.mu.Unlock()
-		s.notice(NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", rec.take.ID, byteSize(size), byteSize(limit)))
-		return
+		s.notice(NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", final.ID, byteSize(size), byteSize(limit)))
+		return 0
 	}
 	var evicted []*takeRecord
 	for s.takes.stored+size > limit {
@@ -286,6 +294,7 @@ func (s *Service) storeTake(rec *takeRecord) {
 		s.takes.stored -= r.bytes
 		evicted = append(evicted, r)
 	}
+	s.trimListLocked()
 	s.mu.Unlock()
 
 	for _, r := range evicted {
@@ -295,18 +304,15 @@ func (s *Service) storeTake(rec *takeRecord) {
 		s.publish(EventTakeRemoved, r.take.ID)
 		s.notice(NoticeInfo, fmt.Sprintf("removed the oldest take #%d (%s) to stay under the takes limit of %s", r.take.ID, byteSize(r.bytes), byteSize(limit)))
 	}
-	n, err := st.save(rec)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	n, err := st.save(rec, final)
 	if err != nil {
-		s.trimListLocked()
-		go s.notice(NoticeError, fmt.Sprintf("take #%d was not saved (%v): it is kept for this session only", rec.take.ID, err))
-		return
+		s.notice(NoticeError, fmt.Sprintf("take #%d was not saved (%v): it is kept for this session only", final.ID, err))
+		return 0
 	}
-	rec.bytes, rec.take.Stored = n, true
+	s.mu.Lock()
 	s.takes.stored += n
-	rec.pcm = nil // read back from disk when needed
-	s.trimListLocked()
+	s.mu.Unlock()
+	return n
 }
 
 // trimListLocked drops the oldest takes beyond maxTakes (and their files).

@@ -139,15 +139,15 @@ func (st takeStore) load(id int) (*takeRecord, error) {
 }
 
 // save writes rec as a new take directory and returns its size on disk.
-func (st takeStore) save(rec *takeRecord) (int64, error) {
-	meta, err := st.encodeMeta(rec)
+func (st takeStore) save(rec *takeRecord, t *Take) (int64, error) {
+	meta, err := st.encodeMeta(t, rec.codes)
 	if err != nil {
 		return 0, err
 	}
 	if err := os.MkdirAll(st.dir, 0o755); err != nil {
 		return 0, err
 	}
-	tmp, err := os.MkdirTemp(st.dir, ".take-"+strconv.Itoa(rec.take.ID)+"-*")
+	tmp, err := os.MkdirTemp(st.dir, ".take-"+strconv.Itoa(t.ID)+"-*")
 	if err != nil {
 		return 0, err
 	}
@@ -164,7 +164,7 @@ func (st takeStore) save(rec *takeRecord) (int64, error) {
 	if err := writeSynced(filepath.Join(tmp, takeMetaFile), meta); err != nil {
 		return 0, err
 	}
-	final := st.takeDir(rec.take.ID)
+	final := st.takeDir(t.ID)
 	if err := os.RemoveAll(final); err != nil { // a leftover of an earlier session's take with this id
 		return 0, err
 	}
@@ -177,7 +177,7 @@ func (st takeStore) save(rec *takeRecord) (int64, error) {
 
 // rewriteMeta replaces take.json of a stored take (a rename).
 func (st takeStore) rewriteMeta(rec *takeRecord) (int64, error) {
-	meta, err := st.encodeMeta(rec)
+	meta, err := st.encodeMeta(rec.take, rec.codes)
 	if err != nil {
 		return 0, err
 	}
@@ -187,10 +187,10 @@ func (st takeStore) rewriteMeta(rec *takeRecord) (int64, error) {
 	return int64(len(meta)) + 4*int64(rec.take.Samples), nil
 }
 
-func (st takeStore) encodeMeta(rec *takeRecord) ([]byte, error) {
-	t := *rec.take
+func (st takeStore) encodeMeta(take *Take, codes [][]int) ([]byte, error) {
+	t := *take
 	t.Stored = false
-	return json.Marshal(takeFile{Format: takeFileVer, Take: t, Codes: rec.codes, PCMFile: takePCMFile, PCMFormat: pcmFormatName})
+	return json.Marshal(takeFile{Format: takeFileVer, Take: t, Codes: codes, PCMFile: takePCMFile, PCMFormat: pcmFormatName})
 }
 
 func (st takeStore) remove(id int) error { return os.RemoveAll(st.takeDir(id)) }

@@ -1,0 +1,355 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"proscenium/engine"
+	"proscenium/engine/audio"
+)
+
+// pcmEngine makes frames frames of a known signal and emits them in the
+// engine's chunk policy (1, 2, 4, … frames), like the real loop.
+type pcmEngine struct {
+	frames int
+}
+
+const testSPF = 2048
+
+// testSignal is sample i of the test take: never zero, inside (−1, 1).
+func testSignal(i int) float32 {
+	return float32(0.5*math.Sin(float64(i)*0.01) + 0.25*math.Copysign(1, math.Sin(float64(i)*0.003)+1e-9))
+}
+
+func (e *pcmEngine) Info() engine.Info {
+	return engine.Info{Model: "pcm", Backend: "cpu", SampleRate: 44100, SamplesPerFrame: testSPF, Codebooks: 2}
+}
+
+func (e *pcmEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	n := min(e.frames, req.MaxFrames)
+	codes := make([][]int, n)
+	for from, size := 0, 1; from < n; size = min(2*size, 32) {
+		to := min(from+size, n)
+		for f := from; f < to; f++ {
+			codes[f] = []int{f, f + 1}
+			emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
+		}
+		pcm := make([]float32, (to-from)*testSPF)
+		for i := range pcm {
+			pcm[i] = testSignal(from*testSPF + i)
+		}
+		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		from = to
+	}
+	reason := engine.FinishStop
+	if n == req.MaxFrames {
+		reason = engine.FinishLength
+	}
+	secs := float64(n*testSPF) / 44100
+	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: time.Millisecond,
+		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes}, nil
+}
+
+func (e *pcmEngine) Stats() engine.Stats { return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}} }
+func (e *pcmEngine) Close() error        { return nil }
+
+func newTakesService(t *testing.T, dir string, frames int) *Service {
+	t.Helper()
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &pcmEngine{frames: frames}, nil }, TakesDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) Take {
+	t.Helper()
+	tk, err := svc.Speak(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Take
+	waitFor(t, func() bool {
+		for _, x := range svc.Takes() {
+			if x.ID == tk.ID && x.State != TakeRunning {
+				got = x
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 9)
+	req := speech("Hello <whisper>there</whisper>.")
+	tk := speakAndWait(t, svc, req)
+	if tk.State != TakeFinished || !tk.Stored || tk.Samples != 9*testSPF || tk.Finish.Frames != 9 {
+		t.Fatalf("take: %+v", tk)
+	}
+	pcm, _, err := svc.takePCM(tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range pcm {
+		if v != testSignal(i) {
+			t.Fatalf("sample %d: %v, want %v", i, v, testSignal(i))
+		}
+	}
+	peaks, err := svc.TakePeaks(tk.ID)
+	if err != nil || len(peaks.Values) != 2*9*testSPF/PeakBucket {
+		t.Fatalf("peaks: %d values, %v", len(peaks.Values), err)
+	}
+	if _, err := svc.RenameTake(TakeName{ID: tk.ID, Name: "  First read  "}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new service over the same directory finds the take as it was.
+	again := newTakesService(t, dir, 9)
+	list := again.Takes()
+	if len(list) != 1 {
+		t.Fatalf("reloaded %d takes", len(list))
+	}
+	got := list[0]
+	if got.ID != tk.ID || got.Name != "First read" || got.Request != req || got.Finish.Reason != engine.FinishStop ||
+		got.Finish.RealTimeFactor != tk.Finish.RealTimeFactor || !got.Stored {
+		t.Fatalf("reloaded take: %+v", got)
+	}
+	_, rec := again.takes.find(tk.ID)
+	if len(rec.codes) != 9 || rec.codes[8][1] != 9 {
+		t.Fatalf("codes: %v", rec.codes)
+	}
+	pcm2, _, err := again.takePCM(tk.ID)
+	if err != nil || len(pcm2) != len(pcm) || pcm2[1234] != pcm[1234] {
+		t.Fatalf("reloaded pcm: %d samples, %v", len(pcm2), err)
+	}
+	// The next take gets the next id.
+	if tk2 := speakAndWait(t, again, req); tk2.ID != tk.ID+1 {
+		t.Fatalf("next id %d", tk2.ID)
+	}
+	if ok, err := again.DeleteTake(tk.ID); !ok || err != nil {
+		t.Fatalf("delete: %v %v", ok, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "1")); !os.IsNotExist(err) {
+		t.Fatalf("deleted take still on disk: %v", err)
+	}
+	if _, err := again.DeleteTake(tk.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestCorruptTakeDirectoriesAreSkippedAndReported(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 3)
+	speakAndWait(t, svc, speech("One."))
+	speakAndWait(t, svc, speech("Two."))
+	speakAndWait(t, svc, speech("Three."))
+	Shutdown(svc)
+	os.WriteFile(filepath.Join(dir, "1", takeMetaFile), []byte(`{"format":1,`), 0o644) // truncated JSON
+	os.Truncate(filepath.Join(dir, "2", takePCMFile), 100)                             // short audio
+	os.MkdirAll(filepath.Join(dir, ".take-9-123"), 0o755)                              // an interrupted save
+
+	again := newTakesService(t, dir, 3)
+	list := again.Takes()
+	if len(list) != 1 || list[0].ID != 3 {
+		t.Fatalf("takes after corruption: %+v", list)
+	}
+	w := strings.Join(again.Studio().Warnings, "\n")
+	if !strings.Contains(w, filepath.Join(dir, "1")) || !strings.Contains(w, filepath.Join(dir, "2")) || strings.Contains(w, ".take-9") {
+		t.Fatalf("warnings:\n%s", w)
+	}
+}
+
+func TestTakesLimitEvictsTheOldest(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 40) // 40 frames = 327,680 bytes of audio
+	s := svc.Settings()
+	s.TakesLimitBytes = 1 << 20 // three such takes fit, not four
+	if _, err := svc.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	hub := NewHub()
+	hub.Subscribe(func(e Event) {
+		if n, ok := e.Data.(Notice); ok {
+			notices = append(notices, n.Text)
+		}
+	})
+	svc.events = hub
+	for i := 0; i < 4; i++ {
+		speakAndWait(t, svc, speech("Again."))
+	}
+	var ids []int
+	for _, tk := range svc.Takes() {
+		ids = append(ids, tk.ID)
+	}
+	if len(ids) != 3 || ids[2] != 2 {
+		t.Fatalf("takes after the limit: %v", ids)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "1")); !os.IsNotExist(err) {
+		t.Fatal("evicted take still on disk")
+	}
+	if st := svc.Studio(); st.TakesBytes > st.TakesLimit {
+		t.Fatalf("%d bytes stored over the %d limit", st.TakesBytes, st.TakesLimit)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "removed the oldest take #1") {
+		t.Fatalf("notices: %q", notices)
+	}
+
+	// A take larger than the whole limit is kept for the session only.
+	svc2 := newTakesService(t, t.TempDir(), 200) // 1.6 MB
+	s.MaxFrames = 200
+	svc2.SetSettings(s)
+	tk := speakAndWait(t, svc2, engine.SpeechRequest{Text: "Long.", Sampling: engine.DefaultSampling(), MaxFrames: 300})
+	if tk.Stored || tk.Samples != 200*testSPF {
+		t.Fatalf("oversize take: %+v", tk)
+	}
+	if _, _, err := svc2.takePCM(tk.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRerunChangesOneSetting(t *testing.T) {
+	svc := newTakesService(t, "", 2)
+	first := speakAndWait(t, svc, speech("Once more."))
+	tests := []struct {
+		r    Rerun
+		want func(*engine.SpeechRequest)
+		err  error
+	}{
+		{Rerun{ID: first.ID, Setting: "temperature", Value: 0.5}, func(r *engine.SpeechRequest) { r.Sampling.Temperature = 0.5 }, nil},
+		{Rerun{ID: first.ID, Setting: "seed", Value: 77}, func(r *engine.SpeechRequest) { r.Seed = 77 }, nil},
+		{Rerun{ID: first.ID, Setting: "top_k", Value: 1.5}, nil, ErrInvalid},
+		{Rerun{ID: first.ID, Setting: "top_p", Value: 2}, nil, ErrInvalid},
+		{Rerun{ID: first.ID, Setting: "voice", Value: 1}, nil, ErrInvalid},
+		{Rerun{ID: 99, Setting: "seed", Value: 1}, nil, ErrNotFound},
+	}
+	for _, tc := range tests {
+		tk, err := svc.RerunTake(tc.r)
+		if tc.err != nil {
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%+v: got %v, want %v", tc.r, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.r, err)
+		}
+		want := first.Request
+		tc.want(&want)
+		if tk.Request != want || !strings.Contains(tk.Name, tc.r.Setting) {
+			t.Errorf("%+v: request %+v name %q, want %+v", tc.r, tk.Request, tk.Name, want)
+		}
+		waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })
+	}
+}
+
+func TestExportWritesWAVAndRaw(t *testing.T) {
+	svc := newTakesService(t, t.TempDir(), 3)
+	tk := speakAndWait(t, svc, speech("Export me."))
+	out := t.TempDir()
+	for _, f := range []string{ExportWAV16, ExportWAVFloat, ExportRaw16, ExportRawFloat} {
+		path := filepath.Join(out, "take."+f)
+		res, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: path, Format: f})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		data, _ := os.ReadFile(path)
+		if int64(len(data)) != res.Bytes || res.Samples != 3*testSPF {
+			t.Fatalf("%s: %d bytes on disk, result %+v", f, len(data), res)
+		}
+		var got []float32
+		switch f {
+		case ExportWAV16, ExportWAVFloat:
+			w, err := audio.ParseWAV(data)
+			if err != nil || w.Rate != 44100 || w.Channels != 1 {
+				t.Fatalf("%s: %+v %v", f, w, err)
+			}
+			got = w.Samples
+		case ExportRaw16:
+			for i := 0; i+1 < len(data); i += 2 {
+				got = append(got, float32(int16(uint16(data[i])|uint16(data[i+1])<<8))/32767)
+			}
+		case ExportRawFloat:
+			got = decodeFloat32LE(data)
+		}
+		if len(got) != 3*testSPF {
+			t.Fatalf("%s: %d samples", f, len(got))
+		}
+		tol := float32(0)
+		if f == ExportWAV16 || f == ExportRaw16 {
+			tol = 0.5 / 32767 // rounding to the nearest step
+		}
+		for i, v := range got {
+			if d := v - testSignal(i); d > tol+1e-7 || d < -tol-1e-7 {
+				t.Fatalf("%s sample %d: %v, want %v", f, i, v, testSignal(i))
+			}
+		}
+	}
+}
+
+func TestExportFailuresLeaveNothingBehind(t *testing.T) {
+	svc := newTakesService(t, t.TempDir(), 2)
+	tk := speakAndWait(t, svc, speech("Refused."))
+	out := t.TempDir()
+	tests := []struct {
+		name string
+		path string
+		full bool
+		want string
+	}{
+		{"missing folder", filepath.Join(out, "no", "such.wav"), false, "does not exist"},
+		{"a directory", out, false, "is a directory"},
+		{"relative", "take.wav", false, "must be absolute"},
+		{"disk full", filepath.Join(out, "full.wav"), true, "the disk is full; nothing was written"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.full {
+				// A writer that fails the way a full disk does (ENOSPC from
+				// write, its temporary file removed): the message says so.
+				writeExport = func(path string, data []byte) error {
+					f, err := os.CreateTemp(filepath.Dir(path), ".x-*")
+					if err != nil {
+						return err
+					}
+					f.Close()
+					os.Remove(f.Name()) // what WriteFileAtomic does on a failed write
+					return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+				}
+				defer func() { writeExport = audio.WriteFileAtomic }()
+			}
+			_, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: tc.path, Format: ExportWAV16})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+			if entries, _ := os.ReadDir(out); len(entries) != 0 {
+				t.Fatalf("left behind: %v", entries)
+			}
+		})
+	}
+	if _, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: filepath.Join(out, "x.wav"), Format: "mp3"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("unknown format: %v", err)
+	}
+}
+
+func decodeFloat32LE(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+	}
+	return out
+}
