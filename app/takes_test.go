@@ -57,8 +57,10 @@ func (e *pcmEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes}, nil
 }
 
-func (e *pcmEngine) Stats() engine.Stats { return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}} }
-func (e *pcmEngine) Close() error        { return nil }
+func (e *pcmEngine) Stats() engine.Stats {
+	return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}}
+}
+func (e *pcmEngine) Close() error { return nil }
 
 func newTakesService(t *testing.T, dir string, frames int) *Service {
 	t.Helper()
