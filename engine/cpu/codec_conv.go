@@ -243,7 +243,7 @@ func (s *codecSnake) apply(dst, src codecSignal) {
 		for i := lo * ch; i < hi*ch; i++ {
 			c := i % ch
 			x := src.data[i]
-			sn := float32(math.Sin(float64(s.alpha[c] * x)))
+			sn := codecSin(s.alpha[c] * x)
 			dst.data[i] = x + s.inv[c]*(sn*sn)
 		}
 	})
@@ -273,4 +273,54 @@ func codecLayerNorm(dst, x, w, b []float32, eps float64) {
 func codecGELU(x float32) float32 {
 	v := float64(x)
 	return float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
+}
+
+// codecSin is sin(x) for Snake, rounded to float32: range reduction by π/2
+// in float64 (Cody–Waite, two parts of π/2) and fdlibm's sin/cos kernel
+// polynomials, about 1e−16 relative before the rounding, so the result is
+// float32(sin(x)) but for the rare x whose value lies within that error of a
+// float32 rounding boundary (then it is one ulp off). Arguments beyond 2²⁰
+// go to math.Sin.
+func codecSin(x float32) float32 {
+	const (
+		invPio2 = 6.36619772367581382433e-01 // 2/π
+		pio2Hi  = 1.57079632673412561417e+00 // first 33 bits of π/2
+		pio2Lo  = 6.07710050650619224932e-11 // π/2 − pio2Hi
+	)
+	xd := float64(x)
+	if x == 0 {
+		return x // keeps the sign of zero
+	}
+	if !(math.Abs(xd) < 1<<20) {
+		return float32(math.Sin(xd))
+	}
+	k := math.RoundToEven(xd * invPio2)
+	r := (xd - k*pio2Hi) - k*pio2Lo
+	z := r * r
+	var v float64
+	if int64(k)&1 == 0 {
+		const (
+			s1 = -1.66666666666666324348e-01
+			s2 = 8.33333333332248946124e-03
+			s3 = -1.98412698298579493134e-04
+			s4 = 2.75573137070700676789e-06
+			s5 = -2.50507602534068634195e-08
+			s6 = 1.58969099521155010221e-10
+		)
+		v = r + r*z*(s1+z*(s2+z*(s3+z*(s4+z*(s5+z*s6)))))
+	} else {
+		const (
+			c1 = 4.16666666666666019037e-02
+			c2 = -1.38888888888741095749e-03
+			c3 = 2.48015872894767294178e-05
+			c4 = -2.75573143513906633035e-07
+			c5 = 2.08757232129817482790e-09
+			c6 = -1.13596475577881948265e-11
+		)
+		v = 1 - 0.5*z + z*z*(c1+z*(c2+z*(c3+z*(c4+z*(c5+z*c6)))))
+	}
+	if int64(k)&2 != 0 {
+		v = -v
+	}
+	return float32(v)
 }
