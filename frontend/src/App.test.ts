@@ -13,6 +13,12 @@ function noModelService() {
     seed: 0,
     max_frames: 2048,
     model_dir: '',
+    presets: [{ name: 'Public defaults', sampling: { temperature: 1, top_p: 0.9, top_k: 30 } }],
+    memory_cap_bytes: 0,
+    output_device: 'default',
+    volume: 1,
+    server_port: 7860,
+    takes_limit_bytes: 2 << 30,
   };
   const status: ModelStatus = {
     state: 'none',
@@ -22,6 +28,19 @@ function noModelService() {
     can_load: false,
   };
   const stats: StatsView = { loaded: false, message: 'no model loaded' };
+  const playback = {
+    state: 'stopped',
+    take_id: 0,
+    live: false,
+    position: 0,
+    volume: 1,
+    underruns: 0,
+    silence_seconds: 0,
+    output: { state: 'off', message: 'no audio output in this mode' },
+  };
+  const refuse = (msg: string): never => {
+    throw new ServiceError(msg);
+  };
   const svc = {
     modelStatus: vi.fn(async () => status),
     loadModel: vi.fn(async (dir: string) => {
@@ -42,7 +61,36 @@ function noModelService() {
       return s;
     }),
     takes: vi.fn(async () => []),
+    studio: vi.fn(async () => ({
+      audio: { state: 'unavailable', message: 'no audio output device' },
+      dialogs: false,
+      takes_dir: '',
+      takes_bytes: 0,
+      takes_limit: 2 << 30,
+      export_dir: '/home/u/Music',
+      demo_dir: '',
+      warnings: [],
+    })),
+    takePeaks: vi.fn(async () => refuse('no take #1')),
+    renameTake: vi.fn(async () => refuse('no take')),
+    deleteTake: vi.fn(async () => refuse('no take')),
+    rerunTake: vi.fn(async () => refuse('no take')),
+    exportTake: vi.fn(async () => refuse('no take')),
+    defaultExportPath: vi.fn(async () => refuse('no take')),
+    chooseExportPath: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
+    chooseModelDir: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
+    findModels: vi.fn(async () => []),
+    inspectModel: vi.fn(async () => refuse('no such directory')),
+    makeDemoModel: vi.fn(async () => refuse('no demo directory')),
+    loadStatus: vi.fn(async () => ({ dir: '', read: 0, total: 0, done: false })),
+    countTokens: vi.fn(async () => refuse('no model loaded')),
+    play: vi.fn(async () => refuse('no take')),
+    pausePlayback: vi.fn(async () => playback),
+    stopPlayback: vi.fn(async () => playback),
+    playback: vi.fn(async () => playback),
+    takePCM: vi.fn(async () => refuse('no take')),
     on: vi.fn(() => () => {}),
+    kind: 'http' as const,
   };
   return svc satisfies Service;
 }
@@ -81,7 +129,7 @@ describe('App without a model', () => {
     expect(root.querySelector('textarea')!.value).toBe('Saved draft.');
     expect(region(root, 'model').textContent).toContain('no model loaded');
     expect(region(root, 'takes').textContent).toContain('No takes yet.');
-    expect(service.on).toHaveBeenCalledTimes(3);
+    expect(service.on).toHaveBeenCalledTimes(9);
   });
 
   it('shows no numbers in the readouts, only why', async () => {

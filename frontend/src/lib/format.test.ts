@@ -64,6 +64,12 @@ describe('describeTake', () => {
     finish: finish({ reason: 'length' }),
     error: '',
     started_ms: 0,
+    name: '',
+    frames_per_second: 0,
+    samples: 43 * 2048,
+    sample_rate: 44100,
+    underruns: 0,
+    stored: true,
   };
   it('finished', () => {
     // 43 × 2048 / 44100 = 1.9969 s

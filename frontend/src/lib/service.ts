@@ -1,8 +1,27 @@
 // The typed face of the Go app.Service over any Transport.
 import type { Transport } from './transport';
-import type { EventData, EventName, ModelStatus, Settings, SpeechRequest, StatsView, Take } from './types';
+import type {
+  EventData,
+  EventName,
+  ExportRequest,
+  ExportResult,
+  LoadProgress,
+  ModelCandidate,
+  ModelStatus,
+  ModelSummary,
+  Peaks,
+  PlaybackStatus,
+  Rerun,
+  Settings,
+  SpeechRequest,
+  StatsView,
+  StudioStatus,
+  Take,
+  TokenCount,
+} from './types';
 
 export interface Service {
+  readonly kind: 'wails' | 'http';
   modelStatus(): Promise<ModelStatus>;
   loadModel(dir: string): Promise<ModelStatus>;
   unloadModel(): Promise<ModelStatus>;
@@ -13,20 +32,61 @@ export interface Service {
   settings(): Promise<Settings>;
   setSettings(s: Settings): Promise<Settings>;
   takes(): Promise<Take[]>;
+  studio(): Promise<StudioStatus>;
+  takePeaks(id: number): Promise<Peaks>;
+  renameTake(id: number, name: string): Promise<Take>;
+  deleteTake(id: number): Promise<boolean>;
+  rerunTake(r: Rerun): Promise<Take>;
+  exportTake(r: ExportRequest): Promise<ExportResult>;
+  defaultExportPath(r: ExportRequest): Promise<string>;
+  chooseExportPath(r: ExportRequest): Promise<string>;
+  chooseModelDir(): Promise<string>;
+  findModels(): Promise<ModelCandidate[]>;
+  inspectModel(dir: string): Promise<ModelSummary>;
+  makeDemoModel(): Promise<string>;
+  loadStatus(): Promise<LoadProgress>;
+  countTokens(text: string): Promise<TokenCount>;
+  play(id: number, at: number): Promise<PlaybackStatus>;
+  pausePlayback(paused: boolean): Promise<PlaybackStatus>;
+  stopPlayback(): Promise<PlaybackStatus>;
+  playback(): Promise<PlaybackStatus>;
+  /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
+  takePCM(id: number): Promise<Float32Array>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
 }
 
 export function createService(t: Transport): Service {
+  const c = <T>(m: Parameters<Transport['call']>[0], args: unknown[]) => t.call(m, args) as Promise<T>;
   return {
-    modelStatus: () => t.call('ModelStatus', []) as Promise<ModelStatus>,
-    loadModel: (dir) => t.call('LoadModel', [dir]) as Promise<ModelStatus>,
-    unloadModel: () => t.call('UnloadModel', []) as Promise<ModelStatus>,
-    speak: (req) => t.call('Speak', [req]) as Promise<Take>,
-    stop: () => t.call('Stop', []) as Promise<boolean>,
-    stats: () => t.call('Stats', []) as Promise<StatsView>,
-    settings: () => t.call('Settings', []) as Promise<Settings>,
-    setSettings: (s) => t.call('SetSettings', [s]) as Promise<Settings>,
-    takes: () => t.call('Takes', []) as Promise<Take[]>,
+    kind: t.kind,
+    modelStatus: () => c('ModelStatus', []),
+    loadModel: (dir) => c('LoadModel', [dir]),
+    unloadModel: () => c('UnloadModel', []),
+    speak: (req) => c('Speak', [req]),
+    stop: () => c('Stop', []),
+    stats: () => c('Stats', []),
+    settings: () => c('Settings', []),
+    setSettings: (s) => c('SetSettings', [s]),
+    takes: () => c('Takes', []),
+    studio: () => c('Studio', []),
+    takePeaks: (id) => c('TakePeaks', [id]),
+    renameTake: (id, name) => c('RenameTake', [{ id, name }]),
+    deleteTake: (id) => c('DeleteTake', [id]),
+    rerunTake: (r) => c('RerunTake', [r]),
+    exportTake: (r) => c('ExportTake', [r]),
+    defaultExportPath: (r) => c('DefaultExportPath', [r]),
+    chooseExportPath: (r) => c('ChooseExportPath', [r]),
+    chooseModelDir: () => c('ChooseModelDir', []),
+    findModels: () => c('FindModels', []),
+    inspectModel: (dir) => c('InspectModel', [dir]),
+    makeDemoModel: () => c('MakeDemoModel', []),
+    loadStatus: () => c('LoadStatus', []),
+    countTokens: (text) => c('CountTokens', [text]),
+    play: (id, at) => c('Play', [{ id, at }]),
+    pausePlayback: (paused) => c('PausePlayback', [paused]),
+    stopPlayback: () => c('StopPlayback', []),
+    playback: () => c('Playback', []),
+    takePCM: (id) => t.fetchPCM(id),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
   };
 }

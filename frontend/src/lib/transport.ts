@@ -3,7 +3,7 @@
 // (`proscenium serve --ui`). Both call the same Go methods by name.
 import * as Bindings from '../../wailsjs/go/app/Service';
 import { EventsOn } from '../../wailsjs/runtime/runtime';
-import type { EventName } from './types';
+import type { EventName, PCMChunk } from './types';
 
 /** A method of the Go app.Service (the names Wails binds). */
 export type MethodName = keyof typeof Bindings;
@@ -14,6 +14,20 @@ export interface Transport {
   call(method: MethodName, args: unknown[]): Promise<unknown>;
   /** Listens to a service event; returns the function that stops listening. */
   on(event: EventName, listener: (data: unknown) => void): () => void;
+  /** A take's PCM, float32 mono (browser mode only). */
+  fetchPCM(id: number): Promise<Float32Array>;
+}
+
+/** Parses a binary PCM message: "PCM1", take id, from frame, to frame, count (uint32 LE), float32 LE samples. */
+export function parsePCMMessage(buf: ArrayBuffer): PCMChunk | null {
+  if (buf.byteLength < 20) return null;
+  const v = new DataView(buf);
+  if (String.fromCharCode(v.getUint8(0), v.getUint8(1), v.getUint8(2), v.getUint8(3)) !== 'PCM1') return null;
+  const n = v.getUint32(16, true);
+  if (buf.byteLength !== 20 + 4 * n) return null;
+  const pcm = new Float32Array(n);
+  for (let i = 0; i < n; i++) pcm[i] = v.getFloat32(20 + 4 * i, true);
+  return { take_id: v.getUint32(4, true), from_frame: v.getUint32(8, true), to_frame: v.getUint32(12, true), pcm };
 }
 
 /** What the service answered when a call failed. */
@@ -43,6 +57,11 @@ export class WailsTransport implements Transport {
 
   on(event: EventName, listener: (data: unknown) => void): () => void {
     return EventsOn(event, listener);
+  }
+
+  fetchPCM(): Promise<Float32Array> {
+    // The window plays through the sound card (Service.Play), not Web Audio.
+    return Promise.reject(new ServiceError('the desktop window plays takes through the sound card'));
   }
 }
 
@@ -95,6 +114,15 @@ export class HttpTransport implements Transport {
     return body;
   }
 
+  async fetchPCM(id: number): Promise<Float32Array> {
+    const res = await this.deps.fetch(`${this.origin}/api/takes/${id}/pcm`);
+    if (!res.ok) {
+      const body = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
+      throw new ServiceError(typeof body?.error === 'string' ? body.error : `HTTP ${res.status}`, res.status);
+    }
+    return new Float32Array(await res.arrayBuffer());
+  }
+
   on(event: EventName, listener: (data: unknown) => void): () => void {
     let set = this.listeners.get(event);
     if (!set) this.listeners.set(event, (set = new Set()));
@@ -114,7 +142,13 @@ export class HttpTransport implements Transport {
     const url = this.origin.replace(/^http/, 'ws') + '/api/events';
     const ws = new this.deps.WebSocket(url);
     this.socket = ws;
+    ws.binaryType = 'arraybuffer';
     ws.onmessage = (m: MessageEvent) => {
+      if (m.data instanceof ArrayBuffer) {
+        const chunk = parsePCMMessage(m.data);
+        if (chunk) for (const l of this.listeners.get('pcm') ?? []) l(chunk);
+        return;
+      }
       let e: { name?: unknown; data?: unknown };
       try {
         e = JSON.parse(String(m.data));

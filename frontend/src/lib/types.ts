@@ -12,6 +12,7 @@ type Plain<T> = T extends (infer U)[]
 
 export type ModelStatus = Plain<app.ModelStatus>;
 export type Settings = Plain<app.Settings>;
+export type Preset = Plain<app.Preset>;
 export type StatsView = Plain<app.StatsView>;
 export type Take = Plain<app.Take>;
 export type Sampling = Plain<engine.Sampling>;
@@ -19,11 +20,51 @@ export type SpeechRequest = Plain<engine.SpeechRequest>;
 export type Finish = Plain<engine.Finish>;
 export type Memory = Plain<engine.Memory>;
 export type Info = Plain<engine.Info>;
+export type Peaks = Plain<app.Peaks>;
+export type StudioStatus = Plain<app.StudioStatus>;
+export type PlaybackStatus = Plain<app.PlaybackStatus>;
+export type LoadProgress = Plain<app.LoadProgress>;
+export type ModelSummary = Plain<app.ModelSummary>;
+export type ModelCandidate = Plain<app.ModelCandidate>;
+export type ExportRequest = Plain<app.ExportRequest>;
+export type ExportResult = Plain<app.ExportResult>;
+export type TokenCount = Plain<app.TokenCount>;
+export type Rerun = Plain<app.Rerun>;
+
+/** The waveform of a chunk as it arrives (app.AudioEvent). */
+export interface AudioEvent {
+  take_id: number;
+  from_sample: number;
+  samples: number;
+  bucket: number;
+  peaks: number[];
+}
+
+/** A message for the status line (app.Notice). */
+export interface Notice {
+  level: string;
+  text: string;
+}
+
+/** A chunk of a take's PCM (browser mode: a binary WebSocket message). */
+export interface PCMChunk {
+  take_id: number;
+  from_frame: number;
+  to_frame: number;
+  pcm: Float32Array;
+}
 
 /** Events the service pushes (app.Event names) and what each carries. */
 export interface EventData {
   model: ModelStatus;
   take: Take;
+  take_removed: number;
   stats: StatsView;
+  audio: AudioEvent;
+  pcm: PCMChunk;
+  load: LoadProgress;
+  notice: Notice;
+  studio: StudioStatus;
+  playback: PlaybackStatus;
 }
 export type EventName = keyof EventData;

@@ -1,5 +1,87 @@
 export namespace app {
 	
+	export class AudioStatus {
+	    state: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AudioStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.message = source["message"];
+	    }
+	}
+	export class ExportRequest {
+	    id: number;
+	    path: string;
+	    format: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.path = source["path"];
+	        this.format = source["format"];
+	    }
+	}
+	export class ExportResult {
+	    path: string;
+	    bytes: number;
+	    samples: number;
+	    format: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.bytes = source["bytes"];
+	        this.samples = source["samples"];
+	        this.format = source["format"];
+	    }
+	}
+	export class LoadProgress {
+	    dir: string;
+	    read: number;
+	    total: number;
+	    done: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new LoadProgress(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.read = source["read"];
+	        this.total = source["total"];
+	        this.done = source["done"];
+	    }
+	}
+	export class ModelCandidate {
+	    dir: string;
+	    source: string;
+	    label: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelCandidate(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.source = source["source"];
+	        this.label = source["label"];
+	    }
+	}
 	export class ModelStatus {
 	    state: string;
 	    dir: string;
@@ -40,12 +122,180 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ModelSummary {
+	    dir: string;
+	    demo: boolean;
+	    layers: number;
+	    hidden: number;
+	    experts: number;
+	    codebooks: number;
+	    parameters: number;
+	    stored_bytes: number;
+	    file_bytes: number;
+	    memory_needed: number;
+	    memory_basis: string;
+	    context: number;
+	    problems: string[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelSummary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.demo = source["demo"];
+	        this.layers = source["layers"];
+	        this.hidden = source["hidden"];
+	        this.experts = source["experts"];
+	        this.codebooks = source["codebooks"];
+	        this.parameters = source["parameters"];
+	        this.stored_bytes = source["stored_bytes"];
+	        this.file_bytes = source["file_bytes"];
+	        this.memory_needed = source["memory_needed"];
+	        this.memory_basis = source["memory_basis"];
+	        this.context = source["context"];
+	        this.problems = source["problems"];
+	        this.error = source["error"];
+	    }
+	}
+	export class Peaks {
+	    take_id: number;
+	    bucket: number;
+	    samples: number;
+	    values: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Peaks(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.take_id = source["take_id"];
+	        this.bucket = source["bucket"];
+	        this.samples = source["samples"];
+	        this.values = source["values"];
+	    }
+	}
+	export class PlayRequest {
+	    id: number;
+	    at: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new PlayRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.at = source["at"];
+	    }
+	}
+	export class PlaybackStatus {
+	    state: string;
+	    take_id: number;
+	    live: boolean;
+	    position: number;
+	    volume: number;
+	    underruns: number;
+	    silence_seconds: number;
+	    output: AudioStatus;
+	
+	    static createFrom(source: any = {}) {
+	        return new PlaybackStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.take_id = source["take_id"];
+	        this.live = source["live"];
+	        this.position = source["position"];
+	        this.volume = source["volume"];
+	        this.underruns = source["underruns"];
+	        this.silence_seconds = source["silence_seconds"];
+	        this.output = this.convertValues(source["output"], AudioStatus);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Preset {
+	    name: string;
+	    sampling: engine.Sampling;
+	
+	    static createFrom(source: any = {}) {
+	        return new Preset(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Rerun {
+	    id: number;
+	    setting: string;
+	    value: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Rerun(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.setting = source["setting"];
+	        this.value = source["value"];
+	    }
+	}
 	export class Settings {
 	    script: string;
 	    sampling: engine.Sampling;
 	    seed: number;
 	    max_frames: number;
 	    model_dir: string;
+	    presets: Preset[];
+	    memory_cap_bytes: number;
+	    output_device: string;
+	    volume: number;
+	    server_port: number;
+	    takes_limit_bytes: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -58,6 +308,12 @@ export namespace app {
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
 	        this.model_dir = source["model_dir"];
+	        this.presets = this.convertValues(source["presets"], Preset);
+	        this.memory_cap_bytes = source["memory_cap_bytes"];
+	        this.output_device = source["output_device"];
+	        this.volume = source["volume"];
+	        this.server_port = source["server_port"];
+	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -114,28 +370,30 @@ export namespace app {
 		    return a;
 		}
 	}
-	export class Take {
-	    id: number;
-	    request: engine.SpeechRequest;
-	    state: string;
-	    frames: number;
-	    finish?: engine.Finish;
-	    error: string;
-	    started_ms: number;
+	export class StudioStatus {
+	    audio: AudioStatus;
+	    dialogs: boolean;
+	    takes_dir: string;
+	    takes_bytes: number;
+	    takes_limit: number;
+	    export_dir: string;
+	    demo_dir: string;
+	    warnings: string[];
 	
 	    static createFrom(source: any = {}) {
-	        return new Take(source);
+	        return new StudioStatus(source);
 	    }
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
-	        this.state = source["state"];
-	        this.frames = source["frames"];
-	        this.finish = this.convertValues(source["finish"], engine.Finish);
-	        this.error = source["error"];
-	        this.started_ms = source["started_ms"];
+	        this.audio = this.convertValues(source["audio"], AudioStatus);
+	        this.dialogs = source["dialogs"];
+	        this.takes_dir = source["takes_dir"];
+	        this.takes_bytes = source["takes_bytes"];
+	        this.takes_limit = source["takes_limit"];
+	        this.export_dir = source["export_dir"];
+	        this.demo_dir = source["demo_dir"];
+	        this.warnings = source["warnings"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -155,6 +413,88 @@ export namespace app {
 		    }
 		    return a;
 		}
+	}
+	export class Take {
+	    id: number;
+	    name: string;
+	    request: engine.SpeechRequest;
+	    state: string;
+	    frames: number;
+	    finish?: engine.Finish;
+	    error: string;
+	    started_ms: number;
+	    frames_per_second: number;
+	    samples: number;
+	    sample_rate: number;
+	    underruns: number;
+	    stored: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Take(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.state = source["state"];
+	        this.frames = source["frames"];
+	        this.finish = this.convertValues(source["finish"], engine.Finish);
+	        this.error = source["error"];
+	        this.started_ms = source["started_ms"];
+	        this.frames_per_second = source["frames_per_second"];
+	        this.samples = source["samples"];
+	        this.sample_rate = source["sample_rate"];
+	        this.underruns = source["underruns"];
+	        this.stored = source["stored"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class TakeName {
+	    id: number;
+	    name: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakeName(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	    }
+	}
+	export class TokenCount {
+	    tokens: number;
+	    model: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TokenCount(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.tokens = source["tokens"];
+	        this.model = source["model"];
+	    }
 	}
 
 }

@@ -3,9 +3,39 @@
 import {app} from '../models';
 import {engine} from '../models';
 
+export function ChooseExportPath(arg1:app.ExportRequest):Promise<string>;
+
+export function ChooseModelDir():Promise<string>;
+
+export function CountTokens(arg1:string):Promise<app.TokenCount>;
+
+export function DefaultExportPath(arg1:app.ExportRequest):Promise<string>;
+
+export function DeleteTake(arg1:number):Promise<boolean>;
+
+export function ExportTake(arg1:app.ExportRequest):Promise<app.ExportResult>;
+
+export function FindModels():Promise<Array<app.ModelCandidate>>;
+
+export function InspectModel(arg1:string):Promise<app.ModelSummary>;
+
 export function LoadModel(arg1:string):Promise<app.ModelStatus>;
 
+export function LoadStatus():Promise<app.LoadProgress>;
+
+export function MakeDemoModel():Promise<string>;
+
 export function ModelStatus():Promise<app.ModelStatus>;
+
+export function PausePlayback(arg1:boolean):Promise<app.PlaybackStatus>;
+
+export function Play(arg1:app.PlayRequest):Promise<app.PlaybackStatus>;
+
+export function Playback():Promise<app.PlaybackStatus>;
+
+export function RenameTake(arg1:app.TakeName):Promise<app.Take>;
+
+export function RerunTake(arg1:app.Rerun):Promise<app.Take>;
 
 export function SetSettings(arg1:app.Settings):Promise<app.Settings>;
 
@@ -16,6 +46,12 @@ export function Speak(arg1:engine.SpeechRequest):Promise<app.Take>;
 export function Stats():Promise<app.StatsView>;
 
 export function Stop():Promise<boolean>;
+
+export function StopPlayback():Promise<app.PlaybackStatus>;
+
+export function Studio():Promise<app.StudioStatus>;
+
+export function TakePeaks(arg1:number):Promise<app.Peaks>;
 
 export function Takes():Promise<Array<app.Take>>;
 
