@@ -213,7 +213,7 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 		run.rec.pcm = nil // read back from disk when needed
 	}
 	s.takes.running = nil
-	view := final
+	view := *run.rec.take
 	s.mu.Unlock()
 	s.publish(EventTake, view)
 	s.publish(EventStats, s.Stats())

@@ -97,8 +97,18 @@ func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) Take {
 func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 	dir := t.TempDir()
 	svc := newTakesService(t, dir, 9)
+	ended := make(chan Take, 1)
+	svc.events = NewHub()
+	svc.events.Subscribe(func(e Event) {
+		if tk, ok := e.Data.(Take); ok && tk.State != TakeRunning {
+			ended <- tk
+		}
+	})
 	req := speech("Hello <whisper>there</whisper>.")
 	tk := speakAndWait(t, svc, req)
+	if ev := <-ended; !ev.Stored || ev.State != TakeFinished {
+		t.Fatalf("the take's last event says %+v", ev)
+	}
 	if tk.State != TakeFinished || !tk.Stored || tk.Samples != 9*testSPF || tk.Finish.Frames != 9 {
 		t.Fatalf("take: %+v", tk)
 	}

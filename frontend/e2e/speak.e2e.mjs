@@ -2,12 +2,14 @@
 // browsers) loads the studio UI from `proscenium serve --ui` on 127.0.0.1,
 // types a script, changes a sampling setting, presses Speak and checks what
 // the Go service answered: first with no model ("no model loaded"), then
-// with the demo checkpoint of `proscenium make-tiny` loaded through the
-// model panel (a finished take, real figures in the readouts).
+// with the demo checkpoint loaded through the model panel's "Use the demo
+// model" (load progress, inspect's summary), a take whose waveform and
+// streamed PCM arrive as it is made, real figures in the readouts, and a
+// WAV export checked byte by byte against the take's PCM.
 //
 //   node e2e/speak.e2e.mjs PATH/TO/proscenium
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -32,6 +34,8 @@ function startServer() {
   return new Promise((resolve, reject) => {
     server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', settingsFile], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      // Takes, the demo model and exports go under the scratch directory.
+      env: { ...process.env, XDG_DATA_HOME: join(scratch, 'data'), XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music') },
     });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server printed no URL in 20 s: ${out}`)), 20_000);
@@ -61,6 +65,7 @@ async function main() {
       '--disable-sync',
       '--no-first-run',
       '--disable-quic',
+      '--autoplay-policy=no-user-gesture-required',
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -116,41 +121,114 @@ async function main() {
 
   if ((await page.locator('[data-region="takes"]').textContent()).indexOf('No takes yet.') < 0) fail('a take appeared without a model');
 
-  // Load the demo checkpoint through the model panel and speak a short take.
-  const tiny = join(scratch, 'tiny');
-  execFileSync(cli, ['make-tiny', tiny], { stdio: 'inherit' });
-  await page.getByRole('textbox', { name: 'Checkpoint directory' }).fill(tiny);
-  await page.locator('[data-region="model"]').getByRole('button', { name: 'Load', exact: true }).click();
+  // The demo model through the model panel: written under XDG_DATA_HOME,
+  // inspected (the memory it needs) before loading, then loaded.
+  const modelPanel = page.locator('[data-region="model"]');
+  await modelPanel.getByRole('button', { name: 'Use the demo model' }).click();
+  await modelPanel.locator('[data-memory-needed]').waitFor({ timeout: 60_000 });
+  const demoDir = await page.getByRole('textbox', { name: 'Checkpoint directory' }).inputValue();
+  if (demoDir !== join(scratch, 'data', 'proscenium', 'demo-model')) fail(`demo model at ${demoDir}`);
+  const needed = await modelPanel.locator('[data-memory-needed]').textContent();
+  if (!/\d/.test(needed)) fail(`memory needed: ${needed}`);
+  console.log(`e2e: demo model written to ${demoDir}; inspect says it needs ${needed}`);
+  await modelPanel.getByRole('button', { name: 'Load', exact: true }).click();
   await page.locator('[data-region="model"] [data-state="loaded"]').waitFor({ timeout: 60_000 });
   const loaded = await page.locator('[data-region="model"] [role="status"]').textContent();
   if (!loaded.includes('demo model')) fail(`model status after loading the demo: ${loaded}`);
-  console.log(`e2e: Load → ${loaded.trim()}`);
+  const progress = await api(page, 'LoadStatus');
+  if (!progress.done || progress.total <= 0 || progress.read !== progress.total) fail(`load progress ${JSON.stringify(progress)}`);
+  console.log(`e2e: Load → ${loaded.trim()}; progress ${progress.read} of ${progress.total} bytes`);
 
+  const frames = 40;
   const maxFrames = page.locator('[data-region="sampling"] input[name="max_frames"]');
-  await maxFrames.fill('12');
+  await maxFrames.fill(String(frames));
   await maxFrames.press('Tab');
   await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
-  await page.getByRole('button', { name: 'Speak', exact: true }).click();
+  // The token count comes from the loaded model's tokenizer.
+  await page.getByRole('textbox', { name: 'Script' }).fill('<|speaker:1|>[softly] Friends, <whisper>Romans</whisper>.');
+  await page.locator('[data-region="script"] [data-count]').filter({ hasText: /\d+ tokens/ }).waitFor({ timeout: 10_000 });
+  await page.locator('[data-region="script"] .overlay .tag').first().waitFor();
+
+  // Speak with the keyboard shortcut; watch the take while it runs.
+  await page.getByRole('textbox', { name: 'Script' }).press('Control+Enter');
   await page.locator('[data-region="transport"] output[data-answer="ok"]').filter({ hasText: 'take #1 started' }).waitFor();
+  const seen = { running: false, fps: false, growing: false };
   const take = page.locator('[data-region="takes"] li[data-state="finished"]');
-  await take.waitFor({ timeout: 120_000 });
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+    if (await take.count()) break;
+    if (await page.locator('[data-region="takes"] li[data-state="running"]').count()) seen.running = true;
+    const fps = await page.locator('[data-readout="fps"]').textContent();
+    if (fps !== '—') seen.fps = true;
+    const b = Number(await page.locator('[data-region="waveform"] canvas').getAttribute('data-buckets'));
+    if (b > 0 && b < (frames * 2048) / 512) seen.growing = true;
+    await page.waitForTimeout(30);
+  }
+  await take.waitFor({ timeout: 1000 });
   const takeText = await take.textContent();
-  if (!/12 frames, length/.test(takeText) || !takeText.includes('T 0.65')) fail(`finished take: ${takeText}`);
-  console.log(`e2e: take → ${takeText.replace(/\s+/g, ' ').trim()}`);
+  if (!new RegExp(`${frames} frames, length`).test(takeText) || !takeText.includes('T 0.65') || takeText.includes('not saved')) fail(`finished take: ${takeText}`);
+  console.log(`e2e: take → ${takeText.replace(/\s+/g, ' ').trim()} (seen while running: ${JSON.stringify(seen)})`);
+  if (!seen.running) fail('the take was never seen running');
+
+  // The waveform holds the whole take; the browser received its PCM.
+  const samples = frames * 2048;
+  await page.locator(`[data-region="waveform"] canvas[data-samples="${samples}"]`).waitFor({ timeout: 10_000 });
+  const buckets = Number(await page.locator('[data-region="waveform"] canvas').getAttribute('data-buckets'));
+  if (buckets !== samples / 512) fail(`waveform buckets ${buckets}, want ${samples / 512}`);
+  const heard = page.locator('[data-heard-take="1"]');
+  await heard.waitFor({ timeout: 10_000 });
+  const heardSamples = Number(await heard.getAttribute('data-heard-samples'));
+  const heardChunks = Number(await heard.getAttribute('data-heard-chunks'));
+  if (heardSamples !== samples) fail(`the browser received ${heardSamples} samples of PCM, the take has ${samples}`);
+  // Chunks of 1, 2, 4, 8, 16 frames, then the rest (9): six.
+  if (heardChunks !== 6) fail(`the browser received ${heardChunks} PCM chunks, the engine's policy makes 6`);
+  console.log(`e2e: waveform ${buckets} buckets; Web Audio got ${heardChunks} chunks, ${heardSamples} samples`);
 
   // The readouts now show the service's figures, the same it answers directly.
-  const stats = await page.evaluate(async () => {
-    const r = await fetch('/api/Stats', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '[]' });
-    return r.json();
-  });
+  const stats = await api(page, 'Stats');
   const want = stats.last_take.real_time_factor.toFixed(3);
   await page.locator('[data-readout="rtf"]').filter({ hasText: want }).waitFor({ timeout: 10_000 });
   const used = await page.locator('[data-readout="used"]').textContent();
   if (used === '—' || !stats.memory || stats.memory.used <= 0) fail(`memory readout ${used}, service memory ${JSON.stringify(stats.memory)}`);
-  console.log(`e2e: readouts → RTF ${want}, memory used ${used} (${stats.memory.device})`);
+  const ttfa = await page.locator('[data-readout="ttfa"]').textContent();
+  if (ttfa === '—') fail('time to first audio readout is empty');
+  console.log(`e2e: readouts → RTF ${want}, TTFA ${ttfa}, memory used ${used} (${stats.memory.device})`);
+
+  // Export the take as WAV: the browser has no file dialog, so the path is
+  // typed into the prompt (proposed in XDG_MUSIC_DIR).
+  const music = join(scratch, 'music');
+  const wavPath = join(scratch, 'take-1.wav');
+  page.once('dialog', async (d) => {
+    if (!d.defaultValue().startsWith(music)) console.log(`e2e: export proposed ${d.defaultValue()}`);
+    await d.accept(wavPath);
+  });
+  await page.locator('[data-region="takes"] li[data-take="1"] button').filter({ hasText: 'Export…' }).click();
+  await page.locator('[data-region="status"] .info').filter({ hasText: 'exported take #1' }).first().waitFor({ timeout: 10_000 });
+  const wav = readFileSync(wavPath);
+  if (wav.toString('latin1', 0, 4) !== 'RIFF' || wav.toString('latin1', 8, 12) !== 'WAVE') fail('export is not a WAV file');
+  if (wav.readUInt16LE(20) !== 1 || wav.readUInt16LE(22) !== 1 || wav.readUInt32LE(24) !== 44100 || wav.readUInt16LE(34) !== 16) fail('export is not 16-bit mono 44.1 kHz PCM');
+  if (wav.length !== 44 + 2 * samples || wav.readUInt32LE(40) !== 2 * samples) fail(`export is ${wav.length} bytes, want ${44 + 2 * samples}`);
+  // Each sample is the take's PCM rounded to 16 bits.
+  const pcm = await page.evaluate(async () => Array.from(new Float32Array(await (await fetch('/api/takes/1/pcm')).arrayBuffer())));
+  for (let i = 0; i < samples; i++) {
+    const want16 = Math.round(Math.max(-1, Math.min(1, pcm[i])) * 32767);
+    if (Math.abs(wav.readInt16LE(44 + 2 * i) - want16) > 0) fail(`export sample ${i}: ${wav.readInt16LE(44 + 2 * i)}, want ${want16}`);
+  }
+  if (readdirSync(scratch).some((f) => f.startsWith('.take-1.wav'))) fail('a temporary export file was left behind');
+  console.log(`e2e: exported ${wavPath}: ${wav.length} bytes, samples match the take`);
+
+  // The take was kept under XDG_DATA_HOME.
+  if (!existsSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'))) fail('take 1 was not saved under XDG_DATA_HOME');
 
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
   console.log('e2e: PASS');
+}
+
+/** Calls a service method the way the page does. */
+function api(page, method, args = []) {
+  return page.evaluate(
+    async ([m, a]) => (await fetch(`/api/${m}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(a) })).json(),
+    [method, args],
+  );
 }
 
 let code = 0;

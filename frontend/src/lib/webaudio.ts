@@ -19,6 +19,8 @@ export class WebAudioPlayer {
   private offset = 0; // seconds into the take at startedAt
   current: WebPlayback | null = null;
   volume = 1;
+  /** Samples of live chunks received per take, for the page's readout. */
+  received = new Map<number, number>();
 
   constructor(private readonly rate = 44100) {}
 
@@ -47,6 +49,7 @@ export class WebAudioPlayer {
 
   /** Queues a live chunk of take id; the first chunk of a take starts it. */
   liveChunk(id: number, pcm: Float32Array) {
+    this.received.set(id, (this.received.get(id) ?? 0) + pcm.length);
     const ctx = this.context();
     if (!this.current || this.current.takeId !== id || !this.current.live) {
       this.stop();
