@@ -60,7 +60,7 @@ type CodecGeometry struct {
 	SamplesPerFrame int     // product of all strides (2048)
 	// HistoryFrames is the receptive field: decoding frames [from, to)
 	// reads frames [from − HistoryFrames, to) (clamped at 0). See
-	// codecHistory.
+	// historyFrames.
 	HistoryFrames int
 }
 
@@ -113,8 +113,8 @@ func LoadCodecBytes(b []byte, name string, opt CodecOptions) (*Codec, error) {
 // error (naming them); encoder tensors are ignored.
 func LoadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*Codec, error) {
 	g := CodecGeometry{Window: CodecDefaultWindow, RopeBase: CodecDefaultRopeBase}
-	if opt.Window < 0 || opt.RopeBase < 0 {
-		return nil, fmt.Errorf("codec: window %d and rope base %g must be positive", opt.Window, opt.RopeBase)
+	if opt.Window < 0 || opt.Window > codecMaxFrames || opt.RopeBase < 0 {
+		return nil, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, codecMaxFrames, opt.RopeBase)
 	}
 	if opt.Window > 0 {
 		g.Window = opt.Window
@@ -190,7 +190,7 @@ func (c *Codec) stageStarts(from int) []int {
 // 8 layers × 127 (window) + 10 (the two ConvNeXt blocks, the first decoder
 // conv and the residual units, rounded through the strides) = 1026 frames.
 func (c *Codec) historyFrames() int {
-	from := 1 << 20 // beyond any field: no clamping at 0
+	from := 1 << 40 // beyond any field (the window is at most codecMaxFrames)
 	return from - c.stageStarts(from)[0]
 }
 
