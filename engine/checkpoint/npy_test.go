@@ -158,7 +158,7 @@ func TestParseNPYRejects(t *testing.T) {
 		{"version", "version 4.0", []byte("\x93NUMPY\x04\x00\x10\x00")},
 		{"huge v2 header", "exceeds", v2},
 		{"header past end", "runs past", []byte("\x93NUMPY\x01\x00\xff\x00{}")},
-		{"no newline", "newline", append([]byte("\x93NUMPY\x01\x00\x02\x00{}"))},
+		{"no newline", "newline", []byte("\x93NUMPY\x01\x00\x02\x00{}")},
 		{"big endian", "not supported", npyImage("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", f4)},
 		{"float64", "not supported", npyImage("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", f4)},
 		{"fortran", "Fortran", npyImage("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", f4)},
