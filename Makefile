@@ -154,8 +154,8 @@ cuda-check: kernels
 
 # ---- reviews (not in CI) ----
 
-screenshot: studio
-	bash scripts/screenshot.sh $(STUDIO) out/screenshot.png
+screenshot: studio cli
+	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
 
 clean:
 	rm -rf bin build/bin frontend/dist out

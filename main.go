@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -75,6 +76,12 @@ func (d *wailsDialogs) ChooseSaveFile(title, defaultDir, defaultName string) (st
 }
 
 func run() error {
+	model := flag.String("model", "", "checkpoint directory to load when the window opens")
+	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
+	flag.Parse()
+	if *speak && *model == "" {
+		return fmt.Errorf("--speak needs --model DIR")
+	}
 	hub := app.NewHub()
 	dialogs := &wailsDialogs{}
 	svc, err := app.New(app.Config{
@@ -112,6 +119,9 @@ func run() error {
 				}
 				runtime.EventsEmit(ctx, e.Name, e.Data)
 			})
+			if *model != "" {
+				go openAtStart(svc, *model, *speak)
+			}
 		},
 		OnShutdown: func(context.Context) {
 			if unsubscribe != nil {
@@ -124,4 +134,21 @@ func run() error {
 		Bind:  []any{svc},
 		Linux: &linux.Options{ProgramName: "proscenium", Icon: icon},
 	})
+}
+
+// openAtStart loads dir (the window shows the progress) and, if asked,
+// speaks the saved script with the saved settings; failures show in the
+// window's model panel and the status line like any other.
+func openAtStart(svc *app.Service, dir string, speak bool) {
+	if _, err := svc.LoadModel(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
+		return
+	}
+	if !speak {
+		return
+	}
+	st := svc.Settings()
+	if _, err := svc.Speak(engine.SpeechRequest{Text: st.Script, Sampling: st.Sampling, Seed: st.Seed, MaxFrames: st.MaxFrames}); err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
+	}
 }

@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# screenshot.sh STUDIO OUT.png: opens the real desktop window under Xvfb (a
-# fresh settings directory, a short script in the editor), waits until it
-# has drawn, and saves the screen. For reviews; not part of the tests.
+# screenshot.sh STUDIO CLI OUT.png: opens the real desktop window under Xvfb
+# (fresh XDG directories, a script in the editor), loads the demo model
+# (`proscenium make-tiny`, random weights) on the CPU backend, starts a long
+# take, and saves the screen while the take runs: the waveform growing and
+# the readouts (memory, frames/s). For reviews; not part of the tests.
 set -euo pipefail
-studio=${1:?usage: screenshot.sh STUDIO OUT.png}
-out=${2:?usage: screenshot.sh STUDIO OUT.png}
-wait_s=${SCREENSHOT_WAIT:-12}
+studio=${1:?usage: screenshot.sh STUDIO CLI OUT.png}
+cli=${2:?usage: screenshot.sh STUDIO CLI OUT.png}
+out=${3:?usage: screenshot.sh STUDIO CLI OUT.png}
+wait_s=${SCREENSHOT_WAIT:-14}
 mkdir -p "$(dirname "$out")"
 studio=$(realpath "$studio")
 out=$(realpath "$out")
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+"$cli" make-tiny "$scratch/demo-model" >/dev/null
 mkdir -p "$scratch/config/proscenium"
-cat >"$scratch/config/proscenium/settings.json" <<'JSON'
-{"script": "Friends, Romans, countrymen, lend me your ears;\nI come to bury Caesar, not to praise him."}
+cat >"$scratch/config/proscenium/settings.json" <<JSON
+{"script": "<|speaker:1|>[slowly, to the crowd] Friends, Romans, countrymen, <shout>lend me your ears</shout>;\nI come to bury Caesar, not to praise him.",
+ "max_frames": 2048, "model_dir": "$scratch/demo-model"}
 JSON
 
 export XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache"
@@ -22,7 +27,7 @@ export XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" XDG_CACHE
 export WEBKIT_DISABLE_COMPOSITING_MODE=1 LIBGL_ALWAYS_SOFTWARE=1 NO_AT_BRIDGE=1
 
 xvfb-run -a -s "-screen 0 1320x860x24" bash -c '
-	"$1" >"$3/studio.log" 2>&1 &
+	"$1" --model "$5" --speak >"$3/studio.log" 2>&1 &
 	pid=$!
 	sleep "$4"
 	if ! kill -0 "$pid" 2>/dev/null; then
@@ -33,5 +38,5 @@ xvfb-run -a -s "-screen 0 1320x860x24" bash -c '
 	import -window root "$2"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
-' _ "$studio" "$out" "$scratch" "$wait_s"
+' _ "$studio" "$out" "$scratch" "$wait_s" "$scratch/demo-model"
 echo "screenshot: $out"
