@@ -137,7 +137,11 @@ func (c *codecConv) rows(dst, src codecSignal, t0, t1, o0, o1, full int) {
 		t = te
 	}
 	for ; t < t1; t++ {
-		for o := o0; o < o1; o++ {
+		o := o0
+		for ; o+4 <= o1; o += 4 {
+			c.tile4x1(dst, src, t, o)
+		}
+		for ; o < o1; o++ {
 			c.one(dst, src, t, o)
 		}
 	}
@@ -179,6 +183,22 @@ func (c *codecConv) tile4x2(dst, src codecSignal, t, o int) {
 	for j := 0; j < 4; j++ {
 		r0[o+j] = acc.sum(2*j) + c.bias[o+j]
 		r1[o+j] = acc.sum(2*j+1) + c.bias[o+j]
+	}
+}
+
+// tile4x1 computes y[t][o..o+3] with the 4×2 kernel, reading time t as
+// both of its times (a lone row, such as a one-frame chunk's linears).
+func (c *codecConv) tile4x1(dst, src codecSignal, t, o int) {
+	var acc codecAcc4x2
+	stride := c.kernel * c.in
+	for k := 0; k < c.kernel; k++ {
+		x := src.row(t - (c.kernel-1-k)*c.dilation)
+		base := (o*c.kernel + k) * c.in
+		acc.add(c.w[base:base+3*stride+c.in], stride, x, x)
+	}
+	r := dst.row(t)
+	for j := 0; j < 4; j++ {
+		r[o+j] = acc.sum(2*j) + c.bias[o+j]
 	}
 }
 
