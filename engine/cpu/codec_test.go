@@ -176,3 +176,37 @@ func TestCodecGoldens(t *testing.T) {
 		}
 	}
 }
+
+// TestCodecWindowMatters decodes tiny-w8 with the default 128-frame window
+// instead of its 8: the post-module output must then miss the golden, so the
+// golden does exercise the window mask.
+func TestCodecWindowMatters(t *testing.T) {
+	f := loadCodecFixtures(t)["tiny-w8"]
+	wide, err := LoadCodecFile(filepath.Join("testdata", "codec", "tiny-w8", "codec.pth"), CodecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide.Geometry().Window != CodecDefaultWindow {
+		t.Fatalf("window %d", wide.Geometry().Window)
+	}
+	st, err := wide.DecodeStages(f.codes[:20*10])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Frames < 8 see no difference; later frames attend beyond the window.
+	lat := f.codec.Geometry().Latent
+	var early, late []float32
+	var earlyRef, lateRef []float32
+	for c := 0; c < lat; c++ {
+		early = append(early, st.ZPost[c*20:c*20+8]...)
+		late = append(late, st.ZPost[c*20+8:c*20+20]...)
+		earlyRef = append(earlyRef, f.zPost[c*f.nf:c*f.nf+8]...)
+		lateRef = append(lateRef, f.zPost[c*f.nf+8:c*f.nf+20]...)
+	}
+	if rel, _ := codecErr(early, earlyRef); !(rel < 1e-5) {
+		t.Errorf("frames 0..7 with a wider window: relative error %g, want the golden", rel)
+	}
+	if rel, _ := codecErr(late, lateRef); !(rel > 1e-3) {
+		t.Errorf("frames 8..19 with a 128-frame window match the 8-frame golden (relative error %g)", rel)
+	}
+}
