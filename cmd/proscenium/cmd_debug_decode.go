@@ -19,6 +19,8 @@ func init() {
 // runDebugDecode decodes a codes .npy with the CPU reference codec and writes
 // the PCM as .npy; --stages also writes the stage outputs in the reference's
 // layout (z_rvq, z_post [latent, T], z_up [latent, 4T]), --wav a WAV file.
+// --from/--to decode one streaming chunk: samples [from·2048, to·2048) of the
+// whole decode, reading only the frames its receptive field reaches.
 func runDebugDecode(args []string) error {
 	fs := newFlags("debug decode")
 	codecPath := fs.String("codec", "", "codec.pth (torch state dict of the S2 codec) (required)")
@@ -27,6 +29,8 @@ func runDebugDecode(args []string) error {
 	out := fs.String("out", "", "output .npy: float32 [T·samples per frame] (required)")
 	stages := fs.String("stages", "", "directory for z_rvq.npy, z_post.npy and z_up.npy (optional)")
 	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
+	from := fs.Int("from", 0, "first frame of a streaming chunk (optional)")
+	to := fs.Int("to", 0, "end frame of a streaming chunk (0: all frames)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -41,6 +45,10 @@ func runDebugDecode(args []string) error {
 	}
 	if *window < 0 {
 		return fmt.Errorf("%w: --window %d must be positive", errUsage, *window)
+	}
+	chunk := *from != 0 || *to != 0
+	if chunk && *stages != "" {
+		return fmt.Errorf("%w: --stages needs a whole decode (no --from/--to)", errUsage)
 	}
 	if *stages != "" {
 		if st, err := os.Stat(*stages); err != nil || !st.IsDir() {
@@ -63,6 +71,22 @@ func runDebugDecode(args []string) error {
 	codes, frames, err := cpu.CodecCodesFromNPY(ct)
 	if err != nil {
 		return err
+	}
+	if chunk {
+		end := *to
+		if end == 0 {
+			end = frames
+		}
+		pcm, err := codec.Decode(codes, *from, end, nil)
+		if err != nil {
+			return fmt.Errorf("codes %s: %w", *codesPath, err)
+		}
+		if *wav != "" {
+			if err := audio.WriteWAV(*wav, pcm, audio.SampleRate, audio.Float32); err != nil {
+				return err
+			}
+		}
+		return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
 	}
 	res, err := codec.DecodeStages(codes)
 	if err != nil {

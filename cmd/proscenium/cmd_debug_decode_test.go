@@ -52,6 +52,34 @@ func TestDebugDecodeFixtures(t *testing.T) {
 	}
 }
 
+// TestDebugDecodeChunk: --from/--to write exactly the whole decode's samples
+// of those frames.
+func TestDebugDecodeChunk(t *testing.T) {
+	fix := filepath.Join("..", "..", "engine", "cpu", "testdata", "codec", "tiny-w8")
+	dir := t.TempDir()
+	whole, part := filepath.Join(dir, "whole.npy"), filepath.Join(dir, "part.npy")
+	base := []string{"--codec", filepath.Join(fix, "codec.pth"), "--codes", filepath.Join(fix, "codes.npy"), "--window", "8"}
+	if err := runDebugDecode(append(base, "--out", whole)); err != nil {
+		t.Fatal(err)
+	}
+	if err := runDebugDecode(append(base, "--out", part, "--from", "30", "--to", "33")); err != nil {
+		t.Fatal(err)
+	}
+	w, p := readF32(t, whole), readF32(t, part)
+	if len(p) != 3*2048 {
+		t.Fatalf("chunk of %d samples, want %d", len(p), 3*2048)
+	}
+	for i := range p {
+		if math.Float32bits(p[i]) != math.Float32bits(w[30*2048+i]) {
+			t.Fatalf("chunk sample %d differs from the whole decode", i)
+		}
+	}
+	err := runDebugDecode(append(base, "--out", part, "--from", "5", "--to", "99"))
+	if err == nil || !strings.Contains(err.Error(), "outside the 40 frames") {
+		t.Errorf("chunk past the end: %v", err)
+	}
+}
+
 func TestDebugDecodeUsage(t *testing.T) {
 	fix := filepath.Join("..", "..", "engine", "cpu", "testdata", "codec", "tiny-w8")
 	for _, tc := range []struct {
@@ -61,6 +89,7 @@ func TestDebugDecodeUsage(t *testing.T) {
 	}{
 		{[]string{"--codes", "x.npy", "--out", "y.npy"}, true, "required"},
 		{[]string{"--codec", "a", "--codes", "b", "--out", "c", "--window", "-1"}, true, "window"},
+		{[]string{"--codec", "a", "--codes", "b", "--out", "c", "--from", "1", "--stages", "."}, true, "whole decode"},
 		{[]string{"--codec", filepath.Join(fix, "codec.pth"), "--codes", filepath.Join(fix, "pcm.npy"), "--out", filepath.Join(t.TempDir(), "o.npy")}, false, "want [10, frames]"},
 		{[]string{"--codec", filepath.Join(fix, "codes.npy"), "--codes", filepath.Join(fix, "codes.npy"), "--out", "o.npy"}, false, "codes.npy"},
 	} {
