@@ -26,7 +26,7 @@ export XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" XDG_CACHE
 # Software rendering: Xvfb has no GPU.
 export WEBKIT_DISABLE_COMPOSITING_MODE=1 LIBGL_ALWAYS_SOFTWARE=1 NO_AT_BRIDGE=1
 
-xvfb-run -a -s "-screen 0 1320x860x24" bash -c '
+xvfb-run -a -s "-screen 0 1320x940x24" bash -c '
 	"$1" --model "$5" --speak >"$3/studio.log" 2>&1 &
 	pid=$!
 	sleep "$4"
