@@ -27,5 +27,5 @@ status=0
 	PROSCENIUM_BANDWIDTH_JSON="$out/bandwidth.json" "$dir/cuda.test" -test.v -test.run TestBandwidth || status=1
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|[0-9]+ experts|[0-9]+→|== |device:|GPU backend|proscenium)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 60
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
 exit $status

@@ -270,8 +270,30 @@ func distinctIDs(r *rand.Rand, n, mats int) []int32 {
 	return ids
 }
 
-func (c gemvCase) gemv(ids *Block, v GemvVariant) Gemv {
-	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: v}
+// gemvRuns is each variant of list twice: with the ids read after and before
+// the wait for the previous kernel (IdsReady).
+type gemvRun struct {
+	v        GemvVariant
+	idsReady bool
+}
+
+func gemvRuns(list []GemvVariant) []gemvRun {
+	var runs []gemvRun
+	for _, v := range list {
+		runs = append(runs, gemvRun{v, false}, gemvRun{v, true})
+	}
+	return runs
+}
+
+func (g gemvRun) name() string {
+	if g.idsReady {
+		return g.v.Name() + "_idsready"
+	}
+	return g.v.Name()
+}
+
+func (c gemvCase) gemv(ids *Block, run gemvRun) Gemv {
+	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: run.v, IdsReady: run.idsReady}
 	if c.mats > 1 {
 		g.Ids = ids
 	}
@@ -303,8 +325,11 @@ func TestGemvBF16(t *testing.T) {
 		wh := bf16s(randNonZero(r, c.mats*per))
 		wf := bf16ToF32(wh)
 		W := upload(t, wh)
-		for _, v := range GemvBF16Variants {
-			t.Run(c.name+"/"+v.Name(), func(t *testing.T) {
+		for _, v := range gemvRuns(GemvBF16Variants) {
+			if v.idsReady && c.mats == 1 {
+				continue // no ids
+			}
+			t.Run(c.name+"/"+v.name(), func(t *testing.T) {
 				x, ids := c.inputs(r)
 				y := poisoned(t, c.n*c.rows)
 				in1 := upload(t, ids)
@@ -345,8 +370,11 @@ func TestGemvFP8(t *testing.T) {
 		deq := func(m int) []float32 {
 			return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.rows, c.cols, scales[m*ns:(m+1)*ns], FP8Block)
 		}
-		for _, v := range GemvFP8Variants {
-			t.Run(c.name+"/"+v.Name(), func(t *testing.T) {
+		for _, v := range gemvRuns(GemvFP8Variants) {
+			if v.idsReady && c.mats == 1 {
+				continue // no ids
+			}
+			t.Run(c.name+"/"+v.name(), func(t *testing.T) {
 				x, ids := c.inputs(r)
 				y := poisoned(t, c.n*c.rows)
 				in1 := upload(t, ids)

@@ -70,10 +70,7 @@ func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
 	return nil
 }
 
-const (
-	elementwiseThreads = 256
-	gemvThreads        = 256 // GEMV_THREADS in ops.cu
-)
+const elementwiseThreads = 256
 
 func elementwiseGrid(n int) [3]int {
 	return [3]int{min((n+elementwiseThreads-1)/elementwiseThreads, 65535), 1, 1}
@@ -130,6 +127,11 @@ type Gemv struct {
 	WOff, SOff int64  // byte offsets of the first matrix in W and its scales in S
 	XStride    int
 	Variant    GemvVariant // the kernel instance
+	// IdsReady says the ids were written by the host or by a launch at least
+	// two places earlier in the stream: a prefetching kernel then loads the
+	// weights they select before waiting for the previous kernel. Leave it
+	// false when the previous kernel writes the ids.
+	IdsReady bool
 }
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
@@ -140,8 +142,12 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 		return fmt.Errorf("cuda: %s gemv: %d columns is not a multiple of %d", kind, g.Cols, 16/elemBytes)
 	case g.Ids == nil && g.N != 1:
 		return fmt.Errorf("cuda: %s gemv: %d matrices applied without ids", kind, g.N)
-	case g.Variant.Rows < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
+	case g.Variant.Rows < 1 || g.Variant.Unroll < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
 		return fmt.Errorf("cuda: %s gemv: no kernel variant chosen", kind)
+	case g.Variant.MMA && elemBytes != 1:
+		return fmt.Errorf("cuda: %s gemv: %s is an FP8 kernel", kind, g.Variant.Name())
+	case !g.Variant.Fits(g.Cols):
+		return fmt.Errorf("cuda: %s gemv: %s takes at most %d columns, not %d", kind, g.Variant.Name(), gemvMMAMaxC, g.Cols)
 	}
 	xs := int64(g.Cols)
 	if g.XStride > 0 {
@@ -158,9 +164,16 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	return firstErr(errs...)
 }
 
-func (g Gemv) grid() [3]int {
-	perBlock := gemvThreads / g.Variant.TPR * g.Variant.Rows
-	return [3]int{(g.Rows + perBlock - 1) / perBlock, g.N, 1}
+// gemvLaunch enqueues kernel prefix+variant with args and the arguments
+// common to every GEMV.
+func (q *Queue) gemvLaunch(prefix string, g Gemv, args ...Arg) error {
+	blocks, _ := g.Variant.Grid(g.Rows)
+	ready := 0
+	if g.IdsReady {
+		ready = 1
+	}
+	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(ready))
+	return q.Launch(prefix+g.Variant.Name(), [3]int{blocks, g.N, 1}, gemvThreads, args...)
 }
 
 func (g Gemv) idsArg() Arg {
@@ -176,9 +189,8 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 	if err := g.check("bf16", 2, W, x, y); err != nil {
 		return err
 	}
-	return q.Launch("gemv_bf16_"+g.Variant.Name(), g.grid(), gemvThreads,
-		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)), IntArg(g.XStride),
-		IntArg(g.Rows), IntArg(g.Cols))
+	return q.gemvLaunch("gemv_bf16_", g,
+		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)))
 }
 
 // FP8Block is the side of the square blocks FP8 weights share one scale in.
@@ -200,9 +212,9 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	if err := checkFits(S, g.SOff, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
 		return err
 	}
-	return q.Launch("gemv_fp8_"+g.Variant.Name(), g.grid(), gemvThreads,
+	return q.gemvLaunch("gemv_fp8_", g,
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
-		I64Arg(int64(ns)), IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols))
+		I64Arg(int64(ns)))
 }
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
