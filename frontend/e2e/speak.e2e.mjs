@@ -99,6 +99,15 @@ async function main() {
   await topP.press('Tab');
   await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
 
+  // Studio settings: the service validates them too.
+  const limit = page.locator('[data-region="studio-settings"] input[name="takes_limit"]');
+  await limit.fill('0');
+  await limit.press('Tab');
+  await page.locator('[data-region="studio-settings"] .error').filter({ hasText: 'takes_limit_bytes must be at least 1 MiB' }).waitFor();
+  await limit.fill('1');
+  await limit.press('Tab');
+  await page.locator('[data-region="studio-settings"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+
   // Speak: the service has no model and says so.
   await page.getByRole('button', { name: 'Speak', exact: true }).click();
   const answer = page.locator('[data-region="transport"] output[data-answer="error"]');
