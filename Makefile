@@ -21,6 +21,7 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS :=
 FUZZ_TARGETS += ./app:FuzzLoadSettings
 FUZZ_TARGETS += ./app:FuzzDecodeArgs
+FUZZ_TARGETS += ./app:FuzzLoadTake
 FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV

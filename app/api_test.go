@@ -1,7 +1,9 @@
 package app
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -213,4 +215,66 @@ func hubSize(h *Hub) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
+}
+
+// Browser mode: a take's chunks reach the WebSocket as binary PCM messages
+// with the engine's chunk boundaries, and GET /api/takes/{id}/pcm returns
+// the whole take.
+func TestBrowserGetsThePCM(t *testing.T) {
+	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &pcmEngine{frames: 5}, nil })
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	waitFor(t, func() bool { return hubSize(svc.events) > 0 })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Speak(speech("Stream it.")); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var bounds [][2]uint32
+	next := 0
+	for next < 5*testSPF {
+		kind, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind != websocket.BinaryMessage {
+			continue
+		}
+		if string(msg[:4]) != "PCM1" || binary.LittleEndian.Uint32(msg[4:]) != 1 {
+			t.Fatalf("binary message header %q", msg[:20])
+		}
+		from, to, n := binary.LittleEndian.Uint32(msg[8:]), binary.LittleEndian.Uint32(msg[12:]), int(binary.LittleEndian.Uint32(msg[16:]))
+		pcm := decodeFloat32LE(msg[20:])
+		if len(pcm) != n || n != int(to-from)*testSPF || int(from)*testSPF != next {
+			t.Fatalf("chunk [%d, %d) of %d samples after %d", from, to, len(pcm), next)
+		}
+		for i, v := range pcm {
+			if v != testSignal(next+i) {
+				t.Fatalf("streamed sample %d: %v", next+i, v)
+			}
+		}
+		next += n
+		bounds = append(bounds, [2]uint32{from, to})
+	}
+	if fmt.Sprint(bounds) != "[[0 1] [1 3] [3 5]]" {
+		t.Fatalf("chunks %v, want the policy's [0,1) [1,3) [3,5)", bounds)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State == TakeFinished })
+	res, err := http.Get(srv.URL + "/api/takes/1/pcm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || len(body) != 4*5*testSPF || decodeFloat32LE(body)[777] != testSignal(777) {
+		t.Fatalf("GET pcm: %d, %d bytes", res.StatusCode, len(body))
+	}
+	if res, _ := http.Get(srv.URL + "/api/takes/9/pcm"); res.StatusCode != 404 {
+		t.Fatalf("missing take: %d", res.StatusCode)
+	}
 }

@@ -312,13 +312,14 @@ func (s *Service) watchLoad(dir string) (stop func(ok bool)) {
 			}
 		}()
 	}
-	return func(ok bool) {
+	return func(loaded bool) {
 		close(done)
 		wg.Wait()
-		read := total
-		if !ok {
-			now, _ := readChars()
+		read := int64(0)
+		if now, counted := readChars(); counted && hasIO {
 			read = min(max(now-start, 0), total)
+		} else if loaded {
+			read = total // no read counter: a finished load has read its files
 		}
 		report(LoadProgress{Dir: dir, Read: read, Total: total, Done: true})
 	}

@@ -102,6 +102,27 @@ func (st takeStore) load(id int) (*takeRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	tf, err := parseTakeMeta(data, id)
+	if err != nil {
+		return nil, err
+	}
+	t := &tf.Take
+	fi, err := os.Stat(filepath.Join(dir, takePCMFile))
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() != 4*int64(t.Samples) {
+		return nil, fmt.Errorf("%s is %d bytes, take.json says %d samples (%d bytes)", takePCMFile, fi.Size(), t.Samples, 4*int64(t.Samples))
+	}
+	t.Stored = true
+	if t.Finish != nil {
+		t.Finish.Codes = nil
+	}
+	return &takeRecord{take: t, codes: tf.Codes, bytes: int64(len(data)) + fi.Size()}, nil
+}
+
+// parseTakeMeta decodes and checks take.json of directory id.
+func parseTakeMeta(data []byte, id int) (*takeFile, error) {
 	var tf takeFile
 	if err := strictDecode(data, &tf); err != nil {
 		return nil, fmt.Errorf("%s: %v", takeMetaFile, err)
@@ -116,7 +137,7 @@ func (st takeStore) load(id int) (*takeRecord, error) {
 		return nil, fmt.Errorf("%s: id %d in directory %d", takeMetaFile, t.ID, id)
 	case t.State != TakeFinished && t.State != TakeFailed:
 		return nil, fmt.Errorf("%s: state %q", takeMetaFile, t.State)
-	case t.Samples < 0 || t.SampleRate != OutputSampleRate:
+	case t.Samples < 0 || int64(t.Samples)*4 > maxStoredPCM || t.SampleRate != OutputSampleRate:
 		return nil, fmt.Errorf("%s: %d samples at %d Hz", takeMetaFile, t.Samples, t.SampleRate)
 	case t.State == TakeFinished && (t.Finish == nil || len(tf.Codes) != t.Finish.Frames):
 		return nil, fmt.Errorf("%s: codes of %d frames for a finished take of %v", takeMetaFile, len(tf.Codes), t.Finish)
@@ -124,18 +145,7 @@ func (st takeStore) load(id int) (*takeRecord, error) {
 	if err := ValidateSpeech(t.Request); err != nil {
 		return nil, fmt.Errorf("%s: request: %v", takeMetaFile, err)
 	}
-	fi, err := os.Stat(filepath.Join(dir, takePCMFile))
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() != 4*int64(t.Samples) {
-		return nil, fmt.Errorf("%s is %d bytes, take.json says %d samples (%d bytes)", takePCMFile, fi.Size(), t.Samples, 4*int64(t.Samples))
-	}
-	t.Stored = true
-	if t.Finish != nil {
-		t.Finish.Codes = nil
-	}
-	return &takeRecord{take: t, codes: tf.Codes, bytes: int64(len(data)) + fi.Size()}, nil
+	return &tf, nil
 }
 
 // save writes rec as a new take directory and returns its size on disk.
