@@ -35,7 +35,7 @@ function startServer() {
     server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', settingsFile], {
       stdio: ['ignore', 'pipe', 'inherit'],
       // Takes, the demo model and exports go under the scratch directory.
-      env: { ...process.env, XDG_DATA_HOME: join(scratch, 'data'), XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music') },
+      env: { ...process.env, XDG_DATA_HOME: join(scratch, 'data'), XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music'), HF_HOME: join(scratch, 'hf'), HF_HUB_CACHE: '' },
     });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`server printed no URL in 20 s: ${out}`)), 20_000);
@@ -133,6 +133,7 @@ async function main() {
   // The demo model through the model panel: written under XDG_DATA_HOME,
   // inspected (the memory it needs) before loading, then loaded.
   const modelPanel = page.locator('[data-region="model"]');
+  await modelPanel.locator('[data-no-checkpoint]').waitFor({ timeout: 10_000 }); // offered with the demo
   await modelPanel.getByRole('button', { name: 'Use the demo model' }).click();
   await modelPanel.locator('[data-memory-needed]').waitFor({ timeout: 60_000 });
   const demoDir = await page.getByRole('textbox', { name: 'Checkpoint directory' }).inputValue();
