@@ -49,15 +49,22 @@ var (
 // is not ready within deadline or reports an error. A device that becomes
 // ready after the deadline is still taken.
 func OpenAudioOutput(deadline time.Duration) *AudioOutput {
-	theOutputOnce.Do(func() {
-		o := &AudioOutput{status: AudioStatus{State: AudioOpening, Message: "opening the audio output…"}}
-		theOutput = o
-		go o.open(deadline)
-	})
+	theOutputOnce.Do(func() { theOutput = startAudioOutput(deadline, newOtoContext) })
 	return theOutput
 }
 
-func (o *AudioOutput) open(deadline time.Duration) {
+// contextMaker is oto.NewContext's shape (a stand-in in tests).
+type contextMaker func(*oto.NewContextOptions) (*oto.Context, chan struct{}, error)
+
+var newOtoContext contextMaker = oto.NewContext
+
+func startAudioOutput(deadline time.Duration, newContext contextMaker) *AudioOutput {
+	o := &AudioOutput{status: AudioStatus{State: AudioOpening, Message: "opening the audio output…"}}
+	go o.open(deadline, newContext)
+	return o
+}
+
+func (o *AudioOutput) open(deadline time.Duration, newContext contextMaker) {
 	type opened struct {
 		ctx   *oto.Context
 		ready chan struct{}
@@ -65,7 +72,7 @@ func (o *AudioOutput) open(deadline time.Duration) {
 	}
 	got := make(chan opened, 1)
 	go func() {
-		c, ready, err := oto.NewContext(&oto.NewContextOptions{
+		c, ready, err := newContext(&oto.NewContextOptions{
 			SampleRate: OutputSampleRate, ChannelCount: 1, Format: oto.FormatFloat32LE,
 			BufferSize: 40 * time.Millisecond,
 		})
