@@ -1,9 +1,14 @@
 package app
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 func TestFindModelsSeesAHuggingFaceSnapshot(t *testing.T) {
@@ -42,5 +47,42 @@ func TestInspectModelReportsWhatItCannotRead(t *testing.T) {
 	}
 	if _, err := svc.InspectModel(filepath.Join(dir, "none")); err == nil {
 		t.Fatal("a missing directory was inspected")
+	}
+}
+
+// A model whose estimated memory passes the settings' cap is refused
+// before the backend is asked to open it.
+func TestMemoryCapRefusesABigModel(t *testing.T) {
+	dir := t.TempDir()
+	geometry := drama3.TinyConfig()
+	geometry.Text.VocabSize = 155840 // what make-tiny sets from the Qwen tokenizer
+	cfg, err := drama3.MarshalConfig(geometry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+	opened := false
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened = true; return &pcmEngine{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := svc.InspectModel(dir)
+	if sum.MemoryNeeded <= 1<<20 || sum.MemoryBasis != "geometry (no readable weights)" {
+		t.Fatalf("summary %+v", sum)
+	}
+	s := svc.Settings()
+	s.MemoryCapBytes = 1 << 20
+	svc.SetSettings(s)
+	_, err = svc.LoadModel(dir)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "more than the memory cap of 1.0 MiB") || opened {
+		t.Fatalf("load over the cap: %v (opened %v)", err, opened)
+	}
+	s.MemoryCapBytes = sum.MemoryNeeded
+	svc.SetSettings(s)
+	if _, err := svc.LoadModel(dir); err != nil || !opened {
+		t.Fatalf("load at the cap: %v", err)
+	}
+	if got := svc.Stats().Memory.Cap; got != sum.MemoryNeeded {
+		t.Fatalf("readout cap %d, want the settings' %d", got, sum.MemoryNeeded)
 	}
 }
