@@ -7,7 +7,6 @@
 // side finds it by name, and all pointers are device pointers.
 
 #include <stdint.h>
-#include <cuda_fp16.h>
 
 #define FULL_MASK 0xffffffffu
 
@@ -33,17 +32,12 @@ __device__ float block_sum(float v, float* red) {
     return warp_sum(v);
 }
 
-// Programmatic dependent launch (sm_90): a kernel waits for the previous one
-// in the stream to finish, its writes visible, before reading anything that
-// one may have written (wait), and then lets the next one start as soon as all
-// its blocks got there (launch_dependents). Every kernel here calls pdl_entry
-// (or wait, then launch_dependents) before touching its inputs, so the host may
-// launch any of them with the PDL launch attribute. Because each kernel
-// signals only after its own wait, a kernel that starts early runs while its
-// predecessor runs, but after the one before that has finished: before its
-// own wait it may read data written by the host or by launches two or more
-// places earlier (the GEMVs load their first weights, and ids so marked,
-// there). On earlier architectures both are no-ops.
+// Programmatic dependent launch (sm_90): a kernel lets the next one in the
+// stream start as soon as all its blocks run (launch_dependents), and waits
+// for the previous one to finish, its writes visible, before reading anything
+// that one may have written (wait). Every kernel here calls pdl_entry before
+// touching its inputs, so the host may launch any of them with the PDL launch
+// attribute. On earlier architectures both are no-ops.
 __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -55,8 +49,8 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 __device__ __forceinline__ void pdl_entry() {
-    pdl_wait();
     pdl_launch_dependents();
+    pdl_wait();
 }
 
 // ---------------------------------------------------------------------------
@@ -200,7 +194,16 @@ struct FP8Weights {
 // S is null for BF16; for FP8 it holds the float32 block scales
 // [ceil(rows/128), ceil(cols/128)]: w[r][c] = fp8 · S[r/128][c/128]. A chunk
 // (16 columns) lies in one scale block, so its products are scaled once.
-template <class WT, int TPR, int ROWS, int UNROLL>
+//
+// L2PF: before the PDL wait, ask L2 to prefetch every chunk this thread will
+// load (the weights never depend on the previous kernel), so that under PDL
+// the block streams from DRAM while the previous kernel finishes and its own
+// loads after the wait find the weights in L2.
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+template <class WT, int TPR, int ROWS, int UNROLL, bool L2PF>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
                                           int cols) {
@@ -217,30 +220,24 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
         sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
     }
+    if (L2PF) {
+        for (int c = j; c < chunks; c += TPR) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) prefetch_l2(wr[r] + c);
+        }
+    }
+    pdl_entry();
     const float4* xv = reinterpret_cast<const float4*>(x);
     float acc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) acc[r] = 0.f;
-    // The first step's weights are loaded BEFORE the wait for the previous
-    // kernel (they never depend on it): under PDL a block that starts in the
-    // previous kernel's tail streams while that kernel finishes.
-    uint4 w[UNROLL][ROWS];
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-        const int cc = min(j + u * TPR, chunks - 1);  // past the end: reread, counted as zero
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-    }
-    pdl_wait();  // x (and y) may belong to the previous kernel
-    pdl_launch_dependents();
     for (int base = j; base < chunks; base += TPR * UNROLL) {
-        if (base != j) {
+        uint4 w[UNROLL][ROWS];
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                const int cc = min(base + u * TPR, chunks - 1);
+        for (int u = 0; u < UNROLL; u++) {
+            const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
 #pragma unroll
-                for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-            }
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
@@ -280,33 +277,39 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
     }
 }
 
-// ids_ready: the ids were written by the host or by a launch at least two
-// places earlier (see pdl_wait), so the weights they select may be loaded
-// before the wait; otherwise the kernel waits before reading them. With
-// a single matrix (ids null) the weights are always loaded before the wait.
-#define GEMV_BF16(TPR, ROWS, UNROLL)                                                                    \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_bf16_t##TPR##r##ROWS##u##UNROLL(    \
+// ids_ready: the ids were written by the host (a copy, not a kernel), so the
+// kernel may read them, and prefetch the weights they select, before the
+// PDL wait; otherwise it waits before reading them.
+#define GEMV_BF16_X(NAME, TPR, ROWS, UNROLL, L2PF)                                                      \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
         int ids_ready) {                                                                               \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_wait();                                                             \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<BF16Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                                  \
-                                                  reinterpret_cast<const uint8_t*>(W + m * mstride),     \
-                                                  nullptr, x + (size_t)e * xstride, rows, cols);        \
+        gemv_body<BF16Weights, TPR, ROWS, UNROLL, L2PF>(y + (size_t)e * rows,                            \
+                                                        reinterpret_cast<const uint8_t*>(W + m * mstride), \
+                                                        nullptr, x + (size_t)e * xstride, rows, cols);  \
     }
-#define GEMV_FP8(TPR, ROWS, UNROLL)                                                                     \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_fp8_t##TPR##r##ROWS##u##UNROLL(     \
+#define GEMV_FP8_X(NAME, TPR, ROWS, UNROLL, L2PF)                                                       \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
         long long sstride, int xstride, int rows, int cols, int ids_ready) {                            \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_wait();                                                             \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<FP8Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride, S + m * sstride, \
-                                                 x + (size_t)e * xstride, rows, cols);                  \
+        gemv_body<FP8Weights, TPR, ROWS, UNROLL, L2PF>(y + (size_t)e * rows, W + m * mstride,            \
+                                                       S + m * sstride, x + (size_t)e * xstride, rows,  \
+                                                       cols);                                          \
     }
+#define GEMV_BF16(TPR, ROWS, UNROLL) GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL, false)
+#define GEMV_FP8(TPR, ROWS, UNROLL) GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL, false)
+#define GEMV_BF16_L2(TPR, ROWS, UNROLL) \
+    GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL##l2, TPR, ROWS, UNROLL, true)
+#define GEMV_FP8_L2(TPR, ROWS, UNROLL) \
+    GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL##l2, TPR, ROWS, UNROLL, true)
 
 // Instances gemv_{bf16,fp8}_t{TPR}r{ROWS}u{UNROLL}; the bandwidth test
 // measures each at Drama 3's shapes (docs/PERF.md) and engine/cuda picks.
@@ -330,161 +333,133 @@ GEMV_FP8(32, 4, 1)
 GEMV_FP8(32, 8, 1)
 GEMV_FP8(32, 4, 4)
 GEMV_FP8(128, 4, 2)
+// The same with the L2 prefetch before the PDL wait (suffix l2).
+GEMV_BF16_L2(128, 2, 2)
+GEMV_BF16_L2(32, 8, 2)
+GEMV_BF16_L2(32, 4, 2)
+GEMV_BF16_L2(256, 4, 1)
+GEMV_FP8_L2(32, 4, 2)
+GEMV_FP8_L2(64, 4, 2)
+GEMV_FP8_L2(32, 8, 1)
+GEMV_FP8_L2(128, 4, 2)
 
 // ---------------------------------------------------------------------------
-// Block-FP8 GEMV on the tensor cores: y = W·x with E4M3 W decoded to f16
-// (exact, one cvt per two weights) straight into the B operand of
-// mma.m16n8k16 (f16 in, float32 accumulation), and x split into two f16
-// halves x = hi + lo (hi = f16(x), lo = f16(x − hi): 22 significant bits) as
-// the A operand's rows 0 and 1, so y = D[0] + D[1] to float32 accuracy.
-// Against the float32 FMA path above this removes the per-weight widening and
-// FMA (about 40 instructions per 16 bytes → 15). x must stay below 65504 in
-// magnitude (f16); the host uses this kernel only where cols ≤ GEMV_MMA_MAXC.
-//
-// A warp computes an 8-row tile (the 8 columns n of the MMA), lane (g, t)
-// = (lane/4, lane%4) loading the 16-byte chunk 4·grp + t of row g for its
-// chunk groups grp (64 columns each, inside one 128-column scale block, so
-// one scale per group and tile); the k order inside an MMA is a permutation
-// shared by A and B, which the sum ignores. TPR threads (TPR/32 warps) split
-// one tile's chunk groups; their partial sums meet in shared memory. The
-// first U loads per lane are issued before the PDL wait; x is converted into
-// shared memory after it.
-#define GEMV_MMA_MAXC 4096
+// Streaming GEMVs through a shared-memory ring (cp.async). Rows r0..r1 of a
+// row-major matrix are one contiguous run of bytes: a block streams its run
+// in stages of Q 16-byte chunks per thread (thread i copying chunks i, i+256,
+// …: coalesced), NST stages in flight in shared memory, so far more bytes are
+// in flight per thread than registers could hold. The first NST stages are
+// requested BEFORE the PDL wait. Each thread multiplies only the chunks it
+// copied (no barrier between copy and use); a warp's 32 chunks of a stage lie
+// in one row (the host requires cols/PER to be a multiple of 32), so a
+// warp sums them with shuffles and adds the row's part into shared memory.
+// The grid is about two blocks per multiprocessor (rb rows each, ≤ GEMV_S_MAXRB,
+// chosen by the host), so the next launch's blocks fit beside these.
+#define GEMV_S_MAXRB 1024
 
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t v16) {
-    uint32_t h;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((uint16_t)v16));
-#else
-    // Exact integer path (as fp8_top_byte_to_float) for older devices.
-    const float lo = fp8_top_byte_to_float(v16 << 24), hi = fp8_top_byte_to_float(v16 << 16);
-    const __half2 p = __floats2half2_rn(lo, hi);
-    h = *reinterpret_cast<const uint32_t*>(&p);
-#endif
-    return h;
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-__device__ __forceinline__ void mma_f16_16816(float& d0, float& d1, float& d2, float& d3, uint32_t a0, uint32_t a2,
-                                              uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-        : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-#endif
-}
-
-template <int TPR, int U>
-__device__ __forceinline__ void gemv_fp8_mma_body(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                                  const float* __restrict__ S, const float* __restrict__ x,
-                                                  int rows, int cols) {
-    constexpr int WPT = TPR / 32, TILES = GEMV_THREADS / TPR;
-    __shared__ __align__(16) __half xh[GEMV_MMA_MAXC];
-    __shared__ __align__(16) __half xl[GEMV_MMA_MAXC];
-    __shared__ float part[GEMV_THREADS / 32][8];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int tile = warp / WPT, wt = warp % WPT;
-    const int g = lane >> 2, t = lane & 3;
-    const int row0 = (blockIdx.x * TILES + tile) * 8;
-    const int K = cols / 16, groups = (K + 3) / 4;
+template <class WT, int Q, int NST>
+__device__ __forceinline__ void gemv_stream_body(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                                 const float* __restrict__ S, const float* __restrict__ x,
+                                                 int rows, int cols, int rb) {
+    __shared__ uint4 ring[NST][Q][GEMV_THREADS];
+    __shared__ float rowacc[GEMV_S_MAXRB];
+    const int tid = threadIdx.x;
+    const int r0 = blockIdx.x * rb, r1 = min(rows, r0 + rb);
+    const int K = cols / WT::PER;  // chunks per row, a multiple of 32
+    const int nchunks = max(r1 - r0, 0) * K;
+    const int nstages = (nchunks + Q * GEMV_THREADS - 1) / (Q * GEMV_THREADS);
+    const uint4* src = reinterpret_cast<const uint4*>(W) + (size_t)r0 * K;
     const int scols = (cols + 127) >> 7;
-    const uint4* wr = reinterpret_cast<const uint4*>(W + (size_t)min(row0 + g, rows - 1) * cols);
-    const float* sr = S + (size_t)(min(row0, rows - 1) >> 7) * scols;
-    const int iters = (groups + WPT * U - 1) / (WPT * U);
-
-    uint4 w[U];
-    float sc[U];
+    for (int i = tid; i < rb && i < GEMV_S_MAXRB; i += GEMV_THREADS) rowacc[i] = 0.f;
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-        const int grp = min(wt + WPT * u, groups - 1);
-        w[u] = load_stream(wr + min(4 * grp + t, K - 1));
-        sc[u] = __ldg(sr + (grp >> 1));
-    }
-    pdl_wait();  // x (and y) may belong to the previous kernel
-    pdl_launch_dependents();
-    for (int i = threadIdx.x; i < groups * 64; i += GEMV_THREADS) {
-        const float v = i < cols ? x[i] : 0.f;
-        const __half h = __float2half_rn(v);
-        xh[i] = h;
-        xl[i] = __float2half_rn(v - __half2float(h));
-    }
-    __syncthreads();
-    const __half* xs = g == 0 ? xh : xl;
-    float acc0 = 0.f, acc1 = 0.f;
-    for (int it = 0; it < iters; it++) {
-        if (it > 0) {
+    for (int st = 0; st < NST; st++) {
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int grp = min(wt + WPT * (U * it + u), groups - 1);
-                w[u] = load_stream(wr + min(4 * grp + t, K - 1));
-                sc[u] = __ldg(sr + (grp >> 1));
+        for (int q = 0; q < Q; q++) {
+            const int k = (st * Q + q) * GEMV_THREADS + tid;
+            if (k < nchunks) cp_async16(&ring[st][q][tid], src + k);
+        }
+        cp_async_commit();
+    }
+    __syncthreads();  // rowacc zeroed
+    pdl_entry();      // x may belong to the previous kernel
+    const float4* xv = reinterpret_cast<const float4*>(x);
+    const int lane = tid & 31;
+    // Row rr and chunk c of this thread's chunk k, advanced by 256 per step.
+    int rr = tid / K, c = tid - rr * K;
+    const int drr = GEMV_THREADS / K, dc = GEMV_THREADS - drr * K;
+    for (int s = 0; s < nstages; s++) {
+        cp_async_wait<NST - 1>();  // this thread's chunks of stage s are in
+        const int slot = s % NST;
+#pragma unroll
+        for (int q = 0; q < Q; q++) {
+            const int k = (s * Q + q) * GEMV_THREADS + tid;
+            if (k < nchunks) {  // warp-uniform: nchunks is a multiple of 32
+                float p = WT::dot(ring[slot][q][tid], xv, c);
+                if (S) p *= __ldg(S + (size_t)((r0 + rr) >> 7) * scols + ((c * WT::PER) >> 7));
+                p = warp_sum(p);
+                if (lane == 0) atomicAdd(&rowacc[rr], p);
+            }
+            rr += drr;
+            c += dc;
+            if (c >= K) {
+                c -= K;
+                rr++;
             }
         }
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int grp = wt + WPT * (U * it + u);
-            if (grp >= groups) break;  // warp-uniform
-            const int c = 4 * grp + t;
-            uint4 xa0 = make_uint4(0, 0, 0, 0), xa1 = xa0;
-            if (g < 2) {
-                xa0 = *reinterpret_cast<const uint4*>(xs + 16 * c);
-                xa1 = *reinterpret_cast<const uint4*>(xs + 16 * c + 8);
-            }
-            const uint4 wv = c < K ? w[u] : make_uint4(0, 0, 0, 0);
-            float d0 = 0.f, d1 = 0.f, d2 = 0.f, d3 = 0.f;
-            mma_f16_16816(d0, d1, d2, d3, xa0.x, xa0.y, e4m3x2_to_f16x2(wv.x), e4m3x2_to_f16x2(wv.x >> 16));
-            mma_f16_16816(d0, d1, d2, d3, xa0.z, xa0.w, e4m3x2_to_f16x2(wv.y), e4m3x2_to_f16x2(wv.y >> 16));
-            mma_f16_16816(d0, d1, d2, d3, xa1.x, xa1.y, e4m3x2_to_f16x2(wv.z), e4m3x2_to_f16x2(wv.z >> 16));
-            mma_f16_16816(d0, d1, d2, d3, xa1.z, xa1.w, e4m3x2_to_f16x2(wv.w), e4m3x2_to_f16x2(wv.w >> 16));
-            acc0 = fmaf(sc[u], d0, acc0);
-            acc1 = fmaf(sc[u], d1, acc1);
+        for (int q = 0; q < Q; q++) {
+            const int k = ((s + NST) * Q + q) * GEMV_THREADS + tid;
+            if (k < nchunks) cp_async16(&ring[slot][q][tid], src + k);
         }
+        cp_async_commit();
     }
-    // Lanes 0-3 hold rows 2t, 2t+1 of x's hi part, lanes 4-7 of its lo part.
-    acc0 += __shfl_down_sync(FULL_MASK, acc0, 4);
-    acc1 += __shfl_down_sync(FULL_MASK, acc1, 4);
-    if (WPT == 1) {
-        if (lane < 4) {
-            if (row0 + 2 * t < rows) y[row0 + 2 * t] = acc0;
-            if (row0 + 2 * t + 1 < rows) y[row0 + 2 * t + 1] = acc1;
-        }
-        return;
-    }
-    if (lane < 4) {
-        part[warp][2 * t] = acc0;
-        part[warp][2 * t + 1] = acc1;
-    }
+    cp_async_wait<0>();
     __syncthreads();
-    if (wt == 0 && lane < 8 && row0 + lane < rows) {
-        float s = 0.f;
-#pragma unroll
-        for (int k = 0; k < WPT; k++) s += part[tile * WPT + k][lane];
-        y[row0 + lane] = s;
-    }
+    for (int i = tid; i < r1 - r0; i += GEMV_THREADS) y[r0 + i] = rowacc[i];
 }
 
-#define GEMV_MMA_FP8(TPR, U)                                                                            \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemv_fp8_m##TPR##u##U(                     \
+#define GEMV_S_BF16(Q, NST)                                                                             \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 4) gemv_bf16_s##Q##x##NST(                 \
+        float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
+        const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
+        int ids_ready, int rb) {                                                                       \
+        const int e = blockIdx.y;                                                                      \
+        if (ids && !ids_ready) pdl_entry();                                                            \
+        const long long m = ids ? (long long)ids[e] : 0;                                               \
+        gemv_stream_body<BF16Weights, Q, NST>(y + (size_t)e * rows,                                      \
+                                              reinterpret_cast<const uint8_t*>(W + m * mstride), nullptr, \
+                                              x + (size_t)e * xstride, rows, cols, rb);                 \
+    }
+#define GEMV_S_FP8(Q, NST)                                                                              \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 4) gemv_fp8_s##Q##x##NST(                  \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int ids_ready) {                            \
+        long long sstride, int xstride, int rows, int cols, int ids_ready, int rb) {                    \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_wait();                                                             \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_fp8_mma_body<TPR, U>(y + (size_t)e * rows, W + m * mstride, S + m * sstride,                \
-                                  x + (size_t)e * xstride, rows, cols);                                \
+        gemv_stream_body<FP8Weights, Q, NST>(y + (size_t)e * rows, W + m * mstride, S + m * sstride,     \
+                                             x + (size_t)e * xstride, rows, cols, rb);                  \
     }
 
-// Instances gemv_fp8_m{TPR}u{U}: TPR threads per 8-row tile, U chunk groups
-// per warp in flight.
-GEMV_MMA_FP8(256, 4)
-GEMV_MMA_FP8(256, 2)
-GEMV_MMA_FP8(256, 1)
-GEMV_MMA_FP8(128, 2)
-GEMV_MMA_FP8(128, 1)
-GEMV_MMA_FP8(64, 1)
-GEMV_MMA_FP8(32, 1)
+// Instances gemv_{bf16,fp8}_s{Q}x{NST}: Q chunks per thread and stage, NST
+// stages in flight (Q·NST·4 KiB of shared memory per block).
+GEMV_S_BF16(2, 5)
+GEMV_S_BF16(4, 2)
+GEMV_S_BF16(1, 8)
+GEMV_S_FP8(2, 5)
+GEMV_S_FP8(4, 2)
+GEMV_S_FP8(1, 8)
 
 // An empty kernel: the bandwidth test times it to measure the launch floor.
 extern "C" __global__ void launch_floor() {}
