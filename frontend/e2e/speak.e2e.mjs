@@ -226,6 +226,35 @@ async function main() {
   if (readdirSync(scratch).some((f) => f.startsWith('.take-1.wav'))) fail('a temporary export file was left behind');
   console.log(`e2e: exported ${wavPath}: ${wav.length} bytes, samples match the take`);
 
+  // Re-run take 1 with one setting changed, rename it, replay it, switch
+  // A/B between the two takes, delete the re-run.
+  const take1 = page.locator('[data-region="takes"] li[data-take="1"]');
+  await take1.getByRole('combobox', { name: 'Re-run changing' }).selectOption('seed');
+  await take1.getByRole('textbox', { name: 'New value' }).fill('7');
+  await take1.getByRole('button', { name: 'Re-run' }).click();
+  const take2 = page.locator('[data-region="takes"] li[data-take="2"][data-state="finished"]');
+  await take2.waitFor({ timeout: 120_000 });
+  const t2 = (await api(page, 'Takes')).find((t) => t.id === 2);
+  if (t2.request.seed !== 7 || t2.request.text !== (await api(page, 'Takes')).find((t) => t.id === 1).request.text || !t2.name.includes('seed 7'))
+    fail(`re-run take: ${JSON.stringify(t2.request)} named ${t2.name}`);
+  await page.locator('[data-region="takes"] li[data-take="1"] button[aria-label="Select take 1"]').click();
+  page.once('dialog', (d) => d.accept('Opening line'));
+  await take1.getByRole('button', { name: 'Rename' }).click();
+  await take1.locator('em').filter({ hasText: 'Opening line' }).waitFor();
+  await take1.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.locator('[data-region="transport"] [data-player="playing"]').waitFor({ timeout: 10_000 });
+  await take1.getByRole('combobox', { name: 'A/B with' }).selectOption('2');
+  await take1.getByRole('button', { name: 'Switch A/B' }).click();
+  await page.locator('[data-region="waveform"] h2').filter({ hasText: 'take #2' }).waitFor({ timeout: 10_000 });
+  await page.locator('[data-region="transport"] [data-player="playing"]').waitFor({ timeout: 10_000 });
+  const take2Row = page.locator('[data-region="takes"] li[data-take="2"]');
+  await take2Row.getByRole('button', { name: 'Delete' }).click();
+  await take2Row.waitFor({ state: 'detached', timeout: 10_000 });
+  if (existsSync(join(scratch, 'data', 'proscenium', 'takes', '2'))) fail('deleted take 2 is still on disk');
+  const renamed = JSON.parse(readFileSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'), 'utf8'));
+  if (renamed.take.name !== 'Opening line') fail(`take.json name ${renamed.take.name}`);
+  console.log(`e2e: re-run with seed 7 → take #2 (${t2.name}); renamed #1, played it, switched A/B to #2, deleted #2`);
+
   // The take was kept under XDG_DATA_HOME.
   if (!existsSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'))) fail('take 1 was not saved under XDG_DATA_HOME');
 
