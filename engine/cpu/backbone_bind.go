@@ -34,6 +34,32 @@ func BackboneGeometryOf(t *drama3.TextConfig) (BackboneGeometry, error) {
 	return g, g.Validate()
 }
 
+// paramReader widens bound checkpoint parameters to float32 and keeps the
+// first error, so that a loader reads every tensor in one pass and checks
+// once (the backbone and tower loaders share it).
+type paramReader struct {
+	w    *drama3.Weights
+	part string // "backbone weights", "tower weights": starts the error
+	err  error
+}
+
+// read returns p's values, or nil once an error has happened; what names the
+// tensor in the error when p is not bound.
+func (r *paramReader) read(p *drama3.Param, what string) []float32 {
+	if r.err != nil {
+		return nil
+	}
+	if p == nil {
+		r.err = fmt.Errorf("%s: %s is not bound", r.part, what)
+		return nil
+	}
+	v, err := r.w.Float32(p)
+	if err != nil {
+		r.err = err
+	}
+	return v
+}
+
 // LoadBackboneWeights reads the backbone's tensors from bound checkpoint
 // weights into float32: BF16/F16 widened exactly, routed experts dequantised
 // from their FP8 blocks (either expert layout).
@@ -42,21 +68,8 @@ func LoadBackboneWeights(w *drama3.Weights) (*BackboneWeights, error) {
 	if err != nil {
 		return nil, err
 	}
-	var firstErr error
-	read := func(p *drama3.Param, what string) []float32 {
-		if firstErr != nil {
-			return nil
-		}
-		if p == nil {
-			firstErr = fmt.Errorf("backbone weights: %s is not bound", what)
-			return nil
-		}
-		v, err := w.Float32(p)
-		if err != nil {
-			firstErr = err
-		}
-		return v
-	}
+	r := &paramReader{w: w, part: "backbone weights"}
+	read := r.read
 	bw := &BackboneWeights{Geometry: g}
 	bw.Embed = read(w.Embed, "embed_tokens")
 	bw.FinalNorm = read(w.FinalNorm, "norm")
@@ -105,8 +118,8 @@ func LoadBackboneWeights(w *drama3.Weights) (*BackboneWeights, error) {
 			},
 			SharedGate: read(m.SharedExpertGate, p+"mlp.shared_expert_gate"), // [1, H] is [H]
 		}
-		if firstErr != nil {
-			return nil, firstErr
+		if r.err != nil {
+			return nil, r.err
 		}
 		gate, up, down, err := w.ExpertFloat32(i)
 		if err != nil {
@@ -117,8 +130,8 @@ func LoadBackboneWeights(w *drama3.Weights) (*BackboneWeights, error) {
 		}
 		bw.Layers = append(bw.Layers, l)
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	if r.err != nil {
+		return nil, r.err
 	}
 	if err := bw.Check(); err != nil {
 		return nil, err

@@ -27,21 +27,8 @@ func LoadTowerWeights(w *drama3.Weights) (*TowerWeights, error) {
 	if err != nil {
 		return nil, err
 	}
-	var firstErr error
-	read := func(p *drama3.Param, what string) []float32 {
-		if firstErr != nil {
-			return nil
-		}
-		if p == nil {
-			firstErr = fmt.Errorf("tower weights: %s is not bound", what)
-			return nil
-		}
-		v, err := w.Float32(p)
-		if err != nil {
-			firstErr = err
-		}
-		return v
-	}
+	r := &paramReader{w: w, part: "tower weights"}
+	read := r.read
 	tw := &TowerWeights{Geometry: g}
 	if len(w.CodebookEmbeddings) != len(g.Entries) || len(w.TowerShared) != g.SharedLayers || len(w.TowerResid) != g.ResidualLayers() {
 		return nil, fmt.Errorf("tower weights: bound %d codebook embeddings, %d shared and %d residual layers; config needs %d, %d, %d",
@@ -70,8 +57,8 @@ func LoadTowerWeights(w *drama3.Weights) (*TowerWeights, error) {
 	for i := range w.TowerResid {
 		tw.Residual = append(tw.Residual, layer(&w.TowerResid[i], fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), true))
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	if r.err != nil {
+		return nil, r.err
 	}
 	if err := tw.Check(); err != nil {
 		return nil, err
