@@ -29,12 +29,11 @@ func (w *AttentionWeights) check(c *sizeChecker, p string, g *BackboneGeometry) 
 }
 
 // kvCache holds the normed, rotated keys and the values of every row so far,
-// [rows, KVHeads, HeadDim] each.
+// [rows, KVHeads, HeadDim] each (a backbone full-attention layer's, a tower
+// layer's).
 type kvCache struct {
 	k, v []float32
 }
-
-func newKVCache(g *BackboneGeometry) *kvCache { return &kvCache{} }
 
 // attentionForward computes the mixer output out [n, Hidden] for n new rows x
 // (already input-normed) at positions pos0…pos0+n−1 and appends their keys and
@@ -70,6 +69,18 @@ func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *Bac
 	kv.v = append(kv.v, v...)
 
 	attn := make([]float32, n*nh*hd)
+	causalAttention(attn, qg, nh*2*hd, 2*hd, true, kv, n, pos0, nh, nkv, hd)
+	MatMulRows(out, w.O, attn, n, hid, nh*hd)
+}
+
+// causalAttention writes attn [n, nh, hd]: for new row t (position pos0+t)
+// and query head h, the softmax (scale hd^-0.5) of its query against the
+// cached keys of rows 0…pos0+t of KV head h/(nh/nkv), applied to their values.
+// Row t's query for head h is q[t·rowStride+h·headStride:][:hd]; when gated,
+// the hd values after it are a gate and the output is multiplied by
+// sigmoid(gate) (the backbone's gated attention). The backbone and the tower
+// share it, so both follow one order of operations.
+func causalAttention(attn, q []float32, rowStride, headStride int, gated bool, kv *kvCache, n, pos0, nh, nkv, hd int) {
 	group := nh / nkv
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	total := pos0 + n
@@ -78,12 +89,11 @@ func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *Bac
 		for item := lo; item < hi; item++ {
 			t, h := item/nh, item%nh
 			kvh := h / group
-			q := qg[(t*nh+h)*2*hd:][:hd]
-			gate := qg[(t*nh+h)*2*hd+hd:][:hd]
+			qh := q[t*rowStride+h*headStride:][:hd]
 			last := pos0 + t // causal: rows 0…last
 			maxs := float32(math.Inf(-1))
 			for p := 0; p <= last; p++ {
-				s := Dot(q, kv.k[(p*nkv+kvh)*hd:][:hd]) * scale
+				s := Dot(qh, kv.k[(p*nkv+kvh)*hd:][:hd]) * scale
 				scores[p] = s
 				maxs = max(maxs, s)
 			}
@@ -98,10 +108,12 @@ func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *Bac
 			for p := 0; p <= last; p++ {
 				AddScaled(o, kv.v[(p*nkv+kvh)*hd:][:hd], scores[p]/sum)
 			}
-			for i := range o {
-				o[i] *= Sigmoid(gate[i])
+			if gated {
+				gate := q[t*rowStride+h*headStride+hd:][:hd]
+				for i := range o {
+					o[i] *= Sigmoid(gate[i])
+				}
 			}
 		}
 	})
-	MatMulRows(out, w.O, attn, n, hid, nh*hd)
 }

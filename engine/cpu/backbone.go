@@ -240,7 +240,7 @@ func (b *Backbone) Reset() {
 		case LinearAttention:
 			b.layers[i] = layerState{deltaNet: newDeltaNetState(g)}
 		case FullAttention:
-			b.layers[i] = layerState{kv: newKVCache(g)}
+			b.layers[i] = layerState{kv: &kvCache{}}
 		}
 	}
 	b.pos = 0

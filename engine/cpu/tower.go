@@ -149,18 +149,15 @@ func (c *towerChecker) want(name string, v []float32, n int) {
 type Tower struct {
 	w      *TowerWeights
 	rope   *interleavedRope
-	caches []towerCache // shared layers, then residual layers
-	pos    int          // rows completed
-	next   int          // audio row in progress: the residual layer due next (0: none in progress)
-	h      []float32    // the row in progress: the last layer's h_out
+	caches []kvCache // shared layers, then residual layers
+	pos    int       // rows completed
+	next   int       // audio row in progress: the residual layer due next (0: none in progress)
+	h      []float32 // the row in progress: the last layer's h_out
 
 	// LayerOutput, when set, receives each layer's h_out [n, Dim] (layer index
 	// 0..12: shared first) during a run; it must not keep h.
 	LayerOutput func(layer int, h []float32)
 }
-
-// towerCache is one layer's keys (rotated) and values, [rows, KVHeads, HeadDim].
-type towerCache struct{ k, v []float32 }
 
 // NewTower checks the weights and returns a tower with empty caches.
 func NewTower(w *TowerWeights) (*Tower, error) {
@@ -182,7 +179,7 @@ func (t *Tower) Len() int { return t.pos }
 // Reset forgets every row.
 func (t *Tower) Reset() {
 	g := &t.w.Geometry
-	t.caches = make([]towerCache, g.SharedLayers+g.ResidualLayers())
+	t.caches = make([]kvCache, g.SharedLayers+g.ResidualLayers())
 	t.pos, t.next, t.h = 0, 0, nil
 }
 
@@ -308,7 +305,7 @@ func (t *Tower) layer(li int, h, emb []float32, n int) {
 // attention is the tower block's attention: fused wqkv, interleaved-pair RoPE
 // on q and k, grouped-query causal softmax (scale head_dim^-0.5) over the
 // layer's cache, wo. Rows are at positions t.pos…t.pos+n−1.
-func (t *Tower) attention(out, x []float32, n int, lw *TowerLayerWeights, kv *towerCache) {
+func (t *Tower) attention(out, x []float32, n int, lw *TowerLayerWeights, kv *kvCache) {
 	g := &t.w.Geometry
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
 	width := (nh + 2*nkv) * hd
@@ -325,35 +322,7 @@ func (t *Tower) attention(out, x []float32, n int, lw *TowerLayerWeights, kv *to
 	}
 
 	attn := make([]float32, n*nh*hd)
-	group := nh / nkv
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	total := pos0 + n
-	parallelFor(n*nh, n*nh*total*hd*2, func(lo, hi int) {
-		scores := make([]float32, total)
-		for item := lo; item < hi; item++ {
-			r, h := item/nh, item%nh
-			kvh := h / group
-			q := qkv[r*width+h*hd:][:hd]
-			last := pos0 + r // causal: rows 0…last
-			maxs := float32(math.Inf(-1))
-			for p := 0; p <= last; p++ {
-				s := Dot(q, kv.k[(p*nkv+kvh)*hd:][:hd]) * scale
-				scores[p] = s
-				maxs = max(maxs, s)
-			}
-			var sum float32
-			for p := 0; p <= last; p++ {
-				e := float32(math.Exp(float64(scores[p] - maxs)))
-				scores[p] = e
-				sum += e
-			}
-			o := attn[(r*nh+h)*hd:][:hd]
-			clear(o)
-			for p := 0; p <= last; p++ {
-				AddScaled(o, kv.v[(p*nkv+kvh)*hd:][:hd], scores[p]/sum)
-			}
-		}
-	})
+	causalAttention(attn, qkv, width, hd, false, kv, n, pos0, nh, nkv, hd)
 	MatMulRows(out, lw.WO, attn, n, D, nh*hd)
 }
 
