@@ -194,16 +194,7 @@ struct FP8Weights {
 // S is null for BF16; for FP8 it holds the float32 block scales
 // [ceil(rows/128), ceil(cols/128)]: w[r][c] = fp8 · S[r/128][c/128]. A chunk
 // (16 columns) lies in one scale block, so its products are scaled once.
-//
-// L2PF: before the PDL wait, ask L2 to prefetch every chunk this thread will
-// load (the weights never depend on the previous kernel), so that under PDL
-// the block streams from DRAM while the previous kernel finishes and its own
-// loads after the wait find the weights in L2.
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
-template <class WT, int TPR, int ROWS, int UNROLL, bool L2PF>
+template <class WT, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
                                           int cols) {
@@ -219,12 +210,6 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         const int row = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
         sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
-    if (L2PF) {
-        for (int c = j; c < chunks; c += TPR) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) prefetch_l2(wr[r] + c);
-        }
     }
     pdl_entry();
     const float4* xv = reinterpret_cast<const float4*>(x);
@@ -278,9 +263,10 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 }
 
 // ids_ready: the ids were written by the host (a copy, not a kernel), so the
-// kernel may read them, and prefetch the weights they select, before the
-// PDL wait; otherwise it waits before reading them.
-#define GEMV_BF16_X(NAME, TPR, ROWS, UNROLL, L2PF)                                                      \
+// kernel may read them before the PDL wait; otherwise it waits first. (The
+// weights' loads still follow the wait: loading or prefetching them before it
+// measured slower, docs/PERF.md.)
+#define GEMV_BF16_X(NAME, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
@@ -288,11 +274,11 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<BF16Weights, TPR, ROWS, UNROLL, L2PF>(y + (size_t)e * rows,                            \
+        gemv_body<BF16Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                            \
                                                         reinterpret_cast<const uint8_t*>(W + m * mstride), \
                                                         nullptr, x + (size_t)e * xstride, rows, cols);  \
     }
-#define GEMV_FP8_X(NAME, TPR, ROWS, UNROLL, L2PF)                                                       \
+#define GEMV_FP8_X(NAME, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
@@ -300,16 +286,12 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<FP8Weights, TPR, ROWS, UNROLL, L2PF>(y + (size_t)e * rows, W + m * mstride,            \
+        gemv_body<FP8Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,            \
                                                        S + m * sstride, x + (size_t)e * xstride, rows,  \
                                                        cols);                                          \
     }
-#define GEMV_BF16(TPR, ROWS, UNROLL) GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL, false)
-#define GEMV_FP8(TPR, ROWS, UNROLL) GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL, false)
-#define GEMV_BF16_L2(TPR, ROWS, UNROLL) \
-    GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL##l2, TPR, ROWS, UNROLL, true)
-#define GEMV_FP8_L2(TPR, ROWS, UNROLL) \
-    GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL##l2, TPR, ROWS, UNROLL, true)
+#define GEMV_BF16(TPR, ROWS, UNROLL) GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)
+#define GEMV_FP8(TPR, ROWS, UNROLL) GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)
 
 // Instances gemv_{bf16,fp8}_t{TPR}r{ROWS}u{UNROLL}; the bandwidth test
 // measures each at Drama 3's shapes (docs/PERF.md) and engine/cuda picks.
@@ -333,133 +315,6 @@ GEMV_FP8(32, 4, 1)
 GEMV_FP8(32, 8, 1)
 GEMV_FP8(32, 4, 4)
 GEMV_FP8(128, 4, 2)
-// The same with the L2 prefetch before the PDL wait (suffix l2).
-GEMV_BF16_L2(128, 2, 2)
-GEMV_BF16_L2(32, 8, 2)
-GEMV_BF16_L2(32, 4, 2)
-GEMV_BF16_L2(256, 4, 1)
-GEMV_FP8_L2(32, 4, 2)
-GEMV_FP8_L2(64, 4, 2)
-GEMV_FP8_L2(32, 8, 1)
-GEMV_FP8_L2(128, 4, 2)
-
-// ---------------------------------------------------------------------------
-// Streaming GEMVs through a shared-memory ring (cp.async). Rows r0..r1 of a
-// row-major matrix are one contiguous run of bytes: a block streams its run
-// in stages of Q 16-byte chunks per thread (thread i copying chunks i, i+256,
-// …: coalesced), NST stages in flight in shared memory, so far more bytes are
-// in flight per thread than registers could hold. The first NST stages are
-// requested BEFORE the PDL wait. Each thread multiplies only the chunks it
-// copied (no barrier between copy and use); a warp's 32 chunks of a stage lie
-// in one row (the host requires cols/PER to be a multiple of 32), so a
-// warp sums them with shuffles and adds the row's part into shared memory.
-// The grid is about two blocks per multiprocessor (rb rows each, ≤ GEMV_S_MAXRB,
-// chosen by the host), so the next launch's blocks fit beside these.
-#define GEMV_S_MAXRB 1024
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
-template <class WT, int Q, int NST>
-__device__ __forceinline__ void gemv_stream_body(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                                 const float* __restrict__ S, const float* __restrict__ x,
-                                                 int rows, int cols, int rb) {
-    __shared__ uint4 ring[NST][Q][GEMV_THREADS];
-    __shared__ float rowacc[GEMV_S_MAXRB];
-    const int tid = threadIdx.x;
-    const int r0 = blockIdx.x * rb, r1 = min(rows, r0 + rb);
-    const int K = cols / WT::PER;  // chunks per row, a multiple of 32
-    const int nchunks = max(r1 - r0, 0) * K;
-    const int nstages = (nchunks + Q * GEMV_THREADS - 1) / (Q * GEMV_THREADS);
-    const uint4* src = reinterpret_cast<const uint4*>(W) + (size_t)r0 * K;
-    const int scols = (cols + 127) >> 7;
-    for (int i = tid; i < rb && i < GEMV_S_MAXRB; i += GEMV_THREADS) rowacc[i] = 0.f;
-#pragma unroll
-    for (int st = 0; st < NST; st++) {
-#pragma unroll
-        for (int q = 0; q < Q; q++) {
-            const int k = (st * Q + q) * GEMV_THREADS + tid;
-            if (k < nchunks) cp_async16(&ring[st][q][tid], src + k);
-        }
-        cp_async_commit();
-    }
-    __syncthreads();  // rowacc zeroed
-    pdl_entry();      // x may belong to the previous kernel
-    const float4* xv = reinterpret_cast<const float4*>(x);
-    const int lane = tid & 31;
-    // Row rr and chunk c of this thread's chunk k, advanced by 256 per step.
-    int rr = tid / K, c = tid - rr * K;
-    const int drr = GEMV_THREADS / K, dc = GEMV_THREADS - drr * K;
-    for (int s = 0; s < nstages; s++) {
-        cp_async_wait<NST - 1>();  // this thread's chunks of stage s are in
-        const int slot = s % NST;
-#pragma unroll
-        for (int q = 0; q < Q; q++) {
-            const int k = (s * Q + q) * GEMV_THREADS + tid;
-            if (k < nchunks) {  // warp-uniform: nchunks is a multiple of 32
-                float p = WT::dot(ring[slot][q][tid], xv, c);
-                if (S) p *= __ldg(S + (size_t)((r0 + rr) >> 7) * scols + ((c * WT::PER) >> 7));
-                p = warp_sum(p);
-                if (lane == 0) atomicAdd(&rowacc[rr], p);
-            }
-            rr += drr;
-            c += dc;
-            if (c >= K) {
-                c -= K;
-                rr++;
-            }
-        }
-#pragma unroll
-        for (int q = 0; q < Q; q++) {
-            const int k = ((s + NST) * Q + q) * GEMV_THREADS + tid;
-            if (k < nchunks) cp_async16(&ring[slot][q][tid], src + k);
-        }
-        cp_async_commit();
-    }
-    cp_async_wait<0>();
-    __syncthreads();
-    for (int i = tid; i < r1 - r0; i += GEMV_THREADS) y[r0 + i] = rowacc[i];
-}
-
-#define GEMV_S_BF16(Q, NST)                                                                             \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 4) gemv_bf16_s##Q##x##NST(                 \
-        float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
-        const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
-        int ids_ready, int rb) {                                                                       \
-        const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_entry();                                                            \
-        const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_stream_body<BF16Weights, Q, NST>(y + (size_t)e * rows,                                      \
-                                              reinterpret_cast<const uint8_t*>(W + m * mstride), nullptr, \
-                                              x + (size_t)e * xstride, rows, cols, rb);                 \
-    }
-#define GEMV_S_FP8(Q, NST)                                                                              \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 4) gemv_fp8_s##Q##x##NST(                  \
-        float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
-        const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int ids_ready, int rb) {                    \
-        const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_entry();                                                            \
-        const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_stream_body<FP8Weights, Q, NST>(y + (size_t)e * rows, W + m * mstride, S + m * sstride,     \
-                                             x + (size_t)e * xstride, rows, cols, rb);                  \
-    }
-
-// Instances gemv_{bf16,fp8}_s{Q}x{NST}: Q chunks per thread and stage, NST
-// stages in flight (Q·NST·4 KiB of shared memory per block).
-GEMV_S_BF16(2, 5)
-GEMV_S_BF16(4, 2)
-GEMV_S_BF16(1, 8)
-GEMV_S_FP8(2, 5)
-GEMV_S_FP8(4, 2)
-GEMV_S_FP8(1, 8)
 
 // An empty kernel: the bandwidth test times it to measure the launch floor.
 extern "C" __global__ void launch_floor() {}

@@ -34,34 +34,26 @@ func TestGemvVariantsMatchOpsCu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst := regexp.MustCompile(`(?m)^GEMV_(BF16|FP8)(_L2)?\((\d+), (\d+), (\d+)\)|^GEMV_S_(BF16|FP8)\((\d+), (\d+)\)`)
+	inst := regexp.MustCompile(`(?m)^GEMV_(BF16|FP8)\((\d+), (\d+), (\d+)\)`)
 	got := map[string][]GemvVariant{}
 	for _, m := range inst.FindAllStringSubmatch(string(src), -1) {
-		if m[1] == "" { // streaming instance
-			q, _ := strconv.Atoi(m[7])
-			stages, _ := strconv.Atoi(m[8])
-			got[m[6]] = append(got[m[6]], stream(q, stages))
-			continue
-		}
-		tpr, _ := strconv.Atoi(m[3])
-		rows, _ := strconv.Atoi(m[4])
-		unroll, _ := strconv.Atoi(m[5])
-		got[m[1]] = append(got[m[1]], GemvVariant{TPR: tpr, Rows: rows, Unroll: unroll, L2: m[2] != ""})
+		tpr, _ := strconv.Atoi(m[2])
+		rows, _ := strconv.Atoi(m[3])
+		unroll, _ := strconv.Atoi(m[4])
+		got[m[1]] = append(got[m[1]], GemvVariant{tpr, rows, unroll})
 	}
 	if !slices.Equal(got["BF16"], GemvBF16Variants) || !slices.Equal(got["FP8"], GemvFP8Variants) {
 		t.Fatalf("ops.cu instances %v, Go lists bf16 %v fp8 %v", got, GemvBF16Variants, GemvFP8Variants)
 	}
 }
 
-// Every variant's grid covers every row once; a streaming kernel's blocks
-// hold at most GEMV_S_MAXRB rows.
+// Every variant's grid covers every row once.
 func TestGemvGridCoversRows(t *testing.T) {
 	for _, v := range append(GemvBF16Variants, GemvFP8Variants...) {
-		for _, s := range [][2]int{{8192, 1}, {2048, 1}, {512, 8}, {2048, 8}, {512, 16}, {200, 3}, {3, 1}, {100000, 1}} {
-			rows, n := s[0], s[1]
-			blocks, rb := v.Grid(rows, n, 132)
-			if blocks < 1 || (blocks-1)*rb >= rows || blocks*rb < rows || (v.Stages > 0 && rb > gemvStreamMax) {
-				t.Errorf("%s rows %d n %d: %d blocks of %d rows", v.Name(), rows, n, blocks, rb)
+		for _, rows := range []int{8192, 2048, 512, 200, 3, 1} {
+			blocks, rb := v.Grid(rows)
+			if blocks < 1 || (blocks-1)*rb >= rows || blocks*rb < rows {
+				t.Errorf("%s rows %d: %d blocks of %d rows", v.Name(), rows, blocks, rb)
 			}
 		}
 	}

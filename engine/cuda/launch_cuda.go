@@ -127,10 +127,9 @@ type Gemv struct {
 	WOff, SOff int64  // byte offsets of the first matrix in W and its scales in S
 	XStride    int
 	Variant    GemvVariant // the kernel instance
-	// IdsReady says the ids were written by the host (a copy, not a kernel):
-	// the kernel then reads them, and requests the weights they select,
-	// before waiting for the previous kernel. Leave it false when a kernel
-	// writes the ids.
+	// IdsReady says the ids were written by the host (a copy, not a
+	// kernel): the kernel then reads them before waiting for the previous
+	// kernel. Leave it false when a kernel writes the ids.
 	IdsReady bool
 }
 
@@ -144,8 +143,6 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 		return fmt.Errorf("cuda: %s gemv: %d matrices applied without ids", kind, g.N)
 	case g.Variant.Rows < 1 || g.Variant.Unroll < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
 		return fmt.Errorf("cuda: %s gemv: no kernel variant chosen", kind)
-	case !g.Variant.Fits(g.Cols, elemBytes):
-		return fmt.Errorf("cuda: %s gemv: %s needs rows of a multiple of 512 bytes, not %d columns", kind, g.Variant.Name(), g.Cols)
 	}
 	xs := int64(g.Cols)
 	if g.XStride > 0 {
@@ -165,15 +162,12 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 // gemvLaunch enqueues kernel prefix+variant with args and the arguments
 // common to every GEMV.
 func (q *Queue) gemvLaunch(prefix string, g Gemv, args ...Arg) error {
-	blocks, rb := g.Variant.Grid(g.Rows, g.N, q.d.Info.Multiprocs)
+	blocks, _ := g.Variant.Grid(g.Rows)
 	ready := 0
 	if g.IdsReady {
 		ready = 1
 	}
 	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(ready))
-	if g.Variant.Stages > 0 {
-		args = append(args, IntArg(rb))
-	}
 	return q.Launch(prefix+g.Variant.Name(), [3]int{blocks, g.N, 1}, gemvThreads, args...)
 }
 
