@@ -121,11 +121,16 @@ func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
 }
 
 // CodecFrames adapts the codec to the loop's frames: it keeps the take's
-// codes frame-major as the codec reads them, appending frames as they come,
-// and one scratch for every chunk.
+// codes frame-major as the codec reads them, appending frames as they come.
+// Chunks asked for in order (each from where the last ended, as the loop
+// does) go through a CodecStream, which keeps each stage's history, so a
+// chunk costs only its own frames; any other range takes the stateless
+// decode, which recomputes its receptive field. Both give exactly the whole
+// decode's samples.
 type CodecFrames struct {
 	codec   *Codec
-	scratch CodecScratch
+	stream  *CodecStream // this take's in-order decode; nil until its first chunk
+	scratch CodecScratch // for out-of-order ranges
 	flat    []int32
 	width   int
 }
@@ -154,7 +159,7 @@ func (d *CodecFrames) SamplesPerFrame() int { return d.codec.Geometry().SamplesP
 // Decode returns frames [from, to) of frames' whole decode.
 func (d *CodecFrames) Decode(frames [][]int, from, to int) ([]float32, error) {
 	if len(d.flat) > len(frames)*d.width {
-		d.flat = d.flat[:0] // a new take
+		d.Reset() // a new take
 	}
 	for _, f := range frames[len(d.flat)/d.width:] {
 		if len(f) != d.width {
@@ -164,11 +169,20 @@ func (d *CodecFrames) Decode(frames [][]int, from, to int) ([]float32, error) {
 			d.flat = append(d.flat, int32(c))
 		}
 	}
+	if d.stream == nil {
+		d.stream = d.codec.NewStream()
+	}
+	if from == d.stream.Frames() && from < to && to*d.width <= len(d.flat) {
+		return d.stream.Push(d.flat[from*d.width : to*d.width])
+	}
 	return d.codec.Decode(d.flat, from, to, &d.scratch)
 }
 
-// Reset forgets the codes of the last take.
-func (d *CodecFrames) Reset() { d.flat = d.flat[:0] }
+// Reset forgets the codes and the stream of the last take.
+func (d *CodecFrames) Reset() {
+	d.flat = d.flat[:0]
+	d.stream = nil
+}
 
 // Begin clears every cache, runs the prompt through the backbone and all
 // but its last row through the tower (text rows), and writes the semantic

@@ -217,3 +217,59 @@ func TestCodecStreamErrorsChangeNothing(t *testing.T) {
 		t.Errorf("after refused pushes the stream differs at sample %d", i)
 	}
 }
+
+// CodecFrames, as the generation loop drives it (chunks in order, frames
+// appended as they come), decodes through its stream; a range out of order
+// takes the stateless decode; a new take starts a new stream. Every chunk is
+// the whole decode's samples, bit for bit.
+func TestCodecFramesStreamsInOrder(t *testing.T) {
+	f := loadCodecFixtures(t)["tiny-w8"]
+	g := f.codec.Geometry()
+	entries := []int{g.SemanticCodes}
+	for range g.Codebooks() - 1 {
+		entries = append(entries, g.ResidualCodes)
+	}
+	d, err := NewCodecFrames(f.codec, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := g.Codebooks()
+	frames := make([][]int, f.nf)
+	for i := range frames {
+		for _, c := range f.codes[i*nb : (i+1)*nb] {
+			frames[i] = append(frames[i], int(c))
+		}
+	}
+	whole := f.decoded(t).PCM
+	spf := g.SamplesPerFrame
+	check := func(what string, made, from, to int) { // made: the frames so far
+		t.Helper()
+		pcm, err := d.Decode(frames[:made], from, to)
+		if err != nil {
+			t.Fatalf("%s [%d, %d): %v", what, from, to, err)
+		}
+		if i, ok := sameBits(pcm, whole[from*spf:to*spf]); !ok {
+			t.Fatalf("%s [%d, %d): differs from the whole decode at sample %d", what, from, to, i)
+		}
+	}
+	for take := 0; take < 2; take++ {
+		if take == 1 {
+			d.Reset()
+		}
+		for _, b := range [][2]int{{0, 1}, {1, 3}, {3, 7}, {7, 15}} {
+			check("in order", b[1], b[0], b[1])
+		}
+		if d.stream == nil || d.stream.Frames() != 15 {
+			t.Fatalf("take %d: the in-order chunks did not go through the stream", take)
+		}
+	}
+	check("out of order", 15, 2, 9)
+	if d.stream.Frames() != 15 {
+		t.Fatalf("an out-of-order range moved the stream to %d frames", d.stream.Frames())
+	}
+	check("in order after it", f.nf, 15, f.nf)
+	check("a new take (fewer frames)", 4, 0, 4)
+	if d.stream.Frames() != 4 {
+		t.Fatalf("a new take's first chunk left the stream at %d frames, want 4", d.stream.Frames())
+	}
+}
