@@ -19,6 +19,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"proscenium/app"
+	"proscenium/app/soundcard"
 	"proscenium/engine"
 	"proscenium/frontend"
 )
@@ -91,7 +92,7 @@ func run() error {
 		Events:       hub,
 		Open:         openModel,
 		// Opened in the background: the window never waits for the sound card.
-		Audio:   app.OpenAudioOutput(audioDeadline),
+		Speaker: soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs: dialogs,
 	})
 	if err != nil {

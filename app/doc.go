@@ -9,5 +9,8 @@
 // Go methods, so what one transport can do the other can too.
 //
 // The package talks to speech backends only through engine.Engine; it never
-// imports a backend (and so never gorgonia.org/cu).
+// imports a backend (and so never gorgonia.org/cu). The sound card is an
+// interface (Speaker) implemented by app/soundcard, which links ALSA and is
+// imported only by the desktop window. Takes live under the XDG data
+// directory (takestore.go), settings under the XDG config directory.
 package app

@@ -15,6 +15,8 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrNotFound: no such take.
 	ErrNotFound = errors.New("not found")
+	// errNoSpeaker: this process has no sound card of its own.
+	errNoSpeaker = errors.New("cannot play here: this process has no audio output (the browser plays takes itself)")
 	// ErrNoDialog: no native file dialog here (the browser): type the path.
 	ErrNoDialog = errors.New("no native file dialog in the browser: type the path")
 )

@@ -26,9 +26,9 @@ type Config struct {
 	DemoDir string
 	// Events receives what the service pushes to the UI; nil drops it.
 	Events *Hub
-	// Audio is the sound card (OpenAudioOutput); nil: this process plays
-	// nothing itself (the browser plays the streamed PCM).
-	Audio *AudioOutput
+	// Speaker is the sound card (soundcard.NewPlayer); nil: this process
+	// plays nothing itself (the browser plays the streamed PCM).
+	Speaker Speaker
 	// Dialogs are the native file dialogs; nil: the UI asks for typed paths.
 	Dialogs Dialogs
 }
@@ -68,8 +68,7 @@ type Service struct {
 	demoDir      string
 	events       *Hub
 	dialogs      Dialogs
-	playback     *playback // nil without a sound card of our own
-	audio        *AudioOutput
+	speaker      Speaker // noSpeaker without a sound card of our own
 
 	mu          sync.Mutex
 	settings    Settings
@@ -87,11 +86,11 @@ type Service struct {
 // with a warning. Neither stops the studio.
 func New(cfg Config) (*Service, error) {
 	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, demoDir: cfg.DemoDir, events: cfg.Events,
-		dialogs: cfg.Dialogs, audio: cfg.Audio}
-	if cfg.Audio != nil {
-		s.playback = newPlayback(cfg.Audio)
-		cfg.Audio.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
+		dialogs: cfg.Dialogs, speaker: cfg.Speaker}
+	if s.speaker == nil {
+		s.speaker = noSpeaker{}
 	}
+	s.speaker.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
 	s.settings = DefaultSettings()
 	if cfg.SettingsPath != "" {
 		st, err := LoadSettings(cfg.SettingsPath)
@@ -102,8 +101,8 @@ func New(cfg Config) (*Service, error) {
 			s.settings = st
 		}
 	}
-	s.playback.setEnabled(s.settings.OutputDevice != OutputOff)
-	s.playback.setVolume(s.settings.Volume)
+	s.speaker.SetEnabled(s.settings.OutputDevice != OutputOff)
+	s.speaker.SetVolume(s.settings.Volume)
 	s.takes.store = takeStore{dir: cfg.TakesDir}
 	recs, problems := s.takes.store.loadAll()
 	s.warnings = append(s.warnings, problems...)
@@ -119,7 +118,7 @@ func New(cfg Config) (*Service, error) {
 // Shutdown stops any take and closes the model. It is a function, not a
 // method, so that the UI cannot call it.
 func Shutdown(s *Service) error {
-	s.playback.stop()
+	s.speaker.Stop()
 	_, err := s.UnloadModel()
 	return err
 }
@@ -292,8 +291,8 @@ func (s *Service) SetSettings(st Settings) (Settings, error) {
 	}
 	s.settings = st
 	s.mu.Unlock()
-	s.playback.setEnabled(st.OutputDevice != OutputOff)
-	s.playback.setVolume(st.Volume)
+	s.speaker.SetEnabled(st.OutputDevice != OutputOff)
+	s.speaker.SetVolume(st.Volume)
 	return st.clone(), nil
 }
 

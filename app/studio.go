@@ -36,7 +36,7 @@ func (s *Service) notice(level, text string) { s.publish(EventNotice, Notice{lev
 
 // Studio reports the status line.
 func (s *Service) Studio() StudioStatus {
-	st := StudioStatus{Audio: s.playback.status().Output, Dialogs: s.dialogs != nil, ExportDir: DefaultExportDir(), DemoDir: s.demoDir}
+	st := StudioStatus{Audio: s.speaker.Playback().Output, Dialogs: s.dialogs != nil, ExportDir: DefaultExportDir(), DemoDir: s.demoDir}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.TakesDir, st.TakesBytes, st.TakesLimit = s.takes.store.dir, s.takes.stored, s.settings.TakesLimitBytes
@@ -61,7 +61,7 @@ func (s *Service) Play(r PlayRequest) (PlaybackStatus, error) {
 	if err != nil {
 		return s.Playback(), err
 	}
-	if err := s.playback.play(t.ID, pcm, int64(r.At*float64(OutputSampleRate))); err != nil {
+	if err := s.speaker.Play(t.ID, pcm, int64(r.At*float64(OutputSampleRate))); err != nil {
 		return s.Playback(), err
 	}
 	st := s.Playback()
@@ -71,7 +71,7 @@ func (s *Service) Play(r PlayRequest) (PlaybackStatus, error) {
 
 // PausePlayback pauses (true) or resumes (false) what plays.
 func (s *Service) PausePlayback(paused bool) PlaybackStatus {
-	s.playback.setPaused(paused)
+	s.speaker.SetPaused(paused)
 	st := s.Playback()
 	s.publish(EventPlayback, st)
 	return st
@@ -79,14 +79,14 @@ func (s *Service) PausePlayback(paused bool) PlaybackStatus {
 
 // StopPlayback stops the sound card (a running take keeps running).
 func (s *Service) StopPlayback() PlaybackStatus {
-	s.playback.stop()
+	s.speaker.Stop()
 	st := s.Playback()
 	s.publish(EventPlayback, st)
 	return st
 }
 
 // Playback reports what the sound card plays.
-func (s *Service) Playback() PlaybackStatus { return s.playback.status() }
+func (s *Service) Playback() PlaybackStatus { return s.speaker.Playback() }
 
 // byteSize prints bytes in binary units for messages.
 func byteSize(n int64) string {

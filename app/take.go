@@ -96,8 +96,8 @@ type takeRun struct {
 	done         chan struct{}
 	lastProgress time.Time
 	firstFrame   time.Time
-	stream       *pcmStream // live playback; nil without a sound card
-	lastChunk    int        // frames in the last chunk
+	live         LiveTake // live playback; nil without a sound card
+	lastChunk    int      // frames in the last chunk
 }
 
 // takeLog is the takes list and the running take (guarded by Service.mu).
@@ -157,7 +157,7 @@ func (s *Service) startTake(req engine.SpeechRequest, name string) (Take, error)
 		SampleRate: s.eng.Info().SampleRate}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
-	run.stream = s.playback.liveStream(t.ID)
+	run.live = s.speaker.StartLive(t.ID)
 	s.takes.running = run
 	s.takes.list = append(s.takes.list, run.rec)
 	eng := s.eng
@@ -183,7 +183,10 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 			s.takeAudio(run, ev.Audio, spf, audioRate)
 		}
 	})
-	s.playback.liveEnd(run.stream)
+	underruns := 0
+	if run.live != nil {
+		underruns = run.live.End()
+	}
 
 	// The take is written with its final state before the list shows it
 	// finished, so a finished take in the list is already on disk.
@@ -200,9 +203,7 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 		final.State, final.Finish, final.Frames = TakeFinished, &c, c.Frames
 		run.rec.codes = fin.Codes
 	}
-	if run.stream != nil {
-		_, _, final.Underruns = run.stream.counts()
-	}
+	final.Underruns = underruns
 	s.mu.Unlock()
 
 	stored := s.storeTake(run.rec, &final)
@@ -254,7 +255,9 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 	s.mu.Unlock()
 
 	next := min(2*run.lastChunk, drama3.DefaultChunkPolicy().Max)
-	s.playback.liveChunk(id, run.stream, c.PCM, rebufferSamples(rate, audioRate, remaining, next, spf))
+	if run.live != nil {
+		run.live.Chunk(c.PCM, RebufferSamples(rate, audioRate, remaining, next, spf))
+	}
 	s.publish(EventAudio, AudioEvent{TakeID: id, FromSample: from, Samples: from + len(c.PCM), Bucket: PeakBucket, Peaks: peaksOf(c.PCM)})
 	s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
 }
@@ -439,8 +442,8 @@ func (s *Service) DeleteTake(id int) (bool, error) {
 	}
 	s.takes.list = append(s.takes.list[:i], s.takes.list[i+1:]...)
 	s.mu.Unlock()
-	if st := s.playback.status(); st.TakeID == id {
-		s.playback.stop()
+	if st := s.speaker.Playback(); st.TakeID == id {
+		s.speaker.Stop()
 	}
 	s.publish(EventTakeRemoved, id)
 	return true, nil

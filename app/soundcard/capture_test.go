@@ -1,4 +1,4 @@
-package app
+package soundcard
 
 import (
 	"encoding/json"
@@ -156,26 +156,6 @@ func TestPlaybackThroughALSAFileSink(t *testing.T) {
 	}
 	t.Logf("captured %d samples; the take's %d span samples %d…%d; the stream inserted %d silences %v; file %d bytes",
 		len(got), rep.Samples, first, last, len(rep.Gaps), rep.Gaps, fi.Size())
-}
-
-func TestRebufferSamples(t *testing.T) {
-	const spf, audio = 2048, 44100.0 / 2048
-	tests := []struct {
-		name            string
-		rate            float64
-		remaining, next int
-		want            int
-	}{
-		{"no measurement: one chunk", 0, 100, 4, 4 * spf},
-		{"twice real time: half of the next chunk", 2 * audio, 100, 4, 2 * spf},
-		{"half real time: the rest's shortfall", audio / 2, 100, 4, 100 * spf},
-		{"half real time near the end: the next chunk", audio / 2, 3, 4, 8 * spf},
-	}
-	for _, tc := range tests {
-		if got := rebufferSamples(tc.rate, audio, tc.remaining, tc.next, spf); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
-		}
-	}
 }
 
 func TestStreamInsertsCountedSilenceAndResumesAtTarget(t *testing.T) {

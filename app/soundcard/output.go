@@ -1,4 +1,9 @@
-package app
+// Package soundcard plays takes through this machine's sound card with
+// github.com/ebitengine/oto/v3 (44.1 kHz mono, float32): the one oto
+// context of the process, opened off the UI path with a deadline, and a
+// Player (app.Speaker) fed with a take's chunks as they arrive. It links
+// ALSA through cgo, so only the desktop window imports it.
+package soundcard
 
 import (
 	"fmt"
@@ -6,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ebitengine/oto/v3"
+
+	"proscenium/app"
 )
 
 // This file opens the sound card. oto allows one context per process and,
@@ -14,22 +21,17 @@ import (
 // than ten minutes). So the context is created once, off the UI path, and
 // waited for with a deadline; absence becomes a status the UI shows.
 
-// Audio output states.
-const (
-	AudioOpening     = "opening"
-	AudioReady       = "ready"
-	AudioUnavailable = "unavailable"
-	AudioOff         = "off" // switched off in the settings, or browser mode
+type (
+	AudioStatus = app.AudioStatus
 )
 
-// OutputSampleRate is the rate the output plays at: the codec's, mono.
-const OutputSampleRate = 44100
-
-// AudioStatus is the sound card as the UI shows it.
-type AudioStatus struct {
-	State   string `json:"state"`
-	Message string `json:"message"`
-}
+const (
+	AudioOpening     = app.AudioOpening
+	AudioReady       = app.AudioReady
+	AudioUnavailable = app.AudioUnavailable
+	AudioOff         = app.AudioOff
+	OutputSampleRate = app.OutputSampleRate
+)
 
 // AudioOutput is the process's one oto context.
 type AudioOutput struct {

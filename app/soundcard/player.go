@@ -1,30 +1,21 @@
-package app
+package soundcard
 
 import (
 	"fmt"
 	"sync"
 
 	"github.com/ebitengine/oto/v3"
+
+	"proscenium/app"
 )
 
-// Playback states.
+type PlaybackStatus = app.PlaybackStatus
+
 const (
-	PlayStopped = "stopped"
-	PlayPlaying = "playing"
-	PlayPaused  = "paused"
+	PlayStopped = app.PlayStopped
+	PlayPlaying = app.PlayPlaying
+	PlayPaused  = app.PlayPaused
 )
-
-// PlaybackStatus is what the transport bar shows about the sound card.
-type PlaybackStatus struct {
-	State     string      `json:"state"`
-	TakeID    int         `json:"take_id"`  // the take playing or paused; 0 when stopped
-	Live      bool        `json:"live"`     // the take is still being made
-	Position  float64     `json:"position"` // seconds into the take
-	Volume    float64     `json:"volume"`   // 0 … 1
-	Underruns int         `json:"underruns"`
-	Silence   float64     `json:"silence_seconds"` // silence inserted by underruns
-	Output    AudioStatus `json:"output"`
-}
 
 // playback drives the one oto player: the live take as its chunks arrive,
 // or a stored take from a position. Starting one stops the other.
@@ -216,4 +207,45 @@ func (p *playback) status() PlaybackStatus {
 		st.TakeID, st.Live = 0, false
 	}
 	return st
+}
+
+// Player is the sound card as app.Speaker.
+type Player struct{ p *playback }
+
+// NewPlayer plays through out (OpenAudioOutput).
+func NewPlayer(out *AudioOutput) *Player { return &Player{newPlayback(out)} }
+
+var _ app.Speaker = (*Player)(nil)
+
+func (pl *Player) Status() AudioStatus           { return pl.p.out.Status() }
+func (pl *Player) OnChange(fn func(AudioStatus)) { pl.p.out.OnChange(fn) }
+func (pl *Player) SetPaused(paused bool)         { pl.p.setPaused(paused) }
+func (pl *Player) Stop()                         { pl.p.stop() }
+func (pl *Player) SetVolume(v float64)           { pl.p.setVolume(v) }
+func (pl *Player) SetEnabled(on bool)            { pl.p.setEnabled(on) }
+func (pl *Player) Playback() PlaybackStatus      { return pl.p.status() }
+
+func (pl *Player) Play(id int, pcm []float32, offset int64) error { return pl.p.play(id, pcm, offset) }
+
+// StartLive returns the live take's feed, or nil without a card.
+func (pl *Player) StartLive(id int) app.LiveTake {
+	s := pl.p.liveStream(id)
+	if s == nil {
+		return nil
+	}
+	return &liveTake{p: pl.p, id: id, s: s}
+}
+
+type liveTake struct {
+	p  *playback
+	id int
+	s  *pcmStream
+}
+
+func (l *liveTake) Chunk(pcm []float32, target int) { l.p.liveChunk(l.id, l.s, pcm, target) }
+
+func (l *liveTake) End() int {
+	l.p.liveEnd(l.s)
+	_, _, underruns := l.s.counts()
+	return underruns
 }

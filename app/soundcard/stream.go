@@ -1,4 +1,4 @@
-package app
+package soundcard
 
 import (
 	"encoding/binary"
@@ -153,24 +153,4 @@ func (s *pcmStream) counts() (played, silence int64, underruns int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.played, s.silence, s.underruns
-}
-
-// rebufferSamples is how much audio must be queued, after an underrun,
-// before playback resumes so that the rest of the take does not run dry:
-// with generation at rate frames/s against playback at audioRate frames/s,
-// remaining frames still to make, and chunks of up to nextChunk frames
-// arriving whole, the queue must cover both the slower production of the
-// rest, remaining·(audioRate/rate − 1) frames, and the wait for the next
-// chunk, nextChunk·audioRate/rate frames. An unknown rate (no measurement
-// yet) asks for one chunk.
-func rebufferSamples(rate, audioRate float64, remaining, nextChunk, samplesPerFrame int) int {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nextChunk * samplesPerFrame
-	}
-	ratio := audioRate / rate
-	frames := float64(nextChunk) * ratio
-	if ratio > 1 {
-		frames = max(frames, float64(remaining)*(ratio-1))
-	}
-	return int(math.Ceil(frames * float64(samplesPerFrame)))
 }
