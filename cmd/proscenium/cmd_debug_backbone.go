@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,14 +21,8 @@ func runDebugBackbone(args []string) error {
 	ids := fs.String("ids", "", "comma-separated token ids of the prefill (required)")
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if *model == "" || *ids == "" || *out == "" {
 		return fmt.Errorf("%w: --model, --ids and --out are required", errUsage)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,14 +29,8 @@ func runDebugDecode(args []string) error {
 	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
 	from := fs.Int("from", 0, "first frame of a streaming chunk (optional)")
 	to := fs.Int("to", 0, "end frame of a streaming chunk (0: all frames)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if *codecPath == "" || *codesPath == "" || *out == "" {
 		return fmt.Errorf("%w: --codec, --codes and --out are required", errUsage)

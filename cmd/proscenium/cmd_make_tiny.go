@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,24 +47,4 @@ func runMakeTiny(args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "wrote a demo checkpoint (random weights, speaks no words) to %s\n", dir)
 	return nil
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments, which it returns in order.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,14 +44,8 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 
 // parseTakeFlags parses args and checks the flags every take needs.
 func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string) (engine.SpeechRequest, error) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return engine.SpeechRequest{}, err
-		}
-		return engine.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return engine.SpeechRequest{}, err
 	}
 	if *tf.model == "" || *tf.text == "" {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --model and --text are required", errUsage)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,11 +35,8 @@ func tokenize(args []string, stdin io.Reader, stdout io.Writer) error {
 		fmt.Fprintln(fs.Output(), "usage: proscenium tokenize --tokenizer FILE [--prompt] (TEXT | -)\n\nPrints {\"ids\":[…],\"count\":N}. TEXT - reads the text from stdin;\nput -- before a TEXT that starts with '-'.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *tokPath == "" {
 		return fmt.Errorf("%w: --tokenizer FILE is required", errUsage)

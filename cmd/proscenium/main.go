@@ -100,6 +100,47 @@ func main() {
 	}
 }
 
+// parseFlags parses a subcommand's flags: -h/--help comes back as
+// flag.ErrHelp (usage printed, exit 0); any other flag mistake wraps errUsage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+// parseFlagsOnly is parseFlags for a command that takes no positional
+// arguments: one left over is a usage error naming it.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments, which it returns in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
 // newFlags makes a flag set for a subcommand whose parse errors are returned,
 // not printed twice.
 func newFlags(name string) *flag.FlagSet {
