@@ -6,6 +6,8 @@ import { ServiceError } from './lib/transport';
 import type { ModelStatus, Settings, StatsView } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
+let warnings: string[] = [];
+
 function noModelService() {
   let settings: Settings = {
     script: 'Saved draft.',
@@ -69,7 +71,7 @@ function noModelService() {
       takes_limit: 2 << 30,
       export_dir: '/home/u/Music',
       demo_dir: '',
-      warnings: [],
+      warnings: warnings,
     })),
     takePeaks: vi.fn(async () => refuse('no take #1')),
     renameTake: vi.fn(async () => refuse('no take')),
@@ -204,5 +206,17 @@ describe('App without a model', () => {
     expect(model.querySelector('[role="alert"]')!.textContent).toBe(
       'cannot load /models/drama3: no backend in this build can load models yet',
     );
+  });
+
+  it('the status line shows the sound card and start-up warnings', async () => {
+    warnings = ['settings /home/u/.config/proscenium/settings.json: invalid: volume must be in [0, 1], got 3: using the default settings'];
+    try {
+      const { root } = await start();
+      const status = region(root, 'status');
+      expect(status.textContent).toContain('audio: this browser (Web Audio)');
+      expect(status.querySelector('.warning')!.textContent).toContain('using the default settings');
+    } finally {
+      warnings = [];
+    }
   });
 });
