@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,7 +42,7 @@ func TestParseNPYFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
-		if tn.DType != tc.dtype || !equalInts(tn.Shape, tc.shape) {
+		if tn.DType != tc.dtype || !slices.Equal(tn.Shape, tc.shape) {
 			t.Errorf("%s: got %s %v, want %s %v", tc.file, tn.DType, tn.Shape, tc.dtype, tc.shape)
 		}
 		switch tc.dtype {
@@ -85,7 +86,7 @@ func TestNPYRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tn.Name, err)
 		}
-		if got.DType != tn.DType || !equalInts(got.Shape, tn.Shape) || !bytes.Equal(got.Data, tn.Data) {
+		if got.DType != tn.DType || !slices.Equal(got.Shape, tn.Shape) || !bytes.Equal(got.Data, tn.Data) {
 			t.Errorf("%s: round trip gave %s %v", tn.Name, got.DType, got.Shape)
 		}
 		if raw, _ := os.ReadFile(p); (len(raw)-len(tn.Data))%64 != 0 {
@@ -197,20 +198,8 @@ func FuzzNPYHeader(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded file does not parse: %v", err)
 		}
-		if back.DType != tn.DType || !equalInts(back.Shape, tn.Shape) || !bytes.Equal(back.Data, tn.Data) {
+		if back.DType != tn.DType || !slices.Equal(back.Shape, tn.Shape) || !bytes.Equal(back.Data, tn.Data) {
 			t.Fatalf("round trip changed the array")
 		}
 	})
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"proscenium/engine/checkpoint"
@@ -73,7 +74,7 @@ func (l *codecLoader) f32(name string, shape ...int) []float32 {
 		l.fail("codec: missing tensor %s%s", l.prefix, name)
 		return nil
 	}
-	if !codecSameShape(t.Shape, shape) {
+	if !slices.Equal(t.Shape, shape) {
 		l.fail("codec: tensor %s has shape %v, want %v", t.Name, t.Shape, shape)
 		return nil
 	}
@@ -156,16 +157,4 @@ func (l *codecLoader) unused() []string {
 		}
 	}
 	return out
-}
-
-func codecSameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

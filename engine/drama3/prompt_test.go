@@ -3,6 +3,7 @@ package drama3
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,7 +82,7 @@ func TestDefaultVoicePrompt(t *testing.T) {
 			t.Errorf("DefaultVoice(%q): %v", c.text, err)
 			continue
 		}
-		if want := wantPrompt(t, tok, c.body); !equalPromptIDs(got, want) {
+		if want := wantPrompt(t, tok, c.body); !slices.Equal(got, want) {
 			t.Errorf("DefaultVoice(%q)\n got %v\nwant %v", c.text, got, want)
 		}
 	}
@@ -94,7 +95,7 @@ func TestDefaultVoicePrompt(t *testing.T) {
 		got, err := p.DefaultVoice(text)
 		if err != nil {
 			t.Errorf("DefaultVoice(%q): %v", text, err)
-		} else if want := wantPrompt(t, tok, body); !equalPromptIDs(got, want) {
+		} else if want := wantPrompt(t, tok, body); !slices.Equal(got, want) {
 			t.Errorf("DefaultVoice(%q)\n got %v\nwant %v", text, got, want)
 		}
 	}
@@ -187,16 +188,4 @@ func TestPromptBuilderNeedsDrama3Tokens(t *testing.T) {
 	if _, err := NewPromptBuilder(qwen, PromptLimits{}); err == nil || !strings.Contains(err.Error(), "no <|voice|> token") {
 		t.Errorf("plain Qwen tokenizer: error = %v", err)
 	}
-}
-
-func equalPromptIDs(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -170,22 +171,10 @@ func TestWriteTiny(t *testing.T) {
 			t.Fatal(err)
 		}
 		d7, _ := w.Float32(w.Layers[3].MoE.Experts[7].Down)
-		if len(gate) != 8 || !equalF32(down[7], d7) {
+		if len(gate) != 8 || !slices.Equal(down[7], d7) {
 			t.Error("ExpertFloat32 disagrees with Float32")
 		}
 	})
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func rms(v []float32) float64 {
@@ -222,7 +211,7 @@ func TestTinyOddFusedLoads(t *testing.T) {
 	if !w.Layers[0].MoE.Fused() || w.LMHead == w.Embed || w.LMHead.Name != "lm_head.weight" {
 		t.Fatalf("fused %v, LM head %s", w.Layers[0].MoE.Fused(), w.LMHead.Name)
 	}
-	if w.SemanticHead == nil || !sameShape(w.SemanticHead.Shape, []int{4097, 136}) || len(ck.Report.Unplaced) != 0 {
+	if w.SemanticHead == nil || !slices.Equal(w.SemanticHead.Shape, []int{4097, 136}) || len(ck.Report.Unplaced) != 0 {
 		t.Fatalf("semantic head %+v, unplaced %v", w.SemanticHead, ck.Report.Unplaced)
 	}
 	gate, up, down, err := w.ExpertFloat32(1)
@@ -238,7 +227,7 @@ func TestTinyOddFusedLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalF32(gate[0], all[:I*H]) || !equalF32(up[0], all[I*H:2*I*H]) || !equalF32(gate[1], all[2*I*H:3*I*H]) {
+	if !slices.Equal(gate[0], all[:I*H]) || !slices.Equal(up[0], all[I*H:2*I*H]) || !slices.Equal(gate[1], all[2*I*H:3*I*H]) {
 		t.Error("fused gate/up split is not gate rows then up rows per expert")
 	}
 

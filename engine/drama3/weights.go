@@ -3,6 +3,7 @@ package drama3
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -477,18 +478,6 @@ func shapeString(s []int) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // checkSlot checks dtype and shape of p for slot s; "" when it fits.
 func checkSlot(cfg *Config, s slot, p *Param) string {
 	isDense := p.DType == checkpoint.BF16 || p.DType == checkpoint.F16 || p.DType == checkpoint.F32
@@ -502,7 +491,7 @@ func checkSlot(cfg *Config, s slot, p *Param) string {
 	case s.class == expert && !isDense && p.DType != checkpoint.F8E4M3:
 		return fmt.Sprintf("tensor %s: dtype %s, want F8_E4M3, BF16, F16 or F32", p.Name, p.DType)
 	}
-	if !sameShape(p.Shape, s.shape) {
+	if !slices.Equal(p.Shape, s.shape) {
 		return fmt.Sprintf("tensor %s: shape %s, want %s from %s", p.Name, shapeString(p.Shape), shapeString(s.shape), s.keys)
 	}
 	return ""
@@ -518,7 +507,7 @@ func checkScale(cfg *Config, w, s *Param) string {
 	if s.DType != checkpoint.F32 {
 		return fmt.Sprintf("tensor %s: dtype %s, want F32 (block scales)", s.Name, s.DType)
 	}
-	if !sameShape(s.Shape, want) {
+	if !slices.Equal(s.Shape, want) {
 		return fmt.Sprintf("tensor %s: shape %s, want %s for %s %s in blocks of quantization_config.weight_block_size [%d, %d]",
 			s.Name, shapeString(s.Shape), shapeString(want), w.Name, shapeString(w.Shape), br, bc)
 	}
@@ -564,7 +553,7 @@ func (w *Weights) Read(p *Param) (*checkpoint.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.DType != p.DType || !sameShape(t.Shape, p.Shape) {
+	if t.DType != p.DType || !slices.Equal(t.Shape, p.Shape) {
 		return nil, fmt.Errorf("tensor %s: read %s %s, bound as %s %s", p.Name, t.DType, shapeString(t.Shape), p.DType, shapeString(p.Shape))
 	}
 	return t, nil

@@ -2,6 +2,7 @@ package drama3
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,7 +107,7 @@ func TestBindPlacesHandWrittenNames(t *testing.T) {
 			t.Errorf("%s not bound", c.name)
 			continue
 		}
-		if c.p.Name != c.name || !sameShape(c.p.Shape, c.shape) {
+		if c.p.Name != c.name || !slices.Equal(c.p.Shape, c.shape) {
 			t.Errorf("bound %s %v, want %s %v", c.p.Name, c.p.Shape, c.name, c.shape)
 		}
 	}
@@ -132,11 +133,11 @@ func TestBindFusedExpertsAndTiedHead(t *testing.T) {
 	if !m.Fused() || m.Experts != nil {
 		t.Fatal("fused layout not recognised")
 	}
-	if m.GateUp.Name != "model.layers.1.mlp.experts.gate_up_proj" || !sameShape(m.GateUp.Shape, []int{8, 320, 64}) ||
-		m.GateUp.Scale.Name != "model.layers.1.mlp.experts.gate_up_proj_scale_inv" || !sameShape(m.GateUp.Scale.Shape, []int{8, 3, 1}) {
+	if m.GateUp.Name != "model.layers.1.mlp.experts.gate_up_proj" || !slices.Equal(m.GateUp.Shape, []int{8, 320, 64}) ||
+		m.GateUp.Scale.Name != "model.layers.1.mlp.experts.gate_up_proj_scale_inv" || !slices.Equal(m.GateUp.Scale.Shape, []int{8, 3, 1}) {
 		t.Errorf("gate_up %s %v scale %s %v", m.GateUp.Name, m.GateUp.Shape, m.GateUp.Scale.Name, m.GateUp.Scale.Shape)
 	}
-	if !sameShape(m.Down.Shape, []int{8, 64, 160}) || !sameShape(m.Down.Scale.Shape, []int{8, 1, 2}) {
+	if !slices.Equal(m.Down.Shape, []int{8, 64, 160}) || !slices.Equal(m.Down.Scale.Shape, []int{8, 1, 2}) {
 		t.Errorf("down %v scale %v", m.Down.Shape, m.Down.Scale.Shape)
 	}
 	if w.LMHead != w.Embed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,14 +94,14 @@ func TestWithAddedTokensQwen(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantIDs := []int{151669 + 4096 + 1, 13048, 151669 + 4095, 151669 + 4096 + 16}
-	if !equalInts(ids, wantIDs) {
+	if !slices.Equal(ids, wantIDs) {
 		t.Errorf("Encode = %v, want %v", ids, wantIDs)
 	}
 	for _, c := range loadGolden(t) {
 		if strings.Contains(c.Text, "<|speaker") {
 			continue // now an added token
 		}
-		if ids, _ := aug.Encode(c.Text); !equalInts(ids, c.IDs) {
+		if ids, _ := aug.Encode(c.Text); !slices.Equal(ids, c.IDs) {
 			t.Errorf("augmented Encode(%q) = %v, want %v", c.Text, ids, c.IDs)
 		}
 	}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -69,7 +70,7 @@ func TestGoldenThroughRegexPath(t *testing.T) {
 		t.Fatalf("Qwen3 tokenizer.json did not select the scanner: %T", tok.preSteps)
 	}
 	for _, c := range loadGolden(t) {
-		if ids, err := viaRegex.Encode(c.Text); err != nil || !equalInts(ids, c.IDs) {
+		if ids, err := viaRegex.Encode(c.Text); err != nil || !slices.Equal(ids, c.IDs) {
 			t.Errorf("regex path Encode(%q) = %v, %v; want %v", c.Text, ids, err, c.IDs)
 		}
 	}

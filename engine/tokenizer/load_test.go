@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,7 @@ func TestSmallTokenizer(t *testing.T) {
 	}
 	// "hi" merges; " hi" is ' ' 'h' 'i' with only h+i merging → ' ' , "hi".
 	want := []int{256, ' ', 256, 257}
-	if !equalInts(ids, want) {
+	if !slices.Equal(ids, want) {
 		t.Errorf("Encode = %v, want %v", ids, want)
 	}
 	ids, _ = tok.EncodeOrdinary("<|end|>")
@@ -67,7 +68,7 @@ func TestSmallTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := old.Encode("hi"); !equalInts(ids, []int{256}) {
+	if ids, _ := old.Encode("hi"); !slices.Equal(ids, []int{256}) {
 		t.Errorf("string merges: Encode(hi) = %v", ids)
 	}
 }
@@ -231,7 +232,7 @@ func TestAddedTokenFlags(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		got, err := tok.Encode(c.text)
-		if err != nil || !equalInts(got, c.want) {
+		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
 		}
 	}
@@ -275,7 +276,7 @@ func TestPreTokenizerVariants(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		got, err := tok.Encode(c.text)
-		if err != nil || !equalInts(got, c.want) {
+		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: Encode(%q) = %v, %v; want %v", c.name, c.text, got, err, c.want)
 		}
 	}

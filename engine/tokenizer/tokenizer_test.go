@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func TestGoldenQwen3(t *testing.T) {
 			t.Errorf("Encode(%q): %v", c.Text, err)
 			continue
 		}
-		if !equalInts(ids, c.IDs) {
+		if !slices.Equal(ids, c.IDs) {
 			t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, ids, c.IDs)
 		}
 		dec, err := tok.Decode(c.IDs)
@@ -100,18 +101,6 @@ func TestGoldenQwen3(t *testing.T) {
 	}
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestEncodeConcurrent: one Tokenizer shared by goroutines (the word cache is
 // shared) gives every goroutine the golden ids. Run with -race to check the
 // locking.
@@ -125,7 +114,7 @@ func TestEncodeConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for _, c := range cases {
-				if ids, err := tok.Encode(c.Text); err != nil || !equalInts(ids, c.IDs) {
+				if ids, err := tok.Encode(c.Text); err != nil || !slices.Equal(ids, c.IDs) {
 					errs <- c.Text
 				}
 			}
@@ -176,7 +165,7 @@ func TestJSCrossCheck(t *testing.T) {
 	bad := 0
 	for _, c := range cases {
 		ids, err := tok.Encode(c.Text)
-		if err != nil || !equalInts(ids, c.IDs) {
+		if err != nil || !slices.Equal(ids, c.IDs) {
 			if bad++; bad <= 5 {
 				t.Errorf("Encode(%+q)\n got %v, %v\nwant %v (JavaScript)", c.Text, ids, err, c.IDs)
 			}
