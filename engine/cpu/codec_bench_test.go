@@ -3,11 +3,11 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/internal/testutil"
 )
 
 // Codec decode speed (docs/PERF.md, Codec section). Not part of the default
@@ -121,7 +121,7 @@ func benchDecode(b *testing.B, c *Codec, codes []int32, from, to int) {
 	}
 	audioSec := float64((to-from)*c.Geometry().SamplesPerFrame) / 44100
 	b.ResetTimer()
-	start, cpu0 := time.Now(), codecCPUTime()
+	start, cpu0 := time.Now(), testutil.ProcessCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, err := c.Decode(codes, from, to, ws); err != nil {
 			b.Fatal(err)
@@ -129,16 +129,7 @@ func benchDecode(b *testing.B, c *Codec, codes []int32, from, to int) {
 	}
 	b.ReportMetric(time.Since(start).Seconds()/float64(b.N)/audioSec, "s/audio-s")
 	// CPU seconds of the whole process: robust to other load on the machine.
-	b.ReportMetric((codecCPUTime()-cpu0)/float64(b.N)/audioSec, "cpu-s/audio-s")
-}
-
-// codecCPUTime is the process's user + system CPU time in seconds.
-func codecCPUTime() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	b.ReportMetric((testutil.ProcessCPUSeconds()-cpu0)/float64(b.N)/audioSec, "cpu-s/audio-s")
 }
 
 func BenchmarkCodecDecodeFixtures(b *testing.B) {
@@ -178,7 +169,7 @@ func benchStream(b *testing.B, c *Codec, codes []int32, n int) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	start, cpu0 := time.Now(), codecCPUTime()
+	start, cpu0 := time.Now(), testutil.ProcessCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		f := s.Frames()
 		if _, err := s.Push(codes[f*10 : (f+n)*10]); err != nil {
@@ -187,5 +178,5 @@ func benchStream(b *testing.B, c *Codec, codes []int32, n int) {
 	}
 	audioSec := float64(n*c.Geometry().SamplesPerFrame) / 44100 * float64(b.N)
 	b.ReportMetric(time.Since(start).Seconds()/audioSec, "s/audio-s")
-	b.ReportMetric((codecCPUTime()-cpu0)/audioSec, "cpu-s/audio-s")
+	b.ReportMetric((testutil.ProcessCPUSeconds()-cpu0)/audioSec, "cpu-s/audio-s")
 }

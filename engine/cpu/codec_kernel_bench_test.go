@@ -3,6 +3,8 @@ package cpu
 import (
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/internal/testutil"
 )
 
 // BenchmarkCodecConvKernel: one causal conv at the decoder's block-2 size
@@ -14,9 +16,9 @@ func BenchmarkCodecConvKernel(b *testing.B) {
 	x := randSignal(r, 0, n, ch)
 	y := codecSignal{start: 0, n: n, ch: ch, data: make([]float32, n*ch)}
 	b.ResetTimer()
-	cpu0 := codecCPUTime()
+	cpu0 := testutil.ProcessCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		c.apply(y, x)
 	}
-	b.ReportMetric(float64(ch*ch*k*n)*float64(b.N)/(codecCPUTime()-cpu0)/1e9, "GMAC/cpu-s")
+	b.ReportMetric(float64(ch*ch*k*n)*float64(b.N)/(testutil.ProcessCPUSeconds()-cpu0)/1e9, "GMAC/cpu-s")
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"proscenium/engine/internal/testutil"
 )
 
 // mixedCorpus is about 1 MB of text in English, Chinese, Japanese, Korean,
@@ -66,7 +68,7 @@ func BenchmarkEncodeMixed(b *testing.B) {
 	text := mixedCorpus(b)
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
-	cpu := processCPUSeconds()
+	cpu := testutil.ProcessCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, err := tok.Encode(text); err != nil {
 			b.Fatal(err)
@@ -75,12 +77,12 @@ func BenchmarkEncodeMixed(b *testing.B) {
 	reportCPU(b, cpu, len(text))
 }
 
-// reportCPU adds MB per CPU second and CPU ms per op (see processCPUSeconds).
+// reportCPU adds MB per CPU second and CPU ms per op (see testutil.ProcessCPUSeconds).
 func reportCPU(b *testing.B, start float64, bytesPerOp int) {
 	if start < 0 {
 		return
 	}
-	used := processCPUSeconds() - start
+	used := testutil.ProcessCPUSeconds() - start
 	if used <= 0 {
 		return
 	}
@@ -101,12 +103,12 @@ func BenchmarkEncodeMixedColdCache(b *testing.B) {
 		tok.bpe.mu.Lock()
 		tok.bpe.cache = make(map[string][]int32)
 		tok.bpe.mu.Unlock()
-		start := processCPUSeconds()
+		start := testutil.ProcessCPUSeconds()
 		b.StartTimer()
 		if _, err := tok.Encode(text); err != nil {
 			b.Fatal(err)
 		}
-		cpu += processCPUSeconds() - start
+		cpu += testutil.ProcessCPUSeconds() - start
 	}
 	if cpu > 0 {
 		b.ReportMetric(float64(len(text))*float64(b.N)/cpu/1e6, "MB/cpu-s")
@@ -123,7 +125,7 @@ func BenchmarkLoadQwen3(b *testing.B) {
 	}
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
-	cpu := processCPUSeconds()
+	cpu := testutil.ProcessCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		if _, err := Parse(data); err != nil {
 			b.Fatal(err)
