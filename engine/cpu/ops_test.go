@@ -14,8 +14,12 @@ func randVec(r *rand.Rand, n int) []float32 {
 	return v
 }
 
-// relErr is ‖a − b‖ / ‖b‖ in float64.
-func relErr(a, b []float32) float64 {
+// relErr is ‖a − b‖ / ‖b‖ in float64, b the reference (float32, or a float64
+// re-computation); NaN when the lengths differ, so a tolerance check fails.
+func relErr[T float32 | float64](a []float32, b []T) float64 {
+	if len(a) != len(b) {
+		return math.NaN()
+	}
 	var num, den float64
 	for i := range a {
 		d := float64(a[i]) - float64(b[i])
