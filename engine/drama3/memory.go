@@ -27,10 +27,7 @@ func CountParameters(cfg *Config) ParameterCount {
 		if e.Optional {
 			continue
 		}
-		n := int64(1)
-		for _, d := range e.Shape {
-			n *= int64(d)
-		}
+		n := e.NumElements()
 		if e.Group == "audio" {
 			pc.Audio += n
 		} else {
@@ -49,10 +46,7 @@ func StoredWeightBytes(cfg *Config) int64 {
 		if e.Optional {
 			continue
 		}
-		n := int64(1)
-		for _, d := range e.Shape {
-			n *= int64(d)
-		}
+		n := e.NumElements()
 		if e.Expert && cfg.Quant.FP8() {
 			r, c := e.Shape[len(e.Shape)-2], e.Shape[len(e.Shape)-1]
 			b += n*int64(checkpoint.F8E4M3.Size()) + n/int64(r*c)*int64(ceilDiv(r, cfg.Quant.BlockRows)*ceilDiv(c, cfg.Quant.BlockCols))*4

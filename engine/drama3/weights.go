@@ -422,6 +422,15 @@ type Expected struct {
 	Optional bool
 }
 
+// NumElements is the product of the shape.
+func (e Expected) NumElements() int64 {
+	n := int64(1)
+	for _, d := range e.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
 // ExpectedTensors lists every tensor of cfg in table order, with the
 // per-expert or the fused expert layout.
 func ExpectedTensors(cfg *Config, fusedExperts bool) []Expected {
