@@ -255,6 +255,21 @@ async function main() {
   if (renamed.take.name !== 'Opening line') fail(`take.json name ${renamed.take.name}`);
   console.log(`e2e: re-run with seed 7 → take #2 (${t2.name}); renamed #1, played it, switched A/B to #2, deleted #2`);
 
+  // Esc stops a running take; the audio so far is kept (finish "cancel").
+  await page.locator('[data-region="takes"] button[aria-label="Select take 1"]').click();
+  await take1.getByRole('combobox', { name: 'Re-run changing' }).selectOption('max_frames');
+  await take1.getByRole('textbox', { name: 'New value' }).fill('4000');
+  await take1.getByRole('button', { name: 'Re-run' }).click();
+  const take3 = page.locator('[data-region="takes"] li[data-take="3"]');
+  await take3.and(page.locator('[data-state="running"]')).waitFor({ timeout: 10_000 });
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Escape');
+  await page.locator('[data-region="transport"] output[data-answer="ok"]').filter({ hasText: 'stopped; the audio so far is kept' }).waitFor({ timeout: 10_000 });
+  const t3 = (await api(page, 'Takes')).find((t) => t.id === 3);
+  if (t3.state !== 'finished' || t3.finish.reason !== 'cancel' || t3.samples !== t3.finish.frames * 2048 || t3.frames >= 4000)
+    fail(`take 3 after Esc: ${JSON.stringify({ state: t3.state, reason: t3.finish?.reason, frames: t3.frames, samples: t3.samples })}`);
+  console.log(`e2e: Esc stopped take #3 after ${t3.frames} frames (cancel, audio kept)`);
+
   // The take was kept under XDG_DATA_HOME.
   if (!existsSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'))) fail('take 1 was not saved under XDG_DATA_HOME');
 
