@@ -7,13 +7,25 @@ import (
 	"testing"
 )
 
-func readFullShaped(t *testing.T) []byte {
+// readFullShaped is testdata/drama3_full_shaped.json: the
+// Qwen3.5-35B-A3B-shaped config.
+func readFullShaped(t testing.TB) []byte {
 	t.Helper()
 	data, err := os.ReadFile("testdata/drama3_full_shaped.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// fullShapedConfig is readFullShaped parsed.
+func fullShapedConfig(t testing.TB) *Config {
+	t.Helper()
+	c, err := ParseConfig(readFullShaped(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func TestParseFullShapedConfig(t *testing.T) {
@@ -149,10 +161,7 @@ func TestBadConfigs(t *testing.T) {
 }
 
 func TestMarshalConfigRoundTrip(t *testing.T) {
-	c, err := ParseConfig(readFullShaped(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fullShapedConfig(t)
 	data, err := MarshalConfig(c)
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +178,7 @@ func TestMarshalConfigRoundTrip(t *testing.T) {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	data, err := os.ReadFile("testdata/drama3_full_shaped.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(data)
+	f.Add(readFullShaped(f))
 	f.Add([]byte(`{"model_type":"fish_omni"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)

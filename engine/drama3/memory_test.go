@@ -1,22 +1,12 @@
 package drama3
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
 // The estimate for the Qwen3.5-35B-A3B-shaped config, every component
 // written out by hand from the geometry (10 full + 30 linear layers, 13 tower
 // layers, 256 experts of 512 × 2048 at FP8 with 128-blocks).
 func TestEstimateMemoryFullShaped(t *testing.T) {
-	data, err := os.ReadFile("testdata/drama3_full_shaped.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := fullShapedConfig(t)
 	const (
 		expertElems = int64(40 * 256 * 3 * 512 * 2048)
 		// gate/up [512, 2048] and down [2048, 512]: 4 × 16 blocks each, float32.

@@ -1,7 +1,6 @@
 package drama3
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -232,14 +231,7 @@ func containsSub(list []string, sub string) bool {
 // HF transformers builds: 34.66 B (MODEL.md §2); the tower's is the closed
 // form written out below.
 func TestParameterCountFullShaped(t *testing.T) {
-	data, err := os.ReadFile("testdata/drama3_full_shaped.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := fullShapedConfig(t)
 	pc := CountParameters(cfg)
 	if pc.Text < 34_655_000_000 || pc.Text >= 34_665_000_000 {
 		t.Errorf("text parameters %d, want 34.66 B", pc.Text)
