@@ -278,3 +278,26 @@ func TestBrowserGetsThePCM(t *testing.T) {
 		t.Fatalf("missing take: %d", res.StatusCode)
 	}
 }
+
+// A server reachable from the network does not write files where callers say.
+func TestExportIsLocalOnly(t *testing.T) {
+	hub := NewHub()
+	svc, err := New(Config{Events: hub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}
+	mux, err := NewMux(svc, hub, ServerOptions{UI: ui, LoopbackOnly: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	status, body := post(t, srv, "ExportTake", `[{"id":1,"path":"/tmp/x.wav","format":"wav-pcm16"}]`, nil)
+	if status != 403 || !strings.Contains(body, "loopback") {
+		t.Fatalf("export on a network server: %d %s", status, body)
+	}
+	if status, _ := post(t, srv, "Takes", `[]`, nil); status != 200 {
+		t.Fatalf("other methods: %d", status)
+	}
+}

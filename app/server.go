@@ -43,8 +43,9 @@ func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	if err != nil {
 		return nil, err
 	}
+
 	guard := func(h http.Handler) http.Handler { return sameOriginOnly(opt.LoopbackOnly, h) }
-	mux.Handle("POST /api/{method}", guard(requireJSON(apiHandler(methods))))
+	mux.Handle("POST /api/{method}", guard(requireJSON(localOnly(opt.LoopbackOnly, apiHandler(methods)))))
 	mux.Handle("GET /api/events", guard(eventsHandler(hub)))
 	mux.Handle("GET /api/takes/{id}/pcm", guard(takePCMHandler(svc)))
 	files := http.FileServerFS(opt.UI)
@@ -83,6 +84,21 @@ func isLoopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// localOnlyMethods write files wherever the caller names: only someone at
+// this machine (a server on a loopback address) may call them.
+var localOnlyMethods = map[string]bool{"ExportTake": true}
+
+func localOnly(loopbackOnly bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackOnly && localOnlyMethods[r.PathValue("method")] {
+			writeJSON(w, http.StatusForbidden, apiError{r.PathValue("method") +
+				" writes files on the server: it is answered only when the server listens on a loopback address"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // requireJSON refuses bodies that are not declared JSON: a cross-site form
