@@ -144,7 +144,7 @@ func (w *BackboneWeights) Check() error {
 	if len(w.Layers) != len(g.Layers) {
 		return fmt.Errorf("backbone weights: %d layers, geometry has %d", len(w.Layers), len(g.Layers))
 	}
-	c := sizeChecker{}
+	c := sizeChecker{part: "backbone weights"}
 	c.want("embed_tokens", w.Embed, g.Vocab*g.Hidden)
 	c.want("norm", w.FinalNorm, g.Hidden)
 	for i := range w.Layers {
@@ -169,12 +169,16 @@ func (w *BackboneWeights) Check() error {
 	return c.err
 }
 
-// sizeChecker records the first tensor whose length differs from the geometry.
-type sizeChecker struct{ err error }
+// sizeChecker records the first tensor whose length differs from the
+// geometry (the backbone's and the tower's weight checks).
+type sizeChecker struct {
+	part string // "backbone weights", "tower weights": starts the error
+	err  error
+}
 
 func (c *sizeChecker) want(name string, v []float32, n int) {
 	if c.err == nil && len(v) != n {
-		c.err = fmt.Errorf("backbone weights: %s has %d elements, geometry needs %d", name, len(v), n)
+		c.err = fmt.Errorf("%s: %s has %d elements, geometry needs %d", c.part, name, len(v), n)
 	}
 }
 

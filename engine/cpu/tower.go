@@ -105,7 +105,7 @@ func (w *TowerWeights) Check() error {
 		return fmt.Errorf("tower weights: %d shared + %d residual layers, geometry needs %d + %d",
 			len(w.Shared), len(w.Residual), g.SharedLayers, g.ResidualLayers())
 	}
-	c := towerChecker{}
+	c := sizeChecker{part: "tower weights"}
 	for i, e := range w.Embeddings {
 		c.want(fmt.Sprintf("codebook_embeddings.%d", i), e, g.Entries[i]*g.Dim)
 	}
@@ -131,15 +131,6 @@ func (w *TowerWeights) Check() error {
 		layer(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.Residual[i], g.Entries[i+1])
 	}
 	return c.err
-}
-
-// towerChecker records the first tensor whose length differs from the geometry.
-type towerChecker struct{ err error }
-
-func (c *towerChecker) want(name string, v []float32, n int) {
-	if c.err == nil && len(v) != n {
-		c.err = fmt.Errorf("tower weights: %s has %d elements, geometry needs %d", name, len(v), n)
-	}
 }
 
 // Tower runs the codebook tower over a growing sequence of rows. Text rows go
