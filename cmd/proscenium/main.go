@@ -141,9 +141,9 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlags makes a flag set for a subcommand whose parse errors are returned,
-// not printed twice.
+// newFlags makes a flag set for a subcommand whose parse errors are returned
+// (the flag package also prints the mistake and the usage to stderr; main then
+// prints the returned error and exits 2).
 func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("proscenium "+name, flag.ContinueOnError)
-	return fs
+	return flag.NewFlagSet("proscenium "+name, flag.ContinueOnError)
 }
