@@ -73,7 +73,7 @@ func Open(dir string, opts Options) (Engine, error) {
 	return &takeEngine{info: info, backend: b, prompt: prompt.DefaultVoice, probe: opts.Probe}, nil
 }
 
-// SampleRate is the codec's output rate in Hz [public].
+// SampleRate is the codec's output rate in Hz (Info.SampleRate).
 const SampleRate = 44100
 
 // usesDemoCodec reports whether dir's codec.pth is the embedded random demo
