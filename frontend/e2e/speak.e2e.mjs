@@ -99,6 +99,24 @@ async function main() {
   await topP.press('Tab');
   await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
 
+  // Presets: save the current sampling as one, then choose another.
+  page.once('dialog', (d) => d.accept('Calm read'));
+  await page.locator('[data-region="sampling"]').getByRole('button', { name: 'Save as preset…' }).click();
+  await page.locator('[data-region="sampling"] select option', { hasText: 'Calm read' }).waitFor({ state: 'attached' });
+  const presets = (await api(page, 'Settings')).presets;
+  const calm = presets.find((p) => p.name === 'Calm read');
+  if (!calm || calm.sampling.temperature !== 0.65 || calm.sampling.top_p !== 0.9) fail(`presets ${JSON.stringify(presets)}`);
+  const temperatureBecomes = async (want) => {
+    for (const end = Date.now() + 10_000; Date.now() < end; await page.waitForTimeout(50)) {
+      if ((await api(page, 'Settings')).sampling.temperature === want && (await temperature.inputValue()) === String(want)) return;
+    }
+    fail(`temperature did not become ${want}`);
+  };
+  await page.getByRole('combobox', { name: 'Preset' }).selectOption('Greedy (T 0)');
+  await temperatureBecomes(0);
+  await page.getByRole('combobox', { name: 'Preset' }).selectOption('Calm read');
+  await temperatureBecomes(0.65);
+
   // Studio settings: the service validates them too.
   const limit = page.locator('[data-region="studio-settings"] input[name="takes_limit"]');
   await limit.fill('0');
