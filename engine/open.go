@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"proscenium/engine/audio"
 	"proscenium/engine/cpu"
 	"proscenium/engine/demo"
 	"proscenium/engine/drama3"
@@ -73,8 +74,9 @@ func Open(dir string, opts Options) (Engine, error) {
 	return &takeEngine{info: info, backend: b, prompt: prompt.DefaultVoice, probe: opts.Probe}, nil
 }
 
-// SampleRate is the codec's output rate in Hz (Info.SampleRate).
-const SampleRate = 44100
+// SampleRate is the codec's output rate in Hz (Info.SampleRate), the one the
+// audio files are written at.
+const SampleRate = audio.SampleRate
 
 // usesDemoCodec reports whether dir's codec.pth is the embedded random demo
 // codec: such a model speaks no words whatever its other weights.
