@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"proscenium/engine/checkpoint"
 )
 
 // TestDebugBackboneMatchesGolden runs the driver on the odd-geometry golden
@@ -45,14 +43,8 @@ func TestDebugBackboneMatchesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := checkpoint.ReadNPYFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := checkpoint.ReadNPYFile(filepath.Join(root, "golden", "odd", s.Hidden))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readNPY(t, out)
+	want := readNPY(t, filepath.Join(root, "golden", "odd", s.Hidden))
 	if len(got.Shape) != 2 || got.Shape[0] != want.Shape[0] || got.Shape[1] != want.Shape[1] {
 		t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
 	}

@@ -100,13 +100,20 @@ func TestDebugDecodeUsage(t *testing.T) {
 	}
 }
 
-func readF32(t *testing.T, path string) []float32 {
+// readNPY reads a .npy file the test needs.
+func readNPY(t *testing.T, path string) *checkpoint.Tensor {
 	t.Helper()
 	tn, err := checkpoint.ReadNPYFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := tn.Float32s()
+	return tn
+}
+
+// readF32 reads a .npy file of floats as float32.
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	v, err := readNPY(t, path).Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}

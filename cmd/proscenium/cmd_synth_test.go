@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"proscenium/engine/audio"
-	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
 
@@ -66,10 +65,7 @@ func TestSynthAndDebugTake(t *testing.T) {
 	if err := runDebugTake(append(args(), "--out", dbg), &log); err != nil {
 		t.Fatal(err)
 	}
-	pcm, err := checkpoint.ReadNPYFile(filepath.Join(dbg, "pcm.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pcm := readNPY(t, filepath.Join(dbg, "pcm.npy"))
 	samples, err := pcm.Float32s()
 	if err != nil {
 		t.Fatal(err)
@@ -81,14 +77,8 @@ func TestSynthAndDebugTake(t *testing.T) {
 	if !bytes.Equal(wav, again) {
 		t.Fatal("the same request and seed gave different WAV bytes")
 	}
-	codesA, err := checkpoint.ReadNPYFile(filepath.Join(out, "codes.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	codesD, err := checkpoint.ReadNPYFile(filepath.Join(dbg, "codes.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	codesA := readNPY(t, filepath.Join(out, "codes.npy"))
+	codesD := readNPY(t, filepath.Join(dbg, "codes.npy"))
 	if !reflect.DeepEqual(codesA.Shape, []int{10, 8}) || !bytes.Equal(codesA.Data, codesD.Data) {
 		t.Fatalf("codes %v differ from debug take's %v", codesA.Shape, codesD.Shape)
 	}
@@ -105,18 +95,12 @@ func TestSynthAndDebugTake(t *testing.T) {
 		"feedback_row.npy":    {7, D},
 		"backbone_hidden.npy": {7, D},
 	} {
-		tn, err := checkpoint.ReadNPYFile(filepath.Join(dbg, name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tn := readNPY(t, filepath.Join(dbg, name))
 		if !reflect.DeepEqual(tn.Shape, shape) {
 			t.Errorf("%s: shape %v, want %v", name, tn.Shape, shape)
 		}
 	}
-	ph, err := checkpoint.ReadNPYFile(filepath.Join(dbg, "prefill_hidden.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ph := readNPY(t, filepath.Join(dbg, "prefill_hidden.npy"))
 	if len(ph.Shape) != 2 || ph.Shape[1] != D || ph.Shape[0] < 10 {
 		t.Errorf("prefill_hidden shape %v", ph.Shape)
 	}
