@@ -206,35 +206,47 @@ func (r *ref64) attention(x [][]float64, w *AttentionWeights) [][]float64 {
 	}
 	out := make([][]float64, n)
 	for t := 0; t < n; t++ {
-		o := make([]float64, nh*hd)
-		for h := 0; h < nh; h++ {
-			kvh := h / (nh / nkv)
-			sc := make([]float64, t+1)
-			m := math.Inf(-1)
-			for p := 0; p <= t; p++ {
-				var d float64
-				for i := 0; i < hd; i++ {
-					d += qs[t][h*hd+i] * ks[p][kvh*hd+i]
-				}
-				sc[p] = d / math.Sqrt(float64(hd))
-				m = math.Max(m, sc[p])
-			}
-			var sum float64
-			for p := range sc {
-				sc[p] = math.Exp(sc[p] - m)
-				sum += sc[p]
-			}
-			for i := 0; i < hd; i++ {
-				var acc float64
-				for p := range sc {
-					acc += sc[p] / sum * vs[p][kvh*hd+i]
-				}
-				o[h*hd+i] = acc * sig64(gates[t][h*hd+i])
-			}
+		o := causalAttention64(qs, ks, vs, t, nh, nkv, hd)
+		for i := range o {
+			o[i] *= sig64(gates[t][i])
 		}
 		out[t] = r.mat(w.O, o, g.Hidden)
 	}
 	return out
+}
+
+// causalAttention64 is row t's grouped-query causal attention in float64 (the
+// backbone's and the tower's references): per query head h, the softmax of
+// q·k/√hd over rows 0…t of KV head h/(nh/nkv), applied to their values.
+// q[t] holds nh·hd values, k[p] and v[p] nkv·hd.
+func causalAttention64(q, k, v [][]float64, t, nh, nkv, hd int) []float64 {
+	o := make([]float64, nh*hd)
+	for h := 0; h < nh; h++ {
+		kvh := h / (nh / nkv)
+		sc := make([]float64, t+1)
+		m := math.Inf(-1)
+		for p := 0; p <= t; p++ {
+			var d float64
+			for i := 0; i < hd; i++ {
+				d += q[t][h*hd+i] * k[p][kvh*hd+i]
+			}
+			sc[p] = d / math.Sqrt(float64(hd))
+			m = math.Max(m, sc[p])
+		}
+		var sum float64
+		for p := range sc {
+			sc[p] = math.Exp(sc[p] - m)
+			sum += sc[p]
+		}
+		for i := 0; i < hd; i++ {
+			var acc float64
+			for p := range sc {
+				acc += sc[p] / sum * v[p][kvh*hd+i]
+			}
+			o[h*hd+i] = acc
+		}
+	}
+	return o
 }
 
 func (r *ref64) moe(x []float64, w *MoEWeights) []float64 {

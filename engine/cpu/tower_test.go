@@ -144,30 +144,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 			q[r], k[r], v[r] = qkv[:nh*hd], qkv[nh*hd:(nh+nkv)*hd], qkv[(nh+nkv)*hd:]
 		}
 		for r := range rows {
-			att := make([]float64, nh*hd)
-			for hh := 0; hh < nh; hh++ {
-				kvh := hh / (nh / nkv)
-				scores := make([]float64, r+1)
-				maxs := math.Inf(-1)
-				for p := 0; p <= r; p++ {
-					var s float64
-					for d := 0; d < hd; d++ {
-						s += q[r][hh*hd+d] * k[p][kvh*hd+d]
-					}
-					scores[p] = s / math.Sqrt(float64(hd))
-					maxs = math.Max(maxs, scores[p])
-				}
-				var sum float64
-				for p := range scores {
-					scores[p] = math.Exp(scores[p] - maxs)
-					sum += scores[p]
-				}
-				for p := range scores {
-					for d := 0; d < hd; d++ {
-						att[hh*hd+d] += scores[p] / sum * v[p][kvh*hd+d]
-					}
-				}
-			}
+			att := causalAttention64(q, k, v, r, nh, nkv, hd)
 			o := matvec(lw.WO, att, D)
 			for i := range o {
 				x[r][i] += o[i]
