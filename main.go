@@ -92,8 +92,9 @@ func run() error {
 		Events:       hub,
 		Open:         openModel,
 		// Opened in the background: the window never waits for the sound card.
-		Speaker: soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
-		Dialogs: dialogs,
+		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
+		Dialogs:  dialogs,
+		ProbeGPU: app.ProbeGPUWorker,
 	})
 	if err != nil {
 		return err

@@ -31,6 +31,8 @@ type Config struct {
 	Speaker Speaker
 	// Dialogs are the native file dialogs; nil: the UI asks for typed paths.
 	Dialogs Dialogs
+	// ProbeGPU reports the GPU backend (ProbeGPUWorker); nil: not checked.
+	ProbeGPU GPUProbe
 }
 
 // Model states.
@@ -78,6 +80,7 @@ type Service struct {
 	eng         engine.Engine
 	takes       takeLog
 	load        LoadProgress
+	gpu         string // the GPU backend's status line ("" when not checked)
 }
 
 // New makes a service with the settings read from cfg.SettingsPath and the
@@ -112,6 +115,9 @@ func New(cfg Config) (*Service, error) {
 		s.takes.next = max(s.takes.next, r.take.ID)
 	}
 	s.model = s.noModel("")
+	if cfg.ProbeGPU != nil {
+		s.probeGPU(cfg.ProbeGPU)
+	}
 	return s, nil
 }
 

@@ -16,6 +16,7 @@ type StudioStatus struct {
 	TakesLimit int64       `json:"takes_limit"`
 	ExportDir  string      `json:"export_dir"`
 	DemoDir    string      `json:"demo_dir"`
+	GPU        string      `json:"gpu"` // the GPU backend: its device, or why it is unavailable
 	Warnings   []string    `json:"warnings"`
 }
 
@@ -40,6 +41,7 @@ func (s *Service) Studio() StudioStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.TakesDir, st.TakesBytes, st.TakesLimit = s.takes.store.dir, s.takes.stored, s.settings.TakesLimitBytes
+	st.GPU = s.gpu
 	st.Warnings = append([]string{}, s.warnings...)
 	return st
 }

@@ -46,8 +46,12 @@ func runServe(args []string) error {
 	hub := app.NewHub()
 	// Browser mode: takes and the demo model live under the XDG data
 	// directory as in the window; the browser plays the audio (no Audio).
-	svc, err := app.New(app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
-		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()})
+	cfg := app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
+		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()}
+	if *ui {
+		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
+	}
+	svc, err := app.New(cfg)
 	if err != nil {
 		return err
 	}

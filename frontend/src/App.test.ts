@@ -71,6 +71,7 @@ function noModelService() {
       takes_limit: 2 << 30,
       export_dir: '/home/u/Music',
       demo_dir: '',
+      gpu: 'GPU backend unavailable: no CUDA-capable GPU found (cuInit: NoDevice); takes run on the CPU backend',
       warnings: warnings,
     })),
     takePeaks: vi.fn(async () => refuse('no take #1')),
@@ -130,6 +131,7 @@ describe('App without a model', () => {
     for (const r of ['script', 'sampling', 'model', 'readouts', 'transport', 'takes']) region(root, r);
     expect(root.querySelector('textarea')!.value).toBe('Saved draft.');
     expect(region(root, 'model').textContent).toContain('no model loaded');
+    expect(region(root, 'model').querySelector('[data-gpu]')?.textContent).toContain('no CUDA-capable GPU found');
     expect(region(root, 'takes').textContent).toContain('No takes yet.');
     expect(service.on).toHaveBeenCalledTimes(9);
   });

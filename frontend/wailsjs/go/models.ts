@@ -378,6 +378,7 @@ export namespace app {
 	    takes_limit: number;
 	    export_dir: string;
 	    demo_dir: string;
+	    gpu: string;
 	    warnings: string[];
 	
 	    static createFrom(source: any = {}) {
@@ -393,6 +394,7 @@ export namespace app {
 	        this.takes_limit = source["takes_limit"];
 	        this.export_dir = source["export_dir"];
 	        this.demo_dir = source["demo_dir"];
+	        this.gpu = source["gpu"];
 	        this.warnings = source["warnings"];
 	    }
 	
