@@ -33,6 +33,7 @@ FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
 FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
+FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean
