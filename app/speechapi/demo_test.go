@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +17,48 @@ import (
 	"proscenium/engine/drama3"
 )
 
-// openDemo writes the demo checkpoint (make-tiny) and opens it on the CPU
-// backend: the same engine `proscenium serve --model` runs.
+// demoEngine is the demo checkpoint (make-tiny) opened once on the CPU
+// backend — the engine `proscenium serve --model` runs — shared by the
+// tests (its takes run one at a time).
+var demoEngine = sync.OnceValues(func() (engine.Engine, error) {
+	path, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "proscenium-speechapi-demo-")
+	if err != nil {
+		return nil, err
+	}
+	demoDir = dir
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 7, BaseTokenizer: base}); err != nil {
+		return nil, err
+	}
+	return engine.Open(dir, engine.Options{})
+})
+
+var demoDir string // removed by TestMain
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoDir != "" {
+		os.RemoveAll(demoDir)
+	}
+	os.Exit(code)
+}
+
 func openDemo(t *testing.T) engine.Engine {
 	t.Helper()
-	path, err := drama3.FindBaseTokenizer()
+	eng, err := demoEngine()
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("demo checkpoint: %v", err)
 		}
 		t.Skipf("demo checkpoint: %v (run make deps)", err)
 	}
-	base, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 7, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.Open(dir, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
 	return eng
 }
 
