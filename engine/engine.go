@@ -109,7 +109,8 @@ type Stats struct {
 }
 
 // Engine synthesises speech with one loaded model. One take runs at a time;
-// Synthesize blocks until the take ends. Cancelling ctx stops the take at the
+// Synthesize blocks until the take ends (a second call waits for the first).
+// Info and Stats may be called at any time, also while a take runs. Cancelling ctx stops the take at the
 // next frame: the audio made so far is kept and the take finishes with
 // FinishCancel.
 type Engine interface {
