@@ -326,17 +326,7 @@ func allocNoCleanup(t *testing.T, bytes int) *Block {
 // checkCloseQuiet is checkClose without the log line of a passing check.
 func checkCloseQuiet(t *testing.T, what string, got, ref []float32, tol float64) {
 	t.Helper()
-	var num, den float64
-	for i := range ref {
-		g := float64(got[i])
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			t.Fatalf("%s: element %d is %v (unwritten or overflowed); reference %v", what, i, got[i], ref[i])
-		}
-		d := g - float64(ref[i])
-		num += d * d
-		den += float64(ref[i]) * float64(ref[i])
-	}
-	if rel := math.Sqrt(num / den); !(rel <= tol) {
+	if rel := finiteRelErr(t, what, got, ref); !(rel <= tol) {
 		t.Fatalf("%s: relative error %.3g > %.3g", what, rel, tol)
 	}
 }

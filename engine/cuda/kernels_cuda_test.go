@@ -114,9 +114,9 @@ func download(t *testing.T, b *Block, n int) []float32 {
 	return out
 }
 
-// checkClose fails unless every element is finite (so written) and
-// ‖got − ref‖/‖ref‖ ≤ tol; it logs the relative error.
-func checkClose(t *testing.T, what string, got, ref []float32, tol float64) {
+// finiteRelErr fails unless every element is finite (so written) and
+// returns ‖got − ref‖/‖ref‖.
+func finiteRelErr(t *testing.T, what string, got, ref []float32) float64 {
 	t.Helper()
 	var num, den float64
 	for i := range ref {
@@ -128,7 +128,14 @@ func checkClose(t *testing.T, what string, got, ref []float32, tol float64) {
 		num += d * d
 		den += float64(ref[i]) * float64(ref[i])
 	}
-	rel := math.Sqrt(num / den)
+	return math.Sqrt(num / den)
+}
+
+// checkClose fails unless every element is finite and ‖got − ref‖/‖ref‖ ≤
+// tol; it logs the relative error.
+func checkClose(t *testing.T, what string, got, ref []float32, tol float64) {
+	t.Helper()
+	rel := finiteRelErr(t, what, got, ref)
 	t.Logf("%s: relative error %.3g (%d elements)", what, rel, len(ref))
 	if !(rel <= tol) {
 		t.Fatalf("%s: relative error %.3g > %.3g", what, rel, tol)
