@@ -141,14 +141,42 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 	h.whole(w, r, eng, info, req)
 }
 
+// chunkCursor checks that an engine's audio chunks tile the take in order
+// (the API promises whole takes; a gap or overlap is an engine fault, never
+// audio sent as if it were right).
+type chunkCursor struct {
+	frames          int // frames received so far
+	samplesPerFrame int
+}
+
+func (c *chunkCursor) next(a *engine.AudioChunk) error {
+	if a.FromFrame != c.frames || a.ToFrame <= a.FromFrame || len(a.PCM) != (a.ToFrame-a.FromFrame)*c.samplesPerFrame {
+		return fmt.Errorf("engine sent frames %d..%d with %d samples after frame %d", a.FromFrame, a.ToFrame, len(a.PCM), c.frames)
+	}
+	c.frames = a.ToFrame
+	return nil
+}
+
 // whole synthesises the take, then answers with all of it.
 func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	var pcm []float32
-	fin, err := eng.Synthesize(r.Context(), req.SpeechRequest, func(e engine.Event) {
-		if e.Kind == engine.EventAudio {
-			pcm = append(pcm[:e.Audio.FromFrame*info.SamplesPerFrame], e.Audio.PCM...)
+	var chunkErr error
+	cur := chunkCursor{samplesPerFrame: info.SamplesPerFrame}
+	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
+		if e.Kind != engine.EventAudio || chunkErr != nil {
+			return
 		}
+		if chunkErr = cur.next(e.Audio); chunkErr != nil {
+			cancel()
+			return
+		}
+		pcm = append(pcm, e.Audio.PCM...)
 	})
+	if err == nil {
+		err = chunkErr
+	}
 	if err != nil {
 		synthesisError(w, err)
 		return
@@ -186,14 +214,19 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 	hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	started := false
-	var encodeErr error
+	var chunkErr error
+	cur := chunkCursor{samplesPerFrame: info.SamplesPerFrame}
 	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
 		if e.Kind != engine.EventAudio || ctx.Err() != nil {
 			return
 		}
+		if chunkErr = cur.next(e.Audio); chunkErr != nil {
+			cancel()
+			return
+		}
 		buf, err := audio.EncodeRaw(e.Audio.PCM, audio.PCM16)
 		if err != nil {
-			encodeErr = fmt.Errorf("encoding frames %d..%d: %w", e.Audio.FromFrame, e.Audio.ToFrame, err)
+			chunkErr = fmt.Errorf("encoding frames %d..%d: %w", e.Audio.FromFrame, e.Audio.ToFrame, err)
 			cancel()
 			return
 		}
@@ -210,7 +243,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 		}
 	})
 	if err == nil {
-		err = encodeErr
+		err = chunkErr
 	}
 	switch {
 	case err != nil && !started:

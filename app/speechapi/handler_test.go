@@ -22,8 +22,9 @@ import (
 // The demo-model tests in demo_test.go run the real engine: faults,
 // disconnects and the queue.
 type fakeEngine struct {
-	frames    int // frames per take
-	failAfter int // >0: return an error after this many chunks
+	frames    int  // frames per take
+	failAfter int  // >0: return an error after this many chunks
+	skipFrame bool // leave a one-frame gap after the first chunk (an engine bug)
 }
 
 const fakeSPF = 16 // samples per frame of the fake engine
@@ -56,6 +57,9 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 			return nil, errors.New("injected fault")
 		}
 		from = to
+		if f.skipFrame && chunks == 1 {
+			from++
+		}
 	}
 	reason := engine.FinishStop
 	if n == req.MaxFrames {
@@ -171,6 +175,21 @@ func TestFaultBeforeAudioIsAnError(t *testing.T) {
 	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm"}`)
 	if resp.StatusCode != 500 {
 		t.Errorf("status %d, want 500", resp.StatusCode)
+	}
+}
+
+// Chunks that do not tile the take (an engine fault) are an error, never a
+// panic and never audio served as if it were whole.
+func TestChunkGapIsAnError(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 20, skipFrame: true}, DefaultLimits())
+	resp := post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm"}`)
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 500 || !strings.Contains(string(msg), "frames 2..") {
+		t.Errorf("whole: %d %s", resp.StatusCode, msg)
+	}
+	resp = post(t, srv, `{"model":"drama-3","input":"x","response_format":"pcm","stream":true}`)
+	if got, err := io.ReadAll(resp.Body); err == nil {
+		t.Errorf("stream with a gap read as complete (%d bytes)", len(got))
 	}
 }
 
