@@ -27,7 +27,7 @@ CUDA_PKGS := ./engine/cuda ./kernels ./cmd/proscenium-gpu
 
 kernels: kernels/build/buildinfo.txt
 
-kernels/build/%.fatbin: kernels/%.cu kernels/cuda.mk
+kernels/build/%.fatbin: kernels/%.cu $(wildcard kernels/*.cuh) kernels/cuda.mk
 	@test -n "$(NVCC)" || { echo "no nvcc found: install nvidia-cuda-toolkit (scripts/setup-debian.sh)"; exit 1; }
 	@mkdir -p kernels/build
 	$(NVCC) $(NVCCFLAGS) $(KERNEL_GENCODE) -fatbin -o $@ $<

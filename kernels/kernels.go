@@ -4,11 +4,28 @@ package kernels
 
 import (
 	"embed"
+	"io/fs"
+	"sort"
 	"strings"
 )
 
 //go:embed build/*.fatbin build/buildinfo.txt
 var build embed.FS
+
+// Modules lists the embedded kernel modules, one per kernels/*.cu file (the
+// base name: "gemv", "norms", …), sorted.
+func Modules() []string {
+	entries, _ := fs.ReadDir(build, "build")
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasSuffix(n, ".fatbin") && !strings.HasSuffix(n, "_sm90a.fatbin") {
+			names = append(names, strings.TrimSuffix(n, ".fatbin"))
+		}
+	}
+	sort.Strings(names)
+	return names
+}
 
 // Generic returns the fatbin of source module (the .cu file's base name) that
 // runs on every supported architecture, or nil if there is no such module.

@@ -11,13 +11,19 @@ import (
 // fatbinMagic is the first word of every fatbin nvcc writes (fatbinary.h).
 const fatbinMagic = 0xBA55ED50
 
-func TestGenericFatbinEmbedded(t *testing.T) {
-	b := Generic("ops")
-	if len(b) < 16 {
-		t.Fatalf("ops.fatbin: %d bytes embedded; run make kernels", len(b))
+func TestGenericFatbinsEmbedded(t *testing.T) {
+	mods := Modules()
+	if len(mods) == 0 {
+		t.Fatal("no kernel modules embedded; run make kernels")
 	}
-	if m := binary.LittleEndian.Uint32(b); m != fatbinMagic {
-		t.Fatalf("ops.fatbin starts with %#x, want fatbin magic %#x", m, fatbinMagic)
+	for _, m := range mods {
+		b := Generic(m)
+		if len(b) < 16 {
+			t.Fatalf("%s.fatbin: %d bytes embedded; run make kernels", m, len(b))
+		}
+		if w := binary.LittleEndian.Uint32(b); w != fatbinMagic {
+			t.Fatalf("%s.fatbin starts with %#x, want fatbin magic %#x", m, w, fatbinMagic)
+		}
 	}
 	if Generic("no-such-module") != nil {
 		t.Fatal("a missing module returned bytes")
@@ -30,10 +36,12 @@ func TestSM90aMatchesBuildInfo(t *testing.T) {
 		t.Fatalf("build info %q names no nvcc", info)
 	}
 	built := strings.Contains(info, "sm_90a: built")
-	if got := SM90a("ops") != nil; got != built {
-		t.Fatalf("sm_90a fatbin present = %v, build info says %q", got, info)
-	}
-	if b := SM90a("ops"); b != nil && binary.LittleEndian.Uint32(b) != fatbinMagic {
-		t.Fatal("ops_sm90a.fatbin is not a fatbin")
+	for _, m := range Modules() {
+		if got := SM90a(m) != nil; got != built {
+			t.Fatalf("%s: sm_90a fatbin present = %v, build info says %q", m, got, info)
+		}
+		if b := SM90a(m); b != nil && binary.LittleEndian.Uint32(b) != fatbinMagic {
+			t.Fatalf("%s_sm90a.fatbin is not a fatbin", m)
+		}
 	}
 }

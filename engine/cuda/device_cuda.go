@@ -37,8 +37,8 @@ type Device struct {
 	done   chan struct{}
 	ctx    cu.CUContext
 	stream cu.Stream
-	mod    cu.Module
-	fns    map[string]cu.Function
+	mods   []cu.Module            // one per kernels/*.cu file
+	fns    map[string]cu.Function // looked up on first launch
 	pdl    *pdlLauncher // nil: plain launches
 	usePDL bool
 }
@@ -88,16 +88,17 @@ func (d *Device) setUp(ordinal int) error {
 	if inf.TotalMem, err = dev.TotalMem(); err != nil {
 		return fmt.Errorf("cuda: device %d memory: %w", ordinal, err)
 	}
-	v, err := ChooseVariant(inf.Major, inf.Minor, kernels.SM90a("ops") != nil)
+	modules := kernels.Modules()
+	if len(modules) == 0 {
+		return fmt.Errorf("cuda: no compiled kernels embedded (run make kernels)")
+	}
+	haveSM90a := true
+	for _, m := range modules {
+		haveSM90a = haveSM90a && kernels.SM90a(m) != nil
+	}
+	v, err := ChooseVariant(inf.Major, inf.Minor, haveSM90a)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", inf.Name, err)
-	}
-	image := kernels.Generic("ops")
-	if v.SM90a {
-		image = kernels.SM90a("ops")
-	}
-	if image == nil {
-		return fmt.Errorf("cuda: no compiled kernels embedded (run make kernels)")
 	}
 	inf.Kernels = v.Code
 	if d.ctx, err = dev.MakeContext(cu.SchedBlockingSync); err != nil {
@@ -106,15 +107,21 @@ func (d *Device) setUp(ordinal int) error {
 	if d.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
 		return fmt.Errorf("cuda: stream: %w", err)
 	}
-	if d.mod, err = cu.LoadData(string(image)); err != nil {
-		return fmt.Errorf("cuda: load kernels (%s) on %s (compute %d.%d): %w", v.Code, inf.Name, inf.Major, inf.Minor, err)
+	for _, m := range modules {
+		image := kernels.Generic(m)
+		if v.SM90a {
+			image = kernels.SM90a(m)
+		}
+		mod, err := cu.LoadData(string(image))
+		if err != nil {
+			return fmt.Errorf("cuda: load kernels %s (%s) on %s (compute %d.%d): %w", m, v.Code, inf.Name, inf.Major, inf.Minor, err)
+		}
+		d.mods = append(d.mods, mod)
 	}
 	for _, name := range kernelNames {
-		fn, err := d.mod.Function(name)
-		if err != nil {
-			return fmt.Errorf("cuda: kernel %s: %w", name, err)
+		if _, err := d.function(name); err != nil {
+			return err
 		}
-		d.fns[name] = fn
 	}
 	d.pdl = lookupPDL(inf.Major)
 	d.usePDL = d.pdl != nil
@@ -124,8 +131,8 @@ func (d *Device) setUp(ordinal int) error {
 }
 
 func (d *Device) tearDown() {
-	if d.mod != (cu.Module{}) {
-		d.mod.Unload()
+	for _, m := range d.mods {
+		m.Unload()
 	}
 	if d.stream != (cu.Stream{}) {
 		d.stream.Destroy()
@@ -133,6 +140,21 @@ func (d *Device) tearDown() {
 	if d.ctx != (cu.CUContext{}) {
 		d.ctx.Destroy()
 	}
+}
+
+// function finds kernel name in the loaded modules (on the device thread),
+// remembering it for the next launch.
+func (d *Device) function(name string) (cu.Function, error) {
+	if fn, ok := d.fns[name]; ok {
+		return fn, nil
+	}
+	for _, m := range d.mods {
+		if fn, err := m.Function(name); err == nil {
+			d.fns[name] = fn
+			return fn, nil
+		}
+	}
+	return cu.Function{}, fmt.Errorf("cuda: no kernel %q in the loaded modules (kernels/*.cu)", name)
 }
 
 // Do runs f on the device thread and returns its error.

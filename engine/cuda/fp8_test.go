@@ -7,7 +7,7 @@ import (
 	"proscenium/engine/checkpoint"
 )
 
-// fp8TopByteToFloat mirrors fp8_top_byte_to_float in kernels/ops.cu, the
+// fp8TopByteToFloat mirrors fp8_top_byte_to_float in kernels/common.cuh, the
 // integer E4M3 decoding of the pre-sm_90 kernels and the "i" GEMV variants.
 func fp8TopByteToFloat(t uint32) float32 {
 	return math.Float32frombits(uint32(int32(t)>>4)&0x87f00000) * 0x1p120

@@ -2,7 +2,7 @@ package cuda
 
 import "fmt"
 
-// GemvVariant is one compiled instance of a GEMV kernel (kernels/ops.cu):
+// GemvVariant is one compiled instance of a GEMV kernel (kernels/gemv.cu):
 // groups of TPR threads share a row, each group computes Rows rows, Unroll
 // 16-byte loads per thread and row are in flight at once.
 type GemvVariant struct {
@@ -12,9 +12,9 @@ type GemvVariant struct {
 // Name is the kernel name suffix, e.g. "t128r2u2".
 func (v GemvVariant) Name() string { return fmt.Sprintf("t%dr%du%d", v.TPR, v.Rows, v.Unroll) }
 
-const gemvThreads = 256 // GEMV_THREADS in ops.cu
+const gemvThreads = 256 // GEMV_THREADS in kernels/gemv.cu
 
-// GemvBF16Variants and GemvFP8Variants are the instances in kernels/ops.cu.
+// GemvBF16Variants and GemvFP8Variants are the instances in kernels/gemv.cu.
 var (
 	GemvBF16Variants = []GemvVariant{{32, 1, 8}, {32, 2, 4}, {64, 2, 4}, {128, 2, 2}, {128, 4, 2}, {256, 2, 2}, {256, 4, 1},
 		{32, 4, 2}, {32, 8, 2}, {128, 2, 4}}

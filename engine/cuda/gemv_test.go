@@ -19,17 +19,17 @@ func TestChooseGemvPicksACompiledInstance(t *testing.T) {
 		for _, s := range [][3]int{{8192, 2048, 1}, {2048, 4096, 1}, {512, 2048, 8}, {2048, 512, 8}, {3, 16, 1}} {
 			v := ChooseGemv(fp8, s[0], s[1], s[2])
 			if !slices.Contains(list, v) {
-				t.Errorf("ChooseGemv(fp8=%v, %v) = %s, not an instance in kernels/ops.cu", fp8, s, v.Name())
+				t.Errorf("ChooseGemv(fp8=%v, %v) = %s, not an instance in kernels/gemv.cu", fp8, s, v.Name())
 			}
 		}
 	}
 }
 
-// The Go lists must name exactly the instances kernels/ops.cu compiles.
+// The Go lists must name exactly the instances kernels/gemv.cu compiles.
 func TestGemvVariantsMatchOpsCu(t *testing.T) {
-	src, err := os.ReadFile("../../kernels/ops.cu")
+	src, err := os.ReadFile("../../kernels/gemv.cu")
 	if errors.Is(err, fs.ErrNotExist) && testing.Short() {
-		t.Skip("kernels/ops.cu not here (a carried test binary runs with -test.short)")
+		t.Skip("kernels/gemv.cu not here (a carried test binary runs with -test.short)")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestGemvVariantsMatchOpsCu(t *testing.T) {
 		got[m[1]] = append(got[m[1]], GemvVariant{tpr, rows, unroll})
 	}
 	if !slices.Equal(got["BF16"], GemvBF16Variants) || !slices.Equal(got["FP8"], GemvFP8Variants) {
-		t.Fatalf("ops.cu instances %v, Go lists bf16 %v fp8 %v", got, GemvBF16Variants, GemvFP8Variants)
+		t.Fatalf("gemv.cu instances %v, Go lists bf16 %v fp8 %v", got, GemvBF16Variants, GemvFP8Variants)
 	}
 }
 

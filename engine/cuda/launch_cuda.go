@@ -8,7 +8,9 @@ import (
 	"unsafe"
 )
 
-// kernelNames are the entry points of kernels/ops.cu that Open looks up.
+// kernelNames are entry points Open looks up at once, so a kernel build that
+// lacks one fails at Open rather than at the first take; any other kernel is
+// found by name at its first launch.
 var kernelNames = []string{
 	"embed_gather_bf16", "rmsnorm_zc_f32", "swiglu_f32", "add_f32",
 	"launch_floor",
@@ -50,9 +52,9 @@ func (d *Device) Run(f func(q *Queue) error) error {
 
 // Launch enqueues kernel name with a grid and a block of threads.
 func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
-	fn, ok := q.d.fns[name]
-	if !ok {
-		return fmt.Errorf("cuda: no kernel %q", name)
+	fn, err := q.d.function(name)
+	if err != nil {
+		return err
 	}
 	if q.d.usePDL {
 		if err := q.d.pdl.launch(fn, grid, block, q.d.stream, args); err != nil {

@@ -1,0 +1,101 @@
+// Shared device helpers of the kernel families (kernels/*.cu): BF16 and FP8
+// decoding, warp and block sums, programmatic dependent launch, streaming
+// loads. Conventions of every family: activations are float32, weights BF16
+// or block-FP8 (E4M3 with one float32 scale per 128×128 block), every kernel
+// is extern "C" so the Go side finds it by name, and all pointers are device
+// pointers. Each kernel has a Go reference in engine/cpu (named beside it) and
+// a device test in engine/cuda that compares the two on random inputs.
+#pragma once
+
+#include <stdint.h>
+
+#define FULL_MASK 0xffffffffu
+
+__device__ __forceinline__ float bf16_lo(uint32_t v) { return __int_as_float(v << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t v) { return __int_as_float(v & 0xffff0000u); }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
+// block_sum returns the sum of v over the block to every thread; blockDim.x
+// is a multiple of 32 and at most 1024. red holds 32 floats of shared memory.
+__device__ float block_sum(float v, float* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();  // red may still be read by a previous call
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    const int nwarps = blockDim.x >> 5;
+    v = lane < nwarps ? red[lane] : 0.f;
+    return warp_sum(v);
+}
+
+// Programmatic dependent launch (sm_90): a kernel lets the next one in the
+// stream start as soon as all its blocks run (launch_dependents), and waits
+// for the previous one to finish, its writes visible, before reading anything
+// that one may have written (wait). Every kernel here calls pdl_entry before
+// touching anything a kernel may have written (a GEMV reads expert ids the
+// host copied before it, see ids_ready), so the host may launch any of them
+// with the PDL launch attribute. On earlier architectures both are no-ops.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_entry() {
+    pdl_launch_dependents();
+    pdl_wait();
+}
+
+
+// Weight loads: read once, so they skip L1, and ask L2 to fetch 256-byte
+// blocks (the rows are streamed contiguously).
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// FP8 E4M3 → float. The integer path, for any architecture: with an E4M3
+// byte in bits 24..31 of t (lower bits ignored), an arithmetic shift by 4 and
+// a mask leave the sign in bit 31 and the exponent and mantissa in bits
+// 20..26: a float equal to the value times 2^-120 (a float subnormal when the
+// E4M3 one is), exact; the product restores the scale.
+__device__ __forceinline__ float fp8_top_byte_to_float(uint32_t t) {
+    return __int_as_float(((int32_t)t >> 4) & 0x87f00000) * 0x1p120f;
+}
+
+// Two E4M3 bytes → two floats: on sm_90 one cvt to two halves, then exact
+// widening; before that the integer path. Exact for every finite E4M3 value,
+// subnormals included (no -ftz).
+__device__ __forceinline__ float2 fp8x2_to_float2(uint16_t v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint32_t h;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"(v));
+    float2 f;
+    asm("{ .reg .f16 lo, hi;\n\t mov.b32 {lo, hi}, %2;\n\t cvt.f32.f16 %0, lo;\n\t cvt.f32.f16 %1, hi; }"
+        : "=f"(f.x), "=f"(f.y) : "r"(h));
+    return f;
+#else
+    return make_float2(fp8_top_byte_to_float((uint32_t)v << 24), fp8_top_byte_to_float((uint32_t)v << 16));
+#endif
+}
+
+__device__ __forceinline__ float fp8_dot4(uint32_t w, float4 xv, float s) {
+    const float2 a = fp8x2_to_float2((uint16_t)(w & 0xffffu));
+    const float2 b = fp8x2_to_float2((uint16_t)(w >> 16));
+    s = fmaf(a.x, xv.x, s);
+    s = fmaf(a.y, xv.y, s);
+    s = fmaf(b.x, xv.z, s);
+    return fmaf(b.y, xv.w, s);
+}
