@@ -3,7 +3,9 @@
 // Command proscenium-gpu is the GPU worker: it opens the CUDA device, loads
 // the kernels for its architecture and serves the gpuworker protocol on stdin
 // and stdout for the studio and the command line, which start it as a child
-// process (engine/gpuworker). With -probe it prints what it found and exits.
+// process (engine/gpuworker). With -probe it prints what it found and exits;
+// with a tool's name first (tools.go; `proscenium-gpu tools` lists them) it
+// runs that tool (a benchmark or stage driver) instead.
 //
 // It is built only with the cuda tag (make gpu-worker): gorgonia.org/cu ends
 // the process in its init when there is no GPU, printing why on stdout, which
@@ -24,6 +26,9 @@ import (
 )
 
 func main() {
+	if ok, code := runTool(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	probe := flag.Bool("probe", false, "print the device report as JSON and exit")
 	ordinal := flag.Int("device", 0, "CUDA device ordinal")
 	deviceCap := flag.Int64("cap", 0, "device memory cap in bytes (0: none)")

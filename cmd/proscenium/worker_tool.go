@@ -1,0 +1,37 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"proscenium/engine/gpuworker"
+)
+
+// runWorkerTool runs `proscenium-gpu TOOL args…` (cmd/proscenium-gpu/tools.go)
+// with this process's standard streams and returns its failure: GPU
+// benchmarks and stage drivers run inside the worker, the only binary that
+// links CUDA. worker overrides where the worker is ("" locates it as the
+// studio does).
+func runWorkerTool(worker, tool string, args []string) error {
+	path := worker
+	if path == "" {
+		p, err := gpuworker.Locate()
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	cmd := exec.Command(path, append([]string{tool}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return fmt.Errorf("GPU worker %s %s exited with status %d", path, tool, exit.ExitCode())
+	}
+	if err != nil {
+		return fmt.Errorf("GPU worker %s: %w", path, err)
+	}
+	return nil
+}
