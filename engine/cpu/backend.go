@@ -22,14 +22,16 @@ type FrameDecoder interface {
 
 // Backend runs takes on the CPU. It is not safe for concurrent use.
 type Backend struct {
-	backbone *Backbone
-	tower    *Tower
-	heads    *AudioHeads
-	codec    FrameDecoder
-	entries  []int
-	hidden   []float32 // final-norm hidden state of the last backbone row
-	row      []float32 // feedback row scratch
-	audioRow bool      // the tower is running an audio row (for Probe)
+	backbone  *Backbone
+	tower     *Tower
+	heads     *drama3.Heads
+	textEmbed []float32   // the backbone's embed_tokens [vocab, D]
+	codebooks [][]float32 // the tower's codebook embeddings
+	codec     FrameDecoder
+	entries   []int
+	hidden    []float32 // final-norm hidden state of the last backbone row
+	row       []float32 // feedback row scratch
+	audioRow  bool      // the tower is running an audio row (for Probe)
 
 	// Probe, when set, sees intermediate tensors for stage comparisons, in
 	// order: "prefill_hidden" [D] for each prompt row; per frame
@@ -41,20 +43,23 @@ type Backend struct {
 var _ drama3.Backend = (*Backend)(nil)
 
 // NewBackend checks that the parts agree on their sizes.
-func NewBackend(bb *Backbone, tw *Tower, heads *AudioHeads, codec FrameDecoder) (*Backend, error) {
-	bg, tg := bb.Geometry(), tw.Geometry()
-	if bg.Hidden != tg.Dim || heads.Dim != bg.Hidden {
-		return nil, fmt.Errorf("cpu backend: backbone hidden %d, tower dim %d, heads dim %d must agree", bg.Hidden, tg.Dim, heads.Dim)
+func NewBackend(bb *Backbone, tw *Tower, heads *drama3.Heads, codec FrameDecoder) (*Backend, error) {
+	bg, tg := bb.Config(), tw.Config()
+	if bg.HiddenSize != tg.Dim || heads.Dim != bg.HiddenSize {
+		return nil, fmt.Errorf("cpu backend: backbone hidden %d, tower dim %d, heads dim %d must agree", bg.HiddenSize, tg.Dim, heads.Dim)
 	}
-	if len(heads.Codebooks) != len(tg.Entries) || heads.Codes() != tg.Entries[0] {
-		return nil, fmt.Errorf("cpu backend: heads have %d codebooks and %d semantic codes, tower %d codebooks of %v",
-			len(heads.Codebooks), heads.Codes(), len(tg.Entries), tg.Entries)
+	if heads.Codes() != tw.Entries()[0] || len(heads.Semantic) != (heads.Codes()+1)*heads.Dim {
+		return nil, fmt.Errorf("cpu backend: semantic head of %d values for %d semantic codes, the tower's codebook 0 has %d",
+			len(heads.Semantic), heads.Codes(), tw.Entries()[0])
 	}
-	if len(heads.TextEmbed) != bg.Vocab*bg.Hidden {
-		return nil, fmt.Errorf("cpu backend: heads' text embedding has %d values, backbone vocabulary %d × %d", len(heads.TextEmbed), bg.Vocab, bg.Hidden)
+	for _, id := range heads.SemanticTokens {
+		if id < 0 || id >= bg.VocabSize {
+			return nil, fmt.Errorf("cpu backend: semantic token id %d outside the vocabulary [0, %d)", id, bg.VocabSize)
+		}
 	}
-	b := &Backend{backbone: bb, tower: tw, heads: heads, codec: codec, entries: tg.Entries}
-	b.row = make([]float32, bg.Hidden)
+	b := &Backend{backbone: bb, tower: tw, heads: heads, codec: codec, entries: tw.Entries(),
+		textEmbed: bb.w.Embed, codebooks: tw.w.Embeddings}
+	b.row = make([]float32, bg.HiddenSize)
 	b.tower.LayerOutput = func(layer int, h []float32) {
 		if b.Probe != nil && b.audioRow {
 			b.Probe(fmt.Sprintf("tower_layer.%d", layer), h)
@@ -78,22 +83,18 @@ func (b *Backend) CodebookEntries() []int { return b.entries }
 // LoadBackend loads a checkpoint directory for the CPU: config.json, the
 // safetensors bound through the weight map, codec.pth. tok resolves the
 // semantic and end-of-speech tokens (the directory's tokenizer.json).
-func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
+func LoadBackend(dir string, tok drama3.TokenIDs) (*Backend, *drama3.Config, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer ck.Close()
 	cfg, w := ck.Config, ck.Weights
-	bw, err := LoadBackboneWeights(w)
+	m, err := LoadModel(w)
 	if err != nil {
 		return nil, nil, err
 	}
-	tw, err := LoadTowerWeights(w)
-	if err != nil {
-		return nil, nil, err
-	}
-	heads, err := NewAudioHeads(w, tok, bw.Embed, tw.Embeddings)
+	heads, err := drama3.NewHeads(w, tok, m.Embed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,15 +102,15 @@ func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	bb, err := NewBackbone(bw)
+	bb, err := NewBackbone(&cfg.Text, &m.Backbone)
 	if err != nil {
 		return nil, nil, err
 	}
-	tower, err := NewTower(tw)
+	tower, err := NewTower(&cfg.Audio, &m.Tower)
 	if err != nil {
 		return nil, nil, err
 	}
-	cd, err := NewCodecFrames(codec, tw.Geometry.Entries)
+	cd, err := NewCodecFrames(codec, tower.Entries())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,7 +200,7 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 	if r, ok := b.codec.(interface{ Reset() }); ok {
 		r.Reset()
 	}
-	D := b.backbone.Geometry().Hidden
+	D := b.backbone.Config().HiddenSize
 	hidden, err := b.backbone.Run(TokenRows(prompt))
 	if err != nil {
 		return err
@@ -214,7 +215,7 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 		return err
 	}
 	b.hidden = append(b.hidden[:0], hidden[n*D:]...)
-	b.heads.SemanticLogits(semantic, b.hidden)
+	b.semanticLogits(semantic)
 	return nil
 }
 
@@ -236,7 +237,7 @@ func (b *Backend) TowerResidual(j, prev int, logits []float32) error {
 // Advance appends the frame's feedback row to the backbone and writes the
 // new row's semantic logits.
 func (b *Backend) Advance(codes []int, semantic []float32) error {
-	if err := b.heads.FeedbackRow(b.row, codes); err != nil {
+	if err := b.heads.FeedbackRow(b.row, codes, b.textEmbed, b.codebooks); err != nil {
 		return err
 	}
 	if b.Probe != nil {
@@ -250,7 +251,7 @@ func (b *Backend) Advance(codes []int, semantic []float32) error {
 		b.Probe("backbone_hidden", hidden)
 	}
 	b.hidden = append(b.hidden[:0], hidden...)
-	b.heads.SemanticLogits(semantic, b.hidden)
+	b.semanticLogits(semantic)
 	return nil
 }
 
@@ -260,4 +261,9 @@ func (b *Backend) Decode(frames [][]int, from, to int) ([]float32, error) {
 		return nil, fmt.Errorf("cpu backend: no codec loaded")
 	}
 	return b.codec.Decode(frames, from, to)
+}
+
+// semanticLogits writes the semantic head's logits of the last backbone row.
+func (b *Backend) semanticLogits(dst []float32) {
+	MatVec(dst, b.heads.Semantic, b.hidden, b.heads.Codes()+1, b.heads.Dim)
 }

@@ -27,19 +27,19 @@ func (codesCodec) Decode(frames [][]int, from, to int) ([]float32, error) {
 }
 
 type testModel struct {
-	bw    *BackboneWeights
-	tw    *TowerWeights
-	heads *AudioHeads
+	bw    *testBackbone
+	tw    *testTower
+	heads *drama3.Heads
 }
 
 func newTestModel(t *testing.T) *testModel {
 	t.Helper()
 	bg := geometryLike()
-	tg := TowerGeometry{Dim: bg.Hidden, Heads: 4, KVHeads: 2, HeadDim: 32, FFN: 48, Eps: 1e-6,
-		RotaryDim: 16, RopeTheta: 1e7, SharedLayers: 4, Entries: []int{20, 9, 9, 9}}
+	tg := drama3.AudioConfig{Dim: bg.HiddenSize, NumHeads: 4, NumKVHeads: 2, HeadDim: 32, IntermediateSize: 48, NormEps: 1e-6,
+		RotaryPercent: 0.5, RopeBase: 1e7, SharedLayers: 4, NumCodebooks: 4, SemanticCodebookSize: 20, CodebookSize: 9}
 	m := &testModel{bw: randomBackbone(bg, 21), tw: randomTower(tg, 22)}
 	r := rand.New(rand.NewPCG(4, 4))
-	sem := make([]float32, 21*bg.Hidden)
+	sem := make([]float32, 21*bg.HiddenSize)
 	for i := range sem {
 		sem[i] = float32(r.NormFloat64() / 4)
 	}
@@ -47,17 +47,17 @@ func newTestModel(t *testing.T) *testModel {
 	for c := 0; c < 20; c++ {
 		ids = append(ids, 50+c)
 	}
-	m.heads = &AudioHeads{Dim: bg.Hidden, Semantic: sem, SemanticTokens: ids, TextEmbed: m.bw.Embed, Codebooks: m.tw.Embeddings}
+	m.heads = &drama3.Heads{Dim: bg.HiddenSize, Semantic: sem, SemanticTokens: ids}
 	return m
 }
 
 func (m *testModel) backend(t *testing.T) *Backend {
 	t.Helper()
-	bb, err := NewBackbone(m.bw)
+	bb, err := newTestBackbone(m.bw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := NewTower(m.tw)
+	tw, err := newTestTower(m.tw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +94,16 @@ func TestBackendTakeMatchesWholeSequence(t *testing.T) {
 	}
 
 	// The whole sequence: prompt rows, then one feedback row per frame.
-	D := m.bw.Geometry.Hidden
+	D := m.bw.Geometry.HiddenSize
 	rows := TokenRows(prompt)
 	for _, codes := range res.Codes {
 		row := make([]float32, D)
-		if err := m.heads.FeedbackRow(row, codes); err != nil {
+		if err := m.heads.FeedbackRow(row, codes, m.bw.Embed, m.tw.Embeddings); err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, BackboneRow{Embedding: row})
 	}
-	whole, err := NewBackbone(m.bw)
+	whole, err := newTestBackbone(m.bw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestBackendTakesAreReproducible(t *testing.T) {
 	}
 	for _, f := range c1 {
 		for cb, c := range f {
-			if c < 0 || c >= m.tw.Geometry.Entries[cb] {
+			if c < 0 || c >= m.tw.Geometry.CodebookEntries(cb) {
 				t.Fatalf("code %d outside codebook %d", c, cb)
 			}
 		}

@@ -94,12 +94,12 @@ func TestBindPlacesHandWrittenNames(t *testing.T) {
 		{w.Layers[3].MoE.Experts[5].Down, "model.language_model.layers.3.mlp.experts.5.down_proj.weight", []int{136, 40}},
 		{w.Layers[3].MoE.Experts[5].Down.Scale, "model.language_model.layers.3.mlp.experts.5.down_proj.weight_scale_inv", []int{2, 1}},
 		{w.Layers[0].MoE.SharedExpertGate, "model.language_model.layers.0.mlp.shared_expert_gate.weight", []int{1, 136}},
-		{w.CodebookEmbeddings[0], "codebook_embeddings.0.weight", []int{4096, 136}},
-		{w.CodebookEmbeddings[9], "codebook_embeddings.9.weight", []int{1024, 136}},
-		{w.TowerShared[3].EHProj, "audio_decoder_mtp_shared.layers.3.eh_proj.weight", []int{136, 272}},
-		{w.TowerShared[0].WQKV, "audio_decoder_mtp_shared.layers.0.attention.wqkv.weight", []int{200, 136}},
-		{w.TowerResid[8].Head, "audio_decoder_mtp.layers.8.head.weight", []int{1024, 136}},
-		{w.TowerResid[0].W2, "audio_decoder_mtp.layers.0.feed_forward.w2.weight", []int{136, 88}},
+		{w.Tower.Embeddings[0], "codebook_embeddings.0.weight", []int{4096, 136}},
+		{w.Tower.Embeddings[9], "codebook_embeddings.9.weight", []int{1024, 136}},
+		{w.Tower.Shared[3].EHProj, "audio_decoder_mtp_shared.layers.3.eh_proj.weight", []int{136, 272}},
+		{w.Tower.Shared[0].WQKV, "audio_decoder_mtp_shared.layers.0.attention.wqkv.weight", []int{200, 136}},
+		{w.Tower.Residual[8].Head, "audio_decoder_mtp.layers.8.head.weight", []int{1024, 136}},
+		{w.Tower.Residual[0].W2, "audio_decoder_mtp.layers.0.feed_forward.w2.weight", []int{136, 88}},
 	}
 	for _, c := range cases {
 		if c.p == nil {
@@ -110,11 +110,11 @@ func TestBindPlacesHandWrittenNames(t *testing.T) {
 			t.Errorf("bound %s %v, want %s %v", c.p.Name, c.p.Shape, c.name, c.shape)
 		}
 	}
-	if w.SemanticHead != nil || w.TowerShared[0].Head != nil {
+	if w.SemanticHead != nil || w.Tower.Shared[0].Head != nil {
 		t.Error("optional / absent slots bound")
 	}
-	if len(w.TowerShared) != 4 || len(w.TowerResid) != 9 || len(w.CodebookEmbeddings) != 10 {
-		t.Errorf("tower %d+%d, codebooks %d", len(w.TowerShared), len(w.TowerResid), len(w.CodebookEmbeddings))
+	if len(w.Tower.Shared) != 4 || len(w.Tower.Residual) != 9 || len(w.Tower.Embeddings) != 10 {
+		t.Errorf("tower %d+%d, codebooks %d", len(w.Tower.Shared), len(w.Tower.Residual), len(w.Tower.Embeddings))
 	}
 	if got, want := len(w.Params()), len(stored); got != want {
 		t.Errorf("Params lists %d handles, %d stored", got, want)
@@ -129,7 +129,7 @@ func TestBindFusedExpertsAndTiedHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := w.Layers[1].MoE
-	if !m.Fused() || m.Experts != nil {
+	if !m.Fused || m.Experts != nil {
 		t.Fatal("fused layout not recognised")
 	}
 	if m.GateUp.Name != "model.layers.1.mlp.experts.gate_up_proj" || !slices.Equal(m.GateUp.Shape, []int{8, 320, 64}) ||
