@@ -71,7 +71,11 @@ func Open(dir string, opts Options) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &takeEngine{info: info, backend: b, prompt: prompt.DefaultVoice, probe: opts.Probe}, nil
+	frames, err := drama3.NewStepFrames(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &takeEngine{info: info, backend: frames, prompt: prompt.DefaultVoice, probe: opts.Probe}, nil
 }
 
 // SampleRate is the codec's output rate in Hz (Info.SampleRate), the one the
@@ -96,11 +100,11 @@ func usesDemoCodec(dir string) (bool, error) {
 	return bytes.Equal(data, demo.CodecPTH), nil
 }
 
-// takeEngine is an Engine over one drama3.Backend. Takes run one at a time
+// takeEngine is an Engine over one drama3.FrameBackend. Takes run one at a time
 // (mu); a queued Synthesize waits for the running one.
 type takeEngine struct {
 	info    Info
-	backend drama3.Backend
+	backend drama3.FrameBackend
 	prompt  func(text string) ([]int, error)
 	probe   func(name string, values []float32)
 

@@ -1,17 +1,19 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"proscenium/engine/drama3"
 )
 
-// This file is the CPU implementation of drama3.Backend: it composes the
-// backbone, the codebook tower, the semantic head and feedback row, and the
-// codec into the steps the generation loop drives. Every row the backbone
-// appends also goes through the tower: prompt rows but the last as text rows
-// in Begin, each audio row layer by layer as its codes are sampled.
+// This file is the CPU's drama3.Stepper: it composes the backbone, the
+// codebook tower, the semantic head and feedback row, and the codec into the
+// fine-grained steps of a frame; drama3.StepFrames makes them the CPU's
+// FrameBackend with the host sampler. Every row the backbone appends also
+// goes through the tower: prompt rows but the last as text rows in Begin,
+// each audio row layer by layer as its codes are drawn.
 
 // FrameDecoder turns codes into PCM: frames[i] holds frame i's codes
 // (codebook 0 first); Decode returns the samples of frames [from, to),
@@ -40,7 +42,7 @@ type Backend struct {
 	Probe func(name string, values []float32)
 }
 
-var _ drama3.Backend = (*Backend)(nil)
+var _ drama3.Stepper = (*Backend)(nil)
 
 // NewBackend checks that the parts agree on their sizes.
 func NewBackend(bb *Backbone, tw *Tower, heads *drama3.Heads, codec FrameDecoder) (*Backend, error) {
@@ -185,10 +187,31 @@ func (d *CodecFrames) Reset() {
 	d.stream = nil
 }
 
+// PrefillChunk is the number of prompt rows the backbone and the tower run
+// between checks of the take's context: a multiple of the DeltaNet chunk, so
+// the chunked prefill computes exactly what one whole prefill does.
+const PrefillChunk = 2 * deltaNetChunk
+
+// prefillChunks splits n prompt rows into [from, to) ranges of PrefillChunk
+// rows; a last range of one row joins the one before (a one-row backbone
+// run would take the recurrence instead of the chunked form).
+func prefillChunks(n int) [][2]int {
+	var out [][2]int
+	for from := 0; from < n; from += PrefillChunk {
+		out = append(out, [2]int{from, min(from+PrefillChunk, n)})
+	}
+	if k := len(out); k > 1 && out[k-1][1]-out[k-1][0] == 1 {
+		out[k-2][1] = n
+		out = out[:k-1]
+	}
+	return out
+}
+
 // Begin clears every cache, runs the prompt through the backbone and all
-// but its last row through the tower (text rows), and writes the semantic
-// logits of the last row.
-func (b *Backend) Begin(prompt []int, semantic []float32) error {
+// but its last row through the tower (text rows) in chunks of PrefillChunk
+// rows, checking ctx before each, and writes the semantic logits of the
+// last row.
+func (b *Backend) Begin(ctx context.Context, prompt []int, semantic []float32) error {
 	if len(prompt) == 0 {
 		return fmt.Errorf("cpu backend: empty prompt")
 	}
@@ -201,20 +224,28 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 		r.Reset()
 	}
 	D := b.backbone.Config().HiddenSize
-	hidden, err := b.backbone.Run(TokenRows(prompt))
-	if err != nil {
-		return err
-	}
-	if b.Probe != nil {
-		for r := range prompt {
-			b.Probe("prefill_hidden", hidden[r*D:(r+1)*D])
+	last := len(prompt) - 1 // the row whose hidden state starts frame 0
+	for _, c := range prefillChunks(len(prompt)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hidden, err := b.backbone.Run(TokenRows(prompt[c[0]:c[1]]))
+		if err != nil {
+			return err
+		}
+		if b.Probe != nil {
+			for r := range c[1] - c[0] {
+				b.Probe("prefill_hidden", hidden[r*D:(r+1)*D])
+			}
+		}
+		text := min(c[1], last) - c[0] // rows of this chunk the tower takes
+		if err := b.tower.Text(hidden[:text*D], text); err != nil {
+			return err
+		}
+		if c[1] == len(prompt) {
+			b.hidden = append(b.hidden[:0], hidden[text*D:]...)
 		}
 	}
-	n := len(prompt) - 1
-	if err := b.tower.Text(hidden[:n*D], n); err != nil {
-		return err
-	}
-	b.hidden = append(b.hidden[:0], hidden[n*D:]...)
 	b.semanticLogits(semantic)
 	return nil
 }

@@ -51,6 +51,16 @@ func newTestModel(t *testing.T) *testModel {
 	return m
 }
 
+// frames is b as the loop drives it.
+func frames(t *testing.T, b *Backend) *drama3.StepFrames {
+	t.Helper()
+	f, err := drama3.NewStepFrames(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func (m *testModel) backend(t *testing.T) *Backend {
 	t.Helper()
 	bb, err := newTestBackbone(m.bw)
@@ -83,7 +93,7 @@ func TestBackendTakeMatchesWholeSequence(t *testing.T) {
 	}
 	var draws []draw
 	take := drama3.Take{Prompt: prompt, Sampling: drama3.Sampling{Temperature: 1, TopP: 1}, Seed: 11, MaxFrames: 6}
-	res, err := drama3.Generate(context.Background(), b, take, drama3.Listener{
+	res, err := drama3.Generate(context.Background(), frames(t, b), take, drama3.Listener{
 		Logits: func(frame, cb int, l []float32) { draws = append(draws, draw{frame, cb, append([]float32(nil), l...)}) },
 	})
 	if err != nil {
@@ -154,7 +164,7 @@ func TestBackendTakesAreReproducible(t *testing.T) {
 	run := func(seed uint64) ([][]int, []float32) {
 		var pcm []float32
 		take := drama3.Take{Prompt: []int{1, 2, 3, 4}, Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 5}, Seed: seed, MaxFrames: 8}
-		res, err := drama3.Generate(context.Background(), b, take, drama3.Listener{Audio: func(from, to int, p []float32) { pcm = append(pcm, p...) }})
+		res, err := drama3.Generate(context.Background(), frames(t, b), take, drama3.Listener{Audio: func(from, to int, p []float32) { pcm = append(pcm, p...) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,4 +187,101 @@ func TestBackendTakesAreReproducible(t *testing.T) {
 		}
 	}
 	_ = math.Pi
+}
+
+// A prompt longer than PrefillChunk runs in chunks: the semantic logits and
+// every later frame equal those of one whole prefill (backbone over all rows
+// at once, tower over all text rows at once), bit for bit.
+func TestBackendChunkedPrefillMatchesWhole(t *testing.T) {
+	m := newTestModel(t)
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{PrefillChunk + 1, PrefillChunk + 2, 2*PrefillChunk + 37} {
+		prompt := randomIDs(r, n, m.bw.Geometry.VocabSize)
+		b := m.backend(t)
+		got := make([]float32, 21)
+		if err := b.Begin(context.Background(), prompt, got); err != nil {
+			t.Fatal(err)
+		}
+		whole := m.backend(t)
+		hidden, err := whole.backbone.Run(TokenRows(prompt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		D := m.bw.Geometry.HiddenSize
+		if err := whole.tower.Text(hidden[:(n-1)*D], n-1); err != nil {
+			t.Fatal(err)
+		}
+		whole.hidden = hidden[(n-1)*D:]
+		want := make([]float32, 21)
+		whole.semanticLogits(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d rows: chunked prefill logits differ from the whole prefill's", n)
+		}
+		// The tower caches agree too: the next audio row gives the same logits.
+		for _, x := range []*Backend{b, whole} {
+			if err := x.TowerShared(3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lb, lw := make([]float32, 9), make([]float32, 9)
+		if err := b.TowerResidual(1, 3, lb); err != nil {
+			t.Fatal(err)
+		}
+		if err := whole.TowerResidual(1, 3, lw); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(lb, lw) {
+			t.Fatalf("%d rows: tower after a chunked prefill differs", n)
+		}
+	}
+}
+
+// countdownCtx is a context whose Err turns to Canceled at its n-th call.
+type countdownCtx struct {
+	context.Context
+	calls, n int
+}
+
+func (c *countdownCtx) Err() error {
+	c.calls++
+	if c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A stop during the prefill of a long prompt takes effect at the next chunk:
+// Begin returns the context's error with only the chunks before it run.
+func TestBackendPrefillStopsBetweenChunks(t *testing.T) {
+	m := newTestModel(t)
+	b := m.backend(t)
+	prompt := randomIDs(rand.New(rand.NewPCG(9, 9)), 3*PrefillChunk, m.bw.Geometry.VocabSize)
+	ctx := &countdownCtx{Context: context.Background(), n: 2}
+	err := b.Begin(ctx, prompt, make([]float32, 21))
+	if err != context.Canceled {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if b.backbone.Len() != PrefillChunk || b.tower.Len() != PrefillChunk {
+		t.Fatalf("backbone %d rows, tower %d rows; want one chunk of %d", b.backbone.Len(), b.tower.Len(), PrefillChunk)
+	}
+	// The backend is usable afterwards: a new Begin starts from scratch.
+	if err := b.Begin(context.Background(), prompt[:5], make([]float32, 21)); err != nil || b.backbone.Len() != 5 {
+		t.Fatalf("Begin after a stop: %v, %d rows", err, b.backbone.Len())
+	}
+}
+
+func TestPrefillChunks(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want [][2]int
+	}{
+		{1, [][2]int{{0, 1}}},
+		{PrefillChunk, [][2]int{{0, PrefillChunk}}},
+		{PrefillChunk + 1, [][2]int{{0, PrefillChunk + 1}}},
+		{PrefillChunk + 2, [][2]int{{0, PrefillChunk}, {PrefillChunk, PrefillChunk + 2}}},
+	} {
+		if got := prefillChunks(c.n); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%d rows: chunks %v, want %v", c.n, got, c.want)
+		}
+	}
 }
