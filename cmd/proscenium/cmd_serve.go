@@ -13,6 +13,7 @@ import (
 	"proscenium/app"
 	"proscenium/app/speechapi"
 	"proscenium/engine"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
@@ -30,8 +31,15 @@ func runServe(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := open.CheckBackend(*backend); err != nil {
+		return fmt.Errorf("%w: --backend: %v", errUsage, err)
+	}
+	openModel := func(dir string) (engine.Engine, error) {
+		return open.Open(context.Background(), dir, open.Options{Backend: *backend})
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -98,6 +106,3 @@ func runServe(args []string) error {
 	defer stop()
 	return app.Serve(ctx, ln, mux)
 }
-
-// openModel opens a checkpoint directory on the CPU backend.
-func openModel(dir string) (engine.Engine, error) { return engine.Open(dir, engine.Options{}) }

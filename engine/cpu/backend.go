@@ -85,14 +85,15 @@ func (b *Backend) CodebookEntries() []int { return b.entries }
 // LoadBackend loads a checkpoint directory for the CPU: config.json, the
 // safetensors bound through the weight map, codec.pth. tok resolves the
 // semantic and end-of-speech tokens (the directory's tokenizer.json).
-func LoadBackend(dir string, tok drama3.TokenIDs) (*Backend, *drama3.Config, error) {
+// progress, when not nil, sees the stored bytes read of the total.
+func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64)) (*Backend, *drama3.Config, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer ck.Close()
 	cfg, w := ck.Config, ck.Weights
-	m, err := LoadModel(w)
+	m, err := loadModel(w, progress)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +101,7 @@ func LoadBackend(dir string, tok drama3.TokenIDs) (*Backend, *drama3.Config, err
 	if err != nil {
 		return nil, nil, err
 	}
-	codec, err := LoadCodecFile(filepath.Join(dir, "codec.pth"), CodecOptions{})
+	codec, err := LoadCodecFile(filepath.Join(dir, drama3.CodecFile), CodecOptions{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,12 +14,32 @@ import (
 // blocks, in the checkpoint's expert layout. The LM head is left out: only
 // its semantic rows are needed, and drama3.NewHeads takes those. The
 // backbone and tower parts are checked against the config.
-func LoadModel(w *drama3.Weights) (*drama3.Model[[]float32], error) {
+func LoadModel(w *drama3.Weights) (*drama3.Model[[]float32], error) { return loadModel(w, nil) }
+
+// loadModel is LoadModel reporting the stored bytes read of the total (the
+// tensors it reads: all bound ones but an untied LM head).
+func loadModel(w *drama3.Weights, progress func(done, total int64)) (*drama3.Model[[]float32], error) {
+	var done, total int64
+	if progress != nil {
+		total = w.StoredBytes()
+		if w.LMHead != nil && w.LMHead != w.Embed {
+			total -= w.LMHead.Size
+		}
+		progress(0, total)
+	}
 	m, err := drama3.Map(w.Config, &w.Model, func(name string, p *drama3.Param) ([]float32, error) {
 		if p == nil || p == w.LMHead && p != w.Embed {
 			return nil, nil
 		}
-		return w.Float32(p)
+		v, err := w.Float32(p)
+		if progress != nil && err == nil {
+			done += p.Size
+			if p.Scale != nil {
+				done += p.Scale.Size
+			}
+			progress(done, total)
+		}
+		return v, err
 	})
 	if err != nil {
 		return nil, err
