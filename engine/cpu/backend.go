@@ -101,7 +101,7 @@ func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int6
 	if err != nil {
 		return nil, nil, err
 	}
-	codec, err := LoadCodecFile(filepath.Join(dir, drama3.CodecFile), CodecOptions{})
+	codec, err := LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
 	if err != nil {
 		return nil, nil, err
 	}

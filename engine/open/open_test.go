@@ -121,7 +121,7 @@ func TestDemoTake(t *testing.T) {
 	}
 
 	// Every chunk equals the whole decode's samples for its frames.
-	codec, err := cpu.LoadCodecFile(filepath.Join(dir, "codec.pth"), cpu.CodecOptions{})
+	codec, err := cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
