@@ -85,7 +85,9 @@ func (u *codecResidualUnit) run(in codecSignal, outStart int, ws *CodecScratch) 
 }
 
 func newCodecDecoder(d *drama3.CodecDecoder) []codecStage {
-	conv := func(c drama3.CodecConv) *codecConv { return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation) }
+	conv := func(c drama3.CodecConv) *codecConv {
+		return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation)
+	}
 	stages := []codecStage{&codecConvStage{conv: conv(d.First)}}
 	for i := range d.Blocks {
 		b := &d.Blocks[i]

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"proscenium/engine/checkpoint"
-	"proscenium/engine/drama3"
 	"proscenium/engine/demo"
+	"proscenium/engine/drama3"
 )
 
 // codecFixture is one golden case of shared/oracle/codec, copied into

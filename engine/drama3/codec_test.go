@@ -34,7 +34,6 @@ func TestCodecWeightNormFold(t *testing.T) {
 	}
 }
 
-
 // The demo codec's state dict gives the geometry of the tiny-w128 fixture
 // (shared/oracle/codec/tiny-w128/meta.json): ten codebooks of the real
 // sizes, 2048 samples per frame, and a weight for every stage.
