@@ -84,6 +84,8 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 		reason = "--backend cuda"
 	case Auto, "":
 		switch {
+		case opts.Probe != nil:
+			backend, reason = CPU, "auto: probes need the in-process CPU backend"
 		case probeGPU == nil:
 			backend, reason = CPU, "auto: this build has no GPU worker"
 		default:
