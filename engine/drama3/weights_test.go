@@ -273,3 +273,74 @@ func TestBindHeadsAndQuantContradictions(t *testing.T) {
 		t.Errorf("bf16 experts: %v", rep.Err())
 	}
 }
+
+// Map gives every field of the tree its own mapped value, in both expert
+// layouts: mapping handles to their names must give each field the name the
+// table binds there; a tied LM head is the embedding's value, mapped once;
+// an absent optional tensor is mapped from the zero handle.
+func TestMapFollowsTheTable(t *testing.T) {
+	for _, fused := range []bool{false, true} {
+		cfg := testConfig(t, TinyConfig())
+		cfg.Text.TieWordEmbeddings = true
+		w, rep := Bind(cfg, storedCatalog(cfg, "model.", "model.", "", fused), nil)
+		if err := rep.Err(); err != nil {
+			t.Fatal(err)
+		}
+		calls := map[*Param]int{}
+		names, err := Map(cfg, &w.Model, func(rel string, p *Param) (string, error) {
+			calls[p]++
+			if p == nil {
+				return "absent:" + rel, nil
+			}
+			if !strings.HasSuffix(p.Name, rel) {
+				t.Errorf("%s handed over under the name %s", p.Name, rel)
+			}
+			return p.Name, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, n := range calls {
+			if n != 1 {
+				t.Errorf("%v mapped %d times", p, n)
+			}
+		}
+		if names.LMHead != "model.embed_tokens.weight" || names.SemanticHead != "absent:semantic_head.weight" {
+			t.Errorf("LM head %q, semantic head %q", names.LMHead, names.SemanticHead)
+		}
+		if got := names.Tower.Residual[8].Head; got != "model.audio_decoder_mtp.layers.8.head.weight" {
+			t.Errorf("tower residual 8 head %q", got)
+		}
+		if fused {
+			if got := names.Layers[3].MoE.GateUp; got != "model.layers.3.mlp.experts.gate_up_proj" || !names.Layers[3].MoE.Fused {
+				t.Errorf("fused gate_up %q", got)
+			}
+		} else if got := names.Layers[3].MoE.Experts[5].Down; got != "model.layers.3.mlp.experts.5.down_proj.weight" {
+			t.Errorf("expert 5 down %q", got)
+		}
+		if got := names.Layers[0].Linear.InProjQKV; got != "model.layers.0.linear_attn.in_proj_qkv.weight" {
+			t.Errorf("layer 0 in_proj_qkv %q", got)
+		}
+		// Sizes check against the same table: element counts from the names.
+		size := func(n string) int {
+			if p := find(storedCatalog(cfg, "model.", "model.", "", fused), n); p != nil {
+				return int(p.NumElements())
+			}
+			return 0
+		}
+		if err := CheckBackbone(&cfg.Text, &names.Backbone, size); err != nil {
+			t.Error(err)
+		}
+		names.Tower.Shared[1].W2 = "nothing"
+		if err := CheckTower(&cfg.Audio, cfg.Text.HiddenSize, &names.Tower, size); err == nil || !strings.Contains(err.Error(), "audio_decoder_mtp_shared.layers.1.feed_forward.w2") ||
+			!strings.Contains(err.Error(), "audio_decoder_config.dim, intermediate_size") {
+			t.Errorf("wrong tower size: error %v", err)
+		}
+	}
+	cfg := testConfig(t, TinyConfig())
+	m := newModel[*Param](cfg, make([]bool, cfg.Text.NumLayers))
+	m.Layers = m.Layers[1:]
+	if _, err := Map(cfg, m, func(string, *Param) (int, error) { return 0, nil }); err == nil {
+		t.Error("a tree of the wrong layer count mapped")
+	}
+}
