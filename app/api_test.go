@@ -30,7 +30,7 @@ func newTestServer(t *testing.T, open Opener) (*httptest.Server, *Service, *Hub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
 	t.Cleanup(func() { srv.Close(); Shutdown(svc) })
 	return srv, svc, hub
 }
@@ -291,7 +291,7 @@ func TestExportIsLocalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
 	defer srv.Close()
 	status, body := post(t, srv, "ExportTake", `[{"id":1,"path":"/tmp/x.wav","format":"wav-pcm16"}]`, nil)
 	if status != 403 || !strings.Contains(body, "loopback") {

@@ -17,6 +17,10 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{nil, true, "nothing to serve"},
 		{[]string{"--ui", "--port", "70000"}, true, "not a TCP port"},
 		{[]string{"--ui", "extra"}, true, `unexpected argument "extra"`},
+		{[]string{"--ui", "--api-key", "short"}, true, "at least 8 characters"},
+		{[]string{"--ui", "--api-key", "has a space"}, true, "--api-key"},
+		{[]string{"--ui", "--allow-origin", "evil.example"}, true, "is not an origin"},
+		{[]string{"--ui", "--allow-origin", "https://evil.example/path"}, true, "is not an origin"},
 		{[]string{"--model", t.TempDir() + "/absent", "--settings", ""}, false, "absent"},
 		{[]string{"--model", t.TempDir(), "--settings", ""}, false, "tokenizer.json"},
 	}
