@@ -174,25 +174,32 @@ func (s *Service) LoadModel(dir string) (ModelStatus, error) {
 		s.mu.Unlock()
 		return s.ModelStatus(), fmt.Errorf("%w: a take is running; stop it before loading another model", ErrBusy)
 	}
-	old := s.eng
+	// The loaded model stays open (but takes no takes) until the new one
+	// has opened: a load that fails leaves it in place.
+	old, oldStatus := s.eng, s.model
 	s.eng = nil
 	s.model = ModelStatus{State: ModelLoading, Dir: dir, Message: "loading " + dir, CanLoad: true}
 	loading := s.model
 	s.mu.Unlock()
 	s.publish(EventModel, loading)
 
-	var closeErr error
-	if old != nil {
-		closeErr = old.Close()
-	}
 	stopProgress := s.watchLoad(dir)
 	eng, err := s.open(dir)
 	stopProgress(err == nil)
+	var closeErr error
+	if err == nil && old != nil {
+		closeErr = old.Close()
+	}
 
 	s.mu.Lock()
-	if err != nil {
+	switch {
+	case err != nil && old != nil:
+		s.eng, s.model = old, oldStatus
+		s.model.Error = err.Error()
+		err = fmt.Errorf("%w (%s stays loaded; if memory is short for both, unload it first)", err, oldStatus.Dir)
+	case err != nil:
 		s.model = s.noModel(err.Error())
-	} else {
+	default:
 		info := eng.Info()
 		s.eng = eng
 		s.model = ModelStatus{State: ModelLoaded, Dir: dir, Info: &info, CanLoad: true,
