@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"sync"
+	"time"
 
 	"proscenium/engine"
 )
@@ -99,7 +100,7 @@ func New(cfg Config) (*Service, error) {
 		st, err := LoadSettings(cfg.SettingsPath)
 		if err != nil {
 			s.badSettings = true
-			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad when a setting is next saved)", err, cfg.SettingsPath))
+			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad-<time> when a setting is next saved)", err, cfg.SettingsPath))
 		} else {
 			s.settings = st
 		}
@@ -107,12 +108,15 @@ func New(cfg Config) (*Service, error) {
 	s.speaker.SetEnabled(s.settings.OutputDevice != OutputOff)
 	s.speaker.SetVolume(s.settings.Volume)
 	s.takes.store = takeStore{dir: cfg.TakesDir}
-	recs, problems := s.takes.store.loadAll()
+	_, leftover, problems := s.takes.store.cleanTemps(time.Now())
+	s.takes.stored = leftover // counted against the limit until removed
 	s.warnings = append(s.warnings, problems...)
+	recs, problems, maxID := s.takes.store.loadAll()
+	s.warnings = append(s.warnings, problems...)
+	s.takes.next = maxID
 	for _, r := range recs {
 		s.takes.list = append(s.takes.list, r)
 		s.takes.stored += r.bytes
-		s.takes.next = max(s.takes.next, r.take.ID)
 	}
 	s.model = s.noModel("")
 	if cfg.ProbeGPU != nil {
@@ -291,7 +295,7 @@ func (s *Service) SetSettings(st Settings) (Settings, error) {
 	if s.settingsPath != "" && !reflect.DeepEqual(st, s.settings) {
 		if s.badSettings {
 			// Keep the file that did not load for the user to look at.
-			if err := os.Rename(s.settingsPath, s.settingsPath+".bad"); err != nil && !os.IsNotExist(err) {
+			if err := keepAside(s.settingsPath, time.Now()); err != nil && !os.IsNotExist(err) {
 				defer s.mu.Unlock()
 				return s.settings.clone(), fmt.Errorf("keeping the unreadable settings file aside: %w", err)
 			}
