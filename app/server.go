@@ -2,6 +2,7 @@ package app
 
 import (
 	"io/fs"
+	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -31,6 +32,9 @@ type ServerOptions struct {
 //	GET  /api/events     WebSocket: every Event as JSON {name, data}; PCM
 //	                     chunks (EventPCM) as binary messages (PCMChunk)
 //	GET  /api/takes/{id}/pcm  a take's audio: float32 little-endian, mono
+//	GET  /api/takes/{id}/export?format=F  a take encoded as ExportTake
+//	                     would write it, as a download: the browser saves
+//	                     it where its user says, never the server
 func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if opt.UI == nil {
@@ -44,6 +48,7 @@ func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	mux.Handle("POST /api/{method}", localOnly(opt.LoopbackOnly, apiHandler(methods)))
 	mux.Handle("GET /api/events", eventsHandler(hub))
 	mux.Handle("GET /api/takes/{id}/pcm", takePCMHandler(svc))
+	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(svc))
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -85,6 +90,29 @@ func takePCMHandler(svc *Service) http.Handler {
 		w.Header().Set("X-Sample-Rate", strconv.Itoa(t.SampleRate))
 		w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
 		w.Write(encodeFloat32LE(pcm))
+	})
+}
+
+// takeFileHandler serves a take as an export file (format: an Export*
+// name, WAV 16-bit by default) with its proposed name, for the browser to
+// save through its own download.
+func takeFileHandler(svc *Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.Atoi(r.PathValue("id"))
+		if err != nil || id <= 0 {
+			writeJSON(w, http.StatusBadRequest, apiError{"take id must be a positive number"})
+			return
+		}
+		name, mediaType, data, err := svc.takeFile(id, r.URL.Query().Get("format"))
+		if err != nil {
+			writeJSON(w, statusOf(err), apiError{err.Error()})
+			return
+		}
+		w.Header().Set("Content-Type", mediaType)
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data)
 	})
 }
 

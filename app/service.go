@@ -286,12 +286,22 @@ func (s *Service) Settings() Settings {
 
 // SetSettings validates and stores the settings (and writes the settings
 // file). Invalid settings change nothing; the error names the field.
-func (s *Service) SetSettings(st Settings) (Settings, error) {
+// A lower takes limit that would remove takes is refused (ErrConfirm): see
+// TakesLimitEffect and ApplyTakesLimit.
+func (s *Service) SetSettings(st Settings) (Settings, error) { return s.setSettings(st, false) }
+
+func (s *Service) setSettings(st Settings, limitConfirmed bool) (Settings, error) {
 	if err := st.Validate(); err != nil {
 		return s.Settings(), err
 	}
 	st = st.clone()
 	s.mu.Lock()
+	if !limitConfirmed && st.TakesLimitBytes < s.settings.TakesLimitBytes {
+		if gone := s.evictionsLocked(st.TakesLimitBytes, 0, nil); len(gone) > 0 {
+			s.mu.Unlock()
+			return s.Settings(), fmt.Errorf("%w: %s; confirm that first", ErrConfirm, effectOf(st.TakesLimitBytes, gone).describe())
+		}
+	}
 	if s.settingsPath != "" && !reflect.DeepEqual(st, s.settings) {
 		if s.badSettings {
 			// Keep the file that did not load for the user to look at.
