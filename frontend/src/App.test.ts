@@ -92,6 +92,9 @@ function noModelService() {
     stopPlayback: vi.fn(async () => playback),
     playback: vi.fn(async () => playback),
     takePCM: vi.fn(async () => refuse('no take')),
+    takeFile: vi.fn(async () => refuse('no take')),
+    takesLimitEffect: vi.fn(async (limit: number) => ({ limit, remove: [], bytes: 0 })),
+    applyTakesLimit: vi.fn(async () => settings),
     on: vi.fn(() => () => {}),
     kind: 'http' as const,
   };
