@@ -120,7 +120,7 @@ func tempTakeID(name string) (int, bool) {
 	}
 	idStr, random, ok := strings.Cut(rest, "-")
 	id, err := strconv.Atoi(idStr)
-	if !ok || err != nil || id <= 0 || random == "" || strings.Trim(random, "0123456789") != "" {
+	if !ok || err != nil || id <= 0 || strconv.Itoa(id) != idStr || random == "" || strings.Trim(random, "0123456789") != "" {
 		return 0, false
 	}
 	return id, true
