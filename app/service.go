@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -97,6 +98,8 @@ func New(cfg Config) (*Service, error) {
 	s.speaker.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
 	s.settings = DefaultSettings()
 	if cfg.SettingsPath != "" {
+		// What a save killed midway left (writeFileAtomic's temporary name).
+		s.warnings = append(s.warnings, removeStaleFiles(filepath.Dir(cfg.SettingsPath), "."+filepath.Base(cfg.SettingsPath)+".", time.Now())...)
 		st, err := LoadSettings(cfg.SettingsPath)
 		if err != nil {
 			s.badSettings = true

@@ -441,3 +441,30 @@ func TestInterruptedSavesAreCleanedAtStart(t *testing.T) {
 		t.Errorf("next take id %d, want 9 (above the interrupted .take-8)", tk.ID)
 	}
 }
+
+// Item 6: a settings save killed midway leaves .settings.json.<random>;
+// the next start removes it once stale, and nothing else beside it.
+func TestInterruptedSettingsSaveIsCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{".settings.json.12345", ".settings.json.777", "settings.json.bad-20261130T170000Z", ".other.json.1"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)
+		if name != ".settings.json.777" {
+			os.Chtimes(filepath.Join(dir, name), old, old)
+		}
+	}
+	svc, err := New(Config{SettingsPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Shutdown(svc)
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != ".other.json.1 .settings.json.777 settings.json.bad-20261130T170000Z" {
+		t.Fatalf("left: %v", left)
+	}
+}

@@ -175,6 +175,29 @@ func (st takeStore) cleanTemps(now time.Time) (removed int, leftBytes int64, pro
 	return removed, leftBytes, problems
 }
 
+// removeStaleFiles removes the regular files in dir whose names start with
+// prefix (one of our temporary names) and that were left untouched for
+// staleAfter; it reports what it could not remove.
+func removeStaleFiles(dir, prefix string, now time.Time) (problems []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < staleAfter {
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			problems = append(problems, fmt.Sprintf("could not remove %s, left by an interrupted save: %v", p, err))
+		}
+	}
+	return problems
+}
+
 // treeSize sums the sizes of a file or directory tree and finds its newest
 // modification time.
 func treeSize(path string) (size int64, newest time.Time) {
