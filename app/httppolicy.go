@@ -121,32 +121,41 @@ func Protect(h http.Handler, p HTTPPolicy) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
-			ct := r.Header.Get("Content-Type")
-			if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(strings.ToLower(mt)) != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", ct))
+			if !checkJSONBody(w, r) {
 				return
 			}
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPolicyBody))
-			if err != nil {
-				var tooBig *http.MaxBytesError
-				switch {
-				case errors.As(err, &tooBig):
-					refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit))
-				case isTimeout(err):
-					refuse(w, http.StatusRequestTimeout, "the body did not arrive in time: "+err.Error())
-				default:
-					refuse(w, http.StatusBadRequest, "reading the body: "+err.Error())
-				}
-				return
-			}
-			if !utf8.Valid(body) {
-				refuse(w, http.StatusBadRequest, "the body is not valid UTF-8")
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// checkJSONBody refuses a body not declared application/json, too large,
+// late, or not valid UTF-8; it leaves the body it read for the handler.
+func checkJSONBody(w http.ResponseWriter, r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, _ := strings.Cut(ct, ";"); strings.TrimSpace(strings.ToLower(mt)) != "application/json" {
+		refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", ct))
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPolicyBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit))
+		case isTimeout(err):
+			refuse(w, http.StatusRequestTimeout, "the body did not arrive in time: "+err.Error())
+		default:
+			refuse(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		}
+		return false
+	}
+	if !utf8.Valid(body) {
+		refuse(w, http.StatusBadRequest, "the body is not valid UTF-8")
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // refuse answers a request the policy turned away. The body is JSON with an
