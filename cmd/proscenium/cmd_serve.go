@@ -114,6 +114,9 @@ func runServe(args []string) error {
 			auth = "the server has no authentication (see --api-key)"
 		}
 		fmt.Fprintf(os.Stderr, "proscenium serve: warning: listening on %s, reachable from other machines; %s\n", ln.Addr(), auth)
+		if tcp != nil && tcp.IP.IsUnspecified() && len(allowHosts) == 0 {
+			fmt.Fprintf(os.Stderr, "proscenium serve: requests are answered only when they name a loopback host; give --allow-host NAME for each name clients use (e.g. this machine's address)\n")
+		}
 	}
 	// Tests read these lines to find the port.
 	fmt.Printf("proscenium serve: speech API at http://%s/v1/audio/speech (model %q)\n", ln.Addr(), servedModelID)
