@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/adrg/xdg"
 
@@ -91,11 +93,23 @@ func (s *Service) exportName(id int, f exportFormat) (string, error) {
 	if rec == nil {
 		return "", fmt.Errorf("%w: no take #%d", ErrNotFound, id)
 	}
-	base := fmt.Sprintf("proscenium-take-%d", id)
+	base := exportNamePrefix + strconv.Itoa(id)
 	if slug := slugOf(name); slug != "" {
 		base += "-" + slug
 	}
 	return base + f.ext, nil
+}
+
+// exportNamePrefix starts every proposed export name (exportName).
+const exportNamePrefix = "proscenium-take-"
+
+// removeStaleExportTemps removes what a killed export to a proposed name
+// left in dir: audio.WriteFileAtomic's ".<name>.tmp-<digits>" files.
+func removeStaleExportTemps(dir string, now time.Time) []string {
+	return removeStaleFiles(dir, "."+exportNamePrefix, now, func(name string) bool {
+		_, digits, ok := strings.Cut(name, ".tmp-")
+		return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
+	})
 }
 
 // slugOf keeps letters, digits and dashes of a name, for file names.

@@ -26,6 +26,10 @@ type Config struct {
 	// DemoDir is where MakeDemoModel writes the demo checkpoint
 	// (DefaultDemoDir); "" offers no demo.
 	DemoDir string
+	// ExportDir is where exports are proposed (DefaultExportDir): at start,
+	// stale temporary files of a killed export to a proposed name are
+	// removed from it; "" leaves it alone.
+	ExportDir string
 	// Events receives what the service pushes to the UI; nil drops it.
 	Events *Hub
 	// Speaker is the sound card (soundcard.NewPlayer); nil: this process
@@ -99,7 +103,7 @@ func New(cfg Config) (*Service, error) {
 	s.settings = DefaultSettings()
 	if cfg.SettingsPath != "" {
 		// What a save killed midway left (writeFileAtomic's temporary name).
-		s.warnings = append(s.warnings, removeStaleFiles(filepath.Dir(cfg.SettingsPath), "."+filepath.Base(cfg.SettingsPath)+".", time.Now())...)
+		s.warnings = append(s.warnings, removeStaleFiles(filepath.Dir(cfg.SettingsPath), "."+filepath.Base(cfg.SettingsPath)+".", time.Now(), nil)...)
 		st, err := LoadSettings(cfg.SettingsPath)
 		if err != nil {
 			s.badSettings = true
@@ -110,6 +114,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.speaker.SetEnabled(s.settings.OutputDevice != OutputOff)
 	s.speaker.SetVolume(s.settings.Volume)
+	if cfg.ExportDir != "" {
+		s.warnings = append(s.warnings, removeStaleExportTemps(cfg.ExportDir, time.Now())...)
+	}
 	s.takes.store = takeStore{dir: cfg.TakesDir}
 	_, leftover, problems := s.takes.store.cleanTemps(time.Now())
 	s.takes.stored = leftover // counted against the limit until removed

@@ -468,3 +468,35 @@ func TestInterruptedSettingsSaveIsCleanedAtStart(t *testing.T) {
 		t.Fatalf("left: %v", left)
 	}
 }
+
+// Item 6: an export killed midway leaves .<name>.tmp-<digits> beside the
+// target; at start the export folder loses those of our proposed names.
+func TestInterruptedExportIsCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	names := []string{
+		".proscenium-take-3.wav.tmp-12345",   // ours, stale: removed
+		".proscenium-take-4-intro.pcm.tmp-9", // ours, stale: removed
+		".proscenium-take-5.wav.tmp-777",     // ours, recent: an export in progress
+		".proscenium-take-6.wav.tmp-abc",     // not our pattern
+		".song.wav.tmp-123",                  // another name
+		"proscenium-take-3.wav",              // an export
+	}
+	for _, n := range names {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
+		if n != ".proscenium-take-5.wav.tmp-777" {
+			os.Chtimes(filepath.Join(dir, n), old, old)
+		}
+	}
+	svc, err := New(Config{ExportDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Shutdown(svc)
+	for i, n := range names {
+		_, err := os.Stat(filepath.Join(dir, n))
+		if gone := os.IsNotExist(err); gone != (i < 2) {
+			t.Errorf("%s: removed %v", n, gone)
+		}
+	}
+}

@@ -176,15 +176,15 @@ func (st takeStore) cleanTemps(now time.Time) (removed int, leftBytes int64, pro
 }
 
 // removeStaleFiles removes the regular files in dir whose names start with
-// prefix (one of our temporary names) and that were left untouched for
-// staleAfter; it reports what it could not remove.
-func removeStaleFiles(dir, prefix string, now time.Time) (problems []string) {
+// prefix and pass match when given (one of our temporary names) and that
+// were left untouched for staleAfter; it reports what it could not remove.
+func removeStaleFiles(dir, prefix string, now time.Time, match func(name string) bool) (problems []string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() || (match != nil && !match(e.Name())) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
