@@ -1,0 +1,149 @@
+// The backbone's mixture of experts around the GEMVs (engine/cpu moe.go):
+// routing (softmax, top-k, renormalisation) on the device, SwiGLU of the
+// routed and shared experts, and the weighted combine with the gated shared
+// expert, the residual and the next RMSNorm. The projections themselves are
+// the GEMVs of gemv.cu (router + shared gate/up + shared_expert_gate stacked
+// in one BF16 matrix; experts gathered by id).
+#include "common.cuh"
+
+#define MOE_MAX_EXPERTS 1024
+
+// ---------------------------------------------------------------------------
+// Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
+// values of the stacked projection), the softmax over all E experts in
+// float32 (each exponential rounded from double, as the reference does), the
+// k largest probabilities (ties to the lower index), divided by their sum
+// (summed in the order chosen). Writes ids[t·k + j] and wts[t·k + j]. When
+// xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
+// the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
+extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
+                                     const float* __restrict__ dense, int dstride, int E, int k,
+                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+    pdl_entry();
+    __shared__ float p[MOE_MAX_EXPERTS];
+    __shared__ float red[32];
+    __shared__ float bestv[32];
+    __shared__ int besti[32];
+    __shared__ float chosen[64];
+    const int t = blockIdx.x;
+    const float* lg = dense + (size_t)t * dstride;
+    float m = -INFINITY;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, lg[e]);
+    // block max
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    m = lane < nwarps ? red[lane] : -INFINITY;
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    float s = 0.f;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        const float v = (float)exp((double)(lg[e] - m));
+        p[e] = v;
+        s += v;
+    }
+    s = block_sum(s, red);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = p[e] / s;
+    __syncthreads();
+    for (int j = 0; j < k; j++) {
+        float bv = -1.f;
+        int bi = 0x7fffffff;
+        for (int e = threadIdx.x; e < E; e += blockDim.x) {
+            const float v = p[e];
+            if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+            const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
+            if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+        }
+        if (lane == 0) bestv[warp] = bv, besti[warp] = bi;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int w = 1; w < nwarps; w++)
+                if (bestv[w] > bv || (bestv[w] == bv && besti[w] < bi)) bv = bestv[w], bi = besti[w];
+            ids[t * k + j] = bi;
+            chosen[j] = bv;
+            p[bi] = -2.f;  // below every probability: not chosen again
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        float sum = 0.f;
+        for (int j = 0; j < k; j++) sum += chosen[j];
+        for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
+    }
+    if (xrep) {
+        const float* xr = x + (size_t)t * xpitch;
+        for (int j = 0; j < k; j++) {
+            float* d = xrep + ((size_t)t * k + j) * xpitch;
+            for (int c = threadIdx.x; c < xpitch; c += blockDim.x) d[c] = xr[c];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SwiGLU of the experts (cpu.SwiGLU): blocks y < items are routed items:
+// h[y·ip + c] = silu(gu[y·2p + c]) · gu[y·2p + p + c] for c < i, 0 for
+// i ≤ c < ip (the padding the down GEMV reads). Blocks y ≥ items are the
+// shared expert of row r = y − items: hs[r·isp + c] = silu(g)·u with g, u at
+// dense + r·dstride + E + c and + E + is + c (the stacked projection), zero
+// up to isp. Grid (⌈max(ip, isp)/256⌉, items + rows), block 256.
+extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __restrict__ gu, int p, int i, int ip,
+                                      int items, float* __restrict__ hs, const float* __restrict__ dense, int dstride,
+                                      int E, int is, int isp) {
+    pdl_entry();
+    const int y = blockIdx.y;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (y < items) {
+        if (c >= ip) return;
+        float v = 0.f;
+        if (c < i) {
+            const float g = gu[(size_t)y * 2 * p + c];
+            v = g / (1.f + expf(-g)) * gu[(size_t)y * 2 * p + p + c];
+        }
+        h[(size_t)y * ip + c] = v;
+        return;
+    }
+    const int r = y - items;
+    if (c >= isp) return;
+    float v = 0.f;
+    if (c < is) {
+        const float* d = dense + (size_t)r * dstride + E;
+        const float g = d[c];
+        v = g / (1.f + expf(-g)) * d[is + c];
+    }
+    hs[(size_t)r * isp + c] = v;
+}
+
+// ---------------------------------------------------------------------------
+// Combine (the end of cpu.moeForward) with the residual and the next norm:
+// for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
+// with sg = dense[t·dstride + sgcol] (shared_expert_gate·x); then, when nw is
+// not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
+// up to npitch. Grid (n), block 256.
+extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
+                                            const float* __restrict__ wts, const float* __restrict__ ys,
+                                            const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
+                                            float* __restrict__ normed, const float* __restrict__ nw, int npitch,
+                                            float eps) {
+    pdl_entry();
+    __shared__ float red[32];
+    const int t = blockIdx.x;
+    const float sg = 1.f / (1.f + expf(-dense[(size_t)t * dstride + sgcol]));
+    float* xr = x + (size_t)t * H;
+    float ss = 0.f;
+    for (int c = threadIdx.x; c < H; c += blockDim.x) {
+        float acc = 0.f;
+        for (int j = 0; j < k; j++) acc += wts[t * k + j] * yr[((size_t)t * k + j) * H + c];
+        acc += ys[(size_t)t * H + c] * sg;
+        const float v = xr[c] + acc;
+        xr[c] = v;
+        ss += v * v;
+    }
+    if (!nw) return;
+    ss = block_sum(ss, red);
+    const float inv = rsqrtf(ss / (float)H + eps);
+    float* o = normed + (size_t)t * npitch;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + nw[c]) : 0.f;
+}
