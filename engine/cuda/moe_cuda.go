@@ -7,12 +7,6 @@ import "fmt"
 // Launches of kernels/moe.cu and kernels/backbone.cu (the backbone's
 // feed-forward and layer glue); each checks its buffers fit.
 
-// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; topK at most 64.
-const (
-	maxRouteExperts = 1024
-	maxRouteTopK    = 64
-)
-
 // MoERoute routes n rows: softmax over the E logits at dense + t·dstride, the
 // top k (ties to the lower index) renormalised, into ids and wts [n·k]. With
 // xrep non-nil it also copies each row of x (pitch xpitch) k times into xrep.

@@ -37,7 +37,9 @@ func hostArena(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) []byte {
 	return arena
 }
 
-func f32At(b []byte, off int64) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[off:])) }
+func f32At(b []byte, off int64) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
+}
 
 func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 	for _, geom := range []string{"like", "odd"} {

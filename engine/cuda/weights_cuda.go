@@ -20,23 +20,16 @@ type DeviceWeights struct {
 	Weights *drama3.Weights
 }
 
-// Sub is a view of bytes [off, off+n) of a device block, for kernel
-// arguments; it is never freed (its parent is).
-func Sub(b *Block, off, n int64) *Block {
-	return &Block{Kind: b.Kind, Ptr: b.Ptr + uintptr(off), Bytes: n}
-}
-
-// Tensor is a view of p's bytes in the arena; it fails the same way for a
-// tensor the layout did not place.
-func (w *DeviceWeights) Tensor(p *drama3.Param) (*Block, error) {
+// Tensor is p's place in the arena.
+func (w *DeviceWeights) Tensor(p *drama3.Param) (Tensor, error) {
 	if p == nil {
-		return nil, fmt.Errorf("gpu weights: tensor not bound")
+		return Tensor{}, fmt.Errorf("gpu weights: tensor not bound")
 	}
 	t, ok := w.Layout.Tensor(p)
 	if !ok {
-		return nil, fmt.Errorf("gpu weights: tensor %s is not on the device", p.Name)
+		return Tensor{}, fmt.Errorf("gpu weights: tensor %s is not on the device", p.Name)
 	}
-	return Sub(w.Arena, t.Off, t.Bytes()), nil
+	return Tensor{Block: w.Arena, Off: t.Off}, nil
 }
 
 // Free gives the arena back.
