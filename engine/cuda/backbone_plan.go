@@ -125,3 +125,30 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.ScratchBytes = p.Bytes - p.StateBytes
 	return p, nil
 }
+
+// StepBytes is the device memory one decode step reads or writes at position
+// pos, by the kernels' access pattern: every projection matrix of every layer
+// (the routed experts only the K chosen, with their scales), the norms and
+// small vectors, each DeltaNet state read and written, the pos cached keys
+// and values of each attention layer, and one embedding row. Activations
+// (a few hundred KiB) are left out.
+func (p *BackbonePlan) StepBytes(cfg *drama3.Config, x ExpertPack, pos int) int64 {
+	H := int64(p.H)
+	n := H * 2 // the embedding row
+	dn, at := p.DeltaNet, p.Attention
+	for _, k := range cfg.Text.LayerTypes {
+		n += 2 * H * 4 // input and post norms
+		if k == drama3.LinearAttention {
+			vd := int64(dn.ValueHeads * dn.ValueDim)
+			n += int64(dn.ProjWidth())*H*2 + H*vd*2
+			n += int64(dn.Channels()*dn.ConvKernel)*4 + int64(2*dn.ValueHeads+dn.ValueDim)*4
+			n += 2 * dn.StateBytes()
+		} else {
+			n += int64(at.ProjWidth())*H*2 + H*int64(at.Heads*at.HeadDim)*2 + int64(2*at.HeadDim)*4
+			n += int64(pos+1) * int64(at.KVHeads*at.HeadDim) * 4 * 2
+		}
+		n += int64(p.D)*H*2 + H*int64(p.Is)*2
+		n += int64(p.K) * (x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4)
+	}
+	return n + H*4 // the final norm
+}

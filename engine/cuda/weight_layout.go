@@ -211,11 +211,18 @@ func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
 		l.Experts = append(l.Experts, b.experts(m, t.NumExperts, t.HiddenSize, t.MoEIntermediate, fp8))
 	}
 	// Everything else bound (LM head, codebooks, semantic head, tower) as stored.
-	for _, p := range w.Params() {
+	params := w.Params()
+	scales := map[*drama3.Param]bool{}
+	for _, p := range params {
+		if p.Scale != nil {
+			scales[p.Scale] = true
+		}
+	}
+	for _, p := range params {
 		if _, done := l.places[p.Name]; done || b.err != nil {
 			continue
 		}
-		if p.DType == checkpoint.F8E4M3 || isScaleOf(w, p) {
+		if p.DType == checkpoint.F8E4M3 || scales[p] {
 			continue // expert weights and scales: packed above
 		}
 		b.group(p)
@@ -226,15 +233,6 @@ func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
 	b.align()
 	l.Bytes = b.off
 	return l, nil
-}
-
-func isScaleOf(w *drama3.Weights, p *drama3.Param) bool {
-	for _, q := range w.Params() {
-		if q.Scale == p {
-			return true
-		}
-	}
-	return false
 }
 
 // experts packs one layer's routed experts (either checkpoint layout).
