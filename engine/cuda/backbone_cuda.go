@@ -415,3 +415,26 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	normed := &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(n * p.H * 4)}
 	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, normed, nw, p.H, eps)
 }
+
+// TimeSteps replays the captured step graph n times back to back and returns
+// the device milliseconds per replay (a benchmark: the inputs stay as the last
+// step left them, and the position advances by n, so n rows of the context
+// limit must be free; Reset afterwards).
+func (b *Backbone) TimeSteps(n int) (float64, error) {
+	if b.step == nil {
+		return 0, fmt.Errorf("backbone: no step captured yet")
+	}
+	if b.pos+n > b.Plan.Capacity {
+		return 0, fmt.Errorf("backbone: %d timed steps after %d rows exceed the context limit of %d", n, b.pos, b.Plan.Capacity)
+	}
+	ms, err := b.d.Time(func(q *Queue) error {
+		for i := 0; i < n; i++ {
+			if err := q.LaunchGraph(b.step); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	b.pos += n
+	return ms / float64(n), err
+}
