@@ -83,6 +83,43 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
 }
 
 // ---------------------------------------------------------------------------
+// Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)
+// pairs of ids sorted by expert, pairs of one expert in pair order (so the
+// result does not depend on scheduling). Writes offsets [E+1] (pairs of
+// expert e are sorted positions offsets[e] … offsets[e+1]−1), rowids [n·k]
+// (the row of x a sorted pair reads: pair / k) and slot [n·k] (the sorted
+// position of pair p). One block; n·k ≤ blockDim.x · 4 and E ≤ MOE_MAX_EXPERTS.
+extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __restrict__ rowids,
+                                     int32_t* __restrict__ slot, const int32_t* __restrict__ ids, int pairs, int k,
+                                     int E) {
+    pdl_entry();
+    __shared__ int count[MOE_MAX_EXPERTS + 1];
+    for (int e = threadIdx.x; e <= E; e += blockDim.x) count[e] = 0;
+    __syncthreads();
+    for (int p = threadIdx.x; p < pairs; p += blockDim.x) atomicAdd(&count[ids[p]], 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int run = 0;
+        for (int e = 0; e < E; e++) {
+            const int c = count[e];
+            count[e] = run;
+            offsets[e] = run;
+            run += c;
+        }
+        offsets[E] = run;
+    }
+    __syncthreads();
+    for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const int e = ids[p];
+        int rank = 0;
+        for (int q = 0; q < p; q++) rank += ids[q] == e;
+        const int s = count[e] + rank;
+        slot[p] = s;
+        rowids[s] = p / k;
+    }
+}
+
+// ---------------------------------------------------------------------------
 // SwiGLU of the experts (cpu.SwiGLU): blocks y < items are routed items:
 // h[y·ip + c] = silu(gu[y·2p + c]) · gu[y·2p + p + c] for c < i, 0 for
 // i ≤ c < ip (the padding the down GEMV reads). Blocks y ≥ items are the
@@ -119,13 +156,15 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:
 // for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
-// with sg = dense[t·dstride + sgcol] (shared_expert_gate·x); then, when nw is
+// with sg = dense[t·dstride + sgcol] (shared_expert_gate·x) and, when slot is
+// not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
+// expert order, moe_group); then, when nw is
 // not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
 // up to npitch. Grid (n), block 256.
 extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
                                             const float* __restrict__ wts, const float* __restrict__ ys,
                                             const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
-                                            float* __restrict__ normed, const float* __restrict__ nw, int npitch,
+                                            const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
                                             float eps) {
     pdl_entry();
     __shared__ float red[32];
@@ -135,7 +174,10 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
     float ss = 0.f;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float acc = 0.f;
-        for (int j = 0; j < k; j++) acc += wts[t * k + j] * yr[((size_t)t * k + j) * H + c];
+        for (int j = 0; j < k; j++) {
+            const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
+            acc += wts[t * k + j] * yr[row * H + c];
+        }
         acc += ys[(size_t)t * H + c] * sg;
         const float v = xr[c] + acc;
         xr[c] = v;

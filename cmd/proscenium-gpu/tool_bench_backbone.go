@@ -35,6 +35,7 @@ type backboneBench struct {
 	Context      int     `json:"context_rows"`
 	PrefillRows  int     `json:"prefill_rows"`
 	PrefillMS    float64 `json:"prefill_ms"`
+	PrefillGEMV  float64 `json:"prefill_gemv_experts_ms"` // the same with the experts as per-row gathered GEMVs
 	Steps        int     `json:"steps"`
 	StepMS       float64 `json:"step_ms"`        // wall time per Step: input copy, graph, output copy, sync
 	StepDeviceMS float64 `json:"step_device_ms"` // device time per graph replay
@@ -108,6 +109,16 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	res.PrefillMS = msSince(start)
+	b.GEMVExperts = true
+	if err := b.Reset(); err != nil {
+		return err
+	}
+	start = time.Now()
+	if _, err := b.Prefill(rows); err != nil {
+		return err
+	}
+	res.PrefillGEMV = msSince(start)
+	b.GEMVExperts = false
 	// The first step captures the graph; a few more warm up.
 	for i := 0; i < 3; i++ {
 		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {
@@ -139,7 +150,7 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "device\t%s (kernels %s, PDL %v)\n", res.Device, res.Kernels, res.PDL)
 	fmt.Fprintf(w, "geometry\t%s\n", res.Geometry)
 	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
-	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows\n", res.PrefillMS, res.PrefillRows)
+	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts as per-row GEMVs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGEMV)
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)

@@ -31,6 +31,11 @@ type Backbone struct {
 	final  Tensor
 	pos    int
 	step   *Graph
+
+	// GEMVExperts runs a prefill's routed experts as gathered GEMVs per
+	// (row, expert) pair instead of grouped GEMMs (a comparison for tests
+	// and benchmarks).
+	GEMVExperts bool
 }
 
 type backboneLayer struct {
@@ -361,44 +366,39 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		return err
 	}
 	ids, wts := view(p.Ids, nk*4), view(p.Wts, nk*4)
-	var xrep, xin *Block
-	xstride := 0
-	xin = view(p.NormedMoE, n*p.Hp*4)
-	if n > 1 {
-		xrep, xstride = view(p.XRep, nk*p.Hp*4), p.Hp
-	}
-	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, xin, p.Hp); err != nil {
-		return err
-	}
-	if xrep != nil {
-		xin = xrep
-	}
-	arena := b.W.Arena
-	gu := view(p.GU, nk*2*p.P*4)
-	g := Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS, XStride: xstride,
-		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk)}
-	var err error
-	if x.FP8 {
-		err = q.GemvFP8(g, gu, arena, arena, xin)
-	} else {
-		err = q.GemvBF16(g, gu, arena, xin)
-	}
-	if err != nil {
-		return err
-	}
 	h, hs := view(p.Hid, nk*p.Ip*4), view(p.HidS, n*p.Is*4)
-	if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
-		return err
-	}
-	yr := view(p.YR, nk*p.H*4)
-	g = Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
-		Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
-	if x.FP8 {
-		err = q.GemvFP8(g, yr, arena, arena, h)
-	} else {
-		err = q.GemvBF16(g, yr, arena, h)
-	}
-	if err != nil {
+	gu, yr := view(p.GU, nk*2*p.P*4), view(p.YR, nk*p.H*4)
+	var slot *Block
+	if n > 1 && !b.GEMVExperts {
+		// Prefill: the (row, expert) pairs sorted by expert through the
+		// grouped tensor-core GEMMs, each used expert's weights read once.
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		slot = view(p.Slot, nk*4)
+		if err := q.MoEGroup(view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4), slot, ids, nk, p.K, p.E); err != nil {
+			return err
+		}
+		gemm := func(g Gemm, y, w, s, xin Tensor) error {
+			if x.FP8 {
+				return q.GemmFP8(g, y, w, s, xin)
+			}
+			return q.GemmBF16(g, y, w, xin)
+		}
+		at := func(off int64) Tensor { return Tensor{Block: b.W.Arena, Off: off} }
+		g := Gemm{N: nk, Rows: 2 * p.P, Cols: p.Hp, XStride: p.Hp, Groups: p.E, Offsets: b.t(p.Offsets), RowIds: b.t(p.RowIds),
+			XRows: n, MaxGroupRows: n, Mats: p.E}
+		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
+			return err
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+			return err
+		}
+		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
+		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
+			return err
+		}
+	} else if err := b.expertGEMVs(q, L, n, ids, wts, dense, gu, h, hs, yr); err != nil {
 		return err
 	}
 	ys := view(p.YS, n*p.H*4)
@@ -413,7 +413,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	nw, _ := next.view(int64(p.H*4), "norm")
 	normed := &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(n * p.H * 4)}
-	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, normed, nw, p.H, eps)
+	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
 }
 
 // TimeSteps replays the captured step graph n times back to back and returns
@@ -437,4 +437,48 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 	})
 	b.pos += n
 	return ms / float64(n), err
+}
+
+// expertGEMVs runs the routed experts of n rows as gathered GEMVs, one
+// (row, expert) pair per grid row: a step's path, and a prefill's when
+// GEMVExperts is set.
+func (b *Backbone) expertGEMVs(q *Queue, L *backboneLayer, n int, ids, wts, dense, gu, h, hs, yr *Block) error {
+	p, x := b.Plan, L.x
+	nk := n * p.K
+	view := func(off int64, bytes int) *Block {
+		return &Block{Kind: DeviceMem, Ptr: b.work.Ptr + uintptr(off), Bytes: int64(bytes)}
+	}
+	var xrep *Block
+	xstride := 0
+	xin := view(p.NormedMoE, n*p.Hp*4)
+	if n > 1 {
+		xrep, xstride = view(p.XRep, nk*p.Hp*4), p.Hp
+	}
+	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, xin, p.Hp); err != nil {
+		return err
+	}
+	if xrep != nil {
+		xin = xrep
+	}
+	arena := b.W.Arena
+	g := Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS, XStride: xstride,
+		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk)}
+	var err error
+	if x.FP8 {
+		err = q.GemvFP8(g, gu, arena, arena, xin)
+	} else {
+		err = q.GemvBF16(g, gu, arena, xin)
+	}
+	if err != nil {
+		return err
+	}
+	if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+		return err
+	}
+	g = Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
+		Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
+	if x.FP8 {
+		return q.GemvFP8(g, yr, arena, arena, h)
+	}
+	return q.GemvBF16(g, yr, arena, h)
 }

@@ -160,6 +160,28 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				t.Errorf("prefill vs steps: worst row relative error %.3g > %g", e3, backboneTol)
 			}
 
+			// The prefill's experts as gathered GEMVs per (row, expert) pair.
+			gb.GEMVExperts = true
+			if err := gb.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			viaGEMV, err := gb.Prefill(rows[:prefill])
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb.GEMVExperts = false
+			e4 := maxRowRelErr(t, "prefill, experts as GEMVs", viaGEMV, ref[:prefill*H], H)
+			t.Logf("prefill with the experts as GEMVs vs CPU: worst row %.3g", e4)
+			if !(e4 <= backboneTol) {
+				t.Errorf("prefill with the experts as GEMVs: worst row relative error %.3g > %g", e4, backboneTol)
+			}
+			if err := gb.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if all, err = gb.Prefill(rows); err != nil {
+				t.Fatal(err)
+			}
+
 			// Bad rows change nothing.
 			n := gb.Len()
 			if _, err := gb.Step(BackboneRow{Token: cw.Geometry.Vocab}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {

@@ -38,6 +38,7 @@ type BackbonePlan struct {
 
 	// Scratch offsets (bytes from the block's start).
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
+	Offsets, RowIds, Slot                                                                              int64
 	DeltaNetScratch, AttentionScratch                                                                  int64
 }
 
@@ -115,6 +116,9 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.Emb = f(c * int64(p.H))
 	p.Out = f(c * int64(p.H))
 	p.Pos = f(1)
+	p.Offsets = f(int64(p.E + 1))
+	p.RowIds = f(c * k)
+	p.Slot = f(c * k)
 	if hasLin {
 		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
 	}

@@ -28,6 +28,24 @@ func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 		IntArg(dstride), IntArg(E), IntArg(k), xra, xa, IntArg(xpitch))
 }
 
+// moeGroupThreads is the block of moe_group; it sorts up to 4× as many pairs.
+const moeGroupThreads = 1024
+
+// MoEGroup sorts the pairs (row, expert) of ids [pairs] by expert for the
+// grouped GEMMs: offsets [E+1], rowids (the x row of each sorted pair) and
+// slot (the sorted position of each pair), all int32.
+func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) error {
+	if E > maxRouteExperts || pairs > 4*moeGroupThreads {
+		return fmt.Errorf("cuda: moe group: %d pairs over %d experts (at most %d, %d)", pairs, E, 4*moeGroupThreads, maxRouteExperts)
+	}
+	if err := firstErr(checkFits(offsets, 0, int64(E+1)*4, "group offsets"), checkFits(rowids, 0, int64(pairs*4), "group row ids"),
+		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
+		return err
+	}
+	return q.Launch("moe_group", [3]int{1, 1, 1}, moeGroupThreads, PtrArg(offsets), PtrArg(rowids), PtrArg(slot), PtrArg(ids),
+		IntArg(pairs), IntArg(k), IntArg(E))
+}
+
 // MoESwiGLU is SwiGLU of items routed (gate, up) pairs in gu (pitch 2p: gate
 // at 0, up at p; width i) into h (pitch ip, zero-padded), and of the shared
 // expert of rows rows (gate at dense + r·dstride + E, up after is values)
@@ -46,12 +64,18 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 // MoECombineNorm adds to each of n rows of x (width H) the weighted routed
 // outputs yr [n·k, H] and the shared output ys [n, H] times
 // sigmoid(dense[t·dstride + sgcol]); with nw non-nil it then writes the
-// zero-centred RMSNorm of x into normed (pitch npitch, zero-padded).
-func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, normed, nw *Block, npitch int, eps float32) error {
+// zero-centred RMSNorm of x into normed (pitch npitch, zero-padded). With
+// slot non-nil the routed output of pair p is row slot[p] of yr (MoEGroup's
+// expert order).
+func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
 	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
 		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
 		checkFits(dense, 0, int64(((n-1)*dstride+sgcol+1)*4), "combine shared gate")}
-	na, nwa := NullArg, NullArg
+	na, nwa, sa := NullArg, NullArg, NullArg
+	if slot != nil {
+		errs = append(errs, checkFits(slot, 0, int64(n*k*4), "combine slots"))
+		sa = PtrArg(slot)
+	}
 	if nw != nil {
 		errs = append(errs, checkFits(normed, 0, int64(n*npitch*4), "combine normed"), checkFits(nw, 0, int64(H*4), "combine norm weight"))
 		na, nwa = PtrArg(normed), PtrArg(nw)
@@ -60,7 +84,7 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 		return err
 	}
 	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
-		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), na, nwa, IntArg(npitch), F32Arg(eps))
+		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), sa, na, nwa, IntArg(npitch), F32Arg(eps))
 }
 
 // BackboneRows writes n input rows into x [n, H]: row i is the BF16 table row

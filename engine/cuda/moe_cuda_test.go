@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"sort"
 	"testing"
 
 	"proscenium/engine/cpu"
@@ -65,6 +66,64 @@ func TestMoERoute(t *testing.T) {
 	}
 }
 
+func TestMoEGroup(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct{ n, k, E int }{{64, 8, 256}, {5, 3, 6}, {300, 10, 512}} {
+		t.Run(fmt.Sprintf("%drows_top%d_of%d", c.n, c.k, c.E), func(t *testing.T) {
+			ids := make([]int32, 0, c.n*c.k)
+			for row := 0; row < c.n; row++ {
+				ids = append(ids, distinctIDs(r, c.k, c.E)...)
+			}
+			pairs := len(ids)
+			off, rowids, slot := alloc(t, (c.E+1)*4), alloc(t, pairs*4), alloc(t, pairs*4)
+			for _, b := range []*Block{off, rowids, slot} {
+				if err := dev.Fill32(b, 0xffffffff); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := dev.Run(func(q *Queue) error { return q.MoEGroup(off, rowids, slot, upload(t, ids), pairs, c.k, c.E) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			gotOff, gotRow, gotSlot := make([]int32, c.E+1), make([]int32, pairs), make([]int32, pairs)
+			for _, d := range []struct {
+				dst []int32
+				b   *Block
+			}{{gotOff, off}, {gotRow, rowids}, {gotSlot, slot}} {
+				if err := Download(dev, d.dst, d.b, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Reference: a stable sort of the pairs by expert.
+			order := make([]int, pairs)
+			for i := range order {
+				order[i] = i
+			}
+			sort.SliceStable(order, func(a, b int) bool { return ids[order[a]] < ids[order[b]] })
+			for s, pr := range order {
+				if gotSlot[pr] != int32(s) || gotRow[s] != int32(pr/c.k) {
+					t.Fatalf("pair %d (expert %d): slot %d row %d, want slot %d row %d", pr, ids[pr], gotSlot[pr], gotRow[s], s, pr/c.k)
+				}
+			}
+			want := int32(0)
+			for e := 0; e <= c.E; e++ {
+				if gotOff[e] != want {
+					t.Fatalf("offsets[%d] = %d, want %d", e, gotOff[e], want)
+				}
+				if e < c.E {
+					for _, id := range ids {
+						if id == int32(e) {
+							want++
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestMoESwiGLU(t *testing.T) {
 	r := newRand(t)
 	for _, c := range []struct{ items, p, i, ip, rows, E, is, stride int }{{8, 512, 512, 512, 1, 256, 512, 1281}, {15, 128, 40, 48, 5, 6, 56, 130}} {
@@ -102,11 +161,19 @@ func TestMoECombineNorm(t *testing.T) {
 		t.Run(fmt.Sprintf("%drows_%dwide", c.n, c.H), func(t *testing.T) {
 			x, yr, ys := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
 			wts, dense, nw := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride), randNonZero(r, c.H)
+			// The routed outputs in a shuffled (expert) order: pair p at row slot[p].
+			perm := r.Perm(c.n * c.k)
+			slot := make([]int32, len(perm))
+			yrs := make([]float32, len(yr))
+			for pr, s := range perm {
+				slot[pr] = int32(s)
+				copy(yrs[s*c.H:(s+1)*c.H], yr[pr*c.H:(pr+1)*c.H])
+			}
 			xb := upload(t, x)
 			normed := poisoned(t, c.n*c.pitch)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoECombineNorm(xb, upload(t, yr), upload(t, wts), upload(t, ys), upload(t, dense), c.n, c.stride, c.sgcol, c.H, c.k,
-					normed, upload(t, nw), c.pitch, 1e-6)
+				return q.MoECombineNorm(xb, upload(t, yrs), upload(t, wts), upload(t, ys), upload(t, dense), c.n, c.stride, c.sgcol, c.H, c.k,
+					upload(t, slot), normed, upload(t, nw), c.pitch, 1e-6)
 			}); err != nil {
 				t.Fatal(err)
 			}
