@@ -37,8 +37,10 @@ type backboneBench struct {
 	PrefillMS    float64 `json:"prefill_ms"`
 	PrefillGEMV  float64 `json:"prefill_gemv_experts_ms"` // the same with the experts as per-row gathered GEMVs
 	Steps        int     `json:"steps"`
-	StepMS       float64 `json:"step_ms"`        // wall time per Step: input copy, graph, output copy, sync
-	StepDeviceMS float64 `json:"step_device_ms"` // device time per graph replay
+	StepMS       float64 `json:"step_ms"`                // wall time per Step: input copy, graph, output copy, sync
+	StepDeviceMS float64 `json:"step_device_ms"`         // device time per graph replay
+	StepNoMoEMS  float64 `json:"step_without_moe_ms"`    // profile: a step graph without the feed-forward
+	StepNoMixMS  float64 `json:"step_without_mixers_ms"` // profile: without the mixers
 	StepBytes    int64   `json:"step_bytes"`
 	StepGBs      float64 `json:"step_gb_per_s"` // StepBytes / StepDeviceMS
 	CopyGBs      float64 `json:"copy_gb_per_s"` // device-to-device copy, bytes read + written per second
@@ -63,7 +65,7 @@ func benchBackbone(args []string) error {
 	if *synthetic != "full" {
 		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
 	}
-	if *prefill < 1 || *steps < 1 || *prefill+2*(*steps)+1 > *context {
+	if *prefill < 1 || *steps < 1 || *prefill+2*(*steps)+3 > *context {
 		return fmt.Errorf("--prefill %d and --steps %d must be positive and fit twice in --context %d", *prefill, *steps, *context)
 	}
 	cfg, err := drama3.ParseConfig(fullGeometry)
@@ -137,6 +139,12 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	res.StepDeviceMS = dev
+	if res.StepNoMoEMS, err = b.TimeStepParts(cuda.StepMoE, *steps); err != nil {
+		return err
+	}
+	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
+		return err
+	}
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
@@ -152,6 +160,7 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
 	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts as per-row GEMVs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGEMV)
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
+	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)
 	fmt.Fprintf(w, "device memory\t%.2f GiB (weights %.2f GiB, states and scratch %.0f MiB)\n",

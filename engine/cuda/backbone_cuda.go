@@ -32,6 +32,9 @@ type Backbone struct {
 	pos    int
 	step   *Graph
 
+	// skip leaves parts out of enqueue (TimeStepParts' profile only).
+	skip StepParts
+
 	// GEMVExperts runs a prefill's routed experts as gathered GEMVs per
 	// (row, expert) pair instead of grouped GEMMs (a comparison for tests
 	// and benchmarks).
@@ -323,9 +326,11 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	for i := range b.layers {
 		L := &b.layers[i]
 		var err error
-		if L.dn != nil {
+		switch {
+		case b.skip&StepMixers != 0:
+		case L.dn != nil:
 			err = q.DeltaNetForward(L.dn, mix, nm, n)
-		} else {
+		default:
 			err = q.AttentionForward(L.at, mix, nm, n, pos, maxLen)
 		}
 		if err != nil {
@@ -338,6 +343,9 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		next, dst := b.final, b.t(p.Out)
 		if i+1 < len(b.layers) {
 			next, dst = b.layers[i+1].inNorm, nm
+		}
+		if b.skip&StepMoE != 0 {
+			continue
 		}
 		if err := b.moe(q, L, n, next, dst, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
@@ -481,4 +489,41 @@ func (b *Backbone) expertGEMVs(q *Queue, L *backboneLayer, n int, ids, wts, dens
 		return q.GemvFP8(g, yr, arena, arena, h)
 	}
 	return q.GemvBF16(g, yr, arena, h)
+}
+
+// StepParts selects parts of a decode step for a profile.
+type StepParts int
+
+const (
+	StepMixers StepParts = 1 << iota // the DeltaNet and attention mixers
+	StepMoE                          // the feed-forward (dense projection, routing, experts, combine)
+)
+
+// TimeStepParts captures a step graph without the parts in skip and returns
+// the device milliseconds per replay over n replays (a profile of where a
+// step's time goes; the state it leaves is meaningless: Reset afterwards).
+func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
+	var g *Graph
+	b.skip = skip
+	err := b.d.Run(func(q *Queue) (err error) {
+		g, err = q.Capture(func(q *Queue) error { return b.enqueue(q, 1, 0) })
+		return err
+	})
+	b.skip = 0
+	if err != nil {
+		return 0, err
+	}
+	defer b.d.Do(func() error { g.Destroy(); return nil })
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	ms, err := b.d.Time(func(q *Queue) error {
+		for i := 0; i < n; i++ {
+			if err := q.LaunchGraph(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ms / float64(n), err
 }
