@@ -189,3 +189,97 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
     float* o = normed + (size_t)t * npitch;
     for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + nw[c]) : 0.f;
 }
+
+// ---------------------------------------------------------------------------
+// A step's down projections in one launch (SwiGLU, then cpu.MatVec): block
+// row y < k is routed pair y: x = silu(gate)·up from gu (pitch 2p; width i,
+// zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
+// [h, ip] each, mstride elements apart); y = k is the shared expert: x from
+// the stacked projection's shared gate and up (dense + e, width is) and the
+// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory;
+// each warp computes DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …
+// Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1), block 256.
+#define DOWN_ROWS 8
+#define DOWN_MAXX 2048
+
+__device__ __forceinline__ float dot_bf16x8(uint4 w, const float4* xv) {
+    const float4 x0 = xv[0], x1 = xv[1];
+    float s = bf16_lo(w.x) * x0.x;
+    s = fmaf(bf16_hi(w.x), x0.y, s);
+    s = fmaf(bf16_lo(w.y), x0.z, s);
+    s = fmaf(bf16_hi(w.y), x0.w, s);
+    s = fmaf(bf16_lo(w.z), x1.x, s);
+    s = fmaf(bf16_hi(w.z), x1.y, s);
+    s = fmaf(bf16_lo(w.w), x1.z, s);
+    return fmaf(bf16_hi(w.w), x1.w, s);
+}
+
+__device__ __forceinline__ float dot_fp8x16(uint4 w, const float4* xv) {
+    float s = fp8_dot4(w.x, xv[0], 0.f);
+    s = fp8_dot4(w.y, xv[1], s);
+    s = fp8_dot4(w.z, xv[2], s);
+    return fp8_dot4(w.w, xv[3], s);
+}
+
+template <bool FP8>
+__device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* xs, int rows, int cols) {
+    constexpr int PER = FP8 ? 16 : 8;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
+    const uint4* wr[DOWN_ROWS];
+    int rr[DOWN_ROWS];
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) {
+        rr[r] = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
+    }
+    float acc[DOWN_ROWS];
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.f;
+    for (int c = lane; c < chunks; c += 32) {
+        uint4 w[DOWN_ROWS];
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
+        const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) {
+            if (FP8)
+                acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
+            else
+                acc[r] += dot_bf16x8(w[r], xv);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = acc[r];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) moe_down(
+    float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
+    long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
+    int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h) {
+    __shared__ __align__(16) float xs[DOWN_MAXX];
+    pdl_entry();
+    const int y = blockIdx.y;
+    if (y < k) {
+        const float* g = gu + (size_t)y * 2 * p;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
+        __syncthreads();
+        const long long m = ids[y];
+        if (fp8)
+            down_rows<true>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, xs, h, ip);
+        else
+            down_rows<false>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, xs, h, ip);
+        return;
+    }
+    const float* d = dense + e;
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
+    __syncthreads();
+    down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
+}

@@ -377,7 +377,24 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	h, hs := view(p.Hid, nk*p.Ip*4), view(p.HidS, n*p.Is*4)
 	gu, yr := view(p.GU, nk*2*p.P*4), view(p.YR, nk*p.H*4)
 	var slot *Block
-	if n > 1 && !b.GEMVExperts {
+	ys := view(p.YS, n*p.H*4)
+	switch {
+	case n == 1:
+		// A step: gate and up of the k experts in one gathered GEMV, then
+		// their down projections and the shared expert's in one launch.
+		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		if err := b.gateUpGEMV(q, L, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+			return err
+		}
+		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
+		yk := view(p.YR, (p.K+1)*p.H*4)
+		if err := q.MoEDown(yk, b.W.Arena, b.W.Arena, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
+			return err
+		}
+		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
+	case !b.GEMVExperts:
 		// Prefill: the (row, expert) pairs sorted by expert through the
 		// grouped tensor-core GEMMs, each used expert's weights read once.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
@@ -406,18 +423,34 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
 			return err
 		}
-	} else if err := b.expertGEMVs(q, L, n, ids, wts, dense, gu, h, hs, yr); err != nil {
-		return err
-	}
-	ys := view(p.YS, n*p.H*4)
-	if n == 1 {
-		W, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
-		g := Gemv{Rows: p.H, Cols: p.Is, N: 1, Mats: 1, Variant: ChooseGemv(false, p.H, p.Is, 1)}
-		if err := q.GemvBF16(g, ys, W, hs); err != nil {
+	default:
+		// Prefill with the experts as gathered GEMVs, one (row, expert) pair per grid row.
+		xrep := view(p.XRep, nk*p.Hp*4)
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-	} else if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
-		return err
+		if err := b.gateUpGEMV(q, L, n, ids, gu, xrep, p.Hp); err != nil {
+			return err
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+			return err
+		}
+		g := Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
+			Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
+		var err error
+		if x.FP8 {
+			err = q.GemvFP8(g, yr, b.W.Arena, b.W.Arena, h)
+		} else {
+			err = q.GemvBF16(g, yr, b.W.Arena, h)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if n > 1 {
+		if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
+			return err
+		}
 	}
 	nw, _ := next.view(int64(p.H*4), "norm")
 	normed := &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(n * p.H * 4)}
@@ -447,48 +480,17 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 	return ms / float64(n), err
 }
 
-// expertGEMVs runs the routed experts of n rows as gathered GEMVs, one
-// (row, expert) pair per grid row: a step's path, and a prefill's when
-// GEMVExperts is set.
-func (b *Backbone) expertGEMVs(q *Queue, L *backboneLayer, n int, ids, wts, dense, gu, h, hs, yr *Block) error {
+// gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
+// as one gathered GEMV over x (pitch xstride between pairs; 0: one shared row).
+func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *Block, xstride int) error {
 	p, x := b.Plan, L.x
 	nk := n * p.K
-	view := func(off int64, bytes int) *Block {
-		return &Block{Kind: DeviceMem, Ptr: b.work.Ptr + uintptr(off), Bytes: int64(bytes)}
-	}
-	var xrep *Block
-	xstride := 0
-	xin := view(p.NormedMoE, n*p.Hp*4)
-	if n > 1 {
-		xrep, xstride = view(p.XRep, nk*p.Hp*4), p.Hp
-	}
-	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, xin, p.Hp); err != nil {
-		return err
-	}
-	if xrep != nil {
-		xin = xrep
-	}
-	arena := b.W.Arena
 	g := Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS, XStride: xstride,
 		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk)}
-	var err error
 	if x.FP8 {
-		err = q.GemvFP8(g, gu, arena, arena, xin)
-	} else {
-		err = q.GemvBF16(g, gu, arena, xin)
+		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
 	}
-	if err != nil {
-		return err
-	}
-	if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
-		return err
-	}
-	g = Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
-		Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
-	if x.FP8 {
-		return q.GemvFP8(g, yr, arena, arena, h)
-	}
-	return q.GemvBF16(g, yr, arena, h)
+	return q.GemvBF16(g, gu, b.W.Arena, xin)
 }
 
 // StepParts selects parts of a decode step for a profile.

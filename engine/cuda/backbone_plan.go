@@ -110,7 +110,7 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.GU = f(c * k * int64(2*p.P))
 	p.Hid = f(c * k * int64(p.Ip))
 	p.HidS = f(c * int64(p.Is))
-	p.YR = f(c * k * int64(p.H))
+	p.YR = f(max(c*k, k+1) * int64(p.H)) // a step's down projections write k+1 rows (MoEDown)
 	p.YS = f(c * int64(p.H))
 	p.Toks = f(c)
 	p.Emb = f(c * int64(p.H))

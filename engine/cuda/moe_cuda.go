@@ -119,3 +119,37 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), ya, PtrArg(normed), PtrArg(w),
 		IntArg(H), IntArg(npitch), F32Arg(eps))
 }
+
+// moeDownMaxWidth is DOWN_MAXX in kernels/moe.cu: the widest expert input.
+const moeDownMaxWidth = 2048
+
+// MoEDown is a step's routed and shared down projections in one launch:
+// for pair y < k, silu(gate)·up of gu row y (pitch 2p, width i, zero to ip)
+// times expert ids[y] of the packed down matrices at W + wOff ([h, ip] each,
+// FP8 with float32 scales at S + sOff when fp8, else BF16); for y = k, the
+// shared expert's silu(gate)·up from dense (at column e, width is) times Ws
+// [h, is] BF16. Writes yr [k+1, h].
+func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int) error {
+	if ip > moeDownMaxWidth || is > moeDownMaxWidth || ip%16 != 0 && fp8 || ip%8 != 0 || is%8 != 0 {
+		return fmt.Errorf("cuda: moe down: expert widths %d and %d (multiples of %d, at most %d)", ip, is, map[bool]int{true: 16, false: 8}[fp8], moeDownMaxWidth)
+	}
+	elem, ns := int64(2), int64(0)
+	if fp8 {
+		elem, ns = 1, int64(FP8ScaleCount(h, ip))
+	}
+	errs := []error{checkFits(yr, 0, int64((k+1)*h*4), "moe down y"), checkFits(W, wOff, int64(E)*int64(h*ip)*elem, "moe down weights"),
+		checkFits(ids, 0, int64(k*4), "moe down ids"), checkFits(gu, 0, int64(k*2*p*4), "moe down gate/up"),
+		checkFits(Ws, 0, int64(h*is*2), "moe down shared weights"), checkFits(dense, 0, int64((e+2*is)*4), "moe down shared gate/up")}
+	sa, f := NullArg, 0
+	if fp8 {
+		errs = append(errs, checkFits(S, sOff, int64(E)*ns*4, "moe down scales"))
+		sa, f = PtrArg(S)+Arg(sOff), 1
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	const rowsPerBlock = 8 * 8 // warps × DOWN_ROWS
+	return q.Launch("moe_down", [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256,
+		PtrArg(yr), PtrArg(W)+Arg(wOff), sa, I64Arg(int64(h*ip)), I64Arg(ns), IntArg(f), PtrArg(ids), PtrArg(gu),
+		IntArg(p), IntArg(i), IntArg(ip), IntArg(k), PtrArg(Ws), PtrArg(dense), IntArg(e), IntArg(is), IntArg(h))
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 )
 
@@ -238,5 +239,62 @@ func TestBackboneRowsAndAddNorm(t *testing.T) {
 	checkClose(t, "add-norm", download(t, normed, len(refN)), refN, 1e-6)
 	if v := download(t, normed, len(refN))[pitch-1]; v != 0 || math.IsNaN(float64(v)) {
 		t.Fatalf("padding = %v, want 0", v)
+	}
+}
+
+func TestMoEDown(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		fp8                      bool
+		h, i, ip, p, e, k, is, E int
+	}{
+		{true, 2048, 512, 512, 512, 20, 8, 512, 1281 - 1024},
+		{true, 136, 40, 48, 128, 6, 3, 56, 6},
+		{false, 136, 40, 40, 40, 6, 3, 56, 6},
+	} {
+		t.Run(fmt.Sprintf("fp8_%v_%dx%d", c.fp8, c.h, c.i), func(t *testing.T) {
+			per := c.h * c.ip
+			var W, S *Block
+			mats := make([][]float32, c.e) // dequantised [h, ip]
+			if c.fp8 {
+				ns := FP8ScaleCount(c.h, c.ip)
+				wq := randFP8(r, c.e*per)
+				sc := make([]float32, c.e*ns)
+				for i := range sc {
+					sc[i] = float32(1e-3 * (1 + 9*r.Float64()))
+				}
+				for m := range mats {
+					mats[m] = checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.h, c.ip, sc[m*ns:(m+1)*ns], FP8Block)
+				}
+				W, S = upload(t, wq), upload(t, sc)
+			} else {
+				wh := bf16s(randNonZero(r, c.e*per))
+				wf := bf16ToF32(wh)
+				for m := range mats {
+					mats[m] = wf[m*per : (m+1)*per]
+				}
+				W, S = upload(t, wh), nil
+			}
+			sh := bf16s(randNonZero(r, c.h*c.is))
+			ids := distinctIDs(r, c.k, c.e)
+			gu := randNonZero(r, c.k*2*c.p)
+			dense := randNonZero(r, c.E+2*c.is)
+			y := poisoned(t, (c.k+1)*c.h)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, upload(t, ids), upload(t, gu), c.p, c.i, c.ip, c.k, upload(t, sh), upload(t, dense), c.E, c.is, c.h)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ref := make([]float32, (c.k+1)*c.h)
+			for j := 0; j < c.k; j++ {
+				x := make([]float32, c.ip)
+				cpu.SwiGLU(x[:c.i], gu[j*2*c.p:j*2*c.p+c.i], gu[j*2*c.p+c.p:j*2*c.p+c.p+c.i])
+				cpu.MatVec(ref[j*c.h:(j+1)*c.h], mats[ids[j]], x, c.h, c.ip)
+			}
+			x := make([]float32, c.is)
+			cpu.SwiGLU(x, dense[c.E:c.E+c.is], dense[c.E+c.is:c.E+2*c.is])
+			cpu.MatVec(ref[c.k*c.h:], bf16ToF32(sh), x, c.h, c.is)
+			checkClose(t, "moe down", download(t, y, len(ref)), ref, 1e-5)
+		})
 	}
 }
