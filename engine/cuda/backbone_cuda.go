@@ -59,6 +59,8 @@ type BackboneRow struct {
 
 // BackboneBytes is the device memory a backbone of layout needs for
 // capacity rows: the weight arena and the work block (states and scratch).
+// The step graph's own memory is the driver's (kernel nodes, no memory
+// nodes): Pool.Admit's headroom covers it with the driver's other needs.
 func BackboneBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
 	if len(layout.Experts) == 0 {
 		return 0, nil, fmt.Errorf("gpu backbone: no layers")
