@@ -111,8 +111,19 @@ func (g DeltaNetGeometry) StateBytes() int64 {
 // ScratchBytes is the scratch a forward of up to rows rows uses (the
 // projected rows and the gated-norm output).
 func (g DeltaNetGeometry) ScratchBytes(rows int) int64 {
-	return 4 * int64(rows) * int64(g.ProjWidth()+g.ValueHeads*g.ValueDim)
+	proj := g.scratchLayout(rows)
+	return proj + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
 }
+
+// scratchLayout is the byte offsets of the regions of the scratch: the
+// projected rows at 0, the gated-norm output at core.
+func (g DeltaNetGeometry) scratchLayout(rows int) (core int64) {
+	return alignUp(4 * int64(rows) * int64(g.ProjWidth()))
+}
+
+// alignUp rounds a scratch region's bytes up to 256 (the GEMM and the GEMV
+// read their inputs as 16-byte vectors).
+func alignUp(b int64) int64 { return (b + 255) &^ 255 }
 
 // DeltaNetWeights is where one DeltaNet layer's weights live on the device.
 // When InQKV, InZ, InB and InA lie one after another in one block (in that
@@ -194,10 +205,20 @@ func (g AttentionGeometry) splits(capacity int) int { return (capacity + attnSpl
 // capacity rows uses: the projected rows, the normed and rotated queries,
 // the split softmax partials and the gated output.
 func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
-	nh, hd := int64(g.Heads), int64(g.HeadDim)
-	r := int64(rows)
-	partials := r * nh * int64(g.splits(capacity)) * (hd + 2)
-	return 4 * (r*int64(g.ProjWidth()) + r*nh*hd + partials + r*nh*hd)
+	l := g.scratchLayout(rows, capacity)
+	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
+}
+
+// attnScratch is the byte offsets of the attention scratch's regions.
+type attnScratch struct{ proj, qn, part, attn int64 }
+
+func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
+	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
+	var l attnScratch
+	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
+	l.part = l.qn + alignUp(4*r*nh*hd)
+	l.attn = l.part + alignUp(4*r*nh*int64(g.splits(capacity))*(hd+2))
+	return l
 }
 
 // AttentionWeights is where one attention layer's weights live on the

@@ -118,7 +118,8 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 	g := l.G
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	proj := l.Scratch
-	core := l.Scratch.At(4 * int64(l.MaxRows) * int64(g.ProjWidth()))
+	coreOff := g.scratchLayout(l.MaxRows)
+	core := l.Scratch.At(coreOff)
 	w := l.W
 	if err := q.stackedProjections(proj, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
@@ -197,11 +198,8 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
 	qw, kw := nh*hd, nkv*hd
 	pw := g.ProjWidth()
-	mr := int64(l.MaxRows)
-	proj := l.Scratch
-	qn := proj.At(4 * mr * int64(pw))
-	part := qn.At(4 * mr * int64(qw))
-	attn := part.At(4 * mr * int64(nh) * int64(g.splits(l.Capacity)) * int64(hd+2))
+	sl := g.scratchLayout(l.MaxRows, l.Capacity)
+	proj, qn, part, attn := l.Scratch, l.Scratch.At(sl.qn), l.Scratch.At(sl.part), l.Scratch.At(sl.attn)
 	kc := l.KV
 	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
 	w := l.W
@@ -305,7 +303,7 @@ func (g Gemm) grid() [3]int {
 			rowsPerGroup = min(g.MaxGroupRows, g.N)
 		}
 	}
-	return [3]int{(g.Rows + gemmBN - 1) / gemmBN, (rowsPerGroup + gemmBM - 1) / gemmBM, groups}
+	return [3]int{(rowsPerGroup + gemmBM - 1) / gemmBM, (g.Rows + gemmBN - 1) / gemmBN, groups}
 }
 
 func (g Gemm) commonArgs() []Arg {
