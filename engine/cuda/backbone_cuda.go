@@ -104,11 +104,26 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 	return b, nil
 }
 
+// backboneKernels are the kernels a step launches, looked up before the
+// step is captured (no module lookups inside a capture).
+var backboneKernels = []string{"backbone_rows", "add_rmsnorm_zc", "moe_route", "moe_group", "moe_swiglu", "moe_down",
+	"moe_combine_norm", "deltanet_rows", "attn_prep", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
+
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
 	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config}
 	if err := b.bind(); err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error {
+		for _, name := range backboneKernels {
+			if _, err := d.function(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	var err error
