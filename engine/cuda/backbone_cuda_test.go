@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"proscenium/engine/cpu"
@@ -18,11 +19,50 @@ import (
 
 // The whole backbone on the device against the CPU reference (engine/cpu
 // Backbone) on small checkpoints in the real layout: the golden ones
-// (engine/cpu/testdata/backbone/ckpt: per-expert FP8) and, where
-// PROSCENIUM_GPU_CKPTS names a folder of checkpoints, every checkpoint in
-// it (make-tiny's fused FP8 experts, a BF16-expert one).
+// (engine/cpu/testdata/backbone/ckpt, or the folder PROSCENIUM_GPU_CKPTS
+// names: per-expert FP8) and, where PROSCENIUM_TINY_TOKENIZER names the
+// base tokenizer.json make-tiny needs, two written by the drama3 tiny writer:
+// fused FP8 experts (the default tiny geometry) and BF16 experts (the odd one).
 
 const backboneTol = 1e-4
+
+var (
+	tinyOnce sync.Once
+	tinyDirs []string
+	tinyErr  error
+)
+
+// tinyCheckpoints writes the make-tiny checkpoints once per test binary.
+func tinyCheckpoints() ([]string, error) {
+	tinyOnce.Do(func() {
+		path := os.Getenv("PROSCENIUM_TINY_TOKENIZER")
+		if path == "" {
+			return
+		}
+		base, err := os.ReadFile(path)
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		root, err := os.MkdirTemp("", "gpu-backbone-tiny")
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		fused := filepath.Join(root, "tiny-fp8-fused")
+		if tinyErr = drama3.WriteTiny(fused, drama3.TinyOptions{Seed: 7, BaseTokenizer: base, FusedExperts: true}); tinyErr != nil {
+			return
+		}
+		c := drama3.TinyOddConfig()
+		c.Quant = drama3.QuantConfig{}
+		bf16 := filepath.Join(root, "tiny-odd-bf16")
+		if tinyErr = drama3.WriteTiny(bf16, drama3.TinyOptions{Seed: 8, BaseTokenizer: base, Config: c}); tinyErr != nil {
+			return
+		}
+		tinyDirs = []string{fused, bf16}
+	})
+	return tinyDirs, tinyErr
+}
 
 func backboneCheckpoints(t *testing.T) []string {
 	dir := os.Getenv("PROSCENIUM_GPU_CKPTS")
@@ -40,6 +80,11 @@ func backboneCheckpoints(t *testing.T) []string {
 		}
 	}
 	sort.Strings(out)
+	tiny, err := tinyCheckpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, tiny...)
 	if len(out) == 0 {
 		t.Fatalf("no checkpoints in %s", dir)
 	}
