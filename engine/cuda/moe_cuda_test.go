@@ -82,7 +82,8 @@ func TestMoEGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := dev.Run(func(q *Queue) error { return q.MoEGroup(off, rowids, slot, upload(t, ids), pairs, c.k, c.E) }); err != nil {
+			idb := upload(t, ids)
+			if err := dev.Run(func(q *Queue) error { return q.MoEGroup(off, rowids, slot, idb, pairs, c.k, c.E) }); err != nil {
 				t.Fatal(err)
 			}
 			if err := dev.Sync(); err != nil {
@@ -172,9 +173,9 @@ func TestMoECombineNorm(t *testing.T) {
 			}
 			xb := upload(t, x)
 			normed := poisoned(t, c.n*c.pitch)
+			yrb, wb, ysb, db, sb, nwb := upload(t, yrs), upload(t, wts), upload(t, ys), upload(t, dense), upload(t, slot), upload(t, nw)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoECombineNorm(xb, upload(t, yrs), upload(t, wts), upload(t, ys), upload(t, dense), c.n, c.stride, c.sgcol, c.H, c.k,
-					upload(t, slot), normed, upload(t, nw), c.pitch, 1e-6)
+				return q.MoECombineNorm(xb, yrb, wb, ysb, db, c.n, c.stride, c.sgcol, c.H, c.k, sb, normed, nwb, c.pitch, 1e-6)
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -208,9 +209,8 @@ func TestBackboneRowsAndAddNorm(t *testing.T) {
 	emb := randNonZero(r, n*H)
 	toks := []int32{3, -1, 49, 0, -1, 7}
 	x := poisoned(t, n*H)
-	if err := dev.Run(func(q *Queue) error {
-		return q.BackboneRows(x, upload(t, table), upload(t, toks), upload(t, emb), n, V, H)
-	}); err != nil {
+	tb, kb, eb := upload(t, table), upload(t, toks), upload(t, emb)
+	if err := dev.Run(func(q *Queue) error { return q.BackboneRows(x, tb, kb, eb, n, V, H) }); err != nil {
 		t.Fatal(err)
 	}
 	tf := bf16ToF32(table)
@@ -227,7 +227,8 @@ func TestBackboneRowsAndAddNorm(t *testing.T) {
 	y, w := randNonZero(r, n*H), randNonZero(r, H)
 	const pitch = 144
 	normed := poisoned(t, n*pitch)
-	if err := dev.Run(func(q *Queue) error { return q.AddRMSNormZC(x, upload(t, y), normed, upload(t, w), n, H, pitch, 1e-6) }); err != nil {
+	yb, wb := upload(t, y), upload(t, w)
+	if err := dev.Run(func(q *Queue) error { return q.AddRMSNormZC(x, yb, normed, wb, n, H, pitch, 1e-6) }); err != nil {
 		t.Fatal(err)
 	}
 	cpu.Add(ref, y)
@@ -280,8 +281,9 @@ func TestMoEDown(t *testing.T) {
 			gu := randNonZero(r, c.k*2*c.p)
 			dense := randNonZero(r, c.E+2*c.is)
 			y := poisoned(t, (c.k+1)*c.h)
+			idb, gub, shb, db := upload(t, ids), upload(t, gu), upload(t, sh), upload(t, dense)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, upload(t, ids), upload(t, gu), c.p, c.i, c.ip, c.k, upload(t, sh), upload(t, dense), c.E, c.is, c.h)
+				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h)
 			}); err != nil {
 				t.Fatal(err)
 			}

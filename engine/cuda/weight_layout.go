@@ -18,11 +18,15 @@ import (
 //     widened to float32 (the kernels read them as float32);
 //   - routed experts are packed per layer as the gathered GEMV reads them:
 //     gate_up [E][2P][Hp] (gate rows 0…I−1, up rows P…P+I−1, the rest zero)
-//     and down [E][H][Ip], FP8 with float32 block scales [E][2P/128][⌈Hp/128⌉]
-//     and [E][⌈H/128⌉][⌈Ip/128⌉], or BF16 without scales. For FP8, P is I
-//     rounded up to 128 (a scale block never straddles gate and up) and Hp, Ip
-//     the widths rounded up to 16 (the GEMV reads 16-byte chunks); the padding
-//     is zero, and so are the padded columns of the activations fed to it.
+//     and down [E][H][Ip], FP8 with float32 block scales [E][⌈2P/128⌉][⌈Hp/128⌉]
+//     and [E][⌈H/128⌉][⌈Ip/128⌉], or BF16 without scales. Hp and Ip are the
+//     widths rounded up to 16 for FP8 (the GEMV reads 16-byte chunks), 8 for
+//     BF16; the padding is zero, and so are the padded columns of the
+//     activations fed to it. P is I, except for FP8 stored per expert, where
+//     it is I rounded up to 128: gate and up have their own scale blocks, so
+//     up must start a block. Fused FP8 gate_up already is one [2I, H] matrix
+//     per expert whose scale blocks run over gate then up, as the kernels
+//     read it (P = I).
 //   - matrices one GEMV reads together are adjacent: the router, the shared
 //     expert's gate and up projections and shared_expert_gate (one GEMV of
 //     E + 2·Is + 1 rows); the DeltaNet's in_proj qkv, z, b, a; attention q, k, v.
@@ -239,7 +243,10 @@ func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
 func (b *layoutBuilder) experts(m *drama3.MoE, E, H, I int, fp8 bool) ExpertPack {
 	x := ExpertPack{FP8: fp8, Experts: E, I: I, P: I, H: H, Hp: roundUp(H, 8), Ip: roundUp(I, 8)}
 	if fp8 {
-		x.P, x.Hp, x.Ip = roundUp(I, FP8Block), roundUp(H, 16), roundUp(I, 16)
+		x.Hp, x.Ip = roundUp(H, 16), roundUp(I, 16)
+		if !m.Fused() {
+			x.P = roundUp(I, FP8Block)
+		}
 	}
 	elem := int64(2)
 	if fp8 {
@@ -255,7 +262,7 @@ func (b *layoutBuilder) experts(m *drama3.MoE, E, H, I int, fp8 bool) ExpertPack
 	b.off += int64(E) * x.DownMatBytes
 	scols := func(c int) int { return (c + FP8Block - 1) / FP8Block }
 	if fp8 {
-		x.GateUpScaleCount = 2 * x.P / FP8Block * scols(x.Hp)
+		x.GateUpScaleCount = scols(2*x.P) * scols(x.Hp)
 		x.DownScaleCount = scols(H) * scols(x.Ip)
 		b.align()
 		x.GateUpS = b.off
@@ -316,12 +323,10 @@ func (b *layoutBuilder) experts(m *drama3.MoE, E, H, I int, fp8 bool) ExpertPack
 		add(m.GateUp, H, func(r int) int64 { return gateUpRow(r/(2*I), r%(2*I)) })
 		add(m.Down, I, func(r int) int64 { return downRow(r/H, r%H) })
 		if fp8 {
-			per := 2 * scaleRows(I) // stored scale rows per expert: gate's then up's only when I%128 == 0
-			if I%FP8Block != 0 {
-				b.fail("tensor %s: fused gate_up with moe_intermediate_size %d (not a multiple of %d) shares scale blocks between gate and up rows; the GPU backend cannot split them",
-					m.GateUp.Name, I, FP8Block)
-			}
-			addScale(m.GateUp, func(r int) int64 { return gateUpScaleRow(r/per, (r%per)/(per/2), r%(per/2)) })
+			per := scaleRows(2 * I) // stored scale rows per expert, kept as they are (P = I)
+			addScale(m.GateUp, func(r int) int64 {
+				return x.GateUpS + (int64((r/per)*x.GateUpScaleCount)+int64((r%per)*sGU))*4
+			})
 			addScale(m.Down, func(r int) int64 { return downScaleRow(r/scaleRows(H), r%scaleRows(H)) })
 		}
 	} else {

@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,10 +42,44 @@ func f32At(b []byte, off int64) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b[off:]))
 }
 
+// layoutCheckpoints are the golden backbone checkpoints (per-expert FP8)
+// and, where the base tokenizer is installed, two make-tiny ones: fused FP8
+// experts whose gate and up share scale blocks (I = 160), and BF16 experts.
+func layoutCheckpoints(t *testing.T) []string {
+	dirs := []string{filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", "like"), filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", "odd")}
+	if testing.Short() {
+		return dirs
+	}
+	path, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Log("no Qwen tokenizer.json: the make-tiny layouts are not checked (run make deps)")
+		return dirs
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	fused := filepath.Join(root, "tiny-fp8-fused")
+	if err := drama3.WriteTiny(fused, drama3.TinyOptions{Seed: 3, BaseTokenizer: base, FusedExperts: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := drama3.TinyConfig()
+	c.Quant = drama3.QuantConfig{}
+	bf16 := filepath.Join(root, "tiny-bf16")
+	if err := drama3.WriteTiny(bf16, drama3.TinyOptions{Seed: 4, BaseTokenizer: base, Config: c}); err != nil {
+		t.Fatal(err)
+	}
+	return append(dirs, fused, bf16)
+}
+
 func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
-	for _, geom := range []string{"like", "odd"} {
-		t.Run(geom, func(t *testing.T) {
-			ck, err := drama3.Load(filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", geom))
+	for _, dir := range layoutCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ck, err := drama3.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,25 +116,24 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 				}
 			}
 
-			// Experts: the packed matrices dequantise to the stored ones, the padding is zero.
+			// Experts: the packed matrices (dequantised as the kernels do:
+			// scale block row r/128 of the matrix) equal the stored ones, the
+			// padding is zero.
 			for li, x := range l.Experts {
 				gate, up, down, err := w.ExpertFloat32(li)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !x.FP8 {
-					t.Fatalf("layer %d: experts not FP8", li)
+				if x.FP8 != ck.Config.Quant.FP8() {
+					t.Fatalf("layer %d: FP8 packing %v for quantization %q", li, x.FP8, ck.Config.Quant.Method)
 				}
 				sgu, sdn := (x.Hp+127)/128, (x.Ip+127)/128
-				guAt := func(e, r, c int) float32 {
-					q := arena[x.GateUp+int64(e)*x.GateUpMatBytes+int64(r*x.Hp+c)]
-					s := f32At(arena, x.GateUpS+int64(e*x.GateUpScaleCount+(r/128)*sgu+c/128)*4)
-					return checkpoint.F8E4M3ToF32(q) * s
-				}
-				dnAt := func(e, r, c int) float32 {
-					q := arena[x.Down+int64(e)*x.DownMatBytes+int64(r*x.Ip+c)]
-					s := f32At(arena, x.DownS+int64(e*x.DownScaleCount+(r/128)*sdn+c/128)*4)
-					return checkpoint.F8E4M3ToF32(q) * s
+				at := func(base, mat int64, s int64, count, scols, e, r, c, pitch int) float32 {
+					if !x.FP8 {
+						return checkpoint.BF16ToF32(binary.LittleEndian.Uint16(arena[base+int64(e)*mat+int64(r*pitch+c)*2:]))
+					}
+					q := arena[base+int64(e)*mat+int64(r*pitch+c)]
+					return checkpoint.F8E4M3ToF32(q) * f32At(arena, s+int64(e*count+(r/128)*scols+c/128)*4)
 				}
 				for e := 0; e < x.Experts; e++ {
 					for r := 0; r < 2*x.P; r++ {
@@ -112,7 +146,7 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 							case r >= x.P && r < x.P+x.I:
 								want = up[e][(r-x.P)*x.H+c]
 							}
-							if got := guAt(e, r, c); got != want {
+							if got := at(x.GateUp, x.GateUpMatBytes, x.GateUpS, x.GateUpScaleCount, sgu, e, r, c, x.Hp); got != want {
 								t.Fatalf("layer %d expert %d gate_up[%d][%d] = %v, want %v", li, e, r, c, got, want)
 							}
 						}
@@ -123,7 +157,7 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 							if c < x.I {
 								want = down[e][r*x.I+c]
 							}
-							if got := dnAt(e, r, c); got != want {
+							if got := at(x.Down, x.DownMatBytes, x.DownS, x.DownScaleCount, sdn, e, r, c, x.Ip); got != want {
 								t.Fatalf("layer %d expert %d down[%d][%d] = %v, want %v", li, e, r, c, got, want)
 							}
 						}
