@@ -111,7 +111,7 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	res.PrefillMS = msSince(start)
-	b.GEMVExperts = true
+	b.Experts = cuda.ExpertsGEMV
 	if err := b.Reset(); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	res.PrefillGEMV = msSince(start)
-	b.GEMVExperts = false
+	b.Experts = cuda.ExpertsAuto
 	// The first step captures the graph; a few more warm up.
 	for i := 0; i < 3; i++ {
 		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {

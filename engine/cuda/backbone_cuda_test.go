@@ -205,8 +205,12 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				t.Errorf("prefill vs steps: worst row relative error %.3g > %g", e3, backboneTol)
 			}
 
-			// The prefill's experts as gathered GEMVs per (row, expert) pair.
-			gb.GEMVExperts = true
+			// The prefill's experts the other way (auto runs FP8 grouped, BF16 as GEMVs).
+			other := ExpertsGEMV
+			if !gb.Plan.FP8 {
+				other = ExpertsGrouped
+			}
+			gb.Experts = other
 			if err := gb.Reset(); err != nil {
 				t.Fatal(err)
 			}
@@ -214,11 +218,11 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gb.GEMVExperts = false
-			e4 := maxRowRelErr(t, "prefill, experts as GEMVs", viaGEMV, ref[:prefill*H], H)
-			t.Logf("prefill with the experts as GEMVs vs CPU: worst row %.3g", e4)
+			gb.Experts = ExpertsAuto
+			e4 := maxRowRelErr(t, "prefill, experts the other way", viaGEMV, ref[:prefill*H], H)
+			t.Logf("prefill with the experts as %v vs CPU: worst row %.3g", map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[other], e4)
 			if !(e4 <= backboneTol) {
-				t.Errorf("prefill with the experts as GEMVs: worst row relative error %.3g > %g", e4, backboneTol)
+				t.Errorf("prefill with the experts the other way: worst row relative error %.3g > %g", e4, backboneTol)
 			}
 			if err := gb.Reset(); err != nil {
 				t.Fatal(err)
@@ -263,4 +267,67 @@ func TestBackboneAdmission(t *testing.T) {
 		t.Fatalf("a refused load allocated %d bytes", s.Peak)
 	}
 	t.Logf("refused: %v", err)
+}
+
+// TestBackboneMoE runs one layer's feed-forward (Backbone.moe: the step's
+// path for one row; grouped GEMMs and per-pair GEMVs for several) on random
+// normed rows against cpu.MoEForward, for every checkpoint's first layer.
+func TestBackboneMoE(t *testing.T) {
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, err := drama3.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ck.Close()
+			cw, err := cpu.LoadBackboneWeights(ck.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := LoadBackbone(dev, ck, 128, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			p := gb.Plan
+			for _, n := range []int{1, 5, 64} {
+				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV} {
+					if n == 1 && path == ExpertsGEMV {
+						continue // one row: the step's path either way
+					}
+					x := randNonZero(r, n*p.H)
+					padded := make([]float32, n*p.Hp)
+					for i := 0; i < n; i++ {
+						copy(padded[i*p.Hp:], x[i*p.H:(i+1)*p.H])
+					}
+					zero := make([]float32, n*p.H)
+					if err := firstErr(Upload(dev, gb.work, p.NormedMoE, padded), Upload(dev, gb.work, p.X, zero)); err != nil {
+						t.Fatal(err)
+					}
+					gb.Experts = path
+					L := &gb.layers[0]
+					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6) }); err != nil {
+						t.Fatal(err)
+					}
+					if err := dev.Sync(); err != nil {
+						t.Fatal(err)
+					}
+					got := make([]float32, n*p.H)
+					if err := Download(dev, got, gb.work, p.X); err != nil {
+						t.Fatal(err)
+					}
+					ref := make([]float32, n*p.H)
+					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, &cw.Geometry)
+					e := maxRowRelErr(t, "moe", got, ref, p.H)
+					name := map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[path]
+					t.Logf("%d rows, experts as %s: worst row %.3g", n, name, e)
+					if !(e <= 1e-4) {
+						t.Errorf("%d rows, experts as %s: worst row relative error %.3g > 1e-4", n, name, e)
+					}
+				}
+			}
+			gb.Experts = ExpertsAuto
+		})
+	}
 }
