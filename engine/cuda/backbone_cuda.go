@@ -409,7 +409,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
-	case b.Experts == ExpertsGrouped || b.Experts == ExpertsAuto && x.FP8:
+	case b.Experts == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
 		// grouped tensor-core GEMMs, each used expert's weights read once.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
@@ -550,9 +550,9 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 type ExpertPath int
 
 const (
-	// ExpertsAuto: grouped GEMMs for FP8 experts, per-pair GEMVs for BF16
-	// ones (the grouped BF16 form is not yet verified against the reference:
-	// docs/PERF.md, "GPU backbone").
+	// ExpertsAuto: per-pair GEMVs, which measured faster than the grouped
+	// GEMMs for a 60-row prefill at the full geometry (docs/PERF.md, "GPU
+	// backbone").
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
 	// expert's matrices read once by the grouped tensor-core GEMMs.

@@ -205,11 +205,8 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				t.Errorf("prefill vs steps: worst row relative error %.3g > %g", e3, backboneTol)
 			}
 
-			// The prefill's experts the other way (auto runs FP8 grouped, BF16 as GEMVs).
-			other := ExpertsGEMV
-			if !gb.Plan.FP8 {
-				other = ExpertsGrouped
-			}
+			// The prefill's experts through the grouped GEMMs (auto: per-pair GEMVs).
+			other := ExpertsGrouped
 			gb.Experts = other
 			if err := gb.Reset(); err != nil {
 				t.Fatal(err)
