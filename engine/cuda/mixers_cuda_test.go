@@ -147,9 +147,16 @@ func newDeltaNetCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows
 	return c
 }
 
+// deltaNetSteps are the one-row kernels a DeltaNet layer can run.
+var deltaNetSteps = []struct {
+	name string
+	step DeltaNetStep
+}{{"fused", DeltaNetFusedStep}, {"split", DeltaNetSplitStep}}
+
 // TestDeltaNetLayer runs prefills and single steps through a DeltaNet layer
 // on the device and the CPU (the CPU's prefill is its chunked form, the
-// device's the recurrence) and compares every output and the final state.
+// device's the recurrence) and compares every output and the final state,
+// with each one-row kernel.
 func TestDeltaNetLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
@@ -157,35 +164,40 @@ func TestDeltaNetLayer(t *testing.T) {
 		g       cpu.BackboneGeometry
 		stacked bool
 	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			const maxRows = 80
-			c := newDeltaNetCase(t, r, tc.g, maxRows, tc.stacked)
-			hid := tc.g.Hidden
-			var ref cpu.DeltaNetRef
-			x := alloc(t, maxRows*hid*4)
-			// 70 rows (a full chunk and a ragged one), steps, 2 rows (fewer
-			// than the conv's history), a step.
-			for i, n := range []int{70, 1, 1, 1, 2, 1} {
-				xs := randNonZero(r, n*hid)
-				if err := Upload(dev, x, 0, xs); err != nil {
-					t.Fatal(err)
-				}
-				out := poisoned(t, n*hid)
-				if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(out), Whole(x), n) }); err != nil {
-					t.Fatal(err)
-				}
-				want := make([]float32, n*hid)
-				cpu.DeltaNetForwardRef(want, xs, n, &c.ref, &c.g, &ref)
-				checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
-			}
-			dg := c.layer.G
-			s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
-			if err := Download(dev, s, c.layer.State.Block, 4*int64(dg.convStateFloats())); err != nil {
-				t.Fatal(err)
-			}
-			checkClose(t, "recurrent state", s, ref.S(), 1e-4)
-		})
+		for _, st := range deltaNetSteps {
+			t.Run(tc.name+"/"+st.name, func(t *testing.T) { testDeltaNetLayer(t, r, tc.g, tc.stacked, st.step) })
+		}
 	}
+}
+
+func testDeltaNetLayer(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, stacked bool, step DeltaNetStep) {
+	const maxRows = 80
+	c := newDeltaNetCase(t, r, g, maxRows, stacked)
+	c.layer.Step = step
+	hid := g.Hidden
+	var ref cpu.DeltaNetRef
+	x := alloc(t, maxRows*hid*4)
+	// 70 rows (a full chunk and a ragged one), steps, 2 rows (fewer than the
+	// conv's history), a step.
+	for i, n := range []int{70, 1, 1, 1, 2, 1} {
+		xs := randNonZero(r, n*hid)
+		if err := Upload(dev, x, 0, xs); err != nil {
+			t.Fatal(err)
+		}
+		out := poisoned(t, n*hid)
+		if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(out), Whole(x), n) }); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*hid)
+		cpu.DeltaNetForwardRef(want, xs, n, &c.ref, &c.g, &ref)
+		checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
+	}
+	dg := c.layer.G
+	s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
+	if err := Download(dev, s, c.layer.State.Block, 4*int64(dg.convStateFloats())); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "recurrent state", s, ref.S(), 1e-4)
 }
 
 // TestDeltaNetChunkedMatchesRecurrent is the CPU's own bound the device's
@@ -334,8 +346,19 @@ func TestAttentionLayer(t *testing.T) {
 // replays must follow the CPU's steps, as the backbone's captured step will.
 func TestMixerStepGraph(t *testing.T) {
 	r := newRand(t)
-	g := oddGeometry
+	for _, st := range deltaNetSteps {
+		for _, g := range []struct {
+			name string
+			g    cpu.BackboneGeometry
+		}{{"odd", oddGeometry}, {"full", fullGeometry}} {
+			t.Run(g.name+"/"+st.name, func(t *testing.T) { testMixerStepGraph(t, r, g.g, st.step) })
+		}
+	}
+}
+
+func testMixerStepGraph(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, step DeltaNetStep) {
 	dn := newDeltaNetCase(t, r, g, 16, true)
+	dn.layer.Step = step
 	at := newAttentionCase(t, r, g, 16, 64, true)
 	var dref cpu.DeltaNetRef
 	var aref cpu.AttentionRef
@@ -348,10 +371,13 @@ func TestMixerStepGraph(t *testing.T) {
 	if err := Upload(dev, x, 0, xs); err != nil {
 		t.Fatal(err)
 	}
-	step := func(q *Queue, n int) error {
-		return firstErr(q.DeltaNetForward(&dn.layer, Whole(mid), Whole(x), n), at.forward(q, out, mid, n, 0))
+	rows := func(q *Queue, n int) error {
+		if err := q.DeltaNetForward(&dn.layer, Whole(mid), Whole(x), n); err != nil {
+			return err
+		}
+		return at.forward(q, out, mid, n, 0)
 	}
-	if err := dev.Run(func(q *Queue) error { return step(q, 10) }); err != nil {
+	if err := dev.Run(func(q *Queue) error { return rows(q, 10) }); err != nil {
 		t.Fatal(err)
 	}
 	dm := make([]float32, 10*hid)
@@ -361,7 +387,7 @@ func TestMixerStepGraph(t *testing.T) {
 	checkClose(t, "prefill", download(t, out, 10*hid), want, 1e-4)
 
 	var graph *Graph
-	if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(func(q *Queue) error { return step(q, 1) }); return }); err != nil {
+	if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(func(q *Queue) error { return rows(q, 1) }); return }); err != nil {
 		t.Fatal(err)
 	}
 	defer dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
@@ -398,7 +424,13 @@ var gemmCases = []gemmCase{
 	{"tiny 2x8→3", 2, 3, 8, 0, 0, 0},
 }
 
-func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
+// gemmKernels are the GEMM instances every GEMM test runs.
+var gemmKernels = []struct {
+	name string
+	k    GemmKernel
+}{{"regx", GemmRegX}, {"ringx", GemmRingX}}
+
+func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel GemmKernel) {
 	xs := max(c.xstride, c.cols)
 	ys := max(c.ystride, c.rows)
 	x := randNonZero(r, c.n*xs)
@@ -419,7 +451,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 	}
 	y := poisoned(t, c.n*ys)
 	xb := upload(t, x)
-	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride}
+	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
 	yt := Whole(y).At(4 * int64(c.col))
 	err := dev.Run(func(q *Queue) error {
 		if fp8 {
@@ -448,15 +480,19 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 
 func TestGemmBF16(t *testing.T) {
 	r := newRand(t)
-	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, false) })
+	for _, k := range gemmKernels {
+		for _, c := range gemmCases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, false, k.k) })
+		}
 	}
 }
 
 func TestGemmFP8(t *testing.T) {
 	r := newRand(t)
-	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, true) })
+	for _, k := range gemmKernels {
+		for _, c := range gemmCases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, true, k.k) })
+		}
 	}
 }
 
@@ -522,17 +558,6 @@ func TestGemmGrouped(t *testing.T) {
 			if c.ids {
 				g.Ids = Whole(upload(t, ids))
 			}
-			y := poisoned(t, total*c.rows)
-			xb := upload(t, x)
-			err := dev.Run(func(q *Queue) error {
-				if c.fp8 {
-					return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
-				}
-				return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			ref := make([]float32, total*c.rows)
 			for gi, m := range groupMat {
 				w := wf(m)
@@ -541,7 +566,21 @@ func TestGemmGrouped(t *testing.T) {
 					cpu.MatVec(ref[int(i)*c.rows:(int(i)+1)*c.rows], w, x[tok*c.cols:(tok+1)*c.cols], c.rows, c.cols)
 				}
 			}
-			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
+			xb := upload(t, x)
+			for _, k := range gemmKernels {
+				g.Kernel = k.k
+				y := poisoned(t, total*c.rows)
+				err := dev.Run(func(q *Queue) error {
+					if c.fp8 {
+						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
+					}
+					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "grouped gemm "+k.name, download(t, y, total*c.rows), ref, 2e-5)
+			}
 		})
 	}
 }

@@ -86,9 +86,9 @@ func TestAttentionGeometry(t *testing.T) {
 	if got, want := g.KVBytes(8192), int64(2*4*8192*2*256); got != want {
 		t.Errorf("kv bytes %d, want %d", got, want)
 	}
-	for _, c := range []struct{ rows, capacity int }{{1, 64}, {1, 8192}, {300, 400}, {7, 65}} {
+	for _, c := range []struct{ rows, capacity int }{{1, 64}, {1, 8192}, {300, 400}, {7, 5}} {
 		l := g.scratchLayout(c.rows, c.capacity)
-		splits := (c.capacity + attnSplit - 1) / attnSplit
+		splits := min(32, c.capacity)
 		r := int64(c.rows)
 		if l.qn%256 != 0 || l.part%256 != 0 || l.attn%256 != 0 ||
 			l.qn < 4*r*int64(g.ProjWidth()) || l.part-l.qn < 4*r*16*256 || l.attn-l.part < 4*r*16*int64(splits)*258 {
@@ -96,6 +96,22 @@ func TestAttentionGeometry(t *testing.T) {
 		}
 		if got := g.ScratchBytes(c.rows, c.capacity); got != l.attn+4*r*16*256 {
 			t.Errorf("%+v: scratch %d", c, got)
+		}
+	}
+}
+
+func TestAttentionSplits(t *testing.T) {
+	for _, c := range []struct{ n, maxLen, capacity, want int }{
+		{1, 8192, 8192, 32}, // a step: always the most, shared out on the device
+		{1, 61, 8192, 32},
+		{1, 5, 5, 5}, // never more blocks than cacheable rows
+		{60, 60, 8192, 4},
+		{300, 300, 400, 19},
+		{64, 8000, 8192, 32},
+		{2, 2, 8192, 1},
+	} {
+		if got := attnSplits(c.n, c.maxLen, c.capacity); got != c.want {
+			t.Errorf("%d rows, bound %d, capacity %d: %d splits, want %d", c.n, c.maxLen, c.capacity, got, c.want)
 		}
 	}
 }
