@@ -18,13 +18,33 @@ import (
 // golden checkpoint's (sizes that are no power of two).
 
 var (
-	fullGeometry = cpu.BackboneGeometry{Hidden: 2048, Eps: 1e-6,
+	fullGeometry = mixerShape{Hidden: 2048, Eps: 1e-6,
 		Heads: 16, KVHeads: 2, HeadDim: 256, RotaryDim: 64, RopeTheta: 1e7,
 		LinKeyHeads: 16, LinValueHeads: 32, LinKeyDim: 128, LinValueDim: 128, ConvKernel: 4}
-	oddGeometry = cpu.BackboneGeometry{Hidden: 136, Eps: 1e-6,
+	oddGeometry = mixerShape{Hidden: 136, Eps: 1e-6,
 		Heads: 3, KVHeads: 1, HeadDim: 24, RotaryDim: 12, RopeTheta: 1e6,
 		LinKeyHeads: 2, LinValueHeads: 6, LinKeyDim: 20, LinValueDim: 28, ConvKernel: 4}
 )
+
+// mixerShape is the geometry of the mixer tests; refGeometry turns it into
+// engine/cpu's, the one place (with the two weight literals below) that
+// spells the reference's types.
+type mixerShape struct {
+	Hidden                     int
+	Eps                        float32
+	Heads, KVHeads, HeadDim    int
+	RotaryDim                  int
+	RopeTheta                  float64
+	LinKeyHeads, LinValueHeads int
+	LinKeyDim, LinValueDim     int
+	ConvKernel                 int
+}
+
+func (s mixerShape) refGeometry() *cpu.BackboneGeometry {
+	return &cpu.BackboneGeometry{Hidden: s.Hidden, Eps: s.Eps, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
+		RotaryDim: s.RotaryDim, RopeTheta: s.RopeTheta, LinKeyHeads: s.LinKeyHeads, LinValueHeads: s.LinValueHeads,
+		LinKeyDim: s.LinKeyDim, LinValueDim: s.LinValueDim, ConvKernel: s.ConvKernel}
+}
 
 // scaled is randNonZero times s.
 func scaled(r *rand.Rand, n int, s float32) []float32 {
@@ -90,25 +110,26 @@ func (a *arena) at(i int) Tensor { return Tensor{a.b, a.offs[i]} }
 // deltaNetCase is a DeltaNet layer with its weights on the device and in
 // float32 for the reference.
 type deltaNetCase struct {
-	g     cpu.BackboneGeometry
+	g     mixerShape
+	gref  *cpu.BackboneGeometry
 	ref   cpu.DeltaNetWeights
 	layer DeltaNetLayer
 }
 
-func deviceDeltaNetGeometry(g *cpu.BackboneGeometry) DeltaNetGeometry {
+func deviceDeltaNetGeometry(g *mixerShape) DeltaNetGeometry {
 	return DeltaNetGeometry{Hidden: g.Hidden, KeyHeads: g.LinKeyHeads, ValueHeads: g.LinValueHeads,
 		KeyDim: g.LinKeyDim, ValueDim: g.LinValueDim, ConvKernel: g.ConvKernel, Eps: g.Eps}
 }
 
 // newDeltaNetCase makes random weights; stacked puts the four input
 // projections one after another (one launch), otherwise apart.
-func newDeltaNetCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows int, stacked bool) *deltaNetCase {
+func newDeltaNetCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows int, stacked bool) *deltaNetCase {
 	dg := deviceDeltaNetGeometry(&g)
 	if err := dg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ch, vd, nv, hid := dg.Channels(), g.LinValueHeads*g.LinValueDim, g.LinValueHeads, g.Hidden
-	c := &deltaNetCase{g: g}
+	c := &deltaNetCase{g: g, gref: g.refGeometry()}
 	var a arena
 	qkvH, qkv := bf16Weights(r, ch, hid)
 	zH, z := bf16Weights(r, vd, hid)
@@ -161,7 +182,7 @@ func TestDeltaNetLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
 		name    string
-		g       cpu.BackboneGeometry
+		g       mixerShape
 		stacked bool
 	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
 		for _, st := range deltaNetSteps {
@@ -170,7 +191,7 @@ func TestDeltaNetLayer(t *testing.T) {
 	}
 }
 
-func testDeltaNetLayer(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, stacked bool, step DeltaNetStep) {
+func testDeltaNetLayer(t *testing.T, r *rand.Rand, g mixerShape, stacked bool, step DeltaNetStep) {
 	const maxRows = 80
 	c := newDeltaNetCase(t, r, g, maxRows, stacked)
 	c.layer.Step = step
@@ -189,7 +210,7 @@ func testDeltaNetLayer(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, stack
 			t.Fatal(err)
 		}
 		want := make([]float32, n*hid)
-		cpu.DeltaNetForwardRef(want, xs, n, &c.ref, &c.g, &ref)
+		cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
 		checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
 	}
 	dg := c.layer.G
@@ -230,25 +251,26 @@ func TestDeltaNetChunkedMatchesRecurrent(t *testing.T) {
 	b := make([]float32, len(a))
 	sa := make([]float32, g.LinValueHeads*g.LinKeyDim*g.LinValueDim)
 	sb := make([]float32, len(sa))
-	cpu.DeltaNetRecurrentRef(a, conv, beta, decay, n, &g, sa)
-	cpu.DeltaNetChunkedRef(b, conv, beta, decay, n, &g, sb)
+	cpu.DeltaNetRecurrentRef(a, conv, beta, decay, n, g.refGeometry(), sa)
+	cpu.DeltaNetChunkedRef(b, conv, beta, decay, n, g.refGeometry(), sb)
 	checkClose(t, "chunked vs recurrent outputs", b, a, 1e-5)
 	checkClose(t, "chunked vs recurrent state", sb, sa, 1e-5)
 }
 
 type attentionCase struct {
-	g     cpu.BackboneGeometry
+	g     mixerShape
+	gref  *cpu.BackboneGeometry
 	ref   cpu.AttentionWeights
 	layer AttentionLayer
 	pos   *Block
 }
 
-func deviceAttentionGeometry(g *cpu.BackboneGeometry) AttentionGeometry {
+func deviceAttentionGeometry(g *mixerShape) AttentionGeometry {
 	return AttentionGeometry{Hidden: g.Hidden, Heads: g.Heads, KVHeads: g.KVHeads, HeadDim: g.HeadDim,
 		RotaryDim: g.RotaryDim, RopeTheta: g.RopeTheta, Eps: g.Eps}
 }
 
-func newAttentionCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows, capacity int, stacked bool) *attentionCase {
+func newAttentionCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows, capacity int, stacked bool) *attentionCase {
 	ag := deviceAttentionGeometry(&g)
 	if err := ag.Validate(); err != nil {
 		t.Fatal(err)
@@ -267,7 +289,7 @@ func newAttentionCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRow
 	qn, kn := scaled(r, hd, 0.3), scaled(r, hd, 0.3)
 	io, iqn, ikn := a.add(oH), a.add(qn), a.add(kn)
 	a.upload(t)
-	c := &attentionCase{g: g, ref: cpu.AttentionWeights{Q: qf, K: kf, V: vf, O: of, QNorm: qn, KNorm: kn}}
+	c := &attentionCase{g: g, gref: g.refGeometry(), ref: cpu.AttentionWeights{Q: qf, K: kf, V: vf, O: of, QNorm: qn, KNorm: kn}}
 	c.pos = upload(t, []int32{0})
 	c.layer = AttentionLayer{G: ag, Capacity: capacity, MaxRows: maxRows,
 		KV:      Whole(alloc(t, int(ag.KVBytes(capacity)))),
@@ -288,7 +310,7 @@ func TestAttentionLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
 		name    string
-		g       cpu.BackboneGeometry
+		g       mixerShape
 		stacked bool
 	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,16 +327,16 @@ func TestAttentionLayer(t *testing.T) {
 				out := poisoned(t, n*hid)
 				maxLen := 0 // the whole cache, as a captured step
 				if i%2 == 0 {
-					maxLen = ref.Rows(&c.g) + n
+					maxLen = ref.Rows() + n
 				}
 				if err := dev.Run(func(q *Queue) error { return c.forward(q, out, x, n, maxLen) }); err != nil {
 					t.Fatal(err)
 				}
 				want := make([]float32, n*hid)
-				cpu.AttentionForwardRef(want, xs, n, &c.ref, &c.g, &ref)
+				cpu.AttentionForwardRef(want, xs, n, &c.ref, c.gref, &ref)
 				checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
 			}
-			rows := ref.Rows(&c.g)
+			rows := ref.Rows()
 			kv := download(t, c.layer.KV.Block, int(c.layer.G.KVBytes(capacity)/4))
 			w := tc.g.KVHeads * tc.g.HeadDim
 			checkClose(t, "cached keys", kv[:rows*w], ref.Keys(), 1e-5)
@@ -349,14 +371,14 @@ func TestMixerStepGraph(t *testing.T) {
 	for _, st := range deltaNetSteps {
 		for _, g := range []struct {
 			name string
-			g    cpu.BackboneGeometry
+			g    mixerShape
 		}{{"odd", oddGeometry}, {"full", fullGeometry}} {
 			t.Run(g.name+"/"+st.name, func(t *testing.T) { testMixerStepGraph(t, r, g.g, st.step) })
 		}
 	}
 }
 
-func testMixerStepGraph(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, step DeltaNetStep) {
+func testMixerStepGraph(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNetStep) {
 	dn := newDeltaNetCase(t, r, g, 16, true)
 	dn.layer.Step = step
 	at := newAttentionCase(t, r, g, 16, 64, true)
@@ -381,9 +403,9 @@ func testMixerStepGraph(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, step
 		t.Fatal(err)
 	}
 	dm := make([]float32, 10*hid)
-	cpu.DeltaNetForwardRef(dm, xs, 10, &dn.ref, &g, &dref)
+	cpu.DeltaNetForwardRef(dm, xs, 10, &dn.ref, dn.gref, &dref)
 	want := make([]float32, 10*hid)
-	cpu.AttentionForwardRef(want, dm, 10, &at.ref, &g, &aref)
+	cpu.AttentionForwardRef(want, dm, 10, &at.ref, at.gref, &aref)
 	checkClose(t, "prefill", download(t, out, 10*hid), want, 1e-4)
 
 	var graph *Graph
@@ -402,8 +424,8 @@ func testMixerStepGraph(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, step
 		if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil {
 			t.Fatal(err)
 		}
-		cpu.DeltaNetForwardRef(dm[:hid], xs, 1, &dn.ref, &g, &dref)
-		cpu.AttentionForwardRef(want[:hid], dm[:hid], 1, &at.ref, &g, &aref)
+		cpu.DeltaNetForwardRef(dm[:hid], xs, 1, &dn.ref, dn.gref, &dref)
+		cpu.AttentionForwardRef(want[:hid], dm[:hid], 1, &at.ref, at.gref, &aref)
 		checkClose(t, fmt.Sprintf("replay %d", s), download(t, out, hid), want[:hid], 1e-4)
 	}
 }
