@@ -9,8 +9,7 @@
 // A row whose position is at or past the cache's capacity is not cached and
 // its output is NaN: the host is told by the result, never by a fault.
 #define ATT_THREADS 128
-#define ATT_MAXD 8    // head dims per lane: head_dim ≤ 256
-#define ATT_SPLIT 64  // cached rows per block of attn_partial
+#define ATT_MAXD 8  // head dims per lane: head_dim ≤ 256
 
 // The projected row: per query head [query (hd) | gate (hd)], then k and v
 // (nkv·hd each): pw = (2·nh + 2·nkv)·hd floats.
@@ -75,10 +74,13 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
-// attn_partial: grid (n·nh, splits). Block (t·nh + h, s) runs an online
-// softmax of row t's query head h over the cached rows s·ATT_SPLIT … of KV
-// head h/(nh/nkv) up to its position (causal), each warp over every fourth
-// row, and writes (max, sum, Σ e^{score−max}·v) to part [n·nh, splits, hd+2].
+// attn_partial: grid (n·nh, splits). Row t sees the cached rows 0 … pos+t
+// (causal), cut on the device into `splits` ranges of ceil((pos+t+1)/splits)
+// rows, so a captured step splits a short cache as finely as a long one.
+// Block (t·nh + h, s) runs an online softmax of row t's query head h over
+// range s of KV head h/(nh/nkv), each warp over every fourth row, and writes
+// (max, sum, Σ e^{score−max}·v) to part [n·nh, splits, hd+2] (an empty range:
+// max −inf, sum 0).
 extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     attn_partial(float* __restrict__ part, const float* __restrict__ qn, const float* __restrict__ kc,
                  const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
@@ -90,7 +92,8 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int last = *posp + t;  // causal: rows 0 … last
-    const int r0 = sp * ATT_SPLIT, r1 = min(r0 + ATT_SPLIT, last + 1);
+    const int per = (last + splits) / splits;  // ceil((last + 1) / splits)
+    const int r0 = sp * per, r1 = min(r0 + per, last + 1);
     float* out = part + ((size_t)item * splits + sp) * (hd + 2);
     if (last >= capacity || r0 >= r1) {
         if (threadIdx.x == 0) {

@@ -175,3 +175,138 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// One-row step split by value columns (engine/cuda DeltaNetSplitStep): the
+// state update of a column of S needs only that column, so a head's state is
+// spread over ceil(dv/32) blocks of 32 columns (32 value heads × 4 blocks at
+// Drama 3's geometry instead of 32 blocks), each recomputing the head's conv,
+// q/k norms and gates. Two launches: deltanet_step_cols writes each head's
+// unnormalised output o; deltanet_step_norm applies the gated RMSNorm (it
+// needs the whole head) and advances the conv window, after every block of
+// the first has read it. Rows of S: warp w of a block holds rows w, w+4, …
+// (dk ≤ 4·DN_MAXR).
+#define DNS_THREADS 128
+#define DNS_WARPS (DNS_THREADS / 32)
+
+// o: [nv, dv] out (unnormalised). Other arguments as deltanet_rows (n = 1).
+extern "C" __global__ void __launch_bounds__(DNS_THREADS)
+    deltanet_step_cols(float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
+                       float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
+                       const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K) {
+    __shared__ float xs[2 * 512 + 32];  // q (dk), k (dk), this block's 32 v columns
+    __shared__ float red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
+    __shared__ float red[64];
+    __shared__ float gate[2];
+
+    const int h = blockIdx.x, j0 = blockIdx.y * 32, kh = h / (nv / nk);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv;
+    const int cw = 2 * dk + dv;
+    const int j = j0 + lane;
+    const bool col = j < dv;
+    const float qscale = (float)(1.0 / sqrt((double)dk));
+    float* st = S + (size_t)h * dk * dv;
+
+    pdl_entry();
+    float s[DN_MAXR];
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
+    }
+    // Conv and SiLU: local channel c < 2·dk is q or k, then v column j0 + c − 2·dk.
+    for (int c = tid; c < 2 * dk + 32; c += DNS_THREADS) {
+        const int lc = c < 2 * dk ? c : 2 * dk + j0 + (c - 2 * dk);  // channel within the head's window
+        if (lc >= cw) continue;
+        const int gc = lc < dk ? kh * dk + lc : lc < 2 * dk ? nk * dk + kh * dk + (lc - dk) : 2 * nk * dk + h * dv + (lc - 2 * dk);
+        float acc = 0.f;
+        for (int q = 0; q < K; q++) {
+            const float x = q == K - 1 ? proj[gc] : convstate[((size_t)q * nv + h) * cw + lc];
+            acc += convw[(size_t)gc * K + q] * x;
+        }
+        xs[c] = silu_f(acc);
+    }
+    if (tid == 0) {
+        const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
+        gate[0] = sigmoid_f(b);
+        gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
+    }
+    __syncthreads();
+    float sq = 0.f, sk = 0.f;
+    for (int c = tid; c < dk; c += DNS_THREADS) {
+        sq += xs[c] * xs[c];
+        sk += xs[dk + c] * xs[dk + c];
+    }
+    block_sum2(sq, sk, red);
+    const float invq = (float)(1.0 / sqrt((double)(sq + 1e-6f)));
+    const float invk = (float)(1.0 / sqrt((double)(sk + 1e-6f)));
+    const float beta = gate[0], eg = gate[1];
+
+    float pu = 0.f;
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) {
+            s[r] *= eg;
+            pu += s[r] * (xs[dk + i] * invk);
+        }
+    }
+    red_u[warp][lane] = pu;
+    __syncthreads();
+    float u = 0.f;
+#pragma unroll
+    for (int w = 0; w < DNS_WARPS; w++) u += red_u[w][lane];
+    const float delta = col ? beta * (xs[2 * dk + lane] - u) : 0.f;
+    float po = 0.f;
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) {
+            s[r] += (xs[dk + i] * invk) * delta;
+            po += s[r] * ((xs[i] * invq) * qscale);
+        }
+    }
+    red_o[warp][lane] = po;
+    __syncthreads();
+    if (warp == 0 && col) {
+        float acc = 0.f;
+#pragma unroll
+        for (int w = 0; w < DNS_WARPS; w++) acc += red_o[w][lane];
+        o[(size_t)h * dv + j] = acc;
+    }
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) st[(size_t)i * dv + j] = s[r];
+    }
+}
+
+// deltanet_step_norm: grid (nv), DNS_THREADS threads. core [nv, dv] holds o
+// on entry and w·o/rms(o)·silu(z) on return; the head's conv window moves
+// on by the step's pre-conv inputs.
+extern "C" __global__ void __launch_bounds__(DNS_THREADS)
+    deltanet_step_norm(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                       const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
+    __shared__ double redd[DNS_WARPS];
+    const int h = blockIdx.x, kh = h / (nv / nk), tid = threadIdx.x;
+    const int ch = 2 * nk * dk + nv * dv, cw = 2 * dk + dv;
+    pdl_entry();
+    float* oh = core + (size_t)h * dv;
+    double ss = 0.0;
+    for (int j = tid; j < dv; j += DNS_THREADS) ss += (double)oh[j] * (double)oh[j];
+    ss = warp_sum_double(ss);
+    if ((tid & 31) == 0) redd[tid >> 5] = ss;
+    __syncthreads();
+    double tot = 0.0;
+#pragma unroll
+    for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
+    const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
+    for (int j = tid; j < dv; j += DNS_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(proj[ch + h * dv + j]);
+    for (int c = tid; c < cw; c += DNS_THREADS) {
+        const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+        for (int q = 0; q + 1 < K - 1; q++)
+            convstate[((size_t)q * nv + h) * cw + c] = convstate[((size_t)(q + 1) * nv + h) * cw + c];
+        if (K > 1) convstate[((size_t)(K - 2) * nv + h) * cw + c] = proj[gc];
+    }
+}

@@ -41,11 +41,12 @@ func DeltaNetChunkedRef(core, conv, beta, decay []float32, n int, g *BackboneGeo
 // AttentionForwardRef ([rows, KVHeads, HeadDim] keys, normed and rotated, and
 // values). The zero value is empty.
 type AttentionRef struct {
-	kv kvCache
+	kv   kvCache
+	rows int
 }
 
 // Rows is the number of cached rows.
-func (r *AttentionRef) Rows(g *BackboneGeometry) int { return len(r.kv.k) / (g.KVHeads * g.HeadDim) }
+func (r *AttentionRef) Rows() int { return r.rows }
 
 // Keys and Values are the cache's contents.
 func (r *AttentionRef) Keys() []float32   { return r.kv.k }
@@ -55,5 +56,6 @@ func (r *AttentionRef) Values() []float32 { return r.kv.v }
 // x [n, Hidden] at the positions after the cached rows, writing out
 // [n, Hidden] and appending to the cache.
 func AttentionForwardRef(out, x []float32, n int, w *AttentionWeights, g *BackboneGeometry, r *AttentionRef) {
-	attentionForward(out, x, n, r.Rows(g), w, g, newRopeTable(g.RotaryDim, g.RopeTheta), &r.kv)
+	attentionForward(out, x, n, r.rows, w, g, newRopeTable(g.RotaryDim, g.RopeTheta), &r.kv)
+	r.rows += n
 }

@@ -149,7 +149,29 @@ type DeltaNetLayer struct {
 	State   Tensor
 	Scratch Tensor
 	MaxRows int
+	Step    DeltaNetStep // the kernels of a one-row forward
 }
+
+// DeltaNetStep selects the kernels of a one-row DeltaNet forward.
+type DeltaNetStep int
+
+const (
+	// DeltaNetFusedStep runs deltanet_rows, one block per value head (the
+	// prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
+	DeltaNetFusedStep DeltaNetStep = iota
+	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
+	// columns (deltanet_step_cols) and then norms the heads and advances the
+	// conv window (deltanet_step_norm): 4× the blocks at full geometry. With
+	// KeyDim > deltaNetSplitMaxKeyDim the fused kernel runs instead.
+	DeltaNetSplitStep
+)
+
+// deltaNetSplitThreads is DNS_THREADS in kernels/deltanet.cu; a block's four
+// warps hold at most DN_MAXR state rows each.
+const (
+	deltaNetSplitThreads   = 128
+	deltaNetSplitMaxKeyDim = 4 * deltaNetMaxRowsPerThread
+)
 
 // AttentionGeometry is one gated full-attention layer's dimensions.
 type AttentionGeometry struct {
@@ -163,10 +185,15 @@ type AttentionGeometry struct {
 // attnMaxHeadDim is 32·ATT_MAXD in kernels/attention.cu.
 const attnMaxHeadDim = 256
 
-// attnSplit is ATT_SPLIT in kernels/attention.cu: the cached rows one block
-// of the attention kernel covers; a row's query is split over
-// ceil(Capacity/attnSplit) blocks whose results are combined.
-const attnSplit = 64
+// A row's keys are split over blocks whose softmax partials are combined:
+// attnMaxSplits blocks per row and head for a step (each takes a share of
+// the rows cached at run time, so a captured step needs no bound), one per
+// attnSplitRows rows of the bound the host gives for a prefill, at most
+// attnMaxSplits (the partials' scratch holds that many per row and head).
+const (
+	attnMaxSplits = 32
+	attnSplitRows = 16
+)
 
 // Validate says whether the kernels support the geometry.
 func (g AttentionGeometry) Validate() error {
@@ -199,7 +226,18 @@ func (g AttentionGeometry) KVBytes(capacity int) int64 {
 	return 2 * 4 * int64(capacity) * int64(g.KVHeads*g.HeadDim)
 }
 
-func (g AttentionGeometry) splits(capacity int) int { return (capacity + attnSplit - 1) / attnSplit }
+// maxSplits is the most blocks a row's keys are split over with a cache of
+// capacity rows.
+func maxSplits(capacity int) int { return max(1, min(attnMaxSplits, capacity)) }
+
+// attnSplits is the blocks each of n rows' keys are split over when the
+// rows end at most maxLen rows into the cache.
+func attnSplits(n, maxLen, capacity int) int {
+	if n == 1 {
+		return maxSplits(capacity)
+	}
+	return max(1, min(maxSplits(capacity), (maxLen+attnSplitRows-1)/attnSplitRows))
+}
 
 // ScratchBytes is the scratch a forward of up to rows rows over a cache of
 // capacity rows uses: the projected rows, the normed and rotated queries,
@@ -217,7 +255,7 @@ func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
 	l.part = l.qn + alignUp(4*r*nh*hd)
-	l.attn = l.part + alignUp(4*r*nh*int64(g.splits(capacity))*(hd+2))
+	l.attn = l.part + alignUp(4*r*nh*int64(maxSplits(capacity))*(hd+2))
 	return l
 }
 
@@ -271,4 +309,25 @@ type Gemm struct {
 	XRows        int    // rows X holds when RowIds is set (0: N)
 	MaxGroupRows int
 	Mats         int // matrices in W (1 when not grouped)
+
+	Kernel GemmKernel
+}
+
+// GemmKernel selects the GEMM instance (kernels/gemm.cu).
+type GemmKernel int
+
+const (
+	// GemmRegX loads each X tile into registers one 32-column step ahead
+	// (measured: docs/PERF.md, "GPU backbone kernels").
+	GemmRegX GemmKernel = iota
+	// GemmRingX copies X's tiles with W's through a 3-stage cp.async ring
+	// (the *_ring kernels), hiding X's latency as well as W's.
+	GemmRingX
+)
+
+func (k GemmKernel) suffix() string {
+	if k == GemmRingX {
+		return "_ring"
+	}
+	return ""
 }

@@ -126,6 +126,19 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 		return err
 	}
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
+		if err := q.Launch("deltanet_step_cols", [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
+			tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog),
+			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel)); err != nil {
+			return err
+		}
+		if err := q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
+			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
+			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
+			return err
+		}
+		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	}
 	if err := q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
 		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
 		IntArg(n), IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel),
@@ -184,9 +197,12 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // n new rows x (already input-normed) at positions pos…pos+n−1, where pos is
 // an int32 in device memory (the rows already cached; the caller advances it
 // after the step's last layer, AddInt32), and appends their keys and values
-// to the cache (engine/cpu attentionForward). maxLen bounds pos+n (the grid
-// covers that many cached rows); 0 means the cache's capacity, as a captured
-// step needs. Rows past the capacity are not cached and their output is NaN.
+// to the cache (engine/cpu attentionForward). maxLen bounds pos+n; with more
+// than one row it sets how many blocks split each row's keys (one per 16
+// rows, at most 32); 0 means the capacity. A one-row step always splits its
+// keys over 32 blocks that share out the rows cached at run time, so a
+// captured step needs no bound. Rows past the capacity are not cached and
+// their output is NaN.
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
 	if err := l.check(out, x, n, pos); err != nil {
 		return err
@@ -216,7 +232,7 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		F32Arg(g.Eps)); err != nil {
 		return err
 	}
-	splits := g.splits(maxLen)
+	splits := attnSplits(n, maxLen, l.Capacity)
 	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
 		tArg(part), tArg(qn), tArg(kc), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
@@ -241,7 +257,7 @@ const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
 	switch {
-	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0:
+	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0 || g.Kernel < GemmRegX || g.Kernel > GemmRingX:
 		return fmt.Errorf("cuda: %s gemm: bad shape %+v", kind, g)
 	case g.Cols%8 != 0:
 		return fmt.Errorf("cuda: %s gemm: %d columns is not a multiple of 8", kind, g.Cols)
@@ -318,7 +334,7 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		return err
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
-	return q.Launch("gemm_bf16", g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_bf16"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
 }
 
 // GemmFP8 runs the projection with E4M3 weights and their float32 block
@@ -334,7 +350,7 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
 		g.commonArgs()...)
-	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_fp8"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
 }
 
 const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu

@@ -18,13 +18,33 @@ import (
 // golden checkpoint's (sizes that are no power of two).
 
 var (
-	fullGeometry = cpu.BackboneGeometry{Hidden: 2048, Eps: 1e-6,
+	fullGeometry = mixerShape{Hidden: 2048, Eps: 1e-6,
 		Heads: 16, KVHeads: 2, HeadDim: 256, RotaryDim: 64, RopeTheta: 1e7,
 		LinKeyHeads: 16, LinValueHeads: 32, LinKeyDim: 128, LinValueDim: 128, ConvKernel: 4}
-	oddGeometry = cpu.BackboneGeometry{Hidden: 136, Eps: 1e-6,
+	oddGeometry = mixerShape{Hidden: 136, Eps: 1e-6,
 		Heads: 3, KVHeads: 1, HeadDim: 24, RotaryDim: 12, RopeTheta: 1e6,
 		LinKeyHeads: 2, LinValueHeads: 6, LinKeyDim: 20, LinValueDim: 28, ConvKernel: 4}
 )
+
+// mixerShape is the geometry of the mixer tests; refGeometry turns it into
+// engine/cpu's, the one place (with the two weight literals below) that
+// spells the reference's types.
+type mixerShape struct {
+	Hidden                     int
+	Eps                        float32
+	Heads, KVHeads, HeadDim    int
+	RotaryDim                  int
+	RopeTheta                  float64
+	LinKeyHeads, LinValueHeads int
+	LinKeyDim, LinValueDim     int
+	ConvKernel                 int
+}
+
+func (s mixerShape) refGeometry() *cpu.BackboneGeometry {
+	return &cpu.BackboneGeometry{Hidden: s.Hidden, Eps: s.Eps, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
+		RotaryDim: s.RotaryDim, RopeTheta: s.RopeTheta, LinKeyHeads: s.LinKeyHeads, LinValueHeads: s.LinValueHeads,
+		LinKeyDim: s.LinKeyDim, LinValueDim: s.LinValueDim, ConvKernel: s.ConvKernel}
+}
 
 // scaled is randNonZero times s.
 func scaled(r *rand.Rand, n int, s float32) []float32 {
@@ -90,25 +110,26 @@ func (a *arena) at(i int) Tensor { return Tensor{a.b, a.offs[i]} }
 // deltaNetCase is a DeltaNet layer with its weights on the device and in
 // float32 for the reference.
 type deltaNetCase struct {
-	g     cpu.BackboneGeometry
+	g     mixerShape
+	gref  *cpu.BackboneGeometry
 	ref   cpu.DeltaNetWeights
 	layer DeltaNetLayer
 }
 
-func deviceDeltaNetGeometry(g *cpu.BackboneGeometry) DeltaNetGeometry {
+func deviceDeltaNetGeometry(g *mixerShape) DeltaNetGeometry {
 	return DeltaNetGeometry{Hidden: g.Hidden, KeyHeads: g.LinKeyHeads, ValueHeads: g.LinValueHeads,
 		KeyDim: g.LinKeyDim, ValueDim: g.LinValueDim, ConvKernel: g.ConvKernel, Eps: g.Eps}
 }
 
 // newDeltaNetCase makes random weights; stacked puts the four input
 // projections one after another (one launch), otherwise apart.
-func newDeltaNetCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows int, stacked bool) *deltaNetCase {
+func newDeltaNetCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows int, stacked bool) *deltaNetCase {
 	dg := deviceDeltaNetGeometry(&g)
 	if err := dg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	ch, vd, nv, hid := dg.Channels(), g.LinValueHeads*g.LinValueDim, g.LinValueHeads, g.Hidden
-	c := &deltaNetCase{g: g}
+	c := &deltaNetCase{g: g, gref: g.refGeometry()}
 	var a arena
 	qkvH, qkv := bf16Weights(r, ch, hid)
 	zH, z := bf16Weights(r, vd, hid)
@@ -147,45 +168,57 @@ func newDeltaNetCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows
 	return c
 }
 
+// deltaNetSteps are the one-row kernels a DeltaNet layer can run.
+var deltaNetSteps = []struct {
+	name string
+	step DeltaNetStep
+}{{"fused", DeltaNetFusedStep}, {"split", DeltaNetSplitStep}}
+
 // TestDeltaNetLayer runs prefills and single steps through a DeltaNet layer
 // on the device and the CPU (the CPU's prefill is its chunked form, the
-// device's the recurrence) and compares every output and the final state.
+// device's the recurrence) and compares every output and the final state,
+// with each one-row kernel.
 func TestDeltaNetLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
 		name    string
-		g       cpu.BackboneGeometry
+		g       mixerShape
 		stacked bool
 	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			const maxRows = 80
-			c := newDeltaNetCase(t, r, tc.g, maxRows, tc.stacked)
-			hid := tc.g.Hidden
-			var ref cpu.DeltaNetRef
-			x := alloc(t, maxRows*hid*4)
-			// 70 rows (a full chunk and a ragged one), steps, 2 rows (fewer
-			// than the conv's history), a step.
-			for i, n := range []int{70, 1, 1, 1, 2, 1} {
-				xs := randNonZero(r, n*hid)
-				if err := Upload(dev, x, 0, xs); err != nil {
-					t.Fatal(err)
-				}
-				out := poisoned(t, n*hid)
-				if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(out), Whole(x), n) }); err != nil {
-					t.Fatal(err)
-				}
-				want := make([]float32, n*hid)
-				cpu.DeltaNetForwardRef(want, xs, n, &c.ref, &c.g, &ref)
-				checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
-			}
-			dg := c.layer.G
-			s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
-			if err := Download(dev, s, c.layer.State.Block, 4*int64(dg.convStateFloats())); err != nil {
-				t.Fatal(err)
-			}
-			checkClose(t, "recurrent state", s, ref.S(), 1e-4)
-		})
+		for _, st := range deltaNetSteps {
+			t.Run(tc.name+"/"+st.name, func(t *testing.T) { testDeltaNetLayer(t, r, tc.g, tc.stacked, st.step) })
+		}
 	}
+}
+
+func testDeltaNetLayer(t *testing.T, r *rand.Rand, g mixerShape, stacked bool, step DeltaNetStep) {
+	const maxRows = 80
+	c := newDeltaNetCase(t, r, g, maxRows, stacked)
+	c.layer.Step = step
+	hid := g.Hidden
+	var ref cpu.DeltaNetRef
+	x := alloc(t, maxRows*hid*4)
+	// 70 rows (a full chunk and a ragged one), steps, 2 rows (fewer than the
+	// conv's history), a step.
+	for i, n := range []int{70, 1, 1, 1, 2, 1} {
+		xs := randNonZero(r, n*hid)
+		if err := Upload(dev, x, 0, xs); err != nil {
+			t.Fatal(err)
+		}
+		out := poisoned(t, n*hid)
+		if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(out), Whole(x), n) }); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*hid)
+		cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
+		checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
+	}
+	dg := c.layer.G
+	s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
+	if err := Download(dev, s, c.layer.State.Block, 4*int64(dg.convStateFloats())); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "recurrent state", s, ref.S(), 1e-4)
 }
 
 // TestDeltaNetChunkedMatchesRecurrent is the CPU's own bound the device's
@@ -218,25 +251,26 @@ func TestDeltaNetChunkedMatchesRecurrent(t *testing.T) {
 	b := make([]float32, len(a))
 	sa := make([]float32, g.LinValueHeads*g.LinKeyDim*g.LinValueDim)
 	sb := make([]float32, len(sa))
-	cpu.DeltaNetRecurrentRef(a, conv, beta, decay, n, &g, sa)
-	cpu.DeltaNetChunkedRef(b, conv, beta, decay, n, &g, sb)
+	cpu.DeltaNetRecurrentRef(a, conv, beta, decay, n, g.refGeometry(), sa)
+	cpu.DeltaNetChunkedRef(b, conv, beta, decay, n, g.refGeometry(), sb)
 	checkClose(t, "chunked vs recurrent outputs", b, a, 1e-5)
 	checkClose(t, "chunked vs recurrent state", sb, sa, 1e-5)
 }
 
 type attentionCase struct {
-	g     cpu.BackboneGeometry
+	g     mixerShape
+	gref  *cpu.BackboneGeometry
 	ref   cpu.AttentionWeights
 	layer AttentionLayer
 	pos   *Block
 }
 
-func deviceAttentionGeometry(g *cpu.BackboneGeometry) AttentionGeometry {
+func deviceAttentionGeometry(g *mixerShape) AttentionGeometry {
 	return AttentionGeometry{Hidden: g.Hidden, Heads: g.Heads, KVHeads: g.KVHeads, HeadDim: g.HeadDim,
 		RotaryDim: g.RotaryDim, RopeTheta: g.RopeTheta, Eps: g.Eps}
 }
 
-func newAttentionCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRows, capacity int, stacked bool) *attentionCase {
+func newAttentionCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows, capacity int, stacked bool) *attentionCase {
 	ag := deviceAttentionGeometry(&g)
 	if err := ag.Validate(); err != nil {
 		t.Fatal(err)
@@ -255,7 +289,7 @@ func newAttentionCase(t *testing.T, r *rand.Rand, g cpu.BackboneGeometry, maxRow
 	qn, kn := scaled(r, hd, 0.3), scaled(r, hd, 0.3)
 	io, iqn, ikn := a.add(oH), a.add(qn), a.add(kn)
 	a.upload(t)
-	c := &attentionCase{g: g, ref: cpu.AttentionWeights{Q: qf, K: kf, V: vf, O: of, QNorm: qn, KNorm: kn}}
+	c := &attentionCase{g: g, gref: g.refGeometry(), ref: cpu.AttentionWeights{Q: qf, K: kf, V: vf, O: of, QNorm: qn, KNorm: kn}}
 	c.pos = upload(t, []int32{0})
 	c.layer = AttentionLayer{G: ag, Capacity: capacity, MaxRows: maxRows,
 		KV:      Whole(alloc(t, int(ag.KVBytes(capacity)))),
@@ -276,7 +310,7 @@ func TestAttentionLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
 		name    string
-		g       cpu.BackboneGeometry
+		g       mixerShape
 		stacked bool
 	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,16 +327,16 @@ func TestAttentionLayer(t *testing.T) {
 				out := poisoned(t, n*hid)
 				maxLen := 0 // the whole cache, as a captured step
 				if i%2 == 0 {
-					maxLen = ref.Rows(&c.g) + n
+					maxLen = ref.Rows() + n
 				}
 				if err := dev.Run(func(q *Queue) error { return c.forward(q, out, x, n, maxLen) }); err != nil {
 					t.Fatal(err)
 				}
 				want := make([]float32, n*hid)
-				cpu.AttentionForwardRef(want, xs, n, &c.ref, &c.g, &ref)
+				cpu.AttentionForwardRef(want, xs, n, &c.ref, c.gref, &ref)
 				checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
 			}
-			rows := ref.Rows(&c.g)
+			rows := ref.Rows()
 			kv := download(t, c.layer.KV.Block, int(c.layer.G.KVBytes(capacity)/4))
 			w := tc.g.KVHeads * tc.g.HeadDim
 			checkClose(t, "cached keys", kv[:rows*w], ref.Keys(), 1e-5)
@@ -334,8 +368,19 @@ func TestAttentionLayer(t *testing.T) {
 // replays must follow the CPU's steps, as the backbone's captured step will.
 func TestMixerStepGraph(t *testing.T) {
 	r := newRand(t)
-	g := oddGeometry
+	for _, st := range deltaNetSteps {
+		for _, g := range []struct {
+			name string
+			g    mixerShape
+		}{{"odd", oddGeometry}, {"full", fullGeometry}} {
+			t.Run(g.name+"/"+st.name, func(t *testing.T) { testMixerStepGraph(t, r, g.g, st.step) })
+		}
+	}
+}
+
+func testMixerStepGraph(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNetStep) {
 	dn := newDeltaNetCase(t, r, g, 16, true)
+	dn.layer.Step = step
 	at := newAttentionCase(t, r, g, 16, 64, true)
 	var dref cpu.DeltaNetRef
 	var aref cpu.AttentionRef
@@ -348,20 +393,23 @@ func TestMixerStepGraph(t *testing.T) {
 	if err := Upload(dev, x, 0, xs); err != nil {
 		t.Fatal(err)
 	}
-	step := func(q *Queue, n int) error {
-		return firstErr(q.DeltaNetForward(&dn.layer, Whole(mid), Whole(x), n), at.forward(q, out, mid, n, 0))
+	rows := func(q *Queue, n int) error {
+		if err := q.DeltaNetForward(&dn.layer, Whole(mid), Whole(x), n); err != nil {
+			return err
+		}
+		return at.forward(q, out, mid, n, 0)
 	}
-	if err := dev.Run(func(q *Queue) error { return step(q, 10) }); err != nil {
+	if err := dev.Run(func(q *Queue) error { return rows(q, 10) }); err != nil {
 		t.Fatal(err)
 	}
 	dm := make([]float32, 10*hid)
-	cpu.DeltaNetForwardRef(dm, xs, 10, &dn.ref, &g, &dref)
+	cpu.DeltaNetForwardRef(dm, xs, 10, &dn.ref, dn.gref, &dref)
 	want := make([]float32, 10*hid)
-	cpu.AttentionForwardRef(want, dm, 10, &at.ref, &g, &aref)
+	cpu.AttentionForwardRef(want, dm, 10, &at.ref, at.gref, &aref)
 	checkClose(t, "prefill", download(t, out, 10*hid), want, 1e-4)
 
 	var graph *Graph
-	if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(func(q *Queue) error { return step(q, 1) }); return }); err != nil {
+	if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(func(q *Queue) error { return rows(q, 1) }); return }); err != nil {
 		t.Fatal(err)
 	}
 	defer dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
@@ -376,8 +424,8 @@ func TestMixerStepGraph(t *testing.T) {
 		if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil {
 			t.Fatal(err)
 		}
-		cpu.DeltaNetForwardRef(dm[:hid], xs, 1, &dn.ref, &g, &dref)
-		cpu.AttentionForwardRef(want[:hid], dm[:hid], 1, &at.ref, &g, &aref)
+		cpu.DeltaNetForwardRef(dm[:hid], xs, 1, &dn.ref, dn.gref, &dref)
+		cpu.AttentionForwardRef(want[:hid], dm[:hid], 1, &at.ref, at.gref, &aref)
 		checkClose(t, fmt.Sprintf("replay %d", s), download(t, out, hid), want[:hid], 1e-4)
 	}
 }
@@ -398,7 +446,13 @@ var gemmCases = []gemmCase{
 	{"tiny 2x8→3", 2, 3, 8, 0, 0, 0},
 }
 
-func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
+// gemmKernels are the GEMM instances every GEMM test runs.
+var gemmKernels = []struct {
+	name string
+	k    GemmKernel
+}{{"regx", GemmRegX}, {"ringx", GemmRingX}}
+
+func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel GemmKernel) {
 	xs := max(c.xstride, c.cols)
 	ys := max(c.ystride, c.rows)
 	x := randNonZero(r, c.n*xs)
@@ -419,7 +473,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 	}
 	y := poisoned(t, c.n*ys)
 	xb := upload(t, x)
-	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride}
+	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
 	yt := Whole(y).At(4 * int64(c.col))
 	err := dev.Run(func(q *Queue) error {
 		if fp8 {
@@ -448,15 +502,19 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 
 func TestGemmBF16(t *testing.T) {
 	r := newRand(t)
-	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, false) })
+	for _, k := range gemmKernels {
+		for _, c := range gemmCases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, false, k.k) })
+		}
 	}
 }
 
 func TestGemmFP8(t *testing.T) {
 	r := newRand(t)
-	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, true) })
+	for _, k := range gemmKernels {
+		for _, c := range gemmCases {
+			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, true, k.k) })
+		}
 	}
 }
 
@@ -522,17 +580,6 @@ func TestGemmGrouped(t *testing.T) {
 			if c.ids {
 				g.Ids = Whole(upload(t, ids))
 			}
-			y := poisoned(t, total*c.rows)
-			xb := upload(t, x)
-			err := dev.Run(func(q *Queue) error {
-				if c.fp8 {
-					return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
-				}
-				return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
 			ref := make([]float32, total*c.rows)
 			for gi, m := range groupMat {
 				w := wf(m)
@@ -541,7 +588,21 @@ func TestGemmGrouped(t *testing.T) {
 					cpu.MatVec(ref[int(i)*c.rows:(int(i)+1)*c.rows], w, x[tok*c.cols:(tok+1)*c.cols], c.rows, c.cols)
 				}
 			}
-			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
+			xb := upload(t, x)
+			for _, k := range gemmKernels {
+				g.Kernel = k.k
+				y := poisoned(t, total*c.rows)
+				err := dev.Run(func(q *Queue) error {
+					if c.fp8 {
+						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
+					}
+					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "grouped gemm "+k.name, download(t, y, total*c.rows), ref, 2e-5)
+			}
 		})
 	}
 }

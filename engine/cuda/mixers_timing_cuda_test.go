@@ -52,9 +52,11 @@ func TestMixerTiming(t *testing.T) {
 		W := Whole(upload(t, wh))
 		xb := Whole(upload(t, randNonZero(r, c.n*c.cols)))
 		y := Whole(alloc(t, c.n*c.rows*4))
-		gm := Gemm{N: c.n, Rows: c.rows, Cols: c.cols}
-		timeIt(fmt.Sprintf("gemm bf16 %dx%d→%d (%.0f MB)", c.n, c.cols, c.rows, float64(c.rows*c.cols*2)/1e6),
-			func(q *Queue) error { return q.GemmBF16(gm, y, W, xb) })
+		for _, k := range gemmKernels {
+			gm := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, Kernel: k.k}
+			timeIt(fmt.Sprintf("gemm bf16 %s %dx%d→%d (%.0f MB)", k.name, c.n, c.cols, c.rows, float64(c.rows*c.cols*2)/1e6),
+				func(q *Queue) error { return q.GemmBF16(gm, y, W, xb) })
+		}
 	}
 	// Grouped FP8 experts: 60 tokens, top 8 of 256, [1024, 2048] (gate and
 	// up stacked) and [2048, 512] (down).
@@ -82,12 +84,19 @@ func TestMixerTiming(t *testing.T) {
 		y := Whole(alloc(t, len(rowIDs)*c.rows*4))
 		gm := Gemm{N: len(rowIDs), Rows: c.rows, Cols: c.cols, Groups: mats, Mats: mats, XRows: c.n, MaxGroupRows: c.n,
 			Offsets: Whole(upload(t, offsets)), RowIds: Whole(upload(t, rowIDs))}
-		timeIt(fmt.Sprintf("gemm fp8 grouped %d tok top%d/%d %d→%d", c.n, k, mats, c.cols, c.rows),
-			func(q *Queue) error { return q.GemmFP8(gm, y, W, S, xb) })
+		for _, kern := range gemmKernels {
+			gm.Kernel = kern.k
+			timeIt(fmt.Sprintf("gemm fp8 %s grouped %d tok top%d/%d %d→%d", kern.name, c.n, k, mats, c.cols, c.rows),
+				func(q *Queue) error { return q.GemmFP8(gm, y, W, S, xb) })
+		}
 	}
 
 	dn := newDeltaNetCase(t, r, g, maxRows, true)
 	dg := dn.layer.G
+	dn.layer.Step = DeltaNetSplitStep
+	timeIt("deltanet forward, 1 row, split step kernels",
+		func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, 1) })
+	dn.layer.Step = DeltaNetFusedStep
 	for _, n := range []int{1, 60, 300} {
 		timeIt(fmt.Sprintf("deltanet forward, %d rows", n),
 			func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, n) })
@@ -108,15 +117,12 @@ func TestMixerTiming(t *testing.T) {
 		}
 		ag := at.layer.G
 		w := at.layer.W
-		timeIt(fmt.Sprintf("attention step after 60 rows, capacity %d (graph grid)", capacity), func(q *Queue) error {
+		timeIt(fmt.Sprintf("attention step after 60 rows, capacity %d", capacity), func(q *Queue) error {
 			return firstErr(at.forward(q, out.Block, x.Block, 1, 0), q.AddInt32(Whole(at.pos), -1))
 		})
 		if capacity != 400 {
 			continue
 		}
-		timeIt("attention step after 60 rows, grid for 61 rows", func(q *Queue) error {
-			return firstErr(at.forward(q, out.Block, x.Block, 1, 61), q.AddInt32(Whole(at.pos), -1))
-		})
 		timeIt("attention projections only (qkv+o), 1 row", func(q *Queue) error {
 			return firstErr(q.stackedProjections(at.layer.Scratch, []Tensor{w.Q, w.K, w.V},
 				[]int{2 * ag.Heads * ag.HeadDim, ag.KVHeads * ag.HeadDim, ag.KVHeads * ag.HeadDim}, x, 1, hid),
