@@ -67,7 +67,7 @@ func tinyCheckpoints() ([]string, error) {
 func backboneCheckpoints(t *testing.T) []string {
 	dir := os.Getenv("PROSCENIUM_GPU_CKPTS")
 	if dir == "" {
-		dir = filepath.Join("..", "cpu", "testdata", "backbone", "ckpt")
+		dir = repoPath("engine/cpu/testdata/backbone/ckpt")
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestSyntheticWeightsFullGeometry(t *testing.T) {
-	data, err := os.ReadFile("../drama3/testdata/drama3_full_shaped.json")
+	data, err := os.ReadFile(repoPath("engine/drama3/testdata/drama3_full_shaped.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

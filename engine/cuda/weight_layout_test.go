@@ -46,7 +46,7 @@ func f32At(b []byte, off int64) float32 {
 // and, where the base tokenizer is installed, two make-tiny ones: fused FP8
 // experts whose gate and up share scale blocks (I = 160), and BF16 experts.
 func layoutCheckpoints(t *testing.T) []string {
-	dirs := []string{filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", "like"), filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", "odd")}
+	dirs := []string{repoPath("engine/cpu/testdata/backbone/ckpt/like"), repoPath("engine/cpu/testdata/backbone/ckpt/odd")}
 	if testing.Short() {
 		return dirs
 	}
@@ -169,7 +169,7 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 }
 
 func TestWeightLayoutRefusesOtherFP8Blocks(t *testing.T) {
-	ck, err := drama3.Load(filepath.Join("..", "cpu", "testdata", "backbone", "ckpt", "odd"))
+	ck, err := drama3.Load(repoPath("engine/cpu/testdata/backbone/ckpt/odd"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,4 +179,15 @@ func TestWeightLayoutRefusesOtherFP8Blocks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "[64, 64]") || !strings.Contains(err.Error(), "128×128") {
 		t.Fatalf("err = %v, want a refusal naming [64, 64] and 128×128", err)
 	}
+}
+
+// repoPath finds a repository file from the package directory (go test) or
+// from the repository root (a built test binary run there, as
+// kernels/run-gpu-tests.sh does).
+func repoPath(rel string) string {
+	up := filepath.Join("..", "..", filepath.FromSlash(rel))
+	if _, err := os.Stat(up); err == nil {
+		return up
+	}
+	return filepath.FromSlash(rel)
 }
