@@ -150,6 +150,12 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 // t is the work block at byte offset off.
 func (b *Backbone) t(off int64) Tensor { return Tensor{Block: b.work, Off: off} }
 
+// scratch is bytes of the work block at off, as a block for the launches
+// that take blocks (never freed: the work block is).
+func (b *Backbone) scratch(off int64, bytes int) *Block {
+	return &Block{Kind: DeviceMem, Ptr: b.work.Ptr + uintptr(off), Bytes: int64(bytes)}
+}
+
 // bind finds every layer's tensors in the arena by their place in the weight tree.
 func (b *Backbone) bind() error {
 	w := b.W.Weights
@@ -325,16 +331,16 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 // a captured step whose position varies).
 func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	p := b.Plan
-	x, nm, mix, nmoe := b.t(p.X), b.t(p.NormedMix), b.t(p.MixOut), b.t(p.NormedMoE)
-	view := func(t Tensor, bytes int64) *Block { return &Block{Kind: DeviceMem, Ptr: t.addr(), Bytes: bytes} }
+	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
 	H := p.H
+	x := b.scratch(p.X, n*H*4)
 	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
-	if err := q.BackboneRows(view(x, int64(n*H*4)), emb, view(b.t(p.Toks), int64(n*4)), view(b.t(p.Emb), int64(n*H*4)), n, b.cfg.Text.VocabSize, H); err != nil {
+	if err := q.BackboneRows(x, emb, b.scratch(p.Toks, n*4), b.scratch(p.Emb, n*H*4), n, b.cfg.Text.VocabSize, H); err != nil {
 		return err
 	}
 	eps := float32(b.cfg.Text.RMSNormEps)
 	w0, _ := b.layers[0].inNorm.view(int64(H*4), "input norm")
-	if err := q.AddRMSNormZC(view(x, int64(n*H*4)), nil, view(nm, int64(n*H*4)), w0, n, H, H, eps); err != nil {
+	if err := q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps); err != nil {
 		return err
 	}
 	pos := b.t(p.Pos)
@@ -352,7 +358,7 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		pw, _ := L.postNorm.view(int64(H*4), "post norm")
-		if err := q.AddRMSNormZC(view(x, int64(n*H*4)), view(mix, int64(n*H*4)), view(nmoe, int64(n*p.Hp*4)), pw, n, H, p.Hp, eps); err != nil {
+		if err := q.AddRMSNormZC(x, b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4), pw, n, H, p.Hp, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		next, dst := b.final, b.t(p.Out)
@@ -374,9 +380,7 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 // moeForward, then the next layer's input norm or the final norm).
 func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32) error {
 	p, x := b.Plan, L.x
-	view := func(off int64, bytes int) *Block {
-		return &Block{Kind: DeviceMem, Ptr: b.work.Ptr + uintptr(off), Bytes: int64(bytes)}
-	}
+	view := b.scratch
 	nk := n * p.K
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
