@@ -7,6 +7,17 @@ import "fmt"
 // Launches of kernels/moe.cu and kernels/backbone.cu (the backbone's
 // feed-forward and layer glue); each checks its buffers fit.
 
+// rowThreads is the block of the kernels that give each of n rows one block
+// (combine + norm, add + norm): a step's single row gets 1024 threads, so its
+// 2048 columns take two passes per thread instead of eight; many rows keep
+// 256 (the blocks then fill the device).
+func rowThreads(n int) int {
+	if n < 32 {
+		return 1024
+	}
+	return elementwiseThreads
+}
+
 // MoERoute routes n rows: softmax over the E logits at dense + t·dstride, the
 // top k (ties to the lower index) renormalised, into ids and wts [n·k]. With
 // xrep non-nil it also copies each row of x (pitch xpitch) k times into xrep.
@@ -83,7 +94,7 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
+	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
 		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), sa, na, nwa, IntArg(npitch), F32Arg(eps))
 }
 
@@ -116,7 +127,7 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), ya, PtrArg(normed), PtrArg(w),
+	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), ya, PtrArg(normed), PtrArg(w),
 		IntArg(H), IntArg(npitch), F32Arg(eps))
 }
 
