@@ -125,7 +125,7 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 #define ATTN_THREADS 256
 #define ATTN_MAX_ROWS 8192
 #define ATTN_MAX_HD 256
-extern "C" __global__ void __launch_bounds__(ATTN_THREADS) tower_attend(float* __restrict__ attn,
+extern "C" __global__ void __launch_bounds__(ATTN_THREADS, 1) tower_attend(float* __restrict__ attn,
                                                                        const float* __restrict__ qkv,
                                                                        const float* __restrict__ kc,
                                                                        const float* __restrict__ vc,

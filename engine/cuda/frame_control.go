@@ -76,7 +76,7 @@ func newFrameControl(s drama3.Sampling, seed uint64, rows int) (frameControl, er
 type FrameResult struct {
 	Codes []int  // codebook 0 first; codebook 0 is the end index when End
 	End   bool   // codebook 0 drew end of speech
-	Error uint32 // error bits (Err says what they mean)
+	Error uint32 // error bits (Err says what they mean), gathered since the take began
 }
 
 // decodeFrameResult reads the result words (FrameResultBytes from

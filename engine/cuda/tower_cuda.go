@@ -159,17 +159,14 @@ func (t *Tower) Begin(s drama3.Sampling, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := Upload(t.d, t.ctrl, 0, c[:]); err != nil {
-		return fmt.Errorf("cuda tower: %w", err)
-	}
-	return nil
+	return t.writeControl(0, c[:])
 }
 
 // Force makes the following frames take codes (codebook 0 first; the end
 // index Entries[0] is end of speech) instead of drawing them, the teacher-
 // forced mode; Force(nil) draws again. Not inside Run.
 func (t *Tower) Force(codes []int) error {
-	words := make([]int32, 1+FrameMaxCodebooks)
+	words := make([]uint32, 1+FrameMaxCodebooks)
 	if codes != nil {
 		if len(codes) != len(t.g.Entries) {
 			return fmt.Errorf("cuda tower: %d forced codes, the model has %d codebooks", len(codes), len(t.g.Entries))
@@ -182,11 +179,20 @@ func (t *Tower) Force(codes []int) error {
 			if c < 0 || c >= limit {
 				return fmt.Errorf("cuda tower: forced code %d outside codebook %d's [0, %d)", c, i, limit)
 			}
-			words[1+i] = int32(c)
+			words[1+i] = uint32(c)
 		}
 		words[0] = 1
 	}
-	return Upload(t.d, t.ctrl, fcForced*4, words)
+	return t.writeControl(fcForced, words)
+}
+
+// writeControl copies words into the control block from word off once the
+// stream's work is done (the copy does not queue behind it).
+func (t *Tower) writeControl(off int, words []uint32) error {
+	if err := t.d.Sync(); err != nil {
+		return err
+	}
+	return Upload(t.d, t.ctrl, int64(off)*4, words)
 }
 
 // Result reads the last frame's codes, end flag and errors (a device sync).
