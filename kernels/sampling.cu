@@ -49,7 +49,8 @@ __device__ __forceinline__ uint64_t warp_min_u64(uint64_t v) {
 }
 
 // Shared memory: the sort's keys and indices, reused for the reductions
-// after the sorted indices are in registers (48 KiB, the static limit).
+// outside the sort (48 KiB, the static limit). Phases that switch between
+// the two views are separated by barriers.
 union SampleShared {
     struct {
         uint32_t key[SAMPLE_MAX];
@@ -59,20 +60,69 @@ union SampleShared {
         double red[32];
         double scan[32];
         uint64_t min64[32];
+        int cnt[2][32];
         int pick[2];
         double zkept;
     } r;
 };
 
+// block_count returns the sum of c over the block (SAMPLE_THREADS threads)
+// to every thread, with one barrier: buf alternates between two halves, so
+// the next call's writes cannot race this call's reads.
+__device__ __forceinline__ int block_count(int c, int (*cnt)[32], int& parity) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    c = __reduce_add_sync(FULL_MASK, c);
+    int* buf = cnt[parity];
+    parity ^= 1;
+    if (lane == 0) buf[warp] = c;
+    __syncthreads();
+    return __reduce_add_sync(FULL_MASK, buf[lane]);
+}
+
+// sort_pairs sorts sh.sort's first P entries (a power of two ≥ 32) by
+// (key, idx), ascending: a bitonic network, one compare-exchange per pair
+// and thread per step; networks of one warp's pairs sync the warp only.
+__device__ void sort_pairs(SampleShared& sh, int P) {
+    const int tid = threadIdx.x;
+    const bool small = P <= 64;
+    if (small && tid >= 32) {
+        __syncthreads();
+        return;
+    }
+    for (int k = 2; k <= P; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int m = tid; m < P / 2; m += SAMPLE_THREADS) {
+                const int i = ((m & ~(j - 1)) << 1) | (m & (j - 1)), l = i | j;
+                const uint64_t a = ((uint64_t)sh.sort.key[i] << 16) | sh.sort.idx[i];
+                const uint64_t b = ((uint64_t)sh.sort.key[l] << 16) | sh.sort.idx[l];
+                if ((a > b) == ((i & k) == 0)) {
+                    sh.sort.key[i] = (uint32_t)(b >> 16);
+                    sh.sort.idx[i] = (uint16_t)b;
+                    sh.sort.key[l] = (uint32_t)(a >> 16);
+                    sh.sort.idx[l] = (uint16_t)a;
+                }
+            }
+            if (small)
+                __syncwarp();
+            else
+                __syncthreads();
+        }
+    }
+    if (small) __syncthreads();
+}
+
 // ---------------------------------------------------------------------------
 // sample_logits draws codebook cb's code of frame ctrl->frame from the n
 // logits (n ≤ SAMPLE_MAX), as Sampler.SampleWith with u = Uniform(seed,
 // frame, cb): non-finite logits set error bit cb (code 0); temperature 0 is
-// the argmax (lowest index on ties); else a bitonic sort of the strict order,
-// w_j = exp(l_j/T − l_max/T) in float64, Z = Σ w, top-p over the whole order,
-// top-k, target = u·Σ kept w, the first kept index whose running sum exceeds
-// it. Sums are parallel (the CPU's are sequential: they may differ in the
-// last bits, so a draw within rounding of a boundary may pick the neighbour).
+// the first index of the strict order (the argmax, lowest index on ties);
+// else w_i = exp(l_i/T − l_max/T) in float64 and Z = Σ w; the kept
+// candidates sorted by the strict order (with top-k ≤ SAMPLE_THREADS, the k
+// first are selected by bisecting the order's keys, then only they are
+// sorted; else the whole vocabulary is); top-p over the order, top-k, target
+// = u·Σ kept w, the first kept index whose running sum exceeds it. Sums are
+// parallel (the CPU's are sequential: they may differ in the last bits, so a
+// draw within rounding of a boundary may pick the neighbour).
 // With ctrl->forced the code is ctrl->forced_codes[cb] instead. Writes
 // ctrl->codes[cb] and, when end_index ≥ 0, ctrl->end = (code == end_index).
 // With out not null (a batch of tests): block b draws from logits[b·n…]
@@ -87,151 +137,186 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
     const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
     __shared__ SampleShared sh;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+    // Element i = tid + e·SAMPLE_THREADS of the vector sits in slot e.
+    uint64_t kv[SAMPLE_PER];  // order keys; ~0 past n
     bool bad = false;
-    for (int i = tid; i < n; i += SAMPLE_THREADS) bad |= !isfinite(logits[i]);
+    uint64_t first = ~0ull;
+#pragma unroll
+    for (int e = 0; e < SAMPLE_PER; e++) {
+        const int i = tid + e * SAMPLE_THREADS;
+        const float l = i < n ? logits[i] : 0.f;
+        bad |= !isfinite(l);
+        kv[e] = i < n ? order_key(l, i) : ~0ull;
+        first = kv[e] < first ? kv[e] : first;
+    }
     bad = __syncthreads_or(bad);
     int code = 0;
-    const float temperature = ctrl->temperature;
     if (ctrl->forced && !out) {
         code = ctrl->forced_codes[cb];
-    } else if (bad) {
-        code = 0;
-    } else if (temperature == 0.f) {
-        uint64_t best = ~0ull;
-        for (int i = tid; i < n; i += SAMPLE_THREADS) {
-            const uint64_t k = order_key(logits[i], i);
-            best = k < best ? k : best;
-        }
-        best = warp_min_u64(best);
-        if (lane == 0) sh.r.min64[warp] = best;
+    } else if (!bad) {
+        // The first index of the order.
+        first = warp_min_u64(first);
+        if (lane == 0) sh.r.min64[warp] = first;
         __syncthreads();
-        if (warp == 0) {
-            best = warp_min_u64(sh.r.min64[lane]);
-            if (lane == 0) sh.r.pick[0] = (int)(best & 0xffff);
-        }
-        __syncthreads();
-        code = sh.r.pick[0];
-    } else {
-        int P = 32;
-        while (P < n) P <<= 1;
-        for (int i = tid; i < P; i += SAMPLE_THREADS) {
-            if (i < n) {
-                const uint64_t k = order_key(logits[i], i);
-                sh.sort.key[i] = (uint32_t)(k >> 16);
-                sh.sort.idx[i] = (uint16_t)i;
+        first = warp_min_u64(sh.r.min64[lane]);
+        const int top = (int)(first & 0xffff);
+        const float temperature = ctrl->temperature;
+        if (temperature == 0.f) {
+            code = top;
+        } else {
+            const double temp = (double)temperature;
+            const double smax = (double)logits[top] / temp;
+            double zpart = 0.0;
+#pragma unroll
+            for (int e = 0; e < SAMPLE_PER; e++)
+                if (tid + e * SAMPLE_THREADS < n) zpart += exp((double)logits[tid + e * SAMPLE_THREADS] / temp - smax);
+            const double z = block_sum_f64(zpart, sh.r.red);
+            const int top_k = ctrl->top_k;
+            const int limit = (top_k > 0 && top_k < n) ? top_k : n;
+
+            // The candidates to sort: with a small top-k, the limit first of
+            // the order (the smallest keys ≤ the limit-th key, found by
+            // bisection); else every index.
+            int m = n;
+            if (limit < n && limit <= SAMPLE_THREADS) {
+                uint64_t lo = first, hi = (1ull << 48) - 1;
+                int parity = 0;
+                while (lo < hi) {
+                    const uint64_t mid = lo + ((hi - lo) >> 1);
+                    int c = 0;
+#pragma unroll
+                    for (int e = 0; e < SAMPLE_PER; e++) c += kv[e] <= mid;
+                    if (block_count(c, sh.r.cnt, parity) >= limit)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                // Slots by an exclusive scan of the threads' counts.
+                int c = 0;
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) c += kv[e] <= lo;
+                int incl = c;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int v = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= o) incl += v;
+                }
+                __syncthreads();  // the last bisection step's reads are done
+                if (lane == 31) sh.r.cnt[0][warp] = incl;
+                __syncthreads();
+                int slot = incl - c;
+                for (int w = 0; w < warp; w++) slot += sh.r.cnt[0][w];
+                __syncthreads();  // the sort arrays overwrite cnt
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) {
+                    if (kv[e] <= lo) {
+                        sh.sort.key[slot] = (uint32_t)(kv[e] >> 16);
+                        sh.sort.idx[slot] = (uint16_t)kv[e];
+                        slot++;
+                    }
+                }
+                m = limit;
             } else {
+                __syncthreads();  // the sort arrays overwrite the reductions'
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) {
+                    const int i = tid + e * SAMPLE_THREADS;
+                    if (i < n) {
+                        sh.sort.key[i] = (uint32_t)(kv[e] >> 16);
+                        sh.sort.idx[i] = (uint16_t)kv[e];
+                    }
+                }
+            }
+            int P = 32;
+            while (P < m) P <<= 1;
+            for (int i = m + tid; i < P; i += SAMPLE_THREADS) {
                 sh.sort.key[i] = 0xffffffffu;
                 sh.sort.idx[i] = 0xffffu;
             }
-        }
-        __syncthreads();
-        // Bitonic sort, ascending by (key, idx).
-        for (int k = 2; k <= P; k <<= 1) {
-            for (int j = k >> 1; j > 0; j >>= 1) {
-                for (int i = tid; i < P; i += SAMPLE_THREADS) {
-                    const int l = i ^ j;
-                    if (l > i) {
-                        const uint64_t a = ((uint64_t)sh.sort.key[i] << 16) | sh.sort.idx[i];
-                        const uint64_t b = ((uint64_t)sh.sort.key[l] << 16) | sh.sort.idx[l];
-                        if ((a > b) == ((i & k) == 0)) {
-                            sh.sort.key[i] = (uint32_t)(b >> 16);
-                            sh.sort.idx[i] = (uint16_t)b;
-                            sh.sort.key[l] = (uint32_t)(a >> 16);
-                            sh.sort.idx[l] = (uint16_t)a;
-                        }
-                    }
-                }
-                __syncthreads();
-            }
-        }
-        // Thread tid holds sorted positions [tid·per, tid·per + per).
-        const int per = max(1, P / SAMPLE_THREADS);
-        const int j0 = tid * per;
-        const int top_k = ctrl->top_k;
-        const int limit = (top_k > 0 && top_k < n) ? top_k : n;
-        const double temp = (double)temperature;
-        const double smax = (double)logits[sh.sort.idx[0]] / temp;
-        int ids[SAMPLE_PER];
-        double run[SAMPLE_PER];  // inclusive running sums, local first
-        double local = 0.0, zpart = 0.0;
-#pragma unroll
-        for (int c = 0; c < SAMPLE_PER; c++) {
-            const int j = j0 + c;
-            ids[c] = (c < per && j < n) ? sh.sort.idx[j] : -1;
-            const double w = ids[c] >= 0 ? exp((double)logits[ids[c]] / temp - smax) : 0.0;
-            zpart += w;
-            if (j < limit) local += w;
-            run[c] = local;
-        }
-        __syncthreads();  // the sort arrays become the reduction space
-        const double z = block_sum_f64(zpart, sh.r.red);
-        // Exclusive scan of the threads' kept sums (warp scan, then across warps).
-        double incl = local;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const double v = __shfl_up_sync(FULL_MASK, incl, o);
-            if (lane >= o) incl += v;
-        }
-        if (lane == 31) sh.r.scan[warp] = incl;
-        __syncthreads();
-        if (warp == 0) {
-            double v = sh.r.scan[lane], s = v;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const double u = __shfl_up_sync(FULL_MASK, s, o);
-                if (lane >= o) s += u;
-            }
-            sh.r.scan[lane] = s - v;  // exclusive
-        }
-        if (tid == 0) {
-            sh.r.pick[0] = limit;
-            sh.r.pick[1] = 0x7fffffff;
-        }
-        __syncthreads();
-        const double base = sh.r.scan[warp] + (incl - local);
-#pragma unroll
-        for (int c = 0; c < SAMPLE_PER; c++) run[c] += base;
-        // Top-p: the first position whose running sum reaches top_p·Z.
-        const float top_p = ctrl->top_p;
-        if (top_p < 1.f) {
-            const double need = (double)top_p * z;
+            __syncthreads();
+            sort_pairs(sh, P);
+
+            // Thread tid holds sorted positions [tid·per, tid·per + per).
+            const int per = max(1, P / SAMPLE_THREADS);
+            const int j0 = tid * per;
+            int ids[SAMPLE_PER];
+            double run[SAMPLE_PER];  // inclusive running sums of kept weights, local first
+            double local = 0.0;
 #pragma unroll
             for (int c = 0; c < SAMPLE_PER; c++) {
                 const int j = j0 + c;
-                if (c < per && j < limit && run[c] >= need) {
-                    atomicMin(&sh.r.pick[0], j + 1);
+                ids[c] = (c < per && j < m) ? sh.sort.idx[j] : -1;
+                if (ids[c] >= 0 && j < limit) local += exp((double)logits[ids[c]] / temp - smax);
+                run[c] = local;
+            }
+            // Exclusive scan of the threads' sums (warp scan, then across warps).
+            double incl = local;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const double v = __shfl_up_sync(FULL_MASK, incl, o);
+                if (lane >= o) incl += v;
+            }
+            __syncthreads();  // the sort arrays become the reduction space
+            if (lane == 31) sh.r.scan[warp] = incl;
+            __syncthreads();
+            if (warp == 0) {
+                double v = sh.r.scan[lane], s = v;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const double u = __shfl_up_sync(FULL_MASK, s, o);
+                    if (lane >= o) s += u;
+                }
+                sh.r.scan[lane] = s - v;  // exclusive
+            }
+            if (tid == 0) {
+                sh.r.pick[0] = limit;
+                sh.r.pick[1] = 0x7fffffff;
+            }
+            __syncthreads();
+            const double base = sh.r.scan[warp] + (incl - local);
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++) run[c] += base;
+            // Top-p: the first position whose running sum reaches top_p·Z.
+            const float top_p = ctrl->top_p;
+            if (top_p < 1.f) {
+                const double need = (double)top_p * z;
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++) {
+                    const int j = j0 + c;
+                    if (c < per && j < limit && run[c] >= need) {
+                        atomicMin(&sh.r.pick[0], j + 1);
+                        break;
+                    }
+                }
+            }
+            __syncthreads();
+            const int kept = sh.r.pick[0];
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++)
+                if (c < per && j0 + c == kept - 1) sh.r.zkept = run[c];
+            __syncthreads();
+            const double u = (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32;
+            const double target = u * sh.r.zkept;
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++) {
+                const int j = j0 + c;
+                if (c < per && j < kept && target < run[c]) {
+                    atomicMin(&sh.r.pick[1], j);
                     break;
                 }
             }
-        }
-        __syncthreads();
-        const int kept = sh.r.pick[0];
-#pragma unroll
-        for (int c = 0; c < SAMPLE_PER; c++)
-            if (c < per && j0 + c == kept - 1) sh.r.zkept = run[c];
-        __syncthreads();
-        const double u = (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) *
-                         0x1p-32;
-        const double target = u * sh.r.zkept;
-#pragma unroll
-        for (int c = 0; c < SAMPLE_PER; c++) {
-            const int j = j0 + c;
-            if (c < per && j < kept && target < run[c]) {
-                atomicMin(&sh.r.pick[1], j);
-                break;
-            }
-        }
-        __syncthreads();
-        int pick = sh.r.pick[1];
-        if (pick == 0x7fffffff) pick = kept - 1;
-        // Position pick's index: its owner publishes it.
-        if (pick >= j0 && pick < j0 + per) {
+            __syncthreads();
+            int pick = sh.r.pick[1];
+            if (pick == 0x7fffffff) pick = kept - 1;
+            // Position pick's index: its owner publishes it.
+            __syncthreads();
 #pragma unroll
             for (int c = 0; c < SAMPLE_PER; c++)
-                if (j0 + c == pick) sh.r.pick[0] = ids[c];
+                if (c < per && j0 + c == pick) sh.r.pick[0] = ids[c];
+            __syncthreads();
+            code = sh.r.pick[0];
         }
-        __syncthreads();
-        code = sh.r.pick[0];
     }
     if (tid == 0) {
         if (bad) atomicOr(&ctrl->error, 1 << cb);

@@ -119,89 +119,129 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // Grouped-query causal attention of n rows (causalAttention, ungated): query
 // head h of row r (position ctrl->pos+r) against the cached keys of rows
 // 0…pos+r of KV head h/(nh/nkv), softmax in float32 with scale, applied to
-// the values. One block per (head, row): a thread per key for the scores
-// (kept in shared memory), then each warp sums a stride of the rows for every
-// dimension and the warps' partial sums are added. Grid: (nh, n).
-#define ATTN_THREADS 256
-#define ATTN_MAX_ROWS 8192
+// the values. The keys are split into ATTN_SPLITS ranges, one block each, so
+// a long cache is read by many multiprocessors (flash-decoding): a warp per
+// key (lanes read the row as float4s), an online softmax per warp, merged
+// per block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
+// unnormalised output); the last block of a (row, head) to finish, counted
+// in counters ([n, nh], zero between launches), merges the splits and
+// writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
+// Grid: (nh, ATTN_SPLITS, n).
+#define ATTN_SPLITS 16
+#define ATTN_WARPS 4
 #define ATTN_MAX_HD 256
-extern "C" __global__ void __launch_bounds__(ATTN_THREADS, 1) tower_attend(float* __restrict__ attn,
-                                                                       const float* __restrict__ qkv,
-                                                                       const float* __restrict__ kc,
-                                                                       const float* __restrict__ vc,
-                                                                       const FrameControl* ctrl, int nh, int nkv,
-                                                                       int hd, float scale, int max_rows) {
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
+    float* __restrict__ attn, const float* __restrict__ qkv, const float* __restrict__ kc,
+    const float* __restrict__ vc, const FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters,
+    int nh, int nkv, int hd, float scale, int max_rows) {
     pdl_entry();
-    __shared__ float scores[ATTN_MAX_ROWS];
-    __shared__ float qs[ATTN_MAX_HD];
-    __shared__ float part[ATTN_THREADS / 32][ATTN_MAX_HD];
-    __shared__ float red[32];
-    const int h = blockIdx.x, t = blockIdx.y;
+    __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
+    __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
+    __shared__ bool last_block;
+    const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int last = ctrl->pos + t;
     float* o = attn + ((size_t)t * nh + h) * hd;
     if (last >= max_rows) {  // rope_append flagged it
-        for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
+        if (split == 0)
+            for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
         return;
     }
-    const int kvh = h / (nh / nkv), kvw = nkv * hd;
-    const float* q = qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd;
-    for (int d = threadIdx.x; d < hd; d += blockDim.x) qs[d] = q[d];
-    __syncthreads();
-
-    float m = -INFINITY;
-    for (int p = threadIdx.x; p <= last; p += blockDim.x) {
-        const float* k = kc + (size_t)p * kvw + kvh * hd;
-        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;  // Dot's four partial sums
-        int d = 0;
-        for (; d + 4 <= hd; d += 4) {
-            s0 += qs[d] * k[d];
-            s1 += qs[d + 1] * k[d + 1];
-            s2 += qs[d + 2] * k[d + 2];
-            s3 += qs[d + 3] * k[d + 3];
+    const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
+    const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
+    float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+        acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
+    const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
+    float m = -INFINITY, l = 0.f;
+    for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
+        const float4* k4 = reinterpret_cast<const float4*>(kc + (size_t)p * kvw + kvh * hd);
+        const float4* v4 = reinterpret_cast<const float4*>(vc + (size_t)p * kvw + kvh * hd);
+        float dot = 0.f;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 k = k4[d4];
+                dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
+            }
         }
-        for (; d < hd; d++) s0 += qs[d] * k[d];
-        const float s = ((s0 + s1) + (s2 + s3)) * scale;
-        scores[p] = s;
-        m = fmaxf(m, s);
-    }
-    // Block max (warp max, then across warps).
+        const float sc = warp_sum(dot) * scale;
+        const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
+        l = l * corr + e;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, off));
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = m;
-    __syncthreads();
-    m = red[0];
-    for (int w = 1; w < (int)(blockDim.x >> 5); w++) m = fmaxf(m, red[w]);
-    float sum = 0.f;
-    for (int p = threadIdx.x; p <= last; p += blockDim.x) {
-        const float e = expf(scores[p] - m);
-        scores[p] = e;
-        sum += e;
-    }
-    sum = block_sum(sum, red);  // its barriers also publish scores
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    float acc[ATTN_MAX_HD / 32];
-#pragma unroll
-    for (int k = 0; k < ATTN_MAX_HD / 32; k++) acc[k] = 0.f;
-    for (int p = warp; p <= last; p += ATTN_THREADS / 32) {
-        const float wgt = scores[p] / sum;
-        const float* v = vc + (size_t)p * kvw + kvh * hd;
-#pragma unroll
-        for (int k = 0; k < ATTN_MAX_HD / 32; k++) {
-            const int d = lane + 32 * k;
-            if (d < hd) acc[k] += wgt * v[d];
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 v = v4[d4];
+                acc[r].x = acc[r].x * corr + e * v.x;
+                acc[r].y = acc[r].y * corr + e * v.y;
+                acc[r].z = acc[r].z * corr + e * v.z;
+                acc[r].w = acc[r].w * corr + e * v.w;
+            }
         }
+        m = mn;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wl[warp] = l;
     }
 #pragma unroll
-    for (int k = 0; k < ATTN_MAX_HD / 32; k++) {
-        const int d = lane + 32 * k;
-        if (d < hd) part[warp][d] = acc[k];
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        if (d4 < hd4) wo[warp][d4] = acc[r];
     }
     __syncthreads();
+    // This block's partial: max, sum and output over its warps (a warp that
+    // saw no key has sum 0 and counts for nothing).
+    float bm = -INFINITY;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bm = fmaxf(bm, wm[w]);
+    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
+    float bl = 0.f;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bl += wl[w] * expf(wm[w] - bm);
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float s = 0.f;
-#pragma unroll
-        for (int w = 0; w < ATTN_THREADS / 32; w++) s += part[w][d];
-        o[d] = s;
+        for (int w = 0; w < ATTN_WARPS; w++)
+            if (wl[w] > 0.f) s += reinterpret_cast<const float*>(wo[w])[d] * expf(wm[w] - bm);
+        mine[2 + d] = s;
+    }
+    if (threadIdx.x == 0) {
+        mine[0] = bm;
+        mine[1] = bl;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int* c = counters + (size_t)t * nh + h;
+        last_block = atomicAdd(c, 1) == ATTN_SPLITS - 1;
+        if (last_block) *c = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* all = part + ((size_t)t * nh + h) * ATTN_SPLITS * (hd + 2);
+    float gm = -INFINITY, gl = 0.f;
+    for (int sp = 0; sp < ATTN_SPLITS; sp++)
+        if (__ldcg(all + sp * (hd + 2) + 1) > 0.f) gm = fmaxf(gm, __ldcg(all + sp * (hd + 2)));
+    for (int sp = 0; sp < ATTN_SPLITS; sp++) {
+        const float sl = __ldcg(all + sp * (hd + 2) + 1);
+        if (sl > 0.f) gl += sl * expf(__ldcg(all + sp * (hd + 2)) - gm);
+    }
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+        for (int sp = 0; sp < ATTN_SPLITS; sp++) {
+            const float* ps = all + sp * (hd + 2);
+            const float sl = __ldcg(ps + 1);
+            if (sl > 0.f) s += __ldcg(ps + 2 + d) * expf(__ldcg(ps) - gm);
+        }
+        o[d] = s / gl;
     }
 }
 

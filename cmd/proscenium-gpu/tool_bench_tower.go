@@ -60,6 +60,8 @@ func runBenchTower(args []string) error {
 	fmt.Printf("frame (%s), %d frames: graph %.3f ms (%.0f GB/s of weights), launches %.3f ms\n",
 		res.Settings, res.Frames, res.GraphMs, res.GBps, res.LaunchMs)
 	fmt.Printf("frame, top_p 1 top_k 0 (full sorts): graph %.3f ms; greedy: graph %.3f ms\n", res.GraphFullMs, res.GraphGreedMs)
+	fmt.Printf("frame after %d cache rows (first settings): graph %.3f ms\n", res.LongRows, res.GraphLongMs)
+	fmt.Printf("the frame's projections alone: %.3f ms\n", res.ProjMs)
 	fmt.Printf("one draw: %.1f µs over 4097 logits, %.1f µs over 1024\n", res.Sample4097Us, res.Sample1024Us)
 	return nil
 }

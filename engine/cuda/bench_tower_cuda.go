@@ -35,6 +35,9 @@ type TowerBench struct {
 	LaunchMs     float64 `json:"frame_launches_ms"`     // per frame, the same launches enqueued one by one
 	GraphFullMs  float64 `json:"frame_graph_full_ms"`   // per frame, top-p 1 and top-k 0 (full sorts)
 	GraphGreedMs float64 `json:"frame_graph_greedy_ms"` // per frame, greedy
+	LongRows     int     `json:"long_rows"`             // cache rows of the next figure
+	GraphLongMs  float64 `json:"frame_graph_long_ms"`   // per frame, sampled settings, after LongRows rows
+	ProjMs       float64 `json:"projections_ms"`        // the frame's GEMVs alone (and gate·up's SwiGLU), as a graph
 	GBps         float64 `json:"weights_gb_per_s"`      // WeightBytes / GraphMs
 	Sample4097Us float64 `json:"sample_4097_us"`        // one draw of the semantic head's size (sampled settings)
 	Sample1024Us float64 `json:"sample_1024_us"`
@@ -144,13 +147,13 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 		return nil, err
 	}
 
-	warm := 10
-	tw, err := NewTower(d, &w, TowerOptions{MaxRows: prefill + 4*(frames+warm) + 64})
+	warm, longRows := 10, 1000
+	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
 	if err != nil {
 		return nil, err
 	}
 	defer tw.Close()
-	sampled := drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}
+	sampled := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
@@ -215,6 +218,24 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 		}
 		rows += frames + warm
 	}
+	// Sampled settings again after longRows rows (the cache filled with
+	// random keys and values): attention's share grows with the take.
+	res.LongRows = longRows
+	if err := d.Run(func(q *Queue) error {
+		return q.Launch("fill_random_f32", [3]int{1024, 1, 1}, 256, PtrArg(tw.kv), I64Arg(tw.kv.Bytes/4), IntArg(77), F32Arg(-1), F32Arg(1))
+	}); err != nil {
+		return nil, err
+	}
+	ctl, err := newFrameControl(sampled, 4, longRows)
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.writeControl(0, ctl[:]); err != nil {
+		return nil, err
+	}
+	if res.GraphLongMs, err = perFrameMs(replay); err != nil {
+		return nil, err
+	}
 	r, err := tw.Result()
 	if err != nil {
 		return nil, err
@@ -224,8 +245,21 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	}
 	res.GBps = float64(perFrame) / (res.GraphMs * 1e-3) / 1e9
 
+	// The frame's projections alone, as a graph.
+	var proj *Graph
+	if err := d.Run(func(q *Queue) (err error) {
+		proj, err = q.Capture(func(q *Queue) error { return tw.frameProjections(q, hidden) })
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	defer d.Run(func(*Queue) error { proj.Destroy(); return nil })
+	if res.ProjMs, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(proj) }); err != nil {
+		return nil, err
+	}
+
 	// The draws alone (sampled settings), 100 in a row.
-	ctl, err := newFrameControl(sampled, 3, 0)
+	ctl, err = newFrameControl(sampled, 3, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -253,4 +287,38 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 		*c.dst = ms * 1e3 / 100
 	}
 	return res, nil
+}
+
+// frameProjections enqueues the GEMVs of one frame and nothing else: the
+// semantic head, every layer's projections (gate and up as Frame runs them,
+// with their SwiGLU) and the residual heads, over whatever the scratch holds.
+func (t *Tower) frameProjections(q *Queue, hidden *Block) error {
+	g := &t.g
+	D, hd := g.Dim, g.HeadDim
+	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, D, 1, hidden, t.semantic); err != nil {
+		return err
+	}
+	for li := 0; li < t.layers(); li++ {
+		lw := &t.w.Shared[0]
+		if li < g.SharedLayers {
+			lw = &t.w.Shared[li]
+		} else {
+			lw = &t.w.Residual[li-g.SharedLayers]
+		}
+		if err := firstErr(
+			t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x),
+			t.project(q, lw.WQKV, (g.Heads+2*g.KVHeads)*hd, D, 1, t.normed, t.qkv),
+			t.project(q, lw.WO, D, g.Heads*hd, 1, t.attn, t.mixed),
+			t.gateUp(q, lw, 1),
+			t.project(q, lw.W2, D, g.FFN, 1, t.gate, t.mixed)); err != nil {
+			return err
+		}
+		if li >= g.SharedLayers {
+			j := li - g.SharedLayers + 1
+			if err := t.project(q, lw.Head, g.Entries[j], D, 1, t.h, t.residual[j-1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -23,9 +23,13 @@ type TowerOptions struct {
 	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
 }
 
-// towerMaxRows is ATTN_MAX_ROWS (kernels/tower.cu): the attention kernel
-// keeps a row's scores in shared memory.
-const towerMaxRows = 8192
+// towerMaxRows bounds the KV cache (rows a take may reach), and attnSplits
+// is ATTN_SPLITS (kernels/tower.cu): the key ranges one row's attention is
+// split into.
+const (
+	towerMaxRows = 8192
+	attnSplits   = 16
+)
 
 // Tower is the device tower of one model with its caches. Its methods that
 // take a Queue enqueue work (call them inside Device.Run); the others call
@@ -45,7 +49,10 @@ type Tower struct {
 	mixed, h  *Block   // [chunk, Dim]
 	qkv       *Block   // [chunk, (Heads+2·KVHeads)·HeadDim]
 	attn      *Block   // [chunk, Heads·HeadDim]
-	gate, up  *Block   // [chunk, FFN]
+	attnPart  *Block   // [chunk, Heads, attnSplits, HeadDim+2]: attention's per-split partials
+	attnCount *Block   // int32 [chunk, Heads]: splits done (zero between launches)
+	gate, up  *Block   // [max(chunk, 2), FFN], [chunk, FFN]
+	ids01     *Block   // int32 {0, 1}: gate and up as one launch
 	semantic  *Block   // [Entries[0]+1] logits
 	residual  []*Block // codebook j: [Entries[j]] logits (index j−1)
 	feedback  *Block   // [Dim]: the next backbone input row
@@ -100,7 +107,10 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.x, t.normed, t.mixed, t.h = alloc(n*D*4), alloc(n*D*4), alloc(n*D*4), alloc(n*D*4)
 	t.qkv = alloc(n * width * 4)
 	t.attn = alloc(n * int64(g.Heads*g.HeadDim) * 4)
-	t.gate, t.up = alloc(n*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
+	t.attnPart = alloc(n * int64(g.Heads*attnSplits*(g.HeadDim+2)) * 4)
+	t.attnCount = alloc(n * int64(g.Heads) * 4)
+	t.gate, t.up = alloc(max(n, 2)*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
+	t.ids01 = alloc(8)
 	t.semantic = alloc(int64(g.Entries[0]+1) * 4)
 	t.residual = make([]*Block, len(g.Entries)-1)
 	for j := range t.residual {
@@ -127,7 +137,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	}
 	if err := firstErr(
 		Upload(d, t.rope, 0, cos), Upload(d, t.rope, int64(len(cos))*4, sin),
-		Upload(d, t.zeros, 0, make([]int32, n)),
+		Upload(d, t.zeros, 0, make([]int32, n)), Upload(d, t.ids01, 0, []int32{0, 1}), Upload(d, t.attnCount, 0, make([]int32, n*int64(g.Heads))),
 		Upload(d, t.fbTables, 0, tables), Upload(d, t.fbEntries, 0, entries), Upload(d, t.semTokens, 0, tokens),
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
@@ -340,17 +350,36 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *DevTensor, entries, s
 				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows))
 		},
 		func() error {
-			return q.Launch("tower_attend", [3]int{nh, n, 1}, 256, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
-				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale), IntArg(t.opt.MaxRows))
+			return q.Launch("tower_attend", [3]int{nh, attnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
+				IntArg(t.opt.MaxRows))
 		},
 		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
 		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
-		func() error { return t.project(q, lw.W1, g.FFN, D, n, t.normed, t.gate) },
-		func() error { return t.project(q, lw.W3, g.FFN, D, n, t.normed, t.up) },
-		func() error { return q.SwiGLU(t.gate, t.gate, t.up, n*g.FFN) },
+		func() error { return t.gateUp(q, lw, n) },
 		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error { return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n) },
 	)
+}
+
+// gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. One
+// row whose W3 directly follows W1 in the same block (as the bench and test
+// arenas place them) takes one launch for both, the two outputs side by side.
+func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
+	F, D := t.g.FFN, t.g.Dim
+	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
+		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
+			Variant: ChooseGemv(false, F, D, 2)}
+		if err := q.GemvBF16(gm, t.gate, lw.W1.Block, t.normed); err != nil {
+			return err
+		}
+		gate := PtrArg(t.gate)
+		return q.Launch("swiglu_f32", elementwiseGrid(F), elementwiseThreads, gate, gate, gate+Arg(F*4), IntArg(F))
+	}
+	if err := firstErr(t.project(q, lw.W1, F, D, n, t.normed, t.gate), t.project(q, lw.W3, F, D, n, t.normed, t.up)); err != nil {
+		return err
+	}
+	return q.SwiGLU(t.gate, t.gate, t.up, n*F)
 }
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.

@@ -71,8 +71,8 @@ func (w *TowerTensors) Check() error {
 			len(w.Shared), len(w.Residual), g.SharedLayers, g.ResidualLayers())
 	case len(w.SemanticTokens) != g.Entries[0]:
 		return fmt.Errorf("cuda tower: %d semantic token ids for %d semantic codes", len(w.SemanticTokens), g.Entries[0])
-	case g.HeadDim > 256:
-		return fmt.Errorf("cuda tower: head_dim %d, the attention kernel takes at most 256", g.HeadDim)
+	case g.HeadDim > 256 || g.HeadDim%4 != 0:
+		return fmt.Errorf("cuda tower: head_dim %d, the attention kernel takes a multiple of 4 up to 256", g.HeadDim)
 	}
 	for c, id := range w.SemanticTokens {
 		if id < 0 || id >= w.TextVocab {
