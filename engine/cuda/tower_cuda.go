@@ -5,6 +5,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -213,6 +216,23 @@ func (t *Tower) Result() (FrameResult, error) {
 		return FrameResult{}, err
 	}
 	return decodeFrameResult(words, len(t.g.Entries)), nil
+}
+
+// CopyResult enqueues the copy of the frame's result (FrameResultBytes)
+// into pinned host memory, to be read with ReadResult once the stream has
+// reached it: the one device-to-host transfer of a frame, capturable with it.
+func (t *Tower) CopyResult(q *Queue, pinned *Block) error {
+	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < FrameResultBytes {
+		return fmt.Errorf("cuda tower: the frame result needs %d bytes of pinned host memory", FrameResultBytes)
+	}
+	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.d.stream)
+}
+
+// ReadResult decodes a result CopyResult placed in pinned memory (after the
+// stream passed the copy).
+func (t *Tower) ReadResult(pinned *Block) FrameResult {
+	words := unsafe.Slice((*uint32)(pinned.Host), FrameResultBytes/4)
+	return decodeFrameResult(words, len(t.g.Entries))
 }
 
 // Control is the frame control block: the frame's result is FrameResultBytes

@@ -201,9 +201,15 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 	// One frame graph serves every frame; the first frames run as plain
 	// launches, the rest replay it.
 	hidden := alloc(t, D*4)
+	pinned, err := dev.AllocPinned(FrameResultBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Free(pinned)
+	frame := func(q *Queue) error { return firstErr(tw.Frame(q, hidden), tw.CopyResult(q, pinned)) }
 	var graph *Graph
 	if err := dev.Run(func(q *Queue) (err error) {
-		graph, err = q.Capture(func(q *Queue) error { return tw.Frame(q, hidden) })
+		graph, err = q.Capture(frame)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -217,10 +223,10 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 	worst := map[string]float64{}
 	semRef := make([]float32, g.Entries[0]+1)
 	fbRef := make([]float32, D)
-	for frame := 0; frame < forced+drawn; frame++ {
+	for fi := 0; fi < forced+drawn; fi++ {
 		h := randNonZero(r, D)
 		var codes []int
-		if frame < forced {
+		if fi < forced {
 			codes = make([]int, ncb)
 			for i := range codes {
 				codes[i] = r.IntN(g.Entries[i])
@@ -235,8 +241,8 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 			}
 		}
 		if err := dev.Run(func(q *Queue) error {
-			if frame%2 == 0 {
-				return tw.Frame(q, hidden)
+			if fi%2 == 0 {
+				return frame(q)
 			}
 			return q.LaunchGraph(graph)
 		}); err != nil {
@@ -246,30 +252,33 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if pr := tw.ReadResult(pinned); fmt.Sprint(pr) != fmt.Sprint(res) {
+			t.Fatalf("frame %d: pinned copy of the result %+v, control block %+v", fi, pr, res)
+		}
 		if err := res.Err(); err != nil {
-			t.Fatalf("frame %d: %v", frame, err)
+			t.Fatalf("frame %d: %v", fi, err)
 		}
 		if res.End {
-			t.Fatalf("frame %d: end of speech reported", frame)
+			t.Fatalf("frame %d: end of speech reported", fi)
 		}
 		check := func(what string, got, want []float32) {
 			t.Helper()
-			rel := finiteRelErr(t, fmt.Sprintf("frame %d %s", frame, what), got, want)
+			rel := finiteRelErr(t, fmt.Sprintf("frame %d %s", fi, what), got, want)
 			worst[what] = max(worst[what], rel)
 			if !(rel <= tol) {
-				t.Fatalf("frame %d %s: relative error %.3g > %g", frame, what, rel, tol)
+				t.Fatalf("frame %d %s: relative error %.3g > %g", fi, what, rel, tol)
 			}
 		}
 		f.heads.SemanticLogits(semRef, h)
 		check("semantic logits", download(t, tw.SemanticLogits(), len(semRef)), semRef)
-		if frame >= forced { // drawn on the device: the CPU sampler on the device's logits
+		if fi >= forced { // drawn on the device: the CPU sampler on the device's logits
 			codes = res.Codes
 			got := download(t, tw.SemanticLogits(), len(semRef))
-			if c, err := sampler.Sample(got, frame, 0); err != nil || c != codes[0] {
-				t.Fatalf("frame %d codebook 0: device drew %d, CPU sampler %d (%v)", frame, codes[0], c, err)
+			if c, err := sampler.Sample(got, fi, 0); err != nil || c != codes[0] {
+				t.Fatalf("frame %d codebook 0: device drew %d, CPU sampler %d (%v)", fi, codes[0], c, err)
 			}
 		} else if fmt.Sprint(res.Codes) != fmt.Sprint(codes) {
-			t.Fatalf("frame %d: forced %v, result %v", frame, codes, res.Codes)
+			t.Fatalf("frame %d: forced %v, result %v", fi, codes, res.Codes)
 		}
 		if err := ref.Shared(h, codes[0]); err != nil {
 			t.Fatal(err)
@@ -281,9 +290,9 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 			}
 			got := download(t, tw.ResidualLogits(j), len(want))
 			check(fmt.Sprintf("codebook %d logits", j), got, want)
-			if frame >= forced {
-				if c, err := sampler.Sample(got, frame, j); err != nil || c != codes[j] {
-					t.Fatalf("frame %d codebook %d: device drew %d, CPU sampler %d (%v)", frame, j, codes[j], c, err)
+			if fi >= forced {
+				if c, err := sampler.Sample(got, fi, j); err != nil || c != codes[j] {
+					t.Fatalf("frame %d codebook %d: device drew %d, CPU sampler %d (%v)", fi, j, codes[j], c, err)
 				}
 			}
 		}
@@ -293,7 +302,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 		got := download(t, tw.FeedbackRow(), D)
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(fbRef[i]) {
-				t.Fatalf("frame %d feedback row [%d] = %v, CPU %v (must be bit-exact)", frame, i, got[i], fbRef[i])
+				t.Fatalf("frame %d feedback row [%d] = %v, CPU %v (must be bit-exact)", fi, i, got[i], fbRef[i])
 			}
 		}
 	}
@@ -358,5 +367,37 @@ func TestTowerRefusesBadSetup(t *testing.T) {
 	}
 	if err := tw.Begin(drama3.Sampling{Temperature: 1, TopP: 0}, 1); err == nil {
 		t.Error("top_p 0 accepted")
+	}
+}
+
+func TestGatherBF16Rows(t *testing.T) {
+	r := newRand(t)
+	const vocab, width = 300, 136
+	table := bf16s(randNonZero(r, vocab*width))
+	ids := []int32{299, 0, 17, 17, 150}
+	src := upload(t, table)
+	idb := upload(t, ids)
+	dst := alloc(t, len(ids)*width*2)
+	if err := dev.Fill32(dst, nanBits); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Run(func(q *Queue) error {
+		return q.GatherBF16Rows(DevTensor{Block: dst}, DevTensor{Block: src}, idb, len(ids), width)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]uint16, len(ids)*width)
+	if err := Download(dev, got, dst, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		for c := 0; c < width; c++ {
+			if got[i*width+c] != table[int(id)*width+c] {
+				t.Fatalf("row %d (id %d) column %d: %#x, want %#x", i, id, c, got[i*width+c], table[int(id)*width+c])
+			}
+		}
 	}
 }
