@@ -79,36 +79,42 @@ __device__ __forceinline__ int block_count(int c, int (*cnt)[32], int& parity) {
     return __reduce_add_sync(FULL_MASK, buf[lane]);
 }
 
+// sort_step is one step (k, j) of a bitonic network over sh.sort's first P
+// entries: one compare-exchange per pair and thread.
+__device__ __forceinline__ void sort_step(SampleShared& sh, int P, int k, int j, int tid) {
+    for (int m = tid; m < P / 2; m += SAMPLE_THREADS) {
+        const int i = ((m & ~(j - 1)) << 1) | (m & (j - 1)), l = i | j;
+        const uint64_t a = ((uint64_t)sh.sort.key[i] << 16) | sh.sort.idx[i];
+        const uint64_t b = ((uint64_t)sh.sort.key[l] << 16) | sh.sort.idx[l];
+        if ((a > b) == ((i & k) == 0)) {
+            sh.sort.key[i] = (uint32_t)(b >> 16);
+            sh.sort.idx[i] = (uint16_t)b;
+            sh.sort.key[l] = (uint32_t)(a >> 16);
+            sh.sort.idx[l] = (uint16_t)a;
+        }
+    }
+}
+
 // sort_pairs sorts sh.sort's first P entries (a power of two ≥ 32) by
-// (key, idx), ascending: a bitonic network, one compare-exchange per pair
-// and thread per step; networks of one warp's pairs sync the warp only.
+// (key, idx), ascending; a network of one warp's pairs syncs the warp only.
 __device__ void sort_pairs(SampleShared& sh, int P) {
     const int tid = threadIdx.x;
-    const bool small = P <= 64;
-    if (small && tid >= 32) {
+    if (P <= 64) {  // one warp's pairs
+        if (tid < 32) {
+            for (int k = 2; k <= P; k <<= 1)
+                for (int j = k >> 1; j > 0; j >>= 1) {
+                    sort_step(sh, P, k, j, tid);
+                    __syncwarp();
+                }
+        }
         __syncthreads();
         return;
     }
-    for (int k = 2; k <= P; k <<= 1) {
+    for (int k = 2; k <= P; k <<= 1)
         for (int j = k >> 1; j > 0; j >>= 1) {
-            for (int m = tid; m < P / 2; m += SAMPLE_THREADS) {
-                const int i = ((m & ~(j - 1)) << 1) | (m & (j - 1)), l = i | j;
-                const uint64_t a = ((uint64_t)sh.sort.key[i] << 16) | sh.sort.idx[i];
-                const uint64_t b = ((uint64_t)sh.sort.key[l] << 16) | sh.sort.idx[l];
-                if ((a > b) == ((i & k) == 0)) {
-                    sh.sort.key[i] = (uint32_t)(b >> 16);
-                    sh.sort.idx[i] = (uint16_t)b;
-                    sh.sort.key[l] = (uint32_t)(a >> 16);
-                    sh.sort.idx[l] = (uint16_t)a;
-                }
-            }
-            if (small)
-                __syncwarp();
-            else
-                __syncthreads();
+            sort_step(sh, P, k, j, tid);
+            __syncthreads();
         }
-    }
-    if (small) __syncthreads();
 }
 
 // ---------------------------------------------------------------------------
