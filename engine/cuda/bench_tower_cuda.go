@@ -55,42 +55,42 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	vocab := g.Entries[0] + 1000
 	// Lay the tensors out in one block.
 	var size int64
-	place := func(bytes int64) DevTensor {
+	place := func(bytes int64) Tensor {
 		off := (size + 255) &^ 255
 		size = off + bytes
-		return DevTensor{Off: off}
+		return Tensor{Off: off}
 	}
 	w := TowerTensors{Geometry: g, TextVocab: vocab}
 	type fill struct {
-		t      *DevTensor
+		t      *Tensor
 		n      int64
 		bf16   bool
 		lo, hi float32
 	}
 	var fills []fill
-	mat := func(t *DevTensor, rows, cols int64) {
+	mat := func(t *Tensor, rows, cols int64) {
 		*t = place(rows * cols * 2)
 		s := float32(1 / math.Sqrt(float64(cols)))
 		fills = append(fills, fill{t, rows * cols, true, -s, s})
 	}
-	gain := func(t *DevTensor) {
+	gain := func(t *Tensor) {
 		*t = place(D * 4)
 		fills = append(fills, fill{t, D, false, 0.5, 1.5})
 	}
 	var perFrame int64
 	layer := func(l *TowerLayerTensors, headRows int) {
-		for _, t := range []*DevTensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
+		for _, t := range []*Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
 			gain(t)
 		}
 		hd := int64(g.HeadDim)
 		mats := []struct {
-			t          *DevTensor
+			t          *Tensor
 			rows, cols int64
 		}{{&l.EHProj, D, 2 * D}, {&l.WQKV, int64(g.Heads+2*g.KVHeads) * hd, D}, {&l.WO, D, int64(g.Heads) * hd},
 			{&l.W1, int64(g.FFN), D}, {&l.W3, int64(g.FFN), D}, {&l.W2, D, int64(g.FFN)}}
 		if headRows > 0 {
 			mats = append(mats, struct {
-				t          *DevTensor
+				t          *Tensor
 				rows, cols int64
 			}{&l.Head, int64(headRows), D})
 		}
@@ -99,7 +99,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 			perFrame += m.rows * m.cols * 2
 		}
 	}
-	w.Codebooks = make([]DevTensor, len(g.Entries))
+	w.Codebooks = make([]Tensor, len(g.Entries))
 	for i := range w.Codebooks {
 		mat(&w.Codebooks[i], int64(g.Entries[i]), D)
 	}
@@ -138,7 +138,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 				name = "fill_random_bf16"
 			}
 			blocks := int(min((f.n+255)/256, 4096))
-			if err := q.Launch(name, [3]int{blocks, 1, 1}, 256, f.t.arg(), I64Arg(f.n), IntArg(i+1), F32Arg(f.lo), F32Arg(f.hi)); err != nil {
+			if err := q.Launch(name, [3]int{blocks, 1, 1}, 256, tArg(*f.t), I64Arg(f.n), IntArg(i+1), F32Arg(f.lo), F32Arg(f.hi)); err != nil {
 				return err
 			}
 		}
@@ -161,12 +161,12 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
-	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, hidden, 0, prefill) }); err != nil {
+	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, Whole(hidden), prefill) }); err != nil {
 		return nil, err
 	}
 	var graph *Graph
 	if err := d.Run(func(q *Queue) (err error) {
-		graph, err = q.Capture(func(q *Queue) error { return tw.Frame(q, hidden) })
+		graph, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
 		return err
 	}); err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	if res.GraphMs, err = perFrameMs(replay); err != nil {
 		return nil, err
 	}
-	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, hidden) }); err != nil {
+	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) }); err != nil {
 		return nil, err
 	}
 	// The same graph under other settings: only the control block changes.

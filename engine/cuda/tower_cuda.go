@@ -26,12 +26,12 @@ type TowerOptions struct {
 	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
 }
 
-// towerMaxRows bounds the KV cache (rows a take may reach), and attnSplits
+// towerMaxRows bounds the KV cache (rows a take may reach), and towerAttnSplits
 // is ATTN_SPLITS (kernels/tower.cu): the key ranges one row's attention is
 // split into.
 const (
-	towerMaxRows = 8192
-	attnSplits   = 16
+	towerMaxRows    = 8192
+	towerAttnSplits = 16
 )
 
 // Tower is the device tower of one model with its caches. Its methods that
@@ -52,7 +52,7 @@ type Tower struct {
 	mixed, h  *Block   // [chunk, Dim]
 	qkv       *Block   // [chunk, (Heads+2·KVHeads)·HeadDim]
 	attn      *Block   // [chunk, Heads·HeadDim]
-	attnPart  *Block   // [chunk, Heads, attnSplits, HeadDim+2]: attention's per-split partials
+	attnPart  *Block   // [chunk, Heads, towerAttnSplits, HeadDim+2]: attention's per-split partials
 	attnCount *Block   // int32 [chunk, Heads]: splits done (zero between launches)
 	gate, up  *Block   // [max(chunk, 2), FFN], [chunk, FFN]
 	ids01     *Block   // int32 {0, 1}: gate and up as one launch
@@ -110,7 +110,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.x, t.normed, t.mixed, t.h = alloc(n*D*4), alloc(n*D*4), alloc(n*D*4), alloc(n*D*4)
 	t.qkv = alloc(n * width * 4)
 	t.attn = alloc(n * int64(g.Heads*g.HeadDim) * 4)
-	t.attnPart = alloc(n * int64(g.Heads*attnSplits*(g.HeadDim+2)) * 4)
+	t.attnPart = alloc(n * int64(g.Heads*towerAttnSplits*(g.HeadDim+2)) * 4)
 	t.attnCount = alloc(n * int64(g.Heads) * 4)
 	t.gate, t.up = alloc(max(n, 2)*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
 	t.ids01 = alloc(8)
@@ -131,7 +131,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	tables := make([]uint64, len(g.Entries))
 	entries := make([]int32, len(g.Entries))
 	for i, cb := range w.Codebooks {
-		tables[i] = uint64(cb.arg())
+		tables[i] = uint64(tArg(cb))
 		entries[i] = int32(g.Entries[i])
 	}
 	tokens := make([]int32, len(w.SemanticTokens))
@@ -249,15 +249,15 @@ func (t *Tower) ResidualLogits(j int) *Block { return t.residual[j-1] }
 func (t *Tower) FeedbackRow() *Block { return t.feedback }
 
 // Prefill enqueues n text rows (code mask 0) through every layer, given the
-// backbone's final-norm hidden states [n, Dim] at byte offset off of hidden.
-func (t *Tower) Prefill(q *Queue, hidden *Block, off int64, n int) error {
+// backbone's final-norm hidden states [n, Dim] at hidden.
+func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 	D := t.g.Dim
-	if err := checkFits(hidden, off, int64(n)*int64(D)*4, "tower prefill hidden rows"); err != nil {
+	if err := hidden.fits(int64(n)*int64(D)*4, "tower prefill hidden rows"); err != nil {
 		return err
 	}
 	for r := 0; r < n; r += t.opt.PrefillChunk {
 		m := min(t.opt.PrefillChunk, n-r)
-		hIn := Arg(uint64(hidden.Ptr) + uint64(off) + uint64(r*D*4))
+		hIn := tArg(hidden.At(int64(r * D * 4)))
 		for li := 0; li < t.layers(); li++ {
 			if err := t.layer(q, li, m, hIn, nil, 0, 0); err != nil {
 				return err
@@ -279,18 +279,19 @@ func (t *Tower) Prefill(q *Queue, hidden *Block, off int64, n int) error {
 // and argument is the same for every frame: the launches can be captured
 // once (Queue.Capture) and replayed. Rows past MaxRows are not written; the
 // result's error bits say so (rows are counted on the device only).
-func (t *Tower) Frame(q *Queue, hidden *Block) error {
+func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	g := &t.g
-	if err := checkFits(hidden, 0, int64(g.Dim)*4, "tower hidden row"); err != nil {
+	row, err := hidden.view(int64(g.Dim)*4, "tower hidden row")
+	if err != nil {
 		return err
 	}
-	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, 1, hidden, t.semantic); err != nil {
+	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, 1, row, t.semantic); err != nil {
 		return err
 	}
 	if err := q.SampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl); err != nil {
 		return err
 	}
-	hIn := PtrArg(hidden)
+	hIn := tArg(hidden)
 	for li := 0; li < g.SharedLayers; li++ {
 		if err := t.layer(q, li, 1, hIn, &t.w.Codebooks[0], g.Entries[0], 0); err != nil {
 			return err
@@ -310,7 +311,7 @@ func (t *Tower) Frame(q *Queue, hidden *Block) error {
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
 	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, elementwiseThreads,
-		PtrArg(t.feedback), t.w.TextEmbed.arg(), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
+		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
 		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
 		return err
 	}
@@ -324,7 +325,7 @@ func (t *Tower) layers() int { return t.g.SharedLayers + t.g.ResidualLayers() }
 
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
-func (t *Tower) project(q *Queue, W DevTensor, rows, cols, n int, x, y *Block) error {
+func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
 	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1)}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols
@@ -335,7 +336,7 @@ func (t *Tower) project(q *Queue, W DevTensor, rows, cols, n int, x, y *Block) e
 // layer enqueues tower layer li over n rows at positions ctrl.pos…: hIn
 // [n, Dim] is h_in (t.h is h_out); table nil means text rows (mask 0), else
 // the row embeds code ctrl.codes[slot] of table ([entries, Dim]).
-func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *DevTensor, entries, slot int) error {
+func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot int) error {
 	g := &t.g
 	lw := &t.w.Shared[0]
 	if li < g.SharedLayers {
@@ -347,7 +348,7 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *DevTensor, entries, s
 	width := (nh + 2*nkv) * hd
 	tableArg := NullArg
 	if table != nil {
-		tableArg = table.arg()
+		tableArg = tArg(*table)
 	}
 	kvBytes := uint64(t.opt.MaxRows) * uint64(nkv*hd) * 4
 	kc := Arg(uint64(t.kv.Ptr) + uint64(li)*2*kvBytes)
@@ -360,7 +361,7 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *DevTensor, entries, s
 	return firstErrFn(
 		func() error {
 			return q.Launch("tower_eh_input", rows, elementwiseThreads, PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
-				IntArg(slot), IntArg(entries), lw.ENorm.arg(), lw.HNorm.arg(), IntArg(D), F32Arg(g.Eps))
+				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
 		func() error { return t.addNorm(q, t.normed, NullArg, lw.AttentionNorm, n) },
@@ -370,7 +371,7 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *DevTensor, entries, s
 				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows))
 		},
 		func() error {
-			return q.Launch("tower_attend", [3]int{nh, attnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+			return q.Launch("tower_attend", [3]int{nh, towerAttnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
 				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
 				IntArg(t.opt.MaxRows))
 		},
@@ -403,9 +404,9 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 }
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
-func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w DevTensor, n int) error {
+func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
 	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, elementwiseThreads,
-		PtrArg(out), PtrArg(t.x), add, w.arg(), IntArg(t.g.Dim), F32Arg(t.g.Eps))
+		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
 }
 
 func firstErrFn(fs ...func() error) error {
@@ -420,12 +421,12 @@ func firstErrFn(fs ...func() error) error {
 // GatherBF16Rows enqueues dst[i, :] = src[ids[i], :] for n int32 ids over
 // BF16 rows of width (the semantic head from LM head rows, once at load); the
 // caller guarantees every id is a row of src.
-func (q *Queue) GatherBF16Rows(dst, src DevTensor, ids *Block, n, width int) error {
+func (q *Queue) GatherBF16Rows(dst, src Tensor, ids *Block, n, width int) error {
 	if err := checkFits(ids, 0, int64(n)*4, "bf16 gather ids"); err != nil {
 		return err
 	}
-	if err := dst.check(int64(n)*int64(width)*2, "bf16 gather destination"); err != nil {
+	if err := dst.fits(int64(n)*int64(width)*2, "bf16 gather destination"); err != nil {
 		return err
 	}
-	return q.Launch("bf16_gather_rows", [3]int{n, 1, 1}, elementwiseThreads, dst.arg(), src.arg(), PtrArg(ids), IntArg(width))
+	return q.Launch("bf16_gather_rows", [3]int{n, 1, 1}, elementwiseThreads, tArg(dst), tArg(src), PtrArg(ids), IntArg(width))
 }

@@ -24,17 +24,17 @@ import (
 // the model's arena does.
 type testArena struct {
 	data []byte
-	ts   []*DevTensor
+	ts   []*Tensor
 }
 
-func (a *testArena) put(b []byte) DevTensor {
+func (a *testArena) put(b []byte) Tensor {
 	off := (len(a.data) + 255) &^ 255
 	a.data = append(a.data, make([]byte, off-len(a.data))...)
 	a.data = append(a.data, b...)
-	return DevTensor{Off: int64(off)}
+	return Tensor{Off: int64(off)}
 }
 
-func (a *testArena) bf16(dst *DevTensor, v []float32) {
+func (a *testArena) bf16(dst *Tensor, v []float32) {
 	b := make([]byte, 2*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint16(b[2*i:], checkpoint.F32ToBF16(x))
@@ -43,7 +43,7 @@ func (a *testArena) bf16(dst *DevTensor, v []float32) {
 	a.ts = append(a.ts, dst)
 }
 
-func (a *testArena) f32(dst *DevTensor, v []float32) {
+func (a *testArena) f32(dst *Tensor, v []float32) {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
@@ -96,7 +96,7 @@ func newTowerFixture(t *testing.T, r *rand.Rand, cfg *drama3.Config) *towerFixtu
 	f := &towerFixture{g: g, cpuW: &cpu.TowerWeights{Geometry: g}}
 	var a testArena
 	f.dev.Geometry = g
-	f.dev.Codebooks = make([]DevTensor, len(g.Entries))
+	f.dev.Codebooks = make([]Tensor, len(g.Entries))
 	for i, n := range g.Entries {
 		e := roundBF16(r, n, D)
 		for k := range e { // embeddings of unit scale, as a table's rows are
@@ -191,7 +191,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 	// Prompt rows.
 	text := randNonZero(r, promptRows*D)
 	textBlk := upload(t, text)
-	if err := dev.Run(func(q *Queue) error { return tw.Prefill(q, textBlk, 0, promptRows) }); err != nil {
+	if err := dev.Run(func(q *Queue) error { return tw.Prefill(q, Whole(textBlk), promptRows) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := ref.Text(text, promptRows); err != nil {
@@ -206,7 +206,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 		t.Fatal(err)
 	}
 	defer dev.Free(pinned)
-	frame := func(q *Queue) error { return firstErr(tw.Frame(q, hidden), tw.CopyResult(q, pinned)) }
+	frame := func(q *Queue) error { return firstErr(tw.Frame(q, Whole(hidden)), tw.CopyResult(q, pinned)) }
 	var graph *Graph
 	if err := dev.Run(func(q *Queue) (err error) {
 		graph, err = q.Capture(frame)
@@ -382,7 +382,7 @@ func TestGatherBF16Rows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := dev.Run(func(q *Queue) error {
-		return q.GatherBF16Rows(DevTensor{Block: dst}, DevTensor{Block: src}, idb, len(ids), width)
+		return q.GatherBF16Rows(Tensor{Block: dst}, Tensor{Block: src}, idb, len(ids), width)
 	}); err != nil {
 		t.Fatal(err)
 	}
