@@ -299,12 +299,7 @@ func (t *Tower) frameProjections(q *Queue, hidden *Block) error {
 		return err
 	}
 	for li := 0; li < t.layers(); li++ {
-		lw := &t.w.Shared[0]
-		if li < g.SharedLayers {
-			lw = &t.w.Shared[li]
-		} else {
-			lw = &t.w.Residual[li-g.SharedLayers]
-		}
+		lw := t.layerTensors(li)
 		if err := firstErr(
 			t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x),
 			t.project(q, lw.WQKV, (g.Heads+2*g.KVHeads)*hd, D, 1, t.normed, t.qkv),

@@ -323,6 +323,14 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 
 func (t *Tower) layers() int { return t.g.SharedLayers + t.g.ResidualLayers() }
 
+// layerTensors is tower layer li's weights (the shared layers first).
+func (t *Tower) layerTensors(li int) *TowerLayerTensors {
+	if li < t.g.SharedLayers {
+		return &t.w.Shared[li]
+	}
+	return &t.w.Residual[li-t.g.SharedLayers]
+}
+
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
 func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
@@ -338,12 +346,7 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 // the row embeds code ctrl.codes[slot] of table ([entries, Dim]).
 func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot int) error {
 	g := &t.g
-	lw := &t.w.Shared[0]
-	if li < g.SharedLayers {
-		lw = &t.w.Shared[li]
-	} else {
-		lw = &t.w.Residual[li-g.SharedLayers]
-	}
+	lw := t.layerTensors(li)
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
 	width := (nh + 2*nkv) * hd
 	tableArg := NullArg
