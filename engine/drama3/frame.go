@@ -10,7 +10,8 @@ import (
 // codec's history kept by the backend. A GPU backend implements it with the
 // whole frame on the device (one graph per frame, sampling device-side); the
 // CPU backend with StepFrames over its fine-grained steps and the host
-// sampler, which is the reference both must match code for code.
+// sampler: the reference, which a device backend follows draw for draw (up to
+// the last-bit rounding docs/MODEL.md describes under Sampler).
 
 // FrameBackend makes the frames of one take at a time. Calls come from one
 // goroutine: Begin, then Frame until the loop stops, with Decode of frames
