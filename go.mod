@@ -7,6 +7,7 @@ require (
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/ebitengine/oto/v3 v3.4.0
 	github.com/gorilla/websocket v1.5.3
+	github.com/mewkiz/flac v1.0.14
 	github.com/wailsapp/wails/v2 v2.12.0
 	golang.org/x/sys v0.36.0
 	golang.org/x/text v0.23.0
@@ -30,7 +31,6 @@ require (
 	github.com/leaanthony/u v1.1.1 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/mewkiz/flac v1.0.14 // indirect
 	github.com/mewkiz/pkg v0.0.0-20250417130911-3f050ff8c56d // indirect
 	github.com/mewpkg/term v0.0.0-20241026122259-37a80af23985 // indirect
 	github.com/pkg/browser v0.0.0-20240102092130-5ac0b6a4141c // indirect

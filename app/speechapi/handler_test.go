@@ -23,9 +23,9 @@ import (
 // disconnects and the queue.
 type fakeEngine struct {
 	last      engine.SpeechRequest // the last request (tests run takes one at a time)
-	frames    int  // frames per take
-	failAfter int  // >0: return an error after this many chunks
-	skipFrame bool // leave a one-frame gap after the first chunk (an engine bug)
+	frames    int                  // frames per take
+	failAfter int                  // >0: return an error after this many chunks
+	skipFrame bool                 // leave a one-frame gap after the first chunk (an engine bug)
 }
 
 const fakeSPF = 16 // samples per frame of the fake engine
