@@ -15,6 +15,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"proscenium/app/voice"
 	"proscenium/engine"
 )
 
@@ -41,6 +42,9 @@ type Settings struct {
 	ServerPort int `json:"server_port"`
 	// TakesLimitBytes caps the takes kept on disk; the oldest go first.
 	TakesLimitBytes int64 `json:"takes_limit_bytes"`
+	// Voices are the user's named voices (app/voices.go), spoken by the
+	// speech API.
+	Voices []voice.Voice `json:"voices"`
 }
 
 // Preset is a named set of sampling settings.
@@ -76,6 +80,7 @@ func DefaultPresets() []Preset {
 
 func (s Settings) clone() Settings {
 	s.Presets = append([]Preset(nil), s.Presets...)
+	s.Voices = cloneVoices(s.Voices)
 	return s
 }
 
@@ -104,14 +109,8 @@ func DefaultSettings() Settings {
 // ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
 // greedy), 0 < top_p ≤ 1, top_k ≥ 0 (0 switches it off).
 func ValidateSampling(s engine.Sampling) error {
-	t, p := float64(s.Temperature), float64(s.TopP)
-	switch {
-	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
-		return fmt.Errorf("%w: temperature must be a number ≥ 0, got %v", ErrInvalid, s.Temperature)
-	case math.IsNaN(p) || !(p > 0 && p <= 1):
-		return fmt.Errorf("%w: top_p must be in (0, 1], got %v", ErrInvalid, s.TopP)
-	case s.TopK < 0:
-		return fmt.Errorf("%w: top_k must be ≥ 0 (0 is off), got %d", ErrInvalid, s.TopK)
+	if err := voice.CheckSampling(s); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }
@@ -175,6 +174,9 @@ func (s Settings) Validate() error {
 	}
 	if s.TakesLimitBytes < 1<<20 {
 		return fmt.Errorf("%w: takes_limit_bytes must be at least 1 MiB, got %d", ErrInvalid, s.TakesLimitBytes)
+	}
+	if err := voice.ValidateAll(s.Voices); err != nil {
+		return fmt.Errorf("%w: voices: %w", ErrInvalid, err)
 	}
 	return nil
 }

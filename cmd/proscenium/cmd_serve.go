@@ -83,7 +83,7 @@ func runServe(args []string) error {
 		return err
 	}
 	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
-		servedModelID, speechapi.DefaultLimits()).Register(mux)
+		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).Register(mux)
 
 	if !loopback {
 		fmt.Fprintf(os.Stderr, "proscenium serve: warning: listening on %s, reachable from other machines; the server has no authentication\n", ln.Addr())
