@@ -103,7 +103,8 @@ const (
 // (about 95 s at 21.5 frames/s).
 func DefaultSettings() Settings {
 	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048, Presets: DefaultPresets(),
-		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit}
+		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
+		Voices: []voice.Voice{}}
 }
 
 // ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is

@@ -18,6 +18,7 @@ import type {
   StudioStatus,
   Take,
   TokenCount,
+  Voice,
 } from './types';
 
 export interface Service {
@@ -50,6 +51,9 @@ export interface Service {
   pausePlayback(paused: boolean): Promise<PlaybackStatus>;
   stopPlayback(): Promise<PlaybackStatus>;
   playback(): Promise<PlaybackStatus>;
+  voices(): Promise<Voice[]>;
+  saveVoice(v: Voice): Promise<Voice[]>;
+  deleteVoice(name: string): Promise<Voice[]>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
@@ -86,6 +90,9 @@ export function createService(t: Transport): Service {
     pausePlayback: (paused) => c('PausePlayback', [paused]),
     stopPlayback: () => c('StopPlayback', []),
     playback: () => c('Playback', []),
+    voices: () => c('Voices', []),
+    saveVoice: (v) => c('SaveVoice', [v]),
+    deleteVoice: (name) => c('DeleteVoice', [name]),
     takePCM: (id) => t.fetchPCM(id),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
   };
