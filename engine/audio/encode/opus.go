@@ -3,7 +3,6 @@ package encode
 // #cgo pkg-config: libopusenc
 // #include <opusenc.h>
 // static int set_bitrate(OggOpusEnc *e, opus_int32 b) { return ope_encoder_ctl(e, OPUS_SET_BITRATE(b)); }
-// static int set_speech(OggOpusEnc *e) { return ope_encoder_ctl(e, OPUS_SET_SIGNAL(OPUS_SIGNAL_VOICE)); }
 // static int set_no_delay(OggOpusEnc *e) { return ope_encoder_ctl(e, OPE_SET_DECISION_DELAY(0)); }
 import "C"
 
@@ -46,10 +45,6 @@ func newOpus(w io.Writer, rate int) (Encoder, error) {
 	if rc := C.set_bitrate(enc, opusBitrate); rc != C.OPE_OK {
 		e.free()
 		return nil, fmt.Errorf("setting the bitrate: %s", C.GoString(C.ope_strerror(rc)))
-	}
-	if rc := C.set_speech(enc); rc != C.OPE_OK {
-		e.free()
-		return nil, fmt.Errorf("setting the signal type: %s", C.GoString(C.ope_strerror(rc)))
 	}
 	// libopusenc holds back 2 s of input by default to plan ahead; a
 	// stream must not wait for that.
