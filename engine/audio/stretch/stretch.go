@@ -1,7 +1,9 @@
 // Package stretch changes the speed of mono float32 audio without changing
-// its pitch, with the Rubber Band library's real-time stretcher (its R3
-// "finer" engine), chunk by chunk, so a take can be stretched while it
-// streams.
+// its pitch, with the Rubber Band library's real-time stretcher, chunk by
+// chunk, so a take can be stretched while it streams. It uses the R2
+// ("faster") engine: R3 ("finer") cost 70–120 ms of CPU per second of audio
+// on the dev machine, past the 5 % of real time the API allows its audio
+// processing (docs/PERF.md).
 package stretch
 
 // #cgo pkg-config: rubberband
@@ -52,7 +54,7 @@ func New(rate int, speed float64) (*Stretcher, error) {
 	if rate <= 0 {
 		return nil, fmt.Errorf("stretch: rate must be positive, got %d", rate)
 	}
-	opts := C.RubberBandOptionProcessRealTime | C.RubberBandOptionEngineFiner |
+	opts := C.RubberBandOptionProcessRealTime | C.RubberBandOptionEngineFaster |
 		C.RubberBandOptionFormantPreserved | C.RubberBandOptionThreadingNever
 	s := C.rubberband_new(C.uint(rate), 1, C.RubberBandOptions(opts), C.double(1/speed), 1)
 	if s == nil {
