@@ -55,7 +55,7 @@ func New(rate int, speed float64) (*Stretcher, error) {
 		return nil, fmt.Errorf("stretch: rate must be positive, got %d", rate)
 	}
 	opts := C.RubberBandOptionProcessRealTime | C.RubberBandOptionEngineFaster |
-		C.RubberBandOptionFormantPreserved | C.RubberBandOptionThreadingNever
+		C.RubberBandOptionThreadingNever
 	s := C.rubberband_new(C.uint(rate), 1, C.RubberBandOptions(opts), C.double(1/speed), 1)
 	if s == nil {
 		return nil, errors.New("rubberband_new failed")
