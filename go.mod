@@ -9,6 +9,7 @@ require (
 	github.com/gorilla/websocket v1.5.3
 	github.com/mewkiz/flac v1.0.14
 	github.com/wailsapp/wails/v2 v2.12.0
+	golang.org/x/net v0.38.0
 	golang.org/x/sys v0.36.0
 	golang.org/x/text v0.23.0
 	gorgonia.org/cu v0.9.6
@@ -43,5 +44,4 @@ require (
 	github.com/wailsapp/go-webview2 v1.0.22 // indirect
 	github.com/wailsapp/mimetype v1.4.1 // indirect
 	golang.org/x/crypto v0.36.0 // indirect
-	golang.org/x/net v0.38.0 // indirect
 )

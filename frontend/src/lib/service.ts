@@ -1,5 +1,5 @@
 // The typed face of the Go app.Service over any Transport.
-import type { Transport } from './transport';
+import type { TakeFile, Transport } from './transport';
 import type {
   EventData,
   EventName,
@@ -17,6 +17,8 @@ import type {
   StatsView,
   StudioStatus,
   Take,
+  TakesLimitChange,
+  TakesLimitEffect,
   TokenCount,
   Voice,
 } from './types';
@@ -32,6 +34,10 @@ export interface Service {
   stats(): Promise<StatsView>;
   settings(): Promise<Settings>;
   setSettings(s: Settings): Promise<Settings>;
+  /** What a takes limit would remove now (nothing changes). */
+  takesLimitEffect(limit: number): Promise<TakesLimitEffect>;
+  /** Sets the takes limit, removing the takes the user confirmed (exactly those it needs gone). */
+  applyTakesLimit(c: TakesLimitChange): Promise<Settings>;
   takes(): Promise<Take[]>;
   studio(): Promise<StudioStatus>;
   takePeaks(id: number): Promise<Peaks>;
@@ -56,6 +62,8 @@ export interface Service {
   deleteVoice(name: string): Promise<Voice[]>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
+  /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
+  takeFile(id: number, format: string): Promise<TakeFile>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
 }
 
@@ -71,6 +79,8 @@ export function createService(t: Transport): Service {
     stats: () => c('Stats', []),
     settings: () => c('Settings', []),
     setSettings: (s) => c('SetSettings', [s]),
+    takesLimitEffect: (limit) => c('TakesLimitEffect', [limit]),
+    applyTakesLimit: (ch) => c('ApplyTakesLimit', [ch]),
     takes: () => c('Takes', []),
     studio: () => c('Studio', []),
     takePeaks: (id) => c('TakePeaks', [id]),
@@ -94,6 +104,7 @@ export function createService(t: Transport): Service {
     saveVoice: (v) => c('SaveVoice', [v]),
     deleteVoice: (name) => c('DeleteVoice', [name]),
     takePCM: (id) => t.fetchPCM(id),
+    takeFile: (id, format) => t.fetchExport(id, format),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
   };
 }
