@@ -95,7 +95,7 @@ const (
 	MaxFramesLimit = 1 << 16
 	// MaxSeed is the largest seed a JavaScript number holds exactly
 	// (2^53 − 1), so the UI shows and sends back the seed it was given.
-	MaxSeed = 1<<53 - 1
+	MaxSeed = voice.MaxSeed
 	// maxSettingsFileBytes bounds what LoadSettings reads.
 	maxSettingsFileBytes = 4 * MaxScriptBytes
 )
