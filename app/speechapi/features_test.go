@@ -177,3 +177,17 @@ func TestSpeedAndRate(t *testing.T) {
 		t.Errorf("16 kHz: %d samples, want %d", got, (whole*16000+22050)/44100)
 	}
 }
+
+// A take that fails after its first audio ends an sse stream with an error
+// event and without speech.audio.done, the connection cut short.
+func TestSSEFaultMidway(t *testing.T) {
+	url := serveVoices(t, &fakeEngine{frames: 30, failAfter: 3}, nil)
+	resp := postURL(t, url, `{"model":"drama-3","input":"x","response_format":"pcm","stream_format":"sse"}`)
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Error("the cut stream read as complete")
+	}
+	if !strings.Contains(string(body), `"type":"error"`) || strings.Contains(string(body), "speech.audio.done") {
+		t.Errorf("events: %s", body)
+	}
+}
