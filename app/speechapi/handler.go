@@ -329,6 +329,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 	case err != nil:
 		if sse {
 			writeEvent(w, map[string]any{"type": "error", "error": map[string]any{"message": "synthesis failed: " + err.Error(), "type": "server_error"}})
+			rc.Flush() // before the abort, which drops what is buffered
 		}
 		panic(http.ErrAbortHandler) // ends the response without its last chunk
 	}
