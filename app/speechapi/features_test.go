@@ -60,7 +60,9 @@ func TestFormatsAndDefaults(t *testing.T) {
 // sse events carry, base64-encoded, exactly the bytes of the audio stream,
 // then speech.audio.done with the usage and the finish reason.
 func TestSSEMatchesAudioStream(t *testing.T) {
-	url := serveVoices(t, &fakeEngine{frames: 30}, nil)
+	srv, h := serveHandler(t, &fakeEngine{frames: 30}, DefaultLimits())
+	h.WithTokenCounter(func(text string) (int, error) { return len(strings.Fields(text)), nil })
+	url := srv.URL
 	for _, format := range []string{"pcm", "flac", "mp3"} {
 		req := `{"model":"drama-3","input":"x","seed":4,"response_format":"` + format + `"`
 		raw := postURL(t, url, req+`,"stream_format":"audio"}`)
@@ -99,7 +101,8 @@ func TestSSEMatchesAudioStream(t *testing.T) {
 			t.Errorf("%s: %d bytes in %d events, audio stream %d bytes", format, len(got), deltas, len(want))
 		}
 		usage, _ := done["usage"].(map[string]any)
-		if done == nil || usage["output_tokens"] != float64(30) || done["finish_reason"] != "stop" {
+		if done == nil || usage["output_tokens"] != float64(30) || usage["input_tokens"] != float64(1) ||
+			usage["total_tokens"] != float64(31) || done["finish_reason"] != "stop" {
 			t.Errorf("%s: done event %v", format, done)
 		}
 	}

@@ -45,6 +45,7 @@ type Handler struct {
 	lim     Limits
 	q       *queue
 	voices  func() []voice.Voice
+	tokens  func(text string) (int, error) // nil: usage has no input_tokens
 }
 
 // New returns the speech API for the engine that eng returns, serving the
@@ -59,6 +60,14 @@ func New(eng EngineFunc, modelID string, lim Limits) *Handler {
 // speakable and lists them at GET /v1/audio/voices.
 func (h *Handler) WithVoices(fn func() []voice.Voice) *Handler {
 	h.voices = fn
+	return h
+}
+
+// WithTokenCounter lets the sse stream's usage report input_tokens: fn
+// counts the tokens of the text the model is given (the input with the
+// voice's and the instructions' prefix).
+func (h *Handler) WithTokenCounter(fn func(text string) (int, error)) *Handler {
+	h.tokens = fn
 	return h
 }
 
@@ -342,9 +351,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 	}
 	done := map[string]any{"type": "speech.audio.done"}
 	if fin != nil {
-		// usage counts the take's frames as output tokens (one frame of codes
-		// per step); the engine does not report the prompt's tokens.
-		done["usage"] = map[string]any{"output_tokens": fin.Frames}
+		done["usage"] = h.usage(req, fin)
 		done["finish_reason"] = fin.Reason
 		done["audio_frames"] = fin.Frames
 		done["real_time_factor"] = fin.RealTimeFactor
@@ -355,6 +362,20 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 }
 
 var errClientGone = errors.New("the client is gone")
+
+// usage is OpenAI's usage object: output_tokens are the take's frames (one
+// step of codes each), input_tokens the text's tokens in the model's
+// tokenizer, when a counter is set and can count.
+func (h *Handler) usage(req speechRequest, fin *engine.Finish) map[string]any {
+	u := map[string]any{"output_tokens": fin.Frames}
+	if h.tokens != nil {
+		if n, err := h.tokens(req.Text); err == nil {
+			u["input_tokens"] = n
+			u["total_tokens"] = n + fin.Frames
+		}
+	}
+	return u
+}
 
 // writeEvent writes one server-sent event carrying v as JSON.
 func writeEvent(w io.Writer, v any) error {

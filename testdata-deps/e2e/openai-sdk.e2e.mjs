@@ -256,7 +256,8 @@ async function main() {
     const audio = Buffer.concat(deltas.map((e) => Buffer.from(e.audio, 'base64')));
     const done = events.at(-1);
     check(`stream_format sse: ${deltas.length} deltas equal the whole reply`, resp.headers.get('content-type') === 'text/event-stream' && deltas.length > 1 && audio.equals(refBytes));
-    check('stream_format sse: speech.audio.done with usage', done?.type === 'speech.audio.done' && done.usage?.output_tokens === frames, JSON.stringify(done));
+    const u = done?.usage;
+    check('stream_format sse: speech.audio.done with usage', done?.type === 'speech.audio.done' && u?.output_tokens === frames && u.input_tokens > 0 && u.total_tokens === u.input_tokens + frames, JSON.stringify(done));
   }
 
   // instructions become a leading [direction]: the same take as writing it.
