@@ -32,6 +32,10 @@ export type TokenCount = Plain<app.TokenCount>;
 export type Rerun = Plain<app.Rerun>;
 export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
 export type TakesLimitChange = Plain<app.TakesLimitChange>;
+export type ScriptCheck = Plain<app.ScriptCheck>;
+export type ScriptProblem = Plain<app.ScriptProblem>;
+export type ServerStatus = Plain<app.ServerStatus>;
+export type RequestRecord = Plain<app.RequestRecord>;
 
 /** The waveform of a chunk as it arrives (app.AudioEvent). */
 export interface AudioEvent {
@@ -68,5 +72,6 @@ export interface EventData {
   notice: Notice;
   studio: StudioStatus;
   playback: PlaybackStatus;
+  server: ServerStatus;
 }
 export type EventName = keyof EventData;
