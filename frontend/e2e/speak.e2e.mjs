@@ -525,7 +525,11 @@ async function main() {
 
   // Layout: nothing wider than the window at any size; at 1280×800 the
   // page does not scroll and the script, Speak/Stop and the waveform are
-  // in view.
+  // in view. A long API take runs meanwhile (the live take in view).
+  await scriptBox.fill('<|speaker:1|>[slowly, to the crowd] Friends, Romans, countrymen, <shout>lend me your ears</shout>;\nI come to bury Caesar, not to praise him.');
+  const live = fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: "Friends, Romans, countrymen, lend me your ears;\nI come to bury Caesar, not to praise him. The evil that men do lives after them; the good is oft interred with their bones.", max_frames: 1500 }) });
+  await page.locator('[data-region="takes"] li[data-source="api"][data-state="running"] [data-waiting]').filter({ hasText: /making audio: \d{3,} frames/ }).waitFor({ timeout: 30_000 }).catch(() => {});
+  await page.evaluate(() => document.querySelectorAll('.side, .takes ol').forEach((e) => (e.scrollTop = 0)));
   for (const [w, hgt] of [[800, 900], [1024, 768], [1280, 800], [1920, 1080]]) {
     await page.setViewportSize({ width: w, height: hgt });
     await page.waitForTimeout(200);
@@ -548,7 +552,13 @@ async function main() {
     if (m.sw > w || m.over.length) fail(`at ${w} px the page is ${m.sw} px wide; overflowing: ${m.over}`);
     if (w >= 1280 && (m.sh > hgt || !m.script || !m.speak || !m.stop || !m.wave)) fail(`at ${w}×${hgt}: ${JSON.stringify(m)}`);
     console.log(`e2e: layout at ${w}×${hgt}: ${JSON.stringify(m)}`);
+    if (process.env.SCREENSHOTS && w !== 1024) {
+      const file = join(process.env.SCREENSHOTS, `browser-${w}.png`);
+      await page.screenshot({ path: file, fullPage: w < 1000 });
+      console.log(`e2e: saved ${file}`);
+    }
   }
+  if (!(await live).ok) fail('the long API take failed');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // Lowering the takes limit below what is stored says which takes would go
