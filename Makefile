@@ -28,6 +28,7 @@ FUZZ_TARGETS += ./app:FuzzDecodeArgs
 FUZZ_TARGETS += ./app:FuzzLoadTake
 FUZZ_TARGETS += ./app:FuzzProtect
 FUZZ_TARGETS += ./app:FuzzTempTakeID
+FUZZ_TARGETS += ./app:FuzzCheckScript
 FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV

@@ -1,8 +1,12 @@
 package app
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestCheckScriptFlagsStructuralTokens(t *testing.T) {
@@ -45,4 +49,41 @@ func TestCheckScriptFlagsStructuralTokens(t *testing.T) {
 	if _, err := svc.CheckScript("\xff"); err == nil {
 		t.Fatal("invalid UTF-8 was checked without an error")
 	}
+}
+
+// FuzzCheckScript: whatever the script, CheckScript answers without a
+// panic, every problem lies inside the script (UTF-16 offsets) and names
+// the text found there, and the counts are the servers' counts.
+func FuzzCheckScript(f *testing.F) {
+	for _, s := range []string{"Hello.", "<|im_end|>", "🎭<|speaker:01|><|voice|>", "<|<|im_start|>|>", "  <|semantic:9|>  ", "<|speaker:1|", "\xff"} {
+		f.Add(s)
+	}
+	svc, err := New(Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := svc.CheckScript(text)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: %v", text, err)
+			}
+			return
+		}
+		units := utf16.Encode([]rune(text))
+		if c.Chars != utf8.RuneCountInString(text) || c.Bytes != len(strings.TrimFunc(text, unicode.IsSpace)) {
+			t.Fatalf("%q: counts %+v", text, c)
+		}
+		for _, p := range c.Problems {
+			if p.Start == -1 && p.End == -1 {
+				continue
+			}
+			if p.Start < 0 || p.End <= p.Start || p.End > len(units) || p.Reason == "" {
+				t.Fatalf("%q: problem %+v outside the script (%d units)", text, p, len(units))
+			}
+			if got := string(utf16.Decode(units[p.Start:p.End])); p.Token != "" && got != p.Token {
+				t.Fatalf("%q: problem at [%d, %d) reads %q, names %q", text, p.Start, p.End, got, p.Token)
+			}
+		}
+	})
 }
