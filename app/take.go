@@ -259,7 +259,7 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 	from := len(run.rec.pcm)
 	run.rec.pcm = append(run.rec.pcm, c.PCM...)
 	t.Samples = len(run.rec.pcm)
-	id, rate, remaining := t.ID, t.FramesPerSecond, t.Request.MaxFrames-t.Frames
+	id, rate, remaining, api := t.ID, t.FramesPerSecond, t.Request.MaxFrames-t.Frames, t.Source == SourceAPI
 	run.lastChunk = c.ToFrame - c.FromFrame
 	s.mu.Unlock()
 
@@ -268,7 +268,9 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 		run.live.Chunk(c.PCM, RebufferSamples(rate, audioRate, remaining, next, spf))
 	}
 	s.publish(EventAudio, AudioEvent{TakeID: id, FromSample: from, Samples: from + len(c.PCM), Bucket: PeakBucket, Peaks: peaksOf(c.PCM)})
-	s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
+	if !api { // an API take's audio goes to the client that asked for it
+		s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
+	}
 }
 
 // storeTake writes a finished take (final is its state) under the takes

@@ -329,4 +329,17 @@ describe('App without a model', () => {
     expect(root.querySelector('[data-connection]')!.getAttribute('data-connection')).toBe('connected');
     for (const m of ['settings', 'modelStatus', 'takes', 'studio', 'stats', 'serverStatus'] as const) expect(service[m]).toHaveBeenCalledTimes(2);
   });
+
+  it('keeps the draft typed while the connection was lost, and saves it', async () => {
+    const { root, service } = await start();
+    const text = root.querySelector('textarea')!;
+    connection(false);
+    text.value = 'Typed while away.';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    connection(true);
+    await settle();
+    expect(text.value).toBe('Typed while away.');
+    expect(service.setSettings).toHaveBeenCalledWith(expect.objectContaining({ script: 'Typed while away.' }));
+  });
 });
