@@ -539,7 +539,14 @@ async function main() {
         const r = document.querySelector(sel).getBoundingClientRect();
         return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.height > 0;
       };
+      const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+      // Panels never overlap and the editor stays inside its panel.
+      const stacked =
+        box('[data-region="script"] .editor').bottom <= box('[data-region="script"]').bottom &&
+        box('[data-region="script"]').bottom <= box('[data-region="transport"]').top &&
+        box('[data-region="transport"]').bottom <= box('[data-region="waveform"]').top;
       return {
+        stacked,
         sw: document.documentElement.scrollWidth,
         sh: document.documentElement.scrollHeight,
         over: over.slice(0, 5),
@@ -549,7 +556,7 @@ async function main() {
         wave: inView('[data-region="waveform"] canvas'),
       };
     });
-    if (m.sw > w || m.over.length) fail(`at ${w} px the page is ${m.sw} px wide; overflowing: ${m.over}`);
+    if (m.sw > w || m.over.length || !m.stacked) fail(`at ${w} px the page is ${m.sw} px wide; overflowing: ${m.over}; panels stacked without overlap: ${m.stacked}`);
     if (w >= 1280 && (m.sh > hgt || !m.script || !m.speak || !m.stop || !m.wave)) fail(`at ${w}×${hgt}: ${JSON.stringify(m)}`);
     console.log(`e2e: layout at ${w}×${hgt}: ${JSON.stringify(m)}`);
     if (process.env.SCREENSHOTS && w !== 1024) {
