@@ -530,7 +530,7 @@ async function main() {
   const live = fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: "Friends, Romans, countrymen, lend me your ears;\nI come to bury Caesar, not to praise him. The evil that men do lives after them; the good is oft interred with their bones.", max_frames: 1500 }) });
   await page.locator('[data-region="takes"] li[data-source="api"][data-state="running"] [data-waiting]').filter({ hasText: /making audio: \d{3,} frames/ }).waitFor({ timeout: 30_000 }).catch(() => {});
   await page.evaluate(() => document.querySelectorAll('.side, .takes ol').forEach((e) => (e.scrollTop = 0)));
-  for (const [w, hgt] of [[800, 900], [1024, 768], [1280, 800], [1920, 1080]]) {
+  for (const [w, hgt] of [[800, 900], [1280, 660], [1024, 768], [1280, 800], [1920, 1080]]) {
     await page.setViewportSize({ width: w, height: hgt });
     await page.waitForTimeout(200);
     const m = await page.evaluate(() => {
@@ -545,8 +545,10 @@ async function main() {
         box('[data-region="script"] .editor').bottom <= box('[data-region="script"]').bottom &&
         box('[data-region="script"]').bottom <= box('[data-region="transport"]').top &&
         box('[data-region="transport"]').bottom <= box('[data-region="waveform"]').top;
+      const main = document.querySelector('main');
       return {
         stacked,
+        clipped: getComputedStyle(main).overflowY === 'hidden' && main.scrollHeight > main.clientHeight + 1,
         sw: document.documentElement.scrollWidth,
         sh: document.documentElement.scrollHeight,
         over: over.slice(0, 5),
@@ -556,10 +558,10 @@ async function main() {
         wave: inView('[data-region="waveform"] canvas'),
       };
     });
-    if (m.sw > w || m.over.length || !m.stacked) fail(`at ${w} px the page is ${m.sw} px wide; overflowing: ${m.over}; panels stacked without overlap: ${m.stacked}`);
-    if (w >= 1280 && (m.sh > hgt || !m.script || !m.speak || !m.stop || !m.wave)) fail(`at ${w}×${hgt}: ${JSON.stringify(m)}`);
+    if (m.sw > w || m.over.length || !m.stacked || m.clipped) fail(`at ${w} px the page is ${m.sw} px wide; overflowing: ${m.over}; panels stacked without overlap: ${m.stacked}; clipped: ${m.clipped}`);
+    if (w >= 1280 && hgt >= 720 && (m.sh > hgt || !m.script || !m.speak || !m.stop || !m.wave)) fail(`at ${w}×${hgt}: ${JSON.stringify(m)}`);
     console.log(`e2e: layout at ${w}×${hgt}: ${JSON.stringify(m)}`);
-    if (process.env.SCREENSHOTS && w !== 1024) {
+    if (process.env.SCREENSHOTS && [800, 1280, 1920].includes(w) && hgt >= 720) {
       const file = join(process.env.SCREENSHOTS, `browser-${w}.png`);
       await page.screenshot({ path: file, fullPage: w < 1000 });
       console.log(`e2e: saved ${file}`);
