@@ -167,12 +167,12 @@ cuda-check: kernels
 screenshot: studio cli
 	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
 
-# The browser test's pages at 800, 1280 and 1920 px, reduced to 128 colours
+# The browser test's pages at 800, 1280 and 1920 px, reduced to 64 colours
 # for docs/screenshots.
 browser-screenshots: cli
 	rm -rf out/browser-shots && mkdir -p out/browser-shots
 	cd frontend && SCREENSHOTS=$(CURDIR)/out/browser-shots node e2e/speak.e2e.mjs ../$(CLI)
-	for f in out/browser-shots/*.png; do convert "$$f" -colors 128 "PNG8:docs/screenshots/$$(basename "$$f")"; done
+	for f in out/browser-shots/*.png; do convert "$$f" -colors 64 "PNG8:docs/screenshots/$$(basename "$$f")"; done
 
 clean:
 	rm -rf bin build/bin frontend/dist out
