@@ -153,7 +153,11 @@ describe('App without a model', () => {
     for (const r of ['script', 'sampling', 'model', 'readouts', 'transport', 'takes']) region(root, r);
     expect(root.querySelector('textarea')!.value).toBe('Saved draft.');
     expect(region(root, 'model').textContent).toContain('no model loaded');
-    expect(region(root, 'model').querySelector('[data-gpu]')?.textContent).toContain('no CUDA-capable GPU found');
+    // The GPU line says what it means; the driver's words are one click away.
+    expect(region(root, 'model').querySelector('[data-gpu]')?.textContent).toContain('GPU backend unavailable — takes run on the CPU backend');
+    [...region(root, 'model').querySelectorAll('button')].find((b) => b.textContent === 'why')!.click();
+    flushSync();
+    expect(region(root, 'model').querySelector('[data-gpu-detail]')?.textContent).toContain('no CUDA-capable GPU found');
     expect(region(root, 'takes').textContent).toContain('No takes yet.');
     expect(service.on).toHaveBeenCalledTimes(10);
   });

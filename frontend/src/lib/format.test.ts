@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NONE, finishReason, formatBytes, formatDurationNs, formatRTF, formatSeconds, formatTTFA, memoryDevice, memoryReadout, noAudioReason, parseNumber, runningState } from './format';
+import { NONE, statusSummary, finishReason, formatBytes, formatDurationNs, formatRTF, formatSeconds, formatTTFA, memoryDevice, memoryReadout, noAudioReason, parseNumber, runningState } from './format';
 import type { Finish, Take } from './types';
 
 const finish = (f: Partial<Finish>): Finish => ({
@@ -107,4 +107,12 @@ describe('parseNumber', () => {
     [null, undefined],
     [NaN, undefined],
   ])('%s → %s', (text, want) => expect(parseNumber(text as string)).toBe(want));
+});
+
+describe('statusSummary', () => {
+  it('keeps a short line, shortens a long one to what it means', () => {
+    expect(statusSummary('GPU backend: NVIDIA H200 (takes run on the CPU backend)')).toEqual({ short: 'GPU backend: NVIDIA H200 (takes run on the CPU backend)', more: false });
+    const long = 'GPU backend unavailable: GPU worker proscenium-gpu not found (looked in $PROSCENIUM_GPU_WORKER, [/usr/bin $PATH]); build it with `make gpu-worker`; takes run on the CPU backend';
+    expect(statusSummary(long)).toEqual({ short: 'GPU backend unavailable — takes run on the CPU backend', more: true });
+  });
 });

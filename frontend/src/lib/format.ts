@@ -113,3 +113,14 @@ export function noAudioReason(t: Take): string {
   }
   return '';
 }
+
+/**
+ * A long status line (the GPU backend's, with paths and driver errors) as
+ * its first clause plus what it means for takes; the rest is a detail.
+ */
+export function statusSummary(text: string): { short: string; more: boolean } {
+  const colon = text.indexOf(': ');
+  if (text.length <= 90 || colon < 0) return { short: text, more: false };
+  const cpu = /takes run on the CPU backend/.test(text) ? ' — takes run on the CPU backend' : '';
+  return { short: text.slice(0, colon) + cpu, more: true };
+}
