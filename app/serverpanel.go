@@ -33,6 +33,7 @@ type ServerStatus struct {
 	// desktop window); false when the server serves this page (serve --ui).
 	Control bool            `json:"control"`
 	Port    int             `json:"port"`  // where Start listens (settings' server_port)
+	Model   string          `json:"model"` // the model id clients name in requests
 	Error   string          `json:"error"` // why it stopped, if it failed
 	Log     []RequestRecord `json:"log"`   // newest first
 }
@@ -134,7 +135,7 @@ func (s *Service) ServerStatus() ServerStatus {
 	p := &s.server
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := ServerStatus{Control: p.external == "", Port: port, Error: p.err, Log: make([]RequestRecord, 0, len(p.log))}
+	st := ServerStatus{Control: p.external == "", Port: port, Model: SpeechModelID, Error: p.err, Log: make([]RequestRecord, 0, len(p.log))}
 	switch {
 	case p.external != "":
 		st.Running, st.Address = true, p.external

@@ -374,6 +374,7 @@ export namespace app {
 	    address: string;
 	    control: boolean;
 	    port: number;
+	    model: string;
 	    error: string;
 	    log: RequestRecord[];
 	
@@ -387,6 +388,7 @@ export namespace app {
 	        this.address = source["address"];
 	        this.control = source["control"];
 	        this.port = source["port"];
+	        this.model = source["model"];
 	        this.error = source["error"];
 	        this.log = this.convertValues(source["log"], RequestRecord);
 	    }
