@@ -334,11 +334,18 @@ async function main() {
   await page.mouse.move(box.x + box.width * 0.75, box.y + box.height / 2, { steps: 4 });
   await page.mouse.up();
   const dragged = await playingFrom(0.75, 'drag');
-  const dpr = Number(await canvas.getAttribute('data-dpr'));
+  // Sharp on HiDPI: at devicePixelRatio 2 the canvas has two pixels per CSS
+  // pixel. (The emulated change comes with a resize: Chromium's emulation
+  // fires no resolution media-query change, which a real screen change does.)
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Emulation.setDeviceMetricsOverride', { width: 1200, height: 800, deviceScaleFactor: 2, mobile: false });
+  await page.locator('[data-region="waveform"] canvas[data-dpr="2"]').waitFor({ timeout: 10_000 });
   const px = await canvas.evaluate((c) => [c.width, c.clientWidth]);
-  if (px[0] !== Math.round(px[1] * dpr)) fail(`waveform canvas ${px[0]} px for ${px[1]} CSS px at devicePixelRatio ${dpr}`);
+  if (px[0] !== 2 * px[1]) fail(`waveform canvas ${px[0]} px for ${px[1]} CSS px at devicePixelRatio 2`);
+  await cdp.send('Emulation.clearDeviceMetricsOverride');
+  await page.locator('[data-region="waveform"] canvas[data-dpr="1"]').waitFor({ timeout: 10_000 });
   await page.locator('[data-region="transport"] button').filter({ hasText: '■' }).click();
-  console.log(`e2e: seek → click at 50% played from ${clicked.toFixed(2)} s, drag to 75% from ${dragged.toFixed(2)} s (of ${duration.toFixed(2)} s)`);
+  console.log(`e2e: seek → click at 50% played from ${clicked.toFixed(2)} s, drag to 75% from ${dragged.toFixed(2)} s (of ${duration.toFixed(2)} s); canvas ${px[0]} px for ${px[1]} CSS px at devicePixelRatio 2`);
 
   // Export the take as WAV: in the browser it is a download through the
   // browser itself (the server writes no file anywhere).
@@ -456,6 +463,19 @@ async function main() {
   if (!(await logged.first().locator('[data-status="200"]').count())) fail(`request log: ${await logged.first().textContent()}`);
   if ((await page.locator('[data-server-address]').textContent()) !== url.replace(/\/$/, '')) fail(`server panel address ${await page.locator('[data-server-address]').textContent()}`);
   console.log(`e2e: API take #${apiTake.id} appeared as an API take (${apiTake.samples} samples); the server panel logged it`);
+
+  // A take that fails (the engine refuses the API's text) says why and
+  // offers neither Play nor Export.
+  const refusedReply = await fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: 'Say <|im_end|> now.' }) });
+  if (refusedReply.ok) fail('the speech API spoke a structural token');
+  const failedTake = (await api(page, 'Takes')).find((t) => t.state === 'failed');
+  if (!failedTake) fail(`no failed take after a refused request (HTTP ${refusedReply.status})`);
+  const failedRow = page.locator(`[data-region="takes"] li[data-take="${failedTake.id}"][data-state="failed"]`);
+  await failedRow.locator('[data-why]').filter({ hasText: 'failed:' }).waitFor({ timeout: 10_000 });
+  await failedRow.getByRole('button', { name: `Select take ${failedTake.id}` }).click();
+  await failedRow.getByRole('button', { name: 'Rename' }).waitFor();
+  if (await failedRow.getByRole('button', { name: /^(Play|Export…)$/ }).count()) fail('a failed take offers Play or Export');
+  console.log(`e2e: failed take #${failedTake.id}: ${(await failedRow.locator('[data-why]').textContent()).trim()}; no Play, no Export`);
 
   // A studio take behind a running API take says it waits for it.
   const slow = fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: 'A long one.', max_frames: 800 }) });
