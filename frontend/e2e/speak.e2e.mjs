@@ -589,6 +589,7 @@ async function main() {
     if (w >= 1280 && hgt >= 720 && (m.sh > hgt || !m.script || !m.speak || !m.stop || !m.wave)) fail(`at ${w}×${hgt}: ${JSON.stringify(m)}`);
     console.log(`e2e: layout at ${w}×${hgt}: ${JSON.stringify(m)}`);
     if (process.env.SCREENSHOTS && [800, 1280, 1920].includes(w) && hgt >= 720) {
+      await page.evaluate(() => document.querySelectorAll('.side, .takes ol').forEach((e) => (e.scrollTop = 0)));
       const file = join(process.env.SCREENSHOTS, `browser-${w}.png`);
       await page.screenshot({ path: file, fullPage: w < 1000 });
       console.log(`e2e: saved ${file}`);
