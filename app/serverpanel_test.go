@@ -76,6 +76,21 @@ func TestStudioServerRecordsAPITakes(t *testing.T) {
 	if len(log) != 1 || log[0].Path != "/v1/audio/speech" || log[0].Status != 200 || log[0].Bytes != int64(len(body)) {
 		t.Fatalf("request log: %+v", log)
 	}
+	// A streamed take passes through the log's writer chunk by chunk.
+	resp, err = http.Post(srv.Address+"/v1/audio/speech", "application/json",
+		strings.NewReader(`{"model":"drama-3","input":"Hello there.","response_format":"pcm","stream":true,"seed":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(streamed) != string(body) {
+		t.Fatalf("streamed reply: %d, %d bytes (whole: %d)", resp.StatusCode, len(streamed), len(body))
+	}
+	waitFor(t, func() bool { return len(svc.ServerStatus().Log) == 2 })
+	if l := svc.ServerStatus().Log[0]; !l.Streamed || l.Bytes != int64(len(streamed)) {
+		t.Fatalf("streamed request logged as %+v", l)
+	}
 	if _, err := svc.StopServer(); err != nil {
 		t.Fatal(err)
 	}
