@@ -103,7 +103,9 @@ func runServe(args []string) error {
 	}
 	// API takes are recorded in the studio's takes list (marked as API takes).
 	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
-		servedModelID, speechapi.DefaultLimits()).Register(mux)
+		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
+		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
+		Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {

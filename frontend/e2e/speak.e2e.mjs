@@ -456,7 +456,7 @@ async function main() {
   // A take made through the speech API while the studio is open appears in
   // the list, marked as an API take, and the server panel logs the request.
   const speechURL = new URL('v1/audio/speech', url).href;
-  const apiReply = await fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: 'Through the API.', max_frames: 20 }) });
+  const apiReply = await fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: 'Through the API.', max_frames: 20, response_format: 'wav' }) });
   if (!apiReply.ok) fail(`speech API: ${apiReply.status} ${await apiReply.text()}`);
   const apiWav = Buffer.from(await apiReply.arrayBuffer());
   const apiTake = (await api(page, 'Takes')).find((t) => t.source === 'api');
