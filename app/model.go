@@ -16,6 +16,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine/demo"
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/tokenizer"
 )
@@ -253,13 +254,9 @@ func (s *Service) MakeDemoModel() (string, error) {
 	if hasConfig(s.demoDir) && isDemoCodec(s.demoDir) {
 		return s.demoDir, nil
 	}
-	path, err := drama3.FindBaseTokenizer()
+	base, err := qwen3.TokenizerJSON()
 	if err != nil {
-		return "", fmt.Errorf("the demo model needs the Qwen tokenizer.json: %w", err)
-	}
-	base, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("base tokenizer: %w", err)
+		return "", err
 	}
 	if err := drama3.WriteTiny(s.demoDir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		return "", fmt.Errorf("writing the demo model to %s: %w", s.demoDir, err)
