@@ -79,8 +79,13 @@ frontend/dist/index.html: $(FRONTEND_SRC)
 	cd frontend && npx vite build --logLevel warn
 	touch $@
 
+# The version the programs report (`proscenium version`) and the .deb's:
+# the release, then the date and commit it was built from.
+VERSION ?= 0.1.0+git$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null).$(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS_VERSION := -X main.version=$(VERSION)
+
 cli: frontend
-	go build -o $(CLI) ./cmd/proscenium
+	go build -ldflags "$(LDFLAGS_VERSION)" -o $(CLI) ./cmd/proscenium
 
 # Same build tags `wails build` uses on Linux (webkit2gtk-4.0).
 studio: frontend

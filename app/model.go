@@ -276,19 +276,26 @@ type LoadProgress struct {
 // loadEvery spaces load progress events.
 const loadEvery = 100 * time.Millisecond
 
-// watchLoad reports bytes read of total while a load runs: the process's
-// read count (/proc/self/io rchar, every read(2) the loader makes) since
-// the load began, capped at the checkpoint's size. Where that file does not
-// exist the progress shows only the start and the end.
+// watchLoad publishes the progress of a load (WatchLoad) as events and
+// keeps the last for LoadStatus.
 func (s *Service) watchLoad(dir string) (stop func(ok bool)) {
-	total, _ := dirFileBytes(dir)
-	start, hasIO := readChars()
-	report := func(p LoadProgress) {
+	return WatchLoad(dir, func(p LoadProgress) {
 		s.mu.Lock()
 		s.load = p
 		s.mu.Unlock()
 		s.publish(EventLoad, p)
-	}
+	})
+}
+
+// WatchLoad reports bytes read of total while a load of dir runs (the
+// studio's progress bar, the CLI's progress line): the process's read count
+// (/proc/self/io rchar, every read(2) the loader makes) since the load
+// began, capped at the checkpoint's size. Where that file does not exist the
+// progress shows only the start and the end. stop ends the reports with a
+// last one, Done.
+func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
+	total, _ := dirFileBytes(dir)
+	start, hasIO := readChars()
 	report(LoadProgress{Dir: dir, Total: total})
 	done := make(chan struct{})
 	var wg sync.WaitGroup
