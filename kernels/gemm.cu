@@ -49,6 +49,17 @@ __device__ __forceinline__ void split2(float a, float b, uint32_t& hi, uint32_t&
     lo = bf16_round_bits(ra) | (bf16_round_bits(rb) << 16);
 }
 
+// Three BF16 parts per activation (hi, mid, lo: 24 bits, as float32 holds).
+__device__ __forceinline__ void split3(float a, float b, uint32_t& hi, uint32_t& mid, uint32_t& lo) {
+    const uint32_t ha = bf16_round_bits(a), hb = bf16_round_bits(b);
+    const float ra = a - __uint_as_float(ha << 16), rb = b - __uint_as_float(hb << 16);
+    const uint32_t ma = bf16_round_bits(ra), mb = bf16_round_bits(rb);
+    const float sa = ra - __uint_as_float(ma << 16), sb = rb - __uint_as_float(mb << 16);
+    hi = ha | (hb << 16);
+    mid = ma | (mb << 16);
+    lo = bf16_round_bits(sa) | (bf16_round_bits(sb) << 16);
+}
+
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -96,6 +107,7 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
                                           long long mstride, long long sstride, int n) {
     __shared__ __align__(16) uint16_t a_hi[GEMM_BM * GEMM_APAD];
     __shared__ __align__(16) uint16_t a_lo[GEMM_BM * GEMM_APAD];
+    __shared__ __align__(16) uint16_t a_mid[GEMM_BM * GEMM_APAD];
     __shared__ __align__(16) uint8_t b_s[WT::STAGES][GEMM_BN * WT::ROWB];
 
     pdl_entry();
@@ -166,11 +178,12 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
         const float s = srow ? __ldg(srow + (k0 >> 7)) : 1.f;
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-            uint2 hi, lo;
-            split2(xv[u].x * s, xv[u].y * s, hi.x, lo.x);
-            split2(xv[u].z * s, xv[u].w * s, hi.y, lo.y);
+            uint2 hi, mid, lo;
+            split3(xv[u].x * s, xv[u].y * s, hi.x, mid.x, lo.x);
+            split3(xv[u].z * s, xv[u].w * s, hi.y, mid.y, lo.y);
             const int o = xr[u] * GEMM_APAD + xc4[u] * 4;
             *reinterpret_cast<uint2*>(&a_hi[o]) = hi;
+            *reinterpret_cast<uint2*>(&a_mid[o]) = mid;
             *reinterpret_cast<uint2*>(&a_lo[o]) = lo;
         }
     };
@@ -206,7 +219,7 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
         const uint8_t* bs = b_s[kt % ST];
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            uint32_t ah[2][4], al[2][4];
+            uint32_t ah[2][4], al[2][4], am[2][4];
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const int r = wm * 32 + i * 16 + g;
@@ -219,6 +232,10 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
                 al[i][1] = *reinterpret_cast<const uint32_t*>(&a_lo[o1]);
                 al[i][2] = *reinterpret_cast<const uint32_t*>(&a_lo[o0 + 8]);
                 al[i][3] = *reinterpret_cast<const uint32_t*>(&a_lo[o1 + 8]);
+                am[i][0] = *reinterpret_cast<const uint32_t*>(&a_mid[o0]);
+                am[i][1] = *reinterpret_cast<const uint32_t*>(&a_mid[o1]);
+                am[i][2] = *reinterpret_cast<const uint32_t*>(&a_mid[o0 + 8]);
+                am[i][3] = *reinterpret_cast<const uint32_t*>(&a_mid[o1 + 8]);
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -226,8 +243,9 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
                 const uint32_t b0 = WT::frag(brow, kk + tq * 2), b1 = WT::frag(brow, kk + 8 + tq * 2);
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    mma_bf16(acc[i][j], ah[i], b0, b1);
                     mma_bf16(acc[i][j], al[i], b0, b1);
+                    mma_bf16(acc[i][j], am[i], b0, b1);
+                    mma_bf16(acc[i][j], ah[i], b0, b1);
                 }
             }
         }

@@ -23,6 +23,8 @@ status=0
 	"$dir/kernels.test" -test.v || status=1
 	echo "== cuda.test (device tests)"
 	"$dir/cuda.test" -test.v -test.short -test.run 'Test[^B]' || status=1
+	echo "== cuda.test (the backbone against the CPU reference on the golden checkpoints)"
+	"$dir/cuda.test" -test.v -test.run 'TestBackbone' || status=1
 	echo "== cuda.test (mixer and GEMM timing)"
 	"$dir/cuda.test" -test.v -test.run TestMixerTiming || status=1
 	echo "== cuda.test (bandwidth)"
