@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,21 +17,19 @@ import (
 	"proscenium/engine/demo"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
+	"proscenium/engine/hfcache"
 	"proscenium/engine/tokenizer"
 )
 
 // This file is the model panel's side of the service: finding checkpoints
-// (the settings' directory, a Hugging Face cache snapshot of
-// fishaudio/drama-3, the demo), inspect's summary with the memory a model
+// (the settings' directory, Drama 3 snapshots in the Hugging Face cache,
+// the demo), inspect's summary with the memory a model
 // needs before it is loaded, the demo checkpoint (make-tiny), load progress,
 // and the token count of the script.
 
 // ModelContextRows is the context the memory estimate provisions caches
 // for (the same default as `proscenium inspect`).
 const ModelContextRows = 4096
-
-// hfRepoDir is the Hugging Face hub cache's directory of fishaudio/drama-3.
-const hfRepoDir = "models--fishaudio--drama-3"
 
 // DefaultDemoDir is $XDG_DATA_HOME/proscenium/demo-model.
 func DefaultDemoDir() string { return filepath.Join(xdg.DataHome, "proscenium", "demo-model") }
@@ -44,67 +41,15 @@ type ModelCandidate struct {
 	Label  string `json:"label"`
 }
 
-// hfHubDirs lists where the Hugging Face hub cache may be: $HF_HUB_CACHE,
-// $HF_HOME/hub, ~/.cache/huggingface/hub (XDG cache home first).
-func hfHubDirs() []string {
-	var dirs []string
-	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if d := os.Getenv("HF_HOME"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "hub"))
-	}
-	dirs = append(dirs, filepath.Join(xdg.CacheHome, "huggingface", "hub"))
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, ".cache", "huggingface", "hub"))
-	}
-	return dirs
-}
-
-// findHFSnapshots returns the snapshot directories of fishaudio/drama-3
-// holding a config.json, newest modification first.
-func findHFSnapshots(hubDirs []string) []string {
-	type snap struct {
-		dir string
-		mod time.Time
-	}
-	var snaps []snap
-	seen := map[string]bool{}
-	for _, hub := range hubDirs {
-		root := filepath.Join(hub, hfRepoDir, "snapshots")
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			dir := filepath.Join(root, e.Name())
-			if seen[dir] {
-				continue
-			}
-			seen[dir] = true
-			fi, err := os.Stat(filepath.Join(dir, "config.json"))
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			snaps = append(snaps, snap{dir, fi.ModTime()})
-		}
-	}
-	sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].mod.After(snaps[j].mod) })
-	out := make([]string, len(snaps))
-	for i, s := range snaps {
-		out[i] = s.dir
-	}
-	return out
-}
-
 func hasConfig(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, "config.json"))
 	return err == nil && fi.Mode().IsRegular()
 }
 
 // FindModels lists checkpoint directories to offer: the one in the
-// settings, Hugging Face cache snapshots of fishaudio/drama-3, and the demo
-// checkpoint if it has been made.
+// settings, the Drama 3 snapshots of the Hugging Face cache (complete ones
+// first, the one refs/main names first among those; see hfcache.Find), and
+// the demo checkpoint if it has been made.
 func (s *Service) FindModels() []ModelCandidate {
 	out := []ModelCandidate{}
 	seen := map[string]bool{}
@@ -116,11 +61,28 @@ func (s *Service) FindModels() []ModelCandidate {
 		out = append(out, ModelCandidate{Dir: dir, Source: source, Label: label})
 	}
 	add(s.Settings().ModelDir, "settings", "last used")
-	for _, d := range findHFSnapshots(hfHubDirs()) {
-		add(d, "huggingface cache", "fishaudio/drama-3 snapshot "+filepath.Base(d))
+	for _, snap := range hfcache.Find(hfcache.HubDirs()) {
+		add(snap.Dir, "huggingface cache", snapshotLabel(snap))
 	}
 	add(s.demoDir, "demo", "demo model: random weights, speaks no words")
 	return out
+}
+
+// snapshotLabel names a cache snapshot: "fishaudio/drama-3 (main,
+// 0123abcd)", with what an incomplete one misses.
+func snapshotLabel(s hfcache.Snapshot) string {
+	rev := s.Revision
+	if len(rev) > 8 {
+		rev = rev[:8]
+	}
+	if s.Main {
+		rev = "main, " + rev
+	}
+	label := s.Repo + " (" + rev + ")"
+	if !s.Complete() {
+		label += " incomplete: missing " + strings.Join(s.Missing, ", ")
+	}
+	return label
 }
 
 // ModelSummary is inspect's summary of a checkpoint directory, read

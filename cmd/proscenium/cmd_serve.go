@@ -85,7 +85,11 @@ func runServe(args []string) error {
 		*port = svc.Settings().ServerPort
 	}
 	if *model != "" {
-		if _, err := svc.LoadModel(*model); err != nil {
+		dir, err := resolveModel(*model)
+		if err != nil {
+			return err
+		}
+		if _, err := svc.LoadModel(dir); err != nil {
 			return err
 		}
 	}

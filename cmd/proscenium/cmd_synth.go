@@ -17,6 +17,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/hfcache"
 )
 
 func init() {
@@ -39,7 +40,7 @@ type takeFlags struct {
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 	d := engine.DefaultSampling()
 	return &takeFlags{
-		model:       fs.String("model", "", "checkpoint directory (required)"),
+		model:       fs.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache such as "+hfcache.Repo+" (required)"),
 		text:        fs.String("text", "", "text to speak (\"-\": read it from stdin; this or --text-file is required)"),
 		textFile:    fs.String("text-file", "", "file holding the text to speak (UTF-8)"),
 		seed:        fs.Uint64("seed", 0, "sampling seed: the same request and seed give the same take"),
@@ -66,12 +67,22 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	if err != nil {
 		return engine.SpeechRequest{}, err
 	}
+	if *tf.model, err = resolveModel(*tf.model); err != nil {
+		return engine.SpeechRequest{}, err
+	}
 	return engine.SpeechRequest{
 		Text:      text,
 		Sampling:  engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
 		Seed:      *tf.seed,
 		MaxFrames: *tf.maxFrames,
 	}, nil
+}
+
+// resolveModel turns a --model argument into a checkpoint directory: a
+// directory is itself, a repository id is its snapshot in the Hugging Face
+// cache (offline; hfcache.ResolveModel).
+func resolveModel(arg string) (string, error) {
+	return hfcache.ResolveModel(arg, hfcache.HubDirs())
 }
 
 // maxTextBytes bounds the text read from stdin or --text-file: far more than

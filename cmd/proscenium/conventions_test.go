@@ -166,3 +166,34 @@ func TestSynthStreamsAndProgress(t *testing.T) {
 		}
 	}
 }
+
+// --model OWNER/NAME loads the snapshot refs/main names in the Hugging Face
+// cache ($HF_HOME), offline; one with a shard missing is refused by name.
+func TestSynthModelByName(t *testing.T) {
+	model := demoCheckpoint(t)
+	hf := t.TempDir()
+	t.Setenv("HF_HOME", hf)
+	t.Setenv("HF_HUB_CACHE", "")
+	repo := filepath.Join(hf, "hub", "models--fishaudio--drama-3")
+	os.MkdirAll(filepath.Join(repo, "snapshots"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "refs"), 0o755)
+	snap := filepath.Join(repo, "snapshots", "0123abcd")
+	if err := os.Rename(model, snap); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(repo, "refs", "main"), []byte("0123abcd"), 0o644)
+	var out, log bytes.Buffer
+	args := []string{"--model", "fishaudio/drama-3", "--text", "Hi.", "--max-frames", "2", "--out", filepath.Join(t.TempDir(), "a.wav"), "--json"}
+	if err := synth(args, streams{in: strings.NewReader(""), out: &out, log: &log}); err != nil {
+		t.Fatalf("--model fishaudio/drama-3: %v", err)
+	}
+	shards, _ := filepath.Glob(filepath.Join(snap, "model-*.safetensors"))
+	if len(shards) == 0 {
+		t.Fatal("the demo checkpoint has no shards")
+	}
+	os.Remove(shards[len(shards)-1])
+	err := synth(args, streams{in: strings.NewReader(""), out: &out, log: &log})
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(shards[len(shards)-1])) || !strings.Contains(err.Error(), "incomplete") {
+		t.Fatalf("a shard missing: %v", err)
+	}
+}
