@@ -35,6 +35,7 @@ func runServe(args []string) error {
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
+	logFormat := fs.String("log-format", "text", "request log on stderr, one line per request: text (key=value) or json")
 	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -47,6 +48,10 @@ func runServe(args []string) error {
 			return fmt.Errorf("%w: $%s=%q is not a port number", errUsage, portEnv, env)
 		}
 		*port, portGiven = p, true
+	}
+	reqLog, err := app.NewRequestLogger(os.Stderr, *logFormat)
+	if err != nil {
+		return fmt.Errorf("%w: --log-format: %v", errUsage, err)
 	}
 	if !*ui && *model == "" {
 		return fmt.Errorf("%w: nothing to serve: give --model DIR (speech API) and/or --ui (studio UI)", errUsage)
@@ -136,7 +141,8 @@ func runServe(args []string) error {
 		fmt.Printf("proscenium serve: studio UI at http://%s/\n", ln.Addr())
 	}
 
-	return app.Serve(ctx, ln, app.Protect(mux, policy), app.DefaultServeLimits())
+	// The log is outermost: requests the policy refuses are logged too.
+	return app.Serve(ctx, ln, app.LogRequests(app.Protect(mux, policy), reqLog), app.DefaultServeLimits())
 }
 
 // The environment variables that hold serve's defaults (a service unit or a

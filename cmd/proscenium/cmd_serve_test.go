@@ -27,6 +27,7 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{nil, true, "nothing to serve"},
 		{[]string{"--ui", "--port", "70000"}, true, "not a TCP port"},
 		{[]string{"--ui", "extra"}, true, `unexpected argument "extra"`},
+		{[]string{"--ui", "--log-format", "xml"}, true, "--log-format"},
 		{[]string{"--ui", "--api-key", "short"}, true, "at least 8 characters"},
 		{[]string{"--ui", "--api-key", "has a space"}, true, "--api-key"},
 		{[]string{"--ui", "--allow-origin", "evil.example"}, true, "is not an origin"},
