@@ -12,6 +12,7 @@ GOBIN_DIR := $(shell go env GOPATH)/bin
 export PATH := $(GOBIN_DIR):$(PATH)
 
 WAILS_VERSION := v2.12.0
+NFPM_VERSION := v2.45.2
 CLI := bin/proscenium
 STUDIO := build/bin/proscenium-studio
 
@@ -41,13 +42,14 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 
-.PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
-	vet gotest fuzz vitest e2e api-e2e cuda-check screenshot clean
+.PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
+	vet gotest fuzz vitest e2e api-e2e cuda-check deb deb-test screenshot clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
 	@echo "make test        install what is missing, run the whole test suite"
 	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
+	@echo "make deb         build out/deb/webkit2gtk-4.{0,1}/proscenium_<version>_amd64.deb"
 
 # ---- dependencies (idempotent: each step skips what is already there) ----
 
@@ -64,6 +66,12 @@ wails-cli:
 	@if [ "$$(wails version 2>/dev/null | head -n1)" != "$(WAILS_VERSION)" ]; then \
 		echo "== go install wails CLI $(WAILS_VERSION)"; \
 		go install github.com/wailsapp/wails/v2/cmd/wails@$(WAILS_VERSION); \
+	fi
+
+nfpm-cli:
+	@if [ "$$(go version -m $(GOBIN_DIR)/nfpm 2>/dev/null | awk '$$1 == "mod" {print $$3}')" != "$(NFPM_VERSION)" ]; then \
+		echo "== go install nfpm $(NFPM_VERSION)"; \
+		go install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION); \
 	fi
 
 # ---- builds ----
@@ -103,6 +111,37 @@ bindings-check: wails-cli frontend
 	@diff -r out/wailsjs-committed frontend/wailsjs || \
 		{ echo "frontend/wailsjs is out of date with app.Service: commit the regenerated files"; exit 1; }
 
+# ---- the Debian package ----
+
+# Two packages of the same programs: the studio linked against WebKitGTK 4.0
+# (Debian 12, Ubuntu 22.04) and against 4.1 (-tags webkit2_41: Debian 13,
+# Ubuntu 24.04, which dropped 4.0). scripts/deb.sh says what goes in.
+DEB_OUT := out/deb
+DEB_BIN := $(DEB_OUT)/bin
+DEB_LDFLAGS := -s -w $(LDFLAGS_VERSION)
+
+deb: nfpm-cli frontend kernels
+	@echo "== deb $(VERSION)"
+	@mkdir -p $(DEB_BIN)/webkit2gtk-4.0 $(DEB_BIN)/webkit2gtk-4.1
+	go build -tags desktop,production -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/webkit2gtk-4.0/proscenium-studio .
+	go build -tags desktop,production,webkit2_41 -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/webkit2gtk-4.1/proscenium-studio .
+	go build -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/proscenium ./cmd/proscenium
+	go build -tags cuda -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/proscenium-gpu ./cmd/proscenium-gpu
+	cd frontend && npx vite build --sourcemap --outDir ../$(DEB_BIN)/ui-sourcemaps --emptyOutDir --logLevel warn
+	go run ./tools/notices -bin $(DEB_BIN)/webkit2gtk-4.0/proscenium-studio -bin $(DEB_BIN)/webkit2gtk-4.1/proscenium-studio \
+		-bin $(DEB_BIN)/proscenium -bin $(DEB_BIN)/proscenium-gpu -sourcemaps $(DEB_BIN)/ui-sourcemaps \
+		-extra engine/demo/qwen3/NOTICE.md:engine/demo/qwen3/LICENSE >$(DEB_OUT)/NOTICES
+	@for wk in 4.0 4.1; do \
+		d=$(DEB_OUT)/webkit2gtk-$$wk; rm -rf $$d && mkdir -p $$d && cp $(DEB_OUT)/NOTICES $$d/; \
+		bash scripts/deb.sh "$(VERSION)" $$wk $$d $(DEB_BIN)/webkit2gtk-$$wk/proscenium-studio \
+			$(DEB_BIN)/proscenium $(DEB_BIN)/proscenium-gpu || exit 1; \
+	done
+
+# Install the WebKitGTK 4.0 package in a clean Debian 12 root and run the
+# demo from /tmp there (scripts/deb-test.sh; caches under out/deb-test).
+deb-test: deb
+	bash scripts/deb-test.sh $$(ls $(DEB_OUT)/webkit2gtk-4.0/proscenium_*_amd64.deb) out/deb-test
+
 # ---- the README's first command ----
 
 run: deps studio cli
@@ -122,6 +161,7 @@ test: deps
 	$(MAKE) e2e
 	$(MAKE) api-e2e
 	$(MAKE) cuda-check
+	$(MAKE) deb-test
 	@echo "== make test: all passed"
 
 vet: frontend
