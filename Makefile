@@ -50,6 +50,7 @@ help:
 	@echo "make test        install what is missing, run the whole test suite"
 	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
 	@echo "make deb         build out/deb/webkit2gtk-4.{0,1}/proscenium_<version>_amd64.deb"
+	@echo "make deb-test    install both in a clean Debian 12 root and run the demo there"
 
 # ---- dependencies (idempotent: each step skips what is already there) ----
 
@@ -137,10 +138,13 @@ deb: nfpm-cli frontend kernels
 			$(DEB_BIN)/proscenium $(DEB_BIN)/proscenium-gpu || exit 1; \
 	done
 
-# Install the WebKitGTK 4.0 package in a clean Debian 12 root and run the
-# demo from /tmp there (scripts/deb-test.sh; caches under out/deb-test).
+# Install each package in a clean Debian 12 root (which has WebKitGTK 4.0 and
+# 4.1) and run the demo from /tmp there (scripts/deb-test.sh; the base
+# system and apt's downloads are cached under out/deb-test).
 deb-test: deb
-	bash scripts/deb-test.sh $$(ls $(DEB_OUT)/webkit2gtk-4.0/proscenium_*_amd64.deb) out/deb-test
+	@for wk in 4.0 4.1; do \
+		bash scripts/deb-test.sh $$(ls $(DEB_OUT)/webkit2gtk-$$wk/proscenium_$(VERSION)_amd64.deb) out/deb-test || exit 1; \
+	done
 
 # ---- the README's first command ----
 
