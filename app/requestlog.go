@@ -11,23 +11,24 @@ import (
 	"time"
 )
 
-// This file is serve's request log: one log/slog line per request, written
+// This file is serve's access log: one log/slog line per request, written
 // when the response is complete, with the status, the bytes sent and the
 // duration, and for a take the frames, the finish reason and the real-time
 // factor (read from the X-Audio-Frames, X-Finish-Reason and
 // X-Real-Time-Factor headers or trailers the speech API sets). The query
 // string and the headers are not logged: they may hold a key.
 
-// LogRequests wraps h so that every request is logged to log.
-func LogRequests(h http.Handler, log *slog.Logger) http.Handler {
+// AccessLog wraps h so that every request is logged to log (the studio's
+// server panel keeps its own list of speech API requests: LogRequests).
+func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recordingWriter{ResponseWriter: w}
+		rec := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.Int("status", rec.statusCode()),
+				slog.Int("status", rec.status),
 				slog.Int64("bytes", rec.bytes),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("remote", r.RemoteAddr),
@@ -45,62 +46,15 @@ func LogRequests(h http.Handler, log *slog.Logger) http.Handler {
 	})
 }
 
-// recordingWriter notes the status and the bytes of a response. It passes
-// Flush (streamed audio) and Hijack (the WebSocket) through.
-type recordingWriter struct {
-	http.ResponseWriter
-	status   int
-	bytes    int64
-	hijacked bool
-}
-
-func (w *recordingWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *recordingWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += int64(n)
-	return n, err
-}
-
-func (w *recordingWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		if w.status == 0 {
-			w.status = http.StatusOK
-		}
-		f.Flush()
-	}
-}
-
+// Hijack hands the connection over (the WebSocket /api/events): the access
+// log then records 101 Switching Protocols.
 func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	hj, ok := w.ResponseWriter.(http.Hijacker)
 	if !ok {
 		return nil, nil, fmt.Errorf("the connection cannot be taken over")
 	}
-	w.hijacked = true
+	w.status, w.wrote = http.StatusSwitchingProtocols, true
 	return hj.Hijack()
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// statusCode is the status sent: 101 for a connection taken over (the
-// WebSocket), 200 for a handler that wrote nothing.
-func (w *recordingWriter) statusCode() int {
-	switch {
-	case w.hijacked && w.status == 0:
-		return http.StatusSwitchingProtocols
-	case w.status == 0:
-		return http.StatusOK
-	}
-	return w.status
 }
 
 // NewRequestLogger is serve's logger for LogRequests: format "text"

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestLogRequestsWritesOneLinePerRequest(t *testing.T) {
+func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 	var buf bytes.Buffer
 	log, err := NewRequestLogger(&buf, "json")
 	if err != nil {
@@ -28,8 +28,7 @@ func TestLogRequestsWritesOneLinePerRequest(t *testing.T) {
 		w.Header().Set("X-Real-Time-Factor", "0.5000")
 	})
 	mux.HandleFunc("/refused", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
-	srv := httptest.NewServer(LogRequests(mux, log))
-	defer srv.Close()
+	srv := httptest.NewServer(AccessLog(mux, log))
 	for _, p := range []string{"/take?key=secret-in-query", "/refused", "/missing"} {
 		res, err := http.Get(srv.URL + p)
 		if err != nil {
@@ -37,6 +36,7 @@ func TestLogRequestsWritesOneLinePerRequest(t *testing.T) {
 		}
 		res.Body.Close()
 	}
+	srv.Close() // waits for the handlers: the last line is written after its reply
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), buf.String())

@@ -23,7 +23,7 @@ func init() {
 }
 
 // servedModelID is the "model" value clients send to /v1/audio/speech.
-const servedModelID = "drama-3"
+const servedModelID = app.SpeechModelID
 
 func runServe(args []string) error {
 	fs := newFlags("serve")
@@ -114,7 +114,8 @@ func runServe(args []string) error {
 		ln.Close()
 		return err
 	}
-	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
+	// API takes are recorded in the studio's takes list (marked as API takes).
+	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
 		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
 		Register(mux)
@@ -143,8 +144,9 @@ func runServe(args []string) error {
 		fmt.Printf("proscenium serve: studio UI at http://%s/\n", ln.Addr())
 	}
 
-	// The log is outermost: requests the policy refuses are logged too.
-	return app.Serve(ctx, ln, app.LogRequests(app.Protect(mux, policy), reqLog), app.DefaultServeLimits())
+	app.AttachServer(svc, "http://"+ln.Addr().String())
+	// The access log is outermost: requests the policy refuses are logged too.
+	return app.Serve(ctx, ln, app.AccessLog(app.Protect(app.LogRequests(svc, mux), policy), reqLog), app.DefaultServeLimits())
 }
 
 // The environment variables that hold serve's defaults (a service unit or a

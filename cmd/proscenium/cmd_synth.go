@@ -122,6 +122,9 @@ func readText(text, file string, stdin io.Reader) (string, error) {
 	return t, nil
 }
 
+// takeEventHook, when set (tests), sees every event of runTake's take.
+var takeEventHook func(engine.Event)
+
 // runTake runs req and returns the take's PCM, checking that the chunks
 // arrive in order and cover every frame. An interrupt (Ctrl-C) stops the take
 // at the next frame and keeps what was made. frames, when set, sees the
@@ -134,6 +137,9 @@ func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int))
 	var chunkErr error
 	next := 0
 	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+		if takeEventHook != nil {
+			takeEventHook(ev)
+		}
 		if ev.Kind != engine.EventAudio || chunkErr != nil {
 			return
 		}
