@@ -22,7 +22,7 @@ import (
 
 func init() {
 	register(command{name: "synth", summary: "speak a text into a WAV file or stdout (same seed, same bytes)", run: func(args []string) error {
-		return synth(args, streams{in: os.Stdin, out: os.Stdout, log: os.Stderr, terminal: isTerminal(os.Stderr)})
+		return synth(args, streams{in: os.Stdin, out: os.Stdout, log: os.Stderr, terminal: isTerminal(os.Stderr), outTerminal: isTerminal(os.Stdout)})
 	}})
 }
 
@@ -178,11 +178,11 @@ func codesTensor(codes [][]int, codebooks int) *checkpoint.Tensor {
 }
 
 // streams are a command's standard files; terminal says whether log is one
-// (progress lines are shown only there).
+// (progress lines are shown only there), outTerminal whether out is.
 type streams struct {
-	in       io.Reader
-	out, log io.Writer
-	terminal bool
+	in                    io.Reader
+	out, log              io.Writer
+	terminal, outTerminal bool
 }
 
 // runSynth is synth with stdin and stdout, log as given (not a terminal).
@@ -216,6 +216,9 @@ func synth(args []string, std streams) error {
 	toStdout := *out == "-"
 	if toStdout && *asJSON {
 		return fmt.Errorf("%w: --out - and --json both write to stdout; give --out FILE", errUsage)
+	}
+	if toStdout && std.outTerminal {
+		return fmt.Errorf("%w: --out - would write the WAV to the terminal; redirect stdout to a file or a program", errUsage)
 	}
 	format, err := audio.ParseFormat(*formatName)
 	if err != nil {

@@ -118,6 +118,10 @@ func TestSynthStreamsAndProgress(t *testing.T) {
 		err := synth(append(append([]string{}, common...), args...), streams{in: strings.NewReader(stdin), out: &out, log: &log, terminal: terminal})
 		return out.String(), log.String(), err
 	}
+	var sink bytes.Buffer
+	if err := synth(append(append([]string{}, common...), "--text", "Hi.", "--out", "-"), streams{in: strings.NewReader(""), out: &sink, log: &sink, outTerminal: true}); !errors.Is(err, errUsage) || sink.Len() != 0 {
+		t.Errorf("--out - to a terminal: %v, wrote %d bytes", err, sink.Len())
+	}
 	ref := filepath.Join(dir, "ref.wav")
 	if _, _, err := run("", false, "--text", "Hello there.", "--out", ref); err != nil {
 		t.Fatal(err)
