@@ -49,6 +49,16 @@ type backboneBench struct {
 	WorkBytes    int64   `json:"work_bytes"`
 	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
 	PDL          bool    `json:"pdl"`
+	// StepVariants: device ms per replay of step graphs captured with each
+	// choice of kernels, each after the same fresh prefill (side by side).
+	StepVariants []stepVariant `json:"step_variants"`
+}
+
+// stepVariant is one choice of a decode step's kernels and its time.
+type stepVariant struct {
+	DeltaNet     string  `json:"deltanet_step"` // fused or split
+	GemvPrefetch bool    `json:"gemv_prefetch"`
+	DeviceMS     float64 `json:"step_device_ms"`
 }
 
 func benchBackbone(args []string) error {
@@ -145,6 +155,22 @@ func benchBackbone(args []string) error {
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
+	for _, v := range []struct {
+		name     string
+		dn       cuda.DeltaNetStep
+		prefetch bool
+	}{{"fused", cuda.DeltaNetFusedStep, false}, {"split", cuda.DeltaNetSplitStep, false},
+		{"fused", cuda.DeltaNetFusedStep, true}, {"split", cuda.DeltaNetSplitStep, true}} {
+		d.SetGemvPrefetch(v.prefetch)
+		b.SetDeltaNetStep(v.dn)
+		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
+		if err != nil {
+			return fmt.Errorf("step with %s DeltaNet kernels, prefetch %v: %w", v.name, v.prefetch, err)
+		}
+		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: v.name, GemvPrefetch: v.prefetch, DeviceMS: ms})
+	}
+	d.SetGemvPrefetch(false)
+	b.SetDeltaNetStep(cuda.DeltaNetFusedStep)
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
@@ -161,11 +187,31 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts through grouped GEMMs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGroup)
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
+	for _, v := range res.StepVariants {
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step, GEMV prefetch %v\n", v.DeviceMS, v.DeltaNet, v.GemvPrefetch)
+	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)
 	fmt.Fprintf(w, "device memory\t%.2f GiB (weights %.2f GiB, states and scratch %.0f MiB)\n",
 		float64(res.DeviceBytes)/(1<<30), float64(res.ArenaBytes)/(1<<30), float64(res.WorkBytes)/(1<<20))
 	return w.Flush()
+}
+
+// timeStepVariant resets b, prefills rows, captures the step graph (the
+// first of three steps) and returns the device ms per replay over steps.
+func timeStepVariant(b *cuda.Backbone, rows []cuda.BackboneRow, steps int, r *rand.Rand, vocab int) (float64, error) {
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	if _, err := b.Prefill(rows); err != nil {
+		return 0, err
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(vocab)}); err != nil {
+			return 0, err
+		}
+	}
+	return b.TimeSteps(steps)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
