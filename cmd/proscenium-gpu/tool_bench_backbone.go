@@ -69,6 +69,9 @@ func benchBackbone(args []string) error {
 	prefill := fs.Int("prefill", 60, "rows of the timed prefill")
 	steps := fs.Int("steps", 100, "timed decode steps")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
+	dnStep := fs.String("deltanet-step", "fused", "with -profile-step: the one-row DeltaNet kernels, fused or split")
+	prefetch := fs.Bool("gemv-prefetch", false, "with -profile-step: GEMVs prefetch their weights before the PDL wait")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,6 +111,19 @@ func benchBackbone(args []string) error {
 	rows := make([]cuda.BackboneRow, *prefill)
 	for i := range rows {
 		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	if *profile {
+		kernels := map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
+		k, ok := kernels[*dnStep]
+		if !ok {
+			return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+		}
+		d.SetGemvPrefetch(*prefetch)
+		b.SetDeltaNetStep(k)
+		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
+			return err
+		}
+		return b.ProfileStep()
 	}
 	// One untimed pass first (module loads, first-launch lookups).
 	if _, err := b.Prefill(rows); err != nil {

@@ -530,6 +530,21 @@ func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *B
 	return q.GemvBF16(g, gu, b.W.Arena, xin)
 }
 
+// ProfileStep replays the captured step graph once inside a profiler range
+// (Device.ProfileRange), for a per-kernel profile of a step under ncu. The
+// position advances by one.
+func (b *Backbone) ProfileStep() error {
+	if b.step == nil {
+		return fmt.Errorf("backbone: no step captured yet")
+	}
+	if b.pos+1 > b.Plan.Capacity {
+		return fmt.Errorf("backbone: a profiled step after %d rows exceeds the context limit of %d", b.pos, b.Plan.Capacity)
+	}
+	err := b.d.ProfileRange(func(q *Queue) error { return q.LaunchGraph(b.step) })
+	b.pos++
+	return err
+}
+
 // StepParts selects parts of a decode step for a profile.
 type StepParts int
 
