@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -214,6 +215,65 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	return q.gemvLaunch("gemv_fp8_", g,
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
 		I64Arg(int64(ns)))
+}
+
+// GemvX is how a fused GEMV transforms x as it reads it (GEMV_X_* in
+// kernels/gemv.cu).
+type GemvX int
+
+const (
+	GemvXPlain  GemvX = iota // x as is
+	GemvXNorm                // x·inv·aux: plain-gain RMSNorm (aux the gain), x² summed in float64 by every block
+	GemvXSwiGLU              // silu(x)·aux (aux the up half)
+)
+
+// gemvFusedVariants are the instances of gemv_bf16_fused_* (kernels/gemv.cu):
+// the ones ChooseGemv picks for BF16.
+var gemvFusedVariants = []GemvVariant{{128, 2, 2}, {32, 4, 2}}
+
+// GemvBF16Fused runs the one-row projection y = W·f(x), or y += W·f(x) with
+// accumulate (a residual add), f as mode says; aux holds Cols floats (the
+// norm's gain or SwiGLU's up half; unused for GemvXPlain). x and aux must be
+// 16-byte aligned (float4 loads). It saves the launches of the norm, SwiGLU
+// or add that would sit between two projections.
+func (q *Queue) GemvBF16Fused(g Gemv, y, W, x, aux *Block, mode GemvX, eps float32, accumulate bool) error {
+	if g.N != 1 || g.Ids != nil {
+		return fmt.Errorf("cuda: fused bf16 gemv: one matrix, one row (got %d, ids %v)", g.N, g.Ids != nil)
+	}
+	if !slices.Contains(gemvFusedVariants, g.Variant) {
+		return fmt.Errorf("cuda: fused bf16 gemv: no instance %s", g.Variant.Name())
+	}
+	if err := g.check("fused bf16", 2, W, x, y); err != nil {
+		return err
+	}
+	auxArg := NullArg
+	switch mode {
+	case GemvXPlain:
+	case GemvXNorm, GemvXSwiGLU:
+		if err := checkFits(aux, 0, int64(g.Cols)*4, "fused gemv aux"); err != nil {
+			return err
+		}
+		if aux.Ptr%16 != 0 {
+			return fmt.Errorf("cuda: fused bf16 gemv: aux not 16-byte aligned")
+		}
+		auxArg = PtrArg(aux)
+	default:
+		return fmt.Errorf("cuda: fused bf16 gemv: mode %d", mode)
+	}
+	if x.Ptr%16 != 0 {
+		return fmt.Errorf("cuda: fused bf16 gemv: x not 16-byte aligned")
+	}
+	flags, acc := 0, 0
+	if q.d.gemvPrefetch {
+		flags |= gemvPrefetch
+	}
+	if accumulate {
+		acc = 1
+	}
+	blocks, _ := g.Variant.Grid(g.Rows)
+	return q.Launch("gemv_bf16_fused_"+g.Variant.Name(), [3]int{blocks, 1, 1}, gemvThreads,
+		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), auxArg, IntArg(int(mode)), F32Arg(eps), IntArg(acc),
+		IntArg(g.Rows), IntArg(g.Cols), IntArg(flags))
 }
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
