@@ -206,28 +206,52 @@ GEMV_FP8(128, 4, 2)
 //   GEMV_X_NORM:   x·inv·aux (plain-gain RMSNorm, aux the gain): each block
 //                  sums x² in float64 first (tower_add_rmsnorm's arithmetic).
 //   GEMV_X_SWIGLU: silu(x)·aux (aux the up half: swiglu_f32's arithmetic).
+//   GEMV_X_NORM_ZC: x·inv·(1 + aux) (the backbone's zero-centred RMSNorm,
+//                  x² summed in float32: add_rmsnorm_zc's arithmetic); with
+//                  nout not null, block 0 also writes the normed row there,
+//                  zero-padded to npitch, for the kernels after it.
 #define GEMV_X_PLAIN 0
 #define GEMV_X_NORM 1
 #define GEMV_X_SWIGLU 2
+#define GEMV_X_NORM_ZC 3
 
 struct FusedX {
     const float4* __restrict__ x;
     const float4* __restrict__ aux;
+    float* __restrict__ nout;
+    int npitch;
     int mode;
     float eps;
     float inv;
     __device__ void init(int cols) {
-        if (mode != GEMV_X_NORM) return;
-        __shared__ double red[32];
         const float* xf = reinterpret_cast<const float*>(x);
-        double ss = 0.0;
-        for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += (double)xf[c] * (double)xf[c];
-        ss = block_sum_f64(ss, red);
-        inv = (float)(1.0 / sqrt(ss / (double)cols + (double)eps));
+        if (mode == GEMV_X_NORM) {
+            __shared__ double red[32];
+            double ss = 0.0;
+            for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += (double)xf[c] * (double)xf[c];
+            ss = block_sum_f64(ss, red);
+            inv = (float)(1.0 / sqrt(ss / (double)cols + (double)eps));
+        } else if (mode == GEMV_X_NORM_ZC) {
+            __shared__ float redf[32];
+            float ss = 0.f;
+            for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += xf[c] * xf[c];
+            ss = block_sum(ss, redf);
+            inv = rsqrtf(ss / (float)cols + eps);
+            if (nout && blockIdx.x == 0) {
+                const float* w = reinterpret_cast<const float*>(aux);
+                for (int c = threadIdx.x; c < npitch; c += blockDim.x) nout[c] = c < cols ? xf[c] * inv * (1.f + w[c]) : 0.f;
+            }
+        }
     }
     __device__ float4 operator()(int i) const {
         float4 v = __ldg(x + i);
-        if (mode == GEMV_X_NORM) {
+        if (mode == GEMV_X_NORM_ZC) {
+            const float4 w = __ldg(aux + i);
+            v.x = v.x * inv * (1.f + w.x);
+            v.y = v.y * inv * (1.f + w.y);
+            v.z = v.z * inv * (1.f + w.z);
+            v.w = v.w * inv * (1.f + w.w);
+        } else if (mode == GEMV_X_NORM) {
             const float4 w = __ldg(aux + i);
             v.x = v.x * inv * w.x;
             v.y = v.y * inv * w.y;
@@ -247,10 +271,12 @@ struct FusedX {
 #define GEMV_BF16_FUSED(TPR, ROWS, UNROLL)                                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_bf16_fused_t##TPR##r##ROWS##u##UNROLL(    \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,                       \
-        const float* __restrict__ aux, int mode, float eps, int accumulate, int rows, int cols, int flags) {     \
+        const float* __restrict__ aux, float* __restrict__ nout, int npitch, int mode, float eps, int accumulate,  \
+        int rows, int cols, int flags) {                                                                          \
         gemv_body<BF16Weights, TPR, ROWS, UNROLL>(                                                                \
             y, reinterpret_cast<const uint8_t*>(W), nullptr,                                                     \
-            FusedX{reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(aux), mode, eps, 1.f},    \
+            FusedX{reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(aux), nout, npitch, mode,  \
+                   eps, 1.f},                                                                                     \
             rows, cols, (flags & GEMV_PREFETCH) != 0, accumulate != 0);                                           \
     }
 GEMV_BF16_FUSED(128, 2, 2)

@@ -421,15 +421,16 @@ func (t *Tower) fusedLayer(q *Queue, lw *TowerLayerTensors, hIn, tableArg Arg, e
 		return Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1)}
 	}
 	eps := g.Eps
+	norm := func(w *Block) GemvFused { return GemvFused{X: GemvXNorm, Aux: w, Eps: eps} }
 	// gate and up: one launch when W3 follows W1 (outputs side by side).
 	up := t.up
 	gateUp := func() error {
 		if lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
 			up = &Block{Kind: DeviceMem, Ptr: t.gate.Ptr + uintptr(F*4), Bytes: int64(F * 4)}
-			return q.GemvBF16Fused(gv(lw.W1, 2*F, D), t.gate, lw.W1.Block, t.x, fn, GemvXNorm, eps, false)
+			return q.GemvBF16Fused(gv(lw.W1, 2*F, D), norm(fn), t.gate, lw.W1.Block, t.x)
 		}
-		return firstErr(q.GemvBF16Fused(gv(lw.W1, F, D), t.gate, lw.W1.Block, t.x, fn, GemvXNorm, eps, false),
-			q.GemvBF16Fused(gv(lw.W3, F, D), t.up, lw.W3.Block, t.x, fn, GemvXNorm, eps, false))
+		return firstErr(q.GemvBF16Fused(gv(lw.W1, F, D), norm(fn), t.gate, lw.W1.Block, t.x),
+			q.GemvBF16Fused(gv(lw.W3, F, D), norm(fn), t.up, lw.W3.Block, t.x))
 	}
 	rows := [3]int{1, 1, 1}
 	return true, firstErrFn(
@@ -439,7 +440,7 @@ func (t *Tower) fusedLayer(q *Queue, lw *TowerLayerTensors, hIn, tableArg Arg, e
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x) },
 		func() error {
-			return q.GemvBF16Fused(gv(lw.WQKV, width, D), t.qkv, lw.WQKV.Block, t.x, an, GemvXNorm, eps, false)
+			return q.GemvBF16Fused(gv(lw.WQKV, width, D), norm(an), t.qkv, lw.WQKV.Block, t.x)
 		},
 		func() error {
 			return q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
@@ -451,11 +452,11 @@ func (t *Tower) fusedLayer(q *Queue, lw *TowerLayerTensors, hIn, tableArg Arg, e
 				IntArg(t.opt.MaxRows))
 		},
 		func() error {
-			return q.GemvBF16Fused(gv(lw.WO, D, nh*hd), t.x, lw.WO.Block, t.attn, nil, GemvXPlain, eps, true)
+			return q.GemvBF16Fused(gv(lw.WO, D, nh*hd), GemvFused{Accumulate: true}, t.x, lw.WO.Block, t.attn)
 		},
 		gateUp,
 		func() error {
-			return q.GemvBF16Fused(gv(lw.W2, D, F), t.x, lw.W2.Block, t.gate, up, GemvXSwiGLU, eps, true)
+			return q.GemvBF16Fused(gv(lw.W2, D, F), GemvFused{X: GemvXSwiGLU, Aux: up, Accumulate: true}, t.x, lw.W2.Block, t.gate)
 		},
 		func() error { return t.addNorm(q, t.h, NullArg, lw.OutNorm, 1) },
 	)
