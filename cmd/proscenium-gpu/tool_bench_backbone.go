@@ -58,12 +58,8 @@ type backboneBench struct {
 type stepVariant struct {
 	DeltaNet     string  `json:"deltanet_step"` // fused or split
 	GemvPrefetch bool    `json:"gemv_prefetch"`
-	FoldedNorms  bool    `json:"folded_norms"`
 	DeviceMS     float64 `json:"step_device_ms"`
 }
-
-// deltaNetSteps names the one-row DeltaNet kernels.
-var deltaNetSteps = map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
 
 func benchBackbone(args []string) error {
 	fs := flag.NewFlagSet("proscenium-gpu bench-backbone", flag.ContinueOnError)
@@ -76,7 +72,6 @@ func benchBackbone(args []string) error {
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "fused", "with -profile-step: the one-row DeltaNet kernels, fused or split")
 	prefetch := fs.Bool("gemv-prefetch", false, "with -profile-step: GEMVs prefetch their weights before the PDL wait")
-	fold := fs.Bool("folded-norms", false, "with -profile-step: residual adds and post norms folded into the GEMVs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -118,13 +113,13 @@ func benchBackbone(args []string) error {
 		rows[i].Token = r.IntN(t.VocabSize)
 	}
 	if *profile {
-		k, ok := deltaNetSteps[*dnStep]
+		kernels := map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
+		k, ok := kernels[*dnStep]
 		if !ok {
 			return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
 		}
 		d.SetGemvPrefetch(*prefetch)
 		b.SetDeltaNetStep(k)
-		b.SetFoldedNorms(*fold)
 		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
 			return err
 		}
@@ -176,23 +171,22 @@ func benchBackbone(args []string) error {
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
-	for _, dn := range []string{"fused", "split"} {
-		for _, prefetch := range []bool{false, true} {
-			for _, fold := range []bool{false, true} {
-				v := stepVariant{DeltaNet: dn, GemvPrefetch: prefetch, FoldedNorms: fold}
-				d.SetGemvPrefetch(prefetch)
-				b.SetDeltaNetStep(deltaNetSteps[dn])
-				b.SetFoldedNorms(fold)
-				if v.DeviceMS, err = timeStepVariant(b, rows, *steps, r, t.VocabSize); err != nil {
-					return fmt.Errorf("step with %+v: %w", v, err)
-				}
-				res.StepVariants = append(res.StepVariants, v)
-			}
+	for _, v := range []struct {
+		name     string
+		dn       cuda.DeltaNetStep
+		prefetch bool
+	}{{"fused", cuda.DeltaNetFusedStep, false}, {"split", cuda.DeltaNetSplitStep, false},
+		{"fused", cuda.DeltaNetFusedStep, true}, {"split", cuda.DeltaNetSplitStep, true}} {
+		d.SetGemvPrefetch(v.prefetch)
+		b.SetDeltaNetStep(v.dn)
+		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
+		if err != nil {
+			return fmt.Errorf("step with %s DeltaNet kernels, prefetch %v: %w", v.name, v.prefetch, err)
 		}
+		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: v.name, GemvPrefetch: v.prefetch, DeviceMS: ms})
 	}
 	d.SetGemvPrefetch(false)
 	b.SetDeltaNetStep(cuda.DeltaNetFusedStep)
-	b.SetFoldedNorms(false)
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
@@ -210,8 +204,7 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	for _, v := range res.StepVariants {
-		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step, GEMV prefetch %v, folded norms %v\n",
-			v.DeviceMS, v.DeltaNet, v.GemvPrefetch, v.FoldedNorms)
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step, GEMV prefetch %v\n", v.DeviceMS, v.DeltaNet, v.GemvPrefetch)
 	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)

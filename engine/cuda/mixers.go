@@ -150,10 +150,6 @@ type DeltaNetLayer struct {
 	Scratch Tensor
 	MaxRows int
 	Step    DeltaNetStep // the kernels of a one-row forward
-
-	// addOut: a one-row forward adds its output to out (the residual)
-	// instead of storing it (the backbone's folded step).
-	addOut bool
 }
 
 // DeltaNetStep selects the kernels of a one-row DeltaNet forward.
@@ -285,10 +281,6 @@ type AttentionLayer struct {
 	Capacity int
 	Scratch  Tensor
 	MaxRows  int
-
-	// addOut: a one-row forward adds its output to out (the residual)
-	// instead of storing it (the backbone's folded step).
-	addOut bool
 }
 
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
