@@ -50,7 +50,7 @@ struct FP8Weights {
 template <class WT, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols, bool prefetch) {
+                                          int cols) {
     constexpr int GROUPS = GEMV_THREADS / TPR, WARPS_PER_GROUP = TPR / 32;
     const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
     const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
@@ -63,13 +63,6 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         const int row = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
         sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
-    if (prefetch) {
-        // Ask L2 for every chunk this thread will read, before waiting for
-        // the kernel before (GEMV_PREFETCH).
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-            for (int c = j; c < chunks; c += TPR) asm volatile("prefetch.global.L2 [%0];" ::"l"(wr[r] + c));
     }
     pdl_entry();
     const float4* xv = reinterpret_cast<const float4*>(x);
@@ -122,38 +115,33 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
     }
 }
 
-// flags: GEMV_IDS_READY: the ids were written by the host (a copy, not a
-// kernel), so the kernel may read them before the PDL wait; otherwise it
-// waits first. GEMV_PREFETCH (only with no ids or ready ones): each thread
-// asks L2 for its weights before the wait. Behind another GEMV that measured
-// slower (docs/PERF.md, "CUDA kernels"); behind a latency-bound kernel (a
-// norm, the routing, the DeltaNet update) the weights stream while it runs.
-#define GEMV_IDS_READY 1
-#define GEMV_PREFETCH 2
+// ids_ready: the ids were written by the host (a copy, not a kernel), so the
+// kernel may read them before the PDL wait; otherwise it waits first. (The
+// weights' loads still follow the wait: loading or prefetching them before it
+// measured slower, docs/PERF.md.)
 #define GEMV_BF16_X(NAME, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
-        int flags) {                                                                                   \
+        int ids_ready) {                                                                               \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !(flags & GEMV_IDS_READY)) pdl_entry();                                        \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<BF16Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                            \
                                                         reinterpret_cast<const uint8_t*>(W + m * mstride), \
-                                                        nullptr, x + (size_t)e * xstride, rows, cols,   \
-                                                        (flags & GEMV_PREFETCH) != 0);                   \
+                                                        nullptr, x + (size_t)e * xstride, rows, cols);  \
     }
 #define GEMV_FP8_X(NAME, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int flags) {                                \
+        long long sstride, int xstride, int rows, int cols, int ids_ready) {                            \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !(flags & GEMV_IDS_READY)) pdl_entry();                                        \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<FP8Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,            \
                                                        S + m * sstride, x + (size_t)e * xstride, rows,  \
-                                                       cols, (flags & GEMV_PREFETCH) != 0);            \
+                                                       cols);                                          \
     }
 #define GEMV_BF16(TPR, ROWS, UNROLL) GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)
 #define GEMV_FP8(TPR, ROWS, UNROLL) GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)

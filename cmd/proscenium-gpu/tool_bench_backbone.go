@@ -50,16 +50,19 @@ type backboneBench struct {
 	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
 	PDL          bool    `json:"pdl"`
 	// StepVariants: device ms per replay of step graphs captured with each
-	// choice of kernels, each after the same fresh prefill (side by side).
+	// choice of one-row DeltaNet kernels, each after the same fresh prefill
+	// (side by side).
 	StepVariants []stepVariant `json:"step_variants"`
 }
 
 // stepVariant is one choice of a decode step's kernels and its time.
 type stepVariant struct {
-	DeltaNet     string  `json:"deltanet_step"` // fused or split
-	GemvPrefetch bool    `json:"gemv_prefetch"`
-	DeviceMS     float64 `json:"step_device_ms"`
+	DeltaNet string  `json:"deltanet_step"` // fused or split
+	DeviceMS float64 `json:"step_device_ms"`
 }
+
+// deltaNetSteps names the one-row DeltaNet kernels.
+var deltaNetSteps = map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
 
 func benchBackbone(args []string) error {
 	fs := flag.NewFlagSet("proscenium-gpu bench-backbone", flag.ContinueOnError)
@@ -71,7 +74,6 @@ func benchBackbone(args []string) error {
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "fused", "with -profile-step: the one-row DeltaNet kernels, fused or split")
-	prefetch := fs.Bool("gemv-prefetch", false, "with -profile-step: GEMVs prefetch their weights before the PDL wait")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -113,12 +115,10 @@ func benchBackbone(args []string) error {
 		rows[i].Token = r.IntN(t.VocabSize)
 	}
 	if *profile {
-		kernels := map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
-		k, ok := kernels[*dnStep]
+		k, ok := deltaNetSteps[*dnStep]
 		if !ok {
 			return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
 		}
-		d.SetGemvPrefetch(*prefetch)
 		b.SetDeltaNetStep(k)
 		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
 			return err
@@ -171,21 +171,14 @@ func benchBackbone(args []string) error {
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
-	for _, v := range []struct {
-		name     string
-		dn       cuda.DeltaNetStep
-		prefetch bool
-	}{{"fused", cuda.DeltaNetFusedStep, false}, {"split", cuda.DeltaNetSplitStep, false},
-		{"fused", cuda.DeltaNetFusedStep, true}, {"split", cuda.DeltaNetSplitStep, true}} {
-		d.SetGemvPrefetch(v.prefetch)
-		b.SetDeltaNetStep(v.dn)
+	for _, name := range []string{"fused", "split"} {
+		b.SetDeltaNetStep(deltaNetSteps[name])
 		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
 		if err != nil {
-			return fmt.Errorf("step with %s DeltaNet kernels, prefetch %v: %w", v.name, v.prefetch, err)
+			return fmt.Errorf("step with the %s DeltaNet kernels: %w", name, err)
 		}
-		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: v.name, GemvPrefetch: v.prefetch, DeviceMS: ms})
+		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: name, DeviceMS: ms})
 	}
-	d.SetGemvPrefetch(false)
 	b.SetDeltaNetStep(cuda.DeltaNetFusedStep)
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
@@ -204,7 +197,7 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	for _, v := range res.StepVariants {
-		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step, GEMV prefetch %v\n", v.DeviceMS, v.DeltaNet, v.GemvPrefetch)
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step\n", v.DeviceMS, v.DeltaNet)
 	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)

@@ -26,7 +26,6 @@ func runBenchTower(args []string) error {
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
 	frames := fs.Int("frames", 200, "frames timed per figure")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
-	prefetch := fs.Bool("gemv-prefetch", false, "GEMVs ask L2 for their weights before waiting for the kernel before (cuda.Device.SetGemvPrefetch)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,7 +46,6 @@ func runBenchTower(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	dev.SetGemvPrefetch(*prefetch)
 	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames)
 	if err != nil {
 		return err

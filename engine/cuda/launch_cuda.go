@@ -165,23 +165,13 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 // common to every GEMV.
 func (q *Queue) gemvLaunch(prefix string, g Gemv, args ...Arg) error {
 	blocks, _ := g.Variant.Grid(g.Rows)
-	// The kernels' last argument is a set of flags (gemvIdsReady, gemvPrefetch).
-	flags := 0
+	ready := 0
 	if g.IdsReady {
-		flags |= gemvIdsReady
+		ready = 1
 	}
-	if q.d.gemvPrefetch && (g.Ids == nil || g.IdsReady) {
-		flags |= gemvPrefetch
-	}
-	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(flags))
+	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(ready))
 	return q.Launch(prefix+g.Variant.Name(), [3]int{blocks, g.N, 1}, gemvThreads, args...)
 }
-
-// GEMV flags (GEMV_IDS_READY, GEMV_PREFETCH in kernels/gemv.cu).
-const (
-	gemvIdsReady = 1 << iota
-	gemvPrefetch
-)
 
 func (g Gemv) idsArg() Arg {
 	if g.Ids == nil {
