@@ -16,10 +16,11 @@ import (
 // chunk length); longer prompts run in passes of this many rows.
 const BackboneChunk = 64
 
-// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; topK at most 64.
+// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; maxRouteTopK is
+// COMBINE_MAXK there (the combine holds a row's k outputs in registers).
 const (
 	maxRouteExperts = 1024
-	maxRouteTopK    = 64
+	maxRouteTopK    = 16
 )
 
 // BackbonePlan is the work block's layout for a context of Capacity rows.

@@ -310,7 +310,7 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, elementwiseThreads,
+	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
 		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
 		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
 		return err
