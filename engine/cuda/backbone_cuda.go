@@ -476,12 +476,13 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
 }
 
-// defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts with.
-const defaultDeltaNetStep = DeltaNetFusedStep
+// defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts
+// with: the split kernels measured 0.05 to 0.1 ms faster per step at the
+// full geometry (docs/PERF.md, "GPU backbone").
+const defaultDeltaNetStep = DeltaNetSplitStep
 
 // SetDeltaNetStep picks the DeltaNet layers' one-row kernels for later
-// steps and drops the captured step graph, so the next Step captures them
-// (and whatever the device's launch settings are then, SetGemvPrefetch).
+// steps and drops the captured step graph, so the next Step captures them.
 func (b *Backbone) SetDeltaNetStep(s DeltaNetStep) {
 	for i := range b.layers {
 		if dn := b.layers[i].dn; dn != nil {

@@ -161,8 +161,9 @@ const (
 	DeltaNetFusedStep DeltaNetStep = iota
 	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
 	// columns (deltanet_step_cols) and then norms the heads and advances the
-	// conv window (deltanet_step_norm): 4× the blocks at full geometry. With
-	// KeyDim > deltaNetSplitMaxKeyDim the fused kernel runs instead.
+	// conv window (deltanet_step_norm): 4× the blocks at full geometry (the
+	// backbone's default: faster per step, docs/PERF.md). With KeyDim >
+	// deltaNetSplitMaxKeyDim the fused kernel runs instead.
 	DeltaNetSplitStep
 )
 
