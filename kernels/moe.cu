@@ -7,7 +7,6 @@
 #include "common.cuh"
 
 #define MOE_MAX_EXPERTS 1024
-#define COMBINE_MAXK 16  // engine/cuda maxRouteTopK
 
 // ---------------------------------------------------------------------------
 // Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
@@ -158,10 +157,10 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
 // for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
 // with sg = dense[t·dstride + sgcol] (shared_expert_gate·x) and, when slot is
 // not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
-// expert order, moe_group; k ≤ COMBINE_MAXK); then, when nw is
+// expert order, moe_group); then, when nw is
 // not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
 // up to npitch. Grid (n), block 256.
-extern "C" __global__ void __launch_bounds__(1024) moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
+extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
                                             const float* __restrict__ wts, const float* __restrict__ ys,
                                             const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
                                             const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
@@ -171,28 +170,15 @@ extern "C" __global__ void __launch_bounds__(1024) moe_combine_norm(float* __res
     const int t = blockIdx.x;
     const float sg = 1.f / (1.f + expf(-dense[(size_t)t * dstride + sgcol]));
     float* xr = x + (size_t)t * H;
-    // The k weights and routed rows read once, before the column loop; per
-    // column the k outputs are loaded together (k ≤ COMBINE_MAXK) and summed
-    // in order, as before, so a column costs one load latency, not k.
-    float wj[COMBINE_MAXK];
-    int rowj[COMBINE_MAXK];
-#pragma unroll
-    for (int j = 0; j < COMBINE_MAXK; j++) {
-        wj[j] = j < k ? wts[t * k + j] : 0.f;
-        rowj[j] = j < k ? (slot ? slot[t * k + j] : t * k + j) : 0;
-    }
     float ss = 0.f;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
-        float v8[COMBINE_MAXK];
-#pragma unroll
-        for (int j = 0; j < COMBINE_MAXK; j++) v8[j] = j < k ? yr[(size_t)rowj[j] * H + c] : 0.f;
-        const float yc = ys[(size_t)t * H + c], xc = xr[c];
         float acc = 0.f;
-#pragma unroll
-        for (int j = 0; j < COMBINE_MAXK; j++)
-            if (j < k) acc += wj[j] * v8[j];
-        acc += yc * sg;
-        const float v = xc + acc;
+        for (int j = 0; j < k; j++) {
+            const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
+            acc += wts[t * k + j] * yr[row * H + c];
+        }
+        acc += ys[(size_t)t * H + c] * sg;
+        const float v = xr[c] + acc;
         xr[c] = v;
         ss += v * v;
     }
@@ -234,72 +220,44 @@ __device__ __forceinline__ float dot_fp8x16(uint4 w, const float4* xv) {
     return fp8_dot4(w.w, xv[3], s);
 }
 
-// DownRows: one warp's DOWN_ROWS rows of a down projection. The constructor
-// issues the loads of each lane's first 16-byte chunk of every row (and
-// their FP8 scales) at once, before the block builds x in shared memory
-// (the SwiGLU), so the weights' memory latency overlaps that work; finish
-// takes the products once x is there.
 template <bool FP8>
-struct DownRows {
-    static constexpr int PER = FP8 ? 16 : 8;
+__device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* xs, int rows, int cols) {
+    constexpr int PER = FP8 ? 16 : 8;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
     const uint4* wr[DOWN_ROWS];
     int rr[DOWN_ROWS];
-    uint4 w0[DOWN_ROWS];
-    float s0[DOWN_ROWS];
-    int row0, rows, cols, chunks, scols;
-    const float* S;
-
-    __device__ DownRows(const uint8_t* __restrict__ W, const float* __restrict__ S_, int rows_, int cols_)
-        : rows(rows_), cols(cols_), S(S_) {
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-        row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
-        chunks = cols / PER;
-        scols = (cols + 127) >> 7;
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) {
+        rr[r] = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
+    }
+    float acc[DOWN_ROWS];
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.f;
+    for (int c = lane; c < chunks; c += 32) {
+        uint4 w[DOWN_ROWS];
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
+        const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) {
-            rr[r] = min(row0 + r, rows - 1);
-            wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
-        }
-        const int c = min(lane, chunks - 1);  // past the end: reread, counted as zero
-#pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) w0[r] = load_stream(wr[r] + c);
-#pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) s0[r] = FP8 ? __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)) : 1.f;
-    }
-
-    __device__ void finish(float* __restrict__ y, const float* xs) {
-        const int lane = threadIdx.x & 31;
-        float acc[DOWN_ROWS];
-        {
-            const float4* xv = reinterpret_cast<const float4*>(xs) + min(lane, chunks - 1) * (PER / 4);
-#pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++) {
-                const float d = FP8 ? dot_fp8x16(w0[r], xv) * s0[r] : dot_bf16x8(w0[r], xv);
-                acc[r] = lane < chunks ? d : 0.f;
-            }
-        }
-        for (int c = lane + 32; c < chunks; c += 32) {
-            uint4 w[DOWN_ROWS];
-#pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
-            const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
-#pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++) {
-                if (FP8)
-                    acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
-                else
-                    acc[r] += dot_bf16x8(w[r], xv);
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
-        if (lane == 0) {
-#pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++)
-                if (row0 + r < rows) y[row0 + r] = acc[r];
+            if (FP8)
+                acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
+            else
+                acc[r] += dot_bf16x8(w[r], xv);
         }
     }
-};
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = acc[r];
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(256) moe_down(
     float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
@@ -310,23 +268,17 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
+        __syncthreads();
         const long long m = ids[y];
-        if (fp8) {
-            DownRows<true> d(W + m * mstride, S + m * sstride, h, ip);
-            for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
-            __syncthreads();
-            d.finish(yr + (size_t)y * h, xs);
-        } else {
-            DownRows<false> d(W + m * mstride * 2, nullptr, h, ip);
-            for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
-            __syncthreads();
-            d.finish(yr + (size_t)y * h, xs);
-        }
+        if (fp8)
+            down_rows<true>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, xs, h, ip);
+        else
+            down_rows<false>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, xs, h, ip);
         return;
     }
-    DownRows<false> d(reinterpret_cast<const uint8_t*>(Ws), nullptr, h, is);
-    const float* dd = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = dd[c] / (1.f + expf(-dd[c])) * dd[is + c];
+    const float* d = dense + e;
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
     __syncthreads();
-    d.finish(yr + (size_t)y * h, xs);
+    down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }

@@ -16,11 +16,10 @@ import (
 // chunk length); longer prompts run in passes of this many rows.
 const BackboneChunk = 64
 
-// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; maxRouteTopK is
-// COMBINE_MAXK there (the combine holds a row's k outputs in registers).
+// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; topK at most 64.
 const (
 	maxRouteExperts = 1024
-	maxRouteTopK    = 16
+	maxRouteTopK    = 64
 )
 
 // BackbonePlan is the work block's layout for a context of Capacity rows.

@@ -79,9 +79,6 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 // slot non-nil the routed output of pair p is row slot[p] of yr (MoEGroup's
 // expert order).
 func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
-	if k < 1 || k > maxRouteTopK {
-		return fmt.Errorf("cuda: moe combine: top-%d (1 to %d)", k, maxRouteTopK)
-	}
 	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
 		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
 		checkFits(dense, 0, int64(((n-1)*dstride+sgcol+1)*4), "combine shared gate")}
