@@ -73,7 +73,7 @@ func benchBackbone(args []string) error {
 	steps := fs.Int("steps", 100, "timed decode steps")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
-	dnStep := fs.String("deltanet-step", "fused", "with -profile-step: the one-row DeltaNet kernels, fused or split")
+	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,11 +115,13 @@ func benchBackbone(args []string) error {
 		rows[i].Token = r.IntN(t.VocabSize)
 	}
 	if *profile {
-		k, ok := deltaNetSteps[*dnStep]
-		if !ok {
-			return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+		if *dnStep != "" {
+			k, ok := deltaNetSteps[*dnStep]
+			if !ok {
+				return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+			}
+			b.SetDeltaNetStep(k)
 		}
-		b.SetDeltaNetStep(k)
 		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
 			return err
 		}
@@ -179,7 +181,6 @@ func benchBackbone(args []string) error {
 		}
 		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: name, DeviceMS: ms})
 	}
-	b.SetDeltaNetStep(cuda.DeltaNetFusedStep)
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
