@@ -18,8 +18,8 @@ __device__ __forceinline__ float row_inv_rms(double ss, int width, float eps) {
 // Otherwise one audio row embedding code ctrl->codes[code_slot] of the
 // [entries, width] BF16 table; after end of speech (ctrl->end) code 0 stands
 // in (the frame is discarded); a code out of range writes NaN and sets
-// FRAME_ERR_BAD_CODE. Grid: (n).
-extern "C" __global__ void tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
+// FRAME_ERR_BAD_CODE. Grid: (n), any multiple of 32 threads up to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
                                           const float* __restrict__ hnorm, int width, float eps) {
@@ -58,8 +58,9 @@ extern "C" __global__ void tower_eh_input(float* __restrict__ cat, const float* 
 
 // ---------------------------------------------------------------------------
 // Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
-// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n).
-extern "C" __global__ void tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
+// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n), any
+// multiple of 32 threads up to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
                                              const float* __restrict__ add, const float* __restrict__ w, int width,
                                              float eps) {
     pdl_entry();
