@@ -12,6 +12,8 @@ import type {
   Peaks,
   PlaybackStatus,
   Rerun,
+  ScriptCheck,
+  ServerStatus,
   Settings,
   SpeechRequest,
   StatsView,
@@ -20,6 +22,7 @@ import type {
   TakesLimitChange,
   TakesLimitEffect,
   TokenCount,
+  Voice,
 } from './types';
 
 export interface Service {
@@ -56,11 +59,21 @@ export interface Service {
   pausePlayback(paused: boolean): Promise<PlaybackStatus>;
   stopPlayback(): Promise<PlaybackStatus>;
   playback(): Promise<PlaybackStatus>;
+  voices(): Promise<Voice[]>;
+  saveVoice(v: Voice): Promise<Voice[]>;
+  deleteVoice(name: string): Promise<Voice[]>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
   /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
   takeFile(id: number, format: string): Promise<TakeFile>;
+  /** The engine's prompt rules applied to a script, and its counts as the servers count. */
+  checkScript(text: string): Promise<ScriptCheck>;
+  serverStatus(): Promise<ServerStatus>;
+  startServer(): Promise<ServerStatus>;
+  stopServer(): Promise<ServerStatus>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
+  /** Whether the service's events reach this page (browser: the event socket). */
+  onConnection(listener: (connected: boolean) => void): () => void;
 }
 
 export function createService(t: Transport): Service {
@@ -96,8 +109,16 @@ export function createService(t: Transport): Service {
     pausePlayback: (paused) => c('PausePlayback', [paused]),
     stopPlayback: () => c('StopPlayback', []),
     playback: () => c('Playback', []),
+    voices: () => c('Voices', []),
+    saveVoice: (v) => c('SaveVoice', [v]),
+    deleteVoice: (name) => c('DeleteVoice', [name]),
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
+    checkScript: (text) => c('CheckScript', [text]),
+    serverStatus: () => c('ServerStatus', []),
+    startServer: () => c('StartServer', []),
+    stopServer: () => c('StopServer', []),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
+    onConnection: (listener) => t.onConnection(listener),
   };
 }

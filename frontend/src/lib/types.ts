@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine } from '../../wailsjs/go/models';
+import type { app, engine, voice } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -30,8 +30,13 @@ export type ExportRequest = Plain<app.ExportRequest>;
 export type ExportResult = Plain<app.ExportResult>;
 export type TokenCount = Plain<app.TokenCount>;
 export type Rerun = Plain<app.Rerun>;
+export type Voice = Plain<voice.Voice>;
 export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
 export type TakesLimitChange = Plain<app.TakesLimitChange>;
+export type ScriptCheck = Plain<app.ScriptCheck>;
+export type ScriptProblem = Plain<app.ScriptProblem>;
+export type ServerStatus = Plain<app.ServerStatus>;
+export type RequestRecord = Plain<app.RequestRecord>;
 
 /** The waveform of a chunk as it arrives (app.AudioEvent). */
 export interface AudioEvent {
@@ -68,5 +73,6 @@ export interface EventData {
   notice: Notice;
   studio: StudioStatus;
   playback: PlaybackStatus;
+  server: ServerStatus;
 }
 export type EventName = keyof EventData;

@@ -6,6 +6,10 @@ export function ApplyTakesLimit(arg1) {
   return window['go']['app']['Service']['ApplyTakesLimit'](arg1);
 }
 
+export function CheckScript(arg1) {
+  return window['go']['app']['Service']['CheckScript'](arg1);
+}
+
 export function ChooseExportPath(arg1) {
   return window['go']['app']['Service']['ChooseExportPath'](arg1);
 }
@@ -24,6 +28,10 @@ export function DefaultExportPath(arg1) {
 
 export function DeleteTake(arg1) {
   return window['go']['app']['Service']['DeleteTake'](arg1);
+}
+
+export function DeleteVoice(arg1) {
+  return window['go']['app']['Service']['DeleteVoice'](arg1);
 }
 
 export function ExportTake(arg1) {
@@ -74,6 +82,14 @@ export function RerunTake(arg1) {
   return window['go']['app']['Service']['RerunTake'](arg1);
 }
 
+export function SaveVoice(arg1) {
+  return window['go']['app']['Service']['SaveVoice'](arg1);
+}
+
+export function ServerStatus() {
+  return window['go']['app']['Service']['ServerStatus']();
+}
+
 export function SetSettings(arg1) {
   return window['go']['app']['Service']['SetSettings'](arg1);
 }
@@ -86,6 +102,10 @@ export function Speak(arg1) {
   return window['go']['app']['Service']['Speak'](arg1);
 }
 
+export function StartServer() {
+  return window['go']['app']['Service']['StartServer']();
+}
+
 export function Stats() {
   return window['go']['app']['Service']['Stats']();
 }
@@ -96,6 +116,10 @@ export function Stop() {
 
 export function StopPlayback() {
   return window['go']['app']['Service']['StopPlayback']();
+}
+
+export function StopServer() {
+  return window['go']['app']['Service']['StopServer']();
 }
 
 export function Studio() {
@@ -116,4 +140,12 @@ export function TakesLimitEffect(arg1) {
 
 export function UnloadModel() {
   return window['go']['app']['Service']['UnloadModel']();
+}
+
+export function VoiceNames() {
+  return window['go']['app']['Service']['VoiceNames']();
+}
+
+export function Voices() {
+  return window['go']['app']['Service']['Voices']();
 }
