@@ -21,13 +21,18 @@ import (
 	"proscenium/app"
 	"proscenium/app/soundcard"
 	"proscenium/engine"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
-// openModel opens a checkpoint directory for the app service: the engine's
-// open-by-directory (the CPU backend).
+// backendFlag is --backend: which backend open.Open uses for every model the
+// window loads.
+var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
+
+// openModel opens a checkpoint directory for the app service on the
+// backend --backend names.
 var openModel app.Opener = func(dir string) (engine.Engine, error) {
-	return engine.Open(dir, engine.Options{})
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag})
 }
 
 //go:embed build/appicon.png
@@ -80,6 +85,9 @@ func run() error {
 	model := flag.String("model", "", "checkpoint directory to load when the window opens")
 	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
 	flag.Parse()
+	if err := open.CheckBackend(*backendFlag); err != nil {
+		return err
+	}
 	if *speak && *model == "" {
 		return fmt.Errorf("--speak needs --model DIR")
 	}

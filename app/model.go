@@ -1,10 +1,7 @@
 package app
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,9 +12,8 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"proscenium/engine/demo"
+	"proscenium/engine"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // This file is the model panel's side of the service: finding checkpoints
@@ -81,7 +77,7 @@ func findHFSnapshots(hubDirs []string) []string {
 				continue
 			}
 			seen[dir] = true
-			fi, err := os.Stat(filepath.Join(dir, "config.json"))
+			fi, err := os.Stat(filepath.Join(dir, drama3.ConfigFile))
 			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
@@ -97,7 +93,7 @@ func findHFSnapshots(hubDirs []string) []string {
 }
 
 func hasConfig(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "config.json"))
+	fi, err := os.Stat(filepath.Join(dir, drama3.ConfigFile))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -159,39 +155,22 @@ func (s *Service) InspectModel(dir string) (ModelSummary, error) {
 func inspectModel(dir string) ModelSummary {
 	sum := ModelSummary{Dir: dir, Context: ModelContextRows, Problems: []string{}}
 	sum.FileBytes, _ = dirFileBytes(dir)
-	sum.Demo = isDemoCodec(dir)
-	cfg, err := drama3.LoadConfig(dir)
+	rep, err := drama3.Inspect(dir, ModelContextRows)
+	sum.Demo = rep.Demo
+	if cfg := rep.Config; cfg != nil {
+		sum.Layers, sum.Hidden, sum.Experts = cfg.Text.NumLayers, cfg.Text.HiddenSize, cfg.Text.NumExperts
+		sum.Codebooks = cfg.Audio.NumCodebooks
+		sum.Parameters = rep.Parameters.Total
+	}
+	if rep.Memory != nil {
+		sum.MemoryNeeded, sum.MemoryBasis = rep.Memory.Total, rep.MemoryBasis
+	}
+	sum.StoredBytes = rep.StoredBytes
+	sum.Problems = append(sum.Problems, rep.Unplaced...)
+	sum.Problems = append(sum.Problems, rep.Missing...)
+	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
-		return sum
-	}
-	sum.Layers, sum.Hidden, sum.Experts = cfg.Text.NumLayers, cfg.Text.HiddenSize, cfg.Text.NumExperts
-	sum.Codebooks = cfg.Audio.NumCodebooks
-	sum.Parameters = drama3.CountParameters(cfg).Total()
-	ck, err := drama3.Open(dir)
-	if err != nil {
-		m := drama3.EstimateMemory(cfg, drama3.StoredWeightBytes(cfg), ModelContextRows)
-		sum.MemoryNeeded, sum.MemoryBasis, sum.Error = m.Total, "geometry (no readable weights)", err.Error()
-		return sum
-	}
-	defer ck.Close()
-	sum.StoredBytes = ck.Weights.StoredBytes()
-	m := drama3.EstimateMemory(cfg, sum.StoredBytes, ModelContextRows)
-	sum.MemoryNeeded, sum.MemoryBasis = m.Total, "placed tensors as stored"
-	sum.Problems = append(sum.Problems, ck.Report.Unplaced...)
-	sum.Problems = append(sum.Problems, ck.Report.Missing...)
-	sum.Problems = append(sum.Problems, ck.Report.Problems...)
-	var missing []string
-	for _, f := range []string{"tokenizer.json", "codec.pth"} {
-		if !fileExists(filepath.Join(dir, f)) {
-			missing = append(missing, f)
-		}
-	}
-	switch {
-	case ck.Report.Err() != nil:
-		sum.Error = ck.Report.Err().Error()
-	case len(missing) > 0:
-		sum.Error = "missing " + strings.Join(missing, " and ")
 	}
 	return sum
 }
@@ -203,13 +182,8 @@ func fileExists(path string) bool {
 
 // isDemoCodec reports whether dir's codec.pth is the embedded demo codec.
 func isDemoCodec(dir string) bool {
-	path := filepath.Join(dir, "codec.pth")
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != int64(len(demo.CodecPTH)) {
-		return false
-	}
-	data, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(data, demo.CodecPTH)
+	demo, _ := drama3.UsesDemoCodec(dir)
+	return demo
 }
 
 // dirFileBytes sums the sizes of dir's regular files (links followed): what
@@ -353,38 +327,23 @@ type TokenCount struct {
 	Model  string `json:"model"` // the directory whose tokenizer counted
 }
 
-// tokenizers caches the tokenizer of the last directory counted with.
-var tokenizers struct {
-	mu  sync.Mutex
-	dir string
-	tok *tokenizer.Tokenizer
-}
-
 // CountTokens counts text in the loaded model's tokenizer (tokenizer.json;
 // <|speaker:N|> and other added tokens count as one).
 func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
-	st := s.ModelStatus()
-	if st.State != ModelLoaded {
+	eng, err := LoadedEngine(s)
+	if err != nil {
 		return TokenCount{}, fmt.Errorf("%w: the token count needs the model's tokenizer", ErrNoModel)
 	}
-	tokenizers.mu.Lock()
-	defer tokenizers.mu.Unlock()
-	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
-		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
-		if errors.Is(err, fs.ErrNotExist) {
-			return TokenCount{}, fmt.Errorf("%s has no tokenizer.json", st.Dir)
-		}
-		if err != nil {
-			return TokenCount{}, err
-		}
-		tokenizers.dir, tokenizers.tok = st.Dir, tok
+	counter, ok := eng.(engine.TokenCounter)
+	if !ok {
+		return TokenCount{}, fmt.Errorf("this engine cannot count tokens")
 	}
-	ids, err := tokenizers.tok.Encode(text)
+	n, err := counter.CountTokens(text)
 	if err != nil {
 		return TokenCount{}, err
 	}
-	return TokenCount{Tokens: len(ids), Model: st.Dir}, nil
+	return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
 }

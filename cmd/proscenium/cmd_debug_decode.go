@@ -8,6 +8,7 @@ import (
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 func init() {
@@ -23,7 +24,7 @@ func runDebugDecode(args []string) error {
 	fs := newFlags("debug decode")
 	codecPath := fs.String("codec", "", "codec.pth (torch state dict of the S2 codec) (required)")
 	codesPath := fs.String("codes", "", "codes .npy: int64 or int32 [codebooks, T] (required)")
-	window := fs.Int("window", 0, fmt.Sprintf("post-module attention window in frames (0: the codec's %d)", cpu.CodecDefaultWindow))
+	window := fs.Int("window", 0, fmt.Sprintf("post-module attention window in frames (0: the codec's %d)", drama3.CodecDefaultWindow))
 	out := fs.String("out", "", "output .npy: float32 [T·samples per frame] (required)")
 	stages := fs.String("stages", "", "directory for z_rvq.npy, z_post.npy and z_up.npy (optional)")
 	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
@@ -48,7 +49,7 @@ func runDebugDecode(args []string) error {
 		}
 	}
 
-	codec, err := cpu.LoadCodecFile(*codecPath, cpu.CodecOptions{Window: *window})
+	codec, err := cpu.LoadCodecFile(*codecPath, drama3.CodecOptions{Window: *window})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -58,7 +60,7 @@ func runDebugTake(args []string, log io.Writer) error {
 		widths[name] = len(v)
 		stacks[name] = append(stacks[name], v...)
 	}
-	eng, err := engine.Open(*tf.model, engine.Options{Probe: probe})
+	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend, Probe: probe})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"proscenium/app"
 	"proscenium/app/speechapi"
 	"proscenium/engine"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
@@ -32,12 +33,19 @@ func runServe(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
 	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := open.CheckBackend(*backend); err != nil {
+		return fmt.Errorf("%w: --backend: %v", errUsage, err)
+	}
+	openModel := func(dir string) (engine.Engine, error) {
+		return open.Open(context.Background(), dir, open.Options{Backend: *backend})
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
@@ -140,6 +148,3 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// openModel opens a checkpoint directory on the CPU backend.
-func openModel(dir string) (engine.Engine, error) { return engine.Open(dir, engine.Options{}) }

@@ -12,6 +12,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -28,6 +29,7 @@ type takeFlags struct {
 	temperature *float64
 	topP        *float64
 	topK        *int
+	backend     *string
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
@@ -40,6 +42,7 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		temperature: fs.Float64("temperature", float64(d.Temperature), "sampling temperature (0: greedy)"),
 		topP:        fs.Float64("top-p", float64(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
+		backend:     fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda"),
 	}
 }
 
@@ -54,9 +57,16 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string) (engine.Spee
 	if *tf.maxFrames < 1 {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
+	if err := open.CheckBackend(*tf.backend); err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: --backend: %v", errUsage, err)
+	}
+	sampling, err := engine.SamplingOf(*tf.temperature, *tf.topP, *tf.topK)
+	if err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
 	return engine.SpeechRequest{
 		Text:      *tf.text,
-		Sampling:  engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
+		Sampling:  sampling,
 		Seed:      *tf.seed,
 		MaxFrames: *tf.maxFrames,
 	}, nil
@@ -133,7 +143,7 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	eng, err := engine.Open(*tf.model, engine.Options{})
+	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 )
 
@@ -147,7 +148,7 @@ func BenchmarkCodecDecodeFixtures(b *testing.B) {
 // in a take, which recomputes its receptive field (1026 frames of the
 // post-module's window, a few frames of the convolutions).
 func BenchmarkCodecDecodeS2(b *testing.B) {
-	c, err := LoadCodec(codecRandomTensors(1, 1024, 1536, 8), CodecOptions{})
+	c, err := LoadCodec(codecRandomTensors(1, 1024, 1536, 8), drama3.CodecOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
@@ -47,7 +46,7 @@ type TowerBench struct {
 // BenchTower fills a tower of cfg's geometry with random weights in one
 // arena block, prefills prefill text rows, then times frames of drawn codes.
 func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerBench, error) {
-	g, err := cpu.TowerGeometryOf(&cfg)
+	g, err := TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ const (
 type Tower struct {
 	d   *Device
 	w   *TowerTensors
-	g   cpu.TowerGeometry
+	g   TowerGeometry
 	opt TowerOptions
 
 	ctrl      *Block   // FrameControl
@@ -163,7 +163,7 @@ func (t *Tower) Close() error {
 }
 
 // Geometry is the tower's geometry.
-func (t *Tower) Geometry() cpu.TowerGeometry { return t.g }
+func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.

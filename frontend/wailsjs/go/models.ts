@@ -598,6 +598,7 @@ export namespace engine {
 	export class Info {
 	    model: string;
 	    backend: string;
+	    backend_reason?: string;
 	    demo: boolean;
 	    sample_rate: number;
 	    samples_per_frame: number;
@@ -613,6 +614,7 @@ export namespace engine {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.model = source["model"];
 	        this.backend = source["backend"];
+	        this.backend_reason = source["backend_reason"];
 	        this.demo = source["demo"];
 	        this.sample_rate = source["sample_rate"];
 	        this.samples_per_frame = source["samples_per_frame"];

@@ -1,13 +1,16 @@
-package engine
+package open
 
 import (
 	"context"
 	"math"
 	"os"
 	"path/filepath"
+	"proscenium/engine"
+	"proscenium/engine/take"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"proscenium/engine/cpu"
@@ -38,15 +41,15 @@ var tinyDir = sync.OnceValues(func() (string, error) {
 
 // tinyEngine is the demo checkpoint opened once for the package's tests
 // (takes on one engine run one at a time).
-var tinyEngine = sync.OnceValues(func() (Engine, error) {
+var tinyEngine = sync.OnceValues(func() (engine.Engine, error) {
 	dir, err := tinyDir()
 	if err != nil {
 		return nil, err
 	}
-	return Open(dir, Options{})
+	return Open(context.Background(), dir, Options{Backend: CPU})
 })
 
-func openTiny(t *testing.T) (Engine, string) {
+func openTiny(t *testing.T) (engine.Engine, string) {
 	t.Helper()
 	dir, err := tinyDir()
 	if err != nil {
@@ -79,25 +82,25 @@ func TestDemoTake(t *testing.T) {
 		!reflect.DeepEqual(info.CodebookSizes, []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}) {
 		t.Fatalf("info %+v", info)
 	}
-	req := SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: DefaultSampling(), Seed: 7, MaxFrames: 48}
-	var events []Event
-	fin, err := eng.Synthesize(context.Background(), req, func(ev Event) { events = append(events, ev) })
+	req := engine.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
+	var events []engine.Event
+	fin, err := eng.Synthesize(context.Background(), req, func(ev engine.Event) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.Reason != FinishLength || fin.Frames != 48 || len(fin.Codes) != 48 {
+	if fin.Reason != engine.FinishLength || fin.Frames != 48 || len(fin.Codes) != 48 {
 		t.Fatalf("finish %s with %d frames, want length with 48 (seed 7 on the seed-1 demo model)", fin.Reason, fin.Frames)
 	}
 	var pcm []float32
 	frames, next := 0, 0
 	for i, ev := range events {
 		switch ev.Kind {
-		case EventFrames:
+		case engine.EventFrames:
 			if ev.Frames != frames+1 {
 				t.Fatalf("event %d: frames %d after %d", i, ev.Frames, frames)
 			}
 			frames = ev.Frames
-		case EventAudio:
+		case engine.EventAudio:
 			a := ev.Audio
 			if a.FromFrame != next || a.ToFrame > frames || len(a.PCM) != (a.ToFrame-a.FromFrame)*2048 {
 				t.Fatalf("event %d: chunk [%d, %d) of %d samples after frame %d with %d made", i, a.FromFrame, a.ToFrame, len(a.PCM), next, frames)
@@ -107,7 +110,7 @@ func TestDemoTake(t *testing.T) {
 			}
 			next = a.ToFrame
 			pcm = append(pcm, a.PCM...)
-		case EventFinished:
+		case engine.EventFinished:
 			if i != len(events)-1 || ev.Finished != fin {
 				t.Fatalf("finished event at %d of %d", i, len(events))
 			}
@@ -118,7 +121,7 @@ func TestDemoTake(t *testing.T) {
 	}
 
 	// Every chunk equals the whole decode's samples for its frames.
-	codec, err := cpu.LoadCodecFile(filepath.Join(dir, "codec.pth"), cpu.CodecOptions{})
+	codec, err := cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +151,7 @@ func TestDemoTake(t *testing.T) {
 	if rms := math.Sqrt(ss / float64(len(pcm))); rms < 1e-3 {
 		t.Fatalf("audio RMS %.2e: silent", rms)
 	}
-	for _, stage := range []string{StagePrompt, drama3.StagePrefill, drama3.StageTower, drama3.StageBackbone, drama3.StageCodec, drama3.StageSample} {
+	for _, stage := range []string{take.StagePrompt, drama3.StagePrefill, drama3.StageTower, drama3.StageBackbone, drama3.StageCodec, drama3.StageSample} {
 		if _, ok := fin.Stages[stage]; !ok {
 			t.Errorf("no %s stage in %v", stage, fin.Stages)
 		}
@@ -171,21 +174,21 @@ func TestDemoTakeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var samples int
-	req := SpeechRequest{Text: "Stop me.", Sampling: DefaultSampling(), Seed: 7, MaxFrames: 48}
-	fin, err := eng.Synthesize(ctx, req, func(ev Event) {
+	req := engine.SpeechRequest{Text: "Stop me.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
+	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
 		switch ev.Kind {
-		case EventFrames:
+		case engine.EventFrames:
 			if ev.Frames == 5 {
 				cancel()
 			}
-		case EventAudio:
+		case engine.EventAudio:
 			samples += len(ev.Audio.PCM)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.Reason != FinishCancel || fin.Frames != 5 || samples != 5*2048 {
+	if fin.Reason != engine.FinishCancel || fin.Frames != 5 || samples != 5*2048 {
 		t.Fatalf("finish %s, %d frames, %d samples; want cancel, 5, %d", fin.Reason, fin.Frames, samples, 5*2048)
 	}
 }
@@ -193,14 +196,14 @@ func TestDemoTakeCancel(t *testing.T) {
 func TestSynthesizeRefusesBadRequests(t *testing.T) {
 	eng, _ := openTiny(t)
 	for _, c := range []struct {
-		req  SpeechRequest
+		req  engine.SpeechRequest
 		want string
 	}{
-		{SpeechRequest{Text: "hi", Sampling: DefaultSampling(), MaxFrames: 0}, "max_frames"},
-		{SpeechRequest{Text: "hi", Sampling: Sampling{Temperature: 1, TopP: 0}, MaxFrames: 4}, "top_p"},
-		{SpeechRequest{Text: "hi", Sampling: Sampling{Temperature: -1, TopP: 1}, MaxFrames: 4}, "temperature"},
-		{SpeechRequest{Text: "   ", Sampling: DefaultSampling(), MaxFrames: 4}, "empty"},
-		{SpeechRequest{Text: "a <|im_end|> b", Sampling: DefaultSampling(), MaxFrames: 4}, "<|im_end|>"},
+		{engine.SpeechRequest{Text: "hi", Sampling: engine.DefaultSampling(), MaxFrames: 0}, "max_frames"},
+		{engine.SpeechRequest{Text: "hi", Sampling: engine.Sampling{Temperature: 1, TopP: 0}, MaxFrames: 4}, "top_p"},
+		{engine.SpeechRequest{Text: "hi", Sampling: engine.Sampling{Temperature: -1, TopP: 1}, MaxFrames: 4}, "temperature"},
+		{engine.SpeechRequest{Text: "   ", Sampling: engine.DefaultSampling(), MaxFrames: 4}, "empty"},
+		{engine.SpeechRequest{Text: "a <|im_end|> b", Sampling: engine.DefaultSampling(), MaxFrames: 4}, "<|im_end|>"},
 	} {
 		_, err := eng.Synthesize(context.Background(), c.req, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -215,9 +218,9 @@ func TestDemoTakeDeterminism(t *testing.T) {
 	eng, _ := openTiny(t)
 	run := func(seed uint64) ([][]int, []float32) {
 		var pcm []float32
-		req := SpeechRequest{Text: "Again.", Sampling: DefaultSampling(), Seed: seed, MaxFrames: 6}
-		fin, err := eng.Synthesize(context.Background(), req, func(ev Event) {
-			if ev.Kind == EventAudio {
+		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: 6}
+		fin, err := eng.Synthesize(context.Background(), req, func(ev engine.Event) {
+			if ev.Kind == engine.EventAudio {
 				pcm = append(pcm, ev.Audio.PCM...)
 			}
 		})
@@ -247,7 +250,7 @@ func BenchmarkDemoTake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: DefaultSampling(), Seed: 7, MaxFrames: 48}
+	req := engine.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
 	stages := map[string]float64{}
 	var rtf, ttfa float64
 	for b.Loop() {
@@ -273,9 +276,9 @@ func BenchmarkDemoTake(b *testing.B) {
 // would alone.
 func TestConcurrentTakesQueue(t *testing.T) {
 	eng, _ := openTiny(t)
-	req := SpeechRequest{Text: "Queue.", Sampling: DefaultSampling(), Seed: 9, MaxFrames: 3}
+	req := engine.SpeechRequest{Text: "Queue.", Sampling: engine.DefaultSampling(), Seed: 9, MaxFrames: 3}
 	var wg sync.WaitGroup
-	results := make([]*Finish, 3)
+	results := make([]*engine.Finish, 3)
 	errs := make([]error, 3)
 	for i := range results {
 		wg.Add(1)
@@ -292,5 +295,140 @@ func TestConcurrentTakesQueue(t *testing.T) {
 		if !reflect.DeepEqual(results[i].Codes, results[0].Codes) {
 			t.Fatalf("take %d made other codes than take 0", i)
 		}
+	}
+}
+
+func TestOpenChoosesBackend(t *testing.T) {
+	dir, err := tinyDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := Open(context.Background(), dir, Options{Backend: "tpu"}); err == nil || !strings.Contains(err.Error(), `backend "tpu"`) {
+		t.Errorf("unknown backend: error %v", err)
+	}
+	if remote == nil {
+		if _, err := Open(context.Background(), dir, Options{Backend: CUDA}); err == nil || !strings.Contains(err.Error(), "cuda") {
+			t.Errorf("cuda without a worker path: error %v", err)
+		}
+	}
+	if probeGPU == nil {
+		eng, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Close()
+		if info := eng.Info(); info.Backend != CPU || !strings.HasPrefix(info.BackendReason, "auto: ") {
+			t.Errorf("auto without a probe: backend %q, reason %q", info.Backend, info.BackendReason)
+		}
+	}
+	eng, _ := openTiny(t)
+	if info := eng.Info(); info.BackendReason != "--backend cpu" {
+		t.Errorf("reason %q", info.BackendReason)
+	}
+}
+
+// Loading reports its progress in stored bytes, ending at the total.
+func TestOpenReportsProgress(t *testing.T) {
+	dir, err := tinyDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	var calls int
+	var last, total int64
+	eng, err := Open(context.Background(), dir, Options{Backend: CPU, Progress: func(done, tot int64) {
+		if done < last || tot <= 0 || done > tot {
+			t.Errorf("progress %d of %d after %d", done, tot, last)
+		}
+		calls++
+		last, total = done, tot
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Close()
+	if calls < 3 || last != total {
+		t.Fatalf("%d progress calls, last %d of %d", calls, last, total)
+	}
+}
+
+// A stop during the prefill of a long prompt takes effect at the next chunk
+// of rows: the take ends as a cancel with no frames, and fewer rows than
+// the prompt's went through the backbone.
+func TestDemoPrefillCancel(t *testing.T) {
+	dir, err := tinyDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rows := 0
+	eng, err := Open(context.Background(), dir, Options{Backend: CPU, Probe: func(name string, _ []float32) {
+		if name == "prefill_hidden" {
+			rows++
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	text := strings.Repeat("A long script keeps the prefill busy. ", 40)
+	fin, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.Reason != engine.FinishCancel || fin.Frames != 0 || rows != cpu.PrefillChunk {
+		t.Fatalf("finish %s with %d frames after %d prefill rows; want cancel, 0, %d", fin.Reason, fin.Frames, rows, cpu.PrefillChunk)
+	}
+}
+
+// Close stops a running take and waits for it; later takes fail; token
+// counts go through the engine.
+func TestCloseStopsTheRunningTake(t *testing.T) {
+	dir, err := tinyDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	eng, err := Open(context.Background(), dir, Options{Backend: CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := eng.(engine.TokenCounter).CountTokens("Hello <|speaker:1|> there")
+	if err != nil || n < 3 {
+		t.Fatalf("token count %d, err %v", n, err)
+	}
+	started := make(chan struct{})
+	done := make(chan *engine.Finish, 1)
+	var finished atomic.Bool // set inside the take, before it releases the engine
+	go func() {
+		fin, err := eng.Synthesize(context.Background(), engine.SpeechRequest{Text: "Run until closed.", Sampling: engine.DefaultSampling(), Seed: 2, MaxFrames: 100000},
+			func(ev engine.Event) {
+				if ev.Kind == engine.EventFrames && ev.Frames == 2 {
+					close(started)
+				}
+				if ev.Kind == engine.EventFinished {
+					finished.Store(true)
+				}
+			})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- fin
+	}()
+	<-started
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !finished.Load() {
+		t.Fatal("Close returned while the take was still running")
+	}
+	if fin := <-done; fin == nil || fin.Reason != engine.FinishCancel {
+		t.Fatalf("running take ended %+v, want a cancel", fin)
+	}
+	if _, err := eng.Synthesize(context.Background(), engine.SpeechRequest{Text: "hi", Sampling: engine.DefaultSampling(), MaxFrames: 1}, nil); err == nil {
+		t.Fatal("a take after Close ran")
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
 	}
 }
