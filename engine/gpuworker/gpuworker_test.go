@@ -38,6 +38,12 @@ func fakeWorker(mode string) int {
 	case "hang":
 		time.Sleep(time.Minute)
 		return 0
+	case "engine":
+		if err := ServeEngine(os.Stdin, os.Stdout, Hello{PID: os.Getpid()}, openFake); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
 	}
 	hello := Hello{PID: os.Getpid(), Device: Device{Name: "Fake GPU", CCMajor: 9, Kernels: "sm_90 SASS"}}
 	err := Serve(os.Stdin, os.Stdout, hello, func(ctx context.Context, req Request, out *Emitter) (any, error) {
@@ -272,14 +278,19 @@ func TestDeadWorkerEndsTheCallAndIsRestarted(t *testing.T) {
 	}
 }
 
+// FuzzReadFrame: ReadFrame never accepts more than MaxFrame, and what it
+// accepts is exactly what WriteFrame writes for it (likewise DecodePCM and
+// EncodePCM): nothing is read that the writer could not have meant.
 func FuzzReadFrame(f *testing.F) {
 	var buf bytes.Buffer
 	WriteFrame(&buf, FramePCM, EncodePCM(PCM{ID: 1, Chunk: engine.AudioChunk{ToFrame: 1, PCM: []float32{1}}}))
+	WriteFrame(&buf, FrameEvent, []byte(`{"id":1,"frames":2}`))
 	f.Add(buf.Bytes())
 	f.Add([]byte{2, 0, 0, 0, 6, '{'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		for {
+			start := len(data) - r.Len()
 			ty, b, err := ReadFrame(r)
 			if err != nil {
 				return
@@ -287,8 +298,19 @@ func FuzzReadFrame(f *testing.F) {
 			if len(b)+1 > MaxFrame {
 				t.Fatalf("%d-byte payload", len(b))
 			}
+			var again bytes.Buffer
+			if err := WriteFrame(&again, ty, b); err != nil {
+				t.Fatalf("writing back a %s frame read: %v", ty, err)
+			}
+			if read := data[start : len(data)-r.Len()]; !bytes.Equal(again.Bytes(), read) {
+				t.Fatalf("read % x, wrote back % x", read, again.Bytes())
+			}
 			if ty == FramePCM {
-				DecodePCM(b)
+				if p, err := DecodePCM(b); err == nil {
+					if back := EncodePCM(p); !bytes.Equal(back, b) {
+						t.Fatalf("PCM payload % x encodes back as % x", b, back)
+					}
+				}
 			}
 		}
 	})
