@@ -34,3 +34,14 @@ func openInWorker(ctx context.Context, req gpuworker.LoadRequest, progress func(
 	}
 	return engine.Open(req.Model, engine.Options{})
 }
+
+// openIsolated opens dir on the CPU backend in a child `proscenium worker`
+// (this executable); closing the engine ends the child.
+func openIsolated(ctx context.Context, dir string) (engine.Engine, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program to start its engine worker: %w", err)
+	}
+	return gpuworker.OpenIsolated(ctx, exe, gpuworker.Options{Args: []string{"worker"}},
+		gpuworker.LoadRequest{Model: dir, Backend: "cpu"}, nil)
+}
