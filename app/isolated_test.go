@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +98,9 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no worker pid")
 	}
-	syscall.Kill(pid, syscall.SIGKILL)
+	if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
+		t.Errorf("killing worker %d", pid)
+	}
 	waitFor(t, func() bool { return framesOf(take.ID).State != TakeRunning })
 	close(stop)
 	wg.Wait()

@@ -37,7 +37,7 @@ func main() {
 
 	// The protocol needs stdout to itself; C code that prints would corrupt
 	// it, so file descriptor 1 now points at stderr.
-	proto, err := protocolOutput()
+	proto, err := gpuworker.ProtocolOutput()
 	if err != nil {
 		fmt.Println("proscenium-gpu:", err)
 		os.Exit(1)

@@ -24,7 +24,11 @@ func runWorker(args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	return gpuworker.ServeEngine(os.Stdin, os.Stdout, gpuworker.Hello{PID: os.Getpid()}, openInWorker)
+	proto, err := gpuworker.ProtocolOutput()
+	if err != nil {
+		return err
+	}
+	return gpuworker.ServeEngine(os.Stdin, proto, gpuworker.Hello{PID: os.Getpid()}, openInWorker)
 }
 
 // openInWorker opens a model in the worker process, in-process there.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"proscenium/engine"
@@ -78,7 +77,9 @@ func TestIsolatedEngine(t *testing.T) {
 	_, err = eng.Synthesize(ctx, long, func(ev engine.Event) {
 		if ev.Kind == engine.EventAudio {
 			if chunks++; chunks == 1 {
-				syscall.Kill(pid, syscall.SIGKILL)
+				if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
+					t.Errorf("killing worker %d", pid)
+				}
 			}
 		}
 	})
