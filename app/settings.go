@@ -41,6 +41,9 @@ type Settings struct {
 	ServerPort int `json:"server_port"`
 	// TakesLimitBytes caps the takes kept on disk; the oldest go first.
 	TakesLimitBytes int64 `json:"takes_limit_bytes"`
+	// IsolateEngine runs the engine in a child process (engine/gpuworker)
+	// from the next model load on: a crash there fails the take, not the studio.
+	IsolateEngine bool `json:"isolate_engine"`
 }
 
 // Preset is a named set of sampling settings.

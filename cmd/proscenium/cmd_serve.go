@@ -30,6 +30,7 @@ func runServe(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,8 +47,11 @@ func runServe(args []string) error {
 	hub := app.NewHub()
 	// Browser mode: takes and the demo model live under the XDG data
 	// directory as in the window; the browser plays the audio (no Audio).
-	cfg := app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
-		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()}
+	var svc *app.Service // the opener reads the settings at load time
+	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
+		Open: func(dir string) (engine.Engine, error) {
+			return openEngine(dir, *isolate || svc.Settings().IsolateEngine)
+		}}
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
 	}
@@ -98,6 +102,3 @@ func runServe(args []string) error {
 	defer stop()
 	return app.Serve(ctx, ln, mux)
 }
-
-// openModel opens a checkpoint directory on the CPU backend.
-func openModel(dir string) (engine.Engine, error) { return engine.Open(dir, engine.Options{}) }

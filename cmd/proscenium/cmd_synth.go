@@ -11,6 +11,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/gpuworker"
 )
 
 func init() {
@@ -112,6 +113,7 @@ func runSynth(args []string, log io.Writer) error {
 	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	req, err := parseTakeFlags(fs, tf, args)
 	if err != nil {
 		return err
@@ -123,7 +125,7 @@ func runSynth(args []string, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
-	eng, err := engine.Open(*tf.model, engine.Options{})
+	eng, err := openEngine(*tf.model, *isolate)
 	if err != nil {
 		return err
 	}
@@ -141,11 +143,14 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	demo := ""
+	notes := ""
 	if info.Demo {
-		demo = " (demo model: random weights, speaks no words)"
+		notes = " (demo model: random weights, speaks no words)"
+	}
+	if pid := gpuworker.PID(eng); pid != 0 {
+		notes += fmt.Sprintf(" (engine worker pid %d)", pid)
 	}
 	fmt.Fprintf(log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
+		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
 	return nil
 }

@@ -39,6 +39,15 @@ func openInWorker(ctx context.Context, req gpuworker.LoadRequest, progress func(
 	return engine.Open(req.Model, engine.Options{})
 }
 
+// openEngine opens the checkpoint dir on the CPU backend: in this process, or
+// with isolate in a child `proscenium worker`, whose takes are the same bytes.
+func openEngine(dir string, isolate bool) (engine.Engine, error) {
+	if isolate {
+		return openIsolated(context.Background(), dir)
+	}
+	return engine.Open(dir, engine.Options{})
+}
+
 // openIsolated opens dir on the CPU backend in a child `proscenium worker`
 // (this executable); closing the engine ends the child.
 func openIsolated(ctx context.Context, dir string) (engine.Engine, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -42,15 +43,46 @@ func takeWAV(t *testing.T, eng engine.Engine, req engine.SpeechRequest) ([]byte,
 	return wav, fin.Codes
 }
 
-// The demo model in a child `proscenium worker` gives the in-process take's
-// WAV bytes and codes; killed mid-take, the worker ends that take with an
-// error naming it after the audio it sent, and the next take runs in a fresh
-// worker, again equal to the in-process take.
-func TestIsolatedEngine(t *testing.T) {
+// synth --isolate (the demo model in a child `proscenium worker`) writes the
+// in-process take's WAV and codes byte for byte.
+func TestSynthIsolatedEqualsInProcess(t *testing.T) {
+	model := demoCheckpoint(t)
+	out := t.TempDir()
+	files := func(name string, extra ...string) ([]byte, []byte) {
+		wav, codes := filepath.Join(out, name+".wav"), filepath.Join(out, name+".npy")
+		args := append([]string{"--model", model, "--text", "Across the boundary.", "--seed", "11", "--max-frames", "12",
+			"--out", wav, "--codes", codes}, extra...)
+		var log bytes.Buffer
+		if err := runSynth(args, &log); err != nil {
+			t.Fatal(err)
+		}
+		if isolated := strings.Contains(log.String(), "engine worker pid"); isolated != (len(extra) > 0) {
+			t.Fatalf("synth %v: log %q", extra, log.String())
+		}
+		w, err := os.ReadFile(wav)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := os.ReadFile(codes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w, c
+	}
+	wantWAV, wantCodes := files("local")
+	gotWAV, gotCodes := files("isolated", "--isolate")
+	if !bytes.Equal(gotWAV, wantWAV) || !bytes.Equal(gotCodes, wantCodes) {
+		t.Fatal("synth --isolate differs from the in-process take")
+	}
+}
+
+// A worker killed mid-take ends that take with an error naming it, after
+// the audio it sent; the next take runs in a fresh worker and equals the
+// in-process take.
+func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	model := demoCheckpoint(t)
 	req := engine.SpeechRequest{Text: "Across the boundary.", Sampling: engine.DefaultSampling(), Seed: 11, MaxFrames: 12}
-
-	local, err := engine.Open(model, engine.Options{})
+	local, err := openEngine(model, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +90,7 @@ func TestIsolatedEngine(t *testing.T) {
 	local.Close()
 
 	ctx := context.Background()
-	eng, err := openIsolated(ctx, model)
+	eng, err := openEngine(model, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +98,6 @@ func TestIsolatedEngine(t *testing.T) {
 	if info := eng.Info(); info.Backend != "cpu" || info.Model != model {
 		t.Fatalf("isolated engine info %+v", info)
 	}
-	gotWAV, gotCodes := takeWAV(t, eng, req)
-	if !bytes.Equal(gotWAV, wantWAV) || !reflect.DeepEqual(gotCodes, wantCodes) {
-		t.Fatal("the isolated take differs from the in-process take")
-	}
-
 	pid := gpuworker.PID(eng)
 	long := engine.SpeechRequest{Text: "A long take to interrupt.", Sampling: engine.DefaultSampling(), Seed: 5, MaxFrames: 400}
 	chunks := 0

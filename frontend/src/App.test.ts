@@ -21,6 +21,7 @@ function noModelService() {
     volume: 1,
     server_port: 7860,
     takes_limit_bytes: 2 << 30,
+    isolate_engine: false,
   };
   const status: ModelStatus = {
     state: 'none',

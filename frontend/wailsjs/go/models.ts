@@ -296,6 +296,7 @@ export namespace app {
 	    volume: number;
 	    server_port: number;
 	    takes_limit_bytes: number;
+	    isolate_engine: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -314,6 +315,7 @@ export namespace app {
 	        this.volume = source["volume"];
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.isolate_engine = source["isolate_engine"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
