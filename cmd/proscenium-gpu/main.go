@@ -70,15 +70,19 @@ func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
 		return gpuworker.Hello{}, err
 	}
 	in := dev.Info
-	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: gpuworker.Device{
+	device := gpuworker.Device{
 		Name: in.Name, Ordinal: in.Ordinal, CCMajor: in.Major, CCMinor: in.Minor, Multiprocs: in.Multiprocs,
 		L2Bytes: in.L2Bytes, TotalMem: in.TotalMem, FreeMem: free, DriverVersion: in.DriverVersion,
 		Kernels: in.Kernels, KernelBuild: in.KernelBuild,
-	}}, nil
+	}
+	// Backends stays empty until the CUDA Drama 3 pipeline lands (then
+	// "cuda"): --backend auto keeps to the CPU and says why.
+	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: device}, nil
 }
 
 // errNoPipeline is the honest answer to a load until the CUDA Drama 3
-// pipeline exists: the opener (engine/open) falls back to the CPU backend.
+// pipeline exists (--backend cuda gets it; --backend auto finds no "cuda"
+// in the hello's Backends and keeps to the CPU).
 var errNoPipeline = errors.New("CUDA Drama 3 pipeline not available in this build; use the CPU backend")
 
 // opener opens models on dev for ServeEngine.

@@ -28,7 +28,7 @@ func runWorker(args []string) error {
 	if err != nil {
 		return err
 	}
-	return gpuworker.ServeEngine(os.Stdin, proto, gpuworker.Hello{PID: os.Getpid()}, openInWorker)
+	return gpuworker.ServeEngine(os.Stdin, proto, gpuworker.Hello{PID: os.Getpid(), Backends: []string{"cpu"}}, openInWorker)
 }
 
 // openInWorker opens a model in the worker process, in-process there.

@@ -14,7 +14,10 @@ import (
 type Hello struct {
 	Protocol int    `json:"protocol"`
 	PID      int    `json:"pid"`
-	Device   Device `json:"device"`
+	Device   Device `json:"device"` // the GPU; zero in a CPU worker
+	// Backends are the LoadRequest backends this worker can load ("cpu",
+	// "cuda"); a GPU worker without a Drama 3 pipeline lists none.
+	Backends []string `json:"backends"`
 }
 
 // Device is the GPU the worker opened and the kernels it chose
