@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"proscenium/engine/gpuworker"
@@ -57,5 +58,10 @@ func runGPU(args []string) error {
 	fmt.Printf("GPU backend available (worker %s, pid %d)\n", path, h.PID)
 	fmt.Printf("device: %s\n", h.Device)
 	fmt.Printf("kernel build: %s\n", h.Device.KernelBuild)
+	if len(h.Backends) == 0 {
+		fmt.Println("backends: none (no CUDA Drama 3 pipeline in this worker yet: takes run on the CPU)")
+	} else {
+		fmt.Printf("backends: %s\n", strings.Join(h.Backends, ", "))
+	}
 	return nil
 }
