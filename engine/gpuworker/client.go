@@ -364,8 +364,8 @@ func (c *Client) write(t FrameType, b []byte) error {
 // events and PCM to the callbacks in the order the worker sent them, on the
 // caller's goroutine (never on the client's reader). Cancelling ctx asks the
 // worker to stop the request; Call then waits for the reply (the take's end)
-// up to the cancel grace. If the worker dies, Call delivers what arrived
-// before and returns its *WorkerDiedError.
+// up to the cancel grace, after which it ends the worker. If the worker
+// dies, Call delivers what arrived before and returns its *WorkerDiedError.
 func (c *Client) Call(ctx context.Context, op string, args any, onEvent func(Event), onPCM func(PCM)) (json.RawMessage, error) {
 	var raw json.RawMessage
 	if args != nil {
@@ -426,10 +426,15 @@ func (c *Client) Call(ctx context.Context, op string, args any, onEvent func(Eve
 			c.write(FrameCancel, idb[:])
 			grace = time.After(c.grace)
 		case <-grace:
+			// A worker that ignores a cancel is stuck (a hung driver call,
+			// say): end it, so that the next call starts a fresh one
+			// rather than queueing behind the stuck request.
 			c.mu.Lock()
 			delete(c.pending, id)
 			c.mu.Unlock()
-			return nil, fmt.Errorf("engine worker: %s: cancelled, and the worker did not answer within %v: %w", op, c.grace, ctx.Err())
+			c.kill()
+			return nil, fmt.Errorf("engine worker %s (pid %d): %s: cancelled, and the worker did not answer within %v, so it was ended: %w",
+				c.name, c.hello.PID, op, c.grace, ctx.Err())
 		}
 	}
 }

@@ -71,6 +71,9 @@ func fakeWorker(mode string) int {
 				}
 			}
 			return engine.Finish{Reason: engine.FinishStop, Frames: n}, nil
+		case "stuck": // ignores its cancel
+			time.Sleep(time.Minute)
+			return nil, nil
 		case "die":
 			out.Event(1)
 			fmt.Fprintln(os.Stderr, "CUDA error: an illegal memory access was encountered")
@@ -207,6 +210,25 @@ func TestCancelStopsTheTakeAndKeepsItsEnd(t *testing.T) {
 	var fin engine.Finish
 	if err != nil || json.Unmarshal(res, &fin) != nil || fin.Reason != engine.FinishCancel || fin.Frames < 2 || fin.Frames >= 5 {
 		t.Fatalf("cancelled stream: %s, %v", res, err)
+	}
+}
+
+// A worker that does not answer a cancel within the grace is ended: the next
+// call must not queue behind its stuck request.
+func TestStuckWorkerIsEndedAfterTheCancelGrace(t *testing.T) {
+	c, err := start(t, "ok", Options{CancelGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Call(ctx, "stuck", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "was ended") {
+		t.Fatalf("stuck call: %v", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck worker still runs")
 	}
 }
 
