@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"proscenium/engine/gpuworker"
@@ -46,27 +47,21 @@ func runGPU(args []string) error {
 		return err
 	}
 	defer c.Close()
-	res, err := c.Call(ctx, gpuworker.OpStats, nil, nil, nil)
-	if err != nil {
-		return err
-	}
-	var st gpuworker.Stats
-	if err := json.Unmarshal(res, &st); err != nil {
-		return fmt.Errorf("worker stats: %w", err)
-	}
 	h := c.Hello()
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Hello gpuworker.Hello `json:"hello"`
-			Stats gpuworker.Stats `json:"stats"`
-		}{h, st})
+		}{h})
 	}
 	fmt.Printf("GPU backend available (worker %s, pid %d)\n", path, h.PID)
 	fmt.Printf("device: %s\n", h.Device)
 	fmt.Printf("kernel build: %s\n", h.Device.KernelBuild)
-	fmt.Printf("pool: device %d bytes used (cap %d), pinned %d bytes used (cap %d)\n",
-		st.Device.Used, st.Device.Cap, st.Pinned.Used, st.Pinned.Cap)
+	if len(h.Backends) == 0 {
+		fmt.Println("backends: none (no CUDA Drama 3 pipeline in this worker yet: takes run on the CPU)")
+	} else {
+		fmt.Printf("backends: %s\n", strings.Join(h.Backends, ", "))
+	}
 	return nil
 }

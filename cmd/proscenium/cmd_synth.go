@@ -12,6 +12,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
 
@@ -123,6 +124,7 @@ func runSynth(args []string, log io.Writer) error {
 	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	req, err := parseTakeFlags(fs, tf, args)
 	if err != nil {
 		return err
@@ -143,7 +145,7 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend})
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate)
 	if err != nil {
 		return err
 	}
@@ -161,12 +163,15 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	demo := ""
+	notes := ""
 	if info.Demo {
-		demo = " (demo model: random weights, speaks no words)"
+		notes = " (demo model: random weights, speaks no words)"
+	}
+	if pid := gpuworker.PID(eng); pid != 0 {
+		notes += fmt.Sprintf(" (engine worker pid %d)", pid)
 	}
 	fmt.Fprintf(log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
+		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)
 	}

@@ -19,6 +19,7 @@ type command struct {
 	name    string
 	summary string
 	run     func(args []string) error
+	hidden  bool // not listed: started by the program itself (worker)
 }
 
 var (
@@ -69,8 +70,10 @@ func usage() { listCommands("proscenium COMMAND [flags]", commands) }
 func listCommands(synopsis string, table map[string]command) {
 	fmt.Fprintf(os.Stderr, "usage: %s\n\ncommands:\n", synopsis)
 	names := make([]string, 0, len(table))
-	for n := range table {
-		names = append(names, n)
+	for n, c := range table {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {

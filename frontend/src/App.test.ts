@@ -22,6 +22,7 @@ function noModelService() {
     server_port: 7860,
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
     voices: [],
+    isolate_engine: false,
   };
   const status: ModelStatus = {
     state: 'none',

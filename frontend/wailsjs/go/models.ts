@@ -299,6 +299,7 @@ export namespace app {
 	    server_port: number;
 	    takes_limit_bytes: number;
 	    voices: voice.Voice[];
+	    isolate_engine: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -318,6 +319,7 @@ export namespace app {
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
+	        this.isolate_engine = source["isolate_engine"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
