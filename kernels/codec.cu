@@ -113,6 +113,9 @@ __device__ __forceinline__ void cg_store(const CgOut& e, int row, int col, float
     case EPI_SWIGLU16:
         if ((col >> 1) < e.ldo) o16[ro + (col >> 1)] = __float2half_rn(v0 / (1.f + expf(-v0)) * v1);
         return;
+    }
+    if (col >= e.N) return;  // FP32 outputs: the padded columns are not stored
+    switch (e.mode) {
     case EPI_RES: {
         const float* r = e.res + (size_t)row * e.ldr;
         v0 = r[col] + v0;
@@ -139,7 +142,7 @@ __device__ __forceinline__ void cg_store(const CgOut& e, int row, int col, float
         }
         break;
     }
-    if (col < e.N) o32[ro + col] = v0;
+    o32[ro + col] = v0;
     if (col + 1 < e.N) o32[ro + col + 1] = v1;
 }
 
