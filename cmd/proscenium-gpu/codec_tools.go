@@ -149,6 +149,9 @@ type codecBenchResult struct {
 	WholeRealtime   float64 `json:"whole_x_realtime"`    // audio seconds per second, whole decode
 	Repeats         int     `json:"repeats"`             // each figure is the median of this many runs
 	Policy          string  `json:"policy"`
+	// Stages is the device time of each stage in one chunk of the policy's
+	// largest size (--stages).
+	Stages []cuda.CodecStageTime `json:"stages,omitempty"`
 }
 
 func median(v []float64) float64 {
@@ -164,6 +167,7 @@ func runBenchCodec(args []string) error {
 	repeats := fs.Int("repeats", 5, "runs per figure (the median is reported)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	stages := fs.Bool("stages", false, "also time each stage of one full-size chunk")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -252,6 +256,23 @@ func runBenchCodec(args []string) error {
 			whole = append(whole, ms/float64(nf))
 		}
 	}
+	var stageTimes []cuda.CodecStageTime
+	if *stages && nf < 2*policy.Max {
+		return fmt.Errorf("--stages needs --frames ≥ %d", 2*policy.Max)
+	}
+	if *stages {
+		s, err := codec.NewStream(policy.Max)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < 2 && err == nil; i++ { // the second chunk has history
+			stageTimes, err = s.StageTimes(codes[i*policy.Max*nb : (i+1)*policy.Max*nb])
+		}
+		s.Close()
+		if err != nil {
+			return err
+		}
+	}
 	audioMsPerFrame := float64(spf) / audio.SampleRate * 1e3
 	res := codecBenchResult{
 		Device:   dev.Info.Name,
@@ -259,6 +280,7 @@ func runBenchCodec(args []string) error {
 		Frames:   nf, Chunks: len(bounds), Repeats: *repeats,
 		Policy:        fmt.Sprintf("%d, ×%d, up to %d frames", policy.First, policy.Growth, policy.Max),
 		StreamMsPerFr: median(stream), FirstFrameMs: median(first), WholeMsPerFr: median(whole),
+		Stages: stageTimes,
 	}
 	res.WholeFramesPerS = 1e3 / res.WholeMsPerFr
 	res.StreamRealtime = audioMsPerFrame / res.StreamMsPerFr
@@ -272,5 +294,11 @@ func runBenchCodec(args []string) error {
 	fmt.Printf("  %-44s %10.3f ms/frame  (%.0f× real time)\n", fmt.Sprintf("streaming, chunks %s (%d)", res.Policy, res.Chunks), res.StreamMsPerFr, res.StreamRealtime)
 	fmt.Printf("  %-44s %10.3f ms\n", "first frame (one-frame chunk, fresh stream)", res.FirstFrameMs)
 	fmt.Printf("  %-44s %10.3f ms/frame  (%.0f frames/s, %.0f× real time)\n", "whole decode (one chunk)", res.WholeMsPerFr, res.WholeFramesPerS, res.WholeRealtime)
+	if len(stageTimes) > 0 {
+		fmt.Printf("device time per stage, one %d-frame chunk:\n", policy.Max)
+		for _, st := range stageTimes {
+			fmt.Printf("  %-44s %10.3f ms\n", st.Stage, st.Ms)
+		}
+	}
 	return nil
 }

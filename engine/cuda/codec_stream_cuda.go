@@ -40,6 +40,9 @@ type CodecStream struct {
 	// debug driver's z_post and z_up); it runs on the device thread after
 	// the chunk's work up to that stage finished.
 	tap func(label string, data []float32, rows, ch int)
+	// marks, when set, are recorded after the RVQ sum and after each stage
+	// (StageTimes).
+	marks []cu.Event
 }
 
 // NewStream starts a take at frame 0; each Push may carry up to maxChunk
@@ -248,6 +251,9 @@ func (s *CodecStream) enqueue(n int) error {
 	if err := s.tapOut("rvq", s.x[cur].Ptr+off(0), n, c.geom.Latent); err != nil {
 		return err
 	}
+	if err := s.mark(0); err != nil {
+		return err
+	}
 	rows, rate := n, 1
 	for i, st := range c.stages {
 		base := s.x[cur].Ptr
@@ -267,6 +273,9 @@ func (s *CodecStream) enqueue(n int) error {
 				return err
 			}
 		}
+		if err := s.mark(i + 1); err != nil {
+			return err
+		}
 		cur = 1 - cur
 		rows *= st.up()
 		rate *= st.up()
@@ -280,6 +289,60 @@ func (s *CodecStream) enqueue(n int) error {
 		return err
 	}
 	return s.done.Record(q.s)
+}
+
+func (s *CodecStream) mark(i int) error {
+	if s.marks == nil {
+		return nil
+	}
+	return s.marks[i].Record(s.q.s)
+}
+
+// CodecStageTime is one stage's device time in a chunk.
+type CodecStageTime struct {
+	Stage string  // index, label and kind
+	Ms    float64 // device milliseconds
+}
+
+// StageTimes pushes a chunk like Push and returns the device time of each
+// stage (events between stages; the benchmark's breakdown).
+func (s *CodecStream) StageTimes(codes []int32) ([]CodecStageTime, error) {
+	n := len(s.c.stages) + 1
+	err := s.c.dev.Do(func() error {
+		s.marks = make([]cu.Event, n)
+		for i := range s.marks {
+			var err error
+			if s.marks[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	defer s.c.dev.Do(func() error {
+		for i := range s.marks {
+			cu.DestroyEvent(&s.marks[i])
+		}
+		s.marks = nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Push(codes); err != nil {
+		return nil, err
+	}
+	var out []CodecStageTime
+	err = s.c.dev.Do(func() error {
+		for i, st := range s.c.stages {
+			ms, err := s.marks[i].Elapsed(s.marks[i+1])
+			if err != nil {
+				return err
+			}
+			out = append(out, CodecStageTime{Stage: fmt.Sprintf("%2d %s %T", i, st.base().label, st), Ms: ms})
+		}
+		return nil
+	})
+	return out, err
 }
 
 // tapOut hands a stage output to the tap (synchronously).
