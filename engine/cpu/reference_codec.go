@@ -141,7 +141,8 @@ func (c *Codec) Plan() CodecPlan {
 // random weights (seeded): latent width, decoder width and post-module
 // layers as given, the reference's strides (8 8 4 2), codebooks (4096 + 9 ×
 // 1024 entries of 8) and FFN width (3·latent). S2 is latent 1024, decoder
-// 1536, 8 layers. The scales keep every stage's activations of order one.
+// 1536, 8 layers. The scales keep every stage's activations of order one
+// and the samples inside tanh's linear range.
 func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.TensorSet {
 	r := rand.New(rand.NewPCG(seed, 7))
 	ts := checkpoint.NewTensorSet()
@@ -195,12 +196,17 @@ func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.Ten
 		add(p+".1.pwconv2.bias", 0.01, 0, latent)
 		add(p+".1.gamma", 0.01, 0.1, latent)
 	}
-	wnConv := func(p string, out, in, k int) {
-		add(p+".conv.parametrizations.weight.original0", 0.1, 1, out, 1, 1)
+	// Weight norm fixes each output's weight norm at g: a conv keeps its
+	// input's scale at g ≈ 1. Residual branches at 0.1 and the last conv at
+	// 0.05 keep the decoder's activations of order one and the output inside
+	// tanh's linear range, as a trained codec's (unit gains there grow the
+	// activations to ±200 and saturate tanh, PCM rms 0.99).
+	wnConv := func(p string, out, in, k int, gain float64) {
+		add(p+".conv.parametrizations.weight.original0", 0.1*gain, gain, out, 1, 1)
 		add(p+".conv.parametrizations.weight.original1", 1, 0, out, in, k)
 		add(p+".conv.bias", 0.01, 0, out)
 	}
-	wnConv("decoder.model.0", decDim, latent, 7)
+	wnConv("decoder.model.0", decDim, latent, 7, 1)
 	ch := decDim
 	for b, stride := range []int{8, 8, 4, 2} {
 		p := fmt.Sprintf("decoder.model.%d.block", b+1)
@@ -212,13 +218,13 @@ func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.Ten
 		for u := 0; u < 3; u++ {
 			rp := fmt.Sprintf("%s.%d.block", p, 2+u)
 			add(rp+".0.alpha", 0.1, 1, 1, ch, 1)
-			wnConv(rp+".1", ch, ch, 7)
+			wnConv(rp+".1", ch, ch, 7, 1)
 			add(rp+".2.alpha", 0.1, 1, 1, ch, 1)
-			wnConv(rp+".3", ch, ch, 1)
+			wnConv(rp+".3", ch, ch, 1, 0.1)
 		}
 	}
 	add("decoder.model.5.alpha", 0.1, 1, 1, ch, 1)
-	wnConv("decoder.model.6", 1, ch, 7)
+	wnConv("decoder.model.6", 1, ch, 7, 0.05)
 	return ts
 }
 
