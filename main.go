@@ -89,6 +89,7 @@ func run() error {
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
+		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
 		Open:         openModel,
 		// Opened in the background: the window never waits for the sound card.

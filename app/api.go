@@ -65,7 +65,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrInvalid):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrNoModel), errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrNoModel), errors.Is(err, ErrBusy), errors.Is(err, ErrExists):
 		return http.StatusConflict
 	case errors.Is(err, ErrNoBackend):
 		return http.StatusNotImplemented

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -30,7 +31,7 @@ func newTestServer(t *testing.T, open Opener) (*httptest.Server, *Service, *Hub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
 	t.Cleanup(func() { srv.Close(); Shutdown(svc) })
 	return srv, svc, hub
 }
@@ -291,7 +292,7 @@ func TestExportIsLocalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
 	defer srv.Close()
 	status, body := post(t, srv, "ExportTake", `[{"id":1,"path":"/tmp/x.wav","format":"wav-pcm16"}]`, nil)
 	if status != 403 || !strings.Contains(body, "loopback") {
@@ -300,4 +301,47 @@ func TestExportIsLocalOnly(t *testing.T) {
 	if status, _ := post(t, srv, "Takes", `[]`, nil); status != 200 {
 		t.Fatalf("other methods: %d", status)
 	}
+}
+
+// Item 4: a load that fails (a typo, a directory that is no checkpoint)
+// keeps the model that was working; only a load that succeeds replaces it.
+func TestFailedLoadKeepsTheWorkingModel(t *testing.T) {
+	good := t.TempDir()
+	var opened []*testEngine
+	srv, _, _ := newTestServer(t, func(dir string) (engine.Engine, error) {
+		if dir != good {
+			return nil, fmt.Errorf("%s/config.json: %w", dir, fs.ErrNotExist)
+		}
+		e := &testEngine{frames: 2, tick: time.Millisecond}
+		opened = append(opened, e)
+		return e, nil
+	})
+	if status, body := post(t, srv, "LoadModel", `["`+good+`"]`, nil); status != 200 {
+		t.Fatalf("first load: %d %s", status, body)
+	}
+	if status, body := post(t, srv, "LoadModel", `["/etc"]`, nil); status != 404 || !strings.Contains(body, "stays loaded") {
+		t.Fatalf("load of /etc: %d %s", status, body)
+	}
+	_, body := post(t, srv, "ModelStatus", `[]`, nil)
+	var st ModelStatus
+	if err := json.Unmarshal([]byte(body), &st); err != nil || st.State != ModelLoaded || st.Dir != good || !strings.Contains(st.Error, "/etc") {
+		t.Fatalf("after the failed load: %s", body)
+	}
+	if isClosed(opened[0]) {
+		t.Fatal("the working model was closed")
+	}
+	if status, body := post(t, srv, "Speak", `[{"text":"Still here.","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"seed":1,"max_frames":2}]`, nil); status != 200 {
+		t.Fatalf("speak after the failed load: %d %s", status, body)
+	}
+	// A load that works replaces it, closing the old one.
+	post(t, srv, "Stop", `[]`, nil)
+	if status, body := post(t, srv, "LoadModel", `["`+good+`"]`, nil); status != 200 || !isClosed(opened[0]) || len(opened) != 2 {
+		t.Fatalf("reload: %d %s, first closed %v", status, body, isClosed(opened[0]))
+	}
+}
+
+func isClosed(e *testEngine) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
 }

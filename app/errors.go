@@ -13,6 +13,8 @@ var (
 	ErrBusy = errors.New("busy")
 	// ErrInvalid: a setting or request field is out of range or malformed.
 	ErrInvalid = errors.New("invalid")
+	// ErrExists: the file is there and replacing it was not confirmed.
+	ErrExists = errors.New("exists")
 	// ErrNotFound: no such take.
 	ErrNotFound = errors.New("not found")
 	// errNoSpeaker: this process has no sound card of its own.

@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/adrg/xdg"
 
@@ -44,11 +46,14 @@ func parseExportFormat(name string) (exportFormat, error) {
 }
 
 // ExportRequest exports take ID to Path ("" asks for none: see
-// DefaultExportPath) in Format (ExportWAV16 when "").
+// DefaultExportPath) in Format (ExportWAV16 when ""). An existing file is
+// replaced only with Overwrite (set once the user has confirmed it, as the
+// native save dialog does).
 type ExportRequest struct {
-	ID     int    `json:"id"`
-	Path   string `json:"path"`
-	Format string `json:"format"`
+	ID        int    `json:"id"`
+	Path      string `json:"path"`
+	Format    string `json:"format"`
+	Overwrite bool   `json:"overwrite"`
 }
 
 // ExportResult is what was written.
@@ -68,21 +73,43 @@ func (s *Service) DefaultExportPath(r ExportRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	name, err := s.exportName(r.ID, f)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(DefaultExportDir(), name), nil
+}
+
+// exportName is proscenium-take-<id>[-name].<ext>: a file name of letters,
+// digits and dashes.
+func (s *Service) exportName(id int, f exportFormat) (string, error) {
 	s.mu.Lock()
-	_, rec := s.takes.find(r.ID)
+	_, rec := s.takes.find(id)
 	var name string
 	if rec != nil {
 		name = rec.take.Name
 	}
 	s.mu.Unlock()
 	if rec == nil {
-		return "", fmt.Errorf("%w: no take #%d", ErrNotFound, r.ID)
+		return "", fmt.Errorf("%w: no take #%d", ErrNotFound, id)
 	}
-	base := fmt.Sprintf("proscenium-take-%d", r.ID)
+	base := exportNamePrefix + strconv.Itoa(id)
 	if slug := slugOf(name); slug != "" {
 		base += "-" + slug
 	}
-	return filepath.Join(DefaultExportDir(), base+f.ext), nil
+	return base + f.ext, nil
+}
+
+// exportNamePrefix starts every proposed export name (exportName).
+const exportNamePrefix = "proscenium-take-"
+
+// removeStaleExportTemps removes what a killed export to a proposed name
+// left in dir: audio.WriteFileAtomic's ".<name>.tmp-<digits>" files.
+func removeStaleExportTemps(dir string, now time.Time) []string {
+	return removeStaleFiles(dir, "."+exportNamePrefix, now, func(name string) bool {
+		_, digits, ok := strings.Cut(name, ".tmp-")
+		return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
+	})
 }
 
 // slugOf keeps letters, digits and dashes of a name, for file names.
@@ -132,33 +159,61 @@ func (s *Service) ExportTake(r ExportRequest) (ExportResult, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return ExportResult{}, fmt.Errorf("%w: %s is a directory; give a file name", ErrInvalid, path)
+	} else if err == nil && !r.Overwrite {
+		return ExportResult{}, fmt.Errorf("%w: %s already exists; nothing was written (choose another name, or confirm replacing it)", ErrExists, path)
 	}
 	dir := filepath.Dir(path)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return ExportResult{}, fmt.Errorf("%w: cannot export to %s: the folder %s does not exist", ErrInvalid, path, dir)
 	}
-	pcm, t, err := s.takePCM(r.ID)
+	data, samples, err := s.encodeTake(r.ID, f)
 	if err != nil {
 		return ExportResult{}, err
 	}
-	if t.State == TakeRunning {
-		return ExportResult{}, fmt.Errorf("%w: take #%d is still running", ErrBusy, r.ID)
+	if err := writeExport(path, data); err != nil {
+		return ExportResult{}, explainWriteError(path, err)
 	}
-	var data []byte
+	res := ExportResult{Path: path, Bytes: int64(len(data)), Samples: samples, Format: r.Format}
+	s.notice(NoticeInfo, fmt.Sprintf("exported take #%d to %s (%s, %s)", r.ID, path, f.label, byteSize(res.Bytes)))
+	return res, nil
+}
+
+// takeFile is a take encoded in the named format, with its proposed file
+// name and media type (what the browser downloads).
+func (s *Service) takeFile(id int, format string) (name, mediaType string, data []byte, err error) {
+	f, err := parseExportFormat(format)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if name, err = s.exportName(id, f); err != nil {
+		return "", "", nil, err
+	}
+	mediaType = "application/octet-stream"
+	if f.wav {
+		mediaType = "audio/wav"
+	}
+	data, _, err = s.encodeTake(id, f)
+	return name, mediaType, data, err
+}
+
+// encodeTake encodes a finished take's audio in format f.
+func (s *Service) encodeTake(id int, f exportFormat) (data []byte, samples int, err error) {
+	pcm, t, err := s.takePCM(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.State == TakeRunning {
+		return nil, 0, fmt.Errorf("%w: take #%d is still running", ErrBusy, id)
+	}
 	if f.wav {
 		data, err = audio.EncodeWAV(pcm, t.SampleRate, f.sample)
 	} else {
 		data, err = audio.EncodeRaw(pcm, f.sample)
 	}
 	if err != nil {
-		return ExportResult{}, fmt.Errorf("take #%d: %w", r.ID, err)
+		return nil, 0, fmt.Errorf("take #%d: %w", id, err)
 	}
-	if err := writeExport(path, data); err != nil {
-		return ExportResult{}, explainWriteError(path, err)
-	}
-	res := ExportResult{Path: path, Bytes: int64(len(data)), Samples: len(pcm), Format: r.Format}
-	s.notice(NoticeInfo, fmt.Sprintf("exported take #%d to %s (%s, %s)", r.ID, path, f.label, byteSize(res.Bytes)))
-	return res, nil
+	return data, len(pcm), nil
 }
 
 // explainWriteError names the common reasons a write fails in words.

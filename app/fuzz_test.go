@@ -1,11 +1,18 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzLoadSettings: any file either loads into settings that validate and
@@ -85,6 +92,69 @@ func FuzzLoadTake(f *testing.F) {
 		if tk.ID != 1 || tk.Samples < 0 || tk.SampleRate != OutputSampleRate || ValidateSpeech(tk.Request) != nil ||
 			(tk.State != TakeFinished && tk.State != TakeFailed) || (tk.State == TakeFinished && len(tf.Codes) != tk.Finish.Frames) {
 			t.Fatalf("accepted an invalid take: %+v", tk)
+		}
+	})
+}
+
+// FuzzProtect: whatever Host, Origin, Content-Type and body a request
+// carries, Protect never panics, and what it lets through is what the
+// policy allows: a loopback Host, no foreign Origin, and for a POST a JSON
+// content type and a valid UTF-8 body that reaches the handler unchanged.
+func FuzzProtect(f *testing.F) {
+	f.Add("127.0.0.1:7860", "", "application/json", "POST", []byte(`[]`))
+	f.Add("evil.example", "http://evil.example", "text/plain", "POST", []byte("{\"input\":\"\xff\"}"))
+	f.Add("[::1]:80", "http://[::1]:80", "application/json; charset=utf-8", "GET", []byte{})
+	f.Add("localhost", "null", "", "OPTIONS", []byte{})
+	f.Fuzz(func(t *testing.T, host, origin, ct, method string, body []byte) {
+		var got []byte
+		passed := false
+		h := Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			passed = true
+			got, _ = io.ReadAll(r.Body)
+		}), HTTPPolicy{})
+		req, err := http.NewRequest(method, "http://127.0.0.1/api/Takes", bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		req.Header.Set("Content-Type", ct)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Header().Get("X-Frame-Options") != "DENY" {
+			t.Fatal("a response without X-Frame-Options")
+		}
+		if !passed {
+			return
+		}
+		if !isLoopbackHost(hostOnly(host)) {
+			t.Fatalf("Host %q passed", host)
+		}
+		if origin != "" && !sameOrigin(origin, host) {
+			t.Fatalf("Origin %q passed for Host %q", origin, host)
+		}
+		if method == http.MethodPost && (!utf8.Valid(body) || !bytes.Equal(got, body)) {
+			t.Fatalf("POST body %q passed as %q", body, got)
+		}
+	})
+}
+
+// FuzzTempTakeID: a name is one of our temporary take directories exactly
+// when it reads .take-<id>-<digits>, and then names that id.
+func FuzzTempTakeID(f *testing.F) {
+	for _, s := range []string{".take-7-123", ".take-0-1", ".take-7-", ".take-x-1", "7", ".take-7-12a", ".take--1-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		id, ok := tempTakeID(name)
+		if !ok {
+			return
+		}
+		rest, _ := strings.CutPrefix(name, tempTakePrefix+strconv.Itoa(id)+"-")
+		if id <= 0 || rest == name || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			t.Fatalf("%q read as temporary take %d", name, id)
 		}
 	})
 }

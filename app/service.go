@@ -3,8 +3,10 @@ package app
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
+	"time"
 
 	"proscenium/engine"
 )
@@ -24,6 +26,10 @@ type Config struct {
 	// DemoDir is where MakeDemoModel writes the demo checkpoint
 	// (DefaultDemoDir); "" offers no demo.
 	DemoDir string
+	// ExportDir is where exports are proposed (DefaultExportDir): at start,
+	// stale temporary files of a killed export to a proposed name are
+	// removed from it; "" leaves it alone.
+	ExportDir string
 	// Events receives what the service pushes to the UI; nil drops it.
 	Events *Hub
 	// Speaker is the sound card (soundcard.NewPlayer); nil: this process
@@ -96,23 +102,31 @@ func New(cfg Config) (*Service, error) {
 	s.speaker.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
 	s.settings = DefaultSettings()
 	if cfg.SettingsPath != "" {
+		// What a save killed midway left (writeFileAtomic's temporary name).
+		s.warnings = append(s.warnings, removeStaleFiles(filepath.Dir(cfg.SettingsPath), "."+filepath.Base(cfg.SettingsPath)+".", time.Now(), nil)...)
 		st, err := LoadSettings(cfg.SettingsPath)
 		if err != nil {
 			s.badSettings = true
-			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad when a setting is next saved)", err, cfg.SettingsPath))
+			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad-<time> when a setting is next saved)", err, cfg.SettingsPath))
 		} else {
 			s.settings = st
 		}
 	}
 	s.speaker.SetEnabled(s.settings.OutputDevice != OutputOff)
 	s.speaker.SetVolume(s.settings.Volume)
+	if cfg.ExportDir != "" {
+		s.warnings = append(s.warnings, removeStaleExportTemps(cfg.ExportDir, time.Now())...)
+	}
 	s.takes.store = takeStore{dir: cfg.TakesDir}
-	recs, problems := s.takes.store.loadAll()
+	_, leftover, problems := s.takes.store.cleanTemps(time.Now())
+	s.takes.stored = leftover // counted against the limit until removed
 	s.warnings = append(s.warnings, problems...)
+	recs, problems, maxID := s.takes.store.loadAll()
+	s.warnings = append(s.warnings, problems...)
+	s.takes.next = maxID
 	for _, r := range recs {
 		s.takes.list = append(s.takes.list, r)
 		s.takes.stored += r.bytes
-		s.takes.next = max(s.takes.next, r.take.ID)
 	}
 	s.model = s.noModel("")
 	if cfg.ProbeGPU != nil {
@@ -174,25 +188,32 @@ func (s *Service) LoadModel(dir string) (ModelStatus, error) {
 		s.mu.Unlock()
 		return s.ModelStatus(), fmt.Errorf("%w: a take is running; stop it before loading another model", ErrBusy)
 	}
-	old := s.eng
+	// The loaded model stays open (but takes no takes) until the new one
+	// has opened: a load that fails leaves it in place.
+	old, oldStatus := s.eng, s.model
 	s.eng = nil
 	s.model = ModelStatus{State: ModelLoading, Dir: dir, Message: "loading " + dir, CanLoad: true}
 	loading := s.model
 	s.mu.Unlock()
 	s.publish(EventModel, loading)
 
-	var closeErr error
-	if old != nil {
-		closeErr = old.Close()
-	}
 	stopProgress := s.watchLoad(dir)
 	eng, err := s.open(dir)
 	stopProgress(err == nil)
+	var closeErr error
+	if err == nil && old != nil {
+		closeErr = old.Close()
+	}
 
 	s.mu.Lock()
-	if err != nil {
+	switch {
+	case err != nil && old != nil:
+		s.eng, s.model = old, oldStatus
+		s.model.Error = err.Error()
+		err = fmt.Errorf("%w (%s stays loaded; if memory is short for both, unload it first)", err, oldStatus.Dir)
+	case err != nil:
 		s.model = s.noModel(err.Error())
-	} else {
+	default:
 		info := eng.Info()
 		s.eng = eng
 		s.model = ModelStatus{State: ModelLoaded, Dir: dir, Info: &info, CanLoad: true,
@@ -275,16 +296,26 @@ func (s *Service) Settings() Settings {
 
 // SetSettings validates and stores the settings (and writes the settings
 // file). Invalid settings change nothing; the error names the field.
-func (s *Service) SetSettings(st Settings) (Settings, error) {
+// A lower takes limit that would remove takes is refused (ErrConfirm): see
+// TakesLimitEffect and ApplyTakesLimit.
+func (s *Service) SetSettings(st Settings) (Settings, error) { return s.setSettings(st, false) }
+
+func (s *Service) setSettings(st Settings, limitConfirmed bool) (Settings, error) {
 	if err := st.Validate(); err != nil {
 		return s.Settings(), err
 	}
 	st = st.clone()
 	s.mu.Lock()
+	if !limitConfirmed && st.TakesLimitBytes < s.settings.TakesLimitBytes {
+		if gone := s.evictionsLocked(st.TakesLimitBytes, 0, nil); len(gone) > 0 {
+			s.mu.Unlock()
+			return s.Settings(), fmt.Errorf("%w: %s; confirm that first", ErrConfirm, effectOf(st.TakesLimitBytes, gone).describe())
+		}
+	}
 	if s.settingsPath != "" && !reflect.DeepEqual(st, s.settings) {
 		if s.badSettings {
 			// Keep the file that did not load for the user to look at.
-			if err := os.Rename(s.settingsPath, s.settingsPath+".bad"); err != nil && !os.IsNotExist(err) {
+			if err := keepAside(s.settingsPath, time.Now()); err != nil && !os.IsNotExist(err) {
 				defer s.mu.Unlock()
 				return s.settings.clone(), fmt.Errorf("keeping the unreadable settings file aside: %w", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -314,11 +315,42 @@ func TestACorruptSettingsFileGivesDefaultsAndAWarning(t *testing.T) {
 	if _, err := svc.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(path + ".bad"); string(b) != "{not json" {
-		t.Fatalf("settings.json.bad holds %q", b)
-	}
 	if got, err := LoadSettings(path); err != nil || got.Seed != 9 {
 		t.Fatalf("after save: %+v, %v", got, err)
+	}
+	// Item 7: a second bad file is kept beside the first, not over it.
+	os.WriteFile(path, []byte("{second"), 0o644)
+	svc2, _ := New(Config{SettingsPath: path})
+	if _, err := svc2.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	bads, _ := filepath.Glob(path + ".bad-*")
+	var kept []string
+	for _, b := range bads {
+		data, _ := os.ReadFile(b)
+		kept = append(kept, string(data))
+	}
+	if len(kept) != 2 || kept[0] == kept[1] || !slices.Contains(kept, "{not json") || !slices.Contains(kept, "{second") {
+		t.Fatalf("kept bad files %q hold %q, want both bad versions", bads, kept)
+	}
+}
+
+func TestKeepAsideNeverReplaces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	now := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	for _, v := range []string{"a", "b", "c"} {
+		os.WriteFile(path, []byte(v), 0o644)
+		if err := keepAside(path, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for suffix, want := range map[string]string{"": "a", "-1": "b", "-2": "c"} {
+		if b, err := os.ReadFile(path + ".bad-20261130T170000Z" + suffix); string(b) != want {
+			t.Errorf("bad%s: %q %v, want %q", suffix, b, err, want)
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the bad file is still in place: %v", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/adrg/xdg"
@@ -241,6 +242,28 @@ func SaveSettings(path string, s Settings) error {
 		return err
 	}
 	return writeFileAtomic(path, append(data, '\n'))
+}
+
+// keepAside renames a file that did not load to path.bad-<UTC time>, so a
+// second bad file never replaces the first; a name already taken gets a
+// counter.
+func keepAside(path string, now time.Time) error {
+	base := path + ".bad-" + now.UTC().Format("20060102T150405Z")
+	for i := 0; ; i++ {
+		bad := base
+		if i > 0 {
+			bad = fmt.Sprintf("%s-%d", base, i)
+		}
+		// A hard link never replaces an existing name (a rename would).
+		err := os.Link(path, bad)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return os.Remove(path)
+	}
 }
 
 func writeFileAtomic(path string, data []byte) error {

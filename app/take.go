@@ -280,22 +280,11 @@ func (s *Service) storeTake(rec *takeRecord, final *Take) int64 {
 		s.notice(NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", final.ID, byteSize(size), byteSize(limit)))
 		return 0
 	}
-	var evicted []*takeRecord
-	for s.takes.stored+size > limit {
-		i := -1
-		for j, r := range s.takes.list {
-			if r.bytes > 0 && r != rec {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			break
-		}
-		r := s.takes.list[i]
+	evicted := s.evictionsLocked(limit, size, rec)
+	for _, r := range evicted {
+		i, _ := s.takes.find(r.take.ID)
 		s.takes.list = append(s.takes.list[:i], s.takes.list[i+1:]...)
 		s.takes.stored -= r.bytes
-		evicted = append(evicted, r)
 	}
 	s.trimListLocked()
 	s.mu.Unlock()

@@ -365,3 +365,138 @@ func decodeFloat32LE(b []byte) []float32 {
 	}
 	return out
 }
+
+// Item 1: a take folder that cannot be read is never reused or removed:
+// new takes get ids above every numeric folder.
+func TestUnreadableTakeFolderIsNeverReused(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 3)
+	speakAndWait(t, svc, speech("One."))
+	speakAndWait(t, svc, speech("Two."))
+	Shutdown(svc)
+	os.Truncate(filepath.Join(dir, "2", takePCMFile), 100)
+	before, _ := os.ReadFile(filepath.Join(dir, "2", takeMetaFile))
+
+	again := newTakesService(t, dir, 3)
+	if w := strings.Join(again.Studio().Warnings, "\n"); !strings.Contains(w, "skipped take "+filepath.Join(dir, "2")) {
+		t.Fatalf("warnings: %s", w)
+	}
+	tk := speakAndWait(t, again, speech("Three."))
+	if tk.ID != 3 || !tk.Stored {
+		t.Fatalf("new take after an unreadable #2: %+v", tk)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "2", takeMetaFile))
+	if fi, err := os.Stat(filepath.Join(dir, "2", takePCMFile)); err != nil || fi.Size() != 100 || string(after) != string(before) {
+		t.Fatalf("the unreadable folder was changed: %v %v", fi, err)
+	}
+	// A folder that appears under a new take's id (another studio) is not replaced.
+	os.MkdirAll(filepath.Join(dir, "4"), 0o755)
+	os.WriteFile(filepath.Join(dir, "4", "mine.txt"), []byte("keep"), 0o644)
+	tk = speakAndWait(t, again, speech("Four."))
+	if b, _ := os.ReadFile(filepath.Join(dir, "4", "mine.txt")); tk.ID != 4 || tk.Stored || string(b) != "keep" {
+		t.Fatalf("take #4 over a foreign folder 4: %+v, mine.txt %q", tk, b)
+	}
+}
+
+// Item 6: what interrupted saves left (our own temporary names only) is
+// removed at start; anything else, and a save still in progress, is left.
+func TestInterruptedSavesAreCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 3)
+	speakAndWait(t, svc, speech("One."))
+	Shutdown(svc)
+	old := time.Now().Add(-time.Hour)
+	mk := func(path string, size int, stale bool) {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, make([]byte, size), 0o644)
+		if stale {
+			os.Chtimes(path, old, old)
+			os.Chtimes(filepath.Dir(path), old, old)
+		}
+	}
+	mk(filepath.Join(dir, ".take-7-123456", takePCMFile), 5000, true) // a killed take save
+	mk(filepath.Join(dir, "1", ".take.json.98765"), 300, true)        // a killed rename
+	mk(filepath.Join(dir, ".take-8-555", takePCMFile), 7000, false)   // a save in progress elsewhere
+	mk(filepath.Join(dir, ".take-notes", "x"), 10, true)              // not our name
+	mk(filepath.Join(dir, "1", ".take.json.4242"), 10, false)         // a rename in progress: left, counted
+	mk(filepath.Join(dir, "notes.txt"), 10, true)                     // foreign file
+
+	again := newTakesService(t, dir, 3)
+	for _, gone := range []string{".take-7-123456", "1/.take.json.98765"} {
+		if _, err := os.Stat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s was not cleaned: %v", gone, err)
+		}
+	}
+	for _, kept := range []string{".take-8-555", ".take-notes/x", "1/.take.json.4242", "notes.txt", "1/" + takePCMFile} {
+		if _, err := os.Stat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("%s was removed: %v", kept, err)
+		}
+	}
+	// The save in progress counts against the limit; new ids pass its id.
+	st := again.Studio()
+	if want := again.takes.list[0].bytes + 7000 + 10; st.TakesBytes != want {
+		t.Errorf("stored bytes %d, want %d (take #1, the save in progress and the recent temp file)", st.TakesBytes, want)
+	}
+	if tk := speakAndWait(t, again, speech("Two.")); tk.ID != 9 {
+		t.Errorf("next take id %d, want 9 (above the interrupted .take-8)", tk.ID)
+	}
+}
+
+// Item 6: a settings save killed midway leaves .settings.json.<random>;
+// the next start removes it once stale, and nothing else beside it.
+func TestInterruptedSettingsSaveIsCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{".settings.json.12345", ".settings.json.777", "settings.json.bad-20261130T170000Z", ".other.json.1"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)
+		if name != ".settings.json.777" {
+			os.Chtimes(filepath.Join(dir, name), old, old)
+		}
+	}
+	svc, err := New(Config{SettingsPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Shutdown(svc)
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != ".other.json.1 .settings.json.777 settings.json.bad-20261130T170000Z" {
+		t.Fatalf("left: %v", left)
+	}
+}
+
+// Item 6: an export killed midway leaves .<name>.tmp-<digits> beside the
+// target; at start the export folder loses those of our proposed names.
+func TestInterruptedExportIsCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	names := []string{
+		".proscenium-take-3.wav.tmp-12345",   // ours, stale: removed
+		".proscenium-take-4-intro.pcm.tmp-9", // ours, stale: removed
+		".proscenium-take-5.wav.tmp-777",     // ours, recent: an export in progress
+		".proscenium-take-6.wav.tmp-abc",     // not our pattern
+		".song.wav.tmp-123",                  // another name
+		"proscenium-take-3.wav",              // an export
+	}
+	for _, n := range names {
+		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
+		if n != ".proscenium-take-5.wav.tmp-777" {
+			os.Chtimes(filepath.Join(dir, n), old, old)
+		}
+	}
+	svc, err := New(Config{ExportDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Shutdown(svc)
+	for i, n := range names {
+		_, err := os.Stat(filepath.Join(dir, n))
+		if gone := os.IsNotExist(err); gone != (i < 2) {
+			t.Errorf("%s: removed %v", n, gone)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/adrg/xdg"
 )
@@ -23,9 +25,11 @@ import (
 //	<takes dir>/<id>/pcm.f32     its audio: mono float32 little-endian, 44.1 kHz
 //
 // A take is written into a temporary directory beside the others and renamed
-// into place, so a crash leaves either the whole take or none of it. A
-// directory that cannot be read back (corrupt JSON, wrong sizes) is reported
-// and skipped, never fatal, and left on disk for the user to look at.
+// into place, so a crash leaves either the whole take or none of it; such
+// leftovers are removed at the next start (cleanTemps). A directory that
+// cannot be read back (corrupt JSON, wrong sizes) is reported and skipped,
+// never fatal, and left on disk for the user to look at: new takes get ids
+// above every numeric folder, so it is never reused or replaced.
 //
 // Size limit: the takes together may hold at most Settings.TakesLimitBytes.
 // Saving a take that would pass it removes the oldest stored takes first
@@ -68,32 +72,150 @@ type takeStore struct {
 func (st takeStore) takeDir(id int) string { return filepath.Join(st.dir, strconv.Itoa(id)) }
 
 // loadAll reads every take directory, oldest (lowest id) first. Problems
-// name the directories that were skipped and why.
-func (st takeStore) loadAll() (recs []*takeRecord, problems []string) {
+// name the directories that were skipped and why. maxID is the highest id
+// any numeric folder (read or not) or interrupted save uses: new takes get
+// higher ids, so a folder that was skipped is never reused or replaced.
+func (st takeStore) loadAll() (recs []*takeRecord, problems []string, maxID int) {
 	if st.dir == "" {
-		return nil, nil
+		return nil, nil, 0
 	}
 	entries, err := os.ReadDir(st.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, 0
 	}
 	if err != nil {
-		return nil, []string{fmt.Sprintf("takes directory %s: %v", st.dir, err)}
+		return nil, []string{fmt.Sprintf("takes directory %s: %v", st.dir, err)}, 0
 	}
 	for _, e := range entries {
+		if id, ok := tempTakeID(e.Name()); ok {
+			maxID = max(maxID, id)
+			continue
+		}
 		id, err := strconv.Atoi(e.Name())
 		if err != nil || id <= 0 || strconv.Itoa(id) != e.Name() {
-			continue // temporary directories and foreign files
+			continue // foreign files
 		}
+		maxID = max(maxID, id)
 		rec, err := st.load(id)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("skipped take %s: %v", filepath.Join(st.dir, e.Name()), err))
+			problems = append(problems, fmt.Sprintf("skipped take %s (left as it is): %v", filepath.Join(st.dir, e.Name()), err))
 			continue
 		}
 		recs = append(recs, rec)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].take.ID < recs[j].take.ID })
-	return recs, problems
+	return recs, problems, maxID
+}
+
+// tempTakePrefix starts the temporary directory a take is written into
+// (".take-<id>-<random digits>") before it is renamed to <id>.
+const tempTakePrefix = ".take-"
+
+// tempTakeID reports whether name is one of our temporary take directories,
+// and the id it was for.
+func tempTakeID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, tempTakePrefix)
+	if !ok {
+		return 0, false
+	}
+	idStr, random, ok := strings.Cut(rest, "-")
+	id, err := strconv.Atoi(idStr)
+	if !ok || err != nil || id <= 0 || strconv.Itoa(id) != idStr || random == "" || strings.Trim(random, "0123456789") != "" {
+		return 0, false
+	}
+	return id, true
+}
+
+// staleAfter is how long a temporary file must have been left untouched
+// before it counts as the leftover of a save that was killed (and not the
+// save in progress of another studio sharing the directory).
+const staleAfter = 10 * time.Minute
+
+// cleanTemps removes what interrupted saves left: our temporary take
+// directories in the takes directory and our temporary take.json files in
+// the take directories (writeFileAtomic's ".take.json.*"), when untouched
+// for staleAfter. Nothing else is touched. What cannot be removed is
+// reported and its bytes returned, to be counted against the takes limit.
+func (st takeStore) cleanTemps(now time.Time) (removed int, leftBytes int64, problems []string) {
+	if st.dir == "" {
+		return 0, 0, nil
+	}
+	entries, err := os.ReadDir(st.dir)
+	if err != nil {
+		return 0, 0, nil // loadAll reports an unreadable directory
+	}
+	var temps []string
+	for _, e := range entries {
+		if _, ok := tempTakeID(e.Name()); ok && e.IsDir() {
+			temps = append(temps, filepath.Join(st.dir, e.Name()))
+			continue
+		}
+		if id, err := strconv.Atoi(e.Name()); err == nil && id > 0 && e.IsDir() {
+			inner, _ := os.ReadDir(filepath.Join(st.dir, e.Name()))
+			for _, f := range inner {
+				if strings.HasPrefix(f.Name(), "."+takeMetaFile+".") && f.Type().IsRegular() {
+					temps = append(temps, filepath.Join(st.dir, e.Name(), f.Name()))
+				}
+			}
+		}
+	}
+	for _, p := range temps {
+		size, newest := treeSize(p)
+		if now.Sub(newest) < staleAfter {
+			leftBytes += size // a save in progress elsewhere: counted, not touched
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			problems = append(problems, fmt.Sprintf("could not remove %s, left by an interrupted save: %v", p, err))
+			leftBytes += size
+			continue
+		}
+		removed++
+	}
+	return removed, leftBytes, problems
+}
+
+// removeStaleFiles removes the regular files in dir whose names start with
+// prefix and pass match when given (one of our temporary names) and that
+// were left untouched for staleAfter; it reports what it could not remove.
+func removeStaleFiles(dir, prefix string, now time.Time, match func(name string) bool) (problems []string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() || (match != nil && !match(e.Name())) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := e.Info(); err != nil || now.Sub(fi.ModTime()) < staleAfter {
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			problems = append(problems, fmt.Sprintf("could not remove %s, left by an interrupted save: %v", p, err))
+		}
+	}
+	return problems
+}
+
+// treeSize sums the sizes of a file or directory tree and finds its newest
+// modification time.
+func treeSize(path string) (size int64, newest time.Time) {
+	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if fi.Mode().IsRegular() {
+				size += fi.Size()
+			}
+			if fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
+		return nil
+	})
+	return size, newest
 }
 
 func (st takeStore) load(id int) (*takeRecord, error) {
@@ -157,7 +279,7 @@ func (st takeStore) save(rec *takeRecord, t *Take) (int64, error) {
 	if err := os.MkdirAll(st.dir, 0o755); err != nil {
 		return 0, err
 	}
-	tmp, err := os.MkdirTemp(st.dir, ".take-"+strconv.Itoa(t.ID)+"-*")
+	tmp, err := os.MkdirTemp(st.dir, tempTakePrefix+strconv.Itoa(t.ID)+"-*")
 	if err != nil {
 		return 0, err
 	}
@@ -175,8 +297,10 @@ func (st takeStore) save(rec *takeRecord, t *Take) (int64, error) {
 		return 0, err
 	}
 	final := st.takeDir(t.ID)
-	if err := os.RemoveAll(final); err != nil { // a leftover of an earlier session's take with this id
-		return 0, err
+	// Ids start above every folder found, so one here was made since (by
+	// another studio sharing the directory): never replace it.
+	if _, err := os.Lstat(final); !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("%s already exists (another studio using the same takes directory?)", final)
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		return 0, err

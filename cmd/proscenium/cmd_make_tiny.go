@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 
 	"proscenium/engine/drama3"
@@ -20,8 +22,9 @@ func runMakeTiny(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
 	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
+	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts]")
+		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--force]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -32,6 +35,12 @@ func runMakeTiny(args []string, out io.Writer) error {
 		return fmt.Errorf("%w: make-tiny takes one directory, got %d arguments", errUsage, len(pos))
 	}
 	dir := pos[0]
+	// A real checkpoint in DIR would be replaced by random weights.
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !*force {
+		return fmt.Errorf("%s is not empty (%d entries, e.g. %s): make-tiny would replace its files; give an empty or new directory, or --force", dir, len(entries), entries[0].Name())
+	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("make-tiny: %w", err)
+	}
 	path := *tok
 	if path == "" {
 		if path, err = drama3.FindBaseTokenizer(); err != nil {

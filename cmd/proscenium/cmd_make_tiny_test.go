@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 func TestMakeTinyErrors(t *testing.T) {
@@ -30,5 +32,38 @@ func TestMakeTinyErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("a failed make-tiny left %s behind (%v)", dir, err)
+	}
+}
+
+// Item 3: a directory that holds anything (a real checkpoint) is refused
+// and left as it was unless --force.
+func TestMakeTinyRefusesANonEmptyDirectory(t *testing.T) {
+	tok, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		t.Skipf("%v (run make deps)", err)
+	}
+	dir := t.TempDir()
+	weights := filepath.Join(dir, "model.safetensors")
+	os.WriteFile(weights, []byte("real weights"), 0o644)
+	var out bytes.Buffer
+	err = runMakeTiny([]string{dir, "--tokenizer", tok}, &out)
+	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("make-tiny into a checkpoint: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("a refused make-tiny wrote %d entries", len(entries))
+	}
+	if b, _ := os.ReadFile(weights); string(b) != "real weights" {
+		t.Fatal("the checkpoint was changed")
+	}
+	if err := runMakeTiny([]string{dir, "--tokenizer", tok, "--force"}, &out); err != nil {
+		t.Fatalf("--force: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		t.Fatalf("--force wrote no checkpoint: %v", err)
+	}
+	// An empty directory is fine without --force.
+	if err := runMakeTiny([]string{t.TempDir(), "--tokenizer", tok}, &out); err != nil {
+		t.Fatalf("empty directory: %v", err)
 	}
 }

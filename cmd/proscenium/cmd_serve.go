@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"proscenium/app"
@@ -30,6 +32,10 @@ func runServe(args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	var allowOrigins, allowHosts listFlag
+	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
+	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
+	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,6 +47,19 @@ func runServe(args []string) error {
 	}
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("%w: --port %d is not a TCP port", errUsage, *port)
+	}
+	if *apiKey == "" {
+		*apiKey = os.Getenv(apiKeyEnv)
+	}
+	if *apiKey != "" {
+		if err := app.ValidateAPIKey(*apiKey); err != nil {
+			return fmt.Errorf("%w: --api-key: %v", errUsage, err)
+		}
+	}
+	for _, o := range allowOrigins {
+		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("%w: --allow-origin %q is not an origin like https://example.org or http://host:8080", errUsage, o)
+		}
 	}
 
 	hub := app.NewHub()
@@ -85,8 +104,19 @@ func runServe(args []string) error {
 	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
 		servedModelID, speechapi.DefaultLimits()).Register(mux)
 
+	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
+	if tcp != nil && !tcp.IP.IsUnspecified() {
+		policy.AllowHosts = append(policy.AllowHosts, tcp.IP.String()) // the address it was asked to listen on
+	}
 	if !loopback {
-		fmt.Fprintf(os.Stderr, "proscenium serve: warning: listening on %s, reachable from other machines; the server has no authentication\n", ln.Addr())
+		auth := "requests need the API key"
+		if *apiKey == "" {
+			auth = "the server has no authentication (see --api-key)"
+		}
+		fmt.Fprintf(os.Stderr, "proscenium serve: warning: listening on %s, reachable from other machines; %s\n", ln.Addr(), auth)
+		if tcp != nil && tcp.IP.IsUnspecified() && len(allowHosts) == 0 {
+			fmt.Fprintf(os.Stderr, "proscenium serve: requests are answered only when they name a loopback host; give --allow-host NAME for each name clients use (e.g. this machine's address)\n")
+		}
 	}
 	// Tests read these lines to find the port.
 	fmt.Printf("proscenium serve: speech API at http://%s/v1/audio/speech (model %q)\n", ln.Addr(), servedModelID)
@@ -96,8 +126,18 @@ func runServe(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return app.Serve(ctx, ln, mux)
+	return app.Serve(ctx, ln, app.Protect(mux, policy), app.DefaultServeLimits())
 }
+
+// apiKeyEnv names the environment variable that holds --api-key's default
+// (keeps the key out of the process list).
+const apiKeyEnv = "PROSCENIUM_API_KEY"
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // openModel opens a checkpoint directory on the CPU backend.
 func openModel(dir string) (engine.Engine, error) { return engine.Open(dir, engine.Options{}) }

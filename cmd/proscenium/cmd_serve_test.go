@@ -1,9 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/adrg/xdg"
 )
 
 // Command-line mistakes are usage errors (exit 2) that say what is wrong,
@@ -17,6 +27,10 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{nil, true, "nothing to serve"},
 		{[]string{"--ui", "--port", "70000"}, true, "not a TCP port"},
 		{[]string{"--ui", "extra"}, true, `unexpected argument "extra"`},
+		{[]string{"--ui", "--api-key", "short"}, true, "at least 8 characters"},
+		{[]string{"--ui", "--api-key", "has a space"}, true, "--api-key"},
+		{[]string{"--ui", "--allow-origin", "evil.example"}, true, "is not an origin"},
+		{[]string{"--ui", "--allow-origin", "https://evil.example/path"}, true, "is not an origin"},
 		{[]string{"--model", t.TempDir() + "/absent", "--settings", ""}, false, "absent"},
 		{[]string{"--model", t.TempDir(), "--settings", ""}, false, "tokenizer.json"},
 	}
@@ -26,5 +40,86 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 			t.Errorf("serve %q: %v (usage error: %v), want one containing %q (usage error: %v)",
 				c.args, err, errors.Is(err, errUsage), c.says, c.usage)
 		}
+	}
+}
+
+// serveInProcess runs `proscenium serve ARGS` in this process and returns
+// its base URL and a function that stops it (SIGINT, as Ctrl-C) and returns
+// its error.
+func serveInProcess(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
+	held := make(chan os.Signal, 4) // SIGINT never ends the test process
+	signal.Notify(held, os.Interrupt)
+	t.Cleanup(func() { signal.Stop(held) })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan error, 1)
+	go func() { done <- runServe(append([]string{"--port", "0", "--settings", ""}, args...)) }()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	os.Stdout = stdout
+	go io.Copy(io.Discard, r) // the server's later lines
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`http://[0-9.:]+`).FindString(line)
+	if m == "" {
+		t.Fatalf("no URL in %q", line)
+	}
+	return m, func() error {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case err := <-done:
+			w.Close()
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop on SIGINT")
+			return nil
+		}
+	}
+}
+
+// serve wires the HTTP policy: the key from the environment, an allowed
+// origin, and the refusals of everything else.
+func TestServeAppliesThePolicy(t *testing.T) {
+	t.Cleanup(xdg.Reload) // after the variable below is restored (cleanups run last first)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	xdg.Reload() // takes and the demo model under the test's directory
+	t.Setenv(apiKeyEnv, "env-key-1234")
+	base, stop := serveInProcess(t, "--ui", "--allow-origin", "https://app.example")
+	get := func(path string, header map[string]string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	auth := map[string]string{"Authorization": "Bearer env-key-1234"}
+	for _, c := range []struct {
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{"/v1/models", nil, 401},
+		{"/v1/models", auth, 200},
+		{"/healthz", nil, 200},
+		{"/", nil, 200},
+		{"/v1/models", map[string]string{"Authorization": auth["Authorization"], "Origin": "https://app.example"}, 200},
+		{"/v1/models", map[string]string{"Authorization": auth["Authorization"], "Origin": "http://evil.example"}, 403},
+	} {
+		if got := get(c.path, c.header); got != c.want {
+			t.Errorf("GET %s %v: %d, want %d", c.path, c.header, got, c.want)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("serve: %v", err)
 	}
 }

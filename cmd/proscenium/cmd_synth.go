@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 
 	"proscenium/engine"
 	"proscenium/engine/audio"
@@ -123,6 +124,15 @@ func runSynth(args []string, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
+	// A take can last minutes: find a bad output path before making it.
+	if err := checkOutputFile("--out", *out); err != nil {
+		return err
+	}
+	if *codesOut != "" {
+		if err := checkOutputFile("--codes", *codesOut); err != nil {
+			return err
+		}
+	}
 	eng, err := engine.Open(*tf.model, engine.Options{})
 	if err != nil {
 		return err
@@ -147,5 +157,27 @@ func runSynth(args []string, log io.Writer) error {
 	}
 	fmt.Fprintf(log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
+	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
+		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)
+	}
 	return nil
+}
+
+// checkOutputFile refuses an output path that cannot be written: a
+// directory, a missing or read-only folder.
+func checkOutputFile(flagName, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: %s %s is a directory; give a file name", errUsage, flagName, path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s %s: the folder %s does not exist", flagName, path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".proscenium-write-check-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", flagName, path, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"proscenium/engine/audio"
 	"proscenium/engine/drama3"
@@ -121,5 +124,63 @@ func TestSynthUsage(t *testing.T) {
 		if err := runSynth(args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("synth %q: error %v, want a usage error", args, err)
 		}
+	}
+}
+
+// Item 8: a bad --out (a directory, a missing folder) fails before the
+// model is even opened, so no take is made only to be lost.
+func TestSynthChecksTheOutputFirst(t *testing.T) {
+	dir := t.TempDir()
+	absent := filepath.Join(t.TempDir(), "absent-model") // opening it would fail: the check must come first
+	for _, c := range []struct{ out, codes, says string }{
+		{dir, "", "is a directory"},
+		{filepath.Join(dir, "missing", "x.wav"), "", "does not exist"},
+		{filepath.Join(dir, "x.wav"), filepath.Join(dir, "no", "codes.npy"), "--codes"},
+	} {
+		args := []string{"--model", absent, "--text", "Hi.", "--out", c.out}
+		if c.codes != "" {
+			args = append(args, "--codes", c.codes)
+		}
+		err := runSynth(args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "absent-model") {
+			t.Errorf("synth --out %s --codes %q: %v, want an error saying %q before the model is opened", c.out, c.codes, err, c.says)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the checks left files behind: %v", entries)
+	}
+}
+
+// Item 8: Ctrl-C keeps the partial take and exits 130.
+func TestSynthInterruptedKeepsThePartialTake(t *testing.T) {
+	model := demoCheckpoint(t)
+	// This test holds SIGINT too, so a signal that arrives outside the
+	// take never ends the test process.
+	held := make(chan os.Signal, 16)
+	signal.Notify(held, os.Interrupt)
+	defer signal.Stop(held)
+	out := filepath.Join(t.TempDir(), "take.wav")
+	done := make(chan error, 1)
+	go func() {
+		done <- runSynth([]string{"--model", model, "--text", "A long take, cut short.", "--max-frames", "60000", "--out", out}, &bytes.Buffer{})
+	}()
+	var err error
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err = <-done:
+			break wait
+		case <-tick.C:
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+		}
+	}
+	if !errors.Is(err, errInterrupted) || !strings.Contains(err.Error(), out) {
+		t.Fatalf("interrupted synth: %v, want errInterrupted naming %s", err, out)
+	}
+	wav, rerr := os.ReadFile(out)
+	if rerr != nil || len(wav) <= 44 || len(wav) >= 44+60000*2048*2 || (len(wav)-44)%(2048*2) != 0 {
+		t.Fatalf("partial take: %d bytes, %v", len(wav), rerr)
 	}
 }

@@ -60,6 +60,10 @@ func runDebug(args []string) error {
 // errUsage marks an error in the command line itself (exit status 2).
 var errUsage = errors.New("usage")
 
+// errInterrupted marks a command stopped by Ctrl-C after keeping what it
+// made (exit status 130, as a shell reports a process ended by SIGINT).
+var errInterrupted = errors.New("interrupted")
+
 func usage() { listCommands("proscenium COMMAND [flags]", commands) }
 
 func listCommands(synopsis string, table map[string]command) {
@@ -93,8 +97,11 @@ func main() {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "proscenium %s: %v\n", c.name, err)
-		if errors.Is(err, errUsage) {
+		switch {
+		case errors.Is(err, errUsage):
 			os.Exit(2)
+		case errors.Is(err, errInterrupted):
+			os.Exit(130)
 		}
 		os.Exit(1)
 	}

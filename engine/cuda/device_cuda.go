@@ -39,7 +39,7 @@ type Device struct {
 	stream cu.Stream
 	mods   []cu.Module            // one per kernels/*.cu file
 	fns    map[string]cu.Function // looked up on first launch
-	pdl    *pdlLauncher // nil: plain launches
+	pdl    *pdlLauncher           // nil: plain launches
 	usePDL bool
 }
 

@@ -4,12 +4,14 @@
 // the Go service answered: first with no model ("no model loaded"), then
 // with the demo checkpoint loaded through the model panel's "Use the demo
 // model" (load progress, inspect's summary), a take whose waveform and
-// streamed PCM arrive as it is made, real figures in the readouts, and a
-// WAV export checked byte by byte against the take's PCM.
+// streamed PCM arrive as it is made, real figures in the readouts, a WAV
+// export (a browser download) checked byte by byte against the take's PCM,
+// Delete and a lower takes limit that remove nothing until confirmed, and
+// the security headers every response carries.
 //
 //   node e2e/speak.e2e.mjs PATH/TO/proscenium
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -71,7 +73,13 @@ async function main() {
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(url);
+  // The UI runs under its own Content-Security-Policy: anything it blocks is an error.
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) pageErrors.push(m.text());
+  });
+  const first = await page.goto(url);
+  const h = first.headers();
+  if (h['x-frame-options'] !== 'DENY' || !/frame-ancestors 'none'/.test(h['content-security-policy'] ?? '')) fail(`UI response headers: ${JSON.stringify(h)}`);
   console.log(`e2e: ${await context.browser()?.version?.() ?? 'chromium'} loaded ${await page.title()}`);
 
   for (const r of ['script', 'sampling', 'model', 'readouts', 'transport', 'takes']) {
@@ -221,16 +229,17 @@ async function main() {
   if (ttfa === '—') fail('time to first audio readout is empty');
   console.log(`e2e: readouts → RTF ${want}, TTFA ${ttfa}, memory used ${used} (${stats.memory.device})`);
 
-  // Export the take as WAV: the browser has no file dialog, so the path is
-  // typed into the prompt (proposed in XDG_MUSIC_DIR).
+  // Export the take as WAV: in the browser it is a download through the
+  // browser itself (the server writes no file anywhere).
   const music = join(scratch, 'music');
   const wavPath = join(scratch, 'take-1.wav');
-  page.once('dialog', async (d) => {
-    if (!d.defaultValue().startsWith(music)) console.log(`e2e: export proposed ${d.defaultValue()}`);
-    await d.accept(wavPath);
-  });
-  await page.locator('[data-region="takes"] li[data-take="1"] button').filter({ hasText: 'Export…' }).click();
-  await page.locator('[data-region="status"] .info').filter({ hasText: 'exported take #1' }).first().waitFor({ timeout: 10_000 });
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 10_000 }),
+    page.locator('[data-region="takes"] li[data-take="1"] button').filter({ hasText: 'Export…' }).click(),
+  ]);
+  if (download.suggestedFilename() !== 'proscenium-take-1.wav') fail(`download named ${download.suggestedFilename()}`);
+  await download.saveAs(wavPath);
+  await page.locator('[data-region="status"] .info').filter({ hasText: 'exported take #1 as a download' }).first().waitFor({ timeout: 10_000 });
   const wav = readFileSync(wavPath);
   if (wav.toString('latin1', 0, 4) !== 'RIFF' || wav.toString('latin1', 8, 12) !== 'WAVE') fail('export is not a WAV file');
   if (wav.readUInt16LE(20) !== 1 || wav.readUInt16LE(22) !== 1 || wav.readUInt32LE(24) !== 44100 || wav.readUInt16LE(34) !== 16) fail('export is not 16-bit mono 44.1 kHz PCM');
@@ -241,8 +250,16 @@ async function main() {
     const want16 = Math.round(Math.max(-1, Math.min(1, pcm[i])) * 32767);
     if (Math.abs(wav.readInt16LE(44 + 2 * i) - want16) > 0) fail(`export sample ${i}: ${wav.readInt16LE(44 + 2 * i)}, want ${want16}`);
   }
-  if (readdirSync(scratch).some((f) => f.startsWith('.take-1.wav'))) fail('a temporary export file was left behind');
-  console.log(`e2e: exported ${wavPath}: ${wav.length} bytes, samples match the take`);
+  if (existsSync(music) && readdirSync(music).length) fail(`the server wrote into ${music}: ${readdirSync(music)}`);
+  // A path export (the desktop window's) never replaces a file unasked.
+  const notes = join(scratch, 'notes.txt');
+  writeFileSync(notes, 'my notes');
+  const refused = await page.evaluate(
+    async (path) => (await fetch('/api/ExportTake', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify([{ id: 1, path, format: 'wav-pcm16', overwrite: false }]) })).status,
+    notes,
+  );
+  if (refused !== 409 || readFileSync(notes, 'utf8') !== 'my notes') fail(`export over an existing file: HTTP ${refused}`);
+  console.log(`e2e: exported take #1 as a download (${wav.length} bytes, samples match the take); a path export over a file is refused`);
 
   // Re-run take 1 with one setting changed, rename it, replay it, switch
   // A/B between the two takes, delete the re-run.
@@ -265,13 +282,20 @@ async function main() {
   await take1.getByRole('button', { name: 'Switch A/B' }).click();
   await page.locator('[data-region="waveform"] h2').filter({ hasText: 'take #2' }).waitFor({ timeout: 10_000 });
   await page.locator('[data-region="transport"] [data-player="playing"]').waitFor({ timeout: 10_000 });
+  // Delete asks first; "Keep" keeps the take.
   const take2Row = page.locator('[data-region="takes"] li[data-take="2"]');
-  await take2Row.getByRole('button', { name: 'Delete' }).click();
+  await take2Row.getByRole('button', { name: 'Delete', exact: true }).click();
+  await take2Row.getByRole('alertdialog', { name: 'Confirm delete' }).waitFor();
+  await take2Row.getByRole('button', { name: 'Keep' }).click();
+  await page.waitForTimeout(200);
+  if (!(await api(page, 'Takes')).some((t) => t.id === 2) || !existsSync(join(scratch, 'data', 'proscenium', 'takes', '2'))) fail('Delete removed take 2 before it was confirmed');
+  await take2Row.getByRole('button', { name: 'Delete', exact: true }).click();
+  await take2Row.getByRole('button', { name: 'Delete for good' }).click();
   await take2Row.waitFor({ state: 'detached', timeout: 10_000 });
   if (existsSync(join(scratch, 'data', 'proscenium', 'takes', '2'))) fail('deleted take 2 is still on disk');
   const renamed = JSON.parse(readFileSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'), 'utf8'));
   if (renamed.take.name !== 'Opening line') fail(`take.json name ${renamed.take.name}`);
-  console.log(`e2e: re-run with seed 7 → take #2 (${t2.name}); renamed #1, played it, switched A/B to #2, deleted #2`);
+  console.log(`e2e: re-run with seed 7 → take #2 (${t2.name}); renamed #1, played it, switched A/B to #2, deleted #2 once confirmed`);
 
   // Esc stops a running take; the audio so far is kept (finish "cancel").
   await page.locator('[data-region="takes"] button[aria-label="Select take 1"]').click();
@@ -290,6 +314,37 @@ async function main() {
 
   // The take was kept under XDG_DATA_HOME.
   if (!existsSync(join(scratch, 'data', 'proscenium', 'takes', '1', 'take.json'))) fail('take 1 was not saved under XDG_DATA_HOME');
+
+  // Lowering the takes limit below what is stored says which takes would go
+  // and removes nothing until confirmed. A 150-frame take (1.2 MB) passes
+  // a limit of 0.001 GiB (1 MiB and a bit).
+  await page.locator('[data-region="takes"] button[aria-label="Select take 1"]').click();
+  await take1.getByRole('combobox', { name: 'Re-run changing' }).selectOption('max_frames');
+  await take1.getByRole('textbox', { name: 'New value' }).fill('150');
+  await take1.getByRole('button', { name: 'Re-run' }).click();
+  await page.locator('[data-region="takes"] li[data-take="4"][data-state="finished"]').waitFor({ timeout: 120_000 });
+  const storedIds = async () => (await api(page, 'Takes')).filter((t) => t.stored).map((t) => t.id).sort();
+  const before = await storedIds();
+  const confirmLimit = page.locator('[data-region="studio-settings"] [data-confirm="takes-limit"]');
+  await limit.fill('0.001');
+  await limit.press('Tab');
+  await confirmLimit.waitFor({ timeout: 10_000 });
+  const asked = (await confirmLimit.textContent()).replace(/\s+/g, ' ');
+  if (!asked.includes('#1')) fail(`the confirmation does not name take #1: ${asked}`);
+  await confirmLimit.getByRole('button', { name: 'Keep the takes' }).click();
+  await confirmLimit.waitFor({ state: 'detached' });
+  if (JSON.stringify(await storedIds()) !== JSON.stringify(before) || (await api(page, 'Settings')).takes_limit_bytes !== 1 << 30 || (await limit.inputValue()) !== '1')
+    fail(`"Keep the takes" changed something: takes ${await storedIds()}, limit ${(await api(page, 'Settings')).takes_limit_bytes}`);
+  await limit.fill('0.001');
+  await limit.press('Tab');
+  await confirmLimit.getByRole('button', { name: 'Remove and apply' }).click();
+  await page.locator('[data-region="studio-settings"] [role="status"]').filter({ hasText: 'saved' }).waitFor({ timeout: 10_000 });
+  await take1.waitFor({ state: 'detached', timeout: 10_000 });
+  const after = await storedIds();
+  const st = await api(page, 'Studio');
+  if (after.includes(1) || existsSync(join(scratch, 'data', 'proscenium', 'takes', '1')) || st.takes_bytes > st.takes_limit || st.takes_limit !== Math.round(0.001 * 2 ** 30))
+    fail(`after confirming the limit: takes ${after}, ${st.takes_bytes} bytes of ${st.takes_limit}`);
+  console.log(`e2e: lowering the takes limit asked first ("${asked.trim()}"); kept on "Keep", applied on confirm: stored takes ${before} → ${after}`);
 
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
   console.log('e2e: PASS');

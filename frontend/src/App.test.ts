@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Settings, StatsView } from './lib/types';
+import type { ModelStatus, Settings, StatsView, TakesLimitEffect } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
@@ -20,7 +20,7 @@ function noModelService() {
     output_device: 'default',
     volume: 1,
     server_port: 7860,
-    takes_limit_bytes: 2 << 30,
+    takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
   };
   const status: ModelStatus = {
     state: 'none',
@@ -68,7 +68,7 @@ function noModelService() {
       dialogs: false,
       takes_dir: '',
       takes_bytes: 0,
-      takes_limit: 2 << 30,
+      takes_limit: 2 * 2 ** 30,
       export_dir: '/home/u/Music',
       demo_dir: '',
       gpu: 'GPU backend unavailable: no CUDA-capable GPU found (cuInit: NoDevice); takes run on the CPU backend',
@@ -92,6 +92,9 @@ function noModelService() {
     stopPlayback: vi.fn(async () => playback),
     playback: vi.fn(async () => playback),
     takePCM: vi.fn(async () => refuse('no take')),
+    takeFile: vi.fn(async () => refuse('no take')),
+    takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
+    applyTakesLimit: vi.fn(async () => settings),
     on: vi.fn(() => () => {}),
     kind: 'http' as const,
   };
@@ -182,6 +185,36 @@ describe('App without a model', () => {
     topP.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
     expect(region(root, 'sampling').textContent).toContain('invalid: top_p must be in (0, 1], got 1.5');
+  });
+
+  it('a lower takes limit says what it would remove and applies only when confirmed', async () => {
+    const { root, service } = await start();
+    const GiB = 2 ** 30;
+    service.takesLimitEffect.mockImplementation(async (limit: number) => ({ limit, remove: [{ id: 1, name: 'Opening line', bytes: 5 << 20 }], bytes: 5 << 20 }));
+    const panel = region(root, 'studio-settings');
+    const limit = panel.querySelector<HTMLInputElement>('input[name="takes_limit"]')!;
+    const lower = async () => {
+      limit.value = '1';
+      limit.dispatchEvent(new Event('input', { bubbles: true }));
+      limit.dispatchEvent(new Event('change', { bubbles: true }));
+      await settle();
+    };
+    await lower();
+    expect(service.takesLimitEffect).toHaveBeenCalledWith(GiB);
+    const confirm = panel.querySelector<HTMLElement>('[data-confirm="takes-limit"]')!;
+    expect(confirm.textContent).toContain('#1 (Opening line)');
+    expect(service.setSettings).not.toHaveBeenCalled();
+    const button = (name: string) => [...panel.querySelectorAll('button')].find((b) => b.textContent === name)!;
+    button('Keep the takes').click();
+    await settle();
+    expect(panel.querySelector('[data-confirm]')).toBeNull();
+    expect(limit.value).toBe('2');
+    expect(service.applyTakesLimit).not.toHaveBeenCalled();
+
+    await lower();
+    button('Remove and apply').click();
+    await settle();
+    expect(service.applyTakesLimit).toHaveBeenCalledWith({ limit: GiB, remove: [1] });
   });
 
   it('an empty number field is not sent as 0', async () => {

@@ -1,5 +1,5 @@
 // The typed face of the Go app.Service over any Transport.
-import type { Transport } from './transport';
+import type { TakeFile, Transport } from './transport';
 import type {
   EventData,
   EventName,
@@ -17,6 +17,8 @@ import type {
   StatsView,
   StudioStatus,
   Take,
+  TakesLimitChange,
+  TakesLimitEffect,
   TokenCount,
 } from './types';
 
@@ -31,6 +33,10 @@ export interface Service {
   stats(): Promise<StatsView>;
   settings(): Promise<Settings>;
   setSettings(s: Settings): Promise<Settings>;
+  /** What a takes limit would remove now (nothing changes). */
+  takesLimitEffect(limit: number): Promise<TakesLimitEffect>;
+  /** Sets the takes limit, removing the takes the user confirmed (exactly those it needs gone). */
+  applyTakesLimit(c: TakesLimitChange): Promise<Settings>;
   takes(): Promise<Take[]>;
   studio(): Promise<StudioStatus>;
   takePeaks(id: number): Promise<Peaks>;
@@ -52,6 +58,8 @@ export interface Service {
   playback(): Promise<PlaybackStatus>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
+  /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
+  takeFile(id: number, format: string): Promise<TakeFile>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
 }
 
@@ -67,6 +75,8 @@ export function createService(t: Transport): Service {
     stats: () => c('Stats', []),
     settings: () => c('Settings', []),
     setSettings: (s) => c('SetSettings', [s]),
+    takesLimitEffect: (limit) => c('TakesLimitEffect', [limit]),
+    applyTakesLimit: (ch) => c('ApplyTakesLimit', [ch]),
     takes: () => c('Takes', []),
     studio: () => c('Studio', []),
     takePeaks: (id) => c('TakePeaks', [id]),
@@ -87,6 +97,7 @@ export function createService(t: Transport): Service {
     stopPlayback: () => c('StopPlayback', []),
     playback: () => c('Playback', []),
     takePCM: (id) => t.fetchPCM(id),
+    takeFile: (id, format) => t.fetchExport(id, format),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
   };
 }

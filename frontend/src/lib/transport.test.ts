@@ -79,6 +79,47 @@ describe('HttpTransport', () => {
   });
 });
 
+describe('HttpTransport with an API key', () => {
+  it('asks for the key once after a 401 and sends it as a Bearer token', async () => {
+    const seen: (string | undefined)[] = [];
+    const fetch = vi.fn(async (_url: string, init?: RequestInit) => {
+      const auth = (init?.headers as Record<string, string> | undefined)?.Authorization;
+      seen.push(auth);
+      return auth === 'Bearer k3y-for-tests' ? jsonResponse(200, { loaded: false }) : jsonResponse(401, { error: 'this server needs its API key' });
+    });
+    const askKey = vi.fn(() => 'k3y-for-tests');
+    const t = new HttpTransport('', { fetch: fetch as unknown as typeof globalThis.fetch, askKey });
+    await expect(t.call('Stats', [])).resolves.toEqual({ loaded: false });
+    await expect(t.call('Stats', [])).resolves.toEqual({ loaded: false });
+    expect(askKey).toHaveBeenCalledTimes(1);
+    expect(seen).toEqual([undefined, 'Bearer k3y-for-tests', 'Bearer k3y-for-tests']);
+  });
+
+  it('gives up with the 401 when the user declines', async () => {
+    const fetch = vi.fn(async () => jsonResponse(401, { error: 'this server needs its API key' }));
+    const t = new HttpTransport('', { fetch, askKey: () => null });
+    await expect(t.call('Stats', [])).rejects.toThrow('this server needs its API key');
+  });
+
+  it('offers the key to the event socket as a subprotocol', () => {
+    const made: { url: string; protocols?: string[] }[] = [];
+    class KeySocket extends FakeSocket {
+      constructor(url: string, protocols?: string[]) {
+        super(url);
+        made.push({ url, protocols });
+      }
+    }
+    const t = new HttpTransport('http://127.0.0.1:9', {
+      fetch: vi.fn(),
+      WebSocket: KeySocket as unknown as new (url: string, protocols?: string[]) => WebSocket,
+      apiKey: 'k3y-for-tests',
+    });
+    t.on('model', () => {});
+    expect(made).toEqual([{ url: 'ws://127.0.0.1:9/api/events', protocols: ['proscenium', 'bearer.k3y-for-tests'] }]);
+    t.close();
+  });
+});
+
 describe('WailsTransport', () => {
   afterEach(() => {
     delete (window as unknown as { go?: unknown }).go;

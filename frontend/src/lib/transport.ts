@@ -16,6 +16,14 @@ export interface Transport {
   on(event: EventName, listener: (data: unknown) => void): () => void;
   /** A take's PCM, float32 mono (browser mode only). */
   fetchPCM(id: number): Promise<Float32Array>;
+  /** A take encoded as an export file and its proposed name (browser mode only: the browser saves it). */
+  fetchExport(id: number, format: string): Promise<TakeFile>;
+}
+
+/** An encoded take for the browser to save. */
+export interface TakeFile {
+  name: string;
+  data: Blob;
 }
 
 /** Parses a binary PCM message: "PCM1", take id, from frame, to frame, count (uint32 LE), float32 LE samples. */
@@ -63,13 +71,22 @@ export class WailsTransport implements Transport {
     // The window plays through the sound card (Service.Play), not Web Audio.
     return Promise.reject(new ServiceError('the desktop window plays takes through the sound card'));
   }
+
+  fetchExport(): Promise<TakeFile> {
+    // The window exports through the native save dialog (Service.ExportTake).
+    return Promise.reject(new ServiceError('the desktop window exports through its save dialog'));
+  }
 }
 
 export interface HttpDeps {
   fetch: typeof fetch;
-  WebSocket: new (url: string) => WebSocket;
+  WebSocket: new (url: string, protocols?: string[]) => WebSocket;
   /** Delay before reconnecting the event socket, in ms. */
   reconnectMs: number;
+  /** The server's API key, when it was started with one ("" for none). */
+  apiKey: string;
+  /** Asks for the API key after the server answered 401; null: the user declined. */
+  askKey: () => string | null;
 }
 
 /**
@@ -92,20 +109,50 @@ export class HttpTransport implements Transport {
       fetch: deps.fetch ?? globalThis.fetch.bind(globalThis),
       WebSocket: deps.WebSocket ?? globalThis.WebSocket,
       reconnectMs: deps.reconnectMs ?? 1000,
+      apiKey: deps.apiKey ?? '',
+      askKey: deps.askKey ?? (() => null),
     };
+    this.key = this.deps.apiKey;
   }
 
-  async call(method: MethodName, args: unknown[]): Promise<unknown> {
+  private key: string;
+
+  /**
+   * Fetches path with the API key (when there is one). A 401 asks for the
+   * key (once for calls that failed together) and tries again with it.
+   */
+  private async request(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+    const attempt = () => {
+      const headers = { ...init.headers, ...(this.key ? { Authorization: `Bearer ${this.key}` } : {}) };
+      const opts = Object.keys(headers).length ? { ...init, headers } : init;
+      return this.deps.fetch(`${this.origin}${path}`, opts);
+    };
     let res: Response;
     try {
-      res = await this.deps.fetch(`${this.origin}/api/${method}`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(args),
-      });
+      const used = this.key;
+      res = await attempt();
+      if (res.status === 401) {
+        const k = this.key !== used ? this.key : this.deps.askKey();
+        if (k) {
+          if (k !== this.key) {
+            this.key = k;
+            this.socket?.close(); // reconnects with the key
+          }
+          res = await attempt();
+        }
+      }
     } catch (e) {
       throw new ServiceError(`cannot reach the Proscenium server: ${e instanceof Error ? e.message : e}`);
     }
+    return res;
+  }
+
+  async call(method: MethodName, args: unknown[]): Promise<unknown> {
+    const res = await this.request(`/api/${method}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(args),
+    });
     const body: unknown = await res.json().catch(() => undefined);
     if (!res.ok) {
       const msg = (body as { error?: unknown } | undefined)?.error;
@@ -115,12 +162,24 @@ export class HttpTransport implements Transport {
   }
 
   async fetchPCM(id: number): Promise<Float32Array> {
-    const res = await this.deps.fetch(`${this.origin}/api/takes/${id}/pcm`);
+    const res = await this.get(`/api/takes/${id}/pcm`);
+    return new Float32Array(await res.arrayBuffer());
+  }
+
+  async fetchExport(id: number, format: string): Promise<TakeFile> {
+    const res = await this.get(`/api/takes/${id}/export?format=${encodeURIComponent(format)}`);
+    const name = /filename="?([^";]+)"?/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? `proscenium-take-${id}`;
+    return { name, data: await res.blob() };
+  }
+
+  /** GET path; rejects with the service's message when it failed. */
+  private async get(path: string): Promise<Response> {
+    const res = await this.request(path);
     if (!res.ok) {
       const body = (await res.json().catch(() => undefined)) as { error?: unknown } | undefined;
       throw new ServiceError(typeof body?.error === 'string' ? body.error : `HTTP ${res.status}`, res.status);
     }
-    return new Float32Array(await res.arrayBuffer());
+    return res;
   }
 
   on(event: EventName, listener: (data: unknown) => void): () => void {
@@ -140,7 +199,9 @@ export class HttpTransport implements Transport {
   private connect(): void {
     if (this.socket || this.closed) return;
     const url = this.origin.replace(/^http/, 'ws') + '/api/events';
-    const ws = new this.deps.WebSocket(url);
+    // A browser cannot set headers on a WebSocket: the key travels as a
+    // subprotocol the server checks (it answers "proscenium").
+    const ws = this.key ? new this.deps.WebSocket(url, ['proscenium', `bearer.${this.key}`]) : new this.deps.WebSocket(url);
     this.socket = ws;
     ws.binaryType = 'arraybuffer';
     ws.onmessage = (m: MessageEvent) => {
@@ -169,7 +230,18 @@ interface WailsWindow {
   go?: { app?: { Service?: unknown } };
 }
 
+/** Where the browser keeps the API key for this tab's session. */
+const keyStore = 'proscenium-api-key';
+
 /** Wails injects window.go into its window; a browser has none. */
 export function pickTransport(win: Window & WailsWindow = window): Transport {
-  return win.go?.app?.Service ? new WailsTransport() : new HttpTransport(win.location.origin);
+  if (win.go?.app?.Service) return new WailsTransport();
+  return new HttpTransport(win.location.origin, {
+    apiKey: win.sessionStorage?.getItem(keyStore) ?? '',
+    askKey: () => {
+      const k = win.prompt('This Proscenium server needs its API key (serve --api-key):');
+      if (k) win.sessionStorage?.setItem(keyStore, k);
+      return k;
+    },
+  });
 }

@@ -30,6 +30,8 @@ export type ExportRequest = Plain<app.ExportRequest>;
 export type ExportResult = Plain<app.ExportResult>;
 export type TokenCount = Plain<app.TokenCount>;
 export type Rerun = Plain<app.Rerun>;
+export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
+export type TakesLimitChange = Plain<app.TakesLimitChange>;
 
 /** The waveform of a chunk as it arrives (app.AudioEvent). */
 export interface AudioEvent {

@@ -18,6 +18,7 @@ export namespace app {
 	    id: number;
 	    path: string;
 	    format: string;
+	    overwrite: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new ExportRequest(source);
@@ -28,6 +29,7 @@ export namespace app {
 	        this.id = source["id"];
 	        this.path = source["path"];
 	        this.format = source["format"];
+	        this.overwrite = source["overwrite"];
 	    }
 	}
 	export class ExportResult {
@@ -470,6 +472,22 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class TakeBrief {
+	    id: number;
+	    name: string;
+	    bytes: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakeBrief(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.bytes = source["bytes"];
+	    }
+	}
 	export class TakeName {
 	    id: number;
 	    name: string;
@@ -483,6 +501,54 @@ export namespace app {
 	        this.id = source["id"];
 	        this.name = source["name"];
 	    }
+	}
+	export class TakesLimitChange {
+	    limit: number;
+	    remove: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new TakesLimitChange(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.limit = source["limit"];
+	        this.remove = source["remove"];
+	    }
+	}
+	export class TakesLimitEffect {
+	    limit: number;
+	    remove: TakeBrief[];
+	    bytes: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakesLimitEffect(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.limit = source["limit"];
+	        this.remove = this.convertValues(source["remove"], TakeBrief);
+	        this.bytes = source["bytes"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class TokenCount {
 	    tokens: number;

@@ -3,6 +3,8 @@
 import {app} from '../models';
 import {engine} from '../models';
 
+export function ApplyTakesLimit(arg1:app.TakesLimitChange):Promise<app.Settings>;
+
 export function ChooseExportPath(arg1:app.ExportRequest):Promise<string>;
 
 export function ChooseModelDir():Promise<string>;
@@ -54,5 +56,7 @@ export function Studio():Promise<app.StudioStatus>;
 export function TakePeaks(arg1:number):Promise<app.Peaks>;
 
 export function Takes():Promise<Array<app.Take>>;
+
+export function TakesLimitEffect(arg1:number):Promise<app.TakesLimitEffect>;
 
 export function UnloadModel():Promise<app.ModelStatus>;

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"proscenium/engine"
+)
+
+// Item 5: lowering the takes limit never removes takes by itself. The
+// service says which would go; only a confirmation naming exactly those
+// removes them, at once and with a notice.
+func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "settings.json")
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &pcmEngine{frames: 40}, nil }, TakesDir: dir, SettingsPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		speakAndWait(t, svc, speech("Keep me.")) // 40 frames: 327,680 bytes of audio each
+	}
+	lower := svc.Settings()
+	lower.TakesLimitBytes = 1 << 20 // three of them fit
+
+	_, err = svc.SetSettings(lower)
+	if !errors.Is(err, ErrConfirm) || !strings.Contains(err.Error(), "#1") {
+		t.Fatalf("a lower limit through SetSettings: %v, want ErrConfirm naming take #1", err)
+	}
+	if len(svc.Takes()) != 4 || svc.Settings().TakesLimitBytes != DefaultTakesLimit {
+		t.Fatal("the refused change changed something")
+	}
+	effect, err := svc.TakesLimitEffect(lower.TakesLimitBytes)
+	if err != nil || len(effect.Remove) != 1 || effect.Remove[0].ID != 1 || effect.Bytes != effect.Remove[0].Bytes || effect.Bytes < 327680 {
+		t.Fatalf("effect: %+v %v", effect, err)
+	}
+	if len(svc.Takes()) != 4 {
+		t.Fatal("asking removed takes")
+	}
+	// A confirmation of other takes than those that would go changes nothing.
+	if _, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{2}}); !errors.Is(err, ErrConfirm) {
+		t.Fatalf("a wrong confirmation: %v", err)
+	}
+	if _, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes}); !errors.Is(err, ErrConfirm) {
+		t.Fatalf("a confirmation of nothing: %v", err)
+	}
+	if len(svc.Takes()) != 4 {
+		t.Fatal("a refused confirmation removed takes")
+	}
+	st, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{1}})
+	if err != nil || st.TakesLimitBytes != 1<<20 {
+		t.Fatalf("confirmed: %+v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "1")); !os.IsNotExist(err) || len(svc.Takes()) != 3 {
+		t.Fatalf("take #1 after the confirmed limit: %v, %d takes", err, len(svc.Takes()))
+	}
+	if onDisk, err := LoadSettings(path); err != nil || onDisk.TakesLimitBytes != 1<<20 {
+		t.Fatalf("settings file: %+v %v", onDisk, err)
+	}
+	// Raising it, or lowering it where nothing has to go, needs no confirmation.
+	lower.TakesLimitBytes = 4 << 20
+	if _, err := svc.SetSettings(lower); err != nil {
+		t.Fatal(err)
+	}
+	lower.TakesLimitBytes = 2 << 20
+	if _, err := svc.SetSettings(lower); err != nil {
+		t.Fatal(err)
+	}
+}
