@@ -34,6 +34,7 @@ type CodecStream struct {
 	scratch   []*Block // the blocks a chunk may leave anything in (tests poison them)
 	owned     []*Block
 	done      cu.Event
+	broken    error // a device error mid-chunk: the histories are undefined
 	pending   bool
 	pendN     int
 	// tap, when set, sees each stage group's output (whole decodes: the
@@ -168,9 +169,11 @@ func (s *CodecStream) Close() {
 		if s.q.s != (cu.Stream{}) {
 			s.q.s.Synchronize()
 			s.q.s.Destroy()
+			s.q.s = cu.Stream{}
 		}
 		if s.done != (cu.Event{}) {
 			cu.DestroyEvent(&s.done)
+			s.done = cu.Event{}
 		}
 		for _, b := range s.owned {
 			b.Free()
@@ -181,7 +184,9 @@ func (s *CodecStream) Close() {
 }
 
 // Push decodes the next frames (frame-major codes, Codebooks() per frame)
-// and returns their samples. On error the stream is unchanged.
+// and returns their samples. A refused chunk (bad codes, more frames than
+// the stream holds) changes nothing; after a device error the stream is
+// unusable (its histories are undefined) and says so.
 func (s *CodecStream) Push(codes []int32) ([]float32, error) {
 	p, err := s.Enqueue(codes)
 	if err != nil {
@@ -198,6 +203,9 @@ type CodecPending struct{ s *CodecStream }
 func (s *CodecStream) Enqueue(codes []int32) (*CodecPending, error) {
 	c := s.c
 	nb := c.geom.Codebooks()
+	if s.broken != nil {
+		return nil, fmt.Errorf("cuda codec: stream unusable after an earlier error: %w", s.broken)
+	}
 	if s.pending {
 		return nil, errors.New("cuda codec: the previous chunk was not collected (Wait)")
 	}
@@ -217,8 +225,8 @@ func (s *CodecStream) Enqueue(codes []int32) (*CodecPending, error) {
 		}
 	}
 	copy(unsafe.Slice((*int32)(s.hostCodes.Host), len(codes)), codes)
-	err := c.dev.Do(func() error { return s.enqueue(n) })
-	if err != nil {
+	if err := c.dev.Do(func() error { return s.enqueue(n) }); err != nil {
+		s.broken = err
 		return nil, err
 	}
 	s.pending, s.pendN = true, n
@@ -377,6 +385,7 @@ func (p *CodecPending) Wait() ([]float32, error) {
 		}
 		if !errors.Is(err, cu.NotReady) {
 			s.pending = false
+			s.broken = err
 			return nil, fmt.Errorf("cuda codec: %w", err)
 		}
 		time.Sleep(20 * time.Microsecond)
