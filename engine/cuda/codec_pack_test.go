@@ -74,3 +74,25 @@ func TestPackConvF16Layout(t *testing.T) {
 		}
 	}
 }
+
+func TestCodecPackHelpers(t *testing.T) {
+	a := []float32{1, 2, 3, 4}
+	b := []float32{5, 6, 7, 8}
+	got := interleaveRows(a, b, 2, 2)
+	want := []float32{1, 2, 5, 6, 3, 4, 7, 8}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("interleaveRows: %v, want %v", got, want)
+		}
+	}
+	if p := padF32([]float32{1, 2}, 4); len(p) != 4 || p[1] != 2 || p[3] != 0 {
+		t.Errorf("padF32: %v", p)
+	}
+	// 1/(α+1e-9) in float32, as the reference (α + 1e-9 rounds to α here).
+	if inv := snakeInv([]float32{0.5, 2}); inv[0] != 2 || inv[1] != 0.5 {
+		t.Errorf("snakeInv: %v", inv)
+	}
+	if roundUp(96, codecPadK) != 96 || roundUp(97, codecPadK) != 128 || roundUp(1, codecPadN) != 64 {
+		t.Error("roundUp")
+	}
+}

@@ -308,8 +308,8 @@ func (s *CodecStream) mark(i int) error {
 
 // CodecStageTime is one stage's device time in a chunk.
 type CodecStageTime struct {
-	Stage string  // index, label and kind
-	Ms    float64 // device milliseconds
+	Stage string  `json:"stage"` // index, label and kind
+	Ms    float64 `json:"ms"`    // device milliseconds
 }
 
 // StageTimes pushes a chunk like Push and returns the device time of each
