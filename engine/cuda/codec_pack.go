@@ -15,8 +15,6 @@ const (
 	codecPadN = 64
 )
 
-func roundUp(n, m int) int { return (n + m - 1) / m * m }
-
 // f32ToF16 rounds to the nearest IEEE half, ties to even; beyond the largest
 // half it gives ±Inf, NaN stays NaN.
 func f32ToF16(f float32) uint16 {
