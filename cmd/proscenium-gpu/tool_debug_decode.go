@@ -128,4 +128,3 @@ func runDebugDecode(args []string) error {
 	}
 	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
 }
-
