@@ -64,3 +64,4 @@ cuda-test-bins: kernels gpu-worker
 	cp bin/proscenium-gpu $(CARRY)/proscenium-gpu
 	go build -ldflags "-s -w" -o $(CARRY)/proscenium ./cmd/proscenium
 	cp kernels/run-gpu-tests.sh $(CARRY)/run-gpu-tests.sh
+	rm -rf $(CARRY)/codec && cp -r engine/cpu/testdata/codec $(CARRY)/codec

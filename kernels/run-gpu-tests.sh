@@ -5,6 +5,8 @@
 out=${1:?usage: run-gpu-tests.sh OUTDIR}
 dir=$(dirname "$0")
 mkdir -p "$out"
+# The GPU codec tests read the codec goldens (copied by make cuda-test-bins).
+export PROSCENIUM_CODEC_TESTDATA="$(cd "$dir" && pwd)/codec"
 log="$out/gpu-tests.log"
 status=0
 {
@@ -31,7 +33,9 @@ status=0
 	PROSCENIUM_BANDWIDTH_JSON="$out/bandwidth.json" "$dir/cuda.test" -test.v -test.run TestBandwidth || status=1
 	echo "== GPU tower benchmark"
 	"$dir/proscenium-gpu" bench-tower -synthetic full || status=1
+	echo "== GPU codec benchmark"
+	"$dir/proscenium-gpu" bench-codec --synthetic s2 --stages || status=1
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text|GPU codec|  (streaming|first frame|whole decode)|    codec_.*(relative|bit for bit))' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
 exit $status
