@@ -1,0 +1,56 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"proscenium/engine"
+	"proscenium/engine/audio"
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+	"proscenium/engine/take"
+	"proscenium/engine/tokenizer"
+)
+
+// openCUDAEngine loads the checkpoint directory dir onto dev (admission of
+// the exact bytes first, progress as bytes on the device) and returns the
+// take engine over the CUDA frame backend; reason goes to Info.BackendReason.
+func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, progress func(done, total int64)) (engine.Engine, error) {
+	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	demo, err := drama3.UsesDemoCodec(dir)
+	if err != nil {
+		return nil, err
+	}
+	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{}, progress)
+	if err != nil {
+		return nil, err
+	}
+	info := engine.Info{
+		Model: dir, Backend: "cuda", BackendReason: reason, Demo: demo,
+		SampleRate: audio.SampleRate, SamplesPerFrame: frames.SamplesPerFrame(),
+		Codebooks: cfg.Audio.NumCodebooks, CodebookSizes: append([]int(nil), frames.CodebookEntries()...),
+		Parameters: drama3.CountParameters(cfg).Total(),
+	}
+	eng, err := take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: deviceMemory(dev)})
+	if err != nil {
+		frames.Close()
+		return nil, err
+	}
+	return eng, nil
+}
+
+// deviceMemory reports the pool's device memory: held, peak and cap.
+func deviceMemory(dev *cuda.Device) func() engine.Memory {
+	return func() engine.Memory {
+		s := dev.Pool.Stats(cuda.DeviceMem)
+		return engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap}
+	}
+}
