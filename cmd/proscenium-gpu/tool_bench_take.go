@@ -62,6 +62,7 @@ func benchTake(args []string) error {
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func benchTake(args []string) error {
 	if *promptLen < 2 || *frames < 1 || *takes < 1 {
 		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
 	}
-	dev, err := cuda.Open(*ordinal, 0, 1<<30)
+	dev, err := cuda.Open(*ordinal, *memCap, 1<<30)
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,10 @@ func runMakeTiny(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
 	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
+	geometry := fs.String("geometry", "demo", "demo (the demo model's sizes) or odd (odd sizes everywhere: the backends' comparison geometry)")
 	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--force]")
+		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--geometry demo|odd] [--force]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -51,7 +52,15 @@ func runMakeTiny(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("base tokenizer: %w", err)
 	}
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused}); err != nil {
+	var cfg *drama3.Config
+	switch *geometry {
+	case "demo":
+	case "odd":
+		cfg = drama3.TinyOddConfig()
+	default:
+		return fmt.Errorf("%w: --geometry %q: want demo or odd", errUsage, *geometry)
+	}
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused, Config: cfg}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote a demo checkpoint (random weights, speaks no words) to %s\n", dir)

@@ -31,6 +31,9 @@ type FramesOptions struct {
 	Capacity int
 	// DecodeChunk is the most frames one codec chunk carries; 0: 64.
 	DecodeChunk int
+	// NoCodec loads no codec (Decode refuses): frame comparisons and
+	// benchmarks of the frame alone.
+	NoCodec bool
 }
 
 // DefaultFramesCapacity is the rows of a take by default: a long prompt and
@@ -149,9 +152,11 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if !ok && ck.Weights.SemanticHead == nil {
 		return nil, nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
 	}
-	ref, err := cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
-	if err != nil {
-		return nil, nil, err
+	var ref *cpu.Codec
+	if !opt.NoCodec {
+		if ref, err = cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{}); err != nil {
+			return nil, nil, err
+		}
 	}
 	layout, err := LayoutWeights(ck.Weights)
 	if err != nil {
@@ -161,7 +166,9 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if err != nil {
 		return nil, nil, err
 	}
-	need += CodecBytes(ref, opt.DecodeChunk)
+	if ref != nil {
+		need += CodecBytes(ref, opt.DecodeChunk)
+	}
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, nil, err
 	}
@@ -174,16 +181,16 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 		w.Free(d)
 		return nil, nil, err
 	}
-	codec, err := NewCodec(d, ref)
-	if err != nil {
-		bb.Close()
-		return nil, nil, err
+	var codec *Codec
+	if ref != nil {
+		if codec, err = NewCodec(d, ref); err != nil {
+			bb.Close()
+			return nil, nil, err
+		}
 	}
 	f, err := NewFrames(d, bb, codec, ids, end, opt)
 	if err != nil {
-		codec.Close()
-		bb.Close()
-		return nil, nil, err
+		return nil, nil, err // NewFrames freed bb and codec
 	}
 	return f, cfg, nil
 }
