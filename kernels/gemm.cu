@@ -4,11 +4,13 @@
 
 // Precision. The backbone must match the float32 reference within 1e-4, and
 // one BF16 rounding of the activations costs ~4e-3. So every activation x
-// enters as two BF16 values, hi = bf16(x) and lo = bf16(x − hi), and both go
-// through the same MMA into one float32 accumulator: x is kept to ~16
-// significant bits (relative error ≤ 2^-17 per element), the weights are
+// enters as three BF16 values, hi = bf16(x), mid = bf16(x − hi) and
+// lo = bf16(x − hi − mid), all through the same MMA into one float32
+// accumulator (smallest first): x keeps ~24 significant bits, as float32
+// does (two parts, ~16 bits, missed 1e-4 on the odd-geometry backbone:
+// docs/PERF.md, "GPU backbone"), the weights are
 // exact (BF16 as stored; E4M3 is exact in BF16), the products and sums are
-// float32 on the tensor cores. Twice the MMAs, still far below the time the
+// float32 on the tensor cores. Three times the MMAs, still below the time the
 // weights take to stream.
 //
 // Tiling: a block of GEMM_THREADS (4 warps, 2×2) computes GEMM_BM rows of X
@@ -17,7 +19,7 @@
 // with cp.async into a ring of STAGES (WT::STAGES − 1 copies in flight: with
 // few rows of X the kernel streams W and must keep enough bytes in flight to
 // cover the memory latency); the X tile is loaded into registers one step
-// ahead, split into hi and lo, and stored as BF16. Rows of shared memory are
+// ahead, split into hi, mid and lo, and stored as BF16. Rows of shared memory are
 // padded by 16 bytes so the fragment loads of a warp hit 32 banks.
 //
 // Grid: blockIdx.x is the GEMM_BM-row tile of X, blockIdx.y the GEMM_BN-row
@@ -39,14 +41,6 @@
 __device__ __forceinline__ uint32_t bf16_round_bits(float x) {
     const uint32_t u = __float_as_uint(x);
     return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even (finite x)
-}
-
-// split2 packs the hi and lo BF16 halves of two floats as two BF16x2 words.
-__device__ __forceinline__ void split2(float a, float b, uint32_t& hi, uint32_t& lo) {
-    const uint32_t ha = bf16_round_bits(a), hb = bf16_round_bits(b);
-    const float ra = a - __uint_as_float(ha << 16), rb = b - __uint_as_float(hb << 16);
-    hi = ha | (hb << 16);
-    lo = bf16_round_bits(ra) | (bf16_round_bits(rb) << 16);
 }
 
 // Three BF16 parts per activation (hi, mid, lo: 24 bits, as float32 holds).
@@ -295,8 +289,8 @@ extern "C" __global__ void __launch_bounds__(GEMM_THREADS) gemm_fp8(
 // Ring-staged instance (engine/cuda GemmRingX): X's tile travels with W's
 // through one cp.async ring of GEMM_RING_STAGES stages, as float32 (rows
 // padded to GEMM_XPAD floats so a half-warp's 8-byte fragment reads hit
-// distinct banks), and is split into hi and lo (after the FP8 scale) as the
-// A fragments are read. The register-staged kernel above pays X's L2
+// distinct banks), and is split into hi, mid and lo (after the FP8 scale) as
+// the A fragments are read, as the kernel above does. The register-staged kernel above pays X's L2
 // latency at every 32-column step (docs/PERF.md); here every load of a step
 // is issued GEMM_RING_STAGES − 1 steps ahead, one barrier per step.
 #define GEMM_RING_STAGES 3
@@ -398,7 +392,7 @@ __device__ __forceinline__ void gemm_ring_body(float* __restrict__ Y, const uint
         const float scale = srow ? __ldg(srow + ((kt * GEMM_BK) >> 7)) : 1.f;
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            uint32_t ah[2][4], al[2][4];
+            uint32_t ah[2][4], am[2][4], al[2][4];
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const int r = wm * 32 + i * 16 + g;
@@ -408,10 +402,10 @@ __device__ __forceinline__ void gemm_ring_body(float* __restrict__ Y, const uint
                 const float2 v1 = *reinterpret_cast<const float2*>(x1);
                 const float2 v2 = *reinterpret_cast<const float2*>(x0 + 8);
                 const float2 v3 = *reinterpret_cast<const float2*>(x1 + 8);
-                split2(v0.x * scale, v0.y * scale, ah[i][0], al[i][0]);
-                split2(v1.x * scale, v1.y * scale, ah[i][1], al[i][1]);
-                split2(v2.x * scale, v2.y * scale, ah[i][2], al[i][2]);
-                split2(v3.x * scale, v3.y * scale, ah[i][3], al[i][3]);
+                split3(v0.x * scale, v0.y * scale, ah[i][0], am[i][0], al[i][0]);
+                split3(v1.x * scale, v1.y * scale, ah[i][1], am[i][1], al[i][1]);
+                split3(v2.x * scale, v2.y * scale, ah[i][2], am[i][2], al[i][2]);
+                split3(v3.x * scale, v3.y * scale, ah[i][3], am[i][3], al[i][3]);
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -419,8 +413,9 @@ __device__ __forceinline__ void gemm_ring_body(float* __restrict__ Y, const uint
                 const uint32_t b0 = WT::frag(brow, kk + tq * 2), b1 = WT::frag(brow, kk + 8 + tq * 2);
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    mma_bf16(acc[i][j], ah[i], b0, b1);
                     mma_bf16(acc[i][j], al[i], b0, b1);
+                    mma_bf16(acc[i][j], am[i], b0, b1);
+                    mma_bf16(acc[i][j], ah[i], b0, b1);
                 }
             }
         }

@@ -41,11 +41,14 @@ type TowerBench struct {
 	Sample4097Us float64 `json:"sample_4097_us"`        // one draw of the semantic head's size (sampled settings)
 	Sample1024Us float64 `json:"sample_1024_us"`
 	Settings     string  `json:"settings"`
+	Separate     bool    `json:"separate_stages"` // TowerOptions.SeparateStages
+	GemvPrefetch bool    `json:"gemv_prefetch"`   // Device.SetGemvPrefetch
 }
 
 // BenchTower fills a tower of cfg's geometry with random weights in one
-// arena block, prefills prefill text rows, then times frames of drawn codes.
-func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerBench, error) {
+// arena block, prefills prefill text rows, then times frames of drawn codes;
+// separate is TowerOptions.SeparateStages.
+func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, separate bool) (*TowerBench, error) {
 	g, err := TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
@@ -147,7 +150,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	}
 
 	warm, longRows := 10, 1000
-	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
+	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1, SeparateStages: separate})
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +159,9 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
-	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
-		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
+	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames, Separate: separate,
+		GemvPrefetch: d.gemvPrefetch,
+		Settings:     fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
 	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, Whole(hidden), prefill) }); err != nil {

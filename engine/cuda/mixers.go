@@ -150,6 +150,10 @@ type DeltaNetLayer struct {
 	Scratch Tensor
 	MaxRows int
 	Step    DeltaNetStep // the kernels of a one-row forward
+
+	// addOut: a one-row forward adds its output to out (the residual)
+	// instead of storing it (the backbone's folded step).
+	addOut bool
 }
 
 // DeltaNetStep selects the kernels of a one-row DeltaNet forward.
@@ -281,14 +285,19 @@ type AttentionLayer struct {
 	Capacity int
 	Scratch  Tensor
 	MaxRows  int
+
+	// addOut: a one-row forward adds its output to out (the residual)
+	// instead of storing it (the backbone's folded step).
+	addOut bool
 }
 
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
 // on tensor cores (kernels/gemm.cu). X and Y are float32, W BF16 or
 // block-FP8 (E4M3 with float32 [ceil(Rows/128), ceil(Cols/128)] scales). Each
-// float32 activation enters the MMA as two BF16 halves (hi = bf16(x),
-// lo = bf16(x − hi)) accumulated into one float32 sum, so the product keeps
-// about 16 bits of each activation (the weights are exact in BF16).
+// float32 activation enters the MMA as three BF16 parts (hi = bf16(x),
+// mid = bf16(x − hi), lo = bf16(x − hi − mid)) accumulated into one float32
+// sum, so the product keeps about 24 bits of each activation, as float32
+// does (the weights are exact in BF16); both kernels split so.
 //
 // Grouped form (experts): with Groups > 0, the N rows are sorted by group;
 // group e covers rows Offsets[e] ≤ i < Offsets[e+1] (int32, device memory,

@@ -51,6 +51,32 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
 }
 
+// outProjection is a mixer's output projection of n rows into out: stored,
+// or with add (one row only: a step) added to out, the residual, by the fused
+// GEMV (which saves the residual add's launch).
+func (q *Queue) outProjection(add bool, out Tensor, w, x Tensor, n, rows, cols int) error {
+	if !add {
+		return q.projection(out, rows, 0, w, x, n, rows, cols)
+	}
+	if n != 1 {
+		return fmt.Errorf("cuda: a mixer adds its output to the residual for one row only (got %d)", n)
+	}
+	wb, err := w.view(int64(rows)*int64(cols)*2, "out projection weights")
+	if err != nil {
+		return err
+	}
+	xb, err := x.view(int64(cols)*4, "out projection x")
+	if err != nil {
+		return err
+	}
+	yb, err := out.view(int64(rows)*4, "out projection y")
+	if err != nil {
+		return err
+	}
+	g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}
+	return q.GemvBF16Fused(g, GemvFused{Accumulate: true}, yb, wb, xb)
+}
+
 // contiguous reports whether the tensors lie one after another in one
 // block, each sizes[i] bytes.
 func contiguous(ts []Tensor, sizes []int64) bool {
@@ -137,7 +163,7 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
 			return err
 		}
-		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+		return q.outProjection(l.addOut, out, w.Out, core, n, g.Hidden, vd)
 	}
 	if err := q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
 		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
@@ -145,7 +171,7 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 		F32Arg(g.Eps)); err != nil {
 		return err
 	}
-	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	return q.outProjection(l.addOut, out, w.Out, core, n, g.Hidden, vd)
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
@@ -243,7 +269,7 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		IntArg(splits)); err != nil {
 		return err
 	}
-	return q.projection(out, g.Hidden, 0, w.O, attn, n, g.Hidden, qw)
+	return q.outProjection(l.addOut, out, w.O, attn, n, g.Hidden, qw)
 }
 
 // attnThreads is the block of the attention kernels (ATT_THREADS).
