@@ -170,6 +170,9 @@ func runSynth(args []string, log io.Writer) error {
 	if pid := gpuworker.PID(eng); pid != 0 {
 		notes += fmt.Sprintf(" (engine worker pid %d)", pid)
 	}
+	if info.BackendReason != "" {
+		notes += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
+	}
 	fmt.Fprintf(log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
