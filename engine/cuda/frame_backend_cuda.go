@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"gorgonia.org/cu"
 
@@ -75,14 +74,15 @@ type Frames struct {
 	stream     *CodecStream
 	streamNext int // the frame the stream decodes next
 
-	tap    func(frame, codebook int, logits []float32)
-	stages map[string]time.Duration
+	tap func(frame, codebook int, logits []float32)
 }
 
+// Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
+// own "frame" time (the graph and its one copy back) is the figure; the
+// backbone step's share is measured apart (Backbone.TimeSteps, bench-take).
 var (
 	_ drama3.FrameBackend = (*Frames)(nil)
 	_ drama3.LogitsTap    = (*Frames)(nil)
-	_ drama3.StageTimer   = (*Frames)(nil)
 )
 
 // TowerStateBytes is the device memory NewTower allocates for g and opt.
@@ -239,7 +239,7 @@ func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
 // both from now on (Close frees them), also when it fails.
 func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endToken int, opt FramesOptions) (*Frames, error) {
 	opt = opt.withDefaults()
-	f := &Frames{d: d, bb: bb, codec: codec, opt: opt, stages: map[string]time.Duration{}}
+	f := &Frames{d: d, bb: bb, codec: codec, opt: opt}
 	ok := false
 	defer func() {
 		if !ok {
@@ -278,16 +278,6 @@ func (f *Frames) SamplesPerFrame() int { return f.spf }
 // each frame (a synchronisation per frame; debugging only).
 func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.tap = tap }
 
-// StageTimes implements drama3.StageTimer: "prefill", "frame" (the whole
-// frame graph: backbone, tower, draws, feedback row) and "codec".
-func (f *Frames) StageTimes() map[string]time.Duration {
-	out := make(map[string]time.Duration, len(f.stages))
-	for k, v := range f.stages {
-		out[k] = v
-	}
-	return out
-}
-
 // Backbone and Tower are the parts (benchmarks, drivers).
 func (f *Frames) Backbone() *Backbone { return f.bb }
 func (f *Frames) Tower() *Tower       { return f.tower }
@@ -298,8 +288,6 @@ func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, see
 		return fmt.Errorf("cuda frames: closed")
 	}
 	f.begun = false
-	start := time.Now()
-	clear(f.stages)
 	if len(prompt) == 0 {
 		return fmt.Errorf("cuda frames: empty prompt")
 	}
@@ -366,7 +354,6 @@ func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, see
 	if err := f.d.Sync(); err != nil {
 		return err
 	}
-	f.stages[drama3.StagePrefill] += time.Since(start)
 	f.begun = true
 	return nil
 }
@@ -379,7 +366,6 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	if len(codes) != len(f.entries) {
 		return false, fmt.Errorf("cuda frames: %d codes for %d codebooks", len(codes), len(f.entries))
 	}
-	start := time.Now()
 	if forced != nil || f.forced {
 		if err := f.tower.Force(forced); err != nil {
 			return false, err
@@ -424,7 +410,6 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 		}
 	}
 	f.frame++
-	f.stages[drama3.StageFrame] += time.Since(start)
 	if res.End {
 		return true, nil
 	}
@@ -482,8 +467,6 @@ func (f *Frames) Decode(from, to int) ([]float32, error) {
 	if from == to {
 		return nil, nil
 	}
-	start := time.Now()
-	defer func() { f.stages[drama3.StageCodec] += time.Since(start) }()
 	nb := len(f.entries)
 	flat := func(a, b int) []int32 {
 		out := make([]int32, 0, (b-a)*nb)
