@@ -29,7 +29,7 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	if err != nil {
 		return nil, err
 	}
-	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{}, progress)
+	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{Pipeline: true}, progress)
 	if err != nil {
 		return nil, err
 	}

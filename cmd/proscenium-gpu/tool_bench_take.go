@@ -32,6 +32,7 @@ func init() {
 type takeBench struct {
 	Device         string             `json:"device"`
 	Kernels        string             `json:"kernels"`
+	Pipeline       bool               `json:"pipeline"`
 	Model          string             `json:"model"`
 	LoadSeconds    float64            `json:"load_s"`
 	LoadGBs        float64            `json:"load_gb_per_s,omitempty"` // stored bytes / load time (checkpoints only)
@@ -62,6 +63,7 @@ func benchTake(args []string) error {
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -80,8 +82,8 @@ func benchTake(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Takes: *takes, StageMsFrame: map[string]float64{}}
-	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16}
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
+	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline}
 	var f *cuda.Frames
 	var prompt []int
 	start := time.Now()
@@ -199,7 +201,7 @@ func benchTake(args []string) error {
 		fmt.Println(string(b))
 		return nil
 	}
-	fmt.Printf("device            %s (kernels %s)\n", res.Device, res.Kernels)
+	fmt.Printf("device            %s (kernels %s), pipeline %v\n", res.Device, res.Kernels, res.Pipeline)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
 	if res.LoadGBs > 0 {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)

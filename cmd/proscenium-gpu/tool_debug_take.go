@@ -54,6 +54,10 @@ type freeReport struct {
 	Seeds       int          `json:"seeds"`
 	Frames      int          `json:"frames"`
 	Identical   int          `json:"identical_takes"`
+	// PipelineDiffers counts takes whose codes with the pipeline (each
+	// frame launched ahead, as the engine runs) differ from the same take
+	// frame by frame: it must be 0.
+	PipelineDiffers int `json:"pipeline_differs"`
 	Divergences []divergence `json:"divergences"`
 }
 
@@ -227,6 +231,13 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
 	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		gpu.TapLogits(nil)
+		gpu.SetPipeline(true)
+		pf, pEnd, err := takeFrames(gpu, prompt, s, seed, n, nil)
+		gpu.SetPipeline(false)
+		if err != nil {
+			return rep, fmt.Errorf("gpu seed %d, pipelined: %w", seed, err)
+		}
 		hl, gl := logitsLog{}, logitsLog{}
 		host.TapLogits(hl.tap)
 		gpu.TapLogits(gl.tap)
@@ -237,6 +248,9 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 		gf, gEnd, err := takeFrames(gpu, prompt, s, seed, n, nil)
 		if err != nil {
 			return rep, fmt.Errorf("gpu seed %d: %w", seed, err)
+		}
+		if firstDivergence(pf, gf, pEnd, gEnd) != nil {
+			rep.PipelineDiffers++
 		}
 		d := firstDivergence(hf, gf, hEnd, gEnd)
 		if d == nil {

@@ -30,6 +30,9 @@ type FramesOptions struct {
 	Capacity int
 	// DecodeChunk is the most frames one codec chunk carries; 0: 64.
 	DecodeChunk int
+	// Pipeline launches each frame's graph as soon as the last frame's
+	// codes are read (Frame): not with teacher forcing or a logits tap.
+	Pipeline bool
 	// NoCodec loads no codec (Decode refuses): frame comparisons and
 	// benchmarks of the frame alone.
 	NoCodec bool
@@ -65,11 +68,12 @@ type Frames struct {
 	entries []int
 	spf     int
 
-	frame  int     // frames made in this take (Frame calls that returned)
-	codes  [][]int // kept frames
-	forced bool    // the control block holds forced codes
-	begun  bool
-	closed bool
+	frame    int     // frames made in this take (Frame calls that returned)
+	codes    [][]int // kept frames
+	forced   bool    // the control block holds forced codes
+	inflight bool    // frame f.frame's graph is launched ahead (Pipeline)
+	begun    bool
+	closed   bool
 
 	stream     *CodecStream
 	streamNext int // the frame the stream decodes next
@@ -288,6 +292,9 @@ func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, see
 		return fmt.Errorf("cuda frames: closed")
 	}
 	f.begun = false
+	if err := f.settle(); err != nil {
+		return err
+	}
 	if len(prompt) == 0 {
 		return fmt.Errorf("cuda frames: empty prompt")
 	}
@@ -358,7 +365,10 @@ func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, see
 	return nil
 }
 
-// Frame implements drama3.FrameBackend.
+// Frame implements drama3.FrameBackend. With Pipeline on, the next frame's
+// graph is launched as soon as this frame's codes are read (it needs them
+// only on the device, in the feedback row), so the device works while the
+// host runs the loop and the codec: the next Frame call only waits for it.
 func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	if !f.begun {
 		return false, fmt.Errorf("cuda frames: Frame before Begin")
@@ -366,38 +376,24 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	if len(codes) != len(f.entries) {
 		return false, fmt.Errorf("cuda frames: %d codes for %d codebooks", len(codes), len(f.entries))
 	}
-	if forced != nil || f.forced {
-		if err := f.tower.Force(forced); err != nil {
+	if f.inflight && forced != nil {
+		return false, fmt.Errorf("cuda frames: frame %d was launched ahead (pipeline) and cannot be teacher-forced; switch the pipeline off before Begin", f.frame)
+	}
+	if !f.inflight {
+		if forced != nil || f.forced {
+			if err := f.tower.Force(forced); err != nil {
+				return false, err
+			}
+			f.forced = forced != nil
+		}
+		if err := f.launch(); err != nil {
 			return false, err
 		}
-		f.forced = forced != nil
 	}
-	if f.frame > 0 && f.bb.pos >= f.bb.Plan.Capacity {
-		return false, fmt.Errorf("cuda frames: frame %d would pass the context limit of %d rows", f.frame, f.bb.Plan.Capacity)
-	}
-	err := f.d.Run(func(q *Queue) error {
-		g := &f.first
-		if f.frame > 0 {
-			g = &f.next
-		}
-		if *g == nil {
-			captured, err := q.Capture(func(q *Queue) error { return f.enqueueFrame(q, f.frame > 0) })
-			if err != nil {
-				return fmt.Errorf("cuda frames: capturing the frame graph: %w", err)
-			}
-			*g = captured
-		}
-		if err := q.LaunchGraph(*g); err != nil {
-			return err
-		}
-		return q.d.stream.Synchronize()
-	})
-	if err != nil {
+	f.inflight = false
+	if err := f.d.Sync(); err != nil {
 		f.begun = false // the device state is undefined: the next take starts over
 		return false, err
-	}
-	if f.frame > 0 {
-		f.bb.pos++
 	}
 	res := f.tower.ReadResult(f.pinned)
 	if err := res.Err(); err != nil {
@@ -415,7 +411,57 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	}
 	copy(codes, res.Codes)
 	f.codes = append(f.codes, append([]int(nil), res.Codes...))
+	if f.opt.Pipeline && forced == nil && f.tap == nil && f.bb.pos < f.bb.Plan.Capacity {
+		if err := f.launch(); err != nil {
+			return false, err
+		}
+		f.inflight = true
+	}
 	return false, nil
+}
+
+// launch enqueues frame f.frame's graph (captured at its first use) and
+// returns without waiting; the result lands in pinned memory.
+func (f *Frames) launch() error {
+	step := f.frame > 0
+	if step && f.bb.pos >= f.bb.Plan.Capacity {
+		return fmt.Errorf("cuda frames: frame %d would pass the context limit of %d rows", f.frame, f.bb.Plan.Capacity)
+	}
+	err := f.d.Run(func(q *Queue) error {
+		g := &f.first
+		if step {
+			g = &f.next
+		}
+		if *g == nil {
+			captured, err := q.Capture(func(q *Queue) error { return f.enqueueFrame(q, step) })
+			if err != nil {
+				return fmt.Errorf("cuda frames: capturing the frame graph: %w", err)
+			}
+			*g = captured
+		}
+		return q.LaunchGraph(*g)
+	})
+	if err != nil {
+		f.begun = false
+		return err
+	}
+	if step {
+		f.bb.pos++
+	}
+	return nil
+}
+
+// SetPipeline switches launching the next frame ahead on or off (between
+// takes: before Begin).
+func (f *Frames) SetPipeline(on bool) { f.opt.Pipeline = on }
+
+// settle waits for a frame launched ahead (Begin, Close).
+func (f *Frames) settle() error {
+	if !f.inflight {
+		return nil
+	}
+	f.inflight = false
+	return f.d.Sync()
 }
 
 // enqueueFrame is the frame graph's content: withStep puts the feedback row
@@ -513,6 +559,7 @@ func (f *Frames) Close() error {
 		return nil
 	}
 	f.closed, f.begun = true, false
+	f.settle()
 	if f.stream != nil {
 		f.stream.Close()
 		f.stream = nil
