@@ -51,14 +51,14 @@ type forcedReport struct {
 }
 
 type freeReport struct {
-	Seeds       int          `json:"seeds"`
-	Frames      int          `json:"frames"`
-	Identical   int          `json:"identical_takes"`
+	Seeds     int `json:"seeds"`
+	Frames    int `json:"frames"`
+	Identical int `json:"identical_takes"`
 	// PipelineDiffers counts takes whose codes with the pipeline (each
 	// frame launched ahead, as the engine runs) differ from the same take
 	// frame by frame: it must be 0.
-	PipelineDiffers int `json:"pipeline_differs"`
-	Divergences []divergence `json:"divergences"`
+	PipelineDiffers int          `json:"pipeline_differs"`
+	Divergences     []divergence `json:"divergences"`
 }
 
 type divergence struct {
