@@ -13,6 +13,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine"
+	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
 
@@ -121,20 +122,26 @@ func (s *Service) FindModels() []ModelCandidate {
 // ModelSummary is inspect's summary of a checkpoint directory, read
 // without loading the weights.
 type ModelSummary struct {
-	Dir          string   `json:"dir"`
-	Demo         bool     `json:"demo"` // the random demo codec: speaks no words
-	Layers       int      `json:"layers"`
-	Hidden       int      `json:"hidden"`
-	Experts      int      `json:"experts"`
-	Codebooks    int      `json:"codebooks"`
-	Parameters   int64    `json:"parameters"`
-	StoredBytes  int64    `json:"stored_bytes"`  // weights as stored
-	FileBytes    int64    `json:"file_bytes"`    // every file of the directory (what a load reads)
-	MemoryNeeded int64    `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
-	MemoryBasis  string   `json:"memory_basis"`
-	Context      int      `json:"context"`
-	Problems     []string `json:"problems"` // unplaced/missing tensors, missing files
-	Error        string   `json:"error"`    // why it cannot be loaded, if it cannot
+	Dir          string `json:"dir"`
+	Demo         bool   `json:"demo"` // the random demo codec: speaks no words
+	Layers       int    `json:"layers"`
+	Hidden       int    `json:"hidden"`
+	Experts      int    `json:"experts"`
+	Codebooks    int    `json:"codebooks"`
+	Parameters   int64  `json:"parameters"`
+	StoredBytes  int64  `json:"stored_bytes"`  // weights as stored
+	FileBytes    int64  `json:"file_bytes"`    // every file of the directory (what a load reads)
+	MemoryNeeded int64  `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
+	MemoryBasis  string `json:"memory_basis"`
+	Context      int    `json:"context"`
+	// GPUBytes is the device memory the GPU backend admits for this model
+	// (weights, states, scratch: engine/cuda.ModelBytes, the default
+	// context) before loading it; 0 when it cannot be computed. GPUNote
+	// says it with the settings' memory cap.
+	GPUBytes int64    `json:"gpu_bytes"`
+	GPUNote  string   `json:"gpu_note"`
+	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
+	Error    string   `json:"error"`    // why it cannot be loaded, if it cannot
 }
 
 // InspectModel summarises a checkpoint directory: geometry, parameters and
@@ -149,7 +156,18 @@ func (s *Service) InspectModel(dir string) (ModelSummary, error) {
 	} else if !fi.IsDir() {
 		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", ErrInvalid, dir)
 	}
-	return inspectModel(dir), nil
+	sum := inspectModel(dir)
+	if sum.GPUBytes > 0 {
+		sum.GPUNote = "GPU layout: " + byteSize(sum.GPUBytes) + " of device memory (and the codec)"
+		if limit := s.Settings().MemoryCapBytes; limit > 0 {
+			if sum.GPUBytes > limit {
+				sum.GPUNote += ", more than the memory cap of " + byteSize(limit) + ": a GPU load is refused"
+			} else {
+				sum.GPUNote += ", within the memory cap of " + byteSize(limit)
+			}
+		}
+	}
+	return sum, nil
 }
 
 func inspectModel(dir string) ModelSummary {
@@ -171,6 +189,8 @@ func inspectModel(dir string) ModelSummary {
 	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
+	} else if n, err := cuda.ModelBytes(dir, 0); err == nil {
+		sum.GPUBytes = n
 	}
 	return sum
 }

@@ -38,14 +38,8 @@ type FramesOptions struct {
 	NoCodec bool
 }
 
-// DefaultFramesCapacity is the rows of a take by default: a long prompt and
-// about a minute and a half of audio.
-const DefaultFramesCapacity = 4096
-
 func (o FramesOptions) withDefaults() FramesOptions {
-	if o.Capacity == 0 {
-		o.Capacity = DefaultFramesCapacity
-	}
+	o.Capacity = framesCapacity(o.Capacity)
 	if o.DecodeChunk == 0 {
 		o.DecodeChunk = 64
 	}
@@ -89,51 +83,6 @@ var (
 	_ drama3.LogitsTap    = (*Frames)(nil)
 )
 
-// TowerStateBytes is the device memory NewTower allocates for g and opt.
-func TowerStateBytes(g TowerGeometry, opt TowerOptions) int64 {
-	if opt.PrefillChunk == 0 {
-		opt.PrefillChunk = 64
-	}
-	n, D := int64(opt.PrefillChunk), int64(g.Dim)
-	width := int64((g.Heads + 2*g.KVHeads) * g.HeadDim)
-	layers := int64(g.SharedLayers + g.ResidualLayers())
-	half := int64(g.RotaryDim / 2)
-	sizes := []int64{frameCtrlWords * 4, layers * 2 * int64(opt.MaxRows) * int64(g.KVHeads*g.HeadDim) * 4,
-		2 * int64(opt.MaxRows) * half * 4, n * 4, n * 2 * D * 4, n * D * 4, n * D * 4, n * D * 4, n * D * 4,
-		n * width * 4, n * int64(g.Heads*g.HeadDim) * 4, n * int64(g.Heads*towerAttnSplits*(g.HeadDim+2)) * 4,
-		n * int64(g.Heads) * 4, max(n, 2) * int64(g.FFN) * 4, n * int64(g.FFN) * 4, 8, int64(g.Entries[0]+1) * 4}
-	for _, e := range g.Entries[1:] {
-		sizes = append(sizes, int64(e)*4)
-	}
-	sizes = append(sizes, D*4, int64(len(g.Entries))*8, int64(len(g.Entries))*4, int64(g.Entries[0])*4)
-	var total int64
-	for _, s := range sizes {
-		total += max(s, 4)
-	}
-	return total
-}
-
-// FramesBytes is the device memory a model of layout needs on the GPU for
-// opt: the weight arena, the backbone's states and scratch, the tower's
-// caches and scratch, and the extras the tower binding adds (an upper bound:
-// float32 copies of every tower norm and a gathered semantic head). The
-// codec's weights and stream are apart (CodecBytes).
-func FramesBytes(cfg *drama3.Config, layout *WeightLayout, opt FramesOptions) (int64, *BackbonePlan, error) {
-	opt = opt.withDefaults()
-	bb, plan, err := BackboneBytes(cfg, layout, opt.Capacity)
-	if err != nil {
-		return 0, nil, err
-	}
-	g, err := TowerGeometryOf(&cfg.Audio)
-	if err != nil {
-		return 0, nil, err
-	}
-	tw := TowerStateBytes(g, TowerOptions{MaxRows: min(opt.Capacity, towerMaxRows)})
-	layers := int64(g.SharedLayers + g.ResidualLayers())
-	extras := layers*5*int64(g.Dim)*4 + int64(g.Entries[0]+1)*int64(g.Dim)*2 + int64(g.Entries[0]+1)*4 + (layers*5+2)*256
-	return bb + tw + extras, plan, nil
-}
-
 // LoadFrames opens the checkpoint directory dir for the GPU: the exact
 // bytes (FramesBytes, plus the codec's) are admitted against the pool's cap
 // and the device's free memory before anything is allocated; the weights
@@ -166,7 +115,7 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if err != nil {
 		return nil, nil, err
 	}
-	need, plan, err := FramesBytes(cfg, layout, opt)
+	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,7 +204,7 @@ func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endT
 		return nil, err
 	}
 	f.extras = extras
-	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, towerMaxRows)}); err != nil {
+	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows)}); err != nil {
 		return nil, err
 	}
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {

@@ -137,6 +137,8 @@ export namespace app {
 	    memory_needed: number;
 	    memory_basis: string;
 	    context: number;
+	    gpu_bytes: number;
+	    gpu_note: string;
 	    problems: string[];
 	    error: string;
 	
@@ -158,6 +160,8 @@ export namespace app {
 	        this.memory_needed = source["memory_needed"];
 	        this.memory_basis = source["memory_basis"];
 	        this.context = source["context"];
+	        this.gpu_bytes = source["gpu_bytes"];
+	        this.gpu_note = source["gpu_note"];
 	        this.problems = source["problems"];
 	        this.error = source["error"];
 	    }
