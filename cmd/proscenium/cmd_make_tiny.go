@@ -6,6 +6,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"time"
 
 	"proscenium/engine/drama3"
 )
@@ -22,10 +23,10 @@ func runMakeTiny(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
 	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
-	geometry := fs.String("geometry", "demo", "demo (the demo model's sizes) or odd (odd sizes everywhere: the backends' comparison geometry)")
+	geometry := fs.String("geometry", "demo", "demo (the demo model's sizes), odd (odd sizes everywhere: the backends' comparison geometry) or full (the real model's geometry, about 36 GB: speed work)")
 	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--geometry demo|odd] [--force]")
+		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--geometry demo|odd|full] [--force]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -57,8 +58,15 @@ func runMakeTiny(args []string, out io.Writer) error {
 	case "demo":
 	case "odd":
 		cfg = drama3.TinyOddConfig()
+	case "full":
+		start := time.Now()
+		if err := drama3.WriteFull(dir, drama3.FullOptions{Seed: *seed, BaseTokenizer: base}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote a full-geometry checkpoint (random weights, speaks no words; fused FP8 experts) to %s in %.1f s\n", dir, time.Since(start).Seconds())
+		return nil
 	default:
-		return fmt.Errorf("%w: --geometry %q: want demo or odd", errUsage, *geometry)
+		return fmt.Errorf("%w: --geometry %q: want demo, odd or full", errUsage, *geometry)
 	}
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused, Config: cfg}); err != nil {
 		return err
