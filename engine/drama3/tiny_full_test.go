@@ -1,6 +1,7 @@
 package drama3
 
 import (
+	"io"
 	"os"
 	"testing"
 
@@ -58,5 +59,28 @@ func TestWriteFull(t *testing.T) {
 	}
 	if _, err := FullConfig(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The generators' speed per core (bytes to io.Discard): the full
+// checkpoint's write time is its bytes over this times the workers, or the
+// disk's speed, whichever is slower.
+func BenchmarkFullFill(b *testing.B) {
+	const n = 64 << 20
+	cfg := TinyConfig()
+	bf16 := fillBF16(initFor(cfg, Expected{Group: "backbone", Name: "layers.0.mlp.gate.weight", Shape: []int{64, 64}}))
+	for _, c := range []struct {
+		name  string
+		fill  func(*tinyRand, io.Writer, int64) error
+		bytes int64
+	}{{"fp8", fillFP8, n}, {"bf16", bf16, 2 * n}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(c.bytes)
+			for range b.N {
+				if err := c.fill(newTinyRand(1, "x"), io.Discard, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
