@@ -96,7 +96,7 @@ func runTake(eng engine.Engine, req engine.SpeechRequest) ([]float32, *engine.Fi
 		next = a.ToFrame
 	})
 	if err != nil {
-		return nil, nil, err
+		return pcm, nil, err // the audio made before the error, in order
 	}
 	if chunkErr != nil {
 		return nil, nil, chunkErr
@@ -153,6 +153,11 @@ func runSynth(args []string, log io.Writer) error {
 	info := eng.Info()
 	pcm, fin, err := runTake(eng, req)
 	if err != nil {
+		// A take that failed midway (the GPU worker killed, a device
+		// error) keeps the audio it made.
+		if len(pcm) > 0 && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		}
 		return err
 	}
 	if err := audio.WriteWAV(*out, pcm, info.SampleRate, format); err != nil {
