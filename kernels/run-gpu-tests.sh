@@ -37,6 +37,7 @@ status=0
 	"$dir/proscenium-gpu" bench-codec --synthetic s2 --stages || status=1
 	echo "== GPU take benchmark (whole takes through the take loop, synthetic full geometry, 60-token prompt)"
 	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 || status=1
+	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 -pipeline=false || status=1
 	tok=${PROSCENIUM_BASE_TOKENIZER:-$dir/tokenizer.json}
 	if [ -f "$tok" ]; then
 		for g in demo odd; do
