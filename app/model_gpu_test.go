@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
 
@@ -42,5 +43,23 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	svc.SetSettings(s)
 	if sum, _ = svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "more than the memory cap of 1.0 MiB") {
 		t.Fatalf("note with a 1 MiB cap: %q", sum.GPUNote)
+	}
+}
+
+// A GPU engine's readouts carry its device's total (the bar's whole without
+// a cap) and its pinned host memory.
+func TestStatsTakeTheDeviceTotal(t *testing.T) {
+	eng := &testEngine{mem: engine.Memory{Device: "NVIDIA H200", Used: 40 << 30, Peak: 41 << 30, Total: 140 << 30, Pinned: 1 << 20}}
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	v := svc.Stats()
+	if v.Total != 140<<30 || v.Memory == nil || v.Memory.Pinned != 1<<20 {
+		t.Fatalf("stats %+v (memory %+v)", v, v.Memory)
 	}
 }

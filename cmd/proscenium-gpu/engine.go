@@ -47,10 +47,12 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	return eng, nil
 }
 
-// deviceMemory reports the pool's device memory: held, peak and cap.
+// deviceMemory reports the pool's device memory (held, peak, cap), the
+// device's total and the pinned host memory held.
 func deviceMemory(dev *cuda.Device) func() engine.Memory {
 	return func() engine.Memory {
 		s := dev.Pool.Stats(cuda.DeviceMem)
-		return engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap}
+		return engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
+			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used}
 	}
 }

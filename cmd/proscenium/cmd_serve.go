@@ -74,7 +74,7 @@ func runServe(args []string) error {
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
 		Open: func(dir string) (engine.Engine, error) {
-			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine)
+			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
 		}}
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start

@@ -151,7 +151,7 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
 	if err != nil {
 		return err
 	}

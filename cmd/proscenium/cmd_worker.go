@@ -44,11 +44,12 @@ func openInWorker(ctx context.Context, req gpuworker.LoadRequest, progress func(
 // (engine/open chooses; cuda runs in proscenium-gpu), or, with isolate and a
 // backend that is not cuda, on the CPU backend in a child `proscenium worker`,
 // whose takes are the same bytes.
-func openEngine(dir, backend string, isolate bool) (engine.Engine, error) {
+// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none).
+func openEngine(dir, backend string, isolate bool, memCap int64) (engine.Engine, error) {
 	if isolate && backend != open.CUDA {
 		return openIsolated(context.Background(), dir)
 	}
-	return open.Open(context.Background(), dir, open.Options{Backend: backend})
+	return open.Open(context.Background(), dir, open.Options{Backend: backend, MemoryCap: memCap})
 }
 
 // openIsolated opens dir on the CPU backend in a child `proscenium worker`

@@ -763,6 +763,8 @@ export namespace engine {
 	    used: number;
 	    peak: number;
 	    cap: number;
+	    total?: number;
+	    pinned?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -774,6 +776,8 @@ export namespace engine {
 	        this.used = source["used"];
 	        this.peak = source["peak"];
 	        this.cap = source["cap"];
+	        this.total = source["total"];
+	        this.pinned = source["pinned"];
 	    }
 	}
 	export class Sampling {
