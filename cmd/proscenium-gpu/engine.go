@@ -4,7 +4,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"time"
 
 	"proscenium/engine"
 	"proscenium/engine/audio"
@@ -44,7 +47,7 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 		frames.Close()
 		return nil, err
 	}
-	return eng, nil
+	return faultExit{Engine: eng, frames: frames}, nil
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
@@ -56,3 +59,27 @@ func deviceMemory(dev *cuda.Device) func() engine.Memory {
 			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used}
 	}
 }
+
+// faultExit ends the worker after a take that met a device error: a CUDA
+// context with a sticky error cannot run the next take, and a fresh worker
+// (the client starts one and reloads the model for the next take) can.
+// The take's error reply goes out first.
+type faultExit struct {
+	*take.Engine
+	frames *cuda.Frames
+}
+
+func (e faultExit) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	fin, err := e.Engine.Synthesize(ctx, req, emit)
+	if fault := e.frames.Fault(); fault != nil {
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: device error (%v): ending the worker; the next take starts a fresh one\n", fault)
+		go func() {
+			time.Sleep(faultExitDelay)
+			os.Exit(3)
+		}()
+	}
+	return fin, err
+}
+
+// faultExitDelay lets the take's reply reach the client before the worker ends.
+const faultExitDelay = 500 * time.Millisecond

@@ -64,6 +64,7 @@ type Frames struct {
 
 	frame    int     // frames made in this take (Frame calls that returned)
 	codes    [][]int // kept frames
+	fault    error   // a device error: the context may be unusable (Fault)
 	forced   bool    // the control block holds forced codes
 	inflight bool    // frame f.frame's graph is launched ahead (Pipeline)
 	begun    bool
@@ -300,6 +301,7 @@ func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, see
 			return nil
 		})
 		if err != nil {
+			f.fault = err
 			return err
 		}
 	}
@@ -342,6 +344,7 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	f.inflight = false
 	if err := f.d.Sync(); err != nil {
 		f.begun = false // the device state is undefined: the next take starts over
+		f.fault = err
 		return false, err
 	}
 	res := f.tower.ReadResult(f.pinned)
@@ -392,6 +395,7 @@ func (f *Frames) launch() error {
 	})
 	if err != nil {
 		f.begun = false
+		f.fault = err
 		return err
 	}
 	if step {
@@ -410,8 +414,17 @@ func (f *Frames) settle() error {
 		return nil
 	}
 	f.inflight = false
-	return f.d.Sync()
+	if err := f.d.Sync(); err != nil {
+		f.fault = err
+		return err
+	}
+	return nil
 }
+
+// Fault is the device error a frame met, nil when none: after one the CUDA
+// context may be unusable (errors such as an illegal address are sticky),
+// so the worker ends and the next take starts a fresh one.
+func (f *Frames) Fault() error { return f.fault }
 
 // enqueueFrame is the frame graph's content: withStep puts the feedback row
 // of the last frame through the backbone first (frames after the first).
