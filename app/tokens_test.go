@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // countingEngine counts a token per byte: enough to see that the count
@@ -48,5 +49,35 @@ func TestCountTokensAsksTheEngine(t *testing.T) {
 				t.Fatalf("count %+v, err %v", n, err)
 			}
 		})
+	}
+}
+
+// checkingEngine refuses the made-up token <|x|> wherever it occurs.
+type checkingEngine struct{ testEngine }
+
+func (*checkingEngine) CheckText(text string) error {
+	if i := strings.Index(text, "<|x|>"); i >= 0 {
+		return &drama3.TextError{Offset: i, Token: "<|x|>", Reason: "not in this model"}
+	}
+	return nil
+}
+
+// With a model loaded, the script check asks the engine, so the loaded
+// model's own rules mark the script.
+func TestCheckScriptAsksTheEngine(t *testing.T) {
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &checkingEngine{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	c, err := svc.CheckScript("ab<|x|>cd<|x|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Tokenizer || len(c.Problems) != 2 || c.Problems[0].Start != 2 || c.Problems[1].Start != 9 || c.Problems[1].Token != "<|x|>" {
+		t.Fatalf("check %+v", c)
 	}
 }

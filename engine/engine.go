@@ -179,3 +179,10 @@ type Engine interface {
 type TokenCounter interface {
 	CountTokens(text string) (int, error)
 }
+
+// TextChecker is implemented by engines that can check a script against the
+// loaded model's prompt rules without speaking it: nil, or the first
+// refusal (a *drama3.TextError naming its offset and token).
+type TextChecker interface {
+	CheckText(text string) error
+}

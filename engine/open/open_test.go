@@ -2,6 +2,7 @@ package open
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -430,5 +431,19 @@ func TestCloseStopsTheRunningTake(t *testing.T) {
 	}
 	if err := eng.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// The engine checks a script against the model's prompt rules without
+// speaking it, naming the refused token and where it is.
+func TestEngineChecksText(t *testing.T) {
+	eng, _ := openTiny(t)
+	tc := eng.(engine.TextChecker)
+	if err := tc.CheckText("Hello <|speaker:1|> there."); err != nil {
+		t.Fatalf("good script: %v", err)
+	}
+	var te *drama3.TextError
+	if err := tc.CheckText("ab <|im_end|> cd"); !errors.As(err, &te) || te.Offset != 3 || te.Token != "<|im_end|>" {
+		t.Fatalf("structural token: error %v", err)
 	}
 }

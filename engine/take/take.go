@@ -36,10 +36,10 @@ type Config struct {
 }
 
 // Engine runs takes on one backend; see engine.Engine. It also counts
-// tokens (engine.TokenCounter).
+// tokens (engine.TokenCounter) and checks scripts (engine.TextChecker).
 type Engine struct {
 	cfg    Config
-	prompt func(text string) ([]int, error)
+	prompt *drama3.PromptBuilder
 
 	mu      sync.Mutex // held for a whole take, and by Close while it closes the backend
 	statMu  sync.Mutex // guards last and closed
@@ -52,6 +52,7 @@ type Engine struct {
 var (
 	_ engine.Engine       = (*Engine)(nil)
 	_ engine.TokenCounter = (*Engine)(nil)
+	_ engine.TextChecker  = (*Engine)(nil)
 )
 
 // New makes the engine; it owns c.Backend from now on (Close closes it).
@@ -68,7 +69,7 @@ func New(c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: c, prompt: prompt.DefaultVoice}
+	e := &Engine{cfg: c, prompt: prompt}
 	e.closing, e.close = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -83,6 +84,13 @@ func (e *Engine) CountTokens(text string) (int, error) {
 		return 0, err
 	}
 	return len(ids), nil
+}
+
+// CheckText applies the prompt rules (drama3.PromptBuilder.CheckText) to
+// text without speaking it.
+func (e *Engine) CheckText(text string) error {
+	_, err := e.prompt.CheckText(text)
+	return err
 }
 
 // Synthesize runs one take: see engine.Engine.
@@ -111,7 +119,7 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	defer context.AfterFunc(e.closing, stop)()
 
 	start := time.Now()
-	ids, err := e.prompt(req.Text)
+	ids, err := e.prompt.DefaultVoice(req.Text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
 	}
