@@ -67,6 +67,11 @@ func (s Sampling) Validate() error {
 	return nil
 }
 
+// DefaultMaxFrames is the frame limit of a take that names none, the same in
+// the CLI, the studio's settings and the speech API: 2048 frames, about 95 s
+// at 21.5 frames/s.
+const DefaultMaxFrames = 2048
+
 // SpeechRequest is one take to synthesise.
 type SpeechRequest struct {
 	Text      string   `json:"text"`

@@ -44,7 +44,7 @@ __device__ float block_sum(float v, float* red) {
 // for the previous one to finish, its writes visible, before reading anything
 // that one may have written (wait). Every kernel here calls pdl_entry before
 // touching anything a kernel may have written (a GEMV reads expert ids the
-// host copied before it, see GEMV_IDS_READY), so the host may launch any of them
+// host copied before it, see ids_ready), so the host may launch any of them
 // with the PDL launch attribute. On earlier architectures both are no-ops.
 __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

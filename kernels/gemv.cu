@@ -1,6 +1,5 @@
 // One-row projections (GEMV) over BF16 and block-FP8 weights.
 #include "common.cuh"
-#include "frame_control.cuh"  // block_sum_f64
 
 // ---------------------------------------------------------------------------
 // One-row projections (MatVec): y[e, r] = Σ_c W_{ids[e]}[r, c] · x[e·xstride + c].
@@ -19,22 +18,12 @@
 // multiple of the elements per chunk (8 BF16, 16 FP8), rows 16-byte aligned.
 #define GEMV_THREADS 256
 
-// Where a GEMV's x comes from: a loader returns float4 i of x (PlainX: x
-// itself). init runs after the PDL wait, with every thread of the block, so
-// a loader may reduce over x first (FusedX's norm).
-struct PlainX {
-    const float4* __restrict__ x;
-    __device__ void init(int) {}
-    __device__ float4 operator()(int i) const { return __ldg(x + i); }
-};
-
 // Weight formats: elements per 16-byte chunk, and the dot product of one chunk
-// with x (chunk c covers x[c·PER, (c+1)·PER)).
+// with x (xv points at float4s of x; chunk c covers x[c·PER, (c+1)·PER)).
 struct BF16Weights {
     static constexpr int PER = 8;
-    template <class XL>
-    __device__ static float dot(uint4 w, const XL& xl, int c) {
-        const float4 x0 = xl(2 * c), x1 = xl(2 * c + 1);
+    __device__ static float dot(uint4 w, const float4* __restrict__ xv, int c) {
+        const float4 x0 = __ldg(xv + 2 * c), x1 = __ldg(xv + 2 * c + 1);
         float s = bf16_lo(w.x) * x0.x;
         s = fmaf(bf16_hi(w.x), x0.y, s);
         s = fmaf(bf16_lo(w.y), x0.z, s);
@@ -47,23 +36,21 @@ struct BF16Weights {
 };
 struct FP8Weights {
     static constexpr int PER = 16;
-    template <class XL>
-    __device__ static float dot(uint4 w, const XL& xl, int c) {
-        float s = fp8_dot4(w.x, xl(4 * c), 0.f);
-        s = fp8_dot4(w.y, xl(4 * c + 1), s);
-        s = fp8_dot4(w.z, xl(4 * c + 2), s);
-        return fp8_dot4(w.w, xl(4 * c + 3), s);
+    __device__ static float dot(uint4 w, const float4* __restrict__ xv, int c) {
+        float s = fp8_dot4(w.x, __ldg(xv + 4 * c), 0.f);
+        s = fp8_dot4(w.y, __ldg(xv + 4 * c + 1), s);
+        s = fp8_dot4(w.z, __ldg(xv + 4 * c + 2), s);
+        return fp8_dot4(w.w, __ldg(xv + 4 * c + 3), s);
     }
 };
 
 // S is null for BF16; for FP8 it holds the float32 block scales
 // [ceil(rows/128), ceil(cols/128)]: w[r][c] = fp8 · S[r/128][c/128]. A chunk
 // (16 columns) lies in one scale block, so its products are scaled once.
-// accumulate: y[r] += the product instead of y[r] = (a residual add).
-template <class WT, int TPR, int ROWS, int UNROLL, class XL>
+template <class WT, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, XL xl, int rows, int cols, bool prefetch,
-                                          bool accumulate) {
+                                          const float* __restrict__ S, const float* __restrict__ x, int rows,
+                                          int cols) {
     constexpr int GROUPS = GEMV_THREADS / TPR, WARPS_PER_GROUP = TPR / 32;
     const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
     const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
@@ -77,15 +64,8 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
         sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
     }
-    if (prefetch) {
-        // Ask L2 for every chunk this thread will read, before waiting for
-        // the kernel before (GEMV_PREFETCH).
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-            for (int c = j; c < chunks; c += TPR) asm volatile("prefetch.global.L2 [%0];" ::"l"(wr[r] + c));
-    }
     pdl_entry();
-    xl.init(cols);
+    const float4* xv = reinterpret_cast<const float4*>(x);
     float acc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) acc[r] = 0.f;
@@ -102,7 +82,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
             const int c = base + u * TPR, cc = min(c, chunks - 1);
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
-                float s = WT::dot(w[u][r], xl, cc);
+                float s = WT::dot(w[u][r], xv, cc);
                 if (S) s *= __ldg(sr[r] + ((cc * WT::PER) >> 7));
                 acc[r] += c < chunks ? s : 0.f;
             }
@@ -131,45 +111,37 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
     if (j == 0) {
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + acc[r] : acc[r];
+            if (row0 + r < rows) y[row0 + r] = acc[r];
     }
 }
 
-// flags: GEMV_IDS_READY: the ids were written by the host (a copy, not a
-// kernel), so the kernel may read them before the PDL wait; otherwise it
-// waits first. GEMV_PREFETCH (only with no ids or ready ones): each thread
-// asks L2 for its weights before the wait. Behind another GEMV that measured
-// slower (docs/PERF.md, "CUDA kernels"); behind a latency-bound kernel (a
-// norm, the routing, the DeltaNet update) the weights stream while it runs.
-#define GEMV_IDS_READY 1
-#define GEMV_PREFETCH 2
+// ids_ready: the ids were written by the host (a copy, not a kernel), so the
+// kernel may read them before the PDL wait; otherwise it waits first. (The
+// weights' loads still follow the wait: loading or prefetching them before it
+// measured slower, docs/PERF.md.)
 #define GEMV_BF16_X(NAME, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
-        int flags) {                                                                                   \
+        int ids_ready) {                                                                               \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !(flags & GEMV_IDS_READY)) pdl_entry();                                        \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<BF16Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                            \
                                                         reinterpret_cast<const uint8_t*>(W + m * mstride), \
-                                                        nullptr, PlainX{reinterpret_cast<const float4*>( \
-                                                                     x + (size_t)e * xstride)},         \
-                                                        rows, cols, (flags & GEMV_PREFETCH) != 0, false); \
+                                                        nullptr, x + (size_t)e * xstride, rows, cols);  \
     }
 #define GEMV_FP8_X(NAME, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int flags) {                                \
+        long long sstride, int xstride, int rows, int cols, int ids_ready) {                            \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !(flags & GEMV_IDS_READY)) pdl_entry();                                        \
+        if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         gemv_body<FP8Weights, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,            \
-                                                       S + m * sstride,                                 \
-                                                       PlainX{reinterpret_cast<const float4*>(          \
-                                                           x + (size_t)e * xstride)},                   \
-                                                       rows, cols, (flags & GEMV_PREFETCH) != 0, false); \
+                                                       S + m * sstride, x + (size_t)e * xstride, rows,  \
+                                                       cols);                                          \
     }
 #define GEMV_BF16(TPR, ROWS, UNROLL) GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)
 #define GEMV_FP8(TPR, ROWS, UNROLL) GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, TPR, ROWS, UNROLL)
@@ -196,88 +168,3 @@ GEMV_FP8(32, 4, 1)
 GEMV_FP8(32, 8, 1)
 GEMV_FP8(32, 4, 4)
 GEMV_FP8(128, 4, 2)
-
-// ---------------------------------------------------------------------------
-// A one-row BF16 GEMV with its neighbours folded in (the tower's frame,
-// engine/cuda Tower): x is transformed as it is read, and the product can be
-// added to y (the residual) instead of stored, which saves the launches of a
-// norm, a SwiGLU and the adds between the projections.
-//   GEMV_X_PLAIN:  x as is.
-//   GEMV_X_NORM:   x·inv·aux (plain-gain RMSNorm, aux the gain): each block
-//                  sums x² in float64 first (tower_add_rmsnorm's arithmetic).
-//   GEMV_X_SWIGLU: silu(x)·aux (aux the up half: swiglu_f32's arithmetic).
-//   GEMV_X_NORM_ZC: x·inv·(1 + aux) (the backbone's zero-centred RMSNorm,
-//                  x² summed in float32: add_rmsnorm_zc's arithmetic); with
-//                  nout not null, block 0 also writes the normed row there,
-//                  zero-padded to npitch, for the kernels after it.
-#define GEMV_X_PLAIN 0
-#define GEMV_X_NORM 1
-#define GEMV_X_SWIGLU 2
-#define GEMV_X_NORM_ZC 3
-
-struct FusedX {
-    const float4* __restrict__ x;
-    const float4* __restrict__ aux;
-    float* __restrict__ nout;
-    int npitch;
-    int mode;
-    float eps;
-    float inv;
-    __device__ void init(int cols) {
-        const float* xf = reinterpret_cast<const float*>(x);
-        if (mode == GEMV_X_NORM) {
-            __shared__ double red[32];
-            double ss = 0.0;
-            for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += (double)xf[c] * (double)xf[c];
-            ss = block_sum_f64(ss, red);
-            inv = (float)(1.0 / sqrt(ss / (double)cols + (double)eps));
-        } else if (mode == GEMV_X_NORM_ZC) {
-            __shared__ float redf[32];
-            float ss = 0.f;
-            for (int c = threadIdx.x; c < cols; c += blockDim.x) ss += xf[c] * xf[c];
-            ss = block_sum(ss, redf);
-            inv = rsqrtf(ss / (float)cols + eps);
-            if (nout && blockIdx.x == 0) {
-                const float* w = reinterpret_cast<const float*>(aux);
-                for (int c = threadIdx.x; c < npitch; c += blockDim.x) nout[c] = c < cols ? xf[c] * inv * (1.f + w[c]) : 0.f;
-            }
-        }
-    }
-    __device__ float4 operator()(int i) const {
-        float4 v = __ldg(x + i);
-        if (mode == GEMV_X_NORM_ZC) {
-            const float4 w = __ldg(aux + i);
-            v.x = v.x * inv * (1.f + w.x);
-            v.y = v.y * inv * (1.f + w.y);
-            v.z = v.z * inv * (1.f + w.z);
-            v.w = v.w * inv * (1.f + w.w);
-        } else if (mode == GEMV_X_NORM) {
-            const float4 w = __ldg(aux + i);
-            v.x = v.x * inv * w.x;
-            v.y = v.y * inv * w.y;
-            v.z = v.z * inv * w.z;
-            v.w = v.w * inv * w.w;
-        } else if (mode == GEMV_X_SWIGLU) {
-            const float4 u = __ldg(aux + i);
-            v.x = v.x / (1.f + expf(-v.x)) * u.x;
-            v.y = v.y / (1.f + expf(-v.y)) * u.y;
-            v.z = v.z / (1.f + expf(-v.z)) * u.z;
-            v.w = v.w / (1.f + expf(-v.w)) * u.w;
-        }
-        return v;
-    }
-};
-
-#define GEMV_BF16_FUSED(TPR, ROWS, UNROLL)                                                                       \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) gemv_bf16_fused_t##TPR##r##ROWS##u##UNROLL(    \
-        float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,                       \
-        const float* __restrict__ aux, float* __restrict__ nout, int npitch, int mode, float eps, int accumulate,  \
-        int rows, int cols, int flags) {                                                                          \
-        gemv_body<BF16Weights, TPR, ROWS, UNROLL>(                                                                \
-            y, reinterpret_cast<const uint8_t*>(W), nullptr,                                                     \
-            FusedX{reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(aux), nout, npitch, mode,  \
-                   eps, 1.f},                                                                                     \
-            rows, cols, (flags & GEMV_PREFETCH) != 0, accumulate != 0);                                           \
-    }
-GEMV_BF16_FUSED(128, 2, 2)
-GEMV_BF16_FUSED(32, 4, 2)

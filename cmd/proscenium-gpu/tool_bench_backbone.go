@@ -50,16 +50,15 @@ type backboneBench struct {
 	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
 	PDL          bool    `json:"pdl"`
 	// StepVariants: device ms per replay of step graphs captured with each
-	// choice of kernels, each after the same fresh prefill (side by side).
+	// choice of one-row DeltaNet kernels, each after the same fresh prefill
+	// (side by side).
 	StepVariants []stepVariant `json:"step_variants"`
 }
 
 // stepVariant is one choice of a decode step's kernels and its time.
 type stepVariant struct {
-	DeltaNet     string  `json:"deltanet_step"` // fused or split
-	GemvPrefetch bool    `json:"gemv_prefetch"`
-	FoldedNorms  bool    `json:"folded_norms"`
-	DeviceMS     float64 `json:"step_device_ms"`
+	DeltaNet string  `json:"deltanet_step"` // fused or split
+	DeviceMS float64 `json:"step_device_ms"`
 }
 
 // deltaNetSteps names the one-row DeltaNet kernels.
@@ -74,9 +73,7 @@ func benchBackbone(args []string) error {
 	steps := fs.Int("steps", 100, "timed decode steps")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
-	dnStep := fs.String("deltanet-step", "fused", "with -profile-step: the one-row DeltaNet kernels, fused or split")
-	prefetch := fs.Bool("gemv-prefetch", false, "with -profile-step: GEMVs prefetch their weights before the PDL wait")
-	fold := fs.Bool("folded-norms", false, "with -profile-step: residual adds and post norms folded into the GEMVs")
+	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -118,13 +115,13 @@ func benchBackbone(args []string) error {
 		rows[i].Token = r.IntN(t.VocabSize)
 	}
 	if *profile {
-		k, ok := deltaNetSteps[*dnStep]
-		if !ok {
-			return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+		if *dnStep != "" {
+			k, ok := deltaNetSteps[*dnStep]
+			if !ok {
+				return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+			}
+			b.SetDeltaNetStep(k)
 		}
-		d.SetGemvPrefetch(*prefetch)
-		b.SetDeltaNetStep(k)
-		b.SetFoldedNorms(*fold)
 		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
 			return err
 		}
@@ -176,23 +173,14 @@ func benchBackbone(args []string) error {
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
-	for _, dn := range []string{"fused", "split"} {
-		for _, prefetch := range []bool{false, true} {
-			for _, fold := range []bool{false, true} {
-				v := stepVariant{DeltaNet: dn, GemvPrefetch: prefetch, FoldedNorms: fold}
-				d.SetGemvPrefetch(prefetch)
-				b.SetDeltaNetStep(deltaNetSteps[dn])
-				b.SetFoldedNorms(fold)
-				if v.DeviceMS, err = timeStepVariant(b, rows, *steps, r, t.VocabSize); err != nil {
-					return fmt.Errorf("step with %+v: %w", v, err)
-				}
-				res.StepVariants = append(res.StepVariants, v)
-			}
+	for _, name := range []string{"fused", "split"} {
+		b.SetDeltaNetStep(deltaNetSteps[name])
+		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
+		if err != nil {
+			return fmt.Errorf("step with the %s DeltaNet kernels: %w", name, err)
 		}
+		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: name, DeviceMS: ms})
 	}
-	d.SetGemvPrefetch(false)
-	b.SetDeltaNetStep(cuda.DeltaNetFusedStep)
-	b.SetFoldedNorms(false)
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
@@ -210,8 +198,7 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	for _, v := range res.StepVariants {
-		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step, GEMV prefetch %v, folded norms %v\n",
-			v.DeviceMS, v.DeltaNet, v.GemvPrefetch, v.FoldedNorms)
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step\n", v.DeviceMS, v.DeltaNet)
 	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)

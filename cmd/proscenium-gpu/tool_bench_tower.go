@@ -26,8 +26,7 @@ func runBenchTower(args []string) error {
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
 	frames := fs.Int("frames", 200, "frames timed per figure")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
-	separate := fs.Bool("separate-stages", false, "run a frame's norms, residual adds and SwiGLU as kernels of their own (cuda.TowerOptions.SeparateStages)")
-	prefetch := fs.Bool("gemv-prefetch", false, "GEMVs ask L2 for their weights before waiting for the kernel before (cuda.Device.SetGemvPrefetch)")
+	profile := fs.Bool("profile-frame", false, "stop after the first figure and replay one frame graph inside a profiler range, for ncu --profile-from-start off")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,8 +47,7 @@ func runBenchTower(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	dev.SetGemvPrefetch(*prefetch)
-	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames, *separate)
+	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err
 	}
@@ -59,7 +57,6 @@ func runBenchTower(args []string) error {
 		return enc.Encode(res)
 	}
 	fmt.Printf("device: %s\ngeometry: %s\nweights read per frame: %.1f MiB\n", res.Device, res.Geometry, float64(res.WeightBytes)/(1<<20))
-	fmt.Printf("separate stages %v, GEMV prefetch %v\n", res.Separate, res.GemvPrefetch)
 	fmt.Printf("prefill %d text rows: %.2f ms\n", res.PrefillRows, res.PrefillMs)
 	fmt.Printf("frame (%s), %d frames: graph %.3f ms (%.0f GB/s of weights), launches %.3f ms\n",
 		res.Settings, res.Frames, res.GraphMs, res.GBps, res.LaunchMs)

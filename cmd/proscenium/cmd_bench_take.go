@@ -24,11 +24,8 @@ func runBenchTake(args []string) error {
 	prompt := fs.Int("prompt", 60, "prompt tokens (synthetic)")
 	frames := fs.Int("frames", 200, "frames per take at most")
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("%w: bench take takes no arguments", errUsage)
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if (*synthetic == "") == (*model == "") {
 		return fmt.Errorf("%w: give --synthetic full or --model DIR", errUsage)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
@@ -21,7 +22,7 @@ func init() {
 func runMakeTiny(args []string, out io.Writer) error {
 	fs := newFlags("make-tiny")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
-	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
+	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: the Qwen3 tokenizer built into this program)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
 	geometry := fs.String("geometry", "demo", "demo (the demo model's sizes), odd (odd sizes everywhere: the backends' comparison geometry) or full (the real model's geometry, about 36 GB: speed work)")
 	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
@@ -43,15 +44,14 @@ func runMakeTiny(args []string, out io.Writer) error {
 	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("make-tiny: %w", err)
 	}
-	path := *tok
-	if path == "" {
-		if path, err = drama3.FindBaseTokenizer(); err != nil {
-			return err
-		}
+	var base []byte
+	if *tok == "" {
+		base, err = qwen3.TokenizerJSON()
+	} else if base, err = os.ReadFile(*tok); err != nil {
+		err = fmt.Errorf("base tokenizer: %w", err)
 	}
-	base, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("base tokenizer: %w", err)
+		return err
 	}
 	var cfg *drama3.Config
 	switch *geometry {

@@ -21,7 +21,7 @@ func (dyingEngine) Close() error        { return nil }
 
 // A take that fails midway returns its error and the audio made before it.
 func TestRunTakeKeepsTheAudioOfAFailedTake(t *testing.T) {
-	pcm, fin, err := runTake(dyingEngine{}, engine.SpeechRequest{Text: "x", Sampling: engine.DefaultSampling(), MaxFrames: 10})
+	pcm, fin, err := runTake(dyingEngine{}, engine.SpeechRequest{Text: "x", Sampling: engine.DefaultSampling(), MaxFrames: 10}, nil)
 	if err == nil || fin != nil || len(pcm) != 8 {
 		t.Fatalf("pcm %d samples, finish %v, err %v; want 8 samples and the worker's error", len(pcm), fin, err)
 	}

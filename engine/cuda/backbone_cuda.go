@@ -37,10 +37,6 @@ type Backbone struct {
 
 	// Experts is how a prefill runs its routed experts.
 	Experts ExpertPath
-
-	// foldNorms: a step folds each layer's residual add and post-mixer norm
-	// into the GEMVs around them (SetFoldedNorms).
-	foldNorms bool
 }
 
 type backboneLayer struct {
@@ -350,33 +346,20 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	pos := b.t(p.Pos)
 	for i := range b.layers {
 		L := &b.layers[i]
-		// A folded layer's mixer adds into X and its dense GEMV norms X
-		// (float4 loads: X and the gain 16-byte aligned).
-		fold := n == 1 && b.foldNorms && L.postNorm.addr()%16 == 0 && b.t(p.X).addr()%16 == 0
-		out := mix
-		if fold {
-			out = b.t(p.X)
-		}
 		var err error
 		switch {
 		case b.skip&StepMixers != 0:
 		case L.dn != nil:
-			L.dn.addOut = fold
-			err = q.DeltaNetForward(L.dn, out, nm, n)
-			L.dn.addOut = false
+			err = q.DeltaNetForward(L.dn, mix, nm, n)
 		default:
-			L.at.addOut = fold
-			err = q.AttentionForward(L.at, out, nm, n, pos, maxLen)
-			L.at.addOut = false
+			err = q.AttentionForward(L.at, mix, nm, n, pos, maxLen)
 		}
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		pw, _ := L.postNorm.view(int64(H*4), "post norm")
-		if !fold {
-			if err := q.AddRMSNormZC(x, b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4), pw, n, H, p.Hp, eps); err != nil {
-				return fmt.Errorf("layer %d: %w", i, err)
-			}
+		if err := q.AddRMSNormZC(x, b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4), pw, n, H, p.Hp, eps); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		next, dst := b.final, b.t(p.Out)
 		if i+1 < len(b.layers) {
@@ -385,7 +368,7 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		if b.skip&StepMoE != 0 {
 			continue
 		}
-		if err := b.moe(q, L, n, next, dst, eps, fold); err != nil {
+		if err := b.moe(q, L, n, next, dst, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
@@ -394,9 +377,8 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 
 // moe enqueues layer L's feed-forward of the n rows in NormedMoE, adds it to
 // X and writes the norm (gain next) of the result into dst (engine/cpu
-// moeForward, then the next layer's input norm or the final norm). With fold
-// (one row) the dense GEMV norms X itself (post norm) and writes NormedMoE.
-func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32, fold bool) error {
+// moeForward, then the next layer's input norm or the final norm).
+func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32) error {
 	p, x := b.Plan, L.x
 	view := b.scratch
 	nk := n * p.K
@@ -404,15 +386,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
 		g := Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1, Variant: ChooseGemv(false, p.D, p.H, 1)}
-		var err error
-		if fold {
-			pw, _ := L.postNorm.view(int64(p.H*4), "post norm")
-			f := GemvFused{X: GemvXNormZC, Aux: pw, Eps: eps, NormOut: view(p.NormedMoE, p.Hp*4), NormPitch: p.Hp}
-			err = q.GemvBF16Fused(g, f, dense, W, view(p.X, p.H*4))
-		} else {
-			err = q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4))
-		}
-		if err != nil {
+		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
 	} else if err := q.GemmBF16(Gemm{N: n, Rows: p.D, Cols: p.H, XStride: p.Hp}, b.t(p.Dense), L.dense, b.t(p.NormedMoE)); err != nil {
@@ -502,33 +476,19 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
 }
 
-// defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts with.
-const defaultDeltaNetStep = DeltaNetFusedStep
+// defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts
+// with: the split kernels measured 0.05 to 0.1 ms faster per step at the
+// full geometry (docs/PERF.md, "GPU backbone").
+const defaultDeltaNetStep = DeltaNetSplitStep
 
 // SetDeltaNetStep picks the DeltaNet layers' one-row kernels for later
-// steps and drops the captured step graph, so the next Step captures them
-// (and whatever the device's launch settings are then, SetGemvPrefetch).
+// steps and drops the captured step graph, so the next Step captures them.
 func (b *Backbone) SetDeltaNetStep(s DeltaNetStep) {
 	for i := range b.layers {
 		if dn := b.layers[i].dn; dn != nil {
 			dn.Step = s
 		}
 	}
-	b.dropStep()
-}
-
-// SetFoldedNorms says whether later steps fold each layer's residual add
-// into the mixer's output GEMV (it adds into the residual) and the
-// post-mixer norm into the MoE's dense GEMV (which also writes the normed
-// row for the experts), saving a one-block launch per layer; the captured
-// step graph is dropped. Prefills are unchanged.
-func (b *Backbone) SetFoldedNorms(on bool) {
-	b.foldNorms = on
-	b.dropStep()
-}
-
-// dropStep forgets the captured step graph: the next Step captures anew.
-func (b *Backbone) dropStep() {
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })
 		b.step = nil

@@ -128,33 +128,6 @@ func testRows(r *rand.Rand, n, vocab, hidden int) ([]BackboneRow, []cpu.Backbone
 	return g, c
 }
 
-// stepVariant is one choice of a decode step's kernels.
-type stepVariant struct {
-	name           string
-	dn             DeltaNetStep
-	prefetch, fold bool
-}
-
-// stepVariants are every choice of step kernels, the defaults first.
-func stepVariants() []stepVariant {
-	var vs []stepVariant
-	for _, dn := range []DeltaNetStep{DeltaNetFusedStep, DeltaNetSplitStep} {
-		for _, prefetch := range []bool{false, true} {
-			for _, fold := range []bool{false, true} {
-				name := map[DeltaNetStep]string{DeltaNetFusedStep: "fused", DeltaNetSplitStep: "split"}[dn] + " DeltaNet step"
-				if prefetch {
-					name += ", GEMV prefetch"
-				}
-				if fold {
-					name += ", folded norms"
-				}
-				vs = append(vs, stepVariant{name, dn, prefetch, fold})
-			}
-		}
-	}
-	return vs
-}
-
 func TestBackboneMatchesCPU(t *testing.T) {
 	const prefill, steps = 300, 40
 	for _, dir := range backboneCheckpoints(t) {
@@ -249,14 +222,15 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			if !(e4 <= backboneTol) {
 				t.Errorf("prefill with the experts the other way: worst row relative error %.3g > %g", e4, backboneTol)
 			}
-			// The steps again with every other choice of step kernels: the
-			// split DeltaNet kernels, the GEMVs' weights prefetched before
-			// the PDL wait, the residual add and post norm folded into the
-			// GEMVs.
-			for _, v := range stepVariants()[1:] {
-				dev.SetGemvPrefetch(v.prefetch)
+			// The steps again with the other one-row DeltaNet kernels.
+			for _, v := range []struct {
+				name string
+				dn   DeltaNetStep
+			}{{"split DeltaNet step", DeltaNetSplitStep}, {"fused DeltaNet step", DeltaNetFusedStep}} {
+				if v.dn == defaultDeltaNetStep {
+					continue
+				}
 				gb.SetDeltaNetStep(v.dn)
-				gb.SetFoldedNorms(v.fold)
 				if err := gb.Reset(); err != nil {
 					t.Fatal(err)
 				}
@@ -277,9 +251,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 					t.Errorf("%s: worst row relative error %.3g > %g", v.name, e, backboneTol)
 				}
 			}
-			dev.SetGemvPrefetch(false)
 			gb.SetDeltaNetStep(defaultDeltaNetStep)
-			gb.SetFoldedNorms(false)
 			if err := gb.Reset(); err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +336,7 @@ func TestBackboneMoE(t *testing.T) {
 					}
 					gb.Experts = path
 					L := &gb.layers[0]
-					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6, false) }); err != nil {
+					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6) }); err != nil {
 						t.Fatal(err)
 					}
 					if err := dev.Sync(); err != nil {

@@ -41,14 +41,14 @@ type TowerBench struct {
 	Sample4097Us float64 `json:"sample_4097_us"`        // one draw of the semantic head's size (sampled settings)
 	Sample1024Us float64 `json:"sample_1024_us"`
 	Settings     string  `json:"settings"`
-	Separate     bool    `json:"separate_stages"` // TowerOptions.SeparateStages
-	GemvPrefetch bool    `json:"gemv_prefetch"`   // Device.SetGemvPrefetch
 }
 
 // BenchTower fills a tower of cfg's geometry with random weights in one
-// arena block, prefills prefill text rows, then times frames of drawn codes;
-// separate is TowerOptions.SeparateStages.
-func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, separate bool) (*TowerBench, error) {
+// arena block, prefills prefill text rows, then times frames of drawn codes.
+// With profile it stops after the first figure, replaying one more frame
+// graph inside a profiler range (Device.ProfileRange: ncu
+// --profile-from-start off times each kernel of a frame).
+func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
 	g, err := TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, separate
 	}
 
 	warm, longRows := 10, 1000
-	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1, SeparateStages: separate})
+	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +159,8 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, separate
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
-	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames, Separate: separate,
-		GemvPrefetch: d.gemvPrefetch,
-		Settings:     fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
+	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
+		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
 	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, Whole(hidden), prefill) }); err != nil {
@@ -199,6 +198,9 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, separate
 	replay := func(q *Queue) error { return q.LaunchGraph(graph) }
 	if res.GraphMs, err = perFrameMs(replay); err != nil {
 		return nil, err
+	}
+	if profile {
+		return res, d.ProfileRange(replay)
 	}
 	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) }); err != nil {
 		return nil, err

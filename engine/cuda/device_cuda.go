@@ -41,8 +41,6 @@ type Device struct {
 	fns    map[string]cu.Function // looked up on first launch
 	pdl    *pdlLauncher           // nil: plain launches
 	usePDL bool
-
-	gemvPrefetch bool // SetGemvPrefetch
 }
 
 // Open creates a context and a stream on GPU ordinal, loads the kernels for
@@ -177,16 +175,6 @@ func (d *Device) Close() {
 // it is on by default on sm_90 and later. It must not be called inside Run.
 func (d *Device) SetPDL(on bool) {
 	d.Do(func() error { d.usePDL = on && d.pdl != nil; return nil })
-}
-
-// SetGemvPrefetch says whether GEMVs whose matrices are known before the
-// previous kernel ends (no ids, or ids the host wrote) ask L2 for their
-// block's weights before the PDL wait, so the weights stream while a
-// latency-bound kernel before them (a norm, the routing, the DeltaNet
-// update) still runs. It applies to launches enqueued (or captured) after
-// the call; off by default until measured (docs/PERF.md).
-func (d *Device) SetGemvPrefetch(on bool) {
-	d.Do(func() error { d.gemvPrefetch = on; return nil })
 }
 
 // Sync waits for the stream's work and returns the first error it met.

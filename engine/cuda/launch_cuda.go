@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"slices"
 	"unsafe"
 )
 
@@ -166,23 +165,13 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 // common to every GEMV.
 func (q *Queue) gemvLaunch(prefix string, g Gemv, args ...Arg) error {
 	blocks, _ := g.Variant.Grid(g.Rows)
-	// The kernels' last argument is a set of flags (gemvIdsReady, gemvPrefetch).
-	flags := 0
+	ready := 0
 	if g.IdsReady {
-		flags |= gemvIdsReady
+		ready = 1
 	}
-	if q.d.gemvPrefetch && (g.Ids == nil || g.IdsReady) {
-		flags |= gemvPrefetch
-	}
-	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(flags))
+	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(ready))
 	return q.Launch(prefix+g.Variant.Name(), [3]int{blocks, g.N, 1}, gemvThreads, args...)
 }
-
-// GEMV flags (GEMV_IDS_READY, GEMV_PREFETCH in kernels/gemv.cu).
-const (
-	gemvIdsReady = 1 << iota
-	gemvPrefetch
-)
 
 func (g Gemv) idsArg() Arg {
 	if g.Ids == nil {
@@ -215,86 +204,6 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	return q.gemvLaunch("gemv_fp8_", g,
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
 		I64Arg(int64(ns)))
-}
-
-// GemvX is how a fused GEMV transforms x as it reads it (GEMV_X_* in
-// kernels/gemv.cu).
-type GemvX int
-
-const (
-	GemvXPlain  GemvX = iota // x as is
-	GemvXNorm                // x·inv·Aux: plain-gain RMSNorm (Aux the gain), x² summed in float64 by every block (the tower's)
-	GemvXSwiGLU              // silu(x)·Aux (Aux the up half)
-	GemvXNormZC              // x·inv·(1 + Aux): zero-centred RMSNorm, x² summed in float32 (the backbone's)
-)
-
-// GemvFused is what a fused one-row GEMV does around the product.
-type GemvFused struct {
-	X          GemvX
-	Aux        *Block  // Cols floats: the norm's gain or SwiGLU's up half (unused for GemvXPlain)
-	Eps        float32 // the norm's
-	Accumulate bool    // y += W·f(x) (a residual add) instead of y = W·f(x)
-	// NormOut (GemvXNormZC only, may be nil): one block also writes the
-	// normed row here, zero-padded to NormPitch floats, for later kernels.
-	NormOut   *Block
-	NormPitch int
-}
-
-// gemvFusedVariants are the instances of gemv_bf16_fused_* (kernels/gemv.cu):
-// the ones ChooseGemv picks for BF16.
-var gemvFusedVariants = []GemvVariant{{128, 2, 2}, {32, 4, 2}}
-
-// GemvBF16Fused runs the one-row projection y = W·f(x), or y += W·f(x), as
-// f says. x and Aux must be 16-byte aligned (float4 loads). It saves the
-// launches of the norm, SwiGLU or add that would sit between two
-// projections.
-func (q *Queue) GemvBF16Fused(g Gemv, f GemvFused, y, W, x *Block) error {
-	if g.N != 1 || g.Ids != nil {
-		return fmt.Errorf("cuda: fused bf16 gemv: one matrix, one row (got %d, ids %v)", g.N, g.Ids != nil)
-	}
-	if !slices.Contains(gemvFusedVariants, g.Variant) {
-		return fmt.Errorf("cuda: fused bf16 gemv: no instance %s", g.Variant.Name())
-	}
-	if err := g.check("fused bf16", 2, W, x, y); err != nil {
-		return err
-	}
-	auxArg, noutArg := NullArg, NullArg
-	switch f.X {
-	case GemvXPlain:
-	case GemvXNorm, GemvXSwiGLU, GemvXNormZC:
-		if err := checkFits(f.Aux, 0, int64(g.Cols)*4, "fused gemv aux"); err != nil {
-			return err
-		}
-		if f.Aux.Ptr%16 != 0 {
-			return fmt.Errorf("cuda: fused bf16 gemv: aux not 16-byte aligned")
-		}
-		auxArg = PtrArg(f.Aux)
-	default:
-		return fmt.Errorf("cuda: fused bf16 gemv: mode %d", f.X)
-	}
-	if f.NormOut != nil {
-		if f.X != GemvXNormZC || f.NormPitch < g.Cols {
-			return fmt.Errorf("cuda: fused bf16 gemv: normed output needs GemvXNormZC and a pitch ≥ %d (got %d)", g.Cols, f.NormPitch)
-		}
-		if err := checkFits(f.NormOut, 0, int64(f.NormPitch)*4, "fused gemv normed output"); err != nil {
-			return err
-		}
-		noutArg = PtrArg(f.NormOut)
-	}
-	if x.Ptr%16 != 0 {
-		return fmt.Errorf("cuda: fused bf16 gemv: x not 16-byte aligned")
-	}
-	flags, acc := 0, 0
-	if q.d.gemvPrefetch {
-		flags |= gemvPrefetch
-	}
-	if f.Accumulate {
-		acc = 1
-	}
-	blocks, _ := g.Variant.Grid(g.Rows)
-	return q.Launch("gemv_bf16_fused_"+g.Variant.Name(), [3]int{blocks, 1, 1}, gemvThreads,
-		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), auxArg, noutArg, IntArg(f.NormPitch), IntArg(int(f.X)), F32Arg(f.Eps),
-		IntArg(acc), IntArg(g.Rows), IntArg(g.Cols), IntArg(flags))
 }
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).

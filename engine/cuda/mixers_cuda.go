@@ -51,32 +51,6 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
 }
 
-// outProjection is a mixer's output projection of n rows into out: stored,
-// or with add (one row only: a step) added to out, the residual, by the fused
-// GEMV (which saves the residual add's launch).
-func (q *Queue) outProjection(add bool, out Tensor, w, x Tensor, n, rows, cols int) error {
-	if !add {
-		return q.projection(out, rows, 0, w, x, n, rows, cols)
-	}
-	if n != 1 {
-		return fmt.Errorf("cuda: a mixer adds its output to the residual for one row only (got %d)", n)
-	}
-	wb, err := w.view(int64(rows)*int64(cols)*2, "out projection weights")
-	if err != nil {
-		return err
-	}
-	xb, err := x.view(int64(cols)*4, "out projection x")
-	if err != nil {
-		return err
-	}
-	yb, err := out.view(int64(rows)*4, "out projection y")
-	if err != nil {
-		return err
-	}
-	g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}
-	return q.GemvBF16Fused(g, GemvFused{Accumulate: true}, yb, wb, xb)
-}
-
 // contiguous reports whether the tensors lie one after another in one
 // block, each sizes[i] bytes.
 func contiguous(ts []Tensor, sizes []int64) bool {
@@ -163,7 +137,7 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
 			return err
 		}
-		return q.outProjection(l.addOut, out, w.Out, core, n, g.Hidden, vd)
+		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
 	}
 	if err := q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
 		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
@@ -171,7 +145,7 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 		F32Arg(g.Eps)); err != nil {
 		return err
 	}
-	return q.outProjection(l.addOut, out, w.Out, core, n, g.Hidden, vd)
+	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
@@ -269,7 +243,7 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		IntArg(splits)); err != nil {
 		return err
 	}
-	return q.outProjection(l.addOut, out, w.O, attn, n, g.Hidden, qw)
+	return q.projection(out, g.Hidden, 0, w.O, attn, n, g.Hidden, qw)
 }
 
 // attnThreads is the block of the attention kernels (ATT_THREADS).
@@ -283,7 +257,7 @@ const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
 	switch {
-	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0 || g.Kernel < GemmRegX || g.Kernel > GemmRingX:
+	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0:
 		return fmt.Errorf("cuda: %s gemm: bad shape %+v", kind, g)
 	case g.Cols%8 != 0:
 		return fmt.Errorf("cuda: %s gemm: %d columns is not a multiple of 8", kind, g.Cols)
@@ -360,7 +334,7 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		return err
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
-	return q.Launch("gemm_bf16"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_bf16", g.grid(), gemmThreads, args...)
 }
 
 // GemmFP8 runs the projection with E4M3 weights and their float32 block
@@ -376,7 +350,7 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
 		g.commonArgs()...)
-	return q.Launch("gemm_fp8"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
 }
 
 const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu

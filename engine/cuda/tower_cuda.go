@@ -24,10 +24,6 @@ import (
 type TowerOptions struct {
 	MaxRows      int // KV cache rows per layer: prompt rows + frames of the longest take (≤ 8192)
 	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
-	// SeparateStages runs a frame's norms, residual adds and SwiGLU as
-	// kernels of their own (the layout measured at e2c0c1e) instead of
-	// folded into the GEMVs around them (GemvBF16Fused).
-	SeparateStages bool
 }
 
 // Tower is the device tower of one model with its caches. Its methods that
@@ -306,7 +302,7 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, elementwiseThreads,
+	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
 		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
 		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
 		return err
@@ -357,14 +353,9 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 	sinT := cosT + Arg(uint64(t.opt.MaxRows*half)*4)
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	rows := [3]int{n, 1, 1}
-	if n == 1 && !t.opt.SeparateStages {
-		if ok, err := t.fusedLayer(q, lw, hIn, tableArg, entries, slot, kc, vc, cosT, sinT, scale); ok || err != nil {
-			return err
-		}
-	}
 	return firstErrFn(
 		func() error {
-			return q.Launch("tower_eh_input", rows, elementwiseThreads, PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
+			return q.Launch("tower_eh_input", rows, rowThreads(n), PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
 				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
@@ -384,73 +375,6 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 		func() error { return t.gateUp(q, lw, n) },
 		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error { return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n) },
-	)
-}
-
-// fusedLayer enqueues tower layer li for one row with the norms, residual
-// adds and SwiGLU folded into the GEMVs: eh_input, eh_proj → x, wqkv over
-// attention_norm(x), RoPE + append, attention, x += wo·attn, w1 and w3 over
-// ffn_norm(x), x += w2·(silu(gate)·up), h = out_norm(x). It reports false
-// (enqueuing nothing) when a norm gain is not 16-byte aligned, for the
-// separate kernels to run instead.
-func (t *Tower) fusedLayer(q *Queue, lw *TowerLayerTensors, hIn, tableArg Arg, entries, slot int, kc, vc, cosT, sinT Arg,
-	scale float32) (bool, error) {
-	g := &t.g
-	D, hd, nh, nkv, F := g.Dim, g.HeadDim, g.Heads, g.KVHeads, g.FFN
-	width := (nh + 2*nkv) * hd
-	an, err := lw.AttentionNorm.view(int64(D)*4, "attention_norm")
-	if err != nil {
-		return false, err
-	}
-	fn, err := lw.FFNNorm.view(int64(D)*4, "ffn_norm")
-	if err != nil {
-		return false, err
-	}
-	if an.Ptr%16 != 0 || fn.Ptr%16 != 0 {
-		return false, nil
-	}
-	gv := func(W Tensor, rows, cols int) Gemv {
-		return Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1)}
-	}
-	eps := g.Eps
-	norm := func(w *Block) GemvFused { return GemvFused{X: GemvXNorm, Aux: w, Eps: eps} }
-	// gate and up: one launch when W3 follows W1 (outputs side by side).
-	up := t.up
-	gateUp := func() error {
-		if lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
-			up = &Block{Kind: DeviceMem, Ptr: t.gate.Ptr + uintptr(F*4), Bytes: int64(F * 4)}
-			return q.GemvBF16Fused(gv(lw.W1, 2*F, D), norm(fn), t.gate, lw.W1.Block, t.x)
-		}
-		return firstErr(q.GemvBF16Fused(gv(lw.W1, F, D), norm(fn), t.gate, lw.W1.Block, t.x),
-			q.GemvBF16Fused(gv(lw.W3, F, D), norm(fn), t.up, lw.W3.Block, t.x))
-	}
-	rows := [3]int{1, 1, 1}
-	return true, firstErrFn(
-		func() error {
-			return q.Launch("tower_eh_input", rows, elementwiseThreads, PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
-				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(eps))
-		},
-		func() error { return t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x) },
-		func() error {
-			return q.GemvBF16Fused(gv(lw.WQKV, width, D), norm(an), t.qkv, lw.WQKV.Block, t.x)
-		},
-		func() error {
-			return q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
-				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(g.RotaryDim/2), IntArg(t.opt.MaxRows))
-		},
-		func() error {
-			return q.Launch("tower_attend", [3]int{nh, TowerAttnSplits, 1}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
-				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
-				IntArg(t.opt.MaxRows))
-		},
-		func() error {
-			return q.GemvBF16Fused(gv(lw.WO, D, nh*hd), GemvFused{Accumulate: true}, t.x, lw.WO.Block, t.attn)
-		},
-		gateUp,
-		func() error {
-			return q.GemvBF16Fused(gv(lw.W2, D, F), GemvFused{X: GemvXSwiGLU, Aux: up, Accumulate: true}, t.x, lw.W2.Block, t.gate)
-		},
-		func() error { return t.addNorm(q, t.h, NullArg, lw.OutNorm, 1) },
 	)
 }
 
@@ -476,7 +400,7 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
 func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
-	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, elementwiseThreads,
+	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, rowThreads(n),
 		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
 }
 

@@ -161,23 +161,11 @@ func TestTowerFrames(t *testing.T) {
 		name string
 		cfg  *drama3.Config
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
-		// Frames with the norms, adds and SwiGLU folded into the GEMVs (the
-		// default), as separate kernels, and folded with the GEMVs'
-		// weights prefetched before the PDL wait.
-		for _, v := range []struct {
-			name               string
-			separate, prefetch bool
-		}{{"fused", false, false}, {"separate", true, false}, {"fused-prefetch", false, true}} {
-			t.Run(c.name+"/"+v.name, func(t *testing.T) {
-				dev.SetGemvPrefetch(v.prefetch)
-				defer dev.SetGemvPrefetch(false)
-				testTowerFrames(t, c.cfg, v.separate)
-			})
-		}
+		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg) })
 	}
 }
 
-func testTowerFrames(t *testing.T, cfg *drama3.Config, separate bool) {
+func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 	const (
 		promptRows = 13 // text rows; prefilled in chunks of 5 (a ragged last)
 		forced     = 60
@@ -192,7 +180,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, separate bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: promptRows + forced + drawn + 2, PrefillChunk: 5, SeparateStages: separate})
+	tw, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: promptRows + forced + drawn + 2, PrefillChunk: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
