@@ -31,9 +31,10 @@ import (
 var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 
 // openModel opens a checkpoint directory for the app service on the
-// backend --backend names.
-var openModel app.Opener = func(dir string) (engine.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag})
+// backend --backend names, with the settings' memory cap (the GPU worker's
+// pool cap).
+func openModel(dir string, svc *app.Service) (engine.Engine, error) {
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: svc.Settings().MemoryCapBytes})
 }
 
 //go:embed build/appicon.png
@@ -94,13 +95,14 @@ func run() error {
 	}
 	hub := app.NewHub()
 	dialogs := &wailsDialogs{}
+	var svc *app.Service // the opener reads the settings at load time
 	svc, err := app.New(app.Config{
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
-		Open:         openModel,
+		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,

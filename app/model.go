@@ -1,7 +1,9 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,9 +14,11 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine"
+	"proscenium/engine/cuda"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/hfcache"
+	"proscenium/engine/tokenizer"
 )
 
 // This file is the model panel's side of the service: finding checkpoints
@@ -84,20 +88,26 @@ func snapshotLabel(s hfcache.Snapshot) string {
 // ModelSummary is inspect's summary of a checkpoint directory, read
 // without loading the weights.
 type ModelSummary struct {
-	Dir          string   `json:"dir"`
-	Demo         bool     `json:"demo"` // the random demo codec: speaks no words
-	Layers       int      `json:"layers"`
-	Hidden       int      `json:"hidden"`
-	Experts      int      `json:"experts"`
-	Codebooks    int      `json:"codebooks"`
-	Parameters   int64    `json:"parameters"`
-	StoredBytes  int64    `json:"stored_bytes"`  // weights as stored
-	FileBytes    int64    `json:"file_bytes"`    // every file of the directory (what a load reads)
-	MemoryNeeded int64    `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
-	MemoryBasis  string   `json:"memory_basis"`
-	Context      int      `json:"context"`
-	Problems     []string `json:"problems"` // unplaced/missing tensors, missing files
-	Error        string   `json:"error"`    // why it cannot be loaded, if it cannot
+	Dir          string `json:"dir"`
+	Demo         bool   `json:"demo"` // the random demo codec: speaks no words
+	Layers       int    `json:"layers"`
+	Hidden       int    `json:"hidden"`
+	Experts      int    `json:"experts"`
+	Codebooks    int    `json:"codebooks"`
+	Parameters   int64  `json:"parameters"`
+	StoredBytes  int64  `json:"stored_bytes"`  // weights as stored
+	FileBytes    int64  `json:"file_bytes"`    // every file of the directory (what a load reads)
+	MemoryNeeded int64  `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
+	MemoryBasis  string `json:"memory_basis"`
+	Context      int    `json:"context"`
+	// GPUBytes is the device memory the GPU backend admits for this model
+	// (weights, states, scratch: engine/cuda.ModelBytes, the default
+	// context) before loading it; 0 when it cannot be computed. GPUNote
+	// says it with the settings' memory cap.
+	GPUBytes int64    `json:"gpu_bytes"`
+	GPUNote  string   `json:"gpu_note"`
+	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
+	Error    string   `json:"error"`    // why it cannot be loaded, if it cannot
 }
 
 // InspectModel summarises a checkpoint directory: geometry, parameters and
@@ -112,7 +122,18 @@ func (s *Service) InspectModel(dir string) (ModelSummary, error) {
 	} else if !fi.IsDir() {
 		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", ErrInvalid, dir)
 	}
-	return inspectModel(dir), nil
+	sum := inspectModel(dir)
+	if sum.GPUBytes > 0 {
+		sum.GPUNote = "GPU layout: " + byteSize(sum.GPUBytes) + " of device memory (and the codec)"
+		if limit := s.Settings().MemoryCapBytes; limit > 0 {
+			if sum.GPUBytes > limit {
+				sum.GPUNote += ", more than the memory cap of " + byteSize(limit) + ": a GPU load is refused"
+			} else {
+				sum.GPUNote += ", within the memory cap of " + byteSize(limit)
+			}
+		}
+	}
+	return sum, nil
 }
 
 func inspectModel(dir string) ModelSummary {
@@ -134,6 +155,8 @@ func inspectModel(dir string) ModelSummary {
 	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
+	} else if n, err := cuda.ModelBytes(dir, 0); err == nil {
+		sum.GPUBytes = n
 	}
 	return sum
 }
@@ -293,23 +316,62 @@ type TokenCount struct {
 	Model  string `json:"model"` // the directory whose tokenizer counted
 }
 
+// tokenizers caches the tokenizer of the last directory counted with.
+var tokenizers struct {
+	mu  sync.Mutex
+	dir string
+	tok *tokenizer.Tokenizer
+}
+
 // CountTokens counts text in the loaded model's tokenizer (tokenizer.json;
 // <|speaker:N|> and other added tokens count as one).
 func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
-	eng, err := LoadedEngine(s)
+	// The engine counts with the tokenizer it prompts with; an engine that
+	// cannot (a worker's) leaves it to the model directory's tokenizer.json.
+	if eng, err := LoadedEngine(s); err == nil {
+		if counter, ok := eng.(engine.TokenCounter); ok {
+			n, err := counter.CountTokens(text)
+			if err != nil {
+				return TokenCount{}, err
+			}
+			return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
+		}
+	}
+	tok, dir, err := s.modelTokenizer()
+	if errors.Is(err, ErrNoModel) {
+		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
+	}
 	if err != nil {
-		return TokenCount{}, fmt.Errorf("%w: the token count needs the model's tokenizer", ErrNoModel)
+		return TokenCount{}, fmt.Errorf("this engine cannot count tokens, and the model's tokenizer does not load: %w", err)
 	}
-	counter, ok := eng.(engine.TokenCounter)
-	if !ok {
-		return TokenCount{}, fmt.Errorf("this engine cannot count tokens")
-	}
-	n, err := counter.CountTokens(text)
+	ids, err := tok.Encode(text)
 	if err != nil {
 		return TokenCount{}, err
 	}
-	return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
+	return TokenCount{Tokens: len(ids), Model: dir}, nil
+}
+
+// modelTokenizer returns the loaded model's tokenizer (read once per
+// directory) and the directory; ErrNoModel without a loaded model.
+func (s *Service) modelTokenizer() (*tokenizer.Tokenizer, string, error) {
+	st := s.ModelStatus()
+	if st.State != ModelLoaded {
+		return nil, "", ErrNoModel
+	}
+	tokenizers.mu.Lock()
+	defer tokenizers.mu.Unlock()
+	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
+		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("%s has no tokenizer.json", st.Dir)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		tokenizers.dir, tokenizers.tok = st.Dir, tok
+	}
+	return tokenizers.tok, st.Dir, nil
 }

@@ -154,7 +154,9 @@ type Memory struct {
 	Device string `json:"device"`
 	Used   int64  `json:"used"`
 	Peak   int64  `json:"peak"`
-	Cap    int64  `json:"cap"` // 0: no cap
+	Cap    int64  `json:"cap"`              // 0: no cap
+	Total  int64  `json:"total,omitempty"`  // the device's whole memory; 0: not reported
+	Pinned int64  `json:"pinned,omitempty"` // page-locked host memory a GPU backend holds
 }
 
 // Stats is what the engine reports between and during takes.

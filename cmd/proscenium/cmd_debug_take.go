@@ -47,6 +47,13 @@ func runDebugTake(args []string, log io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	if *tf.backend == open.CUDA {
+		// The CUDA backend runs in the worker: its debug-take tool runs the
+		// take there beside the CPU reference (teacher-forced logits,
+		// free-running codes per seed) and writes the comparison.
+		fwd := []string{"-model", *tf.model, "-text", req.Text, "-out", filepath.Join(*out, "compare.json")}
+		return runWorkerTool("", "debug-take", fwd)
+	}
 	stacks := map[string][]float32{}
 	widths := map[string]int{}
 	var probeErr error

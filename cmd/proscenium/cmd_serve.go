@@ -34,6 +34,7 @@ func runServe(args []string) error {
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: $"+portEnv+", else the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
 	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
@@ -44,9 +45,6 @@ func runServe(args []string) error {
 	}
 	if err := open.CheckBackend(*backend); err != nil {
 		return fmt.Errorf("%w: --backend: %v", errUsage, err)
-	}
-	openModel := func(dir string) (engine.Engine, error) {
-		return open.Open(context.Background(), dir, open.Options{Backend: *backend})
 	}
 	portGiven := false
 	fs.Visit(func(f *flag.Flag) { portGiven = portGiven || f.Name == "port" })
@@ -84,12 +82,15 @@ func runServe(args []string) error {
 	hub := app.NewHub()
 	// Browser mode: takes and the demo model live under the XDG data
 	// directory as in the window; the browser plays the audio (no Audio).
-	cfg := app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
-		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()}
+	var svc *app.Service // the opener reads the settings at load time
+	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
+		Open: func(dir string) (engine.Engine, error) {
+			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
+		}}
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
 	}
-	svc, err := app.New(cfg)
+	svc, err = app.New(cfg)
 	if err != nil {
 		return err
 	}

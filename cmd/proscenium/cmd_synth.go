@@ -17,6 +17,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
 	"proscenium/engine/open"
 )
@@ -165,7 +166,7 @@ func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int))
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return pcm, nil, err // the audio made before the error, in order
 	}
 	if chunkErr != nil {
 		return nil, nil, chunkErr
@@ -214,6 +215,7 @@ func synth(args []string, std streams) error {
 	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (\"-\": stdout; required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
@@ -250,7 +252,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = app.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend})
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()
@@ -264,6 +266,11 @@ func synth(args []string, std streams) error {
 	})
 	prog.end()
 	if err != nil {
+		// A take that failed midway (the GPU worker killed, a device
+		// error) keeps the audio it made.
+		if len(pcm) > 0 && !toStdout && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		}
 		return err
 	}
 	if toStdout {
@@ -293,6 +300,12 @@ func synth(args []string, std streams) error {
 		demo := ""
 		if info.Demo {
 			demo = " (demo model: random weights, speaks no words)"
+		}
+		if pid := gpuworker.PID(eng); pid != 0 {
+			demo += fmt.Sprintf(" (engine worker pid %d)", pid)
+		}
+		if info.BackendReason != "" {
+			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
 		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)

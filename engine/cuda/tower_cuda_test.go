@@ -350,7 +350,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 func TestTowerRefusesBadSetup(t *testing.T) {
 	r := newRand(t)
 	f := newTowerFixture(t, r, drama3.TinyConfig())
-	if _, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: towerMaxRows + 1}); err == nil {
+	if _, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: TowerMaxRows + 1}); err == nil {
 		t.Error("a KV cache past the attention kernel's rows accepted")
 	}
 	bad := f.dev

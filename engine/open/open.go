@@ -52,6 +52,9 @@ type Options struct {
 	// Progress, when set, is called as the weights load: bytes read of the
 	// stored weights' total.
 	Progress func(done, total int64)
+	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
+	// worker's pool cap, against which it admits a model.
+	MemoryCap int64
 }
 
 // Remote opens an engine in the worker process: remote.go sets it. nil: this

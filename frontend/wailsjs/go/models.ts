@@ -137,6 +137,8 @@ export namespace app {
 	    memory_needed: number;
 	    memory_basis: string;
 	    context: number;
+	    gpu_bytes: number;
+	    gpu_note: string;
 	    problems: string[];
 	    error: string;
 	
@@ -158,6 +160,8 @@ export namespace app {
 	        this.memory_needed = source["memory_needed"];
 	        this.memory_basis = source["memory_basis"];
 	        this.context = source["context"];
+	        this.gpu_bytes = source["gpu_bytes"];
+	        this.gpu_note = source["gpu_note"];
 	        this.problems = source["problems"];
 	        this.error = source["error"];
 	    }
@@ -424,6 +428,7 @@ export namespace app {
 	    server_port: number;
 	    takes_limit_bytes: number;
 	    voices: voice.Voice[];
+	    isolate_engine: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -443,6 +448,7 @@ export namespace app {
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
+	        this.isolate_engine = source["isolate_engine"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -757,6 +763,8 @@ export namespace engine {
 	    used: number;
 	    peak: number;
 	    cap: number;
+	    total?: number;
+	    pinned?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -768,6 +776,8 @@ export namespace engine {
 	        this.used = source["used"];
 	        this.peak = source["peak"];
 	        this.cap = source["cap"];
+	        this.total = source["total"];
+	        this.pinned = source["pinned"];
 	    }
 	}
 	export class Sampling {
