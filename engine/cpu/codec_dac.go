@@ -85,30 +85,7 @@ func (u *codecResidualUnit) run(in codecSignal, outStart int, ws *CodecScratch) 
 
 func (c *Codec) loadDecoder(l *codecLoader, g *CodecGeometry) []codecStage {
 	in := c.stages[len(c.stages)-1].channels()
-	snake := func(name string, ch int) *codecSnake {
-		a := l.f32(name+".alpha", 1, ch, 1)
-		if a == nil {
-			return nil
-		}
-		return newCodecSnake(a)
-	}
-	conv := func(name string, out, in, k, dil int) *codecConv {
-		w := l.weightNormed(name+".conv", out, in, k)
-		b := l.f32(name+".conv.bias", out)
-		if w == nil || b == nil {
-			return nil
-		}
-		return newCodecConv(w, b, out, in, k, dil)
-	}
-	vShape := func(name string) []int {
-		for _, suffix := range []string{".conv.parametrizations.weight.original1", ".conv.weight_v"} {
-			if l.has(name + suffix) {
-				return l.shape(name + suffix)
-			}
-		}
-		l.fail("codec: missing tensor %s.conv.parametrizations.weight.original1", name)
-		return nil
-	}
+	snake, conv, vShape := l.snake, l.wnConv, l.wnShape
 
 	var stages []codecStage
 	sh := vShape("decoder.model.0")
@@ -148,13 +125,8 @@ func (c *Codec) loadDecoder(l *codecLoader, g *CodecGeometry) []codecStage {
 				l.fail("codec: %s.1 weight has shape %v, want [%d, %d, kernel]", rp, ksh, out, out)
 				return nil
 			}
-			u := &codecResidualUnit{
-				snake1: snake(rp+".0", out),
-				conv7:  conv(rp+".1", out, out, ksh[2], dil),
-				snake2: snake(rp+".2", out),
-				conv1:  conv(rp+".3", out, out, 1, 1),
-			}
-			if u.snake1 == nil || u.conv7 == nil || u.snake2 == nil || u.conv1 == nil {
+			u := l.residualUnit(rp, out, ksh[2], dil)
+			if u == nil {
 				return nil
 			}
 			stages = append(stages, u)
@@ -177,4 +149,55 @@ func (c *Codec) loadDecoder(l *codecLoader, g *CodecGeometry) []codecStage {
 		return nil
 	}
 	return append(stages, codecSnakeStage{sn}, &codecConvStage{conv: last, tanh: true})
+}
+
+// residualUnit reads the residual unit at prefix rp (its .block.N modules):
+// ch channels, a dilated conv of the given kernel and dilation.
+func (l *codecLoader) residualUnit(rp string, ch, kernel, dil int) *codecResidualUnit {
+	u := &codecResidualUnit{
+		snake1: l.snake(rp+".0", ch),
+		conv7:  l.wnConv(rp+".1", ch, ch, kernel, dil),
+		snake2: l.snake(rp+".2", ch),
+		conv1:  l.wnConv(rp+".3", ch, ch, 1, 1),
+	}
+	if u.snake1 == nil || u.conv7 == nil || u.snake2 == nil || u.conv1 == nil {
+		return nil
+	}
+	return u
+}
+
+// snake reads a Snake1d's alpha [1, ch, 1].
+func (l *codecLoader) snake(name string, ch int) *codecSnake {
+	a := l.f32(name+".alpha", 1, ch, 1)
+	if a == nil {
+		return nil
+	}
+	return newCodecSnake(a)
+}
+
+// wnConv reads the weight-normed causal conv at name (a CausalConvNet: its
+// .conv holds the weight and bias), out × in × k at dilation dil.
+func (l *codecLoader) wnConv(name string, out, in, k, dil int) *codecConv {
+	w := l.weightNormed(name+".conv", out, in, k)
+	b := l.f32(name+".conv.bias", out)
+	if w == nil || b == nil {
+		return nil
+	}
+	return newCodecConv(w, b, out, in, k, dil)
+}
+
+// wnShape is the shape of the weight-norm direction of the conv at name
+// (a CausalConvNet, whose .conv holds the weight), in either spelling.
+func (l *codecLoader) wnShape(name string) []int { return l.wnShapeAt(name + ".conv") }
+
+// wnShapeAt is the shape of the weight-norm direction of the module at name
+// in either spelling (nil and an error if it is missing).
+func (l *codecLoader) wnShapeAt(name string) []int {
+	for _, suffix := range []string{".parametrizations.weight.original1", ".weight_v"} {
+		if l.has(name + suffix) {
+			return l.shape(name + suffix)
+		}
+	}
+	l.fail("codec: missing tensor %s%s.parametrizations.weight.original1", l.prefix, name)
+	return nil
 }

@@ -158,3 +158,22 @@ func (l *codecLoader) unused() []string {
 	}
 	return out
 }
+
+// unusedUnder lists the tensors under the given prefixes (after the state
+// dict's own prefix) that the loader did not consume.
+func (l *codecLoader) unusedUnder(prefixes ...string) []string {
+	var out []string
+	for _, full := range l.ts.Names() {
+		n, ok := strings.CutPrefix(full, l.prefix)
+		if l.used[full] || !ok {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(n, p) {
+				out = append(out, full)
+				break
+			}
+		}
+	}
+	return out
+}

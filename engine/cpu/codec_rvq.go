@@ -13,6 +13,9 @@ type codecQuantizer struct {
 	size     int
 	codebook []float32 // [size][dim]
 	proj     *codecConv
+	// Encode only (codec_quantize.go): in_proj and the L2-normalised rows.
+	inProj *codecConv
+	unit   []float32
 }
 
 func (q *codecQuantizer) load(l *codecLoader, prefix string, latent, dim int) {

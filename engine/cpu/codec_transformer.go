@@ -66,35 +66,61 @@ func (s codecLinearStage) run(in codecSignal, outStart int, ws *CodecScratch) co
 }
 
 func (c *Codec) loadPostModule(l *codecLoader, g *CodecGeometry) []codecStage {
-	const p = "quantizer.post_module"
-	var stages []codecStage
-	dim := g.Latent
-	if l.has(p + ".input_proj.weight") {
-		sh := l.shape(p + ".input_proj.weight")
-		if len(sh) != 2 || sh[1] != g.Latent {
-			l.fail("codec: tensor %s.input_proj.weight has shape %v, want [dim %d]", p, sh, g.Latent)
-			return nil
+	t := loadCodecTransformer(l, "quantizer.post_module", g.Latent, g.Window, g.RopeBase)
+	if t.layers == 0 {
+		if l.err == nil {
+			l.fail("codec: missing tensor quantizer.post_module.layers.0.attention.wqkv.weight")
 		}
-		dim = sh[0]
-		w := l.f32(p+".input_proj.weight", dim, g.Latent)
-		b := l.f32(p+".input_proj.bias", dim)
-		stages = append(stages, codecLinearStage{&codecConv{in: g.Latent, out: dim, kernel: 1, dilation: 1, w: w, bias: b}})
-	}
-	if dim%codecHeadDim != 0 {
-		l.fail("codec: post-module width %d is not a multiple of the head width %d", dim, codecHeadDim)
 		return nil
 	}
+	g.PostDim, g.PostHeads, g.PostLayers, g.PostFFN = t.dim, t.dim/codecHeadDim, t.layers, t.ffn
+	return t.stages
+}
+
+// codecTransformer is a loaded modded_dac.WindowLimitedTransformer: its
+// stages (optional input_proj, the layers, the final norm, optional
+// output_proj) and shape. The post-module, the pre-module and the encoder
+// blocks' transformers are all of this kind.
+type codecTransformer struct {
+	stages           []codecStage
+	dim, layers, ffn int
+}
+
+// loadCodecTransformer reads the transformer under prefix p that maps
+// inDim-wide rows to inDim-wide rows, attending window rows back. A
+// transformer without layers (absent) yields no stages and no error.
+func loadCodecTransformer(l *codecLoader, p string, inDim, window int, ropeBase float64) codecTransformer {
+	var t codecTransformer
+	if !l.has(p + ".layers.0.attention.wqkv.weight") {
+		return t
+	}
+	dim := inDim
+	if l.has(p + ".input_proj.weight") {
+		sh := l.shape(p + ".input_proj.weight")
+		if len(sh) != 2 || sh[1] != inDim {
+			l.fail("codec: tensor %s.input_proj.weight has shape %v, want [dim %d]", p, sh, inDim)
+			return t
+		}
+		dim = sh[0]
+		w := l.f32(p+".input_proj.weight", dim, inDim)
+		b := l.f32(p+".input_proj.bias", dim)
+		t.stages = append(t.stages, codecLinearStage{&codecConv{in: inDim, out: dim, kernel: 1, dilation: 1, w: w, bias: b}})
+	}
+	if dim%codecHeadDim != 0 {
+		l.fail("codec: %s width %d is not a multiple of the head width %d", p, dim, codecHeadDim)
+		return t
+	}
 	heads := dim / codecHeadDim
-	freq := codecRopeFreqs(g.RopeBase)
+	freq := codecRopeFreqs(ropeBase)
 	for i := 0; l.has(fmt.Sprintf("%s.layers.%d.attention.wqkv.weight", p, i)); i++ {
 		lp := fmt.Sprintf("%s.layers.%d", p, i)
 		sh := l.shape(lp + ".feed_forward.w1.weight")
 		if len(sh) != 2 || sh[1] != dim {
 			l.fail("codec: tensor %s.feed_forward.w1.weight has shape %v, want [ffn %d]", lp, sh, dim)
-			return nil
+			return t
 		}
 		ffn := sh[0]
-		b := &codecBlock{dim: dim, heads: heads, window: g.Window, ropeFreq: freq,
+		b := &codecBlock{dim: dim, heads: heads, window: window, ropeFreq: freq,
 			attnNorm:  l.f32(lp+".attention_norm.weight", dim),
 			ffnNorm:   l.f32(lp+".ffn_norm.weight", dim),
 			wqkv:      codecLinear(l.f32(lp+".attention.wqkv.weight", 3*dim, dim), 3*dim, dim),
@@ -105,23 +131,19 @@ func (c *Codec) loadPostModule(l *codecLoader, g *CodecGeometry) []codecStage {
 			gammaAttn: l.f32(lp+".attention_layer_scale.gamma", dim),
 			gammaFF:   l.f32(lp+".ffn_layer_scale.gamma", dim),
 		}
-		stages = append(stages, b)
-		g.PostLayers, g.PostFFN = i+1, ffn
+		t.stages = append(t.stages, b)
+		t.layers, t.ffn = i+1, ffn
 	}
-	if g.PostLayers == 0 {
-		l.fail("codec: missing tensor %s.layers.0.attention.wqkv.weight", p)
-		return nil
-	}
-	stages = append(stages, &codecRMSNormStage{w: l.f32(p+".norm.weight", dim)})
+	t.stages = append(t.stages, &codecRMSNormStage{w: l.f32(p+".norm.weight", dim)})
 	if l.has(p + ".output_proj.weight") {
-		w := l.f32(p+".output_proj.weight", g.Latent, dim)
-		b := l.f32(p+".output_proj.bias", g.Latent)
-		stages = append(stages, codecLinearStage{&codecConv{in: dim, out: g.Latent, kernel: 1, dilation: 1, w: w, bias: b}})
-	} else if dim != g.Latent {
+		w := l.f32(p+".output_proj.weight", inDim, dim)
+		b := l.f32(p+".output_proj.bias", inDim)
+		t.stages = append(t.stages, codecLinearStage{&codecConv{in: dim, out: inDim, kernel: 1, dilation: 1, w: w, bias: b}})
+	} else if dim != inDim {
 		l.fail("codec: missing tensor %s.output_proj.weight", p)
 	}
-	g.PostDim, g.PostHeads = dim, heads
-	return stages
+	t.dim = dim
+	return t
 }
 
 // codecRopeFreqs forms θ_i = 1 / base^(2i/64) in float32 as

@@ -90,22 +90,9 @@ func (c *Codec) loadUpsample(l *codecLoader, g *CodecGeometry) []codecStage {
 		}
 		stages = append(stages, &codecTransConvStage{conv: newCodecTransConv(w, bias, ch, out, k, k), stride: k, out: out, stage: "upsample"})
 		ch = out
-		dwSh := l.shape(p + ".1.dwconv.conv.weight")
-		if len(dwSh) != 3 || dwSh[0] != ch || dwSh[1] != 1 {
-			l.fail("codec: tensor %s.1.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, ch)
+		b := l.convNeXt(p+".1", ch)
+		if l.err != nil {
 			return nil
-		}
-		hid := ch * 4
-		if s := l.shape(p + ".1.pwconv1.weight"); len(s) == 2 {
-			hid = s[0]
-		}
-		b := &codecConvNeXt{ch: ch,
-			dw:    codecDepthwise{ch: ch, kernel: dwSh[2], w: l.f32(p+".1.dwconv.conv.weight", dwSh...), bias: l.f32(p+".1.dwconv.conv.bias", ch)},
-			normW: l.f32(p+".1.norm.weight", ch),
-			normB: l.f32(p+".1.norm.bias", ch),
-			pw1:   &codecConv{in: ch, out: hid, kernel: 1, dilation: 1, w: l.f32(p+".1.pwconv1.weight", hid, ch), bias: l.f32(p+".1.pwconv1.bias", hid)},
-			pw2:   &codecConv{in: hid, out: ch, kernel: 1, dilation: 1, w: l.f32(p+".1.pwconv2.weight", ch, hid), bias: l.f32(p+".1.pwconv2.bias", ch)},
-			gamma: l.f32(p+".1.gamma", ch),
 		}
 		stages = append(stages, b)
 		g.UpsampleStrides = append(g.UpsampleStrides, k)
@@ -114,4 +101,25 @@ func (c *Codec) loadUpsample(l *codecLoader, g *CodecGeometry) []codecStage {
 		l.fail("codec: missing tensor quantizer.upsample.0.0.conv.weight")
 	}
 	return stages
+}
+
+// convNeXt reads the ConvNeXt block at prefix p with ch channels.
+func (l *codecLoader) convNeXt(p string, ch int) *codecConvNeXt {
+	dwSh := l.shape(p + ".dwconv.conv.weight")
+	if len(dwSh) != 3 || dwSh[0] != ch || dwSh[1] != 1 {
+		l.fail("codec: tensor %s.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, ch)
+		return nil
+	}
+	hid := ch * 4
+	if s := l.shape(p + ".pwconv1.weight"); len(s) == 2 {
+		hid = s[0]
+	}
+	return &codecConvNeXt{ch: ch,
+		dw:    codecDepthwise{ch: ch, kernel: dwSh[2], w: l.f32(p+".dwconv.conv.weight", dwSh...), bias: l.f32(p+".dwconv.conv.bias", ch)},
+		normW: l.f32(p+".norm.weight", ch),
+		normB: l.f32(p+".norm.bias", ch),
+		pw1:   &codecConv{in: ch, out: hid, kernel: 1, dilation: 1, w: l.f32(p+".pwconv1.weight", hid, ch), bias: l.f32(p+".pwconv1.bias", hid)},
+		pw2:   &codecConv{in: hid, out: ch, kernel: 1, dilation: 1, w: l.f32(p+".pwconv2.weight", ch, hid), bias: l.f32(p+".pwconv2.bias", ch)},
+		gamma: l.f32(p+".gamma", ch),
+	}
 }
