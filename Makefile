@@ -40,6 +40,8 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
 FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
+FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
+FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
 	vet gotest fuzz vitest e2e cuda-check screenshot clean

@@ -8,6 +8,7 @@
 #   Chromium                        the browser test (driven by playwright-core)
 #   nvidia-cuda-toolkit/-dev        CUDA 11.8 headers and nvcc (contrib/non-free)
 #   sox                             audio checks in tests
+#   libmpg123, libopusfile          reading MP3 and Ogg Opus reference voices (engine/audio/decode)
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,7 @@ packages=(
 	xvfb xauth imagemagick chromium
 	nvidia-cuda-toolkit nvidia-cuda-dev
 	sox
+	libmpg123-dev libopusfile-dev
 )
 
 missing=()
