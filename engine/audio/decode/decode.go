@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // PCM is decoded audio: interleaved samples, nominally in [−1, 1].
@@ -41,9 +42,9 @@ func (p *PCM) Mono() []float32 {
 	return out
 }
 
-// ErrTooLong is returned (wrapped) when a file decodes to more frames than the
-// caller's limit: decoding stops there, so a small file that expands to hours
-// of audio costs nothing.
+// ErrTooLong is returned (wrapped) when a file decodes to more than the
+// caller's limit in seconds: decoding stops there, so a small file that
+// expands to hours of audio costs nothing.
 var ErrTooLong = errors.New("audio is too long")
 
 // Format names a container the package reads.
@@ -84,9 +85,9 @@ func Sniff(b []byte) (Format, error) {
 }
 
 // Decode sniffs the format and decodes the file, stopping with ErrTooLong
-// past maxFrames frames (0: no limit). A decoder library that panics on a
+// past maxSeconds of audio (0: no limit). A decoder library that panics on a
 // malformed file yields an error instead.
-func Decode(b []byte, maxFrames int) (pcm *PCM, f Format, err error) {
+func Decode(b []byte, maxSeconds float64) (pcm *PCM, f Format, err error) {
 	f, err = Sniff(b)
 	if err != nil {
 		return nil, "", err
@@ -98,13 +99,13 @@ func Decode(b []byte, maxFrames int) (pcm *PCM, f Format, err error) {
 	}()
 	switch f {
 	case WAV:
-		pcm, err = decodeWAV(b, maxFrames)
+		pcm, err = decodeWAV(b, maxSeconds)
 	case FLAC:
-		pcm, err = decodeFLAC(b, maxFrames)
+		pcm, err = decodeFLAC(b, maxSeconds)
 	case MP3:
-		pcm, err = decodeMP3(b, maxFrames)
+		pcm, err = decodeMP3(b, maxSeconds)
 	case Opus:
-		pcm, err = decodeOpus(b, maxFrames)
+		pcm, err = decodeOpus(b, maxSeconds)
 	}
 	if err != nil {
 		return nil, f, fmt.Errorf("%s: %w", f, err)
@@ -115,7 +116,16 @@ func Decode(b []byte, maxFrames int) (pcm *PCM, f Format, err error) {
 	return pcm, f, nil
 }
 
-// tooLong is the error for a stream past maxFrames at rate.
-func tooLong(maxFrames, rate int) error {
-	return fmt.Errorf("%w: more than %.1f s", ErrTooLong, float64(maxFrames)/float64(rate))
+// frameLimit is the most frames a decode at rate may yield within
+// maxSeconds (0: no limit).
+func frameLimit(maxSeconds float64, rate int) int {
+	if maxSeconds <= 0 || rate < 1 {
+		return 0
+	}
+	return int(math.Ceil(maxSeconds * float64(rate)))
+}
+
+// tooLong is the error for a stream past maxSeconds.
+func tooLong(maxSeconds float64) error {
+	return fmt.Errorf("%w: more than %g s", ErrTooLong, maxSeconds)
 }

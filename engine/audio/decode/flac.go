@@ -11,7 +11,7 @@ import (
 
 // decodeFLAC reads a FLAC stream with mewkiz/flac, scaling b-bit samples by
 // 2^−(b−1).
-func decodeFLAC(b []byte, maxFrames int) (*PCM, error) {
+func decodeFLAC(b []byte, maxSeconds float64) (*PCM, error) {
 	st, err := flac.New(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
@@ -39,8 +39,8 @@ func decodeFLAC(b []byte, maxFrames int) (*PCM, error) {
 				return nil, fmt.Errorf("subframe of %d samples in a block of %d", len(sf.Samples), n)
 			}
 		}
-		if maxFrames > 0 && p.Frames()+n > maxFrames {
-			return nil, tooLong(maxFrames, p.Rate)
+		if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && p.Frames()+n > maxFrames {
+			return nil, tooLong(maxSeconds)
 		}
 		for i := 0; i < n; i++ {
 			for _, sf := range fr.Subframes {

@@ -29,7 +29,7 @@ var mpg123Init = sync.OnceValue(func() C.int { return C.mpg123_init() })
 // as float32, fed from memory. libmpg123 honours the LAME/Xing gapless
 // information, removing the encoder's delay and padding. (go-mp3, pure Go,
 // hung on mutated files under fuzzing.)
-func decodeMP3(b []byte, maxFrames int) (*PCM, error) {
+func decodeMP3(b []byte, maxSeconds float64) (*PCM, error) {
 	if rc := mpg123Init(); rc != C.MPG123_OK {
 		return nil, fmt.Errorf("mpg123_init: %s", C.GoString(C.mpg123_plain_strerror(rc)))
 	}
@@ -78,8 +78,8 @@ func decodeMP3(b []byte, maxFrames int) (*PCM, error) {
 				return nil, fmt.Errorf("samples before a format")
 			}
 			p.Samples = append(p.Samples, buf[:n]...)
-			if maxFrames > 0 && p.Frames() > maxFrames {
-				return nil, tooLong(maxFrames, p.Rate)
+			if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && p.Frames() > maxFrames {
+				return nil, tooLong(maxSeconds)
 			}
 		}
 		switch rc {

@@ -16,7 +16,7 @@ const opusRate = 48000
 
 // decodeOpus reads an Ogg Opus file with libopusfile, downmixed to stereo
 // by op_read_float_stereo (a mono stream's channel twice) at 48 kHz.
-func decodeOpus(b []byte, maxFrames int) (*PCM, error) {
+func decodeOpus(b []byte, maxSeconds float64) (*PCM, error) {
 	// libopusfile keeps reading the buffer while the file is open: hand it a
 	// C copy so the Go heap is not pinned across calls.
 	cb := C.CBytes(b)
@@ -41,8 +41,8 @@ func decodeOpus(b []byte, maxFrames int) (*PCM, error) {
 			break
 		}
 		p.Samples = append(p.Samples, buf[:2*int(n)]...)
-		if maxFrames > 0 && p.Frames() > maxFrames {
-			return nil, tooLong(maxFrames, p.Rate)
+		if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && p.Frames() > maxFrames {
+			return nil, tooLong(maxSeconds)
 		}
 	}
 	return p, nil

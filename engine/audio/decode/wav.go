@@ -18,7 +18,7 @@ const (
 // WAVE_FORMAT_EXTENSIBLE. Unknown chunks are skipped. A data chunk whose
 // size runs past the end of the file (streaming writers leave 0xFFFFFFFF
 // there) is read up to the last whole frame.
-func decodeWAV(b []byte, maxFrames int) (*PCM, error) {
+func decodeWAV(b []byte, maxSeconds float64) (*PCM, error) {
 	var (
 		p            PCM
 		tag, bits    int
@@ -90,8 +90,8 @@ func decodeWAV(b []byte, maxFrames int) (*PCM, error) {
 		return nil, fmt.Errorf("inconsistent fmt chunk (channels %d, rate %d, block align %d, %d bits)", p.Channels, p.Rate, align, bits)
 	}
 	frames := len(data) / align
-	if maxFrames > 0 && frames > maxFrames {
-		return nil, tooLong(maxFrames, p.Rate)
+	if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && frames > maxFrames {
+		return nil, tooLong(maxSeconds)
 	}
 	p.Samples = make([]float32, frames*p.Channels)
 	for i := range p.Samples {
