@@ -71,7 +71,7 @@ func Open(dir string, opts Options) (Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &takeEngine{info: info, backend: b, prompt: prompt.DefaultVoice, probe: opts.Probe}, nil
+	return &takeEngine{info: info, backend: b, prompt: prompt, probe: opts.Probe}, nil
 }
 
 // SampleRate is the codec's output rate in Hz (Info.SampleRate), the one the
@@ -101,7 +101,7 @@ func usesDemoCodec(dir string) (bool, error) {
 type takeEngine struct {
 	info    Info
 	backend drama3.Backend
-	prompt  func(text string) ([]int, error)
+	prompt  *drama3.PromptBuilder
 	probe   func(name string, values []float32)
 
 	mu     sync.Mutex // held for a whole take
@@ -137,7 +137,11 @@ func (e *takeEngine) Synthesize(ctx context.Context, req SpeechRequest, emit fun
 	}
 
 	start := time.Now()
-	ids, err := e.prompt(req.Text)
+	refs := make([]drama3.Reference, len(req.References))
+	for i, r := range req.References {
+		refs[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
+	}
+	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.backend.CodebookEntries())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
@@ -152,7 +156,7 @@ func (e *takeEngine) Synthesize(ctx context.Context, req SpeechRequest, emit fun
 	if e.probe != nil {
 		listener.Logits = func(frame, cb int, l []float32) { e.probe("logits."+strconv.Itoa(cb), l) }
 	}
-	take := drama3.Take{Prompt: ids, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
+	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
 	res, err := drama3.Generate(ctx, e.backend, take, listener)
 	if err != nil {
 		return nil, err

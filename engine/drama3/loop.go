@@ -47,6 +47,12 @@ type Backend interface {
 	Decode(frames [][]int, from, to int) ([]float32, error)
 }
 
+// PromptBackend is a Backend that also takes prompts with reference frames
+// (audio rows): BeginPrompt is Begin for such a prompt.
+type PromptBackend interface {
+	BeginPrompt(p Prompt, semantic []float32) error
+}
+
 // Finish reasons (the engine API's spellings).
 const (
 	FinishStop   = "stop"   // end of speech was sampled
@@ -65,7 +71,11 @@ const (
 
 // Take is one generation request in token ids.
 type Take struct {
-	Prompt    []int
+	Prompt []int
+	// Rows, when it has audio rows (a reference-voice prompt), is the
+	// prompt as rows; Prompt then holds its tokens. The backend must be a
+	// PromptBackend.
+	Rows      Prompt
 	Sampling  Sampling
 	Seed      uint64
 	MaxFrames int
@@ -170,7 +180,15 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 	semantic := make([]float32, entries[0]+1)
 	endOfSpeech := entries[0]
 	poison(semantic)
-	if err := timed(StagePrefill, func() error { return b.Begin(take.Prompt, semantic) }); err != nil {
+	begin := func() error { return b.Begin(take.Prompt, semantic) }
+	if take.Rows.AudioRows() > 0 {
+		pb, ok := b.(PromptBackend)
+		if !ok {
+			return nil, fmt.Errorf("prefill: this backend does not take reference voices yet")
+		}
+		begin = func() error { return pb.BeginPrompt(take.Rows, semantic) }
+	}
+	if err := timed(StagePrefill, begin); err != nil {
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
 	largest := 0
