@@ -28,10 +28,15 @@ type takeFlags struct {
 	temperature *float64
 	topP        *float64
 	topK        *int
+	refs        *stringList
+	refTexts    *stringList
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 	d := engine.DefaultSampling()
+	refs, texts := &stringList{}, &stringList{}
+	fs.Var(refs, "ref", "reference recording of a voice to clone (WAV, FLAC, MP3 or Ogg Opus, 2-30 s); repeat for several")
+	fs.Var(texts, "ref-text", "what the --ref recording says (one per --ref, in order)")
 	return &takeFlags{
 		model:       fs.String("model", "", "checkpoint directory (required)"),
 		text:        fs.String("text", "", "text to speak (required)"),
@@ -40,6 +45,8 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		temperature: fs.Float64("temperature", float64(d.Temperature), "sampling temperature (0: greedy)"),
 		topP:        fs.Float64("top-p", float64(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
+		refs:        refs,
+		refTexts:    texts,
 	}
 }
 
@@ -54,11 +61,16 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string) (engine.Spee
 	if *tf.maxFrames < 1 {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
+	refs, err := loadReferences(*tf.model, *tf.refs, *tf.refTexts)
+	if err != nil {
+		return engine.SpeechRequest{}, err
+	}
 	return engine.SpeechRequest{
-		Text:      *tf.text,
-		Sampling:  engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
-		Seed:      *tf.seed,
-		MaxFrames: *tf.maxFrames,
+		Text:       *tf.text,
+		Sampling:   engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
+		Seed:       *tf.seed,
+		MaxFrames:  *tf.maxFrames,
+		References: refs,
 	}, nil
 }
 
