@@ -104,6 +104,7 @@ func runServe(args []string) error {
 	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
 		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
+		WithReferences(svc.EncodeReference).
 		Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
