@@ -20,6 +20,7 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/soundcard"
+	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/frontend"
 )
@@ -89,6 +90,7 @@ func run() error {
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
+		VoicesDir:    voicelib.DefaultDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
 		Open:         openModel,

@@ -21,23 +21,15 @@ type refEncoder struct {
 
 var refEncoders refEncoder
 
-// EncodeReference reads a recording (WAV, FLAC, MP3 or Ogg Opus, 2–30 s,
-// not silent) and returns its codes from the loaded model's codec, one []int
-// per frame.
-func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
+// refEncoder returns the loaded model's codec encoder (loaded once per
+// model directory).
+func (s *Service) refEncoder() (*voicelib.CPUEncoder, error) {
 	if _, err := LoadedEngine(s); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	dir := s.model.Dir
 	s.mu.Unlock()
-	if len(recording) > voicelib.MaxAudioBytes {
-		return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(recording), voicelib.MaxAudioBytes)
-	}
-	ref, err := decode.ReadReference(recording)
-	if err != nil {
-		return nil, err
-	}
 	refEncoders.mu.Lock()
 	defer refEncoders.mu.Unlock()
 	if refEncoders.enc == nil || refEncoders.dir != dir {
@@ -47,11 +39,29 @@ func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
 		}
 		refEncoders.dir, refEncoders.enc = dir, enc
 	}
-	res, err := refEncoders.enc.Encode(ref.Samples)
+	return refEncoders.enc, nil
+}
+
+// EncodeReference reads a recording (WAV, FLAC, MP3 or Ogg Opus, 2–30 s,
+// not silent) and returns its codes from the loaded model's codec, one []int
+// per frame.
+func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
+	enc, err := s.refEncoder()
 	if err != nil {
 		return nil, err
 	}
-	nb := refEncoders.enc.Codebooks()
+	if len(recording) > voicelib.MaxAudioBytes {
+		return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(recording), voicelib.MaxAudioBytes)
+	}
+	ref, err := decode.ReadReference(recording)
+	if err != nil {
+		return nil, err
+	}
+	res, err := enc.Encode(ref.Samples)
+	if err != nil {
+		return nil, err
+	}
+	nb := enc.Codebooks()
 	codes := make([][]int, res.Frames)
 	for f := range codes {
 		codes[f] = make([]int, nb)

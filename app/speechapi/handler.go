@@ -53,6 +53,7 @@ type Handler struct {
 	tokens  func(text string) (int, error) // nil: usage has no input_tokens
 	// encodeRef encodes per-request references (nil: refused).
 	encodeRef ReferenceEncoder
+	library   *VoiceLibrary // nil: no library voices
 }
 
 // New returns the speech API for the engine that eng returns, serving the
@@ -82,6 +83,7 @@ func (h *Handler) WithTokenCounter(fn func(text string) (int, error)) *Handler {
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/audio/speech", h.speech)
 	mux.HandleFunc("GET /v1/audio/voices", h.listVoices)
+	mux.HandleFunc("POST /v1/audio/voices", h.createVoice)
 	mux.HandleFunc("GET /v1/models", h.models)
 	mux.HandleFunc("GET /healthz", h.health)
 }
@@ -148,11 +150,15 @@ func (h *Handler) listVoices(w http.ResponseWriter, r *http.Request) {
 
 func voiceObject(v voice.Voice) map[string]any {
 	return map[string]any{"id": v.Name, "object": "voice", "speaker": v.Speaker, "direction": v.Direction,
-		"sampling": v.Sampling, "seed": v.Seed}
+		"sampling": v.Sampling, "seed": v.Seed, "reference": v.Reference != ""}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	writeJSONBody(w, v)
+}
+
+func writeJSONBody(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
@@ -183,7 +189,7 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil {
-		req.References, err = h.encodeReferences(req.recordings)
+		req.References, err = h.references(req)
 	}
 	if err != nil {
 		var re *requestError

@@ -131,3 +131,24 @@ func (h *Handler) encodeReferences(recs []recording) ([]engine.Reference, error)
 	}
 	return out, nil
 }
+
+// references are the request's voice's reference (a library voice) followed
+// by its own recordings.
+func (h *Handler) references(req speechRequest) ([]engine.Reference, error) {
+	var out []engine.Reference
+	if req.voice.Reference != "" {
+		if h.library == nil {
+			return nil, badParam("voice", "voice %q has a reference recording and this server keeps no voice library", req.voice.Name)
+		}
+		refs, err := h.library.References(req.voice)
+		if err != nil {
+			return nil, badParam("voice", "%s", err)
+		}
+		out = refs
+	}
+	own, err := h.encodeReferences(req.recordings)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, own...), nil
+}

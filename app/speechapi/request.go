@@ -108,6 +108,7 @@ type speechRequest struct {
 	Speed        float64     // 1: unchanged
 	StreamFormat string      // "": one whole reply; StreamAudio or StreamSSE
 	recordings   []recording // reference recordings, encoded by the handler
+	voice        voice.Voice // the resolved voice
 }
 
 // requestError is a 400 answer (or Status) naming the offending field.
@@ -180,6 +181,7 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 		return r, badParam(voiceParam, "%s", err)
 	}
 	r.Voice = v.Name // an OpenAI name not defined by the user gives "default"
+	r.voice = v
 
 	var instructions string
 	if b.Instructions != nil && strings.TrimSpace(*b.Instructions) != "" {

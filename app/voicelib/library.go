@@ -281,3 +281,30 @@ func (l *Library) Delete(id string) error {
 	}
 	return os.RemoveAll(dir)
 }
+
+// Recording returns a reference's recording as stored and its file name,
+// checked against the manifest's hash.
+func (l *Library) Recording(id string) ([]byte, string, error) {
+	if !idPattern.MatchString(id) {
+		return nil, "", fmt.Errorf("%w: %q is not a reference id", ErrNotFound, id)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	dir := filepath.Join(l.dir, id)
+	raw, err := os.ReadFile(filepath.Join(dir, "voice.json"))
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	var e Entry
+	if err := json.Unmarshal(raw, &e); err != nil || e.AudioFile != filepath.Base(e.AudioFile) || e.AudioFile == "" {
+		return nil, "", fmt.Errorf("voice library: %s/voice.json is damaged", id)
+	}
+	rec, err := os.ReadFile(filepath.Join(dir, e.AudioFile))
+	if err != nil {
+		return nil, "", fmt.Errorf("voice library: the recording of %s: %w", id, err)
+	}
+	if sum := sha256.Sum256(rec); hex.EncodeToString(sum[:]) != e.AudioSHA256 {
+		return nil, "", fmt.Errorf("voice library: the recording of %s has changed since it was added (its hash differs)", id)
+	}
+	return rec, e.AudioFile, nil
+}

@@ -14,6 +14,7 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/speechapi"
+	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/frontend"
 )
@@ -66,7 +67,7 @@ func runServe(args []string) error {
 	// Browser mode: takes and the demo model live under the XDG data
 	// directory as in the window; the browser plays the audio (no Audio).
 	cfg := app.Config{SettingsPath: *settings, Events: hub, Open: openModel,
-		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir()}
+		TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(), VoicesDir: voicelib.DefaultDir()}
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
 	}
@@ -105,6 +106,7 @@ func runServe(args []string) error {
 		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
 		WithReferences(svc.EncodeReference).
+		WithVoiceLibrary(speechapi.VoiceLibrary{References: svc.VoiceReferences, Create: svc.CreateVoice, MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10}).
 		Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
