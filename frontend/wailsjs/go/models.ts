@@ -566,6 +566,20 @@ export namespace app {
 	        this.model = source["model"];
 	    }
 	}
+	export class VoiceRecording {
+	    file: string;
+	    data: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new VoiceRecording(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.file = source["file"];
+	        this.data = source["data"];
+	    }
+	}
 
 }
 
@@ -639,6 +653,20 @@ export namespace engine {
 	        this.cap = source["cap"];
 	    }
 	}
+	export class Reference {
+	    transcript: string;
+	    codes: number[][];
+	
+	    static createFrom(source: any = {}) {
+	        return new Reference(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.transcript = source["transcript"];
+	        this.codes = source["codes"];
+	    }
+	}
 	export class Sampling {
 	    temperature: number;
 	    top_p: number;
@@ -660,6 +688,7 @@ export namespace engine {
 	    sampling: Sampling;
 	    seed: number;
 	    max_frames: number;
+	    references?: Reference[];
 	
 	    static createFrom(source: any = {}) {
 	        return new SpeechRequest(source);
@@ -671,6 +700,7 @@ export namespace engine {
 	        this.sampling = this.convertValues(source["sampling"], Sampling);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
+	        this.references = this.convertValues(source["references"], Reference);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -702,6 +732,7 @@ export namespace voice {
 	    direction: string;
 	    sampling: engine.Sampling;
 	    seed: number;
+	    reference?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Voice(source);
@@ -714,6 +745,7 @@ export namespace voice {
 	        this.direction = source["direction"];
 	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
 	        this.seed = source["seed"];
+	        this.reference = source["reference"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -18,6 +18,10 @@ export function CountTokens(arg1) {
   return window['go']['app']['Service']['CountTokens'](arg1);
 }
 
+export function CreateVoice(arg1, arg2, arg3) {
+  return window['go']['app']['Service']['CreateVoice'](arg1, arg2, arg3);
+}
+
 export function DefaultExportPath(arg1) {
   return window['go']['app']['Service']['DefaultExportPath'](arg1);
 }
@@ -28,6 +32,10 @@ export function DeleteTake(arg1) {
 
 export function DeleteVoice(arg1) {
   return window['go']['app']['Service']['DeleteVoice'](arg1);
+}
+
+export function EncodeReference(arg1) {
+  return window['go']['app']['Service']['EncodeReference'](arg1);
 }
 
 export function ExportTake(arg1) {
@@ -128,6 +136,14 @@ export function UnloadModel() {
 
 export function VoiceNames() {
   return window['go']['app']['Service']['VoiceNames']();
+}
+
+export function VoiceRecording(arg1) {
+  return window['go']['app']['Service']['VoiceRecording'](arg1);
+}
+
+export function VoiceReferences(arg1) {
+  return window['go']['app']['Service']['VoiceReferences'](arg1);
 }
 
 export function Voices() {
