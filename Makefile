@@ -28,6 +28,7 @@ FUZZ_TARGETS += ./app:FuzzDecodeArgs
 FUZZ_TARGETS += ./app:FuzzLoadTake
 FUZZ_TARGETS += ./app:FuzzProtect
 FUZZ_TARGETS += ./app:FuzzTempTakeID
+FUZZ_TARGETS += ./app:FuzzCheckScript
 FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV
@@ -44,12 +45,13 @@ FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
-	vet gotest fuzz vitest e2e api-e2e cuda-check screenshot clean
+	vet gotest fuzz vitest e2e api-e2e cuda-check screenshot browser-screenshots clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
 	@echo "make test        install what is missing, run the whole test suite"
 	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
+	@echo "make browser-screenshots  the browser test's pages at 800/1280/1920 px into docs/screenshots"
 
 # ---- dependencies (idempotent: each step skips what is already there) ----
 
@@ -173,6 +175,13 @@ cuda-check: kernels
 
 screenshot: studio cli
 	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
+
+# The browser test's pages at 800, 1280 and 1920 px, reduced to 64 colours
+# for docs/screenshots.
+browser-screenshots: cli
+	rm -rf out/browser-shots && mkdir -p out/browser-shots
+	cd frontend && SCREENSHOTS=$(CURDIR)/out/browser-shots node e2e/speak.e2e.mjs ../$(CLI)
+	for f in out/browser-shots/*.png; do convert "$$f" -colors 64 "PNG8:docs/screenshots/$$(basename "$$f")"; done
 
 clean:
 	rm -rf bin build/bin frontend/dist out

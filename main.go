@@ -106,7 +106,7 @@ func run() error {
 	return wails.Run(&options.App{
 		Title:            "Proscenium",
 		Width:            1280,
-		Height:           900,
+		Height:           800,
 		MinWidth:         960,
 		MinHeight:        640,
 		BackgroundColour: &options.RGBA{R: 24, G: 24, B: 27, A: 255},

@@ -366,25 +366,35 @@ func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
+	tok, dir, err := s.modelTokenizer()
+	if err != nil {
+		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
+	}
+	ids, err := tok.Encode(text)
+	if err != nil {
+		return TokenCount{}, err
+	}
+	return TokenCount{Tokens: len(ids), Model: dir}, nil
+}
+
+// modelTokenizer returns the loaded model's tokenizer (read once per
+// directory) and the directory; ErrNoModel without a loaded model.
+func (s *Service) modelTokenizer() (*tokenizer.Tokenizer, string, error) {
 	st := s.ModelStatus()
 	if st.State != ModelLoaded {
-		return TokenCount{}, fmt.Errorf("%w: the token count needs the model's tokenizer", ErrNoModel)
+		return nil, "", ErrNoModel
 	}
 	tokenizers.mu.Lock()
 	defer tokenizers.mu.Unlock()
 	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
 		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
 		if errors.Is(err, fs.ErrNotExist) {
-			return TokenCount{}, fmt.Errorf("%s has no tokenizer.json", st.Dir)
+			return nil, "", fmt.Errorf("%s has no tokenizer.json", st.Dir)
 		}
 		if err != nil {
-			return TokenCount{}, err
+			return nil, "", err
 		}
 		tokenizers.dir, tokenizers.tok = st.Dir, tok
 	}
-	ids, err := tokenizers.tok.Encode(text)
-	if err != nil {
-		return TokenCount{}, err
-	}
-	return TokenCount{Tokens: len(ids), Model: st.Dir}, nil
+	return tokenizers.tok, st.Dir, nil
 }

@@ -24,7 +24,7 @@ func init() {
 }
 
 // servedModelID is the "model" value clients send to /v1/audio/speech.
-const servedModelID = "drama-3"
+const servedModelID = app.SpeechModelID
 
 func runServe(args []string) error {
 	fs := newFlags("serve")
@@ -102,7 +102,8 @@ func runServe(args []string) error {
 		ln.Close()
 		return err
 	}
-	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
+	// API takes are recorded in the studio's takes list (marked as API takes).
+	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
 		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
 		WithReferences(svc.EncodeReference).
@@ -131,7 +132,8 @@ func runServe(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return app.Serve(ctx, ln, app.Protect(mux, policy), app.DefaultServeLimits())
+	app.AttachServer(svc, "http://"+ln.Addr().String())
+	return app.Serve(ctx, ln, app.Protect(app.LogRequests(svc, mux), policy), app.DefaultServeLimits())
 }
 
 // apiKeyEnv names the environment variable that holds --api-key's default

@@ -74,6 +74,9 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string) (engine.Spee
 	}, nil
 }
 
+// takeEventHook, when set (tests), sees every event of runTake's take.
+var takeEventHook func(engine.Event)
+
 // runTake runs req and returns the take's PCM, checking that the chunks
 // arrive in order and cover every frame. An interrupt (Ctrl-C) stops the take
 // at the next frame and keeps what was made.
@@ -85,6 +88,9 @@ func runTake(eng engine.Engine, req engine.SpeechRequest) ([]float32, *engine.Fi
 	var chunkErr error
 	next := 0
 	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+		if takeEventHook != nil {
+			takeEventHook(ev)
+		}
 		if ev.Kind != engine.EventAudio || chunkErr != nil {
 			return
 		}
