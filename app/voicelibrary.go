@@ -95,3 +95,45 @@ func (s *Service) VoiceRecording(name string) (VoiceRecording, error) {
 	data, file, err := lib.Recording(vs[i].Reference)
 	return VoiceRecording{File: file, Data: data}, err
 }
+
+// CastRequest is a studio take spoken by cast voices.
+type CastRequest struct {
+	Request engine.SpeechRequest `json:"request"`
+	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … in order:
+	// voice i's recording becomes reference i, which the prompt tags
+	// <|speaker:i|>. A script without speaker tags casts one voice.
+	Cast []string `json:"cast"`
+}
+
+// MaxCast is the most voices one take casts (the speech API's reference
+// limit).
+const MaxCast = 4
+
+// SpeakCast starts a take like Speak, in the cast voices: each must have a
+// recording in the voice library. The take keeps the cast (Take.Voices) and
+// the references (in its request), so re-running it keeps the voices.
+func (s *Service) SpeakCast(c CastRequest) (Take, error) {
+	if len(c.Cast) == 0 {
+		return s.Speak(c.Request)
+	}
+	if len(c.Cast) > MaxCast {
+		return Take{}, fmt.Errorf("%w: %d voices cast, at most %d", ErrInvalid, len(c.Cast), MaxCast)
+	}
+	if len(c.Request.References) > 0 {
+		return Take{}, fmt.Errorf("%w: give a cast or references, not both", ErrInvalid)
+	}
+	vs := s.Voices()
+	req := c.Request
+	for i, name := range c.Cast {
+		j := slices.IndexFunc(vs, func(v voice.Voice) bool { return v.Name == name })
+		if j < 0 || vs[j].Reference == "" {
+			return Take{}, fmt.Errorf("%w: speaker %d: no voice called %q has a recording (create one from a recording first)", ErrInvalid, i, name)
+		}
+		refs, err := s.VoiceReferences(vs[j])
+		if err != nil {
+			return Take{}, fmt.Errorf("%w: speaker %d: %w", ErrInvalid, i, err)
+		}
+		req.References = append(req.References, refs...)
+	}
+	return s.startTake(req, "", c.Cast)
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +86,65 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 	}
 	if _, err := svc.VoiceReferences(voices[0]); err == nil || !strings.Contains(err.Error(), `voice "Ada": its recording is no longer in the voice library`) {
 		t.Errorf("missing recording: %v", err)
+	}
+}
+
+// A cast take carries each voice's reference in speaker order and keeps
+// the cast; re-running it keeps both.
+func TestSpeakCast(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec2, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &testEngine{frames: 1}
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	model := t.TempDir()
+	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateVoice("Ada", "Ada speaks.", rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateVoice("Bob", "Bob speaks.", rec2); err != nil {
+		t.Fatal(err)
+	}
+	take, err := svc.SpeakCast(CastRequest{Request: speech("<|speaker:1|>Hi Ada. <|speaker:0|>Hi Bob."), Cast: []string{"Ada", "Bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })
+	refs := take.Request.References
+	if len(refs) != 2 || refs[0].Transcript != "Ada speaks." || refs[1].Transcript != "Bob speaks." || !slices.Equal(take.Voices, []string{"Ada", "Bob"}) {
+		t.Fatalf("take %+v", take)
+	}
+	again, err := svc.RerunTake(Rerun{ID: take.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Request.References, refs) || !slices.Equal(again.Voices, take.Voices) {
+		t.Errorf("re-run lost the voices: %+v", again)
+	}
+	waitFor(t, func() bool { return svc.Takes()[1].State != TakeRunning })
+	for _, tc := range []struct {
+		cast []string
+		want string
+	}{
+		{[]string{"Nobody"}, `speaker 0: no voice called "Nobody" has a recording`},
+		{[]string{"Ada", "Ada", "Ada", "Ada", "Ada"}, "5 voices cast, at most 4"},
+	} {
+		if _, err := svc.SpeakCast(CastRequest{Request: speech("Hi."), Cast: tc.cast}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cast %v: %v, want %q", tc.cast, err, tc.want)
+		}
 	}
 }

@@ -14,6 +14,38 @@ export namespace app {
 	        this.message = source["message"];
 	    }
 	}
+	export class CastRequest {
+	    request: engine.SpeechRequest;
+	    cast: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new CastRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.cast = source["cast"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class ExportRequest {
 	    id: number;
 	    path: string;
@@ -562,6 +594,7 @@ export namespace app {
 	    underruns: number;
 	    stored: boolean;
 	    source: string;
+	    voices?: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Take(source);
@@ -583,6 +616,7 @@ export namespace app {
 	        this.underruns = source["underruns"];
 	        this.stored = source["stored"];
 	        this.source = source["source"];
+	        this.voices = source["voices"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

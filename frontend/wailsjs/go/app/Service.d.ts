@@ -58,6 +58,8 @@ export function Settings():Promise<app.Settings>;
 
 export function Speak(arg1:engine.SpeechRequest):Promise<app.Take>;
 
+export function SpeakCast(arg1:app.CastRequest):Promise<app.Take>;
+
 export function StartServer():Promise<app.ServerStatus>;
 
 export function Stats():Promise<app.StatsView>;

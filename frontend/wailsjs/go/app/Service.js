@@ -110,6 +110,10 @@ export function Speak(arg1) {
   return window['go']['app']['Service']['Speak'](arg1);
 }
 
+export function SpeakCast(arg1) {
+  return window['go']['app']['Service']['SpeakCast'](arg1);
+}
+
 export function StartServer() {
   return window['go']['app']['Service']['StartServer']();
 }
