@@ -22,7 +22,8 @@ func readTestdata(t testing.TB, name string) []byte {
 
 // The testdata files are one synthetic voiced signal (2.5 s, 44.1 kHz mono,
 // 16-bit) as written by ffmpeg: ref.wav, and from it ref.flac, ref.mp3
-// (libmp3lame 64 kb/s), ref.opus (libopus 32 kb/s) and ref.ogg (Vorbis).
+// (libmp3lame 64 kb/s), ref.opus (libopus 32 kb/s), ref.ogg (Vorbis) and
+// ref-mp3.flac (ref.mp3 as ffmpeg decodes it, 24-bit FLAC).
 
 // TestDecodeLossless: the FLAC decodes to exactly the WAV's samples.
 func TestDecodeLossless(t *testing.T) {
