@@ -381,6 +381,26 @@ describe('App without a model', () => {
     );
   });
 
+  it('Use the demo model writes, inspects and loads it in one click', async () => {
+    const { root, service } = await start();
+    service.makeDemoModel.mockImplementation(async () => '/data/demo-model');
+    service.inspectModel.mockImplementation(async () => {
+      throw new ServiceError('inspect: no config.json');
+    });
+    const model = region(root, 'model');
+    const demo = () => [...model.querySelectorAll('button')].find((b) => b.textContent === 'Use the demo model')!.click();
+    demo();
+    await settle();
+    expect(service.makeDemoModel).toHaveBeenCalled();
+    expect(service.loadModel).not.toHaveBeenCalled(); // a failed step stops there, with its reason
+    expect(model.querySelector('[role="alert"]')!.textContent).toBe('inspect: no config.json');
+    const summary = { dir: '/data/demo-model', demo: true, layers: 2, hidden: 64, experts: 4, codebooks: 13, parameters: 1000, stored_bytes: 4000, file_bytes: 5000, memory_needed: 9000, memory_basis: 'CPU', context: 128, problems: [], error: '' };
+    service.inspectModel.mockImplementation((async () => summary) as never);
+    demo();
+    await settle();
+    expect(service.loadModel).toHaveBeenCalledWith('/data/demo-model');
+  });
+
   it('the status line says in words where sound goes; warnings and details on demand', async () => {
     warnings = ['settings /home/u/.config/proscenium/settings.json: invalid: volume must be in [0, 1], got 3: using the default settings'];
     try {
