@@ -46,7 +46,7 @@ type Encoder interface {
 
 // Entry is one reference in the library.
 type Entry struct {
-	ID          string  `json:"id"` // the recording's SHA-256 (hex), also its folder's name
+	ID          string  `json:"id"` // SHA-256 (hex) of the recording and transcript, also the folder's name
 	Transcript  string  `json:"transcript"`
 	AudioFile   string  `json:"audio_file"` // the recording's file name in the folder
 	Format      string  `json:"format"`
@@ -81,9 +81,11 @@ var ErrNotFound = errors.New("no such reference in the voice library")
 
 // Add stores a recording and its transcript, encoding it with enc: the
 // recording is read (decode.ReadReference: any supported format, 2–30 s,
-// not silent), encoded, and written with its codes and manifest; a
-// recording already in the library (same bytes) keeps its folder and takes
-// the new transcript. Nothing is written when any step fails.
+// not silent), encoded, and written with its codes and manifest. An entry
+// is a recording with its transcript (its id hashes both): the same
+// recording with another transcript is another entry, so voices never
+// share a transcript they did not give. Nothing is written when reading or
+// encoding fails.
 func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry, error) {
 	if len(recording) > MaxAudioBytes {
 		return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(recording), MaxAudioBytes)
@@ -101,9 +103,11 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 		return nil, fmt.Errorf("encoding the reference: %w", err)
 	}
 	sum := sha256.Sum256(recording)
-	id := hex.EncodeToString(sum[:])
+	audioSum := hex.EncodeToString(sum[:])
+	idSum := sha256.Sum256([]byte(audioSum + "\x00" + transcript))
+	id := hex.EncodeToString(idSum[:])
 	e := &Entry{ID: id, Transcript: transcript, AudioFile: "reference" + extension(ref.Format), Format: string(ref.Format),
-		Seconds: ref.Seconds(), SourceRate: ref.SourceRate, Frames: res.Frames, CodecID: enc.ID(), AudioSHA256: id}
+		Seconds: ref.Seconds(), SourceRate: ref.SourceRate, Frames: res.Frames, CodecID: enc.ID(), AudioSHA256: audioSum}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	dir := filepath.Join(l.dir, id)

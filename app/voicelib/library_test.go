@@ -213,3 +213,32 @@ func TestLibraryAddRefuses(t *testing.T) {
 		t.Errorf("refusals left %d entries", len(ents))
 	}
 }
+
+// One recording with two transcripts is two entries; the same pair is one.
+func TestLibraryEntryIsRecordingAndTranscript(t *testing.T) {
+	enc := demoEncoder(t)
+	lib, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := recording(t, "ref.flac")
+	a, err := lib.Add(rec, "One.", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lib.Add(rec, "Two.", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := lib.Add(rec, "One.", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID == b.ID || again.ID != a.ID || a.AudioSHA256 != b.AudioSHA256 {
+		t.Fatalf("ids %s %s %s", a.ID, b.ID, again.ID)
+	}
+	ea, _, err := lib.Load(a.ID, enc)
+	if err != nil || ea.Transcript != "One." {
+		t.Errorf("entry a: %+v %v", ea, err)
+	}
+}
