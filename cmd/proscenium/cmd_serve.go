@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"proscenium/app"
-	"proscenium/app/speechapi"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/frontend"
@@ -116,12 +115,7 @@ func runServe(args []string) error {
 		return err
 	}
 	// API takes are recorded in the studio's takes list (marked as API takes).
-	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
-		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
-		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
-		WithReferences(svc.EncodeReference).
-		WithVoiceLibrary(speechapi.VoiceLibrary{References: svc.VoiceReferences, Create: svc.CreateVoice, MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10}).
-		Register(mux)
+	app.SpeechAPI(svc, servedModelID).Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {
