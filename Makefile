@@ -54,7 +54,7 @@ FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
-	vet gotest fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
+	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
@@ -196,6 +196,7 @@ test: deps
 	$(MAKE) vet
 	$(MAKE) bindings-check
 	$(MAKE) gotest
+	$(MAKE) race
 	$(MAKE) fuzz
 	$(MAKE) vitest
 	$(MAKE) e2e
@@ -214,6 +215,12 @@ vet: frontend
 gotest: frontend
 	@echo "== go test ./..."
 	go test ./...
+
+# The race detector over every package with goroutines of its own (takes,
+# the engine worker and its client, the servers): about 3 minutes on 2 cores.
+race: frontend
+	@echo "== go test -race ./app/... ./engine/... ./cmd/..."
+	go test -race ./app/... ./engine/... ./cmd/...
 
 fuzz:
 	@echo "== fuzz ($(FUZZTIME) each): $(or $(strip $(FUZZ_TARGETS)),none listed)"

@@ -23,13 +23,19 @@ import (
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/hfcache"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
-// openModel opens a checkpoint directory for the app service: the engine's
-// open-by-directory (the CPU backend).
-var openModel app.Opener = func(dir string) (engine.Engine, error) {
-	return engine.Open(dir, engine.Options{})
+// backendFlag is --backend: which backend open.Open uses for every model the
+// window loads.
+var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
+
+// openModel opens a checkpoint directory for the app service on the
+// backend --backend names, with the settings' memory cap (the GPU worker's
+// pool cap).
+func openModel(dir string, svc *app.Service) (engine.Engine, error) {
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: svc.Settings().MemoryCapBytes})
 }
 
 //go:embed build/appicon.png
@@ -82,11 +88,15 @@ func run() error {
 	model := flag.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache (fishaudio/drama-3), to load when the window opens")
 	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
 	flag.Parse()
+	if err := open.CheckBackend(*backendFlag); err != nil {
+		return err
+	}
 	if *speak && *model == "" {
 		return fmt.Errorf("--speak needs --model DIR")
 	}
 	hub := app.NewHub()
 	dialogs := &wailsDialogs{}
+	var svc *app.Service // the opener reads the settings at load time
 	svc, err := app.New(app.Config{
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
@@ -94,7 +104,7 @@ func run() error {
 		VoicesDir:    voicelib.DefaultDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
-		Open:         openModel,
+		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,

@@ -283,17 +283,24 @@ func (s *Service) UnloadModel() (ModelStatus, error) {
 // Stats reports device memory and the last take's figures. Without a model
 // it reports no numbers, only "no model loaded". The memory cap shown is
 // the settings' cap when the engine reports none.
+//
+// The engine is asked without the service lock held: an engine call may
+// wait (an engine in a worker process answers within its timeout), and the
+// studio must not wait with it.
 func (s *Service) Stats() StatsView {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	v := StatsView{Message: ErrNoModel.Error(), LastTake: s.takes.lastFinish()}
-	if s.eng != nil {
-		st := s.eng.Stats()
-		if st.Memory.Cap == 0 && s.settings.MemoryCapBytes > 0 {
-			st.Memory.Cap = s.settings.MemoryCapBytes
+	eng, capBytes := s.eng, s.settings.MemoryCapBytes
+	s.mu.Unlock()
+	if eng != nil {
+		st := eng.Stats()
+		if st.Memory.Cap == 0 && capBytes > 0 {
+			st.Memory.Cap = capBytes
 		}
 		v.Loaded, v.Message, v.Memory = true, "", &st.Memory
-		if st.Memory.Device == "host" {
+		if st.Memory.Total > 0 {
+			v.Total = st.Memory.Total
+		} else if st.Memory.Device == "host" {
 			v.Total = hostTotal()
 		}
 	}

@@ -46,6 +46,9 @@ type Settings struct {
 	// Voices are the user's named voices (app/voices.go), spoken by the
 	// speech API.
 	Voices []voice.Voice `json:"voices"`
+	// IsolateEngine runs the engine in a child process (engine/gpuworker)
+	// from the next model load on: a crash there fails the take, not the studio.
+	IsolateEngine bool `json:"isolate_engine"`
 }
 
 // Preset is a named set of sampling settings.

@@ -160,7 +160,7 @@ func (s *Service) startTake(req engine.SpeechRequest, name string, voices []stri
 	}
 	s.takes.next++
 	t := &Take{ID: s.takes.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
-		SampleRate: s.eng.Info().SampleRate, Voices: slices.Clone(voices)}
+		SampleRate: s.model.Info.SampleRate, Voices: slices.Clone(voices)} // not s.eng.Info(): no engine call under s.mu
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
 	run.live = s.speaker.StartLive(t.ID)

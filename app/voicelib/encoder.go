@@ -9,6 +9,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 // CPUEncoder is the CPU reference codec encoder of a codec.pth, named by
@@ -33,7 +34,7 @@ func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc, err := cpu.LoadCodecEncoder(ts, cpu.CodecOptions{})
+	enc, err := cpu.LoadCodecEncoder(ts, drama3.CodecOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -15,7 +15,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,7 +36,7 @@ func main() {
 
 	// The protocol needs stdout to itself; C code that prints would corrupt
 	// it, so file descriptor 1 now points at stderr.
-	proto, err := protocolOutput()
+	proto, err := gpuworker.ProtocolOutput()
 	if err != nil {
 		fmt.Println("proscenium-gpu:", err)
 		os.Exit(1)
@@ -58,7 +57,7 @@ func main() {
 		fmt.Fprintf(proto, "%s\n%s\n", hello.Device, b)
 		return
 	}
-	if err := gpuworker.Serve(os.Stdin, proto, hello, handler(dev)); err != nil {
+	if err := gpuworker.ServeEngine(os.Stdin, proto, hello, opener(dev)); err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-gpu:", err)
 		os.Exit(1)
 	}
@@ -70,29 +69,27 @@ func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
 		return gpuworker.Hello{}, err
 	}
 	in := dev.Info
-	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: gpuworker.Device{
+	device := gpuworker.Device{
 		Name: in.Name, Ordinal: in.Ordinal, CCMajor: in.Major, CCMinor: in.Minor, Multiprocs: in.Multiprocs,
 		L2Bytes: in.L2Bytes, TotalMem: in.TotalMem, FreeMem: free, DriverVersion: in.DriverVersion,
 		Kernels: in.Kernels, KernelBuild: in.KernelBuild,
-	}}, nil
+	}
+	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: device, Backends: []string{"cuda"}}, nil
 }
 
-// errNoPipeline is the honest answer to a synthesis request until the CUDA
-// Drama 3 pipeline exists: the studio falls back to the CPU backend.
-var errNoPipeline = errors.New("Drama 3 synthesis is not implemented on the CUDA backend yet; use the CPU backend")
-
-func handler(dev *cuda.Device) gpuworker.Handler {
-	return func(ctx context.Context, req gpuworker.Request, out *gpuworker.Emitter) (any, error) {
-		switch req.Op {
-		case gpuworker.OpStats:
-			mem := func(k cuda.MemKind) engine.Memory {
-				s := dev.Pool.Stats(k)
-				return engine.Memory{Device: dev.Info.Name + " " + k.String(), Used: s.Used, Peak: s.Peak, Cap: s.Cap}
-			}
-			return gpuworker.Stats{Device: mem(cuda.DeviceMem), Pinned: mem(cuda.PinnedMem)}, nil
-		case gpuworker.OpSynthesize:
-			return nil, errNoPipeline
+// opener opens models on dev for ServeEngine: the CUDA frame backend under
+// the take engine (engine/take), as engine/open does for the CPU.
+func opener(dev *cuda.Device) gpuworker.Opener {
+	return func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+		if req.Backend != "cuda" {
+			return nil, fmt.Errorf("backend %q: proscenium-gpu serves the cuda backend (the CPU backend runs in `proscenium worker`)", req.Backend)
 		}
-		return nil, fmt.Errorf("unknown op %q", req.Op)
+		if req.MemoryCap < 0 {
+			return nil, fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", req.MemoryCap)
+		}
+		if req.MemoryCap > 0 {
+			dev.Pool.SetCap(cuda.DeviceMem, req.MemoryCap)
+		}
+		return openCUDAEngine(ctx, dev, req.Model, "worker: "+dev.Info.Name, progress)
 	}
 }

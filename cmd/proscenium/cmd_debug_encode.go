@@ -9,6 +9,7 @@ import (
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 func init() {
@@ -26,7 +27,7 @@ func runDebugEncode(args []string) error {
 	fs := newFlags("debug encode")
 	codecPath := fs.String("codec", "", "codec.pth with its encoder (torch state dict of the S2 codec) (required)")
 	audioPath := fs.String("audio", "", "audio: float32 .npy [samples] or .wav, 44.1 kHz (required)")
-	window := fs.Int("window", 0, fmt.Sprintf("pre-module attention window in frames (0: the codec's %d)", cpu.CodecDefaultWindow))
+	window := fs.Int("window", 0, fmt.Sprintf("pre-module attention window in frames (0: the codec's %d)", drama3.CodecDefaultWindow))
 	out := fs.String("out", "", "output directory for codes.npy, z_pre.npy, z_enc.npy and margins.npy (required)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -44,7 +45,7 @@ func runDebugEncode(args []string) error {
 	if err != nil {
 		return err
 	}
-	enc, err := cpu.LoadCodecEncoderFile(*codecPath, cpu.CodecOptions{Window: *window})
+	enc, err := cpu.LoadCodecEncoderFile(*codecPath, drama3.CodecOptions{Window: *window})
 	if err != nil {
 		return err
 	}

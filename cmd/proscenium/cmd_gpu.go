@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"proscenium/engine/gpuworker"
@@ -32,7 +33,6 @@ type probeReport struct {
 	Worker    string           `json:"worker,omitempty"`
 	Error     string           `json:"error,omitempty"` // why the GPU backend is unavailable
 	Hello     *gpuworker.Hello `json:"hello,omitempty"`
-	Stats     *gpuworker.Stats `json:"stats,omitempty"`
 }
 
 func runGPUProbe(args []string, out io.Writer) error {
@@ -58,16 +58,21 @@ func runGPUProbe(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h, st := rep.Hello, rep.Stats
+	h := rep.Hello
 	fmt.Fprintf(out, "GPU backend available (worker %s, pid %d)\n", rep.Worker, h.PID)
 	fmt.Fprintf(out, "device: %s\n", h.Device)
 	fmt.Fprintf(out, "kernel build: %s\n", h.Device.KernelBuild)
-	fmt.Fprintf(out, "pool: device %d bytes used (cap %d), pinned %d bytes used (cap %d)\n",
-		st.Device.Used, st.Device.Cap, st.Pinned.Used, st.Pinned.Cap)
+	if len(h.Backends) == 0 {
+		fmt.Fprintln(out, "backends: none (this worker serves no Drama 3 backend: takes run on the CPU)")
+	} else {
+		fmt.Fprintf(out, "backends: %s\n", strings.Join(h.Backends, ", "))
+	}
+	fmt.Fprintf(out, "device memory: %d bytes free of %d\n", h.Device.FreeMem, h.Device.TotalMem)
 	return nil
 }
 
-// probeGPU starts the worker at path (found when "") and asks for its stats.
+// probeGPU starts the worker at path (found when "") and reads its hello
+// (the device, its free memory, the backends it serves).
 func probeGPU(path string, timeout time.Duration) (probeReport, error) {
 	rep := probeReport{Worker: path}
 	if path == "" {
@@ -83,15 +88,7 @@ func probeGPU(path string, timeout time.Duration) (probeReport, error) {
 		return rep, err
 	}
 	defer c.Close()
-	res, err := c.Call(ctx, gpuworker.OpStats, nil, nil, nil)
-	if err != nil {
-		return rep, err
-	}
-	var st gpuworker.Stats
-	if err := json.Unmarshal(res, &st); err != nil {
-		return rep, fmt.Errorf("worker stats: %w", err)
-	}
 	h := c.Hello()
-	rep.Available, rep.Hello, rep.Stats = true, &h, &st
+	rep.Available, rep.Hello = true, &h
 	return rep, nil
 }

@@ -17,7 +17,9 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -37,6 +39,7 @@ type takeFlags struct {
 	topK        *int
 	refs        *stringList
 	refTexts    *stringList
+	backend     *string
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
@@ -55,6 +58,7 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
 		refs:        refs,
 		refTexts:    texts,
+		backend:     fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda"),
 	}
 }
 
@@ -70,6 +74,13 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	if *tf.maxFrames < 1 {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
+	if err := open.CheckBackend(*tf.backend); err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: --backend: %v", errUsage, err)
+	}
+	sampling, err := engine.SamplingOf(*tf.temperature, *tf.topP, *tf.topK)
+	if err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
 	text, err := readText(*tf.text, *tf.textFile, stdin)
 	if err != nil {
 		return engine.SpeechRequest{}, err
@@ -83,7 +94,7 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	}
 	return engine.SpeechRequest{
 		Text:       text,
-		Sampling:   engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
+		Sampling:   sampling,
 		Seed:       *tf.seed,
 		MaxFrames:  *tf.maxFrames,
 		References: refs,
@@ -167,7 +178,7 @@ func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int))
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return pcm, nil, err // the audio made before the error, in order
 	}
 	if chunkErr != nil {
 		return nil, nil, chunkErr
@@ -216,6 +227,7 @@ func synth(args []string, std streams) error {
 	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (\"-\": stdout; required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
@@ -252,7 +264,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = app.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := engine.Open(*tf.model, engine.Options{})
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()
@@ -266,6 +278,11 @@ func synth(args []string, std streams) error {
 	})
 	prog.end()
 	if err != nil {
+		// A take that failed midway (the GPU worker killed, a device
+		// error) keeps the audio it made.
+		if len(pcm) > 0 && !toStdout && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		}
 		return err
 	}
 	if toStdout {
@@ -295,6 +312,12 @@ func synth(args []string, std streams) error {
 		demo := ""
 		if info.Demo {
 			demo = " (demo model: random weights, speaks no words)"
+		}
+		if pid := gpuworker.PID(eng); pid != 0 {
+			demo += fmt.Sprintf(" (engine worker pid %d)", pid)
+		}
+		if info.BackendReason != "" {
+			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
 		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)

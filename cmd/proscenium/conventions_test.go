@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,15 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("PROSCENIUM_TEST_MAIN") == "1" {
 		main()
+		os.Exit(0)
+	}
+	// The test binary is also the engine worker of synth --isolate's tests
+	// (they start this executable as `proscenium worker`).
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := runWorker(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "proscenium worker:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

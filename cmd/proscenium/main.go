@@ -21,6 +21,7 @@ type command struct {
 	name    string
 	summary string
 	run     func(args []string) error
+	hidden  bool // not listed: started by the program itself (worker)
 }
 
 var (
@@ -82,8 +83,10 @@ var errInterrupted = errors.New("interrupted")
 func listCommands(w io.Writer, synopsis string, table map[string]command) {
 	fmt.Fprintf(w, "usage: %s\n\ncommands:\n", synopsis)
 	names := make([]string, 0, len(table))
-	for n := range table {
-		names = append(names, n)
+	for n, c := range table {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {

@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"proscenium/engine/internal/testutil"
 )
 
 func TestToPCM16(t *testing.T) {
@@ -132,26 +132,19 @@ func TestWriteRefusesNonFinite(t *testing.T) {
 
 // TestWriteReadOnlyDirectory writes into a directory without write
 // permission. Root ignores permissions, so as root the test re-runs itself as
-// user nobody (65534) in a copy of the test binary that nobody can execute.
+// user nobody.
 func TestWriteReadOnlyDirectory(t *testing.T) {
 	if os.Geteuid() == 0 {
-		runAsNobody(t, "TestWriteReadOnlyDirectory")
+		testutil.RunAsNobody(t, "TestWriteReadOnlyDirectory")
 		return
 	}
-	base := os.Getenv("AUDIO_TEST_RO_BASE")
-	if base == "" {
-		base = t.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Chmod(dir, 0o755)
 	p := filepath.Join(dir, "take.wav")
-	err = WriteWAV(p, []float32{0.1, 0.2}, SampleRate, Float32)
+	err := WriteWAV(p, []float32{0.1, 0.2}, SampleRate, Float32)
 	if err == nil || !strings.Contains(err.Error(), "take.wav") || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("error %v, want a permission error naming take.wav", err)
 	}
@@ -160,41 +153,6 @@ func TestWriteReadOnlyDirectory(t *testing.T) {
 	}
 	if err := WriteRaw(filepath.Join(dir, "take.raw"), []float32{0.1}, PCM16); err == nil {
 		t.Error("raw write into a read-only directory succeeded")
-	}
-}
-
-// runAsNobody runs one test of this binary as uid/gid 65534.
-func runAsNobody(t *testing.T, name string) {
-	shared, err := os.MkdirTemp("", "audio-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(shared)
-	if err := os.Chmod(shared, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Skipf("cannot copy the test binary: %v", err)
-	}
-	bin := filepath.Join(shared, "audio.test")
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run", "^"+name+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "AUDIO_TEST_RO_BASE="+shared, "HOME="+shared, "GOCOVERDIR=")
-	cmd.Dir = shared
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "--- FAIL") {
-			t.Fatalf("as nobody: %v\n%s", err, out)
-		}
-		t.Skipf("cannot run as nobody: %v\n%s", err, out)
-	}
-	t.Logf("as nobody:\n%s", out)
-	if !strings.Contains(string(out), "--- PASS: "+name) {
-		t.Fatalf("as nobody: the test did not pass:\n%s", out)
 	}
 }
 

@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 
 	"proscenium/engine/drama3"
 )
+
+var _ drama3.PromptStepper = (*Backend)(nil)
 
 // BeginPrompt is Begin for a prompt with reference frames (a reference-voice
 // prompt, drama3.PromptBuilder.ReferenceVoice). The backbone takes every row
@@ -13,7 +16,10 @@ import (
 // [assumption, docs/MODEL.md "Reference voices"]: a row whose next row is a
 // reference frame is an audio row carrying that frame's codes (the row that
 // would have predicted it); every other row but the last is a text row.
-func (b *Backend) BeginPrompt(p drama3.Prompt, semantic []float32) error {
+func (b *Backend) BeginPrompt(ctx context.Context, p drama3.Prompt, semantic []float32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(p) == 0 {
 		return fmt.Errorf("cpu backend: empty prompt")
 	}
@@ -23,8 +29,10 @@ func (b *Backend) BeginPrompt(p drama3.Prompt, semantic []float32) error {
 	if len(semantic) != b.heads.Codes()+1 {
 		return fmt.Errorf("cpu backend: %d semantic logits, want %d", len(semantic), b.heads.Codes()+1)
 	}
-	D := b.backbone.Geometry().Hidden
-	rows, err := PromptRows(p, D, b.heads.FeedbackRow)
+	D := b.backbone.Config().HiddenSize
+	rows, err := PromptRows(p, D, func(dst []float32, codes []int) error {
+		return b.heads.FeedbackRow(dst, codes, b.textEmbed, b.codebooks)
+	})
 	if err != nil {
 		return err
 	}
@@ -63,7 +71,7 @@ func (b *Backend) BeginPrompt(p drama3.Prompt, semantic []float32) error {
 		return err
 	}
 	b.hidden = append(b.hidden[:0], hidden[n*D:]...)
-	b.heads.SemanticLogits(semantic, b.hidden)
+	b.semanticLogits(semantic)
 	return nil
 }
 

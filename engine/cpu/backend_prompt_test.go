@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestBeginPromptIsTeacherForcing(t *testing.T) {
 
 	forced := m.backend(t)
 	sem := make([]float32, 21)
-	if err := forced.Begin(text, sem); err != nil {
+	if err := forced.Begin(context.Background(), text, sem); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range frames {
@@ -62,7 +63,7 @@ func TestBeginPromptIsTeacherForcing(t *testing.T) {
 	}
 	b := m.backend(t)
 	got := make([]float32, 21)
-	if err := b.BeginPrompt(p, got); err != nil {
+	if err := b.BeginPrompt(context.Background(), p, got); err != nil {
 		t.Fatal(err)
 	}
 	have := after(b, got)
@@ -76,15 +77,15 @@ func TestBeginPromptIsTeacherForcing(t *testing.T) {
 
 	// Text after the frames (the reference prompt's user turn) is fine; a
 	// prompt cannot start with a frame.
-	if err := b.BeginPrompt(append(p, drama3.TextPrompt([]int{65, 35})...), got); err != nil {
+	if err := b.BeginPrompt(context.Background(), append(p, drama3.TextPrompt([]int{65, 35})...), got); err != nil {
 		t.Errorf("text after frames: %v", err)
 	}
-	if err := b.BeginPrompt(p[len(text):], got); err == nil || !strings.Contains(err.Error(), "cannot start with an audio row") {
+	if err := b.BeginPrompt(context.Background(), p[len(text):], got); err == nil || !strings.Contains(err.Error(), "cannot start with an audio row") {
 		t.Errorf("leading frame: %v", err)
 	}
 	bad := append(drama3.Prompt(nil), p...)
 	bad[len(text)] = drama3.PromptRow{Token: 50, Codes: []int{0, 9, 0, 0}}
-	if err := b.BeginPrompt(bad, got); err == nil || !strings.Contains(err.Error(), "outside codebook 1") {
+	if err := b.BeginPrompt(context.Background(), bad, got); err == nil || !strings.Contains(err.Error(), "outside codebook 1") {
 		t.Errorf("bad code: %v", err)
 	}
 }

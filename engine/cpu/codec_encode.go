@@ -3,9 +3,9 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 )
 
 // The codec encoder (SGLang-Omni's modded_dac.DAC.encode; MODEL.md §5
@@ -20,28 +20,10 @@ import (
 // transformer; it runs over the whole reference at once (references are
 // short), so its signals are windows starting at time 0.
 
-// CodecEncoderWindow is the attention window of the encoder blocks'
-// transformers: EncoderBlock passes window_size=512 (rows at that block's
-// rate). The pre-module uses the codec's window (CodecOptions.Window).
-const CodecEncoderWindow = 512
-
-// CodecEncoderGeometry is the shape of a loaded encoder.
-type CodecEncoderGeometry struct {
-	EncoderDim        int   // width of the first conv (64 in S2)
-	EncoderStrides    []int // encoder block strides ([2 4 8 8])
-	EncoderLayers     []int // transformer layers after each block
-	Latent            int   // encoder output width (1024 in S2)
-	DownsampleStrides []int // quantizer.downsample stages ([2 2])
-	PreLayers         int   // quantizer.pre_module layers
-	Window            int   // pre-module attention window, frames
-	SamplesPerFrame   int   // product of every stride (2048)
-	Codebooks         int   // codes per frame (10)
-}
-
 // CodecEncoder is a loaded codec encoder. It is immutable: Encode may run
 // concurrently.
 type CodecEncoder struct {
-	geom     CodecEncoderGeometry
+	geom     drama3.CodecEncoderGeometry
 	encoder  []codecEncodeStep // audio → z_enc
 	reduce   []codecEncodeStep // z_enc → z_pre (downsample, pre-module)
 	semantic codecQuantizer
@@ -76,196 +58,87 @@ func stridedConvStep(c *codecConv, stride int) codecEncodeStep {
 // newCodecStridedConv repacks a PyTorch Conv1d weight [out][in][taps·stride]
 // (weight norm folded) into the blocked stride-1 conv of stridedConvStep:
 // weight [out][tap][phase·in + c] = w[out][c][tap·stride + phase].
-func newCodecStridedConv(w, bias []float32, out, in, kernel, stride int) *codecConv {
+func newCodecStridedConv(c drama3.CodecConv) *codecConv {
+	out, in, kernel, stride := c.Out, c.In, c.Kernel, c.Stride
 	taps := kernel / stride
-	c := &codecConv{in: stride * in, out: out, kernel: taps, dilation: 1, w: make([]float32, len(w)), bias: bias}
+	cc := &codecConv{in: stride * in, out: out, kernel: taps, dilation: 1, w: make([]float32, len(c.W)), bias: c.Bias}
 	for o := 0; o < out; o++ {
 		for k := 0; k < taps; k++ {
 			for p := 0; p < stride; p++ {
 				for ci := 0; ci < in; ci++ {
-					c.w[(o*taps+k)*c.in+p*in+ci] = w[(o*in+ci)*kernel+k*stride+p]
+					cc.w[(o*taps+k)*cc.in+p*in+ci] = c.W[(o*in+ci)*kernel+k*stride+p]
 				}
 			}
 		}
 	}
-	return c
+	return cc
 }
 
 // LoadCodecEncoderFile reads the encoder from a codec.pth.
-func LoadCodecEncoderFile(path string, opt CodecOptions) (*CodecEncoder, error) {
-	ts, err := checkpoint.ReadTorchFile(path)
+func LoadCodecEncoderFile(path string, opt drama3.CodecOptions) (*CodecEncoder, error) {
+	w, err := drama3.ReadCodecEncoderFile(path, opt)
 	if err != nil {
 		return nil, err
 	}
-	return LoadCodecEncoder(ts, opt)
+	return NewCodecEncoder(w), nil
 }
 
-// LoadCodecEncoder builds the encoder from a codec state dict (which must
-// hold the encoder: some exported codecs keep only the decoder). Encode-path
-// tensors it does not know are an error naming them.
-func LoadCodecEncoder(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecEncoder, error) {
-	g := CodecEncoderGeometry{Window: CodecDefaultWindow}
-	ropeBase := CodecDefaultRopeBase
-	if opt.Window < 0 || opt.Window > codecMaxFrames || opt.RopeBase < 0 {
-		return nil, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, codecMaxFrames, opt.RopeBase)
-	}
-	if opt.Window > 0 {
-		g.Window = opt.Window
-	}
-	if opt.RopeBase > 0 {
-		ropeBase = opt.RopeBase
-	}
-	l, err := newCodecLoader(ts)
+// LoadCodecEncoder builds the encoder from a codec state dict
+// (drama3.ReadCodecEncoder).
+func LoadCodecEncoder(ts *checkpoint.TensorSet, opt drama3.CodecOptions) (*CodecEncoder, error) {
+	w, err := drama3.ReadCodecEncoder(ts, opt)
 	if err != nil {
 		return nil, err
 	}
-	if !l.has("encoder.block.0.conv.bias") {
-		return nil, fmt.Errorf("codec: no encoder in this codec (missing tensor %sencoder.block.0.conv.bias): it can decode but not encode references", l.prefix)
+	return NewCodecEncoder(w), nil
+}
+
+// NewCodecEncoder builds the encoder's stages from its weights.
+func NewCodecEncoder(w *drama3.CodecEncoderWeights) *CodecEncoder {
+	g := w.Geometry
+	e := &CodecEncoder{geom: g}
+	conv := func(c drama3.CodecConv) *codecConv {
+		return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation)
 	}
-	e := &CodecEncoder{}
-	e.loadEncoder(l, &g, ropeBase)
-	if l.err != nil {
-		return nil, l.err
-	}
-	e.loadReduce(l, &g, ropeBase)
-	if l.err != nil {
-		return nil, l.err
-	}
-	e.loadQuantizers(l, &g)
-	if l.err != nil {
-		return nil, l.err
-	}
-	if extra := l.unusedUnder("encoder.", "quantizer.downsample.", "quantizer.pre_module."); len(extra) > 0 {
-		more := ""
-		if len(extra) > 5 {
-			more = fmt.Sprintf(" and %d more", len(extra)-5)
-			extra = extra[:5]
+	e.encoder = append(e.encoder, wholeStage(&codecConvStage{conv: conv(w.First)}))
+	for i := range w.Blocks {
+		b := &w.Blocks[i]
+		for j := range b.Units {
+			e.encoder = append(e.encoder, wholeStage(newCodecResidualUnit(&b.Units[j])))
 		}
-		return nil, fmt.Errorf("codec: encoder tensors this encoder does not know: %s%s", strings.Join(extra, ", "), more)
+		e.encoder = append(e.encoder, wholeStage(codecSnakeStage{newCodecSnake(b.Alpha)}), stridedConvStep(newCodecStridedConv(b.Down), b.Down.Stride))
+		if t := b.Transformer; t != nil {
+			for _, st := range newCodecTransformer(&t.CodecPost, t.Dim, t.FFN, drama3.CodecEncoderWindow, g.RopeBase) {
+				e.encoder = append(e.encoder, wholeStage(st))
+			}
+		}
 	}
-	g.SamplesPerFrame = 1
-	for _, s := range append(append([]int(nil), g.EncoderStrides...), g.DownsampleStrides...) {
-		g.SamplesPerFrame *= s
+	e.encoder = append(e.encoder, wholeStage(codecSnakeStage{newCodecSnake(w.FinalAlpha)}), wholeStage(&codecConvStage{conv: conv(w.Last)}))
+	for i := range w.Downsample {
+		d := &w.Downsample[i]
+		e.reduce = append(e.reduce, stridedConvStep(newCodecStridedConv(d.Down), d.Down.Stride),
+			wholeStage(newCodecConvNeXt(d.Down.Out, d.DW, d.NormW, d.NormB, d.PW1, d.PW2, d.Gamma)))
 	}
-	e.geom = g
-	return e, nil
+	for _, st := range newCodecTransformer(&w.Pre.CodecPost, w.Pre.Dim, w.Pre.FFN, g.Window, g.RopeBase) {
+		e.reduce = append(e.reduce, wholeStage(st))
+	}
+	e.semantic = newCodecQuantizer(&w.Semantic)
+	e.semantic.setEncode(w.SemanticIn)
+	for i := range w.Residual {
+		q := newCodecQuantizer(&w.Residual[i])
+		q.setEncode(w.ResidualIn[i])
+		e.residual = append(e.residual, q)
+	}
+	return e
 }
 
 // Geometry returns the encoder's shape.
-func (e *CodecEncoder) Geometry() CodecEncoderGeometry {
+func (e *CodecEncoder) Geometry() drama3.CodecEncoderGeometry {
 	g := e.geom
 	g.EncoderStrides = append([]int(nil), g.EncoderStrides...)
 	g.EncoderLayers = append([]int(nil), g.EncoderLayers...)
 	g.DownsampleStrides = append([]int(nil), g.DownsampleStrides...)
 	return g
-}
-
-// loadEncoder reads encoder.block: 0 the first conv, 1..n the encoder
-// blocks, then Snake and the last conv.
-func (e *CodecEncoder) loadEncoder(l *codecLoader, g *CodecEncoderGeometry, ropeBase float64) {
-	sh := l.wnShape("encoder.block.0")
-	if len(sh) != 3 || sh[1] != 1 {
-		l.fail("codec: encoder.block.0 weight has shape %v, want [dim, 1, kernel]", sh)
-		return
-	}
-	first := l.wnConv("encoder.block.0", sh[0], 1, sh[2], 1)
-	if first == nil {
-		return
-	}
-	g.EncoderDim = sh[0]
-	e.encoder = append(e.encoder, wholeStage(&codecConvStage{conv: first}))
-	ch := sh[0]
-	i := 1
-	for ; l.has(fmt.Sprintf("encoder.block.%d.block.0.block.0.alpha", i)); i++ {
-		p := fmt.Sprintf("encoder.block.%d.block", i)
-		for j, dil := range codecDilations {
-			rp := fmt.Sprintf("%s.%d.block", p, j)
-			ksh := l.wnShape(rp + ".1")
-			if len(ksh) != 3 || ksh[0] != ch || ksh[1] != ch {
-				l.fail("codec: %s.1 weight has shape %v, want [%d, %d, kernel]", rp, ksh, ch, ch)
-				return
-			}
-			u := l.residualUnit(rp, ch, ksh[2], dil)
-			if u == nil {
-				return
-			}
-			e.encoder = append(e.encoder, wholeStage(u))
-		}
-		sn := l.snake(p+".3", ch)
-		csh := l.wnShape(p + ".4")
-		if len(csh) != 3 || csh[1] != ch || csh[2]%2 != 0 {
-			l.fail("codec: %s.4 weight has shape %v, want [out, %d, 2·stride]", p, csh, ch)
-			return
-		}
-		out, k := csh[0], csh[2]
-		stride := k / 2
-		w := l.weightNormed(p+".4.conv", out, ch, k)
-		b := l.f32(p+".4.conv.bias", out)
-		if sn == nil || w == nil || b == nil {
-			return
-		}
-		e.encoder = append(e.encoder, wholeStage(codecSnakeStage{sn}), stridedConvStep(newCodecStridedConv(w, b, out, ch, k, stride), stride))
-		ch = out
-		t := loadCodecTransformer(l, p+".5", ch, CodecEncoderWindow, ropeBase)
-		for _, st := range t.stages {
-			e.encoder = append(e.encoder, wholeStage(st))
-		}
-		if l.err != nil {
-			return
-		}
-		g.EncoderStrides = append(g.EncoderStrides, stride)
-		g.EncoderLayers = append(g.EncoderLayers, t.layers)
-	}
-	if len(g.EncoderStrides) == 0 {
-		l.fail("codec: missing tensor %sencoder.block.1.block.0.block.0.alpha", l.prefix)
-		return
-	}
-	sn := l.snake(fmt.Sprintf("encoder.block.%d", i), ch)
-	lsh := l.wnShape(fmt.Sprintf("encoder.block.%d", i+1))
-	if len(lsh) != 3 || lsh[1] != ch {
-		l.fail("codec: encoder.block.%d weight has shape %v, want [latent, %d, kernel]", i+1, lsh, ch)
-		return
-	}
-	last := l.wnConv(fmt.Sprintf("encoder.block.%d", i+1), lsh[0], ch, lsh[2], 1)
-	if sn == nil || last == nil {
-		return
-	}
-	g.Latent = lsh[0]
-	e.encoder = append(e.encoder, wholeStage(codecSnakeStage{sn}), wholeStage(&codecConvStage{conv: last}))
-}
-
-// loadReduce reads quantizer.downsample (each stage a plain causal conv of
-// kernel = stride = factor with bias, then a ConvNeXt block) and
-// quantizer.pre_module.
-func (e *CodecEncoder) loadReduce(l *codecLoader, g *CodecEncoderGeometry, ropeBase float64) {
-	ch := g.Latent
-	for i := 0; l.has(fmt.Sprintf("quantizer.downsample.%d.0.conv.weight", i)); i++ {
-		p := fmt.Sprintf("quantizer.downsample.%d", i)
-		sh := l.shape(p + ".0.conv.weight")
-		if len(sh) != 3 || sh[1] != ch || sh[2] < 1 {
-			l.fail("codec: tensor %s.0.conv.weight has shape %v, want [out, %d, kernel]", p, sh, ch)
-			return
-		}
-		out, k := sh[0], sh[2]
-		w := l.f32(p+".0.conv.weight", out, ch, k)
-		b := l.f32(p+".0.conv.bias", out)
-		nx := l.convNeXt(p+".1", out)
-		if l.err != nil {
-			return
-		}
-		e.reduce = append(e.reduce, stridedConvStep(newCodecStridedConv(w, b, out, ch, k, k), k), wholeStage(nx))
-		g.DownsampleStrides = append(g.DownsampleStrides, k)
-		ch = out
-	}
-	if ch != g.Latent {
-		l.fail("codec: quantizer.downsample ends at width %d, the quantizers take %d", ch, g.Latent)
-		return
-	}
-	t := loadCodecTransformer(l, "quantizer.pre_module", ch, g.Window, ropeBase)
-	for _, st := range t.stages {
-		e.reduce = append(e.reduce, wholeStage(st))
-	}
-	g.PreLayers = t.layers
 }
 
 // CodecEncoding is the result of an encode.
@@ -285,7 +158,7 @@ type CodecEncoding struct {
 }
 
 // CodecMaxEncodeFrames bounds one encode: the pre-module's RoPE table.
-const CodecMaxEncodeFrames = codecMaxFrames
+const CodecMaxEncodeFrames = drama3.CodecMaxFrames
 
 // Encode encodes mono 44.1 kHz audio in [−1, 1] (the reference does not
 // clip; larger values are encoded as they are). The audio is padded with

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 )
 
@@ -107,9 +108,9 @@ func addCodecEncoderTensors(ts *checkpoint.TensorSet, seed uint64, dim, latent i
 // full S2 geometry (encoder 64 → 1024 with 4 transformer layers after the
 // last block, latent 1024, pre-module of 8 layers) and random weights.
 func BenchmarkCodecEncodeS2(b *testing.B) {
-	ts := codecRandomTensors(1, 1024, 1536, 8)
+	ts := CodecRandomTensors(1, 1024, 1536, 8)
 	addCodecEncoderTensors(ts, 2, 64, 1024, [4]int{0, 0, 0, 4}, 8)
-	enc, err := LoadCodecEncoder(ts, CodecOptions{})
+	enc, err := LoadCodecEncoder(ts, drama3.CodecOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

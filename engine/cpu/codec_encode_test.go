@@ -10,6 +10,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/demo"
+	"proscenium/engine/drama3"
 )
 
 // codecEncodeFixture is the enc/ golden of a codec case: the reference's
@@ -41,7 +42,7 @@ func loadCodecEncodeFixture(t testing.TB, name string) (*CodecEncoder, *codecEnc
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := LoadCodecEncoder(ts, CodecOptions{Window: meta.Geometry.Window})
+	enc, err := LoadCodecEncoder(ts, drama3.CodecOptions{Window: meta.Geometry.Window})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -165,7 +166,7 @@ func TestCodecEncodeRefuses(t *testing.T) {
 			}
 		}
 	}
-	if _, err := LoadCodecEncoder(dec, CodecOptions{}); err == nil || !strings.Contains(err.Error(), "no encoder") {
+	if _, err := LoadCodecEncoder(dec, drama3.CodecOptions{}); err == nil || !strings.Contains(err.Error(), "no encoder") {
 		t.Errorf("decoder-only codec: %v", err)
 	}
 }

@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
+
+	"proscenium/engine/drama3"
 )
 
 // Encode-side quantization (DownsampleResidualVectorQuantize.forward with
@@ -18,14 +19,10 @@ import (
 // per-row scratch of quantize lives on the stack.
 const codecMaxCodebookDim = 16
 
-// loadEncode reads the quantizer's in_proj and normalises its codebook rows.
-func (q *codecQuantizer) loadEncode(l *codecLoader, prefix string, latent, dim int) {
-	w := l.weightNormed(prefix+".in_proj", dim, latent, 1)
-	b := l.f32(prefix+".in_proj.bias", dim)
-	if w == nil || b == nil {
-		return
-	}
-	q.inProj = newCodecConv(w, b, dim, latent, 1, 1)
+// setEncode sets the quantizer's in_proj and normalises its codebook rows.
+func (q *codecQuantizer) setEncode(in drama3.CodecConv) {
+	dim := q.proj.in
+	q.inProj = newCodecConv(in.W, in.Bias, in.Out, in.In, in.Kernel, in.Dilation)
 	q.unit = make([]float32, len(q.codebook))
 	for r := 0; r < q.size; r++ {
 		codecNormalize(q.unit[r*dim:(r+1)*dim], q.codebook[r*dim:(r+1)*dim])
@@ -42,39 +39,6 @@ func codecNormalize(dst, x []float32) {
 	for i, v := range x {
 		dst[i] = v / n
 	}
-}
-
-func (e *CodecEncoder) loadQuantizers(l *codecLoader, g *CodecEncoderGeometry) {
-	const sem = "quantizer.semantic_quantizer.quantizers.0"
-	sh := l.wnShapeAt(sem + ".out_proj")
-	if l.err != nil {
-		return
-	}
-	if len(sh) != 3 || sh[0] != g.Latent || sh[2] != 1 {
-		l.fail("codec: %s.out_proj weight has shape %v, want [%d, dim, 1]", sem, sh, g.Latent)
-		return
-	}
-	dim := sh[1]
-	if dim > codecMaxCodebookDim {
-		l.fail("codec: codebook dimension %d is above the %d this encoder handles", dim, codecMaxCodebookDim)
-		return
-	}
-	load := func(q *codecQuantizer, prefix string) {
-		q.load(l, prefix, g.Latent, dim)
-		if l.err == nil {
-			q.loadEncode(l, prefix, g.Latent, dim)
-		}
-	}
-	load(&e.semantic, sem)
-	for i := 0; l.err == nil && l.has(fmt.Sprintf("quantizer.quantizer.quantizers.%d.codebook.weight", i)); i++ {
-		var q codecQuantizer
-		load(&q, fmt.Sprintf("quantizer.quantizer.quantizers.%d", i))
-		e.residual = append(e.residual, q)
-	}
-	if l.err == nil && len(e.residual) == 0 {
-		l.fail("codec: missing tensor quantizer.quantizer.quantizers.0.codebook.weight")
-	}
-	g.Codebooks = 1 + len(e.residual)
 }
 
 // quantize picks the codes of every frame of z (time-major, the pre-module's

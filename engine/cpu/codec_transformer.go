@@ -1,10 +1,10 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 )
 
 // The post-module (modded_dac.WindowLimitedTransformer) at the frame rate:
@@ -65,85 +65,38 @@ func (s codecLinearStage) run(in codecSignal, outStart int, ws *CodecScratch) co
 	return out
 }
 
-func (c *Codec) loadPostModule(l *codecLoader, g *CodecGeometry) []codecStage {
-	t := loadCodecTransformer(l, "quantizer.post_module", g.Latent, g.Window, g.RopeBase)
-	if t.layers == 0 {
-		if l.err == nil {
-			l.fail("codec: missing tensor quantizer.post_module.layers.0.attention.wqkv.weight")
-		}
-		return nil
-	}
-	g.PostDim, g.PostHeads, g.PostLayers, g.PostFFN = t.dim, t.dim/codecHeadDim, t.layers, t.ffn
-	return t.stages
+func newCodecPostModule(p *drama3.CodecPost, g *drama3.CodecGeometry) []codecStage {
+	return newCodecTransformer(p, g.PostDim, g.PostFFN, g.Window, g.RopeBase)
 }
 
-// codecTransformer is a loaded modded_dac.WindowLimitedTransformer: its
-// stages (optional input_proj, the layers, the final norm, optional
-// output_proj) and shape. The post-module, the pre-module and the encoder
-// blocks' transformers are all of this kind.
-type codecTransformer struct {
-	stages           []codecStage
-	dim, layers, ffn int
-}
-
-// loadCodecTransformer reads the transformer under prefix p that maps
-// inDim-wide rows to inDim-wide rows, attending window rows back. A
-// transformer without layers (absent) yields no stages and no error.
-func loadCodecTransformer(l *codecLoader, p string, inDim, window int, ropeBase float64) codecTransformer {
-	var t codecTransformer
-	if !l.has(p + ".layers.0.attention.wqkv.weight") {
-		return t
+// newCodecTransformer builds a window-limited transformer (the post-module,
+// the pre-module, an encoder block's) of width dim, SwiGLU width ffn and
+// attention window window.
+func newCodecTransformer(p *drama3.CodecPost, dim, ffn, window int, ropeBase float64) []codecStage {
+	var stages []codecStage
+	if c := p.InputProj; c != nil {
+		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	dim := inDim
-	if l.has(p + ".input_proj.weight") {
-		sh := l.shape(p + ".input_proj.weight")
-		if len(sh) != 2 || sh[1] != inDim {
-			l.fail("codec: tensor %s.input_proj.weight has shape %v, want [dim %d]", p, sh, inDim)
-			return t
-		}
-		dim = sh[0]
-		w := l.f32(p+".input_proj.weight", dim, inDim)
-		b := l.f32(p+".input_proj.bias", dim)
-		t.stages = append(t.stages, codecLinearStage{&codecConv{in: inDim, out: dim, kernel: 1, dilation: 1, w: w, bias: b}})
-	}
-	if dim%codecHeadDim != 0 {
-		l.fail("codec: %s width %d is not a multiple of the head width %d", p, dim, codecHeadDim)
-		return t
-	}
-	heads := dim / codecHeadDim
 	freq := codecRopeFreqs(ropeBase)
-	for i := 0; l.has(fmt.Sprintf("%s.layers.%d.attention.wqkv.weight", p, i)); i++ {
-		lp := fmt.Sprintf("%s.layers.%d", p, i)
-		sh := l.shape(lp + ".feed_forward.w1.weight")
-		if len(sh) != 2 || sh[1] != dim {
-			l.fail("codec: tensor %s.feed_forward.w1.weight has shape %v, want [ffn %d]", lp, sh, dim)
-			return t
-		}
-		ffn := sh[0]
-		b := &codecBlock{dim: dim, heads: heads, window: window, ropeFreq: freq,
-			attnNorm:  l.f32(lp+".attention_norm.weight", dim),
-			ffnNorm:   l.f32(lp+".ffn_norm.weight", dim),
-			wqkv:      codecLinear(l.f32(lp+".attention.wqkv.weight", 3*dim, dim), 3*dim, dim),
-			wo:        codecLinear(l.f32(lp+".attention.wo.weight", dim, dim), dim, dim),
-			w1:        codecLinear(l.f32(lp+".feed_forward.w1.weight", ffn, dim), ffn, dim),
-			w3:        codecLinear(l.f32(lp+".feed_forward.w3.weight", ffn, dim), ffn, dim),
-			w2:        codecLinear(l.f32(lp+".feed_forward.w2.weight", dim, ffn), dim, ffn),
-			gammaAttn: l.f32(lp+".attention_layer_scale.gamma", dim),
-			gammaFF:   l.f32(lp+".ffn_layer_scale.gamma", dim),
-		}
-		t.stages = append(t.stages, b)
-		t.layers, t.ffn = i+1, ffn
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		stages = append(stages, &codecBlock{dim: dim, heads: dim / codecHeadDim, window: window, ropeFreq: freq,
+			attnNorm:  l.AttentionNorm,
+			ffnNorm:   l.FFNNorm,
+			wqkv:      codecLinear(l.WQKV, 3*dim, dim),
+			wo:        codecLinear(l.WO, dim, dim),
+			w1:        codecLinear(l.W1, ffn, dim),
+			w3:        codecLinear(l.W3, ffn, dim),
+			w2:        codecLinear(l.W2, dim, ffn),
+			gammaAttn: l.GammaAttn,
+			gammaFF:   l.GammaFF,
+		})
 	}
-	t.stages = append(t.stages, &codecRMSNormStage{w: l.f32(p+".norm.weight", dim)})
-	if l.has(p + ".output_proj.weight") {
-		w := l.f32(p+".output_proj.weight", inDim, dim)
-		b := l.f32(p+".output_proj.bias", inDim)
-		t.stages = append(t.stages, codecLinearStage{&codecConv{in: dim, out: inDim, kernel: 1, dilation: 1, w: w, bias: b}})
-	} else if dim != inDim {
-		l.fail("codec: missing tensor %s.output_proj.weight", p)
+	stages = append(stages, &codecRMSNormStage{w: p.Norm})
+	if c := p.OutputProj; c != nil {
+		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	t.dim = dim
-	return t
+	return stages
 }
 
 // codecRopeFreqs forms θ_i = 1 / base^(2i/64) in float32 as

@@ -27,9 +27,10 @@ func TestPromptRowsFeedback(t *testing.T) {
 		}
 	}
 	semTok := []int{30, 31, 32, 33, 34}
-	h := &AudioHeads{Dim: D, SemanticTokens: semTok, TextEmbed: text, Codebooks: books}
+	h := &drama3.Heads{Dim: D, SemanticTokens: semTok}
+	feedback := func(dst []float32, codes []int) error { return h.FeedbackRow(dst, codes, text, books) }
 	p := drama3.Prompt{{Token: 7}, {Token: 32, Codes: []int{2, 1, 0}}, {Token: 34, Codes: []int{4, 2, 2}}, {Token: 9}}
-	rows, err := PromptRows(p, D, h.FeedbackRow)
+	rows, err := PromptRows(p, D, feedback)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestPromptRowsFeedback(t *testing.T) {
 		}
 	}
 	p[1].Codes = []int{2, 3, 0} // codebook 1 has 3 entries
-	if _, err := PromptRows(p, D, h.FeedbackRow); err == nil || !strings.Contains(err.Error(), "prompt row 1: feedback: code 3 outside codebook 1") {
+	if _, err := PromptRows(p, D, feedback); err == nil || !strings.Contains(err.Error(), "prompt row 1: feedback: code 3 outside codebook 1") {
 		t.Errorf("bad code: %v", err)
 	}
 }

@@ -31,22 +31,35 @@ func (e *UnavailableError) Error() string {
 
 // WorkerDiedError ends the requests in flight when the worker process ends.
 type WorkerDiedError struct {
+	Worker string // the worker's binary and arguments
+	PID    int
 	Status string // the process's exit status
 	Stderr string // the end of what it wrote to stderr
 }
 
 func (e *WorkerDiedError) Error() string {
-	s := "GPU worker died (" + e.Status + ")"
+	s := fmt.Sprintf("engine worker %s (pid %d) died (%s)", e.Worker, e.PID, e.Status)
 	if e.Stderr != "" {
 		s += ": " + e.Stderr
 	}
 	return s
 }
 
-// RemoteError is a request's own error, as the worker reported it.
-type RemoteError struct{ Op, Message string }
+// RemoteError is a request's own error, as the worker reported it. An error
+// of one of the engine's kinds (engine.ErrInvalidRequest) reads as the
+// engine wrote it and unwraps to its sentinel: running the engine in a worker
+// changes no message the user sees.
+type RemoteError struct{ Op, Message, Kind string }
 
-func (e *RemoteError) Error() string { return "GPU worker: " + e.Op + ": " + e.Message }
+func (e *RemoteError) Error() string {
+	if e.Kind != "" {
+		return e.Message
+	}
+	return "engine worker: " + e.Op + ": " + e.Message
+}
+
+// Unwrap returns the engine's sentinel error of Kind, if any.
+func (e *RemoteError) Unwrap() error { return errorKinds[e.Kind] }
 
 // Options tune Start.
 type Options struct {
@@ -59,6 +72,7 @@ type Options struct {
 // Client is a running worker. Its methods are safe for concurrent use.
 type Client struct {
 	hello  Hello
+	name   string // the worker's command line, for errors
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tailBuffer
@@ -74,11 +88,54 @@ type Client struct {
 	diedErr error         // set before done is closed
 }
 
+// call is one request in flight. The reader goroutine only queues what
+// arrives for it (events, PCM, then the reply); Call drains the queue on the
+// caller's goroutine, so a slow or blocking callback delays only its own
+// call, never the reader and the other calls' replies.
 type call struct {
-	op      string
-	onEvent func(Event)
-	onPCM   func(PCM)
-	reply   chan Reply
+	mu     sync.Mutex
+	queue  []message
+	closed bool          // the worker is gone: nothing more will be queued
+	ready  chan struct{} // capacity 1: something was queued or closed
+}
+
+// message is one frame for a call: exactly one field is set.
+type message struct {
+	event *Event
+	pcm   *PCM
+	reply *Reply
+}
+
+func newCall() *call { return &call{ready: make(chan struct{}, 1)} }
+
+func (cl *call) push(m message) {
+	cl.mu.Lock()
+	cl.queue = append(cl.queue, m)
+	cl.mu.Unlock()
+	cl.signal()
+}
+
+func (cl *call) close() {
+	cl.mu.Lock()
+	cl.closed = true
+	cl.mu.Unlock()
+	cl.signal()
+}
+
+func (cl *call) signal() {
+	select {
+	case cl.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what was queued and whether the worker is gone.
+func (cl *call) take() ([]message, bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	q := cl.queue
+	cl.queue = nil
+	return q, cl.closed
 }
 
 // Start runs the worker at path and waits for its hello. If it prints
@@ -94,7 +151,7 @@ func Start(ctx context.Context, path string, opt Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4096}, pending: map[uint64]*call{},
+	c := &Client{name: strings.Join(append([]string{path}, opt.Args...), " "), cmd: cmd, stdin: stdin, stderr: &tailBuffer{max: 4096}, pending: map[uint64]*call{},
 		done: make(chan struct{}), grace: opt.CancelGrace}
 	if c.grace == 0 {
 		c.grace = 10 * time.Second
@@ -208,7 +265,8 @@ func (c *Client) Hello() Hello { return c.hello }
 // Done is closed once the worker has exited; Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Err is nil while the worker runs, then a *WorkerDiedError (or nil after Close).
+// Err is nil while the worker runs; once it has exited (Done is closed) it
+// is the *WorkerDiedError that says how, also after Close.
 func (c *Client) Err() error {
 	select {
 	case <-c.done:
@@ -245,10 +303,10 @@ func (c *Client) readLoop(stdout io.Reader) {
 		status += "; " + rerr.Error()
 	}
 	c.mu.Lock()
-	c.diedErr = &WorkerDiedError{Status: status, Stderr: oneLine(c.stderr.String())}
+	c.diedErr = &WorkerDiedError{Worker: c.name, PID: c.hello.PID, Status: status, Stderr: oneLine(c.stderr.String())}
 	for id, cl := range c.pending {
 		delete(c.pending, id)
-		close(cl.reply)
+		cl.close()
 	}
 	c.mu.Unlock()
 	close(c.done)
@@ -261,16 +319,16 @@ func (c *Client) dispatch(t FrameType, b []byte) error {
 		if err := json.Unmarshal(b, &e); err != nil {
 			return fmt.Errorf("gpuworker: event: %v: %w", err, ErrFrame)
 		}
-		if cl := c.lookup(e.ID); cl != nil && cl.onEvent != nil {
-			cl.onEvent(e)
+		if cl := c.lookup(e.ID); cl != nil {
+			cl.push(message{event: &e})
 		}
 	case FramePCM:
 		p, err := DecodePCM(b)
 		if err != nil {
 			return err
 		}
-		if cl := c.lookup(p.ID); cl != nil && cl.onPCM != nil {
-			cl.onPCM(p)
+		if cl := c.lookup(p.ID); cl != nil {
+			cl.push(message{pcm: &p})
 		}
 	case FrameReply:
 		var r Reply
@@ -282,7 +340,7 @@ func (c *Client) dispatch(t FrameType, b []byte) error {
 		delete(c.pending, r.ID)
 		c.mu.Unlock()
 		if cl != nil {
-			cl.reply <- r
+			cl.push(message{reply: &r})
 		}
 	default:
 		return fmt.Errorf("gpuworker: the worker sent a %s frame: %w", t, ErrFrame)
@@ -302,21 +360,22 @@ func (c *Client) write(t FrameType, b []byte) error {
 	return WriteFrame(c.stdin, t, b)
 }
 
-// Call sends op with args and waits for its reply, passing events and PCM to
-// the callbacks (on the client's reader goroutine, in order; keep them
-// short). Cancelling ctx asks the worker to stop the request; Call then
-// waits for the reply (the take's end) up to the cancel grace. If the worker
-// dies, Call returns its *WorkerDiedError.
+// Call sends op with args and waits for its reply, passing the request's
+// events and PCM to the callbacks in the order the worker sent them, on the
+// caller's goroutine (never on the client's reader). Cancelling ctx asks the
+// worker to stop the request; Call then waits for the reply (the take's end)
+// up to the cancel grace, after which it ends the worker. If the worker
+// dies, Call delivers what arrived before and returns its *WorkerDiedError.
 func (c *Client) Call(ctx context.Context, op string, args any, onEvent func(Event), onPCM func(PCM)) (json.RawMessage, error) {
 	var raw json.RawMessage
 	if args != nil {
 		b, err := json.Marshal(args)
 		if err != nil {
-			return nil, fmt.Errorf("gpuworker: %s arguments: %w", op, err)
+			return nil, fmt.Errorf("engine worker: %s arguments: %w", op, err)
 		}
 		raw = b
 	}
-	cl := &call{op: op, onEvent: onEvent, onPCM: onPCM, reply: make(chan Reply, 1)}
+	cl := newCall()
 	c.mu.Lock()
 	select {
 	case <-c.done:
@@ -337,15 +396,29 @@ func (c *Client) Call(ctx context.Context, op string, args any, onEvent func(Eve
 	ctxDone := ctx.Done()
 	for {
 		select {
-		case r, ok := <-cl.reply:
-			if !ok {
+		case <-cl.ready:
+			msgs, gone := cl.take()
+			for _, m := range msgs {
+				switch {
+				case m.event != nil:
+					if onEvent != nil {
+						onEvent(*m.event)
+					}
+				case m.pcm != nil:
+					if onPCM != nil {
+						onPCM(*m.pcm)
+					}
+				case m.reply != nil:
+					if m.reply.Error != "" {
+						return nil, &RemoteError{Op: op, Message: m.reply.Error, Kind: m.reply.Kind}
+					}
+					return m.reply.Result, nil
+				}
+			}
+			if gone {
 				<-c.done
 				return nil, c.diedErr
 			}
-			if r.Error != "" {
-				return nil, &RemoteError{Op: op, Message: r.Error}
-			}
-			return r.Result, nil
 		case <-ctxDone:
 			ctxDone = nil
 			var idb [8]byte
@@ -353,10 +426,15 @@ func (c *Client) Call(ctx context.Context, op string, args any, onEvent func(Eve
 			c.write(FrameCancel, idb[:])
 			grace = time.After(c.grace)
 		case <-grace:
+			// A worker that ignores a cancel is stuck (a hung driver call,
+			// say): end it, so that the next call starts a fresh one
+			// rather than queueing behind the stuck request.
 			c.mu.Lock()
 			delete(c.pending, id)
 			c.mu.Unlock()
-			return nil, fmt.Errorf("gpuworker: %s: cancelled, and the worker did not answer within %v: %w", op, c.grace, ctx.Err())
+			c.kill()
+			return nil, fmt.Errorf("engine worker %s (pid %d): %s: cancelled, and the worker did not answer within %v, so it was ended: %w",
+				c.name, c.hello.PID, op, c.grace, ctx.Err())
 		}
 	}
 }

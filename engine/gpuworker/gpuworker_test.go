@@ -38,6 +38,12 @@ func fakeWorker(mode string) int {
 	case "hang":
 		time.Sleep(time.Minute)
 		return 0
+	case "engine":
+		if err := ServeEngine(os.Stdin, os.Stdout, Hello{PID: os.Getpid()}, openFake); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
 	}
 	hello := Hello{PID: os.Getpid(), Device: Device{Name: "Fake GPU", CCMajor: 9, Kernels: "sm_90 SASS"}}
 	err := Serve(os.Stdin, os.Stdout, hello, func(ctx context.Context, req Request, out *Emitter) (any, error) {
@@ -65,6 +71,9 @@ func fakeWorker(mode string) int {
 				}
 			}
 			return engine.Finish{Reason: engine.FinishStop, Frames: n}, nil
+		case "stuck": // ignores its cancel
+			time.Sleep(time.Minute)
+			return nil, nil
 		case "die":
 			out.Event(1)
 			fmt.Fprintln(os.Stderr, "CUDA error: an illegal memory access was encountered")
@@ -204,6 +213,25 @@ func TestCancelStopsTheTakeAndKeepsItsEnd(t *testing.T) {
 	}
 }
 
+// A worker that does not answer a cancel within the grace is ended: the next
+// call must not queue behind its stuck request.
+func TestStuckWorkerIsEndedAfterTheCancelGrace(t *testing.T) {
+	c, err := start(t, "ok", Options{CancelGrace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Call(ctx, "stuck", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "was ended") {
+		t.Fatalf("stuck call: %v", err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck worker still runs")
+	}
+}
+
 func TestWorkerThatCannotStartSaysWhy(t *testing.T) {
 	cases := []struct{ mode, reason, detail string }{
 		{"nodevice", "no CUDA-capable GPU found (cuInit: NoDevice)", "Error in initialization"},
@@ -272,14 +300,19 @@ func TestDeadWorkerEndsTheCallAndIsRestarted(t *testing.T) {
 	}
 }
 
+// FuzzReadFrame: ReadFrame never accepts more than MaxFrame, and what it
+// accepts is exactly what WriteFrame writes for it (likewise DecodePCM and
+// EncodePCM): nothing is read that the writer could not have meant.
 func FuzzReadFrame(f *testing.F) {
 	var buf bytes.Buffer
 	WriteFrame(&buf, FramePCM, EncodePCM(PCM{ID: 1, Chunk: engine.AudioChunk{ToFrame: 1, PCM: []float32{1}}}))
+	WriteFrame(&buf, FrameEvent, []byte(`{"id":1,"frames":2}`))
 	f.Add(buf.Bytes())
 	f.Add([]byte{2, 0, 0, 0, 6, '{'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		for {
+			start := len(data) - r.Len()
 			ty, b, err := ReadFrame(r)
 			if err != nil {
 				return
@@ -287,8 +320,19 @@ func FuzzReadFrame(f *testing.F) {
 			if len(b)+1 > MaxFrame {
 				t.Fatalf("%d-byte payload", len(b))
 			}
+			var again bytes.Buffer
+			if err := WriteFrame(&again, ty, b); err != nil {
+				t.Fatalf("writing back a %s frame read: %v", ty, err)
+			}
+			if read := data[start : len(data)-r.Len()]; !bytes.Equal(again.Bytes(), read) {
+				t.Fatalf("read % x, wrote back % x", read, again.Bytes())
+			}
 			if ty == FramePCM {
-				DecodePCM(b)
+				if p, err := DecodePCM(b); err == nil {
+					if back := EncodePCM(p); !bytes.Equal(back, b) {
+						t.Fatalf("PCM payload % x encodes back as % x", b, back)
+					}
+				}
 			}
 		}
 	})

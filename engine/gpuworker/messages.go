@@ -3,6 +3,7 @@ package gpuworker
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -13,7 +14,10 @@ import (
 type Hello struct {
 	Protocol int    `json:"protocol"`
 	PID      int    `json:"pid"`
-	Device   Device `json:"device"`
+	Device   Device `json:"device"` // the GPU; zero in a CPU worker
+	// Backends are the LoadRequest backends this worker can load ("cpu",
+	// "cuda"); a GPU worker without a Drama 3 pipeline lists none.
+	Backends []string `json:"backends"`
 }
 
 // Device is the GPU the worker opened and the kernels it chose
@@ -46,29 +50,84 @@ type Request struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// Ops the worker serves.
+// Ops the worker serves (ServeEngine): one per engine.Engine method, on
+// engines the worker holds by handle.
 const (
-	OpStats      = "stats"      // → Stats
-	OpSynthesize = "synthesize" // engine.SpeechRequest → events, PCM, engine.Finish
+	OpLoad       = "load"       // LoadRequest → Event{Load} progress → Loaded
+	OpSynthesize = "synthesize" // SynthesizeArgs → Event{Frames}, PCM → FinishWire
+	OpStats      = "stats"      // HandleArgs → engine.Stats
+	OpClose      = "close"      // HandleArgs → nothing
 )
 
-// Stats is the worker's memory accounting (engine/cuda's pool).
-type Stats struct {
-	Device engine.Memory `json:"device"`
-	Pinned engine.Memory `json:"pinned"`
+// LoadRequest opens a model in the worker: the checkpoint directory, the
+// backend ("cpu" or "cuda") and the memory cap in bytes (0: none).
+type LoadRequest struct {
+	Model     string `json:"model"`
+	Backend   string `json:"backend"`
+	MemoryCap int64  `json:"memory_cap"`
 }
 
-// Event is progress of a request: Frames made so far, as engine.Event.
+// Loaded answers OpLoad: the engine's handle in the worker and its Info.
+type Loaded struct {
+	Handle uint64      `json:"handle"`
+	Info   engine.Info `json:"info"`
+}
+
+// HandleArgs names an engine the worker holds.
+type HandleArgs struct {
+	Handle uint64 `json:"handle"`
+}
+
+// SynthesizeArgs asks engine Handle for a take.
+type SynthesizeArgs struct {
+	Handle  uint64               `json:"handle"`
+	Request engine.SpeechRequest `json:"request"`
+}
+
+// FinishWire is engine.Finish with its codes, which engine.Finish leaves out
+// of its JSON: a take made in the worker arrives whole.
+type FinishWire struct {
+	engine.Finish
+	Codes [][]int `json:"codes"`
+}
+
+// Event is progress of a request: the frames a take has made so far
+// (engine.EventFrames), or the bytes a load has read.
 type Event struct {
-	ID     uint64 `json:"id"`
-	Frames int    `json:"frames"`
+	ID     uint64        `json:"id"`
+	Frames int           `json:"frames,omitempty"`
+	Load   *LoadProgress `json:"load,omitempty"`
 }
 
-// Reply ends a request: its result (JSON) or its error.
+// LoadProgress is how far a load has come, in bytes of the checkpoint.
+type LoadProgress struct {
+	Done  int64 `json:"done"`
+	Total int64 `json:"total"`
+}
+
+// Reply ends a request: its result (JSON) or its error. Kind names the
+// engine's sentinel the error wraps (see errorKinds), so that errors.Is
+// finds it on the client's side too.
 type Reply struct {
 	ID     uint64          `json:"id"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	Kind   string          `json:"kind,omitempty"`
+}
+
+// errorKinds are the sentinel errors that cross the process boundary.
+var errorKinds = map[string]error{
+	"invalid_request": engine.ErrInvalidRequest,
+}
+
+// kindOf names the sentinel err wraps, or "".
+func kindOf(err error) string {
+	for k, sentinel := range errorKinds {
+		if errors.Is(err, sentinel) {
+			return k
+		}
+	}
+	return ""
 }
 
 // PCM is a chunk of decoded audio for a request.

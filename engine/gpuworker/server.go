@@ -28,6 +28,12 @@ func (e *Emitter) Event(frames int) error {
 	return e.s.write(FrameEvent, b)
 }
 
+// Load reports a load's progress in bytes.
+func (e *Emitter) Load(done, total int64) error {
+	b, _ := json.Marshal(Event{ID: e.id, Load: &LoadProgress{Done: done, Total: total}})
+	return e.s.write(FrameEvent, b)
+}
+
 // PCM sends a decoded chunk.
 func (e *Emitter) PCM(c engine.AudioChunk) error {
 	return e.s.write(FramePCM, EncodePCM(PCM{ID: e.id, Chunk: c}))
@@ -105,7 +111,7 @@ func Serve(in io.Reader, out io.Writer, hello Hello, h Handler) error {
 					rep.Result, err = json.Marshal(res)
 				}
 				if err != nil {
-					rep.Error = err.Error()
+					rep.Error, rep.Kind = err.Error(), kindOf(err)
 				}
 				mu.Lock()
 				delete(cancels, req.ID)

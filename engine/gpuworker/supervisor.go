@@ -101,6 +101,11 @@ func Probe(ctx context.Context) (Hello, error) {
 	if err != nil {
 		return Hello{}, err
 	}
+	return ProbePath(ctx, path)
+}
+
+// ProbePath is Probe of the worker at path.
+func ProbePath(ctx context.Context, path string) (Hello, error) {
 	c, err := Start(ctx, path, Options{})
 	if err != nil {
 		return Hello{}, err

@@ -23,6 +23,7 @@ function noModelService() {
     server_port: 7860,
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
     voices: [],
+    isolate_engine: false,
   };
   const status: ModelStatus = {
     state: 'none',
@@ -86,7 +87,7 @@ function noModelService() {
     chooseModelDir: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     findModels: vi.fn(async () => []),
     inspectModel: vi.fn(async () => refuse('no such directory')),
-    makeDemoModel: vi.fn(async () => refuse('no demo directory')),
+    makeDemoModel: vi.fn(async (): Promise<string> => refuse('no demo directory')),
     loadStatus: vi.fn(async () => ({ dir: '', read: 0, total: 0, done: false })),
     countTokens: vi.fn(async () => refuse('no model loaded')),
     play: vi.fn(async () => refuse('no take')),

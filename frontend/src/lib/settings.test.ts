@@ -15,6 +15,7 @@ const base: Settings = {
   server_port: 7860,
   takes_limit_bytes: 2 << 30,
   voices: [],
+  isolate_engine: false,
 };
 
 describe('mergeChange', () => {

@@ -169,6 +169,8 @@ export namespace app {
 	    memory_needed: number;
 	    memory_basis: string;
 	    context: number;
+	    gpu_bytes: number;
+	    gpu_note: string;
 	    problems: string[];
 	    error: string;
 	
@@ -190,6 +192,8 @@ export namespace app {
 	        this.memory_needed = source["memory_needed"];
 	        this.memory_basis = source["memory_basis"];
 	        this.context = source["context"];
+	        this.gpu_bytes = source["gpu_bytes"];
+	        this.gpu_note = source["gpu_note"];
 	        this.problems = source["problems"];
 	        this.error = source["error"];
 	    }
@@ -456,6 +460,7 @@ export namespace app {
 	    server_port: number;
 	    takes_limit_bytes: number;
 	    voices: voice.Voice[];
+	    isolate_engine: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -475,6 +480,7 @@ export namespace app {
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
+	        this.isolate_engine = source["isolate_engine"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -775,6 +781,7 @@ export namespace engine {
 	export class Info {
 	    model: string;
 	    backend: string;
+	    backend_reason?: string;
 	    demo: boolean;
 	    sample_rate: number;
 	    samples_per_frame: number;
@@ -790,6 +797,7 @@ export namespace engine {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.model = source["model"];
 	        this.backend = source["backend"];
+	        this.backend_reason = source["backend_reason"];
 	        this.demo = source["demo"];
 	        this.sample_rate = source["sample_rate"];
 	        this.samples_per_frame = source["samples_per_frame"];
@@ -803,6 +811,8 @@ export namespace engine {
 	    used: number;
 	    peak: number;
 	    cap: number;
+	    total?: number;
+	    pinned?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -814,6 +824,8 @@ export namespace engine {
 	        this.used = source["used"];
 	        this.peak = source["peak"];
 	        this.cap = source["cap"];
+	        this.total = source["total"];
+	        this.pinned = source["pinned"];
 	    }
 	}
 	export class Reference {

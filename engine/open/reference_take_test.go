@@ -1,4 +1,4 @@
-package engine
+package open
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/engine"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -18,7 +19,7 @@ import (
 // model's codec: frames × codebooks.
 func demoReference(t *testing.T, dir string) [][]int {
 	t.Helper()
-	enc, err := cpu.LoadCodecEncoderFile(filepath.Join(dir, "codec.pth"), cpu.CodecOptions{})
+	enc, err := cpu.LoadCodecEncoderFile(filepath.Join(dir, "codec.pth"), drama3.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func demoReference(t *testing.T, dir string) [][]int {
 }
 
 func readTestReference() (*decode.Reference, error) {
-	b, err := os.ReadFile(filepath.Join("audio", "decode", "testdata", "ref.flac"))
+	b, err := os.ReadFile(filepath.Join("..", "audio", "decode", "testdata", "ref.flac"))
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +55,9 @@ func readTestReference() (*decode.Reference, error) {
 func TestReferenceTake(t *testing.T) {
 	eng, dir := openTiny(t)
 	codes := demoReference(t, dir)
-	refs := []Reference{{Transcript: "The quick brown fox.", Codes: codes}}
-	run := func(refs []Reference) [][]int {
-		req := SpeechRequest{Text: "Again.", Sampling: DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
+	refs := []engine.Reference{{Transcript: "The quick brown fox.", Codes: codes}}
+	run := func(refs []engine.Reference) [][]int {
+		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
 		fin, err := eng.Synthesize(context.Background(), req, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -73,14 +74,14 @@ func TestReferenceTake(t *testing.T) {
 	if reflect.DeepEqual(c1, run(nil)) {
 		t.Fatal("the reference changed nothing")
 	}
-	bad := [][]Reference{
+	bad := [][]engine.Reference{
 		{{Transcript: " ", Codes: codes}},
 		{{Transcript: "Hi.", Codes: [][]int{{1, 2, 3}}}},
 		{{Transcript: "Hi.", Codes: nil}},
 	}
 	for i, r := range bad {
-		req := SpeechRequest{Text: "Again.", Sampling: DefaultSampling(), Seed: 3, MaxFrames: 6, References: r}
-		if _, err := eng.Synthesize(context.Background(), req, nil); !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), "reference 0") {
+		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: r}
+		if _, err := eng.Synthesize(context.Background(), req, nil); !errors.Is(err, engine.ErrInvalidRequest) || !strings.Contains(err.Error(), "reference 0") {
 			t.Errorf("bad reference %d: %v", i, err)
 		}
 	}

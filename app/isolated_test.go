@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"proscenium/engine"
+	"proscenium/engine/gpuworker"
+)
+
+// TestMain lets the test binary be an engine worker (argument
+// "engine-worker") serving audioEngine, as `proscenium worker` serves the
+// CPU engine.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "engine-worker" {
+		open := func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+			return &audioEngine{testEngine: testEngine{frames: 2000, tick: 5 * time.Millisecond, mem: engine.Memory{Device: "worker", Used: 7}}}, nil
+		}
+		if err := gpuworker.ServeEngine(os.Stdin, os.Stdout, gpuworker.Hello{PID: os.Getpid()}, open); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// audioEngine is testEngine with one chunk of audio per frame.
+type audioEngine struct{ testEngine }
+
+func (e *audioEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	e.frames = min(e.frames, req.MaxFrames) // testEngine ignores MaxFrames; each worker here runs one take
+	return e.testEngine.Synthesize(ctx, req, func(ev engine.Event) {
+		emit(ev)
+		if ev.Kind == engine.EventFrames {
+			f := ev.Frames - 1
+			emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: make([]float32, 2048)}})
+		}
+	})
+}
+
+// The studio with its engine in a worker process: the readouts keep
+// answering during a take (no engine call under the service lock); a worker
+// killed mid-take fails that take with an error naming the worker and keeps
+// its audio; the next take runs in a fresh worker.
+func TestStudioWithAnEngineWorker(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, _ := newService(t, func(dir string) (engine.Engine, error) {
+		return gpuworker.OpenIsolated(context.Background(), exe, gpuworker.Options{Args: []string{"engine-worker"}},
+			gpuworker.LoadRequest{Model: dir, Backend: "cpu"}, nil)
+	})
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if st := svc.Stats(); st.Memory == nil || st.Memory.Device != "worker" || st.Memory.Used != 7 {
+		t.Fatalf("stats from the worker: %+v", st)
+	}
+	take, err := svc.Speak(speech("A take to interrupt."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	framesOf := func(id int) Take {
+		for _, tk := range svc.Takes() {
+			if tk.ID == id {
+				return tk
+			}
+		}
+		t.Fatalf("take %d not listed", id)
+		return Take{}
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() { // readouts during the take
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				svc.Stats()
+				svc.Takes()
+			}
+		}
+	}()
+	waitFor(t, func() bool { return framesOf(take.ID).Samples >= 3*2048 })
+	svc.mu.Lock()
+	pid := gpuworker.PID(svc.eng)
+	svc.mu.Unlock()
+	if pid == 0 {
+		t.Fatal("no worker pid")
+	}
+	if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
+		t.Errorf("killing worker %d", pid)
+	}
+	waitFor(t, func() bool { return framesOf(take.ID).State != TakeRunning })
+	close(stop)
+	wg.Wait()
+	failed := framesOf(take.ID)
+	if failed.State != TakeFailed || !strings.Contains(failed.Error, fmt.Sprintf("pid %d", pid)) || !strings.Contains(failed.Error, "killed") {
+		t.Fatalf("take on a killed worker: %+v", failed)
+	}
+	if failed.Samples < 3*2048 {
+		t.Fatalf("the failed take kept %d samples, want the audio delivered before the kill", failed.Samples)
+	}
+
+	next, err := svc.Speak(engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return framesOf(next.ID).State != TakeRunning })
+	if got := framesOf(next.ID); got.State != TakeFinished || got.Frames != 4 || got.Samples != 4*2048 {
+		t.Fatalf("take after the restart: %+v", got)
+	}
+}

@@ -1,0 +1,339 @@
+package gpuworker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"proscenium/engine"
+)
+
+// fakeEngine is a deterministic engine.Engine for the process boundary: a
+// take makes min(MaxFrames, len(Text)) frames whose codes and PCM follow
+// from the seed, one frame per delay. The same engine runs in the test
+// process (the reference) and in the worker (the test binary, mode
+// "engine"), so a take through the worker must equal the one made here.
+type fakeEngine struct {
+	model string
+	delay time.Duration
+
+	mu     sync.Mutex
+	closed bool
+	last   *engine.Finish
+}
+
+func openFake(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	if req.Backend != "fake" {
+		return nil, fmt.Errorf("backend %q: this worker serves the fake backend", req.Backend)
+	}
+	if strings.Contains(req.Model, "missing") {
+		return nil, fmt.Errorf("open %s: no such file or directory", req.Model)
+	}
+	for done := int64(0); done <= 300; done += 100 {
+		progress(done, 300)
+	}
+	return &fakeEngine{model: req.Model, delay: 20 * time.Millisecond}, nil
+}
+
+func (e *fakeEngine) Info() engine.Info {
+	return engine.Info{Model: e.model, Backend: "fake", SampleRate: 8, SamplesPerFrame: 2, Codebooks: 2, CodebookSizes: []int{5, 7}}
+}
+
+func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	if req.MaxFrames < 1 {
+		return nil, fmt.Errorf("%w: max_frames %d must be at least 1", engine.ErrInvalidRequest, req.MaxFrames)
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, errors.New("engine is closed")
+	}
+	n := min(req.MaxFrames, len(req.Text))
+	fin := &engine.Finish{Reason: engine.FinishStop, Stages: map[string]time.Duration{"frames": time.Duration(n) * time.Millisecond}}
+	for f := 0; f < n; f++ {
+		if ctx.Err() != nil {
+			fin.Reason = engine.FinishCancel
+			break
+		}
+		if strings.HasPrefix(req.Text, "slow") {
+			time.Sleep(e.delay)
+		}
+		fin.Codes = append(fin.Codes, []int{f % 5, int(req.Seed+uint64(f)) % 7})
+		fin.Frames = f + 1
+		emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
+		pcm := []float32{float32(req.Seed) + float32(f)/3, -float32(f) / 7}
+		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: pcm}})
+	}
+	if fin.Reason == engine.FinishStop && n == req.MaxFrames {
+		fin.Reason = engine.FinishLength
+	}
+	fin.AudioSeconds = float64(fin.Frames*2) / 8
+	fin.Elapsed = time.Duration(fin.Frames) * 1234567
+	fin.RealTimeFactor = 1 / 3.0
+	emit(engine.Event{Kind: engine.EventFinished, Finished: fin})
+	e.mu.Lock()
+	e.last = fin
+	e.mu.Unlock()
+	return fin, nil
+}
+
+func (e *fakeEngine) Stats() engine.Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return engine.Stats{Memory: engine.Memory{Device: "fake", Used: 1000, Peak: 2000}, LastTake: e.last}
+}
+
+func (e *fakeEngine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	return nil
+}
+
+// record runs a take and keeps what it emitted.
+type record struct {
+	events []engine.Event
+	fin    *engine.Finish
+	err    error
+}
+
+func runRecorded(ctx context.Context, eng engine.Engine, req engine.SpeechRequest, during func(engine.Event)) record {
+	var r record
+	r.fin, r.err = eng.Synthesize(ctx, req, func(ev engine.Event) {
+		r.events = append(r.events, ev)
+		if during != nil {
+			during(ev)
+		}
+	})
+	return r
+}
+
+func fakeSupervisor(t *testing.T) *Supervisor {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Supervisor{Path: exe, Opt: Options{Env: []string{"GPUWORKER_FAKE=engine"}}}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
+	ctx := context.Background()
+	sup := fakeSupervisor(t)
+	var progress []string
+	eng, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(done, total int64) {
+		progress = append(progress, fmt.Sprint(done, "/", total))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if len(progress) == 0 || progress[len(progress)-1] != "300/300" {
+		t.Errorf("load progress %v, want it to end at 300/300", progress)
+	}
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	if !reflect.DeepEqual(eng.Info(), local.Info()) {
+		t.Fatalf("info %+v, want %+v", eng.Info(), local.Info())
+	}
+	for _, req := range []engine.SpeechRequest{
+		{Text: "hello", Seed: 3, MaxFrames: 100},
+		{Text: "a longer text", Seed: 9, MaxFrames: 4},
+	} {
+		want := runRecorded(ctx, local, req, nil)
+		got := runRecorded(ctx, eng, req, nil)
+		if got.err != nil || !reflect.DeepEqual(got.fin, want.fin) {
+			t.Fatalf("%+v: finish %+v, %v; want %+v", req, got.fin, got.err, want.fin)
+		}
+		if len(got.fin.Codes) != got.fin.Frames {
+			t.Fatalf("%d frames of codes for %d frames", len(got.fin.Codes), got.fin.Frames)
+		}
+		if !reflect.DeepEqual(got.events, want.events) {
+			t.Fatalf("%+v: events\n%+v\nwant\n%+v", req, got.events, want.events)
+		}
+	}
+	st := eng.Stats()
+	if st.Memory.Device != "fake" || st.Memory.Used != 1000 || st.LastTake == nil || st.LastTake.Frames != 4 || len(st.LastTake.Codes) != 4 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// The engine's errors cross the boundary as they are.
+	bad := engine.SpeechRequest{Text: "x", MaxFrames: 0}
+	_, werr := local.Synthesize(ctx, bad, nil)
+	_, err = eng.Synthesize(ctx, bad, nil)
+	if !errors.Is(err, engine.ErrInvalidRequest) || err.Error() != werr.Error() {
+		t.Fatalf("invalid request: %v, want %v", err, werr)
+	}
+	if _, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/missing", Backend: "fake"}, nil); err == nil || !strings.Contains(err.Error(), "/models/missing: no such file") {
+		t.Fatalf("load of a missing model: %v", err)
+	}
+
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "x", MaxFrames: 1}, nil); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("take after Close: %v", err)
+	}
+}
+
+// A worker killed mid-take ends that take with an error naming it, after the
+// audio it had sent; the next take runs in a fresh worker that loaded the
+// model again, and equals the in-process take.
+func TestKilledWorkerEndsTheTakeAndTheNextTakeReloads(t *testing.T) {
+	ctx := context.Background()
+	eng, err := OpenEngine(ctx, fakeSupervisor(t), LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	pid := PID(eng)
+	if pid == 0 {
+		t.Fatal("no worker pid")
+	}
+	req := engine.SpeechRequest{Text: "slow " + strings.Repeat("x", 200), Seed: 1, MaxFrames: 200}
+	killed := runRecorded(ctx, eng, req, func(ev engine.Event) {
+		if ev.Kind == engine.EventAudio && ev.Audio.ToFrame == 2 {
+			if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
+				t.Errorf("killing worker %d", pid)
+			}
+		}
+	})
+	var died *WorkerDiedError
+	if !errors.As(killed.err, &died) || died.PID != pid || !strings.Contains(killed.err.Error(), "signal: killed") ||
+		!strings.Contains(killed.err.Error(), fmt.Sprintf("pid %d", pid)) {
+		t.Fatalf("take on a killed worker: %v", killed.err)
+	}
+	audio := 0
+	for _, ev := range killed.events {
+		if ev.Kind == engine.EventAudio {
+			audio++
+		}
+	}
+	if audio < 2 {
+		t.Fatalf("%d audio chunks delivered before the kill, want at least 2", audio)
+	}
+	if st := eng.Stats(); st.Memory.Used != 0 || !strings.Contains(st.Memory.Device, "not running") {
+		t.Fatalf("stats with the worker dead: %+v", st)
+	}
+
+	next := engine.SpeechRequest{Text: "after", Seed: 2, MaxFrames: 10}
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	want := runRecorded(ctx, local, next, nil)
+	got := runRecorded(ctx, eng, next, nil)
+	if got.err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("take after the restart: %+v, want %+v", got, want)
+	}
+	if p := PID(eng); p == 0 || p == pid {
+		t.Fatalf("worker pid %d after the restart (was %d)", p, pid)
+	}
+}
+
+// Cancelling a take ends it with FinishCancel and its codes so far.
+func TestCancelledTakeThroughTheWorker(t *testing.T) {
+	eng, err := OpenEngine(context.Background(), fakeSupervisor(t), LoadRequest{Model: "m", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := runRecorded(ctx, eng, engine.SpeechRequest{Text: "slow" + strings.Repeat("x", 100), MaxFrames: 100}, func(ev engine.Event) {
+		if ev.Kind == engine.EventFrames && ev.Frames == 2 {
+			cancel()
+		}
+	})
+	if r.err != nil || r.fin.Reason != engine.FinishCancel || r.fin.Frames < 2 || r.fin.Frames >= 100 || len(r.fin.Codes) != r.fin.Frames {
+		t.Fatalf("cancelled take: %+v, %v", r.fin, r.err)
+	}
+}
+
+// A callback that calls the engine (the studio's take callbacks take the
+// service lock that Stats also takes) must not stop the client: callbacks
+// run on the caller's goroutine, not on the reader that delivers Stats'
+// reply. With callbacks on the reader this test deadlocks.
+func TestCallbacksMayCallTheEngine(t *testing.T) {
+	eng, err := OpenEngine(context.Background(), fakeSupervisor(t), LoadRequest{Model: "m", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	done := make(chan record, 1)
+	go func() {
+		done <- runRecorded(context.Background(), eng, engine.SpeechRequest{Text: "abc", MaxFrames: 3}, func(ev engine.Event) {
+			if ev.Kind == engine.EventFrames {
+				eng.Stats()
+			}
+		})
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.fin.Frames != 3 {
+			t.Fatalf("take: %+v, %v", r.fin, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a callback calling Stats blocked the take")
+	}
+}
+
+// Close cancels a running take and waits for it to end.
+func TestCloseCancelsTheRunningTake(t *testing.T) {
+	eng, err := OpenEngine(context.Background(), fakeSupervisor(t), LoadRequest{Model: "m", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var finished atomic.Bool
+	done := make(chan record, 1)
+	go func() {
+		var once sync.Once
+		done <- runRecorded(context.Background(), eng, engine.SpeechRequest{Text: "slow" + strings.Repeat("x", 500), MaxFrames: 500},
+			func(ev engine.Event) {
+				once.Do(func() { close(started) })
+				if ev.Kind == engine.EventFinished {
+					finished.Store(true)
+				}
+			})
+	}()
+	<-started
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !finished.Load() {
+		t.Fatal("Close returned before the take ended")
+	}
+	if r := <-done; r.err != nil || r.fin.Reason != engine.FinishCancel {
+		t.Fatalf("take closed under it: %+v, %v", r.fin, r.err)
+	}
+}
+
+// OpenIsolated's worker ends with the engine.
+func TestIsolatedEngineEndsItsWorker(t *testing.T) {
+	exe, _ := os.Executable()
+	eng, err := OpenIsolated(context.Background(), exe, Options{Env: []string{"GPUWORKER_FAKE=engine"}}, LoadRequest{Model: "m", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := eng.(*remoteEngine).c
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker still runs after Close")
+	}
+	if PID(eng) != 0 {
+		t.Fatal("PID of a closed isolated engine")
+	}
+	if _, err := OpenIsolated(context.Background(), exe, Options{Env: []string{"GPUWORKER_FAKE=engine"}}, LoadRequest{Model: "m", Backend: "cuda"}, nil); err == nil || !strings.Contains(err.Error(), `backend "cuda"`) {
+		t.Fatalf("load on a backend the worker lacks: %v", err)
+	}
+}

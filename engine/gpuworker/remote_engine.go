@@ -1,0 +1,256 @@
+package gpuworker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"proscenium/engine"
+)
+
+// OpenEngine loads req in the supervisor's worker (starting one if none
+// runs) and returns an engine.Engine whose calls go to it. progress, if not
+// nil, gets the load's progress on the caller's goroutine.
+//
+// When the worker dies, the take in flight ends with an error naming the
+// worker (the audio delivered before is kept by whoever received it), and
+// the next take starts a fresh worker through sup and loads req again.
+// Close closes the model in the worker; the process stays with sup.
+func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	c, err := sup.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ld, err := load(ctx, c, req, progress)
+	if err != nil {
+		return nil, err
+	}
+	return &remoteEngine{sup: sup, req: req, info: ld.Info, c: c, handle: ld.Handle}, nil
+}
+
+// OpenIsolated is OpenEngine with a worker of its own, started from path
+// with opt: closing the engine also ends the worker.
+func OpenIsolated(ctx context.Context, path string, opt Options, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	sup := &Supervisor{Path: path, Opt: opt}
+	eng, err := OpenEngine(ctx, sup, req, progress)
+	if err != nil {
+		sup.Close()
+		return nil, err
+	}
+	eng.(*remoteEngine).ownSup = true
+	return eng, nil
+}
+
+// PID is the process id of the worker that runs eng, or 0 when eng is not
+// a worker's engine or its worker has ended.
+func PID(eng engine.Engine) int {
+	e, ok := eng.(*remoteEngine)
+	if !ok {
+		return 0
+	}
+	e.mu.Lock()
+	c := e.c
+	e.mu.Unlock()
+	if c.Err() != nil {
+		return 0
+	}
+	return c.Hello().PID
+}
+
+func load(ctx context.Context, c *Client, req LoadRequest, progress func(done, total int64)) (Loaded, error) {
+	var onEvent func(Event)
+	if progress != nil {
+		onEvent = func(e Event) {
+			if e.Load != nil {
+				progress(e.Load.Done, e.Load.Total)
+			}
+		}
+	}
+	res, err := c.Call(ctx, OpLoad, req, onEvent, nil)
+	if err != nil {
+		return Loaded{}, err
+	}
+	var ld Loaded
+	if err := json.Unmarshal(res, &ld); err != nil {
+		return Loaded{}, fmt.Errorf("engine worker: load reply: %w", err)
+	}
+	return ld, nil
+}
+
+// remoteEngine is an engine.Engine in a worker process.
+type remoteEngine struct {
+	sup    *Supervisor
+	ownSup bool // Close ends the supervisor's worker too (OpenIsolated)
+	req    LoadRequest
+	info   engine.Info
+
+	take sync.Mutex // held for a whole take, and while reloading
+
+	mu         sync.Mutex // guards the fields below
+	c          *Client
+	handle     uint64
+	last       *engine.Finish
+	closed     bool
+	cancelTake context.CancelFunc // the running take's, nil between takes
+}
+
+func (e *remoteEngine) Info() engine.Info { return e.info }
+
+// Synthesize runs a take in the worker: see engine.Engine. Events reach
+// emit on the caller's goroutine, in the worker's order.
+func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if emit == nil {
+		emit = func(engine.Event) {}
+	}
+	e.take.Lock()
+	defer e.take.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("engine is closed")
+	}
+	e.cancelTake = cancel
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.cancelTake = nil
+		e.mu.Unlock()
+	}()
+
+	c, handle, err := e.worker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	frames := 0
+	res, err := c.Call(ctx, OpSynthesize, SynthesizeArgs{Handle: handle, Request: req},
+		func(ev Event) {
+			frames = ev.Frames
+			emit(engine.Event{Kind: engine.EventFrames, Frames: ev.Frames})
+		},
+		func(p PCM) {
+			chunk := p.Chunk
+			emit(engine.Event{Kind: engine.EventAudio, Audio: &chunk})
+		})
+	if err != nil {
+		var died *WorkerDiedError
+		if errors.As(err, &died) {
+			return nil, fmt.Errorf("the take ended after %d frames: %w", frames, err)
+		}
+		return nil, err
+	}
+	var fw FinishWire
+	if err := json.Unmarshal(res, &fw); err != nil {
+		return nil, fmt.Errorf("engine worker: synthesize reply: %w", err)
+	}
+	fin := fw.Finish
+	fin.Codes = fw.Codes
+	emit(engine.Event{Kind: engine.EventFinished, Finished: &fin})
+	e.mu.Lock()
+	e.last = &fin
+	e.mu.Unlock()
+	return &fin, nil
+}
+
+// worker returns the worker and the engine's handle in it. After the worker
+// died it starts a fresh one and loads the model again; the model must come
+// back as it was (same Info), or the engine refuses the take. The caller
+// holds e.take.
+func (e *remoteEngine) worker(ctx context.Context) (*Client, uint64, error) {
+	e.mu.Lock()
+	c, handle := e.c, e.handle
+	e.mu.Unlock()
+	select {
+	case <-c.Done():
+	default:
+		return c, handle, nil
+	}
+	died := c.Err()
+	c, err := e.sup.Client(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("restarting the engine worker after %v: %w", died, err)
+	}
+	ld, err := load(ctx, c, e.req, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker after %v: %w", e.req.Model, died, err)
+	}
+	if !sameModel(ld.Info, e.info) {
+		closeHandle(c, ld.Handle)
+		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker: the model changed on disk (%+v, was %+v); load it again", e.req.Model, ld.Info, e.info)
+	}
+	e.mu.Lock()
+	e.c, e.handle = c, ld.Handle
+	e.mu.Unlock()
+	return c, ld.Handle, nil
+}
+
+// sameModel reports whether a reload gave the model the engine described.
+func sameModel(a, b engine.Info) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// statsTimeout bounds a Stats call: a readout must not hang on a stuck worker.
+const statsTimeout = 10 * time.Second
+
+// Stats asks the worker for its figures. Without a running worker it
+// reports no memory in use (the process that held it is gone) and says so
+// in Memory.Device. LastTake is the last take this engine finished.
+func (e *remoteEngine) Stats() engine.Stats {
+	e.mu.Lock()
+	c, handle, last := e.c, e.handle, e.last
+	e.mu.Unlock()
+	st := engine.Stats{Memory: engine.Memory{Device: "engine worker not running"}}
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	if res, err := c.Call(ctx, OpStats, HandleArgs{Handle: handle}, nil, nil); err == nil {
+		json.Unmarshal(res, &st)
+	}
+	st.LastTake = last
+	return st
+}
+
+// Close cancels a running take, waits for it to end, and closes the model
+// in the worker. Later takes fail.
+func (e *remoteEngine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	if e.cancelTake != nil {
+		e.cancelTake()
+	}
+	e.mu.Unlock()
+	e.take.Lock() // the take has ended
+	defer e.take.Unlock()
+	e.mu.Lock()
+	c, handle := e.c, e.handle
+	e.mu.Unlock()
+	var err error
+	select {
+	case <-c.Done(): // the worker, and the model with it, is gone
+	default:
+		err = closeHandle(c, handle)
+	}
+	if e.ownSup {
+		e.sup.Close()
+	}
+	return err
+}
+
+func closeHandle(c *Client, handle uint64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	_, err := c.Call(ctx, OpClose, HandleArgs{Handle: handle}, nil, nil)
+	return err
+}

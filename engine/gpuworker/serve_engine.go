@@ -1,0 +1,154 @@
+package gpuworker
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"proscenium/engine"
+)
+
+// Opener opens a model inside the worker with the backend the worker links
+// (the CPU engine in `proscenium worker`, the CUDA engine in proscenium-gpu).
+// progress reports the bytes of the checkpoint read so far; it may be
+// called from any goroutine.
+type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error)
+
+// ServeEngine is a worker's main loop: it serves the engine operations
+// (OpLoad, OpSynthesize, OpStats, OpClose) over in and out until in ends,
+// then closes the engines still open. Requests run concurrently, as the
+// engine.Engine contract allows (Stats during a take; a second take waits
+// in the engine).
+func ServeEngine(in io.Reader, out io.Writer, hello Hello, open Opener) error {
+	h := &engineHost{open: open, engines: map[uint64]engine.Engine{}}
+	err := Serve(in, out, hello, h.serve)
+	h.closeAll()
+	return err
+}
+
+// engineHost holds the engines a worker has loaded, by handle.
+type engineHost struct {
+	open Opener
+
+	mu      sync.Mutex
+	next    uint64
+	engines map[uint64]engine.Engine
+}
+
+// loadProgressEvery spaces load progress events: a loader may report every
+// tensor, the UI needs a few a second.
+const loadProgressEvery = 100 * time.Millisecond
+
+func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any, error) {
+	switch req.Op {
+	case OpLoad:
+		var lr LoadRequest
+		if err := decodeArgs(req, &lr); err != nil {
+			return nil, err
+		}
+		var pmu sync.Mutex
+		var last time.Time
+		progress := func(done, total int64) {
+			pmu.Lock()
+			defer pmu.Unlock()
+			if now := time.Now(); done >= total || now.Sub(last) >= loadProgressEvery {
+				last = now
+				out.Load(done, total)
+			}
+		}
+		eng, err := h.open(ctx, lr, progress)
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		h.next++
+		id := h.next
+		h.engines[id] = eng
+		h.mu.Unlock()
+		return Loaded{Handle: id, Info: eng.Info()}, nil
+
+	case OpSynthesize:
+		var sa SynthesizeArgs
+		if err := decodeArgs(req, &sa); err != nil {
+			return nil, err
+		}
+		eng, err := h.engine(sa.Handle)
+		if err != nil {
+			return nil, err
+		}
+		fin, err := eng.Synthesize(ctx, sa.Request, func(ev engine.Event) {
+			switch ev.Kind {
+			case engine.EventFrames:
+				out.Event(ev.Frames)
+			case engine.EventAudio:
+				out.PCM(*ev.Audio)
+			}
+			// EventFinished: the reply carries the Finish.
+		})
+		if err != nil {
+			return nil, err
+		}
+		return FinishWire{Finish: *fin, Codes: fin.Codes}, nil
+
+	case OpStats:
+		var ha HandleArgs
+		if err := decodeArgs(req, &ha); err != nil {
+			return nil, err
+		}
+		eng, err := h.engine(ha.Handle)
+		if err != nil {
+			return nil, err
+		}
+		return eng.Stats(), nil
+
+	case OpClose:
+		var ha HandleArgs
+		if err := decodeArgs(req, &ha); err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		eng, ok := h.engines[ha.Handle]
+		delete(h.engines, ha.Handle)
+		h.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("no engine with handle %d", ha.Handle)
+		}
+		return nil, eng.Close()
+	}
+	return nil, fmt.Errorf("unknown op %q", req.Op)
+}
+
+func (h *engineHost) engine(id uint64) (engine.Engine, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	eng, ok := h.engines[id]
+	if !ok {
+		return nil, fmt.Errorf("no engine with handle %d (closed, or loaded by an earlier worker)", id)
+	}
+	return eng, nil
+}
+
+func (h *engineHost) closeAll() {
+	h.mu.Lock()
+	engines := h.engines
+	h.engines = map[uint64]engine.Engine{}
+	h.mu.Unlock()
+	for _, eng := range engines {
+		eng.Close()
+	}
+}
+
+// decodeArgs reads a request's arguments into v, refusing unknown fields:
+// a client and worker that disagree on a message must not half-understand it.
+func decodeArgs(req Request, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(req.Args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s arguments: %v", req.Op, err)
+	}
+	return nil
+}
