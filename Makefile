@@ -42,7 +42,7 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 
 .PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
-	vet gotest race fuzz vitest e2e cuda-check screenshot clean
+	vet gotest race fuzz vitest e2e api-e2e cuda-check screenshot clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
@@ -116,6 +116,7 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) vitest
 	$(MAKE) e2e
+	$(MAKE) api-e2e
 	$(MAKE) cuda-check
 	@echo "== make test: all passed"
 
@@ -153,6 +154,12 @@ vitest:
 e2e: cli
 	@echo "== browser test (playwright-core + /usr/bin/chromium)"
 	cd frontend && node e2e/speak.e2e.mjs ../$(CLI)
+
+# The speech API driven by the official openai npm SDK (testdata-deps),
+# every reply decoded back by ffmpeg.
+api-e2e: cli
+	@echo "== speech API test (openai SDK + ffmpeg)"
+	node testdata-deps/e2e/openai-sdk.e2e.mjs $(CLI)
 
 # CUDA (rules in kernels/cuda.mk): compile the kernels with nvcc, vet the
 # cuda-tagged code and link its test binaries and the worker. Nothing runs on

@@ -22,6 +22,7 @@ func FuzzLoadSettings(f *testing.F) {
 	f.Add([]byte(`{"seed":9007199254740992}`))
 	f.Add([]byte(`{"sampling":{"top_p":1e-45}}`))
 	f.Add([]byte(`{} x`))
+	f.Add([]byte(`{"voices":[{"name":"narrator","speaker":3,"direction":"calm","sampling":{"temperature":0.7,"top_p":0.9,"top_k":30},"seed":5},{"name":"nova","speaker":null,"direction":"","sampling":{"temperature":1,"top_p":1,"top_k":0},"seed":0}]}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "settings.json")

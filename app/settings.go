@@ -16,6 +16,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"proscenium/app/voice"
 	"proscenium/engine"
 )
 
@@ -42,6 +43,9 @@ type Settings struct {
 	ServerPort int `json:"server_port"`
 	// TakesLimitBytes caps the takes kept on disk; the oldest go first.
 	TakesLimitBytes int64 `json:"takes_limit_bytes"`
+	// Voices are the user's named voices (app/voices.go), spoken by the
+	// speech API.
+	Voices []voice.Voice `json:"voices"`
 	// IsolateEngine runs the engine in a child process (engine/gpuworker)
 	// from the next model load on: a crash there fails the take, not the studio.
 	IsolateEngine bool `json:"isolate_engine"`
@@ -80,6 +84,7 @@ func DefaultPresets() []Preset {
 
 func (s Settings) clone() Settings {
 	s.Presets = append([]Preset(nil), s.Presets...)
+	s.Voices = cloneVoices(s.Voices)
 	return s
 }
 
@@ -93,7 +98,7 @@ const (
 	MaxFramesLimit = 1 << 16
 	// MaxSeed is the largest seed a JavaScript number holds exactly
 	// (2^53 − 1), so the UI shows and sends back the seed it was given.
-	MaxSeed = 1<<53 - 1
+	MaxSeed = voice.MaxSeed
 	// maxSettingsFileBytes bounds what LoadSettings reads.
 	maxSettingsFileBytes = 4 * MaxScriptBytes
 )
@@ -102,20 +107,15 @@ const (
 // (about 95 s at 21.5 frames/s).
 func DefaultSettings() Settings {
 	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048, Presets: DefaultPresets(),
-		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit}
+		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
+		Voices: []voice.Voice{}}
 }
 
 // ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
 // greedy), 0 < top_p ≤ 1, top_k ≥ 0 (0 switches it off).
 func ValidateSampling(s engine.Sampling) error {
-	t, p := float64(s.Temperature), float64(s.TopP)
-	switch {
-	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
-		return fmt.Errorf("%w: temperature must be a number ≥ 0, got %v", ErrInvalid, s.Temperature)
-	case math.IsNaN(p) || !(p > 0 && p <= 1):
-		return fmt.Errorf("%w: top_p must be in (0, 1], got %v", ErrInvalid, s.TopP)
-	case s.TopK < 0:
-		return fmt.Errorf("%w: top_k must be ≥ 0 (0 is off), got %d", ErrInvalid, s.TopK)
+	if err := voice.CheckSampling(s); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
 }
@@ -179,6 +179,9 @@ func (s Settings) Validate() error {
 	}
 	if s.TakesLimitBytes < 1<<20 {
 		return fmt.Errorf("%w: takes_limit_bytes must be at least 1 MiB, got %d", ErrInvalid, s.TakesLimitBytes)
+	}
+	if err := voice.ValidateAll(s.Voices); err != nil {
+		return fmt.Errorf("%w: voices: %w", ErrInvalid, err)
 	}
 	return nil
 }

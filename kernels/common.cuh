@@ -20,6 +20,12 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+__device__ __forceinline__ double warp_sum_double(double v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
 // block_sum returns the sum of v over the block to every thread; blockDim.x
 // is a multiple of 32 and at most 1024. red holds 32 floats of shared memory.
 __device__ float block_sum(float v, float* red) {

@@ -23,9 +23,15 @@ status=0
 	"$dir/kernels.test" -test.v || status=1
 	echo "== cuda.test (device tests)"
 	"$dir/cuda.test" -test.v -test.short -test.run 'Test[^B]' || status=1
+	echo "== cuda.test (the backbone against the CPU reference on the golden checkpoints)"
+	"$dir/cuda.test" -test.v -test.run 'TestBackbone' || status=1
+	echo "== cuda.test (mixer and GEMM timing)"
+	"$dir/cuda.test" -test.v -test.run TestMixerTiming || status=1
 	echo "== cuda.test (bandwidth)"
 	PROSCENIUM_BANDWIDTH_JSON="$out/bandwidth.json" "$dir/cuda.test" -test.v -test.run TestBandwidth || status=1
+	echo "== GPU tower benchmark"
+	"$dir/proscenium-gpu" bench-tower -synthetic full || status=1
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
 exit $status

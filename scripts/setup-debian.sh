@@ -8,6 +8,11 @@
 #   Chromium                        the browser test (driven by playwright-core)
 #   nvidia-cuda-toolkit/-dev        CUDA 11.8 headers and nvcc (contrib/non-free)
 #   sox                             audio checks in tests
+#   libmp3lame, libopusenc, libfdk-aac (non-free), libsoxr, librubberband
+#                                   the speech API's encoders, resampler and
+#                                   time stretch (cgo; the runtime libraries
+#                                   come with the -dev packages)
+#   ffmpeg                          decodes the API's replies back in tests
 set -euo pipefail
 
 packages=(
@@ -16,6 +21,8 @@ packages=(
 	xvfb xauth imagemagick chromium
 	nvidia-cuda-toolkit nvidia-cuda-dev
 	sox
+	libmp3lame-dev libopus-dev libopusenc-dev libfdk-aac-dev libsoxr-dev librubberband-dev
+	ffmpeg
 )
 
 missing=()

@@ -95,7 +95,7 @@ func TestDemoModelStreamEqualsWhole(t *testing.T) {
 		t.Errorf("stream trailer reason %q, whole %q", r, reason)
 	}
 
-	wav := post(t, srv, req+`}`)
+	wav := post(t, srv, req+`,"response_format":"wav"}`)
 	wb, _ := io.ReadAll(wav.Body)
 	if wav.StatusCode != 200 || !strings.HasPrefix(string(wb), "RIFF") || !bytes.Equal(wb[44:], want) {
 		t.Errorf("wav reply: status %d, %d bytes, samples equal: %v", wav.StatusCode, len(wb), len(wb) > 44 && bytes.Equal(wb[44:], want))
@@ -242,8 +242,8 @@ func TestDemoModelBadRequests(t *testing.T) {
 	srv := serve(t, openDemo(t), DefaultLimits())
 	for _, c := range []struct{ body, says string }{
 		{`{"model":"drama-3","input":"hi","colour":"red"}`, `unknown field "colour"`},
-		{`{"model":"drama-3","input":"hi","response_format":"flac"}`, `"flac"`},
-		{`{"model":"drama-3","input":"hi","speed":2}`, "speed 2"},
+		{`{"model":"drama-3","input":"hi","response_format":"ogg"}`, `"ogg"`},
+		{`{"model":"drama-3","input":"hi","speed":5}`, "[0.25, 4], got 5"},
 		{`{"model":"drama-3","input":" "}`, "empty"},
 		{`{"model":"drama-3","input":"` + strings.Repeat("a", 4097) + `"}`, "limit is 4096"},
 	} {

@@ -1,17 +1,21 @@
 package speechapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"proscenium/app/voice"
 	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/encode"
 )
 
 // Limits bound what one request may ask for.
@@ -40,17 +44,37 @@ type Handler struct {
 	modelID string
 	lim     Limits
 	q       *queue
+	voices  func() []voice.Voice
+	tokens  func(text string) (int, error) // nil: usage has no input_tokens
 }
 
 // New returns the speech API for the engine that eng returns, serving the
-// model under the id modelID (what clients put in "model").
+// model under the id modelID (what clients put in "model", besides its
+// aliases: see ModelNames).
 func New(eng EngineFunc, modelID string, lim Limits) *Handler {
-	return &Handler{engine: eng, modelID: modelID, lim: lim, q: newQueue(lim.QueueDepth)}
+	return &Handler{engine: eng, modelID: modelID, lim: lim, q: newQueue(lim.QueueDepth),
+		voices: func() []voice.Voice { return nil }}
+}
+
+// WithVoices makes the user's voices (as fn returns them at each request)
+// speakable and lists them at GET /v1/audio/voices.
+func (h *Handler) WithVoices(fn func() []voice.Voice) *Handler {
+	h.voices = fn
+	return h
+}
+
+// WithTokenCounter lets the sse stream's usage report input_tokens: fn
+// counts the tokens of the text the model is given (the input with the
+// voice's and the instructions' prefix).
+func (h *Handler) WithTokenCounter(fn func(text string) (int, error)) *Handler {
+	h.tokens = fn
+	return h
 }
 
 // Register adds the routes to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/audio/speech", h.speech)
+	mux.HandleFunc("GET /v1/audio/voices", h.listVoices)
 	mux.HandleFunc("GET /v1/models", h.models)
 	mux.HandleFunc("GET /healthz", h.health)
 }
@@ -84,17 +108,47 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(status)
 }
 
+// models lists the loaded model under each name "model" accepts.
 func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 	data := []any{}
 	if eng, err := h.engine(); err == nil {
 		info := eng.Info()
-		data = append(data, map[string]any{
-			"id": h.modelID, "object": "model", "owned_by": "fishaudio", "created": 0,
-			"backend": info.Backend, "demo": info.Demo, "sample_rate": info.SampleRate,
-		})
+		for _, id := range ModelNames(h.modelID) {
+			data = append(data, map[string]any{
+				"id": id, "object": "model", "owned_by": "fishaudio", "created": 0, "root": h.modelID,
+				"backend": info.Backend, "demo": info.Demo, "sample_rate": info.SampleRate,
+			})
+		}
 	}
+	writeJSON(w, map[string]any{"object": "list", "data": data})
+}
+
+// listVoices lists the voices a request may name: "default", the user's,
+// and what each of OpenAI's names stands for.
+func (h *Handler) listVoices(w http.ResponseWriter, r *http.Request) {
+	user := h.voices()
+	data := []any{voiceObject(voice.DefaultVoice())}
+	for _, v := range user {
+		data = append(data, voiceObject(v))
+	}
+	aliases := map[string]string{}
+	for _, name := range voice.OpenAI {
+		v, _ := voice.Resolve(name, user)
+		aliases[name] = v.Name
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": data, "openai_aliases": aliases})
+}
+
+func voiceObject(v voice.Voice) map[string]any {
+	return map[string]any{"id": v.Name, "object": "voice", "speaker": v.Speaker, "direction": v.Direction,
+		"sampling": v.Sampling, "seed": v.Seed}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
 }
 
 func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +163,7 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "reading the body: "+err.Error())
 		return
 	}
-	req, err := parseSpeech(body, h.lim, h.modelID)
+	req, err := parseSpeech(body, h.lim, h.modelID, h.voices())
 	if err != nil {
 		var re *requestError
 		errors.As(err, &re)
@@ -134,11 +188,13 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 	defer h.q.release()
 
 	info := eng.Info()
-	if req.Stream {
+	w.Header().Set("X-Voice", req.Voice)
+	switch req.StreamFormat {
+	case "":
+		h.whole(w, r, eng, info, req)
+	default:
 		h.stream(w, r, eng, info, req)
-		return
 	}
-	h.whole(w, r, eng, info, req)
 }
 
 // chunkCursor checks that an engine's audio chunks tile the take in order
@@ -157,125 +213,196 @@ func (c *chunkCursor) next(a *engine.AudioChunk) error {
 	return nil
 }
 
-// whole synthesises the take, then answers with all of it.
-func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
-	ctx, cancel := context.WithCancel(r.Context())
+// take runs the request on the engine, passing each checked chunk through
+// out and then calling sent (nil: nothing to do per chunk). A chunk error
+// or a sent error cancels the take and is returned.
+func take(ctx context.Context, eng engine.Engine, info engine.Info, req speechRequest, out *output, sent func() error) (*engine.Finish, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var pcm []float32
 	var chunkErr error
 	cur := chunkCursor{samplesPerFrame: info.SamplesPerFrame}
 	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
-		if e.Kind != engine.EventAudio || chunkErr != nil {
+		if e.Kind != engine.EventAudio || chunkErr != nil || ctx.Err() != nil {
 			return
 		}
-		if chunkErr = cur.next(e.Audio); chunkErr != nil {
+		if chunkErr = cur.next(e.Audio); chunkErr == nil {
+			if chunkErr = out.write(e.Audio.PCM); chunkErr != nil {
+				chunkErr = fmt.Errorf("encoding frames %d..%d: %w", e.Audio.FromFrame, e.Audio.ToFrame, chunkErr)
+			} else if sent != nil {
+				chunkErr = sent()
+			}
+		}
+		if chunkErr != nil {
 			cancel()
-			return
 		}
-		pcm = append(pcm, e.Audio.PCM...)
 	})
 	if err == nil {
 		err = chunkErr
 	}
+	return fin, err
+}
+
+// whole synthesises the take, encoding as it goes, then answers with all of
+// it (exact headers, Content-Length, the figures as headers).
+func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
+	var buf encode.Buffer
+	out, err := newOutput(&buf, req, info.SampleRate)
 	if err != nil {
+		apiError(w, http.StatusInternalServerError, "server_error", "", "preparing the encoder: "+err.Error())
+		return
+	}
+	fin, err := take(r.Context(), eng, info, req, out, nil)
+	if err != nil {
+		out.free()
 		synthesisError(w, err)
 		return
 	}
 	if r.Context().Err() != nil { // the client is gone; the take was cancelled
+		out.free()
 		return
 	}
-	var out []byte
-	if req.Format == FormatWAV {
-		out, err = audio.EncodeWAV(pcm, info.SampleRate, audio.PCM16)
-	} else {
-		out, err = audio.EncodeRaw(pcm, audio.PCM16)
-	}
-	if err != nil {
+	if err := out.close(); err != nil {
 		apiError(w, http.StatusInternalServerError, "server_error", "", "encoding the take: "+err.Error())
 		return
 	}
 	setFigures(w.Header(), fin)
-	w.Header().Set("Content-Type", contentType(req.Format, info.SampleRate))
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Header().Set("Content-Type", req.Format.ContentType(req.SampleRate))
+	w.Header().Set("Content-Length", strconv.Itoa(len(buf.Bytes())))
 	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	w.Write(buf.Bytes())
 }
 
-// stream sends each decoded chunk as it arrives (HTTP/1.1 chunked). The
-// figures follow as trailers. A failure after the first chunk aborts the
-// connection without the terminating chunk, so no client can take the cut
-// audio for a whole take.
+// stream sends the audio as each decoded chunk is encoded: raw bytes
+// (HTTP/1.1 chunked, the figures as trailers) or server-sent events
+// (speech.audio.delta with base64 audio, then speech.audio.done). A failure
+// after the first bytes aborts the connection without the terminating
+// chunk (and, for events, without speech.audio.done), so no client can take
+// the cut audio for a whole take.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
-	hdr.Set("Content-Type", contentType(FormatPCM, info.SampleRate))
-	hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames")
+	sse := req.StreamFormat == StreamSSE
+	if sse {
+		hdr.Set("Content-Type", "text/event-stream")
+		hdr.Set("Cache-Control", "no-cache")
+	} else {
+		hdr.Set("Content-Type", req.Format.ContentType(req.SampleRate))
+		hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames")
+	}
 	hdr.Set("X-Content-Type-Options", "nosniff")
+
+	var pending bytes.Buffer // what the encoder has emitted since the last send
+	out, err := newOutput(&pending, req, info.SampleRate)
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "server_error", "", "preparing the encoder: "+err.Error())
+		return
+	}
 	started := false
-	var chunkErr error
-	cur := chunkCursor{samplesPerFrame: info.SamplesPerFrame}
-	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
-		if e.Kind != engine.EventAudio || ctx.Err() != nil {
-			return
-		}
-		if chunkErr = cur.next(e.Audio); chunkErr != nil {
-			cancel()
-			return
-		}
-		buf, err := audio.EncodeRaw(e.Audio.PCM, audio.PCM16)
-		if err != nil {
-			chunkErr = fmt.Errorf("encoding frames %d..%d: %w", e.Audio.FromFrame, e.Audio.ToFrame, err)
-			cancel()
-			return
+	send := func() error {
+		if pending.Len() == 0 {
+			return nil
 		}
 		if !started {
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		if _, werr := w.Write(buf); werr != nil {
-			cancel() // the client is gone: stop the take
-			return
+		var err error
+		if sse {
+			err = writeEvent(w, map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(pending.Bytes())})
+		} else {
+			_, err = w.Write(pending.Bytes())
 		}
-		if ferr := rc.Flush(); ferr != nil {
-			cancel()
+		pending.Reset()
+		if err == nil {
+			err = rc.Flush()
 		}
-	})
-	if err == nil {
-		err = chunkErr
+		if err != nil {
+			return errClientGone
+		}
+		return nil
+	}
+	fin, err := take(r.Context(), eng, info, req, out, send)
+	if err == nil && r.Context().Err() == nil {
+		if err = out.close(); err == nil {
+			err = send()
+		}
+	} else {
+		out.free()
 	}
 	switch {
+	case errors.Is(err, errClientGone) || r.Context().Err() != nil:
+		return
 	case err != nil && !started:
 		synthesisError(w, err)
 		return
 	case err != nil:
+		if sse {
+			writeEvent(w, map[string]any{"type": "error", "error": map[string]any{"message": "synthesis failed: " + err.Error(), "type": "server_error"}})
+			rc.Flush() // before the abort, which drops what is buffered
+		}
 		panic(http.ErrAbortHandler) // ends the response without its last chunk
-	case r.Context().Err() != nil:
-		return
 	}
 	if !started {
 		w.WriteHeader(http.StatusOK)
 	}
-	setFigures(hdr, fin)
+	if !sse {
+		setFigures(hdr, fin)
+		return
+	}
+	done := map[string]any{"type": "speech.audio.done"}
+	if fin != nil {
+		done["usage"] = h.usage(req, fin)
+		done["finish_reason"] = fin.Reason
+		done["audio_frames"] = fin.Frames
+		done["real_time_factor"] = fin.RealTimeFactor
+		done["time_to_first_audio_ms"] = float64(fin.TimeToFirstAudio) / float64(time.Millisecond)
+	}
+	writeEvent(w, done)
+	rc.Flush()
+}
+
+var errClientGone = errors.New("the client is gone")
+
+// usage is OpenAI's usage object: output_tokens are the take's frames (one
+// step of codes each), input_tokens the text's tokens in the model's
+// tokenizer, when a counter is set and can count.
+func (h *Handler) usage(req speechRequest, fin *engine.Finish) map[string]any {
+	u := map[string]any{"output_tokens": fin.Frames}
+	if h.tokens != nil {
+		if n, err := h.tokens(req.Text); err == nil {
+			u["input_tokens"] = n
+			u["total_tokens"] = n + fin.Frames
+		}
+	}
+	return u
+}
+
+// writeEvent writes one server-sent event carrying v as JSON.
+func writeEvent(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "data: %s\n\n", data)
+	return err
 }
 
 // synthesisError answers a take that failed before any audio: 400 when the
-// engine refused the request as given (e.g. structural tokens in the input),
-// else 500.
+// engine refused the request as given, naming the field its message names
+// (the sampler's settings; else the script, which is input), else 500.
 func synthesisError(w http.ResponseWriter, err error) {
 	if errors.Is(err, engine.ErrInvalidRequest) {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "input", err.Error())
+		param := "input"
+		for _, f := range []string{"temperature", "top_p", "top_k", "max_frames"} {
+			if strings.Contains(err.Error(), f) {
+				param = f
+				break
+			}
+		}
+		apiError(w, http.StatusBadRequest, "invalid_request_error", param, err.Error())
 		return
 	}
 	apiError(w, http.StatusInternalServerError, "server_error", "", "synthesis failed: "+err.Error())
-}
-
-func contentType(format string, rate int) string {
-	if format == FormatWAV {
-		return "audio/wav"
-	}
-	return fmt.Sprintf("audio/pcm;rate=%d;channels=1;format=s16le", rate)
 }
 
 // setFigures writes the take's finish reason and timing as headers (or, after

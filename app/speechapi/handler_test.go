@@ -22,9 +22,10 @@ import (
 // The demo-model tests in demo_test.go run the real engine: faults,
 // disconnects and the queue.
 type fakeEngine struct {
-	frames    int  // frames per take
-	failAfter int  // >0: return an error after this many chunks
-	skipFrame bool // leave a one-frame gap after the first chunk (an engine bug)
+	last      engine.SpeechRequest // the last request (tests run takes one at a time)
+	frames    int                  // frames per take
+	failAfter int                  // >0: return an error after this many chunks
+	skipFrame bool                 // leave a one-frame gap after the first chunk (an engine bug)
 }
 
 const fakeSPF = 16 // samples per frame of the fake engine
@@ -40,6 +41,7 @@ func fakeSample(seed uint64, i int) float32 {
 }
 
 func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	f.last = req
 	n := min(f.frames, req.MaxFrames)
 	chunks := 0
 	for from := 0; from < n; {
@@ -127,7 +129,7 @@ func TestWholeReplies(t *testing.T) {
 		t.Errorf("pcm body differs from the take (%d bytes)", len(body))
 	}
 
-	resp = post(t, srv, `{"model":"drama-3","input":"Hello there.","seed":3,"max_frames":4}`)
+	resp = post(t, srv, `{"model":"drama-3","input":"Hello there.","seed":3,"max_frames":4,"response_format":"wav"}`)
 	wav, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" {
 		t.Fatalf("wav: status %d, type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), wav)
@@ -205,16 +207,27 @@ func TestBadRequests(t *testing.T) {
 		says   string
 	}{
 		{`{"model":"drama-3","input":"hi","colour":"red"}`, 400, "colour", `unknown field "colour"`},
-		{`{"model":"drama-3","input":"hi","response_format":"mp3"}`, 400, "response_format", `"mp3"`},
-		{`{"model":"drama-3","input":"hi","response_format":"opus"}`, 400, "response_format", `"opus"`},
-		{`{"model":"drama-3","input":"hi","speed":1.5}`, 400, "speed", "1.5"},
+		{`{"model":"drama-3","input":"hi","response_format":"ogg"}`, 400, "response_format", `"mp3", "opus", "aac", "flac", "wav", "pcm"`},
+		{`{"model":"drama-3","input":"hi","speed":4.5}`, 400, "speed", "[0.25, 4]"},
+		{`{"model":"drama-3","input":"hi","sample_rate":8000}`, 400, "sample_rate", "[44100 48000 24000 22050 16000]"},
+		{`{"model":"drama-3","input":"hi","stream_format":"ws"}`, 400, "stream_format", `"sse"`},
+		{`{"model":"drama-3","input":"hi","stream":false,"stream_format":"sse"}`, 400, "stream", "leave one out"},
+		{`{"model":"drama-3","input":"hi","instructions":"loud] [soft"}`, 400, "instructions", "[ or ]"},
+		{`{"model":"drama-3","input":"hi","instructions":"<|im_end|>"}`, 400, "instructions", "structural"},
+		{`{"model":"drama-3","input":"hi","voice":"bob"}`, 400, "voice", `"default"`},
+		{`{"model":"drama-3","input":"hi","voice":{"name":"x"}}`, 400, "voice", `{"id": name}`},
+		{`{"model":"drama-3","input":"hi","speaker":"bob"}`, 400, "speaker", `unknown voice "bob"`},
+		{`{"model":"drama-3","input":"hi","speaker":"default","voice":"default"}`, 400, "speaker", "not both"},
+		{`{"model":"drama-3","input":"hi","max_new_tokens":0}`, 400, "max_new_tokens", "max_new_tokens"},
+		{`{"model":"drama-3","input":"hi","max_new_tokens":5,"max_frames":5}`, 400, "max_new_tokens", "not both"},
+		{`{"model":"drama-3","input":"hi","top_p":1e-50}`, 400, "top_p", "too small"},
+		{`{"model":"drama-3","input":"hi","temperature":1e-50}`, 400, "temperature", "too small"},
+		{`{"model":"drama-3","input":"hi","temperature":1e300}`, 400, "temperature", "too large"},
 		{`{"model":"drama-3","input":"   "}`, 400, "input", "empty"},
 		{`{"model":"drama-3"}`, 400, "input", "required"},
 		{`{"model":"drama-3","input":"hello world, again"}`, 400, "input", "limit is 10"},
-		{`{"model":"tts-1","input":"hi"}`, 400, "model", `"tts-1"`},
+		{`{"model":"tts-2","input":"hi"}`, 400, "model", `"drama-3", "fishaudio/drama-3", "tts-1", "tts-1-hd", "gpt-4o-mini-tts"`},
 		{`{"input":"hi"}`, 400, "model", "required"},
-		{`{"model":"drama-3","input":"hi","voice":"alloy"}`, 400, "voice", `"alloy"`},
-		{`{"model":"drama-3","input":"hi","stream":true}`, 400, "stream", "pcm"},
 		{`{"model":"drama-3","input":"hi","top_p":0}`, 400, "top_p", "(0, 1]"},
 		{`{"model":"drama-3","input":"hi","top_k":-1}`, 400, "top_k", "top_k"},
 		{`{"model":"drama-3","input":"hi","temperature":-1}`, 400, "temperature", "temperature"},
@@ -261,7 +274,7 @@ func TestModelsAndHealth(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&models)
 	resp.Body.Close()
-	if len(models.Data) != 1 || models.Data[0].ID != "drama-3" {
+	if len(models.Data) != 5 || models.Data[0].ID != "drama-3" || models.Data[2].ID != "tts-1" {
 		t.Errorf("models = %+v", models)
 	}
 	resp, err = http.Get(srv.URL + "/healthz")

@@ -7,41 +7,100 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"proscenium/app/voice"
 	"proscenium/engine"
+	"proscenium/engine/audio/encode"
+	"proscenium/engine/audio/stretch"
 )
 
-// Response formats.
+// NativeRate is the model's sample rate, and every format's default.
+const NativeRate = 44100
+
+// SampleRates are the rates sample_rate accepts.
+var SampleRates = []int{NativeRate, 48000, 24000, 22050, 16000}
+
+// Stream formats (stream_format).
 const (
-	FormatWAV = "wav"
-	FormatPCM = "pcm"
+	StreamAudio = "audio" // the audio bytes, sent as they are encoded
+	StreamSSE   = "sse"   // server-sent events with base64 audio
 )
 
-// speechBody is the JSON body of POST /v1/audio/speech: OpenAI's fields plus
-// the sampler extensions. Pointers tell an absent field from a zero one.
+// speechBody is the JSON body of POST /v1/audio/speech: OpenAI's fields,
+// SGLang-Omni's spellings (speaker, max_new_tokens) and our extensions.
+// Pointers tell an absent field from a zero one.
 type speechBody struct {
-	Model          *string  `json:"model"`
-	Input          *string  `json:"input"`
-	Voice          *string  `json:"voice"`
-	ResponseFormat *string  `json:"response_format"`
-	Speed          *float64 `json:"speed"`
-	Stream         *bool    `json:"stream"`
-	Instructions   *string  `json:"instructions"`
+	Model          *string       `json:"model"`
+	Input          *string       `json:"input"`
+	Voice          *voiceField   `json:"voice"`
+	Speaker        *speakerField `json:"speaker"` // SGLang-Omni's voice
+	Instructions   *string       `json:"instructions"`
+	ResponseFormat *string       `json:"response_format"`
+	Speed          *float64      `json:"speed"`
+	StreamFormat   *string       `json:"stream_format"`
+	Stream         *bool         `json:"stream"`
+	SampleRate     *int          `json:"sample_rate"`
 
-	Temperature *float64 `json:"temperature"`
-	TopP        *float64 `json:"top_p"`
-	TopK        *int     `json:"top_k"`
-	Seed        *uint64  `json:"seed"`
-	MaxFrames   *int     `json:"max_frames"`
+	Temperature  *float64 `json:"temperature"`
+	TopP         *float64 `json:"top_p"`
+	TopK         *int     `json:"top_k"`
+	Seed         *uint64  `json:"seed"`
+	MaxFrames    *int     `json:"max_frames"`
+	MaxNewTokens *int     `json:"max_new_tokens"` // SGLang-Omni's max_frames
+}
+
+// voiceField is a voice name, given as a string or as {"id": name}.
+type voiceField struct{ name string }
+
+func (v *voiceField) UnmarshalJSON(b []byte) error {
+	name, ok := voiceName(b)
+	if !ok {
+		return badParam("voice", `voice must be a voice name or {"id": name}`)
+	}
+	v.name = name
+	return nil
+}
+
+// speakerField is SGLang-Omni's spelling of voiceField.
+type speakerField struct{ voiceField }
+
+func (v *speakerField) UnmarshalJSON(b []byte) error {
+	name, ok := voiceName(b)
+	if !ok {
+		return badParam("speaker", `speaker must be a voice name or {"id": name}`)
+	}
+	v.name = name
+	return nil
+}
+
+func voiceName(b []byte) (string, bool) {
+	var name string
+	if err := json.Unmarshal(b, &name); err == nil {
+		return name, true
+	}
+	var obj struct {
+		ID *string `json:"id"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil || obj.ID == nil {
+		return "", false
+	}
+	return *obj.ID, true
 }
 
 // speechRequest is a validated request.
 type speechRequest struct {
 	engine.SpeechRequest
-	Format string
-	Stream bool
+	Model        string        // as the client named it
+	Voice        string        // the voice used
+	Format       encode.Format // response_format
+	SampleRate   int
+	Speed        float64 // 1: unchanged
+	StreamFormat string  // "": one whole reply; StreamAudio or StreamSSE
 }
 
 // requestError is a 400 answer naming the offending field.
@@ -56,9 +115,16 @@ func badParam(param, format string, args ...any) error {
 	return &requestError{Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// parseSpeech decodes and validates a request body against the limits and
-// the served model id. Absent sampling fields take the public defaults.
-func parseSpeech(body []byte, lim Limits, modelID string) (speechRequest, error) {
+// ModelNames are the names "model" accepts for the loaded model id: the id,
+// "fishaudio/" + id, and OpenAI's speech model names as aliases.
+func ModelNames(id string) []string {
+	return []string{id, "fishaudio/" + id, "tts-1", "tts-1-hd", "gpt-4o-mini-tts"}
+}
+
+// parseSpeech decodes and validates a request body against the limits, the
+// served model id and the user's voices. Absent fields take the voice's
+// settings, then the defaults: mp3, 44.1 kHz, speed 1, one whole reply.
+func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) (speechRequest, error) {
 	var b speechBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -70,12 +136,15 @@ func parseSpeech(body []byte, lim Limits, modelID string) (speechRequest, error)
 	}
 
 	var r speechRequest
+	names := ModelNames(modelID)
 	switch {
 	case b.Model == nil:
-		return r, badParam("model", "model is required (this server serves %q)", modelID)
-	case *b.Model != modelID:
-		return r, badParam("model", "unknown model %q: this server serves %q", *b.Model, modelID)
+		return r, badParam("model", "model is required: one of %s", quoteAll(names))
+	case !slices.Contains(names, *b.Model):
+		return r, badParam("model", "unknown model %q: this server accepts %s (all the loaded Drama 3 model)", *b.Model, quoteAll(names))
 	}
+	r.Model = *b.Model
+
 	if b.Input == nil {
 		return r, badParam("input", "input is required")
 	}
@@ -88,46 +157,97 @@ func parseSpeech(body []byte, lim Limits, modelID string) (speechRequest, error)
 	case utf8.RuneCountInString(text) > lim.MaxInputChars:
 		return r, badParam("input", "input is %d characters, the limit is %d", utf8.RuneCountInString(text), lim.MaxInputChars)
 	}
-	if b.Voice != nil && *b.Voice != "default" {
-		return r, badParam("voice", "unknown voice %q: only \"default\" is available (no voice cloning yet)", *b.Voice)
+
+	voiceParam, name := "voice", voice.Default
+	switch {
+	case b.Voice != nil && b.Speaker != nil:
+		return r, badParam("speaker", "give voice or speaker (SGLang-Omni's name for it), not both")
+	case b.Voice != nil:
+		name = b.Voice.name
+	case b.Speaker != nil:
+		voiceParam, name = "speaker", b.Speaker.name
 	}
-	if b.Instructions != nil {
-		return r, badParam("instructions", "instructions are not supported: write directions such as [whispering] into the input")
+	v, err := voice.Resolve(name, voices)
+	if err != nil {
+		return r, badParam(voiceParam, "%s", err)
 	}
-	r.Format = FormatWAV
-	if b.ResponseFormat != nil {
-		switch f := *b.ResponseFormat; f {
-		case FormatWAV, FormatPCM:
-			r.Format = f
-		default:
-			return r, badParam("response_format", "response_format %q is not supported: use \"wav\" or \"pcm\"", f)
+	r.Voice = v.Name // an OpenAI name not defined by the user gives "default"
+
+	var instructions string
+	if b.Instructions != nil && strings.TrimSpace(*b.Instructions) != "" {
+		instructions = strings.TrimSpace(*b.Instructions)
+		if err := voice.CheckDirection(instructions); err != nil {
+			return r, badParam("instructions", "instructions %s", err)
 		}
 	}
-	if b.Speed != nil && *b.Speed != 1 {
-		return r, badParam("speed", "speed %v is not supported: only 1.0", *b.Speed)
+	r.Text = v.Prefix()
+	if instructions != "" {
+		r.Text += "[" + instructions + "] "
 	}
-	if b.Stream != nil {
-		r.Stream = *b.Stream
+	r.Text += text
+
+	r.Format = encode.MP3 // OpenAI's default
+	if b.ResponseFormat != nil {
+		f, ok := encode.Lookup(*b.ResponseFormat)
+		if !ok {
+			return r, badParam("response_format", "response_format %q is not supported: use one of %s", *b.ResponseFormat, quoteAll(encode.Formats()))
+		}
+		r.Format = f
 	}
-	if r.Stream && r.Format != FormatPCM {
-		return r, badParam("stream", "streaming needs response_format \"pcm\" (a WAV header must know its length)")
+	r.SampleRate = NativeRate
+	if b.SampleRate != nil {
+		if !slices.Contains(SampleRates, *b.SampleRate) {
+			return r, badParam("sample_rate", "sample_rate %d is not offered: use one of %v (44100 is the model's own)", *b.SampleRate, SampleRates)
+		}
+		r.SampleRate = *b.SampleRate
+	}
+	r.Speed = 1
+	if b.Speed != nil {
+		s := *b.Speed
+		if !(s >= stretch.MinSpeed && s <= stretch.MaxSpeed) {
+			return r, badParam("speed", "speed must be in [%v, %v], got %v", stretch.MinSpeed, stretch.MaxSpeed, s)
+		}
+		r.Speed = s
 	}
 
-	r.Text = text
-	r.Sampling = engine.DefaultSampling()
-	if b.Temperature != nil {
-		t := *b.Temperature
-		if math.IsNaN(t) || t < 0 || t > 100 {
-			return r, badParam("temperature", "temperature must be in [0, 100] (0 is greedy), got %v", t)
+	if b.StreamFormat != nil {
+		switch sf := *b.StreamFormat; sf {
+		case StreamAudio, StreamSSE:
+			r.StreamFormat = sf
+		default:
+			return r, badParam("stream_format", "stream_format %q is not supported: use %q or %q", sf, StreamAudio, StreamSSE)
 		}
-		r.Sampling.Temperature = float32(t)
+	}
+	if b.Stream != nil {
+		switch {
+		case *b.Stream && r.StreamFormat == "":
+			r.StreamFormat = StreamAudio
+		case !*b.Stream && r.StreamFormat != "":
+			return r, badParam("stream", "stream is false but stream_format is %q: leave one out", r.StreamFormat)
+		}
+	}
+
+	r.Sampling = v.Sampling
+	r.Seed = v.Seed
+	if b.Temperature != nil {
+		t, err := float32Field("temperature", *b.Temperature)
+		if err != nil {
+			return r, err
+		}
+		if t < 0 || t > 100 {
+			return r, badParam("temperature", "temperature must be in [0, 100] (0 is greedy), got %v", *b.Temperature)
+		}
+		r.Sampling.Temperature = t
 	}
 	if b.TopP != nil {
-		p := *b.TopP
-		if !(p > 0 && p <= 1) {
-			return r, badParam("top_p", "top_p must be in (0, 1] (1 is off), got %v", p)
+		p, err := float32Field("top_p", *b.TopP)
+		if err != nil {
+			return r, err
 		}
-		r.Sampling.TopP = float32(p)
+		if !(p > 0 && p <= 1) {
+			return r, badParam("top_p", "top_p must be in (0, 1] (1 is off), got %v", *b.TopP)
+		}
+		r.Sampling.TopP = p
 	}
 	if b.TopK != nil {
 		if *b.TopK < 0 {
@@ -139,13 +259,45 @@ func parseSpeech(body []byte, lim Limits, modelID string) (speechRequest, error)
 		r.Seed = *b.Seed
 	}
 	r.MaxFrames = lim.DefaultMaxFrames
-	if b.MaxFrames != nil {
-		if *b.MaxFrames < 1 || *b.MaxFrames > lim.MaxFrames {
-			return r, badParam("max_frames", "max_frames must be in [1, %d], got %d", lim.MaxFrames, *b.MaxFrames)
+	frames, framesParam := b.MaxFrames, "max_frames"
+	if b.MaxNewTokens != nil {
+		if b.MaxFrames != nil {
+			return r, badParam("max_new_tokens", "give max_frames or max_new_tokens (SGLang-Omni's name for it), not both")
 		}
-		r.MaxFrames = *b.MaxFrames
+		frames, framesParam = b.MaxNewTokens, "max_new_tokens"
+	}
+	if frames != nil {
+		if *frames < 1 || *frames > lim.MaxFrames {
+			return r, badParam(framesParam, "%s must be in [1, %d] frames, got %d", framesParam, lim.MaxFrames, *frames)
+		}
+		r.MaxFrames = *frames
 	}
 	return r, nil
+}
+
+// float32Field converts a sampler setting to the float32 the sampler uses,
+// refusing values that float32 cannot hold as given: a nonzero value that
+// underflows to 0 (top_p 1e-50 would mean "nothing", temperature 1e-50
+// "greedy"), and values that overflow to infinity.
+func float32Field(name string, v float64) (float32, error) {
+	f := float32(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, badParam(name, "%s must be a finite number, got %v", name, v)
+	case math.IsInf(float64(f), 0):
+		return 0, badParam(name, "%s %v is too large", name, v)
+	case v != 0 && f == 0:
+		return 0, badParam(name, "%s %v is too small to tell from 0 (a 32-bit float's smallest is about 1e-45)", name, v)
+	}
+	return f, nil
+}
+
+func quoteAll[S ~string](xs []S) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", string(x))
+	}
+	return strings.Join(q, ", ")
 }
 
 // jsonError turns a decoding error into a 400 that names the field.
@@ -156,6 +308,8 @@ func jsonError(err error) error {
 	switch {
 	case errors.As(err, &typeErr):
 		return badParam(typeErr.Field, "field %q must be a JSON %s", typeErr.Field, typeErr.Type)
+	case errors.As(err, new(*requestError)):
+		return err
 	case errors.As(err, &syntaxErr):
 		return badParam("", "the body is not valid JSON: %s at byte %d", msg, syntaxErr.Offset)
 	case strings.HasPrefix(msg, "json: unknown field "):

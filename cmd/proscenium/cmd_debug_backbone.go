@@ -7,10 +7,11 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/gpuworker"
 )
 
 func init() {
-	registerDebug(command{name: "backbone", summary: "final-norm hidden states of the CPU backbone for token ids (.npy)", run: runDebugBackbone})
+	registerDebug(command{name: "backbone", summary: "final-norm hidden states of the backbone (CPU, or --backend cuda) for token ids (.npy)", run: runDebugBackbone})
 }
 
 // runDebugBackbone writes float32 [rows, hidden]: the prefill's rows, then
@@ -21,6 +22,8 @@ func runDebugBackbone(args []string) error {
 	ids := fs.String("ids", "", "comma-separated token ids of the prefill (required)")
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
+	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU backbone in the GPU worker (debug-backbone tool)")
+	worker := fs.String("worker", "", "GPU worker binary for --backend cuda (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -36,6 +39,18 @@ func runDebugBackbone(args []string) error {
 		if steps, err = parseBackboneIDs("--then", *then); err != nil {
 			return err
 		}
+	}
+
+	switch *backend {
+	case "cpu":
+	case "cuda":
+		fwd := []string{"--model", *model, "--ids", *ids, "--out", *out}
+		if *then != "" {
+			fwd = append(fwd, "--then", *then)
+		}
+		return runWorkerTool(*worker, "debug-backbone", fwd)
+	default:
+		return fmt.Errorf("%w: --backend %q: want cpu or cuda", errUsage, *backend)
 	}
 
 	w, err := cpu.LoadBackboneDir(*model)

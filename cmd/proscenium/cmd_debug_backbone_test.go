@@ -70,6 +70,7 @@ func TestDebugBackboneUsage(t *testing.T) {
 		{"--model", "x", "--ids", "1,b", "--out", "o.npy"},
 		{"--model", "x", "--ids", "1", "--then", "2,,3", "--out", "o.npy"},
 		{"--model", "x", "--ids", "1", "--out", "o.npy", "extra"},
+		{"--model", "x", "--ids", "1", "--out", "o.npy", "--backend", "tpu"},
 	} {
 		if err := runDebugBackbone(args); !errors.Is(err, errUsage) {
 			t.Errorf("%q: error %v, want a usage error", args, err)

@@ -106,7 +106,9 @@ func runServe(args []string) error {
 		return err
 	}
 	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
-		servedModelID, speechapi.DefaultLimits()).Register(mux)
+		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
+		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
+		Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {

@@ -3,7 +3,12 @@
 // of device and pinned host memory, the kernel modules embedded by package
 // kernels and their launches (through a Queue on the device thread; with
 // programmatic dependent launch on sm_90, so each kernel's launch overlaps the
-// tail of the one before; captured into CUDA graphs for replay).
+// tail of the one before; captured into CUDA graphs for replay), and on them
+// the model: a checkpoint's tensors laid out in one device arena and streamed
+// into it (weight_layout.go, weights_cuda.go), the mixers (mixers.go) and the
+// backbone (backbone_cuda.go: the layer loop, prefill in 64-row passes, one
+// replayed graph per decode step; its memory planned and admitted before
+// anything is allocated, backbone_plan.go).
 //
 // Everything that calls the driver is built only with the cuda tag, and runs
 // only inside the GPU worker process (cmd/proscenium-gpu): gorgonia.org/cu

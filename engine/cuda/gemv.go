@@ -51,3 +51,11 @@ func ChooseGemv(fp8 bool, rows, cols, n int) GemvVariant {
 	}
 	return GemvVariant{128, 2, 2}
 }
+
+// FP8Block is the side of the square blocks FP8 weights share one scale in.
+const FP8Block = 128
+
+// FP8ScaleCount is the number of float32 scales of one [rows, cols] block-FP8 matrix.
+func FP8ScaleCount(rows, cols int) int {
+	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
+}

@@ -202,9 +202,17 @@ func TestEmbedGather(t *testing.T) {
 
 func TestRMSNormZeroCentred(t *testing.T) {
 	r := newRand(t)
-	for _, c := range []struct{ n, width int }{{3, 2048}, {2, 100}, {4, 1}, {1, 5000}} {
-		t.Run(fmt.Sprintf("%dx%d", c.n, c.width), func(t *testing.T) {
+	// scale shrinks x: at 1e-3 the mean square (~3e-7) is below eps (1e-6),
+	// so a kernel that dropped or misplaced eps would be far off.
+	for _, c := range []struct {
+		n, width int
+		scale    float32
+	}{{3, 2048, 1}, {2, 100, 1}, {4, 1, 1}, {1, 5000, 1}, {3, 2048, 1e-3}} {
+		t.Run(fmt.Sprintf("%dx%d_scale%g", c.n, c.width, c.scale), func(t *testing.T) {
 			x, w := randNonZero(r, c.n*c.width), randNonZero(r, c.width)
+			for i := range x {
+				x[i] *= c.scale
+			}
 			const eps = 1e-6
 			out := poisoned(t, len(x))
 			in1 := upload(t, x)
@@ -216,7 +224,7 @@ func TestRMSNormZeroCentred(t *testing.T) {
 			for i := 0; i < c.n; i++ {
 				cpu.RMSNormZeroCentred(ref[i*c.width:(i+1)*c.width], x[i*c.width:(i+1)*c.width], w, eps)
 			}
-			checkClose(t, "rmsnorm", download(t, out, len(ref)), ref, 1e-5)
+			checkClose(t, "rmsnorm", download(t, out, len(ref)), ref, 1e-6)
 		})
 	}
 }

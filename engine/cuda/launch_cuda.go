@@ -190,14 +190,6 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)))
 }
 
-// FP8Block is the side of the square blocks FP8 weights share one scale in.
-const FP8Block = 128
-
-// FP8ScaleCount is the number of float32 scales of one [rows, cols] block-FP8 matrix.
-func FP8ScaleCount(rows, cols int) int {
-	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
-}
-
 // GemvFP8 runs the projection with E4M3 weights W and their float32 block
 // scales S ([ceil(Rows/128), ceil(Cols/128)] per matrix, matrices one after
 // another), dequantised in registers.

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Settings, StatsView, TakesLimitEffect } from './lib/types';
+import type { ModelStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
@@ -21,6 +21,7 @@ function noModelService() {
     volume: 1,
     server_port: 7860,
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
+    voices: [],
     isolate_engine: false,
   };
   const status: ModelStatus = {
@@ -93,6 +94,16 @@ function noModelService() {
     stopPlayback: vi.fn(async () => playback),
     playback: vi.fn(async () => playback),
     takePCM: vi.fn(async () => refuse('no take')),
+    voices: vi.fn(async () => settings.voices),
+    saveVoice: vi.fn(async (v: Voice) => {
+      if (v.name === 'default') refuse('invalid: voices: voice name "default" is the model\'s own voice and cannot be redefined');
+      settings = { ...settings, voices: [...settings.voices.filter((o) => o.name !== v.name), v] };
+      return settings.voices;
+    }),
+    deleteVoice: vi.fn(async (name: string) => {
+      settings = { ...settings, voices: settings.voices.filter((o) => o.name !== name) };
+      return settings.voices;
+    }),
     takeFile: vi.fn(async () => refuse('no take')),
     takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
     applyTakesLimit: vi.fn(async () => settings),
@@ -186,6 +197,45 @@ describe('App without a model', () => {
     topP.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
     expect(region(root, 'sampling').textContent).toContain('invalid: top_p must be in (0, 1], got 1.5');
+  });
+
+  it('the voices editor saves a voice through the service, and later settings keep it', async () => {
+    const { root, service } = await start();
+    const voices = region(root, 'voices');
+    const set = (name: string, value: string) => {
+      const el = voices.querySelector<HTMLInputElement>(`[name="${name}"]`)!;
+      el.value = value;
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    };
+    set('voice_name', 'default');
+    flushSync();
+    voices.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await settle();
+    expect(voices.textContent).toContain('cannot be redefined');
+
+    set('voice_name', 'narrator');
+    set('voice_speaker', '3');
+    set('voice_direction', 'calm, low');
+    set('voice_seed', '42');
+    flushSync();
+    voices.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await settle();
+    expect(service.saveVoice).toHaveBeenLastCalledWith({
+      name: 'narrator',
+      speaker: 3,
+      direction: 'calm, low',
+      sampling: { temperature: 1, top_p: 0.9, top_k: 30 },
+      seed: 42,
+    });
+    expect(voices.textContent).toContain('narrator');
+    expect(voices.textContent).toContain('[calm, low]');
+
+    const topP = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="top_p"]')!;
+    topP.value = '0.8';
+    topP.dispatchEvent(new Event('input', { bubbles: true }));
+    topP.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ voices: [expect.objectContaining({ name: 'narrator' })] }));
   });
 
   it('a lower takes limit says what it would remove and applies only when confirmed', async () => {

@@ -20,6 +20,7 @@ import type {
   TakesLimitChange,
   TakesLimitEffect,
   TokenCount,
+  Voice,
 } from './types';
 
 export interface Service {
@@ -56,6 +57,9 @@ export interface Service {
   pausePlayback(paused: boolean): Promise<PlaybackStatus>;
   stopPlayback(): Promise<PlaybackStatus>;
   playback(): Promise<PlaybackStatus>;
+  voices(): Promise<Voice[]>;
+  saveVoice(v: Voice): Promise<Voice[]>;
+  deleteVoice(name: string): Promise<Voice[]>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
   /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
@@ -96,6 +100,9 @@ export function createService(t: Transport): Service {
     pausePlayback: (paused) => c('PausePlayback', [paused]),
     stopPlayback: () => c('StopPlayback', []),
     playback: () => c('Playback', []),
+    voices: () => c('Voices', []),
+    saveVoice: (v) => c('SaveVoice', [v]),
+    deleteVoice: (name) => c('DeleteVoice', [name]),
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),

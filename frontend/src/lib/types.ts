@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine } from '../../wailsjs/go/models';
+import type { app, engine, voice } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -30,6 +30,7 @@ export type ExportRequest = Plain<app.ExportRequest>;
 export type ExportResult = Plain<app.ExportResult>;
 export type TokenCount = Plain<app.TokenCount>;
 export type Rerun = Plain<app.Rerun>;
+export type Voice = Plain<voice.Voice>;
 export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
 export type TakesLimitChange = Plain<app.TakesLimitChange>;
 

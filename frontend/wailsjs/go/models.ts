@@ -298,6 +298,7 @@ export namespace app {
 	    volume: number;
 	    server_port: number;
 	    takes_limit_bytes: number;
+	    voices: voice.Voice[];
 	    isolate_engine: boolean;
 	
 	    static createFrom(source: any = {}) {
@@ -317,6 +318,7 @@ export namespace app {
 	        this.volume = source["volume"];
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.voices = this.convertValues(source["voices"], voice.Voice);
 	        this.isolate_engine = source["isolate_engine"];
 	    }
 	
@@ -671,6 +673,49 @@ export namespace engine {
 	        this.sampling = this.convertValues(source["sampling"], Sampling);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace voice {
+	
+	export class Voice {
+	    name: string;
+	    speaker?: number;
+	    direction: string;
+	    sampling: engine.Sampling;
+	    seed: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Voice(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.speaker = source["speaker"];
+	        this.direction = source["direction"];
+	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.seed = source["seed"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

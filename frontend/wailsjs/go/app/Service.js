@@ -26,6 +26,10 @@ export function DeleteTake(arg1) {
   return window['go']['app']['Service']['DeleteTake'](arg1);
 }
 
+export function DeleteVoice(arg1) {
+  return window['go']['app']['Service']['DeleteVoice'](arg1);
+}
+
 export function ExportTake(arg1) {
   return window['go']['app']['Service']['ExportTake'](arg1);
 }
@@ -74,6 +78,10 @@ export function RerunTake(arg1) {
   return window['go']['app']['Service']['RerunTake'](arg1);
 }
 
+export function SaveVoice(arg1) {
+  return window['go']['app']['Service']['SaveVoice'](arg1);
+}
+
 export function SetSettings(arg1) {
   return window['go']['app']['Service']['SetSettings'](arg1);
 }
@@ -116,4 +124,12 @@ export function TakesLimitEffect(arg1) {
 
 export function UnloadModel() {
   return window['go']['app']['Service']['UnloadModel']();
+}
+
+export function VoiceNames() {
+  return window['go']['app']['Service']['VoiceNames']();
+}
+
+export function Voices() {
+  return window['go']['app']['Service']['Voices']();
 }

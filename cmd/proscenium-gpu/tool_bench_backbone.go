@@ -1,0 +1,198 @@
+//go:build cuda
+
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+)
+
+// fullGeometry is the Qwen3.5-35B-A3B-shaped config.json of the real model
+// (a copy of engine/drama3/testdata/drama3_full_shaped.json: embed cannot
+// reach another package's files).
+//
+//go:embed full_geometry.json
+var fullGeometry []byte
+
+func init() {
+	registerTool(tool{name: "bench-backbone", summary: "decode step and prefill of the backbone at the full geometry (random weights made on the device)", run: benchBackbone})
+}
+
+// backboneBench is what bench-backbone measures.
+type backboneBench struct {
+	Device       string  `json:"device"`
+	Kernels      string  `json:"kernels"`
+	Geometry     string  `json:"geometry"`
+	Context      int     `json:"context_rows"`
+	PrefillRows  int     `json:"prefill_rows"`
+	PrefillMS    float64 `json:"prefill_ms"`
+	PrefillGroup float64 `json:"prefill_grouped_experts_ms"` // the same with the experts through the grouped GEMMs
+	Steps        int     `json:"steps"`
+	StepMS       float64 `json:"step_ms"`                // wall time per Step: input copy, graph, output copy, sync
+	StepDeviceMS float64 `json:"step_device_ms"`         // device time per graph replay
+	StepNoMoEMS  float64 `json:"step_without_moe_ms"`    // profile: a step graph without the feed-forward
+	StepNoMixMS  float64 `json:"step_without_mixers_ms"` // profile: without the mixers
+	StepBytes    int64   `json:"step_bytes"`
+	StepGBs      float64 `json:"step_gb_per_s"` // StepBytes / StepDeviceMS
+	CopyGBs      float64 `json:"copy_gb_per_s"` // device-to-device copy, bytes read + written per second
+	CopyShare    float64 `json:"copy_share"`    // StepGBs / CopyGBs
+	ArenaBytes   int64   `json:"arena_bytes"`
+	WorkBytes    int64   `json:"work_bytes"`
+	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
+	PDL          bool    `json:"pdl"`
+}
+
+func benchBackbone(args []string) error {
+	fs := flag.NewFlagSet("proscenium-gpu bench-backbone", flag.ContinueOnError)
+	synthetic := fs.String("synthetic", "full", "geometry of the random weights: full (Qwen3.5-35B-A3B shape, FP8 experts)")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	context := fs.Int("context", 2048, "context limit in rows (KV caches and the step graph's attention span)")
+	prefill := fs.Int("prefill", 60, "rows of the timed prefill")
+	steps := fs.Int("steps", 100, "timed decode steps")
+	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *synthetic != "full" {
+		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
+	}
+	if *prefill < 1 || *steps < 1 || *prefill+2*(*steps)+3 > *context {
+		return fmt.Errorf("--prefill %d and --steps %d must be positive and fit twice in --context %d", *prefill, *steps, *context)
+	}
+	cfg, err := drama3.ParseConfig(fullGeometry)
+	if err != nil {
+		return err
+	}
+	d, err := cuda.Open(*ordinal, 0, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	res := backboneBench{Device: d.Info.Name, Kernels: d.Info.Kernels, Context: *context, PrefillRows: *prefill, Steps: *steps, PDL: d.Info.PDL}
+	t := &cfg.Text
+	res.Geometry = fmt.Sprintf("hidden %d, %d layers (%d DeltaNet, %d attention), %d experts top-%d of %d, shared %d, experts %s",
+		t.HiddenSize, t.NumLayers, t.CountLayers(drama3.LinearAttention), t.CountLayers(drama3.FullAttention),
+		t.NumExperts, t.NumExpertsPerTok, t.MoEIntermediate, t.SharedIntermediate, map[bool]string{true: "FP8", false: "BF16"}[cfg.Quant.FP8()])
+
+	if res.CopyGBs, err = copyBandwidth(d); err != nil {
+		return err
+	}
+	b, err := cuda.SyntheticBackbone(d, cfg, *context, 1)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	res.ArenaBytes, res.WorkBytes = b.W.Layout.Bytes, b.Plan.Bytes
+	res.DeviceBytes = d.Pool.Stats(cuda.DeviceMem).Used
+
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]cuda.BackboneRow, *prefill)
+	for i := range rows {
+		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	// One untimed pass first (module loads, first-launch lookups).
+	if _, err := b.Prefill(rows); err != nil {
+		return err
+	}
+	if err := b.Reset(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := b.Prefill(rows); err != nil {
+		return err
+	}
+	res.PrefillMS = msSince(start)
+	b.Experts = cuda.ExpertsGrouped
+	if err := b.Reset(); err != nil {
+		return err
+	}
+	start = time.Now()
+	if _, err := b.Prefill(rows); err != nil {
+		return err
+	}
+	res.PrefillGroup = msSince(start)
+	b.Experts = cuda.ExpertsAuto
+	// The first step captures the graph; a few more warm up.
+	for i := 0; i < 3; i++ {
+		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {
+			return err
+		}
+	}
+	start = time.Now()
+	for i := 0; i < *steps; i++ {
+		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {
+			return err
+		}
+	}
+	res.StepMS = msSince(start) / float64(*steps)
+	dev, err := b.TimeSteps(*steps)
+	if err != nil {
+		return err
+	}
+	res.StepDeviceMS = dev
+	if res.StepNoMoEMS, err = b.TimeStepParts(cuda.StepMoE, *steps); err != nil {
+		return err
+	}
+	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
+		return err
+	}
+	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
+	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
+	res.CopyShare = res.StepGBs / res.CopyGBs
+
+	if *asJSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(out))
+		return nil
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "device\t%s (kernels %s, PDL %v)\n", res.Device, res.Kernels, res.PDL)
+	fmt.Fprintf(w, "geometry\t%s\n", res.Geometry)
+	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
+	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts through grouped GEMMs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGroup)
+	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
+	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
+	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
+		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)
+	fmt.Fprintf(w, "device memory\t%.2f GiB (weights %.2f GiB, states and scratch %.0f MiB)\n",
+		float64(res.DeviceBytes)/(1<<30), float64(res.ArenaBytes)/(1<<30), float64(res.WorkBytes)/(1<<20))
+	return w.Flush()
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+// copyBandwidth is a 1 GiB device-to-device copy's bytes read and written per
+// second (best of five).
+func copyBandwidth(d *cuda.Device) (float64, error) {
+	const n = 1 << 30
+	src, err := d.Alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Free(src)
+	dst, err := d.Alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Free(dst)
+	best := 0.0
+	for i := 0; i < 6; i++ {
+		ms, err := d.Time(func(q *cuda.Queue) error { return q.Copy(dst, src, n) })
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			best = max(best, 2*n/(ms*1e6))
+		}
+	}
+	return best, nil
+}

@@ -1,0 +1,67 @@
+//go:build cuda
+
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+)
+
+// bench-tower: the device tower, heads and draws per frame on synthetic
+// weights (cuda.BenchTower); `proscenium bench tower` forwards here.
+
+func init() {
+	registerTool(tool{name: "bench-tower", summary: "tower + heads + draws per frame on synthetic weights", run: runBenchTower})
+}
+
+func runBenchTower(args []string) error {
+	fs := flag.NewFlagSet("proscenium-gpu bench-tower", flag.ContinueOnError)
+	synthetic := fs.String("synthetic", "full", "geometry: full (docs/MODEL.md's assumed tower) or demo (make-tiny's)")
+	asJSON := fs.Bool("json", false, "print the figures as JSON")
+	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
+	frames := fs.Int("frames", 200, "frames timed per figure")
+	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var cfg drama3.AudioConfig
+	switch *synthetic {
+	case "full":
+		cfg = cuda.FullTowerConfig()
+	case "demo":
+		cfg = drama3.TinyConfig().Audio
+	default:
+		return fmt.Errorf("-synthetic %q: want full or demo", *synthetic)
+	}
+	if *prefill < 1 || *frames < 1 {
+		return fmt.Errorf("-prefill %d and -frames %d must be at least 1", *prefill, *frames)
+	}
+	dev, err := cuda.Open(*ordinal, 0, 0)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Printf("device: %s\ngeometry: %s\nweights read per frame: %.1f MiB\n", res.Device, res.Geometry, float64(res.WeightBytes)/(1<<20))
+	fmt.Printf("prefill %d text rows: %.2f ms\n", res.PrefillRows, res.PrefillMs)
+	fmt.Printf("frame (%s), %d frames: graph %.3f ms (%.0f GB/s of weights), launches %.3f ms\n",
+		res.Settings, res.Frames, res.GraphMs, res.GBps, res.LaunchMs)
+	fmt.Printf("frame, top_p 1 top_k 0 (full sorts): graph %.3f ms; greedy: graph %.3f ms\n", res.GraphFullMs, res.GraphGreedMs)
+	fmt.Printf("frame after %d cache rows (first settings): graph %.3f ms\n", res.LongRows, res.GraphLongMs)
+	fmt.Printf("the frame's projections alone: %.3f ms\n", res.ProjMs)
+	fmt.Printf("one draw: %.1f µs over 4097 logits, %.1f µs over 1024\n", res.Sample4097Us, res.Sample1024Us)
+	return nil
+}

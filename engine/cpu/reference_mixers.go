@@ -1,0 +1,61 @@
+package cpu
+
+// Exported entry points to the backbone's mixers for the CUDA kernels' device
+// tests (engine/cuda), which compare each kernel with the code here. Thin on
+// purpose: the definitions stay in deltanet.go and attention.go.
+
+// DeltaNetRef is a DeltaNet layer's state between calls of DeltaNetForwardRef:
+// Conv [ConvKernel−1, channels] (the last conv inputs, oldest first) and S
+// [LinValueHeads, LinKeyDim, LinValueDim]. The zero value is the start.
+type DeltaNetRef struct {
+	st *deltaNetState
+}
+
+// S is the recurrent state [LinValueHeads, LinKeyDim, LinValueDim].
+func (r *DeltaNetRef) S() []float32 { return r.st.s }
+
+// DeltaNetForwardRef is the DeltaNet mixer (deltaNetForward) on n rows x
+// [n, Hidden], writing out [n, Hidden] and advancing r: one row runs the
+// recurrence, more the chunked form, as in the backbone.
+func DeltaNetForwardRef(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeometry, r *DeltaNetRef) {
+	if r.st == nil {
+		r.st = newDeltaNetState(g)
+	}
+	deltaNetForward(out, x, n, w, g, r.st)
+}
+
+// DeltaNetRecurrentRef runs the delta rule one row at a time on inputs laid
+// out as deltaNetForward's after the conv (conv [n, channels] normed q, k, v;
+// beta and decay [n, LinValueHeads]), writing core [n, LinValueHeads·LinValueDim]
+// and updating state; DeltaNetChunkedRef is the chunked form of the same.
+func DeltaNetRecurrentRef(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+	gatedDeltaRuleRecurrent(core, conv, beta, decay, n, g, state)
+}
+
+// DeltaNetChunkedRef: see DeltaNetRecurrentRef.
+func DeltaNetChunkedRef(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+	gatedDeltaRuleChunked(core, conv, beta, decay, n, g, state)
+}
+
+// AttentionRef is an attention layer's KV cache between calls of
+// AttentionForwardRef ([rows, KVHeads, HeadDim] keys, normed and rotated, and
+// values). The zero value is empty.
+type AttentionRef struct {
+	kv   kvCache
+	rows int
+}
+
+// Rows is the number of cached rows.
+func (r *AttentionRef) Rows() int { return r.rows }
+
+// Keys and Values are the cache's contents.
+func (r *AttentionRef) Keys() []float32   { return r.kv.k }
+func (r *AttentionRef) Values() []float32 { return r.kv.v }
+
+// AttentionForwardRef is the gated attention mixer (attentionForward) on n rows
+// x [n, Hidden] at the positions after the cached rows, writing out
+// [n, Hidden] and appending to the cache.
+func AttentionForwardRef(out, x []float32, n int, w *AttentionWeights, g *BackboneGeometry, r *AttentionRef) {
+	attentionForward(out, x, n, r.rows, w, g, newRopeTable(g.RotaryDim, g.RopeTheta), &r.kv)
+	r.rows += n
+}

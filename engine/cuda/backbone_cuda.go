@@ -1,0 +1,566 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/drama3"
+)
+
+// Backbone runs the Qwen3.5-MoE hybrid on the device (engine/cpu
+// Backbone): rows are appended by Prefill (passes of up to BackboneChunk
+// rows) or Step (one row, replayed from a CUDA graph captured at the first
+// step), and the per-layer states stay on the device between calls. Each
+// layer is input norm → mixer → residual → post norm → MoE → residual; the
+// residual adds are fused with the norm that follows them. It is not safe
+// for concurrent use.
+type Backbone struct {
+	d    *Device
+	W    *DeviceWeights
+	Plan *BackbonePlan
+	cfg  *drama3.Config
+	work *Block
+	host *Block // pinned: a step's input row and output row
+
+	layers []backboneLayer
+	embed  Tensor
+	final  Tensor
+	pos    int
+	step   *Graph
+
+	// skip leaves parts out of enqueue (TimeStepParts' profile only).
+	skip StepParts
+
+	// Experts is how a prefill runs its routed experts.
+	Experts ExpertPath
+}
+
+type backboneLayer struct {
+	inNorm, postNorm Tensor
+	dn               *DeltaNetLayer
+	at               *AttentionLayer
+	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
+	sharedDown       Tensor
+	x                ExpertPack
+}
+
+// BackboneRow is one appended row: a token id, or (Embedding not nil) a
+// given input vector of Hidden values such as an audio feedback row.
+type BackboneRow struct {
+	Token     int
+	Embedding []float32
+}
+
+// BackboneBytes is the device memory a backbone of layout needs for
+// capacity rows: the weight arena and the work block (states and scratch).
+// The step graph's own memory is the driver's (kernel nodes, no memory
+// nodes): Pool.Admit's headroom covers it with the driver's other needs.
+func BackboneBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
+	if len(layout.Experts) == 0 {
+		return 0, nil, fmt.Errorf("gpu backbone: no layers")
+	}
+	plan, err := PlanBackbone(cfg, layout.Experts[0], capacity)
+	if err != nil {
+		return 0, nil, err
+	}
+	return layout.Bytes + plan.Bytes, plan, nil
+}
+
+// LoadBackbone admits, allocates and loads a checkpoint's backbone for a
+// context of capacity rows: the exact bytes (weights, states, scratch) are
+// checked against the pool's cap and the device's free memory before
+// anything is allocated; then the weights stream into their arena (progress
+// as bytes on the device of the total).
+func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadProgress) (*Backbone, error) {
+	if err := ck.Report.Err(); err != nil {
+		return nil, err
+	}
+	layout, err := LayoutWeights(ck.Weights)
+	if err != nil {
+		return nil, err
+	}
+	need, plan, err := BackboneBytes(ck.Config, layout, capacity)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
+		return nil, err
+	}
+	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
+	if err != nil {
+		return nil, err
+	}
+	b, err := NewBackbone(d, w, plan)
+	if err != nil {
+		w.Free(d)
+		return nil, err
+	}
+	return b, nil
+}
+
+// backboneKernels are the kernels a step launches, looked up before the
+// step is captured (no module lookups inside a capture).
+var backboneKernels = []string{"backbone_rows", "add_rmsnorm_zc", "moe_route", "moe_group", "moe_swiglu", "moe_down",
+	"moe_combine_norm", "deltanet_rows", "attn_prep", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
+
+// NewBackbone binds the loaded weights, allocates the work block of plan and
+// starts with empty state.
+func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
+	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config}
+	if err := b.bind(); err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error {
+		for _, name := range backboneKernels {
+			if _, err := d.function(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var err error
+	if b.work, err = d.Alloc(plan.Bytes); err != nil {
+		return nil, err
+	}
+	if b.host, err = d.AllocPinned(int64(2 * plan.H * 4)); err != nil {
+		d.Free(b.work)
+		return nil, err
+	}
+	for i := range b.layers {
+		L := &b.layers[i]
+		if L.dn != nil {
+			L.dn.State, L.dn.Scratch = b.t(plan.States[i]), b.t(plan.DeltaNetScratch)
+		} else {
+			L.at.KV, L.at.Scratch = b.t(plan.States[i]), b.t(plan.AttentionScratch)
+		}
+	}
+	if err := b.Reset(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// t is the work block at byte offset off.
+func (b *Backbone) t(off int64) Tensor { return Tensor{Block: b.work, Off: off} }
+
+// scratch is bytes of the work block at off, as a block for the launches
+// that take blocks (never freed: the work block is).
+func (b *Backbone) scratch(off int64, bytes int) *Block {
+	return &Block{Kind: DeviceMem, Ptr: b.work.Ptr + uintptr(off), Bytes: int64(bytes)}
+}
+
+// bind finds every layer's tensors in the arena by their place in the weight tree.
+func (b *Backbone) bind() error {
+	w := b.W.Weights
+	var err error
+	get := func(p *drama3.Param) Tensor {
+		if err != nil {
+			return Tensor{}
+		}
+		var t Tensor
+		t, err = b.W.Tensor(p)
+		return t
+	}
+	b.embed, b.final = get(w.Embed), get(w.FinalNorm)
+	p := b.Plan
+	for i := range w.Layers {
+		L := &w.Layers[i]
+		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i]}
+		if m := L.Linear; m != nil {
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, W: DeltaNetWeights{
+				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
+				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
+		} else {
+			m := L.Full
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, Capacity: p.Capacity, W: AttentionWeights{
+				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
+		}
+		// The stacked dense projection reads router, shared gate, shared up
+		// and shared_expert_gate as one matrix: the layout put them so.
+		sg := get(L.MoE.SharedExpertGate)
+		if err == nil && sg.Off != l.dense.Off+int64(p.E+2*p.Is)*int64(p.H)*2 {
+			err = fmt.Errorf("gpu backbone: layer %d: router and shared expert projections are not adjacent in the arena", i)
+		}
+		b.layers = append(b.layers, l)
+	}
+	return err
+}
+
+// Len is the rows appended since the last Reset.
+func (b *Backbone) Len() int { return b.pos }
+
+// Hidden is the width of a row.
+func (b *Backbone) Hidden() int { return b.Plan.H }
+
+// Reset forgets every row: states to zero, position 0.
+func (b *Backbone) Reset() error {
+	b.pos = 0
+	return b.d.Run(func(q *Queue) error {
+		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
+			return err
+		}
+		return q.ZeroTensor(b.t(b.Plan.Pos), 4)
+	})
+}
+
+// Close frees the device memory (weights included).
+func (b *Backbone) Close() {
+	if b.step != nil {
+		b.d.Do(func() error { b.step.Destroy(); return nil })
+	}
+	if b.host != nil {
+		b.d.Free(b.host)
+	}
+	if b.work != nil {
+		b.d.Free(b.work)
+	}
+	b.W.Free(b.d)
+}
+
+// checkRows validates rows and fills toks (−1 for an embedding row) and emb.
+func (b *Backbone) checkRows(rows []BackboneRow, toks []int32, emb []float32) error {
+	H, V := b.Plan.H, b.cfg.Text.VocabSize
+	for i, r := range rows {
+		if r.Embedding != nil {
+			if len(r.Embedding) != H {
+				return fmt.Errorf("backbone row %d: embedding has %d values, hidden size is %d", i, len(r.Embedding), H)
+			}
+			toks[i] = -1
+			copy(emb[i*H:], r.Embedding)
+			continue
+		}
+		if r.Token < 0 || r.Token >= V {
+			return fmt.Errorf("backbone row %d: token id %d outside the vocabulary [0, %d)", i, r.Token, V)
+		}
+		toks[i] = int32(r.Token)
+	}
+	if b.pos+len(rows) > b.Plan.Capacity {
+		return fmt.Errorf("backbone: %d rows after %d exceed the context limit of %d rows", len(rows), b.pos, b.Plan.Capacity)
+	}
+	return nil
+}
+
+// Prefill appends rows in passes of up to Plan.Chunk rows and returns their
+// final-norm hidden states [len(rows), Hidden]. A bad row changes nothing.
+func (b *Backbone) Prefill(rows []BackboneRow) ([]float32, error) {
+	H := b.Plan.H
+	toks := make([]int32, len(rows))
+	emb := make([]float32, len(rows)*H)
+	if err := b.checkRows(rows, toks, emb); err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(rows)*H)
+	if err := b.d.Sync(); err != nil { // the uploads below are not ordered with the stream
+		return nil, err
+	}
+	for s := 0; s < len(rows); s += b.Plan.Chunk {
+		e := min(s+b.Plan.Chunk, len(rows))
+		n := e - s
+		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H])); err != nil {
+			return nil, err
+		}
+		pos := b.pos
+		if err := b.d.Run(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
+			return nil, err
+		}
+		if err := Download(b.d, out[s*H:e*H], b.work, b.Plan.Out); err != nil {
+			return nil, err
+		}
+		b.pos += n
+	}
+	return out, nil
+}
+
+// Step appends one row and returns its final-norm hidden state. The first
+// step captures the step's launches into a graph; every later step copies
+// the row in, replays the graph and copies the result out, with one
+// synchronisation at the end.
+func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
+	H := b.Plan.H
+	var tok [1]int32
+	emb := unsafe.Slice((*float32)(b.host.Host), 2*H)
+	in, out := emb[:H], emb[H:]
+	if err := b.checkRows([]BackboneRow{row}, tok[:], in); err != nil {
+		return nil, err
+	}
+	res := make([]float32, H)
+	err := b.d.Run(func(q *Queue) error {
+		if b.step == nil {
+			g, err := q.Capture(func(q *Queue) error { return b.enqueue(q, 1, 0) })
+			if err != nil {
+				return fmt.Errorf("backbone: capturing the step graph: %w", err)
+			}
+			b.step = g
+		}
+		s := q.d.stream
+		if err := cu.MemsetD32Async(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Toks)), uint(uint32(tok[0])), 1, s); err != nil {
+			return err
+		}
+		if tok[0] < 0 {
+			if err := cu.MemcpyHtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), unsafe.Pointer(&in[0]), int64(H*4), s); err != nil {
+				return err
+			}
+		}
+		if err := q.LaunchGraph(b.step); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&out[0]), cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Out)), int64(H*4), s); err != nil {
+			return err
+		}
+		return s.Synchronize()
+	})
+	if err != nil {
+		return nil, err
+	}
+	copy(res, out)
+	b.pos++
+	return res, nil
+}
+
+// enqueue puts the forward of n rows (inputs in Toks/Emb) on the stream:
+// embedding, the layers, the final norm into Out, and the position advanced
+// by n. maxLen bounds the cached rows attention reads (0: the capacity, for
+// a captured step whose position varies).
+func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
+	p := b.Plan
+	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	H := p.H
+	x := b.scratch(p.X, n*H*4)
+	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
+	if err := q.BackboneRows(x, emb, b.scratch(p.Toks, n*4), b.scratch(p.Emb, n*H*4), n, b.cfg.Text.VocabSize, H); err != nil {
+		return err
+	}
+	eps := float32(b.cfg.Text.RMSNormEps)
+	w0, _ := b.layers[0].inNorm.view(int64(H*4), "input norm")
+	if err := q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps); err != nil {
+		return err
+	}
+	pos := b.t(p.Pos)
+	for i := range b.layers {
+		L := &b.layers[i]
+		var err error
+		switch {
+		case b.skip&StepMixers != 0:
+		case L.dn != nil:
+			err = q.DeltaNetForward(L.dn, mix, nm, n)
+		default:
+			err = q.AttentionForward(L.at, mix, nm, n, pos, maxLen)
+		}
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		pw, _ := L.postNorm.view(int64(H*4), "post norm")
+		if err := q.AddRMSNormZC(x, b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4), pw, n, H, p.Hp, eps); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		next, dst := b.final, b.t(p.Out)
+		if i+1 < len(b.layers) {
+			next, dst = b.layers[i+1].inNorm, nm
+		}
+		if b.skip&StepMoE != 0 {
+			continue
+		}
+		if err := b.moe(q, L, n, next, dst, eps); err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return q.AddInt32(pos, n)
+}
+
+// moe enqueues layer L's feed-forward of the n rows in NormedMoE, adds it to
+// X and writes the norm (gain next) of the result into dst (engine/cpu
+// moeForward, then the next layer's input norm or the final norm).
+func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32) error {
+	p, x := b.Plan, L.x
+	view := b.scratch
+	nk := n * p.K
+	dense := view(p.Dense, n*p.D*4)
+	if n == 1 {
+		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
+		g := Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1, Variant: ChooseGemv(false, p.D, p.H, 1)}
+		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
+			return err
+		}
+	} else if err := q.GemmBF16(Gemm{N: n, Rows: p.D, Cols: p.H, XStride: p.Hp}, b.t(p.Dense), L.dense, b.t(p.NormedMoE)); err != nil {
+		return err
+	}
+	ids, wts := view(p.Ids, nk*4), view(p.Wts, nk*4)
+	h, hs := view(p.Hid, nk*p.Ip*4), view(p.HidS, n*p.Is*4)
+	gu, yr := view(p.GU, nk*2*p.P*4), view(p.YR, nk*p.H*4)
+	var slot *Block
+	ys := view(p.YS, n*p.H*4)
+	switch {
+	case n == 1:
+		// A step: gate and up of the k experts in one gathered GEMV, then
+		// their down projections and the shared expert's in one launch.
+		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		if err := b.gateUpGEMV(q, L, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+			return err
+		}
+		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
+		yk := view(p.YR, (p.K+1)*p.H*4)
+		if err := q.MoEDown(yk, b.W.Arena, b.W.Arena, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
+			return err
+		}
+		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
+	case b.Experts == ExpertsGrouped:
+		// Prefill: the (row, expert) pairs sorted by expert through the
+		// grouped tensor-core GEMMs, each used expert's weights read once.
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		slot = view(p.Slot, nk*4)
+		if err := q.MoEGroup(view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4), slot, ids, nk, p.K, p.E); err != nil {
+			return err
+		}
+		gemm := func(g Gemm, y, w, s, xin Tensor) error {
+			if x.FP8 {
+				return q.GemmFP8(g, y, w, s, xin)
+			}
+			return q.GemmBF16(g, y, w, xin)
+		}
+		at := func(off int64) Tensor { return Tensor{Block: b.W.Arena, Off: off} }
+		g := Gemm{N: nk, Rows: 2 * p.P, Cols: p.Hp, XStride: p.Hp, Groups: p.E, Offsets: b.t(p.Offsets), RowIds: b.t(p.RowIds),
+			XRows: n, MaxGroupRows: n, Mats: p.E}
+		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
+			return err
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+			return err
+		}
+		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
+		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
+			return err
+		}
+	default:
+		// Prefill with the experts as gathered GEMVs, one (row, expert) pair per grid row.
+		xrep := view(p.XRep, nk*p.Hp*4)
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
+			return err
+		}
+		if err := b.gateUpGEMV(q, L, n, ids, gu, xrep, p.Hp); err != nil {
+			return err
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+			return err
+		}
+		g := Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
+			Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
+		var err error
+		if x.FP8 {
+			err = q.GemvFP8(g, yr, b.W.Arena, b.W.Arena, h)
+		} else {
+			err = q.GemvBF16(g, yr, b.W.Arena, h)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if n > 1 {
+		if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
+			return err
+		}
+	}
+	nw, _ := next.view(int64(p.H*4), "norm")
+	normed := &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(n * p.H * 4)}
+	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
+}
+
+// TimeSteps replays the captured step graph n times back to back and returns
+// the device milliseconds per replay (a benchmark: the inputs stay as the last
+// step left them, and the position advances by n, so n rows of the context
+// limit must be free; Reset afterwards).
+func (b *Backbone) TimeSteps(n int) (float64, error) {
+	if b.step == nil {
+		return 0, fmt.Errorf("backbone: no step captured yet")
+	}
+	if b.pos+n > b.Plan.Capacity {
+		return 0, fmt.Errorf("backbone: %d timed steps after %d rows exceed the context limit of %d", n, b.pos, b.Plan.Capacity)
+	}
+	ms, err := b.d.Time(func(q *Queue) error {
+		for i := 0; i < n; i++ {
+			if err := q.LaunchGraph(b.step); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	b.pos += n
+	return ms / float64(n), err
+}
+
+// gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
+// as one gathered GEMV over x (pitch xstride between pairs; 0: one shared row).
+func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *Block, xstride int) error {
+	p, x := b.Plan, L.x
+	nk := n * p.K
+	g := Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS, XStride: xstride,
+		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk)}
+	if x.FP8 {
+		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
+	}
+	return q.GemvBF16(g, gu, b.W.Arena, xin)
+}
+
+// StepParts selects parts of a decode step for a profile.
+type StepParts int
+
+const (
+	StepMixers StepParts = 1 << iota // the DeltaNet and attention mixers
+	StepMoE                          // the feed-forward (dense projection, routing, experts, combine)
+)
+
+// TimeStepParts captures a step graph without the parts in skip and returns
+// the device milliseconds per replay over n replays (a profile of where a
+// step's time goes; the state it leaves is meaningless: Reset afterwards).
+func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
+	var g *Graph
+	b.skip = skip
+	err := b.d.Run(func(q *Queue) (err error) {
+		g, err = q.Capture(func(q *Queue) error { return b.enqueue(q, 1, 0) })
+		return err
+	})
+	b.skip = 0
+	if err != nil {
+		return 0, err
+	}
+	defer b.d.Do(func() error { g.Destroy(); return nil })
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	ms, err := b.d.Time(func(q *Queue) error {
+		for i := 0; i < n; i++ {
+			if err := q.LaunchGraph(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ms / float64(n), err
+}
+
+// ExpertPath is how a prefill runs its routed experts (a step always runs
+// them as gathered GEMVs).
+type ExpertPath int
+
+const (
+	// ExpertsAuto: per-pair GEMVs, which measured faster than the grouped
+	// GEMMs for a 60-row prefill at the full geometry (docs/PERF.md, "GPU
+	// backbone").
+	ExpertsAuto ExpertPath = iota
+	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
+	// expert's matrices read once by the grouped tensor-core GEMMs.
+	ExpertsGrouped
+	// ExpertsGEMV: one gathered GEMV per (row, expert) pair.
+	ExpertsGEMV
+)

@@ -1,0 +1,330 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// The whole backbone on the device against the CPU reference (engine/cpu
+// Backbone) on small checkpoints in the real layout: the golden ones
+// (engine/cpu/testdata/backbone/ckpt, or the folder PROSCENIUM_GPU_CKPTS
+// names: per-expert FP8) and, where PROSCENIUM_TINY_TOKENIZER names the
+// base tokenizer.json make-tiny needs, two written by the drama3 tiny writer:
+// fused FP8 experts (the default tiny geometry) and BF16 experts (the odd one).
+
+const backboneTol = 1e-4
+
+var (
+	tinyOnce sync.Once
+	tinyDirs []string
+	tinyErr  error
+)
+
+// tinyCheckpoints writes the make-tiny checkpoints once per test binary.
+func tinyCheckpoints() ([]string, error) {
+	tinyOnce.Do(func() {
+		path := os.Getenv("PROSCENIUM_TINY_TOKENIZER")
+		if path == "" {
+			return
+		}
+		base, err := os.ReadFile(path)
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		root, err := os.MkdirTemp("", "gpu-backbone-tiny")
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		fused := filepath.Join(root, "tiny-fp8-fused")
+		if tinyErr = drama3.WriteTiny(fused, drama3.TinyOptions{Seed: 7, BaseTokenizer: base, FusedExperts: true}); tinyErr != nil {
+			return
+		}
+		c := drama3.TinyOddConfig()
+		c.Quant = drama3.QuantConfig{}
+		bf16 := filepath.Join(root, "tiny-odd-bf16")
+		if tinyErr = drama3.WriteTiny(bf16, drama3.TinyOptions{Seed: 8, BaseTokenizer: base, Config: c}); tinyErr != nil {
+			return
+		}
+		tinyDirs = []string{fused, bf16}
+	})
+	return tinyDirs, tinyErr
+}
+
+func backboneCheckpoints(t *testing.T) []string {
+	dir := os.Getenv("PROSCENIUM_GPU_CKPTS")
+	if dir == "" {
+		dir = repoPath("engine/cpu/testdata/backbone/ckpt")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "config.json")); err == nil {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	tiny, err := tinyCheckpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, tiny...)
+	if len(out) == 0 {
+		t.Fatalf("no checkpoints in %s", dir)
+	}
+	return out
+}
+
+// maxRowRelErr is the worst per-row ‖got − ref‖/‖ref‖; every value must be finite.
+func maxRowRelErr(t *testing.T, what string, got, ref []float32, width int) float64 {
+	t.Helper()
+	worst := 0.0
+	for r := 0; r*width < len(ref); r++ {
+		var num, den float64
+		for c := 0; c < width; c++ {
+			g, w := float64(got[r*width+c]), float64(ref[r*width+c])
+			if math.IsNaN(g) || math.IsInf(g, 0) {
+				t.Fatalf("%s: row %d column %d is %v", what, r, c, g)
+			}
+			num += (g - w) * (g - w)
+			den += w * w
+		}
+		worst = max(worst, math.Sqrt(num/den))
+	}
+	return worst
+}
+
+// testRows is n rows: token ids, every fifth a given embedding.
+func testRows(r *rand.Rand, n, vocab, hidden int) ([]BackboneRow, []cpu.BackboneRow) {
+	g, c := make([]BackboneRow, n), make([]cpu.BackboneRow, n)
+	for i := range g {
+		if i%5 == 3 {
+			e := randNonZero(r, hidden)
+			for j := range e {
+				e[j] *= 0.05
+			}
+			g[i].Embedding, c[i].Embedding = e, e
+			continue
+		}
+		id := r.IntN(vocab)
+		g[i].Token, c[i].Token = id, id
+	}
+	return g, c
+}
+
+func TestBackboneMatchesCPU(t *testing.T) {
+	const prefill, steps = 300, 40
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, err := drama3.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ck.Close()
+			cw, err := cpu.LoadBackboneWeights(ck.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			H := cw.Geometry.Hidden
+			rows, crows := testRows(r, prefill+steps, cw.Geometry.Vocab, H)
+
+			cb, err := cpu.NewBackbone(cw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := cb.Run(crows[:prefill])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := prefill; i < prefill+steps; i++ {
+				h, err := cb.Run(crows[i : i+1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref = append(ref, h...)
+			}
+
+			var lastDone, lastTotal int64
+			gb, err := LoadBackbone(dev, ck, prefill+steps, func(done, total int64) { lastDone, lastTotal = done, total })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			if lastDone != lastTotal || lastTotal != ck.Weights.StoredBytes() {
+				t.Fatalf("load progress ended at %d of %d bytes; the bound tensors are %d", lastDone, lastTotal, ck.Weights.StoredBytes())
+			}
+			t.Logf("%s: %d layers, hidden %d, experts %v; arena %.1f MiB, work %.1f MiB",
+				filepath.Base(dir), len(cw.Layers), H, gb.Plan.FP8, float64(gb.W.Layout.Bytes)/(1<<20), float64(gb.Plan.Bytes)/(1<<20))
+
+			got, err := gb.Prefill(rows[:prefill])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := prefill; i < prefill+steps; i++ {
+				h, err := gb.Step(rows[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, h...)
+			}
+			e1 := maxRowRelErr(t, "prefill", got[:prefill*H], ref[:prefill*H], H)
+			e2 := maxRowRelErr(t, "steps", got[prefill*H:], ref[prefill*H:], H)
+			t.Logf("vs CPU: %d-row prefill worst row %.3g, %d steps worst row %.3g", prefill, e1, steps, e2)
+			if !(e1 <= backboneTol && e2 <= backboneTol) {
+				t.Errorf("worst row relative error %.3g (prefill), %.3g (steps) > %g", e1, e2, backboneTol)
+			}
+
+			// The same rows as one prefill agree with the steps.
+			if err := gb.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			all, err := gb.Prefill(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e3 := maxRowRelErr(t, "prefill vs steps", all[prefill*H:], got[prefill*H:], H)
+			t.Logf("rows %d…%d as prefill vs as steps: worst row %.3g", prefill, prefill+steps-1, e3)
+			if !(e3 <= backboneTol) {
+				t.Errorf("prefill vs steps: worst row relative error %.3g > %g", e3, backboneTol)
+			}
+
+			// The prefill's experts through the grouped GEMMs (auto: per-pair GEMVs).
+			other := ExpertsGrouped
+			gb.Experts = other
+			if err := gb.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			viaGEMV, err := gb.Prefill(rows[:prefill])
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb.Experts = ExpertsAuto
+			e4 := maxRowRelErr(t, "prefill, experts the other way", viaGEMV, ref[:prefill*H], H)
+			t.Logf("prefill with the experts as %v vs CPU: worst row %.3g", map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[other], e4)
+			if !(e4 <= backboneTol) {
+				t.Errorf("prefill with the experts the other way: worst row relative error %.3g > %g", e4, backboneTol)
+			}
+			if err := gb.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if all, err = gb.Prefill(rows); err != nil {
+				t.Fatal(err)
+			}
+
+			// Bad rows change nothing.
+			n := gb.Len()
+			if _, err := gb.Step(BackboneRow{Token: cw.Geometry.Vocab}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+				t.Errorf("token past the vocabulary: err = %v", err)
+			}
+			if _, err := gb.Step(BackboneRow{Embedding: make([]float32, H+1)}); err == nil {
+				t.Errorf("embedding of %d values accepted", H+1)
+			}
+			if _, err := gb.Step(BackboneRow{Token: 1}); err == nil || !strings.Contains(err.Error(), "context limit") {
+				t.Errorf("row past the context limit: err = %v", err)
+			}
+			if gb.Len() != n {
+				t.Errorf("refused rows moved the position from %d to %d", n, gb.Len())
+			}
+		})
+	}
+}
+
+func TestBackboneAdmission(t *testing.T) {
+	dir := backboneCheckpoints(t)[0]
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	saved := dev.Pool
+	dev.Pool = NewPool(cuDriver{}, 1<<20, 0)
+	defer func() { dev.Pool = saved }()
+	_, err = LoadBackbone(dev, ck, 1000, nil)
+	if !errors.Is(err, ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
+		t.Fatalf("err = %v, want a refusal over the 1 MiB cap naming the sizes", err)
+	}
+	if s := dev.Pool.Stats(DeviceMem); s.Peak != 0 {
+		t.Fatalf("a refused load allocated %d bytes", s.Peak)
+	}
+	t.Logf("refused: %v", err)
+}
+
+// TestBackboneMoE runs one layer's feed-forward (Backbone.moe: the step's
+// path for one row; grouped GEMMs and per-pair GEMVs for several) on random
+// normed rows against cpu.MoEForward, for every checkpoint's first layer.
+func TestBackboneMoE(t *testing.T) {
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, err := drama3.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ck.Close()
+			cw, err := cpu.LoadBackboneWeights(ck.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := LoadBackbone(dev, ck, 128, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			p := gb.Plan
+			for _, n := range []int{1, 5, 64} {
+				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV} {
+					if n == 1 && path == ExpertsGEMV {
+						continue // one row: the step's path either way
+					}
+					x := randNonZero(r, n*p.H)
+					padded := make([]float32, n*p.Hp)
+					for i := 0; i < n; i++ {
+						copy(padded[i*p.Hp:], x[i*p.H:(i+1)*p.H])
+					}
+					zero := make([]float32, n*p.H)
+					if err := firstErr(Upload(dev, gb.work, p.NormedMoE, padded), Upload(dev, gb.work, p.X, zero)); err != nil {
+						t.Fatal(err)
+					}
+					gb.Experts = path
+					L := &gb.layers[0]
+					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6) }); err != nil {
+						t.Fatal(err)
+					}
+					if err := dev.Sync(); err != nil {
+						t.Fatal(err)
+					}
+					got := make([]float32, n*p.H)
+					if err := Download(dev, got, gb.work, p.X); err != nil {
+						t.Fatal(err)
+					}
+					ref := make([]float32, n*p.H)
+					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, &cw.Geometry)
+					e := maxRowRelErr(t, "moe", got, ref, p.H)
+					name := map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[path]
+					t.Logf("%d rows, experts as %s: worst row %.3g", n, name, e)
+					if !(e <= 1e-4) {
+						t.Errorf("%d rows, experts as %s: worst row relative error %.3g > 1e-4", n, name, e)
+					}
+				}
+			}
+			gb.Experts = ExpertsAuto
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package cuda
+
+import (
+	"fmt"
+
+	"proscenium/engine/drama3"
+)
+
+// This file plans the backbone's device memory besides the weights: the
+// per-layer states (DeltaNet conv and recurrent states, attention KV caches
+// for the context limit) and the scratch of one prefill chunk, as offsets in
+// one work block, so the whole model is admitted (Pool.Admit) before anything
+// is allocated.
+
+// BackboneChunk is the rows of one prefill pass (the DeltaNet reference's
+// chunk length); longer prompts run in passes of this many rows.
+const BackboneChunk = 64
+
+// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; topK at most 64.
+const (
+	maxRouteExperts = 1024
+	maxRouteTopK    = 64
+)
+
+// BackbonePlan is the work block's layout for a context of Capacity rows.
+type BackbonePlan struct {
+	Capacity, Chunk int
+	DeltaNet        DeltaNetGeometry
+	Attention       AttentionGeometry
+	// MoE widths: D = E + 2·Is + 1 outputs of the stacked dense projection.
+	E, K, I, P, Is, D, H, Hp, Ip int
+	FP8                          bool
+
+	States       []int64 // per layer: offset of its DeltaNet state or KV cache
+	StateBytes   int64
+	ScratchBytes int64
+	Bytes        int64 // the work block: states, then scratch
+
+	// Scratch offsets (bytes from the block's start).
+	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
+	Offsets, RowIds, Slot                                                                              int64
+	DeltaNetScratch, AttentionScratch                                                                  int64
+}
+
+// geometries converts text_config into the mixers' geometries.
+func geometries(t *drama3.TextConfig) (DeltaNetGeometry, AttentionGeometry) {
+	eps := float32(t.RMSNormEps)
+	dn := DeltaNetGeometry{Hidden: t.HiddenSize, KeyHeads: t.LinearNumKeyHeads, ValueHeads: t.LinearNumValueHeads,
+		KeyDim: t.LinearKeyHeadDim, ValueDim: t.LinearValueHeadDim, ConvKernel: t.ConvKernel, Eps: eps}
+	at := AttentionGeometry{Hidden: t.HiddenSize, Heads: t.NumHeads, KVHeads: t.NumKVHeads, HeadDim: t.HeadDim,
+		RotaryDim: t.RotaryDim(), RopeTheta: t.RopeTheta, Eps: eps}
+	return dn, at
+}
+
+// PlanBackbone lays out the work block of a backbone with the experts packed
+// as x (any layer's: they share the geometry) for capacity rows of context.
+func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan, error) {
+	t := &cfg.Text
+	if capacity < 1 {
+		return nil, fmt.Errorf("gpu backbone: context limit %d rows", capacity)
+	}
+	p := &BackbonePlan{Capacity: capacity, Chunk: min(BackboneChunk, capacity),
+		E: t.NumExperts, K: t.NumExpertsPerTok, I: x.I, P: x.P, Is: t.SharedIntermediate,
+		H: t.HiddenSize, Hp: x.Hp, Ip: x.Ip, FP8: x.FP8}
+	p.D = p.E + 2*p.Is + 1
+	p.DeltaNet, p.Attention = geometries(t)
+	var off int64
+	take := func(n int64) int64 {
+		o := off
+		off += (n + arenaAlign - 1) / arenaAlign * arenaAlign
+		return o
+	}
+	hasLin, hasFull := false, false
+	for _, k := range t.LayerTypes {
+		switch k {
+		case drama3.LinearAttention:
+			hasLin = true
+			p.States = append(p.States, take(p.DeltaNet.StateBytes()))
+		case drama3.FullAttention:
+			hasFull = true
+			p.States = append(p.States, take(p.Attention.KVBytes(capacity)))
+		default:
+			return nil, fmt.Errorf("gpu backbone: layer kind %q", k)
+		}
+	}
+	if hasLin {
+		if err := p.DeltaNet.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if hasFull {
+		if err := p.Attention.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if p.K > maxRouteTopK || p.E > maxRouteExperts {
+		return nil, fmt.Errorf("gpu backbone: %d experts top-%d (the routing kernel takes at most %d, top-%d)", p.E, p.K, maxRouteExperts, maxRouteTopK)
+	}
+	p.StateBytes = off
+	c, k := int64(p.Chunk), int64(p.K)
+	f := func(n int64) int64 { return take(4 * n) }
+	p.X = f(c * int64(p.H))
+	p.NormedMix = f(c * int64(p.H))
+	p.MixOut = f(c * int64(p.H))
+	p.NormedMoE = f(c * int64(p.Hp))
+	p.Dense = f(c * int64(p.D))
+	p.Ids = f(c * k)
+	p.Wts = f(c * k)
+	p.XRep = f(c * k * int64(p.Hp))
+	p.GU = f(c * k * int64(2*p.P))
+	p.Hid = f(c * k * int64(p.Ip))
+	p.HidS = f(c * int64(p.Is))
+	p.YR = f(max(c*k, k+1) * int64(p.H)) // a step's down projections write k+1 rows (MoEDown)
+	p.YS = f(c * int64(p.H))
+	p.Toks = f(c)
+	p.Emb = f(c * int64(p.H))
+	p.Out = f(c * int64(p.H))
+	p.Pos = f(1)
+	p.Offsets = f(int64(p.E + 1))
+	p.RowIds = f(c * k)
+	p.Slot = f(c * k)
+	if hasLin {
+		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
+	}
+	if hasFull {
+		p.AttentionScratch = take(p.Attention.ScratchBytes(p.Chunk, capacity))
+	}
+	p.Bytes = off
+	p.ScratchBytes = p.Bytes - p.StateBytes
+	return p, nil
+}
+
+// StepBytes is the device memory one decode step reads or writes at position
+// pos, by the kernels' access pattern: every projection matrix of every layer
+// (the routed experts only the K chosen, with their scales), the norms and
+// small vectors, each DeltaNet state read and written, the pos cached keys
+// and values of each attention layer, and one embedding row. Activations
+// (a few hundred KiB) are left out.
+func (p *BackbonePlan) StepBytes(cfg *drama3.Config, x ExpertPack, pos int) int64 {
+	H := int64(p.H)
+	n := H * 2 // the embedding row
+	dn, at := p.DeltaNet, p.Attention
+	for _, k := range cfg.Text.LayerTypes {
+		n += 2 * H * 4 // input and post norms
+		if k == drama3.LinearAttention {
+			vd := int64(dn.ValueHeads * dn.ValueDim)
+			n += int64(dn.ProjWidth())*H*2 + H*vd*2
+			n += int64(dn.Channels()*dn.ConvKernel)*4 + int64(2*dn.ValueHeads+dn.ValueDim)*4
+			n += 2 * dn.StateBytes()
+		} else {
+			n += int64(at.ProjWidth())*H*2 + H*int64(at.Heads*at.HeadDim)*2 + int64(2*at.HeadDim)*4
+			n += int64(pos+1) * int64(at.KVHeads*at.HeadDim) * 4 * 2
+		}
+		n += int64(p.D)*H*2 + H*int64(p.Is)*2
+		n += int64(p.K) * (x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4)
+	}
+	return n + H*4 // the final norm
+}

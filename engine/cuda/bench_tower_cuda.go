@@ -1,0 +1,319 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// This file measures the device tower per frame (semantic head, 13 layers,
+// heads, draws, feedback row) on synthetic weights filled on the device:
+// `proscenium-gpu bench-tower` runs it, docs/PERF.md records it.
+
+// FullTowerConfig is the assumed full Drama 3 tower (docs/MODEL.md, the
+// audio_decoder_config of engine/drama3/testdata/drama3_full_shaped.json):
+// dim 2048, 16/2 heads of 128, FFN 6144, 4 shared + 9 residual layers.
+func FullTowerConfig() drama3.AudioConfig {
+	return drama3.AudioConfig{Dim: 2048, NumHeads: 16, NumKVHeads: 2, HeadDim: 128, IntermediateSize: 6144,
+		NormEps: 1e-6, NumCodebooks: 10, CodebookSize: 1024, SemanticCodebookSize: 4096, SharedLayers: 4,
+		RopeBase: 1e7, RotaryPercent: 0.5, BackboneCodebooks: 1}
+}
+
+// TowerBench is one benchmark's figures.
+type TowerBench struct {
+	Device       string  `json:"device"`
+	Geometry     string  `json:"geometry"`
+	WeightBytes  int64   `json:"weight_bytes"` // read per frame: tower, heads (the codebook rows gathered are few)
+	PrefillRows  int     `json:"prefill_rows"`
+	PrefillMs    float64 `json:"prefill_ms"`
+	Frames       int     `json:"frames"`
+	GraphMs      float64 `json:"frame_graph_ms"`        // per frame, replaying one captured graph
+	LaunchMs     float64 `json:"frame_launches_ms"`     // per frame, the same launches enqueued one by one
+	GraphFullMs  float64 `json:"frame_graph_full_ms"`   // per frame, top-p 1 and top-k 0 (full sorts)
+	GraphGreedMs float64 `json:"frame_graph_greedy_ms"` // per frame, greedy
+	LongRows     int     `json:"long_rows"`             // cache rows of the next figure
+	GraphLongMs  float64 `json:"frame_graph_long_ms"`   // per frame, sampled settings, after LongRows rows
+	ProjMs       float64 `json:"projections_ms"`        // the frame's GEMVs alone (and gate·up's SwiGLU), as a graph
+	GBps         float64 `json:"weights_gb_per_s"`      // WeightBytes / GraphMs
+	Sample4097Us float64 `json:"sample_4097_us"`        // one draw of the semantic head's size (sampled settings)
+	Sample1024Us float64 `json:"sample_1024_us"`
+	Settings     string  `json:"settings"`
+}
+
+// BenchTower fills a tower of cfg's geometry with random weights in one
+// arena block, prefills prefill text rows, then times frames of drawn codes.
+func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerBench, error) {
+	g, err := cpu.TowerGeometryOf(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	D := int64(g.Dim)
+	vocab := g.Entries[0] + 1000
+	// Lay the tensors out in one block.
+	var size int64
+	place := func(bytes int64) Tensor {
+		off := (size + 255) &^ 255
+		size = off + bytes
+		return Tensor{Off: off}
+	}
+	w := TowerTensors{Geometry: g, TextVocab: vocab}
+	type fill struct {
+		t      *Tensor
+		n      int64
+		bf16   bool
+		lo, hi float32
+	}
+	var fills []fill
+	mat := func(t *Tensor, rows, cols int64) {
+		*t = place(rows * cols * 2)
+		s := float32(1 / math.Sqrt(float64(cols)))
+		fills = append(fills, fill{t, rows * cols, true, -s, s})
+	}
+	gain := func(t *Tensor) {
+		*t = place(D * 4)
+		fills = append(fills, fill{t, D, false, 0.5, 1.5})
+	}
+	var perFrame int64
+	layer := func(l *TowerLayerTensors, headRows int) {
+		for _, t := range []*Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
+			gain(t)
+		}
+		hd := int64(g.HeadDim)
+		mats := []struct {
+			t          *Tensor
+			rows, cols int64
+		}{{&l.EHProj, D, 2 * D}, {&l.WQKV, int64(g.Heads+2*g.KVHeads) * hd, D}, {&l.WO, D, int64(g.Heads) * hd},
+			{&l.W1, int64(g.FFN), D}, {&l.W3, int64(g.FFN), D}, {&l.W2, D, int64(g.FFN)}}
+		if headRows > 0 {
+			mats = append(mats, struct {
+				t          *Tensor
+				rows, cols int64
+			}{&l.Head, int64(headRows), D})
+		}
+		for _, m := range mats {
+			mat(m.t, m.rows, m.cols)
+			perFrame += m.rows * m.cols * 2
+		}
+	}
+	w.Codebooks = make([]Tensor, len(g.Entries))
+	for i := range w.Codebooks {
+		mat(&w.Codebooks[i], int64(g.Entries[i]), D)
+	}
+	w.Shared = make([]TowerLayerTensors, g.SharedLayers)
+	w.Residual = make([]TowerLayerTensors, g.ResidualLayers())
+	for i := range w.Shared {
+		layer(&w.Shared[i], 0)
+	}
+	for i := range w.Residual {
+		layer(&w.Residual[i], g.Entries[i+1])
+	}
+	mat(&w.SemanticHead, int64(g.Entries[0]+1), D)
+	perFrame += int64(g.Entries[0]+1) * D * 2
+	mat(&w.TextEmbed, int64(vocab), D)
+	for c := 0; c < g.Entries[0]; c++ {
+		w.SemanticTokens = append(w.SemanticTokens, 7+c)
+	}
+
+	arena, err := d.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Free(arena)
+	hidden, err := d.Alloc(int64(prefill) * D * 4)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Free(hidden)
+	for _, f := range fills {
+		f.t.Block = arena
+	}
+	if err := d.Run(func(q *Queue) error {
+		for i, f := range fills {
+			name := "fill_random_f32"
+			if f.bf16 {
+				name = "fill_random_bf16"
+			}
+			blocks := int(min((f.n+255)/256, 4096))
+			if err := q.Launch(name, [3]int{blocks, 1, 1}, 256, tArg(*f.t), I64Arg(f.n), IntArg(i+1), F32Arg(f.lo), F32Arg(f.hi)); err != nil {
+				return err
+			}
+		}
+		return q.Launch("fill_random_f32", [3]int{64, 1, 1}, 256, PtrArg(hidden), I64Arg(int64(prefill)*D), IntArg(999), F32Arg(-1), F32Arg(1))
+	}); err != nil {
+		return nil, err
+	}
+
+	warm, longRows := 10, 1000
+	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
+	if err != nil {
+		return nil, err
+	}
+	defer tw.Close()
+	sampled := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
+	if err := tw.Begin(sampled, 1); err != nil {
+		return nil, err
+	}
+	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
+		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
+		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
+			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
+	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, Whole(hidden), prefill) }); err != nil {
+		return nil, err
+	}
+	var graph *Graph
+	if err := d.Run(func(q *Queue) (err error) {
+		graph, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	defer d.Run(func(*Queue) error { graph.Destroy(); return nil })
+	perFrameMs := func(f func(q *Queue) error) (float64, error) {
+		if _, err := d.Time(func(q *Queue) error { // warm up
+			for i := 0; i < warm; i++ {
+				if err := f(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return 0, err
+		}
+		ms, err := d.Time(func(q *Queue) error {
+			for i := 0; i < frames; i++ {
+				if err := f(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return ms / float64(frames), err
+	}
+	replay := func(q *Queue) error { return q.LaunchGraph(graph) }
+	if res.GraphMs, err = perFrameMs(replay); err != nil {
+		return nil, err
+	}
+	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) }); err != nil {
+		return nil, err
+	}
+	// The same graph under other settings: only the control block changes.
+	rows := prefill + 2*(frames+warm)
+	for _, c := range []struct {
+		s   drama3.Sampling
+		dst *float64
+	}{{drama3.Sampling{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {drama3.Sampling{TopP: 1}, &res.GraphGreedMs}} {
+		ctl, err := newFrameControl(c.s, 2, rows)
+		if err != nil {
+			return nil, err
+		}
+		if err := tw.writeControl(0, ctl[:]); err != nil {
+			return nil, err
+		}
+		if *c.dst, err = perFrameMs(replay); err != nil {
+			return nil, err
+		}
+		rows += frames + warm
+	}
+	// Sampled settings again after longRows rows (the cache filled with
+	// random keys and values): attention's share grows with the take.
+	res.LongRows = longRows
+	if err := d.Run(func(q *Queue) error {
+		return q.Launch("fill_random_f32", [3]int{1024, 1, 1}, 256, PtrArg(tw.kv), I64Arg(tw.kv.Bytes/4), IntArg(77), F32Arg(-1), F32Arg(1))
+	}); err != nil {
+		return nil, err
+	}
+	ctl, err := newFrameControl(sampled, 4, longRows)
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.writeControl(0, ctl[:]); err != nil {
+		return nil, err
+	}
+	if res.GraphLongMs, err = perFrameMs(replay); err != nil {
+		return nil, err
+	}
+	r, err := tw.Result()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	res.GBps = float64(perFrame) / (res.GraphMs * 1e-3) / 1e9
+
+	// The frame's projections alone, as a graph.
+	var proj *Graph
+	if err := d.Run(func(q *Queue) (err error) {
+		proj, err = q.Capture(func(q *Queue) error { return tw.frameProjections(q, hidden) })
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	defer d.Run(func(*Queue) error { proj.Destroy(); return nil })
+	if res.ProjMs, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(proj) }); err != nil {
+		return nil, err
+	}
+
+	// The draws alone (sampled settings), 100 in a row.
+	ctl, err = newFrameControl(sampled, 3, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.writeControl(0, ctl[:]); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		n    int
+		blk  *Block
+		dst  *float64
+		cb   int
+		endI int
+	}{{g.Entries[0] + 1, tw.semantic, &res.Sample4097Us, 0, g.Entries[0]}, {g.Entries[1], tw.residual[0], &res.Sample1024Us, 1, -1}} {
+		ms, err := d.Time(func(q *Queue) error {
+			for i := 0; i < 100; i++ {
+				if err := q.SampleLogits(c.blk, c.n, c.cb, c.endI, tw.ctrl); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		*c.dst = ms * 1e3 / 100
+	}
+	return res, nil
+}
+
+// frameProjections enqueues the GEMVs of one frame and nothing else: the
+// semantic head, every layer's projections (gate and up as Frame runs them,
+// with their SwiGLU) and the residual heads, over whatever the scratch holds.
+func (t *Tower) frameProjections(q *Queue, hidden *Block) error {
+	g := &t.g
+	D, hd := g.Dim, g.HeadDim
+	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, D, 1, hidden, t.semantic); err != nil {
+		return err
+	}
+	for li := 0; li < t.layers(); li++ {
+		lw := t.layerTensors(li)
+		if err := firstErr(
+			t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x),
+			t.project(q, lw.WQKV, (g.Heads+2*g.KVHeads)*hd, D, 1, t.normed, t.qkv),
+			t.project(q, lw.WO, D, g.Heads*hd, 1, t.attn, t.mixed),
+			t.gateUp(q, lw, 1),
+			t.project(q, lw.W2, D, g.FFN, 1, t.gate, t.mixed)); err != nil {
+			return err
+		}
+		if li >= g.SharedLayers {
+			j := li - g.SharedLayers + 1
+			if err := t.project(q, lw.Head, g.Entries[j], D, 1, t.h, t.residual[j-1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,333 @@
+package cuda
+
+import "fmt"
+
+// This file describes the backbone's token mixers on the device (the Gated
+// DeltaNet and the gated full attention, engine/cpu deltanet.go and
+// attention.go) and the tensor-core GEMM of prompt rows: geometries, where
+// the weights, states and scratch live, and the bytes each needs, so the
+// backbone can admit and lay out one arena before allocating anything. The
+// launches are in mixers_cuda.go, the kernels in kernels/deltanet.cu,
+// kernels/attention.cu and kernels/gemm.cu.
+//
+// Conventions: activations, states and the KV cache are float32 (the backbone
+// must match the float32 CPU reference within 1e-4); projection matrices are
+// BF16 [out, in] row-major as stored; the small per-layer vectors (conv
+// weights, dt_bias, A_log, norm gains) are float32 (the loader widens them).
+
+// Tensor is device memory at byte offset Off of Block: a weight inside the
+// arena, a state, a scratch region. The Block's bounds are checked at every
+// launch.
+type Tensor struct {
+	Block *Block
+	Off   int64
+}
+
+// Whole is the tensor starting at the beginning of b.
+func Whole(b *Block) Tensor { return Tensor{Block: b} }
+
+// At is the tensor bytes further on.
+func (t Tensor) At(bytes int64) Tensor { return Tensor{t.Block, t.Off + bytes} }
+
+// addr is the device address of the tensor (0 for a tensor without a block).
+func (t Tensor) addr() uintptr {
+	if t.Block == nil {
+		return 0
+	}
+	return t.Block.Ptr + uintptr(t.Off)
+}
+
+// DeltaNetGeometry is one Gated DeltaNet layer's dimensions (the backbone's
+// linear_* keys).
+type DeltaNetGeometry struct {
+	Hidden               int
+	KeyHeads, ValueHeads int // value head h reads key head h/(ValueHeads/KeyHeads)
+	KeyDim, ValueDim     int
+	ConvKernel           int
+	Eps                  float32 // the gated output norm's (rms_norm_eps)
+}
+
+// deltaNetThreads is the block of kernels/deltanet.cu (DN_THREADS): one
+// block per value head holds that head's [KeyDim, ValueDim] state in
+// registers, a column per thread lane, the rows split over warp groups.
+const deltaNetThreads = 512
+
+// deltaNetMaxRowsPerThread is DN_MAXR in kernels/deltanet.cu.
+const deltaNetMaxRowsPerThread = 32
+
+// Validate says whether the kernels support the geometry.
+func (g DeltaNetGeometry) Validate() error {
+	switch {
+	case g.Hidden <= 0 || g.KeyHeads <= 0 || g.ValueHeads <= 0 || g.KeyDim <= 0 || g.ValueDim <= 0 || g.ConvKernel < 1:
+		return fmt.Errorf("cuda deltanet: bad geometry %+v", g)
+	case g.ValueHeads%g.KeyHeads != 0:
+		return fmt.Errorf("cuda deltanet: %d value heads are not a multiple of %d key heads", g.ValueHeads, g.KeyHeads)
+	case g.ValueDim > deltaNetThreads:
+		return fmt.Errorf("cuda deltanet: value head dim %d > %d is not supported", g.ValueDim, deltaNetThreads)
+	case g.ConvKernel > 8:
+		return fmt.Errorf("cuda deltanet: conv kernel %d > 8 is not supported", g.ConvKernel)
+	}
+	if r := g.rowsPerThread(); r > deltaNetMaxRowsPerThread {
+		return fmt.Errorf("cuda deltanet: key dim %d with value dim %d needs %d state rows per thread (> %d)",
+			g.KeyDim, g.ValueDim, r, deltaNetMaxRowsPerThread)
+	}
+	if g.Hidden%8 != 0 || (g.ValueHeads*g.ValueDim)%8 != 0 {
+		return fmt.Errorf("cuda deltanet: hidden %d and value width %d must be multiples of 8", g.Hidden, g.ValueHeads*g.ValueDim)
+	}
+	return nil
+}
+
+// rowsPerThread is the state rows each thread of a head's block holds.
+func (g DeltaNetGeometry) rowsPerThread() int {
+	cw := (g.ValueDim + 31) / 32 // warps across the columns
+	groups := (deltaNetThreads / 32) / cw
+	return (g.KeyDim + groups - 1) / groups
+}
+
+// Channels is the conv width: q and k (KeyHeads·KeyDim each) then v.
+func (g DeltaNetGeometry) Channels() int { return 2*g.KeyHeads*g.KeyDim + g.ValueHeads*g.ValueDim }
+
+// ProjWidth is the width of one row of the input projections, in the order
+// the kernels read them: qkv (Channels), z (ValueHeads·ValueDim), b and a
+// (ValueHeads each).
+func (g DeltaNetGeometry) ProjWidth() int {
+	return g.Channels() + g.ValueHeads*g.ValueDim + 2*g.ValueHeads
+}
+
+// convStateFloats is the conv state: the last ConvKernel−1 pre-conv inputs,
+// kept per value head ([K−1][ValueHeads][2·KeyDim+ValueDim], the q and k
+// channels of the head's key head copied for each of its value heads) so the
+// fused kernel's block of a head owns every value it reads and writes.
+func (g DeltaNetGeometry) convStateFloats() int {
+	return (g.ConvKernel - 1) * g.ValueHeads * (2*g.KeyDim + g.ValueDim)
+}
+
+// StateBytes is a layer's state: the conv state then the fp32 recurrent state
+// [ValueHeads, KeyDim, ValueDim]. It starts (and resets to) all zeros.
+func (g DeltaNetGeometry) StateBytes() int64 {
+	return 4 * int64(g.convStateFloats()+g.ValueHeads*g.KeyDim*g.ValueDim)
+}
+
+// ScratchBytes is the scratch a forward of up to rows rows uses (the
+// projected rows and the gated-norm output).
+func (g DeltaNetGeometry) ScratchBytes(rows int) int64 {
+	proj := g.scratchLayout(rows)
+	return proj + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
+}
+
+// scratchLayout is the byte offsets of the regions of the scratch: the
+// projected rows at 0, the gated-norm output at core.
+func (g DeltaNetGeometry) scratchLayout(rows int) (core int64) {
+	return alignUp(4 * int64(rows) * int64(g.ProjWidth()))
+}
+
+// alignUp rounds a scratch region's bytes up to 256 (the GEMM and the GEMV
+// read their inputs as 16-byte vectors).
+func alignUp(b int64) int64 { return (b + 255) &^ 255 }
+
+// DeltaNetWeights is where one DeltaNet layer's weights live on the device.
+// When InQKV, InZ, InB and InA lie one after another in one block (in that
+// order) the four input projections run as one.
+type DeltaNetWeights struct {
+	InQKV  Tensor // BF16 [Channels, Hidden]
+	InZ    Tensor // BF16 [ValueHeads·ValueDim, Hidden]
+	InB    Tensor // BF16 [ValueHeads, Hidden]
+	InA    Tensor // BF16 [ValueHeads, Hidden]
+	Conv   Tensor // float32 [Channels, ConvKernel]: depthwise, no bias
+	DtBias Tensor // float32 [ValueHeads]
+	ALog   Tensor // float32 [ValueHeads]
+	Norm   Tensor // float32 [ValueDim]: the gated norm's plain gain
+	Out    Tensor // BF16 [Hidden, ValueHeads·ValueDim]
+}
+
+// DeltaNetLayer is one DeltaNet layer ready to run: its weights, its state
+// (StateBytes, zeroed before the first row) and a scratch region of
+// ScratchBytes(MaxRows) that layers may share (they run one after another).
+type DeltaNetLayer struct {
+	G       DeltaNetGeometry
+	W       DeltaNetWeights
+	State   Tensor
+	Scratch Tensor
+	MaxRows int
+	Step    DeltaNetStep // the kernels of a one-row forward
+}
+
+// DeltaNetStep selects the kernels of a one-row DeltaNet forward.
+type DeltaNetStep int
+
+const (
+	// DeltaNetFusedStep runs deltanet_rows, one block per value head (the
+	// prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
+	DeltaNetFusedStep DeltaNetStep = iota
+	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
+	// columns (deltanet_step_cols) and then norms the heads and advances the
+	// conv window (deltanet_step_norm): 4× the blocks at full geometry. With
+	// KeyDim > deltaNetSplitMaxKeyDim the fused kernel runs instead.
+	DeltaNetSplitStep
+)
+
+// deltaNetSplitThreads is DNS_THREADS in kernels/deltanet.cu; a block's four
+// warps hold at most DN_MAXR state rows each.
+const (
+	deltaNetSplitThreads   = 128
+	deltaNetSplitMaxKeyDim = 4 * deltaNetMaxRowsPerThread
+)
+
+// AttentionGeometry is one gated full-attention layer's dimensions.
+type AttentionGeometry struct {
+	Hidden                  int
+	Heads, KVHeads, HeadDim int
+	RotaryDim               int     // head_dim·partial_rotary_factor: rotate-half RoPE on these leading dims
+	RopeTheta               float64 // rope_theta
+	Eps                     float32 // the q/k norms' (rms_norm_eps)
+}
+
+// attnMaxHeadDim is 32·ATT_MAXD in kernels/attention.cu.
+const attnMaxHeadDim = 256
+
+// A row's keys are split over blocks whose softmax partials are combined:
+// attnMaxSplits blocks per row and head for a step (each takes a share of
+// the rows cached at run time, so a captured step needs no bound), one per
+// attnSplitRows rows of the bound the host gives for a prefill, at most
+// attnMaxSplits (the partials' scratch holds that many per row and head).
+const (
+	attnMaxSplits = 32
+	attnSplitRows = 16
+)
+
+// Validate says whether the kernels support the geometry.
+func (g AttentionGeometry) Validate() error {
+	switch {
+	case g.Hidden <= 0 || g.Heads <= 0 || g.KVHeads <= 0 || g.HeadDim <= 0:
+		return fmt.Errorf("cuda attention: bad geometry %+v", g)
+	case g.Heads%g.KVHeads != 0:
+		return fmt.Errorf("cuda attention: %d heads are not a multiple of %d kv heads", g.Heads, g.KVHeads)
+	case g.HeadDim > attnMaxHeadDim:
+		return fmt.Errorf("cuda attention: head dim %d > %d is not supported", g.HeadDim, attnMaxHeadDim)
+	case g.RotaryDim < 0 || g.RotaryDim > g.HeadDim || g.RotaryDim%2 != 0:
+		return fmt.Errorf("cuda attention: rotary dims %d must be even and within head dim %d", g.RotaryDim, g.HeadDim)
+	case g.RotaryDim > 0 && !(g.RopeTheta > 0):
+		return fmt.Errorf("cuda attention: rope theta %g", g.RopeTheta)
+	case g.Hidden%8 != 0 || (g.Heads*g.HeadDim)%8 != 0:
+		return fmt.Errorf("cuda attention: hidden %d and head width %d must be multiples of 8", g.Hidden, g.Heads*g.HeadDim)
+	}
+	return nil
+}
+
+// ProjWidth is the width of one row of the q, k and v projections, in the
+// order the kernels read them: per head the query then the gate
+// (Heads·2·HeadDim), then k and v (KVHeads·HeadDim each).
+func (g AttentionGeometry) ProjWidth() int { return (2*g.Heads + 2*g.KVHeads) * g.HeadDim }
+
+// KVBytes is a KV cache of capacity rows: K then V, float32
+// [capacity, KVHeads, HeadDim] each (float32 so the backbone matches the
+// CPU reference; bf16 would halve it).
+func (g AttentionGeometry) KVBytes(capacity int) int64 {
+	return 2 * 4 * int64(capacity) * int64(g.KVHeads*g.HeadDim)
+}
+
+// maxSplits is the most blocks a row's keys are split over with a cache of
+// capacity rows.
+func maxSplits(capacity int) int { return max(1, min(attnMaxSplits, capacity)) }
+
+// attnSplits is the blocks each of n rows' keys are split over when the
+// rows end at most maxLen rows into the cache.
+func attnSplits(n, maxLen, capacity int) int {
+	if n == 1 {
+		return maxSplits(capacity)
+	}
+	return max(1, min(maxSplits(capacity), (maxLen+attnSplitRows-1)/attnSplitRows))
+}
+
+// ScratchBytes is the scratch a forward of up to rows rows over a cache of
+// capacity rows uses: the projected rows, the normed and rotated queries,
+// the split softmax partials and the gated output.
+func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
+	l := g.scratchLayout(rows, capacity)
+	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
+}
+
+// attnScratch is the byte offsets of the attention scratch's regions.
+type attnScratch struct{ proj, qn, part, attn int64 }
+
+func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
+	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
+	var l attnScratch
+	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
+	l.part = l.qn + alignUp(4*r*nh*hd)
+	l.attn = l.part + alignUp(4*r*nh*int64(maxSplits(capacity))*(hd+2))
+	return l
+}
+
+// AttentionWeights is where one attention layer's weights live on the
+// device. When Q, K and V lie one after another in one block (in that
+// order) the three projections run as one.
+type AttentionWeights struct {
+	Q     Tensor // BF16 [Heads·2·HeadDim, Hidden]: per head the query rows, then the gate rows
+	K     Tensor // BF16 [KVHeads·HeadDim, Hidden]
+	V     Tensor // BF16 [KVHeads·HeadDim, Hidden]
+	O     Tensor // BF16 [Hidden, Heads·HeadDim]
+	QNorm Tensor // float32 [HeadDim], zero-centred
+	KNorm Tensor // float32 [HeadDim], zero-centred
+}
+
+// AttentionLayer is one attention layer ready to run: its weights, its KV
+// cache (KVBytes(Capacity)), and a scratch region of
+// ScratchBytes(MaxRows, Capacity) that layers may share.
+type AttentionLayer struct {
+	G        AttentionGeometry
+	W        AttentionWeights
+	KV       Tensor
+	Capacity int
+	Scratch  Tensor
+	MaxRows  int
+}
+
+// Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
+// on tensor cores (kernels/gemm.cu). X and Y are float32, W BF16 or
+// block-FP8 (E4M3 with float32 [ceil(Rows/128), ceil(Cols/128)] scales). Each
+// float32 activation enters the MMA as two BF16 halves (hi = bf16(x),
+// lo = bf16(x − hi)) accumulated into one float32 sum, so the product keeps
+// about 16 bits of each activation (the weights are exact in BF16).
+//
+// Grouped form (experts): with Groups > 0, the N rows are sorted by group;
+// group e covers rows Offsets[e] ≤ i < Offsets[e+1] (int32, device memory,
+// written by a kernel) and uses matrix Ids[e] of the Mats matrices stored one
+// after another in W (Ids unset: matrix e). Row i reads X row RowIds[i]
+// (int32, device; unset: row i). MaxGroupRows bounds the rows of one group
+// (the grid is sized by it; a top-k routing of N tokens gives each expert at
+// most N rows).
+type Gemm struct {
+	N, Rows, Cols int
+	XStride       int // floats between rows of X (0: Cols)
+	YStride       int // floats between rows of Y (0: Rows)
+
+	Groups       int
+	Offsets      Tensor // int32 [Groups+1]
+	Ids          Tensor // int32 [Groups], or no Block: group e uses matrix e
+	RowIds       Tensor // int32 [N], or no Block: row i reads X row i
+	XRows        int    // rows X holds when RowIds is set (0: N)
+	MaxGroupRows int
+	Mats         int // matrices in W (1 when not grouped)
+
+	Kernel GemmKernel
+}
+
+// GemmKernel selects the GEMM instance (kernels/gemm.cu).
+type GemmKernel int
+
+const (
+	// GemmRegX loads each X tile into registers one 32-column step ahead
+	// (measured: docs/PERF.md, "GPU backbone kernels").
+	GemmRegX GemmKernel = iota
+	// GemmRingX copies X's tiles with W's through a 3-stage cp.async ring
+	// (the *_ring kernels), hiding X's latency as well as W's.
+	GemmRingX
+)
+
+func (k GemmKernel) suffix() string {
+	if k == GemmRingX {
+		return "_ring"
+	}
+	return ""
+}

@@ -1,0 +1,356 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+)
+
+// The mixers' launch sequences. Every call only enqueues work on the stream:
+// no allocation, no host synchronisation, pointers fixed by the layer, the
+// attention's position read from device memory, so a decode step can be
+// captured into a graph once and replayed.
+
+// fits checks that n bytes from the tensor lie in its device block.
+func (t Tensor) fits(n int64, what string) error { return checkFits(t.Block, t.Off, n, what) }
+
+// view is a Block describing bytes at t, for the launch helpers that take
+// whole blocks (the GEMV). It is never freed.
+func (t Tensor) view(bytes int64, what string) (*Block, error) {
+	if err := t.fits(bytes, what); err != nil {
+		return nil, err
+	}
+	return &Block{Kind: DeviceMem, Ptr: t.addr(), Bytes: bytes}, nil
+}
+
+func tArg(t Tensor) Arg { return Arg(uint64(t.addr())) }
+
+// projection is one [rows, cols] BF16 matrix applied to n rows of x into
+// columns col… of y (row stride ystride floats): the GEMV for one row, the
+// tensor-core GEMM for more.
+func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+	if n == 1 {
+		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
+		if err != nil {
+			return err
+		}
+		xb, err := x.view(int64(cols)*4, "projection x")
+		if err != nil {
+			return err
+		}
+		yb, err := y.At(int64(col)*4).view(int64(rows)*4, "projection y")
+		if err != nil {
+			return err
+		}
+		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}
+		return q.GemvBF16(g, yb, wb, xb)
+	}
+	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
+}
+
+// contiguous reports whether the tensors lie one after another in one
+// block, each sizes[i] bytes.
+func contiguous(ts []Tensor, sizes []int64) bool {
+	for i := 1; i < len(ts); i++ {
+		if ts[i].Block != ts[0].Block || ts[i].Off != ts[i-1].Off+sizes[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// stackedProjections applies matrices ws ([rows[i], cols] BF16 each) to n
+// rows of x, writing each row's outputs side by side into y (row stride the
+// sum of rows): one launch when the matrices are contiguous.
+func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
+	total := 0
+	sizes := make([]int64, len(ws))
+	for i, r := range rows {
+		total += r
+		sizes[i] = int64(r) * int64(cols) * 2
+	}
+	if contiguous(ws, sizes) {
+		return q.projection(y, total, 0, ws[0], x, n, total, cols)
+	}
+	col := 0
+	for i, w := range ws {
+		if err := q.projection(y, total, col, w, x, n, rows[i], cols); err != nil {
+			return err
+		}
+		col += rows[i]
+	}
+	return nil
+}
+
+func (l *DeltaNetLayer) check(out, x Tensor, n int) error {
+	g := l.G
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if n < 1 || n > l.MaxRows {
+		return fmt.Errorf("cuda deltanet: %d rows (layer takes 1…%d)", n, l.MaxRows)
+	}
+	ch, vd, nv := int64(g.Channels()), int64(g.ValueHeads*g.ValueDim), int64(g.ValueHeads)
+	h := int64(g.Hidden)
+	w := l.W
+	return firstErr(
+		w.InQKV.fits(ch*h*2, "deltanet in_proj_qkv"), w.InZ.fits(vd*h*2, "deltanet in_proj_z"),
+		w.InB.fits(nv*h*2, "deltanet in_proj_b"), w.InA.fits(nv*h*2, "deltanet in_proj_a"),
+		w.Conv.fits(ch*int64(g.ConvKernel)*4, "deltanet conv1d"), w.DtBias.fits(nv*4, "deltanet dt_bias"),
+		w.ALog.fits(nv*4, "deltanet A_log"), w.Norm.fits(int64(g.ValueDim)*4, "deltanet norm"),
+		w.Out.fits(h*vd*2, "deltanet out_proj"),
+		l.State.fits(g.StateBytes(), "deltanet state"), l.Scratch.fits(g.ScratchBytes(l.MaxRows), "deltanet scratch"),
+		x.fits(int64(n)*h*4, "deltanet x"), out.fits(int64(n)*h*4, "deltanet out"))
+}
+
+// DeltaNetForward computes the DeltaNet mixer's output out [n, Hidden] for n
+// new rows x [n, Hidden] (already input-normed) and advances the layer's
+// state (engine/cpu deltaNetForward): the input projections, one kernel for
+// the conv, the gates, the q/k norms, the delta rule and the gated norm of
+// every row (kernels/deltanet.cu), and the output projection.
+func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
+	if err := l.check(out, x, n); err != nil {
+		return err
+	}
+	g := l.G
+	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
+	proj := l.Scratch
+	coreOff := g.scratchLayout(l.MaxRows)
+	core := l.Scratch.At(coreOff)
+	w := l.W
+	if err := q.stackedProjections(proj, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
+		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+		return err
+	}
+	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
+		if err := q.Launch("deltanet_step_cols", [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
+			tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog),
+			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel)); err != nil {
+			return err
+		}
+		if err := q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
+			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
+			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
+			return err
+		}
+		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	}
+	if err := q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
+		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
+		IntArg(n), IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel),
+		F32Arg(g.Eps)); err != nil {
+		return err
+	}
+	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+}
+
+// ZeroTensor sets bytes of device memory at t to zero (a state reset).
+func (q *Queue) ZeroTensor(t Tensor, bytes int64) error {
+	if err := t.fits(bytes, "zero"); err != nil {
+		return err
+	}
+	if bytes%4 != 0 {
+		return fmt.Errorf("cuda: zero %d bytes: not whole words", bytes)
+	}
+	return cu.MemsetD32Async(cu.DevicePtr(t.addr()), 0, bytes/4, q.d.stream)
+}
+
+// ResetDeltaNet zeroes the layer's conv and recurrent state (a new take).
+func (q *Queue) ResetDeltaNet(l *DeltaNetLayer) error { return q.ZeroTensor(l.State, l.G.StateBytes()) }
+
+// AddInt32 adds v to the int32 at t on the device (a position counter the
+// captured step reads, advanced by the step itself).
+func (q *Queue) AddInt32(t Tensor, v int) error {
+	if err := t.fits(4, "add int32"); err != nil {
+		return err
+	}
+	return q.Launch("add_i32", [3]int{1, 1, 1}, 32, tArg(t), IntArg(v))
+}
+
+func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
+	g := l.G
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	if n < 1 || n > l.MaxRows {
+		return fmt.Errorf("cuda attention: %d rows (layer takes 1…%d)", n, l.MaxRows)
+	}
+	if n > l.Capacity {
+		return fmt.Errorf("cuda attention: %d rows exceed the KV cache's %d", n, l.Capacity)
+	}
+	h, hd := int64(g.Hidden), int64(g.HeadDim)
+	qw, kw := int64(g.Heads)*hd, int64(g.KVHeads)*hd
+	w := l.W
+	return firstErr(
+		w.Q.fits(2*qw*h*2, "attention q_proj"), w.K.fits(kw*h*2, "attention k_proj"), w.V.fits(kw*h*2, "attention v_proj"),
+		w.O.fits(h*qw*2, "attention o_proj"), w.QNorm.fits(hd*4, "attention q_norm"), w.KNorm.fits(hd*4, "attention k_norm"),
+		l.KV.fits(g.KVBytes(l.Capacity), "attention kv cache"),
+		l.Scratch.fits(g.ScratchBytes(l.MaxRows, l.Capacity), "attention scratch"),
+		pos.fits(4, "attention position"), x.fits(int64(n)*h*4, "attention x"), out.fits(int64(n)*h*4, "attention out"))
+}
+
+// AttentionForward computes the attention mixer's output out [n, Hidden] for
+// n new rows x (already input-normed) at positions pos…pos+n−1, where pos is
+// an int32 in device memory (the rows already cached; the caller advances it
+// after the step's last layer, AddInt32), and appends their keys and values
+// to the cache (engine/cpu attentionForward). maxLen bounds pos+n; with more
+// than one row it sets how many blocks split each row's keys (one per 16
+// rows, at most 32); 0 means the capacity. A one-row step always splits its
+// keys over 32 blocks that share out the rows cached at run time, so a
+// captured step needs no bound. Rows past the capacity are not cached and
+// their output is NaN.
+func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
+	if err := l.check(out, x, n, pos); err != nil {
+		return err
+	}
+	g := l.G
+	if maxLen <= 0 || maxLen > l.Capacity {
+		maxLen = l.Capacity
+	}
+	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
+	qw, kw := nh*hd, nkv*hd
+	pw := g.ProjWidth()
+	sl := g.scratchLayout(l.MaxRows, l.Capacity)
+	proj, qn, part, attn := l.Scratch, l.Scratch.At(sl.qn), l.Scratch.At(sl.part), l.Scratch.At(sl.attn)
+	kc := l.KV
+	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
+	w := l.W
+	if err := q.stackedProjections(proj, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
+		return err
+	}
+	theta := g.RopeTheta
+	if g.RotaryDim == 0 {
+		theta = 1
+	}
+	if err := q.Launch("attn_prep", [3]int{n, nh + nkv, 1}, attnThreads,
+		tArg(qn), tArg(kc), tArg(vc), tArg(proj), tArg(w.QNorm), tArg(w.KNorm), tArg(pos),
+		IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(g.RotaryDim), Arg(math.Float64bits(theta)),
+		F32Arg(g.Eps)); err != nil {
+		return err
+	}
+	splits := attnSplits(n, maxLen, l.Capacity)
+	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
+		tArg(part), tArg(qn), tArg(kc), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
+		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
+		return err
+	}
+	if err := q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
+		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
+		IntArg(splits)); err != nil {
+		return err
+	}
+	return q.projection(out, g.Hidden, 0, w.O, attn, n, g.Hidden, qw)
+}
+
+// attnThreads is the block of the attention kernels (ATT_THREADS).
+const attnThreads = 128
+
+// ResetKV needs nothing: a take starts with the position at 0, and rows past
+// the position are never read.
+
+const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
+
+func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
+	mats := max(g.Mats, 1)
+	switch {
+	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0 || g.Kernel < GemmRegX || g.Kernel > GemmRingX:
+		return fmt.Errorf("cuda: %s gemm: bad shape %+v", kind, g)
+	case g.Cols%8 != 0:
+		return fmt.Errorf("cuda: %s gemm: %d columns is not a multiple of 8", kind, g.Cols)
+	case g.XStride != 0 && (g.XStride < g.Cols || g.XStride%4 != 0):
+		return fmt.Errorf("cuda: %s gemm: x stride %d (cols %d, a multiple of 4 needed)", kind, g.XStride, g.Cols)
+	case g.YStride != 0 && g.YStride < g.Rows:
+		return fmt.Errorf("cuda: %s gemm: y stride %d < rows %d", kind, g.YStride, g.Rows)
+	case g.Groups == 0 && (g.Ids.Block != nil || g.Offsets.Block != nil || mats != 1):
+		return fmt.Errorf("cuda: %s gemm: ids, offsets or matrices given without groups", kind)
+	case g.Groups > 0 && g.Offsets.Block == nil:
+		return fmt.Errorf("cuda: %s gemm: %d groups without offsets", kind, g.Groups)
+	case g.Groups > 0 && g.Ids.Block == nil && g.Groups > mats:
+		return fmt.Errorf("cuda: %s gemm: %d groups over %d matrices without ids", kind, g.Groups, mats)
+	}
+	xs, ys := g.xstride(), g.ystride()
+	xrows := g.N
+	if g.RowIds.Block != nil && g.XRows > 0 {
+		xrows = g.XRows
+	}
+	errs := []error{
+		W.fits(int64(mats)*int64(g.Rows)*int64(g.Cols)*int64(elemBytes), kind+" gemm weights"),
+		x.fits((int64(xrows-1)*int64(xs)+int64(g.Cols))*4, kind+" gemm x"),
+		y.fits((int64(g.N-1)*int64(ys)+int64(g.Rows))*4, kind+" gemm y"),
+	}
+	if x.addr()%16 != 0 || W.addr()%16 != 0 {
+		errs = append(errs, fmt.Errorf("cuda: %s gemm: x and W must be 16-byte aligned", kind))
+	}
+	if g.Groups > 0 {
+		errs = append(errs, g.Offsets.fits(int64(g.Groups+1)*4, kind+" gemm offsets"))
+		if g.Ids.Block != nil {
+			errs = append(errs, g.Ids.fits(int64(g.Groups)*4, kind+" gemm ids"))
+		}
+	}
+	if g.RowIds.Block != nil {
+		errs = append(errs, g.RowIds.fits(int64(g.N)*4, kind+" gemm row ids"))
+	}
+	return firstErr(errs...)
+}
+
+func (g Gemm) xstride() int {
+	if g.XStride > 0 {
+		return g.XStride
+	}
+	return g.Cols
+}
+
+func (g Gemm) ystride() int {
+	if g.YStride > 0 {
+		return g.YStride
+	}
+	return g.Rows
+}
+
+func (g Gemm) grid() [3]int {
+	rowsPerGroup, groups := g.N, 1
+	if g.Groups > 0 {
+		groups = g.Groups
+		if g.MaxGroupRows > 0 {
+			rowsPerGroup = min(g.MaxGroupRows, g.N)
+		}
+	}
+	return [3]int{(rowsPerGroup + gemmBM - 1) / gemmBM, (g.Rows + gemmBN - 1) / gemmBN, groups}
+}
+
+func (g Gemm) commonArgs() []Arg {
+	return []Arg{IntArg(g.N), IntArg(g.Rows), IntArg(g.Cols), IntArg(g.xstride()), IntArg(g.ystride()),
+		tArg(g.Offsets), tArg(g.Ids), tArg(g.RowIds)}
+}
+
+// GemmBF16 runs the projection with BF16 weights. Ids are not range-checked
+// on the device: the caller guarantees 0 ≤ id < Mats.
+func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
+	if err := g.check("bf16", 2, y, W, x); err != nil {
+		return err
+	}
+	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
+	return q.Launch("gemm_bf16"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+}
+
+// GemmFP8 runs the projection with E4M3 weights and their float32 block
+// scales S ([ceil(Rows/128), ceil(Cols/128)] per matrix, matrices one after
+// another).
+func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
+	if err := g.check("fp8", 1, y, W, x); err != nil {
+		return err
+	}
+	ns := FP8ScaleCount(g.Rows, g.Cols)
+	if err := S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"); err != nil {
+		return err
+	}
+	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
+		g.commonArgs()...)
+	return q.Launch("gemm_fp8"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+}
+
+const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu

@@ -1,0 +1,117 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+)
+
+// The mixers' geometry checks and byte counts (no device needed): the
+// backbone admits and lays out its arena from these.
+
+var (
+	fullDeltaNet  = DeltaNetGeometry{Hidden: 2048, KeyHeads: 16, ValueHeads: 32, KeyDim: 128, ValueDim: 128, ConvKernel: 4, Eps: 1e-6}
+	fullAttention = AttentionGeometry{Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256, RotaryDim: 64, RopeTheta: 1e7, Eps: 1e-6}
+)
+
+func TestDeltaNetGeometryValidate(t *testing.T) {
+	if err := fullDeltaNet.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	odd := DeltaNetGeometry{Hidden: 136, KeyHeads: 2, ValueHeads: 6, KeyDim: 20, ValueDim: 28, ConvKernel: 4, Eps: 1e-6}
+	if err := odd.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(g *DeltaNetGeometry)
+		want string
+	}{
+		{"value heads not a multiple", func(g *DeltaNetGeometry) { g.ValueHeads = 33 }, "not a multiple"},
+		{"value dim too wide", func(g *DeltaNetGeometry) { g.ValueDim = 1024 }, "value head dim"},
+		{"too many state rows per thread", func(g *DeltaNetGeometry) { g.KeyDim = 1024 }, "state rows per thread"},
+		{"conv kernel", func(g *DeltaNetGeometry) { g.ConvKernel = 9 }, "conv kernel"},
+		{"hidden not a multiple of 8", func(g *DeltaNetGeometry) { g.Hidden = 2044 }, "multiples of 8"},
+		{"zero heads", func(g *DeltaNetGeometry) { g.KeyHeads = 0 }, "bad geometry"},
+	} {
+		g := fullDeltaNet
+		c.edit(&g)
+		if err := g.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestDeltaNetBytes(t *testing.T) {
+	g := fullDeltaNet
+	// conv window per value head: 3 rows × 32 heads × (128 + 128 + 128); state 32 × 128 × 128.
+	if got, want := g.StateBytes(), int64(4*(3*32*384+32*128*128)); got != want {
+		t.Errorf("state bytes %d, want %d", got, want)
+	}
+	if got, want := g.ProjWidth(), 8192+4096+64; got != want {
+		t.Errorf("projection width %d, want %d", got, want)
+	}
+	for _, rows := range []int{1, 3, 60, 301} {
+		core := g.scratchLayout(rows)
+		if core%256 != 0 || core < 4*int64(rows*g.ProjWidth()) {
+			t.Errorf("%d rows: core at %d", rows, core)
+		}
+		if got, want := g.ScratchBytes(rows), core+4*int64(rows*32*128); got != want {
+			t.Errorf("%d rows: scratch %d, want %d", rows, got, want)
+		}
+	}
+}
+
+func TestAttentionGeometry(t *testing.T) {
+	if err := fullAttention.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(g *AttentionGeometry)
+		want string
+	}{
+		{"heads not a multiple", func(g *AttentionGeometry) { g.KVHeads = 3 }, "not a multiple"},
+		{"head dim", func(g *AttentionGeometry) { g.HeadDim = 512 }, "head dim"},
+		{"odd rotary", func(g *AttentionGeometry) { g.RotaryDim = 63 }, "rotary"},
+		{"rotary past head", func(g *AttentionGeometry) { g.RotaryDim = 258 }, "rotary"},
+		{"theta", func(g *AttentionGeometry) { g.RopeTheta = 0 }, "theta"},
+	} {
+		g := fullAttention
+		c.edit(&g)
+		if err := g.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	g := fullAttention
+	if got, want := g.KVBytes(8192), int64(2*4*8192*2*256); got != want {
+		t.Errorf("kv bytes %d, want %d", got, want)
+	}
+	for _, c := range []struct{ rows, capacity int }{{1, 64}, {1, 8192}, {300, 400}, {7, 5}} {
+		l := g.scratchLayout(c.rows, c.capacity)
+		splits := min(32, c.capacity)
+		r := int64(c.rows)
+		if l.qn%256 != 0 || l.part%256 != 0 || l.attn%256 != 0 ||
+			l.qn < 4*r*int64(g.ProjWidth()) || l.part-l.qn < 4*r*16*256 || l.attn-l.part < 4*r*16*int64(splits)*258 {
+			t.Errorf("%+v: layout %+v", c, l)
+		}
+		if got := g.ScratchBytes(c.rows, c.capacity); got != l.attn+4*r*16*256 {
+			t.Errorf("%+v: scratch %d", c, got)
+		}
+	}
+}
+
+func TestAttentionSplits(t *testing.T) {
+	for _, c := range []struct{ n, maxLen, capacity, want int }{
+		{1, 8192, 8192, 32}, // a step: always the most, shared out on the device
+		{1, 61, 8192, 32},
+		{1, 5, 5, 5}, // never more blocks than cacheable rows
+		{60, 60, 8192, 4},
+		{300, 300, 400, 19},
+		{64, 8000, 8192, 32},
+		{2, 2, 8192, 1},
+	} {
+		if got := attnSplits(c.n, c.maxLen, c.capacity); got != c.want {
+			t.Errorf("%d rows, bound %d, capacity %d: %d splits, want %d", c.n, c.maxLen, c.capacity, got, c.want)
+		}
+	}
+}

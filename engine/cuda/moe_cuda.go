@@ -1,0 +1,166 @@
+//go:build cuda
+
+package cuda
+
+import "fmt"
+
+// Launches of kernels/moe.cu and kernels/backbone.cu (the backbone's
+// feed-forward and layer glue); each checks its buffers fit.
+
+// rowThreads is the block of the kernels that give each of n rows one block
+// (combine + norm, add + norm): a step's single row gets 1024 threads, so its
+// 2048 columns take two passes per thread instead of eight; many rows keep
+// 256 (the blocks then fill the device).
+func rowThreads(n int) int {
+	if n < 32 {
+		return 1024
+	}
+	return elementwiseThreads
+}
+
+// MoERoute routes n rows: softmax over the E logits at dense + t·dstride, the
+// top k (ties to the lower index) renormalised, into ids and wts [n·k]. With
+// xrep non-nil it also copies each row of x (pitch xpitch) k times into xrep.
+func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *Block, xpitch int) error {
+	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
+		return fmt.Errorf("cuda: moe route: %d experts top-%d (at most %d experts, top-%d)", E, k, maxRouteExperts, maxRouteTopK)
+	}
+	errs := []error{checkFits(ids, 0, int64(n*k*4), "route ids"), checkFits(wts, 0, int64(n*k*4), "route weights"),
+		checkFits(dense, 0, int64(((n-1)*dstride+E)*4), "route logits")}
+	xa, xra := NullArg, NullArg
+	if xrep != nil {
+		errs = append(errs, checkFits(xrep, 0, int64(n*k*xpitch*4), "route xrep"), checkFits(x, 0, int64(n*xpitch*4), "route x"))
+		xa, xra = PtrArg(x), PtrArg(xrep)
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	return q.Launch("moe_route", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(ids), PtrArg(wts), PtrArg(dense),
+		IntArg(dstride), IntArg(E), IntArg(k), xra, xa, IntArg(xpitch))
+}
+
+// moeGroupThreads is the block of moe_group; it sorts up to 4× as many pairs.
+const moeGroupThreads = 1024
+
+// MoEGroup sorts the pairs (row, expert) of ids [pairs] by expert for the
+// grouped GEMMs: offsets [E+1], rowids (the x row of each sorted pair) and
+// slot (the sorted position of each pair), all int32.
+func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) error {
+	if E > maxRouteExperts || pairs > 4*moeGroupThreads {
+		return fmt.Errorf("cuda: moe group: %d pairs over %d experts (at most %d, %d)", pairs, E, 4*moeGroupThreads, maxRouteExperts)
+	}
+	if err := firstErr(checkFits(offsets, 0, int64(E+1)*4, "group offsets"), checkFits(rowids, 0, int64(pairs*4), "group row ids"),
+		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
+		return err
+	}
+	return q.Launch("moe_group", [3]int{1, 1, 1}, moeGroupThreads, PtrArg(offsets), PtrArg(rowids), PtrArg(slot), PtrArg(ids),
+		IntArg(pairs), IntArg(k), IntArg(E))
+}
+
+// MoESwiGLU is SwiGLU of items routed (gate, up) pairs in gu (pitch 2p: gate
+// at 0, up at p; width i) into h (pitch ip, zero-padded), and of the shared
+// expert of rows rows (gate at dense + r·dstride + E, up after is values)
+// into hs (pitch isp, zero-padded).
+func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, rows, dstride, E, is, isp int) error {
+	if err := firstErr(checkFits(h, 0, int64(items*ip*4), "swiglu h"), checkFits(gu, 0, int64(items*2*p*4), "swiglu gate/up"),
+		checkFits(hs, 0, int64(rows*isp*4), "swiglu shared h"), checkFits(dense, 0, int64(((rows-1)*dstride+E+2*is)*4), "swiglu shared gate/up")); err != nil {
+		return err
+	}
+	w := max(ip, isp)
+	return q.Launch("moe_swiglu", [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
+		PtrArg(h), PtrArg(gu), IntArg(p), IntArg(i), IntArg(ip), IntArg(items), PtrArg(hs), PtrArg(dense), IntArg(dstride),
+		IntArg(E), IntArg(is), IntArg(isp))
+}
+
+// MoECombineNorm adds to each of n rows of x (width H) the weighted routed
+// outputs yr [n·k, H] and the shared output ys [n, H] times
+// sigmoid(dense[t·dstride + sgcol]); with nw non-nil it then writes the
+// zero-centred RMSNorm of x into normed (pitch npitch, zero-padded). With
+// slot non-nil the routed output of pair p is row slot[p] of yr (MoEGroup's
+// expert order).
+func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
+	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
+		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
+		checkFits(dense, 0, int64(((n-1)*dstride+sgcol+1)*4), "combine shared gate")}
+	na, nwa, sa := NullArg, NullArg, NullArg
+	if slot != nil {
+		errs = append(errs, checkFits(slot, 0, int64(n*k*4), "combine slots"))
+		sa = PtrArg(slot)
+	}
+	if nw != nil {
+		errs = append(errs, checkFits(normed, 0, int64(n*npitch*4), "combine normed"), checkFits(nw, 0, int64(H*4), "combine norm weight"))
+		na, nwa = PtrArg(normed), PtrArg(nw)
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
+		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), sa, na, nwa, IntArg(npitch), F32Arg(eps))
+}
+
+// BackboneRows writes n input rows into x [n, H]: row i is the BF16 table row
+// toks[i] when toks[i] ≥ 0, else the float32 vector emb[i·H…]. A token id
+// beyond the vocabulary writes NaN.
+func (q *Queue) BackboneRows(x, table, toks, emb *Block, n, vocab, H int) error {
+	if err := firstErr(checkFits(x, 0, int64(n*H*4), "rows x"), checkFits(table, 0, int64(vocab*H*2), "rows table"),
+		checkFits(toks, 0, int64(n*4), "rows tokens"), checkFits(emb, 0, int64(n*H*4), "rows embeddings")); err != nil {
+		return err
+	}
+	return q.Launch("backbone_rows", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), PtrArg(table), PtrArg(toks), PtrArg(emb),
+		IntArg(vocab), IntArg(H))
+}
+
+// AddRMSNormZC adds y (nil: nothing) into the n rows of x (width H) and
+// writes their zero-centred RMSNorm with gain w into normed (pitch npitch,
+// zero-padded).
+func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float32) error {
+	errs := []error{checkFits(x, 0, int64(n*H*4), "add-norm x"), checkFits(normed, 0, int64(n*npitch*4), "add-norm out"),
+		checkFits(w, 0, int64(H*4), "add-norm weight")}
+	ya := NullArg
+	if y != nil {
+		errs = append(errs, checkFits(y, 0, int64(n*H*4), "add-norm y"))
+		ya = PtrArg(y)
+	}
+	if npitch < H {
+		errs = append(errs, fmt.Errorf("cuda: add-norm: pitch %d < width %d", npitch, H))
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), ya, PtrArg(normed), PtrArg(w),
+		IntArg(H), IntArg(npitch), F32Arg(eps))
+}
+
+// moeDownMaxWidth is DOWN_MAXX in kernels/moe.cu: the widest expert input.
+const moeDownMaxWidth = 2048
+
+// MoEDown is a step's routed and shared down projections in one launch:
+// for pair y < k, silu(gate)·up of gu row y (pitch 2p, width i, zero to ip)
+// times expert ids[y] of the packed down matrices at W + wOff ([h, ip] each,
+// FP8 with float32 scales at S + sOff when fp8, else BF16); for y = k, the
+// shared expert's silu(gate)·up from dense (at column e, width is) times Ws
+// [h, is] BF16. Writes yr [k+1, h].
+func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int) error {
+	if ip > moeDownMaxWidth || is > moeDownMaxWidth || ip%16 != 0 && fp8 || ip%8 != 0 || is%8 != 0 {
+		return fmt.Errorf("cuda: moe down: expert widths %d and %d (multiples of %d, at most %d)", ip, is, map[bool]int{true: 16, false: 8}[fp8], moeDownMaxWidth)
+	}
+	elem, ns := int64(2), int64(0)
+	if fp8 {
+		elem, ns = 1, int64(FP8ScaleCount(h, ip))
+	}
+	errs := []error{checkFits(yr, 0, int64((k+1)*h*4), "moe down y"), checkFits(W, wOff, int64(E)*int64(h*ip)*elem, "moe down weights"),
+		checkFits(ids, 0, int64(k*4), "moe down ids"), checkFits(gu, 0, int64(k*2*p*4), "moe down gate/up"),
+		checkFits(Ws, 0, int64(h*is*2), "moe down shared weights"), checkFits(dense, 0, int64((e+2*is)*4), "moe down shared gate/up")}
+	sa, f := NullArg, 0
+	if fp8 {
+		errs = append(errs, checkFits(S, sOff, int64(E)*ns*4, "moe down scales"))
+		sa, f = PtrArg(S)+Arg(sOff), 1
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	const rowsPerBlock = 8 * 8 // warps × DOWN_ROWS
+	return q.Launch("moe_down", [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256,
+		PtrArg(yr), PtrArg(W)+Arg(wOff), sa, I64Arg(int64(h*ip)), I64Arg(ns), IntArg(f), PtrArg(ids), PtrArg(gu),
+		IntArg(p), IntArg(i), IntArg(ip), IntArg(k), PtrArg(Ws), PtrArg(dense), IntArg(e), IntArg(is), IntArg(h))
+}

@@ -1,0 +1,302 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"testing"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cpu"
+)
+
+// Device tests of kernels/moe.cu and kernels/backbone.cu against their
+// engine/cpu references (random non-zero inputs, NaN-poisoned outputs).
+
+func TestMoERoute(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct{ n, E, k, stride, pitch int }{{1, 256, 8, 1281, 2048}, {5, 6, 3, 120, 144}, {64, 8, 4, 201, 64}, {3, 512, 10, 600, 32}} {
+		t.Run(fmt.Sprintf("%drows_%dexperts_top%d", c.n, c.E, c.k), func(t *testing.T) {
+			dense := randNonZero(r, c.n*c.stride)
+			for i := range dense {
+				dense[i] *= 4
+			}
+			// A tie in every row: two equal largest logits, the lower index must come first.
+			for row := 0; row < c.n; row++ {
+				a, b := r.IntN(c.E), r.IntN(c.E)
+				dense[row*c.stride+a], dense[row*c.stride+b] = 9, 9
+			}
+			x := randNonZero(r, c.n*c.pitch)
+			ids, wts := poisoned(t, c.n*c.k), poisoned(t, c.n*c.k)
+			xrep := poisoned(t, c.n*c.k*c.pitch)
+			db, xb := upload(t, dense), upload(t, x)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoERoute(ids, wts, db, c.n, c.stride, c.E, c.k, xrep, xb, c.pitch)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			gotIDs := make([]int32, c.n*c.k)
+			if err := Download(dev, gotIDs, ids, 0); err != nil {
+				t.Fatal(err)
+			}
+			gotW := download(t, wts, c.n*c.k)
+			var refW []float32
+			for row := 0; row < c.n; row++ {
+				refIdx, w := cpu.Route(dense[row*c.stride:row*c.stride+c.E], c.k)
+				for j, e := range refIdx {
+					if int(gotIDs[row*c.k+j]) != e {
+						t.Fatalf("row %d choice %d: expert %d, reference %d (all: %v)", row, j, gotIDs[row*c.k+j], e, refIdx)
+					}
+				}
+				refW = append(refW, w...)
+			}
+			checkClose(t, "route weights", gotW, refW, 1e-6)
+			var refX []float32
+			for row := 0; row < c.n; row++ {
+				for j := 0; j < c.k; j++ {
+					refX = append(refX, x[row*c.pitch:(row+1)*c.pitch]...)
+				}
+			}
+			checkClose(t, "route xrep", download(t, xrep, len(refX)), refX, 0)
+		})
+	}
+}
+
+func TestMoEGroup(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct{ n, k, E int }{{64, 8, 256}, {5, 3, 6}, {300, 10, 512}} {
+		t.Run(fmt.Sprintf("%drows_top%d_of%d", c.n, c.k, c.E), func(t *testing.T) {
+			ids := make([]int32, 0, c.n*c.k)
+			for row := 0; row < c.n; row++ {
+				ids = append(ids, distinctIDs(r, c.k, c.E)...)
+			}
+			pairs := len(ids)
+			off, rowids, slot := alloc(t, (c.E+1)*4), alloc(t, pairs*4), alloc(t, pairs*4)
+			for _, b := range []*Block{off, rowids, slot} {
+				if err := dev.Fill32(b, 0xffffffff); err != nil {
+					t.Fatal(err)
+				}
+			}
+			idb := upload(t, ids)
+			if err := dev.Run(func(q *Queue) error { return q.MoEGroup(off, rowids, slot, idb, pairs, c.k, c.E) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			gotOff, gotRow, gotSlot := make([]int32, c.E+1), make([]int32, pairs), make([]int32, pairs)
+			for _, d := range []struct {
+				dst []int32
+				b   *Block
+			}{{gotOff, off}, {gotRow, rowids}, {gotSlot, slot}} {
+				if err := Download(dev, d.dst, d.b, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Reference: a stable sort of the pairs by expert.
+			order := make([]int, pairs)
+			for i := range order {
+				order[i] = i
+			}
+			sort.SliceStable(order, func(a, b int) bool { return ids[order[a]] < ids[order[b]] })
+			for s, pr := range order {
+				if gotSlot[pr] != int32(s) || gotRow[s] != int32(pr/c.k) {
+					t.Fatalf("pair %d (expert %d): slot %d row %d, want slot %d row %d", pr, ids[pr], gotSlot[pr], gotRow[s], s, pr/c.k)
+				}
+			}
+			want := int32(0)
+			for e := 0; e <= c.E; e++ {
+				if gotOff[e] != want {
+					t.Fatalf("offsets[%d] = %d, want %d", e, gotOff[e], want)
+				}
+				if e < c.E {
+					for _, id := range ids {
+						if id == int32(e) {
+							want++
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMoESwiGLU(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct{ items, p, i, ip, rows, E, is, stride int }{{8, 512, 512, 512, 1, 256, 512, 1281}, {15, 128, 40, 48, 5, 6, 56, 130}} {
+		t.Run(fmt.Sprintf("%ditems_i%d_shared%d", c.items, c.i, c.is), func(t *testing.T) {
+			gu := randNonZero(r, c.items*2*c.p)
+			dense := randNonZero(r, c.rows*c.stride)
+			for i := range gu {
+				gu[i] *= 8
+			}
+			h, hs := poisoned(t, c.items*c.ip), poisoned(t, c.rows*c.is)
+			gb, db := upload(t, gu), upload(t, dense)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoESwiGLU(h, gb, c.p, c.i, c.ip, c.items, hs, db, c.rows, c.stride, c.E, c.is, c.is)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ref := make([]float32, c.items*c.ip)
+			for e := 0; e < c.items; e++ {
+				cpu.SwiGLU(ref[e*c.ip:e*c.ip+c.i], gu[e*2*c.p:e*2*c.p+c.i], gu[e*2*c.p+c.p:e*2*c.p+c.p+c.i])
+			}
+			checkClose(t, "routed swiglu", download(t, h, len(ref)), ref, 1e-6)
+			refS := make([]float32, c.rows*c.is)
+			for row := 0; row < c.rows; row++ {
+				d := dense[row*c.stride+c.E:]
+				cpu.SwiGLU(refS[row*c.is:(row+1)*c.is], d[:c.is], d[c.is:2*c.is])
+			}
+			checkClose(t, "shared swiglu", download(t, hs, len(refS)), refS, 1e-6)
+		})
+	}
+}
+
+func TestMoECombineNorm(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct{ n, H, k, stride, sgcol, pitch int }{{1, 2048, 8, 1281, 1280, 2048}, {5, 136, 3, 119, 118, 144}} {
+		t.Run(fmt.Sprintf("%drows_%dwide", c.n, c.H), func(t *testing.T) {
+			x, yr, ys := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
+			wts, dense, nw := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride), randNonZero(r, c.H)
+			// The routed outputs in a shuffled (expert) order: pair p at row slot[p].
+			perm := r.Perm(c.n * c.k)
+			slot := make([]int32, len(perm))
+			yrs := make([]float32, len(yr))
+			for pr, s := range perm {
+				slot[pr] = int32(s)
+				copy(yrs[s*c.H:(s+1)*c.H], yr[pr*c.H:(pr+1)*c.H])
+			}
+			xb := upload(t, x)
+			normed := poisoned(t, c.n*c.pitch)
+			yrb, wb, ysb, db, sb, nwb := upload(t, yrs), upload(t, wts), upload(t, ys), upload(t, dense), upload(t, slot), upload(t, nw)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoECombineNorm(xb, yrb, wb, ysb, db, c.n, c.stride, c.sgcol, c.H, c.k, sb, normed, nwb, c.pitch, 1e-6)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			refX := append([]float32(nil), x...)
+			refN := make([]float32, c.n*c.pitch)
+			for row := 0; row < c.n; row++ {
+				o := make([]float32, c.H)
+				for j := 0; j < c.k; j++ {
+					cpu.AddScaled(o, yr[(row*c.k+j)*c.H:(row*c.k+j+1)*c.H], wts[row*c.k+j])
+				}
+				sh := append([]float32(nil), ys[row*c.H:(row+1)*c.H]...)
+				g := cpu.Sigmoid(dense[row*c.stride+c.sgcol])
+				for i := range sh {
+					sh[i] *= g
+				}
+				cpu.Add(o, sh)
+				xr := refX[row*c.H : (row+1)*c.H]
+				cpu.Add(xr, o)
+				cpu.RMSNormZeroCentred(refN[row*c.pitch:row*c.pitch+c.H], xr, nw, 1e-6)
+			}
+			checkClose(t, "combine x", download(t, xb, len(refX)), refX, 1e-6)
+			checkClose(t, "combine normed", download(t, normed, len(refN)), refN, 1e-6)
+		})
+	}
+}
+
+func TestBackboneRowsAndAddNorm(t *testing.T) {
+	r := newRand(t)
+	const n, H, V = 6, 136, 50
+	table := bf16s(randNonZero(r, V*H))
+	emb := randNonZero(r, n*H)
+	toks := []int32{3, -1, 49, 0, -1, 7}
+	x := poisoned(t, n*H)
+	tb, kb, eb := upload(t, table), upload(t, toks), upload(t, emb)
+	if err := dev.Run(func(q *Queue) error { return q.BackboneRows(x, tb, kb, eb, n, V, H) }); err != nil {
+		t.Fatal(err)
+	}
+	tf := bf16ToF32(table)
+	ref := make([]float32, n*H)
+	for i, id := range toks {
+		if id < 0 {
+			copy(ref[i*H:], emb[i*H:(i+1)*H])
+		} else {
+			cpu.GatherRows(ref[i*H:(i+1)*H], tf, []int{int(id)}, H)
+		}
+	}
+	checkClose(t, "rows", download(t, x, n*H), ref, 0)
+
+	y, w := randNonZero(r, n*H), randNonZero(r, H)
+	const pitch = 144
+	normed := poisoned(t, n*pitch)
+	yb, wb := upload(t, y), upload(t, w)
+	if err := dev.Run(func(q *Queue) error { return q.AddRMSNormZC(x, yb, normed, wb, n, H, pitch, 1e-6) }); err != nil {
+		t.Fatal(err)
+	}
+	cpu.Add(ref, y)
+	refN := make([]float32, n*pitch)
+	for i := 0; i < n; i++ {
+		cpu.RMSNormZeroCentred(refN[i*pitch:i*pitch+H], ref[i*H:(i+1)*H], w, 1e-6)
+	}
+	checkClose(t, "add", download(t, x, n*H), ref, 0)
+	checkClose(t, "add-norm", download(t, normed, len(refN)), refN, 1e-6)
+	if v := download(t, normed, len(refN))[pitch-1]; v != 0 || math.IsNaN(float64(v)) {
+		t.Fatalf("padding = %v, want 0", v)
+	}
+}
+
+func TestMoEDown(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		fp8                      bool
+		h, i, ip, p, e, k, is, E int
+	}{
+		{true, 2048, 512, 512, 512, 20, 8, 512, 1281 - 1024},
+		{true, 136, 40, 48, 128, 6, 3, 56, 6},
+		{false, 136, 40, 40, 40, 6, 3, 56, 6},
+	} {
+		t.Run(fmt.Sprintf("fp8_%v_%dx%d", c.fp8, c.h, c.i), func(t *testing.T) {
+			per := c.h * c.ip
+			var W, S *Block
+			mats := make([][]float32, c.e) // dequantised [h, ip]
+			if c.fp8 {
+				ns := FP8ScaleCount(c.h, c.ip)
+				wq := randFP8(r, c.e*per)
+				sc := make([]float32, c.e*ns)
+				for i := range sc {
+					sc[i] = float32(1e-3 * (1 + 9*r.Float64()))
+				}
+				for m := range mats {
+					mats[m] = checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.h, c.ip, sc[m*ns:(m+1)*ns], FP8Block)
+				}
+				W, S = upload(t, wq), upload(t, sc)
+			} else {
+				wh := bf16s(randNonZero(r, c.e*per))
+				wf := bf16ToF32(wh)
+				for m := range mats {
+					mats[m] = wf[m*per : (m+1)*per]
+				}
+				W, S = upload(t, wh), nil
+			}
+			sh := bf16s(randNonZero(r, c.h*c.is))
+			ids := distinctIDs(r, c.k, c.e)
+			gu := randNonZero(r, c.k*2*c.p)
+			dense := randNonZero(r, c.E+2*c.is)
+			y := poisoned(t, (c.k+1)*c.h)
+			idb, gub, shb, db := upload(t, ids), upload(t, gu), upload(t, sh), upload(t, dense)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			ref := make([]float32, (c.k+1)*c.h)
+			for j := 0; j < c.k; j++ {
+				x := make([]float32, c.ip)
+				cpu.SwiGLU(x[:c.i], gu[j*2*c.p:j*2*c.p+c.i], gu[j*2*c.p+c.p:j*2*c.p+c.p+c.i])
+				cpu.MatVec(ref[j*c.h:(j+1)*c.h], mats[ids[j]], x, c.h, c.ip)
+			}
+			x := make([]float32, c.is)
+			cpu.SwiGLU(x, dense[c.E:c.E+c.is], dense[c.E+c.is:c.E+2*c.is])
+			cpu.MatVec(ref[c.k*c.h:], bf16ToF32(sh), x, c.h, c.is)
+			checkClose(t, "moe down", download(t, y, len(ref)), ref, 1e-5)
+		})
+	}
+}

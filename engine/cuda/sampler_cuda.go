@@ -1,0 +1,44 @@
+//go:build cuda
+
+package cuda
+
+import "fmt"
+
+// SampleMax is the most logits one device draw takes (SAMPLE_MAX in
+// kernels/sampling.cu).
+const SampleMax = 8192
+
+// SampleLogits enqueues codebook cb's draw from n logits with the settings
+// and frame index of the control block ctrl (kernels/sampling.cu: the CPU
+// sampler's arithmetic and Philox uniform), writing ctrl's codes[cb] and,
+// when endIndex ≥ 0, its end flag (code == endIndex).
+func (q *Queue) SampleLogits(logits *Block, n, cb, endIndex int, ctrl *Block) error {
+	return q.sampleLogits(logits, n, cb, endIndex, ctrl, nil, 1)
+}
+
+// SampleBatch enqueues batch independent draws: vector b of the [batch, n]
+// logits is drawn with frame index ctrl.frame+b and codebook cb, its code
+// written to out[b] (int32); ctrl's codes are left alone. For tests and
+// benchmarks of the sampler.
+func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) error {
+	if err := checkFits(out, 0, int64(batch)*4, "sample out"); err != nil {
+		return err
+	}
+	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch)
+}
+
+func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int) error {
+	if n < 1 || n > SampleMax || cb < 0 || cb >= FrameMaxCodebooks || batch < 1 || batch > 65535 {
+		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
+	}
+	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
+		checkFits(ctrl, 0, frameCtrlWords*4, "sample control")); err != nil {
+		return err
+	}
+	outArg := NullArg
+	if out != nil {
+		outArg = PtrArg(out)
+	}
+	return q.Launch("sample_logits", [3]int{batch, 1, 1}, 1024,
+		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg)
+}

@@ -1,0 +1,234 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// The device sampler against drama3.Sampler on random logits with the same
+// Philox counters. The two sum in different orders and may differ in exp's
+// last bit, so a draw whose target lies within rounding of a boundary (or
+// whose top-p cut does) may pick the neighbour: those are counted and
+// reported; any other difference fails.
+
+// roundingMargin is the relative distance below which a boundary counts as
+// a rounding tie: far above float64's 1e-16, far below any real margin.
+const roundingMargin = 1e-9
+
+// drawMargin is the smallest relative distance, in the CPU's sequential
+// float64 arithmetic, between a running sum and the value it is compared
+// with (top-p's need, the draw's target) around the decisions of one draw.
+func drawMargin(logits []float32, s drama3.Sampling, u float64) float64 {
+	if s.Temperature == 0 {
+		return math.Inf(1)
+	}
+	n := len(logits)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		switch {
+		case logits[a] > logits[b] || logits[a] == logits[b] && a < b:
+			return -1
+		case logits[a] == logits[b] && a == b:
+			return 0
+		}
+		return 1
+	})
+	limit := n
+	if s.TopK > 0 && s.TopK < n {
+		limit = s.TopK
+	}
+	temp := float64(s.Temperature)
+	smax := float64(logits[order[0]]) / temp
+	var z float64
+	for _, l := range logits {
+		z += math.Exp(float64(l)/temp - smax)
+	}
+	w := make([]float64, limit)
+	for j := range w {
+		w[j] = math.Exp(float64(logits[order[j]])/temp - smax)
+	}
+	margin := math.Inf(1)
+	kept := limit
+	if s.TopP < 1 {
+		need := float64(s.TopP) * z
+		var run float64
+		for j := 0; j < limit; j++ {
+			run += w[j]
+			margin = min(margin, math.Abs(run-need)/z)
+			if run >= need {
+				kept = j + 1
+				break
+			}
+		}
+	}
+	var zk float64
+	for _, v := range w[:kept] {
+		zk += v
+	}
+	target := u * zk
+	var run float64
+	for j := 0; j < kept; j++ {
+		run += w[j]
+		margin = min(margin, math.Abs(run-target)/zk)
+		if target < run {
+			break
+		}
+	}
+	return margin
+}
+
+// randomLogits fills one vector from one of several shapes: wide and narrow
+// normal spreads, a dominant peak, and coarse steps (many exact ties).
+func randomLogits(r *rand.Rand, v []float32) {
+	kind := r.IntN(4)
+	sigma := []float64{0.5, 2, 6}[r.IntN(3)]
+	for i := range v {
+		x := r.NormFloat64() * sigma
+		if kind == 3 {
+			x = math.Round(x*4) / 4
+		}
+		v[i] = float32(x)
+	}
+	if kind == 2 {
+		v[r.IntN(len(v))] += float32(5 + 5*r.Float64())
+	}
+}
+
+func TestSamplerMatchesCPU(t *testing.T) {
+	settings := []drama3.Sampling{
+		{Temperature: 0, TopP: 1},
+		{Temperature: 0.7, TopP: 0.9, TopK: 30},
+		{Temperature: 1, TopP: 1},
+		{Temperature: 0.7, TopP: 1},
+		{Temperature: 1, TopP: 0.9},
+		{Temperature: 1.3, TopP: 0.5, TopK: 5},
+	}
+	sizes := []int{4097, 1024}
+	total := 100_000
+	if testing.Short() {
+		total = 12_000
+	}
+	per := total / (len(settings) * len(sizes))
+	r := newRand(t)
+	var draws, differ int
+	for _, n := range sizes {
+		logits := make([]float32, per*n)
+		for b := 0; b < per; b++ {
+			randomLogits(r, logits[b*n:(b+1)*n])
+		}
+		lb := upload(t, logits)
+		out := alloc(t, per*4)
+		ctrl := alloc(t, frameCtrlWords*4)
+		for si, s := range settings {
+			seed, frame0, cb := r.Uint64(), r.IntN(1<<20), r.IntN(10)
+			c, err := newFrameControl(s, seed, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c[fcFrame] = uint32(frame0)
+			c[fcForced] = 1 // a batch ignores forcing
+			if err := firstErr(Upload(dev, ctrl, 0, c[:]), dev.Fill32(out, 0xffffffff)); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Run(func(q *Queue) error { return q.SampleBatch(lb, n, cb, per, ctrl, out) }); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]int32, per)
+			if err := Download(dev, got, out, 0); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var fails []string
+			var wg sync.WaitGroup
+			workers := runtime.GOMAXPROCS(0)
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					sm, _ := drama3.NewSampler(s, seed)
+					for b := w; b < per; b += workers {
+						v := logits[b*n : (b+1)*n]
+						want, err := sm.Sample(v, frame0+b, cb)
+						if err != nil {
+							panic(err)
+						}
+						if int(got[b]) == want {
+							continue
+						}
+						m := drawMargin(v, s, drama3.Uniform(seed, frame0+b, cb))
+						mu.Lock()
+						differ++
+						if !(m < roundingMargin) {
+							fails = append(fails, fmt.Sprintf("vector %d: device %d, CPU %d, margin %.3g", b, got[b], want, m))
+						}
+						mu.Unlock()
+					}
+				}(w)
+			}
+			wg.Wait()
+			draws += per
+			if len(fails) > 0 {
+				t.Errorf("size %d settings %d %+v: %d draws differ with a clear margin, first: %s", n, si, s, len(fails), fails[0])
+			}
+		}
+	}
+	rate := float64(differ) / float64(draws)
+	t.Logf("%d draws (sizes %v, %d settings): %d differ within rounding of a boundary, rate %.3g", draws, sizes, len(settings), differ, rate)
+	if rate > 1e-4 {
+		t.Errorf("disagreement rate %.3g > 1e-4", rate)
+	}
+}
+
+func TestSamplerFrameDraw(t *testing.T) {
+	ctrl := alloc(t, frameCtrlWords*4)
+	c, err := newFrameControl(drama3.Sampling{Temperature: 0, TopP: 1}, 7, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Upload(dev, ctrl, 0, c[:]); err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, 4097)
+	for i := range logits {
+		logits[i] = float32(i % 7)
+	}
+	logits[4096] = 9 // end of speech wins the argmax
+	lb := upload(t, logits)
+	bad := upload(t, []float32{1, float32(math.Inf(1)), 2, 3})
+	if err := dev.Run(func(q *Queue) error {
+		return firstErr(q.SampleLogits(lb, 4097, 0, 4096, ctrl), q.SampleLogits(bad, 4, 3, -1, ctrl))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	words := make([]uint32, FrameResultBytes/4)
+	if err := Download(dev, words, ctrl, FrameResultOffset); err != nil {
+		t.Fatal(err)
+	}
+	res := decodeFrameResult(words, 4)
+	if res.Codes[0] != 4096 || !res.End || res.Codes[3] != 0 || res.Error != 1<<3 {
+		t.Fatalf("result %+v, want end of speech drawn and codebook 3's infinite logit flagged", res)
+	}
+	// Ties: all equal logits, greedy, pick the lowest index.
+	flat := upload(t, make([]float32, 1024))
+	if err := dev.Run(func(q *Queue) error { return q.SampleLogits(flat, 1024, 1, -1, ctrl) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := Download(dev, words, ctrl, FrameResultOffset); err != nil {
+		t.Fatal(err)
+	}
+	if words[1] != 0 {
+		t.Fatalf("greedy over equal logits drew %d, want 0", words[1])
+	}
+}

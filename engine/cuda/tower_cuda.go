@@ -1,0 +1,435 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// This file runs the codebook tower, the semantic head, the draws and the
+// feedback row on the device (engine/cpu/tower.go and heads.go define the
+// arithmetic, engine/drama3/sampler.go the draws). Everything a frame
+// touches is allocated by NewTower, every counter lives in the frame control
+// block, so Frame enqueues the same launches with the same pointers each
+// time: captured once into a graph, it replays for every frame of every take.
+
+// TowerOptions sizes a tower's device state.
+type TowerOptions struct {
+	MaxRows      int // KV cache rows per layer: prompt rows + frames of the longest take (≤ 8192)
+	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
+}
+
+// towerMaxRows bounds the KV cache (rows a take may reach), and towerAttnSplits
+// is ATTN_SPLITS (kernels/tower.cu): the key ranges one row's attention is
+// split into.
+const (
+	towerMaxRows    = 8192
+	towerAttnSplits = 16
+)
+
+// Tower is the device tower of one model with its caches. Its methods that
+// take a Queue enqueue work (call them inside Device.Run); the others call
+// the device themselves (never inside Run).
+type Tower struct {
+	d   *Device
+	w   *TowerTensors
+	g   cpu.TowerGeometry
+	opt TowerOptions
+
+	ctrl      *Block   // FrameControl
+	kv        *Block   // per layer: keys [MaxRows, KVHeads·HeadDim], then values
+	rope      *Block   // cos [MaxRows, RotaryDim/2], then sin
+	zeros     *Block   // int32 [PrefillChunk]: matrix ids of a multi-row GEMV
+	cat       *Block   // [chunk, 2·Dim]
+	x, normed *Block   // [chunk, Dim]
+	mixed, h  *Block   // [chunk, Dim]
+	qkv       *Block   // [chunk, (Heads+2·KVHeads)·HeadDim]
+	attn      *Block   // [chunk, Heads·HeadDim]
+	attnPart  *Block   // [chunk, Heads, towerAttnSplits, HeadDim+2]: attention's per-split partials
+	attnCount *Block   // int32 [chunk, Heads]: splits done (zero between launches)
+	gate, up  *Block   // [max(chunk, 2), FFN], [chunk, FFN]
+	ids01     *Block   // int32 {0, 1}: gate and up as one launch
+	semantic  *Block   // [Entries[0]+1] logits
+	residual  []*Block // codebook j: [Entries[j]] logits (index j−1)
+	feedback  *Block   // [Dim]: the next backbone input row
+	fbTables  *Block   // uint64 [codebooks]: codebook table addresses
+	fbEntries *Block   // int32 [codebooks]
+	semTokens *Block   // int32 [Entries[0]]
+	blocks    []*Block // everything above, for Close
+}
+
+// NewTower checks the tensors and allocates the tower's device state.
+func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	if opt.PrefillChunk == 0 {
+		opt.PrefillChunk = 64
+	}
+	if opt.MaxRows < 1 || opt.MaxRows > towerMaxRows || opt.PrefillChunk < 1 || opt.PrefillChunk > 65535 {
+		return nil, fmt.Errorf("cuda tower: max rows %d must be in [1, %d], prefill chunk %d in [1, 65535]",
+			opt.MaxRows, towerMaxRows, opt.PrefillChunk)
+	}
+	g := w.Geometry
+	t := &Tower{d: d, w: w, g: g, opt: opt}
+	ok := false
+	defer func() {
+		if !ok {
+			t.Close()
+		}
+	}()
+	n, D := int64(opt.PrefillChunk), int64(g.Dim)
+	width := int64((g.Heads + 2*g.KVHeads) * g.HeadDim)
+	layers := int64(g.SharedLayers + g.ResidualLayers())
+	half := int64(g.RotaryDim / 2)
+	var allocErr error
+	alloc := func(bytes int64) *Block {
+		if allocErr != nil {
+			return nil
+		}
+		b, err := d.Alloc(max(bytes, 4))
+		if err != nil {
+			allocErr = fmt.Errorf("cuda tower: %w", err)
+			return nil
+		}
+		t.blocks = append(t.blocks, b)
+		return b
+	}
+	t.ctrl = alloc(frameCtrlWords * 4)
+	t.kv = alloc(layers * 2 * int64(opt.MaxRows) * int64(g.KVHeads*g.HeadDim) * 4)
+	t.rope = alloc(2 * int64(opt.MaxRows) * half * 4)
+	t.zeros = alloc(n * 4)
+	t.cat = alloc(n * 2 * D * 4)
+	t.x, t.normed, t.mixed, t.h = alloc(n*D*4), alloc(n*D*4), alloc(n*D*4), alloc(n*D*4)
+	t.qkv = alloc(n * width * 4)
+	t.attn = alloc(n * int64(g.Heads*g.HeadDim) * 4)
+	t.attnPart = alloc(n * int64(g.Heads*towerAttnSplits*(g.HeadDim+2)) * 4)
+	t.attnCount = alloc(n * int64(g.Heads) * 4)
+	t.gate, t.up = alloc(max(n, 2)*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
+	t.ids01 = alloc(8)
+	t.semantic = alloc(int64(g.Entries[0]+1) * 4)
+	t.residual = make([]*Block, len(g.Entries)-1)
+	for j := range t.residual {
+		t.residual[j] = alloc(int64(g.Entries[j+1]) * 4)
+	}
+	t.feedback = alloc(D * 4)
+	t.fbTables = alloc(int64(len(g.Entries)) * 8)
+	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
+	t.semTokens = alloc(int64(g.Entries[0]) * 4)
+	if allocErr != nil {
+		return nil, allocErr
+	}
+
+	cos, sin := cpu.TowerRopeTable(g.RotaryDim, g.RopeTheta, opt.MaxRows)
+	tables := make([]uint64, len(g.Entries))
+	entries := make([]int32, len(g.Entries))
+	for i, cb := range w.Codebooks {
+		tables[i] = uint64(tArg(cb))
+		entries[i] = int32(g.Entries[i])
+	}
+	tokens := make([]int32, len(w.SemanticTokens))
+	for i, id := range w.SemanticTokens {
+		tokens[i] = int32(id)
+	}
+	if err := firstErr(
+		Upload(d, t.rope, 0, cos), Upload(d, t.rope, int64(len(cos))*4, sin),
+		Upload(d, t.zeros, 0, make([]int32, n)), Upload(d, t.ids01, 0, []int32{0, 1}), Upload(d, t.attnCount, 0, make([]int32, n*int64(g.Heads))),
+		Upload(d, t.fbTables, 0, tables), Upload(d, t.fbEntries, 0, entries), Upload(d, t.semTokens, 0, tokens),
+	); err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
+	if err := t.Begin(drama3.Sampling{TopP: 1}, 0); err != nil {
+		return nil, err
+	}
+	ok = true
+	return t, nil
+}
+
+// Close frees the tower's device state (not the weights).
+func (t *Tower) Close() error {
+	var errs []error
+	for _, b := range t.blocks {
+		errs = append(errs, t.d.Free(b))
+	}
+	t.blocks = nil
+	return firstErr(errs...)
+}
+
+// Geometry is the tower's geometry.
+func (t *Tower) Geometry() cpu.TowerGeometry { return t.g }
+
+// Begin starts a take: the sampling settings and seed, frame and row
+// counters at zero, nothing forced. Not inside Run.
+func (t *Tower) Begin(s drama3.Sampling, seed uint64) error {
+	c, err := newFrameControl(s, seed, 0)
+	if err != nil {
+		return err
+	}
+	return t.writeControl(0, c[:])
+}
+
+// Force makes the following frames take codes (codebook 0 first; the end
+// index Entries[0] is end of speech) instead of drawing them, the teacher-
+// forced mode; Force(nil) draws again. Not inside Run.
+func (t *Tower) Force(codes []int) error {
+	words := make([]uint32, 1+FrameMaxCodebooks)
+	if codes != nil {
+		if len(codes) != len(t.g.Entries) {
+			return fmt.Errorf("cuda tower: %d forced codes, the model has %d codebooks", len(codes), len(t.g.Entries))
+		}
+		for i, c := range codes {
+			limit := t.g.Entries[i]
+			if i == 0 {
+				limit++ // end of speech
+			}
+			if c < 0 || c >= limit {
+				return fmt.Errorf("cuda tower: forced code %d outside codebook %d's [0, %d)", c, i, limit)
+			}
+			words[1+i] = uint32(c)
+		}
+		words[0] = 1
+	}
+	return t.writeControl(fcForced, words)
+}
+
+// writeControl copies words into the control block from word off once the
+// stream's work is done (the copy does not queue behind it).
+func (t *Tower) writeControl(off int, words []uint32) error {
+	if err := t.d.Sync(); err != nil {
+		return err
+	}
+	return Upload(t.d, t.ctrl, int64(off)*4, words)
+}
+
+// Result reads the last frame's codes, end flag and errors (a device sync).
+// Not inside Run.
+func (t *Tower) Result() (FrameResult, error) {
+	words := make([]uint32, FrameResultBytes/4)
+	if err := Download(t.d, words, t.ctrl, FrameResultOffset); err != nil {
+		return FrameResult{}, err
+	}
+	return decodeFrameResult(words, len(t.g.Entries)), nil
+}
+
+// CopyResult enqueues the copy of the frame's result (FrameResultBytes)
+// into pinned host memory, to be read with ReadResult once the stream has
+// reached it: the one device-to-host transfer of a frame, capturable with it.
+func (t *Tower) CopyResult(q *Queue, pinned *Block) error {
+	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < FrameResultBytes {
+		return fmt.Errorf("cuda tower: the frame result needs %d bytes of pinned host memory", FrameResultBytes)
+	}
+	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.d.stream)
+}
+
+// ReadResult decodes a result CopyResult placed in pinned memory (after the
+// stream passed the copy).
+func (t *Tower) ReadResult(pinned *Block) FrameResult {
+	words := unsafe.Slice((*uint32)(pinned.Host), FrameResultBytes/4)
+	return decodeFrameResult(words, len(t.g.Entries))
+}
+
+// Control is the frame control block: the frame's result is FrameResultBytes
+// at FrameResultOffset (the bytes to copy to pinned memory after a frame).
+func (t *Tower) Control() *Block { return t.ctrl }
+
+// SemanticLogits is the last frame's semantic logits [Entries[0]+1] (end of
+// speech last); ResidualLogits(j) codebook j's [Entries[j]], 1 ≤ j.
+func (t *Tower) SemanticLogits() *Block      { return t.semantic }
+func (t *Tower) ResidualLogits(j int) *Block { return t.residual[j-1] }
+
+// FeedbackRow is the backbone input row [Dim] of the last frame's codes
+// (NaN after end of speech).
+func (t *Tower) FeedbackRow() *Block { return t.feedback }
+
+// Prefill enqueues n text rows (code mask 0) through every layer, given the
+// backbone's final-norm hidden states [n, Dim] at hidden.
+func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
+	D := t.g.Dim
+	if err := hidden.fits(int64(n)*int64(D)*4, "tower prefill hidden rows"); err != nil {
+		return err
+	}
+	for r := 0; r < n; r += t.opt.PrefillChunk {
+		m := min(t.opt.PrefillChunk, n-r)
+		hIn := tArg(hidden.At(int64(r * D * 4)))
+		for li := 0; li < t.layers(); li++ {
+			if err := t.layer(q, li, m, hIn, nil, 0, 0); err != nil {
+				return err
+			}
+			hIn = PtrArg(t.h)
+		}
+		if err := q.Launch("tower_advance", [3]int{1, 1, 1}, 32, PtrArg(t.ctrl), IntArg(m), IntArg(0)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Frame enqueues one whole frame after the backbone step: the semantic
+// logits of hidden (the row's final-norm hidden state [Dim]) and codebook
+// 0's draw (or end of speech), the shared layers, each residual layer with
+// its head and draw, the feedback row of the codes, and the counters' step.
+// The codes and end flag land in the control block (Result). Every pointer
+// and argument is the same for every frame: the launches can be captured
+// once (Queue.Capture) and replayed. Rows past MaxRows are not written; the
+// result's error bits say so (rows are counted on the device only).
+func (t *Tower) Frame(q *Queue, hidden Tensor) error {
+	g := &t.g
+	row, err := hidden.view(int64(g.Dim)*4, "tower hidden row")
+	if err != nil {
+		return err
+	}
+	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, 1, row, t.semantic); err != nil {
+		return err
+	}
+	if err := q.SampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl); err != nil {
+		return err
+	}
+	hIn := tArg(hidden)
+	for li := 0; li < g.SharedLayers; li++ {
+		if err := t.layer(q, li, 1, hIn, &t.w.Codebooks[0], g.Entries[0], 0); err != nil {
+			return err
+		}
+		hIn = PtrArg(t.h)
+	}
+	for j := 1; j < len(g.Entries); j++ {
+		if err := t.layer(q, g.SharedLayers+j-1, 1, hIn, &t.w.Codebooks[j-1], g.Entries[j-1], j-1); err != nil {
+			return err
+		}
+		if err := t.project(q, t.w.Residual[j-1].Head, g.Entries[j], g.Dim, 1, t.h, t.residual[j-1]); err != nil {
+			return err
+		}
+		if err := q.SampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl); err != nil {
+			return err
+		}
+	}
+	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
+	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, elementwiseThreads,
+		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
+		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
+		return err
+	}
+	if err := q.Launch("tower_advance", [3]int{1, 1, 1}, 32, PtrArg(t.ctrl), IntArg(1), IntArg(1)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (t *Tower) layers() int { return t.g.SharedLayers + t.g.ResidualLayers() }
+
+// layerTensors is tower layer li's weights (the shared layers first).
+func (t *Tower) layerTensors(li int) *TowerLayerTensors {
+	if li < t.g.SharedLayers {
+		return &t.w.Shared[li]
+	}
+	return &t.w.Residual[li-t.g.SharedLayers]
+}
+
+// project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
+// rows share the matrix through the multi-matrix path with every id 0).
+func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
+	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1)}
+	if n > 1 {
+		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols
+	}
+	return q.GemvBF16(gm, y, W.Block, x)
+}
+
+// layer enqueues tower layer li over n rows at positions ctrl.pos…: hIn
+// [n, Dim] is h_in (t.h is h_out); table nil means text rows (mask 0), else
+// the row embeds code ctrl.codes[slot] of table ([entries, Dim]).
+func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot int) error {
+	g := &t.g
+	lw := t.layerTensors(li)
+	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
+	width := (nh + 2*nkv) * hd
+	tableArg := NullArg
+	if table != nil {
+		tableArg = tArg(*table)
+	}
+	kvBytes := uint64(t.opt.MaxRows) * uint64(nkv*hd) * 4
+	kc := Arg(uint64(t.kv.Ptr) + uint64(li)*2*kvBytes)
+	vc := kc + Arg(kvBytes)
+	half := g.RotaryDim / 2
+	cosT := PtrArg(t.rope)
+	sinT := cosT + Arg(uint64(t.opt.MaxRows*half)*4)
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	rows := [3]int{n, 1, 1}
+	return firstErrFn(
+		func() error {
+			return q.Launch("tower_eh_input", rows, elementwiseThreads, PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
+				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
+		},
+		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
+		func() error { return t.addNorm(q, t.normed, NullArg, lw.AttentionNorm, n) },
+		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
+		func() error {
+			return q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
+				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows))
+		},
+		func() error {
+			return q.Launch("tower_attend", [3]int{nh, towerAttnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
+				IntArg(t.opt.MaxRows))
+		},
+		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
+		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
+		func() error { return t.gateUp(q, lw, n) },
+		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
+		func() error { return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n) },
+	)
+}
+
+// gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. One
+// row whose W3 directly follows W1 in the same block (as the bench and test
+// arenas place them) takes one launch for both, the two outputs side by side.
+func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
+	F, D := t.g.FFN, t.g.Dim
+	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
+		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
+			Variant: ChooseGemv(false, F, D, 2)}
+		if err := q.GemvBF16(gm, t.gate, lw.W1.Block, t.normed); err != nil {
+			return err
+		}
+		gate := PtrArg(t.gate)
+		return q.Launch("swiglu_f32", elementwiseGrid(F), elementwiseThreads, gate, gate, gate+Arg(F*4), IntArg(F))
+	}
+	if err := firstErr(t.project(q, lw.W1, F, D, n, t.normed, t.gate), t.project(q, lw.W3, F, D, n, t.normed, t.up)); err != nil {
+		return err
+	}
+	return q.SwiGLU(t.gate, t.gate, t.up, n*F)
+}
+
+// addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
+func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
+	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, elementwiseThreads,
+		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
+}
+
+func firstErrFn(fs ...func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GatherBF16Rows enqueues dst[i, :] = src[ids[i], :] for n int32 ids over
+// BF16 rows of width (the semantic head from LM head rows, once at load); the
+// caller guarantees every id is a row of src.
+func (q *Queue) GatherBF16Rows(dst, src Tensor, ids *Block, n, width int) error {
+	if err := checkFits(ids, 0, int64(n)*4, "bf16 gather ids"); err != nil {
+		return err
+	}
+	if err := dst.fits(int64(n)*int64(width)*2, "bf16 gather destination"); err != nil {
+		return err
+	}
+	return q.Launch("bf16_gather_rows", [3]int{n, 1, 1}, elementwiseThreads, tArg(dst), tArg(src), PtrArg(ids), IntArg(width))
+}

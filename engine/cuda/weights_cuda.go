@@ -1,0 +1,110 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
+)
+
+// DeviceWeights is a checkpoint's bound tensors in one device arena, laid
+// out by LayoutWeights.
+type DeviceWeights struct {
+	Arena   *Block
+	Layout  *WeightLayout
+	Weights *drama3.Weights
+}
+
+// Tensor is p's place in the arena.
+func (w *DeviceWeights) Tensor(p *drama3.Param) (Tensor, error) {
+	if p == nil {
+		return Tensor{}, fmt.Errorf("gpu weights: tensor not bound")
+	}
+	t, ok := w.Layout.Tensor(p)
+	if !ok {
+		return Tensor{}, fmt.Errorf("gpu weights: tensor %s is not on the device", p.Name)
+	}
+	return Tensor{Block: w.Arena, Off: t.Off}, nil
+}
+
+// Free gives the arena back.
+func (w *DeviceWeights) Free(d *Device) error { return d.Free(w.Arena) }
+
+// LoadProgress receives the bytes on the device so far and the total.
+type LoadProgress func(done, total int64)
+
+// loadBufferBytes is the size of each pinned staging buffer for a load of
+// stored bytes: the loader's default, or less for a small checkpoint.
+func loadBufferBytes(stored int64) int {
+	n := int64(checkpoint.DefaultLoadBuffer)
+	if s := (stored + checkpoint.DirectAlign - 1) / checkpoint.DirectAlign * checkpoint.DirectAlign; s < n {
+		n = max(s, checkpoint.DirectAlign)
+	}
+	return int(n)
+}
+
+// LoadWeights allocates the arena for layout and streams the checkpoint's
+// tensors into it (checkpoint.Index.Load: O_DIRECT into two pinned buffers,
+// one read while the other is copied, tensors in file order). The caller has
+// admitted the bytes (Pool.Admit) before. On failure nothing stays allocated.
+func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *WeightLayout, progress LoadProgress) (*DeviceWeights, error) {
+	arena, err := d.Alloc(layout.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Free(arena)
+		}
+	}()
+	// The padding of packed experts must read as zero.
+	if err := d.Do(func() error { return cu.MemsetD8(cu.DevicePtr(arena.Ptr), 0, layout.Bytes) }); err != nil {
+		return nil, fmt.Errorf("gpu weights: clearing the arena: %w", err)
+	}
+	var pinned []*Block
+	defer func() {
+		for _, b := range pinned {
+			d.Free(b)
+		}
+	}()
+	opts := checkpoint.LoadOptions{
+		BufferSize: loadBufferBytes(layout.StoredBytes()),
+		Alloc: func(n int) ([]byte, error) {
+			b, err := d.AllocPinned(int64(n))
+			if err != nil {
+				return nil, err
+			}
+			pinned = append(pinned, b)
+			return unsafe.Slice((*byte)(b.Host), n), nil
+		},
+	}
+	total := layout.StoredBytes()
+	fill := newArenaFiller(layout, func(dst int64, src []byte) error {
+		return d.Do(func() error {
+			return cu.MemcpyHtoD(cu.DevicePtr(arena.Ptr+uintptr(dst)), unsafe.Pointer(&src[0]), int64(len(src)))
+		})
+	})
+	_, err = ix.Load(opts, func(ti checkpoint.TensorInfo, off int64, data []byte) error {
+		if err := fill.chunk(ti, off, data); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress(fill.done, total)
+		}
+		return nil
+	})
+	if err == nil {
+		err = fill.check()
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	return &DeviceWeights{Arena: arena, Layout: layout, Weights: w}, nil
+}

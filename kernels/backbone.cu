@@ -1,0 +1,55 @@
+// The backbone's layer glue (engine/cpu backbone.go): the input rows (token
+// embeddings or given vectors) and the residual add fused with the next
+// zero-centred RMSNorm. The mixers are in deltanet.cu and attention.cu, the
+// feed-forward in moe.cu.
+#include "common.cuh"
+
+// ---------------------------------------------------------------------------
+// Input rows (cpu.Backbone.Run's first loop): row i is table[toks[i]] (BF16)
+// when toks[i] ≥ 0, else the float32 vector emb[i·H …]. A token outside
+// [0, vocab) writes NaN (the host checks what it uploads). Grid (n), block 256.
+extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* __restrict__ table,
+                                         const int32_t* __restrict__ toks, const float* __restrict__ emb,
+                                         int vocab, int H) {
+    pdl_entry();
+    const int i = blockIdx.x;
+    const int id = toks[i];
+    float* o = x + (size_t)i * H;
+    if (id < 0) {
+        const float* e = emb + (size_t)i * H;
+        for (int c = threadIdx.x; c < H; c += blockDim.x) o[c] = e[c];
+        return;
+    }
+    if (id >= vocab) {
+        for (int c = threadIdx.x; c < H; c += blockDim.x) o[c] = __int_as_float(0x7fc00000);
+        return;
+    }
+    const uint16_t* row = table + (size_t)id * H;
+    for (int c = threadIdx.x; c < H; c += blockDim.x) o[c] = __int_as_float((uint32_t)row[c] << 16);
+}
+
+// ---------------------------------------------------------------------------
+// Residual then norm (cpu.Add, cpu.RMSNormZeroCentred): x[t] += y[t] (when y
+// is not null), then normed[t·npitch + c] = x[t, c] / rms(x[t]) · (1 + w[c])
+// for c < H and 0 up to npitch (padding that FP8 GEMVs read). Grid (n),
+// block 256.
+extern "C" __global__ void add_rmsnorm_zc(float* __restrict__ x, const float* __restrict__ y,
+                                          float* __restrict__ normed, const float* __restrict__ w, int H,
+                                          int npitch, float eps) {
+    pdl_entry();
+    __shared__ float red[32];
+    float* xr = x + (size_t)blockIdx.x * H;
+    float ss = 0.f;
+    for (int c = threadIdx.x; c < H; c += blockDim.x) {
+        float v = xr[c];
+        if (y) {
+            v += y[(size_t)blockIdx.x * H + c];
+            xr[c] = v;
+        }
+        ss += v * v;
+    }
+    ss = block_sum(ss, red);
+    const float inv = rsqrtf(ss / (float)H + eps);
+    float* o = normed + (size_t)blockIdx.x * npitch;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + w[c]) : 0.f;
+}

@@ -1,0 +1,312 @@
+// Gated DeltaNet mixer after its input projections (engine/cpu deltaNetForward
+// between the projections and out_proj): causal depthwise conv with its
+// state, SiLU, q/k L2 norms, the gates, the delta rule on the fp32 state and
+// the gated RMSNorm, for n rows in one launch.
+#include "common.cuh"
+
+// One block per value head h, DN_THREADS threads, the rows of the layer in
+// order (the recurrence: the CPU's chunked form computes the same within
+// 1e-5). The head's state S [dk, dv] stays in registers for all rows: warps
+// are laid out CW = ceil(dv/32) across the columns (thread column j = lane +
+// 32·(warp mod CW)) by G = 16/CW groups down the rows (group γ holds rows
+// γ, γ+G, …, at most DN_MAXR). Sums over the rows (Sᵀk, Sᵀq) meet in shared
+// memory.
+//
+// Per row t: the conv of the head's 2·dk + dv channels (q and k of its key
+// head, its own v) over the previous K−1 inputs (the conv state, then earlier
+// rows) and SiLU; the L2 norms of q and k (eps inside the sum, q also ·dk^-½);
+// β = sigmoid(b), g = −exp(A_log)·softplus(a + dt_bias) (linear above 20);
+// then S ← e^g·S, u = Sᵀk, S ← S + k ⊗ β(v − u), o = Sᵀq; and
+// out = w·o/rms(o)·silu(z). Transcendentals of the scalars use double like
+// the reference (which rounds float64 results to float32).
+//
+// The conv state is kept per value head ([K−1][nv][2·dk+dv]: the key head's
+// q and k inputs copied for each of its value heads), so each block reads and
+// writes only its own state and one launch can both read the old state and
+// leave the new one.
+#define DN_THREADS 512
+#define DN_WARPS (DN_THREADS / 32)
+#define DN_MAXR 32
+#define DN_MAXCH 1536  // 2·dk + dv: dk ≤ 512, dv ≤ 512 (engine/cuda DeltaNetGeometry.Validate)
+
+__device__ __forceinline__ float silu_f(float x) { return x / (1.f + (float)exp(-(double)x)); }
+__device__ __forceinline__ float sigmoid_f(float x) { return 1.f / (1.f + (float)exp(-(double)x)); }
+__device__ __forceinline__ float softplus_f(float x) { return x > 20.f ? x : (float)log1p(exp((double)x)); }
+
+// block_sum2 sums a and b over the block (red: 64 floats of shared memory).
+__device__ __forceinline__ void block_sum2(float& a, float& b, float* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    a = warp_sum(a);
+    b = warp_sum(b);
+    __syncthreads();
+    if (lane == 0) {
+        red[warp] = a;
+        red[32 + warp] = b;
+    }
+    __syncthreads();
+    const int nw = blockDim.x >> 5;
+    a = warp_sum(lane < nw ? red[lane] : 0.f);
+    b = warp_sum(lane < nw ? red[32 + lane] : 0.f);
+}
+
+// core: [n, nv·dv] out. proj: [n, pw] rows of (qkv | z | b | a), pw = ch +
+// nv·dv + 2·nv. convstate and S: the layer's state. convw: [ch, K].
+extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
+    deltanet_rows(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                  float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
+                  const float* __restrict__ alog, const float* __restrict__ normw, int n, int nk, int nv, int dk,
+                  int dv, int K, float eps) {
+    __shared__ float xs[DN_MAXCH];           // this row's q, k, v after conv and SiLU
+    __shared__ float red_u[DN_THREADS];      // [G][dv] partial Sᵀk
+    __shared__ float red_o[DN_THREADS];      // [G][dv] partial Sᵀq
+    __shared__ float red[64];
+    __shared__ double redd[DN_WARPS];
+    __shared__ float gate[2];                // β, e^g
+
+    const int h = blockIdx.x, kh = h / (nv / nk);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, pw = ch + vd + 2 * nv;
+    const int cw = 2 * dk + dv;  // this head's channels
+    const int CW = (dv + 31) / 32, G = DN_WARPS / CW;
+    const int grp = warp / CW, j = (warp % CW) * 32 + lane;
+    const bool col = grp < G && j < dv;  // holds a state column
+    const float qscale = (float)(1.0 / sqrt((double)dk));
+    float* st = S + (size_t)h * dk * dv;
+    float* cs = convstate + (size_t)h * cw;  // row r of the conv state at cs + r·nv·cw
+
+    pdl_entry();
+    float s[DN_MAXR];
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = grp + G * r;
+        s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
+    }
+    const float ealog = (float)exp((double)alog[h]), dtb = dtbias[h];
+
+    for (int t = 0; t < n; t++) {
+        const float* prow = proj + (size_t)t * pw;
+        const float z = (col && grp == 0) ? prow[ch + h * dv + j] : 0.f;  // loaded early: the norm's gate
+        // Conv and SiLU of the head's channels.
+        for (int c = tid; c < cw; c += DN_THREADS) {
+            const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+            float acc = 0.f;
+            for (int q = 0; q < K; q++) {
+                const int rr = t - (K - 1) + q;
+                const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
+                acc += convw[(size_t)gc * K + q] * x;
+            }
+            xs[c] = silu_f(acc);
+        }
+        if (tid == 0) {
+            const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
+            gate[0] = sigmoid_f(b);
+            gate[1] = (float)exp((double)(-ealog * softplus_f(a + dtb)));
+        }
+        __syncthreads();
+        float sq = 0.f, sk = 0.f;
+        for (int c = tid; c < dk; c += DN_THREADS) {
+            sq += xs[c] * xs[c];
+            sk += xs[dk + c] * xs[dk + c];
+        }
+        block_sum2(sq, sk, red);
+        const float invq = (float)(1.0 / sqrt((double)(sq + 1e-6f)));
+        const float invk = (float)(1.0 / sqrt((double)(sk + 1e-6f)));
+        const float beta = gate[0], eg = gate[1];
+
+        // The delta rule on this thread's column.
+        float pu = 0.f;
+#pragma unroll
+        for (int r = 0; r < DN_MAXR; r++) {
+            const int i = grp + G * r;
+            if (col && i < dk) {
+                s[r] *= eg;
+                pu += s[r] * (xs[dk + i] * invk);
+            }
+        }
+        if (col) red_u[grp * dv + j] = pu;
+        __syncthreads();
+        float po = 0.f;
+        if (col) {
+            float u = 0.f;
+            for (int g2 = 0; g2 < G; g2++) u += red_u[g2 * dv + j];
+            const float delta = beta * (xs[2 * dk + j] - u);
+#pragma unroll
+            for (int r = 0; r < DN_MAXR; r++) {
+                const int i = grp + G * r;
+                if (i < dk) {
+                    s[r] += (xs[dk + i] * invk) * delta;
+                    po += s[r] * ((xs[i] * invq) * qscale);
+                }
+            }
+            red_o[grp * dv + j] = po;
+        }
+        __syncthreads();
+        // Gated RMSNorm over the head's dv outputs (group 0 holds them).
+        float o = 0.f;
+        if (col && grp == 0) {
+            for (int g2 = 0; g2 < G; g2++) o += red_o[g2 * dv + j];
+        }
+        double ss = warp_sum_double((double)o * (double)o);
+        if (lane == 0) redd[warp] = ss;
+        __syncthreads();
+        if (col && grp == 0) {
+            double tot = 0.0;
+            for (int w = 0; w < CW; w++) tot += redd[w];
+            const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
+            core[((size_t)t * nv + h) * dv + j] = o * inv * normw[j] * silu_f(z);
+        }
+        // xs, red_u, red_o and redd are rewritten only after the next row's
+        // first barrier, which every thread reaches after this row's reads.
+    }
+
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = grp + G * r;
+        if (col && i < dk) st[(size_t)i * dv + j] = s[r];
+    }
+    __syncthreads();  // every conv read of the old state is done
+    // The new conv state: the last K−1 inputs (rows n−K+1 … n−1), shifting
+    // the old state up when n < K−1 (row q reads row q+n: ascending is safe).
+    for (int c = tid; c < cw; c += DN_THREADS) {
+        const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+        for (int q = 0; q < K - 1; q++) {
+            const int rr = n - (K - 1) + q;
+            cs[(size_t)q * nv * cw + c] = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(q + n) * nv * cw + c];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One-row step split by value columns (engine/cuda DeltaNetSplitStep): the
+// state update of a column of S needs only that column, so a head's state is
+// spread over ceil(dv/32) blocks of 32 columns (32 value heads × 4 blocks at
+// Drama 3's geometry instead of 32 blocks), each recomputing the head's conv,
+// q/k norms and gates. Two launches: deltanet_step_cols writes each head's
+// unnormalised output o; deltanet_step_norm applies the gated RMSNorm (it
+// needs the whole head) and advances the conv window, after every block of
+// the first has read it. Rows of S: warp w of a block holds rows w, w+4, …
+// (dk ≤ 4·DN_MAXR).
+#define DNS_THREADS 128
+#define DNS_WARPS (DNS_THREADS / 32)
+
+// o: [nv, dv] out (unnormalised). Other arguments as deltanet_rows (n = 1).
+extern "C" __global__ void __launch_bounds__(DNS_THREADS)
+    deltanet_step_cols(float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
+                       float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
+                       const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K) {
+    __shared__ float xs[2 * 512 + 32];  // q (dk), k (dk), this block's 32 v columns
+    __shared__ float red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
+    __shared__ float red[64];
+    __shared__ float gate[2];
+
+    const int h = blockIdx.x, j0 = blockIdx.y * 32, kh = h / (nv / nk);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv;
+    const int cw = 2 * dk + dv;
+    const int j = j0 + lane;
+    const bool col = j < dv;
+    const float qscale = (float)(1.0 / sqrt((double)dk));
+    float* st = S + (size_t)h * dk * dv;
+
+    pdl_entry();
+    float s[DN_MAXR];
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
+    }
+    // Conv and SiLU: local channel c < 2·dk is q or k, then v column j0 + c − 2·dk.
+    for (int c = tid; c < 2 * dk + 32; c += DNS_THREADS) {
+        const int lc = c < 2 * dk ? c : 2 * dk + j0 + (c - 2 * dk);  // channel within the head's window
+        if (lc >= cw) continue;
+        const int gc = lc < dk ? kh * dk + lc : lc < 2 * dk ? nk * dk + kh * dk + (lc - dk) : 2 * nk * dk + h * dv + (lc - 2 * dk);
+        float acc = 0.f;
+        for (int q = 0; q < K; q++) {
+            const float x = q == K - 1 ? proj[gc] : convstate[((size_t)q * nv + h) * cw + lc];
+            acc += convw[(size_t)gc * K + q] * x;
+        }
+        xs[c] = silu_f(acc);
+    }
+    if (tid == 0) {
+        const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
+        gate[0] = sigmoid_f(b);
+        gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
+    }
+    __syncthreads();
+    float sq = 0.f, sk = 0.f;
+    for (int c = tid; c < dk; c += DNS_THREADS) {
+        sq += xs[c] * xs[c];
+        sk += xs[dk + c] * xs[dk + c];
+    }
+    block_sum2(sq, sk, red);
+    const float invq = (float)(1.0 / sqrt((double)(sq + 1e-6f)));
+    const float invk = (float)(1.0 / sqrt((double)(sk + 1e-6f)));
+    const float beta = gate[0], eg = gate[1];
+
+    float pu = 0.f;
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) {
+            s[r] *= eg;
+            pu += s[r] * (xs[dk + i] * invk);
+        }
+    }
+    red_u[warp][lane] = pu;
+    __syncthreads();
+    float u = 0.f;
+#pragma unroll
+    for (int w = 0; w < DNS_WARPS; w++) u += red_u[w][lane];
+    const float delta = col ? beta * (xs[2 * dk + lane] - u) : 0.f;
+    float po = 0.f;
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) {
+            s[r] += (xs[dk + i] * invk) * delta;
+            po += s[r] * ((xs[i] * invq) * qscale);
+        }
+    }
+    red_o[warp][lane] = po;
+    __syncthreads();
+    if (warp == 0 && col) {
+        float acc = 0.f;
+#pragma unroll
+        for (int w = 0; w < DNS_WARPS; w++) acc += red_o[w][lane];
+        o[(size_t)h * dv + j] = acc;
+    }
+#pragma unroll
+    for (int r = 0; r < DN_MAXR; r++) {
+        const int i = warp + DNS_WARPS * r;
+        if (col && i < dk) st[(size_t)i * dv + j] = s[r];
+    }
+}
+
+// deltanet_step_norm: grid (nv), DNS_THREADS threads. core [nv, dv] holds o
+// on entry and w·o/rms(o)·silu(z) on return; the head's conv window moves
+// on by the step's pre-conv inputs.
+extern "C" __global__ void __launch_bounds__(DNS_THREADS)
+    deltanet_step_norm(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                       const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
+    __shared__ double redd[DNS_WARPS];
+    const int h = blockIdx.x, kh = h / (nv / nk), tid = threadIdx.x;
+    const int ch = 2 * nk * dk + nv * dv, cw = 2 * dk + dv;
+    pdl_entry();
+    float* oh = core + (size_t)h * dv;
+    double ss = 0.0;
+    for (int j = tid; j < dv; j += DNS_THREADS) ss += (double)oh[j] * (double)oh[j];
+    ss = warp_sum_double(ss);
+    if ((tid & 31) == 0) redd[tid >> 5] = ss;
+    __syncthreads();
+    double tot = 0.0;
+#pragma unroll
+    for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
+    const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
+    for (int j = tid; j < dv; j += DNS_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(proj[ch + h * dv + j]);
+    for (int c = tid; c < cw; c += DNS_THREADS) {
+        const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+        for (int q = 0; q + 1 < K - 1; q++)
+            convstate[((size_t)q * nv + h) * cw + c] = convstate[((size_t)(q + 1) * nv + h) * cw + c];
+        if (K > 1) convstate[((size_t)(K - 2) * nv + h) * cw + c] = proj[gc];
+    }
+}

@@ -1,0 +1,46 @@
+// The frame control block the tower (tower.cu) and the sampler (sampling.cu)
+// share: one small struct in device memory holding a take's sampling
+// settings, the position and frame counters, the codes a frame forces
+// (teacher forcing) and the codes it drew. The host writes the settings
+// before a take; the kernels read every counter from here, so one captured
+// graph serves every frame and every setting. engine/cuda (frame_control.go)
+// mirrors the layout word for word.
+#pragma once
+
+#include <stdint.h>
+
+#define FRAME_MAX_CODEBOOKS 16
+
+// Error bits of FrameControl.error (codebook c's non-finite logits: bit c).
+#define FRAME_ERR_KV_FULL (1 << 30)   // a row past the KV cache's capacity
+#define FRAME_ERR_BAD_CODE (1 << 29)  // a code outside its codebook reached an embedding
+
+struct FrameControl {
+    uint32_t seed_lo, seed_hi;  // the Philox key
+    float temperature, top_p;   // 0: greedy; 1: top-p off
+    int32_t top_k;              // 0: off
+    int32_t frame;              // frame index in the take (Philox counter word 0)
+    int32_t pos;                // tower rows completed (the next row's position)
+    int32_t forced;             // 1: take forced_codes instead of drawing
+    int32_t forced_codes[FRAME_MAX_CODEBOOKS];
+    // The frame's result (FRAME_RESULT_WORDS words from codes): the codes
+    // drawn (or forced), end of speech, error bits.
+    int32_t codes[FRAME_MAX_CODEBOOKS];
+    int32_t end;
+    int32_t error;
+};
+
+// block_sum_f64 returns the sum of v over the block to every thread
+// (blockDim.x a multiple of 32, at most 1024; red holds 32 doubles).
+__device__ __forceinline__ double block_sum_f64(double v, double* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}

@@ -1,0 +1,285 @@
+// The backbone's mixture of experts around the GEMVs (engine/cpu moe.go):
+// routing (softmax, top-k, renormalisation) on the device, SwiGLU of the
+// routed and shared experts, and the weighted combine with the gated shared
+// expert, the residual and the next RMSNorm. The projections themselves are
+// the GEMVs of gemv.cu (router + shared gate/up + shared_expert_gate stacked
+// in one BF16 matrix; experts gathered by id).
+#include "common.cuh"
+
+#define MOE_MAX_EXPERTS 1024
+
+// ---------------------------------------------------------------------------
+// Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
+// values of the stacked projection), the softmax over all E experts in
+// float32 (each exponential rounded from double, as the reference does), the
+// k largest probabilities (ties to the lower index), divided by their sum
+// (summed in the order chosen). Writes ids[t·k + j] and wts[t·k + j]. When
+// xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
+// the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
+extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
+                                     const float* __restrict__ dense, int dstride, int E, int k,
+                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+    pdl_entry();
+    __shared__ float p[MOE_MAX_EXPERTS];
+    __shared__ float red[32];
+    __shared__ float bestv[32];
+    __shared__ int besti[32];
+    __shared__ float chosen[64];
+    const int t = blockIdx.x;
+    const float* lg = dense + (size_t)t * dstride;
+    float m = -INFINITY;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, lg[e]);
+    // block max
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    m = lane < nwarps ? red[lane] : -INFINITY;
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    float s = 0.f;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        const float v = (float)exp((double)(lg[e] - m));
+        p[e] = v;
+        s += v;
+    }
+    s = block_sum(s, red);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = p[e] / s;
+    __syncthreads();
+    for (int j = 0; j < k; j++) {
+        float bv = -1.f;
+        int bi = 0x7fffffff;
+        for (int e = threadIdx.x; e < E; e += blockDim.x) {
+            const float v = p[e];
+            if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+            const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
+            if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+        }
+        if (lane == 0) bestv[warp] = bv, besti[warp] = bi;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int w = 1; w < nwarps; w++)
+                if (bestv[w] > bv || (bestv[w] == bv && besti[w] < bi)) bv = bestv[w], bi = besti[w];
+            ids[t * k + j] = bi;
+            chosen[j] = bv;
+            p[bi] = -2.f;  // below every probability: not chosen again
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        float sum = 0.f;
+        for (int j = 0; j < k; j++) sum += chosen[j];
+        for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
+    }
+    if (xrep) {
+        const float* xr = x + (size_t)t * xpitch;
+        for (int j = 0; j < k; j++) {
+            float* d = xrep + ((size_t)t * k + j) * xpitch;
+            for (int c = threadIdx.x; c < xpitch; c += blockDim.x) d[c] = xr[c];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)
+// pairs of ids sorted by expert, pairs of one expert in pair order (so the
+// result does not depend on scheduling). Writes offsets [E+1] (pairs of
+// expert e are sorted positions offsets[e] … offsets[e+1]−1), rowids [n·k]
+// (the row of x a sorted pair reads: pair / k) and slot [n·k] (the sorted
+// position of pair p). One block; n·k ≤ blockDim.x · 4 and E ≤ MOE_MAX_EXPERTS.
+extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __restrict__ rowids,
+                                     int32_t* __restrict__ slot, const int32_t* __restrict__ ids, int pairs, int k,
+                                     int E) {
+    pdl_entry();
+    __shared__ int count[MOE_MAX_EXPERTS + 1];
+    for (int e = threadIdx.x; e <= E; e += blockDim.x) count[e] = 0;
+    __syncthreads();
+    for (int p = threadIdx.x; p < pairs; p += blockDim.x) atomicAdd(&count[ids[p]], 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int run = 0;
+        for (int e = 0; e < E; e++) {
+            const int c = count[e];
+            count[e] = run;
+            offsets[e] = run;
+            run += c;
+        }
+        offsets[E] = run;
+    }
+    __syncthreads();
+    for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const int e = ids[p];
+        int rank = 0;
+        for (int q = 0; q < p; q++) rank += ids[q] == e;
+        const int s = count[e] + rank;
+        slot[p] = s;
+        rowids[s] = p / k;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SwiGLU of the experts (cpu.SwiGLU): blocks y < items are routed items:
+// h[y·ip + c] = silu(gu[y·2p + c]) · gu[y·2p + p + c] for c < i, 0 for
+// i ≤ c < ip (the padding the down GEMV reads). Blocks y ≥ items are the
+// shared expert of row r = y − items: hs[r·isp + c] = silu(g)·u with g, u at
+// dense + r·dstride + E + c and + E + is + c (the stacked projection), zero
+// up to isp. Grid (⌈max(ip, isp)/256⌉, items + rows), block 256.
+extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __restrict__ gu, int p, int i, int ip,
+                                      int items, float* __restrict__ hs, const float* __restrict__ dense, int dstride,
+                                      int E, int is, int isp) {
+    pdl_entry();
+    const int y = blockIdx.y;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (y < items) {
+        if (c >= ip) return;
+        float v = 0.f;
+        if (c < i) {
+            const float g = gu[(size_t)y * 2 * p + c];
+            v = g / (1.f + expf(-g)) * gu[(size_t)y * 2 * p + p + c];
+        }
+        h[(size_t)y * ip + c] = v;
+        return;
+    }
+    const int r = y - items;
+    if (c >= isp) return;
+    float v = 0.f;
+    if (c < is) {
+        const float* d = dense + (size_t)r * dstride + E;
+        const float g = d[c];
+        v = g / (1.f + expf(-g)) * d[is + c];
+    }
+    hs[(size_t)r * isp + c] = v;
+}
+
+// ---------------------------------------------------------------------------
+// Combine (the end of cpu.moeForward) with the residual and the next norm:
+// for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
+// with sg = dense[t·dstride + sgcol] (shared_expert_gate·x) and, when slot is
+// not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
+// expert order, moe_group); then, when nw is
+// not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
+// up to npitch. Grid (n), block 256.
+extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
+                                            const float* __restrict__ wts, const float* __restrict__ ys,
+                                            const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
+                                            const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
+                                            float eps) {
+    pdl_entry();
+    __shared__ float red[32];
+    const int t = blockIdx.x;
+    const float sg = 1.f / (1.f + expf(-dense[(size_t)t * dstride + sgcol]));
+    float* xr = x + (size_t)t * H;
+    float ss = 0.f;
+    for (int c = threadIdx.x; c < H; c += blockDim.x) {
+        float acc = 0.f;
+        for (int j = 0; j < k; j++) {
+            const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
+            acc += wts[t * k + j] * yr[row * H + c];
+        }
+        acc += ys[(size_t)t * H + c] * sg;
+        const float v = xr[c] + acc;
+        xr[c] = v;
+        ss += v * v;
+    }
+    if (!nw) return;
+    ss = block_sum(ss, red);
+    const float inv = rsqrtf(ss / (float)H + eps);
+    float* o = normed + (size_t)t * npitch;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + nw[c]) : 0.f;
+}
+
+// ---------------------------------------------------------------------------
+// A step's down projections in one launch (SwiGLU, then cpu.MatVec): block
+// row y < k is routed pair y: x = silu(gate)·up from gu (pitch 2p; width i,
+// zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
+// [h, ip] each, mstride elements apart); y = k is the shared expert: x from
+// the stacked projection's shared gate and up (dense + e, width is) and the
+// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory;
+// each warp computes DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …
+// Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1), block 256.
+#define DOWN_ROWS 8
+#define DOWN_MAXX 2048
+
+__device__ __forceinline__ float dot_bf16x8(uint4 w, const float4* xv) {
+    const float4 x0 = xv[0], x1 = xv[1];
+    float s = bf16_lo(w.x) * x0.x;
+    s = fmaf(bf16_hi(w.x), x0.y, s);
+    s = fmaf(bf16_lo(w.y), x0.z, s);
+    s = fmaf(bf16_hi(w.y), x0.w, s);
+    s = fmaf(bf16_lo(w.z), x1.x, s);
+    s = fmaf(bf16_hi(w.z), x1.y, s);
+    s = fmaf(bf16_lo(w.w), x1.z, s);
+    return fmaf(bf16_hi(w.w), x1.w, s);
+}
+
+__device__ __forceinline__ float dot_fp8x16(uint4 w, const float4* xv) {
+    float s = fp8_dot4(w.x, xv[0], 0.f);
+    s = fp8_dot4(w.y, xv[1], s);
+    s = fp8_dot4(w.z, xv[2], s);
+    return fp8_dot4(w.w, xv[3], s);
+}
+
+template <bool FP8>
+__device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* xs, int rows, int cols) {
+    constexpr int PER = FP8 ? 16 : 8;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
+    const uint4* wr[DOWN_ROWS];
+    int rr[DOWN_ROWS];
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) {
+        rr[r] = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
+    }
+    float acc[DOWN_ROWS];
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.f;
+    for (int c = lane; c < chunks; c += 32) {
+        uint4 w[DOWN_ROWS];
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
+        const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) {
+            if (FP8)
+                acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
+            else
+                acc[r] += dot_bf16x8(w[r], xv);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = acc[r];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) moe_down(
+    float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
+    long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
+    int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h) {
+    __shared__ __align__(16) float xs[DOWN_MAXX];
+    pdl_entry();
+    const int y = blockIdx.y;
+    if (y < k) {
+        const float* g = gu + (size_t)y * 2 * p;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
+        __syncthreads();
+        const long long m = ids[y];
+        if (fp8)
+            down_rows<true>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, xs, h, ip);
+        else
+            down_rows<false>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, xs, h, ip);
+        return;
+    }
+    const float* d = dense + e;
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
+    __syncthreads();
+    down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
+}

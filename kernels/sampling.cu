@@ -1,0 +1,336 @@
+// The device sampler (engine/drama3/sampler.go, philox.go): one block draws
+// one code from one logits vector with the CPU sampler's order of operations
+// and the same Philox4x32-10 uniform, its settings and counters read from the
+// frame control block (frame_control.cuh).
+#include "common.cuh"
+#include "frame_control.cuh"
+
+#define SAMPLE_THREADS 1024
+#define SAMPLE_MAX 8192                           // logits per draw (a power of two)
+#define SAMPLE_PER (SAMPLE_MAX / SAMPLE_THREADS)  // sorted positions per thread, at most
+
+// Philox4x32-10 word 0 of counter (c0, c1, 0, 0) under key (k0, k1)
+// (Philox4x32x10).
+__device__ __forceinline__ uint32_t philox_word0(uint32_t c0, uint32_t c1, uint32_t k0, uint32_t k1) {
+    uint32_t c2 = 0, c3 = 0;
+#pragma unroll
+    for (int round = 0; round < 10; round++) {
+        if (round > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const uint32_t lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);
+        const uint32_t lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);
+        const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+        c0 = n0;
+        c1 = lo1;
+        c2 = n2;
+        c3 = lo0;
+    }
+    return c0;
+}
+
+// The sampler's strict order as one integer, smaller first: larger logit
+// first (float bits made monotone and inverted; ±0 as one value), then lower
+// index.
+__device__ __forceinline__ uint64_t order_key(float l, int i) {
+    uint32_t b = __float_as_uint(l == 0.f ? 0.f : l);
+    b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return ((uint64_t)~b << 16) | (uint32_t)i;
+}
+
+__device__ __forceinline__ uint64_t warp_min_u64(uint64_t v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const uint64_t w = __shfl_xor_sync(FULL_MASK, v, o);
+        v = w < v ? w : v;
+    }
+    return v;
+}
+
+// Shared memory: the sort's keys and indices, reused for the reductions
+// outside the sort (48 KiB, the static limit). Phases that switch between
+// the two views are separated by barriers.
+union SampleShared {
+    struct {
+        uint32_t key[SAMPLE_MAX];
+        uint16_t idx[SAMPLE_MAX];
+    } sort;
+    struct {
+        double red[32];
+        double scan[32];
+        uint64_t min64[32];
+        int cnt[2][32];
+        int pick[2];
+        double zkept;
+    } r;
+};
+
+// block_count returns the sum of c over the block (SAMPLE_THREADS threads)
+// to every thread, with one barrier: buf alternates between two halves, so
+// the next call's writes cannot race this call's reads.
+__device__ __forceinline__ int block_count(int c, int (*cnt)[32], int& parity) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    c = __reduce_add_sync(FULL_MASK, c);
+    int* buf = cnt[parity];
+    parity ^= 1;
+    if (lane == 0) buf[warp] = c;
+    __syncthreads();
+    return __reduce_add_sync(FULL_MASK, buf[lane]);
+}
+
+// sort_step is one step (k, j) of a bitonic network over sh.sort's first P
+// entries: one compare-exchange per pair and thread.
+__device__ __forceinline__ void sort_step(SampleShared& sh, int P, int k, int j, int tid) {
+    for (int m = tid; m < P / 2; m += SAMPLE_THREADS) {
+        const int i = ((m & ~(j - 1)) << 1) | (m & (j - 1)), l = i | j;
+        const uint64_t a = ((uint64_t)sh.sort.key[i] << 16) | sh.sort.idx[i];
+        const uint64_t b = ((uint64_t)sh.sort.key[l] << 16) | sh.sort.idx[l];
+        if ((a > b) == ((i & k) == 0)) {
+            sh.sort.key[i] = (uint32_t)(b >> 16);
+            sh.sort.idx[i] = (uint16_t)b;
+            sh.sort.key[l] = (uint32_t)(a >> 16);
+            sh.sort.idx[l] = (uint16_t)a;
+        }
+    }
+}
+
+// sort_pairs sorts sh.sort's first P entries (a power of two ≥ 32) by
+// (key, idx), ascending; a network of one warp's pairs syncs the warp only.
+__device__ void sort_pairs(SampleShared& sh, int P) {
+    const int tid = threadIdx.x;
+    if (P <= 64) {  // one warp's pairs
+        if (tid < 32) {
+            for (int k = 2; k <= P; k <<= 1)
+                for (int j = k >> 1; j > 0; j >>= 1) {
+                    sort_step(sh, P, k, j, tid);
+                    __syncwarp();
+                }
+        }
+        __syncthreads();
+        return;
+    }
+    for (int k = 2; k <= P; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            sort_step(sh, P, k, j, tid);
+            __syncthreads();
+        }
+}
+
+// ---------------------------------------------------------------------------
+// sample_logits draws codebook cb's code of frame ctrl->frame from the n
+// logits (n ≤ SAMPLE_MAX), as Sampler.SampleWith with u = Uniform(seed,
+// frame, cb): non-finite logits set error bit cb (code 0); temperature 0 is
+// the first index of the strict order (the argmax, lowest index on ties);
+// else w_i = exp(l_i/T − l_max/T) in float64 and Z = Σ w; the kept
+// candidates sorted by the strict order (with top-k ≤ SAMPLE_THREADS, the k
+// first are selected by bisecting the order's keys, then only they are
+// sorted; else the whole vocabulary is); top-p over the order, top-k, target
+// = u·Σ kept w, the first kept index whose running sum exceeds it. Sums are
+// parallel (the CPU's are sequential: they may differ in the last bits, so a
+// draw within rounding of a boundary may pick the neighbour).
+// With ctrl->forced the code is ctrl->forced_codes[cb] instead. Writes
+// ctrl->codes[cb] and, when end_index ≥ 0, ctrl->end = (code == end_index).
+// With out not null (a batch of tests): block b draws from logits[b·n…]
+// with frame ctrl->frame + b into out[b], nothing forced, ctrl's codes
+// untouched. Grid: (batch), SAMPLE_THREADS threads.
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
+                                                                           int cb, int end_index,
+                                                                           FrameControl* ctrl,
+                                                                           int32_t* __restrict__ out) {
+    pdl_entry();
+    logits += (size_t)blockIdx.x * n;
+    const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
+    __shared__ SampleShared sh;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+    // Element i = tid + e·SAMPLE_THREADS of the vector sits in slot e.
+    uint64_t kv[SAMPLE_PER];  // order keys; ~0 past n
+    bool bad = false;
+    uint64_t first = ~0ull;
+#pragma unroll
+    for (int e = 0; e < SAMPLE_PER; e++) {
+        const int i = tid + e * SAMPLE_THREADS;
+        const float l = i < n ? logits[i] : 0.f;
+        bad |= !isfinite(l);
+        kv[e] = i < n ? order_key(l, i) : ~0ull;
+        first = kv[e] < first ? kv[e] : first;
+    }
+    bad = __syncthreads_or(bad);
+    int code = 0;
+    if (ctrl->forced && !out) {
+        code = ctrl->forced_codes[cb];
+    } else if (!bad) {
+        // The first index of the order.
+        first = warp_min_u64(first);
+        if (lane == 0) sh.r.min64[warp] = first;
+        __syncthreads();
+        first = warp_min_u64(sh.r.min64[lane]);
+        const int top = (int)(first & 0xffff);
+        const float temperature = ctrl->temperature;
+        if (temperature == 0.f) {
+            code = top;
+        } else {
+            const double temp = (double)temperature;
+            const double smax = (double)logits[top] / temp;
+            double zpart = 0.0;
+#pragma unroll
+            for (int e = 0; e < SAMPLE_PER; e++)
+                if (tid + e * SAMPLE_THREADS < n) zpart += exp((double)logits[tid + e * SAMPLE_THREADS] / temp - smax);
+            const double z = block_sum_f64(zpart, sh.r.red);
+            const int top_k = ctrl->top_k;
+            const int limit = (top_k > 0 && top_k < n) ? top_k : n;
+
+            // The candidates to sort: with a small top-k, the limit first of
+            // the order (the smallest keys ≤ the limit-th key, found by
+            // bisection); else every index.
+            int m = n;
+            if (limit < n && limit <= SAMPLE_THREADS) {
+                uint64_t lo = first, hi = (1ull << 48) - 1;
+                int parity = 0;
+                while (lo < hi) {
+                    const uint64_t mid = lo + ((hi - lo) >> 1);
+                    int c = 0;
+#pragma unroll
+                    for (int e = 0; e < SAMPLE_PER; e++) c += kv[e] <= mid;
+                    if (block_count(c, sh.r.cnt, parity) >= limit)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                // Slots by an exclusive scan of the threads' counts.
+                int c = 0;
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) c += kv[e] <= lo;
+                int incl = c;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int v = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= o) incl += v;
+                }
+                __syncthreads();  // the last bisection step's reads are done
+                if (lane == 31) sh.r.cnt[0][warp] = incl;
+                __syncthreads();
+                int slot = incl - c;
+                for (int w = 0; w < warp; w++) slot += sh.r.cnt[0][w];
+                __syncthreads();  // the sort arrays overwrite cnt
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) {
+                    if (kv[e] <= lo) {
+                        sh.sort.key[slot] = (uint32_t)(kv[e] >> 16);
+                        sh.sort.idx[slot] = (uint16_t)kv[e];
+                        slot++;
+                    }
+                }
+                m = limit;
+            } else {
+                __syncthreads();  // the sort arrays overwrite the reductions'
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) {
+                    const int i = tid + e * SAMPLE_THREADS;
+                    if (i < n) {
+                        sh.sort.key[i] = (uint32_t)(kv[e] >> 16);
+                        sh.sort.idx[i] = (uint16_t)kv[e];
+                    }
+                }
+            }
+            int P = 32;
+            while (P < m) P <<= 1;
+            for (int i = m + tid; i < P; i += SAMPLE_THREADS) {
+                sh.sort.key[i] = 0xffffffffu;
+                sh.sort.idx[i] = 0xffffu;
+            }
+            __syncthreads();
+            sort_pairs(sh, P);
+
+            // Thread tid holds sorted positions [tid·per, tid·per + per).
+            const int per = max(1, P / SAMPLE_THREADS);
+            const int j0 = tid * per;
+            int ids[SAMPLE_PER];
+            double run[SAMPLE_PER];  // inclusive running sums of kept weights, local first
+            double local = 0.0;
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++) {
+                const int j = j0 + c;
+                ids[c] = (c < per && j < m) ? sh.sort.idx[j] : -1;
+                if (ids[c] >= 0 && j < limit) local += exp((double)logits[ids[c]] / temp - smax);
+                run[c] = local;
+            }
+            // Exclusive scan of the threads' sums (warp scan, then across warps).
+            double incl = local;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const double v = __shfl_up_sync(FULL_MASK, incl, o);
+                if (lane >= o) incl += v;
+            }
+            __syncthreads();  // the sort arrays become the reduction space
+            if (lane == 31) sh.r.scan[warp] = incl;
+            __syncthreads();
+            if (warp == 0) {
+                double v = sh.r.scan[lane], s = v;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const double u = __shfl_up_sync(FULL_MASK, s, o);
+                    if (lane >= o) s += u;
+                }
+                sh.r.scan[lane] = s - v;  // exclusive
+            }
+            if (tid == 0) {
+                sh.r.pick[0] = limit;
+                sh.r.pick[1] = 0x7fffffff;
+            }
+            __syncthreads();
+            const double base = sh.r.scan[warp] + (incl - local);
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++) run[c] += base;
+            // Top-p: the first position whose running sum reaches top_p·Z.
+            const float top_p = ctrl->top_p;
+            if (top_p < 1.f) {
+                const double need = (double)top_p * z;
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++) {
+                    const int j = j0 + c;
+                    if (c < per && j < limit && run[c] >= need) {
+                        atomicMin(&sh.r.pick[0], j + 1);
+                        break;
+                    }
+                }
+            }
+            __syncthreads();
+            const int kept = sh.r.pick[0];
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++)
+                if (c < per && j0 + c == kept - 1) sh.r.zkept = run[c];
+            __syncthreads();
+            const double u = (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32;
+            const double target = u * sh.r.zkept;
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++) {
+                const int j = j0 + c;
+                if (c < per && j < kept && target < run[c]) {
+                    atomicMin(&sh.r.pick[1], j);
+                    break;
+                }
+            }
+            __syncthreads();
+            int pick = sh.r.pick[1];
+            if (pick == 0x7fffffff) pick = kept - 1;
+            // Position pick's index: its owner publishes it.
+            __syncthreads();
+#pragma unroll
+            for (int c = 0; c < SAMPLE_PER; c++)
+                if (c < per && j0 + c == pick) sh.r.pick[0] = ids[c];
+            __syncthreads();
+            code = sh.r.pick[0];
+        }
+    }
+    if (tid == 0) {
+        if (bad) atomicOr(&ctrl->error, 1 << cb);
+        if (out) {
+            out[blockIdx.x] = code;
+            return;
+        }
+        ctrl->codes[cb] = code;
+        if (end_index >= 0) ctrl->end = code == end_index;
+    }
+}

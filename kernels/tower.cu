@@ -1,0 +1,296 @@
+// The codebook tower (engine/cpu/tower.go), the feedback row
+// (engine/cpu/heads.go) and the frame counters. Projections run on the GEMV
+// kernels (gemv.cu); these kernels are what sits between them. Every
+// activation and the KV caches are float32; counters come from the frame
+// control block so the kernels can be captured once and replayed per frame.
+#include "common.cuh"
+#include "frame_control.cuh"
+
+// Plain-gain RMSNorm of one row (RMSNorm, invRMS): the sum of squares in
+// float64, inv = float32(1/sqrt(ss/width + eps)), y = x·inv·w in float32.
+__device__ __forceinline__ float row_inv_rms(double ss, int width, float eps) {
+    return (float)(1.0 / sqrt(ss / (double)width + (double)eps));
+}
+
+// ---------------------------------------------------------------------------
+// The eh_proj input of n rows: cat[r] = [enorm(mask·E[code]); hnorm(h[r])]
+// (Tower.layer). table null: text rows, mask 0 (enorm of the zero vector).
+// Otherwise one audio row embedding code ctrl->codes[code_slot] of the
+// [entries, width] BF16 table; after end of speech (ctrl->end) code 0 stands
+// in (the frame is discarded); a code out of range writes NaN and sets
+// FRAME_ERR_BAD_CODE. Grid: (n).
+extern "C" __global__ void tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
+                                          const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
+                                          int entries, const float* __restrict__ enorm,
+                                          const float* __restrict__ hnorm, int width, float eps) {
+    pdl_entry();
+    __shared__ double red[32];
+    const int row = blockIdx.x;
+    float* ce = cat + (size_t)row * 2 * width;
+    float* ch = ce + width;
+    const float* hr = h + (size_t)row * width;
+    if (table == nullptr) {
+        const float inv = row_inv_rms(0.0, width, eps);
+        for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];
+    } else {
+        int code = ctrl->codes[code_slot];
+        if (ctrl->end) code = 0;
+        if (code < 0 || code >= entries) {
+            for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = __int_as_float(0x7fc00000);
+            if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_BAD_CODE);
+        } else {
+            const uint16_t* er = table + (size_t)code * width;
+            double ss = 0.0;
+            for (int c = threadIdx.x; c < width; c += blockDim.x) {
+                const double v = (double)__int_as_float((uint32_t)er[c] << 16);
+                ss += v * v;
+            }
+            const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+            for (int c = threadIdx.x; c < width; c += blockDim.x)
+                ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
+        }
+    }
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ss += (double)hr[c] * (double)hr[c];
+    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
+}
+
+// ---------------------------------------------------------------------------
+// Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
+// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n).
+extern "C" __global__ void tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
+                                             const float* __restrict__ add, const float* __restrict__ w, int width,
+                                             float eps) {
+    pdl_entry();
+    __shared__ double red[32];
+    float* xr = x + (size_t)blockIdx.x * width;
+    const float* ar = add ? add + (size_t)blockIdx.x * width : nullptr;
+    float* o = out + (size_t)blockIdx.x * width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        float v = xr[c];
+        if (ar) {
+            v += ar[c];
+            xr[c] = v;
+        }
+        ss += (double)v * (double)v;
+    }
+    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
+}
+
+// ---------------------------------------------------------------------------
+// Interleaved-pair RoPE and the KV append of n rows at positions ctrl->pos+r
+// (Tower.attention, interleavedRope.apply): the pair (x[2i], x[2i+1]), i <
+// half, of every query and key head turns by the uploaded table's cos and
+// sin at the row's position ([max_rows, half] each, TowerRopeTable); queries
+// are rotated in place in qkv, keys written rotated to the key cache, values
+// copied to the value cache ([max_rows, nkv·hd] each). A row past max_rows
+// sets FRAME_ERR_KV_FULL and writes nothing. Grid: (n).
+extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                             FrameControl* ctrl, int nh, int nkv, int hd, int half, int max_rows) {
+    pdl_entry();
+    const int t = blockIdx.x, pos = ctrl->pos + t;
+    if (pos >= max_rows) {
+        if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
+        return;
+    }
+    float* row = qkv + (size_t)t * (nh + 2 * nkv) * hd;
+    for (int e = threadIdx.x; e < (nh + nkv) * half; e += blockDim.x) {
+        const int head = e / half, i = e % half;
+        float* x = row + head * hd + 2 * i;
+        const float c = cos_t[(size_t)pos * half + i], s = sin_t[(size_t)pos * half + i];
+        const float x0 = x[0], x1 = x[1];
+        // Unfused, as the reference rounds each product.
+        x[0] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+        x[1] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+    }
+    __syncthreads();
+    const int kvw = nkv * hd;
+    for (int e = threadIdx.x; e < kvw; e += blockDim.x) {
+        kc[(size_t)pos * kvw + e] = row[nh * hd + e];
+        vc[(size_t)pos * kvw + e] = row[(nh + nkv) * hd + e];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Grouped-query causal attention of n rows (causalAttention, ungated): query
+// head h of row r (position ctrl->pos+r) against the cached keys of rows
+// 0…pos+r of KV head h/(nh/nkv), softmax in float32 with scale, applied to
+// the values. The keys are split into ATTN_SPLITS ranges, one block each, so
+// a long cache is read by many multiprocessors (flash-decoding): a warp per
+// key (lanes read the row as float4s), an online softmax per warp, merged
+// per block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
+// unnormalised output); the last block of a (row, head) to finish, counted
+// in counters ([n, nh], zero between launches), merges the splits and
+// writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
+// Grid: (nh, ATTN_SPLITS, n).
+#define ATTN_SPLITS 16
+#define ATTN_WARPS 4
+#define ATTN_MAX_HD 256
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
+    float* __restrict__ attn, const float* __restrict__ qkv, const float* __restrict__ kc,
+    const float* __restrict__ vc, const FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters,
+    int nh, int nkv, int hd, float scale, int max_rows) {
+    pdl_entry();
+    __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
+    __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
+    __shared__ bool last_block;
+    const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int last = ctrl->pos + t;
+    float* o = attn + ((size_t)t * nh + h) * hd;
+    if (last >= max_rows) {  // rope_append flagged it
+        if (split == 0)
+            for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
+        return;
+    }
+    const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
+    const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
+    float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+        acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
+    const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
+    float m = -INFINITY, l = 0.f;
+    for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
+        const float4* k4 = reinterpret_cast<const float4*>(kc + (size_t)p * kvw + kvh * hd);
+        const float4* v4 = reinterpret_cast<const float4*>(vc + (size_t)p * kvw + kvh * hd);
+        float dot = 0.f;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 k = k4[d4];
+                dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
+            }
+        }
+        const float sc = warp_sum(dot) * scale;
+        const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
+        l = l * corr + e;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 v = v4[d4];
+                acc[r].x = acc[r].x * corr + e * v.x;
+                acc[r].y = acc[r].y * corr + e * v.y;
+                acc[r].z = acc[r].z * corr + e * v.z;
+                acc[r].w = acc[r].w * corr + e * v.w;
+            }
+        }
+        m = mn;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wl[warp] = l;
+    }
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        if (d4 < hd4) wo[warp][d4] = acc[r];
+    }
+    __syncthreads();
+    // This block's partial: max, sum and output over its warps (a warp that
+    // saw no key has sum 0 and counts for nothing).
+    float bm = -INFINITY;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bm = fmaxf(bm, wm[w]);
+    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
+    float bl = 0.f;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bl += wl[w] * expf(wm[w] - bm);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+        for (int w = 0; w < ATTN_WARPS; w++)
+            if (wl[w] > 0.f) s += reinterpret_cast<const float*>(wo[w])[d] * expf(wm[w] - bm);
+        mine[2 + d] = s;
+    }
+    if (threadIdx.x == 0) {
+        mine[0] = bm;
+        mine[1] = bl;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int* c = counters + (size_t)t * nh + h;
+        last_block = atomicAdd(c, 1) == ATTN_SPLITS - 1;
+        if (last_block) *c = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* all = part + ((size_t)t * nh + h) * ATTN_SPLITS * (hd + 2);
+    float gm = -INFINITY, gl = 0.f;
+    for (int sp = 0; sp < ATTN_SPLITS; sp++)
+        if (__ldcg(all + sp * (hd + 2) + 1) > 0.f) gm = fmaxf(gm, __ldcg(all + sp * (hd + 2)));
+    for (int sp = 0; sp < ATTN_SPLITS; sp++) {
+        const float sl = __ldcg(all + sp * (hd + 2) + 1);
+        if (sl > 0.f) gl += sl * expf(__ldcg(all + sp * (hd + 2)) - gm);
+    }
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+        for (int sp = 0; sp < ATTN_SPLITS; sp++) {
+            const float* ps = all + sp * (hd + 2);
+            const float sl = __ldcg(ps + 1);
+            if (sl > 0.f) s += __ldcg(ps + 2 + d) * expf(__ldcg(ps) - gm);
+        }
+        o[d] = s / gl;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The feedback row (AudioHeads.FeedbackRow) of the frame's codes
+// ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
+// summed in float32 in that order; tables holds the ncb BF16 codebook tables'
+// addresses, entries their sizes. A code out of range (end of speech) writes
+// NaN: no backbone step follows it. Grid: (1).
+extern "C" __global__ void tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+                                          const int32_t* __restrict__ sem_tokens,
+                                          const unsigned long long* __restrict__ tables,
+                                          const int32_t* __restrict__ entries, const FrameControl* ctrl, int ncb,
+                                          int width, float div) {
+    pdl_entry();
+    bool ok = true;
+    for (int i = 0; i < ncb; i++) ok = ok && ctrl->codes[i] >= 0 && ctrl->codes[i] < entries[i];
+    if (!ok) {
+        for (int c = threadIdx.x; c < width; c += blockDim.x) out[c] = __int_as_float(0x7fc00000);
+        return;
+    }
+    const uint16_t* tr = text_embed + (size_t)sem_tokens[ctrl->codes[0]] * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        float s = __int_as_float((uint32_t)tr[c] << 16);
+        for (int i = 0; i < ncb; i++) {
+            const uint16_t* t = reinterpret_cast<const uint16_t*>(tables[i]);
+            s += __int_as_float((uint32_t)t[(size_t)ctrl->codes[i] * width + c] << 16);
+        }
+        out[c] = s / div;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Counters: rows more tower rows done, frames more frames drawn. Grid: (1).
+extern "C" __global__ void tower_advance(FrameControl* ctrl, int rows, int frames) {
+    pdl_entry();
+    if (threadIdx.x == 0) {
+        ctrl->pos += rows;
+        ctrl->frame += frames;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// BF16 row gather (for the semantic head taken from LM head rows):
+// dst[i, :] = src[ids[i], :]. Grid: (n).
+extern "C" __global__ void bf16_gather_rows(uint16_t* __restrict__ dst, const uint16_t* __restrict__ src,
+                                            const int32_t* __restrict__ ids, int width) {
+    pdl_entry();
+    const uint16_t* s = src + (size_t)ids[blockIdx.x] * width;
+    uint16_t* d = dst + (size_t)blockIdx.x * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
+}
