@@ -8,26 +8,36 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
+# go.mod names Go 1.27 (toolchain go1.27.3): the go command fetches that
+# toolchain from the module proxy on first use (76 MB, seconds) even where the
+# machine's Go is older or its go env says GOTOOLCHAIN=local.
+export GOTOOLCHAIN := go1.27.3
+
 GOBIN_DIR := $(shell go env GOPATH)/bin
 export PATH := $(GOBIN_DIR):$(PATH)
 
-WAILS_VERSION := v2.12.0
+WAILS_VERSION := v2.14.0
+NFPM_VERSION := v2.45.2
+GOVULNCHECK_VERSION := v1.9.0
+# The Go vulnerability database as the module proxy serves it (OSV files);
+# make vulncheck indexes it locally, so the scan needs no vuln.go.dev.
+VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 CLI := bin/proscenium
 STUDIO := build/bin/proscenium-studio
 
-# Fuzz targets run for FUZZTIME each in `make test`, one per line. FUZZTIME is
-# an execution count, not a duration: with a duration, Go 1.26's fuzz
-# coordinator can report "context deadline exceeded" as a failure when the
-# time runs out under CPU load (golang/go#75804, fixed in Go 1.27; seen in
-# this project's CI run on FuzzDecodeArgs with no failing input).
+# Fuzz targets run for FUZZTIME each in `make test`, one per line: a
+# duration, so the suite's time does not depend on how fast each target is
+# (Go 1.27 fixed the coordinator reporting "context deadline exceeded" when
+# the time ran out under load, golang/go#75804).
 #   FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
-FUZZTIME ?= 20000x
+FUZZTIME ?= 5s
 FUZZ_TARGETS :=
 FUZZ_TARGETS += ./app:FuzzLoadSettings
 FUZZ_TARGETS += ./app:FuzzDecodeArgs
 FUZZ_TARGETS += ./app:FuzzLoadTake
 FUZZ_TARGETS += ./app:FuzzProtect
 FUZZ_TARGETS += ./app:FuzzTempTakeID
+FUZZ_TARGETS += ./app:FuzzCheckScript
 FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV
@@ -41,13 +51,16 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 
-.PHONY: help deps apt npm wails-cli frontend cli studio bindings bindings-check run test \
-	vet gotest race fuzz vitest e2e api-e2e cuda-check screenshot clean
+.PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
+	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
 	@echo "make test        install what is missing, run the whole test suite"
 	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
+	@echo "make browser-screenshots  the browser test's pages at 800/1280/1920 px into docs/screenshots"
+	@echo "make deb         build out/deb/webkit2gtk-4.{0,1}/proscenium_<version>_amd64.deb"
+	@echo "make deb-test    install both in a clean Debian 12 root and run the demo there"
 
 # ---- dependencies (idempotent: each step skips what is already there) ----
 
@@ -66,6 +79,12 @@ wails-cli:
 		go install github.com/wailsapp/wails/v2/cmd/wails@$(WAILS_VERSION); \
 	fi
 
+nfpm-cli:
+	@if [ "$$(go version -m $(GOBIN_DIR)/nfpm 2>/dev/null | awk '$$1 == "mod" {print $$3}')" != "$(NFPM_VERSION)" ]; then \
+		echo "== go install nfpm $(NFPM_VERSION)"; \
+		go install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION); \
+	fi
+
 # ---- builds ----
 
 # The Go packages main and cmd/proscenium embed frontend/dist: build it first.
@@ -79,8 +98,13 @@ frontend/dist/index.html: $(FRONTEND_SRC)
 	cd frontend && npx vite build --logLevel warn
 	touch $@
 
+# The version the programs report (`proscenium version`) and the .deb's:
+# the release, then the date and commit it was built from.
+VERSION ?= 0.1.0+git$(shell git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null).$(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS_VERSION := -X main.version=$(VERSION)
+
 cli: frontend
-	go build -o $(CLI) ./cmd/proscenium
+	go build -ldflags "$(LDFLAGS_VERSION)" -o $(CLI) ./cmd/proscenium
 
 # Same build tags `wails build` uses on Linux (webkit2gtk-4.0).
 studio: frontend
@@ -97,6 +121,64 @@ bindings-check: wails-cli frontend
 	@wails generate module >out/wails-generate.log 2>&1 || { cat out/wails-generate.log; exit 1; }
 	@diff -r out/wailsjs-committed frontend/wailsjs || \
 		{ echo "frontend/wailsjs is out of date with app.Service: commit the regenerated files"; exit 1; }
+
+# ---- vulnerabilities ----
+
+# govulncheck against the served golang.org/x/vulndb module, indexed into a
+# v1 database under out/ by the module's own indexdb: offline, reproducible
+# (a new database is a VULNDB_VERSION bump). Fails on any finding the code
+# can reach, in the untagged build and in the studio's and the worker's tags.
+VULNDB_DIR := out/vulndb/$(VULNDB_VERSION)
+
+vulncheck: frontend kernels
+	@if [ "$$(go version -m $(GOBIN_DIR)/govulncheck 2>/dev/null | awk '$$1 == "mod" {print $$3}')" != "$(GOVULNCHECK_VERSION)" ]; then \
+		echo "== go install govulncheck $(GOVULNCHECK_VERSION)"; \
+		go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION); \
+	fi
+	@if [ ! -s $(VULNDB_DIR)/index/db.json ]; then \
+		echo "== vulnerability database from golang.org/x/vulndb@$(VULNDB_VERSION)"; \
+		osv="$$(go mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/data/osv"; \
+		rm -rf $(VULNDB_DIR).tmp; \
+		go run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) -vulns "$$osv" -out $(VULNDB_DIR).tmp; \
+		mv $(VULNDB_DIR).tmp $(VULNDB_DIR); \
+	fi
+	@echo "== govulncheck (golang.org/x/vulndb@$(VULNDB_VERSION))"
+	govulncheck -db file://$(CURDIR)/$(VULNDB_DIR) ./...
+	govulncheck -db file://$(CURDIR)/$(VULNDB_DIR) -tags desktop,production,cuda ./...
+
+# ---- the Debian package ----
+
+# Two packages of the same programs: the studio linked against WebKitGTK 4.0
+# (Debian 12, Ubuntu 22.04) and against 4.1 (-tags webkit2_41: Debian 13,
+# Ubuntu 24.04, which dropped 4.0). scripts/deb.sh says what goes in.
+DEB_OUT := out/deb
+DEB_BIN := $(DEB_OUT)/bin
+DEB_LDFLAGS := -s -w $(LDFLAGS_VERSION)
+
+deb: nfpm-cli frontend kernels
+	@echo "== deb $(VERSION)"
+	@mkdir -p $(DEB_BIN)/webkit2gtk-4.0 $(DEB_BIN)/webkit2gtk-4.1
+	go build -tags desktop,production -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/webkit2gtk-4.0/proscenium-studio .
+	go build -tags desktop,production,webkit2_41 -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/webkit2gtk-4.1/proscenium-studio .
+	go build -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/proscenium ./cmd/proscenium
+	go build -tags cuda -ldflags "$(DEB_LDFLAGS)" -o $(DEB_BIN)/proscenium-gpu ./cmd/proscenium-gpu
+	cd frontend && npx vite build --sourcemap --outDir ../$(DEB_BIN)/ui-sourcemaps --emptyOutDir --logLevel warn
+	go run ./tools/notices -bin $(DEB_BIN)/webkit2gtk-4.0/proscenium-studio -bin $(DEB_BIN)/webkit2gtk-4.1/proscenium-studio \
+		-bin $(DEB_BIN)/proscenium -bin $(DEB_BIN)/proscenium-gpu -sourcemaps $(DEB_BIN)/ui-sourcemaps \
+		-extra engine/demo/qwen3/NOTICE.md:engine/demo/qwen3/LICENSE >$(DEB_OUT)/NOTICES
+	@for wk in 4.0 4.1; do \
+		d=$(DEB_OUT)/webkit2gtk-$$wk; rm -rf $$d && mkdir -p $$d && cp $(DEB_OUT)/NOTICES $$d/; \
+		bash scripts/deb.sh "$(VERSION)" $$wk $$d $(DEB_BIN)/webkit2gtk-$$wk/proscenium-studio \
+			$(DEB_BIN)/proscenium $(DEB_BIN)/proscenium-gpu || exit 1; \
+	done
+
+# Install each package in a clean Debian 12 root (which has WebKitGTK 4.0 and
+# 4.1) and run the demo from /tmp there (scripts/deb-test.sh; the base
+# system and apt's downloads are cached under out/deb-test).
+deb-test: deb
+	@for wk in 4.0 4.1; do \
+		bash scripts/deb-test.sh $$(ls $(DEB_OUT)/webkit2gtk-$$wk/proscenium_$(VERSION)_amd64.deb) out/deb-test || exit 1; \
+	done
 
 # ---- the README's first command ----
 
@@ -118,6 +200,8 @@ test: deps
 	$(MAKE) e2e
 	$(MAKE) api-e2e
 	$(MAKE) cuda-check
+	$(MAKE) vulncheck
+	$(MAKE) deb-test
 	@echo "== make test: all passed"
 
 vet: frontend
@@ -178,6 +262,13 @@ cuda-check: kernels
 
 screenshot: studio cli
 	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
+
+# The browser test's pages at 800, 1280 and 1920 px, reduced to 64 colours
+# for docs/screenshots.
+browser-screenshots: cli
+	rm -rf out/browser-shots && mkdir -p out/browser-shots
+	cd frontend && SCREENSHOTS=$(CURDIR)/out/browser-shots node e2e/speak.e2e.mjs ../$(CLI)
+	for f in out/browser-shots/*.png; do convert "$$f" -colors 64 "PNG8:docs/screenshots/$$(basename "$$f")"; done
 
 clean:
 	rm -rf bin build/bin frontend/dist out

@@ -1,6 +1,8 @@
 module proscenium
 
-go 1.26
+go 1.27
+
+toolchain go1.27.3
 
 require (
 	github.com/adrg/xdg v0.5.3
@@ -8,10 +10,10 @@ require (
 	github.com/ebitengine/oto/v3 v3.4.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/mewkiz/flac v1.0.14
-	github.com/wailsapp/wails/v2 v2.12.0
-	golang.org/x/net v0.38.0
-	golang.org/x/sys v0.36.0
-	golang.org/x/text v0.23.0
+	github.com/wailsapp/wails/v2 v2.14.0
+	golang.org/x/net v0.62.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.44.0
 	gorgonia.org/cu v0.9.6
 )
 
@@ -43,5 +45,5 @@ require (
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/wailsapp/go-webview2 v1.0.22 // indirect
 	github.com/wailsapp/mimetype v1.4.1 // indirect
-	golang.org/x/crypto v0.36.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 )

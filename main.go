@@ -21,6 +21,7 @@ import (
 	"proscenium/app"
 	"proscenium/app/soundcard"
 	"proscenium/engine"
+	"proscenium/engine/hfcache"
 	"proscenium/frontend"
 )
 
@@ -77,7 +78,7 @@ func (d *wailsDialogs) ChooseSaveFile(title, defaultDir, defaultName string) (st
 }
 
 func run() error {
-	model := flag.String("model", "", "checkpoint directory to load when the window opens")
+	model := flag.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache (fishaudio/drama-3), to load when the window opens")
 	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
 	flag.Parse()
 	if *speak && *model == "" {
@@ -104,7 +105,7 @@ func run() error {
 	return wails.Run(&options.App{
 		Title:            "Proscenium",
 		Width:            1280,
-		Height:           900,
+		Height:           800,
 		MinWidth:         960,
 		MinHeight:        640,
 		BackgroundColour: &options.RGBA{R: 24, G: 24, B: 27, A: 255},
@@ -142,8 +143,12 @@ func run() error {
 // openAtStart loads dir (the window shows the progress) and, if asked,
 // speaks the saved script with the saved settings; failures show in the
 // window's model panel and the status line like any other.
-func openAtStart(svc *app.Service, dir string, speak bool) {
-	if _, err := svc.LoadModel(dir); err != nil {
+func openAtStart(svc *app.Service, model string, speak bool) {
+	dir, err := hfcache.ResolveModel(model, hfcache.HubDirs())
+	if err == nil {
+		_, err = svc.LoadModel(dir)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
 		return
 	}

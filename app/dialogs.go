@@ -3,6 +3,8 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+
+	"proscenium/engine/hfcache"
 )
 
 // Dialogs are the native file dialogs of the desktop window (Wails
@@ -20,8 +22,8 @@ func (s *Service) ChooseModelDir() (string, error) {
 	}
 	start := s.Settings().ModelDir
 	if start == "" {
-		if snaps := findHFSnapshots(hfHubDirs()); len(snaps) > 0 {
-			start = snaps[0]
+		if snaps := hfcache.Find(hfcache.HubDirs()); len(snaps) > 0 {
+			start = snaps[0].Dir
 		}
 	}
 	return s.dialogs.ChooseDirectory("Choose a Drama 3 checkpoint directory", start)

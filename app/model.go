@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,22 +15,21 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine/demo"
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
+	"proscenium/engine/hfcache"
 	"proscenium/engine/tokenizer"
 )
 
 // This file is the model panel's side of the service: finding checkpoints
-// (the settings' directory, a Hugging Face cache snapshot of
-// fishaudio/drama-3, the demo), inspect's summary with the memory a model
+// (the settings' directory, Drama 3 snapshots in the Hugging Face cache,
+// the demo), inspect's summary with the memory a model
 // needs before it is loaded, the demo checkpoint (make-tiny), load progress,
 // and the token count of the script.
 
 // ModelContextRows is the context the memory estimate provisions caches
 // for (the same default as `proscenium inspect`).
 const ModelContextRows = 4096
-
-// hfRepoDir is the Hugging Face hub cache's directory of fishaudio/drama-3.
-const hfRepoDir = "models--fishaudio--drama-3"
 
 // DefaultDemoDir is $XDG_DATA_HOME/proscenium/demo-model.
 func DefaultDemoDir() string { return filepath.Join(xdg.DataHome, "proscenium", "demo-model") }
@@ -43,67 +41,15 @@ type ModelCandidate struct {
 	Label  string `json:"label"`
 }
 
-// hfHubDirs lists where the Hugging Face hub cache may be: $HF_HUB_CACHE,
-// $HF_HOME/hub, ~/.cache/huggingface/hub (XDG cache home first).
-func hfHubDirs() []string {
-	var dirs []string
-	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if d := os.Getenv("HF_HOME"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "hub"))
-	}
-	dirs = append(dirs, filepath.Join(xdg.CacheHome, "huggingface", "hub"))
-	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, ".cache", "huggingface", "hub"))
-	}
-	return dirs
-}
-
-// findHFSnapshots returns the snapshot directories of fishaudio/drama-3
-// holding a config.json, newest modification first.
-func findHFSnapshots(hubDirs []string) []string {
-	type snap struct {
-		dir string
-		mod time.Time
-	}
-	var snaps []snap
-	seen := map[string]bool{}
-	for _, hub := range hubDirs {
-		root := filepath.Join(hub, hfRepoDir, "snapshots")
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			dir := filepath.Join(root, e.Name())
-			if seen[dir] {
-				continue
-			}
-			seen[dir] = true
-			fi, err := os.Stat(filepath.Join(dir, "config.json"))
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			snaps = append(snaps, snap{dir, fi.ModTime()})
-		}
-	}
-	sort.SliceStable(snaps, func(i, j int) bool { return snaps[i].mod.After(snaps[j].mod) })
-	out := make([]string, len(snaps))
-	for i, s := range snaps {
-		out[i] = s.dir
-	}
-	return out
-}
-
 func hasConfig(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, "config.json"))
 	return err == nil && fi.Mode().IsRegular()
 }
 
 // FindModels lists checkpoint directories to offer: the one in the
-// settings, Hugging Face cache snapshots of fishaudio/drama-3, and the demo
-// checkpoint if it has been made.
+// settings, the Drama 3 snapshots of the Hugging Face cache (complete ones
+// first, the one refs/main names first among those; see hfcache.Find), and
+// the demo checkpoint if it has been made.
 func (s *Service) FindModels() []ModelCandidate {
 	out := []ModelCandidate{}
 	seen := map[string]bool{}
@@ -115,11 +61,28 @@ func (s *Service) FindModels() []ModelCandidate {
 		out = append(out, ModelCandidate{Dir: dir, Source: source, Label: label})
 	}
 	add(s.Settings().ModelDir, "settings", "last used")
-	for _, d := range findHFSnapshots(hfHubDirs()) {
-		add(d, "huggingface cache", "fishaudio/drama-3 snapshot "+filepath.Base(d))
+	for _, snap := range hfcache.Find(hfcache.HubDirs()) {
+		add(snap.Dir, "huggingface cache", snapshotLabel(snap))
 	}
 	add(s.demoDir, "demo", "demo model: random weights, speaks no words")
 	return out
+}
+
+// snapshotLabel names a cache snapshot: "fishaudio/drama-3 (main,
+// 0123abcd)", with what an incomplete one misses.
+func snapshotLabel(s hfcache.Snapshot) string {
+	rev := s.Revision
+	if len(rev) > 8 {
+		rev = rev[:8]
+	}
+	if s.Main {
+		rev = "main, " + rev
+	}
+	label := s.Repo + " (" + rev + ")"
+	if !s.Complete() {
+		label += " incomplete: missing " + strings.Join(s.Missing, ", ")
+	}
+	return label
 }
 
 // ModelSummary is inspect's summary of a checkpoint directory, read
@@ -253,13 +216,9 @@ func (s *Service) MakeDemoModel() (string, error) {
 	if hasConfig(s.demoDir) && isDemoCodec(s.demoDir) {
 		return s.demoDir, nil
 	}
-	path, err := drama3.FindBaseTokenizer()
+	base, err := qwen3.TokenizerJSON()
 	if err != nil {
-		return "", fmt.Errorf("the demo model needs the Qwen tokenizer.json: %w", err)
-	}
-	base, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("base tokenizer: %w", err)
+		return "", err
 	}
 	if err := drama3.WriteTiny(s.demoDir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		return "", fmt.Errorf("writing the demo model to %s: %w", s.demoDir, err)
@@ -279,19 +238,26 @@ type LoadProgress struct {
 // loadEvery spaces load progress events.
 const loadEvery = 100 * time.Millisecond
 
-// watchLoad reports bytes read of total while a load runs: the process's
-// read count (/proc/self/io rchar, every read(2) the loader makes) since
-// the load began, capped at the checkpoint's size. Where that file does not
-// exist the progress shows only the start and the end.
+// watchLoad publishes the progress of a load (WatchLoad) as events and
+// keeps the last for LoadStatus.
 func (s *Service) watchLoad(dir string) (stop func(ok bool)) {
-	total, _ := dirFileBytes(dir)
-	start, hasIO := readChars()
-	report := func(p LoadProgress) {
+	return WatchLoad(dir, func(p LoadProgress) {
 		s.mu.Lock()
 		s.load = p
 		s.mu.Unlock()
 		s.publish(EventLoad, p)
-	}
+	})
+}
+
+// WatchLoad reports bytes read of total while a load of dir runs (the
+// studio's progress bar, the CLI's progress line): the process's read count
+// (/proc/self/io rchar, every read(2) the loader makes) since the load
+// began, capped at the checkpoint's size. Where that file does not exist the
+// progress shows only the start and the end. stop ends the reports with a
+// last one, Done.
+func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
+	total, _ := dirFileBytes(dir)
+	start, hasIO := readChars()
 	report(LoadProgress{Dir: dir, Total: total})
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -366,25 +332,35 @@ func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
+	tok, dir, err := s.modelTokenizer()
+	if err != nil {
+		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
+	}
+	ids, err := tok.Encode(text)
+	if err != nil {
+		return TokenCount{}, err
+	}
+	return TokenCount{Tokens: len(ids), Model: dir}, nil
+}
+
+// modelTokenizer returns the loaded model's tokenizer (read once per
+// directory) and the directory; ErrNoModel without a loaded model.
+func (s *Service) modelTokenizer() (*tokenizer.Tokenizer, string, error) {
 	st := s.ModelStatus()
 	if st.State != ModelLoaded {
-		return TokenCount{}, fmt.Errorf("%w: the token count needs the model's tokenizer", ErrNoModel)
+		return nil, "", ErrNoModel
 	}
 	tokenizers.mu.Lock()
 	defer tokenizers.mu.Unlock()
 	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
 		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
 		if errors.Is(err, fs.ErrNotExist) {
-			return TokenCount{}, fmt.Errorf("%s has no tokenizer.json", st.Dir)
+			return nil, "", fmt.Errorf("%s has no tokenizer.json", st.Dir)
 		}
 		if err != nil {
-			return TokenCount{}, err
+			return nil, "", err
 		}
 		tokenizers.dir, tokenizers.tok = st.Dir, tok
 	}
-	ids, err := tokenizers.tok.Encode(text)
-	if err != nil {
-		return TokenCount{}, err
-	}
-	return TokenCount{Tokens: len(ids), Model: st.Dir}, nil
+	return tokenizers.tok, st.Dir, nil
 }

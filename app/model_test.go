@@ -32,6 +32,10 @@ func TestFindModelsSeesAHuggingFaceSnapshot(t *testing.T) {
 	if len(got) != 1 || got[0].Dir != snap || got[0].Source != "huggingface cache" {
 		t.Fatalf("found %+v, want the one snapshot %s", got, snap)
 	}
+	// It holds no weights, tokenizer or codec: offered, labelled incomplete.
+	if want := "fishaudio/drama-3 (0123abcd) incomplete: missing codec.pth, model.safetensors, tokenizer.json"; got[0].Label != want {
+		t.Errorf("label %q, want %q", got[0].Label, want)
+	}
 }
 
 func TestInspectModelReportsWhatItCannotRead(t *testing.T) {

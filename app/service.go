@@ -65,6 +65,9 @@ type StatsView struct {
 	Message  string         `json:"message"`
 	Memory   *engine.Memory `json:"memory"`
 	LastTake *engine.Finish `json:"last_take"` // the last finished take, if any
+	// Total is the memory the model's device has in all (the host's for
+	// the CPU backend), 0 when unknown: what a bar with no cap is against.
+	Total int64 `json:"total"`
 }
 
 // Service is what the UI calls. Every exported method is reachable from the
@@ -87,6 +90,8 @@ type Service struct {
 	takes       takeLog
 	load        LoadProgress
 	gpu         string // the GPU backend's status line ("" when not checked)
+
+	server serverPanel // the speech server panel (its own lock)
 }
 
 // New makes a service with the settings read from cfg.SettingsPath and the
@@ -138,6 +143,7 @@ func New(cfg Config) (*Service, error) {
 // Shutdown stops any take and closes the model. It is a function, not a
 // method, so that the UI cannot call it.
 func Shutdown(s *Service) error {
+	s.StopServer()
 	s.speaker.Stop()
 	_, err := s.UnloadModel()
 	return err
@@ -288,6 +294,9 @@ func (s *Service) Stats() StatsView {
 			st.Memory.Cap = capBytes
 		}
 		v.Loaded, v.Message, v.Memory = true, "", &st.Memory
+		if st.Memory.Device == "host" {
+			v.Total = hostTotal()
+		}
 	}
 	return v
 }

@@ -103,10 +103,10 @@ const (
 	maxSettingsFileBytes = 4 * MaxScriptBytes
 )
 
-// DefaultSettings: the public sampling defaults, seed 0, and 2048 frames
-// (about 95 s at 21.5 frames/s).
+// DefaultSettings: the public sampling defaults, seed 0, and
+// engine.DefaultMaxFrames.
 func DefaultSettings() Settings {
-	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: 2048, Presets: DefaultPresets(),
+	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: engine.DefaultMaxFrames, Presets: DefaultPresets(),
 		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
 		Voices: []voice.Voice{}}
 }

@@ -48,6 +48,8 @@ type Take struct {
 	SampleRate      int     `json:"sample_rate"` // of the PCM
 	Underruns       int     `json:"underruns"`   // while playing live through the sound card
 	Stored          bool    `json:"stored"`      // saved under the takes directory
+	// Source says who asked for the take: SourceStudio or SourceAPI.
+	Source string `json:"source"`
 }
 
 // AudioEvent is the waveform of a chunk as it arrives: the desktop window
@@ -153,7 +155,7 @@ func (s *Service) startTake(req engine.SpeechRequest, name string) (Take, error)
 		return Take{}, fmt.Errorf("%w: take %d is running; press Stop first", ErrBusy, id)
 	}
 	s.takes.next++
-	t := &Take{ID: s.takes.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(),
+	t := &Take{ID: s.takes.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
 		SampleRate: s.model.Info.SampleRate} // not s.eng.Info(): no engine call under s.mu
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
@@ -187,7 +189,12 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 	if run.live != nil {
 		underruns = run.live.End()
 	}
+	s.endTake(run, fin, err, underruns)
+}
 
+// endTake records how a take ended, stores it and publishes it (studio
+// and API takes alike).
+func (s *Service) endTake(run *takeRun, fin *engine.Finish, err error, underruns int) {
 	// The take is written with its final state before the list shows it
 	// finished, so a finished take in the list is already on disk.
 	s.mu.Lock()
@@ -213,7 +220,9 @@ func (s *Service) runTake(ctx context.Context, eng engine.Engine, run *takeRun) 
 		run.rec.bytes, run.rec.take.Stored = stored, true
 		run.rec.pcm = nil // read back from disk when needed
 	}
-	s.takes.running = nil
+	if s.takes.running == run {
+		s.takes.running = nil
+	}
 	view := *run.rec.take
 	s.mu.Unlock()
 	s.publish(EventTake, view)
@@ -250,7 +259,7 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 	from := len(run.rec.pcm)
 	run.rec.pcm = append(run.rec.pcm, c.PCM...)
 	t.Samples = len(run.rec.pcm)
-	id, rate, remaining := t.ID, t.FramesPerSecond, t.Request.MaxFrames-t.Frames
+	id, rate, remaining, api := t.ID, t.FramesPerSecond, t.Request.MaxFrames-t.Frames, t.Source == SourceAPI
 	run.lastChunk = c.ToFrame - c.FromFrame
 	s.mu.Unlock()
 
@@ -259,7 +268,9 @@ func (s *Service) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRa
 		run.live.Chunk(c.PCM, RebufferSamples(rate, audioRate, remaining, next, spf))
 	}
 	s.publish(EventAudio, AudioEvent{TakeID: id, FromSample: from, Samples: from + len(c.PCM), Bucket: PeakBucket, Peaks: peaksOf(c.PCM)})
-	s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
+	if !api { // an API take's audio goes to the client that asked for it
+		s.publish(EventPCM, &PCMChunk{TakeID: id, FromFrame: c.FromFrame, ToFrame: c.ToFrame, PCM: c.PCM})
+	}
 }
 
 // storeTake writes a finished take (final is its state) under the takes

@@ -28,6 +28,11 @@ type Sampling struct {
 // DefaultSampling is the public ports' default: temperature 1, top-p 0.9, top-k 30.
 func DefaultSampling() Sampling { return Sampling{Temperature: 1, TopP: 0.9, TopK: 30} }
 
+// DefaultMaxFrames is the frame limit of a take that names none, the same in
+// the CLI, the studio's settings and the speech API: 2048 frames, about 95 s
+// at 21.5 frames/s.
+const DefaultMaxFrames = 2048
+
 // SpeechRequest is one take to synthesise.
 type SpeechRequest struct {
 	Text      string   `json:"text"`

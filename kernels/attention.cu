@@ -10,6 +10,8 @@
 // its output is NaN: the host is told by the result, never by a fault.
 #define ATT_THREADS 128
 #define ATT_MAXD 8  // head dims per lane: head_dim ≤ 256
+#define ATT_MAX_SPLITS 32  // engine/cuda attnMaxSplits
+#define ATT_BATCH 8        // splits whose partials attn_combine loads at once
 
 // The projected row: per query head [query (hd) | gate (hd)], then k and v
 // (nkv·hd each): pw = (2·nh + 2·nkv)·hd floats.
@@ -169,22 +171,37 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
+    // Every split's (m, l) read at once into shared memory (at most
+    // ATT_MAX_SPLITS), its factor e^(m − M) computed once; then each output
+    // dimension's partials read ATT_BATCH splits at a time. The sums run
+    // over the splits in order, as before: loads issued together, not one
+    // latency per split.
+    __shared__ float sm[ATT_MAX_SPLITS], sl[ATT_MAX_SPLITS], sf[ATT_MAX_SPLITS];
     const float* pp = part + (size_t)item * splits * (hd + 2);
-    float M = -INFINITY;
-    for (int s = 0; s < splits; s++) M = fmaxf(M, pp[(size_t)s * (hd + 2)]);
-    float L = 0.f;
-    for (int s = 0; s < splits; s++) {
-        const float l = pp[(size_t)s * (hd + 2) + 1];
-        if (l > 0.f) L += l * expf(pp[(size_t)s * (hd + 2)] - M);
+    for (int s = threadIdx.x; s < splits; s += ATT_THREADS) {
+        sm[s] = pp[(size_t)s * (hd + 2)];
+        sl[s] = pp[(size_t)s * (hd + 2) + 1];
     }
+    __syncthreads();
+    float M = -INFINITY;
+    for (int s = 0; s < splits; s++) M = fmaxf(M, sm[s]);
+    for (int s = threadIdx.x; s < splits; s += ATT_THREADS) sf[s] = sl[s] > 0.f ? expf(sm[s] - M) : 0.f;
+    __syncthreads();
+    float L = 0.f;
+    for (int s = 0; s < splits; s++)
+        if (sl[s] > 0.f) L += sl[s] * sf[s];
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        float acc = 0.f;
-        for (int s = 0; s < splits; s++) {
-            const float* ps = pp + (size_t)s * (hd + 2);
-            if (ps[1] > 0.f) acc += ps[2 + d] * expf(ps[0] - M);
-        }
         const float g = gate[d];
+        float acc = 0.f;
+        for (int s0 = 0; s0 < splits; s0 += ATT_BATCH) {
+            float v[ATT_BATCH];
+#pragma unroll
+            for (int u = 0; u < ATT_BATCH; u++) v[u] = s0 + u < splits ? pp[(size_t)(s0 + u) * (hd + 2) + 2 + d] : 0.f;
+#pragma unroll
+            for (int u = 0; u < ATT_BATCH; u++)
+                if (s0 + u < splits && sl[s0 + u] > 0.f) acc += v[u] * sf[s0 + u];
+        }
         o[d] = acc / L * (1.f / (1.f + (float)exp(-(double)g)));
     }
 }

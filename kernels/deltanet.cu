@@ -27,6 +27,7 @@
 #define DN_THREADS 512
 #define DN_WARPS (DN_THREADS / 32)
 #define DN_MAXR 32
+#define DN_MAXK 8      // conv kernel width (engine/cuda DeltaNetGeometry.Validate)
 #define DN_MAXCH 1536  // 2·dk + dv: dk ≤ 512, dv ≤ 512 (engine/cuda DeltaNetGeometry.Validate)
 
 __device__ __forceinline__ float silu_f(float x) { return x / (1.f + (float)exp(-(double)x)); }
@@ -220,11 +221,18 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
         const int lc = c < 2 * dk ? c : 2 * dk + j0 + (c - 2 * dk);  // channel within the head's window
         if (lc >= cw) continue;
         const int gc = lc < dk ? kh * dk + lc : lc < 2 * dk ? nk * dk + kh * dk + (lc - dk) : 2 * nk * dk + h * dv + (lc - 2 * dk);
-        float acc = 0.f;
-        for (int q = 0; q < K; q++) {
-            const float x = q == K - 1 ? proj[gc] : convstate[((size_t)q * nv + h) * cw + lc];
-            acc += convw[(size_t)gc * K + q] * x;
+        // The window's K inputs and weights loaded together, then summed in
+        // order (K ≤ DN_MAXK).
+        float xw[DN_MAXK], ww[DN_MAXK];
+#pragma unroll
+        for (int q = 0; q < DN_MAXK; q++) {
+            xw[q] = q < K - 1 ? convstate[((size_t)q * nv + h) * cw + lc] : q == K - 1 ? proj[gc] : 0.f;
+            ww[q] = q < K ? convw[(size_t)gc * K + q] : 0.f;
         }
+        float acc = 0.f;
+#pragma unroll
+        for (int q = 0; q < DN_MAXK; q++)
+            if (q < K) acc += ww[q] * xw[q];
         xs[c] = silu_f(acc);
     }
     if (tid == 0) {
@@ -305,8 +313,14 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     for (int j = tid; j < dv; j += DNS_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(proj[ch + h * dv + j]);
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
-        for (int q = 0; q + 1 < K - 1; q++)
-            convstate[((size_t)q * nv + h) * cw + c] = convstate[((size_t)(q + 1) * nv + h) * cw + c];
-        if (K > 1) convstate[((size_t)(K - 2) * nv + h) * cw + c] = proj[gc];
+        // Rows 1 … K−2 and the step's input read together, then written one
+        // row up (K ≤ DN_MAXK).
+        float win[DN_MAXK];
+#pragma unroll
+        for (int q = 0; q < DN_MAXK; q++)
+            win[q] = q + 1 < K - 1 ? convstate[((size_t)(q + 1) * nv + h) * cw + c] : q + 1 == K - 1 ? proj[gc] : 0.f;
+#pragma unroll
+        for (int q = 0; q < DN_MAXK; q++)
+            if (q < K - 1) convstate[((size_t)q * nv + h) * cw + c] = win[q];
     }
 }

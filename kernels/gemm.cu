@@ -4,11 +4,13 @@
 
 // Precision. The backbone must match the float32 reference within 1e-4, and
 // one BF16 rounding of the activations costs ~4e-3. So every activation x
-// enters as two BF16 values, hi = bf16(x) and lo = bf16(x − hi), and both go
-// through the same MMA into one float32 accumulator: x is kept to ~16
-// significant bits (relative error ≤ 2^-17 per element), the weights are
+// enters as three BF16 values, hi = bf16(x), mid = bf16(x − hi) and
+// lo = bf16(x − hi − mid), all through the same MMA into one float32
+// accumulator (smallest first): x keeps ~24 significant bits, as float32
+// does (two parts, ~16 bits, missed 1e-4 on the odd-geometry backbone:
+// docs/PERF.md, "GPU backbone"), the weights are
 // exact (BF16 as stored; E4M3 is exact in BF16), the products and sums are
-// float32 on the tensor cores. Twice the MMAs, still far below the time the
+// float32 on the tensor cores. Three times the MMAs, still below the time the
 // weights take to stream.
 //
 // Tiling: a block of GEMM_THREADS (4 warps, 2×2) computes GEMM_BM rows of X
@@ -17,7 +19,7 @@
 // with cp.async into a ring of STAGES (WT::STAGES − 1 copies in flight: with
 // few rows of X the kernel streams W and must keep enough bytes in flight to
 // cover the memory latency); the X tile is loaded into registers one step
-// ahead, split into hi and lo, and stored as BF16. Rows of shared memory are
+// ahead, split into hi, mid and lo, and stored as BF16. Rows of shared memory are
 // padded by 16 bytes so the fragment loads of a warp hit 32 banks.
 //
 // Grid: blockIdx.x is the GEMM_BM-row tile of X, blockIdx.y the GEMM_BN-row
@@ -39,14 +41,6 @@
 __device__ __forceinline__ uint32_t bf16_round_bits(float x) {
     const uint32_t u = __float_as_uint(x);
     return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even (finite x)
-}
-
-// split2 packs the hi and lo BF16 halves of two floats as two BF16x2 words.
-__device__ __forceinline__ void split2(float a, float b, uint32_t& hi, uint32_t& lo) {
-    const uint32_t ha = bf16_round_bits(a), hb = bf16_round_bits(b);
-    const float ra = a - __uint_as_float(ha << 16), rb = b - __uint_as_float(hb << 16);
-    hi = ha | (hb << 16);
-    lo = bf16_round_bits(ra) | (bf16_round_bits(rb) << 16);
 }
 
 // Three BF16 parts per activation (hi, mid, lo: 24 bits, as float32 holds).
@@ -289,171 +283,4 @@ extern "C" __global__ void __launch_bounds__(GEMM_THREADS) gemm_fp8(
     long long mstride, long long sstride, int n, int rows, int cols, int xstride, int ystride,
     const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {
     gemm_body<GemmFP8W>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);
-}
-
-// ---------------------------------------------------------------------------
-// Ring-staged instance (engine/cuda GemmRingX): X's tile travels with W's
-// through one cp.async ring of GEMM_RING_STAGES stages, as float32 (rows
-// padded to GEMM_XPAD floats so a half-warp's 8-byte fragment reads hit
-// distinct banks), and is split into hi and lo (after the FP8 scale) as the
-// A fragments are read. The register-staged kernel above pays X's L2
-// latency at every 32-column step (docs/PERF.md); here every load of a step
-// is issued GEMM_RING_STAGES − 1 steps ahead, one barrier per step.
-#define GEMM_RING_STAGES 3
-#define GEMM_XPAD (GEMM_BK + 8)
-
-template <class WT>
-__device__ __forceinline__ void gemm_ring_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
-                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
-                                               int cols, int xstride, int ystride,
-                                               const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,
-                                               const int32_t* __restrict__ rowids, long long mstride,
-                                               long long sstride, int n) {
-    constexpr int ST = GEMM_RING_STAGES;
-    __shared__ __align__(16) float x_s[ST][GEMM_BM * GEMM_XPAD];
-    __shared__ __align__(16) uint8_t b_s[ST][GEMM_BN * WT::ROWB];
-
-    pdl_entry();
-    int start = 0, end = n;
-    long long mat = 0;
-    if (offsets) {
-        const int e = blockIdx.z;
-        start = offsets[e];
-        end = offsets[e + 1];
-        mat = ids ? (long long)ids[e] : (long long)e;
-    }
-    const int m0 = start + blockIdx.x * GEMM_BM;
-    if (m0 >= end) return;
-    const int n0 = blockIdx.y * GEMM_BN;
-    W += mat * mstride * WT::ELEM;
-    const float* srow = S ? S + mat * sstride + (size_t)(n0 >> 7) * ((cols + 127) >> 7) : nullptr;
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp >> 1, wn = warp & 1, g = lane >> 2, tq = lane & 3;
-
-    // X copies: 64 rows × 8 chunks of 4 floats; thread tid copies chunk f = tid + 128·u.
-    const float* xrow[4];
-    bool xok[4];
-    int xdst[4], xcol[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-        const int f = tid + GEMM_THREADS * u, r = f >> 3, c = f & 7;
-        const int m = m0 + r;
-        xok[u] = m < end;
-        xrow[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride;
-        xcol[u] = c * 4;
-        xdst[u] = r * GEMM_XPAD + c * 4;
-    }
-    constexpr int CPR = GEMM_BK * WT::ELEM / WT::CHUNK;
-    constexpr int WCOPIES = GEMM_BN * CPR / GEMM_THREADS;
-    const uint8_t* wrow[WCOPIES];
-    bool wok[WCOPIES];
-    int wdst[WCOPIES], wcol[WCOPIES];
-#pragma unroll
-    for (int u = 0; u < WCOPIES; u++) {
-        const int f = tid + GEMM_THREADS * u, r = f / CPR, c = f % CPR;
-        wok[u] = n0 + r < rows;
-        wrow[u] = W + (size_t)min(n0 + r, rows - 1) * cols * WT::ELEM;
-        wcol[u] = c * WT::CHUNK / WT::ELEM;
-        wdst[u] = r * WT::ROWB + c * WT::CHUNK;
-    }
-    // Tile kt's copies are commit group kt (empty past the last tile).
-    auto load = [&](int stage, int k0) {
-#pragma unroll
-        for (int u = 0; u < WCOPIES; u++) {
-            const int k = k0 + wcol[u];
-            const bool ok = wok[u] && k < cols;
-            cp_async<WT::CHUNK>(&b_s[stage][wdst[u]], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int k = k0 + xcol[u];
-            const bool ok = xok[u] && k < cols;
-            cp_async<16>(&x_s[stage][xdst[u]], ok ? xrow[u] + k : X, ok);
-        }
-    };
-
-    float acc[2][4][4];
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
-
-    const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
-#pragma unroll
-    for (int s = 0; s < ST - 1; s++) {
-        if (s < ktiles) load(s, s * GEMM_BK);
-        cp_async_commit();
-    }
-    for (int kt = 0; kt < ktiles; kt++) {
-        cp_async_wait<ST - 2>();
-        __syncthreads();  // tile kt is in; every warp is done with step kt − 1's stage
-        const int nk = kt + ST - 1;
-        if (nk < ktiles) load(nk % ST, nk * GEMM_BK);
-        cp_async_commit();
-        const float* xs = x_s[kt % ST];
-        const uint8_t* bs = b_s[kt % ST];
-        const float scale = srow ? __ldg(srow + ((kt * GEMM_BK) >> 7)) : 1.f;
-#pragma unroll
-        for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            uint32_t ah[2][4], al[2][4];
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const int r = wm * 32 + i * 16 + g;
-                const float* x0 = xs + r * GEMM_XPAD + kk + tq * 2;
-                const float* x1 = x0 + 8 * GEMM_XPAD;
-                const float2 v0 = *reinterpret_cast<const float2*>(x0);
-                const float2 v1 = *reinterpret_cast<const float2*>(x1);
-                const float2 v2 = *reinterpret_cast<const float2*>(x0 + 8);
-                const float2 v3 = *reinterpret_cast<const float2*>(x1 + 8);
-                split2(v0.x * scale, v0.y * scale, ah[i][0], al[i][0]);
-                split2(v1.x * scale, v1.y * scale, ah[i][1], al[i][1]);
-                split2(v2.x * scale, v2.y * scale, ah[i][2], al[i][2]);
-                split2(v3.x * scale, v3.y * scale, ah[i][3], al[i][3]);
-            }
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const uint8_t* brow = bs + (wn * 32 + j * 8 + g) * WT::ROWB;
-                const uint32_t b0 = WT::frag(brow, kk + tq * 2), b1 = WT::frag(brow, kk + 8 + tq * 2);
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    mma_bf16(acc[i][j], ah[i], b0, b1);
-                    mma_bf16(acc[i][j], al[i], b0, b1);
-                }
-            }
-        }
-    }
-
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int m = m0 + wm * 32 + i * 16 + g + 8 * h;
-            if (m >= end) continue;
-            float* yrow = Y + (size_t)m * ystride;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const int c = n0 + wn * 32 + j * 8 + tq * 2;
-                if (c < rows) yrow[c] = acc[i][j][2 * h];
-                if (c + 1 < rows) yrow[c + 1] = acc[i][j][2 * h + 1];
-            }
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(GEMM_THREADS) gemm_bf16_ring(
-    float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n,
-    int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
-    const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {
-    gemm_ring_body<GemmBF16W>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride,
-                              offsets, ids, rowids, mstride, 0, n);
-}
-
-extern "C" __global__ void __launch_bounds__(GEMM_THREADS) gemm_fp8_ring(
-    float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const float* __restrict__ X,
-    long long mstride, long long sstride, int n, int rows, int cols, int xstride, int ystride,
-    const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {
-    gemm_ring_body<GemmFP8W>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);
 }

@@ -22,8 +22,6 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
     pdl_entry();
     __shared__ float p[MOE_MAX_EXPERTS];
     __shared__ float red[32];
-    __shared__ float bestv[32];
-    __shared__ int besti[32];
     __shared__ float chosen[64];
     const int t = blockIdx.x;
     const float* lg = dense + (size_t)t * dstride;
@@ -45,33 +43,34 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
     s = block_sum(s, red);
     for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = p[e] / s;
     __syncthreads();
-    for (int j = 0; j < k; j++) {
-        float bv = -1.f;
-        int bi = 0x7fffffff;
-        for (int e = threadIdx.x; e < E; e += blockDim.x) {
-            const float v = p[e];
-            if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+    // The top k in warp 0 alone (no block barriers): lane l scans experts
+    // l, l+32, …; a round's winner is marked by the lane that owns it, the
+    // only lane that reads it again.
+    if (warp == 0) {
+        for (int j = 0; j < k; j++) {
+            float bv = -1.f;
+            int bi = 0x7fffffff;
+            for (int e = lane; e < E; e += 32) {
+                const float v = p[e];
+                if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+            }
+            for (int o = 16; o > 0; o >>= 1) {
+                const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+                const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
+                if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+            }
+            if (lane == 0) {
+                ids[t * k + j] = bi;
+                chosen[j] = bv;
+            }
+            if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
-            const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
-            if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+        __syncwarp();
+        if (lane == 0) {
+            float sum = 0.f;
+            for (int j = 0; j < k; j++) sum += chosen[j];
+            for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
         }
-        if (lane == 0) bestv[warp] = bv, besti[warp] = bi;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            for (int w = 1; w < nwarps; w++)
-                if (bestv[w] > bv || (bestv[w] == bv && besti[w] < bi)) bv = bestv[w], bi = besti[w];
-            ids[t * k + j] = bi;
-            chosen[j] = bv;
-            p[bi] = -2.f;  // below every probability: not chosen again
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        float sum = 0.f;
-        for (int j = 0; j < k; j++) sum += chosen[j];
-        for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
     }
     if (xrep) {
         const float* xr = x + (size_t)t * xpitch;

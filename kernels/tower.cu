@@ -18,8 +18,8 @@ __device__ __forceinline__ float row_inv_rms(double ss, int width, float eps) {
 // Otherwise one audio row embedding code ctrl->codes[code_slot] of the
 // [entries, width] BF16 table; after end of speech (ctrl->end) code 0 stands
 // in (the frame is discarded); a code out of range writes NaN and sets
-// FRAME_ERR_BAD_CODE. Grid: (n).
-extern "C" __global__ void tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
+// FRAME_ERR_BAD_CODE. Grid: (n), any multiple of 32 threads up to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
                                           const float* __restrict__ hnorm, int width, float eps) {
@@ -58,8 +58,9 @@ extern "C" __global__ void tower_eh_input(float* __restrict__ cat, const float* 
 
 // ---------------------------------------------------------------------------
 // Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
-// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n).
-extern "C" __global__ void tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
+// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n), any
+// multiple of 32 threads up to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
                                              const float* __restrict__ add, const float* __restrict__ w, int width,
                                              float eps) {
     pdl_entry();
@@ -250,26 +251,41 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
 // ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
 // summed in float32 in that order; tables holds the ncb BF16 codebook tables'
 // addresses, entries their sizes. A code out of range (end of speech) writes
-// NaN: no backbone step follows it. Grid: (1).
-extern "C" __global__ void tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+// NaN: no backbone step follows it. Grid: (1), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
                                           const int32_t* __restrict__ sem_tokens,
                                           const unsigned long long* __restrict__ tables,
                                           const int32_t* __restrict__ entries, const FrameControl* ctrl, int ncb,
                                           int width, float div) {
     pdl_entry();
-    bool ok = true;
-    for (int i = 0; i < ncb; i++) ok = ok && ctrl->codes[i] >= 0 && ctrl->codes[i] < entries[i];
-    if (!ok) {
+    // The rows' addresses found once (thread i: codebook i) and shared; then
+    // per column every row's value is loaded at once and summed in order.
+    __shared__ const uint16_t* rows[FRAME_MAX_CODEBOOKS + 1];  // the text row, then codebook i's
+    __shared__ int bad;
+    if (threadIdx.x == 0) bad = 0;
+    __syncthreads();
+    if (threadIdx.x < ncb) {
+        const int i = threadIdx.x, code = ctrl->codes[i];
+        if (code < 0 || code >= entries[i]) {
+            bad = 1;
+        } else {
+            rows[i + 1] = reinterpret_cast<const uint16_t*>(tables[i]) + (size_t)code * width;
+            if (i == 0) rows[0] = text_embed + (size_t)sem_tokens[code] * width;
+        }
+    }
+    __syncthreads();
+    if (bad) {
         for (int c = threadIdx.x; c < width; c += blockDim.x) out[c] = __int_as_float(0x7fc00000);
         return;
     }
-    const uint16_t* tr = text_embed + (size_t)sem_tokens[ctrl->codes[0]] * width;
     for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        float s = __int_as_float((uint32_t)tr[c] << 16);
-        for (int i = 0; i < ncb; i++) {
-            const uint16_t* t = reinterpret_cast<const uint16_t*>(tables[i]);
-            s += __int_as_float((uint32_t)t[(size_t)ctrl->codes[i] * width + c] << 16);
-        }
+        uint32_t v[FRAME_MAX_CODEBOOKS + 1];
+#pragma unroll
+        for (int i = 0; i <= FRAME_MAX_CODEBOOKS; i++) v[i] = i <= ncb ? rows[i][c] : 0u;
+        float s = __int_as_float(v[0] << 16);
+#pragma unroll
+        for (int i = 1; i <= FRAME_MAX_CODEBOOKS; i++)
+            if (i <= ncb) s += __int_as_float(v[i] << 16);
         out[c] = s / div;
     }
 }

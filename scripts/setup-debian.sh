@@ -3,6 +3,8 @@
 # everything already installed (a second run only asks dpkg and returns).
 #
 #   GTK 3 + WebKitGTK 4.0 headers   the Wails desktop window
+#   WebKitGTK 4.1 headers           the studio of the second .deb (-tags webkit2_41)
+#   debootstrap                     make deb-test: a clean Debian 12 root
 #   ALSA headers                    audio output (oto)
 #   Xvfb, xauth, ImageMagick        the window under a virtual display (make screenshot)
 #   Chromium                        the browser test (driven by playwright-core)
@@ -17,7 +19,7 @@ set -euo pipefail
 
 packages=(
 	build-essential pkg-config git
-	libgtk-3-dev libwebkit2gtk-4.0-dev libasound2-dev
+	libgtk-3-dev libwebkit2gtk-4.0-dev libwebkit2gtk-4.1-dev libasound2-dev debootstrap
 	xvfb xauth imagemagick chromium
 	nvidia-cuda-toolkit nvidia-cuda-dev
 	sox

@@ -28,10 +28,10 @@ type Limits struct {
 }
 
 // DefaultLimits: OpenAI's 4096-character input limit, a 64 KiB body, takes up
-// to 65536 frames (about 50 minutes), 2048 frames (about 95 s) by default,
+// to 65536 frames (about 50 minutes), engine.DefaultMaxFrames by default,
 // and 8 waiting requests.
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxFrames: 1 << 16, DefaultMaxFrames: 2048, QueueDepth: 8}
+	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxFrames: 1 << 16, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8}
 }
 
 // EngineFunc returns the loaded engine, or an error saying why there is none

@@ -49,7 +49,20 @@ type backboneBench struct {
 	WorkBytes    int64   `json:"work_bytes"`
 	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
 	PDL          bool    `json:"pdl"`
+	// StepVariants: device ms per replay of step graphs captured with each
+	// choice of one-row DeltaNet kernels, each after the same fresh prefill
+	// (side by side).
+	StepVariants []stepVariant `json:"step_variants"`
 }
+
+// stepVariant is one choice of a decode step's kernels and its time.
+type stepVariant struct {
+	DeltaNet string  `json:"deltanet_step"` // fused or split
+	DeviceMS float64 `json:"step_device_ms"`
+}
+
+// deltaNetSteps names the one-row DeltaNet kernels.
+var deltaNetSteps = map[string]cuda.DeltaNetStep{"fused": cuda.DeltaNetFusedStep, "split": cuda.DeltaNetSplitStep}
 
 func benchBackbone(args []string) error {
 	fs := flag.NewFlagSet("proscenium-gpu bench-backbone", flag.ContinueOnError)
@@ -59,6 +72,8 @@ func benchBackbone(args []string) error {
 	prefill := fs.Int("prefill", 60, "rows of the timed prefill")
 	steps := fs.Int("steps", 100, "timed decode steps")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
+	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +113,19 @@ func benchBackbone(args []string) error {
 	rows := make([]cuda.BackboneRow, *prefill)
 	for i := range rows {
 		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	if *profile {
+		if *dnStep != "" {
+			k, ok := deltaNetSteps[*dnStep]
+			if !ok {
+				return fmt.Errorf("--deltanet-step %q: want fused or split", *dnStep)
+			}
+			b.SetDeltaNetStep(k)
+		}
+		if _, err := timeStepVariant(b, rows, 1, r, t.VocabSize); err != nil {
+			return err
+		}
+		return b.ProfileStep()
 	}
 	// One untimed pass first (module loads, first-launch lookups).
 	if _, err := b.Prefill(rows); err != nil {
@@ -145,6 +173,14 @@ func benchBackbone(args []string) error {
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
+	for _, name := range []string{"fused", "split"} {
+		b.SetDeltaNetStep(deltaNetSteps[name])
+		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
+		if err != nil {
+			return fmt.Errorf("step with the %s DeltaNet kernels: %w", name, err)
+		}
+		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: name, DeviceMS: ms})
+	}
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
 	res.CopyShare = res.StepGBs / res.CopyGBs
@@ -161,11 +197,31 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts through grouped GEMMs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGroup)
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
+	for _, v := range res.StepVariants {
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step\n", v.DeviceMS, v.DeltaNet)
+	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)
 	fmt.Fprintf(w, "device memory\t%.2f GiB (weights %.2f GiB, states and scratch %.0f MiB)\n",
 		float64(res.DeviceBytes)/(1<<30), float64(res.ArenaBytes)/(1<<30), float64(res.WorkBytes)/(1<<20))
 	return w.Flush()
+}
+
+// timeStepVariant resets b, prefills rows, captures the step graph (the
+// first of three steps) and returns the device ms per replay over steps.
+func timeStepVariant(b *cuda.Backbone, rows []cuda.BackboneRow, steps int, r *rand.Rand, vocab int) (float64, error) {
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	if _, err := b.Prefill(rows); err != nil {
+		return 0, err
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(vocab)}); err != nil {
+			return 0, err
+		}
+	}
+	return b.TimeSteps(steps)
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

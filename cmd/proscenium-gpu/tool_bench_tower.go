@@ -26,6 +26,7 @@ func runBenchTower(args []string) error {
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
 	frames := fs.Int("frames", 200, "frames timed per figure")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	profile := fs.Bool("profile-frame", false, "stop after the first figure and replay one frame graph inside a profiler range, for ncu --profile-from-start off")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func runBenchTower(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames)
+	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err
 	}

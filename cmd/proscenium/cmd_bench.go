@@ -1,7 +1,5 @@
 package main
 
-import "fmt"
-
 // `proscenium bench NAME [flags]`: benchmarks, one per file, each registered
 // with registerBench. GPU benchmarks forward to a worker tool (runWorkerTool).
 
@@ -15,16 +13,5 @@ func init() {
 }
 
 func runBench(args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		listCommands("proscenium bench NAME [flags]", benchCommands)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: bench needs a benchmark name", errUsage)
-		}
-		return nil
-	}
-	c, ok := benchCommands[args[0]]
-	if !ok {
-		return fmt.Errorf("%w: unknown benchmark %q", errUsage, args[0])
-	}
-	return c.run(args[1:])
+	return dispatch("proscenium bench NAME [flags]", "benchmark", benchCommands, args)
 }

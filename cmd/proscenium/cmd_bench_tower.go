@@ -21,11 +21,8 @@ func runBenchTower(args []string) error {
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
 	frames := fs.Int("frames", 200, "frames timed per figure")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("%w: bench tower takes no arguments", errUsage)
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
 	if *synthetic != "full" && *synthetic != "demo" {
 		return fmt.Errorf("%w: --synthetic %q: want full or demo", errUsage, *synthetic)

@@ -35,7 +35,7 @@ func runDebugTake(args []string, log io.Writer) error {
 	fs := newFlags("debug take")
 	tf := addTakeFlags(fs)
 	out := fs.String("out", "", "output directory (required)")
-	req, err := parseTakeFlags(fs, tf, args)
+	req, err := parseTakeFlags(fs, tf, args, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func runDebugTake(args []string, log io.Writer) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	pcm, fin, err := runTake(eng, req)
+	pcm, fin, err := runTake(eng, req, nil)
 	if err != nil {
 		return err
 	}

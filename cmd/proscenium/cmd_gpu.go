@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,53 +16,77 @@ import (
 // command runs on machines without a GPU) and prints what it found, or why
 // the GPU backend is unavailable.
 
+var gpuCommands = map[string]command{}
+
 func init() {
-	register(command{name: "gpu", summary: "GPU backend: `gpu probe` starts the worker and reports the device or why it is unavailable", run: runGPU})
+	register(command{name: "gpu", summary: "GPU backend: `gpu probe` starts the worker and reports the device or why it is unavailable", run: func(args []string) error {
+		return dispatch("proscenium gpu probe [flags]", "gpu subcommand", gpuCommands, args)
+	}})
+	add(gpuCommands, command{name: "probe", summary: "start the GPU worker and report the device, or why the GPU backend is unavailable", run: func(args []string) error {
+		return runGPUProbe(args, os.Stdout)
+	}})
 }
 
-func runGPU(args []string) error {
-	if len(args) == 0 || args[0] != "probe" {
-		return fmt.Errorf("%w: proscenium gpu probe [-worker PATH] [-json]", errUsage)
-	}
+// probeReport is what `gpu probe --json` prints, on success and on failure.
+type probeReport struct {
+	Available bool             `json:"available"`
+	Worker    string           `json:"worker,omitempty"`
+	Error     string           `json:"error,omitempty"` // why the GPU backend is unavailable
+	Hello     *gpuworker.Hello `json:"hello,omitempty"`
+}
+
+func runGPUProbe(args []string, out io.Writer) error {
 	fs := newFlags("gpu probe")
 	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
-	asJSON := fs.Bool("json", false, "print the worker's report as JSON")
+	asJSON := fs.Bool("json", false, "print the report as JSON, also when the GPU backend is unavailable (exit status 1 then)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the worker to open the device")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("%w: gpu probe takes no arguments", errUsage)
-	}
-	path := *worker
-	if path == "" {
-		p, err := gpuworker.Locate()
+	rep, err := probeGPU(*worker, *timeout)
+	if *asJSON {
 		if err != nil {
-			return err
+			rep.Error = err.Error()
 		}
-		path = p
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(rep); encErr != nil {
+			return encErr
+		}
+		return err
 	}
-	ctx := context.Background()
-	c, err := gpuworker.Start(ctx, path, gpuworker.Options{HelloTimeout: *timeout})
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	h := c.Hello()
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Hello gpuworker.Hello `json:"hello"`
-		}{h})
-	}
-	fmt.Printf("GPU backend available (worker %s, pid %d)\n", path, h.PID)
-	fmt.Printf("device: %s\n", h.Device)
-	fmt.Printf("kernel build: %s\n", h.Device.KernelBuild)
+	h := rep.Hello
+	fmt.Fprintf(out, "GPU backend available (worker %s, pid %d)\n", rep.Worker, h.PID)
+	fmt.Fprintf(out, "device: %s\n", h.Device)
+	fmt.Fprintf(out, "kernel build: %s\n", h.Device.KernelBuild)
 	if len(h.Backends) == 0 {
-		fmt.Println("backends: none (no CUDA Drama 3 pipeline in this worker yet: takes run on the CPU)")
+		fmt.Fprintln(out, "backends: none (no CUDA Drama 3 pipeline in this worker yet: takes run on the CPU)")
 	} else {
-		fmt.Printf("backends: %s\n", strings.Join(h.Backends, ", "))
+		fmt.Fprintf(out, "backends: %s\n", strings.Join(h.Backends, ", "))
 	}
 	return nil
+}
+
+// probeGPU starts the worker at path (found when "") and takes its hello.
+func probeGPU(path string, timeout time.Duration) (probeReport, error) {
+	rep := probeReport{Worker: path}
+	if path == "" {
+		p, err := gpuworker.Locate()
+		if err != nil {
+			return rep, err
+		}
+		rep.Worker = p
+	}
+	ctx := context.Background()
+	c, err := gpuworker.Start(ctx, rep.Worker, gpuworker.Options{HelloTimeout: timeout})
+	if err != nil {
+		return rep, err
+	}
+	defer c.Close()
+	h := c.Hello()
+	rep.Available, rep.Hello = true, &h
+	return rep, nil
 }

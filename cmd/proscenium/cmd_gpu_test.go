@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +14,7 @@ import (
 )
 
 func TestGPUProbeReportsWhyTheBackendIsUnavailable(t *testing.T) {
-	if err := runGPU(nil); !errors.Is(err, errUsage) {
+	if err := commands["gpu"].run(nil); !errors.Is(err, errUsage) {
 		t.Fatalf("no subcommand: %v", err)
 	}
 	dir := t.TempDir()
@@ -37,10 +39,18 @@ func TestGPUProbeReportsWhyTheBackendIsUnavailable(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := runGPU([]string{"probe", "-worker", worker})
+			var out bytes.Buffer
+			err := runGPUProbe([]string{"-worker", worker}, &out)
 			var ue *gpuworker.UnavailableError
 			if !errors.As(err, &ue) || !strings.Contains(ue.Reason, c.want) {
 				t.Fatalf("error %v, want an UnavailableError saying %q", err, c.want)
+			}
+			// --json prints the report on failure too, and still fails.
+			out.Reset()
+			err = runGPUProbe([]string{"-worker", worker, "--json"}, &out)
+			var rep probeReport
+			if jerr := json.Unmarshal(out.Bytes(), &rep); err == nil || jerr != nil || rep.Available || !strings.Contains(rep.Error, c.want) {
+				t.Fatalf("--json: error %v, output %q (%v), want a JSON report saying %q", err, out.String(), jerr, c.want)
 			}
 		})
 	}

@@ -58,7 +58,7 @@ func runInspect(args []string, out io.Writer) error {
 	context := fs.Int("context", 4096, "rows (text + audio frames) the memory estimate provisions caches for")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium inspect DIR [--context N] [--json]")
+		fmt.Fprintln(fs.Output(), "usage: proscenium inspect (DIR | OWNER/NAME) [--context N] [--json]\n\nOWNER/NAME: a Hugging Face repository in the local cache (refs/main).")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -71,7 +71,10 @@ func runInspect(args []string, out io.Writer) error {
 	if *context <= 0 || *context > 1<<24 {
 		return fmt.Errorf("%w: --context %d: want 1 … %d rows", errUsage, *context, 1<<24)
 	}
-	dir := pos[0]
+	dir, err := resolveModel(pos[0])
+	if err != nil {
+		return err
+	}
 	rep := inspection{Dir: dir, Unplaced: []string{}, Missing: []string{}, Problems: []string{}}
 	loadErr := inspectDir(&rep, dir, *context)
 	if loadErr != nil {

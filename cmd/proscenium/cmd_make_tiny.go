@@ -7,6 +7,7 @@ import (
 	iofs "io/fs"
 	"os"
 
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
@@ -20,7 +21,7 @@ func init() {
 func runMakeTiny(args []string, out io.Writer) error {
 	fs := newFlags("make-tiny")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
-	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: "+drama3.BaseTokenizerRel+" found from the working directory up)")
+	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: the Qwen3 tokenizer built into this program)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
 	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
 	fs.Usage = func() {
@@ -41,15 +42,14 @@ func runMakeTiny(args []string, out io.Writer) error {
 	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("make-tiny: %w", err)
 	}
-	path := *tok
-	if path == "" {
-		if path, err = drama3.FindBaseTokenizer(); err != nil {
-			return err
-		}
+	var base []byte
+	if *tok == "" {
+		base, err = qwen3.TokenizerJSON()
+	} else if base, err = os.ReadFile(*tok); err != nil {
+		err = fmt.Errorf("base tokenizer: %w", err)
 	}
-	base, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("base tokenizer: %w", err)
+		return err
 	}
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused}); err != nil {
 		return err

@@ -23,25 +23,36 @@ func init() {
 }
 
 // servedModelID is the "model" value clients send to /v1/audio/speech.
-const servedModelID = "drama-3"
+const servedModelID = app.SpeechModelID
 
 func runServe(args []string) error {
 	fs := newFlags("serve")
 	ui := fs.Bool("ui", false, "serve the studio UI and its API (/api/) to a browser")
-	model := fs.String("model", "", "checkpoint directory to load at start (the speech API answers 503 until a model is loaded)")
-	host := fs.String("host", "127.0.0.1", "address to listen on (loopback by default; anything else exposes the server to the network)")
-	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: the settings' server_port)")
+	model := fs.String("model", os.Getenv(modelEnv), "checkpoint directory or Hugging Face repository id to load at start (the speech API answers 503 until a model is loaded; default: $"+modelEnv+")")
+	host := fs.String("host", envOr(hostEnv, "127.0.0.1"), "address to listen on (loopback by default; anything else exposes the server to the network; default: $"+hostEnv+")")
+	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: $"+portEnv+", else the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
+	logFormat := fs.String("log-format", "text", "request log on stderr, one line per request: text (key=value) or json")
 	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	portGiven := false
+	fs.Visit(func(f *flag.Flag) { portGiven = portGiven || f.Name == "port" })
+	if env := os.Getenv(portEnv); env != "" && !portGiven {
+		p, err := strconv.Atoi(env)
+		if err != nil {
+			return fmt.Errorf("%w: $%s=%q is not a port number", errUsage, portEnv, env)
+		}
+		*port, portGiven = p, true
+	}
+	reqLog, err := app.NewRequestLogger(os.Stderr, *logFormat)
+	if err != nil {
+		return fmt.Errorf("%w: --log-format: %v", errUsage, err)
 	}
 	if !*ui && *model == "" {
 		return fmt.Errorf("%w: nothing to serve: give --model DIR (speech API) and/or --ui (studio UI)", errUsage)
@@ -74,18 +85,20 @@ func runServe(args []string) error {
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
 	}
-	svc, err := app.New(cfg)
+	svc, err = app.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer app.Shutdown(svc)
-	portGiven := false
-	fs.Visit(func(f *flag.Flag) { portGiven = portGiven || f.Name == "port" })
 	if !portGiven {
 		*port = svc.Settings().ServerPort
 	}
 	if *model != "" {
-		if _, err := svc.LoadModel(*model); err != nil {
+		dir, err := resolveModel(*model)
+		if err != nil {
+			return err
+		}
+		if _, err := svc.LoadModel(dir); err != nil {
 			return err
 		}
 	}
@@ -105,7 +118,8 @@ func runServe(args []string) error {
 		ln.Close()
 		return err
 	}
-	speechapi.New(func() (engine.Engine, error) { return app.LoadedEngine(svc) },
+	// API takes are recorded in the studio's takes list (marked as API takes).
+	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
 		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
 		Register(mux)
@@ -124,20 +138,38 @@ func runServe(args []string) error {
 			fmt.Fprintf(os.Stderr, "proscenium serve: requests are answered only when they name a loopback host; give --allow-host NAME for each name clients use (e.g. this machine's address)\n")
 		}
 	}
+	// Ctrl-C is caught from here on: a client that read the lines below
+	// may stop the server at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	// Tests read these lines to find the port.
 	fmt.Printf("proscenium serve: speech API at http://%s/v1/audio/speech (model %q)\n", ln.Addr(), servedModelID)
 	if *ui {
 		fmt.Printf("proscenium serve: studio UI at http://%s/\n", ln.Addr())
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return app.Serve(ctx, ln, app.Protect(mux, policy), app.DefaultServeLimits())
+	app.AttachServer(svc, "http://"+ln.Addr().String())
+	// The access log is outermost: requests the policy refuses are logged too.
+	return app.Serve(ctx, ln, app.AccessLog(app.Protect(app.LogRequests(svc, mux), policy), reqLog), app.DefaultServeLimits())
 }
 
-// apiKeyEnv names the environment variable that holds --api-key's default
-// (keeps the key out of the process list).
-const apiKeyEnv = "PROSCENIUM_API_KEY"
+// The environment variables that hold serve's defaults (a service unit or a
+// container sets them; the API key there stays out of the process list).
+// A flag given on the command line wins.
+const (
+	apiKeyEnv = "PROSCENIUM_API_KEY"
+	modelEnv  = "PROSCENIUM_MODEL"
+	hostEnv   = "PROSCENIUM_HOST"
+	portEnv   = "PROSCENIUM_PORT"
+)
+
+// envOr is $name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 // listFlag is a repeatable string flag.
 type listFlag []string

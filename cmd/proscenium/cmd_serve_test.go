@@ -27,6 +27,7 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{nil, true, "nothing to serve"},
 		{[]string{"--ui", "--port", "70000"}, true, "not a TCP port"},
 		{[]string{"--ui", "extra"}, true, `unexpected argument "extra"`},
+		{[]string{"--ui", "--log-format", "xml"}, true, "--log-format"},
 		{[]string{"--ui", "--api-key", "short"}, true, "at least 8 characters"},
 		{[]string{"--ui", "--api-key", "has a space"}, true, "--api-key"},
 		{[]string{"--ui", "--allow-origin", "evil.example"}, true, "is not an origin"},
@@ -121,5 +122,35 @@ func TestServeAppliesThePolicy(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("serve: %v", err)
+	}
+}
+
+// serve's settings come from PROSCENIUM_* when the flag is not given; the
+// flag wins; an unknown flag is a usage error like any other command's.
+func TestServeTakesItsSettingsFromTheEnvironment(t *testing.T) {
+	if err := runServe([]string{"--bogus"}); !errors.Is(err, errUsage) {
+		t.Errorf("serve --bogus: %v, want a usage error", err)
+	}
+	t.Setenv(portEnv, "seventy")
+	if err := runServe([]string{"--ui"}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), portEnv) {
+		t.Errorf("bad $%s: %v, want a usage error naming it", portEnv, err)
+	}
+	t.Setenv(portEnv, "")
+	absent := t.TempDir() + "/absent-from-env"
+	t.Setenv(modelEnv, absent)
+	if err := runServe([]string{"--settings", ""}); err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "absent-from-env") {
+		t.Errorf("$%s: %v, want the load of %s to fail", modelEnv, err, absent)
+	}
+	t.Setenv(modelEnv, "")
+	t.Cleanup(xdg.Reload)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	xdg.Reload()
+	t.Setenv(hostEnv, "127.0.0.2")
+	base, stop := serveInProcess(t, "--ui")
+	if !strings.Contains(base, "127.0.0.2:") {
+		t.Errorf("$%s=127.0.0.2 served at %s", hostEnv, base)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

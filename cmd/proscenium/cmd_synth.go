@@ -2,28 +2,35 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
 
+	"proscenium/app"
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/gpuworker"
+	"proscenium/engine/hfcache"
 )
 
 func init() {
-	register(command{name: "synth", summary: "speak a text into a WAV file (same seed, same bytes)", run: func(args []string) error {
-		return runSynth(args, os.Stderr)
+	register(command{name: "synth", summary: "speak a text into a WAV file or stdout (same seed, same bytes)", run: func(args []string) error {
+		return synth(args, streams{in: os.Stdin, out: os.Stdout, log: os.Stderr, terminal: isTerminal(os.Stderr), outTerminal: isTerminal(os.Stdout)})
 	}})
 }
 
 // takeFlags are the request flags synth and debug take share.
 type takeFlags struct {
 	model, text *string
+	textFile    *string
 	seed        *uint64
 	maxFrames   *int
 	temperature *float64
@@ -34,39 +41,96 @@ type takeFlags struct {
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 	d := engine.DefaultSampling()
 	return &takeFlags{
-		model:       fs.String("model", "", "checkpoint directory (required)"),
-		text:        fs.String("text", "", "text to speak (required)"),
+		model:       fs.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache such as "+hfcache.Repo+" (required)"),
+		text:        fs.String("text", "", "text to speak (\"-\": read it from stdin; this or --text-file is required)"),
+		textFile:    fs.String("text-file", "", "file holding the text to speak (UTF-8)"),
 		seed:        fs.Uint64("seed", 0, "sampling seed: the same request and seed give the same take"),
-		maxFrames:   fs.Int("max-frames", 1024, "frame limit (2048 samples each at 44.1 kHz); the take ends with reason length"),
-		temperature: fs.Float64("temperature", float64(d.Temperature), "sampling temperature (0: greedy)"),
-		topP:        fs.Float64("top-p", float64(d.TopP), "top-p over the whole vocabulary (1: off)"),
+		maxFrames:   fs.Int("max-frames", engine.DefaultMaxFrames, "frame limit (2048 samples each at 44.1 kHz); the take ends with reason length"),
+		temperature: fs.Float64("temperature", flagFloat(d.Temperature), "sampling temperature (0: greedy)"),
+		topP:        fs.Float64("top-p", flagFloat(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
 	}
 }
 
-// parseTakeFlags parses args and checks the flags every take needs.
-func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string) (engine.SpeechRequest, error) {
+// parseTakeFlags parses args and checks the flags every take needs; the
+// text comes from --text, stdin (--text -) or --text-file.
+func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Reader) (engine.SpeechRequest, error) {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return engine.SpeechRequest{}, err
 	}
-	if *tf.model == "" || *tf.text == "" {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: --model and --text are required", errUsage)
+	if *tf.model == "" || (*tf.text == "") == (*tf.textFile == "") {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: --model and one of --text or --text-file are required", errUsage)
 	}
 	if *tf.maxFrames < 1 {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
+	text, err := readText(*tf.text, *tf.textFile, stdin)
+	if err != nil {
+		return engine.SpeechRequest{}, err
+	}
+	if *tf.model, err = resolveModel(*tf.model); err != nil {
+		return engine.SpeechRequest{}, err
+	}
 	return engine.SpeechRequest{
-		Text:      *tf.text,
+		Text:      text,
 		Sampling:  engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
 		Seed:      *tf.seed,
 		MaxFrames: *tf.maxFrames,
 	}, nil
 }
 
+// resolveModel turns a --model argument into a checkpoint directory: a
+// directory is itself, a repository id is its snapshot in the Hugging Face
+// cache (offline; hfcache.ResolveModel).
+func resolveModel(arg string) (string, error) {
+	return hfcache.ResolveModel(arg, hfcache.HubDirs())
+}
+
+// maxTextBytes bounds the text read from stdin or --text-file: far more than
+// a take of MaxFramesLimit frames speaks, small enough to refuse a wrong file.
+const maxTextBytes = 1 << 20
+
+// readText is --text, or stdin for "-", or the --text-file's content.
+func readText(text, file string, stdin io.Reader) (string, error) {
+	var r io.Reader
+	name := "stdin"
+	switch {
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return "", fmt.Errorf("--text-file: %w", err)
+		}
+		defer f.Close()
+		r, name = f, file
+	case text == "-":
+		r = stdin
+	default:
+		return text, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxTextBytes+1))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("reading the text from %s: %w", name, err)
+	case len(b) > maxTextBytes:
+		return "", fmt.Errorf("the text in %s is longer than %d bytes", name, maxTextBytes)
+	case !utf8.Valid(b):
+		return "", fmt.Errorf("the text in %s is not UTF-8", name)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("%w: the text in %s is empty", errUsage, name)
+	}
+	return t, nil
+}
+
+// takeEventHook, when set (tests), sees every event of runTake's take.
+var takeEventHook func(engine.Event)
+
 // runTake runs req and returns the take's PCM, checking that the chunks
 // arrive in order and cover every frame. An interrupt (Ctrl-C) stops the take
-// at the next frame and keeps what was made.
-func runTake(eng engine.Engine, req engine.SpeechRequest) ([]float32, *engine.Finish, error) {
+// at the next frame and keeps what was made. frames, when set, sees the
+// frame count after each chunk.
+func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int)) ([]float32, *engine.Finish, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	spf := eng.Info().SamplesPerFrame
@@ -74,6 +138,9 @@ func runTake(eng engine.Engine, req engine.SpeechRequest) ([]float32, *engine.Fi
 	var chunkErr error
 	next := 0
 	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+		if takeEventHook != nil {
+			takeEventHook(ev)
+		}
 		if ev.Kind != engine.EventAudio || chunkErr != nil {
 			return
 		}
@@ -84,6 +151,9 @@ func runTake(eng engine.Engine, req engine.SpeechRequest) ([]float32, *engine.Fi
 		}
 		pcm = append(pcm, a.PCM...)
 		next = a.ToFrame
+		if frames != nil {
+			frames(next)
+		}
 	})
 	if err != nil {
 		return nil, nil, err
@@ -108,44 +178,95 @@ func codesTensor(codes [][]int, codebooks int) *checkpoint.Tensor {
 	return checkpoint.Int64Tensor("codes", []int{codebooks, len(codes)}, flat)
 }
 
+// streams are a command's standard files; terminal says whether log is one
+// (progress lines are shown only there), outTerminal whether out is.
+type streams struct {
+	in                    io.Reader
+	out, log              io.Writer
+	terminal, outTerminal bool
+}
+
+// runSynth is synth with stdin and stdout, log as given (not a terminal).
 func runSynth(args []string, log io.Writer) error {
+	return synth(args, streams{in: os.Stdin, out: os.Stdout, log: log})
+}
+
+// synthSummary is what synth --json prints.
+type synthSummary struct {
+	Out    string         `json:"out"`
+	Codes  string         `json:"codes,omitempty"`
+	Demo   bool           `json:"demo"`
+	Finish *engine.Finish `json:"finish"`
+}
+
+func synth(args []string, std streams) error {
 	fs := newFlags("synth")
 	tf := addTakeFlags(fs)
-	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (required)")
+	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (\"-\": stdout; required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
+	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
-	req, err := parseTakeFlags(fs, tf, args)
+	req, err := parseTakeFlags(fs, tf, args, std.in)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
 	}
+	toStdout := *out == "-"
+	if toStdout && *asJSON {
+		return fmt.Errorf("%w: --out - and --json both write to stdout; give --out FILE", errUsage)
+	}
+	if toStdout && std.outTerminal {
+		return fmt.Errorf("%w: --out - would write the WAV to the terminal; redirect stdout to a file or a program", errUsage)
+	}
 	format, err := audio.ParseFormat(*formatName)
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
 	// A take can last minutes: find a bad output path before making it.
-	if err := checkOutputFile("--out", *out); err != nil {
-		return err
+	if !toStdout {
+		if err := checkOutputFile("--out", *out); err != nil {
+			return err
+		}
 	}
 	if *codesOut != "" {
 		if err := checkOutputFile("--codes", *codesOut); err != nil {
 			return err
 		}
 	}
+	prog := &progress{w: std.log, on: std.terminal && !*quiet}
+	stopLoad := func(bool) {}
+	if prog.on {
+		stopLoad = app.WatchLoad(*tf.model, prog.load)
+	}
 	eng, err := openEngine(*tf.model, *isolate)
+	stopLoad(err == nil)
 	if err != nil {
+		prog.end()
 		return err
 	}
 	defer eng.Close()
 	info := eng.Info()
-	pcm, fin, err := runTake(eng, req)
+	start := time.Now()
+	pcm, fin, err := runTake(eng, req, func(done int) {
+		prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
+	})
+	prog.end()
 	if err != nil {
 		return err
 	}
-	if err := audio.WriteWAV(*out, pcm, info.SampleRate, format); err != nil {
+	if toStdout {
+		wav, err := audio.EncodeWAV(pcm, info.SampleRate, format)
+		if err != nil {
+			return err
+		}
+		if _, err := std.out.Write(wav); err != nil {
+			return fmt.Errorf("writing the WAV to stdout: %w", err)
+		}
+	} else if err := audio.WriteWAV(*out, pcm, info.SampleRate, format); err != nil {
 		return err
 	}
 	if *codesOut != "" {
@@ -153,15 +274,24 @@ func runSynth(args []string, log io.Writer) error {
 			return err
 		}
 	}
-	notes := ""
-	if info.Demo {
-		notes = " (demo model: random weights, speaks no words)"
+	switch {
+	case *asJSON:
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}); err != nil {
+			return err
+		}
+	case !*quiet:
+		notes := ""
+		if info.Demo {
+			notes = " (demo model: random weights, speaks no words)"
+		}
+		if pid := gpuworker.PID(eng); pid != 0 {
+			notes += fmt.Sprintf(" (engine worker pid %d)", pid)
+		}
+		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
+			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
 	}
-	if pid := gpuworker.PID(eng); pid != 0 {
-		notes += fmt.Sprintf(" (engine worker pid %d)", pid)
-	}
-	fmt.Fprintf(log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-		*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)
 	}

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/drama3"
 )
@@ -160,11 +162,26 @@ func TestSynthInterruptedKeepsThePartialTake(t *testing.T) {
 	signal.Notify(held, os.Interrupt)
 	defer signal.Stop(held)
 	out := filepath.Join(t.TempDir(), "take.wav")
+	// Interrupt only once audio exists: a signal during the prefill would
+	// (rightly) keep an empty take, which is not what this test is about.
+	audio := make(chan struct{})
+	var once sync.Once
+	takeEventHook = func(ev engine.Event) {
+		if ev.Kind == engine.EventAudio {
+			once.Do(func() { close(audio) })
+		}
+	}
+	defer func() { takeEventHook = nil }()
 	done := make(chan error, 1)
 	go func() {
 		done <- runSynth([]string{"--model", model, "--text", "A long take, cut short.", "--max-frames", "60000", "--out", out}, &bytes.Buffer{})
 	}()
 	var err error
+	select {
+	case <-audio:
+	case err = <-done:
+		t.Fatalf("synth ended before any audio: %v", err)
+	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 wait:

@@ -16,23 +16,10 @@ import (
 	"proscenium/engine/gpuworker"
 )
 
-// TestMain lets the test binary be `proscenium worker`: --isolate starts this
-// executable with the argument worker, as the real program does.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
-		if err := runWorker(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "proscenium worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // takeWAV runs req on eng and returns its 16-bit WAV bytes and codes.
 func takeWAV(t *testing.T, eng engine.Engine, req engine.SpeechRequest) ([]byte, [][]int) {
 	t.Helper()
-	pcm, fin, err := runTake(eng, req)
+	pcm, fin, err := runTake(eng, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

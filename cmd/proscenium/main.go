@@ -10,8 +10,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+	"strconv"
 )
 
 // command is one subcommand: run gets the arguments after its name.
@@ -44,18 +46,31 @@ func init() {
 }
 
 func runDebug(args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		listCommands("proscenium debug DRIVER [flags]", debugCommands)
-		if len(args) == 0 {
-			return fmt.Errorf("%w: debug needs a driver name", errUsage)
-		}
-		return nil
+	return dispatch("proscenium debug DRIVER [flags]", "debug driver", debugCommands, args)
+}
+
+// dispatch runs the command of table that args[0] names; -h/--help lists
+// the table on stdout (exit 0), no name or an unknown one is a usage error
+// with the list on stderr.
+func dispatch(synopsis, what string, table map[string]command, args []string) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		listCommands(os.Stdout, synopsis, table)
+		return flag.ErrHelp
 	}
-	c, ok := debugCommands[args[0]]
+	if len(args) == 0 {
+		listCommands(os.Stderr, synopsis, table)
+		return fmt.Errorf("%w: give a %s name", errUsage, what)
+	}
+	c, ok := table[args[0]]
 	if !ok {
-		return fmt.Errorf("%w: unknown debug driver %q", errUsage, args[0])
+		listCommands(os.Stderr, synopsis, table)
+		return fmt.Errorf("%w: unknown %s %q", errUsage, what, args[0])
 	}
 	return c.run(args[1:])
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
 // errUsage marks an error in the command line itself (exit status 2).
@@ -65,10 +80,8 @@ var errUsage = errors.New("usage")
 // made (exit status 130, as a shell reports a process ended by SIGINT).
 var errInterrupted = errors.New("interrupted")
 
-func usage() { listCommands("proscenium COMMAND [flags]", commands) }
-
-func listCommands(synopsis string, table map[string]command) {
-	fmt.Fprintf(os.Stderr, "usage: %s\n\ncommands:\n", synopsis)
+func listCommands(w io.Writer, synopsis string, table map[string]command) {
+	fmt.Fprintf(w, "usage: %s\n\ncommands:\n", synopsis)
 	names := make([]string, 0, len(table))
 	for n, c := range table {
 		if !c.hidden {
@@ -77,46 +90,49 @@ func listCommands(synopsis string, table map[string]command) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, table[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, table[n].summary)
 	}
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		if len(os.Args) < 2 {
-			os.Exit(2)
-		}
+	args := os.Args[1:]
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args[0] = "version"
+	}
+	err := dispatch("proscenium COMMAND [flags]", "command", commands, args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return
 	}
-	c, ok := commands[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "proscenium: unknown command %q\n", os.Args[1])
-		usage()
+	name := "proscenium"
+	if len(args) > 0 {
+		if _, ok := commands[args[0]]; ok {
+			name += " " + args[0]
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+	switch {
+	case errors.Is(err, errUsage):
 		os.Exit(2)
+	case errors.Is(err, errInterrupted):
+		os.Exit(130)
 	}
-	if err := c.run(os.Args[2:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
-		fmt.Fprintf(os.Stderr, "proscenium %s: %v\n", c.name, err)
-		switch {
-		case errors.Is(err, errUsage):
-			os.Exit(2)
-		case errors.Is(err, errInterrupted):
-			os.Exit(130)
-		}
-		os.Exit(1)
-	}
+	os.Exit(1)
 }
 
-// parseFlags parses a subcommand's flags: -h/--help comes back as
-// flag.ErrHelp (usage printed, exit 0); any other flag mistake wraps errUsage.
+// parseFlags is the one flag parser of every command: -h/--help prints the
+// command's usage to stdout and comes back as flag.ErrHelp (exit 0); any
+// other flag mistake prints the usage to stderr and wraps errUsage (exit 2).
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	fs.SetOutput(io.Discard) // the flag package's own messages: printed below instead
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(os.Stdout)
+		fs.Usage()
+		return err
+	case err != nil:
+		fs.SetOutput(os.Stderr)
+		fs.Usage()
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
@@ -151,9 +167,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlags makes a flag set for a subcommand whose parse errors are returned
-// (the flag package also prints the mistake and the usage to stderr; main then
-// prints the returned error and exits 2).
+// newFlags makes a flag set for a subcommand; parse it with parseFlags,
+// parseFlagsOnly or parseInterspersed.
 func newFlags(name string) *flag.FlagSet {
 	return flag.NewFlagSet("proscenium "+name, flag.ContinueOnError)
+}
+
+// flagFloat is a float32 setting as a flag default that prints as written
+// (0.9, not 0.8999999761581421, the float32's exact value).
+func flagFloat(v float32) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return f
 }

@@ -105,7 +105,7 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // backboneKernels are the kernels a step launches, looked up before the
 // step is captured (no module lookups inside a capture).
 var backboneKernels = []string{"backbone_rows", "add_rmsnorm_zc", "moe_route", "moe_group", "moe_swiglu", "moe_down",
-	"moe_combine_norm", "deltanet_rows", "attn_prep", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
+	"moe_combine_norm", "deltanet_rows", "deltanet_step_cols", "deltanet_step_norm", "attn_prep", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
 
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
@@ -175,7 +175,7 @@ func (b *Backbone) bind() error {
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
 			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i]}
 		if m := L.Linear; m != nil {
-			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, W: DeltaNetWeights{
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
@@ -476,6 +476,25 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
 }
 
+// defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts
+// with: the split kernels measured 0.05 to 0.1 ms faster per step at the
+// full geometry (docs/PERF.md, "GPU backbone").
+const defaultDeltaNetStep = DeltaNetSplitStep
+
+// SetDeltaNetStep picks the DeltaNet layers' one-row kernels for later
+// steps and drops the captured step graph, so the next Step captures them.
+func (b *Backbone) SetDeltaNetStep(s DeltaNetStep) {
+	for i := range b.layers {
+		if dn := b.layers[i].dn; dn != nil {
+			dn.Step = s
+		}
+	}
+	if b.step != nil {
+		b.d.Do(func() error { b.step.Destroy(); return nil })
+		b.step = nil
+	}
+}
+
 // TimeSteps replays the captured step graph n times back to back and returns
 // the device milliseconds per replay (a benchmark: the inputs stay as the last
 // step left them, and the position advances by n, so n rows of the context
@@ -510,6 +529,21 @@ func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *B
 		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
 	}
 	return q.GemvBF16(g, gu, b.W.Arena, xin)
+}
+
+// ProfileStep replays the captured step graph once inside a profiler range
+// (Device.ProfileRange), for a per-kernel profile of a step under ncu. The
+// position advances by one.
+func (b *Backbone) ProfileStep() error {
+	if b.step == nil {
+		return fmt.Errorf("backbone: no step captured yet")
+	}
+	if b.pos+1 > b.Plan.Capacity {
+		return fmt.Errorf("backbone: a profiled step after %d rows exceeds the context limit of %d", b.pos, b.Plan.Capacity)
+	}
+	err := b.d.ProfileRange(func(q *Queue) error { return q.LaunchGraph(b.step) })
+	b.pos++
+	return err
 }
 
 // StepParts selects parts of a decode step for a profile.

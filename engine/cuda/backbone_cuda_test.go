@@ -221,6 +221,36 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			if !(e4 <= backboneTol) {
 				t.Errorf("prefill with the experts the other way: worst row relative error %.3g > %g", e4, backboneTol)
 			}
+			// The steps again with the other one-row DeltaNet kernels.
+			for _, v := range []struct {
+				name string
+				dn   DeltaNetStep
+			}{{"split DeltaNet step", DeltaNetSplitStep}, {"fused DeltaNet step", DeltaNetFusedStep}} {
+				if v.dn == defaultDeltaNetStep {
+					continue
+				}
+				gb.SetDeltaNetStep(v.dn)
+				if err := gb.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := gb.Prefill(rows[:prefill]); err != nil {
+					t.Fatal(err)
+				}
+				var hs []float32
+				for i := prefill; i < prefill+steps; i++ {
+					h, err := gb.Step(rows[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					hs = append(hs, h...)
+				}
+				e := maxRowRelErr(t, v.name, hs, ref[prefill*H:], H)
+				t.Logf("%d steps, %s, vs CPU: worst row %.3g", steps, v.name, e)
+				if !(e <= backboneTol) {
+					t.Errorf("%s: worst row relative error %.3g > %g", v.name, e, backboneTol)
+				}
+			}
+			gb.SetDeltaNetStep(defaultDeltaNetStep)
 			if err := gb.Reset(); err != nil {
 				t.Fatal(err)
 			}

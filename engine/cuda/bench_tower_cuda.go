@@ -46,7 +46,10 @@ type TowerBench struct {
 
 // BenchTower fills a tower of cfg's geometry with random weights in one
 // arena block, prefills prefill text rows, then times frames of drawn codes.
-func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerBench, error) {
+// With profile it stops after the first figure, replaying one more frame
+// graph inside a profiler range (Device.ProfileRange: ncu
+// --profile-from-start off times each kernel of a frame).
+func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
 	g, err := cpu.TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
@@ -196,6 +199,9 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int) (*TowerB
 	replay := func(q *Queue) error { return q.LaunchGraph(graph) }
 	if res.GraphMs, err = perFrameMs(replay); err != nil {
 		return nil, err
+	}
+	if profile {
+		return res, d.ProfileRange(replay)
 	}
 	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) }); err != nil {
 		return nil, err

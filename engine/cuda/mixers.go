@@ -161,8 +161,9 @@ const (
 	DeltaNetFusedStep DeltaNetStep = iota
 	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
 	// columns (deltanet_step_cols) and then norms the heads and advances the
-	// conv window (deltanet_step_norm): 4× the blocks at full geometry. With
-	// KeyDim > deltaNetSplitMaxKeyDim the fused kernel runs instead.
+	// conv window (deltanet_step_norm): 4× the blocks at full geometry (the
+	// backbone's default: faster per step, docs/PERF.md). With KeyDim >
+	// deltaNetSplitMaxKeyDim the fused kernel runs instead.
 	DeltaNetSplitStep
 )
 
@@ -286,9 +287,10 @@ type AttentionLayer struct {
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
 // on tensor cores (kernels/gemm.cu). X and Y are float32, W BF16 or
 // block-FP8 (E4M3 with float32 [ceil(Rows/128), ceil(Cols/128)] scales). Each
-// float32 activation enters the MMA as two BF16 halves (hi = bf16(x),
-// lo = bf16(x − hi)) accumulated into one float32 sum, so the product keeps
-// about 16 bits of each activation (the weights are exact in BF16).
+// float32 activation enters the MMA as three BF16 parts (hi = bf16(x),
+// mid = bf16(x − hi), lo = bf16(x − hi − mid)) accumulated into one float32
+// sum, so the product keeps about 24 bits of each activation, as float32
+// does (the weights are exact in BF16).
 //
 // Grouped form (experts): with Groups > 0, the N rows are sorted by group;
 // group e covers rows Offsets[e] ≤ i < Offsets[e+1] (int32, device memory,
@@ -309,25 +311,4 @@ type Gemm struct {
 	XRows        int    // rows X holds when RowIds is set (0: N)
 	MaxGroupRows int
 	Mats         int // matrices in W (1 when not grouped)
-
-	Kernel GemmKernel
-}
-
-// GemmKernel selects the GEMM instance (kernels/gemm.cu).
-type GemmKernel int
-
-const (
-	// GemmRegX loads each X tile into registers one 32-column step ahead
-	// (measured: docs/PERF.md, "GPU backbone kernels").
-	GemmRegX GemmKernel = iota
-	// GemmRingX copies X's tiles with W's through a 3-stage cp.async ring
-	// (the *_ring kernels), hiding X's latency as well as W's.
-	GemmRingX
-)
-
-func (k GemmKernel) suffix() string {
-	if k == GemmRingX {
-		return "_ring"
-	}
-	return ""
 }

@@ -257,7 +257,7 @@ const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
 	switch {
-	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0 || g.Kernel < GemmRegX || g.Kernel > GemmRingX:
+	case g.N <= 0 || g.Rows <= 0 || g.Cols <= 0 || g.Groups < 0:
 		return fmt.Errorf("cuda: %s gemm: bad shape %+v", kind, g)
 	case g.Cols%8 != 0:
 		return fmt.Errorf("cuda: %s gemm: %d columns is not a multiple of 8", kind, g.Cols)
@@ -334,7 +334,7 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		return err
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
-	return q.Launch("gemm_bf16"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_bf16", g.grid(), gemmThreads, args...)
 }
 
 // GemmFP8 runs the projection with E4M3 weights and their float32 block
@@ -350,7 +350,7 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
 		g.commonArgs()...)
-	return q.Launch("gemm_fp8"+g.Kernel.suffix(), g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
 }
 
 const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu

@@ -446,13 +446,7 @@ var gemmCases = []gemmCase{
 	{"tiny 2x8→3", 2, 3, 8, 0, 0, 0},
 }
 
-// gemmKernels are the GEMM instances every GEMM test runs.
-var gemmKernels = []struct {
-	name string
-	k    GemmKernel
-}{{"regx", GemmRegX}, {"ringx", GemmRingX}}
-
-func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel GemmKernel) {
+func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 	xs := max(c.xstride, c.cols)
 	ys := max(c.ystride, c.rows)
 	x := randNonZero(r, c.n*xs)
@@ -473,7 +467,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel GemmKernel) {
 	}
 	y := poisoned(t, c.n*ys)
 	xb := upload(t, x)
-	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
+	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride}
 	yt := Whole(y).At(4 * int64(c.col))
 	err := dev.Run(func(q *Queue) error {
 		if fp8 {
@@ -502,19 +496,15 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel GemmKernel) {
 
 func TestGemmBF16(t *testing.T) {
 	r := newRand(t)
-	for _, k := range gemmKernels {
-		for _, c := range gemmCases {
-			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, false, k.k) })
-		}
+	for _, c := range gemmCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, r, false) })
 	}
 }
 
 func TestGemmFP8(t *testing.T) {
 	r := newRand(t)
-	for _, k := range gemmKernels {
-		for _, c := range gemmCases {
-			t.Run(k.name+"/"+c.name, func(t *testing.T) { c.run(t, r, true, k.k) })
-		}
+	for _, c := range gemmCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, r, true) })
 	}
 }
 
@@ -589,20 +579,17 @@ func TestGemmGrouped(t *testing.T) {
 				}
 			}
 			xb := upload(t, x)
-			for _, k := range gemmKernels {
-				g.Kernel = k.k
-				y := poisoned(t, total*c.rows)
-				err := dev.Run(func(q *Queue) error {
-					if c.fp8 {
-						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
-					}
-					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-				})
-				if err != nil {
-					t.Fatal(err)
+			y := poisoned(t, total*c.rows)
+			err := dev.Run(func(q *Queue) error {
+				if c.fp8 {
+					return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
 				}
-				checkClose(t, "grouped gemm "+k.name, download(t, y, total*c.rows), ref, 2e-5)
+				return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
 		})
 	}
 }

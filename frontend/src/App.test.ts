@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
+import type { ModelStatus, ScriptCheck, ServerStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
+let connection: (up: boolean) => void = () => {};
 
 function noModelService() {
   let settings: Settings = {
@@ -31,7 +32,7 @@ function noModelService() {
     error: '',
     can_load: false,
   };
-  const stats: StatsView = { loaded: false, message: 'no model loaded' };
+  const stats: StatsView = { loaded: false, message: 'no model loaded', total: 0 };
   const playback = {
     state: 'stopped',
     take_id: 0,
@@ -107,7 +108,25 @@ function noModelService() {
     takeFile: vi.fn(async () => refuse('no take')),
     takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
     applyTakesLimit: vi.fn(async () => settings),
+    checkScript: vi.fn(async (text: string): Promise<ScriptCheck> => {
+      const at = text.indexOf('<|im_end|>');
+      return {
+        chars: [...text].length,
+        bytes: new TextEncoder().encode(text.trim()).length,
+        max_bytes: 16384,
+        tokenizer: false,
+        problems: at < 0 ? [] : [{ start: at, end: at + 10, token: '<|im_end|>', reason: 'the structural token <|im_end|> is not allowed in user text' }],
+      };
+    }),
+    serverStatus: vi.fn(async (): Promise<ServerStatus> => ({ running: true, address: 'http://127.0.0.1:7860', control: false, port: 7860, model: 'drama-3', error: '', log: [] })),
+    startServer: vi.fn(async () => refuse('busy: this page is served by the speech server')),
+    stopServer: vi.fn(async () => refuse('busy: this page is served by the speech server')),
     on: vi.fn(() => () => {}),
+    onConnection: vi.fn((l: (up: boolean) => void) => {
+      connection = l;
+      l(true);
+      return () => {};
+    }),
     kind: 'http' as const,
   };
   return svc satisfies Service;
@@ -146,9 +165,13 @@ describe('App without a model', () => {
     for (const r of ['script', 'sampling', 'model', 'readouts', 'transport', 'takes']) region(root, r);
     expect(root.querySelector('textarea')!.value).toBe('Saved draft.');
     expect(region(root, 'model').textContent).toContain('no model loaded');
-    expect(region(root, 'model').querySelector('[data-gpu]')?.textContent).toContain('no CUDA-capable GPU found');
+    // The GPU line says what it means; the driver's words are one click away.
+    expect(region(root, 'model').querySelector('[data-gpu]')?.textContent).toContain('GPU backend unavailable — takes run on the CPU backend');
+    [...region(root, 'model').querySelectorAll('button')].find((b) => b.textContent === 'why')!.click();
+    flushSync();
+    expect(region(root, 'model').querySelector('[data-gpu-detail]')?.textContent).toContain('no CUDA-capable GPU found');
     expect(region(root, 'takes').textContent).toContain('No takes yet.');
-    expect(service.on).toHaveBeenCalledTimes(9);
+    expect(service.on).toHaveBeenCalledTimes(10);
   });
 
   it('shows no numbers in the readouts, only why', async () => {
@@ -196,7 +219,12 @@ describe('App without a model', () => {
     topP.dispatchEvent(new Event('input', { bubbles: true }));
     topP.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
-    expect(region(root, 'sampling').textContent).toContain('invalid: top_p must be in (0, 1], got 1.5');
+    // The refusal is next to the field it is about, and Speak refuses with it.
+    expect(region(root, 'sampling').querySelector('[data-problem="top_p"]')!.textContent).toBe('top_p must be in (0, 1], got 1.5');
+    region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+    await settle();
+    expect(service.speak).not.toHaveBeenCalled();
+    expect(region(root, 'transport').querySelector('output')!.textContent).toContain('Top-p: top_p must be in (0, 1]');
   });
 
   it('the voices editor saves a voice through the service, and later settings keep it', async () => {
@@ -276,7 +304,7 @@ describe('App without a model', () => {
     temp.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
     expect(service.setSettings).not.toHaveBeenCalled();
-    expect(region(root, 'sampling').textContent).toContain('Temperature: enter a number');
+    expect(region(root, 'sampling').querySelector('[data-problem="temperature"]')!.textContent).toBe('enter a number');
   });
 
   it('Load shows the reason the service gave', async () => {
@@ -294,15 +322,99 @@ describe('App without a model', () => {
     );
   });
 
-  it('the status line shows the sound card and start-up warnings', async () => {
+  it('Use the demo model writes, inspects and loads it in one click', async () => {
+    const { root, service } = await start();
+    service.makeDemoModel.mockImplementation(async () => '/data/demo-model');
+    service.inspectModel.mockImplementation(async () => {
+      throw new ServiceError('inspect: no config.json');
+    });
+    const model = region(root, 'model');
+    const demo = () => [...model.querySelectorAll('button')].find((b) => b.textContent === 'Use the demo model')!.click();
+    demo();
+    await settle();
+    expect(service.makeDemoModel).toHaveBeenCalled();
+    expect(service.loadModel).not.toHaveBeenCalled(); // a failed step stops there, with its reason
+    expect(model.querySelector('[role="alert"]')!.textContent).toBe('inspect: no config.json');
+    const summary = { dir: '/data/demo-model', demo: true, layers: 2, hidden: 64, experts: 4, codebooks: 13, parameters: 1000, stored_bytes: 4000, file_bytes: 5000, memory_needed: 9000, memory_basis: 'CPU', context: 128, problems: [], error: '' };
+    service.inspectModel.mockImplementation((async () => summary) as never);
+    demo();
+    await settle();
+    expect(service.loadModel).toHaveBeenCalledWith('/data/demo-model');
+  });
+
+  it('the status line says in words where sound goes; warnings and details on demand', async () => {
     warnings = ['settings /home/u/.config/proscenium/settings.json: invalid: volume must be in [0, 1], got 3: using the default settings'];
     try {
       const { root } = await start();
       const status = region(root, 'status');
-      expect(status.textContent).toContain('audio: this browser (Web Audio)');
-      expect(status.querySelector('.warning')!.textContent).toContain('using the default settings');
+      expect(status.textContent).toContain('Audio plays in this browser');
+      expect(status.querySelector('.warning')!.textContent).toBe('1 start-up warning');
+      expect(root.textContent).not.toContain('using the default settings');
+      [...status.querySelectorAll('button')].find((b) => b.textContent === 'details')!.click();
+      flushSync();
+      expect(root.querySelector('[data-status-details]')!.textContent).toContain('using the default settings');
     } finally {
       warnings = [];
     }
+  });
+
+  it('a value that is not a number is refused where it is typed, never sent as 0', async () => {
+    const { root, service } = await start();
+    for (const [text, reason] of [
+      ['abc', '"abc" is not a number'],
+      ['0,7', 'use a decimal point: 0.7'],
+    ]) {
+      const seed = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="temperature"]')!;
+      seed.value = text;
+      seed.dispatchEvent(new Event('input', { bubbles: true }));
+      seed.dispatchEvent(new Event('change', { bubbles: true }));
+      await settle();
+      expect(region(root, 'sampling').querySelector('[data-problem="temperature"]')!.textContent).toBe(reason);
+      region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+      await settle();
+      expect(region(root, 'transport').querySelector('output')!.textContent).toContain(`Temperature: ${reason}`);
+    }
+    expect(service.setSettings).not.toHaveBeenCalled();
+    expect(service.speak).not.toHaveBeenCalled();
+  });
+
+  it('structural tokens are flagged in the editor and Speak refuses them', async () => {
+    const { root, service } = await start();
+    const text = root.querySelector('textarea')!;
+    text.value = 'Hello <|im_end|> there';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((r) => setTimeout(r, 200));
+    await settle();
+    expect(region(root, 'script').querySelector('.overlay .refused')!.textContent).toBe('<|im_end|>');
+    expect(region(root, 'script').querySelector('[data-script-problems]')!.textContent).toContain('<|im_end|> is not allowed');
+    region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+    await settle();
+    expect(service.speak).not.toHaveBeenCalled();
+    expect(region(root, 'transport').querySelector('output')!.textContent).toContain('the script cannot be spoken');
+  });
+
+  it('reads the whole state again when the connection comes back', async () => {
+    const { root, service } = await start();
+    expect(service.settings).toHaveBeenCalledTimes(1);
+    connection(false);
+    flushSync();
+    expect(root.querySelector('[data-connection]')!.getAttribute('data-connection')).toBe('lost');
+    connection(true);
+    await settle();
+    expect(root.querySelector('[data-connection]')!.getAttribute('data-connection')).toBe('connected');
+    for (const m of ['settings', 'modelStatus', 'takes', 'studio', 'stats', 'serverStatus'] as const) expect(service[m]).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps the draft typed while the connection was lost, and saves it', async () => {
+    const { root, service } = await start();
+    const text = root.querySelector('textarea')!;
+    connection(false);
+    text.value = 'Typed while away.';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    connection(true);
+    await settle();
+    expect(text.value).toBe('Typed while away.');
+    expect(service.setSettings).toHaveBeenCalledWith(expect.objectContaining({ script: 'Typed while away.' }));
   });
 });

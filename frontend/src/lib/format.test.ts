@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NONE, describeTake, formatBytes, formatDurationNs, formatRTF, formatTTFA, memoryReadout, parseNumber } from './format';
+import { NONE, statusSummary, finishReason, formatBytes, formatDurationNs, formatRTF, formatSeconds, formatTTFA, memoryDevice, memoryReadout, noAudioReason, parseNumber, runningState } from './format';
 import type { Finish, Take } from './types';
 
 const finish = (f: Partial<Finish>): Finish => ({
@@ -55,7 +55,7 @@ describe('take figures', () => {
   });
 });
 
-describe('describeTake', () => {
+describe('takes list figures', () => {
   const base: Take = {
     id: 3,
     request: { text: 'Hi.', sampling: { temperature: 0.7, top_p: 0.9, top_k: 30 }, seed: 5, max_frames: 100 },
@@ -70,16 +70,30 @@ describe('describeTake', () => {
     sample_rate: 44100,
     underruns: 0,
     stored: true,
+    source: 'studio',
   };
-  it('finished', () => {
-    // 43 × 2048 / 44100 = 1.9969 s
-    expect(describeTake(base)).toBe('2.00 s, 43 frames, length · RTF 0.050 · T 0.7 · top-p 0.9 · top-k 30 · seed 5');
+  it('says why a take has no audio', () => {
+    expect(noAudioReason(base)).toBe('');
+    expect(noAudioReason({ ...base, state: 'failed', finish: undefined, error: 'CUDA out of memory' })).toBe('failed: CUDA out of memory');
+    expect(noAudioReason({ ...base, samples: 0, frames: 0, finish: finish({ reason: 'stop', frames: 0 }) })).toBe('empty: the model ended before any audio');
+    expect(noAudioReason({ ...base, samples: 0, frames: 0, finish: finish({ reason: 'cancel', frames: 0 }) })).toBe('empty: stopped before any audio');
   });
-  it('failed names the error', () => {
-    expect(describeTake({ ...base, state: 'failed', finish: undefined, error: 'CUDA out of memory' })).toMatch(/^failed: CUDA out of memory · /);
+  it('says what a running take waits for', () => {
+    const api = { ...base, id: 4, state: 'running', finish: undefined, frames: 12, frames_per_second: 20.25, source: 'api' };
+    const mine = { ...base, id: 5, state: 'running', finish: undefined, frames: 0 };
+    expect(runningState(mine, [mine, api])).toBe('waiting for take #4 (from the API) to finish');
+    expect(runningState(mine, [mine])).toBe('prefill: reading the script');
+    expect(runningState(api, [mine, api])).toBe('making audio: 12 frames · 20.3 frames/s');
   });
-  it('running counts frames', () => {
-    expect(describeTake({ ...base, state: 'running', finish: undefined, frames: 7 })).toMatch(/^running: 7 frames · /);
+  it('names finish reasons, durations and the memory device for people', () => {
+    expect(finishReason('length')).toBe('reached max frames');
+    expect(finishReason('stop')).toBe('ended by the model');
+    expect(finishReason(undefined)).toBe(NONE);
+    expect(formatSeconds(1.9969)).toBe('2.00 s');
+    expect(formatSeconds(125.34)).toBe('2:05.3');
+    expect(formatSeconds(-1)).toBe(NONE);
+    expect(memoryDevice('host')).toBe("this computer's memory (RAM)");
+    expect(memoryDevice('NVIDIA H200')).toBe('NVIDIA H200');
   });
 });
 
@@ -93,4 +107,12 @@ describe('parseNumber', () => {
     [null, undefined],
     [NaN, undefined],
   ])('%s → %s', (text, want) => expect(parseNumber(text as string)).toBe(want));
+});
+
+describe('statusSummary', () => {
+  it('keeps a short line, shortens a long one to what it means', () => {
+    expect(statusSummary('GPU backend: NVIDIA H200 (takes run on the CPU backend)')).toEqual({ short: 'GPU backend: NVIDIA H200 (takes run on the CPU backend)', more: false });
+    const long = 'GPU backend unavailable: GPU worker proscenium-gpu not found (looked in $PROSCENIUM_GPU_WORKER, [/usr/bin $PATH]); build it with `make gpu-worker`; takes run on the CPU backend';
+    expect(statusSummary(long)).toEqual({ short: 'GPU backend unavailable — takes run on the CPU backend', more: true });
+  });
 });

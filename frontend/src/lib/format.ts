@@ -55,23 +55,6 @@ export function formatTTFA(f: Finish | undefined | null): string {
   return formatDurationNs(f.time_to_first_audio);
 }
 
-/** One line describing a take for the takes list. */
-export function describeTake(t: Take): string {
-  const s = t.request.sampling;
-  const settings = `T ${s.temperature} · top-p ${s.top_p} · top-k ${s.top_k} · seed ${t.request.seed}`;
-  switch (t.state) {
-    case 'running':
-      return `running: ${t.frames} frames · ${settings}`;
-    case 'finished': {
-      const f = t.finish;
-      const audio = f ? `${f.audio_seconds.toFixed(2)} s, ${f.frames} frames, ${f.reason}` : 'finished';
-      return `${audio} · RTF ${formatRTF(f)} · ${settings}`;
-    }
-    default:
-      return `failed: ${t.error} · ${settings}`;
-  }
-}
-
 /** Parses a number field; undefined when the text is not a finite number. */
 export function parseNumber(text: string | number | null | undefined): number | undefined {
   if (text == null) return undefined;
@@ -79,4 +62,65 @@ export function parseNumber(text: string | number | null | undefined): number | 
   if (text.trim() === '') return undefined;
   const n = Number(text);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/** Seconds as "1.25 s" or "2:05.3" past a minute. */
+export function formatSeconds(s: number | undefined | null): string {
+  if (s == null || !Number.isFinite(s) || s < 0) return NONE;
+  if (s < 60) return `${s.toFixed(2)} s`;
+  const m = Math.floor(s / 60);
+  return `${m}:${(s - 60 * m).toFixed(1).padStart(4, '0')}`;
+}
+
+/** The memory the engine reports, named for people ("host" is the computer's RAM). */
+export function memoryDevice(device: string | undefined | null): string {
+  if (!device) return NONE;
+  if (device === 'host') return "this computer's memory (RAM)";
+  return device;
+}
+
+const reasons: Record<string, string> = {
+  stop: 'ended by the model',
+  length: 'reached max frames',
+  cancel: 'stopped',
+};
+
+/** Why a finished take ended, in words. */
+export function finishReason(reason: string | undefined | null): string {
+  return reason ? (reasons[reason] ?? reason) : NONE;
+}
+
+/**
+ * What a running take is doing: waiting for an earlier running take (the
+ * engine makes one take at a time), reading its prompt (prefill, before the
+ * first frame), or making frames.
+ */
+export function runningState(t: Take, takes: Take[]): string {
+  if (t.frames > 0) {
+    const fps = t.frames_per_second > 0 ? ` · ${t.frames_per_second.toFixed(1)} frames/s` : '';
+    return `making audio: ${t.frames} frames${fps}`;
+  }
+  const before = takes.filter((o) => o.state === 'running' && o.id < t.id).sort((a, b) => a.id - b.id)[0];
+  if (before) return `waiting for take #${before.id}${before.source === 'api' ? ' (from the API)' : ''} to finish`;
+  return 'prefill: reading the script';
+}
+
+/** Why a take has no audio to play or export, or "" when it has. */
+export function noAudioReason(t: Take): string {
+  if (t.state === 'failed') return `failed: ${t.error || 'no reason given'}`;
+  if (t.state === 'finished' && !(t.samples > 0)) {
+    return t.finish?.reason === 'cancel' ? 'empty: stopped before any audio' : 'empty: the model ended before any audio';
+  }
+  return '';
+}
+
+/**
+ * A long status line (the GPU backend's, with paths and driver errors) as
+ * its first clause plus what it means for takes; the rest is a detail.
+ */
+export function statusSummary(text: string): { short: string; more: boolean } {
+  const colon = text.indexOf(': ');
+  if (text.length <= 90 || colon < 0) return { short: text, more: false };
+  const cpu = /takes run on the CPU backend/.test(text) ? ' — takes run on the CPU backend' : '';
+  return { short: text.slice(0, colon) + cpu, more: true };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { highlight } from './script';
+import { highlight, markRanges } from './script';
 
 describe('highlight', () => {
   it('marks directions, paired tags and speakers', () => {
@@ -18,5 +18,21 @@ describe('highlight', () => {
   });
   it('plain text and an unclosed bracket stay text', () => {
     expect(highlight('Hello [there')).toEqual([{ kind: 'text', text: 'Hello [there' }]);
+  });
+});
+
+describe('markRanges', () => {
+  it('marks refused ranges across spans and keeps the text whole', () => {
+    const text = '🎭 Say <|im_end|> now <whisper>x</whisper>';
+    const start = text.indexOf('<|im_end|>');
+    const spans = markRanges(highlight(text), [{ start, end: start + 10 }]);
+    expect(spans.map((s) => s.text).join('')).toBe(text);
+    expect(spans.filter((s) => s.kind === 'refused').map((s) => s.text)).toEqual(['<|im_end|>']);
+    expect(spans.filter((s) => s.kind === 'tag').length).toBe(2);
+  });
+  it('leaves spans alone without ranges, and ignores whole-script problems', () => {
+    const spans = highlight('a [b] c');
+    expect(markRanges(spans, [])).toBe(spans);
+    expect(markRanges(spans, [{ start: -1, end: -1 }])).toBe(spans);
   });
 });

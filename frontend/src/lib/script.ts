@@ -40,3 +40,35 @@ export function highlight(script: string): Span[] {
   });
   return raw.map((s, at) => (s.kind === 'tag' && !paired.has(at) ? { ...s, kind: 'unpaired' } : s));
 }
+
+/**
+ * Marks [start, end) ranges (UTF-16 offsets, as the service reports
+ * refusals) as 'refused' spans, splitting the spans they cross.
+ */
+export function markRanges(spans: Span[], ranges: { start: number; end: number }[]): MarkedSpan[] {
+  const rs = ranges.filter((r) => r.start >= 0 && r.end > r.start).sort((a, b) => a.start - b.start);
+  if (rs.length === 0) return spans;
+  const out: MarkedSpan[] = [];
+  let at = 0;
+  for (const s of spans) {
+    let from = 0;
+    const end = at + s.text.length;
+    // Cut points inside this span.
+    const cuts = new Set<number>();
+    for (const r of rs) {
+      if (r.start > at && r.start < end) cuts.add(r.start - at);
+      if (r.end > at && r.end < end) cuts.add(r.end - at);
+    }
+    for (const c of [...cuts].sort((a, b) => a - b).concat(s.text.length)) {
+      const piece = s.text.slice(from, c);
+      const mid = at + from;
+      const bad = rs.some((r) => mid >= r.start && mid < r.end);
+      if (piece) out.push(bad ? { kind: 'refused', text: piece } : { kind: s.kind, text: piece });
+      from = c;
+    }
+    at = end;
+  }
+  return out;
+}
+
+export type MarkedSpan = Span | { kind: 'refused'; text: string };

@@ -12,6 +12,8 @@ import type {
   Peaks,
   PlaybackStatus,
   Rerun,
+  ScriptCheck,
+  ServerStatus,
   Settings,
   SpeechRequest,
   StatsView,
@@ -64,7 +66,14 @@ export interface Service {
   takePCM(id: number): Promise<Float32Array>;
   /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
   takeFile(id: number, format: string): Promise<TakeFile>;
+  /** The engine's prompt rules applied to a script, and its counts as the servers count. */
+  checkScript(text: string): Promise<ScriptCheck>;
+  serverStatus(): Promise<ServerStatus>;
+  startServer(): Promise<ServerStatus>;
+  stopServer(): Promise<ServerStatus>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
+  /** Whether the service's events reach this page (browser: the event socket). */
+  onConnection(listener: (connected: boolean) => void): () => void;
 }
 
 export function createService(t: Transport): Service {
@@ -105,6 +114,11 @@ export function createService(t: Transport): Service {
     deleteVoice: (name) => c('DeleteVoice', [name]),
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
+    checkScript: (text) => c('CheckScript', [text]),
+    serverStatus: () => c('ServerStatus', []),
+    startServer: () => c('StartServer', []),
+    stopServer: () => c('StopServer', []),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),
+    onConnection: (listener) => t.onConnection(listener),
   };
 }

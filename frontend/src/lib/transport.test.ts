@@ -11,6 +11,7 @@ class FakeSocket {
   static last: FakeSocket | undefined;
   onmessage: ((m: MessageEvent) => void) | null = null;
   onclose: (() => void) | null = null;
+  onopen: (() => void) | null = null;
   constructor(readonly url: string) {
     FakeSocket.last = this;
   }
@@ -23,6 +24,19 @@ class FakeSocket {
 }
 
 describe('HttpTransport', () => {
+  it('reports the connection: up when the socket opens, down when it drops, up again after reconnecting', async () => {
+    const t = new HttpTransport('http://127.0.0.1:7860', { WebSocket: FakeSocket as unknown as typeof WebSocket, reconnectMs: 10 });
+    const seen: boolean[] = [];
+    t.onConnection((up) => seen.push(up));
+    expect(seen).toEqual([false]); // not yet open
+    FakeSocket.last!.onopen!();
+    FakeSocket.last!.close();
+    await new Promise((r) => setTimeout(r, 30)); // reconnects
+    FakeSocket.last!.onopen!();
+    expect(seen).toEqual([false, true, false, true]);
+    t.close();
+  });
+
   it('posts the arguments as a JSON array to /api/<Method>', async () => {
     const fetch = vi.fn(async () => jsonResponse(200, { id: 1, state: 'running' }));
     const svc = createService(new HttpTransport('http://127.0.0.1:7860', { fetch }));

@@ -14,6 +14,8 @@ export interface Transport {
   call(method: MethodName, args: unknown[]): Promise<unknown>;
   /** Listens to a service event; returns the function that stops listening. */
   on(event: EventName, listener: (data: unknown) => void): () => void;
+  /** Tells whether events arrive (true) or the connection is lost (false), now and on each change. */
+  onConnection(listener: (connected: boolean) => void): () => void;
   /** A take's PCM, float32 mono (browser mode only). */
   fetchPCM(id: number): Promise<Float32Array>;
   /** A take encoded as an export file and its proposed name (browser mode only: the browser saves it). */
@@ -67,6 +69,11 @@ export class WailsTransport implements Transport {
     return EventsOn(event, listener);
   }
 
+  onConnection(listener: (connected: boolean) => void): () => void {
+    listener(true); // the window and its service are one process
+    return () => {};
+  }
+
   fetchPCM(): Promise<Float32Array> {
     // The window plays through the sound card (Service.Play), not Web Audio.
     return Promise.reject(new ServiceError('the desktop window plays takes through the sound card'));
@@ -100,6 +107,8 @@ export class HttpTransport implements Transport {
   private readonly listeners = new Map<string, Set<(data: unknown) => void>>();
   private socket: WebSocket | null = null;
   private closed = false;
+  private connected = false;
+  private readonly connectionListeners = new Set<(connected: boolean) => void>();
 
   constructor(
     private readonly origin: string,
@@ -190,6 +199,19 @@ export class HttpTransport implements Transport {
     return () => set.delete(listener);
   }
 
+  onConnection(listener: (connected: boolean) => void): () => void {
+    this.connectionListeners.add(listener);
+    listener(this.connected);
+    this.connect();
+    return () => this.connectionListeners.delete(listener);
+  }
+
+  private setConnected(up: boolean) {
+    if (up === this.connected) return;
+    this.connected = up;
+    for (const l of this.connectionListeners) l(up);
+  }
+
   /** Closes the event socket for good. */
   close(): void {
     this.closed = true;
@@ -204,6 +226,7 @@ export class HttpTransport implements Transport {
     const ws = this.key ? new this.deps.WebSocket(url, ['proscenium', `bearer.${this.key}`]) : new this.deps.WebSocket(url);
     this.socket = ws;
     ws.binaryType = 'arraybuffer';
+    ws.onopen = () => this.setConnected(true);
     ws.onmessage = (m: MessageEvent) => {
       if (m.data instanceof ArrayBuffer) {
         const chunk = parsePCMMessage(m.data);
@@ -221,6 +244,7 @@ export class HttpTransport implements Transport {
     };
     ws.onclose = () => {
       this.socket = null;
+      this.setConnected(false);
       if (!this.closed) setTimeout(() => this.connect(), this.deps.reconnectMs);
     };
   }

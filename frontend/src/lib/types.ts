@@ -33,6 +33,10 @@ export type Rerun = Plain<app.Rerun>;
 export type Voice = Plain<voice.Voice>;
 export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
 export type TakesLimitChange = Plain<app.TakesLimitChange>;
+export type ScriptCheck = Plain<app.ScriptCheck>;
+export type ScriptProblem = Plain<app.ScriptProblem>;
+export type ServerStatus = Plain<app.ServerStatus>;
+export type RequestRecord = Plain<app.RequestRecord>;
 
 /** The waveform of a chunk as it arrives (app.AudioEvent). */
 export interface AudioEvent {
@@ -69,5 +73,6 @@ export interface EventData {
   notice: Notice;
   studio: StudioStatus;
   playback: PlaybackStatus;
+  server: ServerStatus;
 }
 export type EventName = keyof EventData;

@@ -270,6 +270,32 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class RequestRecord {
+	    at_ms: number;
+	    method: string;
+	    path: string;
+	    status: number;
+	    bytes: number;
+	    ms: number;
+	    client: string;
+	    streamed: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RequestRecord(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.at_ms = source["at_ms"];
+	        this.method = source["method"];
+	        this.path = source["path"];
+	        this.status = source["status"];
+	        this.bytes = source["bytes"];
+	        this.ms = source["ms"];
+	        this.client = source["client"];
+	        this.streamed = source["streamed"];
+	    }
+	}
 	export class Rerun {
 	    id: number;
 	    setting: string;
@@ -285,6 +311,105 @@ export namespace app {
 	        this.setting = source["setting"];
 	        this.value = source["value"];
 	    }
+	}
+	export class ScriptProblem {
+	    start: number;
+	    end: number;
+	    token: string;
+	    reason: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScriptProblem(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.start = source["start"];
+	        this.end = source["end"];
+	        this.token = source["token"];
+	        this.reason = source["reason"];
+	    }
+	}
+	export class ScriptCheck {
+	    chars: number;
+	    bytes: number;
+	    max_bytes: number;
+	    tokenizer: boolean;
+	    problems: ScriptProblem[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ScriptCheck(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.chars = source["chars"];
+	        this.bytes = source["bytes"];
+	        this.max_bytes = source["max_bytes"];
+	        this.tokenizer = source["tokenizer"];
+	        this.problems = this.convertValues(source["problems"], ScriptProblem);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class ServerStatus {
+	    running: boolean;
+	    address: string;
+	    control: boolean;
+	    port: number;
+	    model: string;
+	    error: string;
+	    log: RequestRecord[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ServerStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.running = source["running"];
+	        this.address = source["address"];
+	        this.control = source["control"];
+	        this.port = source["port"];
+	        this.model = source["model"];
+	        this.error = source["error"];
+	        this.log = this.convertValues(source["log"], RequestRecord);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class Settings {
 	    script: string;
@@ -345,6 +470,7 @@ export namespace app {
 	    message: string;
 	    memory?: engine.Memory;
 	    last_take?: engine.Finish;
+	    total: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new StatsView(source);
@@ -356,6 +482,7 @@ export namespace app {
 	        this.message = source["message"];
 	        this.memory = this.convertValues(source["memory"], engine.Memory);
 	        this.last_take = this.convertValues(source["last_take"], engine.Finish);
+	        this.total = source["total"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -436,6 +563,7 @@ export namespace app {
 	    sample_rate: number;
 	    underruns: number;
 	    stored: boolean;
+	    source: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Take(source);
@@ -456,6 +584,7 @@ export namespace app {
 	        this.sample_rate = source["sample_rate"];
 	        this.underruns = source["underruns"];
 	        this.stored = source["stored"];
+	        this.source = source["source"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -6,6 +6,8 @@ import {engine} from '../models';
 
 export function ApplyTakesLimit(arg1:app.TakesLimitChange):Promise<app.Settings>;
 
+export function CheckScript(arg1:string):Promise<app.ScriptCheck>;
+
 export function ChooseExportPath(arg1:app.ExportRequest):Promise<string>;
 
 export function ChooseModelDir():Promise<string>;
@@ -44,17 +46,23 @@ export function RerunTake(arg1:app.Rerun):Promise<app.Take>;
 
 export function SaveVoice(arg1:voice.Voice):Promise<Array<voice.Voice>>;
 
+export function ServerStatus():Promise<app.ServerStatus>;
+
 export function SetSettings(arg1:app.Settings):Promise<app.Settings>;
 
 export function Settings():Promise<app.Settings>;
 
 export function Speak(arg1:engine.SpeechRequest):Promise<app.Take>;
 
+export function StartServer():Promise<app.ServerStatus>;
+
 export function Stats():Promise<app.StatsView>;
 
 export function Stop():Promise<boolean>;
 
 export function StopPlayback():Promise<app.PlaybackStatus>;
+
+export function StopServer():Promise<app.ServerStatus>;
 
 export function Studio():Promise<app.StudioStatus>;
 

@@ -6,6 +6,10 @@ export function ApplyTakesLimit(arg1) {
   return window['go']['app']['Service']['ApplyTakesLimit'](arg1);
 }
 
+export function CheckScript(arg1) {
+  return window['go']['app']['Service']['CheckScript'](arg1);
+}
+
 export function ChooseExportPath(arg1) {
   return window['go']['app']['Service']['ChooseExportPath'](arg1);
 }
@@ -82,6 +86,10 @@ export function SaveVoice(arg1) {
   return window['go']['app']['Service']['SaveVoice'](arg1);
 }
 
+export function ServerStatus() {
+  return window['go']['app']['Service']['ServerStatus']();
+}
+
 export function SetSettings(arg1) {
   return window['go']['app']['Service']['SetSettings'](arg1);
 }
@@ -94,6 +102,10 @@ export function Speak(arg1) {
   return window['go']['app']['Service']['Speak'](arg1);
 }
 
+export function StartServer() {
+  return window['go']['app']['Service']['StartServer']();
+}
+
 export function Stats() {
   return window['go']['app']['Service']['Stats']();
 }
@@ -104,6 +116,10 @@ export function Stop() {
 
 export function StopPlayback() {
   return window['go']['app']['Service']['StopPlayback']();
+}
+
+export function StopServer() {
+  return window['go']['app']['Service']['StopServer']();
 }
 
 export function Studio() {
