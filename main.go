@@ -21,14 +21,26 @@ import (
 	"proscenium/app"
 	"proscenium/app/soundcard"
 	"proscenium/engine"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
 	"proscenium/frontend"
 )
 
-// openModel opens a checkpoint directory for the app service: the engine's
-// open-by-directory (the CPU backend).
-var openModel app.Opener = func(dir string) (engine.Engine, error) {
+// openCPU opens a checkpoint directory on the CPU backend in this process.
+func openCPU(ctx context.Context, dir string, progress func(done, total int64)) (engine.Engine, error) {
 	return engine.Open(dir, engine.Options{})
+}
+
+// opener opens a checkpoint directory for the app service: in this process,
+// or in a child process of this binary when the settings' isolate_engine is
+// on (read at each load).
+func opener(settings func() app.Settings) app.Opener {
+	return func(dir string) (engine.Engine, error) {
+		if settings().IsolateEngine {
+			return gpuworker.OpenInSelf(context.Background(), dir, "cpu", nil)
+		}
+		return openCPU(context.Background(), dir, nil)
+	}
 }
 
 //go:embed build/appicon.png
@@ -38,6 +50,15 @@ var icon []byte
 const audioDeadline = 3 * time.Second
 
 func main() {
+	// Started by itself as its engine worker (isolate_engine): serve the CPU
+	// engine on stdin and stdout, no window.
+	if len(os.Args) > 1 && os.Args[1] == gpuworker.SelfCommand {
+		if err := gpuworker.RunWorker("cpu", openCPU); err != nil {
+			fmt.Fprintln(os.Stderr, "proscenium-studio worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
 		os.Exit(1)
@@ -86,13 +107,14 @@ func run() error {
 	}
 	hub := app.NewHub()
 	dialogs := &wailsDialogs{}
+	var svc *app.Service // the opener reads the settings at each load
 	svc, err := app.New(app.Config{
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
-		Open:         openModel,
+		Open:         opener(func() app.Settings { return svc.Settings() }),
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,
