@@ -23,24 +23,21 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
-// openCPU opens a checkpoint directory on the CPU backend in this process.
-func openCPU(ctx context.Context, dir string, progress func(done, total int64)) (engine.Engine, error) {
-	return engine.Open(dir, engine.Options{})
-}
+// backendFlag is --backend: which backend open.Open uses for every model the
+// window loads.
+var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 
-// opener opens a checkpoint directory for the app service: in this process,
-// or in a child process of this binary when the settings' isolate_engine is
-// on (read at each load).
-func opener(settings func() app.Settings) app.Opener {
-	return func(dir string) (engine.Engine, error) {
-		if settings().IsolateEngine {
-			return gpuworker.OpenInSelf(context.Background(), dir, "cpu", nil)
-		}
-		return openCPU(context.Background(), dir, nil)
-	}
+// openModel opens a checkpoint directory for the app service on the
+// backend --backend names, with the settings' memory cap (the GPU worker's
+// pool cap), in a child process of this binary when the settings'
+// isolate_engine is on.
+func openModel(dir string, svc *app.Service) (engine.Engine, error) {
+	st := svc.Settings()
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine})
 }
 
 //go:embed build/appicon.png
@@ -53,7 +50,7 @@ func main() {
 	// Started by itself as its engine worker (isolate_engine): serve the CPU
 	// engine on stdin and stdout, no window.
 	if len(os.Args) > 1 && os.Args[1] == gpuworker.SelfCommand {
-		if err := gpuworker.RunWorker("cpu", openCPU); err != nil {
+		if err := open.ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "proscenium-studio worker:", err)
 			os.Exit(1)
 		}
@@ -102,19 +99,22 @@ func run() error {
 	model := flag.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache (fishaudio/drama-3), to load when the window opens")
 	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
 	flag.Parse()
+	if err := open.CheckBackend(*backendFlag); err != nil {
+		return err
+	}
 	if *speak && *model == "" {
 		return fmt.Errorf("--speak needs --model DIR")
 	}
 	hub := app.NewHub()
 	dialogs := &wailsDialogs{}
-	var svc *app.Service // the opener reads the settings at each load
+	var svc *app.Service // the opener reads the settings at load time
 	svc, err := app.New(app.Config{
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
-		Open:         opener(func() app.Settings { return svc.Settings() }),
+		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,

@@ -37,7 +37,7 @@ func (s *Service) probeGPU(probe GPUProbe) {
 		ctx, cancel := context.WithTimeout(context.Background(), gpuProbeTimeout)
 		defer cancel()
 		dev, err := probe(ctx)
-		line := "GPU backend: " + dev + " (takes run on the CPU backend until the CUDA pipeline is complete)"
+		line := "GPU backend: " + dev + " (auto runs takes there)"
 		if err != nil {
 			line = err.Error() + "; takes run on the CPU backend"
 		}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +13,8 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"proscenium/engine/demo"
+	"proscenium/engine"
+	"proscenium/engine/cuda"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/hfcache"
@@ -42,7 +42,7 @@ type ModelCandidate struct {
 }
 
 func hasConfig(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "config.json"))
+	fi, err := os.Stat(filepath.Join(dir, drama3.ConfigFile))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -88,20 +88,26 @@ func snapshotLabel(s hfcache.Snapshot) string {
 // ModelSummary is inspect's summary of a checkpoint directory, read
 // without loading the weights.
 type ModelSummary struct {
-	Dir          string   `json:"dir"`
-	Demo         bool     `json:"demo"` // the random demo codec: speaks no words
-	Layers       int      `json:"layers"`
-	Hidden       int      `json:"hidden"`
-	Experts      int      `json:"experts"`
-	Codebooks    int      `json:"codebooks"`
-	Parameters   int64    `json:"parameters"`
-	StoredBytes  int64    `json:"stored_bytes"`  // weights as stored
-	FileBytes    int64    `json:"file_bytes"`    // every file of the directory (what a load reads)
-	MemoryNeeded int64    `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
-	MemoryBasis  string   `json:"memory_basis"`
-	Context      int      `json:"context"`
-	Problems     []string `json:"problems"` // unplaced/missing tensors, missing files
-	Error        string   `json:"error"`    // why it cannot be loaded, if it cannot
+	Dir          string `json:"dir"`
+	Demo         bool   `json:"demo"` // the random demo codec: speaks no words
+	Layers       int    `json:"layers"`
+	Hidden       int    `json:"hidden"`
+	Experts      int    `json:"experts"`
+	Codebooks    int    `json:"codebooks"`
+	Parameters   int64  `json:"parameters"`
+	StoredBytes  int64  `json:"stored_bytes"`  // weights as stored
+	FileBytes    int64  `json:"file_bytes"`    // every file of the directory (what a load reads)
+	MemoryNeeded int64  `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
+	MemoryBasis  string `json:"memory_basis"`
+	Context      int    `json:"context"`
+	// GPUBytes is the device memory the GPU backend admits for this model
+	// (weights, states, scratch: engine/cuda.ModelBytes, the default
+	// context) before loading it; 0 when it cannot be computed. GPUNote
+	// says it with the settings' memory cap.
+	GPUBytes int64    `json:"gpu_bytes"`
+	GPUNote  string   `json:"gpu_note"`
+	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
+	Error    string   `json:"error"`    // why it cannot be loaded, if it cannot
 }
 
 // InspectModel summarises a checkpoint directory: geometry, parameters and
@@ -116,45 +122,41 @@ func (s *Service) InspectModel(dir string) (ModelSummary, error) {
 	} else if !fi.IsDir() {
 		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", ErrInvalid, dir)
 	}
-	return inspectModel(dir), nil
+	sum := inspectModel(dir)
+	if sum.GPUBytes > 0 {
+		sum.GPUNote = "GPU layout: " + byteSize(sum.GPUBytes) + " of device memory (and the codec)"
+		if limit := s.Settings().MemoryCapBytes; limit > 0 {
+			if sum.GPUBytes > limit {
+				sum.GPUNote += ", more than the memory cap of " + byteSize(limit) + ": a GPU load is refused"
+			} else {
+				sum.GPUNote += ", within the memory cap of " + byteSize(limit)
+			}
+		}
+	}
+	return sum, nil
 }
 
 func inspectModel(dir string) ModelSummary {
 	sum := ModelSummary{Dir: dir, Context: ModelContextRows, Problems: []string{}}
 	sum.FileBytes, _ = dirFileBytes(dir)
-	sum.Demo = isDemoCodec(dir)
-	cfg, err := drama3.LoadConfig(dir)
+	rep, err := drama3.Inspect(dir, ModelContextRows)
+	sum.Demo = rep.Demo
+	if cfg := rep.Config; cfg != nil {
+		sum.Layers, sum.Hidden, sum.Experts = cfg.Text.NumLayers, cfg.Text.HiddenSize, cfg.Text.NumExperts
+		sum.Codebooks = cfg.Audio.NumCodebooks
+		sum.Parameters = rep.Parameters.Total
+	}
+	if rep.Memory != nil {
+		sum.MemoryNeeded, sum.MemoryBasis = rep.Memory.Total, rep.MemoryBasis
+	}
+	sum.StoredBytes = rep.StoredBytes
+	sum.Problems = append(sum.Problems, rep.Unplaced...)
+	sum.Problems = append(sum.Problems, rep.Missing...)
+	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
-		return sum
-	}
-	sum.Layers, sum.Hidden, sum.Experts = cfg.Text.NumLayers, cfg.Text.HiddenSize, cfg.Text.NumExperts
-	sum.Codebooks = cfg.Audio.NumCodebooks
-	sum.Parameters = drama3.CountParameters(cfg).Total()
-	ck, err := drama3.Open(dir)
-	if err != nil {
-		m := drama3.EstimateMemory(cfg, drama3.StoredWeightBytes(cfg), ModelContextRows)
-		sum.MemoryNeeded, sum.MemoryBasis, sum.Error = m.Total, "geometry (no readable weights)", err.Error()
-		return sum
-	}
-	defer ck.Close()
-	sum.StoredBytes = ck.Weights.StoredBytes()
-	m := drama3.EstimateMemory(cfg, sum.StoredBytes, ModelContextRows)
-	sum.MemoryNeeded, sum.MemoryBasis = m.Total, "placed tensors as stored"
-	sum.Problems = append(sum.Problems, ck.Report.Unplaced...)
-	sum.Problems = append(sum.Problems, ck.Report.Missing...)
-	sum.Problems = append(sum.Problems, ck.Report.Problems...)
-	var missing []string
-	for _, f := range []string{"tokenizer.json", "codec.pth"} {
-		if !fileExists(filepath.Join(dir, f)) {
-			missing = append(missing, f)
-		}
-	}
-	switch {
-	case ck.Report.Err() != nil:
-		sum.Error = ck.Report.Err().Error()
-	case len(missing) > 0:
-		sum.Error = "missing " + strings.Join(missing, " and ")
+	} else if n, err := cuda.ModelBytes(dir, 0); err == nil {
+		sum.GPUBytes = n
 	}
 	return sum
 }
@@ -166,13 +168,8 @@ func fileExists(path string) bool {
 
 // isDemoCodec reports whether dir's codec.pth is the embedded demo codec.
 func isDemoCodec(dir string) bool {
-	path := filepath.Join(dir, "codec.pth")
-	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != int64(len(demo.CodecPTH)) {
-		return false
-	}
-	data, err := os.ReadFile(path)
-	return err == nil && bytes.Equal(data, demo.CodecPTH)
+	demo, _ := drama3.UsesDemoCodec(dir)
+	return demo
 }
 
 // dirFileBytes sums the sizes of dir's regular files (links followed): what
@@ -332,9 +329,23 @@ func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
+	// The engine counts with the tokenizer it prompts with; an engine that
+	// cannot (a worker's) leaves it to the model directory's tokenizer.json.
+	if eng, err := LoadedEngine(s); err == nil {
+		if counter, ok := eng.(engine.TokenCounter); ok {
+			n, err := counter.CountTokens(text)
+			if err != nil {
+				return TokenCount{}, err
+			}
+			return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
+		}
+	}
 	tok, dir, err := s.modelTokenizer()
-	if err != nil {
+	if errors.Is(err, ErrNoModel) {
 		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
+	}
+	if err != nil {
+		return TokenCount{}, fmt.Errorf("this engine cannot count tokens, and the model's tokenizer does not load: %w", err)
 	}
 	ids, err := tok.Encode(text)
 	if err != nil {

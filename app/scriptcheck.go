@@ -7,6 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
 
@@ -49,10 +50,10 @@ func (s *Service) CheckScript(text string) (ScriptCheck, error) {
 	body := strings.TrimFunc(text, unicode.IsSpace)
 	c := ScriptCheck{Chars: utf8.RuneCountInString(text), Bytes: len(body), MaxBytes: drama3.DefaultMaxTextBytes, Problems: []ScriptProblem{}}
 	check := drama3.CheckStructure
-	if tok, _, err := s.modelTokenizer(); err == nil {
-		if pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{}); err == nil {
+	if eng, err := LoadedEngine(s); err == nil {
+		if tc, ok := eng.(engine.TextChecker); ok {
 			c.Tokenizer = true
-			check = func(t string) error { _, err := pb.CheckText(t); return err }
+			check = tc.CheckText
 		}
 	}
 	if body == "" {

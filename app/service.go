@@ -294,7 +294,9 @@ func (s *Service) Stats() StatsView {
 			st.Memory.Cap = capBytes
 		}
 		v.Loaded, v.Message, v.Memory = true, "", &st.Memory
-		if st.Memory.Device == "host" {
+		if st.Memory.Total > 0 {
+			v.Total = st.Memory.Total
+		} else if st.Memory.Device == "host" {
 			v.Total = hostTotal()
 		}
 	}

@@ -1,14 +1,14 @@
-// Package engine is the model-independent face of speech synthesis: the
-// Engine interface every backend implements, the request and sampling
-// settings, the events a take streams, and the figures it reports. The app,
-// the HTTP server and the command line talk to this package only; what a
-// Drama 3 checkpoint means lives in engine/drama3 and the arithmetic in the
-// backends (engine/cpu, engine/cuda).
+// Package engine holds the types the app, the HTTP server and the command
+// line share with every engine: the Engine interface, requests and sampling
+// settings, the events a take streams and the figures it reports. It holds
+// no implementation: engine/open chooses and opens one.
 package engine
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -28,6 +28,45 @@ type Sampling struct {
 // DefaultSampling is the public ports' default: temperature 1, top-p 0.9, top-k 30.
 func DefaultSampling() Sampling { return Sampling{Temperature: 1, TopP: 0.9, TopK: 30} }
 
+// SamplingOf converts settings read as float64 (JSON, flags) to Sampling,
+// refusing a value that float32 cannot hold as given, naming the field: a
+// non-zero value that rounds to 0 (top_p 1e-50 would become 0 and switch
+// sampling to an error later) or one that overflows to infinity. Range
+// checks are Validate's.
+func SamplingOf(temperature, topP float64, topK int) (Sampling, error) {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"temperature", temperature}, {"top_p", topP}} {
+		v32 := float32(f.v)
+		switch {
+		case math.IsNaN(f.v):
+			return Sampling{}, fmt.Errorf("%w: %s is not a number", ErrInvalidRequest, f.name)
+		case f.v != 0 && v32 == 0:
+			return Sampling{}, fmt.Errorf("%w: %s %g is too small to hold (it would be 0)", ErrInvalidRequest, f.name, f.v)
+		case math.IsInf(float64(v32), 0):
+			return Sampling{}, fmt.Errorf("%w: %s %g is too large", ErrInvalidRequest, f.name, f.v)
+		}
+	}
+	s := Sampling{Temperature: float32(temperature), TopP: float32(topP), TopK: topK}
+	return s, s.Validate()
+}
+
+// Validate checks the ranges, naming the field: temperature finite and
+// ≥ 0, top_p in (0, 1], top_k ≥ 0. Errors wrap ErrInvalidRequest.
+func (s Sampling) Validate() error {
+	t, p := float64(s.Temperature), float64(s.TopP)
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
+		return fmt.Errorf("%w: temperature %v must be a finite number ≥ 0 (0 is greedy)", ErrInvalidRequest, s.Temperature)
+	case math.IsNaN(p) || p <= 0 || p > 1:
+		return fmt.Errorf("%w: top_p %v must be in (0, 1] (1 switches it off)", ErrInvalidRequest, s.TopP)
+	case s.TopK < 0:
+		return fmt.Errorf("%w: top_k %d must be ≥ 0 (0 switches it off)", ErrInvalidRequest, s.TopK)
+	}
+	return nil
+}
+
 // DefaultMaxFrames is the frame limit of a take that names none, the same in
 // the CLI, the studio's settings and the speech API: 2048 frames, about 95 s
 // at 21.5 frames/s.
@@ -39,6 +78,16 @@ type SpeechRequest struct {
 	Sampling  Sampling `json:"sampling"`
 	Seed      uint64   `json:"seed"`
 	MaxFrames int      `json:"max_frames"`
+}
+
+// Validate checks max_frames and the sampling settings, naming the field;
+// the text is checked when the engine builds the prompt. Errors wrap
+// ErrInvalidRequest.
+func (r SpeechRequest) Validate() error {
+	if r.MaxFrames < 1 {
+		return fmt.Errorf("%w: max_frames %d must be at least 1", ErrInvalidRequest, r.MaxFrames)
+	}
+	return r.Sampling.Validate()
 }
 
 // Finish reasons.
@@ -89,9 +138,10 @@ type Finish struct {
 
 // Info describes a loaded model.
 type Info struct {
-	Model           string `json:"model"`   // directory or name
-	Backend         string `json:"backend"` // "cpu" or "cuda"
-	Demo            bool   `json:"demo"`    // random weights: speaks no words
+	Model           string `json:"model"`                    // directory or name
+	Backend         string `json:"backend"`                  // "cpu" or "cuda"
+	BackendReason   string `json:"backend_reason,omitempty"` // why this backend (the --backend setting, or what auto found)
+	Demo            bool   `json:"demo"`                     // random weights: speaks no words
 	SampleRate      int    `json:"sample_rate"`
 	SamplesPerFrame int    `json:"samples_per_frame"`
 	Codebooks       int    `json:"codebooks"`
@@ -104,7 +154,9 @@ type Memory struct {
 	Device string `json:"device"`
 	Used   int64  `json:"used"`
 	Peak   int64  `json:"peak"`
-	Cap    int64  `json:"cap"` // 0: no cap
+	Cap    int64  `json:"cap"`              // 0: no cap
+	Total  int64  `json:"total,omitempty"`  // the device's whole memory; 0: not reported
+	Pinned int64  `json:"pinned,omitempty"` // page-locked host memory a GPU backend holds
 }
 
 // Stats is what the engine reports between and during takes.
@@ -118,9 +170,24 @@ type Stats struct {
 // Info and Stats may be called at any time, also while a take runs. Cancelling ctx stops the take at the
 // next frame: the audio made so far is kept and the take finishes with
 // FinishCancel.
+// Close stops a running take, waits for it to end and releases the model;
+// later calls fail.
 type Engine interface {
 	Info() Info
 	Synthesize(ctx context.Context, req SpeechRequest, emit func(Event)) (*Finish, error)
 	Stats() Stats
 	Close() error
+}
+
+// TokenCounter is implemented by engines that can count text in the loaded
+// model's tokens (the studio's script length).
+type TokenCounter interface {
+	CountTokens(text string) (int, error)
+}
+
+// TextChecker is implemented by engines that can check a script against the
+// loaded model's prompt rules without speaking it: nil, or the first
+// refusal (a *drama3.TextError naming its offset and token).
+type TextChecker interface {
+	CheckText(text string) error
 }

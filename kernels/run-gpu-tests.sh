@@ -5,6 +5,8 @@
 out=${1:?usage: run-gpu-tests.sh OUTDIR}
 dir=$(dirname "$0")
 mkdir -p "$out"
+# The GPU codec tests read the codec goldens (copied by make cuda-test-bins).
+export PROSCENIUM_CODEC_TESTDATA="$(cd "$dir" && pwd)/codec"
 log="$out/gpu-tests.log"
 status=0
 {
@@ -31,7 +33,24 @@ status=0
 	PROSCENIUM_BANDWIDTH_JSON="$out/bandwidth.json" "$dir/cuda.test" -test.v -test.run TestBandwidth || status=1
 	echo "== GPU tower benchmark"
 	"$dir/proscenium-gpu" bench-tower -synthetic full || status=1
+	echo "== GPU codec benchmark"
+	"$dir/proscenium-gpu" bench-codec --synthetic s2 --stages || status=1
+	echo "== GPU take benchmark (whole takes through the take loop, synthetic full geometry, 60-token prompt)"
+	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 || status=1
+	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 -pipeline=false || status=1
+	tok=${PROSCENIUM_BASE_TOKENIZER:-$dir/tokenizer.json}
+	if [ -f "$tok" ]; then
+		for g in demo odd; do
+			echo "== GPU take against the CPU ($g checkpoint): teacher-forced logits, free-running codes"
+			"$dir/proscenium-gpu" make-tiny -tokenizer "$tok" -geometry $g "$out/ck-$g" &&
+				"$dir/proscenium-gpu" debug-take -model "$out/ck-$g" -out "$out/take-$g.json" || status=1
+		done
+		echo "== GPU take refused by a memory cap (50 MB)"
+		"$dir/proscenium-gpu" bench-take -model "$out/ck-demo" -cap 50000000 && status=1
+	else
+		echo "== GPU take against the CPU: skipped (no base tokenizer.json at $tok)"
+	fi
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text)' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text|GPU codec|GPU take|take |first audio|  (codec|frame|backbone step)|memory|proscenium-gpu|  (streaming|first frame|whole decode)|    codec_.*(relative|bit for bit))' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
 exit $status

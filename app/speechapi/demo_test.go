@@ -15,6 +15,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/drama3"
+	"proscenium/engine/open"
 )
 
 // demoEngine is the demo checkpoint (make-tiny) opened once on the CPU
@@ -37,7 +38,7 @@ var demoEngine = sync.OnceValues(func() (engine.Engine, error) {
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 7, BaseTokenizer: base}); err != nil {
 		return nil, err
 	}
-	return engine.Open(dir, engine.Options{})
+	return open.Open(context.Background(), dir, open.Options{Backend: open.CPU})
 })
 
 var demoDir string // removed by TestMain

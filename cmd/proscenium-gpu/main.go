@@ -15,7 +15,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -75,22 +74,26 @@ func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
 		L2Bytes: in.L2Bytes, TotalMem: in.TotalMem, FreeMem: free, DriverVersion: in.DriverVersion,
 		Kernels: in.Kernels, KernelBuild: in.KernelBuild,
 	}
-	// Backends stays empty until the CUDA Drama 3 pipeline lands (then
-	// "cuda"): --backend auto keeps to the CPU and says why.
-	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: device}, nil
+	return gpuworker.Hello{Protocol: gpuworker.ProtocolVersion, PID: os.Getpid(), Device: device, Backends: []string{"cuda"}}, nil
 }
 
-// errNoPipeline is the honest answer to a load until the CUDA Drama 3
-// pipeline exists (--backend cuda gets it; --backend auto finds no "cuda"
-// in the hello's Backends and keeps to the CPU).
-var errNoPipeline = errors.New("CUDA Drama 3 pipeline not available in this build; use the CPU backend")
-
-// opener opens models on dev for ServeEngine.
+// opener opens models on dev for ServeEngine: the CUDA frame backend under
+// the take engine (engine/take), as engine/open does for the CPU.
 func opener(dev *cuda.Device) gpuworker.Opener {
 	return func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
 		if req.Backend != "cuda" {
 			return nil, fmt.Errorf("backend %q: proscenium-gpu serves the cuda backend (the CPU backend runs in `proscenium worker`)", req.Backend)
 		}
-		return nil, errNoPipeline
+		if req.MemoryCap < 0 {
+			return nil, fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", req.MemoryCap)
+		}
+		if req.MemoryCap > 0 {
+			dev.Pool.SetCap(cuda.DeviceMem, req.MemoryCap)
+		}
+		reason := "worker: " + dev.Info.Name
+		if req.Reason != "" {
+			reason = req.Reason + " (" + reason + ")"
+		}
+		return openCUDAEngine(ctx, dev, req.Model, reason, progress)
 	}
 }

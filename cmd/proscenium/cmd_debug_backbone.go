@@ -53,11 +53,11 @@ func runDebugBackbone(args []string) error {
 		return fmt.Errorf("%w: --backend %q: want cpu or cuda", errUsage, *backend)
 	}
 
-	w, err := cpu.LoadBackboneDir(*model)
+	cfg, w, err := cpu.LoadBackboneDir(*model)
 	if err != nil {
 		return err
 	}
-	b, err := cpu.NewBackbone(w)
+	b, err := cpu.NewBackbone(cfg, w)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func runDebugBackbone(args []string) error {
 		hidden = append(hidden, h...)
 	}
 	rows := len(prefill) + len(steps)
-	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("hidden", []int{rows, w.Geometry.Hidden}, hidden))
+	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("hidden", []int{rows, cfg.HiddenSize}, hidden))
 }
 
 // parseBackboneIDs reads "1,2,3" into token ids.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,10 +9,12 @@ import (
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 )
 
 func init() {
-	registerDebug(command{name: "decode", summary: "CPU codec decode of codes [10, T] to PCM float32 [T·2048] (.npy)", run: runDebugDecode})
+	registerDebug(command{name: "decode", summary: "codec decode of codes [10, T] to PCM float32 [T·2048] (.npy), on the CPU or (--backend cuda) the GPU", run: runDebugDecode})
 }
 
 // runDebugDecode decodes a codes .npy with the CPU reference codec and writes
@@ -23,14 +26,29 @@ func runDebugDecode(args []string) error {
 	fs := newFlags("debug decode")
 	codecPath := fs.String("codec", "", "codec.pth (torch state dict of the S2 codec) (required)")
 	codesPath := fs.String("codes", "", "codes .npy: int64 or int32 [codebooks, T] (required)")
-	window := fs.Int("window", 0, fmt.Sprintf("post-module attention window in frames (0: the codec's %d)", cpu.CodecDefaultWindow))
+	window := fs.Int("window", 0, fmt.Sprintf("post-module attention window in frames (0: the codec's %d)", drama3.CodecDefaultWindow))
 	out := fs.String("out", "", "output .npy: float32 [T·samples per frame] (required)")
 	stages := fs.String("stages", "", "directory for z_rvq.npy, z_post.npy and z_up.npy (optional)")
 	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
 	from := fs.Int("from", 0, "first frame of a streaming chunk (optional)")
 	to := fs.Int("to", 0, "end frame of a streaming chunk (0: all frames)")
+	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's debug-decode with the same arguments")
+	worker := fs.String("worker", "", "worker binary for --backend cuda (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	switch *backend {
+	case "cpu":
+	case "cuda":
+		var fwd []string // every flag given but the backend's own
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "backend" && f.Name != "worker" {
+				fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
+			}
+		})
+		return runWorkerTool(*worker, "debug-decode", fwd)
+	default:
+		return fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *backend)
 	}
 	if *codecPath == "" || *codesPath == "" || *out == "" {
 		return fmt.Errorf("%w: --codec, --codes and --out are required", errUsage)
@@ -48,7 +66,7 @@ func runDebugDecode(args []string) error {
 		}
 	}
 
-	codec, err := cpu.LoadCodecFile(*codecPath, cpu.CodecOptions{Window: *window})
+	codec, err := cpu.LoadCodecFile(*codecPath, drama3.CodecOptions{Window: *window})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -45,6 +47,13 @@ func runDebugTake(args []string, log io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	if *tf.backend == open.CUDA {
+		// The CUDA backend runs in the worker: its debug-take tool runs the
+		// take there beside the CPU reference (teacher-forced logits,
+		// free-running codes per seed) and writes the comparison.
+		fwd := []string{"-model", *tf.model, "-text", req.Text, "-out", filepath.Join(*out, "compare.json")}
+		return runWorkerTool("", "debug-take", fwd)
+	}
 	stacks := map[string][]float32{}
 	widths := map[string]int{}
 	var probeErr error
@@ -58,7 +67,7 @@ func runDebugTake(args []string, log io.Writer) error {
 		widths[name] = len(v)
 		stacks[name] = append(stacks[name], v...)
 	}
-	eng, err := engine.Open(*tf.model, engine.Options{Probe: probe})
+	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend, Probe: probe})
 	if err != nil {
 		return err
 	}

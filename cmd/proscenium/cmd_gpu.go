@@ -63,14 +63,16 @@ func runGPUProbe(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "device: %s\n", h.Device)
 	fmt.Fprintf(out, "kernel build: %s\n", h.Device.KernelBuild)
 	if len(h.Backends) == 0 {
-		fmt.Fprintln(out, "backends: none (no CUDA Drama 3 pipeline in this worker yet: takes run on the CPU)")
+		fmt.Fprintln(out, "backends: none (this worker serves no Drama 3 backend: takes run on the CPU)")
 	} else {
 		fmt.Fprintf(out, "backends: %s\n", strings.Join(h.Backends, ", "))
 	}
+	fmt.Fprintf(out, "device memory: %d bytes free of %d\n", h.Device.FreeMem, h.Device.TotalMem)
 	return nil
 }
 
-// probeGPU starts the worker at path (found when "") and takes its hello.
+// probeGPU starts the worker at path (found when "") and reads its hello
+// (the device, its free memory, the backends it serves).
 func probeGPU(path string, timeout time.Duration) (probeReport, error) {
 	rep := probeReport{Worker: path}
 	if path == "" {

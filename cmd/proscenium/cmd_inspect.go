@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -16,37 +15,6 @@ func init() {
 	register(command{name: "inspect", summary: "geometry, parameters, memory estimate and unplaced/missing tensors of a checkpoint", run: func(args []string) error {
 		return runInspect(args, os.Stdout)
 	}})
-}
-
-// dtypeStats is what the stored tensors of one dtype amount to.
-type dtypeStats struct {
-	Tensors  int   `json:"tensors"`
-	Elements int64 `json:"elements"`
-	Bytes    int64 `json:"bytes"`
-}
-
-// inspection is the machine-readable report (--json).
-type inspection struct {
-	Dir            string                 `json:"dir"`
-	Config         *drama3.Config         `json:"config,omitempty"`
-	BackbonePrefix string                 `json:"backbone_prefix"`
-	AudioPrefix    string                 `json:"audio_prefix"`
-	Parameters     *parameterReport       `json:"parameters,omitempty"`
-	Files          []string               `json:"files,omitempty"`
-	Stored         map[string]*dtypeStats `json:"stored_by_dtype,omitempty"`
-	StoredBytes    int64                  `json:"stored_bytes"`
-	Memory         *drama3.Memory         `json:"memory,omitempty"`
-	MemoryBasis    string                 `json:"memory_basis,omitempty"`
-	Unplaced       []string               `json:"unplaced"`
-	Missing        []string               `json:"missing"`
-	Problems       []string               `json:"problems"`
-	Error          string                 `json:"error,omitempty"`
-}
-
-type parameterReport struct {
-	Text  int64 `json:"text"`
-	Audio int64 `json:"audio"`
-	Total int64 `json:"total"`
 }
 
 // runInspect: proscenium inspect DIR [--context N] [--json]. It reports
@@ -75,11 +43,7 @@ func runInspect(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := inspection{Dir: dir, Unplaced: []string{}, Missing: []string{}, Problems: []string{}}
-	loadErr := inspectDir(&rep, dir, *context)
-	if loadErr != nil {
-		rep.Error = loadErr.Error()
-	}
+	rep, loadErr := drama3.Inspect(dir, *context)
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -87,66 +51,12 @@ func runInspect(args []string, out io.Writer) error {
 			return err
 		}
 	} else {
-		printInspection(out, &rep)
+		printInspection(out, rep)
 	}
 	return loadErr
 }
 
-// inspectDir fills rep; the error says why dir cannot be loaded.
-func inspectDir(rep *inspection, dir string, context int) error {
-	cfg, err := drama3.LoadConfig(dir)
-	if err != nil {
-		return err
-	}
-	rep.Config = cfg
-	pc := drama3.CountParameters(cfg)
-	rep.Parameters = &parameterReport{pc.Text, pc.Audio, pc.Total()}
-	ck, err := drama3.Open(dir)
-	if err != nil {
-		// The geometry alone still gives an estimate, at the standard storage.
-		m := drama3.EstimateMemory(cfg, drama3.StoredWeightBytes(cfg), context)
-		rep.Memory, rep.MemoryBasis = &m, "geometry (no readable weights)"
-		return err
-	}
-	defer ck.Close()
-	w := ck.Weights
-	rep.BackbonePrefix, rep.AudioPrefix = w.BackbonePrefix, w.AudioPrefix
-	rep.Files = ck.Index.Files
-	rep.Stored = map[string]*dtypeStats{}
-	for _, ti := range ck.Index.Tensors() {
-		s := rep.Stored[string(ti.DType)]
-		if s == nil {
-			s = &dtypeStats{}
-			rep.Stored[string(ti.DType)] = s
-		}
-		s.Tensors++
-		s.Elements += int64(ti.NumElements())
-		s.Bytes += ti.Size
-		rep.StoredBytes += ti.Size
-	}
-	m := drama3.EstimateMemory(cfg, w.StoredBytes(), context)
-	rep.Memory, rep.MemoryBasis = &m, "placed tensors as stored"
-	rep.Unplaced = append(rep.Unplaced, ck.Report.Unplaced...)
-	rep.Missing = append(rep.Missing, ck.Report.Missing...)
-	rep.Problems = append(rep.Problems, ck.Report.Problems...)
-	// The engine also needs the tokenizer and the codec next to the weights.
-	var missingFiles []string
-	for _, f := range []string{"tokenizer.json", "codec.pth"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
-			missingFiles = append(missingFiles, f)
-			rep.Missing = append(rep.Missing, "file "+f)
-		}
-	}
-	if err := ck.Report.Err(); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if len(missingFiles) > 0 {
-		return fmt.Errorf("%s: missing %s", dir, strings.Join(missingFiles, " and "))
-	}
-	return nil
-}
-
-func printInspection(out io.Writer, r *inspection) {
+func printInspection(out io.Writer, r *drama3.Inspection) {
 	p := func(format string, a ...any) { fmt.Fprintf(out, format, a...) }
 	p("checkpoint %s\n", r.Dir)
 	if c := r.Config; c != nil {

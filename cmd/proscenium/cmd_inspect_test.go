@@ -80,7 +80,7 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 	if err := runInspect([]string{"--json", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	var rep inspection
+	var rep drama3.Inspection
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	iofs "io/fs"
 	"os"
+	"time"
 
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
@@ -23,9 +24,10 @@ func runMakeTiny(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
 	tok := fs.String("tokenizer", "", "base Qwen tokenizer.json (default: the Qwen3 tokenizer built into this program)")
 	fused := fs.Bool("fused-experts", false, "write fused 3-D experts (mlp.experts.gate_up_proj, down_proj) instead of one tensor per expert")
+	geometry := fs.String("geometry", "demo", "demo (the demo model's sizes), odd (odd sizes everywhere: the backends' comparison geometry) or full (the real model's geometry, about 36 GB: speed work)")
 	force := fs.Bool("force", false, "write into DIR even when it is not empty (its checkpoint files are replaced)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--force]")
+		fmt.Fprintln(fs.Output(), "usage: proscenium make-tiny DIR [--seed N] [--tokenizer FILE] [--fused-experts] [--geometry demo|odd|full] [--force]")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -51,7 +53,22 @@ func runMakeTiny(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused}); err != nil {
+	var cfg *drama3.Config
+	switch *geometry {
+	case "demo":
+	case "odd":
+		cfg = drama3.TinyOddConfig()
+	case "full":
+		start := time.Now()
+		if err := drama3.WriteFull(dir, drama3.FullOptions{Seed: *seed, BaseTokenizer: base}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote a full-geometry checkpoint (random weights, speaks no words; fused FP8 experts) to %s in %.1f s\n", dir, time.Since(start).Seconds())
+		return nil
+	default:
+		return fmt.Errorf("%w: --geometry %q: want demo, odd or full", errUsage, *geometry)
+	}
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: *seed, BaseTokenizer: base, FusedExperts: *fused, Config: cfg}); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "wrote a demo checkpoint (random weights, speaks no words) to %s\n", dir)

@@ -15,6 +15,7 @@ import (
 	"proscenium/app"
 	"proscenium/app/speechapi"
 	"proscenium/engine"
+	"proscenium/engine/open"
 	"proscenium/frontend"
 )
 
@@ -32,6 +33,7 @@ func runServe(args []string) error {
 	host := fs.String("host", envOr(hostEnv, "127.0.0.1"), "address to listen on (loopback by default; anything else exposes the server to the network; default: $"+hostEnv+")")
 	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: $"+portEnv+", else the settings' server_port)")
 	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
@@ -40,6 +42,9 @@ func runServe(args []string) error {
 	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if err := open.CheckBackend(*backend); err != nil {
+		return fmt.Errorf("%w: --backend: %v", errUsage, err)
 	}
 	portGiven := false
 	fs.Visit(func(f *flag.Flag) { portGiven = portGiven || f.Name == "port" })
@@ -80,7 +85,7 @@ func runServe(args []string) error {
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
 		Open: func(dir string) (engine.Engine, error) {
-			return openEngine(dir, *isolate || svc.Settings().IsolateEngine)
+			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
 		}}
 	if *ui {
 		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start

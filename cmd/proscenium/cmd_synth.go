@@ -19,6 +19,7 @@ import (
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -36,6 +37,7 @@ type takeFlags struct {
 	temperature *float64
 	topP        *float64
 	topK        *int
+	backend     *string
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
@@ -49,6 +51,7 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		temperature: fs.Float64("temperature", flagFloat(d.Temperature), "sampling temperature (0: greedy)"),
 		topP:        fs.Float64("top-p", flagFloat(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
+		backend:     fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda"),
 	}
 }
 
@@ -64,6 +67,13 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	if *tf.maxFrames < 1 {
 		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
+	if err := open.CheckBackend(*tf.backend); err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: --backend: %v", errUsage, err)
+	}
+	sampling, err := engine.SamplingOf(*tf.temperature, *tf.topP, *tf.topK)
+	if err != nil {
+		return engine.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
 	text, err := readText(*tf.text, *tf.textFile, stdin)
 	if err != nil {
 		return engine.SpeechRequest{}, err
@@ -73,7 +83,7 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	}
 	return engine.SpeechRequest{
 		Text:      text,
-		Sampling:  engine.Sampling{Temperature: float32(*tf.temperature), TopP: float32(*tf.topP), TopK: *tf.topK},
+		Sampling:  sampling,
 		Seed:      *tf.seed,
 		MaxFrames: *tf.maxFrames,
 	}, nil
@@ -156,7 +166,7 @@ func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int))
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return pcm, nil, err // the audio made before the error, in order
 	}
 	if chunkErr != nil {
 		return nil, nil, chunkErr
@@ -205,9 +215,9 @@ func synth(args []string, std streams) error {
 	out := fs.String("out", "", "WAV file to write, mono at the codec's rate (\"-\": stdout; required)")
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
+	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
-	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
 	if err != nil {
 		return err
@@ -242,7 +252,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = app.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *isolate)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()
@@ -256,6 +266,11 @@ func synth(args []string, std streams) error {
 	})
 	prog.end()
 	if err != nil {
+		// A take that failed midway (the GPU worker killed, a device
+		// error) keeps the audio it made.
+		if len(pcm) > 0 && !toStdout && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		}
 		return err
 	}
 	if toStdout {
@@ -282,15 +297,18 @@ func synth(args []string, std streams) error {
 			return err
 		}
 	case !*quiet:
-		notes := ""
+		demo := ""
 		if info.Demo {
-			notes = " (demo model: random weights, speaks no words)"
+			demo = " (demo model: random weights, speaks no words)"
 		}
 		if pid := gpuworker.PID(eng); pid != 0 {
-			notes += fmt.Sprintf(" (engine worker pid %d)", pid)
+			demo += fmt.Sprintf(" (engine worker pid %d)", pid)
+		}
+		if info.BackendReason != "" {
+			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
 		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, notes)
+			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
 	}
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +19,22 @@ import (
 // TestMain runs main itself when asked (PROSCENIUM_TEST_MAIN=1), so the
 // tests below see the real exit statuses and streams of the command line.
 func TestMain(m *testing.M) {
+	if backends, ok := os.LookupEnv(fakeGPUEnv); ok { // cmd_worker_test.go
+		os.Exit(fakeGPUWorker(backends))
+	}
 	// The worker argument too: --isolate starts this executable as
 	// `proscenium worker`, as the real program does (cmd_worker_test.go).
 	if os.Getenv("PROSCENIUM_TEST_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
 		main()
+		os.Exit(0)
+	}
+	// The test binary is also the engine worker of synth --isolate's tests
+	// (they start this executable as `proscenium worker`).
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		if err := runWorker(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "proscenium worker:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 )
 
 // safetensorsOrder is the Rust crate's dtype order; tensors are written by
@@ -20,7 +23,8 @@ var safetensorsOrder = map[DType]int{Bool: 0, F8E4M3: 4, F16: 7, BF16: 8, I32: 9
 // already in data order, and the data size. JSON keys are sorted, so equal
 // input gives equal bytes (the Rust crate lists tensors in data order
 // instead; no reader depends on the key order).
-func encodeSafetensorsHeader(tensors []*Tensor, metadata map[string]string) ([]byte, int64, error) {
+// With streamed, Data is not there: each tensor's size is its shape's.
+func encodeSafetensorsHeader(tensors []*Tensor, metadata map[string]string, streamed bool) ([]byte, int64, error) {
 	type entry struct {
 		DType       DType    `json:"dtype"`
 		Shape       []int    `json:"shape"`
@@ -46,15 +50,16 @@ func encodeSafetensorsHeader(tensors []*Tensor, metadata map[string]string) ([]b
 				return nil, 0, fmt.Errorf("tensor %s: negative dimension in %v", t.Name, t.Shape)
 			}
 		}
-		if len(t.Data) != t.NumElements()*t.DType.Size() {
+		size := tensorBytes(t)
+		if !streamed && int64(len(t.Data)) != size {
 			return nil, 0, fmt.Errorf("tensor %s: %d bytes for shape %v of %s", t.Name, len(t.Data), t.Shape, t.DType)
 		}
 		shape := t.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		hdr[t.Name] = entry{t.DType, shape, [2]int64{off, off + int64(len(t.Data))}}
-		off += int64(len(t.Data))
+		hdr[t.Name] = entry{t.DType, shape, [2]int64{off, off + size}}
+		off += size
 	}
 	js, err := json.Marshal(hdr)
 	if err != nil {
@@ -89,7 +94,7 @@ func sortForSafetensors(tensors []*Tensor) []*Tensor {
 // always gives the same bytes.
 func WriteSafetensors(path string, tensors []*Tensor, metadata map[string]string) error {
 	sorted := sortForSafetensors(tensors)
-	hdr, _, err := encodeSafetensorsHeader(sorted, metadata)
+	hdr, _, err := encodeSafetensorsHeader(sorted, metadata, false)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -113,15 +118,47 @@ func WriteSafetensors(path string, tensors []*Tensor, metadata map[string]string
 // "weight_map": {…}}) last, each file atomically. It returns the shard file
 // names.
 func WriteSafetensorsSharded(dir string, tensors []*Tensor, metadata map[string]string, maxShardBytes int64) ([]string, error) {
+	return writeSharded(dir, tensors, false, func(t *Tensor, w io.Writer) error { _, err := w.Write(t.Data); return err },
+		metadata, maxShardBytes, 1)
+}
+
+// TensorFill writes one tensor's bytes (its shape's elements in its dtype)
+// to w: the data of a streamed shard.
+type TensorFill func(t *Tensor, w io.Writer) error
+
+// WriteSafetensorsStreamed is WriteSafetensorsSharded for tensors whose
+// Data is not held (nil): fill writes each tensor's bytes as its shard is
+// written, workers shards at a time. Checkpoints larger than memory (the
+// full-size synthetic one) are written so.
+func WriteSafetensorsStreamed(dir string, tensors []*Tensor, fill TensorFill, metadata map[string]string, maxShardBytes int64, workers int) ([]string, error) {
+	return writeSharded(dir, tensors, true, fill, metadata, maxShardBytes, max(workers, 1))
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// tensorBytes is a tensor's data size by its shape.
+func tensorBytes(t *Tensor) int64 { return int64(t.NumElements()) * int64(t.DType.Size()) }
+
+func writeSharded(dir string, tensors []*Tensor, streamed bool, fill TensorFill, metadata map[string]string, maxShardBytes int64, workers int) ([]string, error) {
 	sorted := sortForSafetensors(tensors)
-	if _, _, err := encodeSafetensorsHeader(sorted, nil); err != nil { // validate everything before writing anything
+	if _, _, err := encodeSafetensorsHeader(sorted, nil, streamed); err != nil { // validate everything before writing anything
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var shards [][]*Tensor
 	var cur []*Tensor
 	var curBytes, total int64
 	for _, t := range sorted {
-		n := int64(len(t.Data))
+		n := tensorBytes(t)
 		if len(cur) > 0 && curBytes+n > maxShardBytes {
 			shards = append(shards, cur)
 			cur, curBytes = nil, 0
@@ -134,16 +171,45 @@ func WriteSafetensorsSharded(dir string, tensors []*Tensor, metadata map[string]
 		shards = append(shards, cur)
 	}
 	weightMap := map[string]string{}
-	var names []string
+	names := make([]string, len(shards))
 	for i, s := range shards {
-		name := fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, len(shards))
-		if err := WriteSafetensors(filepath.Join(dir, name), s, metadata); err != nil {
-			return nil, err
-		}
+		names[i] = fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, len(shards))
 		for _, t := range s {
-			weightMap[t.Name] = name
+			weightMap[t.Name] = names[i]
 		}
-		names = append(names, name)
+	}
+	errs := make([]error, len(shards))
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, s := range shards {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			hdr, _, err := encodeSafetensorsHeader(s, metadata, streamed)
+			if err == nil {
+				err = writeFileAtomic(filepath.Join(dir, names[i]), func(w *bufio.Writer) error {
+					if _, err := w.Write(hdr); err != nil {
+						return err
+					}
+					for _, t := range s {
+						cw := &countWriter{w: w}
+						if err := fill(t, cw); err != nil {
+							return fmt.Errorf("tensor %s: %w", t.Name, err)
+						}
+						if cw.n != tensorBytes(t) {
+							return fmt.Errorf("tensor %s: %d bytes written for shape %v of %s", t.Name, cw.n, t.Shape, t.DType)
+						}
+					}
+					return nil
+				})
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	idx, err := json.MarshalIndent(map[string]any{
 		"metadata":   map[string]int64{"total_size": total},

@@ -1,32 +1,16 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"proscenium/engine/drama3"
+)
 
 // This file is the backbone's gated full attention (MODEL.md §2): q_proj
 // yields per head [query | gate]; zero-centred q/k norms over head_dim;
 // rotate-half RoPE on the leading RotaryDim dims; grouped-query attention
 // (query head h reads KV head h / (Heads/KVHeads)); causal softmax with scale
 // head_dim^-0.5 over a KV cache; the output times sigmoid(gate); o_proj.
-
-// AttentionWeights is one full-attention layer.
-type AttentionWeights struct {
-	Q     []float32 // [Heads·2·HeadDim, Hidden]: per head the query rows, then the gate rows
-	K     []float32 // [KVHeads·HeadDim, Hidden]
-	V     []float32 // [KVHeads·HeadDim, Hidden]
-	O     []float32 // [Hidden, Heads·HeadDim]
-	QNorm []float32 // [HeadDim], zero-centred
-	KNorm []float32 // [HeadDim], zero-centred
-}
-
-func (w *AttentionWeights) check(c *sizeChecker, p string, g *BackboneGeometry) {
-	hd := g.HeadDim
-	c.want(p+"q_proj", w.Q, g.Heads*2*hd*g.Hidden)
-	c.want(p+"k_proj", w.K, g.KVHeads*hd*g.Hidden)
-	c.want(p+"v_proj", w.V, g.KVHeads*hd*g.Hidden)
-	c.want(p+"o_proj", w.O, g.Hidden*g.Heads*hd)
-	c.want(p+"q_norm", w.QNorm, hd)
-	c.want(p+"k_norm", w.KNorm, hd)
-}
 
 // kvCache holds the normed, rotated keys and the values of every row so far,
 // [rows, KVHeads, HeadDim] each (a backbone full-attention layer's, a tower
@@ -38,14 +22,14 @@ type kvCache struct {
 // attentionForward computes the mixer output out [n, Hidden] for n new rows x
 // (already input-normed) at positions pos0…pos0+n−1 and appends their keys and
 // values to the cache.
-func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *BackboneGeometry, rope *ropeTable, kv *kvCache) {
-	hid, hd, nh, nkv := g.Hidden, g.HeadDim, g.Heads, g.KVHeads
+func attentionForward(out, x []float32, n, pos0 int, w *drama3.Attention[[]float32], g *drama3.TextConfig, rope *ropeTable, kv *kvCache) {
+	hid, hd, nh, nkv := g.HiddenSize, g.HeadDim, g.NumHeads, g.NumKVHeads
 	qg := make([]float32, n*nh*2*hd)
 	k := make([]float32, n*nkv*hd)
 	v := make([]float32, n*nkv*hd)
-	MatMulRows(qg, w.Q, x, n, nh*2*hd, hid)
-	MatMulRows(k, w.K, x, n, nkv*hd, hid)
-	MatMulRows(v, w.V, x, n, nkv*hd, hid)
+	MatMulRows(qg, w.QProj, x, n, nh*2*hd, hid)
+	MatMulRows(k, w.KProj, x, n, nkv*hd, hid)
+	MatMulRows(v, w.VProj, x, n, nkv*hd, hid)
 
 	// Norms and RoPE, per row.
 	parallelFor(n, n*(nh+nkv)*hd*4, func(lo, hi int) {
@@ -55,12 +39,12 @@ func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *Bac
 			rope.cosSin(cos, sin, pos0+t)
 			for h := 0; h < nh; h++ {
 				q := qg[(t*nh+h)*2*hd:][:hd]
-				RMSNormZeroCentred(q, q, w.QNorm, g.Eps)
+				RMSNormZeroCentred(q, q, w.QNorm, float32(g.RMSNormEps))
 				rope.apply(q, cos, sin)
 			}
 			for h := 0; h < nkv; h++ {
 				kh := k[(t*nkv+h)*hd:][:hd]
-				RMSNormZeroCentred(kh, kh, w.KNorm, g.Eps)
+				RMSNormZeroCentred(kh, kh, w.KNorm, float32(g.RMSNormEps))
 				rope.apply(kh, cos, sin)
 			}
 		}
@@ -70,7 +54,7 @@ func attentionForward(out, x []float32, n, pos0 int, w *AttentionWeights, g *Bac
 
 	attn := make([]float32, n*nh*hd)
 	causalAttention(attn, qg, nh*2*hd, 2*hd, true, kv, n, pos0, nh, nkv, hd)
-	MatMulRows(out, w.O, attn, n, hid, nh*hd)
+	MatMulRows(out, w.OProj, attn, n, hid, nh*hd)
 }
 
 // causalAttention writes attn [n, nh, hd]: for new row t (position pos0+t)

@@ -11,12 +11,12 @@ import (
 // rows/s of a 128-row prefill and of one-row steps after a 128-row prefill.
 // go test ./engine/cpu -run '^$' -bench Backbone -benchtime 20x
 
-func benchWeights(b *testing.B, name string) *BackboneWeights {
-	w, err := LoadBackboneDir(filepath.Join("testdata", "backbone", "ckpt", name))
+func benchWeights(b *testing.B, name string) *testBackbone {
+	cfg, w, err := LoadBackboneDir(filepath.Join("testdata", "backbone", "ckpt", name))
 	if err != nil {
 		b.Fatal(err)
 	}
-	return w
+	return &testBackbone{Geometry: *cfg, Backbone: *w}
 }
 
 func BenchmarkBackbonePrefill128(b *testing.B) {
@@ -24,8 +24,8 @@ func BenchmarkBackbonePrefill128(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			w := benchWeights(b, name)
 			g := w.Geometry
-			rows := TokenRows(randomIDs(rand.New(rand.NewPCG(1, 2)), 128, g.Vocab))
-			bb, err := NewBackbone(w)
+			rows := TokenRows(randomIDs(rand.New(rand.NewPCG(1, 2)), 128, g.VocabSize))
+			bb, err := newTestBackbone(w)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,8 +46,8 @@ func BenchmarkBackboneStep(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			w := benchWeights(b, name)
 			g := w.Geometry
-			ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 128+b.N, g.Vocab)
-			bb, err := NewBackbone(w)
+			ids := randomIDs(rand.New(rand.NewPCG(1, 2)), 128+b.N, g.VocabSize)
+			bb, err := newTestBackbone(w)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -55,11 +55,11 @@ func TestBackboneGoldens(t *testing.T) {
 			if err := json.Unmarshal(data, &m); err != nil {
 				t.Fatal(err)
 			}
-			w, err := LoadBackboneDir(ckpt)
+			cfg, w, err := LoadBackboneDir(ckpt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			hid := w.Geometry.Hidden
+			hid := cfg.HiddenSize
 			for _, s := range m.Sequences {
 				want, shape := readNPYFloat32(t, filepath.Join(gold, s.Hidden))
 				if len(shape) != 2 || shape[0] != len(s.IDs) || shape[1] != hid {
@@ -72,7 +72,7 @@ func TestBackboneGoldens(t *testing.T) {
 						rows[r] = BackboneRow{Embedding: emb[r*hid : (r+1)*hid]}
 					}
 				}
-				b, err := NewBackbone(w)
+				b, err := NewBackbone(cfg, w)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // This file is an independent float64 re-computation of the backbone, written
@@ -12,8 +14,8 @@ import (
 // float32 code), used to check the float32 backbone to ~1e-5.
 
 type ref64 struct {
-	w *BackboneWeights
-	g BackboneGeometry
+	w *testBackbone
+	g drama3.TextConfig
 }
 
 func f64(v []float32) []float64 {
@@ -60,44 +62,44 @@ func silu64(x float64) float64 { return x * sig64(x) }
 // forward returns the final-norm hidden states of all rows.
 func (r *ref64) forward(ids []int) [][]float64 {
 	g := &r.g
-	n, hid := len(ids), g.Hidden
+	n, hid := len(ids), g.HiddenSize
 	x := make([][]float64, n)
 	for t, id := range ids {
 		x[t] = f64(r.w.Embed[id*hid : (id+1)*hid])
 	}
-	for li, kind := range g.Layers {
+	for li, kind := range g.LayerTypes {
 		lw := &r.w.Layers[li]
 		normed := make([][]float64, n)
 		for t := range x {
-			normed[t] = rms64(x[t], lw.InputNorm, g.Eps, true)
+			normed[t] = rms64(x[t], lw.InputNorm, float32(g.RMSNormEps), true)
 		}
 		var mixed [][]float64
-		if kind == LinearAttention {
-			mixed = r.deltaNet(normed, lw.DeltaNet)
+		if kind == drama3.LinearAttention {
+			mixed = r.deltaNet(normed, lw.Linear)
 		} else {
-			mixed = r.attention(normed, lw.Attention)
+			mixed = r.attention(normed, lw.Full)
 		}
 		for t := range x {
 			for i := range x[t] {
 				x[t][i] += mixed[t][i]
 			}
-			m := r.moe(rms64(x[t], lw.PostNorm, g.Eps, true), &lw.MoE)
+			m := r.moe(rms64(x[t], lw.PostAttentionNorm, float32(g.RMSNormEps), true), &lw.MoE)
 			for i := range x[t] {
 				x[t][i] += m[i]
 			}
 		}
 	}
 	for t := range x {
-		x[t] = rms64(x[t], r.w.FinalNorm, g.Eps, true)
+		x[t] = rms64(x[t], r.w.FinalNorm, float32(g.RMSNormEps), true)
 	}
 	return x
 }
 
-func (r *ref64) deltaNet(x [][]float64, w *DeltaNetWeights) [][]float64 {
+func (r *ref64) deltaNet(x [][]float64, w *drama3.DeltaNet[[]float32]) [][]float64 {
 	g := &r.g
 	n := len(x)
 	ch := deltaNetChannels(g)
-	nk, nv, dk, dv, k := g.LinKeyHeads, g.LinValueHeads, g.LinKeyDim, g.LinValueDim, g.ConvKernel
+	nk, nv, dk, dv, k := g.LinearNumKeyHeads, g.LinearNumValueHeads, g.LinearKeyHeadDim, g.LinearValueHeadDim, g.ConvKernel
 	qkv := make([][]float64, n)
 	for t := range x {
 		qkv[t] = r.mat(w.InProjQKV, x[t], ch)
@@ -113,7 +115,7 @@ func (r *ref64) deltaNet(x [][]float64, w *DeltaNetWeights) [][]float64 {
 			var acc float64
 			for j := 0; j < k; j++ {
 				if src := t - (k - 1) + j; src >= 0 {
-					acc += float64(w.Conv[c*k+j]) * qkv[src][c]
+					acc += float64(w.Conv1D[c*k+j]) * qkv[src][c]
 				}
 			}
 			conv[c] = silu64(acc)
@@ -164,23 +166,23 @@ func (r *ref64) deltaNet(x [][]float64, w *DeltaNetWeights) [][]float64 {
 					o[j] += S[i*dv+j] * q[i]
 				}
 			}
-			o = rms64(o, w.Norm, g.Eps, false)
+			o = rms64(o, w.Norm, float32(g.RMSNormEps), false)
 			for j := range o {
 				core[h*dv+j] = o[j] * silu64(z[h*dv+j])
 			}
 		}
-		out[t] = r.mat(w.OutProj, core, g.Hidden)
+		out[t] = r.mat(w.OutProj, core, g.HiddenSize)
 	}
 	return out
 }
 
-func (r *ref64) attention(x [][]float64, w *AttentionWeights) [][]float64 {
+func (r *ref64) attention(x [][]float64, w *drama3.Attention[[]float32]) [][]float64 {
 	g := &r.g
-	n, hd, nh, nkv := len(x), g.HeadDim, g.Heads, g.KVHeads
+	n, hd, nh, nkv := len(x), g.HeadDim, g.NumHeads, g.NumKVHeads
 	rope := func(v []float64, pos int) {
-		half := g.RotaryDim / 2
+		half := g.RotaryDim() / 2
 		for i := 0; i < half; i++ {
-			f := math.Pow(g.RopeTheta, -float64(2*i)/float64(g.RotaryDim))
+			f := math.Pow(g.RopeTheta, -float64(2*i)/float64(g.RotaryDim()))
 			c, s := math.Cos(float64(pos)*f), math.Sin(float64(pos)*f)
 			x1, x2 := v[i], v[i+half]
 			v[i], v[i+half] = x1*c-x2*s, x2*c+x1*s
@@ -188,18 +190,18 @@ func (r *ref64) attention(x [][]float64, w *AttentionWeights) [][]float64 {
 	}
 	qs, gates, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
 	for t := range x {
-		qg := r.mat(w.Q, x[t], nh*2*hd)
-		kk := r.mat(w.K, x[t], nkv*hd)
-		vs[t] = r.mat(w.V, x[t], nkv*hd)
+		qg := r.mat(w.QProj, x[t], nh*2*hd)
+		kk := r.mat(w.KProj, x[t], nkv*hd)
+		vs[t] = r.mat(w.VProj, x[t], nkv*hd)
 		qs[t], gates[t], ks[t] = make([]float64, nh*hd), make([]float64, nh*hd), make([]float64, nkv*hd)
 		for h := 0; h < nh; h++ {
-			q := rms64(qg[h*2*hd:h*2*hd+hd], w.QNorm, g.Eps, true)
+			q := rms64(qg[h*2*hd:h*2*hd+hd], w.QNorm, float32(g.RMSNormEps), true)
 			rope(q, t)
 			copy(qs[t][h*hd:], q)
 			copy(gates[t][h*hd:], qg[h*2*hd+hd:(h+1)*2*hd])
 		}
 		for h := 0; h < nkv; h++ {
-			kh := rms64(kk[h*hd:(h+1)*hd], w.KNorm, g.Eps, true)
+			kh := rms64(kk[h*hd:(h+1)*hd], w.KNorm, float32(g.RMSNormEps), true)
 			rope(kh, t)
 			copy(ks[t][h*hd:], kh)
 		}
@@ -210,7 +212,7 @@ func (r *ref64) attention(x [][]float64, w *AttentionWeights) [][]float64 {
 		for i := range o {
 			o[i] *= sig64(gates[t][i])
 		}
-		out[t] = r.mat(w.O, o, g.Hidden)
+		out[t] = r.mat(w.OProj, o, g.HiddenSize)
 	}
 	return out
 }
@@ -249,9 +251,9 @@ func causalAttention64(q, k, v [][]float64, t, nh, nkv, hd int) []float64 {
 	return o
 }
 
-func (r *ref64) moe(x []float64, w *MoEWeights) []float64 {
+func (r *ref64) moe(x []float64, w *drama3.MoE[[]float32]) []float64 {
 	g := &r.g
-	logits := r.mat(w.Router, x, g.Experts)
+	logits := r.mat(w.Router, x, g.NumExperts)
 	m := math.Inf(-1)
 	for _, v := range logits {
 		m = math.Max(m, v)
@@ -265,7 +267,7 @@ func (r *ref64) moe(x []float64, w *MoEWeights) []float64 {
 	chosen := make([]bool, len(probs))
 	var picked []int
 	var psum float64
-	for len(picked) < g.TopK {
+	for len(picked) < g.NumExpertsPerTok {
 		best := -1
 		for e, p := range probs {
 			if !chosen[e] && (best < 0 || p > probs[best]) {
@@ -276,25 +278,25 @@ func (r *ref64) moe(x []float64, w *MoEWeights) []float64 {
 		picked = append(picked, best)
 		psum += probs[best] / sum
 	}
-	ffn := func(e *ExpertWeights, f int) []float64 {
+	ffn := func(e *drama3.Expert[[]float32], f int) []float64 {
 		gt, up := r.mat(e.Gate, x, f), r.mat(e.Up, x, f)
 		for i := range gt {
 			gt[i] = silu64(gt[i]) * up[i]
 		}
-		return r.mat(e.Down, gt, g.Hidden)
+		return r.mat(e.Down, gt, g.HiddenSize)
 	}
-	out := make([]float64, g.Hidden)
+	out := make([]float64, g.HiddenSize)
 	for _, e := range picked {
-		y := ffn(&w.Experts[e], g.ExpertFFN)
+		y := ffn(&w.Experts[e], g.MoEIntermediate)
 		wt := probs[e] / sum / psum
 		for i := range out {
 			out[i] += wt * y[i]
 		}
 	}
-	sh := ffn(&w.Shared, g.SharedFFN)
+	sh := ffn(&drama3.Expert[[]float32]{Gate: w.SharedGate, Up: w.SharedUp, Down: w.SharedDown}, g.SharedIntermediate)
 	var sg float64
 	for i := range x {
-		sg += float64(w.SharedGate[i]) * x[i]
+		sg += float64(w.SharedExpertGate[i]) * x[i]
 	}
 	for i := range out {
 		out[i] += sig64(sg) * sh[i]
@@ -306,23 +308,23 @@ func (r *ref64) moe(x []float64, w *MoEWeights) []float64 {
 // the one-row recurrence) against the float64 re-computation on both test
 // geometries, over more than two 64-row chunks.
 func TestBackboneAgainstFloat64(t *testing.T) {
-	for name, g := range map[string]BackboneGeometry{"like": geometryLike(), "odd": geometryOdd()} {
+	for name, g := range map[string]drama3.TextConfig{"like": geometryLike(), "odd": geometryOdd()} {
 		t.Run(name, func(t *testing.T) {
 			w := randomBackbone(g, 11)
-			ids := randomIDs(rand.New(rand.NewPCG(12, 13)), 140, g.Vocab)
+			ids := randomIDs(rand.New(rand.NewPCG(12, 13)), 140, g.VocabSize)
 			ref := (&ref64{w: w, g: g}).forward(ids)
-			want := make([]float32, 0, len(ids)*g.Hidden)
+			want := make([]float32, 0, len(ids)*g.HiddenSize)
 			for _, row := range ref {
 				for _, v := range row {
 					want = append(want, float32(v))
 				}
 			}
 			whole := runSplits(t, w, ids, []int{len(ids)})
-			if e, row := maxRowErr(whole, want, g.Hidden); !(e < 2e-5) {
+			if e, row := maxRowErr(whole, want, g.HiddenSize); !(e < 2e-5) {
 				t.Errorf("prefill: row %d relative error %g", row, e)
 			}
 			steps := runSplits(t, w, ids, append([]int{9}, ones(len(ids)-9)...))
-			if e, row := maxRowErr(steps, want, g.Hidden); !(e < 2e-5) {
+			if e, row := maxRowErr(steps, want, g.HiddenSize); !(e < 2e-5) {
 				t.Errorf("steps: row %d relative error %g", row, e)
 			}
 		})

@@ -6,33 +6,35 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // Test geometries: "like" has the real model's head_dim 256 and partial
 // rotary 0.25 at tiny width; "odd" has odd sizes everywhere the math allows.
-func geometryLike() BackboneGeometry {
-	return BackboneGeometry{
-		Hidden: 64, Vocab: 97, Eps: 1e-6,
-		Layers: []LayerKind{LinearAttention, LinearAttention, LinearAttention, FullAttention},
-		Heads:  4, KVHeads: 2, HeadDim: 256, RotaryDim: 64, RopeTheta: 1e7,
-		LinKeyHeads: 2, LinValueHeads: 4, LinKeyDim: 32, LinValueDim: 32, ConvKernel: 4,
-		Experts: 8, TopK: 2, ExpertFFN: 32, SharedFFN: 32,
+func geometryLike() drama3.TextConfig {
+	return drama3.TextConfig{
+		HiddenSize: 64, VocabSize: 97, RMSNormEps: 1e-6, NumLayers: 4,
+		LayerTypes: []drama3.LayerType{drama3.LinearAttention, drama3.LinearAttention, drama3.LinearAttention, drama3.FullAttention},
+		NumHeads:   4, NumKVHeads: 2, HeadDim: 256, PartialRotaryFactor: 0.25, RopeTheta: 1e7,
+		LinearNumKeyHeads: 2, LinearNumValueHeads: 4, LinearKeyHeadDim: 32, LinearValueHeadDim: 32, ConvKernel: 4,
+		NumExperts: 8, NumExpertsPerTok: 2, MoEIntermediate: 32, SharedIntermediate: 32,
 	}
 }
 
-func geometryOdd() BackboneGeometry {
-	return BackboneGeometry{
-		Hidden: 45, Vocab: 61, Eps: 1e-5,
-		Layers: []LayerKind{FullAttention, LinearAttention, LinearAttention},
-		Heads:  3, KVHeads: 1, HeadDim: 22, RotaryDim: 10, RopeTheta: 1e4,
-		LinKeyHeads: 1, LinValueHeads: 3, LinKeyDim: 13, LinValueDim: 11, ConvKernel: 3,
-		Experts: 5, TopK: 3, ExpertFFN: 19, SharedFFN: 23,
+func geometryOdd() drama3.TextConfig {
+	return drama3.TextConfig{
+		HiddenSize: 45, VocabSize: 61, RMSNormEps: 1e-5, NumLayers: 3,
+		LayerTypes: []drama3.LayerType{drama3.FullAttention, drama3.LinearAttention, drama3.LinearAttention},
+		NumHeads:   3, NumKVHeads: 1, HeadDim: 22, PartialRotaryFactor: 10.0 / 22, RopeTheta: 1e4,
+		LinearNumKeyHeads: 1, LinearNumValueHeads: 3, LinearKeyHeadDim: 13, LinearValueHeadDim: 11, ConvKernel: 3,
+		NumExperts: 5, NumExpertsPerTok: 3, MoEIntermediate: 19, SharedIntermediate: 23,
 	}
 }
 
 // randomBackbone draws weights with unit-variance activations in mind
 // (matrices scaled by 1/sqrt(in), norm gains around their neutral value).
-func randomBackbone(g BackboneGeometry, seed uint64) *BackboneWeights {
+func randomBackbone(g drama3.TextConfig, seed uint64) *testBackbone {
 	r := rand.New(rand.NewPCG(seed, 7))
 	mat := func(out, in int) []float32 {
 		v := randVec(r, out*in)
@@ -49,36 +51,39 @@ func randomBackbone(g BackboneGeometry, seed uint64) *BackboneWeights {
 		}
 		return v
 	}
-	ffn := func(f int) ExpertWeights {
-		return ExpertWeights{Gate: mat(f, g.Hidden), Up: mat(f, g.Hidden), Down: mat(g.Hidden, f)}
+	ffn := func(f int) drama3.Expert[[]float32] {
+		return drama3.Expert[[]float32]{Gate: mat(f, g.HiddenSize), Up: mat(f, g.HiddenSize), Down: mat(g.HiddenSize, f)}
 	}
-	w := &BackboneWeights{Geometry: g, Embed: small(g.Vocab*g.Hidden, 1), FinalNorm: small(g.Hidden, 0.1)}
-	for _, kind := range g.Layers {
-		l := BackboneLayerWeights{InputNorm: small(g.Hidden, 0.1), PostNorm: small(g.Hidden, 0.1)}
+	w := &testBackbone{Geometry: g}
+	w.Embed, w.FinalNorm = small(g.VocabSize*g.HiddenSize, 1), small(g.HiddenSize, 0.1)
+	for _, kind := range g.LayerTypes {
+		l := drama3.Layer[[]float32]{Kind: kind, InputNorm: small(g.HiddenSize, 0.1), PostAttentionNorm: small(g.HiddenSize, 0.1)}
 		switch kind {
-		case LinearAttention:
-			ch, vd := deltaNetChannels(&g), g.LinValueHeads*g.LinValueDim
-			dn := &DeltaNetWeights{
-				InProjQKV: mat(ch, g.Hidden), InProjZ: mat(vd, g.Hidden),
-				InProjB: mat(g.LinValueHeads, g.Hidden), InProjA: mat(g.LinValueHeads, g.Hidden),
-				Conv: mat(ch, g.ConvKernel), DtBias: small(g.LinValueHeads, 1),
-				ALog: make([]float32, g.LinValueHeads), Norm: small(g.LinValueDim, 1),
-				OutProj: mat(g.Hidden, vd),
+		case drama3.LinearAttention:
+			ch, vd := deltaNetChannels(&g), g.LinearNumValueHeads*g.LinearValueHeadDim
+			dn := &drama3.DeltaNet[[]float32]{
+				InProjQKV: mat(ch, g.HiddenSize), InProjZ: mat(vd, g.HiddenSize),
+				InProjB: mat(g.LinearNumValueHeads, g.HiddenSize), InProjA: mat(g.LinearNumValueHeads, g.HiddenSize),
+				Conv1D: mat(ch, g.ConvKernel), DtBias: small(g.LinearNumValueHeads, 1),
+				ALog: make([]float32, g.LinearNumValueHeads), Norm: small(g.LinearValueHeadDim, 1),
+				OutProj: mat(g.HiddenSize, vd),
 			}
 			for i := range dn.ALog {
 				dn.ALog[i] = float32(math.Log(0.01 + 4*r.Float64()))
 			}
-			l.DeltaNet = dn
-		case FullAttention:
+			l.Linear = dn
+		case drama3.FullAttention:
 			hd := g.HeadDim
-			l.Attention = &AttentionWeights{
-				Q: mat(g.Heads*2*hd, g.Hidden), K: mat(g.KVHeads*hd, g.Hidden), V: mat(g.KVHeads*hd, g.Hidden),
-				O: mat(g.Hidden, g.Heads*hd), QNorm: small(hd, 0.1), KNorm: small(hd, 0.1),
+			l.Full = &drama3.Attention[[]float32]{
+				QProj: mat(g.NumHeads*2*hd, g.HiddenSize), KProj: mat(g.NumKVHeads*hd, g.HiddenSize), VProj: mat(g.NumKVHeads*hd, g.HiddenSize),
+				OProj: mat(g.HiddenSize, g.NumHeads*hd), QNorm: small(hd, 0.1), KNorm: small(hd, 0.1),
 			}
 		}
-		l.MoE = MoEWeights{Router: mat(g.Experts, g.Hidden), Shared: ffn(g.SharedFFN), SharedGate: mat(1, g.Hidden)}
-		for e := 0; e < g.Experts; e++ {
-			l.MoE.Experts = append(l.MoE.Experts, ffn(g.ExpertFFN))
+		sh := ffn(g.SharedIntermediate)
+		l.MoE = drama3.MoE[[]float32]{Router: mat(g.NumExperts, g.HiddenSize), SharedGate: sh.Gate, SharedUp: sh.Up, SharedDown: sh.Down,
+			SharedExpertGate: mat(1, g.HiddenSize)}
+		for e := 0; e < g.NumExperts; e++ {
+			l.MoE.Experts = append(l.MoE.Experts, ffn(g.MoEIntermediate))
 		}
 		w.Layers = append(w.Layers, l)
 	}
@@ -108,9 +113,9 @@ func maxRowErr(got, want []float32, width int) (float64, int) {
 
 // runSplits runs ids through a fresh backbone in the given group sizes
 // (1 = a one-row step) and returns all rows' outputs.
-func runSplits(t *testing.T, w *BackboneWeights, ids []int, splits []int) []float32 {
+func runSplits(t *testing.T, w *testBackbone, ids []int, splits []int) []float32 {
 	t.Helper()
-	b, err := NewBackbone(w)
+	b, err := newTestBackbone(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +139,11 @@ func runSplits(t *testing.T, w *BackboneWeights, ids []int, splits []int) []floa
 // time (the DeltaNet recurrence) or in uneven groups (chunked with a carried
 // state) gives the whole-sequence prefill's hidden states.
 func TestBackboneIncrementalMatchesWhole(t *testing.T) {
-	for name, g := range map[string]BackboneGeometry{"like": geometryLike(), "odd": geometryOdd()} {
+	for name, g := range map[string]drama3.TextConfig{"like": geometryLike(), "odd": geometryOdd()} {
 		t.Run(name, func(t *testing.T) {
 			w := randomBackbone(g, 3)
 			r := rand.New(rand.NewPCG(4, 5))
-			ids := randomIDs(r, 150, g.Vocab)
+			ids := randomIDs(r, 150, g.VocabSize)
 			whole := runSplits(t, w, ids, []int{150})
 			ones := make([]int, 150)
 			for i := range ones {
@@ -151,7 +156,7 @@ func TestBackboneIncrementalMatchesWhole(t *testing.T) {
 			}
 			for cname, splits := range cases {
 				got := runSplits(t, w, ids, splits)
-				if e, row := maxRowErr(got, whole, g.Hidden); !(e < 1e-5) {
+				if e, row := maxRowErr(got, whole, g.HiddenSize); !(e < 1e-5) {
 					t.Errorf("%s: row %d relative error %g against the whole prefill", cname, row, e)
 				}
 			}
@@ -161,7 +166,7 @@ func TestBackboneIncrementalMatchesWhole(t *testing.T) {
 
 func TestBackboneRunRejectsBadRows(t *testing.T) {
 	g := geometryOdd()
-	b, err := NewBackbone(randomBackbone(g, 1))
+	b, err := newTestBackbone(randomBackbone(g, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +174,9 @@ func TestBackboneRunRejectsBadRows(t *testing.T) {
 		rows []BackboneRow
 		want string
 	}{
-		{[]BackboneRow{{Token: 0}, {Token: g.Vocab}}, "token id 61 outside"},
+		{[]BackboneRow{{Token: 0}, {Token: g.VocabSize}}, "token id 61 outside"},
 		{[]BackboneRow{{Token: -1}}, "token id -1 outside"},
-		{[]BackboneRow{{Embedding: make([]float32, g.Hidden+1)}}, "embedding has 46 values"},
+		{[]BackboneRow{{Embedding: make([]float32, g.HiddenSize+1)}}, "embedding has 46 values"},
 	} {
 		_, err := b.Run(c.rows)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -190,14 +195,14 @@ func TestBackboneEmbeddingRows(t *testing.T) {
 	w := randomBackbone(g, 2)
 	ids := []int{5, 9, 11, 3}
 	want := runSplits(t, w, ids, []int{4})
-	b, _ := NewBackbone(w)
+	b, _ := newTestBackbone(w)
 	rows := TokenRows(ids)
-	rows[2] = BackboneRow{Embedding: w.Embed[11*g.Hidden : 12*g.Hidden]}
+	rows[2] = BackboneRow{Embedding: w.Embed[11*g.HiddenSize : 12*g.HiddenSize]}
 	got, err := b.Run(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, row := maxRowErr(got, want, g.Hidden); e != 0 {
+	if e, row := maxRowErr(got, want, g.HiddenSize); e != 0 {
 		t.Errorf("row %d differs by %g", row, e)
 	}
 }
@@ -205,23 +210,22 @@ func TestBackboneEmbeddingRows(t *testing.T) {
 func TestBackboneWeightsCheck(t *testing.T) {
 	g := geometryOdd()
 	w := randomBackbone(g, 1)
-	if err := w.Check(); err != nil {
+	if _, err := newTestBackbone(w); err != nil {
 		t.Fatalf("valid weights: %v", err)
 	}
-	w.Layers[1].DeltaNet.Conv = w.Layers[1].DeltaNet.Conv[1:]
-	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "layers.1.linear_attn.conv1d") {
+	w.Layers[1].Linear.Conv1D = w.Layers[1].Linear.Conv1D[1:]
+	if _, err := newTestBackbone(w); err == nil || !strings.Contains(err.Error(), "layers.1.linear_attn.conv1d") || !strings.Contains(err.Error(), "linear_conv_kernel_dim") {
 		t.Errorf("short conv1d: error %v", err)
 	}
 	w = randomBackbone(g, 1)
 	w.Layers[2].MoE.Experts[4].Down = nil
-	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "layers.2.mlp.experts.4.down_proj") {
+	if _, err := newTestBackbone(w); err == nil || !strings.Contains(err.Error(), "layers.2.mlp.experts.4.down_proj") {
 		t.Errorf("missing expert: error %v", err)
 	}
-	bad := g
-	bad.KVHeads = 2
-	w = randomBackbone(bad, 1)
-	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "num_key_value_heads") {
-		t.Errorf("3 heads over 2 KV heads: error %v", err)
+	w = randomBackbone(g, 1)
+	w.Layers[0].Full, w.Layers[0].Linear = nil, w.Layers[1].Linear
+	if _, err := newTestBackbone(w); err == nil || !strings.Contains(err.Error(), "layer_types[0] is full_attention") {
+		t.Errorf("wrong mixer: error %v", err)
 	}
 }
 
@@ -231,7 +235,7 @@ func TestBackboneWeightsCheck(t *testing.T) {
 func TestBackboneIndependentOfWorkers(t *testing.T) {
 	g := geometryLike()
 	w := randomBackbone(g, 5)
-	ids := randomIDs(rand.New(rand.NewPCG(6, 7)), 80, g.Vocab)
+	ids := randomIDs(rand.New(rand.NewPCG(6, 7)), 80, g.VocabSize)
 	prev := runtime.GOMAXPROCS(1)
 	one := runSplits(t, w, ids, []int{70, 1, 9})
 	runtime.GOMAXPROCS(4)

@@ -1,17 +1,19 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"proscenium/engine/drama3"
 )
 
-// This file is the CPU implementation of drama3.Backend: it composes the
-// backbone, the codebook tower, the semantic head and feedback row, and the
-// codec into the steps the generation loop drives. Every row the backbone
-// appends also goes through the tower: prompt rows but the last as text rows
-// in Begin, each audio row layer by layer as its codes are sampled.
+// This file is the CPU's drama3.Stepper: it composes the backbone, the
+// codebook tower, the semantic head and feedback row, and the codec into the
+// fine-grained steps of a frame; drama3.StepFrames makes them the CPU's
+// FrameBackend with the host sampler. Every row the backbone appends also
+// goes through the tower: prompt rows but the last as text rows in Begin,
+// each audio row layer by layer as its codes are drawn.
 
 // FrameDecoder turns codes into PCM: frames[i] holds frame i's codes
 // (codebook 0 first); Decode returns the samples of frames [from, to),
@@ -22,14 +24,16 @@ type FrameDecoder interface {
 
 // Backend runs takes on the CPU. It is not safe for concurrent use.
 type Backend struct {
-	backbone *Backbone
-	tower    *Tower
-	heads    *AudioHeads
-	codec    FrameDecoder
-	entries  []int
-	hidden   []float32 // final-norm hidden state of the last backbone row
-	row      []float32 // feedback row scratch
-	audioRow bool      // the tower is running an audio row (for Probe)
+	backbone  *Backbone
+	tower     *Tower
+	heads     *drama3.Heads
+	textEmbed []float32   // the backbone's embed_tokens [vocab, D]
+	codebooks [][]float32 // the tower's codebook embeddings
+	codec     FrameDecoder
+	entries   []int
+	hidden    []float32 // final-norm hidden state of the last backbone row
+	row       []float32 // feedback row scratch
+	audioRow  bool      // the tower is running an audio row (for Probe)
 
 	// Probe, when set, sees intermediate tensors for stage comparisons, in
 	// order: "prefill_hidden" [D] for each prompt row; per frame
@@ -38,23 +42,26 @@ type Backend struct {
 	Probe func(name string, values []float32)
 }
 
-var _ drama3.Backend = (*Backend)(nil)
+var _ drama3.Stepper = (*Backend)(nil)
 
 // NewBackend checks that the parts agree on their sizes.
-func NewBackend(bb *Backbone, tw *Tower, heads *AudioHeads, codec FrameDecoder) (*Backend, error) {
-	bg, tg := bb.Geometry(), tw.Geometry()
-	if bg.Hidden != tg.Dim || heads.Dim != bg.Hidden {
-		return nil, fmt.Errorf("cpu backend: backbone hidden %d, tower dim %d, heads dim %d must agree", bg.Hidden, tg.Dim, heads.Dim)
+func NewBackend(bb *Backbone, tw *Tower, heads *drama3.Heads, codec FrameDecoder) (*Backend, error) {
+	bg, tg := bb.Config(), tw.Config()
+	if bg.HiddenSize != tg.Dim || heads.Dim != bg.HiddenSize {
+		return nil, fmt.Errorf("cpu backend: backbone hidden %d, tower dim %d, heads dim %d must agree", bg.HiddenSize, tg.Dim, heads.Dim)
 	}
-	if len(heads.Codebooks) != len(tg.Entries) || heads.Codes() != tg.Entries[0] {
-		return nil, fmt.Errorf("cpu backend: heads have %d codebooks and %d semantic codes, tower %d codebooks of %v",
-			len(heads.Codebooks), heads.Codes(), len(tg.Entries), tg.Entries)
+	if heads.Codes() != tw.Entries()[0] || len(heads.Semantic) != (heads.Codes()+1)*heads.Dim {
+		return nil, fmt.Errorf("cpu backend: semantic head of %d values for %d semantic codes, the tower's codebook 0 has %d",
+			len(heads.Semantic), heads.Codes(), tw.Entries()[0])
 	}
-	if len(heads.TextEmbed) != bg.Vocab*bg.Hidden {
-		return nil, fmt.Errorf("cpu backend: heads' text embedding has %d values, backbone vocabulary %d × %d", len(heads.TextEmbed), bg.Vocab, bg.Hidden)
+	for _, id := range heads.SemanticTokens {
+		if id < 0 || id >= bg.VocabSize {
+			return nil, fmt.Errorf("cpu backend: semantic token id %d outside the vocabulary [0, %d)", id, bg.VocabSize)
+		}
 	}
-	b := &Backend{backbone: bb, tower: tw, heads: heads, codec: codec, entries: tg.Entries}
-	b.row = make([]float32, bg.Hidden)
+	b := &Backend{backbone: bb, tower: tw, heads: heads, codec: codec, entries: tw.Entries(),
+		textEmbed: bb.w.Embed, codebooks: tw.w.Embeddings}
+	b.row = make([]float32, bg.HiddenSize)
 	b.tower.LayerOutput = func(layer int, h []float32) {
 		if b.Probe != nil && b.audioRow {
 			b.Probe(fmt.Sprintf("tower_layer.%d", layer), h)
@@ -78,38 +85,35 @@ func (b *Backend) CodebookEntries() []int { return b.entries }
 // LoadBackend loads a checkpoint directory for the CPU: config.json, the
 // safetensors bound through the weight map, codec.pth. tok resolves the
 // semantic and end-of-speech tokens (the directory's tokenizer.json).
-func LoadBackend(dir string, tok TokenIDs) (*Backend, *drama3.Config, error) {
+// progress, when not nil, sees the stored bytes read of the total.
+func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64)) (*Backend, *drama3.Config, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer ck.Close()
 	cfg, w := ck.Config, ck.Weights
-	bw, err := LoadBackboneWeights(w)
+	m, err := loadModel(w, progress)
 	if err != nil {
 		return nil, nil, err
 	}
-	tw, err := LoadTowerWeights(w)
+	heads, err := drama3.NewHeads(w, tok, m.Embed)
 	if err != nil {
 		return nil, nil, err
 	}
-	heads, err := NewAudioHeads(w, tok, bw.Embed, tw.Embeddings)
+	codec, err := LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
-	codec, err := LoadCodecFile(filepath.Join(dir, "codec.pth"), CodecOptions{})
+	bb, err := NewBackbone(&cfg.Text, &m.Backbone)
 	if err != nil {
 		return nil, nil, err
 	}
-	bb, err := NewBackbone(bw)
+	tower, err := NewTower(&cfg.Audio, &m.Tower)
 	if err != nil {
 		return nil, nil, err
 	}
-	tower, err := NewTower(tw)
-	if err != nil {
-		return nil, nil, err
-	}
-	cd, err := NewCodecFrames(codec, tw.Geometry.Entries)
+	cd, err := NewCodecFrames(codec, tower.Entries())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,10 +188,31 @@ func (d *CodecFrames) Reset() {
 	d.stream = nil
 }
 
+// PrefillChunk is the number of prompt rows the backbone and the tower run
+// between checks of the take's context: a multiple of the DeltaNet chunk, so
+// the chunked prefill computes exactly what one whole prefill does.
+const PrefillChunk = 2 * deltaNetChunk
+
+// prefillChunks splits n prompt rows into [from, to) ranges of PrefillChunk
+// rows; a last range of one row joins the one before (a one-row backbone
+// run would take the recurrence instead of the chunked form).
+func prefillChunks(n int) [][2]int {
+	var out [][2]int
+	for from := 0; from < n; from += PrefillChunk {
+		out = append(out, [2]int{from, min(from+PrefillChunk, n)})
+	}
+	if k := len(out); k > 1 && out[k-1][1]-out[k-1][0] == 1 {
+		out[k-2][1] = n
+		out = out[:k-1]
+	}
+	return out
+}
+
 // Begin clears every cache, runs the prompt through the backbone and all
-// but its last row through the tower (text rows), and writes the semantic
-// logits of the last row.
-func (b *Backend) Begin(prompt []int, semantic []float32) error {
+// but its last row through the tower (text rows) in chunks of PrefillChunk
+// rows, checking ctx before each, and writes the semantic logits of the
+// last row.
+func (b *Backend) Begin(ctx context.Context, prompt []int, semantic []float32) error {
 	if len(prompt) == 0 {
 		return fmt.Errorf("cpu backend: empty prompt")
 	}
@@ -199,22 +224,30 @@ func (b *Backend) Begin(prompt []int, semantic []float32) error {
 	if r, ok := b.codec.(interface{ Reset() }); ok {
 		r.Reset()
 	}
-	D := b.backbone.Geometry().Hidden
-	hidden, err := b.backbone.Run(TokenRows(prompt))
-	if err != nil {
-		return err
-	}
-	if b.Probe != nil {
-		for r := range prompt {
-			b.Probe("prefill_hidden", hidden[r*D:(r+1)*D])
+	D := b.backbone.Config().HiddenSize
+	last := len(prompt) - 1 // the row whose hidden state starts frame 0
+	for _, c := range prefillChunks(len(prompt)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hidden, err := b.backbone.Run(TokenRows(prompt[c[0]:c[1]]))
+		if err != nil {
+			return err
+		}
+		if b.Probe != nil {
+			for r := range c[1] - c[0] {
+				b.Probe("prefill_hidden", hidden[r*D:(r+1)*D])
+			}
+		}
+		text := min(c[1], last) - c[0] // rows of this chunk the tower takes
+		if err := b.tower.Text(hidden[:text*D], text); err != nil {
+			return err
+		}
+		if c[1] == len(prompt) {
+			b.hidden = append(b.hidden[:0], hidden[text*D:]...)
 		}
 	}
-	n := len(prompt) - 1
-	if err := b.tower.Text(hidden[:n*D], n); err != nil {
-		return err
-	}
-	b.hidden = append(b.hidden[:0], hidden[n*D:]...)
-	b.heads.SemanticLogits(semantic, b.hidden)
+	b.semanticLogits(semantic)
 	return nil
 }
 
@@ -236,7 +269,7 @@ func (b *Backend) TowerResidual(j, prev int, logits []float32) error {
 // Advance appends the frame's feedback row to the backbone and writes the
 // new row's semantic logits.
 func (b *Backend) Advance(codes []int, semantic []float32) error {
-	if err := b.heads.FeedbackRow(b.row, codes); err != nil {
+	if err := b.heads.FeedbackRow(b.row, codes, b.textEmbed, b.codebooks); err != nil {
 		return err
 	}
 	if b.Probe != nil {
@@ -250,7 +283,7 @@ func (b *Backend) Advance(codes []int, semantic []float32) error {
 		b.Probe("backbone_hidden", hidden)
 	}
 	b.hidden = append(b.hidden[:0], hidden...)
-	b.heads.SemanticLogits(semantic, b.hidden)
+	b.semanticLogits(semantic)
 	return nil
 }
 
@@ -260,4 +293,9 @@ func (b *Backend) Decode(frames [][]int, from, to int) ([]float32, error) {
 		return nil, fmt.Errorf("cpu backend: no codec loaded")
 	}
 	return b.codec.Decode(frames, from, to)
+}
+
+// semanticLogits writes the semantic head's logits of the last backbone row.
+func (b *Backend) semanticLogits(dst []float32) {
+	MatVec(dst, b.heads.Semantic, b.hidden, b.heads.Codes()+1, b.heads.Dim)
 }

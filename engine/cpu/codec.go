@@ -1,12 +1,12 @@
 package cpu
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 )
 
 // The codec decoder of Drama 3 (the S2 codec; shared/design/MODEL.md §5):
@@ -15,62 +15,21 @@ import (
 // 44.1 kHz, SamplesPerFrame samples per frame. It follows SGLang-Omni's
 // modded_dac.DAC.from_indices and rvq.DownsampleResidualVectorQuantize.decode.
 //
-// The geometry comes from tensor shapes. Two constants of the codec are not in
-// its weights: the attention window (128 frames) and the RoPE base (1e4);
-// CodecOptions overrides them (the fixtures' meta.json does).
+// The weight map, geometry and constants are drama3's (drama3/codec.go);
+// this file builds the decoder stages from drama3.CodecWeights.
 
-// Constants of the reference codec that its state dict does not record.
+// The constants of drama3 the arithmetic uses.
 const (
-	CodecDefaultWindow   = 128     // post-module attention window, frames
-	CodecDefaultRopeBase = 10000.0 // post-module RoPE base
-	codecHeadDim         = 64      // heads = width / 64
-	codecNormEps         = 1e-5    // post-module RMSNorm
-	codecConvNeXtEps     = 1e-6    // ConvNeXt LayerNorm
-	// codecMaxFrames is the length of the reference's RoPE table
-	// (precompute_freqs_cis(327680, …)): it cannot decode past it.
-	codecMaxFrames = 327680
+	codecHeadDim     = drama3.CodecHeadDim
+	codecNormEps     = drama3.CodecNormEps
+	codecConvNeXtEps = drama3.CodecConvNeXtEps
+	codecMaxFrames   = drama3.CodecMaxFrames
 )
-
-// codecDilations are the dilations of each decoder block's three residual
-// units (ResidualUnit(dilation=1, 3, 9) in the reference; not in the weights).
-var codecDilations = [3]int{1, 3, 9}
-
-// CodecOptions overrides the codec constants; zero values keep the defaults.
-type CodecOptions struct {
-	Window   int     // post-module attention window in frames
-	RopeBase float64 // post-module RoPE base
-}
-
-// CodecGeometry is the shape of a loaded codec.
-type CodecGeometry struct {
-	Latent          int     // RVQ output / decoder input width (1024 in S2)
-	CodebookDim     int     // dimension of each codebook entry (8)
-	SemanticCodes   int     // entries of codebook 0 (4096)
-	ResidualCodes   int     // entries of codebooks 1.. (1024)
-	ResidualBooks   int     // residual codebooks (9)
-	PostDim         int     // post-module transformer width
-	PostLayers      int     // post-module layers (8 in S2)
-	PostHeads       int     // PostDim / 64
-	PostFFN         int     // SwiGLU width (3072 in S2)
-	Window          int     // attention window, frames
-	RopeBase        float64 // RoPE base
-	UpsampleStrides []int   // quantizer.upsample stages ([2 2])
-	DecoderDim      int     // width of the decoder's first conv (1536 in S2)
-	DecoderStrides  []int   // decoder block strides ([8 8 4 2])
-	SamplesPerFrame int     // product of all strides (2048)
-	// HistoryFrames is the receptive field: decoding frames [from, to)
-	// reads frames [from − HistoryFrames, to) (clamped at 0). See
-	// historyFrames.
-	HistoryFrames int
-}
-
-// Codebooks is the number of codes per frame (10 in S2).
-func (g CodecGeometry) Codebooks() int { return 1 + g.ResidualBooks }
 
 // Codec is a loaded codec decoder. It is immutable: Decode may run
 // concurrently, each call with its own CodecScratch.
 type Codec struct {
-	geom     CodecGeometry
+	geom     drama3.CodecGeometry
 	semantic codecQuantizer
 	residual []codecQuantizer
 	stages   []codecStage // post-module, upsample and decoder, in order
@@ -90,80 +49,58 @@ type codecStage interface {
 	run(in codecSignal, outStart int, ws *CodecScratch) codecSignal
 }
 
-// LoadCodecFile reads a codec.pth through the restricted torch reader.
-func LoadCodecFile(path string, opt CodecOptions) (*Codec, error) {
-	ts, err := checkpoint.ReadTorchFile(path)
+// LoadCodecFile reads a codec.pth and builds its decoder.
+func LoadCodecFile(path string, opt drama3.CodecOptions) (*Codec, error) {
+	w, err := drama3.ReadCodecFile(path, opt)
 	if err != nil {
 		return nil, err
 	}
-	return LoadCodec(ts, opt)
+	return NewCodec(w)
 }
 
 // LoadCodecBytes reads a codec.pth image held in memory (the demo codec).
-func LoadCodecBytes(b []byte, name string, opt CodecOptions) (*Codec, error) {
-	ts, err := checkpoint.ReadTorch(bytes.NewReader(b), int64(len(b)), name)
+func LoadCodecBytes(b []byte, name string, opt drama3.CodecOptions) (*Codec, error) {
+	w, err := drama3.ReadCodecBytes(b, name, opt)
 	if err != nil {
 		return nil, err
 	}
-	return LoadCodec(ts, opt)
+	return NewCodec(w)
 }
 
-// LoadCodec builds the decoder from a codec state dict. Weight norm is folded
-// once, in float32. Tensors of the decode path that it does not know are an
-// error (naming them); encoder tensors are ignored.
-func LoadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*Codec, error) {
-	g := CodecGeometry{Window: CodecDefaultWindow, RopeBase: CodecDefaultRopeBase}
-	if opt.Window < 0 || opt.Window > codecMaxFrames || opt.RopeBase < 0 {
-		return nil, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, codecMaxFrames, opt.RopeBase)
-	}
-	if opt.Window > 0 {
-		g.Window = opt.Window
-	}
-	if opt.RopeBase > 0 {
-		g.RopeBase = opt.RopeBase
-	}
-	l, err := newCodecLoader(ts)
+// LoadCodec builds the decoder from a codec state dict (drama3.ReadCodec).
+func LoadCodec(ts *checkpoint.TensorSet, opt drama3.CodecOptions) (*Codec, error) {
+	w, err := drama3.ReadCodec(ts, opt)
 	if err != nil {
 		return nil, err
 	}
-	c := &Codec{}
-	c.loadQuantizers(l, &g)
-	if l.err != nil {
-		return nil, l.err
+	return NewCodec(w)
+}
+
+// NewCodec builds the decoder stages from the codec's float32 weights.
+func NewCodec(w *drama3.CodecWeights) (*Codec, error) {
+	c := &Codec{geom: w.Geometry}
+	c.geom.UpsampleStrides = slices.Clone(w.Geometry.UpsampleStrides)
+	c.geom.DecoderStrides = slices.Clone(w.Geometry.DecoderStrides)
+	c.semantic = newCodecQuantizer(&w.Semantic)
+	for i := range w.Residual {
+		c.residual = append(c.residual, newCodecQuantizer(&w.Residual[i]))
 	}
-	if post := c.loadPostModule(l, &g); post != nil {
-		c.stages = append(c.stages, post...)
-	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	c.stages = append(c.stages, c.loadUpsample(l, &g)...)
-	if l.err != nil {
-		return nil, l.err
-	}
-	c.stages = append(c.stages, c.loadDecoder(l, &g)...)
-	if l.err != nil {
-		return nil, l.err
-	}
-	if extra := l.unused(); len(extra) > 0 {
-		more := ""
-		if len(extra) > 5 {
-			more = fmt.Sprintf(" and %d more", len(extra)-5)
-			extra = extra[:5]
-		}
-		return nil, fmt.Errorf("codec: tensors this decoder does not know: %s%s", strings.Join(extra, ", "), more)
-	}
-	g.SamplesPerFrame = 1
+	c.stages = append(c.stages, newCodecPostModule(&w.Post, &c.geom)...)
+	c.stages = append(c.stages, newCodecUpsample(w.Upsample)...)
+	c.stages = append(c.stages, newCodecDecoder(&w.Decoder)...)
+	spf := 1
 	for _, st := range c.stages {
-		g.SamplesPerFrame *= st.up()
+		spf *= st.up()
 	}
-	c.geom = g
+	if spf != c.geom.SamplesPerFrame {
+		return nil, fmt.Errorf("codec: stages upsample %d×, geometry says %d samples per frame", spf, c.geom.SamplesPerFrame)
+	}
 	c.geom.HistoryFrames = c.historyFrames()
 	return c, nil
 }
 
 // Geometry returns the codec's shape.
-func (c *Codec) Geometry() CodecGeometry {
+func (c *Codec) Geometry() drama3.CodecGeometry {
 	g := c.geom
 	g.UpsampleStrides = append([]int(nil), g.UpsampleStrides...)
 	g.DecoderStrides = append([]int(nil), g.DecoderStrides...)

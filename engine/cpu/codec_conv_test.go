@@ -3,10 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
-
-	"proscenium/engine/checkpoint"
 )
 
 // The codec primitives against float64 re-computations of PyTorch's
@@ -169,32 +166,6 @@ func TestCodecRopeTable(t *testing.T) {
 	codecRope(x, []float32{0.5, 1}, []float32{0.25, 0})
 	if want := []float32{1*0.5 - 2*0.25, 2*0.5 + 1*0.25, 3, 4}; x[0] != want[0] || x[1] != want[1] || x[2] != want[2] || x[3] != want[3] {
 		t.Errorf("rope %v, want %v", x, want)
-	}
-}
-
-func TestCodecWeightNormFold(t *testing.T) {
-	ts := checkpoint.NewTensorSet()
-	add := func(name string, shape []int, v []float32) {
-		if err := ts.Add(checkpoint.Float32Tensor(name, shape, v)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Row 0: v = (3, 4), ‖v‖ = 5, g = 10 → (6, 8). Row 1: v = (0, −2), g = 0.5 → (0, −0.5).
-	add("a.parametrizations.weight.original0", []int{2, 1, 1}, []float32{10, 0.5})
-	add("a.parametrizations.weight.original1", []int{2, 2, 1}, []float32{3, 4, 0, -2})
-	add("b.weight_g", []int{2, 1, 1}, []float32{10, 0.5})
-	add("b.weight_v", []int{2, 2, 1}, []float32{3, 4, 0, -2})
-	add("z.weight_g", []int{1, 1, 1}, []float32{1})
-	add("z.weight_v", []int{1, 2, 1}, []float32{0, 0})
-	l := &codecLoader{ts: ts, used: map[string]bool{}}
-	for _, p := range []string{"a", "b"} {
-		w := l.weightNormed(p, 2, 2, 1)
-		if want := []float32{6, 8, 0, -0.5}; len(w) != 4 || w[0] != want[0] || w[1] != want[1] || w[2] != want[2] || w[3] != want[3] {
-			t.Errorf("%s: folded %v, want %v (%v)", p, w, want, l.err)
-		}
-	}
-	if l.weightNormed("z", 1, 2, 1); l.err == nil || !strings.Contains(l.err.Error(), "z.weight_v") {
-		t.Errorf("zero direction: error %v", l.err)
 	}
 }
 

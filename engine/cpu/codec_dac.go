@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
+
+	"proscenium/engine/drama3"
 )
 
 // The DAC decoder (modded_dac.Decoder, causal): a weight-normed causal conv
@@ -83,98 +84,25 @@ func (u *codecResidualUnit) run(in codecSignal, outStart int, ws *CodecScratch) 
 	return out
 }
 
-func (c *Codec) loadDecoder(l *codecLoader, g *CodecGeometry) []codecStage {
-	in := c.stages[len(c.stages)-1].channels()
-	snake := func(name string, ch int) *codecSnake {
-		a := l.f32(name+".alpha", 1, ch, 1)
-		if a == nil {
-			return nil
+func newCodecDecoder(d *drama3.CodecDecoder) []codecStage {
+	conv := func(c drama3.CodecConv) *codecConv {
+		return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation)
+	}
+	stages := []codecStage{&codecConvStage{conv: conv(d.First)}}
+	for i := range d.Blocks {
+		b := &d.Blocks[i]
+		up := b.Up
+		stages = append(stages, codecSnakeStage{newCodecSnake(b.Alpha)},
+			&codecTransConvStage{conv: newCodecTransConv(up.W, up.Bias, up.In, up.Out, up.Kernel, up.Stride), stride: up.Stride, out: up.Out, stage: "decoder"})
+		for j := range b.Units {
+			u := &b.Units[j]
+			stages = append(stages, &codecResidualUnit{
+				snake1: newCodecSnake(u.Alpha1),
+				conv7:  conv(u.Conv7),
+				snake2: newCodecSnake(u.Alpha2),
+				conv1:  conv(u.Conv1),
+			})
 		}
-		return newCodecSnake(a)
 	}
-	conv := func(name string, out, in, k, dil int) *codecConv {
-		w := l.weightNormed(name+".conv", out, in, k)
-		b := l.f32(name+".conv.bias", out)
-		if w == nil || b == nil {
-			return nil
-		}
-		return newCodecConv(w, b, out, in, k, dil)
-	}
-	vShape := func(name string) []int {
-		for _, suffix := range []string{".conv.parametrizations.weight.original1", ".conv.weight_v"} {
-			if l.has(name + suffix) {
-				return l.shape(name + suffix)
-			}
-		}
-		l.fail("codec: missing tensor %s.conv.parametrizations.weight.original1", name)
-		return nil
-	}
-
-	var stages []codecStage
-	sh := vShape("decoder.model.0")
-	if len(sh) != 3 || sh[1] != in {
-		l.fail("codec: decoder.model.0 weight has shape %v, want [dim, %d, kernel]", sh, in)
-		return nil
-	}
-	g.DecoderDim = sh[0]
-	first := conv("decoder.model.0", sh[0], in, sh[2], 1)
-	if first == nil {
-		return nil
-	}
-	stages = append(stages, &codecConvStage{conv: first})
-	ch := sh[0]
-	i := 1
-	for ; l.has(fmt.Sprintf("decoder.model.%d.block.0.alpha", i)); i++ {
-		p := fmt.Sprintf("decoder.model.%d.block", i)
-		tsh := vShape(p + ".1")
-		if len(tsh) != 3 || tsh[0] != ch || tsh[2]%2 != 0 {
-			l.fail("codec: %s.1 transposed-conv weight has shape %v, want [%d, out, 2·stride]", p, tsh, ch)
-			return nil
-		}
-		out, k := tsh[1], tsh[2]
-		stride := k / 2
-		sn := snake(p+".0", ch)
-		w := l.weightNormed(p+".1.conv", ch, out, k)
-		b := l.f32(p+".1.conv.bias", out)
-		if sn == nil || w == nil || b == nil {
-			return nil
-		}
-		stages = append(stages, codecSnakeStage{sn},
-			&codecTransConvStage{conv: newCodecTransConv(w, b, ch, out, k, stride), stride: stride, out: out, stage: "decoder"})
-		for j, dil := range codecDilations {
-			rp := fmt.Sprintf("%s.%d.block", p, 2+j)
-			ksh := vShape(rp + ".1")
-			if len(ksh) != 3 || ksh[0] != out || ksh[1] != out {
-				l.fail("codec: %s.1 weight has shape %v, want [%d, %d, kernel]", rp, ksh, out, out)
-				return nil
-			}
-			u := &codecResidualUnit{
-				snake1: snake(rp+".0", out),
-				conv7:  conv(rp+".1", out, out, ksh[2], dil),
-				snake2: snake(rp+".2", out),
-				conv1:  conv(rp+".3", out, out, 1, 1),
-			}
-			if u.snake1 == nil || u.conv7 == nil || u.snake2 == nil || u.conv1 == nil {
-				return nil
-			}
-			stages = append(stages, u)
-		}
-		g.DecoderStrides = append(g.DecoderStrides, stride)
-		ch = out
-	}
-	if len(g.DecoderStrides) == 0 {
-		l.fail("codec: missing tensor decoder.model.1.block.0.alpha")
-		return nil
-	}
-	sn := snake(fmt.Sprintf("decoder.model.%d", i), ch)
-	fsh := vShape(fmt.Sprintf("decoder.model.%d", i+1))
-	if len(fsh) != 3 || fsh[0] != 1 || fsh[1] != ch {
-		l.fail("codec: decoder.model.%d weight has shape %v, want [1, %d, kernel]", i+1, fsh, ch)
-		return nil
-	}
-	last := conv(fmt.Sprintf("decoder.model.%d", i+1), 1, ch, fsh[2], 1)
-	if sn == nil || last == nil {
-		return nil
-	}
-	return append(stages, codecSnakeStage{sn}, &codecConvStage{conv: last, tanh: true})
+	return append(stages, codecSnakeStage{newCodecSnake(d.FinalAlpha)}, &codecConvStage{conv: conv(d.Last), tanh: true})
 }

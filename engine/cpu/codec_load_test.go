@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 )
 
 // editedCodec loads tiny-w8's state dict, applies edit to a copy of its
@@ -17,7 +18,7 @@ func editedCodec(t *testing.T, edit func(ts *checkpoint.TensorSet) *checkpoint.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	return LoadCodec(edit(ts), CodecOptions{Window: 8})
+	return LoadCodec(edit(ts), drama3.CodecOptions{Window: 8})
 }
 
 // rebuild copies ts, letting f drop (nil) or replace each tensor.
@@ -149,7 +150,7 @@ func TestCodecKeyPrefix(t *testing.T) {
 
 	_, err = editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
 		out := rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor { return x })
-		out.Add(checkpoint.Float32Tensor("ema."+codecAnchor, []int{4096, 8}, make([]float32, 4096*8)))
+		out.Add(checkpoint.Float32Tensor("ema."+drama3.CodecAnchor, []int{4096, 8}, make([]float32, 4096*8)))
 		return out
 	})
 	if err == nil || !strings.Contains(err.Error(), "2 codecs") {
@@ -157,7 +158,7 @@ func TestCodecKeyPrefix(t *testing.T) {
 	}
 	_, err = editedCodec(t, func(ts *checkpoint.TensorSet) *checkpoint.TensorSet {
 		return rebuild(t, ts, func(x *checkpoint.Tensor) *checkpoint.Tensor {
-			if x.Name == codecAnchor {
+			if x.Name == drama3.CodecAnchor {
 				return nil
 			}
 			return x

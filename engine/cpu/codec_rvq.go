@@ -1,6 +1,10 @@
 package cpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"proscenium/engine/drama3"
+)
 
 // The RVQ sum (DownsampleResidualVectorQuantize.decode): each code picks an
 // 8-dimensional codebook entry, a weight-normed 1×1 conv with bias projects it
@@ -15,54 +19,9 @@ type codecQuantizer struct {
 	proj     *codecConv
 }
 
-func (q *codecQuantizer) load(l *codecLoader, prefix string, latent, dim int) {
-	sh := l.shape(prefix + ".codebook.weight")
-	if len(sh) != 2 || sh[1] != dim || sh[0] < 1 {
-		l.fail("codec: tensor %s.codebook.weight has shape %v, want [entries %d]", prefix, sh, dim)
-		return
-	}
-	q.size = sh[0]
-	q.codebook = l.f32(prefix+".codebook.weight", q.size, dim)
-	w := l.weightNormed(prefix+".out_proj", latent, dim, 1)
-	b := l.f32(prefix+".out_proj.bias", latent)
-	if w != nil {
-		q.proj = newCodecConv(w, b, latent, dim, 1, 1)
-	}
-}
-
-func (c *Codec) loadQuantizers(l *codecLoader, g *CodecGeometry) {
-	const sem = "quantizer.semantic_quantizer.quantizers.0"
-	vName := sem + ".out_proj.weight_v"
-	if !l.has(vName) {
-		vName = sem + ".out_proj.parametrizations.weight.original1"
-	}
-	sh := l.shape(vName)
-	if l.err != nil {
-		return
-	}
-	if len(sh) != 3 || sh[2] != 1 {
-		l.fail("codec: %s.out_proj weight has shape %v, want [latent, dim, 1]", sem, sh)
-		return
-	}
-	g.Latent, g.CodebookDim = sh[0], sh[1]
-	c.semantic.load(l, sem, g.Latent, g.CodebookDim)
-	g.SemanticCodes = c.semantic.size
-	if l.has("quantizer.semantic_quantizer.quantizers.1.codebook.weight") {
-		l.fail("codec: more than one semantic codebook (quantizer.semantic_quantizer.quantizers.1)")
-	}
-	for i := 0; l.has(fmt.Sprintf("quantizer.quantizer.quantizers.%d.codebook.weight", i)); i++ {
-		var q codecQuantizer
-		q.load(l, fmt.Sprintf("quantizer.quantizer.quantizers.%d", i), g.Latent, g.CodebookDim)
-		if i > 0 && q.size != c.residual[0].size {
-			l.fail("codec: residual codebook %d has %d entries, codebook 0 has %d", i, q.size, c.residual[0].size)
-		}
-		c.residual = append(c.residual, q)
-	}
-	if len(c.residual) == 0 {
-		l.fail("codec: missing tensor quantizer.quantizer.quantizers.0.codebook.weight")
-		return
-	}
-	g.ResidualBooks, g.ResidualCodes = len(c.residual), c.residual[0].size
+func newCodecQuantizer(q *drama3.CodecQuantizer) codecQuantizer {
+	p := q.Proj
+	return codecQuantizer{size: q.Size, codebook: q.Codebook, proj: newCodecConv(p.W, p.Bias, p.Out, p.In, p.Kernel, p.Dilation)}
 }
 
 // checkCodes refuses negative codes, naming the frame and codebook (the

@@ -10,6 +10,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/demo"
+	"proscenium/engine/drama3"
 )
 
 // codecFixture is one golden case of shared/oracle/codec, copied into
@@ -88,7 +89,7 @@ func loadCodecFixture(name string) (*codecFixture, error) {
 	if err := json.Unmarshal(raw, &f.meta); err != nil {
 		return nil, err
 	}
-	opt := CodecOptions{Window: f.meta.Geometry.Window}
+	opt := drama3.CodecOptions{Window: f.meta.Geometry.Window}
 	if name == "tiny-w128" {
 		f.codec, err = LoadCodecBytes(demo.CodecPTH, "engine/demo/codec.pth", opt)
 	} else {
@@ -182,11 +183,11 @@ func TestCodecGoldens(t *testing.T) {
 // golden does exercise the window mask.
 func TestCodecWindowMatters(t *testing.T) {
 	f := loadCodecFixtures(t)["tiny-w8"]
-	wide, err := LoadCodecFile(filepath.Join("testdata", "codec", "tiny-w8", "codec.pth"), CodecOptions{})
+	wide, err := LoadCodecFile(filepath.Join("testdata", "codec", "tiny-w8", "codec.pth"), drama3.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wide.Geometry().Window != CodecDefaultWindow {
+	if wide.Geometry().Window != drama3.CodecDefaultWindow {
 		t.Fatalf("window %d", wide.Geometry().Window)
 	}
 	st, err := wide.DecodeStages(f.codes[:20*10])

@@ -1,10 +1,10 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 )
 
 // The post-module (modded_dac.WindowLimitedTransformer) at the frame rate:
@@ -65,62 +65,31 @@ func (s codecLinearStage) run(in codecSignal, outStart int, ws *CodecScratch) co
 	return out
 }
 
-func (c *Codec) loadPostModule(l *codecLoader, g *CodecGeometry) []codecStage {
-	const p = "quantizer.post_module"
+func newCodecPostModule(p *drama3.CodecPost, g *drama3.CodecGeometry) []codecStage {
 	var stages []codecStage
-	dim := g.Latent
-	if l.has(p + ".input_proj.weight") {
-		sh := l.shape(p + ".input_proj.weight")
-		if len(sh) != 2 || sh[1] != g.Latent {
-			l.fail("codec: tensor %s.input_proj.weight has shape %v, want [dim %d]", p, sh, g.Latent)
-			return nil
-		}
-		dim = sh[0]
-		w := l.f32(p+".input_proj.weight", dim, g.Latent)
-		b := l.f32(p+".input_proj.bias", dim)
-		stages = append(stages, codecLinearStage{&codecConv{in: g.Latent, out: dim, kernel: 1, dilation: 1, w: w, bias: b}})
+	if c := p.InputProj; c != nil {
+		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	if dim%codecHeadDim != 0 {
-		l.fail("codec: post-module width %d is not a multiple of the head width %d", dim, codecHeadDim)
-		return nil
+	dim, freq := g.PostDim, codecRopeFreqs(g.RopeBase)
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		ffn := g.PostFFN
+		stages = append(stages, &codecBlock{dim: dim, heads: g.PostHeads, window: g.Window, ropeFreq: freq,
+			attnNorm:  l.AttentionNorm,
+			ffnNorm:   l.FFNNorm,
+			wqkv:      codecLinear(l.WQKV, 3*dim, dim),
+			wo:        codecLinear(l.WO, dim, dim),
+			w1:        codecLinear(l.W1, ffn, dim),
+			w3:        codecLinear(l.W3, ffn, dim),
+			w2:        codecLinear(l.W2, dim, ffn),
+			gammaAttn: l.GammaAttn,
+			gammaFF:   l.GammaFF,
+		})
 	}
-	heads := dim / codecHeadDim
-	freq := codecRopeFreqs(g.RopeBase)
-	for i := 0; l.has(fmt.Sprintf("%s.layers.%d.attention.wqkv.weight", p, i)); i++ {
-		lp := fmt.Sprintf("%s.layers.%d", p, i)
-		sh := l.shape(lp + ".feed_forward.w1.weight")
-		if len(sh) != 2 || sh[1] != dim {
-			l.fail("codec: tensor %s.feed_forward.w1.weight has shape %v, want [ffn %d]", lp, sh, dim)
-			return nil
-		}
-		ffn := sh[0]
-		b := &codecBlock{dim: dim, heads: heads, window: g.Window, ropeFreq: freq,
-			attnNorm:  l.f32(lp+".attention_norm.weight", dim),
-			ffnNorm:   l.f32(lp+".ffn_norm.weight", dim),
-			wqkv:      codecLinear(l.f32(lp+".attention.wqkv.weight", 3*dim, dim), 3*dim, dim),
-			wo:        codecLinear(l.f32(lp+".attention.wo.weight", dim, dim), dim, dim),
-			w1:        codecLinear(l.f32(lp+".feed_forward.w1.weight", ffn, dim), ffn, dim),
-			w3:        codecLinear(l.f32(lp+".feed_forward.w3.weight", ffn, dim), ffn, dim),
-			w2:        codecLinear(l.f32(lp+".feed_forward.w2.weight", dim, ffn), dim, ffn),
-			gammaAttn: l.f32(lp+".attention_layer_scale.gamma", dim),
-			gammaFF:   l.f32(lp+".ffn_layer_scale.gamma", dim),
-		}
-		stages = append(stages, b)
-		g.PostLayers, g.PostFFN = i+1, ffn
+	stages = append(stages, &codecRMSNormStage{w: p.Norm})
+	if c := p.OutputProj; c != nil {
+		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	if g.PostLayers == 0 {
-		l.fail("codec: missing tensor %s.layers.0.attention.wqkv.weight", p)
-		return nil
-	}
-	stages = append(stages, &codecRMSNormStage{w: l.f32(p+".norm.weight", dim)})
-	if l.has(p + ".output_proj.weight") {
-		w := l.f32(p+".output_proj.weight", g.Latent, dim)
-		b := l.f32(p+".output_proj.bias", g.Latent)
-		stages = append(stages, codecLinearStage{&codecConv{in: dim, out: g.Latent, kernel: 1, dilation: 1, w: w, bias: b}})
-	} else if dim != g.Latent {
-		l.fail("codec: missing tensor %s.output_proj.weight", p)
-	}
-	g.PostDim, g.PostHeads = dim, heads
 	return stages
 }
 

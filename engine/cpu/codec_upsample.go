@@ -1,6 +1,6 @@
 package cpu
 
-import "fmt"
+import "proscenium/engine/drama3"
 
 // quantizer.upsample: stages of a transposed conv (kernel = stride, with
 // bias, no weight norm; CausalTransConvNet trims kernel − stride = 0) and a
@@ -71,47 +71,21 @@ func (b *codecConvNeXt) run(in codecSignal, outStart int, ws *CodecScratch) code
 	return x
 }
 
-func (c *Codec) loadUpsample(l *codecLoader, g *CodecGeometry) []codecStage {
+func newCodecUpsample(ups []drama3.CodecUpsample) []codecStage {
 	var stages []codecStage
-	ch := g.Latent
-	for i := 0; l.has(fmt.Sprintf("quantizer.upsample.%d.0.conv.weight", i)); i++ {
-		p := fmt.Sprintf("quantizer.upsample.%d", i)
-		sh := l.shape(p + ".0.conv.weight")
-		if len(sh) != 3 || sh[0] != ch || sh[2] < 1 {
-			l.fail("codec: tensor %s.0.conv.weight has shape %v, want [%d, out, kernel]", p, sh, ch)
-			return nil
-		}
-		out, k := sh[1], sh[2]
-		// The reference builds these with kernel_size = stride = factor.
-		w := l.f32(p+".0.conv.weight", ch, out, k)
-		bias := l.f32(p+".0.conv.bias", out)
-		if l.err != nil {
-			return nil
-		}
-		stages = append(stages, &codecTransConvStage{conv: newCodecTransConv(w, bias, ch, out, k, k), stride: k, out: out, stage: "upsample"})
-		ch = out
-		dwSh := l.shape(p + ".1.dwconv.conv.weight")
-		if len(dwSh) != 3 || dwSh[0] != ch || dwSh[1] != 1 {
-			l.fail("codec: tensor %s.1.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, ch)
-			return nil
-		}
-		hid := ch * 4
-		if s := l.shape(p + ".1.pwconv1.weight"); len(s) == 2 {
-			hid = s[0]
-		}
-		b := &codecConvNeXt{ch: ch,
-			dw:    codecDepthwise{ch: ch, kernel: dwSh[2], w: l.f32(p+".1.dwconv.conv.weight", dwSh...), bias: l.f32(p+".1.dwconv.conv.bias", ch)},
-			normW: l.f32(p+".1.norm.weight", ch),
-			normB: l.f32(p+".1.norm.bias", ch),
-			pw1:   &codecConv{in: ch, out: hid, kernel: 1, dilation: 1, w: l.f32(p+".1.pwconv1.weight", hid, ch), bias: l.f32(p+".1.pwconv1.bias", hid)},
-			pw2:   &codecConv{in: hid, out: ch, kernel: 1, dilation: 1, w: l.f32(p+".1.pwconv2.weight", ch, hid), bias: l.f32(p+".1.pwconv2.bias", ch)},
-			gamma: l.f32(p+".1.gamma", ch),
-		}
-		stages = append(stages, b)
-		g.UpsampleStrides = append(g.UpsampleStrides, k)
-	}
-	if len(stages) == 0 {
-		l.fail("codec: missing tensor quantizer.upsample.0.0.conv.weight")
+	for i := range ups {
+		u := &ups[i]
+		up := u.Up
+		stages = append(stages, &codecTransConvStage{conv: newCodecTransConv(up.W, up.Bias, up.In, up.Out, up.Kernel, up.Stride), stride: up.Stride, out: up.Out, stage: "upsample"})
+		ch := up.Out
+		stages = append(stages, &codecConvNeXt{ch: ch,
+			dw:    codecDepthwise{ch: ch, kernel: u.DW.Kernel, w: u.DW.W, bias: u.DW.Bias},
+			normW: u.NormW,
+			normB: u.NormB,
+			pw1:   &codecConv{in: ch, out: u.PW1.Out, kernel: 1, dilation: 1, w: u.PW1.W, bias: u.PW1.Bias},
+			pw2:   &codecConv{in: u.PW2.In, out: ch, kernel: 1, dilation: 1, w: u.PW2.W, bias: u.PW2.Bias},
+			gamma: u.Gamma,
+		})
 	}
 	return stages
 }

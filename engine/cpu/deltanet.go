@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"proscenium/engine/drama3"
+)
 
 // This file is the backbone's Gated DeltaNet mixer (MODEL.md §2):
 // projections, the causal depthwise conv with its state, the gated delta rule
@@ -11,36 +15,10 @@ import "math"
 // deltaNetChunk is the chunk length of the chunked form (the reference's).
 const deltaNetChunk = 64
 
-// DeltaNetWeights is one linear-attention layer.
-type DeltaNetWeights struct {
-	InProjQKV []float32 // [2·LinKeyHeads·LinKeyDim + LinValueHeads·LinValueDim, Hidden]
-	InProjZ   []float32 // [LinValueHeads·LinValueDim, Hidden]
-	InProjB   []float32 // [LinValueHeads, Hidden]
-	InProjA   []float32 // [LinValueHeads, Hidden]
-	Conv      []float32 // [channels, ConvKernel]: depthwise, no bias
-	DtBias    []float32 // [LinValueHeads]
-	ALog      []float32 // [LinValueHeads]
-	Norm      []float32 // [LinValueDim], plain gain
-	OutProj   []float32 // [Hidden, LinValueHeads·LinValueDim]
-}
-
-func (w *DeltaNetWeights) check(c *sizeChecker, p string, g *BackboneGeometry) {
-	ch, vd := deltaNetChannels(g), g.LinValueHeads*g.LinValueDim
-	c.want(p+"in_proj_qkv", w.InProjQKV, ch*g.Hidden)
-	c.want(p+"in_proj_z", w.InProjZ, vd*g.Hidden)
-	c.want(p+"in_proj_b", w.InProjB, g.LinValueHeads*g.Hidden)
-	c.want(p+"in_proj_a", w.InProjA, g.LinValueHeads*g.Hidden)
-	c.want(p+"conv1d", w.Conv, ch*g.ConvKernel)
-	c.want(p+"dt_bias", w.DtBias, g.LinValueHeads)
-	c.want(p+"A_log", w.ALog, g.LinValueHeads)
-	c.want(p+"norm", w.Norm, g.LinValueDim)
-	c.want(p+"out_proj", w.OutProj, g.Hidden*vd)
-}
-
 // deltaNetChannels is the conv width: q and k (LinKeyHeads·LinKeyDim each)
 // then v (LinValueHeads·LinValueDim).
-func deltaNetChannels(g *BackboneGeometry) int {
-	return 2*g.LinKeyHeads*g.LinKeyDim + g.LinValueHeads*g.LinValueDim
+func deltaNetChannels(g *drama3.TextConfig) int {
+	return 2*g.LinearNumKeyHeads*g.LinearKeyHeadDim + g.LinearNumValueHeads*g.LinearValueHeadDim
 }
 
 // deltaNetState is what a DeltaNet layer carries between rows.
@@ -49,20 +27,20 @@ type deltaNetState struct {
 	s    []float32 // [LinValueHeads, LinKeyDim, LinValueDim]: the fp32 recurrent state
 }
 
-func newDeltaNetState(g *BackboneGeometry) *deltaNetState {
+func newDeltaNetState(g *drama3.TextConfig) *deltaNetState {
 	return &deltaNetState{
 		conv: make([]float32, (g.ConvKernel-1)*deltaNetChannels(g)),
-		s:    make([]float32, g.LinValueHeads*g.LinKeyDim*g.LinValueDim),
+		s:    make([]float32, g.LinearNumValueHeads*g.LinearKeyHeadDim*g.LinearValueHeadDim),
 	}
 }
 
 // deltaNetForward computes the mixer output out [n, Hidden] for n new rows x
 // (already input-normed) and advances the state. n == 1 uses the recurrence,
 // n > 1 the chunked form (as the reference does once a cache exists).
-func deltaNetForward(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeometry, st *deltaNetState) {
-	hid := g.Hidden
+func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *drama3.TextConfig, st *deltaNetState) {
+	hid := g.HiddenSize
 	ch := deltaNetChannels(g)
-	nv, dk, dv := g.LinValueHeads, g.LinKeyDim, g.LinValueDim
+	nv, dk, dv := g.LinearNumValueHeads, g.LinearKeyHeadDim, g.LinearValueHeadDim
 	qkv := make([]float32, n*ch)
 	z := make([]float32, n*nv*dv)
 	b := make([]float32, n*nv)
@@ -72,7 +50,7 @@ func deltaNetForward(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeo
 	MatMulRows(b, w.InProjB, x, n, nv, hid)
 	MatMulRows(a, w.InProjA, x, n, nv, hid)
 
-	conv := causalConvSiLU(qkv, n, ch, w.Conv, g.ConvKernel, st.conv)
+	conv := causalConvSiLU(qkv, n, ch, w.Conv1D, g.ConvKernel, st.conv)
 
 	// beta = sigmoid(b); g = −exp(A_log)·softplus(a + dt_bias), both fp32.
 	beta, decay := b, a
@@ -85,7 +63,7 @@ func deltaNetForward(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeo
 	}
 
 	// L2-normalise q and k per key head; q also takes dk^-0.5.
-	nk := g.LinKeyHeads
+	nk := g.LinearNumKeyHeads
 	qScale := float32(1 / math.Sqrt(float64(dk)))
 	for t := 0; t < n; t++ {
 		row := conv[t*ch:]
@@ -111,7 +89,7 @@ func deltaNetForward(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeo
 	parallelFor(n*nv, n*nv*dv*4, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := core[i*dv : (i+1)*dv]
-			RMSNorm(o, o, w.Norm, g.Eps)
+			RMSNorm(o, o, w.Norm, float32(g.RMSNormEps))
 			zz := z[i*dv : (i+1)*dv]
 			for j := range o {
 				o[j] *= SiLU(zz[j])
@@ -190,9 +168,9 @@ func (d *deltaInputs) v(t, h int) []float32 {
 	return d.conv[t*d.ch+2*d.nk*d.dk+h*d.dv:][:d.dv]
 }
 
-func newDeltaInputs(conv, beta, decay []float32, g *BackboneGeometry) *deltaInputs {
-	return &deltaInputs{conv: conv, ch: deltaNetChannels(g), nk: g.LinKeyHeads, nv: g.LinValueHeads,
-		dk: g.LinKeyDim, dv: g.LinValueDim, beta: beta, decay: decay}
+func newDeltaInputs(conv, beta, decay []float32, g *drama3.TextConfig) *deltaInputs {
+	return &deltaInputs{conv: conv, ch: deltaNetChannels(g), nk: g.LinearNumKeyHeads, nv: g.LinearNumValueHeads,
+		dk: g.LinearKeyHeadDim, dv: g.LinearValueHeadDim, beta: beta, decay: decay}
 }
 
 // gatedDeltaRuleRecurrent applies the delta rule one row at a time, for each
@@ -201,7 +179,7 @@ func newDeltaInputs(conv, beta, decay []float32, g *BackboneGeometry) *deltaInpu
 //	S ← exp(g)·S;  u = Sᵀk;  S ← S + k ⊗ beta·(v − u);  o = Sᵀq.
 //
 // core receives o, [n, nv, dv]; state is updated in place.
-func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	d := newDeltaInputs(conv, beta, decay, g)
 	nv, dk, dv := d.nv, d.dk, d.dv
 	parallelFor(nv, n*nv*dk*dv*4, func(lo, hi int) {
@@ -244,7 +222,7 @@ func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *Backbo
 //
 //	o_i = e^{c_i} S0ᵀq_i + Σ_{j≤i} (q_i·k_j) e^{c_i−c_j} Δ_j,
 //	S   = e^{c_L} S0 + Σ_j e^{c_L−c_j} k_j ⊗ Δ_j.
-func gatedDeltaRuleChunked(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+func gatedDeltaRuleChunked(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	d := newDeltaInputs(conv, beta, decay, g)
 	nv, dk, dv := d.nv, d.dk, d.dv
 	const c = deltaNetChunk

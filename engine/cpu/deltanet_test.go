@@ -4,26 +4,28 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // deltaRuleInputs draws a conv output (q, k L2-normalised, q scaled as the
 // layer does), beta in (0, 1) and decays g ≤ 0 for n rows.
-func deltaRuleInputs(r *rand.Rand, g *BackboneGeometry, n int) (conv, beta, decay []float32) {
+func deltaRuleInputs(r *rand.Rand, g *drama3.TextConfig, n int) (conv, beta, decay []float32) {
 	ch := deltaNetChannels(g)
 	conv = randVec(r, n*ch)
 	for t := 0; t < n; t++ {
-		for h := 0; h < 2*g.LinKeyHeads; h++ {
-			v := conv[t*ch+h*g.LinKeyDim:][:g.LinKeyDim]
+		for h := 0; h < 2*g.LinearNumKeyHeads; h++ {
+			v := conv[t*ch+h*g.LinearKeyHeadDim:][:g.LinearKeyHeadDim]
 			l2Normalize(v, 1e-6)
-			if h < g.LinKeyHeads {
+			if h < g.LinearNumKeyHeads {
 				for i := range v {
-					v[i] /= float32(math.Sqrt(float64(g.LinKeyDim)))
+					v[i] /= float32(math.Sqrt(float64(g.LinearKeyHeadDim)))
 				}
 			}
 		}
 	}
-	beta = make([]float32, n*g.LinValueHeads)
-	decay = make([]float32, n*g.LinValueHeads)
+	beta = make([]float32, n*g.LinearNumValueHeads)
+	decay = make([]float32, n*g.LinearNumValueHeads)
 	for i := range beta {
 		beta[i] = Sigmoid(float32(r.NormFloat64()))
 		decay[i] = -float32(r.ExpFloat64() * 0.3)
@@ -35,28 +37,28 @@ func deltaRuleInputs(r *rand.Rand, g *BackboneGeometry, n int) (conv, beta, deca
 // rule from the same non-zero state over lengths around the 64-row chunk and
 // compares outputs and final states.
 func TestDeltaRuleChunkedMatchesRecurrent(t *testing.T) {
-	geoms := map[string]BackboneGeometry{"like": geometryLike(), "odd": geometryOdd()}
+	geoms := map[string]drama3.TextConfig{"like": geometryLike(), "odd": geometryOdd()}
 	real := geometryLike()
-	real.LinKeyHeads, real.LinValueHeads, real.LinKeyDim, real.LinValueDim = 2, 4, 128, 128
+	real.LinearNumKeyHeads, real.LinearNumValueHeads, real.LinearKeyHeadDim, real.LinearValueHeadDim = 2, 4, 128, 128
 	geoms["dk128"] = real
 	for name, g := range geoms {
 		lengths := []int{2, 63, 64, 65, 150}
-		if g.LinKeyDim == 128 {
+		if g.LinearKeyHeadDim == 128 {
 			lengths = []int{65, 130}
 		}
 		for _, n := range lengths {
 			r := rand.New(rand.NewPCG(uint64(n), 9))
 			conv, beta, decay := deltaRuleInputs(r, &g, n)
-			s0 := randVec(r, g.LinValueHeads*g.LinKeyDim*g.LinValueDim)
+			s0 := randVec(r, g.LinearNumValueHeads*g.LinearKeyHeadDim*g.LinearValueHeadDim)
 			for i := range s0 {
 				s0[i] *= 0.1
 			}
 			sRec, sChunk := append([]float32(nil), s0...), append([]float32(nil), s0...)
-			oRec := make([]float32, n*g.LinValueHeads*g.LinValueDim)
+			oRec := make([]float32, n*g.LinearNumValueHeads*g.LinearValueHeadDim)
 			oChunk := make([]float32, len(oRec))
 			gatedDeltaRuleRecurrent(oRec, conv, beta, decay, n, &g, sRec)
 			gatedDeltaRuleChunked(oChunk, conv, beta, decay, n, &g, sChunk)
-			if e, row := maxRowErr(oChunk, oRec, g.LinValueDim); !(e < 1e-5) {
+			if e, row := maxRowErr(oChunk, oRec, g.LinearValueHeadDim); !(e < 1e-5) {
 				t.Errorf("%s n=%d: output (row, head) %d relative error %g", name, n, row, e)
 			}
 			if e := relErr(sChunk, sRec); !(e < 1e-5) {
@@ -71,11 +73,11 @@ func TestDeltaRuleChunkedMatchesRecurrent(t *testing.T) {
 // S0 = 2; row 0: g = ln 0.5, k = 1, v = 3, β = 0.5, q = 1 → S = 1 + 0.5·(3−1) = 2, o = 2;
 // row 1: g = 0, k = 1, v = 0, β = 1, q = 2 → S = 2 + (0 − 2) = 0, o = 0.
 func TestDeltaRuleHandComputed(t *testing.T) {
-	g := BackboneGeometry{LinKeyHeads: 1, LinValueHeads: 1, LinKeyDim: 1, LinValueDim: 1}
+	g := drama3.TextConfig{LinearNumKeyHeads: 1, LinearNumValueHeads: 1, LinearKeyHeadDim: 1, LinearValueHeadDim: 1}
 	conv := []float32{1, 1, 3, 2, 1, 0} // per row: q, k, v
 	beta := []float32{0.5, 1}
 	decay := []float32{float32(math.Log(0.5)), 0}
-	for name, rule := range map[string]func(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32){
+	for name, rule := range map[string]func(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32){
 		"recurrent": gatedDeltaRuleRecurrent, "chunked": gatedDeltaRuleChunked,
 	} {
 		s := []float32{2}

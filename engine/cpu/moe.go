@@ -1,51 +1,16 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
+
+	"proscenium/engine/drama3"
 )
 
 // This file is the backbone's mixture of experts (MODEL.md §2): router
 // softmax over all experts in fp32 → top-k → renormalise the k weights; each
 // chosen expert down(silu(gate x)·up x); plus the shared expert scaled by
 // sigmoid(shared_expert_gate x).
-
-// ExpertWeights is one SwiGLU feed-forward (a routed expert, dequantised
-// from its FP8 blocks, or the shared expert).
-type ExpertWeights struct {
-	Gate []float32 // [ffn, Hidden]
-	Up   []float32 // [ffn, Hidden]
-	Down []float32 // [Hidden, ffn]
-}
-
-// MoEWeights is one layer's feed-forward.
-type MoEWeights struct {
-	Router     []float32 // [Experts, Hidden]
-	Experts    []ExpertWeights
-	Shared     ExpertWeights
-	SharedGate []float32 // [Hidden] (shared_expert_gate, one output)
-}
-
-func (w *MoEWeights) check(c *sizeChecker, p string, g *BackboneGeometry) {
-	hid := g.Hidden
-	c.want(p+"gate", w.Router, g.Experts*hid)
-	if c.err == nil && len(w.Experts) != g.Experts {
-		c.err = fmt.Errorf("backbone weights: %sexperts: %d experts, geometry has %d", p, len(w.Experts), g.Experts)
-	}
-	for e := range w.Experts {
-		w.Experts[e].check(c, p+"experts."+strconv.Itoa(e)+".", hid, g.ExpertFFN)
-	}
-	w.Shared.check(c, p+"shared_expert.", hid, g.SharedFFN)
-	c.want(p+"shared_expert_gate", w.SharedGate, hid)
-}
-
-func (w *ExpertWeights) check(c *sizeChecker, p string, hid, ffn int) {
-	c.want(p+"gate_proj", w.Gate, ffn*hid)
-	c.want(p+"up_proj", w.Up, ffn*hid)
-	c.want(p+"down_proj", w.Down, hid*ffn)
-}
 
 // route returns the top-k experts of one row and their renormalised weights:
 // softmax of the router logits over all experts, the k largest probabilities
@@ -90,7 +55,7 @@ func softmax(x []float32) []float32 {
 
 // swiGLUFFN computes dst [Hidden] = down(silu(gate x)·up x) for one row,
 // using scratch [2·ffn].
-func swiGLUFFN(dst, x []float32, w *ExpertWeights, hid, ffn int, scratch []float32) {
+func swiGLUFFN(dst, x []float32, w *drama3.Expert[[]float32], hid, ffn int, scratch []float32) {
 	g, u := scratch[:ffn], scratch[ffn:2*ffn]
 	for r := 0; r < ffn; r++ {
 		g[r] = Dot(w.Gate[r*hid:(r+1)*hid], x)
@@ -106,35 +71,37 @@ func swiGLUFFN(dst, x []float32, w *ExpertWeights, hid, ffn int, scratch []float
 // normed). Each (row, chosen expert) pair and each row's shared expert is one
 // work item on its own buffer; the sums are formed afterwards in a fixed
 // order, so the result does not depend on the number of goroutines.
-func moeForward(out, x []float32, n int, w *MoEWeights, g *BackboneGeometry) {
-	hid, k := g.Hidden, g.TopK
-	logits := make([]float32, n*g.Experts)
-	MatMulRows(logits, w.Router, x, n, g.Experts, hid)
+func moeForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.TextConfig) {
+	hid, k := g.HiddenSize, g.NumExpertsPerTok
+	logits := make([]float32, n*g.NumExperts)
+	MatMulRows(logits, w.Router, x, n, g.NumExperts, hid)
 	experts := make([]int, n*k)
 	weights := make([]float32, n*k)
 	for t := 0; t < n; t++ {
-		idx, wts := route(logits[t*g.Experts:(t+1)*g.Experts], k)
+		idx, wts := route(logits[t*g.NumExperts:(t+1)*g.NumExperts], k)
 		copy(experts[t*k:], idx)
 		copy(weights[t*k:], wts)
 	}
 
 	// Items 0…n·k−1 are routed experts, n·k…n·k+n−1 the shared expert per row.
 	items := n*k + n
+	shared := drama3.Expert[[]float32]{Gate: w.SharedGate, Up: w.SharedUp, Down: w.SharedDown}
 	partial := make([]float32, items*hid)
-	ffnMax := max(g.ExpertFFN, g.SharedFFN)
+	ffnMax := max(g.MoEIntermediate, g.SharedIntermediate)
 	parallelFor(items, items*hid*ffnMax*3, func(lo, hi int) {
 		scratch := make([]float32, 2*ffnMax)
 		for it := lo; it < hi; it++ {
 			dst := partial[it*hid : (it+1)*hid]
 			if it < n*k {
 				t := it / k
-				swiGLUFFN(dst, x[t*hid:(t+1)*hid], &w.Experts[experts[it]], hid, g.ExpertFFN, scratch)
+				ex := drama3.ExpertSlices(w, experts[it], g)
+				swiGLUFFN(dst, x[t*hid:(t+1)*hid], &ex, hid, g.MoEIntermediate, scratch)
 				continue
 			}
 			t := it - n*k
 			xt := x[t*hid : (t+1)*hid]
-			swiGLUFFN(dst, xt, &w.Shared, hid, g.SharedFFN, scratch)
-			gate := Sigmoid(Dot(w.SharedGate, xt))
+			swiGLUFFN(dst, xt, &shared, hid, g.SharedIntermediate, scratch)
+			gate := Sigmoid(Dot(w.SharedExpertGate, xt))
 			for i := range dst {
 				dst[i] *= gate
 			}

@@ -1,5 +1,7 @@
 package cpu
 
+import "proscenium/engine/drama3"
+
 // Exported entry points to the backbone's mixers for the CUDA kernels' device
 // tests (engine/cuda), which compare each kernel with the code here. Thin on
 // purpose: the definitions stay in deltanet.go and attention.go.
@@ -17,7 +19,7 @@ func (r *DeltaNetRef) S() []float32 { return r.st.s }
 // DeltaNetForwardRef is the DeltaNet mixer (deltaNetForward) on n rows x
 // [n, Hidden], writing out [n, Hidden] and advancing r: one row runs the
 // recurrence, more the chunked form, as in the backbone.
-func DeltaNetForwardRef(out, x []float32, n int, w *DeltaNetWeights, g *BackboneGeometry, r *DeltaNetRef) {
+func DeltaNetForwardRef(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *drama3.TextConfig, r *DeltaNetRef) {
 	if r.st == nil {
 		r.st = newDeltaNetState(g)
 	}
@@ -28,12 +30,12 @@ func DeltaNetForwardRef(out, x []float32, n int, w *DeltaNetWeights, g *Backbone
 // out as deltaNetForward's after the conv (conv [n, channels] normed q, k, v;
 // beta and decay [n, LinValueHeads]), writing core [n, LinValueHeads·LinValueDim]
 // and updating state; DeltaNetChunkedRef is the chunked form of the same.
-func DeltaNetRecurrentRef(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+func DeltaNetRecurrentRef(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	gatedDeltaRuleRecurrent(core, conv, beta, decay, n, g, state)
 }
 
 // DeltaNetChunkedRef: see DeltaNetRecurrentRef.
-func DeltaNetChunkedRef(core, conv, beta, decay []float32, n int, g *BackboneGeometry, state []float32) {
+func DeltaNetChunkedRef(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	gatedDeltaRuleChunked(core, conv, beta, decay, n, g, state)
 }
 
@@ -55,7 +57,7 @@ func (r *AttentionRef) Values() []float32 { return r.kv.v }
 // AttentionForwardRef is the gated attention mixer (attentionForward) on n rows
 // x [n, Hidden] at the positions after the cached rows, writing out
 // [n, Hidden] and appending to the cache.
-func AttentionForwardRef(out, x []float32, n int, w *AttentionWeights, g *BackboneGeometry, r *AttentionRef) {
-	attentionForward(out, x, n, r.rows, w, g, newRopeTable(g.RotaryDim, g.RopeTheta), &r.kv)
+func AttentionForwardRef(out, x []float32, n int, w *drama3.Attention[[]float32], g *drama3.TextConfig, r *AttentionRef) {
+	attentionForward(out, x, n, r.rows, w, g, newRopeTable(g.RotaryDim(), g.RopeTheta), &r.kv)
 	r.rows += n
 }

@@ -1,5 +1,7 @@
 package cpu
 
+import "proscenium/engine/drama3"
+
 // Exported thin wrappers over the mixture of experts (moe.go), the
 // references of the GPU backend's MoE kernels (engine/cuda tests).
 
@@ -9,6 +11,6 @@ func Route(logits []float32, k int) ([]int, []float32) { return route(logits, k)
 
 // MoEForward computes the feed-forward out [n, Hidden] of n rows x (already
 // post-attention normed), routed experts and the gated shared expert.
-func MoEForward(out, x []float32, n int, w *MoEWeights, g *BackboneGeometry) {
+func MoEForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.TextConfig) {
 	moeForward(out, x, n, w, g)
 }

@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"proscenium/engine/drama3"
 )
 
 // This file is the codebook tower (MODEL.md §3): 4 shared + 9 residual
@@ -19,157 +21,51 @@ import (
 // embeds codebook j−1 and its head gives codebook j's logits; extra = 0.
 // All of a row's layers use the row's position (its backbone row index).
 
-// TowerGeometry is the tower's dimensions (audio_decoder_config).
-type TowerGeometry struct {
-	Dim            int
-	Heads, KVHeads int // n_head, n_local_heads
-	HeadDim        int
-	FFN            int     // intermediate_size
-	Eps            float32 // norm_eps: every tower norm
-	RotaryDim      int     // head_dim·rotary_percent: interleaved-pair RoPE on these leading dims
-	RopeTheta      float64 // rope_base
-	SharedLayers   int
-	Entries        []int // entries of each codebook, codebook 0 first; residual layers = len−1
-}
-
-// ResidualLayers is the number of residual layers (one per residual codebook).
-func (g *TowerGeometry) ResidualLayers() int { return len(g.Entries) - 1 }
-
-// Validate checks sizes and divisibility.
-func (g *TowerGeometry) Validate() error {
-	for _, p := range []struct {
-		name string
-		v    int
-	}{{"dim", g.Dim}, {"n_head", g.Heads}, {"n_local_heads", g.KVHeads}, {"head_dim", g.HeadDim},
-		{"intermediate_size", g.FFN}, {"shared_enrichment_layers", g.SharedLayers}} {
-		if p.v <= 0 {
-			return fmt.Errorf("tower geometry: %s = %d, want > 0", p.name, p.v)
-		}
-	}
-	if len(g.Entries) < 2 {
-		return fmt.Errorf("tower geometry: %d codebooks, need at least 2", len(g.Entries))
-	}
-	for i, n := range g.Entries {
-		if n <= 0 {
-			return fmt.Errorf("tower geometry: codebook %d has %d entries", i, n)
-		}
-	}
-	if g.Heads%g.KVHeads != 0 {
-		return fmt.Errorf("tower geometry: n_head %d is not a multiple of n_local_heads %d", g.Heads, g.KVHeads)
-	}
-	if g.RotaryDim < 0 || g.RotaryDim > g.HeadDim || g.RotaryDim%2 != 0 {
-		return fmt.Errorf("tower geometry: rotary dims %d must be even and within head_dim %d", g.RotaryDim, g.HeadDim)
-	}
-	if g.RotaryDim > 0 && !(g.RopeTheta > 0) {
-		return fmt.Errorf("tower geometry: rope_base = %g, want > 0", g.RopeTheta)
-	}
-	if !(g.Eps > 0) {
-		return fmt.Errorf("tower geometry: norm_eps = %g, want > 0", g.Eps)
-	}
-	return nil
-}
-
-// TowerLayerWeights is one tower layer in float32, matrices [out, in]. Norms
-// are plain-gain RMSNorms.
-type TowerLayerWeights struct {
-	ENorm, HNorm  []float32 // [Dim]
-	EHProj        []float32 // [Dim, 2·Dim]: input [enorm(e); hnorm(h)]
-	AttentionNorm []float32 // [Dim]
-	WQKV          []float32 // [(Heads+2·KVHeads)·HeadDim, Dim]: q rows, k rows, v rows
-	WO            []float32 // [Dim, Heads·HeadDim]
-	FFNNorm       []float32 // [Dim]
-	W1, W3        []float32 // gate, up [FFN, Dim]
-	W2            []float32 // down [Dim, FFN]
-	OutNorm       []float32 // [Dim]
-	Head          []float32 // residual layers: [Entries[j], Dim]; shared layers: nil
-}
-
-// TowerWeights is the whole tower with the codebook embeddings it reads.
-type TowerWeights struct {
-	Geometry   TowerGeometry
-	Embeddings [][]float32 // codebook i: [Entries[i], Dim]
-	Shared     []TowerLayerWeights
-	Residual   []TowerLayerWeights // Residual[j−1] embeds codebook j−1, its head gives codebook j
-}
-
-// Check verifies every tensor's length against the geometry.
-func (w *TowerWeights) Check() error {
-	g := &w.Geometry
-	if err := g.Validate(); err != nil {
-		return err
-	}
-	if len(w.Embeddings) != len(g.Entries) {
-		return fmt.Errorf("tower weights: %d codebook embeddings, geometry has %d codebooks", len(w.Embeddings), len(g.Entries))
-	}
-	if len(w.Shared) != g.SharedLayers || len(w.Residual) != g.ResidualLayers() {
-		return fmt.Errorf("tower weights: %d shared + %d residual layers, geometry needs %d + %d",
-			len(w.Shared), len(w.Residual), g.SharedLayers, g.ResidualLayers())
-	}
-	c := sizeChecker{part: "tower weights"}
-	for i, e := range w.Embeddings {
-		c.want(fmt.Sprintf("codebook_embeddings.%d", i), e, g.Entries[i]*g.Dim)
-	}
-	D, hd := g.Dim, g.HeadDim
-	layer := func(p string, l *TowerLayerWeights, headRows int) {
-		c.want(p+"enorm", l.ENorm, D)
-		c.want(p+"hnorm", l.HNorm, D)
-		c.want(p+"eh_proj", l.EHProj, D*2*D)
-		c.want(p+"attention_norm", l.AttentionNorm, D)
-		c.want(p+"attention.wqkv", l.WQKV, (g.Heads+2*g.KVHeads)*hd*D)
-		c.want(p+"attention.wo", l.WO, D*g.Heads*hd)
-		c.want(p+"ffn_norm", l.FFNNorm, D)
-		c.want(p+"feed_forward.w1", l.W1, g.FFN*D)
-		c.want(p+"feed_forward.w3", l.W3, g.FFN*D)
-		c.want(p+"feed_forward.w2", l.W2, D*g.FFN)
-		c.want(p+"out_norm", l.OutNorm, D)
-		c.want(p+"head", l.Head, headRows*D)
-	}
-	for i := range w.Shared {
-		layer(fmt.Sprintf("audio_decoder_mtp_shared.layers.%d.", i), &w.Shared[i], 0)
-	}
-	for i := range w.Residual {
-		layer(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.Residual[i], g.Entries[i+1])
-	}
-	return c.err
-}
-
 // Tower runs the codebook tower over a growing sequence of rows. Text rows go
 // through every layer at once (Text); an audio row goes Shared, then
 // Residual(1), …, Residual(codebooks−1), the codes sampled in between. It is
 // not safe for concurrent use.
 type Tower struct {
-	w      *TowerWeights
-	rope   *interleavedRope
-	caches []kvCache // shared layers, then residual layers
-	pos    int       // rows completed
-	next   int       // audio row in progress: the residual layer due next (0: none in progress)
-	h      []float32 // the row in progress: the last layer's h_out
+	cfg     *drama3.AudioConfig
+	w       *drama3.Tower[[]float32]
+	entries []int // entries of each codebook, codebook 0 first
+	rope    *interleavedRope
+	caches  []kvCache // shared layers, then residual layers
+	pos     int       // rows completed
+	next    int       // audio row in progress: the residual layer due next (0: none in progress)
+	h       []float32 // the row in progress: the last layer's h_out
 
 	// LayerOutput, when set, receives each layer's h_out [n, Dim] (layer index
 	// 0..12: shared first) during a run; it must not keep h.
 	LayerOutput func(layer int, h []float32)
 }
 
-// NewTower checks the weights and returns a tower with empty caches.
-func NewTower(w *TowerWeights) (*Tower, error) {
-	if err := w.Check(); err != nil {
+// NewTower checks the weights against a (at the backbone width a.Dim) and
+// returns a tower with empty caches.
+func NewTower(a *drama3.AudioConfig, w *drama3.Tower[[]float32]) (*Tower, error) {
+	if err := drama3.CheckTower(a, a.Dim, w, floats); err != nil {
 		return nil, err
 	}
-	g := &w.Geometry
-	t := &Tower{w: w, rope: newInterleavedRope(g.RotaryDim, g.RopeTheta)}
+	t := &Tower{cfg: a, w: w, rope: newInterleavedRope(a.RotaryDim(), a.RopeBase)}
+	for i := 0; i < a.NumCodebooks; i++ {
+		t.entries = append(t.entries, a.CodebookEntries(i))
+	}
 	t.Reset()
 	return t, nil
 }
 
-// Geometry is the tower's geometry.
-func (t *Tower) Geometry() TowerGeometry { return t.w.Geometry }
+// Config is the tower's geometry.
+func (t *Tower) Config() *drama3.AudioConfig { return t.cfg }
+
+// Entries is the number of entries of each codebook, codebook 0 first.
+func (t *Tower) Entries() []int { return t.entries }
 
 // Len is the number of completed rows since the last Reset.
 func (t *Tower) Len() int { return t.pos }
 
 // Reset forgets every row.
 func (t *Tower) Reset() {
-	g := &t.w.Geometry
+	g := t.cfg
 	t.caches = make([]kvCache, g.SharedLayers+g.ResidualLayers())
 	t.pos, t.next, t.h = 0, 0, nil
 }
@@ -177,7 +73,7 @@ func (t *Tower) Reset() {
 // Text runs n text rows (code mask 0) through every layer, given the
 // backbone's final-norm hidden states for them, [n, Dim].
 func (t *Tower) Text(hidden []float32, n int) error {
-	g := &t.w.Geometry
+	g := t.cfg
 	if t.next != 0 {
 		return fmt.Errorf("tower: text rows while audio row %d awaits residual layer %d", t.pos, t.next)
 	}
@@ -199,7 +95,7 @@ func (t *Tower) Text(hidden []float32, n int) error {
 // Shared starts an audio row: the shared layers over the backbone's
 // final-norm hidden state of the row, [Dim], with codebook 0 = code0.
 func (t *Tower) Shared(hidden []float32, code0 int) error {
-	g := &t.w.Geometry
+	g := t.cfg
 	if t.next != 0 {
 		return fmt.Errorf("tower: audio row %d started while row %d awaits residual layer %d", t.pos+1, t.pos, t.next)
 	}
@@ -222,12 +118,12 @@ func (t *Tower) Shared(hidden []float32, code0 int) error {
 // progress with codebook j−1 = prev embedded and writes codebook j's logits.
 // The row completes after the last residual layer.
 func (t *Tower) Residual(j, prev int, logits []float32) error {
-	g := &t.w.Geometry
+	g := t.cfg
 	if t.next == 0 || j != t.next {
 		return fmt.Errorf("tower: residual layer %d called out of order (due: %d; 0 means no audio row started)", j, t.next)
 	}
-	if len(logits) != g.Entries[j] {
-		return fmt.Errorf("tower: %d logits for codebook %d of %d entries", len(logits), j, g.Entries[j])
+	if len(logits) != t.entries[j] {
+		return fmt.Errorf("tower: %d logits for codebook %d of %d entries", len(logits), j, t.entries[j])
 	}
 	emb, err := t.embed(j-1, prev)
 	if err != nil {
@@ -235,9 +131,9 @@ func (t *Tower) Residual(j, prev int, logits []float32) error {
 	}
 	li := g.SharedLayers + j - 1
 	t.layer(li, t.h, emb, 1)
-	MatVec(logits, t.w.Residual[j-1].Head, t.h, g.Entries[j], g.Dim)
+	MatVec(logits, t.w.Residual[j-1].Head, t.h, t.entries[j], g.Dim)
 	t.next++
-	if t.next == len(g.Entries) {
+	if t.next == len(t.entries) {
 		t.next = 0
 		t.pos++
 	}
@@ -246,9 +142,9 @@ func (t *Tower) Residual(j, prev int, logits []float32) error {
 
 // embed returns a copy of codebook cb's embedding of code.
 func (t *Tower) embed(cb, code int) ([]float32, error) {
-	g := &t.w.Geometry
-	if code < 0 || code >= g.Entries[cb] {
-		return nil, fmt.Errorf("tower: code %d outside codebook %d's [0, %d)", code, cb, g.Entries[cb])
+	g := t.cfg
+	if code < 0 || code >= t.entries[cb] {
+		return nil, fmt.Errorf("tower: code %d outside codebook %d's [0, %d)", code, cb, t.entries[cb])
 	}
 	return append([]float32(nil), t.w.Embeddings[cb][code*g.Dim:(code+1)*g.Dim]...), nil
 }
@@ -256,8 +152,8 @@ func (t *Tower) embed(cb, code int) ([]float32, error) {
 // layer runs tower layer li over n rows at positions pos…pos+n−1: h [n, Dim]
 // is h_in on entry and h_out on return; emb [n, Dim] is mask·E[code].
 func (t *Tower) layer(li int, h, emb []float32, n int) {
-	g := &t.w.Geometry
-	var lw *TowerLayerWeights
+	g := t.cfg
+	var lw *drama3.TowerLayer[[]float32]
 	if li < g.SharedLayers {
 		lw = &t.w.Shared[li]
 	} else {
@@ -266,28 +162,28 @@ func (t *Tower) layer(li int, h, emb []float32, n int) {
 	D := g.Dim
 	cat := make([]float32, n*2*D)
 	for i := 0; i < n; i++ {
-		RMSNorm(cat[i*2*D:i*2*D+D], emb[i*D:(i+1)*D], lw.ENorm, g.Eps)
-		RMSNorm(cat[i*2*D+D:(i+1)*2*D], h[i*D:(i+1)*D], lw.HNorm, g.Eps)
+		RMSNorm(cat[i*2*D:i*2*D+D], emb[i*D:(i+1)*D], lw.ENorm, float32(g.NormEps))
+		RMSNorm(cat[i*2*D+D:(i+1)*2*D], h[i*D:(i+1)*D], lw.HNorm, float32(g.NormEps))
 	}
 	x := make([]float32, n*D)
 	MatMulRows(x, lw.EHProj, cat, n, D, 2*D)
 
 	normed := make([]float32, n*D)
 	mixed := make([]float32, n*D)
-	plainNormRows(normed, x, lw.AttentionNorm, n, D, g.Eps)
+	plainNormRows(normed, x, lw.AttentionNorm, n, D, float32(g.NormEps))
 	t.attention(mixed, normed, n, lw, &t.caches[li])
 	Add(x, mixed)
 
-	plainNormRows(normed, x, lw.FFNNorm, n, D, g.Eps)
-	gate := make([]float32, n*g.FFN)
-	up := make([]float32, n*g.FFN)
-	MatMulRows(gate, lw.W1, normed, n, g.FFN, D)
-	MatMulRows(up, lw.W3, normed, n, g.FFN, D)
+	plainNormRows(normed, x, lw.FFNNorm, n, D, float32(g.NormEps))
+	gate := make([]float32, n*g.IntermediateSize)
+	up := make([]float32, n*g.IntermediateSize)
+	MatMulRows(gate, lw.W1, normed, n, g.IntermediateSize, D)
+	MatMulRows(up, lw.W3, normed, n, g.IntermediateSize, D)
 	SwiGLU(gate, gate, up)
-	MatMulRows(mixed, lw.W2, gate, n, D, g.FFN)
+	MatMulRows(mixed, lw.W2, gate, n, D, g.IntermediateSize)
 	Add(x, mixed)
 
-	plainNormRows(h, x, lw.OutNorm, n, D, g.Eps)
+	plainNormRows(h, x, lw.OutNorm, n, D, float32(g.NormEps))
 	if t.LayerOutput != nil {
 		t.LayerOutput(li, h)
 	}
@@ -296,9 +192,9 @@ func (t *Tower) layer(li int, h, emb []float32, n int) {
 // attention is the tower block's attention: fused wqkv, interleaved-pair RoPE
 // on q and k, grouped-query causal softmax (scale head_dim^-0.5) over the
 // layer's cache, wo. Rows are at positions t.pos…t.pos+n−1.
-func (t *Tower) attention(out, x []float32, n int, lw *TowerLayerWeights, kv *kvCache) {
-	g := &t.w.Geometry
-	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
+func (t *Tower) attention(out, x []float32, n int, lw *drama3.TowerLayer[[]float32], kv *kvCache) {
+	g := t.cfg
+	D, hd, nh, nkv := g.Dim, g.HeadDim, g.NumHeads, g.NumKVHeads
 	width := (nh + 2*nkv) * hd
 	qkv := make([]float32, n*width)
 	MatMulRows(qkv, lw.WQKV, x, n, width, D)

@@ -5,22 +5,24 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // Tower test geometries: "like" has the real tower's shape rules (head_dim
 // 128 with RoPE on the first 64 dims, theta 1e7, 4 shared layers, ten
 // codebooks) at tiny width; "odd" has odd sizes and a different grouping.
-func towerGeometryLike() TowerGeometry {
-	return TowerGeometry{Dim: 48, Heads: 4, KVHeads: 2, HeadDim: 128, FFN: 40, Eps: 1e-6,
-		RotaryDim: 64, RopeTheta: 1e7, SharedLayers: 4, Entries: []int{33, 17, 17, 17, 17, 17, 17, 17, 17, 17}}
+func towerGeometryLike() drama3.AudioConfig {
+	return drama3.AudioConfig{Dim: 48, NumHeads: 4, NumKVHeads: 2, HeadDim: 128, IntermediateSize: 40, NormEps: 1e-6,
+		RotaryPercent: 0.5, RopeBase: 1e7, SharedLayers: 4, NumCodebooks: 10, SemanticCodebookSize: 33, CodebookSize: 17}
 }
 
-func towerGeometryOdd() TowerGeometry {
-	return TowerGeometry{Dim: 21, Heads: 3, KVHeads: 1, HeadDim: 10, FFN: 13, Eps: 1e-5,
-		RotaryDim: 6, RopeTheta: 1e4, SharedLayers: 2, Entries: []int{11, 7, 5}}
+func towerGeometryOdd() drama3.AudioConfig {
+	return drama3.AudioConfig{Dim: 21, NumHeads: 3, NumKVHeads: 1, HeadDim: 10, IntermediateSize: 13, NormEps: 1e-5,
+		RotaryPercent: 0.6, RopeBase: 1e4, SharedLayers: 2, NumCodebooks: 3, SemanticCodebookSize: 11, CodebookSize: 7}
 }
 
-func randomTower(g TowerGeometry, seed uint64) *TowerWeights {
+func randomTower(g drama3.AudioConfig, seed uint64) *testTower {
 	r := rand.New(rand.NewPCG(seed, 11))
 	vec := func(n int, s float64) []float32 {
 		v := make([]float32, n)
@@ -37,16 +39,16 @@ func randomTower(g TowerGeometry, seed uint64) *TowerWeights {
 		return v
 	}
 	mat := func(out, in int) []float32 { return vec(out*in, 1/math.Sqrt(float64(in))) }
-	w := &TowerWeights{Geometry: g}
-	for _, n := range g.Entries {
-		w.Embeddings = append(w.Embeddings, vec(n*g.Dim, 1))
+	w := &testTower{Geometry: g}
+	for i := 0; i < g.NumCodebooks; i++ {
+		w.Embeddings = append(w.Embeddings, vec(g.CodebookEntries(i)*g.Dim, 1))
 	}
 	D, hd := g.Dim, g.HeadDim
-	layer := func(headRows int) TowerLayerWeights {
-		l := TowerLayerWeights{
+	layer := func(headRows int) drama3.TowerLayer[[]float32] {
+		l := drama3.TowerLayer[[]float32]{
 			ENorm: gain(D), HNorm: gain(D), EHProj: mat(D, 2*D), AttentionNorm: gain(D),
-			WQKV: mat((g.Heads+2*g.KVHeads)*hd, D), WO: mat(D, g.Heads*hd), FFNNorm: gain(D),
-			W1: mat(g.FFN, D), W3: mat(g.FFN, D), W2: mat(D, g.FFN), OutNorm: gain(D),
+			WQKV: mat((g.NumHeads+2*g.NumKVHeads)*hd, D), WO: mat(D, g.NumHeads*hd), FFNNorm: gain(D),
+			W1: mat(g.IntermediateSize, D), W3: mat(g.IntermediateSize, D), W2: mat(D, g.IntermediateSize), OutNorm: gain(D),
 		}
 		if headRows > 0 {
 			l.Head = mat(headRows, D)
@@ -56,8 +58,8 @@ func randomTower(g TowerGeometry, seed uint64) *TowerWeights {
 	for i := 0; i < g.SharedLayers; i++ {
 		w.Shared = append(w.Shared, layer(0))
 	}
-	for j := 1; j < len(g.Entries); j++ {
-		w.Residual = append(w.Residual, layer(g.Entries[j]))
+	for j := 1; j < g.NumCodebooks; j++ {
+		w.Residual = append(w.Residual, layer(g.CodebookEntries(j)))
 	}
 	return w
 }
@@ -72,9 +74,9 @@ type towerRow struct {
 // referenceTower recomputes the whole sequence from scratch in float64,
 // straight from the formula, with no caches: it returns, for every audio row,
 // the logits of codebooks 1..n−1.
-func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
+func referenceTower(w *testTower, rows []towerRow) [][][]float64 {
 	g := &w.Geometry
-	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
+	D, hd, nh, nkv := g.Dim, g.HeadDim, g.NumHeads, g.NumKVHeads
 	N := len(rows)
 	f64 := func(v []float32) []float64 {
 		out := make([]float64, len(v))
@@ -88,7 +90,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 		for _, v := range x {
 			ss += v * v
 		}
-		inv := 1 / math.Sqrt(ss/float64(len(x))+float64(g.Eps))
+		inv := 1 / math.Sqrt(ss/float64(len(x))+float64(float32(g.NormEps)))
 		out := make([]float64, len(x))
 		for i := range x {
 			out[i] = x[i] * inv * float64(wt[i])
@@ -106,8 +108,8 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 		return out
 	}
 	rope := func(x []float64, pos int) {
-		for i := 0; i < g.RotaryDim/2; i++ {
-			a := float64(pos) * math.Pow(g.RopeTheta, -float64(2*i)/float64(g.RotaryDim))
+		for i := 0; i < g.RotaryDim()/2; i++ {
+			a := float64(pos) * math.Pow(g.RopeBase, -float64(2*i)/float64(g.RotaryDim()))
 			c, s := math.Cos(a), math.Sin(a)
 			x0, x1 := x[2*i], x[2*i+1]
 			x[2*i], x[2*i+1] = x0*c-x1*s, x0*s+x1*c
@@ -119,7 +121,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 		h[r] = rows[r].hidden
 	}
 	logits := make([][][]float64, N)
-	layers := append(append([]TowerLayerWeights(nil), w.Shared...), w.Residual...)
+	layers := append(append([]drama3.TowerLayer[[]float32](nil), w.Shared...), w.Residual...)
 	for li, lw := range layers {
 		cb := 0 // codebook embedded by this layer
 		if li >= g.SharedLayers {
@@ -150,7 +152,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 				x[r][i] += o[i]
 			}
 			f := norm(x[r], lw.FFNNorm)
-			gt, up := matvec(lw.W1, f, g.FFN), matvec(lw.W3, f, g.FFN)
+			gt, up := matvec(lw.W1, f, g.IntermediateSize), matvec(lw.W3, f, g.IntermediateSize)
 			for i := range gt {
 				gt[i] = gt[i] / (1 + math.Exp(-gt[i])) * up[i]
 			}
@@ -161,7 +163,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 			h[r] = norm(x[r], lw.OutNorm)
 			if li >= g.SharedLayers && rows[r].codes != nil {
 				j := li - g.SharedLayers + 1
-				logits[r] = append(logits[r], matvec(lw.Head, h[r], g.Entries[j]))
+				logits[r] = append(logits[r], matvec(lw.Head, h[r], g.CodebookEntries(j)))
 			}
 		}
 	}
@@ -171,7 +173,7 @@ func referenceTower(w *TowerWeights, rows []towerRow) [][][]float64 {
 // The incremental tower (text prefill, then audio rows layer by layer with
 // caches) matches a from-scratch float64 evaluation of the formula.
 func TestTowerMatchesFloat64Reference(t *testing.T) {
-	for name, g := range map[string]TowerGeometry{"like": towerGeometryLike(), "odd": towerGeometryOdd()} {
+	for name, g := range map[string]drama3.AudioConfig{"like": towerGeometryLike(), "odd": towerGeometryOdd()} {
 		t.Run(name, func(t *testing.T) {
 			w := randomTower(g, 3)
 			r := rand.New(rand.NewPCG(9, 9))
@@ -184,15 +186,15 @@ func TestTowerMatchesFloat64Reference(t *testing.T) {
 				}
 				row := towerRow{hidden: hid}
 				if i >= textRows {
-					for _, n := range g.Entries {
-						row.codes = append(row.codes, r.IntN(n))
+					for cb := 0; cb < g.NumCodebooks; cb++ {
+						row.codes = append(row.codes, r.IntN(g.CodebookEntries(cb)))
 					}
 				}
 				rows = append(rows, row)
 			}
 			want := referenceTower(w, rows)
 
-			tw, err := NewTower(w)
+			tw, err := newTestTower(w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,8 +216,8 @@ func TestTowerMatchesFloat64Reference(t *testing.T) {
 				if err := tw.Shared(f32(row.hidden), row.codes[0]); err != nil {
 					t.Fatal(err)
 				}
-				for j := 1; j < len(g.Entries); j++ {
-					logits := make([]float32, g.Entries[j])
+				for j := 1; j < g.NumCodebooks; j++ {
+					logits := make([]float32, g.CodebookEntries(j))
 					if err := tw.Residual(j, row.codes[j-1], logits); err != nil {
 						t.Fatal(err)
 					}
@@ -242,7 +244,7 @@ func TestTowerTextBatchEqualsRowByRow(t *testing.T) {
 		hidden[i] = float32(r.NormFloat64())
 	}
 	run := func(batch int) []float32 {
-		tw, err := NewTower(w)
+		tw, err := newTestTower(w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,8 +259,8 @@ func TestTowerTextBatchEqualsRowByRow(t *testing.T) {
 		}
 		var all []float32
 		prev := 3
-		for j := 1; j < len(g.Entries); j++ {
-			l := make([]float32, g.Entries[j])
+		for j := 1; j < g.NumCodebooks; j++ {
+			l := make([]float32, g.CodebookEntries(j))
 			if err := tw.Residual(j, prev, l); err != nil {
 				t.Fatal(err)
 			}
@@ -278,19 +280,19 @@ func TestTowerTextBatchEqualsRowByRow(t *testing.T) {
 func TestTowerRefusesMisuse(t *testing.T) {
 	g := towerGeometryOdd()
 	w := randomTower(g, 1)
-	tw, err := NewTower(w)
+	tw, err := newTestTower(w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hid := make([]float32, g.Dim)
-	logits := make([]float32, g.Entries[1])
+	logits := make([]float32, g.CodebookEntries(1))
 	cases := []struct {
 		name string
 		do   func() error
 		want string
 	}{
 		{"residual before shared", func() error { return tw.Residual(1, 0, logits) }, "out of order"},
-		{"code out of range", func() error { return tw.Shared(hid, g.Entries[0]) }, "outside codebook 0"},
+		{"code out of range", func() error { return tw.Shared(hid, g.CodebookEntries(0)) }, "outside codebook 0"},
 		{"negative code", func() error { return tw.Shared(hid, -1) }, "outside codebook 0"},
 		{"short hidden", func() error { return tw.Shared(hid[1:], 0) }, "hidden state has"},
 		{"text size", func() error { return tw.Text(hid, 2) }, "hidden values for 2 rows"},
@@ -306,19 +308,19 @@ func TestTowerRefusesMisuse(t *testing.T) {
 	if err := tw.Shared(hid, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := tw.Residual(2, 0, make([]float32, g.Entries[2])); err == nil {
+	if err := tw.Residual(2, 0, make([]float32, g.CodebookEntries(2))); err == nil {
 		t.Error("residual layer 2 before 1 accepted")
 	}
 	if err := tw.Text(hid, 1); err == nil {
 		t.Error("text row in the middle of an audio row accepted")
 	}
-	if err := tw.Residual(1, g.Entries[0], logits); err == nil {
+	if err := tw.Residual(1, g.CodebookEntries(0), logits); err == nil {
 		t.Error("residual layer 1 accepted a code outside codebook 0")
 	}
 
 	bad := randomTower(g, 1)
 	bad.Residual[1].Head = bad.Residual[1].Head[1:]
-	if _, err := NewTower(bad); err == nil || !strings.Contains(err.Error(), "audio_decoder_mtp.layers.1.head") {
+	if _, err := newTestTower(bad); err == nil || !strings.Contains(err.Error(), "audio_decoder_mtp.layers.1.head") {
 		t.Errorf("short head: error %v", err)
 	}
 }

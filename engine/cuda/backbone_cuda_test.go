@@ -138,14 +138,15 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ck.Close()
-			cw, err := cpu.LoadBackboneWeights(ck.Weights)
+			cm, err := cpu.LoadModel(ck.Weights)
 			if err != nil {
 				t.Fatal(err)
 			}
-			H := cw.Geometry.Hidden
-			rows, crows := testRows(r, prefill+steps, cw.Geometry.Vocab, H)
+			cw, tc := &cm.Backbone, &ck.Config.Text
+			H := tc.HiddenSize
+			rows, crows := testRows(r, prefill+steps, tc.VocabSize, H)
 
-			cb, err := cpu.NewBackbone(cw)
+			cb, err := cpu.NewBackbone(tc, cw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +261,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 
 			// Bad rows change nothing.
 			n := gb.Len()
-			if _, err := gb.Step(BackboneRow{Token: cw.Geometry.Vocab}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+			if _, err := gb.Step(BackboneRow{Token: tc.VocabSize}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
 				t.Errorf("token past the vocabulary: err = %v", err)
 			}
 			if _, err := gb.Step(BackboneRow{Embedding: make([]float32, H+1)}); err == nil {
@@ -308,10 +309,11 @@ func TestBackboneMoE(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ck.Close()
-			cw, err := cpu.LoadBackboneWeights(ck.Weights)
+			cm, err := cpu.LoadModel(ck.Weights)
 			if err != nil {
 				t.Fatal(err)
 			}
+			cw, tc := &cm.Backbone, &ck.Config.Text
 			gb, err := LoadBackbone(dev, ck, 128, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -345,7 +347,7 @@ func TestBackboneMoE(t *testing.T) {
 						t.Fatal(err)
 					}
 					ref := make([]float32, n*p.H)
-					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, &cw.Geometry)
+					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, tc)
 					e := maxRowRelErr(t, "moe", got, ref, p.H)
 					name := map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[path]
 					t.Logf("%d rows, experts as %s: worst row %.3g", n, name, e)

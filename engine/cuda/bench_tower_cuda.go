@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
@@ -50,7 +49,7 @@ type TowerBench struct {
 // graph inside a profiler range (Device.ProfileRange: ncu
 // --profile-from-start off times each kernel of a frame).
 func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
-	g, err := cpu.TowerGeometryOf(&cfg)
+	g, err := TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
 	}

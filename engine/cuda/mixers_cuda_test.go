@@ -10,6 +10,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 // Device tests of the mixers and the GEMM (kernels/gemm.cu, deltanet.cu,
@@ -40,10 +41,11 @@ type mixerShape struct {
 	ConvKernel                 int
 }
 
-func (s mixerShape) refGeometry() *cpu.BackboneGeometry {
-	return &cpu.BackboneGeometry{Hidden: s.Hidden, Eps: s.Eps, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: s.HeadDim,
-		RotaryDim: s.RotaryDim, RopeTheta: s.RopeTheta, LinKeyHeads: s.LinKeyHeads, LinValueHeads: s.LinValueHeads,
-		LinKeyDim: s.LinKeyDim, LinValueDim: s.LinValueDim, ConvKernel: s.ConvKernel}
+func (s mixerShape) refGeometry() *drama3.TextConfig {
+	return &drama3.TextConfig{HiddenSize: s.Hidden, RMSNormEps: float64(s.Eps), NumHeads: s.Heads, NumKVHeads: s.KVHeads, HeadDim: s.HeadDim,
+		PartialRotaryFactor: float64(s.RotaryDim) / float64(s.HeadDim), RopeTheta: s.RopeTheta,
+		LinearNumKeyHeads: s.LinKeyHeads, LinearNumValueHeads: s.LinValueHeads,
+		LinearKeyHeadDim: s.LinKeyDim, LinearValueHeadDim: s.LinValueDim, ConvKernel: s.ConvKernel}
 }
 
 // scaled is randNonZero times s.
@@ -111,8 +113,8 @@ func (a *arena) at(i int) Tensor { return Tensor{a.b, a.offs[i]} }
 // float32 for the reference.
 type deltaNetCase struct {
 	g     mixerShape
-	gref  *cpu.BackboneGeometry
-	ref   cpu.DeltaNetWeights
+	gref  *drama3.TextConfig
+	ref   drama3.DeltaNet[[]float32]
 	layer DeltaNetLayer
 }
 
@@ -155,7 +157,7 @@ func newDeltaNetCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows int, stac
 	outH, out := bf16Weights(r, hid, vd)
 	ic, idt, ial, in, io := a.add(conv), a.add(dt), a.add(alog), a.add(norm), a.add(outH)
 	a.upload(t)
-	c.ref = cpu.DeltaNetWeights{InProjQKV: qkv, InProjZ: z, InProjB: b, InProjA: av, Conv: conv, DtBias: dt, ALog: alog,
+	c.ref = drama3.DeltaNet[[]float32]{InProjQKV: qkv, InProjZ: z, InProjB: b, InProjA: av, Conv1D: conv, DtBias: dt, ALog: alog,
 		Norm: norm, OutProj: out}
 	state := alloc(t, int(dg.StateBytes()))
 	if err := dev.Run(func(q *Queue) error { return q.ZeroTensor(Whole(state), dg.StateBytes()) }); err != nil {
@@ -259,8 +261,8 @@ func TestDeltaNetChunkedMatchesRecurrent(t *testing.T) {
 
 type attentionCase struct {
 	g     mixerShape
-	gref  *cpu.BackboneGeometry
-	ref   cpu.AttentionWeights
+	gref  *drama3.TextConfig
+	ref   drama3.Attention[[]float32]
 	layer AttentionLayer
 	pos   *Block
 }
@@ -289,7 +291,7 @@ func newAttentionCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows, capacit
 	qn, kn := scaled(r, hd, 0.3), scaled(r, hd, 0.3)
 	io, iqn, ikn := a.add(oH), a.add(qn), a.add(kn)
 	a.upload(t)
-	c := &attentionCase{g: g, gref: g.refGeometry(), ref: cpu.AttentionWeights{Q: qf, K: kf, V: vf, O: of, QNorm: qn, KNorm: kn}}
+	c := &attentionCase{g: g, gref: g.refGeometry(), ref: drama3.Attention[[]float32]{QProj: qf, KProj: kf, VProj: vf, OProj: of, QNorm: qn, KNorm: kn}}
 	c.pos = upload(t, []int32{0})
 	c.layer = AttentionLayer{G: ag, Capacity: capacity, MaxRows: maxRows,
 		KV:      Whole(alloc(t, int(ag.KVBytes(capacity)))),

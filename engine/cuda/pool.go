@@ -188,3 +188,11 @@ func (p *Pool) Admit(bytes int64) error {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// SetCap sets kind's byte cap (0: none) for later allocations and
+// admissions; blocks already held stay.
+func (p *Pool) SetCap(kind MemKind, cap int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acct[kind].cap = cap
+}

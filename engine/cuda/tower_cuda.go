@@ -26,21 +26,13 @@ type TowerOptions struct {
 	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
 }
 
-// towerMaxRows bounds the KV cache (rows a take may reach), and towerAttnSplits
-// is ATTN_SPLITS (kernels/tower.cu): the key ranges one row's attention is
-// split into.
-const (
-	towerMaxRows    = 8192
-	towerAttnSplits = 16
-)
-
 // Tower is the device tower of one model with its caches. Its methods that
 // take a Queue enqueue work (call them inside Device.Run); the others call
 // the device themselves (never inside Run).
 type Tower struct {
 	d   *Device
 	w   *TowerTensors
-	g   cpu.TowerGeometry
+	g   TowerGeometry
 	opt TowerOptions
 
 	ctrl      *Block   // FrameControl
@@ -52,7 +44,7 @@ type Tower struct {
 	mixed, h  *Block   // [chunk, Dim]
 	qkv       *Block   // [chunk, (Heads+2·KVHeads)·HeadDim]
 	attn      *Block   // [chunk, Heads·HeadDim]
-	attnPart  *Block   // [chunk, Heads, towerAttnSplits, HeadDim+2]: attention's per-split partials
+	attnPart  *Block   // [chunk, Heads, TowerAttnSplits, HeadDim+2]: attention's per-split partials
 	attnCount *Block   // int32 [chunk, Heads]: splits done (zero between launches)
 	gate, up  *Block   // [max(chunk, 2), FFN], [chunk, FFN]
 	ids01     *Block   // int32 {0, 1}: gate and up as one launch
@@ -73,9 +65,9 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if opt.PrefillChunk == 0 {
 		opt.PrefillChunk = 64
 	}
-	if opt.MaxRows < 1 || opt.MaxRows > towerMaxRows || opt.PrefillChunk < 1 || opt.PrefillChunk > 65535 {
+	if opt.MaxRows < 1 || opt.MaxRows > TowerMaxRows || opt.PrefillChunk < 1 || opt.PrefillChunk > 65535 {
 		return nil, fmt.Errorf("cuda tower: max rows %d must be in [1, %d], prefill chunk %d in [1, 65535]",
-			opt.MaxRows, towerMaxRows, opt.PrefillChunk)
+			opt.MaxRows, TowerMaxRows, opt.PrefillChunk)
 	}
 	g := w.Geometry
 	t := &Tower{d: d, w: w, g: g, opt: opt}
@@ -110,7 +102,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.x, t.normed, t.mixed, t.h = alloc(n*D*4), alloc(n*D*4), alloc(n*D*4), alloc(n*D*4)
 	t.qkv = alloc(n * width * 4)
 	t.attn = alloc(n * int64(g.Heads*g.HeadDim) * 4)
-	t.attnPart = alloc(n * int64(g.Heads*towerAttnSplits*(g.HeadDim+2)) * 4)
+	t.attnPart = alloc(n * int64(g.Heads*TowerAttnSplits*(g.HeadDim+2)) * 4)
 	t.attnCount = alloc(n * int64(g.Heads) * 4)
 	t.gate, t.up = alloc(max(n, 2)*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
 	t.ids01 = alloc(8)
@@ -163,7 +155,7 @@ func (t *Tower) Close() error {
 }
 
 // Geometry is the tower's geometry.
-func (t *Tower) Geometry() cpu.TowerGeometry { return t.g }
+func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.
@@ -374,7 +366,7 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows))
 		},
 		func() error {
-			return q.Launch("tower_attend", [3]int{nh, towerAttnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+			return q.Launch("tower_attend", [3]int{nh, TowerAttnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
 				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
 				IntArg(t.opt.MaxRows))
 		},

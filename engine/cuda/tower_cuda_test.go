@@ -81,19 +81,21 @@ func gains(r *rand.Rand, n int) []float32 {
 
 // towerFixture is a random tower and heads, on the host and the device.
 type towerFixture struct {
-	g     cpu.TowerGeometry
-	cpuW  *cpu.TowerWeights
-	heads *cpu.AudioHeads
-	dev   TowerTensors
+	g         TowerGeometry
+	audio     drama3.AudioConfig
+	cpuW      *drama3.Tower[[]float32]
+	heads     *drama3.Heads
+	textEmbed []float32
+	dev       TowerTensors
 }
 
 func newTowerFixture(t *testing.T, r *rand.Rand, cfg *drama3.Config) *towerFixture {
-	g, err := cpu.TowerGeometryOf(&cfg.Audio)
+	g, err := TowerGeometryOf(&cfg.Audio)
 	if err != nil {
 		t.Fatal(err)
 	}
 	D := g.Dim
-	f := &towerFixture{g: g, cpuW: &cpu.TowerWeights{Geometry: g}}
+	f := &towerFixture{g: g, audio: cfg.Audio, cpuW: &drama3.Tower[[]float32]{}}
 	var a testArena
 	f.dev.Geometry = g
 	f.dev.Codebooks = make([]Tensor, len(g.Entries))
@@ -105,9 +107,9 @@ func newTowerFixture(t *testing.T, r *rand.Rand, cfg *drama3.Config) *towerFixtu
 		f.cpuW.Embeddings = append(f.cpuW.Embeddings, e)
 		a.bf16(&f.dev.Codebooks[i], e)
 	}
-	layer := func(dl *TowerLayerTensors, headRows int) cpu.TowerLayerWeights {
+	layer := func(dl *TowerLayerTensors, headRows int) drama3.TowerLayer[[]float32] {
 		hd := g.HeadDim
-		l := cpu.TowerLayerWeights{
+		l := drama3.TowerLayer[[]float32]{
 			ENorm: gains(r, D), HNorm: gains(r, D), AttentionNorm: gains(r, D), FFNNorm: gains(r, D), OutNorm: gains(r, D),
 			EHProj: roundBF16(r, D, 2*D), WQKV: roundBF16(r, (g.Heads+2*g.KVHeads)*hd, D), WO: roundBF16(r, D, g.Heads*hd),
 			W1: roundBF16(r, g.FFN, D), W3: roundBF16(r, g.FFN, D), W2: roundBF16(r, D, g.FFN),
@@ -145,11 +147,11 @@ func newTowerFixture(t *testing.T, r *rand.Rand, cfg *drama3.Config) *towerFixtu
 	// among the top 30 the drawn frames keep, so a take does not end early.
 	semantic := roundBF16(r, g.Entries[0]+1, D)
 	clear(semantic[g.Entries[0]*D:])
-	f.heads = &cpu.AudioHeads{Dim: D, Semantic: semantic, SemanticTokens: tokens,
-		TextEmbed: roundBF16(r, vocab, D), Codebooks: f.cpuW.Embeddings}
+	f.heads = &drama3.Heads{Dim: D, Semantic: semantic, SemanticTokens: tokens}
+	f.textEmbed = roundBF16(r, vocab, D)
 	f.dev.TextVocab, f.dev.SemanticTokens = vocab, tokens
 	a.bf16(&f.dev.SemanticHead, f.heads.Semantic)
-	a.bf16(&f.dev.TextEmbed, f.heads.TextEmbed)
+	a.bf16(&f.dev.TextEmbed, f.textEmbed)
 	a.upload(t)
 	return f
 }
@@ -174,7 +176,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 	f := newTowerFixture(t, r, cfg)
 	g := f.g
 	D, ncb := g.Dim, len(g.Entries)
-	ref, err := cpu.NewTower(f.cpuW)
+	ref, err := cpu.NewTower(&f.audio, f.cpuW)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 				t.Fatalf("frame %d %s: relative error %.3g > %g", fi, what, rel, tol)
 			}
 		}
-		f.heads.SemanticLogits(semRef, h)
+		cpu.MatVec(semRef, f.heads.Semantic, h, f.heads.Codes()+1, f.heads.Dim)
 		check("semantic logits", download(t, tw.SemanticLogits(), len(semRef)), semRef)
 		if fi >= forced { // drawn on the device: the CPU sampler on the device's logits
 			codes = res.Codes
@@ -296,7 +298,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 				}
 			}
 		}
-		if err := f.heads.FeedbackRow(fbRef, codes); err != nil {
+		if err := f.heads.FeedbackRow(fbRef, codes, f.textEmbed, f.cpuW.Embeddings); err != nil {
 			t.Fatal(err)
 		}
 		got := download(t, tw.FeedbackRow(), D)
@@ -348,7 +350,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 func TestTowerRefusesBadSetup(t *testing.T) {
 	r := newRand(t)
 	f := newTowerFixture(t, r, drama3.TinyConfig())
-	if _, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: towerMaxRows + 1}); err == nil {
+	if _, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: TowerMaxRows + 1}); err == nil {
 		t.Error("a KV cache past the attention kernel's rows accepted")
 	}
 	bad := f.dev

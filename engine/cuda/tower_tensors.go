@@ -4,8 +4,6 @@ package cuda
 
 import (
 	"fmt"
-
-	"proscenium/engine/cpu"
 )
 
 // This file names where the tower's and heads' weights live on the device:
@@ -13,7 +11,7 @@ import (
 // them (one arena block for the whole model, or a block per tensor in
 // tests). The loader that places the checkpoint fills a TowerTensors.
 
-// TowerLayerTensors is one tower layer (cpu.TowerLayerWeights): norms in
+// TowerLayerTensors is one tower layer (drama3.TowerLayer): norms in
 // float32, matrices in BF16, [out, in] row-major.
 type TowerLayerTensors struct {
 	ENorm, HNorm, AttentionNorm, FFNNorm, OutNorm Tensor // float32 [Dim]
@@ -29,7 +27,7 @@ type TowerLayerTensors struct {
 // head, the codebook tables (tower embeddings and feedback) and the text
 // embedding rows of the semantic tokens (feedback).
 type TowerTensors struct {
-	Geometry       cpu.TowerGeometry
+	Geometry       TowerGeometry
 	Codebooks      []Tensor // BF16 [Entries[i], Dim]
 	Shared         []TowerLayerTensors
 	Residual       []TowerLayerTensors // Residual[j−1] embeds codebook j−1, its head gives codebook j

@@ -240,11 +240,11 @@ func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
 }
 
 // experts packs one layer's routed experts (either checkpoint layout).
-func (b *layoutBuilder) experts(m *drama3.MoE, E, H, I int, fp8 bool) ExpertPack {
+func (b *layoutBuilder) experts(m *drama3.MoE[*drama3.Param], E, H, I int, fp8 bool) ExpertPack {
 	x := ExpertPack{FP8: fp8, Experts: E, I: I, P: I, H: H, Hp: roundUp(H, 8), Ip: roundUp(I, 8)}
 	if fp8 {
 		x.Hp, x.Ip = roundUp(H, 16), roundUp(I, 16)
-		if !m.Fused() {
+		if !m.Fused {
 			x.P = roundUp(I, FP8Block)
 		}
 	}
@@ -319,7 +319,7 @@ func (b *layoutBuilder) experts(m *drama3.MoE, E, H, I int, fp8 bool) ExpertPack
 		b.l.places[s.Name] = &placement{param: s, widen: true, rowElems: cols, rows: rows, dst: dst}
 		b.l.stored += s.Size
 	}
-	if m.Fused() {
+	if m.Fused {
 		add(m.GateUp, H, func(r int) int64 { return gateUpRow(r/(2*I), r%(2*I)) })
 		add(m.Down, I, func(r int) int64 { return downRow(r/H, r%H) })
 		if fp8 {

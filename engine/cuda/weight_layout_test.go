@@ -119,11 +119,12 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 			// Experts: the packed matrices (dequantised as the kernels do:
 			// scale block row r/128 of the matrix) equal the stored ones, the
 			// padding is zero.
+			fm, err := w.Float32Model()
+			if err != nil {
+				t.Fatal(err)
+			}
 			for li, x := range l.Experts {
-				gate, up, down, err := w.ExpertFloat32(li)
-				if err != nil {
-					t.Fatal(err)
-				}
+				moe := &fm.Layers[li].MoE
 				if x.FP8 != ck.Config.Quant.FP8() {
 					t.Fatalf("layer %d: FP8 packing %v for quantization %q", li, x.FP8, ck.Config.Quant.Method)
 				}
@@ -136,15 +137,16 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 					return checkpoint.F8E4M3ToF32(q) * f32At(arena, s+int64(e*count+(r/128)*scols+c/128)*4)
 				}
 				for e := 0; e < x.Experts; e++ {
+					xe := drama3.ExpertSlices(moe, e, &ck.Config.Text)
 					for r := 0; r < 2*x.P; r++ {
 						for c := 0; c < x.Hp; c++ {
 							var want float32
 							switch {
 							case c >= x.H:
 							case r < x.I:
-								want = gate[e][r*x.H+c]
+								want = xe.Gate[r*x.H+c]
 							case r >= x.P && r < x.P+x.I:
-								want = up[e][(r-x.P)*x.H+c]
+								want = xe.Up[(r-x.P)*x.H+c]
 							}
 							if got := at(x.GateUp, x.GateUpMatBytes, x.GateUpS, x.GateUpScaleCount, sgu, e, r, c, x.Hp); got != want {
 								t.Fatalf("layer %d expert %d gate_up[%d][%d] = %v, want %v", li, e, r, c, got, want)
@@ -155,7 +157,7 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 						for c := 0; c < x.Ip; c++ {
 							var want float32
 							if c < x.I {
-								want = down[e][r*x.I+c]
+								want = xe.Down[r*x.I+c]
 							}
 							if got := at(x.Down, x.DownMatBytes, x.DownS, x.DownScaleCount, sdn, e, r, c, x.Ip); got != want {
 								t.Fatalf("layer %d expert %d down[%d][%d] = %v, want %v", li, e, r, c, got, want)

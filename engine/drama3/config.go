@@ -137,7 +137,7 @@ const (
 
 // LoadConfig reads and validates DIR/config.json.
 func LoadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, "config.json")
+	path := filepath.Join(dir, ConfigFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -3,49 +3,13 @@ package drama3
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 )
 
-// This file holds the generation loop of MODEL.md §3, independent of the
-// backend: prompt prefill, then per frame the semantic code (or end of
-// speech), the tower's residual codes, the feedback row into the backbone,
-// and streamed decoding. A Backend does the arithmetic; the loop owns the
-// sampling decisions, the order of the steps, the finish reasons and the
-// figures.
-
-// Backend is what the loop drives: one backbone with its caches, the
-// codebook tower with its caches and the codec. Implementations own their
-// device state; the loop calls them from one goroutine.
-type Backend interface {
-	// CodebookEntries is the number of entries of each codebook, codebook 0
-	// (semantic) first. Semantic logits have CodebookEntries()[0]+1 values:
-	// the last one is end of speech.
-	CodebookEntries() []int
-
-	// Begin starts a take: it clears every cache, runs the prompt rows
-	// through the backbone and through the tower (text rows, code mask 0) for
-	// every row but the last, and writes the semantic logits of the last row.
-	Begin(prompt []int, semantic []float32) error
-
-	// TowerShared runs the shared tower layers over the current row with
-	// codebook 0 = code0 embedded.
-	TowerShared(code0 int) error
-
-	// TowerResidual runs residual tower layer j (1 ≤ j < codebooks) over the
-	// current row with codebook j−1 = prev embedded and writes the logits of
-	// codebook j.
-	TowerResidual(j, prev int, logits []float32) error
-
-	// Advance appends the feedback row of a frame's codes to the backbone
-	// and writes the semantic logits of the new row.
-	Advance(codes []int, semantic []float32) error
-
-	// Decode returns the PCM of frames [from, to) given every frame made so
-	// far (frames[i] holds frame i's codes, codebook 0 first); it must equal
-	// those frames' samples of a whole decode.
-	Decode(frames [][]int, from, to int) ([]float32, error)
-}
+// This file holds the take loop of MODEL.md §3, independent of the backend:
+// it drives a FrameBackend frame by frame, decides when the take ends (end
+// of speech, max frames, the caller's stop), streams decoded chunks by the
+// chunk policy, and keeps the codes and the figures.
 
 // Finish reasons (the engine API's spellings).
 const (
@@ -57,9 +21,10 @@ const (
 // Stage names of Result.Stages.
 const (
 	StagePrefill  = "prefill"  // Begin: prompt through backbone and tower
-	StageSample   = "sample"   // every sampler call
-	StageTower    = "tower"    // TowerShared + TowerResidual
-	StageBackbone = "backbone" // Advance: feedback row through the backbone
+	StageFrame    = "frame"    // Frame calls, when the backend does not time their parts
+	StageSample   = "sample"   // every draw (StageTimer backends)
+	StageTower    = "tower"    // shared and residual tower layers (StageTimer backends)
+	StageBackbone = "backbone" // feedback row through the backbone (StageTimer backends)
 	StageCodec    = "codec"    // Decode
 )
 
@@ -76,7 +41,8 @@ type Take struct {
 // Listener receives a take's progress in order: after each frame Frames, and
 // whenever a chunk is decoded Audio. Either may be nil. Logits, when set, sees
 // every logits vector the sampler reads (codebook 0's includes end of speech)
-// before the draw; it must not keep the slice.
+// before the draw; it must not keep the slice; the backend must be a
+// LogitsTap.
 type Listener struct {
 	Frames func(made int)
 	Audio  func(from, to int, pcm []float32)
@@ -93,10 +59,10 @@ type Result struct {
 }
 
 // Generate runs one take on b. Cancelling ctx ends the take before the next
-// frame starts: the frames made so far are decoded and kept, and the result's
-// reason is FinishCancel. An error from the backend or the sampler ends the
-// take with that error and no result.
-func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, error) {
+// frame starts, or within the prefill: the frames made so far are decoded
+// and kept, and the result's reason is FinishCancel. An error from the
+// backend ends the take with that error and no result.
+func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Result, error) {
 	start := take.Start
 	if start.IsZero() {
 		start = time.Now()
@@ -109,10 +75,9 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
 	if take.MaxFrames < 1 {
-		return nil, fmt.Errorf("generate: max frames %d must be at least 1", take.MaxFrames)
+		return nil, fmt.Errorf("generate: max_frames %d must be at least 1", take.MaxFrames)
 	}
-	sampler, err := NewSampler(take.Sampling, take.Seed)
-	if err != nil {
+	if err := take.Sampling.Validate(); err != nil {
 		return nil, err
 	}
 	policy := take.Chunks
@@ -123,6 +88,14 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if on.Logits != nil {
+		tap, ok := b.(LogitsTap)
+		if !ok {
+			return nil, fmt.Errorf("generate: this backend cannot show logits")
+		}
+		tap.TapLogits(on.Logits)
+		defer tap.TapLogits(nil)
+	}
 
 	res := &Result{Stages: map[string]time.Duration{}}
 	timed := func(stage string, f func() error) error {
@@ -131,10 +104,19 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		res.Stages[stage] += time.Since(t0)
 		return err
 	}
+	finish := func() {
+		if st, ok := b.(StageTimer); ok {
+			for k, v := range st.StageTimes() {
+				res.Stages[k] += v
+			}
+			delete(res.Stages, StageFrame)
+		}
+		res.Elapsed = time.Since(start)
+	}
 	emit := func(from, to int) error {
 		var pcm []float32
 		if err := timed(StageCodec, func() (err error) {
-			pcm, err = b.Decode(res.Codes, from, to)
+			pcm, err = b.Decode(from, to)
 			return err
 		}); err != nil {
 			return fmt.Errorf("decode frames [%d, %d): %w", from, to, err)
@@ -147,37 +129,20 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 		}
 		return nil
 	}
-	sample := func(logits []float32, frame, cb int) (code int, err error) {
-		if on.Logits != nil {
-			on.Logits(frame, cb, logits)
-		}
-		err = timed(StageSample, func() (err error) {
-			code, err = sampler.Sample(logits, frame, cb)
-			return err
-		})
-		if err != nil {
-			err = fmt.Errorf("frame %d codebook %d: %w", frame, cb, err)
-		}
-		return code, err
-	}
 
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
-		res.Reason, res.Elapsed = FinishCancel, time.Since(start)
+		res.Reason = FinishCancel
+		finish()
 		return res, nil
 	}
-	// Logits buffers are poisoned with NaN before each backend call: a value
-	// the backend fails to write makes the sampler fail, naming the draw.
-	semantic := make([]float32, entries[0]+1)
-	endOfSpeech := entries[0]
-	poison(semantic)
-	if err := timed(StagePrefill, func() error { return b.Begin(take.Prompt, semantic) }); err != nil {
+	if err := timed(StagePrefill, func() error { return b.Begin(ctx, take.Prompt, take.Sampling, take.Seed) }); err != nil {
+		if ctx.Err() != nil {
+			res.Reason = FinishCancel
+			finish()
+			return res, nil
+		}
 		return nil, fmt.Errorf("prefill: %w", err)
 	}
-	largest := 0
-	for _, n := range entries[1:] {
-		largest = max(largest, n)
-	}
-	residualBuf := make([]float32, largest)
 	for frame := 0; ; frame++ {
 		if ctx.Err() != nil {
 			res.Reason = FinishCancel
@@ -187,35 +152,17 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 			res.Reason = FinishLength
 			break
 		}
-		if frame > 0 {
-			prev := res.Codes[frame-1]
-			poison(semantic)
-			if err := timed(StageBackbone, func() error { return b.Advance(prev, semantic) }); err != nil {
-				return nil, fmt.Errorf("frame %d: backbone: %w", frame, err)
-			}
-		}
-		c0, err := sample(semantic, frame, 0)
-		if err != nil {
+		codes := make([]int, len(entries))
+		var end bool
+		if err := timed(StageFrame, func() (err error) {
+			end, err = b.Frame(codes, nil)
+			return err
+		}); err != nil {
 			return nil, err
 		}
-		if c0 == endOfSpeech {
+		if end {
 			res.Reason = FinishStop
 			break
-		}
-		codes := make([]int, len(entries))
-		codes[0] = c0
-		if err := timed(StageTower, func() error { return b.TowerShared(c0) }); err != nil {
-			return nil, fmt.Errorf("frame %d: tower: %w", frame, err)
-		}
-		for j := 1; j < len(entries); j++ {
-			residual := residualBuf[:entries[j]]
-			poison(residual)
-			if err := timed(StageTower, func() error { return b.TowerResidual(j, codes[j-1], residual) }); err != nil {
-				return nil, fmt.Errorf("frame %d: tower layer for codebook %d: %w", frame, j, err)
-			}
-			if codes[j], err = sample(residual, frame, j); err != nil {
-				return nil, err
-			}
 		}
 		res.Codes = append(res.Codes, codes)
 		if on.Frames != nil {
@@ -232,14 +179,6 @@ func Generate(ctx context.Context, b Backend, take Take, on Listener) (*Result, 
 			return nil, err
 		}
 	}
-	res.Elapsed = time.Since(start)
+	finish()
 	return res, nil
-}
-
-// poison fills logits with NaN.
-func poison(logits []float32) {
-	nan := float32(math.NaN())
-	for i := range logits {
-		logits[i] = nan
-	}
 }

@@ -62,7 +62,18 @@ func (f *fakeBackend) semantic(dst []float32) {
 	}
 }
 
-func (f *fakeBackend) Begin(prompt []int, semantic []float32) error {
+// generateSteps runs Generate on the reference frame over a stepper.
+func generateSteps(ctx context.Context, s Stepper, take Take, on Listener) (*Result, error) {
+	b, err := NewStepFrames(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	return Generate(ctx, b, take, on)
+}
+
+func (f *fakeBackend) SamplesPerFrame() int { return 4 }
+
+func (f *fakeBackend) Begin(ctx context.Context, prompt []int, semantic []float32) error {
 	f.row = len(prompt)
 	if err := f.call(fmt.Sprintf("begin %d", len(prompt))); err != nil {
 		return err
@@ -196,7 +207,7 @@ func TestGenerateFinishReasons(t *testing.T) {
 			take := defaultTake
 			take.MaxFrames = c.maxFrames
 			var r recorded
-			res, err := Generate(context.Background(), b, take, r.listener())
+			res, err := generateSteps(context.Background(), b, take, r.listener())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +266,7 @@ func TestGenerateCancelEndsAtTheNextFrameAndKeepsAudio(t *testing.T) {
 				cancel()
 			}
 		}
-		res, err := Generate(ctx, b, defaultTake, l)
+		res, err := generateSteps(ctx, b, defaultTake, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +293,7 @@ func TestGenerateCancelEndsAtTheNextFrameAndKeepsAudio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	b := newFake(-1)
-	res, err := Generate(ctx, b, defaultTake, Listener{})
+	res, err := generateSteps(ctx, b, defaultTake, Listener{})
 	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 || len(b.calls) != 0 {
 		t.Fatalf("cancelled before start: %v %+v, calls %v", err, res, b.calls)
 	}
@@ -296,7 +307,7 @@ func TestGenerateDrawsOneCounterPerFrameAndCodebook(t *testing.T) {
 	take := defaultTake
 	take.MaxFrames = 12
 	take.Sampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
-	res, err := Generate(context.Background(), b, take, Listener{})
+	res, err := generateSteps(context.Background(), b, take, Listener{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +323,7 @@ func TestGenerateDrawsOneCounterPerFrameAndCodebook(t *testing.T) {
 			}
 		}
 	}
-	again, err := Generate(context.Background(), &fakeBackend{entries: b.entries, eosAt: -1, nanAt: -1, flat: true}, take, Listener{})
+	again, err := generateSteps(context.Background(), &fakeBackend{entries: b.entries, eosAt: -1, nanAt: -1, flat: true}, take, Listener{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +331,7 @@ func TestGenerateDrawsOneCounterPerFrameAndCodebook(t *testing.T) {
 		t.Fatal("the same seed gave different codes")
 	}
 	take.Seed++
-	other, err := Generate(context.Background(), &fakeBackend{entries: b.entries, eosAt: -1, nanAt: -1, flat: true}, take, Listener{})
+	other, err := generateSteps(context.Background(), &fakeBackend{entries: b.entries, eosAt: -1, nanAt: -1, flat: true}, take, Listener{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,13 +344,13 @@ func TestGenerateErrors(t *testing.T) {
 	for _, stage := range []string{"begin", "shared", "residual", "advance", "decode"} {
 		b := newFake(-1)
 		b.failOn = stage
-		if _, err := Generate(context.Background(), b, defaultTake, Listener{}); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		if _, err := generateSteps(context.Background(), b, defaultTake, Listener{}); err == nil || !strings.Contains(err.Error(), "injected failure") {
 			t.Errorf("failure in %s: error %v", stage, err)
 		}
 	}
 	b := newFake(-1)
 	b.nanAt = 2
-	_, err := Generate(context.Background(), b, defaultTake, Listener{})
+	_, err := generateSteps(context.Background(), b, defaultTake, Listener{})
 	if err == nil || !strings.Contains(err.Error(), "frame 2 codebook 1") || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("NaN logits: error %v", err)
 	}
@@ -350,7 +361,7 @@ func TestGenerateErrors(t *testing.T) {
 		{Prompt: []int{1}, Sampling: defaultTake.Sampling, MaxFrames: 5, Chunks: ChunkPolicy{First: 0, Growth: 1, Max: 1}},
 	} {
 		b := newFake(-1)
-		if _, err := Generate(context.Background(), b, bad, Listener{}); err == nil {
+		if _, err := generateSteps(context.Background(), b, bad, Listener{}); err == nil {
 			t.Errorf("take %+v accepted", bad)
 		} else if len(b.calls) != 0 {
 			t.Errorf("take %+v: backend called before validation: %v", bad, b.calls)
@@ -364,7 +375,7 @@ func TestGenerateStageTimes(t *testing.T) {
 	b := newFake(3)
 	b.sleep = time.Millisecond
 	var logits int
-	res, err := Generate(context.Background(), b, defaultTake, Listener{Logits: func(frame, cb int, l []float32) { logits++ }})
+	res, err := generateSteps(context.Background(), b, defaultTake, Listener{Logits: func(frame, cb int, l []float32) { logits++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,13 +422,13 @@ func (l lazyBackend) TowerResidual(j, prev int, logits []float32) error {
 }
 
 func TestGenerateCatchesUnwrittenLogits(t *testing.T) {
-	_, err := Generate(context.Background(), lazyBackend{newFake(-1)}, defaultTake, Listener{})
+	_, err := generateSteps(context.Background(), lazyBackend{newFake(-1)}, defaultTake, Listener{})
 	if err == nil || !strings.Contains(err.Error(), "frame 0 codebook 2") {
 		t.Fatalf("error %v", err)
 	}
 	var b partialBackend
 	b.fakeBackend = newFake(-1)
-	if _, err := Generate(context.Background(), b, defaultTake, Listener{}); err == nil || !strings.Contains(err.Error(), "frame 0 codebook 0") {
+	if _, err := generateSteps(context.Background(), b, defaultTake, Listener{}); err == nil || !strings.Contains(err.Error(), "frame 0 codebook 0") {
 		t.Fatalf("semantic logits left unwritten: error %v", err)
 	}
 }
@@ -425,6 +436,6 @@ func TestGenerateCatchesUnwrittenLogits(t *testing.T) {
 // partialBackend writes all but the last semantic logit.
 type partialBackend struct{ *fakeBackend }
 
-func (p partialBackend) Begin(prompt []int, semantic []float32) error {
-	return p.fakeBackend.Begin(prompt, semantic[:len(semantic)-1])
+func (p partialBackend) Begin(ctx context.Context, prompt []int, semantic []float32) error {
+	return p.fakeBackend.Begin(ctx, prompt, semantic[:len(semantic)-1])
 }

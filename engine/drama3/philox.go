@@ -51,5 +51,8 @@ func DrawCounter(frame, codebook int) [4]uint32 {
 // is representable), so any implementation gets the same value bit for bit.
 func Uniform(seed uint64, frame, codebook int) float64 {
 	w := Philox4x32x10(DrawCounter(frame, codebook), DrawKey(seed))
-	return float64(w[0]) * 0x1p-32
+	return uniformOf(w[0])
 }
+
+// uniformOf maps a 32-bit word to [0, 1): word · 2^-32.
+func uniformOf(word uint32) float64 { return float64(word) * 0x1p-32 }

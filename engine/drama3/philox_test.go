@@ -57,8 +57,16 @@ func TestUniformIsTheDocumentedFunctionOfSeedFrameCodebook(t *testing.T) {
 	}
 }
 
+// Uniform is word 0 of the block scaled by 2^-32, so even the largest word
+// stays below 1: checked on the conversion Uniform uses and on draws.
 func TestUniformLargestWordStaysBelowOne(t *testing.T) {
-	if u := float64(uint32(0xffffffff)) * 0x1p-32; u >= 1 {
+	if u := uniformOf(0xffffffff); u >= 1 {
 		t.Fatalf("largest word maps to %v", u)
+	}
+	for f := 0; f < 100; f++ {
+		w := Philox4x32x10(DrawCounter(f, 1), DrawKey(99))
+		if got, want := Uniform(99, f, 1), uniformOf(w[0]); got != want || got >= 1 {
+			t.Fatalf("Uniform(99, %d, 1) = %v, want %v from word %08x", f, got, want, w[0])
+		}
 	}
 }

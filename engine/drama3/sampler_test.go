@@ -256,23 +256,41 @@ func TestSampleWithEqualsPlainDefinition(t *testing.T) {
 	}
 }
 
+// FuzzSampleWith checks SampleWith against referenceSample (a full sort in
+// float64, written plainly above) on any logits and settings: an error
+// exactly when a logit is not finite or there are none, else the same index.
 func FuzzSampleWith(f *testing.F) {
 	f.Add([]byte{0, 0, 128, 63, 0, 0, 0, 64}, float32(1), float32(0.9), 30, 0.5)
+	f.Add([]byte{0, 0, 128, 63, 0, 0, 128, 63, 0, 0, 0, 64}, float32(0.5), float32(1), 0, 0.99)
+	f.Add([]byte{0, 0, 128, 127, 0, 0, 0, 64}, float32(1), float32(0.9), 1, 0.1) // +Inf
 	f.Fuzz(func(t *testing.T, raw []byte, temp, topP float32, topK int, u float64) {
+		if math.IsNaN(u) || math.IsInf(u, 0) {
+			return
+		}
+		u = math.Abs(math.Mod(u, 1))
 		logits := make([]float32, len(raw)/4)
+		finite := len(logits) > 0
 		for i := range logits {
 			logits[i] = math.Float32frombits(uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24)
+			finite = finite && !math.IsNaN(float64(logits[i])) && !math.IsInf(float64(logits[i]), 0)
 		}
-		s, err := NewSampler(Sampling{temp, topP, topK}, 0)
+		set := Sampling{temp, topP, topK}
+		s, err := NewSampler(set, 0)
 		if err != nil {
 			return
 		}
 		got, err := s.SampleWith(logits, u)
-		if err != nil {
+		if !finite {
+			if err == nil {
+				t.Fatalf("logits %v: index %d, want an error", logits, got)
+			}
 			return
 		}
-		if got < 0 || got >= len(logits) {
-			t.Fatalf("index %d of %d logits", got, len(logits))
+		if err != nil {
+			t.Fatalf("finite logits %v: %v", logits, err)
+		}
+		if want := referenceSample(logits, set, u); got != want {
+			t.Fatalf("logits %v, %+v, u %v: index %d, reference %d", logits, set, u, got, want)
 		}
 	})
 }

@@ -101,9 +101,9 @@ func WriteTiny(dir string, opts TinyOptions) error {
 		name string
 		data []byte
 	}{
-		{"tokenizer.json", tokJSON},
-		{"codec.pth", demo.CodecPTH},
-		{"config.json", cfgJSON}, // last: a directory with a config is complete
+		{TokenizerFile, tokJSON},
+		{CodecFile, demo.CodecPTH},
+		{ConfigFile, cfgJSON}, // last: a directory with a config is complete
 	} {
 		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return err

@@ -165,14 +165,14 @@ func TestWriteTiny(t *testing.T) {
 				}
 			}
 		}
-		// The expert reader gives the same matrices as the per-tensor one.
-		gate, _, down, err := w.ExpertFloat32(3)
+		// The float32 tree gives the same matrices as the per-tensor reader.
+		m, err := w.Float32Model()
 		if err != nil {
 			t.Fatal(err)
 		}
 		d7, _ := w.Float32(w.Layers[3].MoE.Experts[7].Down)
-		if len(gate) != 8 || !slices.Equal(down[7], d7) {
-			t.Error("ExpertFloat32 disagrees with Float32")
+		if len(m.Layers[3].MoE.Experts) != 8 || !slices.Equal(ExpertSlices(&m.Layers[3].MoE, 7, &w.Config.Text).Down, d7) {
+			t.Error("the float32 tree disagrees with Float32")
 		}
 	})
 }
@@ -208,26 +208,37 @@ func TestTinyOddFusedLoads(t *testing.T) {
 	}
 	defer ck.Close()
 	w := ck.Weights
-	if !w.Layers[0].MoE.Fused() || w.LMHead == w.Embed || w.LMHead.Name != "lm_head.weight" {
-		t.Fatalf("fused %v, LM head %s", w.Layers[0].MoE.Fused(), w.LMHead.Name)
+	if !w.Layers[0].MoE.Fused || w.LMHead == w.Embed || w.LMHead.Name != "lm_head.weight" {
+		t.Fatalf("fused %v, LM head %s", w.Layers[0].MoE.Fused, w.LMHead.Name)
 	}
 	if w.SemanticHead == nil || !slices.Equal(w.SemanticHead.Shape, []int{4097, 136}) || len(ck.Report.Unplaced) != 0 {
 		t.Fatalf("semantic head %+v, unplaced %v", w.SemanticHead, ck.Report.Unplaced)
 	}
-	gate, up, down, err := w.ExpertFloat32(1)
+	m, err := w.Float32Model()
 	if err != nil {
 		t.Fatal(err)
 	}
+	size := func(v []float32) int { return len(v) }
+	if err := CheckBackbone(&w.Config.Text, &m.Backbone, size); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckTower(&w.Config.Audio, 136, &m.Tower, size); err != nil {
+		t.Fatal(err)
+	}
+	if &m.LMHead[0] == &m.Embed[0] || &m.Tower.Embeddings[0][0] == &m.Embed[0] {
+		t.Fatal("untied LM head or codebook table shares the embedding's storage")
+	}
+	ex := func(e int) Expert[[]float32] { return ExpertSlices(&m.Layers[1].MoE, e, &w.Config.Text) }
 	H, I := 136, 40
-	if len(gate) != 6 || len(up[5]) != I*H || len(down[5]) != H*I {
-		t.Fatalf("experts %d, sizes %d %d", len(gate), len(up[5]), len(down[5]))
+	if len(ex(5).Up) != I*H || len(ex(5).Down) != H*I {
+		t.Fatalf("expert sizes %d %d", len(ex(5).Up), len(ex(5).Down))
 	}
 	// Gate rows come first in gate_up: expert 0's gate is the first I rows.
 	all, err := w.Float32(w.Layers[1].MoE.GateUp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(gate[0], all[:I*H]) || !slices.Equal(up[0], all[I*H:2*I*H]) || !slices.Equal(gate[1], all[2*I*H:3*I*H]) {
+	if !slices.Equal(ex(0).Gate, all[:I*H]) || !slices.Equal(ex(0).Up, all[I*H:2*I*H]) || !slices.Equal(ex(1).Gate, all[2*I*H:3*I*H]) {
 		t.Error("fused gate/up split is not gate rows then up rows per expert")
 	}
 
@@ -239,8 +250,8 @@ func TestTinyOddFusedLoads(t *testing.T) {
 		{w.Layers[0].InputNorm, 0.05, 0},
 		{w.Layers[0].Linear.Norm, 1, 1},
 		{w.Layers[3].Full.OProj, 1 / math.Sqrt(72), 0},
-		{w.TowerResid[4].OutNorm, 1, 1},
-		{w.TowerResid[4].Head, 1 / math.Sqrt(136), 0},
+		{w.Tower.Residual[4].OutNorm, 1, 1},
+		{w.Tower.Residual[4].Head, 1 / math.Sqrt(136), 0},
 		{w.SemanticHead, 1 / math.Sqrt(136), 0},
 	}
 	for _, c := range cases {

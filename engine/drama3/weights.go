@@ -11,10 +11,11 @@ import (
 )
 
 // This file is the weight map: the one table that says which checkpoint
-// tensor is which model weight (table below, in bindTable), the Weights tree
-// the backends bind from, and the checks of every tensor against the
-// geometry. Fields are handles (Param) on the stored tensors, not their data:
-// the loaders stream the bytes later through Weights.Read.
+// tensor is which model weight (table), the Model tree generic over the
+// tensor handle, binding it from the stored tensors (Bind), and mapping it to
+// a backend's handles (Map). Bound fields are handles (Param) on the stored
+// tensors, not their data: the loaders stream the bytes later through
+// Weights.Read.
 
 // Param is a handle on one stored tensor: what and where it is.
 type Param struct {
@@ -41,103 +42,122 @@ type TensorReader interface {
 	ReadTensor(name string) (*checkpoint.Tensor, error)
 }
 
-// Weights is every weight of a Drama 3 checkpoint, bound by name.
+// Weights is a Drama 3 checkpoint's weight map bound over its stored
+// tensors: the Model tree with a handle on each tensor, and the reader that
+// streams their bytes.
 type Weights struct {
 	Config         *Config
 	BackbonePrefix string // e.g. "model.language_model."
 	AudioPrefix    string // prefix of audio_decoder_mtp*, codebook_embeddings, semantic_head
-
-	Embed     *Param // embed_tokens [vocab, hidden]
-	LMHead    *Param // lm_head [vocab, hidden]; the Embed handle when tie_word_embeddings
-	FinalNorm *Param // norm [hidden], zero-centred
-	Layers    []Layer
-
-	// Codebook embeddings, one table per codebook: [entries_i, hidden]. They
-	// give the feedback row and the tower's code embeddings E.
-	CodebookEmbeddings []*Param
-	// SemanticHead [semantic entries + 1, hidden]: logits of codes 0..4095
-	// then end-of-speech. nil: use the LM head rows of <|semantic:N|> and <|im_end|>.
-	SemanticHead *Param
-	TowerShared  []TowerLayer // 4: embed codebook 0
-	TowerResid   []TowerLayer // 9: layer j-1 embeds codebook j-1, its Head gives codebook j
+	Model[*Param]
 
 	reader TensorReader
 }
 
-// Layer is one backbone layer: a mixer (Linear or Full is set) and its MoE.
-type Layer struct {
+// Model is every weight of the model, one T per tensor: *Param handles as
+// bound from the checkpoint (Weights), float32 slices on the CPU, device
+// pointers on a GPU. Map turns one into another; the table below fixes each
+// tensor's name, shape and the config keys that give it.
+type Model[T any] struct {
+	Backbone[T]
+	// SemanticHead [semantic entries + 1, hidden]: logits of codes 0..4095
+	// then end of speech. Zero (nil handle): the LM head rows of
+	// <|semantic:N|> and <|im_end|> serve (heads.go).
+	SemanticHead T
+	Tower        Tower[T]
+}
+
+// Backbone is the Qwen3.5-MoE hybrid's weights.
+type Backbone[T any] struct {
+	Embed     T // embed_tokens [vocab, hidden]
+	LMHead    T // lm_head [vocab, hidden]; Embed's value when tie_word_embeddings
+	FinalNorm T // norm [hidden], zero-centred
+	Layers    []Layer[T]
+}
+
+// Tower is the codebook tower and the codebook embeddings it and the
+// feedback row read.
+type Tower[T any] struct {
+	// Embeddings: one table per codebook, [entries_i, hidden].
+	Embeddings []T
+	Shared     []TowerLayer[T] // 4: embed codebook 0
+	Residual   []TowerLayer[T] // 9: layer j-1 embeds codebook j-1, its Head gives codebook j
+}
+
+// Layer is one backbone layer: a mixer (Linear or Full is set, as Kind says)
+// and its MoE.
+type Layer[T any] struct {
 	Kind              LayerType
-	InputNorm         *Param // input_layernorm [hidden], zero-centred
-	PostAttentionNorm *Param // post_attention_layernorm [hidden], zero-centred
-	Linear            *DeltaNet
-	Full              *Attention
-	MoE               MoE
+	InputNorm         T // input_layernorm [hidden], zero-centred
+	PostAttentionNorm T // post_attention_layernorm [hidden], zero-centred
+	Linear            *DeltaNet[T]
+	Full              *Attention[T]
+	MoE               MoE[T]
 }
 
 // DeltaNet is the gated DeltaNet (linear attention) mixer (linear_attn.*).
-type DeltaNet struct {
-	InProjQKV *Param // [2·Hk·dk + Hv·dv, hidden]
-	InProjZ   *Param // [Hv·dv, hidden]
-	InProjB   *Param // [Hv, hidden]
-	InProjA   *Param // [Hv, hidden]
-	Conv1D    *Param // [2·Hk·dk + Hv·dv, 1, K]
-	DtBias    *Param // [Hv]
-	ALog      *Param // [Hv]
-	Norm      *Param // [dv], plain gain
-	OutProj   *Param // [hidden, Hv·dv]
+type DeltaNet[T any] struct {
+	InProjQKV T // [2·Hk·dk + Hv·dv, hidden]
+	InProjZ   T // [Hv·dv, hidden]
+	InProjB   T // [Hv, hidden]
+	InProjA   T // [Hv, hidden]
+	Conv1D    T // [2·Hk·dk + Hv·dv, 1, K]
+	DtBias    T // [Hv]
+	ALog      T // [Hv]
+	Norm      T // [dv], plain gain
+	OutProj   T // [hidden, Hv·dv]
 }
 
 // Attention is the gated softmax attention mixer (self_attn.*).
-type Attention struct {
-	QProj *Param // [heads·2·head_dim, hidden]: per head query then gate
-	KProj *Param // [kv_heads·head_dim, hidden]
-	VProj *Param // [kv_heads·head_dim, hidden]
-	OProj *Param // [hidden, heads·head_dim]
-	QNorm *Param // [head_dim], zero-centred
-	KNorm *Param // [head_dim], zero-centred
+type Attention[T any] struct {
+	QProj T // [heads·2·head_dim, hidden]: per head query then gate
+	KProj T // [kv_heads·head_dim, hidden]
+	VProj T // [kv_heads·head_dim, hidden]
+	OProj T // [hidden, heads·head_dim]
+	QNorm T // [head_dim], zero-centred
+	KNorm T // [head_dim], zero-centred
 }
 
-// MoE is the routed experts and the gated shared expert (mlp.*). Exactly one
-// expert layout is set: Experts (per-expert 2-D tensors) or GateUp/Down
-// (fused 3-D tensors).
-type MoE struct {
-	Router  *Param   // gate [experts, hidden]
-	Experts []Expert // per-expert layout; nil when fused
-	GateUp  *Param   // fused [experts, 2·I, hidden]: gate rows then up rows
-	Down    *Param   // fused [experts, hidden, I]
+// MoE is the routed experts and the gated shared expert (mlp.*). The expert
+// layout is the checkpoint's: per-expert 2-D tensors (Experts) or, when
+// Fused, 3-D tensors (GateUp, Down).
+type MoE[T any] struct {
+	Router  T // gate [experts, hidden]
+	Fused   bool
+	Experts []Expert[T] // per-expert layout; nil when Fused
+	GateUp  T           // fused [experts, 2·I, hidden]: gate rows then up rows
+	Down    T           // fused [experts, hidden, I]
 
-	SharedGate       *Param // shared_expert.gate_proj [Is, hidden]
-	SharedUp         *Param // shared_expert.up_proj [Is, hidden]
-	SharedDown       *Param // shared_expert.down_proj [hidden, Is]
-	SharedExpertGate *Param // shared_expert_gate [1, hidden]
+	SharedGate       T // shared_expert.gate_proj [Is, hidden]
+	SharedUp         T // shared_expert.up_proj [Is, hidden]
+	SharedDown       T // shared_expert.down_proj [hidden, Is]
+	SharedExpertGate T // shared_expert_gate [1, hidden]
 }
 
-// Fused reports whether the experts are stored as fused 3-D tensors.
-func (m *MoE) Fused() bool { return m.GateUp != nil }
-
-// Expert is one routed expert in the per-expert layout.
-type Expert struct {
-	Gate *Param // [I, hidden]
-	Up   *Param // [I, hidden]
-	Down *Param // [hidden, I]
+// Expert is one SwiGLU feed-forward: a routed expert of the per-expert
+// layout (or, for backends, the shared expert or a slice of a fused one).
+type Expert[T any] struct {
+	Gate T // [I, hidden]
+	Up   T // [I, hidden]
+	Down T // [hidden, I]
 }
 
 // TowerLayer is one codebook-tower layer:
 // h_out = OutNorm(Block(EHProj([ENorm(e); HNorm(h_in)]))), Block a pre-norm
 // attention + SwiGLU block. Norms are plain-gain RMSNorms.
-type TowerLayer struct {
-	ENorm         *Param // [dim]
-	HNorm         *Param // [dim]
-	EHProj        *Param // [dim, 2·dim]: input columns are [enorm(e); hnorm(h)]
-	AttentionNorm *Param // [dim]
-	WQKV          *Param // [(n_head + 2·n_local_heads)·head_dim, dim]: q rows, k rows, v rows
-	WO            *Param // [dim, n_head·head_dim]
-	FFNNorm       *Param // [dim]
-	W1            *Param // feed_forward.w1 (gate) [intermediate, dim]
-	W3            *Param // feed_forward.w3 (up) [intermediate, dim]
-	W2            *Param // feed_forward.w2 (down) [dim, intermediate]
-	OutNorm       *Param // [dim]
-	Head          *Param // residual layers only: [codebook size, dim]
+type TowerLayer[T any] struct {
+	ENorm         T // [dim]
+	HNorm         T // [dim]
+	EHProj        T // [dim, 2·dim]: input columns are [enorm(e); hnorm(h)]
+	AttentionNorm T // [dim]
+	WQKV          T // [(n_head + 2·n_local_heads)·head_dim, dim]: q rows, k rows, v rows
+	WO            T // [dim, n_head·head_dim]
+	FFNNorm       T // [dim]
+	W1            T // feed_forward.w1 (gate) [intermediate, dim]
+	W3            T // feed_forward.w3 (up) [intermediate, dim]
+	W2            T // feed_forward.w2 (down) [dim, intermediate]
+	OutNorm       T // [dim]
+	Head          T // residual layers only: [codebook size, dim]
 }
 
 // dtype classes a slot accepts.
@@ -150,10 +170,10 @@ const (
 
 // slot is one row of the weight map: a tensor name relative to a prefix, the
 // field it fills and the shape the geometry demands.
-type slot struct {
+type slot[T any] struct {
 	group    string // "backbone", "audio" or "root": which discovered prefix applies
 	name     string // relative name
-	dst      **Param
+	dst      *T
 	shape    []int
 	keys     string // the config keys that set the shape, for messages
 	class    dtypeClass
@@ -169,20 +189,29 @@ const (
 	lmHeadName     = "lm_head.weight"
 )
 
-// bindTable is THE weight map: every tensor of the model, its name, field,
-// shape and dtype class. Tower, codebook and semantic-head spellings are our
-// assumptions (docs/MODEL.md "Checkpoint layout"); backbone spellings are
-// Qwen3.5-MoE's.
-func (w *Weights) bindTable(fused []bool) []slot {
-	c := w.Config
-	t, a := &c.Text, &c.Audio
+// table is THE weight map: every tensor of the model, its name, field of m,
+// shape and dtype class, in a fixed order. m must have the layout of c
+// (newModel): the mixer of each layer and its expert layout. Tower, codebook
+// and semantic-head spellings are our assumptions (docs/MODEL.md "Checkpoint
+// layout"); backbone spellings are Qwen3.5-MoE's. A tied LM head has no row:
+// it is the embedding's value.
+func table[T any](c *Config, w *Model[T]) []slot[T] {
+	s := backboneTable(&c.Text, &w.Backbone)
+	H := c.Text.HiddenSize
+	s = append(s, slot[T]{group: "audio", name: "semantic_head.weight", dst: &w.SemanticHead,
+		shape: []int{c.Audio.SemanticCodebookSize + 1, H}, keys: "audio_decoder_config.semantic_vocab_size (+1 end), text_config.hidden_size", optional: true})
+	return append(s, towerTable(&c.Audio, H, &w.Tower)...)
+}
+
+// backboneTable is the backbone's part of the table.
+func backboneTable[T any](t *TextConfig, w *Backbone[T]) []slot[T] {
 	H, V := t.HiddenSize, t.VocabSize
-	var s []slot
-	add := func(group, name string, dst **Param, keys string, shape ...int) {
-		s = append(s, slot{group: group, name: name, dst: dst, shape: shape, keys: keys})
+	var s []slot[T]
+	add := func(group, name string, dst *T, keys string, shape ...int) {
+		s = append(s, slot[T]{group: group, name: name, dst: dst, shape: shape, keys: keys})
 	}
-	addExpert := func(name, scale string, dst **Param, keys string, shape ...int) {
-		s = append(s, slot{group: "backbone", name: name, dst: dst, shape: shape, keys: keys, class: expert, scale: scale})
+	addExpert := func(name, scale string, dst *T, keys string, shape ...int) {
+		s = append(s, slot[T]{group: "backbone", name: name, dst: dst, shape: shape, keys: keys, class: expert, scale: scale})
 	}
 
 	add("backbone", "embed_tokens.weight", &w.Embed, "text_config.vocab_size, hidden_size", V, H)
@@ -220,7 +249,7 @@ func (w *Weights) bindTable(fused []bool) []slot {
 		m, q := &L.MoE, p+"mlp."
 		E, I, Is := t.NumExperts, t.MoEIntermediate, t.SharedIntermediate
 		add("backbone", q+"gate.weight", &m.Router, "text_config.num_experts, hidden_size", E, H)
-		if fused[i] {
+		if m.Fused {
 			addExpert(q+"experts.gate_up_proj", q+"experts.gate_up_proj_scale_inv", &m.GateUp, "text_config.num_experts, moe_intermediate_size (×2), hidden_size", E, 2*I, H)
 			addExpert(q+"experts.down_proj", q+"experts.down_proj_scale_inv", &m.Down, "text_config.num_experts, hidden_size, moe_intermediate_size", E, H, I)
 		} else {
@@ -237,18 +266,26 @@ func (w *Weights) bindTable(fused []bool) []slot {
 		add("backbone", q+"shared_expert_gate.weight", &m.SharedExpertGate, "text_config.hidden_size", 1, H)
 	}
 
-	for i := range w.CodebookEmbeddings {
+	return s
+}
+
+// towerTable is the tower's part of the table; hidden is the backbone width
+// (text_config.hidden_size) the codebook embeddings feed.
+func towerTable[T any](a *AudioConfig, H int, w *Tower[T]) []slot[T] {
+	var s []slot[T]
+	add := func(group, name string, dst *T, keys string, shape ...int) {
+		s = append(s, slot[T]{group: group, name: name, dst: dst, shape: shape, keys: keys})
+	}
+	for i := range w.Embeddings {
 		keys := "audio_decoder_config.vocab_size, text_config.hidden_size"
 		if i == 0 {
 			keys = "audio_decoder_config.semantic_vocab_size, text_config.hidden_size"
 		}
-		add("audio", fmt.Sprintf("codebook_embeddings.%d.weight", i), &w.CodebookEmbeddings[i], keys, a.CodebookEntries(i), H)
+		add("audio", fmt.Sprintf("codebook_embeddings.%d.weight", i), &w.Embeddings[i], keys, a.CodebookEntries(i), H)
 	}
-	s = append(s, slot{group: "audio", name: "semantic_head.weight", dst: &w.SemanticHead,
-		shape: []int{a.SemanticCodebookSize + 1, H}, keys: "audio_decoder_config.semantic_vocab_size (+1 end), text_config.hidden_size", optional: true})
 
 	D, hd, I := a.Dim, a.HeadDim, a.IntermediateSize
-	tower := func(p string, L *TowerLayer, head bool) {
+	tower := func(p string, L *TowerLayer[T], head bool) {
 		add("audio", p+"enorm.weight", &L.ENorm, "audio_decoder_config.dim", D)
 		add("audio", p+"hnorm.weight", &L.HNorm, "audio_decoder_config.dim", D)
 		add("audio", p+"eh_proj.weight", &L.EHProj, "audio_decoder_config.dim (×2 inputs)", D, 2*D)
@@ -264,11 +301,11 @@ func (w *Weights) bindTable(fused []bool) []slot {
 			add("audio", p+"head.weight", &L.Head, "audio_decoder_config.vocab_size, dim", a.CodebookSize, D)
 		}
 	}
-	for i := range w.TowerShared {
-		tower(fmt.Sprintf("audio_decoder_mtp_shared.layers.%d.", i), &w.TowerShared[i], false)
+	for i := range w.Shared {
+		tower(fmt.Sprintf("audio_decoder_mtp_shared.layers.%d.", i), &w.Shared[i], false)
 	}
-	for i := range w.TowerResid {
-		tower(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.TowerResid[i], true)
+	for i := range w.Residual {
+		tower(fmt.Sprintf("audio_decoder_mtp.layers.%d.", i), &w.Residual[i], true)
 	}
 	return s
 }
@@ -345,10 +382,10 @@ func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindRep
 			rep.Problems = append(rep.Problems, fmt.Sprintf("text_config.layer_types[%d] = %s but the checkpoint has %slinear_attn.* (a linear-attention layer)", i, kind, lp))
 		}
 	}
-	w.allocate(fused)
+	w.Model = *newModel[*Param](cfg, fused)
 
 	used := make(map[string]bool, len(stored))
-	for _, s := range w.bindTable(fused) {
+	for _, s := range table(cfg, &w.Model) {
 		name := prefix[s.group] + s.name
 		p := byName[name]
 		if p == nil {
@@ -390,26 +427,123 @@ func Bind(cfg *Config, stored []*Param, reader TensorReader) (*Weights, *BindRep
 	return w, rep
 }
 
-// allocate makes the empty tree for w.Config: layers with their mixer, the
-// per-expert slice where a layer is not fused, the codebook and tower slices.
-func (w *Weights) allocate(fused []bool) {
-	t, a := &w.Config.Text, &w.Config.Audio
-	w.Layers = make([]Layer, t.NumLayers)
-	for i := range w.Layers {
-		L := &w.Layers[i]
+// newModel makes the empty tree for cfg: layers with their mixer and
+// expert layout (fused[i]: layer i stores 3-D expert tensors), the codebook
+// and tower slices.
+func newModel[T any](cfg *Config, fused []bool) *Model[T] {
+	t, a := &cfg.Text, &cfg.Audio
+	m := &Model[T]{}
+	m.Layers = make([]Layer[T], t.NumLayers)
+	for i := range m.Layers {
+		L := &m.Layers[i]
 		L.Kind = t.LayerTypes[i]
 		if L.Kind == LinearAttention {
-			L.Linear = &DeltaNet{}
+			L.Linear = &DeltaNet[T]{}
 		} else {
-			L.Full = &Attention{}
+			L.Full = &Attention[T]{}
 		}
+		L.MoE.Fused = fused[i]
 		if !fused[i] {
-			L.MoE.Experts = make([]Expert, t.NumExperts)
+			L.MoE.Experts = make([]Expert[T], t.NumExperts)
 		}
 	}
-	w.CodebookEmbeddings = make([]*Param, a.NumCodebooks)
-	w.TowerShared = make([]TowerLayer, a.SharedLayers)
-	w.TowerResid = make([]TowerLayer, a.ResidualLayers())
+	m.Tower.Embeddings = make([]T, a.NumCodebooks)
+	m.Tower.Shared = make([]TowerLayer[T], a.SharedLayers)
+	m.Tower.Residual = make([]TowerLayer[T], a.ResidualLayers())
+	return m
+}
+
+// layout is m's expert layout per layer, for newModel.
+func (m *Model[T]) layout() []bool {
+	fused := make([]bool, len(m.Layers))
+	for i := range m.Layers {
+		fused[i] = m.Layers[i].MoE.Fused
+	}
+	return fused
+}
+
+// Map makes the tree of another handle type from m, calling f once for each
+// distinct value of m in table order (a tied LM head is the embedding's
+// value, mapped once; an absent optional tensor is T's zero value, which f
+// receives too). name is the tensor's name relative to its prefix. The CPU
+// maps handles to float32 slices, a GPU backend to device pointers.
+func Map[T comparable, U any](cfg *Config, m *Model[T], f func(name string, v T) (U, error)) (*Model[U], error) {
+	if len(m.Layers) != cfg.Text.NumLayers || len(m.Tower.Embeddings) != cfg.Audio.NumCodebooks ||
+		len(m.Tower.Shared) != cfg.Audio.SharedLayers || len(m.Tower.Residual) != cfg.Audio.ResidualLayers() {
+		return nil, fmt.Errorf("weights: tree of %d layers, %d codebooks, %d+%d tower layers does not match the config",
+			len(m.Layers), len(m.Tower.Embeddings), len(m.Tower.Shared), len(m.Tower.Residual))
+	}
+	for i := range m.Layers {
+		if m.Layers[i].Kind != cfg.Text.LayerTypes[i] {
+			return nil, fmt.Errorf("weights: layer %d is %s, text_config.layer_types says %s", i, m.Layers[i].Kind, cfg.Text.LayerTypes[i])
+		}
+	}
+	out := newModel[U](cfg, m.layout())
+	src, dst := table(cfg, m), table(cfg, out)
+	done := make(map[T]U, len(src))
+	for i, s := range src {
+		v := *s.dst
+		u, ok := done[v]
+		if !ok {
+			var err error
+			if u, err = f(s.name, v); err != nil {
+				return nil, err
+			}
+			done[v] = u
+		}
+		*dst[i].dst = u
+	}
+	if cfg.Text.TieWordEmbeddings {
+		out.LMHead = out.Embed
+	}
+	return out, nil
+}
+
+// CheckBackbone checks a backbone tree of any handle type against t: the
+// mixer and expert layout of each layer, and the element count size(v) of
+// every tensor against the table's shape, naming the first mismatch and the
+// config keys that set it. The LM head is not checked: backends take only
+// the rows they need from the bound handle.
+func CheckBackbone[T any](t *TextConfig, b *Backbone[T], size func(v T) int) error {
+	if len(b.Layers) != t.NumLayers || len(t.LayerTypes) != t.NumLayers {
+		return fmt.Errorf("backbone weights: %d layers, text_config.num_hidden_layers is %d with %d layer_types", len(b.Layers), t.NumLayers, len(t.LayerTypes))
+	}
+	for i := range b.Layers {
+		L := &b.Layers[i]
+		if L.Kind != t.LayerTypes[i] || (L.Linear != nil) != (L.Kind == LinearAttention) || (L.Full != nil) == (L.Kind == LinearAttention) {
+			return fmt.Errorf("backbone weights: layer %d: text_config.layer_types[%d] is %s; the tree's mixer does not match", i, i, t.LayerTypes[i])
+		}
+		if !L.MoE.Fused && len(L.MoE.Experts) != t.NumExperts {
+			return fmt.Errorf("backbone weights: layer %d has %d experts, text_config.num_experts is %d", i, len(L.MoE.Experts), t.NumExperts)
+		}
+	}
+	return checkSizes("backbone weights", backboneTable(t, b), size)
+}
+
+// CheckTower is CheckBackbone for the tower and the codebook embeddings;
+// hidden is text_config.hidden_size.
+func CheckTower[T any](a *AudioConfig, hidden int, tw *Tower[T], size func(v T) int) error {
+	if len(tw.Embeddings) != a.NumCodebooks || len(tw.Shared) != a.SharedLayers || len(tw.Residual) != a.ResidualLayers() {
+		return fmt.Errorf("tower weights: %d codebook embeddings, %d shared and %d residual layers; audio_decoder_config needs %d, %d, %d",
+			len(tw.Embeddings), len(tw.Shared), len(tw.Residual), a.NumCodebooks, a.SharedLayers, a.ResidualLayers())
+	}
+	return checkSizes("tower weights", towerTable(a, hidden, tw), size)
+}
+
+func checkSizes[T any](part string, slots []slot[T], size func(v T) int) error {
+	for _, s := range slots {
+		if s.name == lmHeadName {
+			continue
+		}
+		want := 1
+		for _, d := range s.shape {
+			want *= d
+		}
+		if got := size(*s.dst); got != want {
+			return fmt.Errorf("%s: %s has %d elements, want %s = %d from %s", part, strings.TrimSuffix(s.name, ".weight"), got, shapeString(s.shape), want, s.keys)
+		}
+	}
+	return nil
 }
 
 // Expected is one tensor the weight map expects, for writers and estimates.
@@ -434,14 +568,12 @@ func (e Expected) NumElements() int64 {
 // ExpectedTensors lists every tensor of cfg in table order, with the
 // per-expert or the fused expert layout.
 func ExpectedTensors(cfg *Config, fusedExperts bool) []Expected {
-	w := &Weights{Config: cfg}
 	fused := make([]bool, cfg.Text.NumLayers)
 	for i := range fused {
 		fused[i] = fusedExperts
 	}
-	w.allocate(fused)
 	var out []Expected
-	for _, s := range w.bindTable(fused) {
+	for _, s := range table(cfg, newModel[*Param](cfg, fused)) {
 		out = append(out, Expected{Group: s.group, Name: s.name, Shape: s.shape, Expert: s.class == expert, Scale: s.scale, Optional: s.optional})
 	}
 	return out
@@ -488,7 +620,7 @@ func shapeString(s []int) string {
 }
 
 // checkSlot checks dtype and shape of p for slot s; "" when it fits.
-func checkSlot(cfg *Config, s slot, p *Param) string {
+func checkSlot(cfg *Config, s slot[*Param], p *Param) string {
 	isDense := p.DType == checkpoint.BF16 || p.DType == checkpoint.F16 || p.DType == checkpoint.F32
 	switch {
 	case s.class == expert && cfg.Quant.FP8() && p.DType != checkpoint.F8E4M3:
@@ -527,12 +659,8 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // Params lists every bound handle in table order (FP8 scales follow their weight).
 func (w *Weights) Params() []*Param {
-	fused := make([]bool, len(w.Layers))
-	for i := range w.Layers {
-		fused[i] = w.Layers[i].MoE.Fused()
-	}
 	var out []*Param
-	for _, s := range w.bindTable(fused) {
+	for _, s := range table(w.Config, &w.Model) {
 		if p := *s.dst; p != nil {
 			out = append(out, p)
 			if p.Scale != nil {
@@ -604,47 +732,6 @@ func (w *Weights) Float32(p *Param) ([]float32, error) {
 	return out, nil
 }
 
-// ExpertFloat32 reads every routed expert of backbone layer i as float32,
-// whichever layout the checkpoint uses: gate[e] and up[e] are [I, hidden],
-// down[e] is [hidden, I].
-func (w *Weights) ExpertFloat32(i int) (gate, up, down [][]float32, err error) {
-	m := &w.Layers[i].MoE
-	H, I := w.Config.Text.HiddenSize, w.Config.Text.MoEIntermediate
-	if m.Fused() {
-		gu, err := w.Float32(m.GateUp)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		dn, err := w.Float32(m.Down)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		for e := 0; e < w.Config.Text.NumExperts; e++ {
-			base := e * 2 * I * H
-			gate = append(gate, gu[base:base+I*H:base+I*H])
-			up = append(up, gu[base+I*H:base+2*I*H:base+2*I*H])
-			down = append(down, dn[e*H*I:(e+1)*H*I:(e+1)*H*I])
-		}
-		return gate, up, down, nil
-	}
-	for _, x := range m.Experts {
-		g, err := w.Float32(x.Gate)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		u, err := w.Float32(x.Up)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		d, err := w.Float32(x.Down)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		gate, up, down = append(gate, g), append(up, u), append(down, d)
-	}
-	return gate, up, down, nil
-}
-
 // Checkpoint is an opened checkpoint directory: its config, the safetensors
 // headers and the weight map bound over them.
 type Checkpoint struct {
@@ -691,3 +778,30 @@ func Load(dir string) (*Checkpoint, error) {
 
 // Close releases the open shard files.
 func (ck *Checkpoint) Close() error { return ck.Index.Close() }
+
+// ExpertSlices is routed expert e of a layer whose tensors are slices of
+// values (float32 on the CPU), in either layout: fused gate_up holds each
+// expert's I gate rows then its I up rows, fused down one [hidden, I] matrix
+// per expert. The result shares m's storage.
+func ExpertSlices[E any](m *MoE[[]E], e int, t *TextConfig) Expert[[]E] {
+	if !m.Fused {
+		return m.Experts[e]
+	}
+	H, I := t.HiddenSize, t.MoEIntermediate
+	base := e * 2 * I * H
+	return Expert[[]E]{
+		Gate: m.GateUp[base : base+I*H : base+I*H],
+		Up:   m.GateUp[base+I*H : base+2*I*H : base+2*I*H],
+		Down: m.Down[e*H*I : (e+1)*H*I : (e+1)*H*I],
+	}
+}
+
+// Float32Model reads every bound tensor as float32 (Float32), each once.
+func (w *Weights) Float32Model() (*Model[[]float32], error) {
+	return Map(w.Config, &w.Model, func(_ string, p *Param) ([]float32, error) {
+		if p == nil {
+			return nil, nil
+		}
+		return w.Float32(p)
+	})
+}

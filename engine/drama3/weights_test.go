@@ -94,12 +94,12 @@ func TestBindPlacesHandWrittenNames(t *testing.T) {
 		{w.Layers[3].MoE.Experts[5].Down, "model.language_model.layers.3.mlp.experts.5.down_proj.weight", []int{136, 40}},
 		{w.Layers[3].MoE.Experts[5].Down.Scale, "model.language_model.layers.3.mlp.experts.5.down_proj.weight_scale_inv", []int{2, 1}},
 		{w.Layers[0].MoE.SharedExpertGate, "model.language_model.layers.0.mlp.shared_expert_gate.weight", []int{1, 136}},
-		{w.CodebookEmbeddings[0], "codebook_embeddings.0.weight", []int{4096, 136}},
-		{w.CodebookEmbeddings[9], "codebook_embeddings.9.weight", []int{1024, 136}},
-		{w.TowerShared[3].EHProj, "audio_decoder_mtp_shared.layers.3.eh_proj.weight", []int{136, 272}},
-		{w.TowerShared[0].WQKV, "audio_decoder_mtp_shared.layers.0.attention.wqkv.weight", []int{200, 136}},
-		{w.TowerResid[8].Head, "audio_decoder_mtp.layers.8.head.weight", []int{1024, 136}},
-		{w.TowerResid[0].W2, "audio_decoder_mtp.layers.0.feed_forward.w2.weight", []int{136, 88}},
+		{w.Tower.Embeddings[0], "codebook_embeddings.0.weight", []int{4096, 136}},
+		{w.Tower.Embeddings[9], "codebook_embeddings.9.weight", []int{1024, 136}},
+		{w.Tower.Shared[3].EHProj, "audio_decoder_mtp_shared.layers.3.eh_proj.weight", []int{136, 272}},
+		{w.Tower.Shared[0].WQKV, "audio_decoder_mtp_shared.layers.0.attention.wqkv.weight", []int{200, 136}},
+		{w.Tower.Residual[8].Head, "audio_decoder_mtp.layers.8.head.weight", []int{1024, 136}},
+		{w.Tower.Residual[0].W2, "audio_decoder_mtp.layers.0.feed_forward.w2.weight", []int{136, 88}},
 	}
 	for _, c := range cases {
 		if c.p == nil {
@@ -110,11 +110,11 @@ func TestBindPlacesHandWrittenNames(t *testing.T) {
 			t.Errorf("bound %s %v, want %s %v", c.p.Name, c.p.Shape, c.name, c.shape)
 		}
 	}
-	if w.SemanticHead != nil || w.TowerShared[0].Head != nil {
+	if w.SemanticHead != nil || w.Tower.Shared[0].Head != nil {
 		t.Error("optional / absent slots bound")
 	}
-	if len(w.TowerShared) != 4 || len(w.TowerResid) != 9 || len(w.CodebookEmbeddings) != 10 {
-		t.Errorf("tower %d+%d, codebooks %d", len(w.TowerShared), len(w.TowerResid), len(w.CodebookEmbeddings))
+	if len(w.Tower.Shared) != 4 || len(w.Tower.Residual) != 9 || len(w.Tower.Embeddings) != 10 {
+		t.Errorf("tower %d+%d, codebooks %d", len(w.Tower.Shared), len(w.Tower.Residual), len(w.Tower.Embeddings))
 	}
 	if got, want := len(w.Params()), len(stored); got != want {
 		t.Errorf("Params lists %d handles, %d stored", got, want)
@@ -129,7 +129,7 @@ func TestBindFusedExpertsAndTiedHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := w.Layers[1].MoE
-	if !m.Fused() || m.Experts != nil {
+	if !m.Fused || m.Experts != nil {
 		t.Fatal("fused layout not recognised")
 	}
 	if m.GateUp.Name != "model.layers.1.mlp.experts.gate_up_proj" || !slices.Equal(m.GateUp.Shape, []int{8, 320, 64}) ||
@@ -271,5 +271,76 @@ func TestBindHeadsAndQuantContradictions(t *testing.T) {
 	w, rep = Bind(&plain, storedCatalog(&plain, "model.", "", "", false), nil)
 	if rep.Err() != nil || w.Layers[0].MoE.Experts[0].Gate.Scale != nil {
 		t.Errorf("bf16 experts: %v", rep.Err())
+	}
+}
+
+// Map gives every field of the tree its own mapped value, in both expert
+// layouts: mapping handles to their names must give each field the name the
+// table binds there; a tied LM head is the embedding's value, mapped once;
+// an absent optional tensor is mapped from the zero handle.
+func TestMapFollowsTheTable(t *testing.T) {
+	for _, fused := range []bool{false, true} {
+		cfg := testConfig(t, TinyConfig())
+		cfg.Text.TieWordEmbeddings = true
+		w, rep := Bind(cfg, storedCatalog(cfg, "model.", "model.", "", fused), nil)
+		if err := rep.Err(); err != nil {
+			t.Fatal(err)
+		}
+		calls := map[*Param]int{}
+		names, err := Map(cfg, &w.Model, func(rel string, p *Param) (string, error) {
+			calls[p]++
+			if p == nil {
+				return "absent:" + rel, nil
+			}
+			if !strings.HasSuffix(p.Name, rel) {
+				t.Errorf("%s handed over under the name %s", p.Name, rel)
+			}
+			return p.Name, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, n := range calls {
+			if n != 1 {
+				t.Errorf("%v mapped %d times", p, n)
+			}
+		}
+		if names.LMHead != "model.embed_tokens.weight" || names.SemanticHead != "absent:semantic_head.weight" {
+			t.Errorf("LM head %q, semantic head %q", names.LMHead, names.SemanticHead)
+		}
+		if got := names.Tower.Residual[8].Head; got != "model.audio_decoder_mtp.layers.8.head.weight" {
+			t.Errorf("tower residual 8 head %q", got)
+		}
+		if fused {
+			if got := names.Layers[3].MoE.GateUp; got != "model.layers.3.mlp.experts.gate_up_proj" || !names.Layers[3].MoE.Fused {
+				t.Errorf("fused gate_up %q", got)
+			}
+		} else if got := names.Layers[3].MoE.Experts[5].Down; got != "model.layers.3.mlp.experts.5.down_proj.weight" {
+			t.Errorf("expert 5 down %q", got)
+		}
+		if got := names.Layers[0].Linear.InProjQKV; got != "model.layers.0.linear_attn.in_proj_qkv.weight" {
+			t.Errorf("layer 0 in_proj_qkv %q", got)
+		}
+		// Sizes check against the same table: element counts from the names.
+		size := func(n string) int {
+			if p := find(storedCatalog(cfg, "model.", "model.", "", fused), n); p != nil {
+				return int(p.NumElements())
+			}
+			return 0
+		}
+		if err := CheckBackbone(&cfg.Text, &names.Backbone, size); err != nil {
+			t.Error(err)
+		}
+		names.Tower.Shared[1].W2 = "nothing"
+		if err := CheckTower(&cfg.Audio, cfg.Text.HiddenSize, &names.Tower, size); err == nil || !strings.Contains(err.Error(), "audio_decoder_mtp_shared.layers.1.feed_forward.w2") ||
+			!strings.Contains(err.Error(), "audio_decoder_config.dim, intermediate_size") {
+			t.Errorf("wrong tower size: error %v", err)
+		}
+	}
+	cfg := testConfig(t, TinyConfig())
+	m := newModel[*Param](cfg, make([]bool, cfg.Text.NumLayers))
+	m.Layers = m.Layers[1:]
+	if _, err := Map(cfg, m, func(string, *Param) (int, error) { return 0, nil }); err == nil {
+		t.Error("a tree of the wrong layer count mapped")
 	}
 }

@@ -16,7 +16,7 @@ const SelfCommand = "worker"
 // RunWorker is an engine worker's main: it keeps stdout for the protocol
 // (ProtocolOutput) and serves engines of backend, opened with open, on stdin
 // and stdout until stdin ends.
-func RunWorker(backend string, open func(ctx context.Context, dir string, progress func(done, total int64)) (engine.Engine, error)) error {
+func RunWorker(backend string, open Opener) error {
 	proto, err := ProtocolOutput()
 	if err != nil {
 		return err
@@ -26,17 +26,17 @@ func RunWorker(backend string, open func(ctx context.Context, dir string, progre
 		if req.Backend != backend {
 			return nil, fmt.Errorf("backend %q: this worker serves the %s backend (the cuda backend runs in %s)", req.Backend, backend, WorkerName)
 		}
-		return open(ctx, req.Model, progress)
+		return open(ctx, req, progress)
 	})
 }
 
-// OpenInSelf opens dir with backend in a child process of this program's own
-// binary, started with SelfCommand; closing the engine ends the child. Its
-// takes are the same bytes as in this process: the same engine makes them.
-func OpenInSelf(ctx context.Context, dir, backend string, progress func(done, total int64)) (engine.Engine, error) {
+// OpenInSelf loads req in a child process of this program's own binary,
+// started with SelfCommand; closing the engine ends the child. Its takes are
+// the same bytes as in this process: the same engine makes them.
+func OpenInSelf(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program to start its engine worker: %w", err)
 	}
-	return OpenIsolated(ctx, exe, Options{Args: []string{SelfCommand}}, LoadRequest{Model: dir, Backend: backend}, progress)
+	return OpenIsolated(ctx, exe, Options{Args: []string{SelfCommand}}, req, progress)
 }

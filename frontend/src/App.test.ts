@@ -87,7 +87,7 @@ function noModelService() {
     chooseModelDir: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     findModels: vi.fn(async () => []),
     inspectModel: vi.fn(async () => refuse('no such directory')),
-    makeDemoModel: vi.fn(async () => refuse('no demo directory')),
+    makeDemoModel: vi.fn(async (): Promise<string> => refuse('no demo directory')),
     loadStatus: vi.fn(async () => ({ dir: '', read: 0, total: 0, done: false })),
     countTokens: vi.fn(async () => refuse('no model loaded')),
     play: vi.fn(async () => refuse('no take')),

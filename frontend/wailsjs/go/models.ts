@@ -137,6 +137,8 @@ export namespace app {
 	    memory_needed: number;
 	    memory_basis: string;
 	    context: number;
+	    gpu_bytes: number;
+	    gpu_note: string;
 	    problems: string[];
 	    error: string;
 	
@@ -158,6 +160,8 @@ export namespace app {
 	        this.memory_needed = source["memory_needed"];
 	        this.memory_basis = source["memory_basis"];
 	        this.context = source["context"];
+	        this.gpu_bytes = source["gpu_bytes"];
+	        this.gpu_note = source["gpu_note"];
 	        this.problems = source["problems"];
 	        this.error = source["error"];
 	    }
@@ -729,6 +733,7 @@ export namespace engine {
 	export class Info {
 	    model: string;
 	    backend: string;
+	    backend_reason?: string;
 	    demo: boolean;
 	    sample_rate: number;
 	    samples_per_frame: number;
@@ -744,6 +749,7 @@ export namespace engine {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.model = source["model"];
 	        this.backend = source["backend"];
+	        this.backend_reason = source["backend_reason"];
 	        this.demo = source["demo"];
 	        this.sample_rate = source["sample_rate"];
 	        this.samples_per_frame = source["samples_per_frame"];
@@ -757,6 +763,8 @@ export namespace engine {
 	    used: number;
 	    peak: number;
 	    cap: number;
+	    total?: number;
+	    pinned?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -768,6 +776,8 @@ export namespace engine {
 	        this.used = source["used"];
 	        this.peak = source["peak"];
 	        this.cap = source["cap"];
+	        this.total = source["total"];
+	        this.pinned = source["pinned"];
 	    }
 	}
 	export class Sampling {

@@ -1,0 +1,233 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"proscenium/engine/audio"
+	"proscenium/engine/cpu"
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+	"proscenium/engine/tokenizer"
+)
+
+// `proscenium-gpu bench-take` measures whole takes on the CUDA frame
+// backend through the take loop (drama3.Generate), as the studio runs them:
+// with --synthetic full, random weights made on the device at the full
+// geometry and a random codec at the S2 codec's geometry (no file); with
+// --model DIR, a checkpoint loaded from disk (load time and GB/s).
+
+func init() {
+	registerTool(tool{name: "bench-take", summary: "whole takes on the GPU: load, prefill, time to first audio, per-stage ms per frame, real-time factor, peak memory", run: benchTake})
+}
+
+// takeBench is bench-take's figures.
+type takeBench struct {
+	Device         string             `json:"device"`
+	Kernels        string             `json:"kernels"`
+	Pipeline       bool               `json:"pipeline"`
+	Model          string             `json:"model"`
+	LoadSeconds    float64            `json:"load_s"`
+	LoadGBs        float64            `json:"load_gb_per_s,omitempty"` // stored bytes / load time (checkpoints only)
+	StoredBytes    int64              `json:"stored_bytes,omitempty"`
+	PromptTokens   int                `json:"prompt_tokens"`
+	Takes          int                `json:"takes"`
+	Frames         int                `json:"frames"` // per take (the last take's)
+	Finish         string             `json:"finish"`
+	PrefillMs      float64            `json:"prefill_ms"`
+	FirstAudioMs   float64            `json:"time_to_first_audio_ms"`
+	StageMsFrame   map[string]float64 `json:"stage_ms_per_frame"` // frame (graph and copy back; pipelined: the wait for it) and codec, per frame made
+	BackboneStepMs float64            `json:"backbone_step_ms"`   // the backbone's step graph alone
+	TowerFrameMs   float64            `json:"tower_frame_ms"`     // frame − backbone step: tower, heads, draws, feedback row (not pipelined)
+	ElapsedMs      float64            `json:"elapsed_ms"`
+	AudioSeconds   float64            `json:"audio_s"`
+	RTF            float64            `json:"real_time_factor"`
+	DeviceBytes    int64              `json:"device_bytes"`
+	PeakBytes      int64              `json:"device_peak_bytes"`
+	PinnedBytes    int64              `json:"pinned_bytes"`
+}
+
+func benchTake(args []string) error {
+	fs := flag.NewFlagSet("bench-take", flag.ContinueOnError)
+	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry, made on the device")
+	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
+	promptLen := fs.Int("prompt", 60, "prompt tokens (synthetic: random ids)")
+	frames := fs.Int("frames", 200, "frames per take at most")
+	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
+	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if (*synthetic == "") == (*model == "") {
+		return fmt.Errorf("give --synthetic full or --model DIR")
+	}
+	if *synthetic != "" && *synthetic != "full" {
+		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
+	}
+	if *promptLen < 2 || *frames < 1 || *takes < 1 {
+		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
+	}
+	dev, err := cuda.Open(*ordinal, *memCap, 1<<30)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
+	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline}
+	var f *cuda.Frames
+	var prompt []int
+	start := time.Now()
+	if *synthetic == "full" {
+		res.Model = "synthetic full"
+		cfg, err := drama3.ParseConfig(fullGeometry)
+		if err != nil {
+			return err
+		}
+		bb, err := cuda.SyntheticBackbone(dev, cfg, opt.Capacity, 1)
+		if err != nil {
+			return err
+		}
+		ref, err := cpu.LoadCodec(cpu.CodecRandomTensors(1, 1024, 1536, 8), drama3.CodecOptions{})
+		if err != nil {
+			bb.Close()
+			return err
+		}
+		codec, err := cuda.NewCodec(dev, ref)
+		if err != nil {
+			bb.Close()
+			return err
+		}
+		// Random weights have no tokenizer: the semantic codes' rows are the
+		// first ids, end of speech the next.
+		ids := make([]int, cfg.Audio.SemanticCodebookSize)
+		for i := range ids {
+			ids[i] = 1000 + i
+		}
+		if f, err = cuda.NewFrames(dev, bb, codec, ids, 1000+len(ids), opt); err != nil {
+			return err
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		for range *promptLen {
+			prompt = append(prompt, r.IntN(cfg.Text.VocabSize))
+		}
+	} else {
+		res.Model = *model
+		tok, err := tokenizer.LoadFile(*model + "/" + drama3.TokenizerFile)
+		if err != nil {
+			return err
+		}
+		var total int64
+		if f, _, err = cuda.LoadFrames(dev, *model, tok, opt, func(done, t int64) { total = t }); err != nil {
+			return err
+		}
+		res.StoredBytes = total
+		pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
+		if err != nil {
+			return err
+		}
+		text := "This sentence is the benchmark's prompt; it is about sixty tokens long once the prompt around it is built, which is what a short line in the studio costs."
+		if prompt, err = pb.DefaultVoice(text); err != nil {
+			return err
+		}
+	}
+	defer f.Close()
+	if err := dev.Sync(); err != nil {
+		return err
+	}
+	res.LoadSeconds = time.Since(start).Seconds()
+	if res.StoredBytes > 0 {
+		res.LoadGBs = float64(res.StoredBytes) / 1e9 / res.LoadSeconds
+	}
+	res.PromptTokens = len(prompt)
+
+	var last *drama3.Result
+	for i := 0; i < *takes; i++ {
+		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
+			Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
+		if err != nil {
+			return fmt.Errorf("take %d: %w", i+1, err)
+		}
+		last = r
+	}
+	n := len(last.Codes)
+	res.Frames, res.Finish = n, last.Reason
+	res.PrefillMs = ms(last.Stages[drama3.StagePrefill])
+	res.FirstAudioMs = ms(last.TimeToFirstAudio)
+	res.ElapsedMs = ms(last.Elapsed)
+	for k, v := range last.Stages {
+		if k != drama3.StagePrefill && n > 0 {
+			res.StageMsFrame[k] = ms(v) / float64(n)
+		}
+	}
+	res.AudioSeconds = float64(n*f.SamplesPerFrame()) / audio.SampleRate
+	if res.AudioSeconds > 0 {
+		res.RTF = res.ElapsedMs / 1000 / res.AudioSeconds
+	}
+	ps := dev.Pool.Stats(cuda.DeviceMem)
+	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
+	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used
+	// The backbone's step graph alone, after a fresh prefill.
+	bb := f.Backbone()
+	if err := bb.Reset(); err != nil {
+		return err
+	}
+	rows := make([]cuda.BackboneRow, len(prompt))
+	for i, id := range prompt {
+		rows[i].Token = id
+	}
+	if _, err := bb.Prefill(rows); err != nil {
+		return err
+	}
+	if _, err := bb.Step(cuda.BackboneRow{Token: prompt[0]}); err != nil { // captures the step graph
+		return err
+	}
+	if res.BackboneStepMs, err = bb.TimeSteps(min(100, opt.Capacity-len(prompt)-2)); err != nil {
+		return err
+	}
+	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
+		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
+	}
+
+	if *asJSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(b))
+		return nil
+	}
+	fmt.Printf("device            %s (kernels %s), pipeline %v\n", res.Device, res.Kernels, res.Pipeline)
+	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
+	if res.LoadGBs > 0 {
+		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)
+	}
+	fmt.Println()
+	fmt.Printf("prompt            %d tokens, prefill %.2f ms\n", res.PromptTokens, res.PrefillMs)
+	fmt.Printf("take              %d frames (%s), %.2f s of audio in %.1f ms: real-time factor %.4f\n", res.Frames, res.Finish, res.AudioSeconds, res.ElapsedMs, res.RTF)
+	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
+	keys := make([]string, 0, len(res.StageMsFrame))
+	for k := range res.StageMsFrame {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Printf("  %-15s %.3f ms per frame\n", k, res.StageMsFrame[k])
+	}
+	fmt.Printf("  backbone step   %.3f ms (graph alone)", res.BackboneStepMs)
+	if !res.Pipeline {
+		fmt.Printf("; tower, heads, draws, feedback ≈ %.3f ms", res.TowerFrameMs)
+	}
+	fmt.Println()
+	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func gib(b int64) float64        { return float64(b) / (1 << 30) }

@@ -1,0 +1,290 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+	"proscenium/engine/tokenizer"
+)
+
+// `proscenium-gpu debug-take` runs takes on the CUDA frame backend and the
+// CPU reference side by side (`proscenium debug take --backend cuda` relays
+// it): teacher-forced frames, whose every logits vector is compared with the
+// CPU's, and free-running takes per seed, whose codes are compared, each
+// divergence logged with the logits margin behind it.
+
+func init() {
+	registerTool(tool{name: "debug-take", summary: "CUDA takes against the CPU reference: teacher-forced logits, free-running codes per seed", run: runDebugTake})
+}
+
+// takeReport is debug-take's JSON.
+type takeReport struct {
+	Model        string       `json:"model"`
+	Device       string       `json:"device"`
+	PromptTokens int          `json:"prompt_tokens"`
+	Forced       forcedReport `json:"teacher_forced"`
+	Free         freeReport   `json:"free_running"`
+}
+
+type forcedReport struct {
+	Frames       int     `json:"frames"`
+	Vectors      int     `json:"logits_vectors"`
+	WorstRel     float64 `json:"worst_relative_error"` // max |gpu − cpu| / max |cpu| over a vector
+	WorstFrame   int     `json:"worst_frame"`
+	WorstCB      int     `json:"worst_codebook"`
+	OverTol      int     `json:"vectors_over_tolerance"`
+	Tolerance    float64 `json:"tolerance"`
+	CodesDiffer  int     `json:"forced_codes_differ"` // the GPU must echo the forced codes
+	FramesOnGPU  int     `json:"frames_made_gpu"`
+	FramesOnHost int     `json:"frames_made_cpu"`
+}
+
+type freeReport struct {
+	Seeds     int `json:"seeds"`
+	Frames    int `json:"frames"`
+	Identical int `json:"identical_takes"`
+	// PipelineDiffers counts takes whose codes with the pipeline (each
+	// frame launched ahead, as the engine runs) differ from the same take
+	// frame by frame: it must be 0.
+	PipelineDiffers int          `json:"pipeline_differs"`
+	Divergences     []divergence `json:"divergences"`
+}
+
+type divergence struct {
+	Seed      uint64  `json:"seed"`
+	Frame     int     `json:"frame"`
+	Codebook  int     `json:"codebook"` // −1: one side ended and the other did not
+	CPUCode   int     `json:"cpu_code"`
+	GPUCode   int     `json:"gpu_code"`
+	LogitGap  float64 `json:"cpu_logit_gap"`   // CPU logits: |l[cpu code] − l[gpu code]|
+	LogitsErr float64 `json:"logits_max_diff"` // max |gpu − cpu| over that vector
+}
+
+func runDebugTake(args []string) error {
+	fs := flag.NewFlagSet("debug-take", flag.ContinueOnError)
+	model := fs.String("model", "", "checkpoint directory")
+	text := fs.String("text", "Hello there, this is a take made on the GPU and on the CPU.", "the text of the prompt")
+	forcedFrames := fs.Int("forced-frames", 60, "teacher-forced frames")
+	seeds := fs.Int("seeds", 20, "free-running takes (seeds 1..N)")
+	freeFrames := fs.Int("frames", 40, "frames per free-running take")
+	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
+	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *model == "" {
+		return fmt.Errorf("--model is required")
+	}
+	tok, err := tokenizer.LoadFile(filepath.Join(*model, drama3.TokenizerFile))
+	if err != nil {
+		return err
+	}
+	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
+	if err != nil {
+		return err
+	}
+	prompt, err := pb.DefaultVoice(*text)
+	if err != nil {
+		return err
+	}
+	cb, _, err := cpu.LoadBackend(*model, tok, nil)
+	if err != nil {
+		return err
+	}
+	host, err := drama3.NewStepFrames(cb, nil)
+	if err != nil {
+		return err
+	}
+	dev, err := cuda.Open(0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	gpu, _, err := cuda.LoadFrames(dev, *model, tok, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
+	if err != nil {
+		return err
+	}
+	defer gpu.Close()
+	rep := takeReport{Model: *model, Device: dev.Info.Name, PromptTokens: len(prompt)}
+	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {
+		return fmt.Errorf("teacher-forced: %w", err)
+	}
+	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
+		return fmt.Errorf("free-running: %w", err)
+	}
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if *out != "" {
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Println(string(b))
+	return nil
+}
+
+// logitsLog keeps every logits vector of a take by frame and codebook.
+type logitsLog map[[2]int][]float32
+
+func (l logitsLog) tap(frame, codebook int, logits []float32) {
+	l[[2]int{frame, codebook}] = append([]float32(nil), logits...)
+}
+
+// takeFrames runs up to n frames (forced: codes per frame, or nil) and
+// returns the frames made and whether the take ended.
+func takeFrames(b drama3.FrameBackend, prompt []int, s drama3.Sampling, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
+	if err := b.Begin(context.Background(), prompt, s, seed); err != nil {
+		return nil, false, err
+	}
+	var frames [][]int
+	for f := 0; f < n; f++ {
+		codes := make([]int, len(b.CodebookEntries()))
+		var fc []int
+		if forced != nil {
+			fc = forced[f]
+		}
+		end, err := b.Frame(codes, fc)
+		if err != nil {
+			return frames, false, err
+		}
+		if end {
+			return frames, true, nil
+		}
+		frames = append(frames, codes)
+	}
+	return frames, false, nil
+}
+
+func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n int, tol float64) (forcedReport, error) {
+	entries := host.CodebookEntries()
+	r := rand.New(rand.NewPCG(7, 11))
+	forced := make([][]int, n)
+	for f := range forced {
+		forced[f] = make([]int, len(entries))
+		for c, e := range entries {
+			forced[f][c] = r.IntN(e)
+		}
+	}
+	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	hl, gl := logitsLog{}, logitsLog{}
+	host.TapLogits(hl.tap)
+	gpu.TapLogits(gl.tap)
+	defer host.TapLogits(nil)
+	defer gpu.TapLogits(nil)
+	hf, _, err := takeFrames(host, prompt, s, 1, n, forced)
+	if err != nil {
+		return forcedReport{}, fmt.Errorf("cpu: %w", err)
+	}
+	gf, _, err := takeFrames(gpu, prompt, s, 1, n, forced)
+	if err != nil {
+		return forcedReport{}, fmt.Errorf("gpu: %w", err)
+	}
+	rep := forcedReport{Frames: n, Tolerance: tol, FramesOnGPU: len(gf), FramesOnHost: len(hf), WorstFrame: -1, WorstCB: -1}
+	for f := range gf {
+		for c := range gf[f] {
+			if gf[f][c] != forced[f][c] {
+				rep.CodesDiffer++
+			}
+		}
+	}
+	for key, hv := range hl {
+		gv, ok := gl[key]
+		if !ok || len(gv) != len(hv) {
+			return rep, fmt.Errorf("frame %d codebook %d: the GPU has no logits of that size", key[0], key[1])
+		}
+		rel := relErr(gv, hv)
+		rep.Vectors++
+		if rel > rep.WorstRel || math.IsNaN(rel) {
+			rep.WorstRel, rep.WorstFrame, rep.WorstCB = rel, key[0], key[1]
+		}
+		if !(rel <= tol) {
+			rep.OverTol++
+		}
+	}
+	return rep, nil
+}
+
+// relErr is max |a − b| over max |b|.
+func relErr(a, b []float32) float64 {
+	var diff, scale float64
+	for i := range a {
+		diff = math.Max(diff, math.Abs(float64(a[i])-float64(b[i])))
+		scale = math.Max(scale, math.Abs(float64(b[i])))
+	}
+	if scale == 0 {
+		return diff
+	}
+	return diff / scale
+}
+
+func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
+	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
+	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		gpu.TapLogits(nil)
+		gpu.SetPipeline(true)
+		pf, pEnd, err := takeFrames(gpu, prompt, s, seed, n, nil)
+		gpu.SetPipeline(false)
+		if err != nil {
+			return rep, fmt.Errorf("gpu seed %d, pipelined: %w", seed, err)
+		}
+		hl, gl := logitsLog{}, logitsLog{}
+		host.TapLogits(hl.tap)
+		gpu.TapLogits(gl.tap)
+		hf, hEnd, err := takeFrames(host, prompt, s, seed, n, nil)
+		if err != nil {
+			return rep, fmt.Errorf("cpu seed %d: %w", seed, err)
+		}
+		gf, gEnd, err := takeFrames(gpu, prompt, s, seed, n, nil)
+		if err != nil {
+			return rep, fmt.Errorf("gpu seed %d: %w", seed, err)
+		}
+		if firstDivergence(pf, gf, pEnd, gEnd) != nil {
+			rep.PipelineDiffers++
+		}
+		d := firstDivergence(hf, gf, hEnd, gEnd)
+		if d == nil {
+			rep.Identical++
+			continue
+		}
+		d.Seed = seed
+		if d.Codebook >= 0 {
+			key := [2]int{d.Frame, d.Codebook}
+			if hv, gv := hl[key], gl[key]; hv != nil && len(gv) == len(hv) {
+				d.LogitGap = math.Abs(float64(hv[d.CPUCode]) - float64(hv[d.GPUCode]))
+				for i := range hv {
+					d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(gv[i])-float64(hv[i])))
+				}
+			}
+		}
+		rep.Divergences = append(rep.Divergences, *d)
+	}
+	host.TapLogits(nil)
+	gpu.TapLogits(nil)
+	return rep, nil
+}
+
+// firstDivergence is the first code in which two takes differ (nil: none).
+func firstDivergence(a, b [][]int, aEnd, bEnd bool) *divergence {
+	for f := 0; f < min(len(a), len(b)); f++ {
+		for c := range a[f] {
+			if a[f][c] != b[f][c] {
+				return &divergence{Frame: f, Codebook: c, CPUCode: a[f][c], GPUCode: b[f][c]}
+			}
+		}
+	}
+	if len(a) != len(b) || aEnd != bEnd {
+		return &divergence{Frame: min(len(a), len(b)), Codebook: -1, CPUCode: len(a), GPUCode: len(b)}
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+
+	"proscenium/engine/gpuworker"
+)
+
+// `proscenium bench take --synthetic full | --model DIR [--json]`: whole
+// takes on the GPU through the take loop (load, prefill, time to first
+// audio, per-stage ms per frame, real-time factor, peak memory), run inside
+// the GPU worker (`proscenium-gpu bench-take`, which takes the same flags).
+
+func init() {
+	registerBench(command{name: "take", summary: "whole GPU takes: load, prefill, first audio, ms per frame by stage, real-time factor (--synthetic full | --model DIR, --json)", run: runBenchTake})
+}
+
+func runBenchTake(args []string) error {
+	fs := newFlags("bench take")
+	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry made on the device (no file)")
+	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
+	asJSON := fs.Bool("json", false, "print the figures as JSON")
+	prompt := fs.Int("prompt", 60, "prompt tokens (synthetic)")
+	frames := fs.Int("frames", 200, "frames per take at most")
+	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
+	}
+	if (*synthetic == "") == (*model == "") {
+		return fmt.Errorf("%w: give --synthetic full or --model DIR", errUsage)
+	}
+	if *synthetic != "" && *synthetic != "full" {
+		return fmt.Errorf("%w: --synthetic %q: want full", errUsage, *synthetic)
+	}
+	if *prompt < 2 || *frames < 1 || *takes < 1 {
+		return fmt.Errorf("%w: --prompt %d (at least 2), --frames %d and --takes %d (at least 1)", errUsage, *prompt, *frames, *takes)
+	}
+	fwd := []string{fmt.Sprintf("-prompt=%d", *prompt), fmt.Sprintf("-frames=%d", *frames), fmt.Sprintf("-takes=%d", *takes)}
+	if *synthetic != "" {
+		fwd = append(fwd, "-synthetic", *synthetic)
+	} else {
+		fwd = append(fwd, "-model", *model)
+	}
+	if *asJSON {
+		fwd = append(fwd, "-json")
+	}
+	return runWorkerTool(*worker, "bench-take", fwd)
+}

@@ -1,0 +1,245 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
+)
+
+// The codec's loaded weights as plain data, for other backends (the CUDA
+// codec binds its device weights from these, so the weight map and the
+// geometry live in one place: codec_load.go and the stage loaders). Nothing
+// here is copied: the slices are the reference's own, read-only.
+
+// CodecConvWeights is a causal conv in the reference's evaluation form:
+// y[t][o] = Σ_k Σ_c W[o][k][c]·x[t − (Kernel−1−k)·Dilation][c] + Bias[o],
+// weight norm folded. A transposed conv is given as its equivalent conv at
+// the input rate with stride·out outputs (output channel p·out + o is phase
+// p of channel o).
+type CodecConvWeights struct {
+	In, Out, Kernel, Dilation int
+	W                         []float32 // [Out][Kernel][In]
+	Bias                      []float32 // [Out]
+}
+
+func (c *codecConv) export() CodecConvWeights {
+	return CodecConvWeights{In: c.in, Out: c.out, Kernel: c.kernel, Dilation: c.dilation, W: c.w, Bias: c.bias}
+}
+
+// CodecQuantizerWeights is one codebook and its out_proj.
+type CodecQuantizerWeights struct {
+	Entries  int
+	Codebook []float32 // [Entries][CodebookDim]
+	Proj     CodecConvWeights
+}
+
+// CodecBlockWeights is one post-module transformer layer (Linear weights
+// [out][in]; W1 and W3 [ffn][dim], W2 [dim][ffn]).
+type CodecBlockWeights struct {
+	Dim, Heads, Window, FFN int
+	RopeFreq                []float32 // θ_i, float32 as the reference forms them
+	AttnNorm, FFNNorm       []float32
+	WQKV, WO, W1, W3, W2    []float32
+	GammaAttn, GammaFF      []float32
+}
+
+// CodecConvNeXtWeights is one upsample ConvNeXt block.
+type CodecConvNeXtWeights struct {
+	Ch, Kernel, Hidden int
+	DW, DWBias         []float32 // [Ch][Kernel], [Ch]
+	NormW, NormB       []float32
+	PW1, PW2           CodecConvWeights // kernel-1 convs: Ch→Hidden, Hidden→Ch
+	Gamma              []float32
+}
+
+// CodecStageKind names what a CodecPlanStage computes.
+type CodecStageKind int
+
+const (
+	CodecStageBlock     CodecStageKind = iota // post-module transformer layer (Block)
+	CodecStageRMSNorm                         // post-module final RMSNorm (Norm)
+	CodecStageConv                            // causal conv (Conv), a linear as kernel 1; Tanh after
+	CodecStageTransConv                       // transposed conv (Conv at the input rate, Stride, OutCh)
+	CodecStageConvNeXt                        // ConvNeXt block (ConvNeXt)
+	CodecStageSnake                           // Snake1d (Alpha)
+	CodecStageResidual                        // residual unit: x + Conv2(snake(Conv(snake(x)))) (Alpha, Alpha2)
+)
+
+// CodecPlanStage is one stage after the RVQ sum, in order. Up and History
+// are the stage's rate change and the earlier inputs one output reads.
+type CodecPlanStage struct {
+	Kind          CodecStageKind
+	Label         string // "post", "upsample" or "decoder" (the tap names)
+	Up, History   int
+	Channels      int // output channels
+	Block         *CodecBlockWeights
+	Norm          []float32
+	Conv, Conv2   *CodecConvWeights
+	Tanh          bool
+	Stride, OutCh int
+	ConvNeXt      *CodecConvNeXtWeights
+	Alpha, Alpha2 []float32 // Snake α per channel
+}
+
+// CodecPlan is everything a backend needs to decode like the reference.
+type CodecPlan struct {
+	Geometry drama3.CodecGeometry
+	Semantic CodecQuantizerWeights
+	Residual []CodecQuantizerWeights
+	Stages   []CodecPlanStage
+}
+
+// Plan exports the loaded codec's weights and stage order.
+func (c *Codec) Plan() CodecPlan {
+	q := func(x *codecQuantizer) CodecQuantizerWeights {
+		return CodecQuantizerWeights{Entries: x.size, Codebook: x.codebook, Proj: x.proj.export()}
+	}
+	p := CodecPlan{Geometry: c.Geometry(), Semantic: q(&c.semantic)}
+	for i := range c.residual {
+		p.Residual = append(p.Residual, q(&c.residual[i]))
+	}
+	for _, st := range c.stages {
+		s := CodecPlanStage{Label: st.label(), Up: st.up(), History: st.history(), Channels: st.channels()}
+		switch x := st.(type) {
+		case *codecBlock:
+			s.Kind = CodecStageBlock
+			s.Block = &CodecBlockWeights{Dim: x.dim, Heads: x.heads, Window: x.window, FFN: x.w1.out,
+				RopeFreq: x.ropeFreq, AttnNorm: x.attnNorm, FFNNorm: x.ffnNorm,
+				WQKV: x.wqkv.w, WO: x.wo.w, W1: x.w1.w, W3: x.w3.w, W2: x.w2.w,
+				GammaAttn: x.gammaAttn, GammaFF: x.gammaFF}
+		case *codecRMSNormStage:
+			s.Kind, s.Norm = CodecStageRMSNorm, x.w
+		case codecLinearStage:
+			w := x.codecConv.export()
+			s.Kind, s.Conv = CodecStageConv, &w
+		case *codecConvStage:
+			w := x.conv.export()
+			s.Kind, s.Conv, s.Tanh = CodecStageConv, &w, x.tanh
+		case *codecTransConvStage:
+			w := x.conv.export()
+			s.Kind, s.Conv, s.Stride, s.OutCh = CodecStageTransConv, &w, x.stride, x.out
+		case *codecConvNeXt:
+			s.Kind = CodecStageConvNeXt
+			s.ConvNeXt = &CodecConvNeXtWeights{Ch: x.ch, Kernel: x.dw.kernel, Hidden: x.pw1.out,
+				DW: x.dw.w, DWBias: x.dw.bias, NormW: x.normW, NormB: x.normB,
+				PW1: x.pw1.export(), PW2: x.pw2.export(), Gamma: x.gamma}
+		case codecSnakeStage:
+			s.Kind, s.Alpha = CodecStageSnake, x.alpha
+		case *codecResidualUnit:
+			a, b := x.conv7.export(), x.conv1.export()
+			s.Kind, s.Conv, s.Conv2, s.Alpha, s.Alpha2 = CodecStageResidual, &a, &b, x.snake1.alpha, x.snake2.alpha
+		default:
+			panic(fmt.Sprintf("codec plan: stage %T", st))
+		}
+		p.Stages = append(p.Stages, s)
+	}
+	return p
+}
+
+// CodecRandomTensors builds a codec state dict with the real key names and
+// random weights (seeded): latent width, decoder width and post-module
+// layers as given, the reference's strides (8 8 4 2), codebooks (4096 + 9 ×
+// 1024 entries of 8) and FFN width (3·latent). S2 is latent 1024, decoder
+// 1536, 8 layers. The scales keep every stage's activations of order one
+// and the samples inside tanh's linear range.
+func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.TensorSet {
+	r := rand.New(rand.NewPCG(seed, 7))
+	ts := checkpoint.NewTensorSet()
+	add := func(name string, scale float64, offset float64, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(offset + scale*r.NormFloat64())
+		}
+		if err := ts.Add(checkpoint.Float32Tensor(name, shape, v)); err != nil {
+			panic(err)
+		}
+	}
+	quant := func(p string, size int) {
+		add(p+".codebook.weight", 1, 0, size, 8)
+		add(p+".out_proj.weight_g", 0.1, 1, latent, 1, 1)
+		add(p+".out_proj.weight_v", 1, 0, latent, 8, 1)
+		add(p+".out_proj.bias", 0.01, 0, latent)
+	}
+	quant("quantizer.semantic_quantizer.quantizers.0", 4096)
+	for i := 0; i < 9; i++ {
+		quant(fmt.Sprintf("quantizer.quantizer.quantizers.%d", i), 1024)
+	}
+	for i := 0; i < layers; i++ {
+		p := fmt.Sprintf("quantizer.post_module.layers.%d", i)
+		add(p+".attention.wqkv.weight", 0.02, 0, 3*latent, latent)
+		add(p+".attention.wo.weight", 0.02, 0, latent, latent)
+		add(p+".feed_forward.w1.weight", 0.02, 0, 3*latent, latent)
+		add(p+".feed_forward.w3.weight", 0.02, 0, 3*latent, latent)
+		add(p+".feed_forward.w2.weight", 0.02, 0, latent, 3*latent)
+		add(p+".ffn_norm.weight", 0.1, 1, latent)
+		add(p+".attention_norm.weight", 0.1, 1, latent)
+		add(p+".attention_layer_scale.gamma", 0.01, 0.1, latent)
+		add(p+".ffn_layer_scale.gamma", 0.01, 0.1, latent)
+	}
+	add("quantizer.post_module.norm.weight", 0.1, 1, latent)
+	for i := 0; i < 2; i++ {
+		p := fmt.Sprintf("quantizer.upsample.%d", i)
+		add(p+".0.conv.weight", 0.05, 0, latent, latent, 2)
+		add(p+".0.conv.bias", 0.01, 0, latent)
+		add(p+".1.dwconv.conv.weight", 0.3, 0, latent, 1, 7)
+		add(p+".1.dwconv.conv.bias", 0.01, 0, latent)
+		add(p+".1.norm.weight", 0.1, 1, latent)
+		add(p+".1.norm.bias", 0.01, 0, latent)
+		add(p+".1.pwconv1.weight", 0.03, 0, 4*latent, latent)
+		add(p+".1.pwconv1.bias", 0.01, 0, 4*latent)
+		add(p+".1.pwconv2.weight", 0.02, 0, latent, 4*latent)
+		add(p+".1.pwconv2.bias", 0.01, 0, latent)
+		add(p+".1.gamma", 0.01, 0.1, latent)
+	}
+	// Weight norm fixes each output's weight norm at g: a conv keeps its
+	// input's scale at g ≈ 1. Residual branches at 0.1 and the last conv at
+	// 0.05 keep the decoder's activations of order one and the output inside
+	// tanh's linear range, as a trained codec's (unit gains there grow the
+	// activations to ±200 and saturate tanh, PCM rms 0.99).
+	wnConv := func(p string, out, in, k int, gain float64) {
+		add(p+".conv.parametrizations.weight.original0", 0.1*gain, gain, out, 1, 1)
+		add(p+".conv.parametrizations.weight.original1", 1, 0, out, in, k)
+		add(p+".conv.bias", 0.01, 0, out)
+	}
+	wnConv("decoder.model.0", decDim, latent, 7, 1)
+	ch := decDim
+	for b, stride := range []int{8, 8, 4, 2} {
+		p := fmt.Sprintf("decoder.model.%d.block", b+1)
+		add(p+".0.alpha", 0.1, 1, 1, ch, 1)
+		add(p+".1.conv.parametrizations.weight.original0", 0.1, 1, ch, 1, 1)
+		add(p+".1.conv.parametrizations.weight.original1", 1, 0, ch, ch/2, 2*stride)
+		add(p+".1.conv.bias", 0.01, 0, ch/2)
+		ch /= 2
+		for u := 0; u < 3; u++ {
+			rp := fmt.Sprintf("%s.%d.block", p, 2+u)
+			add(rp+".0.alpha", 0.1, 1, 1, ch, 1)
+			wnConv(rp+".1", ch, ch, 7, 1)
+			add(rp+".2.alpha", 0.1, 1, 1, ch, 1)
+			wnConv(rp+".3", ch, ch, 1, 0.1)
+		}
+	}
+	add("decoder.model.5.alpha", 0.1, 1, 1, ch, 1)
+	wnConv("decoder.model.6", 1, ch, 7, 0.05)
+	return ts
+}
+
+// CodecRandomCodes is frames of random in-range codes (frame-major, 10 per
+// frame: one of 4096 semantic entries, nine of 1024).
+func CodecRandomCodes(seed uint64, frames int) []int32 {
+	r := rand.New(rand.NewPCG(seed, 9))
+	codes := make([]int32, frames*10)
+	for i := range codes {
+		if i%10 == 0 {
+			codes[i] = int32(r.IntN(4096))
+		} else {
+			codes[i] = int32(r.IntN(1024))
+		}
+	}
+	return codes
+}

@@ -1,0 +1,552 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// This file is the CUDA side of the frame contract (drama3.FrameBackend):
+// the whole frame — the feedback row of the last frame through the backbone,
+// the semantic head and its draw, the shared and residual tower layers each
+// with its draw, the next feedback row — is one CUDA graph, captured at the
+// first frame and replayed for every frame of every take; its codes and end
+// flag come back in one copy into pinned host memory. The prompt runs
+// through Backbone.Prefill and Tower.Prefill chunk by chunk (ctx checked
+// between chunks). Decode runs the GPU codec on its own stream, chunk by
+// chunk in order (each chunk costs only its own frames).
+
+// FramesOptions sizes a Frames.
+type FramesOptions struct {
+	// Capacity is the rows a take may reach (prompt + frames) in the
+	// backbone's and the tower's caches; 0: DefaultFramesCapacity.
+	Capacity int
+	// DecodeChunk is the most frames one codec chunk carries; 0: 64.
+	DecodeChunk int
+	// Pipeline launches each frame's graph as soon as the last frame's
+	// codes are read (Frame): not with teacher forcing or a logits tap.
+	Pipeline bool
+	// NoCodec loads no codec (Decode refuses): frame comparisons and
+	// benchmarks of the frame alone.
+	NoCodec bool
+}
+
+func (o FramesOptions) withDefaults() FramesOptions {
+	o.Capacity = framesCapacity(o.Capacity)
+	if o.DecodeChunk == 0 {
+		o.DecodeChunk = 64
+	}
+	return o
+}
+
+// Frames is a FrameBackend on one device: one model's backbone, tower and
+// codec. Calls come from one goroutine.
+type Frames struct {
+	d      *Device
+	bb     *Backbone
+	tower  *Tower
+	extras *TowerExtras
+	codec  *Codec // nil: Decode refuses (benchmarks of the frame alone)
+	opt    FramesOptions
+
+	pinned  *Block // FrameResultBytes: the frame's codes, end flag, errors
+	first   *Graph // frame 0: tower frame on the prompt's last row
+	next    *Graph // later frames: feedback row → backbone step → tower frame
+	entries []int
+	spf     int
+
+	frame    int     // frames made in this take (Frame calls that returned)
+	codes    [][]int // kept frames
+	fault    error   // a device error: the context may be unusable (Fault)
+	forced   bool    // the control block holds forced codes
+	inflight bool    // frame f.frame's graph is launched ahead (Pipeline)
+	begun    bool
+	closed   bool
+
+	stream     *CodecStream
+	streamNext int // the frame the stream decodes next
+
+	tap func(frame, codebook int, logits []float32)
+}
+
+// Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
+// own "frame" time (the graph and its one copy back) is the figure; the
+// backbone step's share is measured apart (Backbone.TimeSteps, bench-take).
+var (
+	_ drama3.FrameBackend = (*Frames)(nil)
+	_ drama3.LogitsTap    = (*Frames)(nil)
+)
+
+// LoadFrames opens the checkpoint directory dir for the GPU: the exact
+// bytes (FramesBytes, plus the codec's) are admitted against the pool's cap
+// and the device's free memory before anything is allocated; the weights
+// stream into one arena (progress: bytes on the device of the total), the
+// tower binds to it, the codec uploads. tok resolves the semantic and
+// end-of-speech tokens. A failure frees everything allocated.
+func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, progress LoadProgress) (*Frames, *drama3.Config, error) {
+	opt = opt.withDefaults()
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ck.Close()
+	cfg := ck.Config
+	ids, err := drama3.SemanticTokenIDs(tok, cfg.Audio.SemanticCodebookSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	end, ok := tok.TokenID(drama3.EndOfSpeechToken)
+	if !ok && ck.Weights.SemanticHead == nil {
+		return nil, nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
+	}
+	var ref *cpu.Codec
+	if !opt.NoCodec {
+		if ref, err = cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{}); err != nil {
+			return nil, nil, err
+		}
+	}
+	layout, err := LayoutWeights(ck.Weights)
+	if err != nil {
+		return nil, nil, err
+	}
+	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref != nil {
+		need += CodecBytes(ref, opt.DecodeChunk)
+	}
+	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
+		return nil, nil, err
+	}
+	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
+	if err != nil {
+		return nil, nil, err
+	}
+	bb, err := NewBackbone(d, w, plan)
+	if err != nil {
+		w.Free(d)
+		return nil, nil, err
+	}
+	var codec *Codec
+	if ref != nil {
+		if codec, err = NewCodec(d, ref); err != nil {
+			bb.Close()
+			return nil, nil, err
+		}
+	}
+	f, err := NewFrames(d, bb, codec, ids, end, opt)
+	if err != nil {
+		return nil, nil, err // NewFrames freed bb and codec
+	}
+	return f, cfg, nil
+}
+
+// CodecBytes bounds the device memory of ref's codec on the GPU: its
+// weights as float32 (the device keeps them in that form or smaller) and a
+// stream's state for chunks of maxChunk frames, estimated from the widest
+// stage. It is an upper bound, for admission.
+func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
+	p := ref.Plan()
+	var weights, widest int64
+	conv := func(c *cpu.CodecConvWeights) {
+		if c != nil {
+			weights += int64(len(c.W)+len(c.Bias)) * 4
+		}
+	}
+	q := func(x cpu.CodecQuantizerWeights) { weights += int64(len(x.Codebook)) * 4; conv(&x.Proj) }
+	q(p.Semantic)
+	for _, r := range p.Residual {
+		q(r)
+	}
+	up := int64(1)
+	for _, s := range p.Stages {
+		conv(s.Conv)
+		conv(s.Conv2)
+		if b := s.Block; b != nil {
+			weights += int64(len(b.WQKV)+len(b.WO)+len(b.W1)+len(b.W2)+len(b.W3)) * 4
+		}
+		if x := s.ConvNeXt; x != nil {
+			weights += int64(len(x.DW)) * 4
+			conv(&x.PW1)
+			conv(&x.PW2)
+		}
+		if s.Up > 0 {
+			up *= int64(s.Up)
+		}
+		widest = max(widest, up*int64(max(s.Channels, 1)))
+	}
+	// Ping-pong float32 buffers, FP16 copies and histories: a few times the
+	// widest stage's rows per chunk.
+	return weights*2 + 8*widest*int64(maxChunk+16)*4 + 64<<20
+}
+
+// NewFrames builds the frame backend over a loaded backbone (its arena holds
+// the tower's and heads' weights too) and codec (nil: no Decode). It owns
+// both from now on (Close frees them), also when it fails.
+func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endToken int, opt FramesOptions) (*Frames, error) {
+	opt = opt.withDefaults()
+	f := &Frames{d: d, bb: bb, codec: codec, opt: opt}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	tw, extras, err := BindTower(d, bb.W, semanticTokens, endToken)
+	if err != nil {
+		return nil, err
+	}
+	f.extras = extras
+	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows)}); err != nil {
+		return nil, err
+	}
+	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {
+		return nil, err
+	}
+	f.entries = append([]int(nil), tw.Geometry.Entries...)
+	if codec != nil {
+		f.spf = codec.Geometry().SamplesPerFrame
+		if n := codec.Geometry().Codebooks(); n != len(f.entries) {
+			return nil, fmt.Errorf("cuda frames: the codec reads %d codebooks, the model makes %d", n, len(f.entries))
+		}
+	}
+	ok = true
+	return f, nil
+}
+
+// CodebookEntries implements drama3.FrameBackend.
+func (f *Frames) CodebookEntries() []int { return f.entries }
+
+// SamplesPerFrame implements drama3.FrameBackend.
+func (f *Frames) SamplesPerFrame() int { return f.spf }
+
+// TapLogits implements drama3.LogitsTap: the logits are read back after
+// each frame (a synchronisation per frame; debugging only).
+func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.tap = tap }
+
+// Backbone and Tower are the parts (benchmarks, drivers).
+func (f *Frames) Backbone() *Backbone { return f.bb }
+func (f *Frames) Tower() *Tower       { return f.tower }
+
+// Begin implements drama3.FrameBackend.
+func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
+	if f.closed {
+		return fmt.Errorf("cuda frames: closed")
+	}
+	f.begun = false
+	if err := f.settle(); err != nil {
+		return err
+	}
+	if len(prompt) == 0 {
+		return fmt.Errorf("cuda frames: empty prompt")
+	}
+	if len(prompt)+1 > f.opt.Capacity {
+		return fmt.Errorf("cuda frames: a prompt of %d tokens leaves no room for frames in a context of %d rows", len(prompt), f.opt.Capacity)
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if err := f.bb.Reset(); err != nil {
+		return err
+	}
+	if err := f.tower.Begin(s, seed); err != nil {
+		return err
+	}
+	if err := f.tower.Force(nil); err != nil {
+		return err
+	}
+	f.forced = false // (Begin zeroed the row counter: the tower's cache refills from row 0)
+	f.frame, f.codes = 0, f.codes[:0]
+	if f.stream != nil {
+		f.stream.Close()
+		f.stream = nil
+	}
+	f.streamNext = 0
+	H := f.bb.Plan.H
+	last := len(prompt) - 1
+	chunk := f.bb.Plan.Chunk
+	for from := 0; from < len(prompt); from += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		to := min(from+chunk, len(prompt))
+		rows := make([]BackboneRow, to-from)
+		for i, id := range prompt[from:to] {
+			rows[i].Token = id
+		}
+		if _, err := f.bb.Prefill(rows); err != nil {
+			return err
+		}
+		text := min(to, last) - from
+		out := f.bb.t(f.bb.Plan.Out)
+		err := f.d.Run(func(q *Queue) error {
+			if text > 0 {
+				if err := f.tower.Prefill(q, out, text); err != nil {
+					return err
+				}
+			}
+			if to == len(prompt) && text > 0 {
+				// The last row starts frame 0: the frame graphs read row 0 of Out.
+				row := int64(text) * int64(H) * 4
+				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(out.addr()+uintptr(row)), int64(H)*4, q.d.stream)
+			}
+			return nil
+		})
+		if err != nil {
+			f.fault = err
+			return err
+		}
+	}
+	// Every later backbone row is an embedding (the feedback row).
+	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
+		return err
+	}
+	if err := f.d.Sync(); err != nil {
+		return err
+	}
+	f.begun = true
+	return nil
+}
+
+// Frame implements drama3.FrameBackend. With Pipeline on, the next frame's
+// graph is launched as soon as this frame's codes are read (it needs them
+// only on the device, in the feedback row), so the device works while the
+// host runs the loop and the codec: the next Frame call only waits for it.
+func (f *Frames) Frame(codes, forced []int) (bool, error) {
+	if !f.begun {
+		return false, fmt.Errorf("cuda frames: Frame before Begin")
+	}
+	if len(codes) != len(f.entries) {
+		return false, fmt.Errorf("cuda frames: %d codes for %d codebooks", len(codes), len(f.entries))
+	}
+	if f.inflight && forced != nil {
+		return false, fmt.Errorf("cuda frames: frame %d was launched ahead (pipeline) and cannot be teacher-forced; switch the pipeline off before Begin", f.frame)
+	}
+	if !f.inflight {
+		if forced != nil || f.forced {
+			if err := f.tower.Force(forced); err != nil {
+				return false, err
+			}
+			f.forced = forced != nil
+		}
+		if err := f.launch(); err != nil {
+			return false, err
+		}
+	}
+	f.inflight = false
+	if err := f.d.Sync(); err != nil {
+		f.begun = false // the device state is undefined: the next take starts over
+		f.fault = err
+		return false, err
+	}
+	res := f.tower.ReadResult(f.pinned)
+	if err := res.Err(); err != nil {
+		f.begun = false
+		return false, fmt.Errorf("cuda frames: frame %d: %w", f.frame, err)
+	}
+	if f.tap != nil {
+		if err := f.tapLogits(); err != nil {
+			return false, err
+		}
+	}
+	f.frame++
+	if res.End {
+		return true, nil
+	}
+	copy(codes, res.Codes)
+	f.codes = append(f.codes, append([]int(nil), res.Codes...))
+	if f.opt.Pipeline && forced == nil && f.tap == nil && f.bb.pos < f.bb.Plan.Capacity {
+		if err := f.launch(); err != nil {
+			return false, err
+		}
+		f.inflight = true
+	}
+	return false, nil
+}
+
+// launch enqueues frame f.frame's graph (captured at its first use) and
+// returns without waiting; the result lands in pinned memory.
+func (f *Frames) launch() error {
+	step := f.frame > 0
+	if step && f.bb.pos >= f.bb.Plan.Capacity {
+		return fmt.Errorf("cuda frames: frame %d would pass the context limit of %d rows", f.frame, f.bb.Plan.Capacity)
+	}
+	err := f.d.Run(func(q *Queue) error {
+		g := &f.first
+		if step {
+			g = &f.next
+		}
+		if *g == nil {
+			captured, err := q.Capture(func(q *Queue) error { return f.enqueueFrame(q, step) })
+			if err != nil {
+				return fmt.Errorf("cuda frames: capturing the frame graph: %w", err)
+			}
+			*g = captured
+		}
+		return q.LaunchGraph(*g)
+	})
+	if err != nil {
+		f.begun = false
+		f.fault = err
+		return err
+	}
+	if step {
+		f.bb.pos++
+	}
+	return nil
+}
+
+// SetPipeline switches launching the next frame ahead on or off (between
+// takes: before Begin).
+func (f *Frames) SetPipeline(on bool) { f.opt.Pipeline = on }
+
+// settle waits for a frame launched ahead (Begin, Close).
+func (f *Frames) settle() error {
+	if !f.inflight {
+		return nil
+	}
+	f.inflight = false
+	if err := f.d.Sync(); err != nil {
+		f.fault = err
+		return err
+	}
+	return nil
+}
+
+// Fault is the device error a frame met, nil when none: after one the CUDA
+// context may be unusable (errors such as an illegal address are sticky),
+// so the worker ends and the next take starts a fresh one.
+func (f *Frames) Fault() error { return f.fault }
+
+// enqueueFrame is the frame graph's content: withStep puts the feedback row
+// of the last frame through the backbone first (frames after the first).
+func (f *Frames) enqueueFrame(q *Queue, withStep bool) error {
+	b := f.bb
+	if withStep {
+		H := int64(b.Plan.H)
+		fb := f.tower.FeedbackRow()
+		if err := cu.MemcpyDtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), cu.DevicePtr(fb.Ptr), H*4, q.d.stream); err != nil {
+			return err
+		}
+		if err := b.enqueue(q, 1, 0); err != nil {
+			return err
+		}
+	}
+	if err := f.tower.Frame(q, b.t(b.Plan.Out)); err != nil {
+		return err
+	}
+	return f.tower.CopyResult(q, f.pinned)
+}
+
+// tapLogits reads every logits vector of the frame just made.
+func (f *Frames) tapLogits() error {
+	sem := make([]float32, f.entries[0]+1)
+	if err := Download(f.d, sem, f.tower.SemanticLogits(), 0); err != nil {
+		return err
+	}
+	f.tap(f.frame, 0, sem)
+	for j := 1; j < len(f.entries); j++ {
+		l := make([]float32, f.entries[j])
+		if err := Download(f.d, l, f.tower.ResidualLogits(j), 0); err != nil {
+			return err
+		}
+		f.tap(f.frame, j, l)
+	}
+	return nil
+}
+
+// Decode implements drama3.FrameBackend: chunks asked for in order go
+// through one codec stream; any other range decodes frames [0, to) whole.
+func (f *Frames) Decode(from, to int) ([]float32, error) {
+	if f.codec == nil {
+		return nil, fmt.Errorf("cuda frames: no codec loaded")
+	}
+	if from < 0 || to > len(f.codes) || from > to {
+		return nil, fmt.Errorf("cuda frames: decode of frames [%d, %d) of %d", from, to, len(f.codes))
+	}
+	if from == to {
+		return nil, nil
+	}
+	nb := len(f.entries)
+	flat := func(a, b int) []int32 {
+		out := make([]int32, 0, (b-a)*nb)
+		for _, fr := range f.codes[a:b] {
+			for _, c := range fr {
+				out = append(out, int32(c))
+			}
+		}
+		return out
+	}
+	if from != f.streamNext {
+		all, err := f.codec.Decode(flat(0, to))
+		if err != nil {
+			return nil, err
+		}
+		return all[from*f.spf : to*f.spf], nil
+	}
+	if f.stream == nil {
+		s, err := f.codec.NewStream(f.opt.DecodeChunk)
+		if err != nil {
+			return nil, err
+		}
+		f.stream = s
+	}
+	var pcm []float32
+	for a := from; a < to; a += f.opt.DecodeChunk {
+		b := min(a+f.opt.DecodeChunk, to)
+		out, err := f.stream.Push(flat(a, b))
+		if err != nil {
+			f.stream.Close()
+			f.stream, f.streamNext = nil, 0
+			return nil, err
+		}
+		pcm = append(pcm, out...)
+		f.streamNext = b
+	}
+	return pcm, nil
+}
+
+// Close implements drama3.FrameBackend: everything the backend holds goes
+// back to the pool (weights included).
+func (f *Frames) Close() error {
+	if f.closed {
+		return nil
+	}
+	f.closed, f.begun = true, false
+	f.settle()
+	if f.stream != nil {
+		f.stream.Close()
+		f.stream = nil
+	}
+	f.d.Do(func() error {
+		for _, g := range []*Graph{f.first, f.next} {
+			if g != nil {
+				g.Destroy()
+			}
+		}
+		return nil
+	})
+	f.first, f.next = nil, nil
+	if f.tower != nil {
+		f.tower.Close()
+	}
+	f.extras.Free(f.d)
+	if f.pinned != nil {
+		f.d.Free(f.pinned)
+	}
+	if f.codec != nil {
+		f.codec.Close()
+	}
+	if f.bb != nil {
+		f.bb.Close()
+	}
+	return nil
+}

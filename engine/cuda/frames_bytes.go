@@ -1,0 +1,99 @@
+package cuda
+
+import (
+	"fmt"
+
+	"proscenium/engine/drama3"
+)
+
+// This file is the device memory a model takes on the GPU, computed from its
+// config and stored tensors alone (no device): the load admits exactly these
+// bytes before allocating, and the studio shows them before a load. It has
+// no build tag, so the untagged program can ask.
+
+// TowerMaxRows bounds the tower's KV cache (rows a take may reach), and
+// TowerAttnSplits is ATTN_SPLITS (kernels/tower.cu): the key ranges one
+// row's attention is split into.
+const (
+	TowerMaxRows    = 8192
+	TowerAttnSplits = 16
+)
+
+// DefaultFramesCapacity is the rows of a take by default: a long prompt and
+// about a minute and a half of audio.
+const DefaultFramesCapacity = 4096
+
+func framesCapacity(c int) int {
+	if c == 0 {
+		return DefaultFramesCapacity
+	}
+	return c
+}
+
+// TowerStateBytes is the device memory NewTower allocates for g with
+// maxRows cache rows and prefillChunk rows per pass (0: 64).
+func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
+	if prefillChunk == 0 {
+		prefillChunk = 64
+	}
+	n, D := int64(prefillChunk), int64(g.Dim)
+	width := int64((g.Heads + 2*g.KVHeads) * g.HeadDim)
+	layers := int64(g.SharedLayers + g.ResidualLayers())
+	half := int64(g.RotaryDim / 2)
+	sizes := []int64{frameCtrlWords * 4, layers * 2 * int64(maxRows) * int64(g.KVHeads*g.HeadDim) * 4,
+		2 * int64(maxRows) * half * 4, n * 4, n * 2 * D * 4, n * D * 4, n * D * 4, n * D * 4, n * D * 4,
+		n * width * 4, n * int64(g.Heads*g.HeadDim) * 4, n * int64(g.Heads*TowerAttnSplits*(g.HeadDim+2)) * 4,
+		n * int64(g.Heads) * 4, max(n, 2) * int64(g.FFN) * 4, n * int64(g.FFN) * 4, 8, int64(g.Entries[0]+1) * 4}
+	for _, e := range g.Entries[1:] {
+		sizes = append(sizes, int64(e)*4)
+	}
+	sizes = append(sizes, D*4, int64(len(g.Entries))*8, int64(len(g.Entries))*4, int64(g.Entries[0])*4)
+	var total int64
+	for _, s := range sizes {
+		total += max(s, 4)
+	}
+	return total
+}
+
+// FramesBytes is the device memory a model of layout needs for a context of
+// capacity rows (0: DefaultFramesCapacity): the weight arena (backbone,
+// tower, heads, codebooks), the backbone's states and scratch, the tower's
+// caches and scratch, and the tower binding's extras (an upper bound:
+// float32 copies of every tower norm and a gathered semantic head). The
+// codec's weights and stream are apart (CodecBytes, on the GPU side), as is
+// the frame result's pinned host memory.
+func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
+	capacity = framesCapacity(capacity)
+	if len(layout.Experts) == 0 {
+		return 0, nil, fmt.Errorf("gpu backbone: no layers")
+	}
+	plan, err := PlanBackbone(cfg, layout.Experts[0], capacity)
+	if err != nil {
+		return 0, nil, err
+	}
+	g, err := TowerGeometryOf(&cfg.Audio)
+	if err != nil {
+		return 0, nil, err
+	}
+	tw := TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
+	layers := int64(g.SharedLayers + g.ResidualLayers())
+	extras := layers*5*int64(g.Dim)*4 + int64(g.Entries[0]+1)*int64(g.Dim)*2 + int64(g.Entries[0]+1)*4 + (layers*5+2)*256
+	return layout.Bytes + plan.Bytes + tw + extras, plan, nil
+}
+
+// ModelBytes reads the checkpoint directory dir's config and safetensors
+// headers and returns FramesBytes of its layout: what the GPU backend
+// admits for the weights, states and scratch before a load.
+func ModelBytes(dir string, capacity int) (int64, error) {
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer ck.Close()
+	layout, err := LayoutWeights(ck.Weights)
+	if err != nil {
+		return 0, err
+	}
+	n, _, err := FramesBytes(ck.Config, layout, capacity)
+	return n, err
+}

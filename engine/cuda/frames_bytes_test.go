@@ -1,0 +1,49 @@
+package cuda
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// The GPU bytes of a checkpoint hold its stored weights (the arena keeps
+// them as stored or wider) and grow with the context; a directory that is
+// not a checkpoint is an error naming the problem.
+func TestModelBytes(t *testing.T) {
+	path, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := drama3.LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := ModelBytes(dir, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := ModelBytes(dir, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := drama3.StoredWeightBytes(cfg)
+	if small < stored || large <= small {
+		t.Fatalf("GPU bytes %d (256 rows), %d (4096 rows); stored weights %d", small, large, stored)
+	}
+	if _, err := ModelBytes(t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Fatalf("empty directory: %v, want an error naming config.json", err)
+	}
+}

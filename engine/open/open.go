@@ -1,0 +1,156 @@
+// Package open is the one place that chooses an engine's backend and opens
+// a checkpoint directory with it. Every command and the studio call Open
+// with the user's --backend setting; none chooses on its own.
+//
+// "cpu" runs the reference backend in this process. "cuda" runs the GPU
+// backend in the worker process (proscenium-gpu), and Isolate runs any
+// backend there; that path is remote.go's. "auto" takes CUDA when the
+// worker's probe finds a usable GPU, else the CPU, and keeps the reason in
+// Info.BackendReason for the UI.
+package open
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"proscenium/engine"
+	"proscenium/engine/audio"
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+	"proscenium/engine/take"
+	"proscenium/engine/tokenizer"
+)
+
+// Backends, as --backend spells them.
+const (
+	Auto = "auto"
+	CPU  = "cpu"
+	CUDA = "cuda"
+)
+
+// Backends lists the valid --backend values.
+var Backends = []string{Auto, CPU, CUDA}
+
+// Options configures Open.
+type Options struct {
+	// Backend is Auto (also ""), CPU or CUDA.
+	Backend string
+	// Isolate runs the engine in a worker process even for the CPU backend
+	// (the same process boundary CUDA takes use).
+	Isolate bool
+	// Worker is the worker binary (proscenium-gpu); "" finds it next to this
+	// executable.
+	Worker string
+	// Probe, when set, sees intermediate tensors of every take for stage
+	// comparisons (proscenium debug take): the CPU backend's
+	// ("prefill_hidden", "tower_layer.L", "feedback_row", "backbone_hidden";
+	// see cpu.Backend) and every logits vector a draw reads as "logits.CB".
+	// It must not keep values. In-process backends only.
+	Probe func(name string, values []float32)
+	// Progress, when set, is called as the weights load: bytes read of the
+	// stored weights' total.
+	Progress func(done, total int64)
+	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
+	// worker's pool cap, against which it admits a model.
+	MemoryCap int64
+
+	reason string // Open's choice, for a worker's Info.BackendReason
+}
+
+// Remote opens an engine in the worker process: remote.go sets it. nil: this
+// build has no worker path.
+var remote func(ctx context.Context, dir string, opts Options) (engine.Engine, error)
+
+// probeGPU asks the worker whether a usable GPU is there, and why not:
+// remote.go sets it. nil: this build cannot probe.
+var probeGPU func(ctx context.Context, opts Options) (ok bool, reason string)
+
+// CheckBackend refuses a --backend value that is not one of Backends.
+func CheckBackend(name string) error {
+	if slices.Contains(Backends, name) {
+		return nil
+	}
+	return fmt.Errorf("backend %q: want one of auto, cpu, cuda", name)
+}
+
+// Open opens the checkpoint directory dir (config.json, safetensors,
+// tokenizer.json, codec.pth) on the backend opts choose.
+func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	backend, reason := opts.Backend, ""
+	switch backend {
+	case CPU:
+		reason = "--backend cpu"
+	case CUDA:
+		reason = "--backend cuda"
+	case Auto, "":
+		switch {
+		case opts.Probe != nil:
+			backend, reason = CPU, "auto: probes need the in-process CPU backend"
+		case probeGPU == nil:
+			backend, reason = CPU, "auto: this build has no GPU worker"
+		default:
+			ok, why := probeGPU(ctx, opts)
+			if ok {
+				backend, reason = CUDA, "auto: "+why
+			} else {
+				backend, reason = CPU, "auto: no usable GPU ("+why+")"
+			}
+		}
+	default:
+		return nil, CheckBackend(opts.Backend)
+	}
+	if backend == CUDA || opts.Isolate {
+		if remote == nil {
+			return nil, fmt.Errorf("backend %s in a worker process: not wired in this build", backend)
+		}
+		if opts.Probe != nil {
+			return nil, fmt.Errorf("probes need the in-process CPU backend")
+		}
+		o := opts
+		o.Backend, o.reason = backend, reason
+		return remote(ctx, dir, o)
+	}
+	return OpenCPU(ctx, dir, opts, reason)
+}
+
+// OpenCPU opens dir on the CPU backend in this process (the worker serves
+// isolated CPU takes with it); reason goes to Info.BackendReason.
+func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engine.Engine, error) {
+	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, cfg, err := cpu.LoadBackend(dir, tok, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	demoModel, err := drama3.UsesDemoCodec(dir)
+	if err != nil {
+		return nil, err
+	}
+	b.Probe = opts.Probe
+	frames, err := drama3.NewStepFrames(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	info := engine.Info{
+		Model:           dir,
+		Backend:         CPU,
+		BackendReason:   reason,
+		Demo:            demoModel,
+		SampleRate:      audio.SampleRate,
+		SamplesPerFrame: b.SamplesPerFrame(),
+		Codebooks:       cfg.Audio.NumCodebooks,
+		CodebookSizes:   append([]int(nil), b.CodebookEntries()...),
+		Parameters:      drama3.CountParameters(cfg).Total(),
+	}
+	return take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: take.HostMemory, Probe: opts.Probe})
+}

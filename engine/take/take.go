@@ -1,0 +1,196 @@
+// Package take is the engine.Engine of a Drama 3 model over any
+// drama3.FrameBackend: it checks requests, builds and tokenises the prompt,
+// runs one take at a time through drama3.Generate and turns its progress
+// into engine events. The backend (CPU in this process, CUDA in the worker)
+// is chosen by engine/open; this package does not know which it has.
+package take
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"proscenium/engine"
+	"proscenium/engine/drama3"
+	"proscenium/engine/tokenizer"
+)
+
+// StagePrompt is the Finish.Stages entry of prompt building and tokenising;
+// the others are the loop's (drama3.Stage*).
+const StagePrompt = "prompt"
+
+// Config is what New needs.
+type Config struct {
+	Info      engine.Info
+	Backend   drama3.FrameBackend
+	Tokenizer *tokenizer.Tokenizer // the checkpoint's: prompts and token counts
+	// Memory reports the memory Stats shows (the process's for the CPU
+	// backend, the device pool's for a GPU one).
+	Memory func() engine.Memory
+	// Probe, when set, sees every logits vector of every take as
+	// "logits.CB" (codebook CB; the semantic one with end of speech last);
+	// the backend must be a drama3.LogitsTap. It must not keep values.
+	Probe func(name string, values []float32)
+}
+
+// Engine runs takes on one backend; see engine.Engine. It also counts
+// tokens (engine.TokenCounter) and checks scripts (engine.TextChecker).
+type Engine struct {
+	cfg    Config
+	prompt *drama3.PromptBuilder
+
+	mu      sync.Mutex // held for a whole take, and by Close while it closes the backend
+	statMu  sync.Mutex // guards last and closed
+	last    *engine.Finish
+	closed  bool
+	closing context.Context // cancelled by Close: stops the running take
+	close   context.CancelFunc
+}
+
+var (
+	_ engine.Engine       = (*Engine)(nil)
+	_ engine.TokenCounter = (*Engine)(nil)
+	_ engine.TextChecker  = (*Engine)(nil)
+)
+
+// New makes the engine; it owns c.Backend from now on (Close closes it).
+func New(c Config) (*Engine, error) {
+	if c.Backend == nil || c.Tokenizer == nil || c.Memory == nil {
+		return nil, fmt.Errorf("take engine: backend, tokenizer and memory report are required")
+	}
+	if c.Probe != nil {
+		if _, ok := c.Backend.(drama3.LogitsTap); !ok {
+			return nil, fmt.Errorf("take engine: this backend cannot show logits to a probe")
+		}
+	}
+	prompt, err := drama3.NewPromptBuilder(c.Tokenizer, drama3.PromptLimits{})
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: c, prompt: prompt}
+	e.closing, e.close = context.WithCancel(context.Background())
+	return e, nil
+}
+
+func (e *Engine) Info() engine.Info { return e.cfg.Info }
+
+// CountTokens is the length of text in the model's tokens (added tokens
+// such as <|speaker:N|> count as one).
+func (e *Engine) CountTokens(text string) (int, error) {
+	ids, err := e.cfg.Tokenizer.Encode(text)
+	if err != nil {
+		return 0, err
+	}
+	return len(ids), nil
+}
+
+// CheckText applies the prompt rules (drama3.PromptBuilder.CheckText) to
+// text without speaking it.
+func (e *Engine) CheckText(text string) error {
+	_, err := e.prompt.CheckText(text)
+	return err
+}
+
+// Synthesize runs one take: see engine.Engine.
+func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if emit == nil {
+		emit = func(engine.Event) {}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	sampling := drama3.Sampling{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK}
+	if err := sampling.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.isClosed() {
+		return nil, fmt.Errorf("engine is closed")
+	}
+	// Close stops this take: its context ends when the engine's does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(e.closing, stop)()
+
+	start := time.Now()
+	ids, err := e.prompt.DefaultVoice(req.Text)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
+	}
+	promptTime := time.Since(start)
+
+	listener := drama3.Listener{
+		Frames: func(made int) { emit(engine.Event{Kind: engine.EventFrames, Frames: made}) },
+		Audio: func(from, to int, pcm []float32) {
+			emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		},
+	}
+	if probe := e.cfg.Probe; probe != nil {
+		listener.Logits = func(frame, cb int, l []float32) { probe("logits."+strconv.Itoa(cb), l) }
+	}
+	take := drama3.Take{Prompt: ids, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
+	res, err := drama3.Generate(ctx, e.cfg.Backend, take, listener)
+	if err != nil {
+		return nil, err
+	}
+
+	info := e.cfg.Info
+	frames := len(res.Codes)
+	audio := float64(frames*info.SamplesPerFrame) / float64(info.SampleRate)
+	fin := &engine.Finish{
+		Reason:           res.Reason,
+		Frames:           frames,
+		AudioSeconds:     audio,
+		TimeToFirstAudio: res.TimeToFirstAudio,
+		Elapsed:          res.Elapsed,
+		Stages:           res.Stages,
+		Codes:            res.Codes,
+	}
+	fin.Stages[StagePrompt] = promptTime
+	if audio > 0 {
+		fin.RealTimeFactor = res.Elapsed.Seconds() / audio
+	}
+	emit(engine.Event{Kind: engine.EventFinished, Finished: fin})
+	e.statMu.Lock()
+	e.last = fin
+	e.statMu.Unlock()
+	return fin, nil
+}
+
+func (e *Engine) isClosed() bool {
+	e.statMu.Lock()
+	defer e.statMu.Unlock()
+	return e.closed
+}
+
+// Stats reports the backend's memory and the last take.
+func (e *Engine) Stats() engine.Stats {
+	e.statMu.Lock()
+	last := e.last
+	e.statMu.Unlock()
+	return engine.Stats{Memory: e.cfg.Memory(), LastTake: last}
+}
+
+// Close stops a running take (it finishes as a cancel with its audio so
+// far), waits for it to end, then closes the backend: no take touches the
+// backend's memory after it is freed. Later takes fail; a second Close does
+// nothing.
+func (e *Engine) Close() error {
+	e.statMu.Lock()
+	already := e.closed
+	e.closed = true
+	e.statMu.Unlock()
+	if already {
+		return nil
+	}
+	e.close()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg.Backend.Close()
+}
