@@ -32,8 +32,9 @@ func workerPath(opts Options) (string, error) {
 }
 
 // openRemote loads dir in a worker of its own (proscenium-gpu for CUDA, this
-// executable for the CPU): closing the engine ends the worker; a worker that dies mid-take ends that take
-// with an error naming it, and the next take starts a fresh one and reloads.
+// executable for the CPU): closing the engine ends the worker; a worker that
+// dies mid-take ends that take with an error naming it, and the next take
+// starts a fresh one and reloads.
 func openRemote(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
 	switch opts.Backend {
 	case CPU:
