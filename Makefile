@@ -217,7 +217,7 @@ gotest: frontend
 	go test ./...
 
 # The race detector over every package with goroutines of its own (takes,
-# the engine worker and its client, the servers): about 3 minutes on 2 cores.
+# the engine worker and its client, the servers): about 4 minutes on 2 cores.
 race: frontend
 	@echo "== go test -race ./app/... ./engine/... ./cmd/..."
 	go test -race ./app/... ./engine/... ./cmd/...
