@@ -2,11 +2,27 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // SampleMax is the most logits one device draw takes (SAMPLE_MAX in
 // kernels/sampling.cu).
 const SampleMax = 8192
+
+// sampleKernel is the draw's kernel: sample_logits selects a top-k ≤ 32 by
+// warps (kernels/sampling.cu); PROSCENIUM_GPU_SAMPLER=bisect picks
+// sample_logits_bisect, the same draw with every top-k selected by
+// bisection, to compare the two (docs/PERF.md).
+var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
+
+func sampleKernelNamed(name string) string {
+	if name == "bisect" {
+		return "sample_logits_bisect"
+	}
+	return "sample_logits"
+}
 
 // SampleLogits enqueues codebook cb's draw from n logits with the settings
 // and frame index of the control block ctrl (kernels/sampling.cu: the CPU
@@ -39,6 +55,6 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 	if out != nil {
 		outArg = PtrArg(out)
 	}
-	return q.Launch("sample_logits", [3]int{batch, 1, 1}, 1024,
+	return q.Launch(sampleKernel, [3]int{batch, 1, 1}, 1024,
 		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg)
 }
