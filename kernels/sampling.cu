@@ -417,18 +417,20 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
     }
 }
 
+// sample_logits selects every top-k by bisection (the default until the
+// warp selection is measured on the device: docs/PERF.md).
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
                                                                            int cb, int end_index,
                                                                            FrameControl* ctrl,
                                                                            int32_t* __restrict__ out) {
-    sample_body<true>(logits, n, cb, end_index, ctrl, out);
+    sample_body<false>(logits, n, cb, end_index, ctrl, out);
 }
 
-// sample_logits_bisect is sample_logits without the warp selection (every
-// top-k selected by bisection): the previous path, for comparison.
-extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_bisect(const float* __restrict__ logits,
-                                                                                  int n, int cb, int end_index,
-                                                                                  FrameControl* ctrl,
-                                                                                  int32_t* __restrict__ out) {
-    sample_body<false>(logits, n, cb, end_index, ctrl, out);
+// sample_logits_warp is sample_logits with the warp selection of a top-k ≤
+// SELECT_K (opt-in: PROSCENIUM_GPU_SAMPLER=warp).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(const float* __restrict__ logits,
+                                                                                int n, int cb, int end_index,
+                                                                                FrameControl* ctrl,
+                                                                                int32_t* __restrict__ out) {
+    sample_body<true>(logits, n, cb, end_index, ctrl, out);
 }

@@ -11,15 +11,15 @@ import (
 // kernels/sampling.cu).
 const SampleMax = 8192
 
-// sampleKernel is the draw's kernel: sample_logits selects a top-k ≤ 32 by
-// warps (kernels/sampling.cu); PROSCENIUM_GPU_SAMPLER=bisect picks
-// sample_logits_bisect, the same draw with every top-k selected by
-// bisection, to compare the two (docs/PERF.md).
+// sampleKernel is the draw's kernel: sample_logits selects the top-k by
+// bisection (kernels/sampling.cu); PROSCENIUM_GPU_SAMPLER=warp picks
+// sample_logits_warp, the same draw with a top-k ≤ 32 selected by warps,
+// opt-in until its speed is measured on the device (docs/PERF.md).
 var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
 
 func sampleKernelNamed(name string) string {
-	if name == "bisect" {
-		return "sample_logits_bisect"
+	if name == "warp" {
+		return "sample_logits_warp"
 	}
 	return "sample_logits"
 }

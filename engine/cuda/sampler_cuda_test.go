@@ -106,13 +106,13 @@ func randomLogits(r *rand.Rand, v []float32) {
 	}
 }
 
-// TestSamplerMatchesCPU checks both kernels: the default (warp selection
-// of a top-k ≤ 32) on 100 000 vectors, the bisection on 12 000.
+// TestSamplerMatchesCPU checks both kernels (the default's bisection and
+// the opt-in warp selection of a top-k ≤ 32) on 100 000 vectors each.
 func TestSamplerMatchesCPU(t *testing.T) {
 	kernels := []struct {
 		name  string
 		total int
-	}{{"sample_logits", 100_000}, {"sample_logits_bisect", 12_000}}
+	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			defer func(was string) { sampleKernel = was }(sampleKernel)
