@@ -2,11 +2,27 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // SampleMax is the most logits one device draw takes (SAMPLE_MAX in
 // kernels/sampling.cu).
 const SampleMax = 8192
+
+// sampleKernel is the draw's kernel: sample_logits selects the top-k by
+// bisection (kernels/sampling.cu); PROSCENIUM_GPU_SAMPLER=warp picks
+// sample_logits_warp, the same draw with a top-k ≤ 32 selected by warps,
+// opt-in until its speed is measured on the device (docs/PERF.md).
+var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
+
+func sampleKernelNamed(name string) string {
+	if name == "warp" {
+		return "sample_logits_warp"
+	}
+	return "sample_logits"
+}
 
 // SampleLogits enqueues codebook cb's draw from n logits with the settings
 // and frame index of the control block ctrl (kernels/sampling.cu: the CPU
@@ -39,6 +55,6 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 	if out != nil {
 		outArg = PtrArg(out)
 	}
-	return q.Launch("sample_logits", [3]int{batch, 1, 1}, 1024,
+	return q.Launch(sampleKernel, [3]int{batch, 1, 1}, 1024,
 		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg)
 }
