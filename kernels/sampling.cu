@@ -417,8 +417,8 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
     }
 }
 
-// sample_logits selects every top-k by bisection (the default until the
-// warp selection is measured on the device: docs/PERF.md).
+// sample_logits selects every top-k by bisection (PROSCENIUM_GPU_SAMPLER=bisect;
+// the warp selection below is the default since it was measured: docs/PERF.md).
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
                                                                            int cb, int end_index,
                                                                            FrameControl* ctrl,
@@ -427,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
 }
 
 // sample_logits_warp is sample_logits with the warp selection of a top-k ≤
-// SELECT_K (opt-in: PROSCENIUM_GPU_SAMPLER=warp).
+// SELECT_K (the default draw).
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(const float* __restrict__ logits,
                                                                                 int n, int cb, int end_index,
                                                                                 FrameControl* ctrl,
