@@ -50,6 +50,8 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
 FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex
 FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
+FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
+FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
 	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
@@ -215,7 +217,7 @@ gotest: frontend
 	go test ./...
 
 # The race detector over every package with goroutines of its own (takes,
-# the engine worker and its client, the servers): about 3 minutes on 2 cores.
+# the engine worker and its client, the servers): about 4 minutes on 2 cores.
 race: frontend
 	@echo "== go test -race ./app/... ./engine/... ./cmd/..."
 	go test -race ./app/... ./engine/... ./cmd/...

@@ -20,7 +20,9 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/soundcard"
+	"proscenium/app/voicelib"
 	"proscenium/engine"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
 	"proscenium/engine/open"
 	"proscenium/frontend"
@@ -32,9 +34,11 @@ var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a 
 
 // openModel opens a checkpoint directory for the app service on the
 // backend --backend names, with the settings' memory cap (the GPU worker's
-// pool cap).
+// pool cap), in a child process of this binary when the settings'
+// isolate_engine is on.
 func openModel(dir string, svc *app.Service) (engine.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: svc.Settings().MemoryCapBytes})
+	st := svc.Settings()
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine})
 }
 
 //go:embed build/appicon.png
@@ -44,6 +48,15 @@ var icon []byte
 const audioDeadline = 3 * time.Second
 
 func main() {
+	// Started by itself as its engine worker (isolate_engine): serve the CPU
+	// engine on stdin and stdout, no window.
+	if len(os.Args) > 1 && os.Args[1] == gpuworker.SelfCommand {
+		if err := open.ServeWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "proscenium-studio worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
 		os.Exit(1)
@@ -100,6 +113,7 @@ func run() error {
 		SettingsPath: app.DefaultSettingsPath(),
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
+		VoicesDir:    voicelib.DefaultDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
 		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },

@@ -120,7 +120,7 @@ func Protect(h http.Handler, p HTTPPolicy) http.Handler {
 			refuse(w, http.StatusUnauthorized, "this server needs its API key: send Authorization: Bearer KEY")
 			return
 		}
-		if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		if (r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch) && !isUpload(r) {
 			if !checkJSONBody(w, r) {
 				return
 			}
@@ -168,6 +168,16 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// uploadPaths take multipart/form-data uploads (a voice's recording), which
+// their handler bounds and checks; the Host, Origin and API-key checks above
+// apply to them as to every request.
+var uploadPaths = map[string]bool{"/v1/audio/voices": true}
+
+func isUpload(r *http.Request) bool {
+	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return r.Method == http.MethodPost && uploadPaths[r.URL.Path] && strings.TrimSpace(strings.ToLower(mt)) == "multipart/form-data"
 }
 
 func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/v1/") }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,15 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "engine-worker" {
 		open := func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+			entries, err := os.ReadDir(req.Model) // "loads" the model: reads its files
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				if _, err := os.ReadFile(filepath.Join(req.Model, e.Name())); err != nil {
+					return nil, err
+				}
+			}
 			return &audioEngine{testEngine: testEngine{frames: 2000, tick: 5 * time.Millisecond, mem: engine.Memory{Device: "worker", Used: 7}}}, nil
 		}
 		if err := gpuworker.ServeEngine(os.Stdin, os.Stdout, gpuworker.Hello{PID: os.Getpid()}, open); err != nil {
@@ -57,8 +67,16 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 		return gpuworker.OpenIsolated(context.Background(), exe, gpuworker.Options{Args: []string{"engine-worker"}},
 			gpuworker.LoadRequest{Model: dir, Backend: "cpu"}, nil)
 	})
-	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "weights.bin"), make([]byte, 4<<20), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(dir); err != nil {
+		t.Fatal(err)
+	}
+	// The worker read the files: the load's progress counts its reads.
+	if p := svc.LoadStatus(); !p.Done || p.Total < 4<<20 || p.Read != p.Total {
+		t.Fatalf("load progress through the worker: %+v", p)
 	}
 	if st := svc.Stats(); st.Memory == nil || st.Memory.Device != "worker" || st.Memory.Used != 7 {
 		t.Fatalf("stats from the worker: %+v", st)

@@ -247,17 +247,24 @@ func (s *Service) watchLoad(dir string) (stop func(ok bool)) {
 }
 
 // WatchLoad reports bytes read of total while a load of dir runs (the
-// studio's progress bar, the CLI's progress line): the process's read count
-// (/proc/self/io rchar, every read(2) the loader makes) since the load
-// began, capped at the checkpoint's size. Where that file does not exist the
-// progress shows only the start and the end. stop ends the reports with a
-// last one, Done.
+// studio's progress bar, the CLI's progress line): the read count (rchar of
+// /proc/PID/io, every read(2) the loader makes) since the load began, of
+// this process and of its child processes (an engine worker loads the model
+// there: isolate_engine, the CUDA backend), capped at the checkpoint's size.
+// Where those files do not exist the progress shows only the start and the
+// end. stop ends the reports with a last one, Done.
 func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
 	total, _ := dirFileBytes(dir)
 	start, hasIO := readChars()
 	report(LoadProgress{Dir: dir, Total: total})
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	var last int64 // reports never go back (a child that ends takes its count with it)
+	readSince := func() int64 {
+		now, _ := readChars()
+		last = max(last, min(now.since(start), total))
+		return last
+	}
 	if hasIO {
 		wg.Add(1)
 		go func() {
@@ -269,8 +276,7 @@ func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
 				case <-done:
 					return
 				case <-tick.C:
-					now, _ := readChars()
-					report(LoadProgress{Dir: dir, Read: min(max(now-start, 0), total), Total: total})
+					report(LoadProgress{Dir: dir, Read: readSince(), Total: total})
 				}
 			}
 		}()
@@ -279,8 +285,8 @@ func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
 		close(done)
 		wg.Wait()
 		read := int64(0)
-		if now, counted := readChars(); counted && hasIO {
-			read = min(max(now-start, 0), total)
+		if hasIO {
+			read = readSince()
 		} else if loaded {
 			read = total // no read counter: a finished load has read its files
 		}
@@ -288,9 +294,44 @@ func WatchLoad(dir string, report func(LoadProgress)) (stop func(ok bool)) {
 	}
 }
 
-// readChars returns the process's rchar from /proc/self/io.
-func readChars() (int64, bool) {
-	data, err := os.ReadFile("/proc/self/io")
+// readCounts are rchar figures by process id.
+type readCounts map[int]int64
+
+// since is the bytes read after start: each process's growth, a process
+// that started since counting whole.
+func (now readCounts) since(start readCounts) int64 {
+	var n int64
+	for pid, c := range now {
+		n += max(c-start[pid], 0)
+	}
+	return n
+}
+
+// readChars returns the rchar of this process and of its child processes;
+// false where /proc/self/io does not exist.
+func readChars() (readCounts, bool) {
+	self := os.Getpid()
+	n, ok := rchar(self)
+	if !ok {
+		return nil, false
+	}
+	counts := readCounts{self: n}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || parentOf(pid) != self {
+			continue
+		}
+		if c, ok := rchar(pid); ok {
+			counts[pid] = c
+		}
+	}
+	return counts, true
+}
+
+// rchar reads a process's rchar from /proc/PID/io.
+func rchar(pid int) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
 	if err != nil {
 		return 0, false
 	}
@@ -301,6 +342,25 @@ func readChars() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// parentOf reads a process's parent id from /proc/PID/stat (the field after
+// the state, which follows the command name in parentheses); 0 if unknown.
+func parentOf(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // LoadStatus reports the last load's progress.

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"proscenium/app/speechapi"
-	"proscenium/engine"
 )
 
 // SpeechModelID is the model id the speech API serves (what clients put
@@ -171,7 +168,7 @@ func (s *Service) StartServer() (ServerStatus, error) {
 		return s.ServerStatus(), fmt.Errorf("starting the speech server on port %d: %w (another program uses it? change the server port)", port, err)
 	}
 	mux := http.NewServeMux()
-	speechapi.New(func() (engine.Engine, error) { return APIEngine(s) }, SpeechModelID, speechapi.DefaultLimits()).Register(mux)
+	SpeechAPI(s, SpeechModelID).Register(mux)
 	h := Protect(LogRequests(s, mux), HTTPPolicy{})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})

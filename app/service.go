@@ -30,6 +30,9 @@ type Config struct {
 	// stale temporary files of a killed export to a proposed name are
 	// removed from it; "" leaves it alone.
 	ExportDir string
+	// VoicesDir is the voice library (voicelib.DefaultDir); "" offers no
+	// reference voices.
+	VoicesDir string
 	// Events receives what the service pushes to the UI; nil drops it.
 	Events *Hub
 	// Speaker is the sound card (soundcard.NewPlayer); nil: this process
@@ -77,6 +80,7 @@ type Service struct {
 	open         Opener
 	settingsPath string
 	demoDir      string
+	voicesDir    string
 	events       *Hub
 	dialogs      Dialogs
 	speaker      Speaker // noSpeaker without a sound card of our own
@@ -99,7 +103,7 @@ type Service struct {
 // defaults and a warning; a take directory that does not load is skipped
 // with a warning. Neither stops the studio.
 func New(cfg Config) (*Service, error) {
-	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, demoDir: cfg.DemoDir, events: cfg.Events,
+	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, demoDir: cfg.DemoDir, voicesDir: cfg.VoicesDir, events: cfg.Events,
 		dialogs: cfg.Dialogs, speaker: cfg.Speaker}
 	if s.speaker == nil {
 		s.speaker = noSpeaker{}

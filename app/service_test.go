@@ -192,7 +192,7 @@ func TestTakeLifecycle(t *testing.T) {
 	if got.Finish == nil || got.Finish.Reason != engine.FinishStop || got.Frames != 5 {
 		t.Fatalf("finished take: %+v", got)
 	}
-	if eng.got[0] != speech("Hello there.") {
+	if !reflect.DeepEqual(eng.got[0], speech("Hello there.")) {
 		t.Fatalf("engine got %+v", eng.got[0])
 	}
 	stats := svc.Stats()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,6 +51,9 @@ type Take struct {
 	Stored          bool    `json:"stored"`      // saved under the takes directory
 	// Source says who asked for the take: SourceStudio or SourceAPI.
 	Source string `json:"source"`
+	// Voices are the voices cast for <|speaker:0|>, <|speaker:1|>, … (their
+	// references are in Request); none for the model's own voice.
+	Voices []string `json:"voices,omitempty"`
 }
 
 // AudioEvent is the waveform of a chunk as it arrives: the desktop window
@@ -134,9 +138,9 @@ func (l *takeLog) find(id int) (int, *takeRecord) {
 // take reports through "take", "audio" and "pcm" events and ends in the
 // takes list. Without a model it returns ErrNoModel; while a take runs,
 // ErrBusy.
-func (s *Service) Speak(req engine.SpeechRequest) (Take, error) { return s.startTake(req, "") }
+func (s *Service) Speak(req engine.SpeechRequest) (Take, error) { return s.startTake(req, "", nil) }
 
-func (s *Service) startTake(req engine.SpeechRequest, name string) (Take, error) {
+func (s *Service) startTake(req engine.SpeechRequest, name string, voices []string) (Take, error) {
 	if err := ValidateSpeech(req); err != nil {
 		return Take{}, err
 	}
@@ -156,7 +160,7 @@ func (s *Service) startTake(req engine.SpeechRequest, name string) (Take, error)
 	}
 	s.takes.next++
 	t := &Take{ID: s.takes.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
-		SampleRate: s.model.Info.SampleRate} // not s.eng.Info(): no engine call under s.mu
+		SampleRate: s.model.Info.SampleRate, Voices: slices.Clone(voices)} // not s.eng.Info(): no engine call under s.mu
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
 	run.live = s.speaker.StartLive(t.ID)
@@ -465,7 +469,7 @@ func (s *Service) RerunTake(r Rerun) (Take, error) {
 		s.mu.Unlock()
 		return Take{}, fmt.Errorf("%w: no take #%d", ErrNotFound, r.ID)
 	}
-	req, name := rec.take.Request, rec.take.Name
+	req, name, voices := rec.take.Request, rec.take.Name, rec.take.Voices
 	s.mu.Unlock()
 	integral := func() (int, error) {
 		if r.Value != math.Trunc(r.Value) || math.Abs(r.Value) > MaxSeed {
@@ -515,5 +519,5 @@ func (s *Service) RerunTake(r Rerun) (Take, error) {
 			label = label[:len(label)-1]
 		}
 	}
-	return s.startTake(req, label)
+	return s.startTake(req, label, voices)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,7 +137,7 @@ func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 		t.Fatalf("reloaded %d takes", len(list))
 	}
 	got := list[0]
-	if got.ID != tk.ID || got.Name != "First read" || got.Request != req || got.Finish.Reason != engine.FinishStop ||
+	if got.ID != tk.ID || got.Name != "First read" || !reflect.DeepEqual(got.Request, req) || got.Finish.Reason != engine.FinishStop ||
 		got.Finish.RealTimeFactor != tk.Finish.RealTimeFactor || !got.Stored {
 		t.Fatalf("reloaded take: %+v", got)
 	}
@@ -262,7 +263,7 @@ func TestRerunChangesOneSetting(t *testing.T) {
 		}
 		want := first.Request
 		tc.want(&want)
-		if tk.Request != want || !strings.Contains(tk.Name, tc.r.Setting) {
+		if !reflect.DeepEqual(tk.Request, want) || !strings.Contains(tk.Name, tc.r.Setting) {
 			t.Errorf("%+v: request %+v name %q, want %+v", tc.r, tk.Request, tk.Name, want)
 		}
 		waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })

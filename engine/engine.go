@@ -78,6 +78,18 @@ type SpeechRequest struct {
 	Sampling  Sampling `json:"sampling"`
 	Seed      uint64   `json:"seed"`
 	MaxFrames int      `json:"max_frames"`
+	// References clone a voice: each a recording's transcript and its codes
+	// from the codec encoder (app/voicelib caches them). None: the model's
+	// own voice.
+	References []Reference `json:"references,omitempty"`
+}
+
+// Reference is one reference recording of a voice to clone: what it says
+// and its codes, one []int of every codebook's code per frame (codebook 0
+// first), as the codec encoder made them.
+type Reference struct {
+	Transcript string  `json:"transcript"`
+	Codes      [][]int `json:"codes"`
 }
 
 // Validate checks max_frames and the sampling settings, naming the field;

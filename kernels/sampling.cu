@@ -64,7 +64,41 @@ union SampleShared {
         int pick[2];
         double zkept;
     } r;
+    // The warp selection's per-warp sorted thread-first keys (padded rows:
+    // lane l reads row l without bank conflicts) and its threshold and
+    // candidate count, placed past the candidates' slots [0, 64).
+    struct {
+        uint64_t list[32][33];
+        uint64_t thresh;
+        int count;
+    } sel;
 };
+
+#define SELECT_K 32       // the warp selection's largest top-k
+#define SELECT_CAND 64    // the most candidates it sorts (else bisection)
+
+// warp_min_key is warp_min_u64 for order keys (48 bits) with two 32-bit
+// reductions: the float part, then the index among the lanes that hold it.
+__device__ __forceinline__ uint64_t warp_min_key(uint64_t v) {
+    const uint32_t hi = __reduce_min_sync(FULL_MASK, (uint32_t)(v >> 16));
+    const uint32_t lo = __reduce_min_sync(FULL_MASK, (uint32_t)(v >> 16) == hi ? (uint32_t)(v & 0xffff) : 0xffffu);
+    return ((uint64_t)hi << 16) | lo;
+}
+
+// warp_sort_u64 returns the lane-th smallest of the warp's 32 values (a
+// bitonic network across lanes, ascending).
+__device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int k = 2; k <= 32; k <<= 1)
+#pragma unroll
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            const uint64_t o = __shfl_xor_sync(FULL_MASK, v, j);
+            const bool keep_min = ((lane & k) == 0) == ((lane & j) == 0);
+            v = keep_min ? (o < v ? o : v) : (o > v ? o : v);
+        }
+    return v;
+}
 
 // block_count returns the sum of c over the block (SAMPLE_THREADS threads)
 // to every thread, with one barrier: buf alternates between two halves, so
@@ -118,7 +152,7 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 }
 
 // ---------------------------------------------------------------------------
-// sample_logits draws codebook cb's code of frame ctrl->frame from the n
+// sample_body draws codebook cb's code of frame ctrl->frame from the n
 // logits (n ≤ SAMPLE_MAX), as Sampler.SampleWith with u = Uniform(seed,
 // frame, cb): non-finite logits set error bit cb (code 0); temperature 0 is
 // the first index of the strict order (the argmax, lowest index on ties);
@@ -134,10 +168,16 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // With out not null (a batch of tests): block b draws from logits[b·n…]
 // with frame ctrl->frame + b into out[b], nothing forced, ctrl's codes
 // untouched. Grid: (batch), SAMPLE_THREADS threads.
-extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
-                                                                           int cb, int end_index,
-                                                                           FrameControl* ctrl,
-                                                                           int32_t* __restrict__ out) {
+//
+// Selecting the top-k: with WARP_SELECT and top-k ≤ SELECT_K, each warp
+// sorts its threads' first keys, one warp merges those 32 lists up to the
+// k-th (threshold t: k distinct keys are ≤ t, so the k first of the order
+// are), and the keys ≤ t (about k) are the candidates; more than
+// SELECT_CAND of them, or a larger top-k, or WARP_SELECT off: bisection
+// over the keys (one block count per bit, 48 barriers).
+template <bool WARP_SELECT>
+__device__ __forceinline__ void sample_body(const float* __restrict__ logits, int n, int cb, int end_index,
+                                            FrameControl* ctrl, int32_t* __restrict__ out) {
     pdl_entry();
     logits += (size_t)blockIdx.x * n;
     const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
@@ -156,6 +196,7 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
         kv[e] = i < n ? order_key(l, i) : ~0ull;
         first = kv[e] < first ? kv[e] : first;
     }
+    const uint64_t mine = first;  // this thread's first key
     bad = __syncthreads_or(bad);
     int code = 0;
     if (ctrl->forced && !out) {
@@ -182,10 +223,51 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
             const int limit = (top_k > 0 && top_k < n) ? top_k : n;
 
             // The candidates to sort: with a small top-k, the limit first of
-            // the order (the smallest keys ≤ the limit-th key, found by
-            // bisection); else every index.
+            // the order or a few more (by warps, else the smallest keys ≤
+            // the limit-th key, found by bisection); else every index.
             int m = n;
-            if (limit < n && limit <= SAMPLE_THREADS) {
+            bool selected = false;
+            if (WARP_SELECT && limit < n && limit <= SELECT_K) {
+                const uint64_t v = warp_sort_u64(mine);
+                __syncthreads();  // block_sum_f64's reads are done
+                sh.sel.list[warp][lane] = v;
+                __syncthreads();
+                if (warp == 0) {
+                    // limit rounds of the smallest head; a lane's list has 32.
+                    int h = 0;
+                    uint64_t head = sh.sel.list[lane][0], t = 0;
+                    for (int r = 0; r < limit; r++) {
+                        t = warp_min_key(head);
+                        if (head == t) {
+                            h++;
+                            head = h < 32 ? sh.sel.list[lane][h] : ~0ull;
+                        }
+                    }
+                    if (lane == 0) {
+                        sh.sel.thresh = t;
+                        sh.sel.count = 0;
+                    }
+                }
+                __syncthreads();
+                const uint64_t t = sh.sel.thresh;
+#pragma unroll
+                for (int e = 0; e < SAMPLE_PER; e++) {
+                    if (kv[e] <= t) {
+                        const int slot = atomicAdd(&sh.sel.count, 1);
+                        if (slot < SELECT_CAND) {
+                            sh.sort.key[slot] = (uint32_t)(kv[e] >> 16);
+                            sh.sort.idx[slot] = (uint16_t)kv[e];
+                        }
+                    }
+                }
+                __syncthreads();
+                const int c = sh.sel.count;
+                if (c <= SELECT_CAND) {
+                    m = c;
+                    selected = true;
+                }
+            }
+            if (!selected && limit < n && limit <= SAMPLE_THREADS) {
                 uint64_t lo = first, hi = (1ull << 48) - 1;
                 int parity = 0;
                 while (lo < hi) {
@@ -223,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
                     }
                 }
                 m = limit;
-            } else {
+            } else if (!selected) {
                 __syncthreads();  // the sort arrays overwrite the reductions'
 #pragma unroll
                 for (int e = 0; e < SAMPLE_PER; e++) {
@@ -333,4 +415,22 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
         ctrl->codes[cb] = code;
         if (end_index >= 0) ctrl->end = code == end_index;
     }
+}
+
+// sample_logits selects every top-k by bisection (PROSCENIUM_GPU_SAMPLER=bisect;
+// the warp selection below is the default since it was measured: docs/PERF.md).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
+                                                                           int cb, int end_index,
+                                                                           FrameControl* ctrl,
+                                                                           int32_t* __restrict__ out) {
+    sample_body<false>(logits, n, cb, end_index, ctrl, out);
+}
+
+// sample_logits_warp is sample_logits with the warp selection of a top-k ≤
+// SELECT_K (the default draw).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(const float* __restrict__ logits,
+                                                                                int n, int cb, int end_index,
+                                                                                FrameControl* ctrl,
+                                                                                int32_t* __restrict__ out) {
+    sample_body<true>(logits, n, cb, end_index, ctrl, out);
 }

@@ -15,6 +15,7 @@
 #                                   time stretch (cgo; the runtime libraries
 #                                   come with the -dev packages)
 #   ffmpeg                          decodes the API's replies back in tests
+#   libmpg123, libopusfile          reading MP3 and Ogg Opus reference voices (engine/audio/decode)
 set -euo pipefail
 
 packages=(
@@ -25,6 +26,7 @@ packages=(
 	sox
 	libmp3lame-dev libopus-dev libopusenc-dev libfdk-aac-dev libsoxr-dev librubberband-dev
 	ffmpeg
+	libmpg123-dev libopusfile-dev
 )
 
 missing=()

@@ -25,13 +25,18 @@ type Limits struct {
 	MaxFrames        int   // the largest max_frames accepted
 	DefaultMaxFrames int   // max_frames when the request has none
 	QueueDepth       int   // requests that may wait behind the running take
+	// Reference recordings of one request (ref_audio, references): their
+	// count (more: 400) and their decoded bytes together (more: 413).
+	MaxReferences     int
+	MaxReferenceBytes int
 }
 
 // DefaultLimits: OpenAI's 4096-character input limit, a 64 KiB body, takes up
 // to 65536 frames (about 50 minutes), engine.DefaultMaxFrames by default,
 // and 8 waiting requests.
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxFrames: 1 << 16, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8}
+	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxFrames: 1 << 16, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8,
+		MaxReferences: DefaultMaxReferences, MaxReferenceBytes: DefaultMaxReferenceBytes}
 }
 
 // EngineFunc returns the loaded engine, or an error saying why there is none
@@ -46,6 +51,9 @@ type Handler struct {
 	q       *queue
 	voices  func() []voice.Voice
 	tokens  func(text string) (int, error) // nil: usage has no input_tokens
+	// encodeRef encodes per-request references (nil: refused).
+	encodeRef ReferenceEncoder
+	library   *VoiceLibrary // nil: no library voices
 }
 
 // New returns the speech API for the engine that eng returns, serving the
@@ -75,6 +83,7 @@ func (h *Handler) WithTokenCounter(fn func(text string) (int, error)) *Handler {
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/audio/speech", h.speech)
 	mux.HandleFunc("GET /v1/audio/voices", h.listVoices)
+	mux.HandleFunc("POST /v1/audio/voices", h.createVoice)
 	mux.HandleFunc("GET /v1/models", h.models)
 	mux.HandleFunc("GET /healthz", h.health)
 }
@@ -141,18 +150,28 @@ func (h *Handler) listVoices(w http.ResponseWriter, r *http.Request) {
 
 func voiceObject(v voice.Voice) map[string]any {
 	return map[string]any{"id": v.Name, "object": "voice", "speaker": v.Speaker, "direction": v.Direction,
-		"sampling": v.Sampling, "seed": v.Seed}
+		"sampling": v.Sampling, "seed": v.Seed, "reference": v.Reference != ""}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	writeJSONBody(w, v)
+}
+
+func writeJSONBody(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 }
 
 func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.lim.MaxBodyBytes))
+	// A body with reference recordings (base64) may be larger: read up to
+	// that, then hold a body without references to MaxBodyBytes.
+	limit := h.lim.MaxBodyBytes
+	if h.encodeRef != nil {
+		limit += int64(h.lim.MaxReferenceBytes)*4/3 + 4<<10
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -164,10 +183,22 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := parseSpeech(body, h.lim, h.modelID, h.voices())
+	if len(req.recordings) == 0 && int64(len(body)) > h.lim.MaxBodyBytes {
+		apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "",
+			fmt.Sprintf("the body is larger than %d bytes (only reference recordings may make it larger)", h.lim.MaxBodyBytes))
+		return
+	}
+	if err == nil {
+		req.References, err = h.references(req)
+	}
 	if err != nil {
 		var re *requestError
 		errors.As(err, &re)
-		apiError(w, http.StatusBadRequest, "invalid_request_error", re.Param, re.Message)
+		status := http.StatusBadRequest
+		if re.Status != 0 {
+			status = re.Status
+		}
+		apiError(w, status, "invalid_request_error", re.Param, re.Message)
 		return
 	}
 	eng, err := h.engine()

@@ -50,6 +50,12 @@ type speechBody struct {
 	Seed         *uint64  `json:"seed"`
 	MaxFrames    *int     `json:"max_frames"`
 	MaxNewTokens *int     `json:"max_new_tokens"` // SGLang-Omni's max_frames
+
+	// Reference voices (references.go): SGLang-Omni's ref_audio + ref_text,
+	// fish-speech's references.
+	RefAudio   *string         `json:"ref_audio"`
+	RefText    *string         `json:"ref_text"`
+	References []referenceBody `json:"references"`
 }
 
 // voiceField is a voice name, given as a string or as {"id": name}.
@@ -99,12 +105,15 @@ type speechRequest struct {
 	Voice        string        // the voice used
 	Format       encode.Format // response_format
 	SampleRate   int
-	Speed        float64 // 1: unchanged
-	StreamFormat string  // "": one whole reply; StreamAudio or StreamSSE
+	Speed        float64     // 1: unchanged
+	StreamFormat string      // "": one whole reply; StreamAudio or StreamSSE
+	recordings   []recording // reference recordings, encoded by the handler
+	voice        voice.Voice // the resolved voice
 }
 
-// requestError is a 400 answer naming the offending field.
+// requestError is a 400 answer (or Status) naming the offending field.
 type requestError struct {
+	Status  int // 0: 400
 	Param   string
 	Message string
 }
@@ -172,6 +181,7 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 		return r, badParam(voiceParam, "%s", err)
 	}
 	r.Voice = v.Name // an OpenAI name not defined by the user gives "default"
+	r.voice = v
 
 	var instructions string
 	if b.Instructions != nil && strings.TrimSpace(*b.Instructions) != "" {
@@ -271,6 +281,9 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 			return r, badParam(framesParam, "%s must be in [1, %d] frames, got %d", framesParam, lim.MaxFrames, *frames)
 		}
 		r.MaxFrames = *frames
+	}
+	if r.recordings, err = parseReferences(&b, lim); err != nil {
+		return r, err
 	}
 	return r, nil
 }

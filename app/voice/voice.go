@@ -27,6 +27,10 @@ type Voice struct {
 	Direction string          `json:"direction"` // a leading [direction]; "" for none
 	Sampling  engine.Sampling `json:"sampling"`
 	Seed      uint64          `json:"seed"`
+	// Reference is the id of the voice's reference recording in the voice
+	// library (app/voicelib), whose transcript and codes clone the voice;
+	// "" for none (the model's own voice).
+	Reference string `json:"reference,omitempty"`
 }
 
 // Default is the model's own voice name.
@@ -103,7 +107,24 @@ func (v Voice) Validate() error {
 	if v.Seed > MaxSeed {
 		return fmt.Errorf("voice %q: seed must be in [0, %d], got %d", n, uint64(MaxSeed), v.Seed)
 	}
+	if v.Reference != "" && !referenceID(v.Reference) {
+		return fmt.Errorf("voice %q: reference %q is not a voice library id (64 hex digits)", n, v.Reference)
+	}
 	return nil
+}
+
+// referenceID reports whether s is a voice library id: a SHA-256 in
+// lower-case hex.
+func referenceID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckSampling checks sampler settings: temperature finite and ≥ 0,

@@ -90,6 +90,10 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.MemoryCap > 0 {
 			dev.Pool.SetCap(cuda.DeviceMem, req.MemoryCap)
 		}
-		return openCUDAEngine(ctx, dev, req.Model, "worker: "+dev.Info.Name, progress)
+		reason := "worker: " + dev.Info.Name
+		if req.Reason != "" {
+			reason = req.Reason + " (" + reason + ")"
+		}
+		return openCUDAEngine(ctx, dev, req.Model, reason, progress)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"proscenium/app"
-	"proscenium/app/speechapi"
+	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/open"
 	"proscenium/frontend"
@@ -84,6 +84,7 @@ func runServe(args []string) error {
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
+		VoicesDir: voicelib.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
 			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
 		}}
@@ -124,10 +125,7 @@ func runServe(args []string) error {
 		return err
 	}
 	// API takes are recorded in the studio's takes list (marked as API takes).
-	speechapi.New(func() (engine.Engine, error) { return app.APIEngine(svc) },
-		servedModelID, speechapi.DefaultLimits()).WithVoices(svc.Voices).
-		WithTokenCounter(func(text string) (int, error) { c, err := svc.CountTokens(text); return c.Tokens, err }).
-		Register(mux)
+	app.SpeechAPI(svc, servedModelID).Register(mux)
 
 	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {

@@ -37,11 +37,16 @@ type takeFlags struct {
 	temperature *float64
 	topP        *float64
 	topK        *int
+	refs        *stringList
+	refTexts    *stringList
 	backend     *string
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 	d := engine.DefaultSampling()
+	refs, texts := &stringList{}, &stringList{}
+	fs.Var(refs, "ref", "reference recording of a voice to clone (WAV, FLAC, MP3 or Ogg Opus, 2-30 s); repeat for several")
+	fs.Var(texts, "ref-text", "what the --ref recording says (one per --ref, in order)")
 	return &takeFlags{
 		model:       fs.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache such as "+hfcache.Repo+" (required)"),
 		text:        fs.String("text", "", "text to speak (\"-\": read it from stdin; this or --text-file is required)"),
@@ -51,6 +56,8 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		temperature: fs.Float64("temperature", flagFloat(d.Temperature), "sampling temperature (0: greedy)"),
 		topP:        fs.Float64("top-p", flagFloat(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
+		refs:        refs,
+		refTexts:    texts,
 		backend:     fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda"),
 	}
 }
@@ -81,11 +88,16 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	if *tf.model, err = resolveModel(*tf.model); err != nil {
 		return engine.SpeechRequest{}, err
 	}
+	refs, err := loadReferences(*tf.model, *tf.refs, *tf.refTexts)
+	if err != nil {
+		return engine.SpeechRequest{}, err
+	}
 	return engine.SpeechRequest{
-		Text:      text,
-		Sampling:  sampling,
-		Seed:      *tf.seed,
-		MaxFrames: *tf.maxFrames,
+		Text:       text,
+		Sampling:   sampling,
+		Seed:       *tf.seed,
+		MaxFrames:  *tf.maxFrames,
+		References: refs,
 	}, nil
 }
 

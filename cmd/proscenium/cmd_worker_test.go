@@ -113,3 +113,80 @@ func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 		t.Fatalf("worker pid %d after the restart (was %d)", p, pid)
 	}
 }
+
+// fakeGPUEnv makes the test binary a GPU worker whose hello lists the
+// backends in the variable's value (comma-separated; "" for none). Its
+// loads fail with a message of its own, so a test sees which worker a load
+// reached.
+const fakeGPUEnv = "PROSCENIUM_TEST_FAKE_GPU"
+
+func fakeGPUWorker(backends string) int {
+	hello := gpuworker.Hello{PID: os.Getpid(), Device: gpuworker.Device{Name: "Fake GPU", CCMajor: 9, TotalMem: 1 << 30}}
+	if backends != "" {
+		hello.Backends = strings.Split(backends, ",")
+	}
+	err := gpuworker.ServeEngine(os.Stdin, os.Stdout, hello, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+		return nil, errors.New("fake GPU worker: no model loads here")
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// --backend auto opens the CPU backend when the GPU worker cannot serve the
+// model, keeping why, also in a worker process with --isolate; auto and cuda
+// reach a GPU worker that serves cuda.
+func TestBackendChoiceThroughTheGPUWorker(t *testing.T) {
+	model := demoCheckpoint(t)
+	ctx := context.Background()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDevice := filepath.Join(t.TempDir(), "proscenium-gpu")
+	// What gorgonia.org/cu prints in its init on a machine without a GPU.
+	script := "#!/bin/sh\necho 'Error in initialization, please refer to \"https://docs.nvidia.com\" for details on: NoDevice'\nexit 1\n"
+	if err := os.WriteFile(noDevice, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, worker, backends, backend string
+		isolate                         bool
+		wantBackend, wantReason         string // or
+		wantErr                         string
+	}{
+		{name: "auto without a GPU", worker: noDevice, backend: open.Auto, wantBackend: "cpu", wantReason: "no CUDA-capable GPU found"},
+		{name: "auto without a GPU, isolated", worker: noDevice, backend: open.Auto, isolate: true, wantBackend: "cpu", wantReason: "no CUDA-capable GPU found"},
+		{name: "auto with a GPU worker that serves no cuda", worker: exe, backend: open.Auto, wantBackend: "cpu", wantReason: "does not serve the cuda backend"},
+		{name: "auto with a GPU worker that serves cuda", worker: exe, backends: "cuda", backend: open.Auto, wantErr: "fake GPU worker: no model loads here"},
+		{name: "cuda", worker: exe, backends: "cuda", backend: open.CUDA, wantErr: "fake GPU worker: no model loads here"},
+		{name: "cuda without a GPU", worker: noDevice, backend: open.CUDA, wantErr: "no CUDA-capable GPU found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.worker == exe {
+				t.Setenv(fakeGPUEnv, c.backends)
+			}
+			eng, err := open.Open(ctx, model, open.Options{Backend: c.backend, Worker: c.worker, Isolate: c.isolate})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer eng.Close()
+			if info := eng.Info(); info.Backend != c.wantBackend || !strings.Contains(info.BackendReason, c.wantReason) {
+				t.Fatalf("backend %q (%s), want %q saying %q", info.Backend, info.BackendReason, c.wantBackend, c.wantReason)
+			}
+			isolated := gpuworker.PID(eng) != 0
+			if isolated != c.isolate || strings.Contains(eng.Info().BackendReason, "in a worker process") != c.isolate {
+				t.Fatalf("in a worker process: %v (reason %q), want %v", isolated, eng.Info().BackendReason, c.isolate)
+			}
+		})
+	}
+}

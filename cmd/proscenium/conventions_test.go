@@ -19,7 +19,12 @@ import (
 // TestMain runs main itself when asked (PROSCENIUM_TEST_MAIN=1), so the
 // tests below see the real exit statuses and streams of the command line.
 func TestMain(m *testing.M) {
-	if os.Getenv("PROSCENIUM_TEST_MAIN") == "1" {
+	if backends, ok := os.LookupEnv(fakeGPUEnv); ok { // cmd_worker_test.go
+		os.Exit(fakeGPUWorker(backends))
+	}
+	// The worker argument too: --isolate starts this executable as
+	// `proscenium worker`, as the real program does (cmd_worker_test.go).
+	if os.Getenv("PROSCENIUM_TEST_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
 		main()
 		os.Exit(0)
 	}

@@ -95,14 +95,17 @@ func newCodecDecoder(d *drama3.CodecDecoder) []codecStage {
 		stages = append(stages, codecSnakeStage{newCodecSnake(b.Alpha)},
 			&codecTransConvStage{conv: newCodecTransConv(up.W, up.Bias, up.In, up.Out, up.Kernel, up.Stride), stride: up.Stride, out: up.Out, stage: "decoder"})
 		for j := range b.Units {
-			u := &b.Units[j]
-			stages = append(stages, &codecResidualUnit{
-				snake1: newCodecSnake(u.Alpha1),
-				conv7:  conv(u.Conv7),
-				snake2: newCodecSnake(u.Alpha2),
-				conv1:  conv(u.Conv1),
-			})
+			stages = append(stages, newCodecResidualUnit(&b.Units[j]))
 		}
 	}
 	return append(stages, codecSnakeStage{newCodecSnake(d.FinalAlpha)}, &codecConvStage{conv: conv(d.Last), tanh: true})
+}
+
+// newCodecResidualUnit builds a residual unit (the decoder's and the
+// encoder's).
+func newCodecResidualUnit(u *drama3.CodecResidualUnit) *codecResidualUnit {
+	conv := func(c drama3.CodecConv) *codecConv {
+		return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation)
+	}
+	return &codecResidualUnit{snake1: newCodecSnake(u.Alpha1), conv7: conv(u.Conv7), snake2: newCodecSnake(u.Alpha2), conv1: conv(u.Conv1)}
 }

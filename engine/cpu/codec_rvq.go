@@ -17,6 +17,9 @@ type codecQuantizer struct {
 	size     int
 	codebook []float32 // [size][dim]
 	proj     *codecConv
+	// Encode only (codec_quantize.go): in_proj and the L2-normalised rows.
+	inProj *codecConv
+	unit   []float32
 }
 
 func newCodecQuantizer(q *drama3.CodecQuantizer) codecQuantizer {

@@ -66,15 +66,21 @@ func (s codecLinearStage) run(in codecSignal, outStart int, ws *CodecScratch) co
 }
 
 func newCodecPostModule(p *drama3.CodecPost, g *drama3.CodecGeometry) []codecStage {
+	return newCodecTransformer(p, g.PostDim, g.PostFFN, g.Window, g.RopeBase)
+}
+
+// newCodecTransformer builds a window-limited transformer (the post-module,
+// the pre-module, an encoder block's) of width dim, SwiGLU width ffn and
+// attention window window.
+func newCodecTransformer(p *drama3.CodecPost, dim, ffn, window int, ropeBase float64) []codecStage {
 	var stages []codecStage
 	if c := p.InputProj; c != nil {
 		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	dim, freq := g.PostDim, codecRopeFreqs(g.RopeBase)
+	freq := codecRopeFreqs(ropeBase)
 	for i := range p.Layers {
 		l := &p.Layers[i]
-		ffn := g.PostFFN
-		stages = append(stages, &codecBlock{dim: dim, heads: g.PostHeads, window: g.Window, ropeFreq: freq,
+		stages = append(stages, &codecBlock{dim: dim, heads: dim / codecHeadDim, window: window, ropeFreq: freq,
 			attnNorm:  l.AttentionNorm,
 			ffnNorm:   l.FFNNorm,
 			wqkv:      codecLinear(l.WQKV, 3*dim, dim),

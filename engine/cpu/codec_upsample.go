@@ -77,15 +77,20 @@ func newCodecUpsample(ups []drama3.CodecUpsample) []codecStage {
 		u := &ups[i]
 		up := u.Up
 		stages = append(stages, &codecTransConvStage{conv: newCodecTransConv(up.W, up.Bias, up.In, up.Out, up.Kernel, up.Stride), stride: up.Stride, out: up.Out, stage: "upsample"})
-		ch := up.Out
-		stages = append(stages, &codecConvNeXt{ch: ch,
-			dw:    codecDepthwise{ch: ch, kernel: u.DW.Kernel, w: u.DW.W, bias: u.DW.Bias},
-			normW: u.NormW,
-			normB: u.NormB,
-			pw1:   &codecConv{in: ch, out: u.PW1.Out, kernel: 1, dilation: 1, w: u.PW1.W, bias: u.PW1.Bias},
-			pw2:   &codecConv{in: u.PW2.In, out: ch, kernel: 1, dilation: 1, w: u.PW2.W, bias: u.PW2.Bias},
-			gamma: u.Gamma,
-		})
+		stages = append(stages, newCodecConvNeXt(up.Out, u.DW, u.NormW, u.NormB, u.PW1, u.PW2, u.Gamma))
 	}
 	return stages
+}
+
+// newCodecConvNeXt builds a ConvNeXt block of ch channels (the upsample's
+// and the downsample's).
+func newCodecConvNeXt(ch int, dw drama3.CodecConv, normW, normB []float32, pw1, pw2 drama3.CodecConv, gamma []float32) *codecConvNeXt {
+	return &codecConvNeXt{ch: ch,
+		dw:    codecDepthwise{ch: ch, kernel: dw.Kernel, w: dw.W, bias: dw.Bias},
+		normW: normW,
+		normB: normB,
+		pw1:   &codecConv{in: ch, out: pw1.Out, kernel: 1, dilation: 1, w: pw1.W, bias: pw1.Bias},
+		pw2:   &codecConv{in: pw2.In, out: ch, kernel: 1, dilation: 1, w: pw2.W, bias: pw2.Bias},
+		gamma: gamma,
+	}
 }

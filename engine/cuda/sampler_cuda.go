@@ -2,11 +2,27 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // SampleMax is the most logits one device draw takes (SAMPLE_MAX in
 // kernels/sampling.cu).
 const SampleMax = 8192
+
+// sampleKernel is the draw's kernel: sample_logits_warp selects a top-k ≤ 32
+// with warps (16 µs a draw on the H200, against 31 µs for the bisection of
+// sample_logits; both equal the CPU sampler on 99 990 draws, docs/PERF.md);
+// PROSCENIUM_GPU_SAMPLER=bisect picks sample_logits, for comparisons.
+var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
+
+func sampleKernelNamed(name string) string {
+	if name == "bisect" {
+		return "sample_logits"
+	}
+	return "sample_logits_warp"
+}
 
 // SampleLogits enqueues codebook cb's draw from n logits with the settings
 // and frame index of the control block ctrl (kernels/sampling.cu: the CPU
@@ -39,6 +55,6 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 	if out != nil {
 		outArg = PtrArg(out)
 	}
-	return q.Launch("sample_logits", [3]int{batch, 1, 1}, 1024,
+	return q.Launch(sampleKernel, [3]int{batch, 1, 1}, 1024,
 		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg)
 }

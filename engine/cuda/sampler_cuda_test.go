@@ -106,7 +106,27 @@ func randomLogits(r *rand.Rand, v []float32) {
 	}
 }
 
+// TestSamplerMatchesCPU checks both kernels (the default's bisection and
+// the opt-in warp selection of a top-k ≤ 32) on 100 000 vectors each.
 func TestSamplerMatchesCPU(t *testing.T) {
+	kernels := []struct {
+		name  string
+		total int
+	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}}
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			defer func(was string) { sampleKernel = was }(sampleKernel)
+			sampleKernel = k.name
+			total := k.total
+			if testing.Short() {
+				total = 12_000
+			}
+			checkSamplerAgainstCPU(t, total)
+		})
+	}
+}
+
+func checkSamplerAgainstCPU(t *testing.T, total int) {
 	settings := []drama3.Sampling{
 		{Temperature: 0, TopP: 1},
 		{Temperature: 0.7, TopP: 0.9, TopK: 30},
@@ -114,12 +134,11 @@ func TestSamplerMatchesCPU(t *testing.T) {
 		{Temperature: 0.7, TopP: 1},
 		{Temperature: 1, TopP: 0.9},
 		{Temperature: 1.3, TopP: 0.5, TopK: 5},
+		{Temperature: 1, TopP: 1, TopK: 32},    // the warp selection's largest
+		{Temperature: 2, TopP: 0.95, TopK: 33}, // the bisection's smallest
+		{Temperature: 1, TopP: 1, TopK: 1},
 	}
 	sizes := []int{4097, 1024}
-	total := 100_000
-	if testing.Short() {
-		total = 12_000
-	}
 	per := total / (len(settings) * len(sizes))
 	r := newRand(t)
 	var draws, differ int

@@ -11,6 +11,13 @@ import (
 // of speech, max frames, the caller's stop), streams decoded chunks by the
 // chunk policy, and keeps the codes and the figures.
 
+// PromptBackend is a FrameBackend that also takes prompts with reference
+// frames (audio rows, a reference-voice prompt): BeginPrompt is Begin for
+// such a prompt.
+type PromptBackend interface {
+	BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error
+}
+
 // Finish reasons (the engine API's spellings).
 const (
 	FinishStop   = "stop"   // end of speech was sampled
@@ -30,7 +37,11 @@ const (
 
 // Take is one generation request in token ids.
 type Take struct {
-	Prompt    []int
+	Prompt []int
+	// Rows, when it has audio rows (a reference-voice prompt), is the
+	// prompt as rows; Prompt then holds its tokens. The backend must be a
+	// PromptBackend.
+	Rows      Prompt
 	Sampling  Sampling
 	Seed      uint64
 	MaxFrames int
@@ -135,7 +146,15 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 		finish()
 		return res, nil
 	}
-	if err := timed(StagePrefill, func() error { return b.Begin(ctx, take.Prompt, take.Sampling, take.Seed) }); err != nil {
+	begin := func() error { return b.Begin(ctx, take.Prompt, take.Sampling, take.Seed) }
+	if take.Rows.AudioRows() > 0 {
+		pb, ok := b.(PromptBackend)
+		if !ok {
+			return nil, fmt.Errorf("prefill: this backend does not take reference voices yet")
+		}
+		begin = func() error { return pb.BeginPrompt(ctx, take.Rows, take.Sampling, take.Seed) }
+	}
+	if err := timed(StagePrefill, begin); err != nil {
 		if ctx.Err() != nil {
 			res.Reason = FinishCancel
 			finish()

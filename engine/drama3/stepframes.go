@@ -64,9 +64,10 @@ type StepFrames struct {
 }
 
 var (
-	_ FrameBackend = (*StepFrames)(nil)
-	_ LogitsTap    = (*StepFrames)(nil)
-	_ StageTimer   = (*StepFrames)(nil)
+	_ FrameBackend  = (*StepFrames)(nil)
+	_ PromptBackend = (*StepFrames)(nil)
+	_ LogitsTap     = (*StepFrames)(nil)
+	_ StageTimer    = (*StepFrames)(nil)
 )
 
 // NewStepFrames wraps s; closeFn (may be nil) releases it on Close.
@@ -103,19 +104,39 @@ func (f *StepFrames) timed(stage string, do func() error) error {
 
 // Begin validates the settings, then runs the prompt (Stepper.Begin).
 func (f *StepFrames) Begin(ctx context.Context, prompt []int, s Sampling, seed uint64) error {
+	return f.begin(s, seed, len(prompt), func() error { return f.s.Begin(ctx, prompt, f.semantic) })
+}
+
+// PromptStepper is a Stepper that also takes prompts with reference frames:
+// BeginPrompt is Begin for such a prompt (cpu.Backend).
+type PromptStepper interface {
+	BeginPrompt(ctx context.Context, p Prompt, semantic []float32) error
+}
+
+// BeginPrompt is Begin for a reference-voice prompt, when the steps take
+// one (PromptStepper).
+func (f *StepFrames) BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error {
+	ps, ok := f.s.(PromptStepper)
+	if !ok {
+		return fmt.Errorf("this backend does not take reference voices yet")
+	}
+	return f.begin(s, seed, len(p), func() error { return ps.BeginPrompt(ctx, p, f.semantic) })
+}
+
+func (f *StepFrames) begin(s Sampling, seed uint64, rows int, run func() error) error {
 	f.begun, f.codes, f.stages = false, f.codes[:0], map[string]time.Duration{}
 	sampler, err := NewSampler(s, seed)
 	if err != nil {
 		return err
 	}
-	if len(prompt) == 0 {
+	if rows == 0 {
 		return fmt.Errorf("empty prompt")
 	}
 	f.sampler = sampler
 	// Logits buffers are poisoned with NaN before each step: a value the
 	// step fails to write makes the sampler fail, naming the draw.
 	poison(f.semantic)
-	if err := f.s.Begin(ctx, prompt, f.semantic); err != nil {
+	if err := run(); err != nil {
 		return err
 	}
 	f.begun = true

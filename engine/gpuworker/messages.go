@@ -60,11 +60,14 @@ const (
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
-// backend ("cpu" or "cuda") and the memory cap in bytes (0: none).
+// backend ("cpu" or "cuda"), the memory cap in bytes (0: none) and why this
+// backend was chosen (the engine's Info.BackendReason, so that the UI says
+// the same with the engine in a worker).
 type LoadRequest struct {
 	Model     string `json:"model"`
 	Backend   string `json:"backend"`
 	MemoryCap int64  `json:"memory_cap"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.

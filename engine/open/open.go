@@ -55,6 +55,8 @@ type Options struct {
 	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
 	// worker's pool cap, against which it admits a model.
 	MemoryCap int64
+
+	reason string // Open's choice, for a worker's Info.BackendReason
 }
 
 // Remote opens an engine in the worker process: remote.go sets it. nil: this
@@ -110,7 +112,7 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 			return nil, fmt.Errorf("probes need the in-process CPU backend")
 		}
 		o := opts
-		o.Backend = backend
+		o.Backend, o.reason = backend, reason
 		return remote(ctx, dir, o)
 	}
 	return OpenCPU(ctx, dir, opts, reason)

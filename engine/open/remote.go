@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"proscenium/engine"
 	"proscenium/engine/gpuworker"
@@ -13,7 +14,9 @@ import (
 // (engine/gpuworker), which links CUDA so that this process never does. A
 // missing worker binary, no GPU or no driver each come back as the worker's
 // reason (gpuworker.UnavailableError), which auto shows before taking the
-// CPU.
+// CPU. Isolate runs the CPU backend in this program's own binary started as
+// its worker (ServeWorker): the same client and serving code as CUDA takes,
+// so CI tests the whole boundary without a GPU.
 
 func init() {
 	remote = openRemote
@@ -28,18 +31,23 @@ func workerPath(opts Options) (string, error) {
 	return gpuworker.Locate()
 }
 
-// openRemote loads dir on the CUDA backend in a worker of its own: closing
-// the engine ends the worker; a worker that dies mid-take ends that take
-// with an error naming it, and the next take starts a fresh one and reloads.
+// openRemote loads dir in a worker of its own (proscenium-gpu for CUDA, this
+// executable for the CPU): closing the engine ends the worker; a worker that
+// dies mid-take ends that take with an error naming it, and the next take
+// starts a fresh one and reloads.
 func openRemote(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
-	if opts.Backend != CUDA {
-		return nil, fmt.Errorf("backend %s in a worker process: the CPU backend's worker is `proscenium worker` (synth/serve --isolate)", opts.Backend)
+	switch opts.Backend {
+	case CPU:
+		return gpuworker.OpenInSelf(ctx, gpuworker.LoadRequest{Model: dir, Backend: CPU, Reason: opts.reason}, opts.Progress)
+	case CUDA:
+	default:
+		return nil, fmt.Errorf("backend %q in a worker process: want cpu or cuda", opts.Backend)
 	}
 	path, err := workerPath(opts)
 	if err != nil {
 		return nil, err
 	}
-	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap}, opts.Progress)
+	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap, Reason: opts.reason}, opts.Progress)
 }
 
 // probeWorker starts the worker, reads its hello and stops it: ok when it
@@ -58,4 +66,13 @@ func probeWorker(ctx context.Context, opts Options) (bool, string) {
 		return false, hello.Device.String() + ": this worker does not serve the cuda backend"
 	}
 	return true, hello.Device.String()
+}
+
+// ServeWorker is the CPU engine worker's main: `proscenium worker`, and the
+// studio's binary started with gpuworker.SelfCommand. It serves OpenCPU on
+// stdin and stdout until stdin ends.
+func ServeWorker() error {
+	return gpuworker.RunWorker(CPU, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+		return OpenCPU(ctx, req.Model, Options{Progress: progress}, strings.TrimPrefix(req.Reason+"; in a worker process", "; "))
+	})
 }

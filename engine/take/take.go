@@ -119,7 +119,11 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	defer context.AfterFunc(e.closing, stop)()
 
 	start := time.Now()
-	ids, err := e.prompt.DefaultVoice(req.Text)
+	refs := make([]drama3.Reference, len(req.References))
+	for i, r := range req.References {
+		refs[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
+	}
+	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.cfg.Backend.CodebookEntries())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
 	}
@@ -134,7 +138,7 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if probe := e.cfg.Probe; probe != nil {
 		listener.Logits = func(frame, cb int, l []float32) { probe("logits."+strconv.Itoa(cb), l) }
 	}
-	take := drama3.Take{Prompt: ids, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
+	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
 	res, err := drama3.Generate(ctx, e.cfg.Backend, take, listener)
 	if err != nil {
 		return nil, err

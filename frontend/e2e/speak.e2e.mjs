@@ -16,7 +16,9 @@
 // waveform, takes made through the speech API appearing as API takes (and a
 // studio take saying it waits for one), the server panel's request log and
 // its curl command run for real, Space and Delete, messages that clear, and
-// the page reading its state again after the server restarts.
+// the page reading its state again after the server restarts. Voices: one
+// cloned from a file in the Cast panel, cast for a take and spoken through
+// the API by name, and one made by POST /v1/audio/voices.
 // SCREENSHOTS=DIR saves the page at 800, 1280 and 1920 px there.
 //
 //   node e2e/speak.e2e.mjs PATH/TO/proscenium
@@ -596,6 +598,44 @@ async function main() {
   }
   if (!(await live).ok) fail('the long API take failed');
   await page.setViewportSize({ width: 1280, height: 800 });
+
+  // A voice cloned from a file in the Cast panel: kept in the voice library
+  // under XDG_DATA_HOME, cast for speaker 0, spoken by a studio take (which
+  // remembers it) and through the speech API by name; POST /v1/audio/voices
+  // makes another from a multipart upload.
+  const castPanel = page.locator('[data-region="cast"]');
+  const refFile = join(process.cwd(), '..', 'engine', 'audio', 'decode', 'testdata', 'ref.flac');
+  await castPanel.locator('input[name="clone_file"]').setInputFiles(refFile);
+  await castPanel.locator('input[name="clone_name"]').fill('Ada');
+  await castPanel.locator('textarea[name="clone_transcript"]').fill('The quick brown fox.');
+  await castPanel.getByRole('button', { name: 'Create voice' }).click();
+  await castPanel.locator('[role="status"]').filter({ hasText: 'voice "Ada" made from ref.flac' }).waitFor({ timeout: 30_000 });
+  const libDir = join(scratch, 'data', 'proscenium', 'voices');
+  const entries = existsSync(libDir) ? readdirSync(libDir).filter((d) => /^[0-9a-f]{64}$/.test(d)) : [];
+  if (entries.length !== 1 || !existsSync(join(libDir, entries[0], 'codes.npy')) || !existsSync(join(libDir, entries[0], 'reference.flac')))
+    fail(`voice library under XDG_DATA_HOME: ${JSON.stringify(entries)}`);
+  if ((await castPanel.locator('select[name="cast_0"]').inputValue()) !== 'Ada') fail('the new voice is not cast for speaker 0');
+  await scriptBox.fill('In a cloned voice.');
+  const castId = Math.max(...(await api(page, 'Takes')).map((t) => t.id)) + 1;
+  await page.getByRole('button', { name: 'Speak', exact: true }).click();
+  await page.locator(`[data-region="takes"] li[data-take="${castId}"][data-state="finished"]`).waitFor({ timeout: 120_000 });
+  const castTake = (await api(page, 'Takes')).find((t) => t.id === castId);
+  if (JSON.stringify(castTake.voices) !== '["Ada"]' || castTake.request.references?.length !== 1 || castTake.request.references[0].transcript !== 'The quick brown fox.')
+    fail(`cast take: ${JSON.stringify({ voices: castTake.voices, refs: castTake.request.references?.length })}`);
+  await castPanel.locator('select[name="cast_0"]').selectOption('');
+  const cloned = await fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', voice: 'Ada', input: 'Through the API, cloned.', max_frames: 10, response_format: 'wav' }) });
+  if (!cloned.ok || cloned.headers.get('x-voice') !== 'Ada') fail(`speech API with a cloned voice: ${cloned.status} ${await cloned.text()}`);
+  await cloned.arrayBuffer();
+  const apiCast = (await api(page, 'Takes')).filter((t) => t.source === 'api').sort((a, b) => b.id - a.id)[0];
+  if (apiCast.request.references?.length !== 1) fail(`API take with voice Ada has ${apiCast.request.references?.length} references`);
+  const form = new FormData();
+  form.set('name', 'Bea');
+  form.set('transcript', 'The quick brown fox.');
+  form.set('audio', new Blob([readFileSync(refFile)]), 'ref.flac');
+  const made = await fetch(new URL('v1/audio/voices', url).href, { method: 'POST', body: form });
+  const madeBody = await made.json();
+  if (made.status !== 201 || madeBody.id !== 'Bea' || madeBody.reference !== true) fail(`POST /v1/audio/voices: ${made.status} ${JSON.stringify(madeBody)}`);
+  console.log(`e2e: voice "Ada" cloned from ref.flac in the Cast panel (library ${entries[0].slice(0, 8)}…), take #${castId} spoke in it and kept it; the API spoke it by name; POST /v1/audio/voices made "Bea"`);
 
   // Lowering the takes limit below what is stored says which takes would go
   // and removes nothing until confirmed. A 150-frame take (1.2 MB) passes

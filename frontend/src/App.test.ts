@@ -105,6 +105,17 @@ function noModelService() {
       settings = { ...settings, voices: settings.voices.filter((o) => o.name !== name) };
       return settings.voices;
     }),
+    createVoice: vi.fn(async (name: string, transcript: string, audio: string) => {
+      if (!transcript.trim()) refuse('invalid: the transcript is empty: type what the recording says');
+      const v: Voice = { name, direction: '', sampling: { temperature: 1, top_p: 0.9, top_k: 30 }, seed: 0, reference: 'a'.repeat(64) };
+      void audio;
+      settings = { ...settings, voices: [...settings.voices.filter((o) => o.name !== name), v] };
+      return settings.voices;
+    }),
+    voiceRecording: vi.fn(async () => refuse('no recording')),
+    speakCast: vi.fn(async () => {
+      throw new ServiceError('no model loaded');
+    }),
     takeFile: vi.fn(async () => refuse('no take')),
     takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
     applyTakesLimit: vi.fn(async () => settings),
@@ -264,6 +275,55 @@ describe('App without a model', () => {
     topP.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
     expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ voices: [expect.objectContaining({ name: 'narrator' })] }));
+  });
+
+  it('the cast panel clones a voice from a file and Speak casts it for speaker 0', async () => {
+    const { root, service } = await start();
+    const cast = region(root, 'cast');
+    const set = (name: string, value: string) => {
+      const el = cast.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[name="${name}"]`)!;
+      el.value = value;
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    };
+    cast.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await settle();
+    expect(cast.textContent).toContain('choose a recording');
+    expect(service.createVoice).not.toHaveBeenCalled();
+
+    const file = cast.querySelector<HTMLInputElement>('input[name="clone_file"]')!;
+    Object.defineProperty(file, 'files', { value: [new File([new Uint8Array([82, 73, 70, 70])], 'ada.wav')] });
+    file.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    set('clone_name', 'Ada');
+    set('clone_transcript', 'Hello there.');
+    flushSync();
+    cast.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await settle();
+    expect(service.createVoice).toHaveBeenCalledWith('Ada', 'Hello there.', btoa('RIFF'));
+    expect(cast.textContent).toContain('voice "Ada" made from ada.wav');
+    expect(cast.querySelector<HTMLSelectElement>('select[name="cast_0"]')!.value).toBe('Ada');
+    expect(region(root, 'voices').textContent).toContain('cloned');
+
+    const text = root.querySelector('textarea')!;
+    text.value = 'To be, or not to be.';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+    await settle();
+    expect(service.speak).not.toHaveBeenCalled();
+    expect(service.speakCast).toHaveBeenCalledWith({
+      request: { text: 'To be, or not to be.', sampling: { temperature: 1, top_p: 0.9, top_k: 30 }, seed: 0, max_frames: 2048 },
+      cast: ['Ada'],
+    });
+
+    // Back to the model's own voice: Speak speaks without a cast.
+    const sel = cast.querySelector<HTMLSelectElement>('select[name="cast_0"]')!;
+    sel.value = '';
+    sel.dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
+    await settle();
+    expect(service.speak).toHaveBeenCalled();
   });
 
   it('a lower takes limit says what it would remove and applies only when confirmed', async () => {

@@ -23,6 +23,8 @@ import type {
   TakesLimitEffect,
   TokenCount,
   Voice,
+  VoiceRecording,
+  CastRequest,
 } from './types';
 
 export interface Service {
@@ -62,6 +64,12 @@ export interface Service {
   voices(): Promise<Voice[]>;
   saveVoice(v: Voice): Promise<Voice[]>;
   deleteVoice(name: string): Promise<Voice[]>;
+  /** A voice cloned from a recording (the file's bytes in base64) and its transcript. */
+  createVoice(name: string, transcript: string, audioBase64: string): Promise<Voice[]>;
+  /** A cloned voice's recording as given. */
+  voiceRecording(name: string): Promise<VoiceRecording>;
+  /** Speak with voices cast for <|speaker:0|>, <|speaker:1|>, … */
+  speakCast(c: CastRequest): Promise<Take>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
   /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
@@ -112,6 +120,9 @@ export function createService(t: Transport): Service {
     voices: () => c('Voices', []),
     saveVoice: (v) => c('SaveVoice', [v]),
     deleteVoice: (name) => c('DeleteVoice', [name]),
+    createVoice: (name, transcript, audio) => c('CreateVoice', [name, transcript, audio]),
+    voiceRecording: (name) => c('VoiceRecording', [name]),
+    speakCast: (cr) => c('SpeakCast', [cr]),
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
     checkScript: (text) => c('CheckScript', [text]),

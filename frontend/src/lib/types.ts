@@ -31,6 +31,9 @@ export type ExportResult = Plain<app.ExportResult>;
 export type TokenCount = Plain<app.TokenCount>;
 export type Rerun = Plain<app.Rerun>;
 export type Voice = Plain<voice.Voice>;
+// []byte fields travel as base64 strings in JSON (the generated type says number[]).
+export type VoiceRecording = Omit<Plain<app.VoiceRecording>, 'data'> & { data: string };
+export type CastRequest = Plain<app.CastRequest>;
 export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
 export type TakesLimitChange = Plain<app.TakesLimitChange>;
 export type ScriptCheck = Plain<app.ScriptCheck>;

@@ -14,6 +14,38 @@ export namespace app {
 	        this.message = source["message"];
 	    }
 	}
+	export class CastRequest {
+	    request: engine.SpeechRequest;
+	    cast: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new CastRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.cast = source["cast"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class ExportRequest {
 	    id: number;
 	    path: string;
@@ -568,6 +600,7 @@ export namespace app {
 	    underruns: number;
 	    stored: boolean;
 	    source: string;
+	    voices?: string[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Take(source);
@@ -589,6 +622,7 @@ export namespace app {
 	        this.underruns = source["underruns"];
 	        this.stored = source["stored"];
 	        this.source = source["source"];
+	        this.voices = source["voices"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -701,6 +735,20 @@ export namespace app {
 	        this.model = source["model"];
 	    }
 	}
+	export class VoiceRecording {
+	    file: string;
+	    data: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new VoiceRecording(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.file = source["file"];
+	        this.data = source["data"];
+	    }
+	}
 
 }
 
@@ -780,6 +828,20 @@ export namespace engine {
 	        this.pinned = source["pinned"];
 	    }
 	}
+	export class Reference {
+	    transcript: string;
+	    codes: number[][];
+	
+	    static createFrom(source: any = {}) {
+	        return new Reference(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.transcript = source["transcript"];
+	        this.codes = source["codes"];
+	    }
+	}
 	export class Sampling {
 	    temperature: number;
 	    top_p: number;
@@ -801,6 +863,7 @@ export namespace engine {
 	    sampling: Sampling;
 	    seed: number;
 	    max_frames: number;
+	    references?: Reference[];
 	
 	    static createFrom(source: any = {}) {
 	        return new SpeechRequest(source);
@@ -812,6 +875,7 @@ export namespace engine {
 	        this.sampling = this.convertValues(source["sampling"], Sampling);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
+	        this.references = this.convertValues(source["references"], Reference);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -843,6 +907,7 @@ export namespace voice {
 	    direction: string;
 	    sampling: engine.Sampling;
 	    seed: number;
+	    reference?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Voice(source);
@@ -855,6 +920,7 @@ export namespace voice {
 	        this.direction = source["direction"];
 	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
 	        this.seed = source["seed"];
+	        this.reference = source["reference"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -14,11 +14,15 @@ export function ChooseModelDir():Promise<string>;
 
 export function CountTokens(arg1:string):Promise<app.TokenCount>;
 
+export function CreateVoice(arg1:string,arg2:string,arg3:Array<number>):Promise<Array<voice.Voice>>;
+
 export function DefaultExportPath(arg1:app.ExportRequest):Promise<string>;
 
 export function DeleteTake(arg1:number):Promise<boolean>;
 
 export function DeleteVoice(arg1:string):Promise<Array<voice.Voice>>;
+
+export function EncodeReference(arg1:Array<number>):Promise<Array<any>>;
 
 export function ExportTake(arg1:app.ExportRequest):Promise<app.ExportResult>;
 
@@ -54,6 +58,8 @@ export function Settings():Promise<app.Settings>;
 
 export function Speak(arg1:engine.SpeechRequest):Promise<app.Take>;
 
+export function SpeakCast(arg1:app.CastRequest):Promise<app.Take>;
+
 export function StartServer():Promise<app.ServerStatus>;
 
 export function Stats():Promise<app.StatsView>;
@@ -75,5 +81,9 @@ export function TakesLimitEffect(arg1:number):Promise<app.TakesLimitEffect>;
 export function UnloadModel():Promise<app.ModelStatus>;
 
 export function VoiceNames():Promise<Array<string>>;
+
+export function VoiceRecording(arg1:string):Promise<app.VoiceRecording>;
+
+export function VoiceReferences(arg1:voice.Voice):Promise<Array<engine.Reference>>;
 
 export function Voices():Promise<Array<voice.Voice>>;

@@ -22,6 +22,10 @@ export function CountTokens(arg1) {
   return window['go']['app']['Service']['CountTokens'](arg1);
 }
 
+export function CreateVoice(arg1, arg2, arg3) {
+  return window['go']['app']['Service']['CreateVoice'](arg1, arg2, arg3);
+}
+
 export function DefaultExportPath(arg1) {
   return window['go']['app']['Service']['DefaultExportPath'](arg1);
 }
@@ -32,6 +36,10 @@ export function DeleteTake(arg1) {
 
 export function DeleteVoice(arg1) {
   return window['go']['app']['Service']['DeleteVoice'](arg1);
+}
+
+export function EncodeReference(arg1) {
+  return window['go']['app']['Service']['EncodeReference'](arg1);
 }
 
 export function ExportTake(arg1) {
@@ -102,6 +110,10 @@ export function Speak(arg1) {
   return window['go']['app']['Service']['Speak'](arg1);
 }
 
+export function SpeakCast(arg1) {
+  return window['go']['app']['Service']['SpeakCast'](arg1);
+}
+
 export function StartServer() {
   return window['go']['app']['Service']['StartServer']();
 }
@@ -144,6 +156,14 @@ export function UnloadModel() {
 
 export function VoiceNames() {
   return window['go']['app']['Service']['VoiceNames']();
+}
+
+export function VoiceRecording(arg1) {
+  return window['go']['app']['Service']['VoiceRecording'](arg1);
+}
+
+export function VoiceReferences(arg1) {
+  return window['go']['app']['Service']['VoiceReferences'](arg1);
 }
 
 export function Voices() {

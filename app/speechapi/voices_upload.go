@@ -1,0 +1,103 @@
+package speechapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"proscenium/app/voice"
+	"proscenium/engine"
+)
+
+// Library voices: a named voice may carry a reference recording kept in the
+// voice library; POST /v1/audio/voices (multipart: name, transcript, audio)
+// creates one, and a request that names it speaks with its reference.
+
+// VoiceLibrary is what the handler needs of the voice library.
+type VoiceLibrary struct {
+	// References returns the references a voice speaks with (none for a
+	// voice without a recording).
+	References func(v voice.Voice) ([]engine.Reference, error)
+	// Create makes a voice from a recording and its transcript, returning
+	// every voice; its errors are the request's problems (400).
+	Create func(name, transcript string, recording []byte) ([]voice.Voice, error)
+	// MaxUploadBytes bounds a creation's body (more: 413).
+	MaxUploadBytes int64
+}
+
+// WithVoiceLibrary makes library voices speakable and creatable.
+func (h *Handler) WithVoiceLibrary(lib VoiceLibrary) *Handler {
+	h.library = &lib
+	return h
+}
+
+// createVoice serves POST /v1/audio/voices.
+func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
+	if h.library == nil {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "", "this server keeps no voice library")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.library.MaxUploadBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "the body must be multipart/form-data with name, transcript and audio: "+err.Error())
+		return
+	}
+	fields := map[string][]byte{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			uploadError(w, err)
+			return
+		}
+		name := part.FormName()
+		if name != "name" && name != "transcript" && name != "audio" {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", name, fmt.Sprintf("unknown field %q: give name, transcript and audio", name))
+			return
+		}
+		if _, dup := fields[name]; dup {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", name, fmt.Sprintf("%s given twice", name))
+			return
+		}
+		b, err := io.ReadAll(part)
+		if err != nil {
+			uploadError(w, err)
+			return
+		}
+		fields[name] = b
+	}
+	for _, f := range []string{"name", "transcript", "audio"} {
+		if len(fields[f]) == 0 {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", f, f+" is required")
+			return
+		}
+	}
+	name := string(fields["name"])
+	voices, err := h.library.Create(name, string(fields["transcript"]), fields["audio"])
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "audio", err.Error())
+		return
+	}
+	for _, v := range voices {
+		if v.Name == name {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			writeJSONBody(w, voiceObject(v))
+			return
+		}
+	}
+	apiError(w, http.StatusInternalServerError, "server_error", "", "the voice was not saved")
+}
+
+func uploadError(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "audio", fmt.Sprintf("the upload is larger than %d bytes", tooBig.Limit))
+		return
+	}
+	apiError(w, http.StatusBadRequest, "invalid_request_error", "", "reading the upload: "+err.Error())
+}

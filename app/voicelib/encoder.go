@@ -1,0 +1,47 @@
+package voicelib
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// CPUEncoder is the CPU reference codec encoder of a codec.pth, named by
+// the file's SHA-256.
+type CPUEncoder struct {
+	enc *cpu.CodecEncoder
+	id  string
+}
+
+// LoadCPUEncoder reads the encoder of the codec.pth at path.
+func LoadCPUEncoder(path string) (*CPUEncoder, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadCPUEncoderBytes(b, path)
+}
+
+// LoadCPUEncoderBytes reads the encoder of a codec.pth held in memory.
+func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
+	ts, err := checkpoint.ReadTorch(bytes.NewReader(b), int64(len(b)), name)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := cpu.LoadCodecEncoder(ts, drama3.CodecOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	sum := sha256.Sum256(b)
+	return &CPUEncoder{enc: enc, id: "codec-sha256:" + hex.EncodeToString(sum[:])}, nil
+}
+
+func (e *CPUEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) { return e.enc.Encode(audio) }
+func (e *CPUEncoder) Codebooks() int                                     { return e.enc.Geometry().Codebooks }
+func (e *CPUEncoder) ID() string                                         { return e.id }

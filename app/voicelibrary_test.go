@@ -1,0 +1,150 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"proscenium/app/voice"
+	"proscenium/engine"
+	"proscenium/engine/demo"
+)
+
+// A voice created from a recording keeps it in the library and speaks with
+// its transcript and codes; its recording plays back as given; a missing
+// library entry is an error naming the voice.
+func TestCreateVoiceFromRecording(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &testEngine{frames: 1}
+	lib := t.TempDir()
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	if _, err := svc.CreateVoice("Ada", "Hello.", rec); !errors.Is(err, ErrNoModel) {
+		t.Errorf("without a model: %v", err)
+	}
+	model := t.TempDir()
+	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	voices, err := svc.CreateVoice("Ada", "  The quick brown fox. ", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(voices) != 1 || voices[0].Name != "Ada" || len(voices[0].Reference) != 64 || voices[0].Sampling != engine.DefaultSampling() {
+		t.Fatalf("voices %+v", voices)
+	}
+	refs, err := svc.VoiceReferences(voices[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := svc.EncodeReference(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 || refs[0].Transcript != "The quick brown fox." || len(refs[0].Codes) != len(direct) || refs[0].Codes[7][3] != direct[7][3] {
+		t.Fatalf("references %+v", refs)
+	}
+	if none, err := svc.VoiceReferences(voice.Voice{Name: "plain"}); err != nil || none != nil {
+		t.Errorf("a voice without a recording: %v %v", none, err)
+	}
+	played, err := svc.VoiceRecording("Ada")
+	if err != nil || played.File != "reference.flac" || !bytes.Equal(played.Data, rec) {
+		t.Errorf("recording: %s, %d bytes, %v", played.File, len(played.Data), err)
+	}
+	for _, tc := range []struct {
+		name, transcript string
+		rec              []byte
+		want             string
+	}{
+		{"default", "Hi.", rec, "cannot be redefined"},
+		{"Bob", "", rec, "transcript is empty"},
+		{"Bob", "Hi.", []byte("noise"), "cannot read the reference"},
+	} {
+		if _, err := svc.CreateVoice(tc.name, tc.transcript, tc.rec); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CreateVoice(%q, %q): %v, want %q", tc.name, tc.transcript, err, tc.want)
+		}
+	}
+	if n := len(svc.Voices()); n != 1 {
+		t.Errorf("refusals changed the voices: %d", n)
+	}
+	if err := os.RemoveAll(filepath.Join(lib, voices[0].Reference)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.VoiceReferences(voices[0]); err == nil || !strings.Contains(err.Error(), `voice "Ada": its recording is no longer in the voice library`) {
+		t.Errorf("missing recording: %v", err)
+	}
+}
+
+// A cast take carries each voice's reference in speaker order and keeps
+// the cast; re-running it keeps both.
+func TestSpeakCast(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec2, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.wav"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &testEngine{frames: 1}
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	model := t.TempDir()
+	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateVoice("Ada", "Ada speaks.", rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateVoice("Bob", "Bob speaks.", rec2); err != nil {
+		t.Fatal(err)
+	}
+	take, err := svc.SpeakCast(CastRequest{Request: speech("<|speaker:1|>Hi Ada. <|speaker:0|>Hi Bob."), Cast: []string{"Ada", "Bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })
+	refs := take.Request.References
+	if len(refs) != 2 || refs[0].Transcript != "Ada speaks." || refs[1].Transcript != "Bob speaks." || !slices.Equal(take.Voices, []string{"Ada", "Bob"}) {
+		t.Fatalf("take %+v", take)
+	}
+	again, err := svc.RerunTake(Rerun{ID: take.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Request.References, refs) || !slices.Equal(again.Voices, take.Voices) {
+		t.Errorf("re-run lost the voices: %+v", again)
+	}
+	waitFor(t, func() bool { return svc.Takes()[1].State != TakeRunning })
+	for _, tc := range []struct {
+		cast []string
+		want string
+	}{
+		{[]string{"Nobody"}, `speaker 0: no voice called "Nobody" has a recording`},
+		{[]string{"Ada", "Ada", "Ada", "Ada", "Ada"}, "5 voices cast, at most 4"},
+	} {
+		if _, err := svc.SpeakCast(CastRequest{Request: speech("Hi."), Cast: tc.cast}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cast %v: %v, want %q", tc.cast, err, tc.want)
+		}
+	}
+}

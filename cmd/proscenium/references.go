@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"proscenium/app/voicelib"
+	"proscenium/engine"
+	"proscenium/engine/audio/decode"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// loadReferences reads each reference recording (decode.ReadReference: WAV,
+// FLAC, MP3 or Ogg Opus, 2–30 s) and encodes it with the model's codec;
+// texts[i] is what files[i] says.
+func loadReferences(modelDir string, files, texts []string) ([]engine.Reference, error) {
+	if len(files) != len(texts) {
+		return nil, fmt.Errorf("%w: %d --ref files and %d --ref-text transcripts: give one transcript per reference, in order", errUsage, len(files), len(texts))
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	enc, err := voicelib.LoadCPUEncoder(filepath.Join(modelDir, "codec.pth"))
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]engine.Reference, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > voicelib.MaxAudioBytes {
+			return nil, fmt.Errorf("--ref %s: %d bytes, more than the limit of %d", f, len(b), voicelib.MaxAudioBytes)
+		}
+		ref, err := decode.ReadReference(b)
+		if err != nil {
+			return nil, fmt.Errorf("--ref %s: %w", f, err)
+		}
+		res, err := enc.Encode(ref.Samples)
+		if err != nil {
+			return nil, fmt.Errorf("--ref %s: %w", f, err)
+		}
+		nb := enc.Codebooks()
+		codes := make([][]int, res.Frames)
+		for fr := range codes {
+			codes[fr] = make([]int, nb)
+			for c := range codes[fr] {
+				codes[fr][c] = int(res.Codes[fr*nb+c])
+			}
+		}
+		refs[i] = engine.Reference{Transcript: texts[i], Codes: codes}
+	}
+	return refs, nil
+}

@@ -1,0 +1,88 @@
+package open
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"proscenium/engine"
+	"proscenium/engine/audio/decode"
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// demoReference is the decode package's test recording encoded by the demo
+// model's codec: frames × codebooks.
+func demoReference(t *testing.T, dir string) [][]int {
+	t.Helper()
+	enc, err := cpu.LoadCodecEncoderFile(filepath.Join(dir, "codec.pth"), drama3.CodecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := readTestReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := enc.Encode(ref.Samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := enc.Geometry().Codebooks
+	codes := make([][]int, res.Frames)
+	for f := range codes {
+		codes[f] = make([]int, nb)
+		for i := range codes[f] {
+			codes[f][i] = int(res.Codes[f*nb+i])
+		}
+	}
+	return codes
+}
+
+func readTestReference() (*decode.Reference, error) {
+	b, err := os.ReadFile(filepath.Join("..", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		return nil, err
+	}
+	return decode.ReadReference(b)
+}
+
+// A take with a reference voice: reproducible for a seed, other than the
+// same take in the default voice; bad references are invalid requests.
+func TestReferenceTake(t *testing.T) {
+	eng, dir := openTiny(t)
+	codes := demoReference(t, dir)
+	refs := []engine.Reference{{Transcript: "The quick brown fox.", Codes: codes}}
+	run := func(refs []engine.Reference) [][]int {
+		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
+		fin, err := eng.Synthesize(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fin.Stages[drama3.StagePrefill] <= 0 {
+			t.Errorf("no prefill time")
+		}
+		return fin.Codes
+	}
+	c1, c2 := run(refs), run(refs)
+	if !reflect.DeepEqual(c1, c2) {
+		t.Fatal("the same seed and reference gave a different take")
+	}
+	if reflect.DeepEqual(c1, run(nil)) {
+		t.Fatal("the reference changed nothing")
+	}
+	bad := [][]engine.Reference{
+		{{Transcript: " ", Codes: codes}},
+		{{Transcript: "Hi.", Codes: [][]int{{1, 2, 3}}}},
+		{{Transcript: "Hi.", Codes: nil}},
+	}
+	for i, r := range bad {
+		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: r}
+		if _, err := eng.Synthesize(context.Background(), req, nil); !errors.Is(err, engine.ErrInvalidRequest) || !strings.Contains(err.Error(), "reference 0") {
+			t.Errorf("bad reference %d: %v", i, err)
+		}
+	}
+}
