@@ -1,28 +1,18 @@
 package cuda
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/internal/testutil"
 )
 
 // The GPU bytes of a checkpoint hold its stored weights (the arena keeps
 // them as stored or wider) and grow with the context; a directory that is
 // not a checkpoint is an error naming the problem.
 func TestModelBytes(t *testing.T) {
-	path, err := drama3.FindBaseTokenizer()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	base, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
 	dir := t.TempDir()
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		t.Fatal(err)

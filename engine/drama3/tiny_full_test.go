@@ -2,7 +2,6 @@ package drama3
 
 import (
 	"io"
-	"os"
 	"testing"
 
 	"proscenium/engine/checkpoint"
@@ -12,17 +11,7 @@ import (
 // shards by parallel writers) binds completely, and its FP8 experts hold no
 // NaN code; the full geometry parses.
 func TestWriteFull(t *testing.T) {
-	path, err := FindBaseTokenizer()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	base, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := baseTokenizer(t)
 	cfg := TinyConfig()
 	cfg.Text.VocabSize = 155840
 	dir := t.TempDir()

@@ -10,24 +10,14 @@ import (
 	"testing"
 
 	"proscenium/engine/demo"
+	"proscenium/engine/internal/testutil"
 	"proscenium/engine/tokenizer"
 )
 
 // baseTokenizer reads the npm Qwen tokenizer.json, or skips (fails in CI).
 func baseTokenizer(t testing.TB) []byte {
 	t.Helper()
-	p, err := FindBaseTokenizer()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip("no Qwen tokenizer.json: run make deps")
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return testutil.ReadFoundFile(t, FindBaseTokenizer)
 }
 
 func dirFiles(t *testing.T, dir string) map[string][]byte {
