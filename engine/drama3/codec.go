@@ -172,16 +172,12 @@ func ReadCodecBytes(b []byte, name string, opt CodecOptions) (*CodecWeights, err
 // that it does not know are an error (naming them); encoder tensors are
 // ignored.
 func ReadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecWeights, error) {
-	g := CodecGeometry{Window: CodecDefaultWindow, RopeBase: CodecDefaultRopeBase}
-	if opt.Window < 0 || opt.Window > CodecMaxFrames || opt.RopeBase < 0 {
-		return nil, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, CodecMaxFrames, opt.RopeBase)
+	g := CodecGeometry{}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if opt.Window > 0 {
-		g.Window = opt.Window
-	}
-	if opt.RopeBase > 0 {
-		g.RopeBase = opt.RopeBase
-	}
+	g.Window, g.RopeBase = opt.Window, opt.RopeBase
 	l, err := newCodecLoader(ts)
 	if err != nil {
 		return nil, err
@@ -194,12 +190,7 @@ func ReadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecWeights, error
 		}
 	}
 	if extra := l.unused(); len(extra) > 0 {
-		more := ""
-		if len(extra) > 5 {
-			more = fmt.Sprintf(" and %d more", len(extra)-5)
-			extra = extra[:5]
-		}
-		return nil, fmt.Errorf("codec: tensors this decoder does not know: %s%s", strings.Join(extra, ", "), more)
+		return nil, unknownTensors("codec: tensors this decoder does not know", extra)
 	}
 	g.SamplesPerFrame = 1
 	for _, s := range g.UpsampleStrides {
@@ -210,6 +201,32 @@ func ReadCodec(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecWeights, error
 	}
 	w.Geometry = g
 	return w, nil
+}
+
+// withDefaults checks opt and fills its zero fields with the defaults
+// (CodecDefaultWindow, CodecDefaultRopeBase).
+func (opt CodecOptions) withDefaults() (CodecOptions, error) {
+	if opt.Window < 0 || opt.Window > CodecMaxFrames || opt.RopeBase < 0 {
+		return opt, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, CodecMaxFrames, opt.RopeBase)
+	}
+	if opt.Window == 0 {
+		opt.Window = CodecDefaultWindow
+	}
+	if opt.RopeBase == 0 {
+		opt.RopeBase = CodecDefaultRopeBase
+	}
+	return opt, nil
+}
+
+// unknownTensors is the error for tensors a reader does not know, naming the
+// first five of them.
+func unknownTensors(what string, extra []string) error {
+	more := ""
+	if len(extra) > 5 {
+		more = fmt.Sprintf(" and %d more", len(extra)-5)
+		extra = extra[:5]
+	}
+	return fmt.Errorf("%s: %s%s", what, strings.Join(extra, ", "), more)
 }
 
 func (q *CodecQuantizer) read(l *codecLoader, prefix string, latent, dim int) {

@@ -86,16 +86,12 @@ func ReadCodecEncoderFile(path string, opt CodecOptions) (*CodecEncoderWeights, 
 // without them (a decoder-only export) is an error saying so; encode-path
 // tensors it does not know are an error naming them.
 func ReadCodecEncoder(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecEncoderWeights, error) {
-	g := CodecEncoderGeometry{Window: CodecDefaultWindow, RopeBase: CodecDefaultRopeBase}
-	if opt.Window < 0 || opt.Window > CodecMaxFrames || opt.RopeBase < 0 {
-		return nil, fmt.Errorf("codec: window %d must be in 1..%d and rope base %g positive", opt.Window, CodecMaxFrames, opt.RopeBase)
+	g := CodecEncoderGeometry{}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if opt.Window > 0 {
-		g.Window = opt.Window
-	}
-	if opt.RopeBase > 0 {
-		g.RopeBase = opt.RopeBase
-	}
+	g.Window, g.RopeBase = opt.Window, opt.RopeBase
 	l, err := newCodecLoader(ts)
 	if err != nil {
 		return nil, err
@@ -118,12 +114,7 @@ func ReadCodecEncoder(ts *checkpoint.TensorSet, opt CodecOptions) (*CodecEncoder
 		}
 	}
 	if len(extra) > 0 {
-		more := ""
-		if len(extra) > 5 {
-			more = fmt.Sprintf(" and %d more", len(extra)-5)
-			extra = extra[:5]
-		}
-		return nil, fmt.Errorf("codec: encoder tensors this encoder does not know: %s%s", strings.Join(extra, ", "), more)
+		return nil, unknownTensors("codec: encoder tensors this encoder does not know", extra)
 	}
 	g.SamplesPerFrame = 1
 	for _, s := range append(append([]int(nil), g.EncoderStrides...), g.DownsampleStrides...) {
