@@ -25,37 +25,15 @@ import (
 // stages, preLayers pre-module layers and every quantizer's in_proj.
 func addCodecEncoderTensors(ts *checkpoint.TensorSet, seed uint64, dim, latent int, tLayers [4]int, preLayers int) {
 	r := rand.New(rand.NewPCG(seed, 11))
-	add := func(name string, scale, offset float64, shape ...int) {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(offset + scale*r.NormFloat64())
-		}
-		if err := ts.Add(checkpoint.Float32Tensor(name, shape, v)); err != nil {
-			panic(err)
-		}
-	}
+	rt := randomTensors{ts, r}
+	add := rt.add
 	wnConv := func(p string, out, in, k int) {
 		add(p+".conv.parametrizations.weight.original0", 0.1, 1, out, 1, 1)
 		add(p+".conv.parametrizations.weight.original1", 1, 0, out, in, k)
 		add(p+".conv.bias", 0.01, 0, out)
 	}
 	transformer := func(p string, d, layers int) {
-		for i := 0; i < layers; i++ {
-			lp := fmt.Sprintf("%s.layers.%d", p, i)
-			add(lp+".attention.wqkv.weight", 0.02, 0, 3*d, d)
-			add(lp+".attention.wo.weight", 0.02, 0, d, d)
-			add(lp+".feed_forward.w1.weight", 0.02, 0, 3*d, d)
-			add(lp+".feed_forward.w3.weight", 0.02, 0, 3*d, d)
-			add(lp+".feed_forward.w2.weight", 0.02, 0, d, 3*d)
-			add(lp+".ffn_norm.weight", 0.1, 1, d)
-			add(lp+".attention_norm.weight", 0.1, 1, d)
-			add(lp+".attention_layer_scale.gamma", 0.01, 0.1, d)
-			add(lp+".ffn_layer_scale.gamma", 0.01, 0.1, d)
-		}
+		rt.transformerLayers(p, d, layers)
 		if layers > 0 {
 			add(p+".norm.weight", 0.1, 1, d)
 		}
@@ -79,18 +57,7 @@ func addCodecEncoderTensors(ts *checkpoint.TensorSet, seed uint64, dim, latent i
 	add("encoder.block.5.alpha", 0.1, 1, 1, ch, 1)
 	wnConv("encoder.block.6", latent, ch, 3)
 	for i := 0; i < 2; i++ {
-		p := fmt.Sprintf("quantizer.downsample.%d", i)
-		add(p+".0.conv.weight", 0.05, 0, latent, latent, 2)
-		add(p+".0.conv.bias", 0.01, 0, latent)
-		add(p+".1.dwconv.conv.weight", 0.3, 0, latent, 1, 7)
-		add(p+".1.dwconv.conv.bias", 0.01, 0, latent)
-		add(p+".1.norm.weight", 0.1, 1, latent)
-		add(p+".1.norm.bias", 0.01, 0, latent)
-		add(p+".1.pwconv1.weight", 0.03, 0, 4*latent, latent)
-		add(p+".1.pwconv1.bias", 0.01, 0, 4*latent)
-		add(p+".1.pwconv2.weight", 0.02, 0, latent, 4*latent)
-		add(p+".1.pwconv2.bias", 0.01, 0, latent)
-		add(p+".1.gamma", 0.01, 0.1, latent)
+		rt.resampleStage(fmt.Sprintf("quantizer.downsample.%d", i), latent)
 	}
 	transformer("quantizer.pre_module", latent, preLayers)
 	inProj := func(p string) {

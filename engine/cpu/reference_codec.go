@@ -147,19 +147,8 @@ func (c *Codec) Plan() CodecPlan {
 func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.TensorSet {
 	r := rand.New(rand.NewPCG(seed, 7))
 	ts := checkpoint.NewTensorSet()
-	add := func(name string, scale float64, offset float64, shape ...int) {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(offset + scale*r.NormFloat64())
-		}
-		if err := ts.Add(checkpoint.Float32Tensor(name, shape, v)); err != nil {
-			panic(err)
-		}
-	}
+	rt := randomTensors{ts, r}
+	add := rt.add
 	quant := func(p string, size int) {
 		add(p+".codebook.weight", 1, 0, size, 8)
 		add(p+".out_proj.weight_g", 0.1, 1, latent, 1, 1)
@@ -170,32 +159,10 @@ func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.Ten
 	for i := 0; i < 9; i++ {
 		quant(fmt.Sprintf("quantizer.quantizer.quantizers.%d", i), 1024)
 	}
-	for i := 0; i < layers; i++ {
-		p := fmt.Sprintf("quantizer.post_module.layers.%d", i)
-		add(p+".attention.wqkv.weight", 0.02, 0, 3*latent, latent)
-		add(p+".attention.wo.weight", 0.02, 0, latent, latent)
-		add(p+".feed_forward.w1.weight", 0.02, 0, 3*latent, latent)
-		add(p+".feed_forward.w3.weight", 0.02, 0, 3*latent, latent)
-		add(p+".feed_forward.w2.weight", 0.02, 0, latent, 3*latent)
-		add(p+".ffn_norm.weight", 0.1, 1, latent)
-		add(p+".attention_norm.weight", 0.1, 1, latent)
-		add(p+".attention_layer_scale.gamma", 0.01, 0.1, latent)
-		add(p+".ffn_layer_scale.gamma", 0.01, 0.1, latent)
-	}
+	rt.transformerLayers("quantizer.post_module", latent, layers)
 	add("quantizer.post_module.norm.weight", 0.1, 1, latent)
 	for i := 0; i < 2; i++ {
-		p := fmt.Sprintf("quantizer.upsample.%d", i)
-		add(p+".0.conv.weight", 0.05, 0, latent, latent, 2)
-		add(p+".0.conv.bias", 0.01, 0, latent)
-		add(p+".1.dwconv.conv.weight", 0.3, 0, latent, 1, 7)
-		add(p+".1.dwconv.conv.bias", 0.01, 0, latent)
-		add(p+".1.norm.weight", 0.1, 1, latent)
-		add(p+".1.norm.bias", 0.01, 0, latent)
-		add(p+".1.pwconv1.weight", 0.03, 0, 4*latent, latent)
-		add(p+".1.pwconv1.bias", 0.01, 0, 4*latent)
-		add(p+".1.pwconv2.weight", 0.02, 0, latent, 4*latent)
-		add(p+".1.pwconv2.bias", 0.01, 0, latent)
-		add(p+".1.gamma", 0.01, 0.1, latent)
+		rt.resampleStage(fmt.Sprintf("quantizer.upsample.%d", i), latent)
 	}
 	// Weight norm fixes each output's weight norm at g: a conv keeps its
 	// input's scale at g ≈ 1. Residual branches at 0.1 and the last conv at
@@ -227,6 +194,62 @@ func CodecRandomTensors(seed uint64, latent, decDim, layers int) *checkpoint.Ten
 	add("decoder.model.5.alpha", 0.1, 1, 1, ch, 1)
 	wnConv("decoder.model.6", 1, ch, 7, 0.05)
 	return ts
+}
+
+// randomTensors adds tensors of seeded normal values (offset + scale·N(0,1))
+// with the codec's key names to a set; the order of the calls fixes the
+// values, so the decoder (CodecRandomTensors) and the encoder tensors of the
+// benchmarks draw theirs through the same blocks.
+type randomTensors struct {
+	ts *checkpoint.TensorSet
+	r  *rand.Rand
+}
+
+func (rt randomTensors) add(name string, scale, offset float64, shape ...int) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(offset + scale*rt.r.NormFloat64())
+	}
+	if err := rt.ts.Add(checkpoint.Float32Tensor(name, shape, v)); err != nil {
+		panic(err)
+	}
+}
+
+// transformerLayers adds layers transformer layers of width d (FFN 3·d) at
+// p.layers.N (not the final norm).
+func (rt randomTensors) transformerLayers(p string, d, layers int) {
+	for i := 0; i < layers; i++ {
+		lp := fmt.Sprintf("%s.layers.%d", p, i)
+		rt.add(lp+".attention.wqkv.weight", 0.02, 0, 3*d, d)
+		rt.add(lp+".attention.wo.weight", 0.02, 0, d, d)
+		rt.add(lp+".feed_forward.w1.weight", 0.02, 0, 3*d, d)
+		rt.add(lp+".feed_forward.w3.weight", 0.02, 0, 3*d, d)
+		rt.add(lp+".feed_forward.w2.weight", 0.02, 0, d, 3*d)
+		rt.add(lp+".ffn_norm.weight", 0.1, 1, d)
+		rt.add(lp+".attention_norm.weight", 0.1, 1, d)
+		rt.add(lp+".attention_layer_scale.gamma", 0.01, 0.1, d)
+		rt.add(lp+".ffn_layer_scale.gamma", 0.01, 0.1, d)
+	}
+}
+
+// resampleStage adds one quantizer up- or downsample stage at p: a stride-2
+// conv and a ConvNeXt block of width latent.
+func (rt randomTensors) resampleStage(p string, latent int) {
+	rt.add(p+".0.conv.weight", 0.05, 0, latent, latent, 2)
+	rt.add(p+".0.conv.bias", 0.01, 0, latent)
+	rt.add(p+".1.dwconv.conv.weight", 0.3, 0, latent, 1, 7)
+	rt.add(p+".1.dwconv.conv.bias", 0.01, 0, latent)
+	rt.add(p+".1.norm.weight", 0.1, 1, latent)
+	rt.add(p+".1.norm.bias", 0.01, 0, latent)
+	rt.add(p+".1.pwconv1.weight", 0.03, 0, 4*latent, latent)
+	rt.add(p+".1.pwconv1.bias", 0.01, 0, 4*latent)
+	rt.add(p+".1.pwconv2.weight", 0.02, 0, latent, 4*latent)
+	rt.add(p+".1.pwconv2.bias", 0.01, 0, latent)
+	rt.add(p+".1.gamma", 0.01, 0.1, latent)
 }
 
 // CodecRandomCodes is frames of random in-range codes (frame-major, 10 per
