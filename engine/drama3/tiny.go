@@ -97,6 +97,13 @@ func WriteTiny(dir string, opts TinyOptions) error {
 	if _, err := checkpoint.WriteSafetensorsSharded(dir, tensors, map[string]string{"format": "pt"}, shard); err != nil {
 		return err
 	}
+	return writeTinyFiles(dir, tokJSON, cfgJSON)
+}
+
+// writeTinyFiles writes a generated checkpoint's files beside its weights:
+// tokenizer.json, the demo codec.pth and, last (a directory with a config is
+// complete), config.json; each atomically.
+func writeTinyFiles(dir string, tokJSON, cfgJSON []byte) error {
 	for _, f := range []struct {
 		name string
 		data []byte

@@ -7,11 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 
 	"proscenium/engine/checkpoint"
-	"proscenium/engine/demo"
 )
 
 // This file writes the full-size synthetic checkpoint for speed work
@@ -110,19 +108,7 @@ func WriteFull(dir string, opts FullOptions) error {
 	if _, err := checkpoint.WriteSafetensorsStreamed(dir, tensors, fill, map[string]string{"format": "pt"}, shard, workers); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{
-		{TokenizerFile, tokJSON},
-		{CodecFile, demo.CodecPTH},
-		{ConfigFile, cfgJSON}, // last: a directory with a config is complete
-	} {
-		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeTinyFiles(dir, tokJSON, cfgJSON)
 }
 
 // fillBlock is the buffer a fill writes at a time.
