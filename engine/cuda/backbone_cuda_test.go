@@ -128,20 +128,28 @@ func testRows(r *rand.Rand, n, vocab, hidden int) ([]BackboneRow, []cpu.Backbone
 	return g, c
 }
 
+// loadWithCPU loads the checkpoint at dir (closed when the test ends) and
+// its CPU reference model.
+func loadWithCPU(t *testing.T, dir string) (*drama3.Checkpoint, *drama3.Model[[]float32]) {
+	t.Helper()
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ck.Close() })
+	cm, err := cpu.LoadModel(ck.Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck, cm
+}
+
 func TestBackboneMatchesCPU(t *testing.T) {
 	const prefill, steps = 300, 40
 	for _, dir := range backboneCheckpoints(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			r := newRand(t)
-			ck, err := drama3.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ck.Close()
-			cm, err := cpu.LoadModel(ck.Weights)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ck, cm := loadWithCPU(t, dir)
 			cw, tc := &cm.Backbone, &ck.Config.Text
 			H := tc.HiddenSize
 			rows, crows := testRows(r, prefill+steps, tc.VocabSize, H)
@@ -304,15 +312,7 @@ func TestBackboneMoE(t *testing.T) {
 	for _, dir := range backboneCheckpoints(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			r := newRand(t)
-			ck, err := drama3.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ck.Close()
-			cm, err := cpu.LoadModel(ck.Weights)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ck, cm := loadWithCPU(t, dir)
 			cw, tc := &cm.Backbone, &ck.Config.Text
 			gb, err := LoadBackbone(dev, ck, 128, nil)
 			if err != nil {
