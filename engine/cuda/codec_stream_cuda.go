@@ -410,14 +410,19 @@ func (s *CodecStream) poison() error {
 	})
 }
 
-// Decode decodes every frame of codes (frame-major) at once: one stream,
-// one chunk. It is the whole decode the streams are checked against.
-func (c *Codec) Decode(codes []int32) ([]float32, error) {
+// wholeStream opens a stream of every frame of codes (frame-major).
+func (c *Codec) wholeStream(codes []int32) (*CodecStream, error) {
 	nf := len(codes) / c.geom.Codebooks()
 	if nf == 0 {
 		return nil, fmt.Errorf("codec: %d codes is not a whole, non-zero number of %d-code frames", len(codes), c.geom.Codebooks())
 	}
-	s, err := c.NewStream(nf)
+	return c.NewStream(nf)
+}
+
+// Decode decodes every frame of codes (frame-major) at once: one stream,
+// one chunk. It is the whole decode the streams are checked against.
+func (c *Codec) Decode(codes []int32) ([]float32, error) {
+	s, err := c.wholeStream(codes)
 	if err != nil {
 		return nil, err
 	}
@@ -434,11 +439,7 @@ type CodecStages struct {
 // DecodeStages decodes every frame of codes and also returns the stage
 // outputs (the debug driver's --stages).
 func (c *Codec) DecodeStages(codes []int32) (*CodecStages, error) {
-	nf := len(codes) / c.geom.Codebooks()
-	if nf == 0 {
-		return nil, fmt.Errorf("codec: %d codes is not a whole, non-zero number of %d-code frames", len(codes), c.geom.Codebooks())
-	}
-	s, err := c.NewStream(nf)
+	s, err := c.wholeStream(codes)
 	if err != nil {
 		return nil, err
 	}
