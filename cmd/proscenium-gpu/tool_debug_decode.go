@@ -7,13 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"proscenium/engine/audio"
-	"proscenium/engine/checkpoint"
-	"proscenium/engine/cpu"
+	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/cuda"
-	"proscenium/engine/drama3"
 )
 
 // debug-decode: the CUDA form of `proscenium debug decode` (same arguments
@@ -55,22 +51,11 @@ func runDebugDecode(args []string) error {
 			return fmt.Errorf("--stages %s is not a directory", *stages)
 		}
 	}
-	ref, err := cpu.LoadCodecFile(*codecPath, drama3.CodecOptions{Window: *window})
-	if err != nil {
-		return err
-	}
-	ct, err := checkpoint.ReadNPYFile(*codesPath)
+	ref, codes, frames, err := debugcodec.Read(*codecPath, *codesPath, *window)
 	if err != nil {
 		return err
 	}
 	g := ref.Geometry()
-	if len(ct.Shape) != 2 || ct.Shape[0] != g.Codebooks() {
-		return fmt.Errorf("codes %s: shape %v, want [%d, frames]", *codesPath, ct.Shape, g.Codebooks())
-	}
-	codes, frames, err := cpu.CodecCodesFromNPY(ct)
-	if err != nil {
-		return err
-	}
 	end := frames
 	if chunk && *to != 0 {
 		end = *to
@@ -112,20 +97,9 @@ func runDebugDecode(args []string) error {
 		pcm = res.PCM
 	}
 	if res != nil && *stages != "" {
-		for _, s := range []struct {
-			name string
-			v    []float32
-		}{{"z_rvq", res.ZRVQ}, {"z_post", res.ZPost}, {"z_up", res.ZUp}} {
-			shape := []int{g.Latent, len(s.v) / g.Latent}
-			if err := checkpoint.WriteNPYFile(filepath.Join(*stages, s.name+".npy"), checkpoint.Float32Tensor(s.name, shape, s.v)); err != nil {
-				return err
-			}
-		}
-	}
-	if *wav != "" {
-		if err := audio.WriteWAV(*wav, pcm, audio.SampleRate, audio.Float32); err != nil {
+		if err := debugcodec.WriteStages(*stages, g.Latent, res.ZRVQ, res.ZPost, res.ZUp); err != nil {
 			return err
 		}
 	}
-	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
+	return debugcodec.WritePCM(*out, *wav, pcm)
 }

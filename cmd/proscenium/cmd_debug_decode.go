@@ -4,11 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
-	"proscenium/engine/audio"
-	"proscenium/engine/checkpoint"
-	"proscenium/engine/cpu"
+	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 )
@@ -66,22 +63,11 @@ func runDebugDecode(args []string) error {
 		}
 	}
 
-	codec, err := cpu.LoadCodecFile(*codecPath, drama3.CodecOptions{Window: *window})
-	if err != nil {
-		return err
-	}
-	ct, err := checkpoint.ReadNPYFile(*codesPath)
+	codec, codes, frames, err := debugcodec.Read(*codecPath, *codesPath, *window)
 	if err != nil {
 		return err
 	}
 	g := codec.Geometry()
-	if len(ct.Shape) != 2 || ct.Shape[0] != g.Codebooks() {
-		return fmt.Errorf("codes %s: shape %v, want [%d, frames]", *codesPath, ct.Shape, g.Codebooks())
-	}
-	codes, frames, err := cpu.CodecCodesFromNPY(ct)
-	if err != nil {
-		return err
-	}
 	if chunk {
 		end := *to
 		if end == 0 {
@@ -91,32 +77,16 @@ func runDebugDecode(args []string) error {
 		if err != nil {
 			return fmt.Errorf("codes %s: %w", *codesPath, err)
 		}
-		if *wav != "" {
-			if err := audio.WriteWAV(*wav, pcm, audio.SampleRate, audio.Float32); err != nil {
-				return err
-			}
-		}
-		return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
+		return debugcodec.WritePCM(*out, *wav, pcm)
 	}
 	res, err := codec.DecodeStages(codes)
 	if err != nil {
 		return fmt.Errorf("codes %s: %w", *codesPath, err)
 	}
 	if *stages != "" {
-		for _, s := range []struct {
-			name string
-			v    []float32
-		}{{"z_rvq", res.ZRVQ}, {"z_post", res.ZPost}, {"z_up", res.ZUp}} {
-			shape := []int{g.Latent, len(s.v) / g.Latent}
-			if err := checkpoint.WriteNPYFile(filepath.Join(*stages, s.name+".npy"), checkpoint.Float32Tensor(s.name, shape, s.v)); err != nil {
-				return err
-			}
-		}
-	}
-	if *wav != "" {
-		if err := audio.WriteWAV(*wav, res.PCM, audio.SampleRate, audio.Float32); err != nil {
+		if err := debugcodec.WriteStages(*stages, g.Latent, res.ZRVQ, res.ZPost, res.ZUp); err != nil {
 			return err
 		}
 	}
-	return checkpoint.WriteNPYFile(*out, checkpoint.Float32Tensor("pcm", []int{frames * g.SamplesPerFrame}, res.PCM))
+	return debugcodec.WritePCM(*out, *wav, res.PCM)
 }

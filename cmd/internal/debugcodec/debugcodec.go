@@ -1,0 +1,65 @@
+// Package debugcodec holds the file side of the debug codec decode that both
+// `proscenium debug decode` (CPU) and `proscenium-gpu debug-decode` (CUDA)
+// run: reading the codec and the codes, writing the stages and the PCM. It
+// is untagged so that both binaries share it.
+package debugcodec
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"proscenium/engine/audio"
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// Read loads the codec.pth at codecPath (post-module window as given, 0:
+// the codec's) and the codes .npy at codesPath, whose shape must be
+// [codebooks, frames] for that codec; it returns the codes frame-major and
+// the number of frames.
+func Read(codecPath, codesPath string, window int) (*cpu.Codec, []int32, int, error) {
+	codec, err := cpu.LoadCodecFile(codecPath, drama3.CodecOptions{Window: window})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ct, err := checkpoint.ReadNPYFile(codesPath)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	g := codec.Geometry()
+	if len(ct.Shape) != 2 || ct.Shape[0] != g.Codebooks() {
+		return nil, nil, 0, fmt.Errorf("codes %s: shape %v, want [%d, frames]", codesPath, ct.Shape, g.Codebooks())
+	}
+	codes, frames, err := cpu.CodecCodesFromNPY(ct)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return codec, codes, frames, nil
+}
+
+// WriteStages writes the stage outputs z_rvq, z_post and z_up, channel-major
+// [latent, T], as .npy files in dir.
+func WriteStages(dir string, latent int, zRVQ, zPost, zUp []float32) error {
+	for _, s := range []struct {
+		name string
+		v    []float32
+	}{{"z_rvq", zRVQ}, {"z_post", zPost}, {"z_up", zUp}} {
+		shape := []int{latent, len(s.v) / latent}
+		if err := checkpoint.WriteNPYFile(filepath.Join(dir, s.name+".npy"), checkpoint.Float32Tensor(s.name, shape, s.v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WritePCM writes pcm as a 44.1 kHz float32 WAV at wav (when not empty) and
+// as a float32 .npy at out.
+func WritePCM(out, wav string, pcm []float32) error {
+	if wav != "" {
+		if err := audio.WriteWAV(wav, pcm, audio.SampleRate, audio.Float32); err != nil {
+			return err
+		}
+	}
+	return checkpoint.WriteNPYFile(out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
+}
