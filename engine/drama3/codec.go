@@ -278,54 +278,16 @@ func (w *CodecWeights) readQuantizers(l *codecLoader, g *CodecGeometry) {
 
 func (w *CodecWeights) readPost(l *codecLoader, g *CodecGeometry) {
 	const p = "quantizer.post_module"
-	dim := g.Latent
-	if l.has(p + ".input_proj.weight") {
-		sh := l.shape(p + ".input_proj.weight")
-		if len(sh) != 2 || sh[1] != g.Latent {
-			l.fail("codec: tensor %s.input_proj.weight has shape %v, want [dim %d]", p, sh, g.Latent)
-			return
+	t, ok := readCodecTransformer(l, p, g.Latent)
+	if !ok {
+		if l.err == nil {
+			l.fail("codec: missing tensor %s.layers.0.attention.wqkv.weight", p)
 		}
-		dim = sh[0]
-		w.Post.InputProj = &CodecConv{W: l.f32(p+".input_proj.weight", dim, g.Latent), Bias: l.f32(p+".input_proj.bias", dim),
-			Out: dim, In: g.Latent, Kernel: 1, Dilation: 1}
-	}
-	if dim%CodecHeadDim != 0 {
-		l.fail("codec: post-module width %d is not a multiple of the head width %d", dim, CodecHeadDim)
 		return
 	}
-	for i := 0; l.has(fmt.Sprintf("%s.layers.%d.attention.wqkv.weight", p, i)); i++ {
-		lp := fmt.Sprintf("%s.layers.%d", p, i)
-		sh := l.shape(lp + ".feed_forward.w1.weight")
-		if len(sh) != 2 || sh[1] != dim {
-			l.fail("codec: tensor %s.feed_forward.w1.weight has shape %v, want [ffn %d]", lp, sh, dim)
-			return
-		}
-		ffn := sh[0]
-		w.Post.Layers = append(w.Post.Layers, CodecPostLayer{
-			AttentionNorm: l.f32(lp+".attention_norm.weight", dim),
-			FFNNorm:       l.f32(lp+".ffn_norm.weight", dim),
-			WQKV:          l.f32(lp+".attention.wqkv.weight", 3*dim, dim),
-			WO:            l.f32(lp+".attention.wo.weight", dim, dim),
-			W1:            l.f32(lp+".feed_forward.w1.weight", ffn, dim),
-			W3:            l.f32(lp+".feed_forward.w3.weight", ffn, dim),
-			W2:            l.f32(lp+".feed_forward.w2.weight", dim, ffn),
-			GammaAttn:     l.f32(lp+".attention_layer_scale.gamma", dim),
-			GammaFF:       l.f32(lp+".ffn_layer_scale.gamma", dim),
-		})
-		g.PostLayers, g.PostFFN = i+1, ffn
-	}
-	if g.PostLayers == 0 {
-		l.fail("codec: missing tensor %s.layers.0.attention.wqkv.weight", p)
-		return
-	}
-	w.Post.Norm = l.f32(p+".norm.weight", dim)
-	if l.has(p + ".output_proj.weight") {
-		w.Post.OutputProj = &CodecConv{W: l.f32(p+".output_proj.weight", g.Latent, dim), Bias: l.f32(p+".output_proj.bias", g.Latent),
-			Out: g.Latent, In: dim, Kernel: 1, Dilation: 1}
-	} else if dim != g.Latent {
-		l.fail("codec: missing tensor %s.output_proj.weight", p)
-	}
-	g.PostDim, g.PostHeads = dim, dim/CodecHeadDim
+	w.Post = t.CodecPost
+	g.PostLayers, g.PostFFN = len(t.Layers), t.FFN
+	g.PostDim, g.PostHeads = t.Dim, t.Dim/CodecHeadDim
 }
 
 func (w *CodecWeights) readUpsample(l *codecLoader, g *CodecGeometry) {
