@@ -307,26 +307,46 @@ func (w *CodecWeights) readUpsample(l *codecLoader, g *CodecGeometry) {
 			return
 		}
 		ch = out
-		dwSh := l.shape(p + ".1.dwconv.conv.weight")
-		if len(dwSh) != 3 || dwSh[0] != ch || dwSh[1] != 1 {
-			l.fail("codec: tensor %s.1.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, ch)
+		b, ok := l.convNeXt(p+".1", ch)
+		if !ok {
 			return
 		}
-		hid := ch * 4
-		if s := l.shape(p + ".1.pwconv1.weight"); len(s) == 2 {
-			hid = s[0]
-		}
-		u.DW = CodecConv{W: l.f32(p+".1.dwconv.conv.weight", dwSh...), Bias: l.f32(p+".1.dwconv.conv.bias", ch), Out: ch, In: 1, Kernel: dwSh[2], Dilation: 1}
-		u.NormW, u.NormB = l.f32(p+".1.norm.weight", ch), l.f32(p+".1.norm.bias", ch)
-		u.PW1 = CodecConv{W: l.f32(p+".1.pwconv1.weight", hid, ch), Bias: l.f32(p+".1.pwconv1.bias", hid), Out: hid, In: ch, Kernel: 1, Dilation: 1}
-		u.PW2 = CodecConv{W: l.f32(p+".1.pwconv2.weight", ch, hid), Bias: l.f32(p+".1.pwconv2.bias", ch), Out: ch, In: hid, Kernel: 1, Dilation: 1}
-		u.Gamma = l.f32(p+".1.gamma", ch)
+		u.DW, u.NormW, u.NormB, u.PW1, u.PW2, u.Gamma = b.DW, b.NormW, b.NormB, b.PW1, b.PW2, b.Gamma
 		w.Upsample = append(w.Upsample, u)
 		g.UpsampleStrides = append(g.UpsampleStrides, k)
 	}
 	if len(w.Upsample) == 0 {
 		l.fail("codec: missing tensor quantizer.upsample.0.0.conv.weight")
 	}
+}
+
+// codecConvNeXt is the ConvNeXt block after each quantizer up- or
+// downsample conv.
+type codecConvNeXt struct {
+	DW           CodecConv
+	NormW, NormB []float32
+	PW1, PW2     CodecConv
+	Gamma        []float32
+}
+
+// convNeXt reads the ConvNeXt block of width ch at p (dwconv, norm, pwconv1,
+// pwconv2, gamma); ok is false when the depthwise conv's shape is wrong.
+func (l *codecLoader) convNeXt(p string, ch int) (b codecConvNeXt, ok bool) {
+	dwSh := l.shape(p + ".dwconv.conv.weight")
+	if len(dwSh) != 3 || dwSh[0] != ch || dwSh[1] != 1 {
+		l.fail("codec: tensor %s.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, ch)
+		return b, false
+	}
+	hid := ch * 4
+	if s := l.shape(p + ".pwconv1.weight"); len(s) == 2 {
+		hid = s[0]
+	}
+	b.DW = CodecConv{W: l.f32(p+".dwconv.conv.weight", dwSh...), Bias: l.f32(p+".dwconv.conv.bias", ch), Out: ch, In: 1, Kernel: dwSh[2], Dilation: 1}
+	b.NormW, b.NormB = l.f32(p+".norm.weight", ch), l.f32(p+".norm.bias", ch)
+	b.PW1 = CodecConv{W: l.f32(p+".pwconv1.weight", hid, ch), Bias: l.f32(p+".pwconv1.bias", hid), Out: hid, In: ch, Kernel: 1, Dilation: 1}
+	b.PW2 = CodecConv{W: l.f32(p+".pwconv2.weight", ch, hid), Bias: l.f32(p+".pwconv2.bias", ch), Out: ch, In: hid, Kernel: 1, Dilation: 1}
+	b.Gamma = l.f32(p+".gamma", ch)
+	return b, true
 }
 
 func (w *CodecWeights) readDecoder(l *codecLoader, g *CodecGeometry) {

@@ -213,20 +213,11 @@ func (w *CodecEncoderWeights) readReduce(l *codecLoader, g *CodecEncoderGeometry
 		}
 		out, k := sh[0], sh[2]
 		d := CodecDownsample{Down: CodecConv{W: l.f32(p+".0.conv.weight", out, ch, k), Bias: l.f32(p+".0.conv.bias", out), Out: out, In: ch, Kernel: k, Dilation: 1, Stride: k}}
-		dwSh := l.shape(p + ".1.dwconv.conv.weight")
-		if len(dwSh) != 3 || dwSh[0] != out || dwSh[1] != 1 {
-			l.fail("codec: tensor %s.1.dwconv.conv.weight has shape %v, want [%d, 1, kernel]", p, dwSh, out)
+		b, ok := l.convNeXt(p+".1", out)
+		if !ok {
 			return
 		}
-		hid := out * 4
-		if s := l.shape(p + ".1.pwconv1.weight"); len(s) == 2 {
-			hid = s[0]
-		}
-		d.DW = CodecConv{W: l.f32(p+".1.dwconv.conv.weight", dwSh...), Bias: l.f32(p+".1.dwconv.conv.bias", out), Out: out, In: 1, Kernel: dwSh[2], Dilation: 1}
-		d.NormW, d.NormB = l.f32(p+".1.norm.weight", out), l.f32(p+".1.norm.bias", out)
-		d.PW1 = CodecConv{W: l.f32(p+".1.pwconv1.weight", hid, out), Bias: l.f32(p+".1.pwconv1.bias", hid), Out: hid, In: out, Kernel: 1, Dilation: 1}
-		d.PW2 = CodecConv{W: l.f32(p+".1.pwconv2.weight", out, hid), Bias: l.f32(p+".1.pwconv2.bias", out), Out: out, In: hid, Kernel: 1, Dilation: 1}
-		d.Gamma = l.f32(p+".1.gamma", out)
+		d.DW, d.NormW, d.NormB, d.PW1, d.PW2, d.Gamma = b.DW, b.NormW, b.NormB, b.PW1, b.PW2, b.Gamma
 		w.Downsample = append(w.Downsample, d)
 		g.DownsampleStrides = append(g.DownsampleStrides, k)
 		ch = out
