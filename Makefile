@@ -184,8 +184,11 @@ deb-test: deb
 
 # ---- the README's first command ----
 
+# The GPU worker too, so takes run on an NVIDIA GPU where there is one (auto);
+# a worker that does not build leaves the studio on the CPU backend.
 run: deps studio cli
-	bash scripts/run-studio.sh $(STUDIO) $(CLI)
+	@$(MAKE) gpu-worker || echo "== run: the GPU worker did not build (above); takes run on the CPU backend"
+	bash scripts/run-studio.sh $(STUDIO) $(CLI) bin/proscenium-gpu
 
 # ---- the README's second command ----
 

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# run-studio.sh STUDIO CLI: opens the desktop window when there is a
+# run-studio.sh STUDIO CLI [WORKER]: opens the desktop window when there is a
 # display; on a machine without one (ssh, a server) serves the same UI to a
 # browser with `proscenium serve --ui` and says where.
 set -euo pipefail
 studio=${1:?usage: run-studio.sh STUDIO CLI}
-cli=${2:?usage: run-studio.sh STUDIO CLI}
+cli=${2:?usage: run-studio.sh STUDIO CLI [WORKER]}
+# The studio and the CLI find the GPU worker through this variable (else next
+# to themselves or in PATH): point it at the one `make gpu-worker` built.
+worker=${3:-}
+if [[ -n $worker && -x $worker ]]; then
+	PROSCENIUM_GPU_WORKER=$(realpath "$worker")
+	export PROSCENIUM_GPU_WORKER
+fi
 if [[ -n ${DISPLAY:-} || -n ${WAYLAND_DISPLAY:-} ]]; then
 	exec "$studio"
 fi
