@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"testing"
 
 	"proscenium/engine/checkpoint"
@@ -37,8 +38,17 @@ func TestMain(m *testing.M) {
 
 const nanBits = 0x7fc00000
 
+// newRand draws a fresh seed for each test (logged), or takes
+// PROSCENIUM_TEST_SEED to repeat a run's inputs.
 func newRand(t *testing.T) *rand.Rand {
 	seed := rand.Uint64()
+	if s := os.Getenv("PROSCENIUM_TEST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("PROSCENIUM_TEST_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
 	t.Logf("seed %d", seed)
 	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }
