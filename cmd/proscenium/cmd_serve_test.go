@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,8 +61,26 @@ func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 	os.Stdout = w
 	done := make(chan error, 1)
 	go func() { done <- runServe(append([]string{"--port", "0", "--settings", ""}, args...)) }()
+	// stop ends serve (SIGINT, as Ctrl-C) once, also when the test ends
+	// early; os.Stdout goes back only once serve has returned: it prints
+	// more lines after the first, and swapping it under them is a data race.
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			syscall.Kill(os.Getpid(), syscall.SIGINT)
+			select {
+			case stopErr = <-done:
+				os.Stdout = stdout
+			case <-time.After(10 * time.Second):
+				stopErr = errors.New("serve did not stop on SIGINT")
+			}
+			w.Close()
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { stop() })
 	line, err := bufio.NewReader(r).ReadString('\n')
-	os.Stdout = stdout
 	go io.Copy(io.Discard, r) // the server's later lines
 	if err != nil {
 		t.Fatal(err)
@@ -70,17 +89,7 @@ func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 	if m == "" {
 		t.Fatalf("no URL in %q", line)
 	}
-	return m, func() error {
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
-		select {
-		case err := <-done:
-			w.Close()
-			return err
-		case <-time.After(10 * time.Second):
-			t.Fatal("serve did not stop on SIGINT")
-			return nil
-		}
-	}
+	return m, stop
 }
 
 // serve wires the HTTP policy: the key from the environment, an allowed
