@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-
-	"proscenium/engine/gpuworker"
 )
 
 func init() {
@@ -15,7 +13,7 @@ func init() {
 // (cmd/proscenium-gpu/tool_bench_backbone.go), which prints the table or JSON.
 func runBenchBackbone(args []string) error {
 	fs := newFlags("bench backbone")
-	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	synthetic := fs.String("synthetic", "full", "geometry of the random weights made on the device: full (Qwen3.5-35B-A3B shape)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	context := fs.Int("context", 2048, "context limit in rows")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-
-	"proscenium/engine/gpuworker"
 )
 
 func init() {
@@ -19,7 +17,7 @@ func runBenchCodec(args []string) error {
 	repeats := fs.Int("repeats", 5, "runs per figure (the median is reported)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	device := fs.Int("device", 0, "CUDA device ordinal")
-	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-
-	"proscenium/engine/gpuworker"
 )
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
@@ -17,7 +15,7 @@ func init() {
 
 func runBenchTake(args []string) error {
 	fs := newFlags("bench take")
-	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry made on the device (no file)")
 	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")

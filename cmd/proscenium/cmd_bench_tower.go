@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-
-	"proscenium/engine/gpuworker"
 )
 
 // `proscenium bench tower --synthetic full [--json]`: the device tower,
@@ -16,7 +14,7 @@ func init() {
 
 func runBenchTower(args []string) error {
 	fs := newFlags("bench tower")
-	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	synthetic := fs.String("synthetic", "full", "geometry of the synthetic weights: full (docs/MODEL.md's assumed tower) or demo")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")

@@ -7,7 +7,6 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
-	"proscenium/engine/gpuworker"
 )
 
 func init() {
@@ -23,7 +22,7 @@ func runDebugBackbone(args []string) error {
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
 	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU backbone in the GPU worker (debug-backbone tool)")
-	worker := fs.String("worker", "", "GPU worker binary for --backend cuda (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/drama3"
-	"proscenium/engine/gpuworker"
 )
 
 func init() {
@@ -30,7 +29,7 @@ func runDebugDecode(args []string) error {
 	from := fs.Int("from", 0, "first frame of a streaming chunk (optional)")
 	to := fs.Int("to", 0, "end frame of a streaming chunk (0: all frames)")
 	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's debug-decode with the same arguments")
-	worker := fs.String("worker", "", "worker binary for --backend cuda (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ type probeReport struct {
 
 func runGPUProbe(args []string, out io.Writer) error {
 	fs := newFlags("gpu probe")
-	worker := fs.String("worker", "", "worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
+	worker := workerFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON, also when the GPU backend is unavailable (exit status 1 then)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the worker to open the device")
 	if err := parseFlagsOnly(fs, args); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,4 +35,10 @@ func runWorkerTool(worker, tool string, args []string) error {
 		return fmt.Errorf("GPU worker %s: %w", path, err)
 	}
 	return nil
+}
+
+// workerFlag adds --worker, where the GPU worker binary is ("" locates it
+// as the studio does: $PROSCENIUM_GPU_WORKER, next to this program, PATH).
+func workerFlag(fs *flag.FlagSet) *string {
+	return fs.String("worker", "", "GPU worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
 }
