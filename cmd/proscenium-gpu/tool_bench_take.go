@@ -43,9 +43,9 @@ type takeBench struct {
 	Finish         string             `json:"finish"`
 	PrefillMs      float64            `json:"prefill_ms"`
 	FirstAudioMs   float64            `json:"time_to_first_audio_ms"`
-	StageMsFrame   map[string]float64 `json:"stage_ms_per_frame"` // frame (graph and copy back; pipelined: the wait for it) and codec, per frame made
-	BackboneStepMs float64            `json:"backbone_step_ms"`   // the backbone's step graph alone
-	TowerFrameMs   float64            `json:"tower_frame_ms"`     // frame − backbone step: tower, heads, draws, feedback row (not pipelined)
+	StageMsFrame   map[string]float64 `json:"stage_ms_per_frame"`       // frame (graph and copy back; pipelined: the wait for it) and codec, per frame made
+	BackboneStepMs float64            `json:"backbone_step_ms"`         // the backbone's step graph alone
+	TowerFrameMs   float64            `json:"tower_frame_ms,omitempty"` // frame − backbone step: tower, heads, draws, feedback row; absent when pipelined (not derivable then)
 	ElapsedMs      float64            `json:"elapsed_ms"`
 	AudioSeconds   float64            `json:"audio_s"`
 	RTF            float64            `json:"real_time_factor"`
