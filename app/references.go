@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"proscenium/app/voicelib"
-	"proscenium/engine/audio/decode"
 )
 
 // This file encodes reference recordings (voices to clone) with the loaded
@@ -53,21 +52,5 @@ func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
 	if len(recording) > voicelib.MaxAudioBytes {
 		return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(recording), voicelib.MaxAudioBytes)
 	}
-	ref, err := decode.ReadReference(recording)
-	if err != nil {
-		return nil, err
-	}
-	res, err := enc.Encode(ref.Samples)
-	if err != nil {
-		return nil, err
-	}
-	nb := enc.Codebooks()
-	codes := make([][]int, res.Frames)
-	for f := range codes {
-		codes[f] = make([]int, nb)
-		for c := range codes[f] {
-			codes[f][c] = int(res.Codes[f*nb+c])
-		}
-	}
-	return codes, nil
+	return enc.EncodeRecording(recording)
 }

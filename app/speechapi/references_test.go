@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"proscenium/app/voicelib"
-	"proscenium/engine/audio/decode"
 )
 
 func testRecording(t *testing.T, name string) []byte {
@@ -31,25 +30,7 @@ func demoRefEncoder(t *testing.T) ReferenceEncoder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(rec []byte) ([][]int, error) {
-		ref, err := decode.ReadReference(rec)
-		if err != nil {
-			return nil, err
-		}
-		res, err := enc.Encode(ref.Samples)
-		if err != nil {
-			return nil, err
-		}
-		nb := enc.Codebooks()
-		out := make([][]int, res.Frames)
-		for f := range out {
-			out[f] = make([]int, nb)
-			for c := range out[f] {
-				out[f][c] = int(res.Codes[f*nb+c])
-			}
-		}
-		return out, nil
-	}
+	return enc.EncodeRecording
 }
 
 // SGLang-Omni's ref_audio + ref_text and references: [{audio, text}] clone

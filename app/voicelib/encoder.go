@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"proscenium/engine/audio/decode"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -45,3 +46,26 @@ func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
 func (e *CPUEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) { return e.enc.Encode(audio) }
 func (e *CPUEncoder) Codebooks() int                                     { return e.enc.Geometry().Codebooks }
 func (e *CPUEncoder) ID() string                                         { return e.id }
+
+// EncodeRecording reads a reference recording (decode.ReadReference: WAV,
+// FLAC, MP3 or Ogg Opus, 2–30 s, not silent) and returns its codes, one
+// []int per frame, codebook 0 first.
+func (e *CPUEncoder) EncodeRecording(recording []byte) ([][]int, error) {
+	ref, err := decode.ReadReference(recording)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.Encode(ref.Samples)
+	if err != nil {
+		return nil, err
+	}
+	nb := e.Codebooks()
+	codes := make([][]int, res.Frames)
+	for f := range codes {
+		codes[f] = make([]int, nb)
+		for c := range codes[f] {
+			codes[f][c] = int(res.Codes[f*nb+c])
+		}
+	}
+	return codes, nil
+}
