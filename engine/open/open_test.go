@@ -50,7 +50,9 @@ var tinyEngine = sync.OnceValues(func() (engine.Engine, error) {
 	return Open(context.Background(), dir, Options{Backend: CPU})
 })
 
-func openTiny(t *testing.T) (engine.Engine, string) {
+// needTinyDir is the demo checkpoint's directory; without one the test
+// skips, or fails under CI (make deps provides what it needs).
+func needTinyDir(t *testing.T) string {
 	t.Helper()
 	dir, err := tinyDir()
 	if err != nil {
@@ -59,6 +61,12 @@ func openTiny(t *testing.T) (engine.Engine, string) {
 		}
 		t.Skipf("demo checkpoint: %v (run make deps)", err)
 	}
+	return dir
+}
+
+func openTiny(t *testing.T) (engine.Engine, string) {
+	t.Helper()
+	dir := needTinyDir(t)
 	eng, err := tinyEngine()
 	if err != nil {
 		t.Fatal(err)
@@ -300,10 +308,7 @@ func TestConcurrentTakesQueue(t *testing.T) {
 }
 
 func TestOpenChoosesBackend(t *testing.T) {
-	dir, err := tinyDir()
-	if err != nil {
-		t.Skip(err)
-	}
+	dir := needTinyDir(t)
 	if _, err := Open(context.Background(), dir, Options{Backend: "tpu"}); err == nil || !strings.Contains(err.Error(), `backend "tpu"`) {
 		t.Errorf("unknown backend: error %v", err)
 	}
@@ -330,10 +335,7 @@ func TestOpenChoosesBackend(t *testing.T) {
 
 // Loading reports its progress in stored bytes, ending at the total.
 func TestOpenReportsProgress(t *testing.T) {
-	dir, err := tinyDir()
-	if err != nil {
-		t.Skip(err)
-	}
+	dir := needTinyDir(t)
 	var calls int
 	var last, total int64
 	eng, err := Open(context.Background(), dir, Options{Backend: CPU, Progress: func(done, tot int64) {
@@ -356,10 +358,7 @@ func TestOpenReportsProgress(t *testing.T) {
 // of rows: the take ends as a cancel with no frames, and fewer rows than
 // the prompt's went through the backbone.
 func TestDemoPrefillCancel(t *testing.T) {
-	dir, err := tinyDir()
-	if err != nil {
-		t.Skip(err)
-	}
+	dir := needTinyDir(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rows := 0
@@ -386,10 +385,7 @@ func TestDemoPrefillCancel(t *testing.T) {
 // Close stops a running take and waits for it; later takes fail; token
 // counts go through the engine.
 func TestCloseStopsTheRunningTake(t *testing.T) {
-	dir, err := tinyDir()
-	if err != nil {
-		t.Skip(err)
-	}
+	dir := needTinyDir(t)
 	eng, err := Open(context.Background(), dir, Options{Backend: CPU})
 	if err != nil {
 		t.Fatal(err)
