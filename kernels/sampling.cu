@@ -4,6 +4,7 @@
 // frame control block (frame_control.cuh).
 #include "common.cuh"
 #include "frame_control.cuh"
+#include "tower_embed.cuh"
 
 #define SAMPLE_THREADS 1024
 #define SAMPLE_MAX 8192                           // logits per draw (a power of two)
@@ -175,9 +176,17 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // are), and the keys ≤ t (about k) are the candidates; more than
 // SELECT_CAND of them, or a larger top-k, or WARP_SELECT off: bisection
 // over the keys (one block count per bit, 48 barriers).
+//
+// With etable not null (and out null) the draw then writes the next tower
+// layer's embedding half of its eh_proj input, edst = enorm(E[code]) of the
+// [eentries, width] BF16 table (tower_embed_row; tower_out_eh left it), so
+// that layer needs no launch of its own for it.
 template <bool WARP_SELECT>
 __device__ __forceinline__ void sample_body(const float* __restrict__ logits, int n, int cb, int end_index,
-                                            FrameControl* ctrl, int32_t* __restrict__ out) {
+                                            FrameControl* ctrl, int32_t* __restrict__ out,
+                                            const uint16_t* __restrict__ etable, int eentries,
+                                            const float* __restrict__ enorm, float* __restrict__ edst, int width,
+                                            float eps) {
     pdl_entry();
     logits += (size_t)blockIdx.x * n;
     const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
@@ -415,6 +424,9 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         ctrl->codes[cb] = code;
         if (end_index >= 0) ctrl->end = code == end_index;
     }
+    if (out || !etable) return;
+    __syncthreads();  // ctrl->end as this draw left it
+    tower_embed_row(edst, etable, code, ctrl, eentries, enorm, width, eps, sh.r.red);
 }
 
 // sample_logits selects every top-k by bisection (PROSCENIUM_GPU_SAMPLER=bisect;
@@ -422,8 +434,13 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const float* __restrict__ logits, int n,
                                                                            int cb, int end_index,
                                                                            FrameControl* ctrl,
-                                                                           int32_t* __restrict__ out) {
-    sample_body<false>(logits, n, cb, end_index, ctrl, out);
+                                                                           int32_t* __restrict__ out,
+                                                                           const uint16_t* __restrict__ etable,
+                                                                           int eentries,
+                                                                           const float* __restrict__ enorm,
+                                                                           float* __restrict__ edst, int width,
+                                                                           float eps) {
+    sample_body<false>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
 }
 
 // sample_logits_warp is sample_logits with the warp selection of a top-k ≤
@@ -431,6 +448,11 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(const float* __restrict__ logits,
                                                                                 int n, int cb, int end_index,
                                                                                 FrameControl* ctrl,
-                                                                                int32_t* __restrict__ out) {
-    sample_body<true>(logits, n, cb, end_index, ctrl, out);
+                                                                                int32_t* __restrict__ out,
+                                                                                const uint16_t* __restrict__ etable,
+                                                                                int eentries,
+                                                                                const float* __restrict__ enorm,
+                                                                                float* __restrict__ edst, int width,
+                                                                                float eps) {
+    sample_body<true>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
 }

@@ -5,12 +5,7 @@
 // control block so the kernels can be captured once and replayed per frame.
 #include "common.cuh"
 #include "frame_control.cuh"
-
-// Plain-gain RMSNorm of one row (RMSNorm, invRMS): the sum of squares in
-// float64, inv = float32(1/sqrt(ss/width + eps)), y = x·inv·w in float32.
-__device__ __forceinline__ float row_inv_rms(double ss, int width, float eps) {
-    return (float)(1.0 / sqrt(ss / (double)width + (double)eps));
-}
+#include "tower_embed.cuh"
 
 // ---------------------------------------------------------------------------
 // The eh_proj input of n rows: cat[r] = [enorm(mask·E[code]); hnorm(h[r])]
@@ -33,22 +28,7 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
         const float inv = row_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];
     } else {
-        int code = ctrl->codes[code_slot];
-        if (ctrl->end) code = 0;
-        if (code < 0 || code >= entries) {
-            for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = __int_as_float(0x7fc00000);
-            if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_BAD_CODE);
-        } else {
-            const uint16_t* er = table + (size_t)code * width;
-            double ss = 0.0;
-            for (int c = threadIdx.x; c < width; c += blockDim.x) {
-                const double v = (double)__int_as_float((uint32_t)er[c] << 16);
-                ss += v * v;
-            }
-            const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-            for (int c = threadIdx.x; c < width; c += blockDim.x)
-                ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
-        }
+        tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
     }
     double ss = 0.0;
     for (int c = threadIdx.x; c < width; c += blockDim.x) ss += (double)hr[c] * (double)hr[c];
@@ -57,17 +37,12 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
 }
 
 // ---------------------------------------------------------------------------
-// Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
-// not null), out[r] = x[r]·inv·w (Add, then plainNormRows). Grid: (n), any
-// multiple of 32 threads up to 1024.
-extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
-                                             const float* __restrict__ add, const float* __restrict__ w, int width,
-                                             float eps) {
-    pdl_entry();
-    __shared__ double red[32];
-    float* xr = x + (size_t)blockIdx.x * width;
-    const float* ar = add ? add + (size_t)blockIdx.x * width : nullptr;
-    float* o = out + (size_t)blockIdx.x * width;
+// Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
+// null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
+// memory.
+__device__ __forceinline__ void add_rmsnorm_row(float* __restrict__ o, float* __restrict__ xr,
+                                                const float* __restrict__ ar, const float* __restrict__ w, int width,
+                                                float eps, double* red) {
     double ss = 0.0;
     for (int c = threadIdx.x; c < width; c += blockDim.x) {
         float v = xr[c];
@@ -79,6 +54,69 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
     }
     const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
     for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
+}
+
+// Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
+// not null), out[r] = x[r]·inv·w. Grid: (n), any multiple of 32 threads up
+// to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
+                                             const float* __restrict__ add, const float* __restrict__ w, int width,
+                                             float eps) {
+    pdl_entry();
+    __shared__ double red[32];
+    const size_t r = (size_t)blockIdx.x * width;
+    add_rmsnorm_row(out + r, x + r, add ? add + r : nullptr, w, width, eps, red);
+}
+
+// A layer's end and the next layer's eh_proj input in one launch, n rows:
+// x[r] += add[r], h[r] = out_norm(x[r]) (h_out, as tower_add_rmsnorm), then
+// cat[r]'s hnorm half = hnorm(h[r]) of the next layer and its embedding
+// half by emode: 0 text rows (enorm of the zero vector, as tower_eh_input
+// with no table), 1 enorm(E[ctrl->codes[code_slot]]) of table (a code drawn
+// before this layer), 2 left alone (the draw after this layer's head picks
+// that code and writes it: sample_logits' embedding). Each thread rereads
+// only the h values it wrote. Grid: (n), any multiple of 32 threads up to 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
+    float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
+    float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
+    int entries, const float* __restrict__ enorm, const float* __restrict__ hnorm, int width, float eps) {
+    pdl_entry();
+    __shared__ double red[32];
+    const size_t r = (size_t)blockIdx.x * width;
+    float* hr = h + r;
+    add_rmsnorm_row(hr, x + r, add ? add + r : nullptr, out_w, width, eps, red);
+    float* ce = cat + 2 * r;
+    float* ch = ce + width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ss += (double)hr[c] * (double)hr[c];
+    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
+    if (emode == 0) {
+        const float inv0 = row_inv_rms(0.0, width, eps);
+        for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv0 * enorm[c];
+    } else if (emode == 1) {
+        tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// rope_pair turns the pair (a, b) by (c, s), each product rounded on its
+// own as the reference does (interleavedRope.apply).
+__device__ __forceinline__ void rope_pair(float& a, float& b, float c, float s) {
+    const float a0 = a, b0 = b;
+    a = __fsub_rn(__fmul_rn(a0, c), __fmul_rn(b0, s));
+    b = __fadd_rn(__fmul_rn(a0, s), __fmul_rn(b0, c));
+}
+
+// rope_float4 turns v, dims 4·d4 … 4·d4+3 of a head (pairs 2·d4 and
+// 2·d4+1), at position pos; pairs from half on stay as they are.
+__device__ __forceinline__ float4 rope_float4(float4 v, int d4, const float* __restrict__ cos_t,
+                                              const float* __restrict__ sin_t, int pos, int half) {
+    const int i = 2 * d4;
+    const size_t at = (size_t)pos * half + i;
+    if (i < half) rope_pair(v.x, v.y, cos_t[at], sin_t[at]);
+    if (i + 1 < half) rope_pair(v.z, v.w, cos_t[at + 1], sin_t[at + 1]);
+    return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -102,11 +140,7 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
     for (int e = threadIdx.x; e < (nh + nkv) * half; e += blockDim.x) {
         const int head = e / half, i = e % half;
         float* x = row + head * hd + 2 * i;
-        const float c = cos_t[(size_t)pos * half + i], s = sin_t[(size_t)pos * half + i];
-        const float x0 = x[0], x1 = x[1];
-        // Unfused, as the reference rounds each product.
-        x[0] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-        x[1] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+        rope_pair(x[0], x[1], cos_t[(size_t)pos * half + i], sin_t[(size_t)pos * half + i]);
     }
     __syncthreads();
     const int kvw = nkv * hd;
@@ -131,10 +165,19 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 #define ATTN_SPLITS 16
 #define ATTN_WARPS 4
 #define ATTN_MAX_HD 256
-extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
-    float* __restrict__ attn, const float* __restrict__ qkv, const float* __restrict__ kc,
-    const float* __restrict__ vc, const FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters,
-    int nh, int nkv, int hd, float scale, int max_rows) {
+//
+// attend_body<true> (tower_attend_rope, one row) also does tower_rope_append's
+// work: each block turns its query head in registers, the row's own key is
+// read from qkv and turned where the cache would be read, and the block of
+// the first query head of each KV group that meets the row stores its key
+// and value in the caches (no block of this launch reads that cache row).
+// A row past max_rows sets FRAME_ERR_KV_FULL.
+template <bool ROPE>
+__device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
+                                            float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
+                                            float* __restrict__ part, int* __restrict__ counters,
+                                            const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                            int nh, int nkv, int hd, int half, float scale, int max_rows) {
     pdl_entry();
     __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
     __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
@@ -143,32 +186,43 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int last = ctrl->pos + t;
     float* o = attn + ((size_t)t * nh + h) * hd;
-    if (last >= max_rows) {  // rope_append flagged it
+    if (last >= max_rows) {  // rope_append flagged it (or this launch does)
         if (split == 0)
             for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
+        if (ROPE && split == 0 && h == 0 && threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
         return;
     }
     const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
     const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
+    const float* own = qkv + (size_t)t * (nh + 2 * nkv) * hd + (nh + kvh) * hd;  // the row's key, then value at nkv·hd
+    const bool store = ROPE && h % (nh / nkv) == 0;
     float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
 #pragma unroll
     for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
         const int d4 = lane + 32 * r;
         q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+        if (ROPE && d4 < hd4) q[r] = rope_float4(q[r], d4, cos_t, sin_t, last, half);
         acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
     const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
     const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
     float m = -INFINITY, l = 0.f;
     for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
-        const float4* k4 = reinterpret_cast<const float4*>(kc + (size_t)p * kvw + kvh * hd);
-        const float4* v4 = reinterpret_cast<const float4*>(vc + (size_t)p * kvw + kvh * hd);
+        const bool self = ROPE && p == last;  // the row itself: from qkv, not yet cached
+        float4* kd = reinterpret_cast<float4*>(kc + (size_t)p * kvw + kvh * hd);
+        float4* vd = reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd);
+        const float4* k4 = self ? reinterpret_cast<const float4*>(own) : kd;
+        const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd) : vd;
         float dot = 0.f;
 #pragma unroll
         for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
             const int d4 = lane + 32 * r;
             if (d4 < hd4) {
-                const float4 k = k4[d4];
+                float4 k = k4[d4];
+                if (self) {
+                    k = rope_float4(k, d4, cos_t, sin_t, last, half);
+                    if (store) kd[d4] = k;
+                }
                 dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
             }
         }
@@ -180,6 +234,7 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
             const int d4 = lane + 32 * r;
             if (d4 < hd4) {
                 const float4 v = v4[d4];
+                if (self && store) vd[d4] = v;
                 acc[r].x = acc[r].x * corr + e * v.x;
                 acc[r].y = acc[r].y * corr + e * v.y;
                 acc[r].z = acc[r].z * corr + e * v.z;
@@ -246,18 +301,40 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
     }
 }
 
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, int nh, int nkv, int hd, float scale,
+    int max_rows) {
+    attend_body<false>(attn, qkv, kc, vc, ctrl, part, counters, nullptr, nullptr, nh, nkv, hd, 0, scale, max_rows);
+}
+
+// tower_attend_rope is tower_rope_append and tower_attend of one row (n = 1)
+// in one launch. Grid: (nh, ATTN_SPLITS, 1).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    attend_body<true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale, max_rows);
+}
+
 // ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes
 // ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
 // summed in float32 in that order; tables holds the ncb BF16 codebook tables'
 // addresses, entries their sizes. A code out of range (end of speech) writes
-// NaN: no backbone step follows it. Grid: (1), 1024 threads.
+// NaN: no backbone step follows it. The frame's counters step as
+// tower_advance's (1 row, 1 frame): this is the frame's last launch, and it
+// reads neither counter. Grid: (1), 1024 threads.
 extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
                                           const int32_t* __restrict__ sem_tokens,
                                           const unsigned long long* __restrict__ tables,
-                                          const int32_t* __restrict__ entries, const FrameControl* ctrl, int ncb,
+                                          const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
                                           int width, float div) {
     pdl_entry();
+    if (threadIdx.x == 0) {
+        ctrl->pos += 1;
+        ctrl->frame += 1;
+    }
     // The rows' addresses found once (thread i: codebook i) and shared; then
     // per column every row's value is loaded at once and summed in order.
     __shared__ const uint16_t* rows[FRAME_MAX_CODEBOOKS + 1];  // the text row, then codebook i's

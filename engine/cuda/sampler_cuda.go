@@ -29,7 +29,19 @@ func sampleKernelNamed(name string) string {
 // sampler's arithmetic and Philox uniform), writing ctrl's codes[cb] and,
 // when endIndex ≥ 0, its end flag (code == endIndex).
 func (q *Queue) SampleLogits(logits *Block, n, cb, endIndex int, ctrl *Block) error {
-	return q.sampleLogits(logits, n, cb, endIndex, ctrl, nil, 1)
+	return q.sampleLogits(logits, n, cb, endIndex, ctrl, nil, 1, nil)
+}
+
+// drawEmbed is what a draw writes after its code: the next tower layer's
+// embedding half of the eh_proj input, dst = enorm(Table[code]) (Table
+// [Entries, Width] BF16, ENorm [Width] float32), the launch that would
+// otherwise make it (tower_eh_input) saved.
+type drawEmbed struct {
+	Table, ENorm Tensor
+	Entries      int
+	Dst          Arg // [Width] float32
+	Width        int
+	Eps          float32
 }
 
 // SampleBatch enqueues batch independent draws: vector b of the [batch, n]
@@ -40,10 +52,13 @@ func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) e
 	if err := checkFits(out, 0, int64(batch)*4, "sample out"); err != nil {
 		return err
 	}
-	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch)
+	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch, nil)
 }
 
-func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int) error {
+// sampleLogits enqueues the draws; emb (one draw, no end index: the end
+// flag it would test is the semantic draw's) may ask for the next layer's
+// embedding half.
+func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed) error {
 	if n < 1 || n > SampleMax || cb < 0 || cb >= FrameMaxCodebooks || batch < 1 || batch > 65535 {
 		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
 	}
@@ -55,6 +70,18 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 	if out != nil {
 		outArg = PtrArg(out)
 	}
+	table, enorm, dst, entries, width, eps := NullArg, NullArg, NullArg, 0, 0, float32(0)
+	if emb != nil {
+		if out != nil || endIndex >= 0 {
+			return fmt.Errorf("cuda: sample: an embedding follows one frame's residual draw only")
+		}
+		if err := firstErr(emb.Table.fits(int64(emb.Entries)*int64(emb.Width)*2, "draw embedding table"),
+			emb.ENorm.fits(int64(emb.Width)*4, "draw embedding norm")); err != nil {
+			return err
+		}
+		table, enorm, dst, entries, width, eps = tArg(emb.Table), tArg(emb.ENorm), emb.Dst, emb.Entries, emb.Width, emb.Eps
+	}
 	return q.Launch(sampleKernel, [3]int{batch, 1, 1}, 1024,
-		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg)
+		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg,
+		table, IntArg(entries), enorm, dst, IntArg(width), F32Arg(eps))
 }

@@ -247,14 +247,19 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 	if err := hidden.fits(int64(n)*int64(D)*4, "tower prefill hidden rows"); err != nil {
 		return err
 	}
+	text := ehInput{mode: ehText}
 	for r := 0; r < n; r += t.opt.PrefillChunk {
 		m := min(t.opt.PrefillChunk, n-r)
-		hIn := tArg(hidden.At(int64(r * D * 4)))
+		in := ehInput{mode: ehText, h: tArg(hidden.At(int64(r * D * 4)))}
 		for li := 0; li < t.layers(); li++ {
-			if err := t.layer(q, li, m, hIn, nil, 0, 0); err != nil {
+			next := &text
+			if li == t.layers()-1 {
+				next = nil
+			}
+			if err := t.layer(q, li, m, in, next); err != nil {
 				return err
 			}
-			hIn = PtrArg(t.h)
+			in = ehInput{mode: ehMade}
 		}
 		if err := q.Launch("tower_advance", [3]int{1, 1, 1}, 32, PtrArg(t.ctrl), IntArg(m), IntArg(0)); err != nil {
 			return err
@@ -283,21 +288,40 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	if err := q.SampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl); err != nil {
 		return err
 	}
-	hIn := tArg(hidden)
-	for li := 0; li < g.SharedLayers; li++ {
-		if err := t.layer(q, li, 1, hIn, &t.w.Codebooks[0], g.Entries[0], 0); err != nil {
+	// Each layer's eh_proj input is made by the launch before it: the first
+	// layer's by tower_eh_input, later ones' by the previous layer's out
+	// norm (tower_out_eh), whose embedding half, for a code drawn after
+	// that layer, the draw writes.
+	code0 := ehInput{mode: ehCode, table: t.w.Codebooks[0], entries: g.Entries[0], slot: 0}
+	in := code0
+	in.h = tArg(hidden)
+	S, L := g.SharedLayers, t.layers()
+	for li := 0; li < L; li++ {
+		j := li - S + 1 // residual layer j ≥ 1 gives codebook j
+		var next *ehInput
+		switch {
+		case li+1 == L:
+		case j < 1: // the next layer embeds code 0 (the shared layers, residual layer 1)
+			next = &code0
+		default: // the next layer embeds code j, drawn below
+			next = &ehInput{mode: ehByDraw}
+		}
+		if err := t.layer(q, li, 1, in, next); err != nil {
 			return err
 		}
-		hIn = PtrArg(t.h)
-	}
-	for j := 1; j < len(g.Entries); j++ {
-		if err := t.layer(q, g.SharedLayers+j-1, 1, hIn, &t.w.Codebooks[j-1], g.Entries[j-1], j-1); err != nil {
-			return err
+		in = ehInput{mode: ehMade}
+		if j < 1 {
+			continue
 		}
 		if err := t.project(q, t.w.Residual[j-1].Head, g.Entries[j], g.Dim, 1, t.h, t.residual[j-1]); err != nil {
 			return err
 		}
-		if err := q.SampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl); err != nil {
+		var emb *drawEmbed
+		if next != nil {
+			emb = &drawEmbed{Table: t.w.Codebooks[j], Entries: g.Entries[j], ENorm: t.layerTensors(li + 1).ENorm,
+				Dst: PtrArg(t.cat), Width: g.Dim, Eps: g.Eps}
+		}
+		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, 1, emb); err != nil {
 			return err
 		}
 	}
@@ -305,10 +329,7 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
 		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
 		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
-		return err
-	}
-	if err := q.Launch("tower_advance", [3]int{1, 1, 1}, 32, PtrArg(t.ctrl), IntArg(1), IntArg(1)); err != nil {
-		return err
+		return err // tower_feedback also steps the counters (1 row, 1 frame)
 	}
 	return nil
 }
@@ -333,18 +354,54 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 	return q.GemvBF16(gm, y, W.Block, x)
 }
 
-// layer enqueues tower layer li over n rows at positions ctrl.pos…: hIn
-// [n, Dim] is h_in (t.h is h_out); table nil means text rows (mask 0), else
-// the row embeds code ctrl.codes[slot] of table ([entries, Dim]).
-func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot int) error {
+// ehMode says how a layer's eh_proj input (t.cat: [enorm(E[code]);
+// hnorm(h_in)] per row) is made.
+type ehMode int
+
+const (
+	ehText   ehMode = iota // text rows: the zero embedding
+	ehCode                 // an audio row embedding ctrl.codes[slot] of table
+	ehByDraw               // the hnorm half only: the draw that picks the code writes the embedding half
+	ehMade                 // made already (by the previous layer's out norm and the draw since)
+)
+
+// ehInput is a layer's eh_proj input: the mode and, for ehText and ehCode,
+// h_in (ignored where the previous layer makes it) and the code's table.
+type ehInput struct {
+	mode    ehMode
+	h       Arg
+	table   Tensor
+	entries int
+	slot    int
+}
+
+// embedArgs are the embedding half's kernel arguments of layer li:
+// tower_out_eh's emode (0 text, 1 a code, 2 left to the draw), table,
+// control block, slot, entries and that layer's ENorm.
+func (t *Tower) embedArgs(li int, in *ehInput) []Arg {
+	emode, table := 0, NullArg
+	switch in.mode {
+	case ehCode:
+		emode, table = 1, tArg(in.table)
+	case ehByDraw:
+		emode = 2
+	}
+	return []Arg{IntArg(emode), table, PtrArg(t.ctrl), IntArg(in.slot), IntArg(in.entries), tArg(t.layerTensors(li).ENorm)}
+}
+
+// layer enqueues tower layer li over n rows at positions ctrl.pos…, its
+// h_out in t.h. in says how its eh_proj input is made: ehText or ehCode by
+// its own tower_eh_input from in.h, ehMade by the launches before it. next
+// not nil: its out norm also makes layer li+1's input (tower_out_eh; next's
+// mode ehText, ehCode or ehByDraw), else it writes t.h alone. One row
+// (a frame) turns and caches its key in the attention launch
+// (tower_attend_rope); prefill rows take tower_rope_append first, since
+// rows of one launch read each other's keys.
+func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 	g := &t.g
 	lw := t.layerTensors(li)
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
 	width := (nh + 2*nkv) * hd
-	tableArg := NullArg
-	if table != nil {
-		tableArg = tArg(*table)
-	}
 	kvBytes := uint64(t.opt.MaxRows) * uint64(nkv*hd) * 4
 	kc := Arg(uint64(t.kv.Ptr) + uint64(li)*2*kvBytes)
 	vc := kc + Arg(kvBytes)
@@ -353,20 +410,33 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 	sinT := cosT + Arg(uint64(t.opt.MaxRows*half)*4)
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	rows := [3]int{n, 1, 1}
+	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
-			return q.Launch("tower_eh_input", rows, rowThreads(n), PtrArg(t.cat), hIn, tableArg, PtrArg(t.ctrl),
-				IntArg(slot), IntArg(entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
+			if in.mode == ehMade {
+				return nil
+			}
+			table := NullArg
+			if in.mode == ehCode {
+				table = tArg(in.table)
+			}
+			return q.Launch("tower_eh_input", rows, rowThreads(n), PtrArg(t.cat), in.h, table, PtrArg(t.ctrl),
+				IntArg(in.slot), IntArg(in.entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
 		func() error { return t.addNorm(q, t.normed, NullArg, lw.AttentionNorm, n) },
 		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
-			return q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
-				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows))
-		},
-		func() error {
-			return q.Launch("tower_attend", [3]int{nh, TowerAttnSplits, n}, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+			if n == 1 {
+				return q.Launch("tower_attend_rope", attnGrid, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+					PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), cosT, sinT, IntArg(nh), IntArg(nkv),
+					IntArg(hd), IntArg(half), F32Arg(scale), IntArg(t.opt.MaxRows))
+			}
+			if err := q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
+				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows)); err != nil {
+				return err
+			}
+			return q.Launch("tower_attend", attnGrid, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
 				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
 				IntArg(t.opt.MaxRows))
 		},
@@ -374,7 +444,15 @@ func (t *Tower) layer(q *Queue, li, n int, hIn Arg, table *Tensor, entries, slot
 		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
 		func() error { return t.gateUp(q, lw, n) },
 		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
-		func() error { return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n) },
+		func() error {
+			if next == nil {
+				return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n)
+			}
+			args := append([]Arg{PtrArg(t.h), PtrArg(t.x), PtrArg(t.mixed), tArg(lw.OutNorm), PtrArg(t.cat)},
+				t.embedArgs(li+1, next)...)
+			args = append(args, tArg(t.layerTensors(li+1).HNorm), IntArg(D), F32Arg(g.Eps))
+			return q.Launch("tower_out_eh", rows, rowThreads(n), args...)
+		},
 	)
 }
 
