@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -35,23 +34,20 @@ const backboneTol = 1e-4
 // row is held to spreadFactor times that movement instead (roundingSpread);
 // every other row to backboneTol. A real fault moves rows by far more.
 const (
-	spreadFactor  = 10
-	spreadTrials  = 4
-	roundingNoise = 6e-8 // relative, ≈ half a float32 ulp
+	spreadFactor = 10
+	spreadTrials = 4
 )
 
 // roundingSpread runs ref (the CPU reference procedure on a backbone's
-// weights) on spreadTrials copies of bb whose every weight is scaled by
-// 1 + roundingNoise·N(0,1), and returns each row's largest relative change:
-// how far float32 rounding alone moves that row.
+// weights) on spreadTrials copies of bb Rounded (cpu.RoundingNoise) and
+// returns each row's largest relative change: how far float32 rounding
+// alone moves that row.
 func roundingSpread(t *testing.T, bb *drama3.Backbone[[]float32], width int, ref func(*drama3.Backbone[[]float32]) []float32) []float64 {
 	t.Helper()
 	base := ref(bb)
 	spread := make([]float64, len(base)/width)
 	for trial := 0; trial < spreadTrials; trial++ {
-		r := rand.New(rand.NewPCG(uint64(trial), 0x5eed))
-		p := perturbWeights(reflect.ValueOf(bb).Elem(), r).Addr().Interface().(*drama3.Backbone[[]float32])
-		got := ref(p)
+		got := ref(cpu.Rounded(bb, uint64(trial+1)))
 		for row := range spread {
 			var num, den float64
 			for c := 0; c < width; c++ {
@@ -63,41 +59,6 @@ func roundingSpread(t *testing.T, bb *drama3.Backbone[[]float32], width int, ref
 		}
 	}
 	return spread
-}
-
-// perturbWeights deep-copies v, scaling every float32 by 1 + roundingNoise·N(0,1).
-func perturbWeights(v reflect.Value, r *rand.Rand) reflect.Value {
-	out := reflect.New(v.Type()).Elem()
-	switch {
-	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float32:
-		if v.IsNil() {
-			return out
-		}
-		w := make([]float32, v.Len())
-		for i, x := range v.Interface().([]float32) {
-			w[i] = x * (1 + float32(r.NormFloat64()*roundingNoise))
-		}
-		out.Set(reflect.ValueOf(w))
-	case v.Kind() == reflect.Slice:
-		if v.IsNil() {
-			return out
-		}
-		out.Set(reflect.MakeSlice(v.Type(), v.Len(), v.Len()))
-		for i := 0; i < v.Len(); i++ {
-			out.Index(i).Set(perturbWeights(v.Index(i), r))
-		}
-	case v.Kind() == reflect.Pointer:
-		if !v.IsNil() {
-			out.Set(perturbWeights(v.Elem(), r).Addr())
-		}
-	case v.Kind() == reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			out.Field(i).Set(perturbWeights(v.Field(i), r))
-		}
-	default:
-		out.Set(v)
-	}
-	return out
 }
 
 // rowBounds is each row's limit: backboneTol, or spreadFactor times the
