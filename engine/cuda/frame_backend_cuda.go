@@ -243,7 +243,7 @@ func (f *Frames) Backbone() *Backbone { return f.bb }
 // (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
 // Frames made by NewFrames from parts.
 func (f *Frames) Admitted() int64 { return f.admitted }
-func (f *Frames) Tower() *Tower       { return f.tower }
+func (f *Frames) Tower() *Tower   { return f.tower }
 
 // Begin implements drama3.FrameBackend.
 func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
