@@ -239,11 +239,12 @@ func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.
 // Backbone and Tower are the parts (benchmarks, drivers).
 func (f *Frames) Backbone() *Backbone { return f.bb }
 
+func (f *Frames) Tower() *Tower       { return f.tower }
+
 // Admitted is the device memory the load admitted before it allocated
 // (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
 // Frames made by NewFrames from parts.
 func (f *Frames) Admitted() int64 { return f.admitted }
-func (f *Frames) Tower() *Tower   { return f.tower }
 
 // Begin implements drama3.FrameBackend.
 func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
