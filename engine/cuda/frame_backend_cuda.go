@@ -238,8 +238,7 @@ func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.
 
 // Backbone and Tower are the parts (benchmarks, drivers).
 func (f *Frames) Backbone() *Backbone { return f.bb }
-
-func (f *Frames) Tower() *Tower { return f.tower }
+func (f *Frames) Tower() *Tower       { return f.tower }
 
 // Admitted is the device memory the load admitted before it allocated
 // (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
