@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // fakeEngine is a deterministic engine.Engine for the process boundary: a
@@ -92,6 +93,25 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	e.last = fin
 	e.mu.Unlock()
 	return fin, nil
+}
+
+// CountTokens counts one token per byte.
+func (e *fakeEngine) CountTokens(text string) (int, error) {
+	if strings.Contains(text, "\x00") {
+		return 0, errors.New("text holds a NUL byte")
+	}
+	return len(text), nil
+}
+
+// CheckText refuses the made-up token <|x|>.
+func (e *fakeEngine) CheckText(text string) error {
+	if i := strings.Index(text, "<|x|>"); i >= 0 {
+		return &drama3.TextError{Offset: i, Token: "<|x|>", Reason: "not in this model"}
+	}
+	if strings.Contains(text, "\x00") {
+		return errors.New("text holds a NUL byte")
+	}
+	return nil
 }
 
 func (e *fakeEngine) Stats() engine.Stats {
@@ -191,6 +211,49 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 	}
 	if _, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "x", MaxFrames: 1}, nil); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("take after Close: %v", err)
+	}
+}
+
+// The token count and the script check run in the worker with its engine's
+// tokenizer and rules; a refusal arrives as the *drama3.TextError it was.
+func TestTextOpsThroughTheWorker(t *testing.T) {
+	ctx := context.Background()
+	sup := fakeSupervisor(t)
+	eng, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	for _, text := range []string{"", "Hello.", "ab<|x|>cd", "nul\x00byte"} {
+		wn, werr := local.(engine.TokenCounter).CountTokens(text)
+		n, err := eng.(engine.TokenCounter).CountTokens(text)
+		if n != wn || (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
+			t.Errorf("count %q: %d, %v; want %d, %v", text, n, err, wn, werr)
+		}
+		werr = local.(engine.TextChecker).CheckText(text)
+		err = eng.(engine.TextChecker).CheckText(text)
+		if (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
+			t.Errorf("check %q: %v, want %v", text, err, werr)
+		}
+		var want, got *drama3.TextError
+		if errors.As(werr, &want) && (!errors.As(err, &got) || *got != *want) {
+			t.Errorf("check %q: %#v, want the text error %#v", text, err, want)
+		}
+	}
+	// A dead worker is not restarted for a count: the next take does that.
+	if p, err := os.FindProcess(PID(eng)); err != nil || p.Kill() != nil {
+		t.Fatalf("killing worker %d", PID(eng))
+	}
+	<-eng.(*remoteEngine).c.Done()
+	if _, err := eng.(engine.TokenCounter).CountTokens("Hello."); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("count with the worker dead: %v", err)
+	}
+	if fin, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "hello", MaxFrames: 2}, nil); err != nil || fin.Frames != 2 {
+		t.Fatalf("take after the worker died: %+v, %v", fin, err)
+	}
+	if n, err := eng.(engine.TokenCounter).CountTokens("Hello."); n != 6 || err != nil {
+		t.Fatalf("count in the fresh worker: %d, %v", n, err)
 	}
 }
 
