@@ -213,6 +213,9 @@ func TestCodecEncoderS2(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEncoding(t, "s2-random vs the CPU", got, want.ZEnc, want.ZPre, want.Codes, want.Margins, w.Geometry.Codebooks)
+	if testing.Short() {
+		return // the timings below: without -test.short
+	}
 	for _, sec := range []int{3, 10, 30} {
 		a := voicedSignal(sec * 44100)
 		if _, err := enc.Encode(a); err != nil { // warm: kernels loaded, memory touched
