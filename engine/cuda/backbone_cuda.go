@@ -618,8 +618,9 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 }
 
 // defaultExperts is the path ExpertsAuto takes: per-pair GEMVs, which
-// measured faster than the grouped GEMMs for a 60-row prefill at the full
-// geometry (docs/PERF.md, "GPU backbone").
+// measured faster than the grouped GEMMs and the multi-row GEMVs for a 60-row
+// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md, "GPU
+// backbone").
 const defaultExperts = ExpertsGEMV
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
