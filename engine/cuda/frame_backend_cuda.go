@@ -55,6 +55,9 @@ type Frames struct {
 	extras *TowerExtras
 	codec  *Codec // nil: Decode refuses (benchmarks of the frame alone)
 	opt    FramesOptions
+	// admitted is the device memory LoadFrames admitted before allocating
+	// (0 when the backbone came from elsewhere).
+	admitted int64
 
 	pinned  *Block // FrameResultBytes: the frame's codes, end flag, errors
 	first   *Graph // frame 0: tower frame on the prompt's last row
@@ -146,6 +149,7 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if err != nil {
 		return nil, nil, err // NewFrames freed bb and codec
 	}
+	f.admitted = need
 	return f, cfg, nil
 }
 
@@ -235,6 +239,11 @@ func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.
 // Backbone and Tower are the parts (benchmarks, drivers).
 func (f *Frames) Backbone() *Backbone { return f.bb }
 func (f *Frames) Tower() *Tower       { return f.tower }
+
+// Admitted is the device memory the load admitted before it allocated
+// (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
+// Frames made by NewFrames from parts.
+func (f *Frames) Admitted() int64 { return f.admitted }
 
 // Begin implements drama3.FrameBackend.
 func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
