@@ -291,18 +291,22 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			}
 			checkRows(t, fmt.Sprintf("rows %d…%d as prefill vs as steps", prefill, prefill+steps-1), all[prefill*H:], got[prefill*H:], H, bound[prefill:])
 
-			// The prefill's experts through the grouped GEMMs (auto: per-pair GEMVs).
-			other := ExpertsGrouped
-			gb.Experts = other
-			if err := gb.Reset(); err != nil {
-				t.Fatal(err)
+			// The prefill's experts each way by name (auto is one of them).
+			for _, other := range []ExpertPath{ExpertsGrouped, ExpertsGEMV, ExpertsRows} {
+				if other == defaultExperts {
+					continue
+				}
+				gb.Experts = other
+				if err := gb.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				viaOther, err := gb.Prefill(rows[:prefill])
+				gb.Experts = ExpertsAuto
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRows(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
 			}
-			viaGEMV, err := gb.Prefill(rows[:prefill])
-			if err != nil {
-				t.Fatal(err)
-			}
-			gb.Experts = ExpertsAuto
-			checkRows(t, "prefill with the experts as "+map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[other]+" vs CPU", viaGEMV, ref[:prefill*H], H, bound[:prefill])
 			// The steps again with the other one-row DeltaNet kernels.
 			for _, v := range []struct {
 				name string
@@ -390,8 +394,8 @@ func TestBackboneMoE(t *testing.T) {
 			defer gb.Close()
 			p := gb.Plan
 			for _, n := range []int{1, 5, 64} {
-				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV} {
-					if n == 1 && path == ExpertsGEMV {
+				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV, ExpertsRows} {
+					if n == 1 && path != ExpertsGrouped {
 						continue // one row: the step's path either way
 					}
 					x := randNonZero(r, n*p.H)
@@ -418,7 +422,7 @@ func TestBackboneMoE(t *testing.T) {
 					ref := make([]float32, n*p.H)
 					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, tc)
 					e := maxRowRelErr(t, "moe", got, ref, p.H)
-					name := map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[path]
+					name := path.String()
 					t.Logf("%d rows, experts as %s: worst row %.3g", n, name, e)
 					if !(e <= 1e-4) {
 						t.Errorf("%d rows, experts as %s: worst row relative error %.3g > 1e-4", n, name, e)
