@@ -65,13 +65,14 @@ union SampleShared {
         int pick[2];
         double zkept;
     } r;
-    // The warp selection's per-warp sorted thread-first keys (padded rows:
-    // lane l reads row l without bank conflicts) and its threshold and
-    // candidate count, placed past the candidates' slots [0, 64).
+    // The warp selection's sorted lists of thread-first keys (two buffers
+    // of 32 lists, merged pairwise from one into the other; the last merge
+    // lands in list[1], past the candidates' slots [0, 64)) and its
+    // candidate count.
     struct {
-        uint64_t list[32][33];
-        uint64_t thresh;
+        uint64_t list[2][32][32];
         int count;
+        int code;  // warp_draw's pick
     } sel;
 };
 
@@ -153,6 +154,66 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 }
 
 // ---------------------------------------------------------------------------
+// warp_draw ends a draw in one warp once the selection left m ≤ SELECT_CAND
+// candidates (limit ≤ m of them kept by top-k) unsorted in sh.sort's first
+// m slots: the sort, the kept weights and their running sums, top-p and the
+// pick, as sample_body's block path does them, with lane l holding sorted
+// positions 2l and 2l+1 and shuffles in place of block barriers. Writes
+// the code to sh.sel.code.
+__device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __restrict__ logits, double temp,
+                          double smax, double z, float top_p, double u) {
+    const int lane = threadIdx.x & 31;
+    int P = 32;
+    while (P < m) P <<= 1;
+    for (int i = m + lane; i < P; i += 32) {
+        sh.sort.key[i] = 0xffffffffu;
+        sh.sort.idx[i] = 0xffffu;
+    }
+    __syncwarp();
+    for (int k = 2; k <= P; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            sort_step(sh, P, k, j, lane);
+            __syncwarp();
+        }
+    const int j0 = 2 * lane, j1 = j0 + 1;
+    const int i0 = j0 < m ? sh.sort.idx[j0] : -1, i1 = j1 < m ? sh.sort.idx[j1] : -1;
+    const double w0 = (i0 >= 0 && j0 < limit) ? exp((double)logits[i0] / temp - smax) : 0.0;
+    const double w1 = (i1 >= 0 && j1 < limit) ? exp((double)logits[i1] / temp - smax) : 0.0;
+    // Running sums: a scan of the lanes' pairs, then within the pair.
+    double incl = w0 + w1;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const double v = __shfl_up_sync(FULL_MASK, incl, o);
+        if (lane >= o) incl += v;
+    }
+    double excl = __shfl_up_sync(FULL_MASK, incl, 1);
+    if (lane == 0) excl = 0.0;
+    const double run0 = excl + w0, run1 = run0 + w1;
+    // Top-p: the first position whose running sum reaches top_p·Z.
+    int kept = limit;
+    if (top_p < 1.f) {
+        const double need = (double)top_p * z;
+        int c = 0x7fffffff;
+        if (j0 < limit && run0 >= need)
+            c = j0 + 1;
+        else if (j1 < limit && run1 >= need)
+            c = j1 + 1;
+        kept = min(limit, __reduce_min_sync(FULL_MASK, c));
+    }
+    const int owner = (kept - 1) >> 1;
+    const double z0 = __shfl_sync(FULL_MASK, run0, owner), z1 = __shfl_sync(FULL_MASK, run1, owner);
+    const double target = u * (((kept - 1) & 1) ? z1 : z0);
+    int p = 0x7fffffff;
+    if (j0 < kept && target < run0)
+        p = j0;
+    else if (j1 < kept && target < run1)
+        p = j1;
+    int pick = __reduce_min_sync(FULL_MASK, p);
+    if (pick == 0x7fffffff) pick = kept - 1;
+    if (lane == 0) sh.sel.code = sh.sort.idx[pick];
+}
+
+// ---------------------------------------------------------------------------
 // sample_body draws codebook cb's code of frame ctrl->frame from the n
 // logits (n ≤ SAMPLE_MAX), as Sampler.SampleWith with u = Uniform(seed,
 // frame, cb): non-finite logits set error bit cb (code 0); temperature 0 is
@@ -171,9 +232,10 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // untouched. Grid: (batch), SAMPLE_THREADS threads.
 //
 // Selecting the top-k: with WARP_SELECT and top-k ≤ SELECT_K, each warp
-// sorts its threads' first keys, one warp merges those 32 lists up to the
-// k-th (threshold t: k distinct keys are ≤ t, so the k first of the order
-// are), and the keys ≤ t (about k) are the candidates; more than
+// sorts its threads' first keys, five rounds of pairwise merges (a barrier
+// each) leave the 32 smallest of them, the k-th is the threshold t (k
+// distinct keys are ≤ t, so the k first of the order are), and the keys
+// ≤ t (about k) are the candidates; more than
 // SELECT_CAND of them, or a larger top-k, or WARP_SELECT off: bisection
 // over the keys (one block count per bit, 48 barriers).
 //
@@ -181,7 +243,7 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // layer's embedding half of its eh_proj input, edst = enorm(E[code]) of the
 // [eentries, width] BF16 table (tower_embed_row; tower_out_eh left it), so
 // that layer needs no launch of its own for it.
-template <bool WARP_SELECT>
+template <int MODE>
 __device__ __forceinline__ void sample_body(const float* __restrict__ logits, int n, int cb, int end_index,
                                             FrameControl* ctrl, int32_t* __restrict__ out,
                                             const uint16_t* __restrict__ etable, int eentries,
@@ -236,29 +298,34 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
             // the limit-th key, found by bisection); else every index.
             int m = n;
             bool selected = false;
-            if (WARP_SELECT && limit < n && limit <= SELECT_K) {
+            if (MODE >= 1 && limit < n && limit <= SELECT_K) {
                 const uint64_t v = warp_sort_u64(mine);
                 __syncthreads();  // block_sum_f64's reads are done
-                sh.sel.list[warp][lane] = v;
+                sh.sel.list[0][warp][lane] = v;
+                if (tid == 0) sh.sel.count = 0;
                 __syncthreads();
-                if (warp == 0) {
-                    // limit rounds of the smallest head; a lane's list has 32.
-                    int h = 0;
-                    uint64_t head = sh.sel.list[lane][0], t = 0;
-                    for (int r = 0; r < limit; r++) {
-                        t = warp_min_key(head);
-                        if (head == t) {
-                            h++;
-                            head = h < 32 ? sh.sel.list[lane][h] : ~0ull;
+                // Five rounds of pairwise merges, each keeping the 32
+                // smallest of two ascending lists A and B: min(A[l], B[31−l])
+                // holds them as a bitonic sequence, which a bitonic merge
+                // sorts. The last list is the 32 smallest thread-first keys.
+                int src = 0;
+#pragma unroll
+                for (int lists = 16; lists >= 1; lists >>= 1) {
+                    if (warp < lists) {
+                        const uint64_t a = sh.sel.list[src][2 * warp][lane];
+                        const uint64_t b = sh.sel.list[src][2 * warp + 1][31 - lane];
+                        uint64_t c = a < b ? a : b;
+#pragma unroll
+                        for (int j = 16; j > 0; j >>= 1) {
+                            const uint64_t o = __shfl_xor_sync(FULL_MASK, c, j);
+                            c = (lane & j) == 0 ? (o < c ? o : c) : (o > c ? o : c);
                         }
+                        sh.sel.list[src ^ 1][warp][lane] = c;
                     }
-                    if (lane == 0) {
-                        sh.sel.thresh = t;
-                        sh.sel.count = 0;
-                    }
+                    src ^= 1;
+                    __syncthreads();
                 }
-                __syncthreads();
-                const uint64_t t = sh.sel.thresh;
+                const uint64_t t = sh.sel.list[src][0][limit - 1];
 #pragma unroll
                 for (int e = 0; e < SAMPLE_PER; e++) {
                     if (kv[e] <= t) {
@@ -325,94 +392,102 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                     }
                 }
             }
-            int P = 32;
-            while (P < m) P <<= 1;
-            for (int i = m + tid; i < P; i += SAMPLE_THREADS) {
-                sh.sort.key[i] = 0xffffffffu;
-                sh.sort.idx[i] = 0xffffu;
-            }
-            __syncthreads();
-            sort_pairs(sh, P);
-
-            // Thread tid holds sorted positions [tid·per, tid·per + per).
-            const int per = max(1, P / SAMPLE_THREADS);
-            const int j0 = tid * per;
-            int ids[SAMPLE_PER];
-            double run[SAMPLE_PER];  // inclusive running sums of kept weights, local first
-            double local = 0.0;
-#pragma unroll
-            for (int c = 0; c < SAMPLE_PER; c++) {
-                const int j = j0 + c;
-                ids[c] = (c < per && j < m) ? sh.sort.idx[j] : -1;
-                if (ids[c] >= 0 && j < limit) local += exp((double)logits[ids[c]] / temp - smax);
-                run[c] = local;
-            }
-            // Exclusive scan of the threads' sums (warp scan, then across warps).
-            double incl = local;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const double v = __shfl_up_sync(FULL_MASK, incl, o);
-                if (lane >= o) incl += v;
-            }
-            __syncthreads();  // the sort arrays become the reduction space
-            if (lane == 31) sh.r.scan[warp] = incl;
-            __syncthreads();
-            if (warp == 0) {
-                double v = sh.r.scan[lane], s = v;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    const double u = __shfl_up_sync(FULL_MASK, s, o);
-                    if (lane >= o) s += u;
+            if (MODE == 2 && selected) {
+                if (warp == 0)
+                    warp_draw(sh, m, limit, logits, temp, smax, z, ctrl->top_p,
+                              (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32);
+                __syncthreads();
+                code = sh.sel.code;
+            } else {
+                int P = 32;
+                while (P < m) P <<= 1;
+                for (int i = m + tid; i < P; i += SAMPLE_THREADS) {
+                    sh.sort.key[i] = 0xffffffffu;
+                    sh.sort.idx[i] = 0xffffu;
                 }
-                sh.r.scan[lane] = s - v;  // exclusive
-            }
-            if (tid == 0) {
-                sh.r.pick[0] = limit;
-                sh.r.pick[1] = 0x7fffffff;
-            }
-            __syncthreads();
-            const double base = sh.r.scan[warp] + (incl - local);
-#pragma unroll
-            for (int c = 0; c < SAMPLE_PER; c++) run[c] += base;
-            // Top-p: the first position whose running sum reaches top_p·Z.
-            const float top_p = ctrl->top_p;
-            if (top_p < 1.f) {
-                const double need = (double)top_p * z;
+                __syncthreads();
+                sort_pairs(sh, P);
+
+                // Thread tid holds sorted positions [tid·per, tid·per + per).
+                const int per = max(1, P / SAMPLE_THREADS);
+                const int j0 = tid * per;
+                int ids[SAMPLE_PER];
+                double run[SAMPLE_PER];  // inclusive running sums of kept weights, local first
+                double local = 0.0;
 #pragma unroll
                 for (int c = 0; c < SAMPLE_PER; c++) {
                     const int j = j0 + c;
-                    if (c < per && j < limit && run[c] >= need) {
-                        atomicMin(&sh.r.pick[0], j + 1);
+                    ids[c] = (c < per && j < m) ? sh.sort.idx[j] : -1;
+                    if (ids[c] >= 0 && j < limit) local += exp((double)logits[ids[c]] / temp - smax);
+                    run[c] = local;
+                }
+                // Exclusive scan of the threads' sums (warp scan, then across warps).
+                double incl = local;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const double v = __shfl_up_sync(FULL_MASK, incl, o);
+                    if (lane >= o) incl += v;
+                }
+                __syncthreads();  // the sort arrays become the reduction space
+                if (lane == 31) sh.r.scan[warp] = incl;
+                __syncthreads();
+                if (warp == 0) {
+                    double v = sh.r.scan[lane], s = v;
+#pragma unroll
+                    for (int o = 1; o < 32; o <<= 1) {
+                        const double u = __shfl_up_sync(FULL_MASK, s, o);
+                        if (lane >= o) s += u;
+                    }
+                    sh.r.scan[lane] = s - v;  // exclusive
+                }
+                if (tid == 0) {
+                    sh.r.pick[0] = limit;
+                    sh.r.pick[1] = 0x7fffffff;
+                }
+                __syncthreads();
+                const double base = sh.r.scan[warp] + (incl - local);
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++) run[c] += base;
+                // Top-p: the first position whose running sum reaches top_p·Z.
+                const float top_p = ctrl->top_p;
+                if (top_p < 1.f) {
+                    const double need = (double)top_p * z;
+#pragma unroll
+                    for (int c = 0; c < SAMPLE_PER; c++) {
+                        const int j = j0 + c;
+                        if (c < per && j < limit && run[c] >= need) {
+                            atomicMin(&sh.r.pick[0], j + 1);
+                            break;
+                        }
+                    }
+                }
+                __syncthreads();
+                const int kept = sh.r.pick[0];
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++)
+                    if (c < per && j0 + c == kept - 1) sh.r.zkept = run[c];
+                __syncthreads();
+                const double u = (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32;
+                const double target = u * sh.r.zkept;
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++) {
+                    const int j = j0 + c;
+                    if (c < per && j < kept && target < run[c]) {
+                        atomicMin(&sh.r.pick[1], j);
                         break;
                     }
                 }
+                __syncthreads();
+                int pick = sh.r.pick[1];
+                if (pick == 0x7fffffff) pick = kept - 1;
+                // Position pick's index: its owner publishes it.
+                __syncthreads();
+#pragma unroll
+                for (int c = 0; c < SAMPLE_PER; c++)
+                    if (c < per && j0 + c == pick) sh.r.pick[0] = ids[c];
+                __syncthreads();
+                code = sh.r.pick[0];
             }
-            __syncthreads();
-            const int kept = sh.r.pick[0];
-#pragma unroll
-            for (int c = 0; c < SAMPLE_PER; c++)
-                if (c < per && j0 + c == kept - 1) sh.r.zkept = run[c];
-            __syncthreads();
-            const double u = (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32;
-            const double target = u * sh.r.zkept;
-#pragma unroll
-            for (int c = 0; c < SAMPLE_PER; c++) {
-                const int j = j0 + c;
-                if (c < per && j < kept && target < run[c]) {
-                    atomicMin(&sh.r.pick[1], j);
-                    break;
-                }
-            }
-            __syncthreads();
-            int pick = sh.r.pick[1];
-            if (pick == 0x7fffffff) pick = kept - 1;
-            // Position pick's index: its owner publishes it.
-            __syncthreads();
-#pragma unroll
-            for (int c = 0; c < SAMPLE_PER; c++)
-                if (c < per && j0 + c == pick) sh.r.pick[0] = ids[c];
-            __syncthreads();
-            code = sh.r.pick[0];
         }
     }
     if (tid == 0) {
@@ -440,11 +515,11 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
                                                                            const float* __restrict__ enorm,
                                                                            float* __restrict__ edst, int width,
                                                                            float eps) {
-    sample_body<false>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+    sample_body<0>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
 }
 
 // sample_logits_warp is sample_logits with the warp selection of a top-k ≤
-// SELECT_K (the default draw).
+// SELECT_K.
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(const float* __restrict__ logits,
                                                                                 int n, int cb, int end_index,
                                                                                 FrameControl* ctrl,
@@ -454,5 +529,14 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(
                                                                                 const float* __restrict__ enorm,
                                                                                 float* __restrict__ edst, int width,
                                                                                 float eps) {
-    sample_body<true>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+    sample_body<1>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+}
+
+// sample_logits_warp_pick is sample_logits_warp with the draw's end in one
+// warp (warp_draw) after a warp selection (the default draw).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp_pick(
+    const float* __restrict__ logits, int n, int cb, int end_index, FrameControl* ctrl, int32_t* __restrict__ out,
+    const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
+    int width, float eps) {
+    sample_body<2>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
 }

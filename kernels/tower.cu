@@ -8,12 +8,51 @@
 #include "tower_embed.cuh"
 
 // ---------------------------------------------------------------------------
+// A one-row norm's values stay in registers: thread t holds elements
+// t + i·blockDim.x, i < ROW_REGS, so width ≤ ROW_REGS·blockDim.x (the
+// tower launches 1024 threads a row: engine/cuda TowerMaxDim). Each
+// thread's partial sum of squares runs over its elements in that order, as
+// a strided loop would.
+#define ROW_REGS 8
+
+__device__ __forceinline__ void load_row(float (&v)[ROW_REGS], const float* __restrict__ x, int width) {
+#pragma unroll
+    for (int i = 0; i < ROW_REGS; i++) {
+        const int c = threadIdx.x + i * blockDim.x;
+        v[i] = c < width ? x[c] : 0.f;
+    }
+}
+
+// regs_inv_rms is row_inv_rms of the row held in v (every thread of the
+// block calls it; red: 32 doubles of shared memory).
+__device__ __forceinline__ float regs_inv_rms(const float (&v)[ROW_REGS], int width, float eps, double* red) {
+    double ss = 0.0;
+#pragma unroll
+    for (int i = 0; i < ROW_REGS; i++)
+        if (threadIdx.x + i * blockDim.x < width) ss += (double)v[i] * (double)v[i];
+    return row_inv_rms(block_sum_f64(ss, red), width, eps);
+}
+
+// norm_row writes o = v·inv·w and leaves it in v.
+__device__ __forceinline__ void norm_row(float* __restrict__ o, float (&v)[ROW_REGS], float inv,
+                                         const float* __restrict__ w, int width) {
+#pragma unroll
+    for (int i = 0; i < ROW_REGS; i++) {
+        const int c = threadIdx.x + i * blockDim.x;
+        if (c < width) {
+            v[i] = v[i] * inv * w[c];
+            o[c] = v[i];
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The eh_proj input of n rows: cat[r] = [enorm(mask·E[code]); hnorm(h[r])]
 // (Tower.layer). table null: text rows, mask 0 (enorm of the zero vector).
 // Otherwise one audio row embedding code ctrl->codes[code_slot] of the
 // [entries, width] BF16 table; after end of speech (ctrl->end) code 0 stands
 // in (the frame is discarded); a code out of range writes NaN and sets
-// FRAME_ERR_BAD_CODE. Grid: (n), any multiple of 32 threads up to 1024.
+// FRAME_ERR_BAD_CODE. Grid: (n), 1024 threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
@@ -30,42 +69,42 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
     } else {
         tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
     }
-    double ss = 0.0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ss += (double)hr[c] * (double)hr[c];
-    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
+    float v[ROW_REGS];
+    load_row(v, hr, width);
+    norm_row(ch, v, regs_inv_rms(v, width, eps, red), hnorm, width);
 }
 
 // ---------------------------------------------------------------------------
 // Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
-// null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
-// memory.
+// null), o = xr·inv·w (Add, then plainNormRows), left in v. red: 32
+// doubles of shared memory.
 __device__ __forceinline__ void add_rmsnorm_row(float* __restrict__ o, float* __restrict__ xr,
                                                 const float* __restrict__ ar, const float* __restrict__ w, int width,
-                                                float eps, double* red) {
-    double ss = 0.0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        float v = xr[c];
-        if (ar) {
-            v += ar[c];
-            xr[c] = v;
+                                                float eps, double* red, float (&v)[ROW_REGS]) {
+    load_row(v, xr, width);
+    if (ar) {
+#pragma unroll
+        for (int i = 0; i < ROW_REGS; i++) {
+            const int c = threadIdx.x + i * blockDim.x;
+            if (c < width) {
+                v[i] += ar[c];
+                xr[c] = v[i];
+            }
         }
-        ss += (double)v * (double)v;
     }
-    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
+    norm_row(o, v, regs_inv_rms(v, width, eps, red), w, width);
 }
 
 // Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
-// not null), out[r] = x[r]·inv·w. Grid: (n), any multiple of 32 threads up
-// to 1024.
+// not null), out[r] = x[r]·inv·w. Grid: (n), 1024 threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
                                              const float* __restrict__ add, const float* __restrict__ w, int width,
                                              float eps) {
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    add_rmsnorm_row(out + r, x + r, add ? add + r : nullptr, w, width, eps, red);
+    float v[ROW_REGS];
+    add_rmsnorm_row(out + r, x + r, add ? add + r : nullptr, w, width, eps, red, v);
 }
 
 // A layer's end and the next layer's eh_proj input in one launch, n rows:
@@ -74,8 +113,8 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
 // half by emode: 0 text rows (enorm of the zero vector, as tower_eh_input
 // with no table), 1 enorm(E[ctrl->codes[code_slot]]) of table (a code drawn
 // before this layer), 2 left alone (the draw after this layer's head picks
-// that code and writes it: sample_logits' embedding). Each thread rereads
-// only the h values it wrote. Grid: (n), any multiple of 32 threads up to 1024.
+// that code and writes it: sample_logits' embedding). Grid: (n), 1024
+// threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
     float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
@@ -83,14 +122,10 @@ extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    float* hr = h + r;
-    add_rmsnorm_row(hr, x + r, add ? add + r : nullptr, out_w, width, eps, red);
+    float v[ROW_REGS];
+    add_rmsnorm_row(h + r, x + r, add ? add + r : nullptr, out_w, width, eps, red, v);
     float* ce = cat + 2 * r;
-    float* ch = ce + width;
-    double ss = 0.0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ss += (double)hr[c] * (double)hr[c];
-    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
+    norm_row(ce + width, v, regs_inv_rms(v, width, eps, red), hnorm, width);
     if (emode == 0) {
         const float inv0 = row_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv0 * enorm[c];
@@ -163,7 +198,7 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
 // Grid: (nh, ATTN_SPLITS, n).
 #define ATTN_SPLITS 16
-#define ATTN_WARPS 4
+#define ATTN_WARPS 8  // engine/cuda towerAttnThreads = ATTN_WARPS·32
 #define ATTN_MAX_HD 256
 //
 // attend_body<true> (tower_attend_rope, one row) also does tower_rope_append's
@@ -213,15 +248,28 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
         float4* vd = reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd);
         const float4* k4 = self ? reinterpret_cast<const float4*>(own) : kd;
         const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd) : vd;
+        // The key's and value's loads issued together, before any use.
+        float4 kr[ATTN_MAX_HD / 128], vr[ATTN_MAX_HD / 128];
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                kr[r] = k4[d4];
+                vr[r] = v4[d4];
+            }
+        }
         float dot = 0.f;
 #pragma unroll
         for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
             const int d4 = lane + 32 * r;
             if (d4 < hd4) {
-                float4 k = k4[d4];
+                float4 k = kr[r];
                 if (self) {
                     k = rope_float4(k, d4, cos_t, sin_t, last, half);
-                    if (store) kd[d4] = k;
+                    if (store) {
+                        kd[d4] = k;
+                        vd[d4] = vr[r];
+                    }
                 }
                 dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
             }
@@ -233,8 +281,7 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
         for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
             const int d4 = lane + 32 * r;
             if (d4 < hd4) {
-                const float4 v = v4[d4];
-                if (self && store) vd[d4] = v;
+                const float4 v = vr[r];
                 acc[r].x = acc[r].x * corr + e * v.x;
                 acc[r].y = acc[r].y * corr + e * v.y;
                 acc[r].z = acc[r].z * corr + e * v.z;
@@ -283,21 +330,31 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
     if (!last_block) return;
     __threadfence();
     const float* all = part + ((size_t)t * nh + h) * ATTN_SPLITS * (hd + 2);
-    float gm = -INFINITY, gl = 0.f;
-    for (int sp = 0; sp < ATTN_SPLITS; sp++)
-        if (__ldcg(all + sp * (hd + 2) + 1) > 0.f) gm = fmaxf(gm, __ldcg(all + sp * (hd + 2)));
-    for (int sp = 0; sp < ATTN_SPLITS; sp++) {
-        const float sl = __ldcg(all + sp * (hd + 2) + 1);
-        if (sl > 0.f) gl += sl * expf(__ldcg(all + sp * (hd + 2)) - gm);
+    // The merge: warp 0 reads every split's max and sum at once (lane sp)
+    // and leaves each split's weight exp(max − global max) (0 for a split
+    // that saw no key) and the total sum; then each output is one sum of
+    // independent loads.
+    __shared__ float sw[ATTN_SPLITS], sgl;
+    if (warp == 0) {
+        float ms = -INFINITY, ls = 0.f;
+        if (lane < ATTN_SPLITS) {
+            ls = __ldcg(all + lane * (hd + 2) + 1);
+            if (ls > 0.f) ms = __ldcg(all + lane * (hd + 2));
+        }
+        float gm = ms;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) gm = fmaxf(gm, __shfl_xor_sync(FULL_MASK, gm, off));
+        const float w = ls > 0.f ? expf(ms - gm) : 0.f;
+        if (lane < ATTN_SPLITS) sw[lane] = w;
+        const float gl = warp_sum(ls * w);
+        if (lane == 0) sgl = gl;
     }
+    __syncthreads();
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float s = 0.f;
-        for (int sp = 0; sp < ATTN_SPLITS; sp++) {
-            const float* ps = all + sp * (hd + 2);
-            const float sl = __ldcg(ps + 1);
-            if (sl > 0.f) s += __ldcg(ps + 2 + d) * expf(__ldcg(ps) - gm);
-        }
-        o[d] = s / gl;
+#pragma unroll
+        for (int sp = 0; sp < ATTN_SPLITS; sp++) s += __ldcg(all + sp * (hd + 2) + 2 + d) * sw[sp];
+        o[d] = s / sgl;
     }
 }
 

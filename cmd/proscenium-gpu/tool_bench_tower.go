@@ -64,5 +64,10 @@ func runBenchTower(args []string) error {
 	fmt.Printf("frame after %d cache rows (first settings): graph %.3f ms\n", res.LongRows, res.GraphLongMs)
 	fmt.Printf("the frame's projections alone: %.3f ms\n", res.ProjMs)
 	fmt.Printf("one draw: %.1f µs over 4097 logits, %.1f µs over 1024\n", res.Sample4097Us, res.Sample1024Us)
+	fmt.Printf("frame graph with every projection on one GEMV instance:")
+	for _, v := range res.ByGemv {
+		fmt.Printf(" %s %.3f ms;", v.Variant, v.Ms)
+	}
+	fmt.Println()
 	return nil
 }

@@ -56,16 +56,22 @@ type baselineTrial struct {
 }
 
 type forcedReport struct {
-	Frames       int     `json:"frames"`
-	Vectors      int     `json:"logits_vectors"`
-	WorstRel     float64 `json:"worst_relative_error"` // max |gpu − cpu| / max |cpu| over a vector
-	WorstFrame   int     `json:"worst_frame"`
-	WorstCB      int     `json:"worst_codebook"`
-	OverTol      int     `json:"vectors_over_tolerance"`
-	Tolerance    float64 `json:"tolerance"`
-	CodesDiffer  int     `json:"forced_codes_differ"` // the GPU must echo the forced codes
-	FramesOnGPU  int     `json:"frames_made_gpu"`
-	FramesOnHost int     `json:"frames_made_cpu"`
+	Frames     int     `json:"frames"`
+	Vectors    int     `json:"logits_vectors"`
+	WorstRel   float64 `json:"worst_relative_error"` // max |gpu − cpu| / max |cpu| over a vector
+	WorstFrame int     `json:"worst_frame"`
+	WorstCB    int     `json:"worst_codebook"`
+	// Where the error arises: codebook 0's (semantic) logits are the
+	// backbone row through one GEMV (frame 0's row from the prefill, later
+	// ones from steps), codebook j's add the tower up to residual layer j.
+	WorstSemanticPrefill float64   `json:"worst_semantic_frame0"`
+	WorstSemanticSteps   float64   `json:"worst_semantic_later_frames"`
+	WorstByCB            []float64 `json:"worst_by_codebook"`
+	OverTol              int       `json:"vectors_over_tolerance"`
+	Tolerance            float64   `json:"tolerance"`
+	CodesDiffer          int       `json:"forced_codes_differ"` // the GPU must echo the forced codes
+	FramesOnGPU          int       `json:"frames_made_gpu"`
+	FramesOnHost         int       `json:"frames_made_cpu"`
 }
 
 type freeReport struct {
@@ -228,6 +234,15 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 		}
 		rel := relErr(gv, hv)
 		rep.Vectors++
+		for len(rep.WorstByCB) <= key[1] {
+			rep.WorstByCB = append(rep.WorstByCB, 0)
+		}
+		rep.WorstByCB[key[1]] = math.Max(rep.WorstByCB[key[1]], rel)
+		if key[1] == 0 && key[0] == 0 {
+			rep.WorstSemanticPrefill = rel
+		} else if key[1] == 0 {
+			rep.WorstSemanticSteps = math.Max(rep.WorstSemanticSteps, rel)
+		}
 		if rel > rep.WorstRel || math.IsNaN(rel) {
 			rep.WorstRel, rep.WorstFrame, rep.WorstCB = rel, key[0], key[1]
 		}

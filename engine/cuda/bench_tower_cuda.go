@@ -41,6 +41,16 @@ type TowerBench struct {
 	Sample4097Us float64 `json:"sample_4097_us"`        // one draw of the semantic head's size (sampled settings)
 	Sample1024Us float64 `json:"sample_1024_us"`
 	Settings     string  `json:"settings"`
+	// ByGemv is the frame graph (first settings, from the same cache row as
+	// GraphMs) with every projection on one GEMV instance, by name; "default"
+	// is ChooseGemv's per shape.
+	ByGemv []GemvFrame `json:"frame_graph_ms_by_gemv"`
+}
+
+// GemvFrame is one ByGemv figure.
+type GemvFrame struct {
+	Variant string  `json:"variant"`
+	Ms      float64 `json:"ms"`
 }
 
 // BenchTower fills a tower of cfg's geometry with random weights in one
@@ -262,6 +272,43 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	if res.ProjMs, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(proj) }); err != nil {
 		return nil, err
 	}
+
+	// The frame with each GEMV instance for every projection, from row
+	// prefill again (attention's share the same as GraphMs's).
+	variants := append([]*GemvVariant{nil}, func() (vs []*GemvVariant) {
+		for i := range GemvBF16Variants {
+			vs = append(vs, &GemvBF16Variants[i])
+		}
+		return vs
+	}()...)
+	for _, v := range variants {
+		tw.gemv = v
+		ctl, err := newFrameControl(sampled, 1, prefill)
+		if err != nil {
+			return nil, err
+		}
+		if err := tw.writeControl(0, ctl[:]); err != nil {
+			return nil, err
+		}
+		var g *Graph
+		if err := d.Run(func(q *Queue) (err error) {
+			g, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		ms, err := perFrameMs(func(q *Queue) error { return q.LaunchGraph(g) })
+		d.Run(func(*Queue) error { g.Destroy(); return nil })
+		if err != nil {
+			return nil, err
+		}
+		name := "default"
+		if v != nil {
+			name = v.Name()
+		}
+		res.ByGemv = append(res.ByGemv, GemvFrame{name, ms})
+	}
+	tw.gemv = nil
 
 	// The draws alone (sampled settings), 100 in a row.
 	ctl, err = newFrameControl(sampled, 3, 0)

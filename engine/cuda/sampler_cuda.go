@@ -11,17 +11,22 @@ import (
 // kernels/sampling.cu).
 const SampleMax = 8192
 
-// sampleKernel is the draw's kernel: sample_logits_warp selects a top-k ≤ 32
-// with warps (16 µs a draw on the H200, against 31 µs for the bisection of
-// sample_logits; both equal the CPU sampler on 99 990 draws, docs/PERF.md);
-// PROSCENIUM_GPU_SAMPLER=bisect picks sample_logits, for comparisons.
+// sampleKernel is the draw's kernel: sample_logits_warp_pick selects a
+// top-k ≤ 32 with warps and ends the draw in one warp (kernels/sampling.cu);
+// PROSCENIUM_GPU_SAMPLER=warp picks sample_logits_warp (the same selection,
+// the end by the whole block), =bisect sample_logits (bisection), for
+// comparisons. All three equal the CPU sampler (TestSamplerMatchesCPU;
+// timings in docs/PERF.md).
 var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
 
 func sampleKernelNamed(name string) string {
-	if name == "bisect" {
+	switch name {
+	case "bisect":
 		return "sample_logits"
+	case "warp":
+		return "sample_logits_warp"
 	}
-	return "sample_logits_warp"
+	return "sample_logits_warp_pick"
 }
 
 // SampleLogits enqueues codebook cb's draw from n logits with the settings

@@ -106,13 +106,14 @@ func randomLogits(r *rand.Rand, v []float32) {
 	}
 }
 
-// TestSamplerMatchesCPU checks both kernels (the default's bisection and
-// the opt-in warp selection of a top-k ≤ 32) on 100 000 vectors each.
+// TestSamplerMatchesCPU checks the three kernels (bisection, warp
+// selection, warp selection with a one-warp end: the default) on 100 000
+// vectors each.
 func TestSamplerMatchesCPU(t *testing.T) {
 	kernels := []struct {
 		name  string
 		total int
-	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}}
+	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}, {"sample_logits_warp_pick", 100_000}}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			defer func(was string) { sampleKernel = was }(sampleKernel)

@@ -55,6 +55,8 @@ type Tower struct {
 	fbEntries *Block   // int32 [codebooks]
 	semTokens *Block   // int32 [Entries[0]]
 	blocks    []*Block // everything above, for Close
+
+	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -334,6 +336,14 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	return nil
 }
 
+// towerRowThreads is a row norm's block (its values in registers: kernels/tower.cu
+// ROW_REGS, TowerMaxDim).
+const towerRowThreads = 1024
+
+// towerAttnThreads is a tower attention block's threads (ATTN_WARPS·32 in
+// kernels/tower.cu: a warp per key).
+const towerAttnThreads = 256
+
 func (t *Tower) layers() int { return t.g.SharedLayers + t.g.ResidualLayers() }
 
 // layerTensors is tower layer li's weights (the shared layers first).
@@ -344,10 +354,18 @@ func (t *Tower) layerTensors(li int) *TowerLayerTensors {
 	return &t.w.Residual[li-t.g.SharedLayers]
 }
 
+// gemvVariant is the GEMV instance of a [rows, cols] projection of n matrices.
+func (t *Tower) gemvVariant(rows, cols, n int) GemvVariant {
+	if t.gemv != nil {
+		return *t.gemv
+	}
+	return ChooseGemv(false, rows, cols, n)
+}
+
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
 func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
-	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1)}
+	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1)}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols
 	}
@@ -420,7 +438,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			if in.mode == ehCode {
 				table = tArg(in.table)
 			}
-			return q.Launch("tower_eh_input", rows, rowThreads(n), PtrArg(t.cat), in.h, table, PtrArg(t.ctrl),
+			return q.Launch("tower_eh_input", rows, towerRowThreads, PtrArg(t.cat), in.h, table, PtrArg(t.ctrl),
 				IntArg(in.slot), IntArg(in.entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
@@ -428,7 +446,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if n == 1 {
-				return q.Launch("tower_attend_rope", attnGrid, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+				return q.Launch("tower_attend_rope", attnGrid, towerAttnThreads, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
 					PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), cosT, sinT, IntArg(nh), IntArg(nkv),
 					IntArg(hd), IntArg(half), F32Arg(scale), IntArg(t.opt.MaxRows))
 			}
@@ -436,7 +454,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows)); err != nil {
 				return err
 			}
-			return q.Launch("tower_attend", attnGrid, 128, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
+			return q.Launch("tower_attend", attnGrid, towerAttnThreads, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
 				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
 				IntArg(t.opt.MaxRows))
 		},
@@ -451,7 +469,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			args := append([]Arg{PtrArg(t.h), PtrArg(t.x), PtrArg(t.mixed), tArg(lw.OutNorm), PtrArg(t.cat)},
 				t.embedArgs(li+1, next)...)
 			args = append(args, tArg(t.layerTensors(li+1).HNorm), IntArg(D), F32Arg(g.Eps))
-			return q.Launch("tower_out_eh", rows, rowThreads(n), args...)
+			return q.Launch("tower_out_eh", rows, towerRowThreads, args...)
 		},
 	)
 }
@@ -463,7 +481,7 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 	F, D := t.g.FFN, t.g.Dim
 	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
 		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
-			Variant: ChooseGemv(false, F, D, 2)}
+			Variant: t.gemvVariant(F, D, 2)}
 		if err := q.GemvBF16(gm, t.gate, lw.W1.Block, t.normed); err != nil {
 			return err
 		}
@@ -478,7 +496,7 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
 func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
-	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, rowThreads(n),
+	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, towerRowThreads,
 		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"proscenium/engine/checkpoint"
@@ -161,11 +162,20 @@ func TestTowerFrames(t *testing.T) {
 		name string
 		cfg  *drama3.Config
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
-		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg) })
+		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg, nil) })
+		if testing.Short() {
+			continue
+		}
+		// Every projection on each other GEMV instance (the benchmark
+		// times them: any may become the tower's).
+		for i := range GemvBF16Variants {
+			v := &GemvBF16Variants[i]
+			t.Run(c.name+"/"+v.Name(), func(t *testing.T) { testTowerFrames(t, c.cfg, v) })
+		}
 	}
 }
 
-func testTowerFrames(t *testing.T, cfg *drama3.Config) {
+func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 	const (
 		promptRows = 13 // text rows; prefilled in chunks of 5 (a ragged last)
 		forced     = 60
@@ -185,6 +195,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config) {
 		t.Fatal(err)
 	}
 	defer tw.Close()
+	tw.gemv = gemv
 	sampling, seed := drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}, r.Uint64()
 	if err := tw.Begin(sampling, seed); err != nil {
 		t.Fatal(err)
@@ -362,6 +373,11 @@ func TestTowerRefusesBadSetup(t *testing.T) {
 	bad.Residual[3].W2.Off = bad.Residual[3].W2.Block.Bytes - 2
 	if _, err := NewTower(dev, &bad, TowerOptions{MaxRows: 8}); err == nil {
 		t.Error("a tensor past its block accepted")
+	}
+	wide := f.dev
+	wide.Geometry.Dim = TowerMaxDim + 8
+	if _, err := NewTower(dev, &wide, TowerOptions{MaxRows: 8}); err == nil || !strings.Contains(err.Error(), "dim") {
+		t.Errorf("a row wider than the norm kernels hold: %v", err)
 	}
 	tw, err := NewTower(dev, &f.dev, TowerOptions{MaxRows: 8})
 	if err != nil {

@@ -37,6 +37,10 @@ type TowerTensors struct {
 	SemanticTokens []int // token id of <|semantic:c|>, c < Entries[0]
 }
 
+// TowerMaxDim is the widest tower row (ROW_REGS·1024 in kernels/tower.cu:
+// a row's norm runs in one block of 1024 threads, 8 values each).
+const TowerMaxDim = 8192
+
 // Check verifies the geometry and that every tensor fits where it is said to be.
 func (w *TowerTensors) Check() error {
 	g := &w.Geometry
@@ -54,6 +58,8 @@ func (w *TowerTensors) Check() error {
 			len(w.Shared), len(w.Residual), g.SharedLayers, g.ResidualLayers())
 	case len(w.SemanticTokens) != g.Entries[0]:
 		return fmt.Errorf("cuda tower: %d semantic token ids for %d semantic codes", len(w.SemanticTokens), g.Entries[0])
+	case g.Dim > TowerMaxDim:
+		return fmt.Errorf("cuda tower: dim %d, the tower's norm kernels hold a row of at most %d in one block's registers", g.Dim, TowerMaxDim)
 	case g.HeadDim > 256 || g.HeadDim%4 != 0:
 		return fmt.Errorf("cuda tower: head_dim %d, the attention kernel takes a multiple of 4 up to 256", g.HeadDim)
 	}
