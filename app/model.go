@@ -1,9 +1,7 @@
 package app
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,7 +16,6 @@ import (
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/hfcache"
-	"proscenium/engine/tokenizer"
 )
 
 // This file is the model panel's side of the service: finding checkpoints
@@ -376,62 +373,24 @@ type TokenCount struct {
 	Model  string `json:"model"` // the directory whose tokenizer counted
 }
 
-// tokenizers caches the tokenizer of the last directory counted with.
-var tokenizers struct {
-	mu  sync.Mutex
-	dir string
-	tok *tokenizer.Tokenizer
-}
-
-// CountTokens counts text in the loaded model's tokenizer (tokenizer.json;
-// <|speaker:N|> and other added tokens count as one).
+// CountTokens counts text with the loaded engine's tokenizer, the one it
+// prompts with (<|speaker:N|> and other added tokens count as one); an
+// engine in a worker counts there.
 func (s *Service) CountTokens(text string) (TokenCount, error) {
 	if err := validateScript(text); err != nil {
 		return TokenCount{}, err
 	}
-	// The engine counts with the tokenizer it prompts with; an engine that
-	// cannot (a worker's) leaves it to the model directory's tokenizer.json.
-	if eng, err := LoadedEngine(s); err == nil {
-		if counter, ok := eng.(engine.TokenCounter); ok {
-			n, err := counter.CountTokens(text)
-			if err != nil {
-				return TokenCount{}, err
-			}
-			return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
-		}
-	}
-	tok, dir, err := s.modelTokenizer()
-	if errors.Is(err, ErrNoModel) {
+	eng, err := LoadedEngine(s)
+	if err != nil {
 		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
 	}
-	if err != nil {
-		return TokenCount{}, fmt.Errorf("this engine cannot count tokens, and the model's tokenizer does not load: %w", err)
+	counter, ok := eng.(engine.TokenCounter)
+	if !ok {
+		return TokenCount{}, fmt.Errorf("the loaded engine cannot count tokens")
 	}
-	ids, err := tok.Encode(text)
+	n, err := counter.CountTokens(text)
 	if err != nil {
 		return TokenCount{}, err
 	}
-	return TokenCount{Tokens: len(ids), Model: dir}, nil
-}
-
-// modelTokenizer returns the loaded model's tokenizer (read once per
-// directory) and the directory; ErrNoModel without a loaded model.
-func (s *Service) modelTokenizer() (*tokenizer.Tokenizer, string, error) {
-	st := s.ModelStatus()
-	if st.State != ModelLoaded {
-		return nil, "", ErrNoModel
-	}
-	tokenizers.mu.Lock()
-	defer tokenizers.mu.Unlock()
-	if tokenizers.dir != st.Dir || tokenizers.tok == nil {
-		tok, err := tokenizer.LoadFile(filepath.Join(st.Dir, "tokenizer.json"))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, "", fmt.Errorf("%s has no tokenizer.json", st.Dir)
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		tokenizers.dir, tokenizers.tok = st.Dir, tok
-	}
-	return tokenizers.tok, st.Dir, nil
+	return TokenCount{Tokens: n, Model: eng.Info().Model}, nil
 }

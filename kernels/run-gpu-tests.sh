@@ -7,6 +7,10 @@ dir=$(dirname "$0")
 mkdir -p "$out"
 # The GPU codec tests read the codec goldens (copied by make cuda-test-bins).
 export PROSCENIUM_CODEC_TESTDATA="$(cd "$dir" && pwd)/codec"
+# The take comparisons (reference-voice prompts, tiny backbones) write make-tiny
+# checkpoints from the base tokenizer make cuda-test-bins copies.
+tok=${PROSCENIUM_BASE_TOKENIZER:-$dir/tokenizer.json}
+[ -f "$tok" ] && export PROSCENIUM_TINY_TOKENIZER="$(cd "$(dirname "$tok")" && pwd)/$(basename "$tok")"
 log="$out/gpu-tests.log"
 status=0
 {
@@ -38,7 +42,6 @@ status=0
 	echo "== GPU take benchmark (whole takes through the take loop, synthetic full geometry, 60-token prompt)"
 	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 || status=1
 	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 -pipeline=false || status=1
-	tok=${PROSCENIUM_BASE_TOKENIZER:-$dir/tokenizer.json}
 	if [ -f "$tok" ]; then
 		for g in demo odd; do
 			echo "== GPU take against the CPU ($g checkpoint): teacher-forced logits, free-running codes"

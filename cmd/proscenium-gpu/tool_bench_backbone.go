@@ -34,21 +34,26 @@ type backboneBench struct {
 	Geometry     string  `json:"geometry"`
 	Context      int     `json:"context_rows"`
 	PrefillRows  int     `json:"prefill_rows"`
-	PrefillMS    float64 `json:"prefill_ms"`
+	PrefillMS    float64 `json:"prefill_ms"`                 // wall ms of a prefill (best of three), experts the default way
 	PrefillGroup float64 `json:"prefill_grouped_experts_ms"` // the same with the experts through the grouped GEMMs
-	Steps        int     `json:"steps"`
-	StepMS       float64 `json:"step_ms"`                // wall time per Step: input copy, graph, output copy, sync
-	StepDeviceMS float64 `json:"step_device_ms"`         // device time per graph replay
-	StepNoMoEMS  float64 `json:"step_without_moe_ms"`    // profile: a step graph without the feed-forward
-	StepNoMixMS  float64 `json:"step_without_mixers_ms"` // profile: without the mixers
-	StepBytes    int64   `json:"step_bytes"`
-	StepGBs      float64 `json:"step_gb_per_s"` // StepBytes / StepDeviceMS
-	CopyGBs      float64 `json:"copy_gb_per_s"` // device-to-device copy, bytes read + written per second
-	CopyShare    float64 `json:"copy_share"`    // StepGBs / CopyGBs
-	ArenaBytes   int64   `json:"arena_bytes"`
-	WorkBytes    int64   `json:"work_bytes"`
-	DeviceBytes  int64   `json:"device_bytes"` // the pool's device memory in use
-	PDL          bool    `json:"pdl"`
+	PrefillPairs float64 `json:"prefill_per_pair_experts_ms"`
+	PrefillRowsE float64 `json:"prefill_rows_experts_ms"` // multi-row GEMVs, pairs per pass chosen by the backbone
+	// PrefillRowsGroup: the multi-row GEMVs with each compiled number of
+	// pairs per pass ("4", "8").
+	PrefillRowsGroup map[string]float64 `json:"prefill_rows_experts_by_group_ms"`
+	Steps            int                `json:"steps"`
+	StepMS           float64            `json:"step_ms"`                // wall time per Step: input copy, graph, output copy, sync
+	StepDeviceMS     float64            `json:"step_device_ms"`         // device time per graph replay
+	StepNoMoEMS      float64            `json:"step_without_moe_ms"`    // profile: a step graph without the feed-forward
+	StepNoMixMS      float64            `json:"step_without_mixers_ms"` // profile: without the mixers
+	StepBytes        int64              `json:"step_bytes"`
+	StepGBs          float64            `json:"step_gb_per_s"` // StepBytes / StepDeviceMS
+	CopyGBs          float64            `json:"copy_gb_per_s"` // device-to-device copy, bytes read + written per second
+	CopyShare        float64            `json:"copy_share"`    // StepGBs / CopyGBs
+	ArenaBytes       int64              `json:"arena_bytes"`
+	WorkBytes        int64              `json:"work_bytes"`
+	DeviceBytes      int64              `json:"device_bytes"` // the pool's device memory in use
+	PDL              bool               `json:"pdl"`
 	// StepVariants: device ms per replay of step graphs captured with each
 	// choice of one-row DeltaNet kernels, each after the same fresh prefill
 	// (side by side).
@@ -134,28 +139,56 @@ func benchBackbone(args []string) error {
 	if err := b.Reset(); err != nil {
 		return err
 	}
-	start := time.Now()
-	if _, err := b.Prefill(rows); err != nil {
-		return err
+	prefillMS := func(path cuda.ExpertPath, group int) (float64, error) {
+		b.Experts, b.ExpertGroup = path, group
+		defer func() { b.Experts, b.ExpertGroup = cuda.ExpertsAuto, 0 }()
+		best := 0.0
+		for i := 0; i < 3; i++ {
+			if err := b.Reset(); err != nil {
+				return 0, err
+			}
+			start := time.Now()
+			if _, err := b.Prefill(rows); err != nil {
+				return 0, fmt.Errorf("prefill with the experts as %v: %w", path, err)
+			}
+			if ms := msSince(start); i == 0 || ms < best {
+				best = ms
+			}
+		}
+		return best, nil
 	}
-	res.PrefillMS = msSince(start)
-	b.Experts = cuda.ExpertsGrouped
+	res.PrefillRowsGroup = map[string]float64{}
+	for _, m := range []struct {
+		dst   *float64
+		path  cuda.ExpertPath
+		group int
+	}{{&res.PrefillMS, cuda.ExpertsAuto, 0}, {&res.PrefillGroup, cuda.ExpertsGrouped, 0}, {&res.PrefillPairs, cuda.ExpertsGEMV, 0},
+		{&res.PrefillRowsE, cuda.ExpertsRows, 0}} {
+		if *m.dst, err = prefillMS(m.path, m.group); err != nil {
+			return err
+		}
+	}
+	for _, g := range []int{4, 8} {
+		ms, err := prefillMS(cuda.ExpertsRows, g)
+		if err != nil {
+			return err
+		}
+		res.PrefillRowsGroup[fmt.Sprint(g)] = ms
+	}
+	// The steps follow a prefill, as in a take.
 	if err := b.Reset(); err != nil {
 		return err
 	}
-	start = time.Now()
 	if _, err := b.Prefill(rows); err != nil {
 		return err
 	}
-	res.PrefillGroup = msSince(start)
-	b.Experts = cuda.ExpertsAuto
 	// The first step captures the graph; a few more warm up.
 	for i := 0; i < 3; i++ {
 		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {
 			return err
 		}
 	}
-	start = time.Now()
+	start := time.Now()
 	for i := 0; i < *steps; i++ {
 		if _, err := b.Step(cuda.BackboneRow{Token: r.IntN(t.VocabSize)}); err != nil {
 			return err
@@ -194,7 +227,8 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "device\t%s (kernels %s, PDL %v)\n", res.Device, res.Kernels, res.PDL)
 	fmt.Fprintf(w, "geometry\t%s\n", res.Geometry)
 	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
-	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows (%.2f ms with the experts through grouped GEMMs)\n", res.PrefillMS, res.PrefillRows, res.PrefillGroup)
+	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows, best of 3 (experts as grouped GEMMs %.2f ms, per-pair GEMVs %.2f ms, multi-row GEMVs %.2f ms: 4 pairs per pass %.2f ms, 8 %.2f ms)\n",
+		res.PrefillMS, res.PrefillRows, res.PrefillGroup, res.PrefillPairs, res.PrefillRowsE, res.PrefillRowsGroup["4"], res.PrefillRowsGroup["8"])
 	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	for _, v := range res.StepVariants {

@@ -51,6 +51,7 @@ type takeBench struct {
 	RTF            float64            `json:"real_time_factor"`
 	DeviceBytes    int64              `json:"device_bytes"`
 	PeakBytes      int64              `json:"device_peak_bytes"`
+	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
 }
 
@@ -175,6 +176,7 @@ func benchTake(args []string) error {
 	}
 	ps := dev.Pool.Stats(cuda.DeviceMem)
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
+	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
@@ -226,6 +228,13 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	if res.AdmittedBytes > 0 {
+		within := "within it"
+		if res.PeakBytes > res.AdmittedBytes {
+			within = "OVER it"
+		}
+		fmt.Printf("admitted          %.2f GiB before the load: the peak is %.1f %% of it, %s\n", gib(res.AdmittedBytes), 100*float64(res.PeakBytes)/float64(res.AdmittedBytes), within)
+	}
 	return nil
 }
 

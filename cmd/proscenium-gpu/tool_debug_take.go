@@ -35,6 +35,24 @@ type takeReport struct {
 	PromptTokens int          `json:"prompt_tokens"`
 	Forced       forcedReport `json:"teacher_forced"`
 	Free         freeReport   `json:"free_running"`
+	// Baseline: the same free-running takes of the CPU reference with its
+	// weights Rounded (cpu.RoundingNoise) by seeds 1…N, against the CPU's
+	// own: the agreement float32 rounding alone leaves, which no backend
+	// summing in another order can be expected to beat.
+	Baseline []baselineTrial `json:"cpu_rounding_baseline"`
+}
+
+// madeTake is the frames a take made and whether it ended.
+type madeTake struct {
+	frames [][]int
+	end    bool
+}
+
+type baselineTrial struct {
+	Seed      uint64  `json:"rounding_seed"`
+	Noise     float64 `json:"relative_noise"`
+	Identical int     `json:"identical_takes"`
+	Seeds     int     `json:"seeds"`
 }
 
 type forcedReport struct {
@@ -51,6 +69,8 @@ type forcedReport struct {
 }
 
 type freeReport struct {
+	cpuTakes []madeTake // the CPU's takes by seed (for the baseline)
+
 	Seeds     int `json:"seeds"`
 	Frames    int `json:"frames"`
 	Identical int `json:"identical_takes"`
@@ -79,6 +99,7 @@ func runDebugTake(args []string) error {
 	seeds := fs.Int("seeds", 20, "free-running takes (seeds 1..N)")
 	freeFrames := fs.Int("frames", 40, "frames per free-running take")
 	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
+	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -121,6 +142,9 @@ func runDebugTake(args []string) error {
 		return fmt.Errorf("teacher-forced: %w", err)
 	}
 	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
+		return err
+	}
+	if rep.Baseline, err = roundingBaseline(*model, tok, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
 		return fmt.Errorf("free-running: %w", err)
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
@@ -245,6 +269,7 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 		if err != nil {
 			return rep, fmt.Errorf("cpu seed %d: %w", seed, err)
 		}
+		rep.cpuTakes = append(rep.cpuTakes, madeTake{hf, hEnd})
 		gf, gEnd, err := takeFrames(gpu, prompt, s, seed, n, nil)
 		if err != nil {
 			return rep, fmt.Errorf("gpu seed %d: %w", seed, err)
@@ -272,6 +297,35 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 	host.TapLogits(nil)
 	gpu.TapLogits(nil)
 	return rep, nil
+}
+
+// roundingBaseline runs the free-running takes again on the CPU with its
+// weights Rounded by seeds 1…trials and counts those equal to the CPU's own.
+func roundingBaseline(model string, tok drama3.TokenIDs, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
+	var out []baselineTrial
+	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	for trial := uint64(1); trial <= uint64(trials); trial++ {
+		cb, _, err := cpu.LoadBackendRounded(model, tok, trial)
+		if err != nil {
+			return nil, err
+		}
+		host, err := drama3.NewStepFrames(cb, nil)
+		if err != nil {
+			return nil, err
+		}
+		bt := baselineTrial{Seed: trial, Noise: cpu.RoundingNoise, Seeds: len(cpuTakes)}
+		for i, want := range cpuTakes {
+			got, end, err := takeFrames(host, prompt, s, uint64(i+1), n, nil)
+			if err != nil {
+				return nil, fmt.Errorf("rounded cpu %d, seed %d: %w", trial, i+1, err)
+			}
+			if firstDivergence(want.frames, got, want.end, end) == nil {
+				bt.Identical++
+			}
+		}
+		out = append(out, bt)
+	}
+	return out, nil
 }
 
 // firstDivergence is the first code in which two takes differ (nil: none).

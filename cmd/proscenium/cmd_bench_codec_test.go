@@ -24,6 +24,8 @@ func TestCodecGPUCommandsArguments(t *testing.T) {
 		{"bench missing worker", runBenchCodec, []string{"--synthetic", "s2", "--worker", missing}, false, missing},
 		{"decode unknown backend", runDebugDecode, []string{"--codec", "c", "--codes", "x", "--out", "o", "--backend", "tpu"}, true, "tpu"},
 		{"decode missing worker", runDebugDecode, []string{"--codec", "c", "--codes", "x", "--out", "o", "--backend", "cuda", "--worker", missing}, false, missing},
+		{"encode unknown backend", runDebugEncode, []string{"--codec", "c", "--audio", "x", "--out", "o", "--backend", "tpu"}, true, "tpu"},
+		{"encode missing worker", runDebugEncode, []string{"--codec", "c", "--audio", "x", "--out", "o", "--backend", "cuda", "--worker", missing}, false, missing},
 	} {
 		err := tc.run(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {

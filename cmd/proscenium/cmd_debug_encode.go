@@ -1,22 +1,21 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"proscenium/engine/audio"
-	"proscenium/engine/checkpoint"
+	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
 func init() {
-	registerDebug(command{name: "encode", summary: "CPU codec encode of 44.1 kHz audio (.npy or .wav) to codes [10, T] and z_pre [latent, T] (.npy)", run: runDebugEncode})
+	registerDebug(command{name: "encode", summary: "codec encode of 44.1 kHz audio (.npy or .wav) to codes [10, T] and z_pre [latent, T] (.npy), on the CPU or (--backend cuda) the GPU", run: runDebugEncode})
 }
 
-// runDebugEncode encodes audio with the CPU reference codec encoder and
+// runDebugEncode encodes audio with the CPU reference codec encoder (or,
+// --backend cuda, the GPU worker's debug-encode with the same arguments) and
 // writes codes.npy (int64 [codebooks, T]), z_pre.npy (float32 [latent, T],
 // after downsample and pre-module), z_enc.npy (float32 [latent, 4T], the
 // encoder's output) and margins.npy (float32 [codebooks, T], each pick's best
@@ -29,8 +28,23 @@ func runDebugEncode(args []string) error {
 	audioPath := fs.String("audio", "", "audio: float32 .npy [samples] or .wav, 44.1 kHz (required)")
 	window := fs.Int("window", 0, fmt.Sprintf("pre-module attention window in frames (0: the codec's %d)", drama3.CodecDefaultWindow))
 	out := fs.String("out", "", "output directory for codes.npy, z_pre.npy, z_enc.npy and margins.npy (required)")
+	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's debug-encode with the same arguments")
+	worker := workerFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	switch *backend {
+	case "cpu":
+	case "cuda":
+		var fwd []string // every flag given but the backend's own
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "backend" && f.Name != "worker" {
+				fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
+			}
+		})
+		return runWorkerTool(*worker, "debug-encode", fwd)
+	default:
+		return fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *backend)
 	}
 	if *codecPath == "" || *audioPath == "" || *out == "" {
 		return fmt.Errorf("%w: --codec, --audio and --out are required", errUsage)
@@ -41,7 +55,7 @@ func runDebugEncode(args []string) error {
 	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
 		return fmt.Errorf("--out %s is not a directory", *out)
 	}
-	pcm, err := readEncodeAudio(*audioPath)
+	pcm, err := debugcodec.ReadAudio(*audioPath)
 	if err != nil {
 		return err
 	}
@@ -53,56 +67,5 @@ func runDebugEncode(args []string) error {
 	if err != nil {
 		return fmt.Errorf("audio %s: %w", *audioPath, err)
 	}
-	g := enc.Geometry()
-	nb, nf := g.Codebooks, res.Frames
-	codes := make([]int64, nb*nf)
-	margins := make([]float32, nb*nf)
-	for f := 0; f < nf; f++ {
-		for i := 0; i < nb; i++ {
-			codes[i*nf+f] = int64(res.Codes[f*nb+i])
-			margins[i*nf+f] = res.Margins[f*nb+i]
-		}
-	}
-	for _, t := range []*checkpoint.Tensor{
-		checkpoint.Int64Tensor("codes", []int{nb, nf}, codes),
-		checkpoint.Float32Tensor("z_pre", []int{g.Latent, nf}, res.ZPre),
-		checkpoint.Float32Tensor("z_enc", []int{g.Latent, len(res.ZEnc) / g.Latent}, res.ZEnc),
-		checkpoint.Float32Tensor("margins", []int{nb, nf}, margins),
-	} {
-		if err := checkpoint.WriteNPYFile(filepath.Join(*out, t.Name+".npy"), t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// readEncodeAudio reads the driver's input: a float32 .npy of samples or a
-// 44.1 kHz WAV, averaged to mono.
-func readEncodeAudio(path string) ([]float32, error) {
-	if strings.EqualFold(filepath.Ext(path), ".wav") {
-		w, err := audio.ReadWAVFile(path)
-		if err != nil {
-			return nil, err
-		}
-		if w.Rate != audio.SampleRate {
-			return nil, fmt.Errorf("audio %s: %d Hz, the codec takes %d Hz (the voice library resamples; this driver does not)", path, w.Rate, audio.SampleRate)
-		}
-		mono := make([]float32, len(w.Samples)/w.Channels)
-		for i := range mono {
-			var s float32
-			for c := 0; c < w.Channels; c++ {
-				s += w.Samples[i*w.Channels+c]
-			}
-			mono[i] = s / float32(w.Channels)
-		}
-		return mono, nil
-	}
-	t, err := checkpoint.ReadNPYFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(t.Shape) != 1 {
-		return nil, fmt.Errorf("audio %s: shape %v, want [samples]", path, t.Shape)
-	}
-	return t.Float32s()
+	return debugcodec.WriteEncoding(*out, enc.Geometry(), res)
 }

@@ -87,6 +87,17 @@ func (b *Backend) CodebookEntries() []int { return b.entries }
 // semantic and end-of-speech tokens (the directory's tokenizer.json).
 // progress, when not nil, sees the stored bytes read of the total.
 func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64)) (*Backend, *drama3.Config, error) {
+	return loadBackend(dir, tok, progress, nil)
+}
+
+// LoadBackendRounded is LoadBackend with the backbone's, the tower's and the
+// embeddings' weights Rounded by seed: the reference's own float32 rounding
+// spread, the baseline of a comparison with another backend.
+func LoadBackendRounded(dir string, tok drama3.TokenIDs, seed uint64) (*Backend, *drama3.Config, error) {
+	return loadBackend(dir, tok, nil, func(m *drama3.Model[[]float32]) *drama3.Model[[]float32] { return Rounded(m, seed) })
+}
+
+func loadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64), edit func(*drama3.Model[[]float32]) *drama3.Model[[]float32]) (*Backend, *drama3.Config, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
 		return nil, nil, err
@@ -96,6 +107,9 @@ func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int6
 	m, err := loadModel(w, progress)
 	if err != nil {
 		return nil, nil, err
+	}
+	if edit != nil {
+		m = edit(m)
 	}
 	heads, err := drama3.NewHeads(w, tok, m.Embed)
 	if err != nil {

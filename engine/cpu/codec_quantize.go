@@ -23,10 +23,7 @@ const codecMaxCodebookDim = 16
 func (q *codecQuantizer) setEncode(in drama3.CodecConv) {
 	dim := q.proj.in
 	q.inProj = newCodecConv(in.W, in.Bias, in.Out, in.In, in.Kernel, in.Dilation)
-	q.unit = make([]float32, len(q.codebook))
-	for r := 0; r < q.size; r++ {
-		codecNormalize(q.unit[r*dim:(r+1)*dim], q.codebook[r*dim:(r+1)*dim])
-	}
+	q.unit = CodecUnitCodebook(q.codebook[:q.size*dim], dim)
 }
 
 // codecNormalize is F.normalize: x / max(‖x‖, 1e-12), in float32.

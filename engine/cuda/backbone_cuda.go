@@ -37,6 +37,8 @@ type Backbone struct {
 
 	// Experts is how a prefill runs its routed experts.
 	Experts ExpertPath
+	// ExpertGroup is the pairs per pass of ExpertsRows (4 or 8; 0: MoERowsGroup).
+	ExpertGroup int
 }
 
 type backboneLayer struct {
@@ -397,6 +399,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	gu, yr := view(p.GU, nk*2*p.P*4), view(p.YR, nk*p.H*4)
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
+	path := b.Experts
+	if path == ExpertsAuto {
+		path = defaultExperts
+	}
 	switch {
 	case n == 1:
 		// A step: gate and up of the k experts in one gathered GEMV, then
@@ -413,7 +419,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
-	case b.Experts == ExpertsGrouped:
+	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
 		// grouped tensor-core GEMMs, each used expert's weights read once.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
@@ -440,6 +446,34 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
 		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
+			return err
+		}
+	case path == ExpertsRows:
+		// Prefill: the pairs sorted by expert as for the grouped GEMMs, each
+		// expert's weights read once per group of its pairs by multi-row GEMVs.
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		slot = view(p.Slot, nk*4)
+		offsets, rowids := view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4)
+		if err := q.MoEGroup(offsets, rowids, slot, ids, nk, p.K, p.E); err != nil {
+			return err
+		}
+		group := b.ExpertGroup
+		if group == 0 {
+			group = MoERowsGroup(nk, p.E)
+		}
+		m := MoERows{Rows: 2 * p.P, Cols: p.Hp, E: p.E, Pairs: nk, XRows: n, XStride: p.Hp, Group: group,
+			WOff: x.GateUp, SOff: x.GateUpS, FP8: x.FP8, Offsets: offsets, RowIds: rowids}
+		if err := q.MoERowsGEMV(m, gu, b.W.Arena, b.W.Arena, view(p.NormedMoE, n*p.Hp*4)); err != nil {
+			return err
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+			return err
+		}
+		m = MoERows{Rows: p.H, Cols: p.Ip, E: p.E, Pairs: nk, XStride: p.Ip, Group: group,
+			WOff: x.Down, SOff: x.DownS, FP8: x.FP8, Offsets: offsets}
+		if err := q.MoERowsGEMV(m, yr, b.W.Arena, b.W.Arena, h); err != nil {
 			return err
 		}
 	default:
@@ -583,18 +617,41 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 	return ms / float64(n), err
 }
 
+// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs, which
+// measured faster than the grouped GEMMs and the multi-row GEMVs for a 60-row
+// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md, "GPU
+// backbone").
+const defaultExperts = ExpertsGEMV
+
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
 type ExpertPath int
 
 const (
-	// ExpertsAuto: per-pair GEMVs, which measured faster than the grouped
-	// GEMMs for a 60-row prefill at the full geometry (docs/PERF.md, "GPU
-	// backbone").
+	// ExpertsAuto: defaultExperts.
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
 	// expert's matrices read once by the grouped tensor-core GEMMs.
 	ExpertsGrouped
 	// ExpertsGEMV: one gathered GEMV per (row, expert) pair.
 	ExpertsGEMV
+	// ExpertsRows: the pairs sorted by expert as for ExpertsGrouped, each
+	// expert's matrices read once per group of its pairs by multi-row
+	// gathered GEMVs (kernels/moe_rows.cu).
+	ExpertsRows
 )
+
+// String names the path as the tests and benchmarks report it.
+func (e ExpertPath) String() string {
+	switch e {
+	case ExpertsAuto:
+		return "auto (" + defaultExperts.String() + ")"
+	case ExpertsGrouped:
+		return "grouped GEMMs"
+	case ExpertsGEMV:
+		return "per-pair GEMVs"
+	case ExpertsRows:
+		return "multi-row GEMVs"
+	}
+	return fmt.Sprintf("expert path %d", int(e))
+}

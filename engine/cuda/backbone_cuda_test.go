@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -25,6 +26,84 @@ import (
 // fused FP8 experts (the default tiny geometry) and BF16 experts (the odd one).
 
 const backboneTol = 1e-4
+
+// Rows the reference cannot pin to 1e-4 in float32: on random weights some
+// rows are ill-conditioned (a DeltaNet head whose output nearly cancels, then
+// scaled up by the gated RMSNorm), and the CPU reference itself moves by
+// more than 1e-4 when its weights are perturbed by float32 rounding. Such a
+// row is held to spreadFactor times that movement instead (roundingSpread);
+// every other row to backboneTol. A real fault moves rows by far more.
+const (
+	spreadFactor = 10
+	spreadTrials = 4
+)
+
+// roundingSpread runs ref (the CPU reference procedure on a backbone's
+// weights) on spreadTrials copies of bb Rounded (cpu.RoundingNoise) and
+// returns each row's largest relative change: how far float32 rounding
+// alone moves that row.
+func roundingSpread(t *testing.T, bb *drama3.Backbone[[]float32], width int, ref func(*drama3.Backbone[[]float32]) []float32) []float64 {
+	t.Helper()
+	base := ref(bb)
+	spread := make([]float64, len(base)/width)
+	for trial := 0; trial < spreadTrials; trial++ {
+		got := ref(cpu.Rounded(bb, uint64(trial+1)))
+		for row := range spread {
+			var num, den float64
+			for c := 0; c < width; c++ {
+				g, w := float64(got[row*width+c]), float64(base[row*width+c])
+				num += (g - w) * (g - w)
+				den += w * w
+			}
+			spread[row] = max(spread[row], math.Sqrt(num/den))
+		}
+	}
+	return spread
+}
+
+// rowBounds is each row's limit: backboneTol, or spreadFactor times the
+// row's rounding spread where that is larger.
+func rowBounds(spread []float64) []float64 {
+	b := make([]float64, len(spread))
+	for i, s := range spread {
+		b[i] = max(backboneTol, spreadFactor*s)
+	}
+	return b
+}
+
+// checkRows fails the test for every row of got farther from ref than its
+// bound (relative to ref's row) and logs the worst row, the worst ratio to
+// the bound, and how many rows had a bound above backboneTol.
+func checkRows(t *testing.T, what string, got, ref []float32, width int, bound []float64) {
+	t.Helper()
+	worst, worstRow, ratio, ratioRow, widened := 0.0, 0, 0.0, 0, 0
+	for r := range bound {
+		var num, den float64
+		for c := 0; c < width; c++ {
+			g, w := float64(got[r*width+c]), float64(ref[r*width+c])
+			if math.IsNaN(g) || math.IsInf(g, 0) {
+				t.Fatalf("%s: row %d column %d is %v", what, r, c, g)
+			}
+			num += (g - w) * (g - w)
+			den += w * w
+		}
+		e := math.Sqrt(num / den)
+		if e > worst {
+			worst, worstRow = e, r
+		}
+		if e/bound[r] > ratio {
+			ratio, ratioRow = e/bound[r], r
+		}
+		if bound[r] > backboneTol {
+			widened++
+		}
+	}
+	t.Logf("%s: worst row %d at %.3g; worst against its bound: row %d at %.3g of %.3g; %d of %d rows ill-conditioned (bound above %g)",
+		what, worstRow, worst, ratioRow, ratio*bound[ratioRow], bound[ratioRow], widened, len(bound), backboneTol)
+	if ratio > 1 {
+		t.Errorf("%s: row %d off by %.3g relative, over its bound %.3g", what, ratioRow, ratio*bound[ratioRow], bound[ratioRow])
+	}
+}
 
 var (
 	tinyOnce sync.Once
@@ -154,21 +233,27 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			H := tc.HiddenSize
 			rows, crows := testRows(r, prefill+steps, tc.VocabSize, H)
 
-			cb, err := cpu.NewBackbone(tc, cw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, err := cb.Run(crows[:prefill])
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := prefill; i < prefill+steps; i++ {
-				h, err := cb.Run(crows[i : i+1])
+			// The reference: the prefill, then the steps.
+			run := func(w *drama3.Backbone[[]float32]) []float32 {
+				cb, err := cpu.NewBackbone(tc, w)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ref = append(ref, h...)
+				out, err := cb.Run(crows[:prefill])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := prefill; i < prefill+steps; i++ {
+					h, err := cb.Run(crows[i : i+1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, h...)
+				}
+				return out
 			}
+			ref := run(cw)
+			bound := rowBounds(roundingSpread(t, cw, H, run))
 
 			var lastDone, lastTotal int64
 			gb, err := LoadBackbone(dev, ck, prefill+steps, func(done, total int64) { lastDone, lastTotal = done, total })
@@ -193,12 +278,8 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				}
 				got = append(got, h...)
 			}
-			e1 := maxRowRelErr(t, "prefill", got[:prefill*H], ref[:prefill*H], H)
-			e2 := maxRowRelErr(t, "steps", got[prefill*H:], ref[prefill*H:], H)
-			t.Logf("vs CPU: %d-row prefill worst row %.3g, %d steps worst row %.3g", prefill, e1, steps, e2)
-			if !(e1 <= backboneTol && e2 <= backboneTol) {
-				t.Errorf("worst row relative error %.3g (prefill), %.3g (steps) > %g", e1, e2, backboneTol)
-			}
+			checkRows(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
+			checkRows(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
 
 			// The same rows as one prefill agree with the steps.
 			if err := gb.Reset(); err != nil {
@@ -208,27 +289,23 @@ func TestBackboneMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e3 := maxRowRelErr(t, "prefill vs steps", all[prefill*H:], got[prefill*H:], H)
-			t.Logf("rows %d…%d as prefill vs as steps: worst row %.3g", prefill, prefill+steps-1, e3)
-			if !(e3 <= backboneTol) {
-				t.Errorf("prefill vs steps: worst row relative error %.3g > %g", e3, backboneTol)
-			}
+			checkRows(t, fmt.Sprintf("rows %d…%d as prefill vs as steps", prefill, prefill+steps-1), all[prefill*H:], got[prefill*H:], H, bound[prefill:])
 
-			// The prefill's experts through the grouped GEMMs (auto: per-pair GEMVs).
-			other := ExpertsGrouped
-			gb.Experts = other
-			if err := gb.Reset(); err != nil {
-				t.Fatal(err)
-			}
-			viaGEMV, err := gb.Prefill(rows[:prefill])
-			if err != nil {
-				t.Fatal(err)
-			}
-			gb.Experts = ExpertsAuto
-			e4 := maxRowRelErr(t, "prefill, experts the other way", viaGEMV, ref[:prefill*H], H)
-			t.Logf("prefill with the experts as %v vs CPU: worst row %.3g", map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[other], e4)
-			if !(e4 <= backboneTol) {
-				t.Errorf("prefill with the experts the other way: worst row relative error %.3g > %g", e4, backboneTol)
+			// The prefill's experts each way by name (auto is one of them).
+			for _, other := range []ExpertPath{ExpertsGrouped, ExpertsGEMV, ExpertsRows} {
+				if other == defaultExperts {
+					continue
+				}
+				gb.Experts = other
+				if err := gb.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				viaOther, err := gb.Prefill(rows[:prefill])
+				gb.Experts = ExpertsAuto
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkRows(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
 			}
 			// The steps again with the other one-row DeltaNet kernels.
 			for _, v := range []struct {
@@ -253,11 +330,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 					}
 					hs = append(hs, h...)
 				}
-				e := maxRowRelErr(t, v.name, hs, ref[prefill*H:], H)
-				t.Logf("%d steps, %s, vs CPU: worst row %.3g", steps, v.name, e)
-				if !(e <= backboneTol) {
-					t.Errorf("%s: worst row relative error %.3g > %g", v.name, e, backboneTol)
-				}
+				checkRows(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
 			}
 			gb.SetDeltaNetStep(defaultDeltaNetStep)
 			if err := gb.Reset(); err != nil {
@@ -321,8 +394,8 @@ func TestBackboneMoE(t *testing.T) {
 			defer gb.Close()
 			p := gb.Plan
 			for _, n := range []int{1, 5, 64} {
-				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV} {
-					if n == 1 && path == ExpertsGEMV {
+				for _, path := range []ExpertPath{ExpertsGrouped, ExpertsGEMV, ExpertsRows} {
+					if n == 1 && path != ExpertsGrouped {
 						continue // one row: the step's path either way
 					}
 					x := randNonZero(r, n*p.H)
@@ -349,7 +422,7 @@ func TestBackboneMoE(t *testing.T) {
 					ref := make([]float32, n*p.H)
 					cpu.MoEForward(ref, x, n, &cw.Layers[0].MoE, tc)
 					e := maxRowRelErr(t, "moe", got, ref, p.H)
-					name := map[ExpertPath]string{ExpertsGrouped: "grouped GEMMs", ExpertsGEMV: "per-pair GEMVs"}[path]
+					name := path.String()
 					t.Logf("%d rows, experts as %s: worst row %.3g", n, name, e)
 					if !(e <= 1e-4) {
 						t.Errorf("%d rows, experts as %s: worst row relative error %.3g > 1e-4", n, name, e)

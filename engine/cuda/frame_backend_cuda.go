@@ -20,7 +20,7 @@ import (
 // first frame and replayed for every frame of every take; its codes and end
 // flag come back in one copy into pinned host memory. The prompt runs
 // through Backbone.Prefill and Tower.Prefill chunk by chunk (ctx checked
-// between chunks). Decode runs the GPU codec on its own stream, chunk by
+// between chunks; frame_prompt_cuda.go, reference frames included). Decode runs the GPU codec on its own stream, chunk by
 // chunk in order (each chunk costs only its own frames).
 
 // FramesOptions sizes a Frames.
@@ -55,6 +55,9 @@ type Frames struct {
 	extras *TowerExtras
 	codec  *Codec // nil: Decode refuses (benchmarks of the frame alone)
 	opt    FramesOptions
+	// admitted is the device memory LoadFrames admitted before allocating
+	// (0 when the backbone came from elsewhere).
+	admitted int64
 
 	pinned  *Block // FrameResultBytes: the frame's codes, end flag, errors
 	first   *Graph // frame 0: tower frame on the prompt's last row
@@ -146,6 +149,7 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if err != nil {
 		return nil, nil, err // NewFrames freed bb and codec
 	}
+	f.admitted = need
 	return f, cfg, nil
 }
 
@@ -236,84 +240,15 @@ func (f *Frames) TapLogits(tap func(frame, codebook int, logits []float32)) { f.
 func (f *Frames) Backbone() *Backbone { return f.bb }
 func (f *Frames) Tower() *Tower       { return f.tower }
 
-// Begin implements drama3.FrameBackend.
+// Admitted is the device memory the load admitted before it allocated
+// (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
+// Frames made by NewFrames from parts.
+func (f *Frames) Admitted() int64 { return f.admitted }
+
+// Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
+// rows (frame_prompt_cuda.go).
 func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
-	if f.closed {
-		return fmt.Errorf("cuda frames: closed")
-	}
-	f.begun = false
-	if err := f.settle(); err != nil {
-		return err
-	}
-	if len(prompt) == 0 {
-		return fmt.Errorf("cuda frames: empty prompt")
-	}
-	if len(prompt)+1 > f.opt.Capacity {
-		return fmt.Errorf("cuda frames: a prompt of %d tokens leaves no room for frames in a context of %d rows", len(prompt), f.opt.Capacity)
-	}
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	if err := f.bb.Reset(); err != nil {
-		return err
-	}
-	if err := f.tower.Begin(s, seed); err != nil {
-		return err
-	}
-	if err := f.tower.Force(nil); err != nil {
-		return err
-	}
-	f.forced = false // (Begin zeroed the row counter: the tower's cache refills from row 0)
-	f.frame, f.codes = 0, f.codes[:0]
-	if f.stream != nil {
-		f.stream.Close()
-		f.stream = nil
-	}
-	f.streamNext = 0
-	H := f.bb.Plan.H
-	last := len(prompt) - 1
-	chunk := f.bb.Plan.Chunk
-	for from := 0; from < len(prompt); from += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		to := min(from+chunk, len(prompt))
-		rows := make([]BackboneRow, to-from)
-		for i, id := range prompt[from:to] {
-			rows[i].Token = id
-		}
-		if _, err := f.bb.Prefill(rows); err != nil {
-			return err
-		}
-		text := min(to, last) - from
-		out := f.bb.t(f.bb.Plan.Out)
-		err := f.d.Run(func(q *Queue) error {
-			if text > 0 {
-				if err := f.tower.Prefill(q, out, text); err != nil {
-					return err
-				}
-			}
-			if to == len(prompt) && text > 0 {
-				// The last row starts frame 0: the frame graphs read row 0 of Out.
-				row := int64(text) * int64(H) * 4
-				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(out.addr()+uintptr(row)), int64(H)*4, q.d.stream)
-			}
-			return nil
-		})
-		if err != nil {
-			f.fault = err
-			return err
-		}
-	}
-	// Every later backbone row is an embedding (the feedback row).
-	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
-		return err
-	}
-	if err := f.d.Sync(); err != nil {
-		return err
-	}
-	f.begun = true
-	return nil
+	return f.BeginPrompt(ctx, drama3.TextPrompt(prompt), s, seed)
 }
 
 // Frame implements drama3.FrameBackend. With Pipeline on, the next frame's

@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // fakeEngine is a deterministic engine.Engine for the process boundary: a
 // take makes min(MaxFrames, len(Text)) frames whose codes and PCM follow
-// from the seed, one frame per delay. The same engine runs in the test
+// from the seed and the references, one frame per delay. The same engine runs in the test
 // process (the reference) and in the worker (the test binary, mode
 // "engine"), so a take through the worker must equal the one made here.
 type fakeEngine struct {
@@ -57,6 +58,15 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 		return nil, errors.New("engine is closed")
 	}
 	n := min(req.MaxFrames, len(req.Text))
+	voice := uint64(0) // the references' part of the codes
+	for _, r := range req.References {
+		voice += uint64(len(r.Transcript))
+		for _, fr := range r.Codes {
+			for _, c := range fr {
+				voice += uint64(c)
+			}
+		}
+	}
 	fin := &engine.Finish{Reason: engine.FinishStop, Stages: map[string]time.Duration{"frames": time.Duration(n) * time.Millisecond}}
 	for f := 0; f < n; f++ {
 		if ctx.Err() != nil {
@@ -66,7 +76,7 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 		if strings.HasPrefix(req.Text, "slow") {
 			time.Sleep(e.delay)
 		}
-		fin.Codes = append(fin.Codes, []int{f % 5, int(req.Seed+uint64(f)) % 7})
+		fin.Codes = append(fin.Codes, []int{f % 5, int(req.Seed+voice+uint64(f)) % 7})
 		fin.Frames = f + 1
 		emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
 		pcm := []float32{float32(req.Seed) + float32(f)/3, -float32(f) / 7}
@@ -83,6 +93,25 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	e.last = fin
 	e.mu.Unlock()
 	return fin, nil
+}
+
+// CountTokens counts one token per byte.
+func (e *fakeEngine) CountTokens(text string) (int, error) {
+	if strings.Contains(text, "\x00") {
+		return 0, errors.New("text holds a NUL byte")
+	}
+	return len(text), nil
+}
+
+// CheckText refuses the made-up token <|x|>.
+func (e *fakeEngine) CheckText(text string) error {
+	if i := strings.Index(text, "<|x|>"); i >= 0 {
+		return &drama3.TextError{Offset: i, Token: "<|x|>", Reason: "not in this model"}
+	}
+	if strings.Contains(text, "\x00") {
+		return errors.New("text holds a NUL byte")
+	}
+	return nil
 }
 
 func (e *fakeEngine) Stats() engine.Stats {
@@ -182,6 +211,72 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 	}
 	if _, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "x", MaxFrames: 1}, nil); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("take after Close: %v", err)
+	}
+}
+
+// The token count and the script check run in the worker with its engine's
+// tokenizer and rules; a refusal arrives as the *drama3.TextError it was.
+func TestTextOpsThroughTheWorker(t *testing.T) {
+	ctx := context.Background()
+	sup := fakeSupervisor(t)
+	eng, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	for _, text := range []string{"", "Hello.", "ab<|x|>cd", "nul\x00byte"} {
+		wn, werr := local.(engine.TokenCounter).CountTokens(text)
+		n, err := eng.(engine.TokenCounter).CountTokens(text)
+		if n != wn || (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
+			t.Errorf("count %q: %d, %v; want %d, %v", text, n, err, wn, werr)
+		}
+		werr = local.(engine.TextChecker).CheckText(text)
+		err = eng.(engine.TextChecker).CheckText(text)
+		if (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
+			t.Errorf("check %q: %v, want %v", text, err, werr)
+		}
+		var want, got *drama3.TextError
+		if errors.As(werr, &want) && (!errors.As(err, &got) || *got != *want) {
+			t.Errorf("check %q: %#v, want the text error %#v", text, err, want)
+		}
+	}
+	// A dead worker is not restarted for a count: the next take does that.
+	if p, err := os.FindProcess(PID(eng)); err != nil || p.Kill() != nil {
+		t.Fatalf("killing worker %d", PID(eng))
+	}
+	<-eng.(*remoteEngine).c.Done()
+	if _, err := eng.(engine.TokenCounter).CountTokens("Hello."); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("count with the worker dead: %v", err)
+	}
+	if fin, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "hello", MaxFrames: 2}, nil); err != nil || fin.Frames != 2 {
+		t.Fatalf("take after the worker died: %+v, %v", fin, err)
+	}
+	if n, err := eng.(engine.TokenCounter).CountTokens("Hello."); n != 6 || err != nil {
+		t.Fatalf("count in the fresh worker: %d, %v", n, err)
+	}
+}
+
+// A take's references reach the engine in the worker: the fake engine's
+// codes depend on them, and the worker's take equals the in-process one.
+func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
+	ctx := context.Background()
+	eng, err := OpenEngine(ctx, fakeSupervisor(t), LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	plain := engine.SpeechRequest{Text: "a voice", Seed: 4, MaxFrames: 5}
+	voiced := plain
+	voiced.References = []engine.Reference{{Transcript: "one", Codes: [][]int{{1, 2}, {3, 4}}}, {Transcript: "two", Codes: [][]int{{4, 6}}}}
+	want := runRecorded(ctx, local, voiced, nil)
+	got := runRecorded(ctx, eng, voiced, nil)
+	if got.err != nil || !reflect.DeepEqual(got.fin, want.fin) {
+		t.Fatalf("finish %+v, %v; want %+v", got.fin, got.err, want.fin)
+	}
+	if without := runRecorded(ctx, local, plain, nil); reflect.DeepEqual(without.fin.Codes, want.fin.Codes) {
+		t.Fatal("the fake engine's codes do not depend on the references: the test cannot fail")
 	}
 }
 

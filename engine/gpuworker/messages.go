@@ -57,6 +57,8 @@ const (
 	OpSynthesize = "synthesize" // SynthesizeArgs → Event{Frames}, PCM → FinishWire
 	OpStats      = "stats"      // HandleArgs → engine.Stats
 	OpClose      = "close"      // HandleArgs → nothing
+	OpCount      = "count"      // TextArgs → int (engine.TokenCounter)
+	OpCheck      = "check"      // TextArgs → TextCheck (engine.TextChecker)
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
@@ -85,6 +87,25 @@ type HandleArgs struct {
 type SynthesizeArgs struct {
 	Handle  uint64               `json:"handle"`
 	Request engine.SpeechRequest `json:"request"`
+}
+
+// TextArgs asks engine Handle about a script (OpCount, OpCheck).
+type TextArgs struct {
+	Handle uint64 `json:"handle"`
+	Text   string `json:"text"`
+}
+
+// TextCheck answers OpCheck: the script's first refusal
+// (*drama3.TextError, which the client rebuilds), or none.
+type TextCheck struct {
+	Problem *TextProblem `json:"problem,omitempty"`
+}
+
+// TextProblem is a drama3.TextError on the wire.
+type TextProblem struct {
+	Offset int    `json:"offset"`
+	Token  string `json:"token,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // FinishWire is engine.Finish with its codes, which engine.Finish leaves out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // OpenEngine loads req in the supervisor's worker (starting one if none
@@ -216,6 +217,58 @@ func (e *remoteEngine) Stats() engine.Stats {
 	}
 	st.LastTake = last
 	return st
+}
+
+var (
+	_ engine.TokenCounter = (*remoteEngine)(nil)
+	_ engine.TextChecker  = (*remoteEngine)(nil)
+)
+
+// textTimeout bounds a token count or script check: the studio asks while
+// the user types.
+const textTimeout = 10 * time.Second
+
+// CountTokens counts text with the tokenizer the worker's engine prompts
+// with (engine.TokenCounter). It does not restart a worker that died: the
+// next take does that.
+func (e *remoteEngine) CountTokens(text string) (int, error) {
+	var n int
+	err := e.textCall(OpCount, text, &n)
+	return n, err
+}
+
+// CheckText applies the worker engine's prompt rules to text
+// (engine.TextChecker): nil, or the first refusal as a *drama3.TextError.
+func (e *remoteEngine) CheckText(text string) error {
+	var tc TextCheck
+	if err := e.textCall(OpCheck, text, &tc); err != nil {
+		return err
+	}
+	if p := tc.Problem; p != nil {
+		return &drama3.TextError{Offset: p.Offset, Token: p.Token, Reason: p.Reason}
+	}
+	return nil
+}
+
+func (e *remoteEngine) textCall(op, text string, result any) error {
+	e.mu.Lock()
+	c, handle, closed := e.c, e.handle, e.closed
+	e.mu.Unlock()
+	if closed {
+		return fmt.Errorf("engine is closed")
+	}
+	select {
+	case <-c.Done():
+		return fmt.Errorf("engine worker not running (%v); the next take starts a fresh one", c.Err())
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), textTimeout)
+	defer cancel()
+	res, err := c.Call(ctx, op, TextArgs{Handle: handle, Text: text}, nil, nil)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(res, result)
 }
 
 // Close cancels a running take, waits for it to end, and closes the model

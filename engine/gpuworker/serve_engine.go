@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // Opener opens a model inside the worker with the backend the worker links
@@ -19,7 +21,7 @@ import (
 type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error)
 
 // ServeEngine is a worker's main loop: it serves the engine operations
-// (OpLoad, OpSynthesize, OpStats, OpClose) over in and out until in ends,
+// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpClose) over in and out until in ends,
 // then closes the engines still open. Requests run concurrently, as the
 // engine.Engine contract allows (Stats during a take; a second take waits
 // in the engine).
@@ -104,6 +106,33 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 			return nil, err
 		}
 		return eng.Stats(), nil
+
+	case OpCount, OpCheck:
+		var ta TextArgs
+		if err := decodeArgs(req, &ta); err != nil {
+			return nil, err
+		}
+		eng, err := h.engine(ta.Handle)
+		if err != nil {
+			return nil, err
+		}
+		if req.Op == OpCount {
+			tc, ok := eng.(engine.TokenCounter)
+			if !ok {
+				return nil, fmt.Errorf("this engine cannot count tokens")
+			}
+			return tc.CountTokens(ta.Text)
+		}
+		tc, ok := eng.(engine.TextChecker)
+		if !ok {
+			return nil, fmt.Errorf("this engine cannot check scripts")
+		}
+		err = tc.CheckText(ta.Text)
+		var te *drama3.TextError
+		if errors.As(err, &te) {
+			return TextCheck{Problem: &TextProblem{Offset: te.Offset, Token: te.Token, Reason: te.Reason}}, nil
+		}
+		return TextCheck{}, err
 
 	case OpClose:
 		var ha HandleArgs

@@ -1,7 +1,8 @@
-// Package debugcodec holds the file side of the debug codec decode that both
-// `proscenium debug decode` (CPU) and `proscenium-gpu debug-decode` (CUDA)
-// run: reading the codec and the codes, writing the stages and the PCM. It
-// is untagged so that both binaries share it.
+// Package debugcodec holds the file side of the debug codec drivers that
+// `proscenium debug decode` and `debug encode` (CPU) and `proscenium-gpu
+// debug-decode` and `debug-encode` (CUDA) run: reading the codec, the codes
+// and the audio, writing the stages, the PCM and the encodings. It is
+// untagged so that both binaries share it.
 package debugcodec
 
 import (

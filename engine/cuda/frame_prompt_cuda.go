@@ -1,0 +1,281 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/drama3"
+)
+
+// This file is the prefill of the frame backend for any prompt, reference
+// frames included (drama3.PromptBackend), with the CPU reference's semantics
+// (engine/cpu backend_prompt.go): the backbone takes every row, audio rows as
+// the feedback rows of their codes, made on the device by the kernel the
+// frame graph uses for its own feedback row; the tower sees the prompt as if
+// the reference frames had been teacher-forced [assumption, docs/MODEL.md
+// "Reference voices"]: a row whose next row is a reference frame goes
+// through every tower layer alone, forced to that frame's codes (the frame
+// the row would have predicted); runs of text rows go through Prefill.
+
+var _ drama3.PromptBackend = (*Frames)(nil)
+
+// BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
+// may carry reference frames. The codes are checked against the codebooks
+// before anything changes on the device.
+func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s drama3.Sampling, seed uint64) error {
+	if f.closed {
+		return fmt.Errorf("cuda frames: closed")
+	}
+	f.begun = false
+	if err := f.settle(); err != nil {
+		return err
+	}
+	if len(p) == 0 {
+		return fmt.Errorf("cuda frames: empty prompt")
+	}
+	if len(p)+1 > f.opt.Capacity {
+		return fmt.Errorf("cuda frames: a prompt of %d tokens leaves no room for frames in a context of %d rows", len(p), f.opt.Capacity)
+	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if p[0].Codes != nil {
+		return fmt.Errorf("cuda frames: a prompt cannot start with an audio row (no row predicts it)")
+	}
+	audio := 0
+	for r, row := range p {
+		if row.Codes == nil {
+			continue
+		}
+		if len(row.Codes) != len(f.entries) {
+			return fmt.Errorf("cuda frames: prompt row %d: %d codes, the model has %d codebooks", r, len(row.Codes), len(f.entries))
+		}
+		for c, v := range row.Codes {
+			if v < 0 || v >= f.entries[c] {
+				return fmt.Errorf("cuda frames: prompt row %d: code %d of codebook %d outside [0, %d)", r, v, c, f.entries[c])
+			}
+		}
+		audio++
+	}
+	emb, err := f.promptFeedbackRows(p, audio)
+	if err != nil {
+		return err
+	}
+	forced, err := f.uploadForcedRows(p)
+	if err != nil {
+		return err
+	}
+	if forced != nil {
+		defer f.d.Free(forced)
+	}
+
+	if err := f.bb.Reset(); err != nil {
+		return err
+	}
+	if err := f.tower.Begin(s, seed); err != nil {
+		return err
+	}
+	if err := f.tower.Force(nil); err != nil {
+		return err
+	}
+	f.forced = false // (Begin zeroed the row counter: the tower's cache refills from row 0)
+	f.frame, f.codes = 0, f.codes[:0]
+	if f.stream != nil {
+		f.stream.Close()
+		f.stream = nil
+	}
+	f.streamNext = 0
+	H := f.bb.Plan.H
+	last := len(p) - 1
+	chunk := f.bb.Plan.Chunk
+	forcedRow := 0 // the next forced row's words in forced
+	for from := 0; from < len(p); from += chunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		to := min(from+chunk, len(p))
+		rows := make([]BackboneRow, to-from)
+		for i, row := range p[from:to] {
+			rows[i].Token = row.Token
+			if row.Codes != nil {
+				rows[i].Embedding, emb = emb[:H:H], emb[H:]
+			}
+		}
+		if _, err := f.bb.Prefill(rows); err != nil {
+			return err
+		}
+		// Tower rows [from, min(to, last)): text runs through Prefill, a row
+		// followed by a reference frame alone, forced to its codes.
+		out := f.bb.t(f.bb.Plan.Out)
+		rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
+		end := min(to, last)
+		err := f.d.Run(func(q *Queue) error {
+			start := from
+			for r := from; r < end; r++ {
+				if p[r+1].Codes == nil {
+					continue
+				}
+				if r > start {
+					if err := f.tower.Prefill(q, rowAt(start), r-start); err != nil {
+						return err
+					}
+				}
+				words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
+				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.d.stream); err != nil {
+					return err
+				}
+				if err := f.tower.Frame(q, rowAt(r)); err != nil {
+					return fmt.Errorf("prompt row %d: %w", r+1, err)
+				}
+				forcedRow++
+				start = r + 1
+			}
+			if end > start {
+				if err := f.tower.Prefill(q, rowAt(start), end-start); err != nil {
+					return err
+				}
+			}
+			if to == len(p) && last > from {
+				// The last row starts frame 0: the frame graphs read row 0 of Out.
+				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.d.stream)
+			}
+			return nil
+		})
+		if err != nil {
+			f.fault = err
+			return err
+		}
+	}
+	if forced != nil {
+		// The forced rows counted as frames and may have flagged a code or
+		// non-finite logits; the take's control block starts over at frame 0
+		// with the tower's rows kept.
+		res, err := f.tower.Result()
+		if err != nil {
+			return err
+		}
+		if err := res.Err(); err != nil {
+			return fmt.Errorf("cuda frames: the prompt's reference frames: %w", err)
+		}
+		c, err := newFrameControl(s, seed, last)
+		if err != nil {
+			return err
+		}
+		if err := f.tower.writeControl(0, c[:]); err != nil {
+			return err
+		}
+	}
+	// Every later backbone row is an embedding (the feedback row).
+	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
+		return err
+	}
+	if err := f.d.Sync(); err != nil {
+		return err
+	}
+	f.begun = true
+	return nil
+}
+
+// forcedRowWords is the control block's forced flag and forced codes
+// (fcForced … fcForcedCodes+FrameMaxCodebooks): what a forced tower row sets.
+const forcedRowWords = 1 + FrameMaxCodebooks
+
+// uploadForcedRows puts the forced words of every row followed by a
+// reference frame (in order: flag 1, that frame's codes) on the device; nil
+// when there is none. The caller frees the block.
+func (f *Frames) uploadForcedRows(p drama3.Prompt) (*Block, error) {
+	var words []uint32
+	for r := 0; r+1 < len(p); r++ {
+		next := p[r+1].Codes
+		if next == nil {
+			continue
+		}
+		w := make([]uint32, forcedRowWords)
+		w[0] = 1
+		for c, v := range next {
+			w[1+c] = uint32(v)
+		}
+		words = append(words, w...)
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	b, err := f.d.Alloc(int64(len(words)) * 4)
+	if err != nil {
+		return nil, fmt.Errorf("cuda frames: the prompt's forced rows: %w", err)
+	}
+	if err := Upload(f.d, b, 0, words); err != nil {
+		f.d.Free(b)
+		return nil, err
+	}
+	return b, nil
+}
+
+// promptFeedbackRows returns the backbone input rows of p's audio rows
+// (audio of them), in order, [audio, Hidden]: each row's feedback row,
+// computed on the device by the frame's own kernel (Tower.enqueueFeedback)
+// from a control block holding its codes.
+func (f *Frames) promptFeedbackRows(p drama3.Prompt, audio int) ([]float32, error) {
+	if audio == 0 {
+		return nil, nil
+	}
+	H := f.bb.Plan.H
+	ctrls := make([]uint32, audio*frameCtrlWords)
+	k := 0
+	for _, row := range p {
+		if row.Codes == nil {
+			continue
+		}
+		for c, v := range row.Codes {
+			ctrls[k*frameCtrlWords+fcCodes+c] = uint32(v)
+		}
+		k++
+	}
+	cb, err := f.d.Alloc(int64(len(ctrls)) * 4)
+	if err != nil {
+		return nil, fmt.Errorf("cuda frames: the prompt's feedback rows: %w", err)
+	}
+	defer f.d.Free(cb)
+	ob, err := f.d.Alloc(int64(audio) * int64(H) * 4)
+	if err != nil {
+		return nil, fmt.Errorf("cuda frames: the prompt's feedback rows: %w", err)
+	}
+	defer f.d.Free(ob)
+	if err := Upload(f.d, cb, 0, ctrls); err != nil {
+		return nil, err
+	}
+	err = f.d.Run(func(q *Queue) error {
+		for k := 0; k < audio; k++ {
+			out := Arg(uint64(ob.Ptr) + uint64(k*H*4))
+			ctrl := Arg(uint64(cb.Ptr) + uint64(k*frameCtrlWords*4))
+			if err := f.tower.enqueueFeedback(q, out, ctrl); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		f.fault = err
+		return nil, err
+	}
+	emb := make([]float32, audio*H)
+	if err := Download(f.d, emb, ob, 0); err != nil {
+		return nil, err
+	}
+	return emb, nil
+}
+
+// enqueueFeedback enqueues the feedback row (tower_feedback, the frame's
+// kernel) of the codes in the control block at ctrl into out ([Dim]).
+func (t *Tower) enqueueFeedback(q *Queue, out, ctrl Arg) error {
+	g := &t.g
+	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
+	return q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
+		out, tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
+		ctrl, IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div))
+}

@@ -1,0 +1,107 @@
+//go:build cuda
+
+package cuda
+
+import "fmt"
+
+// Launches of kernels/moe_rows.cu: a prefill's routed experts as multi-row
+// gathered GEMVs over the (row, expert) pairs sorted by expert (MoEGroup),
+// each expert's weights read once per group of its pairs.
+
+// moeRowsThreads is MOE_ROWS_THREADS in kernels/moe_rows.cu (8 warps).
+const moeRowsThreads = 256
+
+// MoERows is one multi-row gathered projection: for every expert e < E and
+// sorted pair s of it (Offsets[e] ≤ s < Offsets[e+1], Pairs in all),
+// y[s] = W_e · x_s, W_e [Rows, Cols] the e-th matrix from byte WOff of the
+// weights (FP8: its block scales the e-th set from byte SOff of S), x_s the
+// row RowIds[s] of x (XRows rows; RowIds nil: row s of Pairs rows), pitch
+// XStride. Group is the pairs dotted per pass over W_e (4 or 8).
+type MoERows struct {
+	Rows, Cols, E, Pairs, XRows, XStride, Group int
+	WOff, SOff                                  int64
+	FP8                                         bool
+	Offsets, RowIds                             *Block
+}
+
+// moeRowsGroups are the compiled pairs per pass.
+var moeRowsGroups = []int{4, 8}
+
+// MoERowsGroup picks the pairs per pass for pairs over E experts: the
+// smallest compiled group holding the mean pairs per expert.
+func MoERowsGroup(pairs, E int) int {
+	for _, g := range moeRowsGroups {
+		if pairs <= g*E {
+			return g
+		}
+	}
+	return moeRowsGroups[len(moeRowsGroups)-1]
+}
+
+// variant is the kernel instance (rows per warp, unroll) for the shape, as
+// compiled in kernels/moe_rows.cu.
+func (m MoERows) variant() (rows, unroll int) {
+	switch {
+	case !m.FP8 && m.Group == 8:
+		return 2, 1
+	case !m.FP8:
+		return 2, 2
+	case m.Cols <= 512 && m.Group == 8:
+		return 4, 1
+	case m.Cols <= 512:
+		return 8, 1
+	}
+	return 4, 2
+}
+
+// MoERowsGEMV enqueues m into y [Pairs, Rows] (float32, sorted order) from
+// the weights W (and FP8 scales S) and x.
+func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
+	per, elem, kind := 8, int64(2), "bf16"
+	if m.FP8 {
+		per, elem, kind = 16, 1, "fp8"
+	}
+	switch {
+	case m.Rows <= 0 || m.Cols <= 0 || m.E <= 0 || m.Pairs <= 0:
+		return fmt.Errorf("cuda: %s moe rows: bad shape %+v", kind, m)
+	case m.Cols%per != 0 || m.XStride%4 != 0 || m.XStride < m.Cols:
+		return fmt.Errorf("cuda: %s moe rows: %d columns (pitch %d) is not a multiple of %d", kind, m.Cols, m.XStride, per)
+	case m.Group != 4 && m.Group != 8:
+		return fmt.Errorf("cuda: %s moe rows: %d pairs per pass (compiled: %v)", kind, m.Group, moeRowsGroups)
+	case m.Offsets == nil:
+		return fmt.Errorf("cuda: %s moe rows: no group offsets", kind)
+	}
+	xrows := m.Pairs
+	if m.RowIds != nil {
+		xrows = m.XRows
+	}
+	errs := []error{
+		checkFits(W, m.WOff, int64(m.E)*int64(m.Rows)*int64(m.Cols)*elem, kind+" moe rows weights"),
+		checkFits(x, 0, int64((xrows-1)*m.XStride+m.Cols)*4, kind+" moe rows x"),
+		checkFits(y, 0, int64(m.Pairs)*int64(m.Rows)*4, kind+" moe rows y"),
+		checkFits(m.Offsets, 0, int64(m.E+1)*4, kind+" moe rows offsets"),
+	}
+	ra := NullArg
+	if m.RowIds != nil {
+		errs = append(errs, checkFits(m.RowIds, 0, int64(m.Pairs)*4, kind+" moe rows row ids"))
+		ra = PtrArg(m.RowIds)
+	}
+	ns := int64(FP8ScaleCount(m.Rows, m.Cols))
+	if m.FP8 {
+		errs = append(errs, checkFits(S, m.SOff, int64(m.E)*ns*4, kind+" moe rows scales"))
+	}
+	if err := firstErr(errs...); err != nil {
+		return err
+	}
+	rows, unroll := m.variant()
+	rb := moeRowsThreads / 32 * rows
+	grid := [3]int{(m.Rows + rb - 1) / rb, m.E, 1}
+	name := fmt.Sprintf("moe_rows_%s_g%dr%du%d", kind, m.Group, rows, unroll)
+	mstride := I64Arg(int64(m.Rows) * int64(m.Cols))
+	if m.FP8 {
+		return q.Launch(name, grid, moeRowsThreads, PtrArg(y), PtrArg(W)+Arg(m.WOff), PtrArg(S)+Arg(m.SOff), PtrArg(x),
+			PtrArg(m.Offsets), ra, mstride, I64Arg(ns), IntArg(m.XStride), IntArg(m.Rows), IntArg(m.Cols))
+	}
+	return q.Launch(name, grid, moeRowsThreads, PtrArg(y), PtrArg(W)+Arg(m.WOff), PtrArg(x),
+		PtrArg(m.Offsets), ra, mstride, IntArg(m.XStride), IntArg(m.Rows), IntArg(m.Cols))
+}

@@ -1,0 +1,55 @@
+# Same seed on the GPU through synth, the studio's service (serve --ui /api/) and the speech API (stream and whole).
+import json, sys, time, struct, urllib.request
+from array import array
+T, synth_wav = sys.argv[1], sys.argv[2]
+B = "http://127.0.0.1:18080"
+def post(path, body, raw=False):
+    r = urllib.request.Request(B + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(r, timeout=120) as f:
+            return f.read() if raw else json.loads(f.read())
+    except urllib.error.HTTPError as e:
+        raise SystemExit("%s -> %d %s" % (path, e.code, e.read()[:400]))
+st = {}
+for _ in range(240):
+    try:
+        st = post("/api/ModelStatus", [])
+        if st.get("state") == "loaded": break
+    except BaseException: pass
+    time.sleep(0.5)
+print("model status:", st.get("state"), st.get("message"), (st.get("info") or {}).get("backend_reason"))
+def wavdata(b):
+    i = 12; fmt = None
+    while i < len(b):
+        cid, n = b[i:i+4], struct.unpack("<I", b[i+4:i+8])[0]
+        if cid == b"fmt ": fmt = struct.unpack("<HHIIHH", b[i+8:i+24])
+        if cid == b"data":
+            d = b[i+8:i+8+n]
+            if fmt[0] == 3: return list(array("f", d))
+            return [x / 32768 for x in array("h", d)]
+        i += 8 + n + (n & 1)
+def maxdiff(a, b):
+    n = min(len(a), len(b))
+    return max((abs(a[i] - b[i]) for i in range(n)), default=-1)
+synth = wavdata(open(synth_wav, "rb").read())
+req = {"model": "drama-3", "input": T, "seed": 5, "max_frames": 200, "temperature": 1, "top_p": 0.9, "top_k": 30}
+whole = post("/v1/audio/speech", dict(req, response_format="pcm"), raw=True)
+stream = post("/v1/audio/speech", dict(req, response_format="pcm", stream=True), raw=True)
+wav = wavdata(post("/v1/audio/speech", dict(req, response_format="wav"), raw=True))
+print("API pcm whole %d bytes, stream %d bytes, stream == whole: %s" % (len(whole), len(stream), whole == stream))
+take = post("/api/Speak", [{"text": T, "seed": 5, "max_frames": 200, "sampling": {"temperature": 1, "top_p": 0.9, "top_k": 30}}])
+tid = take["id"]
+for _ in range(480):
+    ts = [t for t in post("/api/Takes", []) if t["id"] == tid][0]
+    if ts["state"] != "running": break
+    time.sleep(0.25)
+fin = ts.get("finish") or {}
+print("studio take %d: %s, %s frames, error %r, finish %s, rtf %s, first audio %s" % (tid, ts["state"], ts.get("frames"), ts.get("error"), fin.get("reason"), fin.get("real_time_factor"), fin.get("time_to_first_audio")))
+studio = list(array("f", urllib.request.urlopen(B + "/api/takes/%d/pcm" % tid, timeout=60).read()))
+api = [x / 32768 for x in array("h", whole)]
+print("samples: synth %d, studio %d, API pcm %d, API wav %d" % (len(synth), len(studio), len(api), len(wav)))
+print("synth (float WAV) vs studio (float): bit-identical %s, max diff %.3g" % (synth == studio, maxdiff(synth, studio)))
+print("API pcm16 vs studio float: same length %s, max diff %.3g (one 16-bit step is %.3g)" % (len(api) == len(studio), maxdiff(api, studio), 1 / 32768))
+print("API wav == API pcm: %s" % (wav == api))
+s = post("/api/Stats", [])
+print("studio readouts (Stats):", json.dumps(s)[:700])
