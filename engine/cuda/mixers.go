@@ -162,7 +162,7 @@ type DeltaNetStep int
 
 const (
 	// DeltaNetFusedStep runs deltanet_rows, one block per value head (the
-	// prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
+	// row prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
 	DeltaNetFusedStep DeltaNetStep = iota
 	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
 	// columns (deltanet_step_cols) and then norms the heads and advances the
