@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"proscenium/app/voicelib"
-	"proscenium/engine"
 	"proscenium/engine/demo"
 )
 
@@ -56,19 +55,7 @@ func TestEngineEncodesReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := &encodingEngine{testEngine: testEngine{frames: 1}, enc: cpuEnc}
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Shutdown(svc) })
-	model := t.TempDir()
-	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.LoadModel(model); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	svc := voiceService(t, eng)
 	for _, fail := range []bool{false, true} {
 		eng.mu.Lock()
 		eng.fail, eng.calls = fail, 0
