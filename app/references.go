@@ -2,44 +2,98 @@ package app
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
 	"proscenium/app/voicelib"
+	"proscenium/engine"
+	"proscenium/engine/cpu"
 )
 
 // This file encodes reference recordings (voices to clone) with the loaded
-// model's codec: the speech API's ref_audio and references use it.
+// model's codec: the voice library and the speech API's ref_audio and
+// references use it. An engine that encodes references itself (the GPU
+// worker's, on the device) does so; otherwise, or when it fails, the CPU
+// encoder of the same codec.pth does. Both give the same codes up to
+// near-ties (docs/PERF.md, "GPU voices"), and the library names them by the
+// codec's id either way.
 
-// refEncoder caches the CPU codec encoder of one model directory.
-type refEncoder struct {
-	mu  sync.Mutex
-	dir string
-	enc *voicelib.CPUEncoder
+// refCodec is one model directory's codec: its id and, once needed, its CPU
+// encoder.
+type refCodec struct {
+	dir, id string
+
+	once sync.Once
+	cpu  *voicelib.CPUEncoder
+	err  error
 }
 
-var refEncoders refEncoder
+func (c *refCodec) cpuEncoder() (*voicelib.CPUEncoder, error) {
+	c.once.Do(func() {
+		if c.cpu, c.err = voicelib.LoadCPUEncoder(filepath.Join(c.dir, "codec.pth")); c.err != nil {
+			c.err = fmt.Errorf("the model's codec cannot encode references: %w", c.err)
+		}
+	})
+	return c.cpu, c.err
+}
 
-// refEncoder returns the loaded model's codec encoder (loaded once per
-// model directory).
-func (s *Service) refEncoder() (*voicelib.CPUEncoder, error) {
-	if _, err := LoadedEngine(s); err != nil {
+// refCodecs caches the codec of the last model directory used.
+var refCodecs struct {
+	mu  sync.Mutex
+	cur *refCodec
+}
+
+// refEncoder returns the loaded model's codec encoder: the engine's when it
+// encodes references, else the CPU's.
+func (s *Service) refEncoder() (voicelib.Encoder, error) {
+	eng, err := LoadedEngine(s)
+	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	dir := s.model.Dir
 	s.mu.Unlock()
-	refEncoders.mu.Lock()
-	defer refEncoders.mu.Unlock()
-	if refEncoders.enc == nil || refEncoders.dir != dir {
-		enc, err := voicelib.LoadCPUEncoder(filepath.Join(dir, "codec.pth"))
+	refCodecs.mu.Lock()
+	c := refCodecs.cur
+	if c == nil || c.dir != dir {
+		b, err := os.ReadFile(filepath.Join(dir, "codec.pth"))
 		if err != nil {
+			refCodecs.mu.Unlock()
 			return nil, fmt.Errorf("the model's codec cannot encode references: %w", err)
 		}
-		refEncoders.dir, refEncoders.enc = dir, enc
+		c = &refCodec{dir: dir, id: voicelib.CodecID(b)}
+		refCodecs.cur = c
 	}
-	return refEncoders.enc, nil
+	refCodecs.mu.Unlock()
+	if re, ok := eng.(engine.ReferenceEncoder); ok {
+		return engineEncoder{eng: re, codebooks: eng.Info().Codebooks, codec: c}, nil
+	}
+	return c.cpuEncoder()
 }
+
+// engineEncoder encodes with the engine, and with the CPU encoder of the
+// same codec when the engine cannot (a worker that died, a memory cap).
+type engineEncoder struct {
+	eng       engine.ReferenceEncoder
+	codebooks int
+	codec     *refCodec
+}
+
+func (e engineEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
+	codes, frames, err := e.eng.EncodeReference(audio)
+	if err == nil {
+		return &cpu.CodecEncoding{Frames: frames, Codes: codes}, nil
+	}
+	c, cerr := e.codec.cpuEncoder()
+	if cerr != nil {
+		return nil, fmt.Errorf("%w (and on the CPU: %w)", err, cerr)
+	}
+	return c.Encode(audio)
+}
+
+func (e engineEncoder) Codebooks() int { return e.codebooks }
+func (e engineEncoder) ID() string     { return e.codec.id }
 
 // EncodeReference reads a recording (WAV, FLAC, MP3 or Ogg Opus, 2–30 s,
 // not silent) and returns its codes from the loaded model's codec, one []int
@@ -52,5 +106,5 @@ func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
 	if len(recording) > voicelib.MaxAudioBytes {
 		return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(recording), voicelib.MaxAudioBytes)
 	}
-	return enc.EncodeRecording(recording)
+	return voicelib.EncodeRecording(enc, recording)
 }

@@ -101,18 +101,7 @@ func TestSpeakCast(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := &testEngine{frames: 1}
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Shutdown(svc) })
-	model := t.TempDir()
-	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.LoadModel(model); err != nil {
-		t.Fatal(err)
-	}
+	svc := voiceService(t, eng)
 	if _, err := svc.CreateVoice("Ada", "Ada speaks.", rec); err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +136,24 @@ func TestSpeakCast(t *testing.T) {
 			t.Errorf("cast %v: %v, want %q", tc.cast, err, tc.want)
 		}
 	}
+}
+
+// voiceService is a service over eng with a voice library and a loaded
+// model directory holding the demo codec.
+func voiceService(t *testing.T, eng engine.Engine) *Service {
+	t.Helper()
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	model := t.TempDir()
+	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(model); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	return svc
 }

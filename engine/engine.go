@@ -197,6 +197,15 @@ type TokenCounter interface {
 	CountTokens(text string) (int, error)
 }
 
+// ReferenceEncoder is implemented by engines that encode reference
+// recordings (voices to clone) with the loaded model's codec themselves: the
+// GPU worker's engine encodes on the device. samples are mono at the model's
+// sample rate; codes are frame-major, Info().Codebooks per frame, codebook 0
+// first.
+type ReferenceEncoder interface {
+	EncodeReference(samples []float32) (codes []int32, frames int, err error)
+}
+
 // TextChecker is implemented by engines that can check a script against the
 // loaded model's prompt rules without speaking it: nil, or the first
 // refusal (a *drama3.TextError naming its offset and token).

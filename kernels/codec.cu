@@ -14,7 +14,7 @@
 // cpad channels per row (channels rounded up to 32, the padding zero) and
 // history rows before row 0 of the chunk (the previous chunk's last rows, or
 // zeros at the start of the take).
-#include "common.cuh"
+#include "codec_common.cuh"
 #include <cuda_fp16.h>
 
 // ---------------------------------------------------------------------------
@@ -300,52 +300,15 @@ extern "C" __global__ void codec_rmsnorm(float* __restrict__ out32, __half* __re
 // 3·dim floats (RoPE applied), readable from row −(window−1); out16 is
 // [rows][cpad]. Grid (rows, heads), block 128; window ≤ 1024.
 #define CODEC_ATT_MAXW 1024
-__device__ float block_max(float v, float* red) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x >> 5) ? red[lane] : -INFINITY;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    return v;
-}
-
 extern "C" __global__ void codec_attention(__half* __restrict__ out, const float* __restrict__ qkv, int dim,
                                            int window, int pos0, int cpad) {
     __shared__ float q[64];
     __shared__ float sc[CODEC_ATT_MAXW];
     __shared__ float red[32];
-    const int t = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
-    const int ld = 3 * dim, pos = pos0 + t;
+    const int t = blockIdx.x, h = blockIdx.y, pos = pos0 + t;
     const int nk = pos - max(0, pos - window + 1) + 1;  // keys: rows t − nk + 1 … t
-    if (tid < 64) q[tid] = qkv[(size_t)t * ld + h * 64 + tid];
-    __syncthreads();
-    for (int j = tid; j < nk; j += blockDim.x) {
-        const float* k = qkv + (long)(t - nk + 1 + j) * ld + dim + h * 64;
-        float s = 0.f;
-#pragma unroll 16
-        for (int d = 0; d < 64; d++) s = fmaf(q[d], k[d], s);
-        sc[j] = s * 0.125f;  // 1/sqrt(64)
-    }
-    __syncthreads();
-    float m = -INFINITY;
-    for (int j = tid; j < nk; j += blockDim.x) m = fmaxf(m, sc[j]);
-    m = block_max(m, red);
-    float part = 0.f;
-    for (int j = tid; j < nk; j += blockDim.x) {
-        const float e = expf(sc[j] - m);
-        sc[j] = e;
-        part += e;
-    }
-    const float inv = 1.f / block_sum(part, red);  // block_sum's barriers publish sc
-    if (tid < 64) {
-        float y = 0.f;
-        for (int j = 0; j < nk; j++) y = fmaf(sc[j] * inv, qkv[(long)(t - nk + 1 + j) * ld + 2 * dim + h * 64 + tid], y);
-        out[(size_t)t * cpad + h * 64 + tid] = __float2half_rn(y);
-    }
+    const float y = codec_attention_row(qkv, dim, t, h, nk, q, sc, red);
+    if (threadIdx.x < 64) out[(size_t)t * cpad + h * 64 + threadIdx.x] = __float2half_rn(y);
 }
 
 // ---------------------------------------------------------------------------
@@ -360,21 +323,8 @@ extern "C" __global__ void codec_dwconv_layernorm(__half* __restrict__ out, cons
     __shared__ float y[4096];
     __shared__ float red[32];
     const long t = blockIdx.x;
-    float part = 0.f;
-    for (int c = threadIdx.x; c < ch; c += blockDim.x) {
-        float acc = 0.f;
-        for (int k = 0; k < kernel; k++) acc = fmaf(w[c * kernel + k], x[(t - (kernel - 1 - k)) * ch + c], acc);
-        acc += b[c];
-        y[c] = acc;
-        part += acc;
-    }
-    const float mean = block_sum(part, red) / (float)ch;
-    part = 0.f;
-    for (int c = threadIdx.x; c < ch; c += blockDim.x) {
-        const float d = y[c] - mean;
-        part = fmaf(d, d, part);
-    }
-    const float rstd = 1.f / sqrtf(block_sum(part, red) / (float)ch + eps);
+    float mean, rstd;
+    codec_dwconv_norm_row(x, w, b, ch, kernel, t, -(kernel - 1), eps, y, red, mean, rstd);
     for (int c = threadIdx.x; c < cpad; c += blockDim.x)
         out[t * cpad + c] = __float2half_rn(c < ch ? (y[c] - mean) * rstd * nw[c] + nb[c] : 0.f);
 }

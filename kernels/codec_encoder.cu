@@ -12,7 +12,7 @@
 // packing, cpu.CodecEncoderConv), so no kernel here has a stride.
 //
 // Determinism: every output element is one thread's fixed-order sum.
-#include "common.cuh"
+#include "codec_common.cuh"
 
 // ---------------------------------------------------------------------------
 // FP32 implicit-GEMM causal conv (engine/cpu codecConv.apply):
@@ -142,52 +142,15 @@ extern "C" __global__ void codec_enc_rope(float* qkv, const float* __restrict__ 
 // row t of head h attends rows max(0, t − window + 1) … t of qkv (RoPE
 // applied); out is [rows][dim]. Grid (rows, heads), block 128; window ≤ 1024.
 #define ENC_ATT_MAXW 1024
-__device__ float enc_block_max(float v, float* red) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x >> 5) ? red[lane] : -INFINITY;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    return v;
-}
-
 extern "C" __global__ void codec_enc_attention(float* __restrict__ out, const float* __restrict__ qkv, int dim,
                                                int window) {
     __shared__ float q[64];
     __shared__ float sc[ENC_ATT_MAXW];
     __shared__ float red[32];
-    const int t = blockIdx.x, h = blockIdx.y, tid = threadIdx.x;
-    const int ld = 3 * dim;
-    const int j0 = max(0, t - window + 1), nk = t - j0 + 1;
-    if (tid < 64) q[tid] = qkv[(size_t)t * ld + h * 64 + tid];
-    __syncthreads();
-    for (int j = tid; j < nk; j += blockDim.x) {
-        const float* k = qkv + (size_t)(j0 + j) * ld + dim + h * 64;
-        float s = 0.f;
-#pragma unroll 16
-        for (int d = 0; d < 64; d++) s = fmaf(q[d], k[d], s);
-        sc[j] = s * 0.125f;  // 1/sqrt(64)
-    }
-    __syncthreads();
-    float m = -INFINITY;
-    for (int j = tid; j < nk; j += blockDim.x) m = fmaxf(m, sc[j]);
-    m = enc_block_max(m, red);
-    float part = 0.f;
-    for (int j = tid; j < nk; j += blockDim.x) {
-        const float e = expf(sc[j] - m);
-        sc[j] = e;
-        part += e;
-    }
-    const float inv = 1.f / block_sum(part, red);  // block_sum's barriers publish sc
-    if (tid < 64) {
-        float y = 0.f;
-        for (int j = 0; j < nk; j++) y = fmaf(sc[j] * inv, qkv[(size_t)(j0 + j) * ld + 2 * dim + h * 64 + tid], y);
-        out[(size_t)t * dim + h * 64 + tid] = y;
-    }
+    const int t = blockIdx.x, h = blockIdx.y;
+    const int nk = t - max(0, t - window + 1) + 1;  // keys: rows t − nk + 1 … t
+    const float y = codec_attention_row(qkv, dim, t, h, nk, q, sc, red);
+    if (threadIdx.x < 64) out[(size_t)t * dim + h * 64 + threadIdx.x] = y;
 }
 
 // ---------------------------------------------------------------------------
@@ -202,24 +165,8 @@ extern "C" __global__ void codec_enc_dwconv_layernorm(float* __restrict__ out, c
     __shared__ float y[4096];
     __shared__ float red[32];
     const long t = blockIdx.x;
-    float part = 0.f;
-    for (int c = threadIdx.x; c < ch; c += blockDim.x) {
-        float acc = 0.f;
-        for (int k = 0; k < kernel; k++) {
-            const long ti = t - (kernel - 1 - k);
-            if (ti >= 0) acc = fmaf(w[c * kernel + k], x[ti * ch + c], acc);
-        }
-        acc += b[c];
-        y[c] = acc;
-        part += acc;
-    }
-    const float mean = block_sum(part, red) / (float)ch;
-    part = 0.f;
-    for (int c = threadIdx.x; c < ch; c += blockDim.x) {
-        const float d = y[c] - mean;
-        part = fmaf(d, d, part);
-    }
-    const float rstd = 1.f / sqrtf(block_sum(part, red) / (float)ch + eps);
+    float mean, rstd;
+    codec_dwconv_norm_row(x, w, b, ch, kernel, t, 0, eps, y, red, mean, rstd);
     for (int c = threadIdx.x; c < ch; c += blockDim.x) out[t * ch + c] = (y[c] - mean) * rstd * nw[c] + nb[c];
 }
 

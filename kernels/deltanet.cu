@@ -2,7 +2,7 @@
 // between the projections and out_proj): causal depthwise conv with its
 // state, SiLU, q/k L2 norms, the gates, the delta rule on the fp32 state and
 // the gated RMSNorm, for n rows in one launch.
-#include "common.cuh"
+#include "deltanet.cuh"
 
 // One block per value head h, DN_THREADS threads, the rows of the layer in
 // order (the recurrence: the CPU's chunked form computes the same within
@@ -27,12 +27,7 @@
 #define DN_THREADS 512
 #define DN_WARPS (DN_THREADS / 32)
 #define DN_MAXR 32
-#define DN_MAXK 8      // conv kernel width (engine/cuda DeltaNetGeometry.Validate)
 #define DN_MAXCH 1536  // 2·dk + dv: dk ≤ 512, dv ≤ 512 (engine/cuda DeltaNetGeometry.Validate)
-
-__device__ __forceinline__ float silu_f(float x) { return x / (1.f + (float)exp(-(double)x)); }
-__device__ __forceinline__ float sigmoid_f(float x) { return 1.f / (1.f + (float)exp(-(double)x)); }
-__device__ __forceinline__ float softplus_f(float x) { return x > 20.f ? x : (float)log1p(exp((double)x)); }
 
 // block_sum2 sums a and b over the block (red: 64 floats of shared memory).
 __device__ __forceinline__ void block_sum2(float& a, float& b, float* red) {
@@ -89,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         const float z = (col && grp == 0) ? prow[ch + h * dv + j] : 0.f;  // loaded early: the norm's gate
         // Conv and SiLU of the head's channels.
         for (int c = tid; c < cw; c += DN_THREADS) {
-            const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+            const int gc = dn_channel(c, h, kh, nk, dk, dv);
             float acc = 0.f;
             for (int q = 0; q < K; q++) {
                 const int rr = t - (K - 1) + q;
@@ -166,15 +161,7 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         if (col && i < dk) st[(size_t)i * dv + j] = s[r];
     }
     __syncthreads();  // every conv read of the old state is done
-    // The new conv state: the last K−1 inputs (rows n−K+1 … n−1), shifting
-    // the old state up when n < K−1 (row q reads row q+n: ascending is safe).
-    for (int c = tid; c < cw; c += DN_THREADS) {
-        const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
-        for (int q = 0; q < K - 1; q++) {
-            const int rr = n - (K - 1) + q;
-            cs[(size_t)q * nv * cw + c] = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(q + n) * nv * cw + c];
-        }
-    }
+    dn_conv_advance(cs, proj, n, h, kh, nk, nv, dk, dv, K, pw, tid, DN_THREADS);
 }
 
 // ---------------------------------------------------------------------------
@@ -220,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     for (int c = tid; c < 2 * dk + 32; c += DNS_THREADS) {
         const int lc = c < 2 * dk ? c : 2 * dk + j0 + (c - 2 * dk);  // channel within the head's window
         if (lc >= cw) continue;
-        const int gc = lc < dk ? kh * dk + lc : lc < 2 * dk ? nk * dk + kh * dk + (lc - dk) : 2 * nk * dk + h * dv + (lc - 2 * dk);
+        const int gc = dn_channel(lc, h, kh, nk, dk, dv);
         // The window's K inputs and weights loaded together, then summed in
         // order (K ≤ DN_MAXK).
         float xw[DN_MAXK], ww[DN_MAXK];
@@ -312,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
     for (int j = tid; j < dv; j += DNS_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(proj[ch + h * dv + j]);
     for (int c = tid; c < cw; c += DNS_THREADS) {
-        const int gc = c < dk ? kh * dk + c : c < 2 * dk ? nk * dk + kh * dk + (c - dk) : 2 * nk * dk + h * dv + (c - 2 * dk);
+        const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one
         // row up (K ≤ DN_MAXK).
         float win[DN_MAXK];

@@ -1,7 +1,10 @@
-# Same seed on the GPU through synth, the studio's service (serve --ui /api/) and the speech API (stream and whole).
+# Same seed on the GPU through synth, the studio's service (serve --ui /api/) and the speech API (stream and whole);
+# a voice created through the API (encoded in the GPU worker) and a take in it.
+# Usage: servecheck.py TEXT SYNTH.WAV [REFERENCE.wav]
 import json, sys, time, struct, urllib.request
 from array import array
 T, synth_wav = sys.argv[1], sys.argv[2]
+ref_wav = sys.argv[3] if len(sys.argv) > 3 else None
 B = "http://127.0.0.1:18080"
 def post(path, body, raw=False):
     r = urllib.request.Request(B + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
@@ -53,3 +56,22 @@ print("API pcm16 vs studio float: same length %s, max diff %.3g (one 16-bit step
 print("API wav == API pcm: %s" % (wav == api))
 s = post("/api/Stats", [])
 print("studio readouts (Stats):", json.dumps(s)[:700])
+
+if ref_wav:
+    boundary = "----proscenium-check"
+    parts = []
+    for k, v in (("name", b"gpuvoice"), ("transcript", b"The quick brown fox.")):
+        parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n" % (boundary, k)).encode() + v + b"\r\n")
+    parts.append(("--%s\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"ref.wav\"\r\nContent-Type: audio/wav\r\n\r\n" % boundary).encode() + open(ref_wav, "rb").read() + b"\r\n")
+    body = b"".join(parts) + ("--%s--\r\n" % boundary).encode()
+    t0 = time.time()
+    r = urllib.request.Request(B + "/v1/audio/voices", data=body, headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    try:
+        with urllib.request.urlopen(r, timeout=120) as f:
+            print("voice created through the API in %.2f s: %s" % (time.time() - t0, f.read()[:300]))
+    except urllib.error.HTTPError as e:
+        raise SystemExit("/v1/audio/voices -> %d %s" % (e.code, e.read()[:400]))
+    vreq = dict(req, voice="gpuvoice", response_format="pcm")
+    vwhole = post("/v1/audio/speech", vreq, raw=True)
+    vstream = post("/v1/audio/speech", dict(vreq, stream=True), raw=True)
+    print("take in the voice: %d bytes, stream == whole: %s, differs from the default voice: %s" % (len(vwhole), vwhole == vstream, vwhole != whole))

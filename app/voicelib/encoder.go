@@ -39,8 +39,14 @@ func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	sum := sha256.Sum256(b)
-	return &CPUEncoder{enc: enc, id: "codec-sha256:" + hex.EncodeToString(sum[:])}, nil
+	return &CPUEncoder{enc: enc, id: CodecID(b)}, nil
+}
+
+// CodecID names a codec.pth by its bytes' SHA-256: the library keeps the
+// codes an encoder of that codec made, and re-makes them for another.
+func CodecID(codecPTH []byte) string {
+	sum := sha256.Sum256(codecPTH)
+	return "codec-sha256:" + hex.EncodeToString(sum[:])
 }
 
 func (e *CPUEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) { return e.enc.Encode(audio) }
@@ -51,6 +57,11 @@ func (e *CPUEncoder) ID() string                                         { retur
 // FLAC, MP3 or Ogg Opus, 2–30 s, not silent) and returns its codes, one
 // []int per frame, codebook 0 first.
 func (e *CPUEncoder) EncodeRecording(recording []byte) ([][]int, error) {
+	return EncodeRecording(e, recording)
+}
+
+// EncodeRecording is CPUEncoder.EncodeRecording with any encoder.
+func EncodeRecording(e Encoder, recording []byte) ([][]int, error) {
 	ref, err := decode.ReadReference(recording)
 	if err != nil {
 		return nil, err

@@ -47,7 +47,8 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 		frames.Close()
 		return nil, err
 	}
-	return faultExit{Engine: eng, frames: frames}, nil
+	refs := &deviceReferences{dev: dev, path: filepath.Join(dir, drama3.CodecFile)}
+	return cudaEngine{Engine: eng, frames: frames, deviceReferences: refs}, nil
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
@@ -60,16 +61,25 @@ func deviceMemory(dev *cuda.Device) func() engine.Memory {
 	}
 }
 
-// faultExit ends the worker after a take that met a device error: a CUDA
-// context with a sticky error cannot run the next take, and a fresh worker
-// (the client starts one and reloads the model for the next take) can.
-// The take's error reply goes out first.
-type faultExit struct {
+// cudaEngine is the worker's engine: the take engine over the CUDA frame
+// backend, which encodes reference recordings on the device too
+// (engine.ReferenceEncoder), and ends the worker after a take that met a
+// device error: a CUDA context with a sticky error cannot run the next take,
+// and a fresh worker (the client starts one and reloads the model for the
+// next take) can. The take's error reply goes out first.
+type cudaEngine struct {
 	*take.Engine
 	frames *cuda.Frames
+	*deviceReferences
 }
 
-func (e faultExit) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+// Close frees the reference encoder, then the model.
+func (e cudaEngine) Close() error {
+	e.deviceReferences.close()
+	return e.Engine.Close()
+}
+
+func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
 	fin, err := e.Engine.Synthesize(ctx, req, emit)
 	if fault := e.frames.Fault(); fault != nil {
 		fmt.Fprintf(os.Stderr, "proscenium-gpu: device error (%v): ending the worker; the next take starts a fresh one\n", fault)

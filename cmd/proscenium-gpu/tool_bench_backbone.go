@@ -79,6 +79,7 @@ func benchBackbone(args []string) error {
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
+	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -118,6 +119,15 @@ func benchBackbone(args []string) error {
 	rows := make([]cuda.BackboneRow, *prefill)
 	for i := range rows {
 		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	if *profilePrefill {
+		if _, err := b.Prefill(rows); err != nil {
+			return err
+		}
+		if err := b.Reset(); err != nil {
+			return err
+		}
+		return b.ProfilePrefill(rows)
 	}
 	if *profile {
 		if *dnStep != "" {

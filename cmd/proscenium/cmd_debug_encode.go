@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 
@@ -36,13 +35,7 @@ func runDebugEncode(args []string) error {
 	switch *backend {
 	case "cpu":
 	case "cuda":
-		var fwd []string // every flag given but the backend's own
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "backend" && f.Name != "worker" {
-				fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
-			}
-		})
-		return runWorkerTool(*worker, "debug-encode", fwd)
+		return runWorkerTool(*worker, "debug-encode", forwardedFlags(fs))
 	default:
 		return fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *backend)
 	}

@@ -42,3 +42,15 @@ func runWorkerTool(worker, tool string, args []string) error {
 func workerFlag(fs *flag.FlagSet) *string {
 	return fs.String("worker", "", "GPU worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
 }
+
+// forwardedFlags is every flag given on fs but --backend and --worker, as
+// arguments for the worker's tool of the same command.
+func forwardedFlags(fs *flag.FlagSet) []string {
+	var fwd []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "backend" && f.Name != "worker" {
+			fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return fwd
+}

@@ -160,22 +160,33 @@ type CodecEncoding struct {
 // CodecMaxEncodeFrames bounds one encode: the pre-module's RoPE table.
 const CodecMaxEncodeFrames = drama3.CodecMaxFrames
 
+// CodecEncodeFrames checks audio for an encode (not empty, every sample
+// finite, at most CodecMaxEncodeFrames frames) and returns its frames of spf
+// samples, the last padded: the checks every encoder makes.
+func CodecEncodeFrames(audio []float32, spf int) (int, error) {
+	if len(audio) == 0 {
+		return 0, fmt.Errorf("codec: no audio to encode")
+	}
+	for i, v := range audio {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0, fmt.Errorf("codec: audio sample %d is not finite", i)
+		}
+	}
+	frames := (len(audio) + spf - 1) / spf
+	if frames > CodecMaxEncodeFrames {
+		return 0, fmt.Errorf("codec: %d frames of audio is past the reference's RoPE table of %d frames", frames, CodecMaxEncodeFrames)
+	}
+	return frames, nil
+}
+
 // Encode encodes mono 44.1 kHz audio in [−1, 1] (the reference does not
 // clip; larger values are encoded as they are). The audio is padded with
 // zeros on the right to whole frames. Empty or non-finite audio is an error.
 func (e *CodecEncoder) Encode(audio []float32) (*CodecEncoding, error) {
-	if len(audio) == 0 {
-		return nil, fmt.Errorf("codec: no audio to encode")
-	}
-	for i, v := range audio {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("codec: audio sample %d is not finite", i)
-		}
-	}
 	spf := e.geom.SamplesPerFrame
-	frames := (len(audio) + spf - 1) / spf
-	if frames > CodecMaxEncodeFrames {
-		return nil, fmt.Errorf("codec: %d frames of audio is past the reference's RoPE table of %d frames", frames, CodecMaxEncodeFrames)
+	frames, err := CodecEncodeFrames(audio, spf)
+	if err != nil {
+		return nil, err
 	}
 	ws := &CodecScratch{}
 	x := ws.signal(0, frames*spf, 1)

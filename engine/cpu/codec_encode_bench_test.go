@@ -33,7 +33,7 @@ func BenchmarkCodecEncodeS2(b *testing.B) {
 // BenchmarkCodecEncodeFixture encodes the tiny-w128 golden's audio.
 func BenchmarkCodecEncodeFixture(b *testing.B) {
 	enc, fx := loadCodecEncodeFixture(b, "tiny-w128")
-	benchEncodeAudio(b, enc, fx.audio)
+	benchEncodeAudio(b, enc, fx.Audio)
 }
 
 func benchEncode(b *testing.B, enc *CodecEncoder, n int) {

@@ -1,82 +1,24 @@
 package cpu
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"proscenium/engine/checkpoint"
-	"proscenium/engine/demo"
 	"proscenium/engine/drama3"
 )
 
-// codecEncodeFixture is the enc/ golden of a codec case: the reference's
-// DAC.encode of a synthetic voiced signal.
-type codecEncodeFixture struct {
-	audio, zEnc, zPre []float32
-	codes             []int32 // frame-major
-	margins           []float32
-	frames            int
-}
-
-func loadCodecEncodeFixture(t testing.TB, name string) (*CodecEncoder, *codecEncodeFixture) {
+// loadCodecEncodeFixture reads the enc/ golden of a codec case and its
+// encoder.
+func loadCodecEncodeFixture(t testing.TB, name string) (*CodecEncoder, *CodecEncodeGolden) {
 	t.Helper()
-	dir := filepath.Join("testdata", "codec", name)
-	var meta codecMeta
-	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	g, err := ReadCodecEncodeGolden(filepath.Join("testdata", "codec", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		t.Fatal(err)
-	}
-	var ts *checkpoint.TensorSet
-	if name == "tiny-w128" {
-		ts, err = checkpoint.ReadTorch(strings.NewReader(string(demo.CodecPTH)), int64(len(demo.CodecPTH)), "engine/demo/codec.pth")
-	} else {
-		ts, err = checkpoint.ReadTorchFile(filepath.Join(dir, "codec.pth"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := LoadCodecEncoder(ts, drama3.CodecOptions{Window: meta.Geometry.Window})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	fx := &codecEncodeFixture{}
-	read := func(file string) *checkpoint.Tensor {
-		tn, err := checkpoint.ReadNPYFile(filepath.Join(dir, "enc", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tn
-	}
-	for _, s := range []struct {
-		file string
-		dst  *[]float32
-	}{{"audio.npy", &fx.audio}, {"z_enc.npy", &fx.zEnc}, {"z_pre.npy", &fx.zPre}} {
-		if *s.dst, err = read(s.file).Float32s(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if fx.codes, fx.frames, err = CodecCodesFromNPY(read("codes.npy")); err != nil {
-		t.Fatal(err)
-	}
-	m, err := read("margins.npy").Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nb := len(fx.codes) / fx.frames
-	fx.margins = make([]float32, len(m))
-	for i := 0; i < nb; i++ { // [codebooks][T] → frame-major
-		for f := 0; f < fx.frames; f++ {
-			fx.margins[f*nb+i] = m[i*fx.frames+f]
-		}
-	}
-	return enc, fx
+	return NewCodecEncoder(g.Weights), g
 }
 
 // TestCodecEncodeGoldens checks the encoder against the reference's
@@ -85,17 +27,17 @@ func loadCodecEncodeFixture(t testing.TB, name string) (*CodecEncoder, *codecEnc
 func TestCodecEncodeGoldens(t *testing.T) {
 	for _, name := range []string{"tiny-w8", "tiny-w128"} {
 		enc, fx := loadCodecEncodeFixture(t, name)
-		got, err := enc.Encode(fx.audio)
+		got, err := enc.Encode(fx.Audio)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got.Frames != fx.frames {
-			t.Fatalf("%s: %d frames, want %d", name, got.Frames, fx.frames)
+		if got.Frames != fx.Frames {
+			t.Fatalf("%s: %d frames, want %d", name, got.Frames, fx.Frames)
 		}
 		for _, s := range []struct {
 			name      string
 			got, want []float32
-		}{{"z_enc", got.ZEnc, fx.zEnc}, {"z_pre", got.ZPre, fx.zPre}} {
+		}{{"z_enc", got.ZEnc, fx.ZEnc}, {"z_pre", got.ZPre, fx.ZPre}} {
 			if len(s.got) != len(s.want) {
 				t.Fatalf("%s %s: %d values, want %d", name, s.name, len(s.got), len(s.want))
 			}
@@ -106,16 +48,16 @@ func TestCodecEncodeGoldens(t *testing.T) {
 			}
 		}
 		nb := enc.Geometry().Codebooks
-		same, err := CodecCodesMatch(got.Codes, fx.codes, fx.margins, nb, 1e-4)
+		same, err := CodecCodesMatch(got.Codes, fx.Codes, fx.Margins, nb, 1e-4)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
-		t.Logf("%s: codes equal in %d of %d frames", name, same, fx.frames)
-		if same*100 < 95*fx.frames {
-			t.Errorf("%s: codes equal in %d of %d frames, want at least 95 %%", name, same, fx.frames)
+		t.Logf("%s: codes equal in %d of %d frames", name, same, fx.Frames)
+		if same*100 < 95*fx.Frames {
+			t.Errorf("%s: codes equal in %d of %d frames, want at least 95 %%", name, same, fx.Frames)
 		}
 		for i, m := range got.Margins {
-			if want := fx.margins[i]; got.Codes[i] == fx.codes[i] && math.Abs(float64(m-want)) > 1e-4 {
+			if want := fx.Margins[i]; got.Codes[i] == fx.Codes[i] && math.Abs(float64(m-want)) > 1e-4 {
 				t.Errorf("%s: margin %d is %g, the reference's %g", name, i, m, want)
 				break
 			}

@@ -580,6 +580,34 @@ func (b *Backbone) ProfileStep() error {
 	return err
 }
 
+// ProfilePrefill is one Prefill pass (at most Plan.Chunk rows) with its
+// launches inside a profiler range (Device.ProfileRange), so that ncu
+// --profile-from-start off times every kernel of a prefill and nothing
+// else. The rows are appended as Prefill appends them.
+func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
+	if len(rows) > b.Plan.Chunk {
+		return fmt.Errorf("backbone: a profiled prefill of %d rows is more than one pass of %d", len(rows), b.Plan.Chunk)
+	}
+	H := b.Plan.H
+	toks := make([]int32, len(rows))
+	emb := make([]float32, len(rows)*H)
+	if err := b.checkRows(rows, toks, emb); err != nil {
+		return err
+	}
+	if err := b.d.Sync(); err != nil {
+		return err
+	}
+	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb)); err != nil {
+		return err
+	}
+	n, pos := len(rows), b.pos
+	if err := b.d.ProfileRange(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
+		return err
+	}
+	b.pos += n
+	return nil
+}
+
 // StepParts selects parts of a decode step for a profile.
 type StepParts int
 

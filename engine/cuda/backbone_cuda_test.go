@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,15 +48,8 @@ func roundingSpread(t *testing.T, bb *drama3.Backbone[[]float32], width int, ref
 	base := ref(bb)
 	spread := make([]float64, len(base)/width)
 	for trial := 0; trial < spreadTrials; trial++ {
-		got := ref(cpu.Rounded(bb, uint64(trial+1)))
-		for row := range spread {
-			var num, den float64
-			for c := 0; c < width; c++ {
-				g, w := float64(got[row*width+c]), float64(base[row*width+c])
-				num += (g - w) * (g - w)
-				den += w * w
-			}
-			spread[row] = max(spread[row], math.Sqrt(num/den))
+		for row, e := range rowRelErrs(t, "rounded CPU reference", ref(cpu.Rounded(bb, uint64(trial+1))), base, width) {
+			spread[row] = max(spread[row], e)
 		}
 	}
 	return spread
@@ -77,17 +71,7 @@ func rowBounds(spread []float64) []float64 {
 func checkRows(t *testing.T, what string, got, ref []float32, width int, bound []float64) {
 	t.Helper()
 	worst, worstRow, ratio, ratioRow, widened := 0.0, 0, 0.0, 0, 0
-	for r := range bound {
-		var num, den float64
-		for c := 0; c < width; c++ {
-			g, w := float64(got[r*width+c]), float64(ref[r*width+c])
-			if math.IsNaN(g) || math.IsInf(g, 0) {
-				t.Fatalf("%s: row %d column %d is %v", what, r, c, g)
-			}
-			num += (g - w) * (g - w)
-			den += w * w
-		}
-		e := math.Sqrt(num / den)
+	for r, e := range rowRelErrs(t, what, got, ref[:len(bound)*width], width) {
 		if e > worst {
 			worst, worstRow = e, r
 		}
@@ -170,11 +154,11 @@ func backboneCheckpoints(t *testing.T) []string {
 	return out
 }
 
-// maxRowRelErr is the worst per-row ‖got − ref‖/‖ref‖; every value must be finite.
-func maxRowRelErr(t *testing.T, what string, got, ref []float32, width int) float64 {
+// rowRelErrs is each row's ‖got − ref‖/‖ref‖; every value must be finite.
+func rowRelErrs(t *testing.T, what string, got, ref []float32, width int) []float64 {
 	t.Helper()
-	worst := 0.0
-	for r := 0; r*width < len(ref); r++ {
+	errs := make([]float64, len(ref)/width)
+	for r := range errs {
 		var num, den float64
 		for c := 0; c < width; c++ {
 			g, w := float64(got[r*width+c]), float64(ref[r*width+c])
@@ -184,9 +168,15 @@ func maxRowRelErr(t *testing.T, what string, got, ref []float32, width int) floa
 			num += (g - w) * (g - w)
 			den += w * w
 		}
-		worst = max(worst, math.Sqrt(num/den))
+		errs[r] = math.Sqrt(num / den)
 	}
-	return worst
+	return errs
+}
+
+// maxRowRelErr is the worst of rowRelErrs.
+func maxRowRelErr(t *testing.T, what string, got, ref []float32, width int) float64 {
+	t.Helper()
+	return slices.Max(append(rowRelErrs(t, what, got, ref, width), 0))
 }
 
 // testRows is n rows: token ids, every fifth a given embedding.

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/cu"
 
@@ -310,18 +309,10 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 // Encode encodes mono 44.1 kHz audio as cpu.CodecEncoder.Encode does (same
 // checks, padding and result), on the device.
 func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
-	if len(audio) == 0 {
-		return nil, fmt.Errorf("codec: no audio to encode")
-	}
-	for i, v := range audio {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("codec: audio sample %d is not finite", i)
-		}
-	}
 	spf := e.geom.SamplesPerFrame
-	frames := (len(audio) + spf - 1) / spf
-	if frames > cpu.CodecMaxEncodeFrames {
-		return nil, fmt.Errorf("codec: %d frames of audio is past the reference's RoPE table of %d frames", frames, cpu.CodecMaxEncodeFrames)
+	frames, err := cpu.CodecEncodeFrames(audio, spf)
+	if err != nil {
+		return nil, err
 	}
 	// Size the buffers and the RoPE table over every step.
 	rows, ch := frames*spf, 1
@@ -369,7 +360,6 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 	}
 	res := &cpu.CodecEncoding{Frames: frames}
 	cur, rows, ch := 0, frames*spf, 1
-	var err error
 	if cur, rows, ch, err = r.steps(e.encoder, cur, rows, ch); err != nil {
 		return nil, err
 	}

@@ -3,17 +3,13 @@
 package cuda
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
-	"proscenium/engine/demo"
 	"proscenium/engine/drama3"
 )
 
@@ -27,73 +23,14 @@ import (
 
 const encodeTol = 1e-4
 
-// encodeGolden is a case's enc/ golden.
-type encodeGolden struct {
-	audio, zEnc, zPre []float32
-	codes             []int32 // frame-major
-	margins           []float32
-	frames            int
-}
-
-func loadEncodeGolden(t *testing.T, name string) (*drama3.CodecEncoderWeights, *encodeGolden) {
+// loadEncodeGolden reads a codec case's enc/ golden.
+func loadEncodeGolden(t *testing.T, name string) *cpu.CodecEncodeGolden {
 	t.Helper()
-	dir := filepath.Join(codecTestdata(), name)
-	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	g, err := cpu.ReadCodecEncodeGolden(filepath.Join(codecTestdata(), name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta struct {
-		Geometry struct {
-			Window int `json:"window"`
-		} `json:"geometry"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil {
-		t.Fatal(err)
-	}
-	var ts *checkpoint.TensorSet
-	if _, err := os.Stat(filepath.Join(dir, "codec.pth")); err == nil {
-		ts, err = checkpoint.ReadTorchFile(filepath.Join(dir, "codec.pth"))
-		if err != nil {
-			t.Fatal(err)
-		}
-	} else if ts, err = checkpoint.ReadTorch(strings.NewReader(string(demo.CodecPTH)), int64(len(demo.CodecPTH)), "engine/demo/codec.pth"); err != nil {
-		t.Fatal(err)
-	}
-	w, err := drama3.ReadCodecEncoder(ts, drama3.CodecOptions{Window: meta.Geometry.Window})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &encodeGolden{}
-	read := func(file string) *checkpoint.Tensor {
-		tn, err := checkpoint.ReadNPYFile(filepath.Join(dir, "enc", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tn
-	}
-	for _, s := range []struct {
-		file string
-		dst  *[]float32
-	}{{"audio.npy", &g.audio}, {"z_enc.npy", &g.zEnc}, {"z_pre.npy", &g.zPre}} {
-		if *s.dst, err = read(s.file).Float32s(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if g.codes, g.frames, err = cpu.CodecCodesFromNPY(read("codes.npy")); err != nil {
-		t.Fatal(err)
-	}
-	m, err := read("margins.npy").Float32s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nb := len(g.codes) / g.frames
-	g.margins = make([]float32, len(m))
-	for i := 0; i < nb; i++ { // [codebooks][T] → frame-major
-		for f := 0; f < g.frames; f++ {
-			g.margins[f*nb+i] = m[i*g.frames+f]
-		}
-	}
-	return w, g
+	return g
 }
 
 // checkEncoding applies the golden rule to got against the reference codes
@@ -132,25 +69,25 @@ func checkEncoding(t *testing.T, name string, got *cpu.CodecEncoding, zEnc, zPre
 
 func TestCodecEncoderGoldens(t *testing.T) {
 	for _, name := range []string{"tiny-w8", "tiny-w128"} {
-		w, g := loadEncodeGolden(t, name)
-		enc, err := NewCodecEncoder(dev, w)
+		g := loadEncodeGolden(t, name)
+		enc, err := NewCodecEncoder(dev, g.Weights)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := enc.Encode(g.audio)
+		got, err := enc.Encode(g.Audio)
 		enc.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got.Frames != g.frames {
-			t.Fatalf("%s: %d frames, want %d", name, got.Frames, g.frames)
+		if got.Frames != g.Frames {
+			t.Fatalf("%s: %d frames, want %d", name, got.Frames, g.Frames)
 		}
-		checkEncoding(t, name, got, g.zEnc, g.zPre, g.codes, g.margins, w.Geometry.Codebooks)
+		checkEncoding(t, name, got, g.ZEnc, g.ZPre, g.Codes, g.Margins, g.Weights.Geometry.Codebooks)
 	}
 }
 
 func TestCodecEncoderRefuses(t *testing.T) {
-	w, _ := loadEncodeGolden(t, "tiny-w8")
+	w := loadEncodeGolden(t, "tiny-w8").Weights
 	enc, err := NewCodecEncoder(dev, w)
 	if err != nil {
 		t.Fatal(err)

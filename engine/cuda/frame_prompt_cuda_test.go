@@ -42,13 +42,6 @@ func TestFramesBeginPromptMatchesTheCPU(t *testing.T) {
 	}
 }
 
-// promptLogits keeps every logits vector of a take by frame and codebook.
-type promptLogits map[[2]int][]float32
-
-func (l promptLogits) tap(frame, codebook int, logits []float32) {
-	l[[2]int{frame, codebook}] = append([]float32(nil), logits...)
-}
-
 // promptTake begins p on b and runs up to n frames (forced: codes per
 // frame, or nil); it returns the frames made and whether the take ended.
 func promptTake(t *testing.T, b interface {
@@ -60,36 +53,11 @@ func promptTake(t *testing.T, b interface {
 	if err := b.BeginPrompt(context.Background(), p, s, seed); err != nil {
 		t.Fatal(err)
 	}
-	var frames [][]int
-	for f := 0; f < n; f++ {
-		codes := make([]int, len(b.CodebookEntries()))
-		var fc []int
-		if forced != nil {
-			fc = forced[f]
-		}
-		end, err := b.Frame(codes, fc)
-		if err != nil {
-			t.Fatalf("frame %d: %v", f, err)
-		}
-		if end {
-			return frames, true
-		}
-		frames = append(frames, codes)
+	frames, ended, err := drama3.MakeFrames(b, n, forced)
+	if err != nil {
+		t.Fatalf("frame %d: %v", len(frames), err)
 	}
-	return frames, false
-}
-
-// vectorRelErr is max |a − b| over max |b| (debug-take's measure).
-func vectorRelErr(a, b []float32) float64 {
-	var diff, scale float64
-	for i := range a {
-		diff = math.Max(diff, math.Abs(float64(a[i])-float64(b[i])))
-		scale = math.Max(scale, math.Abs(float64(b[i])))
-	}
-	if scale == 0 {
-		return diff
-	}
-	return diff / scale
+	return frames, ended
 }
 
 func testBeginPrompt(t *testing.T, dir string) {
@@ -147,9 +115,9 @@ func testBeginPrompt(t *testing.T, dir string) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("%d prompt rows, %d of them reference frames (backbone chunk %d)", len(c.p), c.p.AudioRows(), gpu.Backbone().Plan.Chunk)
 			forced := randomFrames(forcedFrames)
-			hl, gl := promptLogits{}, promptLogits{}
-			host.TapLogits(hl.tap)
-			gpu.TapLogits(gl.tap)
+			hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
+			host.TapLogits(hl.Tap)
+			gpu.TapLogits(gl.Tap)
 			promptTake(t, host, c.p, 1, forcedFrames, forced)
 			gf, _ := promptTake(t, gpu, c.p, 1, forcedFrames, forced)
 			host.TapLogits(nil)
@@ -167,7 +135,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 				if !ok || len(gv) != len(hv) {
 					t.Fatalf("frame %d codebook %d: the GPU has no logits of that size", key[0], key[1])
 				}
-				rel := vectorRelErr(gv, hv)
+				rel := drama3.LogitsDiff(gv, hv)
 				worst = max(worst, rel)
 				if !(rel <= promptTol) {
 					over++
@@ -184,9 +152,9 @@ func testBeginPrompt(t *testing.T, dir string) {
 				gpu.SetPipeline(true)
 				pf, pEnd := promptTake(t, gpu, c.p, seed, freeFrames, nil)
 				gpu.SetPipeline(false)
-				hl, gl := promptLogits{}, promptLogits{}
-				host.TapLogits(hl.tap)
-				gpu.TapLogits(gl.tap)
+				hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
+				host.TapLogits(hl.Tap)
+				gpu.TapLogits(gl.Tap)
 				hf, hEnd := promptTake(t, host, c.p, seed, freeFrames, nil)
 				gf, gEnd := promptTake(t, gpu, c.p, seed, freeFrames, nil)
 				host.TapLogits(nil)
@@ -206,7 +174,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 				key := [2]int{f, k}
 				hv, gv := hl[key], gl[key]
 				gap := math.Abs(float64(hv[hf[f][k]]) - float64(hv[gf[f][k]]))
-				rel := vectorRelErr(gv, hv)
+				rel := drama3.LogitsDiff(gv, hv)
 				t.Logf("seed %d: diverges at frame %d codebook %d: CPU %d, GPU %d, CPU logit gap %.3g, logits %.3g relative apart",
 					seed, f, k, hf[f][k], gf[f][k], gap, rel)
 				if !(rel <= promptTol) {

@@ -109,10 +109,14 @@ func (g DeltaNetGeometry) StateBytes() int64 {
 }
 
 // ScratchBytes is the scratch a forward of up to rows rows uses (the
-// projected rows and the gated-norm output).
+// projected rows and the gated-norm output, then the chunked form's
+// regions when the geometry takes it and rows > 1).
 func (g DeltaNetGeometry) ScratchBytes(rows int) int64 {
-	proj := g.scratchLayout(rows)
-	return proj + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
+	end := g.scratchLayout(rows) + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
+	if rows > 1 && g.chunkable() {
+		return g.chunkScratch(rows).end
+	}
+	return end
 }
 
 // scratchLayout is the byte offsets of the regions of the scratch: the
@@ -149,7 +153,8 @@ type DeltaNetLayer struct {
 	State   Tensor
 	Scratch Tensor
 	MaxRows int
-	Step    DeltaNetStep // the kernels of a one-row forward
+	Step    DeltaNetStep    // the kernels of a one-row forward
+	Prefill DeltaNetPrefill // the kernels of a forward of more rows (deltanet_chunk.go)
 }
 
 // DeltaNetStep selects the kernels of a one-row DeltaNet forward.
@@ -157,7 +162,7 @@ type DeltaNetStep int
 
 const (
 	// DeltaNetFusedStep runs deltanet_rows, one block per value head (the
-	// prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
+	// row prefill's kernel; 13 µs per layer at full geometry, docs/PERF.md).
 	DeltaNetFusedStep DeltaNetStep = iota
 	// DeltaNetSplitStep spreads each head's state over blocks of 32 value
 	// columns (deltanet_step_cols) and then norms the heads and advances the

@@ -108,9 +108,11 @@ func (l *DeltaNetLayer) check(out, x Tensor, n int) error {
 
 // DeltaNetForward computes the DeltaNet mixer's output out [n, Hidden] for n
 // new rows x [n, Hidden] (already input-normed) and advances the layer's
-// state (engine/cpu deltaNetForward): the input projections, one kernel for
-// the conv, the gates, the q/k norms, the delta rule and the gated norm of
-// every row (kernels/deltanet.cu), and the output projection.
+// state (engine/cpu deltaNetForward): the input projections; for one row
+// the step kernels (l.Step), for more the chunked form (l.Prefill,
+// deltanet_chunk_cuda.go) or one kernel for the conv, the gates, the q/k
+// norms, the delta rule and the gated norm of every row in turn
+// (kernels/deltanet.cu); and the output projection.
 func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 	if err := l.check(out, x, n); err != nil {
 		return err
@@ -135,6 +137,12 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 		if err := q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
 			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
+			return err
+		}
+		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	}
+	if n > 1 && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() {
+		if err := q.deltaNetChunked(l, proj, core, stateS, n); err != nil {
 			return err
 		}
 		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)

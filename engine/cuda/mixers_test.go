@@ -55,8 +55,23 @@ func TestDeltaNetBytes(t *testing.T) {
 		if core%256 != 0 || core < 4*int64(rows*g.ProjWidth()) {
 			t.Errorf("%d rows: core at %d", rows, core)
 		}
-		if got, want := g.ScratchBytes(rows), core+4*int64(rows*32*128); got != want {
-			t.Errorf("%d rows: scratch %d, want %d", rows, got, want)
+		end := core + 4*int64(rows*32*128)
+		if rows > 1 {
+			// The chunked form's regions: q, k, W and v, Δ0 per head and row, β, g
+			// and c per head and row, two [64, 64] matrices per head and chunk.
+			chunks := int64((rows + 63) / 64)
+			s := g.chunkScratch(rows)
+			if s.qn < end || s.qn%256 != 0 {
+				t.Errorf("%d rows: chunk regions at %d, before %d or unaligned", rows, s.qn, end)
+			}
+			need := 4 * (int64(rows)*32*(3*128+2*128+3) + 2*32*chunks*64*64)
+			if s.end-s.qn < need || s.end-s.qn > need+10*256 {
+				t.Errorf("%d rows: chunk regions %d bytes, want %d (+ alignment)", rows, s.end-s.qn, need)
+			}
+			end = s.end
+		}
+		if got := g.ScratchBytes(rows); got != end {
+			t.Errorf("%d rows: scratch %d, want %d", rows, got, end)
 		}
 	}
 }

@@ -92,9 +92,20 @@ func TestMixerTiming(t *testing.T) {
 	timeIt("deltanet forward, 1 row, split step kernels",
 		func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, 1) })
 	dn.layer.Step = DeltaNetFusedStep
+	timeIt("deltanet forward, 1 row, fused step kernel",
+		func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, 1) })
+	for _, n := range []int{60, 300} {
+		for _, p := range deltaNetPrefills {
+			dn.layer.Prefill = p.prefill
+			timeIt(fmt.Sprintf("deltanet forward, %d rows, %s", n, p.name),
+				func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, n) })
+		}
+		timeIt(fmt.Sprintf("deltanet chunked rule alone (intra, solve, state), %d rows", n), func(q *Queue) error {
+			return q.deltaNetChunkRule(&dn.layer, dn.layer.Scratch.At(dg.scratchLayout(maxRows)),
+				dn.layer.State.At(4*int64(dg.convStateFloats())), n)
+		})
+	}
 	for _, n := range []int{1, 60, 300} {
-		timeIt(fmt.Sprintf("deltanet forward, %d rows", n),
-			func(q *Queue) error { return q.DeltaNetForward(&dn.layer, out, x, n) })
 		w := dn.layer.W
 		timeIt(fmt.Sprintf("deltanet projections only (in+out), %d rows", n), func(q *Queue) error {
 			vd := dg.ValueHeads * dg.ValueDim

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -112,6 +113,19 @@ func (e *fakeEngine) CheckText(text string) error {
 		return errors.New("text holds a NUL byte")
 	}
 	return nil
+}
+
+// EncodeReference makes one frame of two codes per two samples, from the
+// samples' bits, so that a sample changed on the way changes the codes.
+func (e *fakeEngine) EncodeReference(samples []float32) ([]int32, int, error) {
+	if len(samples) < 2 {
+		return nil, 0, errors.New("too short to encode")
+	}
+	codes := make([]int32, len(samples)/2*2)
+	for i := range codes {
+		codes[i] = int32(math.Float32bits(samples[i]) % 1000)
+	}
+	return codes, len(codes) / 2, nil
 }
 
 func (e *fakeEngine) Stats() engine.Stats {
@@ -277,6 +291,31 @@ func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 	}
 	if without := runRecorded(ctx, local, plain, nil); reflect.DeepEqual(without.fin.Codes, want.fin.Codes) {
 		t.Fatal("the fake engine's codes do not depend on the references: the test cannot fail")
+	}
+}
+
+// A reference recording crosses to the worker bit for bit and comes back
+// as the engine's codes; the engine's refusal comes back as an error.
+func TestEncodeThroughTheWorker(t *testing.T) {
+	ctx := context.Background()
+	eng, err := OpenEngine(ctx, fakeSupervisor(t), LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	samples := make([]float32, 44101)
+	for i := range samples {
+		samples[i] = float32(math.Sin(float64(i)*0.37)) * float32(i%7) / 3
+	}
+	samples[5] = math.SmallestNonzeroFloat32
+	wc, wf, _ := local.(engine.ReferenceEncoder).EncodeReference(samples)
+	codes, frames, err := eng.(engine.ReferenceEncoder).EncodeReference(samples)
+	if err != nil || frames != wf || !reflect.DeepEqual(codes, wc) {
+		t.Fatalf("encode through the worker: %d frames, %v; want %d frames and the same codes", frames, err, wf)
+	}
+	if _, _, err := eng.(engine.ReferenceEncoder).EncodeReference([]float32{1}); err == nil || !strings.Contains(err.Error(), "too short to encode") {
+		t.Fatalf("a refused encode: %v", err)
 	}
 }
 

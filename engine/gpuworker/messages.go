@@ -59,6 +59,7 @@ const (
 	OpClose      = "close"      // HandleArgs → nothing
 	OpCount      = "count"      // TextArgs → int (engine.TokenCounter)
 	OpCheck      = "check"      // TextArgs → TextCheck (engine.TextChecker)
+	OpEncode     = "encode"     // EncodeArgs → EncodedReference (engine.ReferenceEncoder)
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
@@ -106,6 +107,19 @@ type TextProblem struct {
 	Offset int    `json:"offset"`
 	Token  string `json:"token,omitempty"`
 	Reason string `json:"reason"`
+}
+
+// EncodeArgs asks engine Handle to encode a reference recording: Samples
+// are float32 little-endian, mono at the model's sample rate.
+type EncodeArgs struct {
+	Handle  uint64 `json:"handle"`
+	Samples []byte `json:"samples"`
+}
+
+// EncodedReference answers OpEncode: frame-major codes.
+type EncodedReference struct {
+	Frames int     `json:"frames"`
+	Codes  []int32 `json:"codes"`
 }
 
 // FinishWire is engine.Finish with its codes, which engine.Finish leaves out

@@ -2,9 +2,11 @@ package gpuworker
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -220,8 +222,9 @@ func (e *remoteEngine) Stats() engine.Stats {
 }
 
 var (
-	_ engine.TokenCounter = (*remoteEngine)(nil)
-	_ engine.TextChecker  = (*remoteEngine)(nil)
+	_ engine.TokenCounter     = (*remoteEngine)(nil)
+	_ engine.TextChecker      = (*remoteEngine)(nil)
+	_ engine.ReferenceEncoder = (*remoteEngine)(nil)
 )
 
 // textTimeout bounds a token count or script check: the studio asks while
@@ -250,7 +253,37 @@ func (e *remoteEngine) CheckText(text string) error {
 	return nil
 }
 
+// encodeTimeout bounds an encode: 30 s of audio takes well under a second
+// on a GPU, minutes on a worker's CPU engine.
+const encodeTimeout = 5 * time.Minute
+
+// EncodeReference encodes a reference recording in the worker
+// (engine.ReferenceEncoder): the worker's engine must encode references
+// itself, or the call fails and says so. Like CountTokens it does not
+// restart a worker that died.
+func (e *remoteEngine) EncodeReference(samples []float32) ([]int32, int, error) {
+	b := make([]byte, 4*len(samples))
+	for i, v := range samples {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	var res EncodedReference
+	args := func(h uint64) any { return EncodeArgs{Handle: h, Samples: b} }
+	if err := e.call(OpEncode, args, encodeTimeout, &res); err != nil {
+		return nil, 0, err
+	}
+	if res.Frames < 0 || len(res.Codes) != res.Frames*e.info.Codebooks {
+		return nil, 0, fmt.Errorf("engine worker: encode: %d codes for %d frames of %d codebooks", len(res.Codes), res.Frames, e.info.Codebooks)
+	}
+	return res.Codes, res.Frames, nil
+}
+
 func (e *remoteEngine) textCall(op, text string, result any) error {
+	return e.call(op, func(h uint64) any { return TextArgs{Handle: h, Text: text} }, textTimeout, result)
+}
+
+// call runs op with args(the engine's handle) on the running worker (never
+// starting one) within timeout and decodes its result.
+func (e *remoteEngine) call(op string, args func(handle uint64) any, timeout time.Duration, result any) error {
 	e.mu.Lock()
 	c, handle, closed := e.c, e.handle, e.closed
 	e.mu.Unlock()
@@ -262,9 +295,9 @@ func (e *remoteEngine) textCall(op, text string, result any) error {
 		return fmt.Errorf("engine worker not running (%v); the next take starts a fresh one", c.Err())
 	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), textTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := c.Call(ctx, op, TextArgs{Handle: handle, Text: text}, nil, nil)
+	res, err := c.Call(ctx, op, args(handle), nil, nil)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package gpuworker
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error)
 
 // ServeEngine is a worker's main loop: it serves the engine operations
-// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpClose) over in and out until in ends,
+// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpClose) over in and out until in ends,
 // then closes the engines still open. Requests run concurrently, as the
 // engine.Engine contract allows (Stats during a take; a second take waits
 // in the engine).
@@ -133,6 +135,32 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 			return TextCheck{Problem: &TextProblem{Offset: te.Offset, Token: te.Token, Reason: te.Reason}}, nil
 		}
 		return TextCheck{}, err
+
+	case OpEncode:
+		var ea EncodeArgs
+		if err := decodeArgs(req, &ea); err != nil {
+			return nil, err
+		}
+		if len(ea.Samples)%4 != 0 {
+			return nil, fmt.Errorf("encode: %d bytes of samples is not a whole number of float32", len(ea.Samples))
+		}
+		eng, err := h.engine(ea.Handle)
+		if err != nil {
+			return nil, err
+		}
+		re, ok := eng.(engine.ReferenceEncoder)
+		if !ok {
+			return nil, fmt.Errorf("this engine cannot encode references")
+		}
+		samples := make([]float32, len(ea.Samples)/4)
+		for i := range samples {
+			samples[i] = math.Float32frombits(binary.LittleEndian.Uint32(ea.Samples[4*i:]))
+		}
+		codes, frames, err := re.EncodeReference(samples)
+		if err != nil {
+			return nil, err
+		}
+		return EncodedReference{Frames: frames, Codes: codes}, nil
 
 	case OpClose:
 		var ha HandleArgs

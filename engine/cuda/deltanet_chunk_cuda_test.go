@@ -1,0 +1,172 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"proscenium/engine/cpu"
+)
+
+// Device tests of the chunked DeltaNet prefill (kernels/deltanet_chunk.cu)
+// against engine/cpu's chunked form, at Drama 3's geometry and the odd golden
+// checkpoint's (key/value dims 20/28: no multiple of 32), with the outputs
+// and the whole chunk scratch poisoned with NaN first.
+
+// TestDeltaNetChunkRule runs the chunked delta rule (deltanet_chunk_intra,
+// _solve, _state) on normed inputs and a non-zero initial state against
+// cpu.DeltaNetChunkedRef: one row, fewer than a chunk, one chunk, a chunk and
+// one row, ragged and several chunks.
+func TestDeltaNetChunkRule(t *testing.T) {
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		for _, n := range []int{1, 2, 63, 64, 65, 130, 300} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) { testDeltaNetChunkRule(t, r, tc.g, n) })
+		}
+	}
+}
+
+func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
+	dg := deviceDeltaNetGeometry(&g)
+	if !dg.chunkable() {
+		t.Fatalf("geometry %+v does not take the chunked form", dg)
+	}
+	nk, nv, dk, dv := dg.KeyHeads, dg.ValueHeads, dg.KeyDim, dg.ValueDim
+	ch := dg.Channels()
+	// The conv output as the mixer feeds the rule: q and k L2-normed (q also
+	// ·dk^-½), β in (0, 1), log decays in (−1.5, 0).
+	conv := randNonZero(r, n*ch)
+	for t0 := 0; t0 < n; t0++ {
+		for h := 0; h < 2*nk; h++ {
+			v := conv[t0*ch+h*dk:][:dk]
+			var ss float64
+			for _, x := range v {
+				ss += float64(x) * float64(x)
+			}
+			s := 1 / math.Sqrt(ss)
+			if h < nk {
+				s /= math.Sqrt(float64(dk))
+			}
+			for i := range v {
+				v[i] = float32(float64(v[i]) * s)
+			}
+		}
+	}
+	beta, decay := make([]float32, n*nv), make([]float32, n*nv)
+	for i := range beta {
+		beta[i] = float32(r.Float64())
+		decay[i] = -1.5 * float32(r.Float64())
+	}
+	state := scaled(r, nv*dk*dv, 0.5)
+
+	// Head-major copies for the device (row t of value head h at h·n + t).
+	qn, kn := make([]float32, nv*n*dk), make([]float32, nv*n*dk)
+	vv := make([]float32, nv*n*dv)
+	bh, gh := make([]float32, nv*n), make([]float32, nv*n)
+	for h := 0; h < nv; h++ {
+		kh := h / (nv / nk)
+		for t0 := 0; t0 < n; t0++ {
+			row, hr := conv[t0*ch:], h*n+t0
+			copy(qn[hr*dk:][:dk], row[kh*dk:])
+			copy(kn[hr*dk:][:dk], row[(nk+kh)*dk:])
+			copy(vv[hr*dv:][:dv], row[2*nk*dk+h*dv:])
+			bh[hr], gh[hr] = beta[t0*nv+h], decay[t0*nv+h]
+		}
+	}
+	layer := DeltaNetLayer{G: dg, MaxRows: n}
+	s := dg.chunkScratch(n)
+	scratch := alloc(t, int(s.end))
+	if err := dev.Fill32(scratch, nanBits); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct {
+		off  int64
+		data []float32
+	}{{s.qn, qn}, {s.kn, kn}, {s.v, vv}, {s.beta, bh}, {s.decay, gh}} {
+		if err := Upload(dev, scratch, u.off, u.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	layer.Scratch = Whole(scratch)
+	core := poisoned(t, n*nv*dv)
+	st := upload(t, state)
+	if err := dev.Run(func(q *Queue) error { return q.deltaNetChunkRule(&layer, Whole(core), Whole(st), n) }); err != nil {
+		t.Fatal(err)
+	}
+
+	want := make([]float32, n*nv*dv)
+	wantS := append([]float32(nil), state...)
+	cpu.DeltaNetChunkedRef(want, conv, beta, decay, n, g.refGeometry(), wantS)
+	got, gotS := download(t, core, n*nv*dv), download(t, st, nv*dk*dv)
+	t.Logf("bit-identical to the CPU: %d of %d outputs, %d of %d state values",
+		identical(got, want), len(want), identical(gotS, wantS), len(wantS))
+	checkClose(t, "outputs", got, want, 1e-5)
+	checkClose(t, "state", gotS, wantS, 1e-5)
+}
+
+// identical counts the elements of a equal to b's.
+func identical(a, b []float32) int {
+	k := 0
+	for i := range b {
+		if a[i] == b[i] {
+			k++
+		}
+	}
+	return k
+}
+
+// deltaNetPrefills are the kernels a DeltaNet layer can run a call of more
+// than one row with.
+var deltaNetPrefills = []struct {
+	name    string
+	prefill DeltaNetPrefill
+}{{"row recurrence", DeltaNetRowPrefill}, {"chunked", DeltaNetChunkedPrefill}}
+
+// TestDeltaNetChunkedLayer runs calls of many rows and single steps through a
+// DeltaNet layer (projections, the chunked form or the row recurrence,
+// out_proj) on the device and the CPU (whose calls of more than one row run
+// its chunked form) and compares every output and the final state.
+func TestDeltaNetChunkedLayer(t *testing.T) {
+	r := newRand(t)
+	for _, tc := range []struct {
+		name    string
+		g       mixerShape
+		stacked bool
+	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
+		for _, p := range deltaNetPrefills {
+			t.Run(tc.name+"/"+p.name, func(t *testing.T) {
+				const maxRows = 300
+				c := newDeltaNetCase(t, r, tc.g, maxRows, tc.stacked)
+				c.layer.Step, c.layer.Prefill = DeltaNetSplitStep, p.prefill
+				hid := tc.g.Hidden
+				var ref cpu.DeltaNetRef
+				x := alloc(t, maxRows*hid*4)
+				for i, n := range []int{300, 1, 65, 2, 1, 130, 63, 64, 1} {
+					xs := randNonZero(r, n*hid)
+					if err := Upload(dev, x, 0, xs); err != nil {
+						t.Fatal(err)
+					}
+					out := poisoned(t, n*hid)
+					if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(out), Whole(x), n) }); err != nil {
+						t.Fatal(err)
+					}
+					want := make([]float32, n*hid)
+					cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
+					checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
+				}
+				dg := c.layer.G
+				s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
+				if err := Download(dev, s, c.layer.State.Block, 4*int64(dg.convStateFloats())); err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "recurrent state", s, ref.S(), 1e-4)
+			})
+		}
+	}
+}
