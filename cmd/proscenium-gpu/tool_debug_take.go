@@ -163,36 +163,13 @@ func runDebugTake(args []string) error {
 	return nil
 }
 
-// logitsLog keeps every logits vector of a take by frame and codebook.
-type logitsLog map[[2]int][]float32
-
-func (l logitsLog) tap(frame, codebook int, logits []float32) {
-	l[[2]int{frame, codebook}] = append([]float32(nil), logits...)
-}
-
-// takeFrames runs up to n frames (forced: codes per frame, or nil) and
-// returns the frames made and whether the take ended.
+// takeFrames begins a take of prompt on b and runs up to n frames of it
+// (forced: codes per frame, or nil): the frames made and whether it ended.
 func takeFrames(b drama3.FrameBackend, prompt []int, s drama3.Sampling, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
 	if err := b.Begin(context.Background(), prompt, s, seed); err != nil {
 		return nil, false, err
 	}
-	var frames [][]int
-	for f := 0; f < n; f++ {
-		codes := make([]int, len(b.CodebookEntries()))
-		var fc []int
-		if forced != nil {
-			fc = forced[f]
-		}
-		end, err := b.Frame(codes, fc)
-		if err != nil {
-			return frames, false, err
-		}
-		if end {
-			return frames, true, nil
-		}
-		frames = append(frames, codes)
-	}
-	return frames, false, nil
+	return drama3.MakeFrames(b, n, forced)
 }
 
 func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n int, tol float64) (forcedReport, error) {
@@ -206,9 +183,9 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 		}
 	}
 	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
-	hl, gl := logitsLog{}, logitsLog{}
-	host.TapLogits(hl.tap)
-	gpu.TapLogits(gl.tap)
+	hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
+	host.TapLogits(hl.Tap)
+	gpu.TapLogits(gl.Tap)
 	defer host.TapLogits(nil)
 	defer gpu.TapLogits(nil)
 	hf, _, err := takeFrames(host, prompt, s, 1, n, forced)
@@ -232,7 +209,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 		if !ok || len(gv) != len(hv) {
 			return rep, fmt.Errorf("frame %d codebook %d: the GPU has no logits of that size", key[0], key[1])
 		}
-		rel := relErr(gv, hv)
+		rel := drama3.LogitsDiff(gv, hv)
 		rep.Vectors++
 		for len(rep.WorstByCB) <= key[1] {
 			rep.WorstByCB = append(rep.WorstByCB, 0)
@@ -253,19 +230,6 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 	return rep, nil
 }
 
-// relErr is max |a − b| over max |b|.
-func relErr(a, b []float32) float64 {
-	var diff, scale float64
-	for i := range a {
-		diff = math.Max(diff, math.Abs(float64(a[i])-float64(b[i])))
-		scale = math.Max(scale, math.Abs(float64(b[i])))
-	}
-	if scale == 0 {
-		return diff
-	}
-	return diff / scale
-}
-
 func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
 	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
@@ -277,9 +241,9 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 		if err != nil {
 			return rep, fmt.Errorf("gpu seed %d, pipelined: %w", seed, err)
 		}
-		hl, gl := logitsLog{}, logitsLog{}
-		host.TapLogits(hl.tap)
-		gpu.TapLogits(gl.tap)
+		hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
+		host.TapLogits(hl.Tap)
+		gpu.TapLogits(gl.Tap)
 		hf, hEnd, err := takeFrames(host, prompt, s, seed, n, nil)
 		if err != nil {
 			return rep, fmt.Errorf("cpu seed %d: %w", seed, err)
