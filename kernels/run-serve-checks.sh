@@ -24,6 +24,7 @@ kill $sp
 wait $sp 2>/dev/null
 if [ -n "$ref" ]; then
 	# The library's codes (encoded in the GPU worker) against the CPU encoder's.
+	mkdir -p "$out/cpu-encode"
 	"$dir/proscenium" debug encode --codec "$ck/codec.pth" --audio "$ref" --out "$out/cpu-encode" >>"$out/serve-checks.log" 2>&1
 	lib=$(find "$out/xdg" -name codes.npy | head -1)
 	python3 -c "

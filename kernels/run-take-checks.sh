@@ -31,14 +31,27 @@ PROSCENIUM_GPU_WORKER=/nonexistent timeout 120 "$P" synth --model "$ck" --text "
 PROSCENIUM_GPU_WORKER=/nonexistent timeout 30 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 20 --backend cuda --out "$out/miss2.wav" >>"$L" 2>&1; echo "rc=$? (want 1)" >>"$L"
 s memory cap 50 MB; timeout 30 "$dir/proscenium-gpu" bench-take -model "$ck" -cap 50000000 >>"$L" 2>&1; echo "rc=$? (want 1)" >>"$L"
 s kill -9 of the worker mid-take
-"$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 4000 --temperature 0.01 --backend cuda --out "$out/killed.wav" >>"$L" 2>&1 &
-sp=$!
-w=
-for _ in $(seq 1 200); do w=$(pgrep -P $sp -f proscenium-gpu | head -1); [ -n "$w" ] && break; sleep 0.05; done
-sleep 1
-echo "worker pid $w" >>"$L"
-[ -n "$w" ] && kill -9 "$w"
-wait $sp; echo "rc=$? (want 1, the partial audio kept)" >>"$L"
-ls -la "$out/killed.wav" >>"$L" 2>&1
+# The demo take is short (well under a second on a GPU): kill at several
+# delays after the worker appears until one lands inside the take.
+for delay in 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1.0; do
+	"$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 4000 --temperature 0.01 --backend cuda --out "$out/killed.wav" >"$out/killed.log" 2>&1 &
+	sp=$!
+	w=
+	for _ in $(seq 1 200); do w=$(pgrep -P $sp -f proscenium-gpu | head -1); [ -n "$w" ] && break; sleep 0.05; done
+	sleep $delay
+	echo "delay $delay s: worker pid $w" >>"$L"
+	[ -n "$w" ] && kill -9 "$w"
+	wait $sp
+	rc=$?
+	cat "$out/killed.log" >>"$L"
+	echo "rc=$rc (want 1, the partial audio kept)" >>"$L"
+	if [ $rc = 1 ] && grep -q "audio made before it" "$out/killed.log"; then
+		ls -la "$out/killed.wav" >>"$L" 2>&1
+		s the next take after the kill
+		timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --out "$out/after.wav" >>"$L" 2>&1
+		echo "rc=$? (want 0: a fresh worker)" >>"$L"
+		break
+	fi
+done
 s done
 cat "$L"
