@@ -526,25 +526,7 @@ func TestGemmGrouped(t *testing.T) {
 		{"fp8 odd 70 tokens top3 of 6, 40→136", 70, 3, 6, 136, 40, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			per := c.rows * c.cols
-			var wf func(m int) []float32
-			var W, S *Block
-			if c.fp8 {
-				wq := randFP8(r, c.mats*per)
-				ns := FP8ScaleCount(c.rows, c.cols)
-				scales := make([]float32, c.mats*ns)
-				for i := range scales {
-					scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
-				}
-				W, S = upload(t, wq), upload(t, scales)
-				wf = func(m int) []float32 {
-					return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.rows, c.cols, scales[m*ns:(m+1)*ns], FP8Block)
-				}
-			} else {
-				wh, f := bf16Weights(r, c.mats*c.rows, c.cols)
-				W = upload(t, wh)
-				wf = func(m int) []float32 { return f[m*per : (m+1)*per] }
-			}
+			W, S, wf := expertWeights(t, r, c.fp8, c.mats, c.rows, c.cols)
 			x := randNonZero(r, c.n*c.cols)
 			// Route: each token to k distinct experts; group by expert. With
 			// ids, group e is expert perm[e] (only experts that got rows).
@@ -594,4 +576,25 @@ func TestGemmGrouped(t *testing.T) {
 			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
 		})
 	}
+}
+
+// expertWeights uploads mats random [rows, cols] matrices, block-FP8 with
+// random scales (S) or BF16 (S nil), and returns wf(m): matrix m as the
+// float32 the device computes with.
+func expertWeights(t *testing.T, r *rand.Rand, fp8 bool, mats, rows, cols int) (W, S *Block, wf func(m int) []float32) {
+	t.Helper()
+	per := rows * cols
+	if fp8 {
+		wq := randFP8(r, mats*per)
+		ns := FP8ScaleCount(rows, cols)
+		scales := make([]float32, mats*ns)
+		for i := range scales {
+			scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
+		}
+		return upload(t, wq), upload(t, scales), func(m int) []float32 {
+			return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], rows, cols, scales[m*ns:(m+1)*ns], FP8Block)
+		}
+	}
+	wh, f := bf16Weights(r, mats*rows, cols)
+	return upload(t, wh), nil, func(m int) []float32 { return f[m*per : (m+1)*per] }
 }

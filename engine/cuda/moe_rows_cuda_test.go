@@ -7,7 +7,6 @@ import (
 	"math"
 	"testing"
 
-	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 )
 
@@ -33,25 +32,7 @@ func TestMoERowsGEMV(t *testing.T) {
 		{"bf16 odd down 64 tokens top3 of 6, 40→136 sorted x", 64, 3, 6, 136, 40, 0, false, false},
 		{"bf16 1 token top8 of 16, 2048→1024", 1, 8, 16, 1024, 2048, 0, false, true},
 	} {
-		per := c.rows * c.cols
-		var wf func(m int) []float32
-		var W, S *Block
-		if c.fp8 {
-			wq := randFP8(r, c.mats*per)
-			ns := FP8ScaleCount(c.rows, c.cols)
-			scales := make([]float32, c.mats*ns)
-			for i := range scales {
-				scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
-			}
-			W, S = upload(t, wq), upload(t, scales)
-			wf = func(m int) []float32 {
-				return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.rows, c.cols, scales[m*ns:(m+1)*ns], FP8Block)
-			}
-		} else {
-			wh, f := bf16Weights(r, c.mats*c.rows, c.cols)
-			W = upload(t, wh)
-			wf = func(m int) []float32 { return f[m*per : (m+1)*per] }
-		}
+		W, S, wf := expertWeights(t, r, c.fp8, c.mats, c.rows, c.cols)
 		// Route each token to k distinct experts and sort the pairs by expert
 		// (what MoEGroup computes on the device).
 		byExpert := make([][]int32, c.mats)
