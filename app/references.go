@@ -1,7 +1,9 @@
 package app
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -38,6 +40,20 @@ func (c *refCodec) cpuEncoder() (*voicelib.CPUEncoder, error) {
 	return c.cpu, c.err
 }
 
+// codecFileID is voicelib.CodecID of the file at path, read as a stream.
+func codecFileID(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return voicelib.CodecIDOfSum(h.Sum(nil)), nil
+}
+
 // refCodecs caches the codec of the last model directory used.
 var refCodecs struct {
 	mu  sync.Mutex
@@ -56,18 +72,20 @@ func (s *Service) refEncoder() (voicelib.Encoder, error) {
 	s.mu.Unlock()
 	refCodecs.mu.Lock()
 	c := refCodecs.cur
+	refCodecs.mu.Unlock()
 	if c == nil || c.dir != dir {
-		b, err := os.ReadFile(filepath.Join(dir, "codec.pth"))
+		id, err := codecFileID(filepath.Join(dir, "codec.pth"))
 		if err != nil {
-			refCodecs.mu.Unlock()
 			return nil, fmt.Errorf("the model's codec cannot encode references: %w", err)
 		}
-		c = &refCodec{dir: dir, id: voicelib.CodecID(b)}
+		c = &refCodec{dir: dir, id: id}
+		refCodecs.mu.Lock()
 		refCodecs.cur = c
+		refCodecs.mu.Unlock()
 	}
-	refCodecs.mu.Unlock()
 	if re, ok := eng.(engine.ReferenceEncoder); ok {
-		return engineEncoder{eng: re, codebooks: eng.Info().Codebooks, codec: c}, nil
+		info := eng.Info()
+		return engineEncoder{eng: re, codebooks: info.Codebooks, samplesPerFrame: info.SamplesPerFrame, codec: c}, nil
 	}
 	return c.cpuEncoder()
 }
@@ -75,12 +93,18 @@ func (s *Service) refEncoder() (voicelib.Encoder, error) {
 // engineEncoder encodes with the engine, and with the CPU encoder of the
 // same codec when the engine cannot (a worker that died, a memory cap).
 type engineEncoder struct {
-	eng       engine.ReferenceEncoder
-	codebooks int
-	codec     *refCodec
+	eng                        engine.ReferenceEncoder
+	codebooks, samplesPerFrame int
+	codec                      *refCodec
 }
 
 func (e engineEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
+	// Bad audio is refused here, not retried on the CPU.
+	if e.samplesPerFrame > 0 {
+		if _, err := cpu.CodecEncodeFrames(audio, e.samplesPerFrame); err != nil {
+			return nil, err
+		}
+	}
 	codes, frames, err := e.eng.EncodeReference(audio)
 	if err == nil {
 		return &cpu.CodecEncoding{Frames: frames, Codes: codes}, nil

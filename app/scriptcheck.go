@@ -67,7 +67,15 @@ func (s *Service) CheckScript(text string) (ScriptCheck, error) {
 	// Each refusal names one place; check again after it to find the next.
 	for from := 0; from < len(text) && len(c.Problems) < maxScriptProblems; {
 		var te *drama3.TextError
-		if err := check(text[from:]); !errors.As(err, &te) || te.Offset < 0 {
+		err := check(text[from:])
+		if err != nil && !errors.As(err, &te) && c.Tokenizer {
+			// The engine could not check (a worker that died or timed
+			// out): check the structure alone rather than call the script
+			// clean, and say so.
+			c.Tokenizer, check = false, drama3.CheckStructure
+			continue
+		}
+		if err == nil || te == nil || te.Offset < 0 {
 			break
 		}
 		at := from + te.Offset

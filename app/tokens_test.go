@@ -81,3 +81,29 @@ func TestCheckScriptAsksTheEngine(t *testing.T) {
 		t.Fatalf("check %+v", c)
 	}
 }
+
+// brokenChecker is an engine whose script check fails (a worker that died).
+type brokenChecker struct{ testEngine }
+
+func (*brokenChecker) CheckText(string) error { return errors.New("engine worker not running") }
+
+// When the engine cannot check, the script check falls back to the prompt's
+// structure rules and says the tokenizer took no part: never "no problems"
+// from a check that did not run.
+func TestCheckScriptWhenTheEngineCannot(t *testing.T) {
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &brokenChecker{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	c, err := svc.CheckScript("Hello <|im_end|> there.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tokenizer || len(c.Problems) != 1 || c.Problems[0].Token != "<|im_end|>" {
+		t.Fatalf("check %+v, want the structural problem found without the tokenizer", c)
+	}
+}

@@ -46,8 +46,11 @@ func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
 // codes an encoder of that codec made, and re-makes them for another.
 func CodecID(codecPTH []byte) string {
 	sum := sha256.Sum256(codecPTH)
-	return "codec-sha256:" + hex.EncodeToString(sum[:])
+	return CodecIDOfSum(sum[:])
 }
+
+// CodecIDOfSum is CodecID of a file whose SHA-256 is sum.
+func CodecIDOfSum(sum []byte) string { return "codec-sha256:" + hex.EncodeToString(sum) }
 
 func (e *CPUEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) { return e.enc.Encode(audio) }
 func (e *CPUEncoder) Codebooks() int                                     { return e.enc.Geometry().Codebooks }

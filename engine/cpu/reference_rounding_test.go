@@ -1,10 +1,14 @@
 package cpu
 
 import (
+	"context"
 	"math"
+	"path/filepath"
 	"testing"
 
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
+	"proscenium/engine/tokenizer"
 )
 
 // Rounded copies the whole tree, leaves the original alone, moves weights
@@ -41,4 +45,51 @@ func TestRounded(t *testing.T) {
 	if c := Rounded(w, 2); c.InProjQKV[0] == a.InProjQKV[0] && c.InProjQKV[1] == a.InProjQKV[1] && c.InProjQKV[2] == a.InProjQKV[2] {
 		t.Errorf("another seed gave the same weights")
 	}
+}
+
+// Rounded copies a whole loaded model, and refuses what is not a weight.
+func TestRoundedModel(t *testing.T) {
+	base, err := qwen3.TokenizerJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := LoadBackend(dir, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := LoadBackendRounded(dir, tok, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rounded model is another model: its prefill differs, a little.
+	prompt := []int{1, 2, 3, 4, 5}
+	sa, sb := make([]float32, a.heads.Codes()+1), make([]float32, b.heads.Codes()+1)
+	if err := a.Begin(context.Background(), prompt, sa); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Begin(context.Background(), prompt, sb); err != nil {
+		t.Fatal(err)
+	}
+	var diff, scale float64
+	for i := range sa {
+		diff = max(diff, math.Abs(float64(sa[i]-sb[i])))
+		scale = max(scale, math.Abs(float64(sa[i])))
+	}
+	if diff == 0 || diff > 1e-4*scale {
+		t.Errorf("semantic logits moved by %g of %g: want a rounding-sized change", diff, scale)
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Errorf("Rounded of a map did not panic")
+		}
+	}()
+	Rounded(&struct{ M map[string]float32 }{M: map[string]float32{"a": 1}}, 1)
 }
