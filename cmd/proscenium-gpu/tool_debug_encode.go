@@ -41,7 +41,7 @@ func runDebugEncode(args []string) error {
 		return errors.New("--codec, --audio and --out are required")
 	}
 	if *window < 0 {
-		return fmt.Errorf("--window %d must be positive", *window)
+		return fmt.Errorf("--window %d must not be negative (0: the codec's own window)", *window)
 	}
 	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
 		return fmt.Errorf("--out %s is not a directory", *out)

@@ -43,7 +43,7 @@ func runDebugEncode(args []string) error {
 		return fmt.Errorf("%w: --codec, --audio and --out are required", errUsage)
 	}
 	if *window < 0 {
-		return fmt.Errorf("%w: --window %d must be positive", errUsage, *window)
+		return fmt.Errorf("%w: --window %d must not be negative (0: the codec's own window)", errUsage, *window)
 	}
 	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
 		return fmt.Errorf("--out %s is not a directory", *out)

@@ -101,11 +101,7 @@ func (e *CodecEncoder) uploads(xs ...f32Upload) error {
 func (e *CodecEncoder) conv(c drama3.CodecConv) (*encConv, error) {
 	p := cpu.CodecEncoderConv(c)
 	s := &encConv{in: p.In, out: p.Out, taps: p.Kernel, dil: p.Dilation, stride: max(c.Stride, 1)}
-	bias := p.Bias
-	if bias == nil {
-		bias = make([]float32, p.Out)
-	}
-	return s, e.uploads(f32Upload{&s.w, p.W}, f32Upload{&s.bias, bias})
+	return s, e.uploads(f32Upload{&s.w, p.W}, f32Upload{&s.bias, orZeros(p.Bias, p.Out)})
 }
 
 // linear is a bias-free Linear [out][in] as a kernel-1 conv.
@@ -265,6 +261,14 @@ func (e *CodecEncoder) transformer(dst *[]encStep, t *drama3.CodecTransformer, w
 	return nil
 }
 
+// orZeros is b, or n zeros for a projection without a bias.
+func orZeros(b []float32, n int) []float32 {
+	if b == nil {
+		return make([]float32, n)
+	}
+	return b
+}
+
 func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 	qs := append([]drama3.CodecQuantizer{w.Semantic}, w.Residual...)
 	ins := append([]drama3.CodecConv{w.SemanticIn}, w.ResidualIn...)
@@ -278,7 +282,11 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 	var off, sizes []int32
 	for i, x := range qs {
 		if x.Proj.In != q.dim || ins[i].Out != q.dim || x.Proj.Out != q.latent {
-			return fmt.Errorf("cuda codec encoder: quantizer %d has width %d/%d, want %d", i, x.Proj.In, ins[i].Out, q.dim)
+			return fmt.Errorf("cuda codec encoder: quantizer %d is %d wide (in_proj %d, out_proj %d → %d), want %d wide onto a latent of %d",
+				i, x.Proj.In, ins[i].Out, x.Proj.In, x.Proj.Out, q.dim, q.latent)
+		}
+		if ins[i].Bias != nil && len(ins[i].Bias) != q.dim || x.Proj.Bias != nil && len(x.Proj.Bias) != q.latent {
+			return fmt.Errorf("cuda codec encoder: quantizer %d's projections have %d and %d biases, want %d and %d", i, len(ins[i].Bias), len(x.Proj.Bias), q.dim, q.latent)
 		}
 		off = append(off, int32(len(cb)))
 		sizes = append(sizes, int32(x.Size))
@@ -286,10 +294,10 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 		unit = append(unit, cpu.CodecUnitCodebook(x.Codebook[:x.Size*q.dim], q.dim)...)
 		in := cpu.CodecEncoderConv(ins[i])
 		inW = append(inW, in.W...)
-		inB = append(inB, in.Bias...)
+		inB = append(inB, orZeros(in.Bias, q.dim)...)
 		out := cpu.CodecEncoderConv(x.Proj)
 		outW = append(outW, out.W...)
-		outB = append(outB, out.Bias...)
+		outB = append(outB, orZeros(out.Bias, q.latent)...)
 	}
 	if err := e.uploads(f32Upload{&q.inW, inW}, f32Upload{&q.inB, inB}, f32Upload{&q.unit, unit}, f32Upload{&q.cb, cb},
 		f32Upload{&q.outW, outW}, f32Upload{&q.outB, outB}); err != nil {
@@ -317,11 +325,12 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 	// Size the buffers and the RoPE table over every step.
 	rows, ch := frames*spf, 1
 	elems, ropeRows := rows, 0
-	for _, steps := range [][]encStep{e.encoder, e.reduce} {
-		for _, s := range steps {
+	for part, steps := range [][]encStep{e.encoder, e.reduce} {
+		for i, s := range steps {
 			n, c, need := s.plan(rows, ch)
 			if need < 0 {
-				return nil, fmt.Errorf("cuda codec encoder: %d rows do not divide into the stride of a step", rows)
+				return nil, fmt.Errorf("cuda codec encoder: %d samples (%d rows at %s step %d) do not divide into that step's stride",
+					len(audio), rows, [...]string{"encoder", "reduction"}[part], i)
 			}
 			elems = max(elems, need)
 			if _, ok := s.(*encBlock); ok {

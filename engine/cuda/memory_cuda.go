@@ -45,8 +45,15 @@ func Upload[T any](d *Device, b *Block, off int64, src []T) error {
 	if err := checkFits(b, off, n, "upload"); err != nil {
 		return err
 	}
+	// A copy from pageable memory may return before its DMA has landed,
+	// and it is not ordered with the non-blocking streams kernels run on:
+	// the context synchronisation makes the bytes visible to every stream
+	// before Upload returns.
 	return d.Do(func() error {
-		return cu.MemcpyHtoD(cu.DevicePtr(b.Ptr+uintptr(off)), unsafe.Pointer(&src[0]), n)
+		if err := cu.MemcpyHtoD(cu.DevicePtr(b.Ptr+uintptr(off)), unsafe.Pointer(&src[0]), n); err != nil {
+			return err
+		}
+		return cu.Synchronize()
 	})
 }
 

@@ -64,8 +64,12 @@ func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
 	switch {
 	case m.Rows <= 0 || m.Cols <= 0 || m.E <= 0 || m.Pairs <= 0:
 		return fmt.Errorf("cuda: %s moe rows: bad shape %+v", kind, m)
-	case m.Cols%per != 0 || m.XStride%4 != 0 || m.XStride < m.Cols:
-		return fmt.Errorf("cuda: %s moe rows: %d columns (pitch %d) is not a multiple of %d", kind, m.Cols, m.XStride, per)
+	case m.Cols%per != 0:
+		return fmt.Errorf("cuda: %s moe rows: %d columns is not a multiple of %d", kind, m.Cols, per)
+	case m.XStride%4 != 0 || m.XStride < m.Cols:
+		return fmt.Errorf("cuda: %s moe rows: x's pitch %d is not a multiple of 4 at least the %d columns", kind, m.XStride, m.Cols)
+	case m.RowIds != nil && m.XRows <= 0:
+		return fmt.Errorf("cuda: %s moe rows: row ids over %d rows of x", kind, m.XRows)
 	case m.Group != 4 && m.Group != 8:
 		return fmt.Errorf("cuda: %s moe rows: %d pairs per pass (compiled: %v)", kind, m.Group, moeRowsGroups)
 	case m.Offsets == nil:
@@ -77,7 +81,7 @@ func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
 	}
 	errs := []error{
 		checkFits(W, m.WOff, int64(m.E)*int64(m.Rows)*int64(m.Cols)*elem, kind+" moe rows weights"),
-		checkFits(x, 0, int64((xrows-1)*m.XStride+m.Cols)*4, kind+" moe rows x"),
+		checkFits(x, 0, ((int64(xrows)-1)*int64(m.XStride)+int64(m.Cols))*4, kind+" moe rows x"),
 		checkFits(y, 0, int64(m.Pairs)*int64(m.Rows)*4, kind+" moe rows y"),
 		checkFits(m.Offsets, 0, int64(m.E+1)*4, kind+" moe rows offsets"),
 	}
