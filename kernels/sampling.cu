@@ -157,9 +157,11 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // warp_draw ends a draw in one warp once the selection left m ≤ SELECT_CAND
 // candidates (limit ≤ m of them kept by top-k) unsorted in sh.sort's first
 // m slots: the sort, the kept weights and their running sums, top-p and the
-// pick, as sample_body's block path does them, with lane l holding sorted
-// positions 2l and 2l+1 and shuffles in place of block barriers. Writes
-// the code to sh.sel.code.
+// pick, the steps of sample_body's block path, with lane l holding sorted
+// positions 2l and 2l+1 and shuffles in place of block barriers. Its running
+// sums add the lane pairs first, so they may differ from the block path's in
+// the last bits (TestSamplerMatchesCPU holds both to the CPU's choice).
+// Writes the code to sh.sel.code.
 __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __restrict__ logits, double temp,
                           double smax, double z, float top_p, double u) {
     const int lane = threadIdx.x & 31;

@@ -19,9 +19,10 @@ import (
 // with its draw, the next feedback row — is one CUDA graph, captured at the
 // first frame and replayed for every frame of every take; its codes and end
 // flag come back in one copy into pinned host memory. The prompt runs
-// through Backbone.Prefill and Tower.Prefill chunk by chunk (ctx checked
-// between chunks; frame_prompt_cuda.go, reference frames included). Decode runs the GPU codec on its own stream, chunk by
-// chunk in order (each chunk costs only its own frames).
+// through Backbone.Prefill and Tower.Prefill chunk by chunk, ctx checked
+// between chunks (frame_prompt_cuda.go, reference frames included). Decode
+// runs the GPU codec on its own stream, chunk by chunk in order (each chunk
+// costs only its own frames).
 
 // FramesOptions sizes a Frames.
 type FramesOptions struct {
