@@ -112,11 +112,10 @@ func (g DeltaNetGeometry) StateBytes() int64 {
 // projected rows and the gated-norm output, then the chunked form's
 // regions when the geometry takes it and rows > 1).
 func (g DeltaNetGeometry) ScratchBytes(rows int) int64 {
-	end := g.scratchLayout(rows) + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
 	if rows > 1 && g.chunkable() {
 		return g.chunkScratch(rows).end
 	}
-	return end
+	return g.scratchLayout(rows) + 4*int64(rows)*int64(g.ValueHeads*g.ValueDim)
 }
 
 // scratchLayout is the byte offsets of the regions of the scratch: the
