@@ -58,8 +58,9 @@ func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
 // FramesBytes is the device memory a model of layout needs for a context of
 // capacity rows (0: DefaultFramesCapacity): the weight arena (backbone,
 // tower, heads, codebooks), the backbone's states and scratch, the tower's
-// caches and scratch, and the tower binding's extras (an upper bound:
-// float32 copies of every tower norm and a gathered semantic head). The
+// caches and scratch, the tower binding's extras (an upper bound: float32
+// copies of every tower norm and a gathered semantic head), and what a
+// reference-voice prompt allocates while it begins (PromptScratchBytes). The
 // codec's weights and stream are apart (CodecBytes, on the GPU side), as is
 // the frame result's pinned host memory.
 func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
@@ -78,7 +79,18 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 	tw := TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
 	layers := int64(g.SharedLayers + g.ResidualLayers())
 	extras := layers*5*int64(g.Dim)*4 + int64(g.Entries[0]+1)*int64(g.Dim)*2 + int64(g.Entries[0]+1)*4 + (layers*5+2)*256
-	return layout.Bytes + plan.Bytes + tw + extras, plan, nil
+	return layout.Bytes + plan.Bytes + tw + extras + PromptScratchBytes(capacity, cfg.Text.HiddenSize), plan, nil
+}
+
+// PromptScratchBytes bounds what a prompt with reference frames allocates
+// while it begins (frame_prompt_cuda.go), for a context of capacity rows of
+// hidden floats: every row an audio row, its control block and feedback row,
+// or its forced codes, whichever is larger.
+func PromptScratchBytes(capacity, hidden int) int64 {
+	rows := int64(framesCapacity(capacity))
+	feedback := rows * int64(frameCtrlWords+hidden) * 4
+	forced := rows * int64(1+FrameMaxCodebooks) * 4
+	return max(feedback, forced)
 }
 
 // ModelBytes reads the checkpoint directory dir's config and safetensors
