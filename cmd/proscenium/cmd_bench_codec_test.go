@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The GPU codec commands check their arguments before starting the worker,
-// and name the worker when it cannot start.
+// The GPU codec commands and the debug drivers check their arguments before
+// starting the worker, and name the worker when it cannot start.
 func TestCodecGPUCommandsArguments(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-worker")
 	for _, tc := range []struct {
@@ -26,6 +26,8 @@ func TestCodecGPUCommandsArguments(t *testing.T) {
 		{"decode missing worker", runDebugDecode, []string{"--codec", "c", "--codes", "x", "--out", "o", "--backend", "cuda", "--worker", missing}, false, missing},
 		{"encode unknown backend", runDebugEncode, []string{"--codec", "c", "--audio", "x", "--out", "o", "--backend", "tpu"}, true, "tpu"},
 		{"encode missing worker", runDebugEncode, []string{"--codec", "c", "--audio", "x", "--out", "o", "--backend", "cuda", "--worker", missing}, false, missing},
+		{"backbone unknown backend", runDebugBackbone, []string{"--model", "m", "--ids", "1,2", "--out", "o", "--backend", "tpu"}, true, "tpu"},
+		{"backbone missing worker", runDebugBackbone, []string{"--model", "m", "--ids", "1,2", "--out", "o", "--backend", "cuda", "--worker", missing}, false, missing},
 	} {
 		err := tc.run(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, errUsage) != tc.usage {

@@ -21,8 +21,7 @@ func runDebugBackbone(args []string) error {
 	ids := fs.String("ids", "", "comma-separated token ids of the prefill (required)")
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
-	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU backbone in the GPU worker (debug-backbone tool)")
-	worker := workerFlag(fs)
+	backend := debugBackendFlags(fs, "debug-backbone")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -40,16 +39,8 @@ func runDebugBackbone(args []string) error {
 		}
 	}
 
-	switch *backend {
-	case "cpu":
-	case "cuda":
-		fwd := []string{"--model", *model, "--ids", *ids, "--out", *out}
-		if *then != "" {
-			fwd = append(fwd, "--then", *then)
-		}
-		return runWorkerTool(*worker, "debug-backbone", fwd)
-	default:
-		return fmt.Errorf("%w: --backend %q: want cpu or cuda", errUsage, *backend)
+	if done, err := backend.forward(); done {
+		return err
 	}
 
 	cfg, w, err := cpu.LoadBackboneDir(*model)

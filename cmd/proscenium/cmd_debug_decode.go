@@ -27,17 +27,12 @@ func runDebugDecode(args []string) error {
 	wav := fs.String("wav", "", "also write a 44.1 kHz float32 WAV here (optional)")
 	from := fs.Int("from", 0, "first frame of a streaming chunk (optional)")
 	to := fs.Int("to", 0, "end frame of a streaming chunk (0: all frames)")
-	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's debug-decode with the same arguments")
-	worker := workerFlag(fs)
+	backend := debugBackendFlags(fs, "debug-decode")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	switch *backend {
-	case "cpu":
-	case "cuda":
-		return runWorkerTool(*worker, "debug-decode", forwardedFlags(fs))
-	default:
-		return fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *backend)
+	if done, err := backend.forward(); done {
+		return err
 	}
 	if *codecPath == "" || *codesPath == "" || *out == "" {
 		return fmt.Errorf("%w: --codec, --codes and --out are required", errUsage)

@@ -27,17 +27,12 @@ func runDebugEncode(args []string) error {
 	audioPath := fs.String("audio", "", "audio: float32 .npy [samples] or .wav, 44.1 kHz (required)")
 	window := fs.Int("window", 0, fmt.Sprintf("pre-module attention window in frames (0: the codec's %d)", drama3.CodecDefaultWindow))
 	out := fs.String("out", "", "output directory for codes.npy, z_pre.npy, z_enc.npy and margins.npy (required)")
-	backend := fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's debug-encode with the same arguments")
-	worker := workerFlag(fs)
+	backend := debugBackendFlags(fs, "debug-encode")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	switch *backend {
-	case "cpu":
-	case "cuda":
-		return runWorkerTool(*worker, "debug-encode", forwardedFlags(fs))
-	default:
-		return fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *backend)
+	if done, err := backend.forward(); done {
+		return err
 	}
 	if *codecPath == "" || *audioPath == "" || *out == "" {
 		return fmt.Errorf("%w: --codec, --audio and --out are required", errUsage)

@@ -43,14 +43,38 @@ func workerFlag(fs *flag.FlagSet) *string {
 	return fs.String("worker", "", "GPU worker binary (default: $"+gpuworker.EnvWorker+", next to this program, or in PATH)")
 }
 
-// forwardedFlags is every flag given on fs but --backend and --worker, as
-// arguments for the worker's tool of the same command.
-func forwardedFlags(fs *flag.FlagSet) []string {
-	var fwd []string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "backend" && f.Name != "worker" {
-			fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
-		}
-	})
-	return fwd
+// debugBackend is a debug driver's --backend (cpu, or cuda: the GPU
+// worker's tool of the same name and arguments) and --worker.
+type debugBackend struct {
+	fs              *flag.FlagSet
+	tool            string
+	backend, worker *string
+}
+
+// debugBackendFlags adds --backend and --worker to fs for a driver whose
+// GPU side is the worker's tool.
+func debugBackendFlags(fs *flag.FlagSet, tool string) *debugBackend {
+	return &debugBackend{fs: fs, tool: tool,
+		backend: fs.String("backend", "cpu", "cpu, or cuda: the GPU worker's "+tool+" with the same arguments"),
+		worker:  workerFlag(fs)}
+}
+
+// forward, once fs is parsed, runs the driver in the worker when --backend
+// is cuda, with every flag given but --backend and --worker: done reports
+// that it ran there (err is its failure). A backend other than cpu or cuda
+// is a usage error.
+func (b *debugBackend) forward() (done bool, err error) {
+	switch *b.backend {
+	case "cpu":
+		return false, nil
+	case "cuda":
+		var fwd []string
+		b.fs.Visit(func(f *flag.Flag) {
+			if f.Name != "backend" && f.Name != "worker" {
+				fwd = append(fwd, "-"+f.Name+"="+f.Value.String())
+			}
+		})
+		return true, runWorkerTool(*b.worker, b.tool, fwd)
+	}
+	return true, fmt.Errorf("%w: --backend %q: cpu or cuda", errUsage, *b.backend)
 }
