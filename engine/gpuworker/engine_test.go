@@ -159,6 +159,20 @@ func runRecorded(ctx context.Context, eng engine.Engine, req engine.SpeechReques
 	return r
 }
 
+// fakePair is the fake engine in a worker (closed when the test ends) and
+// the same engine in this process, the reference.
+func fakePair(t *testing.T) (worker, local engine.Engine) {
+	t.Helper()
+	req := LoadRequest{Model: "/models/fake", Backend: "fake"}
+	eng, err := OpenEngine(context.Background(), fakeSupervisor(t), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	local, _ = openFake(context.Background(), req, func(int64, int64) {})
+	return eng, local
+}
+
 func fakeSupervisor(t *testing.T) *Supervisor {
 	t.Helper()
 	exe, err := os.Executable()
@@ -232,13 +246,7 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 // tokenizer and rules; a refusal arrives as the *drama3.TextError it was.
 func TestTextOpsThroughTheWorker(t *testing.T) {
 	ctx := context.Background()
-	sup := fakeSupervisor(t)
-	eng, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	eng, local := fakePair(t)
 	for _, text := range []string{"", "Hello.", "ab<|x|>cd", "nul\x00byte"} {
 		wn, werr := local.(engine.TokenCounter).CountTokens(text)
 		n, err := eng.(engine.TokenCounter).CountTokens(text)
@@ -275,12 +283,7 @@ func TestTextOpsThroughTheWorker(t *testing.T) {
 // codes depend on them, and the worker's take equals the in-process one.
 func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 	ctx := context.Background()
-	eng, err := OpenEngine(ctx, fakeSupervisor(t), LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	eng, local := fakePair(t)
 	plain := engine.SpeechRequest{Text: "a voice", Seed: 4, MaxFrames: 5}
 	voiced := plain
 	voiced.References = []engine.Reference{{Transcript: "one", Codes: [][]int{{1, 2}, {3, 4}}}, {Transcript: "two", Codes: [][]int{{4, 6}}}}
@@ -297,13 +300,7 @@ func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 // A reference recording crosses to the worker bit for bit and comes back
 // as the engine's codes; the engine's refusal comes back as an error.
 func TestEncodeThroughTheWorker(t *testing.T) {
-	ctx := context.Background()
-	eng, err := OpenEngine(ctx, fakeSupervisor(t), LoadRequest{Model: "/models/fake", Backend: "fake"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
+	eng, local := fakePair(t)
 	samples := make([]float32, 44101)
 	for i := range samples {
 		samples[i] = float32(math.Sin(float64(i)*0.37)) * float32(i%7) / 3
