@@ -89,3 +89,23 @@ func codecDot4x2Go(w []float32, stride int, x0, x1 []float32, n8 int, lanes *[8]
 		}
 	}
 }
+
+// codecDot is the codec's float32 dot product (its quantizer's code search
+// and its transformer's attention scores), accumulated in four float32
+// partial sums in this order, products rounded before they are added: the
+// order the CUDA codec kernels follow. The backbone and tower use Dot.
+func codecDot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float32(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -78,7 +78,7 @@ func (q *codecQuantizer) encodeOne(zq, residual, ze, pick []float32) (int32, flo
 	best, second := float32(math.Inf(-1)), float32(math.Inf(-1))
 	idx := 0
 	for j := 0; j < q.size; j++ {
-		c := Dot(u, q.unit[j*dim:(j+1)*dim])
+		c := codecDot(u, q.unit[j*dim:(j+1)*dim])
 		if c > best {
 			best, second, idx = c, best, j
 		} else if c > second {

@@ -169,7 +169,7 @@ func (b *codecBlock) run(in codecSignal, outStart int, ws *CodecScratch) codecSi
 			m := float32(math.Inf(-1))
 			for j := j0; j <= t; j++ {
 				kr := qkv.row(j)[dim+h*codecHeadDim : dim+(h+1)*codecHeadDim]
-				s := Dot(q, kr) * scale
+				s := codecDot(q, kr) * scale
 				sc[j-j0] = s
 				m = max(m, s)
 			}

@@ -38,22 +38,28 @@ func MatMulRows(dst, w, x []float32, n, rows, cols int) {
 	})
 }
 
-// Dot is the float32 dot product of two equal-length vectors, accumulated in
-// four independent partial sums (summation order is part of the definition).
+// Dot is the dot product of two equal-length vectors, rounded to float32
+// once: every product is exact in float64 (24-bit by 24-bit significands)
+// and the products are summed in float64, so the result is the float32
+// nearest the exact sum unless that sum lies within float64 rounding noise
+// (about n·2⁻⁵³ of Σ|a·b|) of a float32 rounding boundary. The order of the
+// sum is therefore not part of the definition: a GPU kernel that sums the
+// same float64 products in any order rounds to the same float32 (the
+// backbone's numerics contract, docs/MODEL.md "Numerics").
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
+	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += float64(a[i]) * float64(b[i])
 	}
-	return (s0 + s1) + (s2 + s3)
+	return float32((s0 + s1) + (s2 + s3))
 }
 
 // RMSNormZeroCentred is the decoder norm of Qwen3.5: y = x / rms(x) · (1 + w),
