@@ -101,7 +101,8 @@ func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *
 
 // causalConvSiLU runs the depthwise causal conv (kernel k, no bias) over n
 // rows of ch channels preceded by the k−1 rows in state, applies SiLU, and
-// leaves the last k−1 inputs in state.
+// leaves the last k−1 inputs in state. Each tap sum is a float64 sum of the
+// exact products, rounded to float32 once (numerics contract, rule 2).
 func causalConvSiLU(x []float32, n, ch int, weight []float32, k int, state []float32) []float32 {
 	ext := make([]float32, (k-1+n)*ch)
 	copy(ext, state)
@@ -110,11 +111,11 @@ func causalConvSiLU(x []float32, n, ch int, weight []float32, k int, state []flo
 	parallelFor(n, n*ch*k, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			for c := 0; c < ch; c++ {
-				var s float32
+				var s float64 // rule 2: exact products summed in float64, rounded once
 				for j := 0; j < k; j++ {
-					s += weight[c*k+j] * ext[(t+j)*ch+c]
+					s += float64(weight[c*k+j]) * float64(ext[(t+j)*ch+c])
 				}
-				out[t*ch+c] = SiLU(s)
+				out[t*ch+c] = SiLU(float32(s))
 			}
 		}
 	})
@@ -131,15 +132,36 @@ func softplus(x float32) float32 {
 }
 
 // l2Normalize scales v by 1/sqrt(Σv² + eps) (the reference's l2norm: eps
-// inside the sum, not the mean).
+// inside the sum, not the mean). Σv² is a float64 sum of the exact squares;
+// eps is added, the square root and the reciprocal taken in float64, and the
+// factor rounded to float32 once (rules 2 and 3); each v[i]·inv is one
+// float32 multiply.
 func l2Normalize(v []float32, eps float32) {
-	var ss float32
+	var ss float64
 	for _, x := range v {
-		ss += x * x
+		ss += float64(x) * float64(x)
 	}
-	inv := float32(1 / math.Sqrt(float64(ss+eps)))
+	inv := float32(1 / math.Sqrt(ss+float64(eps)))
 	for i := range v {
 		v[i] *= inv
+	}
+}
+
+// transposeTimes sets dst[j] = Σ_i x[i]·s[i·len(dst)+j] (Sᵀx for a [len(x),
+// len(dst)] state) as float64 sums of the exact products, each rounded to
+// float32 once (rule 2), so any order of the rows gives the same bits; acc
+// is len(dst) float64s of scratch.
+func transposeTimes(dst []float32, s, x []float32, acc []float64) {
+	dv := len(dst)
+	clear(acc)
+	for i, xi := range x {
+		row := s[i*dv : (i+1)*dv]
+		for j, sij := range row {
+			acc[j] += float64(xi) * float64(sij)
+		}
+	}
+	for j := range dst {
+		dst[j] = float32(acc[j])
 	}
 }
 
@@ -178,12 +200,17 @@ func newDeltaInputs(conv, beta, decay []float32, g *drama3.TextConfig) *deltaInp
 //
 //	S ← exp(g)·S;  u = Sᵀk;  S ← S + k ⊗ beta·(v − u);  o = Sᵀq.
 //
+// u and o are float64 sums rounded once (transposeTimes, rule 2); e^g·S_ij,
+// beta·(v_j − u_j) and S_ij + k_i·delta_j are float32 operations, one
+// rounding each (rule 4).
+//
 // core receives o, [n, nv, dv]; state is updated in place.
 func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	d := newDeltaInputs(conv, beta, decay, g)
 	nv, dk, dv := d.nv, d.dk, d.dv
 	parallelFor(nv, n*nv*dk*dv*4, func(lo, hi int) {
 		delta := make([]float32, dv)
+		acc := make([]float64, dv)
 		for h := lo; h < hi; h++ {
 			s := state[h*dk*dv : (h+1)*dk*dv]
 			for t := 0; t < n; t++ {
@@ -193,22 +220,17 @@ func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *drama3
 				for i := range s {
 					s[i] *= eg
 				}
-				// delta = beta·(v − Sᵀk)
-				copy(delta, v)
-				for i := 0; i < dk; i++ {
-					AddScaled(delta, s[i*dv:(i+1)*dv], -k[i])
-				}
+				// delta = beta·(v − u), u = Sᵀk rounded once (rule 2), then
+				// float32 operations (rule 4).
+				transposeTimes(delta, s, k, acc)
 				for j := range delta {
-					delta[j] *= bt
+					delta[j] = bt * (v[j] - delta[j])
 				}
+				// S_ij += k_i·delta_j, the product rounded before the add.
 				for i := 0; i < dk; i++ {
 					AddScaled(s[i*dv:(i+1)*dv], delta, k[i])
 				}
-				o := core[(t*nv+h)*dv:][:dv]
-				clear(o)
-				for i := 0; i < dk; i++ {
-					AddScaled(o, s[i*dv:(i+1)*dv], q[i])
-				}
+				transposeTimes(core[(t*nv+h)*dv:][:dv], s, q, acc)
 			}
 		}
 	})
@@ -222,6 +244,14 @@ func gatedDeltaRuleRecurrent(core, conv, beta, decay []float32, n int, g *drama3
 //
 //	o_i = e^{c_i} S0ᵀq_i + Σ_{j≤i} (q_i·k_j) e^{c_i−c_j} Δ_j,
 //	S   = e^{c_L} S0 + Σ_j e^{c_L−c_j} k_j ⊗ Δ_j.
+//
+// Numerics (docs/MODEL.md, "Numerics contract"): q_i·k_j and k_i·k_j are Dot
+// (rule 1); c is a float32 running sum; every other sum (the substitutions,
+// W·S0, S0ᵀq, the Δ terms of o and of S) is a float32 chain in the order
+// written here, each product rounded before its add (rule 4): cheap, and
+// kernels/deltanet_chunk.cu follows the same order. A call of n > 1 rows
+// (and only such a call) takes this form, so its bits differ from the
+// recurrence's (by about 1e-6 relative).
 func gatedDeltaRuleChunked(core, conv, beta, decay []float32, n int, g *drama3.TextConfig, state []float32) {
 	d := newDeltaInputs(conv, beta, decay, g)
 	nv, dk, dv := d.nv, d.dk, d.dv
