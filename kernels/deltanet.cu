@@ -5,12 +5,14 @@
 #include "deltanet.cuh"
 
 // One block per value head h, DN_THREADS threads, the rows of the layer in
-// order (the recurrence: the CPU's chunked form computes the same within
-// 1e-5). The head's state S [dk, dv] stays in registers for all rows: warps
-// are laid out CW = ceil(dv/32) across the columns (thread column j = lane +
-// 32·(warp mod CW)) by G = 16/CW groups down the rows (group γ holds rows
-// γ, γ+G, …, at most DN_MAXR). Sums over the rows (Sᵀk, Sᵀq) meet in shared
-// memory.
+// order (the recurrence: engine/cpu gatedDeltaRuleRecurrent's bits, which a
+// one-row call has on the CPU; the CPU's calls of more rows take the chunked
+// form, within 1e-5 of this). The head's state S [dk, dv] stays in registers
+// for all rows: warps are laid out CW = ceil(dv/32) across the columns
+// (thread column j = lane + 32·(warp mod CW)) by G = 16/CW groups down the
+// rows (group γ holds rows γ, γ+G, …, at most DN_MAXR). Sums over the rows
+// (Sᵀk, Sᵀq) are double partials that meet in shared memory and are rounded
+// once.
 //
 // Per row t: the conv of the head's 2·dk + dv channels (q and k of its key
 // head, its own v) over the previous K−1 inputs (the conv state, then earlier
@@ -29,11 +31,11 @@
 #define DN_MAXR 32
 #define DN_MAXCH 1536  // 2·dk + dv: dk ≤ 512, dv ≤ 512 (engine/cuda DeltaNetGeometry.Validate)
 
-// block_sum2 sums a and b over the block (red: 64 floats of shared memory).
-__device__ __forceinline__ void block_sum2(float& a, float& b, float* red) {
+// block_sum2 sums a and b over the block (red: 64 doubles of shared memory).
+__device__ __forceinline__ void block_sum2(double& a, double& b, double* red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    a = warp_sum(a);
-    b = warp_sum(b);
+    a = warp_sum_double(a);
+    b = warp_sum_double(b);
     __syncthreads();
     if (lane == 0) {
         red[warp] = a;
@@ -41,8 +43,29 @@ __device__ __forceinline__ void block_sum2(float& a, float& b, float* red) {
     }
     __syncthreads();
     const int nw = blockDim.x >> 5;
-    a = warp_sum(lane < nw ? red[lane] : 0.f);
-    b = warp_sum(lane < nw ? red[32 + lane] : 0.f);
+    a = warp_sum_double(lane < nw ? red[lane] : 0.0);
+    b = warp_sum_double(lane < nw ? red[32 + lane] : 0.0);
+}
+
+// dn_norm_qk L2-normalises the head's q and k in xs (q also ·dk^-½, the
+// CPU's two float multiplies) once every thread has written them; xs holds
+// the normed vectors for every thread on return.
+__device__ __forceinline__ void dn_norm_qk(float* xs, int dk, double* red) {
+    const int tid = threadIdx.x, nt = blockDim.x;
+    __syncthreads();  // the conv's writes of xs
+    double sq = 0.0, sk = 0.0;
+    for (int c = tid; c < dk; c += nt) {
+        sq += (double)xs[c] * (double)xs[c];
+        sk += (double)xs[dk + c] * (double)xs[dk + c];
+    }
+    block_sum2(sq, sk, red);  // its first barrier also ends every read of xs above
+    const float invq = dn_l2_inv(sq), invk = dn_l2_inv(sk);
+    const float qscale = (float)(1.0 / sqrt((double)dk));
+    for (int c = tid; c < dk; c += nt) {
+        xs[c] = __fmul_rn(__fmul_rn(xs[c], invq), qscale);
+        xs[dk + c] = __fmul_rn(xs[dk + c], invk);
+    }
+    __syncthreads();
 }
 
 // core: [n, nv·dv] out. proj: [n, pw] rows of (qkv | z | b | a), pw = ch +
@@ -52,10 +75,10 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
                   float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
                   const float* __restrict__ alog, const float* __restrict__ normw, int n, int nk, int nv, int dk,
                   int dv, int K, float eps) {
-    __shared__ float xs[DN_MAXCH];           // this row's q, k, v after conv and SiLU
-    __shared__ float red_u[DN_THREADS];      // [G][dv] partial Sᵀk
-    __shared__ float red_o[DN_THREADS];      // [G][dv] partial Sᵀq
-    __shared__ float red[64];
+    __shared__ float xs[DN_MAXCH];           // this row's q, k, v after conv and SiLU (q, k then normed)
+    __shared__ double red_u[DN_THREADS];     // [G][dv] partial Sᵀk
+    __shared__ double red_o[DN_THREADS];     // [G][dv] partial Sᵀq
+    __shared__ double red[64];
     __shared__ double redd[DN_WARPS];
     __shared__ float gate[2];                // β, e^g
 
@@ -66,7 +89,6 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
     const int CW = (dv + 31) / 32, G = DN_WARPS / CW;
     const int grp = warp / CW, j = (warp % CW) * 32 + lane;
     const bool col = grp < G && j < dv;  // holds a state column
-    const float qscale = (float)(1.0 / sqrt((double)dk));
     float* st = S + (size_t)h * dk * dv;
     float* cs = convstate + (size_t)h * cw;  // row r of the conv state at cs + r·nv·cw
 
@@ -85,53 +107,46 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         // Conv and SiLU of the head's channels.
         for (int c = tid; c < cw; c += DN_THREADS) {
             const int gc = dn_channel(c, h, kh, nk, dk, dv);
-            float acc = 0.f;
+            double acc = 0.0;
             for (int q = 0; q < K; q++) {
                 const int rr = t - (K - 1) + q;
                 const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
-                acc += convw[(size_t)gc * K + q] * x;
+                acc += (double)convw[(size_t)gc * K + q] * (double)x;
             }
-            xs[c] = silu_f(acc);
+            xs[c] = silu_f((float)acc);
         }
         if (tid == 0) {
             const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
             gate[0] = sigmoid_f(b);
             gate[1] = (float)exp((double)(-ealog * softplus_f(a + dtb)));
         }
-        __syncthreads();
-        float sq = 0.f, sk = 0.f;
-        for (int c = tid; c < dk; c += DN_THREADS) {
-            sq += xs[c] * xs[c];
-            sk += xs[dk + c] * xs[dk + c];
-        }
-        block_sum2(sq, sk, red);
-        const float invq = (float)(1.0 / sqrt((double)(sq + 1e-6f)));
-        const float invk = (float)(1.0 / sqrt((double)(sk + 1e-6f)));
+        dn_norm_qk(xs, dk, red);
         const float beta = gate[0], eg = gate[1];
 
-        // The delta rule on this thread's column.
-        float pu = 0.f;
+        // The delta rule on this thread's column: S ← e^g·S, u = Sᵀk,
+        // δ = β(v − u), S ← S + k ⊗ δ, o = Sᵀq.
+        double pu = 0.0;
 #pragma unroll
         for (int r = 0; r < DN_MAXR; r++) {
             const int i = grp + G * r;
             if (col && i < dk) {
-                s[r] *= eg;
-                pu += s[r] * (xs[dk + i] * invk);
+                s[r] = __fmul_rn(s[r], eg);
+                pu += (double)s[r] * (double)xs[dk + i];
             }
         }
         if (col) red_u[grp * dv + j] = pu;
         __syncthreads();
-        float po = 0.f;
+        double po = 0.0;
         if (col) {
-            float u = 0.f;
+            double u = 0.0;
             for (int g2 = 0; g2 < G; g2++) u += red_u[g2 * dv + j];
-            const float delta = beta * (xs[2 * dk + j] - u);
+            const float delta = __fmul_rn(beta, __fsub_rn(xs[2 * dk + j], (float)u));
 #pragma unroll
             for (int r = 0; r < DN_MAXR; r++) {
                 const int i = grp + G * r;
                 if (i < dk) {
-                    s[r] += (xs[dk + i] * invk) * delta;
-                    po += s[r] * ((xs[i] * invq) * qscale);
+                    s[r] = __fadd_rn(s[r], __fmul_rn(xs[dk + i], delta));
+                    po += (double)s[r] * (double)xs[i];
                 }
             }
             red_o[grp * dv + j] = po;
@@ -140,7 +155,9 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         // Gated RMSNorm over the head's dv outputs (group 0 holds them).
         float o = 0.f;
         if (col && grp == 0) {
-            for (int g2 = 0; g2 < G; g2++) o += red_o[g2 * dv + j];
+            double acc = 0.0;
+            for (int g2 = 0; g2 < G; g2++) acc += red_o[g2 * dv + j];
+            o = (float)acc;
         }
         double ss = warp_sum_double((double)o * (double)o);
         if (lane == 0) redd[warp] = ss;
@@ -149,10 +166,11 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
             double tot = 0.0;
             for (int w = 0; w < CW; w++) tot += redd[w];
             const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
-            core[((size_t)t * nv + h) * dv + j] = o * inv * normw[j] * silu_f(z);
+            core[((size_t)t * nv + h) * dv + j] = __fmul_rn(__fmul_rn(__fmul_rn(o, inv), normw[j]), silu_f(z));
         }
-        // xs, red_u, red_o and redd are rewritten only after the next row's
-        // first barrier, which every thread reaches after this row's reads.
+        // xs is rewritten by the next row's conv only after this row's last
+        // read of it (before the red_o barrier); red_u, red_o, red and redd
+        // only after a barrier that every thread reaches after its reads.
     }
 
 #pragma unroll
@@ -183,8 +201,8 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
                        float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
                        const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K) {
     __shared__ float xs[2 * 512 + 32];  // q (dk), k (dk), this block's 32 v columns
-    __shared__ float red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
-    __shared__ float red[64];
+    __shared__ double red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
+    __shared__ double red[64];
     __shared__ float gate[2];
 
     const int h = blockIdx.x, j0 = blockIdx.y * 32, kh = h / (nv / nk);
@@ -193,7 +211,6 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     const int cw = 2 * dk + dv;
     const int j = j0 + lane;
     const bool col = j < dv;
-    const float qscale = (float)(1.0 / sqrt((double)dk));
     float* st = S + (size_t)h * dk * dv;
 
     pdl_entry();
@@ -216,59 +233,51 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
             xw[q] = q < K - 1 ? convstate[((size_t)q * nv + h) * cw + lc] : q == K - 1 ? proj[gc] : 0.f;
             ww[q] = q < K ? convw[(size_t)gc * K + q] : 0.f;
         }
-        float acc = 0.f;
+        double acc = 0.0;
 #pragma unroll
         for (int q = 0; q < DN_MAXK; q++)
-            if (q < K) acc += ww[q] * xw[q];
-        xs[c] = silu_f(acc);
+            if (q < K) acc += (double)ww[q] * (double)xw[q];
+        xs[c] = silu_f((float)acc);
     }
     if (tid == 0) {
         const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
         gate[0] = sigmoid_f(b);
         gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
     }
-    __syncthreads();
-    float sq = 0.f, sk = 0.f;
-    for (int c = tid; c < dk; c += DNS_THREADS) {
-        sq += xs[c] * xs[c];
-        sk += xs[dk + c] * xs[dk + c];
-    }
-    block_sum2(sq, sk, red);
-    const float invq = (float)(1.0 / sqrt((double)(sq + 1e-6f)));
-    const float invk = (float)(1.0 / sqrt((double)(sk + 1e-6f)));
+    dn_norm_qk(xs, dk, red);
     const float beta = gate[0], eg = gate[1];
 
-    float pu = 0.f;
+    double pu = 0.0;
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
         const int i = warp + DNS_WARPS * r;
         if (col && i < dk) {
-            s[r] *= eg;
-            pu += s[r] * (xs[dk + i] * invk);
+            s[r] = __fmul_rn(s[r], eg);
+            pu += (double)s[r] * (double)xs[dk + i];
         }
     }
     red_u[warp][lane] = pu;
     __syncthreads();
-    float u = 0.f;
+    double u = 0.0;
 #pragma unroll
     for (int w = 0; w < DNS_WARPS; w++) u += red_u[w][lane];
-    const float delta = col ? beta * (xs[2 * dk + lane] - u) : 0.f;
-    float po = 0.f;
+    const float delta = col ? __fmul_rn(beta, __fsub_rn(xs[2 * dk + lane], (float)u)) : 0.f;
+    double po = 0.0;
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
         const int i = warp + DNS_WARPS * r;
         if (col && i < dk) {
-            s[r] += (xs[dk + i] * invk) * delta;
-            po += s[r] * ((xs[i] * invq) * qscale);
+            s[r] = __fadd_rn(s[r], __fmul_rn(xs[dk + i], delta));
+            po += (double)s[r] * (double)xs[i];
         }
     }
     red_o[warp][lane] = po;
     __syncthreads();
     if (warp == 0 && col) {
-        float acc = 0.f;
+        double acc = 0.0;
 #pragma unroll
         for (int w = 0; w < DNS_WARPS; w++) acc += red_o[w][lane];
-        o[(size_t)h * dv + j] = acc;
+        o[(size_t)h * dv + j] = (float)acc;
     }
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
@@ -297,7 +306,8 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
 #pragma unroll
     for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
     const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
-    for (int j = tid; j < dv; j += DNS_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(proj[ch + h * dv + j]);
+    for (int j = tid; j < dv; j += DNS_THREADS)
+        oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_f(proj[ch + h * dv + j]));
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one

@@ -8,8 +8,12 @@
 
 #define DN_MAXK 8  // conv kernel width (engine/cuda DeltaNetGeometry.Validate)
 
-// Transcendentals of the scalars use double like the reference (which rounds
-// float64 results to float32).
+// The arithmetic follows engine/cpu's bit for bit (docs/MODEL.md, "Numerics
+// contract"): sums are double sums of exact products rounded to float once
+// (any order gives the same float but for rare boundary ties), elementwise
+// float operations use __fmul_rn/__fadd_rn where a product meets an add (no
+// FMA contraction), and transcendentals take double of the float argument
+// and are rounded once, as Go's math functions are.
 __device__ __forceinline__ float silu_f(float x) { return x / (1.f + (float)exp(-(double)x)); }
 __device__ __forceinline__ float sigmoid_f(float x) { return 1.f / (1.f + (float)exp(-(double)x)); }
 __device__ __forceinline__ float softplus_f(float x) { return x > 20.f ? x : (float)log1p(exp((double)x)); }
@@ -36,3 +40,8 @@ __device__ __forceinline__ void dn_conv_advance(float* cs, const float* proj, in
         }
     }
 }
+
+// dn_l2_inv is engine/cpu l2Normalize's factor for Σx² = ss (a double sum of
+// exact squares): 1/sqrt(ss + eps) in double, eps = 1e-6f, rounded once.
+__device__ __forceinline__ float dn_l2_inv(double ss) { return (float)(1.0 / sqrt(ss + (double)1e-6f)); }
+

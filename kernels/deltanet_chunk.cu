@@ -17,10 +17,13 @@
 // deltanet_chunk_solve (per head, chunk and 128 columns: Δ0 and W),
 // deltanet_chunk_state (per head and 32 value columns: the chunks in order,
 // every step of which is column-independent), deltanet_chunk_norm (the gated
-// RMSNorm and the conv window). The sums run in the reference's order with
-// separately rounded products and sums (dn_madd; Dot's four partial sums for
-// the dot products), so the device follows the CPU's arithmetic, not only
-// its algebra. Scratch is head-major: row t of head h at h·n + t.
+// RMSNorm and the conv window). The device computes the CPU's bits
+// (docs/MODEL.md, "Numerics contract"): the conv taps, the q/k norms' sums
+// of squares and the dot products q_i·k_j, k_i·k_j are double sums of exact
+// products rounded once (any order); the cumulative decay, the substitutions
+// and the products with the state are float chains in the reference's order
+// with separately rounded products and sums (dn_madd). Scratch is
+// head-major: row t of head h at h·n + t.
 #include "deltanet.cuh"
 
 #define DNC_C 64        // chunk rows (engine/cpu deltaNetChunk)
@@ -51,22 +54,24 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
     pdl_entry();
     for (int c = tid; c < cw; c += DNC_PREP_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
-        float acc = 0.f;
+        double acc = 0.0;
         for (int q = 0; q < K; q++) {
             const int rr = t - (K - 1) + q;
             const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
-            acc = dn_madd(acc, convw[(size_t)gc * K + q], x);
+            acc += (double)convw[(size_t)gc * K + q] * (double)x;
         }
-        xs[c] = silu_f(acc);
+        xs[c] = silu_f((float)acc);
     }
     __syncthreads();
     const size_t r = (size_t)h * n + t;
-    if (tid < 2) {  // Σx² in order, as engine/cpu l2Normalize
-        const float* v = xs + tid * dk;
-        float ss = 0.f;
-        for (int i = 0; i < dk; i++) ss = dn_madd(ss, v[i], v[i]);
-        inv[tid] = (float)(1.0 / sqrt((double)(ss + 1e-6f)));
-    } else if (tid == 32) {
+    const int warp = tid >> 5, lane = tid & 31;
+    if (warp < 2) {  // Σx² of q (warp 0) and k (warp 1), engine/cpu l2Normalize
+        const float* v = xs + warp * dk;
+        double ss = 0.0;
+        for (int i = lane; i < dk; i += 32) ss += (double)v[i] * (double)v[i];
+        ss = warp_sum_double(ss);
+        if (lane == 0) inv[warp] = dn_l2_inv(ss);
+    } else if (tid == 64) {
         const float* prow = proj + (size_t)t * pw;
         const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
         beta[r] = sigmoid_f(b);
@@ -85,7 +90,8 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
 // head h and chunk c (rows t0 = 64c …, L of them): the cumulative log decay
 // (cum [nv][n]), qm [nv][chunks][64][64] = (q_i·k_j) e^{c_i−c_j} for j ≤ i
 // and am (same layout) = A[i][j] for j < i, 0 elsewhere in both. Thread
-// (ti, tj) holds the dot products of rows ti+16r and columns tj+32s.
+// (ti, tj) holds the dot products of rows ti+16r and columns tj+32s, as
+// double sums of exact products (engine/cpu Dot) rounded once.
 #define DNC_INTRA_THREADS 512
 extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     deltanet_chunk_intra(float* __restrict__ qm, float* __restrict__ am, float* __restrict__ cum,
@@ -110,67 +116,45 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
         if (tid < L) cum[hr + tid] = cs[tid];
     }
 
-    // k_i·k_j and q_i·k_j as engine/cpu Dot: four partial sums over the
-    // index mod 4 (a tail past a multiple of 4 into the first), then
-    // (s0 + s1) + (s2 + s3).
-    float kk[4][2][4], qk[4][2][4];
+    double kk[4][2], qk[4][2];
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
-        for (int s = 0; s < 2; s++)
-#pragma unroll
-            for (int p = 0; p < 4; p++) kk[r][s][p] = qk[r][s][p] = 0.f;
-    const int dk4 = dk & ~3;  // the tiles hold a < dk4; the tail is summed after them
-    for (int a0 = 0; a0 < dk4; a0 += 32) {
+        for (int s = 0; s < 2; s++) kk[r][s] = qk[r][s] = 0.0;
+    for (int a0 = 0; a0 < dk; a0 += 32) {
         __syncthreads();
         for (int idx = tid; idx < DNC_C * 32; idx += DNC_INTRA_THREADS) {
             const int i = idx >> 5, aa = idx & 31, a = a0 + aa;
-            const bool in = i < L && a < dk4;
+            const bool in = i < L && a < dk;
             kt[i][aa] = in ? kn[(hr + i) * dk + a] : 0.f;
             qt[i][aa] = in ? qn[(hr + i) * dk + a] : 0.f;
         }
         __syncthreads();
-#pragma unroll
+#pragma unroll 8
         for (int aa = 0; aa < 32; aa++) {
-            float kj[2];
+            double kj[2];
 #pragma unroll
             for (int s = 0; s < 2; s++) kj[s] = kt[tj + 32 * s][aa];
 #pragma unroll
             for (int r = 0; r < 4; r++) {
-                const float ki = kt[ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
+                const double ki = kt[ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
-                    kk[r][s][aa & 3] = dn_madd(kk[r][s][aa & 3], ki, kj[s]);
-                    qk[r][s][aa & 3] = dn_madd(qk[r][s][aa & 3], qi, kj[s]);
-                }
-            }
-        }
-    }
-    for (int a = dk4; a < dk; a++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int i = ti + 16 * r;
-#pragma unroll
-            for (int s = 0; s < 2; s++) {
-                const int j = tj + 32 * s;
-                if (i < L && j < L) {
-                    const float kj = kn[(hr + j) * dk + a];
-                    kk[r][s][0] = dn_madd(kk[r][s][0], kn[(hr + i) * dk + a], kj);
-                    qk[r][s][0] = dn_madd(qk[r][s][0], qn[(hr + i) * dk + a], kj);
+                    kk[r][s] += ki * kj[s];
+                    qk[r][s] += qi * kj[s];
                 }
             }
         }
     }
     const size_t mc = ((size_t)h * nch + c) * DNC_C * DNC_C;  // the chunk's [64][64] in qm and am
-    __syncthreads();  // bs (no barrier in the loops when dk < 4)
+    __syncthreads();  // bs
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int i = ti + 16 * r;
 #pragma unroll
         for (int s = 0; s < 2; s++) {
             const int j = tj + 32 * s;
-            const float dkk = __fadd_rn(__fadd_rn(kk[r][s][0], kk[r][s][1]), __fadd_rn(kk[r][s][2], kk[r][s][3]));
-            const float dqk = __fadd_rn(__fadd_rn(qk[r][s][0], qk[r][s][1]), __fadd_rn(qk[r][s][2], qk[r][s][3]));
+            const float dkk = (float)kk[r][s], dqk = (float)qk[r][s];
             const float e = (j <= i && i < L) ? (float)exp((double)(cs[i] - cs[j])) : 0.f;
             am[mc + (size_t)i * DNC_C + j] = (j < i && i < L) ? __fmul_rn(__fmul_rn(bs[i], dkk), e) : 0.f;
             qm[mc + (size_t)i * DNC_C + j] = (j <= i && i < L) ? __fmul_rn(dqk, e) : 0.f;
@@ -384,6 +368,6 @@ extern "C" __global__ void __launch_bounds__(DNC_NORM_THREADS)
 #pragma unroll
     for (int w = 0; w < DNC_NORM_THREADS / 32; w++) tot += redd[w];
     const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
-    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = oh[j] * inv * normw[j] * silu_f(z[j]);
+    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_f(z[j]));
     if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, tid, DNC_NORM_THREADS);
 }
