@@ -40,7 +40,7 @@ func newDeltaNetState(g *drama3.TextConfig) *deltaNetState {
 func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *drama3.TextConfig, st *deltaNetState) {
 	hid := g.HiddenSize
 	ch := deltaNetChannels(g)
-	nv, dk, dv := g.LinearNumValueHeads, g.LinearKeyHeadDim, g.LinearValueHeadDim
+	nv, dv := g.LinearNumValueHeads, g.LinearValueHeadDim
 	qkv := make([]float32, n*ch)
 	z := make([]float32, n*nv*dv)
 	b := make([]float32, n*nv)
@@ -49,7 +49,18 @@ func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *
 	MatMulRows(z, w.InProjZ, x, n, nv*dv, hid)
 	MatMulRows(b, w.InProjB, x, n, nv, hid)
 	MatMulRows(a, w.InProjA, x, n, nv, hid)
+	core := make([]float32, n*nv*dv)
+	deltaNetMix(core, qkv, z, b, a, n, w, g, st)
+	MatMulRows(out, w.OutProj, core, n, hid, nv*dv)
+}
 
+// deltaNetMix is the mixer between the input projections (qkv [n, channels],
+// z [n, nv·dv], b and a [n, nv]; b and a are overwritten) and out_proj: the
+// conv, the gates, the q/k norms, the delta rule and the gated norm into
+// core [n, nv·dv].
+func deltaNetMix(core, qkv, z, b, a []float32, n int, w *drama3.DeltaNet[[]float32], g *drama3.TextConfig, st *deltaNetState) {
+	ch := deltaNetChannels(g)
+	nv, dk, dv := g.LinearNumValueHeads, g.LinearKeyHeadDim, g.LinearValueHeadDim
 	conv := causalConvSiLU(qkv, n, ch, w.Conv1D, g.ConvKernel, st.conv)
 
 	// beta = sigmoid(b); g = −exp(A_log)·softplus(a + dt_bias), both fp32.
@@ -78,7 +89,6 @@ func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *
 		}
 	}
 
-	core := make([]float32, n*nv*dv)
 	rule := gatedDeltaRuleRecurrent
 	if n > 1 {
 		rule = gatedDeltaRuleChunked
@@ -96,7 +106,6 @@ func deltaNetForward(out, x []float32, n int, w *drama3.DeltaNet[[]float32], g *
 			}
 		}
 	})
-	MatMulRows(out, w.OutProj, core, n, hid, nv*dv)
 }
 
 // causalConvSiLU runs the depthwise causal conv (kernel k, no bias) over n

@@ -26,6 +26,22 @@ func DeltaNetForwardRef(out, x []float32, n int, w *drama3.DeltaNet[[]float32], 
 	deltaNetForward(out, x, n, w, g, r.st)
 }
 
+// Conv is the conv state [ConvKernel−1, channels], oldest row first.
+func (r *DeltaNetRef) Conv() []float32 { return r.st.conv }
+
+// DeltaNetMixRef is the DeltaNet mixer between its input projections and
+// out_proj (deltaNetMix) on n projected rows: qkv [n, channels], z
+// [n, LinValueHeads·LinValueDim], b and a [n, LinValueHeads] (not modified),
+// writing the gated-norm output core [n, LinValueHeads·LinValueDim] and
+// advancing r (as DeltaNetForwardRef: one row the recurrence, more the
+// chunked form).
+func DeltaNetMixRef(core, qkv, z, b, a []float32, n int, w *drama3.DeltaNet[[]float32], g *drama3.TextConfig, r *DeltaNetRef) {
+	if r.st == nil {
+		r.st = newDeltaNetState(g)
+	}
+	deltaNetMix(core, qkv, z, append([]float32(nil), b...), append([]float32(nil), a...), n, w, g, r.st)
+}
+
 // DeltaNetRecurrentRef runs the delta rule one row at a time on inputs laid
 // out as deltaNetForward's after the conv (conv [n, channels] normed q, k, v;
 // beta and decay [n, LinValueHeads]), writing core [n, LinValueHeads·LinValueDim]

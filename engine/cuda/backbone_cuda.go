@@ -352,7 +352,11 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		switch {
 		case b.skip&StepMixers != 0:
 		case L.dn != nil:
-			err = q.DeltaNetForward(L.dn, mix, nm, n)
+			// A prefill pass after the first (maxLen > n: rows cached)
+			// continues a prompt of more than one row, which the CPU runs
+			// through the chunked form even where the pass has one row
+			// (engine/cpu prefillChunks).
+			err = q.deltaNetForward(L.dn, mix, nm, n, n > 1 || maxLen > n)
 		default:
 			err = q.AttentionForward(L.at, mix, nm, n, pos, maxLen)
 		}

@@ -108,52 +108,69 @@ func (l *DeltaNetLayer) check(out, x Tensor, n int) error {
 
 // DeltaNetForward computes the DeltaNet mixer's output out [n, Hidden] for n
 // new rows x [n, Hidden] (already input-normed) and advances the layer's
-// state (engine/cpu deltaNetForward): the input projections; for one row
-// the step kernels (l.Step), for more the chunked form (l.Prefill,
-// deltanet_chunk_cuda.go) or one kernel for the conv, the gates, the q/k
-// norms, the delta rule and the gated norm of every row in turn
-// (kernels/deltanet.cu); and the output projection.
+// state (engine/cpu deltaNetForward): the input projections, the mixer
+// between them and out_proj (deltaNetMix: one row the recurrence, more the
+// chunked form, as the CPU chooses) and the output projection.
 func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
+	return q.deltaNetForward(l, out, x, n, n > 1)
+}
+
+// deltaNetForward is DeltaNetForward with the form of the delta rule given:
+// chunked for the rows of a prompt the CPU runs through its chunked form
+// (a prefill pass of one row that continues a longer prompt takes it too).
+func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) error {
 	if err := l.check(out, x, n); err != nil {
 		return err
 	}
 	g := l.G
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
-	proj := l.Scratch
-	coreOff := g.scratchLayout(l.MaxRows)
-	core := l.Scratch.At(coreOff)
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
-	if err := q.stackedProjections(proj, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
+	if err := q.stackedProjections(l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
 		return err
 	}
+	if err := q.deltaNetMix(l, n, chunked); err != nil {
+		return err
+	}
+	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+}
+
+// deltaNetMix is the mixer between the input projections (the projected rows
+// at the start of the layer's scratch, [n, ProjWidth]) and out_proj (the
+// gated-norm output core, after them): the conv and its state, the gates,
+// the q/k norms, the delta rule and the gated norm. chunked selects the
+// chunked form (deltanet_chunk_cuda.go), which gives the CPU's bits for a
+// call of more than one row; otherwise the recurrence, the CPU's bits for one
+// row: the step kernels (l.Step) for one row, deltanet_rows for more (the
+// rows in turn). Two cases cannot follow the CPU's choice and run the
+// recurrence for several rows (within 1e-5 of the CPU's chunked form, not
+// its bits): l.Prefill == DeltaNetRowPrefill, and geometries the chunked
+// kernels do not support (KeyDim > deltaNetChunkMaxKeyDim).
+func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
+	g := l.G
+	nv := g.ValueHeads
+	proj := l.Scratch
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
+	w := l.W
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	if chunked && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() && l.MaxRows > 1 { // ScratchBytes has its regions
+		return q.deltaNetChunked(l, proj, core, stateS, n)
+	}
 	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
 		if err := q.Launch("deltanet_step_cols", [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
 			tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog),
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel)); err != nil {
 			return err
 		}
-		if err := q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
+		return q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
 			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
-			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps)); err != nil {
-			return err
-		}
-		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps))
 	}
-	if n > 1 && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() {
-		if err := q.deltaNetChunked(l, proj, core, stateS, n); err != nil {
-			return err
-		}
-		return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
-	}
-	if err := q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
+	return q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
 		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
 		IntArg(n), IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel),
-		F32Arg(g.Eps)); err != nil {
-		return err
-	}
-	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+		F32Arg(g.Eps))
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
