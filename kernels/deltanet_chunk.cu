@@ -20,10 +20,11 @@
 // RMSNorm and the conv window). The device computes the CPU's bits
 // (docs/MODEL.md, "Numerics contract"): the conv taps, the q/k norms' sums
 // of squares and the dot products q_i·k_j, k_i·k_j are double sums of exact
-// products rounded once (any order); the cumulative decay, the substitutions
-// and the products with the state are float chains in the reference's order
-// with separately rounded products and sums (dn_madd). Scratch is
-// head-major: row t of head h at h·n + t.
+// products rounded once (the taps and the dot products in the CPU's order
+// too, so not even a rounding tie can tell them apart); the cumulative
+// decay, the substitutions and the products with the state are float chains
+// in the reference's order with separately rounded products and sums
+// (dn_madd). Scratch is head-major: row t of head h at h·n + t.
 #include "deltanet.cuh"
 
 #define DNC_C 64        // chunk rows (engine/cpu deltaNetChunk)
@@ -86,20 +87,21 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
     for (int c = tid; c < dv; c += DNC_PREP_THREADS) vv[r * dv + c] = xs[2 * dk + c];
 }
 
-// deltanet_chunk_intra: grid (nv, chunks), DNC_INTRA_THREADS threads. For
+// deltanet_chunk_intra: grid (nv, chunks, 2), DNC_INTRA_THREADS threads. For
 // head h and chunk c (rows t0 = 64c …, L of them): the cumulative log decay
 // (cum [nv][n]), qm [nv][chunks][64][64] = (q_i·k_j) e^{c_i−c_j} for j ≤ i
-// and am (same layout) = A[i][j] for j < i, 0 elsewhere in both. Thread
-// (ti, tj) holds the dot products of rows ti+16r and columns tj+32s, as
-// double sums of exact products (engine/cpu Dot) rounded once.
+// and am (same layout) = A[i][j] for j < i, 0 elsewhere in both. Block z
+// takes rows 32z … 32z+31; thread (ti, tj) the dot products of rows
+// 32z+ti+16r and columns tj+32s.
 #define DNC_INTRA_THREADS 512
 extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     deltanet_chunk_intra(float* __restrict__ qm, float* __restrict__ am, float* __restrict__ cum,
                          const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ beta,
                          const float* __restrict__ decay, int n, int dk) {
-    __shared__ float qt[DNC_C][33], kt[DNC_C][33];
+    __shared__ float qt[DNC_C / 2][33], kt[DNC_C][33];
     __shared__ float cs[DNC_C], bs[DNC_C];
     const int h = blockIdx.x, c = blockIdx.y, nch = gridDim.y, t0 = c * DNC_C, L = min(DNC_C, n - t0);
+    const int i0 = blockIdx.z * (DNC_C / 2);  // this block's first row of the chunk
     const int tid = threadIdx.x, ti = tid >> 5, tj = tid & 31;
     const size_t hr = (size_t)h * n + t0;  // the chunk's first row in the head-major arrays
     pdl_entry();
@@ -113,48 +115,71 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     __syncthreads();
     if (tid < DNC_C) {
         bs[tid] = tid < L ? beta[hr + tid] : 0.f;
-        if (tid < L) cum[hr + tid] = cs[tid];
+        if (tid < L && blockIdx.z == 0) cum[hr + tid] = cs[tid];
     }
 
-    double kk[4][2], qk[4][2];
+    // k_i·k_j and q_i·k_j as engine/cpu Dot computes them: exact products
+    // summed in double in four partial sums over the index mod 4 (a tail
+    // past a multiple of 4 into the first), then (s0 + s1) + (s2 + s3),
+    // rounded once: the CPU's bits, not only its rounding rule.
+    double kk[2][2][4], qk[2][2][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+    for (int r = 0; r < 2; r++)
 #pragma unroll
-        for (int s = 0; s < 2; s++) kk[r][s] = qk[r][s] = 0.0;
-    for (int a0 = 0; a0 < dk; a0 += 32) {
+        for (int s = 0; s < 2; s++)
+#pragma unroll
+            for (int p = 0; p < 4; p++) kk[r][s][p] = qk[r][s][p] = 0.0;
+    const int dk4 = dk & ~3;  // the tiles hold a < dk4; the tail is summed after them
+    for (int a0 = 0; a0 < dk4; a0 += 32) {
         __syncthreads();
         for (int idx = tid; idx < DNC_C * 32; idx += DNC_INTRA_THREADS) {
             const int i = idx >> 5, aa = idx & 31, a = a0 + aa;
-            const bool in = i < L && a < dk;
+            const bool in = i < L && a < dk4;
             kt[i][aa] = in ? kn[(hr + i) * dk + a] : 0.f;
-            qt[i][aa] = in ? qn[(hr + i) * dk + a] : 0.f;
+            if (i < DNC_C / 2) qt[i][aa] = (i0 + i < L && a < dk4) ? qn[(hr + i0 + i) * dk + a] : 0.f;
         }
         __syncthreads();
-#pragma unroll 8
+#pragma unroll
         for (int aa = 0; aa < 32; aa++) {
             double kj[2];
 #pragma unroll
             for (int s = 0; s < 2; s++) kj[s] = kt[tj + 32 * s][aa];
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const double ki = kt[ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
+            for (int r = 0; r < 2; r++) {
+                const double ki = kt[i0 + ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
-                    kk[r][s] += ki * kj[s];
-                    qk[r][s] += qi * kj[s];
+                    kk[r][s][aa & 3] += ki * kj[s];
+                    qk[r][s][aa & 3] += qi * kj[s];
+                }
+            }
+        }
+    }
+    for (int a = dk4; a < dk; a++) {
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int i = i0 + ti + 16 * r;
+#pragma unroll
+            for (int s = 0; s < 2; s++) {
+                const int j = tj + 32 * s;
+                if (i < L && j < L) {
+                    const double kj = kn[(hr + j) * dk + a];
+                    kk[r][s][0] += (double)kn[(hr + i) * dk + a] * kj;
+                    qk[r][s][0] += (double)qn[(hr + i) * dk + a] * kj;
                 }
             }
         }
     }
     const size_t mc = ((size_t)h * nch + c) * DNC_C * DNC_C;  // the chunk's [64][64] in qm and am
-    __syncthreads();  // bs
+    __syncthreads();  // bs (no barrier in the loops when dk < 4)
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int i = ti + 16 * r;
+    for (int r = 0; r < 2; r++) {
+        const int i = i0 + ti + 16 * r;
 #pragma unroll
         for (int s = 0; s < 2; s++) {
             const int j = tj + 32 * s;
-            const float dkk = (float)kk[r][s], dqk = (float)qk[r][s];
+            const float dkk = (float)((kk[r][s][0] + kk[r][s][1]) + (kk[r][s][2] + kk[r][s][3]));
+            const float dqk = (float)((qk[r][s][0] + qk[r][s][1]) + (qk[r][s][2] + qk[r][s][3]));
             const float e = (j <= i && i < L) ? (float)exp((double)(cs[i] - cs[j])) : 0.f;
             am[mc + (size_t)i * DNC_C + j] = (j < i && i < L) ? __fmul_rn(__fmul_rn(bs[i], dkk), e) : 0.f;
             qm[mc + (size_t)i * DNC_C + j] = (j <= i && i < L) ? __fmul_rn(dqk, e) : 0.f;

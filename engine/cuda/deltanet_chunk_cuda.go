@@ -42,17 +42,17 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 // deltaNetChunkRule runs the gated delta rule on n rows whose normed q, k, v,
 // β and log decay lie in the layer's chunk scratch (head-major), writing the
 // outputs o to core [n, ValueHeads, ValueDim] and advancing the recurrent
-// state stateS [ValueHeads, KeyDim, ValueDim]: per head and chunk the decay's
-// cumulative sum and the chunk's products, per head, chunk and 128 columns
-// the forward substitution, then per head and 32 value columns the chunks in
-// order.
+// state stateS [ValueHeads, KeyDim, ValueDim]: per head, chunk and half of
+// the chunk's rows the decay's cumulative sum and the chunk's products, per
+// head, chunk and 128 columns the forward substitution, then per head and
+// 32 value columns the chunks in order.
 func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) error {
 	g := l.G
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
 	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
-	if err := q.Launch("deltanet_chunk_intra", [3]int{nv, chunks, 1}, deltaNetChunkIntraThreads,
+	if err := q.Launch("deltanet_chunk_intra", [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads,
 		tArg(at(s.qm)), tArg(at(s.am)), tArg(at(s.cum)), tArg(at(s.qn)), tArg(at(s.kn)), tArg(at(s.beta)),
 		tArg(at(s.decay)), IntArg(n), IntArg(dk)); err != nil {
 		return err

@@ -104,21 +104,10 @@ func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
 	wantS := append([]float32(nil), state...)
 	cpu.DeltaNetChunkedRef(want, conv, beta, decay, n, g.refGeometry(), wantS)
 	got, gotS := download(t, core, n*nv*dv), download(t, st, nv*dk*dv)
-	t.Logf("bit-identical to the CPU: %d of %d outputs, %d of %d state values",
-		identical(got, want), len(want), identical(gotS, wantS), len(wantS))
 	checkClose(t, "outputs", got, want, 1e-5)
 	checkClose(t, "state", gotS, wantS, 1e-5)
-}
-
-// identical counts the elements of a equal to b's.
-func identical(a, b []float32) int {
-	k := 0
-	for i := range b {
-		if a[i] == b[i] {
-			k++
-		}
-	}
-	return k
+	requireDeltaNetBits(t, "outputs", got, want)
+	requireDeltaNetBits(t, "state", gotS, wantS)
 }
 
 // deltaNetPrefills are the kernels a DeltaNet layer can run a call of more
@@ -158,7 +147,9 @@ func TestDeltaNetChunkedLayer(t *testing.T) {
 					}
 					want := make([]float32, n*hid)
 					cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
-					checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
+					got := download(t, out, n*hid)
+					checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want, 1e-4)
+					logDeltaNetBits(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want)
 				}
 				dg := c.layer.G
 				s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
@@ -166,6 +157,7 @@ func TestDeltaNetChunkedLayer(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkClose(t, "recurrent state", s, ref.S(), 1e-4)
+				logDeltaNetBits(t, "recurrent state", s, ref.S())
 			})
 		}
 	}

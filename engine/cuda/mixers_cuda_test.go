@@ -177,9 +177,10 @@ var deltaNetSteps = []struct {
 }{{"fused", DeltaNetFusedStep}, {"split", DeltaNetSplitStep}}
 
 // TestDeltaNetLayer runs prefills and single steps through a DeltaNet layer
-// on the device and the CPU (the CPU's prefill is its chunked form, the
-// device's the recurrence) and compares every output and the final state,
-// with each one-row kernel.
+// on the device and the CPU (both run a prefill through the chunked form)
+// and compares every output and the final state, with each one-row kernel
+// (the bits, which also depend on the projections, are logged;
+// TestDeltaNetMixBits requires the mixer's).
 func TestDeltaNetLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
@@ -213,7 +214,9 @@ func testDeltaNetLayer(t *testing.T, r *rand.Rand, g mixerShape, stacked bool, s
 		}
 		want := make([]float32, n*hid)
 		cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
-		checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), download(t, out, n*hid), want, 1e-4)
+		got := download(t, out, n*hid)
+		checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want, 1e-4)
+		logDeltaNetBits(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want)
 	}
 	dg := c.layer.G
 	s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
@@ -221,6 +224,7 @@ func testDeltaNetLayer(t *testing.T, r *rand.Rand, g mixerShape, stacked bool, s
 		t.Fatal(err)
 	}
 	checkClose(t, "recurrent state", s, ref.S(), 1e-4)
+	logDeltaNetBits(t, "recurrent state", s, ref.S())
 }
 
 // TestDeltaNetChunkedMatchesRecurrent is the CPU's own bound the device's

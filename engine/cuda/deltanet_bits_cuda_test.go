@@ -1,0 +1,137 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"proscenium/engine/cpu"
+)
+
+// Bit-for-bit tests of the DeltaNet mixer between its input projections and
+// out_proj (kernels/deltanet.cu, kernels/deltanet_chunk.cu) against
+// engine/cpu deltaNetMix under the backbone's numerics contract
+// (docs/MODEL.md): random projected rows, the device's conv and recurrent
+// state set to the CPU's before each call (so each call is judged on its
+// own, not on an earlier call's rare rounding tie), then the outputs, the
+// recurrent state and the conv state compared with ULPDiff.
+
+// requireDeltaNetBits logs how many elements differ from the CPU's and by
+// how many float32 steps at most, and fails beyond the contract's bound: at
+// most one element in 10⁴ differs, by at most 4 steps (float64 sums in
+// different orders round differently only at rare boundary ties).
+func requireDeltaNetBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	differ, maxULP := ULPDiff(got, want)
+	t.Logf("%s: %d/%d differ, max %d ULP", what, differ, len(want), maxULP)
+	if differ*10000 > len(want) || maxULP > 4 {
+		t.Errorf("%s: %d of %d elements differ from the CPU's bits, up to %d ULP (bound: 1 in 10⁴, 4 ULP)",
+			what, differ, len(want), maxULP)
+	}
+}
+
+// logDeltaNetBits logs ULPDiff's figures where the bits also depend on
+// kernels outside the mixer (the projections' GEMV and GEMM).
+func logDeltaNetBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	differ, maxULP := ULPDiff(got, want)
+	t.Logf("%s: %d/%d differ from the CPU's bits, max %d ULP", what, differ, len(want), maxULP)
+}
+
+// deltaNetConvPerHead lays the CPU's conv state [K−1, channels] out as the
+// device keeps it: [K−1][ValueHeads][2·KeyDim+ValueDim], each value head's q
+// and k (of its key head) then its v (dn_channel in kernels/deltanet.cuh).
+func deltaNetConvPerHead(g DeltaNetGeometry, conv []float32) []float32 {
+	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
+	cw, ch := 2*dk+dv, g.Channels()
+	out := make([]float32, (k-1)*nv*cw)
+	for q := 0; q < k-1; q++ {
+		for h := 0; h < nv; h++ {
+			kh := h / (nv / nk)
+			for c := 0; c < cw; c++ {
+				gc := 2*nk*dk + h*dv + c - 2*dk
+				switch {
+				case c < dk:
+					gc = kh*dk + c
+				case c < 2*dk:
+					gc = nk*dk + kh*dk + c - dk
+				}
+				out[(q*nv+h)*cw+c] = conv[q*ch+gc]
+			}
+		}
+	}
+	return out
+}
+
+// TestDeltaNetMixBits runs prefills of 1 to 200 rows (the chunked form for
+// more than one row, around and across the 64-row chunk), steps after them
+// (each one-row kernel) and short calls through the mixer on the device and
+// the CPU, at Drama 3's geometry and the odd golden checkpoint's.
+func TestDeltaNetMixBits(t *testing.T) {
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		for _, st := range deltaNetSteps {
+			t.Run(tc.name+"/"+st.name, func(t *testing.T) { testDeltaNetMixBits(t, r, tc.g, st.step) })
+		}
+	}
+}
+
+func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNetStep) {
+	const maxRows = 200
+	c := newDeltaNetCase(t, r, g, maxRows, true)
+	c.layer.Step, c.layer.Prefill = step, DeltaNetChunkedPrefill
+	dg := c.layer.G
+	nv, vd, ch, pw := dg.ValueHeads, dg.ValueHeads*dg.ValueDim, dg.Channels(), dg.ProjWidth()
+	convFloats, sFloats := dg.convStateFloats(), dg.ValueHeads*dg.KeyDim*dg.ValueDim
+	coreOff := c.layer.Scratch.Off + dg.scratchLayout(maxRows)
+	var ref cpu.DeltaNetRef
+	nans := make([]float32, maxRows*vd)
+	for i := range nans {
+		nans[i] = float32(math.NaN())
+	}
+	for i, n := range []int{1, 1, 2, 1, 5, 63, 1, 64, 1, 65, 1, 1, 3, 129, 1, 200, 1, 2} {
+		qkv, z := randNonZero(r, n*ch), randNonZero(r, n*vd)
+		b, a := scaled(r, n*nv, 3), scaled(r, n*nv, 3)
+		rows := make([]float32, 0, n*pw)
+		for t0 := 0; t0 < n; t0++ {
+			rows = append(rows, qkv[t0*ch:(t0+1)*ch]...)
+			rows = append(rows, z[t0*vd:(t0+1)*vd]...)
+			rows = append(rows, b[t0*nv:(t0+1)*nv]...)
+			rows = append(rows, a[t0*nv:(t0+1)*nv]...)
+		}
+		st := c.layer.State
+		errs := []error{Upload(dev, c.layer.Scratch.Block, c.layer.Scratch.Off, rows),
+			Upload(dev, c.layer.Scratch.Block, coreOff, nans[:n*vd])}
+		if i > 0 { // the device starts each call from the CPU's state
+			errs = append(errs, Upload(dev, st.Block, st.Off, deltaNetConvPerHead(dg, ref.Conv())),
+				Upload(dev, st.Block, st.Off+4*int64(convFloats), ref.S()))
+		}
+		if err := firstErr(errs...); err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Run(func(q *Queue) error { return q.deltaNetMix(&c.layer, n, n > 1) }); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*vd)
+		cpu.DeltaNetMixRef(want, qkv, z, b, a, n, &c.ref, c.gref, &ref)
+		if err := dev.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		got, gotConv, gotS := make([]float32, n*vd), make([]float32, convFloats), make([]float32, sFloats)
+		if err := firstErr(Download(dev, got, c.layer.Scratch.Block, coreOff),
+			Download(dev, gotConv, st.Block, st.Off), Download(dev, gotS, st.Block, st.Off+4*int64(convFloats))); err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("call %d (%d rows)", i, n)
+		checkClose(t, what+" outputs", got, want, 1e-5)
+		requireDeltaNetBits(t, what+" outputs", got, want)
+		requireDeltaNetBits(t, what+" recurrent state", gotS, ref.S())
+		requireDeltaNetBits(t, what+" conv state", gotConv, deltaNetConvPerHead(dg, ref.Conv()))
+	}
+}
