@@ -66,6 +66,26 @@ func deltaNetConvPerHead(g DeltaNetGeometry, conv []float32) []float32 {
 	return out
 }
 
+// projectedRows is n random rows of the input projections' outputs: qkv
+// [n, channels], z [n, ValueHeads·ValueDim], b and a [n, ValueHeads], and
+// the same side by side as the device's scratch holds them (rows).
+type projectedRows struct {
+	qkv, z, b, a, rows []float32
+}
+
+func newProjectedRows(r *rand.Rand, g DeltaNetGeometry, n int) projectedRows {
+	nv, vd, ch := g.ValueHeads, g.ValueHeads*g.ValueDim, g.Channels()
+	p := projectedRows{qkv: randNonZero(r, n*ch), z: randNonZero(r, n*vd), b: scaled(r, n*nv, 3), a: scaled(r, n*nv, 3)}
+	p.rows = make([]float32, 0, n*g.ProjWidth())
+	for t := 0; t < n; t++ {
+		p.rows = append(p.rows, p.qkv[t*ch:(t+1)*ch]...)
+		p.rows = append(p.rows, p.z[t*vd:(t+1)*vd]...)
+		p.rows = append(p.rows, p.b[t*nv:(t+1)*nv]...)
+		p.rows = append(p.rows, p.a[t*nv:(t+1)*nv]...)
+	}
+	return p
+}
+
 // TestDeltaNetMixBits runs prefills of 1 to 200 rows (the chunked form for
 // more than one row, around and across the 64-row chunk), steps after them
 // (each one-row kernel) and short calls through the mixer on the device and
@@ -87,7 +107,7 @@ func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNet
 	c := newDeltaNetCase(t, r, g, maxRows, true)
 	c.layer.Step, c.layer.Prefill = step, DeltaNetChunkedPrefill
 	dg := c.layer.G
-	nv, vd, ch, pw := dg.ValueHeads, dg.ValueHeads*dg.ValueDim, dg.Channels(), dg.ProjWidth()
+	vd := dg.ValueHeads * dg.ValueDim
 	convFloats, sFloats := dg.convStateFloats(), dg.ValueHeads*dg.KeyDim*dg.ValueDim
 	coreOff := c.layer.Scratch.Off + dg.scratchLayout(maxRows)
 	var ref cpu.DeltaNetRef
@@ -96,17 +116,9 @@ func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNet
 		nans[i] = float32(math.NaN())
 	}
 	for i, n := range []int{1, 1, 2, 1, 5, 63, 1, 64, 1, 65, 1, 1, 3, 129, 1, 200, 1, 2} {
-		qkv, z := randNonZero(r, n*ch), randNonZero(r, n*vd)
-		b, a := scaled(r, n*nv, 3), scaled(r, n*nv, 3)
-		rows := make([]float32, 0, n*pw)
-		for t0 := 0; t0 < n; t0++ {
-			rows = append(rows, qkv[t0*ch:(t0+1)*ch]...)
-			rows = append(rows, z[t0*vd:(t0+1)*vd]...)
-			rows = append(rows, b[t0*nv:(t0+1)*nv]...)
-			rows = append(rows, a[t0*nv:(t0+1)*nv]...)
-		}
+		p := newProjectedRows(r, dg, n)
 		st := c.layer.State
-		errs := []error{Upload(dev, c.layer.Scratch.Block, c.layer.Scratch.Off, rows),
+		errs := []error{Upload(dev, c.layer.Scratch.Block, c.layer.Scratch.Off, p.rows),
 			Upload(dev, c.layer.Scratch.Block, coreOff, nans[:n*vd])}
 		if i > 0 { // the device starts each call from the CPU's state
 			errs = append(errs, Upload(dev, st.Block, st.Off, deltaNetConvPerHead(dg, ref.Conv())),
@@ -119,7 +131,7 @@ func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNet
 			t.Fatal(err)
 		}
 		want := make([]float32, n*vd)
-		cpu.DeltaNetMixRef(want, qkv, z, b, a, n, &c.ref, c.gref, &ref)
+		cpu.DeltaNetMixRef(want, p.qkv, p.z, p.b, p.a, n, &c.ref, c.gref, &ref)
 		if err := dev.Sync(); err != nil {
 			t.Fatal(err)
 		}
@@ -133,5 +145,56 @@ func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNet
 		requireDeltaNetBits(t, what+" outputs", got, want)
 		requireDeltaNetBits(t, what+" recurrent state", gotS, ref.S())
 		requireDeltaNetBits(t, what+" conv state", gotConv, deltaNetConvPerHead(dg, ref.Conv()))
+	}
+}
+
+// TestDeltaNetPromptPassBits splits a prompt of 129 rows into the backbone's
+// prefill passes (64, 64, then one row) and compares them with the CPU's one
+// call over all of them: the one-row pass continues the prompt, so it takes
+// the chunked form as the CPU's last 1-row chunk does (Backbone.enqueue
+// passes the flag the same way).
+func TestDeltaNetPromptPassBits(t *testing.T) {
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n, pass = 129, BackboneChunk
+			c := newDeltaNetCase(t, r, tc.g, pass, true)
+			dg := c.layer.G
+			vd, pw, convFloats := dg.ValueHeads*dg.ValueDim, dg.ProjWidth(), dg.convStateFloats()
+			p := newProjectedRows(r, dg, n)
+			want := make([]float32, n*vd)
+			var ref cpu.DeltaNetRef
+			cpu.DeltaNetMixRef(want, p.qkv, p.z, p.b, p.a, n, &c.ref, c.gref, &ref)
+			coreOff := c.layer.Scratch.Off + dg.scratchLayout(pass)
+			got := make([]float32, n*vd)
+			for s := 0; s < n; s += pass {
+				m := min(pass, n-s)
+				if err := Upload(dev, c.layer.Scratch.Block, c.layer.Scratch.Off, p.rows[s*pw:(s+m)*pw]); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Run(func(q *Queue) error { return q.deltaNetMix(&c.layer, m, m > 1 || s > 0) }); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				if err := Download(dev, got[s*vd:(s+m)*vd], c.layer.Scratch.Block, coreOff); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := c.layer.State
+			gotConv, gotS := make([]float32, convFloats), make([]float32, len(ref.S()))
+			if err := firstErr(Download(dev, gotConv, st.Block, st.Off),
+				Download(dev, gotS, st.Block, st.Off+4*int64(convFloats))); err != nil {
+				t.Fatal(err)
+			}
+			checkClose(t, "outputs", got, want, 1e-5)
+			requireDeltaNetBits(t, "outputs", got, want)
+			requireDeltaNetBits(t, "recurrent state", gotS, ref.S())
+			requireDeltaNetBits(t, "conv state", gotConv, deltaNetConvPerHead(dg, ref.Conv()))
+		})
 	}
 }
