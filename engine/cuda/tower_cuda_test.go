@@ -162,7 +162,11 @@ func TestTowerFrames(t *testing.T) {
 		name string
 		cfg  *drama3.Config
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
-		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg, nil) })
+		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg, nil, nil) })
+		// Each of a frame's launch sequences (the default is one of them).
+		for _, f := range towerFusionVariants {
+			t.Run(c.name+"/"+f.String(), func(t *testing.T) { testTowerFrames(t, c.cfg, nil, &f) })
+		}
 		if testing.Short() {
 			continue
 		}
@@ -170,12 +174,14 @@ func TestTowerFrames(t *testing.T) {
 		// times them: any may become the tower's).
 		for i := range GemvBF16Variants {
 			v := &GemvBF16Variants[i]
-			t.Run(c.name+"/"+v.Name(), func(t *testing.T) { testTowerFrames(t, c.cfg, v) })
+			t.Run(c.name+"/"+v.Name(), func(t *testing.T) { testTowerFrames(t, c.cfg, v, nil) })
 		}
 	}
 }
 
-func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
+// testTowerFrames checks a tower with every projection on GEMV instance gemv
+// (nil: ChooseGemv's) and launch sequence fuse (nil: NewTower's).
+func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *towerFusion) {
 	const (
 		promptRows = 13 // text rows; prefilled in chunks of 5 (a ragged last)
 		forced     = 60
@@ -196,6 +202,9 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 	}
 	defer tw.Close()
 	tw.gemv = gemv
+	if fuse != nil {
+		tw.fuse = *fuse
+	}
 	sampling, seed := drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}, r.Uint64()
 	if err := tw.Begin(sampling, seed); err != nil {
 		t.Fatal(err)
