@@ -456,8 +456,10 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.EHProj, D, 2*D, t.cat, t.x,
 					PtrArg(t.normed), PtrArg(t.x), IntArg(0), tArg(lw.AttentionNorm), F32Arg(g.Eps))
 			}
-			return firstErr(t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x),
-				t.addNorm(q, fuse, t.normed, NullArg, lw.AttentionNorm, n))
+			if err := t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x); err != nil {
+				return err
+			}
+			return t.addNorm(q, fuse, t.normed, NullArg, lw.AttentionNorm, n)
 		},
 		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
@@ -479,8 +481,10 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.WO, D, nh*hd, t.attn, t.mixed,
 					PtrArg(t.normed), PtrArg(t.x), IntArg(1), tArg(lw.FFNNorm), F32Arg(g.Eps))
 			}
-			return firstErr(t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed),
-				t.addNorm(q, fuse, t.normed, PtrArg(t.mixed), lw.FFNNorm, n))
+			if err := t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed); err != nil {
+				return err
+			}
+			return t.addNorm(q, fuse, t.normed, PtrArg(t.mixed), lw.FFNNorm, n)
 		},
 		func() error { return t.gateUp(q, fuse, lw, n) },
 		func() error {
