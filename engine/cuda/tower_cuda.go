@@ -492,7 +492,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			case fuse.gemvNorm && next == nil:
 				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.W2, D, g.FFN, t.gate, t.mixed,
 					PtrArg(t.h), PtrArg(t.x), IntArg(1), tArg(lw.OutNorm), F32Arg(g.Eps))
-			case fuse.gemvNorm:
+			case fuse.gemvOutEh && next != nil:
 				args := append([]Arg{PtrArg(t.h), PtrArg(t.x), tArg(lw.OutNorm), PtrArg(t.cat)}, t.embedArgs(li+1, next)...)
 				args = append(args, tArg(t.layerTensors(li+1).HNorm), F32Arg(g.Eps))
 				return t.gemvThen(q, "tower_gemv_out_eh", lw.W2, D, g.FFN, t.gate, t.mixed, args...)

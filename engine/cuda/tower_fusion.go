@@ -16,20 +16,24 @@ type towerFusion struct {
 	// gateUp: one GEMV launch writes silu(W1·x)·(W3·x) (tower_gate_up_swiglu),
 	// no swiglu_f32 launch.
 	gateUp bool
-	// gemvNorm: eh_proj, wo and w2 end with the norm after them in their
-	// launch's last block (tower_gemv_add_rmsnorm, tower_gemv_out_eh), no
-	// norm launches.
+	// gemvNorm: eh_proj and wo (and the last layer's w2) end with the norm
+	// after them in their launch's last block (tower_gemv_add_rmsnorm), no
+	// tower_add_rmsnorm launches.
 	gemvNorm bool
+	// gemvOutEh: w2 ends with the out norm and the next layer's eh_proj
+	// input in its last block (tower_gemv_out_eh), no tower_out_eh launches.
+	gemvOutEh bool
 }
 
 // defaultTowerFusion is a frame's sequence unless PROSCENIUM_GPU_TOWER names
 // another.
-var defaultTowerFusion = towerFusion{gateUp: true, gemvNorm: true}
+var defaultTowerFusion = towerFusion{gateUp: true, gemvNorm: true, gemvOutEh: true}
 
 // towerFusionVariants are the sequences the benchmark times and the device
 // test checks.
 var towerFusionVariants = []towerFusion{
-	{}, {regNorms: true}, {gateUp: true}, {gateUp: true, regNorms: true}, {gemvNorm: true}, {gateUp: true, gemvNorm: true},
+	{}, {regNorms: true}, {gateUp: true}, {gateUp: true, regNorms: true}, {gateUp: true, gemvNorm: true},
+	{gateUp: true, gemvOutEh: true}, {gateUp: true, gemvNorm: true, gemvOutEh: true},
 }
 
 // String names the sequence as parseTowerFusion reads it: its parts joined
@@ -45,6 +49,9 @@ func (f towerFusion) String() string {
 	if f.gemvNorm {
 		parts = append(parts, "gemvnorm")
 	}
+	if f.gemvOutEh {
+		parts = append(parts, "gemvouteh")
+	}
 	if len(parts) == 0 {
 		return "plain"
 	}
@@ -52,7 +59,8 @@ func (f towerFusion) String() string {
 }
 
 // parseTowerFusion reads a PROSCENIUM_GPU_TOWER value: "" for the default,
-// "plain", or parts among regnorms, gateup and gemvnorm joined by "+".
+// "plain", or parts among regnorms, gateup, gemvnorm and gemvouteh joined
+// by "+".
 func parseTowerFusion(s string) (towerFusion, error) {
 	switch s {
 	case "":
@@ -69,8 +77,10 @@ func parseTowerFusion(s string) (towerFusion, error) {
 			f.gateUp = true
 		case "gemvnorm":
 			f.gemvNorm = true
+		case "gemvouteh":
+			f.gemvOutEh = true
 		default:
-			return towerFusion{}, fmt.Errorf("PROSCENIUM_GPU_TOWER=%q: %q is not one of plain, regnorms, gateup, gemvnorm (parts joined by +)", s, p)
+			return towerFusion{}, fmt.Errorf("PROSCENIUM_GPU_TOWER=%q: %q is not one of plain, regnorms, gateup, gemvnorm, gemvouteh (parts joined by +)", s, p)
 		}
 	}
 	return f, nil

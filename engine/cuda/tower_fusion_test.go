@@ -13,6 +13,7 @@ func TestParseTowerFusion(t *testing.T) {
 		{"regnorms", towerFusion{regNorms: true}, true},
 		{"gateup+gemvnorm", towerFusion{gateUp: true, gemvNorm: true}, true},
 		{"gemvnorm+regnorms+gateup", towerFusion{regNorms: true, gateUp: true, gemvNorm: true}, true},
+		{"gemvouteh", towerFusion{gemvOutEh: true}, true},
 		{"gateup+", towerFusion{}, false},
 		{"fast", towerFusion{}, false},
 		{"plain+gateup", towerFusion{}, false},
