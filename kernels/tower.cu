@@ -75,35 +75,27 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
 }
 
 // ---------------------------------------------------------------------------
-// The one-row norms come in two forms, chosen by engine/cuda (towerFusion):
-// strided loops that reread the row (tower_add_rmsnorm, tower_out_eh, and
-// the GEMV epilogues below, any block size) and the row held in registers
-// (tower_add_rmsnorm_regs, tower_out_eh_regs, 1024 threads). Both sum the
-// squares per thread in the same element order. CG: the row and the addend
-// are read through L2 (__ldcg), for the GEMV epilogues, whose addend other
-// blocks of the same launch wrote.
-template <bool CG>
-__device__ __forceinline__ float row_load(const float* p) {
-    return CG ? __ldcg(p) : *p;
-}
+// The one-row norms between a layer's projections are strided loops that
+// reread the row: holding it in registers instead (as tower_eh_input does)
+// measured 1 µs slower a launch and 0.044 ms a frame (docs/PERF.md; code in
+// 22c6bf8, tower_add_rmsnorm_regs and tower_out_eh_regs).
 
 // Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
 // null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
 // memory. Each thread rereads only the xr values it wrote.
-template <bool CG>
 __device__ __forceinline__ void add_rmsnorm_loops(float* o, float* xr, const float* ar, const float* __restrict__ w,
                                                   int width, float eps, double* red) {
     double ss = 0.0;
     for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        float v = row_load<CG>(xr + c);
+        float v = xr[c];
         if (ar) {
-            v += row_load<CG>(ar + c);
+            v += ar[c];
             xr[c] = v;
         }
         ss += (double)v * (double)v;
     }
     const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = row_load<CG>(xr + c) * inv * w[c];
+    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
 }
 
 // The embedding half of an eh_proj input by emode (tower_out_eh).
@@ -119,21 +111,20 @@ __device__ __forceinline__ void eh_embed_half(float* __restrict__ ce, int emode,
 }
 
 // tower_out_eh's row with strided loops (hr, xr, ar: the row's h, x, add).
-template <bool CG>
 __device__ __forceinline__ void out_eh_loops(float* hr, float* xr, const float* ar, const float* __restrict__ out_w,
                                              float* ce, int emode, const uint16_t* __restrict__ table,
                                              FrameControl* ctrl, int code_slot, int entries,
                                              const float* __restrict__ enorm, const float* __restrict__ hnorm,
                                              int width, float eps, double* red) {
-    add_rmsnorm_loops<CG>(hr, xr, ar, out_w, width, eps, red);
+    add_rmsnorm_loops(hr, xr, ar, out_w, width, eps, red);
     float* ch = ce + width;
     double ss = 0.0;
     for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        const float v = row_load<CG>(hr + c);
+        const float v = hr[c];
         ss += (double)v * (double)v;
     }
     const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = row_load<CG>(hr + c) * inv * hnorm[c];
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
     eh_embed_half(ce, emode, table, ctrl, code_slot, entries, enorm, width, eps, red);
 }
 
@@ -146,7 +137,7 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    add_rmsnorm_loops<false>(out + r, x + r, add ? add + r : nullptr, w, width, eps, red);
+    add_rmsnorm_loops(out + r, x + r, add ? add + r : nullptr, w, width, eps, red);
 }
 
 // A layer's end and the next layer's eh_proj input in one launch, n rows:
@@ -164,67 +155,21 @@ extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    out_eh_loops<false>(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, ctrl, code_slot,
-                        entries, enorm, hnorm, width, eps, red);
-}
-
-// Residual add and plain-gain RMSNorm of one row in registers: xr += ar
-// (when ar is not null), o = xr·inv·w, left in v. red: 32 doubles of shared
-// memory.
-__device__ __forceinline__ void add_rmsnorm_row(float* __restrict__ o, float* __restrict__ xr,
-                                                const float* __restrict__ ar, const float* __restrict__ w, int width,
-                                                float eps, double* red, float (&v)[ROW_REGS]) {
-    load_row(v, xr, width);
-    if (ar) {
-#pragma unroll
-        for (int i = 0; i < ROW_REGS; i++) {
-            const int c = threadIdx.x + i * blockDim.x;
-            if (c < width) {
-                v[i] += ar[c];
-                xr[c] = v[i];
-            }
-        }
-    }
-    norm_row(o, v, regs_inv_rms(v, width, eps, red), w, width);
-}
-
-// tower_add_rmsnorm with the row in registers. Grid: (n), 1024 threads
-// (ROW_REGS).
-extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm_regs(float* __restrict__ out, float* __restrict__ x,
-                                             const float* __restrict__ add, const float* __restrict__ w, int width,
-                                             float eps) {
-    pdl_entry();
-    __shared__ double red[32];
-    const size_t r = (size_t)blockIdx.x * width;
-    float v[ROW_REGS];
-    add_rmsnorm_row(out + r, x + r, add ? add + r : nullptr, w, width, eps, red, v);
-}
-
-// tower_out_eh with the row in registers. Grid: (n), 1024 threads
-// (ROW_REGS).
-extern "C" __global__ void __launch_bounds__(1024) tower_out_eh_regs(
-    float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
-    float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
-    int entries, const float* __restrict__ enorm, const float* __restrict__ hnorm, int width, float eps) {
-    pdl_entry();
-    __shared__ double red[32];
-    const size_t r = (size_t)blockIdx.x * width;
-    float v[ROW_REGS];
-    add_rmsnorm_row(h + r, x + r, add ? add + r : nullptr, out_w, width, eps, red, v);
-    float* ce = cat + 2 * r;
-    norm_row(ce + width, v, regs_inv_rms(v, width, eps, red), hnorm, width);
-    eh_embed_half(ce, emode, table, ctrl, code_slot, entries, enorm, width, eps, red);
+    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, ctrl, code_slot,
+                 entries, enorm, hnorm, width, eps, red);
 }
 
 // ---------------------------------------------------------------------------
-// The tower's own one-row BF16 GEMVs, each with what follows it in the
-// frame done by the same launch (engine/cuda towerFusion). Each computes
-// its rows exactly as gemv.cu's t128r2u2 instance does (the tower's GEMV:
-// groups of 128 threads, two rows a group, 16-byte chunks j, j+128, … of a
-// row per thread, two chunks' loads in flight per row, warp then group
-// sums), so y is the same bit for bit; what differs is what happens after.
+// Gate and up with their SwiGLU in one GEMV launch (engine/cuda
+// towerFusion.gateUp). Its dot products run exactly as gemv.cu's t128r2u2
+// instance's (the tower's GEMV: groups of 128 threads, two rows a group,
+// 16-byte chunks j, j+128, … of a row per thread, two chunks' loads in
+// flight per row, warp then group sums), so gate and up are the same bit for
+// bit. (GEMVs whose last block also did the norm after them,
+// tower_gemv_add_rmsnorm and tower_gemv_out_eh, measured 0.07 ms a frame
+// slower each, docs/PERF.md; code in 22c6bf8.)
 #define TG_THREADS 256  // engine/cuda towerGemvThreads
-#define TG_TPR 128      // rows a block: TG_THREADS / TG_TPR · 2 (gate·up: of each matrix, · 1)
+#define TG_TPR 128      // a group: one row of each matrix
 #define TG_UNROLL 2
 
 __device__ __forceinline__ float bf16_dot8(uint4 w, const float4* __restrict__ xv, int c) {
@@ -305,62 +250,6 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
         const float g = acc[0];
         out[row] = g / (1.f + expf(-g)) * acc[1];
     }
-}
-
-// tower_gemv_rows writes y = W·x for a [rows, cols] W, two consecutive rows
-// per group, and returns true in the one block that finishes last (counted
-// in *counter, zero between launches), when every block's y is visible.
-__device__ __forceinline__ bool tower_gemv_rows(float* y, const uint16_t* __restrict__ W,
-                                                const float* __restrict__ x, int rows, int cols, int* counter) {
-    const int group = threadIdx.x / TG_TPR;
-    const int row0 = (blockIdx.x * (TG_THREADS / TG_TPR) + group) * 2;
-    const uint4* wr[2];
-#pragma unroll
-    for (int r = 0; r < 2; r++)
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)min(row0 + r, rows - 1) * cols);
-    pdl_entry();
-    float acc[2];
-    tower_dot2(acc, wr, x, cols);
-    if (threadIdx.x % TG_TPR == 0) {
-#pragma unroll
-        for (int r = 0; r < 2; r++)
-            if (row0 + r < rows) y[row0 + r] = acc[r];
-    }
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        last = atomicAdd(counter, 1) == (int)gridDim.x - 1;
-        if (last) *counter = 0;  // ready for the next launch
-    }
-    __syncthreads();
-    if (last) __threadfence();
-    return last;
-}
-
-// y = W·x (rows = the tower's width), then in the launch's last block the
-// norm after it: add 1: res += y, out = rmsnorm(res)·w (wo, then FFN norm;
-// the last layer's w2, then out norm), add 0: out = rmsnorm(y)·w (eh_proj,
-// then attention norm). Grid: (ceil(rows/4)), TG_THREADS.
-extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gemv_add_rmsnorm(
-    float* y, const uint16_t* __restrict__ W, const float* __restrict__ x, int rows, int cols, int* counter,
-    float* out, float* res, int add, const float* __restrict__ w, float eps) {
-    if (!tower_gemv_rows(y, W, x, rows, cols, counter)) return;
-    __shared__ double red[32];
-    add_rmsnorm_loops<true>(out, add ? res : y, add ? y : nullptr, w, rows, eps, red);
-}
-
-// y = W·x (w2), then in the launch's last block tower_out_eh of one row
-// with add y: res += y, h = out_norm(res), the next layer's eh_proj input
-// in cat. Grid: (ceil(rows/4)), TG_THREADS.
-extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gemv_out_eh(
-    float* y, const uint16_t* __restrict__ W, const float* __restrict__ x, int rows, int cols, int* counter,
-    float* h, float* res, const float* __restrict__ out_w, float* cat, int emode, const uint16_t* __restrict__ table,
-    FrameControl* ctrl, int code_slot, int entries, const float* __restrict__ enorm, const float* __restrict__ hnorm,
-    float eps) {
-    if (!tower_gemv_rows(y, W, x, rows, cols, counter)) return;
-    __shared__ double red[32];
-    out_eh_loops<true>(h, res, y, out_w, cat, emode, table, ctrl, code_slot, entries, enorm, hnorm, rows, eps, red);
 }
 
 // ---------------------------------------------------------------------------

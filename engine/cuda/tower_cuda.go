@@ -55,7 +55,6 @@ type Tower struct {
 	fbTables  *Block   // uint64 [codebooks]: codebook table addresses
 	fbEntries *Block   // int32 [codebooks]
 	semTokens *Block   // int32 [Entries[0]]
-	epiCount  *Block   // int32: blocks done of a GEMV with a norm after it (zero between launches)
 	blocks    []*Block // everything above, for Close
 
 	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
@@ -124,7 +123,6 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.fbTables = alloc(int64(len(g.Entries)) * 8)
 	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
-	t.epiCount = alloc(4)
 	if allocErr != nil {
 		return nil, allocErr
 	}
@@ -144,7 +142,6 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		Upload(d, t.rope, 0, cos), Upload(d, t.rope, int64(len(cos))*4, sin),
 		Upload(d, t.zeros, 0, make([]int32, n)), Upload(d, t.ids01, 0, []int32{0, 1}), Upload(d, t.attnCount, 0, make([]int32, n*int64(g.Heads))),
 		Upload(d, t.fbTables, 0, tables), Upload(d, t.fbEntries, 0, entries), Upload(d, t.semTokens, 0, tokens),
-		Upload(d, t.epiCount, 0, []int32{0}),
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
@@ -438,7 +435,6 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	rows := [3]int{n, 1, 1}
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
-	fuse := t.frameFusion(n)
 	return firstErrFn(
 		func() error {
 			if in.mode == ehMade {
@@ -451,16 +447,8 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			return q.Launch("tower_eh_input", rows, towerRowThreads, PtrArg(t.cat), in.h, table, PtrArg(t.ctrl),
 				IntArg(in.slot), IntArg(in.entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
 		},
-		func() error {
-			if fuse.gemvNorm {
-				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.EHProj, D, 2*D, t.cat, t.x,
-					PtrArg(t.normed), PtrArg(t.x), IntArg(0), tArg(lw.AttentionNorm), F32Arg(g.Eps))
-			}
-			if err := t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x); err != nil {
-				return err
-			}
-			return t.addNorm(q, fuse, t.normed, NullArg, lw.AttentionNorm, n)
-		},
+		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
+		func() error { return t.addNorm(q, t.normed, NullArg, lw.AttentionNorm, n) },
 		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if n == 1 {
@@ -476,41 +464,18 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
 				IntArg(t.opt.MaxRows))
 		},
+		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
+		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
+		func() error { return t.gateUp(q, t.frameFusion(n), lw, n) },
+		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error {
-			if fuse.gemvNorm {
-				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.WO, D, nh*hd, t.attn, t.mixed,
-					PtrArg(t.normed), PtrArg(t.x), IntArg(1), tArg(lw.FFNNorm), F32Arg(g.Eps))
-			}
-			if err := t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed); err != nil {
-				return err
-			}
-			return t.addNorm(q, fuse, t.normed, PtrArg(t.mixed), lw.FFNNorm, n)
-		},
-		func() error { return t.gateUp(q, fuse, lw, n) },
-		func() error {
-			switch {
-			case fuse.gemvNorm && next == nil:
-				return t.gemvThen(q, "tower_gemv_add_rmsnorm", lw.W2, D, g.FFN, t.gate, t.mixed,
-					PtrArg(t.h), PtrArg(t.x), IntArg(1), tArg(lw.OutNorm), F32Arg(g.Eps))
-			case fuse.gemvOutEh && next != nil:
-				args := append([]Arg{PtrArg(t.h), PtrArg(t.x), tArg(lw.OutNorm), PtrArg(t.cat)}, t.embedArgs(li+1, next)...)
-				args = append(args, tArg(t.layerTensors(li+1).HNorm), F32Arg(g.Eps))
-				return t.gemvThen(q, "tower_gemv_out_eh", lw.W2, D, g.FFN, t.gate, t.mixed, args...)
-			}
-			if err := t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed); err != nil {
-				return err
-			}
 			if next == nil {
-				return t.addNorm(q, fuse, t.h, PtrArg(t.mixed), lw.OutNorm, n)
+				return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n)
 			}
 			args := append([]Arg{PtrArg(t.h), PtrArg(t.x), PtrArg(t.mixed), tArg(lw.OutNorm), PtrArg(t.cat)},
 				t.embedArgs(li+1, next)...)
 			args = append(args, tArg(t.layerTensors(li+1).HNorm), IntArg(D), F32Arg(g.Eps))
-			kernel := "tower_out_eh"
-			if fuse.regNorms {
-				kernel = "tower_out_eh_regs"
-			}
-			return q.Launch(kernel, rows, towerRowThreads, args...)
+			return q.Launch("tower_out_eh", rows, towerRowThreads, args...)
 		},
 	)
 }
@@ -518,29 +483,17 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 // frameFusion is the launch sequence of n rows: t.fuse for a frame's one row
 // on ChooseGemv's instances; the plain one for prefill rows and when a test
 // or the benchmark puts every projection on another GEMV instance (the
-// fused GEMVs compute as t128r2u2).
+// fused GEMV computes as t128r2u2).
 func (t *Tower) frameFusion(n int) towerFusion {
 	if n != 1 || t.gemv != nil {
-		return towerFusion{regNorms: t.fuse.regNorms}
+		return towerFusion{}
 	}
 	return t.fuse
 }
 
-// towerGemvThreads is the block of the tower's own GEMVs (TG_THREADS in
-// kernels/tower.cu: two groups of 128 threads, two rows a group).
+// towerGemvThreads is tower_gate_up_swiglu's block (TG_THREADS in
+// kernels/tower.cu: two groups of 128 threads, a row of each matrix a group).
 const towerGemvThreads = 256
-
-// gemvThen enqueues kernel (tower_gemv_add_rmsnorm or tower_gemv_out_eh):
-// y = W·x for a [rows, cols] W and one row x, then the norm after it in the
-// launch's last block, with the kernel's norm arguments after.
-func (t *Tower) gemvThen(q *Queue, kernel string, W Tensor, rows, cols int, x, y *Block, after ...Arg) error {
-	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: GemvVariant{TPR: 128, Rows: 2, Unroll: 2}}
-	if err := gm.check("bf16", 2, W.Block, x, y); err != nil {
-		return fmt.Errorf("cuda tower: %s: %w", kernel, err)
-	}
-	args := append([]Arg{PtrArg(y), tArg(W), PtrArg(x), IntArg(rows), IntArg(cols), PtrArg(t.epiCount)}, after...)
-	return q.Launch(kernel, [3]int{(rows + 3) / 4, 1, 1}, towerGemvThreads, args...)
-}
 
 // gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. With
 // fuse.gateUp one launch does it all (tower_gate_up_swiglu); otherwise one
@@ -576,12 +529,8 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 
 // addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n
 // rows of t.x.
-func (t *Tower) addNorm(q *Queue, fuse towerFusion, out *Block, add Arg, w Tensor, n int) error {
-	kernel := "tower_add_rmsnorm"
-	if fuse.regNorms {
-		kernel = "tower_add_rmsnorm_regs"
-	}
-	return q.Launch(kernel, [3]int{n, 1, 1}, towerRowThreads,
+func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
+	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, towerRowThreads,
 		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
 }
 

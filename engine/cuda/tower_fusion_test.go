@@ -10,11 +10,9 @@ func TestParseTowerFusion(t *testing.T) {
 	}{
 		{"", defaultTowerFusion, true},
 		{"plain", towerFusion{}, true},
-		{"regnorms", towerFusion{regNorms: true}, true},
-		{"gateup+gemvnorm", towerFusion{gateUp: true, gemvNorm: true}, true},
-		{"gemvnorm+regnorms+gateup", towerFusion{regNorms: true, gateUp: true, gemvNorm: true}, true},
-		{"gemvouteh", towerFusion{gemvOutEh: true}, true},
+		{"gateup", towerFusion{gateUp: true}, true},
 		{"gateup+", towerFusion{}, false},
+		{"regnorms", towerFusion{}, false},
 		{"fast", towerFusion{}, false},
 		{"plain+gateup", towerFusion{}, false},
 	} {
