@@ -257,10 +257,11 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 		if err := firstErr(Upload(dev, hidden, 0, h), tw.Force(codes)); err != nil {
 			t.Fatal(err)
 		}
-		// Outputs and the scratch the fused launches hand on (eh_proj inputs,
-		// h_out, q/k/v, attention) poisoned: whatever a launch fails to
-		// write shows up as NaN.
-		scratch := []*Block{tw.SemanticLogits(), tw.FeedbackRow(), tw.cat, tw.h, tw.qkv, tw.attn}
+		// Outputs and the scratch the launches hand on (eh_proj inputs, the
+		// residual, norms, h_out, q/k/v, attention, projections, SwiGLU)
+		// poisoned: whatever a launch fails to write shows up as NaN.
+		scratch := []*Block{tw.SemanticLogits(), tw.FeedbackRow(), tw.cat, tw.x, tw.normed, tw.h, tw.qkv, tw.attn,
+			tw.mixed, tw.gate}
 		for _, blk := range append(scratch, tw.residual...) {
 			if err := dev.Fill32(blk, nanBits); err != nil {
 				t.Fatal(err)
