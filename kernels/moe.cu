@@ -270,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? __fmul_rn(silu_ref(g[c]), g[p + c]) : 0.f;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
         __syncthreads();
         const long long m = ids[y];
         if (fp8)
@@ -280,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = __fmul_rn(silu_ref(d[c]), d[is + c]);
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
     __syncthreads();
     down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }
