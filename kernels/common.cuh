@@ -39,6 +39,36 @@ __device__ float block_sum(float v, float* red) {
     return warp_sum(v);
 }
 
+// block_sum_double is block_sum in float64 (the numerics contract's sums:
+// norms' sums of squares, softmax denominators). red holds 32 doubles.
+__device__ double block_sum_double(double v, double* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum_double(v);
+    __syncthreads();  // red may still be read by a previous call
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    const int nwarps = blockDim.x >> 5;
+    v = lane < nwarps ? red[lane] : 0.0;
+    return warp_sum_double(v);
+}
+
+// The backbone's elementwise functions as engine/cpu computes them (ops.go;
+// docs/MODEL.md "Numerics contract"): the exponential in double on the
+// float32 argument, rounded once; the add and the division in float32.
+// sigmoid_ref is cpu.Sigmoid, silu_ref cpu.SiLU, inv_rms_ref cpu's invRMS
+// from the float64 sum of squares of n values.
+__device__ __forceinline__ float sigmoid_ref(float x) {
+    return __fdiv_rn(1.f, __fadd_rn(1.f, (float)exp(-(double)x)));
+}
+__device__ __forceinline__ float silu_ref(float x) { return __fdiv_rn(x, __fadd_rn(1.f, (float)exp(-(double)x))); }
+__device__ __forceinline__ float inv_rms_ref(double ss, int n, float eps) {
+    return (float)(1.0 / sqrt(ss / (double)n + (double)eps));
+}
+// zc_norm_ref is one output of cpu.RMSNormZeroCentred: (x·inv)·(1 + w).
+__device__ __forceinline__ float zc_norm_ref(float x, float inv, float w) {
+    return __fmul_rn(__fmul_rn(x, inv), __fadd_rn(1.f, w));
+}
+
 // Programmatic dependent launch (sm_90): a kernel lets the next one in the
 // stream start as soon as all its blocks run (launch_dependents), and waits
 // for the previous one to finish, its writes visible, before reading anything

@@ -10,10 +10,10 @@
 
 // ---------------------------------------------------------------------------
 // Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
-// values of the stacked projection), the softmax over all E experts in
-// float32 (each exponential rounded from double, as the reference does), the
-// k largest probabilities (ties to the lower index), divided by their sum
-// (summed in the order chosen). Writes ids[t·k + j] and wts[t·k + j]. When
+// values of the stacked projection), the softmax over all E experts as the
+// CPU computes it (each exponential rounded from double, their float64 sum
+// rounded once, one float32 division), the k largest probabilities (ties to
+// the lower index), divided by their float64 sum rounded once: the CPU's bits. Writes ids[t·k + j] and wts[t·k + j]. When
 // xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
 // the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
 extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
@@ -21,7 +21,7 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
                                      float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     pdl_entry();
     __shared__ float p[MOE_MAX_EXPERTS];
-    __shared__ float red[32];
+    __shared__ double red[32];
     __shared__ float chosen[64];
     const int t = blockIdx.x;
     const float* lg = dense + (size_t)t * dstride;
@@ -32,16 +32,16 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) red[warp] = m;
     __syncthreads();
-    m = lane < nwarps ? red[lane] : -INFINITY;
+    m = lane < nwarps ? (float)red[lane] : -INFINITY;
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-    float s = 0.f;
+    double s = 0.0;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const float v = (float)exp((double)(lg[e] - m));
+        const float v = (float)exp((double)__fsub_rn(lg[e], m));
         p[e] = v;
-        s += v;
+        s += (double)v;
     }
-    s = block_sum(s, red);
-    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = p[e] / s;
+    const float S = (float)block_sum_double(s, red);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
     __syncthreads();
     // The top k in warp 0 alone (no block barriers): lane l scans experts
     // l, l+32, …; a round's winner is marked by the lane that owns it, the
@@ -67,9 +67,10 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
         }
         __syncwarp();
         if (lane == 0) {
-            float sum = 0.f;
-            for (int j = 0; j < k; j++) sum += chosen[j];
-            for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
+            double sum = 0.0;
+            for (int j = 0; j < k; j++) sum += (double)chosen[j];
+            const float S = (float)sum;
+            for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], S);
         }
     }
     if (xrep) {
@@ -135,8 +136,7 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
         if (c >= ip) return;
         float v = 0.f;
         if (c < i) {
-            const float g = gu[(size_t)y * 2 * p + c];
-            v = g / (1.f + expf(-g)) * gu[(size_t)y * 2 * p + p + c];
+            v = __fmul_rn(silu_ref(gu[(size_t)y * 2 * p + c]), gu[(size_t)y * 2 * p + p + c]);
         }
         h[(size_t)y * ip + c] = v;
         return;
@@ -146,8 +146,7 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
     float v = 0.f;
     if (c < is) {
         const float* d = dense + (size_t)r * dstride + E;
-        const float g = d[c];
-        v = g / (1.f + expf(-g)) * d[is + c];
+        v = __fmul_rn(silu_ref(d[c]), d[is + c]);
     }
     hs[(size_t)r * isp + c] = v;
 }
@@ -155,6 +154,9 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:
 // for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
+// in the CPU's order of float32 operations (acc = 0, acc += w_j·y_j for
+// j = 0…k−1, acc += ys·sigmoid(sg), x += acc; every product rounded before
+// its add) and the norm's float64 sum of squares: the CPU's bits
 // with sg = dense[t·dstride + sgcol] (shared_expert_gate·x) and, when slot is
 // not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
 // expert order, moe_group); then, when nw is
@@ -166,27 +168,27 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
                                             const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
                                             float eps) {
     pdl_entry();
-    __shared__ float red[32];
+    __shared__ double red[32];
     const int t = blockIdx.x;
-    const float sg = 1.f / (1.f + expf(-dense[(size_t)t * dstride + sgcol]));
+    const float sg = sigmoid_ref(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
-    float ss = 0.f;
+    double ss = 0.0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float acc = 0.f;
         for (int j = 0; j < k; j++) {
             const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc += wts[t * k + j] * yr[row * H + c];
+            acc = __fadd_rn(acc, __fmul_rn(wts[t * k + j], yr[row * H + c]));
         }
-        acc += ys[(size_t)t * H + c] * sg;
-        const float v = xr[c] + acc;
+        acc = __fadd_rn(acc, __fmul_rn(ys[(size_t)t * H + c], sg));
+        const float v = __fadd_rn(xr[c], acc);
         xr[c] = v;
-        ss += v * v;
+        ss += (double)v * (double)v;
     }
     if (!nw) return;
-    ss = block_sum(ss, red);
-    const float inv = rsqrtf(ss / (float)H + eps);
+    ss = block_sum_double(ss, red);
+    const float inv = inv_rms_ref(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + nw[c]) : 0.f;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? zc_norm_ref(xr[c], inv, nw[c]) : 0.f;
 }
 
 // ---------------------------------------------------------------------------

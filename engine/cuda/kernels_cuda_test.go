@@ -234,7 +234,9 @@ func TestRMSNormZeroCentred(t *testing.T) {
 			for i := 0; i < c.n; i++ {
 				cpu.RMSNormZeroCentred(ref[i*c.width:(i+1)*c.width], x[i*c.width:(i+1)*c.width], w, eps)
 			}
-			checkClose(t, "rmsnorm", download(t, out, len(ref)), ref, 1e-6)
+			got := download(t, out, len(ref))
+			checkClose(t, "rmsnorm", got, ref, 1e-6)
+			checkCPUBits(t, "rmsnorm", got, ref)
 		})
 	}
 }
@@ -255,7 +257,9 @@ func TestSwiGLUAndAdd(t *testing.T) {
 			}
 			ref := make([]float32, n)
 			cpu.SwiGLU(ref, gate, up)
-			checkClose(t, "swiglu", download(t, out, n), ref, 1e-6)
+			got := download(t, out, n)
+			checkClose(t, "swiglu", got, ref, 1e-6)
+			checkCPUBits(t, "swiglu", got, ref)
 
 			dst, x := randNonZero(r, n), randNonZero(r, n)
 			db := upload(t, dst)

@@ -246,21 +246,28 @@ func attnSplits(n, maxLen, capacity int) int {
 
 // ScratchBytes is the scratch a forward of up to rows rows over a cache of
 // capacity rows uses: the projected rows, the normed and rotated queries,
-// the split softmax partials and the gated output.
+// every score of each row and head with each split's maximum, the split
+// softmax partials (float64) and the gated output.
 func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
 	l := g.scratchLayout(rows, capacity)
 	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
 }
 
-// attnScratch is the byte offsets of the attention scratch's regions.
-type attnScratch struct{ proj, qn, part, attn int64 }
+// attnScratch is the byte offsets of the attention scratch's regions:
+// proj [rows, ProjWidth], qn [rows, Heads, HeadDim], scores
+// [rows·Heads, capacity], smax [rows·Heads, splits] float32; part
+// [rows·Heads, splits, 1+HeadDim] float64; attn [rows, Heads·HeadDim].
+type attnScratch struct{ proj, qn, scores, smax, part, attn int64 }
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
+	splits := int64(maxSplits(capacity))
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
-	l.part = l.qn + alignUp(4*r*nh*hd)
-	l.attn = l.part + alignUp(4*r*nh*int64(maxSplits(capacity))*(hd+2))
+	l.scores = l.qn + alignUp(4*r*nh*hd)
+	l.smax = l.scores + alignUp(4*r*nh*int64(capacity))
+	l.part = l.smax + alignUp(4*r*nh*splits)
+	l.attn = l.part + alignUp(8*r*nh*splits*(hd+1))
 	return l
 }
 

@@ -216,20 +216,38 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		return err
 	}
 	g := l.G
+	qw, kw := g.Heads*g.HeadDim, g.KVHeads*g.HeadDim
+	w := l.W
+	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
+		return err
+	}
+	if err := q.attentionCore(l, n, pos, maxLen); err != nil {
+		return err
+	}
+	return q.projection(out, g.Hidden, 0, w.O, l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), n, g.Hidden, qw)
+}
+
+// attentionCore is AttentionForward between its projections (engine/cpu
+// attentionCore): from the projected rows at the start of the scratch it
+// norms and rotates the queries and keys, appends keys and values to the
+// cache, and writes the gated attention into the scratch's attn region, in
+// four launches: attn_prep; attn_scores (every score and each split's
+// maximum); attn_partial (each split's float64 sums under the row's global
+// maximum); attn_combine (the sums of the splits, divided and gated).
+func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
+	g := l.G
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
 	}
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
-	qw, kw := nh*hd, nkv*hd
+	kw := nkv * hd
 	pw := g.ProjWidth()
 	sl := g.scratchLayout(l.MaxRows, l.Capacity)
-	proj, qn, part, attn := l.Scratch, l.Scratch.At(sl.qn), l.Scratch.At(sl.part), l.Scratch.At(sl.attn)
+	at := l.Scratch.At
+	proj, qn, sc, smax, part, attn := l.Scratch, at(sl.qn), at(sl.scores), at(sl.smax), at(sl.part), at(sl.attn)
 	kc := l.KV
 	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
 	w := l.W
-	if err := q.stackedProjections(proj, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
-		return err
-	}
 	theta := g.RopeTheta
 	if g.RotaryDim == 0 {
 		theta = 1
@@ -241,17 +259,19 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
-	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
-		tArg(part), tArg(qn), tArg(kc), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
+	if err := q.Launch("attn_scores", [3]int{n * nh, splits, 1}, attnThreads,
+		tArg(sc), tArg(smax), tArg(qn), tArg(kc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
 		return err
 	}
-	if err := q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
-		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
+	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
+		tArg(part), tArg(sc), tArg(smax), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits)); err != nil {
 		return err
 	}
-	return q.projection(out, g.Hidden, 0, w.O, attn, n, g.Hidden, qw)
+	return q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
+		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
+		IntArg(splits))
 }
 
 // attnThreads is the block of the attention kernels (ATT_THREADS).
