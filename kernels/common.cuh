@@ -105,3 +105,36 @@ __device__ __forceinline__ float fp8_dot4(uint32_t w, float4 xv, float s) {
     s = fmaf(b.x, xv.z, s);
     return fmaf(b.y, xv.w, s);
 }
+
+// ---------------------------------------------------------------------------
+// Rule 1 of the backbone's numerics contract (docs/MODEL.md "Numerics
+// contract", engine/cpu.Dot): Σ float64(w[k])·x[k] over N float32 weights and
+// x already widened to float64. Each product is exact (24 by 24 bits), so the
+// fused multiply-add rounds exactly as the float64 add of the product would.
+template <int N>
+__device__ __forceinline__ double dot_f64(const float* w, const double* x) {
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < N; k++) s = fma((double)w[k], x[k], s);
+    return s;
+}
+
+// Sixteen E4M3 bytes (a 16-byte chunk, byte order) → the float32 weights the
+// CPU dequantises them to at load (checkpoint.DequantFP8Blocks): the exact
+// E4M3 value times the block scale, one float32 multiply each.
+__device__ __forceinline__ void fp8x16_scaled(uint4 w, float scale, float* f) {
+    const uint32_t v[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 a = fp8x2_to_float2((uint16_t)(v[i] & 0xffffu));
+        const float2 b = fp8x2_to_float2((uint16_t)(v[i] >> 16));
+        f[4 * i] = __fmul_rn(a.x, scale), f[4 * i + 1] = __fmul_rn(a.y, scale);
+        f[4 * i + 2] = __fmul_rn(b.x, scale), f[4 * i + 3] = __fmul_rn(b.y, scale);
+    }
+}
+
+// Eight BF16 weights (a 16-byte chunk) → float32, exact.
+__device__ __forceinline__ void bf16x8_to_float(uint4 w, float* f) {
+    f[0] = bf16_lo(w.x), f[1] = bf16_hi(w.x), f[2] = bf16_lo(w.y), f[3] = bf16_hi(w.y);
+    f[4] = bf16_lo(w.z), f[5] = bf16_hi(w.z), f[6] = bf16_lo(w.w), f[7] = bf16_hi(w.w);
+}
