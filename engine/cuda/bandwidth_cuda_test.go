@@ -167,7 +167,7 @@ func TestBandwidth(t *testing.T) {
 			idsReady := true // the ids come from the host (see Gemv.IdsReady)
 			// The gemv of launch j (j counts launches; batches are multiples
 			// of perBatch, so launch j of every batch and graph is the same).
-			f64 := true // the backbone's instances (Gemv.F64); the tower's for comparison
+			f64 := true           // the backbone's instances (Gemv.F64); the tower's for comparison
 			var bits projULPTally // the f64 instance's outputs against cpu.MatVec
 			gemvOf := func(j int, v GemvVariant) Gemv {
 				g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
