@@ -100,12 +100,14 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
         for (int u = 0; u < UNROLL; u++) {
             const int c = base + u * TPR, cc = min(c, chunks - 1);
             if (F64) {
-                double xd[WT::PER];
+                float xf[WT::PER];
 #pragma unroll
                 for (int i = 0; i < WT::PER / 4; i++) {
                     const float4 v = __ldg(xv + (WT::PER / 4) * cc + i);
-                    xd[4 * i] = v.x, xd[4 * i + 1] = v.y, xd[4 * i + 2] = v.z, xd[4 * i + 3] = v.w;
+                    xf[4 * i] = v.x, xf[4 * i + 1] = v.y, xf[4 * i + 2] = v.z, xf[4 * i + 3] = v.w;
                 }
+                double xd[WT::PER];
+                widen_x<WT::PER>(xf, xd);
 #pragma unroll
                 for (int r = 0; r < ROWS; r++) {
                     float f[WT::PER];

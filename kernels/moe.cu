@@ -196,7 +196,7 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 // [h, ip] each, mstride elements apart); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
 // BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory,
-// widened to float64 once; each warp computes DOWN_ROWS rows, lane j reading
+// widened to float64 once (as dot_f64 reads it, common.cuh); each warp computes DOWN_ROWS rows, lane j reading
 // 16-byte chunks j, j+32, … The sums follow rule 1 of the numerics contract
 // (docs/MODEL.md; cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value ×
 // scale in float32), exact float64 products, float64 sums, one rounding.
@@ -209,6 +209,9 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 __device__ __forceinline__ float down_swiglu(float g, float u) {
     return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.f, (float)exp(-(double)g))), u);
 }
+
+// x[c] widened as widen_x does (a chunk starts at an even column).
+__device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }
 
 template <bool FP8>
 __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
@@ -260,7 +263,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? down_swiglu(g[c], g[p + c]) : 0.f;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = widen_one(c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
         __syncthreads();
         const long long m = ids[y];
         if (fp8)
@@ -270,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = down_swiglu(d[c], d[is + c]);
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = widen_one(down_swiglu(d[c], d[is + c]), c);
     __syncthreads();
     down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }

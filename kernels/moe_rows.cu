@@ -29,19 +29,18 @@ struct FP8Rows {
 };
 
 // The float64 dot product of PER decoded weights with x[c·PER, (c+1)·PER)
-// (xv: float4s of x): exact products, float64 sums (dot_f64's rule).
+// (xv: float4s of x): dot_f64 (common.cuh).
 template <int PER>
 __device__ __forceinline__ double rows_dot(const float* f, const float4* __restrict__ xv, int c) {
-    double s = 0.0;
+    float xf[PER];
 #pragma unroll
     for (int i = 0; i < PER / 4; i++) {
         const float4 x = __ldg(xv + (PER / 4) * c + i);
-        s = fma((double)f[4 * i], (double)x.x, s);
-        s = fma((double)f[4 * i + 1], (double)x.y, s);
-        s = fma((double)f[4 * i + 2], (double)x.z, s);
-        s = fma((double)f[4 * i + 3], (double)x.w, s);
+        xf[4 * i] = x.x, xf[4 * i + 1] = x.y, xf[4 * i + 2] = x.z, xf[4 * i + 3] = x.w;
     }
-    return s;
+    double xd[PER];
+    widen_x<PER>(xf, xd);
+    return dot_f64<PER>(f, xd);
 }
 
 // S is null for BF16; for FP8 the float32 block scales [ceil(rows/128),
