@@ -67,6 +67,10 @@ type forcedReport struct {
 	WorstSemanticPrefill float64   `json:"worst_semantic_frame0"`
 	WorstSemanticSteps   float64   `json:"worst_semantic_later_frames"`
 	WorstByCB            []float64 `json:"worst_by_codebook"`
+	// BitIdenticalByCB counts, per codebook, the logits vectors whose
+	// float32 bits equal the CPU's (cuda.ULPDiff): what the backbone's
+	// numerics contract (docs/MODEL.md) aims at.
+	BitIdenticalByCB []int `json:"bit_identical_by_codebook"`
 	OverTol              int       `json:"vectors_over_tolerance"`
 	Tolerance            float64   `json:"tolerance"`
 	CodesDiffer          int       `json:"forced_codes_differ"` // the GPU must echo the forced codes
@@ -213,8 +217,12 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 		rep.Vectors++
 		for len(rep.WorstByCB) <= key[1] {
 			rep.WorstByCB = append(rep.WorstByCB, 0)
+			rep.BitIdenticalByCB = append(rep.BitIdenticalByCB, 0)
 		}
 		rep.WorstByCB[key[1]] = math.Max(rep.WorstByCB[key[1]], rel)
+		if differ, _ := cuda.ULPDiff(gv, hv); differ == 0 {
+			rep.BitIdenticalByCB[key[1]]++
+		}
 		if key[1] == 0 && key[0] == 0 {
 			rep.WorstSemanticPrefill = rel
 		} else if key[1] == 0 {

@@ -82,8 +82,9 @@ func checkRows(t *testing.T, what string, got, ref []float32, width int, bound [
 			widened++
 		}
 	}
-	t.Logf("%s: worst row %d at %.3g; worst against its bound: row %d at %.3g of %.3g; %d of %d rows ill-conditioned (bound above %g)",
-		what, worstRow, worst, ratioRow, ratio*bound[ratioRow], bound[ratioRow], widened, len(bound), backboneTol)
+	differ, maxULP := ULPDiff(got, ref[:len(bound)*width])
+	t.Logf("%s: worst row %d at %.3g; worst against its bound: row %d at %.3g of %.3g; %d of %d rows ill-conditioned (bound above %g); bits: %d of %d values differ, by at most %d float32 steps",
+		what, worstRow, worst, ratioRow, ratio*bound[ratioRow], bound[ratioRow], widened, len(bound), backboneTol, differ, len(got), maxULP)
 	if ratio > 1 {
 		t.Errorf("%s: row %d off by %.3g relative, over its bound %.3g", what, ratioRow, ratio*bound[ratioRow], bound[ratioRow])
 	}
