@@ -197,34 +197,27 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 // zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
 // [h, ip] each, mstride elements apart); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
-// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory;
-// each warp computes DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …
+// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory,
+// widened to float64 once (as dot_f64 reads it, common.cuh); each warp computes DOWN_ROWS rows, lane j reading
+// 16-byte chunks j, j+32, … The sums follow rule 1 of the numerics contract
+// (docs/MODEL.md; cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value ×
+// scale in float32), exact float64 products, float64 sums, one rounding.
 // Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1), block 256.
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-__device__ __forceinline__ float dot_bf16x8(uint4 w, const float4* xv) {
-    const float4 x0 = xv[0], x1 = xv[1];
-    float s = bf16_lo(w.x) * x0.x;
-    s = fmaf(bf16_hi(w.x), x0.y, s);
-    s = fmaf(bf16_lo(w.y), x0.z, s);
-    s = fmaf(bf16_hi(w.y), x0.w, s);
-    s = fmaf(bf16_lo(w.z), x1.x, s);
-    s = fmaf(bf16_hi(w.z), x1.y, s);
-    s = fmaf(bf16_lo(w.w), x1.z, s);
-    return fmaf(bf16_hi(w.w), x1.w, s);
+// silu(g)·u as cpu.SwiGLU computes it: g / (1 + float32(exp(float64(−g)))),
+// then × u, each operation rounded to float32.
+__device__ __forceinline__ float down_swiglu(float g, float u) {
+    return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.f, (float)exp(-(double)g))), u);
 }
 
-__device__ __forceinline__ float dot_fp8x16(uint4 w, const float4* xv) {
-    float s = fp8_dot4(w.x, xv[0], 0.f);
-    s = fp8_dot4(w.y, xv[1], s);
-    s = fp8_dot4(w.z, xv[2], s);
-    return fp8_dot4(w.w, xv[3], s);
-}
+// x[c] widened as widen_x does (a chunk starts at an even column).
+__device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }
 
 template <bool FP8>
 __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* xs, int rows, int cols) {
+                                          const float* __restrict__ S, const double* xs, int rows, int cols) {
     constexpr int PER = FP8 ? 16 : 8;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
@@ -236,28 +229,30 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
         rr[r] = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
     }
-    float acc[DOWN_ROWS];
+    double acc[DOWN_ROWS];
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.f;
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.0;
     for (int c = lane; c < chunks; c += 32) {
         uint4 w[DOWN_ROWS];
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
-        const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
+        const double* xc = xs + c * PER;
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) {
+            float f[PER];
             if (FP8)
-                acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
+                fp8x16_scaled(w[r], __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)), f);
             else
-                acc[r] += dot_bf16x8(w[r], xv);
+                bf16x8_to_float(w[r], f);
+            acc[r] += dot_f64<PER>(f, xc);
         }
     }
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum_double(acc[r]);
     if (lane == 0) {
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = acc[r];
+            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
 }
 
@@ -265,12 +260,12 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
     long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
     int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h) {
-    __shared__ __align__(16) float xs[DOWN_MAXX];
+    __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = widen_one(c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
         __syncthreads();
         const long long m = ids[y];
         if (fp8)
@@ -280,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = widen_one(down_swiglu(d[c], d[is + c]), c);
     __syncthreads();
     down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }

@@ -30,7 +30,7 @@ func tArg(t Tensor) Arg { return Arg(uint64(t.addr())) }
 
 // projection is one [rows, cols] BF16 matrix applied to n rows of x into
 // columns col… of y (row stride ystride floats): the GEMV for one row, the
-// tensor-core GEMM for more.
+// GEMM for more, both with float64 sums (the numerics contract's rule 1).
 func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 	if n == 1 {
 		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
@@ -45,7 +45,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}
+		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1), F64: true}
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -280,7 +280,7 @@ const attnThreads = 128
 // ResetKV needs nothing: a take starts with the position at 0, and rows past
 // the position are never read.
 
-const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
+const gemmBM, gemmBN = 64, 32 // GEMM_BM, GEMM_BN in kernels/gemm.cu
 
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
@@ -381,4 +381,4 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
 }
 
-const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu
+const gemmThreads = 256 // GEMM_THREADS in kernels/gemm.cu

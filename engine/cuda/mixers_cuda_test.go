@@ -509,6 +509,8 @@ type gemmCase struct {
 
 var gemmCases = []gemmCase{
 	{"60x2048→8192", 60, 8192, 2048, 0, 0, 0},
+	{"60x4096→2048", 60, 2048, 4096, 0, 0, 0},
+	{"60x2048→1281", 60, 1281, 2048, 2056, 0, 0},
 	{"300x2048→512", 300, 512, 2048, 0, 0, 0},
 	{"65x512→2048", 65, 2048, 512, 0, 0, 0},
 	{"ragged 37x136→200", 37, 200, 136, 0, 0, 0},
@@ -556,6 +558,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 		cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], wf, x[i*xs:i*xs+c.cols], c.rows, c.cols)
 	}
 	checkClose(t, "gemm", got, ref, 2e-5)
+	checkProjBits(t, "gemm", got, ref)
 	// The columns left of the output must be untouched.
 	for i := 0; i < c.n && c.col > 0; i++ {
 		if v := all[i*ys]; !math.IsNaN(float64(v)) {
@@ -641,7 +644,9 @@ func TestGemmGrouped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
+			got := download(t, y, total*c.rows)
+			checkClose(t, "grouped gemm", got, ref, 2e-5)
+			checkProjBits(t, "grouped gemm", got, ref)
 		})
 	}
 }

@@ -330,7 +330,9 @@ func TestMoEDown(t *testing.T) {
 			x := make([]float32, c.is)
 			cpu.SwiGLU(x, dense[c.E:c.E+c.is], dense[c.E+c.is:c.E+2*c.is])
 			cpu.MatVec(ref[c.k*c.h:], bf16ToF32(sh), x, c.h, c.is)
-			checkClose(t, "moe down", download(t, y, len(ref)), ref, 1e-5)
+			got := download(t, y, len(ref))
+			checkClose(t, "moe down", got, ref, 1e-5)
+			checkProjBits(t, "moe down", got, ref)
 		})
 	}
 }
