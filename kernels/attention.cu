@@ -8,10 +8,21 @@
 // in device memory, so a captured decode step replays at the right place.
 // A row whose position is at or past the cache's capacity is not cached and
 // its output is NaN: the host is told by the result, never by a fault.
+//
+// Numerics (docs/MODEL.md "Numerics contract"): every value is the float32
+// engine/cpu attentionCore computes. Norms: float64 sum of squares, the
+// inverse rms in double rounded once, then (x·inv)·(1+w). RoPE: products
+// rounded before the add (__fmul_rn). Scores: Dot (float64 products and sum,
+// rounded once) times the scale. The softmax subtracts the maximum over all
+// of a row's keys (attn_scores writes every score and each split's maximum;
+// attn_partial takes the maximum of the splits'), e_p = (float)exp(s_p − m),
+// and the sums Σ e_p and Σ e_p·v_pj are float64 (exact products) in any
+// order; attn_combine divides them in double and rounds once. So any number
+// of splits gives the CPU's bits.
 #define ATT_THREADS 128
+#define ATT_WARPS (ATT_THREADS / 32)
 #define ATT_MAXD 8  // head dims per lane: head_dim ≤ 256
 #define ATT_MAX_SPLITS 32  // engine/cuda attnMaxSplits
-#define ATT_BATCH 8        // splits whose partials attn_combine loads at once
 
 // The projected row: per query head [query (hd) | gate (hd)], then k and v
 // (nkv·hd each): pw = (2·nh + 2·nkv)·hd floats.
@@ -26,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
               const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
               int capacity, int nh, int nkv, int hd, int rot, double theta, float eps) {
     __shared__ float buf[32 * ATT_MAXD];
-    __shared__ double redd[ATT_THREADS / 32];
+    __shared__ double redd[ATT_WARPS];
     pdl_entry();
     const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
     const int pw = (2 * nh + 2 * nkv) * hd;
@@ -45,15 +56,15 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     for (int d = tid; d < hd; d += ATT_THREADS) {
         const float x = src[d];
         buf[d] = x;
-        ss += (double)x * (double)x;
+        ss += (double)x * (double)x;  // exact product: a fused add rounds the same
     }
     ss = warp_sum_double(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
     double tot = 0.0;
-    for (int i = 0; i < ATT_THREADS / 32; i++) tot += redd[i];
-    const float inv = (float)(1.0 / sqrt(tot / (double)hd + (double)eps));
-    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = buf[d] * inv * (1.f + w[d]);
+    for (int i = 0; i < ATT_WARPS; i++) tot += redd[i];
+    const float inv = inv_rms_ref(tot, hd, eps);
+    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = zc_norm_ref(buf[d], inv, w[d]);
     __syncthreads();
     float* dst = isq ? qn + ((size_t)t * nh + hh) * hd : kc + ((size_t)p * nkv + kvh) * hd;
     const int half = rot / 2;
@@ -61,11 +72,12 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         float y = buf[d];
         if (d < rot) {
             const int i = d < half ? d : d - half;
-            const float e = (float)(2 * i) / (float)rot;
+            const float e = __fdiv_rn((float)(2 * i), (float)rot);
             const float invf = (float)(1.0 / (double)(float)pow(theta, (double)e));
-            const double a = (double)((float)p * invf);
+            const double a = (double)__fmul_rn((float)p, invf);
             const float c = (float)cos(a), s = (float)sin(a);
-            y = d < half ? buf[d] * c - buf[d + half] * s : buf[d] * c + buf[d - half] * s;
+            y = d < half ? __fsub_rn(__fmul_rn(buf[d], c), __fmul_rn(buf[d + half], s))
+                         : __fadd_rn(__fmul_rn(buf[d], c), __fmul_rn(buf[d - half], s));
         }
         dst[d] = y;
     }
@@ -76,94 +88,135 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
-// attn_partial: grid (n·nh, splits). Row t sees the cached rows 0 … pos+t
-// (causal), cut on the device into `splits` ranges of ceil((pos+t+1)/splits)
-// rows, so a captured step splits a short cache as finely as a long one.
-// Block (t·nh + h, s) runs an online softmax of row t's query head h over
-// range s of KV head h/(nh/nkv), each warp over every fourth row, and writes
-// (max, sum, Σ e^{score−max}·v) to part [n·nh, splits, hd+2] (an empty range:
-// max −inf, sum 0).
+// The rows of split sp of a row that sees the cached rows 0 … last (causal):
+// `splits` ranges of ceil((last+1)/splits) rows, cut on the device so a
+// captured step splits a short cache as finely as a long one.
+__device__ __forceinline__ void attn_range(int last, int splits, int sp, int* r0, int* r1) {
+    const int per = (last + splits) / splits;  // ceil((last + 1) / splits)
+    *r0 = sp * per;
+    *r1 = min(*r0 + per, last + 1);
+}
+
+// attn_scores: grid (n·nh, splits). Block (t·nh + h, s) computes the scores
+// s_r = Dot(q, k_r)·scale of row t's query head h against the rows r of range
+// s of KV head h/(nh/nkv) (each warp every fourth row), writes them to
+// sc [n·nh, capacity] and their maximum to smax [n·nh, splits] (−inf for an
+// empty range).
 extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_partial(float* __restrict__ part, const float* __restrict__ qn, const float* __restrict__ kc,
-                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
-                 int splits, float scale) {
-    __shared__ float wm[ATT_THREADS / 32], wl[ATT_THREADS / 32];
-    __shared__ float wo[ATT_THREADS / 32][32 * ATT_MAXD];
+    attn_scores(float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
+                const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                int splits, float scale) {
+    __shared__ float wm[ATT_WARPS];
     pdl_entry();
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = *posp + t;  // causal: rows 0 … last
-    const int per = (last + splits) / splits;  // ceil((last + 1) / splits)
-    const int r0 = sp * per, r1 = min(r0 + per, last + 1);
-    float* out = part + ((size_t)item * splits + sp) * (hd + 2);
+    const int last = *posp + t;
+    int r0, r1;
+    attn_range(last, splits, sp, &r0, &r1);
     if (last >= capacity || r0 >= r1) {
-        if (threadIdx.x == 0) {
-            out[0] = -INFINITY;
-            out[1] = 0.f;
-        }
+        if (threadIdx.x == 0) smax[(size_t)item * splits + sp] = -INFINITY;
         return;
     }
-    float q[ATT_MAXD], o[ATT_MAXD];
+    float q[ATT_MAXD];
     const float* qh = qn + (size_t)item * hd;
 #pragma unroll
     for (int i = 0; i < ATT_MAXD; i++) {
         const int d = lane + 32 * i;
         q[i] = d < hd ? qh[d] : 0.f;
-        o[i] = 0.f;
     }
-    float m = -INFINITY, l = 0.f;
-    for (int r = r0 + warp; r < r1; r += ATT_THREADS / 32) {
+    float* srow = sc + (size_t)item * capacity;
+    float m = -INFINITY;
+    for (int r = r0 + warp; r < r1; r += ATT_WARPS) {
         const float* kr = kc + ((size_t)r * nkv + kvh) * hd;
-        const float* vr = vc + ((size_t)r * nkv + kvh) * hd;
-        float dot = 0.f;
+        double dot = 0.0;
 #pragma unroll
         for (int i = 0; i < ATT_MAXD; i++) {
             const int d = lane + 32 * i;
-            if (d < hd) dot += q[i] * kr[d];
+            if (d < hd) dot += (double)q[i] * (double)kr[d];  // exact products
         }
-        const float sc = warp_sum(dot) * scale;
-        const float mn = fmaxf(m, sc);
-        const float corr = expf(m - mn), e = expf(sc - mn);
-        l = l * corr + e;
-#pragma unroll
-        for (int i = 0; i < ATT_MAXD; i++) {
-            const int d = lane + 32 * i;
-            o[i] = o[i] * corr + (d < hd ? e * vr[d] : 0.f);
-        }
-        m = mn;
+        const float s = __fmul_rn((float)warp_sum_double(dot), scale);
+        if (lane == 0) srow[r] = s;
+        m = fmaxf(m, s);
     }
-    if (lane == 0) {
-        wm[warp] = m;
-        wl[warp] = l;
-    }
-#pragma unroll
-    for (int i = 0; i < ATT_MAXD; i++) wo[warp][lane + 32 * i] = o[i];
+    if (lane == 0) wm[warp] = m;
     __syncthreads();
-    float M = -INFINITY;
-    for (int w = 0; w < ATT_THREADS / 32; w++) M = fmaxf(M, wm[w]);
-    float f[ATT_THREADS / 32];
-    float L = 0.f;
-    for (int w = 0; w < ATT_THREADS / 32; w++) {
-        f[w] = wl[w] > 0.f ? expf(wm[w] - M) : 0.f;  // a warp without rows has m = −inf
-        L += wl[w] * f[w];
-    }
     if (threadIdx.x == 0) {
-        out[0] = M;
-        out[1] = L;
-    }
-    for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        float s = 0.f;
-        for (int w = 0; w < ATT_THREADS / 32; w++) s += wo[w][d] * f[w];
-        out[2 + d] = s;
+        float M = wm[0];
+        for (int w = 1; w < ATT_WARPS; w++) M = fmaxf(M, wm[w]);
+        smax[(size_t)item * splits + sp] = M;
     }
 }
 
-// attn_combine: grid (n·nh). Merges the splits of row t, head h, multiplies
-// by sigmoid(gate) and writes attn [n, nh·hd] (the input of o_proj).
+// attn_partial: grid (n·nh, splits). Block (item, s) takes the maximum m of
+// every split's (the row's global maximum) and, over the rows of range s,
+// the float64 sums L = Σ e_r and O_j = Σ e_r·v_rj with e_r = (float)exp(s_r − m),
+// written to part [n·nh, splits, 1 + hd] doubles (zeros for an empty range).
+// Each warp takes 32 rows at a time: lane l forms e of row l, then the warp
+// walks the 32 rows, lane l adding dims l, l+32, … of each value.
 extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_combine(float* __restrict__ attn, const float* __restrict__ part, const float* __restrict__ proj,
+    attn_partial(double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
+                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits) {
+    __shared__ double wl[ATT_WARPS];
+    __shared__ double wo[ATT_WARPS][32 * ATT_MAXD];
+    pdl_entry();
+    const int item = blockIdx.x, sp = blockIdx.y;
+    const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int last = *posp + t;
+    int r0, r1;
+    attn_range(last, splits, sp, &r0, &r1);
+    double* out = part + ((size_t)item * splits + sp) * (hd + 1);
+    if (last >= capacity || r0 >= r1) {
+        for (int d = threadIdx.x; d <= hd; d += ATT_THREADS) out[d] = 0.0;
+        return;
+    }
+    float m = -INFINITY;
+    for (int s = 0; s < splits; s++) m = fmaxf(m, smax[(size_t)item * splits + s]);
+    const float* srow = sc + (size_t)item * capacity;
+    double o[ATT_MAXD];
+#pragma unroll
+    for (int i = 0; i < ATT_MAXD; i++) o[i] = 0.0;
+    double l = 0.0;
+    for (int base = r0 + 32 * warp; base < r1; base += 32 * ATT_WARPS) {
+        const int cnt = min(32, r1 - base);
+        const float e = lane < cnt ? (float)exp((double)__fsub_rn(srow[base + lane], m)) : 0.f;
+        l += (double)e;
+        for (int j = 0; j < cnt; j++) {
+            const double ej = (double)__shfl_sync(FULL_MASK, e, j);
+            const float* vr = vc + ((size_t)(base + j) * nkv + kvh) * hd;
+#pragma unroll
+            for (int i = 0; i < ATT_MAXD; i++) {
+                const int d = lane + 32 * i;
+                if (d < hd) o[i] += ej * (double)vr[d];  // exact products
+            }
+        }
+    }
+    l = warp_sum_double(l);
+    if (lane == 0) wl[warp] = l;
+#pragma unroll
+    for (int i = 0; i < ATT_MAXD; i++) wo[warp][lane + 32 * i] = o[i];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double L = 0.0;
+        for (int w = 0; w < ATT_WARPS; w++) L += wl[w];
+        out[0] = L;
+    }
+    for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
+        double s = 0.0;
+        for (int w = 0; w < ATT_WARPS; w++) s += wo[w][d];
+        out[1 + d] = s;
+    }
+}
+
+// attn_combine: grid (n·nh). Sums the splits of row t, head h (float64),
+// divides in double and rounds once, multiplies by sigmoid(gate) and writes
+// attn [n, nh·hd] (the input of o_proj).
+extern "C" __global__ void __launch_bounds__(ATT_THREADS)
+    attn_combine(float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
                  const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits) {
+    __shared__ double sL;
     pdl_entry();
     const int item = blockIdx.x, t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
@@ -171,39 +224,20 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
-    // Every split's (m, l) read at once into shared memory (at most
-    // ATT_MAX_SPLITS), its factor e^(m − M) computed once; then each output
-    // dimension's partials read ATT_BATCH splits at a time. The sums run
-    // over the splits in order, as before: loads issued together, not one
-    // latency per split.
-    __shared__ float sm[ATT_MAX_SPLITS], sl[ATT_MAX_SPLITS], sf[ATT_MAX_SPLITS];
-    const float* pp = part + (size_t)item * splits * (hd + 2);
-    for (int s = threadIdx.x; s < splits; s += ATT_THREADS) {
-        sm[s] = pp[(size_t)s * (hd + 2)];
-        sl[s] = pp[(size_t)s * (hd + 2) + 1];
+    const double* pp = part + (size_t)item * splits * (hd + 1);
+    if (threadIdx.x == 0) {
+        double L = 0.0;
+        for (int s = 0; s < splits; s++) L += pp[(size_t)s * (hd + 1)];
+        sL = L;
     }
     __syncthreads();
-    float M = -INFINITY;
-    for (int s = 0; s < splits; s++) M = fmaxf(M, sm[s]);
-    for (int s = threadIdx.x; s < splits; s += ATT_THREADS) sf[s] = sl[s] > 0.f ? expf(sm[s] - M) : 0.f;
-    __syncthreads();
-    float L = 0.f;
-    for (int s = 0; s < splits; s++)
-        if (sl[s] > 0.f) L += sl[s] * sf[s];
+    const double L = sL;
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        const float g = gate[d];
-        float acc = 0.f;
-        for (int s0 = 0; s0 < splits; s0 += ATT_BATCH) {
-            float v[ATT_BATCH];
-#pragma unroll
-            for (int u = 0; u < ATT_BATCH; u++)  // an empty split wrote no partials
-                v[u] = s0 + u < splits && sl[s0 + u] > 0.f ? pp[(size_t)(s0 + u) * (hd + 2) + 2 + d] : 0.f;
-#pragma unroll
-            for (int u = 0; u < ATT_BATCH; u++)
-                if (s0 + u < splits && sl[s0 + u] > 0.f) acc += v[u] * sf[s0 + u];
-        }
-        o[d] = acc / L * (1.f / (1.f + (float)exp(-(double)g)));
+        double acc = 0.0;
+#pragma unroll 8
+        for (int s = 0; s < splits; s++) acc += pp[(size_t)s * (hd + 1) + 1 + d];
+        o[d] = __fmul_rn((float)(acc / L), sigmoid_ref(gate[d]));
     }
 }
 

@@ -31,25 +31,26 @@ extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* 
 // ---------------------------------------------------------------------------
 // Residual then norm (cpu.Add, cpu.RMSNormZeroCentred): x[t] += y[t] (when y
 // is not null), then normed[t·npitch + c] = x[t, c] / rms(x[t]) · (1 + w[c])
-// for c < H and 0 up to npitch (padding that FP8 GEMVs read). Grid (n),
-// block 256.
+// for c < H and 0 up to npitch (padding that FP8 GEMVs read). The sum of
+// squares is float64, the inverse rms rounded once (the CPU's bits). Grid
+// (n), block 256.
 extern "C" __global__ void add_rmsnorm_zc(float* __restrict__ x, const float* __restrict__ y,
                                           float* __restrict__ normed, const float* __restrict__ w, int H,
                                           int npitch, float eps) {
     pdl_entry();
-    __shared__ float red[32];
+    __shared__ double red[32];
     float* xr = x + (size_t)blockIdx.x * H;
-    float ss = 0.f;
+    double ss = 0.0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float v = xr[c];
         if (y) {
-            v += y[(size_t)blockIdx.x * H + c];
+            v = __fadd_rn(v, y[(size_t)blockIdx.x * H + c]);
             xr[c] = v;
         }
-        ss += v * v;
+        ss += (double)v * (double)v;
     }
-    ss = block_sum(ss, red);
-    const float inv = rsqrtf(ss / (float)H + eps);
+    ss = block_sum_double(ss, red);
+    const float inv = inv_rms_ref(ss, H, eps);
     float* o = normed + (size_t)blockIdx.x * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + w[c]) : 0.f;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? zc_norm_ref(xr[c], inv, w[c]) : 0.f;
 }

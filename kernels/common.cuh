@@ -39,6 +39,36 @@ __device__ float block_sum(float v, float* red) {
     return warp_sum(v);
 }
 
+// block_sum_double is block_sum in float64 (the numerics contract's sums:
+// norms' sums of squares, softmax denominators). red holds 32 doubles.
+__device__ double block_sum_double(double v, double* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum_double(v);
+    __syncthreads();  // red may still be read by a previous call
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    const int nwarps = blockDim.x >> 5;
+    v = lane < nwarps ? red[lane] : 0.0;
+    return warp_sum_double(v);
+}
+
+// The backbone's elementwise functions as engine/cpu computes them (ops.go;
+// docs/MODEL.md "Numerics contract"): the exponential in double on the
+// float32 argument, rounded once; the add and the division in float32.
+// sigmoid_ref is cpu.Sigmoid, silu_ref cpu.SiLU, inv_rms_ref cpu's invRMS
+// from the float64 sum of squares of n values.
+__device__ __forceinline__ float sigmoid_ref(float x) {
+    return __fdiv_rn(1.f, __fadd_rn(1.f, (float)exp(-(double)x)));
+}
+__device__ __forceinline__ float silu_ref(float x) { return __fdiv_rn(x, __fadd_rn(1.f, (float)exp(-(double)x))); }
+__device__ __forceinline__ float inv_rms_ref(double ss, int n, float eps) {
+    return (float)(1.0 / sqrt(ss / (double)n + (double)eps));
+}
+// zc_norm_ref is one output of cpu.RMSNormZeroCentred: (x·inv)·(1 + w).
+__device__ __forceinline__ float zc_norm_ref(float x, float inv, float w) {
+    return __fmul_rn(__fmul_rn(x, inv), __fadd_rn(1.f, w));
+}
+
 // Programmatic dependent launch (sm_90): a kernel lets the next one in the
 // stream start as soon as all its blocks run (launch_dependents), and waits
 // for the previous one to finish, its writes visible, before reading anything
@@ -104,4 +134,63 @@ __device__ __forceinline__ float fp8_dot4(uint32_t w, float4 xv, float s) {
     s = fmaf(a.y, xv.y, s);
     s = fmaf(b.x, xv.z, s);
     return fmaf(b.y, xv.w, s);
+}
+
+// ---------------------------------------------------------------------------
+// Rule 1 of the backbone's numerics contract (docs/MODEL.md "Numerics
+// contract", engine/cpu.Dot): Σ float64(w[k])·float64(x[k]) over float32
+// weights and inputs, each product exact (24 by 24 bits), every sum float64.
+//
+// Widening a float32 to float64 (F2F) issues at 16 per clock and SM on sm_90,
+// fewer than an FP8 GEMV streams weights, so half of the weights are widened
+// by integer operations instead: f64_scaled_bits(w) is the float64 whose bits
+// are w's moved into place (sign; exponent field e; mantissa), which equals
+// w·2⁻⁸⁹⁶ exactly for every finite w (a float32 subnormal becomes a float64
+// normal with e = 0 read as a subnormal: m·2⁻²³·2⁻¹⁰²² = w·2⁻⁸⁹⁶ too). Its
+// partner input is widened as x·2⁸⁹⁶ (exact: |x| < 2¹²⁸, so < 2¹⁰²⁴), and
+// the product is w·x, the same real number as float64(w)·float64(x), so the
+// fused multiply-add rounds it identically.
+__device__ __forceinline__ double f64_scaled_bits(float w) {
+    const int b = __float_as_int(w);
+    return __hiloint2double((b >> 3) & (int)0x8fffffff, b << 29);
+}
+
+// widen_x writes x[0…N) as dot_f64 reads it: even k float64(x), odd k
+// float64(x)·2⁸⁹⁶.
+template <int N>
+__device__ __forceinline__ void widen_x(const float* x, double* xd) {
+#pragma unroll
+    for (int k = 0; k < N; k++) xd[k] = k & 1 ? (double)x[k] * 0x1p896 : (double)x[k];
+}
+
+// dot_f64 is Σ w[k]·x[k] over N weights (float32) and N inputs widened by
+// widen_x, in float64: a fused multiply-add of an exact product rounds as the
+// float64 add of the product would.
+template <int N>
+__device__ __forceinline__ double dot_f64(const float* w, const double* xd) {
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < N; k++) s = fma(k & 1 ? f64_scaled_bits(w[k]) : (double)w[k], xd[k], s);
+    return s;
+}
+
+// Sixteen E4M3 bytes (a 16-byte chunk, byte order) → the float32 weights the
+// CPU dequantises them to at load (checkpoint.DequantFP8Blocks): the exact
+// E4M3 value (the integer path, leaving the conversion unit to the widening
+// above) times the block scale, one float32 multiply each.
+__device__ __forceinline__ void fp8x16_scaled(uint4 w, float scale, float* f) {
+    const uint32_t v[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        f[4 * i] = __fmul_rn(fp8_top_byte_to_float(v[i] << 24), scale);
+        f[4 * i + 1] = __fmul_rn(fp8_top_byte_to_float(v[i] << 16), scale);
+        f[4 * i + 2] = __fmul_rn(fp8_top_byte_to_float(v[i] << 8), scale);
+        f[4 * i + 3] = __fmul_rn(fp8_top_byte_to_float(v[i]), scale);
+    }
+}
+
+// Eight BF16 weights (a 16-byte chunk) → float32, exact.
+__device__ __forceinline__ void bf16x8_to_float(uint4 w, float* f) {
+    f[0] = bf16_lo(w.x), f[1] = bf16_hi(w.x), f[2] = bf16_lo(w.y), f[3] = bf16_hi(w.y);
+    f[4] = bf16_lo(w.z), f[5] = bf16_hi(w.z), f[6] = bf16_lo(w.w), f[7] = bf16_hi(w.w);
 }

@@ -2,12 +2,12 @@
 #include "common.cuh"
 
 // ---------------------------------------------------------------------------
-// SwiGLU (SwiGLU): out[i] = silu(gate[i]) · up[i]; out may alias gate or up.
+// SwiGLU (SwiGLU): out[i] = silu(gate[i]) · up[i], the CPU's float32 bits
+// (silu_ref); out may alias gate or up.
 extern "C" __global__ void swiglu_f32(float* out, const float* gate, const float* up, int n) {
     pdl_entry();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float g = gate[i];
-        out[i] = g / (1.f + expf(-g)) * up[i];
+        out[i] = __fmul_rn(silu_ref(gate[i]), up[i]);
     }
 }
 

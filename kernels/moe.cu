@@ -10,10 +10,10 @@
 
 // ---------------------------------------------------------------------------
 // Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
-// values of the stacked projection), the softmax over all E experts in
-// float32 (each exponential rounded from double, as the reference does), the
-// k largest probabilities (ties to the lower index), divided by their sum
-// (summed in the order chosen). Writes ids[t·k + j] and wts[t·k + j]. When
+// values of the stacked projection), the softmax over all E experts as the
+// CPU computes it (each exponential rounded from double, their float64 sum
+// rounded once, one float32 division), the k largest probabilities (ties to
+// the lower index), divided by their float64 sum rounded once: the CPU's bits. Writes ids[t·k + j] and wts[t·k + j]. When
 // xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
 // the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
 extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
@@ -21,7 +21,7 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
                                      float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     pdl_entry();
     __shared__ float p[MOE_MAX_EXPERTS];
-    __shared__ float red[32];
+    __shared__ double red[32];
     __shared__ float chosen[64];
     const int t = blockIdx.x;
     const float* lg = dense + (size_t)t * dstride;
@@ -32,16 +32,16 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) red[warp] = m;
     __syncthreads();
-    m = lane < nwarps ? red[lane] : -INFINITY;
+    m = lane < nwarps ? (float)red[lane] : -INFINITY;
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-    float s = 0.f;
+    double s = 0.0;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const float v = (float)exp((double)(lg[e] - m));
+        const float v = (float)exp((double)__fsub_rn(lg[e], m));
         p[e] = v;
-        s += v;
+        s += (double)v;
     }
-    s = block_sum(s, red);
-    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = p[e] / s;
+    const float S = (float)block_sum_double(s, red);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
     __syncthreads();
     // The top k in warp 0 alone (no block barriers): lane l scans experts
     // l, l+32, …; a round's winner is marked by the lane that owns it, the
@@ -67,9 +67,10 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
         }
         __syncwarp();
         if (lane == 0) {
-            float sum = 0.f;
-            for (int j = 0; j < k; j++) sum += chosen[j];
-            for (int j = 0; j < k; j++) wts[t * k + j] = chosen[j] / sum;
+            double sum = 0.0;
+            for (int j = 0; j < k; j++) sum += (double)chosen[j];
+            const float S = (float)sum;
+            for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], S);
         }
     }
     if (xrep) {
@@ -135,8 +136,7 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
         if (c >= ip) return;
         float v = 0.f;
         if (c < i) {
-            const float g = gu[(size_t)y * 2 * p + c];
-            v = g / (1.f + expf(-g)) * gu[(size_t)y * 2 * p + p + c];
+            v = __fmul_rn(silu_ref(gu[(size_t)y * 2 * p + c]), gu[(size_t)y * 2 * p + p + c]);
         }
         h[(size_t)y * ip + c] = v;
         return;
@@ -146,8 +146,7 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
     float v = 0.f;
     if (c < is) {
         const float* d = dense + (size_t)r * dstride + E;
-        const float g = d[c];
-        v = g / (1.f + expf(-g)) * d[is + c];
+        v = __fmul_rn(silu_ref(d[c]), d[is + c]);
     }
     hs[(size_t)r * isp + c] = v;
 }
@@ -155,6 +154,9 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:
 // for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
+// in the CPU's order of float32 operations (acc = 0, acc += w_j·y_j for
+// j = 0…k−1, acc += ys·sigmoid(sg), x += acc; every product rounded before
+// its add) and the norm's float64 sum of squares: the CPU's bits
 // with sg = dense[t·dstride + sgcol] (shared_expert_gate·x) and, when slot is
 // not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
 // expert order, moe_group); then, when nw is
@@ -166,27 +168,27 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
                                             const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
                                             float eps) {
     pdl_entry();
-    __shared__ float red[32];
+    __shared__ double red[32];
     const int t = blockIdx.x;
-    const float sg = 1.f / (1.f + expf(-dense[(size_t)t * dstride + sgcol]));
+    const float sg = sigmoid_ref(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
-    float ss = 0.f;
+    double ss = 0.0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float acc = 0.f;
         for (int j = 0; j < k; j++) {
             const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc += wts[t * k + j] * yr[row * H + c];
+            acc = __fadd_rn(acc, __fmul_rn(wts[t * k + j], yr[row * H + c]));
         }
-        acc += ys[(size_t)t * H + c] * sg;
-        const float v = xr[c] + acc;
+        acc = __fadd_rn(acc, __fmul_rn(ys[(size_t)t * H + c], sg));
+        const float v = __fadd_rn(xr[c], acc);
         xr[c] = v;
-        ss += v * v;
+        ss += (double)v * (double)v;
     }
     if (!nw) return;
-    ss = block_sum(ss, red);
-    const float inv = rsqrtf(ss / (float)H + eps);
+    ss = block_sum_double(ss, red);
+    const float inv = inv_rms_ref(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? xr[c] * inv * (1.f + nw[c]) : 0.f;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? zc_norm_ref(xr[c], inv, nw[c]) : 0.f;
 }
 
 // ---------------------------------------------------------------------------
@@ -195,34 +197,27 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 // zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
 // [h, ip] each, mstride elements apart); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
-// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory;
-// each warp computes DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …
+// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory,
+// widened to float64 once (as dot_f64 reads it, common.cuh); each warp computes DOWN_ROWS rows, lane j reading
+// 16-byte chunks j, j+32, … The sums follow rule 1 of the numerics contract
+// (docs/MODEL.md; cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value ×
+// scale in float32), exact float64 products, float64 sums, one rounding.
 // Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1), block 256.
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-__device__ __forceinline__ float dot_bf16x8(uint4 w, const float4* xv) {
-    const float4 x0 = xv[0], x1 = xv[1];
-    float s = bf16_lo(w.x) * x0.x;
-    s = fmaf(bf16_hi(w.x), x0.y, s);
-    s = fmaf(bf16_lo(w.y), x0.z, s);
-    s = fmaf(bf16_hi(w.y), x0.w, s);
-    s = fmaf(bf16_lo(w.z), x1.x, s);
-    s = fmaf(bf16_hi(w.z), x1.y, s);
-    s = fmaf(bf16_lo(w.w), x1.z, s);
-    return fmaf(bf16_hi(w.w), x1.w, s);
+// silu(g)·u as cpu.SwiGLU computes it: g / (1 + float32(exp(float64(−g)))),
+// then × u, each operation rounded to float32.
+__device__ __forceinline__ float down_swiglu(float g, float u) {
+    return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.f, (float)exp(-(double)g))), u);
 }
 
-__device__ __forceinline__ float dot_fp8x16(uint4 w, const float4* xv) {
-    float s = fp8_dot4(w.x, xv[0], 0.f);
-    s = fp8_dot4(w.y, xv[1], s);
-    s = fp8_dot4(w.z, xv[2], s);
-    return fp8_dot4(w.w, xv[3], s);
-}
+// x[c] widened as widen_x does (a chunk starts at an even column).
+__device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }
 
 template <bool FP8>
 __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* xs, int rows, int cols) {
+                                          const float* __restrict__ S, const double* xs, int rows, int cols) {
     constexpr int PER = FP8 ? 16 : 8;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
@@ -234,28 +229,30 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
         rr[r] = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
     }
-    float acc[DOWN_ROWS];
+    double acc[DOWN_ROWS];
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.f;
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.0;
     for (int c = lane; c < chunks; c += 32) {
         uint4 w[DOWN_ROWS];
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
-        const float4* xv = reinterpret_cast<const float4*>(xs) + c * (PER / 4);
+        const double* xc = xs + c * PER;
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) {
+            float f[PER];
             if (FP8)
-                acc[r] += dot_fp8x16(w[r], xv) * __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7));
+                fp8x16_scaled(w[r], __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)), f);
             else
-                acc[r] += dot_bf16x8(w[r], xv);
+                bf16x8_to_float(w[r], f);
+            acc[r] += dot_f64<PER>(f, xc);
         }
     }
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum_double(acc[r]);
     if (lane == 0) {
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = acc[r];
+            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
 }
 
@@ -263,12 +260,12 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
     long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
     int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h) {
-    __shared__ __align__(16) float xs[DOWN_MAXX];
+    __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = c < i ? g[c] / (1.f + expf(-g[c])) * g[p + c] : 0.f;
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = widen_one(c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
         __syncthreads();
         const long long m = ids[y];
         if (fp8)
@@ -278,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = d[c] / (1.f + expf(-d[c])) * d[is + c];
+    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = widen_one(down_swiglu(d[c], d[is + c]), c);
     __syncthreads();
     down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }

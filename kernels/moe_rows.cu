@@ -12,55 +12,36 @@
 // gemv_body in gemv.cu: all loads of an UNROLL step issued before the first
 // multiply), decodes each chunk once and dots it with the x rows of up to T
 // pairs; more pairs take further passes over the same (L2-resident) rows.
-// The per-element products, the order within a chunk and the per-128-block
-// scaling are gemv_body's; only the order of the sums over lanes differs.
+// The sums follow rule 1 of the numerics contract as gemv_body's double
+// instances do (docs/MODEL.md; cpu.Dot): the CPU's float32 weights, exact
+// float64 products, float64 sums, one rounding at the store.
 #define MOE_ROWS_THREADS 256
 
-// Weight formats: elements per 16-byte chunk, a chunk decoded to floats, and
-// the dot product of decoded weights with x (xv: float4s of x; chunk c covers
-// x[c·PER, (c+1)·PER)) in the order of BF16Weights / FP8Weights::dot.
+// Weight formats: elements per 16-byte chunk and a chunk decoded to the
+// CPU's float32 weights (FP8: E4M3 value × block scale, one float32 multiply).
 struct BF16Rows {
     static constexpr int PER = 8;
-    __device__ static void decode(uint4 w, float* f) {
-        f[0] = bf16_lo(w.x), f[1] = bf16_hi(w.x), f[2] = bf16_lo(w.y), f[3] = bf16_hi(w.y);
-        f[4] = bf16_lo(w.z), f[5] = bf16_hi(w.z), f[6] = bf16_lo(w.w), f[7] = bf16_hi(w.w);
-    }
-    __device__ static float dot(const float* f, const float4* __restrict__ xv, int c) {
-        const float4 x0 = __ldg(xv + 2 * c), x1 = __ldg(xv + 2 * c + 1);
-        float s = f[0] * x0.x;
-        s = fmaf(f[1], x0.y, s);
-        s = fmaf(f[2], x0.z, s);
-        s = fmaf(f[3], x0.w, s);
-        s = fmaf(f[4], x1.x, s);
-        s = fmaf(f[5], x1.y, s);
-        s = fmaf(f[6], x1.z, s);
-        return fmaf(f[7], x1.w, s);
-    }
+    __device__ static void decode(uint4 w, float, float* f) { bf16x8_to_float(w, f); }
 };
 struct FP8Rows {
     static constexpr int PER = 16;
-    __device__ static void decode(uint4 w, float* f) {
-        const uint32_t v[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const float2 a = fp8x2_to_float2((uint16_t)(v[i] & 0xffffu));
-            const float2 b = fp8x2_to_float2((uint16_t)(v[i] >> 16));
-            f[4 * i] = a.x, f[4 * i + 1] = a.y, f[4 * i + 2] = b.x, f[4 * i + 3] = b.y;
-        }
-    }
-    __device__ static float dot(const float* f, const float4* __restrict__ xv, int c) {
-        float s = 0.f;
-#pragma unroll
-        for (int i = 0; i < 4; i++) {  // fp8_dot4 per 32-bit word
-            const float4 x = __ldg(xv + 4 * c + i);
-            s = fmaf(f[4 * i], x.x, s);
-            s = fmaf(f[4 * i + 1], x.y, s);
-            s = fmaf(f[4 * i + 2], x.z, s);
-            s = fmaf(f[4 * i + 3], x.w, s);
-        }
-        return s;
-    }
+    __device__ static void decode(uint4 w, float scale, float* f) { fp8x16_scaled(w, scale, f); }
 };
+
+// The float64 dot product of PER decoded weights with x[c·PER, (c+1)·PER)
+// (xv: float4s of x): dot_f64 (common.cuh).
+template <int PER>
+__device__ __forceinline__ double rows_dot(const float* f, const float4* __restrict__ xv, int c) {
+    float xf[PER];
+#pragma unroll
+    for (int i = 0; i < PER / 4; i++) {
+        const float4 x = __ldg(xv + (PER / 4) * c + i);
+        xf[4 * i] = x.x, xf[4 * i + 1] = x.y, xf[4 * i + 2] = x.z, xf[4 * i + 3] = x.w;
+    }
+    double xd[PER];
+    widen_x<PER>(xf, xd);
+    return dot_f64<PER>(f, xd);
+}
 
 // S is null for BF16; for FP8 the float32 block scales [ceil(rows/128),
 // ceil(cols/128)] of W_e.
@@ -91,11 +72,11 @@ __device__ __forceinline__ void moe_rows_body(float* __restrict__ y, const uint8
             const int s = s0 + min(t, nr - 1);
             xv[t] = reinterpret_cast<const float4*>(x + (size_t)(rowids ? rowids[s] : s) * xstride);
         }
-        float acc[ROWS][T];
+        double acc[ROWS][T];
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
 #pragma unroll
-            for (int t = 0; t < T; t++) acc[r][t] = 0.f;
+            for (int t = 0; t < T; t++) acc[r][t] = 0.0;
         for (int base = j; base < chunks; base += 32 * UNROLL) {
             uint4 w[UNROLL][ROWS];
 #pragma unroll
@@ -110,14 +91,12 @@ __device__ __forceinline__ void moe_rows_body(float* __restrict__ y, const uint8
 #pragma unroll
                 for (int r = 0; r < ROWS; r++) {
                     float f[WT::PER];
-                    WT::decode(w[u][r], f);
-                    const float sc = S ? __ldg(sr[r] + ((cc * WT::PER) >> 7)) : 1.f;
+                    WT::decode(w[u][r], S ? __ldg(sr[r] + ((cc * WT::PER) >> 7)) : 1.f, f);
 #pragma unroll
                     for (int t = 0; t < T; t++) {
                         if (t < nr) {  // nr is the same for the whole block
-                            float s = WT::dot(f, xv[t], cc);
-                            if (S) s *= sc;
-                            acc[r][t] += c < chunks ? s : 0.f;
+                            const double s = rows_dot<WT::PER>(f, xv[t], cc);
+                            acc[r][t] += c < chunks ? s : 0.0;
                         }
                     }
                 }
@@ -127,8 +106,9 @@ __device__ __forceinline__ void moe_rows_body(float* __restrict__ y, const uint8
         for (int r = 0; r < ROWS; r++)
 #pragma unroll
             for (int t = 0; t < T; t++) {
-                const float v = warp_sum(acc[r][t]);  // every lane holds the sum
-                if (j == ((r * T + t) & 31) && t < nr && row0 + r < rows) y[(size_t)(s0 + t) * rows + row0 + r] = v;
+                const double v = warp_sum_double(acc[r][t]);  // every lane holds the sum
+                if (j == ((r * T + t) & 31) && t < nr && row0 + r < rows)
+                    y[(size_t)(s0 + t) * rows + row0 + r] = (float)v;
             }
     }
 }

@@ -75,36 +75,69 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
 }
 
 // ---------------------------------------------------------------------------
+// The one-row norms between a layer's projections are strided loops that
+// reread the row: holding it in registers instead (as tower_eh_input does)
+// measured 1 µs slower a launch and 0.044 ms a frame (docs/PERF.md; code in
+// 22c6bf8, tower_add_rmsnorm_regs and tower_out_eh_regs).
+
 // Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
-// null), o = xr·inv·w (Add, then plainNormRows), left in v. red: 32
-// doubles of shared memory.
-__device__ __forceinline__ void add_rmsnorm_row(float* __restrict__ o, float* __restrict__ xr,
-                                                const float* __restrict__ ar, const float* __restrict__ w, int width,
-                                                float eps, double* red, float (&v)[ROW_REGS]) {
-    load_row(v, xr, width);
-    if (ar) {
-#pragma unroll
-        for (int i = 0; i < ROW_REGS; i++) {
-            const int c = threadIdx.x + i * blockDim.x;
-            if (c < width) {
-                v[i] += ar[c];
-                xr[c] = v[i];
-            }
+// null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
+// memory. Each thread rereads only the xr values it wrote.
+__device__ __forceinline__ void add_rmsnorm_loops(float* o, float* xr, const float* ar, const float* __restrict__ w,
+                                                  int width, float eps, double* red) {
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        float v = xr[c];
+        if (ar) {
+            v += ar[c];
+            xr[c] = v;
         }
+        ss += (double)v * (double)v;
     }
-    norm_row(o, v, regs_inv_rms(v, width, eps, red), w, width);
+    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
+}
+
+// The embedding half of an eh_proj input by emode (tower_out_eh).
+__device__ __forceinline__ void eh_embed_half(float* __restrict__ ce, int emode, const uint16_t* __restrict__ table,
+                                              FrameControl* ctrl, int code_slot, int entries,
+                                              const float* __restrict__ enorm, int width, float eps, double* red) {
+    if (emode == 0) {
+        const float inv0 = row_inv_rms(0.0, width, eps);
+        for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv0 * enorm[c];
+    } else if (emode == 1) {
+        tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
+    }
+}
+
+// tower_out_eh's row with strided loops (hr, xr, ar: the row's h, x, add).
+__device__ __forceinline__ void out_eh_loops(float* hr, float* xr, const float* ar, const float* __restrict__ out_w,
+                                             float* ce, int emode, const uint16_t* __restrict__ table,
+                                             FrameControl* ctrl, int code_slot, int entries,
+                                             const float* __restrict__ enorm, const float* __restrict__ hnorm,
+                                             int width, float eps, double* red) {
+    add_rmsnorm_loops(hr, xr, ar, out_w, width, eps, red);
+    float* ch = ce + width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        const float v = hr[c];
+        ss += (double)v * (double)v;
+    }
+    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ch[c] = hr[c] * inv * hnorm[c];
+    eh_embed_half(ce, emode, table, ctrl, code_slot, entries, enorm, width, eps, red);
 }
 
 // Residual add and plain-gain RMSNorm of n rows: x[r] += add[r] (when add is
-// not null), out[r] = x[r]·inv·w. Grid: (n), 1024 threads (ROW_REGS).
+// not null), out[r] = x[r]·inv·w. Grid: (n), any multiple of 32 threads up
+// to 1024.
 extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __restrict__ out, float* __restrict__ x,
                                              const float* __restrict__ add, const float* __restrict__ w, int width,
                                              float eps) {
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    float v[ROW_REGS];
-    add_rmsnorm_row(out + r, x + r, add ? add + r : nullptr, w, width, eps, red, v);
+    add_rmsnorm_loops(out + r, x + r, add ? add + r : nullptr, w, width, eps, red);
 }
 
 // A layer's end and the next layer's eh_proj input in one launch, n rows:
@@ -113,8 +146,8 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
 // half by emode: 0 text rows (enorm of the zero vector, as tower_eh_input
 // with no table), 1 enorm(E[ctrl->codes[code_slot]]) of table (a code drawn
 // before this layer), 2 left alone (the draw after this layer's head picks
-// that code and writes it: sample_logits' embedding). Grid: (n), 1024
-// threads (ROW_REGS).
+// that code and writes it: sample_logits' embedding). Grid: (n), any
+// multiple of 32 threads up to 1024.
 extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
     float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
@@ -122,15 +155,100 @@ extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    float v[ROW_REGS];
-    add_rmsnorm_row(h + r, x + r, add ? add + r : nullptr, out_w, width, eps, red, v);
-    float* ce = cat + 2 * r;
-    norm_row(ce + width, v, regs_inv_rms(v, width, eps, red), hnorm, width);
-    if (emode == 0) {
-        const float inv0 = row_inv_rms(0.0, width, eps);
-        for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv0 * enorm[c];
-    } else if (emode == 1) {
-        tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
+    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, ctrl, code_slot,
+                 entries, enorm, hnorm, width, eps, red);
+}
+
+// ---------------------------------------------------------------------------
+// Gate and up with their SwiGLU in one GEMV launch (engine/cuda
+// towerFusion.gateUp). Its dot products run exactly as gemv.cu's t128r2u2
+// instance's (the tower's GEMV: groups of 128 threads, two rows a group,
+// 16-byte chunks j, j+128, … of a row per thread, two chunks' loads in
+// flight per row, warp then group sums), so gate and up are the same bit for
+// bit. (GEMVs whose last block also did the norm after them,
+// tower_gemv_add_rmsnorm and tower_gemv_out_eh, measured 0.07 ms a frame
+// slower each, docs/PERF.md; code in 22c6bf8.)
+#define TG_THREADS 256  // engine/cuda towerGemvThreads
+#define TG_TPR 128      // a group: one row of each matrix
+#define TG_UNROLL 2
+
+__device__ __forceinline__ float bf16_dot8(uint4 w, const float4* __restrict__ xv, int c) {
+    const float4 x0 = __ldg(xv + 2 * c), x1 = __ldg(xv + 2 * c + 1);
+    float s = bf16_lo(w.x) * x0.x;
+    s = fmaf(bf16_hi(w.x), x0.y, s);
+    s = fmaf(bf16_lo(w.y), x0.z, s);
+    s = fmaf(bf16_hi(w.y), x0.w, s);
+    s = fmaf(bf16_lo(w.z), x1.x, s);
+    s = fmaf(bf16_hi(w.z), x1.y, s);
+    s = fmaf(bf16_lo(w.w), x1.z, s);
+    return fmaf(bf16_hi(w.w), x1.w, s);
+}
+
+// tower_dot2 leaves wr[0]·x and wr[1]·x (rows of cols BF16 values) in acc
+// of thread 0 of each group of TG_TPR threads. Every thread of the block
+// calls it (a block barrier).
+__device__ __forceinline__ void tower_dot2(float (&acc)[2], const uint4* (&wr)[2], const float* __restrict__ x,
+                                           int cols) {
+    constexpr int WPG = TG_TPR / 32;
+    const int group = threadIdx.x / TG_TPR, j = threadIdx.x % TG_TPR;
+    const int chunks = cols / 8;
+    const float4* xv = reinterpret_cast<const float4*>(x);
+    acc[0] = acc[1] = 0.f;
+    for (int base = j; base < chunks; base += TG_TPR * TG_UNROLL) {
+        uint4 w[TG_UNROLL][2];
+#pragma unroll
+        for (int u = 0; u < TG_UNROLL; u++) {
+            const int cc = min(base + u * TG_TPR, chunks - 1);  // past the end: reread, counted as zero
+#pragma unroll
+            for (int r = 0; r < 2; r++) w[u][r] = load_stream(wr[r] + cc);
+        }
+#pragma unroll
+        for (int u = 0; u < TG_UNROLL; u++) {
+            const int c = base + u * TG_TPR, cc = min(c, chunks - 1);
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const float s = bf16_dot8(w[u][r], xv, cc);
+                acc[r] += c < chunks ? s : 0.f;
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) acc[r] = warp_sum(acc[r]);
+    __shared__ float part[TG_THREADS / 32][2];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+        part[warp][0] = acc[0];
+        part[warp][1] = acc[1];
+    }
+    __syncthreads();
+    if (j == 0) {
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            float s = 0.f;
+#pragma unroll
+            for (int k = 0; k < WPG; k++) s += part[group * WPG + k][r];
+            acc[r] = s;
+        }
+    }
+}
+
+// Gate and up with SwiGLU (FeedForward): out[r] = silu(W1[r]·x)·(W3[r]·x),
+// each group of 128 threads one row of both matrices; the same values as
+// the two-matrix GEMV followed by swiglu_f32, a launch less. Grid:
+// (ceil(rows/2)), TG_THREADS.
+extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu(
+    float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
+    const float* __restrict__ x, int rows, int cols) {
+    const int group = threadIdx.x / TG_TPR;
+    const int row = blockIdx.x * (TG_THREADS / TG_TPR) + group, rr = min(row, rows - 1);
+    const uint4* wr[2] = {reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols),
+                          reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols)};
+    pdl_entry();
+    float acc[2];
+    tower_dot2(acc, wr, x, cols);
+    if (threadIdx.x % TG_TPR == 0 && row < rows) {
+        const float g = acc[0];
+        out[row] = g / (1.f + expf(-g)) * acc[1];
     }
 }
 

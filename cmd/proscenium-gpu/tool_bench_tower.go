@@ -69,5 +69,9 @@ func runBenchTower(args []string) error {
 		fmt.Printf(" %s %.3f ms;", v.Variant, v.Ms)
 	}
 	fmt.Println()
+	fmt.Printf("launch sequence of the figures above: %s\n", res.Fusion)
+	for _, f := range res.ByFusion {
+		fmt.Printf("frame graph, sequence %s (pass %d): %.3f ms, greedy %.3f ms\n", f.Fusion, f.Pass, f.Ms, f.GreedyMs)
+	}
 	return nil
 }

@@ -70,12 +70,12 @@ type forcedReport struct {
 	// BitIdenticalByCB counts, per codebook, the logits vectors whose
 	// float32 bits equal the CPU's (cuda.ULPDiff): what the backbone's
 	// numerics contract (docs/MODEL.md) aims at.
-	BitIdenticalByCB []int `json:"bit_identical_by_codebook"`
-	OverTol              int       `json:"vectors_over_tolerance"`
-	Tolerance            float64   `json:"tolerance"`
-	CodesDiffer          int       `json:"forced_codes_differ"` // the GPU must echo the forced codes
-	FramesOnGPU          int       `json:"frames_made_gpu"`
-	FramesOnHost         int       `json:"frames_made_cpu"`
+	BitIdenticalByCB []int   `json:"bit_identical_by_codebook"`
+	OverTol          int     `json:"vectors_over_tolerance"`
+	Tolerance        float64 `json:"tolerance"`
+	CodesDiffer      int     `json:"forced_codes_differ"` // the GPU must echo the forced codes
+	FramesOnGPU      int     `json:"frames_made_gpu"`
+	FramesOnHost     int     `json:"frames_made_cpu"`
 }
 
 type freeReport struct {

@@ -14,7 +14,9 @@ import (
 
 // route returns the top-k experts of one row and their renormalised weights:
 // softmax of the router logits over all experts, the k largest probabilities
-// (ties to the lower index), divided by their sum.
+// (ties to the lower index), divided by their sum. The sum of the k is a
+// float64 sum rounded once, and each weight one float32 division (the
+// numerics contract's rule 2), so any order of the k gives the same bits.
 func route(logits []float32, k int) ([]int, []float32) {
 	probs := softmax(logits)
 	idx := make([]int, len(probs))
@@ -24,31 +26,34 @@ func route(logits []float32, k int) ([]int, []float32) {
 	sort.SliceStable(idx, func(a, b int) bool { return probs[idx[a]] > probs[idx[b]] })
 	idx = idx[:k]
 	wts := make([]float32, k)
-	var sum float32
+	var sum float64
 	for i, e := range idx {
 		wts[i] = probs[e]
-		sum += probs[e]
+		sum += float64(probs[e])
 	}
 	for i := range wts {
-		wts[i] /= sum
+		wts[i] /= float32(sum)
 	}
 	return idx, wts
 }
 
-// softmax is the float32 softmax with the maximum subtracted.
+// softmax is the float32 softmax with the maximum m subtracted: e_i =
+// float32(exp(x_i − m)), their float64 sum rounded once to S, and p_i = e_i/S
+// one float32 division (the numerics contract's rules 2 and 3).
 func softmax(x []float32) []float32 {
 	m := float32(math.Inf(-1))
 	for _, v := range x {
 		m = max(m, v)
 	}
 	out := make([]float32, len(x))
-	var sum float32
+	var sum float64
 	for i, v := range x {
 		out[i] = float32(math.Exp(float64(v - m)))
-		sum += out[i]
+		sum += float64(out[i])
 	}
+	s := float32(sum)
 	for i := range out {
-		out[i] /= sum
+		out[i] /= s
 	}
 	return out
 }
@@ -107,6 +112,10 @@ func moeForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.Tex
 			}
 		}
 	})
+	// The combine, in this order of float32 operations per element (the
+	// numerics contract's rule 4): o = 0; o += float32(w_j·y_j) for
+	// j = 0…k−1 in the order route chose them; o += shared (already
+	// float32(y_shared·sigmoid(gate))).
 	for t := 0; t < n; t++ {
 		o := out[t*hid : (t+1)*hid]
 		clear(o)

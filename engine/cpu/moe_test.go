@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -29,6 +30,51 @@ func TestRoute(t *testing.T) {
 			if idx[i] != e || math.Abs(float64(w[i])-wantW) > 1e-6 {
 				t.Errorf("route(%v, %d) = %v %v, want expert %d weight %g at %d", c.logits, c.k, idx, w, e, wantW, i)
 			}
+		}
+	}
+}
+
+// TestSoftmaxAnyOrder checks the router softmax against its definition
+// (each exponential rounded once, an exact sum rounded once, one float32
+// division) and that permuting the logits permutes the probabilities bit
+// for bit, as a device kernel summing in its own order must reproduce.
+func TestSoftmaxAnyOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, 256)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 3)
+	}
+	p := softmax(x)
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	e := make([]float64, len(x))
+	for i, v := range x {
+		e[i] = float64(float32(math.Exp(float64(v - m))))
+	}
+	one := make([]float64, len(x))
+	one[0] = 1
+	// exactRatio(one, e) is 1/Σe; the definition divides by float32(Σe).
+	s := 1 / exactRatio(one, e)
+	differ := 0
+	for i := range p {
+		if want := float32(e[i]) / s; p[i] != want {
+			differ++
+		}
+	}
+	if differ > 2 {
+		t.Errorf("%d of %d probabilities differ from e_i / float32(exact Σe)", differ, len(p))
+	}
+	perm := r.Perm(len(x))
+	px := make([]float32, len(x))
+	for i, j := range perm {
+		px[i] = x[j]
+	}
+	pp := softmax(px)
+	for i, j := range perm {
+		if math.Float32bits(pp[i]) != math.Float32bits(p[j]) {
+			t.Errorf("logit %d: probability %v in order, %v permuted", j, p[j], pp[i])
 		}
 	}
 }

@@ -63,7 +63,10 @@ func Dot(a, b []float32) float32 {
 }
 
 // RMSNormZeroCentred is the decoder norm of Qwen3.5: y = x / rms(x) · (1 + w),
-// with rms(x) = sqrt(mean(x²) + eps). dst may alias x.
+// with rms(x) = sqrt(mean(x²) + eps). The inverse rms is formed in float64
+// from the float64 sum of squares and rounded once (invRMS); then each output
+// is (x·inv)·(1 + w), float32 operations in that order (no add follows a
+// product, so nothing can fuse). dst may alias x.
 func RMSNormZeroCentred(dst, x, w []float32, eps float32) {
 	inv := invRMS(x, eps)
 	for i, v := range x {
@@ -87,10 +90,12 @@ func invRMS(x []float32, eps float32) float32 {
 	return float32(1 / math.Sqrt(ss/float64(len(x))+float64(eps)))
 }
 
-// SiLU is x·sigmoid(x).
+// SiLU is x·sigmoid(x), computed as x / (1 + float32(exp(−x))): the
+// exponential in float64 rounded once, then a float32 add and division.
 func SiLU(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
 
-// Sigmoid is 1/(1+e^-x).
+// Sigmoid is 1/(1+e^-x), its exponential in float64 rounded once, the add
+// and the division in float32.
 func Sigmoid(x float32) float32 { return 1 / (1 + float32(math.Exp(float64(-x)))) }
 
 // SwiGLU computes dst[i] = silu(gate[i])·up[i]. dst may alias gate or up.
@@ -107,10 +112,11 @@ func Add(dst, x []float32) {
 	}
 }
 
-// AddScaled computes dst[i] += s·x[i].
+// AddScaled computes dst[i] += s·x[i], the product rounded to float32
+// before the add (never fused: the numerics contract's rule 4).
 func AddScaled(dst, x []float32, s float32) {
 	for i := range dst {
-		dst[i] += s * x[i]
+		dst[i] += float32(s * x[i])
 	}
 }
 

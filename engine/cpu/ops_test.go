@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -29,32 +30,58 @@ func relErr[T float32 | float64](a []float32, b []T) float64 {
 	return math.Sqrt(num / den)
 }
 
-func TestMatVecAgainstFloat64(t *testing.T) {
+// exactDot is Σ a·b computed exactly (math/big) and rounded to float32 once:
+// what the numerics contract's rule 1 defines Dot to be (docs/MODEL.md),
+// but where the exact sum lies within float64 noise of a float32 rounding
+// boundary.
+func exactDot(a, b []float32) float32 {
+	sum := new(big.Float).SetPrec(2048)
+	for i := range a {
+		p := new(big.Float).SetPrec(2048).SetFloat64(float64(a[i]))
+		sum.Add(sum, p.Mul(p, new(big.Float).SetFloat64(float64(b[i]))))
+	}
+	f, _ := sum.Float32()
+	return f
+}
+
+// TestMatVecIsExactDot checks Dot, MatVec and MatMulRows bit for bit against
+// the exact sum rounded once, and that the order of the terms does not
+// change Dot's result (the property the GPU's float64 kernels rely on).
+func TestMatVecIsExactDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, sz := range [][2]int{{1, 1}, {7, 13}, {300, 515}, {1024, 256}} {
+	for _, sz := range [][2]int{{1, 1}, {7, 13}, {300, 515}, {1024, 256}, {64, 4096}} {
 		rows, cols := sz[0], sz[1]
 		w, x := randVec(r, rows*cols), randVec(r, cols)
+		want := make([]float32, rows)
+		for i := range want {
+			want[i] = exactDot(w[i*cols:(i+1)*cols], x)
+		}
 		got := make([]float32, rows)
 		for i := range got {
 			got[i] = float32(math.NaN())
 		}
 		MatVec(got, w, x, rows, cols)
-		want := make([]float32, rows)
-		for i := 0; i < rows; i++ {
-			var s float64
-			for c := 0; c < cols; c++ {
-				s += float64(w[i*cols+c]) * float64(x[c])
-			}
-			want[i] = float32(s)
-		}
-		if e := relErr(got, want); !(e < 1e-6) {
-			t.Errorf("%dx%d: relative error %g", rows, cols, e)
-		}
 		rowsOut := make([]float32, 2*rows)
 		MatMulRows(rowsOut, w, append(append([]float32{}, x...), x...), 2, rows, cols)
-		if e := relErr(rowsOut[rows:], want); !(e < 1e-6) {
-			t.Errorf("MatMulRows %dx%d: relative error %g", rows, cols, e)
+		perm := r.Perm(cols)
+		wp, xp := make([]float32, cols), make([]float32, cols)
+		for i := 0; i < rows; i++ {
+			for j, p := range perm {
+				wp[j], xp[j] = w[i*cols+p], x[p]
+			}
+			for _, c := range []struct {
+				what string
+				v    float32
+			}{{"MatVec", got[i]}, {"MatMulRows", rowsOut[i]}, {"MatMulRows row 2", rowsOut[rows+i]}, {"Dot of permuted terms", Dot(wp, xp)}} {
+				if math.Float32bits(c.v) != math.Float32bits(want[i]) {
+					t.Fatalf("%dx%d row %d: %s = %v, want %v (the exact sum rounded once)", rows, cols, i, c.what, c.v, want[i])
+				}
+			}
 		}
+	}
+	// A float32 running sum loses the small term: 1 + 2⁻³⁰ rounds to 1.
+	if got := Dot([]float32{1, 0x1p-30, -1}, []float32{1, 1, 1}); got != 0x1p-30 {
+		t.Errorf("Dot(1, 2⁻³⁰, −1) = %v, want 2⁻³⁰", got)
 	}
 }
 

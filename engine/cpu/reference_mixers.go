@@ -77,3 +77,22 @@ func AttentionForwardRef(out, x []float32, n int, w *drama3.Attention[[]float32]
 	attentionForward(out, x, n, r.rows, w, g, newRopeTable(g.RotaryDim(), g.RopeTheta), &r.kv)
 	r.rows += n
 }
+
+// AttentionCoreRef is the attention mixer between its projections
+// (attentionCore) on n projected rows proj [n, (2·NumHeads + 2·NumKVHeads)·HeadDim]
+// laid out per row as the CUDA kernels read them: per query head the query
+// then the gate, then the keys, then the values. It writes attn
+// [n, NumHeads·HeadDim] (o_proj's input) and appends to the cache.
+func AttentionCoreRef(attn, proj []float32, n int, qnorm, knorm []float32, g *drama3.TextConfig, r *AttentionRef) {
+	qw, kw := g.NumHeads*2*g.HeadDim, g.NumKVHeads*g.HeadDim
+	pw := qw + 2*kw
+	qg, k, v := make([]float32, n*qw), make([]float32, n*kw), make([]float32, n*kw)
+	for t := 0; t < n; t++ {
+		row := proj[t*pw : (t+1)*pw]
+		copy(qg[t*qw:], row[:qw])
+		copy(k[t*kw:], row[qw:qw+kw])
+		copy(v[t*kw:], row[qw+kw:])
+	}
+	attentionCore(attn, qg, k, v, n, r.rows, qnorm, knorm, g, newRopeTable(g.RotaryDim(), g.RopeTheta), &r.kv)
+	r.rows += n
+}

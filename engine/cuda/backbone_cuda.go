@@ -107,7 +107,7 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // backboneKernels are the kernels a step launches, looked up before the
 // step is captured (no module lookups inside a capture).
 var backboneKernels = []string{"backbone_rows", "add_rmsnorm_zc", "moe_route", "moe_group", "moe_swiglu", "moe_down",
-	"moe_combine_norm", "deltanet_rows", "deltanet_step_cols", "deltanet_step_norm", "attn_prep", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
+	"moe_combine_norm", "deltanet_rows", "deltanet_step_cols", "deltanet_step_norm", "attn_prep", "attn_scores", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
 
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
@@ -391,7 +391,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
-		g := Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1, Variant: ChooseGemv(false, p.D, p.H, 1)}
+		g := Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1, Variant: ChooseGemv(false, p.D, p.H, 1), F64: true}
 		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
@@ -425,7 +425,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
 	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
-		// grouped tensor-core GEMMs, each used expert's weights read once.
+		// grouped float64 GEMMs, each used expert's weights read once.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
@@ -493,7 +493,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		g := Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS, XStride: p.Ip,
-			Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk)}
+			Variant: ChooseGemv(x.FP8, p.H, p.Ip, nk), F64: true}
 		var err error
 		if x.FP8 {
 			err = q.GemvFP8(g, yr, b.W.Arena, b.W.Arena, h)
@@ -562,7 +562,7 @@ func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *B
 	p, x := b.Plan, L.x
 	nk := n * p.K
 	g := Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS, XStride: xstride,
-		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk)}
+		Variant: ChooseGemv(x.FP8, 2*p.P, p.Hp, nk), F64: true}
 	if x.FP8 {
 		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
 	}
@@ -663,7 +663,7 @@ const (
 	// ExpertsAuto: defaultExperts.
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
-	// expert's matrices read once by the grouped tensor-core GEMMs.
+	// expert's matrices read once by the grouped float64 GEMMs.
 	ExpertsGrouped
 	// ExpertsGEMV: one gathered GEMV per (row, expert) pair.
 	ExpertsGEMV

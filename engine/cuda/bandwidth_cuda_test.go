@@ -167,9 +167,11 @@ func TestBandwidth(t *testing.T) {
 			idsReady := true // the ids come from the host (see Gemv.IdsReady)
 			// The gemv of launch j (j counts launches; batches are multiples
 			// of perBatch, so launch j of every batch and graph is the same).
+			f64 := true           // the backbone's instances (Gemv.F64); the tower's for comparison
+			var bits projULPTally // the f64 instance's outputs against cpu.MatVec
 			gemvOf := func(j int, v GemvVariant) Gemv {
 				g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
-					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady}
+					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady, F64: f64}
 				if !s.experts { // one fixed matrix: the copy by offset, no ids
 					m := j % perBatch % mats
 					g.Ids, g.IdsOff, g.Mats = nil, 0, 1
@@ -214,7 +216,15 @@ func TestBandwidth(t *testing.T) {
 						cpu.MatVec(want[e*s.rows:(e+1)*s.rows], ref[m%distinct], x[e*s.xstride:e*s.xstride+s.cols], s.rows, s.cols)
 					}
 					got := after[j*slotLen+nx-chained : j*slotLen+nx-chained+ny]
-					checkCloseQuiet(t, fmt.Sprintf("launch %d of the chain", j), got, want, 1e-5)
+					what := fmt.Sprintf("launch %d of the chain", j)
+					checkCloseQuiet(t, what, got, want, 1e-5)
+					if f64 {
+						differ, maxULP := ULPDiff(got, want)
+						bits.add(differ, len(got), maxULP)
+						if differ*projDifferPer > len(got) || maxULP > projMaxULP {
+							t.Fatalf("%s: %d of %d differ from cpu.MatVec, by up to %d ULP", what, differ, len(got), maxULP)
+						}
+					}
 				}
 			}
 			variants := GemvBF16Variants
@@ -222,8 +232,23 @@ func TestBandwidth(t *testing.T) {
 				variants = GemvFP8Variants
 			}
 			before := oldChoice(fp8, s.cols, s.n)
+			var runs []gemvInstance // every float64 instance; the float32 ones picked now and at e8000a9
 			for _, v := range variants {
-				t.Run(s.name+"/"+dtype+"/"+v.Name(), func(t *testing.T) {
+				runs = append(runs, gemvInstance{v, true})
+			}
+			for _, v := range variants {
+				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) {
+					runs = append(runs, gemvInstance{v, false})
+				}
+			}
+			for _, run := range runs {
+				v, acc := run.v, "f32"
+				if run.f64 {
+					acc = "f64"
+				}
+				t.Run(s.name+"/"+dtype+"/"+acc+"/"+v.Name(), func(t *testing.T) {
+					f64, bits = run.f64, projULPTally{}
+					defer func() { t.Logf("bits against cpu.MatVec: %s", bits) }()
 					j := 0
 					launch := func(q *Queue) error {
 						x, _ := slot(j - 1 + perBatch)
@@ -240,9 +265,9 @@ func TestBandwidth(t *testing.T) {
 					f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 					gms := medianGraph(t, batches, perBatch, launch, check)
 					gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
-					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n)
+					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n) && run.f64
 					var nopdl *figure
-					if (chosen || v == before) && dev.Info.PDL { // the same graph without programmatic dependent launch
+					if chosen && dev.Info.PDL { // the same graph without programmatic dependent launch
 						dev.SetPDL(false)
 						ms := medianGraph(t, batches, perBatch, launch, nil)
 						dev.SetPDL(true)
@@ -255,10 +280,10 @@ func TestBandwidth(t *testing.T) {
 						idsReady = true
 						late = &figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 					}
-					rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, Variant: v.Name(),
+					rep.Gemv = append(rep.Gemv, gemvFigure{Shape: s.name, DType: dtype, Variant: v.Name(), Acc: acc,
 						Stream: f, Graph: gf, OfCopy: gf.GBps / rep.Copy.GBps,
 						BodyOfCopy: float64(bytes) / ((gms - floorMs) * 1e6) / rep.Copy.GBps,
-						Chosen:     chosen, Before: v == before, GraphNoPDL: nopdl, GraphIdsLate: late})
+						Chosen:     chosen, Before: v == before && !run.f64, GraphNoPDL: nopdl, GraphIdsLate: late})
 				})
 			}
 			for _, b := range []*Block{W, S, slotsBlock, idb} {
@@ -270,7 +295,7 @@ func TestBandwidth(t *testing.T) {
 	}
 	fmt.Printf("copy 1 GiB D2D: %.1f µs, %.0f GB/s (read+write)\n", rep.Copy.Microseconds, rep.Copy.GBps)
 	fmt.Printf("empty kernel from a graph: %.2f µs\n", rep.LaunchFloorUs)
-	fmt.Printf("%-40s %-4s %-9s %9s %6s %9s %6s %7s %7s\n", "gemv", "type", "kernel", "stream µs", "GB/s", "graph µs", "GB/s", "of copy", "body")
+	fmt.Printf("%-40s %-4s %-3s %-9s %9s %6s %9s %6s %7s %7s\n", "gemv", "type", "acc", "kernel", "stream µs", "GB/s", "graph µs", "GB/s", "of copy", "body")
 	for _, g := range rep.Gemv {
 		mark := ""
 		if g.Chosen {
@@ -285,13 +310,19 @@ func TestBandwidth(t *testing.T) {
 		if g.GraphIdsLate != nil {
 			mark += fmt.Sprintf(" (ids late: %.2f µs, %.1f%%)", g.GraphIdsLate.Microseconds, 100*g.GraphIdsLate.GBps/rep.Copy.GBps)
 		}
-		fmt.Printf("%-40s %-4s %-9s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%%s\n", g.Shape, g.DType, g.Variant,
+		fmt.Printf("%-40s %-4s %-3s %-9s %9.2f %6.0f %9.2f %6.0f %6.1f%% %6.1f%%%s\n", g.Shape, g.DType, g.Acc, g.Variant,
 			g.Stream.Microseconds, g.Stream.GBps, g.Graph.Microseconds, g.Graph.GBps, 100*g.OfCopy, 100*g.BodyOfCopy, mark)
 	}
 	out, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// gemvInstance is one instance the bandwidth test measures.
+type gemvInstance struct {
+	v   GemvVariant
+	f64 bool
 }
 
 // oldChoice is the kernel ChooseGemv picked at commit e8000a9, marked in the
@@ -341,13 +372,14 @@ type gemvFigure struct {
 	Shape   string  `json:"shape"`
 	DType   string  `json:"dtype"`
 	Variant string  `json:"variant"`
+	Acc     string  `json:"acc"`     // f64: the backbone's instance (Gemv.F64); f32: the tower's
 	Stream  figure  `json:"stream"`  // launched one by one
 	Graph   figure  `json:"graph"`   // replayed from a captured graph
 	OfCopy  float64 `json:"of_copy"` // graph bandwidth over the copy's
 	// BodyOfCopy discounts the launch floor: bytes / (graph time − empty-kernel time).
 	BodyOfCopy float64 `json:"body_of_copy"`
-	Chosen     bool    `json:"chosen"` // the instance ChooseGemv picks for this shape
-	Before     bool    `json:"before"` // the instance ChooseGemv picked at commit e8000a9
+	Chosen     bool    `json:"chosen"` // the float64 instance ChooseGemv picks for this shape
+	Before     bool    `json:"before"` // the float32 instance ChooseGemv picked at commit e8000a9
 	GraphNoPDL *figure `json:"graph_no_pdl,omitempty"`
 	// GraphIdsLate: the same graph with IdsReady false (experts' weights
 	// loaded only after the PDL wait, as when the previous kernel writes the ids).

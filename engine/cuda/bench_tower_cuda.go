@@ -45,6 +45,20 @@ type TowerBench struct {
 	// GraphMs) with every projection on one GEMV instance, by name; "default"
 	// is ChooseGemv's per shape.
 	ByGemv []GemvFrame `json:"frame_graph_ms_by_gemv"`
+	// Fusion is the launch sequence of the figures above (PROSCENIUM_GPU_TOWER
+	// or the default); ByFusion the frame graph (first settings and greedy,
+	// from the same cache row as GraphMs) with each sequence, all of them
+	// timed once and then again.
+	Fusion   string        `json:"fusion"`
+	ByFusion []FusionFrame `json:"frame_graph_ms_by_fusion"`
+}
+
+// FusionFrame is one ByFusion figure.
+type FusionFrame struct {
+	Fusion   string  `json:"fusion"`
+	Pass     int     `json:"pass"`
+	Ms       float64 `json:"ms"`
+	GreedyMs float64 `json:"greedy_ms"`
 }
 
 // GemvFrame is one ByGemv figure.
@@ -169,7 +183,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
-	res := &TowerBench{Device: d.Info.Name, WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
+	res := &TowerBench{Device: d.Info.Name, Fusion: tw.fuse.String(), WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
 		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
@@ -310,6 +324,42 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	}
 	tw.gemv = nil
 
+	// The frame with each launch sequence, from row prefill again, twice
+	// over (the spread between passes is the figures' noise).
+	fuse := tw.fuse
+	for pass := 1; pass <= 2; pass++ {
+		for _, f := range towerFusionVariants {
+			tw.fuse = f
+			var g *Graph
+			if err := d.Run(func(q *Queue) (err error) {
+				g, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			ff := FusionFrame{Fusion: f.String(), Pass: pass}
+			for _, c := range []struct {
+				s   drama3.Sampling
+				dst *float64
+			}{{sampled, &ff.Ms}, {drama3.Sampling{TopP: 1}, &ff.GreedyMs}} {
+				ctl, err := newFrameControl(c.s, 1, prefill)
+				if err == nil {
+					err = tw.writeControl(0, ctl[:])
+				}
+				if err == nil {
+					*c.dst, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(g) })
+				}
+				if err != nil {
+					d.Run(func(*Queue) error { g.Destroy(); return nil })
+					return nil, err
+				}
+			}
+			d.Run(func(*Queue) error { g.Destroy(); return nil })
+			res.ByFusion = append(res.ByFusion, ff)
+		}
+	}
+	tw.fuse = fuse
+
 	// The draws alone (sampled settings), 100 in a row.
 	ctl, err = newFrameControl(sampled, 3, 0)
 	if err != nil {
@@ -356,7 +406,7 @@ func (t *Tower) frameProjections(q *Queue, hidden *Block) error {
 			t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x),
 			t.project(q, lw.WQKV, (g.Heads+2*g.KVHeads)*hd, D, 1, t.normed, t.qkv),
 			t.project(q, lw.WO, D, g.Heads*hd, 1, t.attn, t.mixed),
-			t.gateUp(q, lw, 1),
+			t.gateUp(q, t.frameFusion(1), lw, 1),
 			t.project(q, lw.W2, D, g.FFN, 1, t.gate, t.mixed)); err != nil {
 			return err
 		}

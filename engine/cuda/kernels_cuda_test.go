@@ -234,7 +234,9 @@ func TestRMSNormZeroCentred(t *testing.T) {
 			for i := 0; i < c.n; i++ {
 				cpu.RMSNormZeroCentred(ref[i*c.width:(i+1)*c.width], x[i*c.width:(i+1)*c.width], w, eps)
 			}
-			checkClose(t, "rmsnorm", download(t, out, len(ref)), ref, 1e-6)
+			got := download(t, out, len(ref))
+			checkClose(t, "rmsnorm", got, ref, 1e-6)
+			checkCPUBits(t, "rmsnorm", got, ref)
 		})
 	}
 }
@@ -255,7 +257,9 @@ func TestSwiGLUAndAdd(t *testing.T) {
 			}
 			ref := make([]float32, n)
 			cpu.SwiGLU(ref, gate, up)
-			checkClose(t, "swiglu", download(t, out, n), ref, 1e-6)
+			got := download(t, out, n)
+			checkClose(t, "swiglu", got, ref, 1e-6)
+			checkCPUBits(t, "swiglu", got, ref)
 
 			dst, x := randNonZero(r, n), randNonZero(r, n)
 			db := upload(t, dst)
@@ -295,30 +299,48 @@ func distinctIDs(r *rand.Rand, n, mats int) []int32 {
 	return ids
 }
 
-// gemvRuns is each variant of list twice: with the ids read after and before
-// the wait for the previous kernel (IdsReady).
+// gemvRuns is each variant of list four times: with the ids read after and
+// before the wait for the previous kernel (IdsReady), with float32 sums (the
+// tower's instances) and float64 ones (the backbone's, Gemv.F64).
 type gemvRun struct {
-	v        GemvVariant
-	idsReady bool
+	v             GemvVariant
+	idsReady, f64 bool
 }
 
 func gemvRuns(list []GemvVariant) []gemvRun {
 	var runs []gemvRun
 	for _, v := range list {
-		runs = append(runs, gemvRun{v, false}, gemvRun{v, true})
+		for _, f64 := range []bool{false, true} {
+			runs = append(runs, gemvRun{v, false, f64}, gemvRun{v, true, f64})
+		}
 	}
 	return runs
 }
 
 func (g gemvRun) name() string {
-	if g.idsReady {
-		return g.v.Name() + "_idsready"
+	n := g.v.Name()
+	if g.f64 {
+		n = "f64_" + n
 	}
-	return g.v.Name()
+	if g.idsReady {
+		return n + "_idsready"
+	}
+	return n
+}
+
+// check compares a run's output with the CPU's: float32 sums within 1e-5,
+// float64 sums bit for bit (checkProjBits).
+func (g gemvRun) check(t *testing.T, what string, got, ref []float32) {
+	t.Helper()
+	checkClose(t, what, got, ref, 1e-5)
+	if g.f64 {
+		checkProjBits(t, what, got, ref)
+	}
 }
 
 func (c gemvCase) gemv(ids *Block, run gemvRun) Gemv {
-	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: run.v, IdsReady: run.idsReady}
+	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: run.v, IdsReady: run.idsReady,
+		F64: run.f64}
 	if c.mats > 1 {
 		g.Ids = ids
 	}
@@ -363,7 +385,7 @@ func TestGemvBF16(t *testing.T) {
 					t.Fatal(err)
 				}
 				ref := c.reference(func(m int) []float32 { return wf[m*per : (m+1)*per] }, x, ids)
-				checkClose(t, "gemv bf16", download(t, y, len(ref)), ref, 1e-5)
+				v.check(t, "gemv bf16", download(t, y, len(ref)), ref)
 			})
 		}
 	}
@@ -408,7 +430,7 @@ func TestGemvFP8(t *testing.T) {
 					t.Fatal(err)
 				}
 				ref := c.reference(deq, x, ids)
-				checkClose(t, "gemv fp8", download(t, y, len(ref)), ref, 1e-5)
+				v.check(t, "gemv fp8", download(t, y, len(ref)), ref)
 			})
 		}
 	}

@@ -18,10 +18,10 @@ var kernelNames = []string{
 
 func init() {
 	for _, v := range GemvBF16Variants {
-		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name())
+		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name(), "gemv_bf16d_"+v.Name())
 	}
 	for _, v := range GemvFP8Variants {
-		kernelNames = append(kernelNames, "gemv_fp8_"+v.Name())
+		kernelNames = append(kernelNames, "gemv_fp8_"+v.Name(), "gemv_fp8d_"+v.Name())
 	}
 }
 
@@ -133,6 +133,12 @@ type Gemv struct {
 	// kernel): the kernel then reads them before waiting for the previous
 	// kernel. Leave it false when a kernel writes the ids.
 	IdsReady bool
+	// F64 picks the instances that follow rule 1 of the backbone's numerics
+	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
+	// products and sums, one rounding (cpu.MatVec's bits). Every backbone
+	// projection sets it; the tower's GEMVs (outside the contract) sum in
+	// float32.
+	F64 bool
 }
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
@@ -161,9 +167,13 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	return firstErr(errs...)
 }
 
-// gemvLaunch enqueues kernel prefix+variant with args and the arguments
-// common to every GEMV.
-func (q *Queue) gemvLaunch(prefix string, g Gemv, args ...Arg) error {
+// gemvLaunch enqueues kernel gemv_<format>[d]_<variant> with args and the
+// arguments common to every GEMV.
+func (q *Queue) gemvLaunch(format string, g Gemv, args ...Arg) error {
+	prefix := "gemv_" + format + "_"
+	if g.F64 {
+		prefix = "gemv_" + format + "d_"
+	}
 	blocks, _ := g.Variant.Grid(g.Rows)
 	ready := 0
 	if g.IdsReady {
@@ -186,7 +196,7 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 	if err := g.check("bf16", 2, W, x, y); err != nil {
 		return err
 	}
-	return q.gemvLaunch("gemv_bf16_", g,
+	return q.gemvLaunch("bf16", g,
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)))
 }
 
@@ -201,7 +211,7 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	if err := checkFits(S, g.SOff, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
 		return err
 	}
-	return q.gemvLaunch("gemv_fp8_", g,
+	return q.gemvLaunch("fp8", g,
 		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
 		I64Arg(int64(ns)))
 }

@@ -4,7 +4,7 @@ import "fmt"
 
 // This file describes the backbone's token mixers on the device (the Gated
 // DeltaNet and the gated full attention, engine/cpu deltanet.go and
-// attention.go) and the tensor-core GEMM of prompt rows: geometries, where
+// attention.go) and the GEMM of prompt rows: geometries, where
 // the weights, states and scratch live, and the bytes each needs, so the
 // backbone can admit and lay out one arena before allocating anything. The
 // launches are in mixers_cuda.go, the kernels in kernels/deltanet.cu,
@@ -246,21 +246,28 @@ func attnSplits(n, maxLen, capacity int) int {
 
 // ScratchBytes is the scratch a forward of up to rows rows over a cache of
 // capacity rows uses: the projected rows, the normed and rotated queries,
-// the split softmax partials and the gated output.
+// every score of each row and head with each split's maximum, the split
+// softmax partials (float64) and the gated output.
 func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
 	l := g.scratchLayout(rows, capacity)
 	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
 }
 
-// attnScratch is the byte offsets of the attention scratch's regions.
-type attnScratch struct{ proj, qn, part, attn int64 }
+// attnScratch is the byte offsets of the attention scratch's regions:
+// proj [rows, ProjWidth], qn [rows, Heads, HeadDim], scores
+// [rows·Heads, capacity], smax [rows·Heads, splits] float32; part
+// [rows·Heads, splits, 1+HeadDim] float64; attn [rows, Heads·HeadDim].
+type attnScratch struct{ proj, qn, scores, smax, part, attn int64 }
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
+	splits := int64(maxSplits(capacity))
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
-	l.part = l.qn + alignUp(4*r*nh*hd)
-	l.attn = l.part + alignUp(4*r*nh*int64(maxSplits(capacity))*(hd+2))
+	l.scores = l.qn + alignUp(4*r*nh*hd)
+	l.smax = l.scores + alignUp(4*r*nh*int64(capacity))
+	l.part = l.smax + alignUp(4*r*nh*splits)
+	l.attn = l.part + alignUp(8*r*nh*splits*(hd+1))
 	return l
 }
 
@@ -289,12 +296,11 @@ type AttentionLayer struct {
 }
 
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
-// on tensor cores (kernels/gemm.cu). X and Y are float32, W BF16 or
-// block-FP8 (E4M3 with float32 [ceil(Rows/128), ceil(Cols/128)] scales). Each
-// float32 activation enters the MMA as three BF16 parts (hi = bf16(x),
-// mid = bf16(x − hi), lo = bf16(x − hi − mid)) accumulated into one float32
-// sum, so the product keeps about 24 bits of each activation, as float32
-// does (the weights are exact in BF16).
+// (kernels/gemm.cu). X and Y are float32, W BF16 or block-FP8 (E4M3 with
+// float32 [ceil(Rows/128), ceil(Cols/128)] scales). It follows rule 1 of the
+// backbone's numerics contract (docs/MODEL.md): each weight the float32 the
+// CPU holds, exact float64 products, float64 sums, one rounding, so Y has
+// cpu.MatMulRows's bits.
 //
 // Grouped form (experts): with Groups > 0, the N rows are sorted by group;
 // group e covers rows Offsets[e] ≤ i < Offsets[e+1] (int32, device memory,

@@ -30,7 +30,7 @@ func tArg(t Tensor) Arg { return Arg(uint64(t.addr())) }
 
 // projection is one [rows, cols] BF16 matrix applied to n rows of x into
 // columns col… of y (row stride ystride floats): the GEMV for one row, the
-// tensor-core GEMM for more.
+// GEMM for more, both with float64 sums (the numerics contract's rule 1).
 func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 	if n == 1 {
 		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
@@ -45,7 +45,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}
+		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1), F64: true}
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -233,20 +233,38 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		return err
 	}
 	g := l.G
+	qw, kw := g.Heads*g.HeadDim, g.KVHeads*g.HeadDim
+	w := l.W
+	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
+		return err
+	}
+	if err := q.attentionCore(l, n, pos, maxLen); err != nil {
+		return err
+	}
+	return q.projection(out, g.Hidden, 0, w.O, l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), n, g.Hidden, qw)
+}
+
+// attentionCore is AttentionForward between its projections (engine/cpu
+// attentionCore): from the projected rows at the start of the scratch it
+// norms and rotates the queries and keys, appends keys and values to the
+// cache, and writes the gated attention into the scratch's attn region, in
+// four launches: attn_prep; attn_scores (every score and each split's
+// maximum); attn_partial (each split's float64 sums under the row's global
+// maximum); attn_combine (the sums of the splits, divided and gated).
+func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
+	g := l.G
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
 	}
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
-	qw, kw := nh*hd, nkv*hd
+	kw := nkv * hd
 	pw := g.ProjWidth()
 	sl := g.scratchLayout(l.MaxRows, l.Capacity)
-	proj, qn, part, attn := l.Scratch, l.Scratch.At(sl.qn), l.Scratch.At(sl.part), l.Scratch.At(sl.attn)
+	at := l.Scratch.At
+	proj, qn, sc, smax, part, attn := l.Scratch, at(sl.qn), at(sl.scores), at(sl.smax), at(sl.part), at(sl.attn)
 	kc := l.KV
 	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
 	w := l.W
-	if err := q.stackedProjections(proj, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
-		return err
-	}
 	theta := g.RopeTheta
 	if g.RotaryDim == 0 {
 		theta = 1
@@ -258,17 +276,19 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
-	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
-		tArg(part), tArg(qn), tArg(kc), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
+	if err := q.Launch("attn_scores", [3]int{n * nh, splits, 1}, attnThreads,
+		tArg(sc), tArg(smax), tArg(qn), tArg(kc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
 		return err
 	}
-	if err := q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
-		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
+	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
+		tArg(part), tArg(sc), tArg(smax), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits)); err != nil {
 		return err
 	}
-	return q.projection(out, g.Hidden, 0, w.O, attn, n, g.Hidden, qw)
+	return q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
+		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
+		IntArg(splits))
 }
 
 // attnThreads is the block of the attention kernels (ATT_THREADS).
@@ -277,7 +297,7 @@ const attnThreads = 128
 // ResetKV needs nothing: a take starts with the position at 0, and rows past
 // the position are never read.
 
-const gemmBM, gemmBN = 64, 64 // GEMM_BM, GEMM_BN in kernels/gemm.cu
+const gemmBM, gemmBN = 64, 32 // GEMM_BM, GEMM_BN in kernels/gemm.cu
 
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
@@ -378,4 +398,4 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
 }
 
-const gemmThreads = 128 // GEMM_THREADS in kernels/gemm.cu
+const gemmThreads = 256 // GEMM_THREADS in kernels/gemm.cu

@@ -369,6 +369,74 @@ func TestAttentionLayer(t *testing.T) {
 	})
 }
 
+// TestAttentionCoreBits runs the attention kernels between the projections
+// (attentionCore) on random projected rows and requires the CPU's float32
+// bits (attentionCore, the numerics contract) in the gated output and the
+// cache: prefills (several rows attending to each other causally, split by
+// their bound) and steps (32 splits whatever the cache holds), over caches
+// of a few rows and of about 1000.
+func TestAttentionCoreBits(t *testing.T) {
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const maxRows, capacity = 64, 1100
+			c := newAttentionCase(t, r, tc.g, maxRows, capacity, true)
+			g, l := tc.g, &c.layer
+			pw, aw := l.G.ProjWidth(), g.Heads*g.HeadDim
+			attnOff := l.G.scratchLayout(maxRows, capacity).attn
+			var ref cpu.AttentionRef
+			calls := []int{5, 1, 3, 1}
+			for len(calls) < 19 {
+				calls = append(calls, 64) // to 969 rows, unchecked but for the last
+			}
+			calls = append(calls, 1, 1, 60, 1)
+			var worst, total int
+			for i, n := range calls {
+				proj := randNonZero(r, n*pw)
+				if err := Upload(dev, l.Scratch.Block, l.Scratch.Off, proj); err != nil {
+					t.Fatal(err)
+				}
+				maxLen := 0 // a step: the whole cache, as a captured step
+				if n > 1 {
+					maxLen = ref.Rows() + n
+				}
+				before := ref.Rows()
+				if err := dev.Run(func(q *Queue) error {
+					return firstErr(q.attentionCore(l, n, Whole(c.pos), maxLen), q.AddInt32(Whole(c.pos), n))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, n*aw)
+				cpu.AttentionCoreRef(want, proj, n, c.ref.QNorm, c.ref.KNorm, c.gref, &ref)
+				if n == 64 && i+1 < len(calls) && calls[i+1] == 64 {
+					continue // the fill; its cache rows are checked at the end
+				}
+				if err := dev.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, n*aw)
+				if err := Download(dev, got, l.Scratch.Block, l.Scratch.Off+attnOff); err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("call %d (%d rows after %d, %d splits)", i, n, before, attnSplits(n, maxLen, capacity))
+				checkClose(t, what, got, want, 1e-5)
+				checkCPUBits(t, what, got, want)
+				d, _ := ULPDiff(got, want)
+				worst, total = worst+d, total+len(want)
+			}
+			rows := ref.Rows()
+			kv := download(t, l.KV.Block, int(l.G.KVBytes(capacity)/4))
+			w := g.KVHeads * g.HeadDim
+			checkCPUBits(t, "cached keys", kv[:rows*w], ref.Keys())
+			checkCPUBits(t, "cached values", kv[capacity*w:capacity*w+rows*w], ref.Values())
+			t.Logf("all compared outputs: %d/%d differ", worst, total)
+		})
+	}
+}
+
 // TestMixerStepGraph captures one decode step (a DeltaNet layer, an
 // attention layer, the position advance) as a graph and replays it: the
 // replays must follow the CPU's steps, as the backbone's captured step will.
@@ -445,6 +513,8 @@ type gemmCase struct {
 
 var gemmCases = []gemmCase{
 	{"60x2048→8192", 60, 8192, 2048, 0, 0, 0},
+	{"60x4096→2048", 60, 2048, 4096, 0, 0, 0},
+	{"60x2048→1281", 60, 1281, 2048, 2056, 0, 0},
 	{"300x2048→512", 300, 512, 2048, 0, 0, 0},
 	{"65x512→2048", 65, 2048, 512, 0, 0, 0},
 	{"ragged 37x136→200", 37, 200, 136, 0, 0, 0},
@@ -492,6 +562,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 		cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], wf, x[i*xs:i*xs+c.cols], c.rows, c.cols)
 	}
 	checkClose(t, "gemm", got, ref, 2e-5)
+	checkProjBits(t, "gemm", got, ref)
 	// The columns left of the output must be untouched.
 	for i := 0; i < c.n && c.col > 0; i++ {
 		if v := all[i*ys]; !math.IsNaN(float64(v)) {
@@ -577,7 +648,9 @@ func TestGemmGrouped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, "grouped gemm", download(t, y, total*c.rows), ref, 2e-5)
+			got := download(t, y, total*c.rows)
+			checkClose(t, "grouped gemm", got, ref, 2e-5)
+			checkProjBits(t, "grouped gemm", got, ref)
 		})
 	}
 }

@@ -105,8 +105,9 @@ func TestAttentionGeometry(t *testing.T) {
 		l := g.scratchLayout(c.rows, c.capacity)
 		splits := min(32, c.capacity)
 		r := int64(c.rows)
-		if l.qn%256 != 0 || l.part%256 != 0 || l.attn%256 != 0 ||
-			l.qn < 4*r*int64(g.ProjWidth()) || l.part-l.qn < 4*r*16*256 || l.attn-l.part < 4*r*16*int64(splits)*258 {
+		if l.qn%256 != 0 || l.scores%256 != 0 || l.smax%256 != 0 || l.part%256 != 0 || l.attn%256 != 0 ||
+			l.qn < 4*r*int64(g.ProjWidth()) || l.scores-l.qn < 4*r*16*256 || l.smax-l.scores < 4*r*16*int64(c.capacity) ||
+			l.part-l.smax < 4*r*16*int64(splits) || l.attn-l.part < 8*r*16*int64(splits)*257 {
 			t.Errorf("%+v: layout %+v", c, l)
 		}
 		if got := g.ScratchBytes(c.rows, c.capacity); got != l.attn+4*r*16*256 {

@@ -17,16 +17,24 @@ import (
 
 func TestMoERoute(t *testing.T) {
 	r := newRand(t)
-	for _, c := range []struct{ n, E, k, stride, pitch int }{{1, 256, 8, 1281, 2048}, {5, 6, 3, 120, 144}, {64, 8, 4, 201, 64}, {3, 512, 10, 600, 32}} {
+	for _, c := range []struct{ n, E, k, stride, pitch int }{{1, 256, 8, 1281, 2048}, {60, 256, 8, 1281, 64}, {5, 6, 3, 120, 144}, {64, 8, 4, 201, 64}, {3, 512, 10, 600, 32}} {
 		t.Run(fmt.Sprintf("%drows_%dexperts_top%d", c.n, c.E, c.k), func(t *testing.T) {
 			dense := randNonZero(r, c.n*c.stride)
 			for i := range dense {
 				dense[i] *= 4
 			}
-			// A tie in every row: two equal largest logits, the lower index must come first.
+			// A tie in every row: two equal largest logits, the lower index
+			// must come first; and near-ties: logits one float32 step apart
+			// (their probabilities may round equal or not: the device must
+			// decide as the CPU does, so its softmax must have the CPU's bits).
 			for row := 0; row < c.n; row++ {
 				a, b := r.IntN(c.E), r.IntN(c.E)
 				dense[row*c.stride+a], dense[row*c.stride+b] = 9, 9
+				for j := 0; j < c.k/2; j++ {
+					a, b := r.IntN(c.E), r.IntN(c.E)
+					v := float32(r.NormFloat64() * 4)
+					dense[row*c.stride+a], dense[row*c.stride+b] = v, math.Nextafter32(v, 100)
+				}
 			}
 			x := randNonZero(r, c.n*c.pitch)
 			ids, wts := poisoned(t, c.n*c.k), poisoned(t, c.n*c.k)
@@ -56,6 +64,7 @@ func TestMoERoute(t *testing.T) {
 				refW = append(refW, w...)
 			}
 			checkClose(t, "route weights", gotW, refW, 1e-6)
+			checkCPUBits(t, "route weights", gotW, refW)
 			var refX []float32
 			for row := 0; row < c.n; row++ {
 				for j := 0; j < c.k; j++ {
@@ -146,20 +155,24 @@ func TestMoESwiGLU(t *testing.T) {
 			for e := 0; e < c.items; e++ {
 				cpu.SwiGLU(ref[e*c.ip:e*c.ip+c.i], gu[e*2*c.p:e*2*c.p+c.i], gu[e*2*c.p+c.p:e*2*c.p+c.p+c.i])
 			}
-			checkClose(t, "routed swiglu", download(t, h, len(ref)), ref, 1e-6)
+			got := download(t, h, len(ref))
+			checkClose(t, "routed swiglu", got, ref, 1e-6)
+			checkCPUBits(t, "routed swiglu", got, ref)
 			refS := make([]float32, c.rows*c.is)
 			for row := 0; row < c.rows; row++ {
 				d := dense[row*c.stride+c.E:]
 				cpu.SwiGLU(refS[row*c.is:(row+1)*c.is], d[:c.is], d[c.is:2*c.is])
 			}
-			checkClose(t, "shared swiglu", download(t, hs, len(refS)), refS, 1e-6)
+			gotS := download(t, hs, len(refS))
+			checkClose(t, "shared swiglu", gotS, refS, 1e-6)
+			checkCPUBits(t, "shared swiglu", gotS, refS)
 		})
 	}
 }
 
 func TestMoECombineNorm(t *testing.T) {
 	r := newRand(t)
-	for _, c := range []struct{ n, H, k, stride, sgcol, pitch int }{{1, 2048, 8, 1281, 1280, 2048}, {5, 136, 3, 119, 118, 144}} {
+	for _, c := range []struct{ n, H, k, stride, sgcol, pitch int }{{1, 2048, 8, 1281, 1280, 2048}, {60, 2048, 8, 1281, 1280, 2048}, {5, 136, 3, 119, 118, 144}} {
 		t.Run(fmt.Sprintf("%drows_%dwide", c.n, c.H), func(t *testing.T) {
 			x, yr, ys := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
 			wts, dense, nw := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride), randNonZero(r, c.H)
@@ -196,8 +209,11 @@ func TestMoECombineNorm(t *testing.T) {
 				cpu.Add(xr, o)
 				cpu.RMSNormZeroCentred(refN[row*c.pitch:row*c.pitch+c.H], xr, nw, 1e-6)
 			}
-			checkClose(t, "combine x", download(t, xb, len(refX)), refX, 1e-6)
-			checkClose(t, "combine normed", download(t, normed, len(refN)), refN, 1e-6)
+			gotX, gotN := download(t, xb, len(refX)), download(t, normed, len(refN))
+			checkClose(t, "combine x", gotX, refX, 1e-6)
+			checkClose(t, "combine normed", gotN, refN, 1e-6)
+			checkCPUBits(t, "combine x", gotX, refX)
+			checkCPUBits(t, "combine normed", gotN, refN)
 		})
 	}
 }
@@ -237,9 +253,27 @@ func TestBackboneRowsAndAddNorm(t *testing.T) {
 		cpu.RMSNormZeroCentred(refN[i*pitch:i*pitch+H], ref[i*H:(i+1)*H], w, 1e-6)
 	}
 	checkClose(t, "add", download(t, x, n*H), ref, 0)
-	checkClose(t, "add-norm", download(t, normed, len(refN)), refN, 1e-6)
-	if v := download(t, normed, len(refN))[pitch-1]; v != 0 || math.IsNaN(float64(v)) {
+	gotN := download(t, normed, len(refN))
+	checkClose(t, "add-norm", gotN, refN, 1e-6)
+	checkCPUBits(t, "add-norm", gotN, refN)
+	if v := gotN[pitch-1]; v != 0 || math.IsNaN(float64(v)) {
 		t.Fatalf("padding = %v, want 0", v)
+	}
+	// The backbone's widths: one row (1024 threads) and a prefill's 60.
+	for _, rows := range []int{1, 60} {
+		const H = 2048
+		x, y, w := randNonZero(r, rows*H), randNonZero(r, rows*H), randNonZero(r, H)
+		xb, yb, wb := upload(t, x), upload(t, y), upload(t, w)
+		normed := poisoned(t, rows*H)
+		if err := dev.Run(func(q *Queue) error { return q.AddRMSNormZC(xb, yb, normed, wb, rows, H, H, 1e-6) }); err != nil {
+			t.Fatal(err)
+		}
+		cpu.Add(x, y)
+		refN := make([]float32, rows*H)
+		for i := 0; i < rows; i++ {
+			cpu.RMSNormZeroCentred(refN[i*H:(i+1)*H], x[i*H:(i+1)*H], w, 1e-6)
+		}
+		checkCPUBits(t, fmt.Sprintf("add-norm %dx%d", rows, H), download(t, normed, rows*H), refN)
 	}
 }
 
@@ -296,7 +330,9 @@ func TestMoEDown(t *testing.T) {
 			x := make([]float32, c.is)
 			cpu.SwiGLU(x, dense[c.E:c.E+c.is], dense[c.E+c.is:c.E+2*c.is])
 			cpu.MatVec(ref[c.k*c.h:], bf16ToF32(sh), x, c.h, c.is)
-			checkClose(t, "moe down", download(t, y, len(ref)), ref, 1e-5)
+			got := download(t, y, len(ref))
+			checkClose(t, "moe down", got, ref, 1e-5)
+			checkProjBits(t, "moe down", got, ref)
 		})
 	}
 }

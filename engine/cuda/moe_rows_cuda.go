@@ -6,7 +6,9 @@ import "fmt"
 
 // Launches of kernels/moe_rows.cu: a prefill's routed experts as multi-row
 // gathered GEMVs over the (row, expert) pairs sorted by expert (MoEGroup),
-// each expert's weights read once per group of its pairs.
+// each expert's weights read once per group of its pairs. Their sums follow
+// rule 1 of the numerics contract (docs/MODEL.md), as the GEMVs' float64
+// instances do.
 
 // moeRowsThreads is MOE_ROWS_THREADS in kernels/moe_rows.cu (8 warps).
 const moeRowsThreads = 256

@@ -85,7 +85,9 @@ func TestMoERowsGEMV(t *testing.T) {
 				if err := dev.Run(func(q *Queue) error { return q.MoERowsGEMV(m, y, W, S, xb) }); err != nil {
 					t.Fatal(err)
 				}
-				checkClose(t, "moe rows", download(t, y, pairs*c.rows), ref, 2e-6)
+				got := download(t, y, pairs*c.rows)
+				checkClose(t, "moe rows", got, ref, 2e-6)
+				checkProjBits(t, "moe rows", got, ref)
 			})
 		}
 	}

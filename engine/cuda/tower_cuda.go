@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -57,6 +58,7 @@ type Tower struct {
 	blocks    []*Block // everything above, for Close
 
 	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
+	fuse towerFusion  // a frame's launch sequence when gemv is nil (PROSCENIUM_GPU_TOWER)
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -71,8 +73,12 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, fmt.Errorf("cuda tower: max rows %d must be in [1, %d], prefill chunk %d in [1, 65535]",
 			opt.MaxRows, TowerMaxRows, opt.PrefillChunk)
 	}
+	fuse, err := parseTowerFusion(os.Getenv("PROSCENIUM_GPU_TOWER"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
 	g := w.Geometry
-	t := &Tower{d: d, w: w, g: g, opt: opt}
+	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse}
 	ok := false
 	defer func() {
 		if !ok {
@@ -284,7 +290,13 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, 1, row, t.semantic); err != nil {
+	// The semantic head reads the backbone's row, which has the CPU's bits
+	// (the numerics contract, docs/MODEL.md): summed in float64 like
+	// cpu.MatVec, its logits keep them, so the frame's first draw sees the
+	// CPU's logits exactly. The tower's own GEMVs stay float32.
+	sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
+		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: true}
+	if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 		return err
 	}
 	if err := q.SampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl); err != nil {
@@ -460,7 +472,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 		},
 		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
 		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
-		func() error { return t.gateUp(q, lw, n) },
+		func() error { return t.gateUp(q, t.frameFusion(n), lw, n) },
 		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error {
 			if next == nil {
@@ -474,11 +486,38 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 	)
 }
 
-// gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. One
+// frameFusion is the launch sequence of n rows: t.fuse for a frame's one row
+// on ChooseGemv's instances; the plain one for prefill rows and when a test
+// or the benchmark puts every projection on another GEMV instance (the
+// fused GEMV computes as t128r2u2).
+func (t *Tower) frameFusion(n int) towerFusion {
+	if n != 1 || t.gemv != nil {
+		return towerFusion{}
+	}
+	return t.fuse
+}
+
+// towerGemvThreads is tower_gate_up_swiglu's block (TG_THREADS in
+// kernels/tower.cu: two groups of 128 threads, a row of each matrix a group).
+const towerGemvThreads = 256
+
+// gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. With
+// fuse.gateUp one launch does it all (tower_gate_up_swiglu); otherwise one
 // row whose W3 directly follows W1 in the same block (as the bench and test
-// arenas place them) takes one launch for both, the two outputs side by side.
-func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
+// arenas place them) takes one GEMV launch for both, the two outputs side by
+// side, then swiglu_f32.
+func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int) error {
 	F, D := t.g.FFN, t.g.Dim
+	if fuse.gateUp {
+		gm := Gemv{Rows: F, Cols: D, N: 1, Mats: 1, Variant: GemvVariant{TPR: 128, Rows: 2, Unroll: 2}}
+		gm1, gm3 := gm, gm
+		gm1.WOff, gm3.WOff = lw.W1.Off, lw.W3.Off
+		if err := firstErr(gm1.check("bf16", 2, lw.W1.Block, t.normed, t.gate), gm3.check("bf16", 2, lw.W3.Block, t.normed, t.gate)); err != nil {
+			return fmt.Errorf("cuda tower: tower_gate_up_swiglu: %w", err)
+		}
+		return q.Launch("tower_gate_up_swiglu", [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads,
+			PtrArg(t.gate), tArg(lw.W1), tArg(lw.W3), PtrArg(t.normed), IntArg(F), IntArg(D))
+	}
 	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
 		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
 			Variant: t.gemvVariant(F, D, 2)}
@@ -494,7 +533,8 @@ func (t *Tower) gateUp(q *Queue, lw *TowerLayerTensors, n int) error {
 	return q.SwiGLU(t.gate, t.gate, t.up, n*F)
 }
 
-// addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n rows of t.x.
+// addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n
+// rows of t.x.
 func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
 	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, towerRowThreads,
 		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))

@@ -162,7 +162,11 @@ func TestTowerFrames(t *testing.T) {
 		name string
 		cfg  *drama3.Config
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
-		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg, nil) })
+		t.Run(c.name, func(t *testing.T) { testTowerFrames(t, c.cfg, nil, nil) })
+		// Each of a frame's launch sequences (the default is one of them).
+		for _, f := range towerFusionVariants {
+			t.Run(c.name+"/"+f.String(), func(t *testing.T) { testTowerFrames(t, c.cfg, nil, &f) })
+		}
 		if testing.Short() {
 			continue
 		}
@@ -170,12 +174,14 @@ func TestTowerFrames(t *testing.T) {
 		// times them: any may become the tower's).
 		for i := range GemvBF16Variants {
 			v := &GemvBF16Variants[i]
-			t.Run(c.name+"/"+v.Name(), func(t *testing.T) { testTowerFrames(t, c.cfg, v) })
+			t.Run(c.name+"/"+v.Name(), func(t *testing.T) { testTowerFrames(t, c.cfg, v, nil) })
 		}
 	}
 }
 
-func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
+// testTowerFrames checks a tower with every projection on GEMV instance gemv
+// (nil: ChooseGemv's) and launch sequence fuse (nil: NewTower's).
+func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *towerFusion) {
 	const (
 		promptRows = 13 // text rows; prefilled in chunks of 5 (a ragged last)
 		forced     = 60
@@ -196,6 +202,9 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 	}
 	defer tw.Close()
 	tw.gemv = gemv
+	if fuse != nil {
+		tw.fuse = *fuse
+	}
 	sampling, seed := drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}, r.Uint64()
 	if err := tw.Begin(sampling, seed); err != nil {
 		t.Fatal(err)
@@ -235,6 +244,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 	}
 	worst := map[string]float64{}
 	semRef := make([]float32, g.Entries[0]+1)
+	var semGot, semWant []float32 // every frame's semantic logits: the head follows the numerics contract
 	fbRef := make([]float32, D)
 	for fi := 0; fi < forced+drawn; fi++ {
 		h := randNonZero(r, D)
@@ -248,10 +258,11 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 		if err := firstErr(Upload(dev, hidden, 0, h), tw.Force(codes)); err != nil {
 			t.Fatal(err)
 		}
-		// Outputs and the scratch the fused launches hand on (eh_proj inputs,
-		// h_out, q/k/v, attention) poisoned: whatever a launch fails to
-		// write shows up as NaN.
-		scratch := []*Block{tw.SemanticLogits(), tw.FeedbackRow(), tw.cat, tw.h, tw.qkv, tw.attn}
+		// Outputs and the scratch the launches hand on (eh_proj inputs, the
+		// residual, norms, h_out, q/k/v, attention, projections, SwiGLU)
+		// poisoned: whatever a launch fails to write shows up as NaN.
+		scratch := []*Block{tw.SemanticLogits(), tw.FeedbackRow(), tw.cat, tw.x, tw.normed, tw.h, tw.qkv, tw.attn,
+			tw.mixed, tw.gate}
 		for _, blk := range append(scratch, tw.residual...) {
 			if err := dev.Fill32(blk, nanBits); err != nil {
 				t.Fatal(err)
@@ -288,6 +299,8 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 		}
 		cpu.MatVec(semRef, f.heads.Semantic, h, f.heads.Codes()+1, f.heads.Dim)
 		check("semantic logits", download(t, tw.SemanticLogits(), len(semRef)), semRef)
+		semGot = append(semGot, download(t, tw.SemanticLogits(), len(semRef))...)
+		semWant = append(semWant, semRef...)
 		if fi >= forced { // drawn on the device: the CPU sampler on the device's logits
 			codes = res.Codes
 			got := download(t, tw.SemanticLogits(), len(semRef))
@@ -323,6 +336,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant) {
 			}
 		}
 	}
+	checkCPUBits(t, "semantic head (float64 GEMV)", semGot, semWant)
 	for what, rel := range worst {
 		t.Logf("%s: worst relative error %.3g over %d frames", what, rel, forced+drawn)
 	}
