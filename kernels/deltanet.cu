@@ -113,11 +113,11 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
                 const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
                 acc += (double)convw[(size_t)gc * K + q] * (double)x;
             }
-            xs[c] = silu_f((float)acc);
+            xs[c] = silu_ref((float)acc);
         }
         if (tid == 0) {
             const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
-            gate[0] = sigmoid_f(b);
+            gate[0] = sigmoid_ref(b);
             gate[1] = (float)exp((double)(-ealog * softplus_f(a + dtb)));
         }
         dn_norm_qk(xs, dk, red);
@@ -165,8 +165,8 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
         if (col && grp == 0) {
             double tot = 0.0;
             for (int w = 0; w < CW; w++) tot += redd[w];
-            const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
-            core[((size_t)t * nv + h) * dv + j] = __fmul_rn(__fmul_rn(__fmul_rn(o, inv), normw[j]), silu_f(z));
+            const float inv = inv_rms_ref(tot, dv, eps);
+            core[((size_t)t * nv + h) * dv + j] = __fmul_rn(__fmul_rn(__fmul_rn(o, inv), normw[j]), silu_ref(z));
         }
         // xs is rewritten by the next row's conv only after this row's last
         // read of it (before the red_o barrier); red_u, red_o, red and redd
@@ -237,11 +237,11 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
 #pragma unroll
         for (int q = 0; q < DN_MAXK; q++)
             if (q < K) acc += (double)ww[q] * (double)xw[q];
-        xs[c] = silu_f((float)acc);
+        xs[c] = silu_ref((float)acc);
     }
     if (tid == 0) {
         const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
-        gate[0] = sigmoid_f(b);
+        gate[0] = sigmoid_ref(b);
         gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
     }
     dn_norm_qk(xs, dk, red);
@@ -305,9 +305,9 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     double tot = 0.0;
 #pragma unroll
     for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
-    const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
+    const float inv = inv_rms_ref(tot, dv, eps);
     for (int j = tid; j < dv; j += DNS_THREADS)
-        oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_f(proj[ch + h * dv + j]));
+        oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_ref(proj[ch + h * dv + j]));
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one

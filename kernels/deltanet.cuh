@@ -13,9 +13,9 @@
 // (any order gives the same float but for rare boundary ties), elementwise
 // float operations use __fmul_rn/__fadd_rn where a product meets an add (no
 // FMA contraction), and transcendentals take double of the float argument
-// and are rounded once, as Go's math functions are.
-__device__ __forceinline__ float silu_f(float x) { return x / (1.f + (float)exp(-(double)x)); }
-__device__ __forceinline__ float sigmoid_f(float x) { return 1.f / (1.f + (float)exp(-(double)x)); }
+// and are rounded once, as Go's math functions are. SiLU, sigmoid and the
+// gated norm's 1/rms are common.cuh's silu_ref, sigmoid_ref, inv_rms_ref;
+// softplus is engine/cpu softplus.
 __device__ __forceinline__ float softplus_f(float x) { return x > 20.f ? x : (float)log1p(exp((double)x)); }
 
 // dn_channel is the column of the projected row (qkv | …) of channel c of

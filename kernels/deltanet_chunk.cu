@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
             const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
             acc += (double)convw[(size_t)gc * K + q] * (double)x;
         }
-        xs[c] = silu_f((float)acc);
+        xs[c] = silu_ref((float)acc);
     }
     __syncthreads();
     const size_t r = (size_t)h * n + t;
@@ -75,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
     } else if (tid == 64) {
         const float* prow = proj + (size_t)t * pw;
         const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
-        beta[r] = sigmoid_f(b);
+        beta[r] = sigmoid_ref(b);
         decay[r] = -(float)exp((double)alog[h]) * softplus_f(a + dtbias[h]);
     }
     __syncthreads();
@@ -392,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(DNC_NORM_THREADS)
     double tot = 0.0;
 #pragma unroll
     for (int w = 0; w < DNC_NORM_THREADS / 32; w++) tot += redd[w];
-    const float inv = (float)(1.0 / sqrt(tot / (double)dv + (double)eps));
-    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_f(z[j]));
+    const float inv = inv_rms_ref(tot, dv, eps);
+    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_ref(z[j]));
     if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, tid, DNC_NORM_THREADS);
 }
