@@ -206,11 +206,9 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-// silu(g)·u as cpu.SwiGLU computes it: g / (1 + float32(exp(float64(−g)))),
-// then × u, each operation rounded to float32.
-__device__ __forceinline__ float down_swiglu(float g, float u) {
-    return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.f, (float)exp(-(double)g))), u);
-}
+// silu(g)·u as cpu.SwiGLU computes it: cpu.SiLU (silu_ref), then × u rounded
+// to float32.
+__device__ __forceinline__ float down_swiglu(float g, float u) { return __fmul_rn(silu_ref(g), u); }
 
 // x[c] widened as widen_x does (a chunk starts at an even column).
 __device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }

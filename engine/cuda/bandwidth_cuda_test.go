@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"sort"
 	"testing"
 
@@ -35,6 +36,15 @@ func TestBandwidth(t *testing.T) {
 		t.Skip("set PROSCENIUM_BANDWIDTH_JSON=FILE to measure bandwidth")
 	}
 	const batches, perBatch = 21, 64
+	// PROSCENIUM_BANDWIDTH_ONLY: a regular expression on SHAPE/TYPE/ACC/KERNEL
+	// (ACC f32, f64 or f64s: staged) selecting the instances to measure.
+	var only *regexp.Regexp
+	if e := os.Getenv("PROSCENIUM_BANDWIDTH_ONLY"); e != "" {
+		var err error
+		if only, err = regexp.Compile(e); err != nil {
+			t.Fatalf("PROSCENIUM_BANDWIDTH_ONLY: %v", err)
+		}
+	}
 	rep := bandwidthReport{Device: dev.Info}
 
 	// The ceiling: a 1 GiB device-to-device copy, bytes read plus written.
@@ -168,10 +178,11 @@ func TestBandwidth(t *testing.T) {
 			// The gemv of launch j (j counts launches; batches are multiples
 			// of perBatch, so launch j of every batch and graph is the same).
 			f64 := true           // the backbone's instances (Gemv.F64); the tower's for comparison
+			staged := false       // the float64 instances staging x in shared memory (Gemv.Staged)
 			var bits projULPTally // the f64 instance's outputs against cpu.MatVec
 			gemvOf := func(j int, v GemvVariant) Gemv {
 				g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
-					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady, F64: f64}
+					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady, F64: f64, Staged: staged}
 				if !s.experts { // one fixed matrix: the copy by offset, no ids
 					m := j % perBatch % mats
 					g.Ids, g.IdsOff, g.Mats = nil, 0, 1
@@ -234,11 +245,14 @@ func TestBandwidth(t *testing.T) {
 			before := oldChoice(fp8, s.cols, s.n)
 			var runs []gemvInstance // every float64 instance; the float32 ones picked now and at e8000a9
 			for _, v := range variants {
-				runs = append(runs, gemvInstance{v, true})
+				runs = append(runs, gemvInstance{v, true, false})
+				if s.cols <= GemvStagedMaxCols {
+					runs = append(runs, gemvInstance{v, true, true})
+				}
 			}
 			for _, v := range variants {
 				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) {
-					runs = append(runs, gemvInstance{v, false})
+					runs = append(runs, gemvInstance{v, false, false})
 				}
 			}
 			for _, run := range runs {
@@ -246,8 +260,14 @@ func TestBandwidth(t *testing.T) {
 				if run.f64 {
 					acc = "f64"
 				}
+				if run.staged {
+					acc = "f64s"
+				}
+				if only != nil && !only.MatchString(s.name+"/"+dtype+"/"+acc+"/"+v.Name()) {
+					continue
+				}
 				t.Run(s.name+"/"+dtype+"/"+acc+"/"+v.Name(), func(t *testing.T) {
-					f64, bits = run.f64, projULPTally{}
+					f64, staged, bits = run.f64, run.staged, projULPTally{}
 					defer func() { t.Logf("bits against cpu.MatVec: %s", bits) }()
 					j := 0
 					launch := func(q *Queue) error {
@@ -265,7 +285,7 @@ func TestBandwidth(t *testing.T) {
 					f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 					gms := medianGraph(t, batches, perBatch, launch, check)
 					gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
-					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n) && run.f64
+					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n) && run.f64 && !run.staged
 					var nopdl *figure
 					if chosen && dev.Info.PDL { // the same graph without programmatic dependent launch
 						dev.SetPDL(false)
@@ -321,8 +341,8 @@ func TestBandwidth(t *testing.T) {
 
 // gemvInstance is one instance the bandwidth test measures.
 type gemvInstance struct {
-	v   GemvVariant
-	f64 bool
+	v           GemvVariant
+	f64, staged bool
 }
 
 // oldChoice is the kernel ChooseGemv picked at commit e8000a9, marked in the

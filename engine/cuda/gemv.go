@@ -1,6 +1,10 @@
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // GemvVariant is one compiled instance of a GEMV kernel (kernels/gemv.cu):
 // groups of TPR threads share a row, each group computes Rows rows, Unroll
@@ -58,4 +62,87 @@ const FP8Block = 128
 // FP8ScaleCount is the number of float32 scales of one [rows, cols] block-FP8 matrix.
 func FP8ScaleCount(rows, cols int) int {
 	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
+}
+
+// GemvF64Choice is the instance of a float64 (backbone) projection: a
+// variant of the register instances (gemv_{bf16,fp8}d_…) or, Staged, of the
+// instances that stage x in shared memory (gemv_{bf16,fp8}s_…, FP8 scales
+// folded; at most GemvStagedMaxCols columns).
+type GemvF64Choice struct {
+	Variant GemvVariant
+	Staged  bool
+}
+
+// GemvStagedMaxCols is GEMV_XS_MAX in kernels/gemv.cu.
+const GemvStagedMaxCols = 4096
+
+// Name is "s" + the variant's name for a staged instance, else the variant's.
+func (c GemvF64Choice) Name() string {
+	if c.Staged {
+		return "s" + c.Variant.Name()
+	}
+	return c.Variant.Name()
+}
+
+// ChooseGemvF64 picks the float64 instance for a [rows, cols] projection
+// applied to n matrices at once: ChooseGemv's variant (measured with float32
+// sums), unless overrides (PROSCENIUM_GPU_GEMV64, see ParseGemvF64Overrides)
+// name one for the format and column count.
+func ChooseGemvF64(fp8 bool, rows, cols, n int, overrides map[string]GemvF64Choice) GemvF64Choice {
+	format := "bf16"
+	if fp8 {
+		format = "fp8"
+	}
+	for _, key := range []string{fmt.Sprintf("%s:%d:%d", format, cols, n), fmt.Sprintf("%s:%d", format, cols), format} {
+		if c, ok := overrides[key]; ok && (!c.Staged || cols <= GemvStagedMaxCols) {
+			return c
+		}
+	}
+	return GemvF64Choice{Variant: ChooseGemv(fp8, rows, cols, n)}
+}
+
+// ParseGemvF64Overrides reads a comma-separated list of KEY=INSTANCE, KEY
+// one of bf16, fp8, FORMAT:COLS, FORMAT:COLS:N, INSTANCE a variant name
+// (t32r4u4) or a staged one (st32r4u4) compiled in kernels/gemv.cu: the
+// benchmark's way to time other choices without a rebuild.
+func ParseGemvF64Overrides(s string) (map[string]GemvF64Choice, error) {
+	out := map[string]GemvF64Choice{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("gemv override %q: want KEY=INSTANCE", item)
+		}
+		parts := strings.Split(key, ":")
+		list := GemvBF16Variants
+		switch {
+		case parts[0] == "fp8":
+			list = GemvFP8Variants
+		case parts[0] != "bf16":
+			return nil, fmt.Errorf("gemv override %q: format %q is not bf16 or fp8", item, parts[0])
+		}
+		if len(parts) > 3 {
+			return nil, fmt.Errorf("gemv override %q: key is FORMAT[:COLS[:N]]", item)
+		}
+		for _, p := range parts[1:] {
+			if n, err := strconv.Atoi(p); err != nil || n <= 0 {
+				return nil, fmt.Errorf("gemv override %q: %q is not a positive count", item, p)
+			}
+		}
+		c := GemvF64Choice{Staged: strings.HasPrefix(val, "s")}
+		name := strings.TrimPrefix(val, "s")
+		found := false
+		for _, v := range list {
+			if v.Name() == name {
+				c.Variant, found = v, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("gemv override %q: no %s instance %q", item, parts[0], name)
+		}
+		out[key] = c
+	}
+	return out, nil
 }
