@@ -219,6 +219,29 @@ __device__ __forceinline__ void fp8x16_scaled_fold(uint4 w, float scale, float* 
     }
 }
 
+// x staged in shared memory as float64 for dot_f64 (widen_x's values), by
+// chunks of PER (8 or 16) elements, each chunk's PER/2 pairs rotated by the
+// chunk: lanes reading consecutive chunks (16-byte loads, 8 lanes per
+// shared-memory phase) then hit 8 different 16-byte bank groups instead of
+// one. xs_slot is the double index of element k of chunk c; xs_chunk loads
+// chunk c into xd in element order.
+template <int PER>
+__device__ __forceinline__ int xs_slot(int c, int k) {
+    constexpr int P2 = PER / 2, ROT = 8 / P2;  // pairs per chunk; chunks per rotation step
+    return c * PER + ((((k >> 1) + c / ROT) & (P2 - 1)) << 1) + (k & 1);
+}
+template <int PER>
+__device__ __forceinline__ void xs_chunk(const double* xs, int c, double* xd) {
+    constexpr int P2 = PER / 2, ROT = 8 / P2;
+    const double2* xc = reinterpret_cast<const double2*>(xs + c * PER);
+    const int rot = c / ROT;
+#pragma unroll
+    for (int i = 0; i < P2; i++) {
+        const double2 v = xc[(i + rot) & (P2 - 1)];
+        xd[2 * i] = v.x, xd[2 * i + 1] = v.y;
+    }
+}
+
 // Eight BF16 weights (a 16-byte chunk) → float32, exact.
 __device__ __forceinline__ void bf16x8_to_float(uint4 w, float* f) {
     f[0] = bf16_lo(w.x), f[1] = bf16_hi(w.x), f[2] = bf16_lo(w.y), f[3] = bf16_hi(w.y);

@@ -166,19 +166,12 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 // before x is staged, so the wait on x overlaps them. Same sums, same bits.
 #define GEMV_XS_MAX 4096
 
-// gemv_xs_slot is the double index of element k of chunk c (PER elements).
-template <int PER>
-__device__ __forceinline__ int gemv_xs_slot(int c, int k) {
-    constexpr int P2 = PER / 2, ROT = 8 / P2;  // pairs per chunk; chunks per rotation step
-    return c * PER + ((((k >> 1) + c / ROT) & (P2 - 1)) << 1) + (k & 1);
-}
-
 template <class WT, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body_xs(float* __restrict__ y, const uint8_t* __restrict__ W,
                                              const float* __restrict__ S, const float* __restrict__ x, int rows,
                                              int cols) {
     __shared__ __align__(16) double xs[GEMV_XS_MAX];
-    constexpr int PER = WT::PER, P2 = PER / 2, ROT = 8 / P2;
+    constexpr int PER = WT::PER;
     constexpr int GROUPS = GEMV_THREADS / TPR, WARPS_PER_GROUP = TPR / 32;
     const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
     const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
@@ -203,7 +196,7 @@ __device__ __forceinline__ void gemv_body_xs(float* __restrict__ y, const uint8_
     }
     for (int c = threadIdx.x; c < cols; c += GEMV_THREADS) {
         const double v = (double)__ldg(x + c);
-        xs[gemv_xs_slot<PER>(c / PER, c % PER)] = c & 1 ? v * 0x1p896 : v;
+        xs[xs_slot<PER>(c / PER, c % PER)] = c & 1 ? v * 0x1p896 : v;
     }
     __syncthreads();
     double acc[ROWS];
@@ -214,13 +207,7 @@ __device__ __forceinline__ void gemv_body_xs(float* __restrict__ y, const uint8_
         for (int u = 0; u < UNROLL; u++) {
             const int c = base + u * TPR, cc = min(c, chunks - 1);
             double xd[PER];
-            const double2* xc = reinterpret_cast<const double2*>(xs + cc * PER);
-            const int rot = cc / ROT;
-#pragma unroll
-            for (int i = 0; i < P2; i++) {
-                const double2 v = xc[(i + rot) & (P2 - 1)];
-                xd[2 * i] = v.x, xd[2 * i + 1] = v.y;
-            }
+            xs_chunk<PER>(xs, cc, xd);
 #pragma unroll
             for (int r = 0; r < ROWS; r++) {
                 float f[PER];
