@@ -50,10 +50,6 @@ struct FP8Weights {
     // multiply each.
     __device__ static void weights(uint4 w, float scale, float* f) { fp8x16_scaled(w, scale, f); }
 };
-// FP8Weights with the scale folded (fp8x16_scaled_fold): the staged instances'.
-struct FP8WeightsFold : FP8Weights {
-    __device__ static void weights(uint4 w, float scale, float* f) { fp8x16_scaled_fold(w, scale, f); }
-};
 
 // S is null for BF16; for FP8 it holds the float32 block scales
 // [ceil(rows/128), ceil(cols/128)]: w[r][c] = fp8 · S[r/128][c/128]. A chunk
@@ -156,126 +152,11 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
     }
 }
 
-// The staged instances (gemv_{bf16,fp8}s_…, float64 only, cols ≤ GEMV_XS_MAX):
-// gemv_body's float64 path with x widened once per block into shared memory
-// (as widen_x writes it) instead of once per chunk and row group in
-// registers: no F2F and no load of x in the main loop, 1 shared load per two
-// inputs. A chunk's PER/2 double pairs are stored rotated by the chunk
-// (swizzle), so the 8 lanes of one shared-load phase, reading consecutive
-// chunks, hit 8 different 16-byte bank groups. The first weights are loaded
-// before x is staged, so the wait on x overlaps them. Same sums, same bits.
-#define GEMV_XS_MAX 4096
-
-template <class WT, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_body_xs(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                             const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                             int cols) {
-    __shared__ __align__(16) double xs[GEMV_XS_MAX];
-    constexpr int PER = WT::PER;
-    constexpr int GROUPS = GEMV_THREADS / TPR, WARPS_PER_GROUP = TPR / 32;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
-    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
-    const int chunks = cols / PER;
-    const int scols = (cols + 127) >> 7;
-    const uint4* wr[ROWS];
-    const float* sr[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        const int row = min(row0 + r, rows - 1);
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / PER));
-        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
-    pdl_entry();
-    uint4 w[UNROLL][ROWS];
-    int base = j;
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-        const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-    }
-    for (int c = threadIdx.x; c < cols; c += GEMV_THREADS) {
-        const double v = (double)__ldg(x + c);
-        xs[xs_slot<PER>(c / PER, c % PER)] = c & 1 ? v * 0x1p896 : v;
-    }
-    __syncthreads();
-    double acc[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) acc[r] = 0.0;
-    for (;;) {
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int c = base + u * TPR, cc = min(c, chunks - 1);
-            double xd[PER];
-            xs_chunk<PER>(xs, cc, xd);
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                float f[PER];
-                WT::weights(w[u][r], S ? __ldg(sr[r] + ((cc * PER) >> 7)) : 1.f, f);
-                const double s = dot_f64<PER>(f, xd);
-                acc[r] += c < chunks ? s : 0.0;
-            }
-        }
-        base += TPR * UNROLL;
-        if (base >= chunks) break;
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int cc = min(base + u * TPR, chunks - 1);
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) acc[r] = warp_sum_double(acc[r]);
-    if (WARPS_PER_GROUP > 1) {
-        __syncthreads();  // xs is reused for the partial sums
-        double* part = xs;  // [GEMV_THREADS / 32][ROWS]
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        if (lane == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) part[warp * ROWS + r] = acc[r];
-        }
-        __syncthreads();
-        if (j == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                double s = 0;
-#pragma unroll
-                for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[(group * WARPS_PER_GROUP + k) * ROWS + r];
-                acc[r] = s;
-            }
-        }
-    }
-    if (j == 0) {
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
-    }
-}
-
-template <class WT>
-struct XsWeights {
-    typedef WT type;
-};
-template <>
-struct XsWeights<FP8Weights> {
-    typedef FP8WeightsFold type;
-};
-
-// gemv_body_xs with gemv_body's template parameters (ACC is double; FP8 with
-// the scale folded).
-template <class WT, class ACC, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_body_xs_acc(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                                 const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                                 int cols) {
-    gemv_body_xs<typename XsWeights<WT>::type, TPR, ROWS, UNROLL>(y, W, S, x, rows, cols);
-}
-
 // ids_ready: the ids were written by the host (a copy, not a kernel), so the
 // kernel may read them before the PDL wait; otherwise it waits first. (The
 // weights' loads still follow the wait: loading or prefetching them before it
 // measured slower, docs/PERF.md.)
-#define GEMV_BF16_X(NAME, BODY, ACC, TPR, ROWS, UNROLL)                                                      \
+#define GEMV_BF16_X(NAME, ACC, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
@@ -283,11 +164,11 @@ __device__ __forceinline__ void gemv_body_xs_acc(float* __restrict__ y, const ui
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        BODY<BF16Weights, ACC, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                            \
+        gemv_body<BF16Weights, ACC, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                       \
                                                         reinterpret_cast<const uint8_t*>(W + m * mstride), \
                                                         nullptr, x + (size_t)e * xstride, rows, cols);  \
     }
-#define GEMV_FP8_X(NAME, BODY, ACC, TPR, ROWS, UNROLL)                                                       \
+#define GEMV_FP8_X(NAME, ACC, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
@@ -295,22 +176,19 @@ __device__ __forceinline__ void gemv_body_xs_acc(float* __restrict__ y, const ui
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        BODY<FP8Weights, ACC, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,            \
+        gemv_body<FP8Weights, ACC, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,       \
                                                        S + m * sstride, x + (size_t)e * xstride, rows,  \
                                                        cols);                                          \
     }
-#define GEMV_BF16(TPR, ROWS, UNROLL)                                                              \
-    GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, gemv_body, float, TPR, ROWS, UNROLL)       \
-    GEMV_BF16_X(gemv_bf16d_t##TPR##r##ROWS##u##UNROLL, gemv_body, double, TPR, ROWS, UNROLL)     \
-    GEMV_BF16_X(gemv_bf16s_t##TPR##r##ROWS##u##UNROLL, gemv_body_xs_acc, double, TPR, ROWS, UNROLL)
-#define GEMV_FP8(TPR, ROWS, UNROLL)                                                               \
-    GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, gemv_body, float, TPR, ROWS, UNROLL)         \
-    GEMV_FP8_X(gemv_fp8d_t##TPR##r##ROWS##u##UNROLL, gemv_body, double, TPR, ROWS, UNROLL)       \
-    GEMV_FP8_X(gemv_fp8s_t##TPR##r##ROWS##u##UNROLL, gemv_body_xs_acc, double, TPR, ROWS, UNROLL)
+#define GEMV_BF16(TPR, ROWS, UNROLL)                                                   \
+    GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, float, TPR, ROWS, UNROLL)       \
+    GEMV_BF16_X(gemv_bf16d_t##TPR##r##ROWS##u##UNROLL, double, TPR, ROWS, UNROLL)
+#define GEMV_FP8(TPR, ROWS, UNROLL)                                                    \
+    GEMV_FP8_X(gemv_fp8_t##TPR##r##ROWS##u##UNROLL, float, TPR, ROWS, UNROLL)         \
+    GEMV_FP8_X(gemv_fp8d_t##TPR##r##ROWS##u##UNROLL, double, TPR, ROWS, UNROLL)
 
 // Instances gemv_{bf16,fp8}_t{TPR}r{ROWS}u{UNROLL} (float accumulators, the
-// tower's), gemv_{bf16d,fp8d}_… (double, the backbone's) and gemv_{bf16s,fp8s}_…
-// (double, x staged in shared memory; cols ≤ GEMV_XS_MAX); the bandwidth test
+// tower's) and gemv_{bf16d,fp8d}_… (double, the backbone's); the bandwidth test
 // measures each at Drama 3's shapes (docs/PERF.md) and engine/cuda picks.
 GEMV_BF16(32, 1, 8)
 GEMV_BF16(32, 2, 4)

@@ -37,7 +37,7 @@ func TestBandwidth(t *testing.T) {
 	}
 	const batches, perBatch = 21, 64
 	// PROSCENIUM_BANDWIDTH_ONLY: a regular expression on SHAPE/TYPE/ACC/KERNEL
-	// (ACC f32, f64 or f64s: staged) selecting the instances to measure.
+	// (ACC f32 or f64) selecting the instances to measure.
 	var only *regexp.Regexp
 	if e := os.Getenv("PROSCENIUM_BANDWIDTH_ONLY"); e != "" {
 		var err error
@@ -178,11 +178,10 @@ func TestBandwidth(t *testing.T) {
 			// The gemv of launch j (j counts launches; batches are multiples
 			// of perBatch, so launch j of every batch and graph is the same).
 			f64 := true           // the backbone's instances (Gemv.F64); the tower's for comparison
-			staged := false       // the float64 instances staging x in shared memory (Gemv.Staged)
 			var bits projULPTally // the f64 instance's outputs against cpu.MatVec
 			gemvOf := func(j int, v GemvVariant) Gemv {
 				g := Gemv{Rows: s.rows, Cols: s.cols, N: s.n, Mats: mats, XStride: s.xstride, Variant: v,
-					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady, F64: f64, Staged: staged}
+					Ids: idb, IdsOff: int64(4 * s.n * (j % perBatch % sets)), IdsReady: idsReady, F64: f64}
 				if !s.experts { // one fixed matrix: the copy by offset, no ids
 					m := j % perBatch % mats
 					g.Ids, g.IdsOff, g.Mats = nil, 0, 1
@@ -232,7 +231,7 @@ func TestBandwidth(t *testing.T) {
 					if f64 {
 						differ, maxULP := ULPDiff(got, want)
 						bits.add(differ, len(got), maxULP)
-						if differ*projDifferPer > len(got) || maxULP > projMaxULP {
+						if maxULP > projMaxULP {
 							t.Fatalf("%s: %d of %d differ from cpu.MatVec, by up to %d ULP", what, differ, len(got), maxULP)
 						}
 					}
@@ -245,14 +244,11 @@ func TestBandwidth(t *testing.T) {
 			before := oldChoice(fp8, s.cols, s.n)
 			var runs []gemvInstance // every float64 instance; the float32 ones picked now and at e8000a9
 			for _, v := range variants {
-				runs = append(runs, gemvInstance{v, true, false})
-				if s.cols <= GemvStagedMaxCols {
-					runs = append(runs, gemvInstance{v, true, true})
-				}
+				runs = append(runs, gemvInstance{v, true})
 			}
 			for _, v := range variants {
-				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) {
-					runs = append(runs, gemvInstance{v, false, false})
+				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) { // the float32 instances
+					runs = append(runs, gemvInstance{v, false})
 				}
 			}
 			for _, run := range runs {
@@ -260,14 +256,11 @@ func TestBandwidth(t *testing.T) {
 				if run.f64 {
 					acc = "f64"
 				}
-				if run.staged {
-					acc = "f64s"
-				}
 				if only != nil && !only.MatchString(s.name+"/"+dtype+"/"+acc+"/"+v.Name()) {
 					continue
 				}
 				t.Run(s.name+"/"+dtype+"/"+acc+"/"+v.Name(), func(t *testing.T) {
-					f64, staged, bits = run.f64, run.staged, projULPTally{}
+					f64, bits = run.f64, projULPTally{}
 					defer func() { t.Logf("bits against cpu.MatVec: %s", bits) }()
 					j := 0
 					launch := func(q *Queue) error {
@@ -284,8 +277,15 @@ func TestBandwidth(t *testing.T) {
 					ms := median(t, batches, perBatch, launch)
 					f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 					gms := medianGraph(t, batches, perBatch, launch, check)
+					// The contract's bound on the share of differing values
+					// (float64 sums in another order round differently at
+					// rare boundary coincidences) applies to all 64 launches'
+					// outputs together: one launch's 8192 would allow none.
+					if bits.differ*projDifferPer > bits.total {
+						t.Errorf("%s differ from cpu.MatVec (contract: ≤ 1 in %d)", bits, projDifferPer)
+					}
 					gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
-					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n) && run.f64 && !run.staged
+					chosen := run.f64 && v == ChooseGemvF64(fp8, s.rows, s.cols, s.n, nil)
 					var nopdl *figure
 					if chosen && dev.Info.PDL { // the same graph without programmatic dependent launch
 						dev.SetPDL(false)
@@ -341,8 +341,8 @@ func TestBandwidth(t *testing.T) {
 
 // gemvInstance is one instance the bandwidth test measures.
 type gemvInstance struct {
-	v           GemvVariant
-	f64, staged bool
+	v   GemvVariant
+	f64 bool
 }
 
 // oldChoice is the kernel ChooseGemv picked at commit e8000a9, marked in the

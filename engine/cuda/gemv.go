@@ -64,49 +64,40 @@ func FP8ScaleCount(rows, cols int) int {
 	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
 }
 
-// GemvF64Choice is the instance of a float64 (backbone) projection: a
-// variant of the register instances (gemv_{bf16,fp8}d_…) or, Staged, of the
-// instances that stage x in shared memory (gemv_{bf16,fp8}s_…, FP8 scales
-// folded; at most GemvStagedMaxCols columns).
-type GemvF64Choice struct {
-	Variant GemvVariant
-	Staged  bool
-}
-
-// GemvStagedMaxCols is GEMV_XS_MAX in kernels/gemv.cu.
-const GemvStagedMaxCols = 4096
-
-// Name is "s" + the variant's name for a staged instance, else the variant's.
-func (c GemvF64Choice) Name() string {
-	if c.Staged {
-		return "s" + c.Variant.Name()
-	}
-	return c.Variant.Name()
-}
-
-// ChooseGemvF64 picks the float64 instance for a [rows, cols] projection
-// applied to n matrices at once: ChooseGemv's variant (measured with float32
-// sums), unless overrides (PROSCENIUM_GPU_GEMV64, see ParseGemvF64Overrides)
-// name one for the format and column count.
-func ChooseGemvF64(fp8 bool, rows, cols, n int, overrides map[string]GemvF64Choice) GemvF64Choice {
+// ChooseGemvF64 picks the instance of a float64 (backbone, Gemv.F64)
+// projection: overrides (PROSCENIUM_GPU_GEMV64, see ParseGemvF64Overrides)
+// by format and column count first, else the bandwidth test's fastest
+// float64 instance at the nearest measured shape (docs/PERF.md "Numerics
+// contract: speed"). The float64 sums move the optimum from the float32
+// one (ChooseGemv) for BF16 only: a warp per 4 rows for one matrix of 2048
+// columns and 4096 rows or more, 8 rows per block at 4096 columns or more.
+func ChooseGemvF64(fp8 bool, rows, cols, n int, overrides map[string]GemvVariant) GemvVariant {
 	format := "bf16"
 	if fp8 {
 		format = "fp8"
 	}
 	for _, key := range []string{fmt.Sprintf("%s:%d:%d", format, cols, n), fmt.Sprintf("%s:%d", format, cols), format} {
-		if c, ok := overrides[key]; ok && (!c.Staged || cols <= GemvStagedMaxCols) {
-			return c
+		if v, ok := overrides[key]; ok {
+			return v
 		}
 	}
-	return GemvF64Choice{Variant: ChooseGemv(fp8, rows, cols, n)}
+	switch {
+	case fp8 || cols <= 512:
+		return ChooseGemv(fp8, rows, cols, n)
+	case cols >= 4096:
+		return GemvVariant{128, 4, 2}
+	case n == 1 && rows >= 4096:
+		return GemvVariant{32, 4, 2}
+	}
+	return ChooseGemv(fp8, rows, cols, n)
 }
 
 // ParseGemvF64Overrides reads a comma-separated list of KEY=INSTANCE, KEY
 // one of bf16, fp8, FORMAT:COLS, FORMAT:COLS:N, INSTANCE a variant name
-// (t32r4u4) or a staged one (st32r4u4) compiled in kernels/gemv.cu: the
-// benchmark's way to time other choices without a rebuild.
-func ParseGemvF64Overrides(s string) (map[string]GemvF64Choice, error) {
-	out := map[string]GemvF64Choice{}
+// (t32r4u4) compiled in kernels/gemv.cu: the benchmark's way to time other
+// choices without a rebuild.
+func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
+	out := map[string]GemvVariant{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
@@ -131,18 +122,15 @@ func ParseGemvF64Overrides(s string) (map[string]GemvF64Choice, error) {
 				return nil, fmt.Errorf("gemv override %q: %q is not a positive count", item, p)
 			}
 		}
-		c := GemvF64Choice{Staged: strings.HasPrefix(val, "s")}
-		name := strings.TrimPrefix(val, "s")
 		found := false
 		for _, v := range list {
-			if v.Name() == name {
-				c.Variant, found = v, true
+			if v.Name() == val {
+				out[key], found = v, true
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("gemv override %q: no %s instance %q", item, parts[0], name)
+			return nil, fmt.Errorf("gemv override %q: no %s instance %q", item, parts[0], val)
 		}
-		out[key] = c
 	}
 	return out, nil
 }

@@ -302,20 +302,17 @@ func distinctIDs(r *rand.Rand, n, mats int) []int32 {
 // gemvRuns is each variant of list four times: with the ids read after and
 // before the wait for the previous kernel (IdsReady), with float32 sums (the
 // tower's instances) and float64 ones (the backbone's, Gemv.F64).
-// Float64 runs come twice more: on the instances that stage x in shared
-// memory (staged).
 type gemvRun struct {
-	v                     GemvVariant
-	idsReady, f64, staged bool
+	v             GemvVariant
+	idsReady, f64 bool
 }
 
 func gemvRuns(list []GemvVariant) []gemvRun {
 	var runs []gemvRun
 	for _, v := range list {
 		for _, f64 := range []bool{false, true} {
-			runs = append(runs, gemvRun{v, false, f64, false}, gemvRun{v, true, f64, false})
+			runs = append(runs, gemvRun{v, false, f64}, gemvRun{v, true, f64})
 		}
-		runs = append(runs, gemvRun{v, false, true, true}, gemvRun{v, true, true, true})
 	}
 	return runs
 }
@@ -324,9 +321,6 @@ func (g gemvRun) name() string {
 	n := g.v.Name()
 	if g.f64 {
 		n = "f64_" + n
-	}
-	if g.staged {
-		n = "staged_" + n
 	}
 	if g.idsReady {
 		return n + "_idsready"
@@ -346,7 +340,7 @@ func (g gemvRun) check(t *testing.T, what string, got, ref []float32) {
 
 func (c gemvCase) gemv(ids *Block, run gemvRun) Gemv {
 	g := Gemv{Rows: c.rows, Cols: c.cols, N: c.n, Mats: c.mats, XStride: c.xstride, Variant: run.v, IdsReady: run.idsReady,
-		F64: run.f64, Staged: run.staged}
+		F64: run.f64}
 	if c.mats > 1 {
 		g.Ids = ids
 	}
@@ -379,8 +373,8 @@ func TestGemvBF16(t *testing.T) {
 		wf := bf16ToF32(wh)
 		W := upload(t, wh)
 		for _, v := range gemvRuns(GemvBF16Variants) {
-			if v.idsReady && c.mats == 1 || v.staged && c.cols > GemvStagedMaxCols {
-				continue // no ids; too wide to stage
+			if v.idsReady && c.mats == 1 {
+				continue // no ids
 			}
 			t.Run(c.name+"/"+v.name(), func(t *testing.T) {
 				x, ids := c.inputs(r)
@@ -418,17 +412,14 @@ func TestGemvFP8(t *testing.T) {
 		scales := make([]float32, c.mats*ns)
 		for i := range scales {
 			scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
-			if i%5 == 2 { // past 2⁸: the staged instances' unfolded path
-				scales[i] = float32(256 + 700*r.Float64())
-			}
 		}
 		W, S := upload(t, wq), upload(t, scales)
 		deq := func(m int) []float32 {
 			return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.rows, c.cols, scales[m*ns:(m+1)*ns], FP8Block)
 		}
 		for _, v := range gemvRuns(GemvFP8Variants) {
-			if v.idsReady && c.mats == 1 || v.staged && c.cols > GemvStagedMaxCols {
-				continue // no ids; too wide to stage
+			if v.idsReady && c.mats == 1 {
+				continue // no ids
 			}
 			t.Run(c.name+"/"+v.name(), func(t *testing.T) {
 				x, ids := c.inputs(r)

@@ -140,13 +140,10 @@ type Gemv struct {
 	// projection sets it; the tower's GEMVs (outside the contract) sum in
 	// float32.
 	F64 bool
-	// Staged (F64 only, Cols ≤ GemvStagedMaxCols) picks the instance that
-	// widens x once per block into shared memory (gemv_{bf16,fp8}s_…).
-	Staged bool
 }
 
 // gemvF64Overrides are PROSCENIUM_GPU_GEMV64's instance choices (benchmarks).
-var gemvF64Overrides = func() map[string]GemvF64Choice {
+var gemvF64Overrides = func() map[string]GemvVariant {
 	m, err := ParseGemvF64Overrides(os.Getenv("PROSCENIUM_GPU_GEMV64"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-gpu: PROSCENIUM_GPU_GEMV64 ignored:", err)
@@ -157,8 +154,7 @@ var gemvF64Overrides = func() map[string]GemvF64Choice {
 // backboneGemv returns g as a backbone projection: float64 sums (rule 1 of
 // the numerics contract) on the instance ChooseGemvF64 picks.
 func backboneGemv(g Gemv, fp8 bool) Gemv {
-	c := ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides)
-	g.Variant, g.Staged, g.F64 = c.Variant, c.Staged, true
+	g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
 	return g
 }
 
@@ -172,9 +168,6 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 		return fmt.Errorf("cuda: %s gemv: %d matrices applied without ids", kind, g.N)
 	case g.Variant.Rows < 1 || g.Variant.Unroll < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
 		return fmt.Errorf("cuda: %s gemv: no kernel variant chosen", kind)
-	case g.Staged && (!g.F64 || g.Cols > GemvStagedMaxCols):
-		return fmt.Errorf("cuda: %s gemv: staged instances sum in float64 over at most %d columns (F64 %v, %d columns)",
-			kind, GemvStagedMaxCols, g.F64, g.Cols)
 	}
 	xs := int64(g.Cols)
 	if g.XStride > 0 {
@@ -197,9 +190,6 @@ func (q *Queue) gemvLaunch(format string, g Gemv, args ...Arg) error {
 	prefix := "gemv_" + format + "_"
 	if g.F64 {
 		prefix = "gemv_" + format + "d_"
-	}
-	if g.Staged {
-		prefix = "gemv_" + format + "s_"
 	}
 	blocks, _ := g.Variant.Grid(g.Rows)
 	ready := 0
