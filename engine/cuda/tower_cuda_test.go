@@ -244,6 +244,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 	}
 	worst := map[string]float64{}
 	semRef := make([]float32, g.Entries[0]+1)
+	var semGot, semWant []float32 // every frame's semantic logits: the head follows the numerics contract
 	fbRef := make([]float32, D)
 	for fi := 0; fi < forced+drawn; fi++ {
 		h := randNonZero(r, D)
@@ -298,6 +299,8 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 		}
 		cpu.MatVec(semRef, f.heads.Semantic, h, f.heads.Codes()+1, f.heads.Dim)
 		check("semantic logits", download(t, tw.SemanticLogits(), len(semRef)), semRef)
+		semGot = append(semGot, download(t, tw.SemanticLogits(), len(semRef))...)
+		semWant = append(semWant, semRef...)
 		if fi >= forced { // drawn on the device: the CPU sampler on the device's logits
 			codes = res.Codes
 			got := download(t, tw.SemanticLogits(), len(semRef))
@@ -333,6 +336,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 			}
 		}
 	}
+	checkCPUBits(t, "semantic head (float64 GEMV)", semGot, semWant)
 	for what, rel := range worst {
 		t.Logf("%s: worst relative error %.3g over %d frames", what, rel, forced+drawn)
 	}
