@@ -178,6 +178,13 @@ __device__ __forceinline__ double dot_f64(const float* w, const double* xd) {
 // CPU dequantises them to at load (checkpoint.DequantFP8Blocks): the exact
 // E4M3 value (the integer path, leaving the conversion unit to the widening
 // above) times the block scale, one float32 multiply each.
+//
+// fp8x16_scaled_fold: the integer path's bits alone are v·2⁻¹²⁰ (exact);
+// while |scale| < 2⁸ the factor 2¹²⁰ is folded into the scale (s·2¹²⁰ is
+// exact then), so one multiply gives v·scale rounded once, the same float32
+// as __fmul_rn(v, scale): one instruction less per weight. Larger (or
+// non-finite) scales take the two multiplies.
+__device__ __forceinline__ float fp8_top_byte_bits(uint32_t t) { return __int_as_float(((int32_t)t >> 4) & 0x87f00000); }
 __device__ __forceinline__ void fp8x16_scaled(uint4 w, float scale, float* f) {
     const uint32_t v[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
@@ -186,6 +193,52 @@ __device__ __forceinline__ void fp8x16_scaled(uint4 w, float scale, float* f) {
         f[4 * i + 1] = __fmul_rn(fp8_top_byte_to_float(v[i] << 16), scale);
         f[4 * i + 2] = __fmul_rn(fp8_top_byte_to_float(v[i] << 8), scale);
         f[4 * i + 3] = __fmul_rn(fp8_top_byte_to_float(v[i]), scale);
+    }
+}
+// fp8x16_scaled_fold is fp8x16_scaled (the same float32 values) with the
+// factor 2¹²⁰ folded into the scale where that is exact.
+__device__ __forceinline__ void fp8x16_scaled_fold(uint4 w, float scale, float* f) {
+    const uint32_t v[4] = {w.x, w.y, w.z, w.w};
+    if (fabsf(scale) < 0x1p8f) {
+        const float s = scale * 0x1p120f;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            f[4 * i] = __fmul_rn(fp8_top_byte_bits(v[i] << 24), s);
+            f[4 * i + 1] = __fmul_rn(fp8_top_byte_bits(v[i] << 16), s);
+            f[4 * i + 2] = __fmul_rn(fp8_top_byte_bits(v[i] << 8), s);
+            f[4 * i + 3] = __fmul_rn(fp8_top_byte_bits(v[i]), s);
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        f[4 * i] = __fmul_rn(fp8_top_byte_to_float(v[i] << 24), scale);
+        f[4 * i + 1] = __fmul_rn(fp8_top_byte_to_float(v[i] << 16), scale);
+        f[4 * i + 2] = __fmul_rn(fp8_top_byte_to_float(v[i] << 8), scale);
+        f[4 * i + 3] = __fmul_rn(fp8_top_byte_to_float(v[i]), scale);
+    }
+}
+
+// x staged in shared memory as float64 for dot_f64 (widen_x's values), by
+// chunks of PER (8 or 16) elements, each chunk's PER/2 pairs rotated by the
+// chunk: lanes reading consecutive chunks (16-byte loads, 8 lanes per
+// shared-memory phase) then hit 8 different 16-byte bank groups instead of
+// one. xs_slot is the double index of element k of chunk c; xs_chunk loads
+// chunk c into xd in element order.
+template <int PER>
+__device__ __forceinline__ int xs_slot(int c, int k) {
+    constexpr int P2 = PER / 2, ROT = 8 / P2;  // pairs per chunk; chunks per rotation step
+    return c * PER + ((((k >> 1) + c / ROT) & (P2 - 1)) << 1) + (k & 1);
+}
+template <int PER>
+__device__ __forceinline__ void xs_chunk(const double* xs, int c, double* xd) {
+    constexpr int P2 = PER / 2, ROT = 8 / P2;
+    const double2* xc = reinterpret_cast<const double2*>(xs + c * PER);
+    const int rot = c / ROT;
+#pragma unroll
+    for (int i = 0; i < P2; i++) {
+        const double2 v = xc[(i + rot) & (P2 - 1)];
+        xd[2 * i] = v.x, xd[2 * i + 1] = v.y;
     }
 }
 

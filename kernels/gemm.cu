@@ -215,3 +215,161 @@ extern "C" __global__ void __launch_bounds__(GEMM_THREADS, 2) gemm_fp8(
     const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {
     gemm_body<GemmFP8W>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);
 }
+
+// ---------------------------------------------------------------------------
+// The same GEMM on the FP64 tensor cores (mma.sync m8n8k4 f64, sm_80+: twice
+// the SIMT float64 rate). Precision as above: the operands are the float32
+// values widened to double (exact), each product of two such doubles is
+// exact, the tensor core accumulates in float64, and Y is rounded once.
+//
+// Tiling: GEMM_TC_BM (64) rows of X by BN (16 or 32) rows of W per block of
+// 256 threads (8 warps), GEMM_BK columns per step. Tiles in shared memory as
+// double, row-major ([row][k], rows padded to GEMM_TC_KP doubles so that the
+// fragment loads — 8 rows × 4 k per half-warp pair — hit distinct banks).
+// Warp w computes X rows w·8 … w·8+7 against all BN W rows: BN/8 output
+// fragments of 8×8, one mma per fragment and 4 columns. Each thread holds
+// its accumulators to the end (no split of k inside the block), so the
+// store is the rounding of one float64 sum. Grid and grouped form as above.
+#define GEMM_TC_BM 64
+#define GEMM_TC_KP (GEMM_BK + 4)
+
+__device__ __forceinline__ void mma_f64(double a, double b, double& c0, double& c1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(c0), "+d"(c1)
+                 : "d"(a), "d"(b));
+#endif
+}
+
+template <class WT, int BN>
+__device__ __forceinline__ void gemm_tc_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
+                                             const float* __restrict__ S, const float* __restrict__ X, int rows,
+                                             int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
+                                             const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
+                                             long long mstride, long long sstride, int n) {
+    __shared__ __align__(16) double xs[GEMM_TC_BM * GEMM_TC_KP];
+    __shared__ __align__(16) double ws[BN * GEMM_TC_KP];
+
+    pdl_entry();
+    int start = 0, end = n;
+    long long mat = 0;
+    if (offsets) {
+        const int e = blockIdx.z;
+        start = offsets[e];
+        end = offsets[e + 1];
+        mat = ids ? (long long)ids[e] : (long long)e;
+    }
+    const int m0 = start + blockIdx.x * GEMM_TC_BM;
+    if (m0 >= end) return;
+    const int n0 = blockIdx.y * BN;
+    W += mat * mstride * WT::ELEM;
+    const int scols = (cols + 127) >> 7;
+    const float* srow = S ? S + mat * sstride + (size_t)(n0 >> 7) * scols : nullptr;
+
+    const int tid = threadIdx.x;
+    // X tile loads: 64 rows × 8 float4; thread tid loads float4 f = tid + 256·u.
+    const float* xrow[2];
+    bool xok[2];
+    int xc4[2], xr[2];
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int f = tid + GEMM_THREADS * u;
+        xr[u] = f >> 3;
+        xc4[u] = f & 7;
+        const int m = m0 + xr[u];
+        xok[u] = m < end;
+        const int src = xok[u] ? (rowids ? rowids[m] : m) : 0;
+        xrow[u] = X + (size_t)src * xstride;
+    }
+    // W tile loads: BN rows × 4 pieces of 8 elements, threads 0…4·BN−1.
+    const bool wload = tid < BN * 4;
+    const int wr = (tid >> 2) & (BN - 1), wc = (tid & 3) * 8;
+    const bool wok = wload && n0 + wr < rows;
+    const uint8_t* wrow = W + (size_t)min(n0 + wr, rows - 1) * cols * WT::ELEM;
+
+    float4 xv[2];
+    float wf[8];
+    auto load = [&](int k0) {
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const int k = k0 + xc4[u] * 4;
+            xv[u] = (xok[u] && k < cols) ? *reinterpret_cast<const float4*>(xrow[u] + k) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        const int k = k0 + wc;
+        if (wok && k < cols) {
+            WT::load(wrow + (size_t)k * WT::ELEM, srow ? __ldg(srow + (k >> 7)) : 1.f, wf);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) wf[i] = 0.f;
+        }
+    };
+    auto store = [&]() {
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            double2* d = reinterpret_cast<double2*>(xs + xr[u] * GEMM_TC_KP + xc4[u] * 4);
+            d[0] = make_double2(xv[u].x, xv[u].y);
+            d[1] = make_double2(xv[u].z, xv[u].w);
+        }
+        if (wload) {
+            double2* d = reinterpret_cast<double2*>(ws + wr * GEMM_TC_KP + wc);
+#pragma unroll
+            for (int i = 0; i < 4; i++) d[i] = make_double2(wf[2 * i], wf[2 * i + 1]);
+        }
+    };
+
+    const int warp = tid >> 5, lane = tid & 31, fr = lane >> 2, fk = lane & 3;
+    constexpr int NF = BN / 8;
+    double acc[NF][2];
+#pragma unroll
+    for (int f = 0; f < NF; f++) acc[f][0] = acc[f][1] = 0.0;
+
+    const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
+    const double* ap = xs + (warp * 8 + fr) * GEMM_TC_KP + fk;
+    const double* bp = ws + fr * GEMM_TC_KP + fk;
+    load(0);
+    for (int kt = 0; kt < ktiles; kt++) {
+        store();
+        __syncthreads();
+        if (kt + 1 < ktiles) load((kt + 1) * GEMM_BK);
+#pragma unroll
+        for (int kk = 0; kk < GEMM_BK; kk += 4) {
+            const double a = ap[kk];
+#pragma unroll
+            for (int f = 0; f < NF; f++) mma_f64(a, bp[f * 8 * GEMM_TC_KP + kk], acc[f][0], acc[f][1]);
+        }
+        __syncthreads();  // every thread is done with this step's tiles
+    }
+
+    const int m = m0 + warp * 8 + fr;
+    if (m >= end) return;
+    float* yrow = Y + (size_t)m * ystride;
+#pragma unroll
+    for (int f = 0; f < NF; f++)
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int c = n0 + f * 8 + fk * 2 + i;
+            if (c < rows) yrow[c] = (float)acc[f][i];
+        }
+}
+
+#define GEMM_TC(BN)                                                                                                  \
+    extern "C" __global__ void __launch_bounds__(GEMM_THREADS, 2) gemm_bf16_tc##BN(                                 \
+        float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
+        int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
+        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
+        gemm_tc_body<GemmBF16W, BN>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, \
+                                    offsets, ids, rowids, mstride, 0, n);                                             \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(GEMM_THREADS, 2) gemm_fp8_tc##BN(                                  \
+        float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
+        const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
+        int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
+        const int32_t* __restrict__ rowids) {                                                                        \
+        gemm_tc_body<GemmFP8W, BN>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, \
+                                   n);                                                                               \
+    }
+
+// Instances gemm_{bf16,fp8}_tc16 and _tc32 (BN); engine/cuda picks by the
+// number of blocks the output gives.
+GEMM_TC(16)
+GEMM_TC(32)

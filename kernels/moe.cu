@@ -198,7 +198,8 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 // [h, ip] each, mstride elements apart); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
 // BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory,
-// widened to float64 once (as dot_f64 reads it, common.cuh); each warp computes DOWN_ROWS rows, lane j reading
+// widened to float64 once (as dot_f64 reads it, rotated as xs_chunk reads it,
+// common.cuh; FP8 scales folded, fp8x16_scaled_fold); each warp computes DOWN_ROWS rows, lane j reading
 // 16-byte chunks j, j+32, … The sums follow rule 1 of the numerics contract
 // (docs/MODEL.md; cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value ×
 // scale in float32), exact float64 products, float64 sums, one rounding.
@@ -206,14 +207,17 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-// silu(g)·u as cpu.SwiGLU computes it: g / (1 + float32(exp(float64(−g)))),
-// then × u, each operation rounded to float32.
-__device__ __forceinline__ float down_swiglu(float g, float u) {
-    return __fmul_rn(__fdiv_rn(g, __fadd_rn(1.f, (float)exp(-(double)g))), u);
-}
+// silu(g)·u as cpu.SwiGLU computes it: cpu.SiLU (silu_ref), then × u rounded
+// to float32.
+__device__ __forceinline__ float down_swiglu(float g, float u) { return __fmul_rn(silu_ref(g), u); }
 
 // x[c] widened as widen_x does (a chunk starts at an even column).
 __device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }
+// stage_one stores x[c], widened, where down_rows<FP8> reads it (xs_chunk's
+// rotated layout, chunks of 16 FP8 or 8 BF16 columns).
+__device__ __forceinline__ void stage_one(double* xs, bool fp8, float x, int c) {
+    xs[fp8 ? xs_slot<16>(c >> 4, c & 15) : xs_slot<8>(c >> 3, c & 7)] = widen_one(x, c);
+}
 
 template <bool FP8>
 __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
@@ -236,12 +240,13 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
         uint4 w[DOWN_ROWS];
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
-        const double* xc = xs + c * PER;
+        double xc[PER];
+        xs_chunk<PER>(xs, c, xc);
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) {
             float f[PER];
             if (FP8)
-                fp8x16_scaled(w[r], __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)), f);
+                fp8x16_scaled_fold(w[r], __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)), f);
             else
                 bf16x8_to_float(w[r], f);
             acc[r] += dot_f64<PER>(f, xc);
@@ -265,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) xs[c] = widen_one(c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
+        for (int c = threadIdx.x; c < ip; c += blockDim.x) stage_one(xs, fp8, c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
         __syncthreads();
         const long long m = ids[y];
         if (fp8)
@@ -275,7 +280,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_down(
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) xs[c] = widen_one(down_swiglu(d[c], d[is + c]), c);
+    for (int c = threadIdx.x; c < is; c += blockDim.x) stage_one(xs, false, down_swiglu(d[c], d[is + c]), c);
     __syncthreads();
     down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
 }

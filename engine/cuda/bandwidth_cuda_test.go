@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"sort"
 	"testing"
 
@@ -35,6 +36,15 @@ func TestBandwidth(t *testing.T) {
 		t.Skip("set PROSCENIUM_BANDWIDTH_JSON=FILE to measure bandwidth")
 	}
 	const batches, perBatch = 21, 64
+	// PROSCENIUM_BANDWIDTH_ONLY: a regular expression on SHAPE/TYPE/ACC/KERNEL
+	// (ACC f32 or f64) selecting the instances to measure.
+	var only *regexp.Regexp
+	if e := os.Getenv("PROSCENIUM_BANDWIDTH_ONLY"); e != "" {
+		var err error
+		if only, err = regexp.Compile(e); err != nil {
+			t.Fatalf("PROSCENIUM_BANDWIDTH_ONLY: %v", err)
+		}
+	}
 	rep := bandwidthReport{Device: dev.Info}
 
 	// The ceiling: a 1 GiB device-to-device copy, bytes read plus written.
@@ -221,7 +231,7 @@ func TestBandwidth(t *testing.T) {
 					if f64 {
 						differ, maxULP := ULPDiff(got, want)
 						bits.add(differ, len(got), maxULP)
-						if differ*projDifferPer > len(got) || maxULP > projMaxULP {
+						if maxULP > projMaxULP {
 							t.Fatalf("%s: %d of %d differ from cpu.MatVec, by up to %d ULP", what, differ, len(got), maxULP)
 						}
 					}
@@ -237,7 +247,7 @@ func TestBandwidth(t *testing.T) {
 				runs = append(runs, gemvInstance{v, true})
 			}
 			for _, v := range variants {
-				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) {
+				if v == before || v == ChooseGemv(fp8, s.rows, s.cols, s.n) { // the float32 instances
 					runs = append(runs, gemvInstance{v, false})
 				}
 			}
@@ -245,6 +255,9 @@ func TestBandwidth(t *testing.T) {
 				v, acc := run.v, "f32"
 				if run.f64 {
 					acc = "f64"
+				}
+				if only != nil && !only.MatchString(s.name+"/"+dtype+"/"+acc+"/"+v.Name()) {
+					continue
 				}
 				t.Run(s.name+"/"+dtype+"/"+acc+"/"+v.Name(), func(t *testing.T) {
 					f64, bits = run.f64, projULPTally{}
@@ -264,8 +277,15 @@ func TestBandwidth(t *testing.T) {
 					ms := median(t, batches, perBatch, launch)
 					f := figure{Bytes: int64(bytes), Microseconds: ms * 1e3, GBps: float64(bytes) / (ms * 1e6)}
 					gms := medianGraph(t, batches, perBatch, launch, check)
+					// The contract's bound on the share of differing values
+					// (float64 sums in another order round differently at
+					// rare boundary coincidences) applies to all 64 launches'
+					// outputs together: one launch's 8192 would allow none.
+					if bits.differ*projDifferPer > bits.total {
+						t.Errorf("%s differ from cpu.MatVec (contract: ≤ 1 in %d)", bits, projDifferPer)
+					}
 					gf := figure{Bytes: int64(bytes), Microseconds: gms * 1e3, GBps: float64(bytes) / (gms * 1e6)}
-					chosen := v == ChooseGemv(fp8, s.rows, s.cols, s.n) && run.f64
+					chosen := run.f64 && v == ChooseGemvF64(fp8, s.rows, s.cols, s.n, nil)
 					var nopdl *figure
 					if chosen && dev.Info.PDL { // the same graph without programmatic dependent launch
 						dev.SetPDL(false)

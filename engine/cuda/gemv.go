@@ -1,6 +1,10 @@
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // GemvVariant is one compiled instance of a GEMV kernel (kernels/gemv.cu):
 // groups of TPR threads share a row, each group computes Rows rows, Unroll
@@ -58,4 +62,75 @@ const FP8Block = 128
 // FP8ScaleCount is the number of float32 scales of one [rows, cols] block-FP8 matrix.
 func FP8ScaleCount(rows, cols int) int {
 	return ((rows + FP8Block - 1) / FP8Block) * ((cols + FP8Block - 1) / FP8Block)
+}
+
+// ChooseGemvF64 picks the instance of a float64 (backbone, Gemv.F64)
+// projection: overrides (PROSCENIUM_GPU_GEMV64, see ParseGemvF64Overrides)
+// by format and column count first, else the bandwidth test's fastest
+// float64 instance at the nearest measured shape (docs/PERF.md "Numerics
+// contract: speed"). The float64 sums move the optimum from the float32
+// one (ChooseGemv) for BF16 only: a warp per 4 rows for one matrix of 2048
+// columns and 4096 rows or more, 8 rows per block at 4096 columns or more.
+func ChooseGemvF64(fp8 bool, rows, cols, n int, overrides map[string]GemvVariant) GemvVariant {
+	format := "bf16"
+	if fp8 {
+		format = "fp8"
+	}
+	for _, key := range []string{fmt.Sprintf("%s:%d:%d", format, cols, n), fmt.Sprintf("%s:%d", format, cols), format} {
+		if v, ok := overrides[key]; ok {
+			return v
+		}
+	}
+	switch {
+	case fp8 || cols <= 512:
+		return ChooseGemv(fp8, rows, cols, n)
+	case cols >= 4096:
+		return GemvVariant{128, 4, 2}
+	case n == 1 && rows >= 4096:
+		return GemvVariant{32, 4, 2}
+	}
+	return ChooseGemv(fp8, rows, cols, n)
+}
+
+// ParseGemvF64Overrides reads a comma-separated list of KEY=INSTANCE, KEY
+// one of bf16, fp8, FORMAT:COLS, FORMAT:COLS:N, INSTANCE a variant name
+// (t32r4u4) compiled in kernels/gemv.cu: the benchmark's way to time other
+// choices without a rebuild.
+func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
+	out := map[string]GemvVariant{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		key, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return nil, fmt.Errorf("gemv override %q: want KEY=INSTANCE", item)
+		}
+		parts := strings.Split(key, ":")
+		list := GemvBF16Variants
+		switch {
+		case parts[0] == "fp8":
+			list = GemvFP8Variants
+		case parts[0] != "bf16":
+			return nil, fmt.Errorf("gemv override %q: format %q is not bf16 or fp8", item, parts[0])
+		}
+		if len(parts) > 3 {
+			return nil, fmt.Errorf("gemv override %q: key is FORMAT[:COLS[:N]]", item)
+		}
+		for _, p := range parts[1:] {
+			if n, err := strconv.Atoi(p); err != nil || n <= 0 {
+				return nil, fmt.Errorf("gemv override %q: %q is not a positive count", item, p)
+			}
+		}
+		found := false
+		for _, v := range list {
+			if v.Name() == val {
+				out[key], found = v, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("gemv override %q: no %s instance %q", item, parts[0], val)
+		}
+	}
+	return out, nil
 }

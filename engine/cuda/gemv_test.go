@@ -58,3 +58,44 @@ func TestGemvGridCoversRows(t *testing.T) {
 		}
 	}
 }
+
+func TestChooseGemvF64(t *testing.T) {
+	o, err := ParseGemvF64Overrides("fp8=t32r8u1, bf16:4096=t256r4u1,bf16:2048:1=t128r2u2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fp8           bool
+		rows, cols, n int
+		over          map[string]GemvVariant
+		want          string
+	}{
+		{true, 1024, 2048, 8, o, "t32r8u1"},
+		{false, 2048, 4096, 1, o, "t256r4u1"},
+		{false, 8192, 2048, 1, o, "t128r2u2"},
+		{false, 8192, 2048, 2, o, ChooseGemv(false, 8192, 2048, 2).Name()}, // no key for n = 2
+		{false, 12352, 2048, 1, nil, "t32r4u2"},
+		{false, 2048, 4096, 1, nil, "t128r4u2"},
+		{false, 2048, 8192, 1, nil, "t128r4u2"},
+		{false, 1281, 2048, 1, nil, ChooseGemv(false, 1281, 2048, 1).Name()},
+		{false, 2048, 512, 8, nil, ChooseGemv(false, 2048, 512, 8).Name()},
+		{true, 1024, 2048, 8, nil, ChooseGemv(true, 1024, 2048, 8).Name()},
+	} {
+		got := ChooseGemvF64(c.fp8, c.rows, c.cols, c.n, c.over)
+		if got.Name() != c.want {
+			t.Errorf("ChooseGemvF64(fp8=%v, %d, %d, %d) = %s, want %s", c.fp8, c.rows, c.cols, c.n, got.Name(), c.want)
+		}
+		list := GemvBF16Variants
+		if c.fp8 {
+			list = GemvFP8Variants
+		}
+		if !slices.Contains(list, got) {
+			t.Errorf("ChooseGemvF64 picked %s, not an instance in kernels/gemv.cu", got.Name())
+		}
+	}
+	for _, bad := range []string{"fp8", "fp16=t32r4u4", "fp8=t7r4u4", "bf16:x=t128r2u2", "bf16:1:2:3=t128r2u2", "fp8=t32r1u8"} {
+		if _, err := ParseGemvF64Overrides(bad); err == nil {
+			t.Errorf("ParseGemvF64Overrides(%q) accepted", bad)
+		}
+	}
+}

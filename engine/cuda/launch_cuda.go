@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"unsafe"
 )
 
@@ -139,6 +140,22 @@ type Gemv struct {
 	// projection sets it; the tower's GEMVs (outside the contract) sum in
 	// float32.
 	F64 bool
+}
+
+// gemvF64Overrides are PROSCENIUM_GPU_GEMV64's instance choices (benchmarks).
+var gemvF64Overrides = func() map[string]GemvVariant {
+	m, err := ParseGemvF64Overrides(os.Getenv("PROSCENIUM_GPU_GEMV64"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-gpu: PROSCENIUM_GPU_GEMV64 ignored:", err)
+	}
+	return m
+}()
+
+// backboneGemv returns g as a backbone projection: float64 sums (rule 1 of
+// the numerics contract) on the instance ChooseGemvF64 picks.
+func backboneGemv(g Gemv, fp8 bool) Gemv {
+	g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+	return g
 }
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {

@@ -321,4 +321,8 @@ type Gemm struct {
 	XRows        int    // rows X holds when RowIds is set (0: N)
 	MaxGroupRows int
 	Mats         int // matrices in W (1 when not grouped)
+	// Kernel names the instance (kernels/gemm.cu): "simt" (SIMT float64),
+	// "tc16" or "tc32" (FP64 tensor cores, 16 or 32 W rows per block); ""
+	// picks (ChooseGemm, or $PROSCENIUM_GPU_GEMM for benchmarks).
+	Kernel string
 }

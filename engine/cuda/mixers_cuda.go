@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 
 	"gorgonia.org/cu"
 )
@@ -45,7 +46,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1), F64: true}
+		g := backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -297,7 +298,45 @@ const attnThreads = 128
 // ResetKV needs nothing: a take starts with the position at 0, and rows past
 // the position are never read.
 
-const gemmBM, gemmBN = 64, 32 // GEMM_BM, GEMM_BN in kernels/gemm.cu
+const gemmBM = 64 // GEMM_BM and GEMM_TC_BM in kernels/gemm.cu
+
+// gemmInstances are the GEMM kernels by Gemm.Kernel: name suffix and W rows
+// per block (GEMM_BN, or the tensor-core instance's BN).
+var gemmInstances = map[string]struct {
+	suffix string
+	bn     int
+}{"simt": {"", 32}, "tc16": {"_tc16", 16}, "tc32": {"_tc32", 32}}
+
+// gemmDefault is $PROSCENIUM_GPU_GEMM: the instance every GEMM without a
+// Kernel uses (benchmarks); empty: ChooseGemm's.
+var gemmDefault = os.Getenv("PROSCENIUM_GPU_GEMM")
+
+// ChooseGemm picks the instance of a GEMM with mtiles 64-row tiles of X (all
+// groups together) and rows rows of W: the FP64 tensor cores, with 16-row W
+// tiles when 32-row ones would leave the 132 SMs of an H200 short of two
+// blocks each (2048-row outputs of a short prompt), else 32-row ones.
+func ChooseGemm(mtiles, rows int) string {
+	if mtiles*((rows+31)/32) < 2*132 {
+		return "tc16"
+	}
+	return "tc32"
+}
+
+// instance returns the kernel suffix and the W rows per block of g.
+func (g Gemm) instance(kind string) (string, int, error) {
+	k := g.Kernel
+	if k == "" {
+		k = gemmDefault
+	}
+	if k == "" {
+		k = ChooseGemm(g.grid(gemmBM)[0]*max(g.Groups, 1), g.Rows)
+	}
+	in, ok := gemmInstances[k]
+	if !ok {
+		return "", 0, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32)", kind, k)
+	}
+	return in.suffix, in.bn, nil
+}
 
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 	mats := max(g.Mats, 1)
@@ -356,7 +395,7 @@ func (g Gemm) ystride() int {
 	return g.Rows
 }
 
-func (g Gemm) grid() [3]int {
+func (g Gemm) grid(bn int) [3]int {
 	rowsPerGroup, groups := g.N, 1
 	if g.Groups > 0 {
 		groups = g.Groups
@@ -364,7 +403,7 @@ func (g Gemm) grid() [3]int {
 			rowsPerGroup = min(g.MaxGroupRows, g.N)
 		}
 	}
-	return [3]int{(rowsPerGroup + gemmBM - 1) / gemmBM, (g.Rows + gemmBN - 1) / gemmBN, groups}
+	return [3]int{(rowsPerGroup + gemmBM - 1) / gemmBM, (g.Rows + bn - 1) / bn, groups}
 }
 
 func (g Gemm) commonArgs() []Arg {
@@ -378,8 +417,12 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	if err := g.check("bf16", 2, y, W, x); err != nil {
 		return err
 	}
+	suffix, bn, err := g.instance("bf16")
+	if err != nil {
+		return err
+	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
-	return q.Launch("gemm_bf16", g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_bf16"+suffix, g.grid(bn), gemmThreads, args...)
 }
 
 // GemmFP8 runs the projection with E4M3 weights and their float32 block
@@ -393,9 +436,13 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	if err := S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"); err != nil {
 		return err
 	}
+	suffix, bn, err := g.instance("fp8")
+	if err != nil {
+		return err
+	}
 	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
 		g.commonArgs()...)
-	return q.Launch("gemm_fp8", g.grid(), gemmThreads, args...)
+	return q.Launch("gemm_fp8"+suffix, g.grid(bn), gemmThreads, args...)
 }
 
 const gemmThreads = 256 // GEMM_THREADS in kernels/gemm.cu

@@ -522,7 +522,7 @@ var gemmCases = []gemmCase{
 	{"tiny 2x8→3", 2, 3, 8, 0, 0, 0},
 }
 
-func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
+func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel string) {
 	xs := max(c.xstride, c.cols)
 	ys := max(c.ystride, c.rows)
 	x := randNonZero(r, c.n*xs)
@@ -543,7 +543,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 	}
 	y := poisoned(t, c.n*ys)
 	xb := upload(t, x)
-	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride}
+	g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
 	yt := Whole(y).At(4 * int64(c.col))
 	err := dev.Run(func(q *Queue) error {
 		if fp8 {
@@ -571,17 +571,24 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool) {
 	}
 }
 
+// gemmKernels are the GEMM instances every GEMM test runs.
+var gemmKernels = []string{"simt", "tc16", "tc32"}
+
 func TestGemmBF16(t *testing.T) {
 	r := newRand(t)
 	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, false) })
+		for _, k := range gemmKernels {
+			t.Run(c.name+"/"+k, func(t *testing.T) { c.run(t, r, false, k) })
+		}
 	}
 }
 
 func TestGemmFP8(t *testing.T) {
 	r := newRand(t)
 	for _, c := range gemmCases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, r, true) })
+		for _, k := range gemmKernels {
+			t.Run(c.name+"/"+k, func(t *testing.T) { c.run(t, r, true, k) })
+		}
 	}
 }
 
@@ -638,19 +645,22 @@ func TestGemmGrouped(t *testing.T) {
 				}
 			}
 			xb := upload(t, x)
-			y := poisoned(t, total*c.rows)
-			err := dev.Run(func(q *Queue) error {
-				if c.fp8 {
-					return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
+			for _, k := range gemmKernels {
+				g.Kernel = k
+				y := poisoned(t, total*c.rows)
+				err := dev.Run(func(q *Queue) error {
+					if c.fp8 {
+						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
+					}
+					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
-				return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-			})
-			if err != nil {
-				t.Fatal(err)
+				got := download(t, y, total*c.rows)
+				checkClose(t, "grouped gemm "+k, got, ref, 2e-5)
+				checkProjBits(t, "grouped gemm "+k, got, ref)
 			}
-			got := download(t, y, total*c.rows)
-			checkClose(t, "grouped gemm", got, ref, 2e-5)
-			checkProjBits(t, "grouped gemm", got, ref)
 		})
 	}
 }

@@ -52,9 +52,11 @@ func TestMixerTiming(t *testing.T) {
 		W := Whole(upload(t, wh))
 		xb := Whole(upload(t, randNonZero(r, c.n*c.cols)))
 		y := Whole(alloc(t, c.n*c.rows*4))
-		gm := Gemm{N: c.n, Rows: c.rows, Cols: c.cols}
-		timeIt(fmt.Sprintf("gemm bf16 %dx%d→%d (%.0f MB)", c.n, c.cols, c.rows, float64(c.rows*c.cols*2)/1e6),
-			func(q *Queue) error { return q.GemmBF16(gm, y, W, xb) })
+		for _, k := range gemmKernels {
+			gm := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, Kernel: k}
+			timeIt(fmt.Sprintf("gemm bf16 %dx%d→%d (%.0f MB) %s", c.n, c.cols, c.rows, float64(c.rows*c.cols*2)/1e6, k),
+				func(q *Queue) error { return q.GemmBF16(gm, y, W, xb) })
+		}
 	}
 	// Grouped FP8 experts: 60 tokens, top 8 of 256, [1024, 2048] (gate and
 	// up stacked) and [2048, 512] (down).
@@ -80,10 +82,12 @@ func TestMixerTiming(t *testing.T) {
 		}
 		xb := Whole(upload(t, randNonZero(r, c.n*c.cols)))
 		y := Whole(alloc(t, len(rowIDs)*c.rows*4))
-		gm := Gemm{N: len(rowIDs), Rows: c.rows, Cols: c.cols, Groups: mats, Mats: mats, XRows: c.n, MaxGroupRows: c.n,
-			Offsets: Whole(upload(t, offsets)), RowIds: Whole(upload(t, rowIDs))}
-		timeIt(fmt.Sprintf("gemm fp8 grouped %d tok top%d/%d %d→%d", c.n, k, mats, c.cols, c.rows),
-			func(q *Queue) error { return q.GemmFP8(gm, y, W, S, xb) })
+		for _, kern := range gemmKernels {
+			gm := Gemm{N: len(rowIDs), Rows: c.rows, Cols: c.cols, Groups: mats, Mats: mats, XRows: c.n, MaxGroupRows: c.n,
+				Offsets: Whole(upload(t, offsets)), RowIds: Whole(upload(t, rowIDs)), Kernel: kern}
+			timeIt(fmt.Sprintf("gemm fp8 grouped %d tok top%d/%d %d→%d %s", c.n, k, mats, c.cols, c.rows, kern),
+				func(q *Queue) error { return q.GemmFP8(gm, y, W, S, xb) })
+		}
 	}
 
 	dn := newDeltaNetCase(t, r, g, maxRows, true)

@@ -282,12 +282,14 @@ func TestMoEDown(t *testing.T) {
 	for _, c := range []struct {
 		fp8                      bool
 		h, i, ip, p, e, k, is, E int
+		bigScales                bool // some scales ≥ 2⁸: fp8x16_scaled_fold's unfolded path
 	}{
-		{true, 2048, 512, 512, 512, 20, 8, 512, 1281 - 1024},
-		{true, 136, 40, 48, 128, 6, 3, 56, 6},
-		{false, 136, 40, 40, 40, 6, 3, 56, 6},
+		{true, 2048, 512, 512, 512, 20, 8, 512, 1281 - 1024, false},
+		{true, 136, 40, 48, 128, 6, 3, 56, 6, false},
+		{true, 300, 200, 208, 256, 6, 3, 56, 6, true},
+		{false, 136, 40, 40, 40, 6, 3, 56, 6, false},
 	} {
-		t.Run(fmt.Sprintf("fp8_%v_%dx%d", c.fp8, c.h, c.i), func(t *testing.T) {
+		t.Run(fmt.Sprintf("fp8_%v_%dx%d_big_%v", c.fp8, c.h, c.i, c.bigScales), func(t *testing.T) {
 			per := c.h * c.ip
 			var W, S *Block
 			mats := make([][]float32, c.e) // dequantised [h, ip]
@@ -297,6 +299,9 @@ func TestMoEDown(t *testing.T) {
 				sc := make([]float32, c.e*ns)
 				for i := range sc {
 					sc[i] = float32(1e-3 * (1 + 9*r.Float64()))
+					if c.bigScales && i%3 == 1 {
+						sc[i] = float32(256 + 700*r.Float64())
+					}
 				}
 				for m := range mats {
 					mats[m] = checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], c.h, c.ip, sc[m*ns:(m+1)*ns], FP8Block)
