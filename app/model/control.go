@@ -94,6 +94,8 @@ type Control struct {
 	eng    engine.Engine
 	load   LoadProgress
 	gpu    string // the GPU backend's status line ("" when not checked)
+
+	codecs refCodecs // the loaded model's codec for references (its own lock)
 }
 
 // New makes a Control with no model loaded.

@@ -55,7 +55,7 @@ func codecFileID(path string) (string, error) {
 }
 
 // refCodecs caches the codec of the last model directory used.
-var refCodecs struct {
+type refCodecs struct {
 	mu  sync.Mutex
 	cur *refCodec
 }
@@ -70,18 +70,18 @@ func (c *Control) ReferenceEncoder() (voicelib.Encoder, error) {
 	c.mu.Lock()
 	dir := c.status.Dir
 	c.mu.Unlock()
-	refCodecs.mu.Lock()
-	rc := refCodecs.cur
-	refCodecs.mu.Unlock()
+	c.codecs.mu.Lock()
+	rc := c.codecs.cur
+	c.codecs.mu.Unlock()
 	if rc == nil || rc.dir != dir {
 		id, err := codecFileID(filepath.Join(dir, "codec.pth"))
 		if err != nil {
 			return nil, fmt.Errorf("the model's codec cannot encode references: %w", err)
 		}
 		rc = &refCodec{dir: dir, id: id}
-		refCodecs.mu.Lock()
-		refCodecs.cur = rc
-		refCodecs.mu.Unlock()
+		c.codecs.mu.Lock()
+		c.codecs.cur = rc
+		c.codecs.mu.Unlock()
 	}
 	if re, ok := eng.(engine.ReferenceEncoder); ok {
 		info := eng.Info()
