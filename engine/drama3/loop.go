@@ -67,6 +67,9 @@ type Result struct {
 	TimeToFirstAudio time.Duration
 	Elapsed          time.Duration
 	Stages           map[string]time.Duration
+	// Batch is the most takes that made a frame in one step with this one
+	// (1: it ran alone; 0: it made no frame).
+	Batch int
 }
 
 // Generate runs one take on b. Cancelling ctx ends the take before the next
@@ -74,11 +77,54 @@ type Result struct {
 // and kept, and the result's reason is FinishCancel. An error from the
 // backend ends the take with that error and no result.
 func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Result, error) {
+	set := single(b)
+	run, err := NewTakeRun(set, 0, take, on)
+	if err != nil {
+		return nil, err
+	}
+	defer set.End(0)
+	live, err := run.Prefill(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for live && run.Due(ctx) {
+		step := []TakeFrame{run.NextFrame()}
+		t0 := time.Now()
+		if err := set.Step(step); err != nil {
+			return nil, err
+		}
+		if live, err = run.Took(step[0], time.Since(t0), 1); err != nil {
+			return nil, err
+		}
+	}
+	return run.Finish()
+}
+
+// TakeRun is one take's loop over a TakeSet, whoever schedules the steps:
+// it begins the take, decides when it ends (end of speech, max frames, the
+// caller's stop), streams decoded chunks by the chunk policy, and keeps the
+// codes and the figures. Its methods are called from the set's goroutine:
+// Prefill; while Due, the take's NextFrame goes into a Step and its result
+// to Took; then Finish (or Fail after an error).
+type TakeRun struct {
+	set     TakeSet
+	id      TakeID
+	take    Take
+	on      Listener
+	entries []int
+	chunker *Chunker
+	res     *Result
+	start   time.Time
+	live    bool // begun in the set and not yet ended
+}
+
+// NewTakeRun checks take and on against set; the take starts with Prefill.
+func NewTakeRun(set TakeSet, id TakeID, take Take, on Listener) (*TakeRun, error) {
 	start := take.Start
 	if start.IsZero() {
 		start = time.Now()
 	}
-	entries := b.CodebookEntries()
+	entries := set.CodebookEntries()
 	if len(entries) < 2 {
 		return nil, fmt.Errorf("generate: backend reports %d codebooks, need at least 2", len(entries))
 	}
@@ -99,105 +145,135 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	if err != nil {
 		return nil, err
 	}
-	if on.Logits != nil {
-		tap, ok := b.(LogitsTap)
-		if !ok {
-			return nil, fmt.Errorf("generate: this backend cannot show logits")
-		}
-		tap.TapLogits(on.Logits)
-		defer tap.TapLogits(nil)
+	if _, ok := set.(TakeLogitsTap); on.Logits != nil && !ok {
+		return nil, fmt.Errorf("generate: this backend cannot show logits")
 	}
+	return &TakeRun{set: set, id: id, take: take, on: on, entries: entries, chunker: chunker,
+		res: &Result{Stages: map[string]time.Duration{}}, start: start}, nil
+}
 
-	res := &Result{Stages: map[string]time.Duration{}}
-	timed := func(stage string, f func() error) error {
-		t0 := time.Now()
-		err := f()
-		res.Stages[stage] += time.Since(t0)
-		return err
-	}
-	finish := func() {
-		if st, ok := b.(StageTimer); ok {
-			for k, v := range st.StageTimes() {
-				res.Stages[k] += v
-			}
-			delete(res.Stages, StageFrame)
-		}
-		res.Elapsed = time.Since(start)
-	}
-	emit := func(from, to int) error {
-		var pcm []float32
-		if err := timed(StageCodec, func() (err error) {
-			pcm, err = b.Decode(from, to)
-			return err
-		}); err != nil {
-			return fmt.Errorf("decode frames [%d, %d): %w", from, to, err)
-		}
-		if res.TimeToFirstAudio == 0 {
-			res.TimeToFirstAudio = time.Since(start)
-		}
-		if on.Audio != nil {
-			on.Audio(from, to, pcm)
-		}
-		return nil
-	}
+// ID is the take's id in the set.
+func (r *TakeRun) ID() TakeID { return r.id }
 
+// Prefill begins the take in the set (its prompt through the backbone and
+// the tower), checking ctx. live is false when ctx ended first: the take is
+// over with FinishCancel (Finish gives its result). An error fails the
+// take; it is not live.
+func (r *TakeRun) Prefill(ctx context.Context) (live bool, err error) {
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
-		res.Reason = FinishCancel
-		finish()
-		return res, nil
+		r.res.Reason = FinishCancel
+		return false, nil
 	}
-	begin := func() error { return b.Begin(ctx, take.Prompt, take.Sampling, take.Seed) }
-	if take.Rows.AudioRows() > 0 {
-		pb, ok := b.(PromptBackend)
-		if !ok {
-			return nil, fmt.Errorf("prefill: this backend does not take reference voices yet")
-		}
-		begin = func() error { return pb.BeginPrompt(ctx, take.Rows, take.Sampling, take.Seed) }
+	p := r.take.Rows
+	if p.AudioRows() == 0 {
+		p = TextPrompt(r.take.Prompt)
 	}
-	if err := timed(StagePrefill, begin); err != nil {
+	t0 := time.Now()
+	err = r.set.Begin(ctx, r.id, p, r.take.Sampling, r.take.Seed)
+	r.res.Stages[StagePrefill] += time.Since(t0)
+	if err != nil {
 		if ctx.Err() != nil {
-			res.Reason = FinishCancel
-			finish()
-			return res, nil
+			r.res.Reason = FinishCancel
+			return false, nil
 		}
-		return nil, fmt.Errorf("prefill: %w", err)
+		return false, fmt.Errorf("prefill: %w", err)
 	}
-	for frame := 0; ; frame++ {
-		if ctx.Err() != nil {
-			res.Reason = FinishCancel
-			break
+	r.live = true
+	if r.on.Logits != nil {
+		if err := r.set.(TakeLogitsTap).TapTakeLogits(r.id, r.on.Logits); err != nil {
+			r.Fail()
+			return false, fmt.Errorf("generate: %w", err)
 		}
-		if frame == take.MaxFrames {
-			res.Reason = FinishLength
-			break
+	}
+	return true, nil
+}
+
+// Due reports whether the take wants another frame; when not, the reason
+// is set (the caller stopped it, or max frames).
+func (r *TakeRun) Due(ctx context.Context) bool {
+	switch {
+	case ctx.Err() != nil:
+		r.res.Reason = FinishCancel
+	case len(r.res.Codes) == r.take.MaxFrames:
+		r.res.Reason = FinishLength
+	default:
+		return true
+	}
+	return false
+}
+
+// NextFrame is the take's part of the next Step.
+func (r *TakeRun) NextFrame() TakeFrame {
+	return TakeFrame{ID: r.id, Codes: make([]int, len(r.entries))}
+}
+
+// Took takes the take's part of a Step that took step and ran batch takes
+// together: the frame is kept and streamed. live is false when the take
+// ended (end of speech: Finish next); an error fails it (Fail next).
+func (r *TakeRun) Took(f TakeFrame, step time.Duration, batch int) (live bool, err error) {
+	r.res.Stages[StageFrame] += step
+	r.res.Batch = max(r.res.Batch, batch)
+	if f.Err != nil {
+		return false, f.Err
+	}
+	if f.End {
+		r.res.Reason = FinishStop
+		return false, nil
+	}
+	r.res.Codes = append(r.res.Codes, f.Codes)
+	if r.on.Frames != nil {
+		r.on.Frames(len(r.res.Codes))
+	}
+	if from, to, ok := r.chunker.Next(len(r.res.Codes)); ok {
+		if err := r.emit(from, to); err != nil {
+			return false, err
 		}
-		codes := make([]int, len(entries))
-		var end bool
-		if err := timed(StageFrame, func() (err error) {
-			end, err = b.Frame(codes, nil)
-			return err
-		}); err != nil {
+	}
+	return true, nil
+}
+
+// Finish decodes the frames not yet streamed, collects the figures and
+// ends the take in the set.
+func (r *TakeRun) Finish() (*Result, error) {
+	defer r.Fail()
+	if from, to, ok := r.chunker.Rest(len(r.res.Codes)); ok {
+		if err := r.emit(from, to); err != nil {
 			return nil, err
 		}
-		if end {
-			res.Reason = FinishStop
-			break
-		}
-		res.Codes = append(res.Codes, codes)
-		if on.Frames != nil {
-			on.Frames(len(res.Codes))
-		}
-		if from, to, ok := chunker.Next(len(res.Codes)); ok {
-			if err := emit(from, to); err != nil {
-				return nil, err
+	}
+	if st, ok := r.set.(TakeStageTimer); ok && r.live {
+		if times := st.TakeStageTimes(r.id); times != nil {
+			for k, v := range times {
+				r.res.Stages[k] += v
 			}
+			delete(r.res.Stages, StageFrame)
 		}
 	}
-	if from, to, ok := chunker.Rest(len(res.Codes)); ok {
-		if err := emit(from, to); err != nil {
-			return nil, err
-		}
+	r.res.Elapsed = time.Since(r.start)
+	return r.res, nil
+}
+
+// Fail ends the take in the set without a result (after an error).
+func (r *TakeRun) Fail() {
+	if r.live {
+		r.live = false
+		r.set.End(r.id)
 	}
-	finish()
-	return res, nil
+}
+
+// emit decodes frames [from, to) and hands them to the listener.
+func (r *TakeRun) emit(from, to int) error {
+	t0 := time.Now()
+	pcm, err := r.set.Decode(r.id, from, to)
+	r.res.Stages[StageCodec] += time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("decode frames [%d, %d): %w", from, to, err)
+	}
+	if r.res.TimeToFirstAudio == 0 {
+		r.res.TimeToFirstAudio = time.Since(r.start)
+	}
+	if r.on.Audio != nil {
+		r.on.Audio(from, to, pcm)
+	}
+	return nil
 }
