@@ -18,8 +18,8 @@ type Interleave struct {
 	capacity   int
 	owned      bool // Close closes the backends
 	backends   []FrameBackend
-	idle       []int            // indices into backends free for a take
-	live       map[TakeID]int   // take → its backend
+	idle       []int          // indices into backends free for a take
+	live       map[TakeID]int // take → its backend
 	entries    []int
 	closed     bool
 }
