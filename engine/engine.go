@@ -144,6 +144,9 @@ type Finish struct {
 	Elapsed          time.Duration            `json:"elapsed"`
 	RealTimeFactor   float64                  `json:"real_time_factor"` // Elapsed / audio duration
 	Stages           map[string]time.Duration `json:"stages"`
+	// Batch is the most takes that made a frame together with this one
+	// (1: it ran alone).
+	Batch int `json:"batch,omitempty"`
 	// Codes are the take's codes, [frame][codebook] (codebook 0 first).
 	Codes [][]int `json:"-"`
 }
@@ -159,6 +162,9 @@ type Info struct {
 	Codebooks       int    `json:"codebooks"`
 	CodebookSizes   []int  `json:"codebook_sizes,omitempty"` // entries of each codebook, semantic first
 	Parameters      int64  `json:"parameters"`
+	// Batch is the most takes the engine runs together (1: one at a
+	// time; more wait for a place).
+	Batch int `json:"batch,omitempty"`
 }
 
 // Memory is device (or host, for the CPU backend) memory in bytes.
@@ -177,8 +183,9 @@ type Stats struct {
 	LastTake *Finish `json:"last_take,omitempty"`
 }
 
-// Engine synthesises speech with one loaded model. One take runs at a time;
-// Synthesize blocks until the take ends (a second call waits for the first).
+// Engine synthesises speech with one loaded model. Up to Info().Batch takes
+// run together (calls beyond wait for a place); Synthesize blocks until its
+// take ends.
 // Info and Stats may be called at any time, also while a take runs. Cancelling ctx stops the take at the
 // next frame: the audio made so far is kept and the take finishes with
 // FinishCancel.

@@ -313,3 +313,33 @@ func (b *Backend) Decode(frames [][]int, from, to int) ([]float32, error) {
 func (b *Backend) semanticLogits(dst []float32) {
 	MatVec(dst, b.heads.Semantic, b.hidden, b.heads.Codes()+1, b.heads.Dim)
 }
+
+// NewTake is another backend for a take beside b's (drama3.Interleave):
+// the same weights, heads and codec, its own caches, codec stream and
+// scratch. b's Probe goes with it.
+func (b *Backend) NewTake() (*Backend, error) {
+	bb, err := NewBackbone(b.backbone.cfg, b.backbone.w)
+	if err != nil {
+		return nil, err
+	}
+	tw, err := NewTower(b.tower.cfg, b.tower.w)
+	if err != nil {
+		return nil, err
+	}
+	var codec FrameDecoder
+	switch c := b.codec.(type) {
+	case nil:
+	case *CodecFrames:
+		if codec, err = NewCodecFrames(c.codec, b.entries); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("cpu backend: the decoder %T cannot serve a second take", b.codec)
+	}
+	n, err := NewBackend(bb, tw, b.heads, codec)
+	if err != nil {
+		return nil, err
+	}
+	n.Probe = b.Probe
+	return n, nil
+}

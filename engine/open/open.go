@@ -30,6 +30,23 @@ const (
 	CUDA = "cuda"
 )
 
+// DefaultBatch is the takes an engine runs together when Options.Batch is 0.
+const DefaultBatch = 4
+
+// MaxBatch is the most takes an engine runs together.
+const MaxBatch = 8
+
+// batch is o.Batch with the default, refused outside [1, MaxBatch].
+func (o Options) batch() (int, error) {
+	switch {
+	case o.Batch == 0:
+		return DefaultBatch, nil
+	case o.Batch < 1 || o.Batch > MaxBatch:
+		return 0, fmt.Errorf("batch %d: want 1 to %d takes together", o.Batch, MaxBatch)
+	}
+	return o.Batch, nil
+}
+
 // Backends lists the valid --backend values.
 var Backends = []string{Auto, CPU, CUDA}
 
@@ -55,6 +72,9 @@ type Options struct {
 	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
 	// worker's pool cap, against which it admits a model.
 	MemoryCap int64
+	// Batch is the most takes the engine runs together (0: DefaultBatch;
+	// 1: one at a time). Each live take holds its own caches.
+	Batch int
 
 	reason string // Open's choice, for a worker's Info.BackendReason
 }
@@ -121,6 +141,10 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 // OpenCPU opens dir on the CPU backend in this process (the worker serves
 // isolated CPU takes with it); reason goes to Info.BackendReason.
 func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engine.Engine, error) {
+	batch, err := opts.batch()
+	if err != nil {
+		return nil, err
+	}
 	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
 	if err != nil {
 		return nil, err
@@ -141,6 +165,18 @@ func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engi
 	if err != nil {
 		return nil, err
 	}
+	// Each take beside the first gets its own caches over the same weights
+	// when it first needs them (host memory, no admission).
+	set, err := drama3.NewInterleave(frames, func() (drama3.FrameBackend, error) {
+		nb, err := b.NewTake()
+		if err != nil {
+			return nil, err
+		}
+		return drama3.NewStepFrames(nb, nil)
+	}, batch)
+	if err != nil {
+		return nil, err
+	}
 	info := engine.Info{
 		Model:           dir,
 		Backend:         CPU,
@@ -152,5 +188,5 @@ func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engi
 		CodebookSizes:   append([]int(nil), b.CodebookEntries()...),
 		Parameters:      drama3.CountParameters(cfg).Total(),
 	}
-	return take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: take.HostMemory, Probe: opts.Probe})
+	return take.New(take.Config{Info: info, Takes: set, Tokenizer: tok, Memory: take.HostMemory, Probe: opts.Probe})
 }

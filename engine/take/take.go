@@ -1,7 +1,8 @@
 // Package take is the engine.Engine of a Drama 3 model over any
-// drama3.FrameBackend: it checks requests, builds and tokenises the prompt,
-// runs one take at a time through drama3.Generate and turns its progress
-// into engine events. The backend (CPU in this process, CUDA in the worker)
+// drama3.TakeSet (or one drama3.FrameBackend): it checks requests, builds
+// and tokenises the prompt, schedules up to the set's capacity of takes
+// together (schedule.go; each take's loop is drama3.TakeRun) and turns
+// their progress into engine events. The backend (CPU in this process, CUDA in the worker)
 // is chosen by engine/open; this package does not know which it has.
 package take
 
@@ -23,7 +24,10 @@ const StagePrompt = "prompt"
 
 // Config is what New needs.
 type Config struct {
-	Info      engine.Info
+	Info engine.Info
+	// Takes runs the takes, up to its Capacity together; or Backend, one
+	// take at a time. One of the two.
+	Takes     drama3.TakeSet
 	Backend   drama3.FrameBackend
 	Tokenizer *tokenizer.Tokenizer // the checkpoint's: prompts and token counts
 	// Memory reports the memory Stats shows (the process's for the CPU
@@ -31,7 +35,9 @@ type Config struct {
 	Memory func() engine.Memory
 	// Probe, when set, sees every logits vector of every take as
 	// "logits.CB" (codebook CB; the semantic one with end of speech last);
-	// the backend must be a drama3.LogitsTap. It must not keep values.
+	// the backend must be a drama3.LogitsTap (a set: a
+	// drama3.TakeLogitsTap). It must not keep values; with several takes
+	// live it sees theirs interleaved.
 	Probe func(name string, values []float32)
 }
 
@@ -40,12 +46,13 @@ type Config struct {
 type Engine struct {
 	cfg    Config
 	prompt *drama3.PromptBuilder
+	sched  *scheduler
 
-	mu      sync.Mutex // held for a whole take, and by Close while it closes the backend
-	statMu  sync.Mutex // guards last and closed
+	statMu  sync.Mutex // guards last, closed and calls' Add
 	last    *engine.Finish
 	closed  bool
-	closing context.Context // cancelled by Close: stops the running take
+	calls   sync.WaitGroup // Synthesize calls under way (Close waits for them)
+	closing context.Context // cancelled by Close: stops the running takes
 	close   context.CancelFunc
 }
 
@@ -57,11 +64,13 @@ var (
 
 // New makes the engine; it owns c.Backend from now on (Close closes it).
 func New(c Config) (*Engine, error) {
-	if c.Backend == nil || c.Tokenizer == nil || c.Memory == nil {
-		return nil, fmt.Errorf("take engine: backend, tokenizer and memory report are required")
+	if (c.Backend == nil) == (c.Takes == nil) || c.Tokenizer == nil || c.Memory == nil {
+		return nil, fmt.Errorf("take engine: a backend or a take set (one of them), a tokenizer and a memory report are required")
 	}
 	if c.Probe != nil {
-		if _, ok := c.Backend.(drama3.LogitsTap); !ok {
+		_, frameTap := c.Backend.(drama3.LogitsTap)
+		_, setTap := c.Takes.(drama3.TakeLogitsTap)
+		if !frameTap && !setTap {
 			return nil, fmt.Errorf("take engine: this backend cannot show logits to a probe")
 		}
 	}
@@ -69,12 +78,22 @@ func New(c Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Takes == nil {
+		if c.Takes, err = drama3.NewInterleave(c.Backend, nil, 1); err != nil {
+			return nil, err
+		}
+	}
+	c.Info.Batch = c.Takes.Capacity()
 	e := &Engine{cfg: c, prompt: prompt}
 	e.closing, e.close = context.WithCancel(context.Background())
+	e.sched = newScheduler(c.Takes)
 	return e, nil
 }
 
 func (e *Engine) Info() engine.Info { return e.cfg.Info }
+
+// Load is the takes running together now and those waiting for a place.
+func (e *Engine) Load() (running, waiting int) { return e.sched.load() }
 
 // CountTokens is the length of text in the model's tokens (added tokens
 // such as <|speaker:N|> count as one).
@@ -93,7 +112,9 @@ func (e *Engine) CheckText(text string) error {
 	return err
 }
 
-// Synthesize runs one take: see engine.Engine.
+// Synthesize runs one take: see engine.Engine. It waits for a place among
+// the takes running together, prefills, and makes a frame at every step
+// of the batch until it ends; events reach emit on the caller's goroutine.
 func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -108,11 +129,10 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if err := sampling.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.isClosed() {
+	if !e.enter() {
 		return nil, fmt.Errorf("engine is closed")
 	}
+	defer e.calls.Done()
 	// Close stops this take: its context ends when the engine's does.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -123,26 +143,34 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	for i, r := range req.References {
 		refs[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
 	}
-	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.cfg.Backend.CodebookEntries())
+	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.cfg.Takes.CodebookEntries())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
 	}
 	promptTime := time.Since(start)
 
+	j := &job{ctx: ctx, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
 	listener := drama3.Listener{
-		Frames: func(made int) { emit(engine.Event{Kind: engine.EventFrames, Frames: made}) },
+		Frames: func(made int) { j.events.push(engine.Event{Kind: engine.EventFrames, Frames: made}) },
 		Audio: func(from, to int, pcm []float32) {
-			emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+			j.events.push(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
 		},
 	}
 	if probe := e.cfg.Probe; probe != nil {
 		listener.Logits = func(frame, cb int, l []float32) { probe("logits."+strconv.Itoa(cb), l) }
 	}
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
-	res, err := drama3.Generate(ctx, e.cfg.Backend, take, listener)
-	if err != nil {
+	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, listener); err != nil {
 		return nil, err
 	}
+	if !e.sched.submit(j) {
+		return nil, fmt.Errorf("engine is closed")
+	}
+	j.deliver(emit)
+	if j.err != nil {
+		return nil, j.err
+	}
+	res := j.res
 
 	info := e.cfg.Info
 	frames := len(res.Codes)
@@ -155,6 +183,7 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 		Elapsed:          res.Elapsed,
 		Stages:           res.Stages,
 		Codes:            res.Codes,
+		Batch:            res.Batch,
 	}
 	fin.Stages[StagePrompt] = promptTime
 	if audio > 0 {
@@ -167,10 +196,15 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	return fin, nil
 }
 
-func (e *Engine) isClosed() bool {
+// enter counts a Synthesize call in; false when the engine is closed.
+func (e *Engine) enter() bool {
 	e.statMu.Lock()
 	defer e.statMu.Unlock()
-	return e.closed
+	if e.closed {
+		return false
+	}
+	e.calls.Add(1)
+	return true
 }
 
 // Stats reports the backend's memory and the last take.
@@ -181,10 +215,10 @@ func (e *Engine) Stats() engine.Stats {
 	return engine.Stats{Memory: e.cfg.Memory(), LastTake: last}
 }
 
-// Close stops a running take (it finishes as a cancel with its audio so
-// far), waits for it to end, then closes the backend: no take touches the
-// backend's memory after it is freed. Later takes fail; a second Close does
-// nothing.
+// Close stops the running takes (they finish as cancels with their audio
+// so far), waits for them to end, then closes the backend: no take touches
+// the backend's memory after it is freed. Later takes fail; a second Close
+// does nothing.
 func (e *Engine) Close() error {
 	e.statMu.Lock()
 	already := e.closed
@@ -194,7 +228,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.close()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cfg.Backend.Close()
+	e.sched.close()
+	e.calls.Wait() // every caller has its finish
+	return e.cfg.Takes.Close()
 }

@@ -1,0 +1,285 @@
+package take
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"proscenium/engine"
+	"proscenium/engine/drama3"
+)
+
+// This file is the scheduler: one goroutine drives the backend's TakeSet for
+// up to its capacity of takes together. A new take prefills between two
+// steps and makes its first frame in the next one; a take that ends (end of
+// speech, max frames, its caller's stop) or fails leaves at once; the others
+// go on. Each take keeps its own loop (drama3.TakeRun): seed, settings,
+// voices, stream, stop and figures. Events go through a queue per take to
+// the caller's goroutine, and a take joins the next step only once its
+// caller has taken the last step's events: a slow listener holds up its own
+// take alone (its codes do not depend on which steps it joins), and a
+// caller that stops its take from a listener stops it within that frame.
+
+// job is one take, waiting or live.
+type job struct {
+	ctx    context.Context
+	run    *drama3.TakeRun
+	events eventQueue
+	done   chan struct{} // closed when res or err is set
+	res    *drama3.Result
+	err    error
+}
+
+func (j *job) end(res *drama3.Result, err error) {
+	j.res, j.err = res, err
+	close(j.done)
+}
+
+// scheduler admits jobs into the set and steps the live ones.
+type scheduler struct {
+	set drama3.TakeSet
+
+	mu      sync.Mutex // guards the fields below
+	pending []*job
+	live    int // jobs begun in the set (Load)
+	closed  bool
+	nextID  drama3.TakeID
+
+	wake    chan struct{} // a job arrived or Close was called (capacity 1)
+	stopped chan struct{} // closed when run returns
+}
+
+func newScheduler(set drama3.TakeSet) *scheduler {
+	s := &scheduler{set: set, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// submit queues j; false when the scheduler is closed.
+func (s *scheduler) submit(j *job) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	j.events.wake = s.poke
+	context.AfterFunc(j.ctx, s.poke) // a stopped take leaves at once
+	s.pending = append(s.pending, j)
+	s.poke()
+	return true
+}
+
+// newID names the next take.
+func (s *scheduler) newID() drama3.TakeID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return s.nextID
+}
+
+func (s *scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// load is the takes live in the set and waiting for a place.
+func (s *scheduler) load() (live, waiting int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live, len(s.pending)
+}
+
+// close stops admitting takes and waits until every admitted one has ended
+// (their contexts end with the engine's, so they finish as cancels).
+func (s *scheduler) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.poke()
+	<-s.stopped
+}
+
+// admit takes the waiting jobs that fit: cancelled ones end at once (they
+// never reach the set), the others in arrival order while places are free.
+func (s *scheduler) admit(free int) []*job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var in []*job
+	keep := s.pending[:0]
+	for _, j := range s.pending {
+		switch {
+		case j.ctx.Err() != nil:
+			in = append(in, j)
+		case free > 0:
+			in = append(in, j)
+			free--
+		default:
+			keep = append(keep, j)
+		}
+	}
+	clear(s.pending[len(keep):])
+	s.pending = keep
+	return in
+}
+
+func (s *scheduler) setLive(n int) {
+	s.mu.Lock()
+	s.live = n
+	s.mu.Unlock()
+}
+
+// run is the scheduler's goroutine.
+func (s *scheduler) run() {
+	defer close(s.stopped)
+	var live []*job
+	finish := func(j *job) { j.end(j.run.Finish()) }
+	fail := func(j *job, err error) {
+		j.run.Fail()
+		j.end(nil, err)
+	}
+	for {
+		for _, j := range s.admit(s.set.Capacity() - len(live)) {
+			ok, err := j.run.Prefill(j.ctx)
+			switch {
+			case err != nil:
+				fail(j, err)
+			case !ok:
+				finish(j)
+			default:
+				live = append(live, j)
+			}
+		}
+		// Takes whose caller stopped them or that reached max frames leave
+		// before the step.
+		kept := live[:0]
+		for _, j := range live {
+			if j.run.Due(j.ctx) {
+				kept = append(kept, j)
+			} else {
+				finish(j)
+			}
+		}
+		clear(live[len(kept):])
+		live = kept
+		s.setLive(len(live))
+		if len(live) == 0 {
+			s.mu.Lock()
+			idle, closed := len(s.pending) == 0, s.closed
+			s.mu.Unlock()
+			if idle && closed {
+				return
+			}
+			if idle {
+				<-s.wake
+			}
+			continue
+		}
+
+		var ready []*job // live takes whose callers have their last events
+		var frames []drama3.TakeFrame
+		for _, j := range live {
+			if j.events.settled() {
+				ready = append(ready, j)
+				frames = append(frames, j.run.NextFrame())
+			}
+		}
+		if len(ready) == 0 {
+			<-s.wake // an event delivered, a stop, a new take or Close
+			continue
+		}
+		t0 := time.Now()
+		if err := s.set.Step(frames); err != nil {
+			for _, j := range ready {
+				fail(j, err)
+			}
+			live = slices.DeleteFunc(live, func(j *job) bool { return slices.Contains(ready, j) })
+			continue
+		}
+		step := time.Since(t0)
+		var left []*job
+		for i, j := range ready {
+			ok, err := j.run.Took(frames[i], step, len(frames))
+			switch {
+			case err != nil:
+				fail(j, err)
+				left = append(left, j)
+			case !ok:
+				finish(j)
+				left = append(left, j)
+			}
+		}
+		live = slices.DeleteFunc(live, func(j *job) bool { return slices.Contains(left, j) })
+	}
+}
+
+// eventQueue hands a take's events from the scheduler to its caller in
+// order, without blocking the scheduler.
+type eventQueue struct {
+	mu     sync.Mutex
+	events []engine.Event
+	busy   bool          // events pushed and not yet all emitted
+	ready  chan struct{} // capacity 1: events were pushed
+	wake   func()        // the scheduler's: the caller has emitted them
+}
+
+func (q *eventQueue) push(ev engine.Event) {
+	q.mu.Lock()
+	q.events = append(q.events, ev)
+	q.busy = true
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) drain() []engine.Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.events
+	q.events = nil
+	return out
+}
+
+// settled reports whether every event pushed has been emitted.
+func (q *eventQueue) settled() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !q.busy
+}
+
+// emitted marks the events drained so far as emitted and wakes the
+// scheduler when none is left.
+func (q *eventQueue) emitted() {
+	q.mu.Lock()
+	idle := len(q.events) == 0
+	if idle {
+		q.busy = false
+	}
+	q.mu.Unlock()
+	if idle && q.wake != nil {
+		q.wake()
+	}
+}
+
+// deliver calls emit with j's events as they come until j has ended and
+// every event has been delivered.
+func (j *job) deliver(emit func(engine.Event)) {
+	for {
+		select {
+		case <-j.events.ready:
+		case <-j.done:
+			for _, ev := range j.events.drain() {
+				emit(ev)
+			}
+			return
+		}
+		for _, ev := range j.events.drain() {
+			emit(ev)
+		}
+		j.events.emitted()
+	}
+}
