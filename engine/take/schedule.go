@@ -21,6 +21,10 @@ import (
 // take alone (its codes do not depend on which steps it joins), and a
 // caller that stops its take from a listener stops it within that frame.
 
+// settleGrace is how long a step waits for the callers of live takes to take
+// their last events before it runs without them.
+const settleGrace = 2 * time.Millisecond
+
 // job is one take, waiting or live.
 type job struct {
 	ctx    context.Context
@@ -135,6 +139,7 @@ func (s *scheduler) setLive(n int) {
 func (s *scheduler) run() {
 	defer close(s.stopped)
 	var live []*job
+	var grace time.Time // the step waits for callers until then
 	finish := func(j *job) { j.end(j.run.Finish()) }
 	fail := func(j *job, err error) {
 		j.run.Fail()
@@ -179,16 +184,36 @@ func (s *scheduler) run() {
 		}
 
 		var ready []*job // live takes whose callers have their last events
-		var frames []drama3.TakeFrame
 		for _, j := range live {
 			if j.events.settled() {
 				ready = append(ready, j)
-				frames = append(frames, j.run.NextFrame())
 			}
 		}
 		if len(ready) == 0 {
 			<-s.wake // an event delivered, a stop, a new take or Close
 			continue
+		}
+		if len(ready) < len(live) {
+			// Callers take their events in microseconds: wait that long
+			// for them, so the takes keep stepping together; a slower one
+			// sits out this step.
+			if grace.IsZero() {
+				grace = time.Now().Add(settleGrace)
+			}
+			if wait := time.Until(grace); wait > 0 {
+				timer := time.NewTimer(wait)
+				select {
+				case <-s.wake:
+				case <-timer.C:
+				}
+				timer.Stop()
+				continue
+			}
+		}
+		grace = time.Time{}
+		frames := make([]drama3.TakeFrame, len(ready))
+		for i, j := range ready {
+			frames[i] = j.run.NextFrame()
 		}
 		t0 := time.Now()
 		if err := s.set.Step(frames); err != nil {
