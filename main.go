@@ -42,7 +42,7 @@ var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a 
 // isolate_engine is on.
 func openModel(dir string, svc *app.Service) (engine.Engine, error) {
 	st := svc.Settings()
-	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine})
+	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine, Batch: st.Batch})
 }
 
 //go:embed build/appicon.png

@@ -67,6 +67,25 @@ func (s Sampling) Validate() error {
 	return nil
 }
 
+// DefaultBatch is the most takes an engine runs together when the settings
+// name no number; MaxBatch the most they may name. 1 runs one take at a
+// time.
+const (
+	DefaultBatch = 4
+	MaxBatch     = 8
+)
+
+// BatchOf is n with 0 read as DefaultBatch, refused outside [1, MaxBatch].
+func BatchOf(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultBatch, nil
+	case n < 1 || n > MaxBatch:
+		return 0, fmt.Errorf("%w: batch %d: want 1 to %d takes together (0: %d)", ErrInvalidRequest, n, MaxBatch, DefaultBatch)
+	}
+	return n, nil
+}
+
 // DefaultMaxFrames is the frame limit of a take that names none, the same in
 // the CLI, the studio's settings and the speech API: 2048 frames, about 95 s
 // at 21.5 frames/s.

@@ -15,9 +15,10 @@ import (
 
 // This file is serve's access log: one log/slog line per request, written
 // when the response is complete, with the status, the bytes sent and the
-// duration, and for a take the frames, the finish reason and the real-time
-// factor (read from the X-Audio-Frames, X-Finish-Reason and
-// X-Real-Time-Factor headers or trailers the speech API sets). The query
+// duration, and for a take the frames, the finish reason, the real-time
+// factor and the batch it ran in (read from the X-Audio-Frames,
+// X-Finish-Reason, X-Real-Time-Factor and X-Batch headers or trailers the
+// speech API sets). The query
 // string and the headers are not logged: they may hold a key.
 
 // AccessLog wraps h so that every request is logged to log (the studio's
@@ -40,6 +41,9 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 				attrs = append(attrs, slog.Int("frames", f), slog.String("finish", hdr.Get("X-Finish-Reason")))
 				if rtf, err := strconv.ParseFloat(hdr.Get("X-Real-Time-Factor"), 64); err == nil {
 					attrs = append(attrs, slog.Float64("rtf", rtf))
+				}
+				if b, err := strconv.Atoi(hdr.Get("X-Batch")); err == nil {
+					attrs = append(attrs, slog.Int("batch", b)) // the most takes it ran beside, itself included
 				}
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)

@@ -59,6 +59,10 @@ type Settings struct {
 	// IsolateEngine runs the engine in a child process (engine/gpuworker)
 	// from the next model load on: a crash there fails the take, not the studio.
 	IsolateEngine bool `json:"isolate_engine"`
+	// Batch is the most takes the engine runs together from the next model
+	// load on (the speech API's concurrent requests, the studio's
+	// variations); 0 is engine.DefaultBatch, 1 one take at a time.
+	Batch int `json:"batch"`
 }
 
 // Preset is a named set of sampling settings.
@@ -176,6 +180,9 @@ func (s Settings) Validate() error {
 		if err := ValidateSampling(p.Sampling); err != nil {
 			return fmt.Errorf("presets[%d] (%s): %w", i, p.Name, err)
 		}
+	}
+	if _, err := engine.BatchOf(s.Batch); err != nil {
+		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
 	if s.MemoryCapBytes < 0 {
 		return fmt.Errorf("%w: memory_cap_bytes must be ≥ 0 (0 is no cap), got %d", studio.ErrInvalid, s.MemoryCapBytes)

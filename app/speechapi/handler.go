@@ -24,7 +24,10 @@ type Limits struct {
 	MaxInputChars    int   // longer input gets 400
 	MaxFrames        int   // the largest max_frames accepted
 	DefaultMaxFrames int   // max_frames when the request has none
-	QueueDepth       int   // requests that may wait behind the running take
+	QueueDepth       int   // requests that may wait behind the running takes
+	// Batch is the takes the engine runs together (0: 1): that many
+	// requests run at once, QueueDepth more wait, the next gets 429.
+	Batch int
 	// Reference recordings of one request (ref_audio, references): their
 	// count (more: 400) and their decoded bytes together (more: 413).
 	MaxReferences     int
@@ -60,7 +63,7 @@ type Handler struct {
 // model under the id modelID (what clients put in "model", besides its
 // aliases: see ModelNames).
 func New(eng EngineFunc, modelID string, lim Limits) *Handler {
-	return &Handler{engine: eng, modelID: modelID, lim: lim, q: newQueue(lim.QueueDepth),
+	return &Handler{engine: eng, modelID: modelID, lim: lim, q: newQueue(lim.QueueDepth, max(lim.Batch, 1)),
 		voices: func() []voice.Voice { return nil }}
 }
 
@@ -210,7 +213,7 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 	if !admitted {
 		w.Header().Set("Retry-After", "5")
 		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "",
-			fmt.Sprintf("the engine is busy and %d requests are already waiting", h.lim.QueueDepth))
+			fmt.Sprintf("the engine is busy: %d takes are running together and %d requests are already waiting", max(h.lim.Batch, 1), h.lim.QueueDepth))
 		return
 	}
 	if err != nil { // the client left while waiting
@@ -318,7 +321,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 		hdr.Set("Cache-Control", "no-cache")
 	} else {
 		hdr.Set("Content-Type", req.Format.ContentType(req.SampleRate))
-		hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames")
+		hdr.Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames, X-Batch")
 	}
 	hdr.Set("X-Content-Type-Options", "nosniff")
 
@@ -387,6 +390,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 		done["audio_frames"] = fin.Frames
 		done["real_time_factor"] = fin.RealTimeFactor
 		done["time_to_first_audio_ms"] = float64(fin.TimeToFirstAudio) / float64(time.Millisecond)
+		done["batch"] = fin.Batch
 	}
 	writeEvent(w, done)
 	rc.Flush()
@@ -446,4 +450,5 @@ func setFigures(h http.Header, fin *engine.Finish) {
 	h.Set("X-Audio-Frames", strconv.Itoa(fin.Frames))
 	h.Set("X-Time-To-First-Audio-Ms", strconv.FormatFloat(float64(fin.TimeToFirstAudio)/float64(time.Millisecond), 'f', 1, 64))
 	h.Set("X-Real-Time-Factor", strconv.FormatFloat(fin.RealTimeFactor, 'f', 4, 64))
+	h.Set("X-Batch", strconv.Itoa(fin.Batch))
 }

@@ -2,15 +2,16 @@ package speechapi
 
 import "context"
 
-// queue admits one take at a time and lets at most depth more wait; a request
-// beyond that is refused at once (429) rather than piling up.
+// queue admits batch takes at a time (the engine runs them together) and
+// lets at most depth more wait; a request beyond that is refused at once
+// (429) rather than piling up.
 type queue struct {
-	slots chan struct{} // held by the running take and the waiting ones
-	run   chan struct{} // held by the running take
+	slots chan struct{} // held by the running takes and the waiting ones
+	run   chan struct{} // held by the running takes
 }
 
-func newQueue(depth int) *queue {
-	return &queue{slots: make(chan struct{}, depth+1), run: make(chan struct{}, 1)}
+func newQueue(depth, batch int) *queue {
+	return &queue{slots: make(chan struct{}, depth+batch), run: make(chan struct{}, batch)}
 }
 
 // acquire takes a place in the queue and waits for the engine. It reports

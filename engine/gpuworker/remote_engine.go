@@ -31,7 +31,9 @@ func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress 
 	if err != nil {
 		return nil, err
 	}
-	return &remoteEngine{sup: sup, req: req, info: ld.Info, c: c, handle: ld.Handle}, nil
+	info := ld.Info
+	info.Batch = 1 // takes through the worker run one at a time (Synthesize holds e.take)
+	return &remoteEngine{sup: sup, req: req, info: info, c: c, handle: ld.Handle}, nil
 }
 
 // OpenIsolated is OpenEngine with a worker of its own, started from path
@@ -184,7 +186,7 @@ func (e *remoteEngine) worker(ctx context.Context) (*Client, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker after %v: %w", e.req.Model, died, err)
 	}
-	if !sameModel(ld.Info, e.info) {
+	if ld.Info.Batch = 1; !sameModel(ld.Info, e.info) {
 		closeHandle(c, ld.Handle)
 		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker: the model changed on disk (%+v, was %+v); load it again", e.req.Model, ld.Info, e.info)
 	}

@@ -30,23 +30,6 @@ const (
 	CUDA = "cuda"
 )
 
-// DefaultBatch is the takes an engine runs together when Options.Batch is 0.
-const DefaultBatch = 4
-
-// MaxBatch is the most takes an engine runs together.
-const MaxBatch = 8
-
-// batch is o.Batch with the default, refused outside [1, MaxBatch].
-func (o Options) batch() (int, error) {
-	switch {
-	case o.Batch == 0:
-		return DefaultBatch, nil
-	case o.Batch < 1 || o.Batch > MaxBatch:
-		return 0, fmt.Errorf("batch %d: want 1 to %d takes together", o.Batch, MaxBatch)
-	}
-	return o.Batch, nil
-}
-
 // Backends lists the valid --backend values.
 var Backends = []string{Auto, CPU, CUDA}
 
@@ -72,8 +55,9 @@ type Options struct {
 	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
 	// worker's pool cap, against which it admits a model.
 	MemoryCap int64
-	// Batch is the most takes the engine runs together (0: DefaultBatch;
-	// 1: one at a time). Each live take holds its own caches.
+	// Batch is the most takes the engine runs together (0:
+	// engine.DefaultBatch; 1: one at a time). Each live take holds its own
+	// caches. Engines in a worker process run one take at a time for now.
 	Batch int
 
 	reason string // Open's choice, for a worker's Info.BackendReason
@@ -141,7 +125,7 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 // OpenCPU opens dir on the CPU backend in this process (the worker serves
 // isolated CPU takes with it); reason goes to Info.BackendReason.
 func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engine.Engine, error) {
-	batch, err := opts.batch()
+	batch, err := engine.BatchOf(opts.Batch)
 	if err != nil {
 		return nil, err
 	}
