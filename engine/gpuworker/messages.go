@@ -71,6 +71,9 @@ type LoadRequest struct {
 	Backend   string `json:"backend"`
 	MemoryCap int64  `json:"memory_cap"`
 	Reason    string `json:"reason,omitempty"`
+	// Batch is open.Options.Batch: the most takes the engine runs
+	// together (0: engine.DefaultBatch).
+	Batch int `json:"batch,omitempty"`
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.

@@ -31,9 +31,7 @@ func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress 
 	if err != nil {
 		return nil, err
 	}
-	info := ld.Info
-	info.Batch = 1 // takes through the worker run one at a time (Synthesize holds e.take)
-	return &remoteEngine{sup: sup, req: req, info: info, c: c, handle: ld.Handle}, nil
+	return &remoteEngine{sup: sup, req: req, info: ld.Info, c: c, handle: ld.Handle, cancels: map[*job]context.CancelFunc{}}, nil
 }
 
 // OpenIsolated is OpenEngine with a worker of its own, started from path
@@ -85,21 +83,26 @@ func load(ctx context.Context, c *Client, req LoadRequest, progress func(done, t
 	return ld, nil
 }
 
-// remoteEngine is an engine.Engine in a worker process.
+// job identifies a running take among the engine's cancels.
+type job struct{ _ byte }
+
+// remoteEngine is an engine.Engine in a worker process: its takes run
+// there together, as the worker's engine schedules them.
 type remoteEngine struct {
 	sup    *Supervisor
 	ownSup bool // Close ends the supervisor's worker too (OpenIsolated)
 	req    LoadRequest
 	info   engine.Info
 
-	take sync.Mutex // held for a whole take, and while reloading
+	takes   sync.RWMutex // read-held by each take, held by Close while it closes
+	restart sync.Mutex   // held while a dead worker is replaced
 
 	mu         sync.Mutex // guards the fields below
 	c          *Client
 	handle     uint64
 	last       *engine.Finish
 	closed     bool
-	cancelTake context.CancelFunc // the running take's, nil between takes
+	cancels    map[*job]context.CancelFunc // the running takes' (the worker runs up to info.Batch together)
 }
 
 func (e *remoteEngine) Info() engine.Info { return e.info }
@@ -113,8 +116,8 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest,
 	if emit == nil {
 		emit = func(engine.Event) {}
 	}
-	e.take.Lock()
-	defer e.take.Unlock()
+	e.takes.RLock()
+	defer e.takes.RUnlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.mu.Lock()
@@ -122,11 +125,12 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest,
 		e.mu.Unlock()
 		return nil, errors.New("engine is closed")
 	}
-	e.cancelTake = cancel
+	key := new(job)
+	e.cancels[key] = cancel
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
-		e.cancelTake = nil
+		delete(e.cancels, key)
 		e.mu.Unlock()
 	}()
 
@@ -167,8 +171,11 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest,
 // worker returns the worker and the engine's handle in it. After the worker
 // died it starts a fresh one and loads the model again; the model must come
 // back as it was (same Info), or the engine refuses the take. The caller
-// holds e.take.
+// read-holds e.takes; takes that find the worker dead together restart it
+// once.
 func (e *remoteEngine) worker(ctx context.Context) (*Client, uint64, error) {
+	e.restart.Lock()
+	defer e.restart.Unlock()
 	e.mu.Lock()
 	c, handle := e.c, e.handle
 	e.mu.Unlock()
@@ -186,7 +193,7 @@ func (e *remoteEngine) worker(ctx context.Context) (*Client, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker after %v: %w", e.req.Model, died, err)
 	}
-	if ld.Info.Batch = 1; !sameModel(ld.Info, e.info) {
+	if !sameModel(ld.Info, e.info) {
 		closeHandle(c, ld.Handle)
 		return nil, 0, fmt.Errorf("reloading %s in a fresh engine worker: the model changed on disk (%+v, was %+v); load it again", e.req.Model, ld.Info, e.info)
 	}
@@ -306,7 +313,7 @@ func (e *remoteEngine) call(op string, args func(handle uint64) any, timeout tim
 	return json.Unmarshal(res, result)
 }
 
-// Close cancels a running take, waits for it to end, and closes the model
+// Close cancels the running takes, waits for them to end, and closes the model
 // in the worker. Later takes fail.
 func (e *remoteEngine) Close() error {
 	e.mu.Lock()
@@ -315,12 +322,12 @@ func (e *remoteEngine) Close() error {
 		return nil
 	}
 	e.closed = true
-	if e.cancelTake != nil {
-		e.cancelTake()
+	for _, cancel := range e.cancels {
+		cancel()
 	}
 	e.mu.Unlock()
-	e.take.Lock() // the take has ended
-	defer e.take.Unlock()
+	e.takes.Lock() // every take has ended
+	defer e.takes.Unlock()
 	e.mu.Lock()
 	c, handle := e.c, e.handle
 	e.mu.Unlock()
