@@ -97,12 +97,12 @@ type remoteEngine struct {
 	takes   sync.RWMutex // read-held by each take, held by Close while it closes
 	restart sync.Mutex   // held while a dead worker is replaced
 
-	mu         sync.Mutex // guards the fields below
-	c          *Client
-	handle     uint64
-	last       *engine.Finish
-	closed     bool
-	cancels    map[*job]context.CancelFunc // the running takes' (the worker runs up to info.Batch together)
+	mu      sync.Mutex // guards the fields below
+	c       *Client
+	handle  uint64
+	last    *engine.Finish
+	closed  bool
+	cancels map[*job]context.CancelFunc // the running takes' (the worker runs up to info.Batch together)
 }
 
 func (e *remoteEngine) Info() engine.Info { return e.info }

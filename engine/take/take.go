@@ -51,7 +51,7 @@ type Engine struct {
 	statMu  sync.Mutex // guards last, closed and calls' Add
 	last    *engine.Finish
 	closed  bool
-	calls   sync.WaitGroup // Synthesize calls under way (Close waits for them)
+	calls   sync.WaitGroup  // Synthesize calls under way (Close waits for them)
 	closing context.Context // cancelled by Close: stops the running takes
 	close   context.CancelFunc
 }
