@@ -236,8 +236,17 @@ func (s *Service) Speak(req engine.SpeechRequest) (takes.Take, error) {
 	return s.takes.StartTake(req, "", nil)
 }
 
-// Stop ends the running take at its next frame, keeping what it made, and
-// waits until it has ended. It reports whether a take was running.
+// SpeakVariations starts Speak ×N: v.Count takes of v.Request together
+// (other seeds, or one setting swept over v.Values), each streaming into its
+// own row of the takes list, playable while the others are made; the engine
+// runs them in one batch. Errors as Speak's, and studio.ErrInvalid naming
+// the field of v at fault.
+func (s *Service) SpeakVariations(v takes.Variations) ([]takes.Take, error) {
+	return s.takes.StartVariations(v, nil)
+}
+
+// Stop ends the running takes at their next frame, keeping what they made,
+// and waits until they have ended. It reports whether a take was running.
 func (s *Service) Stop() (bool, error) { return s.takes.Stop() }
 
 // Takes lists the takes, newest first.

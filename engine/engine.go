@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -84,6 +86,20 @@ func BatchOf(n int) (int, error) {
 		return 0, fmt.Errorf("%w: batch %d: want 1 to %d takes together (0: %d)", ErrInvalidRequest, n, MaxBatch, DefaultBatch)
 	}
 	return n, nil
+}
+
+// ParseBatches reads a comma-separated list of batch sizes, each 1 to
+// MaxBatch (bench take --batch 1,2,4,8).
+func ParseBatches(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b < 1 || b > MaxBatch {
+			return nil, fmt.Errorf("batch sizes %q: want sizes 1 to %d, comma-separated", s, MaxBatch)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // DefaultMaxFrames is the frame limit of a take that names none, the same in

@@ -106,7 +106,7 @@ func (e TakesLimitEffect) describe() string {
 // The caller then stores the limit in the settings.
 func (l *List) ApplyTakesLimit(c TakesLimitChange) error {
 	l.mu.Lock()
-	if l.running != nil {
+	if len(l.running) > 0 {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: a take is running; change the takes limit after it ends", studio.ErrBusy)
 	}

@@ -1,5 +1,5 @@
 // Package takes owns the studio's takes: the list (studio and speech API
-// takes alike) and the take running now, each take's audio while it is
+// takes alike) and the takes running now (one, or Speak ×N's variations), each take's audio while it is
 // made, the takes directory on disk (one folder per take, written through
 // a temporary folder), the takes' size limit and which takes it evicts,
 // waveform peaks, and export to WAV or raw PCM.
@@ -48,7 +48,7 @@ type List struct {
 	mu      sync.Mutex
 	next    int
 	list    []*takeRecord // oldest first
-	running *takeRun
+	running []*takeRun // the studio's takes being made: one, or a Speak ×N group
 	store   takeStore
 	stored  int64 // bytes on disk
 }
@@ -85,5 +85,5 @@ func (l *List) Usage() (dir string, bytes int64) {
 func (l *List) Running() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.running != nil
+	return len(l.running) > 0
 }

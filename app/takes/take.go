@@ -57,6 +57,9 @@ type Take struct {
 	// Voices are the voices cast for <|speaker:0|>, <|speaker:1|>, … (their
 	// references are in Request); none for the model's own voice.
 	Voices []string `json:"voices,omitempty"`
+	// Group is the first take's id of the Speak ×N that made this one
+	// (its variations share it); 0 for a take made alone.
+	Group int `json:"group,omitempty"`
 }
 
 // AudioEvent is the waveform of a chunk as it arrives: the desktop window
@@ -101,6 +104,7 @@ func (c *PCMChunk) BinaryMessage() []byte {
 // takeRun is the take in progress.
 type takeRun struct {
 	rec          *takeRecord
+	ctx          context.Context // the take's (studio takes); cancel ends it
 	cancel       context.CancelFunc
 	done         chan struct{}
 	lastProgress time.Time
@@ -137,8 +141,25 @@ func (l *List) find(id int) (int, *takeRecord) {
 // model it returns the model's error (studio.ErrNoModel); while a take
 // runs, studio.ErrBusy.
 func (l *List) StartTake(req engine.SpeechRequest, name string, voices []string) (Take, error) {
-	if err := settings.ValidateSpeech(req); err != nil {
+	started, err := l.startTakes([]engine.SpeechRequest{req}, []string{name}, voices)
+	if err != nil {
 		return Take{}, err
+	}
+	return started[0], nil
+}
+
+// startTakes starts one take of each request together (names[i] is take
+// i's name); with more than one they form a group (Take.Group). Only the
+// first plays live through the sound card; the others are played from the
+// list (Play), also while they are made.
+func (l *List) startTakes(reqs []engine.SpeechRequest, names []string, voices []string) ([]Take, error) {
+	for i, req := range reqs {
+		if err := settings.ValidateSpeech(req); err != nil {
+			if len(reqs) > 1 {
+				return nil, fmt.Errorf("variation %d: %w", i+1, err)
+			}
+			return nil, err
+		}
 	}
 	l.mu.Lock()
 	// The model is asked under the list's lock (the model's lock is taken
@@ -147,27 +168,40 @@ func (l *List) StartTake(req engine.SpeechRequest, name string, voices []string)
 	eng, sampleRate, err := l.engine()
 	if err != nil {
 		l.mu.Unlock()
-		return Take{}, err
+		return nil, err
 	}
-	if l.running != nil {
-		id := l.running.rec.take.ID
+	if len(l.running) > 0 {
+		id := l.running[0].rec.take.ID
 		l.mu.Unlock()
-		return Take{}, fmt.Errorf("%w: take %d is running; press Stop first", studio.ErrBusy, id)
+		return nil, fmt.Errorf("%w: take %d is running; press Stop first", studio.ErrBusy, id)
 	}
-	l.next++
-	t := &Take{ID: l.next, Name: name, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
-		SampleRate: sampleRate, Voices: slices.Clone(voices)}
-	ctx, cancel := context.WithCancel(context.Background())
-	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
-	run.live = l.speaker.StartLive(t.ID)
-	l.running = run
-	l.list = append(l.list, run.rec)
-	view := *t
+	var views []Take
+	var runs []*takeRun
+	group := 0
+	for i, req := range reqs {
+		l.next++
+		if len(reqs) > 1 && i == 0 {
+			group = l.next
+		}
+		t := &Take{ID: l.next, Name: names[i], Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
+			SampleRate: sampleRate, Voices: slices.Clone(voices), Group: group}
+		ctx, cancel := context.WithCancel(context.Background())
+		run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{}), ctx: ctx}
+		if i == 0 {
+			run.live = l.speaker.StartLive(t.ID)
+		}
+		l.running = append(l.running, run)
+		l.list = append(l.list, run.rec)
+		runs = append(runs, run)
+		views = append(views, *t)
+	}
 	l.mu.Unlock()
 
-	l.events.Send(studio.EventTake, view)
-	go l.runTake(ctx, eng, run)
-	return view, nil
+	for i, run := range runs {
+		l.events.Send(studio.EventTake, views[i])
+		go l.runTake(run.ctx, eng, run)
+	}
+	return views, nil
 }
 
 func (l *List) runTake(ctx context.Context, eng engine.Engine, run *takeRun) {
@@ -219,9 +253,7 @@ func (l *List) endTake(run *takeRun, fin *engine.Finish, err error, underruns in
 		run.rec.bytes, run.rec.take.Stored = stored, true
 		run.rec.pcm = nil // read back from disk when needed
 	}
-	if l.running == run {
-		l.running = nil
-	}
+	l.running = slices.DeleteFunc(l.running, func(r *takeRun) bool { return r == run })
 	view := *run.rec.take
 	l.mu.Unlock()
 	l.events.Send(studio.EventTake, view)
@@ -332,18 +364,19 @@ func (l *List) trimListLocked() {
 	}
 }
 
-// Stop ends the running take at its next frame, keeping what it made, and
-// waits until it has ended. It reports whether a take was running.
+// Stop ends the running takes at their next frame, keeping what they made,
+// and waits until they have ended. It reports whether a take was running.
 func (l *List) Stop() (bool, error) {
 	l.mu.Lock()
-	run := l.running
+	runs := slices.Clone(l.running)
 	l.mu.Unlock()
-	if run == nil {
-		return false, nil
+	for _, run := range runs {
+		run.cancel()
 	}
-	run.cancel()
-	<-run.done
-	return true, nil
+	for _, run := range runs {
+		<-run.done
+	}
+	return len(runs) > 0, nil
 }
 
 // Takes lists the takes, newest first.

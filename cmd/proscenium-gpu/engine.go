@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"proscenium/engine"
@@ -18,9 +19,15 @@ import (
 )
 
 // openCUDAEngine loads the checkpoint directory dir onto dev (admission of
-// the exact bytes first, progress as bytes on the device) and returns the
-// take engine over the CUDA frame backend; reason goes to Info.BackendReason.
-func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, progress func(done, total int64)) (engine.Engine, error) {
+// the exact bytes for batch takes first, progress as bytes on the device)
+// and returns the take engine over the CUDA frame backend, up to batch takes
+// together (0: engine.DefaultBatch), each with its own device state, their
+// frames interleaved; reason goes to Info.BackendReason.
+func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (engine.Engine, error) {
+	batch, err := engine.BatchOf(batch)
+	if err != nil {
+		return nil, err
+	}
 	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
 	if err != nil {
 		return nil, err
@@ -32,8 +39,21 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	if err != nil {
 		return nil, err
 	}
-	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{Pipeline: true}, progress)
+	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{Pipeline: true, Takes: batch}, progress)
 	if err != nil {
+		return nil, err
+	}
+	all := &framesSet{all: []*cuda.Frames{frames}}
+	set, err := drama3.NewInterleave(frames, func() (drama3.FrameBackend, error) {
+		f, err := frames.NewTake()
+		if err != nil {
+			return nil, err
+		}
+		all.add(f)
+		return f, nil
+	}, batch)
+	if err != nil {
+		frames.Close()
 		return nil, err
 	}
 	info := engine.Info{
@@ -42,13 +62,39 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 		Codebooks: cfg.Audio.NumCodebooks, CodebookSizes: append([]int(nil), frames.CodebookEntries()...),
 		Parameters: drama3.CountParameters(cfg).Total(),
 	}
-	eng, err := take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: deviceMemory(dev)})
+	eng, err := take.New(take.Config{Info: info, Takes: set, Tokenizer: tok, Memory: deviceMemory(dev)})
 	if err != nil {
-		frames.Close()
+		set.Close()
 		return nil, err
 	}
 	refs := &deviceReferences{dev: dev, path: filepath.Join(dir, drama3.CodecFile)}
-	return cudaEngine{Engine: eng, frames: frames, deviceReferences: refs}, nil
+	return cudaEngine{Engine: eng, frames: all, deviceReferences: refs}, nil
+}
+
+// framesSet is every take's Frames of an engine, for Fault: the scheduler
+// adds one as a take first needs it, while takes ask.
+type framesSet struct {
+	mu  sync.Mutex
+	all []*cuda.Frames
+}
+
+func (s *framesSet) add(f *cuda.Frames) {
+	s.mu.Lock()
+	s.all = append(s.all, f)
+	s.mu.Unlock()
+}
+
+// fault is the first device error any take's frames met (the context is
+// one: after one, none can go on).
+func (s *framesSet) fault() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.all {
+		if err := f.Fault(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
@@ -69,7 +115,7 @@ func deviceMemory(dev *cuda.Device) func() engine.Memory {
 // next take) can. The take's error reply goes out first.
 type cudaEngine struct {
 	*take.Engine
-	frames *cuda.Frames
+	frames *framesSet
 	*deviceReferences
 }
 
@@ -81,7 +127,7 @@ func (e cudaEngine) Close() error {
 
 func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
 	fin, err := e.Engine.Synthesize(ctx, req, emit)
-	if fault := e.frames.Fault(); fault != nil {
+	if fault := e.frames.fault(); fault != nil {
 		fmt.Fprintf(os.Stderr, "proscenium-gpu: device error (%v): ending the worker; the next take starts a fresh one\n", fault)
 		go func() {
 			time.Sleep(faultExitDelay)

@@ -94,6 +94,6 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.Reason != "" {
 			reason = req.Reason + " (" + reason + ")"
 		}
-		return openCUDAEngine(ctx, dev, req.Model, reason, progress)
+		return openCUDAEngine(ctx, dev, req.Model, reason, req.Batch, progress)
 	}
 }

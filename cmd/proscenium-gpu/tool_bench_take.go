@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
+	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
@@ -53,6 +55,21 @@ type takeBench struct {
 	PeakBytes      int64              `json:"device_peak_bytes"`
 	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
+	// Batches are the rounds of B takes together (--batch), each B once.
+	Batches []batchRound `json:"batches,omitempty"`
+}
+
+// batchRound is B takes begun together, stepped together until each ends:
+// each take's first audio (from the round's start: the prefills of the
+// takes before it included) and real-time factor, and the audio seconds
+// all of them made per second of the round.
+type batchRound struct {
+	Batch          int       `json:"batch"`
+	FirstAudioMs   []float64 `json:"time_to_first_audio_ms"`
+	RTF            []float64 `json:"real_time_factor"`
+	Frames         int       `json:"frames"` // all takes together
+	ElapsedMs      float64   `json:"elapsed_ms"`
+	AudioPerSecond float64   `json:"audio_s_per_s"`
 }
 
 func benchTake(args []string) error {
@@ -66,8 +83,16 @@ func benchTake(args []string) error {
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
+	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var batches []int
+	if *batchList != "" {
+		var err error
+		if batches, err = engine.ParseBatches(*batchList); err != nil {
+			return err
+		}
 	}
 	if (*synthetic == "") == (*model == "") {
 		return fmt.Errorf("give --synthetic full or --model DIR")
@@ -84,7 +109,7 @@ func benchTake(args []string) error {
 	}
 	defer dev.Close()
 	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
-	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline}
+	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
 	var f *cuda.Frames
 	var prompt []int
 	start := time.Now()
@@ -199,6 +224,27 @@ func benchTake(args []string) error {
 	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
 		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
 	}
+	if len(batches) > 0 {
+		// One set over f for every round: its takes' state is made (and
+		// their graphs captured) in a warm-up round of the largest B.
+		set, err := drama3.NewInterleave(f, func() (drama3.FrameBackend, error) { return f.NewTake() }, opt.Takes)
+		if err != nil {
+			return err
+		}
+		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
+		if _, err := benchRound(set, opt.Takes, prompt, *frames); err != nil {
+			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
+		}
+		for _, b := range batches {
+			r, err := benchRound(set, b, prompt, *frames)
+			if err != nil {
+				return fmt.Errorf("round of %d takes: %w", b, err)
+			}
+			res.Batches = append(res.Batches, r)
+		}
+		ps := dev.Pool.Stats(cuda.DeviceMem)
+		res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
+	}
 
 	if *asJSON {
 		b, _ := json.MarshalIndent(res, "", "  ")
@@ -228,6 +274,17 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	for _, r := range res.Batches {
+		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); first audio", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs)
+		for _, v := range r.FirstAudioMs {
+			fmt.Printf(" %.1f", v)
+		}
+		fmt.Printf(" ms; real-time factor")
+		for _, v := range r.RTF {
+			fmt.Printf(" %.4f", v)
+		}
+		fmt.Println()
+	}
 	if res.AdmittedBytes > 0 {
 		within := "within it"
 		if res.PeakBytes > res.AdmittedBytes {
@@ -236,6 +293,84 @@ func benchTake(args []string) error {
 		fmt.Printf("admitted          %.2f GiB before the load: the peak is %.1f %% of it, %s\n", gib(res.AdmittedBytes), 100*float64(res.PeakBytes)/float64(res.AdmittedBytes), within)
 	}
 	return nil
+}
+
+// benchRound runs b takes of prompt on set together (seeds 1…b; every take
+// begins, then one step for all live ones until each ends) through the take
+// loop, as engine/take's scheduler does when b requests arrive at once.
+func benchRound(set drama3.TakeSet, b int, prompt []int, frames int) (batchRound, error) {
+	r := batchRound{Batch: b}
+	start := time.Now()
+	runs := make([]*drama3.TakeRun, b)
+	for i := range runs {
+		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
+			Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: frames, Start: start}, drama3.Listener{})
+		if err != nil {
+			return r, err
+		}
+		if _, err := run.Prefill(context.Background()); err != nil {
+			return r, err
+		}
+		runs[i] = run
+	}
+	var audioS float64
+	finish := func(run *drama3.TakeRun) error { // as soon as the take ends: its elapsed time is its own
+		res, err := run.Finish()
+		if err != nil {
+			return err
+		}
+		a := float64(len(res.Codes)*set.SamplesPerFrame()) / audio.SampleRate
+		audioS += a
+		r.Frames += len(res.Codes)
+		r.FirstAudioMs = append(r.FirstAudioMs, ms(res.TimeToFirstAudio))
+		rtf := 0.0
+		if a > 0 {
+			rtf = res.Elapsed.Seconds() / a
+		}
+		r.RTF = append(r.RTF, rtf)
+		return nil
+	}
+	live := slices.Clone(runs)
+	for len(live) > 0 {
+		step := make([]drama3.TakeFrame, 0, len(live))
+		var next []*drama3.TakeRun
+		for _, run := range live {
+			if !run.Due(context.Background()) {
+				if err := finish(run); err != nil {
+					return r, err
+				}
+				continue
+			}
+			step = append(step, run.NextFrame())
+			next = append(next, run)
+		}
+		if len(next) == 0 {
+			break
+		}
+		t0 := time.Now()
+		if err := set.Step(step); err != nil {
+			return r, err
+		}
+		d := time.Since(t0)
+		live = live[:0]
+		for i, run := range next {
+			ok, err := run.Took(step[i], d, len(step))
+			if err != nil {
+				return r, err
+			}
+			if !ok {
+				if err := finish(run); err != nil {
+					return r, err
+				}
+				continue
+			}
+			live = append(live, run)
+		}
+	}
+	el := time.Since(start)
+	r.ElapsedMs = ms(el)
+	r.AudioPerSecond = audioS / el.Seconds()
+	return r, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+
+	"proscenium/engine"
 )
 
-// `proscenium bench take --synthetic full | --model DIR [--json]`: whole
-// takes on the GPU through the take loop (load, prefill, time to first
-// audio, per-stage ms per frame, real-time factor, peak memory), run inside
-// the GPU worker (`proscenium-gpu bench-take`, which takes the same flags).
+// `proscenium bench take --synthetic full | --model DIR [--batch 1,2,4,8]
+// [--json]`: whole takes on the GPU through the take loop (load, prefill,
+// time to first audio, per-stage ms per frame, real-time factor, peak
+// memory), and with --batch, B takes together: each take's first audio and
+// real-time factor and the audio seconds made per second; run inside the GPU
+// worker (`proscenium-gpu bench-take`, which takes the same flags).
 
 func init() {
 	registerBench(command{name: "take", summary: "whole GPU takes: load, prefill, first audio, ms per frame by stage, real-time factor (--synthetic full | --model DIR, --json)", run: runBenchTake})
@@ -22,6 +26,7 @@ func runBenchTake(args []string) error {
 	prompt := fs.Int("prompt", 60, "prompt tokens (synthetic)")
 	frames := fs.Int("frames", 200, "frames per take at most")
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
+	batch := fs.String("batch", "", "takes together, a comma-separated list (1,2,4,8): each B's takes' first audio and real-time factor, and audio seconds per second")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -42,6 +47,12 @@ func runBenchTake(args []string) error {
 	}
 	if *asJSON {
 		fwd = append(fwd, "-json")
+	}
+	if *batch != "" {
+		if _, err := engine.ParseBatches(*batch); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		fwd = append(fwd, "-batch", *batch)
 	}
 	return runWorkerTool(*worker, "bench-take", fwd)
 }

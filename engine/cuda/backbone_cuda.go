@@ -39,6 +39,10 @@ type Backbone struct {
 	Experts ExpertPath
 	// ExpertGroup is the pairs per pass of ExpertsRows (4 or 8; 0: MoERowsGroup).
 	ExpertGroup int
+
+	// borrowed: W belongs to another backbone (a take's state beside its
+	// take's, Frames.NewTake); Close leaves it.
+	borrowed bool
 }
 
 type backboneLayer struct {
@@ -224,7 +228,9 @@ func (b *Backbone) Close() {
 	if b.work != nil {
 		b.d.Free(b.work)
 	}
-	b.W.Free(b.d)
+	if !b.borrowed {
+		b.W.Free(b.d)
+	}
 }
 
 // checkRows validates rows and fills toks (−1 for an embedding row) and emb.

@@ -37,6 +37,9 @@ type FramesOptions struct {
 	// NoCodec loads no codec (Decode refuses): frame comparisons and
 	// benchmarks of the frame alone.
 	NoCodec bool
+	// Takes is the most takes LoadFrames admits memory for (0: 1): the
+	// first's state comes with the load, each other's with NewTake.
+	Takes int
 }
 
 func (o FramesOptions) withDefaults() FramesOptions {
@@ -44,6 +47,7 @@ func (o FramesOptions) withDefaults() FramesOptions {
 	if o.DecodeChunk == 0 {
 		o.DecodeChunk = 64
 	}
+	o.Takes = max(o.Takes, 1)
 	return o
 }
 
@@ -56,6 +60,11 @@ type Frames struct {
 	extras *TowerExtras
 	codec  *Codec // nil: Decode refuses (benchmarks of the frame alone)
 	opt    FramesOptions
+	// semantic and endToken bind a take's tower (NewTake); borrowed: the
+	// weights and the codec belong to the Frames this one was made from.
+	semantic []int
+	endToken int
+	borrowed bool
 	// admitted is the device memory LoadFrames admitted before allocating
 	// (0 when the backbone came from elsewhere).
 	admitted int64
@@ -124,9 +133,12 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 	if err != nil {
 		return nil, nil, err
 	}
+	take := need - layout.Bytes // one take's state and scratch
 	if ref != nil {
 		need += CodecBytes(ref, opt.DecodeChunk)
+		take += CodecStreamBytes(ref, opt.DecodeChunk)
 	}
+	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake)
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, nil, err
 	}
@@ -159,6 +171,18 @@ func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, p
 // stream's state for chunks of maxChunk frames, estimated from the widest
 // stage. It is an upper bound, for admission.
 func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
+	weights, stream := codecBytes(ref, maxChunk)
+	return weights + stream
+}
+
+// CodecStreamBytes bounds one codec stream's share of CodecBytes: what each
+// take beside the first adds (its own stream over the shared weights).
+func CodecStreamBytes(ref *cpu.Codec, maxChunk int) int64 {
+	_, stream := codecBytes(ref, maxChunk)
+	return stream
+}
+
+func codecBytes(ref *cpu.Codec, maxChunk int) (weightBytes, streamBytes int64) {
 	p := ref.Plan()
 	var weights, widest int64
 	conv := func(c *cpu.CodecConvWeights) {
@@ -190,7 +214,7 @@ func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
 	}
 	// Ping-pong float32 buffers, FP16 copies and histories: a few times the
 	// widest stage's rows per chunk.
-	return weights*2 + 8*widest*int64(maxChunk+16)*4 + 64<<20
+	return weights * 2, 8*widest*int64(maxChunk+16)*4 + 64<<20
 }
 
 // NewFrames builds the frame backend over a loaded backbone (its arena holds
@@ -198,33 +222,43 @@ func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
 // both from now on (Close frees them), also when it fails.
 func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endToken int, opt FramesOptions) (*Frames, error) {
 	opt = opt.withDefaults()
-	f := &Frames{d: d, bb: bb, codec: codec, opt: opt}
+	f := &Frames{d: d, bb: bb, codec: codec, opt: opt, semantic: semanticTokens, endToken: endToken}
+	if err := f.build(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// build binds the tower and allocates the take's state over f.bb's
+// weights; on failure it closes f.
+func (f *Frames) build() error {
+	d, bb, codec, opt := f.d, f.bb, f.codec, f.opt
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
 		}
 	}()
-	tw, extras, err := BindTower(d, bb.W, semanticTokens, endToken)
+	tw, extras, err := BindTower(d, bb.W, f.semantic, f.endToken)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f.extras = extras
 	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows)}); err != nil {
-		return nil, err
+		return err
 	}
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {
-		return nil, err
+		return err
 	}
 	f.entries = append([]int(nil), tw.Geometry.Entries...)
 	if codec != nil {
 		f.spf = codec.Geometry().SamplesPerFrame
 		if n := codec.Geometry().Codebooks(); n != len(f.entries) {
-			return nil, fmt.Errorf("cuda frames: the codec reads %d codebooks, the model makes %d", n, len(f.entries))
+			return fmt.Errorf("cuda frames: the codec reads %d codebooks, the model makes %d", n, len(f.entries))
 		}
 	}
 	ok = true
-	return f, nil
+	return nil
 }
 
 // CodebookEntries implements drama3.FrameBackend.
@@ -478,7 +512,7 @@ func (f *Frames) Close() error {
 	if f.pinned != nil {
 		f.d.Free(f.pinned)
 	}
-	if f.codec != nil {
+	if f.codec != nil && !f.borrowed {
 		f.codec.Close()
 	}
 	if f.bb != nil {

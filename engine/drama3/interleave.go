@@ -33,7 +33,7 @@ var (
 // NewInterleave makes a set of up to capacity live takes; first is the
 // first take's backend, newBackend makes another (sharing first's weights)
 // when more takes are live than backends exist. The set owns every backend
-// (Close closes them). newBackend may be nil when capacity is 1.
+// (Close closes them, first last). newBackend may be nil when capacity is 1.
 func NewInterleave(first FrameBackend, newBackend func() (FrameBackend, error), capacity int) (*Interleave, error) {
 	if first == nil {
 		return nil, fmt.Errorf("interleave: no backend")
@@ -160,9 +160,11 @@ func (s *Interleave) Close() error {
 	if !s.owned {
 		return nil
 	}
+	// The takes' backends close before the first's: theirs may borrow its
+	// weights.
 	var first error
-	for _, b := range s.backends {
-		if err := b.Close(); err != nil && first == nil {
+	for i := len(s.backends) - 1; i >= 0; i-- {
+		if err := s.backends[i].Close(); err != nil && first == nil {
 			first = err
 		}
 	}
