@@ -48,7 +48,7 @@ type List struct {
 	mu      sync.Mutex
 	next    int
 	list    []*takeRecord // oldest first
-	running []*takeRun // the studio's takes being made: one, or a Speak ×N group
+	running []*takeRun    // the studio's takes being made: one, or a Speak ×N group
 	store   takeStore
 	stored  int64 // bytes on disk
 }
