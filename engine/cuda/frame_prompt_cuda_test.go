@@ -20,8 +20,8 @@ import (
 // logits vector within promptTol of the CPU's; free-running seeds: the codes
 // of the pipelined GPU take equal those of the same take frame by frame, and
 // each divergence from the CPU is logged with the CPU's logit gap and must
-// come from logits within the tolerance and a draw within nearTieMargin of
-// a boundary (a near-tie of the draw, not a wrong prompt).
+// come from logits within the tolerance and be a near-tie of the draw
+// (drama3.NearTie), not a wrong prompt.
 
 const promptTol = 1e-4
 
@@ -37,21 +37,6 @@ func TestFramesBeginPromptMatchesTheCPU(t *testing.T) {
 
 // promptSampling is the sampling of the free-running takes.
 var promptSampling = drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
-
-// nearTieMargin is how close to a boundary of the draw (drawMargin, in the
-// CPU's arithmetic) a code that differs from the CPU's may lie, given the
-// largest difference d between the two backends' logits of that draw: each
-// weight exp(l/T) moves by at most a factor e^(d/T), so each running sum
-// relative to the total by at most about 2d/T; twice that, plus the
-// sampler's own rounding ties (roundingMargin). Under the exact policy the
-// logits are the CPU's bits (d = 0) and only a rounding tie may differ.
-func nearTieMargin(gpu, cpu []float32, s drama3.Sampling) float64 {
-	d := 0.0
-	for i := range cpu {
-		d = max(d, math.Abs(float64(gpu[i])-float64(cpu[i])))
-	}
-	return roundingMargin + 4*d/float64(s.Temperature)
-}
 
 // promptTake begins p on b and runs up to n frames (forced: codes per
 // frame, or nil); it returns the frames made and whether the take ended.
@@ -185,14 +170,14 @@ func testBeginPrompt(t *testing.T, dir string) {
 				hv, gv := hl[key], gl[key]
 				gap := math.Abs(float64(hv[hf[f][k]]) - float64(hv[gf[f][k]]))
 				rel := drama3.LogitsDiff(gv, hv)
-				margin, allowed := drawMargin(hv, promptSampling, drama3.Uniform(seed, f, k)), nearTieMargin(gv, hv, promptSampling)
-				t.Logf("seed %d: diverges at frame %d codebook %d: CPU %d, GPU %d, CPU logit gap %.3g, logits %.3g relative apart, draw margin %.3g (a near-tie up to %.3g)",
-					seed, f, k, hf[f][k], gf[f][k], gap, rel, margin, allowed)
+				near, margin, bound := drama3.NearTie(hv, gv, promptSampling, drama3.Uniform(seed, f, k), hf[f][k], gf[f][k])
+				t.Logf("seed %d: diverges at frame %d codebook %d: CPU %d, GPU %d, CPU logit gap %.3g, logits %.3g relative apart, draw margin %.3g (bound %.3g)",
+					seed, f, k, hf[f][k], gf[f][k], gap, rel, margin, bound)
 				if !(rel <= promptTol) {
 					t.Errorf("seed %d frame %d codebook %d: logits %.3g relative from the CPU's (tolerance %g)", seed, f, k, rel, promptTol)
 				}
-				if !(margin <= allowed) {
-					t.Errorf("seed %d frame %d codebook %d: the draw's margin %.3g is past what the logits' difference explains (%.3g): not a near-tie", seed, f, k, margin, allowed)
+				if !near {
+					t.Errorf("seed %d frame %d codebook %d: not a near-tie: the draw's margin %.3g is past %.3g and the two codes' logits lie %.3g apart, more than the logits' difference explains (drama3.NearTie)", seed, f, k, margin, bound, gap)
 				}
 			}
 			t.Logf("free-running: %d of %d seeds identical to the CPU over %d frames", identical, seeds, freeFrames)
