@@ -123,12 +123,14 @@ func benchTake(args []string) error {
 		}
 	} else {
 		res.Model = *model
-		tok, err := tokenizer.LoadFile(*model + "/" + drama3.TokenizerFile)
+		ck, err := drama3.LoadEngine(*model)
 		if err != nil {
 			return err
 		}
+		defer ck.Close()
+		tok := ck.Tokenizer
 		var total int64
-		if f, _, err = cuda.LoadFrames(dev, *model, tok, opt, func(done, t int64) { total = t }); err != nil {
+		if f, err = cuda.LoadFrames(dev, ck, opt, func(done, t int64) { total = t }); err != nil {
 			return err
 		}
 		res.StoredBytes = total

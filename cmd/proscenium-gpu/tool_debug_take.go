@@ -117,10 +117,12 @@ func runDebugTake(args []string) error {
 	if *model == "" {
 		return fmt.Errorf("--model is required")
 	}
-	tok, err := tokenizer.LoadFile(filepath.Join(*model, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(*model)
 	if err != nil {
 		return err
 	}
+	defer ck.Close()
+	tok := ck.Tokenizer
 	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
 	if err != nil {
 		return err
@@ -129,7 +131,7 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
-	cb, _, err := cpu.LoadBackend(*model, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func runDebugTake(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	gpu, _, err := cuda.LoadFrames(dev, *model, tok, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
 	if err != nil {
 		return err
 	}
@@ -154,7 +156,7 @@ func runDebugTake(args []string) error {
 	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
 		return err
 	}
-	if rep.Baseline, err = roundingBaseline(*model, tok, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
+	if rep.Baseline, err = roundingBaseline(ck, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
 		return fmt.Errorf("free-running: %w", err)
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
@@ -288,11 +290,11 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 
 // roundingBaseline runs the free-running takes again on the CPU with its
 // weights Rounded by seeds 1…trials and counts those equal to the CPU's own.
-func roundingBaseline(model string, tok drama3.TokenIDs, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
+func roundingBaseline(ck *drama3.Checkpoint, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
 	var out []baselineTrial
 	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
 	for trial := uint64(1); trial <= uint64(trials); trial++ {
-		cb, _, err := cpu.LoadBackendRounded(model, tok, trial)
+		cb, err := cpu.LoadBackendRounded(ck, trial)
 		if err != nil {
 			return nil, err
 		}

@@ -61,15 +61,16 @@ func promptTake(t *testing.T, b interface {
 }
 
 func testBeginPrompt(t *testing.T, dir string) {
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
+	defer ck.Close()
+	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, _, err := cpu.LoadBackend(dir, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 		}
 		longest = max(longest, len(cases[i].p))
 	}
-	gpu, _, err := LoadFrames(dev, dir, tok, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := LoadFrames(dev, ck, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
