@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
 
@@ -150,7 +151,7 @@ func TestBackendTakeMatchesWholeSequence(t *testing.T) {
 			t.Errorf("frame %d codebook %d: logits differ from the whole-sequence evaluation by %.2e", d.frame, d.cb, e)
 		}
 	}
-	wantDraws := len(res.Codes)*4 + map[string]int{drama3.FinishStop: 1, drama3.FinishLength: 0}[res.Reason]
+	wantDraws := len(res.Codes)*4 + map[string]int{engine.FinishStop: 1, engine.FinishLength: 0}[res.Reason]
 	if len(draws) != wantDraws {
 		t.Errorf("%d draws for %d frames ending %s", len(draws), len(res.Codes), res.Reason)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"proscenium/engine"
 )
 
 // This file holds the take loop of MODEL.md §3, independent of the backend:
@@ -17,13 +19,6 @@ import (
 type PromptBackend interface {
 	BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error
 }
-
-// Finish reasons (the engine API's spellings).
-const (
-	FinishStop   = "stop"   // end of speech was sampled
-	FinishLength = "length" // max frames reached; the audio is kept
-	FinishCancel = "cancel" // the caller stopped the take; the audio so far is kept
-)
 
 // Stage names of Result.Stages.
 const (
@@ -62,7 +57,7 @@ type Listener struct {
 
 // Result is how a take ended.
 type Result struct {
-	Reason           string
+	Reason           string  // engine.FinishStop, FinishLength or FinishCancel
 	Codes            [][]int // [frame][codebook]
 	TimeToFirstAudio time.Duration
 	Elapsed          time.Duration
@@ -71,7 +66,7 @@ type Result struct {
 
 // Generate runs one take on b. Cancelling ctx ends the take before the next
 // frame starts, or within the prefill: the frames made so far are decoded
-// and kept, and the result's reason is FinishCancel. An error from the
+// and kept, and the result's reason is engine.FinishCancel. An error from the
 // backend ends the take with that error and no result.
 func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Result, error) {
 	start := take.Start
@@ -87,9 +82,6 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	if take.MaxFrames < 1 {
 		return nil, fmt.Errorf("generate: max_frames %d must be at least 1", take.MaxFrames)
-	}
-	if err := take.Sampling.Validate(); err != nil {
-		return nil, err
 	}
 	policy := take.Chunks
 	if policy == (ChunkPolicy{}) {
@@ -142,7 +134,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
-		res.Reason = FinishCancel
+		res.Reason = engine.FinishCancel
 		finish()
 		return res, nil
 	}
@@ -156,7 +148,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	if err := timed(StagePrefill, begin); err != nil {
 		if ctx.Err() != nil {
-			res.Reason = FinishCancel
+			res.Reason = engine.FinishCancel
 			finish()
 			return res, nil
 		}
@@ -164,11 +156,11 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	for frame := 0; ; frame++ {
 		if ctx.Err() != nil {
-			res.Reason = FinishCancel
+			res.Reason = engine.FinishCancel
 			break
 		}
 		if frame == take.MaxFrames {
-			res.Reason = FinishLength
+			res.Reason = engine.FinishLength
 			break
 		}
 		codes := make([]int, len(entries))
@@ -180,7 +172,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 			return nil, err
 		}
 		if end {
-			res.Reason = FinishStop
+			res.Reason = engine.FinishStop
 			break
 		}
 		res.Codes = append(res.Codes, codes)

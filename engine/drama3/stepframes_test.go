@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"proscenium/engine"
 )
 
 // Teacher forcing uses the given codes for every draw (the tower sees them
@@ -63,7 +65,7 @@ type noTap struct{ FrameBackend }
 func TestGenerateCancelDuringPrefill(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := generateSteps(ctx, stopsInBegin{newFake(-1), cancel}, defaultTake, Listener{})
-	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 {
+	if err != nil || res.Reason != engine.FinishCancel || len(res.Codes) != 0 {
 		t.Fatalf("result %+v, err %v", res, err)
 	}
 }
