@@ -98,6 +98,11 @@ func readShardIndex(indexPath string) (map[string]string, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return parseShardIndex(b, indexPath)
+}
+
+// parseShardIndex is readShardIndex of the index file's bytes.
+func parseShardIndex(b []byte, indexPath string) (map[string]string, []string, error) {
 	var ij shardIndexJSON
 	if err := json.Unmarshal(b, &ij); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", indexPath, JSONError(err))
