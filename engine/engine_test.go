@@ -64,7 +64,7 @@ func TestSettingErrorNamesTheField(t *testing.T) {
 		{Sampling{Temperature: 1, TopP: 1, TopK: -1}, "top_k"},
 	} {
 		err := c.s.Validate()
-		if FieldOf(err) != c.want || !errors.Is(err, ErrInvalidRequest) || !strings.HasPrefix(err.Error(), "invalid request: "+c.want) {
+		if FieldOf(err) != c.want || !errors.Is(err, ErrInvalidRequest) || !strings.HasPrefix(err.Error(), c.want+" ") {
 			t.Errorf("%+v: %v (field %q), want one naming %s", c.s, err, FieldOf(err), c.want)
 		}
 	}

@@ -28,13 +28,14 @@ const MaxTemperature = 100
 func DefaultSampling() Sampling { return Sampling{Temperature: 1, TopP: 0.9, TopK: 30} }
 
 // SettingError is a refused setting: Field names it as JSON and the flags
-// spell it ("temperature", "top_p", "top_k"). It wraps ErrInvalidRequest.
+// spell it ("temperature", "top_p", "top_k"), and the message starts with
+// that name. It wraps ErrInvalidRequest.
 type SettingError struct {
 	Field  string
 	Reason string // the whole sentence, the field's name first
 }
 
-func (e *SettingError) Error() string { return ErrInvalidRequest.Error() + ": " + e.Reason }
+func (e *SettingError) Error() string { return e.Reason }
 func (e *SettingError) Unwrap() error { return ErrInvalidRequest }
 
 func settingError(field, format string, args ...any) error {
