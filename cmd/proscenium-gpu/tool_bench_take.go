@@ -15,7 +15,6 @@ import (
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // `proscenium-gpu bench-take` measures whole takes on the CUDA frame

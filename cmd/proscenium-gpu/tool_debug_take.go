@@ -10,12 +10,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // `proscenium-gpu debug-take` runs takes on the CUDA frame backend and the

@@ -11,7 +11,6 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // Reference-voice prompts on the GPU frame backend against the CPU
