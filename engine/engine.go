@@ -9,12 +9,32 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // ErrInvalidRequest marks a request an engine refuses as given (text with
 // structural tokens, empty or too long; settings out of range): the caller's
 // mistake, not a failure. Errors wrap it, so errors.Is finds it.
 var ErrInvalidRequest = errors.New("invalid request")
+
+// Sampling is the sampler's settings: sampling.Settings, where their one
+// rule lives (Validate; sampling.FieldOf names a refused field).
+type Sampling = sampling.Settings
+
+// DefaultSampling is the public ports' default (sampling.Default).
+func DefaultSampling() Sampling { return sampling.Default() }
+
+// SamplingOf reads settings given as float64 (JSON, flags): sampling.Of,
+// its refusal wrapping ErrInvalidRequest.
+func SamplingOf(temperature, topP float64, topK int) (Sampling, error) {
+	s, err := sampling.Of(temperature, topP, topK)
+	if err != nil {
+		return s, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return s, nil
+}
 
 // DefaultMaxFrames is the frame limit of a take that names none, the same in
 // the CLI, the studio's settings and the speech API: 2048 frames, about 95 s
@@ -48,14 +68,17 @@ func (r SpeechRequest) Validate() error {
 	if r.MaxFrames < 1 {
 		return fmt.Errorf("%w: max_frames %d must be at least 1", ErrInvalidRequest, r.MaxFrames)
 	}
-	return r.Sampling.Validate()
+	if err := r.Sampling.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return nil
 }
 
-// Finish reasons.
+// Finish reasons: the take loop's (drama3), under the engine API's names.
 const (
-	FinishStop   = "stop"   // the model ended the speech
-	FinishLength = "length" // max_frames reached; the audio is kept
-	FinishCancel = "cancel" // the caller stopped the take; the audio so far is kept
+	FinishStop   = drama3.FinishStop   // the model ended the speech
+	FinishLength = drama3.FinishLength // max_frames reached; the audio is kept
+	FinishCancel = drama3.FinishCancel // the caller stopped the take; the audio so far is kept
 )
 
 // EventKind says which field of an Event is set.

@@ -49,29 +49,3 @@ func TestSpeechRequestValidate(t *testing.T) {
 		t.Errorf("good request: %v", err)
 	}
 }
-
-// Every refusal is a *SettingError naming its field, wrapping
-// ErrInvalidRequest: the speech API reports the field as its param.
-func TestSettingErrorNamesTheField(t *testing.T) {
-	for _, c := range []struct {
-		s    Sampling
-		want string
-	}{
-		{Sampling{Temperature: 101, TopP: 1}, "temperature"},
-		{Sampling{Temperature: float32(math.Inf(1)), TopP: 1}, "temperature"},
-		{Sampling{Temperature: float32(math.NaN()), TopP: 1}, "temperature"},
-		{Sampling{Temperature: 1, TopP: float32(math.NaN())}, "top_p"},
-		{Sampling{Temperature: 1, TopP: 1, TopK: -1}, "top_k"},
-	} {
-		err := c.s.Validate()
-		if FieldOf(err) != c.want || !errors.Is(err, ErrInvalidRequest) || !strings.HasPrefix(err.Error(), c.want+" ") {
-			t.Errorf("%+v: %v (field %q), want one naming %s", c.s, err, FieldOf(err), c.want)
-		}
-	}
-	if err := (Sampling{Temperature: MaxTemperature, TopP: 1}).Validate(); err != nil {
-		t.Errorf("temperature %d: %v", MaxTemperature, err)
-	}
-	if FieldOf(errors.New("other")) != "" {
-		t.Error("FieldOf of another error")
-	}
-}

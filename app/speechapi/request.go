@@ -14,6 +14,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio/encode"
 	"proscenium/engine/audio/stretch"
+	"proscenium/engine/sampling"
 )
 
 // NativeRate is the model's sample rate, and every format's default.
@@ -239,12 +240,12 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 	r.Sampling = v.Sampling
 	r.Seed = v.Seed
 	if b.Temperature != nil {
-		if r.Sampling.Temperature, err = engine.Float32Setting("temperature", *b.Temperature); err != nil {
+		if r.Sampling.Temperature, err = sampling.Float32("temperature", *b.Temperature); err != nil {
 			return r, settingParam(err)
 		}
 	}
 	if b.TopP != nil {
-		if r.Sampling.TopP, err = engine.Float32Setting("top_p", *b.TopP); err != nil {
+		if r.Sampling.TopP, err = sampling.Float32("top_p", *b.TopP); err != nil {
 			return r, settingParam(err)
 		}
 	}
@@ -277,10 +278,10 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 	return r, nil
 }
 
-// settingParam is a refused sampler setting (engine.SettingError) as a 400
+// settingParam is a refused sampler setting (sampling.Error) as a 400
 // naming its field.
 func settingParam(err error) error {
-	return &requestError{Param: engine.FieldOf(err), Message: err.Error()}
+	return &requestError{Param: sampling.FieldOf(err), Message: err.Error()}
 }
 
 func quoteAll[S ~string](xs []S) string {

@@ -15,6 +15,7 @@ import (
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu bench-take` measures whole takes on the CUDA frame
@@ -155,7 +156,7 @@ func benchTake(args []string) error {
 	var last *drama3.Result
 	for i := 0; i < *takes; i++ {
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}

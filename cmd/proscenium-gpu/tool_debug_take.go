@@ -14,6 +14,7 @@ import (
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu debug-take` runs takes on the CUDA frame backend and the
@@ -169,7 +170,7 @@ func runDebugTake(args []string) error {
 
 // takeFrames begins a take of prompt on b and runs up to n frames of it
 // (forced: codes per frame, or nil): the frames made and whether it ended.
-func takeFrames(b drama3.FrameBackend, prompt []int, s drama3.Sampling, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
+func takeFrames(b drama3.FrameBackend, prompt []int, s sampling.Settings, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
 	if err := b.Begin(context.Background(), prompt, s, seed); err != nil {
 		return nil, false, err
 	}
@@ -186,7 +187,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 			forced[f][c] = r.IntN(e)
 		}
 	}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
 	host.TapLogits(hl.Tap)
 	gpu.TapLogits(gl.Tap)
@@ -240,7 +241,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 
 func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		gpu.TapLogits(nil)
 		gpu.SetPipeline(true)
@@ -290,7 +291,7 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 // weights Rounded by seeds 1…trials and counts those equal to the CPU's own.
 func roundingBaseline(ck *drama3.Checkpoint, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
 	var out []baselineTrial
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for trial := uint64(1); trial <= uint64(trials); trial++ {
 		cb, err := cpu.LoadBackendRounded(ck, trial)
 		if err != nil {

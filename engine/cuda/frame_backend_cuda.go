@@ -10,6 +10,7 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file is the CUDA side of the frame contract (drama3.FrameBackend):
@@ -247,7 +248,7 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).
-func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
+func (f *Frames) Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error {
 	return f.BeginPrompt(ctx, drama3.TextPrompt(prompt), s, seed)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // Reference-voice prompts on the GPU frame backend against the CPU
@@ -48,7 +49,7 @@ func promptTake(t *testing.T, b interface {
 	drama3.PromptBackend
 }, p drama3.Prompt, seed uint64, n int, forced [][]int) ([][]int, bool) {
 	t.Helper()
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	if err := b.BeginPrompt(context.Background(), p, s, seed); err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +195,12 @@ func testBeginPrompt(t *testing.T, dir string) {
 			break
 		}
 	}
-	if err := gpu.BeginPrompt(context.Background(), bad, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), bad, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a reference code outside its codebook was taken")
 	} else {
 		t.Logf("bad code: %v", err)
 	}
-	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a prompt starting with an audio row was taken")
 	}
 }

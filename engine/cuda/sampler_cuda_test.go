@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // The device sampler against drama3.Sampler on random logits with the same
@@ -27,7 +28,7 @@ const roundingMargin = 1e-9
 // drawMargin is the smallest relative distance, in the CPU's sequential
 // float64 arithmetic, between a running sum and the value it is compared
 // with (top-p's need, the draw's target) around the decisions of one draw.
-func drawMargin(logits []float32, s drama3.Sampling, u float64) float64 {
+func drawMargin(logits []float32, s sampling.Settings, u float64) float64 {
 	if s.Temperature == 0 {
 		return math.Inf(1)
 	}
@@ -128,7 +129,7 @@ func TestSamplerMatchesCPU(t *testing.T) {
 }
 
 func checkSamplerAgainstCPU(t *testing.T, total int) {
-	settings := []drama3.Sampling{
+	settings := []sampling.Settings{
 		{Temperature: 0, TopP: 1},
 		{Temperature: 0.7, TopP: 0.9, TopK: 30},
 		{Temperature: 1, TopP: 1},
@@ -213,7 +214,7 @@ func checkSamplerAgainstCPU(t *testing.T, total int) {
 
 func TestSamplerFrameDraw(t *testing.T) {
 	ctrl := alloc(t, frameCtrlWords*4)
-	c, err := newFrameControl(drama3.Sampling{Temperature: 0, TopP: 1}, 7, 0)
+	c, err := newFrameControl(sampling.Settings{Temperature: 0, TopP: 1}, 7, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

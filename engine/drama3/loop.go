@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/sampling"
 )
 
 // This file holds the take loop of MODEL.md §3, independent of the backend:
@@ -17,8 +17,16 @@ import (
 // frames (audio rows, a reference-voice prompt): BeginPrompt is Begin for
 // such a prompt.
 type PromptBackend interface {
-	BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error
+	BeginPrompt(ctx context.Context, p Prompt, s sampling.Settings, seed uint64) error
 }
+
+// Finish reasons, the one definition (package engine re-exports them for the
+// engine API).
+const (
+	FinishStop   = "stop"   // end of speech was sampled
+	FinishLength = "length" // max frames reached; the audio is kept
+	FinishCancel = "cancel" // the caller stopped the take; the audio so far is kept
+)
 
 // Stage names of Result.Stages.
 const (
@@ -37,7 +45,7 @@ type Take struct {
 	// prompt as rows; Prompt then holds its tokens. The backend must be a
 	// PromptBackend.
 	Rows      Prompt
-	Sampling  Sampling
+	Sampling  sampling.Settings
 	Seed      uint64
 	MaxFrames int
 	Chunks    ChunkPolicy // zero value: DefaultChunkPolicy
@@ -57,7 +65,7 @@ type Listener struct {
 
 // Result is how a take ended.
 type Result struct {
-	Reason           string  // engine.FinishStop, FinishLength or FinishCancel
+	Reason           string  // FinishStop, FinishLength or FinishCancel
 	Codes            [][]int // [frame][codebook]
 	TimeToFirstAudio time.Duration
 	Elapsed          time.Duration
@@ -66,7 +74,7 @@ type Result struct {
 
 // Generate runs one take on b. Cancelling ctx ends the take before the next
 // frame starts, or within the prefill: the frames made so far are decoded
-// and kept, and the result's reason is engine.FinishCancel. An error from the
+// and kept, and the result's reason is FinishCancel. An error from the
 // backend ends the take with that error and no result.
 func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Result, error) {
 	start := take.Start
@@ -134,7 +142,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
-		res.Reason = engine.FinishCancel
+		res.Reason = FinishCancel
 		finish()
 		return res, nil
 	}
@@ -148,7 +156,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	if err := timed(StagePrefill, begin); err != nil {
 		if ctx.Err() != nil {
-			res.Reason = engine.FinishCancel
+			res.Reason = FinishCancel
 			finish()
 			return res, nil
 		}
@@ -156,11 +164,11 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	for frame := 0; ; frame++ {
 		if ctx.Err() != nil {
-			res.Reason = engine.FinishCancel
+			res.Reason = FinishCancel
 			break
 		}
 		if frame == take.MaxFrames {
-			res.Reason = engine.FinishLength
+			res.Reason = FinishLength
 			break
 		}
 		codes := make([]int, len(entries))
@@ -172,7 +180,7 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 			return nil, err
 		}
 		if end {
-			res.Reason = engine.FinishStop
+			res.Reason = FinishStop
 			break
 		}
 		res.Codes = append(res.Codes, codes)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/sampling"
 )
 
 // fakeBackend is a Backend whose logits the test controls. It records every
@@ -184,7 +184,7 @@ func (r *recorded) listener() Listener {
 	}
 }
 
-var defaultTake = Take{Prompt: []int{1, 2, 3}, Sampling: Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 5, MaxFrames: 100}
+var defaultTake = Take{Prompt: []int{1, 2, 3}, Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 5, MaxFrames: 100}
 
 func TestGenerateFinishReasons(t *testing.T) {
 	cases := []struct {
@@ -196,12 +196,12 @@ func TestGenerateFinishReasons(t *testing.T) {
 		advance   bool // the loop advances past the last frame (to read end of speech)
 		decodes   [][2]int
 	}{
-		{"stop", 5, 100, engine.FinishStop, 5, true, [][2]int{{0, 1}, {1, 3}, {3, 5}}},
-		{"stop at once", 0, 100, engine.FinishStop, 0, false, nil},
-		{"stop after one", 1, 100, engine.FinishStop, 1, true, [][2]int{{0, 1}}},
-		{"length", -1, 7, engine.FinishLength, 7, false, [][2]int{{0, 1}, {1, 3}, {3, 7}}},
-		{"length wins over a later stop", 9, 8, engine.FinishLength, 8, false, [][2]int{{0, 1}, {1, 3}, {3, 7}, {7, 8}}},
-		{"stop exactly at max", 6, 7, engine.FinishStop, 6, true, [][2]int{{0, 1}, {1, 3}, {3, 6}}},
+		{"stop", 5, 100, FinishStop, 5, true, [][2]int{{0, 1}, {1, 3}, {3, 5}}},
+		{"stop at once", 0, 100, FinishStop, 0, false, nil},
+		{"stop after one", 1, 100, FinishStop, 1, true, [][2]int{{0, 1}}},
+		{"length", -1, 7, FinishLength, 7, false, [][2]int{{0, 1}, {1, 3}, {3, 7}}},
+		{"length wins over a later stop", 9, 8, FinishLength, 8, false, [][2]int{{0, 1}, {1, 3}, {3, 7}, {7, 8}}},
+		{"stop exactly at max", 6, 7, FinishStop, 6, true, [][2]int{{0, 1}, {1, 3}, {3, 6}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,7 +272,7 @@ func TestGenerateCancelEndsAtTheNextFrameAndKeepsAudio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Reason != engine.FinishCancel || len(res.Codes) != stopAfter {
+		if res.Reason != FinishCancel || len(res.Codes) != stopAfter {
 			t.Fatalf("stop after %d: reason %q frames %d", stopAfter, res.Reason, len(res.Codes))
 		}
 		// No backbone step or tower call after the stop: only decodes.
@@ -296,7 +296,7 @@ func TestGenerateCancelEndsAtTheNextFrameAndKeepsAudio(t *testing.T) {
 	cancel()
 	b := newFake(-1)
 	res, err := generateSteps(ctx, b, defaultTake, Listener{})
-	if err != nil || res.Reason != engine.FinishCancel || len(res.Codes) != 0 || len(b.calls) != 0 {
+	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 || len(b.calls) != 0 {
 		t.Fatalf("cancelled before start: %v %+v, calls %v", err, res, b.calls)
 	}
 }
@@ -308,7 +308,7 @@ func TestGenerateDrawsOneCounterPerFrameAndCodebook(t *testing.T) {
 	b.flat = true
 	take := defaultTake
 	take.MaxFrames = 12
-	take.Sampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+	take.Sampling = sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}
 	res, err := generateSteps(context.Background(), b, take, Listener{})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestGenerateErrors(t *testing.T) {
 	for _, bad := range []Take{
 		{Prompt: nil, Sampling: defaultTake.Sampling, MaxFrames: 5},
 		{Prompt: []int{1}, Sampling: defaultTake.Sampling, MaxFrames: 0},
-		{Prompt: []int{1}, Sampling: Sampling{Temperature: 1, TopP: 0}, MaxFrames: 5},
+		{Prompt: []int{1}, Sampling: sampling.Settings{Temperature: 1, TopP: 0}, MaxFrames: 5},
 		{Prompt: []int{1}, Sampling: defaultTake.Sampling, MaxFrames: 5, Chunks: ChunkPolicy{First: 0, Growth: 1, Max: 1}},
 	} {
 		b := newFake(-1)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"proscenium/engine"
+	"proscenium/engine/sampling"
 )
 
 // This file holds the sampler of MODEL.md §3: temperature, then top-p over the
@@ -13,24 +13,19 @@ import (
 // (seed, frame, codebook). Its arithmetic is the definition both backends
 // follow; the CUDA backend copies the logits back and calls the same code.
 
-// Sampling is the engine's settings type, the one the sampler reads: TopP
-// = 1 and TopK = 0 switch those filters off; Temperature = 0 is greedy. Its
-// rule is engine.Sampling.Validate.
-type Sampling = engine.Sampling
-
 // Sampler draws codes for one take. It keeps scratch space between draws and
 // is not safe for concurrent use.
 type Sampler struct {
-	settings Sampling
+	settings sampling.Settings
 	seed     uint64
 	order    []int
 	weight   []float64
 }
 
 // NewSampler returns a sampler keyed by seed, refusing settings it cannot
-// honour (engine.Sampling.Validate: its precondition, as a constructor
+// honour (sampling.Settings.Validate: its precondition, as a constructor
 // others call directly; the engine checked a request's already).
-func NewSampler(settings Sampling, seed uint64) (*Sampler, error) {
+func NewSampler(settings sampling.Settings, seed uint64) (*Sampler, error) {
 	if err := settings.Validate(); err != nil {
 		return nil, err
 	}

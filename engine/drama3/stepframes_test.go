@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/sampling"
 )
 
 // Teacher forcing uses the given codes for every draw (the tower sees them
@@ -24,7 +24,7 @@ func TestStepFramesTeacherForcing(t *testing.T) {
 	}
 	var tapped []int
 	f.TapLogits(func(frame, cb int, l []float32) { tapped = append(tapped, cb) })
-	if err := f.Begin(context.Background(), []int{1, 2}, Sampling{Temperature: 1, TopP: 1}, 1); err != nil {
+	if err := f.Begin(context.Background(), []int{1, 2}, sampling.Settings{Temperature: 1, TopP: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 	forced := []int{5, 1, 2, 3}
@@ -65,7 +65,7 @@ type noTap struct{ FrameBackend }
 func TestGenerateCancelDuringPrefill(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := generateSteps(ctx, stopsInBegin{newFake(-1), cancel}, defaultTake, Listener{})
-	if err != nil || res.Reason != engine.FinishCancel || len(res.Codes) != 0 {
+	if err != nil || res.Reason != FinishCancel || len(res.Codes) != 0 {
 		t.Fatalf("result %+v, err %v", res, err)
 	}
 }

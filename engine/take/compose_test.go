@@ -8,6 +8,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
+	"proscenium/engine/sampling"
 )
 
 // fakeFrames is a FrameBackend that makes nothing and records Close; it is
@@ -16,7 +17,7 @@ type fakeFrames struct{ closed bool }
 
 func (f *fakeFrames) CodebookEntries() []int { return []int{8, 4} }
 func (f *fakeFrames) SamplesPerFrame() int   { return 2048 }
-func (f *fakeFrames) Begin(context.Context, []int, drama3.Sampling, uint64) error {
+func (f *fakeFrames) Begin(context.Context, []int, sampling.Settings, uint64) error {
 	return errors.New("fake")
 }
 func (f *fakeFrames) Frame([]int, []int) (bool, error)   { return false, errors.New("fake") }

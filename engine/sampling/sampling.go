@@ -1,4 +1,11 @@
-package engine
+// Package sampling holds the sampler's settings and their one rule: the
+// CLI, the studio's settings and voices and the speech API read them into
+// Settings and check them here (engine.Sampling is this type, the engine
+// API's name for it); the engine checks each request's at its edge
+// (engine.SpeechRequest.Validate) and hands the same value down to the
+// sampler (engine/drama3) and the GPU's control block. It imports nothing
+// of the module, so that both the engine API and drama3 can share it.
+package sampling
 
 import (
 	"errors"
@@ -6,15 +13,9 @@ import (
 	"math"
 )
 
-// This file is the sampler's settings and their one rule, at the engine's
-// edge: the CLI, the studio's settings and voices and the speech API read
-// them into Sampling and check them here; the engine checks each request's
-// again (SpeechRequest.Validate) and hands the same type to the sampler
-// (drama3.Sampling is this type).
-
-// Sampling holds the sampler settings, applied to every codebook.
-// TopP = 1 and TopK = 0 switch those filters off; Temperature = 0 is greedy.
-type Sampling struct {
+// Settings are the sampler settings, applied to every codebook. TopP = 1
+// and TopK = 0 switch those filters off; Temperature = 0 is greedy.
+type Settings struct {
 	Temperature float32 `json:"temperature"`
 	TopP        float32 `json:"top_p"`
 	TopK        int     `json:"top_k"`
@@ -24,39 +25,38 @@ type Sampling struct {
 // is all but equally likely, and a larger value is a typo.
 const MaxTemperature = 100
 
-// DefaultSampling is the public ports' default: temperature 1, top-p 0.9, top-k 30.
-func DefaultSampling() Sampling { return Sampling{Temperature: 1, TopP: 0.9, TopK: 30} }
+// Default is the public ports' default: temperature 1, top-p 0.9, top-k 30.
+func Default() Settings { return Settings{Temperature: 1, TopP: 0.9, TopK: 30} }
 
-// SettingError is a refused setting: Field names it as JSON and the flags
-// spell it ("temperature", "top_p", "top_k"), and the message starts with
-// that name. It wraps ErrInvalidRequest.
-type SettingError struct {
+// Error is a refused setting: Field names it as JSON and the flags spell
+// it ("temperature", "top_p", "top_k"), and the message starts with that
+// name. The engine wraps it in engine.ErrInvalidRequest.
+type Error struct {
 	Field  string
 	Reason string // the whole sentence, the field's name first
 }
 
-func (e *SettingError) Error() string { return e.Reason }
-func (e *SettingError) Unwrap() error { return ErrInvalidRequest }
+func (e *Error) Error() string { return e.Reason }
 
 func settingError(field, format string, args ...any) error {
-	return &SettingError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	return &Error{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// FieldOf is the field a SettingError in err's chain names ("" if none).
+// FieldOf is the field an Error in err's chain names ("" if none).
 func FieldOf(err error) string {
-	var se *SettingError
+	var se *Error
 	if errors.As(err, &se) {
 		return se.Field
 	}
 	return ""
 }
 
-// Float32Setting converts a setting read as float64 (JSON, flags) to the
+// Float32 converts a setting read as float64 (JSON, flags) to the
 // float32 the sampler uses, refusing, by field name, a value float32 cannot
 // hold as given: not a number, one that overflows to infinity, or a
 // non-zero one that rounds to 0 (top_p 1e-50 would become 0 and be refused
 // later as if the user had written 0).
-func Float32Setting(field string, v float64) (float32, error) {
+func Float32(field string, v float64) (float32, error) {
 	f := float32(v)
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -69,25 +69,25 @@ func Float32Setting(field string, v float64) (float32, error) {
 	return f, nil
 }
 
-// SamplingOf converts settings read as float64 to Sampling (Float32Setting)
-// and validates them.
-func SamplingOf(temperature, topP float64, topK int) (Sampling, error) {
-	t, err := Float32Setting("temperature", temperature)
+// Of converts settings read as float64 to Settings (Float32) and
+// validates them.
+func Of(temperature, topP float64, topK int) (Settings, error) {
+	t, err := Float32("temperature", temperature)
 	if err != nil {
-		return Sampling{}, err
+		return Settings{}, err
 	}
-	p, err := Float32Setting("top_p", topP)
+	p, err := Float32("top_p", topP)
 	if err != nil {
-		return Sampling{}, err
+		return Settings{}, err
 	}
-	s := Sampling{Temperature: t, TopP: p, TopK: topK}
+	s := Settings{Temperature: t, TopP: p, TopK: topK}
 	return s, s.Validate()
 }
 
 // Validate is the one rule of the settings: temperature in [0,
-// MaxTemperature], top_p in (0, 1], top_k ≥ 0. The error is a *SettingError
+// MaxTemperature], top_p in (0, 1], top_k ≥ 0. The error is an *Error
 // naming the first bad field.
-func (s Sampling) Validate() error {
+func (s Settings) Validate() error {
 	t, p := float64(s.Temperature), float64(s.TopP)
 	switch {
 	case !(t >= 0 && t <= MaxTemperature):
