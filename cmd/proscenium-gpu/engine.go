@@ -6,68 +6,46 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"proscenium/engine"
-	"proscenium/engine/audio"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 	"proscenium/engine/take"
-	"proscenium/engine/tokenizer"
 )
 
 // openCUDAEngine loads the checkpoint directory dir onto dev (admission of
 // the exact bytes for batch takes first, progress as bytes on the device)
-// and returns the take engine over the CUDA frame backend, up to batch takes
-// together (0: engine.DefaultBatch), each with its own device state, their
-// frames interleaved; reason goes to Info.BackendReason.
+// and returns the take engine over the CUDA frame backend (take.Compose, as
+// the CPU's), up to batch takes together (0: engine.DefaultBatch), each with
+// its own device state, their frames interleaved; reason goes to
+// Info.BackendReason.
 func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (engine.Engine, error) {
-	batch, err := engine.BatchOf(batch)
+	n, err := engine.BatchOf(batch)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	all := &framesSet{}
+	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev), Batch: n,
+		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
+			f, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Pipeline: true, Takes: n}, progress)
+			if err == nil {
+				all.add(f)
+			}
+			return f, err
+		},
+		NewTake: func(first drama3.FrameBackend) (drama3.FrameBackend, error) {
+			f, err := first.(*cuda.Frames).NewTake()
+			if err == nil {
+				all.add(f)
+			}
+			return f, err
+		}})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	demo, err := drama3.UsesDemoCodec(dir)
-	if err != nil {
-		return nil, err
-	}
-	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{Pipeline: true, Takes: batch}, progress)
-	if err != nil {
-		return nil, err
-	}
-	all := &framesSet{all: []*cuda.Frames{frames}}
-	set, err := drama3.NewInterleave(frames, func() (drama3.FrameBackend, error) {
-		f, err := frames.NewTake()
-		if err != nil {
-			return nil, err
-		}
-		all.add(f)
-		return f, nil
-	}, batch)
-	if err != nil {
-		frames.Close()
-		return nil, err
-	}
-	info := engine.Info{
-		Model: dir, Backend: "cuda", BackendReason: reason, Demo: demo,
-		SampleRate: audio.SampleRate, SamplesPerFrame: frames.SamplesPerFrame(),
-		Codebooks: cfg.Audio.NumCodebooks, CodebookSizes: append([]int(nil), frames.CodebookEntries()...),
-		Parameters: drama3.CountParameters(cfg).Total(),
-	}
-	eng, err := take.New(take.Config{Info: info, Takes: set, Tokenizer: tok, Memory: deviceMemory(dev)})
-	if err != nil {
-		set.Close()
-		return nil, err
-	}
-	refs := &deviceReferences{dev: dev, path: filepath.Join(dir, drama3.CodecFile)}
+	refs := &deviceReferences{dev: dev, dir: dir}
 	return cudaEngine{Engine: eng, frames: all, deviceReferences: refs}, nil
 }
 

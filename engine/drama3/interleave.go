@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // This file is the TakeSet of backends without batched kernels: each live
@@ -61,7 +63,7 @@ func (s *Interleave) Capacity() int          { return s.capacity }
 func (s *Interleave) Backends() int { return len(s.backends) }
 
 // Begin implements TakeSet.
-func (s *Interleave) Begin(ctx context.Context, id TakeID, p Prompt, sm Sampling, seed uint64) error {
+func (s *Interleave) Begin(ctx context.Context, id TakeID, p Prompt, sm sampling.Settings, seed uint64) error {
 	if s.closed {
 		return fmt.Errorf("take set: closed")
 	}
@@ -122,6 +124,12 @@ func (s *Interleave) End(id TakeID) {
 	}
 	delete(s.live, id)
 	s.idle = append(s.idle, slot)
+}
+
+// TapsLogits implements TakeLogitsTap: whether the backends are LogitsTaps.
+func (s *Interleave) TapsLogits() bool {
+	_, ok := s.backends[0].(LogitsTap)
+	return ok
 }
 
 // TapTakeLogits implements TakeLogitsTap; it fails when the backends are

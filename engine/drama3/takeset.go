@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // This file is the frame contract over a set of live takes: each take is
@@ -43,7 +45,7 @@ type TakeSet interface {
 	// Begin starts take id (not live) on prompt p: FrameBackend.Begin, or
 	// PromptBackend.BeginPrompt when p has reference frames, with that
 	// take's own state. An error leaves id not live.
-	Begin(ctx context.Context, id TakeID, p Prompt, s Sampling, seed uint64) error
+	Begin(ctx context.Context, id TakeID, p Prompt, s sampling.Settings, seed uint64) error
 
 	// Step makes the next frame of every take in frames (each live,
 	// each once), as FrameBackend.Frame. A non-nil error is the whole
@@ -62,9 +64,10 @@ type TakeSet interface {
 }
 
 // TakeLogitsTap is implemented by sets that can show a live take's logits
-// (LogitsTap per take); nil switches it off, End too. It fails when the
-// backend cannot show them.
+// (LogitsTap per take) when TapsLogits says so; nil switches it off, End
+// too.
 type TakeLogitsTap interface {
+	TapsLogits() bool
 	TapTakeLogits(id TakeID, tap func(frame, codebook int, logits []float32)) error
 }
 
@@ -76,7 +79,7 @@ type TakeStageTimer interface {
 
 // beginTake starts b on p: Begin for text rows, BeginPrompt (when b takes
 // one) for a prompt with reference frames.
-func beginTake(ctx context.Context, b FrameBackend, p Prompt, s Sampling, seed uint64) error {
+func beginTake(ctx context.Context, b FrameBackend, p Prompt, s sampling.Settings, seed uint64) error {
 	if p.AudioRows() == 0 {
 		return b.Begin(ctx, p.Tokens(), s, seed)
 	}

@@ -69,7 +69,8 @@ func New(c Config) (*Engine, error) {
 	}
 	if c.Probe != nil {
 		_, frameTap := c.Backend.(drama3.LogitsTap)
-		_, setTap := c.Takes.(drama3.TakeLogitsTap)
+		tap, setTap := c.Takes.(drama3.TakeLogitsTap)
+		setTap = setTap && tap.TapsLogits()
 		if !frameTap && !setTap {
 			return nil, fmt.Errorf("take engine: this backend cannot show logits to a probe")
 		}
@@ -125,10 +126,6 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	sampling := drama3.Sampling{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK}
-	if err := sampling.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
-	}
 	if !e.enter() {
 		return nil, fmt.Errorf("engine is closed")
 	}
@@ -159,7 +156,7 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if probe := e.cfg.Probe; probe != nil {
 		listener.Logits = func(frame, cb int, l []float32) { probe("logits."+strconv.Itoa(cb), l) }
 	}
-	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
+	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: req.Sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
 	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, listener); err != nil {
 		return nil, err
 	}
