@@ -73,6 +73,7 @@ export namespace engine {
 	    elapsed: number;
 	    real_time_factor: number;
 	    stages: Record<string, number>;
+	    batch?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Finish(source);
@@ -87,6 +88,7 @@ export namespace engine {
 	        this.elapsed = source["elapsed"];
 	        this.real_time_factor = source["real_time_factor"];
 	        this.stages = source["stages"];
+	        this.batch = source["batch"];
 	    }
 	}
 	export class Info {
@@ -99,6 +101,7 @@ export namespace engine {
 	    codebooks: number;
 	    codebook_sizes?: number[];
 	    parameters: number;
+	    batch?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Info(source);
@@ -115,6 +118,7 @@ export namespace engine {
 	        this.codebooks = source["codebooks"];
 	        this.codebook_sizes = source["codebook_sizes"];
 	        this.parameters = source["parameters"];
+	        this.batch = source["batch"];
 	    }
 	}
 	export class Memory {
@@ -629,6 +633,7 @@ export namespace settings {
 	    takes_limit_bytes: number;
 	    voices: voice.Voice[];
 	    isolate_engine: boolean;
+	    batch: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -649,6 +654,7 @@ export namespace settings {
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
 	        this.isolate_engine = source["isolate_engine"];
+	        this.batch = source["batch"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -760,6 +766,7 @@ export namespace takes {
 	    stored: boolean;
 	    source: string;
 	    voices?: string[];
+	    group?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Take(source);
@@ -782,6 +789,7 @@ export namespace takes {
 	        this.stored = source["stored"];
 	        this.source = source["source"];
 	        this.voices = source["voices"];
+	        this.group = source["group"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -860,6 +868,42 @@ export namespace takes {
 	        this.limit = source["limit"];
 	        this.remove = this.convertValues(source["remove"], TakeBrief);
 	        this.bytes = source["bytes"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Variations {
+	    request: engine.SpeechRequest;
+	    count: number;
+	    sweep: string;
+	    values: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Variations(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.count = source["count"];
+	        this.sweep = source["sweep"];
+	        this.values = source["values"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

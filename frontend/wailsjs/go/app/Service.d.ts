@@ -66,6 +66,8 @@ export function Speak(arg1:engine.SpeechRequest):Promise<takes.Take>;
 
 export function SpeakCast(arg1:voices.CastRequest):Promise<takes.Take>;
 
+export function SpeakVariations(arg1:takes.Variations):Promise<Array<takes.Take>>;
+
 export function StartServer():Promise<server.ServerStatus>;
 
 export function Stats():Promise<model.StatsView>;

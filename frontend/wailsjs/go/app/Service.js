@@ -114,6 +114,10 @@ export function SpeakCast(arg1) {
   return window['go']['app']['Service']['SpeakCast'](arg1);
 }
 
+export function SpeakVariations(arg1) {
+  return window['go']['app']['Service']['SpeakVariations'](arg1);
+}
+
 export function StartServer() {
   return window['go']['app']['Service']['StartServer']();
 }
