@@ -1,0 +1,181 @@
+package take
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"proscenium/engine"
+	"proscenium/engine/drama3"
+	"proscenium/engine/internal/testutil"
+	"proscenium/engine/sampling"
+)
+
+// The scheduler over fake frames, fast enough for the race detector: many
+// takes at once, stops, a failing take and Close while takes run.
+
+// seedFrames makes a take's frames from its seed alone: frame f's codes are
+// codesOf(seed, f); it ends after endOf(seed) frames. Seed 13 fails at
+// frame 2 (a backend error of that take alone).
+type seedFrames struct {
+	seed  uint64
+	frame int
+}
+
+const failingSeed = 13
+
+func endOf(seed uint64) int { return 4 + int(seed%5) + int(seed/1000)*1000 } // seeds ≥ 1000 run long
+
+func codesOf(seed uint64, f int) []int { return []int{int(seed*7+uint64(f)) % 8, int(seed+uint64(f)) % 4} }
+
+func (s *seedFrames) CodebookEntries() []int { return []int{8, 4} }
+func (s *seedFrames) SamplesPerFrame() int   { return 4 }
+func (s *seedFrames) Begin(ctx context.Context, _ []int, _ sampling.Settings, seed uint64) error {
+	s.seed, s.frame = seed, 0
+	return ctx.Err()
+}
+func (s *seedFrames) Frame(codes, _ []int) (bool, error) {
+	if s.seed == failingSeed && s.frame == 2 {
+		return false, errors.New("injected frame fault")
+	}
+	if s.frame == endOf(s.seed) {
+		return true, nil
+	}
+	copy(codes, codesOf(s.seed, s.frame))
+	s.frame++
+	return false, nil
+}
+func (s *seedFrames) Decode(from, to int) ([]float32, error) { return make([]float32, 4*(to-from)), nil }
+func (s *seedFrames) Close() error                           { return nil }
+
+func fakeEngine(t *testing.T, batch int) *Engine {
+	t.Helper()
+	base := testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := drama3.LoadTokenizer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Info: engine.Info{SampleRate: 16, SamplesPerFrame: 4}, Takes: set, Tokenizer: tok,
+		Memory: func() engine.Memory { return engine.Memory{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func fakeRequest(seed uint64) engine.SpeechRequest {
+	return engine.SpeechRequest{Text: "Fake.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: 5000}
+}
+
+// Eleven takes on three places: each makes its seed's codes, a stopped one
+// stops at its frame, the failing one fails alone.
+func TestSchedulerFakeTakes(t *testing.T) {
+	e := fakeEngine(t, 3)
+	defer e.Close()
+	type result struct {
+		fin *engine.Finish
+		err error
+	}
+	seeds := []uint64{1, 2, 3, 4, 5, failingSeed, 6, 7, 8, 9, 1001}
+	results := make([]result, len(seeds))
+	var wg sync.WaitGroup
+	for i, seed := range seeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fin, err := e.Synthesize(ctx, fakeRequest(seed), func(ev engine.Event) {
+				if seed == 1001 && ev.Kind == engine.EventFrames && ev.Frames == 3 {
+					cancel()
+				}
+			})
+			results[i] = result{fin, err}
+		}()
+	}
+	wg.Wait()
+	for i, seed := range seeds {
+		r := results[i]
+		switch seed {
+		case failingSeed:
+			if r.err == nil || r.err.Error() != "injected frame fault" {
+				t.Errorf("seed %d: %v, want the injected fault", seed, r.err)
+			}
+			continue
+		case 1001:
+			if r.err != nil || r.fin.Reason != engine.FinishCancel || r.fin.Frames != 3 {
+				t.Errorf("stopped take: %+v, %v; want a cancel after 3 frames", r.fin, r.err)
+			}
+			continue
+		}
+		if r.err != nil {
+			t.Fatalf("seed %d: %v", seed, r.err)
+		}
+		want := make([][]int, endOf(seed))
+		for f := range want {
+			want[f] = codesOf(seed, f)
+		}
+		if r.fin.Reason != engine.FinishStop || !reflect.DeepEqual(r.fin.Codes, want) {
+			t.Errorf("seed %d: %s with codes %v, want stop with %v", seed, r.fin.Reason, r.fin.Codes, want)
+		}
+		if r.fin.Batch < 1 || r.fin.Batch > 3 {
+			t.Errorf("seed %d: batch %d of 3 places", seed, r.fin.Batch)
+		}
+	}
+	if running, waiting := e.Load(); running != 0 || waiting != 0 {
+		t.Errorf("load after every take ended: %d running, %d waiting", running, waiting)
+	}
+}
+
+// Close stops the running takes and the waiting ones; each caller gets its
+// finish (a cancel) before Close returns, and later takes are refused.
+func TestSchedulerCloseStopsEveryTake(t *testing.T) {
+	e := fakeEngine(t, 2)
+	started := make(chan struct{}, 4)
+	finished := make(chan *engine.Finish, 4)
+	var told atomic.Int32 // finish events emitted
+	for i := range 4 {
+		go func() {
+			once := sync.Once{}
+			fin, err := e.Synthesize(context.Background(), fakeRequest(2000+uint64(i)), func(ev engine.Event) {
+				switch ev.Kind {
+				case engine.EventFrames:
+					once.Do(func() { started <- struct{}{} })
+				case engine.EventFinished:
+					told.Add(1)
+				}
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			finished <- fin
+		}()
+	}
+	<-started
+	<-started // two run; two wait
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := told.Load(); n != 4 {
+		t.Fatalf("Close returned with %d of 4 takes' callers told they finished", n)
+	}
+	for range 4 {
+		if fin := <-finished; fin == nil || fin.Reason != engine.FinishCancel {
+			t.Errorf("a take ended %+v, want a cancel", fin)
+		}
+	}
+	if _, err := e.Synthesize(context.Background(), fakeRequest(1), nil); err == nil {
+		t.Error("a take after Close ran")
+	}
+}
