@@ -75,7 +75,7 @@ func TestStudioServerRecordsAPITakes(t *testing.T) {
 	// The record is written once the handler returns, after the reply.
 	waitFor(t, func() bool { return len(svc.ServerStatus().Log) > 0 })
 	log := svc.ServerStatus().Log
-	if len(log) != 1 || log[0].Path != "/v1/audio/speech" || log[0].Status != 200 || log[0].Bytes != int64(len(body)) {
+	if len(log) != 1 || log[0].Path != "/v1/audio/speech" || log[0].Status != 200 || log[0].Bytes != int64(len(body)) || log[0].Batch != 1 {
 		t.Fatalf("request log: %+v", log)
 	}
 	// A streamed take passes through the log's writer chunk by chunk.

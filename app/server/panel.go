@@ -43,6 +43,9 @@ type RequestRecord struct {
 	Millis   float64 `json:"ms"`    // until the reply ended
 	Client   string  `json:"client"`
 	Streamed bool    `json:"streamed"`
+	// Batch is, for a take, the most takes it ran beside, itself included
+	// (the X-Batch header or trailer); 0 for other requests.
+	Batch int `json:"batch,omitempty"`
 }
 
 // Panel is the studio's speech server panel: the server it starts and
@@ -89,6 +92,7 @@ func (p *Panel) LogRequests(h http.Handler) http.Handler {
 		h.ServeHTTP(rw, r)
 		rec := RequestRecord{At: start.UnixMilli(), Method: r.Method, Path: r.URL.Path, Status: rw.status, Bytes: rw.bytes,
 			Millis: float64(time.Since(start).Microseconds()) / 1000, Client: hostOnly(r.RemoteAddr), Streamed: rw.flushed}
+		rec.Batch, _ = strconv.Atoi(w.Header().Get("X-Batch"))
 		p.mu.Lock()
 		p.log = append(p.log, rec)
 		if len(p.log) > requestLogSize {

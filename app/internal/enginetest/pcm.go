@@ -55,7 +55,7 @@ func (e *PCM) Synthesize(ctx context.Context, req engine.SpeechRequest, emit fun
 	}
 	secs := float64(n*SamplesPerFrame) / SampleRate
 	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: time.Millisecond,
-		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes}, nil
+		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes, Batch: 1}, nil
 }
 
 func (e *PCM) Stats() engine.Stats {

@@ -523,6 +523,7 @@ export namespace server {
 	    ms: number;
 	    client: string;
 	    streamed: boolean;
+	    batch?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new RequestRecord(source);
@@ -538,6 +539,7 @@ export namespace server {
 	        this.ms = source["ms"];
 	        this.client = source["client"];
 	        this.streamed = source["streamed"];
+	        this.batch = source["batch"];
 	    }
 	}
 	export class ServerStatus {
