@@ -29,7 +29,9 @@ const failingSeed = 13
 
 func endOf(seed uint64) int { return 4 + int(seed%5) + int(seed/1000)*1000 } // seeds ≥ 1000 run long
 
-func codesOf(seed uint64, f int) []int { return []int{int(seed*7+uint64(f)) % 8, int(seed+uint64(f)) % 4} }
+func codesOf(seed uint64, f int) []int {
+	return []int{int(seed*7+uint64(f)) % 8, int(seed+uint64(f)) % 4}
+}
 
 func (s *seedFrames) CodebookEntries() []int { return []int{8, 4} }
 func (s *seedFrames) SamplesPerFrame() int   { return 4 }
@@ -48,8 +50,10 @@ func (s *seedFrames) Frame(codes, _ []int) (bool, error) {
 	s.frame++
 	return false, nil
 }
-func (s *seedFrames) Decode(from, to int) ([]float32, error) { return make([]float32, 4*(to-from)), nil }
-func (s *seedFrames) Close() error                           { return nil }
+func (s *seedFrames) Decode(from, to int) ([]float32, error) {
+	return make([]float32, 4*(to-from)), nil
+}
+func (s *seedFrames) Close() error { return nil }
 
 func fakeEngine(t *testing.T, batch int) *Engine {
 	t.Helper()
