@@ -100,9 +100,10 @@ type ModelSummary struct {
 	MemoryBasis  string `json:"memory_basis"`
 	Context      int    `json:"context"`
 	// GPUBytes is the device memory the GPU backend admits for this model
-	// (weights, states, scratch at the default context: open.GPUModelBytes)
-	// before loading it; 0 when it cannot be computed. GPUNote says it with
-	// the settings' memory cap.
+	// before loading it: the weights once, and states and scratch at the
+	// default context for each of the settings' batch of takes
+	// (open.GPUModelBytes); 0 when it cannot be computed. GPUNote says it
+	// with the batch and the settings' memory cap.
 	GPUBytes int64    `json:"gpu_bytes"`
 	GPUNote  string   `json:"gpu_note"`
 	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
@@ -121,9 +122,10 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	} else if !fi.IsDir() {
 		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", studio.ErrInvalid, dir)
 	}
-	sum := inspectModel(dir)
+	batch, _ := engine.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
+	sum := inspectModel(dir, batch)
 	if sum.GPUBytes > 0 {
-		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory (and the codec)"
+		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + strconv.Itoa(batch) + " takes together (and the codec)"
 		if limit := c.settings().MemoryCapBytes; limit > 0 {
 			if sum.GPUBytes > limit {
 				sum.GPUNote += ", more than the memory cap of " + studio.ByteSize(limit) + ": a GPU load is refused"
@@ -135,7 +137,9 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	return sum, nil
 }
 
-func inspectModel(dir string) ModelSummary {
+// inspectModel is InspectModel's summary, the GPU bytes for batch takes
+// together.
+func inspectModel(dir string, batch int) ModelSummary {
 	sum := ModelSummary{Dir: dir, Context: ModelContextRows, Problems: []string{}}
 	sum.FileBytes, _ = dirFileBytes(dir)
 	rep, err := drama3.Inspect(dir, ModelContextRows)
@@ -154,7 +158,7 @@ func inspectModel(dir string) ModelSummary {
 	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
-	} else if n, err := open.GPUModelBytes(dir); err == nil {
+	} else if n, err := open.GPUModelBytes(dir, batch); err == nil {
 		sum.GPUBytes = n
 	}
 	return sum
@@ -194,7 +198,7 @@ func (c *Control) admit(dir string) error {
 	if limit <= 0 {
 		return nil
 	}
-	sum := inspectModel(dir)
+	sum := inspectModel(dir, 1) // the CPU estimate; the GPU worker admits its own bytes
 	if sum.MemoryNeeded > limit {
 		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings",
 			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit))

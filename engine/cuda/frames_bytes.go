@@ -96,7 +96,15 @@ func PromptScratchBytes(capacity, hidden int) int64 {
 // ModelBytes reads the checkpoint directory dir's config and safetensors
 // headers and returns FramesBytes of its layout: what the GPU backend
 // admits for the weights, states and scratch before a load.
-func ModelBytes(dir string, capacity int) (int64, error) {
+func ModelBytes(dir string, capacity int) (int64, error) { return ModelTakesBytes(dir, capacity, 1) }
+
+// ModelTakesBytes is ModelBytes for takes live together (FramesOptions.Takes):
+// the weights once, each take's states and scratch (FramesBytes less the
+// weights) takes times.
+func ModelTakesBytes(dir string, capacity, takes int) (int64, error) {
+	if takes < 1 {
+		return 0, fmt.Errorf("gpu memory: %d takes", takes)
+	}
 	ck, err := drama3.Load(dir)
 	if err != nil {
 		return 0, err
@@ -107,5 +115,5 @@ func ModelBytes(dir string, capacity int) (int64, error) {
 		return 0, err
 	}
 	n, _, err := FramesBytes(ck.Config, layout, capacity)
-	return n, err
+	return n + int64(takes-1)*(n-layout.Bytes), err
 }

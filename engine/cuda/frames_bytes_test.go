@@ -33,6 +33,18 @@ func TestModelBytes(t *testing.T) {
 	if small < stored || large <= small {
 		t.Fatalf("GPU bytes %d (256 rows), %d (4096 rows); stored weights %d", small, large, stored)
 	}
+	// Takes together share the weights: each adds the same state.
+	two, err := ModelTakesBytes(dir, 256, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, err := ModelTakesBytes(dir, 256, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state := two - small; state <= 0 || state >= small || four-small != 3*state {
+		t.Fatalf("GPU bytes for 1, 2 and 4 takes: %d, %d, %d: each take beside the first must add the same state, less than the weights", small, two, four)
+	}
 	if _, err := ModelBytes(t.TempDir(), 0); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Fatalf("empty directory: %v, want an error naming config.json", err)
 	}

@@ -3,6 +3,7 @@ package open
 import (
 	"context"
 
+	"proscenium/engine"
 	"proscenium/engine/cuda"
 	"proscenium/engine/gpuworker"
 )
@@ -24,6 +25,13 @@ func DescribeGPU(ctx context.Context) (string, error) {
 }
 
 // GPUModelBytes is the device memory the GPU backend admits for the model
-// in dir (weights, states, scratch at the default context: cuda.ModelBytes)
-// before loading it.
-func GPUModelBytes(dir string) (int64, error) { return cuda.ModelBytes(dir, 0) }
+// in dir with batch takes together (0: engine.DefaultBatch): the weights
+// once, each take's states and scratch at the default context
+// (cuda.ModelTakesBytes), before loading it.
+func GPUModelBytes(dir string, batch int) (int64, error) {
+	n, err := engine.BatchOf(batch)
+	if err != nil {
+		return 0, err
+	}
+	return cuda.ModelTakesBytes(dir, 0, n)
+}
