@@ -39,7 +39,15 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	if sum.GPUBytes < sum.StoredBytes || !strings.HasPrefix(sum.GPUNote, "GPU layout: ") || strings.Contains(sum.GPUNote, "cap") {
 		t.Fatalf("GPU bytes %d (stored %d), note %q", sum.GPUBytes, sum.StoredBytes, sum.GPUNote)
 	}
+	if !strings.Contains(sum.GPUNote, "for 4 takes together") {
+		t.Fatalf("note %q: the default batch of 4 unsaid", sum.GPUNote)
+	}
 	s := svc.Settings()
+	s.Batch = 1
+	svc.SetSettings(s)
+	if one, _ := svc.InspectModel(dir); one.GPUBytes >= sum.GPUBytes || !strings.Contains(one.GPUNote, "for one take at a time") {
+		t.Fatalf("batch 1: %d bytes (batch 4: %d), note %q", one.GPUBytes, sum.GPUBytes, one.GPUNote)
+	}
 	s.MemoryCapBytes = 1 << 20
 	svc.SetSettings(s)
 	if sum, _ = svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "more than the memory cap of 1.0 MiB") {

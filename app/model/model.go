@@ -125,7 +125,11 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	batch, _ := engine.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
 	sum := inspectModel(dir, batch)
 	if sum.GPUBytes > 0 {
-		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + strconv.Itoa(batch) + " takes together (and the codec)"
+		together := strconv.Itoa(batch) + " takes together"
+		if batch == 1 {
+			together = "one take at a time"
+		}
+		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + together + " (and the codec)"
 		if limit := c.settings().MemoryCapBytes; limit > 0 {
 			if sum.GPUBytes > limit {
 				sum.GPUNote += ", more than the memory cap of " + studio.ByteSize(limit) + ": a GPU load is refused"
