@@ -118,7 +118,7 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	dir := filepath.Join(l.dir, id)
 	if _, err := os.Stat(filepath.Join(dir, "voice.json")); err != nil {
 		// A new entry: the recording, its codes (int64) and the manifest.
-		size := int64(len(recording)) + int64(res.Frames)*int64(enc.Codebooks())*8 + 4<<10
+		size := int64(len(recording)) + int64(frames)*int64(enc.Codebooks())*8 + 4<<10
 		if err := l.checkRoom(size); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -75,4 +76,35 @@ func TestFLACBombBudget(t *testing.T) {
 // one frame.
 func wavImageChannels(n int) []byte {
 	return wavImage(wavePCM, 16, n, 44100, false, make([]float64, n))
+}
+
+// FuzzReadReference: no input panics the reference reader; what it accepts
+// is within the reference's limits, and no decode holds more samples than
+// its budget (the FLAC bombs are seeds).
+func FuzzReadReference(f *testing.F) {
+	for _, name := range []string{"ref.wav", "ref.flac", "ref.mp3", "ref.opus"} {
+		b := readTestdata(f, name)
+		f.Add(b[:min(len(b), 4096)])
+	}
+	f.Add(decodetest.FLACBomb(655350, 8, 0, 600))
+	f.Add(decodetest.FLACBomb(MaxRate, MaxChannels, 1<<36-1, 200))
+	f.Add(decodetest.FLACBomb(22050, 1, 0, 4000))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if p, _, err := Decode(b, MaxReferenceSeconds+1); err == nil {
+			limit := int(math.Ceil((MaxReferenceSeconds+1)*float64(p.Rate))) * p.Channels
+			if p.Rate > MaxRate || p.Channels > MaxChannels || len(p.Samples) > limit || cap(p.Samples) > limit {
+				t.Fatalf("%d Hz, %d channels: %d samples (capacity %d), budget %d", p.Rate, p.Channels, len(p.Samples), cap(p.Samples), limit)
+			}
+		}
+		ref, err := readReferenceInProcess(b)
+		if err != nil {
+			return
+		}
+		if s := ref.Seconds(); s < MinReferenceSeconds || s > MaxReferenceSeconds+0.01 {
+			t.Fatalf("accepted a reference of %g s", s)
+		}
+		if ref.SourceRate > MaxRate || ref.SourceChannels > MaxChannels {
+			t.Fatalf("accepted %d Hz, %d channels", ref.SourceRate, ref.SourceChannels)
+		}
+	})
 }
