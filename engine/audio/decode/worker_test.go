@@ -2,8 +2,8 @@ package decode
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
