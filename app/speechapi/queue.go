@@ -13,8 +13,9 @@ import (
 // queue admits one take at a time and lets at most depth more wait; a request
 // beyond that is refused at once (429) rather than piling up. It is fair
 // between clients: one client holds at most perClient of the depth+1
-// places (half, rounded down; both places of a queue of two), so a client
-// sending as fast as it can leaves the other half to everyone else.
+// places (half, rounded down, and at least two: a running take and one
+// waiting), so a client sending as fast as it can leaves the other half
+// to everyone else.
 type queue struct {
 	slots     chan struct{} // held by the running take and the waiting ones
 	run       chan struct{} // held by the running take
