@@ -1,8 +1,11 @@
 // Package decode reads audio files into float32 samples: WAV (integer PCM
 // of 8 to 32 bits, float32/64, WAVE_FORMAT_EXTENSIBLE), FLAC (mewkiz/flac),
 // MP3 (libmpg123) and Ogg Opus (libopusfile). It owns the reading of
-// user-supplied recordings (reference voices); the take's own output goes
-// through engine/audio and engine/audio/encode.
+// user-supplied recordings (reference voices): every decode has a budget
+// fixed from the file's declaration (budget.go), and ReadReference runs in
+// a child process with an address-space and a time limit when the program
+// serves one (worker.go). The take's own output goes through engine/audio
+// and engine/audio/encode.
 package decode
 
 import (
@@ -88,7 +91,8 @@ func Sniff(b []byte) (Format, error) {
 // MaxRate or more than MaxChannels is refused (*LimitError), and decoding
 // stops with ErrTooLong past maxSeconds of audio (0 < maxSeconds ≤ 3600). A
 // decoder library that panics on a malformed file yields an error instead
-// (a C library's crash does not: uploads go through ReadReferenceIsolated).
+// (a C library's crash cannot be caught: ReadReference decodes in a child
+// process for that).
 func Decode(b []byte, maxSeconds float64) (pcm *PCM, f Format, err error) {
 	f, err = Sniff(b)
 	if err != nil {
