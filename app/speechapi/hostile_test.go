@@ -70,16 +70,20 @@ func TestHostileUploadStatuses(t *testing.T) {
 		Create: func(name, transcript string, rec []byte) ([]voice.Voice, error) {
 			return nil, fmt.Errorf("the recording is %d bytes, more than the limit of %d", len(rec), maxRec)
 		}}
-	mux := http.NewServeMux()
-	h := New(func() (engine.Engine, error) { return &fakeEngine{frames: 2}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib)
-	h.Register(mux)
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.ReadTimeout = 500 * time.Millisecond
-	srv.Start()
-	t.Cleanup(srv.Close)
-
+	// The upload's own server has no short read timeout (a slow machine
+	// takes its time over 16 MiB); the slow bodies' has one of 500 ms.
+	server := func(readTimeout time.Duration) *httptest.Server {
+		mux := http.NewServeMux()
+		New(func() (engine.Engine, error) { return &fakeEngine{frames: 2}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib).Register(mux)
+		srv := httptest.NewUnstartedServer(mux)
+		srv.Config.ReadTimeout = readTimeout
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	big := server(0)
 	body, ct := multipartBody(t, map[string]string{"name": "v", "transcript": "Hello.", "audio": strings.Repeat("x", maxRec+2)})
-	resp, err := http.Post(srv.URL+"/v1/audio/voices", ct, body)
+	resp, err := http.Post(big.URL+"/v1/audio/voices", ct, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +91,7 @@ func TestHostileUploadStatuses(t *testing.T) {
 		t.Errorf("16 MiB + 2 B: %d %q %q, want 413 audio", status, param, msg)
 	}
 
+	srv := server(500 * time.Millisecond)
 	for _, c := range []struct{ path, ct, start string }{
 		{"/v1/audio/voices", "multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"a.wav\"\r\n\r\nRIFF"},
 		{"/v1/audio/speech", "application/json", `{"model":"drama-3","input":"Hi`},
