@@ -72,14 +72,16 @@ func rssBytes(t *testing.T) int64 {
 }
 
 // TestIsolatedBombs: the issue-32 bombs (12.6 KB and 20 KB at 655350 Hz × 8
-// channels, and a 20 KB one at the limits that expands past the budget),
+// channels, and a 20 KB one at 48 kHz stereo declaring 2^36−1 frames that
+// expands past the budget; TestFLACBombBudget has one at the limits, which
+// the race detector makes too slow for the child's 10 s),
 // one at a time and three at once, are refused with the sentinel the
 // caller maps to a 400, and the server's process does not grow.
 func TestIsolatedBombs(t *testing.T) {
 	bombs := [][]byte{
 		decodetest.FLACBomb(655350, 8, 0, 12600),
 		decodetest.FLACBomb(655350, 8, 0, 20<<10),
-		decodetest.FLACBomb(MaxRate, MaxChannels, 1<<36-1, 20<<10),
+		decodetest.FLACBomb(48000, 2, 1<<36-1, 20<<10),
 	}
 	want := []error{ErrLimit, ErrLimit, ErrTooLong}
 	runtime.GC()
