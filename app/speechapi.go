@@ -9,14 +9,17 @@ import (
 // SpeechAPI is the speech API over the service, as `proscenium serve` and
 // the studio's speech server answer it: takes through APIEngine (recorded as
 // API takes), the user's voices, the token counter, per-request reference
-// recordings and the voice library. As many requests run at once as the
-// settings' batch lets the engine run together.
-func SpeechAPI(s *Service, modelID string) *speechapi.Handler {
-	lim := speechapi.DefaultLimits()
-	lim.Batch, _ = engine.BatchOf(s.Settings().Batch) // Validate refused a bad one; 0 then
+// recordings and the voice library, within lim (speechapi.DefaultLimits,
+// or `proscenium serve`'s). As many requests run at once as the settings'
+// batch lets the engine run together, unless lim says.
+func SpeechAPI(s *Service, modelID string, lim speechapi.Limits) *speechapi.Handler {
+	if lim.Batch == 0 {
+		lim.Batch, _ = engine.BatchOf(s.Settings().Batch) // Validate refused a bad one; 0 then
+	}
 	return speechapi.New(func() (engine.Engine, error) { return APIEngine(s) }, modelID, lim).
 		WithVoices(s.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := s.CountTokens(text); return c.Tokens, err }).
 		WithReferences(s.EncodeReference).
-		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: s.CreateVoice, MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10})
+		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: s.CreateVoice,
+			MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10, MaxRecordingBytes: voicelib.MaxAudioBytes})
 }

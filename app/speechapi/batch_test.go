@@ -53,6 +53,7 @@ func TestDemoModelRequestsShareTheBatch(t *testing.T) {
 	lim := DefaultLimits()
 	lim.Batch, lim.QueueDepth = 4, 1
 	srv := serve(t, newFirstAudioBarrier(t, openDemo(t), 4), lim)
+	// Four clients (their keys): one client holds at most half the places.
 	var order atomic.Int64
 	var first, done [4]int64
 	var batch [4]string
@@ -62,7 +63,7 @@ func TestDemoModelRequestsShareTheBatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			body := `{"model":"drama-3","input":"Together.","response_format":"pcm","stream_format":"audio","max_frames":12,"seed":` + strconv.Itoa(i+1) + `}`
-			resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
+			resp, err := postAs(srv.URL, "client-"+strconv.Itoa(i), body)
 			if err != nil {
 				t.Error(err)
 				return
@@ -99,8 +100,8 @@ func TestDemoModelRequestsShareTheBatch(t *testing.T) {
 }
 
 // The 429 limit counts the takes running together and the queue: with a
-// batch of 2 and 1 waiting, the fourth request is refused; the others are
-// served.
+// batch of 2 and 1 waiting, a fourth client's request is refused; the
+// others are served.
 func TestDemoModelQueueCountsTheBatch(t *testing.T) {
 	lim := DefaultLimits()
 	lim.Batch, lim.QueueDepth = 2, 1
@@ -108,9 +109,9 @@ func TestDemoModelQueueCountsTheBatch(t *testing.T) {
 	srv, h := serveHandler(t, eng, lim)
 	body := `{"model":"drama-3","input":"Hello.","response_format":"pcm","max_frames":3}`
 	statuses := make(chan int, 3)
-	for range 3 {
+	for i := range 3 {
 		go func() {
-			resp, err := http.Post(srv.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
+			resp, err := postAs(srv.URL, "client-"+strconv.Itoa(i), body)
 			if err != nil {
 				statuses <- -1
 				return
@@ -125,8 +126,14 @@ func TestDemoModelQueueCountsTheBatch(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); len(h.q.slots) < 3 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	if resp := post(t, srv, body); resp.StatusCode != 429 {
-		t.Errorf("fourth request: %d, want 429", resp.StatusCode)
+	resp, err := postAs(srv.URL, "client-3", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || !strings.Contains(string(msg), "2 takes are running together and 1 requests are already waiting") {
+		t.Errorf("fourth request: %d %s, want 429 naming the batch and the queue", resp.StatusCode, msg)
 	}
 	close(eng.gate)
 	for range 3 {
@@ -134,4 +141,15 @@ func TestDemoModelQueueCountsTheBatch(t *testing.T) {
 			t.Errorf("a request got %d", s)
 		}
 	}
+}
+
+// postAs posts body to the speech API as the client with API key key.
+func postAs(url, key, body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/audio/speech", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	return http.DefaultClient.Do(req)
 }

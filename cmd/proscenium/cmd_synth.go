@@ -264,7 +264,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0, 1)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()

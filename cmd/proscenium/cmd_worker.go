@@ -29,7 +29,8 @@ func runWorker(args []string) error {
 // openEngine opens the checkpoint dir on the backend --backend names
 // (engine/open chooses; cuda runs in proscenium-gpu); isolate runs a CPU
 // engine in a child `proscenium worker`, whose takes are the same bytes.
-// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none).
-func openEngine(dir, backend string, isolate bool, memCap int64) (engine.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap})
+// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none);
+// batch the takes it runs together (0: engine.DefaultBatch).
+func openEngine(dir, backend string, isolate bool, memCap int64, batch int) (engine.Engine, error) {
+	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Batch: batch})
 }
