@@ -116,6 +116,9 @@ function noModelService() {
     speakCast: vi.fn(async () => {
       throw new ServiceError('no model loaded');
     }),
+    speakVariations: vi.fn(async () => {
+      throw new ServiceError('no model loaded');
+    }),
     takeFile: vi.fn(async () => refuse('no take')),
     takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
     applyTakesLimit: vi.fn(async () => settings),
@@ -324,6 +327,46 @@ describe('App without a model', () => {
     region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!.click();
     await settle();
     expect(service.speak).toHaveBeenCalled();
+  });
+
+  it('Speak ×N sends the request with the count, what varies and its values', async () => {
+    const { root, service } = await start();
+    const text = root.querySelector('textarea')!;
+    text.value = 'Four ways.';
+    text.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    const transport = region(root, 'transport');
+    const choose = (name: string, value: string) => {
+      const el = transport.querySelector<HTMLSelectElement>(`select[name="${name}"]`)!;
+      el.value = value;
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      flushSync();
+    };
+    choose('variations_count', '3');
+    expect(transport.querySelector('button.speak-n')!.textContent).toBe('Speak ×3');
+    transport.querySelector<HTMLButtonElement>('button.speak-n')!.click();
+    await settle();
+    const request = { text: 'Four ways.', sampling: { temperature: 1, top_p: 0.9, top_k: 30 }, seed: 0, max_frames: 2048 };
+    expect(service.speakVariations).toHaveBeenLastCalledWith({ request, count: 3, sweep: 'seed', values: [] });
+    expect(transport.textContent).toContain('no model loaded');
+
+    choose('variations_sweep', 'temperature');
+    const values = transport.querySelector<HTMLInputElement>('input[name="variations_values"]')!;
+    values.value = '0.5, 0.7 0.9';
+    values.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    transport.querySelector<HTMLButtonElement>('button.speak-n')!.click();
+    await settle();
+    expect(service.speakVariations).toHaveBeenLastCalledWith({ request, count: 3, sweep: 'temperature', values: [0.5, 0.7, 0.9] });
+
+    values.value = '0.5, warm';
+    values.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    const calls = vi.mocked(service.speakVariations).mock.calls.length;
+    transport.querySelector<HTMLButtonElement>('button.speak-n')!.click();
+    await settle();
+    expect(vi.mocked(service.speakVariations).mock.calls.length).toBe(calls);
+    expect(transport.textContent).toContain('the values must be numbers');
   });
 
   it('a lower takes limit says what it would remove and applies only when confirmed', async () => {

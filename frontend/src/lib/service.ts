@@ -25,6 +25,7 @@ import type {
   Voice,
   VoiceRecording,
   CastRequest,
+  Variations,
 } from './types';
 
 export interface Service {
@@ -70,6 +71,8 @@ export interface Service {
   voiceRecording(name: string): Promise<VoiceRecording>;
   /** Speak with voices cast for <|speaker:0|>, <|speaker:1|>, … */
   speakCast(c: CastRequest): Promise<Take>;
+  /** Speak ×N: count takes of one request together (other seeds, or one setting swept). */
+  speakVariations(v: Variations): Promise<Take[]>;
   /** A take's PCM (browser mode: GET /api/takes/{id}/pcm). */
   takePCM(id: number): Promise<Float32Array>;
   /** A take encoded for download (browser mode: GET /api/takes/{id}/export). */
@@ -123,6 +126,7 @@ export function createService(t: Transport): Service {
     createVoice: (name, transcript, audio) => c('CreateVoice', [name, transcript, audio]),
     voiceRecording: (name) => c('VoiceRecording', [name]),
     speakCast: (cr) => c('SpeakCast', [cr]),
+    speakVariations: (v) => c('SpeakVariations', [v]),
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
     checkScript: (text) => c('CheckScript', [text]),

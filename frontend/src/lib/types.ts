@@ -34,6 +34,7 @@ export type Voice = Plain<voice.Voice>;
 // []byte fields travel as base64 strings in JSON (the generated type says number[]).
 export type VoiceRecording = Omit<Plain<voices.VoiceRecording>, 'data'> & { data: string };
 export type CastRequest = Plain<voices.CastRequest>;
+export type Variations = Plain<takes.Variations>;
 export type TakesLimitEffect = Plain<takes.TakesLimitEffect>;
 export type TakesLimitChange = Plain<takes.TakesLimitChange>;
 export type ScriptCheck = Plain<model.ScriptCheck>;
