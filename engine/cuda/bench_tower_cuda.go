@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -159,16 +160,16 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	}
 	if err := d.Run(func(q *Queue) error {
 		for i, f := range fills {
-			name := "fill_random_f32"
+			fill := kernel.FillRandomF32
 			if f.bf16 {
-				name = "fill_random_bf16"
+				fill = kernel.FillRandomBF16
 			}
 			blocks := int(min((f.n+255)/256, 4096))
-			if err := q.Launch(name, [3]int{blocks, 1, 1}, 256, tArg(*f.t), I64Arg(f.n), IntArg(i+1), F32Arg(f.lo), F32Arg(f.hi)); err != nil {
+			if err := fill(q, [3]int{blocks, 1, 1}, 256, tPtr(*f.t), f.n, uint32(i+1), f.lo, f.hi); err != nil {
 				return err
 			}
 		}
-		return q.Launch("fill_random_f32", [3]int{64, 1, 1}, 256, PtrArg(hidden), I64Arg(int64(prefill)*D), IntArg(999), F32Arg(-1), F32Arg(1))
+		return kernel.FillRandomF32(q, [3]int{64, 1, 1}, 256, devPtr(hidden), int64(prefill)*D, 999, -1, 1)
 	}); err != nil {
 		return nil, err
 	}
@@ -251,7 +252,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	// random keys and values): attention's share grows with the take.
 	res.LongRows = longRows
 	if err := d.Run(func(q *Queue) error {
-		return q.Launch("fill_random_f32", [3]int{1024, 1, 1}, 256, PtrArg(tw.kv), I64Arg(tw.kv.Bytes/4), IntArg(77), F32Arg(-1), F32Arg(1))
+		return kernel.FillRandomF32(q, [3]int{1024, 1, 1}, 256, devPtr(tw.kv), tw.kv.Bytes/4, 77, -1, 1)
 	}); err != nil {
 		return nil, err
 	}

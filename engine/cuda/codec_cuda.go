@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/cu"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -278,7 +279,8 @@ type codecQueue struct {
 	s cu.Stream
 }
 
-func (q *codecQueue) launch(name string, grid [3]int, block int, args ...Arg) error {
+// Launch enqueues kernel name on the codec stream (kernel.Launcher).
+func (q *codecQueue) Launch(name string, grid [3]int, block int, args ...uint64) error {
 	fn, err := q.d.function(name)
 	if err != nil {
 		return err
@@ -301,16 +303,16 @@ func (q *codecQueue) copy(dst, src uintptr, n int) error {
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n), q.s)
 }
 
-// codecEpilogue values: the fused tails of codec_conv_gemm (EPI_* in kernels/codec.cu).
+// codecEpilogue values: the fused tails of codec_conv_gemm.
 const (
-	epiF32 = iota
-	epiSnake16
-	epiRes
-	epiGamma
-	epiGELU16
-	epiTanh
-	epiSwiGLU16
-	epiRope
+	epiF32      = kernel.EpiF32
+	epiSnake16  = kernel.EpiSnake16
+	epiRes      = kernel.EpiRes
+	epiGamma    = kernel.EpiGamma
+	epiGELU16   = kernel.EpiGelu16
+	epiTanh     = kernel.EpiTanh
+	epiSwiGLU16 = kernel.EpiSwiglu16
+	epiRope     = kernel.EpiRope
 )
 
 // gemmCall is one codec_conv_gemm launch: a (rows from −(taps−1)·dil
@@ -338,10 +340,10 @@ func (q *codecQueue) gemm(g *codecGEMM, x gemmCall) error {
 	if x.n > 0 {
 		n = x.n
 	}
-	return q.launch("codec_conv_gemm", [3]int{(x.rows + 127) / 128, g.npad / codecPadN, 1}, 128,
-		Arg(x.a), IntArg(x.rows), IntArg(g.cpad), IntArg(g.taps), IntArg(g.dil), PtrArg(g.w), PtrArg(g.bias),
-		IntArg(n), IntArg(x.mode), Arg(x.out), IntArg(x.ldo), Arg(x.res), IntArg(x.ldr), Arg(x.p0), Arg(x.p1),
-		IntArg(x.pos0), Arg(x.freq), IntArg(x.ropeCols))
+	return kernel.CodecConvGemm(q, [3]int{(x.rows + 127) / 128, g.npad / codecPadN, 1}, kernel.CgThreads, kernel.CodecConvGemmArgs{
+		A: kernel.Ptr(x.a), M: x.rows, Cpad: g.cpad, Taps: g.taps, Dil: g.dil, B: devPtr(g.w), Bias: devPtr(g.bias),
+		N: n, Mode: x.mode, Out: kernel.Ptr(x.out), Ldo: x.ldo, Res: kernel.Ptr(x.res), Ldr: x.ldr,
+		P0: kernel.Ptr(x.p0), P1: kernel.Ptr(x.p1), Pos0: x.pos0, Freq: kernel.Ptr(x.freq), RopeCols: x.ropeCols})
 }
 
 // prep16 writes half(snake(x)) (or half(x) when alpha is 0) for rows × ch
@@ -351,6 +353,5 @@ func (q *codecQueue) prep16(out, x uintptr, rows, ch, cpad int, alpha, inv uintp
 	if n == 0 {
 		return nil
 	}
-	return q.launch("codec_prep16", [3]int{min((n+255)/256, 1<<16), 1, 1}, 256,
-		Arg(out), Arg(x), IntArg(rows), IntArg(ch), IntArg(cpad), Arg(alpha), Arg(inv))
+	return kernel.CodecPrep16(q, [3]int{min((n+255)/256, 1<<16), 1, 1}, 256, kernel.Ptr(out), kernel.Ptr(x), rows, ch, cpad, kernel.Ptr(alpha), kernel.Ptr(inv))
 }

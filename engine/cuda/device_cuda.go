@@ -4,10 +4,13 @@ package cuda
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 
 	"gorgonia.org/cu"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/kernels"
 )
 
@@ -118,9 +121,16 @@ func (d *Device) setUp(ordinal int) error {
 		}
 		d.mods = append(d.mods, mod)
 	}
-	for _, name := range kernelNames {
-		if _, err := d.function(name); err != nil {
-			return err
+	// Every entry point the bindings know (package kernel), looked up now:
+	// a kernel build that lacks one fails here rather than at a take.
+	for _, m := range slices.Sorted(maps.Keys(kernel.EntryPoints)) {
+		if !slices.Contains(modules, m) {
+			return fmt.Errorf("cuda: the kernel build has no module %s (kernels/%s.cu): run make kernels", m, m)
+		}
+		for _, name := range kernel.EntryPoints[m] {
+			if _, err := d.function(name); err != nil {
+				return err
+			}
 		}
 	}
 	d.pdl = lookupPDL(inf.Major)

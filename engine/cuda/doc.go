@@ -1,7 +1,9 @@
 // Package cuda is the GPU backend on gorgonia.org/cu: the context and stream
 // owned by one goroutine locked to its OS thread, the allocation-capped pool
 // of device and pinned host memory, the kernel modules embedded by package
-// kernels and their launches (through a Queue on the device thread; with
+// kernels and their launches (typed launch functions generated from the
+// kernels' signatures in package engine/cuda/kernel, enqueued through a Queue
+// on the device thread; with
 // programmatic dependent launch on sm_90, so each kernel's launch overlaps the
 // tail of the one before; captured into CUDA graphs for replay), and on them
 // the model: a checkpoint's tensors laid out in one device arena and streamed
