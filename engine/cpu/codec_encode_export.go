@@ -4,8 +4,8 @@ import "proscenium/engine/drama3"
 
 // The encoder's weights in the forms the CPU applies them, for device
 // backends that build their encoder from drama3.CodecEncoderWeights
-// (engine/cuda codec_encoder_cuda.go): one packing, one RoPE table, one
-// codebook normalisation for both.
+// (engine/cuda codec_encoder_cuda.go): one packing, one codebook normalisation
+// for both (the RoPE table: drama3.CodecRopeTable).
 
 // CodecEncoderConv is conv c as the CPU applies it: weights [Out][Kernel][In]
 // of a causal stride-1 conv; a strided conv (Stride > 1) as its blocked
@@ -16,18 +16,6 @@ func CodecEncoderConv(c drama3.CodecConv) CodecConvWeights {
 		return newCodecStridedConv(c).export()
 	}
 	return newCodecConv(c.W, c.Bias, c.Out, c.In, c.Kernel, c.Dilation).export()
-}
-
-// CodecRopeTable returns the bfloat16-rounded cos and sin [rows][32] of the
-// codec transformers' RoPE (base ropeBase) at positions 0 … rows−1.
-func CodecRopeTable(ropeBase float64, rows int) (cos, sin []float32) {
-	freq := codecRopeFreqs(ropeBase)
-	half := len(freq)
-	cos, sin = make([]float32, rows*half), make([]float32, rows*half)
-	for t := 0; t < rows; t++ {
-		codecRopeRow(cos[t*half:(t+1)*half], sin[t*half:(t+1)*half], freq, t)
-	}
-	return cos, sin
 }
 
 // CodecUnitCodebook returns the rows of a codebook [entries][dim] each

@@ -355,7 +355,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 		return nil, err
 	}
 	if ropeRows > 0 {
-		cos, sin := cpu.CodecRopeTable(e.geom.RopeBase, ropeRows)
+		cos, sin := drama3.CodecRopeTable(e.geom.RopeBase, ropeRows)
 		if err := firstErr(r.alloc(&r.cos, int64(len(cos))*4), r.alloc(&r.sin, int64(len(sin))*4)); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
@@ -128,7 +127,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, allocErr
 	}
 
-	cos, sin := cpu.TowerRopeTable(g.RotaryDim, g.RopeTheta, opt.MaxRows)
+	cos, sin := drama3.TowerRopeTable(g.RotaryDim, g.RopeTheta, opt.MaxRows)
 	tables := make([]uint64, len(g.Entries))
 	entries := make([]int32, len(g.Entries))
 	for i, cb := range w.Codebooks {
