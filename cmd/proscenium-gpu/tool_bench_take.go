@@ -103,7 +103,8 @@ func benchTake(args []string) error {
 			bb.Close()
 			return err
 		}
-		codec, err := cuda.NewCodec(dev, ref)
+		plan := ref.Plan()
+		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
 			return err
@@ -128,7 +129,11 @@ func benchTake(args []string) error {
 			return err
 		}
 		var total int64
-		if f, _, err = cuda.LoadFrames(dev, *model, tok, opt, func(done, t int64) { total = t }); err != nil {
+		codec, err := loadCodecPlan(*model)
+		if err != nil {
+			return err
+		}
+		if f, _, err = cuda.LoadFrames(dev, *model, tok, codec, opt, func(done, t int64) { total = t }); err != nil {
 			return err
 		}
 		res.StoredBytes = total

@@ -8,7 +8,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
@@ -44,12 +43,11 @@ type codecGEMM struct {
 	w, bias                        *Block
 }
 
-// NewCodec uploads a loaded codec's weights. The plan must come from
-// cpu.Codec.Plan.
-func NewCodec(dev *Device, ref *cpu.Codec) (*Codec, error) {
-	p := ref.Plan()
+// NewCodec uploads a loaded codec's weights: p is its plan (the CPU
+// reference's stage order and packed weights, cpu.Codec.Plan).
+func NewCodec(dev *Device, p *drama3.CodecPlan) (*Codec, error) {
 	c := &Codec{dev: dev, geom: p.Geometry}
-	if err := c.bind(p); err != nil {
+	if err := c.bind(*p); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -95,37 +93,37 @@ func (c *Codec) gemm(w []float32, bias []float32, out, taps, in, dil int) (codec
 	return g, err
 }
 
-func (c *Codec) conv(w *cpu.CodecConvWeights) (codecGEMM, error) {
+func (c *Codec) conv(w *drama3.CodecConvWeights) (codecGEMM, error) {
 	return c.gemm(w.W, w.Bias, w.Out, w.Kernel, w.In, w.Dilation)
 }
 
-func (c *Codec) bind(p cpu.CodecPlan) error {
+func (c *Codec) bind(p drama3.CodecPlan) error {
 	if err := c.bindRVQ(p); err != nil {
 		return err
 	}
 	var pendingSnake []float32 // a Snake stage runs inside the next conv's input preparation
 	for i, s := range p.Stages {
-		if pendingSnake != nil && s.Kind != cpu.CodecStageConv && s.Kind != cpu.CodecStageTransConv {
+		if pendingSnake != nil && s.Kind != drama3.CodecStageConv && s.Kind != drama3.CodecStageTransConv {
 			return fmt.Errorf("cuda codec: stage %d (%s) follows a Snake; only a convolution may", i, s.Label)
 		}
 		var st codecGPUStage
 		var err error
 		switch s.Kind {
-		case cpu.CodecStageSnake:
+		case drama3.CodecStageSnake:
 			pendingSnake = s.Alpha
 			continue
-		case cpu.CodecStageBlock:
+		case drama3.CodecStageBlock:
 			st, err = c.bindBlock(s.Block)
-		case cpu.CodecStageRMSNorm:
+		case drama3.CodecStageRMSNorm:
 			var w *Block
 			w, err = upload32(c, s.Norm)
 			st = &codecNormStage{w: w, ch: len(s.Norm)}
-		case cpu.CodecStageConv, cpu.CodecStageTransConv:
+		case drama3.CodecStageConv, drama3.CodecStageTransConv:
 			st, err = c.bindConv(s, pendingSnake)
 			pendingSnake = nil
-		case cpu.CodecStageConvNeXt:
+		case drama3.CodecStageConvNeXt:
 			st, err = c.bindConvNeXt(s.ConvNeXt)
-		case cpu.CodecStageResidual:
+		case drama3.CodecStageResidual:
 			st, err = c.bindResidual(s)
 		default:
 			err = fmt.Errorf("cuda codec: stage %d: unknown kind %d", i, s.Kind)
@@ -142,8 +140,8 @@ func (c *Codec) bind(p cpu.CodecPlan) error {
 	return nil
 }
 
-func (c *Codec) bindRVQ(p cpu.CodecPlan) error {
-	books := append([]cpu.CodecQuantizerWeights{p.Semantic}, p.Residual...)
+func (c *Codec) bindRVQ(p drama3.CodecPlan) error {
+	books := append([]drama3.CodecQuantizerWeights{p.Semantic}, p.Residual...)
 	r := &c.rvq
 	r.books, r.dim = len(books), p.Geometry.CodebookDim
 	var cb, projW, projB []float32
@@ -171,7 +169,7 @@ func (c *Codec) bindRVQ(p cpu.CodecPlan) error {
 	return err
 }
 
-func (c *Codec) bindBlock(b *cpu.CodecBlockWeights) (codecGPUStage, error) {
+func (c *Codec) bindBlock(b *drama3.CodecBlockWeights) (codecGPUStage, error) {
 	if b.Dim%64 != 0 || b.Heads*64 != b.Dim {
 		return nil, fmt.Errorf("cuda codec: post-module width %d is not %d heads of 64", b.Dim, b.Heads)
 	}
@@ -203,13 +201,13 @@ func (c *Codec) bindBlock(b *cpu.CodecBlockWeights) (codecGPUStage, error) {
 	return st, nil
 }
 
-func (c *Codec) bindConv(s cpu.CodecPlanStage, snake []float32) (codecGPUStage, error) {
+func (c *Codec) bindConv(s drama3.CodecPlanStage, snake []float32) (codecGPUStage, error) {
 	g, err := c.conv(s.Conv)
 	if err != nil {
 		return nil, err
 	}
 	st := &codecConvStage{g: g, tanh: s.Tanh, up_: 1, outCh_: s.Conv.Out}
-	if s.Kind == cpu.CodecStageTransConv {
+	if s.Kind == drama3.CodecStageTransConv {
 		st.up_, st.outCh_ = s.Stride, s.OutCh
 	}
 	if snake != nil {
@@ -223,7 +221,7 @@ func (c *Codec) bindConv(s cpu.CodecPlanStage, snake []float32) (codecGPUStage, 
 	return st, nil
 }
 
-func (c *Codec) bindConvNeXt(x *cpu.CodecConvNeXtWeights) (codecGPUStage, error) {
+func (c *Codec) bindConvNeXt(x *drama3.CodecConvNeXtWeights) (codecGPUStage, error) {
 	if x.Ch > 4096 {
 		return nil, fmt.Errorf("cuda codec: ConvNeXt width %d above the kernel's 4096", x.Ch)
 	}
@@ -246,7 +244,7 @@ func (c *Codec) bindConvNeXt(x *cpu.CodecConvNeXtWeights) (codecGPUStage, error)
 	return st, nil
 }
 
-func (c *Codec) bindResidual(s cpu.CodecPlanStage) (codecGPUStage, error) {
+func (c *Codec) bindResidual(s drama3.CodecPlanStage) (codecGPUStage, error) {
 	st := &codecResidualStage{ch: s.Conv.Out}
 	var err error
 	if st.conv7, err = c.conv(s.Conv); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
@@ -18,7 +17,7 @@ import (
 // reference at once, every step in FP32 (the check is z_pre within 1e-4 and
 // nearest-code picks whose near-ties FP16 would flip; docs/MODEL.md "GPU
 // codec encoder"). Weights come packed as the CPU applies them
-// (cpu.CodecEncoderConv: a strided conv as a stride-1 conv over blocks of
+// (drama3.CodecEncoderConv: a strided conv as a stride-1 conv over blocks of
 // stride rows, so the strided conv is the plain conv kernel on a reshaped
 // view). The post-module norm is the decoder's codec_rmsnorm; the rest are
 // the encoder's kernels. An encode runs on a CUDA stream of its own.
@@ -100,7 +99,7 @@ func (e *CodecEncoder) uploads(xs ...f32Upload) error {
 }
 
 func (e *CodecEncoder) conv(c drama3.CodecConv) (*encConv, error) {
-	p := cpu.CodecEncoderConv(c)
+	p := drama3.CodecEncoderConv(c)
 	s := &encConv{in: p.In, out: p.Out, taps: p.Kernel, dil: p.Dilation, stride: max(c.Stride, 1)}
 	return s, e.uploads(f32Upload{&s.w, p.W}, f32Upload{&s.bias, orZeros(p.Bias, p.Out)})
 }
@@ -292,11 +291,11 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 		off = append(off, int32(len(cb)))
 		sizes = append(sizes, int32(x.Size))
 		cb = append(cb, x.Codebook[:x.Size*q.dim]...)
-		unit = append(unit, cpu.CodecUnitCodebook(x.Codebook[:x.Size*q.dim], q.dim)...)
-		in := cpu.CodecEncoderConv(ins[i])
+		unit = append(unit, drama3.CodecUnitCodebook(x.Codebook[:x.Size*q.dim], q.dim)...)
+		in := drama3.CodecEncoderConv(ins[i])
 		inW = append(inW, in.W...)
 		inB = append(inB, orZeros(in.Bias, q.dim)...)
-		out := cpu.CodecEncoderConv(x.Proj)
+		out := drama3.CodecEncoderConv(x.Proj)
 		outW = append(outW, out.W...)
 		outB = append(outB, orZeros(out.Bias, q.latent)...)
 	}
@@ -317,9 +316,9 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 
 // Encode encodes mono 44.1 kHz audio as cpu.CodecEncoder.Encode does (same
 // checks, padding and result), on the device.
-func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
+func (e *CodecEncoder) Encode(audio []float32) (*drama3.CodecEncoding, error) {
 	spf := e.geom.SamplesPerFrame
-	frames, err := cpu.CodecEncodeFrames(audio, spf)
+	frames, err := drama3.CodecEncodeFrames(audio, spf)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +367,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 	if err := Upload(e.dev, r.buf[0], 0, padded); err != nil {
 		return nil, err
 	}
-	res := &cpu.CodecEncoding{Frames: frames}
+	res := &drama3.CodecEncoding{Frames: frames}
 	cur, rows, ch := 0, frames*spf, 1
 	if cur, rows, ch, err = r.steps(e.encoder, cur, rows, ch); err != nil {
 		return nil, err
