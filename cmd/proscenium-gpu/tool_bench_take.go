@@ -94,7 +94,7 @@ func benchTake(args []string) error {
 		if err != nil {
 			return err
 		}
-		bb, err := cuda.SyntheticBackbone(dev, cfg, opt.Capacity, 1)
+		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1)
 		if err != nil {
 			return err
 		}

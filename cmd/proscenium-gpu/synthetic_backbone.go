@@ -1,12 +1,13 @@
 //go:build cuda
 
-package cuda
+package main
 
 import (
 	"fmt"
 	"math"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/cuda"
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
@@ -14,21 +15,21 @@ import (
 // synthGrid is the grid of the grid-stride fill kernels.
 var synthGrid = [3]int{4096, 1, 1}
 
-// SyntheticBackbone builds a backbone of cfg with random weights generated
+// syntheticBackbone builds a backbone of cfg with random weights generated
 // on the device (kernels/synthetic.cu), for capacity rows, after admitting
 // the exact bytes. Matrices are uniform with a variance of 1/cols (so
 // activations keep their scale through the layers), FP8 experts random codes
 // with scales to match, small vectors uniform in ±0.1.
-func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64) (*Backbone, error) {
-	w, err := SyntheticWeights(cfg)
+func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64) (*cuda.Backbone, error) {
+	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
 	}
-	layout, err := LayoutWeights(w)
+	layout, err := cuda.LayoutWeights(w)
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := BackboneBytes(cfg, layout, capacity)
+	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
 	if err != nil {
 		return nil, err
 	}
@@ -39,10 +40,10 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 	if err != nil {
 		return nil, err
 	}
-	err = d.Run(func(q *Queue) error {
+	err = d.Run(func(q *cuda.Queue) error {
 		seed := seed
 		next := func() uint64 { seed++; return seed }
-		ptr := func(off int64) kernel.Ptr { return devPtr(arena).Add(off) }
+		ptr := func(off int64) kernel.Ptr { return kernel.Ptr(arena.Ptr).Add(off) }
 		for p, t := range layout.Tensors {
 			n := int64(1)
 			for _, s := range t.Shape {
@@ -74,8 +75,10 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 				sc := float32(1 / math.Sqrt(2.3*float64(cols)))
 				return kernel.SynthF32(q, synthGrid, 256, ptr(s), int64(x.Experts*count), next(), sc)
 			}
-			if err := firstErr(fill(x.GateUp, x.GateUpS, x.GateUpMatBytes, x.GateUpScaleCount, x.H),
-				fill(x.Down, x.DownS, x.DownMatBytes, x.DownScaleCount, x.I)); err != nil {
+			if err := fill(x.GateUp, x.GateUpS, x.GateUpMatBytes, x.GateUpScaleCount, x.H); err != nil {
+				return err
+			}
+			if err := fill(x.Down, x.DownS, x.DownMatBytes, x.DownScaleCount, x.I); err != nil {
 				return err
 			}
 		}
@@ -88,7 +91,7 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 		d.Free(arena)
 		return nil, err
 	}
-	b, err := NewBackbone(d, &DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
+	b, err := cuda.NewBackbone(d, &cuda.DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
 	if err != nil {
 		d.Free(arena)
 		return nil, err
