@@ -279,7 +279,7 @@ type codecQueue struct {
 
 // Launch enqueues kernel name on the codec stream (kernel.Launcher).
 func (q *codecQueue) Launch(name string, grid [3]int, block int, args ...uint64) error {
-	fn, err := q.d.function(name)
+	fn, err := q.d.Function(name)
 	if err != nil {
 		return err
 	}

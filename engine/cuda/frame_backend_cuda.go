@@ -359,7 +359,7 @@ func (f *Frames) enqueueFrame(q *Queue, withStep bool) error {
 	if withStep {
 		H := int64(b.Plan.H)
 		fb := f.tower.FeedbackRow()
-		if err := cu.MemcpyDtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), cu.DevicePtr(fb.Ptr), H*4, q.d.stream); err != nil {
+		if err := cu.MemcpyDtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), cu.DevicePtr(fb.Ptr), H*4, q.Stream()); err != nil {
 			return err
 		}
 		if err := b.enqueue(q, 1, 0); err != nil {

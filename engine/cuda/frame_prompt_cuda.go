@@ -127,7 +127,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s drama3.Samp
 					}
 				}
 				words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
-				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.d.stream); err != nil {
+				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
 					return err
 				}
 				if err := f.tower.Frame(q, rowAt(r)); err != nil {
@@ -143,7 +143,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s drama3.Samp
 			}
 			if to == len(p) && last > from {
 				// The last row starts frame 0: the frame graphs read row 0 of Out.
-				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.d.stream)
+				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.Stream())
 			}
 			return nil
 		})

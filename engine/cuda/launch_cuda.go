@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"unsafe"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -17,40 +16,6 @@ func devPtr(b *Block) kernel.Ptr {
 		return 0
 	}
 	return kernel.Ptr(b.Ptr)
-}
-
-// Queue enqueues work on the device's stream. It exists only inside
-// Device.Run, on the device thread, so a sequence of launches costs no
-// hand-over between goroutines.
-type Queue struct{ d *Device }
-
-// Run calls f with the device's queue on the device thread.
-func (d *Device) Run(f func(q *Queue) error) error {
-	return d.Do(func() error { return f(&Queue{d}) })
-}
-
-// Launch enqueues kernel name with a grid and a block of threads; args are
-// its parameters, one 8-byte slot each (package kernel's typed launch
-// functions fill them).
-func (q *Queue) Launch(name string, grid [3]int, block int, args ...uint64) error {
-	fn, err := q.d.function(name)
-	if err != nil {
-		return err
-	}
-	if q.d.usePDL {
-		if err := q.d.pdl.launch(fn, grid, block, q.d.stream, args); err != nil {
-			return fmt.Errorf("cuda: launch %s: %w", name, err)
-		}
-		return nil
-	}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, q.d.stream, params); err != nil {
-		return fmt.Errorf("cuda: launch %s: %w", name, err)
-	}
-	return nil
 }
 
 const elementwiseThreads = 256
@@ -222,12 +187,3 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
 func (q *Queue) LaunchFloor() error { return kernel.LaunchFloor(q, [3]int{1, 1, 1}, 32) }
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}

@@ -180,7 +180,7 @@ func (q *Queue) ZeroTensor(t Tensor, bytes int64) error {
 	if bytes%4 != 0 {
 		return fmt.Errorf("cuda: zero %d bytes: not whole words", bytes)
 	}
-	return cu.MemsetD32Async(cu.DevicePtr(t.addr()), 0, bytes/4, q.d.stream)
+	return cu.MemsetD32Async(cu.DevicePtr(t.addr()), 0, bytes/4, q.Stream())
 }
 
 // ResetDeltaNet zeroes the layer's conv and recurrent state (a new take).

@@ -225,7 +225,7 @@ func (t *Tower) CopyResult(q *Queue, pinned *Block) error {
 	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < FrameResultBytes {
 		return fmt.Errorf("cuda tower: the frame result needs %d bytes of pinned host memory", FrameResultBytes)
 	}
-	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.d.stream)
+	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.Stream())
 }
 
 // ReadResult decodes a result CopyResult placed in pinned memory (after the
