@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"proscenium/engine/drama3"
 	"proscenium/kernels"
 )
 
@@ -32,6 +33,12 @@ type DeviceInfo struct {
 type Device struct {
 	Info DeviceInfo
 	Pool *Pool
+	// Numerics is how the backbone computes (docs/MODEL.md "Numerics
+	// policy"; the zero value is fast): it picks the kernel instances
+	// (policyKernel, Queue.backboneGemv) at each launch, so set it before a
+	// model's graphs are captured (a captured step keeps the instances it
+	// was captured with).
+	Numerics drama3.Numerics
 
 	work   chan func()
 	done   chan struct{}

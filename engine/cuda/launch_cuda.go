@@ -7,17 +7,22 @@ import (
 	"math"
 	"os"
 	"unsafe"
+
+	"proscenium/engine/drama3"
 )
 
 // kernelNames are entry points Open looks up at once, so a kernel build that
 // lacks one fails at Open rather than at the first take; any other kernel is
 // found by name at its first launch.
 var kernelNames = []string{
-	"embed_gather_bf16", "rmsnorm_zc_f32", "swiglu_f32", "add_f32",
+	"embed_gather_bf16", "swiglu_f32", "add_f32",
 	"launch_floor",
 }
 
 func init() {
+	for _, base := range policyKernels {
+		kernelNames = append(kernelNames, policyKernel(drama3.NumericsExact, base), policyKernel(drama3.NumericsFast, base))
+	}
 	for _, v := range GemvBF16Variants {
 		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name(), "gemv_bf16d_"+v.Name())
 	}
@@ -73,6 +78,10 @@ func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
 	return nil
 }
 
+// kernel is the instance of the policy-templated family base
+// (policyKernels) for the device's numerics.
+func (q *Queue) kernel(base string) string { return policyKernel(q.d.Numerics, base) }
+
 const elementwiseThreads = 256
 
 func elementwiseGrid(n int) [3]int {
@@ -96,7 +105,7 @@ func (q *Queue) RMSNormZC(out, x, w *Block, n, width int, eps float32) error {
 		checkFits(x, 0, int64(n*width*4), "rmsnorm x"), checkFits(w, 0, int64(width*4), "rmsnorm w")); err != nil {
 		return err
 	}
-	return q.Launch("rmsnorm_zc_f32", [3]int{n, 1, 1}, elementwiseThreads,
+	return q.Launch(q.kernel("rmsnorm_zc_f32"), [3]int{n, 1, 1}, elementwiseThreads,
 		PtrArg(out), PtrArg(x), PtrArg(w), IntArg(width), F32Arg(eps))
 }
 
@@ -136,9 +145,9 @@ type Gemv struct {
 	IdsReady bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
-	// products and sums, one rounding (cpu.MatVec's bits). Every backbone
-	// projection sets it; the tower's GEMVs (outside the contract) sum in
-	// float32.
+	// products and sums, one rounding (cpu.MatVec's bits). Backbone
+	// projections set it under exact numerics (Queue.backboneGemv); the
+	// tower's GEMVs (outside the contract) sum in float32.
 	F64 bool
 }
 
@@ -151,10 +160,15 @@ var gemvF64Overrides = func() map[string]GemvVariant {
 	return m
 }()
 
-// backboneGemv returns g as a backbone projection: float64 sums (rule 1 of
-// the numerics contract) on the instance ChooseGemvF64 picks.
-func backboneGemv(g Gemv, fp8 bool) Gemv {
-	g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+// backboneGemv returns g as a backbone projection under the device's
+// numerics: Exact runs the float64 instances (rule 1 of the contract) on
+// ChooseGemvF64's choice, Fast the float32 ones on ChooseGemv's.
+func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
+	if q.d.Numerics.Exact() {
+		g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+		return g
+	}
+	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
 	return g
 }
 

@@ -67,7 +67,7 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 		return err
 	}
 	w := max(ip, isp)
-	return q.Launch("moe_swiglu", [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
+	return q.Launch(q.kernel("moe_swiglu"), [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
 		PtrArg(h), PtrArg(gu), IntArg(p), IntArg(i), IntArg(ip), IntArg(items), PtrArg(hs), PtrArg(dense), IntArg(dstride),
 		IntArg(E), IntArg(is), IntArg(isp))
 }
@@ -94,7 +94,7 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
+	return q.Launch(q.kernel("moe_combine_norm"), [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
 		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), sa, na, nwa, IntArg(npitch), F32Arg(eps))
 }
 
@@ -127,7 +127,7 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), ya, PtrArg(normed), PtrArg(w),
+	return q.Launch(q.kernel("add_rmsnorm_zc"), [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), ya, PtrArg(normed), PtrArg(w),
 		IntArg(H), IntArg(npitch), F32Arg(eps))
 }
 
@@ -160,7 +160,7 @@ func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids,
 		return err
 	}
 	const rowsPerBlock = 8 * 8 // warps × DOWN_ROWS
-	return q.Launch("moe_down", [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256,
+	return q.Launch(q.kernel("moe_down"), [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256,
 		PtrArg(yr), PtrArg(W)+Arg(wOff), sa, I64Arg(int64(h*ip)), I64Arg(ns), IntArg(f), PtrArg(ids), PtrArg(gu),
 		IntArg(p), IntArg(i), IntArg(ip), IntArg(k), PtrArg(Ws), PtrArg(dense), IntArg(e), IntArg(is), IntArg(h))
 }
