@@ -16,6 +16,9 @@ import (
 // instance, fails here without a GPU.
 func TestPolicyKernelsMatchTheSources(t *testing.T) {
 	files, err := filepath.Glob("../../kernels/*.cu")
+	if err == nil && len(files) == 0 && testing.Short() {
+		t.Skip("kernels/*.cu not here (a carried test binary runs with -test.short)")
+	}
 	if err != nil || len(files) == 0 {
 		t.Fatalf("kernel sources: %v (%d files)", err, len(files))
 	}
