@@ -16,14 +16,15 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
 // The whole backbone on the device against the CPU reference (engine/cpu
 // Backbone) on small checkpoints in the real layout: the golden ones
 // (engine/cpu/testdata/backbone/ckpt, or the folder PROSCENIUM_GPU_CKPTS
-// names: per-expert FP8) and, where PROSCENIUM_TINY_TOKENIZER names the
-// base tokenizer.json make-tiny needs, two written by the drama3 tiny writer:
+// names: per-expert FP8) and two written by the drama3 tiny writer (from the
+// tokenizer.json PROSCENIUM_TINY_TOKENIZER names, else the embedded one):
 // fused FP8 experts (the default tiny geometry) and BF16 experts (the odd one).
 
 const backboneTol = 1e-4
@@ -96,14 +97,20 @@ var (
 	tinyErr  error
 )
 
+// tinyBaseTokenizer is the file PROSCENIUM_TINY_TOKENIZER names, else the
+// embedded Qwen3 tokenizer (the same bytes): the tiny checkpoints' cases
+// always run.
+func tinyBaseTokenizer() ([]byte, error) {
+	if path := os.Getenv("PROSCENIUM_TINY_TOKENIZER"); path != "" {
+		return os.ReadFile(path)
+	}
+	return qwen3.TokenizerJSON()
+}
+
 // tinyCheckpoints writes the make-tiny checkpoints once per test binary.
 func tinyCheckpoints() ([]string, error) {
 	tinyOnce.Do(func() {
-		path := os.Getenv("PROSCENIUM_TINY_TOKENIZER")
-		if path == "" {
-			return
-		}
-		base, err := os.ReadFile(path)
+		base, err := tinyBaseTokenizer()
 		if err != nil {
 			tinyErr = err
 			return
