@@ -91,6 +91,15 @@ func checkRows(t *testing.T, what string, got, ref []float32, width int, bound [
 	}
 }
 
+// checkRowsCPU is checkRows against the CPU's rows, and under exact
+// numerics the CPU's bits too (checkBitsIfExact: the contract's bound of one
+// value in 10⁴, 4 ULP).
+func checkRowsCPU(t *testing.T, what string, got, ref []float32, width int, bound []float64) {
+	t.Helper()
+	checkRows(t, what, got, ref, width, bound)
+	checkBitsIfExact(t, what, got, ref[:len(bound)*width])
+}
+
 var (
 	tinyOnce sync.Once
 	tinyDirs []string
@@ -276,8 +285,8 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				}
 				got = append(got, h...)
 			}
-			checkRows(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
-			checkRows(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
+			checkRowsCPU(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
+			checkRowsCPU(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
 
 			// The same rows as one prefill agree with the steps.
 			if err := gb.Reset(); err != nil {
@@ -303,7 +312,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkRows(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
+				checkRowsCPU(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
 			}
 			// The steps again with the other one-row DeltaNet kernels.
 			for _, v := range []struct {
@@ -328,7 +337,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 					}
 					hs = append(hs, h...)
 				}
-				checkRows(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
+				checkRowsCPU(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
 			}
 			gb.SetDeltaNetStep(defaultDeltaNetStep)
 			if err := gb.Reset(); err != nil {
