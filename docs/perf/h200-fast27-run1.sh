@@ -5,6 +5,7 @@
 # checkpoints. Carried: .carry-fast27/{cuda.test,proscenium-gpu} (stripped, kernels sm_90).
 set -u
 ROOT=$PWD; C=$ROOT/.carry-fast27; O=/tmp/f27; mkdir -p $O
+(cd $C && tar xJf bundle.tar.xz)
 gunzip -c engine/demo/qwen3/tokenizer.json.gz > $C/tokenizer.json
 export PROSCENIUM_GPU_CKPTS=$ROOT/engine/cpu/testdata/backbone/ckpt PROSCENIUM_TINY_TOKENIZER=$C/tokenizer.json PROSCENIUM_CODEC_TESTDATA=$ROOT/engine/cpu/testdata/codec
 T() { local s=$1; shift; local n=$1; shift; echo "== $(date -u +%T) $n" >> $O/steps.log; timeout $s "$@" > $O/$n.log 2>&1; echo "rc=$? $n" >> $O/steps.log; }
