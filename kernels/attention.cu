@@ -3,6 +3,7 @@
 // RoPE, the float32 KV cache, grouped-query causal attention split over the
 // cached rows, and the sigmoid output gate.
 #include "common.cuh"
+#include "frame_control.cuh"
 
 // The position of the first new row (the rows already cached) is an int32
 // in device memory, so a captured decode step replays at the right place.
@@ -58,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         buf[d] = x;
         ss += (double)x * (double)x;  // exact product: a fused add rounds the same
     }
-    ss = warp_sum_double(ss);
+    ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
     double tot = 0.0;
@@ -135,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
             const int d = lane + 32 * i;
             if (d < hd) dot += (double)q[i] * (double)kr[d];  // exact products
         }
-        const float s = __fmul_rn((float)warp_sum_double(dot), scale);
+        const float s = __fmul_rn((float)warp_sum(dot), scale);
         if (lane == 0) srow[r] = s;
         m = fmaxf(m, s);
     }
@@ -193,7 +194,7 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
             }
         }
     }
-    l = warp_sum_double(l);
+    l = warp_sum(l);
     if (lane == 0) wl[warp] = l;
 #pragma unroll
     for (int i = 0; i < ATT_MAXD; i++) wo[warp][lane + 32 * i] = o[i];
@@ -245,4 +246,248 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
 extern "C" __global__ void add_i32(int32_t* p, int v) {
     pdl_entry();
     if (threadIdx.x == 0) *p += v;
+}
+
+// ===========================================================================
+// The tower's attention (engine/cpu/tower.go Tower.attention): interleaved
+// RoPE, the KV append and grouped-query causal attention of its rows, float32
+// (not under the numerics contract).
+// ---------------------------------------------------------------------------
+// rope_pair turns the pair (a, b) by (c, s), each product rounded on its
+// own as the reference does (interleavedRope.apply).
+__device__ __forceinline__ void rope_pair(float& a, float& b, float c, float s) {
+    const float a0 = a, b0 = b;
+    a = __fsub_rn(__fmul_rn(a0, c), __fmul_rn(b0, s));
+    b = __fadd_rn(__fmul_rn(a0, s), __fmul_rn(b0, c));
+}
+
+// rope_float4 turns v, dims 4·d4 … 4·d4+3 of a head (pairs 2·d4 and
+// 2·d4+1), at position pos; pairs from half on stay as they are.
+__device__ __forceinline__ float4 rope_float4(float4 v, int d4, const float* __restrict__ cos_t,
+                                              const float* __restrict__ sin_t, int pos, int half) {
+    const int i = 2 * d4;
+    const size_t at = (size_t)pos * half + i;
+    if (i < half) rope_pair(v.x, v.y, cos_t[at], sin_t[at]);
+    if (i + 1 < half) rope_pair(v.z, v.w, cos_t[at + 1], sin_t[at + 1]);
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// Interleaved-pair RoPE and the KV append of n rows at positions ctrl->pos+r
+// (Tower.attention, interleavedRope.apply): the pair (x[2i], x[2i+1]), i <
+// half, of every query and key head turns by the uploaded table's cos and
+// sin at the row's position ([max_rows, half] each, TowerRopeTable); queries
+// are rotated in place in qkv, keys written rotated to the key cache, values
+// copied to the value cache ([max_rows, nkv·hd] each). A row past max_rows
+// sets FRAME_ERR_KV_FULL and writes nothing. Grid: (n).
+extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                             FrameControl* ctrl, int nh, int nkv, int hd, int half, int max_rows) {
+    pdl_entry();
+    const int t = blockIdx.x, pos = ctrl->pos + t;
+    if (pos >= max_rows) {
+        if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
+        return;
+    }
+    float* row = qkv + (size_t)t * (nh + 2 * nkv) * hd;
+    for (int e = threadIdx.x; e < (nh + nkv) * half; e += blockDim.x) {
+        const int head = e / half, i = e % half;
+        float* x = row + head * hd + 2 * i;
+        rope_pair(x[0], x[1], cos_t[(size_t)pos * half + i], sin_t[(size_t)pos * half + i]);
+    }
+    __syncthreads();
+    const int kvw = nkv * hd;
+    for (int e = threadIdx.x; e < kvw; e += blockDim.x) {
+        kc[(size_t)pos * kvw + e] = row[nh * hd + e];
+        vc[(size_t)pos * kvw + e] = row[(nh + nkv) * hd + e];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Grouped-query causal attention of n rows (causalAttention, ungated): query
+// head h of row r (position ctrl->pos+r) against the cached keys of rows
+// 0…pos+r of KV head h/(nh/nkv), softmax in float32 with scale, applied to
+// the values. The keys are split into ATTN_SPLITS ranges, one block each, so
+// a long cache is read by many multiprocessors (flash-decoding): a warp per
+// key (lanes read the row as float4s), an online softmax per warp, merged
+// per block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
+// unnormalised output); the last block of a (row, head) to finish, counted
+// in counters ([n, nh], zero between launches), merges the splits and
+// writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
+// Grid: (nh, ATTN_SPLITS, n).
+#define ATTN_SPLITS 16
+#define ATTN_WARPS 8  // engine/cuda towerAttnThreads = ATTN_WARPS·32
+#define ATTN_MAX_HD 256
+//
+// attend_body<true> (tower_attend_rope, one row) also does tower_rope_append's
+// work: each block turns its query head in registers, the row's own key is
+// read from qkv and turned where the cache would be read, and the block of
+// the first query head of each KV group that meets the row stores its key
+// and value in the caches (no block of this launch reads that cache row).
+// A row past max_rows sets FRAME_ERR_KV_FULL.
+template <bool ROPE>
+__device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
+                                            float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
+                                            float* __restrict__ part, int* __restrict__ counters,
+                                            const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                            int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    pdl_entry();
+    __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
+    __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
+    __shared__ bool last_block;
+    const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int last = ctrl->pos + t;
+    float* o = attn + ((size_t)t * nh + h) * hd;
+    if (last >= max_rows) {  // rope_append flagged it (or this launch does)
+        if (split == 0)
+            for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
+        if (ROPE && split == 0 && h == 0 && threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
+        return;
+    }
+    const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
+    const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
+    const float* own = qkv + (size_t)t * (nh + 2 * nkv) * hd + (nh + kvh) * hd;  // the row's key, then value at nkv·hd
+    const bool store = ROPE && h % (nh / nkv) == 0;
+    float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+        if (ROPE && d4 < hd4) q[r] = rope_float4(q[r], d4, cos_t, sin_t, last, half);
+        acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
+    const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
+    float m = -INFINITY, l = 0.f;
+    for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
+        const bool self = ROPE && p == last;  // the row itself: from qkv, not yet cached
+        float4* kd = reinterpret_cast<float4*>(kc + (size_t)p * kvw + kvh * hd);
+        float4* vd = reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd);
+        const float4* k4 = self ? reinterpret_cast<const float4*>(own) : kd;
+        const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd) : vd;
+        // The key's and value's loads issued together, before any use.
+        float4 kr[ATTN_MAX_HD / 128], vr[ATTN_MAX_HD / 128];
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                kr[r] = k4[d4];
+                vr[r] = v4[d4];
+            }
+        }
+        float dot = 0.f;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                float4 k = kr[r];
+                if (self) {
+                    k = rope_float4(k, d4, cos_t, sin_t, last, half);
+                    if (store) {
+                        kd[d4] = k;
+                        vd[d4] = vr[r];
+                    }
+                }
+                dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
+            }
+        }
+        const float sc = warp_sum(dot) * scale;
+        const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
+        l = l * corr + e;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 v = vr[r];
+                acc[r].x = acc[r].x * corr + e * v.x;
+                acc[r].y = acc[r].y * corr + e * v.y;
+                acc[r].z = acc[r].z * corr + e * v.z;
+                acc[r].w = acc[r].w * corr + e * v.w;
+            }
+        }
+        m = mn;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wl[warp] = l;
+    }
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        if (d4 < hd4) wo[warp][d4] = acc[r];
+    }
+    __syncthreads();
+    // This block's partial: max, sum and output over its warps (a warp that
+    // saw no key has sum 0 and counts for nothing).
+    float bm = -INFINITY;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bm = fmaxf(bm, wm[w]);
+    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
+    float bl = 0.f;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bl += wl[w] * expf(wm[w] - bm);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+        for (int w = 0; w < ATTN_WARPS; w++)
+            if (wl[w] > 0.f) s += reinterpret_cast<const float*>(wo[w])[d] * expf(wm[w] - bm);
+        mine[2 + d] = s;
+    }
+    if (threadIdx.x == 0) {
+        mine[0] = bm;
+        mine[1] = bl;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int* c = counters + (size_t)t * nh + h;
+        last_block = atomicAdd(c, 1) == ATTN_SPLITS - 1;
+        if (last_block) *c = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* all = part + ((size_t)t * nh + h) * ATTN_SPLITS * (hd + 2);
+    // The merge: warp 0 reads every split's max and sum at once (lane sp)
+    // and leaves each split's weight exp(max − global max) (0 for a split
+    // that saw no key) and the total sum; then each output is one sum of
+    // independent loads.
+    __shared__ float sw[ATTN_SPLITS], sgl;
+    if (warp == 0) {
+        float ms = -INFINITY, ls = 0.f;
+        if (lane < ATTN_SPLITS) {
+            ls = __ldcg(all + lane * (hd + 2) + 1);
+            if (ls > 0.f) ms = __ldcg(all + lane * (hd + 2));
+        }
+        float gm = ms;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) gm = fmaxf(gm, __shfl_xor_sync(FULL_MASK, gm, off));
+        const float w = ls > 0.f ? expf(ms - gm) : 0.f;
+        if (lane < ATTN_SPLITS) sw[lane] = w;
+        const float gl = warp_sum(ls * w);
+        if (lane == 0) sgl = gl;
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+#pragma unroll
+        for (int sp = 0; sp < ATTN_SPLITS; sp++) s += __ldcg(all + sp * (hd + 2) + 2 + d) * sw[sp];
+        o[d] = s / sgl;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, int nh, int nkv, int hd, float scale,
+    int max_rows) {
+    attend_body<false>(attn, qkv, kc, vc, ctrl, part, counters, nullptr, nullptr, nh, nkv, hd, 0, scale, max_rows);
+}
+
+// tower_attend_rope is tower_rope_append and tower_attend of one row (n = 1)
+// in one launch. Grid: (nh, ATTN_SPLITS, 1).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    attend_body<true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale, max_rows);
 }

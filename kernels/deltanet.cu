@@ -34,8 +34,8 @@
 // block_sum2 sums a and b over the block (red: 64 doubles of shared memory).
 __device__ __forceinline__ void block_sum2(double& a, double& b, double* red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    a = warp_sum_double(a);
-    b = warp_sum_double(b);
+    a = warp_sum(a);
+    b = warp_sum(b);
     __syncthreads();
     if (lane == 0) {
         red[warp] = a;
@@ -43,8 +43,8 @@ __device__ __forceinline__ void block_sum2(double& a, double& b, double* red) {
     }
     __syncthreads();
     const int nw = blockDim.x >> 5;
-    a = warp_sum_double(lane < nw ? red[lane] : 0.0);
-    b = warp_sum_double(lane < nw ? red[32 + lane] : 0.0);
+    a = warp_sum(lane < nw ? red[lane] : 0.0);
+    b = warp_sum(lane < nw ? red[32 + lane] : 0.0);
 }
 
 // dn_norm_qk L2-normalises the head's q and k in xs (q also ·dk^-½, the
@@ -159,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
             for (int g2 = 0; g2 < G; g2++) acc += red_o[g2 * dv + j];
             o = (float)acc;
         }
-        double ss = warp_sum_double((double)o * (double)o);
+        double ss = warp_sum((double)o * (double)o);
         if (lane == 0) redd[warp] = ss;
         __syncthreads();
         if (col && grp == 0) {
@@ -299,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
     float* oh = core + (size_t)h * dv;
     double ss = 0.0;
     for (int j = tid; j < dv; j += DNS_THREADS) ss += (double)oh[j] * (double)oh[j];
-    ss = warp_sum_double(ss);
+    ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
     double tot = 0.0;

@@ -32,6 +32,7 @@ func init() {
 type takeReport struct {
 	Model        string       `json:"model"`
 	Device       string       `json:"device"`
+	Numerics     string       `json:"numerics"` // the GPU's numerics policy (--numerics)
 	PromptTokens int          `json:"prompt_tokens"`
 	Forced       forcedReport `json:"teacher_forced"`
 	Free         freeReport   `json:"free_running"`
@@ -111,6 +112,8 @@ func runDebugTake(args []string) error {
 	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
 	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,13 +144,14 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
+	dev.Numerics = numerics
 	defer dev.Close()
 	gpu, _, err := cuda.LoadFrames(dev, *model, tok, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
 	if err != nil {
 		return err
 	}
 	defer gpu.Close()
-	rep := takeReport{Model: *model, Device: dev.Info.Name, PromptTokens: len(prompt)}
+	rep := takeReport{Model: *model, Device: dev.Info.Name, Numerics: dev.Numerics.String(), PromptTokens: len(prompt)}
 	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {
 		return fmt.Errorf("teacher-forced: %w", err)
 	}

@@ -378,7 +378,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
-		g := backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
 		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
@@ -479,7 +479,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
 			return err
 		}
-		g := backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
+		g := q.backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
 			XStride: p.Ip}, x.FP8)
 		var err error
 		if x.FP8 {
@@ -548,7 +548,7 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *Block, xstride int) error {
 	p, x := b.Plan, L.x
 	nk := n * p.K
-	g := backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
+	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
 		XStride: xstride}, x.FP8)
 	if x.FP8 {
 		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)

@@ -17,14 +17,15 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda/device"
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
 // The whole backbone on the device against the CPU reference (engine/cpu
 // Backbone) on small checkpoints in the real layout: the golden ones
 // (engine/cpu/testdata/backbone/ckpt, or the folder PROSCENIUM_GPU_CKPTS
-// names: per-expert FP8) and, where PROSCENIUM_TINY_TOKENIZER names the
-// base tokenizer.json make-tiny needs, two written by the drama3 tiny writer:
+// names: per-expert FP8) and two written by the drama3 tiny writer (from the
+// tokenizer.json PROSCENIUM_TINY_TOKENIZER names, else the embedded one):
 // fused FP8 experts (the default tiny geometry) and BF16 experts (the odd one).
 
 const backboneTol = 1e-4
@@ -91,20 +92,35 @@ func checkRows(t *testing.T, what string, got, ref []float32, width int, bound [
 	}
 }
 
+// checkRowsCPU is checkRows against the CPU's rows, and under exact
+// numerics the CPU's bits too (checkBitsIfExact: the contract's bound of one
+// value in 10⁴, 4 ULP).
+func checkRowsCPU(t *testing.T, what string, got, ref []float32, width int, bound []float64) {
+	t.Helper()
+	checkRows(t, what, got, ref, width, bound)
+	checkBitsIfExact(t, what, got, ref[:len(bound)*width])
+}
+
 var (
 	tinyOnce sync.Once
 	tinyDirs []string
 	tinyErr  error
 )
 
+// tinyBaseTokenizer is the file PROSCENIUM_TINY_TOKENIZER names, else the
+// embedded Qwen3 tokenizer (the same bytes): the tiny checkpoints' cases
+// always run.
+func tinyBaseTokenizer() ([]byte, error) {
+	if path := os.Getenv("PROSCENIUM_TINY_TOKENIZER"); path != "" {
+		return os.ReadFile(path)
+	}
+	return qwen3.TokenizerJSON()
+}
+
 // tinyCheckpoints writes the make-tiny checkpoints once per test binary.
 func tinyCheckpoints() ([]string, error) {
 	tinyOnce.Do(func() {
-		path := os.Getenv("PROSCENIUM_TINY_TOKENIZER")
-		if path == "" {
-			return
-		}
-		base, err := os.ReadFile(path)
+		base, err := tinyBaseTokenizer()
 		if err != nil {
 			tinyErr = err
 			return
@@ -270,8 +286,8 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				}
 				got = append(got, h...)
 			}
-			checkRows(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
-			checkRows(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
+			checkRowsCPU(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
+			checkRowsCPU(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
 
 			// The same rows as one prefill agree with the steps.
 			if err := gb.Reset(); err != nil {
@@ -297,7 +313,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkRows(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
+				checkRowsCPU(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
 			}
 			// The steps again with the other one-row DeltaNet kernels.
 			for _, v := range []struct {
@@ -322,7 +338,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 					}
 					hs = append(hs, h...)
 				}
-				checkRows(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
+				checkRowsCPU(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
 			}
 			gb.SetDeltaNetStep(defaultDeltaNetStep)
 			if err := gb.Reset(); err != nil {

@@ -18,6 +18,10 @@ func devPtr(b *Block) kernel.Ptr {
 	return kernel.Ptr(b.Ptr)
 }
 
+// policy is the instance the policy families launch under the device's
+// numerics.
+func (q *Queue) policy() kernel.Policy { return policyOf(q.d.Numerics) }
+
 const elementwiseThreads = 256
 
 func elementwiseGrid(n int) [3]int {
@@ -40,7 +44,7 @@ func (q *Queue) RMSNormZC(out, x, w *Block, n, width int, eps float32) error {
 		checkFits(x, 0, int64(n*width*4), "rmsnorm x"), checkFits(w, 0, int64(width*4), "rmsnorm w")); err != nil {
 		return err
 	}
-	return kernel.RMSNormZCF32(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(out), devPtr(x), devPtr(w), width, eps)
+	return kernel.RMSNormZCF32(q, q.policy(), [3]int{n, 1, 1}, elementwiseThreads, devPtr(out), devPtr(x), devPtr(w), width, eps)
 }
 
 // SwiGLU writes out[i] = silu(gate[i])·up[i] for n elements.
@@ -79,9 +83,9 @@ type Gemv struct {
 	IdsReady bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
-	// products and sums, one rounding (cpu.MatVec's bits). Every backbone
-	// projection sets it; the tower's GEMVs (outside the contract) sum in
-	// float32.
+	// products and sums, one rounding (cpu.MatVec's bits). Backbone
+	// projections set it under exact numerics (Queue.backboneGemv); the
+	// tower's GEMVs (outside the contract) sum in float32.
 	F64 bool
 }
 
@@ -94,10 +98,15 @@ var gemvF64Overrides = func() map[string]GemvVariant {
 	return m
 }()
 
-// backboneGemv returns g as a backbone projection: float64 sums (rule 1 of
-// the numerics contract) on the instance ChooseGemvF64 picks.
-func backboneGemv(g Gemv, fp8 bool) Gemv {
-	g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+// backboneGemv returns g as a backbone projection under the device's
+// numerics: Exact runs the float64 instances (rule 1 of the contract) on
+// ChooseGemvF64's choice, Fast the float32 ones on ChooseGemv's.
+func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
+	if q.d.Numerics.Exact() {
+		g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+		return g
+	}
+	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
 	return g
 }
 

@@ -48,7 +48,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)

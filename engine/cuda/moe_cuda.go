@@ -71,7 +71,7 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 		return err
 	}
 	w := max(ip, isp)
-	return kernel.MoESwiGLU(q, [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
+	return kernel.MoESwiGLU(q, q.policy(), [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
 		devPtr(h), devPtr(gu), p, i, ip, items, devPtr(hs), devPtr(dense), dstride, E, is, isp)
 }
 
@@ -96,7 +96,7 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return kernel.MoECombineNorm(q, [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
+	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
 		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
 }
 
@@ -127,7 +127,7 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return kernel.AddRMSNormZC(q, [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
+	return kernel.AddRMSNormZC(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
 		H, npitch, eps)
 }
 
@@ -161,7 +161,7 @@ func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids,
 		return err
 	}
 	const rowsPerBlock = 8 * kernel.DownRows // warps × rows per warp
-	return kernel.MoEDown(q, [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256, kernel.MoEDownArgs{
+	return kernel.MoEDown(q, q.policy(), [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256, kernel.MoEDownArgs{
 		Yr: devPtr(yr), W: devPtr(W).Add(wOff), S: sa, Mstride: int64(h * ip), Sstride: ns, FP8: f, Ids: devPtr(ids), Gu: devPtr(gu),
 		P: p, I: i, Ip: ip, K: k, Ws: devPtr(Ws), Dense: devPtr(dense), E: e, Is: is, H: h})
 }

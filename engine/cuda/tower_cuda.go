@@ -290,12 +290,13 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	if err != nil {
 		return err
 	}
-	// The semantic head reads the backbone's row, which has the CPU's bits
-	// (the numerics contract, docs/MODEL.md): summed in float64 like
-	// cpu.MatVec, its logits keep them, so the frame's first draw sees the
-	// CPU's logits exactly. The tower's own GEMVs stay float32.
+	// The semantic head reads the backbone's row, which under exact
+	// numerics has the CPU's bits (the numerics contract, docs/MODEL.md):
+	// summed in float64 like cpu.MatVec, its logits keep them, so the
+	// frame's first draw sees the CPU's logits exactly. Under fast numerics
+	// it sums float32 like the tower's own GEMVs.
 	sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
-		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: true}
+		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact()}
 	if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 		return err
 	}

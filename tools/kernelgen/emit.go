@@ -104,26 +104,47 @@ func unexported(s string) string {
 // reserved are the names a launch function's own parameters and body use,
 // and Go's keywords: a C parameter named so gets a suffix.
 var reserved = map[string]bool{
-	"q": true, "k": true, "grid": true, "block": true, "a": true, "math": true,
+	"q": true, "k": true, "grid": true, "block": true, "a": true, "math": true, "policy": true, "name": true,
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true,
 	"goto": true, "if": true, "import": true, "interface": true, "map": true, "package": true,
 	"range": true, "return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
 }
 
-// group is one launch function: a lone entry point, or the instances a
-// macro made with one signature (names that differ in the last '_' token).
+// group is one launch function: a lone entry point, a numerics policy
+// family (name and name_fast with one signature: kernels/numerics.cuh
+// NUMERICS_KERNEL), or the instances a macro made with one signature (names
+// that differ in the last '_' token).
 type group struct {
 	goName    string   // the launch function
-	instances []string // nil for a lone entry point
+	instances []string // nil for a lone entry point or a policy family
+	policy    bool     // kernel.name is the Exact instance, kernel.name+"_fast" the Fast one
 	kernel             // the (shared) signature; name is the lone entry point's
 }
+
+// fastSuffix names a policy family's Fast instance (NUMERICS_KERNEL).
+const fastSuffix = "_fast"
 
 // groups sorts f's entry points into launch functions, in source order.
 func (f *family) groups() ([]*group, error) {
 	byKey := map[string]*group{}
 	var gs []*group
+	sigs := map[string]string{}
 	for _, k := range f.kernels {
+		sigs[k.name] = signature(k.params)
+	}
+	for _, k := range f.kernels {
+		if base, ok := strings.CutSuffix(k.name, fastSuffix); ok && sigs[base] == sigs[k.name] {
+			continue // with its Exact instance
+		}
+		if sig, ok := sigs[k.name+fastSuffix]; ok {
+			if sig != sigs[k.name] {
+				return nil, fmt.Errorf("%s: %s and %s%s differ in signature: a policy family's instances take the same parameters",
+					f.source, k.name, k.name, fastSuffix)
+			}
+			gs = append(gs, &group{goName: exported(k.name), policy: true, kernel: k})
+			continue
+		}
 		if !f.macroMade[k.name] {
 			gs = append(gs, &group{goName: exported(k.name), kernel: k})
 			continue
@@ -143,6 +164,9 @@ func (f *family) groups() ([]*group, error) {
 	}
 	taken := map[string]bool{}
 	for _, g := range gs {
+		if taken[g.goName] {
+			return nil, fmt.Errorf("%s: two entry points take the Go name %s", f.source, g.goName)
+		}
 		if g.instances == nil {
 			taken[g.goName] = true
 		}
@@ -334,9 +358,15 @@ func writeLaunch(b *bytes.Buffer, source string, g *group, ps []goParam) {
 	}
 	fmt.Fprintf(b, "// %s enqueues kernels/%s's\n//\n//\t%s\n//\n// on q with grid blocks of block threads.\n", g.goName, source,
 		cSignature(displayName(g), g.params))
+	if g.policy {
+		fmt.Fprintf(b, "// policy picks the instance: %s (Exact) or %s%s (Fast).\n", g.kernel.name, g.kernel.name, fastSuffix)
+	}
 	fmt.Fprintf(b, "func %s(q Launcher, ", g.goName)
 	if g.instances != nil {
 		fmt.Fprintf(b, "k %sKernel, ", g.goName)
+	}
+	if g.policy {
+		b.WriteString("policy Policy, ")
 	}
 	b.WriteString("grid [3]int, block int")
 	if useStruct {
@@ -355,6 +385,10 @@ func writeLaunch(b *bytes.Buffer, source string, g *group, ps []goParam) {
 		}
 	}
 	b.WriteString(") error {\n")
+	if g.policy {
+		fmt.Fprintf(b, "\tname := %q\n\tif policy == Fast {\n\t\tname = %q\n\t}\n", g.kernel.name, g.kernel.name+fastSuffix)
+		nameArg = "name"
+	}
 	fmt.Fprintf(b, "\treturn q.Launch(%s, grid, block", nameArg)
 	for _, p := range ps {
 		v := p.name

@@ -9,9 +9,11 @@
 // The sources are read through the C preprocessor (g++ -E, with empty stand-ins
 // for the system headers, so no CUDA installation is needed and the result does
 // not depend on one): entry points that macros generate (gemv.cu's instances,
-// per-policy instances) are seen exactly as nvcc sees them. Entry points a
-// macro makes with one signature and names that differ only in their last
-// '_' token form a group: one Go function taking the instance as a typed name.
+// per-policy instances) are seen exactly as nvcc sees them. A numerics
+// policy family (name and name_fast with one signature, kernels/numerics.cuh)
+// is one Go function taking a kernel.Policy; other entry points a macro makes
+// with one signature and names that differ only in their last '_' token form
+// a group: one Go function taking the instance as a typed name.
 //
 //	go run ./tools/kernelgen                 (from the repository root: write)
 //	go run ./tools/kernelgen -check          (fail when a written file is stale)

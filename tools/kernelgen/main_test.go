@@ -35,6 +35,12 @@ struct FrameControl {
     int32_t error;
 };
 `,
+		"kernels/pol.cu": `#include "common.cuh"
+#define POLICY_KERNEL(NAME, PARAMS) \\
+    extern "C" __global__ void NAME PARAMS {} \\
+    extern "C" __global__ void NAME##_fast PARAMS {}
+POLICY_KERNEL(norm_rows, (float* y, int p, float eps))
+`,
 		"engine/cuda/kernel/kernel.go": "package kernel\n",
 	}
 	for name, text := range files {
@@ -77,6 +83,15 @@ func TestGenerate(t *testing.T) {
 	} {
 		if !strings.Contains(gemv, want) {
 			t.Errorf("gemv.go lacks %q:\n%s", want, gemv)
+		}
+	}
+	pol := string(files["engine/cuda/kernel/pol.go"])
+	for _, want := range []string{
+		"func NormRows(q Launcher, policy Policy, grid [3]int, block int, y Ptr, p int, eps float32) error",
+		`name := "norm_rows"`, `name = "norm_rows_fast"`,
+	} {
+		if !strings.Contains(pol, want) {
+			t.Errorf("a policy family: pol.go lacks %q:\n%s", want, pol)
 		}
 	}
 	wide := string(files["engine/cuda/kernel/wide.go"])

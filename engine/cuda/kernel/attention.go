@@ -10,6 +10,9 @@ const (
 	AttWarps     = 4   // ATT_WARPS
 	AttMaxd      = 8   // ATT_MAXD
 	AttMaxSplits = 32  // ATT_MAX_SPLITS
+	AttnSplits   = 16  // ATTN_SPLITS
+	AttnWarps    = 8   // ATTN_WARPS
+	AttnMaxHd    = 256 // ATTN_MAX_HD
 )
 
 // AttnPrep enqueues kernels/attention.cu's
@@ -55,4 +58,50 @@ func AttnCombine(q Launcher, grid [3]int, block int, attn, part, proj, posp Ptr,
 // on q with grid blocks of block threads.
 func AddI32(q Launcher, grid [3]int, block int, p Ptr, v int) error {
 	return q.Launch("add_i32", grid, block, uint64(p), uint64(uint32(int32(v))))
+}
+
+// TowerRopeAppend enqueues kernels/attention.cu's
+//
+//	tower_rope_append(float* qkv, float* kc, float* vc, float* cos_t, float* sin_t, FrameControl* ctrl, int nh, int nkv, int hd, int half, int max_rows)
+//
+// on q with grid blocks of block threads.
+func TowerRopeAppend(q Launcher, grid [3]int, block int, qkv, kc, vc, cosT, sinT, ctrl Ptr, nh, nkv, hd, half, maxRows int) error {
+	return q.Launch("tower_rope_append", grid, block, uint64(qkv), uint64(kc), uint64(vc), uint64(cosT), uint64(sinT), uint64(ctrl), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(half))), uint64(uint32(int32(maxRows))))
+}
+
+// TowerAttend enqueues kernels/attention.cu's
+//
+//	tower_attend(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, int nh, int nkv, int hd, float scale, int max_rows)
+//
+// on q with grid blocks of block threads.
+func TowerAttend(q Launcher, grid [3]int, block int, attn, qkv, kc, vc, ctrl, part, counters Ptr, nh, nkv, hd int, scale float32, maxRows int) error {
+	return q.Launch("tower_attend", grid, block, uint64(attn), uint64(qkv), uint64(kc), uint64(vc), uint64(ctrl), uint64(part), uint64(counters), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(math.Float32bits(scale)), uint64(uint32(int32(maxRows))))
+}
+
+// TowerAttendRopeArgs are the parameters of tower_attend_rope.
+type TowerAttendRopeArgs struct {
+	Attn     Ptr     // float* attn
+	Qkv      Ptr     // float* qkv
+	Kc       Ptr     // float* kc
+	Vc       Ptr     // float* vc
+	Ctrl     Ptr     // FrameControl* ctrl
+	Part     Ptr     // float* part
+	Counters Ptr     // int* counters
+	CosT     Ptr     // float* cos_t
+	SinT     Ptr     // float* sin_t
+	Nh       int     // int nh
+	Nkv      int     // int nkv
+	Hd       int     // int hd
+	Half     int     // int half
+	Scale    float32 // float scale
+	MaxRows  int     // int max_rows
+}
+
+// TowerAttendRope enqueues kernels/attention.cu's
+//
+//	tower_attend_rope(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows)
+//
+// on q with grid blocks of block threads.
+func TowerAttendRope(q Launcher, grid [3]int, block int, a TowerAttendRopeArgs) error {
+	return q.Launch("tower_attend_rope", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))))
 }

@@ -18,6 +18,11 @@ func BackboneRows(q Launcher, grid [3]int, block int, x, table, toks, emb Ptr, v
 //	add_rmsnorm_zc(float* x, float* y, float* normed, float* w, int H, int npitch, float eps)
 //
 // on q with grid blocks of block threads.
-func AddRMSNormZC(q Launcher, grid [3]int, block int, x, y, normed, w Ptr, h, npitch int, eps float32) error {
-	return q.Launch("add_rmsnorm_zc", grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
+// policy picks the instance: add_rmsnorm_zc (Exact) or add_rmsnorm_zc_fast (Fast).
+func AddRMSNormZC(q Launcher, policy Policy, grid [3]int, block int, x, y, normed, w Ptr, h, npitch int, eps float32) error {
+	name := "add_rmsnorm_zc"
+	if policy == Fast {
+		name = "add_rmsnorm_zc_fast"
+	}
+	return q.Launch(name, grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }

@@ -2,11 +2,6 @@
 
 package kernel
 
-// The integer #defines of kernels/gemv.cu.
-const (
-	GemvThreads = 256 // GEMV_THREADS
-)
-
 // GemvBF16Kernel is one of the gemv_bf16_* instances of kernels/gemv.cu, which share one signature.
 type GemvBF16Kernel string
 

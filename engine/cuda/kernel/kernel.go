@@ -24,3 +24,15 @@ type Ptr uint64
 
 // Add returns the address off bytes after p.
 func (p Ptr) Add(off int64) Ptr { return Ptr(int64(p) + off) }
+
+// Policy picks a numerics policy family's instance (kernels/numerics.cuh
+// NUMERICS_KERNEL): the family's name computes under Exact (the numerics
+// contract, the CPU's bits), name_fast under Fast. The zero value is Fast,
+// as drama3.Numerics's is.
+type Policy int
+
+// The policies.
+const (
+	Fast Policy = iota
+	Exact
+)

@@ -34,8 +34,13 @@ func MoEGroup(q Launcher, grid [3]int, block int, offsets, rowids, slot, ids Ptr
 //	moe_swiglu(float* h, float* gu, int p, int i, int ip, int items, float* hs, float* dense, int dstride, int E, int is, int isp)
 //
 // on q with grid blocks of block threads.
-func MoESwiGLU(q Launcher, grid [3]int, block int, h, gu Ptr, p, i, ip, items int, hs, dense Ptr, dstride, e, is, isp int) error {
-	return q.Launch("moe_swiglu", grid, block, uint64(h), uint64(gu), uint64(uint32(int32(p))), uint64(uint32(int32(i))), uint64(uint32(int32(ip))), uint64(uint32(int32(items))), uint64(hs), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(is))), uint64(uint32(int32(isp))))
+// policy picks the instance: moe_swiglu (Exact) or moe_swiglu_fast (Fast).
+func MoESwiGLU(q Launcher, policy Policy, grid [3]int, block int, h, gu Ptr, p, i, ip, items int, hs, dense Ptr, dstride, e, is, isp int) error {
+	name := "moe_swiglu"
+	if policy == Fast {
+		name = "moe_swiglu_fast"
+	}
+	return q.Launch(name, grid, block, uint64(h), uint64(gu), uint64(uint32(int32(p))), uint64(uint32(int32(i))), uint64(uint32(int32(ip))), uint64(uint32(int32(items))), uint64(hs), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(is))), uint64(uint32(int32(isp))))
 }
 
 // MoECombineNorm enqueues kernels/moe.cu's
@@ -43,8 +48,13 @@ func MoESwiGLU(q Launcher, grid [3]int, block int, h, gu Ptr, p, i, ip, items in
 //	moe_combine_norm(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, int32_t* slot, float* normed, float* nw, int npitch, float eps)
 //
 // on q with grid blocks of block threads.
-func MoECombineNorm(q Launcher, grid [3]int, block int, x, yr, wts, ys, dense Ptr, dstride, sgcol, h, kArg int, slot, normed, nw Ptr, npitch int, eps float32) error {
-	return q.Launch("moe_combine_norm", grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(slot), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
+// policy picks the instance: moe_combine_norm (Exact) or moe_combine_norm_fast (Fast).
+func MoECombineNorm(q Launcher, policy Policy, grid [3]int, block int, x, yr, wts, ys, dense Ptr, dstride, sgcol, h, kArg int, slot, normed, nw Ptr, npitch int, eps float32) error {
+	name := "moe_combine_norm"
+	if policy == Fast {
+		name = "moe_combine_norm_fast"
+	}
+	return q.Launch(name, grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(slot), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
 // MoEDownArgs are the parameters of moe_down.
@@ -73,6 +83,11 @@ type MoEDownArgs struct {
 //	moe_down(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h)
 //
 // on q with grid blocks of block threads.
-func MoEDown(q Launcher, grid [3]int, block int, a MoEDownArgs) error {
-	return q.Launch("moe_down", grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
+// policy picks the instance: moe_down (Exact) or moe_down_fast (Fast).
+func MoEDown(q Launcher, policy Policy, grid [3]int, block int, a MoEDownArgs) error {
+	name := "moe_down"
+	if policy == Fast {
+		name = "moe_down_fast"
+	}
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
 }

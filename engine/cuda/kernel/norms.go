@@ -4,11 +4,48 @@ package kernel
 
 import "math"
 
+// The integer #defines of kernels/norms.cu.
+const (
+	RowRegs = 8 // ROW_REGS
+)
+
 // RMSNormZCF32 enqueues kernels/norms.cu's
 //
 //	rmsnorm_zc_f32(float* out, float* x, float* w, int width, float eps)
 //
 // on q with grid blocks of block threads.
-func RMSNormZCF32(q Launcher, grid [3]int, block int, out, x, w Ptr, width int, eps float32) error {
-	return q.Launch("rmsnorm_zc_f32", grid, block, uint64(out), uint64(x), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+// policy picks the instance: rmsnorm_zc_f32 (Exact) or rmsnorm_zc_f32_fast (Fast).
+func RMSNormZCF32(q Launcher, policy Policy, grid [3]int, block int, out, x, w Ptr, width int, eps float32) error {
+	name := "rmsnorm_zc_f32"
+	if policy == Fast {
+		name = "rmsnorm_zc_f32_fast"
+	}
+	return q.Launch(name, grid, block, uint64(out), uint64(x), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+}
+
+// TowerEHInput enqueues kernels/norms.cu's
+//
+//	tower_eh_input(float* cat, float* h, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
+//
+// on q with grid blocks of block threads.
+func TowerEHInput(q Launcher, grid [3]int, block int, cat, h, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
+	return q.Launch("tower_eh_input", grid, block, uint64(cat), uint64(h), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+}
+
+// TowerAddRMSNorm enqueues kernels/norms.cu's
+//
+//	tower_add_rmsnorm(float* out, float* x, float* add, float* w, int width, float eps)
+//
+// on q with grid blocks of block threads.
+func TowerAddRMSNorm(q Launcher, grid [3]int, block int, out, x, add, w Ptr, width int, eps float32) error {
+	return q.Launch("tower_add_rmsnorm", grid, block, uint64(out), uint64(x), uint64(add), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+}
+
+// TowerOutEH enqueues kernels/norms.cu's
+//
+//	tower_out_eh(float* h, float* x, float* add, float* out_w, float* cat, int emode, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
+//
+// on q with grid blocks of block threads.
+func TowerOutEH(q Launcher, grid [3]int, block int, h, x, add, outW, cat Ptr, emode int, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
+	return q.Launch("tower_out_eh", grid, block, uint64(h), uint64(x), uint64(add), uint64(outW), uint64(cat), uint64(uint32(int32(emode))), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
 }

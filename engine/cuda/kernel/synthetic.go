@@ -30,3 +30,21 @@ func SynthBF16(q Launcher, grid [3]int, block int, p Ptr, n int64, seed uint64, 
 func SynthFP8(q Launcher, grid [3]int, block int, p Ptr, n int64, seed uint64) error {
 	return q.Launch("synth_fp8", grid, block, uint64(p), uint64(n), seed)
 }
+
+// FillRandomBF16 enqueues kernels/synthetic.cu's
+//
+//	fill_random_bf16(uint16_t* dst, long long n, uint32_t seed, float lo, float hi)
+//
+// on q with grid blocks of block threads.
+func FillRandomBF16(q Launcher, grid [3]int, block int, dst Ptr, n int64, seed uint32, lo, hi float32) error {
+	return q.Launch("fill_random_bf16", grid, block, uint64(dst), uint64(n), uint64(seed), uint64(math.Float32bits(lo)), uint64(math.Float32bits(hi)))
+}
+
+// FillRandomF32 enqueues kernels/synthetic.cu's
+//
+//	fill_random_f32(float* dst, long long n, uint32_t seed, float lo, float hi)
+//
+// on q with grid blocks of block threads.
+func FillRandomF32(q Launcher, grid [3]int, block int, dst Ptr, n int64, seed uint32, lo, hi float32) error {
+	return q.Launch("fill_random_f32", grid, block, uint64(dst), uint64(n), uint64(seed), uint64(math.Float32bits(lo)), uint64(math.Float32bits(hi)))
+}

@@ -6,41 +6,10 @@ import "math"
 
 // The integer #defines of kernels/tower.cu.
 const (
-	RowRegs    = 8   // ROW_REGS
-	TgThreads  = 256 // TG_THREADS
-	TgTpr      = 128 // TG_TPR
-	TgUnroll   = 2   // TG_UNROLL
-	AttnSplits = 16  // ATTN_SPLITS
-	AttnWarps  = 8   // ATTN_WARPS
-	AttnMaxHd  = 256 // ATTN_MAX_HD
+	TgThreads = 256 // TG_THREADS
+	TgTpr     = 128 // TG_TPR
+	TgUnroll  = 2   // TG_UNROLL
 )
-
-// TowerEHInput enqueues kernels/tower.cu's
-//
-//	tower_eh_input(float* cat, float* h, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
-//
-// on q with grid blocks of block threads.
-func TowerEHInput(q Launcher, grid [3]int, block int, cat, h, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
-	return q.Launch("tower_eh_input", grid, block, uint64(cat), uint64(h), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
-}
-
-// TowerAddRMSNorm enqueues kernels/tower.cu's
-//
-//	tower_add_rmsnorm(float* out, float* x, float* add, float* w, int width, float eps)
-//
-// on q with grid blocks of block threads.
-func TowerAddRMSNorm(q Launcher, grid [3]int, block int, out, x, add, w Ptr, width int, eps float32) error {
-	return q.Launch("tower_add_rmsnorm", grid, block, uint64(out), uint64(x), uint64(add), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
-}
-
-// TowerOutEH enqueues kernels/tower.cu's
-//
-//	tower_out_eh(float* h, float* x, float* add, float* out_w, float* cat, int emode, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
-//
-// on q with grid blocks of block threads.
-func TowerOutEH(q Launcher, grid [3]int, block int, h, x, add, outW, cat Ptr, emode int, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
-	return q.Launch("tower_out_eh", grid, block, uint64(h), uint64(x), uint64(add), uint64(outW), uint64(cat), uint64(uint32(int32(emode))), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
-}
 
 // TowerGateUpSwiGLU enqueues kernels/tower.cu's
 //
@@ -49,52 +18,6 @@ func TowerOutEH(q Launcher, grid [3]int, block int, h, x, add, outW, cat Ptr, em
 // on q with grid blocks of block threads.
 func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, rows, cols int) error {
 	return q.Launch("tower_gate_up_swiglu", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
-}
-
-// TowerRopeAppend enqueues kernels/tower.cu's
-//
-//	tower_rope_append(float* qkv, float* kc, float* vc, float* cos_t, float* sin_t, FrameControl* ctrl, int nh, int nkv, int hd, int half, int max_rows)
-//
-// on q with grid blocks of block threads.
-func TowerRopeAppend(q Launcher, grid [3]int, block int, qkv, kc, vc, cosT, sinT, ctrl Ptr, nh, nkv, hd, half, maxRows int) error {
-	return q.Launch("tower_rope_append", grid, block, uint64(qkv), uint64(kc), uint64(vc), uint64(cosT), uint64(sinT), uint64(ctrl), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(half))), uint64(uint32(int32(maxRows))))
-}
-
-// TowerAttend enqueues kernels/tower.cu's
-//
-//	tower_attend(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, int nh, int nkv, int hd, float scale, int max_rows)
-//
-// on q with grid blocks of block threads.
-func TowerAttend(q Launcher, grid [3]int, block int, attn, qkv, kc, vc, ctrl, part, counters Ptr, nh, nkv, hd int, scale float32, maxRows int) error {
-	return q.Launch("tower_attend", grid, block, uint64(attn), uint64(qkv), uint64(kc), uint64(vc), uint64(ctrl), uint64(part), uint64(counters), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(math.Float32bits(scale)), uint64(uint32(int32(maxRows))))
-}
-
-// TowerAttendRopeArgs are the parameters of tower_attend_rope.
-type TowerAttendRopeArgs struct {
-	Attn     Ptr     // float* attn
-	Qkv      Ptr     // float* qkv
-	Kc       Ptr     // float* kc
-	Vc       Ptr     // float* vc
-	Ctrl     Ptr     // FrameControl* ctrl
-	Part     Ptr     // float* part
-	Counters Ptr     // int* counters
-	CosT     Ptr     // float* cos_t
-	SinT     Ptr     // float* sin_t
-	Nh       int     // int nh
-	Nkv      int     // int nkv
-	Hd       int     // int hd
-	Half     int     // int half
-	Scale    float32 // float scale
-	MaxRows  int     // int max_rows
-}
-
-// TowerAttendRope enqueues kernels/tower.cu's
-//
-//	tower_attend_rope(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows)
-//
-// on q with grid blocks of block threads.
-func TowerAttendRope(q Launcher, grid [3]int, block int, a TowerAttendRopeArgs) error {
-	return q.Launch("tower_attend_rope", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))))
 }
 
 // TowerFeedback enqueues kernels/tower.cu's
