@@ -167,8 +167,13 @@ func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.
-func (t *Tower) Begin(s drama3.Sampling, seed uint64) error {
-	c, err := newFrameControl(s, seed, 0)
+func (t *Tower) Begin(s drama3.Sampling, seed uint64) error { return t.BeginAt(s, seed, 0) }
+
+// BeginAt is Begin with rows tower rows already done: the next frame's row
+// is at position rows (the benchmark replays frames from a row of its
+// choice). Not inside Run.
+func (t *Tower) BeginAt(s drama3.Sampling, seed uint64, rows int) error {
+	c, err := newFrameControl(s, seed, rows)
 	if err != nil {
 		return err
 	}
