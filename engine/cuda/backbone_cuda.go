@@ -106,7 +106,7 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 
 // backboneKernels are the kernels a step launches, looked up before the
 // step is captured (no module lookups inside a capture).
-var backboneKernels = []string{"backbone_rows", "moe_route", "moe_group", "deltanet_rows", "deltanet_step_cols", "deltanet_step_norm", "attn_prep", "attn_scores", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
+var backboneKernels = []string{"backbone_rows", "moe_route", "moe_group", "deltanet_rows", "add_i32", "gemm_bf16", "gemm_fp8"}
 
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.

@@ -159,12 +159,12 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
 	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
-		if err := q.Launch("deltanet_step_cols", [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
+		if err := q.Launch(q.kernel("deltanet_step_cols"), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
 			tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog),
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel)); err != nil {
 			return err
 		}
-		return q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
+		return q.Launch(q.kernel("deltanet_step_norm"), [3]int{nv, 1, 1}, deltaNetSplitThreads,
 			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
 			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps))
 	}
@@ -270,24 +270,24 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 	if g.RotaryDim == 0 {
 		theta = 1
 	}
-	if err := q.Launch("attn_prep", [3]int{n, nh + nkv, 1}, attnThreads,
+	if err := q.Launch(q.kernel("attn_prep"), [3]int{n, nh + nkv, 1}, attnThreads,
 		tArg(qn), tArg(kc), tArg(vc), tArg(proj), tArg(w.QNorm), tArg(w.KNorm), tArg(pos),
 		IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(g.RotaryDim), Arg(math.Float64bits(theta)),
 		F32Arg(g.Eps)); err != nil {
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
-	if err := q.Launch("attn_scores", [3]int{n * nh, splits, 1}, attnThreads,
+	if err := q.Launch(q.kernel("attn_scores"), [3]int{n * nh, splits, 1}, attnThreads,
 		tArg(sc), tArg(smax), tArg(qn), tArg(kc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
 		return err
 	}
-	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
+	if err := q.Launch(q.kernel("attn_partial"), [3]int{n * nh, splits, 1}, attnThreads,
 		tArg(part), tArg(sc), tArg(smax), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
 		IntArg(splits)); err != nil {
 		return err
 	}
-	return q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
+	return q.Launch(q.kernel("attn_combine"), [3]int{n * nh, 1, 1}, attnThreads,
 		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
 		IntArg(splits))
 }

@@ -10,7 +10,8 @@ import "proscenium/engine/drama3"
 // gemv_bf16_… Fast, backboneGemv).
 
 // policyKernels are the families with an instance per policy.
-var policyKernels = []string{"add_rmsnorm_zc", "rmsnorm_zc_f32", "moe_swiglu", "moe_combine_norm", "moe_down"}
+var policyKernels = []string{"add_rmsnorm_zc", "rmsnorm_zc_f32", "moe_swiglu", "moe_combine_norm", "moe_down",
+	"attn_prep", "attn_scores", "attn_partial", "attn_combine", "deltanet_step_cols", "deltanet_step_norm"}
 
 // policyKernel is the instance of family base for numerics n.
 func policyKernel(n drama3.Numerics, base string) string {
