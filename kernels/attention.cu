@@ -19,7 +19,8 @@
 // attn_partial takes the maximum of the splits'), e_p = (float)exp(s_p − m),
 // and the sums Σ e_p and Σ e_p·v_pj are float64 (exact products) in any
 // order; attn_combine divides them in double and rounds once. So any number
-// of splits gives the CPU's bits.
+// of splits gives the CPU's bits. That is the Exact policy (numerics.cuh);
+// under Fast the sums are float32, exp is __expf, the division float32.
 #define ATT_THREADS 128
 #define ATT_WARPS (ATT_THREADS / 32)
 #define ATT_MAXD 8  // head dims per lane: head_dim ≤ 256
@@ -33,12 +34,14 @@
 // at row pos+t, copying the value beside it. invFreq and the angle follow the
 // reference: inv_freq[i] = 1/theta^(2i/rot) rounded to float32, the angle
 // float32(pos)·inv_freq in float32, cos and sin in double rounded to float32.
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_prep(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
-              const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
-              int capacity, int nh, int nkv, int hd, int rot, double theta, float eps) {
+template <class P>
+__device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc,
+                                               const float* __restrict__ proj, const float* __restrict__ qnorm,
+                                               const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                                               int capacity, int nh, int nkv, int hd, int rot, double theta,
+                                               float eps) {
     __shared__ float buf[32 * ATT_MAXD];
-    __shared__ double redd[ATT_WARPS];
+    __shared__ typename P::Sum redd[ATT_WARPS];
     pdl_entry();
     const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
     const int pw = (2 * nh + 2 * nkv) * hd;
@@ -53,19 +56,19 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
     const float* src = isq ? prow + (size_t)hh * 2 * hd : prow + (size_t)(2 * nh + kvh) * hd;
     const float* w = isq ? qnorm : knorm;
-    double ss = 0.0;
+    typename P::Sum ss = 0;
     for (int d = tid; d < hd; d += ATT_THREADS) {
         const float x = src[d];
         buf[d] = x;
-        ss += (double)x * (double)x;  // exact product: a fused add rounds the same
+        ss += P::sq(x);  // Exact: an exact product, so a fused add rounds the same
     }
     ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
-    double tot = 0.0;
+    typename P::Sum tot = 0;
     for (int i = 0; i < ATT_WARPS; i++) tot += redd[i];
-    const float inv = inv_rms_ref(tot, hd, eps);
-    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = zc_norm_ref(buf[d], inv, w[d]);
+    const float inv = P::inv_rms(tot, hd, eps);
+    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = P::zc_norm(buf[d], inv, w[d]);
     __syncthreads();
     float* dst = isq ? qn + ((size_t)t * nh + hh) * hd : kc + ((size_t)p * nkv + kvh) * hd;
     const int half = rot / 2;
@@ -89,6 +92,13 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
+#define ATT_BOUNDS __launch_bounds__(ATT_THREADS)
+NUMERICS_KERNEL(attn_prep, ATT_BOUNDS,
+                (float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
+                 const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                 int capacity, int nh, int nkv, int hd, int rot, double theta, float eps),
+                (qn, kc, vc, proj, qnorm, knorm, posp, capacity, nh, nkv, hd, rot, theta, eps))
+
 // The rows of split sp of a row that sees the cached rows 0 … last (causal):
 // `splits` ranges of ceil((last+1)/splits) rows, cut on the device so a
 // captured step splits a short cache as finely as a long one.
@@ -103,10 +113,11 @@ __device__ __forceinline__ void attn_range(int last, int splits, int sp, int* r0
 // s of KV head h/(nh/nkv) (each warp every fourth row), writes them to
 // sc [n·nh, capacity] and their maximum to smax [n·nh, splits] (−inf for an
 // empty range).
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_scores(float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
-                const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
-                int splits, float scale) {
+template <class P>
+__device__ __forceinline__ void attn_scores_body(float* __restrict__ sc, float* __restrict__ smax,
+                                                 const float* __restrict__ qn, const float* __restrict__ kc,
+                                                 const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                 int hd, int splits, float scale) {
     __shared__ float wm[ATT_WARPS];
     pdl_entry();
     const int item = blockIdx.x, sp = blockIdx.y;
@@ -130,13 +141,13 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     float m = -INFINITY;
     for (int r = r0 + warp; r < r1; r += ATT_WARPS) {
         const float* kr = kc + ((size_t)r * nkv + kvh) * hd;
-        double dot = 0.0;
+        typename P::Sum dot = 0;
 #pragma unroll
         for (int i = 0; i < ATT_MAXD; i++) {
             const int d = lane + 32 * i;
-            if (d < hd) dot += (double)q[i] * (double)kr[d];  // exact products
+            if (d < hd) dot += P::prod(q[i], kr[d]);  // Exact: exact products
         }
-        const float s = __fmul_rn((float)warp_sum(dot), scale);
+        const float s = P::mul((float)warp_sum(dot), scale);
         if (lane == 0) srow[r] = s;
         m = fmaxf(m, s);
     }
@@ -149,18 +160,27 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
+NUMERICS_KERNEL(attn_scores, ATT_BOUNDS,
+                (float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
+                 const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits, float scale),
+                (sc, smax, qn, kc, posp, capacity, nh, nkv, hd, splits, scale))
+
 // attn_partial: grid (n·nh, splits). Block (item, s) takes the maximum m of
 // every split's (the row's global maximum) and, over the rows of range s,
 // the float64 sums L = Σ e_r and O_j = Σ e_r·v_rj with e_r = (float)exp(s_r − m),
 // written to part [n·nh, splits, 1 + hd] doubles (zeros for an empty range).
 // Each warp takes 32 rows at a time: lane l forms e of row l, then the warp
 // walks the 32 rows, lane l adding dims l, l+32, … of each value.
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_partial(double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
-                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
-                 int splits) {
-    __shared__ double wl[ATT_WARPS];
-    __shared__ double wo[ATT_WARPS][32 * ATT_MAXD];
+template <class P>
+__device__ __forceinline__ void attn_partial_body(double* __restrict__ partd, const float* __restrict__ sc,
+                                                  const float* __restrict__ smax, const float* __restrict__ vc,
+                                                  const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                  int hd, int splits) {
+    typedef typename P::Sum Sum;
+    Sum* __restrict__ part = reinterpret_cast<Sum*>(partd);
+    __shared__ Sum wl[ATT_WARPS];
+    __shared__ Sum wo[ATT_WARPS][32 * ATT_MAXD];
     pdl_entry();
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
@@ -168,29 +188,29 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     const int last = *posp + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
-    double* out = part + ((size_t)item * splits + sp) * (hd + 1);
+    Sum* out = part + ((size_t)item * splits + sp) * (hd + 1);
     if (last >= capacity || r0 >= r1) {
-        for (int d = threadIdx.x; d <= hd; d += ATT_THREADS) out[d] = 0.0;
+        for (int d = threadIdx.x; d <= hd; d += ATT_THREADS) out[d] = 0;
         return;
     }
     float m = -INFINITY;
     for (int s = 0; s < splits; s++) m = fmaxf(m, smax[(size_t)item * splits + s]);
     const float* srow = sc + (size_t)item * capacity;
-    double o[ATT_MAXD];
+    Sum o[ATT_MAXD];
 #pragma unroll
-    for (int i = 0; i < ATT_MAXD; i++) o[i] = 0.0;
-    double l = 0.0;
+    for (int i = 0; i < ATT_MAXD; i++) o[i] = 0;
+    Sum l = 0;
     for (int base = r0 + 32 * warp; base < r1; base += 32 * ATT_WARPS) {
         const int cnt = min(32, r1 - base);
-        const float e = lane < cnt ? (float)exp((double)__fsub_rn(srow[base + lane], m)) : 0.f;
-        l += (double)e;
+        const float e = lane < cnt ? P::exp(P::sub(srow[base + lane], m)) : 0.f;
+        l += (Sum)e;
         for (int j = 0; j < cnt; j++) {
-            const double ej = (double)__shfl_sync(FULL_MASK, e, j);
+            const float ej = __shfl_sync(FULL_MASK, e, j);
             const float* vr = vc + ((size_t)(base + j) * nkv + kvh) * hd;
 #pragma unroll
             for (int i = 0; i < ATT_MAXD; i++) {
                 const int d = lane + 32 * i;
-                if (d < hd) o[i] += ej * (double)vr[d];  // exact products
+                if (d < hd) o[i] += P::prod(ej, vr[d]);  // Exact: exact products
             }
         }
     }
@@ -200,24 +220,34 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     for (int i = 0; i < ATT_MAXD; i++) wo[warp][lane + 32 * i] = o[i];
     __syncthreads();
     if (threadIdx.x == 0) {
-        double L = 0.0;
+        Sum L = 0;
         for (int w = 0; w < ATT_WARPS; w++) L += wl[w];
         out[0] = L;
     }
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        double s = 0.0;
+        Sum s = 0;
         for (int w = 0; w < ATT_WARPS; w++) s += wo[w][d];
         out[1 + d] = s;
     }
 }
+// part is [n·nh, splits, 1 + hd] of the policy's sums (Exact: doubles; Fast:
+// floats in the first half of the same buffer).
+NUMERICS_KERNEL(attn_partial, ATT_BOUNDS,
+                (double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
+                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits),
+                (part, sc, smax, vc, posp, capacity, nh, nkv, hd, splits))
 
 // attn_combine: grid (n·nh). Sums the splits of row t, head h (float64),
 // divides in double and rounds once, multiplies by sigmoid(gate) and writes
 // attn [n, nh·hd] (the input of o_proj).
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_combine(float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
-                 const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits) {
-    __shared__ double sL;
+template <class P>
+__device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, const double* __restrict__ partd,
+                                                  const float* __restrict__ proj, const int32_t* __restrict__ posp,
+                                                  int capacity, int nh, int hd, int pw, int splits) {
+    typedef typename P::Sum Sum;
+    const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
+    __shared__ Sum sL;
     pdl_entry();
     const int item = blockIdx.x, t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
@@ -225,22 +255,26 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
-    const double* pp = part + (size_t)item * splits * (hd + 1);
+    const Sum* pp = part + (size_t)item * splits * (hd + 1);
     if (threadIdx.x == 0) {
-        double L = 0.0;
+        Sum L = 0;
         for (int s = 0; s < splits; s++) L += pp[(size_t)s * (hd + 1)];
         sL = L;
     }
     __syncthreads();
-    const double L = sL;
+    const Sum L = sL;
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        double acc = 0.0;
+        Sum acc = 0;
 #pragma unroll 8
         for (int s = 0; s < splits; s++) acc += pp[(size_t)s * (hd + 1) + 1 + d];
-        o[d] = __fmul_rn((float)(acc / L), sigmoid_ref(gate[d]));
+        o[d] = P::mul(P::div(acc, L), P::sigmoid(gate[d]));
     }
 }
+NUMERICS_KERNEL(attn_combine, ATT_BOUNDS,
+                (float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
+                 const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits),
+                (attn, part, proj, posp, capacity, nh, hd, pw, splits))
 
 // add_i32: *p += v (the position counter, advanced inside a captured step).
 extern "C" __global__ void add_i32(int32_t* p, int v) {

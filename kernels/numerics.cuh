@@ -19,7 +19,14 @@ struct Exact {
     typedef double Sum;  // dot products' and other sums' accumulator
     __device__ static __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
     __device__ static __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+    __device__ static __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+    // The exact product of two float32 values in the sum's type.
+    __device__ static __forceinline__ Sum prod(float a, float b) { return (double)a * (double)b; }
     __device__ static __forceinline__ Sum sq(float v) { return (double)v * (double)v; }
+    // e^x in double on the float32 argument, rounded once (Go's math.Exp).
+    __device__ static __forceinline__ float exp(float x) { return (float)::exp((double)x); }
+    // a/b of two sums, rounded once.
+    __device__ static __forceinline__ float div(Sum a, Sum b) { return (float)(a / b); }
     __device__ static __forceinline__ float sigmoid(float x) { return sigmoid_ref(x); }
     __device__ static __forceinline__ float silu(float x) { return silu_ref(x); }
     __device__ static __forceinline__ float inv_rms(Sum ss, int n, float eps) { return inv_rms_ref(ss, n, eps); }
@@ -32,7 +39,11 @@ struct Fast {
     typedef float Sum;
     __device__ static __forceinline__ float mul(float a, float b) { return a * b; }
     __device__ static __forceinline__ float add(float a, float b) { return a + b; }
+    __device__ static __forceinline__ float sub(float a, float b) { return a - b; }
+    __device__ static __forceinline__ Sum prod(float a, float b) { return a * b; }
     __device__ static __forceinline__ Sum sq(float v) { return v * v; }
+    __device__ static __forceinline__ float exp(float x) { return __expf(x); }
+    __device__ static __forceinline__ float div(Sum a, Sum b) { return a / b; }
     __device__ static __forceinline__ float sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
     __device__ static __forceinline__ float silu(float x) { return x / (1.f + __expf(-x)); }
     __device__ static __forceinline__ float inv_rms(Sum ss, int n, float eps) { return rsqrtf(ss / (float)n + eps); }

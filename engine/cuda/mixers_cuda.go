@@ -161,10 +161,10 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
 	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
-		if err := kernel.DeltaNetStepCols(q, [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
+		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
 			return err
 		}
-		return kernel.DeltaNetStepNorm(q, [3]int{nv, 1, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps)
+		return kernel.DeltaNetStepNorm(q, q.policy(), [3]int{nv, 1, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps)
 	}
 	return kernel.DeltaNetRows(q, [3]int{nv, 1, 1}, deltaNetThreads, kernel.DeltaNetRowsArgs{
 		Core: tPtr(core), Proj: tPtr(proj), Convstate: tPtr(l.State), S: tPtr(stateS), Convw: tPtr(w.Conv),
@@ -268,17 +268,17 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 	if g.RotaryDim == 0 {
 		theta = 1
 	}
-	if err := kernel.AttnPrep(q, [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
+	if err := kernel.AttnPrep(q, q.policy(), [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
-	if err := kernel.AttnScores(q, [3]int{n * nh, splits, 1}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc), tPtr(pos), l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd)))); err != nil {
+	if err := kernel.AttnScores(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc), tPtr(pos), l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd)))); err != nil {
 		return err
 	}
-	if err := kernel.AttnPartial(q, [3]int{n * nh, splits, 1}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax), tPtr(vc), tPtr(pos), l.Capacity, nh, nkv, hd, splits); err != nil {
+	if err := kernel.AttnPartial(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax), tPtr(vc), tPtr(pos), l.Capacity, nh, nkv, hd, splits); err != nil {
 		return err
 	}
-	return kernel.AttnCombine(q, [3]int{n * nh, 1, 1}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj), tPtr(pos), l.Capacity, nh, hd, pw, splits)
+	return kernel.AttnCombine(q, q.policy(), [3]int{n * nh, 1, 1}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj), tPtr(pos), l.Capacity, nh, hd, pw, splits)
 }
 
 // attnThreads is the block of the attention kernels.

@@ -20,8 +20,13 @@ const (
 //	attn_prep(float* qn, float* kc, float* vc, float* proj, float* qnorm, float* knorm, int32_t* posp, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps)
 //
 // on q with grid blocks of block threads.
-func AttnPrep(q Launcher, grid [3]int, block int, qn, kc, vc, proj, qnorm, knorm, posp Ptr, capacity, nh, nkv, hd, rot int, theta float64, eps float32) error {
-	return q.Launch("attn_prep", grid, block, uint64(qn), uint64(kc), uint64(vc), uint64(proj), uint64(qnorm), uint64(knorm), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(rot))), math.Float64bits(theta), uint64(math.Float32bits(eps)))
+// policy picks the instance: attn_prep (Exact) or attn_prep_fast (Fast).
+func AttnPrep(q Launcher, policy Policy, grid [3]int, block int, qn, kc, vc, proj, qnorm, knorm, posp Ptr, capacity, nh, nkv, hd, rot int, theta float64, eps float32) error {
+	name := "attn_prep"
+	if policy == Fast {
+		name = "attn_prep_fast"
+	}
+	return q.Launch(name, grid, block, uint64(qn), uint64(kc), uint64(vc), uint64(proj), uint64(qnorm), uint64(knorm), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(rot))), math.Float64bits(theta), uint64(math.Float32bits(eps)))
 }
 
 // AttnScores enqueues kernels/attention.cu's
@@ -29,8 +34,13 @@ func AttnPrep(q Launcher, grid [3]int, block int, qn, kc, vc, proj, qnorm, knorm
 //	attn_scores(float* sc, float* smax, float* qn, float* kc, int32_t* posp, int capacity, int nh, int nkv, int hd, int splits, float scale)
 //
 // on q with grid blocks of block threads.
-func AttnScores(q Launcher, grid [3]int, block int, sc, smax, qn, kc, posp Ptr, capacity, nh, nkv, hd, splits int, scale float32) error {
-	return q.Launch("attn_scores", grid, block, uint64(sc), uint64(smax), uint64(qn), uint64(kc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))), uint64(math.Float32bits(scale)))
+// policy picks the instance: attn_scores (Exact) or attn_scores_fast (Fast).
+func AttnScores(q Launcher, policy Policy, grid [3]int, block int, sc, smax, qn, kc, posp Ptr, capacity, nh, nkv, hd, splits int, scale float32) error {
+	name := "attn_scores"
+	if policy == Fast {
+		name = "attn_scores_fast"
+	}
+	return q.Launch(name, grid, block, uint64(sc), uint64(smax), uint64(qn), uint64(kc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))), uint64(math.Float32bits(scale)))
 }
 
 // AttnPartial enqueues kernels/attention.cu's
@@ -38,8 +48,13 @@ func AttnScores(q Launcher, grid [3]int, block int, sc, smax, qn, kc, posp Ptr, 
 //	attn_partial(double* part, float* sc, float* smax, float* vc, int32_t* posp, int capacity, int nh, int nkv, int hd, int splits)
 //
 // on q with grid blocks of block threads.
-func AttnPartial(q Launcher, grid [3]int, block int, part, sc, smax, vc, posp Ptr, capacity, nh, nkv, hd, splits int) error {
-	return q.Launch("attn_partial", grid, block, uint64(part), uint64(sc), uint64(smax), uint64(vc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))))
+// policy picks the instance: attn_partial (Exact) or attn_partial_fast (Fast).
+func AttnPartial(q Launcher, policy Policy, grid [3]int, block int, part, sc, smax, vc, posp Ptr, capacity, nh, nkv, hd, splits int) error {
+	name := "attn_partial"
+	if policy == Fast {
+		name = "attn_partial_fast"
+	}
+	return q.Launch(name, grid, block, uint64(part), uint64(sc), uint64(smax), uint64(vc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))))
 }
 
 // AttnCombine enqueues kernels/attention.cu's
@@ -47,8 +62,13 @@ func AttnPartial(q Launcher, grid [3]int, block int, part, sc, smax, vc, posp Pt
 //	attn_combine(float* attn, double* part, float* proj, int32_t* posp, int capacity, int nh, int hd, int pw, int splits)
 //
 // on q with grid blocks of block threads.
-func AttnCombine(q Launcher, grid [3]int, block int, attn, part, proj, posp Ptr, capacity, nh, hd, pw, splits int) error {
-	return q.Launch("attn_combine", grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
+// policy picks the instance: attn_combine (Exact) or attn_combine_fast (Fast).
+func AttnCombine(q Launcher, policy Policy, grid [3]int, block int, attn, part, proj, posp Ptr, capacity, nh, hd, pw, splits int) error {
+	name := "attn_combine"
+	if policy == Fast {
+		name = "attn_combine_fast"
+	}
+	return q.Launch(name, grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
 }
 
 // AddI32 enqueues kernels/attention.cu's

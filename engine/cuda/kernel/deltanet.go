@@ -47,8 +47,13 @@ func DeltaNetRows(q Launcher, grid [3]int, block int, a DeltaNetRowsArgs) error 
 //	deltanet_step_cols(float* o, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, int nk, int nv, int dk, int dv, int K)
 //
 // on q with grid blocks of block threads.
-func DeltaNetStepCols(q Launcher, grid [3]int, block int, o, proj, convstate, s, convw, dtbias, alog Ptr, nk, nv, dk, dv, kArg int) error {
-	return q.Launch("deltanet_step_cols", grid, block, uint64(o), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))))
+// policy picks the instance: deltanet_step_cols (Exact) or deltanet_step_cols_fast (Fast).
+func DeltaNetStepCols(q Launcher, policy Policy, grid [3]int, block int, o, proj, convstate, s, convw, dtbias, alog Ptr, nk, nv, dk, dv, kArg int) error {
+	name := "deltanet_step_cols"
+	if policy == Fast {
+		name = "deltanet_step_cols_fast"
+	}
+	return q.Launch(name, grid, block, uint64(o), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))))
 }
 
 // DeltaNetStepNorm enqueues kernels/deltanet.cu's
@@ -56,6 +61,11 @@ func DeltaNetStepCols(q Launcher, grid [3]int, block int, o, proj, convstate, s,
 //	deltanet_step_norm(float* core, float* proj, float* convstate, float* normw, int nk, int nv, int dk, int dv, int K, float eps)
 //
 // on q with grid blocks of block threads.
-func DeltaNetStepNorm(q Launcher, grid [3]int, block int, core, proj, convstate, normw Ptr, nk, nv, dk, dv, kArg int, eps float32) error {
-	return q.Launch("deltanet_step_norm", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
+// policy picks the instance: deltanet_step_norm (Exact) or deltanet_step_norm_fast (Fast).
+func DeltaNetStepNorm(q Launcher, policy Policy, grid [3]int, block int, core, proj, convstate, normw Ptr, nk, nv, dk, dv, kArg int, eps float32) error {
+	name := "deltanet_step_norm"
+	if policy == Fast {
+		name = "deltanet_step_norm_fast"
+	}
+	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
