@@ -352,8 +352,8 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	return nil
 }
 
-// towerRowThreads is a row norm's block (its values in registers: kernels/tower.cu
-// ROW_REGS, TowerMaxDim).
+// towerRowThreads is a row norm's block (its values in registers:
+// kernels/norms.cu ROW_REGS, TowerMaxDim).
 const towerRowThreads = 1024
 
 // towerAttnThreads is a tower attention block's threads (a warp per key).
