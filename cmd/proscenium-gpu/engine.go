@@ -32,7 +32,11 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	if err != nil {
 		return nil, err
 	}
-	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, cuda.FramesOptions{Pipeline: true}, progress)
+	codec, err := loadCodecPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, codec, cuda.FramesOptions{Pipeline: true}, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func benchTake(args []string) error {
 		if err != nil {
 			return err
 		}
-		bb, err := cuda.SyntheticBackbone(dev, cfg, opt.Capacity, 1)
+		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,8 @@ func benchTake(args []string) error {
 			bb.Close()
 			return err
 		}
-		codec, err := cuda.NewCodec(dev, ref)
+		plan := ref.Plan()
+		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
 			return err
@@ -132,7 +133,11 @@ func benchTake(args []string) error {
 			return err
 		}
 		var total int64
-		if f, _, err = cuda.LoadFrames(dev, *model, tok, opt, func(done, t int64) { total = t }); err != nil {
+		codec, err := loadCodecPlan(*model)
+		if err != nil {
+			return err
+		}
+		if f, _, err = cuda.LoadFrames(dev, *model, tok, codec, opt, func(done, t int64) { total = t }); err != nil {
 			return err
 		}
 		res.StoredBytes = total

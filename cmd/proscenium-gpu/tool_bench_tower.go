@@ -13,7 +13,7 @@ import (
 )
 
 // bench-tower: the device tower, heads and draws per frame on synthetic
-// weights (cuda.BenchTower); `proscenium bench tower` forwards here.
+// weights (benchTower, bench_tower.go); `proscenium bench tower` forwards here.
 
 func init() {
 	registerTool(tool{name: "bench-tower", summary: "tower + heads + draws per frame on synthetic weights", run: runBenchTower})
@@ -35,7 +35,7 @@ func runBenchTower(args []string) error {
 	var cfg drama3.AudioConfig
 	switch *synthetic {
 	case "full":
-		cfg = cuda.FullTowerConfig()
+		cfg = fullTowerConfig()
 	case "demo":
 		cfg = drama3.TinyConfig().Audio
 	default:
@@ -50,7 +50,7 @@ func runBenchTower(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames, *profile)
+	res, err := benchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func runDebugTake(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	gpu, _, err := cuda.LoadFrames(dev, *model, tok, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
+	gpu, _, err := cuda.LoadFrames(dev, *model, tok, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
 	if err != nil {
 		return err
 	}

@@ -104,10 +104,6 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 	return b, nil
 }
 
-// backboneKernels are the kernels a step launches, looked up before the
-// step is captured (no module lookups inside a capture).
-var backboneKernels = []string{"backbone_rows", "moe_route", "moe_group", "deltanet_rows", "add_i32", "gemm_bf16", "gemm_fp8"}
-
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
@@ -115,21 +111,8 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
-	if err := d.Do(func() error {
-		for _, name := range backboneKernels {
-			if _, err := d.function(name); err != nil {
-				return err
-			}
-		}
-		for _, base := range policyKernels {
-			if _, err := d.function(policyKernel(d.Numerics, base)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+	// Every kernel a step launches was looked up when the device opened
+	// (Open: kernel.EntryPoints), so a capture does no module lookups.
 	var err error
 	if b.work, err = d.Alloc(plan.Bytes); err != nil {
 		return nil, err
@@ -306,7 +289,7 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 			}
 			b.step = g
 		}
-		s := q.d.stream
+		s := q.Stream()
 		if err := cu.MemsetD32Async(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Toks)), uint(uint32(tok[0])), 1, s); err != nil {
 			return err
 		}

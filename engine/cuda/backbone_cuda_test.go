@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
@@ -373,10 +374,10 @@ func TestBackboneAdmission(t *testing.T) {
 	}
 	defer ck.Close()
 	saved := dev.Pool
-	dev.Pool = NewPool(cuDriver{}, 1<<20, 0)
+	dev.Pool = device.NewPool(device.CUDADriver{}, 1<<20, 0)
 	defer func() { dev.Pool = saved }()
 	_, err = LoadBackbone(dev, ck, 1000, nil)
-	if !errors.Is(err, ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
+	if !errors.Is(err, device.ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("err = %v, want a refusal over the 1 MiB cap naming the sizes", err)
 	}
 	if s := dev.Pool.Stats(DeviceMem); s.Peak != 0 {

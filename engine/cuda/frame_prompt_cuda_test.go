@@ -98,7 +98,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 		}
 		longest = max(longest, len(cases[i].p))
 	}
-	gpu, _, err := LoadFrames(dev, dir, tok, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
+	gpu, _, err := LoadFrames(dev, dir, tok, nil, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 func PromptScratchBytes(capacity, hidden int) int64 {
 	rows := int64(framesCapacity(capacity))
 	feedback := rows * int64(frameCtrlWords+hidden) * 4
-	forced := rows * int64(1+FrameMaxCodebooks) * 4
+	forced := rows * int64(1+frameMaxCodebooks) * 4
 	return max(feedback, forced)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/device"
 )
 
 // These tests need a GPU: gorgonia.org/cu ends a process without one in its
@@ -443,7 +444,7 @@ func TestGemvFP8(t *testing.T) {
 }
 
 func TestPoolOnDevice(t *testing.T) {
-	p := NewPool(cuDriver{}, 64<<20, 8<<20)
+	p := device.NewPool(device.CUDADriver{}, 64<<20, 8<<20)
 	var blocks []*Block
 	err := dev.Do(func() error {
 		for i := 0; i < 4; i++ {
@@ -469,7 +470,7 @@ func TestPoolOnDevice(t *testing.T) {
 				return err
 			}
 		}
-		free, total, err := cuDriver{}.MemInfo()
+		free, total, err := device.CUDADriver{}.MemInfo()
 		if err != nil {
 			return err
 		}

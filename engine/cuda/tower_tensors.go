@@ -49,8 +49,8 @@ func (w *TowerTensors) Check() error {
 	}
 	ncb := len(g.Entries)
 	switch {
-	case ncb > FrameMaxCodebooks:
-		return fmt.Errorf("cuda tower: %d codebooks, at most %d", ncb, FrameMaxCodebooks)
+	case ncb > frameMaxCodebooks:
+		return fmt.Errorf("cuda tower: %d codebooks, at most %d", ncb, frameMaxCodebooks)
 	case len(w.Codebooks) != ncb:
 		return fmt.Errorf("cuda tower: %d codebook tables for %d codebooks", len(w.Codebooks), ncb)
 	case len(w.Shared) != g.SharedLayers || len(w.Residual) != g.ResidualLayers():

@@ -1,11 +1,13 @@
 //go:build cuda
 
-package cuda
+package main
 
 import (
 	"fmt"
 	"math"
 
+	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -13,10 +15,10 @@ import (
 // heads, draws, feedback row) on synthetic weights filled on the device:
 // `proscenium-gpu bench-tower` runs it, docs/PERF.md records it.
 
-// FullTowerConfig is the assumed full Drama 3 tower (docs/MODEL.md, the
+// fullTowerConfig is the assumed full Drama 3 tower (docs/MODEL.md, the
 // audio_decoder_config of engine/drama3/testdata/drama3_full_shaped.json):
 // dim 2048, 16/2 heads of 128, FFN 6144, 4 shared + 9 residual layers.
-func FullTowerConfig() drama3.AudioConfig {
+func fullTowerConfig() drama3.AudioConfig {
 	return drama3.AudioConfig{Dim: 2048, NumHeads: 16, NumKVHeads: 2, HeadDim: 128, IntermediateSize: 6144,
 		NormEps: 1e-6, NumCodebooks: 10, CodebookSize: 1024, SemanticCodebookSize: 4096, SharedLayers: 4,
 		RopeBase: 1e7, RotaryPercent: 0.5, BackboneCodebooks: 1}
@@ -67,13 +69,13 @@ type GemvFrame struct {
 	Ms      float64 `json:"ms"`
 }
 
-// BenchTower fills a tower of cfg's geometry with random weights in one
+// benchTower fills a tower of cfg's geometry with random weights in one
 // arena block, prefills prefill text rows, then times frames of drawn codes.
 // With profile it stops after the first figure, replaying one more frame
-// graph inside a profiler range (Device.ProfileRange: ncu
+// graph inside a profiler range (cuda.Device.ProfileRange: ncu
 // --profile-from-start off times each kernel of a frame).
-func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
-	g, err := TowerGeometryOf(&cfg)
+func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
+	g, err := cuda.TowerGeometryOf(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,42 +83,42 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	vocab := g.Entries[0] + 1000
 	// Lay the tensors out in one block.
 	var size int64
-	place := func(bytes int64) Tensor {
+	place := func(bytes int64) cuda.Tensor {
 		off := (size + 255) &^ 255
 		size = off + bytes
-		return Tensor{Off: off}
+		return cuda.Tensor{Off: off}
 	}
-	w := TowerTensors{Geometry: g, TextVocab: vocab}
+	w := cuda.TowerTensors{Geometry: g, TextVocab: vocab}
 	type fill struct {
-		t      *Tensor
+		t      *cuda.Tensor
 		n      int64
 		bf16   bool
 		lo, hi float32
 	}
 	var fills []fill
-	mat := func(t *Tensor, rows, cols int64) {
+	mat := func(t *cuda.Tensor, rows, cols int64) {
 		*t = place(rows * cols * 2)
 		s := float32(1 / math.Sqrt(float64(cols)))
 		fills = append(fills, fill{t, rows * cols, true, -s, s})
 	}
-	gain := func(t *Tensor) {
+	gain := func(t *cuda.Tensor) {
 		*t = place(D * 4)
 		fills = append(fills, fill{t, D, false, 0.5, 1.5})
 	}
 	var perFrame int64
-	layer := func(l *TowerLayerTensors, headRows int) {
-		for _, t := range []*Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
+	layer := func(l *cuda.TowerLayerTensors, headRows int) {
+		for _, t := range []*cuda.Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
 			gain(t)
 		}
 		hd := int64(g.HeadDim)
 		mats := []struct {
-			t          *Tensor
+			t          *cuda.Tensor
 			rows, cols int64
 		}{{&l.EHProj, D, 2 * D}, {&l.WQKV, int64(g.Heads+2*g.KVHeads) * hd, D}, {&l.WO, D, int64(g.Heads) * hd},
 			{&l.W1, int64(g.FFN), D}, {&l.W3, int64(g.FFN), D}, {&l.W2, D, int64(g.FFN)}}
 		if headRows > 0 {
 			mats = append(mats, struct {
-				t          *Tensor
+				t          *cuda.Tensor
 				rows, cols int64
 			}{&l.Head, int64(headRows), D})
 		}
@@ -125,12 +127,12 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 			perFrame += m.rows * m.cols * 2
 		}
 	}
-	w.Codebooks = make([]Tensor, len(g.Entries))
+	w.Codebooks = make([]cuda.Tensor, len(g.Entries))
 	for i := range w.Codebooks {
 		mat(&w.Codebooks[i], int64(g.Entries[i]), D)
 	}
-	w.Shared = make([]TowerLayerTensors, g.SharedLayers)
-	w.Residual = make([]TowerLayerTensors, g.ResidualLayers())
+	w.Shared = make([]cuda.TowerLayerTensors, g.SharedLayers)
+	w.Residual = make([]cuda.TowerLayerTensors, g.ResidualLayers())
 	for i := range w.Shared {
 		layer(&w.Shared[i], 0)
 	}
@@ -157,24 +159,24 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	for _, f := range fills {
 		f.t.Block = arena
 	}
-	if err := d.Run(func(q *Queue) error {
+	if err := d.Run(func(q *cuda.Queue) error {
 		for i, f := range fills {
-			name := "fill_random_f32"
+			fill := kernel.FillRandomF32
 			if f.bf16 {
-				name = "fill_random_bf16"
+				fill = kernel.FillRandomBF16
 			}
 			blocks := int(min((f.n+255)/256, 4096))
-			if err := q.Launch(name, [3]int{blocks, 1, 1}, 256, tArg(*f.t), I64Arg(f.n), IntArg(i+1), F32Arg(f.lo), F32Arg(f.hi)); err != nil {
+			if err := fill(q, [3]int{blocks, 1, 1}, 256, tensorPtr(*f.t), f.n, uint32(i+1), f.lo, f.hi); err != nil {
 				return err
 			}
 		}
-		return q.Launch("fill_random_f32", [3]int{64, 1, 1}, 256, PtrArg(hidden), I64Arg(int64(prefill)*D), IntArg(999), F32Arg(-1), F32Arg(1))
+		return kernel.FillRandomF32(q, [3]int{64, 1, 1}, 256, kernel.Ptr(hidden.Ptr), int64(prefill)*D, 999, -1, 1)
 	}); err != nil {
 		return nil, err
 	}
 
 	warm, longRows := 10, 1000
-	tw, err := NewTower(d, &w, TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
+	tw, err := cuda.NewTower(d, &w, cuda.TowerOptions{MaxRows: max(prefill+4*(frames+warm), longRows+frames+warm) + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -183,23 +185,23 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
-	res := &TowerBench{Device: d.Info.Name, Fusion: tw.fuse.String(), WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
+	res := &TowerBench{Device: d.Info.Name, Fusion: tw.Fusion(), WeightBytes: perFrame, PrefillRows: prefill, Frames: frames,
 		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
-	if res.PrefillMs, err = d.Time(func(q *Queue) error { return tw.Prefill(q, Whole(hidden), prefill) }); err != nil {
+	if res.PrefillMs, err = d.Time(func(q *cuda.Queue) error { return tw.Prefill(q, cuda.Whole(hidden), prefill) }); err != nil {
 		return nil, err
 	}
-	var graph *Graph
-	if err := d.Run(func(q *Queue) (err error) {
-		graph, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+	var graph *cuda.Graph
+	if err := d.Run(func(q *cuda.Queue) (err error) {
+		graph, err = q.Capture(func(q *cuda.Queue) error { return tw.Frame(q, cuda.Whole(hidden)) })
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	defer d.Run(func(*Queue) error { graph.Destroy(); return nil })
-	perFrameMs := func(f func(q *Queue) error) (float64, error) {
-		if _, err := d.Time(func(q *Queue) error { // warm up
+	defer d.Run(func(*cuda.Queue) error { graph.Destroy(); return nil })
+	perFrameMs := func(f func(q *cuda.Queue) error) (float64, error) {
+		if _, err := d.Time(func(q *cuda.Queue) error { // warm up
 			for i := 0; i < warm; i++ {
 				if err := f(q); err != nil {
 					return err
@@ -209,7 +211,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 		}); err != nil {
 			return 0, err
 		}
-		ms, err := d.Time(func(q *Queue) error {
+		ms, err := d.Time(func(q *cuda.Queue) error {
 			for i := 0; i < frames; i++ {
 				if err := f(q); err != nil {
 					return err
@@ -219,14 +221,14 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 		})
 		return ms / float64(frames), err
 	}
-	replay := func(q *Queue) error { return q.LaunchGraph(graph) }
+	replay := func(q *cuda.Queue) error { return q.LaunchGraph(graph) }
 	if res.GraphMs, err = perFrameMs(replay); err != nil {
 		return nil, err
 	}
 	if profile {
 		return res, d.ProfileRange(replay)
 	}
-	if res.LaunchMs, err = perFrameMs(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) }); err != nil {
+	if res.LaunchMs, err = perFrameMs(func(q *cuda.Queue) error { return tw.Frame(q, cuda.Whole(hidden)) }); err != nil {
 		return nil, err
 	}
 	// The same graph under other settings: only the control block changes.
@@ -235,11 +237,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 		s   drama3.Sampling
 		dst *float64
 	}{{drama3.Sampling{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {drama3.Sampling{TopP: 1}, &res.GraphGreedMs}} {
-		ctl, err := newFrameControl(c.s, 2, rows)
-		if err != nil {
-			return nil, err
-		}
-		if err := tw.writeControl(0, ctl[:]); err != nil {
+		if err := tw.BeginAt(c.s, 2, rows); err != nil {
 			return nil, err
 		}
 		if *c.dst, err = perFrameMs(replay); err != nil {
@@ -250,16 +248,12 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	// Sampled settings again after longRows rows (the cache filled with
 	// random keys and values): attention's share grows with the take.
 	res.LongRows = longRows
-	if err := d.Run(func(q *Queue) error {
-		return q.Launch("fill_random_f32", [3]int{1024, 1, 1}, 256, PtrArg(tw.kv), I64Arg(tw.kv.Bytes/4), IntArg(77), F32Arg(-1), F32Arg(1))
+	if err := d.Run(func(q *cuda.Queue) error {
+		return kernel.FillRandomF32(q, [3]int{1024, 1, 1}, 256, kernel.Ptr(tw.KV().Ptr), tw.KV().Bytes/4, 77, -1, 1)
 	}); err != nil {
 		return nil, err
 	}
-	ctl, err := newFrameControl(sampled, 4, longRows)
-	if err != nil {
-		return nil, err
-	}
-	if err := tw.writeControl(0, ctl[:]); err != nil {
+	if err := tw.BeginAt(sampled, 4, longRows); err != nil {
 		return nil, err
 	}
 	if res.GraphLongMs, err = perFrameMs(replay); err != nil {
@@ -275,44 +269,40 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	res.GBps = float64(perFrame) / (res.GraphMs * 1e-3) / 1e9
 
 	// The frame's projections alone, as a graph.
-	var proj *Graph
-	if err := d.Run(func(q *Queue) (err error) {
-		proj, err = q.Capture(func(q *Queue) error { return tw.frameProjections(q, hidden) })
+	var proj *cuda.Graph
+	if err := d.Run(func(q *cuda.Queue) (err error) {
+		proj, err = q.Capture(func(q *cuda.Queue) error { return tw.Projections(q, hidden) })
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	defer d.Run(func(*Queue) error { proj.Destroy(); return nil })
-	if res.ProjMs, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(proj) }); err != nil {
+	defer d.Run(func(*cuda.Queue) error { proj.Destroy(); return nil })
+	if res.ProjMs, err = perFrameMs(func(q *cuda.Queue) error { return q.LaunchGraph(proj) }); err != nil {
 		return nil, err
 	}
 
 	// The frame with each GEMV instance for every projection, from row
 	// prefill again (attention's share the same as GraphMs's).
-	variants := append([]*GemvVariant{nil}, func() (vs []*GemvVariant) {
-		for i := range GemvBF16Variants {
-			vs = append(vs, &GemvBF16Variants[i])
+	variants := append([]*cuda.GemvVariant{nil}, func() (vs []*cuda.GemvVariant) {
+		for i := range cuda.GemvBF16Variants {
+			vs = append(vs, &cuda.GemvBF16Variants[i])
 		}
 		return vs
 	}()...)
 	for _, v := range variants {
-		tw.gemv = v
-		ctl, err := newFrameControl(sampled, 1, prefill)
-		if err != nil {
+		tw.SetGemv(v)
+		if err := tw.BeginAt(sampled, 1, prefill); err != nil {
 			return nil, err
 		}
-		if err := tw.writeControl(0, ctl[:]); err != nil {
-			return nil, err
-		}
-		var g *Graph
-		if err := d.Run(func(q *Queue) (err error) {
-			g, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+		var g *cuda.Graph
+		if err := d.Run(func(q *cuda.Queue) (err error) {
+			g, err = q.Capture(func(q *cuda.Queue) error { return tw.Frame(q, cuda.Whole(hidden)) })
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		ms, err := perFrameMs(func(q *Queue) error { return q.LaunchGraph(g) })
-		d.Run(func(*Queue) error { g.Destroy(); return nil })
+		ms, err := perFrameMs(func(q *cuda.Queue) error { return q.LaunchGraph(g) })
+		d.Run(func(*cuda.Queue) error { g.Destroy(); return nil })
 		if err != nil {
 			return nil, err
 		}
@@ -322,62 +312,59 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 		}
 		res.ByGemv = append(res.ByGemv, GemvFrame{name, ms})
 	}
-	tw.gemv = nil
+	tw.SetGemv(nil)
 
 	// The frame with each launch sequence, from row prefill again, twice
 	// over (the spread between passes is the figures' noise).
-	fuse := tw.fuse
+	fuse := tw.Fusion()
 	for pass := 1; pass <= 2; pass++ {
-		for _, f := range towerFusionVariants {
-			tw.fuse = f
-			var g *Graph
-			if err := d.Run(func(q *Queue) (err error) {
-				g, err = q.Capture(func(q *Queue) error { return tw.Frame(q, Whole(hidden)) })
+		for _, f := range cuda.TowerFusions() {
+			if err := tw.SetFusion(f); err != nil {
+				return nil, err
+			}
+			var g *cuda.Graph
+			if err := d.Run(func(q *cuda.Queue) (err error) {
+				g, err = q.Capture(func(q *cuda.Queue) error { return tw.Frame(q, cuda.Whole(hidden)) })
 				return err
 			}); err != nil {
 				return nil, err
 			}
-			ff := FusionFrame{Fusion: f.String(), Pass: pass}
+			ff := FusionFrame{Fusion: f, Pass: pass}
 			for _, c := range []struct {
 				s   drama3.Sampling
 				dst *float64
 			}{{sampled, &ff.Ms}, {drama3.Sampling{TopP: 1}, &ff.GreedyMs}} {
-				ctl, err := newFrameControl(c.s, 1, prefill)
+				err := tw.BeginAt(c.s, 1, prefill)
 				if err == nil {
-					err = tw.writeControl(0, ctl[:])
-				}
-				if err == nil {
-					*c.dst, err = perFrameMs(func(q *Queue) error { return q.LaunchGraph(g) })
+					*c.dst, err = perFrameMs(func(q *cuda.Queue) error { return q.LaunchGraph(g) })
 				}
 				if err != nil {
-					d.Run(func(*Queue) error { g.Destroy(); return nil })
+					d.Run(func(*cuda.Queue) error { g.Destroy(); return nil })
 					return nil, err
 				}
 			}
-			d.Run(func(*Queue) error { g.Destroy(); return nil })
+			d.Run(func(*cuda.Queue) error { g.Destroy(); return nil })
 			res.ByFusion = append(res.ByFusion, ff)
 		}
 	}
-	tw.fuse = fuse
-
-	// The draws alone (sampled settings), 100 in a row.
-	ctl, err = newFrameControl(sampled, 3, 0)
-	if err != nil {
+	if err := tw.SetFusion(fuse); err != nil {
 		return nil, err
 	}
-	if err := tw.writeControl(0, ctl[:]); err != nil {
+
+	// The draws alone (sampled settings), 100 in a row.
+	if err := tw.BeginAt(sampled, 3, 0); err != nil {
 		return nil, err
 	}
 	for _, c := range []struct {
 		n    int
-		blk  *Block
+		blk  *cuda.Block
 		dst  *float64
 		cb   int
 		endI int
-	}{{g.Entries[0] + 1, tw.semantic, &res.Sample4097Us, 0, g.Entries[0]}, {g.Entries[1], tw.residual[0], &res.Sample1024Us, 1, -1}} {
-		ms, err := d.Time(func(q *Queue) error {
+	}{{g.Entries[0] + 1, tw.Logits(0), &res.Sample4097Us, 0, g.Entries[0]}, {g.Entries[1], tw.Logits(1), &res.Sample1024Us, 1, -1}} {
+		ms, err := d.Time(func(q *cuda.Queue) error {
 			for i := 0; i < 100; i++ {
-				if err := q.SampleLogits(c.blk, c.n, c.cb, c.endI, tw.ctrl); err != nil {
+				if err := q.SampleLogits(c.blk, c.n, c.cb, c.endI, tw.Control()); err != nil {
 					return err
 				}
 			}
@@ -391,31 +378,5 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	return res, nil
 }
 
-// frameProjections enqueues the GEMVs of one frame and nothing else: the
-// semantic head, every layer's projections (gate and up as Frame runs them,
-// with their SwiGLU) and the residual heads, over whatever the scratch holds.
-func (t *Tower) frameProjections(q *Queue, hidden *Block) error {
-	g := &t.g
-	D, hd := g.Dim, g.HeadDim
-	if err := t.project(q, t.w.SemanticHead, g.Entries[0]+1, D, 1, hidden, t.semantic); err != nil {
-		return err
-	}
-	for li := 0; li < t.layers(); li++ {
-		lw := t.layerTensors(li)
-		if err := firstErr(
-			t.project(q, lw.EHProj, D, 2*D, 1, t.cat, t.x),
-			t.project(q, lw.WQKV, (g.Heads+2*g.KVHeads)*hd, D, 1, t.normed, t.qkv),
-			t.project(q, lw.WO, D, g.Heads*hd, 1, t.attn, t.mixed),
-			t.gateUp(q, t.frameFusion(1), lw, 1),
-			t.project(q, lw.W2, D, g.FFN, 1, t.gate, t.mixed)); err != nil {
-			return err
-		}
-		if li >= g.SharedLayers {
-			j := li - g.SharedLayers + 1
-			if err := t.project(q, lw.Head, g.Entries[j], D, 1, t.h, t.residual[j-1]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
+// tensorPtr is the device address of tensor t.
+func tensorPtr(t cuda.Tensor) kernel.Ptr { return kernel.Ptr(t.Block.Ptr).Add(t.Off) }

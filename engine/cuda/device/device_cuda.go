@@ -1,14 +1,15 @@
 //go:build cuda
 
-package cuda
+package device
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/drama3"
 	"proscenium/kernels"
 )
 
@@ -33,12 +34,6 @@ type DeviceInfo struct {
 type Device struct {
 	Info DeviceInfo
 	Pool *Pool
-	// Numerics is how the backbone computes (docs/MODEL.md "Numerics
-	// policy"; the zero value is fast): it picks the kernel instances
-	// (policyKernel, Queue.backboneGemv) at each launch, so set it before a
-	// model's graphs are captured (a captured step keeps the instances it
-	// was captured with).
-	Numerics drama3.Numerics
 
 	work   chan func()
 	done   chan struct{}
@@ -59,7 +54,7 @@ func Open(ordinal int, deviceCap, pinnedCap int64) (*Device, error) {
 	if err := <-started; err != nil {
 		return nil, err
 	}
-	d.Pool = NewPool(cuDriver{}, deviceCap, pinnedCap)
+	d.Pool = NewPool(CUDADriver{}, deviceCap, pinnedCap)
 	return d, nil
 }
 
@@ -125,11 +120,6 @@ func (d *Device) setUp(ordinal int) error {
 		}
 		d.mods = append(d.mods, mod)
 	}
-	for _, name := range kernelNames {
-		if _, err := d.function(name); err != nil {
-			return err
-		}
-	}
 	d.pdl = lookupPDL(inf.Major)
 	d.usePDL = d.pdl != nil
 	inf.PDL = d.usePDL
@@ -149,9 +139,9 @@ func (d *Device) tearDown() {
 	}
 }
 
-// function finds kernel name in the loaded modules (on the device thread),
+// Function finds kernel name in the loaded modules (on the device thread),
 // remembering it for the next launch.
-func (d *Device) function(name string) (cu.Function, error) {
+func (d *Device) Function(name string) (cu.Function, error) {
 	if fn, ok := d.fns[name]; ok {
 		return fn, nil
 	}
@@ -187,4 +177,24 @@ func (d *Device) SetPDL(on bool) {
 // Sync waits for the stream's work and returns the first error it met.
 func (d *Device) Sync() error {
 	return d.Do(func() error { return d.stream.Synchronize() })
+}
+
+// Require looks up every entry point of entries (kernel names by module, the
+// kernels/*.cu file's base name) now, so a kernel build that lacks one fails
+// when the device opens rather than at a take.
+func (d *Device) Require(entries map[string][]string) error {
+	return d.Do(func() error {
+		modules := kernels.Modules()
+		for _, m := range slices.Sorted(maps.Keys(entries)) {
+			if !slices.Contains(modules, m) {
+				return fmt.Errorf("cuda: the kernel build has no module %s (kernels/%s.cu): run make kernels", m, m)
+			}
+			for _, name := range entries[m] {
+				if _, err := d.Function(name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }

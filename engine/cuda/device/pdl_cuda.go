@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package device
 
 /*
 #include <cuda.h>
@@ -74,7 +74,7 @@ func cuFunction(f cu.Function) C.CUfunction {
 	return *(*C.CUfunction)(unsafe.Pointer(&f))
 }
 
-func (p *pdlLauncher) launch(f cu.Function, grid [3]int, block int, s cu.Stream, args []Arg) error {
+func (p *pdlLauncher) launch(f cu.Function, grid [3]int, block int, s cu.Stream, args []uint64) error {
 	if len(args) > 32 {
 		return fmt.Errorf("cuda: %d kernel arguments", len(args))
 	}

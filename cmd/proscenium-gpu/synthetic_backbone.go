@@ -1,33 +1,35 @@
 //go:build cuda
 
-package cuda
+package main
 
 import (
 	"fmt"
 	"math"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
 // synthGrid is the grid of the grid-stride fill kernels.
 var synthGrid = [3]int{4096, 1, 1}
 
-// SyntheticBackbone builds a backbone of cfg with random weights generated
+// syntheticBackbone builds a backbone of cfg with random weights generated
 // on the device (kernels/synthetic.cu), for capacity rows, after admitting
 // the exact bytes. Matrices are uniform with a variance of 1/cols (so
 // activations keep their scale through the layers), FP8 experts random codes
 // with scales to match, small vectors uniform in ±0.1.
-func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64) (*Backbone, error) {
-	w, err := SyntheticWeights(cfg)
+func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64) (*cuda.Backbone, error) {
+	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
 	}
-	layout, err := LayoutWeights(w)
+	layout, err := cuda.LayoutWeights(w)
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := BackboneBytes(cfg, layout, capacity)
+	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +40,10 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 	if err != nil {
 		return nil, err
 	}
-	err = d.Run(func(q *Queue) error {
+	err = d.Run(func(q *cuda.Queue) error {
 		seed := seed
-		next := func() Arg { seed++; return Arg(seed) }
-		ptr := func(off int64) Arg { return Arg(uint64(arena.Ptr) + uint64(off)) }
+		next := func() uint64 { seed++; return seed }
+		ptr := func(off int64) kernel.Ptr { return kernel.Ptr(arena.Ptr).Add(off) }
 		for p, t := range layout.Tensors {
 			n := int64(1)
 			for _, s := range t.Shape {
@@ -51,11 +53,11 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 			var err error
 			switch {
 			case t.DType == checkpoint.F32:
-				err = q.Launch("synth_f32", synthGrid, 256, ptr(t.Off), I64Arg(n), next(), F32Arg(0.1))
+				err = kernel.SynthF32(q, synthGrid, 256, ptr(t.Off), n, next(), 0.1)
 			case p == w.Embed:
-				err = q.Launch("synth_bf16", synthGrid, 256, ptr(t.Off), I64Arg(n), next(), F32Arg(0.5))
+				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), 0.5)
 			default:
-				err = q.Launch("synth_bf16", synthGrid, 256, ptr(t.Off), I64Arg(n), next(), F32Arg(float32(math.Sqrt(3/float64(cols)))))
+				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), float32(math.Sqrt(3/float64(cols))))
 			}
 			if err != nil {
 				return err
@@ -67,14 +69,16 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 			}
 			// Codes have a mean square of about 2.3: scale to a variance of 1/cols.
 			fill := func(w, s int64, mat int64, count, cols int) error {
-				if err := q.Launch("synth_fp8", synthGrid, 256, ptr(w), I64Arg(int64(x.Experts)*mat), next()); err != nil {
+				if err := kernel.SynthFP8(q, synthGrid, 256, ptr(w), int64(x.Experts)*mat, next()); err != nil {
 					return err
 				}
 				sc := float32(1 / math.Sqrt(2.3*float64(cols)))
-				return q.Launch("synth_f32", synthGrid, 256, ptr(s), I64Arg(int64(x.Experts*count)), next(), F32Arg(sc))
+				return kernel.SynthF32(q, synthGrid, 256, ptr(s), int64(x.Experts*count), next(), sc)
 			}
-			if err := firstErr(fill(x.GateUp, x.GateUpS, x.GateUpMatBytes, x.GateUpScaleCount, x.H),
-				fill(x.Down, x.DownS, x.DownMatBytes, x.DownScaleCount, x.I)); err != nil {
+			if err := fill(x.GateUp, x.GateUpS, x.GateUpMatBytes, x.GateUpScaleCount, x.H); err != nil {
+				return err
+			}
+			if err := fill(x.Down, x.DownS, x.DownMatBytes, x.DownScaleCount, x.I); err != nil {
 				return err
 			}
 		}
@@ -87,7 +91,7 @@ func SyntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64)
 		d.Free(arena)
 		return nil, err
 	}
-	b, err := NewBackbone(d, &DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
+	b, err := cuda.NewBackbone(d, &cuda.DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
 	if err != nil {
 		d.Free(arena)
 		return nil, err

@@ -1,9 +1,8 @@
 //go:build cuda
 
-package cuda
+package device
 
 import (
-	"fmt"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -26,23 +25,13 @@ func (d *Device) AllocPinned(bytes int64) (*Block, error) {
 // Free returns a block to the driver, on the device thread.
 func (d *Device) Free(b *Block) error { return d.Do(b.Free) }
 
-func checkFits(b *Block, off, n int64, what string) error {
-	if b == nil || b.Kind != DeviceMem {
-		return fmt.Errorf("cuda: %s: not a device block", what)
-	}
-	if off < 0 || n < 0 || off+n > b.Bytes {
-		return fmt.Errorf("cuda: %s: %d bytes at offset %d do not fit a %d-byte block", what, n, off, b.Bytes)
-	}
-	return nil
-}
-
 // Upload copies src into the block at byte offset off (synchronously).
 func Upload[T any](d *Device, b *Block, off int64, src []T) error {
 	if len(src) == 0 {
 		return nil
 	}
 	n := int64(len(src)) * int64(unsafe.Sizeof(src[0]))
-	if err := checkFits(b, off, n, "upload"); err != nil {
+	if err := CheckFits(b, off, n, "upload"); err != nil {
 		return err
 	}
 	// A copy from pageable memory may return before its DMA has landed,
@@ -63,7 +52,7 @@ func Download[T any](d *Device, dst []T, b *Block, off int64) error {
 		return nil
 	}
 	n := int64(len(dst)) * int64(unsafe.Sizeof(dst[0]))
-	if err := checkFits(b, off, n, "download"); err != nil {
+	if err := CheckFits(b, off, n, "download"); err != nil {
 		return err
 	}
 	return d.Do(func() error {
@@ -77,7 +66,7 @@ func Download[T any](d *Device, dst []T, b *Block, off int64) error {
 // Fill32 sets every 4-byte word of the block to v (e.g. a NaN pattern to
 // poison outputs before a test).
 func (d *Device) Fill32(b *Block, v uint32) error {
-	if err := checkFits(b, 0, b.Bytes&^3, "fill"); err != nil {
+	if err := CheckFits(b, 0, b.Bytes&^3, "fill"); err != nil {
 		return err
 	}
 	return d.Do(func() error { return cu.MemsetD32Async(cu.DevicePtr(b.Ptr), uint(v), b.Bytes/4, d.stream) })
@@ -85,10 +74,10 @@ func (d *Device) Fill32(b *Block, v uint32) error {
 
 // Copy enqueues a device-to-device copy of n bytes on the stream.
 func (q *Queue) Copy(dst, src *Block, n int64) error {
-	if err := checkFits(dst, 0, n, "copy destination"); err != nil {
+	if err := CheckFits(dst, 0, n, "copy destination"); err != nil {
 		return err
 	}
-	if err := checkFits(src, 0, n, "copy source"); err != nil {
+	if err := CheckFits(src, 0, n, "copy source"); err != nil {
 		return err
 	}
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst.Ptr), cu.DevicePtr(src.Ptr), n, q.d.stream)

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package device
 
 // #cgo LDFLAGS: -lcuda
 // #include <cuda.h>
@@ -13,20 +13,20 @@ import (
 	"gorgonia.org/cu"
 )
 
-// cuDriver is the real Driver. Every method must run on the device thread,
+// CUDADriver is the real Driver. Every method must run on the device thread,
 // where the context is current (the pool is only used through Device.Do).
-type cuDriver struct{}
+type CUDADriver struct{}
 
-func (cuDriver) AllocDevice(n int64) (uintptr, error) {
+func (CUDADriver) AllocDevice(n int64) (uintptr, error) {
 	p, err := cu.MemAlloc(n)
 	return uintptr(p), err
 }
 
-func (cuDriver) FreeDevice(p uintptr) error { return cu.MemFree(cu.DevicePtr(p)) }
+func (CUDADriver) FreeDevice(p uintptr) error { return cu.MemFree(cu.DevicePtr(p)) }
 
 // AllocPinned takes page-locked host memory (gorgonia.org/cu has no binding
 // for cuMemHostAlloc).
-func (cuDriver) AllocPinned(n int64) (unsafe.Pointer, error) {
+func (CUDADriver) AllocPinned(n int64) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
 	if r := C.cuMemHostAlloc(&p, C.size_t(n), 0); r != C.CUDA_SUCCESS {
 		return nil, fmt.Errorf("cuMemHostAlloc: CUresult %d", int(r))
@@ -34,6 +34,6 @@ func (cuDriver) AllocPinned(n int64) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-func (cuDriver) FreePinned(p unsafe.Pointer) error { return cu.MemFreeHost(p) }
+func (CUDADriver) FreePinned(p unsafe.Pointer) error { return cu.MemFreeHost(p) }
 
-func (cuDriver) MemInfo() (int64, int64, error) { return cu.MemInfo() }
+func (CUDADriver) MemInfo() (int64, int64, error) { return cu.MemInfo() }

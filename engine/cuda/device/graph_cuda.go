@@ -1,6 +1,6 @@
 //go:build cuda
 
-package cuda
+package device
 
 // #include <cuda.h>
 import "C"
@@ -48,7 +48,7 @@ func (q *Queue) Capture(enqueue func(q *Queue) error) (*Graph, error) {
 	werr := enqueue(q)
 	var g Graph
 	if err := check("end capture", C.cuStreamEndCapture(s, &g.graph)); err != nil {
-		return nil, firstErr(werr, err)
+		return nil, FirstErr(werr, err)
 	}
 	if werr != nil {
 		C.cuGraphDestroy(g.graph)
