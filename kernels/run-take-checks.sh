@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU take's end-to-end checks on a GPU machine (docs/PERF.md, "GPU take"):
 # the take engine through the worker from the CLI (same seed same bytes, the
-# CPU's codes under --numerics exact, auto), a missing worker, a memory cap, kill -9 of the worker
+# CPU's codes, auto), a missing worker, a memory cap, kill -9 of the worker
 # mid-take. Run from the folder `make cuda-test-bins` fills (proscenium,
 # proscenium-gpu, tokenizer.json; lib/ with the CLI's audio libraries when
 # the machine lacks them). Usage: run-take-checks.sh OUTDIR
@@ -24,10 +24,7 @@ done
 cmp "$out/cuda1.wav" "$out/cuda2.wav" >>"$L" 2>&1 && echo "same seed: identical WAV" >>"$L"
 s synth cpu, same seed
 timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cpu --out "$out/cpu.wav" --codes "$out/cpu.npy" >>"$L" 2>&1; echo "rc=$?" >>"$L"
-s synth cuda, same seed, exact numerics, against the CPU codes
-timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cuda --numerics exact --out "$out/exact.wav" --codes "$out/exact.npy" >>"$L" 2>&1; echo "rc=$?" >>"$L"
-cmp "$out/exact.npy" "$out/cpu.npy" >>"$L" 2>&1 && echo "cuda exact codes == cpu codes" >>"$L"
-cmp "$out/cuda1.npy" "$out/cpu.npy" >>"$L" 2>&1 && echo "cuda fast codes == cpu codes (not required: fast is within tolerance, not bit-identical)" >>"$L"
+cmp "$out/cuda1.npy" "$out/cpu.npy" >>"$L" 2>&1 && echo "cuda codes == cpu codes" >>"$L"
 s synth auto; timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --out "$out/auto.wav" >>"$L" 2>&1; echo "rc=$?" >>"$L"
 s missing worker, auto then cuda
 PROSCENIUM_GPU_WORKER=/nonexistent timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 20 --out "$out/miss.wav" >>"$L" 2>&1; echo "rc=$?" >>"$L"
