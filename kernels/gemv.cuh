@@ -128,7 +128,7 @@ template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
                                           const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
     typedef typename P::Sum Sum;
-    constexpr int GROUPS = GEMV_THREADS / TPR, WARPS_PER_GROUP = TPR / 32;
+    constexpr int WARPS_PER_GROUP = TPR / 32;
     const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
     const int chunks = cols / WT::PER;
     const float4* xv = reinterpret_cast<const float4*>(x);
@@ -174,5 +174,4 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
             }
         }
     }
-    (void)GROUPS;
 }
