@@ -29,7 +29,11 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, b
 	all := &framesSet{}
 	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev), Batch: n,
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
-			f, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Pipeline: true, Takes: n}, progress)
+			codec, err := codecPlan(ck.Codec)
+			if err != nil {
+				return nil, err
+			}
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n}, progress)
 			if err == nil {
 				all.add(f)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 )
 
 // `proscenium bench take --synthetic full | --model DIR [--batch 1,2,4,8]
@@ -20,6 +21,8 @@ func init() {
 func runBenchTake(args []string) error {
 	fs := newFlags("bench take")
 	worker := workerFlag(fs)
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry made on the device (no file)")
 	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
@@ -48,6 +51,7 @@ func runBenchTake(args []string) error {
 	if *asJSON {
 		fwd = append(fwd, "-json")
 	}
+	fwd = append(fwd, "-numerics", numerics.String())
 	if *batch != "" {
 		if _, err := engine.ParseBatches(*batch); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
@@ -29,8 +30,9 @@ func runWorker(args []string) error {
 // openEngine opens the checkpoint dir on the backend --backend names
 // (engine/open chooses; cuda runs in proscenium-gpu); isolate runs a CPU
 // engine in a child `proscenium worker`, whose takes are the same bytes.
-// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none);
-// batch the takes it runs together (0: engine.DefaultBatch).
-func openEngine(dir, backend string, isolate bool, memCap int64, batch int) (engine.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Batch: batch})
+// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none),
+// numerics the GPU backbone's numerics policy (--numerics), batch the takes
+// it runs together (0: engine.DefaultBatch).
+func openEngine(dir, backend string, isolate bool, memCap int64, numerics drama3.Numerics, batch int) (engine.Engine, error) {
+	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Numerics: numerics, Batch: batch})
 }

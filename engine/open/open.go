@@ -54,8 +54,12 @@ type Options struct {
 	MemoryCap int64
 	// Batch is the most takes the engine runs together (0:
 	// engine.DefaultBatch; 1: one at a time). Each live take holds its own
-	// caches. Engines in a worker process run one take at a time for now.
+	// caches.
 	Batch int
+	// Numerics is the GPU backbone's numerics policy (drama3.Numerics:
+	// "fast", the default, or "exact"); the CPU backend computes exactly
+	// under either.
+	Numerics drama3.Numerics
 
 	reason string // Open's choice, for a worker's Info.BackendReason
 }
@@ -81,6 +85,9 @@ func CheckBackend(name string) error {
 func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if _, err := drama3.ParseNumerics(string(opts.Numerics)); err != nil {
+		return nil, err
 	}
 	backend, reason := opts.Backend, ""
 	switch backend {
