@@ -249,6 +249,7 @@ vitest:
 e2e: cli
 	@echo "== browser test (playwright-core + /usr/bin/chromium)"
 	cd frontend && node e2e/speak.e2e.mjs ../$(CLI)
+	cd frontend && node e2e/variations.e2e.mjs ../$(CLI)
 
 # The speech API driven by the official openai npm SDK (testdata-deps),
 # every reply decoded back by ffmpeg.
