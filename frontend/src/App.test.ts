@@ -24,6 +24,8 @@ function noModelService() {
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
     voices: [],
     isolate_engine: false,
+    voice_library_max_bytes: 1 << 30,
+    batch: 0,
   };
   const status: ModelStatus = {
     state: 'none',

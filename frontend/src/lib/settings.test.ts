@@ -16,6 +16,8 @@ const base: Settings = {
   takes_limit_bytes: 2 << 30,
   voices: [],
   isolate_engine: false,
+  voice_library_max_bytes: 1 << 30,
+  batch: 0,
 };
 
 describe('mergeChange', () => {
