@@ -401,6 +401,16 @@ describe('App without a model', () => {
     expect(service.applyTakesLimit).toHaveBeenCalledWith({ limit: GiB, remove: [1] });
   });
 
+  it('the takes run together are a studio setting', async () => {
+    const { root, service } = await start();
+    const batch = region(root, 'studio-settings').querySelector<HTMLSelectElement>('select[name="batch"]')!;
+    expect(batch.value).toBe('4'); // 0 in the settings: the engine's default
+    batch.value = '2';
+    batch.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ batch: 2 }));
+  });
+
   it('an empty number field is not sent as 0', async () => {
     const { root, service } = await start();
     const temp = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="temperature"]')!;
