@@ -2,7 +2,9 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,28 @@ func TestSpeechRequestValidate(t *testing.T) {
 	}
 	if err := (SpeechRequest{Text: "hi", Sampling: DefaultSampling(), MaxFrames: 1}).Validate(); err != nil {
 		t.Errorf("good request: %v", err)
+	}
+}
+
+// Batch sizes: 0 is the default, 1…MaxBatch are taken, the rest refused
+// naming the value; lists are comma-separated sizes.
+func TestBatchSizes(t *testing.T) {
+	for in, want := range map[int]int{0: DefaultBatch, 1: 1, MaxBatch: MaxBatch} {
+		if got, err := BatchOf(in); err != nil || got != want {
+			t.Errorf("BatchOf(%d) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []int{-1, MaxBatch + 1} {
+		if _, err := BatchOf(bad); !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), fmt.Sprint(bad)) {
+			t.Errorf("BatchOf(%d): %v", bad, err)
+		}
+	}
+	if got, err := ParseBatches("1, 2,4,8"); err != nil || !slices.Equal(got, []int{1, 2, 4, 8}) {
+		t.Errorf("ParseBatches: %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "9", "1,,2", "two", "1;2"} {
+		if _, err := ParseBatches(bad); err == nil {
+			t.Errorf("ParseBatches(%q) took it", bad)
+		}
 	}
 }
