@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // voicePrompt is a reference-voice prompt of the test model: head text rows,
@@ -28,7 +29,7 @@ func voicePrompt(head, frames int, voiceSeed int, script []int) drama3.Prompt {
 func takeTrace(t *testing.T, b *Backend, p drama3.Prompt, seed uint64) ([][]int, [][]float32) {
 	t.Helper()
 	var logits [][]float32
-	take := drama3.Take{Prompt: p.Tokens(), Rows: p, Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 5}, Seed: seed, MaxFrames: 10}
+	take := drama3.Take{Prompt: p.Tokens(), Rows: p, Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 5}, Seed: seed, MaxFrames: 10}
 	res, err := drama3.Generate(context.Background(), frames(t, b), take, drama3.Listener{
 		Logits: func(_, _ int, l []float32) { logits = append(logits, append([]float32(nil), l...)) },
 	})
