@@ -14,6 +14,11 @@ import (
 // a prompt's voice prefix ends, and copied back for a later take in the same
 // voice.
 
+// DefaultPrefixCacheBytes is the host memory the engine lets CPU voice
+// prefix snapshots hold [assumption: a few voices at full geometry,
+// docs/MODEL.md "Voice prefix cache"].
+const DefaultPrefixCacheBytes = 512 << 20
+
 // prefixSnapshot is the backbone's and the tower's state after a prompt's
 // voice prefix.
 type prefixSnapshot struct {

@@ -37,12 +37,19 @@ type FramesOptions struct {
 	// NoCodec loads no codec (Decode refuses): frame comparisons and
 	// benchmarks of the frame alone.
 	NoCodec bool
+	// PrefixCacheBytes is the device memory voice prefix snapshots may
+	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
+	// 0: DefaultPrefixCacheBytes; negative: no cache.
+	PrefixCacheBytes int64
 }
 
 func (o FramesOptions) withDefaults() FramesOptions {
 	o.Capacity = framesCapacity(o.Capacity)
 	if o.DecodeChunk == 0 {
 		o.DecodeChunk = 64
+	}
+	if o.PrefixCacheBytes == 0 {
+		o.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
 	return o
 }
@@ -78,6 +85,9 @@ type Frames struct {
 	streamNext int // the frame the stream decodes next
 
 	tap func(frame, codebook int, logits []float32)
+
+	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
+	lastPrefix drama3.PrefixOutcome
 }
 
 // Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
@@ -127,6 +137,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	if ref != nil {
 		need += CodecBytes(ref, opt.DecodeChunk)
 	}
+	need += max(opt.PrefixCacheBytes, 0) // the voice prefix cache, full
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, err
 	}
@@ -199,6 +210,9 @@ func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
 func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endToken int, opt FramesOptions) (*Frames, error) {
 	opt = opt.withDefaults()
 	f := &Frames{d: d, bb: bb, codec: codec, opt: opt}
+	if opt.PrefixCacheBytes > 0 {
+		f.prefixes = drama3.NewPrefixCache(opt.PrefixCacheBytes)
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -458,6 +472,9 @@ func (f *Frames) Close() error {
 	}
 	f.closed, f.begun = true, false
 	f.settle()
+	if f.prefixes != nil {
+		f.prefixes.Clear()
+	}
 	if f.stream != nil {
 		f.stream.Close()
 		f.stream = nil
