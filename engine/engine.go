@@ -119,8 +119,8 @@ type Finish struct {
 	// PromptRows is the prompt's rows; PrefillRows those the prefill ran:
 	// fewer when VoiceCached, the rows of the reference voice (the voice
 	// prefix) restored from the voice cache instead.
-	PromptRows  int  `json:"prompt_rows"`
-	PrefillRows int  `json:"prefill_rows"`
+	PromptRows  int  `json:"prompt_rows,omitempty"`
+	PrefillRows int  `json:"prefill_rows,omitempty"`
 	VoiceCached bool `json:"voice_cached,omitempty"`
 	// Codes are the take's codes, [frame][codebook] (codebook 0 first).
 	Codes [][]int `json:"-"`
