@@ -82,7 +82,9 @@ type Frames struct {
 	closed   bool
 
 	stream     *CodecStream
-	streamNext int // the frame the stream decodes next
+	streamNext int           // the frame the stream decodes next
+	decoding   *CodecPending // the chunk DecodeStart put on the stream
+	decoded    *[]float32    // the chunk DecodeStart decoded at once
 
 	tap func(frame, codebook int, logits []float32)
 
@@ -96,6 +98,7 @@ type Frames struct {
 var (
 	_ drama3.FrameBackend = (*Frames)(nil)
 	_ drama3.LogitsTap    = (*Frames)(nil)
+	_ drama3.AsyncDecoder = (*Frames)(nil)
 )
 
 // LoadFrames builds the GPU frames from a checkpoint opened by
@@ -425,41 +428,106 @@ func (f *Frames) Decode(from, to int) ([]float32, error) {
 	if from == to {
 		return nil, nil
 	}
-	nb := len(f.entries)
-	flat := func(a, b int) []int32 {
-		out := make([]int32, 0, (b-a)*nb)
-		for _, fr := range f.codes[a:b] {
-			for _, c := range fr {
-				out = append(out, int32(c))
-			}
-		}
-		return out
-	}
 	if from != f.streamNext {
-		all, err := f.codec.Decode(flat(0, to))
+		all, err := f.codec.Decode(f.flatCodes(0, to))
 		if err != nil {
 			return nil, err
 		}
 		return all[from*f.spf : to*f.spf], nil
 	}
-	if f.stream == nil {
-		s, err := f.codec.NewStream(f.opt.DecodeChunk)
-		if err != nil {
-			return nil, err
-		}
-		f.stream = s
+	if err := f.openStream(); err != nil {
+		return nil, err
 	}
 	var pcm []float32
 	for a := from; a < to; a += f.opt.DecodeChunk {
 		b := min(a+f.opt.DecodeChunk, to)
-		out, err := f.stream.Push(flat(a, b))
+		out, err := f.stream.Push(f.flatCodes(a, b))
 		if err != nil {
-			f.stream.Close()
-			f.stream, f.streamNext = nil, 0
+			f.dropStream()
 			return nil, err
 		}
 		pcm = append(pcm, out...)
 		f.streamNext = b
+	}
+	return pcm, nil
+}
+
+// flatCodes is frames [a, b) of the take's codes, frame-major.
+func (f *Frames) flatCodes(a, b int) []int32 {
+	out := make([]int32, 0, (b-a)*len(f.entries))
+	for _, fr := range f.codes[a:b] {
+		for _, c := range fr {
+			out = append(out, int32(c))
+		}
+	}
+	return out
+}
+
+// openStream starts the take's in-order codec stream if it has none.
+func (f *Frames) openStream() error {
+	if f.stream != nil {
+		return nil
+	}
+	s, err := f.codec.NewStream(f.opt.DecodeChunk)
+	if err != nil {
+		return err
+	}
+	f.stream = s
+	return nil
+}
+
+// dropStream closes the stream after an error (the next chunk starts a
+// whole decode or a fresh stream).
+func (f *Frames) dropStream() {
+	f.stream.Close()
+	f.stream, f.streamNext, f.decoding = nil, 0, nil
+}
+
+// DecodeStart implements drama3.AsyncDecoder: the next chunk in order, of
+// at most DecodeChunk frames, is enqueued on the codec's own stream and
+// decodes while the next frames are made; any other range decodes at once
+// (DecodeCollect returns it).
+func (f *Frames) DecodeStart(from, to int) error {
+	if f.decoding != nil || f.decoded != nil {
+		return fmt.Errorf("cuda frames: a chunk is already in flight; collect it first")
+	}
+	if f.codec == nil || from != f.streamNext || to-from > f.opt.DecodeChunk || from < 0 || to > len(f.codes) || from >= to {
+		pcm, err := f.Decode(from, to)
+		if err != nil {
+			return err
+		}
+		f.decoded = &pcm
+		return nil
+	}
+	if err := f.openStream(); err != nil {
+		return err
+	}
+	p, err := f.stream.Enqueue(f.flatCodes(from, to))
+	if err != nil {
+		f.dropStream()
+		return err
+	}
+	f.decoding, f.streamNext = p, to
+	return nil
+}
+
+// DecodeCollect implements drama3.AsyncDecoder: it waits for the chunk
+// DecodeStart began and returns its samples.
+func (f *Frames) DecodeCollect() ([]float32, error) {
+	if f.decoded != nil {
+		pcm := *f.decoded
+		f.decoded = nil
+		return pcm, nil
+	}
+	if f.decoding == nil {
+		return nil, fmt.Errorf("cuda frames: no chunk in flight")
+	}
+	p := f.decoding
+	f.decoding = nil
+	pcm, err := p.Wait()
+	if err != nil {
+		f.dropStream()
+		return nil, err
 	}
 	return pcm, nil
 }

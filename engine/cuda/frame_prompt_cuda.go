@@ -116,7 +116,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 		f.stream.Close()
 		f.stream = nil
 	}
-	f.streamNext = 0
+	f.streamNext, f.decoding, f.decoded = 0, nil, nil
 	H := f.bb.Plan.H
 	last := len(p) - 1
 	chunk := f.bb.Plan.Chunk
