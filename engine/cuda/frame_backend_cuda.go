@@ -463,16 +463,21 @@ func (f *Frames) flatCodes(a, b int) []int32 {
 	return out
 }
 
-// openStream starts the take's in-order codec stream if it has none.
+// openStream starts the take's in-order codec stream if it has none. Its
+// memory comes before cached voices: while the pool refuses it, the least
+// recently used voice prefix snapshot is freed (a failed NewStream frees
+// what it took).
 func (f *Frames) openStream() error {
-	if f.stream != nil {
-		return nil
+	for f.stream == nil {
+		s, err := f.codec.NewStream(f.opt.DecodeChunk)
+		if err == nil {
+			f.stream = s
+			break
+		}
+		if f.prefixes == nil || !f.prefixes.Evict() {
+			return err
+		}
 	}
-	s, err := f.codec.NewStream(f.opt.DecodeChunk)
-	if err != nil {
-		return err
-	}
-	f.stream = s
 	return nil
 }
 
