@@ -116,9 +116,10 @@ type Finish struct {
 	Elapsed          time.Duration            `json:"elapsed"`
 	RealTimeFactor   float64                  `json:"real_time_factor"` // Elapsed / audio duration
 	Stages           map[string]time.Duration `json:"stages"`
-	// PromptRows is the prompt's rows; PrefillRows those the prefill ran:
-	// fewer when VoiceCached, the rows of the reference voice (the voice
-	// prefix) restored from the voice cache instead.
+	// PromptRows is the prompt's rows; PrefillRows those the prefill ran
+	// (set out to run, for a take stopped within it; 0 when stopped before
+	// it): fewer when VoiceCached, the rows of the reference voice (the
+	// voice prefix) restored from the voice cache instead.
 	PromptRows  int  `json:"prompt_rows,omitempty"`
 	PrefillRows int  `json:"prefill_rows,omitempty"`
 	VoiceCached bool `json:"voice_cached,omitempty"`
