@@ -108,8 +108,8 @@ func testPrefixCache(t *testing.T, dir string) {
 		b.TapLogits(tr.logits.Tap)
 		promptTake(t, b, p, 1, len(forced), forced)
 		b.TapLogits(nil)
-		b.opt.Pipeline = true
-		defer func() { b.opt.Pipeline = false }()
+		b.SetPipeline(true)
+		defer b.SetPipeline(false)
 		for seed := uint64(1); seed <= 2; seed++ {
 			codes, _ := promptTake(t, b, p, seed, 20, nil)
 			tr.codes = append(tr.codes, codes)
