@@ -21,7 +21,10 @@ import (
 // the reference frames had been teacher-forced [assumption, docs/MODEL.md
 // "Reference voices"]: a row whose next row is a reference frame goes
 // through every tower layer alone, forced to that frame's codes (the frame
-// the row would have predicted); runs of text rows go through Prefill.
+// the row would have predicted); runs of text rows go through Prefill. A
+// prompt's voice prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
+// own and its state is kept in the voice prefix cache, or restored from it
+// when the cache holds it (frame_prefix_cuda.go).
 
 var _ drama3.PromptBackend = (*Frames)(nil)
 
