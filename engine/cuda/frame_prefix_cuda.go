@@ -103,7 +103,7 @@ func (f *Frames) copyRegions(regions []stateRegion, block *Block, toSnapshot boo
 			if toSnapshot {
 				src, dst = live, snap
 			}
-			if err := cu.MemcpyDtoDAsync(dst, src, r.bytes, q.d.stream); err != nil {
+			if err := cu.MemcpyDtoDAsync(dst, src, r.bytes, q.Stream()); err != nil {
 				return err
 			}
 			at += r.bytes

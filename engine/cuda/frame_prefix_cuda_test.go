@@ -57,12 +57,12 @@ func testPrefixCache(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	const capacity = 600
-	plain, err := LoadFrames(dev, ck, FramesOptions{Capacity: capacity, NoCodec: true, PrefixCacheBytes: -1}, nil)
+	plain, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	cached, err := LoadFrames(dev, ck, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
+	cached, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/drama3"
 )
 
@@ -52,9 +53,9 @@ func TestModelBytesMatchesTheLoad(t *testing.T) {
 			defer eck.Close()
 			tok := eck.Tokenizer
 			saved := dev.Pool
-			dev.Pool = NewPool(cuDriver{}, 0, 0)
+			dev.Pool = device.NewPool(device.CUDADriver{}, 0, 0)
 			defer func() { dev.Pool = saved }()
-			f, err := LoadFrames(dev, eck, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
+			f, err := LoadFrames(dev, eck, nil, FramesOptions{Capacity: capacity}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
