@@ -72,9 +72,12 @@ func (s *devicePrefix) Release() {
 }
 
 // prefixSalt is what a snapshot depends on beyond the model and the rows:
-// how the prefill computed them (the expert path of its passes).
+// how the prefill computed them (the device's numerics policy, which picks
+// the kernel instances at each launch, and the expert path of its passes).
+// A snapshot made under fast is not restored into an exact take, nor the
+// other way round.
 func (f *Frames) prefixSalt() string {
-	return fmt.Sprintf("experts=%v/%d", f.bb.Experts, f.bb.ExpertGroup)
+	return fmt.Sprintf("numerics=%s experts=%v/%d", f.d.Numerics, f.bb.Experts, f.bb.ExpertGroup)
 }
 
 // allocForTake allocates device memory for the take, freeing voice prefix

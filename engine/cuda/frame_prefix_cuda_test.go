@@ -15,7 +15,8 @@ import (
 // The voice prefix cache on the GPU (make-tiny checkpoints): a take in a
 // voice the cache holds draws what the same take on a backend without a
 // cache draws, every logit bit for bit (teacher-forced frames) and every code
-// (free-running seeds, pipelined); when the pool refuses a take's memory, a
+// (free-running seeds, pipelined); a voice cached under one numerics policy
+// is not restored under the other; when the pool refuses a take's memory, a
 // cached voice is dropped and the take runs.
 
 func TestFramesPrefixCacheMatchesUncached(t *testing.T) {
@@ -146,6 +147,22 @@ func testPrefixCache(t *testing.T, dir string) {
 	t.Logf("cache: %+v", st)
 	if st.Entries != 2 || st.Misses != 2 {
 		t.Fatalf("cache %+v: want 2 voices, each missed once", st)
+	}
+
+	// The numerics policy is part of the key: the first voice, cached under
+	// the device's policy, is prefilled again under the other one.
+	prev, other := dev.Numerics, drama3.NumericsExact
+	if prev.Exact() {
+		other = drama3.NumericsFast
+	}
+	again := prompt("The same voice under the other numerics policy.", one)
+	func() {
+		dev.Numerics = other
+		defer func() { dev.Numerics = prev }()
+		promptTake(t, cached, again, 1, 1, nil)
+	}()
+	if out := cached.LastPrefix(); out.Restored || out.Prefilled != len(again) {
+		t.Fatalf("a take under numerics %s started from the voice cached under %s: %+v", other, prev, out)
 	}
 
 	// Memory short: the pool's cap at what is held now. A take in a new
