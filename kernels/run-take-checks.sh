@@ -95,7 +95,7 @@ for delay in 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1.0; do
 done
 [ -n "$landed" ] || fail "kill -9: no delay landed inside the take"
 s voice cache through the worker: a reference voice twice in one process, then once alone
-if timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --ref "$dir/ref.flac" --ref-text "The quick brown fox." --repeat 2 --json --out "$out/voice2.wav" >"$out/voice.json" 2>>"$L"; then
+if timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --numerics "$numerics" --ref "$dir/ref.flac" --ref-text "The quick brown fox." --repeat 2 --json --out "$out/voice2.wav" >"$out/voice.json" 2>>"$L"; then
 	cat "$out/voice.json" >>"$L"
 	python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))["takes"]
@@ -105,7 +105,7 @@ sys.exit(0 if ok else 1)' "$out/voice.json" >>"$L" 2>&1 || fail "the second take
 else
 	fail "synth in a reference voice with --repeat 2 failed"
 fi
-want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --ref "$dir/ref.flac" --ref-text "The quick brown fox." --out "$out/voice1.wav"
+want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --numerics "$numerics" --ref "$dir/ref.flac" --ref-text "The quick brown fox." --out "$out/voice1.wav"
 if cmp "$out/voice1.wav" "$out/voice2.wav" >>"$L" 2>&1; then
 	echo "the take from the voice cache == the uncached take (WAV bytes)" >>"$L"
 elif [ "$numerics" = exact ]; then
