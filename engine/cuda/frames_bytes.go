@@ -109,7 +109,10 @@ func ModelBytes(dir string, capacity int) (int64, error) {
 		return 0, err
 	}
 	n, _, err := FramesBytes(ck.Config, layout, capacity)
-	return n + DefaultPrefixCacheBytes, err
+	if err != nil {
+		return 0, err
+	}
+	return n + DefaultPrefixCacheBytes, nil
 }
 
 // DefaultPrefixCacheBytes is the device memory voice prefix snapshots may
