@@ -64,6 +64,23 @@ type ExpertPack struct {
 	DownScaleCount   int
 }
 
+// SpanBytes is the bytes of the arena the layer's experts take, from its
+// first gate_up byte to the end of its last scale (or down matrix), padding
+// included: what moves when the layer's experts live in host memory.
+func (x ExpertPack) SpanBytes() int64 {
+	end := x.Down + int64(x.Experts)*x.DownMatBytes
+	if x.FP8 {
+		end = x.DownS + int64(x.Experts*x.DownScaleCount)*4
+	}
+	return (end - x.GateUp + arenaAlign - 1) / arenaAlign * arenaAlign
+}
+
+// ExpertBytes is one expert's bytes as a step reads them: its gate_up and
+// down matrices and their scales.
+func (x ExpertPack) ExpertBytes() int64 {
+	return x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4
+}
+
 // WeightLayout is where every bound tensor goes in the arena.
 type WeightLayout struct {
 	Bytes   int64 // arena size
