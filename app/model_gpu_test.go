@@ -11,7 +11,7 @@ import (
 )
 
 // The model summary gives the GPU layout's bytes before a load, and says
-// whether they pass the settings' memory cap.
+// the memory tier the settings' memory cap leaves the GPU backend.
 func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	path, err := drama3.FindBaseTokenizer()
 	if err != nil {
@@ -42,8 +42,14 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	s := svc.Settings()
 	s.MemoryCapBytes = 1 << 20
 	svc.SetSettings(s)
-	if sum, _ = svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "more than the memory cap of 1.0 MiB") {
+	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "under the memory cap of 1.0 MiB: a GPU load is refused (the model does not fit: the model needs") {
 		t.Fatalf("note with a 1 MiB cap: %q", sum.GPUNote)
+	}
+	// A cap a byte short of the model: the experts of the last layers in host memory.
+	s.MemoryCapBytes = sum.GPUBytes - 1
+	svc.SetSettings(s)
+	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, ": experts in host memory: ") || !strings.Contains(sum.GPUNote, "in host memory (pinned)") {
+		t.Fatalf("note with a cap a byte short: %q", sum.GPUNote)
 	}
 }
 

@@ -6,8 +6,9 @@ import (
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
 // takes on the GPU through the take loop (load, prefill, time to first
-// audio, per-stage ms per frame, real-time factor, peak memory), run inside
-// the GPU worker (`proscenium-gpu bench-take`, which takes the same flags).
+// audio, per-stage ms per frame, real-time factor, peak memory, the memory
+// tier), run inside the GPU worker (`proscenium-gpu bench-take`, which takes
+// the same flags; --memory-cap goes to it as -cap in bytes).
 
 func init() {
 	registerBench(command{name: "take", summary: "whole GPU takes: load, prefill, first audio, ms per frame by stage, real-time factor (--synthetic full | --model DIR, --json)", run: runBenchTake})
@@ -22,6 +23,7 @@ func runBenchTake(args []string) error {
 	prompt := fs.Int("prompt", 60, "prompt tokens (synthetic)")
 	frames := fs.Int("frames", 200, "frames per take at most")
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
+	memCap := memoryCapFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -42,6 +44,9 @@ func runBenchTake(args []string) error {
 	}
 	if *asJSON {
 		fwd = append(fwd, "-json")
+	}
+	if c := memCap.or(0); c > 0 {
+		fwd = append(fwd, fmt.Sprintf("-cap=%d", c))
 	}
 	return runWorkerTool(*worker, "bench-take", fwd)
 }

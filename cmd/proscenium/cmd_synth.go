@@ -228,6 +228,7 @@ func synth(args []string, std streams) error {
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
+	memCap := memoryCapFlag(fs)
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
@@ -264,7 +265,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, memCap.or(0))
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()

@@ -48,6 +48,7 @@ type backboneLayer struct {
 	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
 	sharedDown       Tensor
 	x                ExpertPack
+	xw               *Block // the block x's offsets are in: the arena, or host memory (DeviceWeights.Experts)
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -175,7 +176,7 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i]}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i)}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -419,7 +420,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
-		if err := q.MoEDown(yk, b.W.Arena, b.W.Arena, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
+		if err := q.MoEDown(yk, L.xw, L.xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
@@ -439,7 +440,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			}
 			return q.GemmBF16(g, y, w, xin)
 		}
-		at := func(off int64) Tensor { return Tensor{Block: b.W.Arena, Off: off} }
+		at := func(off int64) Tensor { return Tensor{Block: L.xw, Off: off} }
 		g := Gemm{N: nk, Rows: 2 * p.P, Cols: p.Hp, XStride: p.Hp, Groups: p.E, Offsets: b.t(p.Offsets), RowIds: b.t(p.RowIds),
 			XRows: n, MaxGroupRows: n, Mats: p.E}
 		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
@@ -469,7 +470,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		m := MoERows{Rows: 2 * p.P, Cols: p.Hp, E: p.E, Pairs: nk, XRows: n, XStride: p.Hp, Group: group,
 			WOff: x.GateUp, SOff: x.GateUpS, FP8: x.FP8, Offsets: offsets, RowIds: rowids}
-		if err := q.MoERowsGEMV(m, gu, b.W.Arena, b.W.Arena, view(p.NormedMoE, n*p.Hp*4)); err != nil {
+		if err := q.MoERowsGEMV(m, gu, L.xw, L.xw, view(p.NormedMoE, n*p.Hp*4)); err != nil {
 			return err
 		}
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
@@ -477,7 +478,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		m = MoERows{Rows: p.H, Cols: p.Ip, E: p.E, Pairs: nk, XStride: p.Ip, Group: group,
 			WOff: x.Down, SOff: x.DownS, FP8: x.FP8, Offsets: offsets}
-		if err := q.MoERowsGEMV(m, yr, b.W.Arena, b.W.Arena, h); err != nil {
+		if err := q.MoERowsGEMV(m, yr, L.xw, L.xw, h); err != nil {
 			return err
 		}
 	default:
@@ -496,9 +497,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			XStride: p.Ip}, x.FP8)
 		var err error
 		if x.FP8 {
-			err = q.GemvFP8(g, yr, b.W.Arena, b.W.Arena, h)
+			err = q.GemvFP8(g, yr, L.xw, L.xw, h)
 		} else {
-			err = q.GemvBF16(g, yr, b.W.Arena, h)
+			err = q.GemvBF16(g, yr, L.xw, h)
 		}
 		if err != nil {
 			return err
@@ -564,9 +565,9 @@ func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *B
 	g := backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
 		XStride: xstride}, x.FP8)
 	if x.FP8 {
-		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
+		return q.GemvFP8(g, gu, L.xw, L.xw, xin)
 	}
-	return q.GemvBF16(g, gu, b.W.Arena, xin)
+	return q.GemvBF16(g, gu, L.xw, xin)
 }
 
 // ProfileStep replays the captured step graph once inside a profiler range

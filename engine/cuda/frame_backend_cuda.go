@@ -39,10 +39,13 @@ type FramesOptions struct {
 	NoCodec bool
 }
 
+// DefaultDecodeChunk is the frames the codec decodes at most at once by default.
+const DefaultDecodeChunk = 64
+
 func (o FramesOptions) withDefaults() FramesOptions {
 	o.Capacity = framesCapacity(o.Capacity)
 	if o.DecodeChunk == 0 {
-		o.DecodeChunk = 64
+		o.DecodeChunk = DefaultDecodeChunk
 	}
 	return o
 }
@@ -127,13 +130,21 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	if ref != nil {
 		need += CodecBytes(ref, opt.DecodeChunk)
 	}
-	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
+	tier, err := d.PlanTier(TierModel(cfg, layout, need))
+	if err != nil {
+		return nil, err
+	}
+	if layout, err = layoutForTier(ck.Weights, layout, tier); err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error { return d.Pool.Admit(tier.Device) }); err != nil {
 		return nil, err
 	}
 	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
 	if err != nil {
 		return nil, err
 	}
+	w.Tier = tier
 	bb, err := NewBackbone(d, w, plan)
 	if err != nil {
 		w.Free(d)
@@ -150,7 +161,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	if err != nil {
 		return nil, err // NewFrames freed bb and codec
 	}
-	f.admitted = need
+	f.admitted = tier.Device
 	return f, nil
 }
 
@@ -242,9 +253,13 @@ func (f *Frames) Backbone() *Backbone { return f.bb }
 func (f *Frames) Tower() *Tower       { return f.tower }
 
 // Admitted is the device memory the load admitted before it allocated
-// (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
-// Frames made by NewFrames from parts.
+// (FramesBytes and CodecBytes, less the experts a host tier keeps in host
+// memory): the budget the peak must stay within. 0 for Frames made by
+// NewFrames from parts.
 func (f *Frames) Admitted() int64 { return f.admitted }
+
+// Tier is where the load put the model's bytes (PlanTier).
+func (f *Frames) Tier() TierPlan { return f.bb.W.Tier }
 
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).

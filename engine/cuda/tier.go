@@ -3,6 +3,8 @@ package cuda
 import (
 	"errors"
 	"fmt"
+
+	"proscenium/engine"
 )
 
 // This file decides, before anything is allocated, where a model's bytes
@@ -190,3 +192,22 @@ func (p TierPlan) String() string {
 }
 
 func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+
+// Readout is the plan as the engine's stats report it.
+func (p TierPlan) Readout() *engine.ExpertTier {
+	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
+		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+}
+
+// PlanTierHere is PlanTier with this machine's available host memory
+// (HostMemAvailable) and DefaultHostReserve; a host whose memory cannot be
+// read is an error only when the plan needs it.
+func PlanTierHere(in TierInput) (TierPlan, error) {
+	host, hostErr := HostMemAvailable()
+	in.HostAvailable, in.HostReserve = host, DefaultHostReserve
+	p, err := PlanTier(in)
+	if err == nil && p.Tier == TierHostExperts && hostErr != nil {
+		return p, fmt.Errorf("memory tier: %s, but the host's available memory is unknown: %w", p, hostErr)
+	}
+	return p, err
+}
