@@ -32,6 +32,10 @@ type DeviceInfo struct {
 type Device struct {
 	Info DeviceInfo
 	Pool *Pool
+	// HostReserve is the host memory a load that keeps experts in host
+	// memory leaves available to the rest of the machine (0:
+	// DefaultHostReserve; PlanTier).
+	HostReserve int64
 
 	work   chan func()
 	done   chan struct{}

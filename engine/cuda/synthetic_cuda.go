@@ -59,7 +59,7 @@ func syntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64,
 	if layout, err = layoutForTier(w, layout, tier); err != nil {
 		return nil, err
 	}
-	need -= layout.HostBytes
+	need += tier.Stage - layout.HostBytes
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func syntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64,
 	if err != nil {
 		return nil, err
 	}
-	host, hostDev, err := d.allocHostExperts(layout)
+	host, hostDev, stage, err := d.allocHostExperts(layout)
 	if err != nil {
 		d.Free(arena)
 		return nil, err
@@ -123,7 +123,7 @@ func syntheticBackbone(d *Device, cfg *drama3.Config, capacity int, seed uint64,
 	if err == nil {
 		err = d.Sync()
 	}
-	dw := &DeviceWeights{Arena: arena, Layout: layout, Weights: w, Host: host, HostDevice: hostDev, Tier: tier}
+	dw := &DeviceWeights{Arena: arena, Layout: layout, Weights: w, Host: host, HostDevice: hostDev, Stage: stage, Tier: tier}
 	if err != nil {
 		dw.Free(d)
 		return nil, err

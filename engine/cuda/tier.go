@@ -14,6 +14,10 @@ import (
 // heads, codebooks, codec, states and caches) on the device with the routed
 // experts of as many layers as fit beside it, and the other layers' experts
 // in pinned host memory, which the expert kernels read over the bus.
+// A host tier also keeps one layer's worth of device memory (the stage) to
+// stream a prefill through: a pass of many rows copies each host layer's
+// experts there at the link's copy rate and runs the same kernels on them,
+// rather than reading an expert over the bus once per (row, expert) pair.
 //
 // The split is by whole layers, first layers on the device: a layer's
 // experts are one contiguous span of the arena, so the kernels keep one
@@ -22,7 +26,8 @@ import (
 // to is read exactly once, on whichever side its layer lives, so the share
 // of expert reads served from the device is the share of layers there,
 // whatever the routing; and the bus carries, per decode step of one take,
-// top-k experts of every host layer. It is pure arithmetic, tested in CI.
+// top-k experts of every host layer (each read once), and per prefill pass
+// every host layer's experts once. It is pure arithmetic, tested in CI.
 
 // Tier is where the routed experts live.
 type Tier int
@@ -79,6 +84,7 @@ type TierPlan struct {
 	Budget int64 // device bytes the load may take
 	Device int64 // device bytes the load admits
 	Dense  int64 // device bytes every tier needs: the model less its routed experts
+	Stage  int64 // host tier: the device buffer a prefill streams a host layer's experts through
 	// Experts is every routed expert's bytes; DeviceExperts of them are on
 	// the device (the first DeviceLayers layers' of Layers), Host in pinned
 	// host memory.
@@ -116,7 +122,9 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		ExpertBytes: in.ExpertBytes, TopK: in.TopK}
 	p.Budget = in.DeviceFree - in.Headroom
 	limit := fmt.Sprintf("%s free on the device less %s headroom", gib(in.DeviceFree), gib(in.Headroom))
-	if in.Cap > 0 && in.Cap-in.CapHeld < p.Budget {
+	var overCap error // the cap, when it is what limits the budget
+	if in.Cap > 0 && in.Cap-in.CapHeld <= p.Budget {
+		overCap = ErrOverCap
 		p.Budget = in.Cap - in.CapHeld
 		limit = fmt.Sprintf("the memory cap of %s", gib(in.Cap))
 		if in.CapHeld > 0 {
@@ -127,11 +135,18 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		p.Tier, p.Device, p.DeviceExperts, p.DeviceLayers = TierDevice, in.ModelBytes, experts, p.Layers
 		return p, nil
 	}
-	if p.Dense > p.Budget {
-		return p, fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts, tower, codec, caches); the budget is %s (%s)",
-			ErrDoesNotFit, gib(p.Dense), gib(max(p.Budget, 0)), limit)
+	for _, b := range in.LayerExperts {
+		p.Stage = max(p.Stage, b)
 	}
-	p.Tier, p.Device = TierHostExperts, p.Dense
+	if p.Dense+p.Stage > p.Budget {
+		err := fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts, tower, codec, caches, and one layer's experts, %s, to stream a prefill through); the budget is %s (%s)",
+			ErrDoesNotFit, gib(p.Dense+p.Stage), gib(p.Stage), gib(max(p.Budget, 0)), limit)
+		if overCap != nil {
+			err = fmt.Errorf("%w: %w", err, overCap)
+		}
+		return p, err
+	}
+	p.Tier, p.Device = TierHostExperts, p.Dense+p.Stage
 	for _, b := range in.LayerExperts {
 		if p.Device+b > p.Budget {
 			break
@@ -179,8 +194,8 @@ func (p TierPlan) tierSentence() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
 	}
-	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers), %s in host memory (pinned)",
-		gib(p.DeviceExperts), p.DeviceLayers, p.Layers, gib(p.Host))
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, and a %s prefill stage), %s in host memory (pinned)",
+		gib(p.DeviceExperts), p.DeviceLayers, p.Layers, gib(p.Stage), gib(p.Host))
 }
 
 // String says the tier as the load announces it.
@@ -191,7 +206,13 @@ func (p TierPlan) String() string {
 	return fmt.Sprintf("%s; %s on the device in all of a %s budget", p.tierSentence(), gib(p.Device), gib(p.Budget))
 }
 
-func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+// gib writes a size in GiB, or MiB below one GiB (small models).
+func gib(b int64) string {
+	if b < 1<<30 && b > -1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+}
 
 // Readout is the plan as the engine's stats report it.
 func (p TierPlan) Readout() *engine.ExpertTier {
@@ -200,11 +221,14 @@ func (p TierPlan) Readout() *engine.ExpertTier {
 }
 
 // PlanTierHere is PlanTier with this machine's available host memory
-// (HostMemAvailable) and DefaultHostReserve; a host whose memory cannot be
-// read is an error only when the plan needs it.
+// (HostMemAvailable) and in.HostReserve (0: DefaultHostReserve); a host
+// whose memory cannot be read is an error only when the plan needs it.
 func PlanTierHere(in TierInput) (TierPlan, error) {
 	host, hostErr := HostMemAvailable()
-	in.HostAvailable, in.HostReserve = host, DefaultHostReserve
+	in.HostAvailable = host
+	if in.HostReserve == 0 {
+		in.HostReserve = DefaultHostReserve
+	}
 	p, err := PlanTier(in)
 	if err == nil && p.Tier == TierHostExperts && hostErr != nil {
 		return p, fmt.Errorf("memory tier: %s, but the host's available memory is unknown: %w", p, hostErr)

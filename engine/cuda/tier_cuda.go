@@ -19,6 +19,7 @@ func (d *Device) PlanTier(model TierInput) (TierPlan, error) {
 	s := d.Pool.Stats(DeviceMem)
 	in := model
 	in.DeviceFree, in.Headroom, in.Cap, in.CapHeld = free, d.Pool.Headroom(), s.Cap, s.Used
+	in.HostReserve = d.HostReserve
 	return PlanTierHere(in)
 }
 

@@ -66,13 +66,13 @@ func TestPlanTierCards(t *testing.T) {
 		deviceLayers  int
 		hostAtLeastGB float64
 	}{
-		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 20, 14.5},
-		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 31, 6.5},
+		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 19, 15.5},
+		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 30, 7.4},
 		{"48 GB card (RTX 6000 Ada)", 47*gibi + gibi*3/10, 0, TierDevice, 40, 0},
 		{"80 GB card (A100/H100)", 79*gibi + gibi/5, 0, TierDevice, 40, 0},
 		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0},
-		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 30, 7},
-		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 19, 15},
+		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 29, 8.2},
+		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 18, 16.4},
 	}
 	for _, c := range cases {
 		in := model
@@ -98,7 +98,11 @@ func TestPlanTierCards(t *testing.T) {
 // device within the budget, and the next host layer not fitting.
 func checkPlan(t *testing.T, name string, in TierInput, p TierPlan) {
 	t.Helper()
-	if p.Dense+p.DeviceExperts+p.Host != in.ModelBytes || p.Device != p.Dense+p.DeviceExperts {
+	stage := int64(0)
+	if p.Tier == TierHostExperts {
+		stage = in.LayerExperts[0]
+	}
+	if p.Dense+p.DeviceExperts+p.Host != in.ModelBytes || p.Device != p.Dense+p.DeviceExperts+stage || p.Stage != stage && p.Tier == TierHostExperts {
 		t.Errorf("%s: dense %d + device experts %d + host %d ≠ model %d", name, p.Dense, p.DeviceExperts, p.Host, in.ModelBytes)
 	}
 	if p.Device > p.Budget {
@@ -122,12 +126,12 @@ func TestPlanTierRefusals(t *testing.T) {
 	small := base
 	small.Cap = 6 * gibi
 	_, err := PlanTier(small)
-	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "the memory cap of 6.00 GiB") || !strings.Contains(err.Error(), "even with every routed expert in host memory") {
+	if !errors.Is(err, ErrDoesNotFit) || !errors.Is(err, ErrOverCap) || !strings.Contains(err.Error(), "the memory cap of 6.00 GiB") || !strings.Contains(err.Error(), "even with every routed expert in host memory") {
 		t.Errorf("a 6 GiB cap: %v", err)
 	}
 	tiny := base
 	tiny.DeviceFree = 4 * gibi
-	if _, err := PlanTier(tiny); !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "the budget is 3.50 GiB (4.00 GiB free on the device less 0.50 GiB headroom)") {
+	if _, err := PlanTier(tiny); !errors.Is(err, ErrDoesNotFit) || errors.Is(err, ErrOverCap) || !strings.Contains(err.Error(), "the budget is 3.50 GiB (4.00 GiB free on the device less 512.0 MiB headroom)") {
 		t.Errorf("a device with 4 GiB free: %v", err)
 	}
 	held := base

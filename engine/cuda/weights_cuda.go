@@ -23,6 +23,9 @@ type DeviceWeights struct {
 	// and HostDevice the same memory as the kernels address it.
 	Host       []*Block
 	HostDevice []*Block
+	// Stage is the device buffer a prefill streams a host layer's experts
+	// through (TierPlan.Stage; nil when every expert is on the device).
+	Stage *Block
 	// Tier is where the load put the model's bytes (PlanTier).
 	Tier TierPlan
 }
@@ -38,32 +41,45 @@ func (w *DeviceWeights) Experts(i int) *Block {
 }
 
 // allocHostExperts takes a pinned block for every host layer of layout,
-// cleared (the padding of packed experts must read as zero), and its device
-// address. On failure nothing stays allocated.
-func (d *Device) allocHostExperts(layout *WeightLayout) (host, dev []*Block, err error) {
+// cleared (the padding of packed experts must read as zero), its device
+// address, and the device stage a prefill streams the largest through (nil
+// without host layers). On failure nothing stays allocated.
+func (d *Device) allocHostExperts(layout *WeightLayout) (host, dev []*Block, stage *Block, err error) {
 	host, dev = make([]*Block, len(layout.Experts)), make([]*Block, len(layout.Experts))
 	defer func() {
 		if err != nil {
-			freeBlocks(d, host)
-			host, dev = nil, nil
+			freeBlocks(d, append(host, stage))
+			host, dev, stage = nil, nil, nil
 		}
 	}()
+	var span int64
+	for _, x := range layout.Experts {
+		if x.Host {
+			span = max(span, x.SpanBytes())
+		}
+	}
+	if span == 0 {
+		return host, dev, nil, nil
+	}
+	if stage, err = d.Alloc(span); err != nil {
+		return host, dev, stage, fmt.Errorf("gpu weights: the prefill stage for experts in host memory: %w", err)
+	}
 	for i, x := range layout.Experts {
 		if !x.Host {
 			continue
 		}
 		if err = d.Do(func() (err error) { host[i], err = d.Pool.Alloc(ExpertMem, x.SpanBytes()); return }); err != nil {
-			return host, dev, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
+			return host, dev, stage, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
 		}
 		clear(unsafe.Slice((*byte)(host[i].Host), host[i].Bytes))
 		var ptr uintptr
 		if err = d.Do(func() (err error) { ptr, err = hostDevicePointer(host[i].Host); return }); err != nil {
-			return host, dev, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
+			return host, dev, stage, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
 		}
 		// A view for the launches, as the backbone's scratch views are: never freed itself.
 		dev[i] = &Block{Kind: DeviceMem, Ptr: ptr, Bytes: host[i].Bytes}
 	}
-	return host, dev, nil
+	return host, dev, stage, nil
 }
 
 func freeBlocks(d *Device, blocks []*Block) {
@@ -86,9 +102,9 @@ func (w *DeviceWeights) Tensor(p *drama3.Param) (Tensor, error) {
 	return Tensor{Block: w.Arena, Off: t.Off}, nil
 }
 
-// Free gives the arena and the host blocks back.
+// Free gives the arena, the host blocks and the stage back.
 func (w *DeviceWeights) Free(d *Device) error {
-	freeBlocks(d, w.Host)
+	freeBlocks(d, append(w.Host, w.Stage))
 	return d.Free(w.Arena)
 }
 
@@ -115,7 +131,7 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 	if err != nil {
 		return nil, err
 	}
-	host, hostDev, err := d.allocHostExperts(layout)
+	host, hostDev, stage, err := d.allocHostExperts(layout)
 	if err != nil {
 		d.Free(arena)
 		return nil, err
@@ -123,7 +139,7 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 	ok := false
 	defer func() {
 		if !ok {
-			freeBlocks(d, host)
+			freeBlocks(d, append(host, stage))
 			d.Free(arena)
 		}
 	}()
@@ -174,5 +190,5 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 		return nil, err
 	}
 	ok = true
-	return &DeviceWeights{Arena: arena, Layout: layout, Weights: w, Host: host, HostDevice: hostDev}, nil
+	return &DeviceWeights{Arena: arena, Layout: layout, Weights: w, Host: host, HostDevice: hostDev, Stage: stage}, nil
 }
