@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // TestModelBytesMatchesTheLoad compares ModelBytes, what the studio shows
@@ -46,14 +45,16 @@ func TestModelBytesMatchesTheLoad(t *testing.T) {
 			}
 			exact := layout.Bytes + plan.Bytes + TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
 
-			tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+			full, err := drama3.LoadEngine(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer full.Close()
+			tok := full.Tokenizer
 			saved := dev.Pool
 			dev.Pool = NewPool(cuDriver{}, 0, 0)
 			defer func() { dev.Pool = saved }()
-			f, _, err := LoadFrames(dev, dir, tok, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
+			f, err := LoadFrames(dev, full, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
