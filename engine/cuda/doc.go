@@ -8,7 +8,9 @@
 // into it (weight_layout.go, weights_cuda.go), the mixers (mixers.go) and the
 // backbone (backbone_cuda.go: the layer loop, prefill in 64-row passes, one
 // replayed graph per decode step; its memory planned and admitted before
-// anything is allocated, backbone_plan.go).
+// anything is allocated, backbone_plan.go), and the memory tier (tier.go:
+// when the model does not fit the device budget, the routed experts of the
+// last layers in pinned host memory, read over the bus).
 //
 // Everything that calls the driver is built only with the cuda tag, and runs
 // only inside the GPU worker process (cmd/proscenium-gpu): gorgonia.org/cu
