@@ -37,6 +37,9 @@ type FramesOptions struct {
 	// NoCodec loads no codec (Decode refuses): frame comparisons and
 	// benchmarks of the frame alone.
 	NoCodec bool
+	// Tier, when set, hears the memory tier LoadFrames chose before it
+	// allocates anything (the worker says it on its log).
+	Tier func(TierPlan)
 }
 
 // DefaultDecodeChunk is the frames the codec decodes at most at once by default.
@@ -133,6 +136,9 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	tier, err := d.PlanTier(TierModel(cfg, layout, need))
 	if err != nil {
 		return nil, err
+	}
+	if opt.Tier != nil {
+		opt.Tier(tier)
 	}
 	if layout, err = layoutForTier(ck.Weights, layout, tier); err != nil {
 		return nil, err
