@@ -320,6 +320,10 @@ func synth(args []string, std streams) error {
 		if info.BackendReason != "" {
 			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
 		}
+		if x := eng.Stats().Memory.Experts; x != nil && x.HostBytes > 0 {
+			demo += fmt.Sprintf(" (%s: %d of %d layers' experts on the device, %s pinned in host memory, %s over the bus a frame)",
+				x.Tier, x.DeviceLayers, x.Layers, byteSize(x.HostBytes), byteSize(x.BusBytesPerFrame))
+		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
 	}
