@@ -24,8 +24,12 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	var loaded atomic.Pointer[cuda.Frames]
 	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev, &loaded),
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
+			codec, err := codecPlan(ck.Codec)
+			if err != nil {
+				return nil, err
+			}
 			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
-			f, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Pipeline: true, Tier: say}, progress)
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Tier: say}, progress)
 			frames = f
 			if err == nil {
 				loaded.Store(f)

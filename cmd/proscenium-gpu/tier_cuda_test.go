@@ -11,6 +11,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
@@ -44,7 +45,7 @@ func TestCUDAEngineTiers(t *testing.T) {
 		Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
 	nothingHeld := func(when string) {
 		t.Helper()
-		for _, k := range []cuda.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.ExpertMem} {
+		for _, k := range []device.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.ExpertMem} {
 			if used := dev.Pool.Stats(k).Used; used != 0 {
 				t.Fatalf("%s: %d bytes of %s memory left allocated", when, used, k)
 			}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"proscenium/engine/drama3"
 )
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
@@ -17,6 +19,8 @@ func init() {
 func runBenchTake(args []string) error {
 	fs := newFlags("bench take")
 	worker := workerFlag(fs)
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry made on the device (no file)")
 	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
@@ -48,5 +52,6 @@ func runBenchTake(args []string) error {
 	if c := memCap.or(0); c > 0 {
 		fwd = append(fwd, fmt.Sprintf("-cap=%d", c))
 	}
+	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-take", fwd)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/drama3"
 )
 
@@ -45,16 +46,16 @@ func TestModelBytesMatchesTheLoad(t *testing.T) {
 			}
 			exact := layout.Bytes + plan.Bytes + TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
 
-			full, err := drama3.LoadEngine(dir)
+			eck, err := drama3.LoadEngine(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer full.Close()
-			tok := full.Tokenizer
+			defer eck.Close()
+			tok := eck.Tokenizer
 			saved := dev.Pool
-			dev.Pool = NewPool(cuDriver{}, 0, 0)
+			dev.Pool = device.NewPool(device.CUDADriver{}, 0, 0)
 			defer func() { dev.Pool = saved }()
-			f, err := LoadFrames(dev, full, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
+			f, err := LoadFrames(dev, eck, nil, FramesOptions{Capacity: capacity}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,9 +23,9 @@ func (d *Device) PlanTier(model TierInput) (TierPlan, error) {
 	return PlanTierHere(in)
 }
 
-// layoutForTier is layout as PlanTier placed it: the same when the model
+// LayoutForTier is layout as PlanTier placed it: the same when the model
 // fits, the last layers' experts in host memory when not.
-func layoutForTier(w *drama3.Weights, layout *WeightLayout, p TierPlan) (*WeightLayout, error) {
+func LayoutForTier(w *drama3.Weights, layout *WeightLayout, p TierPlan) (*WeightLayout, error) {
 	if p.Tier == TierDevice {
 		return layout, nil
 	}

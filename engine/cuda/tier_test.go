@@ -22,7 +22,7 @@ func fullGeometryTier(t *testing.T) TierInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := SyntheticWeights(cfg)
+	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

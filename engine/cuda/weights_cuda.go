@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/cu"
 
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/drama3"
 )
 
@@ -40,17 +41,21 @@ func (w *DeviceWeights) Experts(i int) *Block {
 	return w.Arena
 }
 
-// allocHostExperts takes a pinned block for every host layer of layout,
-// cleared (the padding of packed experts must read as zero), its device
-// address, and the device stage a prefill streams the largest through (nil
-// without host layers). On failure nothing stays allocated.
-func (d *Device) allocHostExperts(layout *WeightLayout) (host, dev []*Block, stage *Block, err error) {
-	host, dev = make([]*Block, len(layout.Experts)), make([]*Block, len(layout.Experts))
+// AllocHostExperts takes, for w's layout, a pinned block for every host
+// layer's experts, cleared (the padding of packed experts must read as
+// zero), its device address, and the device stage a prefill streams them
+// through (none without host layers), into w.Host, w.HostDevice and
+// w.Stage. On failure nothing of them stays allocated.
+func (d *Device) AllocHostExperts(w *DeviceWeights) (err error) {
+	layout := w.Layout
+	host, dev := make([]*Block, len(layout.Experts)), make([]*Block, len(layout.Experts))
+	var stage *Block
 	defer func() {
 		if err != nil {
 			freeBlocks(d, append(host, stage))
-			host, dev, stage = nil, nil, nil
+			return
 		}
+		w.Host, w.HostDevice, w.Stage = host, dev, stage
 	}()
 	var span int64
 	for _, x := range layout.Experts {
@@ -59,27 +64,27 @@ func (d *Device) allocHostExperts(layout *WeightLayout) (host, dev []*Block, sta
 		}
 	}
 	if span == 0 {
-		return host, dev, nil, nil
+		return nil
 	}
 	if stage, err = d.Alloc(span); err != nil {
-		return host, dev, stage, fmt.Errorf("gpu weights: the prefill stage for experts in host memory: %w", err)
+		return fmt.Errorf("gpu weights: the prefill stage for experts in host memory: %w", err)
 	}
 	for i, x := range layout.Experts {
 		if !x.Host {
 			continue
 		}
 		if err = d.Do(func() (err error) { host[i], err = d.Pool.Alloc(ExpertMem, x.SpanBytes()); return }); err != nil {
-			return host, dev, stage, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
+			return fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
 		}
 		clear(unsafe.Slice((*byte)(host[i].Host), host[i].Bytes))
 		var ptr uintptr
-		if err = d.Do(func() (err error) { ptr, err = hostDevicePointer(host[i].Host); return }); err != nil {
-			return host, dev, stage, fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
+		if err = d.Do(func() (err error) { ptr, err = device.HostDevicePointer(host[i].Host); return }); err != nil {
+			return fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
 		}
 		// A view for the launches, as the backbone's scratch views are: never freed itself.
 		dev[i] = &Block{Kind: DeviceMem, Ptr: ptr, Bytes: host[i].Bytes}
 	}
-	return host, dev, stage, nil
+	return nil
 }
 
 func freeBlocks(d *Device, blocks []*Block) {
@@ -131,16 +136,15 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 	if err != nil {
 		return nil, err
 	}
-	host, hostDev, stage, err := d.allocHostExperts(layout)
-	if err != nil {
+	dw := &DeviceWeights{Arena: arena, Layout: layout, Weights: w}
+	if err := d.AllocHostExperts(dw); err != nil {
 		d.Free(arena)
 		return nil, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			freeBlocks(d, append(host, stage))
-			d.Free(arena)
+			dw.Free(d)
 		}
 	}()
 	// The padding of packed experts must read as zero.
@@ -167,7 +171,8 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 	total := layout.StoredBytes()
 	fill := newArenaFiller(layout, func(hostLayer int, dst int64, src []byte) error {
 		if hostLayer >= 0 {
-			copy(unsafe.Slice((*byte)(host[hostLayer].Host), host[hostLayer].Bytes)[dst:], src)
+			h := dw.Host[hostLayer]
+			copy(unsafe.Slice((*byte)(h.Host), h.Bytes)[dst:], src)
 			return nil
 		}
 		return d.Do(func() error {
@@ -190,5 +195,5 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 		return nil, err
 	}
 	ok = true
-	return &DeviceWeights{Arena: arena, Layout: layout, Weights: w, Host: host, HostDevice: hostDev, Stage: stage}, nil
+	return dw, nil
 }
