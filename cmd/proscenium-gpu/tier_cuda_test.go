@@ -40,6 +40,16 @@ func TestCUDAEngineTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
+	for _, policy := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
+		t.Run(string(policy), func(t *testing.T) {
+			dev.Numerics = policy
+			checkTiers(t, dev, dir)
+		})
+	}
+}
+
+// checkTiers is TestCUDAEngineTiers under dev's numerics policy.
+func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	ctx := context.Background()
 	req := engine.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
 		Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
