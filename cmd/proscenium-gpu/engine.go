@@ -52,7 +52,7 @@ func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() 
 		m := engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
 			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
 		if f := frames.Load(); f != nil {
-			m.Experts = f.Tier().Readout()
+			m.Experts = expertTier(f.Tier())
 		}
 		return m
 	}
@@ -90,3 +90,9 @@ func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 
 // faultExitDelay lets the take's reply reach the client before the worker ends.
 const faultExitDelay = 500 * time.Millisecond
+
+// expertTier is a memory tier as the engine's stats report it.
+func expertTier(p cuda.TierPlan) *engine.ExpertTier {
+	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
+		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+}

@@ -194,7 +194,7 @@ func benchTake(args []string) error {
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
-	res.Experts = f.Tier().Readout()
+	res.Experts = expertTier(f.Tier())
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {

@@ -3,8 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-
-	"proscenium/engine"
 )
 
 // This file decides, before anything is allocated, where a model's bytes
@@ -212,12 +210,6 @@ func gib(b int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-}
-
-// Readout is the plan as the engine's stats report it.
-func (p TierPlan) Readout() *engine.ExpertTier {
-	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
-		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
 }
 
 // PlanTierHere is PlanTier with this machine's available host memory
