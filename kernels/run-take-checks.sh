@@ -62,6 +62,10 @@ PROSCENIUM_GPU_WORKER=/nonexistent want 1 timeout 30 "$P" synth --model "$ck" --
 s memory cap 50 MB
 want 1 timeout 30 "$dir/proscenium-gpu" bench-take -model "$ck" -cap 50000000
 tail -n 3 "$L" | grep -q "over the memory cap" || fail "the 50 MB cap's refusal does not say it is over the cap"
+s synth --memory-cap 50MB: refused with the numbers, no WAV
+want 1 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 20 --backend cuda --memory-cap 50MB --out "$out/capped.wav"
+tail -n 3 "$L" | grep -q "even with every routed expert in host memory" || fail "synth --memory-cap 50MB: the refusal does not give the dense part"
+[ -e "$out/capped.wav" ] && fail "a refused --memory-cap take wrote $out/capped.wav"
 s kill -9 of the worker mid-take
 # The demo take is short (well under a second on a GPU): kill at several
 # delays after the worker appears until one lands inside the take. A kill
@@ -113,8 +117,8 @@ elif [ "$numerics" = exact ]; then
 else
 	echo "the take from the voice cache differs from the uncached one ($numerics policy)" >>"$L"
 fi
-s the take engine on the GPU in Go: TestCUDAEngineTakes
-want 0 "$dir/proscenium-gpu.test" -test.v -test.run TestCUDAEngineTakes
+s the take engine on the GPU in Go: TestCUDAEngineTakes, TestCUDAEngineTiers, the same codes at every memory tier
+want 0 "$dir/proscenium-gpu.test" -test.v -test.run 'TestCUDAEngineTakes|TestCUDAEngineTiers'
 s done
 if [ $status = 0 ]; then echo "all take checks passed" >>"$L"; else echo "take checks FAILED: $(grep -c '^FAIL: ' "$L")" >>"$L"; fi
 cat "$L"

@@ -65,6 +65,30 @@ export namespace app {
 
 export namespace engine {
 	
+	export class ExpertTier {
+	    tier: string;
+	    device_bytes: number;
+	    host_bytes: number;
+	    device_layers: number;
+	    layers: number;
+	    hit_rate: number;
+	    bus_bytes_per_frame: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExpertTier(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.tier = source["tier"];
+	        this.device_bytes = source["device_bytes"];
+	        this.host_bytes = source["host_bytes"];
+	        this.device_layers = source["device_layers"];
+	        this.layers = source["layers"];
+	        this.hit_rate = source["hit_rate"];
+	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
+	    }
+	}
 	export class Finish {
 	    reason: string;
 	    frames: number;
@@ -133,6 +157,7 @@ export namespace engine {
 	    voice_cache?: number;
 	    voice_cache_cap?: number;
 	    voice_entries?: number;
+	    experts?: ExpertTier;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -149,7 +174,26 @@ export namespace engine {
 	        this.voice_cache = source["voice_cache"];
 	        this.voice_cache_cap = source["voice_cache_cap"];
 	        this.voice_entries = source["voice_entries"];
+	        this.experts = this.convertValues(source["experts"], ExpertTier);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class Reference {
 	    transcript: string;
