@@ -1,0 +1,216 @@
+package projects
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"proscenium/engine"
+)
+
+// FormatVersion is the project.json format this package writes and reads.
+const FormatVersion = 1
+
+// Limits on what a project holds (a project.json is read whole).
+const (
+	MaxNameBytes   = 80
+	MaxScriptBytes = 256 << 10
+	MaxLines       = 2000
+	MaxTakesOfLine = 1000
+	MaxTakes       = 20000
+	MaxSpeakers    = 16 // <|speaker:0|> … <|speaker:15|>
+	maxVoiceName   = 200
+	maxFileBytes   = 16 << 20
+)
+
+// Project is one project.json.
+type Project struct {
+	Format int    `json:"format"`
+	Name   string `json:"name"`
+	Script string `json:"script"`
+	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … ("" is the
+	// model's own voice).
+	Cast     []string        `json:"cast"`
+	Sampling engine.Sampling `json:"sampling"`
+	Seed     uint64          `json:"seed"`
+	// MaxFrames of each take (0: the studio's default).
+	MaxFrames int    `json:"max_frames"`
+	Lines     []Line `json:"lines"`
+	// Takes lists every studio take made in this project, oldest first
+	// (the lines' takes and the whole-script takes).
+	Takes  []int  `json:"takes"`
+	Export Export `json:"export"`
+	// SavedMs is when it was last saved (Unix milliseconds; set by Save).
+	SavedMs int64 `json:"saved_ms"`
+}
+
+// Line is one line of the script: a paragraph, or what one speaker tag
+// starts. Its text is kept so that lines can be matched again after the
+// script is edited.
+type Line struct {
+	Text    string `json:"text"`
+	Speaker int    `json:"speaker"`
+	Takes   []int  `json:"takes"`  // oldest first
+	Chosen  int    `json:"chosen"` // the take the scene uses (0: none chosen)
+}
+
+// Export says how the scene is exported.
+type Export struct {
+	GapSeconds float64 `json:"gap_seconds"`
+	TargetLUFS float64 `json:"target_lufs"`
+	Format     string  `json:"format"` // "wav" or "flac"
+	PerLine    bool    `json:"per_line"`
+}
+
+// DefaultExport is a 0.4 s gap, -16 LUFS (the level podcasts and spoken
+// word are mastered to), WAV, one file.
+func DefaultExport() Export { return Export{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"} }
+
+// MaxGapSeconds caps the gap between lines.
+const MaxGapSeconds = 10
+
+// ErrInvalid wraps every refusal of a project's content or name.
+var ErrInvalid = errors.New("invalid project")
+
+// CheckName says why name cannot name a project (a directory), or nil.
+func CheckName(name string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: the name %q %s", ErrInvalid, name, why) }
+	switch {
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w: give the project a name", ErrInvalid)
+	case name != strings.TrimSpace(name):
+		return bad("starts or ends with a space")
+	case len(name) > MaxNameBytes:
+		return bad(fmt.Sprintf("is longer than %d bytes", MaxNameBytes))
+	case !utf8.ValidString(name):
+		return bad("is not valid UTF-8")
+	case strings.HasPrefix(name, "."):
+		return bad(`starts with "."`)
+	case strings.ContainsAny(name, `/\`):
+		return bad(`holds a "/" or "\"`)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return bad("holds a control character")
+	}
+	return nil
+}
+
+// Check says what is wrong with p, or nil.
+func (p *Project) Check() error {
+	if err := CheckName(p.Name); err != nil {
+		return err
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
+	}
+	if p.Format != FormatVersion {
+		return bad("format %d: this version reads format %d", p.Format, FormatVersion)
+	}
+	if len(p.Script) > MaxScriptBytes || !utf8.ValidString(p.Script) {
+		return bad("the script is longer than %d bytes or not UTF-8", MaxScriptBytes)
+	}
+	if len(p.Cast) > MaxSpeakers {
+		return bad("%d voices cast, at most %d", len(p.Cast), MaxSpeakers)
+	}
+	for i, v := range p.Cast {
+		if len(v) > maxVoiceName || !utf8.ValidString(v) {
+			return bad("speaker %d: the voice name is longer than %d bytes or not UTF-8", i, maxVoiceName)
+		}
+	}
+	if err := p.Sampling.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if p.MaxFrames < 0 {
+		return bad("max_frames %d is negative", p.MaxFrames)
+	}
+	if len(p.Lines) > MaxLines {
+		return bad("%d lines, at most %d", len(p.Lines), MaxLines)
+	}
+	if len(p.Takes) > MaxTakes {
+		return bad("%d takes, at most %d", len(p.Takes), MaxTakes)
+	}
+	if err := checkIDs("the project's takes", p.Takes); err != nil {
+		return err
+	}
+	for i, l := range p.Lines {
+		if l.Speaker < 0 || l.Speaker >= MaxSpeakers {
+			return bad("line %d: speaker %d is outside 0–%d", i+1, l.Speaker, MaxSpeakers-1)
+		}
+		if len(l.Takes) > MaxTakesOfLine {
+			return bad("line %d: %d takes, at most %d", i+1, len(l.Takes), MaxTakesOfLine)
+		}
+		if err := checkIDs(fmt.Sprintf("line %d's takes", i+1), l.Takes); err != nil {
+			return err
+		}
+		if l.Chosen != 0 && !contains(l.Takes, l.Chosen) {
+			return bad("line %d: the chosen take #%d is not one of its takes", i+1, l.Chosen)
+		}
+		if !utf8.ValidString(l.Text) {
+			return bad("line %d is not UTF-8", i+1)
+		}
+	}
+	e := p.Export
+	if math.IsNaN(e.GapSeconds) || e.GapSeconds < 0 || e.GapSeconds > MaxGapSeconds {
+		return bad("the gap between lines (%v s) must be from 0 to %d s", e.GapSeconds, MaxGapSeconds)
+	}
+	if math.IsNaN(e.TargetLUFS) || e.TargetLUFS < -40 || e.TargetLUFS > -5 {
+		return bad("the loudness target (%v LUFS) must be from -40 to -5", e.TargetLUFS)
+	}
+	if e.Format != "wav" && e.Format != "flac" {
+		return bad(`the export format %q: choose "wav" or "flac"`, e.Format)
+	}
+	return nil
+}
+
+func checkIDs(what string, ids []int) error {
+	seen := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if id <= 0 {
+			return fmt.Errorf("%w: %s: take id %d is not positive", ErrInvalid, what, id)
+		}
+		if seen[id] {
+			return fmt.Errorf("%w: %s: take #%d is listed twice", ErrInvalid, what, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func contains(ids []int, id int) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// New returns an empty project called name with the studio's sampling.
+func New(name string, sampling engine.Sampling, seed uint64, maxFrames int) Project {
+	return Project{Format: FormatVersion, Name: name, Sampling: sampling, Seed: seed, MaxFrames: maxFrames, Export: DefaultExport()}
+}
+
+// Parse reads a project.json, refusing unknown fields and anything Check
+// refuses.
+func Parse(data []byte) (Project, error) {
+	var p Project
+	if len(data) > maxFileBytes {
+		return p, fmt.Errorf("%w: project.json is larger than %d MiB", ErrInvalid, maxFileBytes>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Project{}, fmt.Errorf("%w: project.json: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return Project{}, fmt.Errorf("%w: project.json: more data after the project", ErrInvalid)
+	}
+	if err := p.Check(); err != nil {
+		return Project{}, err
+	}
+	return p, nil
+}
