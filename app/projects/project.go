@@ -74,15 +74,24 @@ func DefaultExport() Export { return Export{GapSeconds: 0.4, TargetLUFS: -16, Fo
 // MaxGapSeconds caps the gap between lines.
 const MaxGapSeconds = 10
 
-// ErrInvalid wraps every refusal of a project's content or name.
+// ErrInvalid is what every refusal of a project's content or name is
+// (errors.Is); its message is the refusal alone.
 var ErrInvalid = errors.New("invalid project")
+
+// invalidError is a refusal: its own words, and ErrInvalid to errors.Is.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(format string, a ...any) error { return &invalidError{fmt.Sprintf(format, a...)} }
 
 // CheckName says why name cannot name a project (a directory), or nil.
 func CheckName(name string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: the name %q %s", ErrInvalid, name, why) }
+	bad := func(why string) error { return invalid("the name %q %s", name, why) }
 	switch {
 	case strings.TrimSpace(name) == "":
-		return fmt.Errorf("%w: give the project a name", ErrInvalid)
+		return invalid("give the project a name")
 	case name != strings.TrimSpace(name):
 		return bad("starts or ends with a space")
 	case len(name) > MaxNameBytes:
@@ -104,9 +113,7 @@ func (p *Project) Check() error {
 	if err := CheckName(p.Name); err != nil {
 		return err
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...)
-	}
+	bad := invalid
 	if p.Format != FormatVersion {
 		return bad("format %d: this version reads format %d", p.Format, FormatVersion)
 	}
@@ -170,10 +177,10 @@ func checkIDs(what string, ids []int) error {
 	seen := make(map[int]bool, len(ids))
 	for _, id := range ids {
 		if id <= 0 {
-			return fmt.Errorf("%w: %s: take id %d is not positive", ErrInvalid, what, id)
+			return invalid("%s: take id %d is not positive", what, id)
 		}
 		if seen[id] {
-			return fmt.Errorf("%w: %s: take #%d is listed twice", ErrInvalid, what, id)
+			return invalid("%s: take #%d is listed twice", what, id)
 		}
 		seen[id] = true
 	}
@@ -199,15 +206,15 @@ func New(name string, sampling engine.Sampling, seed uint64, maxFrames int) Proj
 func Parse(data []byte) (Project, error) {
 	var p Project
 	if len(data) > maxFileBytes {
-		return p, fmt.Errorf("%w: project.json is larger than %d MiB", ErrInvalid, maxFileBytes>>20)
+		return p, invalid("project.json is larger than %d MiB", maxFileBytes>>20)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return Project{}, fmt.Errorf("%w: project.json: %v", ErrInvalid, err)
+		return Project{}, invalid("project.json: %v", err)
 	}
 	if dec.More() {
-		return Project{}, fmt.Errorf("%w: project.json: more data after the project", ErrInvalid)
+		return Project{}, invalid("project.json: more data after the project")
 	}
 	if err := p.Check(); err != nil {
 		return Project{}, err

@@ -118,14 +118,14 @@ func readLimited(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrInvalid, path)
+		return nil, invalid("%s is not a regular file", path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("%w: %s is larger than %d MiB", ErrInvalid, path, maxFileBytes>>20)
+		return nil, invalid("%s is larger than %d MiB", path, maxFileBytes>>20)
 	}
 	return data, nil
 }
