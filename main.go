@@ -19,6 +19,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"proscenium/app"
+	"proscenium/app/projects"
 	"proscenium/app/soundcard"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
@@ -114,6 +115,7 @@ func run() error {
 		TakesDir:     app.DefaultTakesDir(),
 		DemoDir:      app.DefaultDemoDir(),
 		VoicesDir:    voicelib.DefaultDir(),
+		ProjectsDir:  projects.DefaultDir(),
 		ExportDir:    app.DefaultExportDir(),
 		Events:       hub,
 		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },

@@ -5,9 +5,12 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"proscenium/app/scene"
 )
 
 // ServerOptions configure NewMux.
@@ -49,6 +52,7 @@ func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 	mux.Handle("GET /api/events", eventsHandler(hub))
 	mux.Handle("GET /api/takes/{id}/pcm", takePCMHandler(svc))
 	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(svc))
+	mux.Handle("GET /api/projects/{name}/scene", sceneFileHandler(svc))
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -59,7 +63,7 @@ func NewMux(svc *Service, hub *Hub, opt ServerOptions) (*http.ServeMux, error) {
 
 // localOnlyMethods write files wherever the caller names: only someone at
 // this machine (a server on a loopback address) may call them.
-var localOnlyMethods = map[string]bool{"ExportTake": true}
+var localOnlyMethods = map[string]bool{"ExportTake": true, "ExportScene": true}
 
 func localOnly(loopbackOnly bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +116,39 @@ func takeFileHandler(svc *Service) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data)
+	})
+}
+
+// sceneFileHandler serves a project's scene for the browser to save: the
+// scene file, or a zip with the lines' files when the project asks for
+// them; what it measures travels in X-Scene-* headers.
+func sceneFileHandler(svc *Service) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := svc.sceneOf(r.PathValue("name"))
+		if err != nil {
+			writeJSON(w, statusOf(err), apiError{err.Error()})
+			return
+		}
+		name, data, mediaType := res.Files[0].Name, res.Files[0].Data, "audio/wav"
+		if strings.HasSuffix(name, ".flac") {
+			mediaType = "audio/flac"
+		}
+		if len(res.Files) > 1 {
+			if data, err = scene.Zip(res.Files, time.Now()); err != nil {
+				writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
+				return
+			}
+			name, mediaType = r.PathValue("name")+".zip", "application/zip"
+		}
+		h := w.Header()
+		h.Set("Content-Type", mediaType)
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+		h.Set("Content-Length", strconv.Itoa(len(data)))
+		h.Set("X-Scene-Loudness", strconv.FormatFloat(res.Plan.Result, 'f', 2, 64))
+		h.Set("X-Scene-True-Peak", strconv.FormatFloat(res.Plan.ResultTP, 'f', 2, 64))
+		h.Set("X-Scene-Limited", strconv.FormatBool(res.Plan.Limited))
 		w.Write(data)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"proscenium/app/projects"
 	"proscenium/engine"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	Dialogs Dialogs
 	// ProbeGPU reports the GPU backend (ProbeGPUWorker); nil: not checked.
 	ProbeGPU GPUProbe
+	// ProjectsDir holds the projects (projects.DefaultDir); "": none are kept.
+	ProjectsDir string
 }
 
 // Model states.
@@ -96,6 +99,8 @@ type Service struct {
 	gpu         string // the GPU backend's status line ("" when not checked)
 
 	server serverPanel // the speech server panel (its own lock)
+
+	projects *projects.Store // nil: no projects directory
 }
 
 // New makes a service with the settings read from cfg.SettingsPath and the
@@ -136,6 +141,9 @@ func New(cfg Config) (*Service, error) {
 	for _, r := range recs {
 		s.takes.list = append(s.takes.list, r)
 		s.takes.stored += r.bytes
+	}
+	if cfg.ProjectsDir != "" {
+		s.projects = projects.NewStore(cfg.ProjectsDir)
 	}
 	s.model = s.noModel("")
 	if cfg.ProbeGPU != nil {

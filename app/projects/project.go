@@ -43,8 +43,8 @@ type Project struct {
 	Lines     []Line `json:"lines"`
 	// Takes lists every studio take made in this project, oldest first
 	// (the lines' takes and the whole-script takes).
-	Takes  []int  `json:"takes"`
-	Export Export `json:"export"`
+	Takes  []int          `json:"takes"`
+	Export ExportSettings `json:"export"`
 	// SavedMs is when it was last saved (Unix milliseconds; set by Save).
 	SavedMs int64 `json:"saved_ms"`
 }
@@ -59,8 +59,8 @@ type Line struct {
 	Chosen  int    `json:"chosen"` // the take the scene uses (0: none chosen)
 }
 
-// Export says how the scene is exported.
-type Export struct {
+// ExportSettings say how the scene is exported.
+type ExportSettings struct {
 	GapSeconds float64 `json:"gap_seconds"`
 	TargetLUFS float64 `json:"target_lufs"`
 	Format     string  `json:"format"` // "wav" or "flac"
@@ -69,7 +69,9 @@ type Export struct {
 
 // DefaultExport is a 0.4 s gap, -16 LUFS (the level podcasts and spoken
 // word are mastered to), WAV, one file.
-func DefaultExport() Export { return Export{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"} }
+func DefaultExport() ExportSettings {
+	return ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"}
+}
 
 // MaxGapSeconds caps the gap between lines.
 const MaxGapSeconds = 10

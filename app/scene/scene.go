@@ -46,7 +46,7 @@ var ErrNoLines = errors.New("no line has a chosen take: star a take of each line
 
 // Assemble builds the scene called base from lines with the project's
 // export settings.
-func Assemble(base string, lines []Line, ex projects.Export) (Result, error) {
+func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, error) {
 	if len(lines) == 0 {
 		return Result{}, ErrNoLines
 	}

@@ -31,7 +31,7 @@ func noise(seed uint64, rate int, seconds, level float64) []float32 {
 func TestSceneReachesTheTargetWithGaps(t *testing.T) {
 	const rate = 44100
 	lines := []Line{{Take: 3, PCM: noise(1, rate, 1.5, 0.01), Rate: rate}, {Take: 7, PCM: noise(2, rate, 2, 0.05), Rate: rate}}
-	ex := projects.Export{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", PerLine: true}
+	ex := projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", PerLine: true}
 	res, err := Assemble("Act one", lines, ex)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestSceneReachesTheTargetWithGaps(t *testing.T) {
 func TestFLACAndRefusals(t *testing.T) {
 	const rate = 44100
 	line := Line{Take: 1, PCM: noise(3, rate, 1, 0.05), Rate: rate}
-	res, err := Assemble("s", []Line{line}, projects.Export{TargetLUFS: -20, Format: "flac"})
+	res, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -20, Format: "flac"})
 	if err != nil || len(res.Files) != 1 || string(res.Files[0].Data[:4]) != "fLaC" {
 		t.Fatalf("flac: %v %v", names(res.Files), err)
 	}
@@ -90,7 +90,7 @@ func TestFLACAndRefusals(t *testing.T) {
 	if _, err := Assemble("s", []Line{{Take: 5, PCM: make([]float32, rate), Rate: rate}}, projects.DefaultExport()); !errors.Is(err, loudness.ErrSilent) {
 		t.Errorf("silent scene: %v", err)
 	}
-	if _, err := Assemble("s", []Line{line}, projects.Export{TargetLUFS: -16, Format: "mp3"}); err == nil {
+	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "mp3"}); err == nil {
 		t.Error("mp3 accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"proscenium/app"
+	"proscenium/app/projects"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/open"
@@ -84,7 +85,7 @@ func runServe(args []string) error {
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
-		VoicesDir: voicelib.DefaultDir(),
+		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
 			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
 		}}
