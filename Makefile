@@ -92,7 +92,7 @@ nfpm-cli:
 
 # The Go packages main and cmd/proscenium embed frontend/dist: build it first.
 # Rebuilt only when a front-end source is newer than the last build.
-FRONTEND_SRC := $(shell find frontend/src frontend/wailsjs frontend/index.html \
+FRONTEND_SRC := $(shell find frontend/src frontend/public frontend/wailsjs frontend/index.html \
 	frontend/vite.config.ts frontend/package-lock.json -type f 2>/dev/null)
 
 frontend: frontend/dist/index.html
