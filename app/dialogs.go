@@ -3,7 +3,10 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/engine/hfcache"
 )
 
@@ -18,7 +21,7 @@ type Dialogs interface {
 // when cancelled. The browser has none (ErrNoDialog): the path is typed.
 func (s *Service) ChooseModelDir() (string, error) {
 	if s.dialogs == nil {
-		return "", ErrNoDialog
+		return "", studio.ErrNoDialog
 	}
 	start := s.Settings().ModelDir
 	if start == "" {
@@ -32,11 +35,11 @@ func (s *Service) ChooseModelDir() (string, error) {
 // ChooseExportPath asks where to export a take in the native save dialog,
 // starting in the XDG music directory with a name made from the take; ""
 // when cancelled.
-func (s *Service) ChooseExportPath(r ExportRequest) (string, error) {
+func (s *Service) ChooseExportPath(r takes.ExportRequest) (string, error) {
 	if s.dialogs == nil {
-		return "", ErrNoDialog
+		return "", studio.ErrNoDialog
 	}
-	f, err := parseExportFormat(r.Format)
+	label, err := takes.ExportLabel(r.Format)
 	if err != nil {
 		return "", err
 	}
@@ -44,5 +47,19 @@ func (s *Service) ChooseExportPath(r ExportRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, f.label), filepath.Dir(def), filepath.Base(def))
+	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, label), filepath.Dir(def), filepath.Base(def))
+}
+
+// ChooseScenePath asks where to export a project's scene in the native
+// save dialog (the XDG music directory, the project's name); "" when
+// cancelled.
+func (s *Service) ChooseScenePath(project string) (string, error) {
+	if s.dialogs == nil {
+		return "", studio.ErrNoDialog
+	}
+	p, err := s.OpenProject(project)
+	if err != nil {
+		return "", err
+	}
+	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export the scene of %s as %s", p.Name, strings.ToUpper(p.Export.Format)), takes.DefaultExportDir(), p.Name+"."+p.Export.Format)
 }

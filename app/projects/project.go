@@ -3,13 +3,13 @@ package projects
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"proscenium/app/studio"
 	"proscenium/engine"
 )
 
@@ -76,17 +76,32 @@ func DefaultExport() ExportSettings {
 // MaxGapSeconds caps the gap between lines.
 const MaxGapSeconds = 10
 
-// ErrInvalid is what every refusal of a project's content or name is
-// (errors.Is); its message is the refusal alone.
-var ErrInvalid = errors.New("invalid project")
+// The kinds of this package's errors (the studio's: the HTTP status
+// follows them). Each error is its own sentence; errors.Is finds its kind.
+var (
+	ErrInvalid  = studio.ErrInvalid  // a name or content this package refuses, or a file it cannot read
+	ErrNotFound = studio.ErrNotFound // no project of that name
+	ErrExists   = studio.ErrExists   // the new name is taken
+)
 
-// invalidError is a refusal: its own words, and ErrInvalid to errors.Is.
-type invalidError struct{ msg string }
+// kindError is a sentence of its own with a kind for errors.Is.
+type kindError struct {
+	kind error
+	msg  string
+}
 
-func (e *invalidError) Error() string        { return e.msg }
-func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
 
-func invalid(format string, a ...any) error { return &invalidError{fmt.Sprintf(format, a...)} }
+func invalid(format string, a ...any) error { return &kindError{ErrInvalid, fmt.Sprintf(format, a...)} }
+
+func notFound(name string) error {
+	return &kindError{ErrNotFound, fmt.Sprintf("there is no project called %q", name)}
+}
+
+func taken(name string) error {
+	return &kindError{ErrExists, fmt.Sprintf("a project called %q exists: choose another name", name)}
+}
 
 // CheckName says why name cannot name a project (a directory), or nil.
 func CheckName(name string) error {

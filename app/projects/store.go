@@ -49,12 +49,6 @@ type Summary struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// ErrNotFound is returned for a project that does not exist.
-var ErrNotFound = errors.New("no such project")
-
-// ErrExists is returned when a new name is taken.
-var ErrExists = errors.New("a project with that name exists")
-
 // CorruptError says a project.json could not be read and where it was kept.
 type CorruptError struct {
 	Name    string
@@ -151,7 +145,7 @@ func (s *Store) Open(name string) (Project, error) {
 func (s *Store) readLocked(name string) (Project, error) {
 	data, err := readLimited(s.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
-		return Project{}, fmt.Errorf("%w: %q", ErrNotFound, name)
+		return Project{}, notFound(name)
 	}
 	if err == nil {
 		var p Project
@@ -245,7 +239,7 @@ func (s *Store) Create(p Project) (Project, error) {
 		return Project{}, err
 	}
 	if s.exists(p.Name) {
-		return Project{}, fmt.Errorf("%w: %q", ErrExists, p.Name)
+		return Project{}, taken(p.Name)
 	}
 	saved, err := s.Save(p)
 	return saved.Project, err
@@ -273,7 +267,7 @@ func (s *Store) Rename(from, to string) (Project, error) {
 		return p, nil
 	}
 	if _, err := os.Lstat(filepath.Join(s.dir, to)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return Project{}, fmt.Errorf("%w: %q", ErrExists, to)
+		return Project{}, taken(to)
 	}
 	if err := os.Rename(filepath.Join(s.dir, from), filepath.Join(s.dir, to)); err != nil {
 		return Project{}, fmt.Errorf("rename project %q: %w", from, err)
@@ -302,7 +296,7 @@ func (s *Store) Duplicate(from, to string) (Project, error) {
 		return Project{}, err
 	}
 	if _, err := os.Lstat(filepath.Join(s.dir, to)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return Project{}, fmt.Errorf("%w: %q", ErrExists, to)
+		return Project{}, taken(to)
 	}
 	p.Name = to
 	p.SavedMs = s.now().UnixMilli()

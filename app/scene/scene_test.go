@@ -4,13 +4,19 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"proscenium/app/projects"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
+	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/audio/loudness"
 )
@@ -113,4 +119,57 @@ func names(fs []File) []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+// fakeTakes serves takes' audio as takes.List does.
+type fakeTakes map[int]takes.Take
+
+func (f fakeTakes) TakePCM(id int) ([]float32, takes.Take, error) {
+	t, ok := f[id]
+	if !ok {
+		return nil, takes.Take{}, fmt.Errorf("%w: no take #%d", studio.ErrNotFound, id)
+	}
+	return noise(uint64(id), t.SampleRate, 1, 0.05), t, nil
+}
+
+func TestFromProjectAndWrite(t *testing.T) {
+	p := projects.New("Act one", engine.DefaultSampling(), 0, 0)
+	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
+	p.Export.PerLine = true
+	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}
+	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "line 2 has no chosen take") {
+		t.Errorf("a line without a chosen take: %v", err)
+	}
+	p.Lines[1].Chosen = 2
+	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrBusy) {
+		t.Errorf("a running take: %v", err)
+	}
+	from[2] = takes.Take{ID: 2, State: takes.TakeFinished, SampleRate: 44100}
+	res, err := FromProject(p, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Scene.wav")
+	files, err := Write(res, p.Name, path, false)
+	if err != nil || len(files) != 3 || files[2] != filepath.Join(dir, "Scene - line 02 (take 2).wav") {
+		t.Fatalf("written %v, %v", files, err)
+	}
+	// Nothing is replaced without being asked.
+	if _, err := Write(res, p.Name, path, false); !errors.Is(err, studio.ErrExists) {
+		t.Errorf("second write: %v", err)
+	}
+	if _, err := Write(res, p.Name, "relative.wav", true); !errors.Is(err, studio.ErrInvalid) {
+		t.Errorf("relative path: %v", err)
+	}
+	// A full disk says so.
+	write = func(string, []byte) error { return syscall.ENOSPC }
+	defer func() { write = audio.WriteFileAtomic }()
+	if _, err := Write(res, p.Name, filepath.Join(dir, "Other.wav"), false); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Errorf("full disk: %v", err)
+	}
+	d, err := AsDownload(res, p.Name, time.Now())
+	if err != nil || d.Name != "Act one.zip" || d.MediaType != "application/zip" || math.Abs(d.Loudness+16) > 1e-6 {
+		t.Errorf("download %q %q %v %v", d.Name, d.MediaType, d.Loudness, err)
+	}
 }

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"proscenium/app/scene"
+	"proscenium/app/server"
+	"proscenium/app/studio"
+)
+
+// NewMux returns the routes of `proscenium serve` for s (server.NewMux:
+// the UI, /api/<Method> for every method of s, its events and its takes'
+// audio).
+func NewMux(s *Service, hub *studio.Hub, opt server.Options) (*http.ServeMux, error) {
+	opt.Scenes = scenes{s}
+	return server.NewMux(s, s.takes, hub, opt)
+}
+
+// scenes serves the projects' scenes to the browser (GET
+// /api/projects/{name}/scene); not a Service method, so that the UI
+// bindings do not expose it.
+type scenes struct{ s *Service }
+
+func (sc scenes) SceneDownload(project string) (scene.Download, error) {
+	res, p, err := sc.s.sceneOf(project)
+	if err != nil {
+		return scene.Download{}, err
+	}
+	return scene.AsDownload(res, p.Name, time.Now())
+}
+
+// LogRequests wraps the server's routes so that every speech API request
+// is logged for the studio's server panel. A function, not a method, so
+// that the UI bindings do not expose it.
+func LogRequests(s *Service, h http.Handler) http.Handler { return s.server.LogRequests(h) }
+
+// AttachServer tells the service that this process is the speech server
+// at address (proscenium serve): the panel shows it and its requests, and
+// the studio cannot stop it. A function, not a method, so that the UI
+// bindings do not expose it.
+func AttachServer(s *Service, address string) { s.server.Attach(address) }
