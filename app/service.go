@@ -100,14 +100,14 @@ func New(cfg Config) (*Service, error) {
 		StopTake: func() { s.takes.Stop() },
 		OnChange: s.publishStats,
 		OnGPU:    func() { s.events.Send(studio.EventStudio, s.Studio()) }})
-	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker,
+	if cfg.ProjectsDir != "" {
+		s.projects = projects.NewStore(cfg.ProjectsDir)
+	}
+	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker, Keep: s.chosenTakes,
 		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
 		Engine: s.model.ForTake,
 		OnEnd:  s.publishStats})
 	s.warnings = append(s.warnings, warnings...)
-	if cfg.ProjectsDir != "" {
-		s.projects = projects.NewStore(cfg.ProjectsDir)
-	}
 	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
 	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})
 	s.speaker.OnChange(func(playback.AudioStatus) { s.events.Send(studio.EventStudio, s.Studio()) })
@@ -441,6 +441,14 @@ func (s *Service) DuplicateProject(r ProjectRename) (projects.Project, error) {
 		return projects.Project{}, err
 	}
 	return st.Duplicate(r.From, r.To)
+}
+
+// chosenTakes are the takes the projects use (never removed to make room).
+func (s *Service) chosenTakes() map[int]bool {
+	if s.projects == nil {
+		return nil
+	}
+	return s.projects.Chosen()
 }
 
 // sceneOf assembles a project's scene (scene.FromProject) as saved.

@@ -327,3 +327,33 @@ func (s *Store) Current() string {
 func (s *Store) setCurrentLocked(name string) {
 	_ = audio.WriteFileAtomic(filepath.Join(s.dir, currentFile), []byte(name+"\n"))
 }
+
+// Chosen is every take a project has chosen for a line (the takes a scene
+// uses: never removed by themselves). Projects that cannot be read add
+// nothing.
+func (s *Store) Chosen() map[int]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int]bool{}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if !e.IsDir() || CheckName(e.Name()) != nil {
+			continue
+		}
+		data, err := readLimited(s.path(e.Name()))
+		if err != nil {
+			continue
+		}
+		if p, err := Parse(data); err == nil {
+			for _, l := range p.Lines {
+				if l.Chosen != 0 {
+					out[l.Chosen] = true
+				}
+			}
+		}
+	}
+	return out
+}

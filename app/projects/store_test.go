@@ -52,6 +52,9 @@ func TestSaveOpenListRoundTrip(t *testing.T) {
 	if got.Script != want.Script || got.Lines[0].Chosen != 5 || got.Cast[0] != "Ada" || got.Seed != 7 || got.Export != DefaultExport() || got.SavedMs == 0 {
 		t.Errorf("opened %+v", got)
 	}
+	if c := s.Chosen(); len(c) != 1 || !c[5] {
+		t.Errorf("chosen takes %v, want #5", c)
+	}
 	if s.Current() != "Act one" {
 		t.Errorf("current %q", s.Current())
 	}

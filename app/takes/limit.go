@@ -38,20 +38,21 @@ type TakesLimitChange struct {
 }
 
 // evictionsLocked lists the stored takes, oldest first, that must go for
-// stored+extra bytes to fit limit (never keep, the take being saved).
-func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord) []*takeRecord {
+// stored+extra bytes to fit limit (never keep, the take being saved, nor a
+// take pinned names), and whether removing them makes it fit.
+func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord, pinned map[int]bool) ([]*takeRecord, bool) {
 	var out []*takeRecord
 	stored := l.stored + extra
 	for _, r := range l.list {
 		if stored <= limit {
 			break
 		}
-		if r.bytes > 0 && r != keep {
+		if r.bytes > 0 && r != keep && !pinned[r.take.ID] {
 			out = append(out, r)
 			stored -= r.bytes
 		}
 	}
-	return out
+	return out, stored <= limit
 }
 
 // TakesLimitEffect says which takes a takes limit of limit bytes would
@@ -59,7 +60,8 @@ func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord) []*takeReco
 func (l *List) TakesLimitEffect(limit int64) TakesLimitEffect {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return effectOf(limit, l.evictionsLocked(limit, 0, nil))
+	out, _ := l.evictionsLocked(limit, 0, nil, nil)
+	return effectOf(limit, out)
 }
 
 // CheckLimitLowered refuses (ErrConfirm) a takes limit lowered from old to
@@ -110,7 +112,8 @@ func (l *List) ApplyTakesLimit(c TakesLimitChange) error {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: a take is running; change the takes limit after it ends", studio.ErrBusy)
 	}
-	effect := effectOf(c.Limit, l.evictionsLocked(c.Limit, 0, nil))
+	out, _ := l.evictionsLocked(c.Limit, 0, nil, nil)
+	effect := effectOf(c.Limit, out)
 	if !slices.Equal(effect.ids(), c.Remove) && !(len(effect.Remove) == 0 && len(c.Remove) == 0) {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: %s, not the ones confirmed; nothing was changed", ErrConfirm, effect.describe())

@@ -279,6 +279,10 @@ func (l *List) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRate 
 // requires it, and returns the bytes written (0: not stored).
 func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 	limit := l.limit()
+	var pinned map[int]bool
+	if l.keep != nil {
+		pinned = l.keep()
+	}
 	l.mu.Lock()
 	st := l.store
 	if st.dir == "" {
@@ -293,7 +297,15 @@ func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", final.ID, studio.ByteSize(size), studio.ByteSize(limit)))
 		return 0
 	}
-	evicted := l.evictionsLocked(limit, size, rec)
+	evicted, fits := l.evictionsLocked(limit, size, rec, pinned)
+	if !fits {
+		// The room is held by takes a project uses: those are never
+		// removed by themselves, so this take is not saved.
+		l.trimListLocked()
+		l.mu.Unlock()
+		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d is kept for this session only, not saved: the takes limit (%s) is full of takes the projects use; raise the limit or unstar takes", final.ID, studio.ByteSize(limit)))
+		return 0
+	}
 	for _, r := range evicted {
 		i, _ := l.find(r.take.ID)
 		l.list = append(l.list[:i], l.list[i+1:]...)
