@@ -38,21 +38,20 @@ type TakesLimitChange struct {
 }
 
 // evictionsLocked lists the stored takes, oldest first, that must go for
-// stored+extra bytes to fit limit (never keep, the take being saved, nor a
-// take pinned names), and whether removing them makes it fit.
-func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord, pinned map[int]bool) ([]*takeRecord, bool) {
+// stored+extra bytes to fit limit (never keep, the take being saved).
+func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord) []*takeRecord {
 	var out []*takeRecord
 	stored := l.stored + extra
 	for _, r := range l.list {
 		if stored <= limit {
 			break
 		}
-		if r.bytes > 0 && r != keep && !pinned[r.take.ID] {
+		if r.bytes > 0 && r != keep {
 			out = append(out, r)
 			stored -= r.bytes
 		}
 	}
-	return out, stored <= limit
+	return out
 }
 
 // TakesLimitEffect says which takes a takes limit of limit bytes would
@@ -60,8 +59,7 @@ func (l *List) evictionsLocked(limit, extra int64, keep *takeRecord, pinned map[
 func (l *List) TakesLimitEffect(limit int64) TakesLimitEffect {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out, _ := l.evictionsLocked(limit, 0, nil, nil)
-	return effectOf(limit, out)
+	return effectOf(limit, l.evictionsLocked(limit, 0, nil))
 }
 
 // CheckLimitLowered refuses (ErrConfirm) a takes limit lowered from old to
@@ -112,8 +110,7 @@ func (l *List) ApplyTakesLimit(c TakesLimitChange) error {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: a take is running; change the takes limit after it ends", studio.ErrBusy)
 	}
-	out, _ := l.evictionsLocked(c.Limit, 0, nil, nil)
-	effect := effectOf(c.Limit, out)
+	effect := effectOf(c.Limit, l.evictionsLocked(c.Limit, 0, nil))
 	if !slices.Equal(effect.ids(), c.Remove) && !(len(effect.Remove) == 0 && len(c.Remove) == 0) {
 		l.mu.Unlock()
 		return fmt.Errorf("%w: %s, not the ones confirmed; nothing was changed", ErrConfirm, effect.describe())

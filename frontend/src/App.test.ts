@@ -24,6 +24,7 @@ function noModelService(loaded = false) {
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
     voices: [],
     isolate_engine: false,
+    voice_library_max_bytes: 256 * 2 ** 20,
   };
   // loaded: the model panel says a model is loaded (Speak can be pressed;
   // the service still refuses takes).

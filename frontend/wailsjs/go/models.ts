@@ -217,25 +217,9 @@ export namespace engine {
 	        this.codes = source["codes"];
 	    }
 	}
-	export class Sampling {
-	    temperature: number;
-	    top_p: number;
-	    top_k: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new Sampling(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.temperature = source["temperature"];
-	        this.top_p = source["top_p"];
-	        this.top_k = source["top_k"];
-	    }
-	}
 	export class SpeechRequest {
 	    text: string;
-	    sampling: Sampling;
+	    sampling: sampling.Settings;
 	    seed: number;
 	    max_frames: number;
 	    references?: Reference[];
@@ -247,7 +231,7 @@ export namespace engine {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.text = source["text"];
-	        this.sampling = this.convertValues(source["sampling"], Sampling);
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
 	        this.references = this.convertValues(source["references"], Reference);
@@ -641,7 +625,7 @@ export namespace projects {
 	    name: string;
 	    script: string;
 	    cast: string[];
-	    sampling: engine.Sampling;
+	    sampling: sampling.Settings;
 	    seed: number;
 	    max_frames: number;
 	    lines: Line[];
@@ -659,7 +643,7 @@ export namespace projects {
 	        this.name = source["name"];
 	        this.script = source["script"];
 	        this.cast = source["cast"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
 	        this.lines = this.convertValues(source["lines"], Line);
@@ -736,6 +720,27 @@ export namespace projects {
 	        this.lines = source["lines"];
 	        this.takes = source["takes"];
 	        this.problem = source["problem"];
+	    }
+	}
+
+}
+
+export namespace sampling {
+	
+	export class Settings {
+	    temperature: number;
+	    top_p: number;
+	    top_k: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Settings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.temperature = source["temperature"];
+	        this.top_p = source["top_p"];
+	        this.top_k = source["top_k"];
 	    }
 	}
 
@@ -818,7 +823,7 @@ export namespace settings {
 	
 	export class Preset {
 	    name: string;
-	    sampling: engine.Sampling;
+	    sampling: sampling.Settings;
 	
 	    static createFrom(source: any = {}) {
 	        return new Preset(source);
@@ -827,7 +832,7 @@ export namespace settings {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.name = source["name"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -850,7 +855,7 @@ export namespace settings {
 	}
 	export class Settings {
 	    script: string;
-	    sampling: engine.Sampling;
+	    sampling: sampling.Settings;
 	    seed: number;
 	    max_frames: number;
 	    model_dir: string;
@@ -860,6 +865,7 @@ export namespace settings {
 	    volume: number;
 	    server_port: number;
 	    takes_limit_bytes: number;
+	    voice_library_max_bytes: number;
 	    voices: voice.Voice[];
 	    isolate_engine: boolean;
 	
@@ -870,7 +876,7 @@ export namespace settings {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.script = source["script"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
 	        this.model_dir = source["model_dir"];
@@ -880,6 +886,7 @@ export namespace settings {
 	        this.volume = source["volume"];
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.voice_library_max_bytes = source["voice_library_max_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
 	        this.isolate_engine = source["isolate_engine"];
 	    }
@@ -1122,7 +1129,7 @@ export namespace voice {
 	    name: string;
 	    speaker?: number;
 	    direction: string;
-	    sampling: engine.Sampling;
+	    sampling: sampling.Settings;
 	    seed: number;
 	    reference?: string;
 	
@@ -1135,7 +1142,7 @@ export namespace voice {
 	        this.name = source["name"];
 	        this.speaker = source["speaker"];
 	        this.direction = source["direction"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	        this.seed = source["seed"];
 	        this.reference = source["reference"];
 	    }
