@@ -95,10 +95,11 @@ async function checkSizes(page, stage) {
         const cs = getComputedStyle(el);
         if (cs.display === 'none' || cs.visibility === 'hidden' || el.closest('[aria-hidden="true"]')) continue;
         const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-        if (!hasText || el.clientWidth === 0) continue;
+        const control = el.matches('select, input, button, textarea');
+        if ((!hasText && !control) || el.clientWidth === 0) continue;
         // Text wider than its box, where the box shows the overflow (an ellipsis is on purpose).
-        if (el.scrollWidth > el.clientWidth + 1 && cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
-        // A box that leaves its panel.
+        if (hasText && el.scrollWidth > el.clientWidth + 1 && cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
+        // A box (a field or a button too) that leaves its panel.
         const panel = el.parentElement?.closest('.panel, header');
         if (panel) {
           const r = el.getBoundingClientRect();
