@@ -200,7 +200,7 @@ export class HttpTransport implements Transport {
 
   async fetchScene(project: string): Promise<SceneFile> {
     const res = await this.get(`/api/projects/${encodeURIComponent(project)}/scene`);
-    const name = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/.exec(res.headers.get('Content-Disposition') ?? '')?.[1];
+    const name = /filename\*?=(?:utf-8'')?"?([^";]+)"?/i.exec(res.headers.get('Content-Disposition') ?? '')?.[1];
     return {
       name: name ? decodeURIComponent(name) : `${project}.wav`,
       data: await res.blob(),
