@@ -14,6 +14,7 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/model"
+	"proscenium/app/projects"
 	"proscenium/app/server"
 	"proscenium/app/settings"
 	"proscenium/app/speechapi"
@@ -98,7 +99,7 @@ func runServe(args []string) error {
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
-		VoicesDir: voicelib.DefaultDir(),
+		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
 			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, memCap.or(svc.Settings().MemoryCapBytes), numerics)
 		}}
