@@ -19,7 +19,11 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"proscenium/app"
+	"proscenium/app/model"
+	"proscenium/app/settings"
 	"proscenium/app/soundcard"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/gpuworker"
@@ -44,7 +48,7 @@ func openModel(dir string, svc *app.Service) (engine.Engine, error) {
 //go:embed build/appicon.png
 var icon []byte
 
-// audioDeadline bounds the wait for the sound card (see app.OpenAudioOutput).
+// audioDeadline bounds the wait for the sound card (see soundcard.OpenAudioOutput).
 const audioDeadline = 3 * time.Second
 
 func main() {
@@ -97,30 +101,30 @@ func (d *wailsDialogs) ChooseSaveFile(title, defaultDir, defaultName string) (st
 }
 
 func run() error {
-	model := flag.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache (fishaudio/drama-3), to load when the window opens")
+	modelArg := flag.String("model", "", "checkpoint directory, or a Hugging Face repository id in the local cache (fishaudio/drama-3), to load when the window opens")
 	speak := flag.Bool("speak", false, "with --model: speak the saved script once the model has loaded")
 	flag.Parse()
 	if err := open.CheckBackend(*backendFlag); err != nil {
 		return err
 	}
-	if *speak && *model == "" {
+	if *speak && *modelArg == "" {
 		return fmt.Errorf("--speak needs --model DIR")
 	}
-	hub := app.NewHub()
+	hub := studio.NewHub()
 	dialogs := &wailsDialogs{}
 	var svc *app.Service // the opener reads the settings at load time
 	svc, err := app.New(app.Config{
-		SettingsPath: app.DefaultSettingsPath(),
-		TakesDir:     app.DefaultTakesDir(),
-		DemoDir:      app.DefaultDemoDir(),
+		SettingsPath: settings.DefaultPath(),
+		TakesDir:     takes.DefaultDir(),
+		DemoDir:      model.DefaultDemoDir(),
 		VoicesDir:    voicelib.DefaultDir(),
-		ExportDir:    app.DefaultExportDir(),
+		ExportDir:    takes.DefaultExportDir(),
 		Events:       hub,
 		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,
-		ProbeGPU: app.ProbeGPUWorker,
+		ProbeGPU: model.ProbeGPUWorker,
 	})
 	if err != nil {
 		return err
@@ -141,14 +145,14 @@ func run() error {
 			// Service events reach the window as Wails events of the same
 			// name, except the PCM itself: the window plays through the
 			// sound card and draws the "audio" peaks.
-			unsubscribe = hub.Subscribe(func(e app.Event) {
-				if e.Name == app.EventPCM {
+			unsubscribe = hub.Subscribe(func(e studio.Event) {
+				if e.Name == studio.EventPCM {
 					return
 				}
 				runtime.EventsEmit(ctx, e.Name, e.Data)
 			})
-			if *model != "" {
-				go openAtStart(svc, *model, *speak)
+			if *modelArg != "" {
+				go openAtStart(svc, *modelArg, *speak)
 			}
 		},
 		OnShutdown: func(context.Context) {

@@ -16,22 +16,28 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/model"
+	"proscenium/app/server"
+	"proscenium/app/settings"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/engine"
 )
 
-func newTestServer(t *testing.T, open Opener) (*httptest.Server, *Service, *Hub) {
+func newTestServer(t *testing.T, open model.Opener) (*httptest.Server, *Service, *studio.Hub) {
 	t.Helper()
-	hub := NewHub()
+	hub := studio.NewHub()
 	svc, err := New(Config{Open: open, Events: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Proscenium</title>")}}
-	mux, err := NewMux(svc, hub, ServerOptions{UI: ui, LoopbackOnly: true})
+	mux, err := NewMux(svc, hub, server.Options{UI: ui, LoopbackOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
+	srv := httptest.NewServer(server.Protect(mux, server.HTTPPolicy{}))
 	t.Cleanup(func() { srv.Close(); Shutdown(svc) })
 	return srv, svc, hub
 }
@@ -86,21 +92,21 @@ func TestAPICallsTheServiceMethods(t *testing.T) {
 		})
 	}
 	// The settings call that the service refused changed nothing.
-	if !reflect.DeepEqual(svc.Settings(), DefaultSettings()) {
+	if !reflect.DeepEqual(svc.Settings(), settings.Default()) {
 		t.Fatalf("settings changed: %+v", svc.Settings())
 	}
 }
 
 func TestAPIRoundTripsSettings(t *testing.T) {
 	srv, svc, _ := newTestServer(t, nil)
-	want := DefaultSettings()
-	want.Script, want.Seed, want.Sampling.Temperature = "Über — naïve.", MaxSeed, 0.65
-	arg, _ := json.Marshal([]Settings{want})
+	want := settings.Default()
+	want.Script, want.Seed, want.Sampling.Temperature = "Über — naïve.", settings.MaxSeed, 0.65
+	arg, _ := json.Marshal([]settings.Settings{want})
 	status, body := post(t, srv, "SetSettings", string(arg), nil)
 	if status != 200 {
 		t.Fatalf("%d %s", status, body)
 	}
-	var got Settings
+	var got settings.Settings
 	if err := json.Unmarshal([]byte(body), &got); err != nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(svc.Settings(), want) {
 		t.Fatalf("answer %+v (%v), stored %+v, want %+v", got, err, svc.Settings(), want)
 	}
@@ -166,7 +172,7 @@ func TestEventsReachTheWebSocket(t *testing.T) {
 	defer ws.Close()
 	waitFor(t, func() bool { // the handler subscribes after the upgrade
 		status, _ := post(t, srv, "Stop", "[]", nil)
-		return status == 200 && hubSize(svc.events) > 0
+		return status == 200 && svc.events.Subscribers() > 0
 	})
 
 	dir := t.TempDir()
@@ -175,13 +181,13 @@ func TestEventsReachTheWebSocket(t *testing.T) {
 	}
 	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var first struct {
-		Name string      `json:"name"`
-		Data ModelStatus `json:"data"`
+		Name string            `json:"name"`
+		Data model.ModelStatus `json:"data"`
 	}
 	if err := ws.ReadJSON(&first); err != nil {
 		t.Fatal(err)
 	}
-	if first.Name != EventModel || first.Data.State != ModelLoading || first.Data.Dir != dir {
+	if first.Name != studio.EventModel || first.Data.State != model.ModelLoading || first.Data.Dir != dir {
 		t.Fatalf("first event: %+v", first)
 	}
 }
@@ -195,40 +201,36 @@ func TestWebSocketRefusesOtherOrigins(t *testing.T) {
 	}
 }
 
-// Every exported Service method is callable over HTTP (Wails binds the same set).
+// Every exported Service method is callable over HTTP (Wails binds the
+// same set): each answers a call with too many arguments by counting its
+// own, never with "no API method" (the call itself is not made).
 func TestAPIMethodsMirrorTheService(t *testing.T) {
-	methods, err := apiMethods(&Service{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _, _ := newTestServer(t, nil)
 	typ := reflect.TypeFor[*Service]()
-	if len(methods) != typ.NumMethod() {
-		t.Fatalf("%d API methods for %d exported methods", len(methods), typ.NumMethod())
-	}
 	for i := range typ.NumMethod() {
-		if _, ok := methods[typ.Method(i).Name]; !ok {
-			t.Errorf("method %s not reachable over HTTP", typ.Method(i).Name)
+		m := typ.Method(i)
+		status, body := post(t, srv, m.Name, `[1,2,3,4,5]`, nil)
+		want := fmt.Sprintf("takes %d argument(s), got 5", m.Type.NumIn()-1)
+		if status != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("method %s over HTTP: %d %s, want 400 %q", m.Name, status, body, want)
 		}
 	}
-}
-
-func hubSize(h *Hub) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs)
+	if status, _ := post(t, srv, "NoSuchMethod", `[]`, nil); status != http.StatusNotFound {
+		t.Errorf("an unknown method answered %d", status)
+	}
 }
 
 // Browser mode: a take's chunks reach the WebSocket as binary PCM messages
 // with the engine's chunk boundaries, and GET /api/takes/{id}/pcm returns
 // the whole take.
 func TestBrowserGetsThePCM(t *testing.T) {
-	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &pcmEngine{frames: 5}, nil })
+	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 5}, nil })
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	waitFor(t, func() bool { return hubSize(svc.events) > 0 })
+	waitFor(t, func() bool { return svc.events.Subscribers() > 0 })
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +240,7 @@ func TestBrowserGetsThePCM(t *testing.T) {
 	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var bounds [][2]uint32
 	next := 0
-	for next < 5*testSPF {
+	for next < 5*enginetest.SamplesPerFrame {
 		kind, msg, err := ws.ReadMessage()
 		if err != nil {
 			t.Fatal(err)
@@ -251,11 +253,11 @@ func TestBrowserGetsThePCM(t *testing.T) {
 		}
 		from, to, n := binary.LittleEndian.Uint32(msg[8:]), binary.LittleEndian.Uint32(msg[12:]), int(binary.LittleEndian.Uint32(msg[16:]))
 		pcm := decodeFloat32LE(msg[20:])
-		if len(pcm) != n || n != int(to-from)*testSPF || int(from)*testSPF != next {
+		if len(pcm) != n || n != int(to-from)*enginetest.SamplesPerFrame || int(from)*enginetest.SamplesPerFrame != next {
 			t.Fatalf("chunk [%d, %d) of %d samples after %d", from, to, len(pcm), next)
 		}
 		for i, v := range pcm {
-			if v != testSignal(next+i) {
+			if v != enginetest.Signal(next+i) {
 				t.Fatalf("streamed sample %d: %v", next+i, v)
 			}
 		}
@@ -265,14 +267,14 @@ func TestBrowserGetsThePCM(t *testing.T) {
 	if fmt.Sprint(bounds) != "[[0 1] [1 3] [3 5]]" {
 		t.Fatalf("chunks %v, want the policy's [0,1) [1,3) [3,5)", bounds)
 	}
-	waitFor(t, func() bool { return svc.Takes()[0].State == TakeFinished })
+	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
 	res, err := http.Get(srv.URL + "/api/takes/1/pcm")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 200 || len(body) != 4*5*testSPF || decodeFloat32LE(body)[777] != testSignal(777) {
+	if res.StatusCode != 200 || len(body) != 4*5*enginetest.SamplesPerFrame || decodeFloat32LE(body)[777] != enginetest.Signal(777) {
 		t.Fatalf("GET pcm: %d, %d bytes", res.StatusCode, len(body))
 	}
 	if res, _ := http.Get(srv.URL + "/api/takes/9/pcm"); res.StatusCode != 404 {
@@ -282,17 +284,17 @@ func TestBrowserGetsThePCM(t *testing.T) {
 
 // A server reachable from the network does not write files where callers say.
 func TestExportIsLocalOnly(t *testing.T) {
-	hub := NewHub()
+	hub := studio.NewHub()
 	svc, err := New(Config{Events: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}
-	mux, err := NewMux(svc, hub, ServerOptions{UI: ui, LoopbackOnly: false})
+	mux, err := NewMux(svc, hub, server.Options{UI: ui, LoopbackOnly: false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(Protect(mux, HTTPPolicy{}))
+	srv := httptest.NewServer(server.Protect(mux, server.HTTPPolicy{}))
 	defer srv.Close()
 	status, body := post(t, srv, "ExportTake", `[{"id":1,"path":"/tmp/x.wav","format":"wav-pcm16"}]`, nil)
 	if status != 403 || !strings.Contains(body, "loopback") {
@@ -323,8 +325,8 @@ func TestFailedLoadKeepsTheWorkingModel(t *testing.T) {
 		t.Fatalf("load of /etc: %d %s", status, body)
 	}
 	_, body := post(t, srv, "ModelStatus", `[]`, nil)
-	var st ModelStatus
-	if err := json.Unmarshal([]byte(body), &st); err != nil || st.State != ModelLoaded || st.Dir != good || !strings.Contains(st.Error, "/etc") {
+	var st model.ModelStatus
+	if err := json.Unmarshal([]byte(body), &st); err != nil || st.State != model.ModelLoaded || st.Dir != good || !strings.Contains(st.Error, "/etc") {
 		t.Fatalf("after the failed load: %s", body)
 	}
 	if isClosed(opened[0]) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/engine/hfcache"
 )
 
@@ -18,7 +20,7 @@ type Dialogs interface {
 // when cancelled. The browser has none (ErrNoDialog): the path is typed.
 func (s *Service) ChooseModelDir() (string, error) {
 	if s.dialogs == nil {
-		return "", ErrNoDialog
+		return "", studio.ErrNoDialog
 	}
 	start := s.Settings().ModelDir
 	if start == "" {
@@ -32,11 +34,11 @@ func (s *Service) ChooseModelDir() (string, error) {
 // ChooseExportPath asks where to export a take in the native save dialog,
 // starting in the XDG music directory with a name made from the take; ""
 // when cancelled.
-func (s *Service) ChooseExportPath(r ExportRequest) (string, error) {
+func (s *Service) ChooseExportPath(r takes.ExportRequest) (string, error) {
 	if s.dialogs == nil {
-		return "", ErrNoDialog
+		return "", studio.ErrNoDialog
 	}
-	f, err := parseExportFormat(r.Format)
+	label, err := takes.ExportLabel(r.Format)
 	if err != nil {
 		return "", err
 	}
@@ -44,5 +46,5 @@ func (s *Service) ChooseExportPath(r ExportRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, f.label), filepath.Dir(def), filepath.Base(def))
+	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, label), filepath.Dir(def), filepath.Base(def))
 }

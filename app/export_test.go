@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/takes"
 	"proscenium/engine"
 	"proscenium/engine/audio"
 )
@@ -17,7 +19,7 @@ import (
 // exportServer is the studio server with one finished 3-frame take, #1.
 func exportServer(t *testing.T) (*httptest.Server, *Service) {
 	t.Helper()
-	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &pcmEngine{frames: 3}, nil })
+	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 3}, nil })
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +54,14 @@ func TestExportRefusesToReplaceAFile(t *testing.T) {
 func TestBrowserDownloadsTheExport(t *testing.T) {
 	srv, svc := exportServer(t)
 	base := srv.URL
-	svc.RenameTake(TakeName{ID: 1, Name: "Opening line"})
+	svc.RenameTake(takes.TakeName{ID: 1, Name: "Opening line"})
 	for _, c := range []struct {
 		format, name, mediaType string
 		size                    int
 	}{
-		{"", "proscenium-take-1-opening-line.wav", "audio/wav", 44 + 2*3*testSPF},
-		{ExportWAVFloat, "proscenium-take-1-opening-line.wav", "audio/wav", 58 + 4*3*testSPF}, // WAVE_FORMAT_IEEE_FLOAT with a fact chunk,
-		{ExportRaw16, "proscenium-take-1-opening-line.pcm", "application/octet-stream", 2 * 3 * testSPF},
+		{"", "proscenium-take-1-opening-line.wav", "audio/wav", 44 + 2*3*enginetest.SamplesPerFrame},
+		{takes.ExportWAVFloat, "proscenium-take-1-opening-line.wav", "audio/wav", 58 + 4*3*enginetest.SamplesPerFrame}, // WAVE_FORMAT_IEEE_FLOAT with a fact chunk,
+		{takes.ExportRaw16, "proscenium-take-1-opening-line.pcm", "application/octet-stream", 2 * 3 * enginetest.SamplesPerFrame},
 	} {
 		res, err := http.Get(base + "/api/takes/1/export?format=" + c.format)
 		if err != nil {
@@ -73,12 +75,12 @@ func TestBrowserDownloadsTheExport(t *testing.T) {
 		}
 		if c.format == "" {
 			w, err := audio.ParseWAV(data)
-			if err != nil || len(w.Samples) != 3*testSPF {
+			if err != nil || len(w.Samples) != 3*enginetest.SamplesPerFrame {
 				t.Fatalf("downloaded WAV: %v", err)
 			}
 			for i, v := range w.Samples {
-				if d := v - testSignal(i); d > 0.5/32767+1e-7 || d < -0.5/32767-1e-7 {
-					t.Fatalf("sample %d: %v, want %v", i, v, testSignal(i))
+				if d := v - enginetest.Signal(i); d > 0.5/32767+1e-7 || d < -0.5/32767-1e-7 {
+					t.Fatalf("sample %d: %v, want %v", i, v, enginetest.Signal(i))
 				}
 			}
 		}

@@ -15,22 +15,24 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"proscenium/app/server"
 	"proscenium/app/speechapi"
+	"proscenium/app/studio"
 	"proscenium/engine"
 )
 
 // policyServer runs what `proscenium serve --ui --model` runs: the studio
 // routes and the speech API, behind Protect, through Serve on a real
 // loopback listener. It returns the base URL.
-func policyServer(t *testing.T, pol HTTPPolicy, lim ServeLimits, extra func(*http.ServeMux)) string {
+func policyServer(t *testing.T, pol server.HTTPPolicy, lim server.ServeLimits, extra func(*http.ServeMux)) string {
 	t.Helper()
-	hub := NewHub()
+	hub := studio.NewHub()
 	svc, err := New(Config{Events: hub})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ui := fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Proscenium</title>")}}
-	mux, err := NewMux(svc, hub, ServerOptions{UI: ui, LoopbackOnly: true})
+	mux, err := NewMux(svc, hub, server.Options{UI: ui, LoopbackOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func policyServer(t *testing.T, pol HTTPPolicy, lim ServeLimits, extra func(*htt
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, Protect(mux, pol), lim) }()
+	go func() { done <- server.Serve(ctx, ln, server.Protect(mux, pol), lim) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -96,7 +98,7 @@ func do(t *testing.T, base string, rt route, header map[string]string) (*http.Re
 // Item 9: a foreign page (Origin) or a DNS-rebound name (Host) gets nothing
 // from any route; a text/plain POST (no CORS preflight) is refused.
 func TestPolicyRefusesForeignOriginsAndHostsOnEveryRoute(t *testing.T) {
-	base := policyServer(t, HTTPPolicy{}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{}, server.DefaultServeLimits(), nil)
 	for _, rt := range everyRoute {
 		for _, c := range []struct {
 			name   string
@@ -135,7 +137,7 @@ func TestPolicyRefusesForeignOriginsAndHostsOnEveryRoute(t *testing.T) {
 
 // Allowed origins and hosts open the server up, and nothing else.
 func TestPolicyAllowsConfiguredOriginsAndHosts(t *testing.T) {
-	base := policyServer(t, HTTPPolicy{AllowOrigins: []string{"https://app.example"}, AllowHosts: []string{"studio.lan"}}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{AllowOrigins: []string{"https://app.example"}, AllowHosts: []string{"studio.lan"}}, server.DefaultServeLimits(), nil)
 	res, body := do(t, base, route{"GET", "/v1/models", ""}, map[string]string{"Origin": "https://app.example"})
 	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Fatalf("allowed origin: %d %v %s", res.StatusCode, res.Header, body)
@@ -159,7 +161,7 @@ func TestPolicyAllowsConfiguredOriginsAndHosts(t *testing.T) {
 // subprotocol a browser can send); the UI's files and /healthz do not.
 func TestPolicyAPIKey(t *testing.T) {
 	const key = "s3cret-key.123"
-	base := policyServer(t, HTTPPolicy{APIKey: key}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{APIKey: key}, server.DefaultServeLimits(), nil)
 	for _, rt := range everyRoute {
 		open := rt.path == "/" || rt.path == "/healthz"
 		res, body := do(t, base, rt, nil)
@@ -180,7 +182,9 @@ func TestPolicyAPIKey(t *testing.T) {
 	if _, res, err := websocket.DefaultDialer.Dial(url, nil); err == nil || res == nil || res.StatusCode != 401 {
 		t.Fatalf("event socket without key: %v %v", err, res)
 	}
-	d := websocket.Dialer{Subprotocols: []string{wsProtocol, wsKeyProtocolPrefix + key}}
+	// What the studio's page offers (frontend): its protocol, and the key.
+	const wsProtocol = "proscenium"
+	d := websocket.Dialer{Subprotocols: []string{wsProtocol, "bearer." + key}}
 	ws, _, err := d.Dial(url, nil)
 	if err != nil {
 		t.Fatalf("event socket with the key: %v", err)
@@ -190,7 +194,7 @@ func TestPolicyAPIKey(t *testing.T) {
 	}
 	ws.Close()
 	for _, bad := range []string{"", "short", "has space in it", "quote\"inside", "naïve-key-123"} {
-		if err := ValidateAPIKey(bad); err == nil {
+		if err := server.ValidateAPIKey(bad); err == nil {
 			t.Errorf("ValidateAPIKey(%q) accepted", bad)
 		}
 	}
@@ -199,7 +203,7 @@ func TestPolicyAPIKey(t *testing.T) {
 // Item 10: no response may be framed by another page; the UI's pages load
 // only from this server.
 func TestPolicyForbidsFramingOnEveryResponse(t *testing.T) {
-	base := policyServer(t, HTTPPolicy{}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{}, server.DefaultServeLimits(), nil)
 	for _, rt := range append(everyRoute, route{"GET", "/no-such-file.js", ""}) {
 		res, _ := do(t, base, rt, nil)
 		csp := res.Header.Get("Content-Security-Policy")
@@ -216,7 +220,7 @@ func TestPolicyForbidsFramingOnEveryResponse(t *testing.T) {
 // Item 12: raw invalid UTF-8 in a JSON body is refused before any decoder
 // turns it into U+FFFD.
 func TestPolicyRefusesInvalidUTF8Bodies(t *testing.T) {
-	base := policyServer(t, HTTPPolicy{}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{}, server.DefaultServeLimits(), nil)
 	for _, rt := range []route{
 		{"POST", "/api/RenameTake", "[{\"id\":1,\"name\":\"bad \xff\xfe name\"}]"},
 		{"POST", "/v1/audio/speech", "{\"model\":\"drama-3\",\"input\":\"Hello \xc3\x28.\",\"voice\":\"default\"}"},
@@ -236,9 +240,9 @@ func TestPolicyRefusesInvalidUTF8Bodies(t *testing.T) {
 // Item 11: a body that is declared but never sent times out instead of
 // holding the connection; a GET may not carry one.
 func TestServeTimesOutAMissingBody(t *testing.T) {
-	lim := DefaultServeLimits()
+	lim := server.DefaultServeLimits()
 	lim.ReadTimeout = 500 * time.Millisecond
-	base := policyServer(t, HTTPPolicy{}, lim, nil)
+	base := policyServer(t, server.HTTPPolicy{}, lim, nil)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -263,9 +267,9 @@ func TestServeTimesOutAMissingBody(t *testing.T) {
 // Item 11: the connections held open are capped; a new one is served once
 // another closes.
 func TestServeCapsOpenConnections(t *testing.T) {
-	lim := DefaultServeLimits()
+	lim := server.DefaultServeLimits()
 	lim.MaxConns = 2
-	base := policyServer(t, HTTPPolicy{}, lim, nil)
+	base := policyServer(t, server.HTTPPolicy{}, lim, nil)
 	addr := strings.TrimPrefix(base, "http://")
 	var held []net.Conn
 	for range lim.MaxConns {
@@ -300,9 +304,9 @@ func TestServeCapsOpenConnections(t *testing.T) {
 // that streams for longer is written whole and its request stays alive
 // (net/http lifts the read deadline once the body is read).
 func TestServeLetsAStreamOutliveTheReadTimeout(t *testing.T) {
-	lim := DefaultServeLimits()
+	lim := server.DefaultServeLimits()
 	lim.ReadTimeout = 200 * time.Millisecond
-	base := policyServer(t, HTTPPolicy{}, lim, func(mux *http.ServeMux) {
+	base := policyServer(t, server.HTTPPolicy{}, lim, func(mux *http.ServeMux) {
 		mux.HandleFunc("POST /v1/test/stream", func(w http.ResponseWriter, r *http.Request) {
 			io.ReadAll(r.Body)
 			for i := range 8 {

@@ -4,13 +4,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"proscenium/app/server"
 )
 
 // POST /v1/audio/voices takes multipart uploads past the policy's JSON
 // check (its handler answers: here 404, no library), and only there; a
 // foreign origin is refused as for every route.
 func TestPolicyLetsVoiceUploadsThrough(t *testing.T) {
-	base := policyServer(t, HTTPPolicy{}, DefaultServeLimits(), nil)
+	base := policyServer(t, server.HTTPPolicy{}, server.DefaultServeLimits(), nil)
 	post := func(path, ct, origin string) int {
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader("--x\r\n"))
 		req.Header.Set("Content-Type", ct)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"proscenium/app/takes"
 	"proscenium/engine"
 	"proscenium/engine/gpuworker"
 )
@@ -85,14 +86,14 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	framesOf := func(id int) Take {
+	framesOf := func(id int) takes.Take {
 		for _, tk := range svc.Takes() {
 			if tk.ID == id {
 				return tk
 			}
 		}
 		t.Fatalf("take %d not listed", id)
-		return Take{}
+		return takes.Take{}
 	}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -110,20 +111,22 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 		}
 	}()
 	waitFor(t, func() bool { return framesOf(take.ID).Samples >= 3*2048 })
-	svc.mu.Lock()
-	pid := gpuworker.PID(svc.eng)
-	svc.mu.Unlock()
+	eng, err := LoadedEngine(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := gpuworker.PID(eng)
 	if pid == 0 {
 		t.Fatal("no worker pid")
 	}
 	if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
 		t.Errorf("killing worker %d", pid)
 	}
-	waitFor(t, func() bool { return framesOf(take.ID).State != TakeRunning })
+	waitFor(t, func() bool { return framesOf(take.ID).State != takes.TakeRunning })
 	close(stop)
 	wg.Wait()
 	failed := framesOf(take.ID)
-	if failed.State != TakeFailed || !strings.Contains(failed.Error, fmt.Sprintf("pid %d", pid)) || !strings.Contains(failed.Error, "killed") {
+	if failed.State != takes.TakeFailed || !strings.Contains(failed.Error, fmt.Sprintf("pid %d", pid)) || !strings.Contains(failed.Error, "killed") {
 		t.Fatalf("take on a killed worker: %+v", failed)
 	}
 	if failed.Samples < 3*2048 {
@@ -134,8 +137,8 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return framesOf(next.ID).State != TakeRunning })
-	if got := framesOf(next.ID); got.State != TakeFinished || got.Frames != 4 || got.Samples != 4*2048 {
+	waitFor(t, func() bool { return framesOf(next.ID).State != takes.TakeRunning })
+	if got := framesOf(next.ID); got.State != takes.TakeFinished || got.Frames != 4 || got.Samples != 4*2048 {
 		t.Fatalf("take after the restart: %+v", got)
 	}
 }

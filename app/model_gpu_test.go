@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/model"
 	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
@@ -57,7 +58,7 @@ func TestStatsTakeTheDeviceTotal(t *testing.T) {
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
 	v := svc.Stats()
 	if v.Total != 140<<30 || v.Memory == nil || v.Memory.Pinned != 1<<20 {
 		t.Fatalf("stats %+v (memory %+v)", v, v.Memory)

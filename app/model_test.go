@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/studio"
 	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
@@ -66,7 +68,7 @@ func TestMemoryCapRefusesABigModel(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
 	opened := false
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened = true; return &pcmEngine{}, nil }})
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened = true; return &enginetest.PCM{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestMemoryCapRefusesABigModel(t *testing.T) {
 	s.MemoryCapBytes = 1 << 20
 	svc.SetSettings(s)
 	_, err = svc.LoadModel(dir)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "more than the memory cap of 1.0 MiB") || opened {
+	if !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "more than the memory cap of 1.0 MiB") || opened {
 		t.Fatalf("load over the cap: %v (opened %v)", err, opened)
 	}
 	s.MemoryCapBytes = sum.MemoryNeeded

@@ -31,11 +31,7 @@ func (e *encodingEngine) EncodeReference(samples []float32) ([]int32, int, error
 	if fail {
 		return nil, 0, errors.New("engine worker not running")
 	}
-	r, err := e.enc.Encode(samples)
-	if err != nil {
-		return nil, 0, err
-	}
-	return r.Codes, r.Frames, nil
+	return e.enc.EncodeReference(samples)
 }
 
 // An engine that encodes references encodes them (the voice library and

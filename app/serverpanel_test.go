@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 )
 
 // The studio's own speech server: its takes join the takes list as API
@@ -15,10 +19,8 @@ import (
 // Stop closes the port.
 func TestStudioServerRecordsAPITakes(t *testing.T) {
 	svc := newTakesService(t, t.TempDir(), 5)
-	hub := NewHub()
 	rec := &recorder{}
-	hub.Subscribe(rec.add)
-	svc.events = hub
+	svc.events.Subscribe(rec.add)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,23 +49,23 @@ func TestStudioServerRecordsAPITakes(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("speech: %d %s", resp.StatusCode, body)
 	}
-	takes := svc.Takes()
-	if len(takes) != 1 || takes[0].Source != SourceAPI || takes[0].State != TakeFinished || !takes[0].Stored ||
-		takes[0].Request.Text != "Hello there." || takes[0].Request.Seed != 3 {
-		t.Fatalf("takes after an API request: %+v", takes)
+	list := svc.Takes()
+	if len(list) != 1 || list[0].Source != takes.SourceAPI || list[0].State != takes.TakeFinished || !list[0].Stored ||
+		list[0].Request.Text != "Hello there." || list[0].Request.Seed != 3 {
+		t.Fatalf("takes after an API request: %+v", list)
 	}
-	pcm, _, err := svc.takePCM(takes[0].ID)
-	if err != nil || len(pcm) != 5*testSPF || len(body) != 2*len(pcm) {
+	pcm, _, err := svc.takes.TakePCM(list[0].ID)
+	if err != nil || len(pcm) != 5*enginetest.SamplesPerFrame || len(body) != 2*len(pcm) {
 		t.Fatalf("API take PCM: %d samples (%v), reply %d bytes", len(pcm), err, len(body))
 	}
 	for i, v := range pcm {
-		if v != testSignal(i) {
-			t.Fatalf("API take sample %d = %v, want %v", i, v, testSignal(i))
+		if v != enginetest.Signal(i) {
+			t.Fatalf("API take sample %d = %v, want %v", i, v, enginetest.Signal(i))
 		}
 	}
 	n := 0
 	for _, name := range rec.names() {
-		if name == EventTake {
+		if name == studio.EventTake {
 			n++
 		}
 	}
@@ -108,10 +110,10 @@ func TestAttachedServerCannotBeStoppedFromTheStudio(t *testing.T) {
 	if st := svc.ServerStatus(); !st.Running || st.Control || st.Address != "http://127.0.0.1:9" {
 		t.Fatalf("attached: %+v", st)
 	}
-	if _, err := svc.StopServer(); !errors.Is(err, ErrBusy) {
+	if _, err := svc.StopServer(); !errors.Is(err, studio.ErrBusy) {
 		t.Fatalf("StopServer of the serving process: %v", err)
 	}
-	if _, err := svc.StartServer(); !errors.Is(err, ErrBusy) {
+	if _, err := svc.StartServer(); !errors.Is(err, studio.ErrBusy) {
 		t.Fatalf("StartServer under serve: %v", err)
 	}
 }

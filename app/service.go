@@ -1,101 +1,71 @@
 package app
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"reflect"
-	"sync"
+	"net/http"
 	"time"
 
+	"proscenium/app/model"
+	"proscenium/app/playback"
+	"proscenium/app/server"
+	"proscenium/app/settings"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
+	"proscenium/app/voice"
+	"proscenium/app/voices"
 	"proscenium/engine"
 )
-
-// Opener opens a checkpoint directory with a speech backend.
-type Opener func(dir string) (engine.Engine, error)
 
 // Config wires a Service.
 type Config struct {
 	// Open loads a model directory; nil means this build has no backend
 	// and LoadModel says so.
-	Open Opener
+	Open model.Opener
 	// SettingsPath is the settings file; "" keeps settings in memory only.
 	SettingsPath string
-	// TakesDir holds the takes (DefaultTakesDir); "" keeps them in memory.
+	// TakesDir holds the takes (takes.DefaultDir); "" keeps them in memory.
 	TakesDir string
 	// DemoDir is where MakeDemoModel writes the demo checkpoint
-	// (DefaultDemoDir); "" offers no demo.
+	// (model.DefaultDemoDir); "" offers no demo.
 	DemoDir string
-	// ExportDir is where exports are proposed (DefaultExportDir): at start,
-	// stale temporary files of a killed export to a proposed name are
-	// removed from it; "" leaves it alone.
+	// ExportDir is where exports are proposed (takes.DefaultExportDir): at
+	// start, stale temporary files of a killed export to a proposed name
+	// are removed from it; "" leaves it alone.
 	ExportDir string
 	// VoicesDir is the voice library (voicelib.DefaultDir); "" offers no
 	// reference voices.
 	VoicesDir string
 	// Events receives what the service pushes to the UI; nil drops it.
-	Events *Hub
+	Events *studio.Hub
 	// Speaker is the sound card (soundcard.NewPlayer); nil: this process
 	// plays nothing itself (the browser plays the streamed PCM).
-	Speaker Speaker
+	Speaker playback.Speaker
 	// Dialogs are the native file dialogs; nil: the UI asks for typed paths.
 	Dialogs Dialogs
-	// ProbeGPU reports the GPU backend (ProbeGPUWorker); nil: not checked.
-	ProbeGPU GPUProbe
-}
-
-// Model states.
-const (
-	ModelNone    = "none"
-	ModelLoading = "loading"
-	ModelLoaded  = "loaded"
-)
-
-// ModelStatus is what the model panel shows.
-type ModelStatus struct {
-	State   string       `json:"state"`   // ModelNone, ModelLoading or ModelLoaded
-	Dir     string       `json:"dir"`     // the directory loaded or loading
-	Info    *engine.Info `json:"info"`    // set when loaded
-	Message string       `json:"message"` // one line for people
-	Error   string       `json:"error"`   // why the last load failed, if it did
-	CanLoad bool         `json:"can_load"`
-}
-
-// StatsView is what the live readouts show. Without a model Memory is nil
-// and Message says "no model loaded": the UI shows no numbers then.
-type StatsView struct {
-	Loaded   bool           `json:"loaded"`
-	Message  string         `json:"message"`
-	Memory   *engine.Memory `json:"memory"`
-	LastTake *engine.Finish `json:"last_take"` // the last finished take, if any
-	// Total is the memory the model's device has in all (the host's for
-	// the CPU backend), 0 when unknown: what a bar with no cap is against.
-	Total int64 `json:"total"`
+	// ProbeGPU reports the GPU backend (model.ProbeGPUWorker); nil: not
+	// checked.
+	ProbeGPU model.GPUProbe
 }
 
 // Service is what the UI calls. Every exported method is reachable from the
 // desktop window (Wails binding) and from the browser (POST /api/<Method>),
 // so it has at most one argument and returns a value, an error, or both.
+//
+// It holds no feature's state: each method hands the call to the package
+// that owns the feature (each with its own lock), and New wires those
+// packages to each other.
 type Service struct {
-	open         Opener
-	settingsPath string
-	demoDir      string
-	voicesDir    string
-	events       *Hub
-	dialogs      Dialogs
-	speaker      Speaker // noSpeaker without a sound card of our own
+	events  *studio.Hub
+	dialogs Dialogs
+	speaker playback.Speaker // playback.NoSpeaker without a sound card of our own
+	demoDir string
 
-	mu          sync.Mutex
-	settings    Settings
-	badSettings bool     // the file did not load: keep it aside before replacing it
-	warnings    []string // shown in the studio's status line
-	model       ModelStatus
-	eng         engine.Engine
-	takes       takeLog
-	load        LoadProgress
-	gpu         string // the GPU backend's status line ("" when not checked)
+	settings *settings.Store
+	model    *model.Control
+	takes    *takes.List
+	server   *server.Panel
+	voices   *voices.Editor
 
-	server serverPanel // the speech server panel (its own lock)
+	warnings []string // from start-up, shown in the studio's status line; never changed after New
 }
 
 // New makes a service with the settings read from cfg.SettingsPath and the
@@ -103,43 +73,34 @@ type Service struct {
 // defaults and a warning; a take directory that does not load is skipped
 // with a warning. Neither stops the studio.
 func New(cfg Config) (*Service, error) {
-	s := &Service{open: cfg.Open, settingsPath: cfg.SettingsPath, demoDir: cfg.DemoDir, voicesDir: cfg.VoicesDir, events: cfg.Events,
-		dialogs: cfg.Dialogs, speaker: cfg.Speaker}
+	s := &Service{events: cfg.Events, dialogs: cfg.Dialogs, speaker: cfg.Speaker, demoDir: cfg.DemoDir}
 	if s.speaker == nil {
-		s.speaker = noSpeaker{}
+		s.speaker = playback.NoSpeaker{}
 	}
-	s.speaker.OnChange(func(AudioStatus) { s.publish(EventStudio, s.Studio()) })
-	s.settings = DefaultSettings()
-	if cfg.SettingsPath != "" {
-		// What a save killed midway left (writeFileAtomic's temporary name).
-		s.warnings = append(s.warnings, removeStaleFiles(filepath.Dir(cfg.SettingsPath), "."+filepath.Base(cfg.SettingsPath)+".", time.Now(), nil)...)
-		st, err := LoadSettings(cfg.SettingsPath)
-		if err != nil {
-			s.badSettings = true
-			s.warnings = append(s.warnings, fmt.Sprintf("%v: using the default settings (the file is kept as %s.bad-<time> when a setting is next saved)", err, cfg.SettingsPath))
-		} else {
-			s.settings = st
-		}
-	}
-	s.speaker.SetEnabled(s.settings.OutputDevice != OutputOff)
-	s.speaker.SetVolume(s.settings.Volume)
+	var warnings []string
+	s.settings, warnings = settings.Open(cfg.SettingsPath)
+	s.warnings = append(s.warnings, warnings...)
+	st := s.settings.Get()
+	s.speaker.SetEnabled(st.OutputDevice != settings.OutputOff)
+	s.speaker.SetVolume(st.Volume)
 	if cfg.ExportDir != "" {
-		s.warnings = append(s.warnings, removeStaleExportTemps(cfg.ExportDir, time.Now())...)
+		s.warnings = append(s.warnings, takes.RemoveStaleExportTemps(cfg.ExportDir, time.Now())...)
 	}
-	s.takes.store = takeStore{dir: cfg.TakesDir}
-	_, leftover, problems := s.takes.store.cleanTemps(time.Now())
-	s.takes.stored = leftover // counted against the limit until removed
-	s.warnings = append(s.warnings, problems...)
-	recs, problems, maxID := s.takes.store.loadAll()
-	s.warnings = append(s.warnings, problems...)
-	s.takes.next = maxID
-	for _, r := range recs {
-		s.takes.list = append(s.takes.list, r)
-		s.takes.stored += r.bytes
-	}
-	s.model = s.noModel("")
+	s.model = model.New(model.Config{Open: cfg.Open, DemoDir: cfg.DemoDir, Events: cfg.Events, Settings: s.settings.Get,
+		Running:  func() bool { return s.takes.Running() },
+		StopTake: func() { s.takes.Stop() },
+		OnChange: s.publishStats,
+		OnGPU:    func() { s.events.Send(studio.EventStudio, s.Studio()) }})
+	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker,
+		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
+		Engine: s.model.ForTake,
+		OnEnd:  s.publishStats})
+	s.warnings = append(s.warnings, warnings...)
+	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
+	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})
+	s.speaker.OnChange(func(playback.AudioStatus) { s.events.Send(studio.EventStudio, s.Studio()) })
 	if cfg.ProbeGPU != nil {
-		s.probeGPU(cfg.ProbeGPU)
+		s.model.ProbeGPU(cfg.ProbeGPU)
 	}
 	return s, nil
 }
@@ -153,204 +114,233 @@ func Shutdown(s *Service) error {
 	return err
 }
 
-func (s *Service) noModel(loadErr string) ModelStatus {
-	st := ModelStatus{State: ModelNone, Message: ErrNoModel.Error(), Error: loadErr, CanLoad: s.open != nil}
-	if s.open == nil {
-		st.Message = ErrNoModel.Error() + " (" + ErrNoBackend.Error() + ")"
-	}
-	return st
+func (s *Service) publishStats() { s.events.Send(studio.EventStats, s.Stats()) }
+
+// ---- settings ----
+
+// Settings returns the current settings.
+func (s *Service) Settings() settings.Settings { return s.settings.Get() }
+
+// SetSettings validates and stores the settings (and writes the settings
+// file). Invalid settings change nothing; the error names the field.
+// A lower takes limit that would remove takes is refused
+// (takes.ErrConfirm): see TakesLimitEffect and ApplyTakesLimit.
+func (s *Service) SetSettings(st settings.Settings) (settings.Settings, error) {
+	return s.setSettings(st, func(old, new settings.Settings) error {
+		return s.takes.CheckLimitLowered(old.TakesLimitBytes, new.TakesLimitBytes)
+	})
 }
 
-// ModelStatus reports the model state.
-func (s *Service) ModelStatus() ModelStatus {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.model
+// setSettings stores st (check as settings.Store.Update) and applies what
+// the sound card takes from it.
+func (s *Service) setSettings(st settings.Settings, check func(old, new settings.Settings) error) (settings.Settings, error) {
+	saved, err := s.settings.Update(st, check)
+	if err != nil {
+		return saved, err
+	}
+	s.speaker.SetEnabled(saved.OutputDevice != settings.OutputOff)
+	s.speaker.SetVolume(saved.Volume)
+	return saved, nil
 }
+
+// TakesLimitEffect says which takes a takes limit of limit bytes would
+// remove now, changing nothing.
+func (s *Service) TakesLimitEffect(limit int64) (takes.TakesLimitEffect, error) {
+	st := s.Settings()
+	st.TakesLimitBytes = limit
+	if err := st.Validate(); err != nil {
+		return takes.TakesLimitEffect{}, err
+	}
+	return s.takes.TakesLimitEffect(limit), nil
+}
+
+// ApplyTakesLimit sets the takes limit and removes the takes it needs gone,
+// provided they are exactly c.Remove (what TakesLimitEffect listed and the
+// user confirmed); otherwise it changes nothing and says what would go now.
+func (s *Service) ApplyTakesLimit(c takes.TakesLimitChange) (settings.Settings, error) {
+	st := s.Settings()
+	st.TakesLimitBytes = c.Limit
+	if err := st.Validate(); err != nil {
+		return s.Settings(), err
+	}
+	if err := s.takes.ApplyTakesLimit(c); err != nil {
+		return s.Settings(), err
+	}
+	return s.setSettings(st, nil)
+}
+
+// ---- model ----
+
+// ModelStatus reports the model state.
+func (s *Service) ModelStatus() model.ModelStatus { return s.model.Status() }
 
 // LoadModel opens the checkpoint in dir, replacing the loaded model. It
 // refuses while a take runs or another load is in progress, and when the
 // memory the model needs (inspect's estimate) passes the memory cap.
-func (s *Service) LoadModel(dir string) (ModelStatus, error) {
-	if dir == "" {
-		return s.ModelStatus(), fmt.Errorf("%w: the model path is empty", ErrInvalid)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return s.ModelStatus(), fmt.Errorf("model path: %w", err)
-	}
-	if !fi.IsDir() {
-		return s.ModelStatus(), fmt.Errorf("%w: model path %s is not a directory", ErrInvalid, dir)
-	}
-	if s.open == nil {
-		return s.ModelStatus(), fmt.Errorf("cannot load %s: %w", dir, ErrNoBackend)
-	}
-	if err := s.admit(dir); err != nil {
-		return s.ModelStatus(), err
-	}
-
-	s.mu.Lock()
-	switch {
-	case s.model.State == ModelLoading:
-		s.mu.Unlock()
-		return s.ModelStatus(), fmt.Errorf("%w: %s is still loading", ErrBusy, s.model.Dir)
-	case s.takes.running != nil:
-		s.mu.Unlock()
-		return s.ModelStatus(), fmt.Errorf("%w: a take is running; stop it before loading another model", ErrBusy)
-	}
-	// The loaded model stays open (but takes no takes) until the new one
-	// has opened: a load that fails leaves it in place.
-	old, oldStatus := s.eng, s.model
-	s.eng = nil
-	s.model = ModelStatus{State: ModelLoading, Dir: dir, Message: "loading " + dir, CanLoad: true}
-	loading := s.model
-	s.mu.Unlock()
-	s.publish(EventModel, loading)
-
-	stopProgress := s.watchLoad(dir)
-	eng, err := s.open(dir)
-	stopProgress(err == nil)
-	var closeErr error
-	if err == nil && old != nil {
-		closeErr = old.Close()
-	}
-
-	s.mu.Lock()
-	switch {
-	case err != nil && old != nil:
-		s.eng, s.model = old, oldStatus
-		s.model.Error = err.Error()
-		err = fmt.Errorf("%w (%s stays loaded; if memory is short for both, unload it first)", err, oldStatus.Dir)
-	case err != nil:
-		s.model = s.noModel(err.Error())
-	default:
-		info := eng.Info()
-		s.eng = eng
-		s.model = ModelStatus{State: ModelLoaded, Dir: dir, Info: &info, CanLoad: true,
-			Message: fmt.Sprintf("loaded %s (%s backend)", dir, info.Backend)}
-		if info.Demo {
-			s.model.Message += ": demo model with random weights, speaks no words"
-		}
-	}
-	st := s.model
-	s.mu.Unlock()
-	s.publish(EventModel, st)
-	s.publish(EventStats, s.Stats())
-	if err != nil {
-		return st, fmt.Errorf("load %s: %w", dir, err)
-	}
-	if closeErr != nil {
-		return st, fmt.Errorf("closing the previous model: %w", closeErr)
-	}
-	return st, nil
-}
+func (s *Service) LoadModel(dir string) (model.ModelStatus, error) { return s.model.Load(dir) }
 
 // UnloadModel stops any take, then closes the model. Without a model it
 // changes nothing.
-func (s *Service) UnloadModel() (ModelStatus, error) {
-	s.mu.Lock()
-	if s.model.State == ModelLoading {
-		s.mu.Unlock()
-		return s.ModelStatus(), fmt.Errorf("%w: %s is still loading", ErrBusy, s.model.Dir)
-	}
-	run := s.takes.running
-	s.mu.Unlock()
-	if run != nil {
-		run.cancel()
-		<-run.done
-	}
+func (s *Service) UnloadModel() (model.ModelStatus, error) { return s.model.Unload() }
 
-	s.mu.Lock()
-	eng := s.eng
-	s.eng = nil
-	if eng == nil {
-		st := s.model
-		s.mu.Unlock()
-		return st, nil
-	}
-	s.model = s.noModel("")
-	st := s.model
-	s.mu.Unlock()
-	err := eng.Close()
-	s.publish(EventModel, st)
-	s.publish(EventStats, s.Stats())
-	if err != nil {
-		return st, fmt.Errorf("closing the model: %w", err)
-	}
-	return st, nil
+// LoadStatus reports the last load's progress.
+func (s *Service) LoadStatus() model.LoadProgress { return s.model.LoadStatus() }
+
+// FindModels lists checkpoint directories to offer (model.Control.FindModels).
+func (s *Service) FindModels() []model.ModelCandidate { return s.model.FindModels() }
+
+// InspectModel summarises a checkpoint directory before loading it.
+func (s *Service) InspectModel(dir string) (model.ModelSummary, error) {
+	return s.model.InspectModel(dir)
 }
+
+// MakeDemoModel writes the demo checkpoint, unless it is there, and
+// returns its directory.
+func (s *Service) MakeDemoModel() (string, error) { return s.model.MakeDemoModel() }
 
 // Stats reports device memory and the last take's figures. Without a model
-// it reports no numbers, only "no model loaded". The memory cap shown is
-// the settings' cap when the engine reports none.
-//
-// The engine is asked without the service lock held: an engine call may
-// wait (an engine in a worker process answers within its timeout), and the
-// studio must not wait with it.
-func (s *Service) Stats() StatsView {
-	s.mu.Lock()
-	v := StatsView{Message: ErrNoModel.Error(), LastTake: s.takes.lastFinish()}
-	eng, capBytes := s.eng, s.settings.MemoryCapBytes
-	s.mu.Unlock()
-	if eng != nil {
-		st := eng.Stats()
-		if st.Memory.Cap == 0 && capBytes > 0 {
-			st.Memory.Cap = capBytes
-		}
-		v.Loaded, v.Message, v.Memory = true, "", &st.Memory
-		if st.Memory.Total > 0 {
-			v.Total = st.Memory.Total
-		} else if st.Memory.Device == "host" {
-			v.Total = hostTotal()
-		}
-	}
-	return v
+// it reports no numbers, only "no model loaded".
+func (s *Service) Stats() model.StatsView {
+	return s.model.Stats(s.Settings().MemoryCapBytes, s.takes.LastFinish())
 }
 
-// Settings returns the current settings.
-func (s *Service) Settings() Settings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.settings.clone()
+// CountTokens counts text with the loaded model's tokenizer.
+func (s *Service) CountTokens(text string) (model.TokenCount, error) {
+	return s.model.CountTokens(text)
 }
 
-// SetSettings validates and stores the settings (and writes the settings
-// file). Invalid settings change nothing; the error names the field.
-// A lower takes limit that would remove takes is refused (ErrConfirm): see
-// TakesLimitEffect and ApplyTakesLimit.
-func (s *Service) SetSettings(st Settings) (Settings, error) { return s.setSettings(st, false) }
-
-func (s *Service) setSettings(st Settings, limitConfirmed bool) (Settings, error) {
-	if err := st.Validate(); err != nil {
-		return s.Settings(), err
-	}
-	st = st.clone()
-	s.mu.Lock()
-	if !limitConfirmed && st.TakesLimitBytes < s.settings.TakesLimitBytes {
-		if gone := s.evictionsLocked(st.TakesLimitBytes, 0, nil); len(gone) > 0 {
-			s.mu.Unlock()
-			return s.Settings(), fmt.Errorf("%w: %s; confirm that first", ErrConfirm, effectOf(st.TakesLimitBytes, gone).describe())
-		}
-	}
-	if s.settingsPath != "" && !reflect.DeepEqual(st, s.settings) {
-		if s.badSettings {
-			// Keep the file that did not load for the user to look at.
-			if err := keepAside(s.settingsPath, time.Now()); err != nil && !os.IsNotExist(err) {
-				defer s.mu.Unlock()
-				return s.settings.clone(), fmt.Errorf("keeping the unreadable settings file aside: %w", err)
-			}
-			s.badSettings = false
-		}
-		if err := SaveSettings(s.settingsPath, st); err != nil {
-			defer s.mu.Unlock()
-			return s.settings.clone(), fmt.Errorf("saving settings: %w", err)
-		}
-	}
-	s.settings = st
-	s.mu.Unlock()
-	s.speaker.SetEnabled(st.OutputDevice != OutputOff)
-	s.speaker.SetVolume(st.Volume)
-	return st.clone(), nil
+// CheckScript applies the engine's prompt rules to a script without
+// speaking it.
+func (s *Service) CheckScript(text string) (model.ScriptCheck, error) {
+	return s.model.CheckScript(text)
 }
 
-func (s *Service) publish(name string, data any) { s.events.Publish(Event{Name: name, Data: data}) }
+// EncodeReference returns a recording's codes from the loaded model's codec.
+func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
+	return s.model.EncodeReference(recording)
+}
+
+// LoadedEngine returns the service's loaded engine, or an error saying why
+// there is none (no model, or one still loading). It is a function, not a
+// method, so that the UI bindings do not expose it; the speech API of
+// `proscenium serve` uses it to share the studio's one engine.
+func LoadedEngine(s *Service) (engine.Engine, error) { return s.model.Loaded() }
+
+// ---- takes ----
+
+// Speak starts a take of req on the loaded model and returns at once; the
+// take reports through "take", "audio" and "pcm" events and ends in the
+// takes list. Without a model it returns ErrNoModel; while a take runs,
+// ErrBusy.
+func (s *Service) Speak(req engine.SpeechRequest) (takes.Take, error) {
+	return s.takes.StartTake(req, "", nil)
+}
+
+// Stop ends the running take at its next frame, keeping what it made, and
+// waits until it has ended. It reports whether a take was running.
+func (s *Service) Stop() (bool, error) { return s.takes.Stop() }
+
+// Takes lists the takes, newest first.
+func (s *Service) Takes() []takes.Take { return s.takes.Takes() }
+
+// TakePeaks returns a take's waveform.
+func (s *Service) TakePeaks(id int) (takes.Peaks, error) { return s.takes.TakePeaks(id) }
+
+// RenameTake names a take (an empty name clears it).
+func (s *Service) RenameTake(n takes.TakeName) (takes.Take, error) { return s.takes.RenameTake(n) }
+
+// DeleteTake removes a take from the list and from disk.
+func (s *Service) DeleteTake(id int) (bool, error) { return s.takes.DeleteTake(id) }
+
+// RerunTake starts a new take with the text and settings of take ID, one
+// setting changed.
+func (s *Service) RerunTake(r takes.Rerun) (takes.Take, error) { return s.takes.RerunTake(r) }
+
+// DefaultExportPath proposes <music dir>/proscenium-take-<id>[-name].<ext>.
+func (s *Service) DefaultExportPath(r takes.ExportRequest) (string, error) {
+	return s.takes.DefaultExportPath(r)
+}
+
+// ExportTake writes a take as WAV or raw PCM, atomically.
+func (s *Service) ExportTake(r takes.ExportRequest) (takes.ExportResult, error) {
+	return s.takes.ExportTake(r)
+}
+
+// APIEngine returns the loaded engine (as LoadedEngine) wrapped so that
+// every take the speech API makes is recorded like a studio take: it
+// appears in the takes list marked takes.SourceAPI, reports through "take"
+// and "audio" events while it runs, and is stored under the takes
+// directory. It is a function, not a method, so that the UI bindings do
+// not expose it.
+func APIEngine(s *Service) (engine.Engine, error) {
+	eng, err := s.model.Loaded()
+	if err != nil {
+		return nil, err
+	}
+	return s.takes.Recorded(eng), nil
+}
+
+// ---- voices ----
+
+// Voices returns the user's voices.
+func (s *Service) Voices() []voice.Voice { return s.voices.Voices() }
+
+// SaveVoice adds a voice, or replaces the one of the same name, and saves
+// the settings.
+func (s *Service) SaveVoice(v voice.Voice) ([]voice.Voice, error) { return s.voices.SaveVoice(v) }
+
+// DeleteVoice removes the voice called name and saves the settings.
+func (s *Service) DeleteVoice(name string) ([]voice.Voice, error) { return s.voices.DeleteVoice(name) }
+
+// VoiceNames lists what the speech API's voice field accepts besides the
+// user's voices.
+func (s *Service) VoiceNames() []string { return s.voices.VoiceNames() }
+
+// CreateVoice adds a voice cloned from a recording and its transcript.
+func (s *Service) CreateVoice(name, transcript string, recording []byte) ([]voice.Voice, error) {
+	return s.voices.CreateVoice(name, transcript, recording)
+}
+
+// VoiceReferences returns the references a voice speaks with.
+func (s *Service) VoiceReferences(v voice.Voice) ([]engine.Reference, error) {
+	return s.voices.VoiceReferences(v)
+}
+
+// VoiceRecording returns the recording of a voice's reference.
+func (s *Service) VoiceRecording(name string) (voices.VoiceRecording, error) {
+	return s.voices.VoiceRecording(name)
+}
+
+// SpeakCast starts a take like Speak, in the cast voices: each must have a
+// recording in the voice library. The take keeps the cast (Take.Voices) and
+// the references (in its request), so re-running it keeps the voices.
+func (s *Service) SpeakCast(c voices.CastRequest) (takes.Take, error) {
+	if len(c.Cast) == 0 {
+		return s.Speak(c.Request)
+	}
+	req, err := s.voices.Cast(c)
+	if err != nil {
+		return takes.Take{}, err
+	}
+	return s.takes.StartTake(req, "", c.Cast)
+}
+
+// ---- the speech server panel ----
+
+// ServerStatus reports the speech server panel.
+func (s *Service) ServerStatus() server.ServerStatus { return s.server.Status() }
+
+// StartServer starts the speech API (POST /v1/audio/speech, GET
+// /v1/models, GET /healthz) on 127.0.0.1 at the settings' server port,
+// sharing the studio's model; its takes appear in the takes list. Only the
+// desktop window starts one: under `proscenium serve` the server is already
+// this process.
+func (s *Service) StartServer() (server.ServerStatus, error) {
+	mux := http.NewServeMux()
+	SpeechAPI(s, server.SpeechModelID).Register(mux)
+	return s.server.Start(mux)
+}
+
+// StopServer stops the studio's speech server (requests in flight are
+// ended) and waits until it has stopped.
+func (s *Service) StopServer() (server.ServerStatus, error) { return s.server.Stop() }

@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"proscenium/app/model"
+	"proscenium/app/settings"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/engine"
 )
 
@@ -68,10 +72,10 @@ func (e *testEngine) Close() error {
 // recorder collects the events a Hub publishes.
 type recorder struct {
 	mu     sync.Mutex
-	events []Event
+	events []studio.Event
 }
 
-func (r *recorder) add(e Event) {
+func (r *recorder) add(e studio.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
@@ -91,9 +95,9 @@ func speech(text string) engine.SpeechRequest {
 	return engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 100}
 }
 
-func newService(t *testing.T, open Opener) (*Service, *recorder) {
+func newService(t *testing.T, open model.Opener) (*Service, *recorder) {
 	t.Helper()
-	hub := NewHub()
+	hub := studio.NewHub()
 	rec := &recorder{}
 	hub.Subscribe(rec.add)
 	svc, err := New(Config{Open: open, Events: hub})
@@ -108,13 +112,13 @@ func TestNoBackendAnswersHonestly(t *testing.T) {
 	svc, rec := newService(t, nil)
 
 	st := svc.ModelStatus()
-	if st.State != ModelNone || st.CanLoad || !strings.Contains(st.Message, "no model loaded") {
+	if st.State != model.ModelNone || st.CanLoad || !strings.Contains(st.Message, "no model loaded") {
 		t.Fatalf("status without backend: %+v", st)
 	}
-	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, ErrNoBackend) {
+	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, studio.ErrNoBackend) {
 		t.Fatalf("LoadModel without backend: got %v, want ErrNoBackend", err)
 	}
-	if _, err := svc.Speak(speech("Hello.")); !errors.Is(err, ErrNoModel) || err.Error() != "no model loaded" {
+	if _, err := svc.Speak(speech("Hello.")); !errors.Is(err, studio.ErrNoModel) || err.Error() != "no model loaded" {
 		t.Fatalf("Speak without model: got %v", err)
 	}
 	stats := svc.Stats()
@@ -124,7 +128,7 @@ func TestNoBackendAnswersHonestly(t *testing.T) {
 	if stopped, err := svc.Stop(); stopped || err != nil {
 		t.Fatalf("Stop with nothing running: %v, %v", stopped, err)
 	}
-	if st, err := svc.UnloadModel(); err != nil || st.State != ModelNone {
+	if st, err := svc.UnloadModel(); err != nil || st.State != model.ModelNone {
 		t.Fatalf("UnloadModel without model: %+v, %v", st, err)
 	}
 	if n := len(svc.Takes()); n != 0 {
@@ -143,16 +147,16 @@ func TestLoadModelChecksThePathFirst(t *testing.T) {
 		dir  string
 		want error
 	}{
-		{"", ErrInvalid},
+		{"", studio.ErrInvalid},
 		{filepath.Join(t.TempDir(), "missing"), fs.ErrNotExist},
-		{file, ErrInvalid},
+		{file, studio.ErrInvalid},
 	}
 	for _, tc := range tests {
 		if _, err := svc.LoadModel(tc.dir); !errors.Is(err, tc.want) {
 			t.Errorf("LoadModel(%q): got %v, want %v", tc.dir, err, tc.want)
 		}
 	}
-	if st := svc.ModelStatus(); st.State != ModelNone {
+	if st := svc.ModelStatus(); st.State != model.ModelNone {
 		t.Fatalf("a refused load changed the state: %+v", st)
 	}
 }
@@ -165,7 +169,7 @@ func TestLoadFailureIsReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "hidden_size") {
 		t.Fatalf("want the opener's error, got %v", err)
 	}
-	if st.State != ModelNone || !strings.Contains(st.Error, "hidden_size") {
+	if st.State != model.ModelNone || !strings.Contains(st.Error, "hidden_size") {
 		t.Fatalf("status after failed load: %+v", st)
 	}
 	if got := strings.Join(rec.names(), ","); got != "model,load,load,model,stats" {
@@ -178,15 +182,15 @@ func TestTakeLifecycle(t *testing.T) {
 	svc, rec := newService(t, func(string) (engine.Engine, error) { return eng, nil })
 	dir := t.TempDir()
 	st, err := svc.LoadModel(dir)
-	if err != nil || st.State != ModelLoaded || st.Info == nil || st.Info.Backend != "cpu" || st.Dir != dir {
+	if err != nil || st.State != model.ModelLoaded || st.Info == nil || st.Info.Backend != "cpu" || st.Dir != dir {
 		t.Fatalf("load: %+v, %v", st, err)
 	}
 
 	take, err := svc.Speak(speech("Hello there."))
-	if err != nil || take.ID != 1 || take.State != TakeRunning {
+	if err != nil || take.ID != 1 || take.State != takes.TakeRunning {
 		t.Fatalf("speak: %+v, %v", take, err)
 	}
-	waitFor(t, func() bool { return svc.Takes()[0].State == TakeFinished })
+	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
 
 	got := svc.Takes()[0]
 	if got.Finish == nil || got.Finish.Reason != engine.FinishStop || got.Frames != 5 {
@@ -207,7 +211,7 @@ func TestTakeLifecycle(t *testing.T) {
 	if _, err := svc.UnloadModel(); err != nil || !eng.closed {
 		t.Fatalf("unload: %v, closed=%v", err, eng.closed)
 	}
-	if _, err := svc.Speak(speech("Again.")); !errors.Is(err, ErrNoModel) {
+	if _, err := svc.Speak(speech("Again.")); !errors.Is(err, studio.ErrNoModel) {
 		t.Fatalf("speak after unload: %v", err)
 	}
 }
@@ -222,10 +226,10 @@ func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return svc.Takes()[0].Frames >= 3 })
-	if _, err := svc.Speak(speech("Another.")); !errors.Is(err, ErrBusy) {
+	if _, err := svc.Speak(speech("Another.")); !errors.Is(err, studio.ErrBusy) {
 		t.Fatalf("second take while one runs: %v, want ErrBusy", err)
 	}
-	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, ErrBusy) {
+	if _, err := svc.LoadModel(t.TempDir()); !errors.Is(err, studio.ErrBusy) {
 		t.Fatalf("load while a take runs: %v, want ErrBusy", err)
 	}
 	stopped, err := svc.Stop()
@@ -233,7 +237,7 @@ func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
 		t.Fatalf("stop: %v, %v", stopped, err)
 	}
 	take := svc.Takes()[0]
-	if take.State != TakeFinished || take.Finish.Reason != engine.FinishCancel || take.Frames < 3 {
+	if take.State != takes.TakeFinished || take.Finish.Reason != engine.FinishCancel || take.Frames < 3 {
 		t.Fatalf("stopped take: %+v", take)
 	}
 }
@@ -246,7 +250,7 @@ func TestUnloadStopsARunningTake(t *testing.T) {
 	if _, err := svc.UnloadModel(); err != nil {
 		t.Fatal(err)
 	}
-	if !eng.closed || svc.Takes()[0].State != TakeFinished {
+	if !eng.closed || svc.Takes()[0].State != takes.TakeFinished {
 		t.Fatalf("closed=%v take=%+v", eng.closed, svc.Takes()[0])
 	}
 }
@@ -255,7 +259,7 @@ func TestSpeakValidatesBeforeAskingForAModel(t *testing.T) {
 	svc, _ := newService(t, nil)
 	req := speech("Hello.")
 	req.Sampling.TopP = 0
-	if _, err := svc.Speak(req); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "top_p") {
+	if _, err := svc.Speak(req); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "top_p") {
 		t.Fatalf("got %v, want the top_p error", err)
 	}
 }
@@ -271,7 +275,7 @@ func TestSetSettingsPersistsValidAndRefusesInvalid(t *testing.T) {
 	if got, err := svc.SetSettings(s); err != nil || !reflect.DeepEqual(got, s) {
 		t.Fatalf("set: %+v, %v", got, err)
 	}
-	onDisk, err := LoadSettings(path)
+	onDisk, err := settings.Load(path)
 	if err != nil || !reflect.DeepEqual(onDisk, s) {
 		t.Fatalf("file holds %+v, %v", onDisk, err)
 	}
@@ -279,10 +283,10 @@ func TestSetSettingsPersistsValidAndRefusesInvalid(t *testing.T) {
 	bad := s
 	bad.Sampling.TopK = -3
 	got, err := svc.SetSettings(bad)
-	if !errors.Is(err, ErrInvalid) || !reflect.DeepEqual(got, s) || !reflect.DeepEqual(svc.Settings(), s) {
+	if !errors.Is(err, studio.ErrInvalid) || !reflect.DeepEqual(got, s) || !reflect.DeepEqual(svc.Settings(), s) {
 		t.Fatalf("invalid settings: got %+v, %v; stored %+v", got, err, svc.Settings())
 	}
-	if onDisk, _ := LoadSettings(path); !reflect.DeepEqual(onDisk, s) {
+	if onDisk, _ := settings.Load(path); !reflect.DeepEqual(onDisk, s) {
 		t.Fatalf("invalid settings reached the file: %+v", onDisk)
 	}
 
@@ -299,7 +303,7 @@ func TestACorruptSettingsFileGivesDefaultsAndAWarning(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a corrupt settings file stopped the studio: %v", err)
 	}
-	if !reflect.DeepEqual(svc.Settings(), DefaultSettings()) {
+	if !reflect.DeepEqual(svc.Settings(), settings.Default()) {
 		t.Fatalf("settings from a corrupt file: %+v", svc.Settings())
 	}
 	w := svc.Studio().Warnings
@@ -315,7 +319,7 @@ func TestACorruptSettingsFileGivesDefaultsAndAWarning(t *testing.T) {
 	if _, err := svc.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := LoadSettings(path); err != nil || got.Seed != 9 {
+	if got, err := settings.Load(path); err != nil || got.Seed != 9 {
 		t.Fatalf("after save: %+v, %v", got, err)
 	}
 	// Item 7: a second bad file is kept beside the first, not over it.
@@ -332,25 +336,6 @@ func TestACorruptSettingsFileGivesDefaultsAndAWarning(t *testing.T) {
 	}
 	if len(kept) != 2 || kept[0] == kept[1] || !slices.Contains(kept, "{not json") || !slices.Contains(kept, "{second") {
 		t.Fatalf("kept bad files %q hold %q, want both bad versions", bads, kept)
-	}
-}
-
-func TestKeepAsideNeverReplaces(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "settings.json")
-	now := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
-	for _, v := range []string{"a", "b", "c"} {
-		os.WriteFile(path, []byte(v), 0o644)
-		if err := keepAside(path, now); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for suffix, want := range map[string]string{"": "a", "-1": "b", "-2": "c"} {
-		if b, err := os.ReadFile(path + ".bad-20261130T170000Z" + suffix); string(b) != want {
-			t.Errorf("bad%s: %q %v, want %q", suffix, b, err, want)
-		}
-	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("the bad file is still in place: %v", err)
 	}
 }
 

@@ -4,12 +4,15 @@ import (
 	"sync"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/playback"
+	"proscenium/app/settings"
 	"proscenium/engine"
 )
 
 // fakeSpeaker records what the service asks of the sound card.
 type fakeSpeaker struct {
-	noSpeaker
+	playback.NoSpeaker
 	mu      sync.Mutex
 	chunks  []int // samples per live chunk
 	targets []int
@@ -29,7 +32,7 @@ func (f *fakeSpeaker) SetEnabled(on bool) {
 
 type fakeLive struct{ s *fakeSpeaker }
 
-func (f *fakeSpeaker) StartLive(int) LiveTake { return fakeLive{f} }
+func (f *fakeSpeaker) StartLive(int) playback.LiveTake { return fakeLive{f} }
 func (l fakeLive) Chunk(pcm []float32, target int) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
@@ -49,16 +52,16 @@ func (f *fakeSpeaker) Stop() {
 	f.stopped++
 	f.playing = 0
 }
-func (f *fakeSpeaker) Playback() PlaybackStatus {
+func (f *fakeSpeaker) Playback() playback.PlaybackStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return PlaybackStatus{State: PlayPlaying, TakeID: f.playing}
+	return playback.PlaybackStatus{State: playback.PlayPlaying, TakeID: f.playing}
 }
 
 func TestServiceDrivesTheSpeaker(t *testing.T) {
 	spk := &fakeSpeaker{}
 	svc, err := New(Config{Speaker: spk, TakesDir: t.TempDir(),
-		Open: func(string) (engine.Engine, error) { return &pcmEngine{frames: 7}, nil }})
+		Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 7}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +70,7 @@ func TestServiceDrivesTheSpeaker(t *testing.T) {
 		t.Fatal(err)
 	}
 	tk := speakAndWait(t, svc, speech("Play me."))
-	if len(spk.chunks) != 3 || spk.chunks[0] != testSPF || spk.chunks[1] != 2*testSPF || spk.chunks[2] != 4*testSPF {
+	if len(spk.chunks) != 3 || spk.chunks[0] != enginetest.SamplesPerFrame || spk.chunks[1] != 2*enginetest.SamplesPerFrame || spk.chunks[2] != 4*enginetest.SamplesPerFrame {
 		t.Fatalf("live chunks %v, want 1, 2, 4 frames", spk.chunks)
 	}
 	if tk.Underruns != 3 {
@@ -77,7 +80,7 @@ func TestServiceDrivesTheSpeaker(t *testing.T) {
 	if _, err := svc.Play(PlayRequest{ID: tk.ID, At: 0.1}); err != nil {
 		t.Fatal(err)
 	}
-	if spk.offset != 4410 || len(spk.pcm) != 7*testSPF || spk.pcm[100] != testSignal(100) {
+	if spk.offset != 4410 || len(spk.pcm) != 7*enginetest.SamplesPerFrame || spk.pcm[100] != enginetest.Signal(100) {
 		t.Fatalf("play: offset %d, %d samples", spk.offset, len(spk.pcm))
 	}
 	if _, err := svc.Play(PlayRequest{ID: tk.ID, At: -1}); err == nil {
@@ -92,7 +95,7 @@ func TestServiceDrivesTheSpeaker(t *testing.T) {
 	}
 	// output_device "off" reaches the speaker.
 	s := svc.Settings()
-	s.OutputDevice = OutputOff
+	s.OutputDevice = settings.OutputOff
 	if _, err := svc.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}

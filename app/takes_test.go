@@ -1,71 +1,28 @@
 package app
 
 import (
-	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/engine"
 	"proscenium/engine/audio"
 )
 
-// pcmEngine makes frames frames of a known signal and emits them in the
-// engine's chunk policy (1, 2, 4, … frames), like the real loop.
-type pcmEngine struct {
-	frames int
-}
-
-const testSPF = 2048
-
-// testSignal is sample i of the test take: never zero, inside (−1, 1).
-func testSignal(i int) float32 {
-	return float32(0.5*math.Sin(float64(i)*0.01) + 0.25*math.Copysign(1, math.Sin(float64(i)*0.003)+1e-9))
-}
-
-func (e *pcmEngine) Info() engine.Info {
-	return engine.Info{Model: "pcm", Backend: "cpu", SampleRate: 44100, SamplesPerFrame: testSPF, Codebooks: 2}
-}
-
-func (e *pcmEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
-	n := min(e.frames, req.MaxFrames)
-	codes := make([][]int, n)
-	for from, size := 0, 1; from < n; size = min(2*size, 32) {
-		to := min(from+size, n)
-		for f := from; f < to; f++ {
-			codes[f] = []int{f, f + 1}
-			emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
-		}
-		pcm := make([]float32, (to-from)*testSPF)
-		for i := range pcm {
-			pcm[i] = testSignal(from*testSPF + i)
-		}
-		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
-		from = to
-	}
-	reason := engine.FinishStop
-	if n == req.MaxFrames {
-		reason = engine.FinishLength
-	}
-	secs := float64(n*testSPF) / 44100
-	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: time.Millisecond,
-		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes}, nil
-}
-
-func (e *pcmEngine) Stats() engine.Stats {
-	return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}}
-}
-func (e *pcmEngine) Close() error { return nil }
-
 func newTakesService(t *testing.T, dir string, frames int) *Service {
 	t.Helper()
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &pcmEngine{frames: frames}, nil }, TakesDir: dir})
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: frames}, nil }, TakesDir: dir,
+		Events: studio.NewHub()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +33,16 @@ func newTakesService(t *testing.T, dir string, frames int) *Service {
 	return svc
 }
 
-func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) Take {
+func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) takes.Take {
 	t.Helper()
 	tk, err := svc.Speak(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got Take
+	var got takes.Take
 	waitFor(t, func() bool {
 		for _, x := range svc.Takes() {
-			if x.ID == tk.ID && x.State != TakeRunning {
+			if x.ID == tk.ID && x.State != takes.TakeRunning {
 				got = x
 				return true
 			}
@@ -98,35 +55,34 @@ func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) Take {
 func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 	dir := t.TempDir()
 	svc := newTakesService(t, dir, 9)
-	ended := make(chan Take, 1)
-	svc.events = NewHub()
-	svc.events.Subscribe(func(e Event) {
-		if tk, ok := e.Data.(Take); ok && tk.State != TakeRunning {
+	ended := make(chan takes.Take, 1)
+	svc.events.Subscribe(func(e studio.Event) {
+		if tk, ok := e.Data.(takes.Take); ok && tk.State != takes.TakeRunning {
 			ended <- tk
 		}
 	})
 	req := speech("Hello <whisper>there</whisper>.")
 	tk := speakAndWait(t, svc, req)
-	if ev := <-ended; !ev.Stored || ev.State != TakeFinished {
+	if ev := <-ended; !ev.Stored || ev.State != takes.TakeFinished {
 		t.Fatalf("the take's last event says %+v", ev)
 	}
-	if tk.State != TakeFinished || !tk.Stored || tk.Samples != 9*testSPF || tk.Finish.Frames != 9 {
+	if tk.State != takes.TakeFinished || !tk.Stored || tk.Samples != 9*enginetest.SamplesPerFrame || tk.Finish.Frames != 9 {
 		t.Fatalf("take: %+v", tk)
 	}
-	pcm, _, err := svc.takePCM(tk.ID)
+	pcm, _, err := svc.takes.TakePCM(tk.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range pcm {
-		if v != testSignal(i) {
-			t.Fatalf("sample %d: %v, want %v", i, v, testSignal(i))
+		if v != enginetest.Signal(i) {
+			t.Fatalf("sample %d: %v, want %v", i, v, enginetest.Signal(i))
 		}
 	}
 	peaks, err := svc.TakePeaks(tk.ID)
-	if err != nil || len(peaks.Values) != 2*9*testSPF/PeakBucket {
+	if err != nil || len(peaks.Values) != 2*9*enginetest.SamplesPerFrame/takes.PeakBucket {
 		t.Fatalf("peaks: %d values, %v", len(peaks.Values), err)
 	}
-	if _, err := svc.RenameTake(TakeName{ID: tk.ID, Name: "  First read  "}); err != nil {
+	if _, err := svc.RenameTake(takes.TakeName{ID: tk.ID, Name: "  First read  "}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -141,11 +97,15 @@ func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 		got.Finish.RealTimeFactor != tk.Finish.RealTimeFactor || !got.Stored {
 		t.Fatalf("reloaded take: %+v", got)
 	}
-	_, rec := again.takes.find(tk.ID)
-	if len(rec.codes) != 9 || rec.codes[8][1] != 9 {
-		t.Fatalf("codes: %v", rec.codes)
+	meta, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(tk.ID), "take.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	pcm2, _, err := again.takePCM(tk.ID)
+	var stored struct{ Codes [][]int }
+	if err := json.Unmarshal(meta, &stored); err != nil || len(stored.Codes) != 9 || stored.Codes[8][1] != 9 {
+		t.Fatalf("codes: %v (%v)", stored.Codes, err)
+	}
+	pcm2, _, err := again.takes.TakePCM(tk.ID)
 	if err != nil || len(pcm2) != len(pcm) || pcm2[1234] != pcm[1234] {
 		t.Fatalf("reloaded pcm: %d samples, %v", len(pcm2), err)
 	}
@@ -159,7 +119,7 @@ func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "1")); !os.IsNotExist(err) {
 		t.Fatalf("deleted take still on disk: %v", err)
 	}
-	if _, err := again.DeleteTake(tk.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := again.DeleteTake(tk.ID); !errors.Is(err, studio.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }
@@ -171,9 +131,9 @@ func TestCorruptTakeDirectoriesAreSkippedAndReported(t *testing.T) {
 	speakAndWait(t, svc, speech("Two."))
 	speakAndWait(t, svc, speech("Three."))
 	Shutdown(svc)
-	os.WriteFile(filepath.Join(dir, "1", takeMetaFile), []byte(`{"format":1,`), 0o644) // truncated JSON
-	os.Truncate(filepath.Join(dir, "2", takePCMFile), 100)                             // short audio
-	os.MkdirAll(filepath.Join(dir, ".take-9-123"), 0o755)                              // an interrupted save
+	os.WriteFile(filepath.Join(dir, "1", "take.json"), []byte(`{"format":1,`), 0o644) // truncated JSON
+	os.Truncate(filepath.Join(dir, "2", "pcm.f32"), 100)                              // short audio
+	os.MkdirAll(filepath.Join(dir, ".take-9-123"), 0o755)                             // an interrupted save
 
 	again := newTakesService(t, dir, 3)
 	list := again.Takes()
@@ -195,13 +155,11 @@ func TestTakesLimitEvictsTheOldest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notices []string
-	hub := NewHub()
-	hub.Subscribe(func(e Event) {
-		if n, ok := e.Data.(Notice); ok {
+	svc.events.Subscribe(func(e studio.Event) {
+		if n, ok := e.Data.(studio.Notice); ok {
 			notices = append(notices, n.Text)
 		}
 	})
-	svc.events = hub
 	for i := 0; i < 4; i++ {
 		speakAndWait(t, svc, speech("Again."))
 	}
@@ -227,10 +185,10 @@ func TestTakesLimitEvictsTheOldest(t *testing.T) {
 	s.MaxFrames = 200
 	svc2.SetSettings(s)
 	tk := speakAndWait(t, svc2, engine.SpeechRequest{Text: "Long.", Sampling: engine.DefaultSampling(), MaxFrames: 300})
-	if tk.Stored || tk.Samples != 200*testSPF {
+	if tk.Stored || tk.Samples != 200*enginetest.SamplesPerFrame {
 		t.Fatalf("oversize take: %+v", tk)
 	}
-	if _, _, err := svc2.takePCM(tk.ID); err != nil {
+	if _, _, err := svc2.takes.TakePCM(tk.ID); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -239,16 +197,16 @@ func TestRerunChangesOneSetting(t *testing.T) {
 	svc := newTakesService(t, "", 2)
 	first := speakAndWait(t, svc, speech("Once more."))
 	tests := []struct {
-		r    Rerun
+		r    takes.Rerun
 		want func(*engine.SpeechRequest)
 		err  error
 	}{
-		{Rerun{ID: first.ID, Setting: "temperature", Value: 0.5}, func(r *engine.SpeechRequest) { r.Sampling.Temperature = 0.5 }, nil},
-		{Rerun{ID: first.ID, Setting: "seed", Value: 77}, func(r *engine.SpeechRequest) { r.Seed = 77 }, nil},
-		{Rerun{ID: first.ID, Setting: "top_k", Value: 1.5}, nil, ErrInvalid},
-		{Rerun{ID: first.ID, Setting: "top_p", Value: 2}, nil, ErrInvalid},
-		{Rerun{ID: first.ID, Setting: "voice", Value: 1}, nil, ErrInvalid},
-		{Rerun{ID: 99, Setting: "seed", Value: 1}, nil, ErrNotFound},
+		{takes.Rerun{ID: first.ID, Setting: "temperature", Value: 0.5}, func(r *engine.SpeechRequest) { r.Sampling.Temperature = 0.5 }, nil},
+		{takes.Rerun{ID: first.ID, Setting: "seed", Value: 77}, func(r *engine.SpeechRequest) { r.Seed = 77 }, nil},
+		{takes.Rerun{ID: first.ID, Setting: "top_k", Value: 1.5}, nil, studio.ErrInvalid},
+		{takes.Rerun{ID: first.ID, Setting: "top_p", Value: 2}, nil, studio.ErrInvalid},
+		{takes.Rerun{ID: first.ID, Setting: "voice", Value: 1}, nil, studio.ErrInvalid},
+		{takes.Rerun{ID: 99, Setting: "seed", Value: 1}, nil, studio.ErrNotFound},
 	}
 	for _, tc := range tests {
 		tk, err := svc.RerunTake(tc.r)
@@ -266,7 +224,7 @@ func TestRerunChangesOneSetting(t *testing.T) {
 		if !reflect.DeepEqual(tk.Request, want) || !strings.Contains(tk.Name, tc.r.Setting) {
 			t.Errorf("%+v: request %+v name %q, want %+v", tc.r, tk.Request, tk.Name, want)
 		}
-		waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })
+		waitFor(t, func() bool { return svc.Takes()[0].State != takes.TakeRunning })
 	}
 }
 
@@ -274,88 +232,43 @@ func TestExportWritesWAVAndRaw(t *testing.T) {
 	svc := newTakesService(t, t.TempDir(), 3)
 	tk := speakAndWait(t, svc, speech("Export me."))
 	out := t.TempDir()
-	for _, f := range []string{ExportWAV16, ExportWAVFloat, ExportRaw16, ExportRawFloat} {
+	for _, f := range []string{takes.ExportWAV16, takes.ExportWAVFloat, takes.ExportRaw16, takes.ExportRawFloat} {
 		path := filepath.Join(out, "take."+f)
-		res, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: path, Format: f})
+		res, err := svc.ExportTake(takes.ExportRequest{ID: tk.ID, Path: path, Format: f})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		data, _ := os.ReadFile(path)
-		if int64(len(data)) != res.Bytes || res.Samples != 3*testSPF {
+		if int64(len(data)) != res.Bytes || res.Samples != 3*enginetest.SamplesPerFrame {
 			t.Fatalf("%s: %d bytes on disk, result %+v", f, len(data), res)
 		}
 		var got []float32
 		switch f {
-		case ExportWAV16, ExportWAVFloat:
+		case takes.ExportWAV16, takes.ExportWAVFloat:
 			w, err := audio.ParseWAV(data)
 			if err != nil || w.Rate != 44100 || w.Channels != 1 {
 				t.Fatalf("%s: %+v %v", f, w, err)
 			}
 			got = w.Samples
-		case ExportRaw16:
+		case takes.ExportRaw16:
 			for i := 0; i+1 < len(data); i += 2 {
 				got = append(got, float32(int16(uint16(data[i])|uint16(data[i+1])<<8))/32767)
 			}
-		case ExportRawFloat:
+		case takes.ExportRawFloat:
 			got = decodeFloat32LE(data)
 		}
-		if len(got) != 3*testSPF {
+		if len(got) != 3*enginetest.SamplesPerFrame {
 			t.Fatalf("%s: %d samples", f, len(got))
 		}
 		tol := float32(0)
-		if f == ExportWAV16 || f == ExportRaw16 {
+		if f == takes.ExportWAV16 || f == takes.ExportRaw16 {
 			tol = 0.5 / 32767 // rounding to the nearest step
 		}
 		for i, v := range got {
-			if d := v - testSignal(i); d > tol+1e-7 || d < -tol-1e-7 {
-				t.Fatalf("%s sample %d: %v, want %v", f, i, v, testSignal(i))
+			if d := v - enginetest.Signal(i); d > tol+1e-7 || d < -tol-1e-7 {
+				t.Fatalf("%s sample %d: %v, want %v", f, i, v, enginetest.Signal(i))
 			}
 		}
-	}
-}
-
-func TestExportFailuresLeaveNothingBehind(t *testing.T) {
-	svc := newTakesService(t, t.TempDir(), 2)
-	tk := speakAndWait(t, svc, speech("Refused."))
-	out := t.TempDir()
-	tests := []struct {
-		name string
-		path string
-		full bool
-		want string
-	}{
-		{"missing folder", filepath.Join(out, "no", "such.wav"), false, "does not exist"},
-		{"a directory", out, false, "is a directory"},
-		{"relative", "take.wav", false, "must be absolute"},
-		{"disk full", filepath.Join(out, "full.wav"), true, "the disk is full; nothing was written"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.full {
-				// A writer that fails the way a full disk does (ENOSPC from
-				// write, its temporary file removed): the message says so.
-				writeExport = func(path string, data []byte) error {
-					f, err := os.CreateTemp(filepath.Dir(path), ".x-*")
-					if err != nil {
-						return err
-					}
-					f.Close()
-					os.Remove(f.Name()) // what WriteFileAtomic does on a failed write
-					return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-				}
-				defer func() { writeExport = audio.WriteFileAtomic }()
-			}
-			_, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: tc.path, Format: ExportWAV16})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want %q", err, tc.want)
-			}
-			if entries, _ := os.ReadDir(out); len(entries) != 0 {
-				t.Fatalf("left behind: %v", entries)
-			}
-		})
-	}
-	if _, err := svc.ExportTake(ExportRequest{ID: tk.ID, Path: filepath.Join(out, "x.wav"), Format: "mp3"}); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("unknown format: %v", err)
 	}
 }
 
@@ -375,8 +288,8 @@ func TestUnreadableTakeFolderIsNeverReused(t *testing.T) {
 	speakAndWait(t, svc, speech("One."))
 	speakAndWait(t, svc, speech("Two."))
 	Shutdown(svc)
-	os.Truncate(filepath.Join(dir, "2", takePCMFile), 100)
-	before, _ := os.ReadFile(filepath.Join(dir, "2", takeMetaFile))
+	os.Truncate(filepath.Join(dir, "2", "pcm.f32"), 100)
+	before, _ := os.ReadFile(filepath.Join(dir, "2", "take.json"))
 
 	again := newTakesService(t, dir, 3)
 	if w := strings.Join(again.Studio().Warnings, "\n"); !strings.Contains(w, "skipped take "+filepath.Join(dir, "2")) {
@@ -386,8 +299,8 @@ func TestUnreadableTakeFolderIsNeverReused(t *testing.T) {
 	if tk.ID != 3 || !tk.Stored {
 		t.Fatalf("new take after an unreadable #2: %+v", tk)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, "2", takeMetaFile))
-	if fi, err := os.Stat(filepath.Join(dir, "2", takePCMFile)); err != nil || fi.Size() != 100 || string(after) != string(before) {
+	after, _ := os.ReadFile(filepath.Join(dir, "2", "take.json"))
+	if fi, err := os.Stat(filepath.Join(dir, "2", "pcm.f32")); err != nil || fi.Size() != 100 || string(after) != string(before) {
 		t.Fatalf("the unreadable folder was changed: %v %v", fi, err)
 	}
 	// A folder that appears under a new take's id (another studio) is not replaced.
@@ -415,12 +328,12 @@ func TestInterruptedSavesAreCleanedAtStart(t *testing.T) {
 			os.Chtimes(filepath.Dir(path), old, old)
 		}
 	}
-	mk(filepath.Join(dir, ".take-7-123456", takePCMFile), 5000, true) // a killed take save
-	mk(filepath.Join(dir, "1", ".take.json.98765"), 300, true)        // a killed rename
-	mk(filepath.Join(dir, ".take-8-555", takePCMFile), 7000, false)   // a save in progress elsewhere
-	mk(filepath.Join(dir, ".take-notes", "x"), 10, true)              // not our name
-	mk(filepath.Join(dir, "1", ".take.json.4242"), 10, false)         // a rename in progress: left, counted
-	mk(filepath.Join(dir, "notes.txt"), 10, true)                     // foreign file
+	mk(filepath.Join(dir, ".take-7-123456", "pcm.f32"), 5000, true) // a killed take save
+	mk(filepath.Join(dir, "1", ".take.json.98765"), 300, true)      // a killed rename
+	mk(filepath.Join(dir, ".take-8-555", "pcm.f32"), 7000, false)   // a save in progress elsewhere
+	mk(filepath.Join(dir, ".take-notes", "x"), 10, true)            // not our name
+	mk(filepath.Join(dir, "1", ".take.json.4242"), 10, false)       // a rename in progress: left, counted
+	mk(filepath.Join(dir, "notes.txt"), 10, true)                   // foreign file
 
 	again := newTakesService(t, dir, 3)
 	for _, gone := range []string{".take-7-123456", "1/.take.json.98765"} {
@@ -428,14 +341,22 @@ func TestInterruptedSavesAreCleanedAtStart(t *testing.T) {
 			t.Errorf("%s was not cleaned: %v", gone, err)
 		}
 	}
-	for _, kept := range []string{".take-8-555", ".take-notes/x", "1/.take.json.4242", "notes.txt", "1/" + takePCMFile} {
+	for _, kept := range []string{".take-8-555", ".take-notes/x", "1/.take.json.4242", "notes.txt", "1/" + "pcm.f32"} {
 		if _, err := os.Stat(filepath.Join(dir, kept)); err != nil {
 			t.Errorf("%s was removed: %v", kept, err)
 		}
 	}
 	// The save in progress counts against the limit; new ids pass its id.
 	st := again.Studio()
-	if want := again.takes.list[0].bytes + 7000 + 10; st.TakesBytes != want {
+	var take1 int64
+	for _, f := range []string{"take.json", "pcm.f32"} {
+		fi, err := os.Stat(filepath.Join(dir, "1", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		take1 += fi.Size()
+	}
+	if want := take1 + 7000 + 10; st.TakesBytes != want {
 		t.Errorf("stored bytes %d, want %d (take #1, the save in progress and the recent temp file)", st.TakesBytes, want)
 	}
 	if tk := speakAndWait(t, again, speech("Two.")); tk.ID != 9 {

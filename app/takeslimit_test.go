@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
+	"proscenium/app/settings"
+	"proscenium/app/takes"
 	"proscenium/engine"
 )
 
@@ -16,7 +19,7 @@ import (
 func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(t.TempDir(), "settings.json")
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &pcmEngine{frames: 40}, nil }, TakesDir: dir, SettingsPath: path})
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir, SettingsPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +34,10 @@ func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 	lower.TakesLimitBytes = 1 << 20 // three of them fit
 
 	_, err = svc.SetSettings(lower)
-	if !errors.Is(err, ErrConfirm) || !strings.Contains(err.Error(), "#1") {
+	if !errors.Is(err, takes.ErrConfirm) || !strings.Contains(err.Error(), "#1") {
 		t.Fatalf("a lower limit through SetSettings: %v, want ErrConfirm naming take #1", err)
 	}
-	if len(svc.Takes()) != 4 || svc.Settings().TakesLimitBytes != DefaultTakesLimit {
+	if len(svc.Takes()) != 4 || svc.Settings().TakesLimitBytes != settings.DefaultTakesLimit {
 		t.Fatal("the refused change changed something")
 	}
 	effect, err := svc.TakesLimitEffect(lower.TakesLimitBytes)
@@ -45,23 +48,23 @@ func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 		t.Fatal("asking removed takes")
 	}
 	// A confirmation of other takes than those that would go changes nothing.
-	if _, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{2}}); !errors.Is(err, ErrConfirm) {
+	if _, err := svc.ApplyTakesLimit(takes.TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{2}}); !errors.Is(err, takes.ErrConfirm) {
 		t.Fatalf("a wrong confirmation: %v", err)
 	}
-	if _, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes}); !errors.Is(err, ErrConfirm) {
+	if _, err := svc.ApplyTakesLimit(takes.TakesLimitChange{Limit: lower.TakesLimitBytes}); !errors.Is(err, takes.ErrConfirm) {
 		t.Fatalf("a confirmation of nothing: %v", err)
 	}
 	if len(svc.Takes()) != 4 {
 		t.Fatal("a refused confirmation removed takes")
 	}
-	st, err := svc.ApplyTakesLimit(TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{1}})
+	st, err := svc.ApplyTakesLimit(takes.TakesLimitChange{Limit: lower.TakesLimitBytes, Remove: []int{1}})
 	if err != nil || st.TakesLimitBytes != 1<<20 {
 		t.Fatalf("confirmed: %+v %v", st, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "1")); !os.IsNotExist(err) || len(svc.Takes()) != 3 {
 		t.Fatalf("take #1 after the confirmed limit: %v, %d takes", err, len(svc.Takes()))
 	}
-	if onDisk, err := LoadSettings(path); err != nil || onDisk.TakesLimitBytes != 1<<20 {
+	if onDisk, err := settings.Load(path); err != nil || onDisk.TakesLimitBytes != 1<<20 {
 		t.Fatalf("settings file: %+v %v", onDisk, err)
 	}
 	// Raising it, or lowering it where nothing has to go, needs no confirmation.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/model"
+	"proscenium/app/studio"
 	"proscenium/engine"
 	"proscenium/engine/drama3"
 )
@@ -31,13 +33,13 @@ func TestCountTokensAsksTheEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.CountTokens("Hello."); !errors.Is(err, ErrNoModel) {
+			if _, err := svc.CountTokens("Hello."); !errors.Is(err, studio.ErrNoModel) {
 				t.Fatalf("no model: error %v", err)
 			}
 			if _, err := svc.LoadModel(t.TempDir()); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+			waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
 			n, err := svc.CountTokens("Hello.")
 			if c.want != "" {
 				if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -72,7 +74,7 @@ func TestCheckScriptAsksTheEngine(t *testing.T) {
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
 	c, err := svc.CheckScript("ab<|x|>cd<|x|>")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestCheckScriptWhenTheEngineCannot(t *testing.T) {
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
 	c, err := svc.CheckScript("Hello <|im_end|> there.")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/model"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/app/voice"
+	"proscenium/app/voices"
 	"proscenium/engine"
 	"proscenium/engine/demo"
 )
@@ -30,24 +34,24 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Shutdown(svc) })
-	if _, err := svc.CreateVoice("Ada", "Hello.", rec); !errors.Is(err, ErrNoModel) {
+	if _, err := svc.CreateVoice("Ada", "Hello.", rec); !errors.Is(err, studio.ErrNoModel) {
 		t.Errorf("without a model: %v", err)
 	}
-	model := t.TempDir()
-	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.LoadModel(model); err != nil {
+	if _, err := svc.LoadModel(dir); err != nil {
 		t.Fatal(err)
 	}
-	voices, err := svc.CreateVoice("Ada", "  The quick brown fox. ", rec)
+	saved, err := svc.CreateVoice("Ada", "  The quick brown fox. ", rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(voices) != 1 || voices[0].Name != "Ada" || len(voices[0].Reference) != 64 || voices[0].Sampling != engine.DefaultSampling() {
-		t.Fatalf("voices %+v", voices)
+	if len(saved) != 1 || saved[0].Name != "Ada" || len(saved[0].Reference) != 64 || saved[0].Sampling != engine.DefaultSampling() {
+		t.Fatalf("voices %+v", saved)
 	}
-	refs, err := svc.VoiceReferences(voices[0])
+	refs, err := svc.VoiceReferences(saved[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,17 +78,17 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 		{"Bob", "", rec, "transcript is empty"},
 		{"Bob", "Hi.", []byte("noise"), "cannot read the reference"},
 	} {
-		if _, err := svc.CreateVoice(tc.name, tc.transcript, tc.rec); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := svc.CreateVoice(tc.name, tc.transcript, tc.rec); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CreateVoice(%q, %q): %v, want %q", tc.name, tc.transcript, err, tc.want)
 		}
 	}
 	if n := len(svc.Voices()); n != 1 {
 		t.Errorf("refusals changed the voices: %d", n)
 	}
-	if err := os.RemoveAll(filepath.Join(lib, voices[0].Reference)); err != nil {
+	if err := os.RemoveAll(filepath.Join(lib, saved[0].Reference)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.VoiceReferences(voices[0]); err == nil || !strings.Contains(err.Error(), `voice "Ada": its recording is no longer in the voice library`) {
+	if _, err := svc.VoiceReferences(saved[0]); err == nil || !strings.Contains(err.Error(), `voice "Ada": its recording is no longer in the voice library`) {
 		t.Errorf("missing recording: %v", err)
 	}
 }
@@ -108,23 +112,23 @@ func TestSpeakCast(t *testing.T) {
 	if _, err := svc.CreateVoice("Bob", "Bob speaks.", rec2); err != nil {
 		t.Fatal(err)
 	}
-	take, err := svc.SpeakCast(CastRequest{Request: speech("<|speaker:1|>Hi Ada. <|speaker:0|>Hi Bob."), Cast: []string{"Ada", "Bob"}})
+	take, err := svc.SpeakCast(voices.CastRequest{Request: speech("<|speaker:1|>Hi Ada. <|speaker:0|>Hi Bob."), Cast: []string{"Ada", "Bob"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return svc.Takes()[0].State != TakeRunning })
+	waitFor(t, func() bool { return svc.Takes()[0].State != takes.TakeRunning })
 	refs := take.Request.References
 	if len(refs) != 2 || refs[0].Transcript != "Ada speaks." || refs[1].Transcript != "Bob speaks." || !slices.Equal(take.Voices, []string{"Ada", "Bob"}) {
 		t.Fatalf("take %+v", take)
 	}
-	again, err := svc.RerunTake(Rerun{ID: take.ID})
+	again, err := svc.RerunTake(takes.Rerun{ID: take.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(again.Request.References, refs) || !slices.Equal(again.Voices, take.Voices) {
 		t.Errorf("re-run lost the voices: %+v", again)
 	}
-	waitFor(t, func() bool { return svc.Takes()[1].State != TakeRunning })
+	waitFor(t, func() bool { return svc.Takes()[1].State != takes.TakeRunning })
 	for _, tc := range []struct {
 		cast []string
 		want string
@@ -132,7 +136,7 @@ func TestSpeakCast(t *testing.T) {
 		{[]string{"Nobody"}, `speaker 0: no voice called "Nobody" has a recording`},
 		{[]string{"Ada", "Ada", "Ada", "Ada", "Ada"}, "5 voices cast, at most 4"},
 	} {
-		if _, err := svc.SpeakCast(CastRequest{Request: speech("Hi."), Cast: tc.cast}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		if _, err := svc.SpeakCast(voices.CastRequest{Request: speech("Hi."), Cast: tc.cast}); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("cast %v: %v, want %q", tc.cast, err, tc.want)
 		}
 	}
@@ -147,13 +151,13 @@ func voiceService(t *testing.T, eng engine.Engine) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { Shutdown(svc) })
-	model := t.TempDir()
-	if err := os.WriteFile(filepath.Join(model, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.LoadModel(model); err != nil {
+	if _, err := svc.LoadModel(dir); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == ModelLoaded })
+	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
 	return svc
 }

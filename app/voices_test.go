@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/app/studio"
 	"proscenium/app/voice"
 	"proscenium/engine"
 )
@@ -37,7 +38,7 @@ func TestVoicesSaved(t *testing.T) {
 		{voice.Voice{Name: "x", Sampling: engine.Sampling{TopP: 0}}, "top_p"},
 		{voice.Voice{Name: "x", Speaker: new(int), Sampling: engine.DefaultSampling(), Seed: 1 << 60}, "seed"},
 	} {
-		if _, err := svc.SaveVoice(bad.v); err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), bad.says) {
+		if _, err := svc.SaveVoice(bad.v); err == nil || !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), bad.says) {
 			t.Errorf("%+v: %v, want ErrInvalid saying %q", bad.v, err, bad.says)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package soundcard plays takes through this machine's sound card with
 // github.com/ebitengine/oto/v3 (44.1 kHz mono, float32): the one oto
 // context of the process, opened off the UI path with a deadline, and a
-// Player (app.Speaker) fed with a take's chunks as they arrive. It links
+// Player (playback.Speaker) fed with a take's chunks as they arrive. It links
 // ALSA through cgo, so only the desktop window imports it.
 package soundcard
 
@@ -12,7 +12,7 @@ import (
 
 	"github.com/ebitengine/oto/v3"
 
-	"proscenium/app"
+	pb "proscenium/app/playback"
 )
 
 // This file opens the sound card. oto allows one context per process and,
@@ -22,15 +22,15 @@ import (
 // waited for with a deadline; absence becomes a status the UI shows.
 
 type (
-	AudioStatus = app.AudioStatus
+	AudioStatus = pb.AudioStatus
 )
 
 const (
-	AudioOpening     = app.AudioOpening
-	AudioReady       = app.AudioReady
-	AudioUnavailable = app.AudioUnavailable
-	AudioOff         = app.AudioOff
-	OutputSampleRate = app.OutputSampleRate
+	AudioOpening     = pb.AudioOpening
+	AudioReady       = pb.AudioReady
+	AudioUnavailable = pb.AudioUnavailable
+	AudioOff         = pb.AudioOff
+	OutputSampleRate = pb.OutputSampleRate
 )
 
 // AudioOutput is the process's one oto context.

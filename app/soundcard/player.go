@@ -6,15 +6,15 @@ import (
 
 	"github.com/ebitengine/oto/v3"
 
-	"proscenium/app"
+	pb "proscenium/app/playback"
 )
 
-type PlaybackStatus = app.PlaybackStatus
+type PlaybackStatus = pb.PlaybackStatus
 
 const (
-	PlayStopped = app.PlayStopped
-	PlayPlaying = app.PlayPlaying
-	PlayPaused  = app.PlayPaused
+	PlayStopped = pb.PlayStopped
+	PlayPlaying = pb.PlayPlaying
+	PlayPaused  = pb.PlayPaused
 )
 
 // playback drives the one oto player: the live take as its chunks arrive,
@@ -209,13 +209,13 @@ func (p *playback) status() PlaybackStatus {
 	return st
 }
 
-// Player is the sound card as app.Speaker.
+// Player is the sound card as playback.Speaker.
 type Player struct{ p *playback }
 
 // NewPlayer plays through out (OpenAudioOutput).
 func NewPlayer(out *AudioOutput) *Player { return &Player{newPlayback(out)} }
 
-var _ app.Speaker = (*Player)(nil)
+var _ pb.Speaker = (*Player)(nil)
 
 func (pl *Player) Status() AudioStatus           { return pl.p.out.Status() }
 func (pl *Player) OnChange(fn func(AudioStatus)) { pl.p.out.OnChange(fn) }
@@ -228,7 +228,7 @@ func (pl *Player) Playback() PlaybackStatus      { return pl.p.status() }
 func (pl *Player) Play(id int, pcm []float32, offset int64) error { return pl.p.play(id, pcm, offset) }
 
 // StartLive returns the live take's feed, or nil without a card.
-func (pl *Player) StartLive(id int) app.LiveTake {
+func (pl *Player) StartLive(id int) pb.LiveTake {
 	s := pl.p.liveStream(id)
 	if s == nil {
 		return nil

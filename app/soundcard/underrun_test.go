@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/app"
+	pb "proscenium/app/playback"
 )
 
 // simulatePlayback runs a take through pcmStream on a virtual clock: the
@@ -35,7 +35,7 @@ func simulatePlayback(t *testing.T, rate float64, frames int) (underruns int, ca
 		for made < frames && el > 0 && float64(made) < el.Seconds()*rate+1 {
 			made++
 			if made-chunkFrom == chunkSize || made == frames {
-				s.setTarget(app.RebufferSamples(rate, audioRate, frames-made, min(2*chunkSize, 32), spf))
+				s.setTarget(pb.RebufferSamples(rate, audioRate, frames-made, min(2*chunkSize, 32), spf))
 				s.write(make([]float32, (made-chunkFrom)*spf))
 				chunkFrom, chunkSize = made, min(2*chunkSize, 32)
 				if made == frames {

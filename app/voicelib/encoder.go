@@ -1,23 +1,19 @@
 package voicelib
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 
 	"proscenium/engine/audio/decode"
-	"proscenium/engine/checkpoint"
-	"proscenium/engine/cpu"
-	"proscenium/engine/drama3"
+	"proscenium/engine/open"
 )
 
-// CPUEncoder is the CPU reference codec encoder of a codec.pth, named by
-// the file's SHA-256.
+// CPUEncoder is the CPU reference codec encoder of a codec.pth (asked of
+// engine/open), named by the file's SHA-256.
 type CPUEncoder struct {
-	enc *cpu.CodecEncoder
-	id  string
+	*open.CodecEncoder
+	id string
 }
 
 // LoadCPUEncoder reads the encoder of the codec.pth at path.
@@ -31,15 +27,11 @@ func LoadCPUEncoder(path string) (*CPUEncoder, error) {
 
 // LoadCPUEncoderBytes reads the encoder of a codec.pth held in memory.
 func LoadCPUEncoderBytes(b []byte, name string) (*CPUEncoder, error) {
-	ts, err := checkpoint.ReadTorch(bytes.NewReader(b), int64(len(b)), name)
+	enc, err := open.LoadCodecEncoderBytes(b, name)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := cpu.LoadCodecEncoder(ts, drama3.CodecOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &CPUEncoder{enc: enc, id: CodecID(b)}, nil
+	return &CPUEncoder{CodecEncoder: enc, id: CodecID(b)}, nil
 }
 
 // CodecID names a codec.pth by its bytes' SHA-256: the library keeps the
@@ -52,9 +44,8 @@ func CodecID(codecPTH []byte) string {
 // CodecIDOfSum is CodecID of a file whose SHA-256 is sum.
 func CodecIDOfSum(sum []byte) string { return "codec-sha256:" + hex.EncodeToString(sum) }
 
-func (e *CPUEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) { return e.enc.Encode(audio) }
-func (e *CPUEncoder) Codebooks() int                                     { return e.enc.Geometry().Codebooks }
-func (e *CPUEncoder) ID() string                                         { return e.id }
+// ID names the codec (CodecID).
+func (e *CPUEncoder) ID() string { return e.id }
 
 // EncodeRecording reads a reference recording (decode.ReadReference: WAV,
 // FLAC, MP3 or Ogg Opus, 2–30 s, not silent) and returns its codes, one
@@ -69,16 +60,16 @@ func EncodeRecording(e Encoder, recording []byte) ([][]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.Encode(ref.Samples)
+	flat, frames, err := e.EncodeReference(ref.Samples)
 	if err != nil {
 		return nil, err
 	}
 	nb := e.Codebooks()
-	codes := make([][]int, res.Frames)
+	codes := make([][]int, frames)
 	for f := range codes {
 		codes[f] = make([]int, nb)
 		for c := range codes[f] {
-			codes[f][c] = int(res.Codes[f*nb+c])
+			codes[f][c] = int(flat[f*nb+c])
 		}
 	}
 	return codes, nil

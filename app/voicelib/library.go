@@ -24,7 +24,6 @@ import (
 	"proscenium/engine/audio"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/checkpoint"
-	"proscenium/engine/cpu"
 )
 
 // DefaultDir is where the studio and proscenium serve keep the library.
@@ -39,7 +38,9 @@ const (
 // Encoder is the codec encoder the library caches codes from. ID names the
 // codec (a hash of its weights): codes made by another codec are re-made.
 type Encoder interface {
-	Encode(audio []float32) (*cpu.CodecEncoding, error)
+	// EncodeReference encodes mono samples at the codec's rate: codes
+	// frame-major, Codebooks per frame (engine.ReferenceEncoder's shape).
+	EncodeReference(samples []float32) (codes []int32, frames int, err error)
 	Codebooks() int
 	ID() string
 }
@@ -98,7 +99,7 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	if err != nil {
 		return nil, err
 	}
-	res, err := enc.Encode(ref.Samples)
+	flat, frames, err := enc.EncodeReference(ref.Samples)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the reference: %w", err)
 	}
@@ -107,7 +108,7 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	idSum := sha256.Sum256([]byte(audioSum + "\x00" + transcript))
 	id := hex.EncodeToString(idSum[:])
 	e := &Entry{ID: id, Transcript: transcript, AudioFile: "reference" + extension(ref.Format), Format: string(ref.Format),
-		Seconds: ref.Seconds(), SourceRate: ref.SourceRate, Frames: res.Frames, CodecID: enc.ID(), AudioSHA256: audioSum}
+		Seconds: ref.Seconds(), SourceRate: ref.SourceRate, Frames: frames, CodecID: enc.ID(), AudioSHA256: audioSum}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	dir := filepath.Join(l.dir, id)
@@ -117,7 +118,7 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	if err := audio.WriteFileAtomic(filepath.Join(dir, e.AudioFile), recording); err != nil {
 		return nil, fmt.Errorf("voice library: %w", err)
 	}
-	if err := writeCodes(dir, res.Codes, res.Frames, enc.Codebooks()); err != nil {
+	if err := writeCodes(dir, flat, frames, enc.Codebooks()); err != nil {
 		return nil, err
 	}
 	if err := writeManifest(dir, e); err != nil {
@@ -229,14 +230,14 @@ func (l *Library) Load(id string, enc Encoder) (*Entry, [][]int, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("voice library: the recording of %s: %w", id, err)
 	}
-	res, err := enc.Encode(ref.Samples)
+	flat, frames, err := enc.EncodeReference(ref.Samples)
 	if err != nil {
 		return nil, nil, fmt.Errorf("voice library: encoding %s: %w", id, err)
 	}
-	if err := writeCodes(dir, res.Codes, res.Frames, enc.Codebooks()); err != nil {
+	if err := writeCodes(dir, flat, frames, enc.Codebooks()); err != nil {
 		return nil, nil, err
 	}
-	e.Frames, e.CodecID = res.Frames, enc.ID()
+	e.Frames, e.CodecID = frames, enc.ID()
 	if err := writeManifest(dir, &e); err != nil {
 		return nil, nil, err
 	}

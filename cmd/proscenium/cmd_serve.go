@@ -13,6 +13,11 @@ import (
 	"syscall"
 
 	"proscenium/app"
+	"proscenium/app/model"
+	"proscenium/app/server"
+	"proscenium/app/settings"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/open"
@@ -24,15 +29,15 @@ func init() {
 }
 
 // servedModelID is the "model" value clients send to /v1/audio/speech.
-const servedModelID = app.SpeechModelID
+const servedModelID = server.SpeechModelID
 
 func runServe(args []string) error {
 	fs := newFlags("serve")
 	ui := fs.Bool("ui", false, "serve the studio UI and its API (/api/) to a browser")
-	model := fs.String("model", os.Getenv(modelEnv), "checkpoint directory or Hugging Face repository id to load at start (the speech API answers 503 until a model is loaded; default: $"+modelEnv+")")
+	modelArg := fs.String("model", os.Getenv(modelEnv), "checkpoint directory or Hugging Face repository id to load at start (the speech API answers 503 until a model is loaded; default: $"+modelEnv+")")
 	host := fs.String("host", envOr(hostEnv, "127.0.0.1"), "address to listen on (loopback by default; anything else exposes the server to the network; default: $"+hostEnv+")")
-	port := fs.Int("port", app.DefaultServerPort, "port to listen on (0 picks a free port; default: $"+portEnv+", else the settings' server_port)")
-	settings := fs.String("settings", app.DefaultSettingsPath(), "settings file (\"\": keep settings in memory only)")
+	port := fs.Int("port", settings.DefaultServerPort, "port to listen on (0 picks a free port; default: $"+portEnv+", else the settings' server_port)")
+	settingsPath := fs.String("settings", settings.DefaultPath(), "settings file (\"\": keep settings in memory only)")
 	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	var allowOrigins, allowHosts listFlag
@@ -55,11 +60,11 @@ func runServe(args []string) error {
 		}
 		*port, portGiven = p, true
 	}
-	reqLog, err := app.NewRequestLogger(os.Stderr, *logFormat)
+	reqLog, err := server.NewRequestLogger(os.Stderr, *logFormat)
 	if err != nil {
 		return fmt.Errorf("%w: --log-format: %v", errUsage, err)
 	}
-	if !*ui && *model == "" {
+	if !*ui && *modelArg == "" {
 		return fmt.Errorf("%w: nothing to serve: give --model DIR (speech API) and/or --ui (studio UI)", errUsage)
 	}
 	if *port < 0 || *port > 65535 {
@@ -69,7 +74,7 @@ func runServe(args []string) error {
 		*apiKey = os.Getenv(apiKeyEnv)
 	}
 	if *apiKey != "" {
-		if err := app.ValidateAPIKey(*apiKey); err != nil {
+		if err := server.ValidateAPIKey(*apiKey); err != nil {
 			return fmt.Errorf("%w: --api-key: %v", errUsage, err)
 		}
 	}
@@ -79,17 +84,17 @@ func runServe(args []string) error {
 		}
 	}
 
-	hub := app.NewHub()
+	hub := studio.NewHub()
 	// Browser mode: takes and the demo model live under the XDG data
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
-	cfg := app.Config{SettingsPath: *settings, Events: hub, TakesDir: app.DefaultTakesDir(), DemoDir: app.DefaultDemoDir(),
+	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
 		VoicesDir: voicelib.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
 			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
 		}}
 	if *ui {
-		cfg.ProbeGPU = app.ProbeGPUWorker // the model panel says whether the GPU backend can start
+		cfg.ProbeGPU = model.ProbeGPUWorker // the model panel says whether the GPU backend can start
 	}
 	svc, err = app.New(cfg)
 	if err != nil {
@@ -99,8 +104,8 @@ func runServe(args []string) error {
 	if !portGiven {
 		*port = svc.Settings().ServerPort
 	}
-	if *model != "" {
-		dir, err := resolveModel(*model)
+	if *modelArg != "" {
+		dir, err := resolveModel(*modelArg)
 		if err != nil {
 			return err
 		}
@@ -115,7 +120,7 @@ func runServe(args []string) error {
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
 	loopback := tcp != nil && tcp.IP.IsLoopback()
-	opt := app.ServerOptions{LoopbackOnly: loopback}
+	opt := server.Options{LoopbackOnly: loopback}
 	if *ui {
 		opt.UI = frontend.Dist()
 	}
@@ -127,7 +132,7 @@ func runServe(args []string) error {
 	// API takes are recorded in the studio's takes list (marked as API takes).
 	app.SpeechAPI(svc, servedModelID).Register(mux)
 
-	policy := app.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
+	policy := server.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {
 		policy.AllowHosts = append(policy.AllowHosts, tcp.IP.String()) // the address it was asked to listen on
 	}
@@ -153,7 +158,7 @@ func runServe(args []string) error {
 
 	app.AttachServer(svc, "http://"+ln.Addr().String())
 	// The access log is outermost: requests the policy refuses are logged too.
-	return app.Serve(ctx, ln, app.AccessLog(app.Protect(app.LogRequests(svc, mux), policy), reqLog), app.DefaultServeLimits())
+	return server.Serve(ctx, ln, server.AccessLog(server.Protect(app.LogRequests(svc, mux), policy), reqLog), server.DefaultServeLimits())
 }
 
 // The environment variables that hold serve's defaults (a service unit or a

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"proscenium/app"
+	"proscenium/app/model"
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
@@ -262,7 +262,7 @@ func synth(args []string, std streams) error {
 	prog := &progress{w: std.log, on: std.terminal && !*quiet}
 	stopLoad := func(bool) {}
 	if prog.on {
-		stopLoad = app.WatchLoad(*tf.model, prog.load)
+		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
 	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
 	stopLoad(err == nil)

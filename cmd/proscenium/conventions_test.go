@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/app"
+	"proscenium/app/settings"
 	"proscenium/app/speechapi"
 	"proscenium/engine"
 )
@@ -115,9 +115,9 @@ func TestOneDefaultMaxFrames(t *testing.T) {
 	fs := newFlags("synth")
 	addTakeFlags(fs)
 	cli := fs.Lookup("max-frames").DefValue
-	if cli != "2048" || app.DefaultSettings().MaxFrames != engine.DefaultMaxFrames ||
+	if cli != "2048" || settings.Default().MaxFrames != engine.DefaultMaxFrames ||
 		speechapi.DefaultLimits().DefaultMaxFrames != engine.DefaultMaxFrames || engine.DefaultMaxFrames != 2048 {
-		t.Errorf("max frames: CLI %s, settings %d, API %d, engine %d", cli, app.DefaultSettings().MaxFrames,
+		t.Errorf("max frames: CLI %s, settings %d, API %d, engine %d", cli, settings.Default().MaxFrames,
 			speechapi.DefaultLimits().DefaultMaxFrames, engine.DefaultMaxFrames)
 	}
 }

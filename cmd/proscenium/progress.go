@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"proscenium/app"
+	"proscenium/app/model"
 )
 
 // progress draws one status line on a terminal (stderr), rewritten in place:
@@ -25,7 +25,7 @@ type progress struct {
 // nothing next to a frame.
 const progressEvery = 100 * time.Millisecond
 
-func (p *progress) load(l app.LoadProgress) {
+func (p *progress) load(l model.LoadProgress) {
 	if l.Total <= 0 {
 		return
 	}

@@ -44,16 +44,16 @@ func loadReferences(modelDir string, files, texts []string) ([]engine.Reference,
 		if err != nil {
 			return nil, fmt.Errorf("--ref %s: %w", f, err)
 		}
-		res, err := enc.Encode(ref.Samples)
+		flat, frames, err := enc.EncodeReference(ref.Samples)
 		if err != nil {
 			return nil, fmt.Errorf("--ref %s: %w", f, err)
 		}
 		nb := enc.Codebooks()
-		codes := make([][]int, res.Frames)
+		codes := make([][]int, frames)
 		for fr := range codes {
 			codes[fr] = make([]int, nb)
 			for c := range codes[fr] {
-				codes[fr][c] = int(res.Codes[fr*nb+c])
+				codes[fr][c] = int(flat[fr*nb+c])
 			}
 		}
 		refs[i] = engine.Reference{Transcript: texts[i], Codes: codes}

@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine, voice } from '../../wailsjs/go/models';
+import type { app, engine, model, playback, server, settings, takes, voice, voices } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -10,38 +10,38 @@ type Plain<T> = T extends (infer U)[]
     ? { -readonly [K in keyof T as T[K] extends (...args: never[]) => unknown ? never : K]: Plain<T[K]> }
     : T;
 
-export type ModelStatus = Plain<app.ModelStatus>;
-export type Settings = Plain<app.Settings>;
-export type Preset = Plain<app.Preset>;
-export type StatsView = Plain<app.StatsView>;
-export type Take = Plain<app.Take>;
+export type ModelStatus = Plain<model.ModelStatus>;
+export type Settings = Plain<settings.Settings>;
+export type Preset = Plain<settings.Preset>;
+export type StatsView = Plain<model.StatsView>;
+export type Take = Plain<takes.Take>;
 export type Sampling = Plain<engine.Sampling>;
 export type SpeechRequest = Plain<engine.SpeechRequest>;
 export type Finish = Plain<engine.Finish>;
 export type Memory = Plain<engine.Memory>;
 export type Info = Plain<engine.Info>;
-export type Peaks = Plain<app.Peaks>;
+export type Peaks = Plain<takes.Peaks>;
 export type StudioStatus = Plain<app.StudioStatus>;
-export type PlaybackStatus = Plain<app.PlaybackStatus>;
-export type LoadProgress = Plain<app.LoadProgress>;
-export type ModelSummary = Plain<app.ModelSummary>;
-export type ModelCandidate = Plain<app.ModelCandidate>;
-export type ExportRequest = Plain<app.ExportRequest>;
-export type ExportResult = Plain<app.ExportResult>;
-export type TokenCount = Plain<app.TokenCount>;
-export type Rerun = Plain<app.Rerun>;
+export type PlaybackStatus = Plain<playback.PlaybackStatus>;
+export type LoadProgress = Plain<model.LoadProgress>;
+export type ModelSummary = Plain<model.ModelSummary>;
+export type ModelCandidate = Plain<model.ModelCandidate>;
+export type ExportRequest = Plain<takes.ExportRequest>;
+export type ExportResult = Plain<takes.ExportResult>;
+export type TokenCount = Plain<model.TokenCount>;
+export type Rerun = Plain<takes.Rerun>;
 export type Voice = Plain<voice.Voice>;
 // []byte fields travel as base64 strings in JSON (the generated type says number[]).
-export type VoiceRecording = Omit<Plain<app.VoiceRecording>, 'data'> & { data: string };
-export type CastRequest = Plain<app.CastRequest>;
-export type TakesLimitEffect = Plain<app.TakesLimitEffect>;
-export type TakesLimitChange = Plain<app.TakesLimitChange>;
-export type ScriptCheck = Plain<app.ScriptCheck>;
-export type ScriptProblem = Plain<app.ScriptProblem>;
-export type ServerStatus = Plain<app.ServerStatus>;
-export type RequestRecord = Plain<app.RequestRecord>;
+export type VoiceRecording = Omit<Plain<voices.VoiceRecording>, 'data'> & { data: string };
+export type CastRequest = Plain<voices.CastRequest>;
+export type TakesLimitEffect = Plain<takes.TakesLimitEffect>;
+export type TakesLimitChange = Plain<takes.TakesLimitChange>;
+export type ScriptCheck = Plain<model.ScriptCheck>;
+export type ScriptProblem = Plain<model.ScriptProblem>;
+export type ServerStatus = Plain<server.ServerStatus>;
+export type RequestRecord = Plain<server.RequestRecord>;
 
-/** The waveform of a chunk as it arrives (app.AudioEvent). */
+/** The waveform of a chunk as it arrives (takes.AudioEvent). */
 export interface AudioEvent {
   take_id: number;
   from_sample: number;
@@ -50,7 +50,7 @@ export interface AudioEvent {
   peaks: number[];
 }
 
-/** A message for the status line (app.Notice). */
+/** A message for the status line (studio.Notice). */
 export interface Notice {
   level: string;
   text: string;
@@ -64,7 +64,7 @@ export interface PCMChunk {
   pcm: Float32Array;
 }
 
-/** Events the service pushes (app.Event names) and what each carries. */
+/** Events the service pushes (studio.Event names) and what each carries. */
 export interface EventData {
   model: ModelStatus;
   take: Take;

@@ -1,221 +1,5 @@
 export namespace app {
 	
-	export class AudioStatus {
-	    state: string;
-	    message: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new AudioStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.state = source["state"];
-	        this.message = source["message"];
-	    }
-	}
-	export class CastRequest {
-	    request: engine.SpeechRequest;
-	    cast: string[];
-	
-	    static createFrom(source: any = {}) {
-	        return new CastRequest(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
-	        this.cast = source["cast"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class ExportRequest {
-	    id: number;
-	    path: string;
-	    format: string;
-	    overwrite: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new ExportRequest(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.path = source["path"];
-	        this.format = source["format"];
-	        this.overwrite = source["overwrite"];
-	    }
-	}
-	export class ExportResult {
-	    path: string;
-	    bytes: number;
-	    samples: number;
-	    format: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ExportResult(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.path = source["path"];
-	        this.bytes = source["bytes"];
-	        this.samples = source["samples"];
-	        this.format = source["format"];
-	    }
-	}
-	export class LoadProgress {
-	    dir: string;
-	    read: number;
-	    total: number;
-	    done: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new LoadProgress(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.dir = source["dir"];
-	        this.read = source["read"];
-	        this.total = source["total"];
-	        this.done = source["done"];
-	    }
-	}
-	export class ModelCandidate {
-	    dir: string;
-	    source: string;
-	    label: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ModelCandidate(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.dir = source["dir"];
-	        this.source = source["source"];
-	        this.label = source["label"];
-	    }
-	}
-	export class ModelStatus {
-	    state: string;
-	    dir: string;
-	    info?: engine.Info;
-	    message: string;
-	    error: string;
-	    can_load: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new ModelStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.state = source["state"];
-	        this.dir = source["dir"];
-	        this.info = this.convertValues(source["info"], engine.Info);
-	        this.message = source["message"];
-	        this.error = source["error"];
-	        this.can_load = source["can_load"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class ModelSummary {
-	    dir: string;
-	    demo: boolean;
-	    layers: number;
-	    hidden: number;
-	    experts: number;
-	    codebooks: number;
-	    parameters: number;
-	    stored_bytes: number;
-	    file_bytes: number;
-	    memory_needed: number;
-	    memory_basis: string;
-	    context: number;
-	    gpu_bytes: number;
-	    gpu_note: string;
-	    problems: string[];
-	    error: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ModelSummary(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.dir = source["dir"];
-	        this.demo = source["demo"];
-	        this.layers = source["layers"];
-	        this.hidden = source["hidden"];
-	        this.experts = source["experts"];
-	        this.codebooks = source["codebooks"];
-	        this.parameters = source["parameters"];
-	        this.stored_bytes = source["stored_bytes"];
-	        this.file_bytes = source["file_bytes"];
-	        this.memory_needed = source["memory_needed"];
-	        this.memory_basis = source["memory_basis"];
-	        this.context = source["context"];
-	        this.gpu_bytes = source["gpu_bytes"];
-	        this.gpu_note = source["gpu_note"];
-	        this.problems = source["problems"];
-	        this.error = source["error"];
-	    }
-	}
-	export class Peaks {
-	    take_id: number;
-	    bucket: number;
-	    samples: number;
-	    values: number[];
-	
-	    static createFrom(source: any = {}) {
-	        return new Peaks(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.take_id = source["take_id"];
-	        this.bucket = source["bucket"];
-	        this.samples = source["samples"];
-	        this.values = source["values"];
-	    }
-	}
 	export class PlayRequest {
 	    id: number;
 	    at: number;
@@ -230,317 +14,8 @@ export namespace app {
 	        this.at = source["at"];
 	    }
 	}
-	export class PlaybackStatus {
-	    state: string;
-	    take_id: number;
-	    live: boolean;
-	    position: number;
-	    volume: number;
-	    underruns: number;
-	    silence_seconds: number;
-	    output: AudioStatus;
-	
-	    static createFrom(source: any = {}) {
-	        return new PlaybackStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.state = source["state"];
-	        this.take_id = source["take_id"];
-	        this.live = source["live"];
-	        this.position = source["position"];
-	        this.volume = source["volume"];
-	        this.underruns = source["underruns"];
-	        this.silence_seconds = source["silence_seconds"];
-	        this.output = this.convertValues(source["output"], AudioStatus);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class Preset {
-	    name: string;
-	    sampling: engine.Sampling;
-	
-	    static createFrom(source: any = {}) {
-	        return new Preset(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.name = source["name"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class RequestRecord {
-	    at_ms: number;
-	    method: string;
-	    path: string;
-	    status: number;
-	    bytes: number;
-	    ms: number;
-	    client: string;
-	    streamed: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new RequestRecord(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.at_ms = source["at_ms"];
-	        this.method = source["method"];
-	        this.path = source["path"];
-	        this.status = source["status"];
-	        this.bytes = source["bytes"];
-	        this.ms = source["ms"];
-	        this.client = source["client"];
-	        this.streamed = source["streamed"];
-	    }
-	}
-	export class Rerun {
-	    id: number;
-	    setting: string;
-	    value: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new Rerun(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.setting = source["setting"];
-	        this.value = source["value"];
-	    }
-	}
-	export class ScriptProblem {
-	    start: number;
-	    end: number;
-	    token: string;
-	    reason: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ScriptProblem(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.start = source["start"];
-	        this.end = source["end"];
-	        this.token = source["token"];
-	        this.reason = source["reason"];
-	    }
-	}
-	export class ScriptCheck {
-	    chars: number;
-	    bytes: number;
-	    max_bytes: number;
-	    tokenizer: boolean;
-	    problems: ScriptProblem[];
-	
-	    static createFrom(source: any = {}) {
-	        return new ScriptCheck(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.chars = source["chars"];
-	        this.bytes = source["bytes"];
-	        this.max_bytes = source["max_bytes"];
-	        this.tokenizer = source["tokenizer"];
-	        this.problems = this.convertValues(source["problems"], ScriptProblem);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	
-	export class ServerStatus {
-	    running: boolean;
-	    address: string;
-	    control: boolean;
-	    port: number;
-	    model: string;
-	    error: string;
-	    log: RequestRecord[];
-	
-	    static createFrom(source: any = {}) {
-	        return new ServerStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.running = source["running"];
-	        this.address = source["address"];
-	        this.control = source["control"];
-	        this.port = source["port"];
-	        this.model = source["model"];
-	        this.error = source["error"];
-	        this.log = this.convertValues(source["log"], RequestRecord);
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class Settings {
-	    script: string;
-	    sampling: engine.Sampling;
-	    seed: number;
-	    max_frames: number;
-	    model_dir: string;
-	    presets: Preset[];
-	    memory_cap_bytes: number;
-	    output_device: string;
-	    volume: number;
-	    server_port: number;
-	    takes_limit_bytes: number;
-	    voices: voice.Voice[];
-	    isolate_engine: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new Settings(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.script = source["script"];
-	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
-	        this.seed = source["seed"];
-	        this.max_frames = source["max_frames"];
-	        this.model_dir = source["model_dir"];
-	        this.presets = this.convertValues(source["presets"], Preset);
-	        this.memory_cap_bytes = source["memory_cap_bytes"];
-	        this.output_device = source["output_device"];
-	        this.volume = source["volume"];
-	        this.server_port = source["server_port"];
-	        this.takes_limit_bytes = source["takes_limit_bytes"];
-	        this.voices = this.convertValues(source["voices"], voice.Voice);
-	        this.isolate_engine = source["isolate_engine"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class StatsView {
-	    loaded: boolean;
-	    message: string;
-	    memory?: engine.Memory;
-	    last_take?: engine.Finish;
-	    total: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new StatsView(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.loaded = source["loaded"];
-	        this.message = source["message"];
-	        this.memory = this.convertValues(source["memory"], engine.Memory);
-	        this.last_take = this.convertValues(source["last_take"], engine.Finish);
-	        this.total = source["total"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
 	export class StudioStatus {
-	    audio: AudioStatus;
+	    audio: playback.AudioStatus;
 	    dialogs: boolean;
 	    takes_dir: string;
 	    takes_bytes: number;
@@ -556,7 +31,7 @@ export namespace app {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.audio = this.convertValues(source["audio"], AudioStatus);
+	        this.audio = this.convertValues(source["audio"], playback.AudioStatus);
 	        this.dialogs = source["dialogs"];
 	        this.takes_dir = source["takes_dir"];
 	        this.takes_bytes = source["takes_bytes"];
@@ -584,170 +59,6 @@ export namespace app {
 		    }
 		    return a;
 		}
-	}
-	export class Take {
-	    id: number;
-	    name: string;
-	    request: engine.SpeechRequest;
-	    state: string;
-	    frames: number;
-	    finish?: engine.Finish;
-	    error: string;
-	    started_ms: number;
-	    frames_per_second: number;
-	    samples: number;
-	    sample_rate: number;
-	    underruns: number;
-	    stored: boolean;
-	    source: string;
-	    voices?: string[];
-	
-	    static createFrom(source: any = {}) {
-	        return new Take(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.name = source["name"];
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
-	        this.state = source["state"];
-	        this.frames = source["frames"];
-	        this.finish = this.convertValues(source["finish"], engine.Finish);
-	        this.error = source["error"];
-	        this.started_ms = source["started_ms"];
-	        this.frames_per_second = source["frames_per_second"];
-	        this.samples = source["samples"];
-	        this.sample_rate = source["sample_rate"];
-	        this.underruns = source["underruns"];
-	        this.stored = source["stored"];
-	        this.source = source["source"];
-	        this.voices = source["voices"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class TakeBrief {
-	    id: number;
-	    name: string;
-	    bytes: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new TakeBrief(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.name = source["name"];
-	        this.bytes = source["bytes"];
-	    }
-	}
-	export class TakeName {
-	    id: number;
-	    name: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new TakeName(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.name = source["name"];
-	    }
-	}
-	export class TakesLimitChange {
-	    limit: number;
-	    remove: number[];
-	
-	    static createFrom(source: any = {}) {
-	        return new TakesLimitChange(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.limit = source["limit"];
-	        this.remove = source["remove"];
-	    }
-	}
-	export class TakesLimitEffect {
-	    limit: number;
-	    remove: TakeBrief[];
-	    bytes: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new TakesLimitEffect(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.limit = source["limit"];
-	        this.remove = this.convertValues(source["remove"], TakeBrief);
-	        this.bytes = source["bytes"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class TokenCount {
-	    tokens: number;
-	    model: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new TokenCount(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.tokens = source["tokens"];
-	        this.model = source["model"];
-	    }
-	}
-	export class VoiceRecording {
-	    file: string;
-	    data: number[];
-	
-	    static createFrom(source: any = {}) {
-	        return new VoiceRecording(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.file = source["file"];
-	        this.data = source["data"];
-	    }
 	}
 
 }
@@ -899,6 +210,674 @@ export namespace engine {
 
 }
 
+export namespace model {
+	
+	export class LoadProgress {
+	    dir: string;
+	    read: number;
+	    total: number;
+	    done: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new LoadProgress(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.read = source["read"];
+	        this.total = source["total"];
+	        this.done = source["done"];
+	    }
+	}
+	export class ModelCandidate {
+	    dir: string;
+	    source: string;
+	    label: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelCandidate(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.source = source["source"];
+	        this.label = source["label"];
+	    }
+	}
+	export class ModelStatus {
+	    state: string;
+	    dir: string;
+	    info?: engine.Info;
+	    message: string;
+	    error: string;
+	    can_load: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.dir = source["dir"];
+	        this.info = this.convertValues(source["info"], engine.Info);
+	        this.message = source["message"];
+	        this.error = source["error"];
+	        this.can_load = source["can_load"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ModelSummary {
+	    dir: string;
+	    demo: boolean;
+	    layers: number;
+	    hidden: number;
+	    experts: number;
+	    codebooks: number;
+	    parameters: number;
+	    stored_bytes: number;
+	    file_bytes: number;
+	    memory_needed: number;
+	    memory_basis: string;
+	    context: number;
+	    gpu_bytes: number;
+	    gpu_note: string;
+	    problems: string[];
+	    error: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ModelSummary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.dir = source["dir"];
+	        this.demo = source["demo"];
+	        this.layers = source["layers"];
+	        this.hidden = source["hidden"];
+	        this.experts = source["experts"];
+	        this.codebooks = source["codebooks"];
+	        this.parameters = source["parameters"];
+	        this.stored_bytes = source["stored_bytes"];
+	        this.file_bytes = source["file_bytes"];
+	        this.memory_needed = source["memory_needed"];
+	        this.memory_basis = source["memory_basis"];
+	        this.context = source["context"];
+	        this.gpu_bytes = source["gpu_bytes"];
+	        this.gpu_note = source["gpu_note"];
+	        this.problems = source["problems"];
+	        this.error = source["error"];
+	    }
+	}
+	export class ScriptProblem {
+	    start: number;
+	    end: number;
+	    token: string;
+	    reason: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScriptProblem(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.start = source["start"];
+	        this.end = source["end"];
+	        this.token = source["token"];
+	        this.reason = source["reason"];
+	    }
+	}
+	export class ScriptCheck {
+	    chars: number;
+	    bytes: number;
+	    max_bytes: number;
+	    tokenizer: boolean;
+	    problems: ScriptProblem[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ScriptCheck(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.chars = source["chars"];
+	        this.bytes = source["bytes"];
+	        this.max_bytes = source["max_bytes"];
+	        this.tokenizer = source["tokenizer"];
+	        this.problems = this.convertValues(source["problems"], ScriptProblem);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
+	export class StatsView {
+	    loaded: boolean;
+	    message: string;
+	    memory?: engine.Memory;
+	    last_take?: engine.Finish;
+	    total: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new StatsView(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.loaded = source["loaded"];
+	        this.message = source["message"];
+	        this.memory = this.convertValues(source["memory"], engine.Memory);
+	        this.last_take = this.convertValues(source["last_take"], engine.Finish);
+	        this.total = source["total"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class TokenCount {
+	    tokens: number;
+	    model: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TokenCount(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.tokens = source["tokens"];
+	        this.model = source["model"];
+	    }
+	}
+
+}
+
+export namespace playback {
+	
+	export class AudioStatus {
+	    state: string;
+	    message: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new AudioStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.message = source["message"];
+	    }
+	}
+	export class PlaybackStatus {
+	    state: string;
+	    take_id: number;
+	    live: boolean;
+	    position: number;
+	    volume: number;
+	    underruns: number;
+	    silence_seconds: number;
+	    output: AudioStatus;
+	
+	    static createFrom(source: any = {}) {
+	        return new PlaybackStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.state = source["state"];
+	        this.take_id = source["take_id"];
+	        this.live = source["live"];
+	        this.position = source["position"];
+	        this.volume = source["volume"];
+	        this.underruns = source["underruns"];
+	        this.silence_seconds = source["silence_seconds"];
+	        this.output = this.convertValues(source["output"], AudioStatus);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace server {
+	
+	export class RequestRecord {
+	    at_ms: number;
+	    method: string;
+	    path: string;
+	    status: number;
+	    bytes: number;
+	    ms: number;
+	    client: string;
+	    streamed: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new RequestRecord(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.at_ms = source["at_ms"];
+	        this.method = source["method"];
+	        this.path = source["path"];
+	        this.status = source["status"];
+	        this.bytes = source["bytes"];
+	        this.ms = source["ms"];
+	        this.client = source["client"];
+	        this.streamed = source["streamed"];
+	    }
+	}
+	export class ServerStatus {
+	    running: boolean;
+	    address: string;
+	    control: boolean;
+	    port: number;
+	    model: string;
+	    error: string;
+	    log: RequestRecord[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ServerStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.running = source["running"];
+	        this.address = source["address"];
+	        this.control = source["control"];
+	        this.port = source["port"];
+	        this.model = source["model"];
+	        this.error = source["error"];
+	        this.log = this.convertValues(source["log"], RequestRecord);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace settings {
+	
+	export class Preset {
+	    name: string;
+	    sampling: engine.Sampling;
+	
+	    static createFrom(source: any = {}) {
+	        return new Preset(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Settings {
+	    script: string;
+	    sampling: engine.Sampling;
+	    seed: number;
+	    max_frames: number;
+	    model_dir: string;
+	    presets: Preset[];
+	    memory_cap_bytes: number;
+	    output_device: string;
+	    volume: number;
+	    server_port: number;
+	    takes_limit_bytes: number;
+	    voices: voice.Voice[];
+	    isolate_engine: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Settings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.script = source["script"];
+	        this.sampling = this.convertValues(source["sampling"], engine.Sampling);
+	        this.seed = source["seed"];
+	        this.max_frames = source["max_frames"];
+	        this.model_dir = source["model_dir"];
+	        this.presets = this.convertValues(source["presets"], Preset);
+	        this.memory_cap_bytes = source["memory_cap_bytes"];
+	        this.output_device = source["output_device"];
+	        this.volume = source["volume"];
+	        this.server_port = source["server_port"];
+	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.voices = this.convertValues(source["voices"], voice.Voice);
+	        this.isolate_engine = source["isolate_engine"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
+export namespace takes {
+	
+	export class ExportRequest {
+	    id: number;
+	    path: string;
+	    format: string;
+	    overwrite: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.path = source["path"];
+	        this.format = source["format"];
+	        this.overwrite = source["overwrite"];
+	    }
+	}
+	export class ExportResult {
+	    path: string;
+	    bytes: number;
+	    samples: number;
+	    format: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.path = source["path"];
+	        this.bytes = source["bytes"];
+	        this.samples = source["samples"];
+	        this.format = source["format"];
+	    }
+	}
+	export class Peaks {
+	    take_id: number;
+	    bucket: number;
+	    samples: number;
+	    values: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Peaks(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.take_id = source["take_id"];
+	        this.bucket = source["bucket"];
+	        this.samples = source["samples"];
+	        this.values = source["values"];
+	    }
+	}
+	export class Rerun {
+	    id: number;
+	    setting: string;
+	    value: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Rerun(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.setting = source["setting"];
+	        this.value = source["value"];
+	    }
+	}
+	export class Take {
+	    id: number;
+	    name: string;
+	    request: engine.SpeechRequest;
+	    state: string;
+	    frames: number;
+	    finish?: engine.Finish;
+	    error: string;
+	    started_ms: number;
+	    frames_per_second: number;
+	    samples: number;
+	    sample_rate: number;
+	    underruns: number;
+	    stored: boolean;
+	    source: string;
+	    voices?: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Take(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.state = source["state"];
+	        this.frames = source["frames"];
+	        this.finish = this.convertValues(source["finish"], engine.Finish);
+	        this.error = source["error"];
+	        this.started_ms = source["started_ms"];
+	        this.frames_per_second = source["frames_per_second"];
+	        this.samples = source["samples"];
+	        this.sample_rate = source["sample_rate"];
+	        this.underruns = source["underruns"];
+	        this.stored = source["stored"];
+	        this.source = source["source"];
+	        this.voices = source["voices"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class TakeBrief {
+	    id: number;
+	    name: string;
+	    bytes: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakeBrief(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	        this.bytes = source["bytes"];
+	    }
+	}
+	export class TakeName {
+	    id: number;
+	    name: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakeName(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.name = source["name"];
+	    }
+	}
+	export class TakesLimitChange {
+	    limit: number;
+	    remove: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new TakesLimitChange(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.limit = source["limit"];
+	        this.remove = source["remove"];
+	    }
+	}
+	export class TakesLimitEffect {
+	    limit: number;
+	    remove: TakeBrief[];
+	    bytes: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new TakesLimitEffect(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.limit = source["limit"];
+	        this.remove = this.convertValues(source["remove"], TakeBrief);
+	        this.bytes = source["bytes"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
 export namespace voice {
 	
 	export class Voice {
@@ -940,6 +919,57 @@ export namespace voice {
 		    }
 		    return a;
 		}
+	}
+
+}
+
+export namespace voices {
+	
+	export class CastRequest {
+	    request: engine.SpeechRequest;
+	    cast: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new CastRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.cast = source["cast"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class VoiceRecording {
+	    file: string;
+	    data: number[];
+	
+	    static createFrom(source: any = {}) {
+	        return new VoiceRecording(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.file = source["file"];
+	        this.data = source["data"];
+	    }
 	}
 
 }

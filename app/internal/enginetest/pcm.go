@@ -1,0 +1,64 @@
+// Package enginetest is a speech engine for the studio's tests: it speaks a
+// known signal at once, so tests of takes, export and the transports can
+// check every sample without a model. Only tests import it.
+package enginetest
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"proscenium/engine"
+)
+
+// PCM makes Frames frames of a known signal (Signal) and emits them in the
+// engine's chunk policy (1, 2, 4, … frames), like the real loop; frame f's
+// codes are f, f+1.
+type PCM struct {
+	Frames int
+}
+
+// SamplesPerFrame is PCM's frame: SampleRate samples a second.
+const (
+	SamplesPerFrame = 2048
+	SampleRate      = 44100
+)
+
+// Signal is sample i of a PCM take: never zero, inside (−1, 1).
+func Signal(i int) float32 {
+	return float32(0.5*math.Sin(float64(i)*0.01) + 0.25*math.Copysign(1, math.Sin(float64(i)*0.003)+1e-9))
+}
+
+func (e *PCM) Info() engine.Info {
+	return engine.Info{Model: "pcm", Backend: "cpu", SampleRate: SampleRate, SamplesPerFrame: SamplesPerFrame, Codebooks: 2}
+}
+
+func (e *PCM) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	n := min(e.Frames, req.MaxFrames)
+	codes := make([][]int, n)
+	for from, size := 0, 1; from < n; size = min(2*size, 32) {
+		to := min(from+size, n)
+		for f := from; f < to; f++ {
+			codes[f] = []int{f, f + 1}
+			emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
+		}
+		pcm := make([]float32, (to-from)*SamplesPerFrame)
+		for i := range pcm {
+			pcm[i] = Signal(from*SamplesPerFrame + i)
+		}
+		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		from = to
+	}
+	reason := engine.FinishStop
+	if n == req.MaxFrames {
+		reason = engine.FinishLength
+	}
+	secs := float64(n*SamplesPerFrame) / SampleRate
+	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: time.Millisecond,
+		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes}, nil
+}
+
+func (e *PCM) Stats() engine.Stats {
+	return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}}
+}
+func (e *PCM) Close() error { return nil }

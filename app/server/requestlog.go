@@ -1,0 +1,72 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"proscenium/app/studio"
+)
+
+// This file is serve's access log: one log/slog line per request, written
+// when the response is complete, with the status, the bytes sent and the
+// duration, and for a take the frames, the finish reason and the real-time
+// factor (read from the X-Audio-Frames, X-Finish-Reason and
+// X-Real-Time-Factor headers or trailers the speech API sets). The query
+// string and the headers are not logged: they may hold a key.
+
+// AccessLog wraps h so that every request is logged to log (the studio's
+// server panel keeps its own list of speech API requests: LogRequests).
+func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			attrs := []slog.Attr{
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Int64("bytes", rec.bytes),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.String("remote", r.RemoteAddr),
+			}
+			hdr := w.Header()
+			if f, err := strconv.Atoi(hdr.Get("X-Audio-Frames")); err == nil {
+				attrs = append(attrs, slog.Int("frames", f), slog.String("finish", hdr.Get("X-Finish-Reason")))
+				if rtf, err := strconv.ParseFloat(hdr.Get("X-Real-Time-Factor"), 64); err == nil {
+					attrs = append(attrs, slog.Float64("rtf", rtf))
+				}
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// Hijack hands the connection over (the WebSocket /api/events): the access
+// log then records 101 Switching Protocols.
+func (w *recordingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, fmt.Errorf("the connection cannot be taken over")
+	}
+	w.status, w.wrote = http.StatusSwitchingProtocols, true
+	return hj.Hijack()
+}
+
+// NewRequestLogger is serve's logger for LogRequests: format "text"
+// (key=value) or "json", one line per record on w.
+func NewRequestLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("%w: log format %q: want text or json", studio.ErrInvalid, format)
+}

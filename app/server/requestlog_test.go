@@ -1,0 +1,73 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewRequestLogger(&buf, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/take", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Finish-Reason, X-Real-Time-Factor, X-Audio-Frames")
+		w.Write([]byte("audio"))
+		if _, ok := w.(http.Flusher); !ok {
+			t.Error("the log hides Flush from a streamed take")
+		}
+		w.(http.Flusher).Flush()
+		w.Header().Set("X-Audio-Frames", "42")
+		w.Header().Set("X-Finish-Reason", "stop")
+		w.Header().Set("X-Real-Time-Factor", "0.5000")
+	})
+	mux.HandleFunc("/refused", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
+	srv := httptest.NewServer(AccessLog(mux, log))
+	for _, p := range []string{"/take?key=secret-in-query", "/refused", "/missing"} {
+		res, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	srv.Close() // waits for the handlers: the last line is written after its reply
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), buf.String())
+	}
+	if strings.Contains(buf.String(), "secret-in-query") {
+		t.Error("the query string was logged")
+	}
+	// Each line is written when its handler returns, which may be after the
+	// client has the reply and sent the next request: find lines by path.
+	rec := map[string]map[string]any{}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		path, _ := m["path"].(string)
+		rec[path] = m
+	}
+	if r := rec["/take"]; r["path"] != "/take" || r["status"] != 200.0 || r["frames"] != 42.0 || r["rtf"] != 0.5 || r["finish"] != "stop" || r["bytes"] != 5.0 {
+		t.Errorf("take: %v", r)
+	}
+	if _, ok := rec["/take"]["duration_ms"].(float64); !ok {
+		t.Errorf("take without duration: %v", rec["/take"])
+	}
+	if r := rec["/refused"]; r["status"] != 403.0 || r["frames"] != nil {
+		t.Errorf("refused: %v", r)
+	}
+	if r := rec["/missing"]; r["status"] != 404.0 {
+		t.Errorf("missing: %v", r)
+	}
+	if _, err := NewRequestLogger(&buf, "xml"); err == nil {
+		t.Error("log format xml accepted")
+	}
+}

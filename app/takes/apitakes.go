@@ -1,0 +1,61 @@
+package takes
+
+import (
+	"context"
+	"time"
+
+	"proscenium/app/studio"
+	"proscenium/engine"
+)
+
+// Take sources.
+const (
+	SourceStudio = "studio" // Speak or Re-run in the studio
+	SourceAPI    = "api"    // POST /v1/audio/speech
+)
+
+// Recorded wraps eng (the loaded model) so that every take the speech API
+// makes on it is recorded like a studio take: it appears in the list
+// marked SourceAPI, reports through "take" and "audio" events while it
+// runs, and is stored under the takes directory.
+func (l *List) Recorded(eng engine.Engine) engine.Engine {
+	return &apiEngine{Engine: eng, list: l}
+}
+
+type apiEngine struct {
+	engine.Engine
+	list *List
+}
+
+// Synthesize records the take, then runs it on the engine (which waits for
+// a take already running, studio or API).
+func (e *apiEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+	l := e.list
+	info := e.Engine.Info()
+	l.mu.Lock()
+	l.next++
+	t := &Take{ID: l.next, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(),
+		SampleRate: info.SampleRate, Source: SourceAPI}
+	ctx, cancel := context.WithCancel(ctx)
+	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
+	l.list = append(l.list, run.rec)
+	view := *t
+	l.mu.Unlock()
+	defer close(run.done)
+	defer cancel()
+	l.events.Send(studio.EventTake, view)
+
+	spf := info.SamplesPerFrame
+	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
+	fin, err := e.Engine.Synthesize(ctx, req, func(ev engine.Event) {
+		switch ev.Kind {
+		case engine.EventFrames:
+			l.takeFrames(run, ev.Frames)
+		case engine.EventAudio:
+			l.takeAudio(run, ev.Audio, spf, audioRate)
+		}
+		emit(ev)
+	})
+	l.endTake(run, fin, err, 0)
+	return fin, err
+}

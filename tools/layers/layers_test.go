@@ -1,0 +1,134 @@
+// Package layers holds the module's import rules as tests: which packages
+// may reach which (the studio never reaches a backend except through
+// engine/open), and that no package imports its parent directory's
+// package. It has no code of its own; the rules read `go list`.
+package layers
+
+import (
+	"bytes"
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// reachRules: the packages matched by from never reach (directly or
+// through any chain of imports, tests excluded) the packages in never,
+// except through the package through ("" allows no way).
+var reachRules = []struct {
+	from    string
+	never   []string
+	through string
+	why     string
+}{
+	{"proscenium/app/...", []string{"proscenium/engine/cpu", "proscenium/engine/cuda", "proscenium/engine/gpuworker"}, "proscenium/engine/open",
+		"the studio asks engine/open, which chooses and opens backends; it never imports one"},
+}
+
+// parentExceptions import their parent directory's package today: the
+// engine API (package engine) and engine/audio's formats are shared by
+// their subpackages. Each one here is a known debt (issue 33), never a
+// new one.
+var parentExceptions = map[string]bool{
+	"proscenium/engine/audio/decode": true,
+	"proscenium/engine/audio/encode": true,
+	"proscenium/engine/gpuworker":    true,
+	"proscenium/engine/open":         true,
+	"proscenium/engine/take":         true,
+}
+
+// goList runs `go list` with args from the module root and returns its
+// lines, each split into fields.
+func goList(t *testing.T, args ...string) [][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var lines [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		lines = append(lines, strings.Fields(l))
+	}
+	return lines
+}
+
+// matches reports whether pkg is matched by pattern (a path, or a path
+// ending in /... for it and everything below it).
+func matches(pattern, pkg string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == pattern
+}
+
+func TestReachRules(t *testing.T) {
+	for _, r := range reachRules {
+		// Every package from reaches, with its direct imports.
+		imports := map[string][]string{}
+		for _, f := range goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", strings.Replace(r.from, "proscenium/", "./", 1)) {
+			imports[f[0]] = f[1:]
+		}
+		// Walk from each matched package, never through r.through,
+		// remembering how each package was reached.
+		via := map[string]string{}
+		var queue []string
+		for p := range imports {
+			if matches(r.from, p) {
+				via[p] = ""
+				queue = append(queue, p)
+			}
+		}
+		if len(queue) == 0 {
+			t.Fatalf("%s matches no package", r.from)
+		}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			if p == r.through {
+				continue
+			}
+			for _, q := range imports[p] {
+				if _, seen := via[q]; !seen {
+					via[q] = p
+					queue = append(queue, q)
+				}
+			}
+		}
+		for _, bad := range r.never {
+			if _, reached := via[bad]; !reached {
+				continue
+			}
+			chain := []string{bad}
+			for p := via[bad]; p != ""; p = via[p] {
+				chain = append(chain, p)
+			}
+			slices.Reverse(chain)
+			t.Errorf("%s reaches %s: %s (%s)", r.from, bad, strings.Join(chain, " → "), r.why)
+		}
+	}
+}
+
+func TestNoPackageImportsItsParent(t *testing.T) {
+	pkgs := goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	for _, f := range pkgs {
+		pkg, parent := f[0], path.Dir(f[0])
+		if slices.Contains(f[1:], parent) && !parentExceptions[pkg] {
+			t.Errorf("%s imports its parent %s: put what both need in a package of its own (the parent may import its children)", pkg, parent)
+		}
+	}
+	for pkg := range parentExceptions {
+		for _, f := range pkgs {
+			if f[0] == pkg && !slices.Contains(f[1:], path.Dir(pkg)) {
+				t.Errorf("%s no longer imports its parent: remove it from parentExceptions", pkg)
+			}
+		}
+	}
+}
