@@ -260,7 +260,7 @@ cuda-check: kernels
 	go build -tags cuda ./...
 	go vet -tags cuda $(CUDA_PKGS)
 	@mkdir -p out/cuda-check
-	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels
+	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels ./cmd/proscenium-gpu
 	go build -tags cuda -o out/cuda-check/proscenium-gpu ./cmd/proscenium-gpu
 
 # ---- reviews (not in CI) ----

@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
 
 	"proscenium/app/voice"
 	"proscenium/engine"
+	"proscenium/engine/audio/resample"
+	"proscenium/engine/audio/stretch"
 )
 
 func serveVoices(t *testing.T, eng *fakeEngine, voices []voice.Voice) string {
@@ -157,28 +161,84 @@ func TestVoicesAndInstructions(t *testing.T) {
 	}
 }
 
-// speed runs the stretch: a take at speed 2 has about half the samples.
+// speed runs the stretch: a take at speed 2 has about half the samples, and
+// they are the stretcher's output on the take's chunks (to the last bit of
+// PCM16), with the take's level; sample_rate resamples likewise.
 func TestSpeedAndRate(t *testing.T) {
-	url := serveVoices(t, &fakeEngine{frames: 400}, nil)
-	n := func(body string) int {
+	eng := &fakeEngine{frames: 400}
+	url := serveVoices(t, eng, nil)
+	pcm := func(body string) []int16 {
 		resp := postURL(t, url, body)
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: %d %s", body, resp.StatusCode, b)
 		}
-		return len(b) / 2
+		out := make([]int16, len(b)/2)
+		for i := range out {
+			out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		return out
+	}
+	// through runs the take's chunks through a stage as the API must.
+	through := func(process func([]float32) ([]float32, error), flush func() ([]float32, error)) []float32 {
+		var out []float32
+		for _, c := range eng.emitted {
+			o, err := process(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, o...)
+		}
+		tail, err := flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(out, tail...)
+	}
+	// same fails unless got is want as PCM16 (±1 for rounding) and keeps
+	// the take's level (the fake's tone: amplitude 0.9, rms 0.64).
+	same := func(what string, got []int16, want []float32) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d samples, want %d", what, len(got), len(want))
+		}
+		var sq float64
+		for i, g := range got {
+			if w := float64(want[i]) * 32767; math.Abs(float64(g)-w) > 1 {
+				t.Fatalf("%s: sample %d is %d, the stage's output %.1f", what, i, g, w)
+			}
+			sq += float64(g) * float64(g)
+		}
+		if rms := math.Sqrt(sq/float64(len(got))) / 32767; !(rms > 0.4 && rms < 0.7) {
+			t.Fatalf("%s: rms %.3g, the take's is 0.64", what, rms)
+		}
 	}
 	base := `{"model":"drama-3","input":"x","response_format":"pcm","max_frames":400`
-	whole := n(base + `}`)
-	if whole != 400*fakeSPF {
-		t.Fatalf("%d samples", whole)
+	whole := pcm(base + `}`)
+	if len(whole) != 400*fakeSPF {
+		t.Fatalf("%d samples", len(whole))
 	}
-	if got := n(base + `,"speed":2}`); got != whole/2 {
-		t.Errorf("speed 2: %d samples, want %d", got, whole/2)
+	got := pcm(base + `,"speed":2}`)
+	if len(got) != len(whole)/2 {
+		t.Errorf("speed 2: %d samples, want %d", len(got), len(whole)/2)
 	}
-	if got := n(base + `,"sample_rate":16000}`); got != (whole*16000+22050)/44100 {
-		t.Errorf("16 kHz: %d samples, want %d", got, (whole*16000+22050)/44100)
+	st, err := stretch.New(44100, 2)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer st.Close()
+	same("speed 2", got, through(st.Process, st.Flush))
+
+	got = pcm(base + `,"sample_rate":16000}`)
+	if len(got) != (len(whole)*16000+22050)/44100 {
+		t.Errorf("16 kHz: %d samples, want %d", len(got), (len(whole)*16000+22050)/44100)
+	}
+	rs, err := resample.New(44100, 16000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	same("16 kHz", got, through(rs.Process, rs.Flush))
 }
 
 // A take that fails after its first audio ends an sse stream with an error

@@ -26,6 +26,7 @@ type fakeEngine struct {
 	frames    int                  // frames per take
 	failAfter int                  // >0: return an error after this many chunks
 	skipFrame bool                 // leave a one-frame gap after the first chunk (an engine bug)
+	emitted   [][]float32          // the PCM of every chunk of the last take
 }
 
 const fakeSPF = 16 // samples per frame of the fake engine
@@ -41,7 +42,7 @@ func fakeSample(seed uint64, i int) float32 {
 }
 
 func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
-	f.last = req
+	f.last, f.emitted = req, nil
 	n := min(f.frames, req.MaxFrames)
 	chunks := 0
 	for from := 0; from < n; {
@@ -53,6 +54,7 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 		for i := range pcm {
 			pcm[i] = fakeSample(req.Seed, from*fakeSPF+i)
 		}
+		f.emitted = append(f.emitted, pcm)
 		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
 		chunks++
 		if f.failAfter > 0 && chunks >= f.failAfter {

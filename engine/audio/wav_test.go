@@ -210,31 +210,59 @@ func TestParseWAVRejects(t *testing.T) {
 	}
 }
 
+// FuzzParseWAV: a file that parses re-encodes, in its own format and
+// rate, to the same data bytes (PCM16's −32768, which the writer never
+// makes, comes back as −32767), and parses again to the same samples; a
+// float file with a non-finite sample is refused by the writer.
 func FuzzParseWAV(f *testing.F) {
 	for _, fm := range []Format{PCM16, Float32} {
 		b, _ := EncodeWAV([]float32{0.5, -0.25, 1}, SampleRate, fm)
 		f.Add(b)
 	}
+	// −32768 and two channels (block align 4, byte rate 4·rate).
+	stereo, _ := EncodeWAV([]float32{0, 0.5, -0.5, 1}, 22050, PCM16)
+	binary.LittleEndian.PutUint16(stereo[22:], 2)
+	binary.LittleEndian.PutUint32(stereo[28:], 4*22050)
+	binary.LittleEndian.PutUint16(stereo[32:], 4)
+	binary.LittleEndian.PutUint16(stereo[len(stereo)-2:], 0x8000)
+	if w, err := ParseWAV(stereo); err != nil || w.Channels != 2 || w.Samples[3] >= -1 {
+		f.Fatalf("the stereo seed: %v", err)
+	}
+	f.Add(stereo)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := ParseWAV(b)
 		if err != nil {
 			return
 		}
-		if w.Channels != 1 {
+		enc, err := EncodeWAV(w.Samples, w.Rate, w.Format)
+		if w.Format == Float32 && checkFinite(w.Samples) != nil {
+			if err == nil {
+				t.Fatal("a non-finite sample was written")
+			}
 			return
 		}
-		// A mono file that parses re-encodes to the same samples.
-		if w.Format == Float32 {
-			if checkFinite(w.Samples) != nil {
-				return
+		if err != nil {
+			t.Fatalf("%v: %v", w.Format, err)
+		}
+		back, err := ParseWAV(enc)
+		if err != nil {
+			t.Fatalf("%v: the written file does not parse: %v", w.Format, err)
+		}
+		want := w.Raw
+		if w.Format == PCM16 {
+			want = bytes.Clone(w.Raw)
+			for i := 0; i < len(want); i += 2 {
+				if binary.LittleEndian.Uint16(want[i:]) == 0x8000 {
+					binary.LittleEndian.PutUint16(want[i:], 0x8001)
+				}
 			}
-			enc, err := EncodeWAV(w.Samples, w.Rate, Float32)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := ParseWAV(enc)
-			if err != nil || !bytes.Equal(back.Raw, w.Raw) {
-				t.Fatalf("float round trip: %v", err)
+		}
+		if back.Format != w.Format || back.Rate != w.Rate || !bytes.Equal(back.Raw, want) {
+			t.Fatalf("%v round trip: %v at %d Hz, data equal %v", w.Format, back.Format, back.Rate, bytes.Equal(back.Raw, want))
+		}
+		for i, v := range back.Samples {
+			if math.Float32bits(v) != math.Float32bits(w.Samples[i]) && !(w.Format == PCM16 && w.Samples[i] < -1) {
+				t.Fatalf("%v round trip: sample %d is %v, was %v", w.Format, i, v, w.Samples[i])
 			}
 		}
 	})

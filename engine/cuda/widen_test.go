@@ -9,11 +9,18 @@ import (
 // scaledBits is f64_scaled_bits of kernels/common.cuh in Go: the float64
 // whose high word is (w >> 3, arithmetic) & 0x8fffffff and low word w << 29,
 // w's bits moved into place, claimed to equal w·2⁻⁸⁹⁶ for every finite w.
+// scaledBitsCUDA is the body it was transcribed from.
 func scaledBits(w float32) float64 {
 	b := int32(math.Float32bits(w))
 	hi := uint32(b>>3) & 0x8fffffff
 	lo := uint32(b) << 29
 	return math.Float64frombits(uint64(hi)<<32 | uint64(lo))
+}
+
+const scaledBitsCUDA = `const int b = __float_as_int(w); return __hiloint2double((b >> 3) & (int)0x8fffffff, b << 29);`
+
+func TestScaledBitsIsTheKernelsBody(t *testing.T) {
+	checkTranscribed(t, "common.cuh", "f64_scaled_bits", scaledBitsCUDA)
 }
 
 // TestScaledBitsWidening checks the identity the float64 projections rely on

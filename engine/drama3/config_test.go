@@ -3,6 +3,7 @@ package drama3
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -190,5 +191,17 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("validated config is inconsistent: %+v", c)
 		}
 		_ = CountParameters(c)
+		// and must survive writing (make-tiny's MarshalConfig) and reading back.
+		out, err := MarshalConfig(c)
+		if err != nil {
+			t.Fatalf("a parsed config does not marshal: %v", err)
+		}
+		back, err := ParseConfig(out)
+		if err != nil {
+			t.Fatalf("the marshalled config does not parse: %v\n%s", err, out)
+		}
+		if !reflect.DeepEqual(back, c) {
+			t.Fatalf("round trip changed the config:\n got %+v\nwant %+v", back, c)
+		}
 	})
 }

