@@ -42,6 +42,7 @@ FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV
 FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
+FUZZ_TARGETS += ./engine/checkpoint:FuzzShardIndex
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle

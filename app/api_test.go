@@ -72,7 +72,7 @@ func TestAPICallsTheServiceMethods(t *testing.T) {
 		{"stop with nothing running", "Stop", "[]", 200, `false`},
 		{"load without backend", "LoadModel", `["` + t.TempDir() + `"]`, 501, ""},
 		{"load a missing path", "LoadModel", `["/no/such/dir"]`, 404, ""},
-		{"invalid setting", "SetSettings", `[{"script":"","sampling":{"temperature":1,"top_p":1.5,"top_k":0},"seed":0,"max_frames":10,"model_dir":""}]`, 400, `{"error":"invalid: top_p must be in (0, 1], got 1.5"}`},
+		{"invalid setting", "SetSettings", `[{"script":"","sampling":{"temperature":1,"top_p":1.5,"top_k":0},"seed":0,"max_frames":10,"model_dir":""}]`, 400, `{"error":"invalid: top_p must be in (0, 1] (1 switches it off), got 1.5"}`},
 		{"unknown field", "Speak", `[{"text":"x","volume":2}]`, 400, ""},
 		{"wrong argument type", "LoadModel", `[42]`, 400, ""},
 		{"too many arguments", "Stats", `[1]`, 400, `{"error":"Stats: takes 0 argument(s), got 1"}`},

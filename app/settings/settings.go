@@ -122,10 +122,10 @@ func Default() Settings {
 		Voices: []voice.Voice{}}
 }
 
-// ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
-// greedy), 0 < top_p ≤ 1, top_k ≥ 0 (0 switches it off).
+// ValidateSampling checks the sampler settings by their one rule
+// (sampling.Settings.Validate), wrapping studio.ErrInvalid.
 func ValidateSampling(s engine.Sampling) error {
-	if err := voice.CheckSampling(s); err != nil {
+	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
 	return nil

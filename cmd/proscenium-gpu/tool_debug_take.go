@@ -10,13 +10,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
+	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu debug-take` runs takes on the CUDA frame backend and the
@@ -134,10 +133,12 @@ func runDebugTake(args []string) error {
 	if *numerics != "exact" && *numerics != "fast" {
 		return fmt.Errorf("--numerics %q: want exact or fast", *numerics)
 	}
-	tok, err := tokenizer.LoadFile(filepath.Join(*model, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(*model)
 	if err != nil {
 		return err
 	}
+	defer ck.Close()
+	tok := ck.Tokenizer
 	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
-	cb, _, err := cpu.LoadBackend(*model, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func runDebugTake(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	gpu, _, err := cuda.LoadFrames(dev, *model, tok, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func runDebugTake(args []string) error {
 	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
 		return err
 	}
-	if rep.Baseline, err = roundingBaseline(*model, tok, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
+	if rep.Baseline, err = roundingBaseline(ck, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
 		return fmt.Errorf("free-running: %w", err)
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
@@ -218,7 +219,7 @@ func (rep *takeReport) mismatches(exact bool) []string {
 
 // takeFrames begins a take of prompt on b and runs up to n frames of it
 // (forced: codes per frame, or nil): the frames made and whether it ended.
-func takeFrames(b drama3.FrameBackend, prompt []int, s drama3.Sampling, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
+func takeFrames(b drama3.FrameBackend, prompt []int, s sampling.Settings, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
 	if err := b.Begin(context.Background(), prompt, s, seed); err != nil {
 		return nil, false, err
 	}
@@ -235,7 +236,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 			forced[f][c] = r.IntN(e)
 		}
 	}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
 	host.TapLogits(hl.Tap)
 	gpu.TapLogits(gl.Tap)
@@ -289,7 +290,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 
 func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		gpu.TapLogits(nil)
 		gpu.SetPipeline(true)
@@ -350,11 +351,11 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 
 // roundingBaseline runs the free-running takes again on the CPU with its
 // weights Rounded by seeds 1…trials and counts those equal to the CPU's own.
-func roundingBaseline(model string, tok drama3.TokenIDs, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
+func roundingBaseline(ck *drama3.Checkpoint, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
 	var out []baselineTrial
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for trial := uint64(1); trial <= uint64(trials); trial++ {
-		cb, _, err := cpu.LoadBackendRounded(model, tok, trial)
+		cb, err := cpu.LoadBackendRounded(ck, trial)
 		if err != nil {
 			return nil, err
 		}

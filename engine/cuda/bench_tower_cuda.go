@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file measures the device tower per frame (semantic head, 13 layers,
@@ -179,7 +180,7 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 		return nil, err
 	}
 	defer tw.Close()
-	sampled := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
+	sampled := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
@@ -232,9 +233,9 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 	// The same graph under other settings: only the control block changes.
 	rows := prefill + 2*(frames+warm)
 	for _, c := range []struct {
-		s   drama3.Sampling
+		s   sampling.Settings
 		dst *float64
-	}{{drama3.Sampling{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {drama3.Sampling{TopP: 1}, &res.GraphGreedMs}} {
+	}{{sampling.Settings{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {sampling.Settings{TopP: 1}, &res.GraphGreedMs}} {
 		ctl, err := newFrameControl(c.s, 2, rows)
 		if err != nil {
 			return nil, err
@@ -339,9 +340,9 @@ func BenchTower(d *Device, cfg drama3.AudioConfig, prefill, frames int, profile 
 			}
 			ff := FusionFrame{Fusion: f.String(), Pass: pass}
 			for _, c := range []struct {
-				s   drama3.Sampling
+				s   sampling.Settings
 				dst *float64
-			}{{sampled, &ff.Ms}, {drama3.Sampling{TopP: 1}, &ff.GreedyMs}} {
+			}{{sampled, &ff.Ms}, {sampling.Settings{TopP: 1}, &ff.GreedyMs}} {
 				ctl, err := newFrameControl(c.s, 1, prefill)
 				if err == nil {
 					err = tw.writeControl(0, ctl[:])

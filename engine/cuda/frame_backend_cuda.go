@@ -5,12 +5,12 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"gorgonia.org/cu"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file is the CUDA side of the frame contract (drama3.FrameBackend):
@@ -88,70 +88,70 @@ var (
 	_ drama3.LogitsTap    = (*Frames)(nil)
 )
 
-// LoadFrames opens the checkpoint directory dir for the GPU: the exact
-// bytes (FramesBytes, plus the codec's) are admitted against the pool's cap
-// and the device's free memory before anything is allocated; the weights
+// LoadFrames builds the GPU frames from a checkpoint opened by
+// drama3.LoadEngine (its tokenizer resolves the semantic and end-of-speech
+// tokens; its codec's decoder uploads unless opt.NoCodec): the exact bytes
+// (FramesBytes, plus the codec's) are admitted against the pool's cap and
+// the device's free memory before anything is allocated; the weights
 // stream into one arena (progress: bytes on the device of the total), the
-// tower binds to it, the codec uploads. tok resolves the semantic and
-// end-of-speech tokens. A failure frees everything allocated.
-func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, opt FramesOptions, progress LoadProgress) (*Frames, *drama3.Config, error) {
+// tower binds to it, the codec uploads. A failure frees everything
+// allocated.
+func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress LoadProgress) (*Frames, error) {
 	opt = opt.withDefaults()
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		return nil, nil, err
+	cfg, tok := ck.Config, ck.Tokenizer
+	if tok == nil || ck.Codec == nil && !opt.NoCodec {
+		return nil, fmt.Errorf("gpu frames: %s was opened without its tokenizer and codec (drama3.LoadEngine)", ck.Dir)
 	}
-	defer ck.Close()
-	cfg := ck.Config
 	ids, err := drama3.SemanticTokenIDs(tok, cfg.Audio.SemanticCodebookSize)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	end, ok := tok.TokenID(drama3.EndOfSpeechToken)
 	if !ok && ck.Weights.SemanticHead == nil {
-		return nil, nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
+		return nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
 	}
 	var ref *cpu.Codec
 	if !opt.NoCodec {
-		if ref, err = cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{}); err != nil {
-			return nil, nil, err
+		if ref, err = cpu.NewCodec(ck.Codec); err != nil {
+			return nil, err
 		}
 	}
 	layout, err := LayoutWeights(ck.Weights)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if ref != nil {
 		need += CodecBytes(ref, opt.DecodeChunk)
 	}
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bb, err := NewBackbone(d, w, plan)
 	if err != nil {
 		w.Free(d)
-		return nil, nil, err
+		return nil, err
 	}
 	var codec *Codec
 	if ref != nil {
 		if codec, err = NewCodec(d, ref); err != nil {
 			bb.Close()
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	f, err := NewFrames(d, bb, codec, ids, end, opt)
 	if err != nil {
-		return nil, nil, err // NewFrames freed bb and codec
+		return nil, err // NewFrames freed bb and codec
 	}
 	f.admitted = need
-	return f, cfg, nil
+	return f, nil
 }
 
 // CodecBytes bounds the device memory of ref's codec on the GPU: its
@@ -248,7 +248,7 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).
-func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
+func (f *Frames) Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error {
 	return f.BeginPrompt(ctx, drama3.TextPrompt(prompt), s, seed)
 }
 

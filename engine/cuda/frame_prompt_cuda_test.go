@@ -10,7 +10,7 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
+	"proscenium/engine/sampling"
 )
 
 // Reference-voice prompts on the GPU frame backend against the CPU
@@ -36,7 +36,7 @@ func TestFramesBeginPromptMatchesTheCPU(t *testing.T) {
 }
 
 // promptSampling is the sampling of the free-running takes.
-var promptSampling = drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+var promptSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 
 // promptTake begins p on b and runs up to n frames (forced: codes per
 // frame, or nil); it returns the frames made and whether the take ended.
@@ -56,15 +56,16 @@ func promptTake(t *testing.T, b interface {
 }
 
 func testBeginPrompt(t *testing.T, dir string) {
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
+	defer ck.Close()
+	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, _, err := cpu.LoadBackend(dir, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 		}
 		longest = max(longest, len(cases[i].p))
 	}
-	gpu, _, err := LoadFrames(dev, dir, tok, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := LoadFrames(dev, ck, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,12 +194,12 @@ func testBeginPrompt(t *testing.T, dir string) {
 			break
 		}
 	}
-	if err := gpu.BeginPrompt(context.Background(), bad, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), bad, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a reference code outside its codebook was taken")
 	} else {
 		t.Logf("bad code: %v", err)
 	}
-	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a prompt starting with an audio row was taken")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // The device sampler against drama3.Sampler on random logits with the same
@@ -58,7 +59,7 @@ func TestSamplerMatchesCPU(t *testing.T) {
 }
 
 func checkSamplerAgainstCPU(t *testing.T, total int) {
-	settings := []drama3.Sampling{
+	settings := []sampling.Settings{
 		{Temperature: 0, TopP: 1},
 		{Temperature: 0.7, TopP: 0.9, TopK: 30},
 		{Temperature: 1, TopP: 1},
@@ -143,7 +144,7 @@ func checkSamplerAgainstCPU(t *testing.T, total int) {
 
 func TestSamplerFrameDraw(t *testing.T) {
 	ctrl := alloc(t, frameCtrlWords*4)
-	c, err := newFrameControl(drama3.Sampling{Temperature: 0, TopP: 1}, 7, 0)
+	c, err := newFrameControl(sampling.Settings{Temperature: 0, TopP: 1}, 7, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"gorgonia.org/cu"
 
 	"proscenium/engine/cpu"
-	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file runs the codebook tower, the semantic head, the draws and the
@@ -145,7 +145,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
-	if err := t.Begin(drama3.Sampling{TopP: 1}, 0); err != nil {
+	if err := t.Begin(sampling.Settings{TopP: 1}, 0); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -167,7 +167,7 @@ func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.
-func (t *Tower) Begin(s drama3.Sampling, seed uint64) error {
+func (t *Tower) Begin(s sampling.Settings, seed uint64) error {
 	c, err := newFrameControl(s, seed, 0)
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package drama3
 import (
 	"math"
 	"slices"
+
+	"proscenium/engine/sampling"
 )
 
 // This file judges a draw that two backends made differently: whether the
@@ -20,7 +22,7 @@ const RoundingTieMargin = 1e-9
 // compared with (top-p's need, the draw's target u) around the decisions of
 // the draw of logits under s: how far the draw lay from picking another
 // code. Greedy draws have no such margin (+Inf).
-func DrawMargin(logits []float32, s Sampling, u float64) float64 {
+func DrawMargin(logits []float32, s sampling.Settings, u float64) float64 {
 	if s.Temperature == 0 {
 		return math.Inf(1)
 	}
@@ -91,7 +93,7 @@ func DrawMargin(logits []float32, s Sampling, u float64) float64 {
 // most about 2d/T: bound = 4d/T + RoundingTieMargin), or the two codes'
 // logits lie within 2d of each other (near-equal logits that swapped places
 // in the sorted order). Greedy draws flip only by such a swap.
-func NearTie(ref, other []float32, s Sampling, u float64, refCode, otherCode int) (ok bool, margin, bound float64) {
+func NearTie(ref, other []float32, s sampling.Settings, u float64, refCode, otherCode int) (ok bool, margin, bound float64) {
 	d := 0.0
 	for i := range ref {
 		d = max(d, math.Abs(float64(other[i])-float64(ref[i])))

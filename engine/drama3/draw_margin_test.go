@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/sampling"
 )
 
 // Every draw that logits moved by at most d flip is a NearTie: the
@@ -12,7 +14,7 @@ import (
 // flip to try the bound.
 func TestNearTieCoversEveryFlip(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
-	settings := []Sampling{{1, 0.9, 30}, {1, 1, 0}, {0.7, 0.95, 0}, {1.5, 0.8, 5}}
+	settings := []sampling.Settings{{Temperature: 1, TopP: 0.9, TopK: 30}, {Temperature: 1, TopP: 1}, {Temperature: 0.7, TopP: 0.95}, {Temperature: 1.5, TopP: 0.8, TopK: 5}}
 	const trials = 8000
 	flips, near := 0, 0
 	for trial := 0; trial < trials; trial++ {
@@ -60,7 +62,7 @@ func TestNearTieCoversEveryFlip(t *testing.T) {
 // A draw far from its boundaries has a large margin, a greedy one none.
 func TestDrawMargin(t *testing.T) {
 	logits := []float32{2, 1, 0}
-	s := Sampling{Temperature: 1, TopP: 1}
+	s := sampling.Settings{Temperature: 1, TopP: 1}
 	// Weights e^0, e^-1, e^-2 over z: the boundaries at 0.665 and 0.910.
 	if m := DrawMargin(logits, s, 0.3); math.Abs(m-(0.665-0.3)) > 0.01 {
 		t.Errorf("margin %.4f, want about 0.365", m)
@@ -68,7 +70,7 @@ func TestDrawMargin(t *testing.T) {
 	if m := DrawMargin(logits, s, 0.665241); m > 1e-5 {
 		t.Errorf("a target on the boundary has margin %.3g", m)
 	}
-	if m := DrawMargin(logits, Sampling{TopP: 1}, 0.5); !math.IsInf(m, 1) {
+	if m := DrawMargin(logits, sampling.Settings{TopP: 1}, 0.5); !math.IsInf(m, 1) {
 		t.Errorf("greedy margin %v, want +Inf", m)
 	}
 }
