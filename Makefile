@@ -53,6 +53,9 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
+FUZZ_TARGETS += ./engine/audio/decode:FuzzReadReference
+FUZZ_TARGETS += ./app/speechapi:FuzzUploadVoice
+FUZZ_TARGETS += ./app/voicelib:FuzzManifest
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
 	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -346,4 +348,39 @@ func isClosed(e *testEngine) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.closed
+}
+
+// Issue 32: /api/InspectModel took any path and said which exist and
+// their sizes. Over HTTP it now answers only under the model roots the
+// studio knows (here the settings' model folder); elsewhere, and through a
+// link that leads elsewhere, it is a 403 that says nothing of the path.
+func TestInspectModelOverHTTPStaysUnderTheRoots(t *testing.T) {
+	srv, svc, _ := newTestServer(t, nil)
+	root := t.TempDir()
+	st := svc.Settings()
+	st.ModelDir = root
+	if _, err := svc.SetSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(root, "models", "one")
+	os.MkdirAll(inside, 0o755)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "config.json"), []byte(`{"secret": 1}`), 0o644)
+	link := filepath.Join(root, "escape")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{outside, link, "/etc", root + "/../" + filepath.Base(outside)} {
+		status, body := post(t, srv, "InspectModel", `["`+dir+`"]`, nil)
+		if status != 403 || strings.Contains(body, "secret") || strings.Contains(body, "config") {
+			t.Errorf("%s: %d %s", dir, status, body)
+		}
+	}
+	if status, body := post(t, srv, "InspectModel", `["`+inside+`"]`, nil); status != 200 {
+		t.Errorf("under the settings' model folder: %d %s", status, body)
+	}
+	// The window calls the service directly: any folder.
+	if _, err := svc.InspectModel(outside); err != nil {
+		t.Errorf("the window's call: %v", err)
+	}
 }

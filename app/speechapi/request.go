@@ -267,11 +267,16 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 		frames, framesParam = b.MaxNewTokens, "max_new_tokens"
 	}
 	if frames != nil {
-		if *frames < 1 || *frames > lim.MaxFrames {
-			return r, badParam(framesParam, "%s must be in [1, %d] frames, got %d", framesParam, lim.MaxFrames, *frames)
+		if *frames < 1 {
+			return r, badParam(framesParam, "%s must be at least 1, got %d", framesParam, *frames)
+		}
+		if max := lim.MaxFrames(); *frames > max {
+			return r, badParam(framesParam, "%s %d is %.0f s of audio, more than this server's limit of %.0f s a take (--max-take-seconds): at most %d frames",
+				framesParam, *frames, float64(*frames)*samplesPerFrame/NativeRate, float64(max)*samplesPerFrame/NativeRate, max)
 		}
 		r.MaxFrames = *frames
 	}
+	r.MaxFrames = min(r.MaxFrames, lim.MaxFrames())
 	if r.recordings, err = parseReferences(&b, lim); err != nil {
 		return r, err
 	}

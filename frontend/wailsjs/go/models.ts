@@ -627,6 +627,7 @@ export namespace settings {
 	    volume: number;
 	    server_port: number;
 	    takes_limit_bytes: number;
+	    voice_library_max_bytes: number;
 	    voices: voice.Voice[];
 	    isolate_engine: boolean;
 	
@@ -647,6 +648,7 @@ export namespace settings {
 	        this.volume = source["volume"];
 	        this.server_port = source["server_port"];
 	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.voice_library_max_bytes = source["voice_library_max_bytes"];
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
 	        this.isolate_engine = source["isolate_engine"];
 	    }
