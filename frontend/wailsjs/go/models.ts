@@ -73,6 +73,9 @@ export namespace engine {
 	    elapsed: number;
 	    real_time_factor: number;
 	    stages: Record<string, number>;
+	    prompt_rows?: number;
+	    prefill_rows?: number;
+	    voice_cached?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Finish(source);
@@ -87,6 +90,9 @@ export namespace engine {
 	        this.elapsed = source["elapsed"];
 	        this.real_time_factor = source["real_time_factor"];
 	        this.stages = source["stages"];
+	        this.prompt_rows = source["prompt_rows"];
+	        this.prefill_rows = source["prefill_rows"];
+	        this.voice_cached = source["voice_cached"];
 	    }
 	}
 	export class Info {
@@ -124,6 +130,9 @@ export namespace engine {
 	    cap: number;
 	    total?: number;
 	    pinned?: number;
+	    voice_cache?: number;
+	    voice_cache_cap?: number;
+	    voice_entries?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -137,6 +146,9 @@ export namespace engine {
 	        this.cap = source["cap"];
 	        this.total = source["total"];
 	        this.pinned = source["pinned"];
+	        this.voice_cache = source["voice_cache"];
+	        this.voice_cache_cap = source["voice_cache_cap"];
+	        this.voice_entries = source["voice_entries"];
 	    }
 	}
 	export class Reference {
