@@ -263,7 +263,7 @@ api-e2e: cli
 
 # CUDA (rules in kernels/cuda.mk): compile the kernels with nvcc, vet the
 # cuda-tagged code and link its test binaries and the worker. Nothing runs on
-# a GPU here: the test binaries run on a GPU machine (README, GPU workflow).
+# a GPU here: the test binaries run on a GPU machine (docs/CONTRIBUTING.md, "GPU workflow").
 include kernels/cuda.mk
 
 cuda-check: kernels
