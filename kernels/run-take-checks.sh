@@ -39,7 +39,7 @@ s probe
 want 0 "$P" gpu probe
 s synth cuda twice, same seed
 for i in 1 2; do
-	want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cuda --out "$out/cuda$i.wav" --codes "$out/cuda$i.npy"
+	want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cuda --numerics "$numerics" --out "$out/cuda$i.wav" --codes "$out/cuda$i.npy"
 done
 if cmp "$out/cuda1.wav" "$out/cuda2.wav" >>"$L" 2>&1; then echo "same seed: identical WAV" >>"$L"; else fail "same seed, different WAV"; fi
 s synth cpu, same seed
