@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,10 +101,10 @@ type ModelSummary struct {
 	MemoryBasis  string `json:"memory_basis"`
 	Context      int    `json:"context"`
 	// GPUBytes is the device memory the GPU backend admits for this model
-	// before loading it: the weights once, and states and scratch at the
-	// default context for each of the settings' batch of takes
-	// (open.GPUModelBytes); 0 when it cannot be computed. GPUNote says it
-	// with the batch and the settings' memory cap.
+	// before loading it: the weights and the voice prefix cache once, and
+	// states and scratch at the default context for each of the settings'
+	// batch of takes (open.GPUModelBytes); 0 when it cannot be computed.
+	// GPUNote says it with the batch and the settings' memory cap.
 	GPUBytes int64    `json:"gpu_bytes"`
 	GPUNote  string   `json:"gpu_note"`
 	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
@@ -129,13 +130,17 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 		if batch == 1 {
 			together = "one take at a time"
 		}
-		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + together + " (and the codec)"
+		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + together +
+			" (" + studio.ByteSize(open.GPUVoiceCacheBytes) + " of it for cached voices; and the codec)"
 		if limit := c.settings().MemoryCapBytes; limit > 0 {
-			if sum.GPUBytes > limit {
-				sum.GPUNote += ", more than the memory cap of " + studio.ByteSize(limit) + ": a GPU load is refused"
+			sum.GPUNote += "; under the memory cap of " + studio.ByteSize(limit) + ": "
+			if tier, err := open.GPUTierUnderCap(dir, batch, limit); err != nil {
+				sum.GPUNote += "a GPU load is refused (" + err.Error() + ")"
 			} else {
-				sum.GPUNote += ", within the memory cap of " + studio.ByteSize(limit)
+				sum.GPUNote += tier
 			}
+		} else {
+			sum.GPUNote += "; on a device with less free, the routed experts of the last layers stay in host memory"
 		}
 	}
 	return sum, nil
@@ -196,7 +201,10 @@ func dirFileBytes(dir string) (int64, error) {
 	return n, nil
 }
 
-// admit refuses a model whose estimated memory passes the memory cap.
+// admit refuses a model whose estimated memory passes the memory cap, unless
+// the GPU backend can run it under the cap with routed experts in host
+// memory (open.GPUTierUnderCap; the GPU worker checks the device's and the
+// host's memory at load).
 func (c *Control) admit(dir string) error {
 	limit := c.settings().MemoryCapBytes
 	if limit <= 0 {
@@ -204,8 +212,18 @@ func (c *Control) admit(dir string) error {
 	}
 	sum := inspectModel(dir, 1) // the CPU estimate; the GPU worker admits its own bytes
 	if sum.MemoryNeeded > limit {
-		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings",
-			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit))
+		batch, _ := engine.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
+		gpu, err := open.GPUTierUnderCap(dir, batch, limit)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, open.ErrGPUDoesNotFit) {
+			gpu = "; on the GPU " + err.Error()
+		} else {
+			gpu = ""
+		}
+		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings%s",
+			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit), gpu)
 	}
 	return nil
 }

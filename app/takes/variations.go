@@ -24,6 +24,10 @@ type Variations struct {
 	// setting takes Values[i] in take i, the seed stays.
 	Sweep  string    `json:"sweep"`
 	Values []float64 `json:"values"` // Count of them when a setting is swept
+	// Cast, when not empty, names the voices of <|speaker:0|>, … as
+	// voices.CastRequest's (app.Service.SpeakVariations resolves them into
+	// Request's references once, for every take).
+	Cast []string `json:"cast,omitempty"`
 }
 
 // Sweeps.

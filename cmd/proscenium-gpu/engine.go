@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"proscenium/engine"
@@ -19,23 +20,26 @@ import (
 // the exact bytes for batch takes first, progress as bytes on the device)
 // and returns the take engine over the CUDA frame backend (take.Compose, as
 // the CPU's), up to batch takes together (0: engine.DefaultBatch), each with
-// its own device state, their frames interleaved; reason goes to
-// Info.BackendReason.
+// its own device state, their frames interleaved, one voice prefix cache
+// for all of them; reason goes to Info.BackendReason.
 func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (engine.Engine, error) {
 	n, err := engine.BatchOf(batch)
 	if err != nil {
 		return nil, err
 	}
 	all := &framesSet{}
-	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev), Batch: n,
+	var loaded atomic.Pointer[cuda.Frames]
+	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev, &loaded), Batch: n,
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
 			codec, err := codecPlan(ck.Codec)
 			if err != nil {
 				return nil, err
 			}
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n}, progress)
+			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Tier: say}, progress)
 			if err == nil {
 				all.add(f)
+				loaded.Store(f)
 			}
 			return f, err
 		},
@@ -80,12 +84,17 @@ func (s *framesSet) fault() error {
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
-// device's total and the pinned host memory held.
-func deviceMemory(dev *cuda.Device) func() engine.Memory {
+// device's total, the pinned host memory held (buffers and experts) and,
+// once frames has loaded, where its routed experts live.
+func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() engine.Memory {
 	return func() engine.Memory {
 		s := dev.Pool.Stats(cuda.DeviceMem)
-		return engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
-			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used}
+		m := engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
+			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
+		if f := frames.Load(); f != nil {
+			m.Experts = expertTier(f.Tier())
+		}
+		return m
 	}
 }
 
@@ -121,3 +130,9 @@ func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 
 // faultExitDelay lets the take's reply reach the client before the worker ends.
 const faultExitDelay = 500 * time.Millisecond
+
+// expertTier is a memory tier as the engine's stats report it.
+func expertTier(p cuda.TierPlan) *engine.ExpertTier {
+	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
+		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+}

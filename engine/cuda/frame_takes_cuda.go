@@ -12,7 +12,7 @@ import "fmt"
 // NewTake is another Frames for a take beside f's: the same weight arena
 // and codec, its own backbone state (KV caches, DeltaNet and conv states,
 // work buffers), tower (caches, sampler counters), frame graphs, result
-// block and codec stream. LoadFrames admitted its memory when
+// block and codec stream; f's voice prefix cache is shared (f closes it). LoadFrames admitted its memory when
 // FramesOptions.Takes counts it. Closing it frees only its own; f must be
 // closed after every take made from it.
 func (f *Frames) NewTake() (*Frames, error) {
@@ -25,7 +25,8 @@ func (f *Frames) NewTake() (*Frames, error) {
 	}
 	bb.borrowed = true
 	bb.Experts, bb.ExpertGroup = f.bb.Experts, f.bb.ExpertGroup
-	n := &Frames{d: f.d, bb: bb, codec: f.codec, opt: f.opt, semantic: f.semantic, endToken: f.endToken, borrowed: true}
+	n := &Frames{d: f.d, bb: bb, codec: f.codec, opt: f.opt, semantic: f.semantic, endToken: f.endToken, borrowed: true,
+		prefixes: f.prefixes} // the model's voice cache: a voice one take kept, another restores
 	if err := n.build(); err != nil {
 		return nil, fmt.Errorf("cuda frames: a take's state: %w", err)
 	}

@@ -27,9 +27,11 @@ type Interleave struct {
 }
 
 var (
-	_ TakeSet        = (*Interleave)(nil)
-	_ TakeLogitsTap  = (*Interleave)(nil)
-	_ TakeStageTimer = (*Interleave)(nil)
+	_ TakeSet          = (*Interleave)(nil)
+	_ TakeLogitsTap    = (*Interleave)(nil)
+	_ TakeStageTimer   = (*Interleave)(nil)
+	_ TakeAsyncDecoder = (*Interleave)(nil)
+	_ TakePrefixCacher = (*Interleave)(nil)
 )
 
 // NewInterleave makes a set of up to capacity live takes; first is the
@@ -124,6 +126,66 @@ func (s *Interleave) End(id TakeID) {
 	}
 	delete(s.live, id)
 	s.idle = append(s.idle, slot)
+}
+
+// DecodesAsync implements TakeAsyncDecoder: whether the backends are
+// AsyncDecoders.
+func (s *Interleave) DecodesAsync() bool {
+	_, ok := s.backends[0].(AsyncDecoder)
+	return ok
+}
+
+// asyncOf is take id's backend as an AsyncDecoder.
+func (s *Interleave) asyncOf(id TakeID) (AsyncDecoder, error) {
+	slot, ok := s.live[id]
+	if !ok {
+		return nil, fmt.Errorf("take set: take %d is not live", id)
+	}
+	a, ok := s.backends[slot].(AsyncDecoder)
+	if !ok {
+		return nil, fmt.Errorf("take set: this backend decodes at once only")
+	}
+	return a, nil
+}
+
+// DecodeStart implements TakeAsyncDecoder.
+func (s *Interleave) DecodeStart(id TakeID, from, to int) error {
+	a, err := s.asyncOf(id)
+	if err != nil {
+		return err
+	}
+	return a.DecodeStart(from, to)
+}
+
+// DecodeCollect implements TakeAsyncDecoder.
+func (s *Interleave) DecodeCollect(id TakeID) ([]float32, error) {
+	a, err := s.asyncOf(id)
+	if err != nil {
+		return nil, err
+	}
+	return a.DecodeCollect()
+}
+
+// PrefixCache implements TakePrefixCacher: the voice cache the takes'
+// backends share (the first's; nil: none).
+func (s *Interleave) PrefixCache() *PrefixCache {
+	if c, ok := s.backends[0].(PrefixCacher); ok {
+		return c.PrefixCache()
+	}
+	return nil
+}
+
+// TakePrefix implements TakePrefixCacher.
+func (s *Interleave) TakePrefix(id TakeID) (PrefixOutcome, bool) {
+	slot, ok := s.live[id]
+	if !ok {
+		return PrefixOutcome{}, false
+	}
+	c, ok := s.backends[slot].(PrefixCacher)
+	if !ok || c.PrefixCache() == nil {
+		return PrefixOutcome{}, false
+	}
+	return c.LastPrefix(), true
 }
 
 // TapsLogits implements TakeLogitsTap: whether the backends are LogitsTaps.

@@ -73,6 +73,9 @@ type Result struct {
 	// Batch is the most takes that made a frame in one step with this one
 	// (1: it ran alone; 0: it made no frame).
 	Batch int
+	// Prefix is what the prefill did with the prompt's voice prefix; nil
+	// when the backend keeps no voice cache (TakePrefixCacher).
+	Prefix *PrefixOutcome
 }
 
 // Generate runs one take on b. Cancelling ctx ends the take before the next
@@ -116,6 +119,7 @@ type TakeRun struct {
 	on      Listener
 	entries []int
 	chunker *Chunker
+	out     *audioOut // the chunks to the listener, decoded at once or behind the next frame
 	res     *Result
 	start   time.Time
 	live    bool // begun in the set and not yet ended
@@ -148,8 +152,28 @@ func NewTakeRun(set TakeSet, id TakeID, take Take, on Listener) (*TakeRun, error
 	if tap, ok := set.(TakeLogitsTap); on.Logits != nil && (!ok || !tap.TapsLogits()) {
 		return nil, fmt.Errorf("generate: this backend cannot show logits")
 	}
-	return &TakeRun{set: set, id: id, take: take, on: on, entries: entries, chunker: chunker,
-		res: &Result{Stages: map[string]time.Duration{}}, start: start}, nil
+	r := &TakeRun{set: set, id: id, take: take, on: on, entries: entries, chunker: chunker,
+		res: &Result{Stages: map[string]time.Duration{}}, start: start}
+	var async AsyncDecoder
+	if a, ok := set.(TakeAsyncDecoder); ok && a.DecodesAsync() {
+		async = takeAsync{set: a, id: id}
+	}
+	timed := func(stage string, f func() error) error {
+		t0 := time.Now()
+		err := f()
+		r.res.Stages[stage] += time.Since(t0)
+		return err
+	}
+	r.out = newAudioOut(func(from, to int) ([]float32, error) { return set.Decode(id, from, to) }, async, timed,
+		func(from, to int, pcm []float32) {
+			if r.res.TimeToFirstAudio == 0 {
+				r.res.TimeToFirstAudio = time.Since(r.start)
+			}
+			if r.on.Audio != nil {
+				r.on.Audio(from, to, pcm)
+			}
+		})
+	return r, nil
 }
 
 // ID is the take's id in the set.
@@ -179,6 +203,11 @@ func (r *TakeRun) Prefill(ctx context.Context) (live bool, err error) {
 		return false, fmt.Errorf("prefill: %w", err)
 	}
 	r.live = true
+	if c, ok := r.set.(TakePrefixCacher); ok {
+		if out, ok := c.TakePrefix(r.id); ok {
+			r.res.Prefix = &out
+		}
+	}
 	if r.on.Logits != nil {
 		if err := r.set.(TakeLogitsTap).TapTakeLogits(r.id, r.on.Logits); err != nil {
 			r.Fail()
@@ -216,6 +245,11 @@ func (r *TakeRun) Took(f TakeFrame, step time.Duration, batch int) (live bool, e
 	if f.Err != nil {
 		return false, f.Err
 	}
+	// The chunk started after the last frame decoded while this frame
+	// was made.
+	if err := r.out.collect(); err != nil {
+		return false, err
+	}
 	if f.End {
 		r.res.Reason = FinishStop
 		return false, nil
@@ -225,7 +259,7 @@ func (r *TakeRun) Took(f TakeFrame, step time.Duration, batch int) (live bool, e
 		r.on.Frames(len(r.res.Codes))
 	}
 	if from, to, ok := r.chunker.Next(len(r.res.Codes)); ok {
-		if err := r.emit(from, to); err != nil {
+		if err := r.out.chunk(from, to); err != nil {
 			return false, err
 		}
 	}
@@ -237,9 +271,12 @@ func (r *TakeRun) Took(f TakeFrame, step time.Duration, batch int) (live bool, e
 func (r *TakeRun) Finish() (*Result, error) {
 	defer r.Fail()
 	if from, to, ok := r.chunker.Rest(len(r.res.Codes)); ok {
-		if err := r.emit(from, to); err != nil {
+		if err := r.out.chunk(from, to); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.out.collect(); err != nil {
+		return nil, err
 	}
 	if st, ok := r.set.(TakeStageTimer); ok && r.live {
 		if times := st.TakeStageTimes(r.id); times != nil {
@@ -259,21 +296,4 @@ func (r *TakeRun) Fail() {
 		r.live = false
 		r.set.End(r.id)
 	}
-}
-
-// emit decodes frames [from, to) and hands them to the listener.
-func (r *TakeRun) emit(from, to int) error {
-	t0 := time.Now()
-	pcm, err := r.set.Decode(r.id, from, to)
-	r.res.Stages[StageCodec] += time.Since(t0)
-	if err != nil {
-		return fmt.Errorf("decode frames [%d, %d): %w", from, to, err)
-	}
-	if r.res.TimeToFirstAudio == 0 {
-		r.res.TimeToFirstAudio = time.Since(r.start)
-	}
-	if r.on.Audio != nil {
-		r.on.Audio(from, to, pcm)
-	}
-	return nil
 }

@@ -136,6 +136,7 @@ func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engi
 				return nil, err
 			}
 			b.Probe = opts.Probe
+			b.SetPrefixCache(drama3.NewPrefixCache(cpu.DefaultPrefixCacheBytes))
 			return drama3.NewStepFrames(b, nil)
 		},
 		// Each take beside the first gets its own caches over the same

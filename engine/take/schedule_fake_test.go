@@ -155,7 +155,10 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 			fin, err := e.Synthesize(context.Background(), fakeRequest(2000+uint64(i)), func(ev engine.Event) {
 				switch ev.Kind {
 				case engine.EventFrames:
-					once.Do(func() { started <- struct{}{} })
+					// The caller holds its first frame's events until Close
+					// begins: its take sits out the steps meanwhile, so it
+					// cannot end on its own before Close stops it.
+					once.Do(func() { started <- struct{}{}; <-e.closing.Done() })
 				case engine.EventFinished:
 					told.Add(1)
 				}

@@ -181,6 +181,13 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 		Stages:           res.Stages,
 		Codes:            res.Codes,
 		Batch:            res.Batch,
+		PromptRows:       len(rows),
+		PrefillRows:      len(rows),
+	}
+	if _, ran := res.Stages[drama3.StagePrefill]; !ran {
+		fin.PrefillRows = 0
+	} else if res.Prefix != nil {
+		fin.PrefillRows, fin.VoiceCached = res.Prefix.Prefilled, res.Prefix.Restored
 	}
 	fin.Stages[StagePrompt] = promptTime
 	if audio > 0 {
@@ -204,12 +211,18 @@ func (e *Engine) enter() bool {
 	return true
 }
 
-// Stats reports the backend's memory and the last take.
+// Stats reports the backend's memory (with its voice prefix cache's) and
+// the last take.
 func (e *Engine) Stats() engine.Stats {
 	e.statMu.Lock()
 	last := e.last
 	e.statMu.Unlock()
-	return engine.Stats{Memory: e.cfg.Memory(), LastTake: last}
+	m := e.cfg.Memory()
+	if c, ok := e.cfg.Takes.(drama3.TakePrefixCacher); ok && c.PrefixCache() != nil {
+		st := c.PrefixCache().Stats()
+		m.VoiceCache, m.VoiceCacheCap, m.VoiceEntries = st.Bytes, st.Cap, st.Entries
+	}
+	return engine.Stats{Memory: m, LastTake: last}
 }
 
 // Close stops the running takes (they finish as cancels with their audio
