@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"time"
 
@@ -54,6 +55,9 @@ type takeBench struct {
 	PeakBytes      int64              `json:"device_peak_bytes"`
 	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
+	Fused          bool               `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches  int                `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
 }
 
 func benchTake(args []string) error {
@@ -68,6 +72,7 @@ func benchTake(args []string) error {
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
+	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -151,6 +156,8 @@ func benchTake(args []string) error {
 		}
 	}
 	defer f.Close()
+	f.Backbone().SetFused(*fused) // before the first take captures the frame graphs
+	res.Fused = f.Backbone().Fused && !dev.Numerics.Exact()
 	if err := dev.Sync(); err != nil {
 		return err
 	}
@@ -169,6 +176,7 @@ func benchTake(args []string) error {
 		}
 		last = r
 	}
+	res.FrameLaunches = f.FrameLaunches()
 	n := len(last.Codes)
 	res.Frames, res.Finish = n, last.Reason
 	res.PrefillMs = ms(last.Stages[drama3.StagePrefill])
@@ -205,6 +213,7 @@ func benchTake(args []string) error {
 	if res.BackboneStepMs, err = bb.TimeSteps(min(100, opt.Capacity-len(prompt)-2)); err != nil {
 		return err
 	}
+	res.StepLaunches = bb.StepLaunches()
 	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
 		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
 	}
@@ -231,6 +240,7 @@ func benchTake(args []string) error {
 	for _, k := range keys {
 		fmt.Printf("  %-15s %.3f ms per frame\n", k, res.StageMsFrame[k])
 	}
+	fmt.Printf("launches          %d per frame after the first, %d per backbone step (fused step %v)\n", res.FrameLaunches, res.StepLaunches, res.Fused)
 	fmt.Printf("  backbone step   %.3f ms (graph alone)", res.BackboneStepMs)
 	if !res.Pipeline {
 		fmt.Printf("; tower, heads, draws, feedback ≈ %.3f ms", res.TowerFrameMs)

@@ -122,8 +122,28 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 // chunked for the rows of a prompt the CPU runs through its chunked form
 // (a prefill pass of one row that continues a longer prompt takes it too).
 func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) error {
-	if err := l.check(out, x, n); err != nil {
+	o, err := q.deltaNetCore(l, out, x, n, chunked)
+	if err != nil {
 		return err
+	}
+	return o.project(q, out, n)
+}
+
+// mixerOut is a mixer's output projection still to run: [n, Hidden] = W
+// ([Hidden, Cols] BF16) · In [n, Cols].
+type mixerOut struct {
+	W, In        Tensor
+	Hidden, Cols int
+}
+
+func (o mixerOut) project(q *Queue, out Tensor, n int) error {
+	return q.projection(out, o.Hidden, 0, o.W, o.In, n, o.Hidden, o.Cols)
+}
+
+// deltaNetCore is deltaNetForward up to its output projection, which it returns.
+func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) (mixerOut, error) {
+	if err := l.check(out, x, n); err != nil {
+		return mixerOut{}, err
 	}
 	g := l.G
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
@@ -131,12 +151,12 @@ func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked 
 	w := l.W
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
-		return err
+		return mixerOut{}, err
 	}
 	if err := q.deltaNetMix(l, n, chunked); err != nil {
-		return err
+		return mixerOut{}, err
 	}
-	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
 }
 
 // deltaNetMix is the mixer between the input projections (the projected rows
@@ -228,19 +248,28 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // captured step needs no bound. Rows past the capacity are not cached and
 // their output is NaN.
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
-	if err := l.check(out, x, n, pos); err != nil {
+	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen)
+	if err != nil {
 		return err
+	}
+	return o.project(q, out, n)
+}
+
+// attentionUpToOut is AttentionForward up to its output projection, which it returns.
+func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) (mixerOut, error) {
+	if err := l.check(out, x, n, pos); err != nil {
+		return mixerOut{}, err
 	}
 	g := l.G
 	qw, kw := g.Heads*g.HeadDim, g.KVHeads*g.HeadDim
 	w := l.W
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
-		return err
+		return mixerOut{}, err
 	}
 	if err := q.attentionCore(l, n, pos, maxLen); err != nil {
-		return err
+		return mixerOut{}, err
 	}
-	return q.projection(out, g.Hidden, 0, w.O, l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), n, g.Hidden, qw)
+	return mixerOut{W: w.O, In: l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), Hidden: g.Hidden, Cols: qw}, nil
 }
 
 // attentionCore is AttentionForward between its projections (engine/cpu

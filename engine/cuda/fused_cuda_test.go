@@ -1,0 +1,222 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// Device tests of the fused step's kernels (fused.go, kernels/fused.cuh):
+// each against the unfused launches it replaces under fast numerics (the
+// same GEMV instance, then the tail's kernel), outputs NaN-poisoned, run
+// twice so the second launch finds the counter the first one left (zero).
+
+// underFast switches the test device to fast numerics for the test.
+func underFast(t *testing.T) {
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast
+	t.Cleanup(func() { dev.Numerics = prev })
+}
+
+// fusedTol is the fused kernels' bound against the unfused sequence
+// (‖fused − unfused‖/‖unfused‖): the tails sum the norm's squares over 256
+// threads where the unfused kernels use 1024.
+const fusedTol = 1e-5
+
+// zeroCounter is a device uint32 holding 0.
+func zeroCounter(t *testing.T) *Block { return upload(t, []uint32{0}) }
+
+// checkCounterZero fails unless the tail left its counter at zero.
+func checkCounterZero(t *testing.T, c *Block) {
+	t.Helper()
+	got := make([]uint32, 1)
+	if err := firstErr(dev.Sync(), Download(dev, got, c, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 0 {
+		t.Fatalf("tail counter left at %d, want 0", got[0])
+	}
+}
+
+func fusedGemvRef(q *Queue, y, W, x *Block, rows, cols int) error {
+	return q.GemvBF16(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: fusedGemv}, y, W, x)
+}
+
+func TestFusedOutAddNorm(t *testing.T) {
+	underFast(t)
+	r := newRand(t)
+	for _, c := range []struct{ rows, cols, pitch int }{{2048, 4096, 2048}, {2048, 8192, 2048}, {136, 320, 144}, {6, 8, 16}} {
+		t.Run(fmt.Sprintf("%dx%d", c.rows, c.cols), func(t *testing.T) {
+			W := upload(t, bf16s(randNonZero(r, c.rows*c.cols)))
+			nw := upload(t, randNonZero(r, c.rows))
+			counter := zeroCounter(t)
+			for run := 0; run < 2; run++ {
+				in := upload(t, randNonZero(r, c.cols))
+				x0 := randNonZero(r, c.rows)
+				xRef, xGot := upload(t, x0), upload(t, x0)
+				yRef, nRef := poisoned(t, c.rows), poisoned(t, c.pitch)
+				yGot, nGot := poisoned(t, c.rows), poisoned(t, c.pitch)
+				if err := dev.Run(func(q *Queue) error {
+					return firstErr(fusedGemvRef(q, yRef, W, in, c.rows, c.cols),
+						q.AddRMSNormZC(xRef, yRef, nRef, nw, 1, c.rows, c.pitch, 1e-6),
+						q.OutAddNorm(yGot, W, in, xGot, nGot, nw, counter, c.rows, c.cols, c.pitch, 1e-6))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "projection", download(t, yGot, c.rows), download(t, yRef, c.rows), fusedTol)
+				checkClose(t, "residual", download(t, xGot, c.rows), download(t, xRef, c.rows), fusedTol)
+				checkClose(t, "post norm", download(t, nGot, c.pitch), download(t, nRef, c.pitch), fusedTol)
+				checkCounterZero(t, counter)
+			}
+		})
+	}
+	t.Run("exact refused", func(t *testing.T) {
+		dev.Numerics = drama3.NumericsExact
+		defer func() { dev.Numerics = drama3.NumericsFast }()
+		b := poisoned(t, 64)
+		err := dev.Run(func(q *Queue) error { return q.OutAddNorm(b, b, b, b, b, b, b, 8, 8, 8, 1e-6) })
+		if err == nil {
+			t.Fatal("OutAddNorm ran under exact numerics")
+		}
+	})
+}
+
+func TestFusedDenseRoute(t *testing.T) {
+	underFast(t)
+	r := newRand(t)
+	for _, c := range []struct{ rows, cols, E, k int }{{1281, 2048, 256, 8}, {119, 136, 6, 3}, {600, 64, 512, 10}} {
+		t.Run(fmt.Sprintf("%dx%d_%dexperts_top%d", c.rows, c.cols, c.E, c.k), func(t *testing.T) {
+			W := upload(t, bf16s(randNonZero(r, c.rows*c.cols)))
+			counter := zeroCounter(t)
+			for run := 0; run < 2; run++ {
+				x := upload(t, randNonZero(r, c.cols))
+				dRef, iRef, wRef := poisoned(t, c.rows), poisoned(t, c.k), poisoned(t, c.k)
+				dGot, iGot, wGot := poisoned(t, c.rows), poisoned(t, c.k), poisoned(t, c.k)
+				if err := dev.Run(func(q *Queue) error {
+					return firstErr(fusedGemvRef(q, dRef, W, x, c.rows, c.cols),
+						q.MoERoute(iRef, wRef, dRef, 1, c.rows, c.E, c.k, nil, nil, 0),
+						q.DenseRoute(dGot, W, x, iGot, wGot, counter, c.rows, c.cols, c.E, c.k))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "dense", download(t, dGot, c.rows), download(t, dRef, c.rows), fusedTol)
+				gotIDs, refIDs := make([]int32, c.k), make([]int32, c.k)
+				if err := firstErr(Download(dev, gotIDs, iGot, 0), Download(dev, refIDs, iRef, 0)); err != nil {
+					t.Fatal(err)
+				}
+				for j := range refIDs {
+					if gotIDs[j] != refIDs[j] {
+						t.Fatalf("choice %d: expert %d, unfused %d (fused %v, unfused %v)", j, gotIDs[j], refIDs[j], gotIDs, refIDs)
+					}
+				}
+				checkClose(t, "route weights", download(t, wGot, c.k), download(t, wRef, c.k), fusedTol)
+				checkCounterZero(t, counter)
+			}
+		})
+	}
+}
+
+func TestFusedDownCombine(t *testing.T) {
+	underFast(t)
+	r := newRand(t)
+	for _, c := range []struct {
+		fp8                   bool
+		h, i, ip, p, e, k, is int
+		E                     int // routed logits before the shared gate and up in dense
+	}{
+		{true, 2048, 512, 512, 512, 20, 8, 512, 256},
+		{true, 136, 40, 48, 128, 6, 3, 56, 6},
+		{false, 136, 40, 40, 40, 6, 3, 56, 6},
+	} {
+		t.Run(fmt.Sprintf("fp8_%v_%dx%d", c.fp8, c.h, c.i), func(t *testing.T) {
+			W, S, _ := expertWeights(t, r, c.fp8, c.e, c.h, c.ip)
+			Ws := upload(t, bf16s(randNonZero(r, c.h*c.is)))
+			nw := upload(t, randNonZero(r, c.h))
+			counter := zeroCounter(t)
+			sgcol := c.E + 2*c.is
+			for run := 0; run < 2; run++ {
+				ids := upload(t, distinctIDs(r, c.k, c.e))
+				gu := upload(t, randNonZero(r, c.k*2*c.p))
+				dense := upload(t, randNonZero(r, sgcol+1))
+				wts := upload(t, randNonZero(r, c.k))
+				x0 := randNonZero(r, c.h)
+				xRef, xGot := upload(t, x0), upload(t, x0)
+				yRef, nRef := poisoned(t, (c.k+1)*c.h), poisoned(t, c.h)
+				yGot, nGot := poisoned(t, (c.k+1)*c.h), poisoned(t, c.h)
+				ys := &Block{Kind: DeviceMem, Ptr: yRef.Ptr + uintptr(c.k*c.h*4), Bytes: int64(c.h * 4)}
+				if err := dev.Run(func(q *Queue) error {
+					return firstErr(q.MoEDown(yRef, W, S, 0, 0, c.fp8, c.e, ids, gu, c.p, c.i, c.ip, c.k, Ws, dense, c.E, c.is, c.h),
+						q.MoECombineNorm(xRef, yRef, wts, ys, dense, 1, sgcol+1, sgcol, c.h, c.k, nil, nRef, nw, c.h, 1e-6),
+						q.MoEDownCombine(DownCombine{Yr: yGot, W: W, S: S, FP8: c.fp8, Experts: c.e, Ids: ids, GU: gu, P: c.p, I: c.i,
+							Ip: c.ip, K: c.k, Ws: Ws, Dense: dense, SharedCol: c.E, Is: c.is, H: c.h, X: xGot, Wts: wts, SGCol: sgcol,
+							Normed: nGot, NW: nw, NPitch: c.h, Eps: 1e-6, Counter: counter}))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				checkClose(t, "down projections", download(t, yGot, (c.k+1)*c.h), download(t, yRef, (c.k+1)*c.h), fusedTol)
+				checkClose(t, "residual", download(t, xGot, c.h), download(t, xRef, c.h), fusedTol)
+				checkClose(t, "next norm", download(t, nGot, c.h), download(t, nRef, c.h), fusedTol)
+				checkCounterZero(t, counter)
+			}
+		})
+	}
+}
+
+// TestFusedStep runs the same steps with and without the fused kernels
+// under fast numerics: every row within 1e-4 of the unfused step's (the
+// bound fast holds against the CPU), and the captured fused step has three
+// launches a layer fewer (counted in the graphs).
+func TestFusedStep(t *testing.T) {
+	underFast(t)
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, err := drama3.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ck.Close() })
+			gb, err := LoadBackbone(dev, ck, 64, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			prompt, _ := testRows(r, 12, ck.Config.Text.VocabSize, gb.Hidden())
+			steps, _ := testRows(r, 8, ck.Config.Text.VocabSize, gb.Hidden())
+			run := func(fused bool) ([]float32, int) {
+				gb.SetFused(fused)
+				if err := gb.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := gb.Prefill(prompt); err != nil {
+					t.Fatal(err)
+				}
+				var out []float32
+				for _, row := range steps {
+					h, err := gb.Step(row)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, h...)
+				}
+				return out, gb.StepLaunches()
+			}
+			ref, plain := run(false)
+			got, fused := run(true)
+			layers := len(ck.Config.Text.LayerTypes)
+			t.Logf("launches per step: %d unfused, %d fused (%d layers)", plain, fused, layers)
+			if fused != plain-3*layers {
+				t.Errorf("fused step: %d launches, want %d − 3·%d = %d", fused, plain, layers, plain-3*layers)
+			}
+			e := maxRowRelErr(t, "fused step", got, ref, gb.Hidden())
+			t.Logf("worst step row against the unfused step: %.3g", e)
+			if !(e <= 1e-4) {
+				t.Errorf("fused step rows: worst relative error %.3g > 1e-4", e)
+			}
+		})
+	}
+}
