@@ -7,23 +7,26 @@
 // the tail replaces costs nothing.
 #pragma once
 
-// last_block is true in the one block of the grid that counts itself in last
-// (every thread of every block calls it, after its stores). counter is a
-// device int that is 0 when the launch starts; the last block sets it back to
-// 0, so one counter serves every later launch that waits for this one (the
-// next kernel's griddepcontrol.wait, or stream order).
-__device__ __forceinline__ bool last_block(unsigned int* counter) {
+// last_of is true in the one block of blocks (that share counter) that counts
+// itself in last; last_block in the last block of the grid. Every thread of
+// every such block calls it, after its stores. counter is a device uint32 that
+// is 0 when the launch starts; the last block sets it back to 0, so one
+// counter serves every later launch that waits for this one (the next
+// kernel's griddepcontrol.wait, or stream order).
+__device__ __forceinline__ bool last_of(unsigned int* counter, unsigned int blocks) {
     __shared__ bool last;
     __threadfence();  // this block's stores are visible device-wide before it counts
     __syncthreads();
     if (threadIdx.x == 0) {
-        const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
         last = atomicAdd(counter, 1u) == blocks - 1;
         if (last) atomicExch(counter, 0u);
     }
     __syncthreads();
     if (last) __threadfence();
     return last;
+}
+__device__ __forceinline__ bool last_block(unsigned int* counter) {
+    return last_of(counter, gridDim.x * gridDim.y * gridDim.z);
 }
 
 // How a row body reads values another block of the same grid wrote: Plain

@@ -200,7 +200,7 @@ func (b *Backbone) Reset() error {
 		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
 			return err
 		}
-		if err := q.ZeroTensor(b.t(b.Plan.Counters), 4*FusedCounters); err != nil {
+		if err := q.ZeroTensor(b.t(b.Plan.Counters), int64(4*b.Plan.CounterWords())); err != nil {
 			return err
 		}
 		return q.ZeroTensor(b.t(b.Plan.Pos), 4)
@@ -385,7 +385,11 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 			// continues a prompt of more than one row, which the CPU runs
 			// through the chunked form even where the pass has one row
 			// (engine/cpu prefillChunks).
-			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n)
+			var counters *Block
+			if fused {
+				counters = b.scratch(p.Counters+4*counterDeltaNet, 4*p.DeltaNet.ValueHeads)
+			}
+			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, counters)
 		} else {
 			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen)
 		}

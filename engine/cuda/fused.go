@@ -3,30 +3,33 @@ package cuda
 import "os"
 
 // The fused decode step (issue 27, "fewer, fatter launches"; docs/MODEL.md
-// "Fused step"): under fast numerics a one-row step can run three kernels
-// that end with a grid-wide tail (kernels/fused.cuh: the last block to finish
-// runs the next launch's work) in place of six launches a layer:
+// "Fused step"): under fast numerics a one-row step can run kernels that end
+// with a grid-wide tail (kernels/fused.cuh: the last block to finish runs the
+// next launch's work) in place of two launches each:
 //
+//   - the DeltaNet step (deltanet_step_fused_fast for deltanet_step_cols_fast
+//     + deltanet_step_norm_fast: a tail per value head);
 //   - the mixer's output projection with the residual add and post norm
-//     (gemv_bf16_add_norm_fast for gemv + add_rmsnorm_zc_fast);
+//     (gemv_bf16_add_norm_fast for the GEMV + add_rmsnorm_zc_fast);
 //   - the MoE's dense projection with the routing (gemv_bf16_route_fast for
-//     gemv + moe_route);
+//     the GEMV + moe_route);
 //   - the down projections with the combine, residual and next norm
 //     (moe_down_combine_fast for moe_down_fast + moe_combine_norm_fast).
 //
-// 120 launches fewer a step at the full geometry (40 layers: 423 → 303).
-// The exact step keeps its launches and bits.
+// At the full geometry (30 DeltaNet and 10 attention layers) a step has
+// 150 launches fewer: 423 → 273. The exact step keeps its launches and bits.
 
-// FusedCounters is the uint32 tail counters of a fused step, one per fused
-// kernel (the plan's Counters).
-const FusedCounters = 3
-
-// The counter of each fused kernel.
+// The fused step's uint32 tail counters (the plan's Counters): one for each
+// fused kernel of the layer glue, then one per DeltaNet value head.
 const (
 	counterAddNorm = iota
 	counterRoute
 	counterCombine
+	counterDeltaNet // + value head
 )
+
+// CounterWords is the tail counters the plan reserves.
+func (p *BackbonePlan) CounterWords() int { return counterDeltaNet + p.DeltaNet.ValueHeads }
 
 // FusedEnv is the environment variable that makes new backbones run the
 // fused step under fast numerics ("1"); any other value or none keeps the

@@ -122,7 +122,7 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 // chunked for the rows of a prompt the CPU runs through its chunked form
 // (a prefill pass of one row that continues a longer prompt takes it too).
 func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) error {
-	o, err := q.deltaNetCore(l, out, x, n, chunked)
+	o, err := q.deltaNetCore(l, out, x, n, chunked, nil)
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,10 @@ func (o mixerOut) project(q *Queue, out Tensor, n int) error {
 	return q.projection(out, o.Hidden, 0, o.W, o.In, n, o.Hidden, o.Cols)
 }
 
-// deltaNetCore is deltaNetForward up to its output projection, which it returns.
-func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) (mixerOut, error) {
+// deltaNetCore is deltaNetForward up to its output projection, which it
+// returns. With counters (the fused step's, one per value head) a one-row
+// split step runs as one launch (deltanet_step_fused_fast).
+func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked bool, counters *Block) (mixerOut, error) {
 	if err := l.check(out, x, n); err != nil {
 		return mixerOut{}, err
 	}
@@ -153,7 +155,13 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.deltaNetMix(l, n, chunked); err != nil {
+	var err error
+	if counters != nil && n == 1 && !chunked && l.splitStep() {
+		err = q.deltaNetStepFused(l, counters)
+	} else {
+		err = q.deltaNetMix(l, n, chunked)
+	}
+	if err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
@@ -180,7 +188,7 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 	if chunked && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() && l.MaxRows > 1 { // ScratchBytes has its regions
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
-	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
+	if n == 1 && l.splitStep() {
 		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
 			return err
 		}
@@ -190,6 +198,31 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		Core: tPtr(core), Proj: tPtr(proj), Convstate: tPtr(l.State), S: tPtr(stateS), Convw: tPtr(w.Conv),
 		Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), N: n, Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim,
 		Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps})
+}
+
+// splitStep reports whether a one-row step runs the split kernels.
+func (l *DeltaNetLayer) splitStep() bool {
+	return l.Step == DeltaNetSplitStep && l.G.KeyDim <= deltaNetSplitMaxKeyDim
+}
+
+// deltaNetStepFused is deltaNetMix's split step of one row in one launch
+// under fast numerics: deltanet_step_cols, then deltanet_step_norm's part of
+// each head in the last of the head's blocks (counters: ValueHeads zero uint32s).
+func (q *Queue) deltaNetStepFused(l *DeltaNetLayer, counters *Block) error {
+	g := l.G
+	nv := g.ValueHeads
+	if q.d.Numerics.Exact() {
+		return fmt.Errorf("cuda deltanet: the fused step runs under fast numerics only")
+	}
+	if err := checkFits(counters, 0, int64(nv*4), "deltanet fused step counters"); err != nil {
+		return err
+	}
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
+	w := l.W
+	return kernel.DeltaNetStepFusedFast(q, [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, kernel.DeltaNetStepFusedFastArgs{
+		Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State), S: tPtr(l.State.At(4 * int64(g.convStateFloats()))),
+		Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), Nk: g.KeyHeads, Nv: nv,
+		Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps, Counters: devPtr(counters)})
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
