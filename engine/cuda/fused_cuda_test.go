@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -224,6 +225,74 @@ func TestFusedStep(t *testing.T) {
 			t.Logf("worst step row against the unfused step: %.3g", e)
 			if !(e <= 1e-4) {
 				t.Errorf("fused step rows: worst relative error %.3g > 1e-4", e)
+			}
+		})
+	}
+}
+
+// TestFusedDeltaNetStep runs one split DeltaNet step both ways from the same
+// random state and projected row: deltanet_step_cols + deltanet_step_norm,
+// and deltanet_step_fused_fast (a tail per value head).
+func TestFusedDeltaNetStep(t *testing.T) {
+	underFast(t)
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newDeltaNetCase(t, r, tc.g, 1, true)
+			c.layer.Step = DeltaNetSplitStep
+			if !c.layer.splitStep() {
+				t.Fatalf("geometry %s does not run the split step", tc.name)
+			}
+			dg := c.layer.G
+			vd := dg.ValueHeads * dg.ValueDim
+			convFloats, sFloats := dg.convStateFloats(), dg.ValueHeads*dg.KeyDim*dg.ValueDim
+			coreOff := c.layer.Scratch.Off + dg.scratchLayout(1)
+			st := c.layer.State
+			counters := upload(t, make([]uint32, dg.ValueHeads))
+			nans := make([]float32, vd)
+			for i := range nans {
+				nans[i] = float32(math.NaN())
+			}
+			// run sets the state and the projected row, runs one step and
+			// returns the outputs and both states.
+			run := func(conv, s, rows []float32, step func(q *Queue) error) (out, gotConv, gotS []float32) {
+				if err := firstErr(Upload(dev, st.Block, st.Off, conv), Upload(dev, st.Block, st.Off+4*int64(convFloats), s),
+					Upload(dev, c.layer.Scratch.Block, c.layer.Scratch.Off, rows), Upload(dev, c.layer.Scratch.Block, coreOff, nans)); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Run(step); err != nil {
+					t.Fatal(err)
+				}
+				out, gotConv, gotS = make([]float32, vd), make([]float32, convFloats), make([]float32, sFloats)
+				if err := firstErr(dev.Sync(), Download(dev, out, c.layer.Scratch.Block, coreOff),
+					Download(dev, gotConv, st.Block, st.Off), Download(dev, gotS, st.Block, st.Off+4*int64(convFloats))); err != nil {
+					t.Fatal(err)
+				}
+				return out, gotConv, gotS
+			}
+			for i := 0; i < 2; i++ {
+				conv, s := randNonZero(r, convFloats), scaled(r, sFloats, 0.2)
+				rows := newProjectedRows(r, dg, 1).rows
+				refOut, refConv, refS := run(conv, s, rows, func(q *Queue) error { return q.deltaNetMix(&c.layer, 1, false) })
+				out, gotConv, gotS := run(conv, s, rows, func(q *Queue) error { return q.deltaNetStepFused(&c.layer, counters) })
+				what := fmt.Sprintf("step %d", i)
+				checkClose(t, what+" outputs", out, refOut, fusedTol)
+				checkClose(t, what+" recurrent state", gotS, refS, fusedTol)
+				checkClose(t, what+" conv state", gotConv, refConv, fusedTol)
+				differ, maxULP := ULPDiff(out, refOut)
+				t.Logf("%s outputs: %d/%d differ from the unfused kernels' bits, max %d ULP", what, differ, len(out), maxULP)
+				got := make([]uint32, dg.ValueHeads)
+				if err := Download(dev, got, counters, 0); err != nil {
+					t.Fatal(err)
+				}
+				for h, v := range got {
+					if v != 0 {
+						t.Fatalf("%s: head %d's tail counter left at %d", what, h, v)
+					}
+				}
 			}
 		})
 	}
