@@ -42,6 +42,7 @@ FUZZ_TARGETS += ./engine/gpuworker:FuzzReadFrame
 FUZZ_TARGETS += ./engine/checkpoint:FuzzNPYHeader
 FUZZ_TARGETS += ./engine/audio:FuzzParseWAV
 FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
+FUZZ_TARGETS += ./engine/checkpoint:FuzzShardIndex
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
@@ -52,6 +53,9 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
+FUZZ_TARGETS += ./engine/audio/decode:FuzzReadReference
+FUZZ_TARGETS += ./app/speechapi:FuzzUploadVoice
+FUZZ_TARGETS += ./app/voicelib:FuzzManifest
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
 	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
@@ -262,7 +266,7 @@ cuda-check: kernels
 	go build -tags cuda ./...
 	go vet -tags cuda $(CUDA_PKGS)
 	@mkdir -p out/cuda-check
-	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels
+	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels ./cmd/proscenium-gpu
 	go build -tags cuda -o out/cuda-check/proscenium-gpu ./cmd/proscenium-gpu
 
 # ---- reviews (not in CI) ----

@@ -26,6 +26,7 @@ import (
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
+	"proscenium/engine/audio/decode"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
 	"proscenium/engine/open"
@@ -52,6 +53,9 @@ var icon []byte
 const audioDeadline = 3 * time.Second
 
 func main() {
+	// Started by itself to decode an uploaded recording in a child with
+	// limits (engine/audio/decode): do that and exit.
+	decode.ServeWorkerIfAsked()
 	// Started by itself as its engine worker (isolate_engine): serve the CPU
 	// engine on stdin and stdout, no window.
 	if len(os.Args) > 1 && os.Args[1] == gpuworker.SelfCommand {

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,7 +74,7 @@ func TestAPICallsTheServiceMethods(t *testing.T) {
 		{"stop with nothing running", "Stop", "[]", 200, `false`},
 		{"load without backend", "LoadModel", `["` + t.TempDir() + `"]`, 501, ""},
 		{"load a missing path", "LoadModel", `["/no/such/dir"]`, 404, ""},
-		{"invalid setting", "SetSettings", `[{"script":"","sampling":{"temperature":1,"top_p":1.5,"top_k":0},"seed":0,"max_frames":10,"model_dir":""}]`, 400, `{"error":"invalid: top_p must be in (0, 1], got 1.5"}`},
+		{"invalid setting", "SetSettings", `[{"script":"","sampling":{"temperature":1,"top_p":1.5,"top_k":0},"seed":0,"max_frames":10,"model_dir":""}]`, 400, `{"error":"invalid: top_p must be in (0, 1] (1 switches it off), got 1.5"}`},
 		{"unknown field", "Speak", `[{"text":"x","volume":2}]`, 400, ""},
 		{"wrong argument type", "LoadModel", `[42]`, 400, ""},
 		{"too many arguments", "Stats", `[1]`, 400, `{"error":"Stats: takes 0 argument(s), got 1"}`},
@@ -346,4 +348,39 @@ func isClosed(e *testEngine) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.closed
+}
+
+// Issue 32: /api/InspectModel took any path and said which exist and
+// their sizes. Over HTTP it now answers only under the model roots the
+// studio knows (here the settings' model folder); elsewhere, and through a
+// link that leads elsewhere, it is a 403 that says nothing of the path.
+func TestInspectModelOverHTTPStaysUnderTheRoots(t *testing.T) {
+	srv, svc, _ := newTestServer(t, nil)
+	root := t.TempDir()
+	st := svc.Settings()
+	st.ModelDir = root
+	if _, err := svc.SetSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(root, "models", "one")
+	os.MkdirAll(inside, 0o755)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "config.json"), []byte(`{"secret": 1}`), 0o644)
+	link := filepath.Join(root, "escape")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{outside, link, "/etc", root + "/../" + filepath.Base(outside)} {
+		status, body := post(t, srv, "InspectModel", `["`+dir+`"]`, nil)
+		if status != 403 || strings.Contains(body, "secret") || strings.Contains(body, "config") {
+			t.Errorf("%s: %d %s", dir, status, body)
+		}
+	}
+	if status, body := post(t, srv, "InspectModel", `["`+inside+`"]`, nil); status != 200 {
+		t.Errorf("under the settings' model folder: %d %s", status, body)
+	}
+	// The window calls the service directly: any folder.
+	if _, err := svc.InspectModel(outside); err != nil {
+		t.Errorf("the window's call: %v", err)
+	}
 }

@@ -2,16 +2,34 @@ package app
 
 import (
 	"net/http"
+	"path/filepath"
+
+	"github.com/adrg/xdg"
 
 	"proscenium/app/server"
 	"proscenium/app/studio"
+	"proscenium/engine/hfcache"
 )
 
 // NewMux returns the routes of `proscenium serve` for s (server.NewMux:
 // the UI, /api/<Method> for every method of s, its events and its takes'
 // audio).
+// InspectModel over HTTP answers for the model roots the studio knows
+// (modelRoots) unless opt names others.
 func NewMux(s *Service, hub *studio.Hub, opt server.Options) (*http.ServeMux, error) {
+	if opt.ModelRoots == nil {
+		opt.ModelRoots = func() []string { return modelRoots(s) }
+	}
 	return server.NewMux(s, s.takes, hub, opt)
+}
+
+// modelRoots are the folders the studio knows models in: the settings'
+// model folder, the Hugging Face caches, the data folder (the demo model's)
+// and the demo folder the service was given.
+func modelRoots(s *Service) []string {
+	roots := []string{s.Settings().ModelDir}
+	roots = append(roots, hfcache.HubDirs()...)
+	return append(roots, filepath.Join(xdg.DataHome, "proscenium"), s.demoDir)
 }
 
 // LogRequests wraps the server's routes so that every speech API request

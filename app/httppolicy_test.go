@@ -300,6 +300,48 @@ func TestServeCapsOpenConnections(t *testing.T) {
 	res.Body.Close()
 }
 
+// Issue 32: 64 sockets that each send one GET /healthz (no key needed)
+// and stay idle held every connection slot for the 2-minute idle timeout,
+// and other clients timed out. Idle connections now give their slot to a
+// new one: a keyed request is answered at once. (The client waits 5 s at
+// most; before, it waited for the first idle connection to time out.)
+func TestServeIdleConnectionsDoNotLockOut(t *testing.T) {
+	lim := server.DefaultServeLimits()
+	base := policyServer(t, server.HTTPPolicy{APIKey: "k"}, lim, nil)
+	addr := strings.TrimPrefix(base, "http://")
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	for range lim.MaxConns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("healthz %d: %v", len(idle), err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close() // the connection stays open, idle
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	req, _ := http.NewRequest("GET", base+"/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer k")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("with %d idle connections open: %v", len(idle), err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("keyed request: %d", res.StatusCode)
+	}
+}
+
 // Item 11: ReadTimeout bounds reading the request, not the reply: a take
 // that streams for longer is written whole and its request stays alive
 // (net/http lifts the read deadline once the body is read).

@@ -12,6 +12,7 @@ import (
 
 	"proscenium/app/takes"
 	"proscenium/engine"
+	"proscenium/engine/audio/decode"
 	"proscenium/engine/gpuworker"
 )
 
@@ -19,6 +20,7 @@ import (
 // "engine-worker") serving audioEngine, as `proscenium worker` serves the
 // CPU engine.
 func TestMain(m *testing.M) {
+	decode.ServeWorkerIfAsked() // recordings decoded in a child, as the programs do
 	if len(os.Args) > 1 && os.Args[1] == "engine-worker" {
 		open := func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
 			entries, err := os.ReadDir(req.Model) // "loads" the model: reads its files

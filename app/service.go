@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"proscenium/app/playback"
 	"proscenium/app/server"
 	"proscenium/app/settings"
+	"proscenium/app/speechapi"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voice"
@@ -98,6 +100,13 @@ func New(cfg Config) (*Service, error) {
 	s.warnings = append(s.warnings, warnings...)
 	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
 	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})
+	// Recordings no voice uses (a replaced voice of an older version, a
+	// save that failed) are removed at start.
+	if removed, err := s.voices.SweepLibrary(); err != nil {
+		s.warnings = append(s.warnings, fmt.Sprintf("voice library: %v", err))
+	} else if len(removed) > 0 {
+		s.warnings = append(s.warnings, fmt.Sprintf("voice library: removed %d recording(s) no voice uses", len(removed)))
+	}
 	s.speaker.OnChange(func(playback.AudioStatus) { s.events.Send(studio.EventStudio, s.Studio()) })
 	if cfg.ProbeGPU != nil {
 		s.model.ProbeGPU(cfg.ProbeGPU)
@@ -337,7 +346,7 @@ func (s *Service) ServerStatus() server.ServerStatus { return s.server.Status() 
 // this process.
 func (s *Service) StartServer() (server.ServerStatus, error) {
 	mux := http.NewServeMux()
-	SpeechAPI(s, server.SpeechModelID).Register(mux)
+	SpeechAPI(s, server.SpeechModelID, speechapi.DefaultLimits()).Register(mux)
 	return s.server.Start(mux)
 }
 

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -421,4 +422,80 @@ func TestInterruptedExportIsCleanedAtStart(t *testing.T) {
 			t.Errorf("%s: removed %v", n, gone)
 		}
 	}
+}
+
+// Issue 32: 1000 speech-API requests of one frame pushed a named studio
+// take out (the list's cap and the size limit evicted oldest first, API
+// and studio takes alike). API takes now make room only among API takes:
+// both studio takes stay, on disk, and the API takes keep to half the
+// limit and their own cap, each removal announced.
+func TestAPITakesLeaveStudioTakes(t *testing.T) {
+	dir := t.TempDir()
+	svc := newTakesService(t, dir, 1)
+	s := svc.Settings()
+	s.TakesLimitBytes = 1 << 20
+	if _, err := svc.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	svc.events.Subscribe(func(e studio.Event) {
+		if n, ok := e.Data.(studio.Notice); ok && strings.Contains(n.Text, "removed") {
+			removed++
+		}
+	})
+	named := speakAndWait(t, svc, speech("Keep me."))
+	if _, err := svc.RenameTake(takes.TakeName{ID: named.ID, Name: "The keeper"}); err != nil {
+		t.Fatal(err)
+	}
+	plain := speakAndWait(t, svc, speech("Me too."))
+	eng, err := APIEngine(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if _, err := eng.Synthesize(context.Background(), speech("From the API."), func(engine.Event) {}); err != nil {
+			t.Fatalf("API take %d: %v", i, err)
+		}
+	}
+	var apiTakes, apiBytes int
+	found := map[int]takes.Take{}
+	for _, tk := range svc.Takes() {
+		found[tk.ID] = tk
+		if tk.Source == takes.SourceAPI {
+			apiTakes++
+		}
+	}
+	for _, id := range []int{named.ID, plain.ID} {
+		tk, ok := found[id]
+		if !ok || !tk.Stored {
+			t.Fatalf("studio take #%d after 1000 API takes: %+v (present %v)", id, tk, ok)
+		}
+		if _, err := os.Stat(filepath.Join(dir, strconv.Itoa(id))); err != nil {
+			t.Errorf("studio take #%d is not on disk: %v", id, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if id, err := strconv.Atoi(e.Name()); err == nil && found[id].Source == takes.SourceAPI {
+			apiBytes += int(dirSize(t, filepath.Join(dir, e.Name())))
+		}
+	}
+	if apiTakes > 1000 || apiBytes > 1<<19 || removed == 0 {
+		t.Errorf("%d API takes listed, %d bytes of them on disk (half the limit is %d), %d removals announced", apiTakes, apiBytes, 1<<19, removed)
+	}
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
 }

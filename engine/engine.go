@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
+
+	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // ErrInvalidRequest marks a request an engine refuses as given (text with
@@ -17,54 +19,21 @@ import (
 // mistake, not a failure. Errors wrap it, so errors.Is finds it.
 var ErrInvalidRequest = errors.New("invalid request")
 
-// Sampling holds the sampler settings, applied to every codebook.
-// TopP = 1 and TopK = 0 switch those filters off; Temperature = 0 is greedy.
-type Sampling struct {
-	Temperature float32 `json:"temperature"`
-	TopP        float32 `json:"top_p"`
-	TopK        int     `json:"top_k"`
-}
+// Sampling is the sampler's settings: sampling.Settings, where their one
+// rule lives (Validate; sampling.FieldOf names a refused field).
+type Sampling = sampling.Settings
 
-// DefaultSampling is the public ports' default: temperature 1, top-p 0.9, top-k 30.
-func DefaultSampling() Sampling { return Sampling{Temperature: 1, TopP: 0.9, TopK: 30} }
+// DefaultSampling is the public ports' default (sampling.Default).
+func DefaultSampling() Sampling { return sampling.Default() }
 
-// SamplingOf converts settings read as float64 (JSON, flags) to Sampling,
-// refusing a value that float32 cannot hold as given, naming the field: a
-// non-zero value that rounds to 0 (top_p 1e-50 would become 0 and switch
-// sampling to an error later) or one that overflows to infinity. Range
-// checks are Validate's.
+// SamplingOf reads settings given as float64 (JSON, flags): sampling.Of,
+// its refusal wrapping ErrInvalidRequest.
 func SamplingOf(temperature, topP float64, topK int) (Sampling, error) {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"temperature", temperature}, {"top_p", topP}} {
-		v32 := float32(f.v)
-		switch {
-		case math.IsNaN(f.v):
-			return Sampling{}, fmt.Errorf("%w: %s is not a number", ErrInvalidRequest, f.name)
-		case f.v != 0 && v32 == 0:
-			return Sampling{}, fmt.Errorf("%w: %s %g is too small to hold (it would be 0)", ErrInvalidRequest, f.name, f.v)
-		case math.IsInf(float64(v32), 0):
-			return Sampling{}, fmt.Errorf("%w: %s %g is too large", ErrInvalidRequest, f.name, f.v)
-		}
+	s, err := sampling.Of(temperature, topP, topK)
+	if err != nil {
+		return s, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	s := Sampling{Temperature: float32(temperature), TopP: float32(topP), TopK: topK}
-	return s, s.Validate()
-}
-
-// Validate checks the ranges, naming the field: temperature finite and
-// ≥ 0, top_p in (0, 1], top_k ≥ 0. Errors wrap ErrInvalidRequest.
-func (s Sampling) Validate() error {
-	t, p := float64(s.Temperature), float64(s.TopP)
-	switch {
-	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
-		return fmt.Errorf("%w: temperature %v must be a finite number ≥ 0 (0 is greedy)", ErrInvalidRequest, s.Temperature)
-	case math.IsNaN(p) || p <= 0 || p > 1:
-		return fmt.Errorf("%w: top_p %v must be in (0, 1] (1 switches it off)", ErrInvalidRequest, s.TopP)
-	case s.TopK < 0:
-		return fmt.Errorf("%w: top_k %d must be ≥ 0 (0 switches it off)", ErrInvalidRequest, s.TopK)
-	}
-	return nil
+	return s, nil
 }
 
 // DefaultMaxFrames is the frame limit of a take that names none, the same in
@@ -99,14 +68,17 @@ func (r SpeechRequest) Validate() error {
 	if r.MaxFrames < 1 {
 		return fmt.Errorf("%w: max_frames %d must be at least 1", ErrInvalidRequest, r.MaxFrames)
 	}
-	return r.Sampling.Validate()
+	if err := r.Sampling.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return nil
 }
 
-// Finish reasons.
+// Finish reasons: the take loop's (drama3), under the engine API's names.
 const (
-	FinishStop   = "stop"   // the model ended the speech
-	FinishLength = "length" // max_frames reached; the audio is kept
-	FinishCancel = "cancel" // the caller stopped the take; the audio so far is kept
+	FinishStop   = drama3.FinishStop   // the model ended the speech
+	FinishLength = drama3.FinishLength // max_frames reached; the audio is kept
+	FinishCancel = drama3.FinishCancel // the caller stopped the take; the audio so far is kept
 )
 
 // EventKind says which field of an Event is set.

@@ -61,6 +61,7 @@ cuda-test-bins: kernels gpu-worker
 	@mkdir -p $(CARRY)
 	go test -tags cuda -c -o $(CARRY)/cuda.test ./engine/cuda
 	go test -tags cuda -c -o $(CARRY)/kernels.test ./kernels
+	go test -tags cuda -c -o $(CARRY)/proscenium-gpu.test ./cmd/proscenium-gpu  # run-take-checks.sh runs it
 	cp bin/proscenium-gpu $(CARRY)/proscenium-gpu
 	go build -ldflags "-s -w" -o $(CARRY)/proscenium ./cmd/proscenium
 	cp kernels/run-gpu-tests.sh kernels/run-take-checks.sh kernels/run-serve-checks.sh kernels/servecheck.py $(CARRY)/

@@ -1,11 +1,18 @@
 # Same seed on the GPU through synth, the studio's service (serve --ui /api/) and the speech API (stream and whole);
 # a voice created through the API (encoded in the GPU worker) and a take in it.
+# Every mismatch prints "FAIL: ..." and the script exits 1; a pass ends with
+# "all serve checks passed".
 # Usage: servecheck.py TEXT SYNTH.WAV [REFERENCE.wav]
 import json, sys, time, struct, urllib.request
 from array import array
 T, synth_wav = sys.argv[1], sys.argv[2]
 ref_wav = sys.argv[3] if len(sys.argv) > 3 else None
 B = "http://127.0.0.1:18080"
+fails = []
+def check(ok, what):
+    if not ok:
+        fails.append(what)
+        print("FAIL:", what)
 def post(path, body, raw=False):
     r = urllib.request.Request(B + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     try:
@@ -21,6 +28,8 @@ for _ in range(240):
     except BaseException: pass
     time.sleep(0.5)
 print("model status:", st.get("state"), st.get("message"), (st.get("info") or {}).get("backend_reason"))
+if st.get("state") != "loaded" or (st.get("info") or {}).get("backend") != "cuda":
+    raise SystemExit("FAIL: the model is not loaded on the GPU: %s" % json.dumps(st)[:400])
 def wavdata(b):
     i = 12; fmt = None
     while i < len(b):
@@ -40,6 +49,7 @@ whole = post("/v1/audio/speech", dict(req, response_format="pcm"), raw=True)
 stream = post("/v1/audio/speech", dict(req, response_format="pcm", stream=True), raw=True)
 wav = wavdata(post("/v1/audio/speech", dict(req, response_format="wav"), raw=True))
 print("API pcm whole %d bytes, stream %d bytes, stream == whole: %s" % (len(whole), len(stream), whole == stream))
+check(len(whole) > 0 and whole == stream, "the API's streamed pcm differs from the whole reply")
 take = post("/api/Speak", [{"text": T, "seed": 5, "max_frames": 200, "sampling": {"temperature": 1, "top_p": 0.9, "top_k": 30}}])
 tid = take["id"]
 for _ in range(480):
@@ -48,12 +58,18 @@ for _ in range(480):
     time.sleep(0.25)
 fin = ts.get("finish") or {}
 print("studio take %d: %s, %s frames, error %r, finish %s, rtf %s, first audio %s" % (tid, ts["state"], ts.get("frames"), ts.get("error"), fin.get("reason"), fin.get("real_time_factor"), fin.get("time_to_first_audio")))
+check(ts["state"] == "finished" and not ts.get("error") and fin.get("reason") in ("stop", "length"), "the studio take did not finish: %s" % ts["state"])
 studio = list(array("f", urllib.request.urlopen(B + "/api/takes/%d/pcm" % tid, timeout=60).read()))
 api = [x / 32768 for x in array("h", whole)]
 print("samples: synth %d, studio %d, API pcm %d, API wav %d" % (len(synth), len(studio), len(api), len(wav)))
 print("synth (float WAV) vs studio (float): bit-identical %s, max diff %.3g" % (synth == studio, maxdiff(synth, studio)))
 print("API pcm16 vs studio float: same length %s, max diff %.3g (one 16-bit step is %.3g)" % (len(api) == len(studio), maxdiff(api, studio), 1 / 32768))
 print("API wav == API pcm: %s" % (wav == api))
+check(len(synth) > 0 and synth == studio, "synth and the studio's take of the same seed differ")
+# PCM16 is round(x·32767), read back here as /32768: at most half a step of
+# rounding plus |x|/32768 of scale, 1.5 steps.
+check(len(api) == len(studio) and maxdiff(api, studio) <= 1.5 / 32768, "the API's pcm16 is not the studio take's audio (max diff %.3g)" % maxdiff(api, studio))
+check(wav == api, "the API's wav and pcm replies differ")
 s = post("/api/Stats", [])
 print("studio readouts (Stats):", json.dumps(s)[:700])
 
@@ -75,3 +91,9 @@ if ref_wav:
     vwhole = post("/v1/audio/speech", vreq, raw=True)
     vstream = post("/v1/audio/speech", dict(vreq, stream=True), raw=True)
     print("take in the voice: %d bytes, stream == whole: %s, differs from the default voice: %s" % (len(vwhole), vwhole == vstream, vwhole != whole))
+    check(len(vwhole) > 0 and vwhole == vstream, "the take in the voice: streamed pcm differs from the whole reply")
+    check(vwhole != whole, "the take in the voice is the default voice's")
+
+if fails:
+    raise SystemExit("%d serve checks failed" % len(fails))
+print("all serve checks passed")

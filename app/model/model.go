@@ -41,8 +41,8 @@ type ModelCandidate struct {
 }
 
 func hasConfig(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, drama3.ConfigFile))
-	return err == nil && fi.Mode().IsRegular()
+	_, err := drama3.StatConfig(dir)
+	return err == nil
 }
 
 // FindModels lists checkpoint directories to offer: the one in the

@@ -1,15 +1,12 @@
 package model
 
 import (
-	"crypto/sha256"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"proscenium/app/voicelib"
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 )
 
@@ -33,25 +30,11 @@ type refCodec struct {
 
 func (c *refCodec) cpuEncoder() (*voicelib.CPUEncoder, error) {
 	c.once.Do(func() {
-		if c.cpu, c.err = voicelib.LoadCPUEncoder(filepath.Join(c.dir, "codec.pth")); c.err != nil {
+		if c.cpu, c.err = voicelib.LoadCPUEncoder(drama3.CodecPath(c.dir)); c.err != nil {
 			c.err = fmt.Errorf("the model's codec cannot encode references: %w", c.err)
 		}
 	})
 	return c.cpu, c.err
-}
-
-// codecFileID is voicelib.CodecID of the file at path, read as a stream.
-func codecFileID(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return voicelib.CodecIDOfSum(h.Sum(nil)), nil
 }
 
 // refCodecs caches the codec of the last model directory used.
@@ -74,7 +57,7 @@ func (c *Control) ReferenceEncoder() (voicelib.Encoder, error) {
 	rc := c.codecs.cur
 	c.codecs.mu.Unlock()
 	if rc == nil || rc.dir != dir {
-		id, err := codecFileID(filepath.Join(dir, "codec.pth"))
+		id, err := voicelib.CodecFileID(drama3.CodecPath(dir))
 		if err != nil {
 			return nil, fmt.Errorf("the model's codec cannot encode references: %w", err)
 		}

@@ -91,7 +91,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // apiHandler serves POST /api/{method}: the body is the JSON array of the
 // method's arguments ("[]" or empty for none); unknown fields are refused.
-func apiHandler(methods map[string]apiMethod) http.HandlerFunc {
+// A method of modelPathMethods answers only for a folder under roots()
+// (403 otherwise).
+func apiHandler(methods map[string]apiMethod, roots func() []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("method")
 		m, ok := methods[name]
@@ -108,6 +110,16 @@ func apiHandler(methods map[string]apiMethod) http.HandlerFunc {
 		if err != nil {
 			writeJSON(w, http.StatusBadRequest, apiError{fmt.Sprintf("%s: %v", name, err)})
 			return
+		}
+		if modelPathMethods[name] && len(args) > 0 && args[0].Kind() == reflect.String {
+			var known []string
+			if roots != nil {
+				known = roots()
+			}
+			if err := checkModelPath(name, args[0].String(), known); err != nil {
+				writeJSON(w, http.StatusForbidden, apiError{err.Error()})
+				return
+			}
 		}
 		out := m.fn.Call(args)
 		if m.hasError {

@@ -32,6 +32,9 @@ type Options struct {
 	// LoopbackOnly says the server listens on a loopback address: only then
 	// are methods that write files on the server (localOnlyMethods) answered.
 	LoopbackOnly bool
+	// ModelRoots are the folders under which InspectModel answers over
+	// HTTP (modelroots.go); nil answers for none.
+	ModelRoots func() []string
 }
 
 // TakeAudio is what the take routes serve: a take's PCM and its export
@@ -68,7 +71,7 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 		return nil, err
 	}
 
-	mux.Handle("POST /api/{method}", localOnly(opt.LoopbackOnly, apiHandler(methods)))
+	mux.Handle("POST /api/{method}", localOnly(opt.LoopbackOnly, apiHandler(methods, opt.ModelRoots)))
 	mux.Handle("GET /api/events", eventsHandler(hub))
 	mux.Handle("GET /api/takes/{id}/pcm", takePCMHandler(audio))
 	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(audio))

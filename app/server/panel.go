@@ -87,7 +87,8 @@ func (p *Panel) LogRequests(h http.Handler) http.Handler {
 		rw := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		h.ServeHTTP(rw, r)
-		rec := RequestRecord{At: start.UnixMilli(), Method: r.Method, Path: r.URL.Path, Status: rw.status, Bytes: rw.bytes,
+		status, _ := loggedStatus(r, rw)
+		rec := RequestRecord{At: start.UnixMilli(), Method: r.Method, Path: r.URL.Path, Status: status, Bytes: rw.bytes,
 			Millis: float64(time.Since(start).Microseconds()) / 1000, Client: hostOnly(r.RemoteAddr), Streamed: rw.flushed}
 		p.mu.Lock()
 		p.log = append(p.log, rec)

@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/net/netutil"
-
 	"proscenium/app/studio"
 )
 
@@ -245,11 +243,15 @@ type ServeLimits struct {
 	ReadHeaderTimeout time.Duration // the request line and headers
 	ReadTimeout       time.Duration // the whole request, body included (not the reply: a streamed take may last an hour)
 	IdleTimeout       time.Duration // a kept-alive connection between requests
-	MaxConns          int           // open connections; more wait to be accepted
+	// MaxConns bounds the open connections: at the cap the one idle the
+	// longest is closed for a new one (connslots.go); more wait to be
+	// accepted only while every connection is busy with a request.
+	MaxConns int
 }
 
 // DefaultServeLimits: 10 s for headers, 30 s for a whole request (bodies
-// are at most 1 MiB), 2 minutes idle, 64 connections.
+// are at most 1 MiB), 2 minutes idle (2 s while three quarters of the
+// connections are open), 64 connections.
 func DefaultServeLimits() ServeLimits {
 	return ServeLimits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxConns: 64}
 }
@@ -257,15 +259,16 @@ func DefaultServeLimits() ServeLimits {
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully
 // (open WebSockets are closed). h should come from Protect.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, lim ServeLimits) error {
+	var connState func(net.Conn, http.ConnState)
 	if lim.MaxConns > 0 {
-		ln = netutil.LimitListener(ln, lim.MaxConns)
+		ln, connState = limitConns(ln, lim.MaxConns)
 	}
 	// Request contexts derive from base, so ending it ends the WebSocket
 	// handlers too (Shutdown does not touch hijacked connections).
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
-		IdleTimeout: lim.IdleTimeout, BaseContext: func(net.Listener) context.Context { return base }}
+		IdleTimeout: lim.IdleTimeout, ConnState: connState, BaseContext: func(net.Listener) context.Context { return base }}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -27,13 +27,18 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 		start := time.Now()
 		rec := &recordingWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
+			status, closed := loggedStatus(r, rec)
 			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status),
+				slog.Int("status", status),
 				slog.Int64("bytes", rec.bytes),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("remote", r.RemoteAddr),
+			}
+			if closed {
+				// What the server had begun to answer before the client left.
+				attrs = append(attrs, slog.Bool("client_closed", true), slog.Int("status_sent", rec.status))
 			}
 			hdr := w.Header()
 			if f, err := strconv.Atoi(hdr.Get("X-Audio-Frames")); err == nil {
@@ -46,6 +51,21 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 		}()
 		h.ServeHTTP(rec, r)
 	})
+}
+
+// StatusClientClosed is the status logged for a request whose client left
+// before its reply was complete (nginx's 499): a take cut by a disconnect
+// is not a 200 in the log.
+const StatusClientClosed = 499
+
+// loggedStatus is the status to log for r and whether the client closed
+// the connection first (its context ended while the handler ran; not for a
+// connection handed over to a WebSocket).
+func loggedStatus(r *http.Request, rec *recordingWriter) (int, bool) {
+	if r.Context().Err() != nil && rec.status != http.StatusSwitchingProtocols {
+		return StatusClientClosed, true
+	}
+	return rec.status, false
 }
 
 // Hijack hands the connection over (the WebSocket /api/events): the access

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,5 +71,40 @@ func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 	}
 	if _, err := NewRequestLogger(&buf, "xml"); err == nil {
 		t.Error("log format xml accepted")
+	}
+}
+
+// A take cut by the client's disconnect is logged as 499 with
+// client_closed, not as the 200 its headers had sent (issue 32).
+func TestAccessLogClientClosed(t *testing.T) {
+	var buf bytes.Buffer
+	log, err := NewRequestLogger(&buf, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	srv := httptest.NewServer(AccessLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("first audio"))
+		w.(http.Flusher).Flush()
+		close(started)
+		<-r.Context().Done() // the take runs until the client leaves
+	}), log))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/audio/speech", nil)
+	go func() {
+		<-started
+		cancel()
+	}()
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	srv.Close()
+	var m map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &m); err != nil {
+		t.Fatalf("%v: %q", err, buf.String())
+	}
+	if m["status"] != 499.0 || m["client_closed"] != true || m["status_sent"] != 200.0 {
+		t.Errorf("logged %v", m)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"proscenium/app/internal/files"
 	"proscenium/app/studio"
 	"proscenium/app/voice"
+	"proscenium/app/voicelib"
 	"proscenium/engine"
 )
 
@@ -53,6 +54,9 @@ type Settings struct {
 	ServerPort int `json:"server_port"`
 	// TakesLimitBytes caps the takes kept on disk; the oldest go first.
 	TakesLimitBytes int64 `json:"takes_limit_bytes"`
+	// VoiceLibraryMaxBytes caps the voice library's recordings and codes
+	// together: a new voice past it is refused (app/voicelib).
+	VoiceLibraryMaxBytes int64 `json:"voice_library_max_bytes"`
 	// Voices are the user's named voices (app/voices), spoken by the
 	// speech API.
 	Voices []voice.Voice `json:"voices"`
@@ -119,13 +123,13 @@ const (
 func Default() Settings {
 	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: engine.DefaultMaxFrames, Presets: DefaultPresets(),
 		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
-		Voices: []voice.Voice{}}
+		VoiceLibraryMaxBytes: voicelib.DefaultMaxBytes, Voices: []voice.Voice{}}
 }
 
-// ValidateSampling checks the sampler settings: temperature ≥ 0 (0 is
-// greedy), 0 < top_p ≤ 1, top_k ≥ 0 (0 switches it off).
+// ValidateSampling checks the sampler settings by their one rule
+// (sampling.Settings.Validate), wrapping studio.ErrInvalid.
 func ValidateSampling(s engine.Sampling) error {
-	if err := voice.CheckSampling(s); err != nil {
+	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
 	return nil
@@ -191,6 +195,9 @@ func (s Settings) Validate() error {
 	}
 	if s.TakesLimitBytes < 1<<20 {
 		return fmt.Errorf("%w: takes_limit_bytes must be at least 1 MiB, got %d", studio.ErrInvalid, s.TakesLimitBytes)
+	}
+	if s.VoiceLibraryMaxBytes < 1<<20 {
+		return fmt.Errorf("%w: voice_library_max_bytes must be at least 1 MiB, got %d", studio.ErrInvalid, s.VoiceLibraryMaxBytes)
 	}
 	if err := voice.ValidateAll(s.Voices); err != nil {
 		return fmt.Errorf("%w: voices: %w", studio.ErrInvalid, err)

@@ -42,6 +42,20 @@ func Open(path string) (st *Store, warnings []string) {
 	return st, warnings
 }
 
+// FromFile reports whether the settings came from a file that loaded (not
+// the defaults of a first run, of a file that did not load, or of a store
+// in memory): what the voices' library sweep trusts.
+func (s *Store) FromFile() bool {
+	if s.path == "" {
+		return false
+	}
+	s.mu.Lock()
+	bad := s.bad
+	s.mu.Unlock()
+	_, err := os.Stat(s.path)
+	return !bad && err == nil
+}
+
 // Get returns a copy of the current settings.
 func (s *Store) Get() Settings {
 	s.mu.Lock()

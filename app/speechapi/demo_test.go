@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"proscenium/engine"
+	"proscenium/engine/audio/decode"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 )
@@ -44,6 +45,7 @@ var demoEngine = sync.OnceValues(func() (engine.Engine, error) {
 var demoDir string // removed by TestMain
 
 func TestMain(m *testing.M) {
+	decode.ServeWorkerIfAsked() // recordings decoded in a child, as the programs do
 	code := m.Run()
 	if demoDir != "" {
 		os.RemoveAll(demoDir)

@@ -20,22 +20,45 @@ import (
 
 // Limits bound what one request may ask for.
 type Limits struct {
-	MaxBodyBytes     int64 // larger bodies get 413
-	MaxInputChars    int   // longer input gets 400
-	MaxFrames        int   // the largest max_frames accepted
-	DefaultMaxFrames int   // max_frames when the request has none
-	QueueDepth       int   // requests that may wait behind the running take
+	MaxBodyBytes  int64 // larger bodies get 413
+	MaxInputChars int   // longer input gets 400
+	// MaxTakeSeconds bounds a take's audio (--max-take-seconds): the
+	// largest max_frames accepted is that many seconds of frames.
+	MaxTakeSeconds   float64
+	DefaultMaxFrames int // max_frames when the request has none
+	// QueueDepth is how many requests may wait behind the running take;
+	// one client (its API key, else its address) holds at most half of
+	// the places (see queue).
+	QueueDepth int
 	// Reference recordings of one request (ref_audio, references): their
 	// count (more: 400) and their decoded bytes together (more: 413).
 	MaxReferences     int
 	MaxReferenceBytes int
 }
 
+// DefaultMaxTakeSeconds is the longest take the API makes unless the
+// server says otherwise: 5 minutes of audio, so one request cannot hold the
+// engine for long (65536 frames, the engine's own limit, is 50 minutes).
+const DefaultMaxTakeSeconds = 300
+
+// samplesPerFrame is the model's frame (docs/MODEL.md: the codec's strides
+// multiply to 2048 samples at 44.1 kHz, 21.5 frames a second).
+const samplesPerFrame = 2048
+
+// MaxFrames is the largest max_frames accepted: MaxTakeSeconds of frames
+// (MaxTakeSeconds 0: DefaultMaxTakeSeconds).
+func (l Limits) MaxFrames() int {
+	if l.MaxTakeSeconds <= 0 {
+		l.MaxTakeSeconds = DefaultMaxTakeSeconds
+	}
+	return max(1, int(l.MaxTakeSeconds*NativeRate/samplesPerFrame))
+}
+
 // DefaultLimits: OpenAI's 4096-character input limit, a 64 KiB body, takes up
-// to 65536 frames (about 50 minutes), engine.DefaultMaxFrames by default,
-// and 8 waiting requests.
+// to DefaultMaxTakeSeconds, engine.DefaultMaxFrames by default, and 8
+// waiting requests.
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxFrames: 1 << 16, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8,
+	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxTakeSeconds: DefaultMaxTakeSeconds, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8,
 		MaxReferences: DefaultMaxReferences, MaxReferenceBytes: DefaultMaxReferenceBytes}
 }
 
@@ -171,15 +194,21 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 	if h.encodeRef != nil {
 		limit += int64(h.lim.MaxReferenceBytes)*4/3 + 4<<10
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	// Past the limit the rest is read (up to 4 times it) only to count the
+	// references: too many is the 400 it is in a body that fits.
+	rest := http.MaxBytesReader(w, r.Body, 4*limit)
+	body, err := io.ReadAll(io.LimitReader(rest, limit+1))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "",
-				fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit))
+		bodyReadError(w, "", err)
+		return
+	}
+	if int64(len(body)) > limit {
+		if n := countReferences(io.MultiReader(bytes.NewReader(body), rest), h.lim.MaxReferences); n > h.lim.MaxReferences {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "references", fmt.Sprintf("more than %d references, at most %d", h.lim.MaxReferences, h.lim.MaxReferences))
 			return
 		}
-		apiError(w, http.StatusBadRequest, "invalid_request_error", "", "reading the body: "+err.Error())
+		w.Header().Set("Connection", "close")
+		apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", fmt.Sprintf("the body is larger than %d bytes", limit))
 		return
 	}
 	req, err := parseSpeech(body, h.lim, h.modelID, h.voices())
@@ -206,17 +235,21 @@ func (h *Handler) speech(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "server_error", "", err.Error())
 		return
 	}
-	admitted, err := h.q.acquire(r.Context())
-	if !admitted {
+	client := clientKey(r)
+	admitted, err := h.q.acquire(r.Context(), client)
+	if admitted != admittedYes {
 		w.Header().Set("Retry-After", "5")
-		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "",
-			fmt.Sprintf("the engine is busy and %d requests are already waiting", h.lim.QueueDepth))
+		msg := fmt.Sprintf("the engine is busy and %d requests are already waiting", h.lim.QueueDepth)
+		if admitted == refusedClientShare {
+			msg = fmt.Sprintf("this client already holds %d of the queue's %d places (at most half): wait for one to finish", h.q.perClient, cap(h.q.slots))
+		}
+		apiError(w, http.StatusTooManyRequests, "rate_limit_error", "", msg)
 		return
 	}
 	if err != nil { // the client left while waiting
 		return
 	}
-	defer h.q.release()
+	defer h.q.release(client)
 
 	info := eng.Info()
 	w.Header().Set("X-Voice", req.Voice)

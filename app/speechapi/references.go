@@ -2,10 +2,13 @@ package speechapi
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"proscenium/engine"
 )
@@ -71,6 +74,9 @@ func parseReferences(b *speechBody, lim Limits) ([]recording, error) {
 	if len(refs) > lim.MaxReferences {
 		return nil, badParam("references", "%d references, at most %d", len(refs), lim.MaxReferences)
 	}
+	if err := checkTranscripts(refs); err != nil {
+		return nil, err
+	}
 	total := 0
 	for i := range refs {
 		a, err := decodeAudioField(string(refs[i].audio))
@@ -83,11 +89,74 @@ func parseReferences(b *speechBody, lim Limits) ([]recording, error) {
 			return nil, &requestError{Status: http.StatusRequestEntityTooLarge, Param: refs[i].param,
 				Message: fmt.Sprintf("the reference recordings are more than %d bytes together: send shorter or compressed ones (MP3, Ogg Opus)", lim.MaxReferenceBytes)}
 		}
-		if strings.TrimSpace(refs[i].text) == "" {
-			return nil, badParam(refs[i].textParam, "the transcript of %s is empty: give what the recording says", refs[i].param)
-		}
 	}
 	return refs, nil
+}
+
+// checkTranscripts refuses an empty transcript or one holding a structural
+// token, naming its field; parseReferences calls it before any recording
+// is decoded.
+func checkTranscripts(refs []recording) error {
+	for _, r := range refs {
+		switch {
+		case strings.TrimSpace(r.text) == "":
+			return badParam(r.textParam, "the transcript of %s is empty: give what the recording says", r.param)
+		case !utf8.ValidString(r.text):
+			return badParam(r.textParam, "%s is not valid UTF-8", r.textParam)
+		case strings.Contains(r.text, "<|"):
+			return badParam(r.textParam, "%s holds a structural token (<|…|>): give only what the recording says", r.textParam)
+		}
+	}
+	return nil
+}
+
+// countReferences counts the references of a speech body read from r, up
+// to one more than max: ref_audio, and each element of "references" begun
+// before r ends (a body cut at a limit). A body that is not a JSON object
+// counts 0.
+func countReferences(r io.Reader, max int) int {
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() && n <= max {
+		key, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		switch key {
+		case "ref_audio":
+			n++
+			if skipValue(dec) != nil {
+				return n
+			}
+		case "references":
+			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+				return n
+			}
+			for dec.More() && n <= max {
+				n++ // begun: counted even if r ends inside it
+				if skipValue(dec) != nil {
+					return n
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return n
+			}
+		default:
+			if skipValue(dec) != nil {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// skipValue reads past the next value of dec.
+func skipValue(dec *json.Decoder) error {
+	var v json.RawMessage
+	return dec.Decode(&v)
 }
 
 // decodeAudioField reads base64 (standard or URL alphabet, padded or not)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio/encode"
 	"proscenium/engine/audio/stretch"
+	"proscenium/engine/sampling"
 )
 
 // NativeRate is the model's sample rate, and every format's default.
@@ -240,30 +240,20 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 	r.Sampling = v.Sampling
 	r.Seed = v.Seed
 	if b.Temperature != nil {
-		t, err := float32Field("temperature", *b.Temperature)
-		if err != nil {
-			return r, err
+		if r.Sampling.Temperature, err = sampling.Float32("temperature", *b.Temperature); err != nil {
+			return r, settingParam(err)
 		}
-		if t < 0 || t > 100 {
-			return r, badParam("temperature", "temperature must be in [0, 100] (0 is greedy), got %v", *b.Temperature)
-		}
-		r.Sampling.Temperature = t
 	}
 	if b.TopP != nil {
-		p, err := float32Field("top_p", *b.TopP)
-		if err != nil {
-			return r, err
+		if r.Sampling.TopP, err = sampling.Float32("top_p", *b.TopP); err != nil {
+			return r, settingParam(err)
 		}
-		if !(p > 0 && p <= 1) {
-			return r, badParam("top_p", "top_p must be in (0, 1] (1 is off), got %v", *b.TopP)
-		}
-		r.Sampling.TopP = p
 	}
 	if b.TopK != nil {
-		if *b.TopK < 0 {
-			return r, badParam("top_k", "top_k must be ≥ 0 (0 is off), got %d", *b.TopK)
-		}
 		r.Sampling.TopK = *b.TopK
+	}
+	if err := r.Sampling.Validate(); err != nil {
+		return r, settingParam(err)
 	}
 	if b.Seed != nil {
 		r.Seed = *b.Seed
@@ -277,32 +267,26 @@ func parseSpeech(body []byte, lim Limits, modelID string, voices []voice.Voice) 
 		frames, framesParam = b.MaxNewTokens, "max_new_tokens"
 	}
 	if frames != nil {
-		if *frames < 1 || *frames > lim.MaxFrames {
-			return r, badParam(framesParam, "%s must be in [1, %d] frames, got %d", framesParam, lim.MaxFrames, *frames)
+		if *frames < 1 {
+			return r, badParam(framesParam, "%s must be at least 1, got %d", framesParam, *frames)
+		}
+		if max := lim.MaxFrames(); *frames > max {
+			return r, badParam(framesParam, "%s %d is %.0f s of audio, more than this server's limit of %.0f s a take (--max-take-seconds): at most %d frames",
+				framesParam, *frames, float64(*frames)*samplesPerFrame/NativeRate, float64(max)*samplesPerFrame/NativeRate, max)
 		}
 		r.MaxFrames = *frames
 	}
+	r.MaxFrames = min(r.MaxFrames, lim.MaxFrames())
 	if r.recordings, err = parseReferences(&b, lim); err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
-// float32Field converts a sampler setting to the float32 the sampler uses,
-// refusing values that float32 cannot hold as given: a nonzero value that
-// underflows to 0 (top_p 1e-50 would mean "nothing", temperature 1e-50
-// "greedy"), and values that overflow to infinity.
-func float32Field(name string, v float64) (float32, error) {
-	f := float32(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, badParam(name, "%s must be a finite number, got %v", name, v)
-	case math.IsInf(float64(f), 0):
-		return 0, badParam(name, "%s %v is too large", name, v)
-	case v != 0 && f == 0:
-		return 0, badParam(name, "%s %v is too small to tell from 0 (a 32-bit float's smallest is about 1e-45)", name, v)
-	}
-	return f, nil
+// settingParam is a refused sampler setting (sampling.Error) as a 400
+// naming its field.
+func settingParam(err error) error {
+	return &requestError{Param: sampling.FieldOf(err), Message: err.Error()}
 }
 
 func quoteAll[S ~string](xs []S) string {

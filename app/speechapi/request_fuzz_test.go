@@ -61,7 +61,7 @@ func FuzzParseSpeech(f *testing.F) {
 			t.Fatalf("accepted stream_format %q", r.StreamFormat)
 		case !(r.Speed >= 0.25 && r.Speed <= 4):
 			t.Fatalf("accepted speed %v", r.Speed)
-		case r.MaxFrames < 1 || r.MaxFrames > lim.MaxFrames:
+		case r.MaxFrames < 1 || r.MaxFrames > lim.MaxFrames():
 			t.Fatalf("accepted max_frames %d", r.MaxFrames)
 		case !(topP > 0 && topP <= 1) || r.Sampling.TopK < 0 || !(temp >= 0 && temp <= 100) || math.IsInf(temp, 0):
 			t.Fatalf("accepted sampling %+v", r.Sampling)

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 
 	"proscenium/app/voice"
 	"proscenium/engine"
@@ -24,6 +26,8 @@ type VoiceLibrary struct {
 	Create func(name, transcript string, recording []byte) ([]voice.Voice, error)
 	// MaxUploadBytes bounds a creation's body (more: 413).
 	MaxUploadBytes int64
+	// MaxRecordingBytes bounds the audio part (more: 413), read no further.
+	MaxRecordingBytes int64
 }
 
 // WithVoiceLibrary makes library voices speakable and creatable.
@@ -51,7 +55,7 @@ func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if err != nil {
-			uploadError(w, err)
+			bodyReadError(w, "", err)
 			return
 		}
 		name := part.FormName()
@@ -63,9 +67,17 @@ func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
 			apiError(w, http.StatusBadRequest, "invalid_request_error", name, fmt.Sprintf("%s given twice", name))
 			return
 		}
-		b, err := io.ReadAll(part)
+		limit := int64(maxFieldBytes)
+		if name == "audio" && h.library.MaxRecordingBytes > 0 {
+			limit = h.library.MaxRecordingBytes
+		}
+		b, err := io.ReadAll(io.LimitReader(part, limit+1))
 		if err != nil {
-			uploadError(w, err)
+			bodyReadError(w, name, err)
+			return
+		}
+		if int64(len(b)) > limit {
+			apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", name, fmt.Sprintf("%s is larger than %d bytes", name, limit))
 			return
 		}
 		fields[name] = b
@@ -93,11 +105,23 @@ func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
 	apiError(w, http.StatusInternalServerError, "server_error", "", "the voice was not saved")
 }
 
-func uploadError(w http.ResponseWriter, err error) {
+// maxFieldBytes bounds the text fields of an upload (name, transcript):
+// their own limits are far smaller and said by the library.
+const maxFieldBytes = 64 << 10
+
+// bodyReadError answers a body that could not be read: 413 past the body
+// limit, 408 when it did not arrive in time (the server's read timeout),
+// else 400. param names the field being read, if any.
+func bodyReadError(w http.ResponseWriter, param string, err error) {
 	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "audio", fmt.Sprintf("the upload is larger than %d bytes", tooBig.Limit))
-		return
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		apiError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", param, fmt.Sprintf("the body is larger than %d bytes", tooBig.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+		w.Header().Set("Connection", "close")
+		apiError(w, http.StatusRequestTimeout, "invalid_request_error", param, "the body did not arrive in time: send it at once")
+	default:
+		apiError(w, http.StatusBadRequest, "invalid_request_error", param, "reading the body: "+err.Error())
 	}
-	apiError(w, http.StatusBadRequest, "invalid_request_error", "", "reading the upload: "+err.Error())
 }

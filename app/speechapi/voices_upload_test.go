@@ -15,7 +15,7 @@ import (
 	"proscenium/engine"
 )
 
-func multipartBody(t *testing.T, fields map[string]string) (*bytes.Buffer, string) {
+func multipartBody(t testing.TB, fields map[string]string) (*bytes.Buffer, string) {
 	t.Helper()
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)

@@ -24,10 +24,6 @@ const (
 	TakeFailed   = "failed"   // Error says why
 )
 
-// maxTakes is how many takes the list keeps (oldest dropped, and deleted
-// from disk, first); the size limit usually bites long before.
-const maxTakes = 1000
-
 // maxTakeName caps a take's name (bytes).
 const maxTakeName = 200
 
@@ -223,8 +219,10 @@ func (l *List) endTake(run *takeRun, fin *engine.Finish, err error, underruns in
 		l.running = nil
 	}
 	view := *run.rec.take
+	removed := l.trimListLocked()
 	l.mu.Unlock()
 	l.events.Send(studio.EventTake, view)
+	l.announce(removed)
 	if l.onEnd != nil {
 		l.onEnd()
 	}
@@ -275,31 +273,34 @@ func (l *List) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRate 
 }
 
 // storeTake writes a finished take (final is its state) under the takes
-// directory, first removing the oldest stored takes when the size limit
-// requires it, and returns the bytes written (0: not stored).
+// directory, first removing the takes its budget lets it remove when the
+// size limit requires it (budget.go), and returns the bytes written (0:
+// not stored; its audio stays in memory, and a notice says so).
 func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 	limit := l.limit()
 	l.mu.Lock()
 	st := l.store
 	if st.dir == "" {
-		l.trimListLocked()
 		l.mu.Unlock()
 		return 0
 	}
 	size := int64(4*len(rec.pcm)) + 4096 // the JSON is small next to the audio
-	if size > limit {
-		l.trimListLocked()
+	evicted, fits := l.autoEvictionsLocked(rec, limit, size)
+	if !fits {
 		l.mu.Unlock()
-		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d (%s) is larger than the takes limit (%s): kept for this session only, not saved", final.ID, studio.ByteSize(size), studio.ByteSize(limit)))
+		budget := "the takes limit (" + studio.ByteSize(limit) + ")"
+		if final.Source == SourceAPI {
+			budget = "what API takes may hold (" + studio.ByteSize(apiLimit(limit)) + ", half the takes limit)"
+		}
+		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d (%s) does not fit in %s beside the named takes: kept in memory for this session only (unsaved takes may hold %s), not saved",
+			final.ID, studio.ByteSize(size), budget, studio.ByteSize(maxUnsavedBytes)))
 		return 0
 	}
-	evicted := l.evictionsLocked(limit, size, rec)
 	for _, r := range evicted {
 		i, _ := l.find(r.take.ID)
 		l.list = append(l.list[:i], l.list[i+1:]...)
 		l.stored -= r.bytes
 	}
-	l.trimListLocked()
 	l.mu.Unlock()
 
 	for _, r := range evicted {
@@ -311,25 +312,13 @@ func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 	}
 	n, err := st.save(rec, final)
 	if err != nil {
-		l.events.Notice(studio.NoticeError, fmt.Sprintf("take #%d was not saved (%v): it is kept for this session only", final.ID, err))
+		l.events.Notice(studio.NoticeError, fmt.Sprintf("take #%d was not saved (%v): it is kept in memory for this session only (unsaved takes may hold %s)", final.ID, err, studio.ByteSize(maxUnsavedBytes)))
 		return 0
 	}
 	l.mu.Lock()
 	l.stored += n
 	l.mu.Unlock()
 	return n
-}
-
-// trimListLocked drops the oldest takes beyond maxTakes (and their files).
-func (l *List) trimListLocked() {
-	for len(l.list) > maxTakes {
-		r := l.list[0]
-		l.list = l.list[1:]
-		if r.bytes > 0 {
-			l.stored -= r.bytes
-			l.store.remove(r.take.ID)
-		}
-	}
 }
 
 // Stop ends the running take at its next frame, keeping what it made, and

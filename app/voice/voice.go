@@ -7,7 +7,6 @@ package voice
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -101,7 +100,7 @@ func (v Voice) Validate() error {
 	if err := CheckDirection(v.Direction); err != nil {
 		return fmt.Errorf("voice %q: direction %w", n, err)
 	}
-	if err := CheckSampling(v.Sampling); err != nil {
+	if err := v.Sampling.Validate(); err != nil {
 		return fmt.Errorf("voice %q: %w", n, err)
 	}
 	if v.Seed > MaxSeed {
@@ -125,21 +124,6 @@ func referenceID(s string) bool {
 		}
 	}
 	return true
-}
-
-// CheckSampling checks sampler settings: temperature finite and ≥ 0,
-// 0 < top_p ≤ 1, top_k ≥ 0.
-func CheckSampling(s engine.Sampling) error {
-	t, p := float64(s.Temperature), float64(s.TopP)
-	switch {
-	case math.IsNaN(t) || math.IsInf(t, 0) || t < 0:
-		return fmt.Errorf("temperature must be a finite number ≥ 0, got %v", s.Temperature)
-	case !(p > 0 && p <= 1):
-		return fmt.Errorf("top_p must be in (0, 1], got %v", s.TopP)
-	case s.TopK < 0:
-		return fmt.Errorf("top_k must be ≥ 0 (0 is off), got %d", s.TopK)
-	}
-	return nil
 }
 
 // ValidateAll checks a list of user voices: each valid, names unique, at

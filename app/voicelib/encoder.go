@@ -3,9 +3,9 @@ package voicelib
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 
 	"proscenium/engine/audio/decode"
+	"proscenium/engine/checkpoint"
 	"proscenium/engine/open"
 )
 
@@ -16,13 +16,27 @@ type CPUEncoder struct {
 	id string
 }
 
-// LoadCPUEncoder reads the encoder of the codec.pth at path.
+// LoadCPUEncoder reads the encoder of the codec.pth at path (a model's:
+// drama3.CodecPath), named by CodecFileID.
 func LoadCPUEncoder(path string) (*CPUEncoder, error) {
-	b, err := os.ReadFile(path)
+	id, err := CodecFileID(path)
 	if err != nil {
 		return nil, err
 	}
-	return LoadCPUEncoderBytes(b, path)
+	enc, err := open.LoadCodecEncoder(path)
+	if err != nil {
+		return nil, err
+	}
+	return &CPUEncoder{CodecEncoder: enc, id: id}, nil
+}
+
+// CodecFileID is CodecID of the codec.pth at path, read as a stream.
+func CodecFileID(path string) (string, error) {
+	sum, err := checkpoint.HashFile(path)
+	if err != nil {
+		return "", err
+	}
+	return CodecIDOfSum(sum), nil
 }
 
 // LoadCPUEncoderBytes reads the encoder of a codec.pth held in memory.

@@ -60,6 +60,10 @@ type Entry struct {
 
 // Library is a directory of entries. It is safe for concurrent use.
 type Library struct {
+	// MaxBytes bounds the files of every entry together (0:
+	// DefaultMaxBytes): Add refuses past it (ErrFull).
+	MaxBytes int64
+
 	dir string
 	mu  sync.Mutex
 }
@@ -112,6 +116,13 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	dir := filepath.Join(l.dir, id)
+	if _, err := os.Stat(filepath.Join(dir, "voice.json")); err != nil {
+		// A new entry: the recording, its codes (int64) and the manifest.
+		size := int64(len(recording)) + int64(frames)*int64(enc.Codebooks())*8 + 4<<10
+		if err := l.checkRoom(size); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("voice library: %w", err)
 	}

@@ -16,12 +16,55 @@ import (
 // transcript and cached codes in the library (app/voicelib) under
 // Config.Dir; a take in that voice puts the reference before its text.
 
-// library opens the voice library, or says why there is none.
+// library opens the voice library with the settings' byte limit, or says
+// why there is none.
 func (e *Editor) library() (*voicelib.Library, error) {
 	if e.dir == "" {
 		return nil, fmt.Errorf("%w: this process keeps no voice library", studio.ErrInvalid)
 	}
-	return voicelib.Open(e.dir)
+	lib, err := voicelib.Open(e.dir)
+	if err != nil {
+		return nil, err
+	}
+	lib.MaxBytes = e.settings.Get().VoiceLibraryMaxBytes
+	return lib, nil
+}
+
+// dropUnused removes the library entry id (a replaced or deleted voice's
+// recording) unless one of voices still uses it.
+func (e *Editor) dropUnused(voices []voice.Voice, id string) error {
+	if id == "" || e.dir == "" || slices.ContainsFunc(voices, func(v voice.Voice) bool { return v.Reference == id }) {
+		return nil
+	}
+	lib, err := e.library()
+	if err != nil {
+		return err
+	}
+	if err := lib.Delete(id); err != nil && !errors.Is(err, voicelib.ErrNotFound) {
+		return fmt.Errorf("the voice was saved; removing its old recording failed: %w", err)
+	}
+	return nil
+}
+
+// SweepLibrary removes the library's entries no voice uses and what
+// interrupted writes left, returning what it removed. It does nothing
+// unless the settings came from their file: with the defaults (a first
+// run, a settings file that did not load) every entry would look unused.
+func (e *Editor) SweepLibrary() ([]string, error) {
+	if e.dir == "" || !e.settings.FromFile() {
+		return nil, nil
+	}
+	keep := map[string]bool{}
+	for _, v := range e.Voices() {
+		if v.Reference != "" {
+			keep[v.Reference] = true
+		}
+	}
+	lib, err := e.library()
+	if err != nil {
+		return nil, err
+	}
+	return lib.Sweep(keep)
 }
 
 // CreateVoice adds a voice cloned from a recording (WAV, FLAC, MP3 or Ogg
@@ -46,6 +89,8 @@ func (e *Editor) CreateVoice(name, transcript string, recording []byte) ([]voice
 	if err != nil {
 		return e.Voices(), fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
+	// The entry is new or a voice's already: if saving fails, a new one
+	// is left for the next start's sweep.
 	v.Reference = entry.ID
 	return e.SaveVoice(v)
 }

@@ -50,27 +50,38 @@ func New(cfg Config) *Editor {
 func (e *Editor) Voices() []voice.Voice { return e.settings.Get().Voices }
 
 // SaveVoice adds a voice, or replaces the one of the same name, and saves
-// the settings. An invalid voice changes nothing; the error names the field.
+// the settings; the recording only the replaced voice used leaves the
+// library. An invalid voice changes nothing; the error names the field.
 func (e *Editor) SaveVoice(v voice.Voice) ([]voice.Voice, error) {
 	st := e.settings.Get()
+	var old string
 	if i := slices.IndexFunc(st.Voices, func(o voice.Voice) bool { return o.Name == v.Name }); i >= 0 {
+		old = st.Voices[i].Reference
 		st.Voices[i] = v
 	} else {
 		st.Voices = append(st.Voices, v)
 	}
 	saved, err := e.save(st)
+	if err == nil {
+		err = e.dropUnused(saved.Voices, old)
+	}
 	return saved.Voices, err
 }
 
-// DeleteVoice removes the voice called name and saves the settings.
+// DeleteVoice removes the voice called name and saves the settings; its
+// recording leaves the library unless another voice uses it.
 func (e *Editor) DeleteVoice(name string) ([]voice.Voice, error) {
 	st := e.settings.Get()
 	i := slices.IndexFunc(st.Voices, func(o voice.Voice) bool { return o.Name == name })
 	if i < 0 {
 		return st.Voices, fmt.Errorf("%w: no voice is called %q", studio.ErrInvalid, name)
 	}
+	old := st.Voices[i].Reference
 	st.Voices = slices.Delete(st.Voices, i, i+1)
 	saved, err := e.save(st)
+	if err == nil {
+		err = e.dropUnused(saved.Voices, old)
+	}
 	return saved.Voices, err
 }
 

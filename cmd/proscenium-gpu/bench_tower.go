@@ -9,6 +9,7 @@ import (
 	"proscenium/engine/cuda"
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file measures the device tower per frame (semantic head, 13 layers,
@@ -181,7 +182,7 @@ func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, pro
 		return nil, err
 	}
 	defer tw.Close()
-	sampled := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
+	sampled := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}
@@ -234,9 +235,9 @@ func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, pro
 	// The same graph under other settings: only the control block changes.
 	rows := prefill + 2*(frames+warm)
 	for _, c := range []struct {
-		s   drama3.Sampling
+		s   sampling.Settings
 		dst *float64
-	}{{drama3.Sampling{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {drama3.Sampling{TopP: 1}, &res.GraphGreedMs}} {
+	}{{sampling.Settings{Temperature: 1, TopP: 1}, &res.GraphFullMs}, {sampling.Settings{TopP: 1}, &res.GraphGreedMs}} {
 		if err := tw.BeginAt(c.s, 2, rows); err != nil {
 			return nil, err
 		}
@@ -331,9 +332,9 @@ func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, pro
 			}
 			ff := FusionFrame{Fusion: f, Pass: pass}
 			for _, c := range []struct {
-				s   drama3.Sampling
+				s   sampling.Settings
 				dst *float64
-			}{{sampled, &ff.Ms}, {drama3.Sampling{TopP: 1}, &ff.GreedyMs}} {
+			}{{sampled, &ff.Ms}, {sampling.Settings{TopP: 1}, &ff.GreedyMs}} {
 				err := tw.BeginAt(c.s, 1, prefill)
 				if err == nil {
 					*c.dst, err = perFrameMs(func(q *cuda.Queue) error { return q.LaunchGraph(g) })

@@ -3,17 +3,15 @@
 package main
 
 import (
-	"path/filepath"
-
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
-// loadCodecPlan reads the codec of checkpoint directory dir through the CPU
-// reference (its loader is the one weight map) and returns its plan, which
-// the GPU codec binds from: engine/cuda itself does not depend on engine/cpu.
-func loadCodecPlan(dir string) (*drama3.CodecPlan, error) {
-	ref, err := cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
+// codecPlan builds the CPU reference codec of weights w (its stage loaders
+// are the one weight map) and returns its plan, which the GPU codec binds
+// from: engine/cuda itself does not depend on engine/cpu.
+func codecPlan(w *drama3.CodecWeights) (*drama3.CodecPlan, error) {
+	ref, err := cpu.NewCodec(w)
 	if err != nil {
 		return nil, err
 	}

@@ -6,52 +6,34 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"proscenium/engine"
-	"proscenium/engine/audio"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 	"proscenium/engine/take"
-	"proscenium/engine/tokenizer"
 )
 
 // openCUDAEngine loads the checkpoint directory dir onto dev (admission of
 // the exact bytes first, progress as bytes on the device) and returns the
-// take engine over the CUDA frame backend; reason goes to Info.BackendReason.
+// take engine over the CUDA frame backend (take.Compose, as the CPU's);
+// reason goes to Info.BackendReason.
 func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, progress func(done, total int64)) (engine.Engine, error) {
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	var frames *cuda.Frames
+	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev),
+		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
+			codec, err := codecPlan(ck.Codec)
+			if err != nil {
+				return nil, err
+			}
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true}, progress)
+			frames = f
+			return f, err
+		}})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	demo, err := drama3.UsesDemoCodec(dir)
-	if err != nil {
-		return nil, err
-	}
-	codec, err := loadCodecPlan(dir)
-	if err != nil {
-		return nil, err
-	}
-	frames, cfg, err := cuda.LoadFrames(dev, dir, tok, codec, cuda.FramesOptions{Pipeline: true}, progress)
-	if err != nil {
-		return nil, err
-	}
-	info := engine.Info{
-		Model: dir, Backend: "cuda", BackendReason: reason, Demo: demo,
-		SampleRate: audio.SampleRate, SamplesPerFrame: frames.SamplesPerFrame(),
-		Codebooks: cfg.Audio.NumCodebooks, CodebookSizes: append([]int(nil), frames.CodebookEntries()...),
-		Parameters: drama3.CountParameters(cfg).Total(),
-	}
-	eng, err := take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: deviceMemory(dev)})
-	if err != nil {
-		frames.Close()
-		return nil, err
-	}
-	refs := &deviceReferences{dev: dev, path: filepath.Join(dir, drama3.CodecFile)}
+	refs := &deviceReferences{dev: dev, dir: dir}
 	return cudaEngine{Engine: eng, frames: frames, deviceReferences: refs}, nil
 }
 

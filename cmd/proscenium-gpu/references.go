@@ -18,8 +18,8 @@ import (
 // encode; its weights and an encode's buffers come from the device pool, so
 // a memory cap refuses them with the numbers.
 type deviceReferences struct {
-	dev  *cuda.Device
-	path string // the model's codec.pth
+	dev *cuda.Device
+	dir string // the model's checkpoint directory
 
 	mu  sync.Mutex // one encode at a time; guards enc
 	enc *cuda.CodecEncoder
@@ -29,7 +29,11 @@ func (r *deviceReferences) EncodeReference(samples []float32) ([]int32, int, err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.enc == nil {
-		enc, err := cuda.LoadCodecEncoderFile(r.dev, r.path, drama3.CodecOptions{})
+		w, err := drama3.ReadModelCodecEncoder(r.dir, drama3.CodecOptions{})
+		if err != nil {
+			return nil, 0, fmt.Errorf("the model's codec cannot encode references on the GPU: %w", err)
+		}
+		enc, err := cuda.NewCodecEncoder(r.dev, w)
 		if err != nil {
 			return nil, 0, fmt.Errorf("the model's codec cannot encode references on the GPU: %w", err)
 		}

@@ -16,7 +16,7 @@ import (
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
+	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu bench-take` measures whole takes on the CUDA frame
@@ -133,16 +133,18 @@ func benchTake(args []string) error {
 		}
 	} else {
 		res.Model = *model
-		tok, err := tokenizer.LoadFile(*model + "/" + drama3.TokenizerFile)
+		ck, err := drama3.LoadEngine(*model)
 		if err != nil {
 			return err
 		}
+		defer ck.Close()
+		tok := ck.Tokenizer
 		var total int64
-		codec, err := loadCodecPlan(*model)
+		codec, err := codecPlan(ck.Codec)
 		if err != nil {
 			return err
 		}
-		if f, _, err = cuda.LoadFrames(dev, *model, tok, codec, opt, func(done, t int64) { total = t }); err != nil {
+		if f, err = cuda.LoadFrames(dev, ck, codec, opt, func(done, t int64) { total = t }); err != nil {
 			return err
 		}
 		res.StoredBytes = total
@@ -170,7 +172,7 @@ func benchTake(args []string) error {
 	var last *drama3.Result
 	for i := 0; i < *takes; i++ {
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}

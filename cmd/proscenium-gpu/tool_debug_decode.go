@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/cuda"
@@ -47,8 +46,8 @@ func runDebugDecode(args []string) error {
 		return errors.New("--stages needs a whole decode (no --from/--to)")
 	}
 	if *stages != "" {
-		if st, err := os.Stat(*stages); err != nil || !st.IsDir() {
-			return fmt.Errorf("--stages %s is not a directory", *stages)
+		if err := debugcodec.CheckDir("--stages", *stages); err != nil {
+			return err
 		}
 	}
 	ref, codes, frames, err := debugcodec.Read(*codecPath, *codesPath, *window)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -37,14 +36,8 @@ func runDebugEncode(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *codecPath == "" || *audioPath == "" || *out == "" {
-		return errors.New("--codec, --audio and --out are required")
-	}
-	if *window < 0 {
-		return fmt.Errorf("--window %d must not be negative (0: the codec's own window)", *window)
-	}
-	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %s is not a directory", *out)
+	if err := (debugcodec.EncodeArgs{Codec: *codecPath, Audio: *audioPath, Out: *out, Window: *window}).Check(nil); err != nil {
+		return err
 	}
 	pcm, err := debugcodec.ReadAudio(*audioPath)
 	if err != nil {

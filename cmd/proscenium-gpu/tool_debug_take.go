@@ -10,19 +10,25 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"strings"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
+	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu debug-take` runs takes on the CUDA frame backend and the
 // CPU reference side by side (`proscenium debug take --backend cuda` relays
 // it): teacher-forced frames, whose every logits vector is compared with the
 // CPU's, and free-running takes per seed, whose codes are compared, each
-// divergence logged with the logits margin behind it.
+// divergence logged with the logits margin behind it. After the report it
+// fails (exit status 1, naming each) on a mismatch: a forced code not
+// echoed, a logits vector past the tolerance, a pipelined take unlike the
+// same take frame by frame, a divergence that is no near-tie of its draw
+// (drama3.NearTie), and under the exact numerics policy semantic logits
+// without the CPU's bits (the backbone and semantic head are under the
+// contract; the tower is not).
 
 func init() {
 	registerTool(tool{name: "debug-take", summary: "CUDA takes against the CPU reference: teacher-forced logits, free-running codes per seed", run: runDebugTake})
@@ -100,6 +106,12 @@ type divergence struct {
 	GPUCode   int     `json:"gpu_code"`
 	LogitGap  float64 `json:"cpu_logit_gap"`   // CPU logits: |l[cpu code] − l[gpu code]|
 	LogitsErr float64 `json:"logits_max_diff"` // max |gpu − cpu| over that vector
+	// NearTie: the draw lay within MarginBound of a boundary (DrawMargin,
+	// the CPU's arithmetic) or the two codes' logits within the logits'
+	// difference (drama3.NearTie): a legitimate divergence.
+	NearTie     bool    `json:"near_tie"`
+	DrawMargin  float64 `json:"draw_margin"`
+	MarginBound float64 `json:"margin_bound"`
 }
 
 func runDebugTake(args []string) error {
@@ -120,10 +132,12 @@ func runDebugTake(args []string) error {
 	if *model == "" {
 		return fmt.Errorf("--model is required")
 	}
-	tok, err := tokenizer.LoadFile(filepath.Join(*model, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(*model)
 	if err != nil {
 		return err
 	}
+	defer ck.Close()
+	tok := ck.Tokenizer
 	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
 	if err != nil {
 		return err
@@ -132,7 +146,7 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
-	cb, _, err := cpu.LoadBackend(*model, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		return err
 	}
@@ -146,7 +160,7 @@ func runDebugTake(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	gpu, _, err := cuda.LoadFrames(dev, *model, tok, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
+	gpu, err := cuda.LoadFrames(dev, ck, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
 	if err != nil {
 		return err
 	}
@@ -158,7 +172,7 @@ func runDebugTake(args []string) error {
 	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
 		return err
 	}
-	if rep.Baseline, err = roundingBaseline(*model, tok, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
+	if rep.Baseline, err = roundingBaseline(ck, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
 		return fmt.Errorf("free-running: %w", err)
 	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
@@ -168,12 +182,44 @@ func runDebugTake(args []string) error {
 		}
 	}
 	fmt.Println(string(b))
+	if failed := rep.mismatches(numerics.Exact()); len(failed) > 0 {
+		return fmt.Errorf("the GPU take does not match the CPU's: %s", strings.Join(failed, "; "))
+	}
 	return nil
+}
+
+// mismatches are the report's failures; exact holds the semantic logits to
+// the CPU's bits.
+func (rep *takeReport) mismatches(exact bool) []string {
+	var out []string
+	f := &rep.Forced
+	if f.CodesDiffer > 0 || f.FramesOnGPU != f.FramesOnHost {
+		out = append(out, fmt.Sprintf("teacher-forced: %d codes not echoed, %d frames on the GPU and %d on the CPU", f.CodesDiffer, f.FramesOnGPU, f.FramesOnHost))
+	}
+	if f.OverTol > 0 {
+		out = append(out, fmt.Sprintf("teacher-forced: %d logits vectors past the tolerance %g (worst %.3g, frame %d codebook %d)", f.OverTol, f.Tolerance, f.WorstRel, f.WorstFrame, f.WorstCB))
+	}
+	if exact && (len(f.BitIdenticalByCB) == 0 || f.BitIdenticalByCB[0] != f.FramesOnHost) {
+		n := 0
+		if len(f.BitIdenticalByCB) > 0 {
+			n = f.BitIdenticalByCB[0]
+		}
+		out = append(out, fmt.Sprintf("exact: %d of %d teacher-forced semantic logits vectors have the CPU's bits", n, f.FramesOnHost))
+	}
+	if rep.Free.PipelineDiffers > 0 {
+		out = append(out, fmt.Sprintf("free-running: %d pipelined takes differ from the same takes frame by frame", rep.Free.PipelineDiffers))
+	}
+	for _, d := range rep.Free.Divergences {
+		if !d.NearTie {
+			out = append(out, fmt.Sprintf("free-running seed %d: diverges at frame %d codebook %d (CPU %d, GPU %d) with draw margin %.3g past %.3g and the codes' logits %.3g apart: no near-tie", d.Seed, d.Frame, d.Codebook, d.CPUCode, d.GPUCode, d.DrawMargin, d.MarginBound, d.LogitGap))
+		}
+	}
+	return out
 }
 
 // takeFrames begins a take of prompt on b and runs up to n frames of it
 // (forced: codes per frame, or nil): the frames made and whether it ended.
-func takeFrames(b drama3.FrameBackend, prompt []int, s drama3.Sampling, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
+func takeFrames(b drama3.FrameBackend, prompt []int, s sampling.Settings, seed uint64, n int, forced [][]int) ([][]int, bool, error) {
 	if err := b.Begin(context.Background(), prompt, s, seed); err != nil {
 		return nil, false, err
 	}
@@ -190,7 +236,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 			forced[f][c] = r.IntN(e)
 		}
 	}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
 	host.TapLogits(hl.Tap)
 	gpu.TapLogits(gl.Tap)
@@ -244,7 +290,7 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 
 func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		gpu.TapLogits(nil)
 		gpu.SetPipeline(true)
@@ -274,14 +320,27 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 			continue
 		}
 		d.Seed = seed
-		if d.Codebook >= 0 {
-			key := [2]int{d.Frame, d.Codebook}
-			if hv, gv := hl[key], gl[key]; hv != nil && len(gv) == len(hv) {
-				d.LogitGap = math.Abs(float64(hv[d.CPUCode]) - float64(hv[d.GPUCode]))
-				for i := range hv {
-					d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(gv[i])-float64(hv[i])))
-				}
+		// The draw that differs: codebook k of frame f, or (one side ended)
+		// codebook 0 of the frame where one drew end of speech, the last
+		// semantic logit.
+		k, cpuCode, gpuCode := d.Codebook, d.CPUCode, d.GPUCode
+		if k < 0 {
+			k = 0
+			cpuCode, gpuCode = frameCode(hf, d.Frame), frameCode(gf, d.Frame)
+		}
+		key := [2]int{d.Frame, k}
+		if hv, gv := hl[key], gl[key]; hv != nil && len(gv) == len(hv) {
+			if cpuCode < 0 {
+				cpuCode = len(hv) - 1
 			}
+			if gpuCode < 0 {
+				gpuCode = len(hv) - 1
+			}
+			d.LogitGap = math.Abs(float64(hv[cpuCode]) - float64(hv[gpuCode]))
+			for i := range hv {
+				d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(gv[i])-float64(hv[i])))
+			}
+			d.NearTie, d.DrawMargin, d.MarginBound = drama3.NearTie(hv, gv, s, drama3.Uniform(seed, d.Frame, k), cpuCode, gpuCode)
 		}
 		rep.Divergences = append(rep.Divergences, *d)
 	}
@@ -292,11 +351,11 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 
 // roundingBaseline runs the free-running takes again on the CPU with its
 // weights Rounded by seeds 1…trials and counts those equal to the CPU's own.
-func roundingBaseline(model string, tok drama3.TokenIDs, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
+func roundingBaseline(ck *drama3.Checkpoint, prompt []int, cpuTakes []madeTake, n, trials int) ([]baselineTrial, error) {
 	var out []baselineTrial
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 	for trial := uint64(1); trial <= uint64(trials); trial++ {
-		cb, _, err := cpu.LoadBackendRounded(model, tok, trial)
+		cb, err := cpu.LoadBackendRounded(ck, trial)
 		if err != nil {
 			return nil, err
 		}
@@ -317,6 +376,15 @@ func roundingBaseline(model string, tok drama3.TokenIDs, prompt []int, cpuTakes 
 		out = append(out, bt)
 	}
 	return out, nil
+}
+
+// frameCode is codebook 0's code of frame f, or −1 where the take ended
+// before it (end of speech was drawn there).
+func frameCode(frames [][]int, f int) int {
+	if f < len(frames) {
+		return frames[f][0]
+	}
+	return -1
 }
 
 // firstDivergence is the first code in which two takes differ (nil: none).

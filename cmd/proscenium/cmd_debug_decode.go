@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/drama3"
@@ -45,8 +44,8 @@ func runDebugDecode(args []string) error {
 		return fmt.Errorf("%w: --stages needs a whole decode (no --from/--to)", errUsage)
 	}
 	if *stages != "" {
-		if st, err := os.Stat(*stages); err != nil || !st.IsDir() {
-			return fmt.Errorf("--stages %s is not a directory", *stages)
+		if err := debugcodec.CheckDir("--stages", *stages); err != nil {
+			return err
 		}
 	}
 

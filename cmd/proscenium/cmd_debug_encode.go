@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"proscenium/cmd/internal/debugcodec"
 	"proscenium/engine/cpu"
@@ -34,14 +33,8 @@ func runDebugEncode(args []string) error {
 	if done, err := backend.forward(); done {
 		return err
 	}
-	if *codecPath == "" || *audioPath == "" || *out == "" {
-		return fmt.Errorf("%w: --codec, --audio and --out are required", errUsage)
-	}
-	if *window < 0 {
-		return fmt.Errorf("%w: --window %d must not be negative (0: the codec's own window)", errUsage, *window)
-	}
-	if st, err := os.Stat(*out); err != nil || !st.IsDir() {
-		return fmt.Errorf("--out %s is not a directory", *out)
+	if err := (debugcodec.EncodeArgs{Codec: *codecPath, Audio: *audioPath, Out: *out, Window: *window}).Check(errUsage); err != nil {
+		return err
 	}
 	pcm, err := debugcodec.ReadAudio(*audioPath)
 	if err != nil {

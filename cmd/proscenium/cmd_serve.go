@@ -16,6 +16,7 @@ import (
 	"proscenium/app/model"
 	"proscenium/app/server"
 	"proscenium/app/settings"
+	"proscenium/app/speechapi"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
@@ -47,6 +48,7 @@ func runServe(args []string) error {
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
 	logFormat := fs.String("log-format", "text", "request log on stderr, one line per request: text (key=value) or json")
+	maxTake := fs.Float64("max-take-seconds", speechapi.DefaultMaxTakeSeconds, "the longest take the speech API makes, in seconds of audio (a larger max_frames is a 400 naming this limit)")
 	apiKey := fs.String("api-key", "", "require this key as \"Authorization: Bearer KEY\" on /api/ and /v1/ (default: $"+apiKeyEnv+")")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
@@ -66,6 +68,9 @@ func runServe(args []string) error {
 	reqLog, err := server.NewRequestLogger(os.Stderr, *logFormat)
 	if err != nil {
 		return fmt.Errorf("%w: --log-format: %v", errUsage, err)
+	}
+	if !(*maxTake >= 1 && *maxTake <= 3000) {
+		return fmt.Errorf("%w: --max-take-seconds must be in [1, 3000] (the engine's limit is 65536 frames, about 50 minutes), got %v", errUsage, *maxTake)
 	}
 	if !*ui && *modelArg == "" {
 		return fmt.Errorf("%w: nothing to serve: give --model DIR (speech API) and/or --ui (studio UI)", errUsage)
@@ -133,7 +138,9 @@ func runServe(args []string) error {
 		return err
 	}
 	// API takes are recorded in the studio's takes list (marked as API takes).
-	app.SpeechAPI(svc, servedModelID).Register(mux)
+	lim := speechapi.DefaultLimits()
+	lim.MaxTakeSeconds = *maxTake
+	app.SpeechAPI(svc, servedModelID, lim).Register(mux)
 
 	policy := server.HTTPPolicy{AllowOrigins: allowOrigins, AllowHosts: allowHosts, APIKey: *apiKey}
 	if tcp != nil && !tcp.IP.IsUnspecified() {

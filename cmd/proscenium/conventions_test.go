@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"proscenium/engine/audio/decode"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 // TestMain runs main itself when asked (PROSCENIUM_TEST_MAIN=1), so the
 // tests below see the real exit statuses and streams of the command line.
 func TestMain(m *testing.M) {
+	decode.ServeWorkerIfAsked()                       // the test binary decodes uploads as the program does
 	if backends, ok := os.LookupEnv(fakeGPUEnv); ok { // cmd_worker_test.go
 		os.Exit(fakeGPUWorker(backends))
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"proscenium/engine/audio/decode"
 	"sort"
 	"strconv"
 )
@@ -95,6 +96,8 @@ func listCommands(w io.Writer, synopsis string, table map[string]command) {
 }
 
 func main() {
+	// Started by itself to decode an uploaded recording: do that and exit.
+	decode.ServeWorkerIfAsked()
 	args := os.Args[1:]
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
 		args[0] = "version"

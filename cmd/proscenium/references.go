@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"proscenium/app/voicelib"
 	"proscenium/engine"
 	"proscenium/engine/audio/decode"
+	"proscenium/engine/drama3"
 )
 
 // stringList is a repeatable string flag.
@@ -27,7 +27,7 @@ func loadReferences(modelDir string, files, texts []string) ([]engine.Reference,
 	if len(files) == 0 {
 		return nil, nil
 	}
-	enc, err := voicelib.LoadCPUEncoder(filepath.Join(modelDir, "codec.pth"))
+	enc, err := voicelib.LoadCPUEncoder(drama3.CodecPath(modelDir))
 	if err != nil {
 		return nil, err
 	}

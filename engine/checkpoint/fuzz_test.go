@@ -3,12 +3,16 @@ package checkpoint
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 )
 
-// Fuzz targets for the three parsers that read untrusted bytes. Each must
+// Fuzz targets for the parsers that read untrusted bytes. Each must
 // return an error or a well-formed result, never panic, and never allocate
 // by a declared size that the input does not back.
 
@@ -96,6 +100,38 @@ func FuzzUnpickle(f *testing.F) {
 		for _, v := range views {
 			if len(v.t.shape) != len(v.t.stride) || v.t.offset < 0 || v.t.storage.numel < 0 {
 				t.Fatalf("%s: inconsistent view %+v", v.name, v.t)
+			}
+		}
+	})
+}
+
+// FuzzShardIndex: the index parser names only plain shard files of the
+// index's directory, each once and sorted, and no error quotes a byte of a
+// file that is not JSON.
+func FuzzShardIndex(f *testing.F) {
+	f.Add([]byte(`{"metadata":{},"weight_map":{"a":"model-00002-of-00002.safetensors","b":"model-00001-of-00002.safetensors","c":"model-00001-of-00002.safetensors"}}`))
+	f.Add([]byte(`{"weight_map":{"a":"../s1.safetensors"}}`))
+	f.Add([]byte(`{"weight_map":{}}`))
+	f.Add([]byte("hunter2-password"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wm, shards, err := parseShardIndex(data, "fuzz.index.json")
+		if err != nil {
+			if !json.Valid(data) && len(data) > 0 && strings.Contains(err.Error(), "invalid character") {
+				t.Fatalf("error quotes the input: %v", err)
+			}
+			return
+		}
+		if len(wm) == 0 || len(shards) == 0 || !sort.StringsAreSorted(shards) {
+			t.Fatalf("accepted %v with shards %v", wm, shards)
+		}
+		for i, s := range shards {
+			if s == "" || s != filepath.Base(s) || s == "." || s == ".." || strings.ContainsAny(s, `/\`) || i > 0 && shards[i-1] == s {
+				t.Fatalf("shard %q accepted", s)
+			}
+		}
+		for _, s := range wm {
+			if _, found := slices.BinarySearch(shards, s); !found {
+				t.Fatalf("weight map names %q, not among %v", s, shards)
 			}
 		}
 	})

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"proscenium/engine/internal/regular"
 )
 
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding little-endian
@@ -59,9 +61,13 @@ func ParseNPY(name string, b []byte) (*Tensor, error) {
 	return &Tensor{Name: name, DType: dt, Shape: shape, Data: b[off:]}, nil
 }
 
+// MaxNPYFileBytes bounds what ReadNPYFile reads (the debug drivers' codes,
+// audio and stage outputs are far smaller).
+const MaxNPYFileBytes = 4 << 30
+
 // ReadNPYFile reads and validates one .npy file.
 func ReadNPYFile(path string) (*Tensor, error) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, MaxNPYFileBytes)
 	if err != nil {
 		return nil, err
 	}

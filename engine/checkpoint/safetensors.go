@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"sort"
+
+	"proscenium/engine/internal/regular"
 )
 
 // Safetensors layout: an 8-byte little-endian header length N, N bytes of
@@ -56,15 +57,11 @@ type headerEntry struct {
 
 // readSafetensorsHeader parses and validates the header of the file at path.
 func readSafetensorsHeader(path string) (*safetensorsFile, error) {
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	return parseSafetensorsHeader(f, st.Size(), path)
 }
 
@@ -81,11 +78,13 @@ func parseSafetensorsHeader(r io.ReaderAt, size int64, path string) (*safetensor
 		return nil, fmt.Errorf("%s: reading header length: %w", path, err)
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
+	// The length is the file's first bytes: the errors do not print it (a
+	// shard symlinked to another file must not show that file's bytes).
 	if n > MaxSafetensorsHeader {
-		return nil, fmt.Errorf("%s: header of %d bytes exceeds the %d-byte limit", path, n, MaxSafetensorsHeader)
+		return nil, fmt.Errorf("%s: not a safetensors file: its header length is over the %d-byte limit", path, MaxSafetensorsHeader)
 	}
 	if n > uint64(size-8) {
-		return nil, fmt.Errorf("%s: header of %d bytes runs past the end of the file (%d bytes)", path, n, size)
+		return nil, fmt.Errorf("%s: not a safetensors file, or truncated: its header length runs past the end of the file (%d bytes)", path, size)
 	}
 	hdr := make([]byte, n)
 	if _, err := r.ReadAt(hdr, 8); err != nil {
@@ -93,7 +92,7 @@ func parseSafetensorsHeader(r io.ReaderAt, size int64, path string) (*safetensor
 	}
 	sf := &safetensorsFile{path: path, size: size, dataOff: 8 + int64(n)}
 	if err := sf.parseJSON(hdr); err != nil {
-		return nil, fmt.Errorf("%s: header: %w", path, err)
+		return nil, fmt.Errorf("%s: header: %w", path, JSONError(err))
 	}
 	if err := sf.checkLayout(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

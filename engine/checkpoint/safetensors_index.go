@@ -3,16 +3,22 @@ package checkpoint
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+
+	"proscenium/engine/internal/regular"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// SafetensorsIndexName is the shard map Hugging Face writes next to shards.
-const SafetensorsIndexName = "model.safetensors.index.json"
+// The file names OpenSafetensors looks for in a directory: the shard map
+// Hugging Face writes next to shards, and the one file of an unsharded
+// checkpoint.
+const (
+	SafetensorsIndexName  = "model.safetensors.index.json"
+	SafetensorsSingleName = "model.safetensors"
+)
 
 // maxIndexJSON bounds model.safetensors.index.json.
 const maxIndexJSON = 64 << 20
@@ -52,7 +58,7 @@ func OpenSafetensors(path string) (*Index, error) {
 		if _, err := os.Stat(idx); err == nil {
 			return openSharded(idx)
 		}
-		single := filepath.Join(path, "model.safetensors")
+		single := filepath.Join(path, SafetensorsSingleName)
 		if _, err := os.Stat(single); err == nil {
 			return openFiles([]string{single}, nil)
 		}
@@ -76,27 +82,34 @@ type shardIndexJSON struct {
 	WeightMap map[string]string `json:"weight_map"`
 }
 
-func openSharded(indexPath string) (*Index, error) {
-	f, err := os.Open(indexPath)
+// IndexShards lists the shard files DIR/model.safetensors.index.json
+// names, in shard order, without opening them. An error wrapping
+// fs.ErrNotExist means DIR has no index.
+func IndexShards(dir string) ([]string, error) {
+	_, shards, err := readShardIndex(filepath.Join(dir, SafetensorsIndexName))
+	return shards, err
+}
+
+// readShardIndex reads an index file's weight map and the shard file names
+// it names, sorted (model-00001-of-0000N… sorts in shard order); every name
+// must be a plain file name in the index's directory.
+func readShardIndex(indexPath string) (map[string]string, []string, error) {
+	b, err := regular.ReadFile(indexPath, maxIndexJSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxIndexJSON+1))
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", indexPath, err)
-	}
-	if len(b) > maxIndexJSON {
-		return nil, fmt.Errorf("%s: larger than %d bytes", indexPath, maxIndexJSON)
-	}
+	return parseShardIndex(b, indexPath)
+}
+
+// parseShardIndex is readShardIndex of the index file's bytes.
+func parseShardIndex(b []byte, indexPath string) (map[string]string, []string, error) {
 	var ij shardIndexJSON
 	if err := json.Unmarshal(b, &ij); err != nil {
-		return nil, fmt.Errorf("%s: %w", indexPath, err)
+		return nil, nil, fmt.Errorf("%s: %w", indexPath, JSONError(err))
 	}
 	if len(ij.WeightMap) == 0 {
-		return nil, fmt.Errorf("%s: empty or missing weight_map", indexPath)
+		return nil, nil, fmt.Errorf("%s: empty or missing weight_map", indexPath)
 	}
-	dir := filepath.Dir(indexPath)
 	seen := map[string]bool{}
 	var shards []string
 	names := make([]string, 0, len(ij.WeightMap))
@@ -107,25 +120,37 @@ func openSharded(indexPath string) (*Index, error) {
 	for _, n := range names {
 		shard := ij.WeightMap[n]
 		if shard == "" || shard != filepath.Base(shard) || shard == "." || shard == ".." || strings.ContainsAny(shard, `/\`) {
-			return nil, fmt.Errorf("%s: tensor %s: shard %q is not a plain file name in the index's directory", indexPath, n, shard)
+			return nil, nil, fmt.Errorf("%s: tensor %s: shard %q is not a plain file name in the index's directory", indexPath, n, shard)
 		}
 		if !seen[shard] {
 			seen[shard] = true
 			shards = append(shards, shard)
 		}
 	}
-	sort.Strings(shards) // model-00001-of-0000N… sorts in shard order
+	sort.Strings(shards)
+	return ij.WeightMap, shards, nil
+}
+
+func openSharded(indexPath string) (*Index, error) {
+	weightMap, shards, err := readShardIndex(indexPath)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(indexPath)
 	paths := make([]string, len(shards))
 	want := map[string]string{}
 	for i, s := range shards {
 		paths[i] = filepath.Join(dir, s)
 	}
-	for n, s := range ij.WeightMap {
+	for n, s := range weightMap {
 		want[n] = filepath.Join(dir, s)
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("%s: missing shard %s: %w", indexPath, filepath.Base(p), err)
+		}
+		if !regular.Is(p) {
+			return nil, fmt.Errorf("%s: shard %s: %w", indexPath, filepath.Base(p), regular.ErrNotRegular)
 		}
 	}
 	ix, err := openFiles(paths, want)
@@ -203,7 +228,7 @@ func (ix *Index) file(path string) (*os.File, error) {
 	if f := ix.files[path]; f != nil {
 		return f, nil
 	}
-	f, err := os.Open(path)
+	f, _, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -214,8 +214,8 @@ func TestSafetensorsBadHeaders(t *testing.T) {
 	}{
 		{"short file", []byte{1, 2, 3}, "too short"},
 		{"truncated data", valid[:len(valid)-1], "tensor b: data_offsets [8, 12] run past the end of the data (11 bytes)"},
-		{"truncated header", valid[:20], "header of 109 bytes runs past the end"},
-		{"huge header length", append(huge, '{', '}'), "exceeds the 104857600-byte limit"},
+		{"truncated header", valid[:20], "header length runs past the end of the file (20 bytes)"},
+		{"huge header length", append(huge, '{', '}'), "header length is over the 104857600-byte limit"},
 		{"unknown dtype", rawSafetensors(`{"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}`, 8), `tensor a: unsupported dtype "F64"`},
 		{"size mismatch", rawSafetensors(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, 8), "tensor a: shape [3] of F32 needs 12 bytes but data_offsets [0, 8] hold 8"},
 		{"huge shape", rawSafetensors(`{"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]}}`, 8), "tensor a: shape [4611686018427387904 4] of F32 has more bytes than fit in 64 bits"},

@@ -4,22 +4,19 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"path/filepath"
+
+	"proscenium/engine/internal/regular"
 )
 
 // ReadTorchFile reads every tensor of a torch.save state dict (.pth/.pt/.bin
 // in the zip format of PyTorch ≥ 1.6). See ReadTorch.
 func ReadTorchFile(path string) (*TensorSet, error) {
-	f, err := os.Open(path)
+	f, st, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	return ReadTorch(f, st.Size(), filepath.Base(path))
 }
 

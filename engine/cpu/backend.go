@@ -3,7 +3,6 @@ package cpu
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"proscenium/engine/drama3"
 )
@@ -82,60 +81,58 @@ func (b *Backend) SamplesPerFrame() int {
 // CodebookEntries is the number of entries of each codebook.
 func (b *Backend) CodebookEntries() []int { return b.entries }
 
-// LoadBackend loads a checkpoint directory for the CPU: config.json, the
-// safetensors bound through the weight map, codec.pth. tok resolves the
-// semantic and end-of-speech tokens (the directory's tokenizer.json).
+// LoadBackend builds the CPU backend from a checkpoint opened by
+// drama3.LoadEngine: its bound weights read as float32, its tokenizer
+// resolving the semantic and end-of-speech tokens, its codec's decoder.
 // progress, when not nil, sees the stored bytes read of the total.
-func LoadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64)) (*Backend, *drama3.Config, error) {
-	return loadBackend(dir, tok, progress, nil)
+func LoadBackend(ck *drama3.Checkpoint, progress func(done, total int64)) (*Backend, error) {
+	return loadBackend(ck, progress, nil)
 }
 
 // LoadBackendRounded is LoadBackend with the backbone's, the tower's and the
 // embeddings' weights Rounded by seed: the reference's own float32 rounding
 // spread, the baseline of a comparison with another backend.
-func LoadBackendRounded(dir string, tok drama3.TokenIDs, seed uint64) (*Backend, *drama3.Config, error) {
-	return loadBackend(dir, tok, nil, func(m *drama3.Model[[]float32]) *drama3.Model[[]float32] { return Rounded(m, seed) })
+func LoadBackendRounded(ck *drama3.Checkpoint, seed uint64) (*Backend, error) {
+	return loadBackend(ck, nil, func(m *drama3.Model[[]float32]) *drama3.Model[[]float32] { return Rounded(m, seed) })
 }
 
-func loadBackend(dir string, tok drama3.TokenIDs, progress func(done, total int64), edit func(*drama3.Model[[]float32]) *drama3.Model[[]float32]) (*Backend, *drama3.Config, error) {
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		return nil, nil, err
+func loadBackend(ck *drama3.Checkpoint, progress func(done, total int64), edit func(*drama3.Model[[]float32]) *drama3.Model[[]float32]) (*Backend, error) {
+	if ck.Tokenizer == nil || ck.Codec == nil {
+		return nil, fmt.Errorf("cpu backend: %s was opened without its tokenizer and codec (drama3.LoadEngine)", ck.Dir)
 	}
-	defer ck.Close()
 	cfg, w := ck.Config, ck.Weights
 	m, err := loadModel(w, progress)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if edit != nil {
 		m = edit(m)
 	}
-	heads, err := drama3.NewHeads(w, tok, m.Embed)
+	heads, err := drama3.NewHeads(w, ck.Tokenizer, m.Embed)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	codec, err := LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
+	codec, err := NewCodec(ck.Codec)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bb, err := NewBackbone(&cfg.Text, &m.Backbone)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tower, err := NewTower(&cfg.Audio, &m.Tower)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cd, err := NewCodecFrames(codec, tower.Entries())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b, err := NewBackend(bb, tower, heads, cd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return b, cfg, nil
+	return b, nil
 }
 
 // CodecFrames adapts the codec to the loop's frames: it keeps the take's

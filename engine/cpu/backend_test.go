@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // codesCodec is a FrameDecoder for tests: frame i becomes 3 samples made
@@ -92,7 +93,7 @@ func TestBackendTakeMatchesWholeSequence(t *testing.T) {
 		logits    []float32
 	}
 	var draws []draw
-	take := drama3.Take{Prompt: prompt, Sampling: drama3.Sampling{Temperature: 1, TopP: 1}, Seed: 11, MaxFrames: 6}
+	take := drama3.Take{Prompt: prompt, Sampling: sampling.Settings{Temperature: 1, TopP: 1}, Seed: 11, MaxFrames: 6}
 	res, err := drama3.Generate(context.Background(), frames(t, b), take, drama3.Listener{
 		Logits: func(frame, cb int, l []float32) { draws = append(draws, draw{frame, cb, append([]float32(nil), l...)}) },
 	})
@@ -163,7 +164,7 @@ func TestBackendTakesAreReproducible(t *testing.T) {
 	b := m.backend(t)
 	run := func(seed uint64) ([][]int, []float32) {
 		var pcm []float32
-		take := drama3.Take{Prompt: []int{1, 2, 3, 4}, Sampling: drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 5}, Seed: seed, MaxFrames: 8}
+		take := drama3.Take{Prompt: []int{1, 2, 3, 4}, Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 5}, Seed: seed, MaxFrames: 8}
 		res, err := drama3.Generate(context.Background(), frames(t, b), take, drama3.Listener{Audio: func(from, to int, p []float32) { pcm = append(pcm, p...) }})
 		if err != nil {
 			t.Fatal(err)

@@ -127,22 +127,12 @@ func (e *CodecEncoder) Geometry() drama3.CodecEncoderGeometry {
 	return g
 }
 
-// CodecEncoding is drama3.CodecEncoding (the result of an encode, shared
-// with the GPU encoder); the name stays for app/'s callers.
-type CodecEncoding = drama3.CodecEncoding
-
-// CodecEncodeFrames is drama3.CodecEncodeFrames (the checks every encoder
-// makes), for app/'s callers.
-func CodecEncodeFrames(audio []float32, spf int) (int, error) {
-	return drama3.CodecEncodeFrames(audio, spf)
-}
-
 // Encode encodes mono 44.1 kHz audio in [−1, 1] (the reference does not
 // clip; larger values are encoded as they are). The audio is padded with
 // zeros on the right to whole frames. Empty or non-finite audio is an error.
-func (e *CodecEncoder) Encode(audio []float32) (*CodecEncoding, error) {
+func (e *CodecEncoder) Encode(audio []float32) (*drama3.CodecEncoding, error) {
 	spf := e.geom.SamplesPerFrame
-	frames, err := CodecEncodeFrames(audio, spf)
+	frames, err := drama3.CodecEncodeFrames(audio, spf)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +145,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*CodecEncoding, error) {
 		ws.release(x)
 		x = y
 	}
-	res := &CodecEncoding{Frames: frames, ZEnc: x.channelMajor()}
+	res := &drama3.CodecEncoding{Frames: frames, ZEnc: x.channelMajor()}
 	for _, step := range e.reduce {
 		y := step(x, ws)
 		ws.release(x)

@@ -41,12 +41,12 @@ func ReadCodecEncodeGolden(dir string) (*CodecEncodeGolden, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	var ts *checkpoint.TensorSet
-	if _, err := os.Stat(filepath.Join(dir, "codec.pth")); err == nil {
-		ts, err = checkpoint.ReadTorchFile(filepath.Join(dir, "codec.pth"))
+	if _, err := os.Stat(drama3.CodecPath(dir)); err == nil {
+		ts, err = checkpoint.ReadTorchFile(drama3.CodecPath(dir))
 		if err != nil {
 			return nil, err
 		}
-	} else if ts, err = checkpoint.ReadTorch(bytes.NewReader(demo.CodecPTH), int64(len(demo.CodecPTH)), "engine/demo/codec.pth"); err != nil {
+	} else if ts, err = checkpoint.ReadTorch(bytes.NewReader(demo.CodecPTH), int64(len(demo.CodecPTH)), "the embedded demo codec"); err != nil {
 		return nil, err
 	}
 	g := &CodecEncodeGolden{}

@@ -3,12 +3,10 @@ package cpu
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // Rounded copies the whole tree, leaves the original alone, moves weights
@@ -57,15 +55,16 @@ func TestRoundedModel(t *testing.T) {
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := LoadBackend(dir, tok, nil)
+	defer ck.Close()
+	a, err := LoadBackend(ck, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := LoadBackendRounded(dir, tok, 1)
+	b, err := LoadBackendRounded(ck, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

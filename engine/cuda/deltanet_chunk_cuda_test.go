@@ -111,16 +111,21 @@ func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
 }
 
 // deltaNetPrefills are the kernels a DeltaNet layer can run a call of more
-// than one row with.
+// than one row with, and how a layer running each is held to the CPU's bits
+// (whose calls of more than one row run its chunked form): the chunked
+// prefill must have them under the exact policy (checkBitsUnderExact); the
+// row recurrence is another order of operations, its bits only logged.
 var deltaNetPrefills = []struct {
-	name    string
-	prefill DeltaNetPrefill
-}{{"row recurrence", DeltaNetRowPrefill}, {"chunked", DeltaNetChunkedPrefill}}
+	name      string
+	prefill   DeltaNetPrefill
+	checkBits func(t *testing.T, what string, got, want []float32)
+}{{"row recurrence", DeltaNetRowPrefill, logDeltaNetBits}, {"chunked", DeltaNetChunkedPrefill, checkBitsUnderExact}}
 
 // TestDeltaNetChunkedLayer runs calls of many rows and single steps through a
 // DeltaNet layer (projections, the chunked form or the row recurrence,
 // out_proj) on the device and the CPU (whose calls of more than one row run
-// its chunked form) and compares every output and the final state.
+// its chunked form) and compares every output and the final state: within
+// 1e-4, and with the chunked prefill the CPU's bits under the exact policy.
 func TestDeltaNetChunkedLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
@@ -149,7 +154,7 @@ func TestDeltaNetChunkedLayer(t *testing.T) {
 					cpu.DeltaNetForwardRef(want, xs, n, &c.ref, c.gref, &ref)
 					got := download(t, out, n*hid)
 					checkClose(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want, 1e-4)
-					logDeltaNetBits(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want)
+					p.checkBits(t, fmt.Sprintf("call %d (%d rows)", i, n), got, want)
 				}
 				dg := c.layer.G
 				s := make([]float32, dg.ValueHeads*dg.KeyDim*dg.ValueDim)
@@ -157,7 +162,7 @@ func TestDeltaNetChunkedLayer(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkClose(t, "recurrent state", s, ref.S(), 1e-4)
-				logDeltaNetBits(t, "recurrent state", s, ref.S())
+				p.checkBits(t, "recurrent state", s, ref.S())
 			})
 		}
 	}

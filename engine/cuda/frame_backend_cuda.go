@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/cu"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file is the CUDA side of the frame contract (drama3.FrameBackend):
@@ -83,66 +84,66 @@ var (
 	_ drama3.LogitsTap    = (*Frames)(nil)
 )
 
-// LoadFrames opens the checkpoint directory dir for the GPU: the exact
-// bytes (FramesBytes, plus the codec's) are admitted against the pool's cap
-// and the device's free memory before anything is allocated; the weights
-// stream into one arena (progress: bytes on the device of the total), the
-// tower binds to it, the codec uploads. codec is the plan of the
-// checkpoint's codec (cpu.Codec.Plan; nil: no codec, Decode refuses: frame
-// comparisons and benchmarks of the frame alone). tok resolves the semantic
-// and end-of-speech tokens. A failure frees everything allocated.
-func LoadFrames(d *Device, dir string, tok drama3.TokenIDs, codec *drama3.CodecPlan, opt FramesOptions, progress LoadProgress) (*Frames, *drama3.Config, error) {
+// LoadFrames builds the GPU frames from a checkpoint opened by
+// drama3.LoadEngine (its tokenizer resolves the semantic and end-of-speech
+// tokens) and codec, the plan of its codec (cpu.Codec.Plan of ck.Codec,
+// which the worker makes: engine/cuda does not import engine/cpu; nil: no
+// codec, Decode refuses: frame comparisons and benchmarks of the frame
+// alone): the exact bytes (FramesBytes, plus the codec's) are admitted
+// against the pool's cap and the device's free memory before anything is
+// allocated; the weights stream into one arena (progress: bytes on the
+// device of the total), the tower binds to it, the codec uploads. A failure
+// frees everything allocated.
+func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt FramesOptions, progress LoadProgress) (*Frames, error) {
 	opt = opt.withDefaults()
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		return nil, nil, err
+	cfg, tok := ck.Config, ck.Tokenizer
+	if tok == nil {
+		return nil, fmt.Errorf("gpu frames: %s was opened without its tokenizer (drama3.LoadEngine)", ck.Dir)
 	}
-	defer ck.Close()
-	cfg := ck.Config
 	ids, err := drama3.SemanticTokenIDs(tok, cfg.Audio.SemanticCodebookSize)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	end, ok := tok.TokenID(drama3.EndOfSpeechToken)
 	if !ok && ck.Weights.SemanticHead == nil {
-		return nil, nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
+		return nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
 	}
 	layout, err := LayoutWeights(ck.Weights)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if codec != nil {
 		need += CodecBytes(codec, opt.DecodeChunk)
 	}
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bb, err := NewBackbone(d, w, plan)
 	if err != nil {
 		w.Free(d)
-		return nil, nil, err
+		return nil, err
 	}
 	var gc *Codec
 	if codec != nil {
 		if gc, err = NewCodec(d, codec); err != nil {
 			bb.Close()
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	f, err := NewFrames(d, bb, gc, ids, end, opt)
 	if err != nil {
-		return nil, nil, err // NewFrames freed bb and codec
+		return nil, err // NewFrames freed bb and codec
 	}
 	f.admitted = need
-	return f, cfg, nil
+	return f, nil
 }
 
 // CodecBytes bounds the device memory of codec p on the GPU: its
@@ -238,7 +239,7 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).
-func (f *Frames) Begin(ctx context.Context, prompt []int, s drama3.Sampling, seed uint64) error {
+func (f *Frames) Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error {
 	return f.BeginPrompt(ctx, drama3.TextPrompt(prompt), s, seed)
 }
 

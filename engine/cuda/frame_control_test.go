@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 func TestFrameControlSettings(t *testing.T) {
-	c, err := newFrameControl(drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}, 0x1234567889abcdef, 11)
+	c, err := newFrameControl(sampling.Settings{Temperature: 0.7, TopP: 0.9, TopK: 30}, 0x1234567889abcdef, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestFrameControlSettings(t *testing.T) {
 	if c[fcPos] != 11 || c[fcFrame] != 0 || c[fcForced] != 0 {
 		t.Errorf("counters pos %d frame %d forced %d", c[fcPos], c[fcFrame], c[fcForced])
 	}
-	if _, err := newFrameControl(drama3.Sampling{Temperature: -1, TopP: 1}, 0, 0); err == nil {
+	if _, err := newFrameControl(sampling.Settings{Temperature: -1, TopP: 1}, 0, 0); err == nil {
 		t.Error("negative temperature accepted")
 	}
 	if FrameResultOffset != 24*4 || FrameResultBytes != 18*4 {

@@ -11,6 +11,7 @@ import (
 
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file is the prefill of the frame backend for any prompt, reference
@@ -28,7 +29,7 @@ var _ drama3.PromptBackend = (*Frames)(nil)
 // BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
 // may carry reference frames. The codes are checked against the codebooks
 // before anything changes on the device.
-func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s drama3.Sampling, seed uint64) error {
+func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
 	if f.closed {
 		return fmt.Errorf("cuda frames: closed")
 	}

@@ -10,7 +10,7 @@ import (
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
+	"proscenium/engine/sampling"
 )
 
 // Reference-voice prompts on the GPU frame backend against the CPU
@@ -20,8 +20,8 @@ import (
 // logits vector within promptTol of the CPU's; free-running seeds: the codes
 // of the pipelined GPU take equal those of the same take frame by frame, and
 // each divergence from the CPU is logged with the CPU's logit gap and must
-// come from logits within the tolerance (a near-tie of the draw, not a
-// wrong prompt).
+// come from logits within the tolerance and be a near-tie of the draw
+// (drama3.NearTie), not a wrong prompt.
 
 const promptTol = 1e-4
 
@@ -35,6 +35,9 @@ func TestFramesBeginPromptMatchesTheCPU(t *testing.T) {
 	}
 }
 
+// promptSampling is the sampling of the free-running takes.
+var promptSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
+
 // promptTake begins p on b and runs up to n frames (forced: codes per
 // frame, or nil); it returns the frames made and whether the take ended.
 func promptTake(t *testing.T, b interface {
@@ -42,8 +45,7 @@ func promptTake(t *testing.T, b interface {
 	drama3.PromptBackend
 }, p drama3.Prompt, seed uint64, n int, forced [][]int) ([][]int, bool) {
 	t.Helper()
-	s := drama3.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}
-	if err := b.BeginPrompt(context.Background(), p, s, seed); err != nil {
+	if err := b.BeginPrompt(context.Background(), p, promptSampling, seed); err != nil {
 		t.Fatal(err)
 	}
 	frames, ended, err := drama3.MakeFrames(b, n, forced)
@@ -54,15 +56,16 @@ func promptTake(t *testing.T, b interface {
 }
 
 func testBeginPrompt(t *testing.T, dir string) {
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	ck, err := drama3.LoadEngine(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pb, err := drama3.NewPromptBuilder(tok, drama3.PromptLimits{})
+	defer ck.Close()
+	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, _, err := cpu.LoadBackend(dir, tok, nil)
+	cb, err := cpu.LoadBackend(ck, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +101,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 		}
 		longest = max(longest, len(cases[i].p))
 	}
-	gpu, _, err := LoadFrames(dev, dir, tok, nil, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8}, nil)
+	gpu, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +171,14 @@ func testBeginPrompt(t *testing.T, dir string) {
 				hv, gv := hl[key], gl[key]
 				gap := math.Abs(float64(hv[hf[f][k]]) - float64(hv[gf[f][k]]))
 				rel := drama3.LogitsDiff(gv, hv)
-				t.Logf("seed %d: diverges at frame %d codebook %d: CPU %d, GPU %d, CPU logit gap %.3g, logits %.3g relative apart",
-					seed, f, k, hf[f][k], gf[f][k], gap, rel)
+				near, margin, bound := drama3.NearTie(hv, gv, promptSampling, drama3.Uniform(seed, f, k), hf[f][k], gf[f][k])
+				t.Logf("seed %d: diverges at frame %d codebook %d: CPU %d, GPU %d, CPU logit gap %.3g, logits %.3g relative apart, draw margin %.3g (bound %.3g)",
+					seed, f, k, hf[f][k], gf[f][k], gap, rel, margin, bound)
 				if !(rel <= promptTol) {
 					t.Errorf("seed %d frame %d codebook %d: logits %.3g relative from the CPU's (tolerance %g)", seed, f, k, rel, promptTol)
+				}
+				if !near {
+					t.Errorf("seed %d frame %d codebook %d: not a near-tie: the draw's margin %.3g is past %.3g and the two codes' logits lie %.3g apart, more than the logits' difference explains (drama3.NearTie)", seed, f, k, margin, bound, gap)
 				}
 			}
 			t.Logf("free-running: %d of %d seeds identical to the CPU over %d frames", identical, seeds, freeFrames)
@@ -187,12 +194,12 @@ func testBeginPrompt(t *testing.T, dir string) {
 			break
 		}
 	}
-	if err := gpu.BeginPrompt(context.Background(), bad, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), bad, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a reference code outside its codebook was taken")
 	} else {
 		t.Logf("bad code: %v", err)
 	}
-	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, drama3.Sampling{TopP: 1}, 1); err == nil {
+	if err := gpu.BeginPrompt(context.Background(), drama3.Prompt{{Token: 1, Codes: make([]int, len(entries))}}, sampling.Settings{TopP: 1}, 1); err == nil {
 		t.Fatal("a prompt starting with an audio row was taken")
 	}
 }

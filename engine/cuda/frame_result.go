@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file is the host side of the frame control block (kernels/
@@ -31,7 +32,7 @@ type frameControl [frameCtrlWords]uint32
 // newFrameControl returns the control block of a take's start: settings
 // validated, counters at zero (rows: the tower rows already done), nothing
 // forced.
-func newFrameControl(s drama3.Sampling, seed uint64, rows int) (frameControl, error) {
+func newFrameControl(s sampling.Settings, seed uint64, rows int) (frameControl, error) {
 	var c frameControl
 	if err := s.Validate(); err != nil {
 		return c, err

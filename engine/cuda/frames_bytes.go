@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -12,11 +13,11 @@ import (
 // no build tag, so the untagged program can ask.
 
 // TowerMaxRows bounds the tower's KV cache (rows a take may reach), and
-// TowerAttnSplits is ATTN_SPLITS (kernels/tower.cu): the key ranges one
-// row's attention is split into.
+// TowerAttnSplits is the key ranges one row's tower attention is split into
+// (kernels/attention.cu ATTN_SPLITS).
 const (
 	TowerMaxRows    = 8192
-	TowerAttnSplits = 16
+	TowerAttnSplits = kernel.AttnSplits
 )
 
 // DefaultFramesCapacity is the rows of a take by default: a long prompt and

@@ -14,7 +14,7 @@ import (
 // rule 1 of the numerics contract (docs/MODEL.md), as the GEMVs' float64
 // instances do.
 
-// moeRowsThreads is MOE_ROWS_THREADS in kernels/moe_rows.cu (8 warps).
+// moeRowsThreads is moe_rows' block (8 warps).
 const moeRowsThreads = kernel.MoERowsThreads
 
 // MoERows is one multi-row gathered projection: for every expert e < E and

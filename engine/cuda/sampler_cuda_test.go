@@ -7,11 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // The device sampler against drama3.Sampler on random logits with the same
@@ -19,75 +19,6 @@ import (
 // last bit, so a draw whose target lies within rounding of a boundary (or
 // whose top-p cut does) may pick the neighbour: those are counted and
 // reported; any other difference fails.
-
-// roundingMargin is the relative distance below which a boundary counts as
-// a rounding tie: far above float64's 1e-16, far below any real margin.
-const roundingMargin = 1e-9
-
-// drawMargin is the smallest relative distance, in the CPU's sequential
-// float64 arithmetic, between a running sum and the value it is compared
-// with (top-p's need, the draw's target) around the decisions of one draw.
-func drawMargin(logits []float32, s drama3.Sampling, u float64) float64 {
-	if s.Temperature == 0 {
-		return math.Inf(1)
-	}
-	n := len(logits)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		switch {
-		case logits[a] > logits[b] || logits[a] == logits[b] && a < b:
-			return -1
-		case logits[a] == logits[b] && a == b:
-			return 0
-		}
-		return 1
-	})
-	limit := n
-	if s.TopK > 0 && s.TopK < n {
-		limit = s.TopK
-	}
-	temp := float64(s.Temperature)
-	smax := float64(logits[order[0]]) / temp
-	var z float64
-	for _, l := range logits {
-		z += math.Exp(float64(l)/temp - smax)
-	}
-	w := make([]float64, limit)
-	for j := range w {
-		w[j] = math.Exp(float64(logits[order[j]])/temp - smax)
-	}
-	margin := math.Inf(1)
-	kept := limit
-	if s.TopP < 1 {
-		need := float64(s.TopP) * z
-		var run float64
-		for j := 0; j < limit; j++ {
-			run += w[j]
-			margin = min(margin, math.Abs(run-need)/z)
-			if run >= need {
-				kept = j + 1
-				break
-			}
-		}
-	}
-	var zk float64
-	for _, v := range w[:kept] {
-		zk += v
-	}
-	target := u * zk
-	var run float64
-	for j := 0; j < kept; j++ {
-		run += w[j]
-		margin = min(margin, math.Abs(run-target)/zk)
-		if target < run {
-			break
-		}
-	}
-	return margin
-}
 
 // randomLogits fills one vector from one of several shapes: wide and narrow
 // normal spreads, a dominant peak, and coarse steps (many exact ties).
@@ -128,7 +59,7 @@ func TestSamplerMatchesCPU(t *testing.T) {
 }
 
 func checkSamplerAgainstCPU(t *testing.T, total int) {
-	settings := []drama3.Sampling{
+	settings := []sampling.Settings{
 		{Temperature: 0, TopP: 1},
 		{Temperature: 0.7, TopP: 0.9, TopK: 30},
 		{Temperature: 1, TopP: 1},
@@ -187,10 +118,10 @@ func checkSamplerAgainstCPU(t *testing.T, total int) {
 						if int(got[b]) == want {
 							continue
 						}
-						m := drawMargin(v, s, drama3.Uniform(seed, frame0+b, cb))
+						m := drama3.DrawMargin(v, s, drama3.Uniform(seed, frame0+b, cb))
 						mu.Lock()
 						differ++
-						if !(m < roundingMargin) {
+						if !(m < drama3.RoundingTieMargin) {
 							fails = append(fails, fmt.Sprintf("vector %d: device %d, CPU %d, margin %.3g", b, got[b], want, m))
 						}
 						mu.Unlock()
@@ -213,7 +144,7 @@ func checkSamplerAgainstCPU(t *testing.T, total int) {
 
 func TestSamplerFrameDraw(t *testing.T) {
 	ctrl := alloc(t, frameCtrlWords*4)
-	c, err := newFrameControl(drama3.Sampling{Temperature: 0, TopP: 1}, 7, 0)
+	c, err := newFrameControl(sampling.Settings{Temperature: 0, TopP: 1}, 7, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

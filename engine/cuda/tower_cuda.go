@@ -12,6 +12,7 @@ import (
 
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // This file runs the codebook tower, the semantic head, the draws and the
@@ -145,7 +146,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
-	if err := t.Begin(drama3.Sampling{TopP: 1}, 0); err != nil {
+	if err := t.Begin(sampling.Settings{TopP: 1}, 0); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -167,12 +168,12 @@ func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.
-func (t *Tower) Begin(s drama3.Sampling, seed uint64) error { return t.BeginAt(s, seed, 0) }
+func (t *Tower) Begin(s sampling.Settings, seed uint64) error { return t.BeginAt(s, seed, 0) }
 
 // BeginAt is Begin with rows tower rows already done: the next frame's row
 // is at position rows (the benchmark replays frames from a row of its
 // choice). Not inside Run.
-func (t *Tower) BeginAt(s drama3.Sampling, seed uint64, rows int) error {
+func (t *Tower) BeginAt(s sampling.Settings, seed uint64, rows int) error {
 	c, err := newFrameControl(s, seed, rows)
 	if err != nil {
 		return err
@@ -352,8 +353,8 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	return nil
 }
 
-// towerRowThreads is a row norm's block (its values in registers: kernels/tower.cu
-// ROW_REGS, TowerMaxDim).
+// towerRowThreads is a row norm's block (its values in registers:
+// kernels/norms.cu ROW_REGS, TowerMaxDim).
 const towerRowThreads = 1024
 
 // towerAttnThreads is a tower attention block's threads (a warp per key).

@@ -13,6 +13,7 @@ import (
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
 )
 
 // The device tower against engine/cpu's Tower and AudioHeads on random
@@ -205,8 +206,8 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 	if fuse != nil {
 		tw.fuse = *fuse
 	}
-	sampling, seed := drama3.Sampling{Temperature: 0.7, TopP: 0.9, TopK: 30}, r.Uint64()
-	if err := tw.Begin(sampling, seed); err != nil {
+	settings, seed := sampling.Settings{Temperature: 0.7, TopP: 0.9, TopK: 30}, r.Uint64()
+	if err := tw.Begin(settings, seed); err != nil {
 		t.Fatal(err)
 	}
 
@@ -238,7 +239,7 @@ func testTowerFrames(t *testing.T, cfg *drama3.Config, gemv *GemvVariant, fuse *
 	}
 	defer dev.Run(func(*Queue) error { graph.Destroy(); return nil })
 
-	sampler, err := drama3.NewSampler(sampling, seed)
+	sampler, err := drama3.NewSampler(settings, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +402,7 @@ func TestTowerRefusesBadSetup(t *testing.T) {
 	if err := tw.Force([]int{0, 1024, 0, 0, 0, 0, 0, 0, 0, 0}); err == nil {
 		t.Error("forced code past its codebook accepted")
 	}
-	if err := tw.Begin(drama3.Sampling{Temperature: 1, TopP: 0}, 1); err == nil {
+	if err := tw.Begin(sampling.Settings{Temperature: 1, TopP: 0}, 1); err == nil {
 		t.Error("top_p 0 accepted")
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
+
+	"proscenium/engine/checkpoint"
 )
 
 // This file reads config.json (model_type fish_omni) into the geometry the
@@ -134,20 +134,6 @@ const (
 	defaultSemanticCodebookSize = 4096
 	defaultBackboneCodebooks    = 1
 )
-
-// LoadConfig reads and validates DIR/config.json.
-func LoadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, ConfigFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
 
 // ParseConfig parses and validates the bytes of a config.json.
 func ParseConfig(data []byte) (*Config, error) {
@@ -465,9 +451,9 @@ func decodeObject(path string, data []byte) (*object, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		if path == "" {
-			return nil, fmt.Errorf("not a JSON object: %v", err)
+			return nil, fmt.Errorf("not a JSON object: %v", checkpoint.JSONError(err))
 		}
-		return nil, fmt.Errorf("%s: not a JSON object: %v", path, err)
+		return nil, fmt.Errorf("%s: not a JSON object: %v", path, checkpoint.JSONError(err))
 	}
 	if m == nil {
 		if path == "" {

@@ -3,6 +3,8 @@ package drama3
 import (
 	"context"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // This file is the contract between the take loop (Generate) and a backend:
@@ -31,7 +33,7 @@ type FrameBackend interface {
 	// logits. It checks ctx between chunks of prompt rows and returns
 	// ctx.Err() when it stopped early. s and seed drive every draw of the
 	// take: code c of frame f draws Uniform(seed, f, c).
-	Begin(ctx context.Context, prompt []int, s Sampling, seed uint64) error
+	Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error
 
 	// Frame makes the next frame into codes (len(CodebookEntries())): from
 	// frame 1 on, the previous frame's feedback row through the backbone;

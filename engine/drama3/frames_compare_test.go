@@ -4,6 +4,8 @@ import (
 	"context"
 	"reflect"
 	"testing"
+
+	"proscenium/engine/sampling"
 )
 
 // countingFrames makes frame f's codes {f, f+1}, or the forced ones, and ends
@@ -15,7 +17,7 @@ type countingFrames struct {
 
 func (c *countingFrames) CodebookEntries() []int { return []int{9, 9} }
 func (c *countingFrames) SamplesPerFrame() int   { return 1 }
-func (c *countingFrames) Begin(context.Context, []int, Sampling, uint64) error {
+func (c *countingFrames) Begin(context.Context, []int, sampling.Settings, uint64) error {
 	c.f = 0
 	return nil
 }
@@ -39,7 +41,7 @@ func TestMakeFrames(t *testing.T) {
 	if err != nil || !ended || !reflect.DeepEqual(got, [][]int{{0, 1}, {1, 2}, {2, 3}}) {
 		t.Fatalf("free: %v %v %v", got, ended, err)
 	}
-	b.Begin(context.Background(), nil, Sampling{}, 0)
+	b.Begin(context.Background(), nil, sampling.Settings{}, 0)
 	got, ended, err = MakeFrames(b, 2, [][]int{{7, 7}, {8, 8}})
 	if err != nil || ended || !reflect.DeepEqual(got, [][]int{{7, 7}, {8, 8}}) {
 		t.Fatalf("forced: %v %v %v", got, ended, err)

@@ -1,25 +1,15 @@
 package drama3
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"proscenium/engine/demo"
+	"proscenium/engine/internal/regular"
 )
 
-// This file is the checkpoint directory's file set and the inspection that
-// `proscenium inspect` prints and the studio shows before loading.
-
-// The files of a checkpoint directory besides the safetensors shards
-// (checkpoint.OpenSafetensors finds those).
-const (
-	ConfigFile    = "config.json"
-	TokenizerFile = "tokenizer.json"
-	CodecFile     = "codec.pth"
-)
+// This file is the inspection of a checkpoint directory that `proscenium
+// inspect` prints and the studio shows before loading.
 
 // DTypeStats is what the stored tensors of one dtype amount to.
 type DTypeStats struct {
@@ -108,8 +98,8 @@ func (rep *Inspection) fill(context int) error {
 	rep.Problems = append(rep.Problems, ck.Report.Problems...)
 	// The engine also needs the tokenizer and the codec next to the weights.
 	var missingFiles []string
-	for _, f := range []string{TokenizerFile, CodecFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
+	for _, f := range []string{tokenizerFile, codecFile} {
+		if !regular.Is(filepath.Join(dir, f)) {
 			missingFiles = append(missingFiles, f)
 			rep.Missing = append(rep.Missing, "file "+f)
 		}
@@ -121,22 +111,4 @@ func (rep *Inspection) fill(context int) error {
 		return fmt.Errorf("%s: missing %s", dir, strings.Join(missingFiles, " and "))
 	}
 	return nil
-}
-
-// UsesDemoCodec reports whether dir's codec.pth is the embedded random demo
-// codec: such a model speaks no words whatever its other weights.
-func UsesDemoCodec(dir string) (bool, error) {
-	path := filepath.Join(dir, CodecFile)
-	st, err := os.Stat(path)
-	if err != nil {
-		return false, err
-	}
-	if st.Size() != int64(len(demo.CodecPTH)) {
-		return false, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(data, demo.CodecPTH), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // This file holds the take loop of MODEL.md §3, independent of the backend:
@@ -15,10 +17,11 @@ import (
 // frames (audio rows, a reference-voice prompt): BeginPrompt is Begin for
 // such a prompt.
 type PromptBackend interface {
-	BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error
+	BeginPrompt(ctx context.Context, p Prompt, s sampling.Settings, seed uint64) error
 }
 
-// Finish reasons (the engine API's spellings).
+// Finish reasons, the one definition (package engine re-exports them for the
+// engine API).
 const (
 	FinishStop   = "stop"   // end of speech was sampled
 	FinishLength = "length" // max frames reached; the audio is kept
@@ -42,7 +45,7 @@ type Take struct {
 	// prompt as rows; Prompt then holds its tokens. The backend must be a
 	// PromptBackend.
 	Rows      Prompt
-	Sampling  Sampling
+	Sampling  sampling.Settings
 	Seed      uint64
 	MaxFrames int
 	Chunks    ChunkPolicy // zero value: DefaultChunkPolicy
@@ -62,7 +65,7 @@ type Listener struct {
 
 // Result is how a take ended.
 type Result struct {
-	Reason           string
+	Reason           string  // FinishStop, FinishLength or FinishCancel
 	Codes            [][]int // [frame][codebook]
 	TimeToFirstAudio time.Duration
 	Elapsed          time.Duration
@@ -87,9 +90,6 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 	}
 	if take.MaxFrames < 1 {
 		return nil, fmt.Errorf("generate: max_frames %d must be at least 1", take.MaxFrames)
-	}
-	if err := take.Sampling.Validate(); err != nil {
-		return nil, err
 	}
 	policy := take.Chunks
 	if policy == (ChunkPolicy{}) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // fakeBackend is a Backend whose logits the test controls. It records every
@@ -182,7 +184,7 @@ func (r *recorded) listener() Listener {
 	}
 }
 
-var defaultTake = Take{Prompt: []int{1, 2, 3}, Sampling: Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 5, MaxFrames: 100}
+var defaultTake = Take{Prompt: []int{1, 2, 3}, Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 5, MaxFrames: 100}
 
 func TestGenerateFinishReasons(t *testing.T) {
 	cases := []struct {
@@ -306,7 +308,7 @@ func TestGenerateDrawsOneCounterPerFrameAndCodebook(t *testing.T) {
 	b.flat = true
 	take := defaultTake
 	take.MaxFrames = 12
-	take.Sampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+	take.Sampling = sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}
 	res, err := generateSteps(context.Background(), b, take, Listener{})
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +359,7 @@ func TestGenerateErrors(t *testing.T) {
 	for _, bad := range []Take{
 		{Prompt: nil, Sampling: defaultTake.Sampling, MaxFrames: 5},
 		{Prompt: []int{1}, Sampling: defaultTake.Sampling, MaxFrames: 0},
-		{Prompt: []int{1}, Sampling: Sampling{Temperature: 1, TopP: 0}, MaxFrames: 5},
+		{Prompt: []int{1}, Sampling: sampling.Settings{Temperature: 1, TopP: 0}, MaxFrames: 5},
 		{Prompt: []int{1}, Sampling: defaultTake.Sampling, MaxFrames: 5, Chunks: ChunkPolicy{First: 0, Growth: 1, Max: 1}},
 	} {
 		b := newFake(-1)

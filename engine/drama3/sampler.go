@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"proscenium/engine/sampling"
 )
 
 // This file holds the sampler of MODEL.md §3: temperature, then top-p over the
@@ -11,41 +13,19 @@ import (
 // (seed, frame, codebook). Its arithmetic is the definition both backends
 // follow; the CUDA backend copies the logits back and calls the same code.
 
-// Sampling is the sampler's settings, applied to every codebook. TopP = 1 and
-// TopK = 0 switch those filters off; Temperature = 0 is greedy.
-type Sampling struct {
-	Temperature float32
-	TopP        float32
-	TopK        int
-}
-
-// Validate refuses settings the sampler cannot honour.
-func (s Sampling) Validate() error {
-	t := float64(s.Temperature)
-	if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
-		return fmt.Errorf("sampling: temperature %v must be a finite number ≥ 0 (0 is greedy)", s.Temperature)
-	}
-	p := float64(s.TopP)
-	if math.IsNaN(p) || p <= 0 || p > 1 {
-		return fmt.Errorf("sampling: top_p %v must be in (0, 1] (1 switches it off)", s.TopP)
-	}
-	if s.TopK < 0 {
-		return fmt.Errorf("sampling: top_k %d must be ≥ 0 (0 switches it off)", s.TopK)
-	}
-	return nil
-}
-
 // Sampler draws codes for one take. It keeps scratch space between draws and
 // is not safe for concurrent use.
 type Sampler struct {
-	settings Sampling
+	settings sampling.Settings
 	seed     uint64
 	order    []int
 	weight   []float64
 }
 
-// NewSampler validates the settings and returns a sampler keyed by seed.
-func NewSampler(settings Sampling, seed uint64) (*Sampler, error) {
+// NewSampler returns a sampler keyed by seed, refusing settings it cannot
+// honour (sampling.Settings.Validate: its precondition, as a constructor
+// others call directly; the engine checked a request's already).
+func NewSampler(settings sampling.Settings, seed uint64) (*Sampler, error) {
 	if err := settings.Validate(); err != nil {
 		return nil, err
 	}

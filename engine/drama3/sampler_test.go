@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"proscenium/engine/sampling"
 )
 
 // logs returns float32 natural logarithms of xs: softmax of them at
@@ -27,57 +29,57 @@ func TestSampleWithHandComputedDistributions(t *testing.T) {
 	cases := []struct {
 		name     string
 		logits   []float32
-		settings Sampling
+		settings sampling.Settings
 		u        float64
 		want     int
 	}{
-		{"full u=0", p1234, Sampling{1, 1, 0}, 0, 3},
-		{"full u=.39", p1234, Sampling{1, 1, 0}, 0.39, 3},
-		{"full u=.41", p1234, Sampling{1, 1, 0}, 0.41, 2},
-		{"full u=.69", p1234, Sampling{1, 1, 0}, 0.69, 2},
-		{"full u=.71", p1234, Sampling{1, 1, 0}, 0.71, 1},
-		{"full u=.89", p1234, Sampling{1, 1, 0}, 0.89, 1},
-		{"full u=.91", p1234, Sampling{1, 1, 0}, 0.91, 0},
-		{"full u→1", p1234, Sampling{1, 1, 0}, 0.9999999, 0},
+		{"full u=0", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0, 3},
+		{"full u=.39", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.39, 3},
+		{"full u=.41", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.41, 2},
+		{"full u=.69", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.69, 2},
+		{"full u=.71", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.71, 1},
+		{"full u=.89", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.89, 1},
+		{"full u=.91", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.91, 0},
+		{"full u→1", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.9999999, 0},
 		// top-p 0.65 keeps {3, 2} (mass .7): renormalised .4/.7 = .5714, .3/.7.
-		{"top-p .65 u=.57", p1234, Sampling{1, 0.65, 0}, 0.57, 3},
-		{"top-p .65 u=.58", p1234, Sampling{1, 0.65, 0}, 0.58, 2},
-		{"top-p .65 u=.99", p1234, Sampling{1, 0.65, 0}, 0.99, 2},
+		{"top-p .65 u=.57", p1234, sampling.Settings{Temperature: 1, TopP: 0.65, TopK: 0}, 0.57, 3},
+		{"top-p .65 u=.58", p1234, sampling.Settings{Temperature: 1, TopP: 0.65, TopK: 0}, 0.58, 2},
+		{"top-p .65 u=.99", p1234, sampling.Settings{Temperature: 1, TopP: 0.65, TopK: 0}, 0.99, 2},
 		// top-p 0.35 keeps {3} alone.
-		{"top-p .35", p1234, Sampling{1, 0.35, 0}, 0.99, 3},
+		{"top-p .35", p1234, sampling.Settings{Temperature: 1, TopP: 0.35, TopK: 0}, 0.99, 3},
 		// top-p .95 keeps all four (.9 < .95), top-k 2 then keeps {3, 2}.
-		{"top-p .95 top-k 2 u=.58", p1234, Sampling{1, 0.95, 2}, 0.58, 2},
-		{"top-p .95 top-k 2 u=.56", p1234, Sampling{1, 0.95, 2}, 0.56, 3},
+		{"top-p .95 top-k 2 u=.58", p1234, sampling.Settings{Temperature: 1, TopP: 0.95, TopK: 2}, 0.58, 2},
+		{"top-p .95 top-k 2 u=.56", p1234, sampling.Settings{Temperature: 1, TopP: 0.95, TopK: 2}, 0.56, 3},
 		// top-k 3: {3, 2, 1}, mass .9: cut points .4/.9 = .444, .7/.9 = .778.
-		{"top-k 3 u=.44", p1234, Sampling{1, 1, 3}, 0.44, 3},
-		{"top-k 3 u=.45", p1234, Sampling{1, 1, 3}, 0.45, 2},
-		{"top-k 3 u=.77", p1234, Sampling{1, 1, 3}, 0.77, 2},
-		{"top-k 3 u=.78", p1234, Sampling{1, 1, 3}, 0.78, 1},
-		{"top-k 1", p1234, Sampling{1, 1, 1}, 0.99, 3},
+		{"top-k 3 u=.44", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 3}, 0.44, 3},
+		{"top-k 3 u=.45", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 3}, 0.45, 2},
+		{"top-k 3 u=.77", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 3}, 0.77, 2},
+		{"top-k 3 u=.78", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 3}, 0.78, 1},
+		{"top-k 1", p1234, sampling.Settings{Temperature: 1, TopP: 1, TopK: 1}, 0.99, 3},
 		// Temperature 2 over log(1, 4, 9, 16) is softmax of log(1, 2, 3, 4).
-		{"temperature 2 u=.41", logs(1, 4, 9, 16), Sampling{2, 1, 0}, 0.41, 2},
-		{"temperature 2 u=.39", logs(1, 4, 9, 16), Sampling{2, 1, 0}, 0.39, 3},
-		{"temperature 2 u=.91", logs(1, 4, 9, 16), Sampling{2, 1, 0}, 0.91, 0},
+		{"temperature 2 u=.41", logs(1, 4, 9, 16), sampling.Settings{Temperature: 2, TopP: 1, TopK: 0}, 0.41, 2},
+		{"temperature 2 u=.39", logs(1, 4, 9, 16), sampling.Settings{Temperature: 2, TopP: 1, TopK: 0}, 0.39, 3},
+		{"temperature 2 u=.91", logs(1, 4, 9, 16), sampling.Settings{Temperature: 2, TopP: 1, TopK: 0}, 0.91, 0},
 		// Temperature 0.5 over log(1, 2, 3, 4) is softmax of log(1, 4, 9, 16):
 		// masses /30: 16, 9, 4, 1 → cut points .5333, .8333, .9667.
-		{"temperature .5 u=.53", p1234, Sampling{0.5, 1, 0}, 0.53, 3},
-		{"temperature .5 u=.54", p1234, Sampling{0.5, 1, 0}, 0.54, 2},
-		{"temperature .5 u=.96", p1234, Sampling{0.5, 1, 0}, 0.96, 1},
-		{"temperature .5 u=.97", p1234, Sampling{0.5, 1, 0}, 0.97, 0},
+		{"temperature .5 u=.53", p1234, sampling.Settings{Temperature: 0.5, TopP: 1, TopK: 0}, 0.53, 3},
+		{"temperature .5 u=.54", p1234, sampling.Settings{Temperature: 0.5, TopP: 1, TopK: 0}, 0.54, 2},
+		{"temperature .5 u=.96", p1234, sampling.Settings{Temperature: 0.5, TopP: 1, TopK: 0}, 0.96, 1},
+		{"temperature .5 u=.97", p1234, sampling.Settings{Temperature: 0.5, TopP: 1, TopK: 0}, 0.97, 0},
 		// Ties: equal logits order by lower index.
-		{"ties u=.1", ties, Sampling{1, 1, 0}, 0.1, 0},
-		{"ties u=.3", ties, Sampling{1, 1, 0}, 0.3, 1},
-		{"ties u=.6", ties, Sampling{1, 1, 0}, 0.6, 2},
-		{"ties u=.9", ties, Sampling{1, 1, 0}, 0.9, 3},
-		{"ties top-k 2 u=.6", ties, Sampling{1, 1, 2}, 0.6, 1},
+		{"ties u=.1", ties, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.1, 0},
+		{"ties u=.3", ties, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.3, 1},
+		{"ties u=.6", ties, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.6, 2},
+		{"ties u=.9", ties, sampling.Settings{Temperature: 1, TopP: 1, TopK: 0}, 0.9, 3},
+		{"ties top-k 2 u=.6", ties, sampling.Settings{Temperature: 1, TopP: 1, TopK: 2}, 0.6, 1},
 		// Running mass 0.5 reaches top-p 0.5 exactly at two entries (exact in
 		// float64: weights are exp(0) = 1).
-		{"ties top-p .5 u=.9", ties, Sampling{1, 0.5, 0}, 0.9, 1},
-		{"ties top-p .5 u=.4", ties, Sampling{1, 0.5, 0}, 0.4, 0},
+		{"ties top-p .5 u=.9", ties, sampling.Settings{Temperature: 1, TopP: 0.5, TopK: 0}, 0.9, 1},
+		{"ties top-p .5 u=.4", ties, sampling.Settings{Temperature: 1, TopP: 0.5, TopK: 0}, 0.4, 0},
 		// Greedy: the largest logit, lowest index on ties, whatever u.
-		{"greedy", []float32{0, 5, 5, 1}, Sampling{0, 1, 0}, 0.99, 1},
-		{"greedy with filters", []float32{-3, -1, -2}, Sampling{0, 0.1, 1}, 0, 1},
-		{"greedy negative", []float32{-7, -9}, Sampling{0, 0.9, 30}, 0.5, 0},
+		{"greedy", []float32{0, 5, 5, 1}, sampling.Settings{Temperature: 0, TopP: 1, TopK: 0}, 0.99, 1},
+		{"greedy with filters", []float32{-3, -1, -2}, sampling.Settings{Temperature: 0, TopP: 0.1, TopK: 1}, 0, 1},
+		{"greedy negative", []float32{-7, -9}, sampling.Settings{Temperature: 0, TopP: 0.9, TopK: 30}, 0.5, 0},
 	}
 	for _, c := range cases {
 		s, err := NewSampler(c.settings, 0)
@@ -97,7 +99,7 @@ func TestSampleWithHandComputedDistributions(t *testing.T) {
 // The frequencies of many draws follow the filtered, renormalised
 // distribution: top-p .65 over p = (.1, .2, .3, .4) gives 4/7 and 3/7.
 func TestSampleFrequenciesFollowTheFilteredDistribution(t *testing.T) {
-	s, err := NewSampler(Sampling{1, 0.65, 0}, 7)
+	s, err := NewSampler(sampling.Settings{Temperature: 1, TopP: 0.65, TopK: 0}, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestSampleFrequenciesFollowTheFilteredDistribution(t *testing.T) {
 }
 
 func TestSamplerRefusesBadInput(t *testing.T) {
-	s, _ := NewSampler(Sampling{1, 0.9, 30}, 0)
+	s, _ := NewSampler(sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, 0)
 	nan := float32(math.NaN())
 	inf := float32(math.Inf(1))
 	for _, c := range []struct {
@@ -137,13 +139,13 @@ func TestSamplerRefusesBadInput(t *testing.T) {
 			t.Errorf("logits %v: error %v, want it to say %q", c.logits, err, c.want)
 		}
 	}
-	greedy, _ := NewSampler(Sampling{0, 1, 0}, 0)
+	greedy, _ := NewSampler(sampling.Settings{Temperature: 0, TopP: 1, TopK: 0}, 0)
 	if _, err := greedy.SampleWith([]float32{0, nan}, 0); err == nil {
 		t.Error("greedy accepted a NaN logit")
 	}
-	for _, bad := range []Sampling{
-		{-1, 0.9, 30}, {float32(math.NaN()), 0.9, 30}, {float32(math.Inf(1)), 0.9, 30},
-		{1, 0, 30}, {1, 1.5, 30}, {1, float32(math.NaN()), 30}, {1, 0.9, -1},
+	for _, bad := range []sampling.Settings{
+		{Temperature: -1, TopP: 0.9, TopK: 30}, {Temperature: float32(math.NaN()), TopP: 0.9, TopK: 30}, {Temperature: float32(math.Inf(1)), TopP: 0.9, TopK: 30},
+		{Temperature: 1, TopP: 0, TopK: 30}, {Temperature: 1, TopP: 1.5, TopK: 30}, {Temperature: 1, TopP: float32(math.NaN()), TopK: 30}, {Temperature: 1, TopP: 0.9, TopK: -1},
 	} {
 		if _, err := NewSampler(bad, 0); err == nil {
 			t.Errorf("settings %+v accepted", bad)
@@ -156,8 +158,8 @@ func TestSampleIsAFunctionOfSeedFrameCodebook(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(math.Sin(float64(i) * 0.37))
 	}
-	a, _ := NewSampler(Sampling{1, 0.9, 30}, 123)
-	b, _ := NewSampler(Sampling{1, 0.9, 30}, 123)
+	a, _ := NewSampler(sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, 123)
+	b, _ := NewSampler(sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, 123)
 	for f := 0; f < 20; f++ {
 		for cb := 0; cb < 10; cb++ {
 			x, _ := a.Sample(logits, f, cb)
@@ -173,7 +175,7 @@ func TestSampleIsAFunctionOfSeedFrameCodebook(t *testing.T) {
 
 // referenceSample is the definition of SampleWith written the plain way:
 // sort the whole vocabulary, filter, draw.
-func referenceSample(logits []float32, set Sampling, u float64) int {
+func referenceSample(logits []float32, set sampling.Settings, u float64) int {
 	n := len(logits)
 	if set.Temperature == 0 {
 		best := 0
@@ -228,7 +230,7 @@ func referenceSample(logits []float32, set Sampling, u float64) int {
 // definition on random vocabularies with ties, over the settings space.
 func TestSampleWithEqualsPlainDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	settings := []Sampling{{1, 1, 0}, {1, 0.9, 30}, {0.7, 0.5, 5}, {1.3, 1, 1}, {1, 0.99, 4096}, {0, 0.9, 30}, {2, 0.3, 0}, {1, 1, 7}}
+	settings := []sampling.Settings{{Temperature: 1, TopP: 1, TopK: 0}, {Temperature: 1, TopP: 0.9, TopK: 30}, {Temperature: 0.7, TopP: 0.5, TopK: 5}, {Temperature: 1.3, TopP: 1, TopK: 1}, {Temperature: 1, TopP: 0.99, TopK: 4096}, {Temperature: 0, TopP: 0.9, TopK: 30}, {Temperature: 2, TopP: 0.3, TopK: 0}, {Temperature: 1, TopP: 1, TopK: 7}}
 	for trial := 0; trial < 300; trial++ {
 		n := 1 + r.IntN(1100)
 		logits := make([]float32, n)
@@ -274,7 +276,7 @@ func FuzzSampleWith(f *testing.F) {
 			logits[i] = math.Float32frombits(uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24)
 			finite = finite && !math.IsNaN(float64(logits[i])) && !math.IsInf(float64(logits[i]), 0)
 		}
-		set := Sampling{temp, topP, topK}
+		set := sampling.Settings{Temperature: temp, TopP: topP, TopK: topK}
 		s, err := NewSampler(set, 0)
 		if err != nil {
 			return
@@ -305,7 +307,7 @@ func BenchmarkSample(b *testing.B) {
 			for i := range logits {
 				logits[i] = float32(r.NormFloat64() * 2)
 			}
-			s, err := NewSampler(Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, 1)
+			s, err := NewSampler(sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, 1)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"proscenium/engine/sampling"
 )
 
 // This file is the reference frame: a FrameBackend built from a backend's
@@ -103,7 +105,7 @@ func (f *StepFrames) timed(stage string, do func() error) error {
 }
 
 // Begin validates the settings, then runs the prompt (Stepper.Begin).
-func (f *StepFrames) Begin(ctx context.Context, prompt []int, s Sampling, seed uint64) error {
+func (f *StepFrames) Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error {
 	return f.begin(s, seed, len(prompt), func() error { return f.s.Begin(ctx, prompt, f.semantic) })
 }
 
@@ -115,7 +117,7 @@ type PromptStepper interface {
 
 // BeginPrompt is Begin for a reference-voice prompt, when the steps take
 // one (PromptStepper).
-func (f *StepFrames) BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed uint64) error {
+func (f *StepFrames) BeginPrompt(ctx context.Context, p Prompt, s sampling.Settings, seed uint64) error {
 	ps, ok := f.s.(PromptStepper)
 	if !ok {
 		return fmt.Errorf("this backend does not take reference voices yet")
@@ -123,7 +125,7 @@ func (f *StepFrames) BeginPrompt(ctx context.Context, p Prompt, s Sampling, seed
 	return f.begin(s, seed, len(p), func() error { return ps.BeginPrompt(ctx, p, f.semantic) })
 }
 
-func (f *StepFrames) begin(s Sampling, seed uint64, rows int, run func() error) error {
+func (f *StepFrames) begin(s sampling.Settings, seed uint64, rows int, run func() error) error {
 	f.begun, f.codes, f.stages = false, f.codes[:0], map[string]time.Duration{}
 	sampler, err := NewSampler(s, seed)
 	if err != nil {

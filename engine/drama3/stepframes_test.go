@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"proscenium/engine/sampling"
 )
 
 // Teacher forcing uses the given codes for every draw (the tower sees them
@@ -22,7 +24,7 @@ func TestStepFramesTeacherForcing(t *testing.T) {
 	}
 	var tapped []int
 	f.TapLogits(func(frame, cb int, l []float32) { tapped = append(tapped, cb) })
-	if err := f.Begin(context.Background(), []int{1, 2}, Sampling{Temperature: 1, TopP: 1}, 1); err != nil {
+	if err := f.Begin(context.Background(), []int{1, 2}, sampling.Settings{Temperature: 1, TopP: 1}, 1); err != nil {
 		t.Fatal(err)
 	}
 	forced := []int{5, 1, 2, 3}

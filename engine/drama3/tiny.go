@@ -108,9 +108,9 @@ func writeTinyFiles(dir string, tokJSON, cfgJSON []byte) error {
 		name string
 		data []byte
 	}{
-		{TokenizerFile, tokJSON},
-		{CodecFile, demo.CodecPTH},
-		{ConfigFile, cfgJSON}, // last: a directory with a config is complete
+		{tokenizerFile, tokJSON},
+		{codecFile, demo.CodecPTH},
+		{configFile, cfgJSON}, // last: a directory with a config is complete
 	} {
 		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return err

@@ -732,53 +732,6 @@ func (w *Weights) Float32(p *Param) ([]float32, error) {
 	return out, nil
 }
 
-// Checkpoint is an opened checkpoint directory: its config, the safetensors
-// headers and the weight map bound over them.
-type Checkpoint struct {
-	Dir     string
-	Config  *Config
-	Index   *checkpoint.Index
-	Weights *Weights
-	Report  *BindReport // Report.Err() says whether Weights is complete
-}
-
-// Open reads DIR/config.json and the safetensors headers of DIR and binds
-// the weight map. The error covers what makes the directory unreadable (a
-// bad config, a malformed, truncated or lying shard: the message names the
-// file); binding problems are in Report. Close releases the files.
-func Open(dir string) (*Checkpoint, error) {
-	cfg, err := LoadConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := checkpoint.OpenSafetensors(dir)
-	if err != nil {
-		return nil, err
-	}
-	stored := make([]*Param, 0, ix.Len())
-	for _, ti := range ix.Tensors() {
-		stored = append(stored, &Param{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, File: ti.File, Offset: ti.Offset, Size: ti.Size})
-	}
-	w, rep := Bind(cfg, stored, ix)
-	return &Checkpoint{Dir: dir, Config: cfg, Index: ix, Weights: w, Report: rep}, nil
-}
-
-// Load is Open that also fails when a tensor is missing or malformed.
-func Load(dir string) (*Checkpoint, error) {
-	ck, err := Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := ck.Report.Err(); err != nil {
-		ck.Close()
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	return ck, nil
-}
-
-// Close releases the open shard files.
-func (ck *Checkpoint) Close() error { return ck.Index.Close() }
-
 // ExpertSlices is routed expert e of a layer whose tensors are slices of
 // values (float32 on the CPU), in either layout: fused gate_up holds each
 // expert's I gate rows then its I up rows, fused down one [hidden, I] matrix

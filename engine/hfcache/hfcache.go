@@ -7,7 +7,6 @@
 package hfcache
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/internal/regular"
 )
 
 // Repo is the Hugging Face id of Drama 3.
@@ -138,8 +138,8 @@ func repoSnapshots(repo, repoDir string) []Snapshot {
 	var out []Snapshot
 	for _, e := range entries {
 		dir := filepath.Join(repoDir, "snapshots", e.Name())
-		fi, err := os.Stat(filepath.Join(dir, "config.json"))
-		if err != nil || !fi.Mode().IsRegular() {
+		fi, err := drama3.StatConfig(dir)
+		if err != nil {
 			continue
 		}
 		if _, err := drama3.LoadConfig(dir); err != nil && repo != Repo {
@@ -153,46 +153,19 @@ func repoSnapshots(repo, repoDir string) []Snapshot {
 
 // readRef is the commit refs/NAME holds ("" when there is none).
 func readRef(repoDir, name string) string {
-	b, err := os.ReadFile(filepath.Join(repoDir, "refs", name))
+	b, err := regular.ReadFile(filepath.Join(repoDir, "refs", name), maxRefBytes)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
 }
 
-// missingFiles lists what dir lacks for a load: the shards its
-// model.safetensors.index.json names (or model.safetensors without an
-// index), tokenizer.json and codec.pth. A link into blobs/ whose blob is
-// gone (an interrupted download) counts as missing.
+// maxRefBytes bounds a refs/ file (a 40-hex commit and a newline).
+const maxRefBytes = 4096
+
+// missingFiles is drama3.MissingFiles, sorted.
 func missingFiles(dir string) []string {
-	var missing []string
-	need := []string{"tokenizer.json", "codec.pth"}
-	if b, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json")); err == nil {
-		var idx struct {
-			WeightMap map[string]string `json:"weight_map"`
-		}
-		if err := json.Unmarshal(b, &idx); err != nil || len(idx.WeightMap) == 0 {
-			missing = append(missing, "model.safetensors.index.json (unreadable)")
-		}
-		shards := map[string]bool{}
-		for _, f := range idx.WeightMap {
-			shards[f] = true
-		}
-		for f := range shards {
-			need = append(need, f)
-		}
-	} else {
-		need = append(need, "model.safetensors")
-	}
-	for _, f := range need {
-		if filepath.IsAbs(f) || strings.Contains(filepath.ToSlash(f), "..") {
-			missing = append(missing, f+" (not a file name)")
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
-			missing = append(missing, f)
-		}
-	}
+	missing := drama3.MissingFiles(dir)
 	sort.Strings(missing)
 	return missing
 }

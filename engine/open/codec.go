@@ -3,7 +3,6 @@ package open
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
@@ -19,13 +18,14 @@ type CodecEncoder struct {
 	enc *cpu.CodecEncoder
 }
 
-// LoadCodecEncoder reads the encoder of the codec.pth at path.
+// LoadCodecEncoder reads the encoder of the codec.pth at path (a model's:
+// drama3.CodecPath).
 func LoadCodecEncoder(path string) (*CodecEncoder, error) {
-	b, err := os.ReadFile(path)
+	ts, err := checkpoint.ReadTorchFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return LoadCodecEncoderBytes(b, path)
+	return newCodecEncoder(ts, path)
 }
 
 // LoadCodecEncoderBytes reads the encoder of a codec.pth held in memory;
@@ -35,6 +35,10 @@ func LoadCodecEncoderBytes(b []byte, name string) (*CodecEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newCodecEncoder(ts, name)
+}
+
+func newCodecEncoder(ts *checkpoint.TensorSet, name string) (*CodecEncoder, error) {
 	enc, err := cpu.LoadCodecEncoder(ts, drama3.CodecOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -61,6 +65,6 @@ func (e *CodecEncoder) Codebooks() int { return e.enc.Geometry().Codebooks }
 // before an engine in another process is asked; spf is the samples per
 // frame.
 func CheckReferenceAudio(samples []float32, spf int) error {
-	_, err := cpu.CodecEncodeFrames(samples, spf)
+	_, err := drama3.CodecEncodeFrames(samples, spf)
 	return err
 }

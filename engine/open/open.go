@@ -12,15 +12,12 @@ package open
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"proscenium/engine"
-	"proscenium/engine/audio"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 	"proscenium/engine/take"
-	"proscenium/engine/tokenizer"
 )
 
 // Backends, as --backend spells them.
@@ -128,36 +125,17 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 // OpenCPU opens dir on the CPU backend in this process (the worker serves
 // isolated CPU takes with it); reason goes to Info.BackendReason.
 func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engine.Engine, error) {
-	tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+	e, err := take.Compose(ctx, dir, take.Backend{Name: CPU, Reason: reason, Memory: take.HostMemory, Probe: opts.Probe,
+		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
+			b, err := cpu.LoadBackend(ck, opts.Progress)
+			if err != nil {
+				return nil, err
+			}
+			b.Probe = opts.Probe
+			return drama3.NewStepFrames(b, nil)
+		}})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	b, cfg, err := cpu.LoadBackend(dir, tok, opts.Progress)
-	if err != nil {
-		return nil, err
-	}
-	demoModel, err := drama3.UsesDemoCodec(dir)
-	if err != nil {
-		return nil, err
-	}
-	b.Probe = opts.Probe
-	frames, err := drama3.NewStepFrames(b, nil)
-	if err != nil {
-		return nil, err
-	}
-	info := engine.Info{
-		Model:           dir,
-		Backend:         CPU,
-		BackendReason:   reason,
-		Demo:            demoModel,
-		SampleRate:      audio.SampleRate,
-		SamplesPerFrame: b.SamplesPerFrame(),
-		Codebooks:       cfg.Audio.NumCodebooks,
-		CodebookSizes:   append([]int(nil), b.CodebookEntries()...),
-		Parameters:      drama3.CountParameters(cfg).Total(),
-	}
-	return take.New(take.Config{Info: info, Backend: frames, Tokenizer: tok, Memory: take.HostMemory, Probe: opts.Probe})
+	return e, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"path/filepath"
 	"proscenium/engine"
 	"proscenium/engine/take"
 	"reflect"
@@ -124,7 +123,7 @@ func TestDemoTake(t *testing.T) {
 	}
 
 	// Every chunk equals the whole decode's samples for its frames.
-	codec, err := cpu.LoadCodecFile(filepath.Join(dir, drama3.CodecFile), drama3.CodecOptions{})
+	codec, err := cpu.LoadCodecFile(drama3.CodecPath(dir), drama3.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

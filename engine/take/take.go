@@ -104,10 +104,6 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	sampling := drama3.Sampling{Temperature: req.Sampling.Temperature, TopP: req.Sampling.TopP, TopK: req.Sampling.TopK}
-	if err := sampling.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.isClosed() {
@@ -138,7 +134,7 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	if probe := e.cfg.Probe; probe != nil {
 		listener.Logits = func(frame, cb int, l []float32) { probe("logits."+strconv.Itoa(cb), l) }
 	}
-	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
+	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: req.Sampling, Seed: req.Seed, MaxFrames: req.MaxFrames, Start: start}
 	res, err := drama3.Generate(ctx, e.cfg.Backend, take, listener)
 	if err != nil {
 		return nil, err

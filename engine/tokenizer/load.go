@@ -3,17 +3,22 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"unicode/utf8"
+
+	"proscenium/engine/internal/regular"
 )
 
 // This file turns a tokenizer.json into a Tokenizer and checks everything it
 // relies on: the BPE model, the added tokens, the normaliser and decoder (the
 // pre-tokeniser is in pretokenize.go).
 
-// LoadFile reads and parses a tokenizer.json.
+// MaxFileBytes bounds the tokenizer.json LoadFile reads (Qwen's is 11 MB).
+const MaxFileBytes = 256 << 20
+
+// LoadFile reads and parses a tokenizer.json: a regular file (a FIFO or a
+// device is refused before reading) of at most MaxFileBytes.
 func LoadFile(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,17 @@
 // Package decode reads audio files into float32 samples: WAV (integer PCM
 // of 8 to 32 bits, float32/64, WAVE_FORMAT_EXTENSIBLE), FLAC (mewkiz/flac),
 // MP3 (libmpg123) and Ogg Opus (libopusfile). It owns the reading of
-// user-supplied recordings (reference voices); the take's own output goes
-// through engine/audio and engine/audio/encode.
+// user-supplied recordings (reference voices): every decode has a budget
+// fixed from the file's declaration (budget.go), and ReadReference runs in
+// a child process with an address-space and a time limit when the program
+// serves one (worker.go). The take's own output goes through engine/audio
+// and engine/audio/encode.
 package decode
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 )
 
 // PCM is decoded audio: interleaved samples, nominally in [−1, 1].
@@ -84,9 +86,13 @@ func Sniff(b []byte) (Format, error) {
 	return "", fmt.Errorf("not a WAV, FLAC, MP3 or Ogg Opus file")
 }
 
-// Decode sniffs the format and decodes the file, stopping with ErrTooLong
-// past maxSeconds of audio (0: no limit). A decoder library that panics on a
-// malformed file yields an error instead.
+// Decode sniffs the format and decodes the file within a budget fixed from
+// its declaration before the first sample (see budget): a rate above
+// MaxRate or more than MaxChannels is refused (*LimitError), and decoding
+// stops with ErrTooLong past maxSeconds of audio (0 < maxSeconds ≤ 3600). A
+// decoder library that panics on a malformed file yields an error instead
+// (a C library's crash cannot be caught: ReadReference decodes in a child
+// process for that).
 func Decode(b []byte, maxSeconds float64) (pcm *PCM, f Format, err error) {
 	f, err = Sniff(b)
 	if err != nil {
@@ -114,18 +120,4 @@ func Decode(b []byte, maxSeconds float64) (pcm *PCM, f Format, err error) {
 		return nil, f, fmt.Errorf("%s: %d channels at %d Hz", f, pcm.Channels, pcm.Rate)
 	}
 	return pcm, f, nil
-}
-
-// frameLimit is the most frames a decode at rate may yield within
-// maxSeconds (0: no limit).
-func frameLimit(maxSeconds float64, rate int) int {
-	if maxSeconds <= 0 || rate < 1 {
-		return 0
-	}
-	return int(math.Ceil(maxSeconds * float64(rate)))
-}
-
-// tooLong is the error for a stream past maxSeconds.
-func tooLong(maxSeconds float64) error {
-	return fmt.Errorf("%w: more than %g s", ErrTooLong, maxSeconds)
 }

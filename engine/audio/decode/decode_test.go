@@ -27,11 +27,11 @@ func readTestdata(t testing.TB, name string) []byte {
 
 // TestDecodeLossless: the FLAC decodes to exactly the WAV's samples.
 func TestDecodeLossless(t *testing.T) {
-	w, f, err := Decode(readTestdata(t, "ref.wav"), 0)
+	w, f, err := Decode(readTestdata(t, "ref.wav"), 60)
 	if err != nil || f != WAV {
 		t.Fatalf("wav: %v %v", f, err)
 	}
-	fl, f, err := Decode(readTestdata(t, "ref.flac"), 0)
+	fl, f, err := Decode(readTestdata(t, "ref.flac"), 60)
 	if err != nil || f != FLAC {
 		t.Fatalf("flac: %v %v", f, err)
 	}
@@ -51,7 +51,7 @@ func TestDecodeLossless(t *testing.T) {
 // TestDecodeLossy: MP3 and Opus decode to the signal (libmpg123 removes
 // the encoder's delay from the LAME header), within a lossy codec's error.
 func TestDecodeLossy(t *testing.T) {
-	ref, _, err := Decode(readTestdata(t, "ref.wav"), 0)
+	ref, _, err := Decode(readTestdata(t, "ref.wav"), 60)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestDecodeLossy(t *testing.T) {
 		f        Format
 		rate, ch int
 	}{{"ref.mp3", MP3, 44100, 1}, {"ref.opus", Opus, 48000, 2}} {
-		p, f, err := Decode(readTestdata(t, tc.file), 0)
+		p, f, err := Decode(readTestdata(t, tc.file), 60)
 		if err != nil || f != tc.f {
 			t.Fatalf("%s: %v %v", tc.file, f, err)
 		}
@@ -153,7 +153,7 @@ func TestDecodeWAVFormats(t *testing.T) {
 		{wavePCM, 32, 1e-7}, {waveFloat, 32, 0}, {waveFloat, 64, 0},
 	} {
 		for _, ext := range []bool{false, true} {
-			p, _, err := Decode(wavImage(tc.tag, tc.bits, 2, 22050, ext, vals), 0)
+			p, _, err := Decode(wavImage(tc.tag, tc.bits, 2, 22050, ext, vals), 60)
 			if err != nil {
 				t.Fatalf("tag %d, %d bits, extensible %v: %v", tc.tag, tc.bits, ext, err)
 			}
@@ -196,7 +196,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"truncated opus", readTestdata(t, "ref.opus")[:60], "Ogg Opus"},
 		{"too long", good, "too long"},
 	} {
-		max := 0.0
+		max := 60.0
 		if tc.name == "too long" {
 			max = 0.001
 		}
@@ -246,8 +246,11 @@ func fuzzCheck(t *testing.T, b []byte) {
 	if err != nil {
 		return
 	}
-	if p.Channels < 1 || p.Rate < 1 || len(p.Samples)%p.Channels != 0 || p.Frames() > 5*p.Rate+1 {
-		t.Fatalf("%d channels, %d Hz, %d samples", p.Channels, p.Rate, len(p.Samples))
+	// The budget: the declaration within the limits, at most 5 s decoded
+	// and no more memory held than those 5 s.
+	if p.Channels < 1 || p.Channels > MaxChannels || p.Rate < 1 || p.Rate > MaxRate ||
+		len(p.Samples)%p.Channels != 0 || p.Frames() > 5*p.Rate+1 || cap(p.Samples) > (5*p.Rate+1)*p.Channels {
+		t.Fatalf("%d channels, %d Hz, %d samples (capacity %d)", p.Channels, p.Rate, len(p.Samples), cap(p.Samples))
 	}
 	integer := f == FLAC || f == WAV && !wavDeclaresFloat(b)
 	for i, v := range p.Samples {

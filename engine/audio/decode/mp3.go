@@ -54,7 +54,9 @@ func decodeMP3(b []byte, maxSeconds float64) (*PCM, error) {
 	if len(b) > 0 && C.mpg123_feed(mh, (*C.uchar)(cb), C.size_t(len(b))) != C.MPG123_OK {
 		return nil, fail("mpg123_feed")
 	}
-	p := &PCM{}
+	// MPEG audio declares no length: the budget starts at the first format
+	// (at most 48 kHz stereo) and is counted per decoded buffer.
+	var bud *budget
 	buf := make([]float32, 1<<14)
 	for {
 		var done C.size_t
@@ -65,22 +67,31 @@ func decodeMP3(b []byte, maxSeconds float64) (*PCM, error) {
 			if C.mpg123_getformat(mh, &rate, &ch, &enc) != C.MPG123_OK {
 				return nil, fail("mpg123_getformat")
 			}
-			if p.Channels != 0 && (int(ch) != p.Channels || int(rate) != p.Rate) {
-				return nil, fmt.Errorf("the stream changes format mid-way (%d Hz %d channels, then %d Hz %d channels)", p.Rate, p.Channels, rate, ch)
+			if bud != nil && (int(ch) != bud.pcm.Channels || int(rate) != bud.pcm.Rate) {
+				return nil, fmt.Errorf("the stream changes format mid-way (%d Hz %d channels, then %d Hz %d channels)", bud.pcm.Rate, bud.pcm.Channels, rate, ch)
 			}
 			if enc != C.MPG123_ENC_FLOAT_32 {
 				return nil, fmt.Errorf("libmpg123 chose encoding %d, not float32", int(enc))
 			}
-			p.Rate, p.Channels = int(rate), int(ch)
+			if bud == nil {
+				var err error
+				if bud, err = newBudget(int(rate), int(ch), 0, maxSeconds); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if n := int(done) / 4; n > 0 {
-			if p.Channels == 0 {
+			if bud == nil {
 				return nil, fmt.Errorf("samples before a format")
 			}
-			p.Samples = append(p.Samples, buf[:n]...)
-			if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && p.Frames() > maxFrames {
-				return nil, tooLong(maxSeconds)
+			if n%bud.pcm.Channels != 0 {
+				return nil, fmt.Errorf("a buffer of %d samples in a %d-channel stream", n, bud.pcm.Channels)
 			}
+			dst, err := bud.take(n / bud.pcm.Channels)
+			if err != nil {
+				return nil, err
+			}
+			copy(dst, buf[:n])
 		}
 		switch rc {
 		case C.MPG123_OK, C.MPG123_NEW_FORMAT:
@@ -91,9 +102,8 @@ func decodeMP3(b []byte, maxSeconds float64) (*PCM, error) {
 		}
 		break
 	}
-	if p.Channels == 0 {
+	if bud == nil {
 		return nil, fmt.Errorf("no MPEG audio frames in the file")
 	}
-	p.Samples = p.Samples[:len(p.Samples)/p.Channels*p.Channels]
-	return p, nil
+	return bud.result(), nil
 }

@@ -27,7 +27,12 @@ func decodeOpus(b []byte, maxSeconds float64) (*PCM, error) {
 		return nil, fmt.Errorf("op_open_memory: %s", opusError(cerr))
 	}
 	defer C.op_free(of)
-	p := &PCM{Rate: opusRate, Channels: 2}
+	// Ogg Opus's length is known only from the last page's granule
+	// position: the budget starts at 10 s and is counted per packet.
+	bud, err := newBudget(opusRate, 2, 0, maxSeconds)
+	if err != nil {
+		return nil, err
+	}
 	buf := make([]float32, 2*5760) // 120 ms at 48 kHz, the largest Opus packet
 	for {
 		n := C.op_read_float_stereo(of, (*C.float)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
@@ -40,12 +45,13 @@ func decodeOpus(b []byte, maxSeconds float64) (*PCM, error) {
 		if n == 0 {
 			break
 		}
-		p.Samples = append(p.Samples, buf[:2*int(n)]...)
-		if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && p.Frames() > maxFrames {
-			return nil, tooLong(maxSeconds)
+		dst, err := bud.take(int(n))
+		if err != nil {
+			return nil, err
 		}
+		copy(dst, buf[:2*int(n)])
 	}
-	return p, nil
+	return bud.result(), nil
 }
 
 // opusError names a libopusfile error code.

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -37,12 +38,37 @@ type Reference struct {
 // Seconds is the reference's duration.
 func (r *Reference) Seconds() float64 { return float64(len(r.Samples)) / audio.SampleRate }
 
-// ReadReference decodes a reference recording (WAV, FLAC, MP3 or Ogg Opus),
-// mixes it to mono by averaging the channels and resamples it to 44.1 kHz
-// with libsoxr (the resampler of the speech API's sample_rate). It refuses a
-// file it cannot read, one shorter than MinReferenceSeconds or longer than
-// MaxReferenceSeconds (decoding stops there), and a silent one.
+// ReadReference is ReadReferenceContext without a deadline of its own.
 func ReadReference(b []byte) (*Reference, error) {
+	return ReadReferenceContext(context.Background(), b)
+}
+
+// ReadReferenceContext decodes a reference recording (WAV, FLAC, MP3 or Ogg
+// Opus), mixes it to mono by averaging the channels and resamples it to
+// 44.1 kHz with libsoxr (the resampler of the speech API's sample_rate). It
+// refuses a file it cannot read, one beyond the decoder's limits
+// (ErrLimit), one shorter than MinReferenceSeconds or longer than
+// MaxReferenceSeconds (decoding stops there), and a silent one.
+//
+// It takes one of a bounded pool of decoding slots (waiting up to 30 s or
+// ctx's end, then ErrBusy), and decodes in a child process with an
+// address-space and a wall-clock limit when the program serves one
+// (ServeWorkerIfAsked).
+func ReadReferenceContext(ctx context.Context, b []byte) (*Reference, error) {
+	release, err := acquireSlot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the reference: %w", err)
+	}
+	defer release()
+	if isolate.Load() {
+		return readReferenceIsolated(ctx, b)
+	}
+	return readReferenceInProcess(b)
+}
+
+// readReferenceInProcess is the decoding itself (in the child, or in a
+// program that serves none).
+func readReferenceInProcess(b []byte) (*Reference, error) {
 	pcm, f, err := Decode(b, MaxReferenceSeconds+1)
 	if err == nil && pcm.Seconds() > MaxReferenceSeconds {
 		err = fmt.Errorf("%w: %.1f s", ErrTooLong, pcm.Seconds())

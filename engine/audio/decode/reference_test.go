@@ -44,7 +44,7 @@ func TestReadReference(t *testing.T) {
 		}
 	}
 	// A 48 kHz stereo float WAV of the same signal in both channels.
-	src, _, err := Decode(readTestdata(t, "ref.wav"), 0)
+	src, _, err := Decode(readTestdata(t, "ref.wav"), 60)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,15 +85,23 @@ func decodeWAV(b []byte, maxSeconds float64) (*PCM, error) {
 	default:
 		return nil, fmt.Errorf("format tag %d with %d bits per sample is not supported (integer PCM of 8, 16, 24 or 32 bits and float of 32 or 64 bits are)", tag, bits)
 	}
+	if err := checkDeclared(p.Rate, p.Channels); err != nil {
+		return nil, err
+	}
 	bps := bits / 8
-	if p.Channels < 1 || p.Channels > 64 || p.Rate < 1 || align != p.Channels*bps {
+	if align != p.Channels*bps {
 		return nil, fmt.Errorf("inconsistent fmt chunk (channels %d, rate %d, block align %d, %d bits)", p.Channels, p.Rate, align, bits)
 	}
-	frames := len(data) / align
-	if maxFrames := frameLimit(maxSeconds, p.Rate); maxFrames > 0 && frames > maxFrames {
-		return nil, tooLong(maxSeconds)
+	frames := len(data) / max(align, 1)
+	bud, err := newBudget(p.Rate, p.Channels, int64(frames), maxSeconds)
+	if err != nil {
+		return nil, err
 	}
-	p.Samples = make([]float32, frames*p.Channels)
+	dst, err := bud.take(frames)
+	if err != nil {
+		return nil, err
+	}
+	p.Samples = dst
 	for i := range p.Samples {
 		v := sample(data[i*bps:])
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine, model, playback, server, settings, takes, voice, voices } from '../../wailsjs/go/models';
+import type { app, engine, model, playback, sampling, server, settings, takes, voice, voices } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -15,7 +15,7 @@ export type Settings = Plain<settings.Settings>;
 export type Preset = Plain<settings.Preset>;
 export type StatsView = Plain<model.StatsView>;
 export type Take = Plain<takes.Take>;
-export type Sampling = Plain<engine.Sampling>;
+export type Sampling = Plain<sampling.Settings>;
 export type SpeechRequest = Plain<engine.SpeechRequest>;
 export type Finish = Plain<engine.Finish>;
 export type Memory = Plain<engine.Memory>;

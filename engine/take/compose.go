@@ -1,0 +1,66 @@
+package take
+
+import (
+	"context"
+
+	"proscenium/engine"
+	"proscenium/engine/audio"
+	"proscenium/engine/drama3"
+)
+
+// This file is the one assembly of an engine from a checkpoint directory,
+// whatever the backend: engine/open composes the CPU's in this process and
+// the GPU worker (cmd/proscenium-gpu) the CUDA one, each giving only what
+// differs (the frames, the memory report, the backend's name).
+
+// Backend is what Compose needs of a backend besides the directory.
+type Backend struct {
+	// Name is the backend as --backend spells it; Reason why it was chosen
+	// (engine.Info.BackendReason).
+	Name, Reason string
+	// Frames builds the backend's frames from the opened checkpoint (its
+	// weights, tokenizer and codec read once). The checkpoint's files are
+	// closed when Compose returns: Frames must read what it keeps.
+	Frames func(ck *drama3.Checkpoint) (drama3.FrameBackend, error)
+	// Memory reports the memory Stats shows.
+	Memory func() engine.Memory
+	// Probe: Config.Probe.
+	Probe func(name string, values []float32)
+}
+
+// Compose opens the checkpoint directory dir once (drama3.LoadEngine:
+// config, weight index, tokenizer, codec), builds b's frames from it and
+// returns the take engine over them, its Info from the checkpoint and the
+// frames. ctx is checked before the weights load.
+func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
+	ck, err := drama3.LoadEngine(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ck.Close()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	frames, err := b.Frames(ck)
+	if err != nil {
+		return nil, err
+	}
+	cfg := ck.Config
+	info := engine.Info{
+		Model:           dir,
+		Backend:         b.Name,
+		BackendReason:   b.Reason,
+		Demo:            ck.Demo,
+		SampleRate:      audio.SampleRate,
+		SamplesPerFrame: frames.SamplesPerFrame(),
+		Codebooks:       cfg.Audio.NumCodebooks,
+		CodebookSizes:   append([]int(nil), frames.CodebookEntries()...),
+		Parameters:      drama3.CountParameters(cfg).Total(),
+	}
+	e, err := New(Config{Info: info, Backend: frames, Tokenizer: ck.Tokenizer, Memory: b.Memory, Probe: b.Probe})
+	if err != nil {
+		frames.Close()
+		return nil, err
+	}
+	return e, nil
+}
