@@ -379,19 +379,19 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 		return err
 	}
 	if b.skip&StepMixers == 0 {
+		var heads *Block // the per-head tail counters of the fused mixer kernels
+		if fused {
+			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
+		}
 		var o mixerOut
 		if L.dn != nil {
 			// A prefill pass after the first (maxLen > n: rows cached)
 			// continues a prompt of more than one row, which the CPU runs
 			// through the chunked form even where the pass has one row
 			// (engine/cpu prefillChunks).
-			var counters *Block
-			if fused {
-				counters = b.scratch(p.Counters+4*counterDeltaNet, 4*p.DeltaNet.ValueHeads)
-			}
-			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, counters)
+			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
 		} else {
-			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen)
+			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
 		}
 		if err != nil {
 			return err

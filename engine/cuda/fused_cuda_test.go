@@ -169,9 +169,9 @@ func TestFusedDownCombine(t *testing.T) {
 
 // TestFusedStep runs the same steps with and without the fused kernels
 // under fast numerics: every row within 1e-4 of the unfused step's (the
-// bound fast holds against the CPU), and the captured fused step has three
-// launches a layer fewer, four a split-step DeltaNet layer (counted in the
-// graphs).
+// bound fast holds against the CPU), and the captured fused step has four
+// launches a layer fewer (three a DeltaNet layer whose step is not split;
+// counted in the graphs).
 func TestFusedStep(t *testing.T) {
 	underFast(t)
 	for _, dir := range backboneCheckpoints(t) {
@@ -209,12 +209,13 @@ func TestFusedStep(t *testing.T) {
 			}
 			ref, plain := run(false)
 			got, fused := run(true)
-			// Three launches a layer fewer, four where the DeltaNet step is split.
+			// Four launches a layer fewer, three where the DeltaNet step
+			// is not split.
 			fewer := 0
 			for i := range gb.layers {
-				fewer += 3
-				if dn := gb.layers[i].dn; dn != nil && dn.splitStep() {
-					fewer++
+				fewer += 4
+				if dn := gb.layers[i].dn; dn != nil && !dn.splitStep() {
+					fewer--
 				}
 			}
 			t.Logf("launches per step: %d unfused, %d fused (%d layers)", plain, fused, len(gb.layers))
@@ -289,6 +290,71 @@ func TestFusedDeltaNetStep(t *testing.T) {
 					t.Fatal(err)
 				}
 				for h, v := range got {
+					if v != 0 {
+						t.Fatalf("%s: head %d's tail counter left at %d", what, h, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFusedAttention runs one-row attention cores both ways at the same
+// position over the same cache: attn_partial + attn_combine, and
+// attn_partial_combine_fast (a tail per head), at positions that leave some
+// splits empty and that fill every split.
+func TestFusedAttention(t *testing.T) {
+	underFast(t)
+	r := newRand(t)
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const capacity = 1100
+			c := newAttentionCase(t, r, tc.g, 1, capacity, true)
+			l := &c.layer
+			pw, aw := l.G.ProjWidth(), tc.g.Heads*tc.g.HeadDim
+			attnOff := l.G.scratchLayout(1, capacity).attn
+			kvFloats := int(l.G.KVBytes(capacity) / 4)
+			if err := Upload(dev, l.KV.Block, l.KV.Off, scaled(r, kvFloats, 1)); err != nil {
+				t.Fatal(err)
+			}
+			counters := upload(t, make([]uint32, tc.g.Heads))
+			nans := make([]float32, aw)
+			for i := range nans {
+				nans[i] = float32(math.NaN())
+			}
+			for _, pos := range []int32{0, 5, 37, 1000} {
+				proj := randNonZero(r, pw)
+				run := func(fused bool) []float32 {
+					if err := firstErr(Upload(dev, c.pos, 0, []int32{pos}), Upload(dev, l.Scratch.Block, l.Scratch.Off, proj),
+						Upload(dev, l.Scratch.Block, l.Scratch.Off+attnOff, nans)); err != nil {
+						t.Fatal(err)
+					}
+					var cs *Block
+					if fused {
+						cs = counters
+					}
+					if err := dev.Run(func(q *Queue) error { return q.attentionCoreFused(l, 1, Whole(c.pos), 0, cs) }); err != nil {
+						t.Fatal(err)
+					}
+					out := make([]float32, aw)
+					if err := firstErr(dev.Sync(), Download(dev, out, l.Scratch.Block, l.Scratch.Off+attnOff)); err != nil {
+						t.Fatal(err)
+					}
+					return out
+				}
+				ref, got := run(false), run(true)
+				what := fmt.Sprintf("position %d", pos)
+				checkClose(t, what, got, ref, fusedTol)
+				differ, maxULP := ULPDiff(got, ref)
+				t.Logf("%s: %d/%d differ from the unfused kernels' bits, max %d ULP", what, differ, len(ref), maxULP)
+				cnt := make([]uint32, tc.g.Heads)
+				if err := Download(dev, cnt, counters, 0); err != nil {
+					t.Fatal(err)
+				}
+				for h, v := range cnt {
 					if v != 0 {
 						t.Fatalf("%s: head %d's tail counter left at %d", what, h, v)
 					}

@@ -281,15 +281,17 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // captured step needs no bound. Rows past the capacity are not cached and
 // their output is NaN.
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
-	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen)
+	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil)
 	if err != nil {
 		return err
 	}
 	return o.project(q, out, n)
 }
 
-// attentionUpToOut is AttentionForward up to its output projection, which it returns.
-func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) (mixerOut, error) {
+// attentionUpToOut is AttentionForward up to its output projection, which it
+// returns. With counters (the fused step's, one per head) a one-row step's
+// attn_partial and attn_combine run as one launch (attn_partial_combine_fast).
+func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int, counters *Block) (mixerOut, error) {
 	if err := l.check(out, x, n, pos); err != nil {
 		return mixerOut{}, err
 	}
@@ -299,7 +301,7 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.attentionCore(l, n, pos, maxLen); err != nil {
+	if err := q.attentionCoreFused(l, n, pos, maxLen, counters); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), Hidden: g.Hidden, Cols: qw}, nil
@@ -313,6 +315,13 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 // maximum); attn_partial (each split's float64 sums under the row's global
 // maximum); attn_combine (the sums of the splits, divided and gated).
 func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
+	return q.attentionCoreFused(l, n, pos, maxLen, nil)
+}
+
+// attentionCoreFused is attentionCore; with counters (n·Heads zero uint32s,
+// fast numerics) attn_partial and attn_combine are one launch with a tail
+// per head (attn_partial_combine_fast).
+func (q *Queue) attentionCoreFused(l *AttentionLayer, n int, pos Tensor, maxLen int, counters *Block) error {
 	g := l.G
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
@@ -336,6 +345,16 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 	splits := attnSplits(n, maxLen, l.Capacity)
 	if err := kernel.AttnScores(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc), tPtr(pos), l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd)))); err != nil {
 		return err
+	}
+	if counters != nil {
+		if q.d.Numerics.Exact() {
+			return fmt.Errorf("cuda attention: the fused step runs under fast numerics only")
+		}
+		if err := checkFits(counters, 0, int64(n*nh*4), "attention fused counters"); err != nil {
+			return err
+		}
+		return kernel.AttnPartialCombineFast(q, [3]int{n * nh, splits, 1}, attnThreads, tPtr(attn), tPtr(part), tPtr(sc), tPtr(smax),
+			tPtr(vc), tPtr(proj), tPtr(pos), l.Capacity, nh, nkv, hd, pw, splits, devPtr(counters))
 	}
 	if err := kernel.AttnPartial(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax), tPtr(vc), tPtr(pos), l.Capacity, nh, nkv, hd, splits); err != nil {
 		return err
