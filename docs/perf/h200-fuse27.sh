@@ -1,9 +1,9 @@
 #!/bin/bash
 # fuse27's device run (issue 27, "fewer, fatter launches"): the fused step's kernel tests
-# (each against its unfused pair under fast, then whole steps fused vs unfused), the MoE and
-# norm kernels the refactor touched (both policies: exact must still give the CPU's bits),
+# (each against its unfused pair under fast, then whole steps fused vs unfused), the kernels
+# whose bodies the fused ones now share (both policies: exact must still give the CPU's bits),
 # then bench-backbone and bench-take under fast with and without the fused step.
-# About 3 minutes. Exits non-zero when a test fails or a step is missing; prints a table last.
+# About 2–3 minutes (the steps' timeouts cap it at 6). Exits non-zero when a test fails or a step is missing; prints a table last.
 #
 # The bundle (built off the device, sm_90 SASS only, as docs/perf/h200-fast27-run2.sh's):
 #   make kernels KERNEL_GENCODE='-gencode=arch=compute_90,code=sm_90'
@@ -20,7 +20,7 @@ unset PROSCENIUM_GPU_FUSED
 T() { local s=$1; shift; local n=$1; shift; echo "== $(date -u +%T) $n" >> $O/steps.log; timeout $s "$@" > $O/$n.log 2>&1; echo "rc=$? $n" >> $O/steps.log; }
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 T 90 tests-fused $C/cuda.test -test.v -test.run 'TestFused'
-T 60 tests-moe $C/cuda.test -test.v -test.run 'TestMoERoute|TestMoECombineNorm|TestMoEDown|TestBackboneRowsAndAddNorm|TestBackboneMoE'
+T 90 tests-refactored $C/cuda.test -test.v -test.run 'TestMoERoute|TestMoECombineNorm|TestMoEDown|TestBackboneRowsAndAddNorm|TestBackboneMoE|TestAttentionCoreBits|TestDeltaNetMixBits|TestMixerStepGraph'
 T 50 bench-backbone $C/proscenium-gpu bench-backbone --synthetic full --json -numerics fast -steps 50
 T 50 bench-backbone-fused $C/proscenium-gpu bench-backbone --synthetic full --json -numerics fast -steps 50 -fused
 T 45 bench-take $C/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 300 -takes 3 -numerics fast -json
@@ -28,7 +28,7 @@ T 45 bench-take-fused $C/proscenium-gpu bench-take -synthetic full -prompt 60 -f
 cp $O/*.log $O/machine.txt $OUT/ 2>/dev/null
 echo "== steps"; grep -E "^rc=" $O/steps.log | tr '\n' ' '; echo
 fail=0
-grep -qE "^rc=0 tests-fused" $O/steps.log && grep -qE "^rc=0 tests-moe" $O/steps.log || fail=1
+grep -qE "^rc=0 tests-fused" $O/steps.log && grep -qE "^rc=0 tests-refactored" $O/steps.log || fail=1
 echo "== failures"; grep -hE "^(--- FAIL|FAIL)|    --- FAIL|panic:" $O/tests-*.log | head -30
 echo "== fused against unfused (relative errors, launches)"
 grep -hE "relative error|launches per step|worst step row" $O/tests-fused.log | sed 's/^ *//' | sort | uniq -c | sort -rn | head -20
