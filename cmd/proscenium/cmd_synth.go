@@ -224,7 +224,12 @@ type synthSummary struct {
 	Codes  string         `json:"codes,omitempty"`
 	Demo   bool           `json:"demo"`
 	Finish *engine.Finish `json:"finish"`
+	// Takes is every take of a --repeat run, in order (Finish is the last).
+	Takes []*engine.Finish `json:"takes,omitempty"`
 }
+
+// maxRepeat bounds --repeat.
+const maxRepeat = 100
 
 func synth(args []string, std streams) error {
 	fs := newFlags("synth")
@@ -233,11 +238,16 @@ func synth(args []string, std streams) error {
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
+	memCap := memoryCapFlag(fs)
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
+	repeat := fs.Int("repeat", 1, "make the take this many times in one process (the WAV and codes are the last one's): a later take in a --ref voice starts from the voice cache and prefills only the script")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
 	if err != nil {
 		return err
+	}
+	if *repeat < 1 || *repeat > maxRepeat {
+		return fmt.Errorf("%w: --repeat %d must be in 1..%d", errUsage, *repeat, maxRepeat)
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
@@ -269,7 +279,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0, *tf.numerics)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, memCap.or(0), *tf.numerics)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()
@@ -277,10 +287,19 @@ func synth(args []string, std streams) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	start := time.Now()
-	pcm, fin, err := runTake(eng, req, func(done int) {
-		prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
-	})
+	var pcm []float32
+	var fin *engine.Finish
+	var takes []*engine.Finish
+	for range *repeat {
+		start := time.Now()
+		pcm, fin, err = runTake(eng, req, func(done int) {
+			prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
+		})
+		if err != nil || fin.Reason == engine.FinishCancel {
+			break
+		}
+		takes = append(takes, fin)
+	}
 	prog.end()
 	if err != nil {
 		// A take that failed midway (the GPU worker killed, a device
@@ -310,10 +329,24 @@ func synth(args []string, std streams) error {
 	case *asJSON:
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}); err != nil {
+		sum := synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}
+		if *repeat > 1 {
+			sum.Takes = takes
+		}
+		if err := enc.Encode(sum); err != nil {
 			return err
 		}
 	case !*quiet:
+		if *repeat > 1 {
+			for i, t := range takes {
+				cached := ""
+				if t.VoiceCached {
+					cached = ", the voice from the cache"
+				}
+				fmt.Fprintf(std.log, "take %d: first audio %v, prefill %v of %d of %d prompt rows%s\n",
+					i+1, t.TimeToFirstAudio.Round(1e5), t.Stages[drama3.StagePrefill].Round(1e5), t.PrefillRows, t.PromptRows, cached)
+			}
+		}
 		demo := ""
 		if info.Demo {
 			demo = " (demo model: random weights, speaks no words)"
@@ -323,6 +356,10 @@ func synth(args []string, std streams) error {
 		}
 		if info.BackendReason != "" {
 			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
+		}
+		if x := eng.Stats().Memory.Experts; x != nil && x.HostBytes > 0 {
+			demo += fmt.Sprintf(" (%s: %d of %d layers' experts on the device, %s pinned in host memory, %s over the bus a frame)",
+				x.Tier, x.DeviceLayers, x.Layers, byteSize(x.HostBytes), byteSize(x.BusBytesPerFrame))
 		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)

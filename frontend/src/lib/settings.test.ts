@@ -16,6 +16,7 @@ const base: Settings = {
   takes_limit_bytes: 2 << 30,
   voices: [],
   isolate_engine: false,
+  voice_library_max_bytes: 256 * 2 ** 20,
 };
 
 describe('mergeChange', () => {
