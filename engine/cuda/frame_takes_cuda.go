@@ -24,7 +24,7 @@ func (f *Frames) NewTake() (*Frames, error) {
 		return nil, fmt.Errorf("cuda frames: a take's backbone state: %w", err)
 	}
 	bb.borrowed = true
-	bb.Experts, bb.ExpertGroup = f.bb.Experts, f.bb.ExpertGroup
+	bb.Experts, bb.ExpertGroup, bb.Fused = f.bb.Experts, f.bb.ExpertGroup, f.bb.Fused // the first take's step
 	n := &Frames{d: f.d, bb: bb, codec: f.codec, opt: f.opt, semantic: f.semantic, endToken: f.endToken, borrowed: true,
 		prefixes: f.prefixes} // the model's voice cache: a voice one take kept, another restores
 	if err := n.build(); err != nil {
