@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"proscenium/engine"
 )
@@ -69,7 +68,7 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	if n == req.MaxFrames {
 		reason = engine.FinishLength
 	}
-	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudio: 3 * time.Millisecond, RealTimeFactor: 0.25}, nil
+	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudioMs: 3, RealTimeFactor: 0.25}, nil
 }
 
 func serve(t *testing.T, eng engine.Engine, lim Limits) *httptest.Server {

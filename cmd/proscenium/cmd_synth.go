@@ -319,8 +319,8 @@ func synth(args []string, std streams) error {
 		if info.BackendReason != "" {
 			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
 		}
-		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
+		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %.1f ms, real-time factor %.3f%s\n",
+			*out, fin.Frames, fin.AudioS, fin.Reason, fin.TimeToFirstAudioMs, fin.RealTimeFactor, demo)
 	}
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)
