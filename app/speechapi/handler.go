@@ -147,7 +147,7 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		for _, id := range ModelNames(h.modelID) {
 			data = append(data, map[string]any{
 				"id": id, "object": "model", "owned_by": "fishaudio", "created": 0, "root": h.modelID,
-				"backend": info.Backend, "demo": info.Demo, "sample_rate": info.SampleRate,
+				"backend": info.Backend, "demo": info.Demo, "sample_rate_hz": info.SampleRate,
 			})
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"proscenium/engine"
+	"proscenium/internal/jsonunits"
 )
 
 // fakeEngine is a deterministic stand-in whose samples the tests compute
@@ -273,8 +274,13 @@ func TestModelsAndHealth(t *testing.T) {
 	var models struct {
 		Data []struct{ ID string } `json:"data"`
 	}
-	json.NewDecoder(resp.Body).Decode(&models)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	json.Unmarshal(body, &models)
+	// created is OpenAI's (Unix seconds, 0 here)
+	if problems, err := jsonunits.CheckDecoded(body, "created"); err != nil || len(problems) > 0 || !strings.Contains(string(body), `"sample_rate_hz":44100`) {
+		t.Errorf("models %s: %v %v", body, problems, err)
+	}
 	if len(models.Data) != 5 || models.Data[0].ID != "drama-3" || models.Data[2].ID != "tts-1" {
 		t.Errorf("models = %+v", models)
 	}
