@@ -30,12 +30,12 @@ var unitSuffixes = []string{
 var Unitless = []string{
 	"bytes", "ms", // the unit is the whole name (export's bytes written, a stage's ms)
 	// identifiers, indices and positions
-	"id", "ids", "pid", "handle", "ordinal", "index", "start", "end", "offset", "port", "status", "status_sent",
-	"protocol", "format", "pass", "seed", "code", "codes", "codebook", "speaker", "sample", "cc_major", "cc_minor", "driver_version", "version",
+	"id", "ids", "pid", "handle", "ordinal", "start", "end", "offset", "port", "status",
+	"protocol", "format", "pass", "seed", "codes", "speaker", "sample", "cc_major", "cc_minor", "driver_version",
 	// counts of things
 	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors",
 	"elements", "parameters", "layers", "hidden", "experts", "codebooks", "multiprocessors", "underruns",
-	"chars", "seeds", "vectors", "channels",
+	"chars", "channels",
 	// ratios and sampler settings
 	"factor", "share", "volume", "temperature", "top_p", "top_k", "speed", "values", "peaks",
 }
