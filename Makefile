@@ -216,6 +216,8 @@ test: deps
 vet: frontend
 	@echo "== go vet ./..."
 	go vet ./...
+	@echo "== the kernel bindings (engine/cuda/kernel, frame_control.go) match kernels/"
+	go run ./tools/kernelgen -check
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 

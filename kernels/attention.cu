@@ -3,6 +3,7 @@
 // RoPE, the float32 KV cache, grouped-query causal attention split over the
 // cached rows, and the sigmoid output gate.
 #include "common.cuh"
+#include "frame_control.cuh"
 
 // The position of the first new row (the rows already cached) is an int32
 // in device memory, so a captured decode step replays at the right place.
@@ -18,7 +19,8 @@
 // attn_partial takes the maximum of the splits'), e_p = (float)exp(s_p − m),
 // and the sums Σ e_p and Σ e_p·v_pj are float64 (exact products) in any
 // order; attn_combine divides them in double and rounds once. So any number
-// of splits gives the CPU's bits.
+// of splits gives the CPU's bits. That is the Exact policy (numerics.cuh);
+// under Fast the sums are float32, exp is __expf, the division float32.
 #define ATT_THREADS 128
 #define ATT_WARPS (ATT_THREADS / 32)
 #define ATT_MAXD 8  // head dims per lane: head_dim ≤ 256
@@ -32,12 +34,14 @@
 // at row pos+t, copying the value beside it. invFreq and the angle follow the
 // reference: inv_freq[i] = 1/theta^(2i/rot) rounded to float32, the angle
 // float32(pos)·inv_freq in float32, cos and sin in double rounded to float32.
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_prep(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
-              const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
-              int capacity, int nh, int nkv, int hd, int rot, double theta, float eps) {
+template <class P>
+__device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc,
+                                               const float* __restrict__ proj, const float* __restrict__ qnorm,
+                                               const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                                               int capacity, int nh, int nkv, int hd, int rot, double theta,
+                                               float eps) {
     __shared__ float buf[32 * ATT_MAXD];
-    __shared__ double redd[ATT_WARPS];
+    __shared__ typename P::Sum redd[ATT_WARPS];
     pdl_entry();
     const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
     const int pw = (2 * nh + 2 * nkv) * hd;
@@ -52,19 +56,19 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
     const float* src = isq ? prow + (size_t)hh * 2 * hd : prow + (size_t)(2 * nh + kvh) * hd;
     const float* w = isq ? qnorm : knorm;
-    double ss = 0.0;
+    typename P::Sum ss = 0;
     for (int d = tid; d < hd; d += ATT_THREADS) {
         const float x = src[d];
         buf[d] = x;
-        ss += (double)x * (double)x;  // exact product: a fused add rounds the same
+        ss += P::sq(x);  // Exact: an exact product, so a fused add rounds the same
     }
-    ss = warp_sum_double(ss);
+    ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
-    double tot = 0.0;
+    typename P::Sum tot = 0;
     for (int i = 0; i < ATT_WARPS; i++) tot += redd[i];
-    const float inv = inv_rms_ref(tot, hd, eps);
-    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = zc_norm_ref(buf[d], inv, w[d]);
+    const float inv = P::inv_rms(tot, hd, eps);
+    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = P::zc_norm(buf[d], inv, w[d]);
     __syncthreads();
     float* dst = isq ? qn + ((size_t)t * nh + hh) * hd : kc + ((size_t)p * nkv + kvh) * hd;
     const int half = rot / 2;
@@ -88,6 +92,13 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
+#define ATT_BOUNDS __launch_bounds__(ATT_THREADS)
+NUMERICS_KERNEL(attn_prep, ATT_BOUNDS,
+                (float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
+                 const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                 int capacity, int nh, int nkv, int hd, int rot, double theta, float eps),
+                (qn, kc, vc, proj, qnorm, knorm, posp, capacity, nh, nkv, hd, rot, theta, eps))
+
 // The rows of split sp of a row that sees the cached rows 0 … last (causal):
 // `splits` ranges of ceil((last+1)/splits) rows, cut on the device so a
 // captured step splits a short cache as finely as a long one.
@@ -102,10 +113,11 @@ __device__ __forceinline__ void attn_range(int last, int splits, int sp, int* r0
 // s of KV head h/(nh/nkv) (each warp every fourth row), writes them to
 // sc [n·nh, capacity] and their maximum to smax [n·nh, splits] (−inf for an
 // empty range).
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_scores(float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
-                const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
-                int splits, float scale) {
+template <class P>
+__device__ __forceinline__ void attn_scores_body(float* __restrict__ sc, float* __restrict__ smax,
+                                                 const float* __restrict__ qn, const float* __restrict__ kc,
+                                                 const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                 int hd, int splits, float scale) {
     __shared__ float wm[ATT_WARPS];
     pdl_entry();
     const int item = blockIdx.x, sp = blockIdx.y;
@@ -129,13 +141,13 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     float m = -INFINITY;
     for (int r = r0 + warp; r < r1; r += ATT_WARPS) {
         const float* kr = kc + ((size_t)r * nkv + kvh) * hd;
-        double dot = 0.0;
+        typename P::Sum dot = 0;
 #pragma unroll
         for (int i = 0; i < ATT_MAXD; i++) {
             const int d = lane + 32 * i;
-            if (d < hd) dot += (double)q[i] * (double)kr[d];  // exact products
+            if (d < hd) dot += P::prod(q[i], kr[d]);  // Exact: exact products
         }
-        const float s = __fmul_rn((float)warp_sum_double(dot), scale);
+        const float s = P::mul((float)warp_sum(dot), scale);
         if (lane == 0) srow[r] = s;
         m = fmaxf(m, s);
     }
@@ -148,18 +160,27 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     }
 }
 
+NUMERICS_KERNEL(attn_scores, ATT_BOUNDS,
+                (float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
+                 const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits, float scale),
+                (sc, smax, qn, kc, posp, capacity, nh, nkv, hd, splits, scale))
+
 // attn_partial: grid (n·nh, splits). Block (item, s) takes the maximum m of
 // every split's (the row's global maximum) and, over the rows of range s,
 // the float64 sums L = Σ e_r and O_j = Σ e_r·v_rj with e_r = (float)exp(s_r − m),
 // written to part [n·nh, splits, 1 + hd] doubles (zeros for an empty range).
 // Each warp takes 32 rows at a time: lane l forms e of row l, then the warp
 // walks the 32 rows, lane l adding dims l, l+32, … of each value.
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_partial(double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
-                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
-                 int splits) {
-    __shared__ double wl[ATT_WARPS];
-    __shared__ double wo[ATT_WARPS][32 * ATT_MAXD];
+template <class P>
+__device__ __forceinline__ void attn_partial_body(double* __restrict__ partd, const float* __restrict__ sc,
+                                                  const float* __restrict__ smax, const float* __restrict__ vc,
+                                                  const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                  int hd, int splits) {
+    typedef typename P::Sum Sum;
+    Sum* __restrict__ part = reinterpret_cast<Sum*>(partd);
+    __shared__ Sum wl[ATT_WARPS];
+    __shared__ Sum wo[ATT_WARPS][32 * ATT_MAXD];
     pdl_entry();
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
@@ -167,56 +188,66 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
     const int last = *posp + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
-    double* out = part + ((size_t)item * splits + sp) * (hd + 1);
+    Sum* out = part + ((size_t)item * splits + sp) * (hd + 1);
     if (last >= capacity || r0 >= r1) {
-        for (int d = threadIdx.x; d <= hd; d += ATT_THREADS) out[d] = 0.0;
+        for (int d = threadIdx.x; d <= hd; d += ATT_THREADS) out[d] = 0;
         return;
     }
     float m = -INFINITY;
     for (int s = 0; s < splits; s++) m = fmaxf(m, smax[(size_t)item * splits + s]);
     const float* srow = sc + (size_t)item * capacity;
-    double o[ATT_MAXD];
+    Sum o[ATT_MAXD];
 #pragma unroll
-    for (int i = 0; i < ATT_MAXD; i++) o[i] = 0.0;
-    double l = 0.0;
+    for (int i = 0; i < ATT_MAXD; i++) o[i] = 0;
+    Sum l = 0;
     for (int base = r0 + 32 * warp; base < r1; base += 32 * ATT_WARPS) {
         const int cnt = min(32, r1 - base);
-        const float e = lane < cnt ? (float)exp((double)__fsub_rn(srow[base + lane], m)) : 0.f;
-        l += (double)e;
+        const float e = lane < cnt ? P::exp(P::sub(srow[base + lane], m)) : 0.f;
+        l += (Sum)e;
         for (int j = 0; j < cnt; j++) {
-            const double ej = (double)__shfl_sync(FULL_MASK, e, j);
+            const float ej = __shfl_sync(FULL_MASK, e, j);
             const float* vr = vc + ((size_t)(base + j) * nkv + kvh) * hd;
 #pragma unroll
             for (int i = 0; i < ATT_MAXD; i++) {
                 const int d = lane + 32 * i;
-                if (d < hd) o[i] += ej * (double)vr[d];  // exact products
+                if (d < hd) o[i] += P::prod(ej, vr[d]);  // Exact: exact products
             }
         }
     }
-    l = warp_sum_double(l);
+    l = warp_sum(l);
     if (lane == 0) wl[warp] = l;
 #pragma unroll
     for (int i = 0; i < ATT_MAXD; i++) wo[warp][lane + 32 * i] = o[i];
     __syncthreads();
     if (threadIdx.x == 0) {
-        double L = 0.0;
+        Sum L = 0;
         for (int w = 0; w < ATT_WARPS; w++) L += wl[w];
         out[0] = L;
     }
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        double s = 0.0;
+        Sum s = 0;
         for (int w = 0; w < ATT_WARPS; w++) s += wo[w][d];
         out[1 + d] = s;
     }
 }
+// part is [n·nh, splits, 1 + hd] of the policy's sums (Exact: doubles; Fast:
+// floats in the first half of the same buffer).
+NUMERICS_KERNEL(attn_partial, ATT_BOUNDS,
+                (double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
+                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits),
+                (part, sc, smax, vc, posp, capacity, nh, nkv, hd, splits))
 
 // attn_combine: grid (n·nh). Sums the splits of row t, head h (float64),
 // divides in double and rounds once, multiplies by sigmoid(gate) and writes
 // attn [n, nh·hd] (the input of o_proj).
-extern "C" __global__ void __launch_bounds__(ATT_THREADS)
-    attn_combine(float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
-                 const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits) {
-    __shared__ double sL;
+template <class P>
+__device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, const double* __restrict__ partd,
+                                                  const float* __restrict__ proj, const int32_t* __restrict__ posp,
+                                                  int capacity, int nh, int hd, int pw, int splits) {
+    typedef typename P::Sum Sum;
+    const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
+    __shared__ Sum sL;
     pdl_entry();
     const int item = blockIdx.x, t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
@@ -224,25 +255,273 @@ extern "C" __global__ void __launch_bounds__(ATT_THREADS)
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
-    const double* pp = part + (size_t)item * splits * (hd + 1);
+    const Sum* pp = part + (size_t)item * splits * (hd + 1);
     if (threadIdx.x == 0) {
-        double L = 0.0;
+        Sum L = 0;
         for (int s = 0; s < splits; s++) L += pp[(size_t)s * (hd + 1)];
         sL = L;
     }
     __syncthreads();
-    const double L = sL;
+    const Sum L = sL;
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
-        double acc = 0.0;
+        Sum acc = 0;
 #pragma unroll 8
         for (int s = 0; s < splits; s++) acc += pp[(size_t)s * (hd + 1) + 1 + d];
-        o[d] = __fmul_rn((float)(acc / L), sigmoid_ref(gate[d]));
+        o[d] = P::mul(P::div(acc, L), P::sigmoid(gate[d]));
     }
 }
+NUMERICS_KERNEL(attn_combine, ATT_BOUNDS,
+                (float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
+                 const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits),
+                (attn, part, proj, posp, capacity, nh, hd, pw, splits))
 
 // add_i32: *p += v (the position counter, advanced inside a captured step).
 extern "C" __global__ void add_i32(int32_t* p, int v) {
     pdl_entry();
     if (threadIdx.x == 0) *p += v;
+}
+
+// ===========================================================================
+// The tower's attention (engine/cpu/tower.go Tower.attention): interleaved
+// RoPE, the KV append and grouped-query causal attention of its rows, float32
+// (not under the numerics contract).
+// ---------------------------------------------------------------------------
+// rope_pair turns the pair (a, b) by (c, s), each product rounded on its
+// own as the reference does (interleavedRope.apply).
+__device__ __forceinline__ void rope_pair(float& a, float& b, float c, float s) {
+    const float a0 = a, b0 = b;
+    a = __fsub_rn(__fmul_rn(a0, c), __fmul_rn(b0, s));
+    b = __fadd_rn(__fmul_rn(a0, s), __fmul_rn(b0, c));
+}
+
+// rope_float4 turns v, dims 4·d4 … 4·d4+3 of a head (pairs 2·d4 and
+// 2·d4+1), at position pos; pairs from half on stay as they are.
+__device__ __forceinline__ float4 rope_float4(float4 v, int d4, const float* __restrict__ cos_t,
+                                              const float* __restrict__ sin_t, int pos, int half) {
+    const int i = 2 * d4;
+    const size_t at = (size_t)pos * half + i;
+    if (i < half) rope_pair(v.x, v.y, cos_t[at], sin_t[at]);
+    if (i + 1 < half) rope_pair(v.z, v.w, cos_t[at + 1], sin_t[at + 1]);
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// Interleaved-pair RoPE and the KV append of n rows at positions ctrl->pos+r
+// (Tower.attention, interleavedRope.apply): the pair (x[2i], x[2i+1]), i <
+// half, of every query and key head turns by the uploaded table's cos and
+// sin at the row's position ([max_rows, half] each, TowerRopeTable); queries
+// are rotated in place in qkv, keys written rotated to the key cache, values
+// copied to the value cache ([max_rows, nkv·hd] each). A row past max_rows
+// sets FRAME_ERR_KV_FULL and writes nothing. Grid: (n).
+extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                             FrameControl* ctrl, int nh, int nkv, int hd, int half, int max_rows) {
+    pdl_entry();
+    const int t = blockIdx.x, pos = ctrl->pos + t;
+    if (pos >= max_rows) {
+        if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
+        return;
+    }
+    float* row = qkv + (size_t)t * (nh + 2 * nkv) * hd;
+    for (int e = threadIdx.x; e < (nh + nkv) * half; e += blockDim.x) {
+        const int head = e / half, i = e % half;
+        float* x = row + head * hd + 2 * i;
+        rope_pair(x[0], x[1], cos_t[(size_t)pos * half + i], sin_t[(size_t)pos * half + i]);
+    }
+    __syncthreads();
+    const int kvw = nkv * hd;
+    for (int e = threadIdx.x; e < kvw; e += blockDim.x) {
+        kc[(size_t)pos * kvw + e] = row[nh * hd + e];
+        vc[(size_t)pos * kvw + e] = row[(nh + nkv) * hd + e];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Grouped-query causal attention of n rows (causalAttention, ungated): query
+// head h of row r (position ctrl->pos+r) against the cached keys of rows
+// 0…pos+r of KV head h/(nh/nkv), softmax in float32 with scale, applied to
+// the values. The keys are split into ATTN_SPLITS ranges, one block each, so
+// a long cache is read by many multiprocessors (flash-decoding): a warp per
+// key (lanes read the row as float4s), an online softmax per warp, merged
+// per block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
+// unnormalised output); the last block of a (row, head) to finish, counted
+// in counters ([n, nh], zero between launches), merges the splits and
+// writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
+// Grid: (nh, ATTN_SPLITS, n).
+#define ATTN_SPLITS 16
+#define ATTN_WARPS 8  // engine/cuda towerAttnThreads = ATTN_WARPS·32
+#define ATTN_MAX_HD 256
+//
+// attend_body<true> (tower_attend_rope, one row) also does tower_rope_append's
+// work: each block turns its query head in registers, the row's own key is
+// read from qkv and turned where the cache would be read, and the block of
+// the first query head of each KV group that meets the row stores its key
+// and value in the caches (no block of this launch reads that cache row).
+// A row past max_rows sets FRAME_ERR_KV_FULL.
+template <bool ROPE>
+__device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
+                                            float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
+                                            float* __restrict__ part, int* __restrict__ counters,
+                                            const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                                            int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    pdl_entry();
+    __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
+    __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
+    __shared__ bool last_block;
+    const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int last = ctrl->pos + t;
+    float* o = attn + ((size_t)t * nh + h) * hd;
+    if (last >= max_rows) {  // rope_append flagged it (or this launch does)
+        if (split == 0)
+            for (int d = threadIdx.x; d < hd; d += blockDim.x) o[d] = __int_as_float(0x7fc00000);
+        if (ROPE && split == 0 && h == 0 && threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
+        return;
+    }
+    const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
+    const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
+    const float* own = qkv + (size_t)t * (nh + 2 * nkv) * hd + (nh + kvh) * hd;  // the row's key, then value at nkv·hd
+    const bool store = ROPE && h % (nh / nkv) == 0;
+    float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+        if (ROPE && d4 < hd4) q[r] = rope_float4(q[r], d4, cos_t, sin_t, last, half);
+        acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
+    const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
+    float m = -INFINITY, l = 0.f;
+    for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
+        const bool self = ROPE && p == last;  // the row itself: from qkv, not yet cached
+        float4* kd = reinterpret_cast<float4*>(kc + (size_t)p * kvw + kvh * hd);
+        float4* vd = reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd);
+        const float4* k4 = self ? reinterpret_cast<const float4*>(own) : kd;
+        const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd) : vd;
+        // The key's and value's loads issued together, before any use.
+        float4 kr[ATTN_MAX_HD / 128], vr[ATTN_MAX_HD / 128];
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                kr[r] = k4[d4];
+                vr[r] = v4[d4];
+            }
+        }
+        float dot = 0.f;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                float4 k = kr[r];
+                if (self) {
+                    k = rope_float4(k, d4, cos_t, sin_t, last, half);
+                    if (store) {
+                        kd[d4] = k;
+                        vd[d4] = vr[r];
+                    }
+                }
+                dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
+            }
+        }
+        const float sc = warp_sum(dot) * scale;
+        const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
+        l = l * corr + e;
+#pragma unroll
+        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+            const int d4 = lane + 32 * r;
+            if (d4 < hd4) {
+                const float4 v = vr[r];
+                acc[r].x = acc[r].x * corr + e * v.x;
+                acc[r].y = acc[r].y * corr + e * v.y;
+                acc[r].z = acc[r].z * corr + e * v.z;
+                acc[r].w = acc[r].w * corr + e * v.w;
+            }
+        }
+        m = mn;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wl[warp] = l;
+    }
+#pragma unroll
+    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+        const int d4 = lane + 32 * r;
+        if (d4 < hd4) wo[warp][d4] = acc[r];
+    }
+    __syncthreads();
+    // This block's partial: max, sum and output over its warps (a warp that
+    // saw no key has sum 0 and counts for nothing).
+    float bm = -INFINITY;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bm = fmaxf(bm, wm[w]);
+    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
+    float bl = 0.f;
+    for (int w = 0; w < ATTN_WARPS; w++)
+        if (wl[w] > 0.f) bl += wl[w] * expf(wm[w] - bm);
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+        for (int w = 0; w < ATTN_WARPS; w++)
+            if (wl[w] > 0.f) s += reinterpret_cast<const float*>(wo[w])[d] * expf(wm[w] - bm);
+        mine[2 + d] = s;
+    }
+    if (threadIdx.x == 0) {
+        mine[0] = bm;
+        mine[1] = bl;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int* c = counters + (size_t)t * nh + h;
+        last_block = atomicAdd(c, 1) == ATTN_SPLITS - 1;
+        if (last_block) *c = 0;  // ready for the next launch
+    }
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* all = part + ((size_t)t * nh + h) * ATTN_SPLITS * (hd + 2);
+    // The merge: warp 0 reads every split's max and sum at once (lane sp)
+    // and leaves each split's weight exp(max − global max) (0 for a split
+    // that saw no key) and the total sum; then each output is one sum of
+    // independent loads.
+    __shared__ float sw[ATTN_SPLITS], sgl;
+    if (warp == 0) {
+        float ms = -INFINITY, ls = 0.f;
+        if (lane < ATTN_SPLITS) {
+            ls = __ldcg(all + lane * (hd + 2) + 1);
+            if (ls > 0.f) ms = __ldcg(all + lane * (hd + 2));
+        }
+        float gm = ms;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) gm = fmaxf(gm, __shfl_xor_sync(FULL_MASK, gm, off));
+        const float w = ls > 0.f ? expf(ms - gm) : 0.f;
+        if (lane < ATTN_SPLITS) sw[lane] = w;
+        const float gl = warp_sum(ls * w);
+        if (lane == 0) sgl = gl;
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float s = 0.f;
+#pragma unroll
+        for (int sp = 0; sp < ATTN_SPLITS; sp++) s += __ldcg(all + sp * (hd + 2) + 2 + d) * sw[sp];
+        o[d] = s / sgl;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, int nh, int nkv, int hd, float scale,
+    int max_rows) {
+    attend_body<false>(attn, qkv, kc, vc, ctrl, part, counters, nullptr, nullptr, nh, nkv, hd, 0, scale, max_rows);
+}
+
+// tower_attend_rope is tower_rope_append and tower_attend of one row (n = 1)
+// in one launch. Grid: (nh, ATTN_SPLITS, 1).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    attend_body<true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale, max_rows);
 }

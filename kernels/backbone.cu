@@ -32,25 +32,30 @@ extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* 
 // Residual then norm (cpu.Add, cpu.RMSNormZeroCentred): x[t] += y[t] (when y
 // is not null), then normed[t·npitch + c] = x[t, c] / rms(x[t]) · (1 + w[c])
 // for c < H and 0 up to npitch (padding that FP8 GEMVs read). The sum of
-// squares is float64, the inverse rms rounded once (the CPU's bits). Grid
-// (n), block 256.
-extern "C" __global__ void add_rmsnorm_zc(float* __restrict__ x, const float* __restrict__ y,
-                                          float* __restrict__ normed, const float* __restrict__ w, int H,
-                                          int npitch, float eps) {
+// squares is float64, the inverse rms rounded once (the CPU's bits) under
+// Exact; float32 under Fast. Grid (n), block 256.
+template <class P>
+__device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,
+                                                    float* __restrict__ normed, const float* __restrict__ w, int H,
+                                                    int npitch, float eps) {
     pdl_entry();
-    __shared__ double red[32];
+    __shared__ typename P::Sum red[32];
     float* xr = x + (size_t)blockIdx.x * H;
-    double ss = 0.0;
+    typename P::Sum ss = 0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float v = xr[c];
         if (y) {
-            v = __fadd_rn(v, y[(size_t)blockIdx.x * H + c]);
+            v = P::add(v, y[(size_t)blockIdx.x * H + c]);
             xr[c] = v;
         }
-        ss += (double)v * (double)v;
+        ss += P::sq(v);
     }
-    ss = block_sum_double(ss, red);
-    const float inv = inv_rms_ref(ss, H, eps);
+    ss = block_sum(ss, red);
+    const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)blockIdx.x * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? zc_norm_ref(xr[c], inv, w[c]) : 0.f;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, w[c]) : 0.f;
 }
+NUMERICS_KERNEL(add_rmsnorm_zc, ,
+                (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
+                 const float* __restrict__ w, int H, int npitch, float eps),
+                (x, y, normed, w, H, npitch, eps))

@@ -14,42 +14,28 @@
 __device__ __forceinline__ float bf16_lo(uint32_t v) { return __int_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t v) { return __int_as_float(v & 0xffff0000u); }
 
-__device__ __forceinline__ float warp_sum(float v) {
+// warp_sum and block_sum add v over a warp / the block in T's arithmetic
+// (float, or double for the numerics contract's sums: norms' sums of
+// squares, softmax denominators), returning the sum to every thread.
+// block_sum: blockDim.x is a multiple of 32 and at most 1024; red holds 32
+// T of shared memory.
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
     return v;
 }
 
-__device__ __forceinline__ double warp_sum_double(double v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
-
-// block_sum returns the sum of v over the block to every thread; blockDim.x
-// is a multiple of 32 and at most 1024. red holds 32 floats of shared memory.
-__device__ float block_sum(float v, float* red) {
+template <class T>
+__device__ T block_sum(T v, T* red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     v = warp_sum(v);
     __syncthreads();  // red may still be read by a previous call
     if (lane == 0) red[warp] = v;
     __syncthreads();
     const int nwarps = blockDim.x >> 5;
-    v = lane < nwarps ? red[lane] : 0.f;
+    v = lane < nwarps ? red[lane] : T(0);
     return warp_sum(v);
-}
-
-// block_sum_double is block_sum in float64 (the numerics contract's sums:
-// norms' sums of squares, softmax denominators). red holds 32 doubles.
-__device__ double block_sum_double(double v, double* red) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    v = warp_sum_double(v);
-    __syncthreads();  // red may still be read by a previous call
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    const int nwarps = blockDim.x >> 5;
-    v = lane < nwarps ? red[lane] : 0.0;
-    return warp_sum_double(v);
 }
 
 // The backbone's elementwise functions as engine/cpu computes them (ops.go;
@@ -68,6 +54,8 @@ __device__ __forceinline__ float inv_rms_ref(double ss, int n, float eps) {
 __device__ __forceinline__ float zc_norm_ref(float x, float inv, float w) {
     return __fmul_rn(__fmul_rn(x, inv), __fadd_rn(1.f, w));
 }
+
+#include "numerics.cuh"
 
 // Programmatic dependent launch (sm_90): a kernel lets the next one in the
 // stream start as soon as all its blocks run (launch_dependents), and waits

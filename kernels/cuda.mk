@@ -21,7 +21,7 @@ NVCC_HAS_SM90A = $(shell echo '__global__ void k(){}' > kernels/build/.probe.cu 
 	>/dev/null 2>&1 && echo yes; rm -f kernels/build/.probe.cu kernels/build/.probe.fatbin)
 CARRY ?= .carry
 # Packages with cuda-tagged files.
-CUDA_PKGS := ./engine/cuda ./kernels ./cmd/proscenium-gpu
+CUDA_PKGS := ./engine/cuda/... ./kernels ./cmd/proscenium-gpu
 
 .PHONY: kernels gpu-worker cuda-test-bins cuda-vet cuda-bundle
 

@@ -31,11 +31,12 @@
 #define DN_MAXR 32
 #define DN_MAXCH 1536  // 2·dk + dv: dk ≤ 512, dv ≤ 512 (engine/cuda DeltaNetGeometry.Validate)
 
-// block_sum2 sums a and b over the block (red: 64 doubles of shared memory).
-__device__ __forceinline__ void block_sum2(double& a, double& b, double* red) {
+// block_sum2 sums a and b over the block (red: 64 T of shared memory).
+template <class T>
+__device__ __forceinline__ void block_sum2(T& a, T& b, T* red) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    a = warp_sum_double(a);
-    b = warp_sum_double(b);
+    a = warp_sum(a);
+    b = warp_sum(b);
     __syncthreads();
     if (lane == 0) {
         red[warp] = a;
@@ -43,27 +44,30 @@ __device__ __forceinline__ void block_sum2(double& a, double& b, double* red) {
     }
     __syncthreads();
     const int nw = blockDim.x >> 5;
-    a = warp_sum_double(lane < nw ? red[lane] : 0.0);
-    b = warp_sum_double(lane < nw ? red[32 + lane] : 0.0);
+    a = warp_sum(lane < nw ? red[lane] : T(0));
+    b = warp_sum(lane < nw ? red[32 + lane] : T(0));
 }
 
 // dn_norm_qk L2-normalises the head's q and k in xs (q also ·dk^-½, the
 // CPU's two float multiplies) once every thread has written them; xs holds
-// the normed vectors for every thread on return.
-__device__ __forceinline__ void dn_norm_qk(float* xs, int dk, double* red) {
+// the normed vectors for every thread on return. P: the numerics policy
+// (Exact: dn_l2_inv of the float64 sums; Fast: float32 sums, rsqrtf).
+template <class P = Exact>
+__device__ __forceinline__ void dn_norm_qk(float* xs, int dk, typename P::Sum* red) {
     const int tid = threadIdx.x, nt = blockDim.x;
     __syncthreads();  // the conv's writes of xs
-    double sq = 0.0, sk = 0.0;
+    typename P::Sum sq = 0, sk = 0;
     for (int c = tid; c < dk; c += nt) {
-        sq += (double)xs[c] * (double)xs[c];
-        sk += (double)xs[dk + c] * (double)xs[dk + c];
+        sq += P::sq(xs[c]);
+        sk += P::sq(xs[dk + c]);
     }
     block_sum2(sq, sk, red);  // its first barrier also ends every read of xs above
-    const float invq = dn_l2_inv(sq), invk = dn_l2_inv(sk);
+    const float invq = P::exact ? dn_l2_inv(sq) : rsqrtf((float)sq + 1e-6f);
+    const float invk = P::exact ? dn_l2_inv(sk) : rsqrtf((float)sk + 1e-6f);
     const float qscale = (float)(1.0 / sqrt((double)dk));
     for (int c = tid; c < dk; c += nt) {
-        xs[c] = __fmul_rn(__fmul_rn(xs[c], invq), qscale);
-        xs[dk + c] = __fmul_rn(xs[dk + c], invk);
+        xs[c] = P::mul(P::mul(xs[c], invq), qscale);
+        xs[dk + c] = P::mul(xs[dk + c], invk);
     }
     __syncthreads();
 }
@@ -159,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
             for (int g2 = 0; g2 < G; g2++) acc += red_o[g2 * dv + j];
             o = (float)acc;
         }
-        double ss = warp_sum_double((double)o * (double)o);
+        double ss = warp_sum((double)o * (double)o);
         if (lane == 0) redd[warp] = ss;
         __syncthreads();
         if (col && grp == 0) {
@@ -191,18 +195,24 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
 // unnormalised output o; deltanet_step_norm applies the gated RMSNorm (it
 // needs the whole head) and advances the conv window, after every block of
 // the first has read it. Rows of S: warp w of a block holds rows w, w+4, …
-// (dk ≤ 4·DN_MAXR).
+// (dk ≤ 4·DN_MAXR). Both take the numerics policy (numerics.cuh): Exact is
+// the contract described above; Fast sums float32 with fused multiply-adds
+// (the gates' scalars stay in double: one thread, once a step).
 #define DNS_THREADS 128
 #define DNS_WARPS (DNS_THREADS / 32)
 
 // o: [nv, dv] out (unnormalised). Other arguments as deltanet_rows (n = 1).
-extern "C" __global__ void __launch_bounds__(DNS_THREADS)
-    deltanet_step_cols(float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
-                       float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
-                       const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K) {
+template <class P>
+__device__ __forceinline__ void deltanet_step_cols_body(float* __restrict__ o, const float* __restrict__ proj,
+                                                        const float* __restrict__ convstate, float* __restrict__ S,
+                                                        const float* __restrict__ convw,
+                                                        const float* __restrict__ dtbias,
+                                                        const float* __restrict__ alog, int nk, int nv, int dk,
+                                                        int dv, int K) {
+    typedef typename P::Sum Sum;
     __shared__ float xs[2 * 512 + 32];  // q (dk), k (dk), this block's 32 v columns
-    __shared__ double red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
-    __shared__ double red[64];
+    __shared__ Sum red_u[DNS_WARPS][32], red_o[DNS_WARPS][32];
+    __shared__ Sum red[64];
     __shared__ float gate[2];
 
     const int h = blockIdx.x, j0 = blockIdx.y * 32, kh = h / (nv / nk);
@@ -233,48 +243,48 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
             xw[q] = q < K - 1 ? convstate[((size_t)q * nv + h) * cw + lc] : q == K - 1 ? proj[gc] : 0.f;
             ww[q] = q < K ? convw[(size_t)gc * K + q] : 0.f;
         }
-        double acc = 0.0;
+        Sum acc = 0;
 #pragma unroll
         for (int q = 0; q < DN_MAXK; q++)
-            if (q < K) acc += (double)ww[q] * (double)xw[q];
-        xs[c] = silu_ref((float)acc);
+            if (q < K) acc += P::prod(ww[q], xw[q]);
+        xs[c] = P::silu((float)acc);
     }
     if (tid == 0) {
         const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
-        gate[0] = sigmoid_ref(b);
+        gate[0] = P::sigmoid(b);
         gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
     }
-    dn_norm_qk(xs, dk, red);
+    dn_norm_qk<P>(xs, dk, red);
     const float beta = gate[0], eg = gate[1];
 
-    double pu = 0.0;
+    Sum pu = 0;
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
         const int i = warp + DNS_WARPS * r;
         if (col && i < dk) {
-            s[r] = __fmul_rn(s[r], eg);
-            pu += (double)s[r] * (double)xs[dk + i];
+            s[r] = P::mul(s[r], eg);
+            pu += P::prod(s[r], xs[dk + i]);
         }
     }
     red_u[warp][lane] = pu;
     __syncthreads();
-    double u = 0.0;
+    Sum u = 0;
 #pragma unroll
     for (int w = 0; w < DNS_WARPS; w++) u += red_u[w][lane];
-    const float delta = col ? __fmul_rn(beta, __fsub_rn(xs[2 * dk + lane], (float)u)) : 0.f;
-    double po = 0.0;
+    const float delta = col ? P::mul(beta, P::sub(xs[2 * dk + lane], (float)u)) : 0.f;
+    Sum po = 0;
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
         const int i = warp + DNS_WARPS * r;
         if (col && i < dk) {
-            s[r] = __fadd_rn(s[r], __fmul_rn(xs[dk + i], delta));
-            po += (double)s[r] * (double)xs[i];
+            s[r] = P::add(s[r], P::mul(xs[dk + i], delta));
+            po += P::prod(s[r], xs[i]);
         }
     }
     red_o[warp][lane] = po;
     __syncthreads();
     if (warp == 0 && col) {
-        double acc = 0.0;
+        Sum acc = 0;
 #pragma unroll
         for (int w = 0; w < DNS_WARPS; w++) acc += red_o[w][lane];
         o[(size_t)h * dv + j] = (float)acc;
@@ -285,29 +295,37 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
         if (col && i < dk) st[(size_t)i * dv + j] = s[r];
     }
 }
+#define DNS_BOUNDS __launch_bounds__(DNS_THREADS)
+NUMERICS_KERNEL(deltanet_step_cols, DNS_BOUNDS,
+                (float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
+                 float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
+                 const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K),
+                (o, proj, convstate, S, convw, dtbias, alog, nk, nv, dk, dv, K))
 
 // deltanet_step_norm: grid (nv), DNS_THREADS threads. core [nv, dv] holds o
 // on entry and w·o/rms(o)·silu(z) on return; the head's conv window moves
 // on by the step's pre-conv inputs.
-extern "C" __global__ void __launch_bounds__(DNS_THREADS)
-    deltanet_step_norm(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
-                       const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
-    __shared__ double redd[DNS_WARPS];
+template <class P>
+__device__ __forceinline__ void deltanet_step_norm_body(float* __restrict__ core, const float* __restrict__ proj,
+                                                        float* __restrict__ convstate,
+                                                        const float* __restrict__ normw, int nk, int nv, int dk,
+                                                        int dv, int K, float eps) {
+    __shared__ typename P::Sum redd[DNS_WARPS];
     const int h = blockIdx.x, kh = h / (nv / nk), tid = threadIdx.x;
     const int ch = 2 * nk * dk + nv * dv, cw = 2 * dk + dv;
     pdl_entry();
     float* oh = core + (size_t)h * dv;
-    double ss = 0.0;
-    for (int j = tid; j < dv; j += DNS_THREADS) ss += (double)oh[j] * (double)oh[j];
-    ss = warp_sum_double(ss);
+    typename P::Sum ss = 0;
+    for (int j = tid; j < dv; j += DNS_THREADS) ss += P::sq(oh[j]);
+    ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
-    double tot = 0.0;
+    typename P::Sum tot = 0;
 #pragma unroll
     for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
-    const float inv = inv_rms_ref(tot, dv, eps);
+    const float inv = P::inv_rms(tot, dv, eps);
     for (int j = tid; j < dv; j += DNS_THREADS)
-        oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_ref(proj[ch + h * dv + j]));
+        oh[j] = P::mul(P::mul(P::mul(oh[j], inv), normw[j]), P::silu(proj[ch + h * dv + j]));
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one
@@ -321,3 +339,7 @@ extern "C" __global__ void __launch_bounds__(DNS_THREADS)
             if (q < K - 1) convstate[((size_t)q * nv + h) * cw + c] = win[q];
     }
 }
+NUMERICS_KERNEL(deltanet_step_norm, DNS_BOUNDS,
+                (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                 const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps),
+                (core, proj, convstate, normw, nk, nv, dk, dv, K, eps))

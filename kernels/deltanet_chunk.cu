@@ -70,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
         const float* v = xs + warp * dk;
         double ss = 0.0;
         for (int i = lane; i < dk; i += 32) ss += (double)v[i] * (double)v[i];
-        ss = warp_sum_double(ss);
+        ss = warp_sum(ss);
         if (lane == 0) inv[warp] = dn_l2_inv(ss);
     } else if (tid == 64) {
         const float* prow = proj + (size_t)t * pw;
@@ -386,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(DNC_NORM_THREADS)
     const float* z = proj + (size_t)t * pw + ch + h * dv;
     double sq = 0.0;
     for (int j = tid; j < dv; j += DNC_NORM_THREADS) sq += (double)oh[j] * (double)oh[j];
-    sq = warp_sum_double(sq);
+    sq = warp_sum(sq);
     if ((tid & 31) == 0) redd[tid >> 5] = sq;
     __syncthreads();
     double tot = 0.0;

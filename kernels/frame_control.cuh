@@ -29,18 +29,3 @@ struct FrameControl {
     int32_t end;
     int32_t error;
 };
-
-// block_sum_f64 returns the sum of v over the block to every thread
-// (blockDim.x a multiple of 32, at most 1024; red holds 32 doubles).
-__device__ __forceinline__ double block_sum_f64(double v, double* red) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < (int)(blockDim.x >> 5) ? red[lane] : 0.0;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}

@@ -4,7 +4,7 @@
 // expert, the residual and the next RMSNorm. The projections themselves are
 // the GEMVs of gemv.cu (router + shared gate/up + shared_expert_gate stacked
 // in one BF16 matrix; experts gathered by id).
-#include "common.cuh"
+#include "gemv.cuh"
 
 #define MOE_MAX_EXPERTS 1024
 
@@ -40,7 +40,7 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
         p[e] = v;
         s += (double)v;
     }
-    const float S = (float)block_sum_double(s, red);
+    const float S = (float)block_sum(s, red);
     for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
     __syncthreads();
     // The top k in warp 0 alone (no block barriers): lane l scans experts
@@ -126,9 +126,10 @@ extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __r
 // shared expert of row r = y − items: hs[r·isp + c] = silu(g)·u with g, u at
 // dense + r·dstride + E + c and + E + is + c (the stacked projection), zero
 // up to isp. Grid (⌈max(ip, isp)/256⌉, items + rows), block 256.
-extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __restrict__ gu, int p, int i, int ip,
-                                      int items, float* __restrict__ hs, const float* __restrict__ dense, int dstride,
-                                      int E, int is, int isp) {
+template <class P>
+__device__ __forceinline__ void moe_swiglu_body(float* __restrict__ h, const float* __restrict__ gu, int p, int i,
+                                                int ip, int items, float* __restrict__ hs,
+                                                const float* __restrict__ dense, int dstride, int E, int is, int isp) {
     pdl_entry();
     const int y = blockIdx.y;
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -136,7 +137,7 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
         if (c >= ip) return;
         float v = 0.f;
         if (c < i) {
-            v = __fmul_rn(silu_ref(gu[(size_t)y * 2 * p + c]), gu[(size_t)y * 2 * p + p + c]);
+            v = P::mul(P::silu(gu[(size_t)y * 2 * p + c]), gu[(size_t)y * 2 * p + p + c]);
         }
         h[(size_t)y * ip + c] = v;
         return;
@@ -146,10 +147,14 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
     float v = 0.f;
     if (c < is) {
         const float* d = dense + (size_t)r * dstride + E;
-        v = __fmul_rn(silu_ref(d[c]), d[is + c]);
+        v = P::mul(P::silu(d[c]), d[is + c]);
     }
     hs[(size_t)r * isp + c] = v;
 }
+NUMERICS_KERNEL(moe_swiglu, ,
+                (float* __restrict__ h, const float* __restrict__ gu, int p, int i, int ip, int items,
+                 float* __restrict__ hs, const float* __restrict__ dense, int dstride, int E, int is, int isp),
+                (h, gu, p, i, ip, items, hs, dense, dstride, E, is, isp))
 
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:
@@ -161,35 +166,44 @@ extern "C" __global__ void moe_swiglu(float* __restrict__ h, const float* __rest
 // not null, routed row slot[t·k+j] instead of t·k+j (a prefill's outputs in
 // expert order, moe_group); then, when nw is
 // not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
-// up to npitch. Grid (n), block 256.
-extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* __restrict__ yr,
-                                            const float* __restrict__ wts, const float* __restrict__ ys,
-                                            const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
-                                            const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw, int npitch,
-                                            float eps) {
+// up to npitch. Fast: the same operations in float32 with a float32 sum of
+// squares. Grid (n), block 256.
+template <class P>
+__device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
+                                                      const float* __restrict__ wts, const float* __restrict__ ys,
+                                                      const float* __restrict__ dense, int dstride, int sgcol, int H,
+                                                      int k, const int32_t* __restrict__ slot,
+                                                      float* __restrict__ normed, const float* __restrict__ nw,
+                                                      int npitch, float eps) {
     pdl_entry();
-    __shared__ double red[32];
+    __shared__ typename P::Sum red[32];
     const int t = blockIdx.x;
-    const float sg = sigmoid_ref(dense[(size_t)t * dstride + sgcol]);
+    const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
-    double ss = 0.0;
+    typename P::Sum ss = 0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float acc = 0.f;
         for (int j = 0; j < k; j++) {
             const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc = __fadd_rn(acc, __fmul_rn(wts[t * k + j], yr[row * H + c]));
+            acc = P::add(acc, P::mul(wts[t * k + j], yr[row * H + c]));
         }
-        acc = __fadd_rn(acc, __fmul_rn(ys[(size_t)t * H + c], sg));
-        const float v = __fadd_rn(xr[c], acc);
+        acc = P::add(acc, P::mul(ys[(size_t)t * H + c], sg));
+        const float v = P::add(xr[c], acc);
         xr[c] = v;
-        ss += (double)v * (double)v;
+        ss += P::sq(v);
     }
     if (!nw) return;
-    ss = block_sum_double(ss, red);
-    const float inv = inv_rms_ref(ss, H, eps);
+    ss = block_sum(ss, red);
+    const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? zc_norm_ref(xr[c], inv, nw[c]) : 0.f;
+    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, nw[c]) : 0.f;
 }
+NUMERICS_KERNEL(moe_combine_norm, ,
+                (float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts,
+                 const float* __restrict__ ys, const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
+                 const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,
+                 int npitch, float eps),
+                (x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw, npitch, eps))
 
 // ---------------------------------------------------------------------------
 // A step's down projections in one launch (SwiGLU, then cpu.MatVec): block
@@ -197,32 +211,21 @@ extern "C" __global__ void moe_combine_norm(float* __restrict__ x, const float* 
 // zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
 // [h, ip] each, mstride elements apart); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
-// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is built in shared memory,
-// widened to float64 once (as dot_f64 reads it, rotated as xs_chunk reads it,
-// common.cuh; FP8 scales folded, fp8x16_scaled_fold); each warp computes DOWN_ROWS rows, lane j reading
-// 16-byte chunks j, j+32, … The sums follow rule 1 of the numerics contract
-// (docs/MODEL.md; cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value ×
-// scale in float32), exact float64 products, float64 sums, one rounding.
+// BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is staged in shared memory
+// once in the form the policy's chunk dot reads (XChunk, gemv.cuh: Exact
+// widened to float64 and rotated, FP8 scales folded; Fast float32); each warp
+// computes DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, … Under
+// Exact the sums follow rule 1 of the numerics contract (docs/MODEL.md;
+// cpu.Dot): each weight the CPU's float32 (FP8: E4M3 value × scale in
+// float32), exact float64 products, float64 sums, one rounding.
 // Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1), block 256.
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-// silu(g)·u as cpu.SwiGLU computes it: cpu.SiLU (silu_ref), then × u rounded
-// to float32.
-__device__ __forceinline__ float down_swiglu(float g, float u) { return __fmul_rn(silu_ref(g), u); }
-
-// x[c] widened as widen_x does (a chunk starts at an even column).
-__device__ __forceinline__ double widen_one(float x, int c) { return c & 1 ? (double)x * 0x1p896 : (double)x; }
-// stage_one stores x[c], widened, where down_rows<FP8> reads it (xs_chunk's
-// rotated layout, chunks of 16 FP8 or 8 BF16 columns).
-__device__ __forceinline__ void stage_one(double* xs, bool fp8, float x, int c) {
-    xs[fp8 ? xs_slot<16>(c >> 4, c & 15) : xs_slot<8>(c >> 3, c & 7)] = widen_one(x, c);
-}
-
-template <bool FP8>
+template <class P, class WT>
 __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const double* xs, int rows, int cols) {
-    constexpr int PER = FP8 ? 16 : 8;
+                                          const float* __restrict__ S, const void* xs, int rows, int cols) {
+    constexpr int PER = WT::PER;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
     const int chunks = cols / PER, scols = (cols + 127) >> 7;
@@ -231,29 +234,23 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
 #pragma unroll
     for (int r = 0; r < DOWN_ROWS; r++) {
         rr[r] = min(row0 + r, rows - 1);
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (FP8 ? 1 : 2));
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (16 / PER));
     }
-    double acc[DOWN_ROWS];
+    typename P::Sum acc[DOWN_ROWS];
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0.0;
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0;
     for (int c = lane; c < chunks; c += 32) {
         uint4 w[DOWN_ROWS];
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
-        double xc[PER];
-        xs_chunk<PER>(xs, c, xc);
+        XChunk<P, WT> xc;
+        xc.load_shared(xs, c);
 #pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) {
-            float f[PER];
-            if (FP8)
-                fp8x16_scaled_fold(w[r], __ldg(S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7)), f);
-            else
-                bf16x8_to_float(w[r], f);
-            acc[r] += dot_f64<PER>(f, xc);
-        }
+        for (int r = 0; r < DOWN_ROWS; r++)
+            acc[r] += xc.dot_folded(w[r], WT::SCALED ? S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7) : nullptr);
     }
 #pragma unroll
-    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum_double(acc[r]);
+    for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
     if (lane == 0) {
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++)
@@ -261,26 +258,45 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) moe_down(
-    float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
-    long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
-    int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h) {
+// down_item stages x = silu(g[c])·u[c] for c < n (0 up to cols) and runs the
+// rows: cpu.SwiGLU's order under Exact (SiLU, then × u rounded).
+template <class P, class WT>
+__device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ g,
+                                          const float* __restrict__ u, int n, int cols, int rows, void* xs) {
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        XChunk<P, WT>::stage(xs, c, c < n ? P::mul(P::silu(g[c]), u[c]) : 0.f);
+    __syncthreads();
+    down_rows<P, WT>(y, W, S, xs, rows, cols);
+}
+
+template <class P>
+__device__ __forceinline__ void moe_down_body(float* __restrict__ yr, const uint8_t* __restrict__ W,
+                                              const float* __restrict__ S, long long mstride, long long sstride,
+                                              int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu,
+                                              int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,
+                                              const float* __restrict__ dense, int e, int is, int h) {
     __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
-        for (int c = threadIdx.x; c < ip; c += blockDim.x) stage_one(xs, fp8, c < i ? down_swiglu(g[c], g[p + c]) : 0.f, c);
-        __syncthreads();
         const long long m = ids[y];
         if (fp8)
-            down_rows<true>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, xs, h, ip);
+            down_item<P, FP8Weights>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, g, g + p, i, ip, h, xs);
         else
-            down_rows<false>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, xs, h, ip);
+            down_item<P, BF16Weights>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, g, g + p, i, ip, h, xs);
         return;
     }
     const float* d = dense + e;
-    for (int c = threadIdx.x; c < is; c += blockDim.x) stage_one(xs, false, down_swiglu(d[c], d[is + c]), c);
-    __syncthreads();
-    down_rows<false>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, h, is);
+    down_item<P, BF16Weights>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, d, d + is, is, is,
+                              h, xs);
 }
+
+#define MOE_DOWN_BOUNDS __launch_bounds__(256)
+NUMERICS_KERNEL(moe_down, MOE_DOWN_BOUNDS,
+                (float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
+                 long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
+                 int i, int ip, int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is,
+                 int h),
+                (yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h))

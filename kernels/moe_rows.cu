@@ -106,7 +106,7 @@ __device__ __forceinline__ void moe_rows_body(float* __restrict__ y, const uint8
         for (int r = 0; r < ROWS; r++)
 #pragma unroll
             for (int t = 0; t < T; t++) {
-                const double v = warp_sum_double(acc[r][t]);  // every lane holds the sum
+                const double v = warp_sum(acc[r][t]);  // every lane holds the sum
                 if (j == ((r * T + t) & 31) && t < nr && row0 + r < rows)
                     y[(size_t)(s0 + t) * rows + row0 + r] = (float)v;
             }

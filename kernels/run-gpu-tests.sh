@@ -29,8 +29,10 @@ status=0
 	"$dir/kernels.test" -test.v || status=1
 	echo "== cuda.test (device tests)"
 	"$dir/cuda.test" -test.v -test.short -test.run 'Test[^B]' || status=1
-	echo "== cuda.test (the backbone against the CPU reference on the golden checkpoints)"
+	echo "== cuda.test (the backbone against the CPU reference on the golden checkpoints: exact numerics, the CPU's bits)"
 	"$dir/cuda.test" -test.v -test.run 'TestBackbone' || status=1
+	echo "== cuda.test (the same and the tower under fast numerics: within tolerance)"
+	PROSCENIUM_TEST_NUMERICS=fast "$dir/cuda.test" -test.v -test.run 'TestBackbone|TestTowerFrames' || status=1
 	echo "== cuda.test (mixer and GEMM timing)"
 	"$dir/cuda.test" -test.v -test.run TestMixerTiming || status=1
 	echo "== cuda.test (bandwidth)"
@@ -46,7 +48,8 @@ status=0
 		for g in demo odd; do
 			echo "== GPU take against the CPU ($g checkpoint): teacher-forced logits, free-running codes"
 			"$dir/proscenium-gpu" make-tiny -tokenizer "$tok" -geometry $g "$out/ck-$g" &&
-				"$dir/proscenium-gpu" debug-take -model "$out/ck-$g" -out "$out/take-$g.json" || status=1
+				"$dir/proscenium-gpu" debug-take -model "$out/ck-$g" -out "$out/take-$g.json" &&
+				"$dir/proscenium-gpu" debug-take -model "$out/ck-$g" -numerics exact -baseline 0 -out "$out/take-$g-exact.json" || status=1
 		done
 		echo "== GPU take refused by a memory cap (50 MB)"
 		"$dir/proscenium-gpu" bench-take -model "$out/ck-demo" -cap 50000000 && status=1

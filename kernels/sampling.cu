@@ -291,7 +291,7 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
 #pragma unroll
             for (int e = 0; e < SAMPLE_PER; e++)
                 if (tid + e * SAMPLE_THREADS < n) zpart += exp((double)logits[tid + e * SAMPLE_THREADS] / temp - smax);
-            const double z = block_sum_f64(zpart, sh.r.red);
+            const double z = block_sum(zpart, sh.r.red);
             const int top_k = ctrl->top_k;
             const int limit = (top_k > 0 && top_k < n) ? top_k : n;
 
@@ -302,7 +302,7 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
             bool selected = false;
             if (MODE >= 1 && limit < n && limit <= SELECT_K) {
                 const uint64_t v = warp_sort_u64(mine);
-                __syncthreads();  // block_sum_f64's reads are done
+                __syncthreads();  // block_sum's reads are done
                 sh.sel.list[0][warp][lane] = v;
                 if (tid == 0) sh.sel.count = 0;
                 __syncthreads();

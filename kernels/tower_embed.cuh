@@ -4,6 +4,7 @@
 // picks a code writes the next layer's embedding half itself, a launch less).
 #pragma once
 
+#include "common.cuh"
 #include "frame_control.cuh"
 
 // Plain-gain RMSNorm of one row (RMSNorm, invRMS): the sum of squares in
@@ -32,6 +33,6 @@ __device__ __forceinline__ void tower_embed_row(float* __restrict__ ce, const ui
         const double v = (double)__int_as_float((uint32_t)er[c] << 16);
         ss += v * v;
     }
-    const float inv = row_inv_rms(block_sum_f64(ss, red), width, eps);
+    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
     for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
 }

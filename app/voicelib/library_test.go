@@ -124,7 +124,7 @@ func TestLibraryAddLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := func(name string) *cpu.CodecEncoding {
+	dec := func(name string) *drama3.CodecEncoding {
 		ref, err := decode.ReadReference(recording(t, name))
 		if err != nil {
 			t.Fatal(err)

@@ -22,7 +22,11 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 	var frames *cuda.Frames
 	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev),
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
-			f, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Pipeline: true}, progress)
+			codec, err := codecPlan(ck.Codec)
+			if err != nil {
+				return nil, err
+			}
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true}, progress)
 			frames = f
 			return f, err
 		}})

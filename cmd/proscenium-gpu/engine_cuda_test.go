@@ -11,6 +11,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
@@ -104,7 +105,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 		capped.Close()
 		t.Fatal("the model loaded under a 50 MB cap")
 	}
-	if !errors.Is(err, cuda.ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
+	if !errors.Is(err, device.ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
 		t.Errorf("under a 50 MB cap: %v, want a refusal over the cap naming the sizes", err)
 	}
 	if used := dev.Pool.Stats(cuda.DeviceMem).Used; used != 0 {

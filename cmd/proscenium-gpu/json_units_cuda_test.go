@@ -5,7 +5,7 @@ package main
 import (
 	"testing"
 
-	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/device"
 	"proscenium/internal/jsonunits"
 )
 
@@ -13,7 +13,7 @@ import (
 // (cmd/proscenium's TestJSONSaysItsUnits walks the rest): a time.Duration,
 // or a number whose name says no unit and is not a count, fails it.
 func TestBenchJSONSaysItsUnits(t *testing.T) {
-	for _, p := range jsonunits.Check(nil, takeBench{}, codecBenchResult{}, backboneBench{}, cuda.TowerBench{}, cuda.Device{}) {
+	for _, p := range jsonunits.Check(nil, takeBench{}, codecBenchResult{}, backboneBench{}, TowerBench{}, device.DeviceInfo{}) {
 		t.Error(p)
 	}
 }

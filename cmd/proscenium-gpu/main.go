@@ -21,6 +21,7 @@ import (
 
 	"proscenium/engine"
 	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 )
 
@@ -87,9 +88,14 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.MemoryCap < 0 {
 			return nil, fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", req.MemoryCap)
 		}
+		numerics, err := drama3.ParseNumerics(req.Numerics)
+		if err != nil {
+			return nil, err
+		}
 		if req.MemoryCap > 0 {
 			dev.Pool.SetCap(cuda.DeviceMem, req.MemoryCap)
 		}
+		dev.Numerics = numerics
 		reason := "worker: " + dev.Info.Name
 		if req.Reason != "" {
 			reason = req.Reason + " (" + reason + ")"

@@ -31,6 +31,7 @@ func init() {
 type backboneBench struct {
 	Device       string  `json:"device"`
 	Kernels      string  `json:"kernels"`
+	Numerics     string  `json:"numerics"` // the backbone's numerics policy (--numerics)
 	Geometry     string  `json:"geometry"`
 	Context      int     `json:"context_rows"`
 	PrefillRows  int     `json:"prefill_rows"`
@@ -77,6 +78,8 @@ func benchBackbone(args []string) error {
 	prefill := fs.Int("prefill", 60, "rows of the timed prefill")
 	steps := fs.Int("steps", 100, "timed decode steps")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
@@ -97,8 +100,9 @@ func benchBackbone(args []string) error {
 	if err != nil {
 		return err
 	}
+	d.Numerics = numerics
 	defer d.Close()
-	res := backboneBench{Device: d.Info.Name, Kernels: d.Info.Kernels, Context: *context, PrefillRows: *prefill, Steps: *steps, PDL: d.Info.PDL}
+	res := backboneBench{Device: d.Info.Name, Kernels: d.Info.Kernels, Numerics: d.Numerics.String(), Context: *context, PrefillRows: *prefill, Steps: *steps, PDL: d.Info.PDL}
 	t := &cfg.Text
 	res.Geometry = fmt.Sprintf("hidden %d, %d layers (%d DeltaNet, %d attention), %d experts top-%d of %d, shared %d, experts %s",
 		t.HiddenSize, t.NumLayers, t.CountLayers(drama3.LinearAttention), t.CountLayers(drama3.FullAttention),
@@ -107,7 +111,7 @@ func benchBackbone(args []string) error {
 	if res.CopyGBs, err = copyBandwidth(d); err != nil {
 		return err
 	}
-	b, err := cuda.SyntheticBackbone(d, cfg, *context, 1)
+	b, err := syntheticBackbone(d, cfg, *context, 1)
 	if err != nil {
 		return err
 	}
@@ -235,6 +239,7 @@ func benchBackbone(args []string) error {
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "device\t%s (kernels %s, PDL %v)\n", res.Device, res.Kernels, res.PDL)
+	fmt.Fprintf(w, "numerics\t%s\n", res.Numerics)
 	fmt.Fprintf(w, "geometry\t%s\n", res.Geometry)
 	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
 	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows, best of 3 (experts as grouped GEMMs %.2f ms, per-pair GEMVs %.2f ms, multi-row GEMVs %.2f ms: 4 pairs per pass %.2f ms, 8 %.2f ms)\n",

@@ -74,7 +74,8 @@ func runBenchCodec(args []string) error {
 		return err
 	}
 	defer dev.Close()
-	codec, err := cuda.NewCodec(dev, ref)
+	plan := ref.Plan()
+	codec, err := cuda.NewCodec(dev, &plan)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func init() {
 type takeBench struct {
 	Device         string             `json:"device"`
 	Kernels        string             `json:"kernels"`
+	Numerics       string             `json:"numerics"` // the backbone's numerics policy (--numerics)
 	Pipeline       bool               `json:"pipeline"`
 	Model          string             `json:"model"`
 	LoadSeconds    float64            `json:"load_s"`
@@ -64,6 +65,8 @@ func benchTake(args []string) error {
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
 	if err := fs.Parse(args); err != nil {
@@ -82,8 +85,9 @@ func benchTake(args []string) error {
 	if err != nil {
 		return err
 	}
+	dev.Numerics = numerics
 	defer dev.Close()
-	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline}
 	var f *cuda.Frames
 	var prompt []int
@@ -94,7 +98,7 @@ func benchTake(args []string) error {
 		if err != nil {
 			return err
 		}
-		bb, err := cuda.SyntheticBackbone(dev, cfg, opt.Capacity, 1)
+		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1)
 		if err != nil {
 			return err
 		}
@@ -103,7 +107,8 @@ func benchTake(args []string) error {
 			bb.Close()
 			return err
 		}
-		codec, err := cuda.NewCodec(dev, ref)
+		plan := ref.Plan()
+		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
 			return err
@@ -130,7 +135,11 @@ func benchTake(args []string) error {
 		defer ck.Close()
 		tok := ck.Tokenizer
 		var total int64
-		if f, err = cuda.LoadFrames(dev, ck, opt, func(done, t int64) { total = t }); err != nil {
+		codec, err := codecPlan(ck.Codec)
+		if err != nil {
+			return err
+		}
+		if f, err = cuda.LoadFrames(dev, ck, codec, opt, func(done, t int64) { total = t }); err != nil {
 			return err
 		}
 		res.StoredBytes = total
@@ -207,7 +216,7 @@ func benchTake(args []string) error {
 		fmt.Println(string(b))
 		return nil
 	}
-	fmt.Printf("device            %s (kernels %s), pipeline %v\n", res.Device, res.Kernels, res.Pipeline)
+	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s\n", res.Device, res.Kernels, res.Pipeline, res.Numerics)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
 	if res.LoadGBs > 0 {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)

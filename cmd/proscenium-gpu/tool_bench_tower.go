@@ -13,7 +13,7 @@ import (
 )
 
 // bench-tower: the device tower, heads and draws per frame on synthetic
-// weights (cuda.BenchTower); `proscenium bench tower` forwards here.
+// weights (benchTower, bench_tower.go); `proscenium bench tower` forwards here.
 
 func init() {
 	registerTool(tool{name: "bench-tower", summary: "tower + heads + draws per frame on synthetic weights", run: runBenchTower})
@@ -26,6 +26,8 @@ func runBenchTower(args []string) error {
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
 	frames := fs.Int("frames", 200, "frames timed per figure")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	profile := fs.Bool("profile-frame", false, "stop after the first figure and replay one frame graph inside a profiler range, for ncu --profile-from-start off")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -33,7 +35,7 @@ func runBenchTower(args []string) error {
 	var cfg drama3.AudioConfig
 	switch *synthetic {
 	case "full":
-		cfg = cuda.FullTowerConfig()
+		cfg = fullTowerConfig()
 	case "demo":
 		cfg = drama3.TinyConfig().Audio
 	default:
@@ -46,8 +48,9 @@ func runBenchTower(args []string) error {
 	if err != nil {
 		return err
 	}
+	dev.Numerics = numerics
 	defer dev.Close()
-	res, err := cuda.BenchTower(dev, cfg, *prefill, *frames, *profile)
+	res, err := benchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err
 	}
@@ -56,7 +59,7 @@ func runBenchTower(args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Printf("device: %s\ngeometry: %s\nweights read per frame: %.1f MiB\n", res.Device, res.Geometry, float64(res.WeightBytes)/(1<<20))
+	fmt.Printf("device: %s\nnumerics: %s (the semantic head's GEMV; the tower sums float32 under either)\ngeometry: %s\nweights read per frame: %.1f MiB\n", res.Device, numerics, res.Geometry, float64(res.WeightBytes)/(1<<20))
 	fmt.Printf("prefill %d text rows: %.2f ms\n", res.PrefillRows, res.PrefillMs)
 	fmt.Printf("frame (%s), %d frames: graph %.3f ms (%.0f GB/s of weights), launches %.3f ms\n",
 		res.Settings, res.Frames, res.GraphMs, res.GBps, res.LaunchMs)

@@ -28,6 +28,8 @@ func debugBackbone(args []string) error {
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +55,7 @@ func debugBackbone(args []string) error {
 	if err != nil {
 		return err
 	}
+	d.Numerics = numerics
 	defer d.Close()
 	b, err := cuda.LoadBackbone(d, ck, len(prefill)+len(steps), nil)
 	if err != nil {

@@ -38,6 +38,7 @@ func init() {
 type takeReport struct {
 	Model        string       `json:"model"`
 	Device       string       `json:"device"`
+	Numerics     string       `json:"numerics"` // the GPU's numerics policy (--numerics)
 	PromptTokens int          `json:"prompt_tokens"`
 	Forced       forcedReport `json:"teacher_forced"`
 	Free         freeReport   `json:"free_running"`
@@ -123,15 +124,13 @@ func runDebugTake(args []string) error {
 	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
 	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
-	numerics := fs.String("numerics", "exact", "the numerics policy the GPU is held to: exact (the semantic logits have the CPU's bits) or fast (the tolerance only)")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *model == "" {
 		return fmt.Errorf("--model is required")
-	}
-	if *numerics != "exact" && *numerics != "fast" {
-		return fmt.Errorf("--numerics %q: want exact or fast", *numerics)
 	}
 	ck, err := drama3.LoadEngine(*model)
 	if err != nil {
@@ -159,13 +158,14 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
+	dev.Numerics = numerics
 	defer dev.Close()
-	gpu, err := cuda.LoadFrames(dev, ck, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := cuda.LoadFrames(dev, ck, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
 	if err != nil {
 		return err
 	}
 	defer gpu.Close()
-	rep := takeReport{Model: *model, Device: dev.Info.Name, PromptTokens: len(prompt)}
+	rep := takeReport{Model: *model, Device: dev.Info.Name, Numerics: dev.Numerics.String(), PromptTokens: len(prompt)}
 	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {
 		return fmt.Errorf("teacher-forced: %w", err)
 	}
@@ -182,7 +182,7 @@ func runDebugTake(args []string) error {
 		}
 	}
 	fmt.Println(string(b))
-	if failed := rep.mismatches(*numerics == "exact"); len(failed) > 0 {
+	if failed := rep.mismatches(numerics.Exact()); len(failed) > 0 {
 		return fmt.Errorf("the GPU take does not match the CPU's: %s", strings.Join(failed, "; "))
 	}
 	return nil

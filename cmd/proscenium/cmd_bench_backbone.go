@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strconv"
+
+	"proscenium/engine/drama3"
 )
 
 func init() {
@@ -14,6 +16,8 @@ func init() {
 func runBenchBackbone(args []string) error {
 	fs := newFlags("bench backbone")
 	worker := workerFlag(fs)
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	synthetic := fs.String("synthetic", "full", "geometry of the random weights made on the device: full (Qwen3.5-35B-A3B shape)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	context := fs.Int("context", 2048, "context limit in rows")
@@ -29,5 +33,6 @@ func runBenchBackbone(args []string) error {
 	if *asJSON {
 		fwd = append(fwd, "--json")
 	}
+	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-backbone", fwd)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"proscenium/engine/drama3"
 )
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
@@ -16,6 +18,8 @@ func init() {
 func runBenchTake(args []string) error {
 	fs := newFlags("bench take")
 	worker := workerFlag(fs)
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	synthetic := fs.String("synthetic", "", "full: random weights at the full geometry made on the device (no file)")
 	model := fs.String("model", "", "checkpoint directory (instead of --synthetic)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
@@ -43,5 +47,6 @@ func runBenchTake(args []string) error {
 	if *asJSON {
 		fwd = append(fwd, "-json")
 	}
+	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-take", fwd)
 }

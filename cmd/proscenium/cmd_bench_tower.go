@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+
+	"proscenium/engine/drama3"
 )
 
 // `proscenium bench tower --synthetic full [--json]`: the device tower,
@@ -15,6 +17,8 @@ func init() {
 func runBenchTower(args []string) error {
 	fs := newFlags("bench tower")
 	worker := workerFlag(fs)
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	synthetic := fs.String("synthetic", "full", "geometry of the synthetic weights: full (docs/MODEL.md's assumed tower) or demo")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	prefill := fs.Int("prefill", 60, "text rows prefilled before the frames")
@@ -32,5 +36,6 @@ func runBenchTower(args []string) error {
 	if *asJSON {
 		fwd = append(fwd, "-json")
 	}
+	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-tower", fwd)
 }

@@ -31,7 +31,7 @@ func TestBenchTowerFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "bench-tower -synthetic demo -prefill=60 -frames=7 -json"; strings.TrimSpace(string(got)) != want {
+	if want := "bench-tower -synthetic demo -prefill=60 -frames=7 -json -numerics fast"; strings.TrimSpace(string(got)) != want {
 		t.Fatalf("worker ran with %q, want %q", strings.TrimSpace(string(got)), want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 func init() {
@@ -22,6 +23,8 @@ func runDebugBackbone(args []string) error {
 	then := fs.String("then", "", "comma-separated token ids appended one row at a time after the prefill")
 	out := fs.String("out", "", "output .npy file: float32 [rows, hidden] (required)")
 	backend := debugBackendFlags(fs, "debug-backbone")
+	var numerics drama3.Numerics // checked here, forwarded to the worker's tool (the CPU is exact)
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}

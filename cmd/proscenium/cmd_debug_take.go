@@ -51,7 +51,7 @@ func runDebugTake(args []string, log io.Writer) error {
 		// The CUDA backend runs in the worker: its debug-take tool runs the
 		// take there beside the CPU reference (teacher-forced logits,
 		// free-running codes per seed) and writes the comparison.
-		fwd := []string{"-model", *tf.model, "-text", req.Text, "-out", filepath.Join(*out, "compare.json")}
+		fwd := []string{"-model", *tf.model, "-text", req.Text, "-out", filepath.Join(*out, "compare.json"), "-numerics", tf.numerics.String()}
 		return runWorkerTool("", "debug-take", fwd)
 	}
 	stacks := map[string][]float32{}

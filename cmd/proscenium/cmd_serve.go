@@ -21,6 +21,7 @@ import (
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 	"proscenium/frontend"
 )
@@ -41,6 +42,8 @@ func runServe(args []string) error {
 	settingsPath := fs.String("settings", settings.DefaultPath(), "settings file (\"\": keep settings in memory only)")
 	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
+	var numerics drama3.Numerics
+	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	var allowOrigins, allowHosts listFlag
 	fs.Var(&allowOrigins, "allow-origin", "an origin (scheme://host[:port]) whose web pages may call the server, besides its own (repeatable; \"*\": any)")
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to, besides loopback names and the --host address (repeatable; \"*\": any)")
@@ -96,7 +99,7 @@ func runServe(args []string) error {
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
 		VoicesDir: voicelib.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
-			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes)
+			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes, numerics)
 		}}
 	if *ui {
 		cfg.ProbeGPU = model.ProbeGPUWorker // the model panel says whether the GPU backend can start

@@ -17,6 +17,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
+	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
 	"proscenium/engine/open"
@@ -40,11 +41,14 @@ type takeFlags struct {
 	refs        *stringList
 	refTexts    *stringList
 	backend     *string
+	numerics    *drama3.Numerics
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 	d := engine.DefaultSampling()
 	refs, texts := &stringList{}, &stringList{}
+	numerics := new(drama3.Numerics)
+	fs.Var(numerics, "numerics", drama3.NumericsUsage)
 	fs.Var(refs, "ref", "reference recording of a voice to clone (WAV, FLAC, MP3 or Ogg Opus, 2-30 s); repeat for several")
 	fs.Var(texts, "ref-text", "what the --ref recording says (one per --ref, in order)")
 	return &takeFlags{
@@ -59,6 +63,7 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		refs:        refs,
 		refTexts:    texts,
 		backend:     fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda"),
+		numerics:    numerics,
 	}
 }
 
@@ -264,7 +269,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0, *tf.numerics)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"proscenium/engine"
+	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
@@ -29,7 +30,8 @@ func runWorker(args []string) error {
 // openEngine opens the checkpoint dir on the backend --backend names
 // (engine/open chooses; cuda runs in proscenium-gpu); isolate runs a CPU
 // engine in a child `proscenium worker`, whose takes are the same bytes.
-// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none).
-func openEngine(dir, backend string, isolate bool, memCap int64) (engine.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap})
+// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none),
+// numerics the GPU backbone's numerics policy (--numerics).
+func openEngine(dir, backend string, isolate bool, memCap int64, numerics drama3.Numerics) (engine.Engine, error) {
+	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Numerics: numerics})
 }

@@ -70,7 +70,7 @@ func TestSynthIsolatedEqualsInProcess(t *testing.T) {
 func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	model := demoCheckpoint(t)
 	req := engine.SpeechRequest{Text: "Across the boundary.", Sampling: engine.DefaultSampling(), Seed: 11, MaxFrames: 12}
-	local, err := openEngine(model, open.CPU, false, 0)
+	local, err := openEngine(model, open.CPU, false, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	local.Close()
 
 	ctx := context.Background()
-	eng, err := openEngine(model, open.CPU, true, 0)
+	eng, err := openEngine(model, open.CPU, true, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

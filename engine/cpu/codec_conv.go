@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+
+	"proscenium/engine/drama3"
+)
 
 // The codec's signal-processing primitives: causal convolutions (the
 // reference's CausalConvNet), transposed convolutions with the causal trim
@@ -48,43 +52,13 @@ func (c *codecConv) history() int { return (c.kernel - 1) * c.dilation }
 // newCodecConv repacks a PyTorch Conv1d weight [out][in][K] (weight norm
 // already folded) into the [out][K][in] order of codecConv.
 func newCodecConv(w []float32, bias []float32, out, in, kernel, dilation int) *codecConv {
-	c := &codecConv{in: in, out: out, kernel: kernel, dilation: dilation, w: make([]float32, len(w)), bias: bias}
-	for o := 0; o < out; o++ {
-		for ci := 0; ci < in; ci++ {
-			for k := 0; k < kernel; k++ {
-				c.w[(o*kernel+k)*in+ci] = w[(o*in+ci)*kernel+k]
-			}
-		}
-	}
-	return c
+	return codecConvOf(drama3.PackCodecConv(w, bias, out, in, kernel, dilation))
 }
 
-// newCodecTransConv turns a PyTorch ConvTranspose1d weight [in][out][K] with
-// stride s (K a multiple of s; weight norm folded) and the causal trim of K−s
-// samples on the right into an equivalent causal codecConv at the input rate
-// with s·out output channels: output sample n = i·s + p (phase p < s) is
-//
-//	y[n][o] = Σ_{m<K/s} Σ_c W[c][o][p + m·s] · x[i − m][c] + b[o]
-//
-// which is channel p·out + o of a causal conv of kernel K/s at input time i.
-// In time-major layout the [i][p][o] result is already the [n][o] output.
+// newCodecTransConv is a ConvTranspose1d as its equivalent causal conv at the
+// input rate (drama3.PackCodecTransConv).
 func newCodecTransConv(w []float32, bias []float32, in, out, kernel, stride int) *codecConv {
-	taps := kernel / stride
-	c := &codecConv{in: in, out: stride * out, kernel: taps, dilation: 1,
-		w: make([]float32, stride*out*taps*in), bias: make([]float32, stride*out)}
-	for p := 0; p < stride; p++ {
-		for o := 0; o < out; o++ {
-			oc := p*out + o
-			c.bias[oc] = bias[o]
-			for k := 0; k < taps; k++ {
-				m := taps - 1 - k // tap k reads input i − m
-				for ci := 0; ci < in; ci++ {
-					c.w[(oc*taps+k)*in+ci] = w[(ci*out+o)*kernel+p+m*stride]
-				}
-			}
-		}
-	}
-	return c
+	return codecConvOf(drama3.PackCodecTransConv(w, bias, in, out, kernel, stride))
 }
 
 // apply computes dst's window from src, which must hold every input time the

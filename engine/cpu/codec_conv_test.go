@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // The codec primitives against float64 re-computations of PyTorch's
@@ -146,18 +148,18 @@ func TestCodecLayerNormAndGELU(t *testing.T) {
 }
 
 func TestCodecRopeTable(t *testing.T) {
-	f := codecRopeFreqs(1e4)
+	f := drama3.CodecRopeFreqs(1e4)
 	if f[0] != 1 || math.Abs(float64(f[1])-math.Pow(1e4, -1.0/32)) > 1e-7 || math.Abs(float64(f[31])-math.Pow(1e4, -31.0/32)) > 1e-10 {
 		t.Errorf("frequencies %v … %v", f[:2], f[31])
 	}
 	cos, sin := make([]float32, 32), make([]float32, 32)
-	codecRopeRow(cos, sin, f, 1)
+	drama3.CodecRopeRow(cos, sin, f, 1)
 	// cos 1 = 0.5403023 and sin 1 = 0.8414710 rounded to bfloat16 (8
 	// significant bits): 1.078125·2⁻¹ and 1.6796875·2⁻¹.
 	if cos[0] != 0.5390625 || sin[0] != 0.83984375 {
 		t.Errorf("pos 1: cos %v sin %v, want 0.5390625 0.83984375", cos[0], sin[0])
 	}
-	codecRopeRow(cos, sin, f, 0)
+	drama3.CodecRopeRow(cos, sin, f, 0)
 	if cos[5] != 1 || sin[5] != 0 {
 		t.Errorf("pos 0: cos %v sin %v", cos[5], sin[5])
 	}

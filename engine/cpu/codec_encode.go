@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
@@ -55,23 +54,10 @@ func stridedConvStep(c *codecConv, stride int) codecEncodeStep {
 	}
 }
 
-// newCodecStridedConv repacks a PyTorch Conv1d weight [out][in][taps·stride]
-// (weight norm folded) into the blocked stride-1 conv of stridedConvStep:
-// weight [out][tap][phase·in + c] = w[out][c][tap·stride + phase].
+// newCodecStridedConv is a strided conv in the blocked form of
+// stridedConvStep (drama3.PackCodecStridedConv).
 func newCodecStridedConv(c drama3.CodecConv) *codecConv {
-	out, in, kernel, stride := c.Out, c.In, c.Kernel, c.Stride
-	taps := kernel / stride
-	cc := &codecConv{in: stride * in, out: out, kernel: taps, dilation: 1, w: make([]float32, len(c.W)), bias: c.Bias}
-	for o := 0; o < out; o++ {
-		for k := 0; k < taps; k++ {
-			for p := 0; p < stride; p++ {
-				for ci := 0; ci < in; ci++ {
-					cc.w[(o*taps+k)*cc.in+p*in+ci] = c.W[(o*in+ci)*kernel+k*stride+p]
-				}
-			}
-		}
-	}
-	return cc
+	return codecConvOf(drama3.PackCodecStridedConv(c))
 }
 
 // LoadCodecEncoderFile reads the encoder from a codec.pth.
@@ -141,50 +127,12 @@ func (e *CodecEncoder) Geometry() drama3.CodecEncoderGeometry {
 	return g
 }
 
-// CodecEncoding is the result of an encode.
-type CodecEncoding struct {
-	Frames int
-	// Codes are frame-major, as Decode takes them: code i of frame f at
-	// Codes[f·Codebooks+i].
-	Codes []int32
-	// Margins are frame-major like Codes: each pick's best minus
-	// second-best cosine similarity (a pick with a tiny margin may flip
-	// under float32 reordering).
-	Margins []float32
-	// ZEnc [Latent][frames·downsampling] and ZPre [Latent][Frames] are the
-	// encoder and pre-module outputs, channel-major as the reference lays
-	// them out.
-	ZEnc, ZPre []float32
-}
-
-// CodecMaxEncodeFrames bounds one encode: the pre-module's RoPE table.
-const CodecMaxEncodeFrames = drama3.CodecMaxFrames
-
-// CodecEncodeFrames checks audio for an encode (not empty, every sample
-// finite, at most CodecMaxEncodeFrames frames) and returns its frames of spf
-// samples, the last padded: the checks every encoder makes.
-func CodecEncodeFrames(audio []float32, spf int) (int, error) {
-	if len(audio) == 0 {
-		return 0, fmt.Errorf("codec: no audio to encode")
-	}
-	for i, v := range audio {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return 0, fmt.Errorf("codec: audio sample %d is not finite", i)
-		}
-	}
-	frames := (len(audio) + spf - 1) / spf
-	if frames > CodecMaxEncodeFrames {
-		return 0, fmt.Errorf("codec: %d frames of audio is past the reference's RoPE table of %d frames", frames, CodecMaxEncodeFrames)
-	}
-	return frames, nil
-}
-
 // Encode encodes mono 44.1 kHz audio in [−1, 1] (the reference does not
 // clip; larger values are encoded as they are). The audio is padded with
 // zeros on the right to whole frames. Empty or non-finite audio is an error.
-func (e *CodecEncoder) Encode(audio []float32) (*CodecEncoding, error) {
+func (e *CodecEncoder) Encode(audio []float32) (*drama3.CodecEncoding, error) {
 	spf := e.geom.SamplesPerFrame
-	frames, err := CodecEncodeFrames(audio, spf)
+	frames, err := drama3.CodecEncodeFrames(audio, spf)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +145,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*CodecEncoding, error) {
 		ws.release(x)
 		x = y
 	}
-	res := &CodecEncoding{Frames: frames, ZEnc: x.channelMajor()}
+	res := &drama3.CodecEncoding{Frames: frames, ZEnc: x.channelMajor()}
 	for _, step := range e.reduce {
 		y := step(x, ws)
 		ws.release(x)

@@ -23,19 +23,7 @@ const codecMaxCodebookDim = 16
 func (q *codecQuantizer) setEncode(in drama3.CodecConv) {
 	dim := q.proj.in
 	q.inProj = newCodecConv(in.W, in.Bias, in.Out, in.In, in.Kernel, in.Dilation)
-	q.unit = CodecUnitCodebook(q.codebook[:q.size*dim], dim)
-}
-
-// codecNormalize is F.normalize: x / max(‖x‖, 1e-12), in float32.
-func codecNormalize(dst, x []float32) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	n := float32(max(math.Sqrt(ss), 1e-12))
-	for i, v := range x {
-		dst[i] = v / n
-	}
+	q.unit = drama3.CodecUnitCodebook(q.codebook[:q.size*dim], dim)
 }
 
 // quantize picks the codes of every frame of z (time-major, the pre-module's
@@ -74,7 +62,7 @@ func (q *codecQuantizer) encodeOne(zq, residual, ze, pick []float32) (int32, flo
 	q.inProj.pointwise(ze, residual)
 	var unit [codecMaxCodebookDim]float32
 	u := unit[:dim]
-	codecNormalize(u, ze)
+	drama3.CodecNormalize(u, ze)
 	best, second := float32(math.Inf(-1)), float32(math.Inf(-1))
 	idx := 0
 	for j := 0; j < q.size; j++ {

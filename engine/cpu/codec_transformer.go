@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 
-	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
 
@@ -77,7 +76,7 @@ func newCodecTransformer(p *drama3.CodecPost, dim, ffn, window int, ropeBase flo
 	if c := p.InputProj; c != nil {
 		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
-	freq := codecRopeFreqs(ropeBase)
+	freq := drama3.CodecRopeFreqs(ropeBase)
 	for i := range p.Layers {
 		l := &p.Layers[i]
 		stages = append(stages, &codecBlock{dim: dim, heads: dim / codecHeadDim, window: window, ropeFreq: freq,
@@ -97,26 +96,6 @@ func newCodecTransformer(p *drama3.CodecPost, dim, ffn, window int, ropeBase flo
 		stages = append(stages, codecLinearStage{&codecConv{in: c.In, out: c.Out, kernel: 1, dilation: 1, w: c.W, bias: c.Bias}})
 	}
 	return stages
-}
-
-// codecRopeFreqs forms θ_i = 1 / base^(2i/64) in float32 as
-// precompute_freqs_cis does (exponent and power in float32).
-func codecRopeFreqs(base float64) []float32 {
-	f := make([]float32, codecHeadDim/2)
-	for i := range f {
-		e := float32(2*i) / float32(codecHeadDim)
-		f[i] = 1 / float32(math.Pow(base, float64(e)))
-	}
-	return f
-}
-
-// codecRopeRow fills the bfloat16-rounded cos and sin of position pos.
-func codecRopeRow(cos, sin, freq []float32, pos int) {
-	for i, f := range freq {
-		a := float64(float32(pos) * f)
-		cos[i] = checkpoint.BF16ToF32(checkpoint.F32ToBF16(float32(math.Cos(a))))
-		sin[i] = checkpoint.BF16ToF32(checkpoint.F32ToBF16(float32(math.Sin(a))))
-	}
 }
 
 // codecRope rotates the interleaved pairs of one head in place.
@@ -148,7 +127,7 @@ func (b *codecBlock) run(in codecSignal, outStart int, ws *CodecScratch) codecSi
 	parallelFor(qkv.n, qkv.n*b.heads*codecHeadDim*8, func(lo, hi int) {
 		cos, sin := make([]float32, half), make([]float32, half)
 		for t := kv0 + lo; t < kv0+hi; t++ {
-			codecRopeRow(cos, sin, b.ropeFreq, t)
+			drama3.CodecRopeRow(cos, sin, b.ropeFreq, t)
 			r := qkv.row(t)
 			for h := 0; h < 2*b.heads; h++ { // the q heads, then the k heads
 				codecRope(r[h*codecHeadDim:(h+1)*codecHeadDim], cos, sin)

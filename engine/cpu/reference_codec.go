@@ -8,128 +8,59 @@ import (
 	"proscenium/engine/drama3"
 )
 
-// The codec's loaded weights as plain data, for other backends (the CUDA
-// codec binds its device weights from these, so the weight map and the
-// geometry live in one place: codec_load.go and the stage loaders). Nothing
-// here is copied: the slices are the reference's own, read-only.
+// The loaded codec as a drama3.CodecPlan, for other backends (the CUDA codec
+// binds its device weights from it, so the weight map and the geometry live
+// in one place: codec_load.go and the stage loaders). Nothing here is
+// copied: the slices are the reference's own, read-only.
 
-// CodecConvWeights is a causal conv in the reference's evaluation form:
-// y[t][o] = Σ_k Σ_c W[o][k][c]·x[t − (Kernel−1−k)·Dilation][c] + Bias[o],
-// weight norm folded. A transposed conv is given as its equivalent conv at
-// the input rate with stride·out outputs (output channel p·out + o is phase
-// p of channel o).
-type CodecConvWeights struct {
-	In, Out, Kernel, Dilation int
-	W                         []float32 // [Out][Kernel][In]
-	Bias                      []float32 // [Out]
+func (c *codecConv) export() drama3.CodecConvWeights {
+	return drama3.CodecConvWeights{In: c.in, Out: c.out, Kernel: c.kernel, Dilation: c.dilation, W: c.w, Bias: c.bias}
 }
 
-func (c *codecConv) export() CodecConvWeights {
-	return CodecConvWeights{In: c.in, Out: c.out, Kernel: c.kernel, Dilation: c.dilation, W: c.w, Bias: c.bias}
-}
-
-// CodecQuantizerWeights is one codebook and its out_proj.
-type CodecQuantizerWeights struct {
-	Entries  int
-	Codebook []float32 // [Entries][CodebookDim]
-	Proj     CodecConvWeights
-}
-
-// CodecBlockWeights is one post-module transformer layer (Linear weights
-// [out][in]; W1 and W3 [ffn][dim], W2 [dim][ffn]).
-type CodecBlockWeights struct {
-	Dim, Heads, Window, FFN int
-	RopeFreq                []float32 // θ_i, float32 as the reference forms them
-	AttnNorm, FFNNorm       []float32
-	WQKV, WO, W1, W3, W2    []float32
-	GammaAttn, GammaFF      []float32
-}
-
-// CodecConvNeXtWeights is one upsample ConvNeXt block.
-type CodecConvNeXtWeights struct {
-	Ch, Kernel, Hidden int
-	DW, DWBias         []float32 // [Ch][Kernel], [Ch]
-	NormW, NormB       []float32
-	PW1, PW2           CodecConvWeights // kernel-1 convs: Ch→Hidden, Hidden→Ch
-	Gamma              []float32
-}
-
-// CodecStageKind names what a CodecPlanStage computes.
-type CodecStageKind int
-
-const (
-	CodecStageBlock     CodecStageKind = iota // post-module transformer layer (Block)
-	CodecStageRMSNorm                         // post-module final RMSNorm (Norm)
-	CodecStageConv                            // causal conv (Conv), a linear as kernel 1; Tanh after
-	CodecStageTransConv                       // transposed conv (Conv at the input rate, Stride, OutCh)
-	CodecStageConvNeXt                        // ConvNeXt block (ConvNeXt)
-	CodecStageSnake                           // Snake1d (Alpha)
-	CodecStageResidual                        // residual unit: x + Conv2(snake(Conv(snake(x)))) (Alpha, Alpha2)
-)
-
-// CodecPlanStage is one stage after the RVQ sum, in order. Up and History
-// are the stage's rate change and the earlier inputs one output reads.
-type CodecPlanStage struct {
-	Kind          CodecStageKind
-	Label         string // "post", "upsample" or "decoder" (the tap names)
-	Up, History   int
-	Channels      int // output channels
-	Block         *CodecBlockWeights
-	Norm          []float32
-	Conv, Conv2   *CodecConvWeights
-	Tanh          bool
-	Stride, OutCh int
-	ConvNeXt      *CodecConvNeXtWeights
-	Alpha, Alpha2 []float32 // Snake α per channel
-}
-
-// CodecPlan is everything a backend needs to decode like the reference.
-type CodecPlan struct {
-	Geometry drama3.CodecGeometry
-	Semantic CodecQuantizerWeights
-	Residual []CodecQuantizerWeights
-	Stages   []CodecPlanStage
+// codecConvOf is the conv of packed weights w.
+func codecConvOf(w drama3.CodecConvWeights) *codecConv {
+	return &codecConv{in: w.In, out: w.Out, kernel: w.Kernel, dilation: w.Dilation, w: w.W, bias: w.Bias}
 }
 
 // Plan exports the loaded codec's weights and stage order.
-func (c *Codec) Plan() CodecPlan {
-	q := func(x *codecQuantizer) CodecQuantizerWeights {
-		return CodecQuantizerWeights{Entries: x.size, Codebook: x.codebook, Proj: x.proj.export()}
+func (c *Codec) Plan() drama3.CodecPlan {
+	q := func(x *codecQuantizer) drama3.CodecQuantizerWeights {
+		return drama3.CodecQuantizerWeights{Entries: x.size, Codebook: x.codebook, Proj: x.proj.export()}
 	}
-	p := CodecPlan{Geometry: c.Geometry(), Semantic: q(&c.semantic)}
+	p := drama3.CodecPlan{Geometry: c.Geometry(), Semantic: q(&c.semantic)}
 	for i := range c.residual {
 		p.Residual = append(p.Residual, q(&c.residual[i]))
 	}
 	for _, st := range c.stages {
-		s := CodecPlanStage{Label: st.label(), Up: st.up(), History: st.history(), Channels: st.channels()}
+		s := drama3.CodecPlanStage{Label: st.label(), Up: st.up(), History: st.history(), Channels: st.channels()}
 		switch x := st.(type) {
 		case *codecBlock:
-			s.Kind = CodecStageBlock
-			s.Block = &CodecBlockWeights{Dim: x.dim, Heads: x.heads, Window: x.window, FFN: x.w1.out,
+			s.Kind = drama3.CodecStageBlock
+			s.Block = &drama3.CodecBlockWeights{Dim: x.dim, Heads: x.heads, Window: x.window, FFN: x.w1.out,
 				RopeFreq: x.ropeFreq, AttnNorm: x.attnNorm, FFNNorm: x.ffnNorm,
 				WQKV: x.wqkv.w, WO: x.wo.w, W1: x.w1.w, W3: x.w3.w, W2: x.w2.w,
 				GammaAttn: x.gammaAttn, GammaFF: x.gammaFF}
 		case *codecRMSNormStage:
-			s.Kind, s.Norm = CodecStageRMSNorm, x.w
+			s.Kind, s.Norm = drama3.CodecStageRMSNorm, x.w
 		case codecLinearStage:
 			w := x.codecConv.export()
-			s.Kind, s.Conv = CodecStageConv, &w
+			s.Kind, s.Conv = drama3.CodecStageConv, &w
 		case *codecConvStage:
 			w := x.conv.export()
-			s.Kind, s.Conv, s.Tanh = CodecStageConv, &w, x.tanh
+			s.Kind, s.Conv, s.Tanh = drama3.CodecStageConv, &w, x.tanh
 		case *codecTransConvStage:
 			w := x.conv.export()
-			s.Kind, s.Conv, s.Stride, s.OutCh = CodecStageTransConv, &w, x.stride, x.out
+			s.Kind, s.Conv, s.Stride, s.OutCh = drama3.CodecStageTransConv, &w, x.stride, x.out
 		case *codecConvNeXt:
-			s.Kind = CodecStageConvNeXt
-			s.ConvNeXt = &CodecConvNeXtWeights{Ch: x.ch, Kernel: x.dw.kernel, Hidden: x.pw1.out,
+			s.Kind = drama3.CodecStageConvNeXt
+			s.ConvNeXt = &drama3.CodecConvNeXtWeights{Ch: x.ch, Kernel: x.dw.kernel, Hidden: x.pw1.out,
 				DW: x.dw.w, DWBias: x.dw.bias, NormW: x.normW, NormB: x.normB,
 				PW1: x.pw1.export(), PW2: x.pw2.export(), Gamma: x.gamma}
 		case codecSnakeStage:
-			s.Kind, s.Alpha = CodecStageSnake, x.alpha
+			s.Kind, s.Alpha = drama3.CodecStageSnake, x.alpha
 		case *codecResidualUnit:
 			a, b := x.conv7.export(), x.conv1.export()
-			s.Kind, s.Conv, s.Conv2, s.Alpha, s.Alpha2 = CodecStageResidual, &a, &b, x.snake1.alpha, x.snake2.alpha
+			s.Kind, s.Conv, s.Conv2, s.Alpha, s.Alpha2 = drama3.CodecStageResidual, &a, &b, x.snake1.alpha, x.snake2.alpha
 		default:
 			panic(fmt.Sprintf("codec plan: stage %T", st))
 		}

@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // Codec.Plan is what the CUDA codec binds from: the stage order, kinds and
@@ -20,17 +22,17 @@ func TestCodecPlanMatchesTheStages(t *testing.T) {
 		for i, s := range p.Stages {
 			up *= s.Up
 			kinds += fmt.Sprint(s.Kind)
-			if s.Kind == CodecStageSnake && (i+1 == len(p.Stages) ||
-				(p.Stages[i+1].Kind != CodecStageConv && p.Stages[i+1].Kind != CodecStageTransConv)) {
+			if s.Kind == drama3.CodecStageSnake && (i+1 == len(p.Stages) ||
+				(p.Stages[i+1].Kind != drama3.CodecStageConv && p.Stages[i+1].Kind != drama3.CodecStageTransConv)) {
 				t.Errorf("%s: stage %d is a Snake not followed by a conv", name, i)
 			}
 			switch s.Kind {
-			case CodecStageBlock:
+			case drama3.CodecStageBlock:
 				b := s.Block
 				if b.Dim != g.PostDim || b.Window != g.Window || len(b.WQKV) != 3*b.Dim*b.Dim || len(b.W2) != b.Dim*b.FFN {
 					t.Errorf("%s: stage %d: layer shapes %d/%d/%d/%d", name, i, b.Dim, b.Window, len(b.WQKV), len(b.W2))
 				}
-			case CodecStageConv, CodecStageTransConv, CodecStageResidual:
+			case drama3.CodecStageConv, drama3.CodecStageTransConv, drama3.CodecStageResidual:
 				c := s.Conv
 				if len(c.W) != c.Out*c.Kernel*c.In || len(c.Bias) != c.Out || s.History != (c.Kernel-1)*c.Dilation {
 					t.Errorf("%s: stage %d: conv %+v, history %d", name, i, c, s.History)
@@ -44,24 +46,24 @@ func TestCodecPlanMatchesTheStages(t *testing.T) {
 		// transposed conv, 3 residual units), Snake, last conv.
 		want := ""
 		for i := 0; i < g.PostLayers; i++ {
-			want += fmt.Sprint(CodecStageBlock)
+			want += fmt.Sprint(drama3.CodecStageBlock)
 		}
-		want += fmt.Sprint(CodecStageRMSNorm)
+		want += fmt.Sprint(drama3.CodecStageRMSNorm)
 		for range g.UpsampleStrides {
-			want += kindString(CodecStageTransConv, CodecStageConvNeXt)
+			want += kindString(drama3.CodecStageTransConv, drama3.CodecStageConvNeXt)
 		}
-		want += fmt.Sprint(CodecStageConv)
+		want += fmt.Sprint(drama3.CodecStageConv)
 		for range g.DecoderStrides {
-			want += kindString(CodecStageSnake, CodecStageTransConv, CodecStageResidual, CodecStageResidual, CodecStageResidual)
+			want += kindString(drama3.CodecStageSnake, drama3.CodecStageTransConv, drama3.CodecStageResidual, drama3.CodecStageResidual, drama3.CodecStageResidual)
 		}
-		want += kindString(CodecStageSnake, CodecStageConv)
+		want += kindString(drama3.CodecStageSnake, drama3.CodecStageConv)
 		if kinds != want {
 			t.Errorf("%s: stage kinds %s, want %s", name, kinds, want)
 		}
 	}
 }
 
-func kindString(k ...CodecStageKind) string {
+func kindString(k ...drama3.CodecStageKind) string {
 	s := ""
 	for _, x := range k {
 		s += fmt.Sprint(x)

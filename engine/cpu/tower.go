@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 
 	"proscenium/engine/drama3"
 )
@@ -29,7 +28,7 @@ type Tower struct {
 	cfg     *drama3.AudioConfig
 	w       *drama3.Tower[[]float32]
 	entries []int // entries of each codebook, codebook 0 first
-	rope    *interleavedRope
+	rope    *drama3.InterleavedRope
 	caches  []kvCache // shared layers, then residual layers
 	pos     int       // rows completed
 	next    int       // audio row in progress: the residual layer due next (0: none in progress)
@@ -46,7 +45,7 @@ func NewTower(a *drama3.AudioConfig, w *drama3.Tower[[]float32]) (*Tower, error)
 	if err := drama3.CheckTower(a, a.Dim, w, floats); err != nil {
 		return nil, err
 	}
-	t := &Tower{cfg: a, w: w, rope: newInterleavedRope(a.RotaryDim(), a.RopeBase)}
+	t := &Tower{cfg: a, w: w, rope: drama3.NewInterleavedRope(a.RotaryDim(), a.RopeBase)}
 	for i := 0; i < a.NumCodebooks; i++ {
 		t.entries = append(t.entries, a.CodebookEntries(i))
 	}
@@ -202,7 +201,7 @@ func (t *Tower) attention(out, x []float32, n int, lw *drama3.TowerLayer[[]float
 	for r := 0; r < n; r++ {
 		row := qkv[r*width : (r+1)*width]
 		for h := 0; h < nh+nkv; h++ { // query heads, then key heads
-			t.rope.apply(row[h*hd:(h+1)*hd], pos0+r)
+			t.rope.Apply(row[h*hd:(h+1)*hd], pos0+r)
 		}
 		kv.k = append(kv.k, row[nh*hd:(nh+nkv)*hd]...)
 		kv.v = append(kv.v, row[(nh+nkv)*hd:]...)
@@ -218,52 +217,4 @@ func plainNormRows(dst, x, weight []float32, n, w int, eps float32) {
 	for i := 0; i < n; i++ {
 		RMSNorm(dst[i*w:(i+1)*w], x[i*w:(i+1)*w], weight, eps)
 	}
-}
-
-// interleavedRope is the tower's rotary embedding: GPT-J style, the pair
-// (x[2i], x[2i+1]) of the first dim values turns by pos·theta^(−2i/dim).
-// Angles and their cos/sin are computed in float64 and rounded to float32
-// (the CUDA backend uploads the same table).
-type interleavedRope struct {
-	dim     int
-	invFreq []float64
-}
-
-func newInterleavedRope(dim int, theta float64) *interleavedRope {
-	r := &interleavedRope{dim: dim, invFreq: make([]float64, dim/2)}
-	for i := range r.invFreq {
-		r.invFreq[i] = math.Pow(theta, -float64(2*i)/float64(dim))
-	}
-	return r
-}
-
-// CosSin returns the float32 cos and sin of pair i at position pos.
-func (r *interleavedRope) cosSin(pos, i int) (float32, float32) {
-	a := float64(pos) * r.invFreq[i]
-	return float32(math.Cos(a)), float32(math.Sin(a))
-}
-
-// apply rotates the leading pairs of one head vector in place.
-func (r *interleavedRope) apply(x []float32, pos int) {
-	for i := 0; i < r.dim/2; i++ {
-		c, s := r.cosSin(pos, i)
-		x0, x1 := x[2*i], x[2*i+1]
-		x[2*i] = x0*c - x1*s
-		x[2*i+1] = x0*s + x1*c
-	}
-}
-
-// TowerRopeTable returns the tower's RoPE table for positions [0, rows):
-// cos and sin, [rows, rotaryDim/2] each, exactly the values Tower rotates
-// with (the table a device backend uploads).
-func TowerRopeTable(rotaryDim int, theta float64, rows int) (cos, sin []float32) {
-	r := newInterleavedRope(rotaryDim, theta)
-	half := rotaryDim / 2
-	cos, sin = make([]float32, rows*half), make([]float32, rows*half)
-	for p := 0; p < rows; p++ {
-		for i := 0; i < half; i++ {
-			cos[p*half+i], sin[p*half+i] = r.cosSin(p, i)
-		}
-	}
-	return cos, sin
 }

@@ -330,11 +330,11 @@ func TestTowerRefusesMisuse(t *testing.T) {
 // p·theta^(−2i/dim).
 func TestTowerRopeTable(t *testing.T) {
 	const dim, rows = 8, 5
-	cos, sin := TowerRopeTable(dim, 1e7, rows)
-	r := newInterleavedRope(dim, 1e7)
+	cos, sin := drama3.TowerRopeTable(dim, 1e7, rows)
+	r := drama3.NewInterleavedRope(dim, 1e7)
 	for p := 0; p < rows; p++ {
 		x := []float32{1, 0, 1, 0, 1, 0, 1, 0, 7}
-		r.apply(x, p)
+		r.Apply(x, p)
 		for i := 0; i < dim/2; i++ {
 			if x[2*i] != cos[p*dim/2+i] || x[2*i+1] != sin[p*dim/2+i] {
 				t.Fatalf("pos %d pair %d: rotated (1,0) to (%v,%v), table (%v,%v)", p, i, x[2*i], x[2*i+1], cos[p*dim/2+i], sin[p*dim/2+i])

@@ -104,11 +104,6 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 	return b, nil
 }
 
-// backboneKernels are the kernels a step launches, looked up before the
-// step is captured (no module lookups inside a capture).
-var backboneKernels = []string{"backbone_rows", "add_rmsnorm_zc", "moe_route", "moe_group", "moe_swiglu", "moe_down",
-	"moe_combine_norm", "deltanet_rows", "deltanet_step_cols", "deltanet_step_norm", "attn_prep", "attn_scores", "attn_partial", "attn_combine", "add_i32", "gemm_bf16", "gemm_fp8"}
-
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
@@ -116,16 +111,8 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
-	if err := d.Do(func() error {
-		for _, name := range backboneKernels {
-			if _, err := d.function(name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
+	// Every kernel a step launches was looked up when the device opened
+	// (Open: kernel.EntryPoints), so a capture does no module lookups.
 	var err error
 	if b.work, err = d.Alloc(plan.Bytes); err != nil {
 		return nil, err
@@ -302,7 +289,7 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 			}
 			b.step = g
 		}
-		s := q.d.stream
+		s := q.Stream()
 		if err := cu.MemsetD32Async(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Toks)), uint(uint32(tok[0])), 1, s); err != nil {
 			return err
 		}
@@ -391,7 +378,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
-		g := backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
 		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
@@ -492,7 +479,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
 			return err
 		}
-		g := backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
+		g := q.backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
 			XStride: p.Ip}, x.FP8)
 		var err error
 		if x.FP8 {
@@ -561,7 +548,7 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *Block, xstride int) error {
 	p, x := b.Plan, L.x
 	nk := n * p.K
-	g := backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
+	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
 		XStride: xstride}, x.FP8)
 	if x.FP8 {
 		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
@@ -113,6 +114,15 @@ func checkBackboneRows(t *testing.T, what string, got, ref []float32, width int,
 	t.Helper()
 	checkRows(t, what, got, ref, width, bound)
 	checkBitsUnderExact(t, what, got, ref[:len(bound)*width])
+}
+
+// checkRowsCPU is checkRows against the CPU's rows, and under exact
+// numerics the CPU's bits too (checkBitsIfExact: the contract's bound of one
+// value in 10⁴, 4 ULP).
+func checkRowsCPU(t *testing.T, what string, got, ref []float32, width int, bound []float64) {
+	t.Helper()
+	checkRows(t, what, got, ref, width, bound)
+	checkBitsIfExact(t, what, got, ref[:len(bound)*width])
 }
 
 var (
@@ -300,8 +310,8 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				}
 				got = append(got, h...)
 			}
-			checkBackboneRows(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
-			checkBackboneRows(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
+			checkRowsCPU(t, fmt.Sprintf("%d-row prefill vs CPU", prefill), got[:prefill*H], ref[:prefill*H], H, bound[:prefill])
+			checkRowsCPU(t, fmt.Sprintf("%d steps vs CPU", steps), got[prefill*H:], ref[prefill*H:], H, bound[prefill:])
 
 			// The same rows as one prefill agree with the steps (within the
 			// bounds: the CPU's own prefill and steps differ in bits, its
@@ -329,7 +339,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkBackboneRows(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
+				checkRowsCPU(t, fmt.Sprintf("prefill with the experts as %v vs CPU", other), viaOther, ref[:prefill*H], H, bound[:prefill])
 			}
 			// The steps again with the other one-row DeltaNet kernels.
 			for _, v := range []struct {
@@ -354,7 +364,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 					}
 					hs = append(hs, h...)
 				}
-				checkBackboneRows(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
+				checkRowsCPU(t, fmt.Sprintf("%d steps, %s, vs CPU", steps, v.name), hs, ref[prefill*H:], H, bound[prefill:])
 			}
 			gb.SetDeltaNetStep(defaultDeltaNetStep)
 			if err := gb.Reset(); err != nil {
@@ -390,10 +400,10 @@ func TestBackboneAdmission(t *testing.T) {
 	}
 	defer ck.Close()
 	saved := dev.Pool
-	dev.Pool = NewPool(cuDriver{}, 1<<20, 0)
+	dev.Pool = device.NewPool(device.CUDADriver{}, 1<<20, 0)
 	defer func() { dev.Pool = saved }()
 	_, err = LoadBackbone(dev, ck, 1000, nil)
-	if !errors.Is(err, ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
+	if !errors.Is(err, device.ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("err = %v, want a refusal over the 1 MiB cap naming the sizes", err)
 	}
 	if s := dev.Pool.Stats(DeviceMem); s.Peak != 0 {

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -16,9 +17,10 @@ import (
 // chunk length); longer prompts run in passes of this many rows.
 const BackboneChunk = 64
 
-// maxRouteExperts is MOE_MAX_EXPERTS in kernels/moe.cu; topK at most 64.
+// maxRouteExperts is the routing kernel's bound on experts; its top-k is at
+// most 64 (moe_route's shared chosen[64]).
 const (
-	maxRouteExperts = 1024
+	maxRouteExperts = kernel.MoEMaxExperts
 	maxRouteTopK    = 64
 )
 

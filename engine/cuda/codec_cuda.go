@@ -8,7 +8,7 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -43,12 +43,11 @@ type codecGEMM struct {
 	w, bias                        *Block
 }
 
-// NewCodec uploads a loaded codec's weights. The plan must come from
-// cpu.Codec.Plan.
-func NewCodec(dev *Device, ref *cpu.Codec) (*Codec, error) {
-	p := ref.Plan()
+// NewCodec uploads a loaded codec's weights: p is its plan (the CPU
+// reference's stage order and packed weights, cpu.Codec.Plan).
+func NewCodec(dev *Device, p *drama3.CodecPlan) (*Codec, error) {
 	c := &Codec{dev: dev, geom: p.Geometry}
-	if err := c.bind(p); err != nil {
+	if err := c.bind(*p); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -94,37 +93,37 @@ func (c *Codec) gemm(w []float32, bias []float32, out, taps, in, dil int) (codec
 	return g, err
 }
 
-func (c *Codec) conv(w *cpu.CodecConvWeights) (codecGEMM, error) {
+func (c *Codec) conv(w *drama3.CodecConvWeights) (codecGEMM, error) {
 	return c.gemm(w.W, w.Bias, w.Out, w.Kernel, w.In, w.Dilation)
 }
 
-func (c *Codec) bind(p cpu.CodecPlan) error {
+func (c *Codec) bind(p drama3.CodecPlan) error {
 	if err := c.bindRVQ(p); err != nil {
 		return err
 	}
 	var pendingSnake []float32 // a Snake stage runs inside the next conv's input preparation
 	for i, s := range p.Stages {
-		if pendingSnake != nil && s.Kind != cpu.CodecStageConv && s.Kind != cpu.CodecStageTransConv {
+		if pendingSnake != nil && s.Kind != drama3.CodecStageConv && s.Kind != drama3.CodecStageTransConv {
 			return fmt.Errorf("cuda codec: stage %d (%s) follows a Snake; only a convolution may", i, s.Label)
 		}
 		var st codecGPUStage
 		var err error
 		switch s.Kind {
-		case cpu.CodecStageSnake:
+		case drama3.CodecStageSnake:
 			pendingSnake = s.Alpha
 			continue
-		case cpu.CodecStageBlock:
+		case drama3.CodecStageBlock:
 			st, err = c.bindBlock(s.Block)
-		case cpu.CodecStageRMSNorm:
+		case drama3.CodecStageRMSNorm:
 			var w *Block
 			w, err = upload32(c, s.Norm)
 			st = &codecNormStage{w: w, ch: len(s.Norm)}
-		case cpu.CodecStageConv, cpu.CodecStageTransConv:
+		case drama3.CodecStageConv, drama3.CodecStageTransConv:
 			st, err = c.bindConv(s, pendingSnake)
 			pendingSnake = nil
-		case cpu.CodecStageConvNeXt:
+		case drama3.CodecStageConvNeXt:
 			st, err = c.bindConvNeXt(s.ConvNeXt)
-		case cpu.CodecStageResidual:
+		case drama3.CodecStageResidual:
 			st, err = c.bindResidual(s)
 		default:
 			err = fmt.Errorf("cuda codec: stage %d: unknown kind %d", i, s.Kind)
@@ -141,8 +140,8 @@ func (c *Codec) bind(p cpu.CodecPlan) error {
 	return nil
 }
 
-func (c *Codec) bindRVQ(p cpu.CodecPlan) error {
-	books := append([]cpu.CodecQuantizerWeights{p.Semantic}, p.Residual...)
+func (c *Codec) bindRVQ(p drama3.CodecPlan) error {
+	books := append([]drama3.CodecQuantizerWeights{p.Semantic}, p.Residual...)
 	r := &c.rvq
 	r.books, r.dim = len(books), p.Geometry.CodebookDim
 	var cb, projW, projB []float32
@@ -170,7 +169,7 @@ func (c *Codec) bindRVQ(p cpu.CodecPlan) error {
 	return err
 }
 
-func (c *Codec) bindBlock(b *cpu.CodecBlockWeights) (codecGPUStage, error) {
+func (c *Codec) bindBlock(b *drama3.CodecBlockWeights) (codecGPUStage, error) {
 	if b.Dim%64 != 0 || b.Heads*64 != b.Dim {
 		return nil, fmt.Errorf("cuda codec: post-module width %d is not %d heads of 64", b.Dim, b.Heads)
 	}
@@ -202,13 +201,13 @@ func (c *Codec) bindBlock(b *cpu.CodecBlockWeights) (codecGPUStage, error) {
 	return st, nil
 }
 
-func (c *Codec) bindConv(s cpu.CodecPlanStage, snake []float32) (codecGPUStage, error) {
+func (c *Codec) bindConv(s drama3.CodecPlanStage, snake []float32) (codecGPUStage, error) {
 	g, err := c.conv(s.Conv)
 	if err != nil {
 		return nil, err
 	}
 	st := &codecConvStage{g: g, tanh: s.Tanh, up_: 1, outCh_: s.Conv.Out}
-	if s.Kind == cpu.CodecStageTransConv {
+	if s.Kind == drama3.CodecStageTransConv {
 		st.up_, st.outCh_ = s.Stride, s.OutCh
 	}
 	if snake != nil {
@@ -222,7 +221,7 @@ func (c *Codec) bindConv(s cpu.CodecPlanStage, snake []float32) (codecGPUStage, 
 	return st, nil
 }
 
-func (c *Codec) bindConvNeXt(x *cpu.CodecConvNeXtWeights) (codecGPUStage, error) {
+func (c *Codec) bindConvNeXt(x *drama3.CodecConvNeXtWeights) (codecGPUStage, error) {
 	if x.Ch > 4096 {
 		return nil, fmt.Errorf("cuda codec: ConvNeXt width %d above the kernel's 4096", x.Ch)
 	}
@@ -245,7 +244,7 @@ func (c *Codec) bindConvNeXt(x *cpu.CodecConvNeXtWeights) (codecGPUStage, error)
 	return st, nil
 }
 
-func (c *Codec) bindResidual(s cpu.CodecPlanStage) (codecGPUStage, error) {
+func (c *Codec) bindResidual(s drama3.CodecPlanStage) (codecGPUStage, error) {
 	st := &codecResidualStage{ch: s.Conv.Out}
 	var err error
 	if st.conv7, err = c.conv(s.Conv); err != nil {
@@ -278,8 +277,9 @@ type codecQueue struct {
 	s cu.Stream
 }
 
-func (q *codecQueue) launch(name string, grid [3]int, block int, args ...Arg) error {
-	fn, err := q.d.function(name)
+// Launch enqueues kernel name on the codec stream (kernel.Launcher).
+func (q *codecQueue) Launch(name string, grid [3]int, block int, args ...uint64) error {
+	fn, err := q.d.Function(name)
 	if err != nil {
 		return err
 	}
@@ -301,16 +301,16 @@ func (q *codecQueue) copy(dst, src uintptr, n int) error {
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n), q.s)
 }
 
-// codecEpilogue values: the fused tails of codec_conv_gemm (EPI_* in kernels/codec.cu).
+// codecEpilogue values: the fused tails of codec_conv_gemm.
 const (
-	epiF32 = iota
-	epiSnake16
-	epiRes
-	epiGamma
-	epiGELU16
-	epiTanh
-	epiSwiGLU16
-	epiRope
+	epiF32      = kernel.EpiF32
+	epiSnake16  = kernel.EpiSnake16
+	epiRes      = kernel.EpiRes
+	epiGamma    = kernel.EpiGamma
+	epiGELU16   = kernel.EpiGelu16
+	epiTanh     = kernel.EpiTanh
+	epiSwiGLU16 = kernel.EpiSwiglu16
+	epiRope     = kernel.EpiRope
 )
 
 // gemmCall is one codec_conv_gemm launch: a (rows from −(taps−1)·dil
@@ -338,10 +338,10 @@ func (q *codecQueue) gemm(g *codecGEMM, x gemmCall) error {
 	if x.n > 0 {
 		n = x.n
 	}
-	return q.launch("codec_conv_gemm", [3]int{(x.rows + 127) / 128, g.npad / codecPadN, 1}, 128,
-		Arg(x.a), IntArg(x.rows), IntArg(g.cpad), IntArg(g.taps), IntArg(g.dil), PtrArg(g.w), PtrArg(g.bias),
-		IntArg(n), IntArg(x.mode), Arg(x.out), IntArg(x.ldo), Arg(x.res), IntArg(x.ldr), Arg(x.p0), Arg(x.p1),
-		IntArg(x.pos0), Arg(x.freq), IntArg(x.ropeCols))
+	return kernel.CodecConvGemm(q, [3]int{(x.rows + 127) / 128, g.npad / codecPadN, 1}, kernel.CgThreads, kernel.CodecConvGemmArgs{
+		A: kernel.Ptr(x.a), M: x.rows, Cpad: g.cpad, Taps: g.taps, Dil: g.dil, B: devPtr(g.w), Bias: devPtr(g.bias),
+		N: n, Mode: x.mode, Out: kernel.Ptr(x.out), Ldo: x.ldo, Res: kernel.Ptr(x.res), Ldr: x.ldr,
+		P0: kernel.Ptr(x.p0), P1: kernel.Ptr(x.p1), Pos0: x.pos0, Freq: kernel.Ptr(x.freq), RopeCols: x.ropeCols})
 }
 
 // prep16 writes half(snake(x)) (or half(x) when alpha is 0) for rows × ch
@@ -351,6 +351,5 @@ func (q *codecQueue) prep16(out, x uintptr, rows, ch, cpad int, alpha, inv uintp
 	if n == 0 {
 		return nil
 	}
-	return q.launch("codec_prep16", [3]int{min((n+255)/256, 1<<16), 1, 1}, 256,
-		Arg(out), Arg(x), IntArg(rows), IntArg(ch), IntArg(cpad), Arg(alpha), Arg(inv))
+	return kernel.CodecPrep16(q, [3]int{min((n+255)/256, 1<<16), 1, 1}, 256, kernel.Ptr(out), kernel.Ptr(x), rows, ch, cpad, kernel.Ptr(alpha), kernel.Ptr(inv))
 }

@@ -94,7 +94,8 @@ func loadGoldenCase(t *testing.T, name string) *gpuCodecCase {
 
 func newGPUCase(t *testing.T, name string, ref *cpu.Codec, codes []int32, nf int, golden *cpu.CodecStages) *gpuCodecCase {
 	t.Helper()
-	g, err := NewCodec(dev, ref)
+	plan := ref.Plan()
+	g, err := NewCodec(dev, &plan)
 	if err != nil {
 		t.Fatal(err)
 	}

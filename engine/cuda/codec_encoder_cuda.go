@@ -7,7 +7,7 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -17,7 +17,7 @@ import (
 // reference at once, every step in FP32 (the check is z_pre within 1e-4 and
 // nearest-code picks whose near-ties FP16 would flip; docs/MODEL.md "GPU
 // codec encoder"). Weights come packed as the CPU applies them
-// (cpu.CodecEncoderConv: a strided conv as a stride-1 conv over blocks of
+// (drama3.CodecEncoderConv: a strided conv as a stride-1 conv over blocks of
 // stride rows, so the strided conv is the plain conv kernel on a reshaped
 // view). The post-module norm is the decoder's codec_rmsnorm; the rest are
 // the encoder's kernels. An encode runs on a CUDA stream of its own.
@@ -99,7 +99,7 @@ func (e *CodecEncoder) uploads(xs ...f32Upload) error {
 }
 
 func (e *CodecEncoder) conv(c drama3.CodecConv) (*encConv, error) {
-	p := cpu.CodecEncoderConv(c)
+	p := drama3.CodecEncoderConv(c)
 	s := &encConv{in: p.In, out: p.Out, taps: p.Kernel, dil: p.Dilation, stride: max(c.Stride, 1)}
 	return s, e.uploads(f32Upload{&s.w, p.W}, f32Upload{&s.bias, orZeros(p.Bias, p.Out)})
 }
@@ -291,11 +291,11 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 		off = append(off, int32(len(cb)))
 		sizes = append(sizes, int32(x.Size))
 		cb = append(cb, x.Codebook[:x.Size*q.dim]...)
-		unit = append(unit, cpu.CodecUnitCodebook(x.Codebook[:x.Size*q.dim], q.dim)...)
-		in := cpu.CodecEncoderConv(ins[i])
+		unit = append(unit, drama3.CodecUnitCodebook(x.Codebook[:x.Size*q.dim], q.dim)...)
+		in := drama3.CodecEncoderConv(ins[i])
 		inW = append(inW, in.W...)
 		inB = append(inB, orZeros(in.Bias, q.dim)...)
-		out := cpu.CodecEncoderConv(x.Proj)
+		out := drama3.CodecEncoderConv(x.Proj)
 		outW = append(outW, out.W...)
 		outB = append(outB, orZeros(out.Bias, q.latent)...)
 	}
@@ -316,9 +316,9 @@ func (e *CodecEncoder) bindQuantizers(w *drama3.CodecEncoderWeights) error {
 
 // Encode encodes mono 44.1 kHz audio as cpu.CodecEncoder.Encode does (same
 // checks, padding and result), on the device.
-func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
+func (e *CodecEncoder) Encode(audio []float32) (*drama3.CodecEncoding, error) {
 	spf := e.geom.SamplesPerFrame
-	frames, err := cpu.CodecEncodeFrames(audio, spf)
+	frames, err := drama3.CodecEncodeFrames(audio, spf)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +354,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 		return nil, err
 	}
 	if ropeRows > 0 {
-		cos, sin := cpu.CodecRopeTable(e.geom.RopeBase, ropeRows)
+		cos, sin := drama3.CodecRopeTable(e.geom.RopeBase, ropeRows)
 		if err := firstErr(r.alloc(&r.cos, int64(len(cos))*4), r.alloc(&r.sin, int64(len(sin))*4)); err != nil {
 			return nil, err
 		}
@@ -367,7 +367,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 	if err := Upload(e.dev, r.buf[0], 0, padded); err != nil {
 		return nil, err
 	}
-	res := &cpu.CodecEncoding{Frames: frames}
+	res := &drama3.CodecEncoding{Frames: frames}
 	cur, rows, ch := 0, frames*spf, 1
 	if cur, rows, ch, err = r.steps(e.encoder, cur, rows, ch); err != nil {
 		return nil, err
@@ -383,9 +383,7 @@ func (e *CodecEncoder) Encode(audio []float32) (*cpu.CodecEncoding, error) {
 	}
 	q := &e.quant
 	err = r.do(func(cq *codecQueue) error {
-		return cq.launch("codec_enc_quantize", [3]int{frames, 1, 1}, 256, PtrArg(r.codes), PtrArg(r.margins),
-			PtrArg(r.buf[cur]), IntArg(q.books), IntArg(q.latent), IntArg(q.dim), PtrArg(q.inW), PtrArg(q.inB),
-			PtrArg(q.unit), PtrArg(q.cb), PtrArg(q.cbOff), PtrArg(q.sizes), PtrArg(q.outW), PtrArg(q.outB))
+		return kernel.CodecEncQuantize(cq, [3]int{frames, 1, 1}, 256, devPtr(r.codes), devPtr(r.margins), devPtr(r.buf[cur]), q.books, q.latent, q.dim, devPtr(q.inW), devPtr(q.inB), devPtr(q.unit), devPtr(q.cb), devPtr(q.cbOff), devPtr(q.sizes), devPtr(q.outW), devPtr(q.outB))
 	})
 	if err != nil {
 		return nil, err
@@ -527,8 +525,7 @@ func (s *encConv) apply(q *codecQueue, out, x uintptr, m, mode int, res, gamma u
 	if m == 0 {
 		return nil
 	}
-	return q.launch("codec_enc_conv", [3]int{(m + 63) / 64, (s.out + 63) / 64, 1}, 256, Arg(out), Arg(x), PtrArg(s.w),
-		PtrArg(s.bias), IntArg(m), IntArg(s.in), IntArg(s.out), IntArg(s.taps), IntArg(s.dil), IntArg(mode), Arg(res), Arg(gamma))
+	return kernel.CodecEncConv(q, [3]int{(m + 63) / 64, (s.out + 63) / 64, 1}, 256, kernel.Ptr(out), kernel.Ptr(x), devPtr(s.w), devPtr(s.bias), m, s.in, s.out, s.taps, s.dil, mode, kernel.Ptr(res), kernel.Ptr(gamma))
 }
 
 // encSnake is Snake.
@@ -544,8 +541,7 @@ func (s *encSnake) run(q *codecQueue, r *encRun, in, out, t1, t2 *Block, rows in
 
 func (s *encSnake) apply(q *codecQueue, out, x uintptr, rows int) error {
 	n := rows * s.ch
-	return q.launch("codec_enc_snake", [3]int{max(1, min((n+255)/256, 1<<16)), 1, 1}, 256, Arg(out), Arg(x),
-		PtrArg(s.alpha), PtrArg(s.inv), Arg(uint64(n)), IntArg(s.ch))
+	return kernel.CodecEncSnake(q, [3]int{max(1, min((n+255)/256, 1<<16)), 1, 1}, 256, kernel.Ptr(out), kernel.Ptr(x), devPtr(s.alpha), devPtr(s.inv), int64(n), s.ch)
 }
 
 // encResidual is a residual unit: Snake → dilated conv → Snake → 1×1 conv → + input.
@@ -578,8 +574,7 @@ func (s *encNorm) run(q *codecQueue, r *encRun, in, out, t1, t2 *Block, rows int
 }
 
 func (s *encNorm) apply(q *codecQueue, out, x uintptr, rows int) error {
-	return q.launch("codec_rmsnorm", [3]int{rows, 1, 1}, 256, Arg(out), NullArg, Arg(x), PtrArg(s.w),
-		IntArg(s.ch), IntArg(s.ch), F32Arg(drama3.CodecNormEps))
+	return kernel.CodecRMSNorm(q, [3]int{rows, 1, 1}, 256, kernel.Ptr(out), 0, kernel.Ptr(x), devPtr(s.w), s.ch, s.ch, drama3.CodecNormEps)
 }
 
 // encBlock is a window-limited transformer layer (engine/cpu codecBlock).
@@ -602,17 +597,17 @@ func (s *encBlock) run(q *codecQueue, r *encRun, in, out, t1, t2 *Block, rows in
 		func() error { return attn.apply(q, t1.Ptr, in.Ptr, rows) },
 		func() error { return s.wqkv.apply(q, t2.Ptr, t1.Ptr, rows, encPlain, 0, 0) },
 		func() error {
-			return q.launch("codec_enc_rope", [3]int{rows, 1, 1}, 256, PtrArg(t2), PtrArg(r.cos), PtrArg(r.sin), IntArg(s.dim))
+			return kernel.CodecEncRope(q, [3]int{rows, 1, 1}, 256, devPtr(t2), devPtr(r.cos), devPtr(r.sin), s.dim)
 		},
 		func() error {
-			return q.launch("codec_enc_attention", [3]int{rows, s.heads, 1}, 128, PtrArg(t1), PtrArg(t2), IntArg(s.dim), IntArg(s.window))
+			return kernel.CodecEncAttention(q, [3]int{rows, s.heads, 1}, 128, devPtr(t1), devPtr(t2), s.dim, s.window)
 		},
 		func() error { return s.wo.apply(q, out.Ptr, t1.Ptr, rows, encGamma, in.Ptr, s.gammaAttn.Ptr) },
 		func() error { return ffn.apply(q, t1.Ptr, out.Ptr, rows) },
 		func() error { return s.w1.apply(q, t2.Ptr, t1.Ptr, rows, encPlain, 0, 0) },
 		func() error { return s.w3.apply(q, in.Ptr, t1.Ptr, rows, encPlain, 0, 0) },
 		func() error {
-			return q.launch("codec_enc_swiglu", [3]int{max(1, min((n+255)/256, 1<<16)), 1, 1}, 256, PtrArg(t2), PtrArg(t2), PtrArg(in), Arg(uint64(n)))
+			return kernel.CodecEncSwiGLU(q, [3]int{max(1, min((n+255)/256, 1<<16)), 1, 1}, 256, devPtr(t2), devPtr(t2), devPtr(in), int64(n))
 		},
 		func() error { return s.w2.apply(q, out.Ptr, t2.Ptr, rows, encGamma, out.Ptr, s.gammaFF.Ptr) },
 	)
@@ -631,8 +626,7 @@ func (s *encConvNeXt) plan(rows, ch int) (int, int, int) {
 func (s *encConvNeXt) run(q *codecQueue, r *encRun, in, out, t1, t2 *Block, rows int) error {
 	return firstErrFn(
 		func() error {
-			return q.launch("codec_enc_dwconv_layernorm", [3]int{rows, 1, 1}, 256, PtrArg(t1), PtrArg(in), PtrArg(s.dw),
-				PtrArg(s.dwb), PtrArg(s.nw), PtrArg(s.nb), IntArg(s.ch), IntArg(s.kernel), F32Arg(drama3.CodecConvNeXtEps))
+			return kernel.CodecEncDwconvLayerNorm(q, [3]int{rows, 1, 1}, 256, devPtr(t1), devPtr(in), devPtr(s.dw), devPtr(s.dwb), devPtr(s.nw), devPtr(s.nb), s.ch, s.kernel, drama3.CodecConvNeXtEps)
 		},
 		func() error { return s.pw1.apply(q, t2.Ptr, t1.Ptr, rows, encGELU, 0, 0) },
 		func() error { return s.pw2.apply(q, out.Ptr, t2.Ptr, rows, encGamma, in.Ptr, s.gamma.Ptr) },

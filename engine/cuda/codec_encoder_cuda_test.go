@@ -35,7 +35,7 @@ func loadEncodeGolden(t *testing.T, name string) *cpu.CodecEncodeGolden {
 
 // checkEncoding applies the golden rule to got against the reference codes
 // and margins and the reference z_enc, z_pre (any may be nil: not checked).
-func checkEncoding(t *testing.T, name string, got *cpu.CodecEncoding, zEnc, zPre []float32, codes []int32, margins []float32, nb int) {
+func checkEncoding(t *testing.T, name string, got *drama3.CodecEncoding, zEnc, zPre []float32, codes []int32, margins []float32, nb int) {
 	t.Helper()
 	for _, s := range []struct {
 		name      string

@@ -121,11 +121,11 @@ func TestCodecConvGEMMKernel(t *testing.T) {
 		call := gemmCall{a: aBlk.Ptr + uintptr(hist*cpad*2), rows: M, mode: tc.mode, out: out.Ptr, ldo: tc.ldo,
 			res: resBlk.Ptr, ldr: N, p0: p0Blk.Ptr, p1: p1Blk.Ptr, pos0: pos0, freq: freqBlk.Ptr, ropeCols: 64}
 		if err := dev.Do(func() error {
-			q := &codecQueue{d: dev, s: dev.stream}
+			q := &codecQueue{d: dev, s: dev.Stream()}
 			if err := q.gemm(&g, call); err != nil {
 				return err
 			}
-			return dev.stream.Synchronize()
+			return dev.Stream().Synchronize()
 		}); err != nil {
 			t.Fatal(err)
 		}

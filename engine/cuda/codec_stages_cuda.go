@@ -2,6 +2,8 @@
 
 package cuda
 
+import "proscenium/engine/cuda/kernel"
+
 // The codec's stages on the device. A stage reads its FP32 input chunk
 // (rows × inCh, time-major; hist32 earlier rows readable before it) and
 // writes its FP32 output chunk (rows·up × outCh). Earlier inputs a stage's
@@ -82,8 +84,7 @@ func (s *codecBlockStage) need(rows int) codecNeed {
 
 func (s *codecBlockStage) run(r *codecRun, h []*Block, in, out uintptr, rows, pos int) error {
 	q, dim := r.q, s.dim
-	if err := q.launch("codec_rmsnorm", [3]int{rows, 1, 1}, 256, NullArg, Arg(r.a16), Arg(in), PtrArg(s.attnNorm),
-		IntArg(dim), IntArg(dim), F32Arg(1e-5)); err != nil {
+	if err := kernel.CodecRMSNorm(q, [3]int{rows, 1, 1}, 256, 0, kernel.Ptr(r.a16), kernel.Ptr(in), devPtr(s.attnNorm), dim, dim, 1e-5); err != nil {
 		return err
 	}
 	err := r.withHistory(h[0], r.qkv, s.window-1, rows, 3*dim*4, func(qkv uintptr) error {
@@ -91,8 +92,7 @@ func (s *codecBlockStage) run(r *codecRun, h []*Block, in, out uintptr, rows, po
 			freq: s.freq.Ptr, ropeCols: 2 * dim}); err != nil {
 			return err
 		}
-		return q.launch("codec_attention", [3]int{rows, s.heads, 1}, 128, Arg(r.a16), Arg(qkv), IntArg(dim),
-			IntArg(s.window), IntArg(pos), IntArg(dim))
+		return kernel.CodecAttention(q, [3]int{rows, s.heads, 1}, 128, kernel.Ptr(r.a16), kernel.Ptr(qkv), dim, s.window, pos, dim)
 	})
 	if err != nil {
 		return err
@@ -101,8 +101,7 @@ func (s *codecBlockStage) run(r *codecRun, h []*Block, in, out uintptr, rows, po
 		p0: s.gammaAttn.Ptr}); err != nil {
 		return err
 	}
-	if err := q.launch("codec_rmsnorm", [3]int{rows, 1, 1}, 256, NullArg, Arg(r.a16), Arg(out), PtrArg(s.ffnNorm),
-		IntArg(dim), IntArg(dim), F32Arg(1e-5)); err != nil {
+	if err := kernel.CodecRMSNorm(q, [3]int{rows, 1, 1}, 256, 0, kernel.Ptr(r.a16), kernel.Ptr(out), devPtr(s.ffnNorm), dim, dim, 1e-5); err != nil {
 		return err
 	}
 	if err := q.gemm(&s.w13, gemmCall{a: r.a16, rows: rows, mode: epiSwiGLU16, out: r.b16, ldo: s.w2.cpad}); err != nil {
@@ -126,8 +125,7 @@ func (s *codecNormStage) hist32() int             { return 0 }
 func (s *codecNormStage) histories() []int        { return nil }
 func (s *codecNormStage) need(rows int) codecNeed { return codecNeed{} }
 func (s *codecNormStage) run(r *codecRun, h []*Block, in, out uintptr, rows, pos int) error {
-	return r.q.launch("codec_rmsnorm", [3]int{rows, 1, 1}, 256, Arg(out), NullArg, Arg(in), PtrArg(s.w),
-		IntArg(s.ch), IntArg(s.ch), F32Arg(1e-5))
+	return kernel.CodecRMSNorm(r.q, [3]int{rows, 1, 1}, 256, kernel.Ptr(out), 0, kernel.Ptr(in), devPtr(s.w), s.ch, s.ch, 1e-5)
 }
 
 // codecConvStage is a causal conv (or linear), or a transposed conv as its
@@ -189,9 +187,7 @@ func (s *codecConvNeXtStage) need(rows int) codecNeed {
 
 func (s *codecConvNeXtStage) run(r *codecRun, h []*Block, in, out uintptr, rows, pos int) error {
 	q := r.q
-	if err := q.launch("codec_dwconv_layernorm", [3]int{rows, 1, 1}, 256, Arg(r.a16), Arg(in), PtrArg(s.dw),
-		PtrArg(s.dwb), PtrArg(s.nw), PtrArg(s.nb), IntArg(s.ch), IntArg(s.kernel), IntArg(s.pw1.cpad),
-		F32Arg(1e-6)); err != nil {
+	if err := kernel.CodecDwconvLayerNorm(q, [3]int{rows, 1, 1}, 256, kernel.Ptr(r.a16), kernel.Ptr(in), devPtr(s.dw), devPtr(s.dwb), devPtr(s.nw), devPtr(s.nb), s.ch, s.kernel, s.pw1.cpad, 1e-6); err != nil {
 		return err
 	}
 	if err := q.gemm(&s.pw1, gemmCall{a: r.a16, rows: rows, mode: epiGELU16, out: r.b16, ldo: s.pw2.cpad}); err != nil {

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
+
+	"proscenium/engine/cuda/kernel"
 )
 
 // CodecStream decodes one take on the device, chunk by chunk, on a CUDA
@@ -251,9 +253,7 @@ func (s *CodecStream) enqueue(n int) error {
 		return uintptr(st.hist32() * st.inCh() * 4)
 	}
 	g := &c.rvq
-	if err := q.launch("codec_rvq_f32", [3]int{n, 1, 1}, 256, Arg(s.x[cur].Ptr+off(0)), PtrArg(s.codes),
-		IntArg(g.books), IntArg(g.dim), IntArg(c.geom.Latent), PtrArg(g.cb), PtrArg(g.cbOff), PtrArg(g.sizes),
-		PtrArg(g.projW), PtrArg(g.projB)); err != nil {
+	if err := kernel.CodecRVQF32(q, [3]int{n, 1, 1}, 256, kernel.Ptr(s.x[cur].Ptr+off(0)), devPtr(s.codes), g.books, g.dim, c.geom.Latent, devPtr(g.cb), devPtr(g.cbOff), devPtr(g.sizes), devPtr(g.projW), devPtr(g.projB)); err != nil {
 		return err
 	}
 	if err := s.tapOut("rvq", s.x[cur].Ptr+off(0), n, c.geom.Latent); err != nil {

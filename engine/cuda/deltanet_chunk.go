@@ -1,16 +1,18 @@
 package cuda
 
+import "proscenium/engine/cuda/kernel"
+
 // The chunked form of a DeltaNet prefill (kernels/deltanet_chunk.cu, launched
 // by deltanet_chunk_cuda.go): which geometries and calls take it, and the
 // scratch it needs beyond the projected rows and the output.
 
 // deltaNetChunkRows is the chunk length (DNC_C; engine/cpu deltaNetChunk): a
 // call's rows are cut at 0, 64, 128, … as the CPU's chunked form cuts them.
-const deltaNetChunkRows = 64
+const deltaNetChunkRows = kernel.DncC
 
-// deltaNetChunkMaxKeyDim is DNC_MAXDK: deltanet_chunk_state keeps a
+// deltaNetChunkMaxKeyDim is deltanet_chunk_state's bound: it keeps a
 // [KeyDim, 32] slice of a head's state in shared memory.
-const deltaNetChunkMaxKeyDim = 192
+const deltaNetChunkMaxKeyDim = kernel.DncMaxdk
 
 // DeltaNetPrefill selects the kernels of a DeltaNet forward of more than one
 // row.

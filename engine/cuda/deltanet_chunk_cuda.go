@@ -2,18 +2,20 @@
 
 package cuda
 
+import "proscenium/engine/cuda/kernel"
+
 // The chunked DeltaNet prefill's launch sequence (kernels/deltanet_chunk.cu;
 // engine/cpu gatedDeltaRuleChunked is its reference). Like every mixer call
 // it only enqueues work: pointers fixed by the layer's scratch, no host
 // synchronisation.
 
-// Blocks of the chunked kernels (DNC_*_THREADS in kernels/deltanet_chunk.cu).
+// Blocks of the chunked kernels.
 const (
-	deltaNetChunkPrepThreads  = 128
-	deltaNetChunkIntraThreads = 512
-	deltaNetChunkSolveThreads = 128
-	deltaNetChunkStateThreads = 256
-	deltaNetChunkNormThreads  = 128
+	deltaNetChunkPrepThreads  = kernel.DncPrepThreads
+	deltaNetChunkIntraThreads = kernel.DncIntraThreads
+	deltaNetChunkSolveThreads = kernel.DncSolveThreads
+	deltaNetChunkStateThreads = kernel.DncStateThreads
+	deltaNetChunkNormThreads  = kernel.DncNormThreads
 )
 
 // deltaNetChunked is the chunked form of DeltaNetForward between the input
@@ -25,18 +27,16 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	if err := q.Launch("deltanet_chunk_prep", [3]int{n, nv, 1}, deltaNetChunkPrepThreads,
-		tArg(at(s.qn)), tArg(at(s.kn)), tArg(at(s.v)), tArg(at(s.beta)), tArg(at(s.decay)), tArg(proj), tArg(l.State),
-		tArg(l.W.Conv), tArg(l.W.DtBias), tArg(l.W.ALog),
-		IntArg(n), IntArg(nk), IntArg(nv), IntArg(dk), IntArg(dv), IntArg(k)); err != nil {
+	if err := kernel.DeltaNetChunkPrep(q, [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
+		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k}); err != nil {
 		return err
 	}
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
 	}
-	return q.Launch("deltanet_chunk_norm", [3]int{n, nv, 1}, deltaNetChunkNormThreads,
-		tArg(core), tArg(proj), tArg(l.State), tArg(l.W.Norm),
-		IntArg(n), IntArg(nk), IntArg(nv), IntArg(dk), IntArg(dv), IntArg(k), F32Arg(g.Eps))
+	return kernel.DeltaNetChunkNorm(q, [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }
 
 // deltaNetChunkRule runs the gated delta rule on n rows whose normed q, k, v,
@@ -52,18 +52,12 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 	at := l.Scratch.At
 	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
 	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
-	if err := q.Launch("deltanet_chunk_intra", [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads,
-		tArg(at(s.qm)), tArg(at(s.am)), tArg(at(s.cum)), tArg(at(s.qn)), tArg(at(s.kn)), tArg(at(s.beta)),
-		tArg(at(s.decay)), IntArg(n), IntArg(dk)); err != nil {
+	if err := kernel.DeltaNetChunkIntra(q, [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk); err != nil {
 		return err
 	}
 	cols := (dv + dk + deltaNetChunkSolveThreads - 1) / deltaNetChunkSolveThreads
-	if err := q.Launch("deltanet_chunk_solve", [3]int{nv, chunks, cols}, deltaNetChunkSolveThreads,
-		tArg(at(s.w)), tArg(at(s.d0)), tArg(at(s.am)), tArg(at(s.cum)), tArg(at(s.kn)), tArg(at(s.v)),
-		tArg(at(s.beta)), IntArg(n), IntArg(dk), IntArg(dv)); err != nil {
+	if err := kernel.DeltaNetChunkSolve(q, [3]int{nv, chunks, cols}, deltaNetChunkSolveThreads, tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.kn)), tPtr(at(s.v)), tPtr(at(s.beta)), n, dk, dv); err != nil {
 		return err
 	}
-	return q.Launch("deltanet_chunk_state", [3]int{nv, (dv + 31) / 32, 1}, deltaNetChunkStateThreads,
-		tArg(core), tArg(stateS), tArg(at(s.qm)), tArg(at(s.w)), tArg(at(s.d0)), tArg(at(s.cum)),
-		tArg(at(s.qn)), tArg(at(s.kn)), IntArg(n), IntArg(nv), IntArg(dk), IntArg(dv))
+	return kernel.DeltaNetChunkState(q, [3]int{nv, (dv + 31) / 32, 1}, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
 }

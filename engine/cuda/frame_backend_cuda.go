@@ -8,7 +8,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 	"proscenium/engine/sampling"
 )
@@ -34,9 +33,6 @@ type FramesOptions struct {
 	// Pipeline launches each frame's graph as soon as the last frame's
 	// codes are read (Frame): not with teacher forcing or a logits tap.
 	Pipeline bool
-	// NoCodec loads no codec (Decode refuses): frame comparisons and
-	// benchmarks of the frame alone.
-	NoCodec bool
 }
 
 func (o FramesOptions) withDefaults() FramesOptions {
@@ -90,17 +86,19 @@ var (
 
 // LoadFrames builds the GPU frames from a checkpoint opened by
 // drama3.LoadEngine (its tokenizer resolves the semantic and end-of-speech
-// tokens; its codec's decoder uploads unless opt.NoCodec): the exact bytes
-// (FramesBytes, plus the codec's) are admitted against the pool's cap and
-// the device's free memory before anything is allocated; the weights
-// stream into one arena (progress: bytes on the device of the total), the
-// tower binds to it, the codec uploads. A failure frees everything
-// allocated.
-func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress LoadProgress) (*Frames, error) {
+// tokens) and codec, the plan of its codec (cpu.Codec.Plan of ck.Codec,
+// which the worker makes: engine/cuda does not import engine/cpu; nil: no
+// codec, Decode refuses: frame comparisons and benchmarks of the frame
+// alone): the exact bytes (FramesBytes, plus the codec's) are admitted
+// against the pool's cap and the device's free memory before anything is
+// allocated; the weights stream into one arena (progress: bytes on the
+// device of the total), the tower binds to it, the codec uploads. A failure
+// frees everything allocated.
+func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt FramesOptions, progress LoadProgress) (*Frames, error) {
 	opt = opt.withDefaults()
 	cfg, tok := ck.Config, ck.Tokenizer
-	if tok == nil || ck.Codec == nil && !opt.NoCodec {
-		return nil, fmt.Errorf("gpu frames: %s was opened without its tokenizer and codec (drama3.LoadEngine)", ck.Dir)
+	if tok == nil {
+		return nil, fmt.Errorf("gpu frames: %s was opened without its tokenizer (drama3.LoadEngine)", ck.Dir)
 	}
 	ids, err := drama3.SemanticTokenIDs(tok, cfg.Audio.SemanticCodebookSize)
 	if err != nil {
@@ -110,12 +108,6 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	if !ok && ck.Weights.SemanticHead == nil {
 		return nil, fmt.Errorf("tokenizer has no token %s", drama3.EndOfSpeechToken)
 	}
-	var ref *cpu.Codec
-	if !opt.NoCodec {
-		if ref, err = cpu.NewCodec(ck.Codec); err != nil {
-			return nil, err
-		}
-	}
 	layout, err := LayoutWeights(ck.Weights)
 	if err != nil {
 		return nil, err
@@ -124,8 +116,8 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	if err != nil {
 		return nil, err
 	}
-	if ref != nil {
-		need += CodecBytes(ref, opt.DecodeChunk)
+	if codec != nil {
+		need += CodecBytes(codec, opt.DecodeChunk)
 	}
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, err
@@ -139,14 +131,14 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 		w.Free(d)
 		return nil, err
 	}
-	var codec *Codec
-	if ref != nil {
-		if codec, err = NewCodec(d, ref); err != nil {
+	var gc *Codec
+	if codec != nil {
+		if gc, err = NewCodec(d, codec); err != nil {
 			bb.Close()
 			return nil, err
 		}
 	}
-	f, err := NewFrames(d, bb, codec, ids, end, opt)
+	f, err := NewFrames(d, bb, gc, ids, end, opt)
 	if err != nil {
 		return nil, err // NewFrames freed bb and codec
 	}
@@ -154,19 +146,18 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, opt FramesOptions, progress Lo
 	return f, nil
 }
 
-// CodecBytes bounds the device memory of ref's codec on the GPU: its
+// CodecBytes bounds the device memory of codec p on the GPU: its
 // weights as float32 (the device keeps them in that form or smaller) and a
 // stream's state for chunks of maxChunk frames, estimated from the widest
 // stage. It is an upper bound, for admission.
-func CodecBytes(ref *cpu.Codec, maxChunk int) int64 {
-	p := ref.Plan()
+func CodecBytes(p *drama3.CodecPlan, maxChunk int) int64 {
 	var weights, widest int64
-	conv := func(c *cpu.CodecConvWeights) {
+	conv := func(c *drama3.CodecConvWeights) {
 		if c != nil {
 			weights += int64(len(c.W)+len(c.Bias)) * 4
 		}
 	}
-	q := func(x cpu.CodecQuantizerWeights) { weights += int64(len(x.Codebook)) * 4; conv(&x.Proj) }
+	q := func(x drama3.CodecQuantizerWeights) { weights += int64(len(x.Codebook)) * 4; conv(&x.Proj) }
 	q(p.Semantic)
 	for _, r := range p.Residual {
 		q(r)
@@ -369,7 +360,7 @@ func (f *Frames) enqueueFrame(q *Queue, withStep bool) error {
 	if withStep {
 		H := int64(b.Plan.H)
 		fb := f.tower.FeedbackRow()
-		if err := cu.MemcpyDtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), cu.DevicePtr(fb.Ptr), H*4, q.d.stream); err != nil {
+		if err := cu.MemcpyDtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Emb)), cu.DevicePtr(fb.Ptr), H*4, q.Stream()); err != nil {
 			return err
 		}
 		if err := b.enqueue(q, 1, 0); err != nil {

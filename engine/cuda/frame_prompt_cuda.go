@@ -9,6 +9,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 	"proscenium/engine/sampling"
 )
@@ -127,7 +128,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 					}
 				}
 				words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
-				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.d.stream); err != nil {
+				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
 					return err
 				}
 				if err := f.tower.Frame(q, rowAt(r)); err != nil {
@@ -143,7 +144,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 			}
 			if to == len(p) && last > from {
 				// The last row starts frame 0: the frame graphs read row 0 of Out.
-				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.d.stream)
+				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.Stream())
 			}
 			return nil
 		})
@@ -183,8 +184,8 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 }
 
 // forcedRowWords is the control block's forced flag and forced codes
-// (fcForced … fcForcedCodes+FrameMaxCodebooks): what a forced tower row sets.
-const forcedRowWords = 1 + FrameMaxCodebooks
+// (fcForced … fcForcedCodes+frameMaxCodebooks): what a forced tower row sets.
+const forcedRowWords = 1 + frameMaxCodebooks
 
 // uploadForcedRows puts the forced words of every row followed by a
 // reference frame (in order: flag 1, that frame's codes) on the device; nil
@@ -252,8 +253,8 @@ func (f *Frames) promptFeedbackRows(p drama3.Prompt, audio int) ([]float32, erro
 	}
 	err = f.d.Run(func(q *Queue) error {
 		for k := 0; k < audio; k++ {
-			out := Arg(uint64(ob.Ptr) + uint64(k*H*4))
-			ctrl := Arg(uint64(cb.Ptr) + uint64(k*frameCtrlWords*4))
+			out := devPtr(ob).Add(int64(k) * int64(H) * 4)
+			ctrl := devPtr(cb).Add(int64(k) * frameCtrlWords * 4)
 			if err := f.tower.enqueueFeedback(q, out, ctrl); err != nil {
 				return err
 			}
@@ -273,10 +274,8 @@ func (f *Frames) promptFeedbackRows(p drama3.Prompt, audio int) ([]float32, erro
 
 // enqueueFeedback enqueues the feedback row (tower_feedback, the frame's
 // kernel) of the codes in the control block at ctrl into out ([Dim]).
-func (t *Tower) enqueueFeedback(q *Queue, out, ctrl Arg) error {
+func (t *Tower) enqueueFeedback(q *Queue, out, ctrl kernel.Ptr) error {
 	g := &t.g
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	return q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
-		out, tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
-		ctrl, IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div))
+	return kernel.TowerFeedback(q, [3]int{1, 1, 1}, 1024, out, tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), ctrl, len(g.Entries), g.Dim, div)
 }

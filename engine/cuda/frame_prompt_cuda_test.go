@@ -101,7 +101,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 		}
 		longest = max(longest, len(cases[i].p))
 	}
-	gpu, err := LoadFrames(dev, ck, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8, NoCodec: true}, nil)
+	gpu, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: longest + max(forcedFrames, freeFrames) + 8}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

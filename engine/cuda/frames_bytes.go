@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -12,11 +13,11 @@ import (
 // no build tag, so the untagged program can ask.
 
 // TowerMaxRows bounds the tower's KV cache (rows a take may reach), and
-// TowerAttnSplits is ATTN_SPLITS (kernels/tower.cu): the key ranges one
-// row's attention is split into.
+// TowerAttnSplits is the key ranges one row's tower attention is split into
+// (kernels/attention.cu ATTN_SPLITS).
 const (
 	TowerMaxRows    = 8192
-	TowerAttnSplits = 16
+	TowerAttnSplits = kernel.AttnSplits
 )
 
 // DefaultFramesCapacity is the rows of a take by default: a long prompt and
@@ -89,7 +90,7 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 func PromptScratchBytes(capacity, hidden int) int64 {
 	rows := int64(framesCapacity(capacity))
 	feedback := rows * int64(frameCtrlWords+hidden) * 4
-	forced := rows * int64(1+FrameMaxCodebooks) * 4
+	forced := rows * int64(1+frameMaxCodebooks) * 4
 	return max(feedback, forced)
 }
 

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/drama3"
-	"proscenium/engine/tokenizer"
 )
 
 // TestModelBytesMatchesTheLoad compares ModelBytes, what the studio shows
@@ -46,14 +46,16 @@ func TestModelBytesMatchesTheLoad(t *testing.T) {
 			}
 			exact := layout.Bytes + plan.Bytes + TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
 
-			tok, err := tokenizer.LoadFile(filepath.Join(dir, drama3.TokenizerFile))
+			eck, err := drama3.LoadEngine(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer eck.Close()
+			tok := eck.Tokenizer
 			saved := dev.Pool
-			dev.Pool = NewPool(cuDriver{}, 0, 0)
+			dev.Pool = device.NewPool(device.CUDADriver{}, 0, 0)
 			defer func() { dev.Pool = saved }()
-			f, _, err := LoadFrames(dev, dir, tok, FramesOptions{Capacity: capacity, NoCodec: true}, nil)
+			f, err := LoadFrames(dev, eck, nil, FramesOptions{Capacity: capacity}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

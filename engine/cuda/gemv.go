@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"proscenium/engine/cuda/kernel"
 )
 
 // GemvVariant is one compiled instance of a GEMV kernel (kernels/gemv.cu):
@@ -16,7 +18,7 @@ type GemvVariant struct {
 // Name is the kernel name suffix, e.g. "t128r2u2".
 func (v GemvVariant) Name() string { return fmt.Sprintf("t%dr%du%d", v.TPR, v.Rows, v.Unroll) }
 
-const gemvThreads = 256 // GEMV_THREADS in kernels/gemv.cu
+const gemvThreads = kernel.GemvThreads
 
 // GemvBF16Variants and GemvFP8Variants are the instances in kernels/gemv.cu.
 var (

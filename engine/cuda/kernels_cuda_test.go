@@ -12,6 +12,7 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/device"
 )
 
 // These tests need a GPU: gorgonia.org/cu ends a process without one in its
@@ -27,10 +28,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "cuda tests:", err)
 		os.Exit(1)
 	}
+	if d.Numerics, err = testNumerics(); err != nil {
+		fmt.Fprintln(os.Stderr, "cuda tests:", err)
+		os.Exit(1)
+	}
 	dev = d
-	fmt.Printf("device: %s, compute %d.%d, %d SMs, %d MiB L2, %.1f GiB, driver %d, kernels %s\nkernel build: %s\n",
+	fmt.Printf("device: %s, compute %d.%d, %d SMs, %d MiB L2, %.1f GiB, driver %d, kernels %s\nkernel build: %s\nnumerics: %s\n",
 		d.Info.Name, d.Info.Major, d.Info.Minor, d.Info.Multiprocs, d.Info.L2Bytes>>20,
-		float64(d.Info.TotalMem)/(1<<30), d.Info.DriverVersion, d.Info.Kernels, d.Info.KernelBuild)
+		float64(d.Info.TotalMem)/(1<<30), d.Info.DriverVersion, d.Info.Kernels, d.Info.KernelBuild, d.Numerics)
 	code := m.Run()
 	d.Close()
 	os.Exit(code)
@@ -210,7 +215,9 @@ func TestEmbedGather(t *testing.T) {
 	})
 }
 
-func TestRMSNormZeroCentred(t *testing.T) {
+func TestRMSNormZeroCentred(t *testing.T) { eachNumerics(t, testRMSNormZeroCentred) }
+
+func testRMSNormZeroCentred(t *testing.T) {
 	r := newRand(t)
 	// scale shrinks x: at 1e-3 the mean square (~3e-7) is below eps (1e-6),
 	// so a kernel that dropped or misplaced eps would be far off.
@@ -236,7 +243,7 @@ func TestRMSNormZeroCentred(t *testing.T) {
 			}
 			got := download(t, out, len(ref))
 			checkClose(t, "rmsnorm", got, ref, 1e-6)
-			checkCPUBits(t, "rmsnorm", got, ref)
+			checkBitsIfExact(t, "rmsnorm", got, ref)
 		})
 	}
 }
@@ -437,7 +444,7 @@ func TestGemvFP8(t *testing.T) {
 }
 
 func TestPoolOnDevice(t *testing.T) {
-	p := NewPool(cuDriver{}, 64<<20, 8<<20)
+	p := device.NewPool(device.CUDADriver{}, 64<<20, 8<<20)
 	var blocks []*Block
 	err := dev.Do(func() error {
 		for i := 0; i < 4; i++ {
@@ -463,7 +470,7 @@ func TestPoolOnDevice(t *testing.T) {
 				return err
 			}
 		}
-		free, total, err := cuDriver{}.MemInfo()
+		free, total, err := device.CUDADriver{}.MemInfo()
 		if err != nil {
 			return err
 		}

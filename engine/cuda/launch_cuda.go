@@ -4,74 +4,23 @@ package cuda
 
 import (
 	"fmt"
-	"math"
 	"os"
-	"unsafe"
+
+	"proscenium/engine/cuda/kernel"
 )
 
-// kernelNames are entry points Open looks up at once, so a kernel build that
-// lacks one fails at Open rather than at the first take; any other kernel is
-// found by name at its first launch.
-var kernelNames = []string{
-	"embed_gather_bf16", "rmsnorm_zc_f32", "swiglu_f32", "add_f32",
-	"launch_floor",
+// devPtr is block b's device address as a kernel argument (0, a null
+// pointer, for nil).
+func devPtr(b *Block) kernel.Ptr {
+	if b == nil {
+		return 0
+	}
+	return kernel.Ptr(b.Ptr)
 }
 
-func init() {
-	for _, v := range GemvBF16Variants {
-		kernelNames = append(kernelNames, "gemv_bf16_"+v.Name(), "gemv_bf16d_"+v.Name())
-	}
-	for _, v := range GemvFP8Variants {
-		kernelNames = append(kernelNames, "gemv_fp8_"+v.Name(), "gemv_fp8d_"+v.Name())
-	}
-}
-
-// Arg is one kernel argument in the 8-byte slot cuLaunchKernel reads from
-// (gorgonia.org/cu copies 8 bytes per argument; the kernel reads as many as
-// the parameter's size, little-endian).
-type Arg uint64
-
-func PtrArg(b *Block) Arg { return Arg(b.Ptr) }
-func IntArg(v int) Arg    { return Arg(uint64(uint32(int32(v)))) }
-func I64Arg(v int64) Arg  { return Arg(uint64(v)) }
-func F32Arg(v float32) Arg {
-	return Arg(math.Float32bits(v))
-}
-
-// NullArg is a null pointer argument.
-const NullArg Arg = 0
-
-// Queue enqueues work on the device's stream. It exists only inside
-// Device.Run, on the device thread, so a sequence of launches costs no
-// hand-over between goroutines.
-type Queue struct{ d *Device }
-
-// Run calls f with the device's queue on the device thread.
-func (d *Device) Run(f func(q *Queue) error) error {
-	return d.Do(func() error { return f(&Queue{d}) })
-}
-
-// Launch enqueues kernel name with a grid and a block of threads.
-func (q *Queue) Launch(name string, grid [3]int, block int, args ...Arg) error {
-	fn, err := q.d.function(name)
-	if err != nil {
-		return err
-	}
-	if q.d.usePDL {
-		if err := q.d.pdl.launch(fn, grid, block, q.d.stream, args); err != nil {
-			return fmt.Errorf("cuda: launch %s: %w", name, err)
-		}
-		return nil
-	}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i])
-	}
-	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, q.d.stream, params); err != nil {
-		return fmt.Errorf("cuda: launch %s: %w", name, err)
-	}
-	return nil
-}
+// policy is the instance the policy families launch under the device's
+// numerics.
+func (q *Queue) policy() kernel.Policy { return policyOf(q.d.Numerics) }
 
 const elementwiseThreads = 256
 
@@ -86,8 +35,7 @@ func (q *Queue) EmbedGather(out, table, ids *Block, n, vocab, width int) error {
 		checkFits(table, 0, int64(vocab*width*2), "gather table"), checkFits(ids, 0, int64(n*4), "gather ids")); err != nil {
 		return err
 	}
-	return q.Launch("embed_gather_bf16", [3]int{n, 1, 1}, elementwiseThreads,
-		PtrArg(out), PtrArg(table), PtrArg(ids), IntArg(vocab), IntArg(width))
+	return kernel.EmbedGatherBF16(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(out), devPtr(table), devPtr(ids), vocab, width)
 }
 
 // RMSNormZC is the zero-centred RMSNorm of n rows of width (engine/cpu.RMSNormZeroCentred).
@@ -96,8 +44,7 @@ func (q *Queue) RMSNormZC(out, x, w *Block, n, width int, eps float32) error {
 		checkFits(x, 0, int64(n*width*4), "rmsnorm x"), checkFits(w, 0, int64(width*4), "rmsnorm w")); err != nil {
 		return err
 	}
-	return q.Launch("rmsnorm_zc_f32", [3]int{n, 1, 1}, elementwiseThreads,
-		PtrArg(out), PtrArg(x), PtrArg(w), IntArg(width), F32Arg(eps))
+	return kernel.RMSNormZCF32(q, q.policy(), [3]int{n, 1, 1}, elementwiseThreads, devPtr(out), devPtr(x), devPtr(w), width, eps)
 }
 
 // SwiGLU writes out[i] = silu(gate[i])·up[i] for n elements.
@@ -106,7 +53,7 @@ func (q *Queue) SwiGLU(out, gate, up *Block, n int) error {
 		checkFits(gate, 0, int64(n*4), "swiglu gate"), checkFits(up, 0, int64(n*4), "swiglu up")); err != nil {
 		return err
 	}
-	return q.Launch("swiglu_f32", elementwiseGrid(n), elementwiseThreads, PtrArg(out), PtrArg(gate), PtrArg(up), IntArg(n))
+	return kernel.SwiGLUF32(q, elementwiseGrid(n), elementwiseThreads, devPtr(out), devPtr(gate), devPtr(up), n)
 }
 
 // Add computes dst[i] += x[i] for n elements.
@@ -114,7 +61,7 @@ func (q *Queue) Add(dst, x *Block, n int) error {
 	if err := firstErr(checkFits(dst, 0, int64(n*4), "add dst"), checkFits(x, 0, int64(n*4), "add x")); err != nil {
 		return err
 	}
-	return q.Launch("add_f32", elementwiseGrid(n), elementwiseThreads, PtrArg(dst), PtrArg(x), IntArg(n))
+	return kernel.AddF32(q, elementwiseGrid(n), elementwiseThreads, devPtr(dst), devPtr(x), n)
 }
 
 // Gemv describes one-row projections y[e] = W_{ids[e]}·x[e] for e < N over
@@ -136,9 +83,9 @@ type Gemv struct {
 	IdsReady bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
-	// products and sums, one rounding (cpu.MatVec's bits). Every backbone
-	// projection sets it; the tower's GEMVs (outside the contract) sum in
-	// float32.
+	// products and sums, one rounding (cpu.MatVec's bits). Backbone
+	// projections set it under exact numerics (Queue.backboneGemv); the
+	// tower's GEMVs (outside the contract) sum in float32.
 	F64 bool
 }
 
@@ -151,10 +98,15 @@ var gemvF64Overrides = func() map[string]GemvVariant {
 	return m
 }()
 
-// backboneGemv returns g as a backbone projection: float64 sums (rule 1 of
-// the numerics contract) on the instance ChooseGemvF64 picks.
-func backboneGemv(g Gemv, fp8 bool) Gemv {
-	g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+// backboneGemv returns g as a backbone projection under the device's
+// numerics: Exact runs the float64 instances (rule 1 of the contract) on
+// ChooseGemvF64's choice, Fast the float32 ones on ChooseGemv's.
+func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
+	if q.d.Numerics.Exact() {
+		g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
+		return g
+	}
+	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
 	return g
 }
 
@@ -184,27 +136,39 @@ func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	return firstErr(errs...)
 }
 
-// gemvLaunch enqueues kernel gemv_<format>[d]_<variant> with args and the
-// arguments common to every GEMV.
-func (q *Queue) gemvLaunch(format string, g Gemv, args ...Arg) error {
-	prefix := "gemv_" + format + "_"
-	if g.F64 {
-		prefix = "gemv_" + format + "d_"
-	}
+// gemvLaunch enqueues the instance of g.Variant for BF16 (S nil) or FP8
+// weights, float (g.F64 false) or double sums.
+func (q *Queue) gemvLaunch(g Gemv, y, W, S, x *Block) error {
 	blocks, _ := g.Variant.Grid(g.Rows)
+	grid := [3]int{blocks, g.N, 1}
 	ready := 0
 	if g.IdsReady {
 		ready = 1
 	}
-	args = append(args, IntArg(g.XStride), IntArg(g.Rows), IntArg(g.Cols), IntArg(ready))
-	return q.Launch(prefix+g.Variant.Name(), [3]int{blocks, g.N, 1}, gemvThreads, args...)
+	w, ids, v := devPtr(W).Add(g.WOff), g.idsPtr(), g.Variant.Name()
+	mstride := int64(g.Rows) * int64(g.Cols)
+	if S == nil {
+		if g.F64 {
+			return kernel.GemvBF16d(q, kernel.GemvBF16dKernel("gemv_bf16d_"+v), grid, gemvThreads,
+				devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready)
+		}
+		return kernel.GemvBF16(q, kernel.GemvBF16Kernel("gemv_bf16_"+v), grid, gemvThreads,
+			devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready)
+	}
+	s, sstride := devPtr(S).Add(g.SOff), int64(FP8ScaleCount(g.Rows, g.Cols))
+	if g.F64 {
+		return kernel.GemvFP8d(q, kernel.GemvFP8dKernel("gemv_fp8d_"+v), grid, gemvThreads,
+			devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready)
+	}
+	return kernel.GemvFP8(q, kernel.GemvFP8Kernel("gemv_fp8_"+v), grid, gemvThreads,
+		devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready)
 }
 
-func (g Gemv) idsArg() Arg {
+func (g Gemv) idsPtr() kernel.Ptr {
 	if g.Ids == nil {
-		return NullArg
+		return 0
 	}
-	return Arg(uint64(g.Ids.Ptr) + uint64(g.IdsOff))
+	return devPtr(g.Ids).Add(g.IdsOff)
 }
 
 // GemvBF16 runs the projection with BF16 weights W. Ids are not range-checked
@@ -213,8 +177,7 @@ func (q *Queue) GemvBF16(g Gemv, y, W, x *Block) error {
 	if err := g.check("bf16", 2, W, x, y); err != nil {
 		return err
 	}
-	return q.gemvLaunch("bf16", g,
-		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)))
+	return q.gemvLaunch(g, y, W, nil, x)
 }
 
 // GemvFP8 runs the projection with E4M3 weights W and their float32 block
@@ -228,19 +191,8 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 	if err := checkFits(S, g.SOff, int64(g.Mats*ns*4), "fp8 gemv scales"); err != nil {
 		return err
 	}
-	return q.gemvLaunch("fp8", g,
-		PtrArg(y), PtrArg(W)+Arg(g.WOff), PtrArg(S)+Arg(g.SOff), PtrArg(x), g.idsArg(), I64Arg(int64(g.Rows)*int64(g.Cols)),
-		I64Arg(int64(ns)))
+	return q.gemvLaunch(g, y, W, S, x)
 }
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
-func (q *Queue) LaunchFloor() error { return q.Launch("launch_floor", [3]int{1, 1, 1}, 32) }
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
+func (q *Queue) LaunchFloor() error { return kernel.LaunchFloor(q, [3]int{1, 1, 1}, 32) }

@@ -1,6 +1,10 @@
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // This file describes the backbone's token mixers on the device (the Gated
 // DeltaNet and the gated full attention, engine/cpu deltanet.go and
@@ -47,13 +51,13 @@ type DeltaNetGeometry struct {
 	Eps                  float32 // the gated output norm's (rms_norm_eps)
 }
 
-// deltaNetThreads is the block of kernels/deltanet.cu (DN_THREADS): one
+// deltaNetThreads is the block of kernels/deltanet.cu's deltanet_rows: one
 // block per value head holds that head's [KeyDim, ValueDim] state in
 // registers, a column per thread lane, the rows split over warp groups.
-const deltaNetThreads = 512
+const deltaNetThreads = kernel.DnThreads
 
-// deltaNetMaxRowsPerThread is DN_MAXR in kernels/deltanet.cu.
-const deltaNetMaxRowsPerThread = 32
+// deltaNetMaxRowsPerThread is the most state rows a thread holds.
+const deltaNetMaxRowsPerThread = kernel.DnMaxr
 
 // Validate says whether the kernels support the geometry.
 func (g DeltaNetGeometry) Validate() error {
@@ -64,8 +68,8 @@ func (g DeltaNetGeometry) Validate() error {
 		return fmt.Errorf("cuda deltanet: %d value heads are not a multiple of %d key heads", g.ValueHeads, g.KeyHeads)
 	case g.ValueDim > deltaNetThreads:
 		return fmt.Errorf("cuda deltanet: value head dim %d > %d is not supported", g.ValueDim, deltaNetThreads)
-	case g.ConvKernel > 8:
-		return fmt.Errorf("cuda deltanet: conv kernel %d > 8 is not supported", g.ConvKernel)
+	case g.ConvKernel > kernel.DnMaxk:
+		return fmt.Errorf("cuda deltanet: conv kernel %d > %d is not supported", g.ConvKernel, kernel.DnMaxk)
 	}
 	if r := g.rowsPerThread(); r > deltaNetMaxRowsPerThread {
 		return fmt.Errorf("cuda deltanet: key dim %d with value dim %d needs %d state rows per thread (> %d)",
@@ -171,11 +175,11 @@ const (
 	DeltaNetSplitStep
 )
 
-// deltaNetSplitThreads is DNS_THREADS in kernels/deltanet.cu; a block's four
-// warps hold at most DN_MAXR state rows each.
+// deltaNetSplitThreads is the split step kernels' block; its warps hold at
+// most DN_MAXR state rows each.
 const (
-	deltaNetSplitThreads   = 128
-	deltaNetSplitMaxKeyDim = 4 * deltaNetMaxRowsPerThread
+	deltaNetSplitThreads   = kernel.DnsThreads
+	deltaNetSplitMaxKeyDim = kernel.DnsWarps * deltaNetMaxRowsPerThread
 )
 
 // AttentionGeometry is one gated full-attention layer's dimensions.
@@ -187,8 +191,8 @@ type AttentionGeometry struct {
 	Eps                     float32 // the q/k norms' (rms_norm_eps)
 }
 
-// attnMaxHeadDim is 32·ATT_MAXD in kernels/attention.cu.
-const attnMaxHeadDim = 256
+// attnMaxHeadDim is the attention kernels' bound: ATT_MAXD head dims per lane.
+const attnMaxHeadDim = 32 * kernel.AttMaxd
 
 // A row's keys are split over blocks whose softmax partials are combined:
 // attnMaxSplits blocks per row and head for a step (each takes a share of
@@ -196,7 +200,7 @@ const attnMaxHeadDim = 256
 // attnSplitRows rows of the bound the host gives for a prefill, at most
 // attnMaxSplits (the partials' scratch holds that many per row and head).
 const (
-	attnMaxSplits = 32
+	attnMaxSplits = kernel.AttMaxSplits
 	attnSplitRows = 16
 )
 

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"gorgonia.org/cu"
+
+	"proscenium/engine/cuda/kernel"
 )
 
 // The mixers' launch sequences. Every call only enqueues work on the stream:
@@ -27,7 +29,7 @@ func (t Tensor) view(bytes int64, what string) (*Block, error) {
 	return &Block{Kind: DeviceMem, Ptr: t.addr(), Bytes: bytes}, nil
 }
 
-func tArg(t Tensor) Arg { return Arg(uint64(t.addr())) }
+func tPtr(t Tensor) kernel.Ptr { return kernel.Ptr(t.addr()) }
 
 // projection is one [rows, cols] BF16 matrix applied to n rows of x into
 // columns col… of y (row stride ystride floats): the GEMV for one row, the
@@ -46,7 +48,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -159,19 +161,15 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
 	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
-		if err := q.Launch("deltanet_step_cols", [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads,
-			tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog),
-			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel)); err != nil {
+		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
 			return err
 		}
-		return q.Launch("deltanet_step_norm", [3]int{nv, 1, 1}, deltaNetSplitThreads,
-			tArg(core), tArg(proj), tArg(l.State), tArg(w.Norm),
-			IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel), F32Arg(g.Eps))
+		return kernel.DeltaNetStepNorm(q, q.policy(), [3]int{nv, 1, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps)
 	}
-	return q.Launch("deltanet_rows", [3]int{nv, 1, 1}, deltaNetThreads,
-		tArg(core), tArg(proj), tArg(l.State), tArg(stateS), tArg(w.Conv), tArg(w.DtBias), tArg(w.ALog), tArg(w.Norm),
-		IntArg(n), IntArg(g.KeyHeads), IntArg(nv), IntArg(g.KeyDim), IntArg(g.ValueDim), IntArg(g.ConvKernel),
-		F32Arg(g.Eps))
+	return kernel.DeltaNetRows(q, [3]int{nv, 1, 1}, deltaNetThreads, kernel.DeltaNetRowsArgs{
+		Core: tPtr(core), Proj: tPtr(proj), Convstate: tPtr(l.State), S: tPtr(stateS), Convw: tPtr(w.Conv),
+		Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), N: n, Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim,
+		Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps})
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
@@ -182,7 +180,7 @@ func (q *Queue) ZeroTensor(t Tensor, bytes int64) error {
 	if bytes%4 != 0 {
 		return fmt.Errorf("cuda: zero %d bytes: not whole words", bytes)
 	}
-	return cu.MemsetD32Async(cu.DevicePtr(t.addr()), 0, bytes/4, q.d.stream)
+	return cu.MemsetD32Async(cu.DevicePtr(t.addr()), 0, bytes/4, q.Stream())
 }
 
 // ResetDeltaNet zeroes the layer's conv and recurrent state (a new take).
@@ -194,7 +192,7 @@ func (q *Queue) AddInt32(t Tensor, v int) error {
 	if err := t.fits(4, "add int32"); err != nil {
 		return err
 	}
-	return q.Launch("add_i32", [3]int{1, 1, 1}, 32, tArg(t), IntArg(v))
+	return kernel.AddI32(q, [3]int{1, 1, 1}, 32, tPtr(t), v)
 }
 
 func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
@@ -270,42 +268,34 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 	if g.RotaryDim == 0 {
 		theta = 1
 	}
-	if err := q.Launch("attn_prep", [3]int{n, nh + nkv, 1}, attnThreads,
-		tArg(qn), tArg(kc), tArg(vc), tArg(proj), tArg(w.QNorm), tArg(w.KNorm), tArg(pos),
-		IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(g.RotaryDim), Arg(math.Float64bits(theta)),
-		F32Arg(g.Eps)); err != nil {
+	if err := kernel.AttnPrep(q, q.policy(), [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
-	if err := q.Launch("attn_scores", [3]int{n * nh, splits, 1}, attnThreads,
-		tArg(sc), tArg(smax), tArg(qn), tArg(kc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
-		IntArg(splits), F32Arg(float32(1/math.Sqrt(float64(hd))))); err != nil {
+	if err := kernel.AttnScores(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc), tPtr(pos), l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd)))); err != nil {
 		return err
 	}
-	if err := q.Launch("attn_partial", [3]int{n * nh, splits, 1}, attnThreads,
-		tArg(part), tArg(sc), tArg(smax), tArg(vc), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(nkv), IntArg(hd),
-		IntArg(splits)); err != nil {
+	if err := kernel.AttnPartial(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax), tPtr(vc), tPtr(pos), l.Capacity, nh, nkv, hd, splits); err != nil {
 		return err
 	}
-	return q.Launch("attn_combine", [3]int{n * nh, 1, 1}, attnThreads,
-		tArg(attn), tArg(part), tArg(proj), tArg(pos), IntArg(l.Capacity), IntArg(nh), IntArg(hd), IntArg(pw),
-		IntArg(splits))
+	return kernel.AttnCombine(q, q.policy(), [3]int{n * nh, 1, 1}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj), tPtr(pos), l.Capacity, nh, hd, pw, splits)
 }
 
-// attnThreads is the block of the attention kernels (ATT_THREADS).
-const attnThreads = 128
+// attnThreads is the block of the attention kernels.
+const attnThreads = kernel.AttThreads
 
 // ResetKV needs nothing: a take starts with the position at 0, and rows past
 // the position are never read.
 
-const gemmBM = 64 // GEMM_BM and GEMM_TC_BM in kernels/gemm.cu
+const gemmBM = kernel.GemmBm // = GEMM_TC_BM (TestGemmTileRows)
 
-// gemmInstances are the GEMM kernels by Gemm.Kernel: name suffix and W rows
-// per block (GEMM_BN, or the tensor-core instance's BN).
+// gemmInstances are the GEMM kernels by Gemm.Kernel: name suffix ("": the
+// SIMT kernels gemm_bf16 and gemm_fp8) and W rows per block (GEMM_BN, or the
+// tensor-core instance's BN).
 var gemmInstances = map[string]struct {
 	suffix string
 	bn     int
-}{"simt": {"", 32}, "tc16": {"_tc16", 16}, "tc32": {"_tc32", 32}}
+}{"simt": {"", kernel.GemmBn}, "tc16": {"_tc16", 16}, "tc32": {"_tc32", 32}}
 
 // gemmDefault is $PROSCENIUM_GPU_GEMM: the instance every GEMM without a
 // Kernel uses (benchmarks); empty: ChooseGemm's.
@@ -406,11 +396,6 @@ func (g Gemm) grid(bn int) [3]int {
 	return [3]int{(rowsPerGroup + gemmBM - 1) / gemmBM, (g.Rows + bn - 1) / bn, groups}
 }
 
-func (g Gemm) commonArgs() []Arg {
-	return []Arg{IntArg(g.N), IntArg(g.Rows), IntArg(g.Cols), IntArg(g.xstride()), IntArg(g.ystride()),
-		tArg(g.Offsets), tArg(g.Ids), tArg(g.RowIds)}
-}
-
 // GemmBF16 runs the projection with BF16 weights. Ids are not range-checked
 // on the device: the caller guarantees 0 ≤ id < Mats.
 func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
@@ -421,8 +406,13 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	if err != nil {
 		return err
 	}
-	args := append([]Arg{tArg(y), tArg(W), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols))}, g.commonArgs()...)
-	return q.Launch("gemm_bf16"+suffix, g.grid(bn), gemmThreads, args...)
+	mstride := int64(g.Rows) * int64(g.Cols)
+	if suffix == "" {
+		return kernel.GemmBF16(q, g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(x), mstride,
+			g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
+	}
+	return kernel.GemmBF16Tc(q, kernel.GemmBF16TcKernel("gemm_bf16"+suffix), g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(x),
+		mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }
 
 // GemmFP8 runs the projection with E4M3 weights and their float32 block
@@ -440,9 +430,13 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	if err != nil {
 		return err
 	}
-	args := append([]Arg{tArg(y), tArg(W), tArg(S), tArg(x), I64Arg(int64(g.Rows) * int64(g.Cols)), I64Arg(int64(ns))},
-		g.commonArgs()...)
-	return q.Launch("gemm_fp8"+suffix, g.grid(bn), gemmThreads, args...)
+	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
+	if suffix == "" {
+		return kernel.GemmFP8(q, g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(x), mstride, sstride,
+			g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
+	}
+	return kernel.GemmFP8Tc(q, kernel.GemmFP8TcKernel("gemm_fp8"+suffix), g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(S),
+		tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }
 
-const gemmThreads = 256 // GEMM_THREADS in kernels/gemm.cu
+const gemmThreads = kernel.GemmThreads

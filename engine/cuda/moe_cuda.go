@@ -2,7 +2,11 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // Launches of kernels/moe.cu and kernels/backbone.cu (the backbone's
 // feed-forward and layer glue); each checks its buffers fit.
@@ -27,16 +31,16 @@ func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 	}
 	errs := []error{checkFits(ids, 0, int64(n*k*4), "route ids"), checkFits(wts, 0, int64(n*k*4), "route weights"),
 		checkFits(dense, 0, int64(((n-1)*dstride+E)*4), "route logits")}
-	xa, xra := NullArg, NullArg
+	var xa, xra kernel.Ptr
 	if xrep != nil {
 		errs = append(errs, checkFits(xrep, 0, int64(n*k*xpitch*4), "route xrep"), checkFits(x, 0, int64(n*xpitch*4), "route x"))
-		xa, xra = PtrArg(x), PtrArg(xrep)
+		xa, xra = devPtr(x), devPtr(xrep)
 	}
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("moe_route", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(ids), PtrArg(wts), PtrArg(dense),
-		IntArg(dstride), IntArg(E), IntArg(k), xra, xa, IntArg(xpitch))
+	return kernel.MoERoute(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
+		dstride, E, k, xra, xa, xpitch)
 }
 
 // moeGroupThreads is the block of moe_group; it sorts up to 4× as many pairs.
@@ -53,8 +57,8 @@ func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) err
 		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
 		return err
 	}
-	return q.Launch("moe_group", [3]int{1, 1, 1}, moeGroupThreads, PtrArg(offsets), PtrArg(rowids), PtrArg(slot), PtrArg(ids),
-		IntArg(pairs), IntArg(k), IntArg(E))
+	return kernel.MoEGroup(q, [3]int{1, 1, 1}, moeGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
+		pairs, k, E)
 }
 
 // MoESwiGLU is SwiGLU of items routed (gate, up) pairs in gu (pitch 2p: gate
@@ -67,9 +71,8 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 		return err
 	}
 	w := max(ip, isp)
-	return q.Launch("moe_swiglu", [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
-		PtrArg(h), PtrArg(gu), IntArg(p), IntArg(i), IntArg(ip), IntArg(items), PtrArg(hs), PtrArg(dense), IntArg(dstride),
-		IntArg(E), IntArg(is), IntArg(isp))
+	return kernel.MoESwiGLU(q, q.policy(), [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
+		devPtr(h), devPtr(gu), p, i, ip, items, devPtr(hs), devPtr(dense), dstride, E, is, isp)
 }
 
 // MoECombineNorm adds to each of n rows of x (width H) the weighted routed
@@ -82,20 +85,19 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
 		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
 		checkFits(dense, 0, int64(((n-1)*dstride+sgcol+1)*4), "combine shared gate")}
-	na, nwa, sa := NullArg, NullArg, NullArg
+	var na, nwa kernel.Ptr
 	if slot != nil {
 		errs = append(errs, checkFits(slot, 0, int64(n*k*4), "combine slots"))
-		sa = PtrArg(slot)
 	}
 	if nw != nil {
 		errs = append(errs, checkFits(normed, 0, int64(n*npitch*4), "combine normed"), checkFits(nw, 0, int64(H*4), "combine norm weight"))
-		na, nwa = PtrArg(normed), PtrArg(nw)
+		na, nwa = devPtr(normed), devPtr(nw)
 	}
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("moe_combine_norm", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), PtrArg(yr), PtrArg(wts), PtrArg(ys),
-		PtrArg(dense), IntArg(dstride), IntArg(sgcol), IntArg(H), IntArg(k), sa, na, nwa, IntArg(npitch), F32Arg(eps))
+	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
+		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
 }
 
 // BackboneRows writes n input rows into x [n, H]: row i is the BF16 table row
@@ -106,8 +108,8 @@ func (q *Queue) BackboneRows(x, table, toks, emb *Block, n, vocab, H int) error 
 		checkFits(toks, 0, int64(n*4), "rows tokens"), checkFits(emb, 0, int64(n*H*4), "rows embeddings")); err != nil {
 		return err
 	}
-	return q.Launch("backbone_rows", [3]int{n, 1, 1}, elementwiseThreads, PtrArg(x), PtrArg(table), PtrArg(toks), PtrArg(emb),
-		IntArg(vocab), IntArg(H))
+	return kernel.BackboneRows(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(x), devPtr(table), devPtr(toks), devPtr(emb),
+		vocab, H)
 }
 
 // AddRMSNormZC adds y (nil: nothing) into the n rows of x (width H) and
@@ -116,10 +118,8 @@ func (q *Queue) BackboneRows(x, table, toks, emb *Block, n, vocab, H int) error 
 func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float32) error {
 	errs := []error{checkFits(x, 0, int64(n*H*4), "add-norm x"), checkFits(normed, 0, int64(n*npitch*4), "add-norm out"),
 		checkFits(w, 0, int64(H*4), "add-norm weight")}
-	ya := NullArg
 	if y != nil {
 		errs = append(errs, checkFits(y, 0, int64(n*H*4), "add-norm y"))
-		ya = PtrArg(y)
 	}
 	if npitch < H {
 		errs = append(errs, fmt.Errorf("cuda: add-norm: pitch %d < width %d", npitch, H))
@@ -127,12 +127,12 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return q.Launch("add_rmsnorm_zc", [3]int{n, 1, 1}, rowThreads(n), PtrArg(x), ya, PtrArg(normed), PtrArg(w),
-		IntArg(H), IntArg(npitch), F32Arg(eps))
+	return kernel.AddRMSNormZC(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
+		H, npitch, eps)
 }
 
-// moeDownMaxWidth is DOWN_MAXX in kernels/moe.cu: the widest expert input.
-const moeDownMaxWidth = 2048
+// moeDownMaxWidth is the widest expert input.
+const moeDownMaxWidth = kernel.DownMaxx
 
 // MoEDown is a step's routed and shared down projections in one launch:
 // for pair y < k, silu(gate)·up of gu row y (pitch 2p, width i, zero to ip)
@@ -151,16 +151,17 @@ func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids,
 	errs := []error{checkFits(yr, 0, int64((k+1)*h*4), "moe down y"), checkFits(W, wOff, int64(E)*int64(h*ip)*elem, "moe down weights"),
 		checkFits(ids, 0, int64(k*4), "moe down ids"), checkFits(gu, 0, int64(k*2*p*4), "moe down gate/up"),
 		checkFits(Ws, 0, int64(h*is*2), "moe down shared weights"), checkFits(dense, 0, int64((e+2*is)*4), "moe down shared gate/up")}
-	sa, f := NullArg, 0
+	var sa kernel.Ptr
+	f := 0
 	if fp8 {
 		errs = append(errs, checkFits(S, sOff, int64(E)*ns*4, "moe down scales"))
-		sa, f = PtrArg(S)+Arg(sOff), 1
+		sa, f = devPtr(S).Add(sOff), 1
 	}
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	const rowsPerBlock = 8 * 8 // warps × DOWN_ROWS
-	return q.Launch("moe_down", [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256,
-		PtrArg(yr), PtrArg(W)+Arg(wOff), sa, I64Arg(int64(h*ip)), I64Arg(ns), IntArg(f), PtrArg(ids), PtrArg(gu),
-		IntArg(p), IntArg(i), IntArg(ip), IntArg(k), PtrArg(Ws), PtrArg(dense), IntArg(e), IntArg(is), IntArg(h))
+	const rowsPerBlock = 8 * kernel.DownRows // warps × rows per warp
+	return kernel.MoEDown(q, q.policy(), [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256, kernel.MoEDownArgs{
+		Yr: devPtr(yr), W: devPtr(W).Add(wOff), S: sa, Mstride: int64(h * ip), Sstride: ns, FP8: f, Ids: devPtr(ids), Gu: devPtr(gu),
+		P: p, I: i, Ip: ip, K: k, Ws: devPtr(Ws), Dense: devPtr(dense), E: e, Is: is, H: h})
 }

@@ -2,7 +2,11 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // Launches of kernels/moe_rows.cu: a prefill's routed experts as multi-row
 // gathered GEMVs over the (row, expert) pairs sorted by expert (MoEGroup),
@@ -10,8 +14,8 @@ import "fmt"
 // rule 1 of the numerics contract (docs/MODEL.md), as the GEMVs' float64
 // instances do.
 
-// moeRowsThreads is MOE_ROWS_THREADS in kernels/moe_rows.cu (8 warps).
-const moeRowsThreads = 256
+// moeRowsThreads is moe_rows' block (8 warps).
+const moeRowsThreads = kernel.MoERowsThreads
 
 // MoERows is one multi-row gathered projection: for every expert e < E and
 // sorted pair s of it (Offsets[e] ≤ s < Offsets[e+1], Pairs in all),
@@ -87,10 +91,8 @@ func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
 		checkFits(y, 0, int64(m.Pairs)*int64(m.Rows)*4, kind+" moe rows y"),
 		checkFits(m.Offsets, 0, int64(m.E+1)*4, kind+" moe rows offsets"),
 	}
-	ra := NullArg
 	if m.RowIds != nil {
 		errs = append(errs, checkFits(m.RowIds, 0, int64(m.Pairs)*4, kind+" moe rows row ids"))
-		ra = PtrArg(m.RowIds)
 	}
 	ns := int64(FP8ScaleCount(m.Rows, m.Cols))
 	if m.FP8 {
@@ -103,11 +105,11 @@ func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
 	rb := moeRowsThreads / 32 * rows
 	grid := [3]int{(m.Rows + rb - 1) / rb, m.E, 1}
 	name := fmt.Sprintf("moe_rows_%s_g%dr%du%d", kind, m.Group, rows, unroll)
-	mstride := I64Arg(int64(m.Rows) * int64(m.Cols))
+	mstride := int64(m.Rows) * int64(m.Cols)
 	if m.FP8 {
-		return q.Launch(name, grid, moeRowsThreads, PtrArg(y), PtrArg(W)+Arg(m.WOff), PtrArg(S)+Arg(m.SOff), PtrArg(x),
-			PtrArg(m.Offsets), ra, mstride, I64Arg(ns), IntArg(m.XStride), IntArg(m.Rows), IntArg(m.Cols))
+		return kernel.MoERowsFP8(q, kernel.MoERowsFP8Kernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
+			devPtr(S).Add(m.SOff), devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, ns, m.XStride, m.Rows, m.Cols)
 	}
-	return q.Launch(name, grid, moeRowsThreads, PtrArg(y), PtrArg(W)+Arg(m.WOff), PtrArg(x),
-		PtrArg(m.Offsets), ra, mstride, IntArg(m.XStride), IntArg(m.Rows), IntArg(m.Cols))
+	return kernel.MoERowsBF16(q, kernel.MoERowsBF16Kernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
+		devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, m.XStride, m.Rows, m.Cols)
 }

@@ -17,10 +17,15 @@ const (
 	policyFast  numericsPolicy = "fast"
 )
 
-// policyUnderTest is the policy the kernels under test run. Today's kernels
-// have one, exact. Where a backbone is built with a policy (issue 27's
-// knob), this returns that setting, so the bit assertions follow it.
-func policyUnderTest() numericsPolicy { return policyExact }
+// policyUnderTest is the policy the kernels under test run: the test
+// device's (Device.Numerics, issue 27's knob), so the bit assertions follow
+// it.
+func policyUnderTest() numericsPolicy {
+	if dev.Numerics.Exact() {
+		return policyExact
+	}
+	return policyFast
+}
 
 // checkBitsUnderExact asserts the CPU's bits (checkCPUBits) when the policy
 // under test is exact; under fast it only logs how many values differ (the

@@ -5,11 +5,12 @@ package cuda
 import (
 	"fmt"
 	"os"
+
+	"proscenium/engine/cuda/kernel"
 )
 
-// SampleMax is the most logits one device draw takes (SAMPLE_MAX in
-// kernels/sampling.cu).
-const SampleMax = 8192
+// SampleMax is the most logits one device draw takes.
+const SampleMax = kernel.SampleMax
 
 // sampleKernel is the draw's kernel: sample_logits_warp_pick selects a
 // top-k ≤ 32 with warps and ends the draw in one warp (kernels/sampling.cu);
@@ -29,6 +30,14 @@ func sampleKernelNamed(name string) string {
 	return "sample_logits_warp_pick"
 }
 
+// sampleKernels are the draw's kernels by name: one signature, so one call.
+var sampleKernels = map[string]func(q kernel.Launcher, grid [3]int, block int, logits kernel.Ptr, n, cb, endIndex int,
+	ctrl, out, etable kernel.Ptr, eentries int, enorm, edst kernel.Ptr, width int, eps float32) error{
+	"sample_logits":           kernel.SampleLogits,
+	"sample_logits_warp":      kernel.SampleLogitsWarp,
+	"sample_logits_warp_pick": kernel.SampleLogitsWarpPick,
+}
+
 // SampleLogits enqueues codebook cb's draw from n logits with the settings
 // and frame index of the control block ctrl (kernels/sampling.cu: the CPU
 // sampler's arithmetic and Philox uniform), writing ctrl's codes[cb] and,
@@ -44,7 +53,7 @@ func (q *Queue) SampleLogits(logits *Block, n, cb, endIndex int, ctrl *Block) er
 type drawEmbed struct {
 	Table, ENorm Tensor
 	Entries      int
-	Dst          Arg // [Width] float32
+	Dst          kernel.Ptr // [Width] float32
 	Width        int
 	Eps          float32
 }
@@ -64,18 +73,15 @@ func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) e
 // flag it would test is the semantic draw's) may ask for the next layer's
 // embedding half.
 func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed) error {
-	if n < 1 || n > SampleMax || cb < 0 || cb >= FrameMaxCodebooks || batch < 1 || batch > 65535 {
+	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
 		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
 	}
 	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
 		checkFits(ctrl, 0, frameCtrlWords*4, "sample control")); err != nil {
 		return err
 	}
-	outArg := NullArg
-	if out != nil {
-		outArg = PtrArg(out)
-	}
-	table, enorm, dst, entries, width, eps := NullArg, NullArg, NullArg, 0, 0, float32(0)
+	var table, enorm, dst kernel.Ptr
+	entries, width, eps := 0, 0, float32(0)
 	if emb != nil {
 		if out != nil || endIndex >= 0 {
 			return fmt.Errorf("cuda: sample: an embedding follows one frame's residual draw only")
@@ -84,9 +90,12 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 			emb.ENorm.fits(int64(emb.Width)*4, "draw embedding norm")); err != nil {
 			return err
 		}
-		table, enorm, dst, entries, width, eps = tArg(emb.Table), tArg(emb.ENorm), emb.Dst, emb.Entries, emb.Width, emb.Eps
+		table, enorm, dst, entries, width, eps = tPtr(emb.Table), tPtr(emb.ENorm), emb.Dst, emb.Entries, emb.Width, emb.Eps
 	}
-	return q.Launch(sampleKernel, [3]int{batch, 1, 1}, 1024,
-		PtrArg(logits), IntArg(n), IntArg(cb), IntArg(endIndex), PtrArg(ctrl), outArg,
-		table, IntArg(entries), enorm, dst, IntArg(width), F32Arg(eps))
+	launch, ok := sampleKernels[sampleKernel]
+	if !ok {
+		return fmt.Errorf("cuda: sample: no draw kernel %q", sampleKernel)
+	}
+	return launch(q, [3]int{batch, 1, 1}, kernel.SampleThreads, devPtr(logits), n, cb, endIndex, devPtr(ctrl), devPtr(out),
+		table, entries, enorm, dst, width, eps)
 }

@@ -16,7 +16,7 @@ func TestSyntheticWeightsFullGeometry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := SyntheticWeights(cfg)
+	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
+	"proscenium/engine/drama3"
 	"proscenium/engine/sampling"
 )
 
@@ -127,11 +128,11 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, allocErr
 	}
 
-	cos, sin := cpu.TowerRopeTable(g.RotaryDim, g.RopeTheta, opt.MaxRows)
+	cos, sin := drama3.TowerRopeTable(g.RotaryDim, g.RopeTheta, opt.MaxRows)
 	tables := make([]uint64, len(g.Entries))
 	entries := make([]int32, len(g.Entries))
 	for i, cb := range w.Codebooks {
-		tables[i] = uint64(tArg(cb))
+		tables[i] = uint64(tPtr(cb))
 		entries[i] = int32(g.Entries[i])
 	}
 	tokens := make([]int32, len(w.SemanticTokens))
@@ -167,8 +168,13 @@ func (t *Tower) Geometry() TowerGeometry { return t.g }
 
 // Begin starts a take: the sampling settings and seed, frame and row
 // counters at zero, nothing forced. Not inside Run.
-func (t *Tower) Begin(s sampling.Settings, seed uint64) error {
-	c, err := newFrameControl(s, seed, 0)
+func (t *Tower) Begin(s sampling.Settings, seed uint64) error { return t.BeginAt(s, seed, 0) }
+
+// BeginAt is Begin with rows tower rows already done: the next frame's row
+// is at position rows (the benchmark replays frames from a row of its
+// choice). Not inside Run.
+func (t *Tower) BeginAt(s sampling.Settings, seed uint64, rows int) error {
+	c, err := newFrameControl(s, seed, rows)
 	if err != nil {
 		return err
 	}
@@ -179,7 +185,7 @@ func (t *Tower) Begin(s sampling.Settings, seed uint64) error {
 // index Entries[0] is end of speech) instead of drawing them, the teacher-
 // forced mode; Force(nil) draws again. Not inside Run.
 func (t *Tower) Force(codes []int) error {
-	words := make([]uint32, 1+FrameMaxCodebooks)
+	words := make([]uint32, 1+frameMaxCodebooks)
 	if codes != nil {
 		if len(codes) != len(t.g.Entries) {
 			return fmt.Errorf("cuda tower: %d forced codes, the model has %d codebooks", len(codes), len(t.g.Entries))
@@ -225,7 +231,7 @@ func (t *Tower) CopyResult(q *Queue, pinned *Block) error {
 	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < FrameResultBytes {
 		return fmt.Errorf("cuda tower: the frame result needs %d bytes of pinned host memory", FrameResultBytes)
 	}
-	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.d.stream)
+	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr+FrameResultOffset), FrameResultBytes, q.Stream())
 }
 
 // ReadResult decodes a result CopyResult placed in pinned memory (after the
@@ -258,7 +264,7 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 	text := ehInput{mode: ehText}
 	for r := 0; r < n; r += t.opt.PrefillChunk {
 		m := min(t.opt.PrefillChunk, n-r)
-		in := ehInput{mode: ehText, h: tArg(hidden.At(int64(r * D * 4)))}
+		in := ehInput{mode: ehText, h: tPtr(hidden.At(int64(r * D * 4)))}
 		for li := 0; li < t.layers(); li++ {
 			next := &text
 			if li == t.layers()-1 {
@@ -269,7 +275,7 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 			}
 			in = ehInput{mode: ehMade}
 		}
-		if err := q.Launch("tower_advance", [3]int{1, 1, 1}, 32, PtrArg(t.ctrl), IntArg(m), IntArg(0)); err != nil {
+		if err := kernel.TowerAdvance(q, [3]int{1, 1, 1}, 32, devPtr(t.ctrl), m, 0); err != nil {
 			return err
 		}
 	}
@@ -290,12 +296,13 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	if err != nil {
 		return err
 	}
-	// The semantic head reads the backbone's row, which has the CPU's bits
-	// (the numerics contract, docs/MODEL.md): summed in float64 like
-	// cpu.MatVec, its logits keep them, so the frame's first draw sees the
-	// CPU's logits exactly. The tower's own GEMVs stay float32.
+	// The semantic head reads the backbone's row, which under exact
+	// numerics has the CPU's bits (the numerics contract, docs/MODEL.md):
+	// summed in float64 like cpu.MatVec, its logits keep them, so the
+	// frame's first draw sees the CPU's logits exactly. Under fast numerics
+	// it sums float32 like the tower's own GEMVs.
 	sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
-		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: true}
+		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact()}
 	if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 		return err
 	}
@@ -308,7 +315,7 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	// that layer, the draw writes.
 	code0 := ehInput{mode: ehCode, table: t.w.Codebooks[0], entries: g.Entries[0], slot: 0}
 	in := code0
-	in.h = tArg(hidden)
+	in.h = tPtr(hidden)
 	S, L := g.SharedLayers, t.layers()
 	for li := 0; li < L; li++ {
 		j := li - S + 1 // residual layer j ≥ 1 gives codebook j
@@ -333,28 +340,25 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 		var emb *drawEmbed
 		if next != nil {
 			emb = &drawEmbed{Table: t.w.Codebooks[j], Entries: g.Entries[j], ENorm: t.layerTensors(li + 1).ENorm,
-				Dst: PtrArg(t.cat), Width: g.Dim, Eps: g.Eps}
+				Dst: devPtr(t.cat), Width: g.Dim, Eps: g.Eps}
 		}
 		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, 1, emb); err != nil {
 			return err
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	if err := q.Launch("tower_feedback", [3]int{1, 1, 1}, 1024,
-		PtrArg(t.feedback), tArg(t.w.TextEmbed), PtrArg(t.semTokens), PtrArg(t.fbTables), PtrArg(t.fbEntries),
-		PtrArg(t.ctrl), IntArg(len(g.Entries)), IntArg(g.Dim), F32Arg(div)); err != nil {
+	if err := kernel.TowerFeedback(q, [3]int{1, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div); err != nil {
 		return err // tower_feedback also steps the counters (1 row, 1 frame)
 	}
 	return nil
 }
 
-// towerRowThreads is a row norm's block (its values in registers: kernels/tower.cu
-// ROW_REGS, TowerMaxDim).
+// towerRowThreads is a row norm's block (its values in registers:
+// kernels/norms.cu ROW_REGS, TowerMaxDim).
 const towerRowThreads = 1024
 
-// towerAttnThreads is a tower attention block's threads (ATTN_WARPS·32 in
-// kernels/tower.cu: a warp per key).
-const towerAttnThreads = 256
+// towerAttnThreads is a tower attention block's threads (a warp per key).
+const towerAttnThreads = kernel.AttnWarps * 32
 
 func (t *Tower) layers() int { return t.g.SharedLayers + t.g.ResidualLayers() }
 
@@ -399,24 +403,27 @@ const (
 // h_in (ignored where the previous layer makes it) and the code's table.
 type ehInput struct {
 	mode    ehMode
-	h       Arg
+	h       kernel.Ptr
 	table   Tensor
 	entries int
 	slot    int
 }
 
-// embedArgs are the embedding half's kernel arguments of layer li:
-// tower_out_eh's emode (0 text, 1 a code, 2 left to the draw), table,
-// control block, slot, entries and that layer's ENorm.
-func (t *Tower) embedArgs(li int, in *ehInput) []Arg {
-	emode, table := 0, NullArg
-	switch in.mode {
+// outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
+// input of layer li+1 made as next says: tower_out_eh's emode 0 text, 1 a
+// code, 2 left to the draw.
+func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
+	emode, table := 0, kernel.Ptr(0)
+	switch next.mode {
 	case ehCode:
-		emode, table = 1, tArg(in.table)
+		emode, table = 1, tPtr(next.table)
 	case ehByDraw:
 		emode = 2
 	}
-	return []Arg{IntArg(emode), table, PtrArg(t.ctrl), IntArg(in.slot), IntArg(in.entries), tArg(t.layerTensors(li).ENorm)}
+	g := &t.g
+	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(t.h), devPtr(t.x), devPtr(t.mixed),
+		tPtr(t.layerTensors(li).OutNorm), devPtr(t.cat), emode, table, devPtr(t.ctrl), next.slot, next.entries,
+		tPtr(t.layerTensors(li+1).ENorm), tPtr(t.layerTensors(li+1).HNorm), g.Dim, g.Eps)
 }
 
 // layer enqueues tower layer li over n rows at positions ctrl.pos…, its
@@ -433,11 +440,11 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
 	width := (nh + 2*nkv) * hd
 	kvBytes := uint64(t.opt.MaxRows) * uint64(nkv*hd) * 4
-	kc := Arg(uint64(t.kv.Ptr) + uint64(li)*2*kvBytes)
-	vc := kc + Arg(kvBytes)
+	kc := kernel.Ptr(uint64(t.kv.Ptr) + uint64(li)*2*kvBytes)
+	vc := kc + kernel.Ptr(kvBytes)
 	half := g.RotaryDim / 2
-	cosT := PtrArg(t.rope)
-	sinT := cosT + Arg(uint64(t.opt.MaxRows*half)*4)
+	cosT := devPtr(t.rope)
+	sinT := cosT.Add(int64(t.opt.MaxRows*half) * 4)
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	rows := [3]int{n, 1, 1}
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
@@ -446,42 +453,36 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			if in.mode == ehMade {
 				return nil
 			}
-			table := NullArg
+			var table kernel.Ptr
 			if in.mode == ehCode {
-				table = tArg(in.table)
+				table = tPtr(in.table)
 			}
-			return q.Launch("tower_eh_input", rows, towerRowThreads, PtrArg(t.cat), in.h, table, PtrArg(t.ctrl),
-				IntArg(in.slot), IntArg(in.entries), tArg(lw.ENorm), tArg(lw.HNorm), IntArg(D), F32Arg(g.Eps))
+			return kernel.TowerEHInput(q, rows, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps)
 		},
 		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
-		func() error { return t.addNorm(q, t.normed, NullArg, lw.AttentionNorm, n) },
+		func() error { return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n) },
 		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if n == 1 {
-				return q.Launch("tower_attend_rope", attnGrid, towerAttnThreads, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
-					PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), cosT, sinT, IntArg(nh), IntArg(nkv),
-					IntArg(hd), IntArg(half), F32Arg(scale), IntArg(t.opt.MaxRows))
+				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeArgs{
+					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
+					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
+					MaxRows: t.opt.MaxRows})
 			}
-			if err := q.Launch("tower_rope_append", rows, elementwiseThreads, PtrArg(t.qkv), kc, vc, cosT, sinT,
-				PtrArg(t.ctrl), IntArg(nh), IntArg(nkv), IntArg(hd), IntArg(half), IntArg(t.opt.MaxRows)); err != nil {
+			if err := kernel.TowerRopeAppend(q, rows, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
 				return err
 			}
-			return q.Launch("tower_attend", attnGrid, towerAttnThreads, PtrArg(t.attn), PtrArg(t.qkv), kc, vc,
-				PtrArg(t.ctrl), PtrArg(t.attnPart), PtrArg(t.attnCount), IntArg(nh), IntArg(nkv), IntArg(hd), F32Arg(scale),
-				IntArg(t.opt.MaxRows))
+			return kernel.TowerAttend(q, attnGrid, towerAttnThreads, devPtr(t.attn), devPtr(t.qkv), kc, vc, devPtr(t.ctrl), devPtr(t.attnPart), devPtr(t.attnCount), nh, nkv, hd, scale, t.opt.MaxRows)
 		},
 		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
-		func() error { return t.addNorm(q, t.normed, PtrArg(t.mixed), lw.FFNNorm, n) },
+		func() error { return t.addNorm(q, t.normed, devPtr(t.mixed), lw.FFNNorm, n) },
 		func() error { return t.gateUp(q, t.frameFusion(n), lw, n) },
 		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error {
 			if next == nil {
-				return t.addNorm(q, t.h, PtrArg(t.mixed), lw.OutNorm, n)
+				return t.addNorm(q, t.h, devPtr(t.mixed), lw.OutNorm, n)
 			}
-			args := append([]Arg{PtrArg(t.h), PtrArg(t.x), PtrArg(t.mixed), tArg(lw.OutNorm), PtrArg(t.cat)},
-				t.embedArgs(li+1, next)...)
-			args = append(args, tArg(t.layerTensors(li+1).HNorm), IntArg(D), F32Arg(g.Eps))
-			return q.Launch("tower_out_eh", rows, towerRowThreads, args...)
+			return t.outEH(q, li, n, next)
 		},
 	)
 }
@@ -497,9 +498,9 @@ func (t *Tower) frameFusion(n int) towerFusion {
 	return t.fuse
 }
 
-// towerGemvThreads is tower_gate_up_swiglu's block (TG_THREADS in
-// kernels/tower.cu: two groups of 128 threads, a row of each matrix a group).
-const towerGemvThreads = 256
+// towerGemvThreads is tower_gate_up_swiglu's block (two groups of 128
+// threads, a row of each matrix a group).
+const towerGemvThreads = kernel.TgThreads
 
 // gateUp enqueues silu(W1·x)·(W3·x) of n rows of t.normed into t.gate. With
 // fuse.gateUp one launch does it all (tower_gate_up_swiglu); otherwise one
@@ -515,8 +516,7 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 		if err := firstErr(gm1.check("bf16", 2, lw.W1.Block, t.normed, t.gate), gm3.check("bf16", 2, lw.W3.Block, t.normed, t.gate)); err != nil {
 			return fmt.Errorf("cuda tower: tower_gate_up_swiglu: %w", err)
 		}
-		return q.Launch("tower_gate_up_swiglu", [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads,
-			PtrArg(t.gate), tArg(lw.W1), tArg(lw.W3), PtrArg(t.normed), IntArg(F), IntArg(D))
+		return kernel.TowerGateUpSwiGLU(q, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), F, D)
 	}
 	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
 		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
@@ -524,8 +524,8 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 		if err := q.GemvBF16(gm, t.gate, lw.W1.Block, t.normed); err != nil {
 			return err
 		}
-		gate := PtrArg(t.gate)
-		return q.Launch("swiglu_f32", elementwiseGrid(F), elementwiseThreads, gate, gate, gate+Arg(F*4), IntArg(F))
+		gate := devPtr(t.gate)
+		return kernel.SwiGLUF32(q, elementwiseGrid(F), elementwiseThreads, gate, gate, gate.Add(int64(F)*4), F)
 	}
 	if err := firstErr(t.project(q, lw.W1, F, D, n, t.normed, t.gate), t.project(q, lw.W3, F, D, n, t.normed, t.up)); err != nil {
 		return err
@@ -533,11 +533,10 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 	return q.SwiGLU(t.gate, t.gate, t.up, n*F)
 }
 
-// addNorm enqueues x += add (add may be NullArg), out = x/rms(x)·w over n
+// addNorm enqueues x += add (add may be 0: nothing), out = x/rms(x)·w over n
 // rows of t.x.
-func (t *Tower) addNorm(q *Queue, out *Block, add Arg, w Tensor, n int) error {
-	return q.Launch("tower_add_rmsnorm", [3]int{n, 1, 1}, towerRowThreads,
-		PtrArg(out), PtrArg(t.x), add, tArg(w), IntArg(t.g.Dim), F32Arg(t.g.Eps))
+func (t *Tower) addNorm(q *Queue, out *Block, add kernel.Ptr, w Tensor, n int) error {
+	return kernel.TowerAddRMSNorm(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(out), devPtr(t.x), add, tPtr(w), t.g.Dim, t.g.Eps)
 }
 
 func firstErrFn(fs ...func() error) error {
@@ -559,5 +558,5 @@ func (q *Queue) GatherBF16Rows(dst, src Tensor, ids *Block, n, width int) error 
 	if err := dst.fits(int64(n)*int64(width)*2, "bf16 gather destination"); err != nil {
 		return err
 	}
-	return q.Launch("bf16_gather_rows", [3]int{n, 1, 1}, elementwiseThreads, tArg(dst), tArg(src), PtrArg(ids), IntArg(width))
+	return kernel.BF16GatherRows(q, [3]int{n, 1, 1}, elementwiseThreads, tPtr(dst), tPtr(src), devPtr(ids), width)
 }

@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"fmt"
+
+	"proscenium/engine/cuda/kernel"
 )
 
 // This file names where the tower's and heads' weights live on the device:
@@ -37,9 +39,9 @@ type TowerTensors struct {
 	SemanticTokens []int // token id of <|semantic:c|>, c < Entries[0]
 }
 
-// TowerMaxDim is the widest tower row (ROW_REGS·1024 in kernels/tower.cu:
-// a row's norm runs in one block of 1024 threads, 8 values each).
-const TowerMaxDim = 8192
+// TowerMaxDim is the widest tower row (kernels/norms.cu: a row's norm runs
+// in one block of 1024 threads, ROW_REGS values each).
+const TowerMaxDim = kernel.RowRegs * 1024
 
 // Check verifies the geometry and that every tensor fits where it is said to be.
 func (w *TowerTensors) Check() error {
@@ -49,8 +51,8 @@ func (w *TowerTensors) Check() error {
 	}
 	ncb := len(g.Entries)
 	switch {
-	case ncb > FrameMaxCodebooks:
-		return fmt.Errorf("cuda tower: %d codebooks, at most %d", ncb, FrameMaxCodebooks)
+	case ncb > frameMaxCodebooks:
+		return fmt.Errorf("cuda tower: %d codebooks, at most %d", ncb, frameMaxCodebooks)
 	case len(w.Codebooks) != ncb:
 		return fmt.Errorf("cuda tower: %d codebook tables for %d codebooks", len(w.Codebooks), ncb)
 	case len(w.Shared) != g.SharedLayers || len(w.Residual) != g.ResidualLayers():

@@ -70,7 +70,10 @@ type LoadRequest struct {
 	Model     string `json:"model"`
 	Backend   string `json:"backend"`
 	MemoryCap int64  `json:"memory_cap_bytes"`
-	Reason    string `json:"reason,omitempty"`
+	// Numerics is the GPU backbone's numerics policy, "fast" (also "") or
+	// "exact" (drama3.ParseNumerics); the CPU worker computes exactly.
+	Numerics string `json:"numerics,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.

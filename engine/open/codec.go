@@ -65,6 +65,6 @@ func (e *CodecEncoder) Codebooks() int { return e.enc.Geometry().Codebooks }
 // before an engine in another process is asked; spf is the samples per
 // frame.
 func CheckReferenceAudio(samples []float32, spf int) error {
-	_, err := cpu.CodecEncodeFrames(samples, spf)
+	_, err := drama3.CodecEncodeFrames(samples, spf)
 	return err
 }

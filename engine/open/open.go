@@ -52,6 +52,10 @@ type Options struct {
 	// MemoryCap is the settings' memory cap in bytes (0: none): the GPU
 	// worker's pool cap, against which it admits a model.
 	MemoryCap int64
+	// Numerics is the GPU backbone's numerics policy (drama3.Numerics:
+	// "fast", the default, or "exact"); the CPU backend computes exactly
+	// under either.
+	Numerics drama3.Numerics
 
 	reason string // Open's choice, for a worker's Info.BackendReason
 }
@@ -77,6 +81,9 @@ func CheckBackend(name string) error {
 func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if _, err := drama3.ParseNumerics(string(opts.Numerics)); err != nil {
+		return nil, err
 	}
 	backend, reason := opts.Backend, ""
 	switch backend {

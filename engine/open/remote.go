@@ -47,7 +47,7 @@ func openRemote(ctx context.Context, dir string, opts Options) (engine.Engine, e
 	if err != nil {
 		return nil, err
 	}
-	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap, Reason: opts.reason}, opts.Progress)
+	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap, Numerics: string(opts.Numerics), Reason: opts.reason}, opts.Progress)
 }
 
 // probeWorker starts the worker, reads its hello and stops it: ok when it

@@ -7,7 +7,6 @@ import (
 
 	"proscenium/engine/audio"
 	"proscenium/engine/checkpoint"
-	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
@@ -49,7 +48,7 @@ func ReadAudio(path string) ([]float32, error) {
 // codes.npy (int64 [codebooks, T]), z_pre.npy (float32 [latent, T]),
 // z_enc.npy (float32 [latent, 4T]) and margins.npy (float32 [codebooks, T],
 // each pick's best minus second-best cosine similarity).
-func WriteEncoding(dir string, g drama3.CodecEncoderGeometry, res *cpu.CodecEncoding) error {
+func WriteEncoding(dir string, g drama3.CodecEncoderGeometry, res *drama3.CodecEncoding) error {
 	nb, nf := g.Codebooks, res.Frames
 	codes := make([]int64, nb*nf)
 	margins := make([]float32, nb*nf)

@@ -1,0 +1,100 @@
+//go:build cuda
+
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"proscenium/engine/checkpoint"
+	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/kernel"
+	"proscenium/engine/drama3"
+)
+
+// synthGrid is the grid of the grid-stride fill kernels.
+var synthGrid = [3]int{4096, 1, 1}
+
+// syntheticBackbone builds a backbone of cfg with random weights generated
+// on the device (kernels/synthetic.cu), for capacity rows, after admitting
+// the exact bytes. Matrices are uniform with a variance of 1/cols (so
+// activations keep their scale through the layers), FP8 experts random codes
+// with scales to match, small vectors uniform in ±0.1.
+func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64) (*cuda.Backbone, error) {
+	w, err := drama3.ShapedWeights(cfg)
+	if err != nil {
+		return nil, err
+	}
+	layout, err := cuda.LayoutWeights(w)
+	if err != nil {
+		return nil, err
+	}
+	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
+		return nil, err
+	}
+	arena, err := d.Alloc(layout.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	err = d.Run(func(q *cuda.Queue) error {
+		seed := seed
+		next := func() uint64 { seed++; return seed }
+		ptr := func(off int64) kernel.Ptr { return kernel.Ptr(arena.Ptr).Add(off) }
+		for p, t := range layout.Tensors {
+			n := int64(1)
+			for _, s := range t.Shape {
+				n *= int64(s)
+			}
+			cols := t.Shape[len(t.Shape)-1]
+			var err error
+			switch {
+			case t.DType == checkpoint.F32:
+				err = kernel.SynthF32(q, synthGrid, 256, ptr(t.Off), n, next(), 0.1)
+			case p == w.Embed:
+				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), 0.5)
+			default:
+				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), float32(math.Sqrt(3/float64(cols))))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		for _, x := range layout.Experts {
+			if !x.FP8 {
+				return fmt.Errorf("synthetic backbone: BF16 experts are not generated (the benchmark is FP8)")
+			}
+			// Codes have a mean square of about 2.3: scale to a variance of 1/cols.
+			fill := func(w, s int64, mat int64, count, cols int) error {
+				if err := kernel.SynthFP8(q, synthGrid, 256, ptr(w), int64(x.Experts)*mat, next()); err != nil {
+					return err
+				}
+				sc := float32(1 / math.Sqrt(2.3*float64(cols)))
+				return kernel.SynthF32(q, synthGrid, 256, ptr(s), int64(x.Experts*count), next(), sc)
+			}
+			if err := fill(x.GateUp, x.GateUpS, x.GateUpMatBytes, x.GateUpScaleCount, x.H); err != nil {
+				return err
+			}
+			if err := fill(x.Down, x.DownS, x.DownMatBytes, x.DownScaleCount, x.I); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = d.Sync()
+	}
+	if err != nil {
+		d.Free(arena)
+		return nil, err
+	}
+	b, err := cuda.NewBackbone(d, &cuda.DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
+	if err != nil {
+		d.Free(arena)
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,177 @@
+// The GEMV body (one-row projections over BF16 and block-FP8 weights) under a
+// numerics policy: gemv.cu instantiates it for every projection, tower.cu's
+// fused gate·up reuses it, moe.cu's step down projection its chunk dots.
+#pragma once
+
+#include "common.cuh"
+
+#define GEMV_THREADS 256
+
+// Weight formats: elements per 16-byte chunk, the chunk's float32 dot
+// product with x (xv: the chunk's PER inputs as float4s; the scale is
+// applied by the caller), and the chunk's weights as the CPU holds them.
+struct BF16Weights {
+    static constexpr int PER = 8;
+    static constexpr bool SCALED = false;  // no block scales
+    __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
+        const float4 x0 = xv[0], x1 = xv[1];
+        float s = bf16_lo(w.x) * x0.x;
+        s = fmaf(bf16_hi(w.x), x0.y, s);
+        s = fmaf(bf16_lo(w.y), x0.z, s);
+        s = fmaf(bf16_hi(w.y), x0.w, s);
+        s = fmaf(bf16_lo(w.z), x1.x, s);
+        s = fmaf(bf16_hi(w.z), x1.y, s);
+        s = fmaf(bf16_lo(w.w), x1.z, s);
+        return fmaf(bf16_hi(w.w), x1.w, s);
+    }
+    // BF16 widened exactly (the scale is unused).
+    __device__ static __forceinline__ void weights(uint4 w, float, float* f) { bf16x8_to_float(w, f); }
+};
+struct FP8Weights {
+    static constexpr int PER = 16;
+    static constexpr bool SCALED = true;  // one float32 scale per 128×128 block
+    __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
+        float s = fp8_dot4(w.x, xv[0], 0.f);
+        s = fp8_dot4(w.y, xv[1], s);
+        s = fp8_dot4(w.z, xv[2], s);
+        return fp8_dot4(w.w, xv[3], s);
+    }
+    // E4M3 value × block scale, one float32 multiply each
+    // (checkpoint.DequantFP8Blocks).
+    __device__ static __forceinline__ void weights(uint4 w, float scale, float* f) { fp8x16_scaled(w, scale, f); }
+};
+
+// One chunk of x, held in registers in the form the policy's dot reads, for
+// all the rows that use it. Fast: float32, the chunk's products in a float32
+// FMA chain, an FP8 chunk scaled once. Exact (rule 1 of the contract,
+// cpu.Dot): x widened once (widen_x), each weight the CPU's float32, exact
+// float64 products summed in float64.
+template <class P, class WT>
+struct XChunk;
+
+template <class WT>
+struct XChunk<Fast, WT> {
+    float4 x[WT::PER / 4];
+    __device__ __forceinline__ void load(const float4* __restrict__ xv, int c) {
+#pragma unroll
+        for (int i = 0; i < WT::PER / 4; i++) x[i] = __ldg(xv + (WT::PER / 4) * c + i);
+    }
+    // scale: the chunk's block scale (FP8; unread for BF16).
+    __device__ __forceinline__ float dot(uint4 w, const float* scale) const {
+        const float s = WT::dot(w, x);
+        return WT::SCALED ? s * __ldg(scale) : s;
+    }
+    // x staged in shared memory (moe.cu's down projection): stage stores
+    // element c, load_shared reads chunk c back; xs holds 4·cols bytes.
+    __device__ static __forceinline__ void stage(void* xs, int c, float v) { static_cast<float*>(xs)[c] = v; }
+    __device__ __forceinline__ void load_shared(const void* xs, int c) {
+        const float4* xv = static_cast<const float4*>(xs) + (WT::PER / 4) * c;
+#pragma unroll
+        for (int i = 0; i < WT::PER / 4; i++) x[i] = xv[i];
+    }
+    __device__ __forceinline__ float dot_folded(uint4 w, const float* scale) const { return dot(w, scale); }
+};
+
+template <class WT>
+struct XChunk<Exact, WT> {
+    double x[WT::PER];
+    __device__ __forceinline__ void load(const float4* __restrict__ xv, int c) {
+        float xf[WT::PER];
+#pragma unroll
+        for (int i = 0; i < WT::PER / 4; i++) {
+            const float4 v = __ldg(xv + (WT::PER / 4) * c + i);
+            xf[4 * i] = v.x, xf[4 * i + 1] = v.y, xf[4 * i + 2] = v.z, xf[4 * i + 3] = v.w;
+        }
+        widen_x<WT::PER>(xf, x);
+    }
+    __device__ __forceinline__ double dot(uint4 w, const float* scale) const {
+        float f[WT::PER];
+        WT::weights(w, WT::SCALED ? __ldg(scale) : 1.f, f);
+        return dot_f64<WT::PER>(f, x);
+    }
+    // x staged in shared memory as float64, widened (widen_x's values) and
+    // rotated as xs_chunk reads it (conflict-free 16-byte loads); xs holds
+    // 8·cols bytes.
+    __device__ static __forceinline__ void stage(void* xs, int c, float v) {
+        static_cast<double*>(xs)[xs_slot<WT::PER>(c / WT::PER, c % WT::PER)] =
+            c & 1 ? (double)v * 0x1p896 : (double)v;
+    }
+    __device__ __forceinline__ void load_shared(const void* xs, int c) {
+        xs_chunk<WT::PER>(static_cast<const double*>(xs), c, x);
+    }
+    // dot with the FP8 scale folded into one multiply (fp8x16_scaled_fold:
+    // the same float32 weights, an instruction less each).
+    __device__ __forceinline__ double dot_folded(uint4 w, const float* scale) const {
+        float f[WT::PER];
+        if (WT::SCALED)
+            fp8x16_scaled_fold(w, __ldg(scale), f);
+        else
+            WT::weights(w, 1.f, f);
+        return dot_f64<WT::PER>(f, x);
+    }
+};
+
+// gemv_rows leaves Σ_c wr[r][c]·x[c] (ROWS rows of cols weights each, any
+// rows: consecutive rows of one matrix, or one row of each of several) in
+// acc[r] of thread 0 of each group of TPR threads. The block of GEMV_THREADS
+// is split into groups of TPR threads; thread j of a group reads the 16-byte
+// chunks j, j+TPR, … of each row, so a group's loads are contiguous and
+// coalesced. Every load of an UNROLL step is issued before the first
+// multiply (the step is one basic block, no branches), x is read once per
+// chunk for all ROWS rows, and the partial sums are reduced with shuffles
+// and, when TPR > 32, through shared memory (a block barrier: every thread
+// of the block calls it). Spreading a row over more threads (TPR) puts more
+// of the matrix in flight at once: the kernels are bound by memory latency
+// as much as by bandwidth. sr[r] is row r's first block scale (FP8;
+// [ceil(cols/128)] of them, a chunk lies in one block; unread for BF16).
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
+                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
+    typedef typename P::Sum Sum;
+    constexpr int WARPS_PER_GROUP = TPR / 32;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int chunks = cols / WT::PER;
+    const float4* xv = reinterpret_cast<const float4*>(x);
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) acc[r] = 0;
+    for (int base = j; base < chunks; base += TPR * UNROLL) {
+        uint4 w[UNROLL][ROWS];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int c = base + u * TPR, cc = min(c, chunks - 1);
+            XChunk<P, WT> xc;
+            xc.load(xv, cc);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const Sum s = xc.dot(w[u][r], WT::SCALED ? sr[r] + ((cc * WT::PER) >> 7) : nullptr);
+                acc[r] += c < chunks ? s : Sum(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) acc[r] = warp_sum(acc[r]);
+    if (WARPS_PER_GROUP > 1) {
+        __shared__ Sum part[GEMV_THREADS / 32][ROWS];
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (lane == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) part[warp][r] = acc[r];
+        }
+        __syncthreads();
+        if (j == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                Sum s = 0;
+#pragma unroll
+                for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][r];
+                acc[r] = s;
+            }
+        }
+    }
+}
