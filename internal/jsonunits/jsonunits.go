@@ -24,10 +24,10 @@ var unitSuffixes = []string{
 	"_x_realtime", // audio seconds per second
 }
 
-// Unitless are the names (the whole JSON name, or its last word after '_')
+// unitless are the names (the whole JSON name, or its last word after '_')
 // of numbers that are counts, indices, identifiers, ratios or settings: they
 // have no unit to say. Keep it short; a quantity belongs in unitSuffixes.
-var Unitless = []string{
+var unitless = []string{
 	"bytes", "ms", // the unit is the whole name (export's bytes written, a stage's ms)
 	// identifiers, indices and positions
 	"id", "ids", "pid", "handle", "ordinal", "start", "end", "offset", "port", "status",
@@ -107,7 +107,7 @@ func (c *checker) walk(t reflect.Type, path string) {
 		case elem == durationType:
 			c.problems = append(c.problems, Problem{fpath, "a time.Duration crosses as bare nanoseconds: a float64 named _ms or _s"})
 		case isNumber(elem.Kind()) && !(f.Type.Kind() == reflect.Slice && elem.Kind() == reflect.Uint8): // []byte is base64 text
-			if !SaysUnit(name) && !slices.Contains(c.allow, t.Name()+"."+name) && !slices.Contains(c.allow, t.Name()+".*") {
+			if !saysUnit(name) && !slices.Contains(c.allow, t.Name()+"."+name) && !slices.Contains(c.allow, t.Name()+".*") {
 				c.problems = append(c.problems, Problem{fpath, fmt.Sprintf("a %s without a unit in its name (%s) and not a unitless count", f.Type, strings.Join(unitSuffixes, ", "))})
 			}
 		default:
@@ -116,18 +116,18 @@ func (c *checker) walk(t reflect.Type, path string) {
 	}
 }
 
-// SaysUnit is whether a number's JSON name ends with a unit or names a
+// saysUnit is whether a number's JSON name ends with a unit or names a
 // unitless count, index or ratio.
-func SaysUnit(name string) bool {
+func saysUnit(name string) bool {
 	for _, s := range unitSuffixes {
 		if strings.HasSuffix(name, s) {
 			return true
 		}
 	}
-	if slices.Contains(Unitless, name) {
+	if slices.Contains(unitless, name) {
 		return true
 	}
-	if i := strings.LastIndexByte(name, '_'); i >= 0 && slices.Contains(Unitless, name[i+1:]) {
+	if i := strings.LastIndexByte(name, '_'); i >= 0 && slices.Contains(unitless, name[i+1:]) {
 		return true
 	}
 	return false
@@ -148,7 +148,7 @@ func CheckDecoded(data []byte, allow ...string) ([]Problem, error) {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, x := range v {
-				if _, num := x.(float64); num && !SaysUnit(k) && !slices.Contains(allow, k) {
+				if _, num := x.(float64); num && !saysUnit(k) && !slices.Contains(allow, k) {
 					problems = append(problems, Problem{path + "." + k, "a number without a unit in its name"})
 				}
 				walk(x, path+"."+k)
