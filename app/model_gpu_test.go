@@ -8,6 +8,7 @@ import (
 	"proscenium/app/model"
 	"proscenium/engine"
 	"proscenium/engine/drama3"
+	"proscenium/engine/open"
 )
 
 // The model summary gives the GPU layout's bytes before a load, and says
@@ -36,7 +37,7 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.GPUBytes < sum.StoredBytes || !strings.HasPrefix(sum.GPUNote, "GPU layout: ") || strings.Contains(sum.GPUNote, "cap") {
+	if sum.GPUBytes < sum.StoredBytes+open.GPUVoiceCacheBytes || !strings.HasPrefix(sum.GPUNote, "GPU layout: ") || !strings.Contains(sum.GPUNote, "512.0 MiB of it for cached voices") || strings.Contains(sum.GPUNote, "cap") {
 		t.Fatalf("GPU bytes %d (stored %d), note %q", sum.GPUBytes, sum.StoredBytes, sum.GPUNote)
 	}
 	s := svc.Settings()

@@ -116,6 +116,13 @@ type Finish struct {
 	ElapsedS           float64            `json:"elapsed_s"`              // the whole take
 	RealTimeFactor     float64            `json:"real_time_factor"`       // ElapsedS / AudioS
 	StagesS            map[string]float64 `json:"stages_s"`               // seconds spent per stage (prompt, prefill, frame, codec…)
+	// PromptRows is the prompt's rows; PrefillRows those the prefill ran
+	// (set out to run, for a take stopped within it; 0 when stopped before
+	// it): fewer when VoiceCached, the rows of the reference voice (the
+	// voice prefix) restored from the voice cache instead.
+	PromptRows  int  `json:"prompt_rows,omitempty"`
+	PrefillRows int  `json:"prefill_rows,omitempty"`
+	VoiceCached bool `json:"voice_cached,omitempty"`
 	// Codes are the take's codes, [frame][codebook] (codebook 0 first).
 	Codes [][]int `json:"-"`
 }
@@ -141,6 +148,12 @@ type Memory struct {
 	Cap    int64  `json:"cap_bytes"`              // 0: no cap
 	Total  int64  `json:"total_bytes,omitempty"`  // the device's whole memory; 0: not reported
 	Pinned int64  `json:"pinned_bytes,omitempty"` // page-locked host memory a GPU backend holds
+	// VoiceCache is the memory (part of Used) the voice prefix cache holds:
+	// the model's state after reference voices, kept for later takes in
+	// them; VoiceCacheCap its most (0: no cache).
+	VoiceCache    int64 `json:"voice_cache_bytes,omitempty"`
+	VoiceCacheCap int64 `json:"voice_cache_cap_bytes,omitempty"`
+	VoiceEntries  int   `json:"voice_entries,omitempty"`
 }
 
 // Stats is what the engine reports between and during takes.

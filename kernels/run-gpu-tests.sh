@@ -44,6 +44,9 @@ status=0
 	echo "== GPU take benchmark (whole takes through the take loop, synthetic full geometry, 60-token prompt)"
 	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 || status=1
 	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 300 -takes 3 -pipeline=false || status=1
+	echo "== GPU take benchmark in a reference voice (10 s and 30 s of synthetic frames): uncached, then from the voice cache"
+	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 || status=1
+	"$dir/proscenium-gpu" bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 || status=1
 	if [ -f "$tok" ]; then
 		for g in demo odd; do
 			echo "== GPU take against the CPU ($g checkpoint): teacher-forced logits, free-running codes"
@@ -58,5 +61,5 @@ status=0
 	fi
 	echo "== exit status $status"
 } >"$log" 2>&1
-grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text|GPU codec|GPU take|take |first audio|  (codec|frame|backbone step)|memory|proscenium-gpu|  (streaming|first frame|whole decode)|    codec_.*(relative|bit for bit))' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
+grep -E '^(--- |FAIL|ok|PASS|copy|empty|gemv|timing|[0-9]+ experts|fused|[0-9]+→|== |device:|GPU backend|proscenium|frame|one draw|prefill [0-9]+ text|GPU codec|GPU take|take |first audio|reference voice|  uncached|  from the cache|  voice cache|  (codec|frame|backbone step)|memory|proscenium-gpu|  (streaming|first frame|whole decode)|    codec_.*(relative|bit for bit))' "$log" | grep -v -- '--- PASS: Test.*/' | tail -n 120
 exit $status

@@ -94,6 +94,25 @@ for delay in 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1.0; do
 	fi
 done
 [ -n "$landed" ] || fail "kill -9: no delay landed inside the take"
+s voice cache through the worker: a reference voice twice in one process, then once alone
+if timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --numerics "$numerics" --ref "$dir/ref.flac" --ref-text "The quick brown fox." --repeat 2 --json --out "$out/voice2.wav" >"$out/voice.json" 2>>"$L"; then
+	cat "$out/voice.json" >>"$L"
+	python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["takes"]
+print("takes (prefill rows, prompt rows, from the cache, first audio ns):", [(x.get("prefill_rows"), x.get("prompt_rows"), x.get("voice_cached", False), x["time_to_first_audio"]) for x in t])
+ok = len(t) == 2 and not t[0].get("voice_cached") and t[1].get("voice_cached") and t[1]["prefill_rows"] < t[0]["prefill_rows"]
+sys.exit(0 if ok else 1)' "$out/voice.json" >>"$L" 2>&1 || fail "the second take in a reference voice did not start from the voice cache"
+else
+	fail "synth in a reference voice with --repeat 2 failed"
+fi
+want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --backend cuda --numerics "$numerics" --ref "$dir/ref.flac" --ref-text "The quick brown fox." --out "$out/voice1.wav"
+if cmp "$out/voice1.wav" "$out/voice2.wav" >>"$L" 2>&1; then
+	echo "the take from the voice cache == the uncached take (WAV bytes)" >>"$L"
+elif [ "$numerics" = exact ]; then
+	fail "the take from the voice cache differs from the uncached take under the exact policy"
+else
+	echo "the take from the voice cache differs from the uncached one ($numerics policy)" >>"$L"
+fi
 s the take engine on the GPU in Go: TestCUDAEngineTakes
 want 0 "$dir/proscenium-gpu.test" -test.v -test.run TestCUDAEngineTakes
 s done

@@ -100,9 +100,9 @@ type ModelSummary struct {
 	MemoryBasis  string `json:"memory_basis"`
 	Context      int    `json:"context_rows"`
 	// GPUBytes is the device memory the GPU backend admits for this model
-	// (weights, states, scratch at the default context: open.GPUModelBytes)
-	// before loading it; 0 when it cannot be computed. GPUNote says it with
-	// the settings' memory cap.
+	// (weights, states, scratch at the default context, the voice prefix
+	// cache: open.GPUModelBytes) before loading it; 0 when it cannot be
+	// computed. GPUNote says it with the settings' memory cap.
 	GPUBytes int64    `json:"gpu_bytes"`
 	GPUNote  string   `json:"gpu_note"`
 	Problems []string `json:"problems"` // unplaced/missing tensors, missing files
@@ -123,7 +123,7 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	}
 	sum := inspectModel(dir)
 	if sum.GPUBytes > 0 {
-		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory (and the codec)"
+		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory (" + studio.ByteSize(open.GPUVoiceCacheBytes) + " of it for cached voices; and the codec)"
 		if limit := c.settings().MemoryCapBytes; limit > 0 {
 			if sum.GPUBytes > limit {
 				sum.GPUNote += ", more than the memory cap of " + studio.ByteSize(limit) + ": a GPU load is refused"

@@ -26,7 +26,8 @@ func numericsExact() bool { return true }
 // TestCUDAEngineTakes runs the worker's take engine (openCUDAEngine: the
 // take engine over the pipelined CUDA frame backend) on a demo checkpoint
 // and asserts what kernels/run-take-checks.sh prints: the same seed twice
-// gives the same codes and PCM bits; under the exact policy the codes are
+// gives the same codes and PCM bits, the PCM of the streamed chunks the
+// whole decode's; under the exact policy the codes are
 // the CPU engine's (engine/open, CPU backend); a memory cap below the model
 // refuses the load, naming the sizes, and leaves nothing allocated.
 func TestCUDAEngineTakes(t *testing.T) {
@@ -69,6 +70,16 @@ func TestCUDAEngineTakes(t *testing.T) {
 	}
 	pcm1, fin1 := take(gpu)
 	pcm2, fin2 := take(gpu)
+	// The take's chunks (every one but the first decoded on the codec's
+	// stream behind the next frame, drama3.AsyncDecoder) are the whole
+	// decode's samples.
+	whole, err := gpu.(cudaEngine).frames.Decode(0, fin2.Frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := firstBitDiff(pcm2, whole); i >= 0 {
+		t.Errorf("the streamed chunks differ from the whole decode at sample %d of %d/%d", i, len(pcm2), len(whole))
+	}
 	if err := gpu.Close(); err != nil {
 		t.Fatal(err)
 	}

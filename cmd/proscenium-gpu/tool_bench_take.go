@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -54,6 +55,25 @@ type takeBench struct {
 	PeakBytes      int64              `json:"device_peak_bytes"`
 	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
+
+	// With --ref-seconds: a reference voice of that many seconds of random
+	// codes; a warm-up take in another voice, then the take in this voice
+	// twice, the first prefilling every row (Uncached), the second starting
+	// from the voice cache (Cached). The figures above are the cached take's.
+	RefSeconds      float64    `json:"ref_s,omitempty"`
+	RefFrames       int        `json:"ref_frames,omitempty"`
+	PromptRows      int        `json:"prompt_rows,omitempty"`
+	Uncached        *voiceTake `json:"uncached,omitempty"`
+	Cached          *voiceTake `json:"cached,omitempty"`
+	VoiceCacheBytes int64      `json:"voice_cache_bytes,omitempty"`
+}
+
+// voiceTake is one take in a reference voice.
+type voiceTake struct {
+	PrefillMs     float64 `json:"prefill_ms"`
+	FirstAudioMs  float64 `json:"time_to_first_audio_ms"`
+	RowsPrefilled int     `json:"prefilled_rows"`
+	FromCache     bool    `json:"from_cache"`
 }
 
 func benchTake(args []string) error {
@@ -69,6 +89,7 @@ func benchTake(args []string) error {
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
+	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,6 +102,12 @@ func benchTake(args []string) error {
 	if *promptLen < 2 || *frames < 1 || *takes < 1 {
 		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
 	}
+	if *refSeconds < 0 || *refSeconds > maxRefSeconds {
+		return fmt.Errorf("--ref-seconds %g: in [0, %d]", *refSeconds, maxRefSeconds)
+	}
+	// The codec's frame rate bounds the reference's rows before a load (the
+	// S2 codec: 2048 samples a frame).
+	refFrames := int(math.Round(*refSeconds * audio.SampleRate / 2048))
 	dev, err := cuda.Open(*ordinal, *memCap, 1<<30)
 	if err != nil {
 		return err
@@ -88,9 +115,12 @@ func benchTake(args []string) error {
 	dev.Numerics = numerics
 	defer dev.Close()
 	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
-	opt := cuda.FramesOptions{Capacity: *promptLen + *frames + 16, Pipeline: *pipeline}
+	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline}
 	var f *cuda.Frames
 	var prompt []int
+	// voicePrompt is the prompt of the take in a reference voice of codes
+	// (--ref-seconds).
+	var voicePrompt func(codes [][]int) (drama3.Prompt, error)
 	start := time.Now()
 	if *synthetic == "full" {
 		res.Model = "synthetic full"
@@ -119,12 +149,23 @@ func benchTake(args []string) error {
 		for i := range ids {
 			ids[i] = 1000 + i
 		}
-		if f, err = cuda.NewFrames(dev, bb, codec, ids, 1000+len(ids), opt); err != nil {
-			return err
-		}
 		r := rand.New(rand.NewPCG(3, 4))
 		for range *promptLen {
 			prompt = append(prompt, r.IntN(cfg.Text.VocabSize))
+		}
+		// Synthetic: refHeadRows random text rows, the frames, the script.
+		voicePrompt = func(codes [][]int) (drama3.Prompt, error) {
+			var p drama3.Prompt
+			for range refHeadRows {
+				p = append(p, drama3.PromptRow{Token: r.IntN(cfg.Text.VocabSize)})
+			}
+			for _, c := range codes {
+				p = append(p, drama3.PromptRow{Token: ids[c[0]], Codes: c})
+			}
+			return append(p, drama3.TextPrompt(prompt)...), nil
+		}
+		if f, err = cuda.NewFrames(dev, bb, codec, ids, 1000+len(ids), opt); err != nil {
+			return err
 		}
 	} else {
 		res.Model = *model
@@ -151,6 +192,10 @@ func benchTake(args []string) error {
 		if prompt, err = pb.DefaultVoice(text); err != nil {
 			return err
 		}
+		voicePrompt = func(codes [][]int) (drama3.Prompt, error) {
+			ref := drama3.Reference{Transcript: "The reference recording's transcript, a line or two of what the voice says in it.", Codes: codes}
+			return pb.ReferenceVoice(text, []drama3.Reference{ref}, f.CodebookEntries())
+		}
 	}
 	defer f.Close()
 	if err := dev.Sync(); err != nil {
@@ -163,6 +208,12 @@ func benchTake(args []string) error {
 	res.PromptTokens = len(prompt)
 
 	var last *drama3.Result
+	if refFrames > 0 {
+		if last, err = benchVoice(f, &res, voicePrompt, refFrames, *refSeconds, *frames); err != nil {
+			return err
+		}
+		*takes = 0
+	}
 	for i := 0; i < *takes; i++ {
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
 			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
@@ -223,6 +274,16 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("prompt            %d tokens, prefill %.2f ms\n", res.PromptTokens, res.PrefillMs)
+	if res.Uncached != nil {
+		fmt.Printf("reference voice   %.1f s = %d frames; %d prompt rows in all\n", res.RefSeconds, res.RefFrames, res.PromptRows)
+		for _, v := range []struct {
+			name string
+			t    *voiceTake
+		}{{"  uncached", res.Uncached}, {"  from the cache", res.Cached}} {
+			fmt.Printf("%-17s prefill %.2f ms (%d rows), first audio %.2f ms\n", v.name, v.t.PrefillMs, v.t.RowsPrefilled, v.t.FirstAudioMs)
+		}
+		fmt.Printf("  voice cache     %.1f MiB\n", float64(res.VoiceCacheBytes)/(1<<20))
+	}
 	fmt.Printf("take              %d frames (%s), %.2f s of audio in %.1f ms: real-time factor %.4f\n", res.Frames, res.Finish, res.AudioSeconds, res.ElapsedMs, res.RTF)
 	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
 	keys := make([]string, 0, len(res.StageMsFrame))
@@ -247,6 +308,69 @@ func benchTake(args []string) error {
 		fmt.Printf("admitted          %.2f GiB before the load: the peak is %.1f %% of it, %s\n", gib(res.AdmittedBytes), 100*float64(res.PeakBytes)/float64(res.AdmittedBytes), within)
 	}
 	return nil
+}
+
+// maxRefSeconds bounds --ref-seconds (the studio takes references of 2-30 s).
+const maxRefSeconds = 120
+
+// refHeadRows is the text rows before a synthetic reference's frames (the
+// system text and transcript of a short line).
+const refHeadRows = 40
+
+// benchVoice runs the takes of --ref-seconds: a warm-up take in another
+// voice (graphs captured, caches warm), then the take in a voice of
+// refFrames random frames twice: uncached, then from the voice cache. It
+// returns the cached take's result and fills res.
+func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama3.Prompt, error), refFrames int, seconds float64, frames int) (*drama3.Result, error) {
+	r := rand.New(rand.NewPCG(5, 6))
+	entries := f.CodebookEntries()
+	voice := func() (drama3.Prompt, error) {
+		codes := make([][]int, refFrames)
+		for i := range codes {
+			codes[i] = make([]int, len(entries))
+			for c, e := range entries {
+				codes[i][c] = r.IntN(e)
+			}
+		}
+		return build(codes)
+	}
+	take := func(p drama3.Prompt) (*drama3.Result, *voiceTake, error) {
+		out, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: p.Tokens(), Rows: p,
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 1, MaxFrames: frames}, drama3.Listener{})
+		if err != nil {
+			return nil, nil, err
+		}
+		last := f.LastPrefix()
+		return out, &voiceTake{PrefillMs: ms(out.Stages[drama3.StagePrefill]), FirstAudioMs: ms(out.TimeToFirstAudio),
+			RowsPrefilled: last.Prefilled, FromCache: last.Restored}, nil
+	}
+	warm, err := voice()
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := take(warm); err != nil {
+		return nil, fmt.Errorf("warm-up take: %w", err)
+	}
+	p, err := voice()
+	if err != nil {
+		return nil, err
+	}
+	_, uncached, err := take(p)
+	if err != nil {
+		return nil, fmt.Errorf("uncached take: %w", err)
+	}
+	last, cached, err := take(p)
+	if err != nil {
+		return nil, fmt.Errorf("cached take: %w", err)
+	}
+	if uncached.FromCache || !cached.FromCache {
+		return nil, fmt.Errorf("the voice cache did not take the voice (uncached take from the cache: %v, second take: %v)", uncached.FromCache, cached.FromCache)
+	}
+	res.RefSeconds, res.RefFrames, res.PromptRows = seconds, refFrames, len(p)
+	res.Uncached, res.Cached = uncached, cached
+	res.VoiceCacheBytes = f.PrefixCache().Stats().Bytes
+	res.Takes = 3
+	return last, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

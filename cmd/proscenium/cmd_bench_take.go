@@ -8,7 +8,9 @@ import (
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
 // takes on the GPU through the take loop (load, prefill, time to first
-// audio, per-stage ms per frame, real-time factor, peak memory), run inside
+// audio, per-stage ms per frame, real-time factor, peak memory; with
+// --ref-seconds S a reference voice's prefill and first audio uncached and
+// from the voice cache), run inside
 // the GPU worker (`proscenium-gpu bench-take`, which takes the same flags).
 
 func init() {
@@ -26,6 +28,7 @@ func runBenchTake(args []string) error {
 	prompt := fs.Int("prompt", 60, "prompt tokens (synthetic)")
 	frames := fs.Int("frames", 200, "frames per take at most")
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
+	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes at the full geometry): a warm-up take in another voice, then prefill and first audio uncached and from the voice cache, with the rows prefilled")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -38,7 +41,13 @@ func runBenchTake(args []string) error {
 	if *prompt < 2 || *frames < 1 || *takes < 1 {
 		return fmt.Errorf("%w: --prompt %d (at least 2), --frames %d and --takes %d (at least 1)", errUsage, *prompt, *frames, *takes)
 	}
+	if *refSeconds < 0 || *refSeconds > 120 {
+		return fmt.Errorf("%w: --ref-seconds %g: in [0, 120]", errUsage, *refSeconds)
+	}
 	fwd := []string{fmt.Sprintf("-prompt=%d", *prompt), fmt.Sprintf("-frames=%d", *frames), fmt.Sprintf("-takes=%d", *takes)}
+	if *refSeconds > 0 {
+		fwd = append(fwd, fmt.Sprintf("-ref-seconds=%g", *refSeconds))
+	}
 	if *synthetic != "" {
 		fwd = append(fwd, "-synthetic", *synthetic)
 	} else {

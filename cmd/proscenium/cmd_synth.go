@@ -224,7 +224,12 @@ type synthSummary struct {
 	Codes  string         `json:"codes,omitempty"`
 	Demo   bool           `json:"demo"`
 	Finish *engine.Finish `json:"finish"`
+	// Takes is every take of a --repeat run, in order (Finish is the last).
+	Takes []*engine.Finish `json:"takes,omitempty"`
 }
+
+// maxRepeat bounds --repeat.
+const maxRepeat = 100
 
 func synth(args []string, std streams) error {
 	fs := newFlags("synth")
@@ -235,9 +240,13 @@ func synth(args []string, std streams) error {
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
+	repeat := fs.Int("repeat", 1, "make the take this many times in one process (the WAV and codes are the last one's): a later take in a --ref voice starts from the voice cache and prefills only the script")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
 	if err != nil {
 		return err
+	}
+	if *repeat < 1 || *repeat > maxRepeat {
+		return fmt.Errorf("%w: --repeat %d must be in 1..%d", errUsage, *repeat, maxRepeat)
 	}
 	if *out == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
@@ -277,10 +286,19 @@ func synth(args []string, std streams) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	start := time.Now()
-	pcm, fin, err := runTake(eng, req, func(done int) {
-		prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
-	})
+	var pcm []float32
+	var fin *engine.Finish
+	var takes []*engine.Finish
+	for range *repeat {
+		start := time.Now()
+		pcm, fin, err = runTake(eng, req, func(done int) {
+			prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
+		})
+		if err != nil || fin.Reason == engine.FinishCancel {
+			break
+		}
+		takes = append(takes, fin)
+	}
 	prog.end()
 	if err != nil {
 		// A take that failed midway (the GPU worker killed, a device
@@ -310,10 +328,24 @@ func synth(args []string, std streams) error {
 	case *asJSON:
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}); err != nil {
+		sum := synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}
+		if *repeat > 1 {
+			sum.Takes = takes
+		}
+		if err := enc.Encode(sum); err != nil {
 			return err
 		}
 	case !*quiet:
+		if *repeat > 1 {
+			for i, t := range takes {
+				cached := ""
+				if t.VoiceCached {
+					cached = ", the voice from the cache"
+				}
+				fmt.Fprintf(std.log, "take %d: first audio %.1f ms, prefill %.1f ms of %d of %d prompt rows%s\n",
+					i+1, t.TimeToFirstAudioMs, t.StagesS[drama3.StagePrefill]*1e3, t.PrefillRows, t.PromptRows, cached)
+			}
+		}
 		demo := ""
 		if info.Demo {
 			demo = " (demo model: random weights, speaks no words)"

@@ -39,7 +39,7 @@ func TestJSONSaysItsUnits(t *testing.T) {
 		// the CLI
 		synthSummary{}, probeReport{}, tokenizeOutput{}, drama3.Inspection{},
 		// the engine and its worker
-		engine.Finish{}, engine.Info{}, engine.Stats{}, engine.SpeechRequest{},
+		engine.Finish{}, engine.Info{}, engine.Stats{}, engine.SpeechRequest{}, drama3.PrefixCacheStats{},
 		gpuworker.Hello{}, gpuworker.Request{}, gpuworker.LoadRequest{}, gpuworker.Loaded{},
 		gpuworker.SynthesizeArgs{}, gpuworker.TextArgs{}, gpuworker.TextCheck{}, gpuworker.EncodeArgs{},
 		gpuworker.EncodedReference{}, gpuworker.FinishWire{}, gpuworker.Event{}, gpuworker.Reply{},

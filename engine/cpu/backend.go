@@ -34,6 +34,9 @@ type Backend struct {
 	row       []float32 // feedback row scratch
 	audioRow  bool      // the tower is running an audio row (for Probe)
 
+	prefixes   *drama3.PrefixCache // voice prefixes (prefix_snapshot.go); nil: none
+	lastPrefix drama3.PrefixOutcome
+
 	// Probe, when set, sees intermediate tensors for stage comparisons, in
 	// order: "prefill_hidden" [D] for each prompt row; per frame
 	// "tower_layer.L" [D] for L = 0..12 (shared first); per feedback step
@@ -235,6 +238,7 @@ func (b *Backend) Begin(ctx context.Context, prompt []int, semantic []float32) e
 	if r, ok := b.codec.(interface{ Reset() }); ok {
 		r.Reset()
 	}
+	b.lastPrefix = drama3.PrefixOutcome{Prefilled: len(prompt)}
 	D := b.backbone.Config().HiddenSize
 	last := len(prompt) - 1 // the row whose hidden state starts frame 0
 	for _, c := range prefillChunks(len(prompt)) {

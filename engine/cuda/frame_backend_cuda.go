@@ -33,12 +33,19 @@ type FramesOptions struct {
 	// Pipeline launches each frame's graph as soon as the last frame's
 	// codes are read (Frame): not with teacher forcing or a logits tap.
 	Pipeline bool
+	// PrefixCacheBytes is the device memory voice prefix snapshots may
+	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
+	// 0: DefaultPrefixCacheBytes; negative: no cache.
+	PrefixCacheBytes int64
 }
 
 func (o FramesOptions) withDefaults() FramesOptions {
 	o.Capacity = framesCapacity(o.Capacity)
 	if o.DecodeChunk == 0 {
 		o.DecodeChunk = 64
+	}
+	if o.PrefixCacheBytes == 0 {
+		o.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
 	return o
 }
@@ -71,9 +78,14 @@ type Frames struct {
 	closed   bool
 
 	stream     *CodecStream
-	streamNext int // the frame the stream decodes next
+	streamNext int           // the frame the stream decodes next
+	decoding   *CodecPending // the chunk DecodeStart put on the stream
+	decoded    *[]float32    // the chunk DecodeStart decoded at once
 
 	tap func(frame, codebook int, logits []float32)
+
+	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
+	lastPrefix drama3.PrefixOutcome
 }
 
 // Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
@@ -82,6 +94,7 @@ type Frames struct {
 var (
 	_ drama3.FrameBackend = (*Frames)(nil)
 	_ drama3.LogitsTap    = (*Frames)(nil)
+	_ drama3.AsyncDecoder = (*Frames)(nil)
 )
 
 // LoadFrames builds the GPU frames from a checkpoint opened by
@@ -89,11 +102,12 @@ var (
 // tokens) and codec, the plan of its codec (cpu.Codec.Plan of ck.Codec,
 // which the worker makes: engine/cuda does not import engine/cpu; nil: no
 // codec, Decode refuses: frame comparisons and benchmarks of the frame
-// alone): the exact bytes (FramesBytes, plus the codec's) are admitted
-// against the pool's cap and the device's free memory before anything is
-// allocated; the weights stream into one arena (progress: bytes on the
-// device of the total), the tower binds to it, the codec uploads. A failure
-// frees everything allocated.
+// alone): the exact bytes (FramesBytes, plus the codec's and
+// opt.PrefixCacheBytes for cached voices) are admitted against the pool's
+// cap and the device's free memory before anything is allocated; the
+// weights stream into one arena (progress: bytes on the device of the
+// total), the tower binds to it, the codec uploads. A failure frees
+// everything allocated.
 func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt FramesOptions, progress LoadProgress) (*Frames, error) {
 	opt = opt.withDefaults()
 	cfg, tok := ck.Config, ck.Tokenizer
@@ -119,6 +133,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if codec != nil {
 		need += CodecBytes(codec, opt.DecodeChunk)
 	}
+	need += max(opt.PrefixCacheBytes, 0) // the voice prefix cache, full
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, err
 	}
@@ -190,6 +205,9 @@ func CodecBytes(p *drama3.CodecPlan, maxChunk int) int64 {
 func NewFrames(d *Device, bb *Backbone, codec *Codec, semanticTokens []int, endToken int, opt FramesOptions) (*Frames, error) {
 	opt = opt.withDefaults()
 	f := &Frames{d: d, bb: bb, codec: codec, opt: opt}
+	if opt.PrefixCacheBytes > 0 {
+		f.prefixes = drama3.NewPrefixCache(opt.PrefixCacheBytes)
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -402,41 +420,111 @@ func (f *Frames) Decode(from, to int) ([]float32, error) {
 	if from == to {
 		return nil, nil
 	}
-	nb := len(f.entries)
-	flat := func(a, b int) []int32 {
-		out := make([]int32, 0, (b-a)*nb)
-		for _, fr := range f.codes[a:b] {
-			for _, c := range fr {
-				out = append(out, int32(c))
-			}
-		}
-		return out
-	}
 	if from != f.streamNext {
-		all, err := f.codec.Decode(flat(0, to))
+		all, err := f.codec.Decode(f.flatCodes(0, to))
 		if err != nil {
 			return nil, err
 		}
 		return all[from*f.spf : to*f.spf], nil
 	}
-	if f.stream == nil {
-		s, err := f.codec.NewStream(f.opt.DecodeChunk)
-		if err != nil {
-			return nil, err
-		}
-		f.stream = s
+	if err := f.openStream(); err != nil {
+		return nil, err
 	}
 	var pcm []float32
 	for a := from; a < to; a += f.opt.DecodeChunk {
 		b := min(a+f.opt.DecodeChunk, to)
-		out, err := f.stream.Push(flat(a, b))
+		out, err := f.stream.Push(f.flatCodes(a, b))
 		if err != nil {
-			f.stream.Close()
-			f.stream, f.streamNext = nil, 0
+			f.dropStream()
 			return nil, err
 		}
 		pcm = append(pcm, out...)
 		f.streamNext = b
+	}
+	return pcm, nil
+}
+
+// flatCodes is frames [a, b) of the take's codes, frame-major.
+func (f *Frames) flatCodes(a, b int) []int32 {
+	out := make([]int32, 0, (b-a)*len(f.entries))
+	for _, fr := range f.codes[a:b] {
+		for _, c := range fr {
+			out = append(out, int32(c))
+		}
+	}
+	return out
+}
+
+// openStream starts the take's in-order codec stream if it has none. Its
+// memory comes before cached voices: while the pool refuses it, the least
+// recently used voice prefix snapshot is freed (a failed NewStream frees
+// what it took).
+func (f *Frames) openStream() error {
+	for f.stream == nil {
+		s, err := f.codec.NewStream(f.opt.DecodeChunk)
+		if err == nil {
+			f.stream = s
+			break
+		}
+		if f.prefixes == nil || !f.prefixes.Evict() {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStream closes the stream after an error (the next chunk starts a
+// whole decode or a fresh stream).
+func (f *Frames) dropStream() {
+	f.stream.Close()
+	f.stream, f.streamNext, f.decoding = nil, 0, nil
+}
+
+// DecodeStart implements drama3.AsyncDecoder: the next chunk in order, of
+// at most DecodeChunk frames, is enqueued on the codec's own stream and
+// decodes while the next frames are made; any other range decodes at once
+// (DecodeCollect returns it).
+func (f *Frames) DecodeStart(from, to int) error {
+	if f.decoding != nil || f.decoded != nil {
+		return fmt.Errorf("cuda frames: a chunk is already in flight; collect it first")
+	}
+	if f.codec == nil || from != f.streamNext || to-from > f.opt.DecodeChunk || from < 0 || to > len(f.codes) || from >= to {
+		pcm, err := f.Decode(from, to)
+		if err != nil {
+			return err
+		}
+		f.decoded = &pcm
+		return nil
+	}
+	if err := f.openStream(); err != nil {
+		return err
+	}
+	p, err := f.stream.Enqueue(f.flatCodes(from, to))
+	if err != nil {
+		f.dropStream()
+		return err
+	}
+	f.decoding, f.streamNext = p, to
+	return nil
+}
+
+// DecodeCollect implements drama3.AsyncDecoder: it waits for the chunk
+// DecodeStart began and returns its samples.
+func (f *Frames) DecodeCollect() ([]float32, error) {
+	if f.decoded != nil {
+		pcm := *f.decoded
+		f.decoded = nil
+		return pcm, nil
+	}
+	if f.decoding == nil {
+		return nil, fmt.Errorf("cuda frames: no chunk in flight")
+	}
+	p := f.decoding
+	f.decoding = nil
+	pcm, err := p.Wait()
+	if err != nil {
+		f.dropStream()
+		return nil, err
 	}
 	return pcm, nil
 }
@@ -449,6 +537,9 @@ func (f *Frames) Close() error {
 	}
 	f.closed, f.begun = true, false
 	f.settle()
+	if f.prefixes != nil {
+		f.prefixes.Clear()
+	}
 	if f.stream != nil {
 		f.stream.Close()
 		f.stream = nil

@@ -22,7 +22,10 @@ import (
 // the reference frames had been teacher-forced [assumption, docs/MODEL.md
 // "Reference voices"]: a row whose next row is a reference frame goes
 // through every tower layer alone, forced to that frame's codes (the frame
-// the row would have predicted); runs of text rows go through Prefill.
+// the row would have predicted); runs of text rows go through Prefill. A
+// prompt's voice prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
+// own and its state is kept in the voice prefix cache, or restored from it
+// when the cache holds it (frame_prefix_cuda.go).
 
 var _ drama3.PromptBackend = (*Frames)(nil)
 
@@ -49,7 +52,6 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	if p[0].Codes != nil {
 		return fmt.Errorf("cuda frames: a prompt cannot start with an audio row (no row predicts it)")
 	}
-	audio := 0
 	for r, row := range p {
 		if row.Codes == nil {
 			continue
@@ -62,13 +64,30 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 				return fmt.Errorf("cuda frames: prompt row %d: code %d of codebook %d outside [0, %d)", r, v, c, f.entries[c])
 			}
 		}
-		audio++
 	}
-	emb, err := f.promptFeedbackRows(p, audio)
+	// The voice prefix always runs as its own pass, as on the CPU: a take
+	// restored from the cache then computes what an uncached take does.
+	prefix := p.VoicePrefix()
+	var key drama3.PrefixKey
+	var snap *devicePrefix
+	if prefix > 0 && f.prefixes != nil {
+		key = p.PrefixKey(prefix, f.prefixSalt())
+		if held, ok := f.prefixes.Get(key); ok {
+			if snap, ok = held.(*devicePrefix); !ok {
+				return fmt.Errorf("cuda frames: the prefix cache holds a %T, not a device snapshot", held)
+			}
+		}
+	}
+	start := 0 // the first row this take prefills
+	if snap != nil {
+		start = prefix
+	}
+	rest := p[start:]
+	emb, err := f.promptFeedbackRows(rest, rest.AudioRows())
 	if err != nil {
 		return err
 	}
-	forced, err := f.uploadForcedRows(p)
+	forced, err := f.uploadForcedRows(rest)
 	if err != nil {
 		return err
 	}
@@ -76,8 +95,10 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 		defer f.d.Free(forced)
 	}
 
-	if err := f.bb.Reset(); err != nil {
-		return err
+	if snap == nil {
+		if err := f.bb.Reset(); err != nil {
+			return err
+		}
 	}
 	if err := f.tower.Begin(s, seed); err != nil {
 		return err
@@ -85,73 +106,100 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	if err := f.tower.Force(nil); err != nil {
 		return err
 	}
-	f.forced = false // (Begin zeroed the row counter: the tower's cache refills from row 0)
+	if snap != nil {
+		if err := f.restorePrefix(snap); err != nil {
+			return err
+		}
+		if err := f.tower.writeControl(fcPos, []uint32{uint32(prefix)}); err != nil {
+			return err
+		}
+	}
+	f.forced = false // (Begin zeroed the row counter: the tower's cache refills from row 0, or the prefix's end)
 	f.frame, f.codes = 0, f.codes[:0]
 	if f.stream != nil {
 		f.stream.Close()
 		f.stream = nil
 	}
-	f.streamNext = 0
+	f.streamNext, f.decoding, f.decoded = 0, nil, nil
 	H := f.bb.Plan.H
 	last := len(p) - 1
 	chunk := f.bb.Plan.Chunk
 	forcedRow := 0 // the next forced row's words in forced
-	for from := 0; from < len(p); from += chunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		to := min(from+chunk, len(p))
-		rows := make([]BackboneRow, to-from)
-		for i, row := range p[from:to] {
-			rows[i].Token = row.Token
-			if row.Codes != nil {
-				rows[i].Embedding, emb = emb[:H:H], emb[H:]
+	// prefill runs rows [lo, hi) through the backbone in passes of chunk
+	// rows, and rows [lo, min(hi, last)) through the tower.
+	prefill := func(lo, hi int) error {
+		for from := lo; from < hi; from += chunk {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-		}
-		if _, err := f.bb.Prefill(rows); err != nil {
-			return err
-		}
-		// Tower rows [from, min(to, last)): text runs through Prefill, a row
-		// followed by a reference frame alone, forced to its codes.
-		out := f.bb.t(f.bb.Plan.Out)
-		rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
-		end := min(to, last)
-		err := f.d.Run(func(q *Queue) error {
-			start := from
-			for r := from; r < end; r++ {
-				if p[r+1].Codes == nil {
-					continue
+			to := min(from+chunk, hi)
+			rows := make([]BackboneRow, to-from)
+			for i, row := range p[from:to] {
+				rows[i].Token = row.Token
+				if row.Codes != nil {
+					rows[i].Embedding, emb = emb[:H:H], emb[H:]
 				}
-				if r > start {
-					if err := f.tower.Prefill(q, rowAt(start), r-start); err != nil {
+			}
+			if _, err := f.bb.Prefill(rows); err != nil {
+				return err
+			}
+			// Tower rows [from, min(to, last)): text runs through Prefill, a row
+			// followed by a reference frame alone, forced to its codes.
+			out := f.bb.t(f.bb.Plan.Out)
+			rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
+			end := min(to, last)
+			err := f.d.Run(func(q *Queue) error {
+				start := from
+				for r := from; r < end; r++ {
+					if p[r+1].Codes == nil {
+						continue
+					}
+					if r > start {
+						if err := f.tower.Prefill(q, rowAt(start), r-start); err != nil {
+							return err
+						}
+					}
+					words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
+					if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
+						return err
+					}
+					if err := f.tower.Frame(q, rowAt(r)); err != nil {
+						return fmt.Errorf("prompt row %d: %w", r+1, err)
+					}
+					forcedRow++
+					start = r + 1
+				}
+				if end > start {
+					if err := f.tower.Prefill(q, rowAt(start), end-start); err != nil {
 						return err
 					}
 				}
-				words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
-				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
-					return err
+				if to == len(p) && last > from {
+					// The last row starts frame 0: the frame graphs read row 0 of Out.
+					return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.Stream())
 				}
-				if err := f.tower.Frame(q, rowAt(r)); err != nil {
-					return fmt.Errorf("prompt row %d: %w", r+1, err)
-				}
-				forcedRow++
-				start = r + 1
+				return nil
+			})
+			if err != nil {
+				f.fault = err
+				return err
 			}
-			if end > start {
-				if err := f.tower.Prefill(q, rowAt(start), end-start); err != nil {
-					return err
-				}
-			}
-			if to == len(p) && last > from {
-				// The last row starts frame 0: the frame graphs read row 0 of Out.
-				return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.Stream())
-			}
-			return nil
-		})
-		if err != nil {
-			f.fault = err
+		}
+		return nil
+	}
+	f.lastPrefix = drama3.PrefixOutcome{Rows: prefix, Restored: snap != nil, Prefilled: len(p) - start}
+	if snap == nil && prefix > 0 {
+		if err := prefill(0, prefix); err != nil {
 			return err
 		}
+		if f.prefixes != nil {
+			if err := f.keepPrefix(key, prefix); err != nil {
+				return err
+			}
+		}
+	}
+	if err := prefill(max(start, prefix), len(p)); err != nil {
+		return err
 	}
 	if forced != nil {
 		// The forced rows counted as frames and may have flagged a code or
@@ -207,7 +255,7 @@ func (f *Frames) uploadForcedRows(p drama3.Prompt) (*Block, error) {
 	if len(words) == 0 {
 		return nil, nil
 	}
-	b, err := f.d.Alloc(int64(len(words)) * 4)
+	b, err := f.allocForTake(int64(len(words)) * 4)
 	if err != nil {
 		return nil, fmt.Errorf("cuda frames: the prompt's forced rows: %w", err)
 	}
@@ -238,12 +286,12 @@ func (f *Frames) promptFeedbackRows(p drama3.Prompt, audio int) ([]float32, erro
 		}
 		k++
 	}
-	cb, err := f.d.Alloc(int64(len(ctrls)) * 4)
+	cb, err := f.allocForTake(int64(len(ctrls)) * 4)
 	if err != nil {
 		return nil, fmt.Errorf("cuda frames: the prompt's feedback rows: %w", err)
 	}
 	defer f.d.Free(cb)
-	ob, err := f.d.Alloc(int64(audio) * int64(H) * 4)
+	ob, err := f.allocForTake(int64(audio) * int64(H) * 4)
 	if err != nil {
 		return nil, fmt.Errorf("cuda frames: the prompt's feedback rows: %w", err)
 	}

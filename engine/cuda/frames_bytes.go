@@ -95,8 +95,9 @@ func PromptScratchBytes(capacity, hidden int) int64 {
 }
 
 // ModelBytes reads the checkpoint directory dir's config and safetensors
-// headers and returns FramesBytes of its layout: what the GPU backend
-// admits for the weights, states and scratch before a load.
+// headers and returns FramesBytes of its layout and the default voice
+// prefix cache: what the GPU backend admits for the weights, states,
+// scratch and cached voices before a load (the codec apart).
 func ModelBytes(dir string, capacity int) (int64, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
@@ -108,5 +109,14 @@ func ModelBytes(dir string, capacity int) (int64, error) {
 		return 0, err
 	}
 	n, _, err := FramesBytes(ck.Config, layout, capacity)
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return n + DefaultPrefixCacheBytes, nil
 }
+
+// DefaultPrefixCacheBytes is the device memory voice prefix snapshots may
+// hold when FramesOptions.PrefixCacheBytes is 0 (frame_prefix_cuda.go)
+// [assumption: a few voices of a 30 s reference at full geometry,
+// docs/MODEL.md "Voice prefix cache"].
+const DefaultPrefixCacheBytes = 512 << 20

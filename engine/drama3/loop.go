@@ -124,22 +124,14 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 		}
 		res.Elapsed = time.Since(start)
 	}
-	emit := func(from, to int) error {
-		var pcm []float32
-		if err := timed(StageCodec, func() (err error) {
-			pcm, err = b.Decode(from, to)
-			return err
-		}); err != nil {
-			return fmt.Errorf("decode frames [%d, %d): %w", from, to, err)
-		}
+	out := newAudioOut(b, timed, func(from, to int, pcm []float32) {
 		if res.TimeToFirstAudio == 0 {
 			res.TimeToFirstAudio = time.Since(start)
 		}
 		if on.Audio != nil {
 			on.Audio(from, to, pcm)
 		}
-		return nil
-	}
+	})
 
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
 		res.Reason = FinishCancel
@@ -179,6 +171,11 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 		}); err != nil {
 			return nil, err
 		}
+		// The chunk started after the last frame decoded while this frame
+		// was made.
+		if err := out.collect(); err != nil {
+			return nil, err
+		}
 		if end {
 			res.Reason = FinishStop
 			break
@@ -188,15 +185,18 @@ func Generate(ctx context.Context, b FrameBackend, take Take, on Listener) (*Res
 			on.Frames(len(res.Codes))
 		}
 		if from, to, ok := chunker.Next(len(res.Codes)); ok {
-			if err := emit(from, to); err != nil {
+			if err := out.chunk(from, to); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if from, to, ok := chunker.Rest(len(res.Codes)); ok {
-		if err := emit(from, to); err != nil {
+		if err := out.chunk(from, to); err != nil {
 			return nil, err
 		}
+	}
+	if err := out.collect(); err != nil {
+		return nil, err
 	}
 	finish()
 	return res, nil

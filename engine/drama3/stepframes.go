@@ -70,6 +70,7 @@ var (
 	_ PromptBackend = (*StepFrames)(nil)
 	_ LogitsTap     = (*StepFrames)(nil)
 	_ StageTimer    = (*StepFrames)(nil)
+	_ PrefixCacher  = (*StepFrames)(nil)
 )
 
 // NewStepFrames wraps s; closeFn (may be nil) releases it on Close.
@@ -113,6 +114,22 @@ func (f *StepFrames) Begin(ctx context.Context, prompt []int, s sampling.Setting
 // BeginPrompt is Begin for such a prompt (cpu.Backend).
 type PromptStepper interface {
 	BeginPrompt(ctx context.Context, p Prompt, semantic []float32) error
+}
+
+// PrefixCache is the steps' voice prefix cache (nil when they keep none).
+func (f *StepFrames) PrefixCache() *PrefixCache {
+	if c, ok := f.s.(PrefixCacher); ok {
+		return c.PrefixCache()
+	}
+	return nil
+}
+
+// LastPrefix is what the steps' last BeginPrompt did with the voice prefix.
+func (f *StepFrames) LastPrefix() PrefixOutcome {
+	if c, ok := f.s.(PrefixCacher); ok {
+		return c.LastPrefix()
+	}
+	return PrefixOutcome{}
 }
 
 // BeginPrompt is Begin for a reference-voice prompt, when the steps take

@@ -24,6 +24,10 @@ func DescribeGPU(ctx context.Context) (string, error) {
 }
 
 // GPUModelBytes is the device memory the GPU backend admits for the model
-// in dir (weights, states, scratch at the default context: cuda.ModelBytes)
-// before loading it.
+// in dir (weights, states, scratch at the default context and the default
+// voice prefix cache: cuda.ModelBytes) before loading it.
 func GPUModelBytes(dir string) (int64, error) { return cuda.ModelBytes(dir, 0) }
+
+// GPUVoiceCacheBytes is the part of GPUModelBytes kept for cached voices
+// (the default voice prefix cache, cuda.DefaultPrefixCacheBytes).
+const GPUVoiceCacheBytes = cuda.DefaultPrefixCacheBytes

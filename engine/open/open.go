@@ -132,6 +132,7 @@ func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engi
 				return nil, err
 			}
 			b.Probe = opts.Probe
+			b.SetPrefixCache(drama3.NewPrefixCache(cpu.DefaultPrefixCacheBytes))
 			return drama3.NewStepFrames(b, nil)
 		}})
 	if err != nil {

@@ -50,12 +50,14 @@ func readTestReference() (*decode.Reference, error) {
 	return decode.ReadReference(b)
 }
 
-// A take with a reference voice: reproducible for a seed, other than the
-// same take in the default voice; bad references are invalid requests.
+// A take with a reference voice: reproducible for a seed (the second take
+// starting from the voice cache, prefilling only the script), other than
+// the same take in the default voice; bad references are invalid requests.
 func TestReferenceTake(t *testing.T) {
 	eng, dir := openTiny(t)
 	codes := demoReference(t, dir)
 	refs := []engine.Reference{{Transcript: "The quick brown fox.", Codes: codes}}
+	var last *engine.Finish
 	run := func(refs []engine.Reference) [][]int {
 		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
 		fin, err := eng.Synthesize(context.Background(), req, nil)
@@ -65,9 +67,20 @@ func TestReferenceTake(t *testing.T) {
 		if fin.StagesS[drama3.StagePrefill] <= 0 {
 			t.Errorf("no prefill time")
 		}
+		last = fin
 		return fin.Codes
 	}
-	c1, c2 := run(refs), run(refs)
+	c1 := run(refs)
+	if last.VoiceCached || last.PrefillRows != last.PromptRows || last.PromptRows <= len(codes) {
+		t.Fatalf("first take in a voice: cached %v, %d of %d rows prefilled (%d reference frames)", last.VoiceCached, last.PrefillRows, last.PromptRows, len(codes))
+	}
+	c2 := run(refs)
+	if !last.VoiceCached || last.PrefillRows >= last.PromptRows-len(codes) {
+		t.Fatalf("second take in a voice: cached %v, %d of %d rows prefilled (%d reference frames)", last.VoiceCached, last.PrefillRows, last.PromptRows, len(codes))
+	}
+	if m := eng.Stats().Memory; m.VoiceEntries != 1 || m.VoiceCache <= 0 || m.VoiceCache > m.VoiceCacheCap {
+		t.Fatalf("memory readout after a voice was cached: %+v", m)
+	}
 	if !reflect.DeepEqual(c1, c2) {
 		t.Fatal("the same seed and reference gave a different take")
 	}

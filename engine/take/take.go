@@ -151,6 +151,14 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 		ElapsedS:           engine.Seconds(res.Elapsed),
 		StagesS:            make(map[string]float64, len(res.Stages)+1),
 		Codes:              res.Codes,
+		PromptRows:         len(rows),
+		PrefillRows:        len(rows),
+	}
+	if _, ran := res.Stages[drama3.StagePrefill]; !ran {
+		fin.PrefillRows = 0
+	} else if c, ok := e.cfg.Backend.(drama3.PrefixCacher); ok && c.PrefixCache() != nil {
+		last := c.LastPrefix()
+		fin.PrefillRows, fin.VoiceCached = last.Prefilled, last.Restored
 	}
 	for stage, d := range res.Stages {
 		fin.StagesS[stage] = engine.Seconds(d)
@@ -172,12 +180,18 @@ func (e *Engine) isClosed() bool {
 	return e.closed
 }
 
-// Stats reports the backend's memory and the last take.
+// Stats reports the backend's memory (with its voice prefix cache's) and
+// the last take.
 func (e *Engine) Stats() engine.Stats {
 	e.statMu.Lock()
 	last := e.last
 	e.statMu.Unlock()
-	return engine.Stats{Memory: e.cfg.Memory(), LastTake: last}
+	m := e.cfg.Memory()
+	if c, ok := e.cfg.Backend.(drama3.PrefixCacher); ok && c.PrefixCache() != nil {
+		st := c.PrefixCache().Stats()
+		m.VoiceCache, m.VoiceCacheCap, m.VoiceEntries = st.Bytes, st.Cap, st.Entries
+	}
+	return engine.Stats{Memory: m, LastTake: last}
 }
 
 // Close stops a running take (it finishes as a cancel with its audio so

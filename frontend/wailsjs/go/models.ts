@@ -73,6 +73,9 @@ export namespace engine {
 	    elapsed_s: number;
 	    real_time_factor: number;
 	    stages_s: Record<string, number>;
+	    prompt_rows?: number;
+	    prefill_rows?: number;
+	    voice_cached?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new Finish(source);
@@ -87,6 +90,9 @@ export namespace engine {
 	        this.elapsed_s = source["elapsed_s"];
 	        this.real_time_factor = source["real_time_factor"];
 	        this.stages_s = source["stages_s"];
+	        this.prompt_rows = source["prompt_rows"];
+	        this.prefill_rows = source["prefill_rows"];
+	        this.voice_cached = source["voice_cached"];
 	    }
 	}
 	export class Info {
@@ -124,6 +130,9 @@ export namespace engine {
 	    cap_bytes: number;
 	    total_bytes?: number;
 	    pinned_bytes?: number;
+	    voice_cache_bytes?: number;
+	    voice_cache_cap_bytes?: number;
+	    voice_entries?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -137,6 +146,9 @@ export namespace engine {
 	        this.cap_bytes = source["cap_bytes"];
 	        this.total_bytes = source["total_bytes"];
 	        this.pinned_bytes = source["pinned_bytes"];
+	        this.voice_cache_bytes = source["voice_cache_bytes"];
+	        this.voice_cache_cap_bytes = source["voice_cache_cap_bytes"];
+	        this.voice_entries = source["voice_entries"];
 	    }
 	}
 	export class Reference {

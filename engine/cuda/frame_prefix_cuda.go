@@ -1,0 +1,176 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/drama3"
+)
+
+// This file is the device side of the voice prefix cache
+// (drama3.PrefixCache, docs/MODEL.md "Voice prefix cache"): a snapshot is
+// one device block holding, back to back, every region of state the prompt's
+// voice prefix leaves — each DeltaNet layer's conv and recurrent state
+// (whole), each attention layer's K and V rows of the prefix, each tower
+// layer's K and V rows of the prefix — with the row count (the backbone's
+// position and the tower's row counter, both the prefix's length). Restoring
+// copies the regions back on the stream; the scratch regions hold nothing
+// across passes. Snapshots live inside the admitted budget
+// (FramesOptions.PrefixCacheBytes is admitted with the model), and when an
+// allocation of a take fails the least recently used snapshot is freed
+// before the take is (allocForTake).
+
+// stateRegion is a byte range of a device block that carries state across
+// rows.
+type stateRegion struct {
+	block      *Block
+	off, bytes int64
+}
+
+// prefixRegions lists the regions holding the state after the first rows
+// prompt rows, in snapshot order.
+func (f *Frames) prefixRegions(rows int) []stateRegion {
+	var out []stateRegion
+	p := f.bb.Plan
+	for _, L := range f.bb.layers {
+		switch {
+		case L.dn != nil:
+			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes()})
+		case L.at != nil:
+			row := 4 * int64(p.Attention.KVHeads*p.Attention.HeadDim)
+			k, v := L.at.KV, L.at.KV.At(int64(L.at.Capacity)*row) // K then V (AttentionForward)
+			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row}, stateRegion{v.Block, v.Off, int64(rows) * row})
+		}
+	}
+	g := f.tower.g
+	row := 4 * int64(g.KVHeads*g.HeadDim)
+	layer := int64(f.tower.opt.MaxRows) * row // keys, then values (Tower.layer)
+	for li := 0; li < f.tower.layers(); li++ {
+		base := int64(li) * 2 * layer
+		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row}, stateRegion{f.tower.kv, base + layer, int64(rows) * row})
+	}
+	return out
+}
+
+// devicePrefix is a voice prefix snapshot in device memory.
+type devicePrefix struct {
+	d     *Device
+	block *Block
+	rows  int
+}
+
+func (s *devicePrefix) Bytes() int64 { return s.block.Bytes }
+
+func (s *devicePrefix) Release() {
+	if s.block != nil {
+		s.d.Free(s.block)
+		s.block = nil
+	}
+}
+
+// prefixSalt is what a snapshot depends on beyond the model and the rows:
+// how the prefill computed them (the device's numerics policy, which picks
+// the kernel instances at each launch, and the expert path of its passes).
+// A snapshot made under fast is not restored into an exact take, nor the
+// other way round.
+func (f *Frames) prefixSalt() string {
+	return fmt.Sprintf("numerics=%s experts=%v/%d", f.d.Numerics, f.bb.Experts, f.bb.ExpertGroup)
+}
+
+// allocForTake allocates device memory for the take, freeing voice prefix
+// snapshots (least recently used first) while the pool refuses: a cached
+// voice goes before a take fails.
+func (f *Frames) allocForTake(bytes int64) (*Block, error) {
+	for {
+		b, err := f.d.Alloc(bytes)
+		if err == nil || f.prefixes == nil || !f.prefixes.Evict() {
+			return b, err
+		}
+	}
+}
+
+// copyRegions enqueues the copies between the regions and a snapshot block
+// (toSnapshot: regions → block; otherwise block → regions).
+func (f *Frames) copyRegions(regions []stateRegion, block *Block, toSnapshot bool) error {
+	return f.d.Run(func(q *Queue) error {
+		var at int64
+		for _, r := range regions {
+			if r.bytes == 0 {
+				continue
+			}
+			live, snap := cu.DevicePtr(r.block.Ptr+uintptr(r.off)), cu.DevicePtr(block.Ptr+uintptr(at))
+			src, dst := snap, live
+			if toSnapshot {
+				src, dst = live, snap
+			}
+			if err := cu.MemcpyDtoDAsync(dst, src, r.bytes, q.Stream()); err != nil {
+				return err
+			}
+			at += r.bytes
+		}
+		return nil
+	})
+}
+
+// keepPrefix snapshots the state after the first rows prompt rows into the
+// cache under key. A snapshot the cache cannot hold, or memory the pool
+// refuses even with the older snapshots freed, is skipped: the take goes
+// on without it.
+func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
+	regions := f.prefixRegions(rows)
+	var bytes int64
+	for _, r := range regions {
+		bytes += r.bytes
+	}
+	if !f.prefixes.Fits(bytes) {
+		return nil
+	}
+	block, err := f.allocForTake(bytes)
+	if err != nil {
+		return nil // memory is short: no snapshot this time
+	}
+	if err := f.copyRegions(regions, block, true); err != nil {
+		f.d.Free(block)
+		f.fault = err
+		return err
+	}
+	f.prefixes.Put(key, &devicePrefix{d: f.d, block: block, rows: rows})
+	return nil
+}
+
+// restorePrefix makes the backbone's and the tower's state the snapshot's
+// (the tower's counters are set by the caller's Tower.Begin and
+// setTowerRows).
+func (f *Frames) restorePrefix(s *devicePrefix) error {
+	regions := f.prefixRegions(s.rows)
+	var bytes int64
+	for _, r := range regions {
+		bytes += r.bytes
+	}
+	if bytes != s.block.Bytes {
+		return fmt.Errorf("cuda frames: a prefix snapshot of %d bytes, the model's state after %d rows is %d", s.block.Bytes, s.rows, bytes)
+	}
+	if err := f.d.Sync(); err != nil {
+		return err
+	}
+	if err := f.copyRegions(regions, s.block, false); err != nil {
+		f.fault = err
+		return err
+	}
+	if err := f.d.Sync(); err != nil { // the position upload is not ordered with the stream
+		return err
+	}
+	f.bb.pos = s.rows
+	return Upload(f.d, f.bb.work, f.bb.Plan.Pos, []int32{int32(s.rows)})
+}
+
+// PrefixCache implements drama3.PrefixCacher (nil: no cache).
+func (f *Frames) PrefixCache() *drama3.PrefixCache { return f.prefixes }
+
+// LastPrefix implements drama3.PrefixCacher.
+func (f *Frames) LastPrefix() drama3.PrefixOutcome { return f.lastPrefix }
+
+var _ drama3.PrefixCacher = (*Frames)(nil)

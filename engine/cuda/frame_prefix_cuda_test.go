@@ -1,0 +1,189 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// The voice prefix cache on the GPU (make-tiny checkpoints): a take in a
+// voice the cache holds draws what the same take on a backend without a
+// cache draws, every logit bit for bit (teacher-forced frames) and every code
+// (free-running seeds, pipelined); a voice cached under one numerics policy
+// is not restored under the other; when the pool refuses a take's memory, a
+// cached voice is dropped and the take runs.
+
+func TestFramesPrefixCacheMatchesUncached(t *testing.T) {
+	dirs, err := tinyCheckpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) { testPrefixCache(t, dir) })
+	}
+}
+
+func sameLogBits(a, b drama3.LogitsLog) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d logits vectors, want %d", len(a), len(b))
+	}
+	for k, want := range b {
+		got := a[k]
+		if len(got) != len(want) {
+			return fmt.Errorf("frame %d codebook %d: %d logits, want %d", k[0], k[1], len(got), len(want))
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				return fmt.Errorf("frame %d codebook %d logit %d: %g, want %g", k[0], k[1], i, got[i], want[i])
+			}
+		}
+	}
+	return nil
+}
+
+func testPrefixCache(t *testing.T, dir string) {
+	ck, err := drama3.LoadEngine(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 600
+	plain, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	cached, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cached.Close()
+	if plain.PrefixCache() != nil || cached.PrefixCache() == nil {
+		t.Fatal("PrefixCacheBytes -1 should keep no cache, 0 the default one")
+	}
+	entries := cached.CodebookEntries()
+	r := newRand(t)
+	voice := func(frames int) drama3.Reference {
+		codes := make([][]int, frames)
+		for f := range codes {
+			codes[f] = make([]int, len(entries))
+			for c, e := range entries {
+				codes[f][c] = r.IntN(e)
+			}
+		}
+		return drama3.Reference{Transcript: "A reference line, said once and clearly.", Codes: codes}
+	}
+	prompt := func(text string, refs ...drama3.Reference) drama3.Prompt {
+		p, err := pb.ReferenceVoice(text, refs, entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	forced := make([][]int, 12)
+	for f := range forced {
+		forced[f] = make([]int, len(entries))
+		for c, e := range entries {
+			forced[f][c] = r.IntN(e)
+		}
+	}
+
+	// trace is a take's teacher-forced logits and two free-running seeds'
+	// codes (pipelined).
+	type trace struct {
+		logits drama3.LogitsLog
+		codes  [][][]int
+	}
+	take := func(b *Frames, p drama3.Prompt) trace {
+		tr := trace{logits: drama3.LogitsLog{}}
+		b.TapLogits(tr.logits.Tap)
+		promptTake(t, b, p, 1, len(forced), forced)
+		b.TapLogits(nil)
+		b.SetPipeline(true)
+		defer b.SetPipeline(false)
+		for seed := uint64(1); seed <= 2; seed++ {
+			codes, _ := promptTake(t, b, p, seed, 20, nil)
+			tr.codes = append(tr.codes, codes)
+		}
+		return tr
+	}
+	same := func(what string, got, want trace) {
+		t.Helper()
+		if err := sameLogBits(got.logits, want.logits); err != nil {
+			t.Fatalf("%s: teacher-forced logits differ from the uncached take's: %v", what, err)
+		}
+		if !reflect.DeepEqual(got.codes, want.codes) {
+			t.Fatalf("%s: free-running codes %v, the uncached take's %v", what, got.codes, want.codes)
+		}
+	}
+
+	one, two := voice(70), voice(45)
+	for i, p := range []drama3.Prompt{
+		prompt("Hello there, this is a take in a cloned voice.", one),
+		prompt("And here is a second line in the same voice.", one),
+		prompt("Two voices now, one after the other.", one, two),
+		prompt("Two voices again, a different line.", one, two),
+	} {
+		want := take(plain, p)
+		got := take(cached, p)
+		same(fmt.Sprintf("prompt %d", i), got, want)
+		out := cached.LastPrefix()
+		if out.Rows != p.VoicePrefix() || !out.Restored || out.Prefilled != len(p)-out.Rows {
+			t.Fatalf("prompt %d: last prefix %+v after a take that restored it (voice prefix %d of %d rows)", i, out, p.VoicePrefix(), len(p))
+		}
+		t.Logf("prompt %d: %d rows, %d restored, %d prefilled", i, len(p), out.Rows, out.Prefilled)
+	}
+	st := cached.PrefixCache().Stats()
+	t.Logf("cache: %+v", st)
+	if st.Entries != 2 || st.Misses != 2 {
+		t.Fatalf("cache %+v: want 2 voices, each missed once", st)
+	}
+
+	// The numerics policy is part of the key: the first voice, cached under
+	// the device's policy, is prefilled again under the other one.
+	prev, other := dev.Numerics, drama3.NumericsExact
+	if prev.Exact() {
+		other = drama3.NumericsFast
+	}
+	again := prompt("The same voice under the other numerics policy.", one)
+	func() {
+		dev.Numerics = other
+		defer func() { dev.Numerics = prev }()
+		promptTake(t, cached, again, 1, 1, nil)
+	}()
+	if out := cached.LastPrefix(); out.Restored || out.Prefilled != len(again) {
+		t.Fatalf("a take under numerics %s started from the voice cached under %s: %+v", other, prev, out)
+	}
+
+	// Memory short: the pool's cap at what is held now. A take in a new
+	// voice needs memory for its prompt rows: the cached voices are dropped
+	// (least recently used first) and the take draws what it draws on the
+	// backend without a cache.
+	for range 4 { // enough cached bytes to free for the new take's buffers
+		take(cached, prompt("Filling the cache.", voice(60)))
+	}
+	before := cached.PrefixCache().Stats()
+	three := prompt("A voice that finds no room.", voice(50))
+	want := take(plain, three)
+	old := dev.Pool.Stats(DeviceMem).Cap
+	dev.Pool.SetCap(DeviceMem, dev.Pool.Stats(DeviceMem).Used)
+	defer dev.Pool.SetCap(DeviceMem, old)
+	got := take(cached, three)
+	dev.Pool.SetCap(DeviceMem, old)
+	same("memory short", got, want)
+	after := cached.PrefixCache().Stats()
+	t.Logf("memory short: cache %+v before, %+v after", before, after)
+	if after.Evictions <= before.Evictions {
+		t.Fatalf("the take ran with the pool at its cap and no cached voice was dropped (%+v, then %+v)", before, after)
+	}
+}

@@ -1,0 +1,209 @@
+package drama3
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/binary"
+	"sync"
+)
+
+// This file is the voice prefix cache (docs/MODEL.md "Voice prefix cache"):
+// the rows of a reference-voice prompt up to and including its last
+// reference frame do not depend on the script, so a backend keeps its state
+// at that boundary (backbone KV rows, DeltaNet states, the tower's cache)
+// after the first take in a voice and starts a later take in the same voice
+// from it, prefilling only the script. The cache is the backend-independent
+// part: the boundary, the key, and a least-recently-used set of snapshots
+// bounded in bytes. What a snapshot holds, and where (host or device
+// memory), is the backend's.
+
+// VoicePrefix is the number of leading rows of p that do not depend on the
+// script: every row up to and including the last reference frame (the
+// system text, the transcripts and the frames; ReferenceVoice tokenizes the
+// part after them apart). It is 0 when p has no reference frame, and when
+// fewer than two rows follow it: a one-row remainder would go through the
+// backbone's recurrence instead of the chunked form, so a take from the
+// snapshot would not compute what an uncached take computes.
+func (p Prompt) VoicePrefix() int {
+	n := 0
+	for r, row := range p {
+		if row.Codes != nil {
+			n = r + 1
+		}
+	}
+	if len(p)-n < 2 {
+		return 0
+	}
+	return n
+}
+
+// PrefixKey names the rows p[:n] exactly, with salt: what else the state
+// depends on beyond the model the cache belongs to (a backend's numerics
+// policy).
+type PrefixKey [sha256.Size]byte
+
+// PrefixKey hashes the token and the codes of every row of p[:n], and salt.
+func (p Prompt) PrefixKey(n int, salt string) PrefixKey {
+	h := sha256.New()
+	var w [8]byte
+	put := func(v int) {
+		binary.LittleEndian.PutUint64(w[:], uint64(int64(v)))
+		h.Write(w[:])
+	}
+	put(len(salt))
+	h.Write([]byte(salt))
+	put(n)
+	for _, row := range p[:n] {
+		put(row.Token)
+		put(len(row.Codes)) // 0: a text row
+		for _, c := range row.Codes {
+			put(c)
+		}
+	}
+	var k PrefixKey
+	h.Sum(k[:0])
+	return k
+}
+
+// PrefixSnapshot is a backend's state at a prompt's voice prefix.
+type PrefixSnapshot interface {
+	// Bytes is the memory the snapshot holds.
+	Bytes() int64
+	// Release frees that memory; the cache calls it once, when it drops
+	// the entry.
+	Release()
+}
+
+// PrefixCacheStats is what a cache holds and did since it was made.
+type PrefixCacheStats struct {
+	Entries   int   `json:"entries"`
+	Bytes     int64 `json:"bytes"`
+	Cap       int64 `json:"cap_bytes"`
+	Hits      int64 `json:"hits"`
+	Misses    int64 `json:"misses"`
+	Evictions int64 `json:"evictions"` // entries dropped for room (the cap, or memory short)
+}
+
+// PrefixCache keeps snapshots by key, at most Cap bytes of them, dropping
+// the least recently used first. It is safe for concurrent use; a snapshot
+// got from it stays valid until the same goroutine next calls Put, Evict or
+// Clear (a backend uses its cache from its one take goroutine; Stats may
+// come from anywhere).
+type PrefixCache struct {
+	mu      sync.Mutex
+	cap     int64
+	used    int64
+	order   *list.List // of *prefixEntry, most recent first
+	entries map[PrefixKey]*list.Element
+	stats   PrefixCacheStats
+}
+
+type prefixEntry struct {
+	key  PrefixKey
+	snap PrefixSnapshot
+}
+
+// NewPrefixCache makes a cache of at most capBytes (0: it keeps nothing).
+func NewPrefixCache(capBytes int64) *PrefixCache {
+	return &PrefixCache{cap: max(capBytes, 0), order: list.New(), entries: map[PrefixKey]*list.Element{}}
+}
+
+// Get returns the snapshot under k, marking it the most recently used.
+func (c *PrefixCache) Get(k PrefixKey) (PrefixSnapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok {
+		c.stats.Misses++
+		return nil, false
+	}
+	c.stats.Hits++
+	c.order.MoveToFront(e)
+	return e.Value.(*prefixEntry).snap, true
+}
+
+// Fits reports whether a snapshot of n bytes can be kept at all (n within
+// the cap), so a backend need not make one that Put would refuse.
+func (c *PrefixCache) Fits(n int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n <= c.cap
+}
+
+// Put keeps s under k, dropping the least recently used entries until it
+// fits. A snapshot larger than the cap is released and not kept (false); so
+// is one whose key is already held (the held one stays).
+func (c *PrefixCache) Put(k PrefixKey, s PrefixSnapshot) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; ok || s.Bytes() > c.cap {
+		s.Release()
+		return false
+	}
+	for c.used+s.Bytes() > c.cap {
+		c.evictLocked()
+	}
+	c.entries[k] = c.order.PushFront(&prefixEntry{key: k, snap: s})
+	c.used += s.Bytes()
+	return true
+}
+
+// Evict drops the least recently used entry, releasing its memory: what a
+// backend does when memory is short for a take, before failing it. false
+// when the cache is empty.
+func (c *PrefixCache) Evict() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.evictLocked()
+}
+
+func (c *PrefixCache) evictLocked() bool {
+	e := c.order.Back()
+	if e == nil {
+		return false
+	}
+	pe := c.order.Remove(e).(*prefixEntry)
+	delete(c.entries, pe.key)
+	c.used -= pe.snap.Bytes()
+	c.stats.Evictions++
+	pe.snap.Release()
+	return true
+}
+
+// Clear releases every entry (a backend closing).
+func (c *PrefixCache) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.order.Front(); e != nil; e = e.Next() {
+		e.Value.(*prefixEntry).snap.Release()
+	}
+	c.order.Init()
+	clear(c.entries)
+	c.used = 0
+}
+
+// Stats reports the entries and bytes held and the counts so far.
+func (c *PrefixCache) Stats() PrefixCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Entries, s.Bytes, s.Cap = len(c.entries), c.used, c.cap
+	return s
+}
+
+// PrefixCacher is a backend that keeps a voice prefix cache: BeginPrompt of
+// a prompt with a voice prefix restores the state at the prefix when the
+// cache holds it (prefilling only the rows after it) and keeps it otherwise.
+// Readouts show its Stats with the backend's other memory.
+type PrefixCacher interface {
+	PrefixCache() *PrefixCache
+	// LastPrefix is what the last BeginPrompt did with the voice prefix.
+	LastPrefix() PrefixOutcome
+}
+
+// PrefixOutcome is what the last BeginPrompt did with the voice prefix.
+type PrefixOutcome struct {
+	Rows      int  // rows of the prompt's voice prefix (0: none, not cached)
+	Restored  bool // the state at the prefix came from the cache
+	Prefilled int  // rows the prefill ran (the whole prompt, or the rows after the prefix)
+}
