@@ -53,9 +53,12 @@ FUZZ_TARGETS += ./engine/tokenizer:FuzzParse
 FUZZ_TARGETS += ./app/speechapi:FuzzParseSpeech
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecodeWAV
 FUZZ_TARGETS += ./engine/audio/decode:FuzzDecode
+FUZZ_TARGETS += ./engine/cuda:FuzzParseMemAvailable
+FUZZ_TARGETS += ./cmd/proscenium:FuzzParseByteSize
 FUZZ_TARGETS += ./engine/audio/decode:FuzzReadReference
 FUZZ_TARGETS += ./app/speechapi:FuzzUploadVoice
 FUZZ_TARGETS += ./app/voicelib:FuzzManifest
+FUZZ_TARGETS += ./app/projects:FuzzParseProject
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
 	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
@@ -95,7 +98,7 @@ nfpm-cli:
 
 # The Go packages main and cmd/proscenium embed frontend/dist: build it first.
 # Rebuilt only when a front-end source is newer than the last build.
-FRONTEND_SRC := $(shell find frontend/src frontend/wailsjs frontend/index.html \
+FRONTEND_SRC := $(shell find frontend/src frontend/public frontend/wailsjs frontend/index.html \
 	frontend/vite.config.ts frontend/package-lock.json -type f 2>/dev/null)
 
 frontend: frontend/dist/index.html
@@ -249,6 +252,8 @@ vitest:
 e2e: cli
 	@echo "== browser test (playwright-core + /usr/bin/chromium)"
 	cd frontend && node e2e/speak.e2e.mjs ../$(CLI)
+	@echo "== browser test of the studio: lines, cast, projects, scene export (+ ffmpeg ebur128, axe-core)"
+	cd frontend && node e2e/studio.e2e.mjs ../$(CLI)
 
 # The speech API driven by the official openai npm SDK (testdata-deps),
 # every reply decoded back by ffmpeg.
@@ -258,7 +263,7 @@ api-e2e: cli
 
 # CUDA (rules in kernels/cuda.mk): compile the kernels with nvcc, vet the
 # cuda-tagged code and link its test binaries and the worker. Nothing runs on
-# a GPU here: the test binaries run on a GPU machine (README, GPU workflow).
+# a GPU here: the test binaries run on a GPU machine (docs/CONTRIBUTING.md, "GPU workflow").
 include kernels/cuda.mk
 
 cuda-check: kernels
@@ -274,11 +279,12 @@ cuda-check: kernels
 screenshot: studio cli
 	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
 
-# The browser test's pages at 800, 1280 and 1920 px, reduced to 64 colours
-# for docs/screenshots.
+# The browser tests' pages (800, 1280 and 1920 px; the studio's at 900×700,
+# 1280×800 and 1920×1080), reduced to 64 colours for docs/screenshots.
 browser-screenshots: cli
 	rm -rf out/browser-shots && mkdir -p out/browser-shots
 	cd frontend && SCREENSHOTS=$(CURDIR)/out/browser-shots node e2e/speak.e2e.mjs ../$(CLI)
+	cd frontend && SCREENSHOTS=$(CURDIR)/out/browser-shots node e2e/studio.e2e.mjs ../$(CLI)
 	for f in out/browser-shots/*.png; do convert "$$f" -colors 64 "PNG8:docs/screenshots/$$(basename "$$f")"; done
 
 clean:

@@ -20,6 +20,7 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/model"
+	"proscenium/app/projects"
 	"proscenium/app/settings"
 	"proscenium/app/soundcard"
 	"proscenium/app/studio"
@@ -122,6 +123,7 @@ func run() error {
 		TakesDir:     takes.DefaultDir(),
 		DemoDir:      model.DefaultDemoDir(),
 		VoicesDir:    voicelib.DefaultDir(),
+		ProjectsDir:  projects.DefaultDir(),
 		ExportDir:    takes.DefaultExportDir(),
 		Events:       hub,
 		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },

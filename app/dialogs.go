@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"proscenium/app/studio"
 	"proscenium/app/takes"
@@ -47,4 +48,18 @@ func (s *Service) ChooseExportPath(r takes.ExportRequest) (string, error) {
 		return "", err
 	}
 	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, label), filepath.Dir(def), filepath.Base(def))
+}
+
+// ChooseScenePath asks where to export a project's scene in the native
+// save dialog (the XDG music directory, the project's name); "" when
+// cancelled.
+func (s *Service) ChooseScenePath(project string) (string, error) {
+	if s.dialogs == nil {
+		return "", studio.ErrNoDialog
+	}
+	p, err := s.OpenProject(project)
+	if err != nil {
+		return "", err
+	}
+	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export the scene of %s as %s", p.Name, strings.ToUpper(p.Export.Format)), takes.DefaultExportDir(), p.Name+"."+p.Export.Format)
 }

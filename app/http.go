@@ -3,9 +3,11 @@ package app
 import (
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/adrg/xdg"
 
+	"proscenium/app/scene"
 	"proscenium/app/server"
 	"proscenium/app/studio"
 	"proscenium/engine/hfcache"
@@ -20,6 +22,7 @@ func NewMux(s *Service, hub *studio.Hub, opt server.Options) (*http.ServeMux, er
 	if opt.ModelRoots == nil {
 		opt.ModelRoots = func() []string { return modelRoots(s) }
 	}
+	opt.Scenes = scenes{s}
 	return server.NewMux(s, s.takes, hub, opt)
 }
 
@@ -30,6 +33,19 @@ func modelRoots(s *Service) []string {
 	roots := []string{s.Settings().ModelDir}
 	roots = append(roots, hfcache.HubDirs()...)
 	return append(roots, filepath.Join(xdg.DataHome, "proscenium"), s.demoDir)
+}
+
+// scenes serves the projects' scenes to the browser (GET
+// /api/projects/{name}/scene); not a Service method, so that the UI
+// bindings do not expose it.
+type scenes struct{ s *Service }
+
+func (sc scenes) SceneDownload(project string) (scene.Download, error) {
+	res, p, err := sc.s.sceneOf(project)
+	if err != nil {
+		return scene.Download{}, err
+	}
+	return scene.AsDownload(res, p.Name, time.Now())
 }
 
 // LogRequests wraps the server's routes so that every speech API request

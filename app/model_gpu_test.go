@@ -12,7 +12,7 @@ import (
 )
 
 // The model summary gives the GPU layout's bytes before a load, and says
-// whether they pass the settings' memory cap.
+// the memory tier the settings' memory cap leaves the GPU backend.
 func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	path, err := drama3.FindBaseTokenizer()
 	if err != nil {
@@ -43,8 +43,74 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	s := svc.Settings()
 	s.MemoryCapBytes = 1 << 20
 	svc.SetSettings(s)
-	if sum, _ = svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "more than the memory cap of 1.0 MiB") {
+	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, "under the memory cap of 1.0 MiB: a GPU load is refused (the model does not fit: the model needs") {
 		t.Fatalf("note with a 1 MiB cap: %q", sum.GPUNote)
+	}
+	// A cap a byte short of the model with its full voice cache: the model
+	// still fits, with a voice cache a byte smaller.
+	s.MemoryCapBytes = sum.GPUBytes - 1
+	svc.SetSettings(s)
+	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, ": fits on the device: ") {
+		t.Fatalf("note with a cap a byte short of the voice cache: %q", sum.GPUNote)
+	}
+	// A cap a byte short of the weights alone: the experts of the last
+	// layers in host memory (and no voice cache: experts come first).
+	s.MemoryCapBytes = sum.GPUBytes - open.GPUVoiceCacheBytes - 1
+	svc.SetSettings(s)
+	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, ": experts in host memory: ") || !strings.Contains(sum.GPUNote, "in host memory (pinned)") {
+		t.Fatalf("note with a cap a byte short: %q", sum.GPUNote)
+	}
+}
+
+// The settings' cap admits a model larger than it that the GPU can run with
+// routed experts in host memory, and refuses, before opening, one whose
+// dense part passes it, with the GPU's numbers.
+func TestMemoryCapAdmitsTheHostTier(t *testing.T) {
+	path, err := drama3.FindBaseTokenizer()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	base, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo geometry with wide experts, so that they outweigh what the
+	// GPU keeps on the device besides them (tower, codec allowance, stage).
+	cfg := drama3.TinyConfig()
+	cfg.Text.NumExperts, cfg.Text.MoEIntermediate = 16, 6144
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base, Config: cfg, FusedExperts: true}); err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened++; return &testEngine{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := svc.InspectModel(dir)
+	if err != nil || sum.MemoryNeeded <= 0 || sum.GPUBytes <= 0 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	s := svc.Settings()
+	s.MemoryCapBytes = min(sum.MemoryNeeded, sum.GPUBytes) - 1
+	svc.SetSettings(s)
+	if s.MemoryCapBytes >= sum.MemoryNeeded {
+		t.Fatalf("the cap %d does not refuse the estimate %d: the GPU's tier is not what admits it", s.MemoryCapBytes, sum.MemoryNeeded)
+	}
+	if _, err := svc.LoadModel(dir); err != nil {
+		t.Fatalf("a cap the GPU's host tier fits under: %v", err)
+	}
+	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
+	if opened != 1 {
+		t.Fatalf("opened %d times", opened)
+	}
+	s.MemoryCapBytes = 1 << 20
+	svc.SetSettings(s)
+	if _, err := svc.LoadModel(dir); err == nil || !strings.Contains(err.Error(), "on the GPU the model does not fit") || opened != 1 {
+		t.Fatalf("a 1 MiB cap: %v (opened %d)", err, opened)
 	}
 }
 

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"proscenium/app/model"
 	"proscenium/app/playback"
+	"proscenium/app/projects"
+	"proscenium/app/scene"
 	"proscenium/app/server"
 	"proscenium/app/settings"
 	"proscenium/app/speechapi"
@@ -15,6 +18,7 @@ import (
 	"proscenium/app/voice"
 	"proscenium/app/voices"
 	"proscenium/engine"
+	"proscenium/engine/audio/loudness"
 )
 
 // Config wires a Service.
@@ -46,6 +50,9 @@ type Config struct {
 	// ProbeGPU reports the GPU backend (model.ProbeGPUWorker); nil: not
 	// checked.
 	ProbeGPU model.GPUProbe
+	// ProjectsDir holds the projects (projects.DefaultDir); "": none are
+	// kept (the project methods say so).
+	ProjectsDir string
 }
 
 // Service is what the UI calls. Every exported method is reachable from the
@@ -66,6 +73,7 @@ type Service struct {
 	takes    *takes.List
 	server   *server.Panel
 	voices   *voices.Editor
+	projects *projects.Store // nil: no projects directory
 
 	warnings []string // from start-up, shown in the studio's status line; never changed after New
 }
@@ -93,7 +101,10 @@ func New(cfg Config) (*Service, error) {
 		StopTake: func() { s.takes.Stop() },
 		OnChange: s.publishStats,
 		OnGPU:    func() { s.events.Send(studio.EventStudio, s.Studio()) }})
-	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker,
+	if cfg.ProjectsDir != "" {
+		s.projects = projects.NewStore(cfg.ProjectsDir)
+	}
+	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker, Keep: s.chosenTakes,
 		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
 		Engine: s.model.ForTake,
 		OnEnd:  s.publishStats})
@@ -332,6 +343,146 @@ func (s *Service) SpeakCast(c voices.CastRequest) (takes.Take, error) {
 		return takes.Take{}, err
 	}
 	return s.takes.StartTake(req, "", c.Cast)
+}
+
+// ---- projects and the scene ----
+
+// ProjectRename names a project and the name it is to have (RenameProject,
+// or the copy's name for DuplicateProject).
+type ProjectRename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// SceneExportRequest writes a project's scene to Path (the window's save
+// dialog chose it; an existing file is replaced only with Overwrite); its
+// lines' files, when the project asks for them, go beside it.
+type SceneExportRequest struct {
+	Project   string `json:"project"`
+	Path      string `json:"path"`
+	Overwrite bool   `json:"overwrite"`
+}
+
+// SceneExportResult is what was written and what the scene measures.
+type SceneExportResult struct {
+	Files   []string      `json:"files"`
+	Plan    loudness.Plan `json:"plan"`
+	Seconds float64       `json:"duration_s"`
+}
+
+// errNoProjects: the service was made without a projects directory.
+var errNoProjects = errors.New("this studio keeps no projects (it has no projects directory)")
+
+func (s *Service) projectStore() (*projects.Store, error) {
+	if s.projects == nil {
+		return nil, errNoProjects
+	}
+	return s.projects, nil
+}
+
+// Projects lists the projects, the most recently saved first; one that
+// cannot be read says why.
+func (s *Service) Projects() ([]projects.Summary, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return nil, err
+	}
+	return st.List()
+}
+
+// CurrentProject is the project opened or saved last ("" for none).
+func (s *Service) CurrentProject() string {
+	if s.projects == nil {
+		return ""
+	}
+	return s.projects.Current()
+}
+
+// OpenProject reads a project. One whose file cannot be read is kept aside
+// (renamed, never overwritten) and the error says where.
+func (s *Service) OpenProject(name string) (projects.Project, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Project{}, err
+	}
+	return st.Open(name)
+}
+
+// CreateProject makes a new project called name from the studio's script
+// and sampling settings; a name that is taken is refused.
+func (s *Service) CreateProject(name string) (projects.Project, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Project{}, err
+	}
+	set := s.Settings()
+	p := projects.New(name, set.Sampling, set.Seed, set.MaxFrames)
+	p.Script = set.Script
+	return st.Create(p)
+}
+
+// SaveProject writes a project (the UI saves a moment after each change).
+// A file it would replace that cannot be read is kept aside first
+// (projects.Saved.KeptAside).
+func (s *Service) SaveProject(p projects.Project) (projects.Saved, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Saved{}, err
+	}
+	return st.Save(p)
+}
+
+// RenameProject renames a project; the new name must be free.
+func (s *Service) RenameProject(r ProjectRename) (projects.Project, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Project{}, err
+	}
+	return st.Rename(r.From, r.To)
+}
+
+// DuplicateProject copies a project under a new, free name; the copy
+// lists the same takes.
+func (s *Service) DuplicateProject(r ProjectRename) (projects.Project, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Project{}, err
+	}
+	return st.Duplicate(r.From, r.To)
+}
+
+// chosenTakes are the takes the projects use (never removed to make room).
+func (s *Service) chosenTakes() map[int]bool {
+	if s.projects == nil {
+		return nil
+	}
+	return s.projects.Chosen()
+}
+
+// sceneOf assembles a project's scene (scene.FromProject) as saved.
+func (s *Service) sceneOf(name string) (scene.Result, projects.Project, error) {
+	p, err := s.OpenProject(name)
+	if err != nil {
+		return scene.Result{}, p, err
+	}
+	res, err := scene.FromProject(p, s.takes)
+	return res, p, err
+}
+
+// ExportScene writes a project's scene (and its lines' files beside it,
+// when the project asks for them), each atomically; nothing is replaced
+// without Overwrite.
+func (s *Service) ExportScene(r SceneExportRequest) (SceneExportResult, error) {
+	res, p, err := s.sceneOf(r.Project)
+	if err != nil {
+		return SceneExportResult{}, err
+	}
+	files, err := scene.Write(res, p.Name, r.Path, r.Overwrite)
+	if err != nil {
+		return SceneExportResult{Files: files}, err
+	}
+	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported the scene of %s to %s (%.1f LUFS, true peak %.1f dBTP)", p.Name, r.Path, res.Plan.Result, res.Plan.ResultTP))
+	return SceneExportResult{Files: files, Plan: res.Plan, Seconds: res.Seconds}, nil
 }
 
 // ---- the speech server panel ----

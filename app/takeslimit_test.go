@@ -2,12 +2,14 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"proscenium/app/internal/enginetest"
+	"proscenium/app/projects"
 	"proscenium/app/settings"
 	"proscenium/app/takes"
 	"proscenium/engine"
@@ -75,5 +77,59 @@ func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 	lower.TakesLimitBytes = 2 << 20
 	if _, err := svc.SetSettings(lower); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A take a project has chosen for a line is never removed to make room:
+// the oldest unchosen take goes instead, and when only chosen takes are
+// left the new take is kept for the session, unsaved.
+func TestChosenTakesAreNeverEvicted(t *testing.T) {
+	dir := t.TempDir()
+	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir,
+		SettingsPath: filepath.Join(t.TempDir(), "settings.json"), ProjectsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Shutdown(svc) })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	st := svc.Settings()
+	st.TakesLimitBytes = 1 << 20 // three takes of 40 frames fit
+	if _, err := svc.SetSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		speakAndWait(t, svc, speech("Line."))
+	}
+	p, err := svc.CreateProject("Scene")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Lines = []projects.Line{{Text: "Line.", Takes: []int{1, 2}, Chosen: 1}, {Text: "Two.", Takes: []int{3}, Chosen: 3}}
+	p.Takes = []int{1, 2, 3}
+	if _, err := svc.SaveProject(p); err != nil {
+		t.Fatal(err)
+	}
+	speakAndWait(t, svc, speech("Line.")) // #4: #2, the oldest unchosen, goes
+	for id, want := range map[int]bool{1: true, 2: false, 3: true, 4: true} {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprint(id))); (err == nil) != want {
+			t.Errorf("take #%d on disk: %v, want %v", id, err == nil, want)
+		}
+	}
+	p.Lines[1].Takes, p.Lines[1].Chosen, p.Takes = []int{3, 4}, 4, []int{1, 3, 4}
+	p.Lines = append(p.Lines, projects.Line{Text: "Three.", Takes: []int{3}, Chosen: 3})
+	p.Lines[1].Takes = []int{4}
+	if _, err := svc.SaveProject(p); err != nil {
+		t.Fatal(err)
+	}
+	speakAndWait(t, svc, speech("Line.")) // #5: no room but chosen takes
+	if _, err := os.Stat(filepath.Join(dir, "5")); !os.IsNotExist(err) {
+		t.Errorf("take #5 was saved over chosen takes: %v", err)
+	}
+	for _, id := range []int{1, 3, 4} {
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprint(id))); err != nil {
+			t.Errorf("chosen take #%d was removed: %v", id, err)
+		}
 	}
 }

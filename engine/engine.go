@@ -154,6 +154,27 @@ type Memory struct {
 	VoiceCache    int64 `json:"voice_cache_bytes,omitempty"`
 	VoiceCacheCap int64 `json:"voice_cache_cap_bytes,omitempty"`
 	VoiceEntries  int   `json:"voice_entries,omitempty"`
+	// Experts is where a GPU backend keeps the routed experts; nil: not a
+	// GPU backend.
+	Experts *ExpertTier `json:"experts,omitempty"`
+}
+
+// ExpertTier is where a GPU backend keeps the routed experts: all on the
+// device, or (when the model does not fit the device budget) the experts of
+// the last layers in pinned host memory, read over the bus by the kernels.
+type ExpertTier struct {
+	Tier         string `json:"tier"`          // "fits on the device" or "experts in host memory"
+	DeviceBytes  int64  `json:"device_bytes"`  // routed experts on the device
+	HostBytes    int64  `json:"host_bytes"`    // routed experts in pinned host memory
+	DeviceLayers int    `json:"device_layers"` // layers whose experts are on the device
+	Layers       int    `json:"layers"`
+	// HitRate is the share of expert reads served from the device: the
+	// share of layers whose experts are there (a layer's experts are all on
+	// one side, so it does not depend on the routing).
+	HitRate float64 `json:"hit_share"`
+	// BusBytesPerFrame is what one decode step of one take reads over the
+	// bus: top-k experts of every host layer (each read once).
+	BusBytesPerFrame int64 `json:"bus_bytes_per_frame"`
 }
 
 // Stats is what the engine reports between and during takes.

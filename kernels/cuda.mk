@@ -1,5 +1,5 @@
 # CUDA build rules, included by the top-level Makefile (paths are relative to
-# the repository root). Owned by the CUDA backend; see README "GPU workflow".
+# the repository root). Owned by the CUDA backend; see docs/CONTRIBUTING.md "GPU workflow".
 #
 #   make kernels          compile kernels/*.cu into fatbins under kernels/build
 #   make gpu-worker       build bin/proscenium-gpu (needs the CUDA headers, no GPU)

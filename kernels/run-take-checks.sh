@@ -39,7 +39,7 @@ s probe
 want 0 "$P" gpu probe
 s synth cuda twice, same seed
 for i in 1 2; do
-	want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cuda --out "$out/cuda$i.wav" --codes "$out/cuda$i.npy"
+	want 0 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 200 --backend cuda --numerics "$numerics" --out "$out/cuda$i.wav" --codes "$out/cuda$i.npy"
 done
 if cmp "$out/cuda1.wav" "$out/cuda2.wav" >>"$L" 2>&1; then echo "same seed: identical WAV" >>"$L"; else fail "same seed, different WAV"; fi
 s synth cpu, same seed
@@ -62,6 +62,10 @@ PROSCENIUM_GPU_WORKER=/nonexistent want 1 timeout 30 "$P" synth --model "$ck" --
 s memory cap 50 MB
 want 1 timeout 30 "$dir/proscenium-gpu" bench-take -model "$ck" -cap 50000000
 tail -n 3 "$L" | grep -q "over the memory cap" || fail "the 50 MB cap's refusal does not say it is over the cap"
+s synth --memory-cap 50MB: refused with the numbers, no WAV
+want 1 timeout 60 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 20 --backend cuda --memory-cap 50MB --out "$out/capped.wav"
+tail -n 3 "$L" | grep -q "even with every routed expert in host memory" || fail "synth --memory-cap 50MB: the refusal does not give the dense part"
+[ -e "$out/capped.wav" ] && fail "a refused --memory-cap take wrote $out/capped.wav"
 s kill -9 of the worker mid-take
 # The demo take is short (well under a second on a GPU): kill at several
 # delays after the worker appears until one lands inside the take. A kill
@@ -99,7 +103,7 @@ if timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --b
 	cat "$out/voice.json" >>"$L"
 	python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))["takes"]
-print("takes (prefill rows, prompt rows, from the cache, first audio ns):", [(x.get("prefill_rows"), x.get("prompt_rows"), x.get("voice_cached", False), x["time_to_first_audio"]) for x in t])
+print("takes (prefill rows, prompt rows, from the cache, first audio ms):", [(x.get("prefill_rows"), x.get("prompt_rows"), x.get("voice_cached", False), x["time_to_first_audio_ms"]) for x in t])
 ok = len(t) == 2 and not t[0].get("voice_cached") and t[1].get("voice_cached") and t[1]["prefill_rows"] < t[0]["prefill_rows"]
 sys.exit(0 if ok else 1)' "$out/voice.json" >>"$L" 2>&1 || fail "the second take in a reference voice did not start from the voice cache"
 else
@@ -113,8 +117,8 @@ elif [ "$numerics" = exact ]; then
 else
 	echo "the take from the voice cache differs from the uncached one ($numerics policy)" >>"$L"
 fi
-s the take engine on the GPU in Go: TestCUDAEngineTakes
-want 0 "$dir/proscenium-gpu.test" -test.v -test.run TestCUDAEngineTakes
+s the take engine on the GPU in Go: TestCUDAEngineTakes, TestCUDAEngineTiers, the same codes at every memory tier
+want 0 "$dir/proscenium-gpu.test" -test.v -test.run 'TestCUDAEngineTakes|TestCUDAEngineTiers'
 s done
 if [ $status = 0 ]; then echo "all take checks passed" >>"$L"; else echo "take checks FAILED: $(grep -c '^FAIL: ' "$L")" >>"$L"; fi
 cat "$L"

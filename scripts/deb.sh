@@ -101,6 +101,12 @@ contents:
     dst: /usr/share/doc/proscenium/copyright
   - src: README.md
     dst: /usr/share/doc/proscenium/README.md
+  - src: docs/USER.md
+    dst: /usr/share/doc/proscenium/docs/USER.md
+  - src: docs/API.md
+    dst: /usr/share/doc/proscenium/docs/API.md
+  - src: docs/openapi.yaml
+    dst: /usr/share/doc/proscenium/docs/openapi.yaml
 YAML
 	for size in 48 64 128 256 512; do
 		printf '  - src: %s\n    dst: /usr/share/icons/hicolor/%sx%s/apps/proscenium.png\n' "$work/icons/$size.png" "$size" "$size"

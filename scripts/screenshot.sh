@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # screenshot.sh STUDIO CLI OUT.png: opens the real desktop window under Xvfb
-# (fresh XDG directories, a script in the editor), loads the demo model
-# (`proscenium make-tiny`, random weights) on the CPU backend, starts a long
-# take, and saves the screen while the take runs: the waveform growing and
-# the readouts (memory, frames/s). For reviews; not part of the tests.
+# (fresh XDG directories, a scene for two speakers in the editor: three
+# lines), loads the demo model (`proscenium make-tiny`, random weights) on
+# the CPU backend, starts a long take, and saves the screen while the take
+# runs: the model chip, the lines, the waveform growing, the take's
+# progress and the readouts. For reviews; not part of the tests.
 set -euo pipefail
 studio=${1:?usage: screenshot.sh STUDIO CLI OUT.png}
 cli=${2:?usage: screenshot.sh STUDIO CLI OUT.png}
@@ -18,7 +19,7 @@ trap 'rm -rf "$scratch"' EXIT
 "$cli" make-tiny "$scratch/demo-model" >/dev/null
 mkdir -p "$scratch/config/proscenium"
 cat >"$scratch/config/proscenium/settings.json" <<JSON
-{"script": "<|speaker:1|>[slowly, to the crowd] Friends, Romans, countrymen, <shout>lend me your ears</shout>;\nI come to bury Caesar, not to praise him.",
+{"script": "<|speaker:0|>[slowly, to the crowd] Friends, Romans, countrymen, <shout>lend me your ears</shout>;\n<|speaker:1|>I come to bury Caesar, not to praise him.\n\n<|speaker:0|>The evil that men do lives after them.",
  "max_frames": 2048, "model_dir": "$scratch/demo-model"}
 JSON
 

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,11 +126,14 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	if sum.GPUBytes > 0 {
 		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory (" + studio.ByteSize(open.GPUVoiceCacheBytes) + " of it for cached voices; and the codec)"
 		if limit := c.settings().MemoryCapBytes; limit > 0 {
-			if sum.GPUBytes > limit {
-				sum.GPUNote += ", more than the memory cap of " + studio.ByteSize(limit) + ": a GPU load is refused"
+			sum.GPUNote += "; under the memory cap of " + studio.ByteSize(limit) + ": "
+			if tier, err := open.GPUTierUnderCap(dir, limit); err != nil {
+				sum.GPUNote += "a GPU load is refused (" + err.Error() + ")"
 			} else {
-				sum.GPUNote += ", within the memory cap of " + studio.ByteSize(limit)
+				sum.GPUNote += tier
 			}
+		} else {
+			sum.GPUNote += "; on a device with less free, the routed experts of the last layers stay in host memory"
 		}
 	}
 	return sum, nil
@@ -188,7 +192,10 @@ func dirFileBytes(dir string) (int64, error) {
 	return n, nil
 }
 
-// admit refuses a model whose estimated memory passes the memory cap.
+// admit refuses a model whose estimated memory passes the memory cap, unless
+// the GPU backend can run it under the cap with routed experts in host
+// memory (open.GPUTierUnderCap; the GPU worker checks the device's and the
+// host's memory at load).
 func (c *Control) admit(dir string) error {
 	limit := c.settings().MemoryCapBytes
 	if limit <= 0 {
@@ -196,8 +203,17 @@ func (c *Control) admit(dir string) error {
 	}
 	sum := inspectModel(dir)
 	if sum.MemoryNeeded > limit {
-		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings",
-			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit))
+		gpu, err := open.GPUTierUnderCap(dir, limit)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, open.ErrGPUDoesNotFit) {
+			gpu = "; on the GPU " + err.Error()
+		} else {
+			gpu = ""
+		}
+		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings%s",
+			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit), gpu)
 	}
 	return nil
 }

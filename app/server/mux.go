@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"proscenium/app/scene"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 )
@@ -35,6 +36,13 @@ type Options struct {
 	// ModelRoots are the folders under which InspectModel answers over
 	// HTTP (modelroots.go); nil answers for none.
 	ModelRoots func() []string
+	// Scenes serves GET /api/projects/{name}/scene; nil: no such route.
+	Scenes Scenes
+}
+
+// Scenes is where a project's scene comes from, ready for a download.
+type Scenes interface {
+	SceneDownload(project string) (scene.Download, error)
 }
 
 // TakeAudio is what the take routes serve: a take's PCM and its export
@@ -61,6 +69,9 @@ type TakeAudio interface {
 //	GET  /api/takes/{id}/export?format=F  a take encoded as ExportTake
 //	                     would write it, as a download: the browser saves
 //	                     it where its user says, never the server
+//	GET  /api/projects/{name}/scene  a project's scene (a zip with its
+//	                     line files when the project asks for them), what
+//	                     it measures in X-Scene-Loudness/-True-Peak/-Limited
 func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if opt.UI == nil {
@@ -75,6 +86,9 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 	mux.Handle("GET /api/events", eventsHandler(hub))
 	mux.Handle("GET /api/takes/{id}/pcm", takePCMHandler(audio))
 	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(audio))
+	if opt.Scenes != nil {
+		mux.Handle("GET /api/projects/{name}/scene", sceneHandler(opt.Scenes))
+	}
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
@@ -85,7 +99,7 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 
 // localOnlyMethods write files wherever the caller names: only someone at
 // this machine (a server on a loopback address) may call them.
-var localOnlyMethods = map[string]bool{"ExportTake": true}
+var localOnlyMethods = map[string]bool{"ExportTake": true, "ExportScene": true}
 
 func localOnly(loopbackOnly bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +109,26 @@ func localOnly(loopbackOnly bool, h http.Handler) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// sceneHandler serves a project's scene for the browser to save.
+func sceneHandler(scenes Scenes) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, err := scenes.SceneDownload(r.PathValue("name"))
+		if err != nil {
+			writeJSON(w, statusOf(err), apiError{err.Error()})
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", d.MediaType)
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.Name}))
+		h.Set("Content-Length", strconv.Itoa(len(d.Data)))
+		h.Set("X-Scene-Loudness", strconv.FormatFloat(d.Loudness, 'f', 2, 64))
+		h.Set("X-Scene-True-Peak", strconv.FormatFloat(d.TruePeak, 'f', 2, 64))
+		h.Set("X-Scene-Limited", strconv.FormatBool(d.Limited))
+		w.Write(d.Data)
 	})
 }
 

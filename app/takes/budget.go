@@ -41,10 +41,11 @@ type removal struct {
 }
 
 // autoEvictionsLocked lists the takes, oldest first, to remove so that rec
-// (size bytes, about to be stored) fits its budget within limit; fits is
+// (size bytes, about to be stored) fits its budget within limit, never a
+// take pinned names (a project's chosen take); fits is
 // false, and nothing is listed, when removing every take its budget may
 // remove would not make room.
-func (l *List) autoEvictionsLocked(rec *takeRecord, limit, size int64) (out []*takeRecord, fits bool) {
+func (l *List) autoEvictionsLocked(rec *takeRecord, limit, size int64, pinned map[int]bool) (out []*takeRecord, fits bool) {
 	api := rec.take.Source == SourceAPI
 	var apiStored int64
 	for _, r := range l.list {
@@ -71,7 +72,7 @@ func (l *List) autoEvictionsLocked(rec *takeRecord, limit, size int64) (out []*t
 			if enough() {
 				return out, true
 			}
-			if r != rec && r.bytes > 0 && !r.take.protected() && (r.take.Source == SourceAPI) == fromAPI {
+			if r != rec && r.bytes > 0 && !r.take.protected() && !pinned[r.take.ID] && (r.take.Source == SourceAPI) == fromAPI {
 				take(r)
 			}
 		}

@@ -174,7 +174,7 @@ func (l *List) ExportTake(r ExportRequest) (ExportResult, error) {
 		return ExportResult{}, err
 	}
 	if err := writeExport(path, data); err != nil {
-		return ExportResult{}, explainWriteError(path, err)
+		return ExportResult{}, ExplainWriteError(path, err)
 	}
 	res := ExportResult{Path: path, Bytes: int64(len(data)), Samples: samples, Format: r.Format}
 	l.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported take #%d to %s (%s, %s)", r.ID, path, f.label, studio.ByteSize(res.Bytes)))
@@ -219,8 +219,9 @@ func (l *List) encodeTake(id int, f exportFormat) (data []byte, samples int, err
 	return data, len(pcm), nil
 }
 
-// explainWriteError names the common reasons a write fails in words.
-func explainWriteError(path string, err error) error {
+// ExplainWriteError names the common reasons a write of an export fails,
+// in words (the scene export says them too).
+func ExplainWriteError(path string, err error) error {
 	why := ""
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):

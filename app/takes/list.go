@@ -35,6 +35,10 @@ type Config struct {
 	Engine func() (engine.Engine, int, error)
 	// OnEnd, when set, is called after a take has ended and been stored.
 	OnEnd func()
+	// Keep, when set, names the takes never removed to make room for a new
+	// one (the projects' chosen takes); it is called without the list's
+	// lock held.
+	Keep func() map[int]bool
 }
 
 // List is the takes list. It is safe for concurrent use.
@@ -44,6 +48,7 @@ type List struct {
 	limit   func() int64
 	engine  func() (engine.Engine, int, error)
 	onEnd   func()
+	keep    func() map[int]bool
 
 	mu      sync.Mutex
 	next    int
@@ -58,7 +63,7 @@ type List struct {
 // removed; neither stops the studio.
 func Open(cfg Config) (*List, []string) {
 	l := &List{events: cfg.Events, speaker: cfg.Speaker, limit: cfg.Limit, engine: cfg.Engine, onEnd: cfg.OnEnd,
-		store: takeStore{dir: cfg.Dir}}
+		keep: cfg.Keep, store: takeStore{dir: cfg.Dir}}
 	if l.speaker == nil {
 		l.speaker = playback.NoSpeaker{}
 	}

@@ -278,6 +278,10 @@ func (l *List) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRate 
 // not stored; its audio stays in memory, and a notice says so).
 func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 	limit := l.limit()
+	var pinned map[int]bool
+	if l.keep != nil {
+		pinned = l.keep()
+	}
 	l.mu.Lock()
 	st := l.store
 	if st.dir == "" {
@@ -285,14 +289,14 @@ func (l *List) storeTake(rec *takeRecord, final *Take) int64 {
 		return 0
 	}
 	size := int64(4*len(rec.pcm)) + 4096 // the JSON is small next to the audio
-	evicted, fits := l.autoEvictionsLocked(rec, limit, size)
+	evicted, fits := l.autoEvictionsLocked(rec, limit, size, pinned)
 	if !fits {
 		l.mu.Unlock()
 		budget := "the takes limit (" + studio.ByteSize(limit) + ")"
 		if final.Source == SourceAPI {
 			budget = "what API takes may hold (" + studio.ByteSize(apiLimit(limit)) + ", half the takes limit)"
 		}
-		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d (%s) does not fit in %s beside the named takes: kept in memory for this session only (unsaved takes may hold %s), not saved",
+		l.events.Notice(studio.NoticeWarning, fmt.Sprintf("take #%d (%s) does not fit in %s beside the named and chosen takes: kept in memory for this session only (unsaved takes may hold %s), not saved",
 			final.ID, studio.ByteSize(size), budget, studio.ByteSize(maxUnsavedBytes)))
 		return 0
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"proscenium/engine"
@@ -20,14 +21,19 @@ import (
 // reason goes to Info.BackendReason.
 func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, progress func(done, total int64)) (engine.Engine, error) {
 	var frames *cuda.Frames
-	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev),
+	var loaded atomic.Pointer[cuda.Frames]
+	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev, &loaded),
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
 			codec, err := codecPlan(ck.Codec)
 			if err != nil {
 				return nil, err
 			}
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true}, progress)
+			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Tier: say}, progress)
 			frames = f
+			if err == nil {
+				loaded.Store(f)
+			}
 			return f, err
 		}})
 	if err != nil {
@@ -38,12 +44,17 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, p
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
-// device's total and the pinned host memory held.
-func deviceMemory(dev *cuda.Device) func() engine.Memory {
+// device's total, the pinned host memory held (buffers and experts) and,
+// once frames has loaded, where its routed experts live.
+func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() engine.Memory {
 	return func() engine.Memory {
 		s := dev.Pool.Stats(cuda.DeviceMem)
-		return engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
-			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used}
+		m := engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
+			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
+		if f := frames.Load(); f != nil {
+			m.Experts = expertTier(f.Tier())
+		}
+		return m
 	}
 }
 
@@ -79,3 +90,9 @@ func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 
 // faultExitDelay lets the take's reply reach the client before the worker ends.
 const faultExitDelay = 500 * time.Millisecond
+
+// expertTier is a memory tier as the engine's stats report it.
+func expertTier(p cuda.TierPlan) *engine.ExpertTier {
+	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
+		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+}

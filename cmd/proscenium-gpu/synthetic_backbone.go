@@ -19,8 +19,14 @@ var synthGrid = [3]int{4096, 1, 1}
 // on the device (kernels/synthetic.cu), for capacity rows, after admitting
 // the exact bytes. Matrices are uniform with a variance of 1/cols (so
 // activations keep their scale through the layers), FP8 experts random codes
-// with scales to match, small vectors uniform in ±0.1.
-func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64) (*cuda.Backbone, error) {
+// with scales to match, small vectors uniform in ±0.1. With frames, the
+// memory tier (cuda.PlanTier) is decided for the whole frame backend: the
+// tower, its extras and the prompt scratch (FramesBytes) and a codec of
+// codecBytes (CodecBytes), which the caller allocates after; when they do
+// not fit the device beside every expert, the last layers' experts are
+// generated in pinned host memory. Only what the backbone takes is admitted
+// here.
+func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64, frames bool, codecBytes int64) (*cuda.Backbone, error) {
 	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
@@ -33,11 +39,31 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 	if err != nil {
 		return nil, err
 	}
+	model := need
+	if frames {
+		if model, _, err = cuda.FramesBytes(cfg, layout, capacity); err != nil {
+			return nil, err
+		}
+		model += codecBytes
+	}
+	tier, err := d.PlanTier(cuda.TierModel(cfg, layout, model))
+	if err != nil {
+		return nil, err
+	}
+	if layout, err = cuda.LayoutForTier(w, layout, tier); err != nil {
+		return nil, err
+	}
+	need += tier.Stage - layout.HostBytes
 	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
 		return nil, err
 	}
 	arena, err := d.Alloc(layout.Bytes)
 	if err != nil {
+		return nil, err
+	}
+	dw := &cuda.DeviceWeights{Arena: arena, Layout: layout, Weights: w, Tier: tier}
+	if err := d.AllocHostExperts(dw); err != nil {
+		d.Free(arena)
 		return nil, err
 	}
 	err = d.Run(func(q *cuda.Queue) error {
@@ -63,10 +89,12 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 				return err
 			}
 		}
-		for _, x := range layout.Experts {
+		for i, x := range layout.Experts {
 			if !x.FP8 {
 				return fmt.Errorf("synthetic backbone: BF16 experts are not generated (the benchmark is FP8)")
 			}
+			// A host layer's experts are written over the bus into its pinned block.
+			ptr := func(off int64) kernel.Ptr { return kernel.Ptr(dw.Experts(i).Ptr).Add(off) }
 			// Codes have a mean square of about 2.3: scale to a variance of 1/cols.
 			fill := func(w, s int64, mat int64, count, cols int) error {
 				if err := kernel.SynthFP8(q, synthGrid, 256, ptr(w), int64(x.Experts)*mat, next()); err != nil {
@@ -88,12 +116,12 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 		err = d.Sync()
 	}
 	if err != nil {
-		d.Free(arena)
+		dw.Free(d)
 		return nil, err
 	}
-	b, err := cuda.NewBackbone(d, &cuda.DeviceWeights{Arena: arena, Layout: layout, Weights: w}, plan)
+	b, err := cuda.NewBackbone(d, dw, plan)
 	if err != nil {
-		d.Free(arena)
+		dw.Free(d)
 		return nil, err
 	}
 	return b, nil

@@ -111,7 +111,7 @@ func benchBackbone(args []string) error {
 	if res.CopyGBs, err = copyBandwidth(d); err != nil {
 		return err
 	}
-	b, err := syntheticBackbone(d, cfg, *context, 1)
+	b, err := syntheticBackbone(d, cfg, *context, 1, false, 0)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"proscenium/engine"
 	"proscenium/engine/audio"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
@@ -55,6 +56,11 @@ type takeBench struct {
 	PeakBytes      int64              `json:"device_peak_bytes"`
 	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
+	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
+	// bytes per frame over the step graph's time: the rate the step
+	// sustained (experts in host memory only).
+	Experts *engine.ExpertTier `json:"experts"`
+	BusGBs  float64            `json:"bus_gb_per_s,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -88,7 +94,7 @@ func benchTake(args []string) error {
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
-	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model that does not fit is refused")
+	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,16 +134,15 @@ func benchTake(args []string) error {
 		if err != nil {
 			return err
 		}
-		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1)
-		if err != nil {
-			return err
-		}
 		ref, err := cpu.LoadCodec(cpu.CodecRandomTensors(1, 1024, 1536, 8), drama3.CodecOptions{})
 		if err != nil {
-			bb.Close()
 			return err
 		}
 		plan := ref.Plan()
+		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1, true, cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk))
+		if err != nil {
+			return err
+		}
 		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
@@ -239,7 +244,8 @@ func benchTake(args []string) error {
 	ps := dev.Pool.Stats(cuda.DeviceMem)
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
 	res.AdmittedBytes = f.Admitted()
-	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used
+	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
+	res.Experts = expertTier(f.Tier())
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {
@@ -257,6 +263,9 @@ func benchTake(args []string) error {
 	}
 	if res.BackboneStepMs, err = bb.TimeSteps(min(100, opt.Capacity-len(prompt)-2)); err != nil {
 		return err
+	}
+	if res.Experts.BusBytesPerFrame > 0 && res.BackboneStepMs > 0 {
+		res.BusGBs = float64(res.Experts.BusBytesPerFrame) / 1e9 / (res.BackboneStepMs / 1000)
 	}
 	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
 		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
@@ -300,6 +309,18 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	if x := res.Experts; x.HostBytes == 0 {
+		fmt.Printf("experts           %s: %.2f GiB of routed experts on the device\n", x.Tier, gib(x.DeviceBytes))
+	} else {
+		fmt.Printf("experts           %s: %.2f GiB on the device (%d of %d layers), %.2f GiB pinned in host memory\n",
+			x.Tier, gib(x.DeviceBytes), x.DeviceLayers, x.Layers, gib(x.HostBytes))
+		fmt.Printf("  device hit rate %.1f %% of expert reads (the share of layers on the device: routing does not change it)\n", 100*x.HitRate)
+		fmt.Printf("  bus             %.3f GB per frame (top-%d experts of each host layer, read once), %.1f GB/s over the %.3f ms step graph\n",
+			float64(x.BusBytesPerFrame)/1e9, f.Backbone().Plan.K, res.BusGBs, res.BackboneStepMs)
+		if res.Model == "synthetic full" {
+			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
+		}
+	}
 	if res.AdmittedBytes > 0 {
 		within := "within it"
 		if res.PeakBytes > res.AdmittedBytes {

@@ -8,10 +8,11 @@ import (
 
 // `proscenium bench take --synthetic full | --model DIR [--json]`: whole
 // takes on the GPU through the take loop (load, prefill, time to first
-// audio, per-stage ms per frame, real-time factor, peak memory; with
-// --ref-seconds S a reference voice's prefill and first audio uncached and
-// from the voice cache), run inside
-// the GPU worker (`proscenium-gpu bench-take`, which takes the same flags).
+// audio, per-stage ms per frame, real-time factor, peak memory, the memory
+// tier; with --ref-seconds S a reference voice's prefill and first audio
+// uncached and from the voice cache), run inside the GPU worker
+// (`proscenium-gpu bench-take`, which takes the same flags; --memory-cap goes
+// to it as -cap in bytes).
 
 func init() {
 	registerBench(command{name: "take", summary: "whole GPU takes: load, prefill, first audio, ms per frame by stage, real-time factor (--synthetic full | --model DIR, --json)", run: runBenchTake})
@@ -29,6 +30,7 @@ func runBenchTake(args []string) error {
 	frames := fs.Int("frames", 200, "frames per take at most")
 	takes := fs.Int("takes", 3, "takes (the first warms up; the last is reported)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes at the full geometry): a warm-up take in another voice, then prefill and first audio uncached and from the voice cache, with the rows prefilled")
+	memCap := memoryCapFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -55,6 +57,9 @@ func runBenchTake(args []string) error {
 	}
 	if *asJSON {
 		fwd = append(fwd, "-json")
+	}
+	if c := memCap.or(0); c > 0 {
+		fwd = append(fwd, fmt.Sprintf("-cap=%d", c))
 	}
 	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-take", fwd)

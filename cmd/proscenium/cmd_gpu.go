@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"proscenium/engine/gpuworker"
+	"proscenium/engine/open"
 )
 
 // `proscenium gpu probe` starts the GPU worker (a separate process, so this
@@ -33,6 +34,9 @@ type probeReport struct {
 	Worker    string           `json:"worker,omitempty"`
 	Error     string           `json:"error,omitempty"` // why the GPU backend is unavailable
 	Hello     *gpuworker.Hello `json:"hello,omitempty"`
+	// Tier is the memory tier --model would get on this device now
+	// (open.GPUTierOn), or why it would be refused.
+	Tier string `json:"tier,omitempty"`
 }
 
 func runGPUProbe(args []string, out io.Writer) error {
@@ -40,10 +44,26 @@ func runGPUProbe(args []string, out io.Writer) error {
 	worker := workerFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON, also when the GPU backend is unavailable (exit status 1 then)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the worker to open the device")
+	model := fs.String("model", "", "checkpoint directory: also say where its weights would live on this device (the memory tier)")
+	memCap := memoryCapFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
+	dir := ""
+	if *model != "" {
+		var err error
+		if dir, err = resolveModel(*model); err != nil {
+			return err
+		}
+	}
 	rep, err := probeGPU(*worker, *timeout)
+	if err == nil && dir != "" {
+		if tier, terr := open.GPUTierOn(dir, rep.Hello.Device.FreeMem, memCap.or(0)); terr != nil {
+			rep.Tier = "refused: " + terr.Error()
+		} else {
+			rep.Tier = tier
+		}
+	}
 	if *asJSON {
 		if err != nil {
 			rep.Error = err.Error()
@@ -68,6 +88,9 @@ func runGPUProbe(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "backends: %s\n", strings.Join(h.Backends, ", "))
 	}
 	fmt.Fprintf(out, "device memory: %d bytes free of %d\n", h.Device.FreeMem, h.Device.TotalMem)
+	if rep.Tier != "" {
+		fmt.Fprintf(out, "memory tier of %s (the codec not counted): %s\n", dir, rep.Tier)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/open"
 )
 
 func init() {
@@ -25,8 +26,9 @@ func runInspect(args []string, out io.Writer) error {
 	fs := newFlags("inspect")
 	context := fs.Int("context", 4096, "rows (text + audio frames) the memory estimate provisions caches for")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
+	memCap := memoryCapFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium inspect (DIR | OWNER/NAME) [--context N] [--json]\n\nOWNER/NAME: a Hugging Face repository in the local cache (refs/main).")
+		fmt.Fprintln(fs.Output(), "usage: proscenium inspect (DIR | OWNER/NAME) [--context N] [--memory-cap SIZE] [--json]\n\nOWNER/NAME: a Hugging Face repository in the local cache (refs/main).")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -44,16 +46,41 @@ func runInspect(args []string, out io.Writer) error {
 		return err
 	}
 	rep, loadErr := drama3.Inspect(dir, *context)
+	var gpu *open.GPUMemory
+	if loadErr == nil {
+		if m, err := open.GPUMemoryOf(dir, memCap.or(0)); err == nil {
+			gpu = &m
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(struct {
+			*drama3.Inspection
+			GPU *open.GPUMemory `json:"gpu,omitempty"`
+		}{rep, gpu}); err != nil {
 			return err
 		}
 	} else {
 		printInspection(out, rep)
+		printGPUMemory(out, gpu)
 	}
 	return loadErr
+}
+
+// printGPUMemory says what the GPU backend needs on the device: all of it,
+// the least (every routed expert in pinned host memory), and the tier under
+// --memory-cap.
+func printGPUMemory(out io.Writer, m *open.GPUMemory) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(out, "\nGPU backend (default context, the codec not counted): %s on the device with every weight there;\n", byteSize(m.Whole))
+	fmt.Fprintf(out, "  at least %s with every routed expert in pinned host memory; each of the %d layers' experts adds %s on the device\n",
+		byteSize(m.Dense), m.Layers, byteSize(m.LayerExperts))
+	if m.Cap > 0 {
+		fmt.Fprintf(out, "  under a device budget of %s: %s\n", byteSize(m.Cap), m.UnderCap)
+	}
 }
 
 func printInspection(out io.Writer, r *drama3.Inspection) {

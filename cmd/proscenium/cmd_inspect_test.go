@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"proscenium/engine/drama3"
+	"proscenium/engine/open"
 )
 
 // tinyCheckpoint writes make-tiny's output through the CLI into a fresh
@@ -91,6 +93,30 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 	}
 	if sum != rep.StoredBytes || rep.Memory == nil || rep.Memory.Weights != rep.StoredBytes || rep.Error != "" {
 		t.Errorf("json report: stored %d (sum %d), memory %+v, error %q", rep.StoredBytes, sum, rep.Memory, rep.Error)
+	}
+
+	// The GPU section: all of it on the device, the least, and the tier
+	// under a budget a byte short of the whole (the last two layers' experts
+	// in host memory: one layer's worth of the device is the prefill stage).
+	var gpu struct {
+		GPU open.GPUMemory `json:"gpu"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &gpu); err != nil || gpu.GPU.Whole <= gpu.GPU.Dense || gpu.GPU.Layers != 4 ||
+		gpu.GPU.Dense+4*gpu.GPU.LayerExperts != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
+		t.Fatalf("json gpu section %+v (%v)", gpu.GPU, err)
+	}
+	out.Reset()
+	if err := runInspect([]string{dir, "--memory-cap", strconv.FormatInt(gpu.GPU.Whole-1, 10)}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 2 of 4 layers, and a "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text output with a cap lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := runInspect([]string{dir, "--memory-cap", "1MiB"}, &out); err != nil || !strings.Contains(out.String(), "refused: the model does not fit") {
+		t.Errorf("inspect under a 1 MiB cap: %v\n%s", err, out.String())
 	}
 
 	t.Run("lying offset", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"proscenium/app"
 	"proscenium/app/model"
+	"proscenium/app/projects"
 	"proscenium/app/server"
 	"proscenium/app/settings"
 	"proscenium/app/speechapi"
@@ -42,6 +43,7 @@ func runServe(args []string) error {
 	settingsPath := fs.String("settings", settings.DefaultPath(), "settings file (\"\": keep settings in memory only)")
 	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
+	memCap := memoryCapFlag(fs)
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	var allowOrigins, allowHosts listFlag
@@ -97,9 +99,9 @@ func runServe(args []string) error {
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
-		VoicesDir: voicelib.DefaultDir(),
+		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
 		Open: func(dir string) (engine.Engine, error) {
-			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, svc.Settings().MemoryCapBytes, numerics)
+			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, memCap.or(svc.Settings().MemoryCapBytes), numerics)
 		}}
 	if *ui {
 		cfg.ProbeGPU = model.ProbeGPUWorker // the model panel says whether the GPU backend can start

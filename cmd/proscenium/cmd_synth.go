@@ -238,6 +238,7 @@ func synth(args []string, std streams) error {
 	formatName := fs.String("format", "pcm16", "WAV sample format: pcm16 or float32")
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
+	memCap := memoryCapFlag(fs)
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	repeat := fs.Int("repeat", 1, "make the take this many times in one process (the WAV and codes are the last one's): a later take in a --ref voice starts from the voice cache and prefills only the script")
@@ -278,7 +279,7 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, 0, *tf.numerics)
+	eng, err := openEngine(*tf.model, *tf.backend, *isolate, memCap.or(0), *tf.numerics)
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()
@@ -355,6 +356,10 @@ func synth(args []string, std streams) error {
 		}
 		if info.BackendReason != "" {
 			demo += fmt.Sprintf(" (backend %s: %s)", info.Backend, info.BackendReason)
+		}
+		if x := eng.Stats().Memory.Experts; x != nil && x.HostBytes > 0 {
+			demo += fmt.Sprintf(" (%s: %d of %d layers' experts on the device, %s pinned in host memory, %s over the bus a frame)",
+				x.Tier, x.DeviceLayers, x.Layers, byteSize(x.HostBytes), byteSize(x.BusBytesPerFrame))
 		}
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %.1f ms, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioS, fin.Reason, fin.TimeToFirstAudioMs, fin.RealTimeFactor, demo)

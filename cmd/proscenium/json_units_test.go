@@ -32,6 +32,7 @@ var unitlessFields = []string{
 	"Info.codebook_sizes",     // entries of each codebook
 	"Rerun.value",             // the sampler setting Rerun.setting names (temperature, top_p, …)
 	"TakesLimitChange.remove", // take ids
+	"Line.chosen",             // the id of the take the scene uses
 }
 
 func TestJSONSaysItsUnits(t *testing.T) {

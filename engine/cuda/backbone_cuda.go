@@ -48,6 +48,8 @@ type backboneLayer struct {
 	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
 	sharedDown       Tensor
 	x                ExpertPack
+	xw               *Block // the block x's offsets are in: the arena, or host memory (DeviceWeights.Experts)
+	xhost            *Block // x.Host: the pinned block itself, which a prefill copies to the stage
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -162,7 +164,10 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i]}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i)}
+		if l.x.Host {
+			l.xhost = b.W.Host[i]
+		}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -390,6 +395,18 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	gu, yr := view(p.GU, nk*2*p.P*4), view(p.YR, nk*p.H*4)
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
+	xw := L.xw
+	if n > 1 && x.Host {
+		// A prefill pass: the layer's experts from host memory onto the
+		// stage in one copy at the link's rate, then the same kernels on the
+		// same bytes, so each expert crosses the bus once per pass instead
+		// of once per (row, expert) pair. (A step reads its k experts over
+		// the bus in place: one copy of all would cost E/k times more.)
+		if err := q.CopyFromHost(b.W.Stage, L.xhost, x.SpanBytes()); err != nil {
+			return err
+		}
+		xw = b.W.Stage
+	}
 	path := b.Experts
 	if path == ExpertsAuto {
 		path = defaultExperts
@@ -401,12 +418,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := b.gateUpGEMV(q, L, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+		if err := b.gateUpGEMV(q, L, xw, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
-		if err := q.MoEDown(yk, b.W.Arena, b.W.Arena, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
+		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
@@ -426,7 +443,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			}
 			return q.GemmBF16(g, y, w, xin)
 		}
-		at := func(off int64) Tensor { return Tensor{Block: b.W.Arena, Off: off} }
+		at := func(off int64) Tensor { return Tensor{Block: xw, Off: off} }
 		g := Gemm{N: nk, Rows: 2 * p.P, Cols: p.Hp, XStride: p.Hp, Groups: p.E, Offsets: b.t(p.Offsets), RowIds: b.t(p.RowIds),
 			XRows: n, MaxGroupRows: n, Mats: p.E}
 		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
@@ -456,7 +473,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		m := MoERows{Rows: 2 * p.P, Cols: p.Hp, E: p.E, Pairs: nk, XRows: n, XStride: p.Hp, Group: group,
 			WOff: x.GateUp, SOff: x.GateUpS, FP8: x.FP8, Offsets: offsets, RowIds: rowids}
-		if err := q.MoERowsGEMV(m, gu, b.W.Arena, b.W.Arena, view(p.NormedMoE, n*p.Hp*4)); err != nil {
+		if err := q.MoERowsGEMV(m, gu, xw, xw, view(p.NormedMoE, n*p.Hp*4)); err != nil {
 			return err
 		}
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
@@ -464,7 +481,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		m = MoERows{Rows: p.H, Cols: p.Ip, E: p.E, Pairs: nk, XStride: p.Ip, Group: group,
 			WOff: x.Down, SOff: x.DownS, FP8: x.FP8, Offsets: offsets}
-		if err := q.MoERowsGEMV(m, yr, b.W.Arena, b.W.Arena, h); err != nil {
+		if err := q.MoERowsGEMV(m, yr, xw, xw, h); err != nil {
 			return err
 		}
 	default:
@@ -473,7 +490,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-		if err := b.gateUpGEMV(q, L, n, ids, gu, xrep, p.Hp); err != nil {
+		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
 			return err
 		}
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
@@ -483,9 +500,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			XStride: p.Ip}, x.FP8)
 		var err error
 		if x.FP8 {
-			err = q.GemvFP8(g, yr, b.W.Arena, b.W.Arena, h)
+			err = q.GemvFP8(g, yr, xw, xw, h)
 		} else {
-			err = q.GemvBF16(g, yr, b.W.Arena, h)
+			err = q.GemvBF16(g, yr, xw, h)
 		}
 		if err != nil {
 			return err
@@ -544,16 +561,17 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 }
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
-// as one gathered GEMV over x (pitch xstride between pairs; 0: one shared row).
-func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, n int, ids, gu, xin *Block, xstride int) error {
+// as one gathered GEMV over x (pitch xstride between pairs; 0: one shared
+// row), the layer's experts read from xw.
+func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, xw *Block, n int, ids, gu, xin *Block, xstride int) error {
 	p, x := b.Plan, L.x
 	nk := n * p.K
 	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
 		XStride: xstride}, x.FP8)
 	if x.FP8 {
-		return q.GemvFP8(g, gu, b.W.Arena, b.W.Arena, xin)
+		return q.GemvFP8(g, gu, xw, xw, xin)
 	}
-	return q.GemvBF16(g, gu, b.W.Arena, xin)
+	return q.GemvBF16(g, gu, xw, xin)
 }
 
 // ProfileStep replays the captured step graph once inside a profiler range

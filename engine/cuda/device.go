@@ -12,7 +12,14 @@ type Block = device.Block
 const (
 	DeviceMem = device.DeviceMem
 	PinnedMem = device.PinnedMem
+	ExpertMem = device.ExpertMem // pinned host memory holding routed experts (TierHostExperts)
 )
+
+// ErrOverCap and DefaultHeadroom are the pool's (the memory tier's
+// arithmetic uses them).
+var ErrOverCap = device.ErrOverCap
+
+const DefaultHeadroom = device.DefaultHeadroom
 
 // checkFits and firstErr are device.CheckFits and device.FirstErr, which
 // every launch helper calls.

@@ -5,7 +5,9 @@
 // and admitted before anything is allocated, backbone_plan.go), the fast
 // audio tower and the device sampler (tower_cuda.go, sampler_cuda.go, the
 // frame control block), the codec decoder and encoder (codec_*.go) and the
-// frame backend the take loop drives (frame_backend_cuda.go).
+// frame backend the take loop drives (frame_backend_cuda.go), and the memory
+// tier (tier.go: when the model does not fit the device budget, the routed
+// experts of the last layers in pinned host memory, read over the bus).
 //
 // It stands on two packages below it: engine/cuda/device, the device layer
 // (the context and stream owned by one goroutine locked to its OS thread,

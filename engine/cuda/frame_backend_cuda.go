@@ -37,12 +37,18 @@ type FramesOptions struct {
 	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
 	// 0: DefaultPrefixCacheBytes; negative: no cache.
 	PrefixCacheBytes int64
+	// Tier, when set, hears the memory tier LoadFrames chose before it
+	// allocates anything (the worker says it on its log).
+	Tier func(TierPlan)
 }
+
+// DefaultDecodeChunk is the frames the codec decodes at most at once by default.
+const DefaultDecodeChunk = 64
 
 func (o FramesOptions) withDefaults() FramesOptions {
 	o.Capacity = framesCapacity(o.Capacity)
 	if o.DecodeChunk == 0 {
-		o.DecodeChunk = 64
+		o.DecodeChunk = DefaultDecodeChunk
 	}
 	if o.PrefixCacheBytes == 0 {
 		o.PrefixCacheBytes = DefaultPrefixCacheBytes
@@ -133,14 +139,31 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if codec != nil {
 		need += CodecBytes(codec, opt.DecodeChunk)
 	}
-	need += max(opt.PrefixCacheBytes, 0) // the voice prefix cache, full
-	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
+	in := TierModel(cfg, layout, need)
+	in.VoiceCache = max(opt.PrefixCacheBytes, 0)
+	tier, err := d.PlanTier(in)
+	if err != nil {
+		return nil, err
+	}
+	// The voice cache gets what the tier granted (none under the host tier).
+	opt.PrefixCacheBytes = tier.VoiceCache
+	if opt.PrefixCacheBytes == 0 {
+		opt.PrefixCacheBytes = -1
+	}
+	if opt.Tier != nil {
+		opt.Tier(tier)
+	}
+	if layout, err = LayoutForTier(ck.Weights, layout, tier); err != nil {
+		return nil, err
+	}
+	if err := d.Do(func() error { return d.Pool.Admit(tier.Device) }); err != nil {
 		return nil, err
 	}
 	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
 	if err != nil {
 		return nil, err
 	}
+	w.Tier = tier
 	bb, err := NewBackbone(d, w, plan)
 	if err != nil {
 		w.Free(d)
@@ -157,7 +180,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if err != nil {
 		return nil, err // NewFrames freed bb and codec
 	}
-	f.admitted = need
+	f.admitted = tier.Device
 	return f, nil
 }
 
@@ -251,9 +274,13 @@ func (f *Frames) Backbone() *Backbone { return f.bb }
 func (f *Frames) Tower() *Tower       { return f.tower }
 
 // Admitted is the device memory the load admitted before it allocated
-// (FramesBytes and CodecBytes): the budget the peak must stay within. 0 for
-// Frames made by NewFrames from parts.
+// (FramesBytes and CodecBytes, less the experts a host tier keeps in host
+// memory): the budget the peak must stay within. 0 for Frames made by
+// NewFrames from parts.
 func (f *Frames) Admitted() int64 { return f.admitted }
+
+// Tier is where the load put the model's bytes (PlanTier).
+func (f *Frames) Tier() TierPlan { return f.bb.W.Tier }
 
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).

@@ -97,22 +97,47 @@ func PromptScratchBytes(capacity, hidden int) int64 {
 // ModelBytes reads the checkpoint directory dir's config and safetensors
 // headers and returns FramesBytes of its layout and the default voice
 // prefix cache: what the GPU backend admits for the weights, states,
-// scratch and cached voices before a load (the codec apart).
+// scratch and cached voices before a load with every weight on the device
+// (the codec apart).
 func ModelBytes(dir string, capacity int) (int64, error) {
+	in, err := ModelTierInput(dir, capacity)
+	return in.ModelBytes + in.VoiceCache, err
+}
+
+// ModelTierInput is TierModel for the checkpoint directory dir (its config
+// and safetensors headers; the codec is not counted): what the studio plans
+// a tier with before a load.
+func ModelTierInput(dir string, capacity int) (TierInput, error) {
 	ck, err := drama3.Load(dir)
 	if err != nil {
-		return 0, err
+		return TierInput{}, err
 	}
 	defer ck.Close()
 	layout, err := LayoutWeights(ck.Weights)
 	if err != nil {
-		return 0, err
+		return TierInput{}, err
 	}
 	n, _, err := FramesBytes(ck.Config, layout, capacity)
 	if err != nil {
-		return 0, err
+		return TierInput{}, err
 	}
-	return n + DefaultPrefixCacheBytes, nil
+	in := TierModel(ck.Config, layout, n)
+	in.VoiceCache = DefaultPrefixCacheBytes
+	return in, nil
+}
+
+// TierModel is the model's side of a tier decision (PlanTier): modelBytes
+// on the device in all, and layout's routed experts per layer. The caller
+// adds the device's and the host's memory.
+func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierInput {
+	in := TierInput{ModelBytes: modelBytes, TopK: cfg.Text.NumExpertsPerTok}
+	for _, x := range layout.Experts {
+		in.LayerExperts = append(in.LayerExperts, x.SpanBytes())
+	}
+	if len(layout.Experts) > 0 {
+		in.ExpertBytes = layout.Experts[0].ExpertBytes()
+	}
+	return in
 }
 
 // DefaultPrefixCacheBytes is the device memory voice prefix snapshots may

@@ -19,6 +19,10 @@ type Device struct {
 	// model's graphs are captured (a captured step keeps the instances it
 	// was captured with).
 	Numerics drama3.Numerics
+	// HostReserve is the host memory a load that keeps experts in host
+	// memory leaves available to the rest of the machine (0:
+	// DefaultHostReserve; PlanTier).
+	HostReserve int64
 }
 
 // Queue enqueues the model's work on the device's stream: package kernel's

@@ -51,8 +51,11 @@ func (t DeviceTensor) Bytes() int64 {
 }
 
 // ExpertPack is one layer's routed experts as the gathered GEMV reads them.
+// A pack in host memory (Host, LayoutWeightsTier) has its offsets in its
+// own block of SpanBytes, starting at 0.
 type ExpertPack struct {
 	FP8              bool
+	Host             bool
 	Experts          int
 	I, P             int   // expert FFN width; rows per half of gate_up (P ≥ I)
 	H, Hp, Ip        int   // hidden size; gate_up and down row pitches in elements
@@ -64,11 +67,31 @@ type ExpertPack struct {
 	DownScaleCount   int
 }
 
+// SpanBytes is the bytes of the arena the layer's experts take, from its
+// first gate_up byte to the end of its last scale (or down matrix), padding
+// included: what moves when the layer's experts live in host memory.
+func (x ExpertPack) SpanBytes() int64 {
+	end := x.Down + int64(x.Experts)*x.DownMatBytes
+	if x.FP8 {
+		end = x.DownS + int64(x.Experts*x.DownScaleCount)*4
+	}
+	return (end - x.GateUp + arenaAlign - 1) / arenaAlign * arenaAlign
+}
+
+// ExpertBytes is one expert's bytes as a step reads them: its gate_up and
+// down matrices and their scales.
+func (x ExpertPack) ExpertBytes() int64 {
+	return x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4
+}
+
 // WeightLayout is where every bound tensor goes in the arena.
 type WeightLayout struct {
 	Bytes   int64 // arena size
 	Tensors map[*drama3.Param]DeviceTensor
 	Experts []ExpertPack // per backbone layer
+	// HostBytes is the experts' bytes in host memory, one block per host
+	// layer (ExpertPack.SpanBytes): 0 when every weight is in the arena.
+	HostBytes int64
 
 	places map[string]*placement // by stored tensor name
 	stored int64                 // bytes of the placed tensors as stored (what the load reads)
@@ -76,13 +99,14 @@ type WeightLayout struct {
 
 // placement says how one stored tensor is copied into the arena: its source
 // rows (rowElems elements each) go to dst(row); widen converts to float32 on
-// the host first.
+// the host first. hostLayer ≥ 0 places it in that layer's host block instead.
 type placement struct {
-	param    *drama3.Param
-	widen    bool
-	rowElems int
-	rows     int
-	dst      func(row int) int64
+	param     *drama3.Param
+	hostLayer int
+	widen     bool
+	rowElems  int
+	rows      int
+	dst       func(row int) int64
 }
 
 func (p *placement) srcRowBytes() int64 { return int64(p.rowElems) * int64(p.param.DType.Size()) }
@@ -104,9 +128,10 @@ func (l *WeightLayout) Tensor(p *drama3.Param) (DeviceTensor, bool) {
 }
 
 type layoutBuilder struct {
-	l   *WeightLayout
-	off int64
-	err error
+	l    *WeightLayout
+	off  int64
+	err  error
+	host int // the host layer whose experts are being placed; -1: the arena
 }
 
 func (b *layoutBuilder) align() { b.off = (b.off + arenaAlign - 1) / arenaAlign * arenaAlign }
@@ -139,7 +164,7 @@ func (b *layoutBuilder) plain(p *drama3.Param) {
 		dt = checkpoint.F32
 	}
 	off := b.off
-	pl := &placement{param: p, widen: widen, rowElems: n, rows: 1, dst: func(int) int64 { return off }}
+	pl := &placement{param: p, hostLayer: -1, widen: widen, rowElems: n, rows: 1, dst: func(int) int64 { return off }}
 	b.l.places[p.Name] = pl
 	b.l.Tensors[p] = DeviceTensor{Off: off, DType: dt, Shape: p.Shape}
 	b.l.stored += p.Size
@@ -170,14 +195,25 @@ func (b *layoutBuilder) bf16Matrix(p *drama3.Param, what string) {
 
 func roundUp(v, m int) int { return (v + m - 1) / m * m }
 
-// LayoutWeights lays out every bound tensor of w. The backbone's matrices
-// must be BF16 (routed experts BF16 or block-FP8 in 128×128 blocks); other
-// groups (tower, heads, codebooks) are placed as stored.
+// LayoutWeights lays out every bound tensor of w in the arena. The
+// backbone's matrices must be BF16 (routed experts BF16 or block-FP8 in
+// 128×128 blocks); other groups (tower, heads, codebooks) are placed as stored.
 func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
+	return LayoutWeightsTier(w, len(w.Layers))
+}
+
+// LayoutWeightsTier is LayoutWeights with the routed experts of the layers
+// from deviceLayers on in host memory, one block per layer (TierPlan): the
+// arena is smaller by exactly their SpanBytes, every other offset as in
+// LayoutWeights but for the spans taken out.
+func LayoutWeightsTier(w *drama3.Weights, deviceLayers int) (*WeightLayout, error) {
 	cfg := w.Config
 	t := &cfg.Text
+	if deviceLayers < 0 || deviceLayers > len(w.Layers) {
+		return nil, fmt.Errorf("gpu weights: experts of %d of %d layers on the device", deviceLayers, len(w.Layers))
+	}
 	l := &WeightLayout{Tensors: map[*drama3.Param]DeviceTensor{}, places: map[string]*placement{}}
-	b := &layoutBuilder{l: l}
+	b := &layoutBuilder{l: l, host: -1}
 	fp8 := cfg.Quant.FP8()
 	if fp8 && (cfg.Quant.BlockRows != FP8Block || cfg.Quant.BlockCols != FP8Block) {
 		return nil, fmt.Errorf("gpu weights: quantization_config.weight_block_size [%d, %d]: the GPU kernels read FP8 experts in %d×%d blocks only",
@@ -212,7 +248,18 @@ func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
 		}
 		b.group(m.Router, m.SharedGate, m.SharedUp, m.SharedExpertGate)
 		b.group(m.SharedDown)
-		l.Experts = append(l.Experts, b.experts(m, t.NumExperts, t.HiddenSize, t.MoEIntermediate, fp8))
+		if i < deviceLayers {
+			l.Experts = append(l.Experts, b.experts(m, t.NumExperts, t.HiddenSize, t.MoEIntermediate, fp8))
+			continue
+		}
+		// A host layer's experts: laid out from 0 in a block of their own.
+		off := b.off
+		b.off, b.host = 0, i
+		x := b.experts(m, t.NumExperts, t.HiddenSize, t.MoEIntermediate, fp8)
+		x.Host = true
+		l.HostBytes += x.SpanBytes()
+		l.Experts = append(l.Experts, x)
+		b.off, b.host = off, -1
 	}
 	// Everything else bound (LM head, codebooks, semantic head, tower) as stored.
 	params := w.Params()
@@ -300,7 +347,7 @@ func (b *layoutBuilder) experts(m *drama3.MoE[*drama3.Param], E, H, I int, fp8 b
 			return
 		}
 		rows := int(p.NumElements()) / cols
-		b.l.places[p.Name] = &placement{param: p, rowElems: cols, rows: rows, dst: dst}
+		b.l.places[p.Name] = &placement{param: p, hostLayer: b.host, rowElems: cols, rows: rows, dst: dst}
 		b.l.stored += p.Size
 	}
 	addScale := func(w *drama3.Param, dst func(row int) int64) {
@@ -316,7 +363,7 @@ func (b *layoutBuilder) experts(m *drama3.MoE[*drama3.Param], E, H, I int, fp8 b
 		}
 		cols := s.Shape[len(s.Shape)-1]
 		rows := int(s.NumElements()) / cols
-		b.l.places[s.Name] = &placement{param: s, widen: true, rowElems: cols, rows: rows, dst: dst}
+		b.l.places[s.Name] = &placement{param: s, hostLayer: b.host, widen: true, rowElems: cols, rows: rows, dst: dst}
 		b.l.stored += s.Size
 	}
 	if m.Fused {
@@ -374,16 +421,16 @@ func (p *placement) spans(off int64, data []byte) []copySpan {
 // arenaFiller turns the loader's chunks into copies into the arena: stored
 // bytes go straight through (row by row where experts are packed), widened
 // tensors are gathered whole, converted to float32 and then copied. copy
-// receives a run of bytes and its arena offset; src is valid only during the
-// call.
+// receives a run of bytes and its offset in the arena (hostLayer −1) or in
+// that layer's host block; src is valid only during the call.
 type arenaFiller struct {
 	layout  *WeightLayout
-	copy    func(dst int64, src []byte) error
+	copy    func(hostLayer int, dst int64, src []byte) error
 	done    int64
 	pending map[string][]byte
 }
 
-func newArenaFiller(l *WeightLayout, copy func(dst int64, src []byte) error) *arenaFiller {
+func newArenaFiller(l *WeightLayout, copy func(hostLayer int, dst int64, src []byte) error) *arenaFiller {
 	return &arenaFiller{layout: l, copy: copy, pending: map[string][]byte{}}
 }
 
@@ -400,7 +447,7 @@ func (f *arenaFiller) chunk(ti checkpoint.TensorInfo, off int64, data []byte) er
 	f.done += int64(len(data))
 	if !pl.widen {
 		for _, s := range pl.spans(off, data) {
-			if err := f.copy(s.dst, s.src); err != nil {
+			if err := f.copy(pl.hostLayer, s.dst, s.src); err != nil {
 				return fmt.Errorf("gpu weights: copying %s: %w", ti.Name, err)
 			}
 		}
@@ -420,7 +467,7 @@ func (f *arenaFiller) chunk(ti checkpoint.TensorInfo, off int64, data []byte) er
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*4)
 	rb := pl.rowElems * 4
 	for r := 0; r < pl.rows; r++ {
-		if err := f.copy(pl.dst(r), raw[r*rb:(r+1)*rb]); err != nil {
+		if err := f.copy(pl.hostLayer, pl.dst(r), raw[r*rb:(r+1)*rb]); err != nil {
 			return fmt.Errorf("gpu weights: copying %s: %w", ti.Name, err)
 		}
 	}

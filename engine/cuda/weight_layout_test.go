@@ -16,17 +16,38 @@ import (
 // path (what LoadWeights copies to the device), with small staging buffers
 // so tensors arrive in several chunks.
 func hostArena(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) []byte {
+	arena, _ := hostArenaTier(t, ck, l)
+	return arena
+}
+
+// hostArenaTier is hostArena for a layout with experts in host memory: it
+// also fills each host layer's block.
+func hostArenaTier(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) ([]byte, map[int][]byte) {
 	t.Helper()
 	arena := make([]byte, l.Bytes)
-	written := make([]bool, l.Bytes)
-	fill := newArenaFiller(l, func(dst int64, src []byte) error {
-		for i := range src {
-			if written[dst+int64(i)] {
-				t.Fatalf("arena byte %d written twice", dst+int64(i))
-			}
-			written[dst+int64(i)] = true
+	host := map[int][]byte{}
+	written := map[int][]bool{-1: make([]bool, l.Bytes)}
+	for i, x := range l.Experts {
+		if x.Host {
+			host[i] = make([]byte, x.SpanBytes())
+			written[i] = make([]bool, x.SpanBytes())
 		}
-		copy(arena[dst:], src)
+	}
+	fill := newArenaFiller(l, func(hostLayer int, dst int64, src []byte) error {
+		to, w := arena, written[-1]
+		if hostLayer >= 0 {
+			to, w = host[hostLayer], written[hostLayer]
+			if to == nil {
+				t.Fatalf("a copy into host layer %d, which is on the device", hostLayer)
+			}
+		}
+		for i := range src {
+			if w[dst+int64(i)] {
+				t.Fatalf("byte %d of block %d written twice", dst+int64(i), hostLayer)
+			}
+			w[dst+int64(i)] = true
+		}
+		copy(to[dst:], src)
 		return nil
 	})
 	if _, err := ck.Index.Load(checkpoint.LoadOptions{BufferSize: 3 * checkpoint.DirectAlign, Buffered: true}, fill.chunk); err != nil {
@@ -35,7 +56,61 @@ func hostArena(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) []byte {
 	if err := fill.check(); err != nil {
 		t.Fatal(err)
 	}
-	return arena
+	return arena, host
+}
+
+// TestWeightLayoutTier: with the experts of the last layers in host memory,
+// the arena is the whole layout's with those layers' expert spans cut out,
+// and each host block is its span, byte for byte.
+func TestWeightLayoutTier(t *testing.T) {
+	for _, dir := range layoutCheckpoints(t) {
+		ck, err := drama3.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := LayoutWeights(ck.Weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := hostArena(t, ck, whole)
+		for _, k := range []int{0, len(whole.Experts) / 2, len(whole.Experts)} {
+			l, err := LayoutWeightsTier(ck.Weights, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			arena, host := hostArenaTier(t, ck, l)
+			var cut []byte
+			var hostBytes int64
+			from := int64(0)
+			for i, x := range whole.Experts[k:] {
+				i += k
+				span := x.SpanBytes()
+				if !l.Experts[i].Host || l.Experts[i].GateUp != 0 || l.Experts[i].SpanBytes() != span {
+					t.Fatalf("%s, %d device layers: layer %d's pack %+v", dir, k, i, l.Experts[i])
+				}
+				if string(host[i]) != string(full[x.GateUp:x.GateUp+span]) {
+					t.Errorf("%s, %d device layers: layer %d's host block differs from its span of the arena", dir, k, i)
+				}
+				cut = append(cut, full[from:x.GateUp]...)
+				from = x.GateUp + span
+				hostBytes += span
+			}
+			cut = append(cut, full[from:]...)
+			if l.HostBytes != hostBytes || l.Bytes != whole.Bytes-hostBytes || string(cut) != string(arena) {
+				t.Errorf("%s, %d device layers: arena %d bytes (host %d), want the whole %d less %d with the same bytes",
+					dir, k, l.Bytes, l.HostBytes, whole.Bytes, hostBytes)
+			}
+			for i := range l.Experts[:k] {
+				if l.Experts[i].Host || l.Experts[i] != whole.Experts[i] {
+					t.Errorf("%s, %d device layers: device layer %d's pack moved", dir, k, i)
+				}
+			}
+		}
+		if _, err := LayoutWeightsTier(ck.Weights, len(whole.Experts)+1); err == nil {
+			t.Errorf("%s: more device layers than layers: no error", dir)
+		}
+		ck.Close()
+	}
 }
 
 func f32At(b []byte, off int64) float32 {

@@ -2,6 +2,7 @@ package open
 
 import (
 	"context"
+	"math"
 
 	"proscenium/engine/cuda"
 	"proscenium/engine/gpuworker"
@@ -31,3 +32,85 @@ func GPUModelBytes(dir string) (int64, error) { return cuda.ModelBytes(dir, 0) }
 // GPUVoiceCacheBytes is the part of GPUModelBytes kept for cached voices
 // (the default voice prefix cache, cuda.DefaultPrefixCacheBytes).
 const GPUVoiceCacheBytes = cuda.DefaultPrefixCacheBytes
+
+// ErrGPUDoesNotFit is what a refused tier wraps.
+var ErrGPUDoesNotFit = cuda.ErrDoesNotFit
+
+// GPUMemory is the device memory the GPU backend needs for a model (the
+// codec not counted): with every weight on the device (Whole), and the least
+// it runs with, every routed expert in pinned host memory (Dense); the
+// experts of one layer are what each further layer on the device adds.
+type GPUMemory struct {
+	Whole        int64 `json:"whole_bytes"`
+	Dense        int64 `json:"dense_bytes"`
+	LayerExperts int64 `json:"layer_expert_bytes"`
+	Layers       int   `json:"layers"`
+	// Cap is a device budget asked about, and UnderCap the tier it gets
+	// (GPUTierUnderCap's sentence, or why it is refused).
+	Cap      int64  `json:"cap_bytes,omitempty"`
+	UnderCap string `json:"under_cap,omitempty"`
+}
+
+// GPUMemoryOf is GPUMemory for the checkpoint in dir, and the tier under
+// capBytes (0: not asked).
+func GPUMemoryOf(dir string, capBytes int64) (GPUMemory, error) {
+	in, err := cuda.ModelTierInput(dir, 0)
+	if err != nil {
+		return GPUMemory{}, err
+	}
+	m := GPUMemory{Whole: in.ModelBytes + in.VoiceCache, Dense: in.ModelBytes, Layers: len(in.LayerExperts), Cap: capBytes}
+	for _, b := range in.LayerExperts {
+		m.Dense -= b
+		m.LayerExperts = max(m.LayerExperts, b)
+	}
+	if capBytes > 0 {
+		if p, err := tierUnderCap(in, capBytes); err != nil {
+			m.UnderCap = "refused: " + err.Error()
+		} else {
+			m.UnderCap = p.String()
+		}
+	}
+	return m, nil
+}
+
+// GPUTierUnderCap is the memory tier the GPU backend chooses for the model
+// in dir when the device budget is capBytes (cuda.PlanTier: "fits on the
+// device", or the routed experts of the last layers in pinned host memory),
+// as the sentence the load announces. The device's free memory and the
+// host's are the worker's to check at load; the codec is not counted. A cap
+// too small even with every expert in host memory is an error wrapping
+// ErrGPUDoesNotFit, with the numbers.
+func GPUTierUnderCap(dir string, capBytes int64) (string, error) {
+	in, err := cuda.ModelTierInput(dir, 0)
+	if err != nil {
+		return "", err
+	}
+	p, err := tierUnderCap(in, capBytes)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
+}
+
+func tierUnderCap(in cuda.TierInput, capBytes int64) (cuda.TierPlan, error) {
+	in.Cap, in.DeviceFree, in.Headroom = capBytes, capBytes+cuda.DefaultHeadroom, cuda.DefaultHeadroom
+	in.HostAvailable = math.MaxInt64
+	return cuda.PlanTier(in)
+}
+
+// GPUTierOn is the tier the GPU backend chooses for the model in dir on a
+// device with free bytes free under capBytes (0: none), with this
+// machine's available host memory: what a load would announce now (the
+// codec not counted).
+func GPUTierOn(dir string, free, capBytes int64) (string, error) {
+	in, err := cuda.ModelTierInput(dir, 0)
+	if err != nil {
+		return "", err
+	}
+	in.DeviceFree, in.Cap, in.Headroom = free, capBytes, cuda.DefaultHeadroom
+	p, err := cuda.PlanTierHere(in)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
+}

@@ -3,13 +3,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, ScriptCheck, ServerStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
+import type { ModelStatus, Project, ScriptCheck, ServerStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
 let connection: (up: boolean) => void = () => {};
 
-function noModelService() {
+function noModelService(loaded = false) {
   let settings: Settings = {
     script: 'Saved draft.',
     sampling: { temperature: 1, top_p: 0.9, top_k: 30 },
@@ -22,17 +22,28 @@ function noModelService() {
     volume: 1,
     server_port: 7860,
     takes_limit_bytes: 2 * 2 ** 30, // (2 << 30 overflows to a negative 32-bit number in JS)
-    voice_library_max_bytes: 2 ** 30,
     voices: [],
     isolate_engine: false,
+    voice_library_max_bytes: 256 * 2 ** 20,
   };
-  const status: ModelStatus = {
-    state: 'none',
-    dir: '',
-    message: 'no model loaded (no backend in this build can load models yet)',
-    error: '',
-    can_load: false,
-  };
+  // loaded: the model panel says a model is loaded (Speak can be pressed;
+  // the service still refuses takes).
+  const status: ModelStatus = loaded
+    ? {
+        state: 'loaded',
+        dir: '/m/demo',
+        message: 'demo model loaded',
+        error: '',
+        can_load: true,
+        info: { model: '/m/demo', backend: 'cpu', demo: true, sample_rate_hz: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
+      }
+    : {
+        state: 'none',
+        dir: '',
+        message: 'no model loaded (no backend in this build can load models yet)',
+        error: '',
+        can_load: false,
+      };
   const stats: StatsView = { loaded: false, message: 'no model loaded', total_bytes: 0 };
   const playback = {
     state: 'stopped',
@@ -47,7 +58,34 @@ function noModelService() {
   const refuse = (msg: string): never => {
     throw new ServiceError(msg);
   };
+  // The projects directory, as app/projects keeps it (in memory here).
+  const store = new Map<string, Project>();
+  let current = '';
+  let clock = 1_000;
+  const keep = (p: Project): Project => {
+    const saved = { ...structuredClone(p), saved_ms: ++clock };
+    store.set(p.name, saved);
+    current = p.name;
+    return structuredClone(saved);
+  };
   const svc = {
+    projects: vi.fn(async () => [...store.values()].sort((a, b) => b.saved_ms - a.saved_ms).map((p) => ({ name: p.name, saved_ms: p.saved_ms, lines: p.lines.length, takes: p.takes.length }))),
+    currentProject: vi.fn(async () => current),
+    openProject: vi.fn(async (name: string) => structuredClone(store.get(name) ?? refuse(`no such project: "${name}"`))),
+    createProject: vi.fn(async (name: string) => {
+      if (store.has(name)) refuse(`a project with that name exists: "${name}"`);
+      return keep({ format: 1, name, script: settings.script, cast: [], sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false }, saved_ms: 0 });
+    }),
+    saveProject: vi.fn(async (p: Project) => ({ project: keep(p) })),
+    renameProject: vi.fn(async (from: string, to: string) => {
+      const p = store.get(from) ?? refuse(`no such project: "${from}"`);
+      store.delete(from);
+      return keep({ ...p, name: to });
+    }),
+    duplicateProject: vi.fn(async (from: string, to: string) => keep({ ...(store.get(from) ?? refuse(`no such project: "${from}"`)), name: to })),
+    chooseScenePath: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
+    exportScene: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
+    sceneFile: vi.fn(async () => refuse('line 1 has no chosen take: star one of its takes first')),
     modelStatus: vi.fn(async () => status),
     loadModel: vi.fn(async (dir: string) => {
       throw new ServiceError(`cannot load ${dir}: no backend in this build can load models yet`);
@@ -156,8 +194,8 @@ afterEach(() => {
   document.body.innerHTML = '';
 });
 
-async function start() {
-  const service = noModelService();
+async function start(loaded = false) {
+  const service = noModelService(loaded);
   const target = document.createElement('div');
   document.body.appendChild(target);
   app = mount(App, { target, props: { service, statsEveryMs: 60_000 } });
@@ -186,6 +224,19 @@ describe('App without a model', () => {
     expect(service.on).toHaveBeenCalledTimes(10);
   });
 
+  it('disables Speak without a model and says why; the chip offers the demo', async () => {
+    const { root, service } = await start();
+    const speak = region(root, 'transport').querySelector<HTMLButtonElement>('button.speak')!;
+    expect(speak.disabled).toBe(true);
+    expect(region(root, 'transport').querySelector('[data-blocked]')!.textContent).toContain('Load a model first');
+    expect(region(root, 'modelchip').textContent).toContain('No model');
+    expect(region(root, 'lines').querySelector('[data-empty="lines"]')).toBeNull(); // the saved draft is one line
+    expect(region(root, 'lines').textContent).toContain('Saved draft.');
+    expect(region(root, 'takes').querySelector('[data-empty="takes"]')).not.toBeNull();
+    expect(service.createProject).toHaveBeenCalledWith('Untitled');
+    expect(region(root, 'project').dataset.project).toBe('Untitled');
+  });
+
   it('shows no numbers in the readouts, only why', async () => {
     const { root } = await start();
     const readouts = region(root, 'readouts');
@@ -197,7 +248,7 @@ describe('App without a model', () => {
   });
 
   it('Speak sends the script and settings and shows what the service answered', async () => {
-    const { root, service } = await start();
+    const { root, service } = await start(true);
     const text = root.querySelector('textarea')!;
     text.value = 'To be, or not to be.';
     text.dispatchEvent(new Event('input', { bubbles: true }));
@@ -218,7 +269,7 @@ describe('App without a model', () => {
   });
 
   it('a sampling change goes to the service; its refusal is shown', async () => {
-    const { root, service } = await start();
+    const { root, service } = await start(true);
     const topP = region(root, 'sampling').querySelector<HTMLInputElement>('input[name="top_p"]')!;
     topP.value = '0.8';
     topP.dispatchEvent(new Event('input', { bubbles: true }));
@@ -279,7 +330,7 @@ describe('App without a model', () => {
   });
 
   it('the cast panel clones a voice from a file and Speak casts it for speaker 0', async () => {
-    const { root, service } = await start();
+    const { root, service } = await start(true);
     const cast = region(root, 'cast');
     const set = (name: string, value: string) => {
       const el = cast.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[name="${name}"]`)!;
@@ -302,7 +353,7 @@ describe('App without a model', () => {
     await settle();
     expect(service.createVoice).toHaveBeenCalledWith('Ada', 'Hello there.', btoa('RIFF'));
     expect(cast.textContent).toContain('voice "Ada" made from ada.wav');
-    expect(cast.querySelector<HTMLSelectElement>('select[name="cast_0"]')!.value).toBe('Ada');
+    expect(region(root, 'castchips').querySelector<HTMLSelectElement>('select[name="cast_0"]')!.value).toBe('Ada');
     expect(region(root, 'voices').textContent).toContain('cloned');
 
     const text = root.querySelector('textarea')!;
@@ -318,7 +369,7 @@ describe('App without a model', () => {
     });
 
     // Back to the model's own voice: Speak speaks without a cast.
-    const sel = cast.querySelector<HTMLSelectElement>('select[name="cast_0"]')!;
+    const sel = region(root, 'castchips').querySelector<HTMLSelectElement>('select[name="cast_0"]')!;
     sel.value = '';
     sel.dispatchEvent(new Event('change', { bubbles: true }));
     flushSync();
@@ -420,7 +471,7 @@ describe('App without a model', () => {
   });
 
   it('a value that is not a number is refused where it is typed, never sent as 0', async () => {
-    const { root, service } = await start();
+    const { root, service } = await start(true);
     for (const [text, reason] of [
       ['abc', '"abc" is not a number'],
       ['0,7', 'use a decimal point: 0.7'],
@@ -440,7 +491,7 @@ describe('App without a model', () => {
   });
 
   it('structural tokens are flagged in the editor and Speak refuses them', async () => {
-    const { root, service } = await start();
+    const { root, service } = await start(true);
     const text = root.querySelector('textarea')!;
     text.value = 'Hello <|im_end|> there';
     text.dispatchEvent(new Event('input', { bubbles: true }));

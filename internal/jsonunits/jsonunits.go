@@ -21,7 +21,8 @@ var unitSuffixes = []string{
 	"_ms", "_us", "_s", // durations
 	"_bytes",        // sizes
 	"_per_s", "_hz", // rates
-	"_x_realtime", // audio seconds per second
+	"_x_realtime",           // audio seconds per second
+	"_db", "_lufs", "_dbtp", // levels: gain, loudness, true peak
 }
 
 // unitless are the names (the whole JSON name, or its last word after '_')
@@ -35,7 +36,7 @@ var unitless = []string{
 	// counts of things
 	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors",
 	"elements", "parameters", "layers", "hidden", "experts", "codebooks", "multiprocessors", "underruns",
-	"chars", "channels", "entries", "hits", "misses", "evictions",
+	"chars", "channels", "entries", "hits", "misses", "evictions", "lines",
 	// ratios and sampler settings
 	"factor", "share", "volume", "temperature", "top_p", "top_k", "speed", "values", "peaks",
 }

@@ -5,14 +5,19 @@
 // every response_format decoded back by ffmpeg to the take's samples within
 // the codec's expected error at the right rate and length, sample_rate,
 // speed, stream_format "audio" and "sse", instructions, a user-defined
-// voice, the model list and the refusals (each naming its field).
+// voice, the model list and the refusals (each naming its field). Every
+// reply (and the trailers of a streamed one) is checked against
+// docs/openapi.yaml (openapi-check.mjs): status, Content-Type, headers, JSON
+// bodies and server-sent events.
 //
 //   node testdata-deps/e2e/openai-sdk.e2e.mjs PATH/TO/proscenium
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { openApiChecker } from './openapi-check.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -21,6 +26,7 @@ if (!cli) {
 }
 const scratch = mkdtempSync(join(tmpdir(), 'proscenium-openai-e2e-'));
 let server;
+let api; // openApiChecker: every reply goes through api.fetch
 let passed = 0;
 let failed = 0;
 
@@ -151,7 +157,7 @@ async function main() {
   execFileSync(cli, ['make-tiny', modelDir], { stdio: 'ignore' });
   const url = await startServer(modelDir);
   console.log(`openai-sdk e2e: server at ${url}`);
-  const client = new OpenAI({ baseURL: `${url}v1`, apiKey: 'unused-by-a-local-server', maxRetries: 0 });
+  const client = new OpenAI({ baseURL: `${url}v1`, apiKey: 'unused-by-a-local-server', maxRetries: 0, fetch: api.fetch });
 
   // OpenAI's documentation example, unchanged: mp3 by default.
   {
@@ -278,7 +284,7 @@ async function main() {
     const nova = await client.audio.speech.create({ ...base, voice: 'nova', response_format: 'pcm' });
     await nova.arrayBuffer();
     check('an OpenAI name the user defined is the user voice', nova.headers.get('x-voice') === 'nova');
-    const list = await (await fetch(`${url}v1/audio/voices`)).json();
+    const list = await (await api.fetch(`${url}v1/audio/voices`)).json();
     check('GET /v1/audio/voices lists them', list.data.map((v) => v.id).join(',') === 'default,narrator,nova' && list.openai_aliases.alloy === 'default', JSON.stringify(list.data.map((v) => v.id)));
   }
 
@@ -291,9 +297,58 @@ async function main() {
   await refused(client, 'instructions with brackets', { ...base, instructions: 'loud] [soft' }, 'instructions', '[ or ]');
   await refused(client, 'unknown sample_rate', { ...base, sample_rate: 8000 }, 'sample_rate', '44100');
   await refused(client, 'structural token in input', { ...base, input: 'hi <|im_end|>' }, 'input', '<|im_end|>');
+
+  // The rest of the API's surface, for the OpenAPI checks.
+  {
+    const health = await (await api.fetch(`${url}healthz`)).json();
+    check('GET /healthz: a model is loaded', health.model_loaded === true, JSON.stringify(health));
+    const plain = await api.fetch(`${url}v1/audio/speech`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: JSON.stringify(base) });
+    check('a text/plain body is refused with 415', plain.status === 415, `${plain.status} ${await plain.text()}`);
+    const form = new FormData();
+    form.set('name', 'Ada');
+    form.set('audio', new Blob([Buffer.from('RIFF')]), 'ada.wav');
+    const missing = await api.fetch(`${url}v1/audio/voices`, { method: 'POST', body: form });
+    const err = await missing.json();
+    check('POST /v1/audio/voices without a transcript is a 400 naming it', missing.status === 400 && err.error?.param === 'transcript', JSON.stringify(err));
+    // A voice from a 3 s recording (a tone: the demo codec encodes anything).
+    const wav = join(scratch, 'ada.wav');
+    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=3', '-ar', '44100', '-ac', '1', wav]);
+    form.set('transcript', 'A tone, not words.');
+    form.set('audio', new Blob([readFileSync(wav)]), 'ada.wav');
+    const made = await api.fetch(`${url}v1/audio/voices`, { method: 'POST', body: form });
+    const ada = await made.json();
+    check('POST /v1/audio/voices makes a cloned voice', made.status === 201 && ada.id === 'Ada' && ada.reference === true, `${made.status} ${JSON.stringify(ada)}`);
+    const spoken = await client.audio.speech.create({ ...base, voice: 'Ada', response_format: 'pcm', max_frames: 20 });
+    await spoken.arrayBuffer();
+    check('a request naming the cloned voice speaks in it', spoken.headers.get('x-voice') === 'Ada');
+  }
+
+  // The trailers of a streamed reply (fetch does not expose trailers).
+  {
+    const body = JSON.stringify({ ...base, response_format: 'pcm', stream_format: 'audio' });
+    const endpoint = `${url}v1/audio/speech`;
+    const { status, trailers } = await new Promise((resolve, reject) => {
+      const req = request(endpoint, { method: 'POST', headers: { 'Content-Type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, trailers: res.trailers }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    const problems = api.checkTrailers('POST', endpoint, status, trailers);
+    check(`stream_format audio: trailers ${Object.keys(trailers).join(', ')}`, status === 200 && Number(trailers['x-audio-frames']) === frames && problems.length === 0, problems.join('; '));
+  }
+
+  // Every reply against docs/openapi.yaml.
+  const { replies, problems } = api.summary();
+  for (const r of replies.filter((r) => r.problems.length > 0)) check(`openapi: ${r.where}`, false, r.problems.join('; '));
+  check(`openapi: ${replies.length} replies match docs/openapi.yaml`, replies.length > 0 && replies.every((r) => r.problems.length === 0));
+  check('openapi: every documented header of the responses seen appeared', problems.length === 0, problems.join('; '));
 }
 
 try {
+  api = await openApiChecker(new URL('../../docs/openapi.yaml', import.meta.url));
   await main();
 } catch (e) {
   failed++;

@@ -37,3 +37,13 @@ func (CUDADriver) AllocPinned(n int64) (unsafe.Pointer, error) {
 func (CUDADriver) FreePinned(p unsafe.Pointer) error { return cu.MemFreeHost(p) }
 
 func (CUDADriver) MemInfo() (int64, int64, error) { return cu.MemInfo() }
+
+// HostDevicePointer is the address kernels read pinned host memory at
+// (with unified addressing, the host pointer itself). On the device thread.
+func HostDevicePointer(p unsafe.Pointer) (uintptr, error) {
+	var d C.CUdeviceptr
+	if r := C.cuMemHostGetDevicePointer(&d, p, 0); r != C.CUDA_SUCCESS {
+		return 0, fmt.Errorf("cuMemHostGetDevicePointer: CUresult %d", int(r))
+	}
+	return uintptr(d), nil
+}

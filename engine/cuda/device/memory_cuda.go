@@ -3,6 +3,7 @@
 package device
 
 import (
+	"fmt"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -81,6 +82,18 @@ func (q *Queue) Copy(dst, src *Block, n int64) error {
 		return err
 	}
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst.Ptr), cu.DevicePtr(src.Ptr), n, q.d.stream)
+}
+
+// CopyFromHost enqueues a copy of n bytes from the pinned block src into
+// the device block dst on the stream (ordered with the kernels around it).
+func (q *Queue) CopyFromHost(dst, src *Block, n int64) error {
+	if err := CheckFits(dst, 0, n, "copy from host"); err != nil {
+		return err
+	}
+	if src == nil || src.Host == nil || n < 0 || n > src.Bytes {
+		return fmt.Errorf("cuda: copy from host: %d bytes from a block that is not pinned host memory of that size", n)
+	}
+	return cu.MemcpyHtoDAsync(cu.DevicePtr(dst.Ptr), src.Host, n, q.d.stream)
 }
 
 // MemInfo is the device's free and total memory now.

@@ -12,12 +12,21 @@ type MemKind int
 
 const (
 	DeviceMem MemKind = iota // device memory (cuMemAlloc)
-	PinnedMem                // page-locked host memory (cuMemHostAlloc)
+	PinnedMem                // page-locked host memory (cuMemHostAlloc): staging and result buffers
+	// ExpertMem is page-locked host memory holding routed experts that do
+	// not fit the device (TierHostExperts). It has its own account: the
+	// tier admits it against the host's available memory (PlanTier), not
+	// against the pinned cap, which bounds the buffers.
+	ExpertMem
+	memKinds
 )
 
 func (k MemKind) String() string {
-	if k == PinnedMem {
+	switch k {
+	case PinnedMem:
 		return "pinned host"
+	case ExpertMem:
+		return "pinned host (experts)"
 	}
 	return "device"
 }
@@ -53,7 +62,7 @@ type Pool struct {
 	drv Driver
 
 	mu       sync.Mutex
-	acct     [2]account
+	acct     [memKinds]account
 	headroom int64 // device bytes Admit leaves free for the driver and kernels
 }
 
@@ -65,7 +74,7 @@ type account struct {
 }
 
 // Block is one allocation from a Pool. Exactly one of Ptr (device) and Host
-// (pinned) is set.
+// (pinned: PinnedMem, ExpertMem) is set.
 type Block struct {
 	Kind  MemKind
 	Ptr   uintptr
@@ -91,7 +100,7 @@ func NewPool(drv Driver, deviceCap, pinnedCap int64) *Pool {
 
 // Alloc takes bytes of kind from the driver, within the cap.
 func (p *Pool) Alloc(kind MemKind, bytes int64) (*Block, error) {
-	if bytes <= 0 {
+	if bytes <= 0 || kind < 0 || kind >= memKinds {
 		return nil, fmt.Errorf("cuda pool: %s allocation of %d bytes", kind, bytes)
 	}
 	if err := p.reserve(kind, bytes); err != nil {
@@ -195,4 +204,11 @@ func (p *Pool) SetCap(kind MemKind, cap int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acct[kind].cap = cap
+}
+
+// Headroom is the device memory Admit keeps free beyond a model's bytes.
+func (p *Pool) Headroom() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.headroom
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { curlCommand, shellQuote } from './curl';
+import { curlCommand, curlForScript, shellQuote } from './curl';
 
 /** Reads a shell word made of single-quoted parts and \' escapes, as sh does. */
 function unquote(word: string): string {
@@ -29,5 +29,26 @@ describe('curlCommand', () => {
   it('quotes for a POSIX shell', () => {
     expect(shellQuote("a'b $c")).toBe(`'a'\\''b $c'`);
     expect(unquote(shellQuote("a'b $c"))).toBe("a'b $c");
+  });
+});
+
+describe('curlForScript', () => {
+  const t = { address: 'http://127.0.0.1:7860', model: 'drama-3', sampling: { temperature: 1, top_p: 0.9, top_k: 30 }, seed: 0, max_frames: 40 };
+  const bodies = (cmd: string) => [...cmd.matchAll(/ -d ('(?:[^']|'\\'')*')/g)].map((m) => JSON.parse(unquote(m[1])));
+  it('is one command without a cast', () => {
+    expect(bodies(curlForScript({ ...t, text: 'Hi.' }, []))).toEqual([expect.objectContaining({ input: 'Hi.' })]);
+    expect(bodies(curlForScript({ ...t, text: 'Hi.' }, []))[0].voice).toBeUndefined();
+  });
+  it('names the voice of a one-speaker script', () => {
+    expect(bodies(curlForScript({ ...t, text: 'Hi.\n\nBye.' }, ['Ada']))).toEqual([expect.objectContaining({ input: 'Hi.\n\nBye.', voice: 'Ada' })]);
+  });
+  it('is one command per line, each in its voice, for a cast of two', () => {
+    const cmd = curlForScript({ ...t, text: '<|speaker:0|>Hi.\n<|speaker:1|>Hello.\n\n<|speaker:0|>Bye.' }, ['Ada', 'Bea']);
+    expect(bodies(cmd).map((b) => [b.input, b.voice])).toEqual([
+      ['Hi.', 'Ada'],
+      ['Hello.', 'Bea'],
+      ['Bye.', 'Ada'],
+    ]);
+    expect(cmd).toContain("-o 'line03.wav'");
   });
 });

@@ -36,3 +36,10 @@ describe('randomSeed', () => {
     expect(Number.isSafeInteger(top)).toBe(true);
   });
 });
+
+describe('readNumber with a minimum', () => {
+  it('refuses a seed of -1 in our words', () => {
+    expect(readNumber('-1', true, 0)).toEqual({ ok: false, reason: '-1 is below 0: use 0 or more' });
+    expect(readNumber('0', true, 0)).toEqual({ ok: true, value: 0 });
+  });
+});

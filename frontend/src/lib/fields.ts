@@ -6,8 +6,8 @@ export type FieldValue = { ok: true; value: number } | { ok: false; reason: stri
 
 const decimal = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/** Parses a number field; integer fields refuse fractions. */
-export function readNumber(text: string | number | null | undefined, integer = false): FieldValue {
+/** Parses a number field; integer fields refuse fractions; min (when given) is the smallest value allowed. */
+export function readNumber(text: string | number | null | undefined, integer = false, min?: number): FieldValue {
   if (typeof text === 'number') text = String(text);
   const t = (text ?? '').trim();
   if (t === '') return { ok: false, reason: 'enter a number' };
@@ -17,6 +17,7 @@ export function readNumber(text: string | number | null | undefined, integer = f
   if (!Number.isFinite(n)) return { ok: false, reason: `${t} is too large` };
   if (integer && !Number.isInteger(n)) return { ok: false, reason: 'a whole number' };
   if (integer && !Number.isSafeInteger(n)) return { ok: false, reason: `at most ${Number.MAX_SAFE_INTEGER}` };
+  if (min !== undefined && n < min) return { ok: false, reason: `${t} is below ${min}: use ${min} or more` };
   return { ok: true, value: n };
 }
 

@@ -1,5 +1,5 @@
 // The typed face of the Go app.Service over any Transport.
-import type { TakeFile, Transport } from './transport';
+import type { SceneFile, TakeFile, Transport } from './transport';
 import type {
   EventData,
   EventName,
@@ -25,6 +25,11 @@ import type {
   Voice,
   VoiceRecording,
   CastRequest,
+  Project,
+  ProjectSummary,
+  SavedProject,
+  SceneExportRequest,
+  SceneExportResult,
 } from './types';
 
 export interface Service {
@@ -77,6 +82,22 @@ export interface Service {
   /** The engine's prompt rules applied to a script, and its counts as the servers count. */
   checkScript(text: string): Promise<ScriptCheck>;
   serverStatus(): Promise<ServerStatus>;
+  /** The projects on disk, the most recently saved first. */
+  projects(): Promise<ProjectSummary[]>;
+  /** The project opened or saved last ("" for none). */
+  currentProject(): Promise<string>;
+  openProject(name: string): Promise<Project>;
+  /** A new project called name, with the studio's script and sampling settings. */
+  createProject(name: string): Promise<Project>;
+  saveProject(p: Project): Promise<SavedProject>;
+  renameProject(from: string, to: string): Promise<Project>;
+  duplicateProject(from: string, to: string): Promise<Project>;
+  /** The scene's save dialog (the window); "" when cancelled. */
+  chooseScenePath(project: string): Promise<string>;
+  /** Writes the scene (and its line files) where the window's dialog chose. */
+  exportScene(r: SceneExportRequest): Promise<SceneExportResult>;
+  /** The scene as one file (a zip with the line files when asked) for the browser to save. */
+  sceneFile(project: string): Promise<SceneFile>;
   startServer(): Promise<ServerStatus>;
   stopServer(): Promise<ServerStatus>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
@@ -127,6 +148,16 @@ export function createService(t: Transport): Service {
     takeFile: (id, format) => t.fetchExport(id, format),
     checkScript: (text) => c('CheckScript', [text]),
     serverStatus: () => c('ServerStatus', []),
+    projects: () => c('Projects', []),
+    currentProject: () => c('CurrentProject', []),
+    openProject: (name) => c('OpenProject', [name]),
+    createProject: (name) => c('CreateProject', [name]),
+    saveProject: (p) => c('SaveProject', [p]),
+    renameProject: (from, to) => c('RenameProject', [{ from, to }]),
+    duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
+    chooseScenePath: (project) => c('ChooseScenePath', [project]),
+    exportScene: (r) => c('ExportScene', [r]),
+    sceneFile: (project) => t.fetchScene(project),
     startServer: () => c('StartServer', []),
     stopServer: () => c('StopServer', []),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),

@@ -14,9 +14,9 @@ const base: Settings = {
   volume: 1,
   server_port: 7860,
   takes_limit_bytes: 2 << 30,
-  voice_library_max_bytes: 2 ** 30,
   voices: [],
   isolate_engine: false,
+  voice_library_max_bytes: 256 * 2 ** 20,
 };
 
 describe('mergeChange', () => {

@@ -49,6 +49,20 @@ describe('HttpTransport', () => {
     });
   });
 
+  it('downloads a scene with its name (UTF-8 too) and what it measures', async () => {
+    const fetch = vi.fn(
+      async () =>
+        new Response(new Uint8Array([82, 73, 70, 70]), {
+          status: 200,
+          headers: { 'Content-Disposition': "attachment; filename*=utf-8''Sc%C3%A8ne%201.wav", 'X-Scene-Loudness': '-16.02', 'X-Scene-True-Peak': '-7.40', 'X-Scene-Limited': 'false' },
+        }),
+    );
+    const svc = createService(new HttpTransport('http://127.0.0.1:7860', { fetch }));
+    const f = await svc.sceneFile('Scène 1');
+    expect(fetch).toHaveBeenCalledWith('http://127.0.0.1:7860/api/projects/Sc%C3%A8ne%201/scene', {});
+    expect([f.name, f.loudness, f.truePeak, f.limited, f.data.size]).toEqual(['Scène 1.wav', -16.02, -7.4, false, 4]);
+  });
+
   it("rejects with the service's own message and status", async () => {
     const fetch = vi.fn(async () => jsonResponse(409, { error: 'no model loaded' }));
     const svc = createService(new HttpTransport('', { fetch }));

@@ -20,12 +20,24 @@ export interface Transport {
   fetchPCM(id: number): Promise<Float32Array>;
   /** A take encoded as an export file and its proposed name (browser mode only: the browser saves it). */
   fetchExport(id: number, format: string): Promise<TakeFile>;
+  /** A project's scene as its export settings say (browser mode only: the browser saves it). */
+  fetchScene(project: string): Promise<SceneFile>;
 }
 
 /** An encoded take for the browser to save. */
 export interface TakeFile {
   name: string;
   data: Blob;
+}
+
+/** A scene for the browser to save, and what it measures. */
+export interface SceneFile extends TakeFile {
+  /** Integrated loudness after normalising (LUFS), from the X-Scene-Loudness header. */
+  loudness: number;
+  /** True peak after normalising (dBTP). */
+  truePeak: number;
+  /** The gain stopped short of the target to keep the true peak under -1 dBTP. */
+  limited: boolean;
 }
 
 /** Parses a binary PCM message: "PCM1", take id, from frame, to frame, count (uint32 LE), float32 LE samples. */
@@ -81,6 +93,11 @@ export class WailsTransport implements Transport {
 
   fetchExport(): Promise<TakeFile> {
     // The window exports through the native save dialog (Service.ExportTake).
+    return Promise.reject(new ServiceError('the desktop window exports through its save dialog'));
+  }
+
+  fetchScene(): Promise<SceneFile> {
+    // The window writes the scene where its save dialog says (Service.ExportScene).
     return Promise.reject(new ServiceError('the desktop window exports through its save dialog'));
   }
 }
@@ -179,6 +196,18 @@ export class HttpTransport implements Transport {
     const res = await this.get(`/api/takes/${id}/export?format=${encodeURIComponent(format)}`);
     const name = /filename="?([^";]+)"?/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? `proscenium-take-${id}`;
     return { name, data: await res.blob() };
+  }
+
+  async fetchScene(project: string): Promise<SceneFile> {
+    const res = await this.get(`/api/projects/${encodeURIComponent(project)}/scene`);
+    const name = /filename\*?=(?:utf-8'')?"?([^";]+)"?/i.exec(res.headers.get('Content-Disposition') ?? '')?.[1];
+    return {
+      name: name ? decodeURIComponent(name) : `${project}.wav`,
+      data: await res.blob(),
+      loudness: Number(res.headers.get('X-Scene-Loudness')),
+      truePeak: Number(res.headers.get('X-Scene-True-Peak')),
+      limited: res.headers.get('X-Scene-Limited') === 'true',
+    };
   }
 
   /** GET path; rejects with the service's message when it failed. */

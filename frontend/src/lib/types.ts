@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine, model, playback, sampling, server, settings, takes, voice, voices } from '../../wailsjs/go/models';
+import type { app, engine, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -40,6 +40,15 @@ export type ScriptCheck = Plain<model.ScriptCheck>;
 export type ScriptProblem = Plain<model.ScriptProblem>;
 export type ServerStatus = Plain<server.ServerStatus>;
 export type RequestRecord = Plain<server.RequestRecord>;
+export type Project = Plain<projects.Project>;
+export type ProjectSummary = Plain<projects.Summary>;
+export type ProjectLine = Plain<projects.Line>;
+export type SceneSettings = Plain<projects.ExportSettings>;
+export type SavedProject = Plain<projects.Saved>;
+export type LoudnessPlan = Plain<loudness.Plan>;
+export type SceneExportRequest = Plain<app.SceneExportRequest>;
+export type SceneExportResult = Plain<app.SceneExportResult>;
+export type ProjectRename = Plain<app.ProjectRename>;
 
 /** The waveform of a chunk as it arrives (takes.AudioEvent). */
 export interface AudioEvent {

@@ -14,6 +14,70 @@ export namespace app {
 	        this.at_s = source["at_s"];
 	    }
 	}
+	export class ProjectRename {
+	    from: string;
+	    to: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ProjectRename(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.from = source["from"];
+	        this.to = source["to"];
+	    }
+	}
+	export class SceneExportRequest {
+	    project: string;
+	    path: string;
+	    overwrite: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SceneExportRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.project = source["project"];
+	        this.path = source["path"];
+	        this.overwrite = source["overwrite"];
+	    }
+	}
+	export class SceneExportResult {
+	    files: string[];
+	    plan: loudness.Plan;
+	    duration_s: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new SceneExportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.files = source["files"];
+	        this.plan = this.convertValues(source["plan"], loudness.Plan);
+	        this.duration_s = source["duration_s"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 	export class StudioStatus {
 	    audio: playback.AudioStatus;
 	    dialogs: boolean;
@@ -65,6 +129,30 @@ export namespace app {
 
 export namespace engine {
 	
+	export class ExpertTier {
+	    tier: string;
+	    device_bytes: number;
+	    host_bytes: number;
+	    device_layers: number;
+	    layers: number;
+	    hit_share: number;
+	    bus_bytes_per_frame: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExpertTier(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.tier = source["tier"];
+	        this.device_bytes = source["device_bytes"];
+	        this.host_bytes = source["host_bytes"];
+	        this.device_layers = source["device_layers"];
+	        this.layers = source["layers"];
+	        this.hit_share = source["hit_share"];
+	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
+	    }
+	}
 	export class Finish {
 	    reason: string;
 	    frames: number;
@@ -133,6 +221,7 @@ export namespace engine {
 	    voice_cache_bytes?: number;
 	    voice_cache_cap_bytes?: number;
 	    voice_entries?: number;
+	    experts?: ExpertTier;
 	
 	    static createFrom(source: any = {}) {
 	        return new Memory(source);
@@ -149,7 +238,26 @@ export namespace engine {
 	        this.voice_cache_bytes = source["voice_cache_bytes"];
 	        this.voice_cache_cap_bytes = source["voice_cache_cap_bytes"];
 	        this.voice_entries = source["voice_entries"];
+	        this.experts = this.convertValues(source["experts"], ExpertTier);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class Reference {
 	    transcript: string;
@@ -202,6 +310,37 @@ export namespace engine {
 		    }
 		    return a;
 		}
+	}
+
+}
+
+export namespace loudness {
+	
+	export class Plan {
+	    measured_lufs: number;
+	    true_peak_dbtp: number;
+	    target_lufs: number;
+	    ceiling_dbtp: number;
+	    gain_db: number;
+	    result_lufs: number;
+	    result_peak_dbtp: number;
+	    limited: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new Plan(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.measured_lufs = source["measured_lufs"];
+	        this.true_peak_dbtp = source["true_peak_dbtp"];
+	        this.target_lufs = source["target_lufs"];
+	        this.ceiling_dbtp = source["ceiling_dbtp"];
+	        this.gain_db = source["gain_db"];
+	        this.result_lufs = source["result_lufs"];
+	        this.result_peak_dbtp = source["result_peak_dbtp"];
+	        this.limited = source["limited"];
+	    }
 	}
 
 }
@@ -495,6 +634,149 @@ export namespace playback {
 		    }
 		    return a;
 		}
+	}
+
+}
+
+export namespace projects {
+	
+	export class ExportSettings {
+	    gap_s: number;
+	    target_lufs: number;
+	    format: string;
+	    per_line: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExportSettings(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.gap_s = source["gap_s"];
+	        this.target_lufs = source["target_lufs"];
+	        this.format = source["format"];
+	        this.per_line = source["per_line"];
+	    }
+	}
+	export class Line {
+	    text: string;
+	    speaker: number;
+	    takes: number[];
+	    chosen: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Line(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.text = source["text"];
+	        this.speaker = source["speaker"];
+	        this.takes = source["takes"];
+	        this.chosen = source["chosen"];
+	    }
+	}
+	export class Project {
+	    format: number;
+	    name: string;
+	    script: string;
+	    cast: string[];
+	    sampling: sampling.Settings;
+	    seed: number;
+	    max_frames: number;
+	    lines: Line[];
+	    takes: number[];
+	    export: ExportSettings;
+	    saved_ms: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Project(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.format = source["format"];
+	        this.name = source["name"];
+	        this.script = source["script"];
+	        this.cast = source["cast"];
+	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
+	        this.seed = source["seed"];
+	        this.max_frames = source["max_frames"];
+	        this.lines = this.convertValues(source["lines"], Line);
+	        this.takes = source["takes"];
+	        this.export = this.convertValues(source["export"], ExportSettings);
+	        this.saved_ms = source["saved_ms"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Saved {
+	    project: Project;
+	    kept_aside?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Saved(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.project = this.convertValues(source["project"], Project);
+	        this.kept_aside = source["kept_aside"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class Summary {
+	    name: string;
+	    saved_ms: number;
+	    lines: number;
+	    takes: number;
+	    problem?: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Summary(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.saved_ms = source["saved_ms"];
+	        this.lines = source["lines"];
+	        this.takes = source["takes"];
+	        this.problem = source["problem"];
+	    }
 	}
 
 }

@@ -3,9 +3,10 @@
 import {takes} from '../models';
 import {settings} from '../models';
 import {model} from '../models';
+import {projects} from '../models';
 import {voice} from '../models';
-import {playback} from '../models';
 import {app} from '../models';
+import {playback} from '../models';
 import {server} from '../models';
 import {engine} from '../models';
 import {voices} from '../models';
@@ -18,9 +19,15 @@ export function ChooseExportPath(arg1:takes.ExportRequest):Promise<string>;
 
 export function ChooseModelDir():Promise<string>;
 
+export function ChooseScenePath(arg1:string):Promise<string>;
+
 export function CountTokens(arg1:string):Promise<model.TokenCount>;
 
+export function CreateProject(arg1:string):Promise<projects.Project>;
+
 export function CreateVoice(arg1:string,arg2:string,arg3:Array<number>):Promise<Array<voice.Voice>>;
+
+export function CurrentProject():Promise<string>;
 
 export function DefaultExportPath(arg1:takes.ExportRequest):Promise<string>;
 
@@ -28,7 +35,11 @@ export function DeleteTake(arg1:number):Promise<boolean>;
 
 export function DeleteVoice(arg1:string):Promise<Array<voice.Voice>>;
 
+export function DuplicateProject(arg1:app.ProjectRename):Promise<projects.Project>;
+
 export function EncodeReference(arg1:Array<number>):Promise<Array<any>>;
+
+export function ExportScene(arg1:app.SceneExportRequest):Promise<app.SceneExportResult>;
 
 export function ExportTake(arg1:takes.ExportRequest):Promise<takes.ExportResult>;
 
@@ -44,15 +55,23 @@ export function MakeDemoModel():Promise<string>;
 
 export function ModelStatus():Promise<model.ModelStatus>;
 
+export function OpenProject(arg1:string):Promise<projects.Project>;
+
 export function PausePlayback(arg1:boolean):Promise<playback.PlaybackStatus>;
 
 export function Play(arg1:app.PlayRequest):Promise<playback.PlaybackStatus>;
 
 export function Playback():Promise<playback.PlaybackStatus>;
 
+export function Projects():Promise<Array<projects.Summary>>;
+
+export function RenameProject(arg1:app.ProjectRename):Promise<projects.Project>;
+
 export function RenameTake(arg1:takes.TakeName):Promise<takes.Take>;
 
 export function RerunTake(arg1:takes.Rerun):Promise<takes.Take>;
+
+export function SaveProject(arg1:projects.Project):Promise<projects.Saved>;
 
 export function SaveVoice(arg1:voice.Voice):Promise<Array<voice.Voice>>;
 

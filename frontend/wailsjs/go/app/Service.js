@@ -18,12 +18,24 @@ export function ChooseModelDir() {
   return window['go']['app']['Service']['ChooseModelDir']();
 }
 
+export function ChooseScenePath(arg1) {
+  return window['go']['app']['Service']['ChooseScenePath'](arg1);
+}
+
 export function CountTokens(arg1) {
   return window['go']['app']['Service']['CountTokens'](arg1);
 }
 
+export function CreateProject(arg1) {
+  return window['go']['app']['Service']['CreateProject'](arg1);
+}
+
 export function CreateVoice(arg1, arg2, arg3) {
   return window['go']['app']['Service']['CreateVoice'](arg1, arg2, arg3);
+}
+
+export function CurrentProject() {
+  return window['go']['app']['Service']['CurrentProject']();
 }
 
 export function DefaultExportPath(arg1) {
@@ -38,8 +50,16 @@ export function DeleteVoice(arg1) {
   return window['go']['app']['Service']['DeleteVoice'](arg1);
 }
 
+export function DuplicateProject(arg1) {
+  return window['go']['app']['Service']['DuplicateProject'](arg1);
+}
+
 export function EncodeReference(arg1) {
   return window['go']['app']['Service']['EncodeReference'](arg1);
+}
+
+export function ExportScene(arg1) {
+  return window['go']['app']['Service']['ExportScene'](arg1);
 }
 
 export function ExportTake(arg1) {
@@ -70,6 +90,10 @@ export function ModelStatus() {
   return window['go']['app']['Service']['ModelStatus']();
 }
 
+export function OpenProject(arg1) {
+  return window['go']['app']['Service']['OpenProject'](arg1);
+}
+
 export function PausePlayback(arg1) {
   return window['go']['app']['Service']['PausePlayback'](arg1);
 }
@@ -82,12 +106,24 @@ export function Playback() {
   return window['go']['app']['Service']['Playback']();
 }
 
+export function Projects() {
+  return window['go']['app']['Service']['Projects']();
+}
+
+export function RenameProject(arg1) {
+  return window['go']['app']['Service']['RenameProject'](arg1);
+}
+
 export function RenameTake(arg1) {
   return window['go']['app']['Service']['RenameTake'](arg1);
 }
 
 export function RerunTake(arg1) {
   return window['go']['app']['Service']['RerunTake'](arg1);
+}
+
+export function SaveProject(arg1) {
+  return window['go']['app']['Service']['SaveProject'](arg1);
 }
 
 export function SaveVoice(arg1) {

@@ -1,0 +1,240 @@
+package projects
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"proscenium/app/studio"
+	"proscenium/engine"
+)
+
+// FormatVersion is the project.json format this package writes and reads.
+const FormatVersion = 1
+
+// Limits on what a project holds (a project.json is read whole).
+const (
+	MaxNameBytes   = 80
+	MaxScriptBytes = 256 << 10
+	MaxLines       = 2000
+	MaxTakesOfLine = 1000
+	MaxTakes       = 20000
+	MaxSpeakers    = 16 // <|speaker:0|> … <|speaker:15|>
+	maxVoiceName   = 200
+	maxFileBytes   = 16 << 20
+)
+
+// Project is one project.json.
+type Project struct {
+	Format int    `json:"format"`
+	Name   string `json:"name"`
+	Script string `json:"script"`
+	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … ("" is the
+	// model's own voice).
+	Cast     []string        `json:"cast"`
+	Sampling engine.Sampling `json:"sampling"`
+	Seed     uint64          `json:"seed"`
+	// MaxFrames of each take (0: the studio's default).
+	MaxFrames int    `json:"max_frames"`
+	Lines     []Line `json:"lines"`
+	// Takes lists every studio take made in this project, oldest first
+	// (the lines' takes and the whole-script takes).
+	Takes  []int          `json:"takes"`
+	Export ExportSettings `json:"export"`
+	// SavedMs is when it was last saved (Unix milliseconds; set by Save).
+	SavedMs int64 `json:"saved_ms"`
+}
+
+// Line is one line of the script: a paragraph, or what one speaker tag
+// starts. Its text is kept so that lines can be matched again after the
+// script is edited.
+type Line struct {
+	Text    string `json:"text"`
+	Speaker int    `json:"speaker"`
+	Takes   []int  `json:"takes"`  // oldest first
+	Chosen  int    `json:"chosen"` // the take the scene uses (0: none chosen)
+}
+
+// ExportSettings say how the scene is exported.
+type ExportSettings struct {
+	GapSeconds float64 `json:"gap_s"` // silence between lines (read also as gap_seconds: export_json.go)
+	TargetLUFS float64 `json:"target_lufs"`
+	Format     string  `json:"format"` // "wav" or "flac"
+	PerLine    bool    `json:"per_line"`
+}
+
+// DefaultExport is a 0.4 s gap, -16 LUFS (the level podcasts and spoken
+// word are mastered to), WAV, one file.
+func DefaultExport() ExportSettings {
+	return ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"}
+}
+
+// MaxGapSeconds caps the gap between lines.
+const MaxGapSeconds = 10
+
+// The kinds of this package's errors (the studio's: the HTTP status
+// follows them). Each error is its own sentence; errors.Is finds its kind.
+var (
+	ErrInvalid  = studio.ErrInvalid  // a name or content this package refuses, or a file it cannot read
+	ErrNotFound = studio.ErrNotFound // no project of that name
+	ErrExists   = studio.ErrExists   // the new name is taken
+)
+
+// kindError is a sentence of its own with a kind for errors.Is.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
+
+func invalid(format string, a ...any) error { return &kindError{ErrInvalid, fmt.Sprintf(format, a...)} }
+
+func notFound(name string) error {
+	return &kindError{ErrNotFound, fmt.Sprintf("there is no project called %q", name)}
+}
+
+func taken(name string) error {
+	return &kindError{ErrExists, fmt.Sprintf("a project called %q exists: choose another name", name)}
+}
+
+// CheckName says why name cannot name a project (a directory), or nil.
+func CheckName(name string) error {
+	bad := func(why string) error { return invalid("the name %q %s", name, why) }
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalid("give the project a name")
+	case name != strings.TrimSpace(name):
+		return bad("starts or ends with a space")
+	case len(name) > MaxNameBytes:
+		return bad(fmt.Sprintf("is longer than %d bytes", MaxNameBytes))
+	case !utf8.ValidString(name):
+		return bad("is not valid UTF-8")
+	case strings.HasPrefix(name, "."):
+		return bad(`starts with "."`)
+	case strings.ContainsAny(name, `/\`):
+		return bad(`holds a "/" or "\"`)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return bad("holds a control character")
+	}
+	return nil
+}
+
+// Check says what is wrong with p, or nil.
+func (p *Project) Check() error {
+	if err := CheckName(p.Name); err != nil {
+		return err
+	}
+	bad := invalid
+	if p.Format != FormatVersion {
+		return bad("format %d: this version reads format %d", p.Format, FormatVersion)
+	}
+	if len(p.Script) > MaxScriptBytes || !utf8.ValidString(p.Script) {
+		return bad("the script is longer than %d bytes or not UTF-8", MaxScriptBytes)
+	}
+	if len(p.Cast) > MaxSpeakers {
+		return bad("%d voices cast, at most %d", len(p.Cast), MaxSpeakers)
+	}
+	for i, v := range p.Cast {
+		if len(v) > maxVoiceName || !utf8.ValidString(v) {
+			return bad("speaker %d: the voice name is longer than %d bytes or not UTF-8", i, maxVoiceName)
+		}
+	}
+	if err := p.Sampling.Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if p.MaxFrames < 0 {
+		return bad("max_frames %d is negative", p.MaxFrames)
+	}
+	if len(p.Lines) > MaxLines {
+		return bad("%d lines, at most %d", len(p.Lines), MaxLines)
+	}
+	if len(p.Takes) > MaxTakes {
+		return bad("%d takes, at most %d", len(p.Takes), MaxTakes)
+	}
+	if err := checkIDs("the project's takes", p.Takes); err != nil {
+		return err
+	}
+	for i, l := range p.Lines {
+		if l.Speaker < 0 || l.Speaker >= MaxSpeakers {
+			return bad("line %d: speaker %d is outside 0–%d", i+1, l.Speaker, MaxSpeakers-1)
+		}
+		if len(l.Takes) > MaxTakesOfLine {
+			return bad("line %d: %d takes, at most %d", i+1, len(l.Takes), MaxTakesOfLine)
+		}
+		if err := checkIDs(fmt.Sprintf("line %d's takes", i+1), l.Takes); err != nil {
+			return err
+		}
+		if l.Chosen != 0 && !contains(l.Takes, l.Chosen) {
+			return bad("line %d: the chosen take #%d is not one of its takes", i+1, l.Chosen)
+		}
+		if !utf8.ValidString(l.Text) {
+			return bad("line %d is not UTF-8", i+1)
+		}
+	}
+	e := p.Export
+	if math.IsNaN(e.GapSeconds) || e.GapSeconds < 0 || e.GapSeconds > MaxGapSeconds {
+		return bad("the gap between lines (%v s) must be from 0 to %d s", e.GapSeconds, MaxGapSeconds)
+	}
+	if math.IsNaN(e.TargetLUFS) || e.TargetLUFS < -40 || e.TargetLUFS > -5 {
+		return bad("the loudness target (%v LUFS) must be from -40 to -5", e.TargetLUFS)
+	}
+	if e.Format != "wav" && e.Format != "flac" {
+		return bad(`the export format %q: choose "wav" or "flac"`, e.Format)
+	}
+	return nil
+}
+
+func checkIDs(what string, ids []int) error {
+	seen := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		if id <= 0 {
+			return invalid("%s: take id %d is not positive", what, id)
+		}
+		if seen[id] {
+			return invalid("%s: take #%d is listed twice", what, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func contains(ids []int, id int) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// New returns an empty project called name with the studio's sampling.
+func New(name string, sampling engine.Sampling, seed uint64, maxFrames int) Project {
+	return Project{Format: FormatVersion, Name: name, Sampling: sampling, Seed: seed, MaxFrames: maxFrames, Export: DefaultExport()}
+}
+
+// Parse reads a project.json, refusing unknown fields and anything Check
+// refuses.
+func Parse(data []byte) (Project, error) {
+	var p Project
+	if len(data) > maxFileBytes {
+		return p, invalid("project.json is larger than %d MiB", maxFileBytes>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return Project{}, invalid("project.json: %v", err)
+	}
+	if dec.More() {
+		return Project{}, invalid("project.json: more data after the project")
+	}
+	if err := p.Check(); err != nil {
+		return Project{}, err
+	}
+	return p, nil
+}

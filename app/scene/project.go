@@ -1,0 +1,127 @@
+package scene
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"proscenium/app/projects"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
+	"proscenium/engine/audio"
+)
+
+// TakeAudio is where the chosen takes' audio comes from (takes.List).
+type TakeAudio interface {
+	TakePCM(id int) ([]float32, takes.Take, error)
+}
+
+// kindError is a sentence of its own with a studio kind for errors.Is.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
+
+// FromProject assembles p's scene: the chosen take of every line, in
+// order, as p's export settings say. A line without a chosen take, or
+// whose take is gone or still running, is refused by number.
+func FromProject(p projects.Project, from TakeAudio) (Result, error) {
+	var lines []Line
+	var missing []string
+	for i, l := range p.Lines {
+		if l.Chosen == 0 {
+			missing = append(missing, fmt.Sprint(i+1))
+			continue
+		}
+		pcm, t, err := from.TakePCM(l.Chosen)
+		if err != nil {
+			return Result{}, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if t.State == takes.TakeRunning {
+			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
+		}
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate})
+	}
+	if len(missing) > 0 {
+		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
+	}
+	res, err := Assemble(p.Name, lines, p.Export)
+	if err != nil {
+		return Result{}, &kindError{studio.ErrInvalid, err.Error()}
+	}
+	return res, nil
+}
+
+// write writes an export file; a variable so tests can make the disk full.
+var write = audio.WriteFileAtomic
+
+// Write writes res's scene to path and its line files beside it (named
+// after path), each atomically. No file is replaced unless overwrite; a
+// failure says why and leaves the files written before it.
+func Write(res Result, base, path string, overwrite bool) ([]string, error) {
+	if path == "" || !filepath.IsAbs(path) || strings.ContainsRune(path, 0) || len(path) > 4096 {
+		return nil, &kindError{studio.ErrInvalid, fmt.Sprintf("the scene's path must be an absolute file path, got %q", path)}
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, &kindError{studio.ErrInvalid, fmt.Sprintf("the folder %s does not exist", dir)}
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	paths := []string{path}
+	for _, f := range res.Files[1:] {
+		paths = append(paths, filepath.Join(dir, stem+strings.TrimPrefix(f.Name, base)))
+	}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil, &kindError{studio.ErrInvalid, fmt.Sprintf("%s is a directory; give a file name", p)}
+		case err == nil && !overwrite:
+			return nil, &kindError{studio.ErrExists, fmt.Sprintf("%s already exists; nothing was written (choose another name, or confirm replacing it)", p)}
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return nil, err
+		}
+	}
+	var written []string
+	for i, f := range res.Files {
+		if err := write(paths[i], f.Data); err != nil {
+			return written, takes.ExplainWriteError(paths[i], err)
+		}
+		written = append(written, paths[i])
+	}
+	return written, nil
+}
+
+// Download is a scene as the browser saves it: one file, or a zip of the
+// scene and its line files, and what the scene measures.
+type Download struct {
+	Name      string
+	MediaType string
+	Data      []byte
+	Loudness  float64 // LUFS after the gain
+	TruePeak  float64 // dBTP after the gain
+	Limited   bool    // the gain stopped short of the target at the true-peak ceiling
+}
+
+// AsDownload packs res for the browser (base names the zip).
+func AsDownload(res Result, base string, now time.Time) (Download, error) {
+	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: "audio/wav",
+		Loudness: res.Plan.Result, TruePeak: res.Plan.ResultTP, Limited: res.Plan.Limited}
+	if strings.HasSuffix(d.Name, ".flac") {
+		d.MediaType = "audio/flac"
+	}
+	if len(res.Files) > 1 {
+		data, err := Zip(res.Files, now)
+		if err != nil {
+			return Download{}, err
+		}
+		d.Name, d.Data, d.MediaType = base+".zip", data, "application/zip"
+	}
+	return d, nil
+}

@@ -1,0 +1,107 @@
+// Package scene assembles a scene from the chosen take of each line of a
+// project: the lines' audio in order with silence between them, brought to
+// a loudness target with the true peak under a ceiling
+// (engine/audio/loudness), encoded as WAV or FLAC (engine/audio/encode),
+// and, when asked, one file per line at the scene's gain so the lines keep
+// their balance. It owns no files: the caller writes or sends what it
+// returns (bundle.go packs several files into one zip for a browser).
+package scene
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"proscenium/app/projects"
+	"proscenium/engine/audio/encode"
+	"proscenium/engine/audio/loudness"
+)
+
+// Ceiling is the true-peak ceiling every scene keeps (EBU R128's -1 dBTP).
+const Ceiling = -1.0
+
+// Line is one line's chosen take.
+type Line struct {
+	Take int       // its id, for names and messages
+	PCM  []float32 // mono
+	Rate int       // Hz
+}
+
+// File is one encoded file.
+type File struct {
+	Name string `json:"name"`
+	Data []byte `json:"-"`
+}
+
+// Result is the scene's files (the scene first) and its loudness plan.
+type Result struct {
+	Files   []File        `json:"files"`
+	Plan    loudness.Plan `json:"plan"`
+	Seconds float64       `json:"duration_s"`
+	Rate    int           `json:"rate_hz"`
+}
+
+// ErrNoLines is returned when no line has a chosen take.
+var ErrNoLines = errors.New("no line has a chosen take: star a take of each line to export")
+
+// Assemble builds the scene called base from lines with the project's
+// export settings.
+func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, error) {
+	if len(lines) == 0 {
+		return Result{}, ErrNoLines
+	}
+	var f encode.Format
+	switch ex.Format {
+	case "wav":
+		f = encode.WAV
+	case "flac":
+		f = encode.FLAC
+	default:
+		return Result{}, fmt.Errorf("scene format %q: choose wav or flac", ex.Format)
+	}
+	if math.IsNaN(ex.GapSeconds) || ex.GapSeconds < 0 || ex.GapSeconds > projects.MaxGapSeconds {
+		return Result{}, fmt.Errorf("the gap between lines (%v s) must be from 0 to %d s", ex.GapSeconds, projects.MaxGapSeconds)
+	}
+	rate := lines[0].Rate
+	total := 0
+	for i, l := range lines {
+		if l.Rate != rate {
+			return Result{}, fmt.Errorf("take #%d is at %d Hz, take #%d at %d Hz: a scene has one rate", l.Take, l.Rate, lines[0].Take, rate)
+		}
+		if len(l.PCM) == 0 {
+			return Result{}, fmt.Errorf("line %d: take #%d has no audio", i+1, l.Take)
+		}
+		total += len(l.PCM)
+	}
+	gap := int(math.Round(ex.GapSeconds * float64(rate)))
+	pcm := make([]float32, 0, total+gap*(len(lines)-1))
+	for i, l := range lines {
+		if i > 0 {
+			pcm = append(pcm, make([]float32, gap)...)
+		}
+		pcm = append(pcm, l.PCM...)
+	}
+	plan, err := loudness.PlanGain(pcm, rate, ex.TargetLUFS, Ceiling)
+	if err != nil {
+		return Result{}, fmt.Errorf("scene loudness: %w", err)
+	}
+	loudness.Apply(pcm, plan.GainDB)
+	res := Result{Plan: plan, Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
+	data, err := encode.Encode(f, rate, pcm)
+	if err != nil {
+		return Result{}, fmt.Errorf("scene: %w", err)
+	}
+	res.Files = append(res.Files, File{Name: base + "." + ex.Format, Data: data})
+	if ex.PerLine {
+		for i, l := range lines {
+			one := append([]float32(nil), l.PCM...)
+			loudness.Apply(one, plan.GainDB)
+			data, err := encode.Encode(f, rate, one)
+			if err != nil {
+				return Result{}, fmt.Errorf("line %d: %w", i+1, err)
+			}
+			res.Files = append(res.Files, File{Name: fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format), Data: data})
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,175 @@
+package scene
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"proscenium/app/projects"
+	"proscenium/app/studio"
+	"proscenium/app/takes"
+	"proscenium/engine"
+	"proscenium/engine/audio"
+	"proscenium/engine/audio/loudness"
+)
+
+// noise is seconds of speech-level noise, shaped a little so it is not flat.
+func noise(seed uint64, rate int, seconds, level float64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	out := make([]float32, int(seconds*float64(rate)))
+	var prev float64
+	for i := range out {
+		x := r.NormFloat64() * level
+		out[i] = float32(0.6*x + 0.4*prev)
+		prev = x
+	}
+	return out
+}
+
+func TestSceneReachesTheTargetWithGaps(t *testing.T) {
+	const rate = 44100
+	lines := []Line{{Take: 3, PCM: noise(1, rate, 1.5, 0.01), Rate: rate}, {Take: 7, PCM: noise(2, rate, 2, 0.05), Rate: rate}}
+	ex := projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", PerLine: true}
+	res, err := Assemble("Act one", lines, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 3 || res.Files[0].Name != "Act one.wav" || !strings.Contains(res.Files[2].Name, "line 02 (take 7)") {
+		t.Fatalf("files %v", names(res.Files))
+	}
+	w, err := audio.ParseWAV(res.Files[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int(1.5*rate) + int(0.4*rate) + 2*rate; len(w.Samples) != want {
+		t.Errorf("scene has %d samples, want %d (two lines and the gap)", len(w.Samples), want)
+	}
+	// The gap is silence.
+	for _, x := range w.Samples[int(1.5*rate)+10 : int(1.9*rate)-10] {
+		if x != 0 {
+			t.Fatal("the gap between lines is not silent")
+		}
+	}
+	got, err := loudness.Integrated(w.Samples, rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got+16) > 0.1 || res.Plan.Limited {
+		t.Errorf("scene measures %.2f LUFS (plan %+v), want -16", got, res.Plan)
+	}
+	if tp := loudness.TruePeak(w.Samples, rate); tp > Ceiling+0.05 {
+		t.Errorf("true peak %.2f dBTP over the ceiling", tp)
+	}
+	// A line file carries the line at the scene's gain.
+	one, err := audio.ParseWAV(res.Files[1].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gain := math.Pow(10, res.Plan.GainDB/20)
+	if d := math.Abs(float64(one.Samples[1000]) - gain*float64(lines[0].PCM[1000])); d > 1.0/32767 {
+		t.Errorf("line 1 sample 1000 off by %g from the scene's gain", d)
+	}
+}
+
+func TestFLACAndRefusals(t *testing.T) {
+	const rate = 44100
+	line := Line{Take: 1, PCM: noise(3, rate, 1, 0.05), Rate: rate}
+	res, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -20, Format: "flac"})
+	if err != nil || len(res.Files) != 1 || string(res.Files[0].Data[:4]) != "fLaC" {
+		t.Fatalf("flac: %v %v", names(res.Files), err)
+	}
+	if _, err := Assemble("s", nil, projects.DefaultExport()); !errors.Is(err, ErrNoLines) {
+		t.Errorf("no lines: %v", err)
+	}
+	other := Line{Take: 2, PCM: noise(4, 48000, 1, 0.05), Rate: 48000}
+	if _, err := Assemble("s", []Line{line, other}, projects.DefaultExport()); err == nil {
+		t.Error("two rates in one scene")
+	}
+	if _, err := Assemble("s", []Line{{Take: 5, PCM: make([]float32, rate), Rate: rate}}, projects.DefaultExport()); !errors.Is(err, loudness.ErrSilent) {
+		t.Errorf("silent scene: %v", err)
+	}
+	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "mp3"}); err == nil {
+		t.Error("mp3 accepted")
+	}
+}
+
+func TestZip(t *testing.T) {
+	files := []File{{Name: "a.wav", Data: []byte("RIFF1")}, {Name: "a - line 01.wav", Data: []byte("RIFF2")}}
+	b, err := Zip(files, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil || len(r.File) != 2 || r.File[1].Name != "a - line 01.wav" {
+		t.Fatalf("zip: %v", err)
+	}
+}
+
+func names(fs []File) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// fakeTakes serves takes' audio as takes.List does.
+type fakeTakes map[int]takes.Take
+
+func (f fakeTakes) TakePCM(id int) ([]float32, takes.Take, error) {
+	t, ok := f[id]
+	if !ok {
+		return nil, takes.Take{}, fmt.Errorf("%w: no take #%d", studio.ErrNotFound, id)
+	}
+	return noise(uint64(id), t.SampleRate, 1, 0.05), t, nil
+}
+
+func TestFromProjectAndWrite(t *testing.T) {
+	p := projects.New("Act one", engine.DefaultSampling(), 0, 0)
+	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
+	p.Export.PerLine = true
+	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}
+	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "line 2 has no chosen take") {
+		t.Errorf("a line without a chosen take: %v", err)
+	}
+	p.Lines[1].Chosen = 2
+	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrBusy) {
+		t.Errorf("a running take: %v", err)
+	}
+	from[2] = takes.Take{ID: 2, State: takes.TakeFinished, SampleRate: 44100}
+	res, err := FromProject(p, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Scene.wav")
+	files, err := Write(res, p.Name, path, false)
+	if err != nil || len(files) != 3 || files[2] != filepath.Join(dir, "Scene - line 02 (take 2).wav") {
+		t.Fatalf("written %v, %v", files, err)
+	}
+	// Nothing is replaced without being asked.
+	if _, err := Write(res, p.Name, path, false); !errors.Is(err, studio.ErrExists) {
+		t.Errorf("second write: %v", err)
+	}
+	if _, err := Write(res, p.Name, "relative.wav", true); !errors.Is(err, studio.ErrInvalid) {
+		t.Errorf("relative path: %v", err)
+	}
+	// A full disk says so.
+	write = func(string, []byte) error { return syscall.ENOSPC }
+	defer func() { write = audio.WriteFileAtomic }()
+	if _, err := Write(res, p.Name, filepath.Join(dir, "Other.wav"), false); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Errorf("full disk: %v", err)
+	}
+	d, err := AsDownload(res, p.Name, time.Now())
+	if err != nil || d.Name != "Act one.zip" || d.MediaType != "application/zip" || math.Abs(d.Loudness+16) > 1e-6 {
+		t.Errorf("download %q %q %v %v", d.Name, d.MediaType, d.Loudness, err)
+	}
+}

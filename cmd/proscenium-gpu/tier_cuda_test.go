@@ -1,0 +1,149 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"proscenium/engine"
+	"proscenium/engine/cuda"
+	"proscenium/engine/cuda/device"
+	"proscenium/engine/demo/qwen3"
+	"proscenium/engine/drama3"
+)
+
+// TestCUDAEngineTiers: the memory tier changes where the routed experts'
+// bytes live, not the arithmetic. A demo checkpoint's take under caps that
+// put the experts of 2, 1 and 0 of its 4 layers on the device (the rest in
+// pinned host memory, read by the kernels over the bus in a step and
+// copied to the prefill stage, one layer's worth of device memory, in a
+// prefill) has the uncapped take's codes and PCM bits (the same kernels on
+// the same bytes, so under either numerics policy); a cap below the dense
+// part and the stage, and a host without
+// the memory for the pinned experts are refused with the numbers, leaving
+// nothing allocated on the device or pinned.
+func TestCUDAEngineTiers(t *testing.T) {
+	base, err := qwen3.TokenizerJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	dev, err := cuda.Open(0, 0, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	for _, policy := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
+		t.Run(string(policy), func(t *testing.T) {
+			dev.Numerics = policy
+			checkTiers(t, dev, dir)
+		})
+	}
+}
+
+// checkTiers is TestCUDAEngineTiers under dev's numerics policy.
+func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
+	ctx := context.Background()
+	req := engine.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
+		Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
+	nothingHeld := func(when string) {
+		t.Helper()
+		for _, k := range []device.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.ExpertMem} {
+			if used := dev.Pool.Stats(k).Used; used != 0 {
+				t.Fatalf("%s: %d bytes of %s memory left allocated", when, used, k)
+			}
+		}
+	}
+	type run struct {
+		codes    [][]int
+		pcm      []float32
+		tier     *engine.ExpertTier
+		admitted int64 // device bytes the load admitted (with the codec)
+	}
+	take := func(capBytes int64) (run, error) {
+		t.Helper()
+		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
+		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
+		e, err := openCUDAEngine(ctx, dev, dir, "test", nil)
+		if err != nil {
+			nothingHeld("a refused load")
+			return run{}, err
+		}
+		r := run{admitted: e.(cudaEngine).frames.Admitted()}
+		fin, err := e.Synthesize(ctx, req, func(ev engine.Event) {
+			if ev.Kind == engine.EventAudio {
+				r.pcm = append(r.pcm, ev.Audio.PCM...)
+			}
+		})
+		r.tier = e.Stats().Memory.Experts
+		if cerr := e.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		nothingHeld("a closed engine")
+		r.codes = fin.Codes
+		return r, nil
+	}
+
+	whole, err := take(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := whole.tier; x == nil || x.Tier != cuda.TierDevice.String() || x.HostBytes != 0 || x.HitRate != 1 || x.Layers != 4 {
+		t.Fatalf("uncapped readout %+v", x)
+	}
+	in, err := cuda.ModelTierInput(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The load admits the codec besides ModelTierInput's bytes: the whole is
+	// what the uncapped load admitted.
+	admitted, layer := whole.admitted, in.LayerExperts[0]
+	dense := admitted - 4*layer
+	for _, c := range []struct {
+		capBytes     int64
+		deviceLayers int
+	}{{admitted - 1, 2}, {dense + 2*layer, 1}, {dense + layer, 0}} {
+		r, err := take(c.capBytes)
+		if err != nil {
+			t.Fatalf("cap %d (dense %d, a layer's experts %d): %v", c.capBytes, dense, layer, err)
+		}
+		x := r.tier
+		if x == nil || x.Tier != cuda.TierHostExperts.String() || x.DeviceLayers != c.deviceLayers || x.HostBytes != int64(4-c.deviceLayers)*layer ||
+			math.Abs(x.HitRate-float64(c.deviceLayers)/4) > 1e-12 || x.BusBytesPerFrame <= 0 {
+			t.Errorf("cap %d: readout %+v, want the experts of %d layers on the device", c.capBytes, x, c.deviceLayers)
+		}
+		t.Logf("cap %d: %+v", c.capBytes, x)
+		if f, cb := firstCodeDiff(whole.codes, r.codes); f >= 0 {
+			t.Errorf("cap %d (%d device layers): the codes differ from the uncapped take's at frame %d codebook %d", c.capBytes, c.deviceLayers, f, cb)
+		}
+		if i := firstBitDiff(whole.pcm, r.pcm); i >= 0 {
+			t.Errorf("cap %d (%d device layers): the PCM differs from the uncapped take's at sample %d", c.capBytes, c.deviceLayers, i)
+		}
+	}
+
+	// Refusals, with the numbers, nothing left allocated (take checks).
+	if _, err := take(dense + layer - 1); !errors.Is(err, cuda.ErrDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) ||
+		!strings.Contains(err.Error(), "even with every routed expert in host memory") || !strings.Contains(err.Error(), "MiB") {
+		t.Errorf("a cap a byte below the dense part and the stage: %v", err)
+	}
+	host, err := cuda.HostMemAvailable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.HostReserve = host // nothing left for the pinned experts
+	_, err = take(dense + layer)
+	dev.HostReserve = 0
+	if !errors.Is(err, cuda.ErrDoesNotFit) || !strings.Contains(err.Error(), "available") || !strings.Contains(err.Error(), "in host memory (pinned)") {
+		t.Errorf("a host without memory for the pinned experts: %v", err)
+	}
+}

@@ -1,0 +1,240 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+)
+
+// This file decides, before anything is allocated, where a model's bytes
+// live: all on the device ("fits on the device"), or, when the device budget
+// (free memory less the headroom, and the memory cap) is smaller than the
+// model, the dense part (every weight but the routed experts, the tower,
+// heads, codebooks, codec, states and caches) on the device with the routed
+// experts of as many layers as fit beside it, and the other layers' experts
+// in pinned host memory, which the expert kernels read over the bus.
+// A host tier also keeps one layer's worth of device memory (the stage) to
+// stream a prefill through: a pass of many rows copies each host layer's
+// experts there at the link's copy rate and runs the same kernels on them,
+// rather than reading an expert over the bus once per (row, expert) pair.
+//
+// The split is by whole layers, first layers on the device: a layer's
+// experts are one contiguous span of the arena, so the kernels keep one
+// base address per layer (the device arena's, or the mapped host memory's)
+// and the decode step stays one captured graph. Every expert a step routes
+// to is read exactly once, on whichever side its layer lives, so the share
+// of expert reads served from the device is the share of layers there,
+// whatever the routing; and the bus carries, per decode step of one take,
+// top-k experts of every host layer (each read once), and per prefill pass
+// every host layer's experts once. It is pure arithmetic, tested in CI.
+
+// Tier is where the routed experts live.
+type Tier int
+
+const (
+	// TierDevice: every weight on the device.
+	TierDevice Tier = iota
+	// TierHostExperts: the routed experts of the last layers in pinned host
+	// memory, read by the kernels over the bus.
+	TierHostExperts
+)
+
+func (t Tier) String() string {
+	if t == TierHostExperts {
+		return "experts in host memory"
+	}
+	return "fits on the device"
+}
+
+// DefaultHostReserve is the host memory a load leaves available to the rest
+// of the machine (the studio, the desktop) beyond the pinned experts: pinned
+// pages cannot be swapped, so taking the last of them starves everything else.
+const DefaultHostReserve = 4 << 30
+
+// TierInput is what the tier depends on: the model's bytes and the memory of
+// the device and the host now.
+type TierInput struct {
+	// ModelBytes is the device memory the model takes with every weight on
+	// the device (FramesBytes, plus the codec's).
+	ModelBytes int64
+	// LayerExperts is each backbone layer's routed experts: the span of the
+	// arena they take (ExpertPack.SpanBytes).
+	LayerExperts []int64
+	// ExpertBytes is one expert's bytes as a step reads them
+	// (ExpertPack.ExpertBytes), and TopK the experts each row routes to.
+	ExpertBytes int64
+	TopK        int
+
+	DeviceFree int64 // the device's free memory now
+	Headroom   int64 // device memory kept free for the driver and kernels
+	Cap        int64 // the device memory cap (0: none)
+	CapHeld    int64 // device bytes already held under the cap
+
+	// HostAvailable is the host memory the machine can give now
+	// (MemAvailable); HostReserve is left to the rest of it. Only a host
+	// tier reads them.
+	HostAvailable int64
+	HostReserve   int64
+
+	// VoiceCache is the device memory the voice prefix cache asks for. It
+	// is granted only from what is left once every weight is on the device:
+	// under the host tier each byte of device memory is worth more as
+	// experts, which every step reads, than as cached voices.
+	VoiceCache int64
+}
+
+// TierPlan is where a load puts the model's bytes.
+type TierPlan struct {
+	Tier   Tier
+	Budget int64 // device bytes the load may take
+	Device int64 // device bytes the load admits
+	Dense  int64 // device bytes every tier needs: the model less its routed experts
+	Stage  int64 // host tier: the device buffer a prefill streams a host layer's experts through
+	// Experts is every routed expert's bytes; DeviceExperts of them are on
+	// the device (the first DeviceLayers layers' of Layers), Host in pinned
+	// host memory.
+	Experts       int64
+	DeviceExperts int64
+	Host          int64
+	DeviceLayers  int
+	Layers        int
+	// ExpertBytes and TopK as in the input: the bus arithmetic.
+	ExpertBytes int64
+	TopK        int
+	// HostAvailable is what the host had at the decision (host tier only).
+	HostAvailable int64
+	// VoiceCache is the device memory granted to the voice prefix cache
+	// (part of Device): what it asked for, less what the budget lacks; 0
+	// under the host tier.
+	VoiceCache int64
+}
+
+// ErrDoesNotFit is returned (wrapped) when no tier fits the device or the
+// host: the message has the numbers.
+var ErrDoesNotFit = errors.New("the model does not fit")
+
+// PlanTier chooses the tier for in. It refuses, with the numbers, a budget
+// too small for the dense part, and a host tier whose pinned experts (plus
+// the reserve) pass the host's available memory.
+func PlanTier(in TierInput) (TierPlan, error) {
+	var experts int64
+	for _, b := range in.LayerExperts {
+		if b < 0 {
+			return TierPlan{}, fmt.Errorf("memory tier: a layer of %d expert bytes", b)
+		}
+		experts += b
+	}
+	if in.ModelBytes < experts || in.ModelBytes <= 0 {
+		return TierPlan{}, fmt.Errorf("memory tier: model of %d bytes with %d bytes of routed experts", in.ModelBytes, experts)
+	}
+	p := TierPlan{Dense: in.ModelBytes - experts, Experts: experts, Layers: len(in.LayerExperts),
+		ExpertBytes: in.ExpertBytes, TopK: in.TopK}
+	p.Budget = in.DeviceFree - in.Headroom
+	limit := fmt.Sprintf("%s free on the device less %s headroom", gib(in.DeviceFree), gib(in.Headroom))
+	var overCap error // the cap, when it is what limits the budget
+	if in.Cap > 0 && in.Cap-in.CapHeld <= p.Budget {
+		overCap = ErrOverCap
+		p.Budget = in.Cap - in.CapHeld
+		limit = fmt.Sprintf("the memory cap of %s", gib(in.Cap))
+		if in.CapHeld > 0 {
+			limit += fmt.Sprintf(" less %s already held", gib(in.CapHeld))
+		}
+	}
+	if in.ModelBytes <= p.Budget {
+		p.VoiceCache = min(max(in.VoiceCache, 0), p.Budget-in.ModelBytes)
+		p.Tier, p.Device, p.DeviceExperts, p.DeviceLayers = TierDevice, in.ModelBytes+p.VoiceCache, experts, p.Layers
+		return p, nil
+	}
+	for _, b := range in.LayerExperts {
+		p.Stage = max(p.Stage, b)
+	}
+	if p.Dense+p.Stage > p.Budget {
+		err := fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts, tower, codec, caches, and one layer's experts, %s, to stream a prefill through); the budget is %s (%s)",
+			ErrDoesNotFit, gib(p.Dense+p.Stage), gib(p.Stage), gib(max(p.Budget, 0)), limit)
+		if overCap != nil {
+			err = fmt.Errorf("%w: %w", err, overCap)
+		}
+		return p, err
+	}
+	p.Tier, p.Device = TierHostExperts, p.Dense+p.Stage
+	for _, b := range in.LayerExperts {
+		if p.Device+b > p.Budget {
+			break
+		}
+		p.Device += b
+		p.DeviceExperts += b
+		p.DeviceLayers++
+	}
+	p.Host = experts - p.DeviceExperts
+	p.HostAvailable = in.HostAvailable
+	if p.Host+in.HostReserve > in.HostAvailable {
+		return p, fmt.Errorf("%w: %s (%s of the model's %s on the device); the host has %s available, %s short of the %s of pinned experts and the %s left to the rest of the machine",
+			ErrDoesNotFit, p.tierSentence(), gib(p.Device), gib(in.ModelBytes), gib(in.HostAvailable),
+			gib(p.Host+in.HostReserve-in.HostAvailable), gib(p.Host), gib(in.HostReserve))
+	}
+	return p, nil
+}
+
+// DeviceHitRate is the share of routed-expert reads served from the device:
+// the share of layers whose experts are there (every expert of a layer is
+// on one side, so routing does not change it).
+func (p TierPlan) DeviceHitRate() float64 {
+	if p.Layers == 0 {
+		return 1
+	}
+	return float64(p.DeviceLayers) / float64(p.Layers)
+}
+
+// BusBytesPerStep is what one decode step of rows takes reads over the bus:
+// each host layer's distinct routed experts, at most top-k per take and
+// every expert of the layer in all. Model arithmetic: rows > 1 assumes no
+// two takes route to the same expert (the most the bus can carry).
+func (p TierPlan) BusBytesPerStep(rows int) int64 {
+	if p.Tier != TierHostExperts || p.Layers == 0 {
+		return 0
+	}
+	perLayer := int64(rows) * int64(p.TopK)
+	if all := p.Experts / int64(p.Layers) / max(p.ExpertBytes, 1); perLayer > all {
+		perLayer = all
+	}
+	return int64(p.Layers-p.DeviceLayers) * perLayer * p.ExpertBytes
+}
+
+func (p TierPlan) tierSentence() string {
+	if p.Tier == TierDevice {
+		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
+	}
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, and a %s prefill stage), %s in host memory (pinned)",
+		gib(p.DeviceExperts), p.DeviceLayers, p.Layers, gib(p.Stage), gib(p.Host))
+}
+
+// String says the tier as the load announces it.
+func (p TierPlan) String() string {
+	if p.Tier == TierDevice {
+		return fmt.Sprintf("fits on the device: %s of a %s budget", gib(p.Device), gib(p.Budget))
+	}
+	return fmt.Sprintf("%s; %s on the device in all of a %s budget", p.tierSentence(), gib(p.Device), gib(p.Budget))
+}
+
+// gib writes a size in GiB, or MiB below one GiB (small models).
+func gib(b int64) string {
+	if b < 1<<30 && b > -1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+}
+
+// PlanTierHere is PlanTier with this machine's available host memory
+// (HostMemAvailable) and in.HostReserve (0: DefaultHostReserve); a host
+// whose memory cannot be read is an error only when the plan needs it.
+func PlanTierHere(in TierInput) (TierPlan, error) {
+	host, hostErr := HostMemAvailable()
+	in.HostAvailable = host
+	if in.HostReserve == 0 {
+		in.HostReserve = DefaultHostReserve
+	}
+	p, err := PlanTier(in)
+	if err == nil && p.Tier == TierHostExperts && hostErr != nil {
+		return p, fmt.Errorf("memory tier: %s, but the host's available memory is unknown: %w", p, hostErr)
+	}
+	return p, err
+}

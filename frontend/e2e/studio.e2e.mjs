@@ -1,0 +1,302 @@
+// Browser test of the studio as a new user meets it (issue 31): Debian's
+// Chromium (playwright-core, no downloaded browser) against `proscenium
+// serve --ui` on the demo model. A new page shows the model chip ("No
+// model") and the empty states, and Speak disabled with its reason; seed -1
+// gets our message; the demo model loads from the chip; a three-line script
+// for two speakers splits into three lines; Speak all gives each line a
+// take, which becomes its chosen one; a line spoken again says only what
+// changed, and its star moves; a voice cast for speaker 1 is shown on that
+// line's take rows and is in Copy as curl; a reload keeps the project, its
+// lines, chosen takes and cast; the scene exports as a download whose
+// integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
+// of the target (WAV at -16 LUFS, FLAC at -20); the Delete question is
+// inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
+// box and axe-core finds no serious or critical violation.
+// SCREENSHOTS=DIR saves the page at those sizes there.
+//
+//   node e2e/studio.e2e.mjs PATH/TO/proscenium
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const cli = process.argv[2];
+if (!cli) {
+  console.error('usage: node e2e/studio.e2e.mjs PATH/TO/proscenium');
+  process.exit(2);
+}
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const scratch = mkdtempSync(join(tmpdir(), 'proscenium-studio-e2e-'));
+const data = join(scratch, 'data');
+const sizes = [
+  [900, 700],
+  [1280, 800],
+  [1920, 1080],
+];
+let server;
+let serverLog = '';
+let context;
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+function startServer() {
+  return new Promise((resolve, reject) => {
+    server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', join(scratch, 'settings.json')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XDG_DATA_HOME: data, XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music'), HF_HOME: join(scratch, 'hf'), HF_HUB_CACHE: '' },
+    });
+    let out = '';
+    // The server's request log, printed only when the test fails.
+    server.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)));
+    const timer = setTimeout(() => reject(new Error(`server printed no URL in 20 s: ${out}`)), 20_000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/studio UI at (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    server.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL: ${out}`)));
+  });
+}
+
+function api(page, method, args = []) {
+  return page.evaluate(
+    async ([m, a]) => (await fetch(`/api/${m}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(a) })).json(),
+    [method, args],
+  );
+}
+
+/** What ffmpeg's ebur128 filter (an implementation of its own) measures in an audio file. */
+function ffmpegLoudness(file) {
+  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-filter_complex', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8' });
+  if (r.status !== 0) fail(`ffmpeg could not read ${file}: ${r.stderr}`);
+  const summary = r.stderr.slice(r.stderr.lastIndexOf('Summary:'));
+  const i = /I:\s+(-?[\d.]+) LUFS/.exec(summary);
+  const tp = /Peak:\s+(-?[\d.]+) dBFS/.exec(summary);
+  if (!i) fail(`no integrated loudness in ffmpeg's summary: ${summary}`);
+  return { integrated: Number(i[1]), truePeak: tp ? Number(tp[1]) : NaN };
+}
+
+/** Nothing wider than the window, no text out of its box, and what axe-core says, at each size. */
+async function checkSizes(page, stage) {
+  for (const [w, h] of sizes) {
+    await page.setViewportSize({ width: w, height: h });
+    await page.waitForTimeout(250);
+    const m = await page.evaluate(() => {
+      const out = [];
+      for (const el of document.querySelectorAll('main *')) {
+        const cs = getComputedStyle(el);
+        if (cs.display === 'none' || cs.visibility === 'hidden' || el.closest('[aria-hidden="true"]')) continue;
+        const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+        const control = el.matches('select, input, button, textarea');
+        if ((!hasText && !control) || el.clientWidth === 0) continue;
+        // Text wider than its box, where the box shows the overflow (an ellipsis is on purpose).
+        if (hasText && el.scrollWidth > el.clientWidth + 1 && cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
+        // A box (a field or a button too) that leaves its panel.
+        const panel = el.parentElement?.closest('.panel, header');
+        if (panel) {
+          const r = el.getBoundingClientRect();
+          const p = panel.getBoundingClientRect();
+          if (r.right > p.right + 1 || r.left < p.left - 1) out.push(`${el.tagName}.${el.className} leaves its panel: "${el.textContent.trim().slice(0, 40)}"`);
+        }
+      }
+      return { sw: document.documentElement.scrollWidth, over: out };
+    });
+    if (m.sw > w || m.over.length) fail(`${stage} at ${w}×${h}: page ${m.sw} px wide; overflowing: ${m.over.slice(0, 6).join('; ')}`);
+    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    });
+    if (violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${violations.join('; ')}`);
+    console.log(`e2e: ${stage} at ${w}×${h}: nothing overflows, axe-core finds no serious violation`);
+    if (process.env.SCREENSHOTS) {
+      const file = join(process.env.SCREENSHOTS, `studio-${stage}-${w}x${h}.png`);
+      await page.screenshot({ path: file, fullPage: h < 720 || w < 1000 });
+      console.log(`e2e: saved ${file}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+async function main() {
+  const url = await startServer();
+  context = await chromium.launchPersistentContext(join(scratch, 'profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+    bypassCSP: true, // axe-core is injected as an inline script
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--autoplay-policy=no-user-gesture-required'],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(url);
+
+  // A new page: the model chip says there is no model and offers the two
+  // ways to get one; Speak is disabled with the reason beside it; the lines
+  // and takes say what to do first; a project was made for the draft.
+  const chip = page.locator('[data-region="modelchip"]');
+  await chip.filter({ hasText: 'No model' }).waitFor({ timeout: 15_000 });
+  for (const b of ['Use demo', 'Choose…']) await chip.getByRole('button', { name: b }).waitFor();
+  if (!(await page.locator('[data-region="transport"] button.speak').isDisabled())) fail('Speak is enabled without a model');
+  const why = await page.locator('[data-region="transport"] [data-blocked]').textContent();
+  if (!why.includes('Load a model first')) fail(`Speak's reason: ${why}`);
+  await page.locator('[data-region="lines"] [data-empty="lines"]').waitFor();
+  await page.locator('[data-region="takes"] [data-empty="takes"]').waitFor();
+  await page.locator('[data-region="project"][data-project="Untitled"]').waitFor();
+  console.log(`e2e: new page: chip "No model" with Use demo and Choose…; Speak disabled: "${why.trim()}"; empty lines and takes; project "Untitled"`);
+  await checkSizes(page, 'new');
+
+  // Seed -1: our own message beside the field, nothing sent.
+  const seed = page.locator('[data-region="sampling"] input[name="seed"]');
+  await seed.fill('-1');
+  await seed.press('Tab');
+  const seedWhy = (await page.locator('[data-region="sampling"] [data-problem="seed"]').textContent()).trim();
+  if (seedWhy !== '-1 is below 0: use 0 or more') fail(`seed -1 says ${JSON.stringify(seedWhy)}`);
+  if ((await api(page, 'Settings')).seed !== 0) fail('seed -1 reached the settings');
+  await seed.fill('3');
+  await seed.press('Tab');
+  console.log(`e2e: seed -1 → "${seedWhy}"`);
+
+  // The demo model from the chip.
+  await chip.getByRole('button', { name: 'Use demo' }).click();
+  await chip.locator('[role="status"]').filter({ hasText: 'Demo model · CPU' }).waitFor({ timeout: 90_000 });
+  const maxFrames = page.locator('[data-region="sampling"] input[name="max_frames"]');
+  await maxFrames.fill('40');
+  await maxFrames.press('Tab');
+  await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+  console.log(`e2e: demo model loaded from the chip: ${(await chip.textContent()).trim()}`);
+
+  // A voice to cast (the speech API's voice upload, as a user's own tool would).
+  const refFile = join(process.cwd(), '..', 'engine', 'audio', 'decode', 'testdata', 'ref.flac');
+  const form = new FormData();
+  form.set('name', 'Bea');
+  form.set('transcript', 'The quick brown fox.');
+  form.set('audio', new Blob([readFileSync(refFile)]), 'ref.flac');
+  const made = await fetch(new URL('v1/audio/voices', url).href, { method: 'POST', body: form });
+  if (made.status !== 201) fail(`POST /v1/audio/voices: ${made.status} ${await made.text()}`);
+
+  // Three lines, two speakers.
+  const script = '<|speaker:0|>Good evening. The house is quiet.\n<|speaker:1|>Too quiet, if you ask me.\n\n<|speaker:0|>Then listen.';
+  const typedAt = Date.now();
+  await page.getByRole('textbox', { name: 'Script' }).fill(script);
+  const lines = page.locator('[data-region="lines"] li.line');
+  await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] li.line').length === 3, null, { timeout: 10_000 });
+  const speakers = await lines.evaluateAll((ls) => ls.map((l) => l.dataset.speaker).join(','));
+  if (speakers !== '0,1,0') fail(`lines' speakers: ${speakers}`);
+  console.log('e2e: a three-line script for two speakers splits into three lines (speakers 0, 1, 0)');
+
+  // The page reads the voices at start: reload to see Bea (once the
+  // project has saved the script).
+  const savedSince = async (since) =>
+    page.waitForFunction((t) => Number(document.querySelector('[data-region="project"]')?.dataset.savedMs ?? 0) > t, since, { timeout: 10_000 });
+  await savedSince(typedAt);
+  await page.reload();
+  await page.locator('[data-region="lines"] li.line').nth(2).waitFor();
+  await page.locator('[data-region="castchips"] select[name="cast_1"]').selectOption('Bea');
+
+  // Speak all: each line gets a take, which becomes its chosen take.
+  await page.locator('[data-region="lines"]').getByRole('button', { name: 'Speak all' }).click();
+  await page.waitForFunction(
+    () => [...document.querySelectorAll('[data-region="lines"] li.line')].every((l) => l.querySelector('li[data-state="finished"]') && l.querySelector('button.star[aria-pressed="true"]')),
+    null,
+    { timeout: 180_000 },
+  );
+  const first = await page.evaluate(() => [...document.querySelectorAll('[data-region="lines"] li.line')].map((l) => l.querySelector('[data-line-take]').dataset.lineTake));
+  const line2Voice = await lines.nth(1).locator('[data-diff]').first().textContent();
+  if (!line2Voice.includes('Bea')) fail(`line 2's take row does not name its voice: ${line2Voice}`);
+  const takesByApi = await api(page, 'Takes');
+  const t2 = takesByApi.find((t) => t.id === Number(first[1]));
+  if (JSON.stringify(t2.voices) !== '["Bea"]' || t2.request.text !== 'Too quiet, if you ask me.') fail(`line 2's take: ${JSON.stringify({ voices: t2.voices, text: t2.request.text })}`);
+  console.log(`e2e: Speak all: takes #${first.join(', #')} chosen for lines 1-3; line 2 in Bea: "${line2Voice.trim()}"`);
+
+  // Line 2 again with another temperature: the new row says only that; the star moves to it when clicked.
+  const temperature = page.locator('[data-region="sampling"] input[name="temperature"]');
+  await temperature.fill('0.5');
+  await temperature.press('Tab');
+  await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+  await lines.nth(1).getByRole('button', { name: 'Speak line 2' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] li.line')[1].querySelectorAll('li[data-state="finished"], li[data-state="failed"]').length === 2, null, { timeout: 60_000 });
+  const newest = lines.nth(1).locator('[data-line-take]').first();
+  const diff = (await newest.locator('[data-diff]').textContent()).trim();
+  if (!/ · T 0\.5$/.test(diff)) fail(`the second take of line 2 says ${JSON.stringify(diff)}, want only "T 0.5"`);
+  const newId = await newest.getAttribute('data-line-take');
+  const starredAt = Date.now();
+  await newest.getByRole('button', { name: `Choose take ${newId} for line 2` }).click();
+  await lines.nth(1).locator(`[data-line-take="${newId}"] button.star[aria-pressed="true"]`).waitFor();
+  if ((await lines.nth(1).locator('button.star[aria-pressed="true"]').count()) !== 1) fail('line 2 has two chosen takes');
+  console.log(`e2e: line 2 spoken again: "${diff}"; take #${newId} starred`);
+
+  // Copy as curl names the voices: one command per line.
+  await page.locator('[data-region="server"]').getByRole('button', { name: 'Copy as curl' }).click();
+  const curl = await page.getByRole('textbox', { name: 'curl command' }).inputValue();
+  if ((curl.match(/curl -sS/g) ?? []).length !== 3 || !curl.includes('"voice":"Bea"')) fail(`Copy as curl with a cast: ${curl}`);
+
+  // Reload: the project, its lines, chosen takes and cast come back.
+  await savedSince(starredAt);
+  await page.reload();
+  await page.locator('[data-region="lines"] li.line').nth(2).waitFor({ timeout: 15_000 });
+  if ((await page.locator('[data-region="castchips"] select[name="cast_1"]').inputValue()) !== 'Bea') fail('the cast did not survive a reload');
+  const chosen = await page.evaluate(() => [...document.querySelectorAll('[data-region="lines"] li.line')].map((l) => l.querySelector('button.star[aria-pressed="true"]')?.closest('[data-line-take]')?.dataset.lineTake));
+  if (chosen.join() !== [first[0], newId, first[2]].join()) fail(`chosen takes after a reload: ${chosen}, want ${[first[0], newId, first[2]]}`);
+  const onDisk = JSON.parse(readFileSync(join(data, 'proscenium', 'projects', 'Untitled', 'project.json'), 'utf8'));
+  if (onDisk.lines.length !== 3 || onDisk.cast[1] !== 'Bea' || onDisk.lines[1].chosen !== Number(newId)) fail(`project.json: ${JSON.stringify(onDisk)}`);
+  console.log(`e2e: reload keeps project "Untitled", its cast and chosen takes #${chosen.join(', #')}`);
+
+  // Scene export: a download measured by ffmpeg, within 0.5 LU of the target.
+  for (const [format, target] of [
+    ['wav', -16],
+    ['flac', -20],
+  ]) {
+    const scenePanel = page.locator('[data-region="scene"]');
+    await scenePanel.locator('select[name="scene_format"]').selectOption(format);
+    await scenePanel.locator('input[name="scene_target"]').fill(String(target));
+    await scenePanel.locator('input[name="scene_target"]').press('Tab');
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), scenePanel.getByRole('button', { name: 'Export scene' }).click()]);
+    const file = join(scratch, download.suggestedFilename());
+    await download.saveAs(file);
+    const m = ffmpegLoudness(file);
+    if (!file.endsWith(`.${format}`) || Math.abs(m.integrated - target) > 0.5 || m.truePeak > -1 + 0.3) fail(`scene ${file}: ffmpeg measures ${JSON.stringify(m)}, target ${target} LUFS`);
+    const said = await scenePanel.locator('[data-scene-answer="ok"]').textContent();
+    console.log(`e2e: scene exported as ${download.suggestedFilename()}: ffmpeg ebur128 measures ${m.integrated} LUFS (target ${target}), true peak ${m.truePeak} dBFS; the panel says "${said.trim()}"`);
+  }
+
+  // The Delete question is inside the viewport (the take is far down the list).
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const oldest = page.locator('[data-region="takes"] li[data-take]').last();
+  await oldest.getByRole('button', { name: /^Select take/ }).click();
+  await page.locator('body').press('Delete');
+  const dialog = page.locator('[data-region="takes"] [role="alertdialog"]');
+  await dialog.waitFor();
+  await page.waitForTimeout(300);
+  const box = await dialog.boundingBox();
+  if (!box || box.y < 0 || box.y + box.height > 800 || box.x + box.width > 1280) fail(`the Delete question is outside the viewport: ${JSON.stringify(box)}`);
+  await dialog.getByRole('button', { name: 'Keep' }).click();
+  console.log(`e2e: the Delete question is in view at ${JSON.stringify(box)}`);
+
+  await checkSizes(page, 'scene');
+  if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
+}
+
+let code = 0;
+try {
+  await main();
+  console.log('e2e: studio: PASS');
+} catch (e) {
+  console.error(`e2e: FAIL: ${e.stack || e}\nlast server log:\n${serverLog.split('\n').slice(-40).join('\n')}`);
+  code = 1;
+} finally {
+  await context?.close().catch(() => {});
+  server?.kill('SIGTERM');
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.exit(code);
