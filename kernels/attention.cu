@@ -4,6 +4,7 @@
 // cached rows, and the sigmoid output gate.
 #include "common.cuh"
 #include "frame_control.cuh"
+#include "fused.cuh"
 
 // The position of the first new row (the rows already cached) is an int32
 // in device memory, so a captured decode step replays at the right place.
@@ -241,15 +242,15 @@ NUMERICS_KERNEL(attn_partial, ATT_BOUNDS,
 // attn_combine: grid (n·nh). Sums the splits of row t, head h (float64),
 // divides in double and rounds once, multiplies by sigmoid(gate) and writes
 // attn [n, nh·hd] (the input of o_proj).
-template <class P>
-__device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, const double* __restrict__ partd,
+// attn_combine_item is item's part (LD reads part, fused.cuh).
+template <class P, class LD>
+__device__ __forceinline__ void attn_combine_item(int item, float* __restrict__ attn, const double* __restrict__ partd,
                                                   const float* __restrict__ proj, const int32_t* __restrict__ posp,
                                                   int capacity, int nh, int hd, int pw, int splits) {
     typedef typename P::Sum Sum;
     const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
     __shared__ Sum sL;
-    pdl_entry();
-    const int item = blockIdx.x, t = item / nh, h = item % nh;
+    const int t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
     if (*posp + t >= capacity) {
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
@@ -258,7 +259,7 @@ __device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, cons
     const Sum* pp = part + (size_t)item * splits * (hd + 1);
     if (threadIdx.x == 0) {
         Sum L = 0;
-        for (int s = 0; s < splits; s++) L += pp[(size_t)s * (hd + 1)];
+        for (int s = 0; s < splits; s++) L += LD::ld(pp + (size_t)s * (hd + 1));
         sL = L;
     }
     __syncthreads();
@@ -267,14 +268,35 @@ __device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, cons
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
         Sum acc = 0;
 #pragma unroll 8
-        for (int s = 0; s < splits; s++) acc += pp[(size_t)s * (hd + 1) + 1 + d];
+        for (int s = 0; s < splits; s++) acc += LD::ld(pp + (size_t)s * (hd + 1) + 1 + d);
         o[d] = P::mul(P::div(acc, L), P::sigmoid(gate[d]));
     }
+}
+template <class P>
+__device__ __forceinline__ void attn_combine_body(float* __restrict__ attn, const double* __restrict__ partd,
+                                                  const float* __restrict__ proj, const int32_t* __restrict__ posp,
+                                                  int capacity, int nh, int hd, int pw, int splits) {
+    pdl_entry();
+    attn_combine_item<P, LoadPlain>(blockIdx.x, attn, partd, proj, posp, capacity, nh, hd, pw, splits);
 }
 NUMERICS_KERNEL(attn_combine, ATT_BOUNDS,
                 (float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
                  const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits),
                 (attn, part, proj, posp, capacity, nh, hd, pw, splits))
+
+// The fused step's attention (Fast only: engine/cuda Backbone.Fused):
+// attn_partial_fast, then in the last of each item's splits blocks
+// (fused.cuh, counters[item]) attn_combine_fast's part for that item, on
+// the same ATT_THREADS threads (its sums in the unfused kernel's order).
+// Grid (n·nh, splits).
+extern "C" __global__ void ATT_BOUNDS attn_partial_combine_fast(
+    float* __restrict__ attn, double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
+    const float* __restrict__ vc, const float* __restrict__ proj, const int32_t* __restrict__ posp, int capacity,
+    int nh, int nkv, int hd, int pw, int splits, unsigned int* counters) {
+    attn_partial_body<Fast>(part, sc, smax, vc, posp, capacity, nh, nkv, hd, splits);
+    if (!last_of(counters + blockIdx.x, gridDim.y)) return;
+    attn_combine_item<Fast, LoadL2>(blockIdx.x, attn, part, proj, posp, capacity, nh, hd, pw, splits);
+}
 
 // add_i32: *p += v (the position counter, advanced inside a captured step).
 extern "C" __global__ void add_i32(int32_t* p, int v) {

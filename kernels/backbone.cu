@@ -2,7 +2,8 @@
 // embeddings or given vectors) and the residual add fused with the next
 // zero-centred RMSNorm. The mixers are in deltanet.cu and attention.cu, the
 // feed-forward in moe.cu.
-#include "common.cuh"
+#include "gemv.cuh"
+#include "fused.cuh"
 
 // ---------------------------------------------------------------------------
 // Input rows (cpu.Backbone.Run's first loop): row i is table[toks[i]] (BF16)
@@ -34,28 +35,51 @@ extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* 
 // for c < H and 0 up to npitch (padding that FP8 GEMVs read). The sum of
 // squares is float64, the inverse rms rounded once (the CPU's bits) under
 // Exact; float32 under Fast. Grid (n), block 256.
-template <class P>
-__device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,
-                                                    float* __restrict__ normed, const float* __restrict__ w, int H,
-                                                    int npitch, float eps) {
-    pdl_entry();
+// add_rmsnorm_zc_row is row t; LD reads y (fused.cuh).
+template <class P, class LD>
+__device__ __forceinline__ void add_rmsnorm_zc_row(unsigned int t, float* __restrict__ x, const float* __restrict__ y,
+                                                   float* __restrict__ normed, const float* __restrict__ w, int H,
+                                                   int npitch, float eps) {
     __shared__ typename P::Sum red[32];
-    float* xr = x + (size_t)blockIdx.x * H;
+    float* xr = x + (size_t)t * H;
     typename P::Sum ss = 0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
         float v = xr[c];
         if (y) {
-            v = P::add(v, y[(size_t)blockIdx.x * H + c]);
+            v = P::add(v, LD::ld(y + (size_t)t * H + c));
             xr[c] = v;
         }
         ss += P::sq(v);
     }
     ss = block_sum(ss, red);
     const float inv = P::inv_rms(ss, H, eps);
-    float* o = normed + (size_t)blockIdx.x * npitch;
+    float* o = normed + (size_t)t * npitch;
     for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, w[c]) : 0.f;
+}
+template <class P>
+__device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,
+                                                    float* __restrict__ normed, const float* __restrict__ w, int H,
+                                                    int npitch, float eps) {
+    pdl_entry();
+    add_rmsnorm_zc_row<P, LoadPlain>(blockIdx.x, x, y, normed, w, H, npitch, eps);
 }
 NUMERICS_KERNEL(add_rmsnorm_zc, ,
                 (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
                  const float* __restrict__ w, int H, int npitch, float eps),
                 (x, y, normed, w, H, npitch, eps))
+
+// ---------------------------------------------------------------------------
+// The fused step's layer glue (Fast only: engine/cuda Backbone.Fused): a
+// mixer's output projection (y [rows] = W [rows, cols] BF16 · in, as
+// gemv_bf16_t128r2u2) and, in its last block (fused.cuh), add_rmsnorm_zc_fast
+// of the one row: x += y, normed = the post-attention norm of x with gain nw
+// (pitch npitch). Grid (⌈rows/4⌉), block 256.
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)
+    gemv_bf16_add_norm_fast(float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ in,
+                            int rows, int cols, unsigned int* counter, float* __restrict__ x,
+                            float* __restrict__ normed, const float* __restrict__ nw, int npitch, float eps) {
+    gemv_body<BF16Weights, Fast, FUSED_GEMV_TPR, FUSED_GEMV_ROWS, FUSED_GEMV_UNROLL>(
+        y, reinterpret_cast<const uint8_t*>(W), nullptr, in, rows, cols);
+    if (!last_block(counter)) return;
+    add_rmsnorm_zc_row<Fast, LoadL2>(0, x, y, normed, nw, rows, npitch, eps);
+}

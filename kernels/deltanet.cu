@@ -3,6 +3,7 @@
 // state, SiLU, q/k L2 norms, the gates, the delta rule on the fp32 state and
 // the gated RMSNorm, for n rows in one launch.
 #include "deltanet.cuh"
+#include "fused.cuh"
 
 // One block per value head h, DN_THREADS threads, the rows of the layer in
 // order (the recurrence: engine/cpu gatedDeltaRuleRecurrent's bits, which a
@@ -305,18 +306,19 @@ NUMERICS_KERNEL(deltanet_step_cols, DNS_BOUNDS,
 // deltanet_step_norm: grid (nv), DNS_THREADS threads. core [nv, dv] holds o
 // on entry and w·o/rms(o)·silu(z) on return; the head's conv window moves
 // on by the step's pre-conv inputs.
-template <class P>
-__device__ __forceinline__ void deltanet_step_norm_body(float* __restrict__ core, const float* __restrict__ proj,
+// deltanet_step_norm_head is head h's part (LD reads o, fused.cuh).
+template <class P, class LD>
+__device__ __forceinline__ void deltanet_step_norm_head(int h, float* __restrict__ core,
+                                                        const float* __restrict__ proj,
                                                         float* __restrict__ convstate,
                                                         const float* __restrict__ normw, int nk, int nv, int dk,
                                                         int dv, int K, float eps) {
     __shared__ typename P::Sum redd[DNS_WARPS];
-    const int h = blockIdx.x, kh = h / (nv / nk), tid = threadIdx.x;
+    const int kh = h / (nv / nk), tid = threadIdx.x;
     const int ch = 2 * nk * dk + nv * dv, cw = 2 * dk + dv;
-    pdl_entry();
     float* oh = core + (size_t)h * dv;
     typename P::Sum ss = 0;
-    for (int j = tid; j < dv; j += DNS_THREADS) ss += P::sq(oh[j]);
+    for (int j = tid; j < dv; j += DNS_THREADS) ss += P::sq(LD::ld(oh + j));
     ss = warp_sum(ss);
     if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
@@ -325,7 +327,7 @@ __device__ __forceinline__ void deltanet_step_norm_body(float* __restrict__ core
     for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
     const float inv = P::inv_rms(tot, dv, eps);
     for (int j = tid; j < dv; j += DNS_THREADS)
-        oh[j] = P::mul(P::mul(P::mul(oh[j], inv), normw[j]), P::silu(proj[ch + h * dv + j]));
+        oh[j] = P::mul(P::mul(P::mul(LD::ld(oh + j), inv), normw[j]), P::silu(proj[ch + h * dv + j]));
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one
@@ -339,7 +341,32 @@ __device__ __forceinline__ void deltanet_step_norm_body(float* __restrict__ core
             if (q < K - 1) convstate[((size_t)q * nv + h) * cw + c] = win[q];
     }
 }
+template <class P>
+__device__ __forceinline__ void deltanet_step_norm_body(float* __restrict__ core, const float* __restrict__ proj,
+                                                        float* __restrict__ convstate,
+                                                        const float* __restrict__ normw, int nk, int nv, int dk,
+                                                        int dv, int K, float eps) {
+    const int h = blockIdx.x;
+    pdl_entry();
+    deltanet_step_norm_head<P, LoadPlain>(h, core, proj, convstate, normw, nk, nv, dk, dv, K, eps);
+}
 NUMERICS_KERNEL(deltanet_step_norm, DNS_BOUNDS,
                 (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
                  const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps),
                 (core, proj, convstate, normw, nk, nv, dk, dv, K, eps))
+
+// The fused step's DeltaNet step (Fast only: engine/cuda Backbone.Fused):
+// deltanet_step_cols_fast, then in the last of each head's blocks
+// (fused.cuh, counters[h] over the head's gridDim.y blocks)
+// deltanet_step_norm_fast's part for that head: every block that reads the
+// head's conv window has counted in before the tail moves it on. Grid (nv,
+// ⌈dv/32⌉), DNS_THREADS threads (the norm's own block: its sums in the
+// unfused kernel's order).
+extern "C" __global__ void DNS_BOUNDS deltanet_step_fused_fast(
+    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
+    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps, unsigned int* counters) {
+    deltanet_step_cols_body<Fast>(core, proj, convstate, S, convw, dtbias, alog, nk, nv, dk, dv, K);
+    if (!last_of(counters + blockIdx.x, gridDim.y)) return;
+    deltanet_step_norm_head<Fast, LoadL2>(blockIdx.x, core, proj, convstate, normw, nk, nv, dk, dv, K, eps);
+}

@@ -16,32 +16,7 @@
 // products in an FMA chain, FP8 chunks scaled once); Exact follows rule 1 of
 // docs/MODEL.md "Numerics contract" (engine/cpu.Dot): each weight as the CPU
 // holds it in float32, every product exact in float64, all sums float64,
-// rounded to float32 once at the store.
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols) {
-    constexpr int GROUPS = GEMV_THREADS / TPR;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
-    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
-    const int scols = (cols + 127) >> 7;
-    const uint4* wr[ROWS];
-    const float* sr[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        const int row = min(row0 + r, rows - 1);
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
-        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
-    pdl_entry();
-    typename P::Sum acc[ROWS];
-    gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
-    if (j == 0) {
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
-    }
-}
+// rounded to float32 once at the store. The body is gemv_body (gemv.cuh).
 
 // ids_ready: the ids were written by the host (a copy, not a kernel), so the
 // kernel may read them before the PDL wait; otherwise it waits first. (The

@@ -175,3 +175,33 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
         }
     }
 }
+
+// gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
+// (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
+// wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
+// kernels of gemv.cu, and the fused step's GEMVs with a tail (fused.cuh).
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ x, int rows,
+                                          int cols) {
+    constexpr int GROUPS = GEMV_THREADS / TPR;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
+    const int scols = (cols + 127) >> 7;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        const int row = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
+        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
+    }
+    pdl_entry();
+    typename P::Sum acc[ROWS];
+    gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
+    if (j == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
+    }
+}

@@ -5,6 +5,7 @@
 // the GEMVs of gemv.cu (router + shared gate/up + shared_expert_gate stacked
 // in one BF16 matrix; experts gathered by id).
 #include "gemv.cuh"
+#include "fused.cuh"
 
 #define MOE_MAX_EXPERTS 1024
 
@@ -16,17 +17,18 @@
 // the lower index), divided by their float64 sum rounded once: the CPU's bits. Writes ids[t·k + j] and wts[t·k + j]. When
 // xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
 // the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
-extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
-                                     const float* __restrict__ dense, int dstride, int E, int k,
-                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
-    pdl_entry();
+// moe_route_row is row t (every thread of a block of 256 calls it); LD reads
+// the logits (fused.cuh: LoadL2 where other blocks of the same grid wrote them).
+template <class LD>
+__device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
+                                              const float* __restrict__ dense, int dstride, int E, int k,
+                                              float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     __shared__ float p[MOE_MAX_EXPERTS];
     __shared__ double red[32];
     __shared__ float chosen[64];
-    const int t = blockIdx.x;
     const float* lg = dense + (size_t)t * dstride;
     float m = -INFINITY;
-    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, lg[e]);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
     // block max
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -36,7 +38,7 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
     double s = 0.0;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const float v = (float)exp((double)__fsub_rn(lg[e], m));
+        const float v = (float)exp((double)__fsub_rn(LD::ld(lg + e), m));
         p[e] = v;
         s += (double)v;
     }
@@ -80,6 +82,12 @@ extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restric
             for (int c = threadIdx.x; c < xpitch; c += blockDim.x) d[c] = xr[c];
         }
     }
+}
+extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
+                                     const float* __restrict__ dense, int dstride, int E, int k,
+                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+    pdl_entry();
+    moe_route_row<LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
 }
 
 // ---------------------------------------------------------------------------
@@ -168,16 +176,15 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
 // up to npitch. Fast: the same operations in float32 with a float32 sum of
 // squares. Grid (n), block 256.
-template <class P>
-__device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
-                                                      const float* __restrict__ wts, const float* __restrict__ ys,
-                                                      const float* __restrict__ dense, int dstride, int sgcol, int H,
-                                                      int k, const int32_t* __restrict__ slot,
-                                                      float* __restrict__ normed, const float* __restrict__ nw,
-                                                      int npitch, float eps) {
-    pdl_entry();
+// moe_combine_norm_row is row t; LD reads yr and ys (fused.cuh).
+template <class P, class LD>
+__device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
+                                                     const float* __restrict__ wts, const float* __restrict__ ys,
+                                                     const float* __restrict__ dense, int dstride, int sgcol, int H,
+                                                     int k, const int32_t* __restrict__ slot,
+                                                     float* __restrict__ normed, const float* __restrict__ nw,
+                                                     int npitch, float eps) {
     __shared__ typename P::Sum red[32];
-    const int t = blockIdx.x;
     const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
     typename P::Sum ss = 0;
@@ -185,9 +192,9 @@ __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, con
         float acc = 0.f;
         for (int j = 0; j < k; j++) {
             const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc = P::add(acc, P::mul(wts[t * k + j], yr[row * H + c]));
+            acc = P::add(acc, P::mul(wts[t * k + j], LD::ld(yr + row * H + c)));
         }
-        acc = P::add(acc, P::mul(ys[(size_t)t * H + c], sg));
+        acc = P::add(acc, P::mul(LD::ld(ys + (size_t)t * H + c), sg));
         const float v = P::add(xr[c], acc);
         xr[c] = v;
         ss += P::sq(v);
@@ -197,6 +204,17 @@ __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, con
     const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
     for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, nw[c]) : 0.f;
+}
+template <class P>
+__device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
+                                                      const float* __restrict__ wts, const float* __restrict__ ys,
+                                                      const float* __restrict__ dense, int dstride, int sgcol, int H,
+                                                      int k, const int32_t* __restrict__ slot,
+                                                      float* __restrict__ normed, const float* __restrict__ nw,
+                                                      int npitch, float eps) {
+    pdl_entry();
+    moe_combine_norm_row<P, LoadPlain>(blockIdx.x, x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw,
+                                       npitch, eps);
 }
 NUMERICS_KERNEL(moe_combine_norm, ,
                 (float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts,
@@ -300,3 +318,40 @@ NUMERICS_KERNEL(moe_down, MOE_DOWN_BOUNDS,
                  int i, int ip, int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is,
                  int h),
                 (yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h))
+
+// ---------------------------------------------------------------------------
+// The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the
+// exact step keeps the launches above). Each runs a kernel above and, in its
+// last block (fused.cuh), the launch that followed it, reading the grid's
+// own outputs through L2.
+//
+// gemv_bf16_route_fast: the stacked dense projection (router logits, shared
+// gate and up, shared_expert_gate: rows outputs of cols inputs, BF16, one
+// matrix) as gemv_bf16_t128r2u2, then moe_route of its first E outputs into
+// ids and wts [k]. Grid (⌈rows/4⌉), block 256.
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)
+    gemv_bf16_route_fast(float* __restrict__ dense, const uint16_t* __restrict__ W, const float* __restrict__ x,
+                         int rows, int cols, unsigned int* counter, int32_t* __restrict__ ids,
+                         float* __restrict__ wts, int E, int k) {
+    gemv_body<BF16Weights, Fast, FUSED_GEMV_TPR, FUSED_GEMV_ROWS, FUSED_GEMV_UNROLL>(
+        dense, reinterpret_cast<const uint8_t*>(W), nullptr, x, rows, cols);
+    if (!last_block(counter)) return;
+    moe_route_row<LoadL2>(0, ids, wts, dense, rows, E, k, nullptr, nullptr, 0);
+}
+
+// moe_down_combine_fast: moe_down_fast (the k routed and the shared down
+// projections into yr [k+1, h]), then moe_combine_norm_fast of the one row:
+// x += Σ wts[j]·yr[j] + sigmoid(dense[sgcol])·yr[k], normed = the next
+// zero-centred RMSNorm of x with gain nw (pitch npitch). Grid (⌈h/64⌉, k+1),
+// block 256.
+extern "C" __global__ void MOE_DOWN_BOUNDS moe_down_combine_fast(
+    float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
+    long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
+    int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h,
+    float* __restrict__ x, const float* __restrict__ wts, int sgcol, float* __restrict__ normed,
+    const float* __restrict__ nw, int npitch, float eps, unsigned int* counter) {
+    moe_down_body<Fast>(yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h);
+    if (!last_block(counter)) return;
+    moe_combine_norm_row<Fast, LoadL2>(0, x, yr, wts, yr + (size_t)k * h, dense, 0, sgcol, h, k, nullptr, normed,
+                                       nw, npitch, eps);
+}

@@ -55,6 +55,8 @@ type backboneBench struct {
 	WorkBytes        int64              `json:"work_bytes"`
 	DeviceBytes      int64              `json:"device_bytes"` // the pool's device memory in use
 	PDL              bool               `json:"pdl"`
+	Fused            bool               `json:"fused_step"`    // the step above ran the fused kernels (-fused, fast numerics)
+	StepLaunches     int                `json:"step_launches"` // kernel launches of the step graph above
 	// StepVariants: device ms per replay of step graphs captured with each
 	// choice of one-row DeltaNet kernels, each after the same fresh prefill
 	// (side by side).
@@ -64,6 +66,8 @@ type backboneBench struct {
 // stepVariant is one choice of a decode step's kernels and its time.
 type stepVariant struct {
 	DeltaNet string  `json:"deltanet_step"` // fused or split
+	Fused    bool    `json:"fused_step"`    // the fused step's kernels (engine/cuda fused.go)
+	Launches int     `json:"step_launches"`
 	DeviceMS float64 `json:"step_device_ms"`
 }
 
@@ -82,6 +86,7 @@ func benchBackbone(args []string) error {
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
+	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1); the step variants run both")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -116,6 +121,8 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	defer b.Close()
+	b.SetFused(*fused)
+	res.Fused = b.Fused && !d.Numerics.Exact()
 	res.ArenaBytes, res.WorkBytes = b.W.Layout.Bytes, b.Plan.Bytes
 	res.DeviceBytes = d.Pool.Stats(cuda.DeviceMem).Used
 
@@ -214,19 +221,26 @@ func benchBackbone(args []string) error {
 		return err
 	}
 	res.StepDeviceMS = dev
+	res.StepLaunches = b.StepLaunches()
 	if res.StepNoMoEMS, err = b.TimeStepParts(cuda.StepMoE, *steps); err != nil {
 		return err
 	}
 	if res.StepNoMixMS, err = b.TimeStepParts(cuda.StepMixers, *steps); err != nil {
 		return err
 	}
-	for _, name := range []string{"fused", "split"} {
-		b.SetDeltaNetStep(deltaNetSteps[name])
+	variants := []stepVariant{{DeltaNet: "fused"}, {DeltaNet: "split"}}
+	if !d.Numerics.Exact() {
+		variants = append(variants, stepVariant{DeltaNet: "split", Fused: true})
+	}
+	for _, v := range variants {
+		b.SetDeltaNetStep(deltaNetSteps[v.DeltaNet])
+		b.SetFused(v.Fused)
 		ms, err := timeStepVariant(b, rows, *steps, r, t.VocabSize)
 		if err != nil {
-			return fmt.Errorf("step with the %s DeltaNet kernels: %w", name, err)
+			return fmt.Errorf("step with the %s DeltaNet kernels (fused step %v): %w", v.DeltaNet, v.Fused, err)
 		}
-		res.StepVariants = append(res.StepVariants, stepVariant{DeltaNet: name, DeviceMS: ms})
+		v.DeviceMS, v.Launches = ms, b.StepLaunches()
+		res.StepVariants = append(res.StepVariants, v)
 	}
 	res.StepBytes = b.Plan.StepBytes(cfg, b.W.Layout.Experts[0], *prefill+*steps)
 	res.StepGBs = float64(res.StepBytes) / (res.StepDeviceMS * 1e6)
@@ -244,10 +258,14 @@ func benchBackbone(args []string) error {
 	fmt.Fprintf(w, "context limit\t%d rows\n", res.Context)
 	fmt.Fprintf(w, "prefill\t%.2f ms for %d rows, best of 3 (experts as grouped GEMMs %.2f ms, per-pair GEMVs %.2f ms, multi-row GEMVs %.2f ms: 4 pairs per pass %.2f ms, 8 %.2f ms)\n",
 		res.PrefillMS, res.PrefillRows, res.PrefillGroup, res.PrefillPairs, res.PrefillRowsE, res.PrefillRowsGroup["4"], res.PrefillRowsGroup["8"])
-	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d)\n", res.StepMS, res.StepDeviceMS, res.Steps)
+	fmt.Fprintf(w, "decode step\t%.3f ms wall, %.3f ms on the device (mean of %d), %d launches (fused step %v)\n", res.StepMS, res.StepDeviceMS, res.Steps, res.StepLaunches, res.Fused)
 	fmt.Fprintf(w, "step profile\t%.3f ms without the MoE, %.3f ms without the mixers (device)\n", res.StepNoMoEMS, res.StepNoMixMS)
 	for _, v := range res.StepVariants {
-		fmt.Fprintf(w, "step variant\t%.3f ms on the device: %s DeltaNet step\n", v.DeviceMS, v.DeltaNet)
+		kind := "unfused"
+		if v.Fused {
+			kind = "fused"
+		}
+		fmt.Fprintf(w, "step variant\t%.3f ms on the device, %d launches: %s DeltaNet step, %s step\n", v.DeviceMS, v.Launches, v.DeltaNet, kind)
 	}
 	fmt.Fprintf(w, "read per step\t%.2f GB, %.0f GB/s = %.0f%% of the measured copy bandwidth (%.0f GB/s)\n",
 		float64(res.StepBytes)/1e9, res.StepGBs, 100*res.CopyShare, res.CopyGBs)

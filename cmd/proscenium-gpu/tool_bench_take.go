@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"time"
 
@@ -56,6 +57,9 @@ type takeBench struct {
 	PeakBytes      int64              `json:"device_peak_bytes"`
 	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
 	PinnedBytes    int64              `json:"pinned_bytes"`
+	Fused          bool               `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches  int                `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
@@ -94,6 +98,7 @@ func benchTake(args []string) error {
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
+	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
@@ -203,6 +208,8 @@ func benchTake(args []string) error {
 		}
 	}
 	defer f.Close()
+	f.Backbone().SetFused(*fused) // before the first take captures the frame graphs
+	res.Fused = f.Backbone().Fused && !dev.Numerics.Exact()
 	if err := dev.Sync(); err != nil {
 		return err
 	}
@@ -227,6 +234,7 @@ func benchTake(args []string) error {
 		}
 		last = r
 	}
+	res.FrameLaunches = f.FrameLaunches()
 	n := len(last.Codes)
 	res.Frames, res.Finish = n, last.Reason
 	res.PrefillMs = ms(last.Stages[drama3.StagePrefill])
@@ -264,6 +272,7 @@ func benchTake(args []string) error {
 	if res.BackboneStepMs, err = bb.TimeSteps(min(100, opt.Capacity-len(prompt)-2)); err != nil {
 		return err
 	}
+	res.StepLaunches = bb.StepLaunches()
 	if res.Experts.BusBytesPerFrame > 0 && res.BackboneStepMs > 0 {
 		res.BusGBs = float64(res.Experts.BusBytesPerFrame) / 1e9 / (res.BackboneStepMs / 1000)
 	}
@@ -303,6 +312,7 @@ func benchTake(args []string) error {
 	for _, k := range keys {
 		fmt.Printf("  %-15s %.3f ms per frame\n", k, res.StageMsFrame[k])
 	}
+	fmt.Printf("launches          %d per frame after the first, %d per backbone step (fused step %v)\n", res.FrameLaunches, res.StepLaunches, res.Fused)
 	fmt.Printf("  backbone step   %.3f ms (graph alone)", res.BackboneStepMs)
 	if !res.Pipeline {
 		fmt.Printf("; tower, heads, draws, feedback ≈ %.3f ms", res.TowerFrameMs)

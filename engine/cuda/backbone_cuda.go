@@ -39,6 +39,10 @@ type Backbone struct {
 	Experts ExpertPath
 	// ExpertGroup is the pairs per pass of ExpertsRows (4 or 8; 0: MoERowsGroup).
 	ExpertGroup int
+	// Fused makes a one-row step under fast numerics run the fused kernels
+	// (fused.go); new backbones take it from $PROSCENIUM_GPU_FUSED. Change
+	// it with SetFused, which drops the captured step.
+	Fused bool
 }
 
 type backboneLayer struct {
@@ -109,7 +113,7 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
-	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config}
+	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv()}
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
@@ -199,6 +203,9 @@ func (b *Backbone) Reset() error {
 	b.pos = 0
 	return b.d.Run(func(q *Queue) error {
 		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
+			return err
+		}
+		if err := q.ZeroTensor(b.t(b.Plan.Counters), int64(4*b.Plan.CounterWords())); err != nil {
 			return err
 		}
 		return q.ZeroTensor(b.t(b.Plan.Pos), 4)
@@ -325,7 +332,7 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 // a captured step whose position varies).
 func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	p := b.Plan
-	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	nm := b.t(p.NormedMix)
 	H := p.H
 	x := b.scratch(p.X, n*H*4)
 	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
@@ -338,25 +345,10 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		return err
 	}
 	pos := b.t(p.Pos)
+	fused := n == 1 && b.fusedStep()
 	for i := range b.layers {
 		L := &b.layers[i]
-		var err error
-		switch {
-		case b.skip&StepMixers != 0:
-		case L.dn != nil:
-			// A prefill pass after the first (maxLen > n: rows cached)
-			// continues a prompt of more than one row, which the CPU runs
-			// through the chunked form even where the pass has one row
-			// (engine/cpu prefillChunks).
-			err = q.deltaNetForward(L.dn, mix, nm, n, n > 1 || maxLen > n)
-		default:
-			err = q.AttentionForward(L.at, mix, nm, n, pos, maxLen)
-		}
-		if err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
-		}
-		pw, _ := L.postNorm.view(int64(H*4), "post norm")
-		if err := q.AddRMSNormZC(x, b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4), pw, n, H, p.Hp, eps); err != nil {
+		if err := b.mixer(q, L, n, pos, maxLen, eps, fused); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		next, dst := b.final, b.t(p.Out)
@@ -366,11 +358,106 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		if b.skip&StepMoE != 0 {
 			continue
 		}
-		if err := b.moe(q, L, n, next, dst, eps); err != nil {
+		var err error
+		if fused {
+			err = b.moeFused(q, L, next, dst, eps)
+		} else {
+			err = b.moe(q, L, n, next, dst, eps)
+		}
+		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}
 	return q.AddInt32(pos, n)
+}
+
+// mixer enqueues layer L's mixer of the n rows in NormedMix, adds its output
+// (MixOut) to X and writes the post norm of the result into NormedMoE; fused,
+// the output projection, add and norm are one launch (OutAddNorm).
+func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused bool) error {
+	p := b.Plan
+	H := p.H
+	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	x, mixOut, normed := b.scratch(p.X, n*H*4), b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4)
+	pw, err := L.postNorm.view(int64(H*4), "post norm")
+	if err != nil {
+		return err
+	}
+	if b.skip&StepMixers == 0 {
+		var heads *Block // the per-head tail counters of the fused mixer kernels
+		if fused {
+			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
+		}
+		var o mixerOut
+		if L.dn != nil {
+			// A prefill pass after the first (maxLen > n: rows cached)
+			// continues a prompt of more than one row, which the CPU runs
+			// through the chunked form even where the pass has one row
+			// (engine/cpu prefillChunks).
+			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
+		} else {
+			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
+		}
+		if err != nil {
+			return err
+		}
+		if fused {
+			W, err := o.W.view(int64(o.Hidden)*int64(o.Cols)*2, "output projection")
+			if err != nil {
+				return err
+			}
+			in, err := o.In.view(int64(o.Cols)*4, "output projection x")
+			if err != nil {
+				return err
+			}
+			return q.OutAddNorm(mixOut, W, in, x, normed, pw, b.counter(counterAddNorm), H, o.Cols, p.Hp, eps)
+		}
+		if err := o.project(q, mix, n); err != nil {
+			return err
+		}
+	}
+	return q.AddRMSNormZC(x, mixOut, normed, pw, n, H, p.Hp, eps)
+}
+
+// counter is the fused step's tail counter i (fused.go).
+func (b *Backbone) counter(i int) *Block { return b.scratch(b.Plan.Counters+int64(4*i), 4) }
+
+// fusedStep reports whether a one-row step runs the fused kernels: Fused,
+// under fast numerics (the exact step keeps its launches and bits).
+func (b *Backbone) fusedStep() bool { return b.Fused && !b.d.Numerics.Exact() }
+
+// moeFused is moe for a step of the fused kernels: the dense projection with
+// the routing (DenseRoute), the experts' gate and up (one gathered GEMV), the
+// down projections with the combine, residual and next norm (MoEDownCombine).
+func (b *Backbone) moeFused(q *Queue, L *backboneLayer, next, dst Tensor, eps float32) error {
+	p, x := b.Plan, L.x
+	view := b.scratch
+	W, err := L.dense.view(int64(p.D*p.H*2), "moe dense")
+	if err != nil {
+		return err
+	}
+	ids, wts, dense, in := view(p.Ids, p.K*4), view(p.Wts, p.K*4), view(p.Dense, p.D*4), view(p.NormedMoE, p.Hp*4)
+	if err := q.DenseRoute(dense, W, in, ids, wts, b.counter(counterRoute), p.D, p.H, p.E, p.K); err != nil {
+		return err
+	}
+	gu := view(p.GU, p.K*2*p.P*4)
+	if err := b.gateUpGEMV(q, L, L.xw, 1, ids, gu, in, 0); err != nil {
+		return err
+	}
+	Ws, err := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
+	if err != nil {
+		return err
+	}
+	nw, err := next.view(int64(p.H*4), "norm")
+	if err != nil {
+		return err
+	}
+	// The experts are read in place, from the arena or host memory (L.xw),
+	// as the unfused step reads them.
+	return q.MoEDownCombine(DownCombine{Yr: view(p.YR, (p.K+1)*p.H*4), W: L.xw, S: L.xw, WOff: x.Down, SOff: x.DownS,
+		FP8: x.FP8, Experts: p.E, Ids: ids, GU: gu, P: p.P, I: p.I, Ip: p.Ip, K: p.K, Ws: Ws, Dense: dense, SharedCol: p.E,
+		Is: p.Is, H: p.H, X: view(p.X, p.H*4), Wts: wts, SGCol: p.E + 2*p.Is, Normed: &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(p.H * 4)},
+		NW: nw, NPitch: p.H, Eps: eps, Counter: b.counter(counterCombine)})
 }
 
 // moe enqueues layer L's feed-forward of the n rows in NormedMoE, adds it to
@@ -531,10 +618,31 @@ func (b *Backbone) SetDeltaNetStep(s DeltaNetStep) {
 			dn.Step = s
 		}
 	}
+	b.dropStep()
+}
+
+// SetFused turns the fused step on or off (Fused) and drops the captured
+// step graph, so the next Step captures the choice.
+func (b *Backbone) SetFused(on bool) {
+	b.Fused = on
+	b.dropStep()
+}
+
+// dropStep destroys the captured step graph.
+func (b *Backbone) dropStep() {
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })
 		b.step = nil
 	}
+}
+
+// StepLaunches is the kernel launches of the captured step graph (0 before
+// the first Step captures it).
+func (b *Backbone) StepLaunches() int {
+	if b.step == nil {
+		return 0
+	}
+	return b.step.Kernels()
 }
 
 // TimeSteps replays the captured step graph n times back to back and returns

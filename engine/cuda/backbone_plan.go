@@ -41,7 +41,10 @@ type BackbonePlan struct {
 	// Scratch offsets (bytes from the block's start).
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
-	DeltaNetScratch, AttentionScratch                                                                  int64
+	// Counters: the fused step's grid-wide tail counters (CounterWords
+	// uint32s, zero between launches; kernels/fused.cuh).
+	Counters                          int64
+	DeltaNetScratch, AttentionScratch int64
 }
 
 // geometries converts text_config into the mixers' geometries.
@@ -121,6 +124,7 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.Offsets = f(int64(p.E + 1))
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
+	p.Counters = f(int64(p.CounterWords()))
 	if hasLin {
 		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
 	}

@@ -376,6 +376,16 @@ func (f *Frames) launch() error {
 	return nil
 }
 
+// FrameLaunches is the kernel launches of a frame after the first (its
+// captured graph: the backbone step, the tower, heads and draws; 0 before
+// the second frame captures it).
+func (f *Frames) FrameLaunches() int {
+	if f.next == nil {
+		return 0
+	}
+	return f.next.Kernels()
+}
+
 // SetPipeline switches launching the next frame ahead on or off (between
 // takes: before Begin).
 func (f *Frames) SetPipeline(on bool) { f.opt.Pipeline = on }

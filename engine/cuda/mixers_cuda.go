@@ -122,8 +122,30 @@ func (q *Queue) DeltaNetForward(l *DeltaNetLayer, out, x Tensor, n int) error {
 // chunked for the rows of a prompt the CPU runs through its chunked form
 // (a prefill pass of one row that continues a longer prompt takes it too).
 func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked bool) error {
-	if err := l.check(out, x, n); err != nil {
+	o, err := q.deltaNetCore(l, out, x, n, chunked, nil)
+	if err != nil {
 		return err
+	}
+	return o.project(q, out, n)
+}
+
+// mixerOut is a mixer's output projection still to run: [n, Hidden] = W
+// ([Hidden, Cols] BF16) · In [n, Cols].
+type mixerOut struct {
+	W, In        Tensor
+	Hidden, Cols int
+}
+
+func (o mixerOut) project(q *Queue, out Tensor, n int) error {
+	return q.projection(out, o.Hidden, 0, o.W, o.In, n, o.Hidden, o.Cols)
+}
+
+// deltaNetCore is deltaNetForward up to its output projection, which it
+// returns. With counters (the fused step's, one per value head) a one-row
+// split step runs as one launch (deltanet_step_fused_fast).
+func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked bool, counters *Block) (mixerOut, error) {
+	if err := l.check(out, x, n); err != nil {
+		return mixerOut{}, err
 	}
 	g := l.G
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
@@ -131,12 +153,18 @@ func (q *Queue) deltaNetForward(l *DeltaNetLayer, out, x Tensor, n int, chunked 
 	w := l.W
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
-		return err
+		return mixerOut{}, err
 	}
-	if err := q.deltaNetMix(l, n, chunked); err != nil {
-		return err
+	var err error
+	if counters != nil && n == 1 && !chunked && l.splitStep() {
+		err = q.deltaNetStepFused(l, counters)
+	} else {
+		err = q.deltaNetMix(l, n, chunked)
 	}
-	return q.projection(out, g.Hidden, 0, w.Out, core, n, g.Hidden, vd)
+	if err != nil {
+		return mixerOut{}, err
+	}
+	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
 }
 
 // deltaNetMix is the mixer between the input projections (the projected rows
@@ -160,7 +188,7 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 	if chunked && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() && l.MaxRows > 1 { // ScratchBytes has its regions
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
-	if n == 1 && l.Step == DeltaNetSplitStep && g.KeyDim <= deltaNetSplitMaxKeyDim {
+	if n == 1 && l.splitStep() {
 		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
 			return err
 		}
@@ -170,6 +198,31 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		Core: tPtr(core), Proj: tPtr(proj), Convstate: tPtr(l.State), S: tPtr(stateS), Convw: tPtr(w.Conv),
 		Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), N: n, Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim,
 		Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps})
+}
+
+// splitStep reports whether a one-row step runs the split kernels.
+func (l *DeltaNetLayer) splitStep() bool {
+	return l.Step == DeltaNetSplitStep && l.G.KeyDim <= deltaNetSplitMaxKeyDim
+}
+
+// deltaNetStepFused is deltaNetMix's split step of one row in one launch
+// under fast numerics: deltanet_step_cols, then deltanet_step_norm's part of
+// each head in the last of the head's blocks (counters: ValueHeads zero uint32s).
+func (q *Queue) deltaNetStepFused(l *DeltaNetLayer, counters *Block) error {
+	g := l.G
+	nv := g.ValueHeads
+	if q.d.Numerics.Exact() {
+		return fmt.Errorf("cuda deltanet: the fused step runs under fast numerics only")
+	}
+	if err := checkFits(counters, 0, int64(nv*4), "deltanet fused step counters"); err != nil {
+		return err
+	}
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
+	w := l.W
+	return kernel.DeltaNetStepFusedFast(q, [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, kernel.DeltaNetStepFusedFastArgs{
+		Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State), S: tPtr(l.State.At(4 * int64(g.convStateFloats()))),
+		Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), Nk: g.KeyHeads, Nv: nv,
+		Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps, Counters: devPtr(counters)})
 }
 
 // ZeroTensor sets bytes of device memory at t to zero (a state reset).
@@ -228,19 +281,30 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // captured step needs no bound. Rows past the capacity are not cached and
 // their output is NaN.
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
-	if err := l.check(out, x, n, pos); err != nil {
+	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil)
+	if err != nil {
 		return err
+	}
+	return o.project(q, out, n)
+}
+
+// attentionUpToOut is AttentionForward up to its output projection, which it
+// returns. With counters (the fused step's, one per head) a one-row step's
+// attn_partial and attn_combine run as one launch (attn_partial_combine_fast).
+func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int, counters *Block) (mixerOut, error) {
+	if err := l.check(out, x, n, pos); err != nil {
+		return mixerOut{}, err
 	}
 	g := l.G
 	qw, kw := g.Heads*g.HeadDim, g.KVHeads*g.HeadDim
 	w := l.W
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
-		return err
+		return mixerOut{}, err
 	}
-	if err := q.attentionCore(l, n, pos, maxLen); err != nil {
-		return err
+	if err := q.attentionCoreFused(l, n, pos, maxLen, counters); err != nil {
+		return mixerOut{}, err
 	}
-	return q.projection(out, g.Hidden, 0, w.O, l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), n, g.Hidden, qw)
+	return mixerOut{W: w.O, In: l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), Hidden: g.Hidden, Cols: qw}, nil
 }
 
 // attentionCore is AttentionForward between its projections (engine/cpu
@@ -251,6 +315,13 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 // maximum); attn_partial (each split's float64 sums under the row's global
 // maximum); attn_combine (the sums of the splits, divided and gated).
 func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
+	return q.attentionCoreFused(l, n, pos, maxLen, nil)
+}
+
+// attentionCoreFused is attentionCore; with counters (n·Heads zero uint32s,
+// fast numerics) attn_partial and attn_combine are one launch with a tail
+// per head (attn_partial_combine_fast).
+func (q *Queue) attentionCoreFused(l *AttentionLayer, n int, pos Tensor, maxLen int, counters *Block) error {
 	g := l.G
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
@@ -274,6 +345,16 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 	splits := attnSplits(n, maxLen, l.Capacity)
 	if err := kernel.AttnScores(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc), tPtr(pos), l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd)))); err != nil {
 		return err
+	}
+	if counters != nil {
+		if q.d.Numerics.Exact() {
+			return fmt.Errorf("cuda attention: the fused step runs under fast numerics only")
+		}
+		if err := checkFits(counters, 0, int64(n*nh*4), "attention fused counters"); err != nil {
+			return err
+		}
+		return kernel.AttnPartialCombineFast(q, [3]int{n * nh, splits, 1}, attnThreads, tPtr(attn), tPtr(part), tPtr(sc), tPtr(smax),
+			tPtr(vc), tPtr(proj), tPtr(pos), l.Capacity, nh, nkv, hd, pw, splits, devPtr(counters))
 	}
 	if err := kernel.AttnPartial(q, q.policy(), [3]int{n * nh, splits, 1}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax), tPtr(vc), tPtr(pos), l.Capacity, nh, nkv, hd, splits); err != nil {
 		return err

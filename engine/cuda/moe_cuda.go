@@ -141,8 +141,20 @@ const moeDownMaxWidth = kernel.DownMaxx
 // shared expert's silu(gate)·up from dense (at column e, width is) times Ws
 // [h, is] BF16. Writes yr [k+1, h].
 func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int) error {
+	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
+	if err != nil {
+		return err
+	}
+	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
+}
+
+// moeDownThreads is the block of moe_down (and moe_down_combine_fast).
+const moeDownThreads = 256
+
+// moeDownArgs checks MoEDown's buffers and returns the kernel's arguments and grid.
+func moeDownArgs(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int) (kernel.MoEDownArgs, [3]int, error) {
 	if ip > moeDownMaxWidth || is > moeDownMaxWidth || ip%16 != 0 && fp8 || ip%8 != 0 || is%8 != 0 {
-		return fmt.Errorf("cuda: moe down: expert widths %d and %d (multiples of %d, at most %d)", ip, is, map[bool]int{true: 16, false: 8}[fp8], moeDownMaxWidth)
+		return kernel.MoEDownArgs{}, [3]int{}, fmt.Errorf("cuda: moe down: expert widths %d and %d (multiples of %d, at most %d)", ip, is, map[bool]int{true: 16, false: 8}[fp8], moeDownMaxWidth)
 	}
 	elem, ns := int64(2), int64(0)
 	if fp8 {
@@ -158,10 +170,11 @@ func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids,
 		sa, f = devPtr(S).Add(sOff), 1
 	}
 	if err := firstErr(errs...); err != nil {
-		return err
+		return kernel.MoEDownArgs{}, [3]int{}, err
 	}
-	const rowsPerBlock = 8 * kernel.DownRows // warps × rows per warp
-	return kernel.MoEDown(q, q.policy(), [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, 256, kernel.MoEDownArgs{
+	const rowsPerBlock = (moeDownThreads / 32) * kernel.DownRows // warps × rows per warp
+	return kernel.MoEDownArgs{
 		Yr: devPtr(yr), W: devPtr(W).Add(wOff), S: sa, Mstride: int64(h * ip), Sstride: ns, FP8: f, Ids: devPtr(ids), Gu: devPtr(gu),
-		P: p, I: i, Ip: ip, K: k, Ws: devPtr(Ws), Dense: devPtr(dense), E: e, Is: is, H: h})
+		P: p, I: i, Ip: ip, K: k, Ws: devPtr(Ws), Dense: devPtr(dense), E: e, Is: is, H: h,
+	}, [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, nil
 }

@@ -14,7 +14,12 @@ import (
 // with the default context, plus codecAllowance for the codec.
 func fullGeometryTier(t *testing.T) TierInput {
 	t.Helper()
+	// From the package's folder (go test), or from the checkout's root (a
+	// carried test binary on the GPU machine).
 	data, err := os.ReadFile("../../cmd/proscenium-gpu/full_geometry.json")
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = os.ReadFile("cmd/proscenium-gpu/full_geometry.json")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,36 @@ import (
 // launch gaps of many small kernels shrink to the device's own (cuGraphLaunch).
 // gorgonia.org/cu binds no stream capture, so this file calls the driver.
 type Graph struct {
-	graph C.CUgraph
-	exec  C.CUgraphExec
+	graph   C.CUgraph
+	exec    C.CUgraphExec
+	kernels int
+}
+
+// Kernels is the kernel launches the graph replays (its kernel nodes, counted
+// at capture): a decode step's or a frame's launches.
+func (g *Graph) Kernels() int { return g.kernels }
+
+// countKernels counts the kernel nodes of a captured graph.
+func countKernels(g C.CUgraph) (int, error) {
+	var n C.size_t
+	if err := check("graph nodes", C.cuGraphGetNodes(g, nil, &n)); err != nil || n == 0 {
+		return 0, err
+	}
+	nodes := make([]C.CUgraphNode, n)
+	if err := check("graph nodes", C.cuGraphGetNodes(g, &nodes[0], &n)); err != nil {
+		return 0, err
+	}
+	k := 0
+	for _, node := range nodes[:n] {
+		var t C.CUgraphNodeType
+		if err := check("graph node type", C.cuGraphNodeGetType(node, &t)); err != nil {
+			return 0, err
+		}
+		if t == C.CU_GRAPH_NODE_TYPE_KERNEL {
+			k++
+		}
+	}
+	return k, nil
 }
 
 func cuStream(s cu.Stream) C.CUstream {
@@ -54,6 +82,12 @@ func (q *Queue) Capture(enqueue func(q *Queue) error) (*Graph, error) {
 		C.cuGraphDestroy(g.graph)
 		return nil, werr
 	}
+	k, err := countKernels(g.graph)
+	if err != nil {
+		C.cuGraphDestroy(g.graph)
+		return nil, err
+	}
+	g.kernels = k
 	if err := check("instantiate graph", C.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0)); err != nil {
 		C.cuGraphDestroy(g.graph)
 		return nil, err

@@ -71,6 +71,15 @@ func AttnCombine(q Launcher, policy Policy, grid [3]int, block int, attn, part, 
 	return q.Launch(name, grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
 }
 
+// AttnPartialCombineFast enqueues kernels/attention.cu's
+//
+//	attn_partial_combine_fast(float* attn, double* part, float* sc, float* smax, float* vc, float* proj, int32_t* posp, int capacity, int nh, int nkv, int hd, int pw, int splits, unsigned int* counters)
+//
+// on q with grid blocks of block threads.
+func AttnPartialCombineFast(q Launcher, grid [3]int, block int, attn, part, sc, smax, vc, proj, posp Ptr, capacity, nh, nkv, hd, pw, splits int, counters Ptr) error {
+	return q.Launch("attn_partial_combine_fast", grid, block, uint64(attn), uint64(part), uint64(sc), uint64(smax), uint64(vc), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))), uint64(counters))
+}
+
 // AddI32 enqueues kernels/attention.cu's
 //
 //	add_i32(int32_t* p, int v)

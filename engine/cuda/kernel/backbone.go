@@ -26,3 +26,12 @@ func AddRMSNormZC(q Launcher, policy Policy, grid [3]int, block int, x, y, norme
 	}
 	return q.Launch(name, grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
+
+// GemvBF16AddNormFast enqueues kernels/backbone.cu's
+//
+//	gemv_bf16_add_norm_fast(float* y, uint16_t* W, float* in, int rows, int cols, unsigned int* counter, float* x, float* normed, float* nw, int npitch, float eps)
+//
+// on q with grid blocks of block threads.
+func GemvBF16AddNormFast(q Launcher, grid [3]int, block int, y, w, in Ptr, rows, cols int, counter, x, normed, nw Ptr, npitch int, eps float32) error {
+	return q.Launch("gemv_bf16_add_norm_fast", grid, block, uint64(y), uint64(w), uint64(in), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(counter), uint64(x), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
+}

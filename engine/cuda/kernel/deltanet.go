@@ -69,3 +69,31 @@ func DeltaNetStepNorm(q Launcher, policy Policy, grid [3]int, block int, core, p
 	}
 	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
+
+// DeltaNetStepFusedFastArgs are the parameters of deltanet_step_fused_fast.
+type DeltaNetStepFusedFastArgs struct {
+	Core      Ptr     // float* core
+	Proj      Ptr     // float* proj
+	Convstate Ptr     // float* convstate
+	S         Ptr     // float* S
+	Convw     Ptr     // float* convw
+	Dtbias    Ptr     // float* dtbias
+	Alog      Ptr     // float* alog
+	Normw     Ptr     // float* normw
+	Nk        int     // int nk
+	Nv        int     // int nv
+	Dk        int     // int dk
+	Dv        int     // int dv
+	K         int     // int K
+	Eps       float32 // float eps
+	Counters  Ptr     // unsigned int* counters
+}
+
+// DeltaNetStepFusedFast enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_fused_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps, unsigned int* counters)
+//
+// on q with grid blocks of block threads.
+func DeltaNetStepFusedFast(q Launcher, grid [3]int, block int, a DeltaNetStepFusedFastArgs) error {
+	return q.Launch("deltanet_step_fused_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Counters))
+}

@@ -5,17 +5,17 @@ package kernel
 // EntryPoints lists each module's extern "C" entry points (module: the
 // kernels/*.cu file's base name), in source order.
 var EntryPoints = map[string][]string{
-	"attention":      {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope"},
-	"backbone":       {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast"},
+	"attention":      {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "attn_partial_combine_fast", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope"},
+	"backbone":       {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "gemv_bf16_add_norm_fast"},
 	"codec":          {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":  {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
-	"deltanet":       {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast"},
+	"deltanet":       {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast"},
 	"deltanet_chunk": {"deltanet_chunk_prep", "deltanet_chunk_intra", "deltanet_chunk_solve", "deltanet_chunk_state", "deltanet_chunk_norm"},
 	"elementwise":    {"swiglu_f32", "add_f32", "launch_floor"},
 	"embed":          {"embed_gather_bf16"},
 	"gemm":           {"gemm_bf16", "gemm_fp8", "gemm_bf16_tc16", "gemm_fp8_tc16", "gemm_bf16_tc32", "gemm_fp8_tc32"},
 	"gemv":           {"gemv_bf16_t32r1u8", "gemv_bf16d_t32r1u8", "gemv_bf16_t32r2u4", "gemv_bf16d_t32r2u4", "gemv_bf16_t64r2u4", "gemv_bf16d_t64r2u4", "gemv_bf16_t128r2u2", "gemv_bf16d_t128r2u2", "gemv_bf16_t128r4u2", "gemv_bf16d_t128r4u2", "gemv_bf16_t256r2u2", "gemv_bf16d_t256r2u2", "gemv_bf16_t256r4u1", "gemv_bf16d_t256r4u1", "gemv_bf16_t32r4u2", "gemv_bf16d_t32r4u2", "gemv_bf16_t32r8u2", "gemv_bf16d_t32r8u2", "gemv_bf16_t128r2u4", "gemv_bf16d_t128r2u4", "gemv_fp8_t32r2u2", "gemv_fp8d_t32r2u2", "gemv_fp8_t32r4u2", "gemv_fp8d_t32r4u2", "gemv_fp8_t64r4u2", "gemv_fp8d_t64r4u2", "gemv_fp8_t128r2u2", "gemv_fp8d_t128r2u2", "gemv_fp8_t128r4u1", "gemv_fp8d_t128r4u1", "gemv_fp8_t256r4u1", "gemv_fp8d_t256r4u1", "gemv_fp8_t32r4u1", "gemv_fp8d_t32r4u1", "gemv_fp8_t32r8u1", "gemv_fp8d_t32r8u1", "gemv_fp8_t32r4u4", "gemv_fp8d_t32r4u4", "gemv_fp8_t128r4u2", "gemv_fp8d_t128r4u2"},
-	"moe":            {"moe_route", "moe_group", "moe_swiglu", "moe_swiglu_fast", "moe_combine_norm", "moe_combine_norm_fast", "moe_down", "moe_down_fast"},
+	"moe":            {"moe_route", "moe_group", "moe_swiglu", "moe_swiglu_fast", "moe_combine_norm", "moe_combine_norm_fast", "moe_down", "moe_down_fast", "gemv_bf16_route_fast", "moe_down_combine_fast"},
 	"moe_rows":       {"moe_rows_bf16_g4r2u2", "moe_rows_bf16_g8r2u1", "moe_rows_fp8_g4r4u2", "moe_rows_fp8_g4r8u1", "moe_rows_fp8_g8r4u2", "moe_rows_fp8_g8r4u1"},
 	"norms":          {"rmsnorm_zc_f32", "rmsnorm_zc_f32_fast", "tower_eh_input", "tower_add_rmsnorm", "tower_out_eh"},
 	"sampling":       {"sample_logits", "sample_logits_warp", "sample_logits_warp_pick"},

@@ -91,3 +91,50 @@ func MoEDown(q Launcher, policy Policy, grid [3]int, block int, a MoEDownArgs) e
 	}
 	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
 }
+
+// GemvBF16RouteFast enqueues kernels/moe.cu's
+//
+//	gemv_bf16_route_fast(float* dense, uint16_t* W, float* x, int rows, int cols, unsigned int* counter, int32_t* ids, float* wts, int E, int k)
+//
+// on q with grid blocks of block threads.
+func GemvBF16RouteFast(q Launcher, grid [3]int, block int, dense, w, x Ptr, rows, cols int, counter, ids, wts Ptr, e, kArg int) error {
+	return q.Launch("gemv_bf16_route_fast", grid, block, uint64(dense), uint64(w), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(counter), uint64(ids), uint64(wts), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))))
+}
+
+// MoEDownCombineFastArgs are the parameters of moe_down_combine_fast.
+type MoEDownCombineFastArgs struct {
+	Yr      Ptr     // float* yr
+	W       Ptr     // uint8_t* W
+	S       Ptr     // float* S
+	Mstride int64   // long long mstride
+	Sstride int64   // long long sstride
+	FP8     int     // int fp8
+	Ids     Ptr     // int32_t* ids
+	Gu      Ptr     // float* gu
+	P       int     // int p
+	I       int     // int i
+	Ip      int     // int ip
+	K       int     // int k
+	Ws      Ptr     // uint16_t* Ws
+	Dense   Ptr     // float* dense
+	E       int     // int e
+	Is      int     // int is
+	H       int     // int h
+	X       Ptr     // float* x
+	Wts     Ptr     // float* wts
+	Sgcol   int     // int sgcol
+	Normed  Ptr     // float* normed
+	Nw      Ptr     // float* nw
+	Npitch  int     // int npitch
+	Eps     float32 // float eps
+	Counter Ptr     // unsigned int* counter
+}
+
+// MoEDownCombineFast enqueues kernels/moe.cu's
+//
+//	moe_down_combine_fast(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h, float* x, float* wts, int sgcol, float* normed, float* nw, int npitch, float eps, unsigned int* counter)
+//
+// on q with grid blocks of block threads.
+func MoEDownCombineFast(q Launcher, grid [3]int, block int, a MoEDownCombineFastArgs) error {
+	return q.Launch("moe_down_combine_fast", grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.X), uint64(a.Wts), uint64(uint32(int32(a.Sgcol))), uint64(a.Normed), uint64(a.Nw), uint64(uint32(int32(a.Npitch))), uint64(math.Float32bits(a.Eps)), uint64(a.Counter))
+}
