@@ -33,6 +33,7 @@ var unitless = []string{
 	// identifiers, indices and positions
 	"id", "ids", "pid", "handle", "ordinal", "start", "end", "offset", "port", "status",
 	"protocol", "format", "pass", "seed", "codes", "speaker", "sample", "cc_major", "cc_minor", "driver_version",
+	"batch", "group", // a take's batch and variation group (ids)
 	// counts of things
 	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors",
 	"elements", "parameters", "layers", "hidden", "experts", "codebooks", "multiprocessors", "underruns",
