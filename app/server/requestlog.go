@@ -44,7 +44,7 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 			if f, err := strconv.Atoi(hdr.Get("X-Audio-Frames")); err == nil {
 				attrs = append(attrs, slog.Int("frames", f), slog.String("finish", hdr.Get("X-Finish-Reason")))
 				if rtf, err := strconv.ParseFloat(hdr.Get("X-Real-Time-Factor"), 64); err == nil {
-					attrs = append(attrs, slog.Float64("rtf", rtf))
+					attrs = append(attrs, slog.Float64("real_time_factor", rtf))
 				}
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
