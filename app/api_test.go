@@ -69,7 +69,7 @@ func TestAPICallsTheServiceMethods(t *testing.T) {
 		want               string // exact body
 	}{
 		{"speak without model", "Speak", speak, 409, `{"error":"no model loaded"}`},
-		{"stats without model", "Stats", "[]", 200, `{"loaded":false,"message":"no model loaded","memory":null,"last_take":null,"total":0}`},
+		{"stats without model", "Stats", "[]", 200, `{"loaded":false,"message":"no model loaded","memory":null,"last_take":null,"total_bytes":0}`},
 		{"empty body is no arguments", "Takes", "", 200, `[]`},
 		{"stop with nothing running", "Stop", "[]", 200, `false`},
 		{"load without backend", "LoadModel", `["` + t.TempDir() + `"]`, 501, ""},

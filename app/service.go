@@ -384,7 +384,7 @@ type SceneExportRequest struct {
 type SceneExportResult struct {
 	Files   []string      `json:"files"`
 	Plan    loudness.Plan `json:"plan"`
-	Seconds float64       `json:"seconds"`
+	Seconds float64       `json:"duration_s"`
 }
 
 // errNoProjects: the service was made without a projects directory.

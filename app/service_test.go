@@ -56,8 +56,8 @@ func (e *testEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	}
 	secs := float64(n*2048) / 44100
 	el := time.Since(start)
-	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: el,
-		RealTimeFactor: el.Seconds() / secs, TimeToFirstAudio: e.tick}, nil
+	return &engine.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: engine.Seconds(el),
+		RealTimeFactor: el.Seconds() / secs, TimeToFirstAudioMs: engine.Millis(e.tick)}, nil
 }
 
 func (e *testEngine) Stats() engine.Stats { return engine.Stats{Memory: e.mem} }

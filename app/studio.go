@@ -17,7 +17,7 @@ type StudioStatus struct {
 	Dialogs    bool                 `json:"dialogs"` // false: paths are typed (browser)
 	TakesDir   string               `json:"takes_dir"`
 	TakesBytes int64                `json:"takes_bytes"` // on disk
-	TakesLimit int64                `json:"takes_limit"`
+	TakesLimit int64                `json:"takes_limit_bytes"`
 	ExportDir  string               `json:"export_dir"`
 	DemoDir    string               `json:"demo_dir"`
 	GPU        string               `json:"gpu"` // the GPU backend: its device, or why it is unavailable
@@ -37,7 +37,7 @@ func (s *Service) Studio() StudioStatus {
 // PlayRequest plays take ID through the sound card from At seconds.
 type PlayRequest struct {
 	ID int     `json:"id"`
-	At float64 `json:"at"`
+	At float64 `json:"at_s"`
 }
 
 // Play plays a take through this machine's sound card (the desktop

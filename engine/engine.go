@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"proscenium/engine/drama3"
 	"proscenium/engine/sampling"
@@ -142,15 +141,16 @@ type AudioChunk struct {
 	PCM       []float32 `json:"-"`
 }
 
-// Finish is how a take ended and what it cost.
+// Finish is how a take ended and what it cost. Durations are float64 in the
+// unit their names end with (Millis, Seconds convert).
 type Finish struct {
-	Reason           string                   `json:"reason"`
-	Frames           int                      `json:"frames"`
-	AudioSeconds     float64                  `json:"audio_seconds"`
-	TimeToFirstAudio time.Duration            `json:"time_to_first_audio"`
-	Elapsed          time.Duration            `json:"elapsed"`
-	RealTimeFactor   float64                  `json:"real_time_factor"` // Elapsed / audio duration
-	Stages           map[string]time.Duration `json:"stages"`
+	Reason             string             `json:"reason"`
+	Frames             int                `json:"frames"`
+	AudioS             float64            `json:"audio_s"`                // seconds of audio made
+	TimeToFirstAudioMs float64            `json:"time_to_first_audio_ms"` // from the request to the first decoded chunk
+	ElapsedS           float64            `json:"elapsed_s"`              // the whole take
+	RealTimeFactor     float64            `json:"real_time_factor"`       // ElapsedS / AudioS
+	StagesS            map[string]float64 `json:"stages_s"`               // seconds spent per stage (prompt, prefill, frame, codec…)
 	// Batch is the most takes that made a frame together with this one
 	// (1: it ran alone).
 	Batch int `json:"batch,omitempty"`
@@ -171,7 +171,7 @@ type Info struct {
 	Backend         string `json:"backend"`                  // "cpu" or "cuda"
 	BackendReason   string `json:"backend_reason,omitempty"` // why this backend (the --backend setting, or what auto found)
 	Demo            bool   `json:"demo"`                     // random weights: speaks no words
-	SampleRate      int    `json:"sample_rate"`
+	SampleRate      int    `json:"sample_rate_hz"`
 	SamplesPerFrame int    `json:"samples_per_frame"`
 	Codebooks       int    `json:"codebooks"`
 	CodebookSizes   []int  `json:"codebook_sizes,omitempty"` // entries of each codebook, semantic first
@@ -184,16 +184,16 @@ type Info struct {
 // Memory is device (or host, for the CPU backend) memory in bytes.
 type Memory struct {
 	Device string `json:"device"`
-	Used   int64  `json:"used"`
-	Peak   int64  `json:"peak"`
-	Cap    int64  `json:"cap"`              // 0: no cap
-	Total  int64  `json:"total,omitempty"`  // the device's whole memory; 0: not reported
-	Pinned int64  `json:"pinned,omitempty"` // page-locked host memory a GPU backend holds
+	Used   int64  `json:"used_bytes"`
+	Peak   int64  `json:"peak_bytes"`
+	Cap    int64  `json:"cap_bytes"`              // 0: no cap
+	Total  int64  `json:"total_bytes,omitempty"`  // the device's whole memory; 0: not reported
+	Pinned int64  `json:"pinned_bytes,omitempty"` // page-locked host memory a GPU backend holds
 	// VoiceCache is the memory (part of Used) the voice prefix cache holds:
 	// the model's state after reference voices, kept for later takes in
 	// them; VoiceCacheCap its most (0: no cache).
-	VoiceCache    int64 `json:"voice_cache,omitempty"`
-	VoiceCacheCap int64 `json:"voice_cache_cap,omitempty"`
+	VoiceCache    int64 `json:"voice_cache_bytes,omitempty"`
+	VoiceCacheCap int64 `json:"voice_cache_cap_bytes,omitempty"`
 	VoiceEntries  int   `json:"voice_entries,omitempty"`
 	// Experts is where a GPU backend keeps the routed experts; nil: not a
 	// GPU backend.
@@ -212,7 +212,7 @@ type ExpertTier struct {
 	// HitRate is the share of expert reads served from the device: the
 	// share of layers whose experts are there (a layer's experts are all on
 	// one side, so it does not depend on the routing).
-	HitRate float64 `json:"hit_rate"`
+	HitRate float64 `json:"hit_share"`
 	// BusBytesPerFrame is what one decode step of one take reads over the
 	// bus: top-k experts of every host layer (each read once).
 	BusBytesPerFrame int64 `json:"bus_bytes_per_frame"`

@@ -103,7 +103,7 @@ if timeout 120 "$P" synth --model "$ck" --text "$T" --seed 5 --max-frames 50 --b
 	cat "$out/voice.json" >>"$L"
 	python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]))["takes"]
-print("takes (prefill rows, prompt rows, from the cache, first audio ns):", [(x.get("prefill_rows"), x.get("prompt_rows"), x.get("voice_cached", False), x["time_to_first_audio"]) for x in t])
+print("takes (prefill rows, prompt rows, from the cache, first audio ms):", [(x.get("prefill_rows"), x.get("prompt_rows"), x.get("voice_cached", False), x["time_to_first_audio_ms"]) for x in t])
 ok = len(t) == 2 and not t[0].get("voice_cached") and t[1].get("voice_cached") and t[1]["prefill_rows"] < t[0]["prefill_rows"]
 sys.exit(0 if ok else 1)' "$out/voice.json" >>"$L" 2>&1 || fail "the second take in a reference voice did not start from the voice cache"
 else

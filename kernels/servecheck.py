@@ -57,7 +57,7 @@ for _ in range(480):
     if ts["state"] != "running": break
     time.sleep(0.25)
 fin = ts.get("finish") or {}
-print("studio take %d: %s, %s frames, error %r, finish %s, rtf %s, first audio %s" % (tid, ts["state"], ts.get("frames"), ts.get("error"), fin.get("reason"), fin.get("real_time_factor"), fin.get("time_to_first_audio")))
+print("studio take %d: %s, %s frames, error %r, finish %s, rtf %s, first audio %s ms" % (tid, ts["state"], ts.get("frames"), ts.get("error"), fin.get("reason"), fin.get("real_time_factor"), fin.get("time_to_first_audio_ms")))
 check(ts["state"] == "finished" and not ts.get("error") and fin.get("reason") in ("stop", "length"), "the studio take did not finish: %s" % ts["state"])
 studio = list(array("f", urllib.request.urlopen(B + "/api/takes/%d/pcm" % tid, timeout=60).read()))
 api = [x / 32768 for x in array("h", whole)]

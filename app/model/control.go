@@ -75,7 +75,7 @@ type StatsView struct {
 	LastTake *engine.Finish `json:"last_take"` // the last finished take, if any
 	// Total is the memory the model's device has in all (the host's for
 	// the CPU backend), 0 when unknown: what a bar with no cap is against.
-	Total int64 `json:"total"`
+	Total int64 `json:"total_bytes"`
 }
 
 // Control is the studio's one model slot. It is safe for concurrent use.

@@ -95,11 +95,11 @@ type ModelSummary struct {
 	Experts      int    `json:"experts"`
 	Codebooks    int    `json:"codebooks"`
 	Parameters   int64  `json:"parameters"`
-	StoredBytes  int64  `json:"stored_bytes"`  // weights as stored
-	FileBytes    int64  `json:"file_bytes"`    // every file of the directory (what a load reads)
-	MemoryNeeded int64  `json:"memory_needed"` // inspect's estimate, ModelContextRows of context
+	StoredBytes  int64  `json:"stored_bytes"`        // weights as stored
+	FileBytes    int64  `json:"file_bytes"`          // every file of the directory (what a load reads)
+	MemoryNeeded int64  `json:"memory_needed_bytes"` // inspect's estimate, ModelContextRows of context
 	MemoryBasis  string `json:"memory_basis"`
-	Context      int    `json:"context"`
+	Context      int    `json:"context_rows"`
 	// GPUBytes is the device memory the GPU backend admits for this model
 	// before loading it: the weights and the voice prefix cache once, and
 	// states and scratch at the default context for each of the settings'
@@ -252,8 +252,8 @@ func (c *Control) MakeDemoModel() (string, error) {
 // LoadProgress is how far a model load has read.
 type LoadProgress struct {
 	Dir   string `json:"dir"`
-	Read  int64  `json:"read"`  // bytes read so far
-	Total int64  `json:"total"` // bytes of the checkpoint's files
+	Read  int64  `json:"read_bytes"`  // bytes read so far
+	Total int64  `json:"total_bytes"` // bytes of the checkpoint's files
 	Done  bool   `json:"done"`
 }
 

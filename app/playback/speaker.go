@@ -40,12 +40,12 @@ const (
 // PlaybackStatus is what the transport bar shows about the sound card.
 type PlaybackStatus struct {
 	State     string      `json:"state"`
-	TakeID    int         `json:"take_id"`  // the take playing or paused; 0 when stopped
-	Live      bool        `json:"live"`     // the take is still being made
-	Position  float64     `json:"position"` // seconds into the take
-	Volume    float64     `json:"volume"`   // 0 … 1
+	TakeID    int         `json:"take_id"`    // the take playing or paused; 0 when stopped
+	Live      bool        `json:"live"`       // the take is still being made
+	Position  float64     `json:"position_s"` // seconds into the take
+	Volume    float64     `json:"volume"`     // 0 … 1
 	Underruns int         `json:"underruns"`
-	Silence   float64     `json:"silence_seconds"` // silence inserted by underruns
+	Silence   float64     `json:"silence_s"` // silence inserted by underruns
 	Output    AudioStatus `json:"output"`
 }
 

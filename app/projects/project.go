@@ -61,7 +61,7 @@ type Line struct {
 
 // ExportSettings say how the scene is exported.
 type ExportSettings struct {
-	GapSeconds float64 `json:"gap_seconds"`
+	GapSeconds float64 `json:"gap_s"` // silence between lines (read also as gap_seconds: export_json.go)
 	TargetLUFS float64 `json:"target_lufs"`
 	Format     string  `json:"format"` // "wav" or "flac"
 	PerLine    bool    `json:"per_line"`

@@ -192,6 +192,7 @@ func FuzzParseProject(f *testing.F) {
 	}
 	f.Add(whole)
 	f.Add([]byte(`{"format":1,"name":"Fuzz","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"export":{"gap_seconds":0.4,"target_lufs":-16,"format":"wav"}}`))
+	f.Add([]byte(`{"format":1,"name":"Fuzz","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"export":{"gap_s":0.4,"target_lufs":-16,"format":"wav"}}`))
 	f.Add([]byte(`{"format":1,"name":"a","lines":[{"text":"x","speaker":1,"takes":[1,2],"chosen":2}],"takes":[1,2]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Parse(b)

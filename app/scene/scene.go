@@ -37,8 +37,8 @@ type File struct {
 type Result struct {
 	Files   []File        `json:"files"`
 	Plan    loudness.Plan `json:"plan"`
-	Seconds float64       `json:"seconds"`
-	Rate    int           `json:"rate"`
+	Seconds float64       `json:"duration_s"`
+	Rate    int           `json:"rate_hz"`
 }
 
 // ErrNoLines is returned when no line has a chosen take.

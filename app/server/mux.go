@@ -147,7 +147,7 @@ func takePCMHandler(audio TakeAudio) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Sample-Rate", strconv.Itoa(t.SampleRate))
+		w.Header().Set("X-Sample-Rate-Hz", strconv.Itoa(t.SampleRate))
 		w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
 		w.Write(takes.EncodeFloat32LE(pcm))
 	})

@@ -39,8 +39,8 @@ type RequestRecord struct {
 	Method   string  `json:"method"`
 	Path     string  `json:"path"`
 	Status   int     `json:"status"`
-	Bytes    int64   `json:"bytes"` // of the reply
-	Millis   float64 `json:"ms"`    // until the reply ended
+	Bytes    int64   `json:"bytes"`       // of the reply
+	Millis   float64 `json:"duration_ms"` // until the reply ended
 	Client   string  `json:"client"`
 	Streamed bool    `json:"streamed"`
 	// Batch is, for a take, the most takes it ran beside, itself included

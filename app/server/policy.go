@@ -105,7 +105,7 @@ func Protect(h http.Handler, p HTTPPolicy) http.Handler {
 				return
 			}
 			hdr.Set("Access-Control-Allow-Origin", origin)
-			hdr.Set("Access-Control-Expose-Headers", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Sample-Rate, Content-Disposition")
+			hdr.Set("Access-Control-Expose-Headers", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Sample-Rate-Hz, Content-Disposition")
 			hdr.Add("Vary", "Origin")
 		}
 		if r.Method == http.MethodOptions && foreign { // CORS preflight of an allowed origin

@@ -45,7 +45,7 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 			if f, err := strconv.Atoi(hdr.Get("X-Audio-Frames")); err == nil {
 				attrs = append(attrs, slog.Int("frames", f), slog.String("finish", hdr.Get("X-Finish-Reason")))
 				if rtf, err := strconv.ParseFloat(hdr.Get("X-Real-Time-Factor"), 64); err == nil {
-					attrs = append(attrs, slog.Float64("rtf", rtf))
+					attrs = append(attrs, slog.Float64("real_time_factor", rtf))
 				}
 				if b, err := strconv.Atoi(hdr.Get("X-Batch")); err == nil {
 					attrs = append(attrs, slog.Int("batch", b)) // the most takes it ran beside, itself included

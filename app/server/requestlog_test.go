@@ -58,7 +58,7 @@ func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 		path, _ := m["path"].(string)
 		rec[path] = m
 	}
-	if r := rec["/take"]; r["path"] != "/take" || r["status"] != 200.0 || r["frames"] != 42.0 || r["rtf"] != 0.5 || r["batch"] != 3.0 || r["finish"] != "stop" || r["bytes"] != 5.0 {
+	if r := rec["/take"]; r["path"] != "/take" || r["status"] != 200.0 || r["frames"] != 42.0 || r["real_time_factor"] != 0.5 || r["batch"] != 3.0 || r["finish"] != "stop" || r["bytes"] != 5.0 {
 		t.Errorf("take: %v", r)
 	}
 	if _, ok := rec["/take"]["duration_ms"].(float64); !ok {

@@ -16,6 +16,7 @@ import (
 	"proscenium/engine"
 	"proscenium/engine/audio/resample"
 	"proscenium/engine/audio/stretch"
+	"proscenium/internal/jsonunits"
 )
 
 func serveVoices(t *testing.T, eng *fakeEngine, voices []voice.Voice) string {
@@ -106,8 +107,16 @@ func TestSSEMatchesAudioStream(t *testing.T) {
 		}
 		usage, _ := done["usage"].(map[string]any)
 		if done == nil || usage["output_tokens"] != float64(30) || usage["input_tokens"] != float64(1) ||
-			usage["total_tokens"] != float64(31) || done["finish_reason"] != "stop" {
+			usage["total_tokens"] != float64(31) || done["finish_reason"] != "stop" || done["time_to_first_audio_ms"] != 3.0 {
 			t.Errorf("%s: done event %v", format, done)
+		}
+		b, _ := json.Marshal(done)
+		problems, err := jsonunits.CheckDecoded(b)
+		for _, p := range problems {
+			t.Errorf("%s: done event: %v", format, p)
+		}
+		if err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"proscenium/app/voice"
 	"proscenium/engine"
@@ -151,7 +150,7 @@ func (h *Handler) models(w http.ResponseWriter, r *http.Request) {
 		for _, id := range ModelNames(h.modelID) {
 			data = append(data, map[string]any{
 				"id": id, "object": "model", "owned_by": "fishaudio", "created": 0, "root": h.modelID,
-				"backend": info.Backend, "demo": info.Demo, "sample_rate": info.SampleRate,
+				"backend": info.Backend, "demo": info.Demo, "sample_rate_hz": info.SampleRate,
 			})
 		}
 	}
@@ -422,7 +421,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engi
 		done["finish_reason"] = fin.Reason
 		done["audio_frames"] = fin.Frames
 		done["real_time_factor"] = fin.RealTimeFactor
-		done["time_to_first_audio_ms"] = float64(fin.TimeToFirstAudio) / float64(time.Millisecond)
+		done["time_to_first_audio_ms"] = fin.TimeToFirstAudioMs
 		done["batch"] = fin.Batch
 	}
 	writeEvent(w, done)
@@ -481,7 +480,7 @@ func setFigures(h http.Header, fin *engine.Finish) {
 	}
 	h.Set("X-Finish-Reason", fin.Reason)
 	h.Set("X-Audio-Frames", strconv.Itoa(fin.Frames))
-	h.Set("X-Time-To-First-Audio-Ms", strconv.FormatFloat(float64(fin.TimeToFirstAudio)/float64(time.Millisecond), 'f', 1, 64))
+	h.Set("X-Time-To-First-Audio-Ms", strconv.FormatFloat(fin.TimeToFirstAudioMs, 'f', 1, 64))
 	h.Set("X-Real-Time-Factor", strconv.FormatFloat(fin.RealTimeFactor, 'f', 4, 64))
 	h.Set("X-Batch", strconv.Itoa(fin.Batch))
 }

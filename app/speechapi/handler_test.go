@@ -12,9 +12,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"proscenium/engine"
+	"proscenium/internal/jsonunits"
 )
 
 // fakeEngine is a deterministic stand-in whose samples the tests compute
@@ -69,7 +69,7 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	if n == req.MaxFrames {
 		reason = engine.FinishLength
 	}
-	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudio: 3 * time.Millisecond, RealTimeFactor: 0.25}, nil
+	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudioMs: 3, RealTimeFactor: 0.25}, nil
 }
 
 func serve(t *testing.T, eng engine.Engine, lim Limits) *httptest.Server {
@@ -274,8 +274,13 @@ func TestModelsAndHealth(t *testing.T) {
 	var models struct {
 		Data []struct{ ID string } `json:"data"`
 	}
-	json.NewDecoder(resp.Body).Decode(&models)
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	json.Unmarshal(body, &models)
+	// created is OpenAI's (Unix seconds, 0 here)
+	if problems, err := jsonunits.CheckDecoded(body, "created"); err != nil || len(problems) > 0 || !strings.Contains(string(body), `"sample_rate_hz":44100`) {
+		t.Errorf("models %s: %v %v", body, problems, err)
+	}
 	if len(models.Data) != 5 || models.Data[0].ID != "drama-3" || models.Data[2].ID != "tts-1" {
 		t.Errorf("models = %+v", models)
 	}

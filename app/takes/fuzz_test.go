@@ -13,6 +13,8 @@ import (
 // is refused with an error; never a panic.
 func FuzzLoadTake(f *testing.F) {
 	f.Add([]byte(`{"format":1,"take":{"id":1,"name":"","request":{"text":"Hi.","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"seed":0,"max_frames":10},"state":"finished","frames":1,"finish":{"reason":"stop","frames":1,"audio_seconds":0.046,"time_to_first_audio":1,"elapsed":1,"real_time_factor":0.1,"stages":{}},"error":"","started_ms":0,"frames_per_second":0,"samples":4,"sample_rate":44100,"underruns":0,"stored":false},"codes":[[1,2]],"pcm_file":"pcm.f32","pcm_format":"float32le"}`))
+	f.Add([]byte(format1Take))
+	f.Add([]byte(`{"format":2,"take":{"id":1,"name":"","request":{"text":"Hi.","sampling":{"temperature":1,"top_p":0.9,"top_k":30},"seed":0,"max_frames":10},"state":"finished","frames":1,"finish":{"reason":"stop","frames":1,"audio_s":0.046,"time_to_first_audio_ms":1.5,"elapsed_s":1,"real_time_factor":0.1,"stages_s":{}},"error":"","started_ms":0,"frames_per_s":0,"samples":4,"sample_rate_hz":44100,"underruns":0,"stored":false},"codes":[[1,2]],"pcm_file":"pcm.f32","pcm_format":"float32le"}`))
 	f.Add([]byte(`{"format":1,"take":{"id":1,"state":"failed","samples":-1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tf, err := parseTakeMeta(data, 1)

@@ -19,7 +19,7 @@ var ErrConfirm = fmt.Errorf("%w: needs confirmation", studio.ErrBusy)
 
 // TakesLimitEffect is what a takes limit would remove.
 type TakesLimitEffect struct {
-	Limit  int64       `json:"limit"`
+	Limit  int64       `json:"limit_bytes"`
 	Remove []TakeBrief `json:"remove"` // oldest first; empty: nothing
 	Bytes  int64       `json:"bytes"`  // on disk, of those
 }
@@ -33,7 +33,7 @@ type TakeBrief struct {
 
 // TakesLimitChange is a lower limit and the takes the user agreed to remove.
 type TakesLimitChange struct {
-	Limit  int64 `json:"limit"`
+	Limit  int64 `json:"limit_bytes"`
 	Remove []int `json:"remove"`
 }
 

@@ -11,8 +11,8 @@ const PeakBucket = 512
 // bucket, interleaved.
 type Peaks struct {
 	TakeID  int       `json:"take_id"`
-	Bucket  int       `json:"bucket"`  // samples per bucket
-	Samples int       `json:"samples"` // samples the values cover
+	Bucket  int       `json:"bucket_samples"` // samples per bucket
+	Samples int       `json:"samples"`        // samples the values cover
 	Values  []float32 `json:"values"`
 }
 

@@ -42,7 +42,7 @@ import (
 const (
 	takeMetaFile  = "take.json"
 	takePCMFile   = "pcm.f32"
-	takeFileVer   = 1
+	takeFileVer   = 2        // 1: before the figures said their units (store_format1.go)
 	maxTakeMeta   = 64 << 20 // codes of 65536 frames × 10 codebooks fit
 	maxStoredPCM  = 4 << 30
 	pcmFormatName = "float32le"
@@ -220,6 +220,10 @@ func (st takeStore) load(id int) (*takeRecord, error) {
 
 // parseTakeMeta decodes and checks take.json of directory id.
 func parseTakeMeta(data []byte, id int) (*takeFile, error) {
+	data, err := upgradeFormat1(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: format 1: %v", takeMetaFile, err)
+	}
 	var tf takeFile
 	if err := files.DecodeStrict(data, &tf); err != nil {
 		return nil, fmt.Errorf("%s: %v", takeMetaFile, err)

@@ -43,11 +43,11 @@ type Take struct {
 	Started int64                `json:"started_ms"` // Unix milliseconds
 	// FramesPerSecond is the generation speed after the first frame (which
 	// includes the prompt's prefill); 0 until two frames exist.
-	FramesPerSecond float64 `json:"frames_per_second"`
-	Samples         int     `json:"samples"`     // PCM samples held
-	SampleRate      int     `json:"sample_rate"` // of the PCM
-	Underruns       int     `json:"underruns"`   // while playing live through the sound card
-	Stored          bool    `json:"stored"`      // saved under the takes directory
+	FramesPerSecond float64 `json:"frames_per_s"`
+	Samples         int     `json:"samples"`        // PCM samples held
+	SampleRate      int     `json:"sample_rate_hz"` // of the PCM
+	Underruns       int     `json:"underruns"`      // while playing live through the sound card
+	Stored          bool    `json:"stored"`         // saved under the takes directory
 	// Source says who asked for the take: SourceStudio or SourceAPI.
 	Source string `json:"source"`
 	// Voices are the voices cast for <|speaker:0|>, <|speaker:1|>, … (their
@@ -64,7 +64,7 @@ type AudioEvent struct {
 	TakeID     int       `json:"take_id"`
 	FromSample int       `json:"from_sample"`
 	Samples    int       `json:"samples"` // the take's samples so far
-	Bucket     int       `json:"bucket"`
+	Bucket     int       `json:"bucket_samples"`
 	Peaks      []float32 `json:"peaks"` // min, max per bucket from FromSample
 }
 

@@ -51,8 +51,8 @@ type Entry struct {
 	Transcript  string  `json:"transcript"`
 	AudioFile   string  `json:"audio_file"` // the recording's file name in the folder
 	Format      string  `json:"format"`
-	Seconds     float64 `json:"seconds"`
-	SourceRate  int     `json:"source_rate"`
+	Seconds     float64 `json:"duration_s"`
+	SourceRate  int     `json:"source_rate_hz"`
 	Frames      int     `json:"frames"`
 	CodecID     string  `json:"codec_id"`
 	AudioSHA256 string  `json:"audio_sha256"`

@@ -30,6 +30,7 @@ func FuzzManifest(f *testing.F) {
 	good := `{"id":"` + id + `","transcript":"Hello.","audio_file":"reference.wav","format":"WAV","seconds":2.5,` +
 		`"source_rate":44100,"frames":54,"codec_id":"codec-sha256:fixed","audio_sha256":"` + hex.EncodeToString(sum[:]) + `"}`
 	f.Add([]byte(good))
+	f.Add([]byte(strings.NewReplacer(`"seconds"`, `"duration_s"`, `"source_rate"`, `"source_rate_hz"`).Replace(good)))
 	f.Add([]byte(strings.Replace(good, "reference.wav", "../../etc/passwd", 1)))
 	f.Add([]byte(strings.Replace(good, `"frames":54`, `"frames":-1`, 1)))
 	f.Add([]byte(`{"id":"` + id + `","transcript":"<|im_start|>"}`))

@@ -83,7 +83,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 	if err := gpu.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("GPU take: %d frames (%s), first audio %v, real-time factor %.3g", fin1.Frames, fin1.Reason, fin1.TimeToFirstAudio, fin1.RealTimeFactor)
+	t.Logf("GPU take: %d frames (%s), first audio %.1f ms, real-time factor %.3g", fin1.Frames, fin1.Reason, fin1.TimeToFirstAudioMs, fin1.RealTimeFactor)
 	if f, c := firstCodeDiff(fin1.Codes, fin2.Codes); f >= 0 {
 		t.Errorf("same seed, another take: the codes differ at frame %d codebook %d", f, c)
 	}

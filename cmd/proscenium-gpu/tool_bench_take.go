@@ -73,7 +73,7 @@ type takeBench struct {
 	// codes; a warm-up take in another voice, then the take in this voice
 	// twice, the first prefilling every row (Uncached), the second starting
 	// from the voice cache (Cached). The figures above are the cached take's.
-	RefSeconds      float64    `json:"ref_seconds,omitempty"`
+	RefSeconds      float64    `json:"ref_s,omitempty"`
 	RefFrames       int        `json:"ref_frames,omitempty"`
 	PromptRows      int        `json:"prompt_rows,omitempty"`
 	Uncached        *voiceTake `json:"uncached,omitempty"`
@@ -85,7 +85,7 @@ type takeBench struct {
 type voiceTake struct {
 	PrefillMs     float64 `json:"prefill_ms"`
 	FirstAudioMs  float64 `json:"time_to_first_audio_ms"`
-	RowsPrefilled int     `json:"rows_prefilled"`
+	RowsPrefilled int     `json:"prefilled_rows"`
 	FromCache     bool    `json:"from_cache"`
 }
 

@@ -75,7 +75,7 @@ func printGPUMemory(out io.Writer, m *open.GPUMemory) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintf(out, "\nGPU backend (default context, the codec not counted): %s on the device with every weight there;\n", byteSize(m.Whole))
+	fmt.Fprintf(out, "\nGPU backend (default context, the codec not counted): %s on the device with every weight there, and up to %s more for cached voices where the device has room;\n", byteSize(m.Whole), byteSize(m.VoiceCache))
 	fmt.Fprintf(out, "  at least %s with every routed expert in pinned host memory; each of the %d layers' experts adds %s on the device\n",
 		byteSize(m.Dense), m.Layers, byteSize(m.LayerExperts))
 	if m.Cap > 0 {

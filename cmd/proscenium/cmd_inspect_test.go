@@ -95,19 +95,18 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 		t.Errorf("json report: stored %d (sum %d), memory %+v, error %q", rep.StoredBytes, sum, rep.Memory, rep.Error)
 	}
 
-	// The GPU section: all of it on the device (with the voice cache), the
-	// least, and the tier under a budget a byte short of the weights alone
-	// (no voice cache: experts come first; the last two layers' experts in
-	// host memory: one layer's worth of the device is the prefill stage).
+	// The GPU section: all of it on the device, the least, and the tier
+	// under a budget a byte short of the whole (the last two layers' experts
+	// in host memory: one layer's worth of the device is the prefill stage).
 	var gpu struct {
 		GPU open.GPUMemory `json:"gpu"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &gpu); err != nil || gpu.GPU.Whole <= gpu.GPU.Dense || gpu.GPU.Layers != 4 ||
-		gpu.GPU.Dense+4*gpu.GPU.LayerExperts+open.GPUVoiceCacheBytes != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
+		gpu.GPU.Dense+4*gpu.GPU.LayerExperts != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
 		t.Fatalf("json gpu section %+v (%v)", gpu.GPU, err)
 	}
 	out.Reset()
-	if err := runInspect([]string{dir, "--memory-cap", strconv.FormatInt(gpu.GPU.Whole-open.GPUVoiceCacheBytes-1, 10)}, &out); err != nil {
+	if err := runInspect([]string{dir, "--memory-cap", strconv.FormatInt(gpu.GPU.Whole-1, 10)}, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 2 of 4 layers, and a "} {

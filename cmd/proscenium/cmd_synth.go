@@ -343,8 +343,8 @@ func synth(args []string, std streams) error {
 				if t.VoiceCached {
 					cached = ", the voice from the cache"
 				}
-				fmt.Fprintf(std.log, "take %d: first audio %v, prefill %v of %d of %d prompt rows%s\n",
-					i+1, t.TimeToFirstAudio.Round(1e5), t.Stages[drama3.StagePrefill].Round(1e5), t.PrefillRows, t.PromptRows, cached)
+				fmt.Fprintf(std.log, "take %d: first audio %.1f ms, prefill %.1f ms of %d of %d prompt rows%s\n",
+					i+1, t.TimeToFirstAudioMs, t.StagesS[drama3.StagePrefill]*1e3, t.PrefillRows, t.PromptRows, cached)
 			}
 		}
 		demo := ""
@@ -361,8 +361,8 @@ func synth(args []string, std streams) error {
 			demo += fmt.Sprintf(" (%s: %d of %d layers' experts on the device, %s pinned in host memory, %s over the bus a frame)",
 				x.Tier, x.DeviceLayers, x.Layers, byteSize(x.HostBytes), byteSize(x.BusBytesPerFrame))
 		}
-		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %v, real-time factor %.3f%s\n",
-			*out, fin.Frames, fin.AudioSeconds, fin.Reason, fin.TimeToFirstAudio.Round(1e5), fin.RealTimeFactor, demo)
+		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %.1f ms, real-time factor %.3f%s\n",
+			*out, fin.Frames, fin.AudioS, fin.Reason, fin.TimeToFirstAudioMs, fin.RealTimeFactor, demo)
 	}
 	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)

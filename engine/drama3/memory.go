@@ -64,15 +64,15 @@ const DefaultScratchRows = 512
 
 // Memory is a device-memory estimate in bytes, by component.
 type Memory struct {
-	Context      int   `json:"context"`       // rows the caches hold
-	Weights      int64 `json:"weights"`       // as stored (BF16 2 B, FP8 1 B + scales)
-	AttentionKV  int64 `json:"attention_kv"`  // full-attention layers: bf16 K and V per row
-	DeltaNet     int64 `json:"deltanet"`      // linear-attention layers: fp32 state + conv window
-	TowerKV      int64 `json:"tower_kv"`      // the tower's layers: bf16 K and V per row
-	Scratch      int64 `json:"scratch"`       // activations of one prefill chunk and one step's logits
-	ScratchRows  int   `json:"scratch_rows"`  // the chunk the scratch figure assumes
-	Total        int64 `json:"total"`         // the sum
-	PerRowCaches int64 `json:"per_row_cache"` // cache bytes each further row adds
+	Context      int   `json:"context_rows"`        // rows the caches hold
+	Weights      int64 `json:"weights_bytes"`       // as stored (BF16 2 B, FP8 1 B + scales)
+	AttentionKV  int64 `json:"attention_kv_bytes"`  // full-attention layers: bf16 K and V per row
+	DeltaNet     int64 `json:"deltanet_bytes"`      // linear-attention layers: fp32 state + conv window
+	TowerKV      int64 `json:"tower_kv_bytes"`      // the tower's layers: bf16 K and V per row
+	Scratch      int64 `json:"scratch_bytes"`       // activations of one prefill chunk and one step's logits
+	ScratchRows  int   `json:"scratch_rows"`        // the chunk the scratch figure assumes
+	Total        int64 `json:"total_bytes"`         // the sum
+	PerRowCaches int64 `json:"per_row_cache_bytes"` // cache bytes each further row adds
 }
 
 // EstimateMemory estimates the device memory for cfg with weightBytes of

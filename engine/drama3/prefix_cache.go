@@ -78,7 +78,7 @@ type PrefixSnapshot interface {
 type PrefixCacheStats struct {
 	Entries   int   `json:"entries"`
 	Bytes     int64 `json:"bytes"`
-	Cap       int64 `json:"cap"`
+	Cap       int64 `json:"cap_bytes"`
 	Hits      int64 `json:"hits"`
 	Misses    int64 `json:"misses"`
 	Evictions int64 `json:"evictions"` // entries dropped for room (the cap, or memory short)

@@ -68,7 +68,7 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 			}
 		}
 	}
-	fin := &engine.Finish{Reason: engine.FinishStop, Stages: map[string]time.Duration{"frames": time.Duration(n) * time.Millisecond}}
+	fin := &engine.Finish{Reason: engine.FinishStop, StagesS: map[string]float64{"frames": float64(n) / 1e3}}
 	for f := 0; f < n; f++ {
 		if ctx.Err() != nil {
 			fin.Reason = engine.FinishCancel
@@ -86,8 +86,8 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 	if fin.Reason == engine.FinishStop && n == req.MaxFrames {
 		fin.Reason = engine.FinishLength
 	}
-	fin.AudioSeconds = float64(fin.Frames*2) / 8
-	fin.Elapsed = time.Duration(fin.Frames) * 1234567
+	fin.AudioS = float64(fin.Frames*2) / 8
+	fin.ElapsedS = float64(fin.Frames) * 0.001234567
 	fin.RealTimeFactor = 1 / 3.0
 	emit(engine.Event{Kind: engine.EventFinished, Finished: fin})
 	e.mu.Lock()

@@ -29,8 +29,8 @@ type Device struct {
 	CCMinor       int    `json:"cc_minor"`
 	Multiprocs    int    `json:"multiprocessors"`
 	L2Bytes       int    `json:"l2_bytes"`
-	TotalMem      int64  `json:"total_mem"`
-	FreeMem       int64  `json:"free_mem"`
+	TotalMem      int64  `json:"total_mem_bytes"`
+	FreeMem       int64  `json:"free_mem_bytes"`
 	DriverVersion int    `json:"driver_version"`
 	Kernels       string `json:"kernels"`
 	KernelBuild   string `json:"kernel_build"`
@@ -69,7 +69,7 @@ const (
 type LoadRequest struct {
 	Model     string `json:"model"`
 	Backend   string `json:"backend"`
-	MemoryCap int64  `json:"memory_cap"`
+	MemoryCap int64  `json:"memory_cap_bytes"`
 	// Numerics is the GPU backbone's numerics policy, "fast" (also "") or
 	// "exact" (drama3.ParseNumerics); the CPU worker computes exactly.
 	Numerics string `json:"numerics,omitempty"`
@@ -145,8 +145,8 @@ type Event struct {
 
 // LoadProgress is how far a load has come, in bytes of the checkpoint.
 type LoadProgress struct {
-	Done  int64 `json:"done"`
-	Total int64 `json:"total"`
+	Done  int64 `json:"done_bytes"`
+	Total int64 `json:"total_bytes"`
 }
 
 // Reply ends a request: its result (JSON) or its error. Kind names the

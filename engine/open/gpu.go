@@ -59,6 +59,9 @@ type GPUMemory struct {
 	Dense        int64 `json:"dense_bytes"`
 	LayerExperts int64 `json:"layer_expert_bytes"`
 	Layers       int   `json:"layers"`
+	// VoiceCache is the voice prefix cache a load adds when the device has
+	// room for it beside Whole (none under the host tier).
+	VoiceCache int64 `json:"voice_cache_bytes"`
 	// Cap is a device budget asked about, and UnderCap the tier it gets
 	// (GPUTierUnderCap's sentence, or why it is refused).
 	Cap      int64  `json:"cap_bytes,omitempty"`
@@ -73,7 +76,7 @@ func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 	if err != nil {
 		return GPUMemory{}, err
 	}
-	m := GPUMemory{Whole: in.ModelBytes + in.VoiceCache, Dense: in.ModelBytes, Layers: len(in.LayerExperts), Cap: capBytes}
+	m := GPUMemory{Whole: in.ModelBytes, VoiceCache: in.VoiceCache, Dense: in.ModelBytes, Layers: len(in.LayerExperts), Cap: capBytes}
 	for _, b := range in.LayerExperts {
 		m.Dense -= b
 		m.LayerExperts = max(m.LayerExperts, b)

@@ -11,8 +11,6 @@ import (
 // The GPU's memory tier for the demo checkpoint, asked without a GPU: the
 // whole and the least it runs with, and the tier under a cap and on a
 // device with given free memory.
-// The whole is the dense part, every layer's experts and the voice cache
-// (which the host tier does not grant).
 func TestGPUTiers(t *testing.T) {
 	dir := needTinyDir(t)
 	m, err := GPUMemoryOf(dir, 0, 0)
@@ -20,21 +18,15 @@ func TestGPUTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, err := GPUModelBytes(dir, 0)
-	if err != nil || m.Whole != whole || m.Layers != 4 || m.Dense+4*m.LayerExperts+GPUVoiceCacheBytes != m.Whole || m.UnderCap != "" {
+	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+4*m.LayerExperts != m.Whole || m.UnderCap != "" {
 		t.Fatalf("%+v (GPUModelBytes %d, %v)", m, whole, err)
 	}
 	if s, err := GPUTierUnderCap(dir, 0, m.Whole); err != nil || !strings.HasPrefix(s, "fits on the device") {
 		t.Errorf("a cap of the whole: %q %v", s, err)
 	}
-	// A byte short of the whole: the voice cache is a byte smaller.
-	if s, err := GPUTierUnderCap(dir, 0, m.Whole-1); err != nil || !strings.HasPrefix(s, "fits on the device") {
-		t.Errorf("a cap a byte short of the voice cache: %q %v", s, err)
-	}
-	// A byte short of the weights alone (no voice cache: experts come
-	// first): the last two layers' experts go to host memory (one layer's
-	// worth is the prefill stage).
-	weights := m.Whole - GPUVoiceCacheBytes
-	s, err := GPUTierUnderCap(dir, 0, weights-1)
+	// One layer's experts short: the last two layers' go to host memory
+	// (one layer's worth is the prefill stage).
+	s, err := GPUTierUnderCap(dir, 0, m.Whole-1)
 	if err != nil || !strings.Contains(s, "(the experts of 2 of 4 layers") {
 		t.Errorf("a cap a byte short: %q %v", s, err)
 	}
@@ -48,7 +40,7 @@ func TestGPUTiers(t *testing.T) {
 	if s, err := GPUTierOn(dir, 0, m.Whole+cuda.DefaultHeadroom, 0); err != nil || !strings.HasPrefix(s, "fits on the device") {
 		t.Errorf("a device with room: %q %v", s, err)
 	}
-	if s, err := GPUTierOn(dir, 0, m.Whole+cuda.DefaultHeadroom, weights-1); err != nil || !strings.HasPrefix(s, "experts in host memory") {
+	if s, err := GPUTierOn(dir, 0, m.Whole+cuda.DefaultHeadroom, m.Whole-1); err != nil || !strings.HasPrefix(s, "experts in host memory") {
 		t.Errorf("a device with room under a cap a byte short: %q %v", s, err)
 	}
 	if _, err := GPUTierOn(dir, 0, cuda.DefaultHeadroom, 0); !errors.Is(err, ErrGPUDoesNotFit) || errors.Is(err, cuda.ErrOverCap) {

@@ -154,15 +154,15 @@ func TestDemoTake(t *testing.T) {
 		t.Fatalf("audio RMS %.2e: silent", rms)
 	}
 	for _, stage := range []string{take.StagePrompt, drama3.StagePrefill, drama3.StageTower, drama3.StageBackbone, drama3.StageCodec, drama3.StageSample} {
-		if _, ok := fin.Stages[stage]; !ok {
-			t.Errorf("no %s stage in %v", stage, fin.Stages)
+		if _, ok := fin.StagesS[stage]; !ok {
+			t.Errorf("no %s stage in %v", stage, fin.StagesS)
 		}
 	}
-	if fin.TimeToFirstAudio <= 0 || fin.TimeToFirstAudio > fin.Elapsed || fin.RealTimeFactor <= 0 {
-		t.Errorf("figures: first audio %v, elapsed %v, real-time factor %v", fin.TimeToFirstAudio, fin.Elapsed, fin.RealTimeFactor)
+	if fin.TimeToFirstAudioMs <= 0 || fin.TimeToFirstAudioMs > fin.ElapsedS*1e3 || fin.RealTimeFactor <= 0 {
+		t.Errorf("figures: first audio %v ms, elapsed %v s, real-time factor %v", fin.TimeToFirstAudioMs, fin.ElapsedS, fin.RealTimeFactor)
 	}
-	if want := 48 * 2048 / 44100.0; math.Abs(fin.AudioSeconds-want) > 1e-12 {
-		t.Errorf("audio seconds %v, want %v", fin.AudioSeconds, want)
+	if want := 48 * 2048 / 44100.0; math.Abs(fin.AudioS-want) > 1e-12 {
+		t.Errorf("audio seconds %v, want %v", fin.AudioS, want)
 	}
 	st := eng.Stats()
 	if st.LastTake == nil || st.Memory.Used <= 0 {
@@ -261,9 +261,9 @@ func BenchmarkDemoTake(b *testing.B) {
 			b.Fatal(err)
 		}
 		rtf += fin.RealTimeFactor
-		ttfa += fin.TimeToFirstAudio.Seconds()
-		for k, v := range fin.Stages {
-			stages[k] += v.Seconds()
+		ttfa += fin.TimeToFirstAudioMs / 1e3
+		for k, v := range fin.StagesS {
+			stages[k] += v
 		}
 	}
 	n := float64(b.N)

@@ -64,7 +64,7 @@ func TestReferenceTake(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fin.Stages[drama3.StagePrefill] <= 0 {
+		if fin.StagesS[drama3.StagePrefill] <= 0 {
 			t.Errorf("no prefill time")
 		}
 		last = fin

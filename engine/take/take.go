@@ -18,7 +18,7 @@ import (
 	"proscenium/engine/tokenizer"
 )
 
-// StagePrompt is the Finish.Stages entry of prompt building and tokenising;
+// StagePrompt is the Finish.StagesS entry of prompt building and tokenising;
 // the others are the loop's (drama3.Stage*).
 const StagePrompt = "prompt"
 
@@ -173,23 +173,26 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	frames := len(res.Codes)
 	audio := float64(frames*info.SamplesPerFrame) / float64(info.SampleRate)
 	fin := &engine.Finish{
-		Reason:           res.Reason,
-		Frames:           frames,
-		AudioSeconds:     audio,
-		TimeToFirstAudio: res.TimeToFirstAudio,
-		Elapsed:          res.Elapsed,
-		Stages:           res.Stages,
-		Codes:            res.Codes,
-		Batch:            res.Batch,
-		PromptRows:       len(rows),
-		PrefillRows:      len(rows),
+		Reason:             res.Reason,
+		Frames:             frames,
+		AudioS:             audio,
+		TimeToFirstAudioMs: engine.Millis(res.TimeToFirstAudio),
+		ElapsedS:           engine.Seconds(res.Elapsed),
+		StagesS:            make(map[string]float64, len(res.Stages)+1),
+		Codes:              res.Codes,
+		Batch:              res.Batch,
+		PromptRows:         len(rows),
+		PrefillRows:        len(rows),
 	}
 	if _, ran := res.Stages[drama3.StagePrefill]; !ran {
 		fin.PrefillRows = 0
 	} else if res.Prefix != nil {
 		fin.PrefillRows, fin.VoiceCached = res.Prefix.Prefilled, res.Prefix.Restored
 	}
-	fin.Stages[StagePrompt] = promptTime
+	for stage, d := range res.Stages {
+		fin.StagesS[stage] = engine.Seconds(d)
+	}
+	fin.StagesS[StagePrompt] = engine.Seconds(promptTime)
 	if audio > 0 {
 		fin.RealTimeFactor = res.Elapsed.Seconds() / audio
 	}

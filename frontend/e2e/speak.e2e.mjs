@@ -213,8 +213,8 @@ async function main() {
   const loaded = await page.locator('[data-region="model"] [role="status"]').textContent();
   if (!loaded.includes('demo model')) fail(`model status after loading the demo: ${loaded}`);
   const progress = await api(page, 'LoadStatus');
-  if (!progress.done || progress.total <= 0 || progress.read !== progress.total) fail(`load progress ${JSON.stringify(progress)}`);
-  console.log(`e2e: demo loaded by the same click → ${loaded.trim()}; progress ${progress.read} of ${progress.total} bytes`);
+  if (!progress.done || progress.total_bytes <= 0 || progress.read_bytes !== progress.total_bytes) fail(`load progress ${JSON.stringify(progress)}`);
+  console.log(`e2e: demo loaded by the same click → ${loaded.trim()}; progress ${progress.read_bytes} of ${progress.total_bytes} bytes`);
 
   const frames = 40;
   const maxFrames = page.locator('[data-region="sampling"] input[name="max_frames"]');
@@ -300,13 +300,13 @@ async function main() {
   const want = stats.last_take.real_time_factor.toFixed(3);
   await page.locator('[data-readout="rtf"]').filter({ hasText: want }).waitFor({ timeout: 10_000 });
   const used = await page.locator('[data-readout="used"]').textContent();
-  if (used === '—' || !stats.memory || stats.memory.used <= 0) fail(`memory readout ${used}, service memory ${JSON.stringify(stats.memory)}`);
+  if (used === '—' || !stats.memory || stats.memory.used_bytes <= 0) fail(`memory readout ${used}, service memory ${JSON.stringify(stats.memory)}`);
   // No memory cap: the bar is drawn against the computer's memory (the CPU
   // backend's device), never a full bar of the peak.
   const bar = page.locator('[data-region="readouts"] [data-bar-of="total"]');
   await bar.waitFor({ timeout: 10_000 });
   const barPct = parseFloat(await bar.locator('[data-bar]').evaluate((e) => e.style.width));
-  if (!(barPct > 0 && barPct < 100) || stats.total <= stats.memory.used || !(await bar.getAttribute('title')).includes('against all')) fail(`memory bar ${barPct}% of total ${stats.total}`);
+  if (!(barPct > 0 && barPct < 100) || stats.total_bytes <= stats.memory.used_bytes || !(await bar.getAttribute('title')).includes('against all')) fail(`memory bar ${barPct}% of total ${stats.total_bytes}`);
   if (!(await page.locator('[data-region="readouts"] dt').allTextContents()).includes('Last take: real-time factor')) fail('the RTF readout is not labelled as the last take\'s');
   const ttfa = await page.locator('[data-readout="ttfa"]').textContent();
   if (ttfa === '—') fail('time to first audio readout is empty');
@@ -661,8 +661,8 @@ async function main() {
   await take1.waitFor({ state: 'detached', timeout: 10_000 });
   const after = await storedIds();
   const st = await api(page, 'Studio');
-  if (after.includes(1) || existsSync(join(scratch, 'data', 'proscenium', 'takes', '1')) || st.takes_bytes > st.takes_limit || st.takes_limit !== Math.round(0.001 * 2 ** 30))
-    fail(`after confirming the limit: takes ${after}, ${st.takes_bytes} bytes of ${st.takes_limit}`);
+  if (after.includes(1) || existsSync(join(scratch, 'data', 'proscenium', 'takes', '1')) || st.takes_bytes > st.takes_limit_bytes || st.takes_limit_bytes !== Math.round(0.001 * 2 ** 30))
+    fail(`after confirming the limit: takes ${after}, ${st.takes_bytes} bytes of ${st.takes_limit_bytes}`);
   console.log(`e2e: lowering the takes limit asked first ("${asked.trim()}"); kept on "Keep", applied on confirm: stored takes ${before} → ${after}`);
 
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);

@@ -36,7 +36,7 @@ function noModelService(loaded = false) {
         message: 'demo model loaded',
         error: '',
         can_load: true,
-        info: { model: '/m/demo', backend: 'cpu', demo: true, sample_rate: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
+        info: { model: '/m/demo', backend: 'cpu', demo: true, sample_rate_hz: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
       }
     : {
         state: 'none',
@@ -45,15 +45,15 @@ function noModelService(loaded = false) {
         error: '',
         can_load: false,
       };
-  const stats: StatsView = { loaded: false, message: 'no model loaded', total: 0 };
+  const stats: StatsView = { loaded: false, message: 'no model loaded', total_bytes: 0 };
   const playback = {
     state: 'stopped',
     take_id: 0,
     live: false,
-    position: 0,
+    position_s: 0,
     volume: 1,
     underruns: 0,
-    silence_seconds: 0,
+    silence_s: 0,
     output: { state: 'off', message: 'no audio output in this mode' },
   };
   const refuse = (msg: string): never => {
@@ -75,7 +75,7 @@ function noModelService(loaded = false) {
     openProject: vi.fn(async (name: string) => structuredClone(store.get(name) ?? refuse(`no such project: "${name}"`))),
     createProject: vi.fn(async (name: string) => {
       if (store.has(name)) refuse(`a project with that name exists: "${name}"`);
-      return keep({ format: 1, name, script: settings.script, cast: [], sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_seconds: 0.4, target_lufs: -16, format: 'wav', per_line: false }, saved_ms: 0 });
+      return keep({ format: 1, name, script: settings.script, cast: [], sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false }, saved_ms: 0 });
     }),
     saveProject: vi.fn(async (p: Project) => ({ project: keep(p) })),
     renameProject: vi.fn(async (from: string, to: string) => {
@@ -111,7 +111,7 @@ function noModelService(loaded = false) {
       dialogs: false,
       takes_dir: '',
       takes_bytes: 0,
-      takes_limit: 2 * 2 ** 30,
+      takes_limit_bytes: 2 * 2 ** 30,
       export_dir: '/home/u/Music',
       demo_dir: '',
       gpu: 'GPU backend unavailable: no CUDA-capable GPU found (cuInit: NoDevice); takes run on the CPU backend',
@@ -128,7 +128,7 @@ function noModelService(loaded = false) {
     findModels: vi.fn(async () => []),
     inspectModel: vi.fn(async () => refuse('no such directory')),
     makeDemoModel: vi.fn(async (): Promise<string> => refuse('no demo directory')),
-    loadStatus: vi.fn(async () => ({ dir: '', read: 0, total: 0, done: false })),
+    loadStatus: vi.fn(async () => ({ dir: '', read_bytes: 0, total_bytes: 0, done: false })),
     countTokens: vi.fn(async () => refuse('no model loaded')),
     play: vi.fn(async () => refuse('no take')),
     pausePlayback: vi.fn(async () => playback),
@@ -160,7 +160,7 @@ function noModelService(loaded = false) {
       throw new ServiceError('no model loaded');
     }),
     takeFile: vi.fn(async () => refuse('no take')),
-    takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit, remove: [], bytes: 0 })),
+    takesLimitEffect: vi.fn(async (limit: number): Promise<TakesLimitEffect> => ({ limit_bytes: limit, remove: [], bytes: 0 })),
     applyTakesLimit: vi.fn(async () => settings),
     checkScript: vi.fn(async (text: string): Promise<ScriptCheck> => {
       const at = text.indexOf('<|im_end|>');
@@ -425,7 +425,7 @@ describe('App without a model', () => {
   it('a lower takes limit says what it would remove and applies only when confirmed', async () => {
     const { root, service } = await start();
     const GiB = 2 ** 30;
-    service.takesLimitEffect.mockImplementation(async (limit: number) => ({ limit, remove: [{ id: 1, name: 'Opening line', bytes: 5 << 20 }], bytes: 5 << 20 }));
+    service.takesLimitEffect.mockImplementation(async (limit: number) => ({ limit_bytes: limit, remove: [{ id: 1, name: 'Opening line', bytes: 5 << 20 }], bytes: 5 << 20 }));
     const panel = region(root, 'studio-settings');
     const limit = panel.querySelector<HTMLInputElement>('input[name="takes_limit"]')!;
     const lower = async () => {
@@ -449,7 +449,7 @@ describe('App without a model', () => {
     await lower();
     button('Remove and apply').click();
     await settle();
-    expect(service.applyTakesLimit).toHaveBeenCalledWith({ limit: GiB, remove: [1] });
+    expect(service.applyTakesLimit).toHaveBeenCalledWith({ limit_bytes: GiB, remove: [1] });
   });
 
   it('the takes run together are a studio setting', async () => {
@@ -501,7 +501,7 @@ describe('App without a model', () => {
     expect(service.makeDemoModel).toHaveBeenCalled();
     expect(service.loadModel).not.toHaveBeenCalled(); // a failed step stops there, with its reason
     expect(model.querySelector('[role="alert"]')!.textContent).toBe('inspect: no config.json');
-    const summary = { dir: '/data/demo-model', demo: true, layers: 2, hidden: 64, experts: 4, codebooks: 13, parameters: 1000, stored_bytes: 4000, file_bytes: 5000, memory_needed: 9000, memory_basis: 'CPU', context: 128, problems: [], error: '' };
+    const summary = { dir: '/data/demo-model', demo: true, layers: 2, hidden: 64, experts: 4, codebooks: 13, parameters: 1000, stored_bytes: 4000, file_bytes: 5000, memory_needed_bytes: 9000, memory_basis: 'CPU', context_rows: 128, problems: [], error: '' };
     service.inspectModel.mockImplementation((async () => summary) as never);
     demo();
     await settle();

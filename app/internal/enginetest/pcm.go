@@ -6,7 +6,6 @@ package enginetest
 import (
 	"context"
 	"math"
-	"time"
 
 	"proscenium/engine"
 )
@@ -54,8 +53,8 @@ func (e *PCM) Synthesize(ctx context.Context, req engine.SpeechRequest, emit fun
 		reason = engine.FinishLength
 	}
 	secs := float64(n*SamplesPerFrame) / SampleRate
-	return &engine.Finish{Reason: reason, Frames: n, AudioSeconds: secs, Elapsed: time.Millisecond,
-		RealTimeFactor: 0.001 / secs, TimeToFirstAudio: time.Microsecond, Codes: codes, Batch: 1}, nil
+	return &engine.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: 0.001,
+		RealTimeFactor: 0.001 / secs, TimeToFirstAudioMs: 0.001, Codes: codes, Batch: 1}, nil
 }
 
 func (e *PCM) Stats() engine.Stats {

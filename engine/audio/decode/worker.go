@@ -80,7 +80,7 @@ type workerReply struct {
 	Error          string `json:"error,omitempty"`
 	Kind           string `json:"kind,omitempty"` // the sentinel the error wraps
 	Format         Format `json:"format,omitempty"`
-	SourceRate     int    `json:"source_rate,omitempty"`
+	SourceRate     int    `json:"source_rate_hz,omitempty"`
 	SourceChannels int    `json:"source_channels,omitempty"`
 	Samples        int    `json:"samples,omitempty"`
 }

@@ -21,7 +21,7 @@ type DeviceInfo struct {
 	Minor         int    `json:"cc_minor"`
 	Multiprocs    int    `json:"multiprocessors"`
 	L2Bytes       int    `json:"l2_bytes"`
-	TotalMem      int64  `json:"total_mem"`
+	TotalMem      int64  `json:"total_mem_bytes"`
 	DriverVersion int    `json:"driver_version"` // e.g. 13000 for CUDA 13.0
 	Kernels       string `json:"kernels"`        // the variant loaded (Variant.Code)
 	PDL           bool   `json:"pdl"`            // programmatic dependent launch available

@@ -18,11 +18,11 @@ describe('Readouts: the GPU memory tier', () => {
     const r = readouts({
       loaded: true,
       message: '',
-      total: 140 * GiB,
+      total_bytes: 140 * GiB,
       memory: {
-        device: 'NVIDIA H200', used: 21 * GiB, peak: 21 * GiB, cap: 22 * GiB,
+        device: 'NVIDIA H200', used_bytes: 21 * GiB, peak_bytes: 21 * GiB, cap_bytes: 22 * GiB,
         experts: { tier: 'experts in host memory', device_bytes: 13.5 * GiB, host_bytes: 16.5 * GiB,
-          device_layers: 18, layers: 40, hit_rate: 0.45, bus_bytes_per_frame: 553_800_000 },
+          device_layers: 18, layers: 40, hit_share: 0.45, bus_bytes_per_frame: 553_800_000 },
       },
     });
     expect(r.text('expert-tier')).toContain('experts in host memory: 18 of 40 layers on the device');
@@ -34,15 +34,15 @@ describe('Readouts: the GPU memory tier', () => {
 
   it('shows the tier alone when every expert is on the device, and nothing for the CPU', () => {
     let r = readouts({
-      loaded: true, message: '', total: 140 * GiB,
-      memory: { device: 'NVIDIA H200', used: 37 * GiB, peak: 37 * GiB, cap: 0,
-        experts: { tier: 'fits on the device', device_bytes: 30 * GiB, host_bytes: 0, device_layers: 40, layers: 40, hit_rate: 1, bus_bytes_per_frame: 0 } },
+      loaded: true, message: '', total_bytes: 140 * GiB,
+      memory: { device: 'NVIDIA H200', used_bytes: 37 * GiB, peak_bytes: 37 * GiB, cap_bytes: 0,
+        experts: { tier: 'fits on the device', device_bytes: 30 * GiB, host_bytes: 0, device_layers: 40, layers: 40, hit_share: 1, bus_bytes_per_frame: 0 } },
     });
     expect(r.text('expert-tier')).toBe('fits on the device');
     expect(r.text('expert-hit-rate')).toBeNull();
     expect(r.text('bus-per-frame')).toBeNull();
     r.close();
-    r = readouts({ loaded: true, message: '', total: 0, memory: { device: 'host', used: GiB, peak: GiB, cap: 0 } });
+    r = readouts({ loaded: true, message: '', total_bytes: 0, memory: { device: 'host', used_bytes: GiB, peak_bytes: GiB, cap_bytes: 0 } });
     expect(r.text('expert-tier')).toBeNull();
     r.close();
   });

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { NONE, statusSummary, finishReason, formatBytes, formatDurationNs, formatRTF, formatSeconds, formatTTFA, memoryDevice, memoryReadout, noAudioReason, parseNumber, runningState } from './format';
+import { NONE, statusSummary, finishReason, formatBytes, formatMs, formatRTF, formatSeconds, formatTTFA, memoryDevice, memoryReadout, noAudioReason, parseNumber, runningState } from './format';
 import type { Finish, Take } from './types';
 
 const finish = (f: Partial<Finish>): Finish => ({
   reason: 'stop',
   frames: 43,
-  audio_seconds: (43 * 2048) / 44100,
-  time_to_first_audio: 73_400_000,
-  elapsed: 100_000_000,
+  audio_s: (43 * 2048) / 44100,
+  time_to_first_audio_ms: 73.4,
+  elapsed_s: 0.1,
   real_time_factor: 0.1 / ((43 * 2048) / 44100),
-  stages: {},
+  stages_s: {},
   ...f,
 });
 
@@ -29,7 +29,7 @@ describe('memoryReadout', () => {
     expect(memoryReadout(null)).toEqual({ used: NONE, peak: NONE, cap: NONE, device: NONE });
   });
   it('formats used, peak and cap', () => {
-    expect(memoryReadout({ device: 'NVIDIA H200', used: 2 * 1024 ** 3, peak: 3 * 1024 ** 3, cap: 0 })).toEqual({
+    expect(memoryReadout({ device: 'NVIDIA H200', used_bytes: 2 * 1024 ** 3, peak_bytes: 3 * 1024 ** 3, cap_bytes: 0 })).toEqual({
       used: '2.00 GiB',
       peak: '3.00 GiB',
       cap: 'no cap',
@@ -45,12 +45,12 @@ describe('take figures', () => {
   });
   it('time to first audio in ms', () => {
     expect(formatTTFA(finish({}))).toBe('73.4 ms');
-    expect(formatDurationNs(2_500_000_000)).toBe('2.50 s');
+    expect(formatMs(2500)).toBe('2.50 s');
   });
   it('no take, or a take with no audio, has no figures', () => {
     expect(formatRTF(undefined)).toBe(NONE);
     expect(formatTTFA(undefined)).toBe(NONE);
-    expect(formatRTF(finish({ frames: 0, audio_seconds: 0, real_time_factor: Infinity }))).toBe(NONE);
+    expect(formatRTF(finish({ frames: 0, audio_s: 0, real_time_factor: Infinity }))).toBe(NONE);
     expect(formatTTFA(finish({ frames: 0 }))).toBe(NONE);
   });
 });
@@ -65,9 +65,9 @@ describe('takes list figures', () => {
     error: '',
     started_ms: 0,
     name: '',
-    frames_per_second: 0,
+    frames_per_s: 0,
     samples: 43 * 2048,
-    sample_rate: 44100,
+    sample_rate_hz: 44100,
     underruns: 0,
     stored: true,
     source: 'studio',
@@ -79,7 +79,7 @@ describe('takes list figures', () => {
     expect(noAudioReason({ ...base, samples: 0, frames: 0, finish: finish({ reason: 'cancel', frames: 0 }) })).toBe('empty: stopped before any audio');
   });
   it('says what a running take waits for', () => {
-    const api = { ...base, id: 4, state: 'running', finish: undefined, frames: 12, frames_per_second: 20.25, source: 'api' };
+    const api = { ...base, id: 4, state: 'running', finish: undefined, frames: 12, frames_per_s: 20.25, source: 'api' };
     const mine = { ...base, id: 5, state: 'running', finish: undefined, frames: 0 };
     expect(runningState(mine, [mine, api])).toBe('waiting for take #4 (from the API) to finish');
     expect(runningState(mine, [mine])).toBe('prefill: reading the script');

@@ -29,30 +29,29 @@ export interface MemoryReadout {
 export function memoryReadout(m: Memory | undefined | null): MemoryReadout {
   if (!m) return { used: NONE, peak: NONE, cap: NONE, device: NONE };
   return {
-    used: formatBytes(m.used),
-    peak: formatBytes(m.peak),
-    cap: m.cap > 0 ? formatBytes(m.cap) : 'no cap',
+    used: formatBytes(m.used_bytes),
+    peak: formatBytes(m.peak_bytes),
+    cap: m.cap_bytes > 0 ? formatBytes(m.cap_bytes) : 'no cap',
     device: m.device || NONE,
   };
 }
 
-/** Go time.Duration (nanoseconds) as milliseconds: 73_400_000 → "73.4 ms". */
-export function formatDurationNs(ns: number | undefined | null): string {
-  if (ns == null || !Number.isFinite(ns) || ns < 0) return NONE;
-  const ms = ns / 1e6;
+/** Milliseconds: 73.4 → "73.4 ms", 2500 → "2.50 s". */
+export function formatMs(ms: number | undefined | null): string {
+  if (ms == null || !Number.isFinite(ms) || ms < 0) return NONE;
   if (ms < 1000) return `${ms.toPrecision(3)} ms`;
   return `${(ms / 1000).toPrecision(3)} s`;
 }
 
 /** Real-time factor: processing time ÷ audio duration (below 1 is faster than real time). */
 export function formatRTF(f: Finish | undefined | null): string {
-  if (!f || !(f.audio_seconds > 0) || !Number.isFinite(f.real_time_factor)) return NONE;
+  if (!f || !(f.audio_s > 0) || !Number.isFinite(f.real_time_factor)) return NONE;
   return f.real_time_factor.toFixed(3);
 }
 
 export function formatTTFA(f: Finish | undefined | null): string {
   if (!f || !(f.frames > 0)) return NONE;
-  return formatDurationNs(f.time_to_first_audio);
+  return formatMs(f.time_to_first_audio_ms);
 }
 
 /** Parses a number field; undefined when the text is not a finite number. */
@@ -97,7 +96,7 @@ export function finishReason(reason: string | undefined | null): string {
  */
 export function runningState(t: Take, takes: Take[]): string {
   if (t.frames > 0) {
-    const fps = t.frames_per_second > 0 ? ` · ${t.frames_per_second.toFixed(1)} frames/s` : '';
+    const fps = t.frames_per_s > 0 ? ` · ${t.frames_per_s.toFixed(1)} frames/s` : '';
     return `making audio: ${t.frames} frames${fps}`;
   }
   const before = takes.filter((o) => o.state === 'running' && o.id < t.id).sort((a, b) => a.id - b.id)[0];

@@ -3,7 +3,7 @@ import { takeProgress } from './progress';
 import type { Take } from './types';
 
 const t = (frames: number, fps: number, samples: number) =>
-  ({ started_ms: 1_000_000, frames, frames_per_second: fps, samples, sample_rate: 44100, request: { max_frames: 400 } }) as unknown as Take;
+  ({ started_ms: 1_000_000, frames, frames_per_s: fps, samples, sample_rate_hz: 44100, request: { max_frames: 400 } }) as unknown as Take;
 
 describe('takeProgress', () => {
   it('reads a take under way', () => {

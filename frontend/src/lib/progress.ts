@@ -25,13 +25,13 @@ function seconds(s: number): string {
 export function takeProgress(t: Take, nowMs: number, firstAudioMs?: number): TakeProgress {
   const max = t.request.max_frames;
   const elapsed = Math.max(0, (nowMs - t.started_ms) / 1000);
-  const audio = t.sample_rate > 0 ? t.samples / t.sample_rate : 0;
+  const audio = t.sample_rate_hz > 0 ? t.samples / t.sample_rate_hz : 0;
   const left = max - t.frames;
   return {
     frames: `${t.frames} / ${max} frames`,
     elapsed: `${seconds(elapsed)} elapsed`,
     // The model may end the take sooner: this is the longest it can take.
-    remaining: t.frames_per_second > 0 && left >= 0 ? `at most ${seconds(left / t.frames_per_second)} left` : `${NONE} left`,
+    remaining: t.frames_per_s > 0 && left >= 0 ? `at most ${seconds(left / t.frames_per_s)} left` : `${NONE} left`,
     rtf: audio > 0 ? `RTF ${(elapsed / audio).toFixed(2)}` : `RTF ${NONE}`,
     firstAudio: firstAudioMs !== undefined ? `first audio ${((firstAudioMs - t.started_ms) / 1000).toFixed(2)} s` : 'no audio yet',
   };

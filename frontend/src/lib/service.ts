@@ -137,7 +137,7 @@ export function createService(t: Transport): Service {
     makeDemoModel: () => c('MakeDemoModel', []),
     loadStatus: () => c('LoadStatus', []),
     countTokens: (text) => c('CountTokens', [text]),
-    play: (id, at) => c('Play', [{ id, at }]),
+    play: (id, at) => c('Play', [{ id, at_s: at }]),
     pausePlayback: (paused) => c('PausePlayback', [paused]),
     stopPlayback: () => c('StopPlayback', []),
     playback: () => c('Playback', []),

@@ -56,7 +56,7 @@ export interface AudioEvent {
   take_id: number;
   from_sample: number;
   samples: number;
-  bucket: number;
+  bucket_samples: number;
   peaks: number[];
 }
 

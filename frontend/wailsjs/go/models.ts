@@ -2,7 +2,7 @@ export namespace app {
 	
 	export class PlayRequest {
 	    id: number;
-	    at: number;
+	    at_s: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new PlayRequest(source);
@@ -11,7 +11,7 @@ export namespace app {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.id = source["id"];
-	        this.at = source["at"];
+	        this.at_s = source["at_s"];
 	    }
 	}
 	export class ProjectRename {
@@ -47,7 +47,7 @@ export namespace app {
 	export class SceneExportResult {
 	    files: string[];
 	    plan: loudness.Plan;
-	    seconds: number;
+	    duration_s: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new SceneExportResult(source);
@@ -57,7 +57,7 @@ export namespace app {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.files = source["files"];
 	        this.plan = this.convertValues(source["plan"], loudness.Plan);
-	        this.seconds = source["seconds"];
+	        this.duration_s = source["duration_s"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -83,7 +83,7 @@ export namespace app {
 	    dialogs: boolean;
 	    takes_dir: string;
 	    takes_bytes: number;
-	    takes_limit: number;
+	    takes_limit_bytes: number;
 	    export_dir: string;
 	    demo_dir: string;
 	    gpu: string;
@@ -99,7 +99,7 @@ export namespace app {
 	        this.dialogs = source["dialogs"];
 	        this.takes_dir = source["takes_dir"];
 	        this.takes_bytes = source["takes_bytes"];
-	        this.takes_limit = source["takes_limit"];
+	        this.takes_limit_bytes = source["takes_limit_bytes"];
 	        this.export_dir = source["export_dir"];
 	        this.demo_dir = source["demo_dir"];
 	        this.gpu = source["gpu"];
@@ -135,7 +135,7 @@ export namespace engine {
 	    host_bytes: number;
 	    device_layers: number;
 	    layers: number;
-	    hit_rate: number;
+	    hit_share: number;
 	    bus_bytes_per_frame: number;
 	
 	    static createFrom(source: any = {}) {
@@ -149,18 +149,18 @@ export namespace engine {
 	        this.host_bytes = source["host_bytes"];
 	        this.device_layers = source["device_layers"];
 	        this.layers = source["layers"];
-	        this.hit_rate = source["hit_rate"];
+	        this.hit_share = source["hit_share"];
 	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
 	    }
 	}
 	export class Finish {
 	    reason: string;
 	    frames: number;
-	    audio_seconds: number;
-	    time_to_first_audio: number;
-	    elapsed: number;
+	    audio_s: number;
+	    time_to_first_audio_ms: number;
+	    elapsed_s: number;
 	    real_time_factor: number;
-	    stages: Record<string, number>;
+	    stages_s: Record<string, number>;
 	    batch?: number;
 	    prompt_rows?: number;
 	    prefill_rows?: number;
@@ -174,11 +174,11 @@ export namespace engine {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.reason = source["reason"];
 	        this.frames = source["frames"];
-	        this.audio_seconds = source["audio_seconds"];
-	        this.time_to_first_audio = source["time_to_first_audio"];
-	        this.elapsed = source["elapsed"];
+	        this.audio_s = source["audio_s"];
+	        this.time_to_first_audio_ms = source["time_to_first_audio_ms"];
+	        this.elapsed_s = source["elapsed_s"];
 	        this.real_time_factor = source["real_time_factor"];
-	        this.stages = source["stages"];
+	        this.stages_s = source["stages_s"];
 	        this.batch = source["batch"];
 	        this.prompt_rows = source["prompt_rows"];
 	        this.prefill_rows = source["prefill_rows"];
@@ -190,7 +190,7 @@ export namespace engine {
 	    backend: string;
 	    backend_reason?: string;
 	    demo: boolean;
-	    sample_rate: number;
+	    sample_rate_hz: number;
 	    samples_per_frame: number;
 	    codebooks: number;
 	    codebook_sizes?: number[];
@@ -207,7 +207,7 @@ export namespace engine {
 	        this.backend = source["backend"];
 	        this.backend_reason = source["backend_reason"];
 	        this.demo = source["demo"];
-	        this.sample_rate = source["sample_rate"];
+	        this.sample_rate_hz = source["sample_rate_hz"];
 	        this.samples_per_frame = source["samples_per_frame"];
 	        this.codebooks = source["codebooks"];
 	        this.codebook_sizes = source["codebook_sizes"];
@@ -217,13 +217,13 @@ export namespace engine {
 	}
 	export class Memory {
 	    device: string;
-	    used: number;
-	    peak: number;
-	    cap: number;
-	    total?: number;
-	    pinned?: number;
-	    voice_cache?: number;
-	    voice_cache_cap?: number;
+	    used_bytes: number;
+	    peak_bytes: number;
+	    cap_bytes: number;
+	    total_bytes?: number;
+	    pinned_bytes?: number;
+	    voice_cache_bytes?: number;
+	    voice_cache_cap_bytes?: number;
 	    voice_entries?: number;
 	    experts?: ExpertTier;
 	
@@ -234,13 +234,13 @@ export namespace engine {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.device = source["device"];
-	        this.used = source["used"];
-	        this.peak = source["peak"];
-	        this.cap = source["cap"];
-	        this.total = source["total"];
-	        this.pinned = source["pinned"];
-	        this.voice_cache = source["voice_cache"];
-	        this.voice_cache_cap = source["voice_cache_cap"];
+	        this.used_bytes = source["used_bytes"];
+	        this.peak_bytes = source["peak_bytes"];
+	        this.cap_bytes = source["cap_bytes"];
+	        this.total_bytes = source["total_bytes"];
+	        this.pinned_bytes = source["pinned_bytes"];
+	        this.voice_cache_bytes = source["voice_cache_bytes"];
+	        this.voice_cache_cap_bytes = source["voice_cache_cap_bytes"];
 	        this.voice_entries = source["voice_entries"];
 	        this.experts = this.convertValues(source["experts"], ExpertTier);
 	    }
@@ -353,8 +353,8 @@ export namespace model {
 	
 	export class LoadProgress {
 	    dir: string;
-	    read: number;
-	    total: number;
+	    read_bytes: number;
+	    total_bytes: number;
 	    done: boolean;
 	
 	    static createFrom(source: any = {}) {
@@ -364,8 +364,8 @@ export namespace model {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.dir = source["dir"];
-	        this.read = source["read"];
-	        this.total = source["total"];
+	        this.read_bytes = source["read_bytes"];
+	        this.total_bytes = source["total_bytes"];
 	        this.done = source["done"];
 	    }
 	}
@@ -435,9 +435,9 @@ export namespace model {
 	    parameters: number;
 	    stored_bytes: number;
 	    file_bytes: number;
-	    memory_needed: number;
+	    memory_needed_bytes: number;
 	    memory_basis: string;
-	    context: number;
+	    context_rows: number;
 	    gpu_bytes: number;
 	    gpu_note: string;
 	    problems: string[];
@@ -458,9 +458,9 @@ export namespace model {
 	        this.parameters = source["parameters"];
 	        this.stored_bytes = source["stored_bytes"];
 	        this.file_bytes = source["file_bytes"];
-	        this.memory_needed = source["memory_needed"];
+	        this.memory_needed_bytes = source["memory_needed_bytes"];
 	        this.memory_basis = source["memory_basis"];
-	        this.context = source["context"];
+	        this.context_rows = source["context_rows"];
 	        this.gpu_bytes = source["gpu_bytes"];
 	        this.gpu_note = source["gpu_note"];
 	        this.problems = source["problems"];
@@ -529,7 +529,7 @@ export namespace model {
 	    message: string;
 	    memory?: engine.Memory;
 	    last_take?: engine.Finish;
-	    total: number;
+	    total_bytes: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new StatsView(source);
@@ -541,7 +541,7 @@ export namespace model {
 	        this.message = source["message"];
 	        this.memory = this.convertValues(source["memory"], engine.Memory);
 	        this.last_take = this.convertValues(source["last_take"], engine.Finish);
-	        this.total = source["total"];
+	        this.total_bytes = source["total_bytes"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -599,10 +599,10 @@ export namespace playback {
 	    state: string;
 	    take_id: number;
 	    live: boolean;
-	    position: number;
+	    position_s: number;
 	    volume: number;
 	    underruns: number;
-	    silence_seconds: number;
+	    silence_s: number;
 	    output: AudioStatus;
 	
 	    static createFrom(source: any = {}) {
@@ -614,10 +614,10 @@ export namespace playback {
 	        this.state = source["state"];
 	        this.take_id = source["take_id"];
 	        this.live = source["live"];
-	        this.position = source["position"];
+	        this.position_s = source["position_s"];
 	        this.volume = source["volume"];
 	        this.underruns = source["underruns"];
-	        this.silence_seconds = source["silence_seconds"];
+	        this.silence_s = source["silence_s"];
 	        this.output = this.convertValues(source["output"], AudioStatus);
 	    }
 	
@@ -645,7 +645,7 @@ export namespace playback {
 export namespace projects {
 	
 	export class ExportSettings {
-	    gap_seconds: number;
+	    gap_s: number;
 	    target_lufs: number;
 	    format: string;
 	    per_line: boolean;
@@ -656,7 +656,7 @@ export namespace projects {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.gap_seconds = source["gap_seconds"];
+	        this.gap_s = source["gap_s"];
 	        this.target_lufs = source["target_lufs"];
 	        this.format = source["format"];
 	        this.per_line = source["per_line"];
@@ -814,7 +814,7 @@ export namespace server {
 	    path: string;
 	    status: number;
 	    bytes: number;
-	    ms: number;
+	    duration_ms: number;
 	    client: string;
 	    streamed: boolean;
 	    batch?: number;
@@ -830,7 +830,7 @@ export namespace server {
 	        this.path = source["path"];
 	        this.status = source["status"];
 	        this.bytes = source["bytes"];
-	        this.ms = source["ms"];
+	        this.duration_ms = source["duration_ms"];
 	        this.client = source["client"];
 	        this.streamed = source["streamed"];
 	        this.batch = source["batch"];
@@ -1016,7 +1016,7 @@ export namespace takes {
 	}
 	export class Peaks {
 	    take_id: number;
-	    bucket: number;
+	    bucket_samples: number;
 	    samples: number;
 	    values: number[];
 	
@@ -1027,7 +1027,7 @@ export namespace takes {
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.take_id = source["take_id"];
-	        this.bucket = source["bucket"];
+	        this.bucket_samples = source["bucket_samples"];
 	        this.samples = source["samples"];
 	        this.values = source["values"];
 	    }
@@ -1057,9 +1057,9 @@ export namespace takes {
 	    finish?: engine.Finish;
 	    error: string;
 	    started_ms: number;
-	    frames_per_second: number;
+	    frames_per_s: number;
 	    samples: number;
-	    sample_rate: number;
+	    sample_rate_hz: number;
 	    underruns: number;
 	    stored: boolean;
 	    source: string;
@@ -1080,9 +1080,9 @@ export namespace takes {
 	        this.finish = this.convertValues(source["finish"], engine.Finish);
 	        this.error = source["error"];
 	        this.started_ms = source["started_ms"];
-	        this.frames_per_second = source["frames_per_second"];
+	        this.frames_per_s = source["frames_per_s"];
 	        this.samples = source["samples"];
-	        this.sample_rate = source["sample_rate"];
+	        this.sample_rate_hz = source["sample_rate_hz"];
 	        this.underruns = source["underruns"];
 	        this.stored = source["stored"];
 	        this.source = source["source"];
@@ -1139,7 +1139,7 @@ export namespace takes {
 	    }
 	}
 	export class TakesLimitChange {
-	    limit: number;
+	    limit_bytes: number;
 	    remove: number[];
 	
 	    static createFrom(source: any = {}) {
@@ -1148,12 +1148,12 @@ export namespace takes {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.limit = source["limit"];
+	        this.limit_bytes = source["limit_bytes"];
 	        this.remove = source["remove"];
 	    }
 	}
 	export class TakesLimitEffect {
-	    limit: number;
+	    limit_bytes: number;
 	    remove: TakeBrief[];
 	    bytes: number;
 	
@@ -1163,7 +1163,7 @@ export namespace takes {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.limit = source["limit"];
+	        this.limit_bytes = source["limit_bytes"];
 	        this.remove = this.convertValues(source["remove"], TakeBrief);
 	        this.bytes = source["bytes"];
 	    }
