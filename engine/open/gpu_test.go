@@ -18,7 +18,7 @@ func TestGPUTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, err := GPUModelBytes(dir)
-	if err != nil || m.Whole != whole || m.Layers != 4 || m.Dense+4*m.LayerExperts != m.Whole || m.UnderCap != "" {
+	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+4*m.LayerExperts != m.Whole || m.UnderCap != "" {
 		t.Fatalf("%+v (GPUModelBytes %d, %v)", m, whole, err)
 	}
 	if s, err := GPUTierUnderCap(dir, m.Whole); err != nil || !strings.HasPrefix(s, "fits on the device") {
