@@ -200,6 +200,7 @@ async function main() {
   const savedSince = async (since) =>
     page.waitForFunction((t) => Number(document.querySelector('[data-region="project"]')?.dataset.savedMs ?? 0) > t, since, { timeout: 10_000 });
   await savedSince(typedAt);
+  await page.locator('[data-region="project"][data-unsaved="false"]').waitFor({ timeout: 10_000 });
   await page.reload();
   await page.locator('[data-region="lines"] li.line').nth(2).waitFor();
   await page.locator('[data-region="castchips"] select[name="cast_1"]').selectOption('Bea');
@@ -243,6 +244,9 @@ async function main() {
 
   // Reload: the project, its lines, chosen takes and cast come back.
   await savedSince(starredAt);
+  // …and nothing left to save: a save that began before the star may be what
+  // set saved-ms (its snapshot without the star), the star's own still waiting.
+  await page.locator('[data-region="project"][data-unsaved="false"]').waitFor({ timeout: 10_000 });
   await page.reload();
   await page.locator('[data-region="lines"] li.line').nth(2).waitFor({ timeout: 15_000 });
   if ((await page.locator('[data-region="castchips"] select[name="cast_1"]').inputValue()) !== 'Bea') fail('the cast did not survive a reload');
