@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"proscenium/engine"
 	"proscenium/engine/drama3"
@@ -159,6 +160,11 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 					// begins: its take sits out the steps meanwhile, so it
 					// cannot end on its own before Close stops it.
 					once.Do(func() { started <- struct{}{}; <-e.closing.Done() })
+					// Then it takes its events slowly, so that the take, whose
+					// fake frames cost nothing, cannot run to its end (≈ 2000
+					// frames) between Close beginning and Close stopping it
+					// (seen in CI: a take ended "stop" after 2006 frames).
+					time.Sleep(time.Millisecond)
 				case engine.EventFinished:
 					told.Add(1)
 				}
@@ -170,7 +176,14 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 		}()
 	}
 	<-started
-	<-started // two run; two wait
+	<-started // two run; two wait (once their callers have reached Synthesize)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if running, waiting := e.Load(); running == 2 && waiting == 2 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d running, %d waiting, want 2 and 2", running, waiting)
+		}
+	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
