@@ -23,7 +23,12 @@ type Interleave struct {
 	idle       []int          // indices into backends free for a take
 	live       map[TakeID]int // take → its backend
 	entries    []int
-	closed     bool
+	// What the first backend says of all of them, read once: callers ask
+	// from their own goroutines while Begin may grow backends.
+	first           FrameBackend
+	samplesPerFrame int
+	async           bool
+	closed          bool
 }
 
 var (
@@ -52,12 +57,13 @@ func NewInterleave(first FrameBackend, newBackend func() (FrameBackend, error), 
 
 // single is the set of one take on b, which the caller keeps (Generate).
 func single(b FrameBackend) *Interleave {
+	_, async := b.(AsyncDecoder)
 	return &Interleave{capacity: 1, backends: []FrameBackend{b}, idle: []int{0},
-		live: map[TakeID]int{}, entries: b.CodebookEntries()}
+		live: map[TakeID]int{}, entries: b.CodebookEntries(), first: b, samplesPerFrame: b.SamplesPerFrame(), async: async}
 }
 
 func (s *Interleave) CodebookEntries() []int { return s.entries }
-func (s *Interleave) SamplesPerFrame() int   { return s.backends[0].SamplesPerFrame() }
+func (s *Interleave) SamplesPerFrame() int   { return s.samplesPerFrame }
 func (s *Interleave) Capacity() int          { return s.capacity }
 
 // Backends is how many per-take backends exist (at most Capacity): they are
@@ -130,10 +136,7 @@ func (s *Interleave) End(id TakeID) {
 
 // DecodesAsync implements TakeAsyncDecoder: whether the backends are
 // AsyncDecoders.
-func (s *Interleave) DecodesAsync() bool {
-	_, ok := s.backends[0].(AsyncDecoder)
-	return ok
-}
+func (s *Interleave) DecodesAsync() bool { return s.async }
 
 // asyncOf is take id's backend as an AsyncDecoder.
 func (s *Interleave) asyncOf(id TakeID) (AsyncDecoder, error) {
@@ -169,7 +172,7 @@ func (s *Interleave) DecodeCollect(id TakeID) ([]float32, error) {
 // PrefixCache implements TakePrefixCacher: the voice cache the takes'
 // backends share (the first's; nil: none).
 func (s *Interleave) PrefixCache() *PrefixCache {
-	if c, ok := s.backends[0].(PrefixCacher); ok {
+	if c, ok := s.first.(PrefixCacher); ok {
 		return c.PrefixCache()
 	}
 	return nil
@@ -190,7 +193,7 @@ func (s *Interleave) TakePrefix(id TakeID) (PrefixOutcome, bool) {
 
 // TapsLogits implements TakeLogitsTap: whether the backends are LogitsTaps.
 func (s *Interleave) TapsLogits() bool {
-	_, ok := s.backends[0].(LogitsTap)
+	_, ok := s.first.(LogitsTap)
 	return ok
 }
 
