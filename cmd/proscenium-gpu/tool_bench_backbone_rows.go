@@ -56,10 +56,11 @@ func parseRows(s string) ([]int, error) {
 }
 
 // benchRows builds a backbone of max(widths) slots, prefills prefill random
-// rows into each slot, and times the B-row step of each width under each
-// expert path: steps StepRows calls (wall), then steps graph replays
-// (device).
-func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, widths []int, copyGBs float64) ([]rowsBench, float64, error) {
+// rows into each slot, and times the B-row step of each width: steps
+// StepRows calls (wall), then steps graph replays (device). The routed
+// experts run as the step's gathered GEMVs (the B-row step's default), and
+// with allExperts also as the prefill's multi-row GEMVs (moe_rows).
+func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, widths []int, copyGBs float64, allExperts bool) ([]rowsBench, float64, error) {
 	slots := 0
 	for _, w := range widths {
 		slots = max(slots, w)
@@ -83,7 +84,10 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 			return nil, 0, err
 		}
 	}
-	paths := []cuda.ExpertPath{cuda.ExpertsGEMV, cuda.ExpertsRows}
+	paths := []cuda.ExpertPath{cuda.ExpertsGEMV}
+	if allExperts {
+		paths = append(paths, cuda.ExpertsRows)
+	}
 	var out []rowsBench
 	for _, path := range paths {
 		b.SetStepExperts(path)

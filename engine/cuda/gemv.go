@@ -142,7 +142,7 @@ func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
 // with each weight read once (kernels/gemv.cu gemvx_*: the B-row step), each
 // compiled for GemvRowsWidths rows at most.
 var (
-	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}}
+	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}, {32, 8, 1}}
 	GemvRowsWidths   = []int{2, 4, 8}
 )
 
@@ -151,9 +151,12 @@ var (
 var gemvRowsDefault = os.Getenv("PROSCENIUM_GPU_GEMVX")
 
 // ChooseGemvRows picks the instance of a [rows, cols] BF16 projection of
-// nb > 1 rows: the one-row choice (ChooseGemv) where it is compiled, which
-// keeps each row's bits those of the one-row kernel under fast numerics
-// too; $PROSCENIUM_GPU_GEMVX overrides it.
+// nb > 1 rows, from TestGemvRowsBandwidth on the H200 (docs/PERF.md
+// "Several takes in one step"): the more rows, the more each x chunk must be
+// reused over weight rows (4 rows a group) and the fewer threads share a
+// weight row, since every weight chunk is dotted with nb x chunks read from
+// L1; wide launches (2048 columns, ≥ 4096 rows) take a warp per 4 rows from
+// 4 rows on. $PROSCENIUM_GPU_GEMVX overrides it.
 func ChooseGemvRows(rows, cols, nb int) GemvVariant {
 	if gemvRowsDefault != "" {
 		for _, v := range GemvRowsVariants {
@@ -162,13 +165,22 @@ func ChooseGemvRows(rows, cols, nb int) GemvVariant {
 			}
 		}
 	}
-	v := ChooseGemv(false, rows, cols, 1)
-	for _, c := range GemvRowsVariants {
-		if c == v {
-			return v
-		}
+	wide := gemvRowsWidth(nb) // the compiled width the launch runs
+	switch {
+	case wide >= 8 && cols <= 2048 && rows >= 4096:
+		return GemvVariant{32, 4, 2}
+	case wide >= 8:
+		return GemvVariant{64, 4, 1}
+	case cols >= 4096 && wide <= 2:
+		return GemvVariant{256, 4, 1}
+	case cols <= 512 || cols >= 4096:
+		return GemvVariant{128, 4, 1}
+	case rows < 4096:
+		return GemvVariant{128, 2, 2}
+	case wide >= 4:
+		return GemvVariant{64, 4, 1}
 	}
-	return GemvRowsVariants[0]
+	return GemvVariant{128, 4, 1}
 }
 
 // gemvRowsWidth is the compiled row count of an instance for nb rows: the

@@ -99,3 +99,24 @@ func TestChooseGemvF64(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseGemvRowsCompiled: every choice of ChooseGemvRows at the B-row
+// step's shapes is an instance kernels/gemv.cu compiles, and every B a step
+// takes has a compiled width.
+func TestChooseGemvRowsCompiled(t *testing.T) {
+	for _, s := range [][2]int{{12352, 2048}, {9216, 2048}, {2048, 4096}, {1281, 2048}, {2048, 512}, {200, 136}} {
+		for nb := 2; nb <= MaxStepRows; nb++ {
+			v := ChooseGemvRows(s[0], s[1], nb)
+			found := false
+			for _, c := range GemvRowsVariants {
+				found = found || c == v
+			}
+			if !found {
+				t.Errorf("%d × %d, %d rows: %s is not compiled", s[0], s[1], nb, v.Name())
+			}
+			if gemvRowsWidth(nb) < nb {
+				t.Errorf("%d rows: no compiled width", nb)
+			}
+		}
+	}
+}
