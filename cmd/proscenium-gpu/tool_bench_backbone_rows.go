@@ -36,6 +36,8 @@ type rowsBench struct {
 	WallMS    float64 `json:"step_ms"`        // wall time per StepRows: rows in, graph, rows out, sync
 	DeviceMS  float64 `json:"step_device_ms"` // device time per graph replay
 	PerTakeMS float64 `json:"device_ms_per_take"`
+	NoMoEMS   float64 `json:"step_without_moe_ms"`    // profile: the graph without the feed-forward
+	NoMixMS   float64 `json:"step_without_mixers_ms"` // profile: without the mixers
 	Launches  int     `json:"step_launches"`
 	Bytes     int64   `json:"step_bytes"` // cuda.BackbonePlan.StepRowsBytes: expected distinct experts
 	GBs       float64 `json:"step_gb_per_s"`
@@ -136,6 +138,14 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 				return nil, 0, err
 			}
 			res.PerTakeMS = res.DeviceMS / float64(n)
+			if path == cuda.ExpertsGEMV {
+				if res.NoMoEMS, err = b.TimeStepRowsParts(cuda.StepMoE, steps); err != nil {
+					return nil, 0, err
+				}
+				if res.NoMixMS, err = b.TimeStepRowsParts(cuda.StepMixers, steps); err != nil {
+					return nil, 0, err
+				}
+			}
 			res.Bytes = b.Plan.StepRowsBytes(cfg, b.W.Layout.Experts[0], prefill+steps, n)
 			res.GBs = float64(res.Bytes) / (res.DeviceMS * 1e6)
 			res.CopyShare = res.GBs / copyGBs
@@ -149,7 +159,11 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 func printRows(w io.Writer, rows []rowsBench, oneTakeMS float64) {
 	fmt.Fprintf(w, "B-row step\tone take's Step for comparison: %.3f ms on the device\n", oneTakeMS)
 	for _, r := range rows {
-		fmt.Fprintf(w, "B = %d\t%.3f ms on the device (%.3f per take), %.3f ms wall, %d launches, %.2f GB (expected distinct experts), %.0f GB/s = %.0f%% of copy; experts: %s\n",
+		fmt.Fprintf(w, "B = %d\t%.3f ms on the device (%.3f per take), %.3f ms wall, %d launches, %.2f GB (expected distinct experts), %.0f GB/s = %.0f%% of copy; experts: %s",
 			r.Rows, r.DeviceMS, r.PerTakeMS, r.WallMS, r.Launches, float64(r.Bytes)/1e9, r.GBs, 100*r.CopyShare, r.Experts)
+		if r.NoMoEMS > 0 {
+			fmt.Fprintf(w, "; without the MoE %.3f ms, without the mixers %.3f ms", r.NoMoEMS, r.NoMixMS)
+		}
+		fmt.Fprintln(w)
 	}
 }

@@ -326,6 +326,9 @@ func (b *Backbone) EnqueueStepRows(q *Queue, n int) error {
 		if i+1 < len(b.layers) {
 			next, dst = b.layers[i+1].inNorm, nm
 		}
+		if b.skip&StepMoE != 0 {
+			continue
+		}
 		if err := b.moe(q, L, n, next, dst, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
@@ -344,6 +347,9 @@ func (b *Backbone) mixerRows(q *Queue, L *backboneLayer, state Tensor, n int, s 
 	pw, err := L.postNorm.view(int64(H*4), "post norm")
 	if err != nil {
 		return err
+	}
+	if b.skip&StepMixers != 0 {
+		return q.AddRMSNormZC(x, mixOut, normed, pw, n, H, p.Hp, eps)
 	}
 	var o mixerOut
 	if L.dn != nil {
@@ -398,6 +404,40 @@ func (b *Backbone) TimeStepRows(times int) (float64, error) {
 		return nil
 	})
 	b.advance(b.rows.last, times)
+	return ms / float64(times), err
+}
+
+// TimeStepRowsParts captures a B-row step graph of the last StepRows' rows
+// without the parts in skip and returns the device milliseconds per replay
+// over times replays (where the B-row step's time goes; the states it
+// leaves are meaningless: Reset afterwards).
+func (b *Backbone) TimeStepRowsParts(skip StepParts, times int) (float64, error) {
+	n := len(b.rows.last)
+	if n == 0 {
+		return 0, fmt.Errorf("backbone: no B-row step run yet")
+	}
+	var g *Graph
+	b.skip = skip
+	err := b.d.Run(func(q *Queue) (err error) {
+		g, err = q.Capture(func(q *Queue) error { return b.EnqueueStepRows(q, n) })
+		return err
+	})
+	b.skip = 0
+	if err != nil {
+		return 0, err
+	}
+	defer b.d.Do(func() error { g.Destroy(); return nil })
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	ms, err := b.d.Time(func(q *Queue) error {
+		for i := 0; i < times; i++ {
+			if err := q.LaunchGraph(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	return ms / float64(times), err
 }
 
