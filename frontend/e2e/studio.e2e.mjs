@@ -5,7 +5,8 @@
 // gets our message; the demo model loads from the chip; a three-line script
 // for two speakers splits into three lines; Speak all gives each line a
 // take, which becomes its chosen one; a line spoken again says only what
-// changed, and its star moves; a voice cast for speaker 1 is shown on that
+// changed, and its star moves; top-p shows what was typed (field, slider,
+// settings; after a reload and after a take); a voice cast for speaker 1 is shown on that
 // line's take rows and is in Copy as curl; a reload keeps the project, its
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
@@ -167,6 +168,48 @@ async function main() {
   await seed.press('Tab');
   console.log(`e2e: seed -1 → "${seedWhy}"`);
 
+  // Top-p shows what was typed: the field, the slider and the settings hold
+  // each value as typed (0.955 too, finer than the slider's 0.01 step),
+  // after the field is left and after a reload at once (the project's copy
+  // of the settings is saved half a second after a change: the reload must
+  // not bring back its older value).
+  const topP = page.locator('[data-region="sampling"] input[name="top_p"]');
+  const topPSlider = page.locator('[data-region="sampling"] [data-field="top_p"] input[type="range"]');
+  const topPShows = async () => ({ field: await topP.inputValue(), slider: await topPSlider.inputValue(), saved: (await api(page, 'Settings')).sampling.top_p });
+  for (const [typed, value] of [
+    ['0.85', 0.85],
+    ['0.9', 0.9],
+    ['1', 1],
+    ['.5', 0.5],
+    ['0.955', 0.955],
+  ]) {
+    await topP.click();
+    await topP.press('Control+a');
+    await page.keyboard.type(typed);
+    await topP.press('Tab');
+    await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+    const shows = await topPShows();
+    if (shows.field !== typed || Number(shows.slider) !== value || shows.saved !== value) fail(`top-p typed ${typed}: ${JSON.stringify(shows)}`);
+  }
+  await page.reload();
+  await page.locator('[data-region="project"][data-project="Untitled"]').waitFor();
+  await page.waitForTimeout(500); // the project's settings, if they were to differ, are applied by now
+  const reloaded = await topPShows();
+  if (reloaded.field !== '0.955' || reloaded.slider !== '0.955' || reloaded.saved !== 0.955) fail(`top-p 0.955 after a reload: ${JSON.stringify(reloaded)}`);
+  // Another project with its own top-p, then back: the field shows the open project's.
+  page.once('dialog', (d) => d.accept('Other'));
+  await page.locator('[data-region="project"]').getByRole('button', { name: 'New…' }).click();
+  await page.locator('[data-region="project"][data-project="Other"]').waitFor();
+  await topP.fill('0.7');
+  await topP.press('Tab');
+  await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+  await page.locator('[data-region="project"] select[aria-label="Project"]').selectOption('Untitled');
+  await page.locator('[data-region="project"][data-project="Untitled"]').waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-region="sampling"] input[name="top_p"]')?.value !== '0.7', null, { timeout: 5_000 }).catch(() => {});
+  const back = await topPShows();
+  if (back.field !== '0.955' || back.slider !== '0.955' || back.saved !== 0.955) fail(`top-p back in Untitled (0.7 in Other): ${JSON.stringify(back)}`);
+  console.log('e2e: top-p shows 0.85, 0.9, 1, .5 and 0.955 as typed (field, slider, settings), 0.955 after a reload and back from a project with 0.7');
+
   // The demo model from the chip.
   await chip.getByRole('button', { name: 'Use demo' }).click();
   await chip.locator('[role="status"]').filter({ hasText: 'Demo model · CPU' }).waitFor({ timeout: 90_000 });
@@ -218,6 +261,7 @@ async function main() {
   const takesByApi = await api(page, 'Takes');
   const t2 = takesByApi.find((t) => t.id === Number(first[1]));
   if (JSON.stringify(t2.voices) !== '["Bea"]' || t2.request.text !== 'Too quiet, if you ask me.') fail(`line 2's take: ${JSON.stringify({ voices: t2.voices, text: t2.request.text })}`);
+  if (!/ · top-p 0\.955 · /.test(line2Voice) || t2.request.sampling.top_p !== 0.955 || (await topP.inputValue()) !== '0.955') fail(`top-p after a take: the row says ${JSON.stringify(line2Voice)}, the take ${t2.request.sampling.top_p}, the field ${await topP.inputValue()}`);
   console.log(`e2e: Speak all: takes #${first.join(', #')} chosen for lines 1-3; line 2 in Bea: "${line2Voice.trim()}"`);
 
   // Line 2 again with another temperature: the new row says only that; the star moves to it when clicked.
