@@ -12,16 +12,18 @@
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
 // of the target (WAV at -16 LUFS, FLAC at -20); the Delete question is
 // inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
-// box and axe-core finds no serious or critical violation.
+// box or lies under a panel, no panel lies on another, and axe-core finds no
+// serious or critical violation (page-check.js, shared with the window test).
 // SCREENSHOTS=DIR saves the page at those sizes there.
 //
 //   node e2e/studio.e2e.mjs PATH/TO/proscenium
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { ffmpegLoudness } from './loudness.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -30,6 +32,7 @@ if (!cli) {
 }
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const pageCheckSource = readFileSync(new URL('./page-check.js', import.meta.url), 'utf8');
 const scratch = mkdtempSync(join(tmpdir(), 'proscenium-studio-e2e-'));
 const data = join(scratch, 'data');
 const sizes = [
@@ -74,49 +77,18 @@ function api(page, method, args = []) {
   );
 }
 
-/** What ffmpeg's ebur128 filter (an implementation of its own) measures in an audio file. */
-function ffmpegLoudness(file) {
-  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-filter_complex', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8' });
-  if (r.status !== 0) fail(`ffmpeg could not read ${file}: ${r.stderr}`);
-  const summary = r.stderr.slice(r.stderr.lastIndexOf('Summary:'));
-  const i = /I:\s+(-?[\d.]+) LUFS/.exec(summary);
-  const tp = /Peak:\s+(-?[\d.]+) dBFS/.exec(summary);
-  if (!i) fail(`no integrated loudness in ffmpeg's summary: ${summary}`);
-  return { integrated: Number(i[1]), truePeak: tp ? Number(tp[1]) : NaN };
-}
-
 /** Nothing wider than the window, no text out of its box, and what axe-core says, at each size. */
 async function checkSizes(page, stage) {
   for (const [w, h] of sizes) {
     await page.setViewportSize({ width: w, height: h });
     await page.waitForTimeout(250);
-    const m = await page.evaluate(() => {
-      const out = [];
-      for (const el of document.querySelectorAll('main *')) {
-        const cs = getComputedStyle(el);
-        if (cs.display === 'none' || cs.visibility === 'hidden' || el.closest('[aria-hidden="true"]')) continue;
-        const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-        const control = el.matches('select, input, button, textarea');
-        if ((!hasText && !control) || el.clientWidth === 0) continue;
-        // Text wider than its box, where the box shows the overflow (an ellipsis is on purpose).
-        if (hasText && el.scrollWidth > el.clientWidth + 1 && cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
-        // A box (a field or a button too) that leaves its panel.
-        const panel = el.parentElement?.closest('.panel, header');
-        if (panel) {
-          const r = el.getBoundingClientRect();
-          const p = panel.getBoundingClientRect();
-          if (r.right > p.right + 1 || r.left < p.left - 1) out.push(`${el.tagName}.${el.className} leaves its panel: "${el.textContent.trim().slice(0, 40)}"`);
-        }
-      }
-      return { sw: document.documentElement.scrollWidth, over: out };
-    });
-    if (m.sw > w || m.over.length) fail(`${stage} at ${w}×${h}: page ${m.sw} px wide; overflowing: ${m.over.slice(0, 6).join('; ')}`);
-    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
-    const violations = await page.evaluate(async () => {
-      const r = await window.axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
-    });
-    if (violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${violations.join('; ')}`);
+    if (!(await page.evaluate(() => 'studioPageCheck' in window))) {
+      await page.addScriptTag({ content: axeSource });
+      await page.addScriptTag({ content: pageCheckSource });
+    }
+    const m = await page.evaluate(() => window.studioPageCheck());
+    if (m.width > w || m.overflowing.length) fail(`${stage} at ${w}×${h}: page ${m.width} px wide; overflowing: ${m.overflowing.slice(0, 6).join('; ')}`);
+    if (m.violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${m.violations.join('; ')}`);
     console.log(`e2e: ${stage} at ${w}×${h}: nothing overflows, axe-core finds no serious violation`);
     if (process.env.SCREENSHOTS) {
       const file = join(process.env.SCREENSHOTS, `studio-${stage}-${w}x${h}.png`);
@@ -327,7 +299,7 @@ async function main() {
   await dialog.waitFor();
   await page.waitForTimeout(300);
   const box = await dialog.boundingBox();
-  if (!box || box.y < 0 || box.y + box.height > 800 || box.x + box.width > 1280) fail(`the Delete question is outside the viewport: ${JSON.stringify(box)}`);
+  if (!box || box.y < 0 || box.x < 0 || box.y + box.height > 800 || box.x + box.width > 1280) fail(`the Delete question is outside the viewport: ${JSON.stringify(box)}`);
   await dialog.getByRole('button', { name: 'Keep' }).click();
   console.log(`e2e: the Delete question is in view at ${JSON.stringify(box)}`);
 
