@@ -16,7 +16,7 @@ import (
 	"proscenium/app/projects"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio"
 	"proscenium/engine/audio/loudness"
 )
@@ -133,7 +133,7 @@ func (f fakeTakes) TakePCM(id int) ([]float32, takes.Take, error) {
 }
 
 func TestFromProjectAndWrite(t *testing.T) {
-	p := projects.New("Act one", engine.DefaultSampling(), 0, 0)
+	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
 	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
 	p.Export.PerLine = true
 	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}

@@ -39,7 +39,7 @@ const (
 // codec (a hash of its weights): codes made by another codec are re-made.
 type Encoder interface {
 	// EncodeReference encodes mono samples at the codec's rate: codes
-	// frame-major, Codebooks per frame (engine.ReferenceEncoder's shape).
+	// frame-major, Codebooks per frame (api.ReferenceEncoder's shape).
 	EncodeReference(samples []float32) (codes []int32, frames int, err error)
 	Codebooks() int
 	ID() string

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
@@ -66,8 +66,8 @@ type takeBench struct {
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
-	Experts *engine.ExpertTier `json:"experts"`
-	BusGBs  float64            `json:"bus_gb_per_s,omitempty"`
+	Experts *api.ExpertTier `json:"experts"`
+	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -124,7 +124,7 @@ func benchTake(args []string) error {
 	var batches []int
 	if *batchList != "" {
 		var err error
-		if batches, err = engine.ParseBatches(*batchList); err != nil {
+		if batches, err = api.ParseBatches(*batchList); err != nil {
 			return err
 		}
 	}

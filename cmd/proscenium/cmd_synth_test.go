@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio"
 	"proscenium/engine/drama3"
 )
@@ -166,8 +166,8 @@ func TestSynthInterruptedKeepsThePartialTake(t *testing.T) {
 	// (rightly) keep an empty take, which is not what this test is about.
 	audio := make(chan struct{})
 	var once sync.Once
-	takeEventHook = func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio {
+	takeEventHook = func(ev api.Event) {
+		if ev.Kind == api.EventAudio {
 			once.Do(func() { close(audio) })
 		}
 	}
