@@ -13,7 +13,7 @@ import (
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/takes"
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // exportServer is the studio server with one finished 3-frame take, #1.
@@ -74,7 +74,7 @@ func TestBrowserDownloadsTheExport(t *testing.T) {
 			t.Fatalf("download %q: %d, %d bytes, %v", c.format, res.StatusCode, len(data), res.Header)
 		}
 		if c.format == "" {
-			w, err := audio.ParseWAV(data)
+			w, err := pcm.ParseWAV(data)
 			if err != nil || len(w.Samples) != 3*enginetest.SamplesPerFrame {
 				t.Fatalf("downloaded WAV: %v", err)
 			}

@@ -17,7 +17,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 func newTakesService(t *testing.T, dir string, frames int) *Service {
@@ -246,7 +246,7 @@ func TestExportWritesWAVAndRaw(t *testing.T) {
 		var got []float32
 		switch f {
 		case takes.ExportWAV16, takes.ExportWAVFloat:
-			w, err := audio.ParseWAV(data)
+			w, err := pcm.ParseWAV(data)
 			if err != nil || w.Rate != 44100 || w.Channels != 1 {
 				t.Fatalf("%s: %+v %v", f, w, err)
 			}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 const (
@@ -230,7 +230,7 @@ func (s *Store) writeLocked(p Project) error {
 	if err := os.MkdirAll(filepath.Join(s.dir, p.Name), 0o755); err != nil {
 		return fmt.Errorf("project %q: %w", p.Name, err)
 	}
-	return audio.WriteFileAtomic(s.path(p.Name), append(data, '\n'))
+	return pcm.WriteFileAtomic(s.path(p.Name), append(data, '\n'))
 }
 
 // Create saves a new empty-scripted p, refusing a name that is taken.
@@ -325,7 +325,7 @@ func (s *Store) Current() string {
 // setCurrentLocked remembers name as the project to open next time; not
 // remembering is not worth failing a save for.
 func (s *Store) setCurrentLocked(name string) {
-	_ = audio.WriteFileAtomic(filepath.Join(s.dir, currentFile), []byte(name+"\n"))
+	_ = pcm.WriteFileAtomic(filepath.Join(s.dir, currentFile), []byte(name+"\n"))
 }
 
 // Chosen is every take a project has chosen for a line (the takes a scene

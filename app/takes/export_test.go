@@ -13,7 +13,7 @@ import (
 	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // newTestList is a takes list in dir whose takes run on an engine that
@@ -86,7 +86,7 @@ func TestExportFailuresLeaveNothingBehind(t *testing.T) {
 					os.Remove(f.Name()) // what WriteFileAtomic does on a failed write
 					return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 				}
-				defer func() { writeExport = audio.WriteFileAtomic }()
+				defer func() { writeExport = pcm.WriteFileAtomic }()
 			}
 			_, err := l.ExportTake(ExportRequest{ID: tk.ID, Path: tc.path, Format: ExportWAV16})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

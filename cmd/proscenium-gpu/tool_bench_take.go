@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
@@ -142,7 +142,7 @@ func benchTake(args []string) error {
 	}
 	// The codec's frame rate bounds the reference's rows before a load (the
 	// S2 codec: 2048 samples a frame).
-	refFrames := int(math.Round(*refSeconds * audio.SampleRate / 2048))
+	refFrames := int(math.Round(*refSeconds * pcm.SampleRate / 2048))
 	dev, err := cuda.Open(*ordinal, *memCap, 1<<30)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func benchTake(args []string) error {
 			res.StageMsFrame[k] = ms(v) / float64(n)
 		}
 	}
-	res.AudioSeconds = float64(n*f.SamplesPerFrame()) / audio.SampleRate
+	res.AudioSeconds = float64(n*f.SamplesPerFrame()) / pcm.SampleRate
 	if res.AudioSeconds > 0 {
 		res.RTF = res.ElapsedMs / 1000 / res.AudioSeconds
 	}
@@ -421,7 +421,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int) (batchRound
 		if err != nil {
 			return err
 		}
-		a := float64(len(res.Codes)*set.SamplesPerFrame()) / audio.SampleRate
+		a := float64(len(res.Codes)*set.SamplesPerFrame()) / pcm.SampleRate
 		audioS += a
 		r.Frames += len(res.Codes)
 		r.FirstAudioMs = append(r.FirstAudioMs, ms(res.TimeToFirstAudio))

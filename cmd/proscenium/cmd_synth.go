@@ -15,7 +15,7 @@ import (
 
 	"proscenium/app/model"
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
@@ -259,7 +259,7 @@ func synth(args []string, std streams) error {
 	if toStdout && std.outTerminal {
 		return fmt.Errorf("%w: --out - would write the WAV to the terminal; redirect stdout to a file or a program", errUsage)
 	}
-	format, err := audio.ParseFormat(*formatName)
+	format, err := pcm.ParseFormat(*formatName)
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
@@ -287,12 +287,12 @@ func synth(args []string, std streams) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	var pcm []float32
+	var samples []float32
 	var fin *api.Finish
 	var takes []*api.Finish
 	for range *repeat {
 		start := time.Now()
-		pcm, fin, err = runTake(eng, req, func(done int) {
+		samples, fin, err = runTake(eng, req, func(done int) {
 			prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
 		})
 		if err != nil || fin.Reason == api.FinishCancel {
@@ -304,20 +304,20 @@ func synth(args []string, std streams) error {
 	if err != nil {
 		// A take that failed midway (the GPU worker killed, a device
 		// error) keeps the audio it made.
-		if len(pcm) > 0 && !toStdout && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
-			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		if len(samples) > 0 && !toStdout && pcm.WriteWAV(*out, samples, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(samples))/float64(info.SampleRate), *out)
 		}
 		return err
 	}
 	if toStdout {
-		wav, err := audio.EncodeWAV(pcm, info.SampleRate, format)
+		wav, err := pcm.EncodeWAV(samples, info.SampleRate, format)
 		if err != nil {
 			return err
 		}
 		if _, err := std.out.Write(wav); err != nil {
 			return fmt.Errorf("writing the WAV to stdout: %w", err)
 		}
-	} else if err := audio.WriteWAV(*out, pcm, info.SampleRate, format); err != nil {
+	} else if err := pcm.WriteWAV(*out, samples, info.SampleRate, format); err != nil {
 		return err
 	}
 	if *codesOut != "" {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 )
 
@@ -70,12 +70,12 @@ func TestSynthAndDebugTake(t *testing.T) {
 	if err := runDebugTake(append(args(), "--out", dbg), &log); err != nil {
 		t.Fatal(err)
 	}
-	pcm := readNPY(t, filepath.Join(dbg, "pcm.npy"))
-	samples, err := pcm.Float32s()
+	tensor := readNPY(t, filepath.Join(dbg, "pcm.npy"))
+	samples, err := tensor.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := audio.EncodeWAV(samples, 44100, audio.PCM16)
+	again, err := pcm.EncodeWAV(samples, 44100, pcm.PCM16)
 	if err != nil {
 		t.Fatal(err)
 	}

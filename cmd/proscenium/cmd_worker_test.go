@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
@@ -20,11 +20,11 @@ import (
 // takeWAV runs req on eng and returns its 16-bit WAV bytes and codes.
 func takeWAV(t *testing.T, eng api.Engine, req api.SpeechRequest) ([]byte, [][]int) {
 	t.Helper()
-	pcm, fin, err := runTake(eng, req, nil)
+	samples, fin, err := runTake(eng, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wav, err := audio.EncodeWAV(pcm, eng.Info().SampleRate, audio.PCM16)
+	wav, err := pcm.EncodeWAV(samples, eng.Info().SampleRate, pcm.PCM16)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 )
 
@@ -64,7 +64,7 @@ func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
 		Backend:         b.Name,
 		BackendReason:   b.Reason,
 		Demo:            ck.Demo,
-		SampleRate:      audio.SampleRate,
+		SampleRate:      pcm.SampleRate,
 		SamplesPerFrame: frames.SamplesPerFrame(),
 		Codebooks:       cfg.Audio.NumCodebooks,
 		CodebookSizes:   append([]int(nil), frames.CodebookEntries()...),

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"proscenium/engine/api"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 	"proscenium/engine/open"
@@ -63,19 +63,19 @@ type outcome struct {
 
 // synthesize runs req, collecting its audio; on sees every event first.
 func synthesize(t *testing.T, eng api.Engine, ctx context.Context, req api.SpeechRequest, on func(api.Event)) outcome {
-	var pcm []float32
+	var samples []float32
 	fin, err := eng.Synthesize(ctx, req, func(ev api.Event) {
 		if on != nil {
 			on(ev)
 		}
 		if ev.Kind == api.EventAudio {
-			pcm = append(pcm, ev.Audio.PCM...)
+			samples = append(samples, ev.Audio.PCM...)
 		}
 	})
 	if err != nil {
 		return outcome{err: err}
 	}
-	wav, err := audio.EncodeWAV(pcm, eng.Info().SampleRate, audio.PCM16)
+	wav, err := pcm.EncodeWAV(samples, eng.Info().SampleRate, pcm.PCM16)
 	if err != nil {
 		t.Error(err)
 	}
