@@ -16,7 +16,8 @@ import (
 
 // TestGemvRowsMatchesOneRow: each row of a gemvx projection against
 // engine/cpu (cpu.MatVec on the BF16 weights: the bits under exact, within
-// 1e-5 relative under fast, as TestGemvBF16 holds the one-row GEMV) and,
+// 1e-5 relative under fast, as TestGemvBF16 holds the one-row GEMV; the
+// tensor-core instance under fast too) and,
 // where the same TPR, ROWS and UNROLL are compiled as a one-row instance,
 // the bits that instance gives the row alone (under both policies: the sums
 // run in the same order). At the step's shapes (the router and shared expert
@@ -35,9 +36,13 @@ func testGemvRowsMatchesOneRow(t *testing.T) {
 		wh := bf16s(randNonZero(r, s.rows*s.cols))
 		wf := bf16ToF32(wh)
 		W := upload(t, wh)
-		for _, v := range GemvRowsVariants {
+		variants := GemvRowsVariants
+		if !dev.Numerics.Exact() && s.cols%32 == 0 {
+			variants = append(variants[:len(variants):len(variants)], GemvRowsMMA)
+		}
+		for _, v := range variants {
 			for _, nb := range []int{2, 3, 4, 5, 8} {
-				t.Run(fmt.Sprintf("%dx%d/%s/%d", s.rows, s.cols, v.Name(), nb), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%dx%d/%s/%d", s.rows, s.cols, gemvRowsName(v), nb), func(t *testing.T) {
 					xs, ys := s.cols+s.xpad, s.rows+s.ypad
 					x := randNonZero(r, (nb-1)*xs+s.cols)
 					xb := upload(t, x)
@@ -79,6 +84,14 @@ func testGemvRowsMatchesOneRow(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gemvRowsName names a several-row instance in test names and logs.
+func gemvRowsName(v GemvVariant) string {
+	if v == GemvRowsMMA {
+		return "mma"
+	}
+	return v.Name()
 }
 
 // stepRowsTake is one take of TestBackboneStepRowsMatchTakesAlone: its

@@ -183,6 +183,18 @@ func ChooseGemvRows(rows, cols, nb int) GemvVariant {
 	return GemvVariant{128, 4, 1}
 }
 
+// GemvRowsMMA names the tensor-core instance of the several-row projection
+// (kernels/gemv.cu gemvx_mma_bf16_fast: fast numerics, columns a multiple of
+// 32); it is not a SIMT variant (its fields are not a TPR/ROWS/UNROLL).
+var GemvRowsMMA = GemvVariant{TPR: 0, Rows: 32, Unroll: 0}
+
+// gemvRowsUseMMA says whether a fast projection of nb rows runs on the
+// tensor cores: $PROSCENIUM_GPU_GEMVX=mma (a benchmark's choice, until the
+// step measures it), columns a multiple of 32.
+func gemvRowsUseMMA(rows, cols, nb int) bool {
+	return gemvRowsDefault == "mma" && cols%32 == 0 && nb > 1
+}
+
 // gemvRowsWidth is the compiled row count of an instance for nb rows: the
 // least of GemvRowsWidths at or above nb (0: none).
 func gemvRowsWidth(nb int) int {

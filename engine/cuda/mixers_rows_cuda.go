@@ -29,11 +29,19 @@ type GemvRows struct {
 }
 
 // backboneGemvRows returns g as a backbone projection under the device's
-// numerics (ChooseGemvRows's instance; float64 sums under exact).
+// numerics (ChooseGemvRows's instance; float64 sums under exact; the
+// tensor-core instance under fast where gemvRowsUseMMA says so).
 func (q *Queue) backboneGemvRows(g GemvRows) GemvRows {
 	g.Variant, g.F64 = ChooseGemvRows(g.Rows, g.Cols, g.NB), q.d.Numerics.Exact()
+	if !g.F64 && gemvRowsUseMMA(g.Rows, g.Cols, g.NB) {
+		g.Variant = GemvRowsMMA
+	}
 	return g
 }
+
+// gemvxMMARows is the rows of W a block of gemvx_mma_bf16_fast computes
+// (GEMVX_MMA_TILES tiles of 16).
+const gemvxMMARows = 16 * kernel.GemvxMmaTiles
 
 // GemvRowsBF16 runs g on x [NB rows] into y.
 func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
@@ -43,6 +51,9 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 	}
 	if ys == 0 {
 		ys = g.Rows
+	}
+	if g.Variant == GemvRowsMMA {
+		return q.gemvRowsMMA(g, xs, ys, y, W, x)
 	}
 	width := gemvRowsWidth(g.NB)
 	switch {
@@ -67,6 +78,28 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 	}
 	return kernel.GemvxBF16(q, kernel.GemvxBF16Kernel("gemvx_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+}
+
+// gemvRowsMMA runs g on the tensor cores (gemvx_mma_bf16_fast: fast
+// numerics, up to 8 rows, a multiple of 32 columns).
+func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
+	switch {
+	case g.F64:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: fast numerics only")
+	case g.Rows <= 0 || g.Cols <= 0 || g.Cols%32 != 0:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: %d × %d (columns a multiple of 32)", g.Rows, g.Cols)
+	case g.NB < 1 || g.NB > 8:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: %d rows (1…8)", g.NB)
+	case xs < g.Cols || xs%4 != 0 || ys < g.Rows:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: strides x %d, y %d for %d × %d", xs, ys, g.Rows, g.Cols)
+	}
+	if err := firstErr(checkFits(W, 0, int64(g.Rows)*int64(g.Cols)*2, "bf16 gemv of rows weights"),
+		checkFits(x, 0, (int64(g.NB-1)*int64(xs)+int64(g.Cols))*4, "bf16 gemv of rows x"),
+		checkFits(y, 0, (int64(g.NB-1)*int64(ys)+int64(g.Rows))*4, "bf16 gemv of rows y")); err != nil {
+		return err
+	}
+	return kernel.GemvxMmaBF16Fast(q, [3]int{(g.Rows + gemvxMMARows - 1) / gemvxMMARows, 1, 1}, gemvThreads,
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 }
 
