@@ -142,7 +142,7 @@ func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
 // with each weight read once (kernels/gemv.cu gemvx_*: the B-row step), each
 // compiled for GemvRowsWidths rows at most.
 var (
-	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}, {32, 8, 1}}
+	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}}
 	GemvRowsWidths   = []int{2, 4, 8}
 )
 
@@ -185,14 +185,30 @@ func ChooseGemvRows(rows, cols, nb int) GemvVariant {
 
 // GemvRowsMMA names the tensor-core instance of the several-row projection
 // (kernels/gemv.cu gemvx_mma_bf16_fast: fast numerics, columns a multiple of
-// 32); it is not a SIMT variant (its fields are not a TPR/ROWS/UNROLL).
+// 32; backboneGemvRows takes it where gemvRowsUseMMA says); it is not a SIMT
+// variant (its fields are not a TPR/ROWS/UNROLL).
 var GemvRowsMMA = GemvVariant{TPR: 0, Rows: 32, Unroll: 0}
 
 // gemvRowsUseMMA says whether a fast projection of nb rows runs on the
-// tensor cores: $PROSCENIUM_GPU_GEMVX=mma (a benchmark's choice, until the
-// step measures it), columns a multiple of 32.
+// tensor cores: from 4 rows (the compiled width) for matrices of 8192 rows
+// or more, where TestGemvRowsBandwidth measured it at 3.0–3.7 TB/s whatever
+// the rows (12352 × 2048: 13.8 µs at 4 and 8 rows against the SIMT
+// instances' 18.9 and 28.2 µs; 9216 × 2048: 12.3 against 16.6 and 27.2 µs);
+// its grid has a block per 32 weight rows, too few for shorter matrices
+// (2048 × 4096: 14.5 µs against 7.2 and 12.1). Columns must be a multiple of
+// 32. $PROSCENIUM_GPU_GEMVX=mma takes it for every projection of 2 rows or
+// more, =simt never (benchmarks).
 func gemvRowsUseMMA(rows, cols, nb int) bool {
-	return gemvRowsDefault == "mma" && cols%32 == 0 && nb > 1
+	if cols%32 != 0 || nb < 2 {
+		return false
+	}
+	switch gemvRowsDefault {
+	case "mma":
+		return true
+	case "simt":
+		return false
+	}
+	return rows >= 8192 && gemvRowsWidth(nb) >= 4
 }
 
 // gemvRowsWidth is the compiled row count of an instance for nb rows: the
