@@ -205,3 +205,76 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
             if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
 }
+
+// gemv_rows_x is gemv_rows over nx ≤ NX input rows at once (x row b at
+// x + b·xstride): each 16-byte weight chunk is loaded once for all of them,
+// and acc[b][r] of thread 0 of each group is Σ_c wr[r][c]·x_b[c]. Per (b, r)
+// the arithmetic is gemv_rows' (the same chunks per thread, FMA chain, zero
+// past the end, warp then group sums), so each input row's result has the
+// bits of the one-row GEMV of the same TPR, ROWS and UNROLL: several takes'
+// rows share the weights' reads without changing any take's numbers
+// (engine/cuda Tower.FrameRows). Rows b ≥ nx are left zero.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NX>
+__device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[NX][ROWS], const uint4* (&wr)[ROWS],
+                                            const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
+                                            int nx, int cols) {
+    typedef typename P::Sum Sum;
+    constexpr int WARPS_PER_GROUP = TPR / 32;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int chunks = cols / WT::PER;
+#pragma unroll
+    for (int b = 0; b < NX; b++)
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) acc[b][r] = 0;
+    for (int base = j; base < chunks; base += TPR * UNROLL) {
+        uint4 w[UNROLL][ROWS];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int cc = min(base + u * TPR, chunks - 1);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int c = base + u * TPR, cc = min(c, chunks - 1);
+#pragma unroll
+            for (int b = 0; b < NX; b++) {
+                if (b < nx) {
+                    XChunk<P, WT> xc;
+                    xc.load(reinterpret_cast<const float4*>(x + (size_t)b * xstride), cc);
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++) {
+                        const Sum s = xc.dot(w[u][r], WT::SCALED ? sr[r] + ((cc * WT::PER) >> 7) : nullptr);
+                        acc[b][r] += c < chunks ? s : Sum(0);
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int b = 0; b < NX; b++)
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) acc[b][r] = warp_sum(acc[b][r]);
+    if (WARPS_PER_GROUP > 1) {
+        __shared__ Sum part[GEMV_THREADS / 32][NX][ROWS];
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (lane == 0) {
+#pragma unroll
+            for (int b = 0; b < NX; b++)
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) part[warp][b][r] = acc[b][r];
+        }
+        __syncthreads();
+        if (j == 0) {
+#pragma unroll
+            for (int b = 0; b < NX; b++)
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    Sum s = 0;
+#pragma unroll
+                    for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][b][r];
+                    acc[b][r] = s;
+                }
+        }
+    }
+}

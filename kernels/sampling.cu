@@ -231,7 +231,10 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
 // ctrl->codes[cb] and, when end_index ≥ 0, ctrl->end = (code == end_index).
 // With out not null (a batch of tests): block b draws from logits[b·n…]
 // with frame ctrl->frame + b into out[b], nothing forced, ctrl's codes
-// untouched. Grid: (batch), SAMPLE_THREADS threads.
+// untouched. With out null and a grid of n (Tower.FrameRows), block b
+// draws take b's code: logits[b·n…], control block ctrl[b], its embedding
+// to edst + b·2·width (the take's eh_proj input row). Grid: (batch),
+// SAMPLE_THREADS threads.
 //
 // Selecting the top-k: with WARP_SELECT and top-k ≤ SELECT_K, each warp
 // sorts its threads' first keys, five rounds of pairwise merges (a barrier
@@ -253,7 +256,11 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                                             float eps) {
     pdl_entry();
     logits += (size_t)blockIdx.x * n;
-    const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
+    if (!out) {  // take b's frame row
+        ctrl += blockIdx.x;
+        if (edst) edst += (size_t)blockIdx.x * 2 * width;
+    }
+    const uint32_t frame = (uint32_t)(ctrl->frame + (out ? (int)blockIdx.x : 0));
     __shared__ SampleShared sh;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 

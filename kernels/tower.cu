@@ -43,19 +43,97 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
 }
 
 // ---------------------------------------------------------------------------
+// Several takes' rows (Tower.FrameRows): each kernel below reads every
+// weight once for nx ≤ FRAME_MAX_TAKES input rows, one per take, through
+// gemv_rows_x, whose per-row arithmetic is the one-row GEMV's: row b's
+// outputs have the bits the same take would get alone.
+
+// gemv_rows_body: y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c] for b < nx
+// and the rows of this block's groups (gemv_body's split of rows).
+template <class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_rows_body(float* __restrict__ y, const uint16_t* __restrict__ W,
+                                               const float* __restrict__ x, int xstride, int ystride, int nx,
+                                               int rows, int cols) {
+    constexpr int GROUPS = GEMV_THREADS / TPR;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)min(row0 + r, rows - 1) * cols);
+        sr[r] = nullptr;
+    }
+    pdl_entry();
+    typename P::Sum acc[FRAME_MAX_TAKES][ROWS];
+    gemv_rows_x<BF16Weights, P, TPR, ROWS, UNROLL, FRAME_MAX_TAKES>(acc, wr, sr, x, xstride, nx, cols);
+    if (j == 0) {
+#pragma unroll
+        for (int b = 0; b < FRAME_MAX_TAKES; b++)
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+                if (b < nx && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[b][r];
+    }
+}
+
+// Instances gemv_rows_bf16_t{TPR}r{ROWS}u{UNROLL} (Fast: every tower
+// projection) and gemv_rows_bf16d_… (Exact: the semantic head under exact
+// numerics), at the shapes ChooseGemv gives the tower. Grid: (ceil(rows /
+// (GEMV_THREADS/TPR·ROWS))), GEMV_THREADS.
+#define GEMV_ROWS_X(NAME, P, TPR, ROWS, UNROLL)                                                             \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                          \
+        NAME(float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, \
+             int ystride, int nx, int rows, int cols) {                                                      \
+        gemv_rows_body<P, TPR, ROWS, UNROLL>(y, W, x, xstride, ystride, nx, rows, cols);                     \
+    }
+#define GEMV_ROWS(TPR, ROWS, UNROLL)                                              \
+    GEMV_ROWS_X(gemv_rows_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL) \
+    GEMV_ROWS_X(gemv_rows_bf16d_t##TPR##r##ROWS##u##UNROLL, Exact, TPR, ROWS, UNROLL)
+GEMV_ROWS(128, 2, 2)
+GEMV_ROWS(32, 4, 2)
+
+// tower_gate_up_swiglu over nx rows: out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b),
+// x_b = x + b·cols, each row's values tower_gate_up_swiglu's. Grid:
+// (ceil(rows/2)), TG_THREADS.
+extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu_rows(
+    float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
+    const float* __restrict__ x, int nx, int rows, int cols) {
+    const int group = threadIdx.x / TG_TPR;
+    const int row = blockIdx.x * (TG_THREADS / TG_TPR) + group, rr = min(row, rows - 1);
+    const uint4* wr[2] = {reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols),
+                          reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols)};
+    const float* sr[2] = {nullptr, nullptr};
+    pdl_entry();
+    float acc[FRAME_MAX_TAKES][2];
+    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL, FRAME_MAX_TAKES>(acc, wr, sr, x, cols, nx, cols);
+    if (threadIdx.x % TG_TPR == 0 && row < rows) {
+#pragma unroll
+        for (int b = 0; b < FRAME_MAX_TAKES; b++) {
+            if (b < nx) {
+                const float g = acc[b][0];
+                out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * acc[b][1];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes
 // ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
 // summed in float32 in that order; tables holds the ncb BF16 codebook tables'
 // addresses, entries their sizes. A code out of range (end of speech) writes
 // NaN: no backbone step follows it. The frame's counters step as
 // tower_advance's (1 row, 1 frame): this is the frame's last launch, and it
-// reads neither counter. Grid: (1), 1024 threads.
+// reads neither counter. Block b writes take b's row out + b·width from
+// ctrl[b] (Tower.FrameRows; one take: grid 1). Grid: (takes), 1024 threads.
 extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
                                           const int32_t* __restrict__ sem_tokens,
                                           const unsigned long long* __restrict__ tables,
                                           const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
                                           int width, float div) {
     pdl_entry();
+    ctrl += blockIdx.x;
+    out += (size_t)blockIdx.x * width;
     if (threadIdx.x == 0) {
         ctrl->pos += 1;
         ctrl->frame += 1;

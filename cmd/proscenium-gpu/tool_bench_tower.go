@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"proscenium/engine"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
@@ -28,6 +29,7 @@ func runBenchTower(args []string) error {
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
+	rowsList := fs.String("rows", "", "takes together, comma-separated (1,2,4,8): only the frame of that many takes at once (Tower.FrameRows)")
 	profile := fs.Bool("profile-frame", false, "stop after the first figure and replay one frame graph inside a profiler range, for ncu --profile-from-start off")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,6 +52,27 @@ func runBenchTower(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
+	if *rowsList != "" {
+		rows, err := engine.ParseBatches(*rowsList)
+		if err != nil {
+			return err
+		}
+		res, err := benchTowerRows(dev, cfg, *prefill, *frames, rows)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		fmt.Printf("device: %s\nnumerics: %s\ngeometry: %s\nweights read per frame pass: %.1f MiB\nsettings: %s; %d cache rows per take; %d frames per figure\n",
+			res.Device, numerics, res.Geometry, float64(res.WeightBytes)/(1<<20), res.Settings, res.PrefillRows, res.Frames)
+		for _, r := range res.Rows {
+			fmt.Printf("takes %d: frame %.3f ms (%.3f ms a take), %.0f GB/s of weights, %d launches\n", r.Takes, r.FrameMs, r.PerTakeMs, r.GBps, r.Launches)
+		}
+		return nil
+	}
 	res, err := benchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err

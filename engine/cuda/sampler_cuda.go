@@ -69,15 +69,21 @@ func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) e
 	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch, nil)
 }
 
-// sampleLogits enqueues the draws; emb (one draw, no end index: the end
-// flag it would test is the semantic draw's) may ask for the next layer's
-// embedding half.
+// sampleLogits enqueues the draws; emb (no end index: the end flag it
+// would test is the semantic draw's) may ask for the next layer's embedding
+// half. With out nil, batch draws are the frame rows of take slots 0…batch−1
+// (kernels/sampling.cu): logits [batch, n], control blocks ctrl[batch],
+// embeddings to emb.Dst + b·2·Width floats.
 func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed) error {
 	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
 		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
 	}
+	ctrlBytes := int64(frameCtrlWords * 4)
+	if out == nil { // a frame row per take, each its own control block (Tower.FrameRows)
+		ctrlBytes *= int64(batch)
+	}
 	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
-		checkFits(ctrl, 0, frameCtrlWords*4, "sample control")); err != nil {
+		checkFits(ctrl, 0, ctrlBytes, "sample control")); err != nil {
 		return err
 	}
 	var table, enorm, dst kernel.Ptr
