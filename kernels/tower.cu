@@ -43,79 +43,43 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
 }
 
 // ---------------------------------------------------------------------------
-// Several takes' rows (Tower.FrameRows): each kernel below reads every
-// weight once for nx ≤ FRAME_MAX_TAKES input rows, one per take, through
-// gemv_rows_x, whose per-row arithmetic is the one-row GEMV's: row b's
-// outputs have the bits the same take would get alone.
-
-// gemv_rows_body: y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c] for b < nx
-// and the rows of this block's groups (gemv_body's split of rows).
-template <class P, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_rows_body(float* __restrict__ y, const uint16_t* __restrict__ W,
-                                               const float* __restrict__ x, int xstride, int ystride, int nx,
-                                               int rows, int cols) {
-    constexpr int GROUPS = GEMV_THREADS / TPR;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
-    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
-    const uint4* wr[ROWS];
-    const float* sr[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)min(row0 + r, rows - 1) * cols);
-        sr[r] = nullptr;
-    }
-    pdl_entry();
-    typename P::Sum acc[FRAME_MAX_TAKES][ROWS];
-    gemv_rows_x<BF16Weights, P, TPR, ROWS, UNROLL, FRAME_MAX_TAKES>(acc, wr, sr, x, xstride, nx, cols);
-    if (j == 0) {
-#pragma unroll
-        for (int b = 0; b < FRAME_MAX_TAKES; b++)
-#pragma unroll
-            for (int r = 0; r < ROWS; r++)
-                if (b < nx && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[b][r];
-    }
-}
-
-// Instances gemv_rows_bf16_t{TPR}r{ROWS}u{UNROLL} (Fast: every tower
-// projection) and gemv_rows_bf16d_… (Exact: the semantic head under exact
-// numerics), at the shapes ChooseGemv gives the tower. Grid: (ceil(rows /
-// (GEMV_THREADS/TPR·ROWS))), GEMV_THREADS.
-#define GEMV_ROWS_X(NAME, P, TPR, ROWS, UNROLL)                                                             \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                          \
-        NAME(float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, \
-             int ystride, int nx, int rows, int cols) {                                                      \
-        gemv_rows_body<P, TPR, ROWS, UNROLL>(y, W, x, xstride, ystride, nx, rows, cols);                     \
-    }
-#define GEMV_ROWS(TPR, ROWS, UNROLL)                                              \
-    GEMV_ROWS_X(gemv_rows_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL) \
-    GEMV_ROWS_X(gemv_rows_bf16d_t##TPR##r##ROWS##u##UNROLL, Exact, TPR, ROWS, UNROLL)
-GEMV_ROWS(128, 2, 2)
-GEMV_ROWS(32, 4, 2)
-
-// tower_gate_up_swiglu over nx rows: out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b),
-// x_b = x + b·cols, each row's values tower_gate_up_swiglu's. Grid:
-// (ceil(rows/2)), TG_THREADS.
-extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu_rows(
-    float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
-    const float* __restrict__ x, int nx, int rows, int cols) {
+// Gate and up with SwiGLU over nb ≤ NB rows of several takes (Tower.FrameRows):
+// out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b), x_b = x + b·cols, each
+// weight read once for all rows (gemv_rows_x, gemv.cuh), each row's values
+// tower_gate_up_swiglu's bits. Instances tower_gate_up_swiglu_rows_b{NB}
+// for 2, 4 and 8 rows at most. Grid: (ceil(rows/2)), TG_THREADS.
+template <int NB>
+__device__ __forceinline__ void gate_up_swiglu_rows_body(float* __restrict__ out, const uint16_t* __restrict__ W1,
+                                                         const uint16_t* __restrict__ W3,
+                                                         const float* __restrict__ x, int nb, int rows,
+                                                         int cols) {
     const int group = threadIdx.x / TG_TPR;
     const int row = blockIdx.x * (TG_THREADS / TG_TPR) + group, rr = min(row, rows - 1);
     const uint4* wr[2] = {reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols),
                           reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols)};
     const float* sr[2] = {nullptr, nullptr};
     pdl_entry();
-    float acc[FRAME_MAX_TAKES][2];
-    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL, FRAME_MAX_TAKES>(acc, wr, sr, x, cols, nx, cols);
+    float acc[2][NB];
+    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL, NB>(acc, wr, sr, x, cols, nb, cols);
     if (threadIdx.x % TG_TPR == 0 && row < rows) {
 #pragma unroll
-        for (int b = 0; b < FRAME_MAX_TAKES; b++) {
-            if (b < nx) {
-                const float g = acc[b][0];
-                out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * acc[b][1];
+        for (int b = 0; b < NB; b++) {
+            if (b < nb) {
+                const float g = acc[0][b];
+                out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * acc[1][b];
             }
         }
     }
 }
+#define GATE_UP_ROWS(NB)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(TG_THREADS) tower_gate_up_swiglu_rows_b##NB(                 \
+        float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,            \
+        const float* __restrict__ x, int nb, int rows, int cols) {                                            \
+        gate_up_swiglu_rows_body<NB>(out, W1, W3, x, nb, rows, cols);                                         \
+    }
+GATE_UP_ROWS(2)
+GATE_UP_ROWS(4)
+GATE_UP_ROWS(8)
 
 // ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes
@@ -124,16 +88,12 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
 // addresses, entries their sizes. A code out of range (end of speech) writes
 // NaN: no backbone step follows it. The frame's counters step as
 // tower_advance's (1 row, 1 frame): this is the frame's last launch, and it
-// reads neither counter. Block b writes take b's row out + b·width from
-// ctrl[b] (Tower.FrameRows; one take: grid 1). Grid: (takes), 1024 threads.
-extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
-                                          const int32_t* __restrict__ sem_tokens,
-                                          const unsigned long long* __restrict__ tables,
-                                          const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
-                                          int width, float div) {
-    pdl_entry();
-    ctrl += blockIdx.x;
-    out += (size_t)blockIdx.x * width;
+// reads neither counter.
+__device__ __forceinline__ void feedback_body(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+                                              const int32_t* __restrict__ sem_tokens,
+                                              const unsigned long long* __restrict__ tables,
+                                              const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+                                              int width, float div) {
     if (threadIdx.x == 0) {
         ctrl->pos += 1;
         ctrl->frame += 1;
@@ -168,6 +128,39 @@ extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restr
             if (i <= ncb) s += __int_as_float(v[i] << 16);
         out[c] = s / div;
     }
+}
+
+// One take's feedback row into out from ctrl. Grid: (1), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+                                          const int32_t* __restrict__ sem_tokens,
+                                          const unsigned long long* __restrict__ tables,
+                                          const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+                                          int width, float div) {
+    pdl_entry();
+    feedback_body(out, text_embed, sem_tokens, tables, entries, ctrl, ncb, width, div);
+}
+
+// The feedback rows of n takes (Tower.FrameRows): block b, the take in slot
+// s = slots[b] (slots null: s = b), from ctrl[s] into its row out + s·width
+// (each slot keeps its own row until its next step). Grid: (n), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_feedback_takes(
+    float* __restrict__ out, const uint16_t* __restrict__ text_embed, const int32_t* __restrict__ sem_tokens,
+    const unsigned long long* __restrict__ tables, const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+    int width, float div, const int32_t* __restrict__ slots) {
+    pdl_entry();
+    const int s = slots ? slots[blockIdx.x] : (int)blockIdx.x;
+    feedback_body(out + (size_t)s * width, text_embed, sem_tokens, tables, entries, ctrl + s, ncb, width, div);
+}
+
+// Rows of float32 gathered by slot: dst[b] = src[slots[b]] (width floats
+// each; a batched frame's backbone input rows from the takes' feedback
+// rows). Grid: (n).
+extern "C" __global__ void tower_gather_rows(float* __restrict__ dst, const float* __restrict__ src,
+                                             const int32_t* __restrict__ slots, int width) {
+    pdl_entry();
+    const float* s = src + (size_t)slots[blockIdx.x] * width;
+    float* d = dst + (size_t)blockIdx.x * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
 }
 
 // ---------------------------------------------------------------------------

@@ -92,7 +92,7 @@ func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int,
 		}
 		var graph *cuda.Graph
 		if err := d.Run(func(q *cuda.Queue) (err error) {
-			graph, err = q.Capture(func(q *cuda.Queue) error { return tw.FrameRows(q, cuda.Whole(hidden), n) })
+			graph, err = q.Capture(func(q *cuda.Queue) error { return tw.FrameRows(q, cuda.Whole(hidden), n, cuda.Tensor{}) })
 			return err
 		}); err != nil {
 			return nil, err

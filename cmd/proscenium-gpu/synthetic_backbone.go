@@ -27,6 +27,12 @@ var synthGrid = [3]int{4096, 1, 1}
 // generated in pinned host memory. Only what the backbone takes is admitted
 // here.
 func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64, frames bool, codecBytes int64) (*cuda.Backbone, error) {
+	return syntheticBackboneSlots(d, cfg, capacity, 1, seed, frames, codecBytes)
+}
+
+// syntheticBackboneSlots is syntheticBackbone with the states of slots takes
+// (cuda.PlanBackboneSlots: the B-row step).
+func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots int, seed uint64, frames bool, codecBytes int64) (*cuda.Backbone, error) {
 	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
@@ -35,7 +41,7 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
+	need, plan, err := cuda.BackboneSlotsBytes(cfg, layout, capacity, slots)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -296,24 +295,26 @@ func (t *Tower) ReadResult(pinned *Block) FrameResult {
 	return decodeFrameResult(words, len(t.g.Entries))
 }
 
-// FrameRowsResultBytes is the pinned memory CopyResultRows of n slots needs.
-func FrameRowsResultBytes(n int) int64 { return int64(n) * frameCtrlWords * 4 }
+// FrameRowsResultBytes is the pinned memory CopyResultRows of a tower of
+// takes slots needs.
+func FrameRowsResultBytes(takes int) int64 { return int64(takes) * frameCtrlWords * 4 }
 
-// CopyResultRows enqueues the copy of slots 0…n−1's control blocks (their
-// results among them) into pinned host memory, for ReadResultRow: a
-// batched frame's one device-to-host transfer, capturable with it.
-func (t *Tower) CopyResultRows(q *Queue, pinned *Block, n int) error {
-	bytes := FrameRowsResultBytes(n)
-	if t.view || n < 1 || n > t.takes {
-		return fmt.Errorf("cuda tower: the results of %d takes on a tower of %d slots", n, t.takes)
+// CopyResultRows enqueues the copy of every slot's control block (its
+// result among it) into pinned host memory, for ReadResultRow: a batched
+// frame's one device-to-host transfer, capturable with it.
+func (t *Tower) CopyResultRows(q *Queue, pinned *Block) error {
+	bytes := FrameRowsResultBytes(t.takes)
+	if t.view {
+		return fmt.Errorf("cuda tower: the results of every slot are the whole tower's")
 	}
 	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < bytes {
-		return fmt.Errorf("cuda tower: the results of %d takes need %d bytes of pinned host memory", n, bytes)
+		return fmt.Errorf("cuda tower: the results of %d take slots need %d bytes of pinned host memory", t.takes, bytes)
 	}
 	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr), bytes, q.Stream())
 }
 
-// ReadResultRow decodes slot b's result from a CopyResultRows copy.
+// ReadResultRow decodes slot b's result from a CopyResultRows copy (after
+// the stream passed it).
 func (t *Tower) ReadResultRow(pinned *Block, b int) FrameResult {
 	words := unsafe.Slice((*uint32)(pinned.Host), (b+1)*frameCtrlWords)
 	return decodeFrameResult(words[b*frameCtrlWords+fcCodes:], len(t.g.Entries))
@@ -348,7 +349,7 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 			if li == t.layers()-1 {
 				next = nil
 			}
-			if err := t.layer(q, li, m, in, next); err != nil {
+			if err := t.layer(q, li, m, in, next, frameRows{}); err != nil {
 				return err
 			}
 			in = ehInput{mode: ehMade}
@@ -368,27 +369,45 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 // and argument is the same for every frame: the launches can be captured
 // once (Queue.Capture) and replayed. Rows past MaxRows are not written; the
 // result's error bits say so (rows are counted on the device only).
-func (t *Tower) Frame(q *Queue, hidden Tensor) error { return t.frame(q, hidden, 1) }
+func (t *Tower) Frame(q *Queue, hidden Tensor) error { return t.frame(q, hidden, 1, frameRows{}) }
 
-// FrameRows enqueues one frame of each of take slots 0…n−1 (1 ≤ n ≤
-// Takes), hidden holding their backbone rows [n, Dim]: Frame's launches,
-// each over n rows with every weight read once for all of them (the B-row
-// GEMVs, kernels/tower.cu), row b drawing with slot b's settings and
-// counters on slot b's caches. Each slot's codes, logits and feedback row
-// are those Frame gives that take alone, bit for bit (TestTowerFrameRows).
-// n = 1 is Frame of slot 0. A slot below n whose take ended runs too (its
-// results unread). Capturable as Frame is, one graph per n.
-func (t *Tower) FrameRows(q *Queue, hidden Tensor, n int) error {
+// FrameRows enqueues one frame of each of n takes (1 ≤ n ≤ Takes): row
+// b is the take in slot slots[b] (slots: int32 [n] on the device, distinct,
+// read when the launches run, so one captured graph per n serves any
+// choice; a zero Tensor: slot b), hidden holds the rows' backbone states
+// [n, Dim]. Frame's launches, each over the n rows with every weight read
+// once for all of them (gemvx_*, tower_gate_up_swiglu_rows_*), each row
+// drawing with its slot's settings and counters on its slot's caches; the
+// slot's codes, end flag and errors land in its control block, its
+// feedback row in its FeedbackRow (Slot). Each take's codes, logits and
+// feedback row are those Frame gives it alone, bit for bit
+// (TestTowerFrameRows); the logits are row b's of SemanticLogits and
+// ResidualLogits (the slot's when slots is zero).
+func (t *Tower) FrameRows(q *Queue, hidden Tensor, n int, slots Tensor) error {
 	if t.view || n < 1 || n > t.takes {
 		return fmt.Errorf("cuda tower: a frame of %d takes on a tower of %d slots", n, t.takes)
 	}
-	return t.frame(q, hidden, n)
+	rows := frameRows{byTake: true}
+	if slots.Block != nil {
+		if err := slots.fits(int64(n)*4, "tower frame slots"); err != nil {
+			return err
+		}
+		rows.slots = tPtr(slots)
+	}
+	return t.frame(q, hidden, n, rows)
 }
 
-// frame is Frame (n = 1) or FrameRows (n > 1: the rows are take slots').
-func (t *Tower) frame(q *Queue, hidden Tensor, n int) error {
+// frameRows says what a frame's rows are: one take's (Frame, Prefill), or
+// with byTake each row another take's, row b in slot slots[b] (0: slot b).
+type frameRows struct {
+	byTake bool
+	slots  kernel.Ptr
+}
+
+// frame is Frame (one take) or FrameRows.
+func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	g := &t.g
-	byTake := n > 1
+	byTake := rows.byTake
 	row, err := hidden.view(int64(n)*int64(g.Dim)*4, "tower hidden rows")
 	if err != nil {
 		return err
@@ -409,7 +428,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int) error {
 			return err
 		}
 	}
-	if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil); err != nil {
+	if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
 		return err
 	}
 	// Each layer's eh_proj input is made by the launch before it: the first
@@ -430,7 +449,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int) error {
 		default: // the next layer embeds code j, drawn below
 			next = &ehInput{mode: ehByDraw}
 		}
-		if err := t.layer(q, li, n, in, next, byTake); err != nil {
+		if err := t.layer(q, li, n, in, next, rows); err != nil {
 			return err
 		}
 		in = ehInput{mode: ehMade}
@@ -445,12 +464,15 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int) error {
 			emb = &drawEmbed{Table: t.w.Codebooks[j], Entries: g.Entries[j], ENorm: t.layerTensors(li + 1).ENorm,
 				Dst: devPtr(t.cat), Width: g.Dim, Eps: g.Eps}
 		}
-		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, n, emb); err != nil {
+		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, n, emb, rows.slots); err != nil {
 			return err
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
-	if err := kernel.TowerFeedback(q, [3]int{n, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div); err != nil {
+	if byTake {
+		return kernel.TowerFeedbackTakes(q, [3]int{n, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div, rows.slots)
+	}
+	if err := kernel.TowerFeedback(q, [3]int{1, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div); err != nil {
 		return err // tower_feedback also steps the counters (1 row, 1 frame)
 	}
 	return nil
@@ -491,33 +513,20 @@ func (t *Tower) projectRows(q *Queue, byTake bool, W Tensor, rows, cols, n int, 
 }
 
 // gemvRows enqueues y[b] = W·x[b] for n ≤ TowerMaxTakes rows of x ([n,
-// cols] from x, into y [n, rows]) reading W once (gemv_rows_bf16_*,
-// kernels/tower.cu; exact: the float64 instances of the semantic head under
-// exact numerics), on the instance the one-row GEMV of the shape runs, so
-// each row's values are its bits.
+// cols] from x, into y [n, rows]) reading W once (Queue.GemvRowsBF16,
+// kernels/gemv.cu gemvx_*; exact: the float64 instances, the semantic head
+// under exact numerics), on the instance the one-row GEMV of the shape
+// runs, so each row's values are its bits.
 func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Block, exact bool) error {
-	v := t.gemvVariant(rows, cols, 1)
-	if n < 1 || n > TowerMaxTakes || cols%8 != 0 || v.TPR < 32 || gemvThreads%v.TPR != 0 {
-		return fmt.Errorf("cuda tower: B-row gemv of %d rows, [%d, %d] on %s", n, rows, cols, v.Name())
-	}
-	if err := firstErr(W.fits(int64(rows)*int64(cols)*2, "B-row gemv weights"),
-		x.fits(int64(n)*int64(cols)*4, "B-row gemv x"), checkFits(y, 0, int64(n)*int64(rows)*4, "B-row gemv y")); err != nil {
+	wb, err := W.view(int64(rows)*int64(cols)*2, "B-row gemv weights")
+	if err != nil {
 		return err
 	}
-	blocks, _ := v.Grid(rows)
-	grid := [3]int{blocks, 1, 1}
-	if exact {
-		k := kernel.GemvRowsBF16dKernel("gemv_rows_bf16d_" + v.Name())
-		if !slices.Contains(kernel.GemvRowsBF16dKernels, k) {
-			return fmt.Errorf("cuda tower: no B-row gemv instance %s", k)
-		}
-		return kernel.GemvRowsBF16d(q, k, grid, gemvThreads, devPtr(y), tPtr(W), tPtr(x), cols, rows, n, rows, cols)
+	xb, err := x.view(int64(n)*int64(cols)*4, "B-row gemv x")
+	if err != nil {
+		return err
 	}
-	k := kernel.GemvRowsBF16Kernel("gemv_rows_bf16_" + v.Name())
-	if !slices.Contains(kernel.GemvRowsBF16Kernels, k) {
-		return fmt.Errorf("cuda tower: no B-row gemv instance %s", k)
-	}
-	return kernel.GemvRowsBF16(q, k, grid, gemvThreads, devPtr(y), tPtr(W), tPtr(x), cols, rows, n, rows, cols)
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.gemvVariant(rows, cols, 1), F64: exact}, y, wb, xb)
 }
 
 // gateUpRows is gateUp over n takes' rows: with the frame's gate·up fusion
@@ -529,7 +538,12 @@ func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 		if err := firstErr(lw.W1.fits(int64(F)*int64(D)*2, "gate weights"), lw.W3.fits(int64(F)*int64(D)*2, "up weights")); err != nil {
 			return fmt.Errorf("cuda tower: tower_gate_up_swiglu_rows: %w", err)
 		}
-		return kernel.TowerGateUpSwiGLURows(q, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
+		width := gemvRowsWidth(n)
+		if width == 0 {
+			return fmt.Errorf("cuda tower: gate·up of %d rows", n)
+		}
+		k := kernel.TowerGateUpSwiGLURowsKernel(fmt.Sprintf("tower_gate_up_swiglu_rows_b%d", width))
+		return kernel.TowerGateUpSwiGLURows(q, k, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
 	}
 	if err := firstErr(t.gemvRows(q, lw.W1, F, D, n, Whole(t.normed), t.gate, false), t.gemvRows(q, lw.W3, F, D, n, Whole(t.normed), t.up, false)); err != nil {
 		return err
@@ -571,7 +585,7 @@ type ehInput struct {
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
 // input of layer li+1 made as next says: tower_out_eh's emode 0 text, 1 a
 // code, 2 left to the draw.
-func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
+func (t *Tower) outEH(q *Queue, li, n int, next *ehInput, slots kernel.Ptr) error {
 	emode, table := 0, kernel.Ptr(0)
 	switch next.mode {
 	case ehCode:
@@ -580,9 +594,10 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
 		emode = 2
 	}
 	g := &t.g
-	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(t.h), devPtr(t.x), devPtr(t.mixed),
-		tPtr(t.layerTensors(li).OutNorm), devPtr(t.cat), emode, table, devPtr(t.ctrl), next.slot, next.entries,
-		tPtr(t.layerTensors(li+1).ENorm), tPtr(t.layerTensors(li+1).HNorm), g.Dim, g.Eps)
+	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, kernel.TowerOutEHArgs{H: devPtr(t.h), X: devPtr(t.x),
+		Add: devPtr(t.mixed), OutW: tPtr(t.layerTensors(li).OutNorm), Cat: devPtr(t.cat), Emode: emode, Table: table,
+		Ctrl: devPtr(t.ctrl), CodeSlot: next.slot, Entries: next.entries, Enorm: tPtr(t.layerTensors(li + 1).ENorm),
+		Hnorm: tPtr(t.layerTensors(li + 1).HNorm), Width: g.Dim, Eps: g.Eps, Slots: slots})
 }
 
 // layer enqueues tower layer li over n rows at positions ctrl.pos…, its
@@ -593,11 +608,10 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
 // (a frame) turns and caches its key in the attention launch
 // (tower_attend_rope); prefill rows take tower_rope_append first, since
 // rows of one launch read each other's keys.
-//
-// takes: the n rows are frame rows of take slots 0…n−1 (FrameRows): the
+// With rows.byTake the n rows are frame rows of takes (FrameRows): the
 // B-row GEMVs, each row's attention on its own slot's caches.
-func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...bool) error {
-	byTake := len(takes) > 0 && takes[0]
+func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frameRows) error {
+	byTake := rows.byTake
 	g := &t.g
 	lw := t.layerTensors(li)
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
@@ -609,7 +623,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...b
 	cosT := devPtr(t.rope)
 	sinT := cosT.Add(int64(t.opt.MaxRows*half) * 4)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	rows := [3]int{n, 1, 1}
+	grid := [3]int{n, 1, 1}
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
@@ -620,7 +634,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...b
 			if in.mode == ehCode {
 				table = tPtr(in.table)
 			}
-			return kernel.TowerEHInput(q, rows, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps)
+			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
 		func() error { return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x) },
 		func() error { return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n) },
@@ -630,7 +644,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...b
 				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
-					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4})
+					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots})
 			}
 			if n == 1 {
 				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeArgs{
@@ -638,7 +652,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...b
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows})
 			}
-			if err := kernel.TowerRopeAppend(q, rows, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
+			if err := kernel.TowerRopeAppend(q, grid, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
 				return err
 			}
 			return kernel.TowerAttend(q, attnGrid, towerAttnThreads, devPtr(t.attn), devPtr(t.qkv), kc, vc, devPtr(t.ctrl), devPtr(t.attnPart), devPtr(t.attnCount), nh, nkv, hd, scale, t.opt.MaxRows)
@@ -656,7 +670,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, takes ...b
 			if next == nil {
 				return t.addNorm(q, t.h, devPtr(t.mixed), lw.OutNorm, n)
 			}
-			return t.outEH(q, li, n, next)
+			return t.outEH(q, li, n, next, rows.slots)
 		},
 	)
 }

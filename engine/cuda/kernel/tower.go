@@ -20,55 +20,26 @@ func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, r
 	return q.Launch("tower_gate_up_swiglu", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
-// GemvRowsBF16Kernel is one of the gemv_rows_bf16_* instances of kernels/tower.cu, which share one signature.
-type GemvRowsBF16Kernel string
+// TowerGateUpSwiGLURowsKernel is one of the tower_gate_up_swiglu_rows_* instances of kernels/tower.cu, which share one signature.
+type TowerGateUpSwiGLURowsKernel string
 
-// The gemv_rows_bf16 instances.
+// The tower_gate_up_swiglu_rows instances.
 const (
-	GemvRowsBF16T128r2u2 GemvRowsBF16Kernel = "gemv_rows_bf16_t128r2u2"
-	GemvRowsBF16T32r4u2  GemvRowsBF16Kernel = "gemv_rows_bf16_t32r4u2"
+	TowerGateUpSwiGLURowsB2 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b2"
+	TowerGateUpSwiGLURowsB4 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b4"
+	TowerGateUpSwiGLURowsB8 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b8"
 )
 
-// GemvRowsBF16Kernels lists the gemv_rows_bf16 instances in source order.
-var GemvRowsBF16Kernels = []GemvRowsBF16Kernel{GemvRowsBF16T128r2u2, GemvRowsBF16T32r4u2}
-
-// GemvRowsBF16 enqueues kernels/tower.cu's
-//
-//	gemv_rows_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nx, int rows, int cols)
-//
-// on q with grid blocks of block threads.
-func GemvRowsBF16(q Launcher, k GemvRowsBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nx, rows, cols int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nx))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
-}
-
-// GemvRowsBF16dKernel is one of the gemv_rows_bf16d_* instances of kernels/tower.cu, which share one signature.
-type GemvRowsBF16dKernel string
-
-// The gemv_rows_bf16d instances.
-const (
-	GemvRowsBF16dT128r2u2 GemvRowsBF16dKernel = "gemv_rows_bf16d_t128r2u2"
-	GemvRowsBF16dT32r4u2  GemvRowsBF16dKernel = "gemv_rows_bf16d_t32r4u2"
-)
-
-// GemvRowsBF16dKernels lists the gemv_rows_bf16d instances in source order.
-var GemvRowsBF16dKernels = []GemvRowsBF16dKernel{GemvRowsBF16dT128r2u2, GemvRowsBF16dT32r4u2}
-
-// GemvRowsBF16d enqueues kernels/tower.cu's
-//
-//	gemv_rows_bf16d_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nx, int rows, int cols)
-//
-// on q with grid blocks of block threads.
-func GemvRowsBF16d(q Launcher, k GemvRowsBF16dKernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nx, rows, cols int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nx))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
-}
+// TowerGateUpSwiGLURowsKernels lists the tower_gate_up_swiglu_rows instances in source order.
+var TowerGateUpSwiGLURowsKernels = []TowerGateUpSwiGLURowsKernel{TowerGateUpSwiGLURowsB2, TowerGateUpSwiGLURowsB4, TowerGateUpSwiGLURowsB8}
 
 // TowerGateUpSwiGLURows enqueues kernels/tower.cu's
 //
-//	tower_gate_up_swiglu_rows(float* out, uint16_t* W1, uint16_t* W3, float* x, int nx, int rows, int cols)
+//	tower_gate_up_swiglu_rows_*(float* out, uint16_t* W1, uint16_t* W3, float* x, int nb, int rows, int cols)
 //
 // on q with grid blocks of block threads.
-func TowerGateUpSwiGLURows(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, nx, rows, cols int) error {
-	return q.Launch("tower_gate_up_swiglu_rows", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nx))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func TowerGateUpSwiGLURows(q Launcher, k TowerGateUpSwiGLURowsKernel, grid [3]int, block int, out, w1, w3, x Ptr, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
 // TowerFeedback enqueues kernels/tower.cu's
@@ -78,6 +49,24 @@ func TowerGateUpSwiGLURows(q Launcher, grid [3]int, block int, out, w1, w3, x Pt
 // on q with grid blocks of block threads.
 func TowerFeedback(q Launcher, grid [3]int, block int, out, textEmbed, semTokens, tables, entries, ctrl Ptr, ncb, width int, div float32) error {
 	return q.Launch("tower_feedback", grid, block, uint64(out), uint64(textEmbed), uint64(semTokens), uint64(tables), uint64(entries), uint64(ctrl), uint64(uint32(int32(ncb))), uint64(uint32(int32(width))), uint64(math.Float32bits(div)))
+}
+
+// TowerFeedbackTakes enqueues kernels/tower.cu's
+//
+//	tower_feedback_takes(float* out, uint16_t* text_embed, int32_t* sem_tokens, unsigned long long* tables, int32_t* entries, FrameControl* ctrl, int ncb, int width, float div, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func TowerFeedbackTakes(q Launcher, grid [3]int, block int, out, textEmbed, semTokens, tables, entries, ctrl Ptr, ncb, width int, div float32, slots Ptr) error {
+	return q.Launch("tower_feedback_takes", grid, block, uint64(out), uint64(textEmbed), uint64(semTokens), uint64(tables), uint64(entries), uint64(ctrl), uint64(uint32(int32(ncb))), uint64(uint32(int32(width))), uint64(math.Float32bits(div)), uint64(slots))
+}
+
+// TowerGatherRows enqueues kernels/tower.cu's
+//
+//	tower_gather_rows(float* dst, float* src, int32_t* slots, int width)
+//
+// on q with grid blocks of block threads.
+func TowerGatherRows(q Launcher, grid [3]int, block int, dst, src, slots Ptr, width int) error {
+	return q.Launch("tower_gather_rows", grid, block, uint64(dst), uint64(src), uint64(slots), uint64(uint32(int32(width))))
 }
 
 // TowerAdvance enqueues kernels/tower.cu's
