@@ -74,11 +74,19 @@ func TowerTakesStateBytes(g TowerGeometry, maxRows, prefillChunk, takes int) int
 // codec's weights and stream are apart (CodecBytes, on the GPU side), as is
 // the frame result's pinned host memory.
 func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
+	return FramesSlotsBytes(cfg, layout, capacity, 1)
+}
+
+// FramesSlotsBytes is FramesBytes of frames whose backbone and tower hold
+// slots takes' states (FramesOptions.Batched: TakeFrames): the weights once,
+// the backbone's plan of slots (PlanBackboneSlots), the tower of slots
+// (TowerTakesStateBytes), one prompt's scratch (takes begin one at a time).
+func FramesSlotsBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots int) (int64, *BackbonePlan, error) {
 	capacity = framesCapacity(capacity)
 	if len(layout.Experts) == 0 {
 		return 0, nil, fmt.Errorf("gpu backbone: no layers")
 	}
-	plan, err := PlanBackbone(cfg, layout.Experts[0], capacity)
+	plan, err := PlanBackboneSlots(cfg, layout.Experts[0], capacity, slots)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,7 +94,7 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 	if err != nil {
 		return 0, nil, err
 	}
-	tw := TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
+	tw := TowerTakesStateBytes(g, min(capacity, TowerMaxRows), 0, slots)
 	layers := int64(g.SharedLayers + g.ResidualLayers())
 	extras := layers*5*int64(g.Dim)*4 + int64(g.Entries[0]+1)*int64(g.Dim)*2 + int64(g.Entries[0]+1)*4 + (layers*5+2)*256
 	return layout.Bytes + plan.Bytes + tw + extras + PromptScratchBytes(capacity, cfg.Text.HiddenSize), plan, nil

@@ -202,6 +202,17 @@ func (t *Tower) Slot(s int) *Tower {
 	return &v
 }
 
+// gatherRows enqueues dst[b] = src[slots[b]] for n rows of Dim floats
+// (slots: int32 [n] on the device).
+func (t *Tower) gatherRows(q *Queue, dst Tensor, src *Block, slots Tensor, n int) error {
+	D := int64(t.g.Dim)
+	if err := firstErr(dst.fits(int64(n)*D*4, "gathered rows"), checkFits(src, 0, int64(t.takes)*D*4, "rows by slot"),
+		slots.fits(int64(n)*4, "row slots")); err != nil {
+		return err
+	}
+	return kernel.TowerGatherRows(q, [3]int{n, 1, 1}, elementwiseThreads, tPtr(dst), devPtr(src), tPtr(slots), t.g.Dim)
+}
+
 // subBlock is bytes of b from off, never freed.
 func subBlock(b *Block, off, bytes int64) *Block {
 	return &Block{Kind: b.Kind, Ptr: b.Ptr + uintptr(off), Bytes: bytes}
