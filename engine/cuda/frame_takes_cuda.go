@@ -42,7 +42,8 @@ type TakeFrames struct {
 	slots   []*Frames             // slot s's one-take view, made at its first take
 	live    map[drama3.TakeID]int // take → slot
 	free    []int                 // free slots, lowest last (popped first)
-	first   map[int]FrameResult   // a begun take's frame 0, made with its prefill
+	made    map[int]FrameResult   // a take's next frame made already: frame 0 with its prefill, or the frame launched ahead
+	ahead   int                   // the slot whose next frame is in flight (−1: none)
 	graphs  map[int]*Graph        // the step of n takes
 	pinned  *Block                // every slot's control block after a step
 	rowHost *Block                // pinned int32 [MaxStepRows]: the step's rows' slots
@@ -66,7 +67,7 @@ func NewTakeFrames(f *Frames) (*TakeFrames, error) {
 		return nil, fmt.Errorf("cuda frames: no take slots")
 	}
 	s := &TakeFrames{f: f, d: f.d, slots: make([]*Frames, n), live: map[drama3.TakeID]int{},
-		first: map[int]FrameResult{}, graphs: map[int]*Graph{}}
+		made: map[int]FrameResult{}, ahead: -1, graphs: map[int]*Graph{}}
 	for i := n - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
 	}
@@ -140,6 +141,9 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 	if len(s.free) == 0 {
 		return fmt.Errorf("take set: %d takes are live, the most it holds", len(s.live))
 	}
+	if err := s.settle(); err != nil {
+		return err
+	}
 	i := s.free[len(s.free)-1]
 	v, err := s.slotFrames(i)
 	if err != nil {
@@ -165,17 +169,22 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 		s.setFault(err)
 		return err
 	}
-	s.first[i] = v.tower.ReadResult(v.pinned)
+	s.made[i] = v.tower.ReadResult(v.pinned)
 	s.free = s.free[:len(s.free)-1]
 	s.live[id] = i
 	return nil
 }
 
 // Step implements drama3.TakeSet: a take's first frame is the one its
-// Begin made; the others' next frames are one graph of them all.
+// Begin made; the others' next frames are one graph of them all, or, for
+// one take, its own frame graph (the one-take path: B = 1 pays nothing for
+// the batch), launched ahead of the next Step while it is the only take.
 func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	if s.closed {
 		return fmt.Errorf("take set: closed")
+	}
+	if err := s.settle(); err != nil {
+		return err
 	}
 	var rows []int  // slots stepped, in row order
 	var which []int // their index in frames
@@ -186,8 +195,8 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 			tf.Err = fmt.Errorf("take set: take %d is not live", tf.ID)
 			continue
 		}
-		if res, ok := s.first[slot]; ok {
-			delete(s.first, slot)
+		if res, ok := s.made[slot]; ok {
+			delete(s.made, slot)
 			s.deliver(tf, slot, res)
 			continue
 		}
@@ -206,6 +215,9 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	if len(rows) == 1 {
+		return s.stepAlone(&frames[which[0]], rows[0])
+	}
 	if err := s.step(rows); err != nil {
 		s.setFault(err)
 		for _, v := range s.slots {
@@ -218,6 +230,53 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	for k, slot := range rows {
 		s.deliver(&frames[which[k]], slot, s.f.tower.ReadResultRow(s.pinned, slot))
 	}
+	return nil
+}
+
+// stepAlone makes the next frame of the take in slot, stepped alone: its
+// own frame graph (Frames.launch: the feedback row, the one-row backbone
+// step on its slot, the tower frame), and, when it is the only live take
+// and Pipeline is on, launches its frame after that before returning.
+func (s *TakeFrames) stepAlone(tf *drama3.TakeFrame, slot int) error {
+	v := s.slots[slot]
+	if err := s.f.bb.UseSlot(slot); err != nil {
+		return err
+	}
+	if err := v.launch(); err != nil {
+		s.setFault(err)
+		return err
+	}
+	if err := s.d.Sync(); err != nil {
+		v.begun = false
+		s.setFault(err)
+		return err
+	}
+	s.deliver(tf, slot, v.tower.ReadResult(v.pinned))
+	if s.f.opt.Pipeline && len(s.live) == 1 && tf.Err == nil && !tf.End && v.begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity {
+		if err := v.launch(); err != nil {
+			s.setFault(err)
+			return nil // this frame is made; the next Step fails the take
+		}
+		s.ahead = slot
+	}
+	return nil
+}
+
+// settle waits for a frame launched ahead and keeps its result for the
+// take's next Step.
+func (s *TakeFrames) settle() error {
+	if s.ahead < 0 {
+		return nil
+	}
+	slot := s.ahead
+	s.ahead = -1
+	v := s.slots[slot]
+	if err := s.d.Sync(); err != nil {
+		v.begun = false
+		s.setFault(err)
+		return err
+	}
+	s.made[slot] = v.tower.ReadResult(v.pinned)
 	return nil
 }
 
@@ -357,7 +416,10 @@ func (s *TakeFrames) End(id drama3.TakeID) {
 		return
 	}
 	delete(s.live, id)
-	delete(s.first, slot)
+	if s.ahead == slot {
+		s.settle()
+	}
+	delete(s.made, slot)
 	if v := s.slots[slot]; v != nil {
 		v.begun = false
 		if v.decoding != nil { // a chunk left on the codec: wait for it before the slot's next take
@@ -377,14 +439,20 @@ func (s *TakeFrames) Close() error {
 	if s.closed {
 		return nil
 	}
+	s.settle()
 	s.closed = true
 	s.d.Do(func() error {
 		for _, g := range s.graphs {
 			g.Destroy()
 		}
 		for _, v := range s.slots {
-			if v != nil && v.first != nil {
-				v.first.Destroy()
+			if v == nil {
+				continue
+			}
+			for _, g := range []*Graph{v.first, v.next} {
+				if g != nil {
+					g.Destroy()
+				}
 			}
 		}
 		return nil

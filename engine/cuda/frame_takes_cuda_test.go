@@ -95,7 +95,7 @@ func testTakeFrames(t *testing.T, dir string) {
 		want[i] = frames
 	}
 
-	f, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, Takes: slots, Batched: true}, nil)
+	f, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, Takes: slots, Batched: true, Pipeline: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
