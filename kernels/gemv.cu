@@ -96,7 +96,8 @@ GEMV_FP8(128, 4, 2)
 
 // Instances gemvx_{bf16,bf16d}_t{TPR}r{ROWS}u{UNROLL}b{NB}: the one-row
 // choices of ChooseGemv (t128r2u2 for 2048 and 4096 columns, t32r4u2 for
-// 512) and t128r4u1 (x chunks reused over more rows), for 2, 4 and 8 rows.
+// 512) and others that reuse each x chunk over 4 rows (fewer x loads per
+// weight byte), for 2, 4 and 8 rows; TestGemvRowsBandwidth times them.
 GEMV_ROWS_BF16(128, 2, 2, 2)
 GEMV_ROWS_BF16(128, 2, 2, 4)
 GEMV_ROWS_BF16(128, 2, 2, 8)
@@ -106,3 +107,9 @@ GEMV_ROWS_BF16(128, 4, 1, 8)
 GEMV_ROWS_BF16(32, 4, 2, 2)
 GEMV_ROWS_BF16(32, 4, 2, 4)
 GEMV_ROWS_BF16(32, 4, 2, 8)
+GEMV_ROWS_BF16(64, 4, 1, 2)
+GEMV_ROWS_BF16(64, 4, 1, 4)
+GEMV_ROWS_BF16(64, 4, 1, 8)
+GEMV_ROWS_BF16(256, 4, 1, 2)
+GEMV_ROWS_BF16(256, 4, 1, 4)
+GEMV_ROWS_BF16(256, 4, 1, 8)

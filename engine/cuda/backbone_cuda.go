@@ -521,6 +521,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		xw = b.W.Stage
 	}
+	sharedDone := n == 1 // the shared expert's down projection ran with the routed ones
 	path := b.Experts
 	if b.rows.capturing {
 		path = b.rows.Experts
@@ -544,6 +545,22 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
+	case b.rows.capturing && path == ExpertsGEMV:
+		// A B-row step: as a step, the rows' pairs through one gathered
+		// gate·up GEMV, then every row's down projections and shared expert
+		// in one launch (MoEDownRows).
+		xrep := view(p.XRep, nk*p.Hp*4)
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
+			return err
+		}
+		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
+			return err
+		}
+		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
+		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n); err != nil {
+			return err
+		}
+		sharedDone = true
 	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
 		// grouped float64 GEMMs, each used expert's weights read once.
@@ -625,11 +642,13 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 	}
-	if n > 1 && b.rows.capturing {
+	switch {
+	case sharedDone:
+	case b.rows.capturing:
 		if err := q.rowsProjection(b.t(p.YS), p.H, 0, L.sharedDown, b.t(p.HidS), p.Is, n, p.H, p.Is); err != nil {
 			return err
 		}
-	} else if n > 1 {
+	default:
 		if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
 			return err
 		}

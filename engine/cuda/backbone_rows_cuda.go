@@ -117,7 +117,8 @@ func (b *Backbone) UseSlot(s int) error {
 }
 
 // ResetSlot forgets slot s's rows (a take ended; the slot takes a new one):
-// its states to zero, its position 0. The other slots keep theirs.
+// its states to zero, its position 0; the other slots keep theirs. With one
+// slot it is Reset.
 func (b *Backbone) ResetSlot(s int) error {
 	if s < 0 || s >= b.Slots() {
 		return fmt.Errorf("backbone: slot %d of %d", s, b.Slots())
@@ -130,8 +131,42 @@ func (b *Backbone) ResetSlot(s int) error {
 		if err := q.ZeroTensor(b.t(int64(s)*b.Plan.SlotBytes), b.Plan.SlotBytes); err != nil {
 			return err
 		}
+		// The fused step's counters are zero between launches; Reset zeroes
+		// them too, and so does this (no launch runs now).
+		if err := q.ZeroTensor(b.t(b.Plan.Counters), int64(4*b.Plan.CounterWords())); err != nil {
+			return err
+		}
 		return q.ZeroTensor(b.t(b.Plan.Pos+4*int64(s)), 4)
 	})
+}
+
+// SetLen says the slot the one-take calls address holds rows rows (its
+// states were restored from elsewhere, a voice prefix): its position on the
+// device and the host's count.
+func (b *Backbone) SetLen(rows int) error {
+	if rows < 0 || rows > b.Plan.Capacity {
+		return fmt.Errorf("backbone: %d rows (the context limit is %d)", rows, b.Plan.Capacity)
+	}
+	if err := Upload(b.d, b.work, b.Plan.Pos+4*int64(b.slot), []int32{int32(rows)}); err != nil {
+		return err
+	}
+	b.pos = rows
+	return nil
+}
+
+// AdvanceSlots adds a row to the host's count of each slot (SlotLen), for a
+// caller that ran EnqueueStepRows in its own graph; the slots are the step's.
+func (b *Backbone) AdvanceSlots(slots []int) error {
+	for i, s := range slots {
+		switch {
+		case s < 0 || s >= b.Slots():
+			return fmt.Errorf("backbone: row %d: slot %d of %d", i, s, b.Slots())
+		case b.SlotLen(s) >= b.Plan.Capacity:
+			return fmt.Errorf("backbone: row %d: slot %d holds %d rows, the context limit", i, s, b.Plan.Capacity)
+		}
+	}
+	b.advance(slots, 1)
+	return nil
 }
 
 // maxStepRows is the most rows one StepRows takes here.

@@ -230,3 +230,70 @@ func checkSame(t *testing.T, what string, got, want []float32, width int, tolera
 		t.Errorf("%s: %d of %d values differ from the take stepped alone", what, differ, len(got))
 	}
 }
+
+// TestMoEDownRowsMatchesOneRow: moe_down_rows over n rows gives each row's
+// routed and shared down projections the bits moe_down gives that row alone
+// (itself held to engine/cpu by TestMoEDown), under both policies, FP8 and
+// BF16 experts, with experts shared between rows.
+func TestMoEDownRowsMatchesOneRow(t *testing.T) { eachNumerics(t, testMoEDownRowsMatchesOneRow) }
+
+func testMoEDownRowsMatchesOneRow(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		fp8                         bool
+		h, i, ip, p, e, k, is, E, n int
+	}{
+		{true, 2048, 512, 512, 512, 20, 8, 512, 257, 4},
+		{true, 136, 40, 48, 128, 6, 3, 56, 6, 3},
+		{false, 136, 40, 40, 40, 6, 3, 56, 6, 8},
+	} {
+		t.Run(fmt.Sprintf("fp8_%v_%dx%d_rows_%d", c.fp8, c.h, c.i, c.n), func(t *testing.T) {
+			per := c.h * c.ip
+			var W, S *Block
+			if c.fp8 {
+				ns := FP8ScaleCount(c.h, c.ip)
+				sc := make([]float32, c.e*ns)
+				for i := range sc {
+					sc[i] = float32(1e-3 * (1 + 9*r.Float64()))
+				}
+				W, S = upload(t, randFP8(r, c.e*per)), upload(t, sc)
+			} else {
+				W = upload(t, bf16s(randNonZero(r, c.e*per)))
+			}
+			shb := upload(t, bf16s(randNonZero(r, c.h*c.is)))
+			dstride := c.E + 2*c.is + 3
+			var ids []int32
+			for row := 0; row < c.n; row++ {
+				ids = append(ids, distinctIDs(r, c.k, c.e)...) // rows share experts (k of e each)
+			}
+			gu := randNonZero(r, c.n*c.k*2*c.p)
+			dense := randNonZero(r, c.n*dstride)
+			idb, gub, db := upload(t, ids), upload(t, gu), upload(t, dense)
+			yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoEDownRows(yr, ys, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, dstride, c.E, c.is, c.h, c.n)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			gotR, gotS := download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
+			for row := 0; row < c.n; row++ {
+				y := poisoned(t, (c.k+1)*c.h)
+				id1 := upload(t, ids[row*c.k:(row+1)*c.k])
+				gu1 := upload(t, gu[row*c.k*2*c.p:(row+1)*c.k*2*c.p])
+				d1 := upload(t, dense[row*dstride:(row+1)*dstride])
+				if err := dev.Run(func(q *Queue) error {
+					return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, id1, gu1, c.p, c.i, c.ip, c.k, shb, d1, c.E, c.is, c.h)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				ref := download(t, y, (c.k+1)*c.h)
+				if d, ulp := ULPDiff(gotR[row*c.k*c.h:(row+1)*c.k*c.h], ref[:c.k*c.h]); d != 0 {
+					t.Fatalf("row %d: %d routed values differ from moe_down's (up to %d ULP)", row, d, ulp)
+				}
+				if d, ulp := ULPDiff(gotS[row*c.h:(row+1)*c.h], ref[c.k*c.h:]); d != 0 {
+					t.Fatalf("row %d: %d shared values differ from moe_down's (up to %d ULP)", row, d, ulp)
+				}
+			}
+		})
+	}
+}
