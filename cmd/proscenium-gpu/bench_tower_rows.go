@@ -28,6 +28,7 @@ type TowerRowsBench struct {
 // TowerRowsFigure is the frame of Takes takes.
 type TowerRowsFigure struct {
 	Takes     int     `json:"takes"`
+	Gemvx     string  `json:"gemvx"`             // the B-row GEMVs' instance ("default": the one-row choice)
 	FrameMs   float64 `json:"frame_graph_ms"`    // one frame of every take, replaying one captured graph
 	PerTakeMs float64 `json:"ms_per_take_frame"` // FrameMs / Takes
 	GBps      float64 `json:"weights_gb_per_s"`  // WeightBytes / FrameMs
@@ -37,7 +38,9 @@ type TowerRowsFigure struct {
 // benchTowerRows times FrameRows over n take slots for each n of rows: every
 // slot prefilled prefill rows with the default sampled settings and its own
 // seed, then frames frames per figure from the same cache row.
-func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, rows []int) (*TowerRowsBench, error) {
+// Each figure is taken with each B-row GEMV instance of gemvx ("": the
+// one-row choice; others where they split a row as it does).
+func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, rows []int, gemvx []string) (*TowerRowsBench, error) {
 	most := 0
 	for _, n := range rows {
 		if n < 1 || n > cuda.TowerMaxTakes {
@@ -84,10 +87,32 @@ func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int,
 		Settings: fmt.Sprintf("temperature %g, top_p %g, top_k %d", sampled.Temperature, sampled.TopP, sampled.TopK),
 		Geometry: fmt.Sprintf("dim %d, %d/%d heads of %d, FFN %d, %d+%d layers, codebooks %v",
 			g.Dim, g.Heads, g.KVHeads, g.HeadDim, g.FFN, g.SharedLayers, g.ResidualLayers(), g.Entries)}
+	for _, name := range gemvx {
+		v, err := cuda.ParseGemvRowsVariant(name)
+		if err == nil {
+			err = tw.SetRowsGemv(v)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = "default"
+		}
+		if err := timeTowerRows(d, tw, res, hidden, prefill, frames, rows, name, sampled, st.perFrame); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// timeTowerRows adds the figures of every n of rows on tw's current B-row
+// GEMV instance (name).
+func timeTowerRows(d *cuda.Device, tw *cuda.Tower, res *TowerRowsBench, hidden *cuda.Block, prefill, frames int, rows []int, name string, sampled sampling.Settings, perFrame int64) error {
+	const warm = 10
 	for _, n := range rows {
 		for s := 0; s < n; s++ {
 			if err := tw.Slot(s).BeginAt(sampled, uint64(s+1), prefill); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		var graph *cuda.Graph
@@ -95,7 +120,7 @@ func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int,
 			graph, err = q.Capture(func(q *cuda.Queue) error { return tw.FrameRows(q, cuda.Whole(hidden), n, cuda.Tensor{}) })
 			return err
 		}); err != nil {
-			return nil, err
+			return err
 		}
 		replay := func(count int) (float64, error) {
 			return d.Time(func(q *cuda.Queue) error {
@@ -115,7 +140,7 @@ func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int,
 		launches := graph.Kernels()
 		d.Run(func(*cuda.Queue) error { graph.Destroy(); return nil })
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for s := 0; s < n; s++ {
 			r, err := tw.Slot(s).Result()
@@ -123,14 +148,14 @@ func benchTowerRows(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int,
 				err = r.Err()
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%d takes, take %d: %w", n, s, err)
+				return fmt.Errorf("%d takes, take %d: %w", n, s, err)
 			}
 		}
 		ms /= float64(frames)
-		res.Rows = append(res.Rows, TowerRowsFigure{Takes: n, FrameMs: ms, PerTakeMs: ms / float64(n),
-			GBps: float64(st.perFrame) / (ms * 1e-3) / 1e9, Launches: launches})
+		res.Rows = append(res.Rows, TowerRowsFigure{Takes: n, Gemvx: name, FrameMs: ms, PerTakeMs: ms / float64(n),
+			GBps: float64(perFrame) / (ms * 1e-3) / 1e9, Launches: launches})
 	}
-	return res, nil
+	return nil
 }
 
 // firstError is the first non-nil error.

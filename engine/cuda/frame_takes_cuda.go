@@ -304,8 +304,7 @@ func (s *TakeFrames) step(rows []int) error {
 	if err := s.d.Sync(); err != nil {
 		return err
 	}
-	s.f.bb.advance(rows, 1)
-	return nil
+	return s.f.bb.AdvanceSlots(rows)
 }
 
 // enqueueStep is the step graph of n takes: their slots (rowHost, written

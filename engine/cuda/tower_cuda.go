@@ -69,6 +69,8 @@ type Tower struct {
 	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
 	fuse towerFusion  // a frame's launch sequence when gemv is nil (PROSCENIUM_GPU_TOWER)
 
+	rowsGemv *GemvVariant // the B-row GEMVs' instance where its TPR is the one-row choice's (SetRowsGemv); nil: the one-row choice
+
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
 	view   bool  // a slot of another tower (Slot): owns nothing
@@ -94,8 +96,12 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
+	rowsGemv, err := ParseGemvRowsVariant(os.Getenv("PROSCENIUM_GPU_TOWER_GEMVX"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: PROSCENIUM_GPU_TOWER_GEMVX: %w", err)
+	}
 	g := w.Geometry
-	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes}
+	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv}
 	ok := false
 	defer func() {
 		if !ok {
@@ -398,6 +404,9 @@ func (t *Tower) FrameRows(q *Queue, hidden Tensor, n int, slots Tensor) error {
 	if t.view || n < 1 || n > t.takes {
 		return fmt.Errorf("cuda tower: a frame of %d takes on a tower of %d slots", n, t.takes)
 	}
+	if n == 1 && slots.Block == nil { // slot 0 alone: Frame
+		return t.frame(q, hidden, 1, frameRows{})
+	}
 	rows := frameRows{byTake: true}
 	if slots.Block != nil {
 		if err := slots.fits(int64(n)*4, "tower frame slots"); err != nil {
@@ -537,7 +546,20 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.gemvVariant(rows, cols, 1), F64: exact}, y, wb, xb)
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols), F64: exact}, y, wb, xb)
+}
+
+// rowsVariant is the B-row GEMV instance of a [rows, cols] projection: the
+// one-row GEMV's (gemvVariant), or t.rowsGemv when it has the same threads
+// per row (SetRowsGemv): a row's chunks, their order and the reductions
+// depend on TPR alone, so each row keeps the one-row GEMV's bits
+// (TestGemvRows holds every such instance to it).
+func (t *Tower) rowsVariant(rows, cols int) GemvVariant {
+	v := t.gemvVariant(rows, cols, 1)
+	if r := t.rowsGemv; r != nil && r.TPR == v.TPR {
+		return *r
+	}
+	return v
 }
 
 // gateUpRows is gateUp over n takes' rows: with the frame's gate·up fusion

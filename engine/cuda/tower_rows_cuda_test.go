@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"proscenium/engine/drama3"
@@ -289,28 +290,39 @@ func TestGemvRows(t *testing.T) {
 			var W Tensor
 			a.bf16(&W, w)
 			a.upload(t)
-			tw := &Tower{}
 			exact := dev.Numerics.Exact()
-			for _, n := range []int{1, 2, 3, TowerMaxTakes} {
-				x := randNonZero(r, n*shape.cols)
-				xb := upload(t, x)
-				y := poisoned(t, n*shape.rows)
-				if err := dev.Run(func(q *Queue) error { return tw.gemvRows(q, W, shape.rows, shape.cols, n, Whole(xb), y, exact) }); err != nil {
-					t.Fatal(err)
+			one := ChooseGemv(false, shape.rows, shape.cols, 1)
+			for _, v := range GemvRowsVariants {
+				if v.TPR != one.TPR {
+					continue // another split of a row: other sums
 				}
-				got := download(t, y, n*shape.rows)
-				for b := 0; b < n; b++ {
-					xr := upload(t, x[b*shape.cols:(b+1)*shape.cols])
-					yr := poisoned(t, shape.rows)
-					gm := Gemv{Rows: shape.rows, Cols: shape.cols, N: 1, Mats: 1, WOff: W.Off,
-						Variant: ChooseGemv(false, shape.rows, shape.cols, 1), F64: exact}
-					if err := dev.Run(func(q *Queue) error { return q.GemvBF16(gm, yr, W.Block, xr) }); err != nil {
-						t.Fatal(err)
-					}
-					requireSameBits(t, fmt.Sprintf("[%d, %d] row %d of %d", shape.rows, shape.cols, b, n),
-						got[b*shape.rows:(b+1)*shape.rows], download(t, yr, shape.rows))
-				}
+				tw := &Tower{rowsGemv: &v}
+				testGemvRowsShape(t, r, tw, W, shape.rows, shape.cols, exact)
 			}
 		}
 	})
+}
+
+// testGemvRowsShape holds tw's B-row GEMV of W [rows, cols] to the one-row
+// GEMV of the shape on each row, for 1, 2, 3 and 8 rows.
+func testGemvRowsShape(t *testing.T, r *rand.Rand, tw *Tower, W Tensor, rows, cols int, exact bool) {
+	one := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: ChooseGemv(false, rows, cols, 1), F64: exact}
+	for _, n := range []int{1, 2, 3, TowerMaxTakes} {
+		x := randNonZero(r, n*cols)
+		xb := upload(t, x)
+		y := poisoned(t, n*rows)
+		if err := dev.Run(func(q *Queue) error { return tw.gemvRows(q, W, rows, cols, n, Whole(xb), y, exact) }); err != nil {
+			t.Fatal(err)
+		}
+		got := download(t, y, n*rows)
+		for b := 0; b < n; b++ {
+			xr := upload(t, x[b*cols:(b+1)*cols])
+			yr := poisoned(t, rows)
+			if err := dev.Run(func(q *Queue) error { return q.GemvBF16(one, yr, W.Block, xr) }); err != nil {
+				t.Fatal(err)
+			}
+			requireSameBits(t, fmt.Sprintf("[%d, %d] on %s: row %d of %d", rows, cols, tw.rowsVariant(rows, cols).Name(), b, n),
+				got[b*rows:(b+1)*rows], download(t, yr, rows))
+		}
+	}
 }
