@@ -46,40 +46,56 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
 // Gate and up with SwiGLU over nb ≤ NB rows of several takes (Tower.FrameRows):
 // out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b), x_b = x + b·cols, each
 // weight read once for all rows (gemv_rows_x, gemv.cuh), each row's values
-// tower_gate_up_swiglu's bits. Instances tower_gate_up_swiglu_rows_b{NB}
-// for 2, 4 and 8 rows at most. Grid: (ceil(rows/2)), TG_THREADS.
-template <int NB>
+// tower_gate_up_swiglu's bits (a row's split over TG_TPR threads is its:
+// the order of its sums depends on that alone). Each group takes RPM rows of
+// each matrix (RPM 2: each x chunk loaded once for four weight rows, UNROLL
+// 1). Instances tower_gate_up_swiglu_rows_b{NB} (RPM 1) and
+// tower_gate_up_swiglu_rows2_b{NB} (RPM 2). Grid: (ceil(rows/(2·RPM))),
+// TG_THREADS.
+template <int RPM, int UNROLL, int NB>
 __device__ __forceinline__ void gate_up_swiglu_rows_body(float* __restrict__ out, const uint16_t* __restrict__ W1,
                                                          const uint16_t* __restrict__ W3,
                                                          const float* __restrict__ x, int nb, int rows,
                                                          int cols) {
     const int group = threadIdx.x / TG_TPR;
-    const int row = blockIdx.x * (TG_THREADS / TG_TPR) + group, rr = min(row, rows - 1);
-    const uint4* wr[2] = {reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols),
-                          reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols)};
-    const float* sr[2] = {nullptr, nullptr};
-    pdl_entry();
-    float acc[2][NB];
-    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL, NB>(acc, wr, sr, x, cols, nb, cols);
-    if (threadIdx.x % TG_TPR == 0 && row < rows) {
+    const int row0 = (blockIdx.x * (TG_THREADS / TG_TPR) + group) * RPM;
+    const uint4* wr[2 * RPM];
+    const float* sr[2 * RPM];
 #pragma unroll
-        for (int b = 0; b < NB; b++) {
-            if (b < nb) {
-                const float g = acc[0][b];
-                out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * acc[1][b];
+    for (int k = 0; k < RPM; k++) {
+        const int rr = min(row0 + k, rows - 1);
+        wr[2 * k] = reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols);
+        wr[2 * k + 1] = reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols);
+        sr[2 * k] = sr[2 * k + 1] = nullptr;
+    }
+    pdl_entry();
+    float acc[2 * RPM][NB];
+    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2 * RPM, UNROLL, NB>(acc, wr, sr, x, cols, nb, cols);
+    if (threadIdx.x % TG_TPR == 0) {
+#pragma unroll
+        for (int k = 0; k < RPM; k++) {
+            if (row0 + k >= rows) continue;
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                if (b < nb) {
+                    const float g = acc[2 * k][b];
+                    out[(size_t)b * rows + row0 + k] = g / (1.f + expf(-g)) * acc[2 * k + 1][b];
+                }
             }
         }
     }
 }
-#define GATE_UP_ROWS(NB)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(TG_THREADS) tower_gate_up_swiglu_rows_b##NB(                 \
+#define GATE_UP_ROWS(NAME, RPM, UNROLL, NB)                                                                \
+    extern "C" __global__ void __launch_bounds__(TG_THREADS) NAME(                                           \
         float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,            \
         const float* __restrict__ x, int nb, int rows, int cols) {                                            \
-        gate_up_swiglu_rows_body<NB>(out, W1, W3, x, nb, rows, cols);                                         \
+        gate_up_swiglu_rows_body<RPM, UNROLL, NB>(out, W1, W3, x, nb, rows, cols);                            \
     }
-GATE_UP_ROWS(2)
-GATE_UP_ROWS(4)
-GATE_UP_ROWS(8)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b2, 1, TG_UNROLL, 2)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b4, 1, TG_UNROLL, 4)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b8, 1, TG_UNROLL, 8)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b4, 2, 1, 4)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b8, 2, 1, 8)
 
 // ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes

@@ -37,18 +37,19 @@ import (
 // TakeFrames is a drama3.TakeSet over the slots of one Frames (LoadFrames
 // or NewFrames with FramesOptions.Batched). Calls come from one goroutine.
 type TakeFrames struct {
-	f       *Frames
-	d       *Device
-	slots   []*Frames             // slot s's one-take view, made at its first take
-	live    map[drama3.TakeID]int // take → slot
-	free    []int                 // free slots, lowest last (popped first)
-	made    map[int]FrameResult   // a take's next frame made already: frame 0 with its prefill, or the frame launched ahead
-	ahead   int                   // the slot whose next frame is in flight (−1: none)
-	graphs  map[int]*Graph        // the step of n takes
-	pinned  *Block                // every slot's control block after a step
-	rowHost *Block                // pinned int32 [MaxStepRows]: the step's rows' slots
-	fault   atomic.Pointer[error] // a device error (Fault: asked from other goroutines)
-	closed  bool
+	f        *Frames
+	d        *Device
+	slots    []*Frames             // slot s's one-take view, made at its first take
+	live     map[drama3.TakeID]int // take → slot
+	free     []int                 // free slots, lowest last (popped first)
+	made     map[int]FrameResult   // a take's next frame made already: frame 0 with its prefill, or the frame launched ahead
+	ahead    []int                 // the slots whose next frame is in flight (Pipeline), in row order
+	slotLive []bool                // a live take holds the slot
+	graphs   map[int]*Graph        // the step of n takes
+	pinned   *Block                // every slot's control block after a step
+	rowHost  *Block                // pinned int32 [MaxStepRows]: the step's rows' slots
+	fault    atomic.Pointer[error] // a device error (Fault: asked from other goroutines)
+	closed   bool
 }
 
 var (
@@ -67,7 +68,7 @@ func NewTakeFrames(f *Frames) (*TakeFrames, error) {
 		return nil, fmt.Errorf("cuda frames: no take slots")
 	}
 	s := &TakeFrames{f: f, d: f.d, slots: make([]*Frames, n), live: map[drama3.TakeID]int{},
-		made: map[int]FrameResult{}, ahead: -1, graphs: map[int]*Graph{}}
+		made: map[int]FrameResult{}, slotLive: make([]bool, n), graphs: map[int]*Graph{}}
 	for i := n - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
 	}
@@ -172,13 +173,18 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 	s.made[i] = v.tower.ReadResult(v.pinned)
 	s.free = s.free[:len(s.free)-1]
 	s.live[id] = i
+	s.slotLive[i] = true
 	return nil
 }
 
-// Step implements drama3.TakeSet: a take's first frame is the one its
-// Begin made; the others' next frames are one graph of them all, or, for
-// one take, its own frame graph (the one-take path: B = 1 pays nothing for
-// the batch), launched ahead of the next Step while it is the only take.
+// Step implements drama3.TakeSet: a take's next frame is the one made
+// already when there is one (frame 0 by its Begin, or the frame launched
+// ahead by the last Step); the others' are one graph of them all (the B-row
+// step and tower), or, for one take, its own frame graph (the one-take
+// path: B = 1 pays nothing for the batch). With Pipeline on, the frame
+// after this one of every take it made is launched before Step returns, so
+// the device works while the caller handles this one (a take that then
+// ends has its frame dropped).
 func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	if s.closed {
 		return fmt.Errorf("take set: closed")
@@ -188,6 +194,7 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	}
 	var rows []int  // slots stepped, in row order
 	var which []int // their index in frames
+	var made []int  // index in frames of every take given a frame
 	for i := range frames {
 		tf := &frames[i]
 		slot, ok := s.live[tf.ID]
@@ -198,6 +205,7 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 		if res, ok := s.made[slot]; ok {
 			delete(s.made, slot)
 			s.deliver(tf, slot, res)
+			made = append(made, i)
 			continue
 		}
 		v := s.slots[slot]
@@ -212,77 +220,63 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 		rows = append(rows, slot)
 		which = append(which, i)
 	}
-	if len(rows) == 0 {
+	if len(rows) > 0 {
+		if err := s.launch(rows); err != nil {
+			return s.failAll(err)
+		}
+		if err := s.d.Sync(); err != nil {
+			return s.failAll(err)
+		}
+		for k, slot := range rows {
+			s.deliver(&frames[which[k]], slot, s.result(slot, len(rows) == 1))
+		}
+		made = append(made, which...)
+	}
+	if !s.f.opt.Pipeline {
 		return nil
 	}
+	var next []int
+	for _, i := range made {
+		tf := &frames[i]
+		slot := s.live[tf.ID]
+		if tf.Err == nil && !tf.End && s.slots[slot].begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity {
+			next = append(next, slot)
+		}
+	}
+	if len(next) > 0 {
+		if err := s.launch(next); err != nil {
+			s.setFault(err) // these frames are made; the next Step fails
+			return nil
+		}
+		s.ahead = next
+	}
+	return nil
+}
+
+// failAll marks every take's device state undefined after a device error
+// (each starts over) and returns it.
+func (s *TakeFrames) failAll(err error) error {
+	s.setFault(err)
+	for _, v := range s.slots {
+		if v != nil {
+			v.begun = false
+		}
+	}
+	return err
+}
+
+// launch enqueues the next frame of the takes in slots rows (in row
+// order) and returns without waiting: one take's own frame graph
+// (Frames.launch on its slot), or the step graph of len(rows) takes; the
+// host's row counts advance. The result is read by result once the
+// stream has passed it.
+func (s *TakeFrames) launch(rows []int) error {
 	if len(rows) == 1 {
-		return s.stepAlone(&frames[which[0]], rows[0])
-	}
-	if err := s.step(rows); err != nil {
-		s.setFault(err)
-		for _, v := range s.slots {
-			if v != nil {
-				v.begun = false // the device state is undefined: each take starts over
-			}
+		if err := s.f.bb.UseSlot(rows[0]); err != nil {
+			return err
 		}
-		return err
+		return s.slots[rows[0]].launch() // counts the row itself
 	}
-	for k, slot := range rows {
-		s.deliver(&frames[which[k]], slot, s.f.tower.ReadResultRow(s.pinned, slot))
-	}
-	return nil
-}
-
-// stepAlone makes the next frame of the take in slot, stepped alone: its
-// own frame graph (Frames.launch: the feedback row, the one-row backbone
-// step on its slot, the tower frame), and, when it is the only live take
-// and Pipeline is on, launches its frame after that before returning.
-func (s *TakeFrames) stepAlone(tf *drama3.TakeFrame, slot int) error {
-	v := s.slots[slot]
-	if err := s.f.bb.UseSlot(slot); err != nil {
-		return err
-	}
-	if err := v.launch(); err != nil {
-		s.setFault(err)
-		return err
-	}
-	if err := s.d.Sync(); err != nil {
-		v.begun = false
-		s.setFault(err)
-		return err
-	}
-	s.deliver(tf, slot, v.tower.ReadResult(v.pinned))
-	if s.f.opt.Pipeline && len(s.live) == 1 && tf.Err == nil && !tf.End && v.begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity {
-		if err := v.launch(); err != nil {
-			s.setFault(err)
-			return nil // this frame is made; the next Step fails the take
-		}
-		s.ahead = slot
-	}
-	return nil
-}
-
-// settle waits for a frame launched ahead and keeps its result for the
-// take's next Step.
-func (s *TakeFrames) settle() error {
-	if s.ahead < 0 {
-		return nil
-	}
-	slot := s.ahead
-	s.ahead = -1
-	v := s.slots[slot]
-	if err := s.d.Sync(); err != nil {
-		v.begun = false
-		s.setFault(err)
-		return err
-	}
-	s.made[slot] = v.tower.ReadResult(v.pinned)
-	return nil
-}
-
-// step runs the frame of the takes in slots rows (in row order) and waits
-// for it.
-func (s *TakeFrames) step(rows []int) error {
 	n := len(rows)
 	ids := unsafe.Slice((*int32)(s.rowHost.Host), MaxStepRows)
 	for k, slot := range rows {
@@ -301,10 +295,36 @@ func (s *TakeFrames) step(rows []int) error {
 	}); err != nil {
 		return err
 	}
-	if err := s.d.Sync(); err != nil {
-		return err
-	}
 	return s.f.bb.AdvanceSlots(rows)
+}
+
+// result is the frame launch made for the take in slot (alone: its own
+// graph's copy), after the stream passed it.
+func (s *TakeFrames) result(slot int, alone bool) FrameResult {
+	if alone {
+		v := s.slots[slot]
+		return v.tower.ReadResult(v.pinned)
+	}
+	return s.f.tower.ReadResultRow(s.pinned, slot)
+}
+
+// settle waits for the frames launched ahead and keeps each live take's
+// result for its next Step.
+func (s *TakeFrames) settle() error {
+	if len(s.ahead) == 0 {
+		return nil
+	}
+	rows := s.ahead
+	s.ahead = nil
+	if err := s.d.Sync(); err != nil {
+		return s.failAll(err)
+	}
+	for _, slot := range rows {
+		if s.slotLive[slot] {
+			s.made[slot] = s.result(slot, len(rows) == 1)
+		}
+	}
+	return nil
 }
 
 // enqueueStep is the step graph of n takes: their slots (rowHost, written
@@ -415,9 +435,7 @@ func (s *TakeFrames) End(id drama3.TakeID) {
 		return
 	}
 	delete(s.live, id)
-	if s.ahead == slot {
-		s.settle()
-	}
+	s.slotLive[slot] = false // a frame of it in flight is dropped when it settles
 	delete(s.made, slot)
 	if v := s.slots[slot]; v != nil {
 		v.begun = false

@@ -546,18 +546,24 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols), F64: exact}, y, wb, xb)
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact}, y, wb, xb)
 }
 
-// rowsVariant is the B-row GEMV instance of a [rows, cols] projection: the
-// one-row GEMV's (gemvVariant), or t.rowsGemv when it has the same threads
-// per row (SetRowsGemv): a row's chunks, their order and the reductions
-// depend on TPR alone, so each row keeps the one-row GEMV's bits
+// rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n
+// rows: t.rowsGemv when it has the one-row GEMV's threads per row
+// (SetRowsGemv); else, from 3 rows on, a group's 4 rows at a time where the
+// one-row GEMV runs 2 (t128r4u1 for t128r2u2: each x chunk loaded once for
+// twice the weights, the loads of x growing with the rows), else the
+// one-row GEMV's (gemvVariant). A row's chunks, their order and the
+// reductions depend on TPR alone, so each row keeps the one-row GEMV's bits
 // (TestGemvRows holds every such instance to it).
-func (t *Tower) rowsVariant(rows, cols int) GemvVariant {
+func (t *Tower) rowsVariant(rows, cols, n int) GemvVariant {
 	v := t.gemvVariant(rows, cols, 1)
 	if r := t.rowsGemv; r != nil && r.TPR == v.TPR {
 		return *r
+	}
+	if wide := (GemvVariant{TPR: v.TPR, Rows: 4, Unroll: 1}); t.gemv == nil && n >= 3 && v == (GemvVariant{128, 2, 2}) {
+		return wide
 	}
 	return v
 }
@@ -574,6 +580,12 @@ func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 		width := gemvRowsWidth(n)
 		if width == 0 {
 			return fmt.Errorf("cuda tower: gate·up of %d rows", n)
+		}
+		// From 3 rows on two rows of each matrix a group, as rowsVariant's
+		// projections take four (unless SetRowsGemv chose fewer).
+		if n >= 3 && width >= 4 && (t.rowsGemv == nil || t.rowsGemv.Rows >= 4) {
+			k := kernel.TowerGateUpSwiGLURows2Kernel(fmt.Sprintf("tower_gate_up_swiglu_rows2_b%d", width))
+			return kernel.TowerGateUpSwiGLURows2(q, k, [3]int{(F + 3) / 4, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
 		}
 		k := kernel.TowerGateUpSwiGLURowsKernel(fmt.Sprintf("tower_gate_up_swiglu_rows_b%d", width))
 		return kernel.TowerGateUpSwiGLURows(q, k, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)

@@ -292,12 +292,12 @@ func TestGemvRows(t *testing.T) {
 			a.upload(t)
 			exact := dev.Numerics.Exact()
 			one := ChooseGemv(false, shape.rows, shape.cols, 1)
+			testGemvRowsShape(t, r, &Tower{}, W, shape.rows, shape.cols, exact) // the default choice
 			for _, v := range GemvRowsVariants {
 				if v.TPR != one.TPR {
 					continue // another split of a row: other sums
 				}
-				tw := &Tower{rowsGemv: &v}
-				testGemvRowsShape(t, r, tw, W, shape.rows, shape.cols, exact)
+				testGemvRowsShape(t, r, &Tower{rowsGemv: &v}, W, shape.rows, shape.cols, exact)
 			}
 		}
 	})
@@ -321,7 +321,7 @@ func testGemvRowsShape(t *testing.T, r *rand.Rand, tw *Tower, W Tensor, rows, co
 			if err := dev.Run(func(q *Queue) error { return q.GemvBF16(one, yr, W.Block, xr) }); err != nil {
 				t.Fatal(err)
 			}
-			requireSameBits(t, fmt.Sprintf("[%d, %d] on %s: row %d of %d", rows, cols, tw.rowsVariant(rows, cols).Name(), b, n),
+			requireSameBits(t, fmt.Sprintf("[%d, %d] on %s: row %d of %d", rows, cols, tw.rowsVariant(rows, cols, n).Name(), b, n),
 				got[b*rows:(b+1)*rows], download(t, yr, rows))
 		}
 	}
