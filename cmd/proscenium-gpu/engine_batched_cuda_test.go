@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
@@ -44,22 +44,22 @@ func testBatchedTakes(t *testing.T, dev *cuda.Device, dir string) {
 	ctx := context.Background()
 	texts := []string{"The first of four takes at once.", "A second line, somewhat longer than the first one is.",
 		"Third.", "The fourth take is cancelled early."}
-	req := func(i int) engine.SpeechRequest {
-		return engine.SpeechRequest{Text: texts[i], Seed: uint64(5 + i), MaxFrames: 120,
-			Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
+	req := func(i int) api.SpeechRequest {
+		return api.SpeechRequest{Text: texts[i], Seed: uint64(5 + i), MaxFrames: 120,
+			Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
 	}
 	type out struct {
 		pcm []float32
-		fin *engine.Finish
+		fin *api.Finish
 		err error
 	}
-	run := func(e engine.Engine, ctx context.Context, i int, stopAfter int) out {
+	run := func(e api.Engine, ctx context.Context, i int, stopAfter int) out {
 		var o out
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		frames := 0
-		o.fin, o.err = e.Synthesize(ctx, req(i), func(ev engine.Event) {
-			if ev.Kind == engine.EventAudio {
+		o.fin, o.err = e.Synthesize(ctx, req(i), func(ev api.Event) {
+			if ev.Kind == api.EventAudio {
 				o.pcm = append(o.pcm, ev.Audio.PCM...)
 				frames++
 				if stopAfter > 0 && frames >= stopAfter {

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
@@ -55,7 +55,7 @@ func runBenchTower(args []string) error {
 	dev.Numerics = numerics
 	defer dev.Close()
 	if *rowsList != "" {
-		rows, err := engine.ParseBatches(*rowsList)
+		rows, err := api.ParseBatches(*rowsList)
 		if err != nil {
 			return err
 		}
