@@ -486,19 +486,31 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // the first query head of each KV group that meets the row stores its key
 // and value in the caches (no block of this launch reads that cache row).
 // A row past max_rows sets FRAME_ERR_KV_FULL.
-template <bool ROPE>
+//
+// attend_body<true, true> (tower_attend_rope_takes) is that over rows of
+// different takes: row t is the frame row of the take in slot s =
+// slots[t] (slots null: s = t), at position ctrl[s].pos of its own caches
+// (kc, vc + s·kv_stride floats), its errors in ctrl[s].
+template <bool ROPE, bool TAKES = false>
 __device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
                                             float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
                                             float* __restrict__ part, int* __restrict__ counters,
                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
-                                            int nh, int nkv, int hd, int half, float scale, int max_rows) {
+                                            int nh, int nkv, int hd, int half, float scale, int max_rows,
+                                            long long kv_stride = 0, const int32_t* __restrict__ slots = nullptr) {
     pdl_entry();
     __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
     __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
     __shared__ bool last_block;
     const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = ctrl->pos + t;
+    if (TAKES) {
+        const int s = slots ? slots[t] : t;
+        ctrl += s;
+        kc += (size_t)s * kv_stride;
+        vc += (size_t)s * kv_stride;
+    }
+    const int last = ctrl->pos + (TAKES ? 0 : t);
     float* o = attn + ((size_t)t * nh + h) * hd;
     if (last >= max_rows) {  // rope_append flagged it (or this launch does)
         if (split == 0)
@@ -651,4 +663,17 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope(
     FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
     const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
     attend_body<true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale, max_rows);
+}
+
+// tower_attend_rope_takes is tower_attend_rope over n rows of n takes (row
+// t: the take in slot s = slots[t], slots null: s = t; its control block
+// ctrl[s], its caches at kc, vc + s·kv_stride floats). Grid: (nh,
+// ATTN_SPLITS, n).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_takes(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows,
+    long long kv_stride, const int32_t* __restrict__ slots) {
+    attend_body<true, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale,
+                            max_rows, kv_stride, slots);
 }

@@ -5,7 +5,7 @@ package kernel
 // EntryPoints lists each module's extern "C" entry points (module: the
 // kernels/*.cu file's base name), in source order.
 var EntryPoints = map[string][]string{
-	"attention":      {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "attn_partial_combine_fast", "attn_prep_slots", "attn_prep_slots_fast", "attn_scores_slots", "attn_scores_slots_fast", "attn_partial_slots", "attn_partial_slots_fast", "attn_combine_slots", "attn_combine_slots_fast", "add_i32_slots", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope"},
+	"attention":      {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "attn_partial_combine_fast", "attn_prep_slots", "attn_prep_slots_fast", "attn_scores_slots", "attn_scores_slots_fast", "attn_partial_slots", "attn_partial_slots_fast", "attn_combine_slots", "attn_combine_slots_fast", "add_i32_slots", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope", "tower_attend_rope_takes"},
 	"backbone":       {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "gemv_bf16_add_norm_fast"},
 	"codec":          {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":  {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
@@ -20,5 +20,5 @@ var EntryPoints = map[string][]string{
 	"norms":          {"rmsnorm_zc_f32", "rmsnorm_zc_f32_fast", "tower_eh_input", "tower_add_rmsnorm", "tower_out_eh"},
 	"sampling":       {"sample_logits", "sample_logits_warp", "sample_logits_warp_pick"},
 	"synthetic":      {"synth_f32", "synth_bf16", "synth_fp8", "fill_random_bf16", "fill_random_f32"},
-	"tower":          {"tower_gate_up_swiglu", "tower_feedback", "tower_advance", "bf16_gather_rows"},
+	"tower":          {"tower_gate_up_swiglu", "tower_gate_up_swiglu_rows_b2", "tower_gate_up_swiglu_rows_b4", "tower_gate_up_swiglu_rows_b8", "tower_gate_up_swiglu_rows2_b4", "tower_gate_up_swiglu_rows2_b8", "tower_feedback", "tower_feedback_takes", "tower_gather_rows", "tower_advance", "bf16_gather_rows"},
 }
