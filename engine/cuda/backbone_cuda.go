@@ -56,8 +56,8 @@ type backboneLayer struct {
 	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
 	sharedDown       Tensor
 	x                ExpertPack
-	xw               *Block // the block x's offsets are in: the arena, or host memory (DeviceWeights.Experts)
-	xhost            *Block // x.Host: the pinned block itself, which a prefill copies to the stage
+	xw               *Block // the block a step reads x at: the arena, the stage or host memory (DeviceWeights.Experts)
+	layer            int    // the layer's index (DeviceWeights.stageExperts)
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -172,10 +172,7 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i)}
-		if l.x.Host {
-			l.xhost = b.W.Host[i]
-		}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -206,6 +203,9 @@ func (b *Backbone) Hidden() int { return b.Plan.H }
 func (b *Backbone) Reset() error {
 	b.pos = 0
 	return b.d.Run(func(q *Queue) error {
+		if err := b.W.homeStage(q); err != nil { // the stage's decode layer (a host tier)
+			return err
+		}
 		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
 			return err
 		}
@@ -489,16 +489,16 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
 	xw := L.xw
-	if n > 1 && x.Host {
+	if x.Host && stagePass(x, n, p.K) {
 		// A prefill pass: the layer's experts from host memory onto the
 		// stage in one copy at the link's rate, then the same kernels on the
 		// same bytes, so each expert crosses the bus once per pass instead
 		// of once per (row, expert) pair. (A step reads its k experts over
 		// the bus in place: one copy of all would cost E/k times more.)
-		if err := q.CopyFromHost(b.W.Stage, L.xhost, x.SpanBytes()); err != nil {
+		var err error
+		if xw, err = b.W.stageExperts(q, L.layer); err != nil {
 			return err
 		}
-		xw = b.W.Stage
 	}
 	path := b.Experts
 	if path == ExpertsAuto {
