@@ -116,7 +116,7 @@ func benchBackbone(args []string) error {
 	if res.CopyGBs, err = copyBandwidth(d); err != nil {
 		return err
 	}
-	b, err := syntheticBackbone(d, cfg, *context, 1, false, 0)
+	b, err := syntheticBackbone(d, cfg, *context, 1, nil)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,11 @@ type takeBench struct {
 	// sustained (experts in host memory only).
 	Experts *engine.ExpertTier `json:"experts"`
 	BusGBs  float64            `json:"bus_gb_per_s,omitempty"`
+	// TierBudgetBytes is the device budget the tier was planned in, and
+	// TierPlannedBytes what the plan put there (its estimates of the codec
+	// and the takes' state included): beside PeakBytes, the slack left.
+	TierBudgetBytes  int64 `json:"tier_budget_bytes,omitempty"`
+	TierPlannedBytes int64 `json:"tier_planned_bytes,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -168,7 +173,8 @@ func benchTake(args []string) error {
 			return err
 		}
 		plan := ref.Plan()
-		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1, true, cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk))
+		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
+			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
 		if err != nil {
 			return err
 		}
@@ -278,6 +284,7 @@ func benchTake(args []string) error {
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
 	res.Experts = expertTier(f.Tier())
+	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {
@@ -386,6 +393,8 @@ func benchTake(args []string) error {
 		if res.Model == "synthetic full" {
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
+		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",
+			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), gib(res.PeakBytes))
 	}
 	if res.AdmittedBytes > 0 {
 		within := "within it"
