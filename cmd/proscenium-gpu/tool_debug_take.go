@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
@@ -53,9 +53,9 @@ type takeReport struct {
 	// under it, and the model's side of that decision (cuda.ModelTierInput
 	// at this context, no codec: what the load planned with), from which
 	// caps for each tier follow.
-	Cap       int64              `json:"cap_bytes,omitempty"`
-	Experts   *engine.ExpertTier `json:"experts,omitempty"`
-	TierModel *tierModel         `json:"tier_model,omitempty"`
+	Cap       int64           `json:"cap_bytes,omitempty"`
+	Experts   *api.ExpertTier `json:"experts,omitempty"`
+	TierModel *tierModel      `json:"tier_model,omitempty"`
 }
 
 // tierModel is the model's side of a memory tier decision (cuda.TierInput).
