@@ -249,7 +249,17 @@ func (p TierPlan) String() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s of a %s budget", gib(p.Device), gib(p.Budget))
 	}
-	return fmt.Sprintf("%s; %s on the device in all of a %s budget", p.tierSentence(), gib(p.Device), gib(p.Budget))
+	return fmt.Sprintf("%s; %s on the device in all of a %s budget; a decode step reads %.1f %% of its experts on the device and %s over the bus",
+		p.tierSentence(), gib(p.Device), gib(p.Budget), 100*p.DeviceHitRate(), decimalBytes(p.BusBytesPerStep(1)))
+}
+
+// decimalBytes writes a size in GB, or MB below one GB (bus traffic, as
+// link rates are given in GB/s).
+func decimalBytes(b int64) string {
+	if b < 1e9 {
+		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+	}
+	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
 }
 
 // gib writes a size in GiB, or MiB below one GiB (small models).

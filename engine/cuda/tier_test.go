@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -95,6 +96,9 @@ func TestPlanTierCards(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: %s", c.name, p)
+		if want := fmt.Sprintf("reads %.1f %% of its experts on the device", 100*p.DeviceHitRate()); p.Tier == TierHostExperts && !strings.Contains(p.String(), want) {
+			t.Errorf("%s: %q does not say %q", c.name, p, want)
+		}
 		if p.Tier != c.tier || p.DeviceLayers != c.deviceLayers {
 			t.Errorf("%s: %v with %d device layers, want %v with %d", c.name, p.Tier, p.DeviceLayers, c.tier, c.deviceLayers)
 		}
