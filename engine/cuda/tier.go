@@ -201,6 +201,15 @@ func PlanTier(in TierInput) (TierPlan, error) {
 	return p, nil
 }
 
+// stagePass says whether a pass of n rows reads host layer x's experts
+// from the stage (one copy of the span at the link's copy rate) rather
+// than in place over the bus: when its (row, expert) pairs' reads, each
+// pair reading its expert once (ExpertsGEMV), would carry at least the
+// span. The kernels and bytes are the same either way, so is the result.
+func stagePass(x ExpertPack, n, topK int) bool {
+	return int64(n)*int64(topK)*x.ExpertBytes() >= x.SpanBytes()
+}
+
 // ReadLayers is the layers whose experts a decode step reads from the
 // device: those in the arena and, under the host tier, the last layer's on
 // the stage.

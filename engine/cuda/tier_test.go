@@ -268,3 +268,38 @@ func TestPlanTierVoiceCache(t *testing.T) {
 		}
 	}
 }
+
+// TestStagePass: at full geometry a pass stages a host layer's experts
+// from 32 rows on (32 × 8 pairs of 3.146 MB reach the 0.806 GB span); a
+// step and B-row steps of up to 31 takes read them in place. Broken once
+// by comparing the pairs of one row with the span: every pass read in place.
+func TestStagePass(t *testing.T) {
+	data, err := os.ReadFile("../../cmd/proscenium-gpu/full_geometry.json")
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = os.ReadFile("cmd/proscenium-gpu/full_geometry.json")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := drama3.ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := drama3.ShapedWeights(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := LayoutWeights(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := layout.Experts[0]
+	for _, c := range []struct {
+		rows  int
+		stage bool
+	}{{1, false}, {4, false}, {31, false}, {32, true}, {60, true}, {64, true}} {
+		if got := stagePass(x, c.rows, 8); got != c.stage {
+			t.Errorf("%d rows: staged %v, want %v", c.rows, got, c.stage)
+		}
+	}
+}

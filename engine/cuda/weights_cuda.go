@@ -56,15 +56,6 @@ func (w *DeviceWeights) Experts(i int) *Block {
 	return w.Arena
 }
 
-// stagePass says whether a pass of n rows reads host layer x's experts
-// from the stage (one copy of the span at the link's copy rate) rather
-// than in place over the bus: when its (row, expert) pairs' reads, each
-// pair reading its expert once (ExpertsGEMV), would carry more than the
-// span. The kernels and bytes are the same either way, so is the result.
-func stagePass(x ExpertPack, n, topK int) bool {
-	return int64(n)*int64(topK)*x.ExpertBytes() >= x.SpanBytes()
-}
-
 // stageExperts enqueues on q the copy of layer i's experts from host memory
 // onto the stage, unless the work enqueued before leaves them there, and
 // returns the stage.
