@@ -77,3 +77,39 @@ GEMV_FP8(32, 4, 1)
 GEMV_FP8(32, 8, 1)
 GEMV_FP8(32, 4, 4)
 GEMV_FP8(128, 4, 2)
+
+// ---------------------------------------------------------------------------
+// Projections of nb ≤ NB rows with each weight read once (the B-row decode
+// step: B takes' rows): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c] for
+// b < nb (gemv_body_x, gemv.cuh). Each row's value has the bits the one-row
+// instance of the same TPR, ROWS and UNROLL gives it, under either policy.
+#define GEMV_ROWS_BF16_X(NAME, P, TPR, ROWS, UNROLL, NB)                                                   \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) NAME(                                       \
+        float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride,   \
+        int ystride, int nb, int rows, int cols) {                                                         \
+        gemv_body_x<BF16Weights, P, TPR, ROWS, UNROLL, NB>(y, reinterpret_cast<const uint8_t*>(W), nullptr, \
+                                                           x, xstride, ystride, nb, rows, cols);           \
+    }
+#define GEMV_ROWS_BF16(TPR, ROWS, UNROLL, NB)                                                            \
+    GEMV_ROWS_BF16_X(gemvx_bf16_t##TPR##r##ROWS##u##UNROLL##b##NB, Fast, TPR, ROWS, UNROLL, NB)        \
+    GEMV_ROWS_BF16_X(gemvx_bf16d_t##TPR##r##ROWS##u##UNROLL##b##NB, Exact, TPR, ROWS, UNROLL, NB)
+
+// Instances gemvx_{bf16,bf16d}_t{TPR}r{ROWS}u{UNROLL}b{NB}: the one-row
+// choices of ChooseGemv (t128r2u2 for 2048 and 4096 columns, t32r4u2 for
+// 512) and others that reuse each x chunk over 4 rows (fewer x loads per
+// weight byte), for 2, 4 and 8 rows; TestGemvRowsBandwidth times them.
+GEMV_ROWS_BF16(128, 2, 2, 2)
+GEMV_ROWS_BF16(128, 2, 2, 4)
+GEMV_ROWS_BF16(128, 2, 2, 8)
+GEMV_ROWS_BF16(128, 4, 1, 2)
+GEMV_ROWS_BF16(128, 4, 1, 4)
+GEMV_ROWS_BF16(128, 4, 1, 8)
+GEMV_ROWS_BF16(32, 4, 2, 2)
+GEMV_ROWS_BF16(32, 4, 2, 4)
+GEMV_ROWS_BF16(32, 4, 2, 8)
+GEMV_ROWS_BF16(64, 4, 1, 2)
+GEMV_ROWS_BF16(64, 4, 1, 4)
+GEMV_ROWS_BF16(64, 4, 1, 8)
+GEMV_ROWS_BF16(256, 4, 1, 2)
+GEMV_ROWS_BF16(256, 4, 1, 4)
+GEMV_ROWS_BF16(256, 4, 1, 8)

@@ -36,6 +36,14 @@ type syntheticFrames struct {
 // (and the token embedding and LM head) are generated in pinned host
 // memory. Only what the backbone takes is admitted here.
 func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64, frames *syntheticFrames) (*cuda.Backbone, error) {
+	return syntheticBackboneSlots(d, cfg, capacity, 1, seed, frames)
+}
+
+// syntheticBackboneSlots is syntheticBackbone with the states of slots takes
+// (cuda.PlanBackboneSlots: the B-row step); with frames, the tier counts
+// the takes as LoadFrames does (batched when slots > 1: their states in the
+// slots, a codec stream each beside the first).
+func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots int, seed uint64, frames *syntheticFrames) (*cuda.Backbone, error) {
 	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
@@ -44,16 +52,20 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
+	need, plan, err := cuda.BackboneSlotsBytes(cfg, layout, capacity, slots)
 	if err != nil {
 		return nil, err
 	}
 	model := need
 	if frames != nil {
-		if model, _, err = cuda.FramesBytes(cfg, layout, capacity); err != nil {
+		if model, _, err = cuda.FramesSlotsBytes(cfg, layout, capacity, slots); err != nil {
 			return nil, err
 		}
-		take := model - layout.Bytes + frames.CodecStreamBytes
+		take := model - layout.Bytes // one take's state and scratch
+		if slots > 1 {
+			take = 0 // in the slots already
+		}
+		take += frames.CodecStreamBytes
 		model += frames.CodecBytes + int64(max(frames.Takes, 1)-1)*take
 	}
 	tier, err := d.PlanTier(cuda.TierModel(cfg, layout, model))

@@ -63,6 +63,8 @@ type takeBench struct {
 	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
+	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
+	Batched bool `json:"batched,omitempty"`
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
@@ -125,6 +127,7 @@ func benchTake(args []string) error {
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
+	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
@@ -161,6 +164,8 @@ func benchTake(args []string) error {
 	defer dev.Close()
 	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
+	opt.Batched = *batched && opt.Takes > 1
+	res.Batched = opt.Batched
 	var f *cuda.Frames
 	var prompt []int
 	// voicePrompt is the prompt of the take in a reference voice of codes
@@ -178,7 +183,11 @@ func benchTake(args []string) error {
 			return err
 		}
 		plan := ref.Plan()
-		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
+		slots := 1
+		if opt.Batched {
+			slots = opt.Takes
+		}
+		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
 			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
 		if err != nil {
 			return err
@@ -321,7 +330,12 @@ func benchTake(args []string) error {
 	if len(batches) > 0 {
 		// One set over f for every round: its takes' state is made (and
 		// their graphs captured) in a warm-up round of the largest B.
-		set, err := drama3.NewInterleave(f, func() (drama3.FrameBackend, error) { return f.NewTake() }, opt.Takes)
+		var set drama3.TakeSet
+		if opt.Batched {
+			set, err = cuda.NewTakeFrames(f)
+		} else {
+			set, err = drama3.NewInterleave(f, func() (drama3.FrameBackend, error) { return f.NewTake() }, opt.Takes)
+		}
 		if err != nil {
 			return err
 		}
@@ -379,6 +393,13 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	if len(res.Batches) > 0 {
+		how := "each take's frame in turn (drama3.Interleave)"
+		if res.Batched {
+			how = "one B-row step and tower a frame for every take (cuda.TakeFrames)"
+		}
+		fmt.Printf("batches           %s\n", how)
+	}
 	for _, r := range res.Batches {
 		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); first audio", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs)
 		for _, v := range r.FirstAudioMs {

@@ -34,8 +34,14 @@ type FramesOptions struct {
 	// codes are read (Frame): not with teacher forcing or a logits tap.
 	Pipeline bool
 	// Takes is the most takes LoadFrames admits memory for (0: 1): the
-	// first's state comes with the load, each other's with NewTake.
+	// first's state comes with the load, each other's with NewTake; with
+	// Batched, every take's is a slot of the one backbone and tower
+	// (TakeFrames).
 	Takes int
+	// Batched loads the backbone and tower with Takes slots for
+	// NewTakeFrames (the B-row step and tower); the Frames itself runs the
+	// take of slot 0.
+	Batched bool
 	// PrefixCacheBytes is the device memory voice prefix snapshots may
 	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
 	// 0: DefaultPrefixCacheBytes; negative: no cache.
@@ -101,6 +107,11 @@ type Frames struct {
 
 	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
 	lastPrefix drama3.PrefixOutcome
+
+	// inSet: a take slot of a TakeFrames (frame_takes_cuda.go): bb and the
+	// tower's slot are shared with the set's other takes, slot is its own.
+	inSet bool
+	slot  int
 }
 
 // Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
@@ -141,16 +152,23 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
+	slots := 1
+	if opt.Batched {
+		slots = opt.Takes
+	}
+	need, plan, err := FramesSlotsBytes(cfg, layout, opt.Capacity, slots)
 	if err != nil {
 		return nil, err
 	}
 	take := need - layout.Bytes // one take's state and scratch
+	if opt.Batched {
+		take = 0 // in the slots already
+	}
 	if codec != nil {
 		need += CodecBytes(codec, opt.DecodeChunk)
 		take += CodecStreamBytes(codec, opt.DecodeChunk)
 	}
-	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake)
+	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake; batched: their codec streams)
 	in := TierModel(cfg, layout, need)
 	in.VoiceCache = max(opt.PrefixCacheBytes, 0)
 	tier, err := d.PlanTier(in)
@@ -300,7 +318,11 @@ func (f *Frames) build() error {
 		return err
 	}
 	f.extras = extras
-	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows)}); err != nil {
+	takes := 1
+	if opt.Batched && !f.borrowed { // the slots of a TakeFrames
+		takes = min(opt.Takes, TowerMaxTakes)
+	}
+	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows), Takes: takes}); err != nil {
 		return err
 	}
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {

@@ -96,7 +96,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	}
 
 	if snap == nil {
-		if err := f.bb.Reset(); err != nil {
+		if err := f.resetBackbone(); err != nil {
 			return err
 		}
 	}

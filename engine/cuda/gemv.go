@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -135,4 +136,48 @@ func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
 		}
 	}
 	return out, nil
+}
+
+// GemvRowsVariants are the instances of the projections of several rows
+// with each weight read once (kernels/gemv.cu gemvx_*: the B-row step), each
+// compiled for GemvRowsWidths rows at most.
+var (
+	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}}
+	GemvRowsWidths   = []int{2, 4, 8}
+)
+
+// gemvRowsDefault is $PROSCENIUM_GPU_GEMVX: a variant name (t128r4u1) every
+// several-row projection uses (benchmarks); empty: ChooseGemvRows's.
+var gemvRowsDefault = os.Getenv("PROSCENIUM_GPU_GEMVX")
+
+// ChooseGemvRows picks the instance of a [rows, cols] BF16 projection of
+// nb > 1 rows: the one-row choice (ChooseGemv) where it is compiled, which
+// keeps each row's bits those of the one-row kernel under fast numerics
+// too; $PROSCENIUM_GPU_GEMVX overrides it.
+func ChooseGemvRows(rows, cols, nb int) GemvVariant {
+	if gemvRowsDefault != "" {
+		for _, v := range GemvRowsVariants {
+			if v.Name() == gemvRowsDefault {
+				return v
+			}
+		}
+	}
+	v := ChooseGemv(false, rows, cols, 1)
+	for _, c := range GemvRowsVariants {
+		if c == v {
+			return v
+		}
+	}
+	return GemvRowsVariants[0]
+}
+
+// gemvRowsWidth is the compiled row count of an instance for nb rows: the
+// least of GemvRowsWidths at or above nb (0: none).
+func gemvRowsWidth(nb int) int {
+	for _, w := range GemvRowsWidths {
+		if nb <= w {
+			return w
+		}
+	}
+	return 0
 }
