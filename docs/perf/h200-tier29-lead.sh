@@ -21,11 +21,13 @@ import json;m=json.load(open('$O/dt-uncapped.json'))['tier_model'];L=m['layer_ex
 least=m['model_bytes']-n*L-m['host_dense_bytes']+L
 print(m['model_bytes']-1, least+L, least)" 2>>$O/steps.log)
 for c in $caps; do T 15 dt-exact-$c $DT -cap $c -out $O/dt-exact-$c.json; done
-# 3. the Go tests where the binaries are there
+# 3. B takes under the 30 GiB cap (batched: one B-row step a frame where the build has TakeFrames)
+T 30 bench-take-cap30-batch $G bench-take -synthetic full -prompt 60 -frames 100 -takes 1 -cap 32212254720 -batch 1,2,4
+# 4. the Go tests where the binaries are there
 [ -x $B/proscenium-gpu.test ] && T 30 test-tiers $B/proscenium-gpu.test -test.v -test.run 'TestCUDAEngineTiers'
 [ -x $B/cuda.test ] && T 30 test-codec-bytes $B/cuda.test -test.v -test.short -test.run 'TestCodecBytes|TestPlanTier|TestWeightLayoutTier'
 echo "== steps"; grep -E "^rc=" $O/steps.log | tr '\n' ' '; echo
-for f in $O/bench-take-cap*.log; do echo "-- $(basename $f)"; grep -hE "real-time|first audio|  frame|  codec|backbone step|memory|experts|hit rate|bus|tier plan|codec  |rror|panic" $f | head -14; done
+for f in $O/bench-take-cap*.log; do echo "-- $(basename $f)"; grep -hE "real-time|first audio|  frame|  codec|backbone step|memory|experts|hit rate|bus|tier plan|codec  |batch|rror|panic" $f | head -18; done
 for f in $O/dt-*.json; do python3 -c "
 import json;r=json.load(open('$f'));x=r.get('experts') or {};fr=r['free_running']
 print('$(basename $f)', 'cap', r.get('cap_bytes'), '|', x.get('tier'), x.get('device_layers'), '/', x.get('layers'), '| identical to the CPU', fr['identical_takes'], '/', fr['seeds'], '| forced worst', r['teacher_forced']['worst_relative_error'])" 2>&1 | tail -1; done
