@@ -160,6 +160,10 @@ const faultExitDelay = 500 * time.Millisecond
 
 // expertTier is a memory tier as the engine's stats report it.
 func expertTier(p cuda.TierPlan) *api.ExpertTier {
-	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
-		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+	dev := p.DeviceExperts
+	if p.ReadLayers() > p.DeviceLayers { // the last layer's experts on the prefill stage
+		dev += p.Stage
+	}
+	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: dev, HostBytes: p.HostExperts,
+		DeviceLayers: p.ReadLayers(), Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
 }

@@ -137,7 +137,7 @@ func benchBackbone(args []string) error {
 		printRows(w, rr.Widths, rr.OneTakeMS)
 		return w.Flush()
 	}
-	b, err := syntheticBackbone(d, cfg, *context, 1, false, 0)
+	b, err := syntheticBackbone(d, cfg, *context, 1, nil)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 	for _, w := range widths {
 		slots = max(slots, w)
 	}
-	b, err := syntheticBackboneSlots(d, cfg, context, slots, 1, false, 0)
+	b, err := syntheticBackboneSlots(d, cfg, context, slots, 1, nil)
 	if err != nil {
 		return nil, 0, err
 	}

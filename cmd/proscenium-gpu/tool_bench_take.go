@@ -70,6 +70,16 @@ type takeBench struct {
 	// sustained (experts in host memory only).
 	Experts *api.ExpertTier `json:"experts"`
 	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
+	// TierBudgetBytes is the device budget the tier was planned in, and
+	// TierPlannedBytes what the plan put there (its estimates of the codec
+	// and the takes' state included): beside PeakBytes, the slack left.
+	TierBudgetBytes  int64 `json:"tier_budget_bytes,omitempty"`
+	TierPlannedBytes int64 `json:"tier_planned_bytes,omitempty"`
+	// CodecHeldBytes is what the synthetic codec's weights took on the
+	// device, CodecCountedBytes what the plan counted for them (CodecBytes
+	// less a stream's): they must agree.
+	CodecHeldBytes    int64 `json:"codec_held_bytes,omitempty"`
+	CodecCountedBytes int64 `json:"codec_counted_bytes,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -177,15 +187,19 @@ func benchTake(args []string) error {
 		if opt.Batched {
 			slots = opt.Takes
 		}
-		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, true, cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk))
+		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
+			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
 		if err != nil {
 			return err
 		}
+		before := dev.Pool.Stats(cuda.DeviceMem).Used
 		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
 			return err
 		}
+		res.CodecHeldBytes = dev.Pool.Stats(cuda.DeviceMem).Used - before
+		res.CodecCountedBytes = cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk) - cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk)
 		// Random weights have no tokenizer: the semantic codes' rows are the
 		// first ids, end of speech the next.
 		ids := make([]int, cfg.Audio.SemanticCodebookSize)
@@ -287,6 +301,7 @@ func benchTake(args []string) error {
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
 	res.Experts = expertTier(f.Tier())
+	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {
@@ -407,6 +422,11 @@ func benchTake(args []string) error {
 		if res.Model == "synthetic full" {
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
+		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",
+			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), gib(res.PeakBytes))
+	}
+	if res.CodecHeldBytes > 0 {
+		fmt.Printf("codec             weights %.1f MiB held, %.1f MiB counted by the tier plan\n", float64(res.CodecHeldBytes)/(1<<20), float64(res.CodecCountedBytes)/(1<<20))
 	}
 	if res.AdmittedBytes > 0 {
 		within := "within it"

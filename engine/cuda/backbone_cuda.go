@@ -62,8 +62,8 @@ type backboneLayer struct {
 	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
 	sharedDown       Tensor
 	x                ExpertPack
-	xw               *Block // the block x's offsets are in: the arena, or host memory (DeviceWeights.Experts)
-	xhost            *Block // x.Host: the pinned block itself, which a prefill copies to the stage
+	xw               *Block // the block a step reads x at: the arena, the stage or host memory (DeviceWeights.Experts)
+	layer            int    // the layer's index (DeviceWeights.stageExperts)
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -178,10 +178,7 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i)}
-		if l.x.Host {
-			l.xhost = b.W.Host[i]
-		}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -213,6 +210,9 @@ func (b *Backbone) Reset() error {
 	b.pos = 0
 	clear(b.slotPos)
 	return b.d.Run(func(q *Queue) error {
+		if err := b.W.homeStage(q); err != nil { // the stage's decode layer (a host tier)
+			return err
+		}
 		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
 			return err
 		}
@@ -510,16 +510,18 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
 	xw := L.xw
-	if n > 1 && x.Host && !b.rows.capturing { // (a B-row step reads its experts in place, as a step does)
+	// (A captured B-row step reads its experts in place, as a step does:
+	// what the stage holds is tracked as work is enqueued, not replayed.)
+	if x.Host && !b.rows.capturing && stagePass(x, n, p.K) {
 		// A prefill pass: the layer's experts from host memory onto the
 		// stage in one copy at the link's rate, then the same kernels on the
 		// same bytes, so each expert crosses the bus once per pass instead
 		// of once per (row, expert) pair. (A step reads its k experts over
 		// the bus in place: one copy of all would cost E/k times more.)
-		if err := q.CopyFromHost(b.W.Stage, L.xhost, x.SpanBytes()); err != nil {
+		var err error
+		if xw, err = b.W.stageExperts(q, L.layer); err != nil {
 			return err
 		}
-		xw = b.W.Stage
 	}
 	sharedDone := n == 1 // the shared expert's down projection ran with the routed ones
 	path := b.Experts

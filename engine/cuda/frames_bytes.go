@@ -152,10 +152,12 @@ func ModelTierInput(dir string, capacity, takes int) (TierInput, error) {
 }
 
 // TierModel is the model's side of a tier decision (PlanTier): modelBytes
-// on the device in all (the weights and every take's state), and layout's routed experts per layer. The caller
-// adds the device's and the host's memory.
+// on the device in all (the weights and every take's state), layout's
+// routed experts per layer and the dense tensors the host tier moves to
+// host memory (SparseBytes). The caller adds the device's and the host's
+// memory.
 func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierInput {
-	in := TierInput{ModelBytes: modelBytes, TopK: cfg.Text.NumExpertsPerTok}
+	in := TierInput{ModelBytes: modelBytes, TopK: cfg.Text.NumExpertsPerTok, HostDense: layout.SparseBytes}
 	for _, x := range layout.Experts {
 		in.LayerExperts = append(in.LayerExperts, x.SpanBytes())
 	}
