@@ -28,7 +28,8 @@ type stepRows struct {
 	host      *Block // pinned: tokens, slots, input rows, output rows
 	capturing bool
 	// Experts is how the B-row step runs its routed experts (ExpertsAuto:
-	// the prefill's default); SetStepExperts changes it.
+	// ExpertsGEMV, the step's gathered GEMVs and moe_down_rows, whatever a
+	// prefill's default); SetStepExperts changes it.
 	Experts ExpertPath
 	// last is the slots of the last StepRows (what a replay advances).
 	last []int
