@@ -111,6 +111,36 @@ struct XChunk<Exact, WT> {
     }
 };
 
+// group_sum sums each of acc's N values over the TPR threads of its group
+// (gemv_rows' groups) and leaves the sums in the group's thread 0: shuffles
+// within a warp, then, when TPR > 32, the warps' sums in order through shared
+// memory (a block barrier: every thread of the block calls it).
+template <class Sum, int TPR, int N>
+__device__ __forceinline__ void group_sum(Sum* acc) {
+    constexpr int WARPS_PER_GROUP = TPR / 32;
+#pragma unroll
+    for (int i = 0; i < N; i++) acc[i] = warp_sum(acc[i]);
+    if (WARPS_PER_GROUP > 1) {
+        __shared__ Sum part[GEMV_THREADS / 32][N];
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+        if (lane == 0) {
+#pragma unroll
+            for (int i = 0; i < N; i++) part[warp][i] = acc[i];
+        }
+        __syncthreads();
+        if (j == 0) {
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                Sum s = 0;
+#pragma unroll
+                for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][i];
+                acc[i] = s;
+            }
+        }
+    }
+}
+
 // gemv_rows leaves Σ_c wr[r][c]·x[c] (ROWS rows of cols weights each, any
 // rows: consecutive rows of one matrix, or one row of each of several) in
 // acc[r] of thread 0 of each group of TPR threads. The block of GEMV_THREADS
@@ -128,8 +158,7 @@ template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
                                           const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
     typedef typename P::Sum Sum;
-    constexpr int WARPS_PER_GROUP = TPR / 32;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int j = threadIdx.x % TPR;
     const int chunks = cols / WT::PER;
     const float4* xv = reinterpret_cast<const float4*>(x);
 #pragma unroll
@@ -154,26 +183,7 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
             }
         }
     }
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) acc[r] = warp_sum(acc[r]);
-    if (WARPS_PER_GROUP > 1) {
-        __shared__ Sum part[GEMV_THREADS / 32][ROWS];
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        if (lane == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) part[warp][r] = acc[r];
-        }
-        __syncthreads();
-        if (j == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                Sum s = 0;
-#pragma unroll
-                for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][r];
-                acc[r] = s;
-            }
-        }
-    }
+    group_sum<Sum, TPR, ROWS>(acc);
 }
 
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
@@ -217,8 +227,7 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
                                             const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
                                             int nb, int cols) {
     typedef typename P::Sum Sum;
-    constexpr int WARPS_PER_GROUP = TPR / 32;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int j = threadIdx.x % TPR;
     const int chunks = cols / WT::PER;
 #pragma unroll
     for (int r = 0; r < ROWS; r++)
@@ -248,32 +257,7 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
             }
         }
     }
-#pragma unroll
-    for (int r = 0; r < ROWS; r++)
-#pragma unroll
-        for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
-    if (WARPS_PER_GROUP > 1) {
-        __shared__ Sum part[GEMV_THREADS / 32][ROWS][NB];
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        if (lane == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++)
-#pragma unroll
-                for (int b = 0; b < NB; b++) part[warp][r][b] = acc[r][b];
-        }
-        __syncthreads();
-        if (j == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++)
-#pragma unroll
-                for (int b = 0; b < NB; b++) {
-                    Sum s = 0;
-#pragma unroll
-                    for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][r][b];
-                    acc[r][b] = s;
-                }
-        }
-    }
+    group_sum<Sum, TPR, ROWS * NB>(&acc[0][0]);  // acc[r][b] is value r·NB + b
 }
 
 // gemv_body_x: y_b[r] = Σ_c W[r, c]·x_b[c] for nb ≤ NB rows x_b (xstride
