@@ -168,15 +168,23 @@ extern "C" __global__ void __launch_bounds__(1024) tower_feedback_takes(
     feedback_body(out + (size_t)s * width, text_embed, sem_tokens, tables, entries, ctrl + s, ncb, width, div);
 }
 
+// gather_rows_body: block i copies row ids[i] of src into row i of dst
+// (width T each), after the PDL wait.
+template <class T>
+__device__ __forceinline__ void gather_rows_body(T* __restrict__ dst, const T* __restrict__ src,
+                                                 const int32_t* __restrict__ ids, int width) {
+    pdl_entry();
+    const T* s = src + (size_t)ids[blockIdx.x] * width;
+    T* d = dst + (size_t)blockIdx.x * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
+}
+
 // Rows of float32 gathered by slot: dst[b] = src[slots[b]] (width floats
 // each; a batched frame's backbone input rows from the takes' feedback
 // rows). Grid: (n).
 extern "C" __global__ void tower_gather_rows(float* __restrict__ dst, const float* __restrict__ src,
                                              const int32_t* __restrict__ slots, int width) {
-    pdl_entry();
-    const float* s = src + (size_t)slots[blockIdx.x] * width;
-    float* d = dst + (size_t)blockIdx.x * width;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
+    gather_rows_body(dst, src, slots, width);
 }
 
 // ---------------------------------------------------------------------------
@@ -194,8 +202,5 @@ extern "C" __global__ void tower_advance(FrameControl* ctrl, int rows, int frame
 // dst[i, :] = src[ids[i], :]. Grid: (n).
 extern "C" __global__ void bf16_gather_rows(uint16_t* __restrict__ dst, const uint16_t* __restrict__ src,
                                             const int32_t* __restrict__ ids, int width) {
-    pdl_entry();
-    const uint16_t* s = src + (size_t)ids[blockIdx.x] * width;
-    uint16_t* d = dst + (size_t)blockIdx.x * width;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
+    gather_rows_body(dst, src, ids, width);
 }
