@@ -714,16 +714,23 @@ func (b *Backbone) TimeSteps(n int) (float64, error) {
 	if b.pos+n > b.Plan.Capacity {
 		return 0, fmt.Errorf("backbone: %d timed steps after %d rows exceed the context limit of %d", n, b.pos, b.Plan.Capacity)
 	}
+	ms, err := b.timeReplays(b.step, n)
+	b.pos += n
+	return ms, err
+}
+
+// timeReplays launches g times times back to back and returns the device
+// milliseconds per launch.
+func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 	ms, err := b.d.Time(func(q *Queue) error {
-		for i := 0; i < n; i++ {
-			if err := q.LaunchGraph(b.step); err != nil {
+		for i := 0; i < times; i++ {
+			if err := q.LaunchGraph(g); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	b.pos += n
-	return ms / float64(n), err
+	return ms / float64(times), err
 }
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
@@ -795,10 +802,16 @@ const (
 // the device milliseconds per replay over n replays (a profile of where a
 // step's time goes; the state it leaves is meaningless: Reset afterwards).
 func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
+	return b.timeParts(skip, n, func(q *Queue) error { return b.enqueue(q, 1, 0) })
+}
+
+// timeParts captures enqueue's graph with b.skip = skip, Resets the backbone
+// and returns the device milliseconds per replay over times replays.
+func (b *Backbone) timeParts(skip StepParts, times int, enqueue func(q *Queue) error) (float64, error) {
 	var g *Graph
 	b.skip = skip
 	err := b.d.Run(func(q *Queue) (err error) {
-		g, err = q.Capture(func(q *Queue) error { return b.enqueue(q, 1, 0) })
+		g, err = q.Capture(enqueue)
 		return err
 	})
 	b.skip = 0
@@ -809,15 +822,7 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 	if err := b.Reset(); err != nil {
 		return 0, err
 	}
-	ms, err := b.d.Time(func(q *Queue) error {
-		for i := 0; i < n; i++ {
-			if err := q.LaunchGraph(g); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return ms / float64(n), err
+	return b.timeReplays(g, times)
 }
 
 // defaultExperts is the path ExpertsAuto takes: per-pair GEMVs, which

@@ -396,16 +396,9 @@ func (b *Backbone) TimeStepRows(times int) (float64, error) {
 			return 0, fmt.Errorf("backbone: %d timed steps after %d rows of slot %d exceed the context limit of %d", times, b.SlotLen(s), s, b.Plan.Capacity)
 		}
 	}
-	ms, err := b.d.Time(func(q *Queue) error {
-		for i := 0; i < times; i++ {
-			if err := q.LaunchGraph(g); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	ms, err := b.timeReplays(g, times)
 	b.advance(b.rows.last, times)
-	return ms / float64(times), err
+	return ms, err
 }
 
 // TimeStepRowsParts captures a B-row step graph of the last StepRows' rows
@@ -417,29 +410,7 @@ func (b *Backbone) TimeStepRowsParts(skip StepParts, times int) (float64, error)
 	if n == 0 {
 		return 0, fmt.Errorf("backbone: no B-row step run yet")
 	}
-	var g *Graph
-	b.skip = skip
-	err := b.d.Run(func(q *Queue) (err error) {
-		g, err = q.Capture(func(q *Queue) error { return b.EnqueueStepRows(q, n) })
-		return err
-	})
-	b.skip = 0
-	if err != nil {
-		return 0, err
-	}
-	defer b.d.Do(func() error { g.Destroy(); return nil })
-	if err := b.Reset(); err != nil {
-		return 0, err
-	}
-	ms, err := b.d.Time(func(q *Queue) error {
-		for i := 0; i < times; i++ {
-			if err := q.LaunchGraph(g); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return ms / float64(times), err
+	return b.timeParts(skip, times, func(q *Queue) error { return b.EnqueueStepRows(q, n) })
 }
 
 // SetStepExperts picks how the B-row step runs its routed experts and drops
