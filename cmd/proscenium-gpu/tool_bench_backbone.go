@@ -4,7 +4,6 @@ package main
 
 import (
 	_ "embed"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -128,9 +127,7 @@ func benchBackbone(args []string) error {
 			return err
 		}
 		if *asJSON {
-			out, _ := json.MarshalIndent(rr, "", "  ")
-			fmt.Println(string(out))
-			return nil
+			return printJSON(rr)
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(w, "device\t%s (numerics %s), copy %.0f GB/s, context %d rows, each take after a %d-row prompt\n", rr.Device, rr.Numerics, rr.CopyGBs, rr.Context, rr.PrefillRows)
@@ -268,9 +265,7 @@ func benchBackbone(args []string) error {
 	res.CopyShare = res.StepGBs / res.CopyGBs
 
 	if *asJSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(out))
-		return nil
+		return printJSON(res)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "device\t%s (kernels %s, PDL %v)\n", res.Device, res.Kernels, res.PDL)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"sort"
@@ -174,9 +173,7 @@ func runBenchCodec(args []string) error {
 	res.StreamRealtime = audioMsPerFrame / res.StreamMsPerFr
 	res.WholeRealtime = audioMsPerFrame / res.WholeMsPerFr
 	if *asJSON {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(b))
-		return nil
+		return printJSON(res)
 	}
 	fmt.Printf("GPU codec, %s\n%s; %d-frame take (%.1f s of audio), median of %d\n", res.Device, res.Geometry, nf, float64(nf)*audioMsPerFrame/1e3, *repeats)
 	fmt.Printf("  %-44s %10.3f ms/frame  (%.0f× real time)\n", fmt.Sprintf("streaming, chunks %s (%d)", res.Policy, res.Chunks), res.StreamMsPerFr, res.StreamRealtime)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -355,9 +354,7 @@ func benchTake(args []string) error {
 	}
 
 	if *asJSON {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(b))
-		return nil
+		return printJSON(res)
 	}
 	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s\n", res.Device, res.Kernels, res.Pipeline, res.Numerics)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)

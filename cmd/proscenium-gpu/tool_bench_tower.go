@@ -3,10 +3,8 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"proscenium/engine/api"
@@ -64,9 +62,7 @@ func runBenchTower(args []string) error {
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return printJSON(res)
 		}
 		fmt.Printf("device: %s\nnumerics: %s\ngeometry: %s\nweights read per frame pass: %.1f MiB\nsettings: %s; %d cache rows per take; %d frames per figure\n",
 			res.Device, numerics, res.Geometry, float64(res.WeightBytes)/(1<<20), res.Settings, res.PrefillRows, res.Frames)
@@ -80,9 +76,7 @@ func runBenchTower(args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(res)
 	}
 	fmt.Printf("device: %s\nnumerics: %s (the semantic head's GEMV; the tower sums float32 under either)\ngeometry: %s\nweights read per frame: %.1f MiB\n", res.Device, numerics, res.Geometry, float64(res.WeightBytes)/(1<<20))
 	fmt.Printf("prefill %d text rows: %.2f ms\n", res.PrefillRows, res.PrefillMs)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -55,4 +56,12 @@ func runTool(args []string) (ok bool, code int) {
 		return true, 1
 	}
 	return true, 0
+}
+
+// printJSON writes a tool's result to stdout as indented JSON (the -json
+// output of the bench tools).
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
