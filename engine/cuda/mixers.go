@@ -275,6 +275,27 @@ func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	return l
 }
 
+// attnRegions is an attention layer's scratch regions (scratchLayout's at
+// MaxRows and Capacity) and the halves of its KV cache: keys kc, then values
+// vc, [Capacity, KVHeads·HeadDim] float32 each.
+type attnRegions struct{ proj, qn, scores, smax, part, attn, kc, vc Tensor }
+
+func (l *AttentionLayer) regions() attnRegions {
+	sl := l.G.scratchLayout(l.MaxRows, l.Capacity)
+	at := l.Scratch.At
+	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
+		attn: at(sl.attn), kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
+}
+
+// ropeTheta is the RoPE base the attention prep kernels take (1, unused,
+// where no dimension rotates).
+func (g AttentionGeometry) ropeTheta() float64 {
+	if g.RotaryDim == 0 {
+		return 1
+	}
+	return g.RopeTheta
+}
+
 // AttentionWeights is where one attention layer's weights live on the
 // device. When Q, K and V lie one after another in one block (in that
 // order) the three projections run as one.

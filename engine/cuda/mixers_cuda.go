@@ -312,7 +312,7 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	if err := q.attentionCoreFused(l, n, pos, maxLen, counters); err != nil {
 		return mixerOut{}, err
 	}
-	return mixerOut{W: w.O, In: l.Scratch.At(g.scratchLayout(l.MaxRows, l.Capacity).attn), Hidden: g.Hidden, Cols: qw}, nil
+	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
 }
 
 // attentionCore is AttentionForward between its projections (engine/cpu
@@ -335,18 +335,11 @@ func (q *Queue) attentionCoreFused(l *AttentionLayer, n int, pos Tensor, maxLen 
 		maxLen = l.Capacity
 	}
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
-	kw := nkv * hd
 	pw := g.ProjWidth()
-	sl := g.scratchLayout(l.MaxRows, l.Capacity)
-	at := l.Scratch.At
-	proj, qn, sc, smax, part, attn := l.Scratch, at(sl.qn), at(sl.scores), at(sl.smax), at(sl.part), at(sl.attn)
-	kc := l.KV
-	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
+	r := l.regions()
+	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
 	w := l.W
-	theta := g.RopeTheta
-	if g.RotaryDim == 0 {
-		theta = 1
-	}
+	theta := g.ropeTheta()
 	if err := kernel.AttnPrep(q, q.policy(), [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
 		return err
 	}

@@ -192,15 +192,9 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	sl := g.scratchLayout(l.MaxRows, l.Capacity)
-	at := l.Scratch.At
-	proj, qn, sc, smax, part, attn := l.Scratch, at(sl.qn), at(sl.scores), at(sl.smax), at(sl.part), at(sl.attn)
-	kc := l.KV
-	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
-	theta := g.RopeTheta
-	if g.RotaryDim == 0 {
-		theta = 1
-	}
+	r := l.regions()
+	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
+	theta := g.ropeTheta()
 	splits := maxSplits(l.Capacity) // as a one-row step: shares out the rows cached at run time
 	slots, pos := tPtr(s.slots), tPtr(s.pos)
 	if err := kernel.AttnPrepSlots(q, q.policy(), [3]int{1, nh + nkv, n}, attnThreads, kernel.AttnPrepSlotsArgs{
