@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -26,22 +23,11 @@ func TestBenchBackboneRows(t *testing.T) {
 			t.Errorf("--rows %q: %v; want a usage error naming --rows", bad, err)
 		}
 	}
-	if runtime.GOOS == "windows" {
-		t.Skip("shell-script worker")
-	}
-	dir := t.TempDir()
-	worker, seen := filepath.Join(dir, "worker"), filepath.Join(dir, "args")
-	if err := os.WriteFile(worker, []byte("#!/bin/sh\necho \"$@\" > "+seen+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	worker, args := recordingWorker(t)
 	if err := runBenchBackbone([]string{"-worker", worker, "--rows", "1, 2,4,8"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(seen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(got), "--rows 1, 2,4,8") {
-		t.Errorf("worker ran with %q, want --rows 1, 2,4,8", strings.TrimSpace(string(got)))
+	if got := args(); !strings.Contains(got, "--rows 1, 2,4,8") {
+		t.Errorf("worker ran with %q, want --rows 1, 2,4,8", got)
 	}
 }

@@ -55,3 +55,25 @@ func TestGPUProbeReportsWhyTheBackendIsUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// recordingWorker writes a stand-in worker, a shell script that records the
+// arguments it is started with (the test is skipped on Windows); args
+// returns the last run's, trimmed.
+func recordingWorker(t *testing.T) (worker string, args func() string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("shell-script worker")
+	}
+	dir := t.TempDir()
+	worker, seen := filepath.Join(dir, "worker"), filepath.Join(dir, "args")
+	if err := os.WriteFile(worker, []byte("#!/bin/sh\necho \"$@\" > "+seen+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return worker, func() string {
+		got, err := os.ReadFile(seen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(got))
+	}
+}

@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -45,14 +42,7 @@ func TestNumericsFlagRefusesAWrongValue(t *testing.T) {
 
 // The benchmarks hand the policy to the worker's tool in its own spelling.
 func TestNumericsFlagReachesTheWorker(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("shell-script worker")
-	}
-	dir := t.TempDir()
-	worker, seen := filepath.Join(dir, "worker"), filepath.Join(dir, "args")
-	if err := os.WriteFile(worker, []byte("#!/bin/sh\necho \"$@\" > "+seen+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	worker, seen := recordingWorker(t)
 	for name, run := range map[string]func([]string) error{"bench backbone": runBenchBackbone, "bench tower": runBenchTower, "bench take": runBenchTake} {
 		args := []string{"-worker", worker, "--numerics", "exact"}
 		if name == "bench take" {
@@ -61,12 +51,8 @@ func TestNumericsFlagReachesTheWorker(t *testing.T) {
 		if err := run(args); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got, err := os.ReadFile(seen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasSuffix(strings.TrimSpace(string(got)), "-numerics exact") {
-			t.Errorf("%s: worker ran with %q, want -numerics exact", name, strings.TrimSpace(string(got)))
+		if got := seen(); !strings.HasSuffix(got, "-numerics exact") {
+			t.Errorf("%s: worker ran with %q, want -numerics exact", name, got)
 		}
 	}
 }
