@@ -9,7 +9,6 @@ import (
 
 	"proscenium/engine/api"
 	"proscenium/engine/cuda"
-	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
@@ -21,19 +20,7 @@ import (
 // is logged); the takes ran together (Finish.Batch); the cancelled one
 // stopped and the others are unaffected.
 func TestCUDAEngineBatchedTakes(t *testing.T) {
-	base, err := qwen3.TokenizerJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	dev, err := cuda.Open(0, 0, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dir, dev := tinyOnDevice(t)
 	for _, n := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
 		dev.Numerics = n
 		t.Run(n.String(), func(t *testing.T) { testBatchedTakes(t, dev, dir) })

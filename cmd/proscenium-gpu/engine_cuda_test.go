@@ -23,6 +23,26 @@ import (
 // (issue 27's knob), this returns that setting.
 func numericsExact() bool { return true }
 
+// tinyOnDevice writes a demo checkpoint (drama3.WriteTiny, seed 1, the Qwen3
+// base tokenizer) into a temporary folder and opens device 0 with a 1 GiB
+// arena, closed when the test ends: the worker tests' common start.
+func tinyOnDevice(t *testing.T) (dir string, dev *cuda.Device) {
+	t.Helper()
+	base, err := qwen3.TokenizerJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	if dev, err = cuda.Open(0, 0, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dev.Close)
+	return dir, dev
+}
+
 // TestCUDAEngineTakes runs the worker's take engine (openCUDAEngine: the
 // take engine over the pipelined CUDA frame backend) on a demo checkpoint
 // and asserts what kernels/run-take-checks.sh prints: the same seed twice
@@ -31,19 +51,7 @@ func numericsExact() bool { return true }
 // the CPU engine's (engine/open, CPU backend); a memory cap below the model
 // refuses the load, naming the sizes, and leaves nothing allocated.
 func TestCUDAEngineTakes(t *testing.T) {
-	base, err := qwen3.TokenizerJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	dev, err := cuda.Open(0, 0, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dir, dev := tinyOnDevice(t)
 	ctx := context.Background()
 	req := api.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
 		Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}

@@ -12,7 +12,6 @@ import (
 	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/cuda/device"
-	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
@@ -28,19 +27,7 @@ import (
 // without the memory for the pinned weights are refused with the numbers,
 // leaving nothing allocated on the device or pinned.
 func TestCUDAEngineTiers(t *testing.T) {
-	base, err := qwen3.TokenizerJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	dev, err := cuda.Open(0, 0, 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dir, dev := tinyOnDevice(t)
 	for _, policy := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
 		t.Run(string(policy), func(t *testing.T) {
 			dev.Numerics = policy
