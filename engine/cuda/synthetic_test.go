@@ -7,8 +7,12 @@ import (
 	"proscenium/engine/drama3"
 )
 
-func TestSyntheticWeightsFullGeometry(t *testing.T) {
-	data, err := os.ReadFile(repoPath("engine/drama3/testdata/drama3_full_shaped.json"))
+// shapedLayout is the config in the repository file rel (repoPath) and the
+// device layout of its shaped weights (drama3.ShapedWeights: shapes, no
+// bytes).
+func shapedLayout(t *testing.T, rel string) (*drama3.Config, *WeightLayout) {
+	t.Helper()
+	data, err := os.ReadFile(repoPath(rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +28,11 @@ func TestSyntheticWeightsFullGeometry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, l
+}
+
+func TestSyntheticWeightsFullGeometry(t *testing.T) {
+	cfg, l := shapedLayout(t, "engine/drama3/testdata/drama3_full_shaped.json")
 	x := l.Experts[0]
 	if !x.FP8 || x.P != 512 || x.Hp != 2048 || x.Ip != 512 || len(l.Experts) != 40 {
 		t.Fatalf("expert pack %+v, %d layers", x, len(l.Experts))

@@ -3,39 +3,20 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-
-	"proscenium/engine/drama3"
 )
+
+// fullGeometryJSON is Drama 3's config at its full geometry (the worker's
+// synthetic full weights).
+const fullGeometryJSON = "cmd/proscenium-gpu/full_geometry.json"
 
 // fullGeometryTier is the tier input of Drama 3 at its full geometry
 // (cmd/proscenium-gpu/full_geometry.json: 40 layers × 256 block-FP8 experts)
 // with the default context, plus codecAllowance for the codec.
 func fullGeometryTier(t *testing.T) TierInput {
 	t.Helper()
-	// From the package's folder (go test), or from the checkout's root (a
-	// carried test binary on the GPU machine).
-	data, err := os.ReadFile("../../cmd/proscenium-gpu/full_geometry.json")
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = os.ReadFile("cmd/proscenium-gpu/full_geometry.json")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := drama3.ParseConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := drama3.ShapedWeights(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := LayoutWeights(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, layout := shapedLayout(t, fullGeometryJSON)
 	n, _, err := FramesBytes(cfg, layout, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -274,25 +255,7 @@ func TestPlanTierVoiceCache(t *testing.T) {
 // step and B-row steps of up to 31 takes read them in place. Broken once
 // by comparing the pairs of one row with the span: every pass read in place.
 func TestStagePass(t *testing.T) {
-	data, err := os.ReadFile("../../cmd/proscenium-gpu/full_geometry.json")
-	if errors.Is(err, os.ErrNotExist) {
-		data, err = os.ReadFile("cmd/proscenium-gpu/full_geometry.json")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := drama3.ParseConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := drama3.ShapedWeights(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, err := LayoutWeights(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, layout := shapedLayout(t, fullGeometryJSON)
 	x := layout.Experts[0]
 	for _, c := range []struct {
 		rows  int
