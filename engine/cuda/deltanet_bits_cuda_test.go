@@ -100,10 +100,7 @@ func TestDeltaNetMixBits(t *testing.T) { eachNumerics(t, testDeltaNetMixBitsAll)
 
 func testDeltaNetMixBitsAll(t *testing.T) {
 	r := newRand(t)
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, tc := range mixerShapes {
 		for _, st := range deltaNetSteps {
 			t.Run(tc.name+"/"+st.name, func(t *testing.T) { testDeltaNetMixBits(t, r, tc.g, st.step) })
 		}
@@ -163,10 +160,7 @@ func testDeltaNetMixBits(t *testing.T, r *rand.Rand, g mixerShape, step DeltaNet
 // passes the flag the same way).
 func TestDeltaNetPromptPassBits(t *testing.T) {
 	r := newRand(t)
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, tc := range mixerShapes {
 		t.Run(tc.name, func(t *testing.T) {
 			const n, pass = 129, BackboneChunk
 			c := newDeltaNetCase(t, r, tc.g, pass, true)

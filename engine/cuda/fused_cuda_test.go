@@ -237,10 +237,7 @@ func TestFusedStep(t *testing.T) {
 func TestFusedDeltaNetStep(t *testing.T) {
 	underFast(t)
 	r := newRand(t)
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, tc := range mixerShapes {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newDeltaNetCase(t, r, tc.g, 1, true)
 			c.layer.Step = DeltaNetSplitStep
@@ -306,10 +303,7 @@ func TestFusedDeltaNetStep(t *testing.T) {
 func TestFusedAttention(t *testing.T) {
 	underFast(t)
 	r := newRand(t)
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, tc := range mixerShapes {
 		t.Run(tc.name, func(t *testing.T) {
 			const capacity = 1100
 			c := newAttentionCase(t, r, tc.g, 1, capacity, true)

@@ -25,6 +25,11 @@ var (
 	oddGeometry = mixerShape{Hidden: 136, Eps: 1e-6,
 		Heads: 3, KVHeads: 1, HeadDim: 24, RotaryDim: 12, RopeTheta: 1e6,
 		LinKeyHeads: 2, LinValueHeads: 6, LinKeyDim: 20, LinValueDim: 28, ConvKernel: 4}
+	// mixerShapes is the two, named, for the tests that run each.
+	mixerShapes = []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}}
 )
 
 // mixerShape is the geometry of the mixer tests; refGeometry turns it into
@@ -379,10 +384,7 @@ func TestAttentionCoreBits(t *testing.T) { eachNumerics(t, testAttentionCoreBits
 
 func testAttentionCoreBits(t *testing.T) {
 	r := newRand(t)
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, tc := range mixerShapes {
 		t.Run(tc.name, func(t *testing.T) {
 			const maxRows, capacity = 64, 1100
 			c := newAttentionCase(t, r, tc.g, maxRows, capacity, true)

@@ -38,10 +38,7 @@ func TestDeltaNetStepRows(t *testing.T) { eachNumerics(t, testDeltaNetStepRows) 
 
 func testDeltaNetStepRows(t *testing.T) {
 	r := newRand(t)
-	for _, g := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, g := range mixerShapes {
 		t.Run(g.name, func(t *testing.T) {
 			n := len(mixerSlots)
 			c := newDeltaNetCase(t, r, g.g, 8, true)
@@ -83,10 +80,7 @@ func TestAttentionStepRows(t *testing.T) { eachNumerics(t, testAttentionStepRows
 
 func testAttentionStepRows(t *testing.T) {
 	r := newRand(t)
-	for _, g := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+	for _, g := range mixerShapes {
 		t.Run(g.name, func(t *testing.T) {
 			const capacity = 40
 			n := len(mixerSlots)
