@@ -169,6 +169,36 @@ func tinyCheckpoints() ([]string, error) {
 	return tinyDirs, tinyErr
 }
 
+// eachTinyCheckpoint runs f as a subtest on each make-tiny checkpoint
+// (tinyCheckpoints), named after its folder.
+func eachTinyCheckpoint(t *testing.T, f func(t *testing.T, dir string)) {
+	t.Helper()
+	dirs, err := tinyCheckpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) { f(t, dir) })
+	}
+}
+
+// engineWithPrompts loads the checkpoint in dir as the engine does
+// (drama3.LoadEngine; closed when the test ends) and a prompt builder over
+// its tokenizer with the default limits.
+func engineWithPrompts(t *testing.T, dir string) (*drama3.Checkpoint, *drama3.PromptBuilder) {
+	t.Helper()
+	ck, err := drama3.LoadEngine(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ck.Close() })
+	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck, pb
+}
+
 func backboneCheckpoints(t *testing.T) []string {
 	dir := os.Getenv("PROSCENIUM_GPU_CKPTS")
 	if dir == "" {

@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -20,13 +19,7 @@ import (
 // cached voice is dropped and the take runs.
 
 func TestFramesPrefixCacheMatchesUncached(t *testing.T) {
-	dirs, err := tinyCheckpoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) { testPrefixCache(t, dir) })
-	}
+	eachTinyCheckpoint(t, testPrefixCache)
 }
 
 func sameLogBits(a, b drama3.LogitsLog) error {
@@ -48,15 +41,7 @@ func sameLogBits(a, b drama3.LogitsLog) error {
 }
 
 func testPrefixCache(t *testing.T, dir string) {
-	ck, err := drama3.LoadEngine(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
-	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ck, pb := engineWithPrompts(t, dir)
 	const capacity = 600
 	plain, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, nil)
 	if err != nil {

@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"proscenium/engine/drama3"
@@ -23,13 +22,7 @@ import (
 // share of equal frames is logged.
 
 func TestTakeFramesMatchAlone(t *testing.T) {
-	dirs, err := tinyCheckpoints()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) { testTakeFrames(t, dir) })
-	}
+	eachTinyCheckpoint(t, testTakeFrames)
 }
 
 // setTake is one take of the comparison.
@@ -41,15 +34,7 @@ type setTake struct {
 }
 
 func testTakeFrames(t *testing.T, dir string) {
-	ck, err := drama3.LoadEngine(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
-	pb, err := drama3.NewPromptBuilder(ck.Tokenizer, drama3.PromptLimits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ck, pb := engineWithPrompts(t, dir)
 	const capacity, slots = 400, 4
 	alone, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
 	if err != nil {
