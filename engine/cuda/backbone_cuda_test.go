@@ -273,11 +273,7 @@ func testRows(r *rand.Rand, n, vocab, hidden int) ([]BackboneRow, []cpu.Backbone
 // its CPU reference model.
 func loadWithCPU(t *testing.T, dir string) (*drama3.Checkpoint, *drama3.Model[[]float32]) {
 	t.Helper()
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ck.Close() })
+	ck := loadCheckpoint(t, dir)
 	cm, err := cpu.LoadModel(ck.Weights)
 	if err != nil {
 		t.Fatal(err)
@@ -424,15 +420,11 @@ func TestBackboneMatchesCPU(t *testing.T) {
 
 func TestBackboneAdmission(t *testing.T) {
 	dir := backboneCheckpoints(t)[0]
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
+	ck := loadCheckpoint(t, dir)
 	saved := dev.Pool
 	dev.Pool = device.NewPool(device.CUDADriver{}, 1<<20, 0)
 	defer func() { dev.Pool = saved }()
-	_, err = LoadBackbone(dev, ck, 1000, nil)
+	_, err := LoadBackbone(dev, ck, 1000, nil)
 	if !errors.Is(err, device.ErrOverCap) || !strings.Contains(err.Error(), "MiB") {
 		t.Fatalf("err = %v, want a refusal over the 1 MiB cap naming the sizes", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
-	"proscenium/engine/drama3"
 )
 
 // The B-row step (Backbone.StepRows) against each take stepped alone, and
@@ -116,11 +115,7 @@ func TestBackboneStepRowsMatchTakesAlone(t *testing.T) {
 	for _, dir := range backboneCheckpoints(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			r := newRand(t)
-			ck, err := drama3.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ck.Close()
+			ck := loadCheckpoint(t, dir)
 			tc := &ck.Config.Text
 			H := tc.HiddenSize
 			const capacity, slots = 64, 4

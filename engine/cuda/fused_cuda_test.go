@@ -177,11 +177,7 @@ func TestFusedStep(t *testing.T) {
 	for _, dir := range backboneCheckpoints(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			r := newRand(t)
-			ck, err := drama3.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ck.Close() })
+			ck := loadCheckpoint(t, dir)
 			gb, err := LoadBackbone(dev, ck, 64, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -216,11 +216,7 @@ func layoutCheckpoints(t *testing.T) []string {
 func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 	for _, dir := range layoutCheckpoints(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			ck, err := drama3.Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ck.Close()
+			ck := loadCheckpoint(t, dir)
 			w := ck.Weights
 			l, err := LayoutWeights(w)
 			if err != nil {
@@ -308,16 +304,24 @@ func TestWeightLayoutPlacesEveryTensor(t *testing.T) {
 }
 
 func TestWeightLayoutRefusesOtherFP8Blocks(t *testing.T) {
-	ck, err := drama3.Load(repoPath("engine/cpu/testdata/backbone/ckpt/odd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
+	ck := loadCheckpoint(t, repoPath("engine/cpu/testdata/backbone/ckpt/odd"))
 	ck.Config.Quant.BlockRows, ck.Config.Quant.BlockCols = 64, 64
-	_, err = LayoutWeights(ck.Weights)
+	_, err := LayoutWeights(ck.Weights)
 	if err == nil || !strings.Contains(err.Error(), "[64, 64]") || !strings.Contains(err.Error(), "128×128") {
 		t.Fatalf("err = %v, want a refusal naming [64, 64] and 128×128", err)
 	}
+}
+
+// loadCheckpoint loads the checkpoint at dir (drama3.Load), closed when the
+// test ends.
+func loadCheckpoint(t *testing.T, dir string) *drama3.Checkpoint {
+	t.Helper()
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ck.Close() })
+	return ck
 }
 
 // repoPath finds a repository file from the package directory (go test) or
