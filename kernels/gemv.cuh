@@ -186,6 +186,27 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
     group_sum<Sum, TPR, ROWS>(acc);
 }
 
+// gemv_group_rows points wr and sr at the ROWS consecutive rows of W
+// (row-major [rows, cols]) and of its block scales S (FP8; null for BF16)
+// that this thread's group of TPR threads computes, and returns the first
+// (row0); rows past the end point at the last row.
+template <class WT, int TPR, int ROWS>
+__device__ __forceinline__ int gemv_group_rows(const uint4* (&wr)[ROWS], const float* (&sr)[ROWS],
+                                               const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                               int rows, int cols) {
+    constexpr int GROUPS = GEMV_THREADS / TPR;
+    const int group = threadIdx.x / TPR;
+    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
+    const int scols = (cols + 127) >> 7;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        const int row = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
+        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
+    }
+    return row0;
+}
+
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
 // (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
 // wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
@@ -194,18 +215,10 @@ template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
                                           int cols) {
-    constexpr int GROUPS = GEMV_THREADS / TPR;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
-    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
-    const int scols = (cols + 127) >> 7;
+    const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        const int row = min(row0 + r, rows - 1);
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
-        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
+    const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     pdl_entry();
     typename P::Sum acc[ROWS];
     gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
@@ -267,18 +280,10 @@ template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
                                             int ystride, int nb, int rows, int cols) {
-    constexpr int GROUPS = GEMV_THREADS / TPR;
-    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
-    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
-    const int scols = (cols + 127) >> 7;
+    const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) {
-        const int row = min(row0 + r, rows - 1);
-        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
-        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
-    }
+    const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     pdl_entry();
     typename P::Sum acc[ROWS][NB];
     gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
