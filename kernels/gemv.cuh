@@ -141,51 +141,6 @@ __device__ __forceinline__ void group_sum(Sum* acc) {
     }
 }
 
-// gemv_rows leaves Σ_c wr[r][c]·x[c] (ROWS rows of cols weights each, any
-// rows: consecutive rows of one matrix, or one row of each of several) in
-// acc[r] of thread 0 of each group of TPR threads. The block of GEMV_THREADS
-// is split into groups of TPR threads; thread j of a group reads the 16-byte
-// chunks j, j+TPR, … of each row, so a group's loads are contiguous and
-// coalesced. Every load of an UNROLL step is issued before the first
-// multiply (the step is one basic block, no branches), x is read once per
-// chunk for all ROWS rows, and the partial sums are reduced with shuffles
-// and, when TPR > 32, through shared memory (a block barrier: every thread
-// of the block calls it). Spreading a row over more threads (TPR) puts more
-// of the matrix in flight at once: the kernels are bound by memory latency
-// as much as by bandwidth. sr[r] is row r's first block scale (FP8;
-// [ceil(cols/128)] of them, a chunk lies in one block; unread for BF16).
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
-                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
-    typedef typename P::Sum Sum;
-    const int j = threadIdx.x % TPR;
-    const int chunks = cols / WT::PER;
-    const float4* xv = reinterpret_cast<const float4*>(x);
-#pragma unroll
-    for (int r = 0; r < ROWS; r++) acc[r] = 0;
-    for (int base = j; base < chunks; base += TPR * UNROLL) {
-        uint4 w[UNROLL][ROWS];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-        }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int c = base + u * TPR, cc = min(c, chunks - 1);
-            XChunk<P, WT> xc;
-            xc.load(xv, cc);
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                const Sum s = xc.dot(w[u][r], WT::SCALED ? sr[r] + ((cc * WT::PER) >> 7) : nullptr);
-                acc[r] += c < chunks ? s : Sum(0);
-            }
-        }
-    }
-    group_sum<Sum, TPR, ROWS>(acc);
-}
-
 // gemv_group_rows points wr and sr at the ROWS consecutive rows of W
 // (row-major [rows, cols]) and of its block scales S (FP8; null for BF16)
 // that this thread's group of TPR threads computes, and returns the first
@@ -207,34 +162,23 @@ __device__ __forceinline__ int gemv_group_rows(const uint4* (&wr)[ROWS], const f
     return row0;
 }
 
-// gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
-// (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
-// wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
-// kernels of gemv.cu, and the fused step's GEMVs with a tail (fused.cuh).
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols) {
-    const int j = threadIdx.x % TPR;
-    const uint4* wr[ROWS];
-    const float* sr[ROWS];
-    const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
-    pdl_entry();
-    typename P::Sum acc[ROWS];
-    gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
-    if (j == 0) {
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
-    }
-}
-
-// gemv_rows_x is gemv_rows for NB activation rows at once (the B-row decode
-// step: B takes' rows, xstride floats apart, nb ≤ NB of them live): every
-// weight chunk is loaded once and applied to each live row's x chunk in turn,
-// so acc[r][b] is Σ_c wr[r][c]·x_b[c] summed in exactly the order gemv_rows
-// sums one row (the same bits as gemv_rows on x_b, under either policy).
-// Rows b ≥ nb read row nb−1 and are left unused.
+// gemv_rows_x leaves Σ_c wr[r][c]·x_b[c] (ROWS rows of cols weights each,
+// any rows: consecutive rows of one matrix, or one row of each of several)
+// in acc[r][b] of thread 0 of each group of TPR threads, for NB activation
+// rows x_b = x + b·xstride (the B-row decode step: B takes' rows, nb ≤ NB of
+// them live; rows b ≥ nb read row nb−1 and are left unused). The block of
+// GEMV_THREADS is split into groups of TPR threads; thread j of a group reads
+// the 16-byte chunks j, j+TPR, … of each row, so a group's loads are
+// contiguous and coalesced. Every load of an UNROLL step is issued before
+// the first multiply (the step is one basic block, no branches); each weight
+// chunk is loaded once and applied to each live row's x chunk in turn, x is
+// read once per chunk for all ROWS rows, and the partial sums are reduced by
+// group_sum. A row's sums run in the same order whatever NB is (the same
+// bits as gemv_rows, NB = 1, on x_b, under either policy). Spreading a row
+// over more threads (TPR) puts more of the matrix in flight at once: the
+// kernels are bound by memory latency as much as by bandwidth. sr[r] is row
+// r's first block scale (FP8; [ceil(cols/128)] of them, a chunk lies in one
+// block; unread for BF16).
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
 __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
                                             const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
@@ -271,6 +215,36 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
         }
     }
     group_sum<Sum, TPR, ROWS * NB>(&acc[0][0]);  // acc[r][b] is value r·NB + b
+}
+
+// gemv_rows is gemv_rows_x for one activation row x: acc[r] = Σ_c wr[r][c]·x[c].
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
+                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
+    typedef typename P::Sum Sum;
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
+}
+
+// gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
+// (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
+// wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
+// kernels of gemv.cu, and the fused step's GEMVs with a tail (fused.cuh).
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ x, int rows,
+                                          int cols) {
+    const int j = threadIdx.x % TPR;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+    const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
+    pdl_entry();
+    typename P::Sum acc[ROWS];
+    gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
+    if (j == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
+    }
 }
 
 // gemv_body_x: y_b[r] = Σ_c W[r, c]·x_b[c] for nb ≤ NB rows x_b (xstride

@@ -78,14 +78,7 @@ type BackboneRow struct {
 // The step graph's own memory is the driver's (kernel nodes, no memory
 // nodes): Pool.Admit's headroom covers it with the driver's other needs.
 func BackboneBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
-	if len(layout.Experts) == 0 {
-		return 0, nil, fmt.Errorf("gpu backbone: no layers")
-	}
-	plan, err := PlanBackbone(cfg, layout.Experts[0], capacity)
-	if err != nil {
-		return 0, nil, err
-	}
-	return layout.Bytes + plan.Bytes, plan, nil
+	return BackboneSlotsBytes(cfg, layout, capacity, 1)
 }
 
 // LoadBackbone admits, allocates and loads a checkpoint's backbone for a
@@ -94,30 +87,7 @@ func BackboneBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int6
 // anything is allocated; then the weights stream into their arena (progress
 // as bytes on the device of the total).
 func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadProgress) (*Backbone, error) {
-	if err := ck.Report.Err(); err != nil {
-		return nil, err
-	}
-	layout, err := LayoutWeights(ck.Weights)
-	if err != nil {
-		return nil, err
-	}
-	need, plan, err := BackboneBytes(ck.Config, layout, capacity)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.Do(func() error { return d.Pool.Admit(need) }); err != nil {
-		return nil, err
-	}
-	w, err := d.LoadWeights(ck.Index, ck.Weights, layout, progress)
-	if err != nil {
-		return nil, err
-	}
-	b, err := NewBackbone(d, w, plan)
-	if err != nil {
-		w.Free(d)
-		return nil, err
-	}
-	return b, nil
+	return LoadBackboneSlots(d, ck, capacity, 1, progress)
 }
 
 // NewBackbone binds the loaded weights, allocates the work block of plan and
