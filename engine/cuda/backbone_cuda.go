@@ -182,7 +182,7 @@ func (b *Backbone) bind() error {
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.AttentionRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -389,7 +389,13 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 	if err != nil {
 		return err
 	}
-	if b.skip&StepMixers == 0 {
+	if b.skip&StepMixers == 0 && L.at != nil && n > L.at.MaxRows {
+		// A prefill pass longer than the attention's scratch: its rows in
+		// blocks (backbone_prefill_cuda.go).
+		if err := b.attentionInBlocks(q, L, n, pos, maxLen); err != nil {
+			return err
+		}
+	} else if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
 		if fused {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
@@ -502,7 +508,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	path := b.Experts
 	if path == ExpertsAuto {
-		path = defaultExperts
+		path = defaultExperts(b.d.Numerics.Exact())
 	}
 	switch {
 	case n == 1:
@@ -522,7 +528,8 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
 	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
-		// grouped float64 GEMMs, each used expert's weights read once.
+		// grouped GEMMs (exact: float64; fast: the BF16 tensor cores), each
+		// used expert's weights read once a pass.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
@@ -768,21 +775,29 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 	return ms / float64(n), err
 }
 
-// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs, which
-// measured faster than the grouped GEMMs and the multi-row GEMVs for a 60-row
-// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md, "GPU
-// backbone").
-const defaultExperts = ExpertsGEMV
+// defaultExperts is the path ExpertsAuto takes. Exact: per-pair GEMVs, which
+// measured faster than the float64 grouped GEMMs and the multi-row GEMVs for
+// a 60-row prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md,
+// "GPU backbone"). Fast: the grouped tensor-core GEMMs, which read each used
+// expert once a pass whatever its rows (docs/PERF.md, "Prefill on tensor
+// cores").
+func defaultExperts(exact bool) ExpertPath {
+	if exact {
+		return ExpertsGEMV
+	}
+	return ExpertsGrouped
+}
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
 type ExpertPath int
 
 const (
-	// ExpertsAuto: defaultExperts.
+	// ExpertsAuto: defaultExperts (by the numerics).
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
-	// expert's matrices read once by the grouped float64 GEMMs.
+	// expert's matrices read once a pass by the grouped GEMMs (float64
+	// under exact, the BF16 tensor cores under fast).
 	ExpertsGrouped
 	// ExpertsGEMV: one gathered GEMV per (row, expert) pair.
 	ExpertsGEMV
@@ -796,7 +811,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return "auto (" + defaultExperts.String() + ")"
+		return "auto (exact: " + defaultExperts(true).String() + ", fast: " + defaultExperts(false).String() + ")"
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:

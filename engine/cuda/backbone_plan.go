@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
@@ -13,9 +15,38 @@ import (
 // one work block, so the whole model is admitted (Pool.Admit) before anything
 // is allocated.
 
-// BackboneChunk is the rows of one prefill pass (the DeltaNet reference's
-// chunk length); longer prompts run in passes of this many rows.
+// BackboneChunk is the DeltaNet reference's chunk length: a prefill pass's
+// rows are a multiple of it (but the last), so that passes cut the prompt
+// where the CPU's chunked form does.
 const BackboneChunk = 64
+
+// DefaultPrefillRows is the rows of one prefill pass by default: longer
+// prompts run in passes of this many rows. Every pass reads each routed
+// expert its rows use (at the full geometry nearly all of them: ≈ 32 GB),
+// so fewer, longer passes read less; the scratch grows with it (the prompt
+// attention's scores: rows × heads × context). PrefillRowsEnv overrides it
+// (benchmarks).
+const DefaultPrefillRows = 256
+
+// PrefillRowsEnv names the environment variable that sets the rows of a
+// prefill pass (a positive multiple of BackboneChunk) for benchmarks.
+const PrefillRowsEnv = "PROSCENIUM_GPU_PREFILL_ROWS"
+
+// prefillRows is the rows of a prefill pass: DefaultPrefillRows, or
+// $PROSCENIUM_GPU_PREFILL_ROWS when that is a positive multiple of
+// BackboneChunk.
+var prefillRows = func() int {
+	v := os.Getenv(PrefillRowsEnv)
+	if v == "" {
+		return DefaultPrefillRows
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < BackboneChunk || n%BackboneChunk != 0 {
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", PrefillRowsEnv, v, BackboneChunk)
+		return DefaultPrefillRows
+	}
+	return n
+}()
 
 // maxRouteExperts is the routing kernel's bound on experts; its top-k is at
 // most 64 (moe_route's shared chosen[64]).
@@ -64,7 +95,7 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	if capacity < 1 {
 		return nil, fmt.Errorf("gpu backbone: context limit %d rows", capacity)
 	}
-	p := &BackbonePlan{Capacity: capacity, Chunk: min(BackboneChunk, capacity),
+	p := &BackbonePlan{Capacity: capacity, Chunk: min(prefillRows, capacity),
 		E: t.NumExperts, K: t.NumExpertsPerTok, I: x.I, P: x.P, Is: t.SharedIntermediate,
 		H: t.HiddenSize, Hp: x.Hp, Ip: x.Ip, FP8: x.FP8}
 	p.D = p.E + 2*p.Is + 1
@@ -129,12 +160,18 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
 	}
 	if hasFull {
-		p.AttentionScratch = take(p.Attention.ScratchBytes(p.Chunk, capacity))
+		p.AttentionScratch = take(p.Attention.ScratchBytes(p.AttentionRows(), capacity))
 	}
 	p.Bytes = off
 	p.ScratchBytes = p.Bytes - p.StateBytes
 	return p, nil
 }
+
+// AttentionRows is the rows an attention layer runs at once: a prefill pass
+// longer than BackboneChunk runs its attention in blocks of that many rows
+// (Backbone.attentionInBlocks), since the attention's scratch holds every
+// score of its rows over the whole context.
+func (p *BackbonePlan) AttentionRows() int { return min(p.Chunk, BackboneChunk) }
 
 // StepBytes is the device memory one decode step reads or writes at position
 // pos, by the kernels' access pattern: every projection matrix of every layer

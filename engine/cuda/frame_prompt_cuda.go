@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"gorgonia.org/cu"
 
@@ -28,6 +29,20 @@ import (
 // when the cache holds it (frame_prefix_cuda.go).
 
 var _ drama3.PromptBackend = (*Frames)(nil)
+
+// PromptProfile, when not nil, makes BeginPrompt wait for the device after
+// each part of a prompt and add the part's wall time here (bench-take
+// -prompt-profile: where a prefill's time goes). The waits cost a little
+// time of their own; the product leaves it nil.
+var PromptProfile *PromptTimes
+
+// PromptTimes is where BeginPrompt's time went.
+type PromptTimes struct {
+	Feedback time.Duration // the reference frames' feedback rows
+	Backbone time.Duration // the backbone's passes
+	Tower    time.Duration // the tower's rows: text runs and forced frames
+	Frames   int           // forced tower frames (reference frames)
+}
 
 // BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
 // may carry reference frames. The codes are checked against the codebooks
@@ -83,9 +98,13 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 		start = prefix
 	}
 	rest := p[start:]
+	t0 := time.Now()
 	emb, err := f.promptFeedbackRows(rest, rest.AudioRows())
 	if err != nil {
 		return err
+	}
+	if PromptProfile != nil {
+		PromptProfile.Feedback += time.Since(t0)
 	}
 	forced, err := f.uploadForcedRows(rest)
 	if err != nil {
@@ -140,8 +159,13 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 					rows[i].Embedding, emb = emb[:H:H], emb[H:]
 				}
 			}
+			t0 := time.Now()
 			if _, err := f.bb.Prefill(rows); err != nil {
 				return err
+			}
+			if PromptProfile != nil {
+				PromptProfile.Backbone += time.Since(t0)
+				t0 = time.Now()
 			}
 			// Tower rows [from, min(to, last)): text runs through Prefill, a row
 			// followed by a reference frame alone, forced to its codes.
@@ -167,6 +191,9 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 						return fmt.Errorf("prompt row %d: %w", r+1, err)
 					}
 					forcedRow++
+					if PromptProfile != nil {
+						PromptProfile.Frames++
+					}
 					start = r + 1
 				}
 				if end > start {
@@ -183,6 +210,12 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 			if err != nil {
 				f.fault = err
 				return err
+			}
+			if PromptProfile != nil {
+				if err := f.d.Sync(); err != nil {
+					return err
+				}
+				PromptProfile.Tower += time.Since(t0)
 			}
 		}
 		return nil
