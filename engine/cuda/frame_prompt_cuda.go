@@ -22,9 +22,11 @@ import (
 // frame graph uses for its own feedback row; the tower sees the prompt as if
 // the reference frames had been teacher-forced [assumption, docs/MODEL.md
 // "Reference voices"]: a row whose next row is a reference frame goes
-// through every tower layer alone, forced to that frame's codes (the frame
-// the row would have predicted); runs of text rows go through Prefill. A
-// prompt's voice prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
+// through every tower layer forced to that frame's codes (the frame the row
+// would have predicted). Every code of a forced row is known before its
+// tower pass, so the rows of a backbone pass, text and forced alike, go
+// through the tower as one batched pass (Tower.PromptRows). A prompt's voice
+// prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
 // own and its state is kept in the voice prefix cache, or restored from it
 // when the cache holds it (frame_prefix_cuda.go).
 
@@ -41,7 +43,7 @@ type PromptTimes struct {
 	Feedback time.Duration // the reference frames' feedback rows
 	Backbone time.Duration // the backbone's passes
 	Tower    time.Duration // the tower's rows: text runs and forced frames
-	Frames   int           // forced tower frames (reference frames)
+	Frames   int           // reference frames prefilled (forced tower rows)
 }
 
 // BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
@@ -105,14 +107,13 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	}
 	if PromptProfile != nil {
 		PromptProfile.Feedback += time.Since(t0)
+		PromptProfile.Frames += rest.AudioRows()
 	}
-	forced, err := f.uploadForcedRows(rest)
+	codes, err := f.uploadRowCodes(p, start)
 	if err != nil {
 		return err
 	}
-	if forced != nil {
-		defer f.d.Free(forced)
-	}
+	defer f.d.Free(codes)
 
 	if snap == nil {
 		if err := f.bb.Reset(); err != nil {
@@ -143,7 +144,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	H := f.bb.Plan.H
 	last := len(p) - 1
 	chunk := f.bb.Plan.Chunk
-	forcedRow := 0 // the next forced row's words in forced
+	ncb := len(f.entries)
 	// prefill runs rows [lo, hi) through the backbone in passes of chunk
 	// rows, and rows [lo, min(hi, last)) through the tower.
 	prefill := func(lo, hi int) error {
@@ -167,37 +168,15 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 				PromptProfile.Backbone += time.Since(t0)
 				t0 = time.Now()
 			}
-			// Tower rows [from, min(to, last)): text runs through Prefill, a row
-			// followed by a reference frame alone, forced to its codes.
+			// Tower rows [from, min(to, last)) in one batched pass, each
+			// forced to the frame after it or a text row.
 			out := f.bb.t(f.bb.Plan.Out)
 			rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
 			end := min(to, last)
 			err := f.d.Run(func(q *Queue) error {
-				start := from
-				for r := from; r < end; r++ {
-					if p[r+1].Codes == nil {
-						continue
-					}
-					if r > start {
-						if err := f.tower.Prefill(q, rowAt(start), r-start); err != nil {
-							return err
-						}
-					}
-					words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
-					if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
-						return err
-					}
-					if err := f.tower.Frame(q, rowAt(r)); err != nil {
-						return fmt.Errorf("prompt row %d: %w", r+1, err)
-					}
-					forcedRow++
-					if PromptProfile != nil {
-						PromptProfile.Frames++
-					}
-					start = r + 1
-				}
-				if end > start {
-					if err := f.tower.Prefill(q, rowAt(start), end-start); err != nil {
+				if end > from {
+					rc := Whole(codes).At(int64(from-start) * int64(ncb) * 4)
+					if err := f.tower.PromptRows(q, rowAt(from), end-from, rc, ncb); err != nil {
 						return err
 					}
 				}
@@ -234,25 +213,6 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	if err := prefill(max(start, prefix), len(p)); err != nil {
 		return err
 	}
-	if forced != nil {
-		// The forced rows counted as frames and may have flagged a code or
-		// non-finite logits; the take's control block starts over at frame 0
-		// with the tower's rows kept.
-		res, err := f.tower.Result()
-		if err != nil {
-			return err
-		}
-		if err := res.Err(); err != nil {
-			return fmt.Errorf("cuda frames: the prompt's reference frames: %w", err)
-		}
-		c, err := newFrameControl(s, seed, last)
-		if err != nil {
-			return err
-		}
-		if err := f.tower.writeControl(0, c[:]); err != nil {
-			return err
-		}
-	}
 	// Every later backbone row is an embedding (the feedback row).
 	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
 		return err
@@ -264,33 +224,27 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	return nil
 }
 
-// forcedRowWords is the control block's forced flag and forced codes
-// (fcForced … fcForcedCodes+frameMaxCodebooks): what a forced tower row sets.
-const forcedRowWords = 1 + frameMaxCodebooks
-
-// uploadForcedRows puts the forced words of every row followed by a
-// reference frame (in order: flag 1, that frame's codes) on the device; nil
-// when there is none. The caller frees the block.
-func (f *Frames) uploadForcedRows(p drama3.Prompt) (*Block, error) {
-	var words []uint32
-	for r := 0; r+1 < len(p); r++ {
-		next := p[r+1].Codes
-		if next == nil {
+// uploadRowCodes puts the tower's codes of prompt rows start… on the device,
+// [len(p)−start, codebooks] int32 (Tower.PromptRows): row r's the codes of
+// the reference frame at row r+1, or −1 for a text row (the prompt's last
+// row is never a forced one: the take's frames start there). The caller
+// frees the block.
+func (f *Frames) uploadRowCodes(p drama3.Prompt, start int) (*Block, error) {
+	ncb := len(f.entries)
+	words := make([]int32, (len(p)-start)*ncb)
+	for r := start; r < len(p); r++ {
+		w := words[(r-start)*ncb : (r-start+1)*ncb]
+		if r+1 == len(p) || p[r+1].Codes == nil {
+			w[0] = -1
 			continue
 		}
-		w := make([]uint32, forcedRowWords)
-		w[0] = 1
-		for c, v := range next {
-			w[1+c] = uint32(v)
+		for c, v := range p[r+1].Codes {
+			w[c] = int32(v)
 		}
-		words = append(words, w...)
-	}
-	if len(words) == 0 {
-		return nil, nil
 	}
 	b, err := f.allocForTake(int64(len(words)) * 4)
 	if err != nil {
-		return nil, fmt.Errorf("cuda frames: the prompt's forced rows: %w", err)
+		return nil, fmt.Errorf("cuda frames: the prompt's tower codes: %w", err)
 	}
 	if err := Upload(f.d, b, 0, words); err != nil {
 		f.d.Free(b)

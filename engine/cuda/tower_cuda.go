@@ -60,6 +60,8 @@ type Tower struct {
 
 	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
 	fuse towerFusion  // a frame's launch sequence when gemv is nil (PROSCENIUM_GPU_TOWER)
+
+	rowsGemm bool // project runs rows as one GEMM (PromptRows, tower_prompt_cuda.go)
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -381,6 +383,11 @@ func (t *Tower) gemvVariant(rows, cols, n int) GemvVariant {
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
 func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
+	if t.rowsGemm && n > 1 {
+		if done, err := t.projectRows(q, W, rows, cols, n, x, y); done || err != nil {
+			return err
+		}
+	}
 	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1)}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols

@@ -21,4 +21,5 @@ var EntryPoints = map[string][]string{
 	"sampling":       {"sample_logits", "sample_logits_warp", "sample_logits_warp_pick"},
 	"synthetic":      {"synth_f32", "synth_bf16", "synth_fp8", "fill_random_bf16", "fill_random_f32"},
 	"tower":          {"tower_gate_up_swiglu", "tower_feedback", "tower_advance", "bf16_gather_rows"},
+	"tower_prompt":   {"tower_prompt_eh"},
 }
