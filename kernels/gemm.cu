@@ -394,11 +394,15 @@ GEMM_TC(32)
 // narrow as 8 rows: the routed experts of a prefill see a few rows each, and
 // the tile is then mostly W streamed once. A block of GEMM_X3_THREADS
 // (4 warps, WM × WN) computes BM = WM·MI·16 rows of W by BN = WN·NJ·8 rows
-// of X, GEMM_BK columns a step; each warp MI × NJ fragments. W tiles are
-// copied with cp.async into a ring (STAGES − 1 copies in flight, sized to
-// ~30 KB); the X tile is loaded into registers one step ahead, split and
-// stored as BF16. Shared rows are padded by 16 bytes so the fragment loads
-// of a warp hit 32 banks.
+// of X, GEMM_BK columns a step; each warp MI × NJ fragments. Each step's W
+// tile (as stored) and X tile (float32) are copied with cp.async into a ring
+// of stages (ST − 1 steps in flight, ~45 KB in all): a step waits on no load
+// of its own, only on the ring, with one barrier, so a block with a few rows
+// of X streams W at the rate its copies keep in flight (an X tile loaded
+// through registers a step ahead exposed its latency at every step: 26 ms
+// of a 60-row prefill's experts, docs/PERF.md "Prefill on tensor cores").
+// Each warp splits the X values of its B fragments as it reads them. Shared
+// rows are padded so the fragment loads of a warp spread over the banks.
 //
 // Grid. Dense: (X tiles, W tiles, 1). Grouped (offsets): (1, W tiles,
 // groups); the block runs all of its group's rows, BN at a time, over the
@@ -466,6 +470,8 @@ struct GemmX3FP8 {
     }
 };
 
+#define GEMM_X3_XP (GEMM_BK + 8)  // floats per shared row of an X tile
+
 template <class WT, int WM, int WN, int MI, int NJ>
 __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
                                              const float* __restrict__ S, const float* __restrict__ X, int rows,
@@ -475,11 +481,10 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
     static_assert(WM * WN == GEMM_X3_THREADS / 32, "a block is 4 warps");
     constexpr int BM = WM * MI * 16, BN = WN * NJ * 8;
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
-    constexpr int ST = (30720 / (BM * WT::ROWB)) < 3 ? 3 : (30720 / (BM * WT::ROWB)) > 16 ? 16 : 30720 / (BM * WT::ROWB);
-    __shared__ __align__(16) uint16_t x_hi[BN * GEMM_X3_PAD];
-    __shared__ __align__(16) uint16_t x_mid[BN * GEMM_X3_PAD];
-    __shared__ __align__(16) uint16_t x_lo[BN * GEMM_X3_PAD];
-    __shared__ __align__(16) uint8_t w_s[ST][BM * WT::ROWB];
+    constexpr int WBYTES = BM * WT::ROWB, XFLOATS = BN * GEMM_X3_XP;
+    constexpr int STAGE = WBYTES + 4 * XFLOATS;
+    constexpr int ST = (46080 / STAGE) < 2 ? 2 : (46080 / STAGE) > 16 ? 16 : 46080 / STAGE;
+    __shared__ __align__(16) uint8_t ring[ST][STAGE];
 
     pdl_entry();
     int start, end;
@@ -516,56 +521,41 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
         wcol[u] = c * WT::CHUNK / WT::ELEM;  // element column within the tile
         wdst[u] = r * WT::ROWB + c * WT::CHUNK;
     }
-    auto load_w = [&](int stage, int k0) {
-#pragma unroll
-        for (int u = 0; u < WCOPIES; u++) {
-            if (!wuse[u]) continue;
-            const int k = k0 + wcol[u];
-            const bool ok = wok[u] && k < cols;
-            cp_async<WT::CHUNK>(&w_s[stage][wdst[u]], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
-        }
-        cp_async_commit();
-    };
-
-    // X tile loads: BN rows × 8 float4 per step; thread tid loads float4 f = tid + 128·u.
+    // X tile copies: BN rows × 8 pieces of 4 floats; thread tid copies piece f = tid + 128·u.
     constexpr int XL = (BN * 8 + GEMM_X3_THREADS - 1) / GEMM_X3_THREADS;
     const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
     for (int x0 = start; x0 < end; x0 += BN) {
         const float* xrow[XL];
-        bool xok[XL];
-        int xc4[XL], xr[XL];
+        bool xok[XL], xuse[XL];
+        int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_X3_THREADS * u;
-            xr[u] = min(f >> 3, BN - 1);
-            xc4[u] = f & 7;
-            const int m = x0 + xr[u];
-            xok[u] = f < BN * 8 && m < end;
-            const int src = xok[u] ? (rowids ? rowids[m] : m) : 0;
-            xrow[u] = X + (size_t)src * xstride;
+            const int f = tid + GEMM_X3_THREADS * u, r = min(f >> 3, BN - 1);
+            xuse[u] = f < BN * 8;
+            xc[u] = (f & 7) * 4;
+            const int m = x0 + r;
+            xok[u] = m < end;
+            xrow[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride;
+            xdst[u] = WBYTES + 4 * (r * GEMM_X3_XP + xc[u]);
         }
-        float4 xv[XL];
-        auto load_x = [&](int k0) {
+        // Tile kt (W and X) into stage st: one commit group.
+        auto load = [&](int st, int kt) {
+            const int k0 = kt * GEMM_BK;
+#pragma unroll
+            for (int u = 0; u < WCOPIES; u++) {
+                if (!wuse[u]) continue;
+                const int k = k0 + wcol[u];
+                const bool ok = wok[u] && k < cols;
+                cp_async<WT::CHUNK>(&ring[st][wdst[u]], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
+            }
 #pragma unroll
             for (int u = 0; u < XL; u++) {
-                const int k = k0 + xc4[u] * 4;
-                xv[u] = (xok[u] && k < cols) ? *reinterpret_cast<const float4*>(xrow[u] + k)
-                                             : make_float4(0.f, 0.f, 0.f, 0.f);
+                if (!xuse[u]) continue;
+                const int k = k0 + xc[u];
+                const bool ok = xok[u] && k < cols;
+                cp_async<16>(&ring[st][xdst[u]], ok ? xrow[u] + k : X, ok);
             }
-        };
-        auto store_x = [&](int k0) {
-            const float s = srow ? __ldg(srow + (k0 >> 7)) : 1.f;
-#pragma unroll
-            for (int u = 0; u < XL; u++) {
-                if (tid + GEMM_X3_THREADS * u >= BN * 8) continue;
-                uint2 hi, mid, lo;
-                split3(xv[u].x * s, xv[u].y * s, hi.x, mid.x, lo.x);
-                split3(xv[u].z * s, xv[u].w * s, hi.y, mid.y, lo.y);
-                const int o = xr[u] * GEMM_X3_PAD + xc4[u] * 4;
-                *reinterpret_cast<uint2*>(&x_hi[o]) = hi;
-                *reinterpret_cast<uint2*>(&x_mid[o]) = mid;
-                *reinterpret_cast<uint2*>(&x_lo[o]) = lo;
-            }
+            cp_async_commit();
         };
 
         float acc[MI][NJ][4];
@@ -576,25 +566,22 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
 #pragma unroll
                 for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
 
-        // Tile kt's copy is commit group kt (groups past the last tile are
-        // empty), so waiting until ST − 2 groups are pending leaves tile
-        // kt + 1 in shared memory.
+        // Tile kt is commit group kt (groups past the last tile are empty):
+        // with ST − 1 groups issued ahead, waiting until ST − 2 are pending
+        // leaves tile kt in the ring.
 #pragma unroll
-        for (int s = 0; s < ST - 1; s++) {
-            if (s < ktiles) load_w(s, s * GEMM_BK);
+        for (int st = 0; st < ST - 1; st++) {
+            if (st < ktiles) load(st, st);
             else cp_async_commit();
         }
-        load_x(0);
-        store_x(0);
-        cp_async_wait<ST - 2>();
-        __syncthreads();
         for (int kt = 0; kt < ktiles; kt++) {
-            const bool more = kt + 1 < ktiles;
-            // The stage refilled here was read at step kt − 1, before its closing barrier.
-            if (kt + ST - 1 < ktiles) load_w((kt + ST - 1) % ST, (kt + ST - 1) * GEMM_BK);
+            cp_async_wait<ST - 2>();
+            __syncthreads();  // tile kt is in for every thread; step kt − 1 is done with its stage
+            if (kt + ST - 1 < ktiles) load((kt + ST - 1) % ST, kt + ST - 1);
             else cp_async_commit();
-            if (more) load_x((kt + 1) * GEMM_BK);
-            const uint8_t* ws = w_s[kt % ST];
+            const uint8_t* ws = ring[kt % ST];
+            const float* xs = reinterpret_cast<const float*>(ws + WBYTES);
+            const float sc = srow ? __ldg(srow + ((kt * GEMM_BK) >> 7)) : 1.f;
 #pragma unroll
             for (int kk = 0; kk < GEMM_BK; kk += 16) {
                 uint32_t a[MI][4];
@@ -609,13 +596,12 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
                 }
 #pragma unroll
                 for (int j = 0; j < NJ; j++) {
-                    const int o = (wn * NJ * 8 + j * 8 + g) * GEMM_X3_PAD + kk + tq * 2;
-                    const uint32_t h0 = *reinterpret_cast<const uint32_t*>(&x_hi[o]);
-                    const uint32_t h1 = *reinterpret_cast<const uint32_t*>(&x_hi[o + 8]);
-                    const uint32_t m0b = *reinterpret_cast<const uint32_t*>(&x_mid[o]);
-                    const uint32_t m1b = *reinterpret_cast<const uint32_t*>(&x_mid[o + 8]);
-                    const uint32_t l0 = *reinterpret_cast<const uint32_t*>(&x_lo[o]);
-                    const uint32_t l1 = *reinterpret_cast<const uint32_t*>(&x_lo[o + 8]);
+                    const float* xr = xs + (wn * NJ * 8 + j * 8 + g) * GEMM_X3_XP + kk + tq * 2;
+                    const float2 v0 = *reinterpret_cast<const float2*>(xr);
+                    const float2 v1 = *reinterpret_cast<const float2*>(xr + 8);
+                    uint32_t h0, m0b, l0, h1, m1b, l1;
+                    split3(v0.x * sc, v0.y * sc, h0, m0b, l0);
+                    split3(v1.x * sc, v1.y * sc, h1, m1b, l1);
 #pragma unroll
                     for (int i = 0; i < MI; i++) {
                         mma_bf16(acc[i][j], a[i], l0, l1);
@@ -624,14 +610,9 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
                     }
                 }
             }
-            __syncthreads();  // every warp is done with this step's tiles
-            if (more) {
-                store_x((kt + 1) * GEMM_BK);
-                cp_async_wait<ST - 2>();
-                __syncthreads();
-            }
         }
-        cp_async_wait<0>();  // no copy in flight into the ring the next pass refills
+        cp_async_wait<0>();
+        __syncthreads();  // the ring is refilled by the next pass
 
         // Fragment c of (i, j): W row g (+8 for c ≥ 2) of the i-th 16, X row
         // 2·tq (+1 for odd c) of the j-th 8.
@@ -645,7 +626,6 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
                     const int m = x0 + wn * NJ * 8 + j * 8 + tq * 2 + (c & 1);
                     if (col < rows && m < end) Y[(size_t)m * ystride + col] = acc[i][j][c];
                 }
-        __syncthreads();  // the X parts are rewritten by the next pass
     }
 }
 

@@ -69,8 +69,8 @@ type backboneBench struct {
 }
 
 // prefillFigure is one prompt length's prefill (-prefills), wall ms, best
-// of three each: whole, without the feed-forward, without the mixers, and
-// with the experts as multi-row GEMVs.
+// of three each: whole, without the feed-forward, without the mixers, with
+// the experts as multi-row GEMVs and (up to 128 rows) as per-pair GEMVs.
 type prefillFigure struct {
 	Rows       int     `json:"rows"`
 	PassRows   int     `json:"pass_rows"`
@@ -78,6 +78,7 @@ type prefillFigure struct {
 	NoMoEMS    float64 `json:"without_moe_ms"`
 	NoMixersMS float64 `json:"without_mixers_ms"`
 	RowsMS     float64 `json:"rows_experts_ms"`
+	PairsMS    float64 `json:"per_pair_experts_ms,omitempty"`
 }
 
 // stepVariant is one choice of a decode step's kernels and its time.
@@ -403,6 +404,10 @@ func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Ra
 		}
 		b.Experts = cuda.ExpertsRows
 		fig.RowsMS, err = best(rows, 0)
+		if err == nil && n <= 128 { // per pair, each expert is read once per row: slow for long prompts
+			b.Experts = cuda.ExpertsGEMV
+			fig.PairsMS, err = best(rows, 0)
+		}
 		b.Experts = cuda.ExpertsAuto
 		if err != nil {
 			return err
@@ -419,9 +424,9 @@ func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Ra
 	}
 	fmt.Printf("device %s, numerics %s, experts %v, passes of %d rows\n", res.Device, res.Numerics, b.Experts, b.Plan.Chunk)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "rows\tprefill ms\twithout MoE\twithout mixers\texperts as multi-row GEMVs")
+	fmt.Fprintln(w, "rows\tprefill ms\twithout MoE\twithout mixers\texperts as multi-row GEMVs\tas per-pair GEMVs")
 	for _, f := range res.Prefills {
-		fmt.Fprintf(w, "%d\t%.2f\t%.2f\t%.2f\t%.2f\n", f.Rows, f.MS, f.NoMoEMS, f.NoMixersMS, f.RowsMS)
+		fmt.Fprintf(w, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", f.Rows, f.MS, f.NoMoEMS, f.NoMixersMS, f.RowsMS, f.PairsMS)
 	}
 	return w.Flush()
 }

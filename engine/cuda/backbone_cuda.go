@@ -177,12 +177,12 @@ func (b *Backbone) bind() error {
 			l.xhost = b.W.Host[i]
 		}
 		if m := L.Linear; m != nil {
-			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.MixerRows(), Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.AttentionRows(), Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -389,10 +389,10 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 	if err != nil {
 		return err
 	}
-	if b.skip&StepMixers == 0 && L.at != nil && n > L.at.MaxRows {
-		// A prefill pass longer than the attention's scratch: its rows in
+	if b.skip&StepMixers == 0 && n > p.MixerRows() {
+		// A prefill pass longer than the mixers' scratch: its rows in
 		// blocks (backbone_prefill_cuda.go).
-		if err := b.attentionInBlocks(q, L, n, pos, maxLen); err != nil {
+		if err := b.mixerInBlocks(q, L, n, pos, maxLen); err != nil {
 			return err
 		}
 	} else if b.skip&StepMixers == 0 {

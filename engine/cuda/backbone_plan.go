@@ -35,18 +35,22 @@ const PrefillRowsEnv = "PROSCENIUM_GPU_PREFILL_ROWS"
 // prefillRows is the rows of a prefill pass: DefaultPrefillRows, or
 // $PROSCENIUM_GPU_PREFILL_ROWS when that is a positive multiple of
 // BackboneChunk.
-var prefillRows = func() int {
-	v := os.Getenv(PrefillRowsEnv)
+var prefillRows = rowsFromEnv(PrefillRowsEnv, DefaultPrefillRows)
+
+// rowsFromEnv is $name when that is a positive multiple of BackboneChunk,
+// else def (a bad value is reported on stderr).
+func rowsFromEnv(name string, def int) int {
+	v := os.Getenv(name)
 	if v == "" {
-		return DefaultPrefillRows
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < BackboneChunk || n%BackboneChunk != 0 {
-		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", PrefillRowsEnv, v, BackboneChunk)
-		return DefaultPrefillRows
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", name, v, BackboneChunk)
+		return def
 	}
 	return n
-}()
+}
 
 // maxRouteExperts is the routing kernel's bound on experts; its top-k is at
 // most 64 (moe_route's shared chosen[64]).
@@ -157,21 +161,28 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
 	if hasLin {
-		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
+		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.MixerRows()))
 	}
 	if hasFull {
-		p.AttentionScratch = take(p.Attention.ScratchBytes(p.AttentionRows(), capacity))
+		p.AttentionScratch = take(p.Attention.ScratchBytes(p.MixerRows(), capacity))
 	}
 	p.Bytes = off
 	p.ScratchBytes = p.Bytes - p.StateBytes
 	return p, nil
 }
 
-// AttentionRows is the rows an attention layer runs at once: a prefill pass
-// longer than BackboneChunk runs its attention in blocks of that many rows
-// (Backbone.attentionInBlocks), since the attention's scratch holds every
-// score of its rows over the whole context.
-func (p *BackbonePlan) AttentionRows() int { return min(p.Chunk, BackboneChunk) }
+// MixerRows is the rows a mixer (DeltaNet or attention) runs at once: a
+// prefill pass longer than that runs its mixers in blocks of that many rows
+// (Backbone.mixerInBlocks), as passes of that many rows did, while its
+// feed-forward (where the weights a pass reads are) takes the whole pass.
+// The mixers' scratch stays that of BackboneChunk rows: the attention's
+// holds every score of its rows over the whole context.
+// $PROSCENIUM_GPU_MIXER_ROWS (a multiple of BackboneChunk) overrides it for
+// benchmarks and diagnosis.
+func (p *BackbonePlan) MixerRows() int { return min(p.Chunk, mixerRows) }
+
+// mixerRows is BackboneChunk, or $PROSCENIUM_GPU_MIXER_ROWS.
+var mixerRows = rowsFromEnv("PROSCENIUM_GPU_MIXER_ROWS", BackboneChunk)
 
 // StepBytes is the device memory one decode step reads or writes at position
 // pos, by the kernels' access pattern: every projection matrix of every layer

@@ -15,6 +15,7 @@ const (
 	GemmTcKp      = 36  // GEMM_TC_KP
 	GemmX3Threads = 128 // GEMM_X3_THREADS
 	GemmX3Pad     = 40  // GEMM_X3_PAD
+	GemmX3Xp      = 40  // GEMM_X3_XP
 )
 
 // GemmBF16 enqueues kernels/gemm.cu's
