@@ -26,7 +26,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/hfcache"
@@ -42,7 +42,7 @@ var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a 
 // backend --backend names, with the settings' memory cap (the GPU worker's
 // pool cap), in a child process of this binary when the settings'
 // isolate_engine is on.
-func openModel(dir string, svc *app.Service) (engine.Engine, error) {
+func openModel(dir string, svc *app.Service) (api.Engine, error) {
 	st := svc.Settings()
 	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine, Batch: st.Batch})
 }
@@ -126,7 +126,7 @@ func run() error {
 		ProjectsDir:  projects.DefaultDir(),
 		ExportDir:    takes.DefaultExportDir(),
 		Events:       hub,
-		Open:         func(dir string) (engine.Engine, error) { return openModel(dir, svc) },
+		Open:         func(dir string) (api.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  dialogs,
@@ -190,7 +190,7 @@ func openAtStart(svc *app.Service, model string, speak bool) {
 		return
 	}
 	st := svc.Settings()
-	if _, err := svc.Speak(engine.SpeechRequest{Text: st.Script, Sampling: st.Sampling, Seed: st.Seed, MaxFrames: st.MaxFrames}); err != nil {
+	if _, err := svc.Speak(api.SpeechRequest{Text: st.Script, Sampling: st.Sampling, Seed: st.Seed, MaxFrames: st.MaxFrames}); err != nil {
 		fmt.Fprintln(os.Stderr, "proscenium-studio:", err)
 	}
 }

@@ -24,7 +24,7 @@ import (
 	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 func newTestServer(t *testing.T, open model.Opener) (*httptest.Server, *Service, *studio.Hub) {
@@ -166,7 +166,7 @@ func TestAPIServesTheUI(t *testing.T) {
 
 func TestEventsReachTheWebSocket(t *testing.T) {
 	eng := &testEngine{frames: 3, tick: time.Millisecond}
-	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return eng, nil })
+	srv, svc, _ := newTestServer(t, func(string) (api.Engine, error) { return eng, nil })
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestAPIMethodsMirrorTheService(t *testing.T) {
 // with the engine's chunk boundaries, and GET /api/takes/{id}/pcm returns
 // the whole take.
 func TestBrowserGetsThePCM(t *testing.T) {
-	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 5}, nil })
+	srv, svc, _ := newTestServer(t, func(string) (api.Engine, error) { return &enginetest.PCM{Frames: 5}, nil })
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/api/events", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestExportIsLocalOnly(t *testing.T) {
 func TestFailedLoadKeepsTheWorkingModel(t *testing.T) {
 	good := t.TempDir()
 	var opened []*testEngine
-	srv, _, _ := newTestServer(t, func(dir string) (engine.Engine, error) {
+	srv, _, _ := newTestServer(t, func(dir string) (api.Engine, error) {
 		if dir != good {
 			return nil, fmt.Errorf("%s/config.json: %w", dir, fs.ErrNotExist)
 		}

@@ -12,14 +12,14 @@ import (
 
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/takes"
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 )
 
 // exportServer is the studio server with one finished 3-frame take, #1.
 func exportServer(t *testing.T) (*httptest.Server, *Service) {
 	t.Helper()
-	srv, svc, _ := newTestServer(t, func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 3}, nil })
+	srv, svc, _ := newTestServer(t, func(string) (api.Engine, error) { return &enginetest.PCM{Frames: 3}, nil })
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestBrowserDownloadsTheExport(t *testing.T) {
 			t.Fatalf("download %q: %d, %d bytes, %v", c.format, res.StatusCode, len(data), res.Header)
 		}
 		if c.format == "" {
-			w, err := audio.ParseWAV(data)
+			w, err := pcm.ParseWAV(data)
 			if err != nil || len(w.Samples) != 3*enginetest.SamplesPerFrame {
 				t.Fatalf("downloaded WAV: %v", err)
 			}

@@ -18,7 +18,7 @@ import (
 	"proscenium/app/server"
 	"proscenium/app/speechapi"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // policyServer runs what `proscenium serve --ui --model` runs: the studio
@@ -36,7 +36,7 @@ func policyServer(t *testing.T, pol server.HTTPPolicy, lim server.ServeLimits, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	speechapi.New(func() (engine.Engine, error) { return LoadedEngine(svc) }, "drama-3", speechapi.DefaultLimits()).Register(mux)
+	speechapi.New(func() (api.Engine, error) { return LoadedEngine(svc) }, "drama-3", speechapi.DefaultLimits()).Register(mux)
 	if extra != nil {
 		extra(mux)
 	}

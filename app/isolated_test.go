@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"proscenium/app/takes"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/gpuworker"
 )
@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	decode.ServeWorkerIfAsked() // recordings decoded in a child, as the programs do
 	if len(os.Args) > 1 && os.Args[1] == "engine-worker" {
-		open := func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+		open := func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 			entries, err := os.ReadDir(req.Model) // "loads" the model: reads its files
 			if err != nil {
 				return nil, err
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 					return nil, err
 				}
 			}
-			return &audioEngine{testEngine: testEngine{frames: 2000, tick: 5 * time.Millisecond, mem: engine.Memory{Device: "worker", Used: 7}}}, nil
+			return &audioEngine{testEngine: testEngine{frames: 2000, tick: 5 * time.Millisecond, mem: api.Memory{Device: "worker", Used: 7}}}, nil
 		}
 		if err := gpuworker.ServeEngine(os.Stdin, os.Stdout, gpuworker.Hello{PID: os.Getpid()}, open); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -46,13 +46,13 @@ func TestMain(m *testing.M) {
 // audioEngine is testEngine with one chunk of audio per frame.
 type audioEngine struct{ testEngine }
 
-func (e *audioEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *audioEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	e.frames = min(e.frames, req.MaxFrames) // testEngine ignores MaxFrames; each worker here runs one take
-	return e.testEngine.Synthesize(ctx, req, func(ev engine.Event) {
+	return e.testEngine.Synthesize(ctx, req, func(ev api.Event) {
 		emit(ev)
-		if ev.Kind == engine.EventFrames {
+		if ev.Kind == api.EventFrames {
 			f := ev.Frames - 1
-			emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: make([]float32, 2048)}})
+			emit(api.Event{Kind: api.EventAudio, Audio: &api.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: make([]float32, 2048)}})
 		}
 	})
 }
@@ -66,7 +66,7 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, _ := newService(t, func(dir string) (engine.Engine, error) {
+	svc, _ := newService(t, func(dir string) (api.Engine, error) {
 		return gpuworker.OpenIsolated(context.Background(), exe, gpuworker.Options{Args: []string{"engine-worker"}},
 			gpuworker.LoadRequest{Model: dir, Backend: "cpu"}, nil)
 	})
@@ -135,7 +135,7 @@ func TestStudioWithAnEngineWorker(t *testing.T) {
 		t.Fatalf("the failed take kept %d samples, want the audio delivered before the kill", failed.Samples)
 	}
 
-	next, err := svc.Speak(engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 4})
+	next, err := svc.Speak(api.SpeechRequest{Text: "Again.", Sampling: api.DefaultSampling(), Seed: 1, MaxFrames: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

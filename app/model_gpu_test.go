@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"proscenium/app/model"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 )
@@ -95,7 +95,7 @@ func TestMemoryCapAdmitsTheHostTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := 0
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened++; return &testEngine{}, nil }})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { opened++; return &testEngine{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestMemoryCapAdmitsTheHostTier(t *testing.T) {
 // A GPU engine's readouts carry its device's total (the bar's whole without
 // a cap) and its pinned host memory.
 func TestStatsTakeTheDeviceTotal(t *testing.T) {
-	eng := &testEngine{mem: engine.Memory{Device: "NVIDIA H200", Used: 40 << 30, Peak: 41 << 30, Total: 140 << 30, Pinned: 1 << 20}}
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }})
+	eng := &testEngine{mem: api.Memory{Device: "NVIDIA H200", Used: 40 << 30, Peak: 41 << 30, Total: 140 << 30, Pinned: 1 << 20}}
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return eng, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -68,7 +68,7 @@ func TestMemoryCapRefusesABigModel(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
 	opened := false
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { opened = true; return &enginetest.PCM{}, nil }})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { opened = true; return &enginetest.PCM{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

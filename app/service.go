@@ -17,7 +17,7 @@ import (
 	"proscenium/app/takes"
 	"proscenium/app/voice"
 	"proscenium/app/voices"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/loudness"
 )
 
@@ -244,7 +244,7 @@ func (s *Service) EncodeReference(recording []byte) ([][]int, error) {
 // there is none (no model, or one still loading). It is a function, not a
 // method, so that the UI bindings do not expose it; the speech API of
 // `proscenium serve` uses it to share the studio's one engine.
-func LoadedEngine(s *Service) (engine.Engine, error) { return s.model.Loaded() }
+func LoadedEngine(s *Service) (api.Engine, error) { return s.model.Loaded() }
 
 // ---- takes ----
 
@@ -252,7 +252,7 @@ func LoadedEngine(s *Service) (engine.Engine, error) { return s.model.Loaded() }
 // take reports through "take", "audio" and "pcm" events and ends in the
 // takes list. Without a model it returns ErrNoModel; while a take runs,
 // ErrBusy.
-func (s *Service) Speak(req engine.SpeechRequest) (takes.Take, error) {
+func (s *Service) Speak(req api.SpeechRequest) (takes.Take, error) {
 	return s.takes.StartTake(req, "", nil)
 }
 
@@ -309,7 +309,7 @@ func (s *Service) ExportTake(r takes.ExportRequest) (takes.ExportResult, error) 
 // and "audio" events while it runs, and is stored under the takes
 // directory. It is a function, not a method, so that the UI bindings do
 // not expose it.
-func APIEngine(s *Service) (engine.Engine, error) {
+func APIEngine(s *Service) (api.Engine, error) {
 	eng, err := s.model.Loaded()
 	if err != nil {
 		return nil, err
@@ -339,7 +339,7 @@ func (s *Service) CreateVoice(name, transcript string, recording []byte) ([]voic
 }
 
 // VoiceReferences returns the references a voice speaks with.
-func (s *Service) VoiceReferences(v voice.Voice) ([]engine.Reference, error) {
+func (s *Service) VoiceReferences(v voice.Voice) ([]api.Reference, error) {
 	return s.voices.VoiceReferences(v)
 }
 

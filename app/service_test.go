@@ -17,7 +17,7 @@ import (
 	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // testEngine is a stand-in backend: it makes one frame per tick until it
@@ -25,42 +25,42 @@ import (
 type testEngine struct {
 	frames int
 	tick   time.Duration
-	mem    engine.Memory
+	mem    api.Memory
 
 	mu     sync.Mutex
 	closed bool
-	got    []engine.SpeechRequest
+	got    []api.SpeechRequest
 }
 
-func (e *testEngine) Info() engine.Info {
-	return engine.Info{Model: "test", Backend: "cpu", SampleRate: 44100, SamplesPerFrame: 2048, Codebooks: 10}
+func (e *testEngine) Info() api.Info {
+	return api.Info{Model: "test", Backend: "cpu", SampleRate: 44100, SamplesPerFrame: 2048, Codebooks: 10}
 }
 
-func (e *testEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *testEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	e.mu.Lock()
 	e.got = append(e.got, req)
 	e.mu.Unlock()
 	start := time.Now()
-	reason, n := engine.FinishStop, 0
+	reason, n := api.FinishStop, 0
 	for n < e.frames {
 		select {
 		case <-ctx.Done():
-			reason = engine.FinishCancel
+			reason = api.FinishCancel
 		case <-time.After(e.tick):
 		}
-		if reason == engine.FinishCancel {
+		if reason == api.FinishCancel {
 			break
 		}
 		n++
-		emit(engine.Event{Kind: engine.EventFrames, Frames: n})
+		emit(api.Event{Kind: api.EventFrames, Frames: n})
 	}
 	secs := float64(n*2048) / 44100
 	el := time.Since(start)
-	return &engine.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: engine.Seconds(el),
-		RealTimeFactor: el.Seconds() / secs, TimeToFirstAudioMs: engine.Millis(e.tick)}, nil
+	return &api.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: api.Seconds(el),
+		RealTimeFactor: el.Seconds() / secs, TimeToFirstAudioMs: api.Millis(e.tick)}, nil
 }
 
-func (e *testEngine) Stats() engine.Stats { return engine.Stats{Memory: e.mem} }
+func (e *testEngine) Stats() api.Stats { return api.Stats{Memory: e.mem} }
 
 func (e *testEngine) Close() error {
 	e.mu.Lock()
@@ -91,8 +91,8 @@ func (r *recorder) names() []string {
 	return out
 }
 
-func speech(text string) engine.SpeechRequest {
-	return engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 100}
+func speech(text string) api.SpeechRequest {
+	return api.SpeechRequest{Text: text, Sampling: api.DefaultSampling(), Seed: 1, MaxFrames: 100}
 }
 
 func newService(t *testing.T, open model.Opener) (*Service, *recorder) {
@@ -140,7 +140,7 @@ func TestNoBackendAnswersHonestly(t *testing.T) {
 }
 
 func TestLoadModelChecksThePathFirst(t *testing.T) {
-	svc, _ := newService(t, func(string) (engine.Engine, error) { t.Fatal("opener called"); return nil, nil })
+	svc, _ := newService(t, func(string) (api.Engine, error) { t.Fatal("opener called"); return nil, nil })
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
 	tests := []struct {
@@ -162,7 +162,7 @@ func TestLoadModelChecksThePathFirst(t *testing.T) {
 }
 
 func TestLoadFailureIsReported(t *testing.T) {
-	svc, rec := newService(t, func(dir string) (engine.Engine, error) {
+	svc, rec := newService(t, func(dir string) (api.Engine, error) {
 		return nil, errors.New("config.json: missing key hidden_size")
 	})
 	st, err := svc.LoadModel(t.TempDir())
@@ -178,8 +178,8 @@ func TestLoadFailureIsReported(t *testing.T) {
 }
 
 func TestTakeLifecycle(t *testing.T) {
-	eng := &testEngine{frames: 5, tick: time.Millisecond, mem: engine.Memory{Device: "test", Used: 3 << 20, Peak: 4 << 20, Cap: 8 << 20}}
-	svc, rec := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	eng := &testEngine{frames: 5, tick: time.Millisecond, mem: api.Memory{Device: "test", Used: 3 << 20, Peak: 4 << 20, Cap: 8 << 20}}
+	svc, rec := newService(t, func(string) (api.Engine, error) { return eng, nil })
 	dir := t.TempDir()
 	st, err := svc.LoadModel(dir)
 	if err != nil || st.State != model.ModelLoaded || st.Info == nil || st.Info.Backend != "cpu" || st.Dir != dir {
@@ -193,7 +193,7 @@ func TestTakeLifecycle(t *testing.T) {
 	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
 
 	got := svc.Takes()[0]
-	if got.Finish == nil || got.Finish.Reason != engine.FinishStop || got.Frames != 5 {
+	if got.Finish == nil || got.Finish.Reason != api.FinishStop || got.Frames != 5 {
 		t.Fatalf("finished take: %+v", got)
 	}
 	if !reflect.DeepEqual(eng.got[0], speech("Hello there.")) {
@@ -218,7 +218,7 @@ func TestTakeLifecycle(t *testing.T) {
 
 func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
 	eng := &testEngine{frames: 1 << 30, tick: time.Millisecond}
-	svc, _ := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	svc, _ := newService(t, func(string) (api.Engine, error) { return eng, nil })
 	if _, err := svc.LoadModel(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -237,14 +237,14 @@ func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
 		t.Fatalf("stop: %v, %v", stopped, err)
 	}
 	take := svc.Takes()[0]
-	if take.State != takes.TakeFinished || take.Finish.Reason != engine.FinishCancel || take.Frames < 3 {
+	if take.State != takes.TakeFinished || take.Finish.Reason != api.FinishCancel || take.Frames < 3 {
 		t.Fatalf("stopped take: %+v", take)
 	}
 }
 
 func TestUnloadStopsARunningTake(t *testing.T) {
 	eng := &testEngine{frames: 1 << 30, tick: time.Millisecond}
-	svc, _ := newService(t, func(string) (engine.Engine, error) { return eng, nil })
+	svc, _ := newService(t, func(string) (api.Engine, error) { return eng, nil })
 	svc.LoadModel(t.TempDir())
 	svc.Speak(speech("Running."))
 	if _, err := svc.UnloadModel(); err != nil {

@@ -7,7 +7,7 @@ import (
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/playback"
 	"proscenium/app/settings"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // fakeSpeaker records what the service asks of the sound card.
@@ -61,7 +61,7 @@ func (f *fakeSpeaker) Playback() playback.PlaybackStatus {
 func TestServiceDrivesTheSpeaker(t *testing.T) {
 	spk := &fakeSpeaker{}
 	svc, err := New(Config{Speaker: spk, TakesDir: t.TempDir(),
-		Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 7}, nil }})
+		Open: func(string) (api.Engine, error) { return &enginetest.PCM{Frames: 7}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

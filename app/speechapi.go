@@ -3,7 +3,7 @@ package app
 import (
 	"proscenium/app/speechapi"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // SpeechAPI is the speech API over the service, as `proscenium serve` and
@@ -14,9 +14,9 @@ import (
 // batch lets the engine run together, unless lim says.
 func SpeechAPI(s *Service, modelID string, lim speechapi.Limits) *speechapi.Handler {
 	if lim.Batch == 0 {
-		lim.Batch, _ = engine.BatchOf(s.Settings().Batch) // Validate refused a bad one; 0 then
+		lim.Batch, _ = api.BatchOf(s.Settings().Batch) // Validate refused a bad one; 0 then
 	}
-	return speechapi.New(func() (engine.Engine, error) { return APIEngine(s) }, modelID, lim).
+	return speechapi.New(func() (api.Engine, error) { return APIEngine(s) }, modelID, lim).
 		WithVoices(s.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := s.CountTokens(text); return c.Tokens, err }).
 		WithReferences(s.EncodeReference).

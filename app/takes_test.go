@@ -16,13 +16,13 @@ import (
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 )
 
 func newTakesService(t *testing.T, dir string, frames int) *Service {
 	t.Helper()
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: frames}, nil }, TakesDir: dir,
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return &enginetest.PCM{Frames: frames}, nil }, TakesDir: dir,
 		Events: studio.NewHub()})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func newTakesService(t *testing.T, dir string, frames int) *Service {
 	return svc
 }
 
-func speakAndWait(t *testing.T, svc *Service, req engine.SpeechRequest) takes.Take {
+func speakAndWait(t *testing.T, svc *Service, req api.SpeechRequest) takes.Take {
 	t.Helper()
 	tk, err := svc.Speak(req)
 	if err != nil {
@@ -94,7 +94,7 @@ func TestTakesPersistWithPCMCodesAndFigures(t *testing.T) {
 		t.Fatalf("reloaded %d takes", len(list))
 	}
 	got := list[0]
-	if got.ID != tk.ID || got.Name != "First read" || !reflect.DeepEqual(got.Request, req) || got.Finish.Reason != engine.FinishStop ||
+	if got.ID != tk.ID || got.Name != "First read" || !reflect.DeepEqual(got.Request, req) || got.Finish.Reason != api.FinishStop ||
 		got.Finish.RealTimeFactor != tk.Finish.RealTimeFactor || !got.Stored {
 		t.Fatalf("reloaded take: %+v", got)
 	}
@@ -185,7 +185,7 @@ func TestTakesLimitEvictsTheOldest(t *testing.T) {
 	svc2 := newTakesService(t, t.TempDir(), 200) // 1.6 MB
 	s.MaxFrames = 200
 	svc2.SetSettings(s)
-	tk := speakAndWait(t, svc2, engine.SpeechRequest{Text: "Long.", Sampling: engine.DefaultSampling(), MaxFrames: 300})
+	tk := speakAndWait(t, svc2, api.SpeechRequest{Text: "Long.", Sampling: api.DefaultSampling(), MaxFrames: 300})
 	if tk.Stored || tk.Samples != 200*enginetest.SamplesPerFrame {
 		t.Fatalf("oversize take: %+v", tk)
 	}
@@ -199,11 +199,11 @@ func TestRerunChangesOneSetting(t *testing.T) {
 	first := speakAndWait(t, svc, speech("Once more."))
 	tests := []struct {
 		r    takes.Rerun
-		want func(*engine.SpeechRequest)
+		want func(*api.SpeechRequest)
 		err  error
 	}{
-		{takes.Rerun{ID: first.ID, Setting: "temperature", Value: 0.5}, func(r *engine.SpeechRequest) { r.Sampling.Temperature = 0.5 }, nil},
-		{takes.Rerun{ID: first.ID, Setting: "seed", Value: 77}, func(r *engine.SpeechRequest) { r.Seed = 77 }, nil},
+		{takes.Rerun{ID: first.ID, Setting: "temperature", Value: 0.5}, func(r *api.SpeechRequest) { r.Sampling.Temperature = 0.5 }, nil},
+		{takes.Rerun{ID: first.ID, Setting: "seed", Value: 77}, func(r *api.SpeechRequest) { r.Seed = 77 }, nil},
 		{takes.Rerun{ID: first.ID, Setting: "top_k", Value: 1.5}, nil, studio.ErrInvalid},
 		{takes.Rerun{ID: first.ID, Setting: "top_p", Value: 2}, nil, studio.ErrInvalid},
 		{takes.Rerun{ID: first.ID, Setting: "voice", Value: 1}, nil, studio.ErrInvalid},
@@ -246,7 +246,7 @@ func TestExportWritesWAVAndRaw(t *testing.T) {
 		var got []float32
 		switch f {
 		case takes.ExportWAV16, takes.ExportWAVFloat:
-			w, err := audio.ParseWAV(data)
+			w, err := pcm.ParseWAV(data)
 			if err != nil || w.Rate != 44100 || w.Channels != 1 {
 				t.Fatalf("%s: %+v %v", f, w, err)
 			}
@@ -453,7 +453,7 @@ func TestAPITakesLeaveStudioTakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 1000 {
-		if _, err := eng.Synthesize(context.Background(), speech("From the API."), func(engine.Event) {}); err != nil {
+		if _, err := eng.Synthesize(context.Background(), speech("From the API."), func(api.Event) {}); err != nil {
 			t.Fatalf("API take %d: %v", i, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"proscenium/app/projects"
 	"proscenium/app/settings"
 	"proscenium/app/takes"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Item 5: lowering the takes limit never removes takes by itself. The
@@ -21,7 +21,7 @@ import (
 func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(t.TempDir(), "settings.json")
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir, SettingsPath: path})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir, SettingsPath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestLoweringTheTakesLimitAsksFirst(t *testing.T) {
 // left the new take is kept for the session, unsaved.
 func TestChosenTakesAreNeverEvicted(t *testing.T) {
 	dir := t.TempDir()
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir,
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return &enginetest.PCM{Frames: 40}, nil }, TakesDir: dir,
 		SettingsPath: filepath.Join(t.TempDir(), "settings.json"), ProjectsDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

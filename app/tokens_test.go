@@ -7,7 +7,7 @@ import (
 
 	"proscenium/app/model"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -22,14 +22,14 @@ func (*countingEngine) CountTokens(text string) (int, error) { return len(text),
 func TestCountTokensAsksTheEngine(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		eng  engine.Engine
+		eng  api.Engine
 		want string
 	}{
 		{"counting engine", &countingEngine{}, ""},
 		{"engine without a count", &testEngine{}, "cannot count tokens"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			svc, err := New(Config{Open: func(string) (engine.Engine, error) { return c.eng, nil }})
+			svc, err := New(Config{Open: func(string) (api.Engine, error) { return c.eng, nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func (*checkingEngine) CheckText(text string) error {
 // With a model loaded, the script check asks the engine, so the loaded
 // model's own rules mark the script.
 func TestCheckScriptAsksTheEngine(t *testing.T) {
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &checkingEngine{}, nil }})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return &checkingEngine{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func (*brokenChecker) CheckText(string) error { return errors.New("engine worker
 // structure rules and says the tokenizer took no part: never "no problems"
 // from a check that did not run.
 func TestCheckScriptWhenTheEngineCannot(t *testing.T) {
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return &brokenChecker{}, nil }})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return &brokenChecker{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

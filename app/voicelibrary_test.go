@@ -15,7 +15,7 @@ import (
 	"proscenium/app/takes"
 	"proscenium/app/voice"
 	"proscenium/app/voices"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/demo"
 )
 
@@ -29,7 +29,7 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 	}
 	eng := &testEngine{frames: 1}
 	lib := t.TempDir()
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: lib})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return eng, nil }, VoicesDir: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(saved) != 1 || saved[0].Name != "Ada" || len(saved[0].Reference) != 64 || saved[0].Sampling != engine.DefaultSampling() {
+	if len(saved) != 1 || saved[0].Name != "Ada" || len(saved[0].Reference) != 64 || saved[0].Sampling != api.DefaultSampling() {
 		t.Fatalf("voices %+v", saved)
 	}
 	refs, err := svc.VoiceReferences(saved[0])
@@ -144,9 +144,9 @@ func TestSpeakCast(t *testing.T) {
 
 // voiceService is a service over eng with a voice library and a loaded
 // model directory holding the demo codec.
-func voiceService(t *testing.T, eng engine.Engine) *Service {
+func voiceService(t *testing.T, eng api.Engine) *Service {
 	t.Helper()
-	svc, err := New(Config{Open: func(string) (engine.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+	svc, err := New(Config{Open: func(string) (api.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"proscenium/app/studio"
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Voices are saved in the settings file and come back on the next start;
@@ -20,7 +20,7 @@ func TestVoicesSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	four := 4
-	narrator := voice.Voice{Name: "narrator", Speaker: &four, Direction: "calm", Sampling: engine.DefaultSampling(), Seed: 12}
+	narrator := voice.Voice{Name: "narrator", Speaker: &four, Direction: "calm", Sampling: api.DefaultSampling(), Seed: 12}
 	if _, err := svc.SaveVoice(narrator); err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +33,10 @@ func TestVoicesSaved(t *testing.T) {
 		v    voice.Voice
 		says string
 	}{
-		{voice.Voice{Name: "default", Sampling: engine.DefaultSampling()}, "cannot be redefined"},
-		{voice.Voice{Name: "x", Direction: "a [b]", Sampling: engine.DefaultSampling()}, "direction"},
-		{voice.Voice{Name: "x", Sampling: engine.Sampling{TopP: 0}}, "top_p"},
-		{voice.Voice{Name: "x", Speaker: new(int), Sampling: engine.DefaultSampling(), Seed: 1 << 60}, "seed"},
+		{voice.Voice{Name: "default", Sampling: api.DefaultSampling()}, "cannot be redefined"},
+		{voice.Voice{Name: "x", Direction: "a [b]", Sampling: api.DefaultSampling()}, "direction"},
+		{voice.Voice{Name: "x", Sampling: api.Sampling{TopP: 0}}, "top_p"},
+		{voice.Voice{Name: "x", Speaker: new(int), Sampling: api.DefaultSampling(), Seed: 1 << 60}, "seed"},
 	} {
 		if _, err := svc.SaveVoice(bad.v); err == nil || !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), bad.says) {
 			t.Errorf("%+v: %v, want ErrInvalid saying %q", bad.v, err, bad.says)

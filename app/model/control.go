@@ -19,11 +19,11 @@ import (
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Opener opens a checkpoint directory with a speech backend.
-type Opener func(dir string) (engine.Engine, error)
+type Opener func(dir string) (api.Engine, error)
 
 // Config wires a Control.
 type Config struct {
@@ -58,21 +58,21 @@ const (
 
 // ModelStatus is what the model panel shows.
 type ModelStatus struct {
-	State   string       `json:"state"`   // ModelNone, ModelLoading or ModelLoaded
-	Dir     string       `json:"dir"`     // the directory loaded or loading
-	Info    *engine.Info `json:"info"`    // set when loaded
-	Message string       `json:"message"` // one line for people
-	Error   string       `json:"error"`   // why the last load failed, if it did
-	CanLoad bool         `json:"can_load"`
+	State   string    `json:"state"`   // ModelNone, ModelLoading or ModelLoaded
+	Dir     string    `json:"dir"`     // the directory loaded or loading
+	Info    *api.Info `json:"info"`    // set when loaded
+	Message string    `json:"message"` // one line for people
+	Error   string    `json:"error"`   // why the last load failed, if it did
+	CanLoad bool      `json:"can_load"`
 }
 
 // StatsView is what the live readouts show. Without a model Memory is nil
 // and Message says "no model loaded": the UI shows no numbers then.
 type StatsView struct {
-	Loaded   bool           `json:"loaded"`
-	Message  string         `json:"message"`
-	Memory   *engine.Memory `json:"memory"`
-	LastTake *engine.Finish `json:"last_take"` // the last finished take, if any
+	Loaded   bool        `json:"loaded"`
+	Message  string      `json:"message"`
+	Memory   *api.Memory `json:"memory"`
+	LastTake *api.Finish `json:"last_take"` // the last finished take, if any
 	// Total is the memory the model's device has in all (the host's for
 	// the CPU backend), 0 when unknown: what a bar with no cap is against.
 	Total int64 `json:"total_bytes"`
@@ -91,7 +91,7 @@ type Control struct {
 
 	mu     sync.Mutex
 	status ModelStatus
-	eng    engine.Engine
+	eng    api.Engine
 	load   LoadProgress
 	gpu    string // the GPU backend's status line ("" when not checked)
 
@@ -250,7 +250,7 @@ func (c *Control) Unload() (ModelStatus, error) {
 // The engine is asked without the lock held: an engine call may wait (an
 // engine in a worker process answers within its timeout), and the studio
 // must not wait with it.
-func (c *Control) Stats(capBytes int64, lastTake *engine.Finish) StatsView {
+func (c *Control) Stats(capBytes int64, lastTake *api.Finish) StatsView {
 	c.mu.Lock()
 	v := StatsView{Message: studio.ErrNoModel.Error(), LastTake: lastTake}
 	eng := c.eng
@@ -272,7 +272,7 @@ func (c *Control) Stats(capBytes int64, lastTake *engine.Finish) StatsView {
 
 // ForTake returns the loaded engine and its sample rate for a studio take
 // (from the status, not an engine call), or why there is none.
-func (c *Control) ForTake() (engine.Engine, int, error) {
+func (c *Control) ForTake() (api.Engine, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.eng == nil {

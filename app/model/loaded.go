@@ -4,13 +4,13 @@ import (
 	"fmt"
 
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Loaded returns the loaded engine, or an error saying why there is none
 // (no model, or one still loading): the speech API shares the studio's one
 // engine through it.
-func (c *Control) Loaded() (engine.Engine, error) {
+func (c *Control) Loaded() (api.Engine, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.eng == nil {

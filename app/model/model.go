@@ -14,7 +14,7 @@ import (
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 	"proscenium/engine/hfcache"
@@ -123,7 +123,7 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	} else if !fi.IsDir() {
 		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", studio.ErrInvalid, dir)
 	}
-	batch, _ := engine.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
+	batch, _ := api.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
 	sum := inspectModel(dir, batch)
 	if sum.GPUBytes > 0 {
 		together := strconv.Itoa(batch) + " takes together"
@@ -212,7 +212,7 @@ func (c *Control) admit(dir string) error {
 	}
 	sum := inspectModel(dir, 1) // the CPU estimate; the GPU worker admits its own bytes
 	if sum.MemoryNeeded > limit {
-		batch, _ := engine.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
+		batch, _ := api.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
 		gpu, err := open.GPUTierUnderCap(dir, batch, limit)
 		if err == nil {
 			return nil
@@ -412,7 +412,7 @@ func (c *Control) CountTokens(text string) (TokenCount, error) {
 	if err != nil {
 		return TokenCount{}, fmt.Errorf("the token count needs the model's tokenizer: %w", err)
 	}
-	counter, ok := eng.(engine.TokenCounter)
+	counter, ok := eng.(api.TokenCounter)
 	if !ok {
 		return TokenCount{}, fmt.Errorf("the loaded engine cannot count tokens")
 	}

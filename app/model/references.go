@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 )
@@ -66,7 +66,7 @@ func (c *Control) ReferenceEncoder() (voicelib.Encoder, error) {
 		c.codecs.cur = rc
 		c.codecs.mu.Unlock()
 	}
-	if re, ok := eng.(engine.ReferenceEncoder); ok {
+	if re, ok := eng.(api.ReferenceEncoder); ok {
 		info := eng.Info()
 		return engineEncoder{eng: re, codebooks: info.Codebooks, samplesPerFrame: info.SamplesPerFrame, codec: rc}, nil
 	}
@@ -76,7 +76,7 @@ func (c *Control) ReferenceEncoder() (voicelib.Encoder, error) {
 // engineEncoder encodes with the engine, and with the CPU encoder of the
 // same codec when the engine cannot (a worker that died, a memory cap).
 type engineEncoder struct {
-	eng                        engine.ReferenceEncoder
+	eng                        api.ReferenceEncoder
 	codebooks, samplesPerFrame int
 	codec                      *refCodec
 }

@@ -9,7 +9,7 @@ import (
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -53,7 +53,7 @@ func (c *Control) CheckScript(text string) (ScriptCheck, error) {
 	chk := ScriptCheck{Chars: utf8.RuneCountInString(text), Bytes: len(body), MaxBytes: drama3.DefaultMaxTextBytes, Problems: []ScriptProblem{}}
 	check := drama3.CheckStructure
 	if eng, err := c.Loaded(); err == nil {
-		if tc, ok := eng.(engine.TextChecker); ok {
+		if tc, ok := eng.(api.TextChecker); ok {
 			chk.Tokenizer = true
 			check = tc.CheckText
 		}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // FormatVersion is the project.json format this package writes and reads.
@@ -35,9 +35,9 @@ type Project struct {
 	Script string `json:"script"`
 	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … ("" is the
 	// model's own voice).
-	Cast     []string        `json:"cast"`
-	Sampling engine.Sampling `json:"sampling"`
-	Seed     uint64          `json:"seed"`
+	Cast     []string     `json:"cast"`
+	Sampling api.Sampling `json:"sampling"`
+	Seed     uint64       `json:"seed"`
 	// MaxFrames of each take (0: the studio's default).
 	MaxFrames int    `json:"max_frames"`
 	Lines     []Line `json:"lines"`
@@ -214,7 +214,7 @@ func contains(ids []int, id int) bool {
 }
 
 // New returns an empty project called name with the studio's sampling.
-func New(name string, sampling engine.Sampling, seed uint64, maxFrames int) Project {
+func New(name string, sampling api.Sampling, seed uint64, maxFrames int) Project {
 	return Project{Format: FormatVersion, Name: name, Sampling: sampling, Seed: seed, MaxFrames: maxFrames, Export: DefaultExport()}
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 const (
@@ -230,7 +230,7 @@ func (s *Store) writeLocked(p Project) error {
 	if err := os.MkdirAll(filepath.Join(s.dir, p.Name), 0o755); err != nil {
 		return fmt.Errorf("project %q: %w", p.Name, err)
 	}
-	return audio.WriteFileAtomic(s.path(p.Name), append(data, '\n'))
+	return pcm.WriteFileAtomic(s.path(p.Name), append(data, '\n'))
 }
 
 // Create saves a new empty-scripted p, refusing a name that is taken.
@@ -251,39 +251,17 @@ func (s *Store) exists(name string) bool {
 }
 
 // Rename moves the project from to the name to (which must be free).
-func (s *Store) Rename(from, to string) (Project, error) {
-	for _, n := range []string{from, to} {
-		if err := CheckName(n); err != nil {
-			return Project{}, err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, err := s.readLocked(from)
-	if err != nil {
-		return Project{}, err
-	}
-	if from == to {
-		return p, nil
-	}
-	if _, err := os.Lstat(filepath.Join(s.dir, to)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return Project{}, taken(to)
-	}
-	if err := os.Rename(filepath.Join(s.dir, from), filepath.Join(s.dir, to)); err != nil {
-		return Project{}, fmt.Errorf("rename project %q: %w", from, err)
-	}
-	p.Name = to
-	p.SavedMs = s.now().UnixMilli()
-	if err := s.writeLocked(p); err != nil {
-		return Project{}, err
-	}
-	s.setCurrentLocked(to)
-	return p, nil
-}
+// Renaming a project to its own name changes nothing.
+func (s *Store) Rename(from, to string) (Project, error) { return s.saveAs(from, to, true) }
 
 // Duplicate copies the project from under the new name to. The copy lists
 // the same takes (the audio is shared, not copied).
-func (s *Store) Duplicate(from, to string) (Project, error) {
+func (s *Store) Duplicate(from, to string) (Project, error) { return s.saveAs(from, to, false) }
+
+// saveAs writes the project from under the free name to, which is then the
+// current project. With move, from's directory becomes to's (Rename);
+// without, from stays as it was (Duplicate).
+func (s *Store) saveAs(from, to string, move bool) (Project, error) {
 	for _, n := range []string{from, to} {
 		if err := CheckName(n); err != nil {
 			return Project{}, err
@@ -295,8 +273,16 @@ func (s *Store) Duplicate(from, to string) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	if _, err := os.Lstat(filepath.Join(s.dir, to)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if move && from == to {
+		return p, nil
+	}
+	if _, err := os.Lstat(filepath.Join(s.dir, to)); !errors.Is(err, fs.ErrNotExist) {
 		return Project{}, taken(to)
+	}
+	if move {
+		if err := os.Rename(filepath.Join(s.dir, from), filepath.Join(s.dir, to)); err != nil {
+			return Project{}, fmt.Errorf("rename project %q: %w", from, err)
+		}
 	}
 	p.Name = to
 	p.SavedMs = s.now().UnixMilli()
@@ -325,7 +311,7 @@ func (s *Store) Current() string {
 // setCurrentLocked remembers name as the project to open next time; not
 // remembering is not worth failing a save for.
 func (s *Store) setCurrentLocked(name string) {
-	_ = audio.WriteFileAtomic(filepath.Join(s.dir, currentFile), []byte(name+"\n"))
+	_ = pcm.WriteFileAtomic(filepath.Join(s.dir, currentFile), []byte(name+"\n"))
 }
 
 // Chosen is every take a project has chosen for a line (the takes a scene

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 func newTestStore(t *testing.T) *Store {
@@ -20,7 +20,7 @@ func newTestStore(t *testing.T) *Store {
 }
 
 func sample(name string) Project {
-	p := New(name, engine.DefaultSampling(), 7, 400)
+	p := New(name, api.DefaultSampling(), 7, 400)
 	p.Script = "<|speaker:0|>Hello.\n\n<|speaker:1|>Hi there."
 	p.Cast = []string{"Ada", ""}
 	p.Lines = []Line{
@@ -140,7 +140,7 @@ func TestRenameAndDuplicate(t *testing.T) {
 	if _, err := s.Duplicate("A2", "B"); !errors.Is(err, ErrExists) {
 		t.Errorf("duplicate onto an existing project: %v", err)
 	}
-	if _, err := s.Create(New("A2", engine.DefaultSampling(), 0, 0)); !errors.Is(err, ErrExists) {
+	if _, err := s.Create(New("A2", api.DefaultSampling(), 0, 0)); !errors.Is(err, ErrExists) {
 		t.Errorf("create over an existing project: %v", err)
 	}
 }

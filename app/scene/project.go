@@ -11,7 +11,7 @@ import (
 	"proscenium/app/projects"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // TakeAudio is where the chosen takes' audio comes from (takes.List).
@@ -59,7 +59,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 }
 
 // write writes an export file; a variable so tests can make the disk full.
-var write = audio.WriteFileAtomic
+var write = pcm.WriteFileAtomic
 
 // Write writes res's scene to path and its line files beside it (named
 // after path), each atomically. No file is replaced unless overwrite; a

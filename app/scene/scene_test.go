@@ -16,9 +16,9 @@ import (
 	"proscenium/app/projects"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/loudness"
+	"proscenium/engine/audio/pcm"
 )
 
 // noise is seconds of speech-level noise, shaped a little so it is not flat.
@@ -45,7 +45,7 @@ func TestSceneReachesTheTargetWithGaps(t *testing.T) {
 	if len(res.Files) != 3 || res.Files[0].Name != "Act one.wav" || !strings.Contains(res.Files[2].Name, "line 02 (take 7)") {
 		t.Fatalf("files %v", names(res.Files))
 	}
-	w, err := audio.ParseWAV(res.Files[0].Data)
+	w, err := pcm.ParseWAV(res.Files[0].Data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSceneReachesTheTargetWithGaps(t *testing.T) {
 		t.Errorf("true peak %.2f dBTP over the ceiling", tp)
 	}
 	// A line file carries the line at the scene's gain.
-	one, err := audio.ParseWAV(res.Files[1].Data)
+	one, err := pcm.ParseWAV(res.Files[1].Data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func (f fakeTakes) TakePCM(id int) ([]float32, takes.Take, error) {
 }
 
 func TestFromProjectAndWrite(t *testing.T) {
-	p := projects.New("Act one", engine.DefaultSampling(), 0, 0)
+	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
 	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
 	p.Export.PerLine = true
 	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}
@@ -164,7 +164,7 @@ func TestFromProjectAndWrite(t *testing.T) {
 	}
 	// A full disk says so.
 	write = func(string, []byte) error { return syscall.ENOSPC }
-	defer func() { write = audio.WriteFileAtomic }()
+	defer func() { write = pcm.WriteFileAtomic }()
 	if _, err := Write(res, p.Name, filepath.Join(dir, "Other.wav"), false); err == nil || !strings.Contains(err.Error(), "the disk is full") {
 		t.Errorf("full disk: %v", err)
 	}

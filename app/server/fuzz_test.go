@@ -12,14 +12,14 @@ import (
 	"proscenium/app/settings"
 	"proscenium/app/takes"
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // fuzzService has a method for each kind of argument app.Service's
 // methods take (the server cannot import app, its parent).
 type fuzzService struct{}
 
-func (*fuzzService) Speak(engine.SpeechRequest) error                      { return nil }
+func (*fuzzService) Speak(api.SpeechRequest) error                         { return nil }
 func (*fuzzService) LoadModel(string) error                                { return nil }
 func (*fuzzService) DeleteTake(int) error                                  { return nil }
 func (*fuzzService) TakesLimitEffect(int64) error                          { return nil }

@@ -28,7 +28,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/voice"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Settings are the studio's remembered choices: the script draft, the
@@ -37,12 +37,12 @@ import (
 // server port and the takes' size limit. They live in one JSON file under
 // the XDG config directory.
 type Settings struct {
-	Script    string          `json:"script"`
-	Sampling  engine.Sampling `json:"sampling"`
-	Seed      uint64          `json:"seed"`
-	MaxFrames int             `json:"max_frames"`
-	ModelDir  string          `json:"model_dir"`
-	Presets   []Preset        `json:"presets"`
+	Script    string       `json:"script"`
+	Sampling  api.Sampling `json:"sampling"`
+	Seed      uint64       `json:"seed"`
+	MaxFrames int          `json:"max_frames"`
+	ModelDir  string       `json:"model_dir"`
+	Presets   []Preset     `json:"presets"`
 	// MemoryCapBytes refuses to load a model whose estimated memory (see
 	// InspectModel) passes it; 0 is no cap.
 	MemoryCapBytes int64 `json:"memory_cap_bytes"`
@@ -65,14 +65,14 @@ type Settings struct {
 	IsolateEngine bool `json:"isolate_engine"`
 	// Batch is the most takes the engine runs together from the next model
 	// load on (the speech API's concurrent requests, the studio's
-	// variations); 0 is engine.DefaultBatch, 1 one take at a time.
+	// variations); 0 is api.DefaultBatch, 1 one take at a time.
 	Batch int `json:"batch"`
 }
 
 // Preset is a named set of sampling settings.
 type Preset struct {
-	Name     string          `json:"name"`
-	Sampling engine.Sampling `json:"sampling"`
+	Name     string       `json:"name"`
+	Sampling api.Sampling `json:"sampling"`
 }
 
 // Output devices.
@@ -94,9 +94,9 @@ const maxPresets = 32
 // DefaultPresets: the public defaults, a narrower sampler, and greedy.
 func DefaultPresets() []Preset {
 	return []Preset{
-		{Name: "Public defaults", Sampling: engine.DefaultSampling()},
-		{Name: "Narrow (T 0.7, top-p 0.8, top-k 20)", Sampling: engine.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20}},
-		{Name: "Greedy (T 0)", Sampling: engine.Sampling{Temperature: 0, TopP: 1, TopK: 0}},
+		{Name: "Public defaults", Sampling: api.DefaultSampling()},
+		{Name: "Narrow (T 0.7, top-p 0.8, top-k 20)", Sampling: api.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20}},
+		{Name: "Greedy (T 0)", Sampling: api.Sampling{Temperature: 0, TopP: 1, TopK: 0}},
 	}
 }
 
@@ -123,16 +123,16 @@ const (
 )
 
 // Default: the public sampling defaults, seed 0, and
-// engine.DefaultMaxFrames.
+// api.DefaultMaxFrames.
 func Default() Settings {
-	return Settings{Sampling: engine.DefaultSampling(), MaxFrames: engine.DefaultMaxFrames, Presets: DefaultPresets(),
+	return Settings{Sampling: api.DefaultSampling(), MaxFrames: api.DefaultMaxFrames, Presets: DefaultPresets(),
 		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
 		VoiceLibraryMaxBytes: voicelib.DefaultMaxBytes, Voices: []voice.Voice{}}
 }
 
 // ValidateSampling checks the sampler settings by their one rule
 // (sampling.Settings.Validate), wrapping studio.ErrInvalid.
-func ValidateSampling(s engine.Sampling) error {
+func ValidateSampling(s api.Sampling) error {
 	if err := s.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
@@ -185,7 +185,7 @@ func (s Settings) Validate() error {
 			return fmt.Errorf("presets[%d] (%s): %w", i, p.Name, err)
 		}
 	}
-	if _, err := engine.BatchOf(s.Batch); err != nil {
+	if _, err := api.BatchOf(s.Batch); err != nil {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
 	if s.MemoryCapBytes < 0 {
@@ -214,7 +214,7 @@ func (s Settings) Validate() error {
 
 // ValidateSpeech checks a take request the way Settings.Validate checks the
 // settings, and also that there is something to say.
-func ValidateSpeech(r engine.SpeechRequest) error {
+func ValidateSpeech(r api.SpeechRequest) error {
 	if err := ValidateScript(r.Text); err != nil {
 		return err
 	}

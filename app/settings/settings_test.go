@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 func TestValidateSampling(t *testing.T) {
@@ -19,19 +19,19 @@ func TestValidateSampling(t *testing.T) {
 	inf := float32(math.Inf(1))
 	tests := []struct {
 		name string
-		s    engine.Sampling
+		s    api.Sampling
 		bad  string // substring of the error; "" means valid
 	}{
-		{"defaults", engine.DefaultSampling(), ""},
-		{"greedy", engine.Sampling{Temperature: 0, TopP: 1, TopK: 0}, ""},
-		{"top_p edge 1", engine.Sampling{Temperature: 0.7, TopP: 1, TopK: 5}, ""},
-		{"negative temperature", engine.Sampling{Temperature: -0.1, TopP: 0.9}, "temperature"},
-		{"NaN temperature", engine.Sampling{Temperature: nan, TopP: 0.9}, "temperature"},
-		{"infinite temperature", engine.Sampling{Temperature: inf, TopP: 0.9}, "temperature"},
-		{"top_p zero", engine.Sampling{Temperature: 1, TopP: 0}, "top_p"},
-		{"top_p above 1", engine.Sampling{Temperature: 1, TopP: 1.5}, "top_p"},
-		{"top_p NaN", engine.Sampling{Temperature: 1, TopP: nan}, "top_p"},
-		{"negative top_k", engine.Sampling{Temperature: 1, TopP: 1, TopK: -1}, "top_k"},
+		{"defaults", api.DefaultSampling(), ""},
+		{"greedy", api.Sampling{Temperature: 0, TopP: 1, TopK: 0}, ""},
+		{"top_p edge 1", api.Sampling{Temperature: 0.7, TopP: 1, TopK: 5}, ""},
+		{"negative temperature", api.Sampling{Temperature: -0.1, TopP: 0.9}, "temperature"},
+		{"NaN temperature", api.Sampling{Temperature: nan, TopP: 0.9}, "temperature"},
+		{"infinite temperature", api.Sampling{Temperature: inf, TopP: 0.9}, "temperature"},
+		{"top_p zero", api.Sampling{Temperature: 1, TopP: 0}, "top_p"},
+		{"top_p above 1", api.Sampling{Temperature: 1, TopP: 1.5}, "top_p"},
+		{"top_p NaN", api.Sampling{Temperature: 1, TopP: nan}, "top_p"},
+		{"negative top_k", api.Sampling{Temperature: 1, TopP: 1, TopK: -1}, "top_k"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestSettingsValidate(t *testing.T) {
 }
 
 func TestValidateSpeechNeedsText(t *testing.T) {
-	req := engine.SpeechRequest{Text: " \n\t", Sampling: engine.DefaultSampling(), MaxFrames: 10}
+	req := api.SpeechRequest{Text: " \n\t", Sampling: api.DefaultSampling(), MaxFrames: 10}
 	if err := ValidateSpeech(req); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "empty") {
 		t.Fatalf("blank text: got %v", err)
 	}
@@ -143,7 +143,7 @@ func TestSaveSettingsRoundTripLeavesNoTempFiles(t *testing.T) {
 	p := filepath.Join(dir, "sub", "settings.json")
 	want := Default()
 	want.Script, want.Seed, want.MaxFrames = "Line one.\nLine two — ünïcode.", MaxSeed, 77
-	want.Sampling = engine.Sampling{Temperature: 0.7, TopP: 0.85, TopK: 12}
+	want.Sampling = api.Sampling{Temperature: 0.7, TopP: 0.85, TopK: 12}
 	if err := Save(p, want); err != nil {
 		t.Fatal(err)
 	}

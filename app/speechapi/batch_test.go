@@ -11,30 +11,30 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // firstAudioBarrier holds each take's first audio until n takes have
 // reached theirs: with requests that do not run together it never opens
 // (the take fails the test at the deadline).
 type firstAudioBarrier struct {
-	engine.Engine
+	api.Engine
 	t    *testing.T
 	made sync.WaitGroup
 	all  chan struct{}
 }
 
-func newFirstAudioBarrier(t *testing.T, eng engine.Engine, n int) *firstAudioBarrier {
+func newFirstAudioBarrier(t *testing.T, eng api.Engine, n int) *firstAudioBarrier {
 	b := &firstAudioBarrier{Engine: eng, t: t, all: make(chan struct{})}
 	b.made.Add(n)
 	go func() { b.made.Wait(); close(b.all) }()
 	return b
 }
 
-func (b *firstAudioBarrier) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (b *firstAudioBarrier) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	first := true
-	return b.Engine.Synthesize(ctx, req, func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio && first {
+	return b.Engine.Synthesize(ctx, req, func(ev api.Event) {
+		if ev.Kind == api.EventAudio && first {
 			first = false
 			b.made.Done()
 			select {

@@ -14,7 +14,7 @@ import (
 
 	"proscenium/app/voice"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/audio/decode/decodetest"
 	"proscenium/engine/demo"
@@ -57,9 +57,9 @@ func TestFLACBombsRefused(t *testing.T) {
 			if _, err := lib.Add(rec, transcript, enc); err != nil {
 				return nil, err
 			}
-			return []voice.Voice{{Name: name, Sampling: engine.DefaultSampling()}}, nil
+			return []voice.Voice{{Name: name, Sampling: api.DefaultSampling()}}, nil
 		},
-		References: func(voice.Voice) ([]engine.Reference, error) { return nil, nil }})
+		References: func(voice.Voice) ([]api.Reference, error) { return nil, nil }})
 	bombs := map[string][]byte{
 		"12.6 KB": decodetest.FLACBomb(655350, 8, 0, 12600),
 		"20 KB":   decodetest.FLACBomb(655350, 8, 0, 20<<10),

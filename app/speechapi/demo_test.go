@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
@@ -22,7 +22,7 @@ import (
 // demoEngine is the demo checkpoint (make-tiny) opened once on the CPU
 // backend — the engine `proscenium serve --model` runs — shared by the
 // tests (its takes run one at a time).
-var demoEngine = sync.OnceValues(func() (engine.Engine, error) {
+var demoEngine = sync.OnceValues(func() (api.Engine, error) {
 	path, err := drama3.FindBaseTokenizer()
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func openDemo(t *testing.T) engine.Engine {
+func openDemo(t *testing.T) api.Engine {
 	t.Helper()
 	eng, err := demoEngine()
 	if err != nil {
@@ -120,16 +120,16 @@ func TestDemoModelRefusesStructuralTokens(t *testing.T) {
 // hold a take before it starts, fail it after some audio chunks, and see
 // how it ended.
 type interceptedEngine struct {
-	engine.Engine
+	api.Engine
 	gate      chan struct{} // non-nil: each take waits for it (or its ctx)
 	started   chan struct{} // non-nil: receives when a take reaches the engine
 	failAfter int           // > 0: fail the take after this many audio chunks
-	finished  chan *engine.Finish
+	finished  chan *api.Finish
 }
 
 var errInjected = errors.New("injected fault after the first chunk")
 
-func (e *interceptedEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *interceptedEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	if e.started != nil {
 		e.started <- struct{}{}
 	}
@@ -143,8 +143,8 @@ func (e *interceptedEngine) Synthesize(ctx context.Context, req engine.SpeechReq
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks := 0
-	fin, err := e.Engine.Synthesize(ctx, req, func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio {
+	fin, err := e.Engine.Synthesize(ctx, req, func(ev api.Event) {
+		if ev.Kind == api.EventAudio {
 			if e.failAfter > 0 && chunks >= e.failAfter {
 				cancel()
 				return
@@ -182,7 +182,7 @@ func TestDemoModelStreamFault(t *testing.T) {
 // A client that leaves mid-stream stops the demo-model take: it ends with
 // reason cancel long before its frame budget.
 func TestDemoModelDisconnectCancelsTake(t *testing.T) {
-	eng := &interceptedEngine{Engine: openDemo(t), finished: make(chan *engine.Finish, 1)}
+	eng := &interceptedEngine{Engine: openDemo(t), finished: make(chan *api.Finish, 1)}
 	srv := serve(t, eng, DefaultLimits())
 	resp := post(t, srv, `{"model":"drama-3","input":"Hello.","response_format":"pcm","stream":true,"max_frames":5000,"top_k":1}`)
 	buf := make([]byte, 2048*2)
@@ -192,10 +192,10 @@ func TestDemoModelDisconnectCancelsTake(t *testing.T) {
 	resp.Body.Close()
 	select {
 	case fin := <-eng.finished:
-		if fin.Reason != engine.FinishCancel && fin.Reason != engine.FinishStop {
+		if fin.Reason != api.FinishCancel && fin.Reason != api.FinishStop {
 			t.Errorf("the take ended with %q after the client left", fin.Reason)
 		}
-		if fin.Reason == engine.FinishCancel && fin.Frames >= 5000 {
+		if fin.Reason == api.FinishCancel && fin.Frames >= 5000 {
 			t.Errorf("the take ran all %d frames", fin.Frames)
 		}
 	case <-time.After(60 * time.Second):

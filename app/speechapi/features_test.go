@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/resample"
 	"proscenium/engine/audio/stretch"
 	"proscenium/internal/jsonunits"
@@ -129,8 +129,8 @@ func TestVoicesAndInstructions(t *testing.T) {
 	two := 2
 	eng := &fakeEngine{frames: 3}
 	voices := []voice.Voice{
-		{Name: "narrator", Speaker: &two, Direction: "calm", Sampling: engine.Sampling{Temperature: 0.5, TopP: 0.7, TopK: 9}, Seed: 77},
-		{Name: "nova", Direction: "bright", Sampling: engine.DefaultSampling(), Seed: 5},
+		{Name: "narrator", Speaker: &two, Direction: "calm", Sampling: api.Sampling{Temperature: 0.5, TopP: 0.7, TopK: 9}, Seed: 77},
+		{Name: "nova", Direction: "bright", Sampling: api.DefaultSampling(), Seed: 5},
 	}
 	url := serveVoices(t, eng, voices)
 	for _, c := range []struct {

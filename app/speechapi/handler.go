@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/encode"
 )
 
@@ -57,16 +57,16 @@ func (l Limits) MaxFrames() int {
 }
 
 // DefaultLimits: OpenAI's 4096-character input limit, a 64 KiB body, takes up
-// to DefaultMaxTakeSeconds, engine.DefaultMaxFrames by default, and 8
+// to DefaultMaxTakeSeconds, api.DefaultMaxFrames by default, and 8
 // waiting requests.
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxTakeSeconds: DefaultMaxTakeSeconds, DefaultMaxFrames: engine.DefaultMaxFrames, QueueDepth: 8,
+	return Limits{MaxBodyBytes: 64 << 10, MaxInputChars: 4096, MaxTakeSeconds: DefaultMaxTakeSeconds, DefaultMaxFrames: api.DefaultMaxFrames, QueueDepth: 8,
 		MaxReferences: DefaultMaxReferences, MaxReferenceBytes: DefaultMaxReferenceBytes}
 }
 
 // EngineFunc returns the loaded engine, or an error saying why there is none
 // (the request then gets 503 with that message).
-type EngineFunc func() (engine.Engine, error)
+type EngineFunc func() (api.Engine, error)
 
 // Handler serves the speech API.
 type Handler struct {
@@ -271,7 +271,7 @@ type chunkCursor struct {
 	samplesPerFrame int
 }
 
-func (c *chunkCursor) next(a *engine.AudioChunk) error {
+func (c *chunkCursor) next(a *api.AudioChunk) error {
 	if a.FromFrame != c.frames || a.ToFrame <= a.FromFrame || len(a.PCM) != (a.ToFrame-a.FromFrame)*c.samplesPerFrame {
 		return fmt.Errorf("engine sent frames %d..%d with %d samples after frame %d", a.FromFrame, a.ToFrame, len(a.PCM), c.frames)
 	}
@@ -282,13 +282,13 @@ func (c *chunkCursor) next(a *engine.AudioChunk) error {
 // take runs the request on the engine, passing each checked chunk through
 // out and then calling sent (nil: nothing to do per chunk). A chunk error
 // or a sent error cancels the take and is returned.
-func take(ctx context.Context, eng engine.Engine, info engine.Info, req speechRequest, out *output, sent func() error) (*engine.Finish, error) {
+func take(ctx context.Context, eng api.Engine, info api.Info, req speechRequest, out *output, sent func() error) (*api.Finish, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var chunkErr error
 	cur := chunkCursor{samplesPerFrame: info.SamplesPerFrame}
-	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e engine.Event) {
-		if e.Kind != engine.EventAudio || chunkErr != nil || ctx.Err() != nil {
+	fin, err := eng.Synthesize(ctx, req.SpeechRequest, func(e api.Event) {
+		if e.Kind != api.EventAudio || chunkErr != nil || ctx.Err() != nil {
 			return
 		}
 		if chunkErr = cur.next(e.Audio); chunkErr == nil {
@@ -310,7 +310,7 @@ func take(ctx context.Context, eng engine.Engine, info engine.Info, req speechRe
 
 // whole synthesises the take, encoding as it goes, then answers with all of
 // it (exact headers, Content-Length, the figures as headers).
-func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
+func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng api.Engine, info api.Info, req speechRequest) {
 	var buf encode.Buffer
 	out, err := newOutput(&buf, req, info.SampleRate)
 	if err != nil {
@@ -344,7 +344,7 @@ func (h *Handler) whole(w http.ResponseWriter, r *http.Request, eng engine.Engin
 // after the first bytes aborts the connection without the terminating
 // chunk (and, for events, without speech.audio.done), so no client can take
 // the cut audio for a whole take.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng engine.Engine, info engine.Info, req speechRequest) {
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, eng api.Engine, info api.Info, req speechRequest) {
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	sse := req.StreamFormat == StreamSSE
@@ -433,7 +433,7 @@ var errClientGone = errors.New("the client is gone")
 // usage is OpenAI's usage object: output_tokens are the take's frames (one
 // step of codes each), input_tokens the text's tokens in the model's
 // tokenizer, when a counter is set and can count.
-func (h *Handler) usage(req speechRequest, fin *engine.Finish) map[string]any {
+func (h *Handler) usage(req speechRequest, fin *api.Finish) map[string]any {
 	u := map[string]any{"output_tokens": fin.Frames}
 	if h.tokens != nil {
 		if n, err := h.tokens(req.Text); err == nil {
@@ -458,7 +458,7 @@ func writeEvent(w io.Writer, v any) error {
 // engine refused the request as given, naming the field its message names
 // (the sampler's settings; else the script, which is input), else 500.
 func synthesisError(w http.ResponseWriter, err error) {
-	if errors.Is(err, engine.ErrInvalidRequest) {
+	if errors.Is(err, api.ErrInvalidRequest) {
 		param := "input"
 		for _, f := range []string{"temperature", "top_p", "top_k", "max_frames"} {
 			if strings.Contains(err.Error(), f) {
@@ -474,7 +474,7 @@ func synthesisError(w http.ResponseWriter, err error) {
 
 // setFigures writes the take's finish reason and timing as headers (or, after
 // the body has started, as the declared trailers).
-func setFigures(h http.Header, fin *engine.Finish) {
+func setFigures(h http.Header, fin *api.Finish) {
 	if fin == nil {
 		return
 	}

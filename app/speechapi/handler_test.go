@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/internal/jsonunits"
 )
 
@@ -22,32 +22,32 @@ import (
 // The demo-model tests in demo_test.go run the real engine: faults,
 // disconnects and the queue.
 type fakeEngine struct {
-	last      engine.SpeechRequest // the last request (tests run takes one at a time)
-	frames    int                  // frames per take
-	failAfter int                  // >0: return an error after this many chunks
-	skipFrame bool                 // leave a one-frame gap after the first chunk (an engine bug)
-	emitted   [][]float32          // the PCM of every chunk of the last take
+	last      api.SpeechRequest // the last request (tests run takes one at a time)
+	frames    int               // frames per take
+	failAfter int               // >0: return an error after this many chunks
+	skipFrame bool              // leave a one-frame gap after the first chunk (an engine bug)
+	emitted   [][]float32       // the PCM of every chunk of the last take
 }
 
 const fakeSPF = 16 // samples per frame of the fake engine
 
-func (f *fakeEngine) Info() engine.Info {
-	return engine.Info{Model: "fake", Backend: "fake", SampleRate: 44100, SamplesPerFrame: fakeSPF, Codebooks: 10}
+func (f *fakeEngine) Info() api.Info {
+	return api.Info{Model: "fake", Backend: "fake", SampleRate: 44100, SamplesPerFrame: fakeSPF, Codebooks: 10}
 }
-func (f *fakeEngine) Stats() engine.Stats { return engine.Stats{} }
-func (f *fakeEngine) Close() error        { return nil }
+func (f *fakeEngine) Stats() api.Stats { return api.Stats{} }
+func (f *fakeEngine) Close() error     { return nil }
 
 func fakeSample(seed uint64, i int) float32 {
 	return float32(math.Sin(float64(i)*0.01*float64(seed%7+1))) * 0.9
 }
 
-func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (f *fakeEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	f.last, f.emitted = req, nil
 	n := min(f.frames, req.MaxFrames)
 	chunks := 0
 	for from := 0; from < n; {
 		if ctx.Err() != nil {
-			return &engine.Finish{Reason: engine.FinishCancel, Frames: from}, nil
+			return &api.Finish{Reason: api.FinishCancel, Frames: from}, nil
 		}
 		to := min(n, from+1+chunks) // 1 frame, then growing groups
 		pcm := make([]float32, (to-from)*fakeSPF)
@@ -55,7 +55,7 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 			pcm[i] = fakeSample(req.Seed, from*fakeSPF+i)
 		}
 		f.emitted = append(f.emitted, pcm)
-		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		emit(api.Event{Kind: api.EventAudio, Audio: &api.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
 		chunks++
 		if f.failAfter > 0 && chunks >= f.failAfter {
 			return nil, errors.New("injected fault")
@@ -65,22 +65,22 @@ func (f *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 			from++
 		}
 	}
-	reason := engine.FinishStop
+	reason := api.FinishStop
 	if n == req.MaxFrames {
-		reason = engine.FinishLength
+		reason = api.FinishLength
 	}
-	return &engine.Finish{Reason: reason, Frames: n, TimeToFirstAudioMs: 3, RealTimeFactor: 0.25}, nil
+	return &api.Finish{Reason: reason, Frames: n, TimeToFirstAudioMs: 3, RealTimeFactor: 0.25}, nil
 }
 
-func serve(t *testing.T, eng engine.Engine, lim Limits) *httptest.Server {
+func serve(t *testing.T, eng api.Engine, lim Limits) *httptest.Server {
 	srv, _ := serveHandler(t, eng, lim)
 	return srv
 }
 
-func serveHandler(t *testing.T, eng engine.Engine, lim Limits) (*httptest.Server, *Handler) {
+func serveHandler(t *testing.T, eng api.Engine, lim Limits) (*httptest.Server, *Handler) {
 	t.Helper()
 	mux := http.NewServeMux()
-	h := New(func() (engine.Engine, error) {
+	h := New(func() (api.Engine, error) {
 		if eng == nil {
 			return nil, errors.New("no model loaded")
 		}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // These tests replay the attack notes of issue 32 (item 7, statuses, and
@@ -74,7 +74,7 @@ func TestHostileUploadStatuses(t *testing.T) {
 	// takes its time over 16 MiB); the slow bodies' has one of 500 ms.
 	server := func(readTimeout time.Duration) *httptest.Server {
 		mux := http.NewServeMux()
-		New(func() (engine.Engine, error) { return &fakeEngine{frames: 2}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib).Register(mux)
+		New(func() (api.Engine, error) { return &fakeEngine{frames: 2}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib).Register(mux)
 		srv := httptest.NewUnstartedServer(mux)
 		srv.Config.ReadTimeout = readTimeout
 		srv.Start()

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Per-request reference voices (SGLang-Omni's ref_audio + ref_text and
@@ -183,28 +183,28 @@ func decodeAudioField(s string) ([]byte, error) {
 
 // encodeReferences encodes the request's recordings; an unreadable one is
 // a 400 naming its field.
-func (h *Handler) encodeReferences(recs []recording) ([]engine.Reference, error) {
+func (h *Handler) encodeReferences(recs []recording) ([]api.Reference, error) {
 	if len(recs) == 0 {
 		return nil, nil
 	}
 	if h.encodeRef == nil {
 		return nil, badParam(recs[0].param, "this server does not take reference recordings")
 	}
-	out := make([]engine.Reference, len(recs))
+	out := make([]api.Reference, len(recs))
 	for i, r := range recs {
 		codes, err := h.encodeRef(r.audio)
 		if err != nil {
 			return nil, badParam(r.param, "%s: %s", r.param, err)
 		}
-		out[i] = engine.Reference{Transcript: r.text, Codes: codes}
+		out[i] = api.Reference{Transcript: r.text, Codes: codes}
 	}
 	return out, nil
 }
 
 // references are the request's voice's reference (a library voice) followed
 // by its own recordings.
-func (h *Handler) references(req speechRequest) ([]engine.Reference, error) {
-	var out []engine.Reference
+func (h *Handler) references(req speechRequest) ([]api.Reference, error) {
+	var out []api.Reference
 	if req.voice.Reference != "" {
 		if h.library == nil {
 			return nil, badParam("voice", "voice %q has a reference recording and this server keeps no voice library", req.voice.Name)

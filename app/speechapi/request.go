@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/encode"
 	"proscenium/engine/audio/stretch"
 	"proscenium/engine/sampling"
@@ -100,7 +100,7 @@ func voiceName(b []byte) (string, bool) {
 
 // speechRequest is a validated request.
 type speechRequest struct {
-	engine.SpeechRequest
+	api.SpeechRequest
 	Model        string        // as the client named it
 	Voice        string        // the voice used
 	Format       encode.Format // response_format

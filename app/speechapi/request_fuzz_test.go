@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/encode"
 )
 
@@ -17,8 +17,8 @@ var three = 3
 
 // fuzzVoices are the user voices the fuzz target resolves against.
 var fuzzVoices = []voice.Voice{
-	{Name: "narrator", Speaker: &three, Direction: "calm, low", Sampling: engine.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20}, Seed: 9},
-	{Name: "alloy", Direction: "bright", Sampling: engine.DefaultSampling()},
+	{Name: "narrator", Speaker: &three, Direction: "calm, low", Sampling: api.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20}, Seed: 9},
+	{Name: "alloy", Direction: "bright", Sampling: api.DefaultSampling()},
 }
 
 // FuzzParseSpeech: any body either is refused with a requestError or gives a

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Library voices: a named voice may carry a reference recording kept in the
@@ -20,7 +20,7 @@ import (
 type VoiceLibrary struct {
 	// References returns the references a voice speaks with (none for a
 	// voice without a recording).
-	References func(v voice.Voice) ([]engine.Reference, error)
+	References func(v voice.Voice) ([]api.Reference, error)
 	// Create makes a voice from a recording and its transcript, returning
 	// every voice; its errors are the request's problems (400).
 	Create func(name, transcript string, recording []byte) ([]voice.Voice, error)

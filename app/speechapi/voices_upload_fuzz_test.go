@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // FuzzUploadVoice: no multipart body panics POST /v1/audio/voices; every
@@ -26,9 +26,9 @@ func FuzzUploadVoice(f *testing.F) {
 				if len(rec) == 0 || len(rec) > maxRec || name == "" || transcript == "" {
 					t.Fatalf("the library got name %q, transcript %q, %d bytes of audio", name, transcript, len(rec))
 				}
-				return []voice.Voice{{Name: name, Sampling: engine.DefaultSampling()}}, nil
+				return []voice.Voice{{Name: name, Sampling: api.DefaultSampling()}}, nil
 			}}
-		h := New(func() (engine.Engine, error) { return &fakeEngine{}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib)
+		h := New(func() (api.Engine, error) { return &fakeEngine{}, nil }, "drama-3", DefaultLimits()).WithVoiceLibrary(lib)
 		mux := http.NewServeMux()
 		h.Register(mux)
 		r := httptest.NewRequest("POST", "/v1/audio/voices", bytes.NewReader(body))

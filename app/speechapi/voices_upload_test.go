@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"proscenium/app/voice"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 func multipartBody(t testing.TB, fields map[string]string) (*bytes.Buffer, string) {
@@ -53,11 +53,11 @@ func TestLibraryVoices(t *testing.T) {
 				return voices, errors.New("cannot read the reference: not a WAV, FLAC, MP3 or Ogg Opus file")
 			}
 			created = append(created, name+"|"+transcript+"|"+string(rec))
-			voices = append(voices, voice.Voice{Name: name, Sampling: engine.DefaultSampling(), Reference: strings.Repeat("a", 64)})
+			voices = append(voices, voice.Voice{Name: name, Sampling: api.DefaultSampling(), Reference: strings.Repeat("a", 64)})
 			return voices, nil
 		},
-		References: func(v voice.Voice) ([]engine.Reference, error) {
-			return []engine.Reference{{Transcript: "lib " + v.Name, Codes: [][]int{{1}}}}, nil
+		References: func(v voice.Voice) ([]api.Reference, error) {
+			return []api.Reference{{Transcript: "lib " + v.Name, Codes: [][]int{{1}}}}, nil
 		},
 	}
 	eng := &fakeEngine{frames: 2}
@@ -82,7 +82,7 @@ func TestLibraryVoices(t *testing.T) {
 	}
 	sp := postURL(t, srv.URL, `{"model":"drama-3","input":"Hi.","voice":"Ada","ref_audio":"eA==","ref_text":"own"}`)
 	io.ReadAll(sp.Body)
-	want := []engine.Reference{{Transcript: "lib Ada", Codes: [][]int{{1}}}, {Transcript: "own", Codes: [][]int{{2}}}}
+	want := []api.Reference{{Transcript: "lib Ada", Codes: [][]int{{1}}}, {Transcript: "own", Codes: [][]int{{2}}}}
 	if sp.StatusCode != 200 || sp.Header.Get("X-Voice") != "Ada" || !reflect.DeepEqual(eng.last.References, want) {
 		t.Errorf("speech: %d %q %+v", sp.StatusCode, sp.Header.Get("X-Voice"), eng.last.References)
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Take sources.
@@ -18,18 +18,18 @@ const (
 // makes on it is recorded like a studio take: it appears in the list
 // marked SourceAPI, reports through "take" and "audio" events while it
 // runs, and is stored under the takes directory.
-func (l *List) Recorded(eng engine.Engine) engine.Engine {
+func (l *List) Recorded(eng api.Engine) api.Engine {
 	return &apiEngine{Engine: eng, list: l}
 }
 
 type apiEngine struct {
-	engine.Engine
+	api.Engine
 	list *List
 }
 
 // Synthesize records the take, then runs it on the engine (which waits for
 // a take already running, studio or API).
-func (e *apiEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *apiEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	l := e.list
 	info := e.Engine.Info()
 	l.mu.Lock()
@@ -47,11 +47,11 @@ func (e *apiEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 
 	spf := info.SamplesPerFrame
 	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
-	fin, err := e.Engine.Synthesize(ctx, req, func(ev engine.Event) {
+	fin, err := e.Engine.Synthesize(ctx, req, func(ev api.Event) {
 		switch ev.Kind {
-		case engine.EventFrames:
+		case api.EventFrames:
 			l.takeFrames(run, ev.Frames)
-		case engine.EventAudio:
+		case api.EventAudio:
 			l.takeAudio(run, ev.Audio, spf, audioRate)
 		}
 		emit(ev)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"proscenium/app/internal/enginetest"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Issue 32: with takes that cannot be stored (here no takes folder; a
@@ -19,9 +19,9 @@ func TestUnsavedTakesMemoryBounded(t *testing.T) {
 	maxUnsavedBytes = 3 * perTake
 	l, _ := Open(Config{Limit: func() int64 { return 1 << 30 }})
 	eng := l.Recorded(&enginetest.PCM{Frames: frames})
-	req := engine.SpeechRequest{Text: "Unsaved.", Sampling: engine.DefaultSampling(), MaxFrames: frames}
+	req := api.SpeechRequest{Text: "Unsaved.", Sampling: api.DefaultSampling(), MaxFrames: frames}
 	for i := range 10 {
-		if _, err := eng.Synthesize(context.Background(), req, func(engine.Event) {}); err != nil {
+		if _, err := eng.Synthesize(context.Background(), req, func(api.Event) {}); err != nil {
 			t.Fatalf("take %d: %v", i, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 	"proscenium/app/internal/files"
 	"proscenium/app/studio"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // Export formats.
@@ -28,7 +28,7 @@ const (
 
 type exportFormat struct {
 	wav    bool
-	sample audio.Format
+	sample pcm.Format
 	ext    string
 	label  string
 }
@@ -36,13 +36,13 @@ type exportFormat struct {
 func parseExportFormat(name string) (exportFormat, error) {
 	switch name {
 	case ExportWAV16, "":
-		return exportFormat{true, audio.PCM16, ".wav", "WAV (16-bit PCM)"}, nil
+		return exportFormat{true, pcm.PCM16, ".wav", "WAV (16-bit PCM)"}, nil
 	case ExportWAVFloat:
-		return exportFormat{true, audio.Float32, ".wav", "WAV (32-bit float)"}, nil
+		return exportFormat{true, pcm.Float32, ".wav", "WAV (32-bit float)"}, nil
 	case ExportRaw16:
-		return exportFormat{false, audio.PCM16, ".pcm", "raw PCM (16-bit little-endian, 44.1 kHz mono)"}, nil
+		return exportFormat{false, pcm.PCM16, ".pcm", "raw PCM (16-bit little-endian, 44.1 kHz mono)"}, nil
 	case ExportRawFloat:
-		return exportFormat{false, audio.Float32, ".f32", "raw PCM (float32 little-endian, 44.1 kHz mono)"}, nil
+		return exportFormat{false, pcm.Float32, ".f32", "raw PCM (float32 little-endian, 44.1 kHz mono)"}, nil
 	}
 	return exportFormat{}, fmt.Errorf("%w: export format %q (want %s, %s, %s or %s)", studio.ErrInvalid, name, ExportWAV16, ExportWAVFloat, ExportRaw16, ExportRawFloat)
 }
@@ -106,7 +106,7 @@ func (l *List) exportName(id int, f exportFormat) (string, error) {
 const exportNamePrefix = "proscenium-take-"
 
 // RemoveStaleExportTemps removes what a killed export to a proposed name
-// left in dir: audio.WriteFileAtomic's ".<name>.tmp-<digits>" files. It
+// left in dir: pcm.WriteFileAtomic's ".<name>.tmp-<digits>" files. It
 // reports what it could not remove.
 func RemoveStaleExportTemps(dir string, now time.Time) []string {
 	return files.RemoveStale(dir, "."+exportNamePrefix, now, func(name string) bool {
@@ -136,8 +136,8 @@ func slugOf(name string) string {
 }
 
 // writeExport writes an export file; a variable so tests can make the disk
-// full. It must leave nothing behind when it fails (audio.WriteFileAtomic).
-var writeExport = audio.WriteFileAtomic
+// full. It must leave nothing behind when it fails (pcm.WriteFileAtomic).
+var writeExport = pcm.WriteFileAtomic
 
 // ExportTake writes a take as WAV or raw PCM, atomically: a temporary file
 // beside the target, synced, renamed over it. A full disk, a read-only or
@@ -201,7 +201,7 @@ func (l *List) TakeFile(id int, format string) (name, mediaType string, data []b
 
 // encodeTake encodes a finished take's audio in format f.
 func (l *List) encodeTake(id int, f exportFormat) (data []byte, samples int, err error) {
-	pcm, t, err := l.TakePCM(id)
+	takeAudio, t, err := l.TakePCM(id)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -209,14 +209,14 @@ func (l *List) encodeTake(id int, f exportFormat) (data []byte, samples int, err
 		return nil, 0, fmt.Errorf("%w: take #%d is still running", studio.ErrBusy, id)
 	}
 	if f.wav {
-		data, err = audio.EncodeWAV(pcm, t.SampleRate, f.sample)
+		data, err = pcm.EncodeWAV(takeAudio, t.SampleRate, f.sample)
 	} else {
-		data, err = audio.EncodeRaw(pcm, f.sample)
+		data, err = pcm.EncodeRaw(takeAudio, f.sample)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("take #%d: %w", id, err)
 	}
-	return data, len(pcm), nil
+	return data, len(takeAudio), nil
 }
 
 // ExplainWriteError names the common reasons a write of an export fails,

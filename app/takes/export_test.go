@@ -12,8 +12,8 @@ import (
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 )
 
 // newTestList is a takes list in dir whose takes run on an engine that
@@ -22,7 +22,7 @@ func newTestList(t *testing.T, dir string, frames int) *List {
 	t.Helper()
 	l, warnings := Open(Config{Dir: dir, Events: studio.NewHub(),
 		Limit: func() int64 { return settings.DefaultTakesLimit },
-		Engine: func() (engine.Engine, int, error) {
+		Engine: func() (api.Engine, int, error) {
 			return &enginetest.PCM{Frames: frames}, enginetest.SampleRate, nil
 		}})
 	if len(warnings) > 0 {
@@ -32,12 +32,12 @@ func newTestList(t *testing.T, dir string, frames int) *List {
 	return l
 }
 
-func speech(text string) engine.SpeechRequest {
-	return engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 100}
+func speech(text string) api.SpeechRequest {
+	return api.SpeechRequest{Text: text, Sampling: api.DefaultSampling(), Seed: 1, MaxFrames: 100}
 }
 
 // speakAndWait starts a take of req and returns it once it has ended.
-func speakAndWait(t *testing.T, l *List, req engine.SpeechRequest) Take {
+func speakAndWait(t *testing.T, l *List, req api.SpeechRequest) Take {
 	t.Helper()
 	tk, err := l.StartTake(req, "", nil)
 	if err != nil {
@@ -86,7 +86,7 @@ func TestExportFailuresLeaveNothingBehind(t *testing.T) {
 					os.Remove(f.Name()) // what WriteFileAtomic does on a failed write
 					return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 				}
-				defer func() { writeExport = audio.WriteFileAtomic }()
+				defer func() { writeExport = pcm.WriteFileAtomic }()
 			}
 			_, err := l.ExportTake(ExportRequest{ID: tk.ID, Path: tc.path, Format: ExportWAV16})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

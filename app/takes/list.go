@@ -15,7 +15,7 @@ import (
 
 	"proscenium/app/playback"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Config wires a List.
@@ -32,7 +32,7 @@ type Config struct {
 	// Engine is the loaded model a studio take runs on and its sample
 	// rate, or the error saying why there is none. It is called with the
 	// list's lock held, so it must not call back into the List.
-	Engine func() (engine.Engine, int, error)
+	Engine func() (api.Engine, int, error)
 	// OnEnd, when set, is called after a take has ended and been stored.
 	OnEnd func()
 	// Keep, when set, names the takes never removed to make room for a new
@@ -46,7 +46,7 @@ type List struct {
 	events  *studio.Hub
 	speaker playback.Speaker
 	limit   func() int64
-	engine  func() (engine.Engine, int, error)
+	engine  func() (api.Engine, int, error)
 	onEnd   func()
 	keep    func() map[int]bool
 

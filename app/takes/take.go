@@ -13,7 +13,7 @@ import (
 	"proscenium/app/playback"
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -33,14 +33,14 @@ const progressEvery = 100 * time.Millisecond
 
 // Take is one entry of the takes list.
 type Take struct {
-	ID      int                  `json:"id"`
-	Name    string               `json:"name"`
-	Request engine.SpeechRequest `json:"request"`
-	State   string               `json:"state"`
-	Frames  int                  `json:"frames"`     // frames made so far
-	Finish  *engine.Finish       `json:"finish"`     // set when finished
-	Error   string               `json:"error"`      // set when failed
-	Started int64                `json:"started_ms"` // Unix milliseconds
+	ID      int               `json:"id"`
+	Name    string            `json:"name"`
+	Request api.SpeechRequest `json:"request"`
+	State   string            `json:"state"`
+	Frames  int               `json:"frames"`     // frames made so far
+	Finish  *api.Finish       `json:"finish"`     // set when finished
+	Error   string            `json:"error"`      // set when failed
+	Started int64             `json:"started_ms"` // Unix milliseconds
 	// FramesPerSecond is the generation speed after the first frame (which
 	// includes the prompt's prefill); 0 until two frames exist.
 	FramesPerSecond float64 `json:"frames_per_s"`
@@ -110,7 +110,7 @@ type takeRun struct {
 }
 
 // LastFinish is the last finished take's figures, if any.
-func (l *List) LastFinish() *engine.Finish {
+func (l *List) LastFinish() *api.Finish {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := len(l.list) - 1; i >= 0; i-- {
@@ -136,8 +136,8 @@ func (l *List) find(id int) (int, *takeRecord) {
 // through "take", "audio" and "pcm" events and ends in the list. Without a
 // model it returns the model's error (studio.ErrNoModel); while a take
 // runs, studio.ErrBusy.
-func (l *List) StartTake(req engine.SpeechRequest, name string, voices []string) (Take, error) {
-	started, err := l.startTakes([]engine.SpeechRequest{req}, []string{name}, voices)
+func (l *List) StartTake(req api.SpeechRequest, name string, voices []string) (Take, error) {
+	started, err := l.startTakes([]api.SpeechRequest{req}, []string{name}, voices)
 	if err != nil {
 		return Take{}, err
 	}
@@ -148,7 +148,7 @@ func (l *List) StartTake(req engine.SpeechRequest, name string, voices []string)
 // i's name); with more than one they form a group (Take.Group). Only the
 // first plays live through the sound card; the others are played from the
 // list (Play), also while they are made.
-func (l *List) startTakes(reqs []engine.SpeechRequest, names []string, voices []string) ([]Take, error) {
+func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices []string) ([]Take, error) {
 	for i, req := range reqs {
 		if err := settings.ValidateSpeech(req); err != nil {
 			if len(reqs) > 1 {
@@ -200,17 +200,17 @@ func (l *List) startTakes(reqs []engine.SpeechRequest, names []string, voices []
 	return views, nil
 }
 
-func (l *List) runTake(ctx context.Context, eng engine.Engine, run *takeRun) {
+func (l *List) runTake(ctx context.Context, eng api.Engine, run *takeRun) {
 	defer close(run.done)
 	defer run.cancel()
 	info := eng.Info()
 	spf := info.SamplesPerFrame
 	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
-	fin, err := eng.Synthesize(ctx, run.rec.take.Request, func(ev engine.Event) {
+	fin, err := eng.Synthesize(ctx, run.rec.take.Request, func(ev api.Event) {
 		switch ev.Kind {
-		case engine.EventFrames:
+		case api.EventFrames:
 			l.takeFrames(run, ev.Frames)
-		case engine.EventAudio:
+		case api.EventAudio:
 			l.takeAudio(run, ev.Audio, spf, audioRate)
 		}
 	})
@@ -223,7 +223,7 @@ func (l *List) runTake(ctx context.Context, eng engine.Engine, run *takeRun) {
 
 // endTake records how a take ended, stores it and publishes it (studio
 // and API takes alike).
-func (l *List) endTake(run *takeRun, fin *engine.Finish, err error, underruns int) {
+func (l *List) endTake(run *takeRun, fin *api.Finish, err error, underruns int) {
 	// The take is written with its final state before the list shows it
 	// finished, so a finished take in the list is already on disk.
 	l.mu.Lock()
@@ -281,7 +281,7 @@ func (l *List) takeFrames(run *takeRun, made int) {
 	}
 }
 
-func (l *List) takeAudio(run *takeRun, c *engine.AudioChunk, spf int, audioRate float64) {
+func (l *List) takeAudio(run *takeRun, c *api.AudioChunk, spf int, audioRate float64) {
 	if c == nil {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // This file is Speak ×N: N takes of one script made together (the engine
@@ -17,8 +17,8 @@ import (
 
 // Variations ask for Count takes of Request at once.
 type Variations struct {
-	Request engine.SpeechRequest `json:"request"`
-	Count   int                  `json:"count"` // MinVariations … MaxVariations
+	Request api.SpeechRequest `json:"request"`
+	Count   int               `json:"count"` // MinVariations … MaxVariations
 	// Sweep is what varies: SweepSeed (also ""): seeds Request.Seed,
 	// Request.Seed+1, …; SweepTemperature, SweepTopP or SweepTopK: that
 	// setting takes Values[i] in take i, the seed stays.
@@ -38,16 +38,16 @@ const (
 	SweepTopK        = "top_k"
 )
 
-// Bounds of Variations.Count: the engine runs at most engine.MaxBatch takes
+// Bounds of Variations.Count: the engine runs at most api.MaxBatch takes
 // together.
 const (
 	MinVariations = 2
-	MaxVariations = engine.MaxBatch
+	MaxVariations = api.MaxBatch
 )
 
 // Requests are the takes' requests and names ("×4 · seed 8"), or an error
 // naming the field at fault; nothing starts.
-func (v Variations) Requests() ([]engine.SpeechRequest, []string, error) {
+func (v Variations) Requests() ([]api.SpeechRequest, []string, error) {
 	if v.Count < MinVariations || v.Count > MaxVariations {
 		return nil, nil, fmt.Errorf("%w: count %d: Speak ×N makes %d to %d takes", studio.ErrInvalid, v.Count, MinVariations, MaxVariations)
 	}
@@ -70,7 +70,7 @@ func (v Variations) Requests() ([]engine.SpeechRequest, []string, error) {
 	default:
 		return nil, nil, fmt.Errorf("%w: sweep %q: want seed, temperature, top_p or top_k", studio.ErrInvalid, v.Sweep)
 	}
-	reqs := make([]engine.SpeechRequest, v.Count)
+	reqs := make([]api.SpeechRequest, v.Count)
 	names := make([]string, v.Count)
 	for i := range reqs {
 		r := v.Request
@@ -93,7 +93,7 @@ func (v Variations) Requests() ([]engine.SpeechRequest, []string, error) {
 			} else {
 				p = v.Values[i]
 			}
-			s, err := engine.SamplingOf(t, p, r.Sampling.TopK)
+			s, err := api.SamplingOf(t, p, r.Sampling.TopK)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: values[%d]: %w", studio.ErrInvalid, i, err)
 			}

@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Voice is a named voice. A request that names it starts from its sampling
@@ -22,10 +22,10 @@ type Voice struct {
 	Name string `json:"name"`
 	// Speaker is the <|speaker:N|> tag (0..15) the script starts with; nil
 	// for none.
-	Speaker   *int            `json:"speaker"`
-	Direction string          `json:"direction"` // a leading [direction]; "" for none
-	Sampling  engine.Sampling `json:"sampling"`
-	Seed      uint64          `json:"seed"`
+	Speaker   *int         `json:"speaker"`
+	Direction string       `json:"direction"` // a leading [direction]; "" for none
+	Sampling  api.Sampling `json:"sampling"`
+	Seed      uint64       `json:"seed"`
 	// Reference is the id of the voice's reference recording in the voice
 	// library (app/voicelib), whose transcript and codes clone the voice;
 	// "" for none (the model's own voice).
@@ -53,7 +53,7 @@ const (
 // DefaultVoice is the model's own voice: no tag, no direction, the public
 // sampling defaults, seed 0.
 func DefaultVoice() Voice {
-	return Voice{Name: Default, Sampling: engine.DefaultSampling()}
+	return Voice{Name: Default, Sampling: api.DefaultSampling()}
 }
 
 // CheckDirection checks text spoken as a [direction] (a voice's direction,

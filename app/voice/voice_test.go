@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 func TestCheckDirection(t *testing.T) {
@@ -27,7 +27,7 @@ func TestCheckDirection(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	one := 1
-	user := []Voice{{Name: "echo", Speaker: &one, Direction: "low", Sampling: engine.DefaultSampling()}}
+	user := []Voice{{Name: "echo", Speaker: &one, Direction: "low", Sampling: api.DefaultSampling()}}
 	if err := ValidateAll(user); err != nil {
 		t.Fatal(err)
 	}

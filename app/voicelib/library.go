@@ -21,8 +21,8 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"proscenium/engine/audio"
 	"proscenium/engine/audio/decode"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 )
 
@@ -39,7 +39,7 @@ const (
 // codec (a hash of its weights): codes made by another codec are re-made.
 type Encoder interface {
 	// EncodeReference encodes mono samples at the codec's rate: codes
-	// frame-major, Codebooks per frame (engine.ReferenceEncoder's shape).
+	// frame-major, Codebooks per frame (api.ReferenceEncoder's shape).
 	EncodeReference(samples []float32) (codes []int32, frames int, err error)
 	Codebooks() int
 	ID() string
@@ -126,7 +126,7 @@ func (l *Library) Add(recording []byte, transcript string, enc Encoder) (*Entry,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("voice library: %w", err)
 	}
-	if err := audio.WriteFileAtomic(filepath.Join(dir, e.AudioFile), recording); err != nil {
+	if err := pcm.WriteFileAtomic(filepath.Join(dir, e.AudioFile), recording); err != nil {
 		return nil, fmt.Errorf("voice library: %w", err)
 	}
 	if err := writeCodes(dir, flat, frames, enc.Codebooks()); err != nil {
@@ -191,7 +191,7 @@ func writeManifest(dir string, e *Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := audio.WriteFileAtomic(filepath.Join(dir, "voice.json"), append(b, '\n')); err != nil {
+	if err := pcm.WriteFileAtomic(filepath.Join(dir, "voice.json"), append(b, '\n')); err != nil {
 		return fmt.Errorf("voice library: %w", err)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/voice"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // This file is the voice library as the studio and the speech API use it: a
@@ -73,7 +73,7 @@ func (e *Editor) SweepLibrary() ([]string, error) {
 // the same name) is saved in the settings with the default sampling.
 // Nothing changes when any step fails.
 func (e *Editor) CreateVoice(name, transcript string, recording []byte) ([]voice.Voice, error) {
-	v := voice.Voice{Name: name, Sampling: engine.DefaultSampling()}
+	v := voice.Voice{Name: name, Sampling: api.DefaultSampling()}
 	if err := v.Validate(); err != nil {
 		return e.Voices(), fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
@@ -98,7 +98,7 @@ func (e *Editor) CreateVoice(name, transcript string, recording []byte) ([]voice
 // VoiceReferences returns the references a voice speaks with: none for a
 // voice without a recording, else its library entry's transcript and codes
 // (re-made if the loaded model's codec differs from the one that made them).
-func (e *Editor) VoiceReferences(v voice.Voice) ([]engine.Reference, error) {
+func (e *Editor) VoiceReferences(v voice.Voice) ([]api.Reference, error) {
 	if v.Reference == "" {
 		return nil, nil
 	}
@@ -117,7 +117,7 @@ func (e *Editor) VoiceReferences(v voice.Voice) ([]engine.Reference, error) {
 	if err != nil {
 		return nil, fmt.Errorf("voice %q: %w", v.Name, err)
 	}
-	return []engine.Reference{{Transcript: entry.Transcript, Codes: codes}}, nil
+	return []api.Reference{{Transcript: entry.Transcript, Codes: codes}}, nil
 }
 
 // VoiceRecording is a voice's reference recording as the user gave it.
@@ -144,7 +144,7 @@ func (e *Editor) VoiceRecording(name string) (VoiceRecording, error) {
 
 // CastRequest is a studio take spoken by cast voices.
 type CastRequest struct {
-	Request engine.SpeechRequest `json:"request"`
+	Request api.SpeechRequest `json:"request"`
 	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … in order:
 	// voice i's recording becomes reference i, which the prompt tags
 	// <|speaker:i|>. A script without speaker tags casts one voice.
@@ -158,23 +158,23 @@ const MaxCast = 4
 // Cast is the request of a take in the cast voices (SpeakCast): each must
 // have a recording in the voice library; their references are put in the
 // request in order. A request with a cast gives no references of its own.
-func (e *Editor) Cast(c CastRequest) (engine.SpeechRequest, error) {
+func (e *Editor) Cast(c CastRequest) (api.SpeechRequest, error) {
 	if len(c.Cast) > MaxCast {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: %d voices cast, at most %d", studio.ErrInvalid, len(c.Cast), MaxCast)
+		return api.SpeechRequest{}, fmt.Errorf("%w: %d voices cast, at most %d", studio.ErrInvalid, len(c.Cast), MaxCast)
 	}
 	if len(c.Request.References) > 0 {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: give a cast or references, not both", studio.ErrInvalid)
+		return api.SpeechRequest{}, fmt.Errorf("%w: give a cast or references, not both", studio.ErrInvalid)
 	}
 	vs := e.Voices()
 	req := c.Request
 	for i, name := range c.Cast {
 		j := slices.IndexFunc(vs, func(v voice.Voice) bool { return v.Name == name })
 		if j < 0 || vs[j].Reference == "" {
-			return engine.SpeechRequest{}, fmt.Errorf("%w: speaker %d: no voice called %q has a recording (create one from a recording first)", studio.ErrInvalid, i, name)
+			return api.SpeechRequest{}, fmt.Errorf("%w: speaker %d: no voice called %q has a recording (create one from a recording first)", studio.ErrInvalid, i, name)
 		}
 		refs, err := e.VoiceReferences(vs[j])
 		if err != nil {
-			return engine.SpeechRequest{}, fmt.Errorf("%w: speaker %d: %w", studio.ErrInvalid, i, err)
+			return api.SpeechRequest{}, fmt.Errorf("%w: speaker %d: %w", studio.ErrInvalid, i, err)
 		}
 		req.References = append(req.References, refs...)
 	}

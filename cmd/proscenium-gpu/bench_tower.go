@@ -182,7 +182,7 @@ func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, pro
 		return nil, err
 	}
 	defer tw.Close()
-	sampled := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30} // engine.DefaultSampling
+	sampled := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30} // api.DefaultSampling
 	if err := tw.Begin(sampled, 1); err != nil {
 		return nil, err
 	}

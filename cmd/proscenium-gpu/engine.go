@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 	"proscenium/engine/take"
@@ -19,11 +19,11 @@ import (
 // openCUDAEngine loads the checkpoint directory dir onto dev (admission of
 // the exact bytes for batch takes first, progress as bytes on the device)
 // and returns the take engine over the CUDA frame backend (take.Compose, as
-// the CPU's), up to batch takes together (0: engine.DefaultBatch), each with
+// the CPU's), up to batch takes together (0: api.DefaultBatch), each with
 // its own device state, their frames interleaved, one voice prefix cache
 // for all of them; reason goes to Info.BackendReason.
-func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (engine.Engine, error) {
-	n, err := engine.BatchOf(batch)
+func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (api.Engine, error) {
+	n, err := api.BatchOf(batch)
 	if err != nil {
 		return nil, err
 	}
@@ -86,10 +86,10 @@ func (s *framesSet) fault() error {
 // deviceMemory reports the pool's device memory (held, peak, cap), the
 // device's total, the pinned host memory held (buffers and experts) and,
 // once frames has loaded, where its routed experts live.
-func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() engine.Memory {
-	return func() engine.Memory {
+func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() api.Memory {
+	return func() api.Memory {
 		s := dev.Pool.Stats(cuda.DeviceMem)
-		m := engine.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
+		m := api.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
 			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
 		if f := frames.Load(); f != nil {
 			m.Experts = expertTier(f.Tier())
@@ -100,7 +100,7 @@ func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() 
 
 // cudaEngine is the worker's engine: the take engine over the CUDA frame
 // backend, which encodes reference recordings on the device too
-// (engine.ReferenceEncoder), and ends the worker after a take that met a
+// (api.ReferenceEncoder), and ends the worker after a take that met a
 // device error: a CUDA context with a sticky error cannot run the next take,
 // and a fresh worker (the client starts one and reloads the model for the
 // next take) can. The take's error reply goes out first.
@@ -116,7 +116,7 @@ func (e cudaEngine) Close() error {
 	return e.Engine.Close()
 }
 
-func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e cudaEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	fin, err := e.Engine.Synthesize(ctx, req, emit)
 	if fault := e.frames.fault(); fault != nil {
 		fmt.Fprintf(os.Stderr, "proscenium-gpu: device error (%v): ending the worker; the next take starts a fresh one\n", fault)
@@ -132,7 +132,7 @@ func (e cudaEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, em
 const faultExitDelay = 500 * time.Millisecond
 
 // expertTier is a memory tier as the engine's stats report it.
-func expertTier(p cuda.TierPlan) *engine.ExpertTier {
-	return &engine.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
+func expertTier(p cuda.TierPlan) *api.ExpertTier {
+	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
 		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
@@ -45,13 +45,13 @@ func TestCUDAEngineTakes(t *testing.T) {
 	}
 	defer dev.Close()
 	ctx := context.Background()
-	req := engine.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
-		Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
-	take := func(e engine.Engine) ([]float32, *engine.Finish) {
+	req := api.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
+		Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
+	take := func(e api.Engine) ([]float32, *api.Finish) {
 		t.Helper()
 		var pcm []float32
-		fin, err := e.Synthesize(ctx, req, func(ev engine.Event) {
-			if ev.Kind == engine.EventAudio {
+		fin, err := e.Synthesize(ctx, req, func(ev api.Event) {
+			if ev.Kind == api.EventAudio {
 				pcm = append(pcm, ev.Audio.PCM...)
 			}
 		})

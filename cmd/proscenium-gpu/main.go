@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"os"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
@@ -81,7 +81,7 @@ func helloOf(dev *cuda.Device) (gpuworker.Hello, error) {
 // opener opens models on dev for ServeEngine: the CUDA frame backend under
 // the take engine (engine/take), as engine/open does for the CPU.
 func opener(dev *cuda.Device) gpuworker.Opener {
-	return func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	return func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 		if req.Backend != "cuda" {
 			return nil, fmt.Errorf("backend %q: proscenium-gpu serves the cuda backend (the CPU backend runs in `proscenium worker`)", req.Backend)
 		}

@@ -12,7 +12,7 @@ import (
 
 // deviceReferences encodes reference recordings (voices to clone) with the
 // model's codec encoder on the device: the worker engine's
-// engine.ReferenceEncoder, so that the studio and the speech API encode a
+// api.ReferenceEncoder, so that the studio and the speech API encode a
 // voice on the GPU (cuda.CodecEncoder, the same codes as the CPU encoder up
 // to near-ties). The encoder is read from the model's codec.pth at the first
 // encode; its weights and an encode's buffers come from the device pool, so

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
@@ -51,8 +51,8 @@ func TestCUDAEngineTiers(t *testing.T) {
 // checkTiers is TestCUDAEngineTiers under dev's numerics policy.
 func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	ctx := context.Background()
-	req := engine.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
-		Sampling: engine.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
+	req := api.SpeechRequest{Text: "Hello there, this is a take made on the GPU.", Seed: 5, MaxFrames: 200,
+		Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
 	nothingHeld := func(when string) {
 		t.Helper()
 		for _, k := range []device.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.ExpertMem} {
@@ -64,7 +64,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	type run struct {
 		codes    [][]int
 		pcm      []float32
-		tier     *engine.ExpertTier
+		tier     *api.ExpertTier
 		admitted int64 // device bytes the load admitted (with the codec)
 	}
 	take := func(capBytes int64) (run, error) {
@@ -77,8 +77,8 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 			return run{}, err
 		}
 		r := run{admitted: e.(cudaEngine).frames.all[0].Admitted()}
-		fin, err := e.Synthesize(ctx, req, func(ev engine.Event) {
-			if ev.Kind == engine.EventAudio {
+		fin, err := e.Synthesize(ctx, req, func(ev api.Event) {
+			if ev.Kind == api.EventAudio {
 				r.pcm = append(r.pcm, ev.Audio.PCM...)
 			}
 		})

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
@@ -161,7 +161,7 @@ func runBenchCodec(args []string) error {
 			return err
 		}
 	}
-	audioMsPerFrame := float64(spf) / audio.SampleRate * 1e3
+	audioMsPerFrame := float64(spf) / pcm.SampleRate * 1e3
 	res := codecBenchResult{
 		Device:   dev.Info.Name,
 		Geometry: fmt.Sprintf("S2 random: latent %d, %d post-module layers of %d heads, window %d, decoder %d, strides %v", g.Latent, g.PostLayers, g.PostHeads, g.Window, g.DecoderDim, g.DecoderStrides),

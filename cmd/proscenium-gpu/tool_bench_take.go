@@ -14,8 +14,8 @@ import (
 	"sort"
 	"time"
 
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
@@ -66,8 +66,8 @@ type takeBench struct {
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
-	Experts *engine.ExpertTier `json:"experts"`
-	BusGBs  float64            `json:"bus_gb_per_s,omitempty"`
+	Experts *api.ExpertTier `json:"experts"`
+	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -142,7 +142,7 @@ func benchTake(args []string) error {
 	var batches []int
 	if *batchList != "" {
 		var err error
-		if batches, err = engine.ParseBatches(*batchList); err != nil {
+		if batches, err = api.ParseBatches(*batchList); err != nil {
 			return err
 		}
 	}
@@ -163,7 +163,7 @@ func benchTake(args []string) error {
 	}
 	// The codec's frame rate bounds the reference's rows before a load (the
 	// S2 codec: 2048 samples a frame).
-	refFrames := int(math.Round(*refSeconds * audio.SampleRate / 2048))
+	refFrames := int(math.Round(*refSeconds * pcm.SampleRate / 2048))
 	dev, err := cuda.Open(*ordinal, *memCap, 1<<30)
 	if err != nil {
 		return err
@@ -290,7 +290,7 @@ func benchTake(args []string) error {
 			res.StageMsFrame[k] = ms(v) / float64(n)
 		}
 	}
-	res.AudioSeconds = float64(n*f.SamplesPerFrame()) / audio.SampleRate
+	res.AudioSeconds = float64(n*f.SamplesPerFrame()) / pcm.SampleRate
 	if res.AudioSeconds > 0 {
 		res.RTF = res.ElapsedMs / 1000 / res.AudioSeconds
 	}
@@ -445,7 +445,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int) (batchRound
 		if err != nil {
 			return err
 		}
-		a := float64(len(res.Codes)*set.SamplesPerFrame()) / audio.SampleRate
+		a := float64(len(res.Codes)*set.SamplesPerFrame()) / pcm.SampleRate
 		audioS += a
 		r.Frames += len(res.Codes)
 		r.FirstAudioMs = append(r.FirstAudioMs, ms(res.TimeToFirstAudio))

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"proscenium/cmd/internal/debugcodec"
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
@@ -39,7 +39,7 @@ func runDebugEncode(args []string) error {
 	if err := (debugcodec.EncodeArgs{Codec: *codecPath, Audio: *audioPath, Out: *out, Window: *window}).Check(nil); err != nil {
 		return err
 	}
-	pcm, err := debugcodec.ReadAudio(*audioPath)
+	clip, err := debugcodec.ReadAudio(*audioPath)
 	if err != nil {
 		return err
 	}
@@ -57,15 +57,15 @@ func runDebugEncode(args []string) error {
 		return err
 	}
 	defer enc.Close()
-	if _, err := enc.Encode(pcm); err != nil {
+	if _, err := enc.Encode(clip); err != nil {
 		return fmt.Errorf("audio %s: %w", *audioPath, err)
 	}
 	t0 := time.Now()
-	res, err := enc.Encode(pcm)
+	res, err := enc.Encode(clip)
 	if err != nil {
 		return fmt.Errorf("audio %s: %w", *audioPath, err)
 	}
-	el, sec := time.Since(t0).Seconds(), float64(len(pcm))/audio.SampleRate
+	el, sec := time.Since(t0).Seconds(), float64(len(clip))/pcm.SampleRate
 	fmt.Fprintf(os.Stderr, "encoded %.2f s of audio (%d frames) in %.4f s on %s: %.5f GPU s per audio s\n", sec, res.Frames, el, dev.Info.Name, el/sec)
 	return debugcodec.WriteEncoding(*out, enc.Geometry(), res)
 }

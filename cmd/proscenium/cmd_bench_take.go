@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -67,7 +67,7 @@ func runBenchTake(args []string) error {
 	}
 	fwd = append(fwd, "-numerics", numerics.String())
 	if *batch != "" {
-		if _, err := engine.ParseBatches(*batch); err != nil {
+		if _, err := api.ParseBatches(*batch); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		fwd = append(fwd, "-batch", *batch)

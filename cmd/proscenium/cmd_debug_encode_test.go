@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 )
@@ -29,7 +29,7 @@ func TestDebugEncodeFixtures(t *testing.T) {
 		in := filepath.Join(fix, "audio.npy")
 		if tc.wav {
 			in = filepath.Join(dir, "ref.wav")
-			if err := audio.WriteWAV(in, readF32(t, filepath.Join(fix, "audio.npy")), audio.SampleRate, audio.Float32); err != nil {
+			if err := pcm.WriteWAV(in, readF32(t, filepath.Join(fix, "audio.npy")), pcm.SampleRate, pcm.Float32); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -74,7 +74,7 @@ func TestDebugEncodeUsage(t *testing.T) {
 	fix := filepath.Join("..", "..", "engine", "cpu", "testdata", "codec", "tiny-w8")
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "22k.wav")
-	if err := audio.WriteWAV(wav, make([]float32, 100), 22050, audio.PCM16); err != nil {
+	if err := pcm.WriteWAV(wav, make([]float32, 100), 22050, pcm.PCM16); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/open"
 )
@@ -100,9 +100,9 @@ func runDebugTake(args []string, log io.Writer) error {
 		return err
 	}
 	summary, err := json.MarshalIndent(struct {
-		Request engine.SpeechRequest `json:"request"`
-		Info    engine.Info          `json:"info"`
-		Finish  *engine.Finish       `json:"finish"`
+		Request api.SpeechRequest `json:"request"`
+		Info    api.Info          `json:"info"`
+		Finish  *api.Finish       `json:"finish"`
 	}{req, info, fin}, "", "  ")
 	if err != nil {
 		return err

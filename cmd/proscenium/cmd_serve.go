@@ -21,7 +21,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/open"
 	"proscenium/frontend"
@@ -102,7 +102,7 @@ func runServe(args []string) error {
 	var servedBatch int  // --batch, else the settings' (set once the settings are read)
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
 		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
-		Open: func(dir string) (engine.Engine, error) {
+		Open: func(dir string) (api.Engine, error) {
 			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, memCap.or(svc.Settings().MemoryCapBytes), numerics, servedBatch)
 		}}
 	if *ui {
@@ -119,7 +119,7 @@ func runServe(args []string) error {
 	if servedBatch = *batch; servedBatch == 0 {
 		servedBatch = svc.Settings().Batch
 	}
-	if servedBatch, err = engine.BatchOf(servedBatch); err != nil {
+	if servedBatch, err = api.BatchOf(servedBatch); err != nil {
 		return fmt.Errorf("%w: --batch: %w", errUsage, err)
 	}
 	if *modelArg != "" {

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"proscenium/app/model"
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
@@ -45,7 +45,7 @@ type takeFlags struct {
 }
 
 func addTakeFlags(fs *flag.FlagSet) *takeFlags {
-	d := engine.DefaultSampling()
+	d := api.DefaultSampling()
 	refs, texts := &stringList{}, &stringList{}
 	numerics := new(drama3.Numerics)
 	fs.Var(numerics, "numerics", drama3.NumericsUsage)
@@ -56,7 +56,7 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 		text:        fs.String("text", "", "text to speak (\"-\": read it from stdin; this or --text-file is required)"),
 		textFile:    fs.String("text-file", "", "file holding the text to speak (UTF-8)"),
 		seed:        fs.Uint64("seed", 0, "sampling seed: the same request and seed give the same take"),
-		maxFrames:   fs.Int("max-frames", engine.DefaultMaxFrames, "frame limit (2048 samples each at 44.1 kHz); the take ends with reason length"),
+		maxFrames:   fs.Int("max-frames", api.DefaultMaxFrames, "frame limit (2048 samples each at 44.1 kHz); the take ends with reason length"),
 		temperature: fs.Float64("temperature", flagFloat(d.Temperature), "sampling temperature (0: greedy)"),
 		topP:        fs.Float64("top-p", flagFloat(d.TopP), "top-p over the whole vocabulary (1: off)"),
 		topK:        fs.Int("top-k", d.TopK, "top-k after top-p (0: off)"),
@@ -69,35 +69,35 @@ func addTakeFlags(fs *flag.FlagSet) *takeFlags {
 
 // parseTakeFlags parses args and checks the flags every take needs; the
 // text comes from --text, stdin (--text -) or --text-file.
-func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Reader) (engine.SpeechRequest, error) {
+func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Reader) (api.SpeechRequest, error) {
 	if err := parseFlagsOnly(fs, args); err != nil {
-		return engine.SpeechRequest{}, err
+		return api.SpeechRequest{}, err
 	}
 	if *tf.model == "" || (*tf.text == "") == (*tf.textFile == "") {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: --model and one of --text or --text-file are required", errUsage)
+		return api.SpeechRequest{}, fmt.Errorf("%w: --model and one of --text or --text-file are required", errUsage)
 	}
 	if *tf.maxFrames < 1 {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
+		return api.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
 	}
 	if err := open.CheckBackend(*tf.backend); err != nil {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: --backend: %v", errUsage, err)
+		return api.SpeechRequest{}, fmt.Errorf("%w: --backend: %v", errUsage, err)
 	}
-	sampling, err := engine.SamplingOf(*tf.temperature, *tf.topP, *tf.topK)
+	sampling, err := api.SamplingOf(*tf.temperature, *tf.topP, *tf.topK)
 	if err != nil {
-		return engine.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
+		return api.SpeechRequest{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	text, err := readText(*tf.text, *tf.textFile, stdin)
 	if err != nil {
-		return engine.SpeechRequest{}, err
+		return api.SpeechRequest{}, err
 	}
 	if *tf.model, err = resolveModel(*tf.model); err != nil {
-		return engine.SpeechRequest{}, err
+		return api.SpeechRequest{}, err
 	}
 	refs, err := loadReferences(*tf.model, *tf.refs, *tf.refTexts)
 	if err != nil {
-		return engine.SpeechRequest{}, err
+		return api.SpeechRequest{}, err
 	}
-	return engine.SpeechRequest{
+	return api.SpeechRequest{
 		Text:       text,
 		Sampling:   sampling,
 		Seed:       *tf.seed,
@@ -151,24 +151,24 @@ func readText(text, file string, stdin io.Reader) (string, error) {
 }
 
 // takeEventHook, when set (tests), sees every event of runTake's take.
-var takeEventHook func(engine.Event)
+var takeEventHook func(api.Event)
 
 // runTake runs req and returns the take's PCM, checking that the chunks
 // arrive in order and cover every frame. An interrupt (Ctrl-C) stops the take
 // at the next frame and keeps what was made. frames, when set, sees the
 // frame count after each chunk.
-func runTake(eng engine.Engine, req engine.SpeechRequest, frames func(done int)) ([]float32, *engine.Finish, error) {
+func runTake(eng api.Engine, req api.SpeechRequest, frames func(done int)) ([]float32, *api.Finish, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	spf := eng.Info().SamplesPerFrame
 	var pcm []float32
 	var chunkErr error
 	next := 0
-	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+	fin, err := eng.Synthesize(ctx, req, func(ev api.Event) {
 		if takeEventHook != nil {
 			takeEventHook(ev)
 		}
-		if ev.Kind != engine.EventAudio || chunkErr != nil {
+		if ev.Kind != api.EventAudio || chunkErr != nil {
 			return
 		}
 		a := ev.Audio
@@ -220,12 +220,12 @@ func runSynth(args []string, log io.Writer) error {
 
 // synthSummary is what synth --json prints.
 type synthSummary struct {
-	Out    string         `json:"out"`
-	Codes  string         `json:"codes,omitempty"`
-	Demo   bool           `json:"demo"`
-	Finish *engine.Finish `json:"finish"`
+	Out    string      `json:"out"`
+	Codes  string      `json:"codes,omitempty"`
+	Demo   bool        `json:"demo"`
+	Finish *api.Finish `json:"finish"`
 	// Takes is every take of a --repeat run, in order (Finish is the last).
-	Takes []*engine.Finish `json:"takes,omitempty"`
+	Takes []*api.Finish `json:"takes,omitempty"`
 }
 
 // maxRepeat bounds --repeat.
@@ -259,7 +259,7 @@ func synth(args []string, std streams) error {
 	if toStdout && std.outTerminal {
 		return fmt.Errorf("%w: --out - would write the WAV to the terminal; redirect stdout to a file or a program", errUsage)
 	}
-	format, err := audio.ParseFormat(*formatName)
+	format, err := pcm.ParseFormat(*formatName)
 	if err != nil {
 		return fmt.Errorf("%w: --format: %v", errUsage, err)
 	}
@@ -287,15 +287,15 @@ func synth(args []string, std streams) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	var pcm []float32
-	var fin *engine.Finish
-	var takes []*engine.Finish
+	var samples []float32
+	var fin *api.Finish
+	var takes []*api.Finish
 	for range *repeat {
 		start := time.Now()
-		pcm, fin, err = runTake(eng, req, func(done int) {
+		samples, fin, err = runTake(eng, req, func(done int) {
 			prog.frames(done, req.MaxFrames, float64(done*info.SamplesPerFrame)/float64(info.SampleRate), time.Since(start))
 		})
-		if err != nil || fin.Reason == engine.FinishCancel {
+		if err != nil || fin.Reason == api.FinishCancel {
 			break
 		}
 		takes = append(takes, fin)
@@ -304,20 +304,20 @@ func synth(args []string, std streams) error {
 	if err != nil {
 		// A take that failed midway (the GPU worker killed, a device
 		// error) keeps the audio it made.
-		if len(pcm) > 0 && !toStdout && audio.WriteWAV(*out, pcm, info.SampleRate, format) == nil {
-			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(pcm))/float64(info.SampleRate), *out)
+		if len(samples) > 0 && !toStdout && pcm.WriteWAV(*out, samples, info.SampleRate, format) == nil {
+			return fmt.Errorf("%w (the %.2f s of audio made before it are in %s)", err, float64(len(samples))/float64(info.SampleRate), *out)
 		}
 		return err
 	}
 	if toStdout {
-		wav, err := audio.EncodeWAV(pcm, info.SampleRate, format)
+		wav, err := pcm.EncodeWAV(samples, info.SampleRate, format)
 		if err != nil {
 			return err
 		}
 		if _, err := std.out.Write(wav); err != nil {
 			return fmt.Errorf("writing the WAV to stdout: %w", err)
 		}
-	} else if err := audio.WriteWAV(*out, pcm, info.SampleRate, format); err != nil {
+	} else if err := pcm.WriteWAV(*out, samples, info.SampleRate, format); err != nil {
 		return err
 	}
 	if *codesOut != "" {
@@ -364,7 +364,7 @@ func synth(args []string, std streams) error {
 		fmt.Fprintf(std.log, "%s: %d frames, %.2f s of audio, finish %s, first audio %.1f ms, real-time factor %.3f%s\n",
 			*out, fin.Frames, fin.AudioS, fin.Reason, fin.TimeToFirstAudioMs, fin.RealTimeFactor, demo)
 	}
-	if fin.Reason == engine.FinishCancel { // only an interrupt cancels a take here
+	if fin.Reason == api.FinishCancel { // only an interrupt cancels a take here
 		return fmt.Errorf("%w: the partial take (%d frames) is in %s", errInterrupted, fin.Frames, *out)
 	}
 	return nil

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 )
 
@@ -70,12 +70,12 @@ func TestSynthAndDebugTake(t *testing.T) {
 	if err := runDebugTake(append(args(), "--out", dbg), &log); err != nil {
 		t.Fatal(err)
 	}
-	pcm := readNPY(t, filepath.Join(dbg, "pcm.npy"))
-	samples, err := pcm.Float32s()
+	tensor := readNPY(t, filepath.Join(dbg, "pcm.npy"))
+	samples, err := tensor.Float32s()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := audio.EncodeWAV(samples, 44100, audio.PCM16)
+	again, err := pcm.EncodeWAV(samples, 44100, pcm.PCM16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +166,8 @@ func TestSynthInterruptedKeepsThePartialTake(t *testing.T) {
 	// (rightly) keep an empty take, which is not what this test is about.
 	audio := make(chan struct{})
 	var once sync.Once
-	takeEventHook = func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio {
+	takeEventHook = func(ev api.Event) {
+		if ev.Kind == api.EventAudio {
 			once.Do(func() { close(audio) })
 		}
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
@@ -32,7 +32,7 @@ func runWorker(args []string) error {
 // engine in a child `proscenium worker`, whose takes are the same bytes.
 // memCap is the settings' memory cap (the GPU worker's pool cap; 0: none),
 // numerics the GPU backbone's numerics policy (--numerics), batch the takes
-// it runs together (0: engine.DefaultBatch).
-func openEngine(dir, backend string, isolate bool, memCap int64, numerics drama3.Numerics, batch int) (engine.Engine, error) {
+// it runs together (0: api.DefaultBatch).
+func openEngine(dir, backend string, isolate bool, memCap int64, numerics drama3.Numerics, batch int) (api.Engine, error) {
 	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Numerics: numerics, Batch: batch})
 }

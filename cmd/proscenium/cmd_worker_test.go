@@ -11,20 +11,20 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
 
 // takeWAV runs req on eng and returns its 16-bit WAV bytes and codes.
-func takeWAV(t *testing.T, eng engine.Engine, req engine.SpeechRequest) ([]byte, [][]int) {
+func takeWAV(t *testing.T, eng api.Engine, req api.SpeechRequest) ([]byte, [][]int) {
 	t.Helper()
-	pcm, fin, err := runTake(eng, req, nil)
+	samples, fin, err := runTake(eng, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wav, err := audio.EncodeWAV(pcm, eng.Info().SampleRate, audio.PCM16)
+	wav, err := pcm.EncodeWAV(samples, eng.Info().SampleRate, pcm.PCM16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSynthIsolatedEqualsInProcess(t *testing.T) {
 // in-process take.
 func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	model := demoCheckpoint(t)
-	req := engine.SpeechRequest{Text: "Across the boundary.", Sampling: engine.DefaultSampling(), Seed: 11, MaxFrames: 12}
+	req := api.SpeechRequest{Text: "Across the boundary.", Sampling: api.DefaultSampling(), Seed: 11, MaxFrames: 12}
 	local, err := openEngine(model, open.CPU, false, 0, "", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -87,10 +87,10 @@ func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 		t.Fatalf("isolated engine info %+v", info)
 	}
 	pid := gpuworker.PID(eng)
-	long := engine.SpeechRequest{Text: "A long take to interrupt.", Sampling: engine.DefaultSampling(), Seed: 5, MaxFrames: 400}
+	long := api.SpeechRequest{Text: "A long take to interrupt.", Sampling: api.DefaultSampling(), Seed: 5, MaxFrames: 400}
 	chunks := 0
-	_, err = eng.Synthesize(ctx, long, func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio {
+	_, err = eng.Synthesize(ctx, long, func(ev api.Event) {
+		if ev.Kind == api.EventAudio {
 			if chunks++; chunks == 1 {
 				if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
 					t.Errorf("killing worker %d", pid)
@@ -125,7 +125,7 @@ func fakeGPUWorker(backends string) int {
 	if backends != "" {
 		hello.Backends = strings.Split(backends, ",")
 	}
-	err := gpuworker.ServeEngine(os.Stdin, os.Stdout, hello, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	err := gpuworker.ServeEngine(os.Stdin, os.Stdout, hello, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 		return nil, errors.New("fake GPU worker: no model loads here")
 	})
 	if err != nil {

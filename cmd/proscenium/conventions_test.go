@@ -14,7 +14,7 @@ import (
 
 	"proscenium/app/settings"
 	"proscenium/app/speechapi"
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // TestMain runs main itself when asked (PROSCENIUM_TEST_MAIN=1), so the
@@ -117,10 +117,10 @@ func TestOneDefaultMaxFrames(t *testing.T) {
 	fs := newFlags("synth")
 	addTakeFlags(fs)
 	cli := fs.Lookup("max-frames").DefValue
-	if cli != "2048" || settings.Default().MaxFrames != engine.DefaultMaxFrames ||
-		speechapi.DefaultLimits().DefaultMaxFrames != engine.DefaultMaxFrames || engine.DefaultMaxFrames != 2048 {
+	if cli != "2048" || settings.Default().MaxFrames != api.DefaultMaxFrames ||
+		speechapi.DefaultLimits().DefaultMaxFrames != api.DefaultMaxFrames || api.DefaultMaxFrames != 2048 {
 		t.Errorf("max frames: CLI %s, settings %d, API %d, engine %d", cli, settings.Default().MaxFrames,
-			speechapi.DefaultLimits().DefaultMaxFrames, engine.DefaultMaxFrames)
+			speechapi.DefaultLimits().DefaultMaxFrames, api.DefaultMaxFrames)
 	}
 }
 

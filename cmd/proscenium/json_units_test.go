@@ -11,7 +11,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/internal/jsonunits"
@@ -40,7 +40,7 @@ func TestJSONSaysItsUnits(t *testing.T) {
 		// the CLI
 		synthSummary{}, probeReport{}, tokenizeOutput{}, drama3.Inspection{},
 		// the engine and its worker
-		engine.Finish{}, engine.Info{}, engine.Stats{}, engine.SpeechRequest{}, drama3.PrefixCacheStats{},
+		api.Finish{}, api.Info{}, api.Stats{}, api.SpeechRequest{}, drama3.PrefixCacheStats{},
 		gpuworker.Hello{}, gpuworker.Request{}, gpuworker.LoadRequest{}, gpuworker.Loaded{},
 		gpuworker.SynthesizeArgs{}, gpuworker.TextArgs{}, gpuworker.TextCheck{}, gpuworker.EncodeArgs{},
 		gpuworker.EncodedReference{}, gpuworker.FinishWire{}, gpuworker.Event{}, gpuworker.Reply{},

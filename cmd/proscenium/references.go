@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"proscenium/app/voicelib"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/drama3"
 )
@@ -20,7 +20,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // loadReferences reads each reference recording (decode.ReadReference: WAV,
 // FLAC, MP3 or Ogg Opus, 2–30 s) and encodes it with the model's codec;
 // texts[i] is what files[i] says.
-func loadReferences(modelDir string, files, texts []string) ([]engine.Reference, error) {
+func loadReferences(modelDir string, files, texts []string) ([]api.Reference, error) {
 	if len(files) != len(texts) {
 		return nil, fmt.Errorf("%w: %d --ref files and %d --ref-text transcripts: give one transcript per reference, in order", errUsage, len(files), len(texts))
 	}
@@ -31,7 +31,7 @@ func loadReferences(modelDir string, files, texts []string) ([]engine.Reference,
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]engine.Reference, len(files))
+	refs := make([]api.Reference, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -56,7 +56,7 @@ func loadReferences(modelDir string, files, texts []string) ([]engine.Reference,
 				codes[fr][c] = int(flat[fr*nb+c])
 			}
 		}
-		refs[i] = engine.Reference{Transcript: texts[i], Codes: codes}
+		refs[i] = api.Reference{Transcript: texts[i], Codes: codes}
 	}
 	return refs, nil
 }

@@ -46,7 +46,7 @@ func (e *WorkerDiedError) Error() string {
 }
 
 // RemoteError is a request's own error, as the worker reported it. An error
-// of one of the engine's kinds (engine.ErrInvalidRequest) reads as the
+// of one of the engine's kinds (api.ErrInvalidRequest) reads as the
 // engine wrote it and unwraps to its sentinel: running the engine in a worker
 // changes no message the user sees.
 type RemoteError struct{ Op, Message, Kind string }

@@ -1,4 +1,4 @@
-// Package gpuworker runs an engine.Engine in a separate process and talks to
+// Package gpuworker runs an api.Engine in a separate process and talks to
 // it: the framed protocol on the worker's stdin and stdout, ServeEngine (the
 // loop a worker runs: proscenium-gpu with the CUDA backend, `proscenium
 // worker` with the CPU one), and the client side that starts the worker,

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
-// fakeEngine is a deterministic engine.Engine for the process boundary: a
+// fakeEngine is a deterministic api.Engine for the process boundary: a
 // take makes min(MaxFrames, len(Text)) frames whose codes and PCM follow
 // from the seed and the references, one frame per delay. The same engine runs in the test
 // process (the reference) and in the worker (the test binary, mode
@@ -28,10 +28,10 @@ type fakeEngine struct {
 
 	mu     sync.Mutex
 	closed bool
-	last   *engine.Finish
+	last   *api.Finish
 }
 
-func openFake(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+func openFake(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 	if req.Backend != "fake" {
 		return nil, fmt.Errorf("backend %q: this worker serves the fake backend", req.Backend)
 	}
@@ -44,13 +44,13 @@ func openFake(ctx context.Context, req LoadRequest, progress func(done, total in
 	return &fakeEngine{model: req.Model, delay: 20 * time.Millisecond}, nil
 }
 
-func (e *fakeEngine) Info() engine.Info {
-	return engine.Info{Model: e.model, Backend: "fake", SampleRate: 8, SamplesPerFrame: 2, Codebooks: 2, CodebookSizes: []int{5, 7}}
+func (e *fakeEngine) Info() api.Info {
+	return api.Info{Model: e.model, Backend: "fake", SampleRate: 8, SamplesPerFrame: 2, Codebooks: 2, CodebookSizes: []int{5, 7}}
 }
 
-func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *fakeEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	if req.MaxFrames < 1 {
-		return nil, fmt.Errorf("%w: max_frames %d must be at least 1", engine.ErrInvalidRequest, req.MaxFrames)
+		return nil, fmt.Errorf("%w: max_frames %d must be at least 1", api.ErrInvalidRequest, req.MaxFrames)
 	}
 	e.mu.Lock()
 	closed := e.closed
@@ -68,10 +68,10 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 			}
 		}
 	}
-	fin := &engine.Finish{Reason: engine.FinishStop, StagesS: map[string]float64{"frames": float64(n) / 1e3}}
+	fin := &api.Finish{Reason: api.FinishStop, StagesS: map[string]float64{"frames": float64(n) / 1e3}}
 	for f := 0; f < n; f++ {
 		if ctx.Err() != nil {
-			fin.Reason = engine.FinishCancel
+			fin.Reason = api.FinishCancel
 			break
 		}
 		if strings.HasPrefix(req.Text, "slow") {
@@ -79,17 +79,17 @@ func (e *fakeEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, e
 		}
 		fin.Codes = append(fin.Codes, []int{f % 5, int(req.Seed+voice+uint64(f)) % 7})
 		fin.Frames = f + 1
-		emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
+		emit(api.Event{Kind: api.EventFrames, Frames: f + 1})
 		pcm := []float32{float32(req.Seed) + float32(f)/3, -float32(f) / 7}
-		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: pcm}})
+		emit(api.Event{Kind: api.EventAudio, Audio: &api.AudioChunk{FromFrame: f, ToFrame: f + 1, PCM: pcm}})
 	}
-	if fin.Reason == engine.FinishStop && n == req.MaxFrames {
-		fin.Reason = engine.FinishLength
+	if fin.Reason == api.FinishStop && n == req.MaxFrames {
+		fin.Reason = api.FinishLength
 	}
 	fin.AudioS = float64(fin.Frames*2) / 8
 	fin.ElapsedS = float64(fin.Frames) * 0.001234567
 	fin.RealTimeFactor = 1 / 3.0
-	emit(engine.Event{Kind: engine.EventFinished, Finished: fin})
+	emit(api.Event{Kind: api.EventFinished, Finished: fin})
 	e.mu.Lock()
 	e.last = fin
 	e.mu.Unlock()
@@ -128,10 +128,10 @@ func (e *fakeEngine) EncodeReference(samples []float32) ([]int32, int, error) {
 	return codes, len(codes) / 2, nil
 }
 
-func (e *fakeEngine) Stats() engine.Stats {
+func (e *fakeEngine) Stats() api.Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return engine.Stats{Memory: engine.Memory{Device: "fake", Used: 1000, Peak: 2000}, LastTake: e.last}
+	return api.Stats{Memory: api.Memory{Device: "fake", Used: 1000, Peak: 2000}, LastTake: e.last}
 }
 
 func (e *fakeEngine) Close() error {
@@ -143,14 +143,14 @@ func (e *fakeEngine) Close() error {
 
 // record runs a take and keeps what it emitted.
 type record struct {
-	events []engine.Event
-	fin    *engine.Finish
+	events []api.Event
+	fin    *api.Finish
 	err    error
 }
 
-func runRecorded(ctx context.Context, eng engine.Engine, req engine.SpeechRequest, during func(engine.Event)) record {
+func runRecorded(ctx context.Context, eng api.Engine, req api.SpeechRequest, during func(api.Event)) record {
 	var r record
-	r.fin, r.err = eng.Synthesize(ctx, req, func(ev engine.Event) {
+	r.fin, r.err = eng.Synthesize(ctx, req, func(ev api.Event) {
 		r.events = append(r.events, ev)
 		if during != nil {
 			during(ev)
@@ -161,7 +161,7 @@ func runRecorded(ctx context.Context, eng engine.Engine, req engine.SpeechReques
 
 // fakePair is the fake engine in a worker (closed when the test ends) and
 // the same engine in this process, the reference.
-func fakePair(t *testing.T) (worker, local engine.Engine) {
+func fakePair(t *testing.T) (worker, local api.Engine) {
 	t.Helper()
 	req := LoadRequest{Model: "/models/fake", Backend: "fake"}
 	eng, err := OpenEngine(context.Background(), fakeSupervisor(t), req, nil)
@@ -202,7 +202,7 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 	if !reflect.DeepEqual(eng.Info(), local.Info()) {
 		t.Fatalf("info %+v, want %+v", eng.Info(), local.Info())
 	}
-	for _, req := range []engine.SpeechRequest{
+	for _, req := range []api.SpeechRequest{
 		{Text: "hello", Seed: 3, MaxFrames: 100},
 		{Text: "a longer text", Seed: 9, MaxFrames: 4},
 	} {
@@ -224,10 +224,10 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 	}
 
 	// The engine's errors cross the boundary as they are.
-	bad := engine.SpeechRequest{Text: "x", MaxFrames: 0}
+	bad := api.SpeechRequest{Text: "x", MaxFrames: 0}
 	_, werr := local.Synthesize(ctx, bad, nil)
 	_, err = eng.Synthesize(ctx, bad, nil)
-	if !errors.Is(err, engine.ErrInvalidRequest) || err.Error() != werr.Error() {
+	if !errors.Is(err, api.ErrInvalidRequest) || err.Error() != werr.Error() {
 		t.Fatalf("invalid request: %v, want %v", err, werr)
 	}
 	if _, err := OpenEngine(ctx, sup, LoadRequest{Model: "/models/missing", Backend: "fake"}, nil); err == nil || !strings.Contains(err.Error(), "/models/missing: no such file") {
@@ -237,7 +237,7 @@ func TestEngineThroughTheWorkerEqualsTheEngineInProcess(t *testing.T) {
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "x", MaxFrames: 1}, nil); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := eng.Synthesize(ctx, api.SpeechRequest{Text: "x", MaxFrames: 1}, nil); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("take after Close: %v", err)
 	}
 }
@@ -248,13 +248,13 @@ func TestTextOpsThroughTheWorker(t *testing.T) {
 	ctx := context.Background()
 	eng, local := fakePair(t)
 	for _, text := range []string{"", "Hello.", "ab<|x|>cd", "nul\x00byte"} {
-		wn, werr := local.(engine.TokenCounter).CountTokens(text)
-		n, err := eng.(engine.TokenCounter).CountTokens(text)
+		wn, werr := local.(api.TokenCounter).CountTokens(text)
+		n, err := eng.(api.TokenCounter).CountTokens(text)
 		if n != wn || (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
 			t.Errorf("count %q: %d, %v; want %d, %v", text, n, err, wn, werr)
 		}
-		werr = local.(engine.TextChecker).CheckText(text)
-		err = eng.(engine.TextChecker).CheckText(text)
+		werr = local.(api.TextChecker).CheckText(text)
+		err = eng.(api.TextChecker).CheckText(text)
 		if (err == nil) != (werr == nil) || err != nil && !strings.Contains(err.Error(), werr.Error()) {
 			t.Errorf("check %q: %v, want %v", text, err, werr)
 		}
@@ -268,13 +268,13 @@ func TestTextOpsThroughTheWorker(t *testing.T) {
 		t.Fatalf("killing worker %d", PID(eng))
 	}
 	<-eng.(*remoteEngine).c.Done()
-	if _, err := eng.(engine.TokenCounter).CountTokens("Hello."); err == nil || !strings.Contains(err.Error(), "not running") {
+	if _, err := eng.(api.TokenCounter).CountTokens("Hello."); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Fatalf("count with the worker dead: %v", err)
 	}
-	if fin, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: "hello", MaxFrames: 2}, nil); err != nil || fin.Frames != 2 {
+	if fin, err := eng.Synthesize(ctx, api.SpeechRequest{Text: "hello", MaxFrames: 2}, nil); err != nil || fin.Frames != 2 {
 		t.Fatalf("take after the worker died: %+v, %v", fin, err)
 	}
-	if n, err := eng.(engine.TokenCounter).CountTokens("Hello."); n != 6 || err != nil {
+	if n, err := eng.(api.TokenCounter).CountTokens("Hello."); n != 6 || err != nil {
 		t.Fatalf("count in the fresh worker: %d, %v", n, err)
 	}
 }
@@ -284,9 +284,9 @@ func TestTextOpsThroughTheWorker(t *testing.T) {
 func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 	ctx := context.Background()
 	eng, local := fakePair(t)
-	plain := engine.SpeechRequest{Text: "a voice", Seed: 4, MaxFrames: 5}
+	plain := api.SpeechRequest{Text: "a voice", Seed: 4, MaxFrames: 5}
 	voiced := plain
-	voiced.References = []engine.Reference{{Transcript: "one", Codes: [][]int{{1, 2}, {3, 4}}}, {Transcript: "two", Codes: [][]int{{4, 6}}}}
+	voiced.References = []api.Reference{{Transcript: "one", Codes: [][]int{{1, 2}, {3, 4}}}, {Transcript: "two", Codes: [][]int{{4, 6}}}}
 	want := runRecorded(ctx, local, voiced, nil)
 	got := runRecorded(ctx, eng, voiced, nil)
 	if got.err != nil || !reflect.DeepEqual(got.fin, want.fin) {
@@ -306,12 +306,12 @@ func TestEncodeThroughTheWorker(t *testing.T) {
 		samples[i] = float32(math.Sin(float64(i)*0.37)) * float32(i%7) / 3
 	}
 	samples[5] = math.SmallestNonzeroFloat32
-	wc, wf, _ := local.(engine.ReferenceEncoder).EncodeReference(samples)
-	codes, frames, err := eng.(engine.ReferenceEncoder).EncodeReference(samples)
+	wc, wf, _ := local.(api.ReferenceEncoder).EncodeReference(samples)
+	codes, frames, err := eng.(api.ReferenceEncoder).EncodeReference(samples)
 	if err != nil || frames != wf || !reflect.DeepEqual(codes, wc) {
 		t.Fatalf("encode through the worker: %d frames, %v; want %d frames and the same codes", frames, err, wf)
 	}
-	if _, _, err := eng.(engine.ReferenceEncoder).EncodeReference([]float32{1}); err == nil || !strings.Contains(err.Error(), "too short to encode") {
+	if _, _, err := eng.(api.ReferenceEncoder).EncodeReference([]float32{1}); err == nil || !strings.Contains(err.Error(), "too short to encode") {
 		t.Fatalf("a refused encode: %v", err)
 	}
 }
@@ -330,9 +330,9 @@ func TestKilledWorkerEndsTheTakeAndTheNextTakeReloads(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no worker pid")
 	}
-	req := engine.SpeechRequest{Text: "slow " + strings.Repeat("x", 200), Seed: 1, MaxFrames: 200}
-	killed := runRecorded(ctx, eng, req, func(ev engine.Event) {
-		if ev.Kind == engine.EventAudio && ev.Audio.ToFrame == 2 {
+	req := api.SpeechRequest{Text: "slow " + strings.Repeat("x", 200), Seed: 1, MaxFrames: 200}
+	killed := runRecorded(ctx, eng, req, func(ev api.Event) {
+		if ev.Kind == api.EventAudio && ev.Audio.ToFrame == 2 {
 			if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
 				t.Errorf("killing worker %d", pid)
 			}
@@ -345,7 +345,7 @@ func TestKilledWorkerEndsTheTakeAndTheNextTakeReloads(t *testing.T) {
 	}
 	audio := 0
 	for _, ev := range killed.events {
-		if ev.Kind == engine.EventAudio {
+		if ev.Kind == api.EventAudio {
 			audio++
 		}
 	}
@@ -356,7 +356,7 @@ func TestKilledWorkerEndsTheTakeAndTheNextTakeReloads(t *testing.T) {
 		t.Fatalf("stats with the worker dead: %+v", st)
 	}
 
-	next := engine.SpeechRequest{Text: "after", Seed: 2, MaxFrames: 10}
+	next := api.SpeechRequest{Text: "after", Seed: 2, MaxFrames: 10}
 	local, _ := openFake(ctx, LoadRequest{Model: "/models/fake", Backend: "fake"}, func(int64, int64) {})
 	want := runRecorded(ctx, local, next, nil)
 	got := runRecorded(ctx, eng, next, nil)
@@ -376,12 +376,12 @@ func TestCancelledTakeThroughTheWorker(t *testing.T) {
 	}
 	defer eng.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := runRecorded(ctx, eng, engine.SpeechRequest{Text: "slow" + strings.Repeat("x", 100), MaxFrames: 100}, func(ev engine.Event) {
-		if ev.Kind == engine.EventFrames && ev.Frames == 2 {
+	r := runRecorded(ctx, eng, api.SpeechRequest{Text: "slow" + strings.Repeat("x", 100), MaxFrames: 100}, func(ev api.Event) {
+		if ev.Kind == api.EventFrames && ev.Frames == 2 {
 			cancel()
 		}
 	})
-	if r.err != nil || r.fin.Reason != engine.FinishCancel || r.fin.Frames < 2 || r.fin.Frames >= 100 || len(r.fin.Codes) != r.fin.Frames {
+	if r.err != nil || r.fin.Reason != api.FinishCancel || r.fin.Frames < 2 || r.fin.Frames >= 100 || len(r.fin.Codes) != r.fin.Frames {
 		t.Fatalf("cancelled take: %+v, %v", r.fin, r.err)
 	}
 }
@@ -398,8 +398,8 @@ func TestCallbacksMayCallTheEngine(t *testing.T) {
 	defer eng.Close()
 	done := make(chan record, 1)
 	go func() {
-		done <- runRecorded(context.Background(), eng, engine.SpeechRequest{Text: "abc", MaxFrames: 3}, func(ev engine.Event) {
-			if ev.Kind == engine.EventFrames {
+		done <- runRecorded(context.Background(), eng, api.SpeechRequest{Text: "abc", MaxFrames: 3}, func(ev api.Event) {
+			if ev.Kind == api.EventFrames {
 				eng.Stats()
 			}
 		})
@@ -425,10 +425,10 @@ func TestCloseCancelsTheRunningTake(t *testing.T) {
 	done := make(chan record, 1)
 	go func() {
 		var once sync.Once
-		done <- runRecorded(context.Background(), eng, engine.SpeechRequest{Text: "slow" + strings.Repeat("x", 500), MaxFrames: 500},
-			func(ev engine.Event) {
+		done <- runRecorded(context.Background(), eng, api.SpeechRequest{Text: "slow" + strings.Repeat("x", 500), MaxFrames: 500},
+			func(ev api.Event) {
 				once.Do(func() { close(started) })
-				if ev.Kind == engine.EventFinished {
+				if ev.Kind == api.EventFinished {
 					finished.Store(true)
 				}
 			})
@@ -440,7 +440,7 @@ func TestCloseCancelsTheRunningTake(t *testing.T) {
 	if !finished.Load() {
 		t.Fatal("Close returned before the take ended")
 	}
-	if r := <-done; r.err != nil || r.fin.Reason != engine.FinishCancel {
+	if r := <-done; r.err != nil || r.fin.Reason != api.FinishCancel {
 		t.Fatalf("take closed under it: %+v, %v", r.fin, r.err)
 	}
 }

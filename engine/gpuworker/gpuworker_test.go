@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // The test binary doubles as the fake worker: started with GPUWORKER_FAKE set,
@@ -61,16 +61,16 @@ func fakeWorker(mode string) int {
 			for ; n < 5; n++ {
 				select {
 				case <-ctx.Done():
-					return engine.Finish{Reason: engine.FinishCancel, Frames: n}, nil
+					return api.Finish{Reason: api.FinishCancel, Frames: n}, nil
 				default:
 				}
 				out.Event(n + 1)
-				out.PCM(engine.AudioChunk{FromFrame: n, ToFrame: n + 1, PCM: []float32{float32(n), -0.5}})
+				out.PCM(api.AudioChunk{FromFrame: n, ToFrame: n + 1, PCM: []float32{float32(n), -0.5}})
 				if mode == "slow" {
 					time.Sleep(50 * time.Millisecond)
 				}
 			}
-			return engine.Finish{Reason: engine.FinishStop, Frames: n}, nil
+			return api.Finish{Reason: api.FinishStop, Frames: n}, nil
 		case "stuck": // ignores its cancel
 			time.Sleep(time.Minute)
 			return nil, nil
@@ -138,12 +138,12 @@ func TestFrameRoundTripAndBadFrames(t *testing.T) {
 }
 
 func TestPCMRoundTrip(t *testing.T) {
-	p := PCM{ID: 42, Chunk: engine.AudioChunk{FromFrame: 3, ToFrame: 5, PCM: []float32{0.25, -1, 1e-7}}}
+	p := PCM{ID: 42, Chunk: api.AudioChunk{FromFrame: 3, ToFrame: 5, PCM: []float32{0.25, -1, 1e-7}}}
 	q, err := DecodePCM(EncodePCM(p))
 	if err != nil || q.ID != 42 || q.Chunk.FromFrame != 3 || q.Chunk.ToFrame != 5 || fmt.Sprint(q.Chunk.PCM) != fmt.Sprint(p.Chunk.PCM) {
 		t.Fatalf("round trip: %+v, %v", q, err)
 	}
-	for _, bad := range [][]byte{make([]byte, 15), make([]byte, 18), EncodePCM(PCM{Chunk: engine.AudioChunk{FromFrame: 4, ToFrame: 2}})} {
+	for _, bad := range [][]byte{make([]byte, 15), make([]byte, 18), EncodePCM(PCM{Chunk: api.AudioChunk{FromFrame: 4, ToFrame: 2}})} {
 		if _, err := DecodePCM(bad); !errors.Is(err, ErrFrame) {
 			t.Fatalf("DecodePCM(%d bytes) = %v", len(bad), err)
 		}
@@ -176,12 +176,12 @@ func TestWorkerRequests(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var frames []int
-			var chunks []engine.AudioChunk
+			var chunks []api.AudioChunk
 			res, err := c.Call(context.Background(), "stream", nil,
 				func(e Event) { frames = append(frames, e.Frames) },
 				func(p PCM) { chunks = append(chunks, p.Chunk) })
-			var fin engine.Finish
-			if err != nil || json.Unmarshal(res, &fin) != nil || fin.Reason != engine.FinishStop || fin.Frames != 5 {
+			var fin api.Finish
+			if err != nil || json.Unmarshal(res, &fin) != nil || fin.Reason != api.FinishStop || fin.Frames != 5 {
 				t.Errorf("stream: %s, %v", res, err)
 				return
 			}
@@ -207,8 +207,8 @@ func TestCancelStopsTheTakeAndKeepsItsEnd(t *testing.T) {
 			cancel()
 		}
 	}, nil)
-	var fin engine.Finish
-	if err != nil || json.Unmarshal(res, &fin) != nil || fin.Reason != engine.FinishCancel || fin.Frames < 2 || fin.Frames >= 5 {
+	var fin api.Finish
+	if err != nil || json.Unmarshal(res, &fin) != nil || fin.Reason != api.FinishCancel || fin.Frames < 2 || fin.Frames >= 5 {
 		t.Fatalf("cancelled stream: %s, %v", res, err)
 	}
 }
@@ -305,7 +305,7 @@ func TestDeadWorkerEndsTheCallAndIsRestarted(t *testing.T) {
 // EncodePCM): nothing is read that the writer could not have meant.
 func FuzzReadFrame(f *testing.F) {
 	var buf bytes.Buffer
-	WriteFrame(&buf, FramePCM, EncodePCM(PCM{ID: 1, Chunk: engine.AudioChunk{ToFrame: 1, PCM: []float32{1}}}))
+	WriteFrame(&buf, FramePCM, EncodePCM(PCM{ID: 1, Chunk: api.AudioChunk{ToFrame: 1, PCM: []float32{1}}}))
 	WriteFrame(&buf, FrameEvent, []byte(`{"id":1,"frames":2}`))
 	f.Add(buf.Bytes())
 	f.Add([]byte{2, 0, 0, 0, 6, '{'})

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Hello is the worker's first frame: who it is and what it found.
@@ -50,16 +50,16 @@ type Request struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// Ops the worker serves (ServeEngine): one per engine.Engine method, on
+// Ops the worker serves (ServeEngine): one per api.Engine method, on
 // engines the worker holds by handle.
 const (
 	OpLoad       = "load"       // LoadRequest → Event{Load} progress → Loaded
 	OpSynthesize = "synthesize" // SynthesizeArgs → Event{Frames}, PCM → FinishWire
-	OpStats      = "stats"      // HandleArgs → engine.Stats
+	OpStats      = "stats"      // HandleArgs → api.Stats
 	OpClose      = "close"      // HandleArgs → nothing
-	OpCount      = "count"      // TextArgs → int (engine.TokenCounter)
-	OpCheck      = "check"      // TextArgs → TextCheck (engine.TextChecker)
-	OpEncode     = "encode"     // EncodeArgs → EncodedReference (engine.ReferenceEncoder)
+	OpCount      = "count"      // TextArgs → int (api.TokenCounter)
+	OpCheck      = "check"      // TextArgs → TextCheck (api.TextChecker)
+	OpEncode     = "encode"     // EncodeArgs → EncodedReference (api.ReferenceEncoder)
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
@@ -75,14 +75,14 @@ type LoadRequest struct {
 	Numerics string `json:"numerics,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	// Batch is open.Options.Batch: the most takes the engine runs
-	// together (0: engine.DefaultBatch).
+	// together (0: api.DefaultBatch).
 	Batch int `json:"batch,omitempty"`
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.
 type Loaded struct {
-	Handle uint64      `json:"handle"`
-	Info   engine.Info `json:"info"`
+	Handle uint64   `json:"handle"`
+	Info   api.Info `json:"info"`
 }
 
 // HandleArgs names an engine the worker holds.
@@ -92,8 +92,8 @@ type HandleArgs struct {
 
 // SynthesizeArgs asks engine Handle for a take.
 type SynthesizeArgs struct {
-	Handle  uint64               `json:"handle"`
-	Request engine.SpeechRequest `json:"request"`
+	Handle  uint64            `json:"handle"`
+	Request api.SpeechRequest `json:"request"`
 }
 
 // TextArgs asks engine Handle about a script (OpCount, OpCheck).
@@ -128,15 +128,15 @@ type EncodedReference struct {
 	Codes  []int32 `json:"codes"`
 }
 
-// FinishWire is engine.Finish with its codes, which engine.Finish leaves out
+// FinishWire is api.Finish with its codes, which api.Finish leaves out
 // of its JSON: a take made in the worker arrives whole.
 type FinishWire struct {
-	engine.Finish
+	api.Finish
 	Codes [][]int `json:"codes"`
 }
 
 // Event is progress of a request: the frames a take has made so far
-// (engine.EventFrames), or the bytes a load has read.
+// (api.EventFrames), or the bytes a load has read.
 type Event struct {
 	ID     uint64        `json:"id"`
 	Frames int           `json:"frames,omitempty"`
@@ -161,7 +161,7 @@ type Reply struct {
 
 // errorKinds are the sentinel errors that cross the process boundary.
 var errorKinds = map[string]error{
-	"invalid_request": engine.ErrInvalidRequest,
+	"invalid_request": api.ErrInvalidRequest,
 }
 
 // kindOf names the sentinel err wraps, or "".
@@ -177,7 +177,7 @@ func kindOf(err error) string {
 // PCM is a chunk of decoded audio for a request.
 type PCM struct {
 	ID    uint64
-	Chunk engine.AudioChunk
+	Chunk api.AudioChunk
 }
 
 const pcmHeader = 8 + 4 + 4

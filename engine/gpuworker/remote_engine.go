@@ -10,19 +10,19 @@ import (
 	"sync"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
 // OpenEngine loads req in the supervisor's worker (starting one if none
-// runs) and returns an engine.Engine whose calls go to it. progress, if not
+// runs) and returns an api.Engine whose calls go to it. progress, if not
 // nil, gets the load's progress on the caller's goroutine.
 //
 // When the worker dies, the take in flight ends with an error naming the
 // worker (the audio delivered before is kept by whoever received it), and
 // the next take starts a fresh worker through sup and loads req again.
 // Close closes the model in the worker; the process stays with sup.
-func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 	c, err := sup.Client(ctx)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func OpenEngine(ctx context.Context, sup *Supervisor, req LoadRequest, progress 
 
 // OpenIsolated is OpenEngine with a worker of its own, started from path
 // with opt: closing the engine also ends the worker.
-func OpenIsolated(ctx context.Context, path string, opt Options, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+func OpenIsolated(ctx context.Context, path string, opt Options, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 	sup := &Supervisor{Path: path, Opt: opt}
 	eng, err := OpenEngine(ctx, sup, req, progress)
 	if err != nil {
@@ -49,7 +49,7 @@ func OpenIsolated(ctx context.Context, path string, opt Options, req LoadRequest
 
 // PID is the process id of the worker that runs eng, or 0 when eng is not
 // a worker's engine or its worker has ended.
-func PID(eng engine.Engine) int {
+func PID(eng api.Engine) int {
 	e, ok := eng.(*remoteEngine)
 	if !ok {
 		return 0
@@ -86,13 +86,13 @@ func load(ctx context.Context, c *Client, req LoadRequest, progress func(done, t
 // job identifies a running take among the engine's cancels.
 type job struct{ _ byte }
 
-// remoteEngine is an engine.Engine in a worker process: its takes run
+// remoteEngine is an api.Engine in a worker process: its takes run
 // there together, as the worker's engine schedules them.
 type remoteEngine struct {
 	sup    *Supervisor
 	ownSup bool // Close ends the supervisor's worker too (OpenIsolated)
 	req    LoadRequest
-	info   engine.Info
+	info   api.Info
 
 	takes   sync.RWMutex // read-held by each take, held by Close while it closes
 	restart sync.Mutex   // held while a dead worker is replaced
@@ -100,21 +100,21 @@ type remoteEngine struct {
 	mu      sync.Mutex // guards the fields below
 	c       *Client
 	handle  uint64
-	last    *engine.Finish
+	last    *api.Finish
 	closed  bool
 	cancels map[*job]context.CancelFunc // the running takes' (the worker runs up to info.Batch together)
 }
 
-func (e *remoteEngine) Info() engine.Info { return e.info }
+func (e *remoteEngine) Info() api.Info { return e.info }
 
-// Synthesize runs a take in the worker: see engine.Engine. Events reach
+// Synthesize runs a take in the worker: see api.Engine. Events reach
 // emit on the caller's goroutine, in the worker's order.
-func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *remoteEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if emit == nil {
-		emit = func(engine.Event) {}
+		emit = func(api.Event) {}
 	}
 	e.takes.RLock()
 	defer e.takes.RUnlock()
@@ -142,11 +142,11 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest,
 	res, err := c.Call(ctx, OpSynthesize, SynthesizeArgs{Handle: handle, Request: req},
 		func(ev Event) {
 			frames = ev.Frames
-			emit(engine.Event{Kind: engine.EventFrames, Frames: ev.Frames})
+			emit(api.Event{Kind: api.EventFrames, Frames: ev.Frames})
 		},
 		func(p PCM) {
 			chunk := p.Chunk
-			emit(engine.Event{Kind: engine.EventAudio, Audio: &chunk})
+			emit(api.Event{Kind: api.EventAudio, Audio: &chunk})
 		})
 	if err != nil {
 		var died *WorkerDiedError
@@ -161,7 +161,7 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req engine.SpeechRequest,
 	}
 	fin := fw.Finish
 	fin.Codes = fw.Codes
-	emit(engine.Event{Kind: engine.EventFinished, Finished: &fin})
+	emit(api.Event{Kind: api.EventFinished, Finished: &fin})
 	e.mu.Lock()
 	e.last = &fin
 	e.mu.Unlock()
@@ -204,7 +204,7 @@ func (e *remoteEngine) worker(ctx context.Context) (*Client, uint64, error) {
 }
 
 // sameModel reports whether a reload gave the model the engine described.
-func sameModel(a, b engine.Info) bool {
+func sameModel(a, b api.Info) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
@@ -216,11 +216,11 @@ const statsTimeout = 10 * time.Second
 // Stats asks the worker for its figures. Without a running worker it
 // reports no memory in use (the process that held it is gone) and says so
 // in Memory.Device. LastTake is the last take this engine finished.
-func (e *remoteEngine) Stats() engine.Stats {
+func (e *remoteEngine) Stats() api.Stats {
 	e.mu.Lock()
 	c, handle, last := e.c, e.handle, e.last
 	e.mu.Unlock()
-	st := engine.Stats{Memory: engine.Memory{Device: "engine worker not running"}}
+	st := api.Stats{Memory: api.Memory{Device: "engine worker not running"}}
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
 	if res, err := c.Call(ctx, OpStats, HandleArgs{Handle: handle}, nil, nil); err == nil {
@@ -231,9 +231,9 @@ func (e *remoteEngine) Stats() engine.Stats {
 }
 
 var (
-	_ engine.TokenCounter     = (*remoteEngine)(nil)
-	_ engine.TextChecker      = (*remoteEngine)(nil)
-	_ engine.ReferenceEncoder = (*remoteEngine)(nil)
+	_ api.TokenCounter     = (*remoteEngine)(nil)
+	_ api.TextChecker      = (*remoteEngine)(nil)
+	_ api.ReferenceEncoder = (*remoteEngine)(nil)
 )
 
 // textTimeout bounds a token count or script check: the studio asks while
@@ -241,7 +241,7 @@ var (
 const textTimeout = 10 * time.Second
 
 // CountTokens counts text with the tokenizer the worker's engine prompts
-// with (engine.TokenCounter). It does not restart a worker that died: the
+// with (api.TokenCounter). It does not restart a worker that died: the
 // next take does that.
 func (e *remoteEngine) CountTokens(text string) (int, error) {
 	var n int
@@ -250,7 +250,7 @@ func (e *remoteEngine) CountTokens(text string) (int, error) {
 }
 
 // CheckText applies the worker engine's prompt rules to text
-// (engine.TextChecker): nil, or the first refusal as a *drama3.TextError.
+// (api.TextChecker): nil, or the first refusal as a *drama3.TextError.
 func (e *remoteEngine) CheckText(text string) error {
 	var tc TextCheck
 	if err := e.textCall(OpCheck, text, &tc); err != nil {
@@ -267,7 +267,7 @@ func (e *remoteEngine) CheckText(text string) error {
 const encodeTimeout = 5 * time.Minute
 
 // EncodeReference encodes a reference recording in the worker
-// (engine.ReferenceEncoder): the worker's engine must encode references
+// (api.ReferenceEncoder): the worker's engine must encode references
 // itself, or the call fails and says so. Like CountTokens it does not
 // restart a worker that died.
 func (e *remoteEngine) EncodeReference(samples []float32) ([]int32, int, error) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // SelfCommand is the first argument that makes this program's own binary
@@ -22,7 +22,7 @@ func RunWorker(backend string, open Opener) error {
 		return err
 	}
 	hello := Hello{PID: os.Getpid(), Backends: []string{backend}}
-	return ServeEngine(os.Stdin, proto, hello, func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	return ServeEngine(os.Stdin, proto, hello, func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 		if req.Backend != backend {
 			return nil, fmt.Errorf("backend %q: this worker serves the %s backend (the cuda backend runs in %s)", req.Backend, backend, WorkerName)
 		}
@@ -33,7 +33,7 @@ func RunWorker(backend string, open Opener) error {
 // OpenInSelf loads req in a child process of this program's own binary,
 // started with SelfCommand; closing the engine ends the child. Its takes are
 // the same bytes as in this process: the same engine makes them.
-func OpenInSelf(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+func OpenInSelf(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program to start its engine worker: %w", err)

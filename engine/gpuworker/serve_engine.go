@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -20,15 +20,15 @@ import (
 // (the CPU engine in `proscenium worker`, the CUDA engine in proscenium-gpu).
 // progress reports the bytes of the checkpoint read so far; it may be
 // called from any goroutine.
-type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (engine.Engine, error)
+type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error)
 
 // ServeEngine is a worker's main loop: it serves the engine operations
 // (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpClose) over in and out until in ends,
 // then closes the engines still open. Requests run concurrently, as the
-// engine.Engine contract allows (Stats during a take; a second take waits
+// api.Engine contract allows (Stats during a take; a second take waits
 // in the engine).
 func ServeEngine(in io.Reader, out io.Writer, hello Hello, open Opener) error {
-	h := &engineHost{open: open, engines: map[uint64]engine.Engine{}}
+	h := &engineHost{open: open, engines: map[uint64]api.Engine{}}
 	err := Serve(in, out, hello, h.serve)
 	h.closeAll()
 	return err
@@ -40,7 +40,7 @@ type engineHost struct {
 
 	mu      sync.Mutex
 	next    uint64
-	engines map[uint64]engine.Engine
+	engines map[uint64]api.Engine
 }
 
 // loadProgressEvery spaces load progress events: a loader may report every
@@ -84,11 +84,11 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 		if err != nil {
 			return nil, err
 		}
-		fin, err := eng.Synthesize(ctx, sa.Request, func(ev engine.Event) {
+		fin, err := eng.Synthesize(ctx, sa.Request, func(ev api.Event) {
 			switch ev.Kind {
-			case engine.EventFrames:
+			case api.EventFrames:
 				out.Event(ev.Frames)
-			case engine.EventAudio:
+			case api.EventAudio:
 				out.PCM(*ev.Audio)
 			}
 			// EventFinished: the reply carries the Finish.
@@ -119,13 +119,13 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 			return nil, err
 		}
 		if req.Op == OpCount {
-			tc, ok := eng.(engine.TokenCounter)
+			tc, ok := eng.(api.TokenCounter)
 			if !ok {
 				return nil, fmt.Errorf("this engine cannot count tokens")
 			}
 			return tc.CountTokens(ta.Text)
 		}
-		tc, ok := eng.(engine.TextChecker)
+		tc, ok := eng.(api.TextChecker)
 		if !ok {
 			return nil, fmt.Errorf("this engine cannot check scripts")
 		}
@@ -148,7 +148,7 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 		if err != nil {
 			return nil, err
 		}
-		re, ok := eng.(engine.ReferenceEncoder)
+		re, ok := eng.(api.ReferenceEncoder)
 		if !ok {
 			return nil, fmt.Errorf("this engine cannot encode references")
 		}
@@ -179,7 +179,7 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 	return nil, fmt.Errorf("unknown op %q", req.Op)
 }
 
-func (h *engineHost) engine(id uint64) (engine.Engine, error) {
+func (h *engineHost) engine(id uint64) (api.Engine, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	eng, ok := h.engines[id]
@@ -192,7 +192,7 @@ func (h *engineHost) engine(id uint64) (engine.Engine, error) {
 func (h *engineHost) closeAll() {
 	h.mu.Lock()
 	engines := h.engines
-	h.engines = map[uint64]engine.Engine{}
+	h.engines = map[uint64]api.Engine{}
 	h.mu.Unlock()
 	for _, eng := range engines {
 		eng.Close()

@@ -8,7 +8,7 @@ import (
 	"io"
 	"sync"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // Handler serves one request in the worker. It sends progress through out
@@ -35,7 +35,7 @@ func (e *Emitter) Load(done, total int64) error {
 }
 
 // PCM sends a decoded chunk.
-func (e *Emitter) PCM(c engine.AudioChunk) error {
+func (e *Emitter) PCM(c api.AudioChunk) error {
 	return e.s.write(FramePCM, EncodePCM(PCM{ID: e.id, Chunk: c}))
 }
 

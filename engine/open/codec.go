@@ -47,7 +47,7 @@ func newCodecEncoder(ts *checkpoint.TensorSet, name string) (*CodecEncoder, erro
 }
 
 // EncodeReference encodes mono samples at the codec's rate (the
-// engine.ReferenceEncoder shape): codes frame-major, Codebooks per frame,
+// api.ReferenceEncoder shape): codes frame-major, Codebooks per frame,
 // codebook 0 first.
 func (e *CodecEncoder) EncodeReference(samples []float32) (codes []int32, frames int, err error) {
 	res, err := e.enc.Encode(samples)

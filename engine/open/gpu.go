@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/gpuworker"
 )
@@ -26,7 +26,7 @@ func DescribeGPU(ctx context.Context) (string, error) {
 }
 
 // GPUModelBytes is the device memory the GPU backend admits for the model
-// in dir with batch takes together (0: engine.DefaultBatch): the weights
+// in dir with batch takes together (0: api.DefaultBatch): the weights
 // and the default voice prefix cache once, each take's states and scratch
 // at the default context (cuda.ModelTakesBytes), before loading it.
 func GPUModelBytes(dir string, batch int) (int64, error) {
@@ -34,9 +34,9 @@ func GPUModelBytes(dir string, batch int) (int64, error) {
 	return in.ModelBytes + in.VoiceCache, err
 }
 
-// tierInput is cuda.ModelTierInput for batch takes (0: engine.DefaultBatch).
+// tierInput is cuda.ModelTierInput for batch takes (0: api.DefaultBatch).
 func tierInput(dir string, batch int) (cuda.TierInput, error) {
-	n, err := engine.BatchOf(batch)
+	n, err := api.BatchOf(batch)
 	if err != nil {
 		return cuda.TierInput{}, err
 	}
@@ -69,7 +69,7 @@ type GPUMemory struct {
 }
 
 // GPUMemoryOf is GPUMemory for the checkpoint in dir with batch takes
-// together (0: engine.DefaultBatch), and the tier under capBytes (0: not
+// together (0: api.DefaultBatch), and the tier under capBytes (0: not
 // asked).
 func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 	in, err := tierInput(dir, batch)
@@ -92,7 +92,7 @@ func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 }
 
 // GPUTierUnderCap is the memory tier the GPU backend chooses for the model
-// in dir with batch takes together (0: engine.DefaultBatch) when the device
+// in dir with batch takes together (0: api.DefaultBatch) when the device
 // budget is capBytes (cuda.PlanTier: "fits on the
 // device", or the routed experts of the last layers in pinned host memory),
 // as the sentence the load announces. The device's free memory and the
@@ -118,7 +118,7 @@ func tierUnderCap(in cuda.TierInput, capBytes int64) (cuda.TierPlan, error) {
 }
 
 // GPUTierOn is the tier the GPU backend chooses for the model in dir with
-// batch takes together (0: engine.DefaultBatch) on a
+// batch takes together (0: api.DefaultBatch) on a
 // device with free bytes free under capBytes (0: none), with this
 // machine's available host memory: what a load would announce now (the
 // codec not counted).

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"slices"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 	"proscenium/engine/take"
@@ -53,7 +53,7 @@ type Options struct {
 	// worker's pool cap, against which it admits a model.
 	MemoryCap int64
 	// Batch is the most takes the engine runs together (0:
-	// engine.DefaultBatch; 1: one at a time). Each live take holds its own
+	// api.DefaultBatch; 1: one at a time). Each live take holds its own
 	// caches.
 	Batch int
 	// Numerics is the GPU backbone's numerics policy (drama3.Numerics:
@@ -66,7 +66,7 @@ type Options struct {
 
 // Remote opens an engine in the worker process: remote.go sets it. nil: this
 // build has no worker path.
-var remote func(ctx context.Context, dir string, opts Options) (engine.Engine, error)
+var remote func(ctx context.Context, dir string, opts Options) (api.Engine, error)
 
 // probeGPU asks the worker whether a usable GPU is there, and why not:
 // remote.go sets it. nil: this build cannot probe.
@@ -82,7 +82,7 @@ func CheckBackend(name string) error {
 
 // Open opens the checkpoint directory dir (config.json, safetensors,
 // tokenizer.json, codec.pth) on the backend opts choose.
-func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
+func Open(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -128,7 +128,7 @@ func Open(ctx context.Context, dir string, opts Options) (engine.Engine, error) 
 
 // OpenCPU opens dir on the CPU backend in this process (the worker serves
 // isolated CPU takes with it); reason goes to Info.BackendReason.
-func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (engine.Engine, error) {
+func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (api.Engine, error) {
 	e, err := take.Compose(ctx, dir, take.Backend{Name: CPU, Reason: reason, Memory: take.HostMemory, Probe: opts.Probe,
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
 			b, err := cpu.LoadBackend(ck, opts.Progress)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/take"
 	"reflect"
 	"strings"
@@ -39,7 +39,7 @@ var tinyDir = sync.OnceValues(func() (string, error) {
 
 // tinyEngine is the demo checkpoint opened once for the package's tests
 // (takes on one engine run one at a time).
-var tinyEngine = sync.OnceValues(func() (engine.Engine, error) {
+var tinyEngine = sync.OnceValues(func() (api.Engine, error) {
 	dir, err := tinyDir()
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func needTinyDir(t *testing.T) string {
 	return dir
 }
 
-func openTiny(t *testing.T) (engine.Engine, string) {
+func openTiny(t *testing.T) (api.Engine, string) {
 	t.Helper()
 	dir := needTinyDir(t)
 	eng, err := tinyEngine()
@@ -84,25 +84,25 @@ func TestDemoTake(t *testing.T) {
 		!reflect.DeepEqual(info.CodebookSizes, []int{4096, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}) {
 		t.Fatalf("info %+v", info)
 	}
-	req := engine.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
-	var events []engine.Event
-	fin, err := eng.Synthesize(context.Background(), req, func(ev engine.Event) { events = append(events, ev) })
+	req := api.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: api.DefaultSampling(), Seed: 7, MaxFrames: 48}
+	var events []api.Event
+	fin, err := eng.Synthesize(context.Background(), req, func(ev api.Event) { events = append(events, ev) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.Reason != engine.FinishLength || fin.Frames != 48 || len(fin.Codes) != 48 {
+	if fin.Reason != api.FinishLength || fin.Frames != 48 || len(fin.Codes) != 48 {
 		t.Fatalf("finish %s with %d frames, want length with 48 (seed 7 on the seed-1 demo model)", fin.Reason, fin.Frames)
 	}
 	var pcm []float32
 	frames, next := 0, 0
 	for i, ev := range events {
 		switch ev.Kind {
-		case engine.EventFrames:
+		case api.EventFrames:
 			if ev.Frames != frames+1 {
 				t.Fatalf("event %d: frames %d after %d", i, ev.Frames, frames)
 			}
 			frames = ev.Frames
-		case engine.EventAudio:
+		case api.EventAudio:
 			a := ev.Audio
 			if a.FromFrame != next || a.ToFrame > frames || len(a.PCM) != (a.ToFrame-a.FromFrame)*2048 {
 				t.Fatalf("event %d: chunk [%d, %d) of %d samples after frame %d with %d made", i, a.FromFrame, a.ToFrame, len(a.PCM), next, frames)
@@ -112,7 +112,7 @@ func TestDemoTake(t *testing.T) {
 			}
 			next = a.ToFrame
 			pcm = append(pcm, a.PCM...)
-		case engine.EventFinished:
+		case api.EventFinished:
 			if i != len(events)-1 || ev.Finished != fin {
 				t.Fatalf("finished event at %d of %d", i, len(events))
 			}
@@ -176,21 +176,21 @@ func TestDemoTakeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var samples int
-	req := engine.SpeechRequest{Text: "Stop me.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
-	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+	req := api.SpeechRequest{Text: "Stop me.", Sampling: api.DefaultSampling(), Seed: 7, MaxFrames: 48}
+	fin, err := eng.Synthesize(ctx, req, func(ev api.Event) {
 		switch ev.Kind {
-		case engine.EventFrames:
+		case api.EventFrames:
 			if ev.Frames == 5 {
 				cancel()
 			}
-		case engine.EventAudio:
+		case api.EventAudio:
 			samples += len(ev.Audio.PCM)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.Reason != engine.FinishCancel || fin.Frames != 5 || samples != 5*2048 {
+	if fin.Reason != api.FinishCancel || fin.Frames != 5 || samples != 5*2048 {
 		t.Fatalf("finish %s, %d frames, %d samples; want cancel, 5, %d", fin.Reason, fin.Frames, samples, 5*2048)
 	}
 }
@@ -198,14 +198,14 @@ func TestDemoTakeCancel(t *testing.T) {
 func TestSynthesizeRefusesBadRequests(t *testing.T) {
 	eng, _ := openTiny(t)
 	for _, c := range []struct {
-		req  engine.SpeechRequest
+		req  api.SpeechRequest
 		want string
 	}{
-		{engine.SpeechRequest{Text: "hi", Sampling: engine.DefaultSampling(), MaxFrames: 0}, "max_frames"},
-		{engine.SpeechRequest{Text: "hi", Sampling: engine.Sampling{Temperature: 1, TopP: 0}, MaxFrames: 4}, "top_p"},
-		{engine.SpeechRequest{Text: "hi", Sampling: engine.Sampling{Temperature: -1, TopP: 1}, MaxFrames: 4}, "temperature"},
-		{engine.SpeechRequest{Text: "   ", Sampling: engine.DefaultSampling(), MaxFrames: 4}, "empty"},
-		{engine.SpeechRequest{Text: "a <|im_end|> b", Sampling: engine.DefaultSampling(), MaxFrames: 4}, "<|im_end|>"},
+		{api.SpeechRequest{Text: "hi", Sampling: api.DefaultSampling(), MaxFrames: 0}, "max_frames"},
+		{api.SpeechRequest{Text: "hi", Sampling: api.Sampling{Temperature: 1, TopP: 0}, MaxFrames: 4}, "top_p"},
+		{api.SpeechRequest{Text: "hi", Sampling: api.Sampling{Temperature: -1, TopP: 1}, MaxFrames: 4}, "temperature"},
+		{api.SpeechRequest{Text: "   ", Sampling: api.DefaultSampling(), MaxFrames: 4}, "empty"},
+		{api.SpeechRequest{Text: "a <|im_end|> b", Sampling: api.DefaultSampling(), MaxFrames: 4}, "<|im_end|>"},
 	} {
 		_, err := eng.Synthesize(context.Background(), c.req, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -220,9 +220,9 @@ func TestDemoTakeDeterminism(t *testing.T) {
 	eng, _ := openTiny(t)
 	run := func(seed uint64) ([][]int, []float32) {
 		var pcm []float32
-		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: 6}
-		fin, err := eng.Synthesize(context.Background(), req, func(ev engine.Event) {
-			if ev.Kind == engine.EventAudio {
+		req := api.SpeechRequest{Text: "Again.", Sampling: api.DefaultSampling(), Seed: seed, MaxFrames: 6}
+		fin, err := eng.Synthesize(context.Background(), req, func(ev api.Event) {
+			if ev.Kind == api.EventAudio {
 				pcm = append(pcm, ev.Audio.PCM...)
 			}
 		})
@@ -252,7 +252,7 @@ func BenchmarkDemoTake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := engine.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: engine.DefaultSampling(), Seed: 7, MaxFrames: 48}
+	req := api.SpeechRequest{Text: "Hello there, this is a demo take.", Sampling: api.DefaultSampling(), Seed: 7, MaxFrames: 48}
 	stages := map[string]float64{}
 	var rtf, ttfa float64
 	for b.Loop() {
@@ -278,9 +278,9 @@ func BenchmarkDemoTake(b *testing.B) {
 // would alone.
 func TestConcurrentTakesQueue(t *testing.T) {
 	eng, _ := openTiny(t)
-	req := engine.SpeechRequest{Text: "Queue.", Sampling: engine.DefaultSampling(), Seed: 9, MaxFrames: 3}
+	req := api.SpeechRequest{Text: "Queue.", Sampling: api.DefaultSampling(), Seed: 9, MaxFrames: 3}
 	var wg sync.WaitGroup
-	results := make([]*engine.Finish, 3)
+	results := make([]*api.Finish, 3)
 	errs := make([]error, 3)
 	for i := range results {
 		wg.Add(1)
@@ -366,11 +366,11 @@ func TestDemoPrefillCancel(t *testing.T) {
 	}
 	defer eng.Close()
 	text := strings.Repeat("A long script keeps the prefill busy. ", 40)
-	fin, err := eng.Synthesize(ctx, engine.SpeechRequest{Text: text, Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 4}, nil)
+	fin, err := eng.Synthesize(ctx, api.SpeechRequest{Text: text, Sampling: api.DefaultSampling(), Seed: 1, MaxFrames: 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.Reason != engine.FinishCancel || fin.Frames != 0 || rows != cpu.PrefillChunk {
+	if fin.Reason != api.FinishCancel || fin.Frames != 0 || rows != cpu.PrefillChunk {
 		t.Fatalf("finish %s with %d frames after %d prefill rows; want cancel, 0, %d", fin.Reason, fin.Frames, rows, cpu.PrefillChunk)
 	}
 }
@@ -383,20 +383,20 @@ func TestCloseStopsTheRunningTake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := eng.(engine.TokenCounter).CountTokens("Hello <|speaker:1|> there")
+	n, err := eng.(api.TokenCounter).CountTokens("Hello <|speaker:1|> there")
 	if err != nil || n < 3 {
 		t.Fatalf("token count %d, err %v", n, err)
 	}
 	started := make(chan struct{})
-	done := make(chan *engine.Finish, 1)
+	done := make(chan *api.Finish, 1)
 	var finished atomic.Bool // set inside the take, before it releases the engine
 	go func() {
-		fin, err := eng.Synthesize(context.Background(), engine.SpeechRequest{Text: "Run until closed.", Sampling: engine.DefaultSampling(), Seed: 2, MaxFrames: 100000},
-			func(ev engine.Event) {
-				if ev.Kind == engine.EventFrames && ev.Frames == 2 {
+		fin, err := eng.Synthesize(context.Background(), api.SpeechRequest{Text: "Run until closed.", Sampling: api.DefaultSampling(), Seed: 2, MaxFrames: 100000},
+			func(ev api.Event) {
+				if ev.Kind == api.EventFrames && ev.Frames == 2 {
 					close(started)
 				}
-				if ev.Kind == engine.EventFinished {
+				if ev.Kind == api.EventFinished {
 					finished.Store(true)
 				}
 			})
@@ -412,10 +412,10 @@ func TestCloseStopsTheRunningTake(t *testing.T) {
 	if !finished.Load() {
 		t.Fatal("Close returned while the take was still running")
 	}
-	if fin := <-done; fin == nil || fin.Reason != engine.FinishCancel {
+	if fin := <-done; fin == nil || fin.Reason != api.FinishCancel {
 		t.Fatalf("running take ended %+v, want a cancel", fin)
 	}
-	if _, err := eng.Synthesize(context.Background(), engine.SpeechRequest{Text: "hi", Sampling: engine.DefaultSampling(), MaxFrames: 1}, nil); err == nil {
+	if _, err := eng.Synthesize(context.Background(), api.SpeechRequest{Text: "hi", Sampling: api.DefaultSampling(), MaxFrames: 1}, nil); err == nil {
 		t.Fatal("a take after Close ran")
 	}
 	if err := eng.Close(); err != nil {
@@ -427,7 +427,7 @@ func TestCloseStopsTheRunningTake(t *testing.T) {
 // speaking it, naming the refused token and where it is.
 func TestEngineChecksText(t *testing.T) {
 	eng, _ := openTiny(t)
-	tc := eng.(engine.TextChecker)
+	tc := eng.(api.TextChecker)
 	if err := tc.CheckText("Hello <|speaker:1|> there."); err != nil {
 		t.Fatalf("good script: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -56,10 +56,10 @@ func readTestReference() (*decode.Reference, error) {
 func TestReferenceTake(t *testing.T) {
 	eng, dir := openTiny(t)
 	codes := demoReference(t, dir)
-	refs := []engine.Reference{{Transcript: "The quick brown fox.", Codes: codes}}
-	var last *engine.Finish
-	run := func(refs []engine.Reference) [][]int {
-		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
+	refs := []api.Reference{{Transcript: "The quick brown fox.", Codes: codes}}
+	var last *api.Finish
+	run := func(refs []api.Reference) [][]int {
+		req := api.SpeechRequest{Text: "Again.", Sampling: api.DefaultSampling(), Seed: 3, MaxFrames: 6, References: refs}
 		fin, err := eng.Synthesize(context.Background(), req, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -87,14 +87,14 @@ func TestReferenceTake(t *testing.T) {
 	if reflect.DeepEqual(c1, run(nil)) {
 		t.Fatal("the reference changed nothing")
 	}
-	bad := [][]engine.Reference{
+	bad := [][]api.Reference{
 		{{Transcript: " ", Codes: codes}},
 		{{Transcript: "Hi.", Codes: [][]int{{1, 2, 3}}}},
 		{{Transcript: "Hi.", Codes: nil}},
 	}
 	for i, r := range bad {
-		req := engine.SpeechRequest{Text: "Again.", Sampling: engine.DefaultSampling(), Seed: 3, MaxFrames: 6, References: r}
-		if _, err := eng.Synthesize(context.Background(), req, nil); !errors.Is(err, engine.ErrInvalidRequest) || !strings.Contains(err.Error(), "reference 0") {
+		req := api.SpeechRequest{Text: "Again.", Sampling: api.DefaultSampling(), Seed: 3, MaxFrames: 6, References: r}
+		if _, err := eng.Synthesize(context.Background(), req, nil); !errors.Is(err, api.ErrInvalidRequest) || !strings.Contains(err.Error(), "reference 0") {
 			t.Errorf("bad reference %d: %v", i, err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/gpuworker"
 )
 
@@ -35,7 +35,7 @@ func workerPath(opts Options) (string, error) {
 // executable for the CPU): closing the engine ends the worker; a worker that
 // dies mid-take ends that take with an error naming it, and the next take
 // starts a fresh one and reloads.
-func openRemote(ctx context.Context, dir string, opts Options) (engine.Engine, error) {
+func openRemote(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	switch opts.Backend {
 	case CPU:
 		return gpuworker.OpenInSelf(ctx, gpuworker.LoadRequest{Model: dir, Backend: CPU, Reason: opts.reason, Batch: opts.Batch}, opts.Progress)
@@ -72,7 +72,7 @@ func probeWorker(ctx context.Context, opts Options) (bool, string) {
 // studio's binary started with gpuworker.SelfCommand. It serves OpenCPU on
 // stdin and stdout until stdin ends.
 func ServeWorker() error {
-	return gpuworker.RunWorker(CPU, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (engine.Engine, error) {
+	return gpuworker.RunWorker(CPU, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (api.Engine, error) {
 		return OpenCPU(ctx, req.Model, Options{Progress: progress, Batch: req.Batch}, strings.TrimPrefix(req.Reason+"; in a worker process", "; "))
 	})
 }

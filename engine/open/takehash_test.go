@@ -10,7 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"strings"
 	"testing"
 
@@ -29,28 +29,28 @@ import (
 var recordedTakes = []struct {
 	name   string
 	fused  bool // checkpoint with fused experts and a semantic_head tensor
-	req    engine.SpeechRequest
+	req    api.SpeechRequest
 	codes  string // sha256 of the codes, "%d," per code, frame-major
 	logits string // sha256 of every draw's logits in draw order: "logits.CB:" then the float32 bits, little endian
 	pcm    string // sha256 of the PCM's float32 bits, little endian
 }{
-	{"default seed 1", false, engine.SpeechRequest{Text: "Hello there.", Sampling: engine.DefaultSampling(), Seed: 1, MaxFrames: 16},
+	{"default seed 1", false, api.SpeechRequest{Text: "Hello there.", Sampling: api.DefaultSampling(), Seed: 1, MaxFrames: 16},
 		"bdcffce12df08c3deccea02f1ea0b4167df435a9358dffde5ab9670526c2b4f8",
 		"3ae6a615a7db8467e0a3fe3f189a8fa78c47fce86a8c835175894802eecb84f0",
 		"6811da1d8c12817b63a31b969cbbb3a936870653dce8935410ab2ed06c86203b"},
-	{"default seed 2", false, engine.SpeechRequest{Text: "Hello there.", Sampling: engine.DefaultSampling(), Seed: 2, MaxFrames: 16},
+	{"default seed 2", false, api.SpeechRequest{Text: "Hello there.", Sampling: api.DefaultSampling(), Seed: 2, MaxFrames: 16},
 		"fd8592d8decc7e6e2b4f202103cc6da0c6d5450d63cbd90c83b506b01bc24766",
 		"5cd3048f1768f85c46084e396c52d5398d46d166a9d5a38310453d0f2f6b6cc4",
 		"17616bc52d71129e6b83afe464aa70b45771329423cdc33ccbf7ddd84a3359aa"},
-	{"greedy", false, engine.SpeechRequest{Text: "A greedy take.", Sampling: engine.Sampling{Temperature: 0, TopP: 1, TopK: 0}, Seed: 3, MaxFrames: 10},
+	{"greedy", false, api.SpeechRequest{Text: "A greedy take.", Sampling: api.Sampling{Temperature: 0, TopP: 1, TopK: 0}, Seed: 3, MaxFrames: 10},
 		"76543a515fabd5ac2ffe581ad6ee4925b75dc4f6fd5a09387d5a1b29ef38dcf7",
 		"7d4fbda0d42706e72780e35afc47eddedee89991e0c000c35ab19f9157fd30f7",
 		"6e8a570548aeb237759c0cb4fd4e4d80a3ed2aa442be0c0642ee7ecd6dd97631"},
-	{"top-k 5", false, engine.SpeechRequest{Text: "Few choices.", Sampling: engine.Sampling{Temperature: 0.7, TopP: 1, TopK: 5}, Seed: 4, MaxFrames: 12},
+	{"top-k 5", false, api.SpeechRequest{Text: "Few choices.", Sampling: api.Sampling{Temperature: 0.7, TopP: 1, TopK: 5}, Seed: 4, MaxFrames: 12},
 		"1ebb519ca1cfb7e37af4d5f8b37bbfcd4fa16d00c80f74fb910011224504811c",
 		"a4c31864aab5b0c95b1d94465d2a1aabd68e9a81afdb3b8ef9955946a898f6bc",
 		"bdaf9bacb4bbe193d5596d3401b89810ccb0f9b1f7e592d0d51f64dd507d5da3"},
-	{"fused experts, semantic head", true, engine.SpeechRequest{Text: "Fused.", Sampling: engine.DefaultSampling(), Seed: 5, MaxFrames: 12},
+	{"fused experts, semantic head", true, api.SpeechRequest{Text: "Fused.", Sampling: api.DefaultSampling(), Seed: 5, MaxFrames: 12},
 		"e12dc1b06f87a9b051cd7e429c694ba58ad54aa6ee02b2bc9b616bdd32a59959",
 		"a74d74f4f0ed098c9ae228325cded50d681e558e6c98015fb78d9d9f8f66377c",
 		"583bfc7aec674e33ea0a09cca1a3037331a5b00c3838862ce449a6f438780223"},
@@ -79,7 +79,7 @@ func TestRecordedTakeHashes(t *testing.T) {
 	dir := needTinyDir(t)
 	print := os.Getenv("PROSCENIUM_PRINT_TAKE_HASHES") != ""
 	var tap logitsHash
-	open := func(dir string) engine.Engine {
+	open := func(dir string) api.Engine {
 		eng, err := Open(context.Background(), dir, Options{Backend: CPU, Probe: tap.probe})
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestRecordedTakeHashes(t *testing.T) {
 		t.Cleanup(func() { eng.Close() })
 		return eng
 	}
-	engines := map[bool]engine.Engine{false: open(dir)}
+	engines := map[bool]api.Engine{false: open(dir)}
 	for _, c := range recordedTakes {
 		eng := engines[c.fused]
 		if eng == nil {
@@ -104,8 +104,8 @@ func TestRecordedTakeHashes(t *testing.T) {
 		}
 		var pcm []float32
 		tap.reset()
-		fin, err := eng.Synthesize(context.Background(), c.req, func(ev engine.Event) {
-			if ev.Kind == engine.EventAudio {
+		fin, err := eng.Synthesize(context.Background(), c.req, func(ev api.Event) {
+			if ev.Kind == api.EventAudio {
 				pcm = append(pcm, ev.Audio.PCM...)
 			}
 		})
@@ -115,7 +115,7 @@ func TestRecordedTakeHashes(t *testing.T) {
 		// Every frame draws once per codebook, each from one tapped vector;
 		// a take that stopped drew end of speech once more.
 		want := fin.Frames * eng.Info().Codebooks
-		if fin.Reason == engine.FinishStop {
+		if fin.Reason == api.FinishStop {
 			want++
 		}
 		if tap.vectors != want {

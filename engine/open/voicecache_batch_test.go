@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // The takes of a batch share the model's one voice cache: take B, begun on a
@@ -30,9 +30,9 @@ func TestBatchTakesShareTheVoiceCache(t *testing.T) {
 			codes[i] = append(codes[i], r.IntN(n))
 		}
 	}
-	req := func(seed uint64, frames int) engine.SpeechRequest {
-		return engine.SpeechRequest{Text: "A line in a cloned voice.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: frames,
-			References: []engine.Reference{{Transcript: "What the voice says.", Codes: codes}}}
+	req := func(seed uint64, frames int) api.SpeechRequest {
+		return api.SpeechRequest{Text: "A line in a cloned voice.", Sampling: api.DefaultSampling(), Seed: seed, MaxFrames: frames,
+			References: []api.Reference{{Transcript: "What the voice says.", Codes: codes}}}
 	}
 
 	// A keeps the voice, then holds its first frame's events until B has
@@ -40,15 +40,15 @@ func TestBatchTakesShareTheVoiceCache(t *testing.T) {
 	// second backend.
 	bDone := make(chan struct{})
 	var wg sync.WaitGroup
-	var finA *engine.Finish
+	var finA *api.Finish
 	var errA error
 	started := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		once := sync.Once{}
-		finA, errA = e.Synthesize(ctx, req(1, 6), func(ev engine.Event) {
-			if ev.Kind == engine.EventFrames {
+		finA, errA = e.Synthesize(ctx, req(1, 6), func(ev api.Event) {
+			if ev.Kind == api.EventFrames {
 				once.Do(func() { close(started); <-bDone })
 			}
 		})

@@ -1,8 +1,8 @@
 // Package sampling holds the sampler's settings and their one rule: the
 // CLI, the studio's settings and voices and the speech API read them into
-// Settings and check them here (engine.Sampling is this type, the engine
+// Settings and check them here (api.Sampling is this type, the engine
 // API's name for it); the engine checks each request's at its edge
-// (engine.SpeechRequest.Validate) and hands the same value down to the
+// (api.SpeechRequest.Validate) and hands the same value down to the
 // sampler (engine/drama3) and the GPU's control block. It imports nothing
 // of the module, so that both the engine API and drama3 can share it.
 package sampling
@@ -30,7 +30,7 @@ func Default() Settings { return Settings{Temperature: 1, TopP: 0.9, TopK: 30} }
 
 // Error is a refused setting: Field names it as JSON and the flags spell
 // it ("temperature", "top_p", "top_k"), and the message starts with that
-// name. The engine wraps it in engine.ErrInvalidRequest.
+// name. The engine wraps it in api.ErrInvalidRequest.
 type Error struct {
 	Field  string
 	Reason string // the whole sentence, the field's name first

@@ -3,8 +3,8 @@ package take
 import (
 	"context"
 
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 )
 
@@ -16,18 +16,18 @@ import (
 // Backend is what Compose needs of a backend besides the directory.
 type Backend struct {
 	// Name is the backend as --backend spells it; Reason why it was chosen
-	// (engine.Info.BackendReason).
+	// (api.Info.BackendReason).
 	Name, Reason string
 	// Frames builds the backend's frames from the opened checkpoint (its
 	// weights, tokenizer and codec read once). The checkpoint's files are
 	// closed when Compose returns: Frames must read what it keeps.
 	Frames func(ck *drama3.Checkpoint) (drama3.FrameBackend, error)
 	// Memory reports the memory Stats shows.
-	Memory func() engine.Memory
+	Memory func() api.Memory
 	// Probe: Config.Probe.
 	Probe func(name string, values []float32)
-	// Batch is the most takes the engine runs together (engine.BatchOf: 0
-	// is engine.DefaultBatch). NewTake makes another take's frames beside
+	// Batch is the most takes the engine runs together (api.BatchOf: 0
+	// is api.DefaultBatch). NewTake makes another take's frames beside
 	// first's (its own state over first's weights) when a take needs them;
 	// nil: one take at a time whatever Batch says.
 	Batch   int
@@ -39,7 +39,7 @@ type Backend struct {
 // returns the take engine over them (up to b.Batch takes together), its Info from the checkpoint and the
 // frames. ctx is checked before the weights load.
 func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
-	batch, err := engine.BatchOf(b.Batch)
+	batch, err := api.BatchOf(b.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +59,12 @@ func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
 		return nil, err
 	}
 	cfg := ck.Config
-	info := engine.Info{
+	info := api.Info{
 		Model:           dir,
 		Backend:         b.Name,
 		BackendReason:   b.Reason,
 		Demo:            ck.Demo,
-		SampleRate:      audio.SampleRate,
+		SampleRate:      pcm.SampleRate,
 		SamplesPerFrame: frames.SamplesPerFrame(),
 		Codebooks:       cfg.Audio.NumCodebooks,
 		CodebookSizes:   append([]int(nil), frames.CodebookEntries()...),

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 	"proscenium/engine/sampling"
@@ -35,7 +35,7 @@ func TestCompose(t *testing.T) {
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		t.Fatal(err)
 	}
-	mem := func() engine.Memory { return engine.Memory{Device: "fake"} }
+	mem := func() api.Memory { return api.Memory{Device: "fake"} }
 	var seen *drama3.Checkpoint
 	frames := &fakeFrames{}
 	b := Backend{Name: "fake", Reason: "a test", Memory: mem, Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {

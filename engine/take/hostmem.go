@@ -6,15 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // HostMemory reads the process's resident set (VmRSS) and its peak (VmHWM)
 // from /proc/self/status: the CPU backend's weights, caches and scratch live
 // in it. Where that file does not exist (not Linux) it reports the Go
 // runtime's memory obtained from the OS, with no peak.
-func HostMemory() engine.Memory {
-	m := engine.Memory{Device: "host"}
+func HostMemory() api.Memory {
+	m := api.Memory{Device: "host"}
 	data, err := os.ReadFile("/proc/self/status")
 	if err == nil {
 		for _, line := range strings.Split(string(data), "\n") {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 )
 
@@ -244,13 +244,13 @@ func (s *scheduler) run() {
 // order, without blocking the scheduler.
 type eventQueue struct {
 	mu     sync.Mutex
-	events []engine.Event
+	events []api.Event
 	busy   bool          // events pushed and not yet all emitted
 	ready  chan struct{} // capacity 1: events were pushed
 	wake   func()        // the scheduler's: the caller has emitted them
 }
 
-func (q *eventQueue) push(ev engine.Event) {
+func (q *eventQueue) push(ev api.Event) {
 	q.mu.Lock()
 	q.events = append(q.events, ev)
 	q.busy = true
@@ -261,7 +261,7 @@ func (q *eventQueue) push(ev engine.Event) {
 	}
 }
 
-func (q *eventQueue) drain() []engine.Event {
+func (q *eventQueue) drain() []api.Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := q.events
@@ -292,7 +292,7 @@ func (q *eventQueue) emitted() {
 
 // deliver calls emit with j's events as they come until j has ended and
 // every event has been delivered.
-func (j *job) deliver(emit func(engine.Event)) {
+func (j *job) deliver(emit func(api.Event)) {
 	for {
 		select {
 		case <-j.events.ready:

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 	"proscenium/engine/sampling"
@@ -71,16 +71,16 @@ func fakeEngine(t *testing.T, batch int) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Config{Info: engine.Info{SampleRate: 16, SamplesPerFrame: 4}, Takes: set, Tokenizer: tok,
-		Memory: func() engine.Memory { return engine.Memory{} }})
+	e, err := New(Config{Info: api.Info{SampleRate: 16, SamplesPerFrame: 4}, Takes: set, Tokenizer: tok,
+		Memory: func() api.Memory { return api.Memory{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
-func fakeRequest(seed uint64) engine.SpeechRequest {
-	return engine.SpeechRequest{Text: "Fake.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: 5000}
+func fakeRequest(seed uint64) api.SpeechRequest {
+	return api.SpeechRequest{Text: "Fake.", Sampling: api.DefaultSampling(), Seed: seed, MaxFrames: 5000}
 }
 
 // Eleven takes on three places: each makes its seed's codes, a stopped one
@@ -89,7 +89,7 @@ func TestSchedulerFakeTakes(t *testing.T) {
 	e := fakeEngine(t, 3)
 	defer e.Close()
 	type result struct {
-		fin *engine.Finish
+		fin *api.Finish
 		err error
 	}
 	seeds := []uint64{1, 2, 3, 4, 5, failingSeed, 6, 7, 8, 9, 1001}
@@ -101,8 +101,8 @@ func TestSchedulerFakeTakes(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			fin, err := e.Synthesize(ctx, fakeRequest(seed), func(ev engine.Event) {
-				if seed == 1001 && ev.Kind == engine.EventFrames && ev.Frames == 3 {
+			fin, err := e.Synthesize(ctx, fakeRequest(seed), func(ev api.Event) {
+				if seed == 1001 && ev.Kind == api.EventFrames && ev.Frames == 3 {
 					cancel()
 				}
 			})
@@ -119,7 +119,7 @@ func TestSchedulerFakeTakes(t *testing.T) {
 			}
 			continue
 		case 1001:
-			if r.err != nil || r.fin.Reason != engine.FinishCancel || r.fin.Frames != 3 {
+			if r.err != nil || r.fin.Reason != api.FinishCancel || r.fin.Frames != 3 {
 				t.Errorf("stopped take: %+v, %v; want a cancel after 3 frames", r.fin, r.err)
 			}
 			continue
@@ -131,7 +131,7 @@ func TestSchedulerFakeTakes(t *testing.T) {
 		for f := range want {
 			want[f] = codesOf(seed, f)
 		}
-		if r.fin.Reason != engine.FinishStop || !reflect.DeepEqual(r.fin.Codes, want) {
+		if r.fin.Reason != api.FinishStop || !reflect.DeepEqual(r.fin.Codes, want) {
 			t.Errorf("seed %d: %s with codes %v, want stop with %v", seed, r.fin.Reason, r.fin.Codes, want)
 		}
 		if r.fin.Batch < 1 || r.fin.Batch > 3 {
@@ -148,14 +148,14 @@ func TestSchedulerFakeTakes(t *testing.T) {
 func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 	e := fakeEngine(t, 2)
 	started := make(chan struct{}, 4)
-	finished := make(chan *engine.Finish, 4)
+	finished := make(chan *api.Finish, 4)
 	var told atomic.Int32 // finish events emitted
 	for i := range 4 {
 		go func() {
 			once := sync.Once{}
-			fin, err := e.Synthesize(context.Background(), fakeRequest(2000+uint64(i)), func(ev engine.Event) {
+			fin, err := e.Synthesize(context.Background(), fakeRequest(2000+uint64(i)), func(ev api.Event) {
 				switch ev.Kind {
-				case engine.EventFrames:
+				case api.EventFrames:
 					// The caller holds its first frame's events until Close
 					// begins: its take sits out the steps meanwhile, so it
 					// cannot end on its own before Close stops it.
@@ -165,7 +165,7 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 					// frames) between Close beginning and Close stopping it
 					// (seen in CI: a take ended "stop" after 2006 frames).
 					time.Sleep(time.Millisecond)
-				case engine.EventFinished:
+				case api.EventFinished:
 					told.Add(1)
 				}
 			})
@@ -191,7 +191,7 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 		t.Fatalf("Close returned with %d of 4 takes' callers told they finished", n)
 	}
 	for range 4 {
-		if fin := <-finished; fin == nil || fin.Reason != engine.FinishCancel {
+		if fin := <-finished; fin == nil || fin.Reason != api.FinishCancel {
 			t.Errorf("a take ended %+v, want a cancel", fin)
 		}
 	}

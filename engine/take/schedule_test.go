@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"proscenium/engine"
-	"proscenium/engine/audio"
+	"proscenium/engine/api"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 	"proscenium/engine/open"
@@ -23,7 +23,7 @@ import (
 
 // batchEngine is the demo checkpoint on the CPU with up to four takes
 // together, opened once for the package's tests.
-var batchEngine = sync.OnceValues(func() (engine.Engine, error) {
+var batchEngine = sync.OnceValues(func() (api.Engine, error) {
 	dir, err := os.MkdirTemp("", "proscenium-batch-")
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ var batchEngine = sync.OnceValues(func() (engine.Engine, error) {
 
 var baseTokenizer []byte
 
-func openBatch(t *testing.T) engine.Engine {
+func openBatch(t *testing.T) api.Engine {
 	t.Helper()
 	baseTokenizer = testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
 	eng, err := batchEngine()
@@ -50,32 +50,32 @@ func openBatch(t *testing.T) engine.Engine {
 	return eng
 }
 
-func request(seed uint64, frames int) engine.SpeechRequest {
-	return engine.SpeechRequest{Text: "Several takes at once.", Sampling: engine.DefaultSampling(), Seed: seed, MaxFrames: frames}
+func request(seed uint64, frames int) api.SpeechRequest {
+	return api.SpeechRequest{Text: "Several takes at once.", Sampling: api.DefaultSampling(), Seed: seed, MaxFrames: frames}
 }
 
 // outcome is a take's result and its streamed audio as a WAV file.
 type outcome struct {
-	fin *engine.Finish
+	fin *api.Finish
 	wav []byte
 	err error
 }
 
 // synthesize runs req, collecting its audio; on sees every event first.
-func synthesize(t *testing.T, eng engine.Engine, ctx context.Context, req engine.SpeechRequest, on func(engine.Event)) outcome {
-	var pcm []float32
-	fin, err := eng.Synthesize(ctx, req, func(ev engine.Event) {
+func synthesize(t *testing.T, eng api.Engine, ctx context.Context, req api.SpeechRequest, on func(api.Event)) outcome {
+	var samples []float32
+	fin, err := eng.Synthesize(ctx, req, func(ev api.Event) {
 		if on != nil {
 			on(ev)
 		}
-		if ev.Kind == engine.EventAudio {
-			pcm = append(pcm, ev.Audio.PCM...)
+		if ev.Kind == api.EventAudio {
+			samples = append(samples, ev.Audio.PCM...)
 		}
 	})
 	if err != nil {
 		return outcome{err: err}
 	}
-	wav, err := audio.EncodeWAV(pcm, eng.Info().SampleRate, audio.PCM16)
+	wav, err := pcm.EncodeWAV(samples, eng.Info().SampleRate, pcm.PCM16)
 	if err != nil {
 		t.Error(err)
 	}
@@ -83,7 +83,7 @@ func synthesize(t *testing.T, eng engine.Engine, ctx context.Context, req engine
 }
 
 // together runs the requests at once, each with its own listener (nil: none).
-func together(t *testing.T, eng engine.Engine, ctxs []context.Context, reqs []engine.SpeechRequest, on []func(engine.Event)) []outcome {
+func together(t *testing.T, eng api.Engine, ctxs []context.Context, reqs []api.SpeechRequest, on []func(api.Event)) []outcome {
 	out := make([]outcome, len(reqs))
 	var wg sync.WaitGroup
 	for i := range reqs {
@@ -94,7 +94,7 @@ func together(t *testing.T, eng engine.Engine, ctxs []context.Context, reqs []en
 			if ctxs != nil && ctxs[i] != nil {
 				ctx = ctxs[i]
 			}
-			var listen func(engine.Event)
+			var listen func(api.Event)
 			if on != nil {
 				listen = on[i]
 			}
@@ -118,13 +118,13 @@ func TestBatchFirstAudioBeforeAnyFinishes(t *testing.T) {
 	made.Add(n)
 	all := make(chan struct{})
 	go func() { made.Wait(); close(all) }()
-	reqs := make([]engine.SpeechRequest, n)
-	on := make([]func(engine.Event), n)
+	reqs := make([]api.SpeechRequest, n)
+	on := make([]func(api.Event), n)
 	for i := range n {
 		reqs[i] = request(uint64(10+i), 12)
-		on[i] = func(ev engine.Event) {
+		on[i] = func(ev api.Event) {
 			switch ev.Kind {
-			case engine.EventFrames:
+			case api.EventFrames:
 				if ev.Frames == 1 {
 					made.Done()
 					select {
@@ -133,11 +133,11 @@ func TestBatchFirstAudioBeforeAnyFinishes(t *testing.T) {
 						t.Errorf("take %d: the others made no first frame while it waited: the takes do not run together", i)
 					}
 				}
-			case engine.EventAudio:
+			case api.EventAudio:
 				if firstAudio[i] == 0 {
 					firstAudio[i] = order.Add(1)
 				}
-			case engine.EventFinished:
+			case api.EventFinished:
 				finished[i] = order.Add(1)
 			}
 		}
@@ -171,7 +171,7 @@ func TestBatchSameSeedSameWAV(t *testing.T) {
 	if alone.fin.Batch != 1 {
 		t.Errorf("a take alone ran in a batch of %d", alone.fin.Batch)
 	}
-	reqs := []engine.SpeechRequest{request(1, 20), request(7, 16), request(2, 9), request(3, 24)}
+	reqs := []api.SpeechRequest{request(1, 20), request(7, 16), request(2, 9), request(3, 24)}
 	out := together(t, eng, nil, reqs, nil)
 	for i, o := range out {
 		if o.err != nil {
@@ -194,15 +194,15 @@ func TestBatchSameSeedSameWAV(t *testing.T) {
 // the others make the same codes as without the stop.
 func TestBatchCancelMidBatch(t *testing.T) {
 	eng := openBatch(t)
-	reqs := []engine.SpeechRequest{request(4, 14), request(5, 40), request(6, 14)}
+	reqs := []api.SpeechRequest{request(4, 14), request(5, 40), request(6, 14)}
 	want := together(t, eng, nil, reqs, nil)
 	if want[1].err != nil || want[1].fin.Frames <= 5 {
 		t.Fatalf("the take to stop: %v; it must make more than 5 frames", want[1].err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	on := []func(engine.Event){nil, func(ev engine.Event) {
-		if ev.Kind == engine.EventFrames && ev.Frames == 5 {
+	on := []func(api.Event){nil, func(ev api.Event) {
+		if ev.Kind == api.EventFrames && ev.Frames == 5 {
 			cancel()
 		}
 	}, nil}
@@ -212,7 +212,7 @@ func TestBatchCancelMidBatch(t *testing.T) {
 			t.Fatalf("take %d: %v", i, o.err)
 		}
 	}
-	if f := got[1].fin; f.Reason != engine.FinishCancel || f.Frames != 5 {
+	if f := got[1].fin; f.Reason != api.FinishCancel || f.Frames != 5 {
 		t.Fatalf("stopped take: %s after %d frames, want cancel after 5", f.Reason, f.Frames)
 	}
 	if !bytes.Equal(got[1].wav[44:], want[1].wav[44:44+5*2048*2]) {
@@ -229,12 +229,12 @@ func TestBatchCancelMidBatch(t *testing.T) {
 // make without it.
 func TestBatchBadVoiceFailsAlone(t *testing.T) {
 	eng := openBatch(t)
-	reqs := []engine.SpeechRequest{request(8, 12), request(9, 12), request(10, 12)}
+	reqs := []api.SpeechRequest{request(8, 12), request(9, 12), request(10, 12)}
 	want := together(t, eng, nil, reqs, nil)
 	bad := reqs[1]
-	bad.References = []engine.Reference{{Transcript: "A voice.", Codes: [][]int{{1 << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}}}}
-	got := together(t, eng, nil, []engine.SpeechRequest{reqs[0], bad, reqs[2]}, nil)
-	if !errors.Is(got[1].err, engine.ErrInvalidRequest) {
+	bad.References = []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1 << 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}}}}
+	got := together(t, eng, nil, []api.SpeechRequest{reqs[0], bad, reqs[2]}, nil)
+	if !errors.Is(got[1].err, api.ErrInvalidRequest) {
 		t.Fatalf("bad voice: error %v, want an invalid request", got[1].err)
 	}
 	for _, i := range []int{0, 2} {

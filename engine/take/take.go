@@ -1,4 +1,4 @@
-// Package take is the engine.Engine of a Drama 3 model over any
+// Package take is the api.Engine of a Drama 3 model over any
 // drama3.TakeSet (or one drama3.FrameBackend): it checks requests, builds
 // and tokenises the prompt, schedules up to the set's capacity of takes
 // together (schedule.go; each take's loop is drama3.TakeRun) and turns
@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 	"proscenium/engine/drama3"
 	"proscenium/engine/tokenizer"
 )
@@ -24,7 +24,7 @@ const StagePrompt = "prompt"
 
 // Config is what New needs.
 type Config struct {
-	Info engine.Info
+	Info api.Info
 	// Takes runs the takes, up to its Capacity together; or Backend, one
 	// take at a time. One of the two.
 	Takes     drama3.TakeSet
@@ -32,7 +32,7 @@ type Config struct {
 	Tokenizer *tokenizer.Tokenizer // the checkpoint's: prompts and token counts
 	// Memory reports the memory Stats shows (the process's for the CPU
 	// backend, the device pool's for a GPU one).
-	Memory func() engine.Memory
+	Memory func() api.Memory
 	// Probe, when set, sees every logits vector of every take as
 	// "logits.CB" (codebook CB; the semantic one with end of speech last);
 	// the backend must be a drama3.LogitsTap (a set: a
@@ -41,15 +41,15 @@ type Config struct {
 	Probe func(name string, values []float32)
 }
 
-// Engine runs takes on one backend; see engine.Engine. It also counts
-// tokens (engine.TokenCounter) and checks scripts (engine.TextChecker).
+// Engine runs takes on one backend; see api.Engine. It also counts
+// tokens (api.TokenCounter) and checks scripts (api.TextChecker).
 type Engine struct {
 	cfg    Config
 	prompt *drama3.PromptBuilder
 	sched  *scheduler
 
 	statMu  sync.Mutex // guards last, closed and calls' Add
-	last    *engine.Finish
+	last    *api.Finish
 	closed  bool
 	calls   sync.WaitGroup  // Synthesize calls under way (Close waits for them)
 	closing context.Context // cancelled by Close: stops the running takes
@@ -57,9 +57,9 @@ type Engine struct {
 }
 
 var (
-	_ engine.Engine       = (*Engine)(nil)
-	_ engine.TokenCounter = (*Engine)(nil)
-	_ engine.TextChecker  = (*Engine)(nil)
+	_ api.Engine       = (*Engine)(nil)
+	_ api.TokenCounter = (*Engine)(nil)
+	_ api.TextChecker  = (*Engine)(nil)
 )
 
 // New makes the engine; it owns c.Backend from now on (Close closes it).
@@ -91,7 +91,7 @@ func New(c Config) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) Info() engine.Info { return e.cfg.Info }
+func (e *Engine) Info() api.Info { return e.cfg.Info }
 
 // Load is the takes running together now and those waiting for a place.
 func (e *Engine) Load() (running, waiting int) { return e.sched.load() }
@@ -113,15 +113,15 @@ func (e *Engine) CheckText(text string) error {
 	return err
 }
 
-// Synthesize runs one take: see engine.Engine. It waits for a place among
+// Synthesize runs one take: see api.Engine. It waits for a place among
 // the takes running together, prefills, and makes a frame at every step
 // of the batch until it ends; events reach emit on the caller's goroutine.
-func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *Engine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if emit == nil {
-		emit = func(engine.Event) {}
+		emit = func(api.Event) {}
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -142,15 +142,15 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	}
 	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.cfg.Takes.CodebookEntries())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", engine.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
 	}
 	promptTime := time.Since(start)
 
 	j := &job{ctx: ctx, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
 	listener := drama3.Listener{
-		Frames: func(made int) { j.events.push(engine.Event{Kind: engine.EventFrames, Frames: made}) },
+		Frames: func(made int) { j.events.push(api.Event{Kind: api.EventFrames, Frames: made}) },
 		Audio: func(from, to int, pcm []float32) {
-			j.events.push(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+			j.events.push(api.Event{Kind: api.EventAudio, Audio: &api.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
 		},
 	}
 	if probe := e.cfg.Probe; probe != nil {
@@ -172,12 +172,12 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 	info := e.cfg.Info
 	frames := len(res.Codes)
 	audio := float64(frames*info.SamplesPerFrame) / float64(info.SampleRate)
-	fin := &engine.Finish{
+	fin := &api.Finish{
 		Reason:             res.Reason,
 		Frames:             frames,
 		AudioS:             audio,
-		TimeToFirstAudioMs: engine.Millis(res.TimeToFirstAudio),
-		ElapsedS:           engine.Seconds(res.Elapsed),
+		TimeToFirstAudioMs: api.Millis(res.TimeToFirstAudio),
+		ElapsedS:           api.Seconds(res.Elapsed),
 		StagesS:            make(map[string]float64, len(res.Stages)+1),
 		Codes:              res.Codes,
 		Batch:              res.Batch,
@@ -190,13 +190,13 @@ func (e *Engine) Synthesize(ctx context.Context, req engine.SpeechRequest, emit 
 		fin.PrefillRows, fin.VoiceCached = res.Prefix.Prefilled, res.Prefix.Restored
 	}
 	for stage, d := range res.Stages {
-		fin.StagesS[stage] = engine.Seconds(d)
+		fin.StagesS[stage] = api.Seconds(d)
 	}
-	fin.StagesS[StagePrompt] = engine.Seconds(promptTime)
+	fin.StagesS[StagePrompt] = api.Seconds(promptTime)
 	if audio > 0 {
 		fin.RealTimeFactor = res.Elapsed.Seconds() / audio
 	}
-	emit(engine.Event{Kind: engine.EventFinished, Finished: fin})
+	emit(api.Event{Kind: api.EventFinished, Finished: fin})
 	e.statMu.Lock()
 	e.last = fin
 	e.statMu.Unlock()
@@ -216,7 +216,7 @@ func (e *Engine) enter() bool {
 
 // Stats reports the backend's memory (with its voice prefix cache's) and
 // the last take.
-func (e *Engine) Stats() engine.Stats {
+func (e *Engine) Stats() api.Stats {
 	e.statMu.Lock()
 	last := e.last
 	e.statMu.Unlock()
@@ -225,7 +225,7 @@ func (e *Engine) Stats() engine.Stats {
 		st := c.PrefixCache().Stats()
 		m.VoiceCache, m.VoiceCacheCap, m.VoiceEntries = st.Bytes, st.Cap, st.Entries
 	}
-	return engine.Stats{Memory: m, LastTake: last}
+	return api.Stats{Memory: m, LastTake: last}
 }
 
 // Close stops the running takes (they finish as cancels with their audio

@@ -31,18 +31,6 @@ var reachRules = []struct {
 		"what the two backends share (the codec plan, the encoding, the RoPE tables) is engine/drama3's; the worker hands the GPU codec its plan"},
 }
 
-// parentExceptions import their parent directory's package today: the
-// engine API (package engine) and engine/audio's formats are shared by
-// their subpackages. Each one here is a known debt (issue 33), never a
-// new one.
-var parentExceptions = map[string]bool{
-	"proscenium/engine/audio/decode": true,
-	"proscenium/engine/audio/encode": true,
-	"proscenium/engine/gpuworker":    true,
-	"proscenium/engine/open":         true,
-	"proscenium/engine/take":         true,
-}
-
 // goList runs `go list` with args from the module root and returns its
 // lines, each split into fields.
 func goList(t *testing.T, args ...string) [][]string {
@@ -118,6 +106,10 @@ func TestReachRules(t *testing.T) {
 	}
 }
 
+// TestNoPackageImportsItsParent: a child package never imports its parent
+// (what both need lives in a package of its own, as engine/api and
+// engine/audio/pcm do), so the way down a folder is the way down the
+// imports.
 func TestNoPackageImportsItsParent(t *testing.T) {
 	pkgs := goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./...")
 	if len(pkgs) < 10 {
@@ -125,15 +117,8 @@ func TestNoPackageImportsItsParent(t *testing.T) {
 	}
 	for _, f := range pkgs {
 		pkg, parent := f[0], path.Dir(f[0])
-		if slices.Contains(f[1:], parent) && !parentExceptions[pkg] {
+		if slices.Contains(f[1:], parent) {
 			t.Errorf("%s imports its parent %s: put what both need in a package of its own (the parent may import its children)", pkg, parent)
-		}
-	}
-	for pkg := range parentExceptions {
-		for _, f := range pkgs {
-			if f[0] == pkg && !slices.Contains(f[1:], path.Dir(pkg)) {
-				t.Errorf("%s no longer imports its parent: remove it from parentExceptions", pkg)
-			}
 		}
 	}
 }

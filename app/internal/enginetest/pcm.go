@@ -7,7 +7,7 @@ import (
 	"context"
 	"math"
 
-	"proscenium/engine"
+	"proscenium/engine/api"
 )
 
 // PCM makes Frames frames of a known signal (Signal) and emits them in the
@@ -28,36 +28,36 @@ func Signal(i int) float32 {
 	return float32(0.5*math.Sin(float64(i)*0.01) + 0.25*math.Copysign(1, math.Sin(float64(i)*0.003)+1e-9))
 }
 
-func (e *PCM) Info() engine.Info {
-	return engine.Info{Model: "pcm", Backend: "cpu", SampleRate: SampleRate, SamplesPerFrame: SamplesPerFrame, Codebooks: 2}
+func (e *PCM) Info() api.Info {
+	return api.Info{Model: "pcm", Backend: "cpu", SampleRate: SampleRate, SamplesPerFrame: SamplesPerFrame, Codebooks: 2}
 }
 
-func (e *PCM) Synthesize(ctx context.Context, req engine.SpeechRequest, emit func(engine.Event)) (*engine.Finish, error) {
+func (e *PCM) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	n := min(e.Frames, req.MaxFrames)
 	codes := make([][]int, n)
 	for from, size := 0, 1; from < n; size = min(2*size, 32) {
 		to := min(from+size, n)
 		for f := from; f < to; f++ {
 			codes[f] = []int{f, f + 1}
-			emit(engine.Event{Kind: engine.EventFrames, Frames: f + 1})
+			emit(api.Event{Kind: api.EventFrames, Frames: f + 1})
 		}
 		pcm := make([]float32, (to-from)*SamplesPerFrame)
 		for i := range pcm {
 			pcm[i] = Signal(from*SamplesPerFrame + i)
 		}
-		emit(engine.Event{Kind: engine.EventAudio, Audio: &engine.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
+		emit(api.Event{Kind: api.EventAudio, Audio: &api.AudioChunk{FromFrame: from, ToFrame: to, PCM: pcm}})
 		from = to
 	}
-	reason := engine.FinishStop
+	reason := api.FinishStop
 	if n == req.MaxFrames {
-		reason = engine.FinishLength
+		reason = api.FinishLength
 	}
 	secs := float64(n*SamplesPerFrame) / SampleRate
-	return &engine.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: 0.001,
+	return &api.Finish{Reason: reason, Frames: n, AudioS: secs, ElapsedS: 0.001,
 		RealTimeFactor: 0.001 / secs, TimeToFirstAudioMs: 0.001, Codes: codes, Batch: 1}, nil
 }
 
-func (e *PCM) Stats() engine.Stats {
-	return engine.Stats{Memory: engine.Memory{Device: "host", Used: 1}}
+func (e *PCM) Stats() api.Stats {
+	return api.Stats{Memory: api.Memory{Device: "host", Used: 1}}
 }
 func (e *PCM) Close() error { return nil }

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -54,13 +54,13 @@ func WriteStages(dir string, latent int, zRVQ, zPost, zUp []float32) error {
 	return nil
 }
 
-// WritePCM writes pcm as a 44.1 kHz float32 WAV at wav (when not empty) and
+// WritePCM writes samples as a 44.1 kHz float32 WAV at wav (when not empty) and
 // as a float32 .npy at out.
-func WritePCM(out, wav string, pcm []float32) error {
+func WritePCM(out, wav string, samples []float32) error {
 	if wav != "" {
-		if err := audio.WriteWAV(wav, pcm, audio.SampleRate, audio.Float32); err != nil {
+		if err := pcm.WriteWAV(wav, samples, pcm.SampleRate, pcm.Float32); err != nil {
 			return err
 		}
 	}
-	return checkpoint.WriteNPYFile(out, checkpoint.Float32Tensor("pcm", []int{len(pcm)}, pcm))
+	return checkpoint.WriteNPYFile(out, checkpoint.Float32Tensor("pcm", []int{len(samples)}, samples))
 }

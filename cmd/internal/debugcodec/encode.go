@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/drama3"
 )
@@ -17,12 +17,12 @@ import (
 // WAV, averaged to mono.
 func ReadAudio(path string) ([]float32, error) {
 	if strings.EqualFold(filepath.Ext(path), ".wav") {
-		w, err := audio.ReadWAVFile(path)
+		w, err := pcm.ReadWAVFile(path)
 		if err != nil {
 			return nil, err
 		}
-		if w.Rate != audio.SampleRate {
-			return nil, fmt.Errorf("audio %s: %d Hz, the codec takes %d Hz (the voice library resamples; this driver does not)", path, w.Rate, audio.SampleRate)
+		if w.Rate != pcm.SampleRate {
+			return nil, fmt.Errorf("audio %s: %d Hz, the codec takes %d Hz (the voice library resamples; this driver does not)", path, w.Rate, pcm.SampleRate)
 		}
 		mono := make([]float32, len(w.Samples)/w.Channels)
 		for i := range mono {

@@ -4,7 +4,7 @@
 // user-supplied recordings (reference voices): every decode has a budget
 // fixed from the file's declaration (budget.go), and ReadReference runs in
 // a child process with an address-space and a time limit when the program
-// serves one (worker.go). The take's own output goes through engine/audio
+// serves one (worker.go). The take's own output goes through engine/audio/pcm
 // and engine/audio/encode.
 package decode
 

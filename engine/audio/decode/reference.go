@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/audio/resample"
 )
 
@@ -29,14 +29,14 @@ var (
 
 // Reference is a recording ready for the codec encoder: mono, 44.1 kHz.
 type Reference struct {
-	Samples        []float32 // mono at audio.SampleRate
+	Samples        []float32 // mono at pcm.SampleRate
 	Format         Format
 	SourceRate     int
 	SourceChannels int
 }
 
 // Seconds is the reference's duration.
-func (r *Reference) Seconds() float64 { return float64(len(r.Samples)) / audio.SampleRate }
+func (r *Reference) Seconds() float64 { return float64(len(r.Samples)) / pcm.SampleRate }
 
 // ReadReference is ReadReferenceContext without a deadline of its own.
 func ReadReference(b []byte) (*Reference, error) {
@@ -82,11 +82,11 @@ func readReferenceInProcess(b []byte) (*Reference, error) {
 	return referenceFromPCM(pcm, f)
 }
 
-func referenceFromPCM(pcm *PCM, f Format) (*Reference, error) {
-	if d := pcm.Seconds(); d < MinReferenceSeconds {
+func referenceFromPCM(decoded *PCM, f Format) (*Reference, error) {
+	if d := decoded.Seconds(); d < MinReferenceSeconds {
 		return nil, fmt.Errorf("%w: %.2f s, at least %g s are needed", ErrTooShort, d, MinReferenceSeconds)
 	}
-	mono := pcm.Mono()
+	mono := decoded.Mono()
 	var peak float64
 	for _, v := range mono {
 		peak = math.Max(peak, math.Abs(float64(v)))
@@ -98,9 +98,9 @@ func referenceFromPCM(pcm *PCM, f Format) (*Reference, error) {
 		}
 		return nil, fmt.Errorf("%w: its loudest sample is at %.0f dBFS", ErrSilent, db)
 	}
-	ref := &Reference{Samples: mono, Format: f, SourceRate: pcm.Rate, SourceChannels: pcm.Channels}
-	if pcm.Rate != audio.SampleRate {
-		r, err := resample.New(pcm.Rate, audio.SampleRate)
+	ref := &Reference{Samples: mono, Format: f, SourceRate: decoded.Rate, SourceChannels: decoded.Channels}
+	if decoded.Rate != pcm.SampleRate {
+		r, err := resample.New(decoded.Rate, pcm.SampleRate)
 		if err != nil {
 			return nil, err
 		}

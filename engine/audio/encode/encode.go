@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // Format is a response format, named as OpenAI's response_format names it.
@@ -116,11 +116,11 @@ func New(w io.Writer, f Format, rate int) (Encoder, error) {
 // finiteOnly checks every chunk before the codec sees it.
 type finiteOnly struct{ Encoder }
 
-func (e finiteOnly) Write(pcm []float32) error {
-	if err := audio.CheckFinite(pcm); err != nil {
+func (e finiteOnly) Write(samples []float32) error {
+	if err := pcm.CheckFinite(samples); err != nil {
 		return err
 	}
-	return e.Encoder.Write(pcm)
+	return e.Encoder.Write(samples)
 }
 
 // Encode encodes a whole take into a seekable buffer, so every header is
@@ -141,12 +141,12 @@ func Encode(f Format, rate int, pcm []float32) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// toPCM16 converts samples as engine/audio does (clip, scale by 32767,
+// toPCM16 converts samples as engine/audio/pcm does (clip, scale by 32767,
 // round half to even).
 func toPCM16(dst []int16, src []float32) []int16 {
 	dst = dst[:0]
 	for _, x := range src {
-		dst = append(dst, audio.ToPCM16(x))
+		dst = append(dst, pcm.ToPCM16(x))
 	}
 	return dst
 }

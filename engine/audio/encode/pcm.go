@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"proscenium/engine/audio"
+	"proscenium/engine/audio/pcm"
 )
 
 // pcmEncoder writes headerless little-endian PCM16.
@@ -14,12 +14,12 @@ type pcmEncoder struct {
 	n int // samples written
 }
 
-func (e *pcmEncoder) Write(pcm []float32) error {
-	b, err := audio.EncodeRaw(pcm, audio.PCM16)
+func (e *pcmEncoder) Write(samples []float32) error {
+	b, err := pcm.EncodeRaw(samples, pcm.PCM16)
 	if err != nil {
 		return err
 	}
-	e.n += len(pcm)
+	e.n += len(samples)
 	_, err = e.w.Write(b)
 	return err
 }
@@ -36,7 +36,7 @@ type wavEncoder struct {
 }
 
 func newWAV(w io.Writer, rate int) (Encoder, error) {
-	h, err := audio.WAVHeader(0, rate, audio.PCM16)
+	h, err := pcm.WAVHeader(0, rate, pcm.PCM16)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (e *wavEncoder) Close() error {
 	if !ok {
 		return nil
 	}
-	h, err := audio.WAVHeader(e.n, e.rate, audio.PCM16)
+	h, err := pcm.WAVHeader(e.n, e.rate, pcm.PCM16)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { app, engine, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness } from '../../wailsjs/go/models';
+import type { api, app, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -16,10 +16,10 @@ export type Preset = Plain<settings.Preset>;
 export type StatsView = Plain<model.StatsView>;
 export type Take = Plain<takes.Take>;
 export type Sampling = Plain<sampling.Settings>;
-export type SpeechRequest = Plain<engine.SpeechRequest>;
-export type Finish = Plain<engine.Finish>;
-export type Memory = Plain<engine.Memory>;
-export type Info = Plain<engine.Info>;
+export type SpeechRequest = Plain<api.SpeechRequest>;
+export type Finish = Plain<api.Finish>;
+export type Memory = Plain<api.Memory>;
+export type Info = Plain<api.Info>;
 export type Peaks = Plain<takes.Peaks>;
 export type StudioStatus = Plain<app.StudioStatus>;
 export type PlaybackStatus = Plain<playback.PlaybackStatus>;

@@ -1,133 +1,4 @@
-export namespace app {
-	
-	export class PlayRequest {
-	    id: number;
-	    at_s: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new PlayRequest(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.id = source["id"];
-	        this.at_s = source["at_s"];
-	    }
-	}
-	export class ProjectRename {
-	    from: string;
-	    to: string;
-	
-	    static createFrom(source: any = {}) {
-	        return new ProjectRename(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.from = source["from"];
-	        this.to = source["to"];
-	    }
-	}
-	export class SceneExportRequest {
-	    project: string;
-	    path: string;
-	    overwrite: boolean;
-	
-	    static createFrom(source: any = {}) {
-	        return new SceneExportRequest(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.project = source["project"];
-	        this.path = source["path"];
-	        this.overwrite = source["overwrite"];
-	    }
-	}
-	export class SceneExportResult {
-	    files: string[];
-	    plan: loudness.Plan;
-	    duration_s: number;
-	
-	    static createFrom(source: any = {}) {
-	        return new SceneExportResult(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.files = source["files"];
-	        this.plan = this.convertValues(source["plan"], loudness.Plan);
-	        this.duration_s = source["duration_s"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-	export class StudioStatus {
-	    audio: playback.AudioStatus;
-	    dialogs: boolean;
-	    takes_dir: string;
-	    takes_bytes: number;
-	    takes_limit_bytes: number;
-	    export_dir: string;
-	    demo_dir: string;
-	    gpu: string;
-	    warnings: string[];
-	
-	    static createFrom(source: any = {}) {
-	        return new StudioStatus(source);
-	    }
-	
-	    constructor(source: any = {}) {
-	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.audio = this.convertValues(source["audio"], playback.AudioStatus);
-	        this.dialogs = source["dialogs"];
-	        this.takes_dir = source["takes_dir"];
-	        this.takes_bytes = source["takes_bytes"];
-	        this.takes_limit_bytes = source["takes_limit_bytes"];
-	        this.export_dir = source["export_dir"];
-	        this.demo_dir = source["demo_dir"];
-	        this.gpu = source["gpu"];
-	        this.warnings = source["warnings"];
-	    }
-	
-		convertValues(a: any, classs: any, asMap: boolean = false): any {
-		    if (!a) {
-		        return a;
-		    }
-		    if (a.slice && a.map) {
-		        return (a as any[]).map(elem => this.convertValues(elem, classs));
-		    } else if ("object" === typeof a) {
-		        if (asMap) {
-		            for (const key of Object.keys(a)) {
-		                a[key] = new classs(a[key]);
-		            }
-		            return a;
-		        }
-		        return new classs(a);
-		    }
-		    return a;
-		}
-	}
-
-}
-
-export namespace engine {
+export namespace api {
 	
 	export class ExpertTier {
 	    tier: string;
@@ -318,6 +189,135 @@ export namespace engine {
 
 }
 
+export namespace app {
+	
+	export class PlayRequest {
+	    id: number;
+	    at_s: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new PlayRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.at_s = source["at_s"];
+	    }
+	}
+	export class ProjectRename {
+	    from: string;
+	    to: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ProjectRename(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.from = source["from"];
+	        this.to = source["to"];
+	    }
+	}
+	export class SceneExportRequest {
+	    project: string;
+	    path: string;
+	    overwrite: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new SceneExportRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.project = source["project"];
+	        this.path = source["path"];
+	        this.overwrite = source["overwrite"];
+	    }
+	}
+	export class SceneExportResult {
+	    files: string[];
+	    plan: loudness.Plan;
+	    duration_s: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new SceneExportResult(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.files = source["files"];
+	        this.plan = this.convertValues(source["plan"], loudness.Plan);
+	        this.duration_s = source["duration_s"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class StudioStatus {
+	    audio: playback.AudioStatus;
+	    dialogs: boolean;
+	    takes_dir: string;
+	    takes_bytes: number;
+	    takes_limit_bytes: number;
+	    export_dir: string;
+	    demo_dir: string;
+	    gpu: string;
+	    warnings: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new StudioStatus(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.audio = this.convertValues(source["audio"], playback.AudioStatus);
+	        this.dialogs = source["dialogs"];
+	        this.takes_dir = source["takes_dir"];
+	        this.takes_bytes = source["takes_bytes"];
+	        this.takes_limit_bytes = source["takes_limit_bytes"];
+	        this.export_dir = source["export_dir"];
+	        this.demo_dir = source["demo_dir"];
+	        this.gpu = source["gpu"];
+	        this.warnings = source["warnings"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+
+}
+
 export namespace loudness {
 	
 	export class Plan {
@@ -388,7 +388,7 @@ export namespace model {
 	export class ModelStatus {
 	    state: string;
 	    dir: string;
-	    info?: engine.Info;
+	    info?: api.Info;
 	    message: string;
 	    error: string;
 	    can_load: boolean;
@@ -401,7 +401,7 @@ export namespace model {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.state = source["state"];
 	        this.dir = source["dir"];
-	        this.info = this.convertValues(source["info"], engine.Info);
+	        this.info = this.convertValues(source["info"], api.Info);
 	        this.message = source["message"];
 	        this.error = source["error"];
 	        this.can_load = source["can_load"];
@@ -527,8 +527,8 @@ export namespace model {
 	export class StatsView {
 	    loaded: boolean;
 	    message: string;
-	    memory?: engine.Memory;
-	    last_take?: engine.Finish;
+	    memory?: api.Memory;
+	    last_take?: api.Finish;
 	    total_bytes: number;
 	
 	    static createFrom(source: any = {}) {
@@ -539,8 +539,8 @@ export namespace model {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.loaded = source["loaded"];
 	        this.message = source["message"];
-	        this.memory = this.convertValues(source["memory"], engine.Memory);
-	        this.last_take = this.convertValues(source["last_take"], engine.Finish);
+	        this.memory = this.convertValues(source["memory"], api.Memory);
+	        this.last_take = this.convertValues(source["last_take"], api.Finish);
 	        this.total_bytes = source["total_bytes"];
 	    }
 	
@@ -1051,10 +1051,10 @@ export namespace takes {
 	export class Take {
 	    id: number;
 	    name: string;
-	    request: engine.SpeechRequest;
+	    request: api.SpeechRequest;
 	    state: string;
 	    frames: number;
-	    finish?: engine.Finish;
+	    finish?: api.Finish;
 	    error: string;
 	    started_ms: number;
 	    frames_per_s: number;
@@ -1074,10 +1074,10 @@ export namespace takes {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.id = source["id"];
 	        this.name = source["name"];
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.request = this.convertValues(source["request"], api.SpeechRequest);
 	        this.state = source["state"];
 	        this.frames = source["frames"];
-	        this.finish = this.convertValues(source["finish"], engine.Finish);
+	        this.finish = this.convertValues(source["finish"], api.Finish);
 	        this.error = source["error"];
 	        this.started_ms = source["started_ms"];
 	        this.frames_per_s = source["frames_per_s"];
@@ -1187,7 +1187,7 @@ export namespace takes {
 		}
 	}
 	export class Variations {
-	    request: engine.SpeechRequest;
+	    request: api.SpeechRequest;
 	    count: number;
 	    sweep: string;
 	    values: number[];
@@ -1199,7 +1199,7 @@ export namespace takes {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.request = this.convertValues(source["request"], api.SpeechRequest);
 	        this.count = source["count"];
 	        this.sweep = source["sweep"];
 	        this.values = source["values"];
@@ -1275,7 +1275,7 @@ export namespace voice {
 export namespace voices {
 	
 	export class CastRequest {
-	    request: engine.SpeechRequest;
+	    request: api.SpeechRequest;
 	    cast: string[];
 	
 	    static createFrom(source: any = {}) {
@@ -1284,7 +1284,7 @@ export namespace voices {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.request = this.convertValues(source["request"], engine.SpeechRequest);
+	        this.request = this.convertValues(source["request"], api.SpeechRequest);
 	        this.cast = source["cast"];
 	    }
 	

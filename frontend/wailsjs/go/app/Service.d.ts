@@ -8,7 +8,7 @@ import {voice} from '../models';
 import {app} from '../models';
 import {playback} from '../models';
 import {server} from '../models';
-import {engine} from '../models';
+import {api} from '../models';
 import {voices} from '../models';
 
 export function ApplyTakesLimit(arg1:takes.TakesLimitChange):Promise<settings.Settings>;
@@ -81,7 +81,7 @@ export function SetSettings(arg1:settings.Settings):Promise<settings.Settings>;
 
 export function Settings():Promise<settings.Settings>;
 
-export function Speak(arg1:engine.SpeechRequest):Promise<takes.Take>;
+export function Speak(arg1:api.SpeechRequest):Promise<takes.Take>;
 
 export function SpeakCast(arg1:voices.CastRequest):Promise<takes.Take>;
 
@@ -111,6 +111,6 @@ export function VoiceNames():Promise<Array<string>>;
 
 export function VoiceRecording(arg1:string):Promise<voices.VoiceRecording>;
 
-export function VoiceReferences(arg1:voice.Voice):Promise<Array<engine.Reference>>;
+export function VoiceReferences(arg1:voice.Voice):Promise<Array<api.Reference>>;
 
 export function Voices():Promise<Array<voice.Voice>>;

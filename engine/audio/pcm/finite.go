@@ -1,4 +1,4 @@
-package audio
+package pcm
 
 // CheckFinite refuses NaN and infinities, naming the first bad sample: the
 // encoders outside this package check their input the same way.

@@ -1,8 +1,8 @@
-// Package audio owns the studio's audio files: WAV (16-bit PCM with
+// Package pcm owns the studio's audio files: WAV (16-bit PCM with
 // round-to-nearest and clipping, or 32-bit IEEE float), headerless raw PCM,
 // atomic file writes, and a strict WAV reader for tests and tools. Audio is
 // mono at the codec's 44.1 kHz unless a caller says otherwise.
-package audio
+package pcm
 
 import (
 	"bytes"

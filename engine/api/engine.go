@@ -1,8 +1,9 @@
-// Package engine holds the types the app, the HTTP server and the command
-// line share with every engine: the Engine interface, requests and sampling
-// settings, the events a take streams and the figures it reports. It holds
-// no implementation: engine/open chooses and opens one.
-package engine
+// Package api is the contract between the engine and its callers — the
+// app, the HTTP server and the command line: the Engine interface,
+// requests and sampling settings, the events a take streams and the
+// figures it reports. It holds no implementation: engine/open chooses and
+// opens one.
+package api
 
 import (
 	"context"
