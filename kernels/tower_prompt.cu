@@ -12,10 +12,10 @@ __device__ __forceinline__ float prompt_inv_rms(double ss, int width, float eps)
 }
 
 // The eh_proj input of n prompt rows at one tower layer: cat[r] =
-// [enorm(mask·E[code]); hnorm(h[r])], code = codes[r·cstride + slot]: < 0 a
-// text row (mask 0: enorm of the zero vector), else the code of the
-// [entries, width] BF16 table that layer embeds (the host checked every code
-// against entries). The arithmetic is tower_eh_input's (norms.cu): sums of
+// [enorm(mask·E[code]); hnorm(h[r])]: a text row (codes[r·cstride] < 0,
+// column 0 marks it) has mask 0 (enorm of the zero vector); a forced row
+// embeds code = codes[r·cstride + slot] of the [entries, width] BF16 table
+// that layer embeds (the host checked every code against entries). The arithmetic is tower_eh_input's (norms.cu): sums of
 // squares in float64, each thread over elements t, t + blockDim.x, …, the
 // inverse rounded once, then x·inv·w in float32. Grid: (n), 1024 threads.
 extern "C" __global__ void __launch_bounds__(1024) tower_prompt_eh(float* __restrict__ cat, const float* __restrict__ h,
@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(1024) tower_prompt_eh(float* __rest
     float* ce = cat + (size_t)row * 2 * width;
     float* ch = ce + width;
     const float* hr = h + (size_t)row * width;
-    const int code = codes[(size_t)row * cstride + slot];
+    const int code = codes[(size_t)row * cstride] < 0 ? -1 : codes[(size_t)row * cstride + slot];
     if (code < 0) {
         const float inv = prompt_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];

@@ -775,18 +775,15 @@ func (b *Backbone) TimeStepParts(skip StepParts, n int) (float64, error) {
 	return ms / float64(n), err
 }
 
-// defaultExperts is the path ExpertsAuto takes. Exact: per-pair GEMVs, which
-// measured faster than the float64 grouped GEMMs and the multi-row GEMVs for
-// a 60-row prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md,
-// "GPU backbone"). Fast: the grouped tensor-core GEMMs, which read each used
-// expert once a pass whatever its rows (docs/PERF.md, "Prefill on tensor
-// cores").
-func defaultExperts(exact bool) ExpertPath {
-	if exact {
-		return ExpertsGEMV
-	}
-	return ExpertsGrouped
-}
+// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs under both
+// policies. They measured faster than the grouped GEMMs and the multi-row
+// GEMVs for a 60-row prefill at the full geometry: exact 45 against 82 and
+// 69 ms (docs/PERF.md, "GPU backbone"); fast, in 64-row passes, 36.2 against
+// 44.3 ms for the BF16 tensor-core grouped GEMMs and 57.6 ms for the float32
+// multi-row GEMVs (docs/PERF.md, "Prefill on tensor cores"). The grouped
+// path reads each used expert once a pass, which pays only with passes of
+// more rows than an expert's share of 64.
+func defaultExperts(bool) ExpertPath { return ExpertsGEMV }
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
@@ -811,7 +808,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return "auto (exact: " + defaultExperts(true).String() + ", fast: " + defaultExperts(false).String() + ")"
+		return "auto (" + defaultExperts(false).String() + ")"
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:

@@ -23,13 +23,17 @@ const BackboneChunk = 64
 // DefaultPrefillRows is the rows of one prefill pass by default: longer
 // prompts run in passes of this many rows. Every pass reads each routed
 // expert its rows use (at the full geometry nearly all of them: ≈ 32 GB),
-// so fewer, longer passes read less; the scratch grows with it (the prompt
-// attention's scores: rows × heads × context). PrefillRowsEnv overrides it
-// (benchmarks).
-const DefaultPrefillRows = 256
+// so fewer, longer passes would read less, and PrefillRowsEnv sets longer
+// ones (their mixers then run in blocks of BackboneChunk rows, their
+// feed-forward over the pass). But passes of 256 rows missed the CPU on the
+// H200 from their 65th row on, under both policies (docs/PERF.md "Prefill on
+// tensor cores", cause not found), so the default stays at one DeltaNet
+// chunk, as every verified run had it.
+const DefaultPrefillRows = BackboneChunk
 
 // PrefillRowsEnv names the environment variable that sets the rows of a
-// prefill pass (a positive multiple of BackboneChunk) for benchmarks.
+// prefill pass (a positive multiple of BackboneChunk) for benchmarks and
+// the diagnosis of longer passes.
 const PrefillRowsEnv = "PROSCENIUM_GPU_PREFILL_ROWS"
 
 // prefillRows is the rows of a prefill pass: DefaultPrefillRows, or

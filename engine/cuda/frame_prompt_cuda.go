@@ -235,7 +235,9 @@ func (f *Frames) uploadRowCodes(p drama3.Prompt, start int) (*Block, error) {
 	for r := start; r < len(p); r++ {
 		w := words[(r-start)*ncb : (r-start+1)*ncb]
 		if r+1 == len(p) || p[r+1].Codes == nil {
-			w[0] = -1
+			for c := range w {
+				w[c] = -1
+			}
 			continue
 		}
 		for c, v := range p[r+1].Codes {

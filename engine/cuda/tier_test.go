@@ -76,9 +76,7 @@ func TestPlanTierCards(t *testing.T) {
 		{"48 GB card (RTX 6000 Ada)", 47*gibi + gibi*3/10, 0, TierDevice, 40, 0},
 		{"80 GB card (A100/H100)", 79*gibi + gibi/5, 0, TierDevice, 40, 0},
 		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0},
-		// 28: the prefill's 256-row passes took 45 MiB more scratch, and the
-		// 29th layer's experts had fitted with 10 MiB to spare.
-		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 28, 8.2},
+		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 29, 8.2},
 		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 18, 16.4},
 	}
 	for _, c := range cases {

@@ -26,9 +26,9 @@ import (
 // hidden holds their backbone final-norm rows [n, Dim]; codes [n, cstride]
 // int32 (device) row r's codes when it is forced to a reference frame (the
 // codes of that frame, codebook c at column c, checked against the
-// codebooks by the caller), or −1 in column 0 for a text row. The rows'
-// keys and values land in every layer's cache and the row counter advances
-// by n.
+// codebooks by the caller), or −1 in column 0 for a text row (its other
+// columns are not read). The rows' keys and values land in every layer's
+// cache and the row counter advances by n.
 func (t *Tower) PromptRows(q *Queue, hidden Tensor, n int, codes Tensor, cstride int) error {
 	g := &t.g
 	D, S := g.Dim, g.SharedLayers
