@@ -16,7 +16,7 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 T 25 kernels $B/cuda.test -test.v -test.run 'TestGemmBF16|TestGemmFP8|TestGemmGrouped|TestMoERowsGEMV|TestTowerPromptRows'
 T 30 exact $B/cuda.test -test.v -test.run 'TestBackboneMatchesCPU|TestFramesBeginPromptMatchesTheCPU|TestFramesPrefixCacheMatchesUncached'
 T 28 fast env PROSCENIUM_TEST_NUMERICS=fast $B/cuda.test -test.v -test.run 'TestBackboneMatchesCPU|TestFramesBeginPromptMatchesTheCPU'
-T 12 prefills $B/proscenium-gpu bench-backbone -synthetic full -numerics fast -prefills 60,300,700
+T 12 prefills $B/proscenium-gpu bench-backbone -synthetic full -numerics fast -prefills 60,300
 T 14 take-noref $B/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 100 -takes 2
 T 14 take-ref10 $B/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 -prompt-profile
 T 14 take-ref30 $B/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 -prompt-profile

@@ -271,7 +271,7 @@ func (b *Backbone) Prefill(rows []BackboneRow) ([]float32, error) {
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
-		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H])); err != nil {
+		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H]), b.uploadBlockPos(n)); err != nil {
 			return nil, err
 		}
 		pos := b.pos
@@ -392,7 +392,7 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 	if b.skip&StepMixers == 0 && n > p.MixerRows() {
 		// A prefill pass longer than the mixers' scratch: its rows in
 		// blocks (backbone_prefill_cuda.go).
-		if err := b.mixerInBlocks(q, L, n, pos, maxLen); err != nil {
+		if err := b.mixerInBlocks(q, L, n, maxLen); err != nil {
 			return err
 		}
 	} else if b.skip&StepMixers == 0 {
@@ -727,7 +727,7 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if err := b.d.Sync(); err != nil {
 		return err
 	}
-	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb)); err != nil {
+	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb), b.uploadBlockPos(len(rows))); err != nil {
 		return err
 	}
 	n, pos := len(rows), b.pos

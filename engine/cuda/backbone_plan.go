@@ -80,6 +80,9 @@ type BackbonePlan struct {
 	// Scratch offsets (bytes from the block's start).
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
+	// BlockPos: a pass's mixer blocks' first positions (int32 per block of
+	// MixerRows rows; Backbone.mixerInBlocks).
+	BlockPos int64
 	// Counters: the fused step's grid-wide tail counters (CounterWords
 	// uint32s, zero between launches; kernels/fused.cuh).
 	Counters                          int64
@@ -164,6 +167,7 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
+	p.BlockPos = f(int64((p.Chunk + BackboneChunk - 1) / BackboneChunk))
 	if hasLin {
 		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.MixerRows()))
 	}

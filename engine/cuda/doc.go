@@ -1,7 +1,7 @@
 // Package cuda is Drama 3 on the GPU: a checkpoint's tensors laid out in one
 // device arena and streamed into it (weight_layout.go, weights_cuda.go), the
 // mixers (mixers.go), the backbone (backbone_cuda.go: the layer loop, prefill
-// in 256-row passes, one replayed graph per decode step; its memory planned
+// in 64-row passes, one replayed graph per decode step; its memory planned
 // and admitted before anything is allocated, backbone_plan.go), the fast
 // audio tower and the device sampler (tower_cuda.go, sampler_cuda.go, the
 // frame control block), the codec decoder and encoder (codec_*.go) and the
