@@ -61,12 +61,12 @@ FUZZ_TARGETS += ./app/voicelib:FuzzManifest
 FUZZ_TARGETS += ./app/projects:FuzzParseProject
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
-	vet gotest race fuzz vitest e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
+	vet gotest race fuzz vitest e2e window-e2e studio-e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean
 
 help:
 	@echo "make run         install what is missing, build and open the studio window"
 	@echo "make test        install what is missing, run the whole test suite"
-	@echo "make screenshot  open the window under Xvfb and save out/screenshot.png"
+	@echo "make screenshot  the window test under Xvfb, its window at 900/1280/1920 px into docs/screenshots"
 	@echo "make browser-screenshots  the browser test's pages at 800/1280/1920 px into docs/screenshots"
 	@echo "make deb         build out/deb/webkit2gtk-4.{0,1}/proscenium_<version>_amd64.deb"
 	@echo "make deb-test    install both in a clean Debian 12 root and run the demo there"
@@ -118,6 +118,12 @@ cli: frontend
 # Same build tags `wails build` uses on Linux (webkit2gtk-4.0).
 studio: frontend
 	go build -tags desktop,production -ldflags "-s -w" -o $(STUDIO) .
+
+# The studio with the window test's hooks (windowtest.go: -tags e2e); the
+# one people run has none.
+STUDIO_E2E := build/bin/proscenium-studio-e2e
+studio-e2e: frontend
+	go build -tags desktop,production,e2e -ldflags "-s -w" -o $(STUDIO_E2E) .
 
 # Regenerate frontend/wailsjs (committed) after changing the app service.
 bindings: wails-cli frontend
@@ -210,6 +216,7 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) vitest
 	$(MAKE) e2e
+	$(MAKE) window-e2e
 	$(MAKE) api-e2e
 	$(MAKE) cuda-check
 	$(MAKE) vulncheck
@@ -256,6 +263,12 @@ e2e: cli
 	@echo "== browser test of the studio: lines, cast, projects, scene export (+ ffmpeg ebur128, axe-core)"
 	cd frontend && node e2e/studio.e2e.mjs ../$(CLI)
 
+# The studio's flows in the desktop window (Wails, WebKitGTK) under Xvfb on
+# the demo model: frontend/e2e/window.e2e.mjs. About 15 s on 2 cores.
+window-e2e: studio-e2e
+	@echo "== window test: the studio in its Wails window under Xvfb (lines, takes, stars, Speak all, scene export + ffmpeg ebur128, restart, axe-core)"
+	cd frontend && node e2e/window.e2e.mjs ../$(STUDIO_E2E)
+
 # The speech API driven by the official openai npm SDK (testdata-deps),
 # every reply decoded back by ffmpeg.
 api-e2e: cli
@@ -277,8 +290,13 @@ cuda-check: kernels
 
 # ---- reviews (not in CI) ----
 
-screenshot: studio cli
-	bash scripts/screenshot.sh $(STUDIO) $(CLI) out/screenshot.png
+# The window test's pages (the studio window at 900×700, 1280×800 and
+# 1920×1080, new and after the scene; 1280×800 while a take runs), reduced to
+# 64 colours for docs/screenshots.
+screenshot: studio-e2e
+	rm -rf out/window-shots && mkdir -p out/window-shots
+	cd frontend && SCREENSHOTS=$(CURDIR)/out/window-shots node e2e/window.e2e.mjs ../$(STUDIO_E2E)
+	for f in out/window-shots/*.png; do convert "$$f" -colors 64 "PNG8:docs/screenshots/$$(basename "$$f")"; done
 
 # The browser tests' pages (800, 1280 and 1920 px; the studio's at 900×700,
 # 1280×800 and 1920×1080), reduced to 64 colours for docs/screenshots.

@@ -129,18 +129,18 @@ func run() error {
 		Open:         func(dir string) (api.Engine, error) { return openModel(dir, svc) },
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
-		Dialogs:  dialogs,
+		Dialogs:  testDialogs(dialogs),
 		ProbeGPU: model.ProbeGPUWorker,
 	})
 	if err != nil {
 		return err
 	}
 	var unsubscribe func()
-	return wails.Run(&options.App{
+	opts := &options.App{
 		Title:            "Proscenium",
 		Width:            1280,
 		Height:           800,
-		MinWidth:         960,
+		MinWidth:         900, // the studio's narrowest tested layout (900×700: one column)
 		MinHeight:        640,
 		BackgroundColour: &options.RGBA{R: 24, G: 24, B: 27, A: 255},
 		AssetServer:      &assetserver.Options{Assets: frontend.Dist()},
@@ -171,7 +171,11 @@ func run() error {
 		},
 		Bind:  []any{svc},
 		Linux: &linux.Options{ProgramName: "proscenium", Icon: icon},
-	})
+	}
+	if err := attachWindowTest(opts); err != nil {
+		return err
+	}
+	return wails.Run(opts)
 }
 
 // openAtStart loads dir (the window shows the progress) and, if asked,

@@ -298,6 +298,111 @@ extern "C" __global__ void ATT_BOUNDS attn_partial_combine_fast(
     attn_combine_item<Fast, LoadL2>(blockIdx.x, attn, part, proj, posp, capacity, nh, hd, pw, splits);
 }
 
+// ---------------------------------------------------------------------------
+// The decode attention of B rows of B takes (engine/cuda Backbone.StepRows):
+// the one-row kernels above with the rows in blockIdx.z. Row b belongs to the
+// take in slot slots[b]: its KV cache lies slots[b]·slot_stride floats after
+// kc and vc (each slot a copy of the one-take state layout) and its position
+// is posp[slots[b]]. proj, qn, the scores, maxima, partials and outputs hold
+// the B rows one after another as they hold a prefill's rows. Each row runs
+// the one-row body on its own row, cache and position (grids: prep (1, nh +
+// nkv, B), scores and partial (nh, splits, B), combine (nh, 1, B)), so a
+// take's values are those it has stepped alone, under either policy. slots
+// was copied by the host before the step: it is read before the PDL wait.
+struct AttnSlot {
+    size_t row;      // b
+    long long kv;    // the slot's cache offset, floats
+    const int32_t* pos;
+    __device__ __forceinline__ AttnSlot(const int32_t* __restrict__ slots, long long slot_stride,
+                                        const int32_t* __restrict__ posp) {
+        row = blockIdx.z;
+        const int s = slots[row];
+        kv = (long long)s * slot_stride;
+        pos = posp + s;
+    }
+};
+
+template <class P>
+__device__ __forceinline__ void attn_prep_slots_body(float* __restrict__ qn, float* __restrict__ kc,
+                                                     float* __restrict__ vc, const float* __restrict__ proj,
+                                                     const float* __restrict__ qnorm, const float* __restrict__ knorm,
+                                                     const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                     int hd, int rot, double theta, float eps,
+                                                     const int32_t* __restrict__ slots, long long slot_stride) {
+    const AttnSlot a(slots, slot_stride, posp);
+    const size_t pw = (size_t)(2 * nh + 2 * nkv) * hd;
+    attn_prep_body<P>(qn + a.row * nh * hd, kc + a.kv, vc + a.kv, proj + a.row * pw, qnorm, knorm, a.pos, capacity,
+                      nh, nkv, hd, rot, theta, eps);
+}
+NUMERICS_KERNEL(attn_prep_slots, ATT_BOUNDS,
+                (float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
+                 const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                 int capacity, int nh, int nkv, int hd, int rot, double theta, float eps,
+                 const int32_t* __restrict__ slots, long long slot_stride),
+                (qn, kc, vc, proj, qnorm, knorm, posp, capacity, nh, nkv, hd, rot, theta, eps, slots, slot_stride))
+
+template <class P>
+__device__ __forceinline__ void attn_scores_slots_body(float* __restrict__ sc, float* __restrict__ smax,
+                                                       const float* __restrict__ qn, const float* __restrict__ kc,
+                                                       const int32_t* __restrict__ posp, int capacity, int nh, int nkv,
+                                                       int hd, int splits, float scale,
+                                                       const int32_t* __restrict__ slots, long long slot_stride) {
+    const AttnSlot a(slots, slot_stride, posp);
+    attn_scores_body<P>(sc + a.row * nh * capacity, smax + a.row * nh * splits, qn + a.row * nh * hd, kc + a.kv, a.pos,
+                        capacity, nh, nkv, hd, splits, scale);
+}
+NUMERICS_KERNEL(attn_scores_slots, ATT_BOUNDS,
+                (float* __restrict__ sc, float* __restrict__ smax, const float* __restrict__ qn,
+                 const float* __restrict__ kc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits, float scale, const int32_t* __restrict__ slots, long long slot_stride),
+                (sc, smax, qn, kc, posp, capacity, nh, nkv, hd, splits, scale, slots, slot_stride))
+
+// part: the policy's sums (Exact doubles, Fast floats), row b's at b·nh·splits·(1 + hd).
+template <class P>
+__device__ __forceinline__ double* attn_part_row(double* partd, size_t row, int nh, int splits, int hd) {
+    return reinterpret_cast<double*>(reinterpret_cast<typename P::Sum*>(partd) + row * nh * splits * (hd + 1));
+}
+
+template <class P>
+__device__ __forceinline__ void attn_partial_slots_body(double* __restrict__ part, const float* __restrict__ sc,
+                                                        const float* __restrict__ smax, const float* __restrict__ vc,
+                                                        const int32_t* __restrict__ posp, int capacity, int nh,
+                                                        int nkv, int hd, int splits,
+                                                        const int32_t* __restrict__ slots, long long slot_stride) {
+    const AttnSlot a(slots, slot_stride, posp);
+    attn_partial_body<P>(attn_part_row<P>(part, a.row, nh, splits, hd), sc + a.row * nh * capacity,
+                         smax + a.row * nh * splits, vc + a.kv, a.pos, capacity, nh, nkv, hd, splits);
+}
+NUMERICS_KERNEL(attn_partial_slots, ATT_BOUNDS,
+                (double* __restrict__ part, const float* __restrict__ sc, const float* __restrict__ smax,
+                 const float* __restrict__ vc, const int32_t* __restrict__ posp, int capacity, int nh, int nkv, int hd,
+                 int splits, const int32_t* __restrict__ slots, long long slot_stride),
+                (part, sc, smax, vc, posp, capacity, nh, nkv, hd, splits, slots, slot_stride))
+
+template <class P>
+__device__ __forceinline__ void attn_combine_slots_body(float* __restrict__ attn, const double* __restrict__ part,
+                                                        const float* __restrict__ proj,
+                                                        const int32_t* __restrict__ posp, int capacity, int nh,
+                                                        int hd, int pw, int splits,
+                                                        const int32_t* __restrict__ slots) {
+    const AttnSlot a(slots, 0, posp);
+    attn_combine_body<P>(attn + a.row * nh * hd,
+                         attn_part_row<P>(const_cast<double*>(part), a.row, nh, splits, hd), proj + a.row * pw,
+                         a.pos, capacity, nh, hd, pw, splits);
+}
+NUMERICS_KERNEL(attn_combine_slots, ATT_BOUNDS,
+                (float* __restrict__ attn, const double* __restrict__ part, const float* __restrict__ proj,
+                 const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits,
+                 const int32_t* __restrict__ slots),
+                (attn, part, proj, posp, capacity, nh, hd, pw, splits, slots))
+
+// add_i32_slots: p[slots[b]] += v for the n rows' slots (each take's
+// position, advanced inside a captured B-row step; the slots are distinct).
+extern "C" __global__ void add_i32_slots(int32_t* p, const int32_t* __restrict__ slots, int n, int v) {
+    pdl_entry();
+    if (threadIdx.x < n) p[slots[threadIdx.x]] += v;
+}
+
 // add_i32: *p += v (the position counter, advanced inside a captured step).
 extern "C" __global__ void add_i32(int32_t* p, int v) {
     pdl_entry();
@@ -381,19 +486,31 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // the first query head of each KV group that meets the row stores its key
 // and value in the caches (no block of this launch reads that cache row).
 // A row past max_rows sets FRAME_ERR_KV_FULL.
-template <bool ROPE>
+//
+// attend_body<true, true> (tower_attend_rope_takes) is that over rows of
+// different takes: row t is the frame row of the take in slot s =
+// slots[t] (slots null: s = t), at position ctrl[s].pos of its own caches
+// (kc, vc + s·kv_stride floats), its errors in ctrl[s].
+template <bool ROPE, bool TAKES = false>
 __device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
                                             float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
                                             float* __restrict__ part, int* __restrict__ counters,
                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
-                                            int nh, int nkv, int hd, int half, float scale, int max_rows) {
+                                            int nh, int nkv, int hd, int half, float scale, int max_rows,
+                                            long long kv_stride = 0, const int32_t* __restrict__ slots = nullptr) {
     pdl_entry();
     __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
     __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
     __shared__ bool last_block;
     const int h = blockIdx.x, split = blockIdx.y, t = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = ctrl->pos + t;
+    if (TAKES) {
+        const int s = slots ? slots[t] : t;
+        ctrl += s;
+        kc += (size_t)s * kv_stride;
+        vc += (size_t)s * kv_stride;
+    }
+    const int last = ctrl->pos + (TAKES ? 0 : t);
     float* o = attn + ((size_t)t * nh + h) * hd;
     if (last >= max_rows) {  // rope_append flagged it (or this launch does)
         if (split == 0)
@@ -546,4 +663,17 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope(
     FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
     const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
     attend_body<true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale, max_rows);
+}
+
+// tower_attend_rope_takes is tower_attend_rope over n rows of n takes (row
+// t: the take in slot s = slots[t], slots null: s = t; its control block
+// ctrl[s], its caches at kc, vc + s·kv_stride floats). Grid: (nh,
+// ATTN_SPLITS, n).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_takes(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows,
+    long long kv_stride, const int32_t* __restrict__ slots) {
+    attend_body<true, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale,
+                            max_rows, kv_stride, slots);
 }

@@ -370,3 +370,50 @@ extern "C" __global__ void DNS_BOUNDS deltanet_step_fused_fast(
     if (!last_of(counters + blockIdx.x, gridDim.y)) return;
     deltanet_step_norm_head<Fast, LoadL2>(blockIdx.x, core, proj, convstate, normw, nk, nv, dk, dv, K, eps);
 }
+
+// ---------------------------------------------------------------------------
+// The split step of B rows of B takes in one launch each (engine/cuda
+// Backbone.StepRows): grid (nv, ⌈dv/32⌉, B) and (nv, 1, B). Row b
+// (blockIdx.z) belongs to the take in slot slots[b], whose conv and recurrent
+// state lie slots[b]·slot_stride floats after convstate and S (each slot a
+// copy of the one-take state layout); proj and core hold the B rows one after
+// another. Each row runs the one-row bodies above on its own row and slot, so
+// a take's values are those it has stepped alone, under either policy.
+// slots was copied by the host before the step: it is read before the PDL
+// wait.
+template <class P>
+__device__ __forceinline__ void deltanet_step_cols_slots_body(
+    float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate, float* __restrict__ S,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog, int nk, int nv,
+    int dk, int dv, int K, const int32_t* __restrict__ slots, long long slot_stride) {
+    const int b = blockIdx.z;
+    const long long off = (long long)slots[b] * slot_stride;
+    const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
+    deltanet_step_cols_body<P>(o + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias, alog,
+                               nk, nv, dk, dv, K);
+}
+NUMERICS_KERNEL(deltanet_step_cols_slots, DNS_BOUNDS,
+                (float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
+                 float* __restrict__ S, const float* __restrict__ convw, const float* __restrict__ dtbias,
+                 const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K,
+                 const int32_t* __restrict__ slots, long long slot_stride),
+                (o, proj, convstate, S, convw, dtbias, alog, nk, nv, dk, dv, K, slots, slot_stride))
+
+template <class P>
+__device__ __forceinline__ void deltanet_step_norm_slots_body(float* __restrict__ core, const float* __restrict__ proj,
+                                                              float* __restrict__ convstate,
+                                                              const float* __restrict__ normw, int nk, int nv, int dk,
+                                                              int dv, int K, float eps,
+                                                              const int32_t* __restrict__ slots,
+                                                              long long slot_stride) {
+    const int b = blockIdx.z;
+    const long long off = (long long)slots[b] * slot_stride;
+    const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
+    deltanet_step_norm_body<P>(core + (size_t)b * nv * dv, proj + b * pw, convstate + off, normw, nk, nv, dk, dv, K,
+                               eps);
+}
+NUMERICS_KERNEL(deltanet_step_norm_slots, DNS_BOUNDS,
+                (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                 const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,
+                 const int32_t* __restrict__ slots, long long slot_stride),
+                (core, proj, convstate, normw, nk, nv, dk, dv, K, eps, slots, slot_stride))

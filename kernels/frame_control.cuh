@@ -11,6 +11,11 @@
 
 #define FRAME_MAX_CODEBOOKS 16
 
+// The most takes one batched frame advances (engine/cuda Tower.FrameRows):
+// row b of its launches is take slot b, with control block ctrl[b] of an
+// array of them.
+#define FRAME_MAX_TAKES 8
+
 // Error bits of FrameControl.error (codebook c's non-finite logits: bit c).
 #define FRAME_ERR_KV_FULL (1 << 30)   // a row past the KV cache's capacity
 #define FRAME_ERR_BAD_CODE (1 << 29)  // a code outside its codebook reached an embedding

@@ -205,3 +205,104 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
             if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
 }
+
+// gemv_rows_x is gemv_rows for NB activation rows at once (the B-row decode
+// step: B takes' rows, xstride floats apart, nb ≤ NB of them live): every
+// weight chunk is loaded once and applied to each live row's x chunk in turn,
+// so acc[r][b] is Σ_c wr[r][c]·x_b[c] summed in exactly the order gemv_rows
+// sums one row (the same bits as gemv_rows on x_b, under either policy).
+// Rows b ≥ nb read row nb−1 and are left unused.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
+__device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
+                                            const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
+                                            int nb, int cols) {
+    typedef typename P::Sum Sum;
+    constexpr int WARPS_PER_GROUP = TPR / 32;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int chunks = cols / WT::PER;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = 0;
+    for (int base = j; base < chunks; base += TPR * UNROLL) {
+        uint4 w[UNROLL][ROWS];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int c = base + u * TPR, cc = min(c, chunks - 1);
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                const float4* xv = reinterpret_cast<const float4*>(x + (size_t)min(b, nb - 1) * xstride);
+                XChunk<P, WT> xc;
+                xc.load(xv, cc);
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    const Sum s = xc.dot(w[u][r], WT::SCALED ? sr[r] + ((cc * WT::PER) >> 7) : nullptr);
+                    acc[r][b] += c < chunks ? s : Sum(0);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
+    if (WARPS_PER_GROUP > 1) {
+        __shared__ Sum part[GEMV_THREADS / 32][ROWS][NB];
+        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        if (lane == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+#pragma unroll
+                for (int b = 0; b < NB; b++) part[warp][r][b] = acc[r][b];
+        }
+        __syncthreads();
+        if (j == 0) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+#pragma unroll
+                for (int b = 0; b < NB; b++) {
+                    Sum s = 0;
+#pragma unroll
+                    for (int k = 0; k < WARPS_PER_GROUP; k++) s += part[group * WARPS_PER_GROUP + k][r][b];
+                    acc[r][b] = s;
+                }
+        }
+    }
+}
+
+// gemv_body_x: y_b[r] = Σ_c W[r, c]·x_b[c] for nb ≤ NB rows x_b (xstride
+// floats apart) into y_b (ystride floats apart), W read once; otherwise as
+// gemv_body.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
+__device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                            const float* __restrict__ S, const float* __restrict__ x, int xstride,
+                                            int ystride, int nb, int rows, int cols) {
+    constexpr int GROUPS = GEMV_THREADS / TPR;
+    const int group = threadIdx.x / TPR, j = threadIdx.x % TPR;
+    const int row0 = (blockIdx.x * GROUPS + group) * ROWS;
+    const int scols = (cols + 127) >> 7;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        const int row = min(row0 + r, rows - 1);
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)row * cols * (16 / WT::PER));
+        sr[r] = S ? S + (size_t)(row >> 7) * scols : nullptr;
+    }
+    pdl_entry();
+    typename P::Sum acc[ROWS][NB];
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
+    if (j == 0) {
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+                if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
+    }
+}

@@ -288,6 +288,27 @@ __device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* 
     down_rows<P, WT>(y, W, S, xs, rows, cols);
 }
 
+// moe_down_pair is block row y's item into out: routed pair y (y < k) or
+// the shared expert (y = k). xs: the block's shared staging.
+template <class P>
+__device__ __forceinline__ void moe_down_pair(int y, float* __restrict__ out, const uint8_t* __restrict__ W,
+                                              const float* __restrict__ S, long long mstride, long long sstride,
+                                              int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu,
+                                              int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,
+                                              const float* __restrict__ dense, int e, int is, int h, void* xs) {
+    if (y < k) {
+        const float* g = gu + (size_t)y * 2 * p;
+        const long long m = ids[y];
+        if (fp8)
+            down_item<P, FP8Weights>(out, W + m * mstride, S + m * sstride, g, g + p, i, ip, h, xs);
+        else
+            down_item<P, BF16Weights>(out, W + m * mstride * 2, nullptr, g, g + p, i, ip, h, xs);
+        return;
+    }
+    const float* d = dense + e;
+    down_item<P, BF16Weights>(out, reinterpret_cast<const uint8_t*>(Ws), nullptr, d, d + is, is, is, h, xs);
+}
+
 template <class P>
 __device__ __forceinline__ void moe_down_body(float* __restrict__ yr, const uint8_t* __restrict__ W,
                                               const float* __restrict__ S, long long mstride, long long sstride,
@@ -297,18 +318,8 @@ __device__ __forceinline__ void moe_down_body(float* __restrict__ yr, const uint
     __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
-    if (y < k) {
-        const float* g = gu + (size_t)y * 2 * p;
-        const long long m = ids[y];
-        if (fp8)
-            down_item<P, FP8Weights>(yr + (size_t)y * h, W + m * mstride, S + m * sstride, g, g + p, i, ip, h, xs);
-        else
-            down_item<P, BF16Weights>(yr + (size_t)y * h, W + m * mstride * 2, nullptr, g, g + p, i, ip, h, xs);
-        return;
-    }
-    const float* d = dense + e;
-    down_item<P, BF16Weights>(yr + (size_t)y * h, reinterpret_cast<const uint8_t*>(Ws), nullptr, d, d + is, is, is,
-                              h, xs);
+    moe_down_pair<P>(y, yr + (size_t)y * h, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h,
+                     xs);
 }
 
 #define MOE_DOWN_BOUNDS __launch_bounds__(256)
@@ -318,6 +329,35 @@ NUMERICS_KERNEL(moe_down, MOE_DOWN_BOUNDS,
                  int i, int ip, int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is,
                  int h),
                 (yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h))
+
+// moe_down_rows: moe_down for the n rows of a B-row step (several takes'
+// rows, engine/cuda Backbone.StepRows), row t in blockIdx.z: its k routed
+// pairs (ids, gu rows t·k …) into yr rows t·k … t·k+k−1 and its shared
+// expert (the stacked projection's row t, pitch dstride) into ys row t, the
+// layout moe_combine_norm reads. Each item has the one-row kernel's bits.
+// Grid (⌈h / (8·DOWN_ROWS)⌉, k + 1, n), block 256.
+template <class P>
+__device__ __forceinline__ void moe_down_rows_body(float* __restrict__ yr, float* __restrict__ ys,
+                                                   const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                                   long long mstride, long long sstride, int fp8,
+                                                   const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
+                                                   int i, int ip, int k, const uint16_t* __restrict__ Ws,
+                                                   const float* __restrict__ dense, int dstride, int e, int is,
+                                                   int h) {
+    __shared__ __align__(16) double xs[DOWN_MAXX];
+    pdl_entry();
+    const int y = blockIdx.y;
+    const size_t t = blockIdx.z;
+    float* out = y < k ? yr + (t * k + y) * h : ys + t * h;
+    moe_down_pair<P>(y, out, W, S, mstride, sstride, fp8, ids + t * k, gu + t * k * 2 * p, p, i, ip, k, Ws,
+                     dense + t * dstride, e, is, h, xs);
+}
+NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
+                (float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
+                 const float* __restrict__ S, long long mstride, long long sstride, int fp8,
+                 const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip, int k,
+                 const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is, int h),
+                (yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h))
 
 // ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the

@@ -74,11 +74,14 @@ __device__ __forceinline__ void norm_row(float* __restrict__ o, float (&v)[ROW_R
 // Otherwise one audio row embedding code ctrl->codes[code_slot] of the
 // [entries, width] BF16 table; after end of speech (ctrl->end) code 0 stands
 // in (the frame is discarded); a code out of range writes NaN and sets
-// FRAME_ERR_BAD_CODE. Grid: (n), 1024 threads (ROW_REGS).
+// FRAME_ERR_BAD_CODE. Audio rows are frame rows of takes: row r reads (and
+// flags) ctrl[slots[r]] (slots null: ctrl[r]; Tower.FrameRows; one take:
+// n = 1). Grid: (n), 1024 threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
-                                          const float* __restrict__ hnorm, int width, float eps) {
+                                          const float* __restrict__ hnorm, int width, float eps,
+                                          const int32_t* __restrict__ slots) {
     pdl_entry();
     __shared__ double red[32];
     const int row = blockIdx.x;
@@ -89,6 +92,7 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
         const float inv = row_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];
     } else {
+        ctrl += slots ? slots[row] : row;
         tower_embed_row(ce, table, ctrl->codes[code_slot], ctrl, entries, enorm, width, eps, red);
     }
     float v[ROW_REGS];
@@ -168,15 +172,18 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
 // half by emode: 0 text rows (enorm of the zero vector, as tower_eh_input
 // with no table), 1 enorm(E[ctrl->codes[code_slot]]) of table (a code drawn
 // before this layer), 2 left alone (the draw after this layer's head picks
-// that code and writes it: sample_logits' embedding). Grid: (n), any
-// multiple of 32 threads up to 1024.
+// that code and writes it: sample_logits' embedding); emode 1 rows are
+// frame rows of takes, row r reading ctrl[slots[r]] (slots null: ctrl[r];
+// Tower.FrameRows). Grid: (n), any multiple of 32 threads up to 1024.
 extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
     float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
-    int entries, const float* __restrict__ enorm, const float* __restrict__ hnorm, int width, float eps) {
+    int entries, const float* __restrict__ enorm, const float* __restrict__ hnorm, int width, float eps,
+    const int32_t* __restrict__ slots) {
     pdl_entry();
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
-    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, ctrl, code_slot,
+    FrameControl* c = ctrl + (slots ? slots[blockIdx.x] : (int)blockIdx.x);
+    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, c, code_slot,
                  entries, enorm, hnorm, width, eps, red);
 }

@@ -231,7 +231,10 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
 // ctrl->codes[cb] and, when end_index ≥ 0, ctrl->end = (code == end_index).
 // With out not null (a batch of tests): block b draws from logits[b·n…]
 // with frame ctrl->frame + b into out[b], nothing forced, ctrl's codes
-// untouched. Grid: (batch), SAMPLE_THREADS threads.
+// untouched. With out null and a grid of n (Tower.FrameRows), block b
+// draws the code of row b's take: logits[b·n…], control block
+// ctrl[slots[b]] (slots null: ctrl[b]), its embedding to edst + b·2·width
+// (the row's eh_proj input). Grid: (batch), SAMPLE_THREADS threads.
 //
 // Selecting the top-k: with WARP_SELECT and top-k ≤ SELECT_K, each warp
 // sorts its threads' first keys, five rounds of pairwise merges (a barrier
@@ -250,10 +253,14 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                                             FrameControl* ctrl, int32_t* __restrict__ out,
                                             const uint16_t* __restrict__ etable, int eentries,
                                             const float* __restrict__ enorm, float* __restrict__ edst, int width,
-                                            float eps) {
+                                            float eps, const int32_t* __restrict__ slots) {
     pdl_entry();
     logits += (size_t)blockIdx.x * n;
-    const uint32_t frame = (uint32_t)(ctrl->frame + (int)blockIdx.x);
+    if (!out) {  // row b: a take's frame row
+        ctrl += slots ? slots[blockIdx.x] : (int)blockIdx.x;
+        if (edst) edst += (size_t)blockIdx.x * 2 * width;
+    }
+    const uint32_t frame = (uint32_t)(ctrl->frame + (out ? (int)blockIdx.x : 0));
     __shared__ SampleShared sh;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
@@ -516,8 +523,9 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits(const
                                                                            int eentries,
                                                                            const float* __restrict__ enorm,
                                                                            float* __restrict__ edst, int width,
-                                                                           float eps) {
-    sample_body<0>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+                                                                           float eps,
+                                                                           const int32_t* __restrict__ slots) {
+    sample_body<0>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
 }
 
 // sample_logits_warp is sample_logits with the warp selection of a top-k ≤
@@ -530,8 +538,9 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(
                                                                                 int eentries,
                                                                                 const float* __restrict__ enorm,
                                                                                 float* __restrict__ edst, int width,
-                                                                                float eps) {
-    sample_body<1>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+                                                                                float eps,
+                                                                                const int32_t* __restrict__ slots) {
+    sample_body<1>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
 }
 
 // sample_logits_warp_pick is sample_logits_warp with the draw's end in one
@@ -539,6 +548,6 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp(
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp_pick(
     const float* __restrict__ logits, int n, int cb, int end_index, FrameControl* ctrl, int32_t* __restrict__ out,
     const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
-    int width, float eps) {
-    sample_body<2>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps);
+    int width, float eps, const int32_t* __restrict__ slots) {
+    sample_body<2>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
 }

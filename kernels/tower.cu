@@ -43,19 +43,73 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
 }
 
 // ---------------------------------------------------------------------------
+// Gate and up with SwiGLU over nb ≤ NB rows of several takes (Tower.FrameRows):
+// out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b), x_b = x + b·cols, each
+// weight read once for all rows (gemv_rows_x, gemv.cuh), each row's values
+// tower_gate_up_swiglu's bits (a row's split over TG_TPR threads is its:
+// the order of its sums depends on that alone). Each group takes RPM rows of
+// each matrix (RPM 2: each x chunk loaded once for four weight rows, UNROLL
+// 1). Instances tower_gate_up_swiglu_rows_b{NB} (RPM 1) and
+// tower_gate_up_swiglu_rows2_b{NB} (RPM 2). Grid: (ceil(rows/(2·RPM))),
+// TG_THREADS.
+template <int RPM, int UNROLL, int NB>
+__device__ __forceinline__ void gate_up_swiglu_rows_body(float* __restrict__ out, const uint16_t* __restrict__ W1,
+                                                         const uint16_t* __restrict__ W3,
+                                                         const float* __restrict__ x, int nb, int rows,
+                                                         int cols) {
+    const int group = threadIdx.x / TG_TPR;
+    const int row0 = (blockIdx.x * (TG_THREADS / TG_TPR) + group) * RPM;
+    const uint4* wr[2 * RPM];
+    const float* sr[2 * RPM];
+#pragma unroll
+    for (int k = 0; k < RPM; k++) {
+        const int rr = min(row0 + k, rows - 1);
+        wr[2 * k] = reinterpret_cast<const uint4*>(W1 + (size_t)rr * cols);
+        wr[2 * k + 1] = reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols);
+        sr[2 * k] = sr[2 * k + 1] = nullptr;
+    }
+    pdl_entry();
+    float acc[2 * RPM][NB];
+    gemv_rows_x<BF16Weights, Fast, TG_TPR, 2 * RPM, UNROLL, NB>(acc, wr, sr, x, cols, nb, cols);
+    if (threadIdx.x % TG_TPR == 0) {
+#pragma unroll
+        for (int k = 0; k < RPM; k++) {
+            if (row0 + k >= rows) continue;
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                if (b < nb) {
+                    const float g = acc[2 * k][b];
+                    out[(size_t)b * rows + row0 + k] = g / (1.f + expf(-g)) * acc[2 * k + 1][b];
+                }
+            }
+        }
+    }
+}
+#define GATE_UP_ROWS(NAME, RPM, UNROLL, NB)                                                                \
+    extern "C" __global__ void __launch_bounds__(TG_THREADS) NAME(                                           \
+        float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,            \
+        const float* __restrict__ x, int nb, int rows, int cols) {                                            \
+        gate_up_swiglu_rows_body<RPM, UNROLL, NB>(out, W1, W3, x, nb, rows, cols);                            \
+    }
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b2, 1, TG_UNROLL, 2)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b4, 1, TG_UNROLL, 4)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows_b8, 1, TG_UNROLL, 8)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b4, 2, 1, 4)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b8, 2, 1, 8)
+
+// ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes
 // ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
 // summed in float32 in that order; tables holds the ncb BF16 codebook tables'
 // addresses, entries their sizes. A code out of range (end of speech) writes
 // NaN: no backbone step follows it. The frame's counters step as
 // tower_advance's (1 row, 1 frame): this is the frame's last launch, and it
-// reads neither counter. Grid: (1), 1024 threads.
-extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
-                                          const int32_t* __restrict__ sem_tokens,
-                                          const unsigned long long* __restrict__ tables,
-                                          const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
-                                          int width, float div) {
-    pdl_entry();
+// reads neither counter.
+__device__ __forceinline__ void feedback_body(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+                                              const int32_t* __restrict__ sem_tokens,
+                                              const unsigned long long* __restrict__ tables,
+                                              const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+                                              int width, float div) {
     if (threadIdx.x == 0) {
         ctrl->pos += 1;
         ctrl->frame += 1;
@@ -90,6 +144,39 @@ extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restr
             if (i <= ncb) s += __int_as_float(v[i] << 16);
         out[c] = s / div;
     }
+}
+
+// One take's feedback row into out from ctrl. Grid: (1), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_feedback(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
+                                          const int32_t* __restrict__ sem_tokens,
+                                          const unsigned long long* __restrict__ tables,
+                                          const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+                                          int width, float div) {
+    pdl_entry();
+    feedback_body(out, text_embed, sem_tokens, tables, entries, ctrl, ncb, width, div);
+}
+
+// The feedback rows of n takes (Tower.FrameRows): block b, the take in slot
+// s = slots[b] (slots null: s = b), from ctrl[s] into its row out + s·width
+// (each slot keeps its own row until its next step). Grid: (n), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_feedback_takes(
+    float* __restrict__ out, const uint16_t* __restrict__ text_embed, const int32_t* __restrict__ sem_tokens,
+    const unsigned long long* __restrict__ tables, const int32_t* __restrict__ entries, FrameControl* ctrl, int ncb,
+    int width, float div, const int32_t* __restrict__ slots) {
+    pdl_entry();
+    const int s = slots ? slots[blockIdx.x] : (int)blockIdx.x;
+    feedback_body(out + (size_t)s * width, text_embed, sem_tokens, tables, entries, ctrl + s, ncb, width, div);
+}
+
+// Rows of float32 gathered by slot: dst[b] = src[slots[b]] (width floats
+// each; a batched frame's backbone input rows from the takes' feedback
+// rows). Grid: (n).
+extern "C" __global__ void tower_gather_rows(float* __restrict__ dst, const float* __restrict__ src,
+                                             const int32_t* __restrict__ slots, int width) {
+    pdl_entry();
+    const float* s = src + (size_t)slots[blockIdx.x] * width;
+    float* d = dst + (size_t)blockIdx.x * width;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) d[c] = s[c];
 }
 
 // ---------------------------------------------------------------------------

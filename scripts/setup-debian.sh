@@ -6,7 +6,8 @@
 #   WebKitGTK 4.1 headers           the studio of the second .deb (-tags webkit2_41)
 #   debootstrap                     make deb-test: a clean Debian 12 root
 #   ALSA headers                    audio output (oto)
-#   Xvfb, xauth, ImageMagick        the window under a virtual display (make screenshot)
+#   Xvfb, xauth, ImageMagick        the window under a virtual display (make window-e2e,
+#                                   make screenshot)
 #   Chromium                        the browser test (driven by playwright-core)
 #   nvidia-cuda-toolkit/-dev        CUDA 11.8 headers and nvcc (contrib/non-free)
 #   sox                             audio checks in tests

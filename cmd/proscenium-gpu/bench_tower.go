@@ -76,103 +76,19 @@ type GemvFrame struct {
 // graph inside a profiler range (cuda.Device.ProfileRange: ncu
 // --profile-from-start off times each kernel of a frame).
 func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, profile bool) (*TowerBench, error) {
-	g, err := cuda.TowerGeometryOf(&cfg)
+	st, err := newSyntheticTower(d, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer st.free(d)
+	g, w, perFrame := st.g, st.w, st.perFrame
 	D := int64(g.Dim)
-	vocab := g.Entries[0] + 1000
-	// Lay the tensors out in one block.
-	var size int64
-	place := func(bytes int64) cuda.Tensor {
-		off := (size + 255) &^ 255
-		size = off + bytes
-		return cuda.Tensor{Off: off}
-	}
-	w := cuda.TowerTensors{Geometry: g, TextVocab: vocab}
-	type fill struct {
-		t      *cuda.Tensor
-		n      int64
-		bf16   bool
-		lo, hi float32
-	}
-	var fills []fill
-	mat := func(t *cuda.Tensor, rows, cols int64) {
-		*t = place(rows * cols * 2)
-		s := float32(1 / math.Sqrt(float64(cols)))
-		fills = append(fills, fill{t, rows * cols, true, -s, s})
-	}
-	gain := func(t *cuda.Tensor) {
-		*t = place(D * 4)
-		fills = append(fills, fill{t, D, false, 0.5, 1.5})
-	}
-	var perFrame int64
-	layer := func(l *cuda.TowerLayerTensors, headRows int) {
-		for _, t := range []*cuda.Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
-			gain(t)
-		}
-		hd := int64(g.HeadDim)
-		mats := []struct {
-			t          *cuda.Tensor
-			rows, cols int64
-		}{{&l.EHProj, D, 2 * D}, {&l.WQKV, int64(g.Heads+2*g.KVHeads) * hd, D}, {&l.WO, D, int64(g.Heads) * hd},
-			{&l.W1, int64(g.FFN), D}, {&l.W3, int64(g.FFN), D}, {&l.W2, D, int64(g.FFN)}}
-		if headRows > 0 {
-			mats = append(mats, struct {
-				t          *cuda.Tensor
-				rows, cols int64
-			}{&l.Head, int64(headRows), D})
-		}
-		for _, m := range mats {
-			mat(m.t, m.rows, m.cols)
-			perFrame += m.rows * m.cols * 2
-		}
-	}
-	w.Codebooks = make([]cuda.Tensor, len(g.Entries))
-	for i := range w.Codebooks {
-		mat(&w.Codebooks[i], int64(g.Entries[i]), D)
-	}
-	w.Shared = make([]cuda.TowerLayerTensors, g.SharedLayers)
-	w.Residual = make([]cuda.TowerLayerTensors, g.ResidualLayers())
-	for i := range w.Shared {
-		layer(&w.Shared[i], 0)
-	}
-	for i := range w.Residual {
-		layer(&w.Residual[i], g.Entries[i+1])
-	}
-	mat(&w.SemanticHead, int64(g.Entries[0]+1), D)
-	perFrame += int64(g.Entries[0]+1) * D * 2
-	mat(&w.TextEmbed, int64(vocab), D)
-	for c := 0; c < g.Entries[0]; c++ {
-		w.SemanticTokens = append(w.SemanticTokens, 7+c)
-	}
-
-	arena, err := d.Alloc(size)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Free(arena)
 	hidden, err := d.Alloc(int64(prefill) * D * 4)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Free(hidden)
-	for _, f := range fills {
-		f.t.Block = arena
-	}
-	if err := d.Run(func(q *cuda.Queue) error {
-		for i, f := range fills {
-			fill := kernel.FillRandomF32
-			if f.bf16 {
-				fill = kernel.FillRandomBF16
-			}
-			blocks := int(min((f.n+255)/256, 4096))
-			if err := fill(q, [3]int{blocks, 1, 1}, 256, tensorPtr(*f.t), f.n, uint32(i+1), f.lo, f.hi); err != nil {
-				return err
-			}
-		}
-		return kernel.FillRandomF32(q, [3]int{64, 1, 1}, 256, kernel.Ptr(hidden.Ptr), int64(prefill)*D, 999, -1, 1)
-	}); err != nil {
+	if err := fillHidden(d, hidden, int64(prefill)*D, 999); err != nil {
 		return nil, err
 	}
 
@@ -377,6 +293,124 @@ func benchTower(d *cuda.Device, cfg drama3.AudioConfig, prefill, frames int, pro
 		*c.dst = ms * 1e3 / 100
 	}
 	return res, nil
+}
+
+// syntheticTower is a tower of a geometry with random weights in one
+// device block (benchTower, benchTowerRows).
+type syntheticTower struct {
+	g        cuda.TowerGeometry
+	w        cuda.TowerTensors
+	arena    *cuda.Block
+	perFrame int64 // weight bytes a frame reads: tower, heads (the codebook rows gathered are few)
+}
+
+func (st *syntheticTower) free(d *cuda.Device) { d.Free(st.arena) }
+
+// newSyntheticTower lays cfg's tower out in one block and fills it on the
+// device.
+func newSyntheticTower(d *cuda.Device, cfg drama3.AudioConfig) (*syntheticTower, error) {
+	g, err := cuda.TowerGeometryOf(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	D := int64(g.Dim)
+	vocab := g.Entries[0] + 1000
+	// Lay the tensors out in one block.
+	var size int64
+	place := func(bytes int64) cuda.Tensor {
+		off := (size + 255) &^ 255
+		size = off + bytes
+		return cuda.Tensor{Off: off}
+	}
+	w := cuda.TowerTensors{Geometry: g, TextVocab: vocab}
+	type fill struct {
+		t      *cuda.Tensor
+		n      int64
+		bf16   bool
+		lo, hi float32
+	}
+	var fills []fill
+	mat := func(t *cuda.Tensor, rows, cols int64) {
+		*t = place(rows * cols * 2)
+		s := float32(1 / math.Sqrt(float64(cols)))
+		fills = append(fills, fill{t, rows * cols, true, -s, s})
+	}
+	gain := func(t *cuda.Tensor) {
+		*t = place(D * 4)
+		fills = append(fills, fill{t, D, false, 0.5, 1.5})
+	}
+	var perFrame int64
+	layer := func(l *cuda.TowerLayerTensors, headRows int) {
+		for _, t := range []*cuda.Tensor{&l.ENorm, &l.HNorm, &l.AttentionNorm, &l.FFNNorm, &l.OutNorm} {
+			gain(t)
+		}
+		hd := int64(g.HeadDim)
+		mats := []struct {
+			t          *cuda.Tensor
+			rows, cols int64
+		}{{&l.EHProj, D, 2 * D}, {&l.WQKV, int64(g.Heads+2*g.KVHeads) * hd, D}, {&l.WO, D, int64(g.Heads) * hd},
+			{&l.W1, int64(g.FFN), D}, {&l.W3, int64(g.FFN), D}, {&l.W2, D, int64(g.FFN)}}
+		if headRows > 0 {
+			mats = append(mats, struct {
+				t          *cuda.Tensor
+				rows, cols int64
+			}{&l.Head, int64(headRows), D})
+		}
+		for _, m := range mats {
+			mat(m.t, m.rows, m.cols)
+			perFrame += m.rows * m.cols * 2
+		}
+	}
+	w.Codebooks = make([]cuda.Tensor, len(g.Entries))
+	for i := range w.Codebooks {
+		mat(&w.Codebooks[i], int64(g.Entries[i]), D)
+	}
+	w.Shared = make([]cuda.TowerLayerTensors, g.SharedLayers)
+	w.Residual = make([]cuda.TowerLayerTensors, g.ResidualLayers())
+	for i := range w.Shared {
+		layer(&w.Shared[i], 0)
+	}
+	for i := range w.Residual {
+		layer(&w.Residual[i], g.Entries[i+1])
+	}
+	mat(&w.SemanticHead, int64(g.Entries[0]+1), D)
+	perFrame += int64(g.Entries[0]+1) * D * 2
+	mat(&w.TextEmbed, int64(vocab), D)
+	for c := 0; c < g.Entries[0]; c++ {
+		w.SemanticTokens = append(w.SemanticTokens, 7+c)
+	}
+
+	arena, err := d.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fills {
+		f.t.Block = arena
+	}
+	if err := d.Run(func(q *cuda.Queue) error {
+		for i, f := range fills {
+			fill := kernel.FillRandomF32
+			if f.bf16 {
+				fill = kernel.FillRandomBF16
+			}
+			blocks := int(min((f.n+255)/256, 4096))
+			if err := fill(q, [3]int{blocks, 1, 1}, 256, tensorPtr(*f.t), f.n, uint32(i+1), f.lo, f.hi); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		d.Free(arena)
+		return nil, err
+	}
+	return &syntheticTower{g: g, w: w, arena: arena, perFrame: perFrame}, nil
+}
+
+// fillHidden fills n float32 values of b with uniform values in [−1, 1).
+func fillHidden(d *cuda.Device, b *cuda.Block, n int64, seed uint32) error {
+	return d.Run(func(q *cuda.Queue) error {
+		return kernel.FillRandomF32(q, [3]int{64, 1, 1}, 256, kernel.Ptr(b.Ptr), n, seed, -1, 1)
+	})
 }
 
 // tensorPtr is the device address of tensor t.

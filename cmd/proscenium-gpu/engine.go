@@ -29,14 +29,18 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, b
 	}
 	all := &framesSet{}
 	var loaded atomic.Pointer[cuda.Frames]
-	eng, err := take.Compose(ctx, dir, take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev, &loaded), Batch: n,
+	// Several takes run on the batched kernels (one B-row step and tower a
+	// frame for all of them); PROSCENIUM_GPU_BATCHED=0 interleaves each
+	// take's own frames instead (a take's codes are the same either way).
+	batched := n > 1 && os.Getenv("PROSCENIUM_GPU_BATCHED") != "0"
+	backend := take.Backend{Name: "cuda", Reason: reason, Memory: deviceMemory(dev, &loaded), Batch: n,
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
 			codec, err := codecPlan(ck.Codec)
 			if err != nil {
 				return nil, err
 			}
 			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Tier: say}, progress)
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say}, progress)
 			if err == nil {
 				all.add(f)
 				loaded.Store(f)
@@ -49,7 +53,17 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, b
 				all.add(f)
 			}
 			return f, err
-		}})
+		}}
+	if batched {
+		backend.TakeSet = func(first drama3.FrameBackend, _ int) (drama3.TakeSet, error) {
+			s, err := cuda.NewTakeFrames(first.(*cuda.Frames))
+			if err == nil {
+				all.addSet(s)
+			}
+			return s, err
+		}
+	}
+	eng, err := take.Compose(ctx, dir, backend)
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +74,21 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, b
 // framesSet is every take's Frames of an engine, for Fault: the scheduler
 // adds one as a take first needs it, while takes ask.
 type framesSet struct {
-	mu  sync.Mutex
-	all []*cuda.Frames
+	mu   sync.Mutex
+	all  []*cuda.Frames
+	sets []*cuda.TakeFrames
 }
 
 func (s *framesSet) add(f *cuda.Frames) {
 	s.mu.Lock()
 	s.all = append(s.all, f)
+	s.mu.Unlock()
+}
+
+// addSet adds the batched takes' set (its slots' faults are its own).
+func (s *framesSet) addSet(t *cuda.TakeFrames) {
+	s.mu.Lock()
+	s.sets = append(s.sets, t)
 	s.mu.Unlock()
 }
 
@@ -77,6 +99,11 @@ func (s *framesSet) fault() error {
 	defer s.mu.Unlock()
 	for _, f := range s.all {
 		if err := f.Fault(); err != nil {
+			return err
+		}
+	}
+	for _, t := range s.sets {
+		if err := t.Fault(); err != nil {
 			return err
 		}
 	}
@@ -133,6 +160,10 @@ const faultExitDelay = 500 * time.Millisecond
 
 // expertTier is a memory tier as the engine's stats report it.
 func expertTier(p cuda.TierPlan) *api.ExpertTier {
-	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: p.DeviceExperts, HostBytes: p.Host,
-		DeviceLayers: p.DeviceLayers, Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+	dev := p.DeviceExperts
+	if p.ReadLayers() > p.DeviceLayers { // the last layer's experts on the prefill stage
+		dev += p.Stage
+	}
+	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: dev, HostBytes: p.HostExperts,
+		DeviceLayers: p.ReadLayers(), Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
 }

@@ -15,18 +15,35 @@ import (
 // synthGrid is the grid of the grid-stride fill kernels.
 var synthGrid = [3]int{4096, 1, 1}
 
+// syntheticFrames is what a synthetic backbone's frame backend adds on the
+// device (the memory tier is decided for all of it): a codec of CodecBytes
+// (cuda.CodecBytes), and Takes live together, each take beside the first
+// with its own states, scratch and codec stream (CodecStreamBytes).
+type syntheticFrames struct {
+	CodecBytes, CodecStreamBytes int64
+	Takes                        int
+}
+
 // syntheticBackbone builds a backbone of cfg with random weights generated
 // on the device (kernels/synthetic.cu), for capacity rows, after admitting
 // the exact bytes. Matrices are uniform with a variance of 1/cols (so
 // activations keep their scale through the layers), FP8 experts random codes
 // with scales to match, small vectors uniform in ±0.1. With frames, the
 // memory tier (cuda.PlanTier) is decided for the whole frame backend: the
-// tower, its extras and the prompt scratch (FramesBytes) and a codec of
-// codecBytes (CodecBytes), which the caller allocates after; when they do
-// not fit the device beside every expert, the last layers' experts are
-// generated in pinned host memory. Only what the backbone takes is admitted
-// here.
-func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64, frames bool, codecBytes int64) (*cuda.Backbone, error) {
+// tower, its extras and the prompt scratch (FramesBytes), the codec and the
+// other takes (syntheticFrames), which the caller allocates after; when
+// they do not fit the device beside every expert, the last layers' experts
+// (and the token embedding and LM head) are generated in pinned host
+// memory. Only what the backbone takes is admitted here.
+func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed uint64, frames *syntheticFrames) (*cuda.Backbone, error) {
+	return syntheticBackboneSlots(d, cfg, capacity, 1, seed, frames)
+}
+
+// syntheticBackboneSlots is syntheticBackbone with the states of slots takes
+// (cuda.PlanBackboneSlots: the B-row step); with frames, the tier counts
+// the takes as LoadFrames does (batched when slots > 1: their states in the
+// slots, a codec stream each beside the first).
+func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots int, seed uint64, frames *syntheticFrames) (*cuda.Backbone, error) {
 	w, err := drama3.ShapedWeights(cfg)
 	if err != nil {
 		return nil, err
@@ -35,16 +52,21 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := cuda.BackboneBytes(cfg, layout, capacity)
+	need, plan, err := cuda.BackboneSlotsBytes(cfg, layout, capacity, slots)
 	if err != nil {
 		return nil, err
 	}
 	model := need
-	if frames {
-		if model, _, err = cuda.FramesBytes(cfg, layout, capacity); err != nil {
+	if frames != nil {
+		if model, _, err = cuda.FramesSlotsBytes(cfg, layout, capacity, slots); err != nil {
 			return nil, err
 		}
-		model += codecBytes
+		take := model - layout.Bytes // one take's state and scratch
+		if slots > 1 {
+			take = 0 // in the slots already
+		}
+		take += frames.CodecStreamBytes
+		model += frames.CodecBytes + int64(max(frames.Takes, 1)-1)*take
 	}
 	tier, err := d.PlanTier(cuda.TierModel(cfg, layout, model))
 	if err != nil {
@@ -69,8 +91,9 @@ func syntheticBackbone(d *cuda.Device, cfg *drama3.Config, capacity int, seed ui
 	err = d.Run(func(q *cuda.Queue) error {
 		seed := seed
 		next := func() uint64 { seed++; return seed }
-		ptr := func(off int64) kernel.Ptr { return kernel.Ptr(arena.Ptr).Add(off) }
 		for p, t := range layout.Tensors {
+			// The arena, or the host block of dense tensors, written over the bus.
+			ptr := func(off int64) kernel.Ptr { return kernel.Ptr(dw.Block(t).Ptr).Add(off) }
 			n := int64(1)
 			for _, s := range t.Shape {
 				n *= int64(s)

@@ -18,14 +18,15 @@ import (
 
 // TestCUDAEngineTiers: the memory tier changes where the routed experts'
 // bytes live, not the arithmetic. A demo checkpoint's take under caps that
-// put the experts of 2, 1 and 0 of its 4 layers on the device (the rest in
-// pinned host memory, read by the kernels over the bus in a step and
+// put the experts of 3, 2, 1 and 0 of its 4 layers in the arena (the rest
+// in pinned host memory, read by the kernels over the bus in a step and
 // copied to the prefill stage, one layer's worth of device memory, in a
-// prefill) has the uncapped take's codes and PCM bits (the same kernels on
-// the same bytes, so under either numerics policy); a cap below the dense
-// part and the stage, and a host without
-// the memory for the pinned experts are refused with the numbers, leaving
-// nothing allocated on the device or pinned.
+// prefill; the last layer's read from the stage in a step; the token
+// embedding and LM head in pinned host memory too) has the uncapped take's
+// codes and PCM bits (the same kernels on the same bytes, so under either
+// numerics policy); a cap below the dense part and the stage, and a host
+// without the memory for the pinned weights are refused with the numbers,
+// leaving nothing allocated on the device or pinned.
 func TestCUDAEngineTiers(t *testing.T) {
 	base, err := qwen3.TokenizerJSON()
 	if err != nil {
@@ -108,33 +109,37 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	// The load admits the codec besides ModelTierInput's bytes: the whole is
 	// what the uncapped load admitted, less the voice cache, which it grants
 	// in full on a device with room (cuda.PlanTier) and never under the
-	// host tier.
+	// host tier. Under the host tier the dense part leaves the embedding
+	// and LM head (HostDense) in host memory and adds the stage.
 	admitted, layer := whole.admitted-cuda.DefaultPrefixCacheBytes, in.LayerExperts[0]
-	dense := admitted - 4*layer
+	if in.HostDense <= 0 {
+		t.Fatalf("no dense tensors to keep in host memory: %+v", in)
+	}
+	dense := admitted - 4*layer - in.HostDense + layer
 	for _, c := range []struct {
-		capBytes     int64
-		deviceLayers int
-	}{{admitted - 1, 2}, {dense + 2*layer, 1}, {dense + layer, 0}} {
+		capBytes    int64
+		arenaLayers int
+	}{{admitted - 1, 3}, {dense + 2*layer, 2}, {dense + layer, 1}, {dense, 0}} {
 		r, err := take(c.capBytes)
 		if err != nil {
-			t.Fatalf("cap %d (dense %d, a layer's experts %d): %v", c.capBytes, dense, layer, err)
+			t.Fatalf("cap %d (dense and stage %d, a layer's experts %d): %v", c.capBytes, dense, layer, err)
 		}
-		x := r.tier
-		if x == nil || x.Tier != cuda.TierHostExperts.String() || x.DeviceLayers != c.deviceLayers || x.HostBytes != int64(4-c.deviceLayers)*layer ||
-			math.Abs(x.HitRate-float64(c.deviceLayers)/4) > 1e-12 || x.BusBytesPerFrame <= 0 {
-			t.Errorf("cap %d: readout %+v, want the experts of %d layers on the device", c.capBytes, x, c.deviceLayers)
+		x, read := r.tier, c.arenaLayers+1
+		if x == nil || x.Tier != cuda.TierHostExperts.String() || x.DeviceLayers != read || x.HostBytes != int64(4-c.arenaLayers)*layer ||
+			math.Abs(x.HitRate-float64(read)/4) > 1e-12 || (x.BusBytesPerFrame > 0) != (read < 4) {
+			t.Errorf("cap %d: readout %+v, want the experts of %d layers in the arena and one on the stage", c.capBytes, x, c.arenaLayers)
 		}
 		t.Logf("cap %d: %+v", c.capBytes, x)
 		if f, cb := firstCodeDiff(whole.codes, r.codes); f >= 0 {
-			t.Errorf("cap %d (%d device layers): the codes differ from the uncapped take's at frame %d codebook %d", c.capBytes, c.deviceLayers, f, cb)
+			t.Errorf("cap %d (%d arena layers): the codes differ from the uncapped take's at frame %d codebook %d", c.capBytes, c.arenaLayers, f, cb)
 		}
 		if i := firstBitDiff(whole.pcm, r.pcm); i >= 0 {
-			t.Errorf("cap %d (%d device layers): the PCM differs from the uncapped take's at sample %d", c.capBytes, c.deviceLayers, i)
+			t.Errorf("cap %d (%d arena layers): the PCM differs from the uncapped take's at sample %d", c.capBytes, c.arenaLayers, i)
 		}
 	}
 
 	// Refusals, with the numbers, nothing left allocated (take checks).
-	if _, err := take(dense + layer - 1); !errors.Is(err, cuda.ErrDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) ||
+	if _, err := take(dense - 1); !errors.Is(err, cuda.ErrDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) ||
 		!strings.Contains(err.Error(), "even with every routed expert in host memory") || !strings.Contains(err.Error(), "MiB") {
 		t.Errorf("a cap a byte below the dense part and the stage: %v", err)
 	}
@@ -146,9 +151,9 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	// meanwhile (MemAvailable moves between two reads: a reserve of just
 	// what the host had passed once on the H200, under fast).
 	dev.HostReserve = host + 1<<40
-	_, err = take(dense + layer)
+	_, err = take(dense)
 	dev.HostReserve = 0
-	if !errors.Is(err, cuda.ErrDoesNotFit) || !strings.Contains(err.Error(), "available") || !strings.Contains(err.Error(), "in host memory (pinned)") {
+	if !errors.Is(err, cuda.ErrDoesNotFit) || !strings.Contains(err.Error(), "available") || !strings.Contains(err.Error(), "in host memory (pinned") {
 		t.Errorf("a host without memory for the pinned experts: %v", err)
 	}
 }

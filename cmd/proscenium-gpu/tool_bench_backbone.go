@@ -106,6 +106,8 @@ func benchBackbone(args []string) error {
 	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1); the step variants run both")
 	prefillList := fs.String("prefills", "", "comma-separated prompt lengths: time only their prefills (whole, without the feed-forward, without the mixers, experts as multi-row GEMVs) and print them")
+	rowsList := fs.String("rows", "", "only the B-row step (several takes in one step): comma-separated widths B (1…8), e.g. 1,2,4,8, each take after its own -prefill rows")
+	rowsExperts := fs.Bool("rows-experts", false, "with -rows: also time the B-row step with its routed experts as the prefill's multi-row GEMVs")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -142,7 +144,26 @@ func benchBackbone(args []string) error {
 	if res.CopyGBs, err = copyBandwidth(d); err != nil {
 		return err
 	}
-	b, err := syntheticBackbone(d, cfg, *context, 1, false, 0)
+	if *rowsList != "" {
+		widths, err := parseRows(*rowsList)
+		if err != nil {
+			return err
+		}
+		rr := rowsReport{Device: res.Device, Numerics: res.Numerics, Context: *context, PrefillRows: *prefill, CopyGBs: res.CopyGBs}
+		if rr.Widths, rr.OneTakeMS, err = benchRows(d, cfg, *context, *prefill, *steps, widths, res.CopyGBs, *rowsExperts); err != nil {
+			return err
+		}
+		if *asJSON {
+			out, _ := json.MarshalIndent(rr, "", "  ")
+			fmt.Println(string(out))
+			return nil
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "device\t%s (numerics %s), copy %.0f GB/s, context %d rows, each take after a %d-row prompt\n", rr.Device, rr.Numerics, rr.CopyGBs, rr.Context, rr.PrefillRows)
+		printRows(w, rr.Widths, rr.OneTakeMS)
+		return w.Flush()
+	}
+	b, err := syntheticBackbone(d, cfg, *context, 1, nil)
 	if err != nil {
 		return err
 	}

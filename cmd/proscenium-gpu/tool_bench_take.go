@@ -63,11 +63,23 @@ type takeBench struct {
 	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
+	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
+	Batched bool `json:"batched,omitempty"`
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
 	Experts *api.ExpertTier `json:"experts"`
 	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
+	// TierBudgetBytes is the device budget the tier was planned in, and
+	// TierPlannedBytes what the plan put there (its estimates of the codec
+	// and the takes' state included): beside PeakBytes, the slack left.
+	TierBudgetBytes  int64 `json:"tier_budget_bytes,omitempty"`
+	TierPlannedBytes int64 `json:"tier_planned_bytes,omitempty"`
+	// CodecHeldBytes is what the synthetic codec's weights took on the
+	// device, CodecCountedBytes what the plan counted for them (CodecBytes
+	// less a stream's): they must agree.
+	CodecHeldBytes    int64 `json:"codec_held_bytes,omitempty"`
+	CodecCountedBytes int64 `json:"codec_counted_bytes,omitempty"`
 
 	// With --ref-seconds: a reference voice of that many seconds of random
 	// codes; a warm-up take in another voice, then the take in this voice
@@ -132,6 +144,7 @@ func benchTake(args []string) error {
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
+	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower)")
@@ -172,6 +185,8 @@ func benchTake(args []string) error {
 	defer dev.Close()
 	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
+	opt.Batched = *batched && opt.Takes > 1
+	res.Batched = opt.Batched
 	var f *cuda.Frames
 	var prompt []int
 	// voicePrompt is the prompt of the take in a reference voice of codes
@@ -189,15 +204,23 @@ func benchTake(args []string) error {
 			return err
 		}
 		plan := ref.Plan()
-		bb, err := syntheticBackbone(dev, cfg, opt.Capacity, 1, true, cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk))
+		slots := 1
+		if opt.Batched {
+			slots = opt.Takes
+		}
+		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
+			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
 		if err != nil {
 			return err
 		}
+		before := dev.Pool.Stats(cuda.DeviceMem).Used
 		codec, err := cuda.NewCodec(dev, &plan)
 		if err != nil {
 			bb.Close()
 			return err
 		}
+		res.CodecHeldBytes = dev.Pool.Stats(cuda.DeviceMem).Used - before
+		res.CodecCountedBytes = cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk) - cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk)
 		// Random weights have no tokenizer: the semantic codes' rows are the
 		// first ids, end of speech the next.
 		ids := make([]int, cfg.Audio.SemanticCodebookSize)
@@ -299,6 +322,7 @@ func benchTake(args []string) error {
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
 	res.Experts = expertTier(f.Tier())
+	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {
@@ -327,7 +351,12 @@ func benchTake(args []string) error {
 	if len(batches) > 0 {
 		// One set over f for every round: its takes' state is made (and
 		// their graphs captured) in a warm-up round of the largest B.
-		set, err := drama3.NewInterleave(f, func() (drama3.FrameBackend, error) { return f.NewTake() }, opt.Takes)
+		var set drama3.TakeSet
+		if opt.Batched {
+			set, err = cuda.NewTakeFrames(f)
+		} else {
+			set, err = drama3.NewInterleave(f, func() (drama3.FrameBackend, error) { return f.NewTake() }, opt.Takes)
+		}
 		if err != nil {
 			return err
 		}
@@ -388,6 +417,13 @@ func benchTake(args []string) error {
 	}
 	fmt.Println()
 	fmt.Printf("memory            device %.2f GiB (peak %.2f GiB), pinned %.1f MiB\n", gib(res.DeviceBytes), gib(res.PeakBytes), float64(res.PinnedBytes)/(1<<20))
+	if len(res.Batches) > 0 {
+		how := "each take's frame in turn (drama3.Interleave)"
+		if res.Batched {
+			how = "one B-row step and tower a frame for every take (cuda.TakeFrames)"
+		}
+		fmt.Printf("batches           %s\n", how)
+	}
 	for _, r := range res.Batches {
 		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); first audio", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs)
 		for _, v := range r.FirstAudioMs {
@@ -410,6 +446,11 @@ func benchTake(args []string) error {
 		if res.Model == "synthetic full" {
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
+		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",
+			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), gib(res.PeakBytes))
+	}
+	if res.CodecHeldBytes > 0 {
+		fmt.Printf("codec             weights %.1f MiB held, %.1f MiB counted by the tier plan\n", float64(res.CodecHeldBytes)/(1<<20), float64(res.CodecCountedBytes)/(1<<20))
 	}
 	if res.AdmittedBytes > 0 {
 		within := "within it"

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
+	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
@@ -28,6 +30,8 @@ func runBenchTower(args []string) error {
 	ordinal := fs.Int("device", 0, "CUDA device ordinal")
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
+	gemvxList := fs.String("gemvx", "", "with -rows: the B-row GEMV instances to time, comma-separated (t128r2u2,t128r4u1); empty: the one-row choice")
+	rowsList := fs.String("rows", "", "takes together, comma-separated (1,2,4,8): only the frame of that many takes at once (Tower.FrameRows)")
 	profile := fs.Bool("profile-frame", false, "stop after the first figure and replay one frame graph inside a profiler range, for ncu --profile-from-start off")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,6 +54,27 @@ func runBenchTower(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
+	if *rowsList != "" {
+		rows, err := api.ParseBatches(*rowsList)
+		if err != nil {
+			return err
+		}
+		res, err := benchTowerRows(dev, cfg, *prefill, *frames, rows, strings.Split(*gemvxList, ","))
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		}
+		fmt.Printf("device: %s\nnumerics: %s\ngeometry: %s\nweights read per frame pass: %.1f MiB\nsettings: %s; %d cache rows per take; %d frames per figure\n",
+			res.Device, numerics, res.Geometry, float64(res.WeightBytes)/(1<<20), res.Settings, res.PrefillRows, res.Frames)
+		for _, r := range res.Rows {
+			fmt.Printf("takes %d, gemvx %s: frame %.3f ms (%.3f ms a take), %.0f GB/s of weights, %d launches\n", r.Takes, r.Gemvx, r.FrameMs, r.PerTakeMs, r.GBps, r.Launches)
+		}
+		return nil
+	}
 	res, err := benchTower(dev, cfg, *prefill, *frames, *profile)
 	if err != nil {
 		return err

@@ -10,8 +10,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 
+	"proscenium/engine/api"
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
@@ -47,6 +49,21 @@ type takeReport struct {
 	// own: the agreement float32 rounding alone leaves, which no backend
 	// summing in another order can be expected to beat.
 	Baseline []baselineTrial `json:"cpu_rounding_baseline"`
+	// With --cap: the device memory cap, the memory tier the load chose
+	// under it, and the model's side of that decision (cuda.ModelTierInput
+	// at this context, no codec: what the load planned with), from which
+	// caps for each tier follow.
+	Cap       int64           `json:"cap_bytes,omitempty"`
+	Experts   *api.ExpertTier `json:"experts,omitempty"`
+	TierModel *tierModel      `json:"tier_model,omitempty"`
+}
+
+// tierModel is the model's side of a memory tier decision (cuda.TierInput).
+type tierModel struct {
+	ModelBytes       int64 `json:"model_bytes"`        // every weight on the device, with the states and scratch
+	LayerExpertBytes int64 `json:"layer_expert_bytes"` // one layer's routed experts
+	HostDenseBytes   int64 `json:"host_dense_bytes"`   // the token embedding and LM head (host memory under the host tier)
+	Layers           int   `json:"layers"`
 }
 
 // madeTake is the frames a take made and whether it ended.
@@ -124,6 +141,7 @@ func runDebugTake(args []string) error {
 	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
 	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
+	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory (the GPU's codes against the CPU's under that tier)")
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	if err := fs.Parse(args); err != nil {
@@ -154,18 +172,27 @@ func runDebugTake(args []string) error {
 	if err != nil {
 		return err
 	}
-	dev, err := cuda.Open(0, 0, 1<<30)
+	dev, err := cuda.Open(0, *memCap, 1<<30)
 	if err != nil {
 		return err
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	gpu, err := cuda.LoadFrames(dev, ck, nil, cuda.FramesOptions{Capacity: len(prompt) + max(*forcedFrames, *freeFrames) + 8}, nil)
+	capacity := len(prompt) + max(*forcedFrames, *freeFrames) + 8
+	gpu, err := cuda.LoadFrames(dev, ck, nil, cuda.FramesOptions{Capacity: capacity}, nil)
 	if err != nil {
 		return err
 	}
 	defer gpu.Close()
 	rep := takeReport{Model: *model, Device: dev.Info.Name, Numerics: dev.Numerics.String(), PromptTokens: len(prompt)}
+	if *memCap > 0 {
+		in, err := cuda.ModelTierInput(*model, capacity, 1)
+		if err != nil {
+			return err
+		}
+		rep.Cap, rep.Experts = *memCap, expertTier(gpu.Tier())
+		rep.TierModel = &tierModel{ModelBytes: in.ModelBytes, LayerExpertBytes: slices.Max(in.LayerExperts), HostDenseBytes: in.HostDense, Layers: len(in.LayerExperts)}
+	}
 	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {
 		return fmt.Errorf("teacher-forced: %w", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"proscenium/engine/drama3"
 )
@@ -23,8 +24,14 @@ func runBenchBackbone(args []string) error {
 	context := fs.Int("context", 2048, "context limit in rows")
 	prefill := fs.Int("prefill", 60, "rows of the timed prefill")
 	steps := fs.Int("steps", 100, "timed decode steps")
+	rows := fs.String("rows", "", "only the decode step of several takes at once: widths B, comma-separated, 1…8 (e.g. 1,2,4,8)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
+	}
+	if *rows != "" {
+		if err := checkStepWidths(*rows); err != nil {
+			return fmt.Errorf("%w: --rows %q: %v", errUsage, *rows, err)
+		}
 	}
 	if *synthetic != "full" {
 		return fmt.Errorf("%w: --synthetic %q: the only geometry is full", errUsage, *synthetic)
@@ -33,6 +40,24 @@ func runBenchBackbone(args []string) error {
 	if *asJSON {
 		fwd = append(fwd, "--json")
 	}
+	if *rows != "" {
+		fwd = append(fwd, "--rows", *rows)
+	}
 	fwd = append(fwd, "-numerics", numerics.String())
 	return runWorkerTool(*worker, "bench-backbone", fwd)
+}
+
+// maxStepWidth is the most takes one decode step takes (engine/cuda
+// MaxStepRows; the worker's tool checks the same).
+const maxStepWidth = 8
+
+// checkStepWidths checks a --rows list: comma-separated widths 1…maxStepWidth.
+func checkStepWidths(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxStepWidth {
+			return fmt.Errorf("%q is not a width from 1 to %d", f, maxStepWidth)
+		}
+	}
+	return nil
 }

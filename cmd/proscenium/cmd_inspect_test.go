@@ -96,20 +96,21 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 	}
 
 	// The GPU section: all of it on the device, the least, and the tier
-	// under a budget a byte short of the whole (the last two layers' experts
-	// in host memory: one layer's worth of the device is the prefill stage).
+	// under a budget a byte short of the whole (the last layer's experts in
+	// host memory and on the prefill stage, the embedding and LM head in
+	// host memory).
 	var gpu struct {
 		GPU open.GPUMemory `json:"gpu"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &gpu); err != nil || gpu.GPU.Whole <= gpu.GPU.Dense || gpu.GPU.Layers != 4 ||
-		gpu.GPU.Dense+4*gpu.GPU.LayerExperts != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
+		gpu.GPU.Dense+3*gpu.GPU.LayerExperts+gpu.GPU.HostDense != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
 		t.Fatalf("json gpu section %+v (%v)", gpu.GPU, err)
 	}
 	out.Reset()
 	if err := runInspect([]string{dir, "--memory-cap", strconv.FormatInt(gpu.GPU.Whole-1, 10)}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 2 of 4 layers, and a "} {
+	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 4 of 4 layers, one on the prefill stage)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text output with a cap lacks %q:\n%s", want, out.String())
 		}

@@ -47,6 +47,12 @@ type Backbone struct {
 	// (fused.go); new backbones take it from $PROSCENIUM_GPU_FUSED. Change
 	// it with SetFused, which drops the captured step.
 	Fused bool
+
+	// The take slots (backbone_rows_cuda.go): the one-take calls (Prefill,
+	// Step, Len) address slot; slotPos is each slot's rows.
+	slot    int
+	slotPos []int
+	rows    stepRows
 }
 
 type backboneLayer struct {
@@ -56,8 +62,8 @@ type backboneLayer struct {
 	dense            Tensor // router, shared gate, shared up, shared_expert_gate: [D, H] BF16
 	sharedDown       Tensor
 	x                ExpertPack
-	xw               *Block // the block x's offsets are in: the arena, or host memory (DeviceWeights.Experts)
-	xhost            *Block // x.Host: the pinned block itself, which a prefill copies to the stage
+	xw               *Block // the block a step reads x at: the arena, the stage or host memory (DeviceWeights.Experts)
+	layer            int    // the layer's index (DeviceWeights.stageExperts)
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -117,7 +123,7 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
-	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv()}
+	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv(), slotPos: make([]int, max(plan.Slots, 1))}
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
@@ -172,10 +178,7 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i)}
-		if l.x.Host {
-			l.xhost = b.W.Host[i]
-		}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.MixerRows(), Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -202,17 +205,21 @@ func (b *Backbone) Len() int { return b.pos }
 // Hidden is the width of a row.
 func (b *Backbone) Hidden() int { return b.Plan.H }
 
-// Reset forgets every row: states to zero, position 0.
+// Reset forgets every row of every slot: states to zero, positions 0.
 func (b *Backbone) Reset() error {
 	b.pos = 0
+	clear(b.slotPos)
 	return b.d.Run(func(q *Queue) error {
+		if err := b.W.homeStage(q); err != nil { // the stage's decode layer (a host tier)
+			return err
+		}
 		if err := q.ZeroTensor(b.t(0), b.Plan.StateBytes); err != nil {
 			return err
 		}
 		if err := q.ZeroTensor(b.t(b.Plan.Counters), int64(4*b.Plan.CounterWords())); err != nil {
 			return err
 		}
-		return q.ZeroTensor(b.t(b.Plan.Pos), 4)
+		return q.ZeroTensor(b.t(b.Plan.Pos), 4*int64(max(b.Plan.Slots, 1)))
 	})
 }
 
@@ -221,6 +228,7 @@ func (b *Backbone) Close() {
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })
 	}
+	b.closeRows()
 	if b.host != nil {
 		b.d.Free(b.host)
 	}
@@ -234,6 +242,18 @@ func (b *Backbone) Close() {
 
 // checkRows validates rows and fills toks (−1 for an embedding row) and emb.
 func (b *Backbone) checkRows(rows []BackboneRow, toks []int32, emb []float32) error {
+	if err := b.rowInputs(rows, toks, emb); err != nil {
+		return err
+	}
+	if b.pos+len(rows) > b.Plan.Capacity {
+		return fmt.Errorf("backbone: %d rows after %d exceed the context limit of %d rows", len(rows), b.pos, b.Plan.Capacity)
+	}
+	return nil
+}
+
+// rowInputs validates the rows' tokens and embeddings and fills toks (−1
+// for an embedding row) and emb.
+func (b *Backbone) rowInputs(rows []BackboneRow, toks []int32, emb []float32) error {
 	H, V := b.Plan.H, b.cfg.Text.VocabSize
 	for i, r := range rows {
 		if r.Embedding != nil {
@@ -248,9 +268,6 @@ func (b *Backbone) checkRows(rows []BackboneRow, toks []int32, emb []float32) er
 			return fmt.Errorf("backbone row %d: token id %d outside the vocabulary [0, %d)", i, r.Token, V)
 		}
 		toks[i] = int32(r.Token)
-	}
-	if b.pos+len(rows) > b.Plan.Capacity {
-		return fmt.Errorf("backbone: %d rows after %d exceed the context limit of %d rows", len(rows), b.pos, b.Plan.Capacity)
 	}
 	return nil
 }
@@ -350,7 +367,7 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	if err := q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps); err != nil {
 		return err
 	}
-	pos := b.t(p.Pos)
+	pos := b.posTensor()
 	fused := n == 1 && b.fusedStep()
 	for i := range b.layers {
 		L := &b.layers[i]
@@ -486,6 +503,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
+	} else if b.rows.capturing { // a B-row step: the router and shared expert read once for the rows
+		if err := q.rowsProjection(b.t(p.Dense), p.D, 0, L.dense, b.t(p.NormedMoE), p.Hp, n, p.D, p.H); err != nil {
+			return err
+		}
 	} else if err := q.GemmBF16(Gemm{N: n, Rows: p.D, Cols: p.H, XStride: p.Hp}, b.t(p.Dense), L.dense, b.t(p.NormedMoE)); err != nil {
 		return err
 	}
@@ -495,18 +516,27 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
 	xw := L.xw
-	if n > 1 && x.Host {
+	// (A captured B-row step reads its experts in place, as a step does:
+	// what the stage holds is tracked as work is enqueued, not replayed.)
+	if x.Host && !b.rows.capturing && stagePass(x, n, p.K) {
 		// A prefill pass: the layer's experts from host memory onto the
 		// stage in one copy at the link's rate, then the same kernels on the
 		// same bytes, so each expert crosses the bus once per pass instead
 		// of once per (row, expert) pair. (A step reads its k experts over
 		// the bus in place: one copy of all would cost E/k times more.)
-		if err := q.CopyFromHost(b.W.Stage, L.xhost, x.SpanBytes()); err != nil {
+		var err error
+		if xw, err = b.W.stageExperts(q, L.layer); err != nil {
 			return err
 		}
-		xw = b.W.Stage
 	}
+	sharedDone := n == 1 // the shared expert's down projection ran with the routed ones
 	path := b.Experts
+	if b.rows.capturing {
+		path = b.rows.Experts
+		if path == ExpertsAuto {
+			path = ExpertsGEMV // the step's gathered GEMVs (measured faster than moe_rows for B rows)
+		}
+	}
 	if path == ExpertsAuto {
 		path = defaultExperts(b.d.Numerics.Exact())
 	}
@@ -526,6 +556,22 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
+	case b.rows.capturing && path == ExpertsGEMV:
+		// A B-row step: as a step, the rows' pairs through one gathered
+		// gate·up GEMV, then every row's down projections and shared expert
+		// in one launch (MoEDownRows).
+		xrep := view(p.XRep, nk*p.Hp*4)
+		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
+			return err
+		}
+		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
+			return err
+		}
+		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
+		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n); err != nil {
+			return err
+		}
+		sharedDone = true
 	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
 		// grouped GEMMs (exact: float64; fast: the BF16 tensor cores), each
@@ -608,7 +654,13 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 	}
-	if n > 1 {
+	switch {
+	case sharedDone:
+	case b.rows.capturing:
+		if err := q.rowsProjection(b.t(p.YS), p.H, 0, L.sharedDown, b.t(p.HidS), p.Is, n, p.H, p.Is); err != nil {
+			return err
+		}
+	default:
 		if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
 			return err
 		}

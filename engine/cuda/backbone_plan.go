@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 
@@ -63,17 +64,23 @@ const (
 	maxRouteTopK    = 64
 )
 
-// BackbonePlan is the work block's layout for a context of Capacity rows.
+// BackbonePlan is the work block's layout for a context of Capacity rows
+// and Slots takes' states (the B-row step, backbone_rows_cuda.go).
 type BackbonePlan struct {
 	Capacity, Chunk int
-	DeltaNet        DeltaNetGeometry
-	Attention       AttentionGeometry
+	// Slots is the takes whose states the block holds: slot s's states are
+	// slot 0's (States) SlotBytes further on, and its position is the int32
+	// at Pos + 4·s.
+	Slots     int
+	SlotBytes int64
+	DeltaNet  DeltaNetGeometry
+	Attention AttentionGeometry
 	// MoE widths: D = E + 2·Is + 1 outputs of the stacked dense projection.
 	E, K, I, P, Is, D, H, Hp, Ip int
 	FP8                          bool
 
-	States       []int64 // per layer: offset of its DeltaNet state or KV cache
-	StateBytes   int64
+	States       []int64 // per layer: offset of its DeltaNet state or KV cache (slot 0's)
+	StateBytes   int64   // every slot's states: Slots·SlotBytes
 	ScratchBytes int64
 	Bytes        int64 // the work block: states, then scratch
 
@@ -83,6 +90,8 @@ type BackbonePlan struct {
 	// BlockPos: a pass's mixer blocks' first positions (int32 per block of
 	// MixerRows rows; Backbone.mixerInBlocks).
 	BlockPos int64
+	// RowSlots: the B-row step's slot of each row (int32 [MaxStepRows]).
+	RowSlots int64
 	// Counters: the fused step's grid-wide tail counters (CounterWords
 	// uint32s, zero between launches; kernels/fused.cuh).
 	Counters                          int64
@@ -102,11 +111,24 @@ func geometries(t *drama3.TextConfig) (DeltaNetGeometry, AttentionGeometry) {
 // PlanBackbone lays out the work block of a backbone with the experts packed
 // as x (any layer's: they share the geometry) for capacity rows of context.
 func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan, error) {
+	return PlanBackboneSlots(cfg, x, capacity, 1)
+}
+
+// MaxStepRows is the most rows (takes) one B-row step takes
+// (Backbone.StepRows).
+const MaxStepRows = 8
+
+// PlanBackboneSlots is PlanBackbone with the states of slots takes (each
+// its own DeltaNet, conv and KV state and position) beside one scratch.
+func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*BackbonePlan, error) {
 	t := &cfg.Text
 	if capacity < 1 {
 		return nil, fmt.Errorf("gpu backbone: context limit %d rows", capacity)
 	}
-	p := &BackbonePlan{Capacity: capacity, Chunk: min(prefillRows, capacity),
+	if slots < 1 {
+		return nil, fmt.Errorf("gpu backbone: %d take slots", slots)
+	}
+	p := &BackbonePlan{Capacity: capacity, Chunk: min(prefillRows, capacity), Slots: slots,
 		E: t.NumExperts, K: t.NumExpertsPerTok, I: x.I, P: x.P, Is: t.SharedIntermediate,
 		H: t.HiddenSize, Hp: x.Hp, Ip: x.Ip, FP8: x.FP8}
 	p.D = p.E + 2*p.Is + 1
@@ -143,6 +165,8 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	if p.K > maxRouteTopK || p.E > maxRouteExperts {
 		return nil, fmt.Errorf("gpu backbone: %d experts top-%d (the routing kernel takes at most %d, top-%d)", p.E, p.K, maxRouteExperts, maxRouteTopK)
 	}
+	p.SlotBytes = off
+	off = int64(slots) * p.SlotBytes
 	p.StateBytes = off
 	c, k := int64(p.Chunk), int64(p.K)
 	f := func(n int64) int64 { return take(4 * n) }
@@ -162,7 +186,8 @@ func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan
 	p.Toks = f(c)
 	p.Emb = f(c * int64(p.H))
 	p.Out = f(c * int64(p.H))
-	p.Pos = f(1)
+	p.Pos = f(int64(slots))
+	p.RowSlots = f(MaxStepRows)
 	p.Offsets = f(int64(p.E + 1))
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
@@ -217,4 +242,30 @@ func (p *BackbonePlan) StepBytes(cfg *drama3.Config, x ExpertPack, pos int) int6
 		n += int64(p.K) * (x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4)
 	}
 	return n + H*4 // the final norm
+}
+
+// StepRowsBytes is StepBytes for a B-row step of rows takes, each at
+// position pos: the dense weights once, each take's states and cached rows,
+// and the routed experts the rows choose together, counted as the expected
+// distinct experts of rows independent uniform top-K choices of E per layer,
+// E·(1 − (1 − K/E)^rows) (synthetic routing is near uniform; real routing
+// shares more experts between takes, so fewer bytes).
+func (p *BackbonePlan) StepRowsBytes(cfg *drama3.Config, x ExpertPack, pos, rows int) int64 {
+	one := p.StepBytes(cfg, x, pos)
+	perExpert := x.GateUpMatBytes + x.DownMatBytes + int64(x.GateUpScaleCount+x.DownScaleCount)*4
+	layers := int64(len(cfg.Text.LayerTypes))
+	noExperts := one - layers*int64(p.K)*perExpert
+	var perTake int64 // states and cached rows of one take
+	dn, at := p.DeltaNet, p.Attention
+	for _, k := range cfg.Text.LayerTypes {
+		if k == drama3.LinearAttention {
+			perTake += 2 * dn.StateBytes()
+		} else {
+			perTake += int64(pos+1) * int64(at.KVHeads*at.HeadDim) * 4 * 2
+		}
+	}
+	dense := noExperts - perTake
+	E, K := float64(p.E), float64(p.K)
+	distinct := E * (1 - math.Pow(1-K/E, float64(rows)))
+	return dense + int64(rows)*perTake + int64(float64(layers)*distinct*float64(perExpert))
 }

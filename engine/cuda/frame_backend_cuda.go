@@ -34,8 +34,14 @@ type FramesOptions struct {
 	// codes are read (Frame): not with teacher forcing or a logits tap.
 	Pipeline bool
 	// Takes is the most takes LoadFrames admits memory for (0: 1): the
-	// first's state comes with the load, each other's with NewTake.
+	// first's state comes with the load, each other's with NewTake; with
+	// Batched, every take's is a slot of the one backbone and tower
+	// (TakeFrames).
 	Takes int
+	// Batched loads the backbone and tower with Takes slots for
+	// NewTakeFrames (the B-row step and tower); the Frames itself runs the
+	// take of slot 0.
+	Batched bool
 	// PrefixCacheBytes is the device memory voice prefix snapshots may
 	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
 	// 0: DefaultPrefixCacheBytes; negative: no cache.
@@ -101,6 +107,11 @@ type Frames struct {
 
 	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
 	lastPrefix drama3.PrefixOutcome
+
+	// inSet: a take slot of a TakeFrames (frame_takes_cuda.go): bb and the
+	// tower's slot are shared with the set's other takes, slot is its own.
+	inSet bool
+	slot  int
 }
 
 // Frames is not a drama3.StageTimer: its frame is one graph, so the loop's
@@ -141,16 +152,23 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := FramesBytes(cfg, layout, opt.Capacity)
+	slots := 1
+	if opt.Batched {
+		slots = opt.Takes
+	}
+	need, plan, err := FramesSlotsBytes(cfg, layout, opt.Capacity, slots)
 	if err != nil {
 		return nil, err
 	}
 	take := need - layout.Bytes // one take's state and scratch
+	if opt.Batched {
+		take = 0 // in the slots already
+	}
 	if codec != nil {
 		need += CodecBytes(codec, opt.DecodeChunk)
 		take += CodecStreamBytes(codec, opt.DecodeChunk)
 	}
-	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake)
+	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake; batched: their codec streams)
 	in := TierModel(cfg, layout, need)
 	in.VoiceCache = max(opt.PrefixCacheBytes, 0)
 	tier, err := d.PlanTier(in)
@@ -197,9 +215,9 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 }
 
 // CodecBytes bounds the device memory of codec p on the GPU: its
-// weights as float32 (the device keeps them in that form or smaller) and a
-// stream's state for chunks of maxChunk frames, estimated from the widest
-// stage. It is an upper bound, for admission.
+// weights as NewCodec allocates them (exact) and a stream's state for
+// chunks of maxChunk frames, estimated from the widest stage. It is an
+// upper bound, for admission.
 func CodecBytes(p *drama3.CodecPlan, maxChunk int) int64 {
 	weights, stream := codecBytes(p, maxChunk)
 	return weights + stream
@@ -212,29 +230,53 @@ func CodecStreamBytes(p *drama3.CodecPlan, maxChunk int) int64 {
 	return stream
 }
 
+// codecBytes is CodecBytes in two parts. The weights are what NewCodec
+// allocates (codec_cuda.go bind): each convolution and block projection
+// packed as FP16 [npad][taps][cpad] with a float32 bias of npad, every other
+// vector float32 (a Snake's α and 1/α on the convolution after it).
 func codecBytes(p *drama3.CodecPlan, maxChunk int) (weightBytes, streamBytes int64) {
 	var weights, widest int64
+	vec := func(n int) { weights += int64(n) * 4 }
+	gemm := func(out, taps, in int) {
+		npad := roundUp(out, codecPadN)
+		weights += int64(npad)*int64(taps)*int64(roundUp(in, codecPadK))*2 + int64(npad)*4
+	}
 	conv := func(c *drama3.CodecConvWeights) {
 		if c != nil {
-			weights += int64(len(c.W)+len(c.Bias)) * 4
+			gemm(c.Out, c.Kernel, c.In)
 		}
 	}
-	q := func(x drama3.CodecQuantizerWeights) { weights += int64(len(x.Codebook)) * 4; conv(&x.Proj) }
-	q(p.Semantic)
-	for _, r := range p.Residual {
-		q(r)
+	for _, x := range append([]drama3.CodecQuantizerWeights{p.Semantic}, p.Residual...) {
+		vec(len(x.Codebook) + len(x.Proj.W) + len(x.Proj.Bias) + 2) // and its offset and size
 	}
+	snake := 0
 	up := int64(1)
 	for _, s := range p.Stages {
-		conv(s.Conv)
-		conv(s.Conv2)
-		if b := s.Block; b != nil {
-			weights += int64(len(b.WQKV)+len(b.WO)+len(b.W1)+len(b.W2)+len(b.W3)) * 4
-		}
-		if x := s.ConvNeXt; x != nil {
-			weights += int64(len(x.DW)) * 4
+		switch s.Kind {
+		case drama3.CodecStageSnake:
+			snake = len(s.Alpha)
+		case drama3.CodecStageBlock:
+			b := s.Block
+			gemm(3*b.Dim, 1, b.Dim)
+			gemm(b.Dim, 1, b.Dim)
+			gemm(2*b.FFN, 1, b.Dim)
+			gemm(b.Dim, 1, b.FFN)
+			vec(len(b.AttnNorm) + len(b.FFNNorm) + len(b.GammaAttn) + len(b.GammaFF) + len(b.RopeFreq))
+		case drama3.CodecStageRMSNorm:
+			vec(len(s.Norm))
+		case drama3.CodecStageConv, drama3.CodecStageTransConv:
+			conv(s.Conv)
+			vec(2 * snake)
+			snake = 0
+		case drama3.CodecStageConvNeXt:
+			x := s.ConvNeXt
 			conv(&x.PW1)
 			conv(&x.PW2)
+			vec(len(x.DW) + len(x.DWBias) + len(x.NormW) + len(x.NormB) + len(x.Gamma))
+		case drama3.CodecStageResidual:
+			conv(s.Conv)
+			conv(s.Conv2)
+			vec(2*len(s.Alpha) + 2*roundUp(s.Conv.Out, codecPadN))
 		}
 		if s.Up > 0 {
 			up *= int64(s.Up)
@@ -243,7 +285,7 @@ func codecBytes(p *drama3.CodecPlan, maxChunk int) (weightBytes, streamBytes int
 	}
 	// Ping-pong float32 buffers, FP16 copies and histories: a few times the
 	// widest stage's rows per chunk.
-	return weights * 2, 8*widest*int64(maxChunk+16)*4 + 64<<20
+	return weights, 8*widest*int64(maxChunk+16)*4 + 64<<20
 }
 
 // NewFrames builds the frame backend over a loaded backbone (its arena holds
@@ -276,7 +318,11 @@ func (f *Frames) build() error {
 		return err
 	}
 	f.extras = extras
-	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows)}); err != nil {
+	takes := 1
+	if opt.Batched && !f.borrowed { // the slots of a TakeFrames
+		takes = min(opt.Takes, TowerMaxTakes)
+	}
+	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows), Takes: takes}); err != nil {
 		return err
 	}
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {

@@ -23,6 +23,7 @@ const (
 // The integer #defines of kernels/frame_control.cuh.
 const (
 	frameMaxCodebooks = 16         // FRAME_MAX_CODEBOOKS
+	frameMaxTakes     = 8          // FRAME_MAX_TAKES
 	frameErrKVFull    = 1073741824 // FRAME_ERR_KV_FULL
 	frameErrBadCode   = 536870912  // FRAME_ERR_BAD_CODE
 )

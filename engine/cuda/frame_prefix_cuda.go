@@ -163,8 +163,7 @@ func (f *Frames) restorePrefix(s *devicePrefix) error {
 	if err := f.d.Sync(); err != nil { // the position upload is not ordered with the stream
 		return err
 	}
-	f.bb.pos = s.rows
-	return Upload(f.d, f.bb.work, f.bb.Plan.Pos, []int32{int32(s.rows)})
+	return f.bb.SetLen(s.rows) // the slot the take is in (Backbone.UseSlot)
 }
 
 // PrefixCache implements drama3.PrefixCacher (nil: no cache).

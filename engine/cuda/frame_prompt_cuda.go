@@ -116,7 +116,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	defer f.d.Free(codes)
 
 	if snap == nil {
-		if err := f.bb.Reset(); err != nil {
+		if err := f.resetBackbone(); err != nil {
 			return err
 		}
 	}

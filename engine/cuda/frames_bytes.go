@@ -32,23 +32,32 @@ func framesCapacity(c int) int {
 }
 
 // TowerStateBytes is the device memory NewTower allocates for g with
-// maxRows cache rows and prefillChunk rows per pass (0: 64).
+// maxRows cache rows and prefillChunk rows per pass (0: 64), one take.
 func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
+	return TowerTakesStateBytes(g, maxRows, prefillChunk, 1)
+}
+
+// TowerTakesStateBytes is TowerStateBytes of a tower of takes slots
+// (TowerOptions.Takes): each slot's control block, caches, logits and
+// feedback row, one scratch of max(prefillChunk, takes) rows.
+func TowerTakesStateBytes(g TowerGeometry, maxRows, prefillChunk, takes int) int64 {
 	if prefillChunk == 0 {
 		prefillChunk = 64
 	}
-	n, D := int64(prefillChunk), int64(g.Dim)
+	takes = max(takes, 1)
+	k := int64(takes)
+	n, D := int64(max(prefillChunk, takes)), int64(g.Dim)
 	width := int64((g.Heads + 2*g.KVHeads) * g.HeadDim)
 	layers := int64(g.SharedLayers + g.ResidualLayers())
 	half := int64(g.RotaryDim / 2)
-	sizes := []int64{frameCtrlWords * 4, layers * 2 * int64(maxRows) * int64(g.KVHeads*g.HeadDim) * 4,
+	sizes := []int64{k * frameCtrlWords * 4, k * layers * 2 * int64(maxRows) * int64(g.KVHeads*g.HeadDim) * 4,
 		2 * int64(maxRows) * half * 4, n * 4, n * 2 * D * 4, n * D * 4, n * D * 4, n * D * 4, n * D * 4,
 		n * width * 4, n * int64(g.Heads*g.HeadDim) * 4, n * int64(g.Heads*TowerAttnSplits*(g.HeadDim+2)) * 4,
-		n * int64(g.Heads) * 4, max(n, 2) * int64(g.FFN) * 4, n * int64(g.FFN) * 4, 8, int64(g.Entries[0]+1) * 4}
+		n * int64(g.Heads) * 4, max(n, 2) * int64(g.FFN) * 4, n * int64(g.FFN) * 4, 8, k * int64(g.Entries[0]+1) * 4}
 	for _, e := range g.Entries[1:] {
-		sizes = append(sizes, int64(e)*4)
+		sizes = append(sizes, k*int64(e)*4)
 	}
-	sizes = append(sizes, D*4, int64(len(g.Entries))*8, int64(len(g.Entries))*4, int64(g.Entries[0])*4)
+	sizes = append(sizes, k*D*4, int64(len(g.Entries))*8, int64(len(g.Entries))*4, int64(g.Entries[0])*4)
 	var total int64
 	for _, s := range sizes {
 		total += max(s, 4)
@@ -65,11 +74,19 @@ func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
 // codec's weights and stream are apart (CodecBytes, on the GPU side), as is
 // the frame result's pinned host memory.
 func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64, *BackbonePlan, error) {
+	return FramesSlotsBytes(cfg, layout, capacity, 1)
+}
+
+// FramesSlotsBytes is FramesBytes of frames whose backbone and tower hold
+// slots takes' states (FramesOptions.Batched: TakeFrames): the weights once,
+// the backbone's plan of slots (PlanBackboneSlots), the tower of slots
+// (TowerTakesStateBytes), one prompt's scratch (takes begin one at a time).
+func FramesSlotsBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots int) (int64, *BackbonePlan, error) {
 	capacity = framesCapacity(capacity)
 	if len(layout.Experts) == 0 {
 		return 0, nil, fmt.Errorf("gpu backbone: no layers")
 	}
-	plan, err := PlanBackbone(cfg, layout.Experts[0], capacity)
+	plan, err := PlanBackboneSlots(cfg, layout.Experts[0], capacity, slots)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -77,7 +94,7 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 	if err != nil {
 		return 0, nil, err
 	}
-	tw := TowerStateBytes(g, min(capacity, TowerMaxRows), 0)
+	tw := TowerTakesStateBytes(g, min(capacity, TowerMaxRows), 0, slots)
 	layers := int64(g.SharedLayers + g.ResidualLayers())
 	extras := layers*5*int64(g.Dim)*4 + int64(g.Entries[0]+1)*int64(g.Dim)*2 + int64(g.Entries[0]+1)*4 + (layers*5+2)*256
 	return layout.Bytes + plan.Bytes + tw + extras + PromptScratchBytes(capacity, cfg.Text.HiddenSize), plan, nil
@@ -135,10 +152,12 @@ func ModelTierInput(dir string, capacity, takes int) (TierInput, error) {
 }
 
 // TierModel is the model's side of a tier decision (PlanTier): modelBytes
-// on the device in all (the weights and every take's state), and layout's routed experts per layer. The caller
-// adds the device's and the host's memory.
+// on the device in all (the weights and every take's state), layout's
+// routed experts per layer and the dense tensors the host tier moves to
+// host memory (SparseBytes). The caller adds the device's and the host's
+// memory.
 func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierInput {
-	in := TierInput{ModelBytes: modelBytes, TopK: cfg.Text.NumExpertsPerTok}
+	in := TierInput{ModelBytes: modelBytes, TopK: cfg.Text.NumExpertsPerTok, HostDense: layout.SparseBytes}
 	for _, x := range layout.Experts {
 		in.LayerExperts = append(in.LayerExperts, x.SpanBytes())
 	}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -135,4 +136,88 @@ func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
 		}
 	}
 	return out, nil
+}
+
+// GemvRowsVariants are the instances of the projections of several rows
+// with each weight read once (kernels/gemv.cu gemvx_*: the B-row step), each
+// compiled for GemvRowsWidths rows at most.
+var (
+	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}}
+	GemvRowsWidths   = []int{2, 4, 8}
+)
+
+// gemvRowsDefault is $PROSCENIUM_GPU_GEMVX: a variant name (t128r4u1) every
+// several-row projection uses (benchmarks); empty: ChooseGemvRows's.
+var gemvRowsDefault = os.Getenv("PROSCENIUM_GPU_GEMVX")
+
+// ChooseGemvRows picks the instance of a [rows, cols] BF16 projection of
+// nb > 1 rows, from TestGemvRowsBandwidth on the H200 (docs/PERF.md
+// "Several takes in one step"): the more rows, the more each x chunk must be
+// reused over weight rows (4 rows a group) and the fewer threads share a
+// weight row, since every weight chunk is dotted with nb x chunks read from
+// L1; wide launches (2048 columns, ≥ 4096 rows) take a warp per 4 rows from
+// 4 rows on. $PROSCENIUM_GPU_GEMVX overrides it.
+func ChooseGemvRows(rows, cols, nb int) GemvVariant {
+	if gemvRowsDefault != "" {
+		for _, v := range GemvRowsVariants {
+			if v.Name() == gemvRowsDefault {
+				return v
+			}
+		}
+	}
+	wide := gemvRowsWidth(nb) // the compiled width the launch runs
+	switch {
+	case wide >= 8 && cols <= 2048 && rows >= 4096:
+		return GemvVariant{32, 4, 2}
+	case wide >= 8:
+		return GemvVariant{64, 4, 1}
+	case cols >= 4096 && wide <= 2:
+		return GemvVariant{256, 4, 1}
+	case cols <= 512 || cols >= 4096:
+		return GemvVariant{128, 4, 1}
+	case rows < 4096:
+		return GemvVariant{128, 2, 2}
+	case wide >= 4:
+		return GemvVariant{64, 4, 1}
+	}
+	return GemvVariant{128, 4, 1}
+}
+
+// GemvRowsMMA names the tensor-core instance of the several-row projection
+// (kernels/gemv.cu gemvx_mma_bf16_fast: fast numerics, columns a multiple of
+// 32; backboneGemvRows takes it where gemvRowsUseMMA says); it is not a SIMT
+// variant (its fields are not a TPR/ROWS/UNROLL).
+var GemvRowsMMA = GemvVariant{TPR: 0, Rows: 32, Unroll: 0}
+
+// gemvRowsUseMMA says whether a fast projection of nb rows runs on the
+// tensor cores: from 4 rows (the compiled width) for matrices of 8192 rows
+// or more, where TestGemvRowsBandwidth measured it at 3.0–3.7 TB/s whatever
+// the rows (12352 × 2048: 13.8 µs at 4 and 8 rows against the SIMT
+// instances' 18.9 and 28.2 µs; 9216 × 2048: 12.3 against 16.6 and 27.2 µs);
+// its grid has a block per 32 weight rows, too few for shorter matrices
+// (2048 × 4096: 14.5 µs against 7.2 and 12.1). Columns must be a multiple of
+// 32. $PROSCENIUM_GPU_GEMVX=mma takes it for every projection of 2 rows or
+// more, =simt never (benchmarks).
+func gemvRowsUseMMA(rows, cols, nb int) bool {
+	if cols%32 != 0 || nb < 2 {
+		return false
+	}
+	switch gemvRowsDefault {
+	case "mma":
+		return true
+	case "simt":
+		return false
+	}
+	return rows >= 8192 && gemvRowsWidth(nb) >= 4
+}
+
+// gemvRowsWidth is the compiled row count of an instance for nb rows: the
+// least of GemvRowsWidths at or above nb (0: none).
+func gemvRowsWidth(nb int) int {
+	for _, w := range GemvRowsWidths {
+		if nb <= w {
+			return w
+		}
+	}
+	return 0
 }

@@ -99,3 +99,39 @@ func TestChooseGemvF64(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseGemvRowsCompiled: every choice of ChooseGemvRows at the B-row
+// step's shapes is an instance kernels/gemv.cu compiles, and every B a step
+// takes has a compiled width.
+func TestChooseGemvRowsCompiled(t *testing.T) {
+	for _, s := range [][2]int{{12352, 2048}, {9216, 2048}, {2048, 4096}, {1281, 2048}, {2048, 512}, {200, 136}} {
+		for nb := 2; nb <= MaxStepRows; nb++ {
+			v := ChooseGemvRows(s[0], s[1], nb)
+			found := false
+			for _, c := range GemvRowsVariants {
+				found = found || c == v
+			}
+			if !found {
+				t.Errorf("%d × %d, %d rows: %s is not compiled", s[0], s[1], nb, v.Name())
+			}
+			if gemvRowsWidth(nb) < nb {
+				t.Errorf("%d rows: no compiled width", nb)
+			}
+		}
+	}
+}
+
+// TestGemvRowsUseMMA: the tensor cores take the B-row step's long
+// projections (8192 rows or more) from 4 rows on, never one of 2 rows, a
+// short matrix or columns that are not a multiple of 32.
+func TestGemvRowsUseMMA(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols, nb int
+		want           bool
+	}{{12352, 2048, 4, true}, {12352, 2048, 8, true}, {9216, 2048, 3, true}, {12352, 2048, 2, false},
+		{2048, 4096, 8, false}, {1281, 2048, 8, false}, {9216, 2040, 8, false}, {12352, 2048, 1, false}} {
+		if got := gemvRowsUseMMA(c.rows, c.cols, c.nb); got != c.want && gemvRowsDefault == "" {
+			t.Errorf("%d × %d, %d rows: tensor cores %v, want %v", c.rows, c.cols, c.nb, got, c.want)
+		}
+	}
+}

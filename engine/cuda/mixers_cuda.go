@@ -70,6 +70,14 @@ func contiguous(ts []Tensor, sizes []int64) bool {
 // rows of x, writing each row's outputs side by side into y (row stride the
 // sum of rows): one launch when the matrices are contiguous.
 func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
+	return q.stacked(q.projection, y, ws, rows, x, n, cols)
+}
+
+// projectFunc is a projection of n rows (Queue.projection's parameters).
+type projectFunc func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error
+
+// stacked is stackedProjections with each projection run by project.
+func (q *Queue) stacked(project projectFunc, y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
 	total := 0
 	sizes := make([]int64, len(ws))
 	for i, r := range rows {
@@ -77,11 +85,11 @@ func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, 
 		sizes[i] = int64(r) * int64(cols) * 2
 	}
 	if contiguous(ws, sizes) {
-		return q.projection(y, total, 0, ws[0], x, n, total, cols)
+		return project(y, total, 0, ws[0], x, n, total, cols)
 	}
 	col := 0
 	for i, w := range ws {
-		if err := q.projection(y, total, col, w, x, n, rows[i], cols); err != nil {
+		if err := project(y, total, col, w, x, n, rows[i], cols); err != nil {
 			return err
 		}
 		col += rows[i]

@@ -32,7 +32,7 @@ func sampleKernelNamed(name string) string {
 
 // sampleKernels are the draw's kernels by name: one signature, so one call.
 var sampleKernels = map[string]func(q kernel.Launcher, grid [3]int, block int, logits kernel.Ptr, n, cb, endIndex int,
-	ctrl, out, etable kernel.Ptr, eentries int, enorm, edst kernel.Ptr, width int, eps float32) error{
+	ctrl, out, etable kernel.Ptr, eentries int, enorm, edst kernel.Ptr, width int, eps float32, slots kernel.Ptr) error{
 	"sample_logits":           kernel.SampleLogits,
 	"sample_logits_warp":      kernel.SampleLogitsWarp,
 	"sample_logits_warp_pick": kernel.SampleLogitsWarpPick,
@@ -43,7 +43,7 @@ var sampleKernels = map[string]func(q kernel.Launcher, grid [3]int, block int, l
 // sampler's arithmetic and Philox uniform), writing ctrl's codes[cb] and,
 // when endIndex ≥ 0, its end flag (code == endIndex).
 func (q *Queue) SampleLogits(logits *Block, n, cb, endIndex int, ctrl *Block) error {
-	return q.sampleLogits(logits, n, cb, endIndex, ctrl, nil, 1, nil)
+	return q.sampleLogits(logits, n, cb, endIndex, ctrl, nil, 1, nil, 0)
 }
 
 // drawEmbed is what a draw writes after its code: the next tower layer's
@@ -66,18 +66,25 @@ func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) e
 	if err := checkFits(out, 0, int64(batch)*4, "sample out"); err != nil {
 		return err
 	}
-	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch, nil)
+	return q.sampleLogits(logits, n, cb, -1, ctrl, out, batch, nil, 0)
 }
 
-// sampleLogits enqueues the draws; emb (one draw, no end index: the end
-// flag it would test is the semantic draw's) may ask for the next layer's
-// embedding half.
-func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed) error {
+// sampleLogits enqueues the draws; emb (no end index: the end flag it
+// would test is the semantic draw's) may ask for the next layer's embedding
+// half. With out nil, batch draws are the frame rows of take slots 0…batch−1
+// (kernels/sampling.cu): logits [batch, n], control blocks ctrl[batch],
+// embeddings to emb.Dst + b·2·Width floats; row b's take is in slot
+// slots[b] (int32 on the device; 0: slot b).
+func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed, slots kernel.Ptr) error {
 	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
 		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
 	}
+	ctrlBytes := int64(frameCtrlWords * 4)
+	if out == nil && slots == 0 { // a frame row per take, each its own control block (Tower.FrameRows)
+		ctrlBytes *= int64(batch)
+	}
 	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
-		checkFits(ctrl, 0, frameCtrlWords*4, "sample control")); err != nil {
+		checkFits(ctrl, 0, ctrlBytes, "sample control")); err != nil {
 		return err
 	}
 	var table, enorm, dst kernel.Ptr
@@ -97,5 +104,5 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 		return fmt.Errorf("cuda: sample: no draw kernel %q", sampleKernel)
 	}
 	return launch(q, [3]int{batch, 1, 1}, kernel.SampleThreads, devPtr(logits), n, cb, endIndex, devPtr(ctrl), devPtr(out),
-		table, entries, enorm, dst, width, eps)
+		table, entries, enorm, dst, width, eps, slots)
 }

@@ -16,16 +16,25 @@ import (
 // stream a prefill through: a pass of many rows copies each host layer's
 // experts there at the link's copy rate and runs the same kernels on them,
 // rather than reading an expert over the bus once per (row, expert) pair.
+// Between passes the stage holds the last layer's experts (every pass
+// streams the host layers in order, so it ends with them there): decode
+// steps read that layer from the device too, and the stage costs no layer.
+// The tensors a step reads a few rows of by token id (the token embedding,
+// and the LM head, which only the semantic head's gather at load reads)
+// also move to pinned host memory under the host tier (TierInput.HostDense):
+// a step reads one embedding row over the bus, and their device memory
+// holds experts, which every step reads, instead.
 //
 // The split is by whole layers, first layers on the device: a layer's
 // experts are one contiguous span of the arena, so the kernels keep one
-// base address per layer (the device arena's, or the mapped host memory's)
-// and the decode step stays one captured graph. Every expert a step routes
-// to is read exactly once, on whichever side its layer lives, so the share
-// of expert reads served from the device is the share of layers there,
-// whatever the routing; and the bus carries, per decode step of one take,
-// top-k experts of every host layer (each read once), and per prefill pass
-// every host layer's experts once. It is pure arithmetic, tested in CI.
+// base address per layer (the device arena's, the stage, or the mapped host
+// memory's) and the decode step stays one captured graph. Every expert a
+// step routes to is read exactly once, on whichever side its layer lives,
+// so the share of expert reads served from the device is the share of
+// layers read there, whatever the routing; and the bus carries, per decode
+// step of one take, top-k experts of every host layer (each read once), and
+// per prefill pass every host layer's experts once. It is pure arithmetic,
+// tested in CI.
 
 // Tier is where the routed experts live.
 type Tier int
@@ -75,6 +84,11 @@ type TierInput struct {
 	HostAvailable int64
 	HostReserve   int64
 
+	// HostDense is the bytes of the dense tensors read a few rows at a time
+	// (WeightLayout.SparseBytes): under the host tier they live in pinned
+	// host memory, off the device.
+	HostDense int64
+
 	// VoiceCache is the device memory the voice prefix cache asks for. It
 	// is granted only from what is left once every weight is on the device:
 	// under the host tier each byte of device memory is worth more as
@@ -87,13 +101,21 @@ type TierPlan struct {
 	Tier   Tier
 	Budget int64 // device bytes the load may take
 	Device int64 // device bytes the load admits
-	Dense  int64 // device bytes every tier needs: the model less its routed experts
-	Stage  int64 // host tier: the device buffer a prefill streams a host layer's experts through
-	// Experts is every routed expert's bytes; DeviceExperts of them are on
-	// the device (the first DeviceLayers layers' of Layers), Host in pinned
-	// host memory.
+	// Dense is the device bytes of everything but the routed experts: the
+	// model less its routed experts, and under the host tier less HostDense.
+	Dense int64
+	// Stage (host tier) is the device buffer a prefill streams a host
+	// layer's experts through; between passes it holds the last layer's.
+	Stage int64
+	// Experts is every routed expert's bytes; DeviceExperts of them are in
+	// the arena (the first DeviceLayers layers' of Layers), HostExperts in
+	// pinned host memory (the other layers', the last one's also on the
+	// stage). HostDense is the dense tensors in pinned host memory, and Host
+	// all the pinned bytes.
 	Experts       int64
 	DeviceExperts int64
+	HostExperts   int64
+	HostDense     int64
 	Host          int64
 	DeviceLayers  int
 	Layers        int
@@ -123,8 +145,8 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		}
 		experts += b
 	}
-	if in.ModelBytes < experts || in.ModelBytes <= 0 {
-		return TierPlan{}, fmt.Errorf("memory tier: model of %d bytes with %d bytes of routed experts", in.ModelBytes, experts)
+	if in.ModelBytes < experts+max(in.HostDense, 0) || in.ModelBytes <= 0 || in.HostDense < 0 {
+		return TierPlan{}, fmt.Errorf("memory tier: model of %d bytes with %d bytes of routed experts and %d of host-capable dense tensors", in.ModelBytes, experts, in.HostDense)
 	}
 	p := TierPlan{Dense: in.ModelBytes - experts, Experts: experts, Layers: len(in.LayerExperts),
 		ExpertBytes: in.ExpertBytes, TopK: in.TopK}
@@ -147,8 +169,10 @@ func PlanTier(in TierInput) (TierPlan, error) {
 	for _, b := range in.LayerExperts {
 		p.Stage = max(p.Stage, b)
 	}
-	if p.Dense+p.Stage > p.Budget {
-		err := fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts, tower, codec, caches, and one layer's experts, %s, to stream a prefill through); the budget is %s (%s)",
+	p.HostDense = in.HostDense
+	p.Dense -= p.HostDense
+	if p.Dense+p.Stage > p.Budget || p.Layers == 0 {
+		err := fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts and the token embedding, tower, codec, caches, and one layer's experts, %s, to stream a prefill through); the budget is %s (%s)",
 			ErrDoesNotFit, gib(p.Dense+p.Stage), gib(p.Stage), gib(max(p.Budget, 0)), limit)
 		if overCap != nil {
 			err = fmt.Errorf("%w: %w", err, overCap)
@@ -156,7 +180,9 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		return p, err
 	}
 	p.Tier, p.Device = TierHostExperts, p.Dense+p.Stage
-	for _, b := range in.LayerExperts {
+	// The last layer's experts live on the stage (and in host memory, where
+	// a pass copies them from), never in the arena.
+	for _, b := range in.LayerExperts[:p.Layers-1] {
 		if p.Device+b > p.Budget {
 			break
 		}
@@ -164,24 +190,44 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		p.DeviceExperts += b
 		p.DeviceLayers++
 	}
-	p.Host = experts - p.DeviceExperts
+	p.HostExperts = experts - p.DeviceExperts
+	p.Host = p.HostExperts + p.HostDense
 	p.HostAvailable = in.HostAvailable
 	if p.Host+in.HostReserve > in.HostAvailable {
-		return p, fmt.Errorf("%w: %s (%s of the model's %s on the device); the host has %s available, %s short of the %s of pinned experts and the %s left to the rest of the machine",
+		return p, fmt.Errorf("%w: %s (%s of the model's %s on the device); the host has %s available, %s short of the %s of pinned weights and the %s left to the rest of the machine",
 			ErrDoesNotFit, p.tierSentence(), gib(p.Device), gib(in.ModelBytes), gib(in.HostAvailable),
 			gib(p.Host+in.HostReserve-in.HostAvailable), gib(p.Host), gib(in.HostReserve))
 	}
 	return p, nil
 }
 
-// DeviceHitRate is the share of routed-expert reads served from the device:
-// the share of layers whose experts are there (every expert of a layer is
-// on one side, so routing does not change it).
+// stagePass says whether a pass of n rows reads host layer x's experts
+// from the stage (one copy of the span at the link's copy rate) rather
+// than in place over the bus: when its (row, expert) pairs' reads, each
+// pair reading its expert once (ExpertsGEMV), would carry at least the
+// span. The kernels and bytes are the same either way, so is the result.
+func stagePass(x ExpertPack, n, topK int) bool {
+	return int64(n)*int64(topK)*x.ExpertBytes() >= x.SpanBytes()
+}
+
+// ReadLayers is the layers whose experts a decode step reads from the
+// device: those in the arena and, under the host tier, the last layer's on
+// the stage.
+func (p TierPlan) ReadLayers() int {
+	if p.Tier == TierHostExperts && p.Stage > 0 {
+		return min(p.DeviceLayers+1, p.Layers)
+	}
+	return p.DeviceLayers
+}
+
+// DeviceHitRate is the share of a decode step's routed-expert reads served
+// from the device: the share of layers read there (ReadLayers; every expert
+// of a layer is on one side, so routing does not change it).
 func (p TierPlan) DeviceHitRate() float64 {
 	if p.Layers == 0 {
 		return 1
 	}
-	return float64(p.DeviceLayers) / float64(p.Layers)
+	return float64(p.ReadLayers()) / float64(p.Layers)
 }
 
 // BusBytesPerStep is what one decode step of rows takes reads over the bus:
@@ -196,15 +242,15 @@ func (p TierPlan) BusBytesPerStep(rows int) int64 {
 	if all := p.Experts / int64(p.Layers) / max(p.ExpertBytes, 1); perLayer > all {
 		perLayer = all
 	}
-	return int64(p.Layers-p.DeviceLayers) * perLayer * p.ExpertBytes
+	return int64(p.Layers-p.ReadLayers()) * perLayer * p.ExpertBytes
 }
 
 func (p TierPlan) tierSentence() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
 	}
-	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, and a %s prefill stage), %s in host memory (pinned)",
-		gib(p.DeviceExperts), p.DeviceLayers, p.Layers, gib(p.Stage), gib(p.Host))
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, one on the prefill stage), %s in host memory (pinned), the token embedding and LM head among them",
+		gib(p.DeviceExperts+p.Stage), p.ReadLayers(), p.Layers, gib(p.Host))
 }
 
 // String says the tier as the load announces it.
@@ -212,7 +258,17 @@ func (p TierPlan) String() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s of a %s budget", gib(p.Device), gib(p.Budget))
 	}
-	return fmt.Sprintf("%s; %s on the device in all of a %s budget", p.tierSentence(), gib(p.Device), gib(p.Budget))
+	return fmt.Sprintf("%s; %s on the device in all of a %s budget; a decode step reads %.1f %% of its experts on the device and %s over the bus",
+		p.tierSentence(), gib(p.Device), gib(p.Budget), 100*p.DeviceHitRate(), decimalBytes(p.BusBytesPerStep(1)))
+}
+
+// decimalBytes writes a size in GB, or MB below one GB (bus traffic, as
+// link rates are given in GB/s).
+func decimalBytes(b int64) string {
+	if b < 1e9 {
+		return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+	}
+	return fmt.Sprintf("%.2f GB", float64(b)/1e9)
 }
 
 // gib writes a size in GiB, or MiB below one GiB (small models).

@@ -24,10 +24,11 @@ func (d *Device) PlanTier(model TierInput) (TierPlan, error) {
 }
 
 // LayoutForTier is layout as PlanTier placed it: the same when the model
-// fits, the last layers' experts in host memory when not.
+// fits; when not, the last layers' experts and the sparse-read dense
+// tensors in host memory.
 func LayoutForTier(w *drama3.Weights, layout *WeightLayout, p TierPlan) (*WeightLayout, error) {
 	if p.Tier == TierDevice {
 		return layout, nil
 	}
-	return LayoutWeightsTier(w, p.DeviceLayers)
+	return LayoutWeightsTier(w, p.DeviceLayers, p.HostDense > 0)
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -60,6 +61,10 @@ func TestPlanTierCards(t *testing.T) {
 	if model.TopK != 8 || len(model.LayerExperts) != 40 {
 		t.Fatalf("top-k %d, %d layers", model.TopK, len(model.LayerExperts))
 	}
+	// The token embedding and the untied LM head: [248320, 2048] BF16 each.
+	if model.HostDense != 2*248320*2048*2 {
+		t.Fatalf("%d bytes of dense tensors for host memory", model.HostDense)
+	}
 	// One expert: gate_up 2×512×2048 and down 2048×512 FP8, 192 float32 scales.
 	if model.ExpertBytes != 2<<20+1<<20+192*4 {
 		t.Fatalf("one expert is %d bytes", model.ExpertBytes)
@@ -71,13 +76,15 @@ func TestPlanTierCards(t *testing.T) {
 		deviceLayers  int
 		hostAtLeastGB float64
 	}{
-		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 19, 15.5},
-		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 30, 7.4},
+		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 22, 15.3},
+		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 32, 7.8},
 		{"48 GB card (RTX 6000 Ada)", 47*gibi + gibi*3/10, 0, TierDevice, 40, 0},
 		{"80 GB card (A100/H100)", 79*gibi + gibi/5, 0, TierDevice, 40, 0},
 		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0},
-		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 29, 8.2},
-		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 18, 16.4},
+		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 31, 8.6},
+		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 20, 16.8},
+		// Every layer's experts would fit but the last's: on the stage, no bus reads.
+		{"H200 under a cap a byte below the model", 139 * gibi, model.ModelBytes - 1, TierHostExperts, 39, 2.6},
 	}
 	for _, c := range cases {
 		in := model
@@ -89,6 +96,9 @@ func TestPlanTierCards(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: %s", c.name, p)
+		if want := fmt.Sprintf("reads %.1f %% of its experts on the device", 100*p.DeviceHitRate()); p.Tier == TierHostExperts && !strings.Contains(p.String(), want) {
+			t.Errorf("%s: %q does not say %q", c.name, p, want)
+		}
 		if p.Tier != c.tier || p.DeviceLayers != c.deviceLayers {
 			t.Errorf("%s: %v with %d device layers, want %v with %d", c.name, p.Tier, p.DeviceLayers, c.tier, c.deviceLayers)
 		}
@@ -99,26 +109,30 @@ func TestPlanTierCards(t *testing.T) {
 	}
 }
 
-// checkPlan holds any plan to its arithmetic: every byte on one side, the
-// device within the budget, and the next host layer not fitting.
+// checkPlan holds any plan to its arithmetic: every byte on one side (the
+// embedding and LM head in host memory under the host tier), the device
+// within the budget, the next host layer not fitting, and a step reading
+// the last layer's experts from the stage.
 func checkPlan(t *testing.T, name string, in TierInput, p TierPlan) {
 	t.Helper()
-	stage := int64(0)
+	stage, hostDense, read := int64(0), int64(0), p.DeviceLayers
 	if p.Tier == TierHostExperts {
-		stage = in.LayerExperts[0]
+		stage, hostDense, read = in.LayerExperts[0], in.HostDense, p.DeviceLayers+1
 	}
-	if p.Dense+p.DeviceExperts+p.Host != in.ModelBytes || p.Device != p.Dense+p.DeviceExperts+stage || p.Stage != stage && p.Tier == TierHostExperts {
-		t.Errorf("%s: dense %d + device experts %d + host %d ≠ model %d", name, p.Dense, p.DeviceExperts, p.Host, in.ModelBytes)
+	if p.Dense+p.DeviceExperts+p.HostExperts+p.HostDense != in.ModelBytes || p.Host != p.HostExperts+p.HostDense || p.HostDense != hostDense ||
+		p.Device != p.Dense+p.DeviceExperts+stage || p.Stage != stage || p.ReadLayers() != read {
+		t.Errorf("%s: dense %d + device experts %d + host experts %d + host dense %d (want %d) ≠ model %d, or stage %d (want %d), or %d layers read on the device (want %d)",
+			name, p.Dense, p.DeviceExperts, p.HostExperts, p.HostDense, hostDense, in.ModelBytes, p.Stage, stage, p.ReadLayers(), read)
 	}
 	if p.Device > p.Budget {
 		t.Errorf("%s: %d device bytes over the %d budget", name, p.Device, p.Budget)
 	}
-	if p.Tier == TierHostExperts && p.Device+in.LayerExperts[p.DeviceLayers] <= p.Budget {
+	if p.Tier == TierHostExperts && p.DeviceLayers < p.Layers-1 && p.Device+in.LayerExperts[p.DeviceLayers] <= p.Budget {
 		t.Errorf("%s: layer %d's experts would fit on the device too", name, p.DeviceLayers)
 	}
 	hit := p.DeviceHitRate()
 	bus := p.BusBytesPerStep(1)
-	if want := int64(p.Layers-p.DeviceLayers) * 8 * in.ExpertBytes; bus != want || (hit == 1) != (bus == 0) {
+	if want := int64(p.Layers-read) * 8 * in.ExpertBytes; bus != want || (hit == 1) != (bus == 0) || hit != float64(read)/float64(p.Layers) {
 		t.Errorf("%s: hit rate %.3f, %d bus bytes a step, want %d", name, hit, bus, want)
 	}
 }
@@ -148,7 +162,7 @@ func TestPlanTierRefusals(t *testing.T) {
 	host := base
 	host.Cap, host.HostAvailable = 22*gibi, 16*gibi
 	p, err := PlanTier(host)
-	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "the host has 16.00 GiB available") || !strings.Contains(err.Error(), "in host memory (pinned)") {
+	if !errors.Is(err, ErrDoesNotFit) || !strings.Contains(err.Error(), "the host has 16.00 GiB available") || !strings.Contains(err.Error(), "in host memory (pinned") {
 		t.Errorf("a host with 16 GiB: %v", err)
 	}
 	// Just enough host memory is not refused.
@@ -167,6 +181,20 @@ func TestPlanTierRefusals(t *testing.T) {
 	if _, err := PlanTier(bad); err == nil {
 		t.Error("experts larger than the model: no error")
 	}
+	bad = base
+	bad.HostDense = bad.ModelBytes
+	if _, err := PlanTier(bad); err == nil {
+		t.Error("dense tensors in host memory larger than the model's dense part: no error")
+	}
+	bad.HostDense = -1
+	if _, err := PlanTier(bad); err == nil {
+		t.Error("negative dense tensors in host memory: no error")
+	}
+	none := base
+	none.Cap, none.LayerExperts = 6*gibi, nil
+	if _, err := PlanTier(none); !errors.Is(err, ErrDoesNotFit) {
+		t.Errorf("a model without experts over the cap: %v", err)
+	}
 }
 
 func TestBusBytesPerStepRows(t *testing.T) {
@@ -180,8 +208,9 @@ func TestBusBytesPerStepRows(t *testing.T) {
 	if p.BusBytesPerStep(4) != 4*one {
 		t.Errorf("4 takes: %d, want %d", p.BusBytesPerStep(4), 4*one)
 	}
-	// 64 takes × 8 would pass the layer's 256 experts: every expert once.
-	all := int64(p.Layers-p.DeviceLayers) * 256 * in.ExpertBytes
+	// 64 takes × 8 would pass the layer's 256 experts: every expert once,
+	// of each layer but those in the arena and the one on the stage.
+	all := int64(p.Layers-p.DeviceLayers-1) * 256 * in.ExpertBytes
 	if p.BusBytesPerStep(64) != all {
 		t.Errorf("64 takes: %d, want every host expert once, %d", p.BusBytesPerStep(64), all)
 	}
@@ -236,6 +265,41 @@ func TestPlanTierVoiceCache(t *testing.T) {
 		}
 		if p.Tier != c.tier || p.VoiceCache != c.cache || p.Device > c.cap {
 			t.Errorf("%s: tier %v, voice cache %d (want %v, %d), device %d of a %d cap", c.name, p.Tier, p.VoiceCache, c.tier, c.cache, p.Device, c.cap)
+		}
+	}
+}
+
+// TestStagePass: at full geometry a pass stages a host layer's experts
+// from 32 rows on (32 × 8 pairs of 3.146 MB reach the 0.806 GB span); a
+// step and B-row steps of up to 31 takes read them in place. Broken once
+// by comparing the pairs of one row with the span: every pass read in place.
+func TestStagePass(t *testing.T) {
+	data, err := os.ReadFile("../../cmd/proscenium-gpu/full_geometry.json")
+	if errors.Is(err, os.ErrNotExist) {
+		data, err = os.ReadFile("cmd/proscenium-gpu/full_geometry.json")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := drama3.ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := drama3.ShapedWeights(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := LayoutWeights(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := layout.Experts[0]
+	for _, c := range []struct {
+		rows  int
+		stage bool
+	}{{1, false}, {4, false}, {31, false}, {32, true}, {60, true}, {64, true}} {
+		if got := stagePass(x, c.rows, 8); got != c.stage {
+			t.Errorf("%d rows: staged %v, want %v", c.rows, got, c.stage)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func BindTower(d *Device, w *DeviceWeights, semanticTokens []int, endToken int) 
 		}
 		switch dt.DType {
 		case checkpoint.BF16:
-			*dst = Tensor{Block: w.Arena, Off: dt.Off}
+			*dst = Tensor{Block: w.Block(dt), Off: dt.Off}
 		case checkpoint.F32:
 			n := dt.Bytes() / 4
 			place(towerExtra{src: p, dst: dst, elems: n}, n*2)
@@ -97,7 +97,7 @@ func BindTower(d *Device, w *DeviceWeights, semanticTokens []int, endToken int) 
 		}
 		switch dt.DType {
 		case checkpoint.F32:
-			*dst = Tensor{Block: w.Arena, Off: dt.Off}
+			*dst = Tensor{Block: w.Block(dt), Off: dt.Off}
 		case checkpoint.BF16:
 			n := dt.Bytes() / 2
 			place(towerExtra{src: p, dst: dst, elems: n, toF32: true}, n*4)

@@ -26,7 +26,15 @@ import (
 type TowerOptions struct {
 	MaxRows      int // KV cache rows per layer: prompt rows + frames of the longest take (≤ 8192)
 	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
+	// Takes is the take slots (0: 1, at most TowerMaxTakes): each its own
+	// control block, KV caches, logits and feedback row (Slot); FrameRows
+	// advances slots 0…n−1 by a frame in one pass over the weights.
+	Takes int
 }
+
+// TowerMaxTakes is the most take slots a tower holds (kernels/
+// frame_control.cuh FRAME_MAX_TAKES).
+const TowerMaxTakes = frameMaxTakes
 
 // Tower is the device tower of one model with its caches. Its methods that
 // take a Queue enqueue work (call them inside Device.Run); the others call
@@ -61,6 +69,12 @@ type Tower struct {
 	gemv *GemvVariant // every projection's GEMV instance; nil: ChooseGemv's (tests and the benchmark try others)
 	fuse towerFusion  // a frame's launch sequence when gemv is nil (PROSCENIUM_GPU_TOWER)
 
+	rowsGemv *GemvVariant // the B-row GEMVs' instance where its TPR is the one-row choice's (SetRowsGemv); nil: the one-row choice
+
+	takes  int   // take slots (TowerOptions.Takes)
+	slotKV int64 // bytes of one slot's KV caches
+	view   bool  // a slot of another tower (Slot): owns nothing
+
 	rowsGemm bool // project runs rows as one GEMM (PromptRows, tower_prompt_cuda.go)
 }
 
@@ -72,23 +86,32 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if opt.PrefillChunk == 0 {
 		opt.PrefillChunk = 64
 	}
+	opt.Takes = max(opt.Takes, 1)
 	if opt.MaxRows < 1 || opt.MaxRows > TowerMaxRows || opt.PrefillChunk < 1 || opt.PrefillChunk > 65535 {
 		return nil, fmt.Errorf("cuda tower: max rows %d must be in [1, %d], prefill chunk %d in [1, 65535]",
 			opt.MaxRows, TowerMaxRows, opt.PrefillChunk)
+	}
+	if opt.Takes > TowerMaxTakes {
+		return nil, fmt.Errorf("cuda tower: %d take slots, at most %d", opt.Takes, TowerMaxTakes)
 	}
 	fuse, err := parseTowerFusion(os.Getenv("PROSCENIUM_GPU_TOWER"))
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
+	rowsGemv, err := ParseGemvRowsVariant(os.Getenv("PROSCENIUM_GPU_TOWER_GEMVX"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: PROSCENIUM_GPU_TOWER_GEMVX: %w", err)
+	}
 	g := w.Geometry
-	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse}
+	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv}
 	ok := false
 	defer func() {
 		if !ok {
 			t.Close()
 		}
 	}()
-	n, D := int64(opt.PrefillChunk), int64(g.Dim)
+	k := int64(opt.Takes)
+	n, D := int64(max(opt.PrefillChunk, opt.Takes)), int64(g.Dim)
 	width := int64((g.Heads + 2*g.KVHeads) * g.HeadDim)
 	layers := int64(g.SharedLayers + g.ResidualLayers())
 	half := int64(g.RotaryDim / 2)
@@ -105,8 +128,9 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		t.blocks = append(t.blocks, b)
 		return b
 	}
-	t.ctrl = alloc(frameCtrlWords * 4)
-	t.kv = alloc(layers * 2 * int64(opt.MaxRows) * int64(g.KVHeads*g.HeadDim) * 4)
+	t.slotKV = layers * 2 * int64(opt.MaxRows) * int64(g.KVHeads*g.HeadDim) * 4
+	t.ctrl = alloc(k * frameCtrlWords * 4)
+	t.kv = alloc(k * t.slotKV)
 	t.rope = alloc(2 * int64(opt.MaxRows) * half * 4)
 	t.zeros = alloc(n * 4)
 	t.cat = alloc(n * 2 * D * 4)
@@ -117,12 +141,12 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.attnCount = alloc(n * int64(g.Heads) * 4)
 	t.gate, t.up = alloc(max(n, 2)*int64(g.FFN)*4), alloc(n*int64(g.FFN)*4)
 	t.ids01 = alloc(8)
-	t.semantic = alloc(int64(g.Entries[0]+1) * 4)
+	t.semantic = alloc(k * int64(g.Entries[0]+1) * 4)
 	t.residual = make([]*Block, len(g.Entries)-1)
 	for j := range t.residual {
-		t.residual[j] = alloc(int64(g.Entries[j+1]) * 4)
+		t.residual[j] = alloc(k * int64(g.Entries[j+1]) * 4)
 	}
-	t.feedback = alloc(D * 4)
+	t.feedback = alloc(k * D * 4)
 	t.fbTables = alloc(int64(len(g.Entries)) * 8)
 	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
@@ -148,14 +172,61 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
-	if err := t.Begin(sampling.Settings{TopP: 1}, 0); err != nil {
-		return nil, err
+	for s := 0; s < t.takes; s++ { // every slot's counters valid: a free slot's row runs too (FrameRows)
+		if err := t.Slot(s).Begin(sampling.Settings{TopP: 1}, 0); err != nil {
+			return nil, err
+		}
 	}
 	ok = true
 	return t, nil
 }
 
-// Close frees the tower's device state (not the weights).
+// Takes is the tower's take slots.
+func (t *Tower) Takes() int { return t.takes }
+
+// Slot is take slot s of t as a tower of one take: its own control block,
+// KV caches, logits and feedback row, t's weights and scratch. Every
+// one-take method works on it (Begin, Force, Prefill, Frame, Result…);
+// Close frees nothing (t owns it all). Slot 0 of a one-slot tower is t.
+func (t *Tower) Slot(s int) *Tower {
+	if t.takes == 1 && s == 0 {
+		return t
+	}
+	if s < 0 || s >= t.takes || t.view {
+		panic(fmt.Sprintf("cuda tower: slot %d of %d", s, t.takes)) // a programming error
+	}
+	v := *t
+	v.view, v.takes, v.blocks = true, 1, nil
+	g := &t.g
+	v.ctrl = subBlock(t.ctrl, int64(s)*frameCtrlWords*4, frameCtrlWords*4)
+	v.kv = subBlock(t.kv, int64(s)*t.slotKV, t.slotKV)
+	v.semantic = subBlock(t.semantic, int64(s)*int64(g.Entries[0]+1)*4, int64(g.Entries[0]+1)*4)
+	v.residual = make([]*Block, len(t.residual))
+	for j := range t.residual {
+		e := int64(g.Entries[j+1]) * 4
+		v.residual[j] = subBlock(t.residual[j], int64(s)*e, e)
+	}
+	v.feedback = subBlock(t.feedback, int64(s)*int64(g.Dim)*4, int64(g.Dim)*4)
+	return &v
+}
+
+// gatherRows enqueues dst[b] = src[slots[b]] for n rows of Dim floats
+// (slots: int32 [n] on the device).
+func (t *Tower) gatherRows(q *Queue, dst Tensor, src *Block, slots Tensor, n int) error {
+	D := int64(t.g.Dim)
+	if err := firstErr(dst.fits(int64(n)*D*4, "gathered rows"), checkFits(src, 0, int64(t.takes)*D*4, "rows by slot"),
+		slots.fits(int64(n)*4, "row slots")); err != nil {
+		return err
+	}
+	return kernel.TowerGatherRows(q, [3]int{n, 1, 1}, elementwiseThreads, tPtr(dst), devPtr(src), tPtr(slots), t.g.Dim)
+}
+
+// subBlock is bytes of b from off, never freed.
+func subBlock(b *Block, off, bytes int64) *Block {
+	return &Block{Kind: b.Kind, Ptr: b.Ptr + uintptr(off), Bytes: bytes}
+}
+
+// Close frees the tower's device state (not the weights; nothing for a Slot).
 func (t *Tower) Close() error {
 	var errs []error
 	for _, b := range t.blocks {
@@ -243,6 +314,31 @@ func (t *Tower) ReadResult(pinned *Block) FrameResult {
 	return decodeFrameResult(words, len(t.g.Entries))
 }
 
+// FrameRowsResultBytes is the pinned memory CopyResultRows of a tower of
+// takes slots needs.
+func FrameRowsResultBytes(takes int) int64 { return int64(takes) * frameCtrlWords * 4 }
+
+// CopyResultRows enqueues the copy of every slot's control block (its
+// result among it) into pinned host memory, for ReadResultRow: a batched
+// frame's one device-to-host transfer, capturable with it.
+func (t *Tower) CopyResultRows(q *Queue, pinned *Block) error {
+	bytes := FrameRowsResultBytes(t.takes)
+	if t.view {
+		return fmt.Errorf("cuda tower: the results of every slot are the whole tower's")
+	}
+	if pinned == nil || pinned.Kind != PinnedMem || pinned.Bytes < bytes {
+		return fmt.Errorf("cuda tower: the results of %d take slots need %d bytes of pinned host memory", t.takes, bytes)
+	}
+	return cu.MemcpyDtoHAsync(pinned.Host, cu.DevicePtr(t.ctrl.Ptr), bytes, q.Stream())
+}
+
+// ReadResultRow decodes slot b's result from a CopyResultRows copy (after
+// the stream passed it).
+func (t *Tower) ReadResultRow(pinned *Block, b int) FrameResult {
+	words := unsafe.Slice((*uint32)(pinned.Host), (b+1)*frameCtrlWords)
+	return decodeFrameResult(words[b*frameCtrlWords+fcCodes:], len(t.g.Entries))
+}
+
 // Control is the frame control block: the frame's result is FrameResultBytes
 // at FrameResultOffset (the bytes to copy to pinned memory after a frame).
 func (t *Tower) Control() *Block { return t.ctrl }
@@ -272,7 +368,7 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 			if li == t.layers()-1 {
 				next = nil
 			}
-			if err := t.layer(q, li, m, in, next); err != nil {
+			if err := t.layer(q, li, m, in, next, frameRows{}); err != nil {
 				return err
 			}
 			in = ehInput{mode: ehMade}
@@ -292,9 +388,49 @@ func (t *Tower) Prefill(q *Queue, hidden Tensor, n int) error {
 // and argument is the same for every frame: the launches can be captured
 // once (Queue.Capture) and replayed. Rows past MaxRows are not written; the
 // result's error bits say so (rows are counted on the device only).
-func (t *Tower) Frame(q *Queue, hidden Tensor) error {
+func (t *Tower) Frame(q *Queue, hidden Tensor) error { return t.frame(q, hidden, 1, frameRows{}) }
+
+// FrameRows enqueues one frame of each of n takes (1 ≤ n ≤ Takes): row
+// b is the take in slot slots[b] (slots: int32 [n] on the device, distinct,
+// read when the launches run, so one captured graph per n serves any
+// choice; a zero Tensor: slot b), hidden holds the rows' backbone states
+// [n, Dim]. Frame's launches, each over the n rows with every weight read
+// once for all of them (gemvx_*, tower_gate_up_swiglu_rows_*), each row
+// drawing with its slot's settings and counters on its slot's caches; the
+// slot's codes, end flag and errors land in its control block, its
+// feedback row in its FeedbackRow (Slot). Each take's codes, logits and
+// feedback row are those Frame gives it alone, bit for bit
+// (TestTowerFrameRows); the logits are row b's of SemanticLogits and
+// ResidualLogits (the slot's when slots is zero).
+func (t *Tower) FrameRows(q *Queue, hidden Tensor, n int, slots Tensor) error {
+	if t.view || n < 1 || n > t.takes {
+		return fmt.Errorf("cuda tower: a frame of %d takes on a tower of %d slots", n, t.takes)
+	}
+	if n == 1 && slots.Block == nil { // slot 0 alone: Frame
+		return t.frame(q, hidden, 1, frameRows{})
+	}
+	rows := frameRows{byTake: true}
+	if slots.Block != nil {
+		if err := slots.fits(int64(n)*4, "tower frame slots"); err != nil {
+			return err
+		}
+		rows.slots = tPtr(slots)
+	}
+	return t.frame(q, hidden, n, rows)
+}
+
+// frameRows says what a frame's rows are: one take's (Frame, Prefill), or
+// with byTake each row another take's, row b in slot slots[b] (0: slot b).
+type frameRows struct {
+	byTake bool
+	slots  kernel.Ptr
+}
+
+// frame is Frame (one take) or FrameRows.
+func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	g := &t.g
-	row, err := hidden.view(int64(g.Dim)*4, "tower hidden row")
+	byTake := rows.byTake
+	row, err := hidden.view(int64(n)*int64(g.Dim)*4, "tower hidden rows")
 	if err != nil {
 		return err
 	}
@@ -303,12 +439,18 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 	// summed in float64 like cpu.MatVec, its logits keep them, so the
 	// frame's first draw sees the CPU's logits exactly. Under fast numerics
 	// it sums float32 like the tower's own GEMVs.
-	sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
-		Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact()}
-	if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
-		return err
+	if byTake {
+		if err := t.gemvRows(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, n, Whole(row), t.semantic, q.d.Numerics.Exact()); err != nil {
+			return err
+		}
+	} else {
+		sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
+			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact()}
+		if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
+			return err
+		}
 	}
-	if err := q.SampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl); err != nil {
+	if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
 		return err
 	}
 	// Each layer's eh_proj input is made by the launch before it: the first
@@ -329,14 +471,14 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 		default: // the next layer embeds code j, drawn below
 			next = &ehInput{mode: ehByDraw}
 		}
-		if err := t.layer(q, li, 1, in, next); err != nil {
+		if err := t.layer(q, li, n, in, next, rows); err != nil {
 			return err
 		}
 		in = ehInput{mode: ehMade}
 		if j < 1 {
 			continue
 		}
-		if err := t.project(q, t.w.Residual[j-1].Head, g.Entries[j], g.Dim, 1, t.h, t.residual[j-1]); err != nil {
+		if err := t.projectRows(q, byTake, t.w.Residual[j-1].Head, g.Entries[j], g.Dim, n, t.h, t.residual[j-1]); err != nil {
 			return err
 		}
 		var emb *drawEmbed
@@ -344,11 +486,14 @@ func (t *Tower) Frame(q *Queue, hidden Tensor) error {
 			emb = &drawEmbed{Table: t.w.Codebooks[j], Entries: g.Entries[j], ENorm: t.layerTensors(li + 1).ENorm,
 				Dst: devPtr(t.cat), Width: g.Dim, Eps: g.Eps}
 		}
-		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, 1, emb); err != nil {
+		if err := q.sampleLogits(t.residual[j-1], g.Entries[j], j, -1, t.ctrl, nil, n, emb, rows.slots); err != nil {
 			return err
 		}
 	}
 	div := float32(math.Sqrt(float64(len(g.Entries) + 1)))
+	if byTake {
+		return kernel.TowerFeedbackTakes(q, [3]int{n, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div, rows.slots)
+	}
 	if err := kernel.TowerFeedback(q, [3]int{1, 1, 1}, 1024, devPtr(t.feedback), tPtr(t.w.TextEmbed), devPtr(t.semTokens), devPtr(t.fbTables), devPtr(t.fbEntries), devPtr(t.ctrl), len(g.Entries), g.Dim, div); err != nil {
 		return err // tower_feedback also steps the counters (1 row, 1 frame)
 	}
@@ -380,11 +525,84 @@ func (t *Tower) gemvVariant(rows, cols, n int) GemvVariant {
 	return ChooseGemv(false, rows, cols, n)
 }
 
+// projectRows is project, or with byTake the B-row GEMV of n takes' rows
+// (x [n, cols] into y [n, rows]).
+func (t *Tower) projectRows(q *Queue, byTake bool, W Tensor, rows, cols, n int, x, y *Block) error {
+	if !byTake {
+		return t.project(q, W, rows, cols, n, x, y)
+	}
+	return t.gemvRows(q, W, rows, cols, n, Whole(x), y, false)
+}
+
+// gemvRows enqueues y[b] = W·x[b] for n ≤ TowerMaxTakes rows of x ([n,
+// cols] from x, into y [n, rows]) reading W once (Queue.GemvRowsBF16,
+// kernels/gemv.cu gemvx_*; exact: the float64 instances, the semantic head
+// under exact numerics), on the instance the one-row GEMV of the shape
+// runs, so each row's values are its bits.
+func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Block, exact bool) error {
+	wb, err := W.view(int64(rows)*int64(cols)*2, "B-row gemv weights")
+	if err != nil {
+		return err
+	}
+	xb, err := x.view(int64(n)*int64(cols)*4, "B-row gemv x")
+	if err != nil {
+		return err
+	}
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact}, y, wb, xb)
+}
+
+// rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n
+// rows: t.rowsGemv when it has the one-row GEMV's threads per row
+// (SetRowsGemv); else, from 3 rows on, a group's 4 rows at a time where the
+// one-row GEMV runs 2 (t128r4u1 for t128r2u2: each x chunk loaded once for
+// twice the weights, the loads of x growing with the rows), else the
+// one-row GEMV's (gemvVariant). A row's chunks, their order and the
+// reductions depend on TPR alone, so each row keeps the one-row GEMV's bits
+// (TestGemvRows holds every such instance to it).
+func (t *Tower) rowsVariant(rows, cols, n int) GemvVariant {
+	v := t.gemvVariant(rows, cols, 1)
+	if r := t.rowsGemv; r != nil && r.TPR == v.TPR {
+		return *r
+	}
+	if wide := (GemvVariant{TPR: v.TPR, Rows: 4, Unroll: 1}); t.gemv == nil && n >= 3 && v == (GemvVariant{128, 2, 2}) {
+		return wide
+	}
+	return v
+}
+
+// gateUpRows is gateUp over n takes' rows: with the frame's gate·up fusion
+// one tower_gate_up_swiglu_rows launch, else the B-row GEMVs of W1 and W3
+// and swiglu_f32 (each row's values those of gateUp's one row).
+func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
+	F, D := t.g.FFN, t.g.Dim
+	if t.frameFusion(1).gateUp {
+		if err := firstErr(lw.W1.fits(int64(F)*int64(D)*2, "gate weights"), lw.W3.fits(int64(F)*int64(D)*2, "up weights")); err != nil {
+			return fmt.Errorf("cuda tower: tower_gate_up_swiglu_rows: %w", err)
+		}
+		width := gemvRowsWidth(n)
+		if width == 0 {
+			return fmt.Errorf("cuda tower: gate·up of %d rows", n)
+		}
+		// From 3 rows on two rows of each matrix a group, as rowsVariant's
+		// projections take four (unless SetRowsGemv chose fewer).
+		if n >= 3 && width >= 4 && (t.rowsGemv == nil || t.rowsGemv.Rows >= 4) {
+			k := kernel.TowerGateUpSwiGLURows2Kernel(fmt.Sprintf("tower_gate_up_swiglu_rows2_b%d", width))
+			return kernel.TowerGateUpSwiGLURows2(q, k, [3]int{(F + 3) / 4, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
+		}
+		k := kernel.TowerGateUpSwiGLURowsKernel(fmt.Sprintf("tower_gate_up_swiglu_rows_b%d", width))
+		return kernel.TowerGateUpSwiGLURows(q, k, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
+	}
+	if err := firstErr(t.gemvRows(q, lw.W1, F, D, n, Whole(t.normed), t.gate, false), t.gemvRows(q, lw.W3, F, D, n, Whole(t.normed), t.up, false)); err != nil {
+		return err
+	}
+	return q.SwiGLU(t.gate, t.gate, t.up, n*F)
+}
+
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
 func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
 	if t.rowsGemm && n > 1 {
-		if done, err := t.projectRows(q, W, rows, cols, n, x, y); done || err != nil {
+		if done, err := t.projectPromptRows(q, W, rows, cols, n, x, y); done || err != nil {
 			return err
 		}
 	}
@@ -419,7 +637,7 @@ type ehInput struct {
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
 // input of layer li+1 made as next says: tower_out_eh's emode 0 text, 1 a
 // code, 2 left to the draw.
-func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
+func (t *Tower) outEH(q *Queue, li, n int, next *ehInput, slots kernel.Ptr) error {
 	emode, table := 0, kernel.Ptr(0)
 	switch next.mode {
 	case ehCode:
@@ -428,9 +646,10 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
 		emode = 2
 	}
 	g := &t.g
-	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(t.h), devPtr(t.x), devPtr(t.mixed),
-		tPtr(t.layerTensors(li).OutNorm), devPtr(t.cat), emode, table, devPtr(t.ctrl), next.slot, next.entries,
-		tPtr(t.layerTensors(li+1).ENorm), tPtr(t.layerTensors(li+1).HNorm), g.Dim, g.Eps)
+	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, kernel.TowerOutEHArgs{H: devPtr(t.h), X: devPtr(t.x),
+		Add: devPtr(t.mixed), OutW: tPtr(t.layerTensors(li).OutNorm), Cat: devPtr(t.cat), Emode: emode, Table: table,
+		Ctrl: devPtr(t.ctrl), CodeSlot: next.slot, Entries: next.entries, Enorm: tPtr(t.layerTensors(li + 1).ENorm),
+		Hnorm: tPtr(t.layerTensors(li + 1).HNorm), Width: g.Dim, Eps: g.Eps, Slots: slots})
 }
 
 // layer enqueues tower layer li over n rows at positions ctrl.pos…, its
@@ -441,7 +660,10 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput) error {
 // (a frame) turns and caches its key in the attention launch
 // (tower_attend_rope); prefill rows take tower_rope_append first, since
 // rows of one launch read each other's keys.
-func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
+// With rows.byTake the n rows are frame rows of takes (FrameRows): the
+// B-row GEMVs, each row's attention on its own slot's caches.
+func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frameRows) error {
+	byTake := rows.byTake
 	g := &t.g
 	lw := t.layerTensors(li)
 	D, hd, nh, nkv := g.Dim, g.HeadDim, g.Heads, g.KVHeads
@@ -453,7 +675,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 	cosT := devPtr(t.rope)
 	sinT := cosT.Add(int64(t.opt.MaxRows*half) * 4)
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	rows := [3]int{n, 1, 1}
+	grid := [3]int{n, 1, 1}
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
@@ -464,32 +686,43 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput) error {
 			if in.mode == ehCode {
 				table = tPtr(in.table)
 			}
-			return kernel.TowerEHInput(q, rows, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps)
+			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
-		func() error { return t.project(q, lw.EHProj, D, 2*D, n, t.cat, t.x) },
+		func() error { return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x) },
 		func() error { return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n) },
-		func() error { return t.project(q, lw.WQKV, width, D, n, t.normed, t.qkv) },
+		func() error { return t.projectRows(q, byTake, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
+			if byTake {
+				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesArgs{
+					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
+					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
+					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots})
+			}
 			if n == 1 {
 				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows})
 			}
-			if err := kernel.TowerRopeAppend(q, rows, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
+			if err := kernel.TowerRopeAppend(q, grid, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
 				return err
 			}
 			return kernel.TowerAttend(q, attnGrid, towerAttnThreads, devPtr(t.attn), devPtr(t.qkv), kc, vc, devPtr(t.ctrl), devPtr(t.attnPart), devPtr(t.attnCount), nh, nkv, hd, scale, t.opt.MaxRows)
 		},
-		func() error { return t.project(q, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
+		func() error { return t.projectRows(q, byTake, lw.WO, D, nh*hd, n, t.attn, t.mixed) },
 		func() error { return t.addNorm(q, t.normed, devPtr(t.mixed), lw.FFNNorm, n) },
-		func() error { return t.gateUp(q, t.frameFusion(n), lw, n) },
-		func() error { return t.project(q, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
+		func() error {
+			if byTake {
+				return t.gateUpRows(q, lw, n)
+			}
+			return t.gateUp(q, t.frameFusion(n), lw, n)
+		},
+		func() error { return t.projectRows(q, byTake, lw.W2, D, g.FFN, n, t.gate, t.mixed) },
 		func() error {
 			if next == nil {
 				return t.addNorm(q, t.h, devPtr(t.mixed), lw.OutNorm, n)
 			}
-			return t.outEH(q, li, n, next)
+			return t.outEH(q, li, n, next, rows.slots)
 		},
 	)
 }

@@ -2,10 +2,40 @@
 
 package cuda
 
+import (
+	"fmt"
+	"slices"
+)
+
 // What the worker's tower benchmark (cmd/proscenium-gpu bench-tower) sets
 // and reads on a Tower beside a take's API: the GEMV instance and the launch
 // sequence a frame is captured with, its KV cache, its logits, its
 // projections alone.
+
+// SetRowsGemv makes the B-row GEMVs of the frames captured after it
+// (FrameRows) run instance v (a GemvRowsVariants entry) wherever it has the
+// one-row choice's threads per row (nil: the one-row choice):
+// PROSCENIUM_GPU_TOWER_GEMVX's knob, for the benchmark.
+func (t *Tower) SetRowsGemv(v *GemvVariant) error {
+	if v != nil && !slices.Contains(GemvRowsVariants, *v) {
+		return fmt.Errorf("cuda tower: no B-row GEMV instance %s", v.Name())
+	}
+	t.rowsGemv = v
+	return nil
+}
+
+// ParseGemvRowsVariant is the GemvRowsVariants entry named name ("": nil).
+func ParseGemvRowsVariant(name string) (*GemvVariant, error) {
+	if name == "" {
+		return nil, nil
+	}
+	for i := range GemvRowsVariants {
+		if GemvRowsVariants[i].Name() == name {
+			return &GemvRowsVariants[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no B-row GEMV instance %q (%v)", name, GemvRowsVariants)
+}
 
 // SetGemv puts every projection of the frames captured after it on GEMV
 // instance v (nil: each projection's ChooseGemv choice).

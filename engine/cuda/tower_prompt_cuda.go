@@ -56,7 +56,7 @@ func (t *Tower) PromptRows(q *Queue, hidden Tensor, n int, codes Tensor, cstride
 				cstride, cb, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps); err != nil {
 				return err
 			}
-			if err := t.layer(q, li, m, ehInput{mode: ehMade}, nil); err != nil {
+			if err := t.layer(q, li, m, ehInput{mode: ehMade}, nil, frameRows{}); err != nil {
 				return err
 			}
 			h = devPtr(t.h)
@@ -68,11 +68,11 @@ func (t *Tower) PromptRows(q *Queue, hidden Tensor, n int, codes Tensor, cstride
 	return nil
 }
 
-// projectRows is project for the n > 1 rows of PromptRows: one tensor-core
+// projectPromptRows is project for the n > 1 rows of PromptRows: one tensor-core
 // GEMM reading W once for the rows (kernels/gemm.cu; BF16 parts of x, float32
 // sums: the tower's GEMVs' accuracy), where the shapes allow it (columns a
 // multiple of 8, W 16-byte aligned), else the GEMV.
-func (t *Tower) projectRows(q *Queue, W Tensor, rows, cols, n int, x, y *Block) (bool, error) {
+func (t *Tower) projectPromptRows(q *Queue, W Tensor, rows, cols, n int, x, y *Block) (bool, error) {
 	if cols%8 != 0 || W.addr()%16 != 0 {
 		return false, nil
 	}

@@ -34,11 +34,13 @@ import (
 // arenaAlign is the alignment of every tensor group in the arena.
 const arenaAlign = 256
 
-// DeviceTensor is one stored tensor's place in the arena.
+// DeviceTensor is one stored tensor's place in the arena, or with Host in
+// the block of dense tensors in host memory (WeightLayout.HostDenseBytes).
 type DeviceTensor struct {
-	Off   int64            // byte offset in the arena
+	Off   int64            // byte offset in the arena (or the host block)
 	DType checkpoint.DType // as on the device: the stored type, or F32 when widened
 	Shape []int            // the stored shape
+	Host  bool
 }
 
 // Bytes is the tensor's size on the device.
@@ -89,9 +91,17 @@ type WeightLayout struct {
 	Bytes   int64 // arena size
 	Tensors map[*drama3.Param]DeviceTensor
 	Experts []ExpertPack // per backbone layer
-	// HostBytes is the experts' bytes in host memory, one block per host
-	// layer (ExpertPack.SpanBytes): 0 when every weight is in the arena.
-	HostBytes int64
+	// HostBytes is the bytes in host memory: the experts, one block per
+	// host layer (ExpertPack.SpanBytes), and HostDenseBytes, the block of
+	// the dense tensors read a few rows at a time when they are there too;
+	// 0 when every weight is in the arena.
+	HostBytes      int64
+	HostDenseBytes int64
+	// SparseBytes is the arena bytes of the dense tensors the kernels read
+	// a few rows of by token id (the token embedding, and an untied LM head,
+	// which only the semantic head's gather at load reads): what a layout
+	// with hostDense (LayoutWeightsTier) moves to host memory.
+	SparseBytes int64
 
 	places map[string]*placement // by stored tensor name
 	stored int64                 // bytes of the placed tensors as stored (what the load reads)
@@ -99,7 +109,8 @@ type WeightLayout struct {
 
 // placement says how one stored tensor is copied into the arena: its source
 // rows (rowElems elements each) go to dst(row); widen converts to float32 on
-// the host first. hostLayer ≥ 0 places it in that layer's host block instead.
+// the host first. hostLayer ≥ 0 places it in that layer's host block
+// instead, hostDenseBlock in the host block of dense tensors.
 type placement struct {
 	param     *drama3.Param
 	hostLayer int
@@ -127,11 +138,19 @@ func (l *WeightLayout) Tensor(p *drama3.Param) (DeviceTensor, bool) {
 	return t, ok
 }
 
+// Blocks a placement may name besides a host layer's (placement.hostLayer).
+const (
+	arenaBlock     = -1
+	hostDenseBlock = -2
+)
+
 type layoutBuilder struct {
 	l    *WeightLayout
 	off  int64
 	err  error
-	host int // the host layer whose experts are being placed; -1: the arena
+	host int // the host layer whose experts are being placed, arenaBlock or hostDenseBlock
+	// hostDense: the sparse-read dense tensors go to the host block.
+	hostDense bool
 }
 
 func (b *layoutBuilder) align() { b.off = (b.off + arenaAlign - 1) / arenaAlign * arenaAlign }
@@ -164,9 +183,9 @@ func (b *layoutBuilder) plain(p *drama3.Param) {
 		dt = checkpoint.F32
 	}
 	off := b.off
-	pl := &placement{param: p, hostLayer: -1, widen: widen, rowElems: n, rows: 1, dst: func(int) int64 { return off }}
+	pl := &placement{param: p, hostLayer: b.host, widen: widen, rowElems: n, rows: 1, dst: func(int) int64 { return off }}
 	b.l.places[p.Name] = pl
-	b.l.Tensors[p] = DeviceTensor{Off: off, DType: dt, Shape: p.Shape}
+	b.l.Tensors[p] = DeviceTensor{Off: off, DType: dt, Shape: p.Shape, Host: b.host == hostDenseBlock}
 	b.l.stored += p.Size
 	b.off += pl.dstRowBytes()
 }
@@ -177,6 +196,30 @@ func (b *layoutBuilder) group(ps ...*drama3.Param) {
 	for _, p := range ps {
 		b.plain(p)
 	}
+}
+
+// sparse places a dense tensor the kernels read a few rows of by token id
+// as a group of its own: in the arena, or with hostDense in the host block
+// of dense tensors. Either way its aligned bytes count in SparseBytes.
+func (b *layoutBuilder) sparse(p *drama3.Param) {
+	if p == nil || b.err != nil {
+		return
+	}
+	if !b.hostDense {
+		b.align()
+		start := b.off
+		b.plain(p)
+		b.align()
+		b.l.SparseBytes += b.off - start
+		return
+	}
+	off := b.off
+	b.off, b.host = b.l.HostDenseBytes, hostDenseBlock
+	b.plain(p)
+	b.align()
+	b.l.SparseBytes += b.off - b.l.HostDenseBytes
+	b.l.HostDenseBytes = b.off
+	b.off, b.host = off, arenaBlock
 }
 
 // matrix checks that p is a BF16 matrix whose width the GEMV can read.
@@ -199,21 +242,22 @@ func roundUp(v, m int) int { return (v + m - 1) / m * m }
 // backbone's matrices must be BF16 (routed experts BF16 or block-FP8 in
 // 128×128 blocks); other groups (tower, heads, codebooks) are placed as stored.
 func LayoutWeights(w *drama3.Weights) (*WeightLayout, error) {
-	return LayoutWeightsTier(w, len(w.Layers))
+	return LayoutWeightsTier(w, len(w.Layers), false)
 }
 
 // LayoutWeightsTier is LayoutWeights with the routed experts of the layers
-// from deviceLayers on in host memory, one block per layer (TierPlan): the
-// arena is smaller by exactly their SpanBytes, every other offset as in
+// from deviceLayers on in host memory, one block per layer (TierPlan), and
+// with hostDense the tensors of SparseBytes in one more host block: the
+// arena is smaller by exactly their bytes, every other offset as in
 // LayoutWeights but for the spans taken out.
-func LayoutWeightsTier(w *drama3.Weights, deviceLayers int) (*WeightLayout, error) {
+func LayoutWeightsTier(w *drama3.Weights, deviceLayers int, hostDense bool) (*WeightLayout, error) {
 	cfg := w.Config
 	t := &cfg.Text
 	if deviceLayers < 0 || deviceLayers > len(w.Layers) {
 		return nil, fmt.Errorf("gpu weights: experts of %d of %d layers on the device", deviceLayers, len(w.Layers))
 	}
 	l := &WeightLayout{Tensors: map[*drama3.Param]DeviceTensor{}, places: map[string]*placement{}}
-	b := &layoutBuilder{l: l, host: -1}
+	b := &layoutBuilder{l: l, host: arenaBlock, hostDense: hostDense}
 	fp8 := cfg.Quant.FP8()
 	if fp8 && (cfg.Quant.BlockRows != FP8Block || cfg.Quant.BlockCols != FP8Block) {
 		return nil, fmt.Errorf("gpu weights: quantization_config.weight_block_size [%d, %d]: the GPU kernels read FP8 experts in %d×%d blocks only",
@@ -221,7 +265,7 @@ func LayoutWeightsTier(w *drama3.Weights, deviceLayers int) (*WeightLayout, erro
 	}
 
 	b.bf16Matrix(w.Embed, "embed_tokens")
-	b.group(w.Embed)
+	b.sparse(w.Embed)
 	b.group(w.FinalNorm)
 	for i := range w.Layers {
 		L := &w.Layers[i]
@@ -259,7 +303,7 @@ func LayoutWeightsTier(w *drama3.Weights, deviceLayers int) (*WeightLayout, erro
 		x.Host = true
 		l.HostBytes += x.SpanBytes()
 		l.Experts = append(l.Experts, x)
-		b.off, b.host = off, -1
+		b.off, b.host = off, arenaBlock
 	}
 	// Everything else bound (LM head, codebooks, semantic head, tower) as stored.
 	params := w.Params()
@@ -276,11 +320,16 @@ func LayoutWeightsTier(w *drama3.Weights, deviceLayers int) (*WeightLayout, erro
 		if p.DType == checkpoint.F8E4M3 || scales[p] {
 			continue // expert weights and scales: packed above
 		}
+		if p == w.LMHead && p.DType == checkpoint.BF16 {
+			b.sparse(p) // read by the semantic head's gather only (tower_bind_cuda.go)
+			continue
+		}
 		b.group(p)
 	}
 	if b.err != nil {
 		return nil, b.err
 	}
+	l.HostBytes += l.HostDenseBytes
 	b.align()
 	l.Bytes = b.off
 	return l, nil
@@ -422,7 +471,8 @@ func (p *placement) spans(off int64, data []byte) []copySpan {
 // bytes go straight through (row by row where experts are packed), widened
 // tensors are gathered whole, converted to float32 and then copied. copy
 // receives a run of bytes and its offset in the arena (hostLayer −1) or in
-// that layer's host block; src is valid only during the call.
+// that layer's host block (hostDenseBlock: the host block of dense
+// tensors); src is valid only during the call.
 type arenaFiller struct {
 	layout  *WeightLayout
 	copy    func(hostLayer int, dst int64, src []byte) error

@@ -1,10 +1,13 @@
 package cuda
 
 import (
+	"cmp"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +24,8 @@ func hostArena(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) []byte {
 }
 
 // hostArenaTier is hostArena for a layout with experts in host memory: it
-// also fills each host layer's block.
+// also fills each host layer's block, and the host block of dense tensors
+// (at hostDenseBlock).
 func hostArenaTier(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) ([]byte, map[int][]byte) {
 	t.Helper()
 	arena := make([]byte, l.Bytes)
@@ -33,9 +37,13 @@ func hostArenaTier(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) ([]byte
 			written[i] = make([]bool, x.SpanBytes())
 		}
 	}
+	if l.HostDenseBytes > 0 {
+		host[hostDenseBlock] = make([]byte, l.HostDenseBytes)
+		written[hostDenseBlock] = make([]bool, l.HostDenseBytes)
+	}
 	fill := newArenaFiller(l, func(hostLayer int, dst int64, src []byte) error {
 		to, w := arena, written[-1]
-		if hostLayer >= 0 {
+		if hostLayer >= 0 || hostLayer == hostDenseBlock {
 			to, w = host[hostLayer], written[hostLayer]
 			if to == nil {
 				t.Fatalf("a copy into host layer %d, which is on the device", hostLayer)
@@ -59,9 +67,11 @@ func hostArenaTier(t *testing.T, ck *drama3.Checkpoint, l *WeightLayout) ([]byte
 	return arena, host
 }
 
-// TestWeightLayoutTier: with the experts of the last layers in host memory,
-// the arena is the whole layout's with those layers' expert spans cut out,
-// and each host block is its span, byte for byte.
+// TestWeightLayoutTier: with the experts of the last layers in host memory
+// (and, with hostDense, the token embedding and an untied LM head), the
+// arena is the whole layout's with those spans cut out, and each host block
+// holds its spans, byte for byte. Broken once by leaving the LM head in
+// the arena under hostDense: SparseBytes then disagreed with the cut.
 func TestWeightLayoutTier(t *testing.T) {
 	for _, dir := range layoutCheckpoints(t) {
 		ck, err := drama3.Load(dir)
@@ -72,44 +82,96 @@ func TestWeightLayoutTier(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if whole.SparseBytes <= 0 || whole.HostBytes != 0 || whole.HostDenseBytes != 0 {
+			t.Fatalf("%s: whole layout: sparse %d, host %d + %d bytes", dir, whole.SparseBytes, whole.HostBytes, whole.HostDenseBytes)
+		}
 		full := hostArena(t, ck, whole)
 		for _, k := range []int{0, len(whole.Experts) / 2, len(whole.Experts)} {
-			l, err := LayoutWeightsTier(ck.Weights, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			arena, host := hostArenaTier(t, ck, l)
-			var cut []byte
-			var hostBytes int64
-			from := int64(0)
-			for i, x := range whole.Experts[k:] {
-				i += k
-				span := x.SpanBytes()
-				if !l.Experts[i].Host || l.Experts[i].GateUp != 0 || l.Experts[i].SpanBytes() != span {
-					t.Fatalf("%s, %d device layers: layer %d's pack %+v", dir, k, i, l.Experts[i])
-				}
-				if string(host[i]) != string(full[x.GateUp:x.GateUp+span]) {
-					t.Errorf("%s, %d device layers: layer %d's host block differs from its span of the arena", dir, k, i)
-				}
-				cut = append(cut, full[from:x.GateUp]...)
-				from = x.GateUp + span
-				hostBytes += span
-			}
-			cut = append(cut, full[from:]...)
-			if l.HostBytes != hostBytes || l.Bytes != whole.Bytes-hostBytes || string(cut) != string(arena) {
-				t.Errorf("%s, %d device layers: arena %d bytes (host %d), want the whole %d less %d with the same bytes",
-					dir, k, l.Bytes, l.HostBytes, whole.Bytes, hostBytes)
-			}
-			for i := range l.Experts[:k] {
-				if l.Experts[i].Host || l.Experts[i] != whole.Experts[i] {
-					t.Errorf("%s, %d device layers: device layer %d's pack moved", dir, k, i)
-				}
+			for _, hostDense := range []bool{false, true} {
+				checkLayoutTier(t, ck, whole, full, k, hostDense)
 			}
 		}
-		if _, err := LayoutWeightsTier(ck.Weights, len(whole.Experts)+1); err == nil {
+		if _, err := LayoutWeightsTier(ck.Weights, len(whole.Experts)+1, false); err == nil {
 			t.Errorf("%s: more device layers than layers: no error", dir)
 		}
 		ck.Close()
+	}
+}
+
+// checkLayoutTier is TestWeightLayoutTier for k device layers.
+func checkLayoutTier(t *testing.T, ck *drama3.Checkpoint, whole *WeightLayout, full []byte, k int, hostDense bool) {
+	t.Helper()
+	name := fmt.Sprintf("%s, %d device layers, dense in host memory %v", ck.Dir, k, hostDense)
+	l, err := LayoutWeightsTier(ck.Weights, k, hostDense)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena, host := hostArenaTier(t, ck, l)
+	// cuts are the whole arena's ranges that moved to a host block.
+	type cut struct {
+		from, n int64
+		block   int
+		at      int64 // offset in the block
+	}
+	var cuts []cut
+	for i, x := range whole.Experts[k:] {
+		i += k
+		span := x.SpanBytes()
+		if !l.Experts[i].Host || l.Experts[i].GateUp != 0 || l.Experts[i].SpanBytes() != span {
+			t.Fatalf("%s: layer %d's pack %+v", name, i, l.Experts[i])
+		}
+		cuts = append(cuts, cut{from: x.GateUp, n: span, block: i})
+	}
+	for _, p := range []*drama3.Param{ck.Weights.Embed, ck.Weights.LMHead} {
+		if dt, ok := l.Tensors[p]; p != nil && (!ok || dt.Host != hostDense) {
+			t.Errorf("%s: %s placed %+v", name, p.Name, dt)
+		}
+	}
+	var sparse int64
+	for p, dt := range l.Tensors {
+		w := whole.Tensors[p]
+		if !dt.Host {
+			continue
+		}
+		n := (dt.Bytes() + arenaAlign - 1) / arenaAlign * arenaAlign
+		cuts = append(cuts, cut{from: w.Off, n: n, block: hostDenseBlock, at: dt.Off})
+		sparse += n
+	}
+	if want := map[bool]int64{false: 0, true: whole.SparseBytes}[hostDense]; sparse != want || l.HostDenseBytes != want {
+		t.Errorf("%s: %d bytes of dense tensors in host memory (block of %d), want %d", name, sparse, l.HostDenseBytes, want)
+	}
+	slices.SortFunc(cuts, func(a, b cut) int { return cmp.Compare(a.from, b.from) })
+	var kept []byte
+	var hostBytes, from int64
+	for _, c := range cuts {
+		if string(host[c.block][c.at:c.at+c.n]) != string(full[c.from:c.from+c.n]) {
+			t.Errorf("%s: host block %d at %d differs from the arena's bytes at %d", name, c.block, c.at, c.from)
+		}
+		kept = append(kept, full[from:c.from]...)
+		from = c.from + c.n
+		hostBytes += c.n
+	}
+	kept = append(kept, full[from:]...)
+	if l.HostBytes != hostBytes || l.Bytes != whole.Bytes-hostBytes || string(kept) != string(arena) {
+		t.Errorf("%s: arena %d bytes (host %d), want the whole %d less %d with the same bytes",
+			name, l.Bytes, l.HostBytes, whole.Bytes, hostBytes)
+	}
+	for i := range l.Experts[:k] {
+		// A device layer's pack is the whole's, less the bytes cut before it.
+		want := whole.Experts[i]
+		var shift int64
+		for _, c := range cuts {
+			if c.from < want.GateUp {
+				shift += c.n
+			}
+		}
+		want.GateUp, want.Down = want.GateUp-shift, want.Down-shift
+		if want.FP8 {
+			want.GateUpS, want.DownS = want.GateUpS-shift, want.DownS-shift
+		}
+		if l.Experts[i].Host || l.Experts[i] != want {
+			t.Errorf("%s: device layer %d's pack %+v, want %+v", name, i, l.Experts[i], want)
+		}
 	}
 }
 

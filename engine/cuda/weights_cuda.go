@@ -14,8 +14,9 @@ import (
 )
 
 // DeviceWeights is a checkpoint's bound tensors in one device arena, laid
-// out by LayoutWeights, and the routed experts of the layers the layout puts
-// in host memory (LayoutWeightsTier) in pinned blocks, one per layer.
+// out by LayoutWeights, and what the layout puts in host memory
+// (LayoutWeightsTier): the routed experts of the last layers in pinned
+// blocks, one per layer, and the sparse-read dense tensors in one more.
 type DeviceWeights struct {
 	Arena   *Block
 	Layout  *WeightLayout
@@ -24,43 +25,106 @@ type DeviceWeights struct {
 	// and HostDevice the same memory as the kernels address it.
 	Host       []*Block
 	HostDevice []*Block
+	// HostDense is the pinned block of the dense tensors in host memory
+	// (nil: none), HostDenseDevice the same as the kernels address it.
+	HostDense       *Block
+	HostDenseDevice *Block
 	// Stage is the device buffer a prefill streams a host layer's experts
 	// through (TierPlan.Stage; nil when every expert is on the device).
-	Stage *Block
+	// Between passes it holds the home layer's experts (the last host
+	// layer: a pass streams the host layers in order and ends with it),
+	// which decode steps read from it; stageHolds is the layer whose
+	// experts the work enqueued so far leaves there (-1: none).
+	Stage      *Block
+	home       int
+	stageHolds int
 	// Tier is where the load put the model's bytes (PlanTier).
 	Tier TierPlan
 }
 
-// Experts is the block layer i's expert kernels read, at the offsets of
-// Layout.Experts[i]: the arena, or the layer's pinned host block as the
-// device addresses it (the kernels read it over the bus).
+// Experts is the block layer i's expert kernels read in a decode step, at
+// the offsets of Layout.Experts[i]: the arena, the stage for the home
+// layer, or the layer's pinned host block as the device addresses it (the
+// kernels read it over the bus).
 func (w *DeviceWeights) Experts(i int) *Block {
+	if w.Stage != nil && i == w.home {
+		return w.Stage
+	}
 	if i < len(w.HostDevice) && w.HostDevice[i] != nil {
 		return w.HostDevice[i]
 	}
 	return w.Arena
 }
 
+// stageExperts enqueues on q the copy of layer i's experts from host memory
+// onto the stage, unless the work enqueued before leaves them there, and
+// returns the stage.
+func (w *DeviceWeights) stageExperts(q *Queue, i int) (*Block, error) {
+	if w.stageHolds != i {
+		w.stageHolds = -1 // until the copy is on the stream
+		if err := q.CopyFromHost(w.Stage, w.Host[i], w.Layout.Experts[i].SpanBytes()); err != nil {
+			return nil, err
+		}
+		w.stageHolds = i
+	}
+	return w.Stage, nil
+}
+
+// homeStage enqueues on q the copy of the home layer's experts onto the
+// stage if it holds anything else (at the first reset after the load, or
+// after a pass that failed part-way).
+func (w *DeviceWeights) homeStage(q *Queue) error {
+	if w.Stage == nil || w.home < 0 {
+		return nil
+	}
+	_, err := w.stageExperts(q, w.home)
+	return err
+}
+
 // AllocHostExperts takes, for w's layout, a pinned block for every host
-// layer's experts, cleared (the padding of packed experts must read as
-// zero), its device address, and the device stage a prefill streams them
-// through (none without host layers), into w.Host, w.HostDevice and
-// w.Stage. On failure nothing of them stays allocated.
+// layer's experts and one for the dense tensors in host memory, cleared
+// (the padding of packed experts must read as zero), their device
+// addresses, and the device stage a prefill streams the experts through
+// (none without host layers), into w.Host, w.HostDevice, w.HostDense,
+// w.HostDenseDevice and w.Stage. On failure nothing of them stays
+// allocated.
 func (d *Device) AllocHostExperts(w *DeviceWeights) (err error) {
 	layout := w.Layout
 	host, dev := make([]*Block, len(layout.Experts)), make([]*Block, len(layout.Experts))
-	var stage *Block
+	var stage, dense, denseDev *Block
+	home := -1
 	defer func() {
 		if err != nil {
-			freeBlocks(d, append(host, stage))
+			freeBlocks(d, append(host, stage, dense))
 			return
 		}
-		w.Host, w.HostDevice, w.Stage = host, dev, stage
+		w.Host, w.HostDevice, w.Stage, w.HostDense, w.HostDenseDevice = host, dev, stage, dense, denseDev
+		w.home, w.stageHolds = home, -1
 	}()
+	// pin takes a cleared pinned block of n bytes and its device view (for
+	// the launches, as the backbone's scratch views are: never freed itself).
+	pin := func(n int64, what string) (*Block, *Block, error) {
+		var b *Block
+		if err := d.Do(func() (err error) { b, err = d.Pool.Alloc(ExpertMem, n); return }); err != nil {
+			return nil, nil, fmt.Errorf("gpu weights: %s in host memory: %w", what, err)
+		}
+		clear(unsafe.Slice((*byte)(b.Host), b.Bytes))
+		var ptr uintptr
+		if err := d.Do(func() (err error) { ptr, err = device.HostDevicePointer(b.Host); return }); err != nil {
+			return b, nil, fmt.Errorf("gpu weights: %s in host memory: %w", what, err)
+		}
+		return b, &Block{Kind: DeviceMem, Ptr: ptr, Bytes: b.Bytes}, nil
+	}
+	if layout.HostDenseBytes > 0 {
+		if dense, denseDev, err = pin(layout.HostDenseBytes, "the token embedding"); err != nil {
+			return err
+		}
+	}
 	var span int64
-	for _, x := range layout.Experts {
+	for i, x := range layout.Experts {
 		if x.Host {
 			span = max(span, x.SpanBytes())
+			home = i
 		}
 	}
 	if span == 0 {
@@ -73,16 +137,9 @@ func (d *Device) AllocHostExperts(w *DeviceWeights) (err error) {
 		if !x.Host {
 			continue
 		}
-		if err = d.Do(func() (err error) { host[i], err = d.Pool.Alloc(ExpertMem, x.SpanBytes()); return }); err != nil {
-			return fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
+		if host[i], dev[i], err = pin(x.SpanBytes(), fmt.Sprintf("layer %d's experts", i)); err != nil {
+			return err
 		}
-		clear(unsafe.Slice((*byte)(host[i].Host), host[i].Bytes))
-		var ptr uintptr
-		if err = d.Do(func() (err error) { ptr, err = device.HostDevicePointer(host[i].Host); return }); err != nil {
-			return fmt.Errorf("gpu weights: layer %d's experts in host memory: %w", i, err)
-		}
-		// A view for the launches, as the backbone's scratch views are: never freed itself.
-		dev[i] = &Block{Kind: DeviceMem, Ptr: ptr, Bytes: host[i].Bytes}
 	}
 	return nil
 }
@@ -104,12 +161,21 @@ func (w *DeviceWeights) Tensor(p *drama3.Param) (Tensor, error) {
 	if !ok {
 		return Tensor{}, fmt.Errorf("gpu weights: tensor %s is not on the device", p.Name)
 	}
-	return Tensor{Block: w.Arena, Off: t.Off}, nil
+	return Tensor{Block: w.Block(t), Off: t.Off}, nil
+}
+
+// Block is the block t's offset is in as the kernels address it: the arena,
+// or the host block of dense tensors.
+func (w *DeviceWeights) Block(t DeviceTensor) *Block {
+	if t.Host {
+		return w.HostDenseDevice
+	}
+	return w.Arena
 }
 
 // Free gives the arena, the host blocks and the stage back.
 func (w *DeviceWeights) Free(d *Device) error {
-	freeBlocks(d, append(w.Host, w.Stage))
+	freeBlocks(d, append(w.Host, w.Stage, w.HostDense))
 	return d.Free(w.Arena)
 }
 
@@ -170,8 +236,11 @@ func (d *Device) LoadWeights(ix *checkpoint.Index, w *drama3.Weights, layout *We
 	}
 	total := layout.StoredBytes()
 	fill := newArenaFiller(layout, func(hostLayer int, dst int64, src []byte) error {
-		if hostLayer >= 0 {
-			h := dw.Host[hostLayer]
+		if hostLayer >= 0 || hostLayer == hostDenseBlock {
+			h := dw.HostDense
+			if hostLayer >= 0 {
+				h = dw.Host[hostLayer]
+			}
 			copy(unsafe.Slice((*byte)(h.Host), h.Bytes)[dst:], src)
 			return nil
 		}

@@ -51,12 +51,15 @@ const GPUVoiceCacheBytes = cuda.DefaultPrefixCacheBytes
 var ErrGPUDoesNotFit = cuda.ErrDoesNotFit
 
 // GPUMemory is the device memory the GPU backend needs for a model and its
-// batch of takes (the codec not counted): with every weight on the device (Whole), and the least
-// it runs with, every routed expert in pinned host memory (Dense); the
-// experts of one layer are what each further layer on the device adds.
+// batch of takes (the codec not counted): with every weight on the device
+// (Whole), and the least it runs with (Dense): every routed expert in
+// pinned host memory but the last layer's, which the prefill stage holds,
+// and the token embedding and LM head there too (HostDense); the experts of
+// one layer are what each further layer on the device adds.
 type GPUMemory struct {
 	Whole        int64 `json:"whole_bytes"`
 	Dense        int64 `json:"dense_bytes"`
+	HostDense    int64 `json:"host_dense_bytes"`
 	LayerExperts int64 `json:"layer_expert_bytes"`
 	Layers       int   `json:"layers"`
 	// VoiceCache is the voice prefix cache a load adds when the device has
@@ -76,11 +79,13 @@ func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 	if err != nil {
 		return GPUMemory{}, err
 	}
-	m := GPUMemory{Whole: in.ModelBytes, VoiceCache: in.VoiceCache, Dense: in.ModelBytes, Layers: len(in.LayerExperts), Cap: capBytes}
+	m := GPUMemory{Whole: in.ModelBytes, VoiceCache: in.VoiceCache, Dense: in.ModelBytes - in.HostDense, HostDense: in.HostDense,
+		Layers: len(in.LayerExperts), Cap: capBytes}
 	for _, b := range in.LayerExperts {
 		m.Dense -= b
 		m.LayerExperts = max(m.LayerExperts, b)
 	}
+	m.Dense += m.LayerExperts // the stage (cuda.PlanTier)
 	if capBytes > 0 {
 		if p, err := tierUnderCap(in, capBytes); err != nil {
 			m.UnderCap = "refused: " + err.Error()

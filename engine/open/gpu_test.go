@@ -18,22 +18,26 @@ func TestGPUTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, err := GPUModelBytes(dir, 0)
-	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+4*m.LayerExperts != m.Whole || m.UnderCap != "" {
+	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+3*m.LayerExperts+m.HostDense != m.Whole || m.HostDense <= 0 || m.UnderCap != "" {
 		t.Fatalf("%+v (GPUModelBytes %d, %v)", m, whole, err)
 	}
 	if s, err := GPUTierUnderCap(dir, 0, m.Whole); err != nil || !strings.HasPrefix(s, "fits on the device") {
 		t.Errorf("a cap of the whole: %q %v", s, err)
 	}
-	// One layer's experts short: the last two layers' go to host memory
-	// (one layer's worth is the prefill stage).
+	// A byte short: the last layer's experts go to host memory and the
+	// prefill stage, which a step reads them from, with the token embedding
+	// and LM head in host memory too.
 	s, err := GPUTierUnderCap(dir, 0, m.Whole-1)
-	if err != nil || !strings.Contains(s, "(the experts of 2 of 4 layers") {
+	if err != nil || !strings.Contains(s, "(the experts of 4 of 4 layers, one on the prefill stage)") {
 		t.Errorf("a cap a byte short: %q %v", s, err)
 	}
-	if _, err := GPUTierUnderCap(dir, 0, m.Dense); !errors.Is(err, ErrGPUDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) {
-		t.Errorf("a cap of the dense part alone (no stage): %v", err)
+	if s, err := GPUTierUnderCap(dir, 0, m.Dense); err != nil || !strings.Contains(s, "(the experts of 1 of 4 layers, one on the prefill stage)") {
+		t.Errorf("a cap of the least: %q %v", s, err)
 	}
-	if m, err := GPUMemoryOf(dir, 0, m.Dense); err != nil || !strings.HasPrefix(m.UnderCap, "refused: the model does not fit") {
+	if _, err := GPUTierUnderCap(dir, 0, m.Dense-1); !errors.Is(err, ErrGPUDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) {
+		t.Errorf("a cap a byte below the least: %v", err)
+	}
+	if m, err := GPUMemoryOf(dir, 0, m.Dense-1); err != nil || !strings.HasPrefix(m.UnderCap, "refused: the model does not fit") {
 		t.Errorf("GPUMemoryOf under the dense part: %+v %v", m, err)
 	}
 	// On a device: the free memory less the headroom is the budget.

@@ -32,6 +32,11 @@ type Backend struct {
 	// nil: one take at a time whatever Batch says.
 	Batch   int
 	NewTake func(first drama3.FrameBackend) (drama3.FrameBackend, error)
+	// TakeSet, when set, makes the set of up to batch takes over first's
+	// frames with the backend's batched kernels (the GPU's
+	// cuda.TakeFrames: one step a frame for every live take) in place of
+	// drama3.Interleave over NewTake; the set owns first (Close closes it).
+	TakeSet func(first drama3.FrameBackend, batch int) (drama3.TakeSet, error)
 }
 
 // Compose opens the checkpoint directory dir once (drama3.LoadEngine:
@@ -43,7 +48,7 @@ func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.NewTake == nil {
+	if b.NewTake == nil && b.TakeSet == nil {
 		batch = 1
 	}
 	ck, err := drama3.LoadEngine(dir)
@@ -70,9 +75,17 @@ func Compose(ctx context.Context, dir string, b Backend) (*Engine, error) {
 		CodebookSizes:   append([]int(nil), frames.CodebookEntries()...),
 		Parameters:      drama3.CountParameters(cfg).Total(),
 	}
-	set, err := drama3.NewInterleave(frames, func() (drama3.FrameBackend, error) { return b.NewTake(frames) }, batch)
+	var set drama3.TakeSet
+	if b.TakeSet != nil && batch > 1 {
+		set, err = b.TakeSet(frames, batch) // closes frames when it fails
+	} else {
+		var il *drama3.Interleave
+		if il, err = drama3.NewInterleave(frames, func() (drama3.FrameBackend, error) { return b.NewTake(frames) }, batch); err != nil {
+			frames.Close()
+		}
+		set = il
+	}
 	if err != nil {
-		frames.Close()
 		return nil, err
 	}
 	e, err := New(Config{Info: info, Takes: set, Tokenizer: ck.Tokenizer, Memory: b.Memory, Probe: b.Probe})

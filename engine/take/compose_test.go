@@ -80,3 +80,64 @@ func TestCompose(t *testing.T) {
 		t.Errorf("backend failure: %v", err)
 	}
 }
+
+// closeRecorder is a TakeSet (an Interleave of one take) that records Close.
+type closeRecorder struct {
+	*drama3.Interleave
+	closed bool
+}
+
+func (s *closeRecorder) Close() error { s.closed = true; return s.Interleave.Close() }
+
+// A backend with batched kernels gives its own set (Backend.TakeSet) for a
+// batch above one: Compose hands it the frames and the batch and the engine
+// closes that set; its failure is Compose's, and with a batch of one the
+// set is the interleaved one. Broken once: Compose ignoring TakeSet leaves
+// the backend's set unmade.
+func TestComposeTakeSet(t *testing.T) {
+	base := testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
+	dir := t.TempDir()
+	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+		t.Fatal(err)
+	}
+	frames := &fakeFrames{}
+	var gotFirst drama3.FrameBackend
+	gotBatch := 0
+	var made *closeRecorder
+	b := Backend{Name: "fake", Memory: func() api.Memory { return api.Memory{} }, Batch: 4,
+		Frames: func(*drama3.Checkpoint) (drama3.FrameBackend, error) { return frames, nil },
+		TakeSet: func(first drama3.FrameBackend, batch int) (drama3.TakeSet, error) {
+			gotFirst, gotBatch = first, batch
+			il, err := drama3.NewInterleave(first, nil, 1)
+			made = &closeRecorder{Interleave: il}
+			return made, err
+		}}
+	e, err := Compose(context.Background(), dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotFirst != frames || gotBatch != 4 {
+		t.Fatalf("the backend's set got frames %v (want the backend's) and batch %d (want 4)", gotFirst, gotBatch)
+	}
+	e.Close()
+	if !made.closed {
+		t.Error("closing the engine left the backend's set open")
+	}
+
+	b.TakeSet = func(drama3.FrameBackend, int) (drama3.TakeSet, error) { return nil, errors.New("no slots") }
+	if _, err := Compose(context.Background(), dir, b); err == nil || err.Error() != "no slots" {
+		t.Errorf("the set's failure: %v", err)
+	}
+
+	gotBatch = 0
+	b.Batch = 1
+	b.TakeSet = func(first drama3.FrameBackend, batch int) (drama3.TakeSet, error) { gotBatch = batch; return nil, nil }
+	e, err = Compose(context.Background(), dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if gotBatch != 0 {
+		t.Errorf("a batch of one made the backend's set (batch %d)", gotBatch)
+	}
+}

@@ -5,22 +5,25 @@
 // gets our message; the demo model loads from the chip; a three-line script
 // for two speakers splits into three lines; Speak all gives each line a
 // take, which becomes its chosen one; a line spoken again says only what
-// changed, and its star moves; a voice cast for speaker 1 is shown on that
+// changed, and its star moves; top-p shows what was typed (field, slider,
+// settings; after a reload and after a take); a voice cast for speaker 1 is shown on that
 // line's take rows and is in Copy as curl; a reload keeps the project, its
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
 // of the target (WAV at -16 LUFS, FLAC at -20); the Delete question is
 // inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
-// box and axe-core finds no serious or critical violation.
+// box or lies under a panel, no panel lies on another, and axe-core finds no
+// serious or critical violation (page-check.js, shared with the window test).
 // SCREENSHOTS=DIR saves the page at those sizes there.
 //
 //   node e2e/studio.e2e.mjs PATH/TO/proscenium
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { ffmpegLoudness } from './loudness.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -29,6 +32,7 @@ if (!cli) {
 }
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const pageCheckSource = readFileSync(new URL('./page-check.js', import.meta.url), 'utf8');
 const scratch = mkdtempSync(join(tmpdir(), 'proscenium-studio-e2e-'));
 const data = join(scratch, 'data');
 const sizes = [
@@ -73,49 +77,18 @@ function api(page, method, args = []) {
   );
 }
 
-/** What ffmpeg's ebur128 filter (an implementation of its own) measures in an audio file. */
-function ffmpegLoudness(file) {
-  const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-filter_complex', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8' });
-  if (r.status !== 0) fail(`ffmpeg could not read ${file}: ${r.stderr}`);
-  const summary = r.stderr.slice(r.stderr.lastIndexOf('Summary:'));
-  const i = /I:\s+(-?[\d.]+) LUFS/.exec(summary);
-  const tp = /Peak:\s+(-?[\d.]+) dBFS/.exec(summary);
-  if (!i) fail(`no integrated loudness in ffmpeg's summary: ${summary}`);
-  return { integrated: Number(i[1]), truePeak: tp ? Number(tp[1]) : NaN };
-}
-
 /** Nothing wider than the window, no text out of its box, and what axe-core says, at each size. */
 async function checkSizes(page, stage) {
   for (const [w, h] of sizes) {
     await page.setViewportSize({ width: w, height: h });
     await page.waitForTimeout(250);
-    const m = await page.evaluate(() => {
-      const out = [];
-      for (const el of document.querySelectorAll('main *')) {
-        const cs = getComputedStyle(el);
-        if (cs.display === 'none' || cs.visibility === 'hidden' || el.closest('[aria-hidden="true"]')) continue;
-        const hasText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-        const control = el.matches('select, input, button, textarea');
-        if ((!hasText && !control) || el.clientWidth === 0) continue;
-        // Text wider than its box, where the box shows the overflow (an ellipsis is on purpose).
-        if (hasText && el.scrollWidth > el.clientWidth + 1 && cs.overflowX === 'visible' && cs.textOverflow !== 'ellipsis') out.push(`${el.tagName}.${el.className}: "${el.textContent.trim().slice(0, 40)}" ${el.scrollWidth}>${el.clientWidth}`);
-        // A box (a field or a button too) that leaves its panel.
-        const panel = el.parentElement?.closest('.panel, header');
-        if (panel) {
-          const r = el.getBoundingClientRect();
-          const p = panel.getBoundingClientRect();
-          if (r.right > p.right + 1 || r.left < p.left - 1) out.push(`${el.tagName}.${el.className} leaves its panel: "${el.textContent.trim().slice(0, 40)}"`);
-        }
-      }
-      return { sw: document.documentElement.scrollWidth, over: out };
-    });
-    if (m.sw > w || m.over.length) fail(`${stage} at ${w}×${h}: page ${m.sw} px wide; overflowing: ${m.over.slice(0, 6).join('; ')}`);
-    if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
-    const violations = await page.evaluate(async () => {
-      const r = await window.axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
-    });
-    if (violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${violations.join('; ')}`);
+    if (!(await page.evaluate(() => 'studioPageCheck' in window))) {
+      await page.addScriptTag({ content: axeSource });
+      await page.addScriptTag({ content: pageCheckSource });
+    }
+    const m = await page.evaluate(() => window.studioPageCheck());
+    if (m.width > w || m.overflowing.length) fail(`${stage} at ${w}×${h}: page ${m.width} px wide; overflowing: ${m.overflowing.slice(0, 6).join('; ')}`);
+    if (m.violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${m.violations.join('; ')}`);
     console.log(`e2e: ${stage} at ${w}×${h}: nothing overflows, axe-core finds no serious violation`);
     if (process.env.SCREENSHOTS) {
       const file = join(process.env.SCREENSHOTS, `studio-${stage}-${w}x${h}.png`);
@@ -166,6 +139,48 @@ async function main() {
   await seed.fill('3');
   await seed.press('Tab');
   console.log(`e2e: seed -1 → "${seedWhy}"`);
+
+  // Top-p shows what was typed: the field, the slider and the settings hold
+  // each value as typed (0.955 too, finer than the slider's 0.01 step),
+  // after the field is left and after a reload at once (the project's copy
+  // of the settings is saved half a second after a change: the reload must
+  // not bring back its older value).
+  const topP = page.locator('[data-region="sampling"] input[name="top_p"]');
+  const topPSlider = page.locator('[data-region="sampling"] [data-field="top_p"] input[type="range"]');
+  const topPShows = async () => ({ field: await topP.inputValue(), slider: await topPSlider.inputValue(), saved: (await api(page, 'Settings')).sampling.top_p });
+  for (const [typed, value] of [
+    ['0.85', 0.85],
+    ['0.9', 0.9],
+    ['1', 1],
+    ['.5', 0.5],
+    ['0.955', 0.955],
+  ]) {
+    await topP.click();
+    await topP.press('Control+a');
+    await page.keyboard.type(typed);
+    await topP.press('Tab');
+    await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+    const shows = await topPShows();
+    if (shows.field !== typed || Number(shows.slider) !== value || shows.saved !== value) fail(`top-p typed ${typed}: ${JSON.stringify(shows)}`);
+  }
+  await page.reload();
+  await page.locator('[data-region="project"][data-project="Untitled"]').waitFor();
+  await page.waitForTimeout(500); // the project's settings, if they were to differ, are applied by now
+  const reloaded = await topPShows();
+  if (reloaded.field !== '0.955' || reloaded.slider !== '0.955' || reloaded.saved !== 0.955) fail(`top-p 0.955 after a reload: ${JSON.stringify(reloaded)}`);
+  // Another project with its own top-p, then back: the field shows the open project's.
+  page.once('dialog', (d) => d.accept('Other'));
+  await page.locator('[data-region="project"]').getByRole('button', { name: 'New…' }).click();
+  await page.locator('[data-region="project"][data-project="Other"]').waitFor();
+  await topP.fill('0.7');
+  await topP.press('Tab');
+  await page.locator('[data-region="sampling"] [role="status"]').filter({ hasText: 'saved' }).waitFor();
+  await page.locator('[data-region="project"] select[aria-label="Project"]').selectOption('Untitled');
+  await page.locator('[data-region="project"][data-project="Untitled"]').waitFor();
+  await page.waitForFunction(() => document.querySelector('[data-region="sampling"] input[name="top_p"]')?.value !== '0.7', null, { timeout: 5_000 }).catch(() => {});
+  const back = await topPShows();
+  if (back.field !== '0.955' || back.slider !== '0.955' || back.saved !== 0.955) fail(`top-p back in Untitled (0.7 in Other): ${JSON.stringify(back)}`);
+  console.log('e2e: top-p shows 0.85, 0.9, 1, .5 and 0.955 as typed (field, slider, settings), 0.955 after a reload and back from a project with 0.7');
 
   // The demo model from the chip.
   await chip.getByRole('button', { name: 'Use demo' }).click();
@@ -218,6 +233,7 @@ async function main() {
   const takesByApi = await api(page, 'Takes');
   const t2 = takesByApi.find((t) => t.id === Number(first[1]));
   if (JSON.stringify(t2.voices) !== '["Bea"]' || t2.request.text !== 'Too quiet, if you ask me.') fail(`line 2's take: ${JSON.stringify({ voices: t2.voices, text: t2.request.text })}`);
+  if (!/ · top-p 0\.955 · /.test(line2Voice) || t2.request.sampling.top_p !== 0.955 || (await topP.inputValue()) !== '0.955') fail(`top-p after a take: the row says ${JSON.stringify(line2Voice)}, the take ${t2.request.sampling.top_p}, the field ${await topP.inputValue()}`);
   console.log(`e2e: Speak all: takes #${first.join(', #')} chosen for lines 1-3; line 2 in Bea: "${line2Voice.trim()}"`);
 
   // Line 2 again with another temperature: the new row says only that; the star moves to it when clicked.
@@ -283,7 +299,7 @@ async function main() {
   await dialog.waitFor();
   await page.waitForTimeout(300);
   const box = await dialog.boundingBox();
-  if (!box || box.y < 0 || box.y + box.height > 800 || box.x + box.width > 1280) fail(`the Delete question is outside the viewport: ${JSON.stringify(box)}`);
+  if (!box || box.y < 0 || box.x < 0 || box.y + box.height > 800 || box.x + box.width > 1280) fail(`the Delete question is outside the viewport: ${JSON.stringify(box)}`);
   await dialog.getByRole('button', { name: 'Keep' }).click();
   console.log(`e2e: the Delete question is in view at ${JSON.stringify(box)}`);
 

@@ -80,6 +80,91 @@ func AttnPartialCombineFast(q Launcher, grid [3]int, block int, attn, part, sc, 
 	return q.Launch("attn_partial_combine_fast", grid, block, uint64(attn), uint64(part), uint64(sc), uint64(smax), uint64(vc), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))), uint64(counters))
 }
 
+// AttnPrepSlotsArgs are the parameters of attn_prep_slots.
+type AttnPrepSlotsArgs struct {
+	Qn         Ptr     // float* qn
+	Kc         Ptr     // float* kc
+	Vc         Ptr     // float* vc
+	Proj       Ptr     // float* proj
+	Qnorm      Ptr     // float* qnorm
+	Knorm      Ptr     // float* knorm
+	Posp       Ptr     // int32_t* posp
+	Capacity   int     // int capacity
+	Nh         int     // int nh
+	Nkv        int     // int nkv
+	Hd         int     // int hd
+	Rot        int     // int rot
+	Theta      float64 // double theta
+	Eps        float32 // float eps
+	Slots      Ptr     // int32_t* slots
+	SlotStride int64   // long long slot_stride
+}
+
+// AttnPrepSlots enqueues kernels/attention.cu's
+//
+//	attn_prep_slots(float* qn, float* kc, float* vc, float* proj, float* qnorm, float* knorm, int32_t* posp, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: attn_prep_slots (Exact) or attn_prep_slots_fast (Fast).
+func AttnPrepSlots(q Launcher, policy Policy, grid [3]int, block int, a AttnPrepSlotsArgs) error {
+	name := "attn_prep_slots"
+	if policy == Fast {
+		name = "attn_prep_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Qnorm), uint64(a.Knorm), uint64(a.Posp), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Rot))), math.Float64bits(a.Theta), uint64(math.Float32bits(a.Eps)), uint64(a.Slots), uint64(a.SlotStride))
+}
+
+// AttnScoresSlots enqueues kernels/attention.cu's
+//
+//	attn_scores_slots(float* sc, float* smax, float* qn, float* kc, int32_t* posp, int capacity, int nh, int nkv, int hd, int splits, float scale, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: attn_scores_slots (Exact) or attn_scores_slots_fast (Fast).
+func AttnScoresSlots(q Launcher, policy Policy, grid [3]int, block int, sc, smax, qn, kc, posp Ptr, capacity, nh, nkv, hd, splits int, scale float32, slots Ptr, slotStride int64) error {
+	name := "attn_scores_slots"
+	if policy == Fast {
+		name = "attn_scores_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(sc), uint64(smax), uint64(qn), uint64(kc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))), uint64(math.Float32bits(scale)), uint64(slots), uint64(slotStride))
+}
+
+// AttnPartialSlots enqueues kernels/attention.cu's
+//
+//	attn_partial_slots(double* part, float* sc, float* smax, float* vc, int32_t* posp, int capacity, int nh, int nkv, int hd, int splits, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: attn_partial_slots (Exact) or attn_partial_slots_fast (Fast).
+func AttnPartialSlots(q Launcher, policy Policy, grid [3]int, block int, part, sc, smax, vc, posp Ptr, capacity, nh, nkv, hd, splits int, slots Ptr, slotStride int64) error {
+	name := "attn_partial_slots"
+	if policy == Fast {
+		name = "attn_partial_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(part), uint64(sc), uint64(smax), uint64(vc), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(splits))), uint64(slots), uint64(slotStride))
+}
+
+// AttnCombineSlots enqueues kernels/attention.cu's
+//
+//	attn_combine_slots(float* attn, double* part, float* proj, int32_t* posp, int capacity, int nh, int hd, int pw, int splits, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: attn_combine_slots (Exact) or attn_combine_slots_fast (Fast).
+func AttnCombineSlots(q Launcher, policy Policy, grid [3]int, block int, attn, part, proj, posp Ptr, capacity, nh, hd, pw, splits int, slots Ptr) error {
+	name := "attn_combine_slots"
+	if policy == Fast {
+		name = "attn_combine_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))), uint64(slots))
+}
+
+// AddI32Slots enqueues kernels/attention.cu's
+//
+//	add_i32_slots(int32_t* p, int32_t* slots, int n, int v)
+//
+// on q with grid blocks of block threads.
+func AddI32Slots(q Launcher, grid [3]int, block int, p, slots Ptr, n, v int) error {
+	return q.Launch("add_i32_slots", grid, block, uint64(p), uint64(slots), uint64(uint32(int32(n))), uint64(uint32(int32(v))))
+}
+
 // AddI32 enqueues kernels/attention.cu's
 //
 //	add_i32(int32_t* p, int v)
@@ -133,4 +218,34 @@ type TowerAttendRopeArgs struct {
 // on q with grid blocks of block threads.
 func TowerAttendRope(q Launcher, grid [3]int, block int, a TowerAttendRopeArgs) error {
 	return q.Launch("tower_attend_rope", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))))
+}
+
+// TowerAttendRopeTakesArgs are the parameters of tower_attend_rope_takes.
+type TowerAttendRopeTakesArgs struct {
+	Attn     Ptr     // float* attn
+	Qkv      Ptr     // float* qkv
+	Kc       Ptr     // float* kc
+	Vc       Ptr     // float* vc
+	Ctrl     Ptr     // FrameControl* ctrl
+	Part     Ptr     // float* part
+	Counters Ptr     // int* counters
+	CosT     Ptr     // float* cos_t
+	SinT     Ptr     // float* sin_t
+	Nh       int     // int nh
+	Nkv      int     // int nkv
+	Hd       int     // int hd
+	Half     int     // int half
+	Scale    float32 // float scale
+	MaxRows  int     // int max_rows
+	KVStride int64   // long long kv_stride
+	Slots    Ptr     // int32_t* slots
+}
+
+// TowerAttendRopeTakes enqueues kernels/attention.cu's
+//
+//	tower_attend_rope_takes(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows, long long kv_stride, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func TowerAttendRopeTakes(q Launcher, grid [3]int, block int, a TowerAttendRopeTakesArgs) error {
+	return q.Launch("tower_attend_rope_takes", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))), uint64(a.KVStride), uint64(a.Slots))
 }

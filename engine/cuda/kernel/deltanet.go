@@ -97,3 +97,31 @@ type DeltaNetStepFusedFastArgs struct {
 func DeltaNetStepFusedFast(q Launcher, grid [3]int, block int, a DeltaNetStepFusedFastArgs) error {
 	return q.Launch("deltanet_step_fused_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Counters))
 }
+
+// DeltaNetStepColsSlots enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_cols_slots(float* o, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, int nk, int nv, int dk, int dv, int K, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: deltanet_step_cols_slots (Exact) or deltanet_step_cols_slots_fast (Fast).
+func DeltaNetStepColsSlots(q Launcher, policy Policy, grid [3]int, block int, o, proj, convstate, s, convw, dtbias, alog Ptr, nk, nv, dk, dv, kArg int, slots Ptr, slotStride int64) error {
+	name := "deltanet_step_cols_slots"
+	if policy == Fast {
+		name = "deltanet_step_cols_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(o), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(slots), uint64(slotStride))
+}
+
+// DeltaNetStepNormSlots enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_norm_slots(float* core, float* proj, float* convstate, float* normw, int nk, int nv, int dk, int dv, int K, float eps, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: deltanet_step_norm_slots (Exact) or deltanet_step_norm_slots_fast (Fast).
+func DeltaNetStepNormSlots(q Launcher, policy Policy, grid [3]int, block int, core, proj, convstate, normw Ptr, nk, nv, dk, dv, kArg int, eps float32, slots Ptr, slotStride int64) error {
+	name := "deltanet_step_norm_slots"
+	if policy == Fast {
+		name = "deltanet_step_norm_slots_fast"
+	}
+	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)), uint64(slots), uint64(slotStride))
+}

@@ -2,6 +2,12 @@
 
 package kernel
 
+// The integer #defines of kernels/gemv.cu.
+const (
+	GemvxMmaTiles  = 2 // GEMVX_MMA_TILES
+	GemvxMmaUnroll = 4 // GEMVX_MMA_UNROLL
+)
+
 // GemvBF16Kernel is one of the gemv_bf16_* instances of kernels/gemv.cu, which share one signature.
 type GemvBF16Kernel string
 
@@ -116,4 +122,81 @@ var GemvFP8dKernels = []GemvFP8dKernel{GemvFP8dT32r2u2, GemvFP8dT32r4u2, GemvFP8
 // on q with grid blocks of block threads.
 func GemvFP8d(q Launcher, k GemvFP8dKernel, grid [3]int, block int, y, w, s, x, ids Ptr, mstride, sstride int64, xstride, rows, cols, idsReady int) error {
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(ids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(idsReady))))
+}
+
+// GemvxBF16Kernel is one of the gemvx_bf16_* instances of kernels/gemv.cu, which share one signature.
+type GemvxBF16Kernel string
+
+// The gemvx_bf16 instances.
+const (
+	GemvxBF16T128r2u2b2 GemvxBF16Kernel = "gemvx_bf16_t128r2u2b2"
+	GemvxBF16T128r2u2b4 GemvxBF16Kernel = "gemvx_bf16_t128r2u2b4"
+	GemvxBF16T128r2u2b8 GemvxBF16Kernel = "gemvx_bf16_t128r2u2b8"
+	GemvxBF16T128r4u1b2 GemvxBF16Kernel = "gemvx_bf16_t128r4u1b2"
+	GemvxBF16T128r4u1b4 GemvxBF16Kernel = "gemvx_bf16_t128r4u1b4"
+	GemvxBF16T128r4u1b8 GemvxBF16Kernel = "gemvx_bf16_t128r4u1b8"
+	GemvxBF16T32r4u2b2  GemvxBF16Kernel = "gemvx_bf16_t32r4u2b2"
+	GemvxBF16T32r4u2b4  GemvxBF16Kernel = "gemvx_bf16_t32r4u2b4"
+	GemvxBF16T32r4u2b8  GemvxBF16Kernel = "gemvx_bf16_t32r4u2b8"
+	GemvxBF16T64r4u1b2  GemvxBF16Kernel = "gemvx_bf16_t64r4u1b2"
+	GemvxBF16T64r4u1b4  GemvxBF16Kernel = "gemvx_bf16_t64r4u1b4"
+	GemvxBF16T64r4u1b8  GemvxBF16Kernel = "gemvx_bf16_t64r4u1b8"
+	GemvxBF16T256r4u1b2 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b2"
+	GemvxBF16T256r4u1b4 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b4"
+	GemvxBF16T256r4u1b8 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b8"
+)
+
+// GemvxBF16Kernels lists the gemvx_bf16 instances in source order.
+var GemvxBF16Kernels = []GemvxBF16Kernel{GemvxBF16T128r2u2b2, GemvxBF16T128r2u2b4, GemvxBF16T128r2u2b8, GemvxBF16T128r4u1b2, GemvxBF16T128r4u1b4, GemvxBF16T128r4u1b8, GemvxBF16T32r4u2b2, GemvxBF16T32r4u2b4, GemvxBF16T32r4u2b8, GemvxBF16T64r4u1b2, GemvxBF16T64r4u1b4, GemvxBF16T64r4u1b8, GemvxBF16T256r4u1b2, GemvxBF16T256r4u1b4, GemvxBF16T256r4u1b8}
+
+// GemvxBF16 enqueues kernels/gemv.cu's
+//
+//	gemvx_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func GemvxBF16(q Launcher, k GemvxBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
+// GemvxBF16dKernel is one of the gemvx_bf16d_* instances of kernels/gemv.cu, which share one signature.
+type GemvxBF16dKernel string
+
+// The gemvx_bf16d instances.
+const (
+	GemvxBF16dT128r2u2b2 GemvxBF16dKernel = "gemvx_bf16d_t128r2u2b2"
+	GemvxBF16dT128r2u2b4 GemvxBF16dKernel = "gemvx_bf16d_t128r2u2b4"
+	GemvxBF16dT128r2u2b8 GemvxBF16dKernel = "gemvx_bf16d_t128r2u2b8"
+	GemvxBF16dT128r4u1b2 GemvxBF16dKernel = "gemvx_bf16d_t128r4u1b2"
+	GemvxBF16dT128r4u1b4 GemvxBF16dKernel = "gemvx_bf16d_t128r4u1b4"
+	GemvxBF16dT128r4u1b8 GemvxBF16dKernel = "gemvx_bf16d_t128r4u1b8"
+	GemvxBF16dT32r4u2b2  GemvxBF16dKernel = "gemvx_bf16d_t32r4u2b2"
+	GemvxBF16dT32r4u2b4  GemvxBF16dKernel = "gemvx_bf16d_t32r4u2b4"
+	GemvxBF16dT32r4u2b8  GemvxBF16dKernel = "gemvx_bf16d_t32r4u2b8"
+	GemvxBF16dT64r4u1b2  GemvxBF16dKernel = "gemvx_bf16d_t64r4u1b2"
+	GemvxBF16dT64r4u1b4  GemvxBF16dKernel = "gemvx_bf16d_t64r4u1b4"
+	GemvxBF16dT64r4u1b8  GemvxBF16dKernel = "gemvx_bf16d_t64r4u1b8"
+	GemvxBF16dT256r4u1b2 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b2"
+	GemvxBF16dT256r4u1b4 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b4"
+	GemvxBF16dT256r4u1b8 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b8"
+)
+
+// GemvxBF16dKernels lists the gemvx_bf16d instances in source order.
+var GemvxBF16dKernels = []GemvxBF16dKernel{GemvxBF16dT128r2u2b2, GemvxBF16dT128r2u2b4, GemvxBF16dT128r2u2b8, GemvxBF16dT128r4u1b2, GemvxBF16dT128r4u1b4, GemvxBF16dT128r4u1b8, GemvxBF16dT32r4u2b2, GemvxBF16dT32r4u2b4, GemvxBF16dT32r4u2b8, GemvxBF16dT64r4u1b2, GemvxBF16dT64r4u1b4, GemvxBF16dT64r4u1b8, GemvxBF16dT256r4u1b2, GemvxBF16dT256r4u1b4, GemvxBF16dT256r4u1b8}
+
+// GemvxBF16d enqueues kernels/gemv.cu's
+//
+//	gemvx_bf16d_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func GemvxBF16d(q Launcher, k GemvxBF16dKernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
+// GemvxMmaBF16Fast enqueues kernels/gemv.cu's
+//
+//	gemvx_mma_bf16_fast(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func GemvxMmaBF16Fast(q Launcher, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
+	return q.Launch("gemvx_mma_bf16_fast", grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }

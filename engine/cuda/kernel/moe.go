@@ -92,6 +92,43 @@ func MoEDown(q Launcher, policy Policy, grid [3]int, block int, a MoEDownArgs) e
 	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
 }
 
+// MoEDownRowsArgs are the parameters of moe_down_rows.
+type MoEDownRowsArgs struct {
+	Yr      Ptr   // float* yr
+	Ys      Ptr   // float* ys
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	FP8     int   // int fp8
+	Ids     Ptr   // int32_t* ids
+	Gu      Ptr   // float* gu
+	P       int   // int p
+	I       int   // int i
+	Ip      int   // int ip
+	K       int   // int k
+	Ws      Ptr   // uint16_t* Ws
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int e
+	Is      int   // int is
+	H       int   // int h
+}
+
+// MoEDownRows enqueues kernels/moe.cu's
+//
+//	moe_down_rows(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: moe_down_rows (Exact) or moe_down_rows_fast (Fast).
+func MoEDownRows(q Launcher, policy Policy, grid [3]int, block int, a MoEDownRowsArgs) error {
+	name := "moe_down_rows"
+	if policy == Fast {
+		name = "moe_down_rows_fast"
+	}
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
+}
+
 // GemvBF16RouteFast enqueues kernels/moe.cu's
 //
 //	gemv_bf16_route_fast(float* dense, uint16_t* W, float* x, int rows, int cols, unsigned int* counter, int32_t* ids, float* wts, int E, int k)

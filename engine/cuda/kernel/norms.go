@@ -25,11 +25,11 @@ func RMSNormZCF32(q Launcher, policy Policy, grid [3]int, block int, out, x, w P
 
 // TowerEHInput enqueues kernels/norms.cu's
 //
-//	tower_eh_input(float* cat, float* h, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
+//	tower_eh_input(float* cat, float* h, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps, int32_t* slots)
 //
 // on q with grid blocks of block threads.
-func TowerEHInput(q Launcher, grid [3]int, block int, cat, h, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
-	return q.Launch("tower_eh_input", grid, block, uint64(cat), uint64(h), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+func TowerEHInput(q Launcher, grid [3]int, block int, cat, h, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32, slots Ptr) error {
+	return q.Launch("tower_eh_input", grid, block, uint64(cat), uint64(h), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
 }
 
 // TowerAddRMSNorm enqueues kernels/norms.cu's
@@ -41,11 +41,30 @@ func TowerAddRMSNorm(q Launcher, grid [3]int, block int, out, x, add, w Ptr, wid
 	return q.Launch("tower_add_rmsnorm", grid, block, uint64(out), uint64(x), uint64(add), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
 }
 
+// TowerOutEHArgs are the parameters of tower_out_eh.
+type TowerOutEHArgs struct {
+	H        Ptr     // float* h
+	X        Ptr     // float* x
+	Add      Ptr     // float* add
+	OutW     Ptr     // float* out_w
+	Cat      Ptr     // float* cat
+	Emode    int     // int emode
+	Table    Ptr     // uint16_t* table
+	Ctrl     Ptr     // FrameControl* ctrl
+	CodeSlot int     // int code_slot
+	Entries  int     // int entries
+	Enorm    Ptr     // float* enorm
+	Hnorm    Ptr     // float* hnorm
+	Width    int     // int width
+	Eps      float32 // float eps
+	Slots    Ptr     // int32_t* slots
+}
+
 // TowerOutEH enqueues kernels/norms.cu's
 //
-//	tower_out_eh(float* h, float* x, float* add, float* out_w, float* cat, int emode, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps)
+//	tower_out_eh(float* h, float* x, float* add, float* out_w, float* cat, int emode, uint16_t* table, FrameControl* ctrl, int code_slot, int entries, float* enorm, float* hnorm, int width, float eps, int32_t* slots)
 //
 // on q with grid blocks of block threads.
-func TowerOutEH(q Launcher, grid [3]int, block int, h, x, add, outW, cat Ptr, emode int, table, ctrl Ptr, codeSlot, entries int, enorm, hnorm Ptr, width int, eps float32) error {
-	return q.Launch("tower_out_eh", grid, block, uint64(h), uint64(x), uint64(add), uint64(outW), uint64(cat), uint64(uint32(int32(emode))), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(enorm), uint64(hnorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+func TowerOutEH(q Launcher, grid [3]int, block int, a TowerOutEHArgs) error {
+	return q.Launch("tower_out_eh", grid, block, uint64(a.H), uint64(a.X), uint64(a.Add), uint64(a.OutW), uint64(a.Cat), uint64(uint32(int32(a.Emode))), uint64(a.Table), uint64(a.Ctrl), uint64(uint32(int32(a.CodeSlot))), uint64(uint32(int32(a.Entries))), uint64(a.Enorm), uint64(a.Hnorm), uint64(uint32(int32(a.Width))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots))
 }

@@ -20,6 +20,49 @@ func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, r
 	return q.Launch("tower_gate_up_swiglu", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
+// TowerGateUpSwiGLURowsKernel is one of the tower_gate_up_swiglu_rows_* instances of kernels/tower.cu, which share one signature.
+type TowerGateUpSwiGLURowsKernel string
+
+// The tower_gate_up_swiglu_rows instances.
+const (
+	TowerGateUpSwiGLURowsB2 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b2"
+	TowerGateUpSwiGLURowsB4 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b4"
+	TowerGateUpSwiGLURowsB8 TowerGateUpSwiGLURowsKernel = "tower_gate_up_swiglu_rows_b8"
+)
+
+// TowerGateUpSwiGLURowsKernels lists the tower_gate_up_swiglu_rows instances in source order.
+var TowerGateUpSwiGLURowsKernels = []TowerGateUpSwiGLURowsKernel{TowerGateUpSwiGLURowsB2, TowerGateUpSwiGLURowsB4, TowerGateUpSwiGLURowsB8}
+
+// TowerGateUpSwiGLURows enqueues kernels/tower.cu's
+//
+//	tower_gate_up_swiglu_rows_*(float* out, uint16_t* W1, uint16_t* W3, float* x, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func TowerGateUpSwiGLURows(q Launcher, k TowerGateUpSwiGLURowsKernel, grid [3]int, block int, out, w1, w3, x Ptr, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
+// TowerGateUpSwiGLURows2Kernel is one of the tower_gate_up_swiglu_rows2_* instances of kernels/tower.cu, which share one signature.
+type TowerGateUpSwiGLURows2Kernel string
+
+// The tower_gate_up_swiglu_rows2 instances.
+const (
+	TowerGateUpSwiGLURows2B4 TowerGateUpSwiGLURows2Kernel = "tower_gate_up_swiglu_rows2_b4"
+	TowerGateUpSwiGLURows2B8 TowerGateUpSwiGLURows2Kernel = "tower_gate_up_swiglu_rows2_b8"
+)
+
+// TowerGateUpSwiGLURows2Kernels lists the tower_gate_up_swiglu_rows2 instances in source order.
+var TowerGateUpSwiGLURows2Kernels = []TowerGateUpSwiGLURows2Kernel{TowerGateUpSwiGLURows2B4, TowerGateUpSwiGLURows2B8}
+
+// TowerGateUpSwiGLURows2 enqueues kernels/tower.cu's
+//
+//	tower_gate_up_swiglu_rows2_*(float* out, uint16_t* W1, uint16_t* W3, float* x, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func TowerGateUpSwiGLURows2(q Launcher, k TowerGateUpSwiGLURows2Kernel, grid [3]int, block int, out, w1, w3, x Ptr, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
 // TowerFeedback enqueues kernels/tower.cu's
 //
 //	tower_feedback(float* out, uint16_t* text_embed, int32_t* sem_tokens, unsigned long long* tables, int32_t* entries, FrameControl* ctrl, int ncb, int width, float div)
@@ -27,6 +70,24 @@ func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, r
 // on q with grid blocks of block threads.
 func TowerFeedback(q Launcher, grid [3]int, block int, out, textEmbed, semTokens, tables, entries, ctrl Ptr, ncb, width int, div float32) error {
 	return q.Launch("tower_feedback", grid, block, uint64(out), uint64(textEmbed), uint64(semTokens), uint64(tables), uint64(entries), uint64(ctrl), uint64(uint32(int32(ncb))), uint64(uint32(int32(width))), uint64(math.Float32bits(div)))
+}
+
+// TowerFeedbackTakes enqueues kernels/tower.cu's
+//
+//	tower_feedback_takes(float* out, uint16_t* text_embed, int32_t* sem_tokens, unsigned long long* tables, int32_t* entries, FrameControl* ctrl, int ncb, int width, float div, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func TowerFeedbackTakes(q Launcher, grid [3]int, block int, out, textEmbed, semTokens, tables, entries, ctrl Ptr, ncb, width int, div float32, slots Ptr) error {
+	return q.Launch("tower_feedback_takes", grid, block, uint64(out), uint64(textEmbed), uint64(semTokens), uint64(tables), uint64(entries), uint64(ctrl), uint64(uint32(int32(ncb))), uint64(uint32(int32(width))), uint64(math.Float32bits(div)), uint64(slots))
+}
+
+// TowerGatherRows enqueues kernels/tower.cu's
+//
+//	tower_gather_rows(float* dst, float* src, int32_t* slots, int width)
+//
+// on q with grid blocks of block threads.
+func TowerGatherRows(q Launcher, grid [3]int, block int, dst, src, slots Ptr, width int) error {
+	return q.Launch("tower_gather_rows", grid, block, uint64(dst), uint64(src), uint64(slots), uint64(uint32(int32(width))))
 }
 
 // TowerAdvance enqueues kernels/tower.cu's

@@ -1,0 +1,243 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// The launches of the B-row decode step (Backbone.StepRows): B rows of B
+// takes, each take's DeltaNet, conv and KV state and position in its own
+// slot. Projections read each weight once for all rows (gemvx_*); the
+// mixers run the one-row kernels' bodies on each row and its slot (the
+// *_slots kernels), whose slot is read from device memory, so one captured
+// graph serves any choice of slots.
+
+// GemvRows describes a projection of NB rows y[b] = W·x[b] (b < NB), W one
+// [Rows, Cols] BF16 matrix read once for all rows (kernels/gemv.cu gemvx_*).
+type GemvRows struct {
+	Rows, Cols int
+	NB         int // rows of x and y: 1 < NB ≤ MaxStepRows
+	XStride    int // floats between rows of x (0: Cols)
+	YStride    int // floats between rows of y (0: Rows)
+	Variant    GemvVariant
+	// F64: the instances of rule 1 of the numerics contract (the CPU's bits).
+	F64 bool
+}
+
+// backboneGemvRows returns g as a backbone projection under the device's
+// numerics (ChooseGemvRows's instance; float64 sums under exact; the
+// tensor-core instance under fast where gemvRowsUseMMA says so).
+func (q *Queue) backboneGemvRows(g GemvRows) GemvRows {
+	g.Variant, g.F64 = ChooseGemvRows(g.Rows, g.Cols, g.NB), q.d.Numerics.Exact()
+	if !g.F64 && gemvRowsUseMMA(g.Rows, g.Cols, g.NB) {
+		g.Variant = GemvRowsMMA
+	}
+	return g
+}
+
+// gemvxMMARows is the rows of W a block of gemvx_mma_bf16_fast computes
+// (GEMVX_MMA_TILES tiles of 16).
+const gemvxMMARows = 16 * kernel.GemvxMmaTiles
+
+// GemvRowsBF16 runs g on x [NB rows] into y.
+func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
+	xs, ys := g.XStride, g.YStride
+	if xs == 0 {
+		xs = g.Cols
+	}
+	if ys == 0 {
+		ys = g.Rows
+	}
+	if g.Variant == GemvRowsMMA {
+		return q.gemvRowsMMA(g, xs, ys, y, W, x)
+	}
+	width := gemvRowsWidth(g.NB)
+	switch {
+	case g.Rows <= 0 || g.Cols <= 0 || g.Cols%8 != 0:
+		return fmt.Errorf("cuda: bf16 gemv of rows: bad shape %+v", g)
+	case g.NB < 1 || width == 0:
+		return fmt.Errorf("cuda: bf16 gemv of rows: %d rows (1…%d)", g.NB, GemvRowsWidths[len(GemvRowsWidths)-1])
+	case xs < g.Cols || xs%4 != 0 || ys < g.Rows:
+		return fmt.Errorf("cuda: bf16 gemv of rows: strides x %d, y %d for %d × %d", xs, ys, g.Rows, g.Cols)
+	case g.Variant.Rows < 1 || g.Variant.TPR < 32 || gemvThreads%g.Variant.TPR != 0:
+		return fmt.Errorf("cuda: bf16 gemv of rows: no kernel variant chosen")
+	}
+	if err := firstErr(checkFits(W, 0, int64(g.Rows)*int64(g.Cols)*2, "bf16 gemv of rows weights"),
+		checkFits(x, 0, (int64(g.NB-1)*int64(xs)+int64(g.Cols))*4, "bf16 gemv of rows x"),
+		checkFits(y, 0, (int64(g.NB-1)*int64(ys)+int64(g.Rows))*4, "bf16 gemv of rows y")); err != nil {
+		return err
+	}
+	blocks, _ := g.Variant.Grid(g.Rows)
+	name := fmt.Sprintf("%sb%d", g.Variant.Name(), width)
+	if g.F64 {
+		return kernel.GemvxBF16d(q, kernel.GemvxBF16dKernel("gemvx_bf16d_"+name), [3]int{blocks, 1, 1}, gemvThreads,
+			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+	}
+	return kernel.GemvxBF16(q, kernel.GemvxBF16Kernel("gemvx_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+}
+
+// gemvRowsMMA runs g on the tensor cores (gemvx_mma_bf16_fast: fast
+// numerics, up to 8 rows, a multiple of 32 columns).
+func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
+	switch {
+	case g.F64:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: fast numerics only")
+	case g.Rows <= 0 || g.Cols <= 0 || g.Cols%32 != 0:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: %d × %d (columns a multiple of 32)", g.Rows, g.Cols)
+	case g.NB < 1 || g.NB > 8:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: %d rows (1…8)", g.NB)
+	case xs < g.Cols || xs%4 != 0 || ys < g.Rows:
+		return fmt.Errorf("cuda: bf16 gemv of rows on the tensor cores: strides x %d, y %d for %d × %d", xs, ys, g.Rows, g.Cols)
+	}
+	if err := firstErr(checkFits(W, 0, int64(g.Rows)*int64(g.Cols)*2, "bf16 gemv of rows weights"),
+		checkFits(x, 0, (int64(g.NB-1)*int64(xs)+int64(g.Cols))*4, "bf16 gemv of rows x"),
+		checkFits(y, 0, (int64(g.NB-1)*int64(ys)+int64(g.Rows))*4, "bf16 gemv of rows y")); err != nil {
+		return err
+	}
+	return kernel.GemvxMmaBF16Fast(q, [3]int{(g.Rows + gemvxMMARows - 1) / gemvxMMARows, 1, 1}, gemvThreads,
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+}
+
+// rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
+// step: one [rows, cols] BF16 matrix applied to n rows of x (pitch xstride;
+// 0: cols) into columns col… of y (row stride ystride), each weight read
+// once (the one-row GEMV for n = 1).
+func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int) error {
+	if xstride == 0 {
+		xstride = cols
+	}
+	wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
+	if err != nil {
+		return err
+	}
+	xb, err := x.view((int64(n-1)*int64(xstride)+int64(cols))*4, "projection x")
+	if err != nil {
+		return err
+	}
+	yb, err := y.At(int64(col)*4).view((int64(n-1)*int64(ystride)+int64(rows))*4, "projection y")
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false), yb, wb, xb)
+	}
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride})
+	return q.GemvRowsBF16(g, yb, wb, xb)
+}
+
+// stepSlots is where a B-row step finds each row's take: the rows' slots
+// (int32 [n], copied by the host before the step), the distance between two
+// slots' states in floats, and the slots' positions (int32 [Slots]).
+type stepSlots struct {
+	slots  Tensor
+	stride int64
+	pos    Tensor
+}
+
+// deltaNetStepRows is the DeltaNet mixer of a B-row step up to its output
+// projection (deltaNetCore for n rows of n takes): the stacked input
+// projections of the n rows, then the split step of each row on its slot's
+// conv and recurrent state.
+func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepSlots) (mixerOut, error) {
+	if err := l.check(out, x, n); err != nil {
+		return mixerOut{}, err
+	}
+	g := l.G
+	if g.KeyDim > deltaNetSplitMaxKeyDim {
+		return mixerOut{}, fmt.Errorf("cuda deltanet: the B-row step takes key dims up to %d (the split step's), not %d", deltaNetSplitMaxKeyDim, g.KeyDim)
+	}
+	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
+	w := l.W
+	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols)
+	}
+	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
+		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+		return mixerOut{}, err
+	}
+	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	if err := kernel.DeltaNetStepColsSlots(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, n}, deltaNetSplitThreads,
+		tPtr(core), tPtr(l.Scratch), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog),
+		g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, tPtr(s.slots), s.stride); err != nil {
+		return mixerOut{}, err
+	}
+	if err := kernel.DeltaNetStepNormSlots(q, q.policy(), [3]int{nv, 1, n}, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch),
+		tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps, tPtr(s.slots), s.stride); err != nil {
+		return mixerOut{}, err
+	}
+	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
+}
+
+// attentionStepRows is the attention mixer of a B-row step up to its output
+// projection (attentionUpToOut for n rows of n takes): the stacked q, k, v
+// projections of the n rows, then each row's norms, RoPE at its take's
+// position, append to its take's cache and attention over that cache.
+func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s stepSlots) (mixerOut, error) {
+	if err := l.check(out, x, n, s.pos); err != nil {
+		return mixerOut{}, err
+	}
+	g := l.G
+	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
+	qw, kw := nh*hd, nkv*hd
+	w := l.W
+	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols)
+	}
+	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
+		return mixerOut{}, err
+	}
+	sl := g.scratchLayout(l.MaxRows, l.Capacity)
+	at := l.Scratch.At
+	proj, qn, sc, smax, part, attn := l.Scratch, at(sl.qn), at(sl.scores), at(sl.smax), at(sl.part), at(sl.attn)
+	kc := l.KV
+	vc := l.KV.At(4 * int64(l.Capacity) * int64(kw))
+	theta := g.RopeTheta
+	if g.RotaryDim == 0 {
+		theta = 1
+	}
+	splits := maxSplits(l.Capacity) // as a one-row step: shares out the rows cached at run time
+	slots, pos := tPtr(s.slots), tPtr(s.pos)
+	if err := kernel.AttnPrepSlots(q, q.policy(), [3]int{1, nh + nkv, n}, attnThreads, kernel.AttnPrepSlotsArgs{
+		Qn: tPtr(qn), Kc: tPtr(kc), Vc: tPtr(vc), Proj: tPtr(proj), Qnorm: tPtr(w.QNorm), Knorm: tPtr(w.KNorm), Posp: pos,
+		Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Rot: g.RotaryDim, Theta: theta, Eps: g.Eps, Slots: slots,
+		SlotStride: s.stride}); err != nil {
+		return mixerOut{}, err
+	}
+	if err := kernel.AttnScoresSlots(q, q.policy(), [3]int{nh, splits, n}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc),
+		pos, l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd))), slots, s.stride); err != nil {
+		return mixerOut{}, err
+	}
+	if err := kernel.AttnPartialSlots(q, q.policy(), [3]int{nh, splits, n}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax),
+		tPtr(vc), pos, l.Capacity, nh, nkv, hd, splits, slots, s.stride); err != nil {
+		return mixerOut{}, err
+	}
+	if err := kernel.AttnCombineSlots(q, q.policy(), [3]int{nh, 1, n}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj),
+		pos, l.Capacity, nh, hd, g.ProjWidth(), splits, slots); err != nil {
+		return mixerOut{}, err
+	}
+	return mixerOut{W: w.O, In: attn, Hidden: g.Hidden, Cols: qw}, nil
+}
+
+// projectRows is the mixer's output projection of n rows of a B-row step.
+func (o mixerOut) projectRows(q *Queue, out Tensor, n int) error {
+	return q.rowsProjection(out, o.Hidden, 0, o.W, o.In, 0, n, o.Hidden, o.Cols)
+}
+
+// AddInt32Slots adds v to the int32 of each of the n rows' slots (slots:
+// int32 [n], distinct) in pos: the takes' positions, advanced by the
+// captured B-row step itself.
+func (q *Queue) AddInt32Slots(pos, slots Tensor, n, slotCount, v int) error {
+	if err := firstErr(pos.fits(4*int64(slotCount), "slot positions"), slots.fits(4*int64(n), "row slots")); err != nil {
+		return err
+	}
+	if n > 32 {
+		return fmt.Errorf("cuda: %d rows' positions in one launch (at most 32)", n)
+	}
+	return kernel.AddI32Slots(q, [3]int{1, 1, 1}, 32, tPtr(pos), tPtr(slots), n, v)
+}
