@@ -842,7 +842,7 @@ func defaultExperts(bool) ExpertPath { return ExpertsGEMV }
 type ExpertPath int
 
 const (
-	// ExpertsAuto: defaultExperts (by the numerics).
+	// ExpertsAuto: defaultExperts.
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
 	// expert's matrices read once a pass by the grouped GEMMs (float64
