@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -60,6 +63,21 @@ type backboneBench struct {
 	// choice of one-row DeltaNet kernels, each after the same fresh prefill
 	// (side by side).
 	StepVariants []stepVariant `json:"step_variants"`
+	// Prefills (-prefills): each prompt length's prefill and its parts.
+	Prefills []prefillFigure `json:"prefills,omitempty"`
+}
+
+// prefillFigure is one prompt length's prefill (-prefills), wall ms, best
+// of three each: whole, without the feed-forward, without the mixers, with
+// the experts as multi-row GEMVs and (up to 128 rows) as per-pair GEMVs.
+type prefillFigure struct {
+	Rows       int     `json:"rows"`
+	PassRows   int     `json:"pass_rows"`
+	MS         float64 `json:"ms"`
+	NoMoEMS    float64 `json:"without_moe_ms"`
+	NoMixersMS float64 `json:"without_mixers_ms"`
+	RowsMS     float64 `json:"rows_experts_ms"`
+	PairsMS    float64 `json:"per_pair_experts_ms,omitempty"`
 }
 
 // stepVariant is one choice of a decode step's kernels and its time.
@@ -86,6 +104,7 @@ func benchBackbone(args []string) error {
 	profile := fs.Bool("profile-step", false, "only replay one step graph (after the prefill and three steps) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	dnStep := fs.String("deltanet-step", "", "with -profile-step: the one-row DeltaNet kernels, fused or split (default: the backbone's)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1); the step variants run both")
+	prefillList := fs.String("prefills", "", "comma-separated prompt lengths: time only their prefills (whole, without the feed-forward, without the mixers, experts as multi-row GEMVs) and print them")
 	rowsList := fs.String("rows", "", "only the B-row step (several takes in one step): comma-separated widths B (1…8), e.g. 1,2,4,8, each take after its own -prefill rows")
 	rowsExperts := fs.Bool("rows-experts", false, "with -rows: also time the B-row step with its routed experts as the prefill's multi-row GEMVs")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
@@ -94,6 +113,13 @@ func benchBackbone(args []string) error {
 	}
 	if *synthetic != "full" {
 		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
+	}
+	sizes, err := parseRowsList(*prefillList)
+	if err != nil {
+		return fmt.Errorf("--prefills: %w", err)
+	}
+	if len(sizes) > 0 && slices.Max(sizes) > *context {
+		return fmt.Errorf("--prefills %s: more rows than --context %d", *prefillList, *context)
 	}
 	if *prefill < 1 || *steps < 1 || *prefill+2*(*steps)+3 > *context {
 		return fmt.Errorf("--prefill %d and --steps %d must be positive and fit twice in --context %d", *prefill, *steps, *context)
@@ -148,6 +174,9 @@ func benchBackbone(args []string) error {
 	rows := make([]cuda.BackboneRow, *prefill)
 	for i := range rows {
 		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	if len(sizes) > 0 {
+		return benchPrefills(b, &res, sizes, r, t.VocabSize, *asJSON)
 	}
 	if *profilePrefill {
 		if _, err := b.Prefill(rows); err != nil {
@@ -334,4 +363,86 @@ func copyBandwidth(d *cuda.Device) (float64, error) {
 		}
 	}
 	return best, nil
+}
+
+// parseRowsList parses "60,300,700" (empty: none).
+func parseRowsList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive number of rows", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// benchPrefills times the prefill of each length in sizes (random tokens,
+// from an empty context; best of three after an untimed one) whole, without
+// the feed-forward, without the mixers, and with the experts as multi-row
+// GEMVs, and prints them.
+func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Rand, vocab int, asJSON bool) error {
+	best := func(rows []cuda.BackboneRow, skip cuda.StepParts) (float64, error) {
+		ms := 0.0
+		for i := 0; i < 3; i++ {
+			v, err := b.PrefillWithout(rows, skip)
+			if err != nil {
+				return 0, err
+			}
+			if i == 0 || v < ms {
+				ms = v
+			}
+		}
+		return ms, nil
+	}
+	for _, n := range sizes {
+		rows := make([]cuda.BackboneRow, n)
+		for i := range rows {
+			rows[i].Token = r.IntN(vocab)
+		}
+		if _, err := b.PrefillWithout(rows, 0); err != nil { // untimed
+			return err
+		}
+		fig := prefillFigure{Rows: n, PassRows: b.Plan.Chunk}
+		var err error
+		if fig.MS, err = best(rows, 0); err != nil {
+			return err
+		}
+		if fig.NoMoEMS, err = best(rows, cuda.StepMoE); err != nil {
+			return err
+		}
+		if fig.NoMixersMS, err = best(rows, cuda.StepMixers); err != nil {
+			return err
+		}
+		b.Experts = cuda.ExpertsRows
+		fig.RowsMS, err = best(rows, 0)
+		if err == nil && n <= 128 { // per pair, each expert is read once per row: slow for long prompts
+			b.Experts = cuda.ExpertsGEMV
+			fig.PairsMS, err = best(rows, 0)
+		}
+		b.Experts = cuda.ExpertsAuto
+		if err != nil {
+			return err
+		}
+		res.Prefills = append(res.Prefills, fig)
+	}
+	if err := b.Reset(); err != nil {
+		return err
+	}
+	if asJSON {
+		out, _ := json.MarshalIndent(res, "", "  ")
+		fmt.Println(string(out))
+		return nil
+	}
+	fmt.Printf("device %s, numerics %s, experts %v, passes of %d rows\n", res.Device, res.Numerics, b.Experts, b.Plan.Chunk)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "rows\tprefill ms\twithout MoE\twithout mixers\texperts as multi-row GEMVs\tas per-pair GEMVs")
+	for _, f := range res.Prefills {
+		fmt.Fprintf(w, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", f.Rows, f.MS, f.NoMoEMS, f.NoMixersMS, f.RowsMS, f.PairsMS)
+	}
+	return w.Flush()
 }

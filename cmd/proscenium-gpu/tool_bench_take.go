@@ -98,6 +98,23 @@ type voiceTake struct {
 	FirstAudioMs  float64 `json:"time_to_first_audio_ms"`
 	RowsPrefilled int     `json:"prefilled_rows"`
 	FromCache     bool    `json:"from_cache"`
+	// Profile (-prompt-profile): where the prefill's time went, wall ms.
+	Profile *promptProfile `json:"profile,omitempty"`
+}
+
+// promptProfile is cuda.PromptTimes in ms.
+type promptProfile struct {
+	FeedbackMs float64 `json:"feedback_ms"`
+	BackboneMs float64 `json:"backbone_ms"`
+	TowerMs    float64 `json:"tower_ms"`
+	Frames     int     `json:"forced_frames"`
+}
+
+func profileOf(p *cuda.PromptTimes) *promptProfile {
+	if p == nil {
+		return nil
+	}
+	return &promptProfile{FeedbackMs: ms(p.Feedback), BackboneMs: ms(p.Backbone), TowerMs: ms(p.Tower), Frames: p.Frames}
 }
 
 // batchRound is B takes begun together, stepped together until each ends:
@@ -129,6 +146,7 @@ func benchTake(args []string) error {
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
+	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,6 +166,9 @@ func benchTake(args []string) error {
 	}
 	if *promptLen < 2 || *frames < 1 || *takes < 1 {
 		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
+	}
+	if *promptProfile {
+		cuda.PromptProfile = &cuda.PromptTimes{}
 	}
 	if *refSeconds < 0 || *refSeconds > maxRefSeconds {
 		return fmt.Errorf("--ref-seconds %g: in [0, %d]", *refSeconds, maxRefSeconds)
@@ -370,6 +391,9 @@ func benchTake(args []string) error {
 			t    *voiceTake
 		}{{"  uncached", res.Uncached}, {"  from the cache", res.Cached}} {
 			fmt.Printf("%-17s prefill %.2f ms (%d rows), first audio %.2f ms\n", v.name, v.t.PrefillMs, v.t.RowsPrefilled, v.t.FirstAudioMs)
+			if pr := v.t.Profile; pr != nil {
+				fmt.Printf("%-17s feedback rows %.2f ms, backbone %.2f ms, tower %.2f ms (%d forced frames)\n", "", pr.FeedbackMs, pr.BackboneMs, pr.TowerMs, pr.Frames)
+			}
 		}
 		fmt.Printf("  voice cache     %.1f MiB\n", float64(res.VoiceCacheBytes)/(1<<20))
 	}
@@ -538,14 +562,22 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 		return build(codes)
 	}
 	take := func(p drama3.Prompt) (*drama3.Result, *voiceTake, error) {
+		var prof *cuda.PromptTimes
+		if cuda.PromptProfile != nil {
+			*cuda.PromptProfile = cuda.PromptTimes{}
+		}
 		out, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: p.Tokens(), Rows: p,
 			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 1, MaxFrames: frames}, drama3.Listener{})
 		if err != nil {
 			return nil, nil, err
 		}
 		last := f.LastPrefix()
+		if cuda.PromptProfile != nil {
+			p := *cuda.PromptProfile
+			prof = &p
+		}
 		return out, &voiceTake{PrefillMs: ms(out.Stages[drama3.StagePrefill]), FirstAudioMs: ms(out.TimeToFirstAudio),
-			RowsPrefilled: last.Prefilled, FromCache: last.Restored}, nil
+			RowsPrefilled: last.Prefilled, FromCache: last.Restored, Profile: profileOf(prof)}, nil
 	}
 	warm, err := voice()
 	if err != nil {

@@ -150,12 +150,12 @@ func (b *Backbone) bind() error {
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
 			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
 		if m := L.Linear; m != nil {
-			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.MixerRows(), Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -258,7 +258,7 @@ func (b *Backbone) Prefill(rows []BackboneRow) ([]float32, error) {
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
-		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H])); err != nil {
+		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H]), b.uploadBlockPos(n)); err != nil {
 			return nil, err
 		}
 		pos := b.pos
@@ -376,7 +376,13 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 	if err != nil {
 		return err
 	}
-	if b.skip&StepMixers == 0 {
+	if b.skip&StepMixers == 0 && n > p.MixerRows() {
+		// A prefill pass longer than the mixers' scratch: its rows in
+		// blocks (backbone_prefill_cuda.go).
+		if err := b.mixerInBlocks(q, L, n, maxLen); err != nil {
+			return err
+		}
+	} else if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
 		if fused {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
@@ -502,7 +508,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 	}
 	if path == ExpertsAuto {
-		path = defaultExperts
+		path = defaultExperts(b.d.Numerics.Exact())
 	}
 	switch {
 	case n == 1:
@@ -538,7 +544,8 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		sharedDone = true
 	case path == ExpertsGrouped:
 		// Prefill: the (row, expert) pairs sorted by expert through the
-		// grouped float64 GEMMs, each used expert's weights read once.
+		// grouped GEMMs (exact: float64; fast: the BF16 tensor cores), each
+		// used expert's weights read once a pass.
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
@@ -749,7 +756,7 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if err := b.d.Sync(); err != nil {
 		return err
 	}
-	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb)); err != nil {
+	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb), b.uploadBlockPos(len(rows))); err != nil {
 		return err
 	}
 	n, pos := len(rows), b.pos
@@ -795,11 +802,15 @@ func (b *Backbone) timeParts(skip StepParts, times int, enqueue func(q *Queue) e
 	return b.timeReplays(g, times)
 }
 
-// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs, which
-// measured faster than the grouped GEMMs and the multi-row GEMVs for a 60-row
-// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md, "GPU
-// backbone").
-const defaultExperts = ExpertsGEMV
+// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs under both
+// policies. They measured faster than the grouped GEMMs and the multi-row
+// GEMVs for a 60-row prefill at the full geometry: exact 45 against 82 and
+// 69 ms (docs/PERF.md, "GPU backbone"); fast, in 64-row passes, 36.2 against
+// 44.3 ms for the BF16 tensor-core grouped GEMMs and 57.6 ms for the float32
+// multi-row GEMVs (docs/PERF.md, "Prefill on tensor cores"). The grouped
+// path reads each used expert once a pass, which pays only with passes of
+// more rows than an expert's share of 64.
+func defaultExperts(bool) ExpertPath { return ExpertsGEMV }
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
@@ -809,7 +820,8 @@ const (
 	// ExpertsAuto: defaultExperts.
 	ExpertsAuto ExpertPath = iota
 	// ExpertsGrouped: the (row, expert) pairs sorted by expert, each used
-	// expert's matrices read once by the grouped float64 GEMMs.
+	// expert's matrices read once a pass by the grouped GEMMs (float64
+	// under exact, the BF16 tensor cores under fast).
 	ExpertsGrouped
 	// ExpertsGEMV: one gathered GEMV per (row, expert) pair.
 	ExpertsGEMV
@@ -823,7 +835,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return "auto (" + defaultExperts.String() + ")"
+		return "auto (" + defaultExperts(false).String() + ")"
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:

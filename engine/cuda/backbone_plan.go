@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
@@ -14,9 +16,46 @@ import (
 // one work block, so the whole model is admitted (Pool.Admit) before anything
 // is allocated.
 
-// BackboneChunk is the rows of one prefill pass (the DeltaNet reference's
-// chunk length); longer prompts run in passes of this many rows.
+// BackboneChunk is the DeltaNet reference's chunk length: a prefill pass's
+// rows are a multiple of it (but the last), so that passes cut the prompt
+// where the CPU's chunked form does.
 const BackboneChunk = 64
+
+// DefaultPrefillRows is the rows of one prefill pass by default: longer
+// prompts run in passes of this many rows. Every pass reads each routed
+// expert its rows use (at the full geometry nearly all of them: ≈ 32 GB),
+// so fewer, longer passes would read less, and PrefillRowsEnv sets longer
+// ones (their mixers then run in blocks of BackboneChunk rows, their
+// feed-forward over the pass). But passes of 256 rows missed the CPU on the
+// H200 from their 65th row on, under both policies (docs/PERF.md "Prefill on
+// tensor cores", cause not found), so the default stays at one DeltaNet
+// chunk, as every verified run had it.
+const DefaultPrefillRows = BackboneChunk
+
+// PrefillRowsEnv names the environment variable that sets the rows of a
+// prefill pass (a positive multiple of BackboneChunk) for benchmarks and
+// the diagnosis of longer passes.
+const PrefillRowsEnv = "PROSCENIUM_GPU_PREFILL_ROWS"
+
+// prefillRows is the rows of a prefill pass: DefaultPrefillRows, or
+// $PROSCENIUM_GPU_PREFILL_ROWS when that is a positive multiple of
+// BackboneChunk.
+var prefillRows = rowsFromEnv(PrefillRowsEnv, DefaultPrefillRows)
+
+// rowsFromEnv is $name when that is a positive multiple of BackboneChunk,
+// else def (a bad value is reported on stderr).
+func rowsFromEnv(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < BackboneChunk || n%BackboneChunk != 0 {
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", name, v, BackboneChunk)
+		return def
+	}
+	return n
+}
 
 // maxRouteExperts is the routing kernel's bound on experts; its top-k is at
 // most 64 (moe_route's shared chosen[64]).
@@ -48,6 +87,9 @@ type BackbonePlan struct {
 	// Scratch offsets (bytes from the block's start).
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
+	// BlockPos: a pass's mixer blocks' first positions (int32 per block of
+	// MixerRows rows; Backbone.mixerInBlocks).
+	BlockPos int64
 	// RowSlots: the B-row step's slot of each row (int32 [MaxStepRows]).
 	RowSlots int64
 	// Counters: the fused step's grid-wide tail counters (CounterWords
@@ -86,7 +128,7 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	if slots < 1 {
 		return nil, fmt.Errorf("gpu backbone: %d take slots", slots)
 	}
-	p := &BackbonePlan{Capacity: capacity, Chunk: min(BackboneChunk, capacity), Slots: slots,
+	p := &BackbonePlan{Capacity: capacity, Chunk: min(prefillRows, capacity), Slots: slots,
 		E: t.NumExperts, K: t.NumExpertsPerTok, I: x.I, P: x.P, Is: t.SharedIntermediate,
 		H: t.HiddenSize, Hp: x.Hp, Ip: x.Ip, FP8: x.FP8}
 	p.D = p.E + 2*p.Is + 1
@@ -150,16 +192,30 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
+	p.BlockPos = f(int64((p.Chunk + BackboneChunk - 1) / BackboneChunk))
 	if hasLin {
-		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.Chunk))
+		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.MixerRows()))
 	}
 	if hasFull {
-		p.AttentionScratch = take(p.Attention.ScratchBytes(p.Chunk, capacity))
+		p.AttentionScratch = take(p.Attention.ScratchBytes(p.MixerRows(), capacity))
 	}
 	p.Bytes = off
 	p.ScratchBytes = p.Bytes - p.StateBytes
 	return p, nil
 }
+
+// MixerRows is the rows a mixer (DeltaNet or attention) runs at once: a
+// prefill pass longer than that runs its mixers in blocks of that many rows
+// (Backbone.mixerInBlocks), as passes of that many rows did, while its
+// feed-forward (where the weights a pass reads are) takes the whole pass.
+// The mixers' scratch stays that of BackboneChunk rows: the attention's
+// holds every score of its rows over the whole context.
+// $PROSCENIUM_GPU_MIXER_ROWS (a multiple of BackboneChunk) overrides it for
+// benchmarks and diagnosis.
+func (p *BackbonePlan) MixerRows() int { return min(p.Chunk, mixerRows) }
+
+// mixerRows is BackboneChunk, or $PROSCENIUM_GPU_MIXER_ROWS.
+var mixerRows = rowsFromEnv("PROSCENIUM_GPU_MIXER_ROWS", BackboneChunk)
 
 // StepBytes is the device memory one decode step reads or writes at position
 // pos, by the kernels' access pattern: every projection matrix of every layer

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"gorgonia.org/cu"
 
@@ -21,13 +22,29 @@ import (
 // frame graph uses for its own feedback row; the tower sees the prompt as if
 // the reference frames had been teacher-forced [assumption, docs/MODEL.md
 // "Reference voices"]: a row whose next row is a reference frame goes
-// through every tower layer alone, forced to that frame's codes (the frame
-// the row would have predicted); runs of text rows go through Prefill. A
-// prompt's voice prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
+// through every tower layer forced to that frame's codes (the frame the row
+// would have predicted). Every code of a forced row is known before its
+// tower pass, so the rows of a backbone pass, text and forced alike, go
+// through the tower as one batched pass (Tower.PromptRows). A prompt's voice
+// prefix (drama3.Prompt.VoicePrefix) runs as a pass of its
 // own and its state is kept in the voice prefix cache, or restored from it
 // when the cache holds it (frame_prefix_cuda.go).
 
 var _ drama3.PromptBackend = (*Frames)(nil)
+
+// PromptProfile, when not nil, makes BeginPrompt wait for the device after
+// each part of a prompt and add the part's wall time here (bench-take
+// -prompt-profile: where a prefill's time goes). The waits cost a little
+// time of their own; the product leaves it nil.
+var PromptProfile *PromptTimes
+
+// PromptTimes is where BeginPrompt's time went.
+type PromptTimes struct {
+	Feedback time.Duration // the reference frames' feedback rows
+	Backbone time.Duration // the backbone's passes
+	Tower    time.Duration // the tower's rows: text runs and forced frames
+	Frames   int           // reference frames prefilled (forced tower rows)
+}
 
 // BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
 // may carry reference frames. The codes are checked against the codebooks
@@ -83,17 +100,20 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 		start = prefix
 	}
 	rest := p[start:]
+	t0 := time.Now()
 	emb, err := f.promptFeedbackRows(rest, rest.AudioRows())
 	if err != nil {
 		return err
 	}
-	forced, err := f.uploadForcedRows(rest)
+	if PromptProfile != nil {
+		PromptProfile.Feedback += time.Since(t0)
+		PromptProfile.Frames += rest.AudioRows()
+	}
+	codes, err := f.uploadRowCodes(p, start)
 	if err != nil {
 		return err
 	}
-	if forced != nil {
-		defer f.d.Free(forced)
-	}
+	defer f.d.Free(codes)
 
 	if snap == nil {
 		if err := f.resetBackbone(); err != nil {
@@ -124,7 +144,7 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	H := f.bb.Plan.H
 	last := len(p) - 1
 	chunk := f.bb.Plan.Chunk
-	forcedRow := 0 // the next forced row's words in forced
+	ncb := len(f.entries)
 	// prefill runs rows [lo, hi) through the backbone in passes of chunk
 	// rows, and rows [lo, min(hi, last)) through the tower.
 	prefill := func(lo, hi int) error {
@@ -140,37 +160,23 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 					rows[i].Embedding, emb = emb[:H:H], emb[H:]
 				}
 			}
+			t0 := time.Now()
 			if _, err := f.bb.Prefill(rows); err != nil {
 				return err
 			}
-			// Tower rows [from, min(to, last)): text runs through Prefill, a row
-			// followed by a reference frame alone, forced to its codes.
+			if PromptProfile != nil {
+				PromptProfile.Backbone += time.Since(t0)
+				t0 = time.Now()
+			}
+			// Tower rows [from, min(to, last)) in one batched pass, each
+			// forced to the frame after it or a text row.
 			out := f.bb.t(f.bb.Plan.Out)
 			rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
 			end := min(to, last)
 			err := f.d.Run(func(q *Queue) error {
-				start := from
-				for r := from; r < end; r++ {
-					if p[r+1].Codes == nil {
-						continue
-					}
-					if r > start {
-						if err := f.tower.Prefill(q, rowAt(start), r-start); err != nil {
-							return err
-						}
-					}
-					words := forced.Ptr + uintptr(forcedRow*forcedRowWords*4)
-					if err := cu.MemcpyDtoDAsync(cu.DevicePtr(f.tower.ctrl.Ptr+fcForced*4), cu.DevicePtr(words), forcedRowWords*4, q.Stream()); err != nil {
-						return err
-					}
-					if err := f.tower.Frame(q, rowAt(r)); err != nil {
-						return fmt.Errorf("prompt row %d: %w", r+1, err)
-					}
-					forcedRow++
-					start = r + 1
-				}
-				if end > start {
-					if err := f.tower.Prefill(q, rowAt(start), end-start); err != nil {
+				if end > from {
+					rc := Whole(codes).At(int64(from-start) * int64(ncb) * 4)
+					if err := f.tower.PromptRows(q, rowAt(from), end-from, rc, ncb); err != nil {
 						return err
 					}
 				}
@@ -183,6 +189,12 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 			if err != nil {
 				f.fault = err
 				return err
+			}
+			if PromptProfile != nil {
+				if err := f.d.Sync(); err != nil {
+					return err
+				}
+				PromptProfile.Tower += time.Since(t0)
 			}
 		}
 		return nil
@@ -201,25 +213,6 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	if err := prefill(max(start, prefix), len(p)); err != nil {
 		return err
 	}
-	if forced != nil {
-		// The forced rows counted as frames and may have flagged a code or
-		// non-finite logits; the take's control block starts over at frame 0
-		// with the tower's rows kept.
-		res, err := f.tower.Result()
-		if err != nil {
-			return err
-		}
-		if err := res.Err(); err != nil {
-			return fmt.Errorf("cuda frames: the prompt's reference frames: %w", err)
-		}
-		c, err := newFrameControl(s, seed, last)
-		if err != nil {
-			return err
-		}
-		if err := f.tower.writeControl(0, c[:]); err != nil {
-			return err
-		}
-	}
 	// Every later backbone row is an embedding (the feedback row).
 	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
 		return err
@@ -231,33 +224,29 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	return nil
 }
 
-// forcedRowWords is the control block's forced flag and forced codes
-// (fcForced … fcForcedCodes+frameMaxCodebooks): what a forced tower row sets.
-const forcedRowWords = 1 + frameMaxCodebooks
-
-// uploadForcedRows puts the forced words of every row followed by a
-// reference frame (in order: flag 1, that frame's codes) on the device; nil
-// when there is none. The caller frees the block.
-func (f *Frames) uploadForcedRows(p drama3.Prompt) (*Block, error) {
-	var words []uint32
-	for r := 0; r+1 < len(p); r++ {
-		next := p[r+1].Codes
-		if next == nil {
+// uploadRowCodes puts the tower's codes of prompt rows start… on the device,
+// [len(p)−start, codebooks] int32 (Tower.PromptRows): row r's the codes of
+// the reference frame at row r+1, or −1 for a text row (the prompt's last
+// row is never a forced one: the take's frames start there). The caller
+// frees the block.
+func (f *Frames) uploadRowCodes(p drama3.Prompt, start int) (*Block, error) {
+	ncb := len(f.entries)
+	words := make([]int32, (len(p)-start)*ncb)
+	for r := start; r < len(p); r++ {
+		w := words[(r-start)*ncb : (r-start+1)*ncb]
+		if r+1 == len(p) || p[r+1].Codes == nil {
+			for c := range w {
+				w[c] = -1
+			}
 			continue
 		}
-		w := make([]uint32, forcedRowWords)
-		w[0] = 1
-		for c, v := range next {
-			w[1+c] = uint32(v)
+		for c, v := range p[r+1].Codes {
+			w[c] = int32(v)
 		}
-		words = append(words, w...)
-	}
-	if len(words) == 0 {
-		return nil, nil
 	}
 	b, err := f.allocForTake(int64(len(words)) * 4)
 	if err != nil {
-		return nil, fmt.Errorf("cuda frames: the prompt's forced rows: %w", err)
+		return nil, fmt.Errorf("cuda frames: the prompt's tower codes: %w", err)
 	}
 	if err := Upload(f.d, b, 0, words); err != nil {
 		f.d.Free(b)

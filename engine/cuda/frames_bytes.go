@@ -103,7 +103,7 @@ func FramesSlotsBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots 
 // PromptScratchBytes bounds what a prompt with reference frames allocates
 // while it begins (frame_prompt_cuda.go), for a context of capacity rows of
 // hidden floats: every row an audio row, its control block and feedback row,
-// or its forced codes, whichever is larger.
+// or every row's tower codes (uploadRowCodes), whichever is larger.
 func PromptScratchBytes(capacity, hidden int) int64 {
 	rows := int64(framesCapacity(capacity))
 	feedback := rows * int64(frameCtrlWords+hidden) * 4

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"gorgonia.org/cu"
 
@@ -394,20 +395,29 @@ func ChooseGemm(mtiles, rows int) string {
 	return "tc32"
 }
 
-// instance returns the kernel suffix and the W rows per block of g.
-func (g Gemm) instance(kind string) (string, int, error) {
+// instance returns the instance and the grid of g: an FP64 one (exact
+// numerics, or a Kernel naming one: x3 false, suffix "" for the SIMT
+// kernels), or a tensor-core one of fast numerics (ChooseGemmFast, or a
+// Kernel naming one, gemm_fast.go: x3 true, suffix "m64n64" …).
+func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, x3 bool, err error) {
 	k := g.Kernel
 	if k == "" {
 		k = gemmDefault
+	}
+	if k == "" && fast {
+		k = ChooseGemmFast(g.N, g.Rows, g.Groups)
+	}
+	if x, ok := gemmX3Instances[k]; ok {
+		return strings.TrimPrefix(k, "x3"), g.x3Grid(x), true, nil
 	}
 	if k == "" {
 		k = ChooseGemm(g.grid(gemmBM)[0]*max(g.Groups, 1), g.Rows)
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", 0, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32)", kind, k)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, x3m64n64, x3m16n64, x3m64n8, x3m64n16, x3m64n32)", kind, k)
 	}
-	return in.suffix, in.bn, nil
+	return in.suffix, g.grid(in.bn), false, nil
 }
 
 func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
@@ -484,16 +494,20 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	if err := g.check("bf16", 2, y, W, x); err != nil {
 		return err
 	}
-	suffix, bn, err := g.instance("bf16")
+	suffix, grid, x3, err := g.instance("bf16", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
+	if x3 {
+		return kernel.GemmX3BF16(q, kernel.GemmX3BF16Kernel("gemm_x3_bf16_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(x),
+			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
+	}
 	if suffix == "" {
-		return kernel.GemmBF16(q, g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(x), mstride,
+		return kernel.GemmBF16(q, grid, gemmThreads, tPtr(y), tPtr(W), tPtr(x), mstride,
 			g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
-	return kernel.GemmBF16Tc(q, kernel.GemmBF16TcKernel("gemm_bf16"+suffix), g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(x),
+	return kernel.GemmBF16Tc(q, kernel.GemmBF16TcKernel("gemm_bf16"+suffix), grid, gemmThreads, tPtr(y), tPtr(W), tPtr(x),
 		mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }
 
@@ -508,16 +522,20 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	if err := S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"); err != nil {
 		return err
 	}
-	suffix, bn, err := g.instance("fp8")
+	suffix, grid, x3, err := g.instance("fp8", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
+	if x3 {
+		return kernel.GemmX3FP8(q, kernel.GemmX3FP8Kernel("gemm_x3_fp8_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(S),
+			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
+	}
 	if suffix == "" {
-		return kernel.GemmFP8(q, g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(x), mstride, sstride,
+		return kernel.GemmFP8(q, grid, gemmThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(x), mstride, sstride,
 			g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
-	return kernel.GemmFP8Tc(q, kernel.GemmFP8TcKernel("gemm_fp8"+suffix), g.grid(bn), gemmThreads, tPtr(y), tPtr(W), tPtr(S),
+	return kernel.GemmFP8Tc(q, kernel.GemmFP8TcKernel("gemm_fp8"+suffix), grid, gemmThreads, tPtr(y), tPtr(W), tPtr(S),
 		tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }
 

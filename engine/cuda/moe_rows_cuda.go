@@ -10,9 +10,10 @@ import (
 
 // Launches of kernels/moe_rows.cu: a prefill's routed experts as multi-row
 // gathered GEMVs over the (row, expert) pairs sorted by expert (MoEGroup),
-// each expert's weights read once per group of its pairs. Their sums follow
-// rule 1 of the numerics contract (docs/MODEL.md), as the GEMVs' float64
-// instances do.
+// each expert's weights read once per group of its pairs. Under exact
+// numerics their sums follow rule 1 of the numerics contract (docs/MODEL.md),
+// as the GEMVs' float64 instances do; under fast they are float32 fused
+// multiply-adds (the _f instances, named by format as the GEMVs' are).
 
 // moeRowsThreads is moe_rows' block (8 warps).
 const moeRowsThreads = kernel.MoERowsThreads
@@ -104,11 +105,23 @@ func (q *Queue) MoERowsGEMV(m MoERows, y, W, S, x *Block) error {
 	rows, unroll := m.variant()
 	rb := moeRowsThreads / 32 * rows
 	grid := [3]int{(m.Rows + rb - 1) / rb, m.E, 1}
-	name := fmt.Sprintf("moe_rows_%s_g%dr%du%d", kind, m.Group, rows, unroll)
+	fast := !q.d.Numerics.Exact()
+	format := kind
+	if fast {
+		format += "f"
+	}
+	name := fmt.Sprintf("moe_rows_%s_g%dr%du%d", format, m.Group, rows, unroll)
 	mstride := int64(m.Rows) * int64(m.Cols)
-	if m.FP8 {
+	switch {
+	case m.FP8 && fast:
+		return kernel.MoERowsFP8f(q, kernel.MoERowsFP8fKernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
+			devPtr(S).Add(m.SOff), devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, ns, m.XStride, m.Rows, m.Cols)
+	case m.FP8:
 		return kernel.MoERowsFP8(q, kernel.MoERowsFP8Kernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
 			devPtr(S).Add(m.SOff), devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, ns, m.XStride, m.Rows, m.Cols)
+	case fast:
+		return kernel.MoERowsBF16f(q, kernel.MoERowsBF16fKernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
+			devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, m.XStride, m.Rows, m.Cols)
 	}
 	return kernel.MoERowsBF16(q, kernel.MoERowsBF16Kernel(name), grid, moeRowsThreads, devPtr(y), devPtr(W).Add(m.WOff),
 		devPtr(x), devPtr(m.Offsets), devPtr(m.RowIds), mstride, m.XStride, m.Rows, m.Cols)

@@ -74,6 +74,8 @@ type Tower struct {
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
 	view   bool  // a slot of another tower (Slot): owns nothing
+
+	rowsGemm bool // project runs rows as one GEMM (PromptRows, tower_prompt_cuda.go)
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -599,6 +601,11 @@ func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 // project enqueues y[r] = W·x[r] for n rows of x (one GEMV launch; several
 // rows share the matrix through the multi-matrix path with every id 0).
 func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) error {
+	if t.rowsGemm && n > 1 {
+		if done, err := t.projectPromptRows(q, W, rows, cols, n, x, y); done || err != nil {
+			return err
+		}
+	}
 	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1)}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols

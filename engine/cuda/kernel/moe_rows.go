@@ -28,6 +28,27 @@ func MoERowsBF16(q Launcher, k MoERowsBF16Kernel, grid [3]int, block int, y, w, 
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(offsets), uint64(rowids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
+// MoERowsBF16fKernel is one of the moe_rows_bf16f_* instances of kernels/moe_rows.cu, which share one signature.
+type MoERowsBF16fKernel string
+
+// The moe_rows_bf16f instances.
+const (
+	MoERowsBF16fG4r2u2 MoERowsBF16fKernel = "moe_rows_bf16f_g4r2u2"
+	MoERowsBF16fG8r2u1 MoERowsBF16fKernel = "moe_rows_bf16f_g8r2u1"
+)
+
+// MoERowsBF16fKernels lists the moe_rows_bf16f instances in source order.
+var MoERowsBF16fKernels = []MoERowsBF16fKernel{MoERowsBF16fG4r2u2, MoERowsBF16fG8r2u1}
+
+// MoERowsBF16f enqueues kernels/moe_rows.cu's
+//
+//	moe_rows_bf16f_*(float* y, uint16_t* W, float* x, int32_t* offsets, int32_t* rowids, long long mstride, int xstride, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func MoERowsBF16f(q Launcher, k MoERowsBF16fKernel, grid [3]int, block int, y, w, x, offsets, rowids Ptr, mstride int64, xstride, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(offsets), uint64(rowids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
 // MoERowsFP8Kernel is one of the moe_rows_fp8_* instances of kernels/moe_rows.cu, which share one signature.
 type MoERowsFP8Kernel string
 
@@ -48,5 +69,28 @@ var MoERowsFP8Kernels = []MoERowsFP8Kernel{MoERowsFP8G4r4u2, MoERowsFP8G4r8u1, M
 //
 // on q with grid blocks of block threads.
 func MoERowsFP8(q Launcher, k MoERowsFP8Kernel, grid [3]int, block int, y, w, s, x, offsets, rowids Ptr, mstride, sstride int64, xstride, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(offsets), uint64(rowids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
+// MoERowsFP8fKernel is one of the moe_rows_fp8f_* instances of kernels/moe_rows.cu, which share one signature.
+type MoERowsFP8fKernel string
+
+// The moe_rows_fp8f instances.
+const (
+	MoERowsFP8fG4r4u2 MoERowsFP8fKernel = "moe_rows_fp8f_g4r4u2"
+	MoERowsFP8fG4r8u1 MoERowsFP8fKernel = "moe_rows_fp8f_g4r8u1"
+	MoERowsFP8fG8r4u2 MoERowsFP8fKernel = "moe_rows_fp8f_g8r4u2"
+	MoERowsFP8fG8r4u1 MoERowsFP8fKernel = "moe_rows_fp8f_g8r4u1"
+)
+
+// MoERowsFP8fKernels lists the moe_rows_fp8f instances in source order.
+var MoERowsFP8fKernels = []MoERowsFP8fKernel{MoERowsFP8fG4r4u2, MoERowsFP8fG4r8u1, MoERowsFP8fG8r4u2, MoERowsFP8fG8r4u1}
+
+// MoERowsFP8f enqueues kernels/moe_rows.cu's
+//
+//	moe_rows_fp8f_*(float* y, uint8_t* W, float* S, float* x, int32_t* offsets, int32_t* rowids, long long mstride, long long sstride, int xstride, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func MoERowsFP8f(q Launcher, k MoERowsFP8fKernel, grid [3]int, block int, y, w, s, x, offsets, rowids Ptr, mstride, sstride int64, xstride, rows, cols int) error {
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(offsets), uint64(rowids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
