@@ -434,9 +434,7 @@ func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Ra
 		return err
 	}
 	if asJSON {
-		out, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Println(string(out))
-		return nil
+		return printJSON(res)
 	}
 	fmt.Printf("device %s, numerics %s, experts %v, passes of %d rows\n", res.Device, res.Numerics, b.Experts, b.Plan.Chunk)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
