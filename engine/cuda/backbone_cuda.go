@@ -324,17 +324,8 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 // by n. maxLen bounds the cached rows attention reads (0: the capacity, for
 // a captured step whose position varies).
 func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
-	p := b.Plan
-	nm := b.t(p.NormedMix)
-	H := p.H
-	x := b.scratch(p.X, n*H*4)
-	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
-	if err := q.BackboneRows(x, emb, b.scratch(p.Toks, n*4), b.scratch(p.Emb, n*H*4), n, b.cfg.Text.VocabSize, H); err != nil {
-		return err
-	}
-	eps := float32(b.cfg.Text.RMSNormEps)
-	w0, _ := b.layers[0].inNorm.view(int64(H*4), "input norm")
-	if err := q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps); err != nil {
+	eps, err := b.enqueueEntry(q, n)
+	if err != nil {
 		return err
 	}
 	pos := b.posTensor()
@@ -344,13 +335,10 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		if err := b.mixer(q, L, n, pos, maxLen, eps, fused); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
-		next, dst := b.final, b.t(p.Out)
-		if i+1 < len(b.layers) {
-			next, dst = b.layers[i+1].inNorm, nm
-		}
 		if b.skip&StepMoE != 0 {
 			continue
 		}
+		next, dst := b.afterLayer(i)
 		var err error
 		if fused {
 			err = b.moeFused(q, L, next, dst, eps)
@@ -362,6 +350,32 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		}
 	}
 	return q.AddInt32(pos, n)
+}
+
+// enqueueEntry enqueues what every forward of n rows begins with: the rows'
+// embeddings (tokens or given rows, Toks/Emb) into X and layer 0's input norm
+// into NormedMix. It returns the norms' epsilon.
+func (b *Backbone) enqueueEntry(q *Queue, n int) (eps float32, err error) {
+	p := b.Plan
+	H := p.H
+	x := b.scratch(p.X, n*H*4)
+	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
+	if err := q.BackboneRows(x, emb, b.scratch(p.Toks, n*4), b.scratch(p.Emb, n*H*4), n, b.cfg.Text.VocabSize, H); err != nil {
+		return 0, err
+	}
+	eps = float32(b.cfg.Text.RMSNormEps)
+	w0, _ := b.layers[0].inNorm.view(int64(H*4), "input norm")
+	return eps, q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps)
+}
+
+// afterLayer is where layer i's feed-forward leaves its result: the next
+// layer's input norm into NormedMix, or after the last layer the final norm
+// into Out.
+func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
+	if i+1 < len(b.layers) {
+		return b.layers[i+1].inNorm, b.t(b.Plan.NormedMix)
+	}
+	return b.final, b.t(b.Plan.Out)
 }
 
 // mixer enqueues layer L's mixer of the n rows in NormedMix, adds its output

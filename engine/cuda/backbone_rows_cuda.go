@@ -300,16 +300,8 @@ func (b *Backbone) EnqueueStepRows(q *Queue, n int) error {
 		return fmt.Errorf("backbone: a step of %d rows (1…%d here)", n, b.maxStepRows())
 	}
 	p := b.Plan
-	H := p.H
-	nm := b.t(p.NormedMix)
-	x := b.scratch(p.X, n*H*4)
-	emb, _ := b.embed.view(int64(b.cfg.Text.VocabSize)*int64(H)*2, "embed")
-	if err := q.BackboneRows(x, emb, b.scratch(p.Toks, n*4), b.scratch(p.Emb, n*H*4), n, b.cfg.Text.VocabSize, H); err != nil {
-		return err
-	}
-	eps := float32(b.cfg.Text.RMSNormEps)
-	w0, _ := b.layers[0].inNorm.view(int64(H*4), "input norm")
-	if err := q.AddRMSNormZC(x, nil, b.scratch(p.NormedMix, n*H*4), w0, n, H, H, eps); err != nil {
+	eps, err := b.enqueueEntry(q, n)
+	if err != nil {
 		return err
 	}
 	slots := stepSlots{slots: b.t(p.RowSlots), stride: p.SlotBytes / 4, pos: b.t(p.Pos)}
@@ -323,13 +315,10 @@ func (b *Backbone) EnqueueStepRows(q *Queue, n int) error {
 		if err := b.mixerRows(q, L, base(i), n, slots, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
-		next, dst := b.final, b.t(p.Out)
-		if i+1 < len(b.layers) {
-			next, dst = b.layers[i+1].inNorm, nm
-		}
 		if b.skip&StepMoE != 0 {
 			continue
 		}
+		next, dst := b.afterLayer(i)
 		if err := b.moe(q, L, n, next, dst, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
