@@ -27,6 +27,7 @@ import { mkdtempSync, rmSync, readFileSync, existsSync, readdirSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { scratchEnv, studioURL } from './studio-server.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -45,24 +46,12 @@ function fail(msg) {
 
 /** Starts the server and resolves with the URL it prints. */
 function startServer(port = 0, extra = []) {
-  return new Promise((resolve, reject) => {
-    server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', String(port), '--settings', settingsFile, ...extra], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      // Takes, the demo model and exports go under the scratch directory.
-      env: { ...process.env, XDG_DATA_HOME: join(scratch, 'data'), XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music'), HF_HOME: join(scratch, 'hf'), HF_HUB_CACHE: '' },
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server printed no URL in 20 s: ${out}`)), 20_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/studio UI at (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL: ${out}`)));
+  server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', String(port), '--settings', settingsFile, ...extra], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    // Takes, the demo model and exports go under the scratch directory.
+    env: scratchEnv(scratch),
   });
+  return studioURL(server, 20);
 }
 
 async function main() {

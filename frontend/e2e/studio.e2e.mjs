@@ -23,6 +23,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { scratchEnv, studioURL } from './studio-server.mjs';
 import { ffmpegLoudness } from './loudness.mjs';
 
 const cli = process.argv[2];
@@ -49,25 +50,13 @@ function fail(msg) {
 }
 
 function startServer() {
-  return new Promise((resolve, reject) => {
-    server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', join(scratch, 'settings.json')], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, XDG_DATA_HOME: data, XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music'), HF_HOME: join(scratch, 'hf'), HF_HUB_CACHE: '' },
-    });
-    let out = '';
-    // The server's request log, printed only when the test fails.
-    server.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)));
-    const timer = setTimeout(() => reject(new Error(`server printed no URL in 20 s: ${out}`)), 20_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/studio UI at (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL: ${out}`)));
+  server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--settings', join(scratch, 'settings.json')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: scratchEnv(scratch, data),
   });
+  // The server's request log, printed only when the test fails.
+  server.stderr.on('data', (d) => (serverLog = (serverLog + d).slice(-20_000)));
+  return studioURL(server, 20);
 }
 
 function api(page, method, args = []) {

@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { scratchEnv, studioURL } from './studio-server.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -29,24 +30,12 @@ function fail(msg) {
 
 /** Starts the server on the demo checkpoint and resolves with its URL. */
 function startServer(model) {
-  return new Promise((resolve, reject) => {
-    server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--backend', 'cpu', '--batch', '4',
-      '--model', model, '--settings', join(scratch, 'settings.json')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, XDG_DATA_HOME: join(scratch, 'data'), XDG_CONFIG_HOME: join(scratch, 'config'), XDG_MUSIC_DIR: join(scratch, 'music'), HF_HOME: join(scratch, 'hf'), HF_HUB_CACHE: '' },
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server printed no URL in 60 s: ${out}`)), 60_000);
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/studio UI at (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL: ${out}`)));
+  server = spawn(cli, ['serve', '--ui', '--host', '127.0.0.1', '--port', '0', '--backend', 'cpu', '--batch', '4',
+    '--model', model, '--settings', join(scratch, 'settings.json')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: scratchEnv(scratch),
   });
+  return studioURL(server, 60);
 }
 
 /** The takes the service lists (POST /api/Takes), newest first. */
