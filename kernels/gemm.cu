@@ -675,13 +675,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 
 // Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
 // narrow output would leave the 132 SMs without blocks. Grouped experts: 128
-// W rows by 8, 16 or 32 X rows per pass. Each with three and two parts.
-#define GEMM_MMA_SHAPES(P)     \
-    GEMM_MMA(P, 128, 64, 2, 4) \
-    GEMM_MMA(P, 128, 32, 4, 2) \
-    GEMM_MMA(P, 64, 32, 4, 2)  \
-    GEMM_MMA(P, 64, 16, 4, 2)  \
-    GEMM_MMA(P, 128, 16, 4, 2) \
-    GEMM_MMA(P, 128, 8, 8, 1)
-GEMM_MMA_SHAPES(3)
-GEMM_MMA_SHAPES(2)
+// W rows by 8, 16 or 32 X rows per pass. Three parts: two (PARTS 2, 16 bits
+// of x) missed fast's 1e-4 on the odd checkpoints' prefill (docs/PERF.md
+// "Prefill GEMM core").
+GEMM_MMA(3, 128, 64, 2, 4)
+GEMM_MMA(3, 128, 32, 4, 2)
+GEMM_MMA(3, 64, 32, 4, 2)
+GEMM_MMA(3, 64, 16, 4, 2)
+GEMM_MMA(3, 128, 16, 4, 2)
+GEMM_MMA(3, 128, 8, 8, 1)

@@ -1,14 +1,13 @@
 package cuda
 
 import (
-	"os"
 	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 )
 
 // The tensor-core GEMM of fast numerics (kernels/gemm.cu gemm_mma_body: BF16
-// MMAs, each activation as two or three BF16 parts, float32 accumulation):
+// MMAs, each activation as three BF16 parts, float32 accumulation):
 // its instances and which one a shape takes. Exact numerics never run them
 // (the FP64 instances keep the CPU's bits).
 
@@ -20,10 +19,8 @@ type gemmMma struct{ parts, bm, bn int }
 // ("p3m128n64": three parts, 128 W rows by 64 X rows).
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
-	for _, p := range []int{2, 3} {
-		for _, s := range gemmMmaShapes {
-			m[gemmMmaName(p, s.bm, s.bn)] = gemmMma{p, s.bm, s.bn}
-		}
+	for _, s := range gemmMmaShapes {
+		m[gemmMmaName(gemmParts, s.bm, s.bn)] = gemmMma{gemmParts, s.bm, s.bn}
 	}
 	return m
 }()
@@ -38,15 +35,10 @@ func gemmMmaName(parts, bm, bn int) string {
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
 const gemmMmaThreads = kernel.GemmMmaThreads
 
-// gemmParts is the BF16 parts of each activation the prefill's GEMMs take:
-// 3 (x's 24 bits) unless $PROSCENIUM_GPU_GEMM_PARTS is 2 (16 bits, half
-// the MMAs; a measurement switch).
-var gemmParts = func() int {
-	if os.Getenv("PROSCENIUM_GPU_GEMM_PARTS") == "2" {
-		return 2
-	}
-	return 3
-}()
+// gemmParts is the BF16 parts of each activation the instances take: three
+// (x's 24 bits); two missed fast's 1e-4 on the odd checkpoints' prefill
+// (docs/PERF.md "Prefill GEMM core").
+const gemmParts = 3
 
 // gemmSMs is the streaming multiprocessors of an H200, the device the
 // tiles are chosen for.
@@ -57,8 +49,10 @@ const gemmSMs = 132
 // over groups experts), a block runs its whole group over one 128-row W
 // tile, BN X rows a pass: the narrowest tile holding the mean pairs per
 // expert, so that a few rows an expert do not pay for 32. Dense, the
-// largest tile whose grid still gives every SM of an H200 a block (128 × 64,
-// then 128 × 32, 64 × 32, 64 × 16).
+// largest tile whose grid gives every SM of an H200 two blocks (128 × 64,
+// then 128 × 32, 64 × 32, 64 × 16; measured best or within 5% of it on the
+// full geometry's projections of 60, 300 and 700 rows but one, docs/PERF.md
+// "Prefill GEMM core").
 func ChooseGemmFast(n, rows, groups int) string {
 	if groups > 0 {
 		switch mean := (n + groups - 1) / groups; {
@@ -71,7 +65,7 @@ func ChooseGemmFast(n, rows, groups int) string {
 	}
 	dense := gemmMmaShapes[:4]
 	for _, s := range dense {
-		if ((n+s.bn-1)/s.bn)*((rows+s.bm-1)/s.bm) >= gemmSMs {
+		if ((n+s.bn-1)/s.bn)*((rows+s.bm-1)/s.bm) >= 2*gemmSMs {
 			return gemmMmaName(gemmParts, s.bm, s.bn)
 		}
 	}

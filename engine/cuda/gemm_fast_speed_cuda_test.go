@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestGemmFastSpeed times every tensor-core GEMM instance (two and three
-// parts) on the full geometry's prefill shapes (skipped unless
+// TestGemmFastSpeed times every tensor-core GEMM instance on the full
+// geometry's prefill shapes (skipped unless
 // PROSCENIUM_GEMM_SPEED is set): the dense projections of 60, 300 and 700
 // rows and the routed experts of as many rows grouped by expert (top 8 of
 // 256, FP8). Each figure is the median over batches of launches between two
@@ -25,10 +25,8 @@ func TestGemmFastSpeed(t *testing.T) {
 	const batches, perBatch, copies = 5, 8, 4
 	r := newRand(t)
 	var names []string
-	for _, p := range []int{3, 2} {
-		for _, s := range gemmMmaShapes {
-			names = append(names, gemmMmaName(p, s.bm, s.bn))
-		}
+	for _, s := range gemmMmaShapes {
+		names = append(names, gemmMmaName(gemmParts, s.bm, s.bn))
 	}
 	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
 		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)

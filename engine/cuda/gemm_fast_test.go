@@ -4,8 +4,8 @@ import "testing"
 
 // TestChooseGemmFast: the experts of a prefill take the narrowest X tile
 // holding the mean pairs per expert; dense GEMMs the largest tile whose grid
-// gives each of the 132 SMs a block; every choice is a compiled instance and
-// its grid covers the output.
+// gives each of the 132 SMs two blocks; every choice is a compiled instance
+// and its grid covers the output.
 func TestChooseGemmFast(t *testing.T) {
 	for _, c := range []struct {
 		n, rows, groups int
@@ -16,11 +16,11 @@ func TestChooseGemmFast(t *testing.T) {
 		{700 * 8, 2048, 256, "m128n32"}, // ~22
 		{70 * 3, 136, 6, "m128n32"},
 		{60, 2048, 0, "m64n16"},    // 4 × 32 = 128 blocks: the smallest tile
-		{60, 12352, 0, "m128n32"},  // 2 × 97 = 194
-		{300, 2048, 0, "m128n32"},  // 5 × 16 = 80 of 128 × 64: too few; 10 × 16
-		{300, 1280, 0, "m64n32"},   // 10 × 10 = 100 of 128 × 32; 10 × 20
+		{60, 12352, 0, "m64n32"},   // 2 × 97 = 194 of 128 × 32: too few; 2 × 193
+		{300, 2048, 0, "m64n32"},   // 10 × 16 = 160 of 128 × 32; 10 × 32
+		{300, 1280, 0, "m64n16"},   // 10 × 20 = 200 of 64 × 32; 19 × 20
 		{300, 12352, 0, "m128n64"}, // 5 × 97 = 485
-		{700, 2048, 0, "m128n64"},  // 11 × 16 = 176
+		{700, 2048, 0, "m128n32"},  // 11 × 16 = 176 of 128 × 64; 22 × 16
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
 		x, ok := gemmMmaInstances[got]

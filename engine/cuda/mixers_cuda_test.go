@@ -577,28 +577,21 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel string) {
 
 // gemmKernels are the GEMM instances every GEMM test runs: the FP64 ones
 // of exact numerics and every tensor-core one of fast numerics
-// (gemm_fast.go), with two and three parts.
+// (gemm_fast.go).
 var gemmKernels = func() []string {
 	k := []string{"simt", "tc16", "tc32"}
-	for _, p := range []int{3, 2} {
-		for _, s := range gemmMmaShapes {
-			k = append(k, gemmMmaName(p, s.bm, s.bn))
-		}
+	for _, s := range gemmMmaShapes {
+		k = append(k, gemmMmaName(gemmParts, s.bm, s.bn))
 	}
 	return k
 }()
 
 // checkGemm holds a GEMM instance's output against the CPU's: an FP64
 // instance to the CPU's bits (rule 1 of the contract), a tensor-core one
-// (BF16 parts of each activation, float32 sums) within 2e-5 with three
-// parts (x's 24 bits) and fast's 1e-4 with two (16 bits).
+// (three BF16 parts of each activation, float32 sums) within 2e-5.
 func checkGemm(t *testing.T, what, kernel string, got, ref []float32) {
 	t.Helper()
-	tol := 2e-5
-	if x, ok := gemmMmaInstances[kernel]; ok && x.parts == 2 {
-		tol = 1e-4
-	}
-	checkClose(t, what+" "+kernel, got, ref, tol)
+	checkClose(t, what+" "+kernel, got, ref, 2e-5)
 	if _, mma := gemmMmaInstances[kernel]; mma {
 		differ, maxULP := ULPDiff(got, ref)
 		t.Logf("%s %s (fast numerics): %d/%d differ from the CPU's bits, max %d ULP", what, kernel, differ, len(ref), maxULP)

@@ -89,16 +89,10 @@ const (
 	GemmMmaBF16P3m64n16  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
 	GemmMmaBF16P3m128n16 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16"
 	GemmMmaBF16P3m128n8  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8"
-	GemmMmaBF16P2m128n64 GemmMmaBF16Kernel = "gemm_mma_bf16_p2m128n64"
-	GemmMmaBF16P2m128n32 GemmMmaBF16Kernel = "gemm_mma_bf16_p2m128n32"
-	GemmMmaBF16P2m64n32  GemmMmaBF16Kernel = "gemm_mma_bf16_p2m64n32"
-	GemmMmaBF16P2m64n16  GemmMmaBF16Kernel = "gemm_mma_bf16_p2m64n16"
-	GemmMmaBF16P2m128n16 GemmMmaBF16Kernel = "gemm_mma_bf16_p2m128n16"
-	GemmMmaBF16P2m128n8  GemmMmaBF16Kernel = "gemm_mma_bf16_p2m128n8"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n32, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n16, GemmMmaBF16P3m128n16, GemmMmaBF16P3m128n8, GemmMmaBF16P2m128n64, GemmMmaBF16P2m128n32, GemmMmaBF16P2m64n32, GemmMmaBF16P2m64n16, GemmMmaBF16P2m128n16, GemmMmaBF16P2m128n8}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n32, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n16, GemmMmaBF16P3m128n16, GemmMmaBF16P3m128n8}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -120,16 +114,10 @@ const (
 	GemmMmaFP8P3m64n16  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
 	GemmMmaFP8P3m128n16 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16"
 	GemmMmaFP8P3m128n8  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8"
-	GemmMmaFP8P2m128n64 GemmMmaFP8Kernel = "gemm_mma_fp8_p2m128n64"
-	GemmMmaFP8P2m128n32 GemmMmaFP8Kernel = "gemm_mma_fp8_p2m128n32"
-	GemmMmaFP8P2m64n32  GemmMmaFP8Kernel = "gemm_mma_fp8_p2m64n32"
-	GemmMmaFP8P2m64n16  GemmMmaFP8Kernel = "gemm_mma_fp8_p2m64n16"
-	GemmMmaFP8P2m128n16 GemmMmaFP8Kernel = "gemm_mma_fp8_p2m128n16"
-	GemmMmaFP8P2m128n8  GemmMmaFP8Kernel = "gemm_mma_fp8_p2m128n8"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n32, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n16, GemmMmaFP8P3m128n16, GemmMmaFP8P3m128n8, GemmMmaFP8P2m128n64, GemmMmaFP8P2m128n32, GemmMmaFP8P2m64n32, GemmMmaFP8P2m64n16, GemmMmaFP8P2m128n16, GemmMmaFP8P2m128n8}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n32, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n16, GemmMmaFP8P3m128n16, GemmMmaFP8P3m128n8}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
