@@ -434,9 +434,10 @@ __device__ __forceinline__ void split_parts(float a, float b, uint32_t* p) {
     }
 }
 
+// (Not volatile: the compiler may interleave independent MMAs.)
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -588,13 +589,18 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             cp_async_commit();
         };
 
-        float acc[MI][NJ][4];
+        // A warp with fewer than three fragments keeps one accumulator per
+        // part, so that consecutive MMAs do not wait on each other.
+        constexpr int ACCP = MI * NJ <= 2 ? PARTS : 1;
+        float acc[ACCP][MI][NJ][4];
 #pragma unroll
-        for (int i = 0; i < MI; i++)
+        for (int q = 0; q < ACCP; q++)
 #pragma unroll
-            for (int j = 0; j < NJ; j++)
+            for (int i = 0; i < MI; i++)
 #pragma unroll
-                for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+                for (int j = 0; j < NJ; j++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[q][i][j][c] = 0.f;
 
         // Tile kt is commit group kt (groups past the last tile are empty):
         // with ST − 1 groups issued ahead, waiting until ST − 2 are pending
@@ -621,19 +627,22 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                     WT::frag(ws, r, kk, tq, a[i][0], a[i][2]);
                     WT::frag(ws, r + 8, kk, tq, a[i][1], a[i][3]);
                 }
+                uint32_t b0[NJ][PARTS], b1[NJ][PARTS];
 #pragma unroll
                 for (int j = 0; j < NJ; j++) {
                     const int r = wn * NJ * 8 + j * 8 + g;
                     const float4 v = *reinterpret_cast<const float4*>(
                         xs + r * (GEMM_MMA_BK * 4) + ((((kk >> 2) + tq) ^ gemm_mma_xswz(r)) << 4));
-                    uint32_t b0[PARTS], b1[PARTS];
-                    split_parts<PARTS>(v.x * sc, v.y * sc, b0);
-                    split_parts<PARTS>(v.z * sc, v.w * sc, b1);
-#pragma unroll
-                    for (int i = 0; i < MI; i++)
-#pragma unroll
-                        for (int p = PARTS - 1; p >= 0; p--) mma_bf16(acc[i][j], a[i], b0[p], b1[p]);
+                    split_parts<PARTS>(v.x * sc, v.y * sc, b0[j]);
+                    split_parts<PARTS>(v.z * sc, v.w * sc, b1[j]);
                 }
+                // Smallest part first; the fragments' MMAs of one part in a row.
+#pragma unroll
+                for (int p = PARTS - 1; p >= 0; p--)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+#pragma unroll
+                        for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCP][i][j], a[i], b0[j][p], b1[j][p]);
             }
         }
         cp_async_wait<0>();
@@ -649,7 +658,10 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 for (int c = 0; c < 4; c++) {
                     const int col = m0 + wm * MI * 16 + i * 16 + g + 8 * (c >> 1);
                     const int m = x0 + wn * NJ * 8 + j * 8 + tq * 2 + (c & 1);
-                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = acc[i][j][c];
+                    float v = acc[ACCP - 1][i][j][c];
+#pragma unroll
+                    for (int q = ACCP - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
+                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = v;
                 }
     }
 }
