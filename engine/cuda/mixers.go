@@ -253,7 +253,15 @@ func attnSplits(n, maxLen, capacity int) int {
 // every score of each row and head with each split's maximum, the split
 // softmax partials (float64) and the gated output.
 func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
-	l := g.scratchLayout(rows, capacity)
+	return g.ScratchBytesBlocks(rows, rows, capacity)
+}
+
+// ScratchBytesBlocks is ScratchBytes for a layer whose core (queries,
+// scores, partials) runs core rows at a time while its projections and gated
+// output take rows (AttentionLayer.CoreRows): a prefill pass's projections
+// in one GEMM each, its scores in blocks that keep the scratch small.
+func (g AttentionGeometry) ScratchBytesBlocks(rows, core, capacity int) int64 {
+	l := g.scratchLayoutBlocks(rows, core, capacity)
 	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
 }
 
@@ -264,14 +272,20 @@ func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
 type attnScratch struct{ proj, qn, scores, smax, part, attn int64 }
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
-	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
+	return g.scratchLayoutBlocks(rows, rows, capacity)
+}
+
+// scratchLayoutBlocks is scratchLayout with proj and attn of rows rows and
+// qn, scores, smax and part of core rows (ScratchBytesBlocks).
+func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScratch {
+	nh, hd, r, c := int64(g.Heads), int64(g.HeadDim), int64(rows), int64(core)
 	splits := int64(maxSplits(capacity))
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
-	l.scores = l.qn + alignUp(4*r*nh*hd)
-	l.smax = l.scores + alignUp(4*r*nh*int64(capacity))
-	l.part = l.smax + alignUp(4*r*nh*splits)
-	l.attn = l.part + alignUp(8*r*nh*splits*(hd+1))
+	l.scores = l.qn + alignUp(4*c*nh*hd)
+	l.smax = l.scores + alignUp(4*c*nh*int64(capacity))
+	l.part = l.smax + alignUp(4*c*nh*splits)
+	l.attn = l.part + alignUp(8*c*nh*splits*(hd+1))
 	return l
 }
 
@@ -281,7 +295,7 @@ func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 type attnRegions struct{ proj, qn, scores, smax, part, attn, kc, vc Tensor }
 
 func (l *AttentionLayer) regions() attnRegions {
-	sl := l.G.scratchLayout(l.MaxRows, l.Capacity)
+	sl := l.G.scratchLayoutBlocks(l.MaxRows, l.coreRows(), l.Capacity)
 	at := l.Scratch.At
 	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
 		attn: at(sl.attn), kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
@@ -310,7 +324,7 @@ type AttentionWeights struct {
 
 // AttentionLayer is one attention layer ready to run: its weights, its KV
 // cache (KVBytes(Capacity)), and a scratch region of
-// ScratchBytes(MaxRows, Capacity) that layers may share.
+// ScratchBytesBlocks(MaxRows, coreRows(), Capacity) that layers may share.
 type AttentionLayer struct {
 	G        AttentionGeometry
 	W        AttentionWeights
@@ -318,6 +332,18 @@ type AttentionLayer struct {
 	Capacity int
 	Scratch  Tensor
 	MaxRows  int
+	// CoreRows (0: MaxRows) is the most rows whose scores and partials the
+	// scratch holds at once: a call of more rows runs its core in blocks of
+	// that many (Queue.attentionBlocks) between projections over every row.
+	CoreRows int
+}
+
+// coreRows is CoreRows, or MaxRows when that is 0 or more.
+func (l *AttentionLayer) coreRows() int {
+	if l.CoreRows <= 0 || l.CoreRows > l.MaxRows {
+		return l.MaxRows
+	}
+	return l.CoreRows
 }
 
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
