@@ -16,9 +16,9 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; cat $ROOT/.carry-mixers28/REV; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 P=$X/proscenium-gpu; C=$X/cuda.test
 TESTS='TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestFramesBeginPromptMatchesTheCPU|TestFramesPrefixCacheMatchesUncached'
-T 14 kernels $C -test.v -test.run 'TestDeltaNetChunkRule|TestDeltaNetChunkedLayer|TestDeltaNetPromptPassBits|TestAttentionCoreBlocks|TestTowerPromptRows'
-T 31 exact $C -test.v -test.run "$TESTS"
-T 28 fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run "${TESTS%|*}"
+T 16 kernels $C -test.v -test.run 'TestDeltaNetChunkRule|TestDeltaNetChunkedLayer|TestDeltaNetPromptPassBits|TestAttentionCoreBlocks|TestAttentionCoreBits|TestAttentionLayer|TestTowerPromptRows'
+T 30 exact $C -test.v -test.run "$TESTS"
+T 27 fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run "${TESTS%|*}"
 T 7 bench-256 $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 T 7 bench-512 env PROSCENIUM_GPU_PREFILL_ROWS=512 $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 T 11 take-ref10 $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 -prompt-profile

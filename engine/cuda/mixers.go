@@ -199,9 +199,15 @@ const attnMaxHeadDim = 32 * kernel.AttMaxd
 // the rows cached at run time, so a captured step needs no bound), one per
 // attnSplitRows rows of the bound the host gives for a prefill, at most
 // attnMaxSplits (the partials' scratch holds that many per row and head).
+// A prefill has blocks enough in its rows and heads: attnSplitRows is the
+// rows attn_partial's warps take in one sweep (ATT_WARPS·32), so that no
+// warp idles and the partials written and combined stay few (16 rows a
+// split left three of four warps idle and wrote 19 partials a row and head
+// for a 300-row prompt). Any split gives the CPU's bits under exact
+// (kernels/attention.cu).
 const (
 	attnMaxSplits = kernel.AttMaxSplits
-	attnSplitRows = 16
+	attnSplitRows = kernel.AttWarps * 32
 )
 
 // Validate says whether the kernels support the geometry.

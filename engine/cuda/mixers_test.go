@@ -121,8 +121,9 @@ func TestAttentionSplits(t *testing.T) {
 		{1, 8192, 8192, 32}, // a step: always the most, shared out on the device
 		{1, 61, 8192, 32},
 		{1, 5, 5, 5}, // never more blocks than cacheable rows
-		{60, 60, 8192, 4},
-		{300, 300, 400, 19},
+		{60, 60, 8192, 1},
+		{300, 300, 400, 3},
+		{129, 129, 400, 2},
 		{64, 8000, 8192, 32},
 		{2, 2, 8192, 1},
 	} {
