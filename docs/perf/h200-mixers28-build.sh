@@ -17,6 +17,6 @@ for f in $B/cuda.test $B/proscenium-gpu; do
   python3 docs/perf/carry-strip.py $f $d/s/$n $files > $d/s/$n.plan
   echo "$n $(sha256sum < $f | cut -d' ' -f1)" >> $d/s/MANIFEST
 done
-(cd $d/s && tar cf - . | xz -T2 -9 > ../bundle.tar.xz); rm -rf $d/s
+(cd $d/s && tar cf - . | xz -T2 -9 > ../bundle.tar.xz.tmp); rm -rf $d/s; mv $d/bundle.tar.xz.tmp $d/bundle.tar.xz
 git rev-parse --short HEAD > $d/REV
 ls -la $d/bundle.tar.xz
