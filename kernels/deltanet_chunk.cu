@@ -105,10 +105,15 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     const int tid = threadIdx.x, ti = tid >> 5, tj = tid & 31;
     const size_t hr = (size_t)h * n + t0;  // the chunk's first row in the head-major arrays
     pdl_entry();
+    // The chunk's decays into shared memory at once, then one thread's sum
+    // in row order (a serial walk over global memory cost a load latency a
+    // row: most of this kernel's time).
+    if (tid < DNC_C) cs[tid] = tid < L ? decay[hr + tid] : 0.f;
+    __syncthreads();
     if (tid == 0) {
         float acc = 0.f;
         for (int i = 0; i < DNC_C; i++) {
-            if (i < L) acc = __fadd_rn(acc, decay[hr + i]);
+            if (i < L) acc = __fadd_rn(acc, cs[i]);
             cs[i] = i < L ? acc : 0.f;
         }
     }
