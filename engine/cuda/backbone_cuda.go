@@ -155,7 +155,7 @@ func (b *Backbone) bind() error {
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, CoreRows: p.AttentionRows(), Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, CoreRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -384,7 +384,7 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused bool) error {
 	p := b.Plan
 	H := p.H
-	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	mix := b.t(p.MixOut)
 	x, mixOut, normed := b.scratch(p.X, n*H*4), b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4)
 	pw, err := L.postNorm.view(int64(H*4), "post norm")
 	if err != nil {
@@ -395,16 +395,7 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 		if fused {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
-		var o mixerOut
-		if L.dn != nil {
-			// A prefill pass after the first (maxLen > n: rows cached)
-			// continues a prompt of more than one row, which the CPU runs
-			// through the chunked form even where the pass has one row
-			// (engine/cpu prefillChunks).
-			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
-		} else {
-			o, err = q.attentionUpToOut(L.at, mix, nm, n, b.attentionPos(pos, n), maxLen, heads)
-		}
+		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ const BackboneChunk = 64
 // expert its rows use (at the full geometry nearly all of them: ≈ 32 GB),
 // so fewer, longer passes read less: a pass's projections, DeltaNet mixers
 // and feed-forward take all its rows at once, its attention cores run in
-// blocks of AttentionRows (their scores' scratch). The scratch grows with
+// blocks of MixerRows (their scores' scratch). The scratch grows with
 // the pass (≈ 0.4 MiB a row at the full geometry): 256 rows keep the full
 // model's tiers on 24 GB cards where they were (TestPlanTierCards), 512
 // would cost one layer of device experts there (docs/PERF.md "Longer
@@ -89,7 +89,7 @@ type BackbonePlan struct {
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
 	// BlockPos: a pass's attention blocks' first positions (int32 per
-	// block of AttentionRows rows; Backbone.uploadBlockPos).
+	// block of MixerRows rows; Backbone.uploadBlockPos).
 	BlockPos int64
 	// RowSlots: the B-row step's slot of each row (int32 [MaxStepRows]).
 	RowSlots int64
@@ -195,7 +195,7 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
-	p.BlockPos = f(int64((p.Chunk + p.AttentionRows() - 1) / p.AttentionRows()))
+	p.BlockPos = f(int64((p.Chunk + p.MixerRows() - 1) / p.MixerRows()))
 	// The mixers' scratch: one region for both kinds, since a layer runs
 	// one mixer and nothing in it outlives the layer's call.
 	var mixers int64
@@ -203,7 +203,7 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 		mixers = p.DeltaNet.ScratchBytes(p.Chunk)
 	}
 	if hasFull {
-		mixers = max(mixers, p.Attention.ScratchBytesBlocks(p.Chunk, p.AttentionRows(), capacity))
+		mixers = max(mixers, p.Attention.ScratchBytesBlocks(p.Chunk, p.MixerRows(), capacity))
 	}
 	if hasLin || hasFull {
 		p.DeltaNetScratch = take(mixers)
@@ -214,9 +214,10 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	return p, nil
 }
 
-// AttentionRows is the rows an attention layer's core (queries, scores,
-// partials) runs at once: a prefill pass longer than that runs its
-// attention cores in blocks of that many rows (AttentionLayer.CoreRows),
+// MixerRows is the rows an attention layer's core (queries, scores,
+// partials) runs at once, and the rows of a BlockPos entry: a prefill pass
+// longer than that runs its attention cores in blocks of that many rows
+// (AttentionLayer.CoreRows),
 // between q/k/v and output projections over the whole pass. Its scratch
 // holds every score of its rows over the whole context and each split's
 // float64 partials (≈ 1.3 MiB a row at the full geometry and 4096 rows of
@@ -224,7 +225,7 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 // whole pass in one call (their chunked kernels carry the state from chunk
 // to chunk). $PROSCENIUM_GPU_MIXER_ROWS (a multiple of BackboneChunk)
 // overrides it for benchmarks and diagnosis.
-func (p *BackbonePlan) AttentionRows() int { return min(p.Chunk, mixerRows) }
+func (p *BackbonePlan) MixerRows() int { return min(p.Chunk, mixerRows) }
 
 // mixerRows is BackboneChunk, or $PROSCENIUM_GPU_MIXER_ROWS.
 var mixerRows = rowsFromEnv("PROSCENIUM_GPU_MIXER_ROWS", BackboneChunk)

@@ -30,7 +30,7 @@ func (b *Backbone) PrefillWithout(rows []BackboneRow, skip StepParts) (float64, 
 // and the same pass without blocks matched it bit for bit; docs/PERF.md
 // "Prefill on tensor cores").
 func (b *Backbone) uploadBlockPos(n int) error {
-	blk := b.Plan.AttentionRows()
+	blk := b.Plan.MixerRows()
 	if n <= blk {
 		return nil
 	}
@@ -44,13 +44,43 @@ func (b *Backbone) uploadBlockPos(n int) error {
 // attentionPos is the positions an attention layer's core reads for a pass
 // of n rows: the position counter pos when the pass is one core block, else
 // the blocks' host-written first positions (uploadBlockPos; block k at row
-// k·AttentionRows of the pass appends its keys and values to the cache and
+// k·MixerRows of the pass appends its keys and values to the cache and
 // attends over everything before it, Queue.attentionBlocks). The pass's
 // q/k/v and output projections take all its rows at once either way, and
 // the DeltaNet layers run the whole pass in one call.
 func (b *Backbone) attentionPos(pos Tensor, n int) Tensor {
-	if n <= b.Plan.AttentionRows() {
+	if n <= b.Plan.MixerRows() {
 		return pos
 	}
 	return b.t(b.Plan.BlockPos)
+}
+
+// passMixer enqueues layer L's mixer over the n rows of NormedMix up to its
+// output projection (which it returns, into MixOut): a DeltaNet layer over
+// all n rows in one call, an attention layer with its core in blocks of
+// MixerRows at the positions in pos (attentionPos). With heads (the fused
+// step's counters) a one-row step runs its fused kernels.
+func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, heads *Block) (mixerOut, error) {
+	nm, mix := b.t(b.Plan.NormedMix), b.t(b.Plan.MixOut)
+	if L.dn != nil {
+		// A prefill pass after the first (maxLen > n: rows cached)
+		// continues a prompt of more than one row, which the CPU runs
+		// through the chunked form even where the pass has one row
+		// (engine/cpu prefillChunks).
+		return q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
+	}
+	return q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
+}
+
+// mixerInBlocks runs layer L's mixer over the n rows of a prefill pass
+// (NormedMix) into MixOut, output projection included, its attention
+// blocks at the positions in BlockPos (uploadBlockPos, or a joint pass's
+// own): what Backbone.mixer runs for a pass, for callers that lay out the
+// pass themselves.
+func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) error {
+	o, err := b.passMixer(q, L, n, b.t(b.Plan.BlockPos), maxLen, nil)
+	if err != nil {
+		return err
+	}
+	return o.project(q, b.t(b.Plan.MixOut), n)
 }

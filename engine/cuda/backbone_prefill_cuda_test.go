@@ -15,7 +15,7 @@ import (
 // CPU's prefill of the same rows: the second pass continues every layer's
 // state where the first left it (DeltaNet state across passes, attention
 // blocks over keys cached by the earlier pass), and each pass's attention
-// cores run in blocks of Plan.AttentionRows at host-written positions.
+// cores run in blocks of Plan.MixerRows at host-written positions.
 // Under exact every value is the CPU's bits; under fast each row within the
 // backbone's bound. (Reading the position counter instead of the blocks'
 // positions, or running a whole pass's attention as one block at the pass's
@@ -51,7 +51,7 @@ func TestBackbonePrefillPassesMatchCPU(t *testing.T) {
 				t.Fatalf("plan's passes are %d rows, want %d", gb.Plan.Chunk, prefillRows)
 			}
 			t.Logf("%d rows in passes of %d, attention cores in blocks of %d; work %.1f MiB",
-				n, gb.Plan.Chunk, gb.Plan.AttentionRows(), float64(gb.Plan.Bytes)/(1<<20))
+				n, gb.Plan.Chunk, gb.Plan.MixerRows(), float64(gb.Plan.Bytes)/(1<<20))
 			got, err := gb.Prefill(rows)
 			if err != nil {
 				t.Fatal(err)
