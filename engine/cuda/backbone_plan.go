@@ -27,11 +27,11 @@ const BackboneChunk = 64
 // so fewer, longer passes read less: a pass's projections, DeltaNet mixers
 // and feed-forward take all its rows at once, its attention cores run in
 // blocks of MixerRows (their scores' scratch). The scratch grows with
-// the pass (≈ 0.4 MiB a row at the full geometry): 256 rows keep the full
-// model's tiers on 24 GB cards where they were (TestPlanTierCards), 512
-// would cost one layer of device experts there (docs/PERF.md "Longer
-// prefill passes").
-const DefaultPrefillRows = 256
+// the pass (≈ 0.3 MiB a row at the full geometry; 512 rows keep the full
+// model's tiers on 24 GB cards where 64 had them, TestPlanTierCards).
+// A prompt of up to 512 rows (a 10 s voice and its script) is one pass
+// (docs/PERF.md "Longer prefill passes").
+const DefaultPrefillRows = 512
 
 // PrefillRowsEnv names the environment variable that sets the rows of a
 // prefill pass (a positive multiple of BackboneChunk) for benchmarks and

@@ -203,11 +203,14 @@ const attnMaxHeadDim = 32 * kernel.AttMaxd
 // rows attn_partial's warps take in one sweep (ATT_WARPS·32), so that no
 // warp idles and the partials written and combined stay few (16 rows a
 // split left three of four warps idle and wrote 19 partials a row and head
-// for a 300-row prompt). Any split gives the CPU's bits under exact
-// (kernels/attention.cu).
+// for a 300-row prompt), and at most attnPrefillSplits splits, which keeps
+// the float64 partials of a core block's rows at half a step's count per
+// row (a longer context gives each split more rows). Any split gives the
+// CPU's bits under exact (kernels/attention.cu).
 const (
-	attnMaxSplits = kernel.AttMaxSplits
-	attnSplitRows = kernel.AttWarps * 32
+	attnMaxSplits     = kernel.AttMaxSplits
+	attnSplitRows     = kernel.AttWarps * 32
+	attnPrefillSplits = attnMaxSplits / 2
 )
 
 // Validate says whether the kernels support the geometry.
@@ -251,7 +254,15 @@ func attnSplits(n, maxLen, capacity int) int {
 	if n == 1 {
 		return maxSplits(capacity)
 	}
-	return max(1, min(maxSplits(capacity), (maxLen+attnSplitRows-1)/attnSplitRows))
+	return max(1, min(maxSplits(capacity), attnPrefillSplits, (maxLen+attnSplitRows-1)/attnSplitRows))
+}
+
+// partItems is the (row, split) pairs per head whose partials (and split
+// maxima) a scratch for calls of up to rows rows holds: a prefill's rows
+// at attnPrefillSplits each, or a step's rows (one, or MaxStepRows takes of
+// a B-row step) at maxSplits each, whichever is more.
+func partItems(rows, capacity int) int64 {
+	return int64(max(rows*attnPrefillSplits, min(rows, MaxStepRows)*maxSplits(capacity)))
 }
 
 // ScratchBytes is the scratch a forward of up to rows rows over a cache of
@@ -285,13 +296,13 @@ func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 // qn, scores, smax and part of core rows (ScratchBytesBlocks).
 func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScratch {
 	nh, hd, r, c := int64(g.Heads), int64(g.HeadDim), int64(rows), int64(core)
-	splits := int64(maxSplits(capacity))
+	parts := partItems(core, capacity)
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
 	l.scores = l.qn + alignUp(4*c*nh*hd)
 	l.smax = l.scores + alignUp(4*c*nh*int64(capacity))
-	l.part = l.smax + alignUp(4*c*nh*splits)
-	l.attn = l.part + alignUp(8*c*nh*splits*(hd+1))
+	l.part = l.smax + alignUp(4*nh*parts)
+	l.attn = l.part + alignUp(8*nh*parts*(hd+1))
 	return l
 }
 
