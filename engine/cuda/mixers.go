@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -207,11 +209,29 @@ const attnMaxHeadDim = 32 * kernel.AttMaxd
 // the float64 partials of a core block's rows at half a step's count per
 // row (a longer context gives each split more rows). Any split gives the
 // CPU's bits under exact (kernels/attention.cu).
+// $PROSCENIUM_GPU_ATTN_SPLIT_ROWS (a positive number of rows) sets
+// attnSplitRows for benchmarks.
 const (
 	attnMaxSplits     = kernel.AttMaxSplits
-	attnSplitRows     = kernel.AttWarps * 32
 	attnPrefillSplits = attnMaxSplits / 2
 )
+
+var attnSplitRows = positiveFromEnv("PROSCENIUM_GPU_ATTN_SPLIT_ROWS", kernel.AttWarps*32)
+
+// positiveFromEnv is $name when that is a positive integer, else def (a bad
+// value is reported on stderr).
+func positiveFromEnv(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive integer\n", name, v)
+		return def
+	}
+	return n
+}
 
 // Validate says whether the kernels support the geometry.
 func (g AttentionGeometry) Validate() error {
