@@ -507,7 +507,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 	}
 	if path == ExpertsAuto {
-		path = defaultExperts(b.d.Numerics.Exact())
+		path = defaultExperts(b.d.Numerics.Exact(), nk, p.E)
 	}
 	switch {
 	case n == 1:
@@ -801,15 +801,24 @@ func (b *Backbone) timeParts(skip StepParts, times int, enqueue func(q *Queue) e
 	return b.timeReplays(g, times)
 }
 
-// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs under both
-// policies. They measured faster than the grouped GEMMs and the multi-row
-// GEMVs for a 60-row prefill at the full geometry: exact 45 against 82 and
-// 69 ms (docs/PERF.md, "GPU backbone"); fast, in 64-row passes, 36.2 against
-// 44.3 ms for the BF16 tensor-core grouped GEMMs and 57.6 ms for the float32
-// multi-row GEMVs (docs/PERF.md, "Prefill on tensor cores"). The grouped
-// path reads each used expert once a pass, which pays only with passes of
-// more rows than an expert's share of 64.
-func defaultExperts(bool) ExpertPath { return ExpertsGEMV }
+// defaultExperts is the path ExpertsAuto takes for a prefill pass of pairs
+// (row, expert) pairs over experts experts. Fast numerics: the grouped
+// GEMMs on the BF16 tensor cores (each used expert's weights read once a
+// pass) from groupedMinPairs pairs an expert on average, per-pair GEMVs
+// (each pair re-reading its expert) below. Exact: per-pair GEMVs, measured
+// faster than the float64 grouped GEMMs and the multi-row GEMVs for a 60-row
+// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md "GPU
+// backbone").
+func defaultExperts(exact bool, pairs, experts int) ExpertPath {
+	if !exact && pairs >= groupedMinPairs*experts {
+		return ExpertsGrouped
+	}
+	return ExpertsGEMV
+}
+
+// groupedMinPairs is the mean pairs an expert from which a fast prefill pass
+// runs its experts as grouped GEMMs (docs/PERF.md "Prefill GEMM core").
+const groupedMinPairs = 2
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
@@ -834,7 +843,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return "auto (" + defaultExperts(false).String() + ")"
+		return fmt.Sprintf("auto (fast: grouped GEMMs from %d pairs an expert, else per-pair GEMVs)", groupedMinPairs)
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:

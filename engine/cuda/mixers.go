@@ -410,7 +410,9 @@ type Gemm struct {
 	MaxGroupRows int
 	Mats         int // matrices in W (1 when not grouped)
 	// Kernel names the instance (kernels/gemm.cu): "simt" (SIMT float64),
-	// "tc16" or "tc32" (FP64 tensor cores, 16 or 32 W rows per block); ""
-	// picks (ChooseGemm, or $PROSCENIUM_GPU_GEMM for benchmarks).
+	// "tc16" or "tc32" (FP64 tensor cores, 16 or 32 W rows per block), or
+	// a BF16 tensor-core one of fast numerics ("p3m128n64" …, gemm_fast.go);
+	// "" picks (ChooseGemm or ChooseGemmFast by the policy, or
+	// $PROSCENIUM_GPU_GEMM for benchmarks).
 	Kernel string
 }

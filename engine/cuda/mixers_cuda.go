@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 
 	"gorgonia.org/cu"
 
@@ -431,10 +430,10 @@ func ChooseGemm(mtiles, rows int) string {
 }
 
 // instance returns the instance and the grid of g: an FP64 one (exact
-// numerics, or a Kernel naming one: x3 false, suffix "" for the SIMT
+// numerics, or a Kernel naming one: mma false, suffix "" for the SIMT
 // kernels), or a tensor-core one of fast numerics (ChooseGemmFast, or a
-// Kernel naming one, gemm_fast.go: x3 true, suffix "m64n64" …).
-func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, x3 bool, err error) {
+// Kernel naming one, gemm_fast.go: mma true, suffix "p3m128n64" …).
+func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma bool, err error) {
 	k := g.Kernel
 	if k == "" {
 		k = gemmDefault
@@ -442,15 +441,15 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, x3 b
 	if k == "" && fast {
 		k = ChooseGemmFast(g.N, g.Rows, g.Groups)
 	}
-	if x, ok := gemmX3Instances[k]; ok {
-		return strings.TrimPrefix(k, "x3"), g.x3Grid(x), true, nil
+	if x, ok := gemmMmaInstances[k]; ok {
+		return k, g.mmaGrid(x), true, nil
 	}
 	if k == "" {
 		k = ChooseGemm(g.grid(gemmBM)[0]*max(g.Groups, 1), g.Rows)
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, x3m64n64, x3m16n64, x3m64n8, x3m64n16, x3m64n32)", kind, k)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p{2,3}m{BM}n{BN}: gemm_fast.go)", kind, k)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }
@@ -529,13 +528,13 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	if err := g.check("bf16", 2, y, W, x); err != nil {
 		return err
 	}
-	suffix, grid, x3, err := g.instance("bf16", !q.d.Numerics.Exact())
+	suffix, grid, mma, err := g.instance("bf16", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
-	if x3 {
-		return kernel.GemmX3BF16(q, kernel.GemmX3BF16Kernel("gemm_x3_bf16_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(x),
+	if mma {
+		return kernel.GemmMmaBF16(q, kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {
@@ -557,13 +556,13 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	if err := S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"); err != nil {
 		return err
 	}
-	suffix, grid, x3, err := g.instance("fp8", !q.d.Numerics.Exact())
+	suffix, grid, mma, err := g.instance("fp8", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
-	if x3 {
-		return kernel.GemmX3FP8(q, kernel.GemmX3FP8Kernel("gemm_x3_fp8_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(S),
+	if mma {
+		return kernel.GemmMmaFP8(q, kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
 			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {

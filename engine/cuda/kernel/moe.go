@@ -6,9 +6,10 @@ import "math"
 
 // The integer #defines of kernels/moe.cu.
 const (
-	MoEMaxExperts = 1024 // MOE_MAX_EXPERTS
-	DownRows      = 8    // DOWN_ROWS
-	DownMaxx      = 2048 // DOWN_MAXX
+	MoEMaxExperts    = 1024 // MOE_MAX_EXPERTS
+	MoEGroupMaxPairs = 4096 // MOE_GROUP_MAX_PAIRS
+	DownRows         = 8    // DOWN_ROWS
+	DownMaxx         = 2048 // DOWN_MAXX
 )
 
 // MoERoute enqueues kernels/moe.cu's
