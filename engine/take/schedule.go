@@ -12,7 +12,10 @@ import (
 
 // This file is the scheduler: one goroutine drives the backend's TakeSet for
 // up to its capacity of takes together. A new take prefills between two
-// steps and makes its first frame in the next one; a take that ends (end of
+// steps and makes its first frame in the next one (the takes waiting at a
+// step boundary begin in one TakeSet.BeginMany: a batched set prefills
+// them together, so the last of several that arrive at once does not wait
+// for the others' prefills); a take that ends (end of
 // speech, max frames, its caller's stop) or fails leaves at once; the others
 // go on. Each take keeps its own loop (drama3.TakeRun): seed, settings,
 // voices, stream, stop and figures. Events go through a queue per take to
@@ -146,15 +149,23 @@ func (s *scheduler) run() {
 		j.end(nil, err)
 	}
 	for {
-		for _, j := range s.admit(s.set.Capacity() - len(live)) {
-			ok, err := j.run.Prefill(j.ctx)
-			switch {
-			case err != nil:
-				fail(j, err)
-			case !ok:
-				finish(j)
-			default:
-				live = append(live, j)
+		// The takes waiting at this step boundary begin together: one
+		// BeginMany, which a batched set runs as joint prefill passes.
+		if in := s.admit(s.set.Capacity() - len(live)); len(in) > 0 {
+			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
+			for i, j := range in {
+				runs[i], ctxs[i] = j.run, j.ctx
+			}
+			begun, errs := drama3.PrefillMany(s.set, runs, ctxs)
+			for i, j := range in {
+				switch {
+				case errs[i] != nil:
+					fail(j, errs[i])
+				case !begun[i]:
+					finish(j)
+				default:
+					live = append(live, j)
+				}
 			}
 		}
 		// Takes whose caller stopped them or that reached max frames leave
