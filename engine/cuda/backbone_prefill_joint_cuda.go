@@ -2,7 +2,11 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+
+	"proscenium/engine/drama3"
+)
 
 // A joint prefill pass: the prompt rows of several takes, each appended to
 // its own slot (Plan.Slots), in one pass of the backbone. A prefill pass is
@@ -168,4 +172,16 @@ func (b *Backbone) slotLayer(L *backboneLayer, s int) *backboneLayer {
 		c.at = &at
 	}
 	return &c
+}
+
+// checkPromptTokens refuses a prompt whose text rows' token ids are outside
+// the vocabulary (what Prefill's checkRows refuses).
+func (b *Backbone) checkPromptTokens(p drama3.Prompt) error {
+	V := b.cfg.Text.VocabSize
+	for r, row := range p {
+		if row.Codes == nil && (row.Token < 0 || row.Token >= V) {
+			return fmt.Errorf("prompt row %d: token id %d outside the vocabulary [0, %d)", r, row.Token, V)
+		}
+	}
+	return nil
 }

@@ -138,6 +138,12 @@ func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*joi
 			errs[i] = st.Ctx.Err()
 			continue
 		}
+		// The joint passes take every take's rows at once: a bad token
+		// is refused here, before anything changes (Prefill's check).
+		if err := s.f.bb.checkPromptTokens(st.Prompt); err != nil {
+			errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
+			continue
+		}
 		slot := avail[len(avail)-1]
 		v, err := s.slotFrames(slot)
 		if err != nil {
