@@ -129,12 +129,15 @@ func profileOf(p *cuda.PromptTimes) *promptProfile {
 // takes before it included) and real-time factor, and the audio seconds
 // all of them made per second of the round.
 type batchRound struct {
-	Batch          int       `json:"batch"`
-	FirstAudioMs   []float64 `json:"time_to_first_audio_ms"`
-	RTF            []float64 `json:"real_time_factor"`
-	Frames         int       `json:"frames"` // all takes together
-	ElapsedMs      float64   `json:"elapsed_ms"`
-	AudioPerSecond float64   `json:"audio_s_per_s"`
+	Batch     int     `json:"batch"`
+	PrefillMs float64 `json:"prefill_ms"` // the takes' begin: one BeginMany, or every Begin
+	// Profile (-prompt-profile): where the begin's time went, wall ms.
+	Profile        *promptProfile `json:"profile,omitempty"`
+	FirstAudioMs   []float64      `json:"time_to_first_audio_ms"`
+	RTF            []float64      `json:"real_time_factor"`
+	Frames         int            `json:"frames"` // all takes together
+	ElapsedMs      float64        `json:"elapsed_ms"`
+	AudioPerSecond float64        `json:"audio_s_per_s"`
 }
 
 func benchTake(args []string) error {
@@ -155,7 +158,7 @@ func benchTake(args []string) error {
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
-	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower)")
+	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -441,7 +444,11 @@ func benchTake(args []string) error {
 		fmt.Printf("batches           %s; takes %s\n", how, begin)
 	}
 	for _, r := range res.Batches {
-		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); first audio", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs)
+		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); begin %.1f ms", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs, r.PrefillMs)
+		if pr := r.Profile; pr != nil {
+			fmt.Printf(" (backbone %.1f, tower %.1f)", pr.BackboneMs, pr.TowerMs)
+		}
+		fmt.Printf("; first audio")
 		for _, v := range r.FirstAudioMs {
 			fmt.Printf(" %.1f", v)
 		}
@@ -484,6 +491,9 @@ func benchTake(args []string) error {
 // scheduler does when b requests arrive at once.
 func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) (batchRound, error) {
 	r := batchRound{Batch: b}
+	if cuda.PromptProfile != nil {
+		*cuda.PromptProfile = cuda.PromptTimes{}
+	}
 	start := time.Now()
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
@@ -493,13 +503,16 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) 
 			return r, err
 		}
 		if each {
+			t0 := time.Now()
 			if _, err := run.Prefill(context.Background()); err != nil {
 				return r, err
 			}
+			r.PrefillMs += ms(time.Since(t0))
 		}
 		runs[i] = run
 	}
 	if !each {
+		t0 := time.Now()
 		ctxs := make([]context.Context, b)
 		for i := range ctxs {
 			ctxs[i] = context.Background()
@@ -508,7 +521,9 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) 
 		if err := errors.Join(errs...); err != nil {
 			return r, err
 		}
+		r.PrefillMs = ms(time.Since(t0))
 	}
+	r.Profile = profileOf(cuda.PromptProfile)
 	var audioS float64
 	finish := func(run *drama3.TakeRun) error { // as soon as the take ends: its elapsed time is its own
 		res, err := run.Finish()

@@ -40,11 +40,9 @@ func (p *BackbonePlan) JointBlocks(n int) int {
 	return (n + blk - 1) / blk
 }
 
-// JointBlockLimit is the most mixer blocks one joint pass holds (the plan's
-// BlockPos entries).
-func (p *BackbonePlan) JointBlockLimit() int {
-	return (p.Chunk + BackboneChunk - 1) / BackboneChunk
-}
+// JointBlockLimit is the most mixer blocks one joint pass holds: the
+// plan's BlockPos entries (one a block of MixerRows of a pass of Chunk rows).
+func (p *BackbonePlan) JointBlockLimit() int { return p.JointBlocks(p.Chunk) }
 
 // PrefillSlots appends parts[k].Rows to slot parts[k].Slot for every k in
 // one pass (the slots distinct, every part at least one row, at most

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"gorgonia.org/cu"
 
@@ -214,10 +215,17 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Blo
 		if len(in) == 0 {
 			return takes, nil
 		}
+		t0 := time.Now()
 		if err := b.PrefillSlots(parts); err != nil {
 			return takes, err
 		}
+		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
+			return takes, err
+		}
 		if err := s.jointTowerRows(in, lastRows); err != nil {
+			return takes, err
+		}
+		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Tower }); err != nil {
 			return takes, err
 		}
 		for _, tk := range in {
@@ -319,5 +327,20 @@ func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error
 	for _, tk := range takes {
 		s.made[tk.slot] = s.f.tower.ReadResultRow(s.pinned, tk.slot)
 	}
+	return nil
+}
+
+// profile adds the wall time since *t0 to the part of PromptProfile that
+// part names, once the device is done (nothing without a profile), and
+// restarts *t0.
+func (s *TakeFrames) profile(t0 *time.Time, part func(*PromptTimes) *time.Duration) error {
+	if PromptProfile == nil {
+		return nil
+	}
+	if err := s.d.Sync(); err != nil {
+		return err
+	}
+	*part(PromptProfile) += time.Since(*t0)
+	*t0 = time.Now()
 	return nil
 }
