@@ -309,3 +309,40 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 }
+
+// An idle scheduler gathers the takes sent together: one arriving within
+// the gather grace of the first is begun with it in one BeginMany, one
+// arriving later waits for the next boundary. (Broken once with no grace:
+// the first take began alone, the next two together.)
+func TestSchedulerGathersTakesSentTogether(t *testing.T) {
+	inner, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &gatedSet{Interleave: inner, open: make(chan struct{})}
+	close(set.open)
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	e.sched.mu.Lock()
+	e.sched.gather = time.Second // long: the test does not depend on the machine's speed
+	e.sched.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond) // well within the grace
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.Synthesize(context.Background(), fakeRequest(uint64(i+1)), nil)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if calls := set.beginCalls(); len(calls) != 1 || len(calls[0]) != 3 {
+		t.Fatalf("BeginMany calls %v, want the three takes in one", calls)
+	}
+}
