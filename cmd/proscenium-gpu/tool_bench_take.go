@@ -69,6 +69,11 @@ type takeBench struct {
 	// sustained (experts in host memory only).
 	Experts *api.ExpertTier `json:"experts"`
 	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
+	// LastTakeCache is the expert cache's counts over the reported take
+	// alone (Experts.Cache: since the load, the warm-up takes included);
+	// HotExperts says the router was zeroed (--hot-experts).
+	LastTakeCache *api.ExpertCache `json:"last_take_cache,omitempty"`
+	HotExperts    bool             `json:"hot_experts,omitempty"`
 	// TierBudgetBytes is the device budget the tier was planned in, and
 	// TierPlannedBytes what the plan put there (its estimates of the codec
 	// and the takes' state included): beside PeakBytes, the slack left.
@@ -145,6 +150,7 @@ func benchTake(args []string) error {
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
+	hot := fs.Bool("hot-experts", false, "synthetic: zero every router, so each step routes to the same top-k experts of every layer (ties go to the lowest ids): a forced hot set, the best case for the expert cache (random routers route near uniformly, the worst)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
@@ -208,7 +214,7 @@ func benchTake(args []string) error {
 			slots = opt.Takes
 		}
 		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
-			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
+			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes, ZeroRouters: *hot})
 		if err != nil {
 			return err
 		}
@@ -293,7 +299,10 @@ func benchTake(args []string) error {
 		}
 		*takes = 0
 	}
+	res.HotExperts = *hot
+	var before cuda.ExpertCacheStats
 	for i := 0; i < *takes; i++ {
+		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
 			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
 		if err != nil {
@@ -320,7 +329,10 @@ func benchTake(args []string) error {
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
-	res.Experts = expertTier(f.Tier())
+	res.Experts = expertTier(f.Tier(), f.ExpertCache())
+	if res.Experts.Cache != nil && *takes > 0 {
+		res.LastTakeCache = expertCache(f.ExpertCache().Since(before))
+	}
 	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
@@ -440,7 +452,18 @@ func benchTake(args []string) error {
 		fmt.Printf("  device hit rate %.1f %% of expert reads (the share of layers on the device: routing does not change it)\n", 100*x.HitRate)
 		fmt.Printf("  bus             %.3f GB per frame (top-%d experts of each host layer, read once), %.1f GB/s over the %.3f ms step graph\n",
 			float64(x.BusBytesPerFrame)/1e9, f.Backbone().Plan.K, res.BusGBs, res.BackboneStepMs)
-		if res.Model == "synthetic full" {
+		if c := res.LastTakeCache; c != nil {
+			fmt.Printf("  expert cache    last take: measured hit rate %.1f %% (%d hits, %d misses), %d promotions, %d evictions, bus %.3f GB per frame (misses' reads and promotions' copies); %d of %d experts resident, %d slots\n",
+				100*c.HitRate, c.Hits, c.Misses, c.Promotions, c.Evictions, c.BusBytesPerFrame/1e9, c.Resident, c.Total, c.Slots)
+		}
+		if c := res.Experts.Cache; c != nil {
+			fmt.Printf("  expert cache    since the load: hit rate %.1f %% over %d frames, %d promotions, bus %.3f GB per frame\n",
+				100*c.HitRate, c.Frames, c.Promotions, c.BusBytesPerFrame/1e9)
+		}
+		switch {
+		case res.HotExperts:
+			fmt.Println("  (--hot-experts: every router zeroed, each step routes to the same experts: a forced hot set, the best case for the cache)")
+		case res.Model == "synthetic full":
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
 		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",
