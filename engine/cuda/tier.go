@@ -262,7 +262,7 @@ func (p TierPlan) tierSentence() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
 	}
-	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, one on the prefill stage), %s in host memory (pinned), the token embedding and LM head among them",
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers to start with, one on the prefill stage; an expert cache then moves single experts), %s in host memory (pinned), the token embedding, LM head and the cache's write-back buffers among them",
 		gib(p.DeviceExperts+p.Stage), p.ReadLayers(), p.Layers, gib(p.Host))
 }
 
