@@ -64,9 +64,10 @@ type takeBench struct {
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
 	Batched bool `json:"batched,omitempty"`
-	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
+	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is the bus
 	// bytes per frame over the step graph's time: the rate the step
-	// sustained (experts in host memory only).
+	// sustained (experts in host memory only; the expert cache's measured
+	// bytes of the reported take, else the placement's).
 	Experts *api.ExpertTier `json:"experts"`
 	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
 	// LastTakeCache is the expert cache's counts over the reported take
@@ -74,6 +75,9 @@ type takeBench struct {
 	// HotExperts says the router was zeroed (--hot-experts).
 	LastTakeCache *api.ExpertCache `json:"last_take_cache,omitempty"`
 	HotExperts    bool             `json:"hot_experts,omitempty"`
+	// TakeCaches is the expert cache's counts over each take in turn (the
+	// warm-up takes first): how the hit rate climbs.
+	TakeCaches []*api.ExpertCache `json:"take_caches,omitempty"`
 	// TierBudgetBytes is the device budget the tier was planned in, and
 	// TierPlannedBytes what the plan put there (its estimates of the codec
 	// and the takes' state included): beside PeakBytes, the slack left.
@@ -302,6 +306,9 @@ func benchTake(args []string) error {
 	res.HotExperts = *hot
 	var before cuda.ExpertCacheStats
 	for i := 0; i < *takes; i++ {
+		if i > 0 && f.Tier().Tier == cuda.TierHostExperts {
+			res.TakeCaches = append(res.TakeCaches, expertCache(f.ExpertCache().Since(before)))
+		}
 		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
 			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
@@ -332,6 +339,7 @@ func benchTake(args []string) error {
 	res.Experts = expertTier(f.Tier(), f.ExpertCache())
 	if res.Experts.Cache != nil && *takes > 0 {
 		res.LastTakeCache = expertCache(f.ExpertCache().Since(before))
+		res.TakeCaches = append(res.TakeCaches, res.LastTakeCache)
 	}
 	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
@@ -354,7 +362,11 @@ func benchTake(args []string) error {
 	}
 	res.StepLaunches = bb.StepLaunches()
 	if res.Experts.BusBytesPerFrame > 0 && res.BackboneStepMs > 0 {
-		res.BusGBs = float64(res.Experts.BusBytesPerFrame) / 1e9 / (res.BackboneStepMs / 1000)
+		bus := float64(res.Experts.BusBytesPerFrame)
+		if c := res.LastTakeCache; c != nil {
+			bus = c.BusBytesPerFrame
+		}
+		res.BusGBs = bus / 1e9 / (res.BackboneStepMs / 1000)
 	}
 	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
 		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
@@ -449,9 +461,12 @@ func benchTake(args []string) error {
 	} else {
 		fmt.Printf("experts           %s: %.2f GiB on the device (%d of %d layers), %.2f GiB pinned in host memory\n",
 			x.Tier, gib(x.DeviceBytes), x.DeviceLayers, x.Layers, gib(x.HostBytes))
-		fmt.Printf("  device hit rate %.1f %% of expert reads (the share of layers on the device: routing does not change it)\n", 100*x.HitRate)
-		fmt.Printf("  bus             %.3f GB per frame (top-%d experts of each host layer, read once), %.1f GB/s over the %.3f ms step graph\n",
+		fmt.Printf("  device hit rate %.1f %% of expert reads as placed at the load (the share of layers on the device)\n", 100*x.HitRate)
+		fmt.Printf("  bus             %.3f GB per frame as placed (top-%d experts of each host layer, read once); %.1f GB/s measured over the %.3f ms step graph\n",
 			float64(x.BusBytesPerFrame)/1e9, f.Backbone().Plan.K, res.BusGBs, res.BackboneStepMs)
+		for i, c := range res.TakeCaches {
+			fmt.Printf("  take %d          hit rate %.1f %%, %d promotions, bus %.3f GB per frame\n", i+1, 100*c.HitRate, c.Promotions, c.BusBytesPerFrame/1e9)
+		}
 		if c := res.LastTakeCache; c != nil {
 			fmt.Printf("  expert cache    last take: measured hit rate %.1f %% (%d hits, %d misses), %d promotions, %d evictions, bus %.3f GB per frame (misses' reads and promotions' copies); %d of %d experts resident, %d slots\n",
 				100*c.HitRate, c.Hits, c.Misses, c.Promotions, c.Evictions, c.BusBytesPerFrame/1e9, c.Resident, c.Total, c.Slots)
