@@ -156,12 +156,12 @@ func (b *Backbone) bind() error {
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
 			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i, xr: b.W.Cache.ref(i)}
 		if m := L.Linear; m != nil {
-			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.MixerRows(), Step: defaultDeltaNetStep, W: DeltaNetWeights{
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, CoreRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -393,33 +393,18 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused bool) error {
 	p := b.Plan
 	H := p.H
-	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	mix := b.t(p.MixOut)
 	x, mixOut, normed := b.scratch(p.X, n*H*4), b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4)
 	pw, err := L.postNorm.view(int64(H*4), "post norm")
 	if err != nil {
 		return err
 	}
-	if b.skip&StepMixers == 0 && n > p.MixerRows() {
-		// A prefill pass longer than the mixers' scratch: its rows in
-		// blocks (backbone_prefill_cuda.go).
-		if err := b.mixerInBlocks(q, L, n, maxLen); err != nil {
-			return err
-		}
-	} else if b.skip&StepMixers == 0 {
+	if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
 		if fused {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
-		var o mixerOut
-		if L.dn != nil {
-			// A prefill pass after the first (maxLen > n: rows cached)
-			// continues a prompt of more than one row, which the CPU runs
-			// through the chunked form even where the pass has one row
-			// (engine/cpu prefillChunks).
-			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
-		} else {
-			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
-		}
+		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads)
 		if err != nil {
 			return err
 		}
