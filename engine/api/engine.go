@@ -227,15 +227,15 @@ type ExpertTier struct {
 // step's routed (row, expert) pairs read on the device (hits) or over the
 // bus (misses), and the experts it moved into device slots.
 type ExpertCache struct {
-	Slots    int     `json:"slots"`    // device slots for single experts
-	Resident int     `json:"resident"` // experts read on the device now
-	Total    int     `json:"total"`    // routed experts in all
+	Slots    int     `json:"slot_experts"`     // device slots for single experts
+	Resident int     `json:"resident_experts"` // experts read on the device now
+	Total    int     `json:"total_experts"`    // routed experts in all
 	Hits     int64   `json:"hits"`
 	Misses   int64   `json:"misses"`
-	HitRate  float64 `json:"hit_rate"`
+	HitRate  float64 `json:"hit_share"`
 	// Promotions moved an expert from host memory into a slot, evicting
 	// its least-used resident (Evictions).
-	Promotions int64 `json:"promotions"`
+	Promotions int64 `json:"promoted_experts"`
 	Evictions  int64 `json:"evictions"`
 	Frames     int64 `json:"frames"`
 	// BusBytesPerFrame is the bus traffic per frame: the misses' reads and

@@ -40,7 +40,7 @@ describe('Readouts: the GPU memory tier', () => {
         device: 'NVIDIA H200', used_bytes: 21 * GiB, peak_bytes: 21 * GiB, cap_bytes: 22 * GiB,
         experts: { tier: 'experts in host memory', device_bytes: 13.5 * GiB, host_bytes: 16.5 * GiB,
           device_layers: 18, layers: 40, hit_share: 0.45, bus_bytes_per_frame: 553_800_000,
-          cache: { slots: 4352, resident: 4608, total: 10240, hits: 9_300, misses: 700, hit_rate: 0.93, promotions: 120,
+          cache: { slot_experts: 4352, resident_experts: 4608, total_experts: 10240, hits: 9_300, misses: 700, hit_share: 0.93, promoted_experts: 120,
             evictions: 120, frames: 300, bus_bytes_per_frame: 80_000_000 } },
       },
     });

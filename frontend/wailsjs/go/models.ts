@@ -1,13 +1,13 @@
 export namespace api {
 	
 	export class ExpertCache {
-	    slots: number;
-	    resident: number;
-	    total: number;
+	    slot_experts: number;
+	    resident_experts: number;
+	    total_experts: number;
 	    hits: number;
 	    misses: number;
-	    hit_rate: number;
-	    promotions: number;
+	    hit_share: number;
+	    promoted_experts: number;
 	    evictions: number;
 	    frames: number;
 	    bus_bytes_per_frame: number;
@@ -18,13 +18,13 @@ export namespace api {
 	
 	    constructor(source: any = {}) {
 	        if ('string' === typeof source) source = JSON.parse(source);
-	        this.slots = source["slots"];
-	        this.resident = source["resident"];
-	        this.total = source["total"];
+	        this.slot_experts = source["slot_experts"];
+	        this.resident_experts = source["resident_experts"];
+	        this.total_experts = source["total_experts"];
 	        this.hits = source["hits"];
 	        this.misses = source["misses"];
-	        this.hit_rate = source["hit_rate"];
-	        this.promotions = source["promotions"];
+	        this.hit_share = source["hit_share"];
+	        this.promoted_experts = source["promoted_experts"];
 	        this.evictions = source["evictions"];
 	        this.frames = source["frames"];
 	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
