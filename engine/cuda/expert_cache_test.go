@@ -6,6 +6,9 @@ import (
 	"testing"
 )
 
+// The expert cache's policy, without a GPU: placement, eviction order,
+// hysteresis, the per-frame budget, the write-back buffers, the statistics.
+
 // foldUses folds one frame in which key k was used uses[k] more times.
 func foldUses(t *testing.T, c *ExpertCachePolicy, counts []uint32, add map[int]uint32) {
 	t.Helper()
