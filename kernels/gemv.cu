@@ -1,12 +1,14 @@
 // One-row projections (GEMV) over BF16 and block-FP8 weights.
 #include "gemv.cuh"
+#include "expert_addr.cuh"
 
 // ---------------------------------------------------------------------------
 // One-row projections (MatVec): y[e, r] = Σ_c W_{ids[e]}[r, c] · x[e·xstride + c].
 //
 // blockIdx.y selects the e-th matrix of a gathered set (experts by id; ids may
 // be null for a single matrix, then e = 0 and W is the matrix itself); matrices
-// are [rows, cols] row-major, mstride elements apart. Each group of TPR
+// are [rows, cols] row-major, mstride elements apart, or where the expert
+// table xt says (expert_addr.cuh; null: the packed layout). Each group of TPR
 // threads computes ROWS consecutive rows (gemv_rows, gemv.cuh). cols must be
 // a multiple of the elements per chunk (8 BF16, 16 FP8), rows 16-byte
 // aligned. S is null for BF16; for FP8 it holds the float32 block scales
@@ -26,25 +28,26 @@
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
-        int ids_ready) {                                                                               \
+        int ids_ready, const unsigned long long* __restrict__ xt) {                                    \
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<BF16Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows,                       \
-                                                        reinterpret_cast<const uint8_t*>(W + m * mstride), \
-                                                        nullptr, x + (size_t)e * xstride, rows, cols);  \
+        const ExpertAddr a = expert_addr(xt, m, reinterpret_cast<const uint8_t*>(W), nullptr, mstride * 2, 0); \
+        gemv_body<BF16Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, nullptr,          \
+                                                        x + (size_t)e * xstride, rows, cols);           \
     }
 #define GEMV_FP8_X(NAME, P, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int ids_ready) {                            \
+        long long sstride, int xstride, int rows, int cols, int ids_ready,                             \
+        const unsigned long long* __restrict__ xt) {                                                   \
         const int e = blockIdx.y;                                                                      \
         if (ids && !ids_ready) pdl_entry();                                                            \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
-        gemv_body<FP8Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, W + m * mstride,       \
-                                                       S + m * sstride, x + (size_t)e * xstride, rows,  \
-                                                       cols);                                          \
+        const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);                               \
+        gemv_body<FP8Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, a.s,               \
+                                                       x + (size_t)e * xstride, rows, cols);            \
     }
 #define GEMV_BF16(TPR, ROWS, UNROLL)                                                   \
     GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL)       \

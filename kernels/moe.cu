@@ -6,6 +6,7 @@
 // in one BF16 matrix; experts gathered by id).
 #include "gemv.cuh"
 #include "fused.cuh"
+#include "expert_addr.cuh"
 
 #define MOE_MAX_EXPERTS 1024
 
@@ -256,7 +257,8 @@ NUMERICS_KERNEL(moe_combine_norm, ,
 // A step's down projections in one launch (SwiGLU, then cpu.MatVec): block
 // row y < k is routed pair y: x = silu(gate)·up from gu (pitch 2p; width i,
 // zero to ip) and the matrix ids[y] of W (FP8 with block scales S, or BF16;
-// [h, ip] each, mstride elements apart); y = k is the shared expert: x from
+// [h, ip] each, mstride elements apart, or where the expert table xt says:
+// expert_addr.cuh, which also tallies each pair in xst); y = k is the shared expert: x from
 // the stacked projection's shared gate and up (dense + e, width is) and the
 // BF16 matrix Ws [h, is]. Writes yr[y·h + r]. x is staged in shared memory
 // once in the form the policy's chunk dot reads (XChunk, gemv.cuh: Exact
@@ -324,14 +326,17 @@ __device__ __forceinline__ void moe_down_pair(int y, float* __restrict__ out, co
                                               const float* __restrict__ S, long long mstride, long long sstride,
                                               int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu,
                                               int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,
-                                              const float* __restrict__ dense, int e, int is, int h, void* xs) {
+                                              const float* __restrict__ dense, int e, int is, int h, void* xs,
+                                              const unsigned long long* __restrict__ xt, unsigned int* xst) {
     if (y < k) {
         const float* g = gu + (size_t)y * 2 * p;
         const long long m = ids[y];
+        if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+        const ExpertAddr a = expert_addr(xt, m, W, S, fp8 ? mstride : mstride * 2, sstride);
         if (fp8)
-            down_item<P, FP8Weights>(out, W + m * mstride, S + m * sstride, g, g + p, i, ip, h, xs);
+            down_item<P, FP8Weights>(out, a.w, a.s, g, g + p, i, ip, h, xs);
         else
-            down_item<P, BF16Weights>(out, W + m * mstride * 2, nullptr, g, g + p, i, ip, h, xs);
+            down_item<P, BF16Weights>(out, a.w, nullptr, g, g + p, i, ip, h, xs);
         return;
     }
     const float* d = dense + e;
@@ -343,12 +348,13 @@ __device__ __forceinline__ void moe_down_body(float* __restrict__ yr, const uint
                                               const float* __restrict__ S, long long mstride, long long sstride,
                                               int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu,
                                               int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,
-                                              const float* __restrict__ dense, int e, int is, int h) {
+                                              const float* __restrict__ dense, int e, int is, int h,
+                                              const unsigned long long* __restrict__ xt, unsigned int* xst) {
     __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
     moe_down_pair<P>(y, yr + (size_t)y * h, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h,
-                     xs);
+                     xs, xt, xst);
 }
 
 #define MOE_DOWN_BOUNDS __launch_bounds__(256)
@@ -356,8 +362,8 @@ NUMERICS_KERNEL(moe_down, MOE_DOWN_BOUNDS,
                 (float* __restrict__ yr, const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride,
                  long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
                  int i, int ip, int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is,
-                 int h),
-                (yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h))
+                 int h, const unsigned long long* __restrict__ xt, unsigned int* xst),
+                (yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h, xt, xst))
 
 // moe_down_rows: moe_down for the n rows of a B-row step (several takes'
 // rows, engine/cuda Backbone.StepRows), row t in blockIdx.z: its k routed
@@ -372,21 +378,23 @@ __device__ __forceinline__ void moe_down_rows_body(float* __restrict__ yr, float
                                                    const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
                                                    int i, int ip, int k, const uint16_t* __restrict__ Ws,
                                                    const float* __restrict__ dense, int dstride, int e, int is,
-                                                   int h) {
+                                                   int h, const unsigned long long* __restrict__ xt,
+                                                   unsigned int* xst) {
     __shared__ __align__(16) double xs[DOWN_MAXX];
     pdl_entry();
     const int y = blockIdx.y;
     const size_t t = blockIdx.z;
     float* out = y < k ? yr + (t * k + y) * h : ys + t * h;
     moe_down_pair<P>(y, out, W, S, mstride, sstride, fp8, ids + t * k, gu + t * k * 2 * p, p, i, ip, k, Ws,
-                     dense + t * dstride, e, is, h, xs);
+                     dense + t * dstride, e, is, h, xs, xt, xst);
 }
 NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
                 (float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
                  const float* __restrict__ S, long long mstride, long long sstride, int fp8,
                  const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip, int k,
-                 const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is, int h),
-                (yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h))
+                 const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is, int h,
+                 const unsigned long long* __restrict__ xt, unsigned int* xst),
+                (yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt, xst))
 
 // ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the
@@ -418,8 +426,9 @@ extern "C" __global__ void MOE_DOWN_BOUNDS moe_down_combine_fast(
     long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
     int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int e, int is, int h,
     float* __restrict__ x, const float* __restrict__ wts, int sgcol, float* __restrict__ normed,
-    const float* __restrict__ nw, int npitch, float eps, unsigned int* counter) {
-    moe_down_body<Fast>(yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h);
+    const float* __restrict__ nw, int npitch, float eps, unsigned int* counter, const unsigned long long* __restrict__ xt,
+    unsigned int* xst) {
+    moe_down_body<Fast>(yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h, xt, xst);
     if (!last_block(counter)) return;
     moe_combine_norm_row<Fast, LoadL2>(0, x, yr, wts, yr + (size_t)k * h, dense, 0, sgcol, h, k, nullptr, normed,
                                        nw, npitch, eps);

@@ -119,7 +119,7 @@ func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() 
 		m := api.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
 			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
 		if f := frames.Load(); f != nil {
-			m.Experts = expertTier(f.Tier())
+			m.Experts = expertTier(f.Tier(), f.ExpertCache())
 		}
 		return m
 	}
@@ -158,12 +158,23 @@ func (e cudaEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit 
 // faultExitDelay lets the take's reply reach the client before the worker ends.
 const faultExitDelay = 500 * time.Millisecond
 
-// expertTier is a memory tier as the engine's stats report it.
-func expertTier(p cuda.TierPlan) *api.ExpertTier {
+// expertTier is a memory tier as the engine's stats report it, with the
+// expert cache's counts c (host tier only).
+func expertTier(p cuda.TierPlan, c cuda.ExpertCacheStats) *api.ExpertTier {
 	dev := p.DeviceExperts
 	if p.ReadLayers() > p.DeviceLayers { // the last layer's experts on the prefill stage
 		dev += p.Stage
 	}
-	return &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: dev, HostBytes: p.HostExperts,
+	x := &api.ExpertTier{Tier: p.Tier.String(), DeviceBytes: dev, HostBytes: p.HostExperts,
 		DeviceLayers: p.ReadLayers(), Layers: p.Layers, HitRate: p.DeviceHitRate(), BusBytesPerFrame: p.BusBytesPerStep(1)}
+	if p.Tier == cuda.TierHostExperts {
+		x.Cache = expertCache(c)
+	}
+	return x
+}
+
+// expertCache is the cache's counts as the engine's stats report them.
+func expertCache(c cuda.ExpertCacheStats) *api.ExpertCache {
+	return &api.ExpertCache{Slots: c.Slots, Resident: c.Resident, Total: c.Total, Hits: c.Hits, Misses: c.Misses,
+		HitRate: c.HitRate(), Promotions: c.Promotions, Evictions: c.Evictions, Frames: c.Frames, BusBytesPerFrame: c.BusBytesPerFrame()}
 }

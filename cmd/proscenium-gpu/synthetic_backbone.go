@@ -22,6 +22,9 @@ var synthGrid = [3]int{4096, 1, 1}
 type syntheticFrames struct {
 	CodecBytes, CodecStreamBytes int64
 	Takes                        int
+	// ZeroRouters zeroes every layer's router: each step routes to the
+	// same top-k experts (ties go to the lowest ids), a forced hot set.
+	ZeroRouters bool
 }
 
 // syntheticBackbone builds a backbone of cfg with random weights generated
@@ -88,6 +91,12 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 		d.Free(arena)
 		return nil, err
 	}
+	routers := map[*drama3.Param]bool{}
+	if frames != nil && frames.ZeroRouters {
+		for i := range w.Layers {
+			routers[w.Layers[i].MoE.Router] = true
+		}
+	}
 	err = d.Run(func(q *cuda.Queue) error {
 		seed := seed
 		next := func() uint64 { seed++; return seed }
@@ -105,6 +114,8 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 				err = kernel.SynthF32(q, synthGrid, 256, ptr(t.Off), n, next(), 0.1)
 			case p == w.Embed:
 				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), 0.5)
+			case routers[p]:
+				err = q.ZeroTensor(cuda.Tensor{Block: dw.Block(t), Off: t.Off}, t.Bytes())
 			default:
 				err = kernel.SynthBF16(q, synthGrid, 256, ptr(t.Off), n, next(), float32(math.Sqrt(3/float64(cols))))
 			}
@@ -116,8 +127,13 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 			if !x.FP8 {
 				return fmt.Errorf("synthetic backbone: BF16 experts are not generated (the benchmark is FP8)")
 			}
-			// A host layer's experts are written over the bus into its pinned block.
-			ptr := func(off int64) kernel.Ptr { return kernel.Ptr(dw.Experts(i).Ptr).Add(off) }
+			// A host layer's experts are written over the bus into its pinned
+			// block (the home layer's too: the stage is filled from it).
+			at := dw.Arena
+			if x.Host {
+				at = dw.HostDevice[i]
+			}
+			ptr := func(off int64) kernel.Ptr { return kernel.Ptr(at.Ptr).Add(off) }
 			// Codes have a mean square of about 2.3: scale to a variance of 1/cols.
 			fill := func(w, s int64, mat int64, count, cols int) error {
 				if err := kernel.SynthFP8(q, synthGrid, 256, ptr(w), int64(x.Experts)*mat, next()); err != nil {

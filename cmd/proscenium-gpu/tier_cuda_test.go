@@ -23,7 +23,7 @@ import (
 // prefill; the last layer's read from the stage in a step; the token
 // embedding and LM head in pinned host memory too) has the uncapped take's
 // codes and PCM bits (the same kernels on the same bytes, so under either
-// numerics policy); a cap below the dense part and the stage, and a host
+// numerics policy), whatever the expert cache moved meanwhile; a cap below the dense part and the stage, and a host
 // without the memory for the pinned weights are refused with the numbers,
 // leaving nothing allocated on the device or pinned.
 func TestCUDAEngineTiers(t *testing.T) {
@@ -102,7 +102,8 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	if in.HostDense <= 0 {
 		t.Fatalf("no dense tensors to keep in host memory: %+v", in)
 	}
-	dense := admitted - 4*layer - in.HostDense + layer
+	// The expert cache's table and statistics are on the device too.
+	dense := admitted - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
 	for _, c := range []struct {
 		capBytes    int64
 		arenaLayers int
@@ -116,7 +117,13 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 			math.Abs(x.HitRate-float64(read)/4) > 1e-12 || (x.BusBytesPerFrame > 0) != (read < 4) {
 			t.Errorf("cap %d: readout %+v, want the experts of %d layers in the arena and one on the stage", c.capBytes, x, c.arenaLayers)
 		}
-		t.Logf("cap %d: %+v", c.capBytes, x)
+		// The expert cache ran every step: each routed pair counted once,
+		// as a hit or a miss; whatever it promoted, the codes below stay.
+		if cc := x.Cache; cc == nil || cc.Total != 4*in.Experts || cc.Hits+cc.Misses == 0 || cc.Resident < cc.Slots || cc.Slots != c.arenaLayers*in.Experts {
+			t.Errorf("cap %d: expert cache %+v", c.capBytes, cc)
+		} else {
+			t.Logf("cap %d: %+v; cache %+v", c.capBytes, x, *cc)
+		}
 		if f, cb := firstCodeDiff(whole.codes, r.codes); f >= 0 {
 			t.Errorf("cap %d (%d arena layers): the codes differ from the uncapped take's at frame %d codebook %d", c.capBytes, c.arenaLayers, f, cb)
 		}

@@ -71,11 +71,20 @@ type takeBench struct {
 	PrefillRows    int    `json:"prefill_rows"`
 	// BeginEach: the rounds began their takes one after another (-begin-each), else in one BeginMany.
 	BeginEach bool `json:"begin_each,omitempty"`
-	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
+	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is the bus
 	// bytes per frame over the step graph's time: the rate the step
-	// sustained (experts in host memory only).
+	// sustained (experts in host memory only; the expert cache's measured
+	// bytes of the reported take, else the placement's).
 	Experts *api.ExpertTier `json:"experts"`
 	BusGBs  float64         `json:"bus_gb_per_s,omitempty"`
+	// LastTakeCache is the expert cache's counts over the reported take
+	// alone (Experts.Cache: since the load, the warm-up takes included);
+	// HotExperts says the router was zeroed (--hot-experts).
+	LastTakeCache *api.ExpertCache `json:"last_take_cache,omitempty"`
+	HotExperts    bool             `json:"hot_experts,omitempty"`
+	// TakeCaches is the expert cache's counts over each take in turn (the
+	// warm-up takes first): how the hit rate climbs.
+	TakeCaches []*api.ExpertCache `json:"take_caches,omitempty"`
 	// TierBudgetBytes is the device budget the tier was planned in, and
 	// TierPlannedBytes what the plan put there (its estimates of the codec
 	// and the takes' state included): beside PeakBytes, the slack left.
@@ -157,6 +166,7 @@ func benchTake(args []string) error {
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
+	hot := fs.Bool("hot-experts", false, "synthetic: zero every router, so each step routes to the same top-k experts of every layer (ties go to the lowest ids): a forced hot set, the best case for the expert cache (random routers route near uniformly, the worst)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
@@ -221,7 +231,7 @@ func benchTake(args []string) error {
 			slots = opt.Takes
 		}
 		bb, err := syntheticBackboneSlots(dev, cfg, opt.Capacity, slots, 1, &syntheticFrames{CodecBytes: cuda.CodecBytes(&plan, cuda.DefaultDecodeChunk),
-			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes})
+			CodecStreamBytes: cuda.CodecStreamBytes(&plan, cuda.DefaultDecodeChunk), Takes: opt.Takes, ZeroRouters: *hot})
 		if err != nil {
 			return err
 		}
@@ -311,7 +321,13 @@ func benchTake(args []string) error {
 		}
 		*takes = 0
 	}
+	res.HotExperts = *hot
+	var before cuda.ExpertCacheStats
 	for i := 0; i < *takes; i++ {
+		if i > 0 && f.Tier().Tier == cuda.TierHostExperts {
+			res.TakeCaches = append(res.TakeCaches, expertCache(f.ExpertCache().Since(before)))
+		}
+		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
 			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
 		if err != nil {
@@ -338,7 +354,11 @@ func benchTake(args []string) error {
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
 	res.AdmittedBytes = f.Admitted()
 	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
-	res.Experts = expertTier(f.Tier())
+	res.Experts = expertTier(f.Tier(), f.ExpertCache())
+	if res.Experts.Cache != nil && *takes > 0 {
+		res.LastTakeCache = expertCache(f.ExpertCache().Since(before))
+		res.TakeCaches = append(res.TakeCaches, res.LastTakeCache)
+	}
 	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
@@ -360,7 +380,11 @@ func benchTake(args []string) error {
 	}
 	res.StepLaunches = bb.StepLaunches()
 	if res.Experts.BusBytesPerFrame > 0 && res.BackboneStepMs > 0 {
-		res.BusGBs = float64(res.Experts.BusBytesPerFrame) / 1e9 / (res.BackboneStepMs / 1000)
+		bus := float64(res.Experts.BusBytesPerFrame)
+		if c := res.LastTakeCache; c != nil {
+			bus = c.BusBytesPerFrame
+		}
+		res.BusGBs = bus / 1e9 / (res.BackboneStepMs / 1000)
 	}
 	if !*pipeline { // pipelined, a Frame call only waits for the frame launched ahead
 		res.TowerFrameMs = res.StageMsFrame[drama3.StageFrame] - res.BackboneStepMs
@@ -463,10 +487,24 @@ func benchTake(args []string) error {
 	} else {
 		fmt.Printf("experts           %s: %.2f GiB on the device (%d of %d layers), %.2f GiB pinned in host memory\n",
 			x.Tier, gib(x.DeviceBytes), x.DeviceLayers, x.Layers, gib(x.HostBytes))
-		fmt.Printf("  device hit rate %.1f %% of expert reads (the share of layers on the device: routing does not change it)\n", 100*x.HitRate)
-		fmt.Printf("  bus             %.3f GB per frame (top-%d experts of each host layer, read once), %.1f GB/s over the %.3f ms step graph\n",
+		fmt.Printf("  device hit rate %.1f %% of expert reads as placed at the load (the share of layers on the device)\n", 100*x.HitRate)
+		fmt.Printf("  bus             %.3f GB per frame as placed (top-%d experts of each host layer, read once); %.1f GB/s measured over the %.3f ms step graph\n",
 			float64(x.BusBytesPerFrame)/1e9, f.Backbone().Plan.K, res.BusGBs, res.BackboneStepMs)
-		if res.Model == "synthetic full" {
+		for i, c := range res.TakeCaches {
+			fmt.Printf("  take %d          hit rate %.1f %%, %d promotions, bus %.3f GB per frame\n", i+1, 100*c.HitRate, c.Promotions, c.BusBytesPerFrame/1e9)
+		}
+		if c := res.LastTakeCache; c != nil {
+			fmt.Printf("  expert cache    last take: measured hit rate %.1f %% (%d hits, %d misses), %d promotions, %d evictions, bus %.3f GB per frame (misses' reads and promotions' copies); %d of %d experts resident, %d slots\n",
+				100*c.HitRate, c.Hits, c.Misses, c.Promotions, c.Evictions, c.BusBytesPerFrame/1e9, c.Resident, c.Total, c.Slots)
+		}
+		if c := res.Experts.Cache; c != nil {
+			fmt.Printf("  expert cache    since the load: hit rate %.1f %% over %d frames, %d promotions, bus %.3f GB per frame\n",
+				100*c.HitRate, c.Frames, c.Promotions, c.BusBytesPerFrame/1e9)
+		}
+		switch {
+		case res.HotExperts:
+			fmt.Println("  (--hot-experts: every router zeroed, each step routes to the same experts: a forced hot set, the best case for the cache)")
+		case res.Model == "synthetic full":
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
 		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",

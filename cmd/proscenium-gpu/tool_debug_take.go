@@ -190,7 +190,7 @@ func runDebugTake(args []string) error {
 		if err != nil {
 			return err
 		}
-		rep.Cap, rep.Experts = *memCap, expertTier(gpu.Tier())
+		rep.Cap, rep.Experts = *memCap, expertTier(gpu.Tier(), gpu.ExpertCache())
 		rep.TierModel = &tierModel{ModelBytes: in.ModelBytes, LayerExpertBytes: slices.Max(in.LayerExperts), HostDenseBytes: in.HostDense, Layers: len(in.LayerExperts)}
 	}
 	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {

@@ -103,14 +103,14 @@ func TestInspectTinyAndBrokenShards(t *testing.T) {
 		GPU open.GPUMemory `json:"gpu"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &gpu); err != nil || gpu.GPU.Whole <= gpu.GPU.Dense || gpu.GPU.Layers != 4 ||
-		gpu.GPU.Dense+3*gpu.GPU.LayerExperts+gpu.GPU.HostDense != gpu.GPU.Whole || gpu.GPU.UnderCap != "" {
+		gpu.GPU.Dense+3*gpu.GPU.LayerExperts+gpu.GPU.HostDense != gpu.GPU.Whole+gpu.GPU.ExpertCache || gpu.GPU.ExpertCache <= 0 || gpu.GPU.UnderCap != "" {
 		t.Fatalf("json gpu section %+v (%v)", gpu.GPU, err)
 	}
 	out.Reset()
 	if err := runInspect([]string{dir, "--memory-cap", strconv.FormatInt(gpu.GPU.Whole-1, 10)}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 4 of 4 layers, one on the prefill stage)"} {
+	for _, want := range []string{"with every routed expert in pinned host memory", "experts in host memory: ", "(the experts of 4 of 4 layers to start with, one on the prefill stage;", "an expert cache (its table"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text output with a cap lacks %q:\n%s", want, out.String())
 		}

@@ -217,6 +217,30 @@ type ExpertTier struct {
 	// BusBytesPerFrame is what one decode step of one take reads over the
 	// bus: top-k experts of every host layer (each read once).
 	BusBytesPerFrame int64 `json:"bus_bytes_per_frame"`
+	// Cache is the expert cache's measured counts since the load (experts
+	// in host memory only): HitRate and BusBytesPerFrame above are the
+	// whole-layer placement's model, these what the steps did.
+	Cache *ExpertCache `json:"cache,omitempty"`
+}
+
+// ExpertCache is what a GPU backend's expert cache measured: each decode
+// step's routed (row, expert) pairs read on the device (hits) or over the
+// bus (misses), and the experts it moved into device slots.
+type ExpertCache struct {
+	Slots    int     `json:"slot_experts"`     // device slots for single experts
+	Resident int     `json:"resident_experts"` // experts read on the device now
+	Total    int     `json:"total_experts"`    // routed experts in all
+	Hits     int64   `json:"hits"`
+	Misses   int64   `json:"misses"`
+	HitRate  float64 `json:"hit_share"`
+	// Promotions moved an expert from host memory into a slot, evicting
+	// its least-used resident (Evictions).
+	Promotions int64 `json:"promoted_experts"`
+	Evictions  int64 `json:"evictions"`
+	Frames     int64 `json:"frames"`
+	// BusBytesPerFrame is the bus traffic per frame: the misses' reads and
+	// the promotions' copies.
+	BusBytesPerFrame float64 `json:"bus_bytes_per_frame"`
 }
 
 // Stats is what the engine reports between and during takes.

@@ -64,6 +64,9 @@ type backboneLayer struct {
 	x                ExpertPack
 	xw               *Block // the block a step reads x at: the arena, the stage or host memory (DeviceWeights.Experts)
 	layer            int    // the layer's index (DeviceWeights.stageExperts)
+	// xr is the expert cache's table and statistics for the layer (a host
+	// tier; zero: the experts are at x's offsets in xw): what a step reads.
+	xr ExpertRef
 }
 
 // BackboneRow is one appended row: a token id, or (Embedding not nil) a
@@ -94,6 +97,9 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
 	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv(), slotPos: make([]int, max(plan.Slots, 1))}
+	if err := d.startExpertCache(w, DefaultExpertCacheConfig); err != nil {
+		return nil, err
+	}
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
@@ -148,7 +154,7 @@ func (b *Backbone) bind() error {
 	for i := range w.Layers {
 		L := &w.Layers[i]
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
-			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
+			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i, xr: b.W.Cache.ref(i)}
 		if m := L.Linear; m != nil {
 			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
@@ -306,6 +312,9 @@ func (b *Backbone) Step(row BackboneRow) ([]float32, error) {
 		if err := q.LaunchGraph(b.step); err != nil {
 			return err
 		}
+		if err := b.W.Cache.tick(q); err != nil {
+			return err
+		}
 		if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&out[0]), cu.DevicePtr(b.work.Ptr+uintptr(b.Plan.Out)), int64(H*4), s); err != nil {
 			return err
 		}
@@ -439,7 +448,7 @@ func (b *Backbone) moeFused(q *Queue, L *backboneLayer, next, dst Tensor, eps fl
 		return err
 	}
 	gu := view(p.GU, p.K*2*p.P*4)
-	if err := b.gateUpGEMV(q, L, L.xw, 1, ids, gu, in, 0); err != nil {
+	if err := b.gateUpGEMV(q, L.x, L.xw, L.xr, 1, ids, gu, in, 0); err != nil {
 		return err
 	}
 	Ws, err := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
@@ -455,7 +464,7 @@ func (b *Backbone) moeFused(q *Queue, L *backboneLayer, next, dst Tensor, eps fl
 	return q.MoEDownCombine(DownCombine{Yr: view(p.YR, (p.K+1)*p.H*4), W: L.xw, S: L.xw, WOff: x.Down, SOff: x.DownS,
 		FP8: x.FP8, Experts: p.E, Ids: ids, GU: gu, P: p.P, I: p.I, Ip: p.Ip, K: p.K, Ws: Ws, Dense: dense, SharedCol: p.E,
 		Is: p.Is, H: p.H, X: view(p.X, p.H*4), Wts: wts, SGCol: p.E + 2*p.Is, Normed: &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(p.H * 4)},
-		NW: nw, NPitch: p.H, Eps: eps, Counter: b.counter(counterCombine)})
+		NW: nw, NPitch: p.H, Eps: eps, Counter: b.counter(counterCombine), XR: L.xr})
 }
 
 // moe enqueues layer L's feed-forward of the n rows in NormedMoE, adds it to
@@ -485,6 +494,13 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	var slot *Block
 	ys := view(p.YS, n*p.H*4)
 	xw := L.xw
+	// A prefill pass reads the layer as laid out, unless the expert cache
+	// moved some of its experts: then each (row, expert) pair through the
+	// cache's table, as a step reads them (xr; zero: as laid out).
+	var xr ExpertRef
+	if n > 1 && !b.rows.capturing && !b.W.Cache.intact(L.layer) {
+		xr = L.xr
+	}
 	// (A captured B-row step reads its experts in place, as a step does:
 	// what the stage holds is tracked as work is enqueued, not replayed.)
 	if x.Host && !b.rows.capturing && stagePass(x, n, p.K) {
@@ -509,6 +525,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	if path == ExpertsAuto {
 		path = defaultExperts(b.d.Numerics.Exact(), nk, p.E)
 	}
+	if xr.Table != 0 {
+		path = ExpertsGEMV
+	}
 	switch {
 	case n == 1:
 		// A step: gate and up of the k experts in one gathered GEMV, then
@@ -516,12 +535,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := b.gateUpGEMV(q, L, xw, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+		if err := b.gateUpGEMV(q, x, xw, L.xr, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
-		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H); err != nil {
+		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr); err != nil {
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
@@ -533,11 +552,11 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
+		if err := b.gateUpGEMV(q, x, xw, L.xr, n, ids, gu, xrep, p.Hp); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
-		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n); err != nil {
+		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n, L.xr); err != nil {
 			return err
 		}
 		sharedDone = true
@@ -605,14 +624,14 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
+		if err := b.gateUpGEMV(q, x, xw, xr, n, ids, gu, xrep, p.Hp); err != nil {
 			return err
 		}
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
 			return err
 		}
 		g := q.backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
-			XStride: p.Ip}, x.FP8)
+			XStride: p.Ip, Table: xr.down()}, x.FP8)
 		var err error
 		if x.FP8 {
 			err = q.GemvFP8(g, yr, xw, xw, h)
@@ -711,12 +730,12 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
 // as one gathered GEMV over x (pitch xstride between pairs; 0: one shared
-// row), the layer's experts read from xw.
-func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, xw *Block, n int, ids, gu, xin *Block, xstride int) error {
-	p, x := b.Plan, L.x
+// row), the layer's experts x read from xw, or where xr's table says.
+func (b *Backbone) gateUpGEMV(q *Queue, x ExpertPack, xw *Block, xr ExpertRef, n int, ids, gu, xin *Block, xstride int) error {
+	p := b.Plan
 	nk := n * p.K
 	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
-		XStride: xstride}, x.FP8)
+		XStride: xstride, Table: xr.gateUp()}, x.FP8)
 	if x.FP8 {
 		return q.GemvFP8(g, gu, xw, xw, xin)
 	}

@@ -362,6 +362,9 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 // Tier is where the load put the model's bytes (PlanTier).
 func (f *Frames) Tier() TierPlan { return f.bb.W.Tier }
 
+// ExpertCache is the expert cache's counts since the load (zero without one).
+func (f *Frames) ExpertCache() ExpertCacheStats { return f.bb.W.Cache.Stats() }
+
 // Begin implements drama3.FrameBackend: BeginPrompt of a prompt of text
 // rows (frame_prompt_cuda.go).
 func (f *Frames) Begin(ctx context.Context, prompt []int, s sampling.Settings, seed uint64) error {
@@ -443,7 +446,10 @@ func (f *Frames) launch() error {
 			}
 			*g = captured
 		}
-		return q.LaunchGraph(*g)
+		if err := q.LaunchGraph(*g); err != nil {
+			return err
+		}
+		return f.bb.W.Cache.tick(q)
 	})
 	if err != nil {
 		f.begun = false

@@ -291,7 +291,10 @@ func (s *TakeFrames) launch(rows []int) error {
 			}
 			s.graphs[n] = g
 		}
-		return q.LaunchGraph(g)
+		if err := q.LaunchGraph(g); err != nil {
+			return err
+		}
+		return s.f.bb.W.Cache.tick(q)
 	}); err != nil {
 		return err
 	}

@@ -171,6 +171,7 @@ func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierI
 	}
 	if len(layout.Experts) > 0 {
 		in.ExpertBytes = layout.Experts[0].ExpertBytes()
+		in.Experts = layout.Experts[0].Experts
 	}
 	return in
 }

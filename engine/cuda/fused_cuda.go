@@ -83,6 +83,7 @@ type DownCombine struct {
 	NPitch           int
 	Eps              float32
 	Counter          *Block
+	XR               ExpertRef // the expert cache's table and statistics (zero: the packed layout)
 }
 
 // MoEDownCombine runs MoEDown then MoECombineNorm of one row in one launch.
@@ -108,5 +109,5 @@ func (q *Queue) MoEDownCombine(c DownCombine) error {
 		Yr: a.Yr, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
 		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, E: a.E, Is: a.Is, H: a.H,
 		X: devPtr(c.X), Wts: devPtr(c.Wts), Sgcol: c.SGCol, Normed: devPtr(c.Normed), Nw: devPtr(c.NW), Npitch: c.NPitch,
-		Eps: c.Eps, Counter: devPtr(c.Counter)})
+		Eps: c.Eps, Counter: devPtr(c.Counter), Xt: c.XR.down(), Xst: c.XR.Stats})
 }

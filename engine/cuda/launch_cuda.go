@@ -81,6 +81,9 @@ type Gemv struct {
 	// kernel): the kernel then reads them before waiting for the previous
 	// kernel. Leave it false when a kernel writes the ids.
 	IdsReady bool
+	// Table is the expert cache's table row of the layer, at the projected
+	// part (ExpertRef): the matrices are where it says, not at WOff (0: they are).
+	Table kernel.Ptr
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
 	// products and sums, one rounding (cpu.MatVec's bits). Backbone
@@ -150,18 +153,18 @@ func (q *Queue) gemvLaunch(g Gemv, y, W, S, x *Block) error {
 	if S == nil {
 		if g.F64 {
 			return kernel.GemvBF16d(q, kernel.GemvBF16dKernel("gemv_bf16d_"+v), grid, gemvThreads,
-				devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready)
+				devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready, g.Table)
 		}
 		return kernel.GemvBF16(q, kernel.GemvBF16Kernel("gemv_bf16_"+v), grid, gemvThreads,
-			devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready)
+			devPtr(y), w, devPtr(x), ids, mstride, g.XStride, g.Rows, g.Cols, ready, g.Table)
 	}
 	s, sstride := devPtr(S).Add(g.SOff), int64(FP8ScaleCount(g.Rows, g.Cols))
 	if g.F64 {
 		return kernel.GemvFP8d(q, kernel.GemvFP8dKernel("gemv_fp8d_"+v), grid, gemvThreads,
-			devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready)
+			devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready, g.Table)
 	}
 	return kernel.GemvFP8(q, kernel.GemvFP8Kernel("gemv_fp8_"+v), grid, gemvThreads,
-		devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready)
+		devPtr(y), w, s, devPtr(x), ids, mstride, sstride, g.XStride, g.Rows, g.Cols, ready, g.Table)
 }
 
 func (g Gemv) idsPtr() kernel.Ptr {

@@ -139,12 +139,14 @@ const moeDownMaxWidth = kernel.DownMaxx
 // times expert ids[y] of the packed down matrices at W + wOff ([h, ip] each,
 // FP8 with float32 scales at S + sOff when fp8, else BF16); for y = k, the
 // shared expert's silu(gate)·up from dense (at column e, width is) times Ws
-// [h, is] BF16. Writes yr [k+1, h].
-func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int) error {
+// [h, is] BF16. Writes yr [k+1, h]. With xr's table the experts are where
+// it says (an expert cache), and xr.Stats tallies the pairs.
+func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {
 		return err
 	}
+	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
 }
 

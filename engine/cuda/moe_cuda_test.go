@@ -330,7 +330,7 @@ func testMoEDown(t *testing.T) {
 			y := poisoned(t, (c.k+1)*c.h)
 			idb, gub, shb, db := upload(t, ids), upload(t, gu), upload(t, sh), upload(t, dense)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h)
+				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h, ExpertRef{})
 			}); err != nil {
 				t.Fatal(err)
 			}

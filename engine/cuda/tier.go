@@ -25,16 +25,19 @@ import (
 // a step reads one embedding row over the bus, and their device memory
 // holds experts, which every step reads, instead.
 //
-// The split is by whole layers, first layers on the device: a layer's
-// experts are one contiguous span of the arena, so the kernels keep one
-// base address per layer (the device arena's, the stage, or the mapped host
-// memory's) and the decode step stays one captured graph. Every expert a
-// step routes to is read exactly once, on whichever side its layer lives,
-// so the share of expert reads served from the device is the share of
-// layers read there, whatever the routing; and the bus carries, per decode
-// step of one take, top-k experts of every host layer (each read once), and
-// per prefill pass every host layer's experts once. It is pure arithmetic,
-// tested in CI.
+// The initial split is by whole layers, first layers on the device, and
+// every layer's experts also have a pinned host copy: from the first step
+// on, an expert cache (expert_cache.go) moves single experts between the
+// two. The decode step's expert kernels read each expert's address from a
+// per-(layer, expert) table on the device (kernels/expert_addr.cuh), so the
+// step stays one captured graph while the cache promotes the experts the
+// routing uses most into the slots of the least used. With near-uniform
+// routing nothing moves (hysteresis), and every expert a step routes to is
+// read once, on whichever side it lives: the share of reads served from the
+// device is then the share of layers read there, and the bus carries, per
+// decode step of one take, top-k experts of every host layer, and per
+// prefill pass every host layer's experts once (the model below, pure
+// arithmetic tested in CI; the cache's own counts are measured).
 
 // Tier is where the routed experts live.
 type Tier int
@@ -72,6 +75,9 @@ type TierInput struct {
 	// (ExpertPack.ExpertBytes), and TopK the experts each row routes to.
 	ExpertBytes int64
 	TopK        int
+	// Experts is the routed experts of a layer (the expert cache's table
+	// has a row of them per layer).
+	Experts int
 
 	DeviceFree int64 // the device's free memory now
 	Headroom   int64 // device memory kept free for the driver and kernels
@@ -106,12 +112,17 @@ type TierPlan struct {
 	Dense int64
 	// Stage (host tier) is the device buffer a prefill streams a host
 	// layer's experts through; between passes it holds the last layer's.
-	Stage int64
-	// Experts is every routed expert's bytes; DeviceExperts of them are in
-	// the arena (the first DeviceLayers layers' of Layers), HostExperts in
-	// pinned host memory (the other layers', the last one's also on the
-	// stage). HostDense is the dense tensors in pinned host memory, and Host
-	// all the pinned bytes.
+	// CacheTable is the expert cache's table and statistics, and
+	// CacheBacking (pinned, part of Host) its buffers for evicted
+	// device-layer experts.
+	Stage        int64
+	CacheTable   int64
+	CacheBacking int64
+	// Experts is every routed expert's bytes; DeviceExperts of them start
+	// in the arena (the first DeviceLayers layers' of Layers), HostExperts
+	// in pinned host memory only (the other layers', the last one's also
+	// on the stage). HostDense is the dense tensors in pinned host memory,
+	// and Host all the pinned bytes: HostExperts, HostDense and CacheBacking.
 	Experts       int64
 	DeviceExperts int64
 	HostExperts   int64
@@ -171,7 +182,7 @@ func PlanTier(in TierInput) (TierPlan, error) {
 	}
 	p.HostDense = in.HostDense
 	p.Dense -= p.HostDense
-	if p.Dense+p.Stage > p.Budget || p.Layers == 0 {
+	if p.Dense+p.Stage+ExpertCacheBytes(p.Layers, in.Experts) > p.Budget || p.Layers == 0 {
 		err := fmt.Errorf("%w: the model needs %s on the device even with every routed expert in host memory (weights other than the experts and the token embedding, tower, codec, caches, and one layer's experts, %s, to stream a prefill through); the budget is %s (%s)",
 			ErrDoesNotFit, gib(p.Dense+p.Stage), gib(p.Stage), gib(max(p.Budget, 0)), limit)
 		if overCap != nil {
@@ -179,7 +190,8 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		}
 		return p, err
 	}
-	p.Tier, p.Device = TierHostExperts, p.Dense+p.Stage
+	p.CacheTable = ExpertCacheBytes(p.Layers, in.Experts)
+	p.Tier, p.Device = TierHostExperts, p.Dense+p.Stage+p.CacheTable
 	// The last layer's experts live on the stage (and in host memory, where
 	// a pass copies them from), never in the arena.
 	for _, b := range in.LayerExperts[:p.Layers-1] {
@@ -191,7 +203,8 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		p.DeviceLayers++
 	}
 	p.HostExperts = experts - p.DeviceExperts
-	p.Host = p.HostExperts + p.HostDense
+	p.CacheBacking = ExpertCacheBacking(p.DeviceLayers*in.Experts, in.ExpertBytes)
+	p.Host = p.HostExperts + p.HostDense + p.CacheBacking
 	p.HostAvailable = in.HostAvailable
 	if p.Host+in.HostReserve > in.HostAvailable {
 		return p, fmt.Errorf("%w: %s (%s of the model's %s on the device); the host has %s available, %s short of the %s of pinned weights and the %s left to the rest of the machine",
@@ -249,7 +262,7 @@ func (p TierPlan) tierSentence() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
 	}
-	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers, one on the prefill stage), %s in host memory (pinned), the token embedding and LM head among them",
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers to start with, one on the prefill stage; an expert cache then moves single experts), %s in host memory (pinned), the token embedding, LM head and the cache's write-back buffers among them",
 		gib(p.DeviceExperts+p.Stage), p.ReadLayers(), p.Layers, gib(p.Host))
 }
 

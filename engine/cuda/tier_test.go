@@ -96,12 +96,15 @@ func TestPlanTierCards(t *testing.T) {
 // the last layer's experts from the stage.
 func checkPlan(t *testing.T, name string, in TierInput, p TierPlan) {
 	t.Helper()
-	stage, hostDense, read := int64(0), int64(0), p.DeviceLayers
+	stage, hostDense, read, table, pinned := int64(0), int64(0), p.DeviceLayers, int64(0), int64(0)
 	if p.Tier == TierHostExperts {
 		stage, hostDense, read = in.LayerExperts[0], in.HostDense, p.DeviceLayers+1
+		// The cache's table on the device, its backing buffers pinned.
+		backing := int64(min(512, p.DeviceLayers*in.Experts)) * ((in.ExpertBytes + 1024 + 255) / 256 * 256)
+		table, pinned = int64(p.Layers*in.Experts)*36+int64(p.Layers)*8, p.HostExperts+p.HostDense+backing
 	}
-	if p.Dense+p.DeviceExperts+p.HostExperts+p.HostDense != in.ModelBytes || p.Host != p.HostExperts+p.HostDense || p.HostDense != hostDense ||
-		p.Device != p.Dense+p.DeviceExperts+stage || p.Stage != stage || p.ReadLayers() != read {
+	if p.Dense+p.DeviceExperts+p.HostExperts+p.HostDense != in.ModelBytes || p.Host != pinned || p.HostDense != hostDense ||
+		p.Device != p.Dense+p.DeviceExperts+stage+table || p.CacheTable != table || p.Stage != stage || p.ReadLayers() != read {
 		t.Errorf("%s: dense %d + device experts %d + host experts %d + host dense %d (want %d) ≠ model %d, or stage %d (want %d), or %d layers read on the device (want %d)",
 			name, p.Dense, p.DeviceExperts, p.HostExperts, p.HostDense, hostDense, in.ModelBytes, p.Stage, stage, p.ReadLayers(), read)
 	}

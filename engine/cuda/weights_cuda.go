@@ -40,9 +40,12 @@ type DeviceWeights struct {
 	stageHolds int
 	// Tier is where the load put the model's bytes (PlanTier).
 	Tier TierPlan
+	// Cache is the expert cache of a host tier (nil: none), started with
+	// the first backbone on the weights.
+	Cache *ExpertCache
 }
 
-// Experts is the block layer i's expert kernels read in a decode step, at
+// Experts is the block layer i's expert kernels read as laid out, at
 // the offsets of Layout.Experts[i]: the arena, the stage for the home
 // layer, or the layer's pinned host block as the device addresses it (the
 // kernels read it over the bus).
@@ -173,8 +176,12 @@ func (w *DeviceWeights) Block(t DeviceTensor) *Block {
 	return w.Arena
 }
 
-// Free gives the arena, the host blocks and the stage back.
+// Free gives the arena, the host blocks, the stage and the expert cache back.
 func (w *DeviceWeights) Free(d *Device) error {
+	if w.Cache != nil {
+		w.Cache.free()
+		w.Cache = nil
+	}
 	freeBlocks(d, append(w.Host, w.Stage, w.HostDense))
 	return d.Free(w.Arena)
 }

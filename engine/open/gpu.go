@@ -54,14 +54,16 @@ var ErrGPUDoesNotFit = cuda.ErrDoesNotFit
 // batch of takes (the codec not counted): with every weight on the device
 // (Whole), and the least it runs with (Dense): every routed expert in
 // pinned host memory but the last layer's, which the prefill stage holds,
-// and the token embedding and LM head there too (HostDense); the experts of
-// one layer are what each further layer on the device adds.
+// and the token embedding and LM head there too (HostDense), and the expert
+// cache's table (ExpertCache, part of Dense); the experts of one layer are
+// what each further layer on the device adds.
 type GPUMemory struct {
 	Whole        int64 `json:"whole_bytes"`
 	Dense        int64 `json:"dense_bytes"`
 	HostDense    int64 `json:"host_dense_bytes"`
 	LayerExperts int64 `json:"layer_expert_bytes"`
 	Layers       int   `json:"layers"`
+	ExpertCache  int64 `json:"expert_cache_table_bytes"`
 	// VoiceCache is the voice prefix cache a load adds when the device has
 	// room for it beside Whole (none under the host tier).
 	VoiceCache int64 `json:"voice_cache_bytes"`
@@ -85,7 +87,8 @@ func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 		m.Dense -= b
 		m.LayerExperts = max(m.LayerExperts, b)
 	}
-	m.Dense += m.LayerExperts // the stage (cuda.PlanTier)
+	m.ExpertCache = cuda.ExpertCacheBytes(m.Layers, in.Experts)
+	m.Dense += m.LayerExperts + m.ExpertCache // the stage and the cache's table (cuda.PlanTier)
 	if capBytes > 0 {
 		if p, err := tierUnderCap(in, capBytes); err != nil {
 			m.UnderCap = "refused: " + err.Error()

@@ -18,7 +18,7 @@ func TestGPUTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, err := GPUModelBytes(dir, 0)
-	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+3*m.LayerExperts+m.HostDense != m.Whole || m.HostDense <= 0 || m.UnderCap != "" {
+	if err != nil || m.Whole+m.VoiceCache != whole || m.VoiceCache != GPUVoiceCacheBytes || m.Layers != 4 || m.Dense+3*m.LayerExperts+m.HostDense != m.Whole+m.ExpertCache || m.ExpertCache <= 0 || m.HostDense <= 0 || m.UnderCap != "" {
 		t.Fatalf("%+v (GPUModelBytes %d, %v)", m, whole, err)
 	}
 	if s, err := GPUTierUnderCap(dir, 0, m.Whole); err != nil || !strings.HasPrefix(s, "fits on the device") {
@@ -28,10 +28,10 @@ func TestGPUTiers(t *testing.T) {
 	// prefill stage, which a step reads them from, with the token embedding
 	// and LM head in host memory too.
 	s, err := GPUTierUnderCap(dir, 0, m.Whole-1)
-	if err != nil || !strings.Contains(s, "(the experts of 4 of 4 layers, one on the prefill stage)") {
+	if err != nil || !strings.Contains(s, "(the experts of 4 of 4 layers to start with, one on the prefill stage;") {
 		t.Errorf("a cap a byte short: %q %v", s, err)
 	}
-	if s, err := GPUTierUnderCap(dir, 0, m.Dense); err != nil || !strings.Contains(s, "(the experts of 1 of 4 layers, one on the prefill stage)") {
+	if s, err := GPUTierUnderCap(dir, 0, m.Dense); err != nil || !strings.Contains(s, "(the experts of 1 of 4 layers to start with, one on the prefill stage;") {
 		t.Errorf("a cap of the least: %q %v", s, err)
 	}
 	if _, err := GPUTierUnderCap(dir, 0, m.Dense-1); !errors.Is(err, ErrGPUDoesNotFit) || !errors.Is(err, cuda.ErrOverCap) {

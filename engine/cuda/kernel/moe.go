@@ -77,11 +77,13 @@ type MoEDownArgs struct {
 	E       int   // int e
 	Is      int   // int is
 	H       int   // int h
+	Xt      Ptr   // unsigned long long* xt
+	Xst     Ptr   // unsigned int* xst
 }
 
 // MoEDown enqueues kernels/moe.cu's
 //
-//	moe_down(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h)
+//	moe_down(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h, unsigned long long* xt, unsigned int* xst)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: moe_down (Exact) or moe_down_fast (Fast).
@@ -90,7 +92,7 @@ func MoEDown(q Launcher, policy Policy, grid [3]int, block int, a MoEDownArgs) e
 	if policy == Fast {
 		name = "moe_down_fast"
 	}
-	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
 }
 
 // MoEDownRowsArgs are the parameters of moe_down_rows.
@@ -114,11 +116,13 @@ type MoEDownRowsArgs struct {
 	E       int   // int e
 	Is      int   // int is
 	H       int   // int h
+	Xt      Ptr   // unsigned long long* xt
+	Xst     Ptr   // unsigned int* xst
 }
 
 // MoEDownRows enqueues kernels/moe.cu's
 //
-//	moe_down_rows(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h)
+//	moe_down_rows(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h, unsigned long long* xt, unsigned int* xst)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: moe_down_rows (Exact) or moe_down_rows_fast (Fast).
@@ -127,7 +131,7 @@ func MoEDownRows(q Launcher, policy Policy, grid [3]int, block int, a MoEDownRow
 	if policy == Fast {
 		name = "moe_down_rows_fast"
 	}
-	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))))
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
 }
 
 // GemvBF16RouteFast enqueues kernels/moe.cu's
@@ -166,13 +170,15 @@ type MoEDownCombineFastArgs struct {
 	Npitch  int     // int npitch
 	Eps     float32 // float eps
 	Counter Ptr     // unsigned int* counter
+	Xt      Ptr     // unsigned long long* xt
+	Xst     Ptr     // unsigned int* xst
 }
 
 // MoEDownCombineFast enqueues kernels/moe.cu's
 //
-//	moe_down_combine_fast(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h, float* x, float* wts, int sgcol, float* normed, float* nw, int npitch, float eps, unsigned int* counter)
+//	moe_down_combine_fast(float* yr, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int e, int is, int h, float* x, float* wts, int sgcol, float* normed, float* nw, int npitch, float eps, unsigned int* counter, unsigned long long* xt, unsigned int* xst)
 //
 // on q with grid blocks of block threads.
 func MoEDownCombineFast(q Launcher, grid [3]int, block int, a MoEDownCombineFastArgs) error {
-	return q.Launch("moe_down_combine_fast", grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.X), uint64(a.Wts), uint64(uint32(int32(a.Sgcol))), uint64(a.Normed), uint64(a.Nw), uint64(uint32(int32(a.Npitch))), uint64(math.Float32bits(a.Eps)), uint64(a.Counter))
+	return q.Launch("moe_down_combine_fast", grid, block, uint64(a.Yr), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.X), uint64(a.Wts), uint64(uint32(int32(a.Sgcol))), uint64(a.Normed), uint64(a.Nw), uint64(uint32(int32(a.Npitch))), uint64(math.Float32bits(a.Eps)), uint64(a.Counter), uint64(a.Xt), uint64(a.Xst))
 }

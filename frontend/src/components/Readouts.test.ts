@@ -29,6 +29,23 @@ describe('Readouts: the GPU memory tier', () => {
     expect(r.text('expert-tier')).toContain('16.5 GiB in host memory');
     expect(r.text('expert-hit-rate')).toBe('45.0%');
     expect(r.text('bus-per-frame')).toMatch(/^5\d\d(\.\d)? MiB$/);
+    expect(r.text('expert-cache')).toBeNull();
+    r.close();
+  });
+
+  it('shows what the expert cache measured', () => {
+    const r = readouts({
+      loaded: true, message: '', total_bytes: 140 * GiB,
+      memory: {
+        device: 'NVIDIA H200', used_bytes: 21 * GiB, peak_bytes: 21 * GiB, cap_bytes: 22 * GiB,
+        experts: { tier: 'experts in host memory', device_bytes: 13.5 * GiB, host_bytes: 16.5 * GiB,
+          device_layers: 18, layers: 40, hit_share: 0.45, bus_bytes_per_frame: 553_800_000,
+          cache: { slot_experts: 4352, resident_experts: 4608, total_experts: 10240, hits: 9_300, misses: 700, hit_share: 0.93, promoted_experts: 120,
+            evictions: 120, frames: 300, bus_bytes_per_frame: 80_000_000 } },
+      },
+    });
+    expect(r.text('expert-cache')).toBe('93.0% hits · 4608 of 10240 on the device · 120 moved');
+    expect(r.text('bus-measured')).toMatch(/^76(\.\d)? MiB$/);
     r.close();
   });
 

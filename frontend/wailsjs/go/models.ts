@@ -1,5 +1,35 @@
 export namespace api {
 	
+	export class ExpertCache {
+	    slot_experts: number;
+	    resident_experts: number;
+	    total_experts: number;
+	    hits: number;
+	    misses: number;
+	    hit_share: number;
+	    promoted_experts: number;
+	    evictions: number;
+	    frames: number;
+	    bus_bytes_per_frame: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new ExpertCache(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.slot_experts = source["slot_experts"];
+	        this.resident_experts = source["resident_experts"];
+	        this.total_experts = source["total_experts"];
+	        this.hits = source["hits"];
+	        this.misses = source["misses"];
+	        this.hit_share = source["hit_share"];
+	        this.promoted_experts = source["promoted_experts"];
+	        this.evictions = source["evictions"];
+	        this.frames = source["frames"];
+	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
+	    }
+	}
 	export class ExpertTier {
 	    tier: string;
 	    device_bytes: number;
@@ -8,6 +38,7 @@ export namespace api {
 	    layers: number;
 	    hit_share: number;
 	    bus_bytes_per_frame: number;
+	    cache?: ExpertCache;
 	
 	    static createFrom(source: any = {}) {
 	        return new ExpertTier(source);
@@ -22,7 +53,26 @@ export namespace api {
 	        this.layers = source["layers"];
 	        this.hit_share = source["hit_share"];
 	        this.bus_bytes_per_frame = source["bus_bytes_per_frame"];
+	        this.cache = this.convertValues(source["cache"], ExpertCache);
 	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
 	}
 	export class Finish {
 	    reason: string;

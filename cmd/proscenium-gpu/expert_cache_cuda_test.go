@@ -1,0 +1,129 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"testing"
+
+	"proscenium/engine/api"
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
+)
+
+// TestCUDAExpertCacheHotSet: with every router zeroed each step routes to
+// the same top-k experts of every layer (ties go to the lowest ids), a
+// forced hot set. Under a cap that puts two of the demo checkpoint's four
+// layers' experts in the arena (the slots), one on the stage and one in
+// host memory only, the expert cache promotes that layer's hot experts into
+// the slots of the arena layers' unused ones (writing those back to host
+// memory first): the last of four takes reads more than 90 % of its routed
+// pairs on the device, and every take's codes are
+// the uncapped engine's (same zeroed routers, same seeds), under either
+// numerics policy. The demo's layers route 4 of 8 experts a step, so the
+// uniform share is half of them: the policy's spread floor (what keeps
+// Drama 3's 8 of 256 from thrashing) is off here.
+func TestCUDAExpertCacheHotSet(t *testing.T) {
+	dir, dev := tinyOnDevice(t)
+	saved := cuda.DefaultExpertCacheConfig
+	cuda.DefaultExpertCacheConfig.Spread = 0
+	defer func() { cuda.DefaultExpertCacheConfig = saved }()
+	for _, policy := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
+		t.Run(string(policy), func(t *testing.T) {
+			dev.Numerics = policy
+			checkHotSet(t, dev, dir)
+		})
+	}
+}
+
+// checkHotSet is TestCUDAExpertCacheHotSet under dev's numerics policy.
+func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
+	ctx := context.Background()
+	// Four takes (a demo take may end early): the cache warms in the first
+	// ones, the last one's counts are judged.
+	var reqs []api.SpeechRequest
+	for i, text := range []string{"Hello there, this is a take made on the GPU.", "And a second take, the cache warming.",
+		"A third one, to be sure of the warm-up.", "And the last take, served from the device."} {
+		reqs = append(reqs, api.SpeechRequest{Text: text, Seed: uint64(5 + i), MaxFrames: 200, Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}})
+	}
+	type run struct {
+		codes    [][][]int
+		admitted int64
+		caches   []*api.ExpertCache // per take: the counts since the load
+	}
+	takes := func(capBytes int64) run {
+		t.Helper()
+		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
+		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
+		e, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		f := e.(cudaEngine).frames.all[0]
+		zeroRouters(t, dev, f.Backbone().W)
+		r := run{admitted: f.Admitted()}
+		for _, req := range reqs {
+			fin, err := e.Synthesize(ctx, req, func(api.Event) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.codes = append(r.codes, fin.Codes)
+			r.caches = append(r.caches, e.Stats().Memory.Experts.Cache)
+		}
+		return r
+	}
+	whole := takes(0)
+	in, err := cuda.ModelTierInput(dir, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := in.LayerExperts[0]
+	dense := whole.admitted - cuda.DefaultPrefixCacheBytes - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
+	capped := takes(dense + 2*layer)
+	n := len(reqs)
+	before, last := capped.caches[n-2], capped.caches[n-1]
+	if before == nil || last == nil {
+		t.Fatalf("no expert cache under the cap: %+v", capped.caches)
+	}
+	// The last take alone: the counts since the take before.
+	hits, misses := last.Hits-before.Hits, last.Misses-before.Misses
+	rate := float64(hits) / float64(max(hits+misses, 1))
+	t.Logf("before the last take %+v; the last take: %d hits, %d misses (%.3f), frames %v", *before, hits, misses, rate, frameCounts(capped.codes))
+	if before.Promotions < int64(in.TopK) || rate <= 0.9 || hits+misses == 0 {
+		t.Errorf("the hot set was not served from the device: %d promotions before the last take, hit rate %.3f in it", before.Promotions, rate)
+	}
+	for i := range reqs {
+		if f, cb := firstCodeDiff(whole.codes[i], capped.codes[i]); f >= 0 || len(whole.codes[i]) != len(capped.codes[i]) {
+			t.Errorf("take %d: the codes differ from the uncapped take's at frame %d codebook %d (%d and %d frames)", i+1, f, cb, len(whole.codes[i]), len(capped.codes[i]))
+		}
+	}
+}
+
+// zeroRouters zeroes every layer's router in w's arena.
+func zeroRouters(t *testing.T, dev *cuda.Device, w *cuda.DeviceWeights) {
+	t.Helper()
+	for i := range w.Weights.Layers {
+		p := w.Weights.Layers[i].MoE.Router
+		at, err := w.Tensor(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dt, _ := w.Layout.Tensor(p)
+		if err := dev.Run(func(q *cuda.Queue) error { return q.ZeroTensor(at, dt.Bytes()) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// frameCounts is the frames of each take.
+func frameCounts(codes [][][]int) []int {
+	var n []int
+	for _, c := range codes {
+		n = append(n, len(c))
+	}
+	return n
+}
