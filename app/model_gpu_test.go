@@ -87,9 +87,10 @@ func TestMemoryCapAdmitsTheHostTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The demo geometry with wide experts, so that they outweigh what the
-	// GPU keeps on the device besides them (tower, codec allowance, stage).
+	// GPU keeps on the device besides them (tower, codec allowance, stage, and
+	// a 512-row prefill pass's scratch, which grows with the expert width).
 	cfg := drama3.TinyConfig()
-	cfg.Text.NumExperts, cfg.Text.MoEIntermediate = 16, 6144
+	cfg.Text.NumExperts, cfg.Text.MoEIntermediate = 32, 6144
 	dir := t.TempDir()
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base, Config: cfg, FusedExperts: true}); err != nil {
 		t.Fatal(err)
