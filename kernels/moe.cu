@@ -10,16 +10,116 @@
 #define MOE_MAX_EXPERTS 1024
 
 // ---------------------------------------------------------------------------
+// The top k of a routing as one warp's sorted lists: each lane sorts the
+// candidates it holds, then five butterfly steps merge lane l's list with
+// lane l^o's (o = 16, 8, 4, 2, 1), after which every lane holds the best
+// ROUTE_LIST of all. A step is shuffles of the partner's list and a bitonic
+// merge in registers (no shared memory, no barrier): about a third of the
+// latency of k rounds of a warp-wide arg-max. A candidate beats another
+// when its value is larger, or equal at a lower index (cpu.Route's ties);
+// lists are padded with (−inf, INT_MAX).
+#define ROUTE_LIST 8  // the list's length: routings of k ≤ ROUTE_LIST take this path
+
+__device__ __forceinline__ bool route_beats(float av, int ai, float bv, int bi) {
+    return av > bv || (av == bv && ai < bi);
+}
+
+// route_cx puts the better of slots i and j (i < j) in slot i.
+__device__ __forceinline__ void route_cx(float& vi, int& ii, float& vj, int& ij) {
+    if (route_beats(vj, ij, vi, ii)) {
+        const float tv = vi;
+        const int ti = ii;
+        vi = vj, ii = ij, vj = tv, ij = ti;
+    }
+}
+
+// route_bitonic_clean sorts a bitonic list into descending order.
+__device__ __forceinline__ void route_bitonic_clean(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+#pragma unroll
+    for (int stride = ROUTE_LIST / 2; stride > 0; stride >>= 1)
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++)
+            if ((i & stride) == 0) route_cx(v[i], ix[i], v[i + stride], ix[i + stride]);
+}
+
+// route_sort sorts a lane's list into descending order (a bitonic sort).
+__device__ __forceinline__ void route_sort(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+#pragma unroll
+    for (int size = 2; size <= ROUTE_LIST; size <<= 1)
+#pragma unroll
+        for (int stride = size / 2; stride > 0; stride >>= 1)
+#pragma unroll
+            for (int i = 0; i < ROUTE_LIST; i++) {
+                const int j = i ^ stride;
+                if (j > i) {
+                    if ((i & size) == 0)
+                        route_cx(v[i], ix[i], v[j], ix[j]);
+                    else
+                        route_cx(v[j], ix[j], v[i], ix[i]);
+                }
+            }
+}
+
+// route_insert puts (nv, ni) into a lane's sorted list when it beats the last.
+__device__ __forceinline__ void route_insert(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST], float nv, int ni) {
+#pragma unroll
+    for (int i = 0; i < ROUTE_LIST; i++) {
+        if (route_beats(nv, ni, v[i], ix[i])) {
+            const float tv = v[i];
+            const int ti = ix[i];
+            v[i] = nv, ix[i] = ni, nv = tv, ni = ti;
+        }
+    }
+}
+
+// warp_top_list leaves in every lane of the calling warp the best
+// ROUTE_LIST of the E candidates value(e), e < E, in descending order.
+template <class F>
+__device__ __forceinline__ void warp_top_list(int E, F value, float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < ROUTE_LIST; i++) {
+        const int e = lane + 32 * i;
+        v[i] = e < E ? value(e) : -INFINITY;
+        ix[i] = e < E ? e : 0x7fffffff;
+    }
+    route_sort(v, ix);
+    for (int e = lane + 32 * ROUTE_LIST; e < E; e += 32) route_insert(v, ix, value(e), e);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float pv[ROUTE_LIST];
+        int pi[ROUTE_LIST];
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++) {
+            pv[i] = __shfl_xor_sync(FULL_MASK, v[i], o);
+            pi[i] = __shfl_xor_sync(FULL_MASK, ix[i], o);
+        }
+        // The best ROUTE_LIST of two descending lists, as a bitonic list.
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++) {
+            const int r = ROUTE_LIST - 1 - i;
+            if (route_beats(pv[r], pi[r], v[i], ix[i])) v[i] = pv[r], ix[i] = pi[r];
+        }
+        route_bitonic_clean(v, ix);
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
-// values of the stacked projection), the softmax over all E experts as the
-// CPU computes it (each exponential rounded from double, their float64 sum
-// rounded once, one float32 division), the k largest probabilities (ties to
-// the lower index), divided by their float64 sum rounded once: the CPU's bits. Writes ids[t·k + j] and wts[t·k + j]. When
-// xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
-// the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
-// moe_route_row is row t (every thread of a block of 256 calls it); LD reads
-// the logits (fused.cuh: LoadL2 where other blocks of the same grid wrote them).
-template <class LD>
+// values of the stacked projection). Exact: the softmax over all E experts
+// as the CPU computes it (each exponential rounded from double, their
+// float64 sum rounded once, one float32 division), the k largest
+// probabilities (ties to the lower index), divided by their float64 sum
+// rounded once: the CPU's bits. Fast: the k largest logits (ties to the
+// lower index), weighted by the softmax of those k alone: the renormalised
+// top-k probabilities are that softmax (the full softmax's denominator
+// cancels), so the E exponentials and their sum are skipped. Writes
+// ids[t·k + j] and wts[t·k + j]. When xrep is not null, also copies row t
+// of x (pitch xpitch) to xrep rows t·k … t·k+k−1, the inputs of the (row,
+// expert) GEMVs of a prefill. Grid (n), block 256. moe_route_row is row t
+// (every thread of a block of 256 calls it); LD reads the logits (fused.cuh:
+// LoadL2 where other blocks of the same grid wrote them).
+template <class P, class LD>
 __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
                                               const float* __restrict__ dense, int dstride, int E, int k,
                                               float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
@@ -27,52 +127,96 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
     __shared__ double red[32];
     __shared__ float chosen[64];
     const float* lg = dense + (size_t)t * dstride;
-    float m = -INFINITY;
-    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
-    // block max
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-    if (lane == 0) red[warp] = m;
-    __syncthreads();
-    m = lane < nwarps ? (float)red[lane] : -INFINITY;
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-    double s = 0.0;
-    for (int e = threadIdx.x; e < E; e += blockDim.x) {
-        const float v = (float)exp((double)__fsub_rn(LD::ld(lg + e), m));
-        p[e] = v;
-        s += (double)v;
-    }
-    const float S = (float)block_sum(s, red);
-    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
-    __syncthreads();
-    // The top k in warp 0 alone (no block barriers): lane l scans experts
-    // l, l+32, …; a round's winner is marked by the lane that owns it, the
-    // only lane that reads it again.
-    if (warp == 0) {
-        for (int j = 0; j < k; j++) {
-            float bv = -1.f;
-            int bi = 0x7fffffff;
-            for (int e = lane; e < E; e += 32) {
-                const float v = p[e];
-                if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
-            }
-            for (int o = 16; o > 0; o >>= 1) {
-                const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
-                const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
-                if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
-            }
+    if (!P::exact && k <= ROUTE_LIST) {
+        // Fast: warp 0 alone, no barrier.
+        if (warp == 0) {
+            float v[ROUTE_LIST];
+            int ix[ROUTE_LIST];
+            warp_top_list(E, [&](int e) { return LD::ld(lg + e); }, v, ix);
             if (lane == 0) {
-                ids[t * k + j] = bi;
-                chosen[j] = bv;
+                float ev[ROUTE_LIST], S = 0.f;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++) {
+                    ev[j] = j < k ? __expf(v[j] - v[0]) : 0.f;
+                    S += ev[j];
+                }
+                const float inv = 1.f / S;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++) {
+                    if (j < k) {
+                        ids[t * k + j] = ix[j];
+                        wts[t * k + j] = ev[j] * inv;
+                    }
+                }
             }
-            if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
         }
-        __syncwarp();
-        if (lane == 0) {
-            double sum = 0.0;
-            for (int j = 0; j < k; j++) sum += (double)chosen[j];
-            const float S = (float)sum;
-            for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], S);
+    } else {
+        float m = -INFINITY;
+        for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
+        // block max
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+        if (lane == 0) red[warp] = m;
+        __syncthreads();
+        m = lane < nwarps ? (float)red[lane] : -INFINITY;
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+        double s = 0.0;
+        for (int e = threadIdx.x; e < E; e += blockDim.x) {
+            const float v = (float)exp((double)__fsub_rn(LD::ld(lg + e), m));
+            p[e] = v;
+            s += (double)v;
+        }
+        const float S = (float)block_sum(s, red);
+        for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
+        __syncthreads();
+        if (warp == 0 && k <= ROUTE_LIST) {
+            float v[ROUTE_LIST];
+            int ix[ROUTE_LIST];
+            warp_top_list(E, [&](int e) { return p[e]; }, v, ix);
+            if (lane == 0) {
+                // The chosen probabilities' float64 sum in the order chosen.
+                double sum = 0.0;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++)
+                    if (j < k) sum += (double)v[j];
+                const float Sk = (float)sum;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++) {
+                    if (j < k) {
+                        ids[t * k + j] = ix[j];
+                        wts[t * k + j] = __fdiv_rn(v[j], Sk);
+                    }
+                }
+            }
+        } else if (warp == 0) {
+            // k > ROUTE_LIST: k rounds of a warp-wide arg-max. Lane l scans
+            // experts l, l+32, …; a round's winner is marked by the lane that
+            // owns it, the only lane that reads it again.
+            for (int j = 0; j < k; j++) {
+                float bv = -1.f;
+                int bi = 0x7fffffff;
+                for (int e = lane; e < E; e += 32) {
+                    const float v = p[e];
+                    if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+                }
+                for (int o = 16; o > 0; o >>= 1) {
+                    const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+                    const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
+                    if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+                }
+                if (lane == 0) {
+                    ids[t * k + j] = bi;
+                    chosen[j] = bv;
+                }
+                if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
+            }
+            __syncwarp();
+            if (lane == 0) {
+                double sum = 0.0;
+                for (int j = 0; j < k; j++) sum += (double)chosen[j];
+                const float Sk = (float)sum;
+                for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], Sk);
+            }
         }
     }
     if (xrep) {
@@ -83,12 +227,17 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
         }
     }
 }
-extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
-                                     const float* __restrict__ dense, int dstride, int E, int k,
-                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+template <class P>
+__device__ __forceinline__ void moe_route_body(int32_t* __restrict__ ids, float* __restrict__ wts,
+                                               const float* __restrict__ dense, int dstride, int E, int k,
+                                               float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     pdl_entry();
-    moe_route_row<LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
+    moe_route_row<P, LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
 }
+NUMERICS_KERNEL(moe_route, ,
+                (int32_t* __restrict__ ids, float* __restrict__ wts, const float* __restrict__ dense, int dstride,
+                 int E, int k, float* __restrict__ xrep, const float* __restrict__ x, int xpitch),
+                (ids, wts, dense, dstride, E, k, xrep, x, xpitch))
 
 // ---------------------------------------------------------------------------
 // Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)
@@ -177,6 +326,7 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // up to npitch. Fast: the same operations in float32 with a float32 sum of
 // squares. Grid (n), block 256.
 // moe_combine_norm_row is row t; LD reads yr and ys (fused.cuh).
+#define COMBINE_REGS 8
 template <class P, class LD>
 __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
                                                      const float* __restrict__ wts, const float* __restrict__ ys,
@@ -185,17 +335,36 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
                                                      float* __restrict__ normed, const float* __restrict__ nw,
                                                      int npitch, float eps) {
     __shared__ typename P::Sum red[32];
+    // The first COMBINE_REGS pairs' weights and rows are held in registers
+    // and each column's COMBINE_REGS routed values loaded together before the
+    // sum: a loop over k would wait for one load at a time, the launch's
+    // whole cost (docs/PERF.md, step27b). The sum's order is unchanged.
+    float w[COMBINE_REGS];
+    const float* yrow[COMBINE_REGS];
+#pragma unroll
+    for (int j = 0; j < COMBINE_REGS; j++) {
+        const int jj = min(j, k - 1);
+        w[j] = wts[t * k + jj];
+        yrow[j] = yr + (slot ? (size_t)slot[t * k + jj] : (size_t)t * k + jj) * H;
+    }
     const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
     typename P::Sum ss = 0;
     for (int c = threadIdx.x; c < H; c += blockDim.x) {
+        float y[COMBINE_REGS];
+#pragma unroll
+        for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yrow[j] + c);
+        const float ysv = LD::ld(ys + (size_t)t * H + c), xv = xr[c];
         float acc = 0.f;
-        for (int j = 0; j < k; j++) {
+#pragma unroll
+        for (int j = 0; j < COMBINE_REGS; j++)
+            if (j < k) acc = P::add(acc, P::mul(w[j], y[j]));
+        for (int j = COMBINE_REGS; j < k; j++) {
             const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
             acc = P::add(acc, P::mul(wts[t * k + j], LD::ld(yr + row * H + c)));
         }
-        acc = P::add(acc, P::mul(LD::ld(ys + (size_t)t * H + c), sg));
-        const float v = P::add(xr[c], acc);
+        acc = P::add(acc, P::mul(ysv, sg));
+        const float v = P::add(xv, acc);
         xr[c] = v;
         ss += P::sq(v);
     }
@@ -240,9 +409,18 @@ NUMERICS_KERNEL(moe_combine_norm, ,
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
+// down_item computes y[r] = Σ_c W[r, c]·x[c] for the rows of this block
+// (each warp DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …) with
+// x = silu(g[c])·u[c] for c < n (0 up to cols), staged in xs: cpu.SwiGLU's
+// order under Exact (SiLU, then × u rounded). The first chunks' weights are
+// loaded before x is staged, and each next chunk's before the current one's
+// products, so the weights' memory latency overlaps the staging (the ids
+// and gate·up this waits for are the inputs of both); the sums' order is
+// the lane's chunk order either way.
 template <class P, class WT>
-__device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const void* xs, int rows, int cols) {
+__device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ g,
+                                          const float* __restrict__ u, int n, int cols, int rows, void* xs) {
     constexpr int PER = WT::PER;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
@@ -254,18 +432,30 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
         rr[r] = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (16 / PER));
     }
+    uint4 w[DOWN_ROWS];
+    if (lane < chunks) {
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + lane);
+    }
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        XChunk<P, WT>::stage(xs, c, c < n ? P::mul(P::silu(g[c]), u[c]) : 0.f);
+    __syncthreads();
     typename P::Sum acc[DOWN_ROWS];
 #pragma unroll
     for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0;
     for (int c = lane; c < chunks; c += 32) {
-        uint4 w[DOWN_ROWS];
+        uint4 wn[DOWN_ROWS];
+        if (c + 32 < chunks) {
 #pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
+            for (int r = 0; r < DOWN_ROWS; r++) wn[r] = load_stream(wr[r] + c + 32);
+        }
         XChunk<P, WT> xc;
         xc.load_shared(xs, c);
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++)
             acc[r] += xc.dot_folded(w[r], WT::SCALED ? S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7) : nullptr);
+#pragma unroll
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = wn[r];
     }
 #pragma unroll
     for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
@@ -274,18 +464,6 @@ __device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* 
         for (int r = 0; r < DOWN_ROWS; r++)
             if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
-}
-
-// down_item stages x = silu(g[c])·u[c] for c < n (0 up to cols) and runs the
-// rows: cpu.SwiGLU's order under Exact (SiLU, then × u rounded).
-template <class P, class WT>
-__device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* __restrict__ g,
-                                          const float* __restrict__ u, int n, int cols, int rows, void* xs) {
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        XChunk<P, WT>::stage(xs, c, c < n ? P::mul(P::silu(g[c]), u[c]) : 0.f);
-    __syncthreads();
-    down_rows<P, WT>(y, W, S, xs, rows, cols);
 }
 
 // moe_down_pair is block row y's item into out: routed pair y (y < k) or
@@ -376,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)
     gemv_body<BF16Weights, Fast, FUSED_GEMV_TPR, FUSED_GEMV_ROWS, FUSED_GEMV_UNROLL>(
         dense, reinterpret_cast<const uint8_t*>(W), nullptr, x, rows, cols);
     if (!last_block(counter)) return;
-    moe_route_row<LoadL2>(0, ids, wts, dense, rows, E, k, nullptr, nullptr, 0);
+    moe_route_row<Fast, LoadL2>(0, ids, wts, dense, rows, E, k, nullptr, nullptr, 0);
 }
 
 // moe_down_combine_fast: moe_down_fast (the k routed and the shared down

@@ -39,7 +39,7 @@ func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return kernel.MoERoute(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
+	return kernel.MoERoute(q, q.policy(), [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
 		dstride, E, k, xra, xa, xpitch)
 }
 

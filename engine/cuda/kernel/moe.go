@@ -7,6 +7,8 @@ import "math"
 // The integer #defines of kernels/moe.cu.
 const (
 	MoEMaxExperts = 1024 // MOE_MAX_EXPERTS
+	RouteList     = 8    // ROUTE_LIST
+	CombineRegs   = 8    // COMBINE_REGS
 	DownRows      = 8    // DOWN_ROWS
 	DownMaxx      = 2048 // DOWN_MAXX
 )
@@ -16,8 +18,13 @@ const (
 //	moe_route(int32_t* ids, float* wts, float* dense, int dstride, int E, int k, float* xrep, float* x, int xpitch)
 //
 // on q with grid blocks of block threads.
-func MoERoute(q Launcher, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int) error {
-	return q.Launch("moe_route", grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))))
+// policy picks the instance: moe_route (Exact) or moe_route_fast (Fast).
+func MoERoute(q Launcher, policy Policy, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int) error {
+	name := "moe_route"
+	if policy == Fast {
+		name = "moe_route_fast"
+	}
+	return q.Launch(name, grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))))
 }
 
 // MoEGroup enqueues kernels/moe.cu's
