@@ -409,18 +409,9 @@ NUMERICS_KERNEL(moe_combine_norm, ,
 #define DOWN_ROWS 8
 #define DOWN_MAXX 2048
 
-// down_item computes y[r] = Σ_c W[r, c]·x[c] for the rows of this block
-// (each warp DOWN_ROWS rows, lane j reading 16-byte chunks j, j+32, …) with
-// x = silu(g[c])·u[c] for c < n (0 up to cols), staged in xs: cpu.SwiGLU's
-// order under Exact (SiLU, then × u rounded). The first chunks' weights are
-// loaded before x is staged, and each next chunk's before the current one's
-// products, so the weights' memory latency overlaps the staging (the ids
-// and gate·up this waits for are the inputs of both); the sums' order is
-// the lane's chunk order either way.
 template <class P, class WT>
-__device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* __restrict__ g,
-                                          const float* __restrict__ u, int n, int cols, int rows, void* xs) {
+__device__ __forceinline__ void down_rows(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const void* xs, int rows, int cols) {
     constexpr int PER = WT::PER;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int row0 = (blockIdx.x * (blockDim.x >> 5) + warp) * DOWN_ROWS;
@@ -432,30 +423,18 @@ __device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* 
         rr[r] = min(row0 + r, rows - 1);
         wr[r] = reinterpret_cast<const uint4*>(W + (size_t)rr[r] * cols * (16 / PER));
     }
-    uint4 w[DOWN_ROWS];
-    if (lane < chunks) {
-#pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + lane);
-    }
-    for (int c = threadIdx.x; c < cols; c += blockDim.x)
-        XChunk<P, WT>::stage(xs, c, c < n ? P::mul(P::silu(g[c]), u[c]) : 0.f);
-    __syncthreads();
     typename P::Sum acc[DOWN_ROWS];
 #pragma unroll
     for (int r = 0; r < DOWN_ROWS; r++) acc[r] = 0;
     for (int c = lane; c < chunks; c += 32) {
-        uint4 wn[DOWN_ROWS];
-        if (c + 32 < chunks) {
+        uint4 w[DOWN_ROWS];
 #pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++) wn[r] = load_stream(wr[r] + c + 32);
-        }
+        for (int r = 0; r < DOWN_ROWS; r++) w[r] = load_stream(wr[r] + c);
         XChunk<P, WT> xc;
         xc.load_shared(xs, c);
 #pragma unroll
         for (int r = 0; r < DOWN_ROWS; r++)
             acc[r] += xc.dot_folded(w[r], WT::SCALED ? S + (size_t)(rr[r] >> 7) * scols + ((c * PER) >> 7) : nullptr);
-#pragma unroll
-        for (int r = 0; r < DOWN_ROWS; r++) w[r] = wn[r];
     }
 #pragma unroll
     for (int r = 0; r < DOWN_ROWS; r++) acc[r] = warp_sum(acc[r]);
@@ -464,6 +443,18 @@ __device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* 
         for (int r = 0; r < DOWN_ROWS; r++)
             if (row0 + r < rows) y[row0 + r] = (float)acc[r];
     }
+}
+
+// down_item stages x = silu(g[c])·u[c] for c < n (0 up to cols) and runs the
+// rows: cpu.SwiGLU's order under Exact (SiLU, then × u rounded).
+template <class P, class WT>
+__device__ __forceinline__ void down_item(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ g,
+                                          const float* __restrict__ u, int n, int cols, int rows, void* xs) {
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        XChunk<P, WT>::stage(xs, c, c < n ? P::mul(P::silu(g[c]), u[c]) : 0.f);
+    __syncthreads();
+    down_rows<P, WT>(y, W, S, xs, rows, cols);
 }
 
 // moe_down_pair is block row y's item into out: routed pair y (y < k) or
