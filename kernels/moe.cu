@@ -113,23 +113,22 @@ __device__ __forceinline__ void warp_top_list(int E, F value, float (&v)[ROUTE_L
 // rounded once: the CPU's bits. Fast: the k largest logits (ties to the
 // lower index), weighted by the softmax of those k alone: the renormalised
 // top-k probabilities are that softmax (the full softmax's denominator
-// cancels), so the E exponentials and their sum are skipped. Writes
-// ids[t·k + j] and wts[t·k + j]. When xrep is not null, also copies row t
-// of x (pitch xpitch) to xrep rows t·k … t·k+k−1, the inputs of the (row,
-// expert) GEMVs of a prefill. Grid (n), block 256. moe_route_row is row t
-// (every thread of a block of 256 calls it); LD reads the logits (fused.cuh:
+// cancels), so the E exponentials and their sum are skipped.
+// moe_route_select leaves row t's choice j < k in sid[j] (the expert) and
+// sw[j] (its weight), shared memory of the calling block (every thread
+// calls it; it ends with a barrier); LD reads the logits (fused.cuh:
 // LoadL2 where other blocks of the same grid wrote them).
+#define ROUTE_MAXK 64  // engine/cuda maxRouteTopK
+
 template <class P, class LD>
-__device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
-                                              const float* __restrict__ dense, int dstride, int E, int k,
-                                              float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+__device__ __forceinline__ void moe_route_select(int t, const float* __restrict__ dense, int dstride, int E, int k,
+                                                 int32_t* sid, float* sw) {
     __shared__ float p[MOE_MAX_EXPERTS];
     __shared__ double red[32];
-    __shared__ float chosen[64];
     const float* lg = dense + (size_t)t * dstride;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (!P::exact && k <= ROUTE_LIST) {
-        // Fast: warp 0 alone, no barrier.
+        // Fast: warp 0 alone; the barrier at the end publishes its choice.
         if (warp == 0) {
             float v[ROUTE_LIST];
             int ix[ROUTE_LIST];
@@ -145,79 +144,98 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
 #pragma unroll
                 for (int j = 0; j < ROUTE_LIST; j++) {
                     if (j < k) {
-                        ids[t * k + j] = ix[j];
-                        wts[t * k + j] = ev[j] * inv;
+                        sid[j] = ix[j];
+                        sw[j] = ev[j] * inv;
                     }
                 }
             }
         }
-    } else {
-        float m = -INFINITY;
-        for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
-        // block max
-        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-        if (lane == 0) red[warp] = m;
         __syncthreads();
-        m = lane < nwarps ? (float)red[lane] : -INFINITY;
-        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-        double s = 0.0;
-        for (int e = threadIdx.x; e < E; e += blockDim.x) {
-            const float v = (float)exp((double)__fsub_rn(LD::ld(lg + e), m));
-            p[e] = v;
-            s += (double)v;
-        }
-        const float S = (float)block_sum(s, red);
-        for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
-        __syncthreads();
-        if (warp == 0 && k <= ROUTE_LIST) {
-            float v[ROUTE_LIST];
-            int ix[ROUTE_LIST];
-            warp_top_list(E, [&](int e) { return p[e]; }, v, ix);
-            if (lane == 0) {
-                // The chosen probabilities' float64 sum in the order chosen.
-                double sum = 0.0;
+        return;
+    }
+    float m = -INFINITY;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
+    // block max
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    m = lane < nwarps ? (float)red[lane] : -INFINITY;
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+    double s = 0.0;
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        const float v = (float)exp((double)__fsub_rn(LD::ld(lg + e), m));
+        p[e] = v;
+        s += (double)v;
+    }
+    const float S = (float)block_sum(s, red);
+    for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
+    __syncthreads();
+    if (warp == 0 && k <= ROUTE_LIST) {
+        float v[ROUTE_LIST];
+        int ix[ROUTE_LIST];
+        warp_top_list(E, [&](int e) { return p[e]; }, v, ix);
+        if (lane == 0) {
+            // The chosen probabilities' float64 sum in the order chosen.
+            double sum = 0.0;
 #pragma unroll
-                for (int j = 0; j < ROUTE_LIST; j++)
-                    if (j < k) sum += (double)v[j];
-                const float Sk = (float)sum;
+            for (int j = 0; j < ROUTE_LIST; j++)
+                if (j < k) sum += (double)v[j];
+            const float Sk = (float)sum;
 #pragma unroll
-                for (int j = 0; j < ROUTE_LIST; j++) {
-                    if (j < k) {
-                        ids[t * k + j] = ix[j];
-                        wts[t * k + j] = __fdiv_rn(v[j], Sk);
-                    }
+            for (int j = 0; j < ROUTE_LIST; j++) {
+                if (j < k) {
+                    sid[j] = ix[j];
+                    sw[j] = __fdiv_rn(v[j], Sk);
                 }
-            }
-        } else if (warp == 0) {
-            // k > ROUTE_LIST: k rounds of a warp-wide arg-max. Lane l scans
-            // experts l, l+32, …; a round's winner is marked by the lane that
-            // owns it, the only lane that reads it again.
-            for (int j = 0; j < k; j++) {
-                float bv = -1.f;
-                int bi = 0x7fffffff;
-                for (int e = lane; e < E; e += 32) {
-                    const float v = p[e];
-                    if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
-                }
-                for (int o = 16; o > 0; o >>= 1) {
-                    const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
-                    const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
-                    if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
-                }
-                if (lane == 0) {
-                    ids[t * k + j] = bi;
-                    chosen[j] = bv;
-                }
-                if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
-            }
-            __syncwarp();
-            if (lane == 0) {
-                double sum = 0.0;
-                for (int j = 0; j < k; j++) sum += (double)chosen[j];
-                const float Sk = (float)sum;
-                for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], Sk);
             }
         }
+    } else if (warp == 0) {
+        // k > ROUTE_LIST: k rounds of a warp-wide arg-max. Lane l scans
+        // experts l, l+32, …; a round's winner is marked by the lane that
+        // owns it, the only lane that reads it again.
+        for (int j = 0; j < k; j++) {
+            float bv = -1.f;
+            int bi = 0x7fffffff;
+            for (int e = lane; e < E; e += 32) {
+                const float v = p[e];
+                if (v > bv || (v == bv && e < bi)) bv = v, bi = e;
+            }
+            for (int o = 16; o > 0; o >>= 1) {
+                const float ov = __shfl_xor_sync(FULL_MASK, bv, o);
+                const int oi = __shfl_xor_sync(FULL_MASK, bi, o);
+                if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
+            }
+            if (lane == 0) {
+                sid[j] = bi;
+                sw[j] = bv;
+            }
+            if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
+        }
+        __syncwarp();
+        if (lane == 0) {
+            double sum = 0.0;
+            for (int j = 0; j < k; j++) sum += (double)sw[j];
+            const float Sk = (float)sum;
+            for (int j = 0; j < k; j++) sw[j] = __fdiv_rn(sw[j], Sk);
+        }
+    }
+    __syncthreads();
+}
+
+// moe_route_row writes row t's routing to ids[t·k + j] and wts[t·k + j];
+// when xrep is not null, it also copies row t of x (pitch xpitch) to xrep
+// rows t·k … t·k+k−1, the inputs of the (row, expert) GEMVs of a prefill.
+// Every thread of the block calls it.
+template <class P, class LD>
+__device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
+                                              const float* __restrict__ dense, int dstride, int E, int k,
+                                              float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+    __shared__ int32_t sid[ROUTE_MAXK];
+    __shared__ float sw[ROUTE_MAXK];
+    moe_route_select<P, LD>(t, dense, dstride, E, k, sid, sw);
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
+        ids[t * k + j] = sid[j];
+        wts[t * k + j] = sw[j];
     }
     if (xrep) {
         const float* xr = x + (size_t)t * xpitch;
@@ -227,6 +245,7 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
         }
     }
 }
+// moe_route: grid (n), block 256: row blockIdx.x.
 template <class P>
 __device__ __forceinline__ void moe_route_body(int32_t* __restrict__ ids, float* __restrict__ wts,
                                                const float* __restrict__ dense, int dstride, int E, int k,
@@ -238,6 +257,62 @@ NUMERICS_KERNEL(moe_route, ,
                 (int32_t* __restrict__ ids, float* __restrict__ wts, const float* __restrict__ dense, int dstride,
                  int E, int k, float* __restrict__ xrep, const float* __restrict__ x, int xpitch),
                 (ids, wts, dense, dstride, E, k, xrep, x, xpitch))
+
+// ---------------------------------------------------------------------------
+// A step's routing and the gate·up GEMVs of its (row, expert) pairs in one
+// launch, instead of moe_route and the gathered GEMV: block (bx, q) of grid
+// (blocks per matrix, n·k) routes row t = q / k (moe_route_select: every
+// block of a row makes the same choice from the same logits) and computes
+// block bx's rows of pair q's expert sid[q % k] on x row t (pitch xpitch):
+// gu [n·k, rows] gets gemv_body's values, the bits of the two launches it
+// replaces. Blocks bx = 0 write ids[q] and wts[q] for the down projections
+// and the combine. Each block reads the E logits (from L2); what this saves
+// is a launch, its wait and the ids' round trip through memory between
+// routing and experts (docs/PERF.md, step27b). mstride and sstride are a
+// matrix's elements and scales (S null for BF16).
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
+                                                 float* __restrict__ wts, const uint8_t* __restrict__ W,
+                                                 const float* __restrict__ S, long long mstride, long long sstride,
+                                                 const float* __restrict__ dense, int dstride, int E, int k,
+                                                 const float* __restrict__ x, int xpitch, int rows, int cols) {
+    __shared__ int32_t sid[ROUTE_MAXK];
+    __shared__ float sw[ROUTE_MAXK];
+    const int q = blockIdx.y, t = q / k, j = q % k;
+    pdl_entry();
+    moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ids[q] = sid[j];
+        wts[q] = sw[j];
+    }
+    const long long m = sid[j];
+    gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, W + m * mstride * (16 / WT::PER),
+                                        WT::SCALED ? S + m * sstride : nullptr, x + (size_t)t * xpitch, rows, cols);
+}
+#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL)                                                              \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                                  \
+        NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
+             const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
+             const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
+             int rows, int cols) {                                                                                 \
+        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, k, x, \
+                                                   xpitch, rows, cols);                                            \
+    }
+// Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
+// moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances
+// engine/cuda's choosers (ChooseGemv, ChooseGemvF64) give a step's experts.
+#define MOE_GATE_UP_FP8(TPR, ROWS, UNROLL)                                                              \
+    MOE_GATE_UP_X(moe_gate_up_fp8_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Fast, TPR, ROWS, UNROLL)    \
+    MOE_GATE_UP_X(moe_gate_up_fp8d_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Exact, TPR, ROWS, UNROLL)
+#define MOE_GATE_UP_BF16(TPR, ROWS, UNROLL)                                                             \
+    MOE_GATE_UP_X(moe_gate_up_bf16_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Fast, TPR, ROWS, UNROLL)  \
+    MOE_GATE_UP_X(moe_gate_up_bf16d_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Exact, TPR, ROWS, UNROLL)
+MOE_GATE_UP_FP8(32, 4, 4)
+MOE_GATE_UP_FP8(64, 4, 2)
+MOE_GATE_UP_FP8(32, 8, 1)
+MOE_GATE_UP_FP8(256, 4, 1)
+MOE_GATE_UP_BF16(128, 2, 2)
+MOE_GATE_UP_BF16(32, 4, 2)
 
 // ---------------------------------------------------------------------------
 // Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)

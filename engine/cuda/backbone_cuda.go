@@ -526,12 +526,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	switch {
 	case n == 1:
-		// A step: gate and up of the k experts in one gathered GEMV, then
-		// their down projections and the shared expert's in one launch.
-		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
-			return err
-		}
-		if err := b.gateUpGEMV(q, L, xw, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+		// A step: the routing with gate and up of the k experts in one
+		// gathered GEMV, then their down projections and the shared
+		// expert's in one launch.
+		if err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
@@ -541,14 +539,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
 	case b.rows.capturing && path == ExpertsGEMV:
-		// A B-row step: as a step, the rows' pairs through one gathered
-		// gate·up GEMV, then every row's down projections and shared expert
-		// in one launch (MoEDownRows).
-		xrep := view(p.XRep, nk*p.Hp*4)
-		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
-			return err
-		}
-		if err := b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp); err != nil {
+		// A B-row step: as a step, the rows' routing and pairs through one
+		// gathered gate·up GEMV, then every row's down projections and
+		// shared expert in one launch (MoEDownRows).
+		if err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
@@ -727,6 +721,35 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs
 // as one gathered GEMV over x (pitch xstride between pairs; 0: one shared
 // row), the layer's experts read from xw.
+// routeGateUp enqueues the routing of a step's n rows (logits in dense, the
+// inputs in NormedMoE) and the gate·up projections of their n·k pairs into
+// gu: one launch where the GEMV instance has the routing compiled in front
+// (Queue.MoEGateUpRoute), else MoERoute and the gathered GEMV (for n > 1
+// on XRep's copies of each row per pair). ids and wts get the routing.
+func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) error {
+	p, x := b.Plan, L.x
+	in := b.scratch(p.NormedMoE, n*p.Hp*4)
+	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS}, x.FP8)
+	var S *Block
+	if x.FP8 {
+		S = xw
+	}
+	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
+		return err
+	}
+	if n == 1 {
+		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		return b.gateUpGEMV(q, L, xw, 1, ids, gu, in, 0)
+	}
+	xrep := b.scratch(p.XRep, n*p.K*p.Hp*4)
+	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, in, p.Hp); err != nil {
+		return err
+	}
+	return b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp)
+}
+
 func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, xw *Block, n int, ids, gu, xin *Block, xstride int) error {
 	p, x := b.Plan, L.x
 	nk := n * p.K
