@@ -47,6 +47,10 @@ type Backbone struct {
 	// (fused.go); new backbones take it from $PROSCENIUM_GPU_FUSED. Change
 	// it with SetFused, which drops the captured step.
 	Fused bool
+	// FusedMixers makes a one-row step under fast numerics run the fused
+	// step's two mixer kernels (a tail per head) even where Fused is off;
+	// new backbones take it from $PROSCENIUM_GPU_FUSED ("mixers" or "1").
+	FusedMixers bool
 
 	// The take slots (backbone_rows_cuda.go): the one-take calls (Prefill,
 	// Step, Len) address slot; slotPos is each slot's rows.
@@ -93,7 +97,8 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
-	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv(), slotPos: make([]int, max(plan.Slots, 1))}
+	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, slotPos: make([]int, max(plan.Slots, 1))}
+	b.Fused, b.FusedMixers = fusedFromEnv()
 	if err := b.bind(); err != nil {
 		return nil, err
 	}
@@ -330,9 +335,10 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	}
 	pos := b.posTensor()
 	fused := n == 1 && b.fusedStep()
+	tails := n == 1 && !b.d.Numerics.Exact() && (b.Fused || b.FusedMixers)
 	for i := range b.layers {
 		L := &b.layers[i]
-		if err := b.mixer(q, L, n, pos, maxLen, eps, fused); err != nil {
+		if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		if b.skip&StepMoE != 0 {
@@ -380,8 +386,9 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 
 // mixer enqueues layer L's mixer of the n rows in NormedMix, adds its output
 // (MixOut) to X and writes the post norm of the result into NormedMoE; fused,
-// the output projection, add and norm are one launch (OutAddNorm).
-func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused bool) error {
+// the output projection, add and norm are one launch (OutAddNorm); with
+// tails, the mixer's kernels with a tail per head (fused.go).
+func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused, tails bool) error {
 	p := b.Plan
 	H := p.H
 	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
@@ -398,7 +405,7 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 		}
 	} else if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
-		if fused {
+		if tails {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
 		var o mixerOut
