@@ -402,6 +402,7 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // squares. Grid (n), block 256.
 // moe_combine_norm_row is row t; LD reads yr and ys (fused.cuh).
 #define COMBINE_REGS 8
+#define COMBINE_COLS 2
 template <class P, class LD>
 __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
                                                      const float* __restrict__ wts, const float* __restrict__ ys,
@@ -412,8 +413,8 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
     __shared__ typename P::Sum red[32];
     // The first COMBINE_REGS pairs' weights and rows are held in registers
     // and each column's COMBINE_REGS routed values loaded together before the
-    // sum: a loop over k would wait for one load at a time, the launch's
-    // whole cost (docs/PERF.md, step27b). The sum's order is unchanged.
+    // sum (a loop over k waits for one load at a time); the sum's order is
+    // the CPU's either way.
     float w[COMBINE_REGS];
     const float* yrow[COMBINE_REGS];
 #pragma unroll
@@ -424,8 +425,8 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
     }
     const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
     float* xr = x + (size_t)t * H;
-    typename P::Sum ss = 0;
-    for (int c = threadIdx.x; c < H; c += blockDim.x) {
+    // column c's sum, added to x: acc = Σ_j w_j·y_j + ys·sg in the CPU's order
+    auto combine = [&](int c) {
         float y[COMBINE_REGS];
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yrow[j] + c);
@@ -441,13 +442,39 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
         acc = P::add(acc, P::mul(ysv, sg));
         const float v = P::add(xv, acc);
         xr[c] = v;
-        ss += P::sq(v);
+        return v;
+    };
+    // The thread's first COMBINE_COLS columns (c = threadIdx.x + i·blockDim.x:
+    // all of a one-row step's 2048 on 1024 threads) in registers, their loads
+    // issued together and their gains loaded before the block's sum; any
+    // further columns in a loop. The sum of squares runs over the thread's
+    // columns in increasing order either way.
+    const int bd = blockDim.x;
+    float v[COMBINE_COLS], g[COMBINE_COLS];
+    typename P::Sum ss = 0;
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        v[i] = c < H ? combine(c) : 0.f;
     }
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) ss += P::sq(v[i]);
+        g[i] = nw && c < H ? nw[c] : 0.f;
+    }
+    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) ss += P::sq(combine(c));
     if (!nw) return;
     ss = block_sum(ss, red);
     const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, nw[c]) : 0.f;
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) o[c] = P::zc_norm(v[i], inv, g[i]);
+    }
+    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) o[c] = P::zc_norm(xr[c], inv, nw[c]);
+    for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
 }
 template <class P>
 __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,

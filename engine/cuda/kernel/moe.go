@@ -10,6 +10,7 @@ const (
 	RouteList     = 8    // ROUTE_LIST
 	RouteMaxk     = 64   // ROUTE_MAXK
 	CombineRegs   = 8    // COMBINE_REGS
+	CombineCols   = 2    // COMBINE_COLS
 	DownRows      = 8    // DOWN_ROWS
 	DownMaxx      = 2048 // DOWN_MAXX
 )
