@@ -277,3 +277,62 @@ __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t
                 if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
     }
 }
+
+// gemv_body_staged is gemv_body with x made by the block itself: after the
+// PDL wait each thread issues its first step's weight loads (UNROLL chunks
+// of each of its ROWS rows), then stage() writes x into the shared xs (in
+// XChunk's staged form, XChunk<P, WT>::stage) and ends with a barrier, and
+// the dots read x from there. Staging (a row's norm, say) thus overlaps the
+// weights' memory latency instead of preceding it. A row's sums run in
+// gemv_rows' order (the chunks of a thread in turn), so y has gemv_body's
+// bits for the same x.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, class Stage>
+__device__ __forceinline__ void gemv_body_staged(float* __restrict__ y, const uint8_t* __restrict__ W,
+                                                 const float* __restrict__ S, void* xs, int rows, int cols,
+                                                 Stage stage) {
+    typedef typename P::Sum Sum;
+    const int j = threadIdx.x % TPR;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+    const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
+    const int chunks = cols / WT::PER;
+    pdl_entry();
+    uint4 w[UNROLL][ROWS];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        const int cc = min(j + u * TPR, chunks - 1);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
+    }
+    stage();
+    Sum acc[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) acc[r] = 0;
+    for (int base = j; base < chunks; base += TPR * UNROLL) {
+        if (base != j) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int c = base + u * TPR, cc = min(c, chunks - 1);
+            XChunk<P, WT> xc;
+            xc.load_shared(xs, cc);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const Sum s = xc.dot(w[u][r], WT::SCALED ? sr[r] + ((cc * WT::PER) >> 7) : nullptr);
+                acc[r] += c < chunks ? s : Sum(0);
+            }
+        }
+    }
+    group_sum<Sum, TPR, ROWS>(acc);
+    if (j == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            if (row0 + r < rows) y[row0 + r] = (float)acc[r];
+    }
+}
