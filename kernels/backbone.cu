@@ -95,57 +95,6 @@ NUMERICS_KERNEL(add_rmsnorm_zc, ,
                 (x, y, normed, w, H, npitch, eps))
 
 // ---------------------------------------------------------------------------
-// A step's post-mixer residual and norm folded into the MoE's dense
-// projection (engine/cuda Queue.DenseAddNorm), in place of add_rmsnorm_zc
-// and the GEMV: y [rows] = W [rows, cols] (BF16) · n with n =
-// RMSNormZeroCentred(x + mix) (gain nw, width H, zero up to npitch). Each
-// block sums the row's squares and stages its normed values in shared
-// memory itself while its first weights load (gemv_body_staged); block 0
-// also writes them to normed (the experts' input, pitch npitch). x is left
-// as it was, so no block writes what another reads: the step's combine adds
-// mix (moe_combine_norm's mix). The normed values are add_rmsnorm_zc's but
-// for the order of the sum of squares (a block of 256 threads instead of
-// 1024). cols ≤ ADDNORM_MAXX. Grid (⌈rows / rows per block⌉), block 256.
-#define ADDNORM_MAXX 4096
-template <class P, int TPR, int ROWS, int UNROLL>
-__device__ __forceinline__ void gemv_addnorm_body(float* __restrict__ y, const uint16_t* __restrict__ W,
-                                                  const float* __restrict__ x, const float* __restrict__ mix,
-                                                  float* __restrict__ normed, const float* __restrict__ nw, int H,
-                                                  int npitch, int rows, int cols, float eps) {
-    __shared__ __align__(16) typename P::Sum xs[ADDNORM_MAXX];  // x as XChunk stages it: Exact doubles, Fast floats
-    __shared__ typename P::Sum red[32];
-    auto stage = [&]() {
-        typename P::Sum ss = 0;
-        for (int c = threadIdx.x; c < H; c += blockDim.x) ss += P::sq(P::add(x[c], mix[c]));
-        ss = block_sum(ss, red);
-        const float inv = P::inv_rms(ss, H, eps);
-        for (int c = threadIdx.x; c < npitch; c += blockDim.x) {
-            const float v = c < H ? P::zc_norm(P::add(x[c], mix[c]), inv, nw[c]) : 0.f;
-            if (c < cols) XChunk<P, BF16Weights>::stage(xs, c, v);
-            if (blockIdx.x == 0) normed[c] = v;
-        }
-        __syncthreads();
-    };
-    gemv_body_staged<BF16Weights, P, TPR, ROWS, UNROLL>(y, reinterpret_cast<const uint8_t*>(W), nullptr, xs, rows,
-                                                        cols, stage);
-}
-#define GEMV_ADDNORM_X(NAME, P, TPR, ROWS, UNROLL)                                                             \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                              \
-        NAME(float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
-             const float* __restrict__ mix, float* __restrict__ normed, const float* __restrict__ nw, int H,  \
-             int npitch, int rows, int cols, float eps) {                                                      \
-        gemv_addnorm_body<P, TPR, ROWS, UNROLL>(y, W, x, mix, normed, nw, H, npitch, rows, cols, eps);       \
-    }
-// Instances gemv_addnorm_bf16_t{TPR}r{ROWS}u{UNROLL} (Fast) and
-// gemv_addnorm_bf16d_… (Exact): ChooseGemv's instances for the dense
-// projection (t128r2u2 at 2048 columns, t32r4u2 at 512 or fewer).
-#define GEMV_ADDNORM(TPR, ROWS, UNROLL)                                                      \
-    GEMV_ADDNORM_X(gemv_addnorm_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL)  \
-    GEMV_ADDNORM_X(gemv_addnorm_bf16d_t##TPR##r##ROWS##u##UNROLL, Exact, TPR, ROWS, UNROLL)
-GEMV_ADDNORM(128, 2, 2)
-GEMV_ADDNORM(32, 4, 2)
-
-// ---------------------------------------------------------------------------
 // The fused step's layer glue (Fast only: engine/cuda Backbone.Fused): a
 // mixer's output projection (y [rows] = W [rows, cols] BF16 · in, as
 // gemv_bf16_t128r2u2) and, in its last block (fused.cuh), add_rmsnorm_zc_fast

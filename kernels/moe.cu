@@ -391,8 +391,6 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:
 // for row t, x[t, c] += Σ_j wts[t·k+j]·yr[(t·k+j)·H + c] + sigmoid(sg)·ys[t·H + c]
-// (when mix is not null, x[t, c] + mix[t·H + c] first: the residual add of a
-// step whose dense projection folded in the post-mixer norm, gemv_addnorm)
 // in the CPU's order of float32 operations (acc = 0, acc += w_j·y_j for
 // j = 0…k−1, acc += ys·sigmoid(sg), x += acc; every product rounded before
 // its add) and the norm's float64 sum of squares: the CPU's bits
@@ -406,8 +404,7 @@ NUMERICS_KERNEL(moe_swiglu, ,
 #define COMBINE_REGS 8
 #define COMBINE_COLS 2
 template <class P, class LD>
-__device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ mix,
-                                                     const float* __restrict__ yr,
+__device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
                                                      const float* __restrict__ wts, const float* __restrict__ ys,
                                                      const float* __restrict__ dense, int dstride, int sgcol, int H,
                                                      int k, const int32_t* __restrict__ slot,
@@ -433,8 +430,7 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
         float y[COMBINE_REGS];
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yrow[j] + c);
-        const float ysv = LD::ld(ys + (size_t)t * H + c);
-        const float xv = mix ? P::add(xr[c], mix[(size_t)t * H + c]) : xr[c];
+        const float ysv = LD::ld(ys + (size_t)t * H + c), xv = xr[c];
         float acc = 0.f;
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++)
@@ -481,24 +477,22 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
     for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
 }
 template <class P>
-__device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ mix,
-                                                      const float* __restrict__ yr,
+__device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
                                                       const float* __restrict__ wts, const float* __restrict__ ys,
                                                       const float* __restrict__ dense, int dstride, int sgcol, int H,
                                                       int k, const int32_t* __restrict__ slot,
                                                       float* __restrict__ normed, const float* __restrict__ nw,
                                                       int npitch, float eps) {
     pdl_entry();
-    moe_combine_norm_row<P, LoadPlain>(blockIdx.x, x, mix, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed,
-                                       nw, npitch, eps);
+    moe_combine_norm_row<P, LoadPlain>(blockIdx.x, x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw,
+                                       npitch, eps);
 }
 NUMERICS_KERNEL(moe_combine_norm, ,
-                (float* __restrict__ x, const float* __restrict__ mix, const float* __restrict__ yr,
-                 const float* __restrict__ wts,
+                (float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts,
                  const float* __restrict__ ys, const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
                  const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,
                  int npitch, float eps),
-                (x, mix, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw, npitch, eps))
+                (x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw, npitch, eps))
 
 // ---------------------------------------------------------------------------
 // A step's down projections in one launch (SwiGLU, then cpu.MatVec): block
@@ -669,6 +663,6 @@ extern "C" __global__ void MOE_DOWN_BOUNDS moe_down_combine_fast(
     const float* __restrict__ nw, int npitch, float eps, unsigned int* counter) {
     moe_down_body<Fast>(yr, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, e, is, h);
     if (!last_block(counter)) return;
-    moe_combine_norm_row<Fast, LoadL2>(0, x, nullptr, yr, wts, yr + (size_t)k * h, dense, 0, sgcol, h, k, nullptr, normed,
+    moe_combine_norm_row<Fast, LoadL2>(0, x, yr, wts, yr + (size_t)k * h, dense, 0, sgcol, h, k, nullptr, normed,
                                        nw, npitch, eps);
 }

@@ -4,12 +4,10 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -338,10 +336,9 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	pos := b.posTensor()
 	fused := n == 1 && b.fusedStep()
 	tails := n == 1 && !b.d.Numerics.Exact() && (b.Fused || b.FusedMixers)
-	fold := n == 1 && !fused && b.foldsAddNorm(q)
 	for i := range b.layers {
 		L := &b.layers[i]
-		if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails, fold); err != nil {
+		if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		if b.skip&StepMoE != 0 {
@@ -352,7 +349,7 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 		if fused {
 			err = b.moeFused(q, L, next, dst, eps)
 		} else {
-			err = b.moe(q, L, n, next, dst, eps, fold)
+			err = b.moe(q, L, n, next, dst, eps)
 		}
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
@@ -390,9 +387,8 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 // mixer enqueues layer L's mixer of the n rows in NormedMix, adds its output
 // (MixOut) to X and writes the post norm of the result into NormedMoE; fused,
 // the output projection, add and norm are one launch (OutAddNorm); with
-// tails, the mixer's kernels with a tail per head (fused.go); with fold, the
-// add and norm are left to the MoE's dense projection (moe's fold).
-func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused, tails, fold bool) error {
+// tails, the mixer's kernels with a tail per head (fused.go).
+func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused, tails bool) error {
 	p := b.Plan
 	H := p.H
 	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
@@ -440,20 +436,7 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 			return err
 		}
 	}
-	if fold {
-		return nil
-	}
 	return q.AddRMSNormZC(x, mixOut, normed, pw, n, H, p.Hp, eps)
-}
-
-// foldsAddNorm reports whether a one-row step (not the fused one) folds each
-// layer's post-mixer residual add and norm into the MoE's dense projection
-// (Queue.DenseAddNorm): on unless $PROSCENIUM_GPU_FOLD_NORM = 0, where the
-// projection's instance has the folded twin and the feed-forward runs.
-func (b *Backbone) foldsAddNorm(q *Queue) bool {
-	p := b.Plan
-	g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
-	return foldAddNorm && b.skip&StepMoE == 0 && slices.Contains(addNormVariants, g.Variant) && p.H <= kernel.AddnormMaxx
 }
 
 // counter is the fused step's tail counter i (fused.go).
@@ -499,33 +482,16 @@ func (b *Backbone) moeFused(q *Queue, L *backboneLayer, next, dst Tensor, eps fl
 
 // moe enqueues layer L's feed-forward of the n rows in NormedMoE, adds it to
 // X and writes the norm (gain next) of the result into dst (engine/cpu
-// moeForward, then the next layer's input norm or the final norm). With
-// fold (one row; mixer left it), the post-mixer residual add and norm come
-// first, folded into the dense projection (DenseAddNorm), and the combine
-// adds the mixer's output to X.
-func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32, fold bool) error {
+// moeForward, then the next layer's input norm or the final norm).
+func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps float32) error {
 	p, x := b.Plan, L.x
 	view := b.scratch
 	nk := n * p.K
 	dense := view(p.Dense, n*p.D*4)
-	var mix *Block // the mixer's output, when the combine adds it
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
 		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
-		if fold {
-			pw, err := L.postNorm.view(int64(p.H*4), "post norm")
-			if err != nil {
-				return err
-			}
-			mix = view(p.MixOut, p.H*4)
-			ok, err := q.DenseAddNorm(g, dense, W, view(p.X, p.H*4), mix, view(p.NormedMoE, p.Hp*4), pw, p.H, p.Hp, eps)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("backbone: no folded add-norm instance of %s", g.Variant.Name())
-			}
-		} else if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
+		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
 	} else if b.rows.capturing { // a B-row step: the router and shared expert read once for the rows
@@ -686,7 +652,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	nw, _ := next.view(int64(p.H*4), "norm")
 	normed := &Block{Kind: DeviceMem, Ptr: dst.addr(), Bytes: int64(n * p.H * 4)}
-	return q.MoECombineNorm(view(p.X, n*p.H*4), mix, yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
+	return q.MoECombineNorm(view(p.X, n*p.H*4), yr, wts, ys, dense, n, p.D, p.E+2*p.Is, p.H, p.K, slot, normed, nw, p.H, eps)
 }
 
 // defaultDeltaNetStep is the one-row DeltaNet kernels a backbone starts

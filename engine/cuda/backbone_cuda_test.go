@@ -470,7 +470,7 @@ func TestBackboneMoE(t *testing.T) {
 					}
 					gb.Experts = path
 					L := &gb.layers[0]
-					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6, false) }); err != nil {
+					if err := dev.Run(func(q *Queue) error { return gb.moe(q, L, n, gb.final, gb.t(p.Out), 1e-6) }); err != nil {
 						t.Fatal(err)
 					}
 					if err := dev.Sync(); err != nil {

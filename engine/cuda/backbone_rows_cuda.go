@@ -319,7 +319,7 @@ func (b *Backbone) EnqueueStepRows(q *Queue, n int) error {
 			continue
 		}
 		next, dst := b.afterLayer(i)
-		if err := b.moe(q, L, n, next, dst, eps, false); err != nil {
+		if err := b.moe(q, L, n, next, dst, eps); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 	}

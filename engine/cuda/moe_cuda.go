@@ -79,20 +79,15 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 
 // MoECombineNorm adds to each of n rows of x (width H) the weighted routed
 // outputs yr [n·k, H] and the shared output ys [n, H] times
-// sigmoid(dense[t·dstride + sgcol]), after mix [n, H] when mix is non-nil
-// (x + mix first: the mixer's residual, when the step's dense projection
-// folded in the post-mixer norm, DenseAddNorm); with nw non-nil it then
-// writes the zero-centred RMSNorm of x into normed (pitch npitch,
-// zero-padded). With slot non-nil the routed output of pair p is row
-// slot[p] of yr (MoEGroup's expert order).
-func (q *Queue) MoECombineNorm(x, mix, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
+// sigmoid(dense[t·dstride + sgcol]); with nw non-nil it then writes the
+// zero-centred RMSNorm of x into normed (pitch npitch, zero-padded). With
+// slot non-nil the routed output of pair p is row slot[p] of yr (MoEGroup's
+// expert order).
+func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
 	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
 		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
 		checkFits(dense, 0, int64(((n-1)*dstride+sgcol+1)*4), "combine shared gate")}
 	var na, nwa kernel.Ptr
-	if mix != nil {
-		errs = append(errs, checkFits(mix, 0, int64(n*H*4), "combine mixer output"))
-	}
 	if slot != nil {
 		errs = append(errs, checkFits(slot, 0, int64(n*k*4), "combine slots"))
 	}
@@ -103,49 +98,8 @@ func (q *Queue) MoECombineNorm(x, mix, yr, wts, ys, dense *Block, n, dstride, sg
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), kernel.MoECombineNormArgs{
-		X: devPtr(x), Mix: devPtr(mix), Yr: devPtr(yr), Wts: devPtr(wts), Ys: devPtr(ys), Dense: devPtr(dense), Dstride: dstride,
-		Sgcol: sgcol, H: H, K: k, Slot: devPtr(slot), Normed: na, Nw: nwa, Npitch: npitch, Eps: eps})
-}
-
-// addNormVariants are the GEMV instances kernels/backbone.cu compiles with
-// the residual and norm staged in front (gemv_addnorm_*).
-var addNormVariants = []GemvVariant{{128, 2, 2}, {32, 4, 2}}
-
-// foldAddNorm is whether a one-row step folds its post-mixer residual add
-// and norm into the MoE's dense projection (DenseAddNorm);
-// $PROSCENIUM_GPU_FOLD_NORM = 0 keeps add_rmsnorm_zc's launch (benchmarks:
-// the A/B of the two).
-var foldAddNorm = os.Getenv("PROSCENIUM_GPU_FOLD_NORM") != "0"
-
-// DenseAddNorm is AddRMSNormZC of one row without its write of x, and the
-// BF16 projection g of the normed row, in one launch (gemv_addnorm_*): y
-// [g.Rows] = W · n with n = RMSNormZeroCentred(x + mix) (gain w, width H =
-// g.Cols), normed [npitch] = n zero-padded. x keeps its value: the caller
-// adds mix later (MoECombineNorm's mix). ok is false, with nothing
-// enqueued, when g's instance has no such twin.
-func (q *Queue) DenseAddNorm(g Gemv, y, W, x, mix, normed, w *Block, H, npitch int, eps float32) (ok bool, err error) {
-	if !slices.Contains(addNormVariants, g.Variant) || g.N != 1 || g.Ids != nil {
-		return false, nil
-	}
-	if g.Cols != H || H > kernel.AddnormMaxx || npitch < H || H%8 != 0 {
-		return false, fmt.Errorf("cuda: dense add-norm: %d columns of a %d-wide row (pitch %d; a multiple of 8, at most %d)", g.Cols, H, npitch, kernel.AddnormMaxx)
-	}
-	if err := firstErr(checkFits(y, 0, int64(g.Rows*4), "add-norm projection out"), checkFits(W, g.WOff, int64(g.Rows*g.Cols*2), "add-norm projection weights"),
-		checkFits(x, 0, int64(H*4), "add-norm x"), checkFits(mix, 0, int64(H*4), "add-norm y"),
-		checkFits(normed, 0, int64(npitch*4), "add-norm out"), checkFits(w, 0, int64(H*4), "add-norm weight")); err != nil {
-		return false, err
-	}
-	blocks, _ := g.Variant.Grid(g.Rows)
-	grid, wa := [3]int{blocks, 1, 1}, devPtr(W).Add(g.WOff)
-	if q.d.Numerics.Exact() {
-		err = kernel.GemvAddnormBF16d(q, kernel.GemvAddnormBF16dKernel("gemv_addnorm_bf16d_"+g.Variant.Name()), grid, gemvThreads,
-			devPtr(y), wa, devPtr(x), devPtr(mix), devPtr(normed), devPtr(w), H, npitch, g.Rows, g.Cols, eps)
-	} else {
-		err = kernel.GemvAddnormBF16(q, kernel.GemvAddnormBF16Kernel("gemv_addnorm_bf16_"+g.Variant.Name()), grid, gemvThreads,
-			devPtr(y), wa, devPtr(x), devPtr(mix), devPtr(normed), devPtr(w), H, npitch, g.Rows, g.Cols, eps)
-	}
-	return err == nil, err
+	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
+		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
 }
 
 // BackboneRows writes n input rows into x [n, H]: row i is the BF16 table row

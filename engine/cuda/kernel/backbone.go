@@ -6,8 +6,7 @@ import "math"
 
 // The integer #defines of kernels/backbone.cu.
 const (
-	AddnormCols = 2    // ADDNORM_COLS
-	AddnormMaxx = 4096 // ADDNORM_MAXX
+	AddnormCols = 2 // ADDNORM_COLS
 )
 
 // BackboneRows enqueues kernels/backbone.cu's
@@ -31,48 +30,6 @@ func AddRMSNormZC(q Launcher, policy Policy, grid [3]int, block int, x, y, norme
 		name = "add_rmsnorm_zc_fast"
 	}
 	return q.Launch(name, grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
-}
-
-// GemvAddnormBF16Kernel is one of the gemv_addnorm_bf16_* instances of kernels/backbone.cu, which share one signature.
-type GemvAddnormBF16Kernel string
-
-// The gemv_addnorm_bf16 instances.
-const (
-	GemvAddnormBF16T128r2u2 GemvAddnormBF16Kernel = "gemv_addnorm_bf16_t128r2u2"
-	GemvAddnormBF16T32r4u2  GemvAddnormBF16Kernel = "gemv_addnorm_bf16_t32r4u2"
-)
-
-// GemvAddnormBF16Kernels lists the gemv_addnorm_bf16 instances in source order.
-var GemvAddnormBF16Kernels = []GemvAddnormBF16Kernel{GemvAddnormBF16T128r2u2, GemvAddnormBF16T32r4u2}
-
-// GemvAddnormBF16 enqueues kernels/backbone.cu's
-//
-//	gemv_addnorm_bf16_*(float* y, uint16_t* W, float* x, float* mix, float* normed, float* nw, int H, int npitch, int rows, int cols, float eps)
-//
-// on q with grid blocks of block threads.
-func GemvAddnormBF16(q Launcher, k GemvAddnormBF16Kernel, grid [3]int, block int, y, w, x, mix, normed, nw Ptr, h, npitch, rows, cols int, eps float32) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(mix), uint64(normed), uint64(nw), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(math.Float32bits(eps)))
-}
-
-// GemvAddnormBF16dKernel is one of the gemv_addnorm_bf16d_* instances of kernels/backbone.cu, which share one signature.
-type GemvAddnormBF16dKernel string
-
-// The gemv_addnorm_bf16d instances.
-const (
-	GemvAddnormBF16dT128r2u2 GemvAddnormBF16dKernel = "gemv_addnorm_bf16d_t128r2u2"
-	GemvAddnormBF16dT32r4u2  GemvAddnormBF16dKernel = "gemv_addnorm_bf16d_t32r4u2"
-)
-
-// GemvAddnormBF16dKernels lists the gemv_addnorm_bf16d instances in source order.
-var GemvAddnormBF16dKernels = []GemvAddnormBF16dKernel{GemvAddnormBF16dT128r2u2, GemvAddnormBF16dT32r4u2}
-
-// GemvAddnormBF16d enqueues kernels/backbone.cu's
-//
-//	gemv_addnorm_bf16d_*(float* y, uint16_t* W, float* x, float* mix, float* normed, float* nw, int H, int npitch, int rows, int cols, float eps)
-//
-// on q with grid blocks of block threads.
-func GemvAddnormBF16d(q Launcher, k GemvAddnormBF16dKernel, grid [3]int, block int, y, w, x, mix, normed, nw Ptr, h, npitch, rows, cols int, eps float32) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(mix), uint64(normed), uint64(nw), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(math.Float32bits(eps)))
 }
 
 // GemvBF16AddNormFast enqueues kernels/backbone.cu's

@@ -6,7 +6,7 @@ package kernel
 // kernels/*.cu file's base name), in source order.
 var EntryPoints = map[string][]string{
 	"attention":      {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "attn_partial_combine_fast", "attn_prep_slots", "attn_prep_slots_fast", "attn_scores_slots", "attn_scores_slots_fast", "attn_partial_slots", "attn_partial_slots_fast", "attn_combine_slots", "attn_combine_slots_fast", "add_i32_slots", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope", "tower_attend_rope_takes"},
-	"backbone":       {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "gemv_addnorm_bf16_t128r2u2", "gemv_addnorm_bf16d_t128r2u2", "gemv_addnorm_bf16_t32r4u2", "gemv_addnorm_bf16d_t32r4u2", "gemv_bf16_add_norm_fast"},
+	"backbone":       {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "gemv_bf16_add_norm_fast"},
 	"codec":          {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":  {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
 	"deltanet":       {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast", "deltanet_step_cols_slots", "deltanet_step_cols_slots_fast", "deltanet_step_norm_slots", "deltanet_step_norm_slots_fast"},

@@ -216,37 +216,18 @@ func MoESwiGLU(q Launcher, policy Policy, grid [3]int, block int, h, gu Ptr, p, 
 	return q.Launch(name, grid, block, uint64(h), uint64(gu), uint64(uint32(int32(p))), uint64(uint32(int32(i))), uint64(uint32(int32(ip))), uint64(uint32(int32(items))), uint64(hs), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(is))), uint64(uint32(int32(isp))))
 }
 
-// MoECombineNormArgs are the parameters of moe_combine_norm.
-type MoECombineNormArgs struct {
-	X       Ptr     // float* x
-	Mix     Ptr     // float* mix
-	Yr      Ptr     // float* yr
-	Wts     Ptr     // float* wts
-	Ys      Ptr     // float* ys
-	Dense   Ptr     // float* dense
-	Dstride int     // int dstride
-	Sgcol   int     // int sgcol
-	H       int     // int H
-	K       int     // int k
-	Slot    Ptr     // int32_t* slot
-	Normed  Ptr     // float* normed
-	Nw      Ptr     // float* nw
-	Npitch  int     // int npitch
-	Eps     float32 // float eps
-}
-
 // MoECombineNorm enqueues kernels/moe.cu's
 //
-//	moe_combine_norm(float* x, float* mix, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, int32_t* slot, float* normed, float* nw, int npitch, float eps)
+//	moe_combine_norm(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, int32_t* slot, float* normed, float* nw, int npitch, float eps)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: moe_combine_norm (Exact) or moe_combine_norm_fast (Fast).
-func MoECombineNorm(q Launcher, policy Policy, grid [3]int, block int, a MoECombineNormArgs) error {
+func MoECombineNorm(q Launcher, policy Policy, grid [3]int, block int, x, yr, wts, ys, dense Ptr, dstride, sgcol, h, kArg int, slot, normed, nw Ptr, npitch int, eps float32) error {
 	name := "moe_combine_norm"
 	if policy == Fast {
 		name = "moe_combine_norm_fast"
 	}
-	return q.Launch(name, grid, block, uint64(a.X), uint64(a.Mix), uint64(a.Yr), uint64(a.Wts), uint64(a.Ys), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.Sgcol))), uint64(uint32(int32(a.H))), uint64(uint32(int32(a.K))), uint64(a.Slot), uint64(a.Normed), uint64(a.Nw), uint64(uint32(int32(a.Npitch))), uint64(math.Float32bits(a.Eps)))
+	return q.Launch(name, grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(slot), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
 // MoEDownArgs are the parameters of moe_down.
