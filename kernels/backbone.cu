@@ -89,7 +89,7 @@ __device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const
     pdl_entry();
     add_rmsnorm_zc_row<P, LoadPlain>(blockIdx.x, x, y, normed, w, H, npitch, eps);
 }
-NUMERICS_KERNEL(add_rmsnorm_zc, ,
+NUMERICS_KERNEL(add_rmsnorm_zc, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
                  const float* __restrict__ w, int H, int npitch, float eps),
                 (x, y, normed, w, H, npitch, eps))

@@ -487,7 +487,7 @@ __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, con
     moe_combine_norm_row<P, LoadPlain>(blockIdx.x, x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw,
                                        npitch, eps);
 }
-NUMERICS_KERNEL(moe_combine_norm, ,
+NUMERICS_KERNEL(moe_combine_norm, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts,
                  const float* __restrict__ ys, const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
                  const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -736,7 +737,7 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) error {
 	p, x := b.Plan, L.x
 	in := b.scratch(p.NormedMoE, n*p.Hp*4)
-	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS}, x.FP8)
+	g := b.gateUpGemv(q, L, n, ids)
 	var S *Block
 	if x.FP8 {
 		S = xw
@@ -755,6 +756,19 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 		return err
 	}
 	return b.gateUpGEMV(q, L, xw, n, ids, gu, xrep, p.Hp)
+}
+
+// gateUpGemv is the gathered gate·up projection of a step's n rows' pairs
+// (experts by ids) under the device's numerics.
+func (b *Backbone) gateUpGemv(q *Queue, L *backboneLayer, n int, ids *Block) Gemv {
+	p, x := b.Plan, L.x
+	return q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS}, x.FP8)
+}
+
+// routesInGateUp reports whether a step of n rows routes layer L inside its
+// gate·up launch (MoEGateUpRoute) rather than in a launch of its own.
+func (b *Backbone) routesInGateUp(q *Queue, L *backboneLayer, n int) bool {
+	return !splitRoute && slices.Contains(gateUpRouteVariants[L.x.FP8], b.gateUpGemv(q, L, n, nil).Variant)
 }
 
 func (b *Backbone) gateUpGEMV(q *Queue, L *backboneLayer, xw *Block, n int, ids, gu, xin *Block, xstride int) error {

@@ -413,7 +413,7 @@ func testMoEGateUpRoute(t *testing.T) {
 		fp8                 bool
 		E, k, rows, cols, n int
 	}{
-		{true, 32, 8, 1024, 2048, 1}, {true, 32, 8, 1024, 2048, 3}, {true, 6, 3, 64, 256, 2},
+		{true, 16, 8, 1024, 2048, 1}, {true, 16, 8, 1024, 2048, 3}, {true, 6, 3, 64, 256, 2},
 		{false, 8, 2, 128, 1024, 1}, {false, 8, 4, 256, 512, 2},
 	} {
 		t.Run(fmt.Sprintf("fp8=%v_%dexperts_top%d_%dx%d_%drows", c.fp8, c.E, c.k, c.rows, c.cols, c.n), func(t *testing.T) {
