@@ -34,9 +34,10 @@ struct FP8Weights {
     // dot is the chunk's products with each weight decoded by the integer
     // path alone (fp8_top_byte_bits: v·2⁻¹²⁰, exact, subnormals included),
     // so the sum is 2⁻¹²⁰ times the products' sum; DOT_UNIT undoes that.
-    // The shifts and masks issue at 64 a clock and SM, where sm_90's cvt
-    // path (e4m3x2 → f16x2 → two f32) issues 16: the conversions, not
-    // memory, bounded the FP8 GEMVs (docs/PERF.md, step27b).
+    // About three integer operations a weight (shifts and masks, 64 a clock
+    // and SM) instead of sm_90's cvt path (e4m3x2 → f16x2 → two f32, on the
+    // conversion units' 16 a clock); the step with it is measured in
+    // docs/PERF.md (step27b), the GEMV alone not yet.
     static constexpr float DOT_UNIT = 0x1p120f;
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
         float s = fp8_dot4_bits(w.x, xv[0], 0.f);
