@@ -105,10 +105,15 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     const int tid = threadIdx.x, ti = tid >> 5, tj = tid & 31;
     const size_t hr = (size_t)h * n + t0;  // the chunk's first row in the head-major arrays
     pdl_entry();
+    // The chunk's decays into shared memory at once, then one thread's sum
+    // in row order (a serial walk over global memory cost a load latency a
+    // row: most of this kernel's time).
+    if (tid < DNC_C) cs[tid] = tid < L ? decay[hr + tid] : 0.f;
+    __syncthreads();
     if (tid == 0) {
         float acc = 0.f;
         for (int i = 0; i < DNC_C; i++) {
-            if (i < L) acc = __fadd_rn(acc, decay[hr + i]);
+            if (i < L) acc = __fadd_rn(acc, cs[i]);
             cs[i] = i < L ? acc : 0.f;
         }
     }
@@ -242,11 +247,12 @@ extern "C" __global__ void __launch_bounds__(DNC_SOLVE_THREADS)
 // Block (h, y) carries columns j = 32y + lane of head h's state S [dk][dv]
 // (in shared memory) through the chunks in order; per chunk: Δ = Δ0 − W·S0,
 // the outputs o (core [n][nv][dv], before the gated norm), then the new
-// state. Warp w handles rows w, w+8, … of the chunk (and of S in the state
+// state. Warp w handles rows w, w+16, … of the chunk (and of S in the state
 // update); [64][32] tiles of W, q, qm and k pass through shared memory.
-#define DNC_STATE_THREADS 256
+#define DNC_STATE_THREADS 512
 #define DNC_STATE_WARPS (DNC_STATE_THREADS / 32)
 #define DNC_RPW (DNC_C / DNC_STATE_WARPS)  // chunk rows per warp
+#define DNC_SPW (32 / DNC_STATE_WARPS)     // state rows per warp in each 32-row slice
 extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
     deltanet_chunk_state(float* __restrict__ core, float* __restrict__ S, const float* __restrict__ qm,
                          const float* __restrict__ w0, const float* __restrict__ d0, const float* __restrict__ cum,
@@ -345,7 +351,8 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
         }
 
         // S = e^{c_L} S0 + Σ_m (e^{c_L−c_m} k_m) ⊗ Δ_m in order of m; row a
-        // of the slice by warp a mod 8.
+        // of the slice by warp a mod DNC_STATE_WARPS, a warp's rows side by
+        // side in registers so that each Δ_m is read once for all of them.
         for (int a0 = 0; a0 < dk; a0 += 32) {
             __syncthreads();
 #pragma unroll
@@ -354,14 +361,21 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
                 tile[m][lane] = (m < L && a0 + lane < dk) ? __fmul_rn(em[m], kn[(hr + m) * dk + a0 + lane]) : 0.f;
             }
             __syncthreads();
+            float s[DNC_SPW];
 #pragma unroll
-            for (int r = 0; r < 32 / DNC_STATE_WARPS; r++) {
-                const int aa = warp + DNC_STATE_WARPS * r, a = a0 + aa;
-                if (a < dk) {
-                    float s = __fmul_rn(ss[a][lane], el);
-                    for (int m = 0; m < L; m++) s = dn_madd(s, tile[m][aa], ds[m][lane]);
-                    ss[a][lane] = s;
-                }
+            for (int r = 0; r < DNC_SPW; r++) {
+                const int a = a0 + warp + DNC_STATE_WARPS * r;
+                s[r] = a < dk ? __fmul_rn(ss[a][lane], el) : 0.f;
+            }
+            for (int m = 0; m < L; m++) {
+                const float dm = ds[m][lane];
+#pragma unroll
+                for (int r = 0; r < DNC_SPW; r++) s[r] = dn_madd(s[r], tile[m][warp + DNC_STATE_WARPS * r], dm);
+            }
+#pragma unroll
+            for (int r = 0; r < DNC_SPW; r++) {
+                const int a = a0 + warp + DNC_STATE_WARPS * r;
+                if (a < dk) ss[a][lane] = s[r];
             }
         }
     }

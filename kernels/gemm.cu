@@ -380,58 +380,64 @@ GEMM_TC(32)
 // prefill's dense projections and its routed experts grouped by expert.
 //
 // Precision. Fast must stay within 1e-4 of the CPU, and one BF16 rounding of
-// an activation costs ~4e-3, so every x enters as three BF16 parts, hi =
-// bf16(x), mid = bf16(x − hi), lo = bf16(x − hi − mid), each through the
-// same MMA into one float32 accumulator, smallest first: x keeps ~24 bits,
-// as float32 does (two parts missed 1e-4 on the odd-geometry backbone in
-// session 2, docs/PERF.md "GPU backbone"). The weights are exact in BF16
-// (BF16 as stored; every E4M3 value is a BF16 value), and an FP8 block's
-// scale multiplies x before the split (Σ q·(s·x) for the CPU's Σ (q·s)·x:
-// one float32 rounding moved).
+// an activation costs ~4e-3, so every x enters as PARTS BF16 parts, hi =
+// bf16(x), mid = bf16(x − hi) (, lo = bf16(x − hi − mid)), each through the
+// same MMA into one float32 accumulator, smallest first: three parts keep
+// x's 24 bits, two keep 16. The weights are exact in BF16 (BF16 as stored;
+// every E4M3 value is a BF16 value), and an FP8 block's scale multiplies x
+// before the split (Σ q·(s·x) for the CPU's Σ (q·s)·x: one float32 rounding
+// moved).
 //
 // Layout. W is the A operand (m16, its rows the output columns) and X the B
-// operand (n8, its rows the prompt rows), so a block's X tile can be as
-// narrow as 8 rows: the routed experts of a prefill see a few rows each, and
-// the tile is then mostly W streamed once. A block of GEMM_X3_THREADS
-// (4 warps, WM × WN) computes BM = WM·MI·16 rows of W by BN = WN·NJ·8 rows
-// of X, GEMM_BK columns a step; each warp MI × NJ fragments. Each step's W
-// tile (as stored) and X tile (float32) are copied with cp.async into a ring
-// of stages (ST − 1 steps in flight, ~45 KB in all): a step waits on no load
-// of its own, only on the ring, with one barrier, so a block with a few rows
-// of X streams W at the rate its copies keep in flight (an X tile loaded
-// through registers a step ahead exposed its latency at every step: 26 ms
-// of a 60-row prefill's experts, docs/PERF.md "Prefill on tensor cores").
-// Each warp splits the X values of its B fragments as it reads them. Shared
-// rows are padded so the fragment loads of a warp spread over the banks.
+// operand (n8, its rows the prompt rows), so an expert's X tile can be as
+// narrow as 8 rows. A block of GEMM_MMA_THREADS (8 warps, WM × WN) computes
+// BM = WM·MI·16 rows of W by BN = WN·NJ·8 rows of X, GEMM_MMA_BK columns a
+// step; each warp MI × NJ fragments, so each split of an X value serves MI
+// W fragments. Each step's W tile (as stored) and X tile (float32) are
+// copied with cp.async into a ring of ST stages filling the 48 KB of static
+// shared memory (ST − 1 steps in flight); a step waits only on the ring,
+// behind one barrier.
+//
+// Fragments without ldmatrix: the sum over a step's 16 columns does not
+// depend on their order, so lane quad tq takes physical columns 4·tq … 4·tq+3
+// for both operands (the MMA's logical k 2tq, 2tq+1 and 2tq+8, 2tq+9): one
+// 8-byte load gives a BF16 W row's two A registers, one 4-byte load an FP8
+// row's, one 16-byte load the four x of a B fragment. The shared rows are
+// unpadded and their 16-byte chunks XOR-swizzled by row (WT::swz, xswz) so
+// that each of these loads hits every bank once per wavefront.
 //
 // Grid. Dense: (X tiles, W tiles, 1). Grouped (offsets): (1, W tiles,
 // groups); the block runs all of its group's rows, BN at a time, over the
-// same W tile (later passes read it from L2), so a group of any size is one
-// block per W tile and an empty group's blocks exit at once. Group e's rows
-// are offsets[e] ≤ i < offsets[e+1] of Y, its matrix ids[e] (or e); row i
-// reads X row rowids[i] (or i).
-#define GEMM_X3_THREADS 128
-#define GEMM_X3_PAD (GEMM_BK + 8)  // BF16 elements per shared row of an X part and of a BF16 W tile
+// same W tile (later passes read it from L2), so each used expert's W tile
+// is read from memory once a launch and an empty group's blocks exit at
+// once. Group e's rows are offsets[e] ≤ i < offsets[e+1] of Y, its matrix
+// ids[e] (or e); row i reads X row rowids[i] (or i).
+#define GEMM_MMA_THREADS 256
+#define GEMM_MMA_BK 32
+#define GEMM_MMA_SMEM 49152  // static shared memory of a block (bytes)
 
-__device__ __forceinline__ uint32_t bf16_round_bits(float x) {
-    const uint32_t u = __float_as_uint(x);
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // round to nearest even (finite x)
+// The BF16 parts of two activations, packed in pairs (a in the low half):
+// p[0] = bf16(x), p[1] = bf16 of the rest, p[2] (PARTS 3) of what is left
+// after that. cvt.rn.bf16x2 rounds to nearest even; each rest x − bf16(x)
+// is exact in float32.
+template <int PARTS>
+__device__ __forceinline__ void split_parts(float a, float b, uint32_t* p) {
+#pragma unroll
+    for (int i = 0; i < PARTS; i++) {
+        uint32_t h;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));  // b to the high half
+        p[i] = h;
+        if (i + 1 < PARTS) {
+            a -= __uint_as_float(h << 16);
+            b -= __uint_as_float(h & 0xffff0000u);
+        }
+    }
 }
 
-// Three BF16 parts of two activations, packed in pairs (a in the low half).
-__device__ __forceinline__ void split3(float a, float b, uint32_t& hi, uint32_t& mid, uint32_t& lo) {
-    const uint32_t ha = bf16_round_bits(a), hb = bf16_round_bits(b);
-    const float ra = a - __uint_as_float(ha << 16), rb = b - __uint_as_float(hb << 16);
-    const uint32_t ma = bf16_round_bits(ra), mb = bf16_round_bits(rb);
-    const float sa = ra - __uint_as_float(ma << 16), sb = rb - __uint_as_float(mb << 16);
-    hi = ha | (hb << 16);
-    mid = ma | (mb << 16);
-    lo = bf16_round_bits(sa) | (bf16_round_bits(sb) << 16);
-}
-
+// (Not volatile: the compiler may interleave independent MMAs.)
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
+    asm(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
         "{%0,%1,%2,%3};"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -454,37 +460,50 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
-// Weight formats of the tensor-core GEMM: bytes per element and per copy,
-// bytes per shared row, and a pair of consecutive weights as packed BF16.
-struct GemmX3BF16 {
-    static constexpr int ELEM = 2, CHUNK = 16, ROWB = GEMM_X3_PAD * 2;
-    __device__ static uint32_t pair(const uint8_t* row, int k) {
-        return *reinterpret_cast<const uint32_t*>(row + 2 * k);
+// Weight formats of the tensor-core GEMM: bytes per element, bytes per
+// shared row (one step's GEMM_MMA_BK columns), the swizzle of a row's 16-byte
+// chunks, and frag: row r's A registers of the step's columns kk … kk+15 for
+// lane quad tq (physical columns kk+4tq … kk+4tq+3, see above).
+struct GemmMmaBF16 {
+    static constexpr int ELEM = 2, ROWB = GEMM_MMA_BK * 2;
+    __device__ static int swz(int r) { return ((r >> 1) & 1) << 1; }
+    __device__ static void frag(const uint8_t* tile, int r, int kk, int tq, uint32_t& lo, uint32_t& hi) {
+        const int b = 2 * kk + 8 * tq;
+        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + (((b >> 4) ^ swz(r)) << 4) + (b & 15));
+        lo = v.x, hi = v.y;
     }
 };
-struct GemmX3FP8 {
-    static constexpr int ELEM = 1, CHUNK = 8, ROWB = GEMM_BK + 16;
-    __device__ static uint32_t pair(const uint8_t* row, int k) {
-        const float2 f = fp8x2_to_float2(*reinterpret_cast<const uint16_t*>(row + k));
+struct GemmMmaFP8 {
+    static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK;
+    __device__ static int swz(int r) { return (r >> 2) & 1; }
+    __device__ static uint32_t bf16x2(uint16_t q) {
+        const float2 f = fp8x2_to_float2(q);
         return (__float_as_uint(f.x) >> 16) | (__float_as_uint(f.y) & 0xffff0000u);  // exact in BF16
     }
+    __device__ static void frag(const uint8_t* tile, int r, int kk, int tq, uint32_t& lo, uint32_t& hi) {
+        const int b = kk + 4 * tq;
+        const uint32_t v = *reinterpret_cast<const uint32_t*>(tile + r * ROWB + (((b >> 4) ^ swz(r)) << 4) + (b & 15));
+        lo = bf16x2((uint16_t)(v & 0xffffu)), hi = bf16x2((uint16_t)(v >> 16));
+    }
 };
 
-#define GEMM_X3_XP (GEMM_BK + 8)  // floats per shared row of an X tile
+// The X tile's rows are GEMM_MMA_BK floats (128 bytes, 8 chunks).
+__device__ __forceinline__ int gemm_mma_xswz(int r) { return (r & 1) << 2; }
 
-template <class WT, int WM, int WN, int MI, int NJ>
-__device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
-                                             const float* __restrict__ S, const float* __restrict__ X, int rows,
-                                             int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
-                                             const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
-                                             long long mstride, long long sstride, int n) {
-    static_assert(WM * WN == GEMM_X3_THREADS / 32, "a block is 4 warps");
-    constexpr int BM = WM * MI * 16, BN = WN * NJ * 8;
+template <class WT, int BM, int BN, int WM, int WN, int PARTS>
+__device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
+                                              const float* __restrict__ S, const float* __restrict__ X, int rows,
+                                              int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
+                                              const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
+                                              long long mstride, long long sstride, int n) {
+    static_assert(WM * WN == GEMM_MMA_THREADS / 32, "a block is 8 warps");
+    static_assert(BM % (WM * 16) == 0 && BN % (WN * 8) == 0, "warp tiles of whole fragments");
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
-    constexpr int WBYTES = BM * WT::ROWB, XFLOATS = BN * GEMM_X3_XP;
-    constexpr int STAGE = WBYTES + 4 * XFLOATS;
-    constexpr int ST = (46080 / STAGE) < 2 ? 2 : (46080 / STAGE) > 16 ? 16 : 46080 / STAGE;
-    __shared__ __align__(16) uint8_t ring[ST][STAGE];
+    constexpr int MI = BM / (WM * 16), NJ = BN / (WN * 8);
+    constexpr int WBYTES = BM * WT::ROWB, XBYTES = BN * GEMM_MMA_BK * 4, STAGE = WBYTES + XBYTES;
+    constexpr int ST = GEMM_MMA_SMEM / STAGE > 8 ? 8 : GEMM_MMA_SMEM / STAGE;
+    static_assert(ST >= 2, "two stages fit");
+    __shared__ __align__(128) uint8_t ring[ST * STAGE];
 
     pdl_entry();
     int start, end;
@@ -506,65 +525,82 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / WN, wn = warp % WN, g = lane >> 2, tq = lane & 3;
 
-    // W tile copies: BM rows × GEMM_BK·ELEM bytes in CHUNK-byte pieces.
-    constexpr int CPR = GEMM_BK * WT::ELEM / WT::CHUNK;  // pieces per row
-    constexpr int WCOPIES = (BM * CPR + GEMM_X3_THREADS - 1) / GEMM_X3_THREADS;
+    // W tile copies: BM rows × 16-byte pieces (an FP8 row whose columns are
+    // not a multiple of 16 is not 16-byte aligned: two 8-byte copies).
+    constexpr int WPR = WT::ROWB / 16;  // pieces per row
+    constexpr int WCOPIES = (BM * WPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
+    const bool wide = WT::ELEM == 2 || (cols & 15) == 0;
     const uint8_t* wrow[WCOPIES];
     bool wok[WCOPIES], wuse[WCOPIES];
     int wdst[WCOPIES], wcol[WCOPIES];
 #pragma unroll
     for (int u = 0; u < WCOPIES; u++) {
-        const int f = tid + GEMM_X3_THREADS * u, r = min(f / CPR, BM - 1), c = f % CPR;
-        wuse[u] = f < BM * CPR;
+        const int f = tid + GEMM_MMA_THREADS * u, r = min(f / WPR, BM - 1), c = f % WPR;
+        wuse[u] = f < BM * WPR;
         wok[u] = m0 + r < rows;
         wrow[u] = W + (size_t)min(m0 + r, rows - 1) * cols * WT::ELEM;
-        wcol[u] = c * WT::CHUNK / WT::ELEM;  // element column within the tile
-        wdst[u] = r * WT::ROWB + c * WT::CHUNK;
+        wcol[u] = c * 16 / WT::ELEM;  // element column within the tile
+        wdst[u] = r * WT::ROWB + ((c ^ WT::swz(r)) << 4);
     }
-    // X tile copies: BN rows × 8 pieces of 4 floats; thread tid copies piece f = tid + 128·u.
-    constexpr int XL = (BN * 8 + GEMM_X3_THREADS - 1) / GEMM_X3_THREADS;
-    const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
+    // X tile copies: BN rows × 8 pieces of 4 floats.
+    constexpr int XL = (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
+    const int ktiles = (cols + GEMM_MMA_BK - 1) / GEMM_MMA_BK;
     for (int x0 = start; x0 < end; x0 += BN) {
         const float* xrow[XL];
         bool xok[XL], xuse[XL];
         int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_X3_THREADS * u, r = min(f >> 3, BN - 1);
+            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> 3, BN - 1), c = f & 7;
             xuse[u] = f < BN * 8;
-            xc[u] = (f & 7) * 4;
+            xc[u] = c * 4;
             const int m = x0 + r;
             xok[u] = m < end;
             xrow[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride;
-            xdst[u] = WBYTES + 4 * (r * GEMM_X3_XP + xc[u]);
+            xdst[u] = WBYTES + r * (GEMM_MMA_BK * 4) + ((c ^ gemm_mma_xswz(r)) << 4);
         }
         // Tile kt (W and X) into stage st: one commit group.
         auto load = [&](int st, int kt) {
-            const int k0 = kt * GEMM_BK;
+            const int k0 = kt * GEMM_MMA_BK;
+            uint8_t* stage = ring + st * STAGE;
 #pragma unroll
             for (int u = 0; u < WCOPIES; u++) {
                 if (!wuse[u]) continue;
                 const int k = k0 + wcol[u];
-                const bool ok = wok[u] && k < cols;
-                cp_async<WT::CHUNK>(&ring[st][wdst[u]], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
+                if (wide) {
+                    const bool ok = wok[u] && k < cols;
+                    cp_async<16>(stage + wdst[u], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
+                } else {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int kh = k + 8 * h;
+                        const bool ok = wok[u] && kh < cols;
+                        cp_async<8>(stage + wdst[u] + 8 * h, ok ? wrow[u] + (size_t)kh : W, ok);
+                    }
+                }
             }
 #pragma unroll
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
                 const int k = k0 + xc[u];
                 const bool ok = xok[u] && k < cols;
-                cp_async<16>(&ring[st][xdst[u]], ok ? xrow[u] + k : X, ok);
+                cp_async<16>(stage + xdst[u], ok ? xrow[u] + k : X, ok);
             }
             cp_async_commit();
         };
 
-        float acc[MI][NJ][4];
+        // A warp with fewer than three fragments keeps one accumulator per
+        // part, so that consecutive MMAs do not wait on each other.
+        constexpr int ACCP = MI * NJ <= 2 ? PARTS : 1;
+        float acc[ACCP][MI][NJ][4];
 #pragma unroll
-        for (int i = 0; i < MI; i++)
+        for (int q = 0; q < ACCP; q++)
 #pragma unroll
-            for (int j = 0; j < NJ; j++)
+            for (int i = 0; i < MI; i++)
 #pragma unroll
-                for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+                for (int j = 0; j < NJ; j++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[q][i][j][c] = 0.f;
 
         // Tile kt is commit group kt (groups past the last tile are empty):
         // with ST − 1 groups issued ahead, waiting until ST − 2 are pending
@@ -579,36 +615,34 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
             __syncthreads();  // tile kt is in for every thread; step kt − 1 is done with its stage
             if (kt + ST - 1 < ktiles) load((kt + ST - 1) % ST, kt + ST - 1);
             else cp_async_commit();
-            const uint8_t* ws = ring[kt % ST];
-            const float* xs = reinterpret_cast<const float*>(ws + WBYTES);
-            const float sc = srow ? __ldg(srow + ((kt * GEMM_BK) >> 7)) : 1.f;
+            const uint8_t* ws = ring + (kt % ST) * STAGE;
+            const uint8_t* xs = ws + WBYTES;
+            const float sc = WT::ELEM == 1 ? __ldg(srow + ((kt * GEMM_MMA_BK) >> 7)) : 1.f;
 #pragma unroll
-            for (int kk = 0; kk < GEMM_BK; kk += 16) {
+            for (int kk = 0; kk < GEMM_MMA_BK; kk += 16) {
                 uint32_t a[MI][4];
 #pragma unroll
                 for (int i = 0; i < MI; i++) {
-                    const uint8_t* r0 = ws + (wm * MI * 16 + i * 16 + g) * WT::ROWB;
-                    const uint8_t* r1 = r0 + 8 * WT::ROWB;
-                    a[i][0] = WT::pair(r0, kk + tq * 2);
-                    a[i][1] = WT::pair(r1, kk + tq * 2);
-                    a[i][2] = WT::pair(r0, kk + 8 + tq * 2);
-                    a[i][3] = WT::pair(r1, kk + 8 + tq * 2);
+                    const int r = wm * MI * 16 + i * 16 + g;
+                    WT::frag(ws, r, kk, tq, a[i][0], a[i][2]);
+                    WT::frag(ws, r + 8, kk, tq, a[i][1], a[i][3]);
                 }
+                uint32_t b0[NJ][PARTS], b1[NJ][PARTS];
 #pragma unroll
                 for (int j = 0; j < NJ; j++) {
-                    const float* xr = xs + (wn * NJ * 8 + j * 8 + g) * GEMM_X3_XP + kk + tq * 2;
-                    const float2 v0 = *reinterpret_cast<const float2*>(xr);
-                    const float2 v1 = *reinterpret_cast<const float2*>(xr + 8);
-                    uint32_t h0, m0b, l0, h1, m1b, l1;
-                    split3(v0.x * sc, v0.y * sc, h0, m0b, l0);
-                    split3(v1.x * sc, v1.y * sc, h1, m1b, l1);
-#pragma unroll
-                    for (int i = 0; i < MI; i++) {
-                        mma_bf16(acc[i][j], a[i], l0, l1);
-                        mma_bf16(acc[i][j], a[i], m0b, m1b);
-                        mma_bf16(acc[i][j], a[i], h0, h1);
-                    }
+                    const int r = wn * NJ * 8 + j * 8 + g;
+                    const float4 v = *reinterpret_cast<const float4*>(
+                        xs + r * (GEMM_MMA_BK * 4) + ((((kk >> 2) + tq) ^ gemm_mma_xswz(r)) << 4));
+                    split_parts<PARTS>(v.x * sc, v.y * sc, b0[j]);
+                    split_parts<PARTS>(v.z * sc, v.w * sc, b1[j]);
                 }
+                // Smallest part first; the fragments' MMAs of one part in a row.
+#pragma unroll
+                for (int p = PARTS - 1; p >= 0; p--)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+#pragma unroll
+                        for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCP][i][j], a[i], b0[j][p], b1[j][p]);
             }
         }
         cp_async_wait<0>();
@@ -624,35 +658,41 @@ __device__ __forceinline__ void gemm_x3_body(float* __restrict__ Y, const uint8_
                 for (int c = 0; c < 4; c++) {
                     const int col = m0 + wm * MI * 16 + i * 16 + g + 8 * (c >> 1);
                     const int m = x0 + wn * NJ * 8 + j * 8 + tq * 2 + (c & 1);
-                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = acc[i][j][c];
+                    float v = acc[ACCP - 1][i][j][c];
+#pragma unroll
+                    for (int q = ACCP - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
+                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = v;
                 }
     }
 }
 
-// gemm_x3_{bf16,fp8}_m{BM}n{BN}: the tensor-core GEMM's instances, with the
-// signatures of the FP64 ones (engine/cuda ChooseGemmFast picks).
-#define GEMM_X3(WM, WN, MI, NJ, BM, BN)                                                                              \
-    extern "C" __global__ void __launch_bounds__(GEMM_X3_THREADS) gemm_x3_bf16_m##BM##n##BN(                          \
+// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}: the tensor-core GEMM's instances,
+// with the signatures of the FP64 ones (engine/cuda ChooseGemmFast picks).
+#define GEMM_MMA(P, BM, BN, WM, WN)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN(               \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
         int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
         const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
-        gemm_x3_body<GemmX3BF16, WM, WN, MI, NJ>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols,     \
-                                                 xstride, ystride, offsets, ids, rowids, mstride, 0, n);             \
+        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, \
+                                                      xstride, ystride, offsets, ids, rowids, mstride, 0, n);         \
     }                                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(GEMM_X3_THREADS) gemm_x3_fp8_m##BM##n##BN(                           \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p##P##m##BM##n##BN(                \
         float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
         const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
         int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
         const int32_t* __restrict__ rowids) {                                                                        \
-        gemm_x3_body<GemmX3FP8, WM, WN, MI, NJ>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids,      \
-                                                mstride, sstride, n);                                                 \
+        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
+                                                     mstride, sstride, n);                                            \
     }
 
-// Dense prompt rows: 64 × 64 tiles, or 16 W rows by 64 X rows where a short
-// prompt would leave the SMs without blocks. Grouped experts: 64 W rows by
-// 8, 16 or 32 X rows per pass.
-GEMM_X3(2, 2, 2, 4, 64, 64)
-GEMM_X3(1, 4, 1, 2, 16, 64)
-GEMM_X3(4, 1, 1, 1, 64, 8)
-GEMM_X3(4, 1, 1, 2, 64, 16)
-GEMM_X3(4, 1, 1, 4, 64, 32)
+// Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
+// narrow output would leave the 132 SMs without blocks. Grouped experts: 128
+// W rows by 8, 16 or 32 X rows per pass. Three parts: two (PARTS 2, 16 bits
+// of x) missed fast's 1e-4 on the odd checkpoints' prefill (docs/PERF.md
+// "Prefill GEMM core").
+GEMM_MMA(3, 128, 64, 2, 4)
+GEMM_MMA(3, 128, 32, 4, 2)
+GEMM_MMA(3, 64, 32, 4, 2)
+GEMM_MMA(3, 64, 16, 4, 2)
+GEMM_MMA(3, 128, 16, 4, 2)
+GEMM_MMA(3, 128, 8, 8, 1)

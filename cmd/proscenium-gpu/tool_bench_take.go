@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -64,6 +65,12 @@ type takeBench struct {
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
 	Batched bool `json:"batched,omitempty"`
+	// PrefillExperts and PrefillRows: how a prefill pass ran its routed
+	// experts, and its rows at most.
+	PrefillExperts string `json:"prefill_experts"`
+	PrefillRows    int    `json:"prefill_rows"`
+	// BeginEach: the rounds began their takes one after another (-begin-each), else in one BeginMany.
+	BeginEach bool `json:"begin_each,omitempty"`
 	// Experts is the memory tier (engine/cuda PlanTier); BusGBs is its bus
 	// bytes per frame over the step graph's time: the rate the step
 	// sustained (experts in host memory only).
@@ -122,12 +129,15 @@ func profileOf(p *cuda.PromptTimes) *promptProfile {
 // takes before it included) and real-time factor, and the audio seconds
 // all of them made per second of the round.
 type batchRound struct {
-	Batch          int       `json:"batch"`
-	FirstAudioMs   []float64 `json:"time_to_first_audio_ms"`
-	RTF            []float64 `json:"real_time_factor"`
-	Frames         int       `json:"frames"` // all takes together
-	ElapsedMs      float64   `json:"elapsed_ms"`
-	AudioPerSecond float64   `json:"audio_s_per_s"`
+	Batch     int     `json:"batch"`
+	PrefillMs float64 `json:"prefill_ms"` // the takes' begin: one BeginMany, or every Begin
+	// Profile (-prompt-profile): where the begin's time went, wall ms.
+	Profile        *promptProfile `json:"profile,omitempty"`
+	FirstAudioMs   []float64      `json:"time_to_first_audio_ms"`
+	RTF            []float64      `json:"real_time_factor"`
+	Frames         int            `json:"frames"` // all takes together
+	ElapsedMs      float64        `json:"elapsed_ms"`
+	AudioPerSecond float64        `json:"audio_s_per_s"`
 }
 
 func benchTake(args []string) error {
@@ -143,10 +153,12 @@ func benchTake(args []string) error {
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
+	prefillExperts := fs.String("prefill-experts", "auto", "how a prefill pass runs its routed experts: auto, grouped (each used expert read once a pass), gemv (a GEMV per row and expert) or rows")
+	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
-	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower)")
+	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -186,6 +198,7 @@ func benchTake(args []string) error {
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
 	opt.Batched = *batched && opt.Takes > 1
 	res.Batched = opt.Batched
+	res.BeginEach = *beginEach
 	var f *cuda.Frames
 	var prompt []int
 	// voicePrompt is the prompt of the take in a reference voice of codes
@@ -276,6 +289,11 @@ func benchTake(args []string) error {
 	}
 	defer f.Close()
 	f.Backbone().SetFused(*fused) // before the first take captures the frame graphs
+	if f.Backbone().Experts, err = parsePrefillExperts(*prefillExperts); err != nil {
+		return err
+	}
+	res.PrefillExperts = f.Backbone().Experts.String()
+	res.PrefillRows = f.Backbone().Plan.Chunk
 	res.Fused = f.Backbone().Fused && !dev.Numerics.Exact()
 	if err := dev.Sync(); err != nil {
 		return err
@@ -360,11 +378,11 @@ func benchTake(args []string) error {
 			return err
 		}
 		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
-		if _, err := benchRound(set, opt.Takes, prompt, *frames); err != nil {
+		if _, err := benchRound(set, opt.Takes, prompt, *frames, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
 		for _, b := range batches {
-			r, err := benchRound(set, b, prompt, *frames)
+			r, err := benchRound(set, b, prompt, *frames, *beginEach)
 			if err != nil {
 				return fmt.Errorf("round of %d takes: %w", b, err)
 			}
@@ -383,7 +401,7 @@ func benchTake(args []string) error {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)
 	}
 	fmt.Println()
-	fmt.Printf("prompt            %d tokens, prefill %.2f ms\n", res.PromptTokens, res.PrefillMs)
+	fmt.Printf("prompt            %d tokens, prefill %.2f ms (passes of up to %d rows, experts: %s)\n", res.PromptTokens, res.PrefillMs, res.PrefillRows, res.PrefillExperts)
 	if res.Uncached != nil {
 		fmt.Printf("reference voice   %.1f s = %d frames; %d prompt rows in all\n", res.RefSeconds, res.RefFrames, res.PromptRows)
 		for _, v := range []struct {
@@ -419,10 +437,18 @@ func benchTake(args []string) error {
 		if res.Batched {
 			how = "one B-row step and tower a frame for every take (cuda.TakeFrames)"
 		}
-		fmt.Printf("batches           %s\n", how)
+		begin := "begun together (TakeSet.BeginMany)"
+		if res.BeginEach {
+			begin = "begun one after another"
+		}
+		fmt.Printf("batches           %s; takes %s\n", how, begin)
 	}
 	for _, r := range res.Batches {
-		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); first audio", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs)
+		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); begin %.1f ms", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs, r.PrefillMs)
+		if pr := r.Profile; pr != nil {
+			fmt.Printf(" (backbone %.1f, tower %.1f)", pr.BackboneMs, pr.TowerMs)
+		}
+		fmt.Printf("; first audio")
 		for _, v := range r.FirstAudioMs {
 			fmt.Printf(" %.1f", v)
 		}
@@ -460,10 +486,14 @@ func benchTake(args []string) error {
 }
 
 // benchRound runs b takes of prompt on set together (seeds 1…b; every take
-// begins, then one step for all live ones until each ends) through the take
-// loop, as engine/take's scheduler does when b requests arrive at once.
-func benchRound(set drama3.TakeSet, b int, prompt []int, frames int) (batchRound, error) {
+// begins, in one BeginMany or with each its own Begin, then one step for all
+// live ones until each ends) through the take loop, as engine/take's
+// scheduler does when b requests arrive at once.
+func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) (batchRound, error) {
 	r := batchRound{Batch: b}
+	if cuda.PromptProfile != nil {
+		*cuda.PromptProfile = cuda.PromptTimes{}
+	}
 	start := time.Now()
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
@@ -472,11 +502,28 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int) (batchRound
 		if err != nil {
 			return r, err
 		}
-		if _, err := run.Prefill(context.Background()); err != nil {
-			return r, err
+		if each {
+			t0 := time.Now()
+			if _, err := run.Prefill(context.Background()); err != nil {
+				return r, err
+			}
+			r.PrefillMs += ms(time.Since(t0))
 		}
 		runs[i] = run
 	}
+	if !each {
+		t0 := time.Now()
+		ctxs := make([]context.Context, b)
+		for i := range ctxs {
+			ctxs[i] = context.Background()
+		}
+		_, errs := drama3.PrefillMany(set, runs, ctxs)
+		if err := errors.Join(errs...); err != nil {
+			return r, err
+		}
+		r.PrefillMs = ms(time.Since(t0))
+	}
+	r.Profile = profileOf(cuda.PromptProfile)
 	var audioS float64
 	finish := func(run *drama3.TakeRun) error { // as soon as the take ends: its elapsed time is its own
 		res, err := run.Finish()
@@ -610,3 +657,18 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func gib(b int64) float64        { return float64(b) / (1 << 30) }
+
+// parsePrefillExperts is -prefill-experts' path.
+func parsePrefillExperts(name string) (cuda.ExpertPath, error) {
+	switch name {
+	case "auto":
+		return cuda.ExpertsAuto, nil
+	case "grouped":
+		return cuda.ExpertsGrouped, nil
+	case "gemv":
+		return cuda.ExpertsGEMV, nil
+	case "rows":
+		return cuda.ExpertsRows, nil
+	}
+	return 0, fmt.Errorf("-prefill-experts %q: auto, grouped, gemv or rows", name)
+}

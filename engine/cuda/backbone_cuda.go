@@ -156,12 +156,12 @@ func (b *Backbone) bind() error {
 		l := backboneLayer{inNorm: get(L.InputNorm), postNorm: get(L.PostAttentionNorm),
 			dense: get(L.MoE.Router), sharedDown: get(L.MoE.SharedDown), x: b.W.Layout.Experts[i], xw: b.W.Experts(i), layer: i}
 		if m := L.Linear; m != nil {
-			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.MixerRows(), Step: defaultDeltaNetStep, W: DeltaNetWeights{
+			l.dn = &DeltaNetLayer{G: p.DeltaNet, MaxRows: p.Chunk, Step: defaultDeltaNetStep, W: DeltaNetWeights{
 				InQKV: get(m.InProjQKV), InZ: get(m.InProjZ), InB: get(m.InProjB), InA: get(m.InProjA),
 				Conv: get(m.Conv1D), DtBias: get(m.DtBias), ALog: get(m.ALog), Norm: get(m.Norm), Out: get(m.OutProj)}}
 		} else {
 			m := L.Full
-			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
+			l.at = &AttentionLayer{G: p.Attention, MaxRows: p.Chunk, CoreRows: p.MixerRows(), Capacity: p.Capacity, W: AttentionWeights{
 				Q: get(m.QProj), K: get(m.KProj), V: get(m.VProj), O: get(m.OProj), QNorm: get(m.QNorm), KNorm: get(m.KNorm)}}
 		}
 		// The stacked dense projection reads router, shared gate, shared up
@@ -392,33 +392,18 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused, tails bool) error {
 	p := b.Plan
 	H := p.H
-	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
+	mix := b.t(p.MixOut)
 	x, mixOut, normed := b.scratch(p.X, n*H*4), b.scratch(p.MixOut, n*H*4), b.scratch(p.NormedMoE, n*p.Hp*4)
 	pw, err := L.postNorm.view(int64(H*4), "post norm")
 	if err != nil {
 		return err
 	}
-	if b.skip&StepMixers == 0 && n > p.MixerRows() {
-		// A prefill pass longer than the mixers' scratch: its rows in
-		// blocks (backbone_prefill_cuda.go).
-		if err := b.mixerInBlocks(q, L, n, maxLen); err != nil {
-			return err
-		}
-	} else if b.skip&StepMixers == 0 {
+	if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
 		if tails {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
-		var o mixerOut
-		if L.dn != nil {
-			// A prefill pass after the first (maxLen > n: rows cached)
-			// continues a prompt of more than one row, which the CPU runs
-			// through the chunked form even where the pass has one row
-			// (engine/cpu prefillChunks).
-			o, err = q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
-		} else {
-			o, err = q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
-		}
+		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads)
 		if err != nil {
 			return err
 		}
@@ -530,7 +515,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 	}
 	if path == ExpertsAuto {
-		path = defaultExperts(b.d.Numerics.Exact())
+		path = defaultExperts(b.d.Numerics.Exact(), nk, p.E)
 	}
 	switch {
 	case n == 1:
@@ -860,15 +845,24 @@ func (b *Backbone) timeParts(skip StepParts, times int, enqueue func(q *Queue) e
 	return b.timeReplays(g, times)
 }
 
-// defaultExperts is the path ExpertsAuto takes: per-pair GEMVs under both
-// policies. They measured faster than the grouped GEMMs and the multi-row
-// GEMVs for a 60-row prefill at the full geometry: exact 45 against 82 and
-// 69 ms (docs/PERF.md, "GPU backbone"); fast, in 64-row passes, 36.2 against
-// 44.3 ms for the BF16 tensor-core grouped GEMMs and 57.6 ms for the float32
-// multi-row GEMVs (docs/PERF.md, "Prefill on tensor cores"). The grouped
-// path reads each used expert once a pass, which pays only with passes of
-// more rows than an expert's share of 64.
-func defaultExperts(bool) ExpertPath { return ExpertsGEMV }
+// defaultExperts is the path ExpertsAuto takes for a prefill pass of pairs
+// (row, expert) pairs over experts experts. Fast numerics: the grouped
+// GEMMs on the BF16 tensor cores (each used expert's weights read once a
+// pass) from groupedMinPairs pairs an expert on average, per-pair GEMVs
+// (each pair re-reading its expert) below. Exact: per-pair GEMVs, measured
+// faster than the float64 grouped GEMMs and the multi-row GEMVs for a 60-row
+// prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md "GPU
+// backbone").
+func defaultExperts(exact bool, pairs, experts int) ExpertPath {
+	if !exact && pairs >= groupedMinPairs*experts {
+		return ExpertsGrouped
+	}
+	return ExpertsGEMV
+}
+
+// groupedMinPairs is the mean pairs an expert from which a fast prefill pass
+// runs its experts as grouped GEMMs (docs/PERF.md "Prefill GEMM core").
+const groupedMinPairs = 2
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
@@ -893,7 +887,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return "auto (" + defaultExperts(false).String() + ")"
+		return fmt.Sprintf("auto (fast: grouped GEMMs from %d pairs an expert, else per-pair GEMVs)", groupedMinPairs)
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:

@@ -353,7 +353,7 @@ func TestBackboneMatchesCPU(t *testing.T) {
 
 			// The prefill's experts each way by name (auto is one of them).
 			for _, other := range []ExpertPath{ExpertsGrouped, ExpertsGEMV, ExpertsRows} {
-				if other == defaultExperts(dev.Numerics.Exact()) {
+				if other == defaultExperts(dev.Numerics.Exact(), prefill*tc.NumExpertsPerTok, tc.NumExperts) {
 					continue
 				}
 				gb.Experts = other

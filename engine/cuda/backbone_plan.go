@@ -24,13 +24,14 @@ const BackboneChunk = 64
 // DefaultPrefillRows is the rows of one prefill pass by default: longer
 // prompts run in passes of this many rows. Every pass reads each routed
 // expert its rows use (at the full geometry nearly all of them: ≈ 32 GB),
-// so fewer, longer passes would read less, and PrefillRowsEnv sets longer
-// ones (their mixers then run in blocks of BackboneChunk rows, their
-// feed-forward over the pass). But passes of 256 rows missed the CPU on the
-// H200 from their 65th row on, under both policies (docs/PERF.md "Prefill on
-// tensor cores", cause not found), so the default stays at one DeltaNet
-// chunk, as every verified run had it.
-const DefaultPrefillRows = BackboneChunk
+// so fewer, longer passes read less: a pass's projections, DeltaNet mixers
+// and feed-forward take all its rows at once, its attention cores run in
+// blocks of MixerRows (their scores' scratch). The scratch grows with
+// the pass (≈ 0.3 MiB a row at the full geometry; 512 rows keep the full
+// model's tiers on 24 GB cards where 64 had them, TestPlanTierCards).
+// A prompt of up to 512 rows (a 10 s voice and its script) is one pass
+// (docs/PERF.md "Longer prefill passes").
+const DefaultPrefillRows = 512
 
 // PrefillRowsEnv names the environment variable that sets the rows of a
 // prefill pass (a positive multiple of BackboneChunk) for benchmarks and
@@ -87,14 +88,16 @@ type BackbonePlan struct {
 	// Scratch offsets (bytes from the block's start).
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
-	// BlockPos: a pass's mixer blocks' first positions (int32 per block of
-	// MixerRows rows; Backbone.mixerInBlocks).
+	// BlockPos: a pass's attention blocks' first positions (int32 per
+	// block of MixerRows rows; Backbone.uploadBlockPos).
 	BlockPos int64
 	// RowSlots: the B-row step's slot of each row (int32 [MaxStepRows]).
 	RowSlots int64
 	// Counters: the fused step's grid-wide tail counters (CounterWords
 	// uint32s, zero between launches; kernels/fused.cuh).
-	Counters                          int64
+	Counters int64
+	// DeltaNetScratch and AttentionScratch: the mixers' scratch (one
+	// region: each layer runs one of them).
 	DeltaNetScratch, AttentionScratch int64
 }
 
@@ -192,26 +195,36 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	p.RowIds = f(c * k)
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
-	p.BlockPos = f(int64((p.Chunk + BackboneChunk - 1) / BackboneChunk))
+	p.BlockPos = f(int64((p.Chunk + p.MixerRows() - 1) / p.MixerRows()))
+	// The mixers' scratch: one region for both kinds, since a layer runs
+	// one mixer and nothing in it outlives the layer's call.
+	var mixers int64
 	if hasLin {
-		p.DeltaNetScratch = take(p.DeltaNet.ScratchBytes(p.MixerRows()))
+		mixers = p.DeltaNet.ScratchBytes(p.Chunk)
 	}
 	if hasFull {
-		p.AttentionScratch = take(p.Attention.ScratchBytes(p.MixerRows(), capacity))
+		mixers = max(mixers, p.Attention.ScratchBytesBlocks(p.Chunk, p.MixerRows(), capacity))
+	}
+	if hasLin || hasFull {
+		p.DeltaNetScratch = take(mixers)
+		p.AttentionScratch = p.DeltaNetScratch
 	}
 	p.Bytes = off
 	p.ScratchBytes = p.Bytes - p.StateBytes
 	return p, nil
 }
 
-// MixerRows is the rows a mixer (DeltaNet or attention) runs at once: a
-// prefill pass longer than that runs its mixers in blocks of that many rows
-// (Backbone.mixerInBlocks), as passes of that many rows did, while its
-// feed-forward (where the weights a pass reads are) takes the whole pass.
-// The mixers' scratch stays that of BackboneChunk rows: the attention's
-// holds every score of its rows over the whole context.
-// $PROSCENIUM_GPU_MIXER_ROWS (a multiple of BackboneChunk) overrides it for
-// benchmarks and diagnosis.
+// MixerRows is the rows an attention layer's core (queries, scores,
+// partials) runs at once, and the rows of a BlockPos entry: a prefill pass
+// longer than that runs its attention cores in blocks of that many rows
+// (AttentionLayer.CoreRows),
+// between q/k/v and output projections over the whole pass. Its scratch
+// holds every score of its rows over the whole context and each split's
+// float64 partials (≈ 1.3 MiB a row at the full geometry and 4096 rows of
+// context), so it stays one DeltaNet chunk; the DeltaNet layers run the
+// whole pass in one call (their chunked kernels carry the state from chunk
+// to chunk). $PROSCENIUM_GPU_MIXER_ROWS (a multiple of BackboneChunk)
+// overrides it for benchmarks and diagnosis.
 func (p *BackbonePlan) MixerRows() int { return min(p.Chunk, mixerRows) }
 
 // mixerRows is BackboneChunk, or $PROSCENIUM_GPU_MIXER_ROWS.

@@ -21,13 +21,13 @@ func (b *Backbone) PrefillWithout(rows []BackboneRow, skip StepParts) (float64, 
 	return float64(time.Since(start).Microseconds()) / 1000, nil
 }
 
-// uploadBlockPos writes the first position of each mixer block of a pass of
-// n rows starting at b.pos into the plan's BlockPos (nothing for a pass of
-// one block). The host writes them: a block's attention reads its position
-// from there, not from the position counter advanced on the device between
-// blocks, which the H200 runs showed the next block's kernels could read
-// stale (rows from the 65th of a 256-row pass missed the CPU by 0.15, and
-// the same pass without blocks matched it bit for bit; docs/PERF.md
+// uploadBlockPos writes the first position of each attention block of a
+// pass of n rows starting at b.pos into the plan's BlockPos (nothing for a
+// pass of one block). The host writes them: a block's attention reads its
+// position from there, not from the position counter advanced on the device
+// between blocks, which the H200 runs showed the next block's kernels could
+// read stale (rows from the 65th of a 256-row pass missed the CPU by 0.15,
+// and the same pass without blocks matched it bit for bit; docs/PERF.md
 // "Prefill on tensor cores").
 func (b *Backbone) uploadBlockPos(n int) error {
 	blk := b.Plan.MixerRows()
@@ -41,38 +41,46 @@ func (b *Backbone) uploadBlockPos(n int) error {
 	return Upload(b.d, b.work, b.Plan.BlockPos, at)
 }
 
-// mixerInBlocks runs layer L's mixer over the n rows of a prefill pass
-// (NormedMix) in blocks of the plan's MixerRows, each block's output
-// projected into its rows of MixOut: exactly what passes of that many rows
-// ran. Block k at row s of the pass sits at positions pos+s… (BlockPos[k],
-// uploadBlockPos): an attention block appends its keys and values to the
-// cache and attends over everything before it, a DeltaNet block continues
-// the layer's state through the chunked form (its chunks start where the
-// CPU's do: blocks are multiples of the DeltaNet chunk).
-func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) error {
-	p := b.Plan
-	nm, mix := b.t(p.NormedMix), b.t(p.MixOut)
-	rowBytes := int64(p.H) * 4
-	before := maxLen - n // rows cached before the pass
-	blk := p.MixerRows()
-	for s := 0; s < n; s += blk {
-		m := min(blk, n-s)
-		out, in := mix.At(int64(s)*rowBytes), nm.At(int64(s)*rowBytes)
-		var o mixerOut
-		var err error
-		if L.dn != nil {
-			// The chunked form whenever the prompt has more than one row so
-			// far (Backbone.mixer).
-			o, err = q.deltaNetCore(L.dn, out, in, m, m > 1 || before+s > 0, nil)
-		} else {
-			o, err = q.attentionUpToOut(L.at, out, in, m, b.t(p.BlockPos+int64(4*(s/blk))), maxLen, nil)
-		}
-		if err != nil {
-			return err
-		}
-		if err := o.project(q, out, m); err != nil {
-			return err
-		}
+// attentionPos is the positions an attention layer's core reads for a pass
+// of n rows: the position counter pos when the pass is one core block, else
+// the blocks' host-written first positions (uploadBlockPos; block k at row
+// k·MixerRows of the pass appends its keys and values to the cache and
+// attends over everything before it, Queue.attentionBlocks). The pass's
+// q/k/v and output projections take all its rows at once either way, and
+// the DeltaNet layers run the whole pass in one call.
+func (b *Backbone) attentionPos(pos Tensor, n int) Tensor {
+	if n <= b.Plan.MixerRows() {
+		return pos
 	}
-	return nil
+	return b.t(b.Plan.BlockPos)
+}
+
+// passMixer enqueues layer L's mixer over the n rows of NormedMix up to its
+// output projection (which it returns, into MixOut): a DeltaNet layer over
+// all n rows in one call, an attention layer with its core in blocks of
+// MixerRows at the positions in pos (attentionPos). With heads (the fused
+// step's counters) a one-row step runs its fused kernels.
+func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, heads *Block) (mixerOut, error) {
+	nm, mix := b.t(b.Plan.NormedMix), b.t(b.Plan.MixOut)
+	if L.dn != nil {
+		// A prefill pass after the first (maxLen > n: rows cached)
+		// continues a prompt of more than one row, which the CPU runs
+		// through the chunked form even where the pass has one row
+		// (engine/cpu prefillChunks).
+		return q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
+	}
+	return q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
+}
+
+// mixerInBlocks runs layer L's mixer over the n rows of a prefill pass
+// (NormedMix) into MixOut, output projection included, its attention
+// blocks at the positions in BlockPos (uploadBlockPos, or a joint pass's
+// own): what Backbone.mixer runs for a pass, for callers that lay out the
+// pass themselves.
+func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) error {
+	o, err := b.passMixer(q, L, n, b.t(b.Plan.BlockPos), maxLen, nil)
+	if err != nil {
+		return err
+	}
+	return o.project(q, b.t(b.Plan.MixOut), n)
 }

@@ -20,6 +20,13 @@ const (
 	TowerAttnSplits = kernel.AttnSplits
 )
 
+// DefaultTowerPrefillChunk is the tower's prompt rows per pass by default
+// (TowerOptions.PrefillChunk): each pass reads the tower's weights once
+// (13 layers, 12 launches each), so 256 rows read them and launch a quarter
+// as often as 64 did; its scratch is ≈ 0.33 MiB a row at the full geometry
+// (mostly the attention's per-split partials).
+const DefaultTowerPrefillChunk = 256
+
 // DefaultFramesCapacity is the rows of a take by default: a long prompt and
 // about a minute and a half of audio.
 const DefaultFramesCapacity = 4096
@@ -32,7 +39,8 @@ func framesCapacity(c int) int {
 }
 
 // TowerStateBytes is the device memory NewTower allocates for g with
-// maxRows cache rows and prefillChunk rows per pass (0: 64), one take.
+// maxRows cache rows and prefillChunk rows per pass (0:
+// DefaultTowerPrefillChunk), one take.
 func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
 	return TowerTakesStateBytes(g, maxRows, prefillChunk, 1)
 }
@@ -42,7 +50,7 @@ func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
 // feedback row, one scratch of max(prefillChunk, takes) rows.
 func TowerTakesStateBytes(g TowerGeometry, maxRows, prefillChunk, takes int) int64 {
 	if prefillChunk == 0 {
-		prefillChunk = 64
+		prefillChunk = DefaultTowerPrefillChunk
 	}
 	takes = max(takes, 1)
 	k := int64(takes)

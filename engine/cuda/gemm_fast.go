@@ -1,49 +1,81 @@
 package cuda
 
-import "proscenium/engine/cuda/kernel"
+import (
+	"strconv"
 
-// The tensor-core GEMM of fast numerics (kernels/gemm.cu gemm_x3_body: BF16
-// MMAs, each activation as three BF16 parts, float32 accumulation): its
-// instances and which one a shape takes. Exact numerics never run them (the
-// FP64 instances keep the CPU's bits).
+	"proscenium/engine/cuda/kernel"
+)
 
-// gemmX3 is one instance: W rows (BM) by X rows (BN) per block.
-type gemmX3 struct{ bm, bn int }
+// The tensor-core GEMM of fast numerics (kernels/gemm.cu gemm_mma_body: BF16
+// MMAs, each activation as three BF16 parts, float32 accumulation):
+// its instances and which one a shape takes. Exact numerics never run them
+// (the FP64 instances keep the CPU's bits).
 
-// gemmX3Instances are the compiled instances by Gemm.Kernel name.
-var gemmX3Instances = map[string]gemmX3{
-	"x3m64n64": {64, 64}, "x3m16n64": {16, 64}, "x3m64n8": {64, 8}, "x3m64n16": {64, 16}, "x3m64n32": {64, 32},
+// gemmMma is one instance: the BF16 parts of each activation, W rows (BM)
+// by X rows (BN) per block.
+type gemmMma struct{ parts, bm, bn int }
+
+// gemmMmaInstances are the compiled instances by Gemm.Kernel name
+// ("p3m128n64": three parts, 128 W rows by 64 X rows).
+var gemmMmaInstances = func() map[string]gemmMma {
+	m := map[string]gemmMma{}
+	for _, s := range gemmMmaShapes {
+		m[gemmMmaName(gemmParts, s.bm, s.bn)] = gemmMma{gemmParts, s.bm, s.bn}
+	}
+	return m
+}()
+
+// gemmMmaShapes are the tiles kernels/gemm.cu instantiates (GEMM_MMA_SHAPES).
+var gemmMmaShapes = []struct{ bm, bn int }{{128, 64}, {128, 32}, {64, 32}, {64, 16}, {128, 16}, {128, 8}}
+
+func gemmMmaName(parts, bm, bn int) string {
+	return "p" + strconv.Itoa(parts) + "m" + strconv.Itoa(bm) + "n" + strconv.Itoa(bn)
 }
 
-// gemmX3Threads is the tensor-core GEMM's block (4 warps).
-const gemmX3Threads = kernel.GemmX3Threads
+// gemmMmaThreads is the tensor-core GEMM's block (8 warps).
+const gemmMmaThreads = kernel.GemmMmaThreads
+
+// gemmParts is the BF16 parts of each activation the instances take: three
+// (x's 24 bits); two missed fast's 1e-4 on the odd checkpoints' prefill
+// (docs/PERF.md "Prefill GEMM core").
+const gemmParts = 3
+
+// gemmSMs is the streaming multiprocessors of an H200, the device the
+// tiles are chosen for.
+const gemmSMs = 132
 
 // ChooseGemmFast picks the tensor-core instance of a GEMM of n rows of X
 // and rows rows of W. Grouped (groups > 0: the experts of a prefill, n pairs
-// over groups experts), a block runs its whole group over one 64-row W tile,
-// BN X rows a pass: the narrowest tile holding the mean pairs per expert, so
-// that a few rows an expert do not pay for 64. Dense, 64 × 64 tiles, or 16 W
-// rows by 64 X rows when the 64-row tiles would give the 132 SMs of an H200
-// fewer than two blocks each (a short prompt's 2048-row outputs).
+// over groups experts), a block runs its whole group over one 128-row W
+// tile, BN X rows a pass: the narrowest tile holding the mean pairs per
+// expert, so that a few rows an expert do not pay for 32. Dense, the
+// largest tile whose grid gives every SM of an H200 two blocks (128 × 64,
+// then 128 × 32, 64 × 32, 64 × 16; measured best or within 5% of it on the
+// full geometry's projections of 60, 300 and 700 rows but one, docs/PERF.md
+// "Prefill GEMM core").
 func ChooseGemmFast(n, rows, groups int) string {
 	if groups > 0 {
 		switch mean := (n + groups - 1) / groups; {
 		case mean <= 8:
-			return "x3m64n8"
+			return gemmMmaName(gemmParts, 128, 8)
 		case mean <= 16:
-			return "x3m64n16"
+			return gemmMmaName(gemmParts, 128, 16)
 		}
-		return "x3m64n32"
+		return gemmMmaName(gemmParts, 128, 32)
 	}
-	if ((n+63)/64)*((rows+63)/64) < 2*132 {
-		return "x3m16n64"
+	dense := gemmMmaShapes[:4]
+	for _, s := range dense {
+		if ((n+s.bn-1)/s.bn)*((rows+s.bm-1)/s.bm) >= 2*gemmSMs {
+			return gemmMmaName(gemmParts, s.bm, s.bn)
+		}
 	}
-	return "x3m64n64"
+	last := dense[len(dense)-1]
+	return gemmMmaName(gemmParts, last.bm, last.bn)
 }
 
-// x3Grid is the grid of g on instance x: dense (X tiles, W tiles, 1);
+// mmaGrid is the grid of g on instance x: dense (X tiles, W tiles, 1);
 // grouped (1, W tiles, groups), each block running its group's rows.
-func (g Gemm) x3Grid(x gemmX3) [3]int {
+func (g Gemm) mmaGrid(x gemmMma) [3]int {
 	if g.Groups > 0 {
 		return [3]int{1, (g.Rows + x.bm - 1) / x.bm, g.Groups}
 	}

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -199,10 +201,37 @@ const attnMaxHeadDim = 32 * kernel.AttMaxd
 // the rows cached at run time, so a captured step needs no bound), one per
 // attnSplitRows rows of the bound the host gives for a prefill, at most
 // attnMaxSplits (the partials' scratch holds that many per row and head).
+// A prefill has blocks enough in its rows and heads: attnSplitRows is the
+// rows attn_partial's warps take in one sweep (ATT_WARPS·32), so that no
+// warp idles and the partials written and combined stay few (16 rows a
+// split left three of four warps idle and wrote 19 partials a row and head
+// for a 300-row prompt), and at most attnPrefillSplits splits, which keeps
+// the float64 partials of a core block's rows at half a step's count per
+// row (a longer context gives each split more rows). Any split gives the
+// CPU's bits under exact (kernels/attention.cu).
+// $PROSCENIUM_GPU_ATTN_SPLIT_ROWS (a positive number of rows) sets
+// attnSplitRows for benchmarks.
 const (
-	attnMaxSplits = kernel.AttMaxSplits
-	attnSplitRows = 16
+	attnMaxSplits     = kernel.AttMaxSplits
+	attnPrefillSplits = attnMaxSplits / 2
 )
+
+var attnSplitRows = positiveFromEnv("PROSCENIUM_GPU_ATTN_SPLIT_ROWS", kernel.AttWarps*32)
+
+// positiveFromEnv is $name when that is a positive integer, else def (a bad
+// value is reported on stderr).
+func positiveFromEnv(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive integer\n", name, v)
+		return def
+	}
+	return n
+}
 
 // Validate says whether the kernels support the geometry.
 func (g AttentionGeometry) Validate() error {
@@ -245,7 +274,15 @@ func attnSplits(n, maxLen, capacity int) int {
 	if n == 1 {
 		return maxSplits(capacity)
 	}
-	return max(1, min(maxSplits(capacity), (maxLen+attnSplitRows-1)/attnSplitRows))
+	return max(1, min(maxSplits(capacity), attnPrefillSplits, (maxLen+attnSplitRows-1)/attnSplitRows))
+}
+
+// partItems is the (row, split) pairs per head whose partials (and split
+// maxima) a scratch for calls of up to rows rows holds: a prefill's rows
+// at attnPrefillSplits each, or a step's rows (one, or MaxStepRows takes of
+// a B-row step) at maxSplits each, whichever is more.
+func partItems(rows, capacity int) int64 {
+	return int64(max(rows*attnPrefillSplits, min(rows, MaxStepRows)*maxSplits(capacity)))
 }
 
 // ScratchBytes is the scratch a forward of up to rows rows over a cache of
@@ -253,7 +290,15 @@ func attnSplits(n, maxLen, capacity int) int {
 // every score of each row and head with each split's maximum, the split
 // softmax partials (float64) and the gated output.
 func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
-	l := g.scratchLayout(rows, capacity)
+	return g.ScratchBytesBlocks(rows, rows, capacity)
+}
+
+// ScratchBytesBlocks is ScratchBytes for a layer whose core (queries,
+// scores, partials) runs core rows at a time while its projections and gated
+// output take rows (AttentionLayer.CoreRows): a prefill pass's projections
+// in one GEMM each, its scores in blocks that keep the scratch small.
+func (g AttentionGeometry) ScratchBytesBlocks(rows, core, capacity int) int64 {
+	l := g.scratchLayoutBlocks(rows, core, capacity)
 	return l.attn + 4*int64(rows)*int64(g.Heads*g.HeadDim)
 }
 
@@ -264,14 +309,20 @@ func (g AttentionGeometry) ScratchBytes(rows, capacity int) int64 {
 type attnScratch struct{ proj, qn, scores, smax, part, attn int64 }
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
-	nh, hd, r := int64(g.Heads), int64(g.HeadDim), int64(rows)
-	splits := int64(maxSplits(capacity))
+	return g.scratchLayoutBlocks(rows, rows, capacity)
+}
+
+// scratchLayoutBlocks is scratchLayout with proj and attn of rows rows and
+// qn, scores, smax and part of core rows (ScratchBytesBlocks).
+func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScratch {
+	nh, hd, r, c := int64(g.Heads), int64(g.HeadDim), int64(rows), int64(core)
+	parts := partItems(core, capacity)
 	var l attnScratch
 	l.qn = alignUp(4 * r * int64(g.ProjWidth()))
-	l.scores = l.qn + alignUp(4*r*nh*hd)
-	l.smax = l.scores + alignUp(4*r*nh*int64(capacity))
-	l.part = l.smax + alignUp(4*r*nh*splits)
-	l.attn = l.part + alignUp(8*r*nh*splits*(hd+1))
+	l.scores = l.qn + alignUp(4*c*nh*hd)
+	l.smax = l.scores + alignUp(4*c*nh*int64(capacity))
+	l.part = l.smax + alignUp(4*nh*parts)
+	l.attn = l.part + alignUp(8*nh*parts*(hd+1))
 	return l
 }
 
@@ -281,7 +332,7 @@ func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 type attnRegions struct{ proj, qn, scores, smax, part, attn, kc, vc Tensor }
 
 func (l *AttentionLayer) regions() attnRegions {
-	sl := l.G.scratchLayout(l.MaxRows, l.Capacity)
+	sl := l.G.scratchLayoutBlocks(l.MaxRows, l.coreRows(), l.Capacity)
 	at := l.Scratch.At
 	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
 		attn: at(sl.attn), kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
@@ -310,7 +361,7 @@ type AttentionWeights struct {
 
 // AttentionLayer is one attention layer ready to run: its weights, its KV
 // cache (KVBytes(Capacity)), and a scratch region of
-// ScratchBytes(MaxRows, Capacity) that layers may share.
+// ScratchBytesBlocks(MaxRows, coreRows(), Capacity) that layers may share.
 type AttentionLayer struct {
 	G        AttentionGeometry
 	W        AttentionWeights
@@ -318,6 +369,18 @@ type AttentionLayer struct {
 	Capacity int
 	Scratch  Tensor
 	MaxRows  int
+	// CoreRows (0: MaxRows) is the most rows whose scores and partials the
+	// scratch holds at once: a call of more rows runs its core in blocks of
+	// that many (Queue.attentionBlocks) between projections over every row.
+	CoreRows int
+}
+
+// coreRows is CoreRows, or MaxRows when that is 0 or more.
+func (l *AttentionLayer) coreRows() int {
+	if l.CoreRows <= 0 || l.CoreRows > l.MaxRows {
+		return l.MaxRows
+	}
+	return l.CoreRows
 }
 
 // Gemm describes the prompt-row projection Y[N, Rows] = X[N, Cols]·W[Rows, Cols]ᵀ
@@ -347,7 +410,9 @@ type Gemm struct {
 	MaxGroupRows int
 	Mats         int // matrices in W (1 when not grouped)
 	// Kernel names the instance (kernels/gemm.cu): "simt" (SIMT float64),
-	// "tc16" or "tc32" (FP64 tensor cores, 16 or 32 W rows per block); ""
-	// picks (ChooseGemm, or $PROSCENIUM_GPU_GEMM for benchmarks).
+	// "tc16" or "tc32" (FP64 tensor cores, 16 or 32 W rows per block), or
+	// a BF16 tensor-core one of fast numerics ("p3m128n64" …, gemm_fast.go);
+	// "" picks (ChooseGemm or ChooseGemmFast by the policy, or
+	// $PROSCENIUM_GPU_GEMM for benchmarks).
 	Kernel string
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 
 	"gorgonia.org/cu"
 
@@ -275,8 +274,8 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 		w.Q.fits(2*qw*h*2, "attention q_proj"), w.K.fits(kw*h*2, "attention k_proj"), w.V.fits(kw*h*2, "attention v_proj"),
 		w.O.fits(h*qw*2, "attention o_proj"), w.QNorm.fits(hd*4, "attention q_norm"), w.KNorm.fits(hd*4, "attention k_norm"),
 		l.KV.fits(g.KVBytes(l.Capacity), "attention kv cache"),
-		l.Scratch.fits(g.ScratchBytes(l.MaxRows, l.Capacity), "attention scratch"),
-		pos.fits(4, "attention position"), x.fits(int64(n)*h*4, "attention x"), out.fits(int64(n)*h*4, "attention out"))
+		l.Scratch.fits(g.ScratchBytesBlocks(l.MaxRows, l.coreRows(), l.Capacity), "attention scratch"),
+		pos.fits(4*int64(l.blocks(n)), "attention positions"), x.fits(int64(n)*h*4, "attention x"), out.fits(int64(n)*h*4, "attention out"))
 }
 
 // AttentionForward computes the attention mixer's output out [n, Hidden] for
@@ -288,7 +287,10 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // rows, at most 32); 0 means the capacity. A one-row step always splits its
 // keys over 32 blocks that share out the rows cached at run time, so a
 // captured step needs no bound. Rows past the capacity are not cached and
-// their output is NaN.
+// their output is NaN. More rows than the layer's CoreRows run their core in
+// blocks of CoreRows rows: pos then holds each block's first position
+// (block k's at pos + 4k), written by the host (the rows cached before the
+// call, plus k·CoreRows).
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
 	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil)
 	if err != nil {
@@ -310,10 +312,32 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.attentionCoreFused(l, n, pos, maxLen, counters); err != nil {
+	if err := q.attentionBlocks(l, n, pos, maxLen, counters); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
+}
+
+// blocks is the core blocks of a call of n rows (AttentionForward).
+func (l *AttentionLayer) blocks(n int) int {
+	c := l.coreRows()
+	return (n + c - 1) / c
+}
+
+// attentionBlocks runs the core over the n projected rows in blocks of the
+// layer's core rows, block k at the position pos + 4k holds: its queries,
+// scores and partials in the block-sized regions, its rows of proj and attn
+// at its offset. Each block appends its keys and values before the next
+// block's scores read them, so a block attends over everything before it,
+// as separate calls of the block's rows would.
+func (q *Queue) attentionBlocks(l *AttentionLayer, n int, pos Tensor, maxLen int, counters *Block) error {
+	c := l.coreRows()
+	for s, k := 0, int64(0); s < n; s, k = s+c, k+1 {
+		if err := q.attentionCoreAt(l, s, min(c, n-s), pos.At(4*k), maxLen, counters); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // attentionCore is AttentionForward between its projections (engine/cpu
@@ -331,6 +355,15 @@ func (q *Queue) attentionCore(l *AttentionLayer, n int, pos Tensor, maxLen int) 
 // fast numerics) attn_partial and attn_combine are one launch with a tail
 // per head (attn_partial_combine_fast).
 func (q *Queue) attentionCoreFused(l *AttentionLayer, n int, pos Tensor, maxLen int, counters *Block) error {
+	if n > l.coreRows() {
+		return fmt.Errorf("cuda attention: a core of %d rows (the scratch holds %d)", n, l.coreRows())
+	}
+	return q.attentionCoreAt(l, 0, n, pos, maxLen, counters)
+}
+
+// attentionCoreAt is attentionCoreFused for the n projected rows from row
+// from on (their proj and attn rows; n at most the core rows).
+func (q *Queue) attentionCoreAt(l *AttentionLayer, from, n int, pos Tensor, maxLen int, counters *Block) error {
 	g := l.G
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
@@ -339,6 +372,7 @@ func (q *Queue) attentionCoreFused(l *AttentionLayer, n int, pos Tensor, maxLen 
 	pw := g.ProjWidth()
 	r := l.regions()
 	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
+	proj, attn = proj.At(int64(from)*int64(pw)*4), attn.At(int64(from)*int64(nh*hd)*4)
 	w := l.W
 	theta := g.ropeTheta()
 	if err := kernel.AttnPrep(q, q.policy(), [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
@@ -396,10 +430,10 @@ func ChooseGemm(mtiles, rows int) string {
 }
 
 // instance returns the instance and the grid of g: an FP64 one (exact
-// numerics, or a Kernel naming one: x3 false, suffix "" for the SIMT
+// numerics, or a Kernel naming one: mma false, suffix "" for the SIMT
 // kernels), or a tensor-core one of fast numerics (ChooseGemmFast, or a
-// Kernel naming one, gemm_fast.go: x3 true, suffix "m64n64" …).
-func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, x3 bool, err error) {
+// Kernel naming one, gemm_fast.go: mma true, suffix "p3m128n64" …).
+func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma bool, err error) {
 	k := g.Kernel
 	if k == "" {
 		k = gemmDefault
@@ -407,15 +441,15 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, x3 b
 	if k == "" && fast {
 		k = ChooseGemmFast(g.N, g.Rows, g.Groups)
 	}
-	if x, ok := gemmX3Instances[k]; ok {
-		return strings.TrimPrefix(k, "x3"), g.x3Grid(x), true, nil
+	if x, ok := gemmMmaInstances[k]; ok {
+		return k, g.mmaGrid(x), true, nil
 	}
 	if k == "" {
 		k = ChooseGemm(g.grid(gemmBM)[0]*max(g.Groups, 1), g.Rows)
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, x3m64n64, x3m16n64, x3m64n8, x3m64n16, x3m64n32)", kind, k)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p{2,3}m{BM}n{BN}: gemm_fast.go)", kind, k)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }
@@ -494,13 +528,13 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	if err := g.check("bf16", 2, y, W, x); err != nil {
 		return err
 	}
-	suffix, grid, x3, err := g.instance("bf16", !q.d.Numerics.Exact())
+	suffix, grid, mma, err := g.instance("bf16", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
-	if x3 {
-		return kernel.GemmX3BF16(q, kernel.GemmX3BF16Kernel("gemm_x3_bf16_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(x),
+	if mma {
+		return kernel.GemmMmaBF16(q, kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {
@@ -522,13 +556,13 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	if err := S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"); err != nil {
 		return err
 	}
-	suffix, grid, x3, err := g.instance("fp8", !q.d.Numerics.Exact())
+	suffix, grid, mma, err := g.instance("fp8", !q.d.Numerics.Exact())
 	if err != nil {
 		return err
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
-	if x3 {
-		return kernel.GemmX3FP8(q, kernel.GemmX3FP8Kernel("gemm_x3_fp8_"+suffix), grid, gemmX3Threads, tPtr(y), tPtr(W), tPtr(S),
+	if mma {
+		return kernel.GemmMmaFP8(q, kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
 			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {

@@ -576,16 +576,23 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel string) {
 }
 
 // gemmKernels are the GEMM instances every GEMM test runs: the FP64 ones
-// of exact numerics and the tensor-core ones of fast numerics (gemm_fast.go).
-var gemmKernels = []string{"simt", "tc16", "tc32", "x3m64n64", "x3m16n64", "x3m64n8", "x3m64n16", "x3m64n32"}
+// of exact numerics and every tensor-core one of fast numerics
+// (gemm_fast.go).
+var gemmKernels = func() []string {
+	k := []string{"simt", "tc16", "tc32"}
+	for _, s := range gemmMmaShapes {
+		k = append(k, gemmMmaName(gemmParts, s.bm, s.bn))
+	}
+	return k
+}()
 
 // checkGemm holds a GEMM instance's output against the CPU's: an FP64
 // instance to the CPU's bits (rule 1 of the contract), a tensor-core one
-// (three BF16 parts per activation, float32 sums) within 2e-5.
+// (three BF16 parts of each activation, float32 sums) within 2e-5.
 func checkGemm(t *testing.T, what, kernel string, got, ref []float32) {
 	t.Helper()
 	checkClose(t, what+" "+kernel, got, ref, 2e-5)
-	if _, x3 := gemmX3Instances[kernel]; x3 {
+	if _, mma := gemmMmaInstances[kernel]; mma {
 		differ, maxULP := ULPDiff(got, ref)
 		t.Logf("%s %s (fast numerics): %d/%d differ from the CPU's bits, max %d ULP", what, kernel, differ, len(ref), maxULP)
 		return

@@ -101,13 +101,16 @@ func TestAttentionGeometry(t *testing.T) {
 	if got, want := g.KVBytes(8192), int64(2*4*8192*2*256); got != want {
 		t.Errorf("kv bytes %d, want %d", got, want)
 	}
-	for _, c := range []struct{ rows, capacity int }{{1, 64}, {1, 8192}, {300, 400}, {7, 5}} {
+	for _, c := range []struct{ rows, capacity int }{{1, 64}, {1, 8192}, {300, 400}, {7, 5}, {64, 4096}} {
 		l := g.scratchLayout(c.rows, c.capacity)
-		splits := min(32, c.capacity)
 		r := int64(c.rows)
+		// The partials of every call: a prefill of up to rows rows (its
+		// splits, attnSplits, at most 16) or a step of up to 8 rows (32
+		// splits, or the capacity's rows).
+		parts := max(r*int64(attnSplits(c.rows, 1<<30, c.capacity)), min(r, 8)*int64(min(32, c.capacity)))
 		if l.qn%256 != 0 || l.scores%256 != 0 || l.smax%256 != 0 || l.part%256 != 0 || l.attn%256 != 0 ||
 			l.qn < 4*r*int64(g.ProjWidth()) || l.scores-l.qn < 4*r*16*256 || l.smax-l.scores < 4*r*16*int64(c.capacity) ||
-			l.part-l.smax < 4*r*16*int64(splits) || l.attn-l.part < 8*r*16*int64(splits)*257 {
+			l.part-l.smax < 4*16*parts || l.attn-l.part < 8*16*parts*257 {
 			t.Errorf("%+v: layout %+v", c, l)
 		}
 		if got := g.ScratchBytes(c.rows, c.capacity); got != l.attn+4*r*16*256 {
@@ -121,9 +124,11 @@ func TestAttentionSplits(t *testing.T) {
 		{1, 8192, 8192, 32}, // a step: always the most, shared out on the device
 		{1, 61, 8192, 32},
 		{1, 5, 5, 5}, // never more blocks than cacheable rows
-		{60, 60, 8192, 4},
-		{300, 300, 400, 19},
-		{64, 8000, 8192, 32},
+		{60, 60, 8192, 1},
+		{300, 300, 400, 3},
+		{129, 129, 400, 2},
+		{64, 8000, 8192, 16}, // a prefill's splits take more rows past 16·128
+		{64, 1000, 8192, 8},
 		{2, 2, 8192, 1},
 	} {
 		if got := attnSplits(c.n, c.maxLen, c.capacity); got != c.want {

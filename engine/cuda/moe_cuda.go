@@ -52,8 +52,8 @@ const moeGroupThreads = 1024
 // grouped GEMMs: offsets [E+1], rowids (the x row of each sorted pair) and
 // slot (the sorted position of each pair), all int32.
 func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) error {
-	if E > maxRouteExperts || pairs > 4*moeGroupThreads {
-		return fmt.Errorf("cuda: moe group: %d pairs over %d experts (at most %d, %d)", pairs, E, 4*moeGroupThreads, maxRouteExperts)
+	if E > maxRouteExperts || pairs > kernel.MoEGroupMaxPairs {
+		return fmt.Errorf("cuda: moe group: %d pairs over %d experts (at most %d, %d)", pairs, E, kernel.MoEGroupMaxPairs, maxRouteExperts)
 	}
 	if err := firstErr(checkFits(offsets, 0, int64(E+1)*4, "group offsets"), checkFits(rowids, 0, int64(pairs*4), "group row ids"),
 		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {

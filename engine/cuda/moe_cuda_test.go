@@ -126,7 +126,7 @@ func testMoERoute(t *testing.T) {
 
 func TestMoEGroup(t *testing.T) {
 	r := newRand(t)
-	for _, c := range []struct{ n, k, E int }{{64, 8, 256}, {5, 3, 6}, {300, 10, 512}} {
+	for _, c := range []struct{ n, k, E int }{{64, 8, 256}, {5, 3, 6}, {300, 10, 512}, {512, 8, 256}, {400, 10, 1024}} {
 		t.Run(fmt.Sprintf("%drows_top%d_of%d", c.n, c.k, c.E), func(t *testing.T) {
 			ids := make([]int32, 0, c.n*c.k)
 			for row := 0; row < c.n; row++ {

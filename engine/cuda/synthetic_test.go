@@ -50,10 +50,14 @@ func TestSyntheticWeightsFullGeometry(t *testing.T) {
 	if sb < 3.7e9 || sb > 4.1e9 {
 		t.Fatalf("step bytes %d, want about 3.9 GB", sb)
 	}
-	// The work block's regions do not overlap: each starts after the last.
+	// The work block's regions do not overlap: each starts after the last
+	// (the two mixers share one: a layer runs one of them).
+	if plan.AttentionScratch != plan.DeltaNetScratch {
+		t.Fatalf("attention scratch at %d, DeltaNet scratch at %d: want one region", plan.AttentionScratch, plan.DeltaNetScratch)
+	}
 	offs := []int64{plan.X, plan.NormedMix, plan.MixOut, plan.NormedMoE, plan.Dense, plan.Ids, plan.Wts, plan.XRep, plan.GU,
 		plan.Hid, plan.HidS, plan.YR, plan.YS, plan.Toks, plan.Emb, plan.Out, plan.Pos, plan.Offsets, plan.RowIds, plan.Slot,
-		plan.DeltaNetScratch, plan.AttentionScratch}
+		plan.DeltaNetScratch}
 	for i := 1; i < len(offs); i++ {
 		if offs[i] <= offs[i-1] || offs[i]%arenaAlign != 0 {
 			t.Fatalf("work region %d at %d after %d", i, offs[i], offs[i-1])

@@ -25,7 +25,7 @@ import (
 // TowerOptions sizes a tower's device state.
 type TowerOptions struct {
 	MaxRows      int // KV cache rows per layer: prompt rows + frames of the longest take (≤ 8192)
-	PrefillChunk int // text rows per prefill pass (scratch rows); 0: 64
+	PrefillChunk int // prompt rows per prefill pass (scratch rows); 0: DefaultTowerPrefillChunk
 	// Takes is the take slots (0: 1, at most TowerMaxTakes): each its own
 	// control block, KV caches, logits and feedback row (Slot); FrameRows
 	// advances slots 0…n−1 by a frame in one pass over the weights.
@@ -84,7 +84,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, err
 	}
 	if opt.PrefillChunk == 0 {
-		opt.PrefillChunk = 64
+		opt.PrefillChunk = DefaultTowerPrefillChunk
 	}
 	opt.Takes = max(opt.Takes, 1)
 	if opt.MaxRows < 1 || opt.MaxRows > TowerMaxRows || opt.PrefillChunk < 1 || opt.PrefillChunk > 65535 {

@@ -98,6 +98,9 @@ func (s *Interleave) Begin(ctx context.Context, id TakeID, p Prompt, sm sampling
 	return nil
 }
 
+// BeginMany implements TakeSet: each take in turn (BeginEach).
+func (s *Interleave) BeginMany(starts []TakeStart) []error { return BeginEach(s, starts) }
+
 // Step implements TakeSet: each take's frame in turn, in the order given.
 func (s *Interleave) Step(frames []TakeFrame) error {
 	for i := range frames {

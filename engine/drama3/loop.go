@@ -184,17 +184,35 @@ func (r *TakeRun) ID() TakeID { return r.id }
 // over with FinishCancel (Finish gives its result). An error fails the
 // take; it is not live.
 func (r *TakeRun) Prefill(ctx context.Context) (live bool, err error) {
+	st, ok := r.Start(ctx)
+	if !ok {
+		return false, nil
+	}
+	t0 := time.Now()
+	err = r.set.Begin(ctx, r.id, st.Prompt, st.Settings, st.Seed)
+	return r.Begun(ctx, err, time.Since(t0))
+}
+
+// Start is the take's part of a TakeSet.BeginMany (the first half of
+// Prefill, for a scheduler that begins several takes at once; Begun is the
+// second): ok is false when ctx ended while the take waited (it is over
+// with FinishCancel: Finish next).
+func (r *TakeRun) Start(ctx context.Context) (st TakeStart, ok bool) {
 	if ctx.Err() != nil { // stopped while queued: skip the prefill
 		r.res.Reason = FinishCancel
-		return false, nil
+		return TakeStart{}, false
 	}
 	p := r.take.Rows
 	if p.AudioRows() == 0 {
 		p = TextPrompt(r.take.Prompt)
 	}
-	t0 := time.Now()
-	err = r.set.Begin(ctx, r.id, p, r.take.Sampling, r.take.Seed)
-	r.res.Stages[StagePrefill] += time.Since(t0)
+	return TakeStart{Ctx: ctx, ID: r.id, Prompt: p, Settings: r.take.Sampling, Seed: r.take.Seed}, true
+}
+
+// Begun takes the outcome of the take's begin (err, which took d): as
+// Prefill's.
+func (r *TakeRun) Begun(ctx context.Context, err error, d time.Duration) (live bool, _ error) {
+	r.res.Stages[StagePrefill] += d
 	if err != nil {
 		if ctx.Err() != nil {
 			r.res.Reason = FinishCancel
@@ -215,6 +233,30 @@ func (r *TakeRun) Prefill(ctx context.Context) (live bool, err error) {
 		}
 	}
 	return true, nil
+}
+
+// PrefillMany begins runs (each with its context in ctxs) in one
+// TakeSet.BeginMany: Prefill of each, for takes that arrived together.
+func PrefillMany(set TakeSet, runs []*TakeRun, ctxs []context.Context) (live []bool, errs []error) {
+	live, errs = make([]bool, len(runs)), make([]error, len(runs))
+	var starts []TakeStart
+	var which []int
+	for i, r := range runs {
+		if st, ok := r.Start(ctxs[i]); ok {
+			starts = append(starts, st)
+			which = append(which, i)
+		}
+	}
+	if len(starts) == 0 {
+		return live, errs
+	}
+	t0 := time.Now()
+	begun := set.BeginMany(starts)
+	d := time.Since(t0)
+	for k, i := range which {
+		live[i], errs[i] = runs[i].Begun(ctxs[i], begun[k], d)
+	}
+	return live, errs
 }
 
 // Due reports whether the take wants another frame; when not, the reason

@@ -32,6 +32,25 @@ type TakeFrame struct {
 	Err   error
 }
 
+// TakeStart is one take of TakeSet.BeginMany: Begin's arguments.
+type TakeStart struct {
+	Ctx      context.Context // the take's own: its caller's stop
+	ID       TakeID
+	Prompt   Prompt
+	Settings sampling.Settings
+	Seed     uint64
+}
+
+// BeginEach is BeginMany as Begin of each take in turn, for sets that
+// prefill one take at a time.
+func BeginEach(set TakeSet, starts []TakeStart) []error {
+	errs := make([]error, len(starts))
+	for i, st := range starts {
+		errs[i] = set.Begin(st.Ctx, st.ID, st.Prompt, st.Settings, st.Seed)
+	}
+	return errs
+}
+
 // TakeSet makes the frames of several takes at once. Calls come from one
 // goroutine.
 type TakeSet interface {
@@ -46,6 +65,14 @@ type TakeSet interface {
 	// PromptBackend.BeginPrompt when p has reference frames, with that
 	// take's own state. An error leaves id not live.
 	Begin(ctx context.Context, id TakeID, p Prompt, s sampling.Settings, seed uint64) error
+
+	// BeginMany begins several takes that arrived together, each as Begin
+	// (its own context, prompt, settings and seed): errs[i] is starts[i]'s,
+	// and a take refused or stopped fails alone. A set with batched
+	// kernels prefills them in joint passes (their rows read every weight
+	// once); the others begin each in turn (BeginEach). A take's codes are
+	// those it makes begun alone.
+	BeginMany(starts []TakeStart) (errs []error)
 
 	// Step makes the next frame of every take in frames (each live,
 	// each once), as FrameBackend.Frame. A non-nil error is the whole

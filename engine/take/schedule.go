@@ -12,7 +12,10 @@ import (
 
 // This file is the scheduler: one goroutine drives the backend's TakeSet for
 // up to its capacity of takes together. A new take prefills between two
-// steps and makes its first frame in the next one; a take that ends (end of
+// steps and makes its first frame in the next one (the takes waiting at a
+// step boundary begin in one TakeSet.BeginMany: a batched set prefills
+// them together, so the last of several that arrive at once does not wait
+// for the others' prefills); a take that ends (end of
 // speech, max frames, its caller's stop) or fails leaves at once; the others
 // go on. Each take keeps its own loop (drama3.TakeRun): seed, settings,
 // voices, stream, stop and figures. Events go through a queue per take to
@@ -25,14 +28,22 @@ import (
 // their last events before it runs without them.
 const settleGrace = 2 * time.Millisecond
 
+// gatherGrace is how long an idle scheduler (no take live) waits after a
+// take arrives for others sent with it, while places are free: a client's
+// concurrent requests reach the engine a few milliseconds apart, and begun
+// together (one BeginMany: a joint prefill) none of them waits for
+// another's prefill. A lone take pays it once, on its first audio.
+const gatherGrace = 3 * time.Millisecond
+
 // job is one take, waiting or live.
 type job struct {
-	ctx    context.Context
-	run    *drama3.TakeRun
-	events eventQueue
-	done   chan struct{} // closed when res or err is set
-	res    *drama3.Result
-	err    error
+	ctx     context.Context
+	arrived time.Time // when it was submitted
+	run     *drama3.TakeRun
+	events  eventQueue
+	done    chan struct{} // closed when res or err is set
+	res     *drama3.Result
+	err     error
 }
 
 func (j *job) end(res *drama3.Result, err error) {
@@ -52,10 +63,11 @@ type scheduler struct {
 
 	wake    chan struct{} // a job arrived or Close was called (capacity 1)
 	stopped chan struct{} // closed when run returns
+	gather  time.Duration // gatherGrace (tests set their own; guarded by mu)
 }
 
 func newScheduler(set drama3.TakeSet) *scheduler {
-	s := &scheduler{set: set, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	s := &scheduler{set: set, wake: make(chan struct{}, 1), stopped: make(chan struct{}), gather: gatherGrace}
 	go s.run()
 	return s
 }
@@ -68,6 +80,7 @@ func (s *scheduler) submit(j *job) bool {
 		return false
 	}
 	j.events.wake = s.poke
+	j.arrived = time.Now()
 	context.AfterFunc(j.ctx, s.poke) // a stopped take leaves at once
 	s.pending = append(s.pending, j)
 	s.poke()
@@ -104,6 +117,31 @@ func (s *scheduler) close() {
 	s.mu.Unlock()
 	s.poke()
 	<-s.stopped
+}
+
+// gatherWaiting waits, while no take is live, until free jobs are waiting,
+// the scheduler closes, or gather has passed since the first waiting job
+// arrived (gatherGrace).
+func (s *scheduler) gatherWaiting(free int) {
+	for {
+		s.mu.Lock()
+		n, closed, grace := len(s.pending), s.closed, s.gather
+		var first time.Time
+		if n > 0 {
+			first = s.pending[0].arrived
+		}
+		s.mu.Unlock()
+		wait := time.Until(first.Add(grace))
+		if n == 0 || n >= free || closed || wait <= 0 {
+			return
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-s.wake: // another job, a stop or Close
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
 }
 
 // admit takes the waiting jobs that fit: cancelled ones end at once (they
@@ -146,15 +184,27 @@ func (s *scheduler) run() {
 		j.end(nil, err)
 	}
 	for {
-		for _, j := range s.admit(s.set.Capacity() - len(live)) {
-			ok, err := j.run.Prefill(j.ctx)
-			switch {
-			case err != nil:
-				fail(j, err)
-			case !ok:
-				finish(j)
-			default:
-				live = append(live, j)
+		// The takes waiting at this step boundary begin together: one
+		// BeginMany, which a batched set runs as joint prefill passes.
+		// With none live, those sent with the first are gathered first.
+		if len(live) == 0 {
+			s.gatherWaiting(s.set.Capacity())
+		}
+		if in := s.admit(s.set.Capacity() - len(live)); len(in) > 0 {
+			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
+			for i, j := range in {
+				runs[i], ctxs[i] = j.run, j.ctx
+			}
+			begun, errs := drama3.PrefillMany(s.set, runs, ctxs)
+			for i, j := range in {
+				switch {
+				case errs[i] != nil:
+					fail(j, errs[i])
+				case !begun[i]:
+					finish(j)
+				default:
+					live = append(live, j)
+				}
 			}
 		}
 		// Takes whose caller stopped them or that reached max frames leave

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,7 +28,10 @@ type seedFrames struct {
 	frame int
 }
 
-const failingSeed = 13
+const (
+	failingSeed      = 13
+	failingBeginSeed = 17 // fails at Begin (a bad voice, say)
+)
 
 func endOf(seed uint64) int { return 4 + int(seed%5) + int(seed/1000)*1000 } // seeds ≥ 1000 run long
 
@@ -38,6 +43,9 @@ func (s *seedFrames) CodebookEntries() []int { return []int{8, 4} }
 func (s *seedFrames) SamplesPerFrame() int   { return 4 }
 func (s *seedFrames) Begin(ctx context.Context, _ []int, _ sampling.Settings, seed uint64) error {
 	s.seed, s.frame = seed, 0
+	if seed == failingBeginSeed {
+		return errors.New("injected begin fault")
+	}
 	return ctx.Err()
 }
 func (s *seedFrames) Frame(codes, _ []int) (bool, error) {
@@ -58,16 +66,22 @@ func (s *seedFrames) Close() error { return nil }
 
 func fakeEngine(t *testing.T, batch int) *Engine {
 	t.Helper()
+	set, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakeEngineOn(t, set)
+}
+
+// fakeEngineOn is the engine over set with the tiny checkpoint's tokenizer.
+func fakeEngineOn(t *testing.T, set drama3.TakeSet) *Engine {
+	t.Helper()
 	base := testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
 	dir := t.TempDir()
 	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := drama3.LoadTokenizer(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,5 +211,138 @@ func TestSchedulerCloseStopsEveryTake(t *testing.T) {
 	}
 	if _, err := e.Synthesize(context.Background(), fakeRequest(1), nil); err == nil {
 		t.Error("a take after Close ran")
+	}
+}
+
+// gatedSet is an Interleave that keeps each BeginMany's seeds and holds
+// its first BeginMany until open is closed: the takes that arrive
+// meanwhile wait together for the next step boundary.
+type gatedSet struct {
+	*drama3.Interleave
+	open  chan struct{}
+	mu    sync.Mutex
+	calls [][]uint64
+}
+
+func (s *gatedSet) BeginMany(starts []drama3.TakeStart) []error {
+	seeds := make([]uint64, len(starts))
+	for i, st := range starts {
+		seeds[i] = st.Seed
+	}
+	s.mu.Lock()
+	first := len(s.calls) == 0
+	s.calls = append(s.calls, seeds)
+	s.mu.Unlock()
+	if first {
+		<-s.open
+	}
+	return drama3.BeginEach(s, starts)
+}
+
+func (s *gatedSet) beginCalls() [][]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Takes that wait together are begun in one BeginMany (the joint prefill of
+// a batched set); one of them whose Begin fails fails alone, and the others
+// make their seeds' codes. (Broken once by admitting one job per
+// iteration of the scheduler's loop: the second call then held one seed.)
+func TestSchedulerBeginsWaitingTakesTogether(t *testing.T) {
+	inner, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &gatedSet{Interleave: inner, open: make(chan struct{})}
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	seeds := []uint64{1, 2, failingBeginSeed, 3}
+	errs := make([]error, len(seeds))
+	fins := make([]*api.Finish, len(seeds))
+	var wg sync.WaitGroup
+	run := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fins[i], errs[i] = e.Synthesize(context.Background(), fakeRequest(seeds[i]), nil)
+		}()
+	}
+	run(0) // begins alone, and holds the scheduler in its BeginMany
+	waitFor(t, func() bool { return len(set.beginCalls()) == 1 }, "the first take's begin")
+	for i := 1; i < len(seeds); i++ {
+		run(i)
+	}
+	waitFor(t, func() bool { _, waiting := e.Load(); return waiting == len(seeds)-1 }, "three takes waiting")
+	close(set.open)
+	wg.Wait()
+	calls := set.beginCalls()
+	if len(calls) != 2 || len(calls[1]) != len(seeds)-1 {
+		t.Fatalf("BeginMany calls %v, want the first take's, then the three that waited in one", calls)
+	}
+	for i, seed := range seeds {
+		if seed == failingBeginSeed {
+			if errs[i] == nil || !strings.Contains(errs[i].Error(), "injected begin fault") {
+				t.Errorf("seed %d: %v, want the injected begin fault", seed, errs[i])
+			}
+			continue
+		}
+		if errs[i] != nil {
+			t.Fatalf("seed %d: %v", seed, errs[i])
+		}
+		want := make([][]int, endOf(seed))
+		for f := range want {
+			want[f] = codesOf(seed, f)
+		}
+		if fins[i].Reason != api.FinishStop || !reflect.DeepEqual(fins[i].Codes, want) {
+			t.Errorf("seed %d: %s with codes %v, want stop with %v", seed, fins[i].Reason, fins[i].Codes, want)
+		}
+	}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+	}
+}
+
+// An idle scheduler gathers the takes sent together: one arriving within
+// the gather grace of the first is begun with it in one BeginMany, one
+// arriving later waits for the next boundary. (Broken once with no grace:
+// the first take began alone, the next two together.)
+func TestSchedulerGathersTakesSentTogether(t *testing.T) {
+	inner, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &gatedSet{Interleave: inner, open: make(chan struct{})}
+	close(set.open)
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	e.sched.mu.Lock()
+	e.sched.gather = time.Second // long: the test does not depend on the machine's speed
+	e.sched.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond) // well within the grace
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.Synthesize(context.Background(), fakeRequest(uint64(i+1)), nil)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if calls := set.beginCalls(); len(calls) != 1 || len(calls[0]) != 3 {
+		t.Fatalf("BeginMany calls %v, want the three takes in one", calls)
 	}
 }

@@ -12,9 +12,10 @@ const (
 	DncPrepThreads  = 128  // DNC_PREP_THREADS
 	DncIntraThreads = 512  // DNC_INTRA_THREADS
 	DncSolveThreads = 128  // DNC_SOLVE_THREADS
-	DncStateThreads = 256  // DNC_STATE_THREADS
-	DncStateWarps   = 8    // DNC_STATE_WARPS
-	DncRpw          = 8    // DNC_RPW
+	DncStateThreads = 512  // DNC_STATE_THREADS
+	DncStateWarps   = 16   // DNC_STATE_WARPS
+	DncRpw          = 4    // DNC_RPW
+	DncSpw          = 2    // DNC_SPW
 	DncNormThreads  = 128  // DNC_NORM_THREADS
 )
 

@@ -4,18 +4,18 @@ package kernel
 
 // The integer #defines of kernels/gemm.cu.
 const (
-	GemmThreads   = 256 // GEMM_THREADS
-	GemmBm        = 64  // GEMM_BM
-	GemmBn        = 32  // GEMM_BN
-	GemmBk        = 32  // GEMM_BK
-	GemmKg        = 4   // GEMM_KG
-	GemmXp        = 66  // GEMM_XP
-	GemmWp        = 34  // GEMM_WP
-	GemmTcBm      = 64  // GEMM_TC_BM
-	GemmTcKp      = 36  // GEMM_TC_KP
-	GemmX3Threads = 128 // GEMM_X3_THREADS
-	GemmX3Pad     = 40  // GEMM_X3_PAD
-	GemmX3Xp      = 40  // GEMM_X3_XP
+	GemmThreads    = 256   // GEMM_THREADS
+	GemmBm         = 64    // GEMM_BM
+	GemmBn         = 32    // GEMM_BN
+	GemmBk         = 32    // GEMM_BK
+	GemmKg         = 4     // GEMM_KG
+	GemmXp         = 66    // GEMM_XP
+	GemmWp         = 34    // GEMM_WP
+	GemmTcBm       = 64    // GEMM_TC_BM
+	GemmTcKp       = 36    // GEMM_TC_KP
+	GemmMmaThreads = 256   // GEMM_MMA_THREADS
+	GemmMmaBk      = 32    // GEMM_MMA_BK
+	GemmMmaSmem    = 49152 // GEMM_MMA_SMEM
 )
 
 // GemmBF16 enqueues kernels/gemm.cu's
@@ -78,50 +78,52 @@ func GemmFP8Tc(q Launcher, k GemmFP8TcKernel, grid [3]int, block int, y, w, s, x
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(mstride), uint64(sstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids))
 }
 
-// GemmX3BF16Kernel is one of the gemm_x3_bf16_* instances of kernels/gemm.cu, which share one signature.
-type GemmX3BF16Kernel string
+// GemmMmaBF16Kernel is one of the gemm_mma_bf16_* instances of kernels/gemm.cu, which share one signature.
+type GemmMmaBF16Kernel string
 
-// The gemm_x3_bf16 instances.
+// The gemm_mma_bf16 instances.
 const (
-	GemmX3BF16M64n64 GemmX3BF16Kernel = "gemm_x3_bf16_m64n64"
-	GemmX3BF16M16n64 GemmX3BF16Kernel = "gemm_x3_bf16_m16n64"
-	GemmX3BF16M64n8  GemmX3BF16Kernel = "gemm_x3_bf16_m64n8"
-	GemmX3BF16M64n16 GemmX3BF16Kernel = "gemm_x3_bf16_m64n16"
-	GemmX3BF16M64n32 GemmX3BF16Kernel = "gemm_x3_bf16_m64n32"
+	GemmMmaBF16P3m128n64 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
+	GemmMmaBF16P3m128n32 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
+	GemmMmaBF16P3m64n32  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
+	GemmMmaBF16P3m64n16  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
+	GemmMmaBF16P3m128n16 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16"
+	GemmMmaBF16P3m128n8  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8"
 )
 
-// GemmX3BF16Kernels lists the gemm_x3_bf16 instances in source order.
-var GemmX3BF16Kernels = []GemmX3BF16Kernel{GemmX3BF16M64n64, GemmX3BF16M16n64, GemmX3BF16M64n8, GemmX3BF16M64n16, GemmX3BF16M64n32}
+// GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n32, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n16, GemmMmaBF16P3m128n16, GemmMmaBF16P3m128n8}
 
-// GemmX3BF16 enqueues kernels/gemm.cu's
+// GemmMmaBF16 enqueues kernels/gemm.cu's
 //
-//	gemm_x3_bf16_*(float* Y, uint16_t* W, float* X, long long mstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids)
+//	gemm_mma_bf16_*(float* Y, uint16_t* W, float* X, long long mstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids)
 //
 // on q with grid blocks of block threads.
-func GemmX3BF16(q Launcher, k GemmX3BF16Kernel, grid [3]int, block int, y, w, x Ptr, mstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids Ptr) error {
+func GemmMmaBF16(q Launcher, k GemmMmaBF16Kernel, grid [3]int, block int, y, w, x Ptr, mstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids Ptr) error {
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(mstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids))
 }
 
-// GemmX3FP8Kernel is one of the gemm_x3_fp8_* instances of kernels/gemm.cu, which share one signature.
-type GemmX3FP8Kernel string
+// GemmMmaFP8Kernel is one of the gemm_mma_fp8_* instances of kernels/gemm.cu, which share one signature.
+type GemmMmaFP8Kernel string
 
-// The gemm_x3_fp8 instances.
+// The gemm_mma_fp8 instances.
 const (
-	GemmX3FP8M64n64 GemmX3FP8Kernel = "gemm_x3_fp8_m64n64"
-	GemmX3FP8M16n64 GemmX3FP8Kernel = "gemm_x3_fp8_m16n64"
-	GemmX3FP8M64n8  GemmX3FP8Kernel = "gemm_x3_fp8_m64n8"
-	GemmX3FP8M64n16 GemmX3FP8Kernel = "gemm_x3_fp8_m64n16"
-	GemmX3FP8M64n32 GemmX3FP8Kernel = "gemm_x3_fp8_m64n32"
+	GemmMmaFP8P3m128n64 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
+	GemmMmaFP8P3m128n32 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
+	GemmMmaFP8P3m64n32  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
+	GemmMmaFP8P3m64n16  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
+	GemmMmaFP8P3m128n16 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16"
+	GemmMmaFP8P3m128n8  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8"
 )
 
-// GemmX3FP8Kernels lists the gemm_x3_fp8 instances in source order.
-var GemmX3FP8Kernels = []GemmX3FP8Kernel{GemmX3FP8M64n64, GemmX3FP8M16n64, GemmX3FP8M64n8, GemmX3FP8M64n16, GemmX3FP8M64n32}
+// GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n32, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n16, GemmMmaFP8P3m128n16, GemmMmaFP8P3m128n8}
 
-// GemmX3FP8 enqueues kernels/gemm.cu's
+// GemmMmaFP8 enqueues kernels/gemm.cu's
 //
-//	gemm_x3_fp8_*(float* Y, uint8_t* W, float* S, float* X, long long mstride, long long sstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids)
+//	gemm_mma_fp8_*(float* Y, uint8_t* W, float* S, float* X, long long mstride, long long sstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids)
 //
 // on q with grid blocks of block threads.
-func GemmX3FP8(q Launcher, k GemmX3FP8Kernel, grid [3]int, block int, y, w, s, x Ptr, mstride, sstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids Ptr) error {
+func GemmMmaFP8(q Launcher, k GemmMmaFP8Kernel, grid [3]int, block int, y, w, s, x Ptr, mstride, sstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids Ptr) error {
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(mstride), uint64(sstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids))
 }

@@ -6,13 +6,14 @@ import "math"
 
 // The integer #defines of kernels/moe.cu.
 const (
-	MoEMaxExperts = 1024 // MOE_MAX_EXPERTS
-	RouteList     = 8    // ROUTE_LIST
-	RouteMaxk     = 64   // ROUTE_MAXK
-	CombineRegs   = 8    // COMBINE_REGS
-	CombineCols   = 2    // COMBINE_COLS
-	DownRows      = 8    // DOWN_ROWS
-	DownMaxx      = 2048 // DOWN_MAXX
+	MoEMaxExperts    = 1024 // MOE_MAX_EXPERTS
+	RouteList        = 8    // ROUTE_LIST
+	RouteMaxk        = 64   // ROUTE_MAXK
+	MoEGroupMaxPairs = 4096 // MOE_GROUP_MAX_PAIRS
+	CombineRegs      = 8    // COMBINE_REGS
+	CombineCols      = 2    // COMBINE_COLS
+	DownRows         = 8    // DOWN_ROWS
+	DownMaxx         = 2048 // DOWN_MAXX
 )
 
 // MoERoute enqueues kernels/moe.cu's

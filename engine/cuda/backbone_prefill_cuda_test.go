@@ -1,0 +1,62 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// A prompt of one and a half prefill passes and a ragged tail against the
+// CPU's prefill of the same rows: the second pass continues every layer's
+// state where the first left it (DeltaNet state across passes, attention
+// blocks over keys cached by the earlier pass), and each pass's attention
+// cores run in blocks of Plan.MixerRows at host-written positions.
+// Under exact every value is the CPU's bits; under fast each row within the
+// backbone's bound. (Reading the position counter instead of the blocks'
+// positions, or running a whole pass's attention as one block at the pass's
+// first position, fails it from the second block on.)
+func TestBackbonePrefillPassesMatchCPU(t *testing.T) {
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, cm := loadWithCPU(t, dir)
+			cw, tc := &cm.Backbone, &ck.Config.Text
+			H := tc.HiddenSize
+			n := prefillRows + prefillRows/2 + 17
+			rows, crows := testRows(r, n, tc.VocabSize, H)
+			run := func(w *drama3.Backbone[[]float32]) []float32 {
+				cb, err := cpu.NewBackbone(tc, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := cb.Run(crows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			ref := run(cw)
+			bound := rowBounds(roundingSpread(t, cw, H, run))
+			gb, err := LoadBackbone(dev, ck, n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			if gb.Plan.Chunk != prefillRows {
+				t.Fatalf("plan's passes are %d rows, want %d", gb.Plan.Chunk, prefillRows)
+			}
+			t.Logf("%d rows in passes of %d, attention cores in blocks of %d; work %.1f MiB",
+				n, gb.Plan.Chunk, gb.Plan.MixerRows(), float64(gb.Plan.Bytes)/(1<<20))
+			got, err := gb.Prefill(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRowsCPU(t, fmt.Sprintf("%d-row prefill in passes of %d vs CPU", n, gb.Plan.Chunk), got, ref, H, bound)
+		})
+	}
+}

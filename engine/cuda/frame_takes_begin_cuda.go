@@ -1,0 +1,346 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/drama3"
+)
+
+// This file begins several takes of a TakeFrames at once (BeginMany): each
+// take's prompt is checked and its slot begun as Begin does
+// (Frames.startPrompt: the voice prefix restored from the cache when it is
+// there), then the passes each take would run alone (its voice prefix's,
+// snapshotted into the cache after the last of them, then its script's)
+// share joint backbone passes (Backbone.PrefillSlots: every weight read
+// once for the rows of every take in the pass), each take's tower prompt
+// rows run on its own rows of the pass, and the takes' first frames are one
+// B-row tower frame (Tower.FrameRows) on their prompts' last rows. A take
+// whose context ends between two passes leaves; a take whose prompt is
+// refused fails alone.
+
+// jointTake is one take of a BeginMany.
+type jointTake struct {
+	i      int // its index in the starts
+	st     drama3.TakeStart
+	slot   int
+	v      *Frames
+	ps     *promptStart
+	passes []promptPass // still to run, in order
+	emb    []float32    // the feedback rows of its audio rows not yet passed
+	first  bool         // its last row is at lastRows[row]
+	row    int
+}
+
+// promptPass is one pass of a take's rows alone: rows [from, to); keep: the
+// voice prefix ends there (its state goes to the cache after the pass).
+type promptPass struct {
+	from, to int
+	keep     bool
+}
+
+// promptPasses is the passes BeginPrompt runs for p (chunk rows each): the
+// voice prefix's when it was not restored, then the rest.
+func promptPasses(ps *promptStart, rows, chunk int) []promptPass {
+	var out []promptPass
+	add := func(lo, hi int, keep bool) {
+		for from := lo; from < hi; from += chunk {
+			to := min(from+chunk, hi)
+			out = append(out, promptPass{from: from, to: to, keep: keep && to == hi})
+		}
+	}
+	if ps.snap == nil && ps.prefix > 0 {
+		add(0, ps.prefix, true)
+	}
+	add(max(ps.start, ps.prefix), rows, false)
+	return out
+}
+
+// BeginMany implements drama3.TakeSet: one take is Begin; several share
+// joint prefill passes (the file's comment). errs[i] is starts[i]'s.
+func (s *TakeFrames) BeginMany(starts []drama3.TakeStart) []error {
+	errs := make([]error, len(starts))
+	if len(starts) == 1 {
+		st := starts[0]
+		errs[0] = s.Begin(st.Ctx, st.ID, st.Prompt, st.Settings, st.Seed)
+		return errs
+	}
+	failRest := func(err error) []error {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	}
+	if s.closed {
+		return failRest(fmt.Errorf("take set: closed"))
+	}
+	if err := s.settle(); err != nil {
+		return failRest(err)
+	}
+	// The takes' prompts' last rows, the first frames' input [takes, Hidden].
+	lastRows, err := s.f.allocForTake(int64(len(starts)) * int64(s.f.bb.Plan.H) * 4)
+	if err != nil {
+		return failRest(fmt.Errorf("take set: the first frames' rows: %w", err))
+	}
+	defer s.d.Free(lastRows)
+	takes, err := s.startJoint(starts, errs)
+	defer func() {
+		for _, tk := range takes {
+			s.d.Free(tk.ps.codes)
+		}
+	}()
+	if err == nil {
+		takes, err = s.jointPasses(takes, errs, lastRows)
+	}
+	if err == nil {
+		err = s.jointFirstFrames(takes, lastRows)
+	}
+	if err != nil {
+		s.setFault(err)
+		for _, tk := range takes {
+			tk.v.begun = false
+			errs[tk.i] = err
+		}
+		return errs
+	}
+	for _, tk := range takes {
+		tk.v.begun = true
+		s.live[tk.st.ID] = tk.slot
+		s.slotLive[tk.slot] = true
+		s.free = slices.DeleteFunc(s.free, func(f int) bool { return f == tk.slot })
+	}
+	return errs
+}
+
+// startJoint places each start in a free slot and begins it there
+// (startPrompt); a start refused gets its error in errs and no slot. A
+// non-nil error is a device fault.
+func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*jointTake, error) {
+	var takes []*jointTake
+	avail := slices.Clone(s.free) // lowest last
+	ids := map[drama3.TakeID]bool{}
+	for i, st := range starts {
+		_, live := s.live[st.ID]
+		switch {
+		case live || ids[st.ID]:
+			errs[i] = fmt.Errorf("take set: take %d is already live", st.ID)
+			continue
+		case len(avail) == 0:
+			errs[i] = fmt.Errorf("take set: %d takes are live, the most it holds", len(s.live)+len(takes))
+			continue
+		case st.Ctx.Err() != nil:
+			errs[i] = st.Ctx.Err()
+			continue
+		}
+		// The joint passes take every take's rows at once: a bad token
+		// is refused here, before anything changes (Prefill's check).
+		if err := s.f.bb.checkPromptTokens(st.Prompt); err != nil {
+			errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
+			continue
+		}
+		slot := avail[len(avail)-1]
+		v, err := s.slotFrames(slot)
+		if err != nil {
+			errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
+			continue
+		}
+		if err := s.f.bb.UseSlot(slot); err != nil {
+			return takes, err
+		}
+		ps, err := v.startPrompt(st.Prompt, st.Settings, st.Seed)
+		if err != nil {
+			if v.fault != nil {
+				return takes, v.fault
+			}
+			errs[i] = err
+			continue
+		}
+		avail = avail[:len(avail)-1]
+		ids[st.ID] = true
+		v.lastPrefix = drama3.PrefixOutcome{Rows: ps.prefix, Restored: ps.snap != nil, Prefilled: len(st.Prompt) - ps.start}
+		takes = append(takes, &jointTake{i: i, st: st, slot: slot, v: v, ps: ps, row: len(takes),
+			passes: promptPasses(ps, len(st.Prompt), s.f.bb.Plan.Chunk), emb: ps.emb})
+	}
+	return takes, nil
+}
+
+// jointPasses runs the takes' passes, as many takes' next passes in each
+// joint pass as fit, until every take has run its last; a take whose
+// context ended leaves (its error in errs) before the next pass. It returns
+// the takes still in.
+func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Block) ([]*jointTake, error) {
+	b := s.f.bb
+	p := b.Plan
+	H := p.H
+	for {
+		takes = slices.DeleteFunc(takes, func(tk *jointTake) bool {
+			if err := tk.st.Ctx.Err(); err != nil {
+				errs[tk.i] = err
+				s.d.Free(tk.ps.codes)
+				return true
+			}
+			return false
+		})
+		var in []*jointTake
+		var parts []SlotRows
+		rows, blocks := 0, 0
+		for _, tk := range takes {
+			if len(tk.passes) == 0 {
+				continue
+			}
+			ps := tk.passes[0]
+			n := ps.to - ps.from
+			if rows+n > p.Chunk || blocks+p.JointBlocks(n) > p.JointBlockLimit() {
+				continue // in a later pass
+			}
+			part := SlotRows{Slot: tk.slot, Rows: make([]BackboneRow, n)}
+			for k, row := range tk.st.Prompt[ps.from:ps.to] {
+				part.Rows[k].Token = row.Token
+				if row.Codes != nil {
+					part.Rows[k].Embedding, tk.emb = tk.emb[:H:H], tk.emb[H:]
+				}
+			}
+			rows += n
+			blocks += p.JointBlocks(n)
+			in = append(in, tk)
+			parts = append(parts, part)
+		}
+		if len(in) == 0 {
+			return takes, nil
+		}
+		t0 := time.Now()
+		if err := b.PrefillSlots(parts); err != nil {
+			return takes, err
+		}
+		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
+			return takes, err
+		}
+		if err := s.jointTowerRows(in, lastRows); err != nil {
+			return takes, err
+		}
+		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Tower }); err != nil {
+			return takes, err
+		}
+		for _, tk := range in {
+			pass := tk.passes[0]
+			tk.passes = tk.passes[1:]
+			if pass.keep && s.f.prefixes != nil {
+				if err := b.UseSlot(tk.slot); err != nil {
+					return takes, err
+				}
+				if err := tk.v.keepPrefix(tk.ps.key, tk.ps.prefix); err != nil {
+					return takes, err
+				}
+			}
+		}
+	}
+}
+
+// jointTowerRows runs each take's tower prompt rows of the joint pass just
+// enqueued (rows [from, min(to, last)) of its pass, each forced to the
+// frame after it or a text row: BeginPrompt's) on its rows of Out, and
+// keeps the last row of a take whose prompt ends in this pass at its row of
+// the first frames' input (lastRows).
+func (s *TakeFrames) jointTowerRows(in []*jointTake, lastRows *Block) error {
+	b := s.f.bb
+	H := int64(b.Plan.H)
+	ncb := len(s.f.entries)
+	out := b.t(b.Plan.Out)
+	return s.d.Run(func(q *Queue) error {
+		at := 0 // the take's first row in the pass
+		for _, tk := range in {
+			pass := tk.passes[0]
+			last := len(tk.st.Prompt) - 1
+			if end := min(pass.to, last); end > pass.from {
+				rc := Whole(tk.ps.codes).At(int64(pass.from-tk.ps.start) * int64(ncb) * 4)
+				if err := tk.v.tower.PromptRows(q, out.At(int64(at)*H*4), end-pass.from, rc, ncb); err != nil {
+					return err
+				}
+			}
+			if pass.to == len(tk.st.Prompt) {
+				src := out.At(int64(at+last-pass.from) * H * 4)
+				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(lastRows.Ptr+uintptr(int64(tk.row)*H*4)), cu.DevicePtr(src.addr()), H*4, q.Stream()); err != nil {
+					return err
+				}
+				tk.first = true
+			}
+			at += pass.to - pass.from
+		}
+		return nil
+	})
+}
+
+// jointFirstFrames makes every take's frame 0 in one B-row tower frame on
+// its prompt's last row (lastRows[row]), kept for its first Step as Begin
+// keeps it.
+func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error {
+	if len(takes) == 0 {
+		return nil
+	}
+	b := s.f.bb
+	p := b.Plan
+	H := int64(p.H)
+	slots := make([]int32, len(takes))
+	for k, tk := range takes {
+		if !tk.first {
+			return fmt.Errorf("cuda frames: take %d's prompt did not end in its passes", tk.st.ID)
+		}
+		slots[k] = int32(tk.slot)
+	}
+	// Every later backbone row is an embedding (the feedback row), as
+	// BeginPrompt leaves it. (The uploads are not ordered with the stream.)
+	if err := s.d.Sync(); err != nil {
+		return err
+	}
+	if err := firstErr(Upload(s.d, b.work, p.Toks, []int32{-1}), Upload(s.d, b.work, p.RowSlots, slots)); err != nil {
+		return err
+	}
+	err := s.d.Run(func(q *Queue) error {
+		// A take that left (its context ended) leaves its row empty: the
+		// rows close up, each moving down (row ≥ k, in order).
+		for k, tk := range takes {
+			if tk.row != k {
+				dst, src := lastRows.Ptr+uintptr(int64(k)*H*4), lastRows.Ptr+uintptr(int64(tk.row)*H*4)
+				if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), H*4, q.Stream()); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.f.tower.FrameRows(q, Whole(lastRows), len(takes), b.t(p.RowSlots)); err != nil {
+			return err
+		}
+		return s.f.tower.CopyResultRows(q, s.pinned)
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.d.Sync(); err != nil {
+		return err
+	}
+	for _, tk := range takes {
+		s.made[tk.slot] = s.f.tower.ReadResultRow(s.pinned, tk.slot)
+	}
+	return nil
+}
+
+// profile adds the wall time since *t0 to the part of PromptProfile that
+// part names, once the device is done (nothing without a profile), and
+// restarts *t0.
+func (s *TakeFrames) profile(t0 *time.Time, part func(*PromptTimes) *time.Duration) error {
+	if PromptProfile == nil {
+		return nil
+	}
+	if err := s.d.Sync(); err != nil {
+		return err
+	}
+	*part(PromptProfile) += time.Since(*t0)
+	*t0 = time.Now()
+	return nil
+}

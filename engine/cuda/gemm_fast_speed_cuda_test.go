@@ -1,0 +1,112 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestGemmFastSpeed times every tensor-core GEMM instance on the full
+// geometry's prefill shapes (skipped unless
+// PROSCENIUM_GEMM_SPEED is set): the dense projections of 60, 300 and 700
+// rows and the routed experts of as many rows grouped by expert (top 8 of
+// 256, FP8). Each figure is the median over batches of launches between two
+// events; a dense launch reads the next of four copies of its matrix, so L2
+// holds no previous launch's weights. TFLOP/s counts 2·n·rows·cols useful
+// flops (not the parts' extra MMAs), GB/s the weights read once (grouped: the
+// experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick.
+// The figures are docs/PERF.md "Prefill GEMM core".
+func TestGemmFastSpeed(t *testing.T) {
+	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
+		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
+	}
+	const batches, perBatch, copies = 5, 8, 4
+	r := newRand(t)
+	var names []string
+	for _, s := range gemmMmaShapes {
+		names = append(names, gemmMmaName(gemmParts, s.bm, s.bn))
+	}
+	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
+		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)
+		bytes := float64(wbytes) + 4*float64(g.N)*float64(g.Cols+g.Rows)
+		mark := ""
+		if k == chosen {
+			mark = " *"
+		}
+		t.Logf("gemm %s %s: %.4f ms, %.1f TFLOP/s, %.0f GB/s%s", what, k, ms, flops/(ms*1e9), bytes/(ms*1e6), mark)
+	}
+	const maxN = 700
+	x := alloc(t, maxN*8*4096*4) // room for the experts' down inputs (pairs × 512) and every dense X
+	y := alloc(t, maxN*8*2048*4) // the experts' gate·up and down outputs, every dense Y
+	for _, s := range []struct {
+		name       string
+		rows, cols int
+	}{
+		{"deltanet in 2048→12352", 12352, 2048},
+		{"attention qkv 2048→9216", 9216, 2048},
+		{"out 4096→2048", 2048, 4096},
+		{"router+shared 2048→1280", 1280, 2048},
+		{"shared down 512→2048", 2048, 512},
+	} {
+		wbytes := int64(s.rows) * int64(s.cols) * 2
+		W := alloc(t, int(wbytes)*copies)
+		for _, n := range []int{60, 300, 700} {
+			g := Gemm{N: n, Rows: s.rows, Cols: s.cols}
+			chosen := ChooseGemmFast(n, s.rows, 0)
+			for _, k := range names {
+				g.Kernel = k
+				i := 0
+				ms := median(t, batches, perBatch, func(q *Queue) error {
+					i++
+					return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+				})
+				report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
+			}
+		}
+	}
+
+	// The routed experts: top 8 of 256 for each of n rows, sorted by expert.
+	const E, K, P, H, I = 256, 8, 512, 2048, 512
+	guW := alloc(t, E*2*P*H)
+	guS := alloc(t, E*FP8ScaleCount(2*P, H)*4)
+	dnW := alloc(t, E*H*I)
+	dnS := alloc(t, E*FP8ScaleCount(H, I)*4)
+	for _, n := range []int{60, 300, 700} {
+		byExpert := make([][]int32, E)
+		for tok := 0; tok < n; tok++ {
+			for _, e := range distinctIDs(r, K, E) {
+				byExpert[e] = append(byExpert[e], int32(tok))
+			}
+		}
+		offsets := []int32{0}
+		var rowIDs []int32
+		used := 0
+		for e := 0; e < E; e++ {
+			rowIDs = append(rowIDs, byExpert[e]...)
+			offsets = append(offsets, int32(len(rowIDs)))
+			if len(byExpert[e]) > 0 {
+				used++
+			}
+		}
+		off, ids := Whole(upload(t, offsets)), Whole(upload(t, rowIDs))
+		nk := n * K
+		gu := Gemm{N: nk, Rows: 2 * P, Cols: H, Groups: E, Offsets: off, RowIds: ids, XRows: n, MaxGroupRows: n, Mats: E}
+		dn := Gemm{N: nk, Rows: H, Cols: I, Groups: E, Offsets: off, MaxGroupRows: n, Mats: E}
+		for _, c := range []struct {
+			what string
+			g    Gemm
+			W, S *Block
+		}{{"experts gate·up 2048→1024", gu, guW, guS}, {"experts down 512→2048", dn, dnW, dnS}} {
+			chosen := ChooseGemmFast(nk, c.g.Rows, E)
+			for _, k := range names {
+				c.g.Kernel = k
+				ms := median(t, batches, perBatch, func(q *Queue) error {
+					return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
+				})
+				report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, int64(used)*int64(c.g.Rows)*int64(c.g.Cols), chosen)
+			}
+		}
+	}
+}
