@@ -27,13 +27,14 @@ OUT=$O/h T 44 helper-gemm28 bash docs/perf/h200-gemm28-final.sh $X
 T 50 helper-tier29b bash docs/perf/h200-tier29b-lead.sh $X $O/h/tier29b
 T 44 helper-joint30 bash docs/perf/h200-joint30-lead.sh $X $O/h/joint30
 T 46 helper-mixers28 bash docs/perf/h200-mixers28-lead.sh $X $O/h/mixers28
+T 34 bench-cap30-batch $X/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 100 -takes 1 -cap 32212254720 -batch 1,4
 T 22 bench-take $X/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -numerics fast
 T 18 bench-take-exact $X/proscenium-gpu bench-take -synthetic full -prompt 60 -frames 300 -takes 1 -numerics exact
-(cd $ROOT/engine/cuda && T 100 tests-short $X/cuda.test -test.v -test.short -test.run 'Test[^B]')
+(cd $ROOT/engine/cuda && T 95 tests-short $X/cuda.test -test.v -test.short -test.run 'Test[^B]')
 cp -r /tmp/step27b-final $O/h/ 2>/dev/null
 (cd /tmp && tar czf $OUT/final7.tgz final7)
 echo "== steps ($(( $(date +%s)-START )) s)"; grep -E '^(rc=|skipped|binaries)' $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -rhE "^(--- FAIL|FAIL)|^    --- FAIL|panic:" $O --include=*.log | sort | uniq -c | head -20
 echo "== tests-short: $(grep -c -- '--- PASS' $O/tests-short.log) pass, $(grep -c -- '--- FAIL' $O/tests-short.log) fail"
 for h in step27b gemm28 tier29b joint30 mixers28; do echo "==== $h"; tail -c 1700 $O/helper-$h.log; done
-for f in bench-take bench-take-exact; do echo "-- $f"; grep -hE "real-time|first audio|backbone step|prefill|launches" $O/$f.log | head -6; done
+for f in bench-take bench-take-exact bench-cap30-batch; do echo "-- $f"; grep -hE "real-time|first audio|backbone step|prefill|launches|^batch|expert cache|hit rate" $O/$f.log | head -9; done
