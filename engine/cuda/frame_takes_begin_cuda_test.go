@@ -31,36 +31,10 @@ func TestTakeFramesBeginTogether(t *testing.T) {
 }
 
 func testTakeFramesBeginTogether(t *testing.T, dir string) {
-	ck, pb := engineWithPrompts(t, dir)
 	const capacity, slots = 400, 4
-	alone, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ck, alone, text, voice := takesFixture(t, dir, capacity)
 	defer alone.Close()
 	entries := alone.CodebookEntries()
-	r := newRand(t)
-	text := func(s string) drama3.Prompt {
-		ids, err := pb.DefaultVoice(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return drama3.TextPrompt(ids)
-	}
-	codes := make([][]int, 9)
-	for f := range codes {
-		codes[f] = make([]int, len(entries))
-		for c, e := range entries {
-			codes[f][c] = r.IntN(e)
-		}
-	}
-	voice := func(line string) drama3.Prompt {
-		p, err := pb.ReferenceVoice(line, []drama3.Reference{{Transcript: "The reference, said once.", Codes: codes}}, entries)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	// A voice with a code outside codebook 1: refused before anything
 	// changes on the device.
 	bad := slices.Clone(voice("A voice that cannot be."))

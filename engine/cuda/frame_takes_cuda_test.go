@@ -34,37 +34,14 @@ type setTake struct {
 }
 
 func testTakeFrames(t *testing.T, dir string) {
-	ck, pb := engineWithPrompts(t, dir)
 	const capacity, slots = 400, 4
-	alone, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ck, alone, text, voice := takesFixture(t, dir, capacity)
 	defer alone.Close()
 	entries := alone.CodebookEntries()
-	r := newRand(t)
-	text := func(s string) drama3.Prompt {
-		ids, err := pb.DefaultVoice(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return drama3.TextPrompt(ids)
-	}
-	codes := make([][]int, 9)
-	for f := range codes {
-		codes[f] = make([]int, len(entries))
-		for c, e := range entries {
-			codes[f][c] = r.IntN(e)
-		}
-	}
-	voice, err := pb.ReferenceVoice("A line in a cloned voice.", []drama3.Reference{{Transcript: "The reference, said once.", Codes: codes}}, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
 	takes := []setTake{
 		{text("The first take, sampled."), sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, 11, 24},
 		{text("The second, greedy and a little longer than the first."), sampling.Settings{TopP: 1}, 12, 18},
-		{voice, sampling.Settings{Temperature: 0.7, TopP: 0.8}, 13, 20},
+		{voice("A line in a cloned voice."), sampling.Settings{Temperature: 0.7, TopP: 0.8}, 13, 20},
 		{text("A fourth that stops early."), sampling.Settings{Temperature: 1, TopP: 1}, 14, 6},
 		{text("A fifth in the slot the fourth left."), sampling.Settings{Temperature: 0.9, TopP: 0.95, TopK: 50}, 15, 12},
 	}
@@ -164,4 +141,41 @@ func testTakeFrames(t *testing.T, dir string) {
 		}
 	}
 	t.Logf("%s numerics: %d of %d frames the same together as alone", dev.Numerics, same, all)
+}
+
+// takesFixture is what the takes-together tests share: the checkpoint in dir,
+// a one-take Frames of capacity rows to make each take alone, and prompt
+// makers for a line in the default voice and in a reference voice (nine
+// random reference frames, drawn once).
+func takesFixture(t *testing.T, dir string, capacity int) (ck *drama3.Checkpoint, alone *Frames, text, voice func(string) drama3.Prompt) {
+	t.Helper()
+	ck, pb := engineWithPrompts(t, dir)
+	alone, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := alone.CodebookEntries()
+	r := newRand(t)
+	codes := make([][]int, 9)
+	for f := range codes {
+		codes[f] = make([]int, len(entries))
+		for c, e := range entries {
+			codes[f][c] = r.IntN(e)
+		}
+	}
+	text = func(s string) drama3.Prompt {
+		ids, err := pb.DefaultVoice(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return drama3.TextPrompt(ids)
+	}
+	voice = func(line string) drama3.Prompt {
+		p, err := pb.ReferenceVoice(line, []drama3.Reference{{Transcript: "The reference, said once.", Codes: codes}}, entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return ck, alone, text, voice
 }
