@@ -230,7 +230,7 @@ func (b *Backbone) checkRows(rows []BackboneRow, toks []int32, emb []float32) er
 // rowInputs validates the rows' tokens and embeddings and fills toks (−1
 // for an embedding row) and emb.
 func (b *Backbone) rowInputs(rows []BackboneRow, toks []int32, emb []float32) error {
-	H, V := b.Plan.H, b.cfg.Text.VocabSize
+	H := b.Plan.H
 	for i, r := range rows {
 		if r.Embedding != nil {
 			if len(r.Embedding) != H {
@@ -240,10 +240,18 @@ func (b *Backbone) rowInputs(rows []BackboneRow, toks []int32, emb []float32) er
 			copy(emb[i*H:], r.Embedding)
 			continue
 		}
-		if r.Token < 0 || r.Token >= V {
-			return fmt.Errorf("backbone row %d: token id %d outside the vocabulary [0, %d)", i, r.Token, V)
+		if err := b.checkToken(r.Token); err != nil {
+			return fmt.Errorf("backbone row %d: %w", i, err)
 		}
 		toks[i] = int32(r.Token)
+	}
+	return nil
+}
+
+// checkToken refuses a token id outside the vocabulary.
+func (b *Backbone) checkToken(id int) error {
+	if V := b.cfg.Text.VocabSize; id < 0 || id >= V {
+		return fmt.Errorf("token id %d outside the vocabulary [0, %d)", id, V)
 	}
 	return nil
 }

@@ -175,10 +175,12 @@ func (b *Backbone) slotLayer(L *backboneLayer, s int) *backboneLayer {
 // checkPromptTokens refuses a prompt whose text rows' token ids are outside
 // the vocabulary (what Prefill's checkRows refuses).
 func (b *Backbone) checkPromptTokens(p drama3.Prompt) error {
-	V := b.cfg.Text.VocabSize
 	for r, row := range p {
-		if row.Codes == nil && (row.Token < 0 || row.Token >= V) {
-			return fmt.Errorf("prompt row %d: token id %d outside the vocabulary [0, %d)", r, row.Token, V)
+		if row.Codes != nil {
+			continue
+		}
+		if err := b.checkToken(row.Token); err != nil {
+			return fmt.Errorf("prompt row %d: %w", r, err)
 		}
 	}
 	return nil
