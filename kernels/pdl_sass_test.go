@@ -45,7 +45,7 @@ var preWaitReviewed = []struct {
 	max  int
 	why  string
 }{
-	{regexp.MustCompile(`^(attn_(prep|scores|partial|combine)|deltanet_step_(cols|norm))_slots(_fast)?$`), 1, "slots (host-copied)"},
+	{regexp.MustCompile(`^deltanet_step_(cols|norm)_slots(_fast)?$`), 1, "slots (host-copied)"},
 	// The attention kernels read the position (and, for several takes, the
 	// slots) before their wait. The position is written by host copies and
 	// by add_i32 at the end of a captured step or of a joint prefill pass;
