@@ -249,7 +249,6 @@ __device__ __forceinline__ void attn_combine_item(int item, float* __restrict__ 
                                                   int capacity, int nh, int hd, int pw, int splits) {
     typedef typename P::Sum Sum;
     const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
-    __shared__ Sum sL;
     const int t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
     if (*posp + t >= capacity) {
@@ -257,19 +256,27 @@ __device__ __forceinline__ void attn_combine_item(int item, float* __restrict__ 
         return;
     }
     const Sum* pp = part + (size_t)item * splits * (hd + 1);
-    if (threadIdx.x == 0) {
-        Sum L = 0;
-        for (int s = 0; s < splits; s++) L += LD::ld(pp + (size_t)s * (hd + 1));
-        sL = L;
-    }
-    __syncthreads();
-    const Sum L = sL;
+    // Every thread sums the splits' L itself, and each dimension's splits,
+    // with all ATT_MAX_SPLITS loads issued before the first add (one wait for
+    // memory, not one per split); the adds run in split order as before.
+    Sum ls[ATT_MAX_SPLITS];
+#pragma unroll
+    for (int s = 0; s < ATT_MAX_SPLITS; s++) ls[s] = s < splits ? LD::ld(pp + (size_t)s * (hd + 1)) : Sum(0);
+    Sum L = 0;
+#pragma unroll
+    for (int s = 0; s < ATT_MAX_SPLITS; s++)
+        if (s < splits) L += ls[s];
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
+        const float g = gate[d];
+        Sum os[ATT_MAX_SPLITS];
+#pragma unroll
+        for (int s = 0; s < ATT_MAX_SPLITS; s++) os[s] = s < splits ? LD::ld(pp + (size_t)s * (hd + 1) + 1 + d) : Sum(0);
         Sum acc = 0;
-#pragma unroll 8
-        for (int s = 0; s < splits; s++) acc += LD::ld(pp + (size_t)s * (hd + 1) + 1 + d);
-        o[d] = P::mul(P::div(acc, L), P::sigmoid(gate[d]));
+#pragma unroll
+        for (int s = 0; s < ATT_MAX_SPLITS; s++)
+            if (s < splits) acc += os[s];
+        o[d] = P::mul(P::div(acc, L), P::sigmoid(g));
     }
 }
 template <class P>
