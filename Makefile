@@ -286,6 +286,7 @@ cuda-check: kernels
 	go vet -tags cuda $(CUDA_PKGS)
 	@mkdir -p out/cuda-check
 	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels ./cmd/proscenium-gpu
+	go test -tags cuda -run '^(TestPreWaitAccessesParse|TestNoGlobalAccessBeforePDLWait)$$' ./kernels  # no loads above a PDL wait (needs no GPU)
 	go build -tags cuda -o out/cuda-check/proscenium-gpu ./cmd/proscenium-gpu
 
 # ---- reviews (not in CI) ----

@@ -46,7 +46,7 @@ __device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __
     pdl_entry();
     const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
     const int pw = (2 * nh + 2 * nkv) * hd;
-    const int p = *posp + t;
+    const int p = ld_dep(posp) + t;
     const float* prow = proj + (size_t)t * pw;
     const bool isq = hh < nh;
     const int kvh = hh - nh;
@@ -124,7 +124,7 @@ __device__ __forceinline__ void attn_scores_body(float* __restrict__ sc, float* 
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = *posp + t;
+    const int last = ld_dep(posp) + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
     if (last >= capacity || r0 >= r1) {
@@ -186,7 +186,7 @@ __device__ __forceinline__ void attn_partial_body(double* __restrict__ partd, co
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = *posp + t;
+    const int last = ld_dep(posp) + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
     Sum* out = part + ((size_t)item * splits + sp) * (hd + 1);
@@ -251,7 +251,7 @@ __device__ __forceinline__ void attn_combine_item(int item, float* __restrict__ 
     const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
     const int t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
-    if (*posp + t >= capacity) {
+    if (ld_dep(posp) + t >= capacity) {
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }

@@ -79,6 +79,19 @@ __device__ __forceinline__ void pdl_entry() {
     pdl_wait();
 }
 
+// ld_dep reads, after the wait, a value an earlier kernel wrote where the
+// pointer is const __restrict__ (or would be read with __ldg): those compile
+// to ld.global.nc, which ptxas takes to read memory nothing writes while the
+// kernel runs and may schedule above griddepcontrol.wait. Under PDL that
+// read sees the value from before the earlier kernels ran (step27c: the
+// one-row step's combine read the previous layer's routing weight). This
+// load (ld.global.cg, L2) stays after the wait. kernels/pdl_sass_test.go
+// checks the compiled kernels for reads above their wait.
+template <class T>
+__device__ __forceinline__ T ld_dep(const T* p) {
+    return __ldcg(p);
+}
+
 
 // Weight loads: read once, so they skip L1, and ask L2 to fetch 256-byte
 // blocks (the rows are streamed contiguously).

@@ -441,34 +441,37 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
                                                      float* __restrict__ normed, const float* __restrict__ nw,
                                                      int npitch, float eps) {
     __shared__ typename P::Sum red[32];
-    // The first COMBINE_REGS pairs' weights and rows are held in registers
-    // and each column's COMBINE_REGS routed values loaded together before the
-    // sum (a loop over k waits for one load at a time); the sum's order is
-    // the CPU's either way.
-    float w[COMBINE_REGS];
-    const float* yrow[COMBINE_REGS];
-#pragma unroll
-    for (int j = 0; j < COMBINE_REGS; j++) {
-        const int jj = min(j, k - 1);
-        w[j] = wts[t * k + jj];
-        yrow[j] = yr + (slot ? (size_t)slot[t * k + jj] : (size_t)t * k + jj) * H;
+    __shared__ float cw[ROUTE_MAXK], csg;
+    __shared__ int crow[ROUTE_MAXK];
+    // The row's k weights, routed rows and shared-expert gate, read once
+    // after the PDL wait into shared memory: ld_dep, not the read-only path,
+    // which ptxas may move above the wait (the routing is the previous
+    // launch's but one). The weights are read from there at each use (a
+    // 1024-thread block has 64 registers a thread).
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
+        cw[j] = ld_dep(wts + t * k + j);
+        crow[j] = slot ? ld_dep(slot + t * k + j) : t * k + j;
     }
-    const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
+    if (threadIdx.x == 0) csg = P::sigmoid(ld_dep(dense + (size_t)t * dstride + sgcol));
+    __syncthreads();
+    const float sg = csg;
+    int yoff[COMBINE_REGS];  // the routed rows' offsets in yr (int: registers)
+#pragma unroll
+    for (int j = 0; j < COMBINE_REGS; j++) yoff[j] = crow[min(j, k - 1)] * H;
     float* xr = x + (size_t)t * H;
-    // column c's sum, added to x: acc = Σ_j w_j·y_j + ys·sg in the CPU's order
+    // column c's sum, added to x: acc = Σ_j w_j·y_j + ys·sg in the CPU's
+    // order; the first COMBINE_REGS routed values loaded together before the
+    // sum (a loop over k waits for one load at a time).
     auto combine = [&](int c) {
         float y[COMBINE_REGS];
 #pragma unroll
-        for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yrow[j] + c);
+        for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yr + yoff[j] + c);
         const float ysv = LD::ld(ys + (size_t)t * H + c), xv = xr[c];
         float acc = 0.f;
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++)
-            if (j < k) acc = P::add(acc, P::mul(w[j], y[j]));
-        for (int j = COMBINE_REGS; j < k; j++) {
-            const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc = P::add(acc, P::mul(wts[t * k + j], LD::ld(yr + row * H + c)));
-        }
+            if (j < k) acc = P::add(acc, P::mul(cw[j], y[j]));
+        for (int j = COMBINE_REGS; j < k; j++) acc = P::add(acc, P::mul(cw[j], LD::ld(yr + (size_t)crow[j] * H + c)));
         acc = P::add(acc, P::mul(ysv, sg));
         const float v = P::add(xv, acc);
         xr[c] = v;
