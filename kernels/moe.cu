@@ -270,13 +270,17 @@ NUMERICS_KERNEL(moe_route, ,
 // and the combine. Each block reads the E logits (from L2); what this saves
 // is a launch, its wait and the ids' round trip through memory between
 // routing and experts (docs/PERF.md, step27b). mstride and sstride are a
-// matrix's elements and scales (S null for BF16).
+// matrix's elements and scales (S null for BF16). The experts are read as
+// the gathered GEMV reads them (expert_addr.cuh): at W + m·mstride, or where
+// the expert table xt says (a host tier's cache; null: the packed layout);
+// the pairs are tallied once, by moe_down.
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
                                                  float* __restrict__ wts, const uint8_t* __restrict__ W,
                                                  const float* __restrict__ S, long long mstride, long long sstride,
                                                  const float* __restrict__ dense, int dstride, int E, int k,
-                                                 const float* __restrict__ x, int xpitch, int rows, int cols) {
+                                                 const float* __restrict__ x, int xpitch, int rows, int cols,
+                                                 const unsigned long long* __restrict__ xt) {
     __shared__ int32_t sid[ROUTE_MAXK];
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
@@ -286,18 +290,18 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
         ids[q] = sid[j];
         wts[q] = sw[j];
     }
-    const long long m = sid[j];
-    gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, W + m * mstride * (16 / WT::PER),
-                                        WT::SCALED ? S + m * sstride : nullptr, x + (size_t)t * xpitch, rows, cols);
+    const ExpertAddr a = expert_addr(xt, sid[j], W, S, mstride * (16 / WT::PER), sstride);
+    gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
+                                        x + (size_t)t * xpitch, rows, cols);
 }
 #define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL)                                                              \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                                  \
         NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
              const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
              const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
-             int rows, int cols) {                                                                                 \
+             int rows, int cols, const unsigned long long* __restrict__ xt) {                                      \
         moe_gate_up_body<WT, P, TPR, ROWS, UNROLL>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, k, x, \
-                                                   xpitch, rows, cols);                                            \
+                                                   xpitch, rows, cols, xt);                                        \
     }
 // Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
 // moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances

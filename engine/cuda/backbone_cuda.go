@@ -742,7 +742,9 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 // inputs in NormedMoE) and the gate·up projections of their n·k pairs into
 // gu: one launch where the GEMV instance has the routing compiled in front
 // (Queue.MoEGateUpRoute), else MoERoute and the gathered GEMV (for n > 1
-// on XRep's copies of each row per pair). ids and wts get the routing.
+// on XRep's copies of each row per pair). ids and wts get the routing. The
+// experts are read from xw as laid out, or where the layer's expert cache
+// table says (L.xr), either way.
 func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) error {
 	p, x := b.Plan, L.x
 	in := b.scratch(p.NormedMoE, n*p.Hp*4)
@@ -751,10 +753,8 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 	if x.FP8 {
 		S = xw
 	}
-	if L.xr.Table == 0 { // the routed instances read the experts as laid out, not through the cache's table
-		if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
-			return err
-		}
+	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
+		return err
 	}
 	if n == 1 {
 		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
@@ -770,16 +770,18 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 }
 
 // gateUpGemv is the gathered gate·up projection of a step's n rows' pairs
-// (experts by ids) under the device's numerics.
+// (experts by ids, through the layer's expert table where it has one) under
+// the device's numerics.
 func (b *Backbone) gateUpGemv(q *Queue, L *backboneLayer, n int, ids *Block) Gemv {
 	p, x := b.Plan, L.x
-	return q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS}, x.FP8)
+	return q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
+		Table: L.xr.gateUp()}, x.FP8)
 }
 
 // routesInGateUp reports whether a step of n rows routes layer L inside its
 // gate·up launch (MoEGateUpRoute) rather than in a launch of its own.
 func (b *Backbone) routesInGateUp(q *Queue, L *backboneLayer, n int) bool {
-	return !splitRoute && L.xr.Table == 0 && slices.Contains(gateUpRouteVariants[L.x.FP8], b.gateUpGemv(q, L, n, nil).Variant)
+	return !splitRoute && slices.Contains(gateUpRouteVariants[L.x.FP8], b.gateUpGemv(q, L, n, nil).Variant)
 }
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs

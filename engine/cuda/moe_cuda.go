@@ -201,7 +201,8 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // row t of x (pitch xpitch) and the matrix of row t's j-th expert, and gu
 // [n·k, g.Rows], ids and wts [n·k] get the values the two launches write
 // (the same kernel bodies). g gives the shape, the matrices (W from g.WOff,
-// FP8 scales S from g.SOff; S nil for BF16) and the instance; ok is false,
+// FP8 scales S from g.SOff; S nil for BF16; or where g.Table, an expert
+// cache's table at the gate·up part, says) and the instance; ok is false,
 // with nothing enqueued, when that instance is not compiled with the
 // routing (the caller then runs the two launches).
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
@@ -240,19 +241,19 @@ func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E
 	case fp8 && exact:
 		err = kernel.MoEGateUpFP8d(q, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpFP8dArgs{
 			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols})
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
 	case fp8:
 		err = kernel.MoEGateUpFP8(q, kernel.MoEGateUpFP8Kernel("moe_gate_up_fp8_"+v), grid, gemvThreads, kernel.MoEGateUpFP8Args{
 			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols})
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
 	case exact:
 		err = kernel.MoEGateUpBF16d(q, kernel.MoEGateUpBF16dKernel("moe_gate_up_bf16d_"+v), grid, gemvThreads, kernel.MoEGateUpBF16dArgs{
 			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols})
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
 	default:
 		err = kernel.MoEGateUpBF16(q, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+v), grid, gemvThreads, kernel.MoEGateUpBF16Args{
 			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols})
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
 	}
 	return err == nil, err
 }

@@ -404,8 +404,18 @@ func testMoEDown(t *testing.T) {
 // TestMoERoute and TestGemvFP8/BF16): ids, weights and every output the
 // same bits, under both policies, for each compiled instance the choosers
 // give (FP8: t32r4u4 at Drama 3's 2048 → 1024 × 8 experts, t32r8u1 for
-// short rows; BF16: t128r2u2, t32r4u2), one row and several.
+// short rows; BF16: t128r2u2, t32r4u2), one row and several; with the
+// experts as laid out and through an expert cache's table
+// (kernels/expert_addr.cuh: elsewhere, in another order, some marked as
+// host-read), which gives the bits of the layout.
 func TestMoEGateUpRoute(t *testing.T) { eachNumerics(t, testMoEGateUpRoute) }
+
+// gateUpRouted is what MoEGateUpRoute, or the two launches it replaces,
+// wrote.
+type gateUpRouted struct {
+	ids     []int32
+	wts, gu []float32
+}
 
 func testMoEGateUpRoute(t *testing.T) {
 	r := newRand(t)
@@ -417,17 +427,22 @@ func testMoEGateUpRoute(t *testing.T) {
 		{false, 8, 2, 128, 1024, 1}, {false, 8, 4, 256, 512, 2},
 	} {
 		t.Run(fmt.Sprintf("fp8=%v_%dexperts_top%d_%dx%d_%drows", c.fp8, c.E, c.k, c.rows, c.cols, c.n), func(t *testing.T) {
-			per, ns := c.rows*c.cols, FP8ScaleCount(c.rows, c.cols)
-			var W, S *Block
+			per, ns := c.rows*c.cols, 0
+			var wb []uint8
+			var scales []float32
+			var S *Block
 			if c.fp8 {
-				scales := make([]float32, c.E*ns)
+				ns = FP8ScaleCount(c.rows, c.cols)
+				scales = make([]float32, c.E*ns)
 				for i := range scales {
 					scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
 				}
-				W, S = upload(t, randFP8(r, c.E*per)), upload(t, scales)
+				wb, S = randFP8(r, c.E*per), upload(t, scales)
 			} else {
-				W = upload(t, bf16s(randNonZero(r, c.E*per)))
+				wb = bf16Bytes(bf16s(randNonZero(r, c.E*per)))
 			}
+			W := upload(t, wb)
+			table := tabledExperts(t, wb, scales, c.E, len(wb)/c.E, ns)
 			dstride, xpitch := c.E+5, c.cols+16
 			dense := randNonZero(r, c.n*dstride)
 			for i := range dense {
@@ -435,44 +450,59 @@ func testMoEGateUpRoute(t *testing.T) {
 			}
 			db, xb := upload(t, dense), upload(t, randNonZero(r, c.n*xpitch))
 			nk := c.n * c.k
-			ids, wts, gu := poisoned(t, nk), poisoned(t, nk), poisoned(t, nk*c.rows)
-			refIDs, refW, refGU, xrep := poisoned(t, nk), poisoned(t, nk), poisoned(t, nk*c.rows), poisoned(t, nk*xpitch)
-			var ok bool
-			if err := dev.Run(func(q *Queue) error {
-				g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: refIDs, Mats: c.E, XStride: xpitch}, c.fp8)
-				var err error
-				if ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch); err != nil {
-					return err
+			// route runs MoEGateUpRoute and the two launches over the
+			// experts as laid out (xr zero) or through xr's table.
+			route := func(xr ExpertRef) (routed, split gateUpRouted) {
+				ids, wts, gu := poisoned(t, nk), poisoned(t, nk), poisoned(t, nk*c.rows)
+				refIDs, refW, refGU, xrep := poisoned(t, nk), poisoned(t, nk), poisoned(t, nk*c.rows), poisoned(t, nk*xpitch)
+				var ok bool
+				if err := dev.Run(func(q *Queue) error {
+					g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: refIDs, Mats: c.E, XStride: xpitch, Table: xr.gateUp()}, c.fp8)
+					var err error
+					if ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch); err != nil {
+						return err
+					}
+					if err := q.MoERoute(refIDs, refW, db, c.n, dstride, c.E, c.k, xrep, xb, xpitch); err != nil {
+						return err
+					}
+					if c.fp8 {
+						return q.GemvFP8(g, refGU, W, S, xrep)
+					}
+					return q.GemvBF16(g, refGU, W, xrep)
+				}); err != nil {
+					t.Fatal(err)
 				}
-				if err := q.MoERoute(refIDs, refW, db, c.n, dstride, c.E, c.k, xrep, xb, xpitch); err != nil {
-					return err
+				if !ok {
+					t.Fatal("no moe_gate_up instance for the chosen GEMV")
 				}
-				if c.fp8 {
-					return q.GemvFP8(g, refGU, W, S, xrep)
+				get := func(ids, wts, gu *Block) gateUpRouted {
+					v := gateUpRouted{ids: make([]int32, nk), wts: download(t, wts, nk), gu: download(t, gu, nk*c.rows)}
+					if err := Download(dev, v.ids, ids, 0); err != nil {
+						t.Fatal(err)
+					}
+					return v
 				}
-				return q.GemvBF16(g, refGU, W, xrep)
-			}); err != nil {
-				t.Fatal(err)
+				return get(ids, wts, gu), get(refIDs, refW, refGU)
 			}
-			if !ok {
-				t.Fatal("no moe_gate_up instance for the chosen GEMV")
-			}
-			gotIDs, wantIDs := make([]int32, nk), make([]int32, nk)
-			if err := firstErr(Download(dev, gotIDs, ids, 0), Download(dev, wantIDs, refIDs, 0)); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(gotIDs, wantIDs) {
-				t.Fatalf("ids %v, the two launches' %v", gotIDs, wantIDs)
-			}
-			for _, v := range []struct {
-				what      string
-				got, want *Block
-				n         int
-			}{{"weights", wts, refW, nk}, {"gate·up", gu, refGU, nk * c.rows}} {
-				if differ, maxULP := ULPDiff(download(t, v.got, v.n), download(t, v.want, v.n)); differ != 0 {
-					t.Errorf("%s: %d of %d differ from the two launches' (max %d ULP)", v.what, differ, v.n, maxULP)
+			same := func(what string, got, want gateUpRouted) {
+				t.Helper()
+				if !slices.Equal(got.ids, want.ids) {
+					t.Fatalf("%s: ids %v, want %v", what, got.ids, want.ids)
+				}
+				for _, v := range []struct {
+					part      string
+					got, want []float32
+				}{{"weights", got.wts, want.wts}, {"gate·up", got.gu, want.gu}} {
+					if differ, maxULP := ULPDiff(v.got, v.want); differ != 0 {
+						t.Errorf("%s: %s: %d of %d differ (max %d ULP)", what, v.part, differ, len(v.want), maxULP)
+					}
 				}
 			}
+			packed, packedSplit := route(ExpertRef{})
+			tabled, tabledSplit := route(table)
+			same("laid out, one launch against the two", packed, packedSplit)
+			same("through the table, one launch against the two", tabled, tabledSplit)
+			same("one launch, through the table against laid out", tabled, packed)
 		})
 	}
 }

@@ -61,15 +61,16 @@ type MoEGateUpFP8Args struct {
 	Xpitch  int   // int xpitch
 	Rows    int   // int rows
 	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
 }
 
 // MoEGateUpFP8 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols)
+//	moe_gate_up_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpFP8(q Launcher, k MoEGateUpFP8Kernel, grid [3]int, block int, a MoEGateUpFP8Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpFP8dKernel is one of the moe_gate_up_fp8d_* instances of kernels/moe.cu, which share one signature.
@@ -103,15 +104,16 @@ type MoEGateUpFP8dArgs struct {
 	Xpitch  int   // int xpitch
 	Rows    int   // int rows
 	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
 }
 
 // MoEGateUpFP8d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols)
+//	moe_gate_up_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpFP8d(q Launcher, k MoEGateUpFP8dKernel, grid [3]int, block int, a MoEGateUpFP8dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpBF16Kernel is one of the moe_gate_up_bf16_* instances of kernels/moe.cu, which share one signature.
@@ -143,15 +145,16 @@ type MoEGateUpBF16Args struct {
 	Xpitch  int   // int xpitch
 	Rows    int   // int rows
 	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
 }
 
 // MoEGateUpBF16 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols)
+//	moe_gate_up_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpBF16(q Launcher, k MoEGateUpBF16Kernel, grid [3]int, block int, a MoEGateUpBF16Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpBF16dKernel is one of the moe_gate_up_bf16d_* instances of kernels/moe.cu, which share one signature.
@@ -183,15 +186,16 @@ type MoEGateUpBF16dArgs struct {
 	Xpitch  int   // int xpitch
 	Rows    int   // int rows
 	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
 }
 
 // MoEGateUpBF16d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols)
+//	moe_gate_up_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpBF16d(q Launcher, k MoEGateUpBF16dKernel, grid [3]int, block int, a MoEGateUpBF16dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGroup enqueues kernels/moe.cu's
