@@ -54,14 +54,21 @@ var preWaitReviewed = []struct {
 // (or generic) memory: the opcode without its modifiers, after a predicate.
 var sassGlobalAccess = regexp.MustCompile(`^(?:@!?U?P[0-9T] +)?(LDG|STG|LD|ST|ATOMG|ATOM|RED|REDG|LDGSTS|UTMALDG|UTMASTG|UTMAPF|UBLKCP|UBLKRED)(?:\.[.\w]*)?\s`)
 
+// sassExit matches an EXIT, predicated or not.
+var sassExit = regexp.MustCompile(`^(?:@!?U?P[0-9T] +)?EXIT\b`)
+
 // sassLine is one instruction of cuobjdump -sass: /*0070*/ OPCODE … ;
 var sassLine = regexp.MustCompile(`^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;`)
 
 // kernelWait is one kernel's global memory instructions before its first
-// ACQBULK (griddepcontrol.wait), and whether it has one.
+// ACQBULK (griddepcontrol.wait), whether it has one, and whether an EXIT
+// comes before it (a block that may end without waiting: a kernel whose
+// blocks all did would end before the kernels it follows, and the next
+// kernel's wait would order it after this one only).
 type kernelWait struct {
 	before []string
 	waits  bool
+	exits  bool
 }
 
 // preWaitAccesses scans sass (cuobjdump -sass output) kernel by kernel, in
@@ -81,6 +88,8 @@ func preWaitAccesses(sass string) map[string]*kernelWait {
 		}
 		if ins := m[1]; strings.HasPrefix(ins, "ACQBULK") {
 			k.waits = true
+		} else if sassExit.MatchString(ins) {
+			k.exits = true
 		} else if sassGlobalAccess.MatchString(ins + " ") {
 			k.before = append(k.before, ins)
 		}
@@ -100,6 +109,9 @@ func TestPreWaitAccessesParse(t *testing.T) {
         /*0110*/                   ACQBULK ;
 		Function : k_nowait
         /*0010*/                   STG.E [R2.64], R0 ;
+		Function : k_exit
+        /*0000*/              @P0 EXIT ;
+        /*0010*/                   ACQBULK ;
 `
 	got := preWaitAccesses(sass)
 	if k := got["k_ok"]; !k.waits || len(k.before) != 0 {
@@ -111,37 +123,49 @@ func TestPreWaitAccessesParse(t *testing.T) {
 	if k := got["k_nowait"]; k.waits || len(k.before) != 1 {
 		t.Errorf("k_nowait: %+v", k)
 	}
+	if k := got["k_exit"]; !k.waits || !k.exits || k.before != nil || got["k_ok"].exits {
+		t.Errorf("k_exit: %+v", k)
+	}
 }
 
 // TestNoGlobalAccessBeforePDLWait disassembles every module's sm_90 SASS
-// (the architecture with PDL) and fails on any global memory access a
-// kernel issues before its PDL wait, but the reviewed ones. It needs
-// cuobjdump (the CUDA toolkit's, beside the nvcc that built the kernels).
+// (the architecture with PDL), and its sm_90a variant where one was built
+// (engine/cuda loads that one on sm_90 devices then), and fails on any
+// global memory access a kernel issues before its PDL wait, but the
+// reviewed ones. It needs cuobjdump (the CUDA toolkit's, beside the nvcc
+// that built the kernels).
 func TestNoGlobalAccessBeforePDLWait(t *testing.T) {
 	tool, err := exec.LookPath("cuobjdump")
 	if err != nil {
 		t.Skip("cuobjdump not found (the CUDA toolkit): the kernels' SASS is not checked")
 	}
+	type variant struct{ name, arch string }
+	var vs []variant
+	for _, m := range Modules() {
+		vs = append(vs, variant{m, "sm_90"})
+		if SM90a(m) != nil {
+			vs = append(vs, variant{m + "_sm90a", "sm_90a"})
+		}
+	}
 	dir := t.TempDir()
-	mods := Modules()
-	sass := make([]string, len(mods))
-	errs := make([]error, len(mods))
+	sass := make([]string, len(vs))
+	errs := make([]error, len(vs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.NumCPU())
-	for i, m := range mods {
+	for i, v := range vs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			path := filepath.Join(dir, m+".fatbin")
-			if err := os.WriteFile(path, Generic(m), 0o600); err != nil {
+			path := filepath.Join(dir, v.name+".fatbin")
+			if err := os.WriteFile(path, read(v.name+".fatbin"), 0o600); err != nil {
 				errs[i] = err
 				return
 			}
-			out, err := exec.Command(tool, "-sass", "-arch", "sm_90", path).CombinedOutput()
+			out, err := exec.Command(tool, "-sass", "-arch", v.arch, path).CombinedOutput()
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: cuobjdump: %v\n%s", m, err, out)
+				errs[i] = fmt.Errorf("%s: cuobjdump: %v\n%s", v.name, err, out)
 			}
 			sass[i] = string(out)
 		}()
@@ -152,15 +176,20 @@ func TestNoGlobalAccessBeforePDLWait(t *testing.T) {
 	}
 	kernels := 0
 	var unwaited []string
-	for i, m := range mods {
+	for i, v := range vs {
+		m := v.name
 		for name, f := range preWaitAccesses(sass[i]) {
 			if !f.waits {
-				// A kernel without a wait is launched without PDL (the codec
-				// stream's) or fills fresh memory (the synthetic weights).
+				// A kernel without a wait: the codecs' (launched on a codec
+				// stream, without PDL), the launch-cost probe, the synthetic
+				// weights' fills of fresh memory.
 				unwaited = append(unwaited, m+"."+name)
 				continue
 			}
 			kernels++
+			if f.exits {
+				t.Errorf("%s.%s: a block may exit before the PDL wait", m, name)
+			}
 			if len(f.before) == 0 {
 				continue
 			}

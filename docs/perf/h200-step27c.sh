@@ -12,6 +12,7 @@
 # Logs in OUT (default /tmp/step27c); prints the steps, the test verdicts and the step figures.
 set -u
 B=${1:?usage: h200-step27c.sh BIN [OUT]}; O=${2:-/tmp/step27c}; rm -rf $O; mkdir -p $O
+B=$(cd "$B" && pwd); O=$(cd "$O" && pwd)  # the tests run in their package directories
 export PROSCENIUM_GPU_CKPTS=$PWD/engine/cpu/testdata/backbone/ckpt
 START=$(date +%s)
 left() { echo $((88 - ($(date +%s) - START))); }
