@@ -46,7 +46,7 @@ __device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __
     pdl_entry();
     const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
     const int pw = (2 * nh + 2 * nkv) * hd;
-    const int p = *posp + t;
+    const int p = ld_dep(posp) + t;
     const float* prow = proj + (size_t)t * pw;
     const bool isq = hh < nh;
     const int kvh = hh - nh;
@@ -124,7 +124,7 @@ __device__ __forceinline__ void attn_scores_body(float* __restrict__ sc, float* 
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = *posp + t;
+    const int last = ld_dep(posp) + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
     if (last >= capacity || r0 >= r1) {
@@ -186,7 +186,7 @@ __device__ __forceinline__ void attn_partial_body(double* __restrict__ partd, co
     const int item = blockIdx.x, sp = blockIdx.y;
     const int t = item / nh, h = item % nh, kvh = h / (nh / nkv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int last = *posp + t;
+    const int last = ld_dep(posp) + t;
     int r0, r1;
     attn_range(last, splits, sp, &r0, &r1);
     Sum* out = part + ((size_t)item * splits + sp) * (hd + 1);
@@ -249,27 +249,34 @@ __device__ __forceinline__ void attn_combine_item(int item, float* __restrict__ 
                                                   int capacity, int nh, int hd, int pw, int splits) {
     typedef typename P::Sum Sum;
     const Sum* __restrict__ part = reinterpret_cast<const Sum*>(partd);
-    __shared__ Sum sL;
     const int t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
-    if (*posp + t >= capacity) {
+    if (ld_dep(posp) + t >= capacity) {
         for (int d = threadIdx.x; d < hd; d += ATT_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
     const Sum* pp = part + (size_t)item * splits * (hd + 1);
-    if (threadIdx.x == 0) {
-        Sum L = 0;
-        for (int s = 0; s < splits; s++) L += LD::ld(pp + (size_t)s * (hd + 1));
-        sL = L;
-    }
-    __syncthreads();
-    const Sum L = sL;
+    // Every thread sums the splits' L itself, and each dimension's splits,
+    // with all ATT_MAX_SPLITS loads issued before the first add (one wait for
+    // memory, not one per split); the adds run in split order as before.
+    Sum ls[ATT_MAX_SPLITS];
+#pragma unroll
+    for (int s = 0; s < ATT_MAX_SPLITS; s++) ls[s] = s < splits ? LD::ld(pp + (size_t)s * (hd + 1)) : Sum(0);
+    Sum L = 0;
+#pragma unroll
+    for (int s = 0; s < ATT_MAX_SPLITS; s++)
+        if (s < splits) L += ls[s];
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
     for (int d = threadIdx.x; d < hd; d += ATT_THREADS) {
+        const float g = gate[d];
+        Sum os[ATT_MAX_SPLITS];
+#pragma unroll
+        for (int s = 0; s < ATT_MAX_SPLITS; s++) os[s] = s < splits ? LD::ld(pp + (size_t)s * (hd + 1) + 1 + d) : Sum(0);
         Sum acc = 0;
-#pragma unroll 8
-        for (int s = 0; s < splits; s++) acc += LD::ld(pp + (size_t)s * (hd + 1) + 1 + d);
-        o[d] = P::mul(P::div(acc, L), P::sigmoid(gate[d]));
+#pragma unroll
+        for (int s = 0; s < ATT_MAX_SPLITS; s++)
+            if (s < splits) acc += os[s];
+        o[d] = P::mul(P::div(acc, L), P::sigmoid(g));
     }
 }
 template <class P>

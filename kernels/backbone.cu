@@ -36,25 +36,51 @@ extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* 
 // squares is float64, the inverse rms rounded once (the CPU's bits) under
 // Exact; float32 under Fast. Grid (n), block 256.
 // add_rmsnorm_zc_row is row t; LD reads y (fused.cuh).
+#define ADDNORM_COLS 2
 template <class P, class LD>
 __device__ __forceinline__ void add_rmsnorm_zc_row(unsigned int t, float* __restrict__ x, const float* __restrict__ y,
                                                    float* __restrict__ normed, const float* __restrict__ w, int H,
                                                    int npitch, float eps) {
     __shared__ typename P::Sum red[32];
     float* xr = x + (size_t)t * H;
-    typename P::Sum ss = 0;
-    for (int c = threadIdx.x; c < H; c += blockDim.x) {
+    auto add = [&](int c) {
         float v = xr[c];
         if (y) {
             v = P::add(v, LD::ld(y + (size_t)t * H + c));
             xr[c] = v;
         }
-        ss += P::sq(v);
+        return v;
+    };
+    // The thread's first ADDNORM_COLS columns (c = threadIdx.x + i·blockDim.x:
+    // all of a one-row step's 2048 on 1024 threads) in registers, their loads
+    // issued together and their gains loaded before the block's sum; any
+    // further columns in a loop. The sum of squares runs over the thread's
+    // columns in increasing order either way.
+    const int bd = blockDim.x;
+    float v[ADDNORM_COLS], g[ADDNORM_COLS];
+    typename P::Sum ss = 0;
+#pragma unroll
+    for (int i = 0; i < ADDNORM_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        v[i] = c < H ? add(c) : 0.f;
     }
+#pragma unroll
+    for (int i = 0; i < ADDNORM_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) ss += P::sq(v[i]);
+        g[i] = c < H ? w[c] : 0.f;
+    }
+    for (int c = threadIdx.x + ADDNORM_COLS * bd; c < H; c += bd) ss += P::sq(add(c));
     ss = block_sum(ss, red);
     const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, w[c]) : 0.f;
+#pragma unroll
+    for (int i = 0; i < ADDNORM_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) o[c] = P::zc_norm(v[i], inv, g[i]);
+    }
+    for (int c = threadIdx.x + ADDNORM_COLS * bd; c < H; c += bd) o[c] = P::zc_norm(xr[c], inv, w[c]);
+    for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
 }
 template <class P>
 __device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,
@@ -63,7 +89,7 @@ __device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const
     pdl_entry();
     add_rmsnorm_zc_row<P, LoadPlain>(blockIdx.x, x, y, normed, w, H, npitch, eps);
 }
-NUMERICS_KERNEL(add_rmsnorm_zc, ,
+NUMERICS_KERNEL(add_rmsnorm_zc, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
                  const float* __restrict__ w, int H, int npitch, float eps),
                 (x, y, normed, w, H, npitch, eps))

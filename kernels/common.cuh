@@ -79,6 +79,19 @@ __device__ __forceinline__ void pdl_entry() {
     pdl_wait();
 }
 
+// ld_dep reads, after the wait, a value an earlier kernel wrote where the
+// pointer is const __restrict__ (or would be read with __ldg): those compile
+// to ld.global.nc, which ptxas takes to read memory nothing writes while the
+// kernel runs and may schedule above griddepcontrol.wait. Under PDL that
+// read sees the value from before the earlier kernels ran (step27c: the
+// one-row step's combine read the previous layer's routing weight). This
+// load (ld.global.cg, L2) stays after the wait. kernels/pdl_sass_test.go
+// checks the compiled kernels for reads above their wait.
+template <class T>
+__device__ __forceinline__ T ld_dep(const T* p) {
+    return __ldcg(p);
+}
+
 
 // Weight loads: read once, so they skip L1, and ask L2 to fetch 256-byte
 // blocks (the rows are streamed contiguously).
@@ -115,14 +128,6 @@ __device__ __forceinline__ float2 fp8x2_to_float2(uint16_t v) {
 #endif
 }
 
-__device__ __forceinline__ float fp8_dot4(uint32_t w, float4 xv, float s) {
-    const float2 a = fp8x2_to_float2((uint16_t)(w & 0xffffu));
-    const float2 b = fp8x2_to_float2((uint16_t)(w >> 16));
-    s = fmaf(a.x, xv.x, s);
-    s = fmaf(a.y, xv.y, s);
-    s = fmaf(b.x, xv.z, s);
-    return fmaf(b.y, xv.w, s);
-}
 
 // ---------------------------------------------------------------------------
 // Rule 1 of the backbone's numerics contract (docs/MODEL.md "Numerics
@@ -205,6 +210,18 @@ __device__ __forceinline__ void fp8x16_scaled_fold(uint4 w, float scale, float* 
         f[4 * i + 2] = __fmul_rn(fp8_top_byte_to_float(v[i] << 8), scale);
         f[4 * i + 3] = __fmul_rn(fp8_top_byte_to_float(v[i]), scale);
     }
+}
+
+// fp8_dot4_bits is the dot product of the four E4M3 weights of w (byte i
+// with x component i) as fp8_top_byte_bits gives them (v·2⁻¹²⁰):
+// s + 2⁻¹²⁰·Σ w_i·x_i in a float32 FMA chain. Each product
+// is exact inside its FMA, so only the sum's roundings see the scaling (the
+// sum of O(1) weights times O(1) inputs lies far above float32's subnormals).
+__device__ __forceinline__ float fp8_dot4_bits(uint32_t w, float4 xv, float s) {
+    s = fmaf(fp8_top_byte_bits(w << 24), xv.x, s);
+    s = fmaf(fp8_top_byte_bits(w << 16), xv.y, s);
+    s = fmaf(fp8_top_byte_bits(w << 8), xv.z, s);
+    return fmaf(fp8_top_byte_bits(w), xv.w, s);
 }
 
 // x staged in shared memory as float64 for dot_f64 (widen_x's values), by

@@ -201,6 +201,11 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
 // (the gates' scalars stay in double: one thread, once a step).
 #define DNS_THREADS 128
 #define DNS_WARPS (DNS_THREADS / 32)
+// deltanet_step_norm's values of o a thread holds: dv ≤ 512
+// (engine/cuda DeltaNetGeometry.Validate).
+#define DNS_NORM_REGS 4
+// The conv's passes over a block's 2·dk + 32 channels (dk ≤ DNS_WARPS·DN_MAXR).
+#define DNS_CONV_PASSES ((2 * DNS_WARPS * DN_MAXR + 32 + DNS_THREADS - 1) / DNS_THREADS)
 
 // o: [nv, dv] out (unnormalised). Other arguments as deltanet_rows (n = 1).
 template <class P>
@@ -231,8 +236,19 @@ __device__ __forceinline__ void deltanet_step_cols_body(float* __restrict__ o, c
         const int i = warp + DNS_WARPS * r;
         s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
     }
-    // Conv and SiLU: local channel c < 2·dk is q or k, then v column j0 + c − 2·dk.
-    for (int c = tid; c < 2 * dk + 32; c += DNS_THREADS) {
+    // The gates' inputs, loaded by the gate thread (the block's last, which
+    // has the fewest conv channels) before the conv.
+    float gb = 0.f, ga = 0.f, galog = 0.f, gdt = 0.f;
+    if (tid == DNS_THREADS - 1) {
+        gb = proj[ch + vd + h], ga = proj[ch + vd + nv + h], galog = alog[h], gdt = dtbias[h];
+    }
+    // Conv and SiLU: local channel c < 2·dk is q or k, then v column j0 + c −
+    // 2·dk. A fixed count of passes, unrolled, so that every pass's loads are
+    // in flight together.
+#pragma unroll
+    for (int it = 0; it < DNS_CONV_PASSES; it++) {
+        const int c = tid + it * DNS_THREADS;
+        if (c >= 2 * dk + 32) break;
         const int lc = c < 2 * dk ? c : 2 * dk + j0 + (c - 2 * dk);  // channel within the head's window
         if (lc >= cw) continue;
         const int gc = dn_channel(lc, h, kh, nk, dk, dv);
@@ -250,10 +266,9 @@ __device__ __forceinline__ void deltanet_step_cols_body(float* __restrict__ o, c
             if (q < K) acc += P::prod(ww[q], xw[q]);
         xs[c] = P::silu((float)acc);
     }
-    if (tid == 0) {
-        const float b = proj[ch + vd + h], a = proj[ch + vd + nv + h];
-        gate[0] = P::sigmoid(b);
-        gate[1] = (float)exp((double)(-(float)exp((double)alog[h]) * softplus_f(a + dtbias[h])));
+    if (tid == DNS_THREADS - 1) {
+        gate[0] = P::sigmoid(gb);
+        gate[1] = P::exp(P::mul(-P::exp(galog), softplus_f(P::add(ga, gdt))));
     }
     dn_norm_qk<P>(xs, dk, red);
     const float beta = gate[0], eg = gate[1];
@@ -317,17 +332,17 @@ __device__ __forceinline__ void deltanet_step_norm_head(int h, float* __restrict
     const int kh = h / (nv / nk), tid = threadIdx.x;
     const int ch = 2 * nk * dk + nv * dv, cw = 2 * dk + dv;
     float* oh = core + (size_t)h * dv;
-    typename P::Sum ss = 0;
-    for (int j = tid; j < dv; j += DNS_THREADS) ss += P::sq(LD::ld(oh + j));
-    ss = warp_sum(ss);
-    if ((tid & 31) == 0) redd[tid >> 5] = ss;
-    __syncthreads();
-    typename P::Sum tot = 0;
+    // The head's o, gains and gate inputs in registers (dv ≤ DNS_THREADS·
+    // DNS_NORM_REGS), loaded with the conv window's rows below, so the
+    // kernel waits for memory once before its sum instead of once per loop.
+    float ov[DNS_NORM_REGS], nwv[DNS_NORM_REGS], zv[DNS_NORM_REGS];
 #pragma unroll
-    for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
-    const float inv = P::inv_rms(tot, dv, eps);
-    for (int j = tid; j < dv; j += DNS_THREADS)
-        oh[j] = P::mul(P::mul(P::mul(LD::ld(oh + j), inv), normw[j]), P::silu(proj[ch + h * dv + j]));
+    for (int i = 0; i < DNS_NORM_REGS; i++) {
+        const int j = tid + i * DNS_THREADS;
+        ov[i] = j < dv ? LD::ld(oh + j) : 0.f;
+        nwv[i] = j < dv ? normw[j] : 0.f;
+        zv[i] = j < dv ? proj[ch + h * dv + j] : 0.f;
+    }
     for (int c = tid; c < cw; c += DNS_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
         // Rows 1 … K−2 and the step's input read together, then written one
@@ -339,6 +354,22 @@ __device__ __forceinline__ void deltanet_step_norm_head(int h, float* __restrict
 #pragma unroll
         for (int q = 0; q < DN_MAXK; q++)
             if (q < K - 1) convstate[((size_t)q * nv + h) * cw + c] = win[q];
+    }
+    typename P::Sum ss = 0;
+#pragma unroll
+    for (int i = 0; i < DNS_NORM_REGS; i++)
+        if (tid + i * DNS_THREADS < dv) ss += P::sq(ov[i]);
+    ss = warp_sum(ss);
+    if ((tid & 31) == 0) redd[tid >> 5] = ss;
+    __syncthreads();
+    typename P::Sum tot = 0;
+#pragma unroll
+    for (int w = 0; w < DNS_WARPS; w++) tot += redd[w];
+    const float inv = P::inv_rms(tot, dv, eps);
+#pragma unroll
+    for (int i = 0; i < DNS_NORM_REGS; i++) {
+        const int j = tid + i * DNS_THREADS;
+        if (j < dv) oh[j] = P::mul(P::mul(P::mul(ov[i], inv), nwv[i]), P::silu(zv[i]));
     }
 }
 template <class P>

@@ -1,6 +1,7 @@
 #pragma once
 // Where a routed expert's weights are, for the kernels that read experts by
-// id (the gathered GEMVs, moe_down, moe_down_rows, moe_down_combine_fast).
+// id (the gathered GEMVs, the routed gate·up moe_gate_up_*, moe_down,
+// moe_down_rows, moe_down_combine_fast).
 //
 // Without a table (xt null) expert m of a layer is at the packed layout's
 // place: W + m·mstride bytes and S + m·sstride scales. With one (a host tier's

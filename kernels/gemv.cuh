@@ -13,6 +13,7 @@
 struct BF16Weights {
     static constexpr int PER = 8;
     static constexpr bool SCALED = false;  // no block scales
+    static constexpr float DOT_UNIT = 1.f;  // dot's sum is the products' sum
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
         const float4 x0 = xv[0], x1 = xv[1];
         float s = bf16_lo(w.x) * x0.x;
@@ -30,11 +31,19 @@ struct BF16Weights {
 struct FP8Weights {
     static constexpr int PER = 16;
     static constexpr bool SCALED = true;  // one float32 scale per 128×128 block
+    // dot is the chunk's products with each weight decoded by the integer
+    // path alone (fp8_top_byte_bits: v·2⁻¹²⁰, exact, subnormals included),
+    // so the sum is 2⁻¹²⁰ times the products' sum; DOT_UNIT undoes that.
+    // About three integer operations a weight (shifts and masks, 64 a clock
+    // and SM) instead of sm_90's cvt path (e4m3x2 → f16x2 → two f32, on the
+    // conversion units' 16 a clock); the step with it is measured in
+    // docs/PERF.md (step27b), the GEMV alone not yet.
+    static constexpr float DOT_UNIT = 0x1p120f;
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
-        float s = fp8_dot4(w.x, xv[0], 0.f);
-        s = fp8_dot4(w.y, xv[1], s);
-        s = fp8_dot4(w.z, xv[2], s);
-        return fp8_dot4(w.w, xv[3], s);
+        float s = fp8_dot4_bits(w.x, xv[0], 0.f);
+        s = fp8_dot4_bits(w.y, xv[1], s);
+        s = fp8_dot4_bits(w.z, xv[2], s);
+        return fp8_dot4_bits(w.w, xv[3], s);
     }
     // E4M3 value × block scale, one float32 multiply each
     // (checkpoint.DequantFP8Blocks).
@@ -59,7 +68,7 @@ struct XChunk<Fast, WT> {
     // scale: the chunk's block scale (FP8; unread for BF16).
     __device__ __forceinline__ float dot(uint4 w, const float* scale) const {
         const float s = WT::dot(w, x);
-        return WT::SCALED ? s * __ldg(scale) : s;
+        return WT::SCALED ? s * WT::DOT_UNIT * __ldg(scale) : s;
     }
     // x staged in shared memory (moe.cu's down projection): stage stores
     // element c, load_shared reads chunk c back; xs holds 4·cols bytes.

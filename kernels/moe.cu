@@ -11,28 +11,153 @@
 #define MOE_MAX_EXPERTS 1024
 
 // ---------------------------------------------------------------------------
+// The top k of a routing as one warp's sorted lists: each lane sorts the
+// candidates it holds, then five butterfly steps merge lane l's list with
+// lane l^o's (o = 16, 8, 4, 2, 1), after which every lane holds the best
+// ROUTE_LIST of all. A step is shuffles of the partner's list and a bitonic
+// merge in registers (no shared memory, no barrier): about a third of the
+// latency of k rounds of a warp-wide arg-max. A candidate beats another
+// when its value is larger, or equal at a lower index (cpu.Route's ties);
+// lists are padded with (−inf, INT_MAX).
+#define ROUTE_LIST 8  // the list's length: routings of k ≤ ROUTE_LIST take this path
+
+__device__ __forceinline__ bool route_beats(float av, int ai, float bv, int bi) {
+    return av > bv || (av == bv && ai < bi);
+}
+
+// route_cx puts the better of slots i and j (i < j) in slot i.
+__device__ __forceinline__ void route_cx(float& vi, int& ii, float& vj, int& ij) {
+    if (route_beats(vj, ij, vi, ii)) {
+        const float tv = vi;
+        const int ti = ii;
+        vi = vj, ii = ij, vj = tv, ij = ti;
+    }
+}
+
+// route_bitonic_clean sorts a bitonic list into descending order.
+__device__ __forceinline__ void route_bitonic_clean(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+#pragma unroll
+    for (int stride = ROUTE_LIST / 2; stride > 0; stride >>= 1)
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++)
+            if ((i & stride) == 0) route_cx(v[i], ix[i], v[i + stride], ix[i + stride]);
+}
+
+// route_sort sorts a lane's list into descending order (a bitonic sort).
+__device__ __forceinline__ void route_sort(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+#pragma unroll
+    for (int size = 2; size <= ROUTE_LIST; size <<= 1)
+#pragma unroll
+        for (int stride = size / 2; stride > 0; stride >>= 1)
+#pragma unroll
+            for (int i = 0; i < ROUTE_LIST; i++) {
+                const int j = i ^ stride;
+                if (j > i) {
+                    if ((i & size) == 0)
+                        route_cx(v[i], ix[i], v[j], ix[j]);
+                    else
+                        route_cx(v[j], ix[j], v[i], ix[i]);
+                }
+            }
+}
+
+// route_insert puts (nv, ni) into a lane's sorted list when it beats the last.
+__device__ __forceinline__ void route_insert(float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST], float nv, int ni) {
+#pragma unroll
+    for (int i = 0; i < ROUTE_LIST; i++) {
+        if (route_beats(nv, ni, v[i], ix[i])) {
+            const float tv = v[i];
+            const int ti = ix[i];
+            v[i] = nv, ix[i] = ni, nv = tv, ni = ti;
+        }
+    }
+}
+
+// warp_top_list leaves in every lane of the calling warp the best
+// ROUTE_LIST of the E candidates value(e), e < E, in descending order.
+template <class F>
+__device__ __forceinline__ void warp_top_list(int E, F value, float (&v)[ROUTE_LIST], int (&ix)[ROUTE_LIST]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int i = 0; i < ROUTE_LIST; i++) {
+        const int e = lane + 32 * i;
+        v[i] = e < E ? value(e) : -INFINITY;
+        ix[i] = e < E ? e : 0x7fffffff;
+    }
+    route_sort(v, ix);
+    for (int e = lane + 32 * ROUTE_LIST; e < E; e += 32) route_insert(v, ix, value(e), e);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        float pv[ROUTE_LIST];
+        int pi[ROUTE_LIST];
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++) {
+            pv[i] = __shfl_xor_sync(FULL_MASK, v[i], o);
+            pi[i] = __shfl_xor_sync(FULL_MASK, ix[i], o);
+        }
+        // The best ROUTE_LIST of two descending lists, as a bitonic list.
+#pragma unroll
+        for (int i = 0; i < ROUTE_LIST; i++) {
+            const int r = ROUTE_LIST - 1 - i;
+            if (route_beats(pv[r], pi[r], v[i], ix[i])) v[i] = pv[r], ix[i] = pi[r];
+        }
+        route_bitonic_clean(v, ix);
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Routing (cpu.Route): for row t, logits at dense + t·dstride (the first E
-// values of the stacked projection), the softmax over all E experts as the
-// CPU computes it (each exponential rounded from double, their float64 sum
-// rounded once, one float32 division), the k largest probabilities (ties to
-// the lower index), divided by their float64 sum rounded once: the CPU's bits. Writes ids[t·k + j] and wts[t·k + j]. When
-// xrep is not null, also copies row t of x (pitch xpitch) to xrep rows t·k … t·k+k−1,
-// the inputs of the (row, expert) GEMVs of a prefill. Grid (n), block 256.
-// moe_route_row is row t (every thread of a block of 256 calls it); LD reads
-// the logits (fused.cuh: LoadL2 where other blocks of the same grid wrote them).
-template <class LD>
-__device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
-                                              const float* __restrict__ dense, int dstride, int E, int k,
-                                              float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+// values of the stacked projection). Exact: the softmax over all E experts
+// as the CPU computes it (each exponential rounded from double, their
+// float64 sum rounded once, one float32 division), the k largest
+// probabilities (ties to the lower index), divided by their float64 sum
+// rounded once: the CPU's bits. Fast: the k largest logits (ties to the
+// lower index), weighted by the softmax of those k alone: the renormalised
+// top-k probabilities are that softmax (the full softmax's denominator
+// cancels), so the E exponentials and their sum are skipped.
+// moe_route_select leaves row t's choice j < k in sid[j] (the expert) and
+// sw[j] (its weight), shared memory of the calling block (every thread
+// calls it; it ends with a barrier); LD reads the logits (fused.cuh:
+// LoadL2 where other blocks of the same grid wrote them).
+#define ROUTE_MAXK 64  // engine/cuda maxRouteTopK
+
+template <class P, class LD>
+__device__ __forceinline__ void moe_route_select(int t, const float* __restrict__ dense, int dstride, int E, int k,
+                                                 int32_t* sid, float* sw) {
     __shared__ float p[MOE_MAX_EXPERTS];
     __shared__ double red[32];
-    __shared__ float chosen[64];
     const float* lg = dense + (size_t)t * dstride;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    if (!P::exact && k <= ROUTE_LIST) {
+        // Fast: warp 0 alone; the barrier at the end publishes its choice.
+        if (warp == 0) {
+            float v[ROUTE_LIST];
+            int ix[ROUTE_LIST];
+            warp_top_list(E, [&](int e) { return LD::ld(lg + e); }, v, ix);
+            if (lane == 0) {
+                float ev[ROUTE_LIST], S = 0.f;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++) {
+                    ev[j] = j < k ? __expf(v[j] - v[0]) : 0.f;
+                    S += ev[j];
+                }
+                const float inv = 1.f / S;
+#pragma unroll
+                for (int j = 0; j < ROUTE_LIST; j++) {
+                    if (j < k) {
+                        sid[j] = ix[j];
+                        sw[j] = ev[j] * inv;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        return;
+    }
     float m = -INFINITY;
     for (int e = threadIdx.x; e < E; e += blockDim.x) m = fmaxf(m, LD::ld(lg + e));
     // block max
     for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     if (lane == 0) red[warp] = m;
     __syncthreads();
     m = lane < nwarps ? (float)red[lane] : -INFINITY;
@@ -46,10 +171,29 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
     const float S = (float)block_sum(s, red);
     for (int e = threadIdx.x; e < E; e += blockDim.x) p[e] = __fdiv_rn(p[e], S);
     __syncthreads();
-    // The top k in warp 0 alone (no block barriers): lane l scans experts
-    // l, l+32, …; a round's winner is marked by the lane that owns it, the
-    // only lane that reads it again.
-    if (warp == 0) {
+    if (warp == 0 && k <= ROUTE_LIST) {
+        float v[ROUTE_LIST];
+        int ix[ROUTE_LIST];
+        warp_top_list(E, [&](int e) { return p[e]; }, v, ix);
+        if (lane == 0) {
+            // The chosen probabilities' float64 sum in the order chosen.
+            double sum = 0.0;
+#pragma unroll
+            for (int j = 0; j < ROUTE_LIST; j++)
+                if (j < k) sum += (double)v[j];
+            const float Sk = (float)sum;
+#pragma unroll
+            for (int j = 0; j < ROUTE_LIST; j++) {
+                if (j < k) {
+                    sid[j] = ix[j];
+                    sw[j] = __fdiv_rn(v[j], Sk);
+                }
+            }
+        }
+    } else if (warp == 0) {
+        // k > ROUTE_LIST: k rounds of a warp-wide arg-max. Lane l scans
+        // experts l, l+32, …; a round's winner is marked by the lane that
+        // owns it, the only lane that reads it again.
         for (int j = 0; j < k; j++) {
             float bv = -1.f;
             int bi = 0x7fffffff;
@@ -63,18 +207,36 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
                 if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
             }
             if (lane == 0) {
-                ids[t * k + j] = bi;
-                chosen[j] = bv;
+                sid[j] = bi;
+                sw[j] = bv;
             }
             if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again
         }
         __syncwarp();
         if (lane == 0) {
             double sum = 0.0;
-            for (int j = 0; j < k; j++) sum += (double)chosen[j];
-            const float S = (float)sum;
-            for (int j = 0; j < k; j++) wts[t * k + j] = __fdiv_rn(chosen[j], S);
+            for (int j = 0; j < k; j++) sum += (double)sw[j];
+            const float Sk = (float)sum;
+            for (int j = 0; j < k; j++) sw[j] = __fdiv_rn(sw[j], Sk);
         }
+    }
+    __syncthreads();
+}
+
+// moe_route_row writes row t's routing to ids[t·k + j] and wts[t·k + j];
+// when xrep is not null, it also copies row t of x (pitch xpitch) to xrep
+// rows t·k … t·k+k−1, the inputs of the (row, expert) GEMVs of a prefill.
+// Every thread of the block calls it.
+template <class P, class LD>
+__device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, float* __restrict__ wts,
+                                              const float* __restrict__ dense, int dstride, int E, int k,
+                                              float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+    __shared__ int32_t sid[ROUTE_MAXK];
+    __shared__ float sw[ROUTE_MAXK];
+    moe_route_select<P, LD>(t, dense, dstride, E, k, sid, sw);
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
+        ids[t * k + j] = sid[j];
+        wts[t * k + j] = sw[j];
     }
     if (xrep) {
         const float* xr = x + (size_t)t * xpitch;
@@ -84,12 +246,78 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
         }
     }
 }
-extern "C" __global__ void moe_route(int32_t* __restrict__ ids, float* __restrict__ wts,
-                                     const float* __restrict__ dense, int dstride, int E, int k,
-                                     float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
+// moe_route: grid (n), block 256: row blockIdx.x.
+template <class P>
+__device__ __forceinline__ void moe_route_body(int32_t* __restrict__ ids, float* __restrict__ wts,
+                                               const float* __restrict__ dense, int dstride, int E, int k,
+                                               float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     pdl_entry();
-    moe_route_row<LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
+    moe_route_row<P, LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
 }
+NUMERICS_KERNEL(moe_route, ,
+                (int32_t* __restrict__ ids, float* __restrict__ wts, const float* __restrict__ dense, int dstride,
+                 int E, int k, float* __restrict__ xrep, const float* __restrict__ x, int xpitch),
+                (ids, wts, dense, dstride, E, k, xrep, x, xpitch))
+
+// ---------------------------------------------------------------------------
+// A step's routing and the gate·up GEMVs of its (row, expert) pairs in one
+// launch, instead of moe_route and the gathered GEMV: block (bx, q) of grid
+// (blocks per matrix, n·k) routes row t = q / k (moe_route_select: every
+// block of a row makes the same choice from the same logits) and computes
+// block bx's rows of pair q's expert sid[q % k] on x row t (pitch xpitch):
+// gu [n·k, rows] gets gemv_body's values, the bits of the two launches it
+// replaces. Blocks bx = 0 write ids[q] and wts[q] for the down projections
+// and the combine. Each block reads the E logits (from L2); what this saves
+// is a launch, its wait and the ids' round trip through memory between
+// routing and experts (docs/PERF.md, step27b). mstride and sstride are a
+// matrix's elements and scales (S null for BF16). The experts are read as
+// the gathered GEMV reads them (expert_addr.cuh): at W + m·mstride, or where
+// the expert table xt says (a host tier's cache; null: the packed layout);
+// the pairs are tallied once, by moe_down.
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
+                                                 float* __restrict__ wts, const uint8_t* __restrict__ W,
+                                                 const float* __restrict__ S, long long mstride, long long sstride,
+                                                 const float* __restrict__ dense, int dstride, int E, int k,
+                                                 const float* __restrict__ x, int xpitch, int rows, int cols,
+                                                 const unsigned long long* __restrict__ xt) {
+    __shared__ int32_t sid[ROUTE_MAXK];
+    __shared__ float sw[ROUTE_MAXK];
+    const int q = blockIdx.y, t = q / k, j = q % k;
+    pdl_entry();
+    moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ids[q] = sid[j];
+        wts[q] = sw[j];
+    }
+    const ExpertAddr a = expert_addr(xt, sid[j], W, S, mstride * (16 / WT::PER), sstride);
+    gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
+                                        x + (size_t)t * xpitch, rows, cols);
+}
+#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL)                                                              \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                                  \
+        NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
+             const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
+             const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
+             int rows, int cols, const unsigned long long* __restrict__ xt) {                                      \
+        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, k, x, \
+                                                   xpitch, rows, cols, xt);                                        \
+    }
+// Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
+// moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances
+// engine/cuda's choosers (ChooseGemv, ChooseGemvF64) give a step's experts.
+#define MOE_GATE_UP_FP8(TPR, ROWS, UNROLL)                                                              \
+    MOE_GATE_UP_X(moe_gate_up_fp8_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Fast, TPR, ROWS, UNROLL)    \
+    MOE_GATE_UP_X(moe_gate_up_fp8d_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Exact, TPR, ROWS, UNROLL)
+#define MOE_GATE_UP_BF16(TPR, ROWS, UNROLL)                                                             \
+    MOE_GATE_UP_X(moe_gate_up_bf16_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Fast, TPR, ROWS, UNROLL)  \
+    MOE_GATE_UP_X(moe_gate_up_bf16d_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Exact, TPR, ROWS, UNROLL)
+MOE_GATE_UP_FP8(32, 4, 4)
+MOE_GATE_UP_FP8(64, 4, 2)
+MOE_GATE_UP_FP8(32, 8, 1)
+MOE_GATE_UP_FP8(256, 4, 1)
+MOE_GATE_UP_BF16(128, 2, 2)
+MOE_GATE_UP_BF16(32, 4, 2)
 
 // ---------------------------------------------------------------------------
 // Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)
@@ -207,6 +435,8 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // up to npitch. Fast: the same operations in float32 with a float32 sum of
 // squares. Grid (n), block 256.
 // moe_combine_norm_row is row t; LD reads yr and ys (fused.cuh).
+#define COMBINE_REGS 8
+#define COMBINE_COLS 2
 template <class P, class LD>
 __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
                                                      const float* __restrict__ wts, const float* __restrict__ ys,
@@ -215,25 +445,73 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
                                                      float* __restrict__ normed, const float* __restrict__ nw,
                                                      int npitch, float eps) {
     __shared__ typename P::Sum red[32];
-    const float sg = P::sigmoid(dense[(size_t)t * dstride + sgcol]);
-    float* xr = x + (size_t)t * H;
-    typename P::Sum ss = 0;
-    for (int c = threadIdx.x; c < H; c += blockDim.x) {
-        float acc = 0.f;
-        for (int j = 0; j < k; j++) {
-            const size_t row = slot ? (size_t)slot[t * k + j] : (size_t)t * k + j;
-            acc = P::add(acc, P::mul(wts[t * k + j], LD::ld(yr + row * H + c)));
-        }
-        acc = P::add(acc, P::mul(LD::ld(ys + (size_t)t * H + c), sg));
-        const float v = P::add(xr[c], acc);
-        xr[c] = v;
-        ss += P::sq(v);
+    __shared__ float cw[ROUTE_MAXK], csg;
+    __shared__ int crow[ROUTE_MAXK];
+    // The row's k weights, routed rows and shared-expert gate, read once
+    // after the PDL wait into shared memory: ld_dep, not the read-only path,
+    // which ptxas may move above the wait (the routing is the previous
+    // launch's but one). The weights are read from there at each use (a
+    // 1024-thread block has 64 registers a thread).
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
+        cw[j] = ld_dep(wts + t * k + j);
+        crow[j] = slot ? ld_dep(slot + t * k + j) : t * k + j;
     }
+    if (threadIdx.x == 0) csg = P::sigmoid(ld_dep(dense + (size_t)t * dstride + sgcol));
+    __syncthreads();
+    const float sg = csg;
+    int yoff[COMBINE_REGS];  // the routed rows' offsets in yr (int: registers)
+#pragma unroll
+    for (int j = 0; j < COMBINE_REGS; j++) yoff[j] = crow[min(j, k - 1)] * H;
+    float* xr = x + (size_t)t * H;
+    // column c's sum, added to x: acc = Σ_j w_j·y_j + ys·sg in the CPU's
+    // order; the first COMBINE_REGS routed values loaded together before the
+    // sum (a loop over k waits for one load at a time).
+    auto combine = [&](int c) {
+        float y[COMBINE_REGS];
+#pragma unroll
+        for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yr + yoff[j] + c);
+        const float ysv = LD::ld(ys + (size_t)t * H + c), xv = xr[c];
+        float acc = 0.f;
+#pragma unroll
+        for (int j = 0; j < COMBINE_REGS; j++)
+            if (j < k) acc = P::add(acc, P::mul(cw[j], y[j]));
+        for (int j = COMBINE_REGS; j < k; j++) acc = P::add(acc, P::mul(cw[j], LD::ld(yr + (size_t)crow[j] * H + c)));
+        acc = P::add(acc, P::mul(ysv, sg));
+        const float v = P::add(xv, acc);
+        xr[c] = v;
+        return v;
+    };
+    // The thread's first COMBINE_COLS columns (c = threadIdx.x + i·blockDim.x:
+    // all of a one-row step's 2048 on 1024 threads) in registers, their loads
+    // issued together and their gains loaded before the block's sum; any
+    // further columns in a loop. The sum of squares runs over the thread's
+    // columns in increasing order either way.
+    const int bd = blockDim.x;
+    float v[COMBINE_COLS], g[COMBINE_COLS];
+    typename P::Sum ss = 0;
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        v[i] = c < H ? combine(c) : 0.f;
+    }
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) ss += P::sq(v[i]);
+        g[i] = nw && c < H ? nw[c] : 0.f;
+    }
+    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) ss += P::sq(combine(c));
     if (!nw) return;
     ss = block_sum(ss, red);
     const float inv = P::inv_rms(ss, H, eps);
     float* o = normed + (size_t)t * npitch;
-    for (int c = threadIdx.x; c < npitch; c += blockDim.x) o[c] = c < H ? P::zc_norm(xr[c], inv, nw[c]) : 0.f;
+#pragma unroll
+    for (int i = 0; i < COMBINE_COLS; i++) {
+        const int c = threadIdx.x + i * bd;
+        if (c < H) o[c] = P::zc_norm(v[i], inv, g[i]);
+    }
+    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) o[c] = P::zc_norm(xr[c], inv, nw[c]);
+    for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
 }
 template <class P>
 __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
@@ -246,7 +524,7 @@ __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, con
     moe_combine_norm_row<P, LoadPlain>(blockIdx.x, x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw,
                                        npitch, eps);
 }
-NUMERICS_KERNEL(moe_combine_norm, ,
+NUMERICS_KERNEL(moe_combine_norm, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts,
                  const float* __restrict__ ys, const float* __restrict__ dense, int dstride, int sgcol, int H, int k,
                  const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,
@@ -413,7 +691,7 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)
     gemv_body<BF16Weights, Fast, FUSED_GEMV_TPR, FUSED_GEMV_ROWS, FUSED_GEMV_UNROLL>(
         dense, reinterpret_cast<const uint8_t*>(W), nullptr, x, rows, cols);
     if (!last_block(counter)) return;
-    moe_route_row<LoadL2>(0, ids, wts, dense, rows, E, k, nullptr, nullptr, 0);
+    moe_route_row<Fast, LoadL2>(0, ids, wts, dense, rows, E, k, nullptr, nullptr, 0);
 }
 
 // moe_down_combine_fast: moe_down_fast (the k routed and the shared down

@@ -45,15 +45,7 @@ var preWaitReviewed = []struct {
 	max  int
 	why  string
 }{
-	{regexp.MustCompile(`^deltanet_step_(cols|norm)_slots(_fast)?$`), 1, "slots (host-copied)"},
-	// The attention kernels read the position (and, for several takes, the
-	// slots) before their wait. The position is written by host copies and
-	// by add_i32 at the end of a captured step or of a joint prefill pass;
-	// between that kernel and the next attention kernel stands a graph's end
-	// or the next pass's uploads (copies, which PDL does not overlap), so no
-	// write races these reads. Reviewed, not safe by construction: branch
-	// step27c reads them after the wait (ld_dep).
-	{regexp.MustCompile(`^attn_(prep|scores|partial|combine|partial_combine)(_slots)?(_fast)?$`), 2, "the position and slots (host-written)"},
+	{regexp.MustCompile(`^(attn_(prep|scores|partial|combine)|deltanet_step_(cols|norm))_slots(_fast)?$`), 1, "slots (host-copied)"},
 	{regexp.MustCompile(`^gemv_bf16d?_t\d+r\d+u\d+$`), 2, "host-written ids (IdsReady) and an expert's table word"},
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words"},
 }

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -47,6 +48,10 @@ type Backbone struct {
 	// (fused.go); new backbones take it from $PROSCENIUM_GPU_FUSED. Change
 	// it with SetFused, which drops the captured step.
 	Fused bool
+	// FusedMixers makes a one-row step under fast numerics run the fused
+	// step's two mixer kernels (a tail per head) even where Fused is off;
+	// new backbones take it from $PROSCENIUM_GPU_FUSED ("mixers" or "1").
+	FusedMixers bool
 
 	// The take slots (backbone_rows_cuda.go): the one-take calls (Prefill,
 	// Step, Len) address slot; slotPos is each slot's rows.
@@ -96,7 +101,8 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 // NewBackbone binds the loaded weights, allocates the work block of plan and
 // starts with empty state.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
-	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, Fused: fusedFromEnv(), slotPos: make([]int, max(plan.Slots, 1))}
+	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, slotPos: make([]int, max(plan.Slots, 1))}
+	b.Fused, b.FusedMixers = fusedFromEnv()
 	if err := d.startExpertCache(w, DefaultExpertCacheConfig); err != nil {
 		return nil, err
 	}
@@ -347,9 +353,10 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	}
 	pos := b.posTensor()
 	fused := n == 1 && b.fusedStep()
+	tails := n == 1 && !b.d.Numerics.Exact() && (b.Fused || b.FusedMixers)
 	for i := range b.layers {
 		L := &b.layers[i]
-		if err := b.mixer(q, L, n, pos, maxLen, eps, fused); err != nil {
+		if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails); err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
 		}
 		if b.skip&StepMoE != 0 {
@@ -397,8 +404,9 @@ func (b *Backbone) afterLayer(i int) (next, dst Tensor) {
 
 // mixer enqueues layer L's mixer of the n rows in NormedMix, adds its output
 // (MixOut) to X and writes the post norm of the result into NormedMoE; fused,
-// the output projection, add and norm are one launch (OutAddNorm).
-func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused bool) error {
+// the output projection, add and norm are one launch (OutAddNorm); with
+// tails, the mixer's kernels with a tail per head (fused.go).
+func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, eps float32, fused, tails bool) error {
 	p := b.Plan
 	H := p.H
 	mix := b.t(p.MixOut)
@@ -409,7 +417,7 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 	}
 	if b.skip&StepMixers == 0 {
 		var heads *Block // the per-head tail counters of the fused mixer kernels
-		if fused {
+		if tails {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
 		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads)
@@ -538,12 +546,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	switch {
 	case n == 1:
-		// A step: gate and up of the k experts in one gathered GEMV, then
-		// their down projections and the shared expert's in one launch.
-		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
-			return err
-		}
-		if err := b.gateUpGEMV(q, x, xw, L.xr, 1, ids, gu, view(p.NormedMoE, p.Hp*4), 0); err != nil {
+		// A step: the routing with gate and up of the k experts in one
+		// gathered GEMV, then their down projections and the shared
+		// expert's in one launch.
+		if err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
@@ -553,14 +559,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
 	case b.rows.capturing && path == ExpertsGEMV:
-		// A B-row step: as a step, the rows' pairs through one gathered
-		// gate·up GEMV, then every row's down projections and shared expert
-		// in one launch (MoEDownRows).
-		xrep := view(p.XRep, nk*p.Hp*4)
-		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
-			return err
-		}
-		if err := b.gateUpGEMV(q, x, xw, L.xr, n, ids, gu, xrep, p.Hp); err != nil {
+		// A B-row step: as a step, the rows' routing and pairs through one
+		// gathered gate·up GEMV, then every row's down projections and
+		// shared expert in one launch (MoEDownRows).
+		if err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
@@ -734,6 +736,52 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 		return nil
 	})
 	return ms / float64(times), err
+}
+
+// routeGateUp enqueues the routing of a step's n rows (logits in dense, the
+// inputs in NormedMoE) and the gate·up projections of their n·k pairs into
+// gu: one launch where the GEMV instance has the routing compiled in front
+// (Queue.MoEGateUpRoute), else MoERoute and the gathered GEMV (for n > 1
+// on XRep's copies of each row per pair). ids and wts get the routing. The
+// experts are read from xw as laid out, or where the layer's expert cache
+// table says (L.xr), either way.
+func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) error {
+	p, x := b.Plan, L.x
+	in := b.scratch(p.NormedMoE, n*p.Hp*4)
+	g := b.gateUpGemv(q, L, n, ids)
+	var S *Block
+	if x.FP8 {
+		S = xw
+	}
+	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
+		return err
+	}
+	if n == 1 {
+		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
+			return err
+		}
+		return b.gateUpGEMV(q, x, xw, L.xr, 1, ids, gu, in, 0)
+	}
+	xrep := b.scratch(p.XRep, n*p.K*p.Hp*4)
+	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, in, p.Hp); err != nil {
+		return err
+	}
+	return b.gateUpGEMV(q, x, xw, L.xr, n, ids, gu, xrep, p.Hp)
+}
+
+// gateUpGemv is the gathered gate·up projection of a step's n rows' pairs
+// (experts by ids, through the layer's expert table where it has one) under
+// the device's numerics.
+func (b *Backbone) gateUpGemv(q *Queue, L *backboneLayer, n int, ids *Block) Gemv {
+	p, x := b.Plan, L.x
+	return q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
+		Table: L.xr.gateUp()}, x.FP8)
+}
+
+// routesInGateUp reports whether a step of n rows routes layer L inside its
+// gate·up launch (MoEGateUpRoute) rather than in a launch of its own.
+func (b *Backbone) routesInGateUp(q *Queue, L *backboneLayer, n int) bool {
+	return !splitRoute && slices.Contains(gateUpRouteVariants[L.x.FP8], b.gateUpGemv(q, L, n, nil).Variant)
 }
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs

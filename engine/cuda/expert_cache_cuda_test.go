@@ -11,7 +11,8 @@ import (
 )
 
 // TestExpertTable: the expert kernels a decode step runs (the gathered
-// gate·up GEMV, moe_down, moe_down_rows) read each expert where the expert
+// gate·up GEMV, the routed gate·up, moe_down, moe_down_rows) read each
+// expert where the expert
 // cache's table says (kernels/expert_addr.cuh) with the bits they have
 // reading the packed layout: the experts copied to other places in another
 // buffer, in another order, the table pointing there. moe_down and
@@ -27,31 +28,10 @@ func testExpertTable(t *testing.T) {
 	for j := range sc {
 		sc[j] = float32(1e-3 * (1 + 9*r.Float64()))
 	}
-	// The same experts in another buffer, expert m at place perm[m], one
-	// place apart more than needed (nothing lines up with the packed layout).
-	perm := []int{4, 0, 5, 2, 1, 3}
-	gap := per + 256
-	wq2, sc2 := make([]uint8, e*gap), make([]float32, e*(ns+8))
-	for m, at := range perm {
-		copy(wq2[at*gap:], wq[m*per:(m+1)*per])
-		copy(sc2[at*(ns+8):], sc[m*ns:(m+1)*ns])
-	}
-	W, S, W2, S2 := upload(t, wq), upload(t, sc), upload(t, wq2), upload(t, sc2)
-	// The table: [e][4] words (gate_up matrix and scales, down matrix and
-	// scales: both parts are the same matrices here), odd experts on "host".
-	words := make([]uint32, e*kernel.ExpertWords*2)
-	for m, at := range perm {
-		wa, sa := uint64(W2.Ptr)+uint64(at*gap), uint64(S2.Ptr)+uint64(at*(ns+8)*4)
-		if m%2 == 1 {
-			wa |= kernel.ExpertHostBit
-		}
-		for j, v := range []uint64{wa, sa, wa, sa} {
-			words[(m*kernel.ExpertWords+j)*2], words[(m*kernel.ExpertWords+j)*2+1] = uint32(v), uint32(v>>32)
-		}
-	}
-	table := upload(t, words)
+	xr := tabledExperts(t, wq, sc, e, per, ns)
 	stats := upload(t, make([]uint32, kernel.ExpertStatUses+e))
-	xr := ExpertRef{Table: devPtr(table), Stats: devPtr(stats)}
+	xr.Stats = devPtr(stats)
+	W, S := upload(t, wq), upload(t, sc)
 
 	ids := distinctIDs(r, k, e)
 	idsRows := append(append([]int32{}, ids...), distinctIDs(r, k, e)...)
@@ -77,6 +57,19 @@ func testExpertTable(t *testing.T) {
 		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: idb, Mats: e, XStride: ip, Table: xr.gateUp()}, true)
 		return q.GemvFP8(g, y, W, S, xb)
 	}, k*h)
+	// The routed gate·up (one row routed over E of the logits in dense) on
+	// the h×ip matrices as gate·up ones, in an instance compiled with the
+	// routing under either policy.
+	rids, rwts := alloc(t, k*4), alloc(t, k*4)
+	run("routed gate·up", ExpertRef{Table: xr.gateUp()}, func(q *Queue, xr ExpertRef, y *Block) error {
+		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: rids, Mats: e, Table: xr.gateUp()}, true)
+		g.Variant = GemvVariant{32, 8, 1}
+		ok, err := q.MoEGateUpRoute(g, y, rids, rwts, db, 1, E+2*is, E, k, W, S, xb, ip)
+		if err == nil && !ok {
+			err = fmt.Errorf("no moe_gate_up instance %s", g.Variant.Name())
+		}
+		return err
+	}, k*h)
 	run("moe down", xr, func(q *Queue, xr ExpertRef, y *Block) error {
 		return q.MoEDown(y, W, S, 0, 0, true, e, idb, gub, p, i, ip, k, shb, db, E, is, h, xr)
 	}, (k+1)*h)
@@ -98,4 +91,49 @@ func testExpertTable(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("statistics %v, want %v (hits, misses, uses)", got, want)
 	}
+}
+
+// tabledExperts copies the e matrices of per bytes each in w (and, FP8,
+// their ns scales each in s; nil for BF16) to another buffer, expert m at
+// place (5m + 3) mod e (e not a multiple of 5), a place apart more than a
+// matrix (nothing lines up with the packed layout), and returns the expert
+// table pointing there: both parts (gate·up and down) at the same matrices,
+// odd experts marked as read from host memory (the kernels mask the bit;
+// the statistics count them as misses).
+func tabledExperts(t *testing.T, w []uint8, s []float32, e, per, ns int) ExpertRef {
+	t.Helper()
+	if e%5 == 0 {
+		t.Fatalf("tabledExperts: %d experts (5m + 3 mod e is no permutation)", e)
+	}
+	gap, sgap := per+256, ns+8
+	w2, s2 := make([]uint8, e*gap), make([]float32, max(e*sgap, 1))
+	for m := range e {
+		at := (5*m + 3) % e
+		copy(w2[at*gap:], w[m*per:(m+1)*per])
+		if s != nil {
+			copy(s2[at*sgap:], s[m*ns:(m+1)*ns])
+		}
+	}
+	W2, S2 := upload(t, w2), upload(t, s2)
+	words := make([]uint32, e*kernel.ExpertWords*2)
+	for m := range e {
+		at := (5*m + 3) % e
+		wa, sa := uint64(W2.Ptr)+uint64(at*gap), uint64(S2.Ptr)+uint64(at*sgap*4)
+		if m%2 == 1 {
+			wa |= kernel.ExpertHostBit
+		}
+		for j, v := range []uint64{wa, sa, wa, sa} {
+			words[(m*kernel.ExpertWords+j)*2], words[(m*kernel.ExpertWords+j)*2+1] = uint32(v), uint32(v>>32)
+		}
+	}
+	return ExpertRef{Table: devPtr(upload(t, words))}
+}
+
+// bf16Bytes is v's BF16 values as the bytes of their little-endian layout.
+func bf16Bytes(v []uint16) []uint8 {
+	b := make([]uint8, 2*len(v))
+	for i, x := range v {
+		b[2*i], b[2*i+1] = uint8(x), uint8(x>>8)
+	}
+	return b
 }

@@ -38,9 +38,16 @@ func (p *BackbonePlan) headCounters() int { return max(p.DeltaNet.ValueHeads, p.
 func (p *BackbonePlan) CounterWords() int { return counterHeads + p.headCounters() }
 
 // FusedEnv is the environment variable that makes new backbones run the
-// fused step under fast numerics ("1"); any other value or none keeps the
-// unfused step (the default until the fused one is measured faster).
+// fused step under fast numerics ("1"), or only its two mixer kernels with
+// a tail per head ("mixers": deltanet_step_fused_fast and
+// attn_partial_combine_fast, whose tails are a head's own short work run by
+// one of its blocks, not a row's serial tail); any other value or none
+// keeps the unfused step (the default until the fused one is measured
+// faster).
 const FusedEnv = "PROSCENIUM_GPU_FUSED"
 
-// fusedFromEnv is FusedEnv's choice.
-func fusedFromEnv() bool { return os.Getenv(FusedEnv) == "1" }
+// fusedFromEnv is FusedEnv's choice: the whole fused step, or its mixers.
+func fusedFromEnv() (all, mixers bool) {
+	v := os.Getenv(FusedEnv)
+	return v == "1", v == "1" || v == "mixers"
+}

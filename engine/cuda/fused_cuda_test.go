@@ -205,13 +205,23 @@ func TestFusedStep(t *testing.T) {
 			}
 			ref, plain := run(false)
 			got, fused := run(true)
-			// Four launches a layer fewer, three where the DeltaNet step
-			// is not split.
+			// Four launches a layer fewer, one less where the DeltaNet step
+			// is not split and one less where the unfused step routes in
+			// its gate·up launch (the fused step's DenseRoute then saves
+			// none).
 			fewer := 0
 			for i := range gb.layers {
 				fewer += 4
 				if dn := gb.layers[i].dn; dn != nil && !dn.splitStep() {
 					fewer--
+				}
+				if err := dev.Run(func(q *Queue) error {
+					if gb.routesInGateUp(q, &gb.layers[i], 1) {
+						fewer--
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
 				}
 			}
 			t.Logf("launches per step: %d unfused, %d fused (%d layers)", plain, fused, len(gb.layers))

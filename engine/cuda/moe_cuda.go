@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"fmt"
+	"os"
+	"slices"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -39,7 +41,7 @@ func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 	if err := firstErr(errs...); err != nil {
 		return err
 	}
-	return kernel.MoERoute(q, [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
+	return kernel.MoERoute(q, q.policy(), [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
 		dstride, E, k, xra, xa, xpitch)
 }
 
@@ -179,4 +181,79 @@ func moeDownArgs(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Bl
 		Yr: devPtr(yr), W: devPtr(W).Add(wOff), S: sa, Mstride: int64(h * ip), Sstride: ns, FP8: f, Ids: devPtr(ids), Gu: devPtr(gu),
 		P: p, I: i, Ip: ip, K: k, Ws: devPtr(Ws), Dense: devPtr(dense), E: e, Is: is, H: h,
 	}, [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, nil
+}
+
+// gateUpRouteVariants are the GEMV instances kernels/moe.cu compiles with
+// the routing in front (moe_gate_up_*), by weight format (FP8: true): the
+// ones ChooseGemv and ChooseGemvF64 give a step's gate·up projection.
+var gateUpRouteVariants = map[bool][]GemvVariant{
+	true:  {{32, 4, 4}, {64, 4, 2}, {32, 8, 1}, {256, 4, 1}},
+	false: {{128, 2, 2}, {32, 4, 2}},
+}
+
+// splitRoute is $PROSCENIUM_GPU_SPLIT_ROUTE = 1: a step's routing and
+// gate·up projection as two launches (MoERoute, then the gathered GEMV)
+// instead of MoEGateUpRoute's one (benchmarks: the A/B of the two).
+var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
+
+// MoEGateUpRoute is MoERoute of n rows (no xrep) and the gathered gate·up
+// GEMV g of their n·k (row, expert) pairs in one launch: pair t·k + j reads
+// row t of x (pitch xpitch) and the matrix of row t's j-th expert, and gu
+// [n·k, g.Rows], ids and wts [n·k] get the values the two launches write
+// (the same kernel bodies). g gives the shape, the matrices (W from g.WOff,
+// FP8 scales S from g.SOff; S nil for BF16; or where g.Table, an expert
+// cache's table at the gate·up part, says) and the instance; ok is false,
+// with nothing enqueued, when that instance is not compiled with the
+// routing (the caller then runs the two launches).
+func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
+	fp8 := S != nil
+	if !slices.Contains(gateUpRouteVariants[fp8], g.Variant) || splitRoute {
+		return false, nil
+	}
+	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
+		return false, fmt.Errorf("cuda: moe gate·up route: %d experts top-%d (at most %d experts, top-%d)", E, k, maxRouteExperts, maxRouteTopK)
+	}
+	elem := int64(2)
+	if fp8 {
+		elem = 1
+	}
+	if g.N != n*k || g.Cols%int(16/elem) != 0 || xpitch < g.Cols {
+		return false, fmt.Errorf("cuda: moe gate·up route: %d pairs of %d rows top-%d, %d columns (multiple of %d), x pitch %d", g.N, n, k, g.Cols, 16/elem, xpitch)
+	}
+	mstride := int64(g.Rows) * int64(g.Cols)
+	errs := []error{checkFits(gu, 0, int64(g.N*g.Rows*4), "gate·up out"), checkFits(ids, 0, int64(g.N*4), "route ids"),
+		checkFits(wts, 0, int64(g.N*4), "route weights"), checkFits(dense, 0, int64(((n-1)*dstride+E)*4), "route logits"),
+		checkFits(x, 0, int64(((n-1)*xpitch+g.Cols)*4), "gate·up x"), checkFits(W, g.WOff, int64(E)*mstride*elem, "gate·up weights")}
+	var sa kernel.Ptr
+	sstride := int64(0)
+	if fp8 {
+		sstride = int64(FP8ScaleCount(g.Rows, g.Cols))
+		errs = append(errs, checkFits(S, g.SOff, int64(E)*sstride*4, "gate·up scales"))
+		sa = devPtr(S).Add(g.SOff)
+	}
+	if err := firstErr(errs...); err != nil {
+		return false, err
+	}
+	blocks, _ := g.Variant.Grid(g.Rows)
+	grid, w, v := [3]int{blocks, g.N, 1}, devPtr(W).Add(g.WOff), g.Variant.Name()
+	exact := q.d.Numerics.Exact()
+	switch {
+	case fp8 && exact:
+		err = kernel.MoEGateUpFP8d(q, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpFP8dArgs{
+			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+	case fp8:
+		err = kernel.MoEGateUpFP8(q, kernel.MoEGateUpFP8Kernel("moe_gate_up_fp8_"+v), grid, gemvThreads, kernel.MoEGateUpFP8Args{
+			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+	case exact:
+		err = kernel.MoEGateUpBF16d(q, kernel.MoEGateUpBF16dKernel("moe_gate_up_bf16d_"+v), grid, gemvThreads, kernel.MoEGateUpBF16dArgs{
+			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+	default:
+		err = kernel.MoEGateUpBF16(q, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+v), grid, gemvThreads, kernel.MoEGateUpBF16Args{
+			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
+			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+	}
+	return err == nil, err
 }

@@ -4,6 +4,11 @@ package kernel
 
 import "math"
 
+// The integer #defines of kernels/backbone.cu.
+const (
+	AddnormCols = 2 // ADDNORM_COLS
+)
+
 // BackboneRows enqueues kernels/backbone.cu's
 //
 //	backbone_rows(float* x, uint16_t* table, int32_t* toks, float* emb, int vocab, int H)

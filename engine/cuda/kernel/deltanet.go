@@ -6,12 +6,14 @@ import "math"
 
 // The integer #defines of kernels/deltanet.cu.
 const (
-	DnThreads  = 512  // DN_THREADS
-	DnWarps    = 16   // DN_WARPS
-	DnMaxr     = 32   // DN_MAXR
-	DnMaxch    = 1536 // DN_MAXCH
-	DnsThreads = 128  // DNS_THREADS
-	DnsWarps   = 4    // DNS_WARPS
+	DnThreads     = 512  // DN_THREADS
+	DnWarps       = 16   // DN_WARPS
+	DnMaxr        = 32   // DN_MAXR
+	DnMaxch       = 1536 // DN_MAXCH
+	DnsThreads    = 128  // DNS_THREADS
+	DnsWarps      = 4    // DNS_WARPS
+	DnsNormRegs   = 4    // DNS_NORM_REGS
+	DnsConvPasses = 3    // DNS_CONV_PASSES
 )
 
 // DeltaNetRowsArgs are the parameters of deltanet_rows.

@@ -7,7 +7,11 @@ import "math"
 // The integer #defines of kernels/moe.cu.
 const (
 	MoEMaxExperts    = 1024 // MOE_MAX_EXPERTS
+	RouteList        = 8    // ROUTE_LIST
+	RouteMaxk        = 64   // ROUTE_MAXK
 	MoEGroupMaxPairs = 4096 // MOE_GROUP_MAX_PAIRS
+	CombineRegs      = 8    // COMBINE_REGS
+	CombineCols      = 2    // COMBINE_COLS
 	DownRows         = 8    // DOWN_ROWS
 	DownMaxx         = 2048 // DOWN_MAXX
 )
@@ -17,8 +21,181 @@ const (
 //	moe_route(int32_t* ids, float* wts, float* dense, int dstride, int E, int k, float* xrep, float* x, int xpitch)
 //
 // on q with grid blocks of block threads.
-func MoERoute(q Launcher, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int) error {
-	return q.Launch("moe_route", grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))))
+// policy picks the instance: moe_route (Exact) or moe_route_fast (Fast).
+func MoERoute(q Launcher, policy Policy, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int) error {
+	name := "moe_route"
+	if policy == Fast {
+		name = "moe_route_fast"
+	}
+	return q.Launch(name, grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))))
+}
+
+// MoEGateUpFP8Kernel is one of the moe_gate_up_fp8_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpFP8Kernel string
+
+// The moe_gate_up_fp8 instances.
+const (
+	MoEGateUpFP8T32r4u4  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t32r4u4"
+	MoEGateUpFP8T64r4u2  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t64r4u2"
+	MoEGateUpFP8T32r8u1  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t32r8u1"
+	MoEGateUpFP8T256r4u1 MoEGateUpFP8Kernel = "moe_gate_up_fp8_t256r4u1"
+)
+
+// MoEGateUpFP8Kernels lists the moe_gate_up_fp8 instances in source order.
+var MoEGateUpFP8Kernels = []MoEGateUpFP8Kernel{MoEGateUpFP8T32r4u4, MoEGateUpFP8T64r4u2, MoEGateUpFP8T32r8u1, MoEGateUpFP8T256r4u1}
+
+// MoEGateUpFP8Args are the parameters of moe_gate_up_fp8_*.
+type MoEGateUpFP8Args struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpFP8 enqueues kernels/moe.cu's
+//
+//	moe_gate_up_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpFP8(q Launcher, k MoEGateUpFP8Kernel, grid [3]int, block int, a MoEGateUpFP8Args) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpFP8dKernel is one of the moe_gate_up_fp8d_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpFP8dKernel string
+
+// The moe_gate_up_fp8d instances.
+const (
+	MoEGateUpFP8dT32r4u4  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t32r4u4"
+	MoEGateUpFP8dT64r4u2  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t64r4u2"
+	MoEGateUpFP8dT32r8u1  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t32r8u1"
+	MoEGateUpFP8dT256r4u1 MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t256r4u1"
+)
+
+// MoEGateUpFP8dKernels lists the moe_gate_up_fp8d instances in source order.
+var MoEGateUpFP8dKernels = []MoEGateUpFP8dKernel{MoEGateUpFP8dT32r4u4, MoEGateUpFP8dT64r4u2, MoEGateUpFP8dT32r8u1, MoEGateUpFP8dT256r4u1}
+
+// MoEGateUpFP8dArgs are the parameters of moe_gate_up_fp8d_*.
+type MoEGateUpFP8dArgs struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpFP8d enqueues kernels/moe.cu's
+//
+//	moe_gate_up_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpFP8d(q Launcher, k MoEGateUpFP8dKernel, grid [3]int, block int, a MoEGateUpFP8dArgs) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpBF16Kernel is one of the moe_gate_up_bf16_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpBF16Kernel string
+
+// The moe_gate_up_bf16 instances.
+const (
+	MoEGateUpBF16T128r2u2 MoEGateUpBF16Kernel = "moe_gate_up_bf16_t128r2u2"
+	MoEGateUpBF16T32r4u2  MoEGateUpBF16Kernel = "moe_gate_up_bf16_t32r4u2"
+)
+
+// MoEGateUpBF16Kernels lists the moe_gate_up_bf16 instances in source order.
+var MoEGateUpBF16Kernels = []MoEGateUpBF16Kernel{MoEGateUpBF16T128r2u2, MoEGateUpBF16T32r4u2}
+
+// MoEGateUpBF16Args are the parameters of moe_gate_up_bf16_*.
+type MoEGateUpBF16Args struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpBF16 enqueues kernels/moe.cu's
+//
+//	moe_gate_up_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpBF16(q Launcher, k MoEGateUpBF16Kernel, grid [3]int, block int, a MoEGateUpBF16Args) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpBF16dKernel is one of the moe_gate_up_bf16d_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpBF16dKernel string
+
+// The moe_gate_up_bf16d instances.
+const (
+	MoEGateUpBF16dT128r2u2 MoEGateUpBF16dKernel = "moe_gate_up_bf16d_t128r2u2"
+	MoEGateUpBF16dT32r4u2  MoEGateUpBF16dKernel = "moe_gate_up_bf16d_t32r4u2"
+)
+
+// MoEGateUpBF16dKernels lists the moe_gate_up_bf16d instances in source order.
+var MoEGateUpBF16dKernels = []MoEGateUpBF16dKernel{MoEGateUpBF16dT128r2u2, MoEGateUpBF16dT32r4u2}
+
+// MoEGateUpBF16dArgs are the parameters of moe_gate_up_bf16d_*.
+type MoEGateUpBF16dArgs struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpBF16d enqueues kernels/moe.cu's
+//
+//	moe_gate_up_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpBF16d(q Launcher, k MoEGateUpBF16dKernel, grid [3]int, block int, a MoEGateUpBF16dArgs) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGroup enqueues kernels/moe.cu's

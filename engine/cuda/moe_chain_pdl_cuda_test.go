@@ -1,0 +1,130 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// TestMoEStepChainPDL runs a one-row step's feed-forward as the step
+// enqueues it (the stacked dense projection, the routed gate·up in one
+// launch, the down projections, the combine with the residual and the next
+// norm) for several layers back to back in one captured graph, with
+// programmatic dependent launch and without, and wants the same bits. Each
+// layer routes differently from the one before (x moves on), and the
+// gate·up reads 16 MB of experts, so a kernel that reads the routing
+// before its PDL wait reads the previous layer's: the fault step27c found
+// (the fast combine's weight load, moved above griddepcontrol.wait by
+// ptxas). Drama 3's widths (hidden 2048, experts of 512), 64 experts.
+func TestMoEStepChainPDL(t *testing.T) {
+	if !dev.Info.PDL {
+		t.Skip("no programmatic dependent launch on this device: nothing to compare")
+	}
+	eachNumerics(t, testMoEStepChainPDL)
+}
+
+func testMoEStepChainPDL(t *testing.T) {
+	const H, E, k, P, I, Is, layers, replays = 2048, 64, 8, 512, 512, 256, 8, 3
+	const D = E + 2*Is + 1
+	gsc, dsc := FP8ScaleCount(2*P, H), FP8ScaleCount(H, I)
+	gateUp, gateUpS := alloc(t, E*2*P*H), alloc(t, E*gsc*4)
+	down, downS := alloc(t, E*H*I), alloc(t, E*dsc*4)
+	denseW, sharedDown, nw := alloc(t, D*H*2), alloc(t, H*Is*2), alloc(t, H*4)
+	if err := dev.Run(func(q *Queue) error {
+		grid := [3]int{1024, 1, 1}
+		return firstErr(
+			kernel.SynthFP8(q, grid, 256, devPtr(gateUp), int64(E*2*P*H), 1),
+			kernel.SynthFP8(q, grid, 256, devPtr(down), int64(E*H*I), 2),
+			kernel.SynthF32(q, grid, 256, devPtr(gateUpS), int64(E*gsc), 3, 2e-3),
+			kernel.SynthF32(q, grid, 256, devPtr(downS), int64(E*dsc), 4, 2e-3),
+			kernel.SynthBF16(q, grid, 256, devPtr(denseW), int64(D*H), 5, 0.05),
+			kernel.SynthBF16(q, grid, 256, devPtr(sharedDown), int64(H*Is), 6, 0.05),
+			kernel.SynthF32(q, grid, 256, devPtr(nw), int64(H), 7, 0.1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := newRand(t)
+	x0, n0 := randNonZero(r, H), randNonZero(r, H)
+	x, normed := alloc(t, H*4), alloc(t, H*4)
+	dense, ids, wts := alloc(t, D*4), alloc(t, k*4), alloc(t, k*4)
+	gu, yr := alloc(t, k*2*P*4), alloc(t, (k+1)*H*4)
+	ys := &Block{Kind: DeviceMem, Ptr: yr.Ptr + uintptr(k*H*4), Bytes: H * 4}
+	routed := false
+	layer := func(q *Queue) error {
+		g := q.backboneGemv(Gemv{Rows: D, Cols: H, N: 1, Mats: 1}, false)
+		if err := q.GemvBF16(g, dense, denseW, normed); err != nil {
+			return err
+		}
+		gg := q.backboneGemv(Gemv{Rows: 2 * P, Cols: H, N: k, Ids: ids, Mats: E}, true)
+		ok, err := q.MoEGateUpRoute(gg, gu, ids, wts, dense, 1, D, E, k, gateUp, gateUpS, normed, H)
+		if err != nil {
+			return err
+		}
+		if routed = ok; !ok { // the instance has no routed twin: the two launches, as Backbone.routeGateUp runs them
+			if err := q.MoERoute(ids, wts, dense, 1, D, E, k, nil, nil, H); err != nil {
+				return err
+			}
+			if err := q.GemvFP8(gg, gu, gateUp, gateUpS, normed); err != nil {
+				return err
+			}
+		}
+		if err := q.MoEDown(yr, down, downS, 0, 0, true, E, ids, gu, P, I, I, k, sharedDown, dense, E, Is, H, ExpertRef{}); err != nil {
+			return err
+		}
+		return q.MoECombineNorm(x, yr, wts, ys, dense, 1, D, E+2*Is, H, k, nil, normed, nw, H, 1e-6)
+	}
+	// run captures the layers as one graph under PDL on or off and replays
+	// it from the same x and normed row, returning each replay's x.
+	run := func(pdl bool) [][]float32 {
+		dev.SetPDL(pdl)
+		defer dev.SetPDL(true)
+		var g *Graph
+		if err := dev.Run(func(q *Queue) error {
+			var err error
+			g, err = q.Capture(func(q *Queue) error {
+				for range layers {
+					if err := layer(q); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Do(func() error { g.Destroy(); return nil })
+		var outs [][]float32
+		for range replays {
+			if err := firstErr(Upload(dev, x, 0, x0), Upload(dev, normed, 0, n0), dev.Sync()); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(g) }); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, download(t, x, H))
+		}
+		return outs
+	}
+	with, without := run(true), run(false)
+	want := without[0]
+	for i, w := range without[1:] {
+		if differ, _ := ULPDiff(w, want); differ != 0 {
+			t.Fatalf("without PDL, replay %d differs from replay 0 in %d values: the chain is not deterministic", i+1, differ)
+		}
+	}
+	for i, got := range with {
+		if differ, maxULP := ULPDiff(got, want); differ != 0 {
+			worst := 0.0
+			for j := range got {
+				worst = max(worst, math.Abs(float64(got[j]-want[j])))
+			}
+			t.Errorf("replay %d with PDL: %d of %d values differ from the launches without (max %d ULP, %.3g)", i, differ, H, maxULP, worst)
+		}
+	}
+	t.Logf("%d layers, routed gate·up in one launch: %v; %s", layers, routed, fmt.Sprintf("%d replays each way", replays))
+}
