@@ -26,7 +26,7 @@ func TestGemmFastSpeed(t *testing.T) {
 	r := newRand(t)
 	var names []string
 	for _, s := range gemmMmaShapes {
-		names = append(names, gemmMmaName(gemmParts, s.bm, s.bn))
+		names = append(names, s.name())
 	}
 	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
 		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)
