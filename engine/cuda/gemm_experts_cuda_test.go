@@ -3,8 +3,10 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"proscenium/engine/checkpoint"
@@ -30,7 +32,7 @@ func TestGemmGroupedExperts(t *testing.T) {
 		{"gate·up 2048→1024", 1024, 2048, false},
 		{"down 512→2048", 2048, 512, true},
 	} {
-		W, S, wf := expertWeights(t, r, true, E, shape.rows, shape.cols)
+		W, S, wf := fullExpertWeights(t, r, E, shape.rows, shape.cols)
 		for _, n := range []int{60, 300} {
 			t.Run(fmt.Sprintf("%s %d tokens", shape.name, n), func(t *testing.T) {
 				byExpert := make([][]int32, E)
@@ -87,6 +89,31 @@ func TestGemmGroupedExperts(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// fullExpertWeights is expertWeights (FP8) for full-size experts: every
+// byte a random E4M3 code, zeros included, the NaN codes made 0x7e, eight
+// bytes a draw (768 MB of experts by the byte would take seconds).
+func fullExpertWeights(t *testing.T, r *rand.Rand, mats, rows, cols int) (W, S *Block, wf func(m int) []float32) {
+	t.Helper()
+	per := rows * cols
+	wq := make([]uint8, mats*per)
+	for i := 0; i < len(wq); i += 8 {
+		binary.LittleEndian.PutUint64(wq[i:], r.Uint64())
+	}
+	for i, b := range wq {
+		if b&0x7f == 0x7f {
+			wq[i] = b ^ 1
+		}
+	}
+	ns := FP8ScaleCount(rows, cols)
+	scales := make([]float32, mats*ns)
+	for i := range scales {
+		scales[i] = float32(1e-3 * (1 + 9*r.Float64()))
+	}
+	return upload(t, wq), upload(t, scales), func(m int) []float32 {
+		return checkpoint.DequantFP8Blocks(wq[m*per:(m+1)*per], rows, cols, scales[m*ns:(m+1)*ns], FP8Block)
 	}
 }
 
