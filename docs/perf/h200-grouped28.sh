@@ -8,7 +8,7 @@
 # grouped28.tgz go to LOGDIR; a summary is printed.
 # Hypotheses: (1) every instance agrees with cpu.MatVec as before (fast within 2e-5, exact the CPU's
 # bits), every E4M3 code (subnormals, zeros) reaches the MMAs exactly, the fast prefill stays within
-# 1e-4 of the CPU on every checkpoint; (2) the 300-row experts take ≈ 0.36 ms a layer (≈ 1.9× gemm28's
+# 1e-4 of the CPU on every checkpoint; (2) the 300-row experts take ≈ 0.34 ms a layer (≈ 2× gemm28's
 # 0.677), the 300-row prefill ≈ 53 ms (65.5 before), docs/PERF.md "grouped28 (unmeasured)".
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
@@ -32,6 +32,7 @@ T 14 backbone-exact $C -test.v -test.run 'TestBackboneMatchesCPU'
 (cd $O/.. && tar czf $O/grouped28.tgz --exclude=grouped28.tgz --exclude=tokenizer.json "$(basename $O)")
 echo "== grouped28 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^FAIL|panic:|relative error .* >" $O/*.log | cut -c1-200 | head -12
+for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
 echo "== FP8 codes (worst relative error per instance)"; grep -hE "worst relative error" $O/kernels-fast.log | sed 's/^ *gemm_experts_cuda_test.go:[0-9]*: //' | head -14
 echo "== full-geometry experts (fast picks)"; grep -hE "pairs, .* an expert|experts p3m128n(8|16|32)s:" $O/kernels-fast.log | sed 's/^ *//' | cut -c1-140 | head -12
 echo "== fast prefill worst rows (bound 1e-4)"; grep -hE "row prefill vs CPU" $O/backbone-fast.log | sed 's/^ *//' | cut -c1-120
