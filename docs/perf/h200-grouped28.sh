@@ -1,6 +1,7 @@
 #!/bin/bash
 # grouped28 (issue 28): the grouped FP8 expert GEMM that widens each weight and splits each x once
-# per block (kernels/gemm.cu gemm_mma_body XS, instances p3m128n{8,16,32}s). ≤ 90 s, from the root of
+# per block (kernels/gemm.cu gemm_mma_body XS, instances p3m128n{8,16,32}s; the dense p3m64n{16,32}s
+# split once too). ≤ 90 s, from the root of
 # a checkout of branch grouped28 (or of main after its merge):
 #   bash docs/perf/h200-grouped28.sh BINDIR LOGDIR
 # BINDIR holds cuda.test and proscenium-gpu built from that checkout (sm_90 kernels; e.g.
@@ -9,7 +10,8 @@
 # Hypotheses: (1) every instance agrees with cpu.MatVec as before (fast within 2e-5, exact the CPU's
 # bits), every E4M3 code (subnormals, zeros) reaches the MMAs exactly, the fast prefill stays within
 # 1e-4 of the CPU on every checkpoint; (2) the 300-row experts take ≈ 0.34 ms a layer (≈ 2× gemm28's
-# 0.677), the 300-row prefill ≈ 53 ms (65.5 before), docs/PERF.md "grouped28 (unmeasured)".
+# 0.677), the 64-row dense GEMMs ≈ 1.3× faster, the prefill of 60 / 300 / 700 rows ≈ 27 / 51 / 136 ms
+# (28.7 / 65.5 / 147.6 before), docs/PERF.md "grouped28 (unmeasured)".
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json
