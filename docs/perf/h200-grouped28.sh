@@ -4,9 +4,10 @@
 # split once too). ≤ 90 s, from the root of
 # a checkout of branch grouped28 (or of main after its merge):
 #   bash docs/perf/h200-grouped28.sh BINDIR LOGDIR
-# BINDIR holds cuda.test and proscenium-gpu built from that checkout (sm_90 kernels; e.g.
-# h200-lead6-build.sh's steps run in this checkout, unpacked by h200-lead6-unpack.sh). Logs and
-# grouped28.tgz go to LOGDIR; a summary is printed.
+# BINDIR holds cuda.test and proscenium-gpu built from that checkout (sm_90 kernels): here,
+# bash docs/perf/h200-grouped28-build.sh CHECKOUT (→ CHECKOUT/.carry-grouped28); there,
+# bash docs/perf/h200-lead6-unpack.sh .carry-grouped28 BINDIR. Logs and grouped28.tgz go to LOGDIR;
+# a summary is printed.
 # Hypotheses: (1) every instance agrees with cpu.MatVec as before (fast within 2e-5, exact the CPU's
 # bits), every E4M3 code (subnormals, zeros) reaches the MMAs exactly, the fast prefill stays within
 # 1e-4 of the CPU on every checkpoint; (2) the 300-row experts take ≈ 0.34 ms a layer (≈ 2× gemm28's
