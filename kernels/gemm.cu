@@ -391,20 +391,42 @@ GEMM_TC(32)
 // Layout. W is the A operand (m16, its rows the output columns) and X the B
 // operand (n8, its rows the prompt rows), so an expert's X tile can be as
 // narrow as 8 rows. A block of GEMM_MMA_THREADS (8 warps, WM × WN) computes
-// BM = WM·MI·16 rows of W by BN = WN·NJ·8 rows of X, GEMM_MMA_BK columns a
-// step; each warp MI × NJ fragments, so each split of an X value serves MI
-// W fragments. Each step's W tile (as stored) and X tile (float32) are
-// copied with cp.async into a ring of ST stages filling the 48 KB of static
-// shared memory (ST − 1 steps in flight); a step waits only on the ring,
-// behind one barrier.
+// BM = WM·MI·16 rows of W by BN = WN·NJ·8 rows of X, GEMM_MMA_BK (32)
+// columns a step; each warp MI × NJ fragments. Each step's W tile (as
+// stored) and X tile (float32) are copied with cp.async into a ring of ST
+// stages filling the 48 KB of static shared memory; a step waits only on the
+// ring, behind one barrier.
 //
-// Fragments without ldmatrix: the sum over a step's 16 columns does not
-// depend on their order, so lane quad tq takes physical columns 4·tq … 4·tq+3
-// for both operands (the MMA's logical k 2tq, 2tq+1 and 2tq+8, 2tq+9): one
-// 8-byte load gives a BF16 W row's two A registers, one 4-byte load an FP8
-// row's, one 16-byte load the four x of a B fragment. The shared rows are
-// unpadded and their 16-byte chunks XOR-swizzled by row (WT::swz, xswz) so
-// that each of these loads hits every bank once per wavefront.
+// Fragments without ldmatrix: the sum over a step's 32 columns does not
+// depend on their order, so lane quad tq takes physical columns 8·tq …
+// 8·tq+7 of every row for both operands, 8·tq+4s … 8·tq+4s+3 in the step's
+// k16 half s (the MMA's logical k 2tq, 2tq+1 | 2tq+8, 2tq+9, as two pairs
+// P0 | P1 of physical columns, WT::GAP apart within the four): one load per
+// W row and step (8 bytes FP8, 16 BF16) gives its four A registers. BF16
+// pairs are neighbours (c, c+1: a BF16 word pair as stored); FP8 pairs are
+// c, c+2, so that a 32-bit word of four E4M3 bytes widens to its two BF16
+// pairs by shifts and masks: an E4M3 byte s.eeee.mmm moved to BF16 bits
+// s.0000eeee.mmm0000 is its value × 2^-120 exactly (normal or subnormal:
+// both formats' subnormals scale alike), and one bf16x2 FMA by 2^120 makes
+// it the value (exact: 3 mantissa bits, a normal BF16; an E4M3 NaN code
+// would read as ±480, and checkpoints hold none). Nine integer and BF16
+// instructions a word, no conversions. W rows are unpadded (each load's
+// lanes read whole 128-byte lines); X rows (128 bytes) swap their 16-byte
+// chunks pairwise on odd rows so that a quad's chunks 2tq+s of two rows
+// hit distinct banks.
+//
+// Splitting X. XS false: each warp splits the X values of its own fragments
+// (every X fragment is split by the WM warps that use it), for the 128-row
+// dense tiles whose parts would not fit beside the ring. XS true: the X
+// tile of each step is split once per block, a step ahead, into a double
+// buffer of BF16 parts in shared memory ([part][row][16 words], word
+// 2·chunk + pair), from which a warp's B registers of a part are one
+// 16-byte load. With WN 1 (the grouped instances: each warp 16 W rows by
+// all BN X rows) every E4M3 byte is widened once per block and every x
+// split once per block: the work per weight byte no longer grows with the
+// warps that share it (the grouped FP8 experts were bound by instructions,
+// each W fragment widened by WN warps and each x split by WM, docs/PERF.md
+// "Prefill GEMM core").
 //
 // Grid. Dense: (X tiles, W tiles, 1). Grouped (offsets): (1, W tiles,
 // groups); the block runs all of its group's rows, BN at a time, over the
@@ -461,36 +483,50 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 // Weight formats of the tensor-core GEMM: bytes per element, bytes per
-// shared row (one step's GEMM_MMA_BK columns), the swizzle of a row's 16-byte
-// chunks, and frag: row r's A registers of the step's columns kk … kk+15 for
-// lane quad tq (physical columns kk+4tq … kk+4tq+3, see above).
+// shared row (one step's GEMM_MMA_BK columns), GAP (the distance of a
+// pair's two columns), frag: row r's A registers of the step for lane quad
+// tq, a[2s] = pair P0 and a[2s+1] = P1 of half s; pair: the PARTS parts of
+// x's P0 and P1 from the four x of columns c … c+3 (scaled by sc first).
 struct GemmMmaBF16 {
-    static constexpr int ELEM = 2, ROWB = GEMM_MMA_BK * 2;
-    __device__ static int swz(int r) { return ((r >> 1) & 1) << 1; }
-    __device__ static void frag(const uint8_t* tile, int r, int kk, int tq, uint32_t& lo, uint32_t& hi) {
-        const int b = 2 * kk + 8 * tq;
-        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + (((b >> 4) ^ swz(r)) << 4) + (b & 15));
-        lo = v.x, hi = v.y;
+    static constexpr int ELEM = 2, ROWB = GEMM_MMA_BK * 2, GAP = 1;
+    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) {
+        const uint4 v = *reinterpret_cast<const uint4*>(tile + r * ROWB + 16 * tq);
+        a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
     }
 };
 struct GemmMmaFP8 {
-    static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK;
-    __device__ static int swz(int r) { return (r >> 2) & 1; }
-    __device__ static uint32_t bf16x2(uint16_t q) {
-        const float2 f = fp8x2_to_float2(q);
-        return (__float_as_uint(f.x) >> 16) | (__float_as_uint(f.y) & 0xffff0000u);  // exact in BF16
+    static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 2;
+    // E4M3 bytes 0, 2 of v as a BF16 pair (lo) and bytes 1, 3 (hi), exact.
+    __device__ static void widen(uint32_t v, uint32_t& lo, uint32_t& hi) {
+        const uint32_t l = ((v << 4) & 0x07f007f0u) | ((v << 8) & 0x80008000u);  // × 2^-120
+        const uint32_t h = ((v >> 4) & 0x07f007f0u) | (v & 0x80008000u);
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(lo) : "r"(l), "r"(0x7b807b80u), "r"(0x80008000u));  // × 2^120 − 0
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(hi) : "r"(h), "r"(0x7b807b80u), "r"(0x80008000u));
     }
-    __device__ static void frag(const uint8_t* tile, int r, int kk, int tq, uint32_t& lo, uint32_t& hi) {
-        const int b = kk + 4 * tq;
-        const uint32_t v = *reinterpret_cast<const uint32_t*>(tile + r * ROWB + (((b >> 4) ^ swz(r)) << 4) + (b & 15));
-        lo = bf16x2((uint16_t)(v & 0xffffu)), hi = bf16x2((uint16_t)(v >> 16));
+    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) {
+        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
+        widen(v.x, a[0], a[1]);
+        widen(v.y, a[2], a[3]);
     }
 };
 
-// The X tile's rows are GEMM_MMA_BK floats (128 bytes, 8 chunks).
-__device__ __forceinline__ int gemm_mma_xswz(int r) { return (r & 1) << 2; }
+template <class WT, int PARTS>
+__device__ __forceinline__ void gemm_mma_pair(float4 v, float sc, uint32_t* p0, uint32_t* p1) {
+    v.x *= sc, v.y *= sc, v.z *= sc, v.w *= sc;
+    if (WT::GAP == 1) {
+        split_parts<PARTS>(v.x, v.y, p0);
+        split_parts<PARTS>(v.z, v.w, p1);
+    } else {
+        split_parts<PARTS>(v.x, v.z, p0);
+        split_parts<PARTS>(v.y, v.w, p1);
+    }
+}
 
-template <class WT, int BM, int BN, int WM, int WN, int PARTS>
+// The X tile's rows are GEMM_MMA_BK floats (128 bytes, 8 chunks of 16):
+// byte offset of chunk c of row r.
+__device__ __forceinline__ int gemm_mma_xoff(int r, int c) { return r * (GEMM_MMA_BK * 4) + ((c ^ (r & 1)) << 4); }
+
+template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS>
 __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
@@ -501,9 +537,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
     constexpr int MI = BM / (WM * 16), NJ = BN / (WN * 8);
     constexpr int WBYTES = BM * WT::ROWB, XBYTES = BN * GEMM_MMA_BK * 4, STAGE = WBYTES + XBYTES;
-    constexpr int ST = GEMM_MMA_SMEM / STAGE > 8 ? 8 : GEMM_MMA_SMEM / STAGE;
-    static_assert(ST >= 2, "two stages fit");
-    __shared__ __align__(128) uint8_t ring[ST * STAGE];
+    // XS: the parts double buffer, PARTB bytes a part ([BN rows][16 words]).
+    constexpr int PARTB = BN * (GEMM_MMA_BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
+    constexpr int ST = (GEMM_MMA_SMEM - PBYTES) / STAGE > 8 ? 8 : (GEMM_MMA_SMEM - PBYTES) / STAGE;
+    static_assert(ST >= (XS ? 3 : 2), "the ring holds the step's tiles and one in flight");
+    __shared__ __align__(128) uint8_t ring[ST * STAGE + PBYTES];
+    uint32_t* const parts = reinterpret_cast<uint32_t*>(ring + ST * STAGE);
 
     pdl_entry();
     int start, end;
@@ -530,7 +569,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     constexpr int WPR = WT::ROWB / 16;  // pieces per row
     constexpr int WCOPIES = (BM * WPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     const bool wide = WT::ELEM == 2 || (cols & 15) == 0;
-    const uint8_t* wrow[WCOPIES];
+    const uint8_t* wsrc[WCOPIES];  // the piece's first byte in tile 0
     bool wok[WCOPIES], wuse[WCOPIES];
     int wdst[WCOPIES], wcol[WCOPIES];
 #pragma unroll
@@ -538,15 +577,16 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         const int f = tid + GEMM_MMA_THREADS * u, r = min(f / WPR, BM - 1), c = f % WPR;
         wuse[u] = f < BM * WPR;
         wok[u] = m0 + r < rows;
-        wrow[u] = W + (size_t)min(m0 + r, rows - 1) * cols * WT::ELEM;
         wcol[u] = c * 16 / WT::ELEM;  // element column within the tile
-        wdst[u] = r * WT::ROWB + ((c ^ WT::swz(r)) << 4);
+        wsrc[u] = W + ((size_t)min(m0 + r, rows - 1) * cols + wcol[u]) * WT::ELEM;
+        wdst[u] = r * WT::ROWB + c * 16;
     }
     // X tile copies: BN rows × 8 pieces of 4 floats.
     constexpr int XL = (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     const int ktiles = (cols + GEMM_MMA_BK - 1) / GEMM_MMA_BK;
+    auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + ((kt * GEMM_MMA_BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
-        const float* xrow[XL];
+        const float* xsrc[XL];  // the piece's first float in tile 0
         bool xok[XL], xuse[XL];
         int xdst[XL], xc[XL];
 #pragma unroll
@@ -556,8 +596,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             xc[u] = c * 4;
             const int m = x0 + r;
             xok[u] = m < end;
-            xrow[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride;
-            xdst[u] = WBYTES + r * (GEMM_MMA_BK * 4) + ((c ^ gemm_mma_xswz(r)) << 4);
+            xsrc[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u];
+            xdst[u] = WBYTES + gemm_mma_xoff(r, c);
         }
         // Tile kt (W and X) into stage st: one commit group.
         auto load = [&](int st, int kt) {
@@ -567,26 +607,43 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             for (int u = 0; u < WCOPIES; u++) {
                 if (!wuse[u]) continue;
                 const int k = k0 + wcol[u];
+                const uint8_t* src = wsrc[u] + (size_t)k0 * WT::ELEM;
                 if (wide) {
                     const bool ok = wok[u] && k < cols;
-                    cp_async<16>(stage + wdst[u], ok ? wrow[u] + (size_t)k * WT::ELEM : W, ok);
+                    cp_async<16>(stage + wdst[u], ok ? src : W, ok);
                 } else {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        const int kh = k + 8 * h;
-                        const bool ok = wok[u] && kh < cols;
-                        cp_async<8>(stage + wdst[u] + 8 * h, ok ? wrow[u] + (size_t)kh : W, ok);
+                        const bool ok = wok[u] && k + 8 * h < cols;
+                        cp_async<8>(stage + wdst[u] + 8 * h, ok ? src + 8 * h : W, ok);
                     }
                 }
             }
 #pragma unroll
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
-                const int k = k0 + xc[u];
-                const bool ok = xok[u] && k < cols;
-                cp_async<16>(stage + xdst[u], ok ? xrow[u] + k : X, ok);
+                const bool ok = xok[u] && k0 + xc[u] < cols;
+                cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
             }
             cp_async_commit();
+        };
+        // XS: split tile kt's X (in the ring) into parts buffer kt & 1, one
+        // 16-byte chunk (row r, chunk c: words 2c, 2c+1 of each part) a thread.
+        auto split = [&](int kt, int st) {
+            const uint8_t* xs = ring + st * STAGE + WBYTES;
+            uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4);
+            const float sc = scale(kt);
+#pragma unroll
+            for (int u = 0; u < (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS; u++) {
+                const int f = tid + GEMM_MMA_THREADS * u, r = f >> 3, c = f & 7;
+                if (f >= BN * 8) break;
+                uint32_t p0[PARTS], p1[PARTS];
+                gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff(r, c)), sc, p0, p1);
+#pragma unroll
+                for (int p = 0; p < PARTS; p++)
+                    *reinterpret_cast<uint2*>(pb + p * (PARTB / 4) + r * (GEMM_MMA_BK / 2) + 2 * c) =
+                        make_uint2(p0[p], p1[p]);
+            }
         };
 
         // A warp with fewer than three fragments keeps one accumulator per
@@ -602,51 +659,78 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 #pragma unroll
                     for (int c = 0; c < 4; c++) acc[q][i][j][c] = 0.f;
 
-        // Tile kt is commit group kt (groups past the last tile are empty):
-        // with ST − 1 groups issued ahead, waiting until ST − 2 are pending
-        // leaves tile kt in the ring.
+        // Tile kt is commit group kt (groups past the last tile are empty).
+        // A step begins with tile kt in the ring, and (XS) tile kt + 1 too,
+        // whose X it splits while tile kt's parts (split the step before)
+        // feed the MMAs: with ST − 1 groups issued ahead, waiting until
+        // ST − 1 − AHEAD are pending.
+        constexpr int AHEAD = XS ? 2 : 1;
 #pragma unroll
         for (int st = 0; st < ST - 1; st++) {
             if (st < ktiles) load(st, st);
             else cp_async_commit();
         }
-        for (int kt = 0; kt < ktiles; kt++) {
+        if (XS) {
             cp_async_wait<ST - 2>();
-            __syncthreads();  // tile kt is in for every thread; step kt − 1 is done with its stage
-            if (kt + ST - 1 < ktiles) load((kt + ST - 1) % ST, kt + ST - 1);
+            __syncthreads();  // tile 0 is in for every thread
+            split(0, 0);
+        }
+        // Stages of tile kt (st), kt + 1 (st1) and kt + ST − 1 (the one step
+        // kt − 1 used, refilled now).
+        for (int kt = 0, st = 0, st1 = 1 % ST, stl = ST - 1; kt < ktiles; kt++) {
+            cp_async_wait<ST - 1 - AHEAD>();
+            // Tile kt (XS: and kt + 1, and tile kt's parts) are in for every
+            // thread; step kt − 1 is done with its stage and parts buffer.
+            __syncthreads();
+            if (kt + ST - 1 < ktiles) load(stl, kt + ST - 1);
             else cp_async_commit();
-            const uint8_t* ws = ring + (kt % ST) * STAGE;
-            const uint8_t* xs = ws + WBYTES;
-            const float sc = WT::ELEM == 1 ? __ldg(srow + ((kt * GEMM_MMA_BK) >> 7)) : 1.f;
+            if (XS && kt + 1 < ktiles) split(kt + 1, st1);
+            const uint8_t* ws = ring + st * STAGE;
+            stl = st, st = st1, st1 = st1 + 1 == ST ? 0 : st1 + 1;
+
+            uint32_t a[MI][2][4];  // [i][W row g, g + 8][P0, P1 of half 0, of half 1]
 #pragma unroll
-            for (int kk = 0; kk < GEMM_MMA_BK; kk += 16) {
-                uint32_t a[MI][4];
+            for (int i = 0; i < MI; i++) {
+                const int r = wm * MI * 16 + i * 16 + g;
+                WT::frag(ws, r, tq, a[i][0]);
+                WT::frag(ws, r + 8, tq, a[i][1]);
+            }
+            uint32_t b[NJ][4][PARTS];  // [j][P0, P1 of half 0, of half 1][part]
 #pragma unroll
-                for (int i = 0; i < MI; i++) {
-                    const int r = wm * MI * 16 + i * 16 + g;
-                    WT::frag(ws, r, kk, tq, a[i][0], a[i][2]);
-                    WT::frag(ws, r + 8, kk, tq, a[i][1], a[i][3]);
+            for (int j = 0; j < NJ; j++) {
+                const int r = wn * NJ * 8 + j * 8 + g;
+                if (XS) {
+                    const uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4) + r * (GEMM_MMA_BK / 2) + 4 * tq;
+#pragma unroll
+                    for (int p = 0; p < PARTS; p++) {
+                        const uint4 v = *reinterpret_cast<const uint4*>(pb + p * (PARTB / 4));
+                        b[j][0][p] = v.x, b[j][1][p] = v.y, b[j][2][p] = v.z, b[j][3][p] = v.w;
+                    }
+                } else {
+                    const uint8_t* xs = ws + WBYTES;
+                    const float sc = scale(kt);
+#pragma unroll
+                    for (int s = 0; s < 2; s++)
+                        gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff(r, 2 * tq + s)),
+                                                 sc, b[j][2 * s], b[j][2 * s + 1]);
                 }
-                uint32_t b0[NJ][PARTS], b1[NJ][PARTS];
+            }
+            // Smallest part first; the fragments' MMAs of one part in a row.
 #pragma unroll
-                for (int j = 0; j < NJ; j++) {
-                    const int r = wn * NJ * 8 + j * 8 + g;
-                    const float4 v = *reinterpret_cast<const float4*>(
-                        xs + r * (GEMM_MMA_BK * 4) + ((((kk >> 2) + tq) ^ gemm_mma_xswz(r)) << 4));
-                    split_parts<PARTS>(v.x * sc, v.y * sc, b0[j]);
-                    split_parts<PARTS>(v.z * sc, v.w * sc, b1[j]);
-                }
-                // Smallest part first; the fragments' MMAs of one part in a row.
+            for (int s = 0; s < 2; s++)
 #pragma unroll
                 for (int p = PARTS - 1; p >= 0; p--)
 #pragma unroll
                     for (int j = 0; j < NJ; j++)
 #pragma unroll
-                        for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCP][i][j], a[i], b0[j][p], b1[j][p]);
-            }
+                        for (int i = 0; i < MI; i++) {
+                            const uint32_t ai[4] = {a[i][0][2 * s], a[i][1][2 * s], a[i][0][2 * s + 1],
+                                                    a[i][1][2 * s + 1]};
+                            mma_bf16(acc[p % ACCP][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
+                        }
         }
         cp_async_wait<0>();
-        __syncthreads();  // the ring is refilled by the next pass
+        __syncthreads();  // the ring and the parts are refilled by the next pass
 
         // Fragment c of (i, j): W row g (+8 for c ≥ 2) of the i-th 16, X row
         // 2·tq (+1 for odd c) of the j-th 8.
@@ -666,33 +750,39 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     }
 }
 
-// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}: the tensor-core GEMM's instances,
-// with the signatures of the FP64 ones (engine/cuda ChooseGemmFast picks).
-#define GEMM_MMA(P, BM, BN, WM, WN)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN(               \
+// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}[s]: the tensor-core GEMM's
+// instances (s: X split once per block, XS), with the signatures of the
+// FP64 ones (engine/cuda ChooseGemmFast picks).
+#define GEMM_MMA(P, BM, BN, WM, WN, XS, SUF)                                                                          \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN##SUF(          \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
         int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
         const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
-        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, \
-                                                      xstride, ystride, offsets, ids, rowids, mstride, 0, n);         \
+        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P, XS>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows,   \
+                                                          cols, xstride, ystride, offsets, ids, rowids, mstride, 0,  \
+                                                          n);                                                        \
     }                                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p##P##m##BM##n##BN(                \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p##P##m##BM##n##BN##SUF(           \
         float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
         const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
         int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
         const int32_t* __restrict__ rowids) {                                                                        \
-        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
-                                                     mstride, sstride, n);                                            \
+        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P, XS>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids,      \
+                                                         rowids, mstride, sstride, n);                               \
     }
 
 // Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
-// narrow output would leave the 132 SMs without blocks. Grouped experts: 128
-// W rows by 8, 16 or 32 X rows per pass. Three parts: two (PARTS 2, 16 bits
-// of x) missed fast's 1e-4 on the odd checkpoints' prefill (docs/PERF.md
-// "Prefill GEMM core").
-GEMM_MMA(3, 128, 64, 2, 4)
-GEMM_MMA(3, 128, 32, 4, 2)
-GEMM_MMA(3, 64, 32, 4, 2)
-GEMM_MMA(3, 64, 16, 4, 2)
-GEMM_MMA(3, 128, 16, 4, 2)
-GEMM_MMA(3, 128, 8, 8, 1)
+// narrow output would leave the 132 SMs without blocks (128-row ones: each X
+// fragment split by the warps that use it, their parts would not fit beside
+// the ring; 64-row ones: X split once per block, s). Grouped experts: 128 W
+// rows by 8, 16 or 32 X rows per pass, one warp per 16 W rows, X split once
+// per block.
+// Three parts: two (PARTS 2, 16 bits of x) missed fast's 1e-4 on the odd
+// checkpoints' prefill (docs/PERF.md "Prefill GEMM core").
+GEMM_MMA(3, 128, 64, 2, 4, false, )
+GEMM_MMA(3, 128, 32, 4, 2, false, )
+GEMM_MMA(3, 64, 32, 4, 2, true, s)
+GEMM_MMA(3, 64, 16, 4, 2, true, s)
+GEMM_MMA(3, 128, 32, 8, 1, true, s)
+GEMM_MMA(3, 128, 16, 8, 1, true, s)
+GEMM_MMA(3, 128, 8, 8, 1, true, s)

@@ -12,24 +12,39 @@ import (
 // (the FP64 instances keep the CPU's bits).
 
 // gemmMma is one instance: the BF16 parts of each activation, W rows (BM)
-// by X rows (BN) per block.
-type gemmMma struct{ parts, bm, bn int }
+// by X rows (BN) per block, and whether the block splits each X tile into
+// its parts once (split: the grouped instances, one warp per 16 W rows, and
+// the 64-row dense ones) or each warp the X of its own fragments (the
+// 128-row dense ones, whose parts would not fit beside the ring).
+type gemmMma struct {
+	parts, bm, bn int
+	split         bool
+}
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
-// ("p3m128n64": three parts, 128 W rows by 64 X rows).
+// ("p3m128n64": three parts, 128 W rows by 64 X rows; "p3m128n16s": split
+// once per block).
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
 	for _, s := range gemmMmaShapes {
-		m[gemmMmaName(gemmParts, s.bm, s.bn)] = gemmMma{gemmParts, s.bm, s.bn}
+		m[s.name()] = s
 	}
 	return m
 }()
 
-// gemmMmaShapes are the tiles kernels/gemm.cu instantiates (GEMM_MMA_SHAPES).
-var gemmMmaShapes = []struct{ bm, bn int }{{128, 64}, {128, 32}, {64, 32}, {64, 16}, {128, 16}, {128, 8}}
+// gemmMmaShapes are the instances kernels/gemm.cu compiles (its GEMM_MMA
+// lines): the dense tiles first, largest first, then the grouped ones.
+var gemmMmaShapes = []gemmMma{
+	{gemmParts, 128, 64, false}, {gemmParts, 128, 32, false}, {gemmParts, 64, 32, true}, {gemmParts, 64, 16, true},
+	{gemmParts, 128, 32, true}, {gemmParts, 128, 16, true}, {gemmParts, 128, 8, true},
+}
 
-func gemmMmaName(parts, bm, bn int) string {
-	return "p" + strconv.Itoa(parts) + "m" + strconv.Itoa(bm) + "n" + strconv.Itoa(bn)
+func (x gemmMma) name() string {
+	s := "p" + strconv.Itoa(x.parts) + "m" + strconv.Itoa(x.bm) + "n" + strconv.Itoa(x.bn)
+	if x.split {
+		s += "s"
+	}
+	return s
 }
 
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
@@ -55,22 +70,22 @@ const gemmSMs = 132
 // "Prefill GEMM core").
 func ChooseGemmFast(n, rows, groups int) string {
 	if groups > 0 {
+		bn := 32
 		switch mean := (n + groups - 1) / groups; {
 		case mean <= 8:
-			return gemmMmaName(gemmParts, 128, 8)
+			bn = 8
 		case mean <= 16:
-			return gemmMmaName(gemmParts, 128, 16)
+			bn = 16
 		}
-		return gemmMmaName(gemmParts, 128, 32)
+		return gemmMma{gemmParts, 128, bn, true}.name()
 	}
 	dense := gemmMmaShapes[:4]
 	for _, s := range dense {
 		if ((n+s.bn-1)/s.bn)*((rows+s.bm-1)/s.bm) >= 2*gemmSMs {
-			return gemmMmaName(gemmParts, s.bm, s.bn)
+			return s.name()
 		}
 	}
-	last := dense[len(dense)-1]
-	return gemmMmaName(gemmParts, last.bm, last.bn)
+	return dense[len(dense)-1].name()
 }
 
 // mmaGrid is the grid of g on instance x: dense (X tiles, W tiles, 1);

@@ -16,8 +16,10 @@ import (
 // events; a dense launch reads the next of four copies of its matrix, so L2
 // holds no previous launch's weights. TFLOP/s counts 2·n·rows·cols useful
 // flops (not the parts' extra MMAs), GB/s the weights read once (grouped: the
-// experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick.
-// The figures are docs/PERF.md "Prefill GEMM core".
+// experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick;
+// a line per n sums one layer's experts (gate·up and down) on the picks, in
+// TB/s of expert weights. The figures are docs/PERF.md "Prefill GEMM core"
+// and "grouped28".
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -26,7 +28,7 @@ func TestGemmFastSpeed(t *testing.T) {
 	r := newRand(t)
 	var names []string
 	for _, s := range gemmMmaShapes {
-		names = append(names, gemmMmaName(gemmParts, s.bm, s.bn))
+		names = append(names, s.name())
 	}
 	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
 		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)
@@ -92,6 +94,8 @@ func TestGemmFastSpeed(t *testing.T) {
 		}
 		off, ids := Whole(upload(t, offsets)), Whole(upload(t, rowIDs))
 		nk := n * K
+		var layerMs float64
+		var layerBytes int64
 		gu := Gemm{N: nk, Rows: 2 * P, Cols: H, Groups: E, Offsets: off, RowIds: ids, XRows: n, MaxGroupRows: n, Mats: E}
 		dn := Gemm{N: nk, Rows: H, Cols: I, Groups: E, Offsets: off, MaxGroupRows: n, Mats: E}
 		for _, c := range []struct {
@@ -100,13 +104,22 @@ func TestGemmFastSpeed(t *testing.T) {
 			W, S *Block
 		}{{"experts gate·up 2048→1024", gu, guW, guS}, {"experts down 512→2048", dn, dnW, dnS}} {
 			chosen := ChooseGemmFast(nk, c.g.Rows, E)
+			wbytes := int64(used) * int64(c.g.Rows) * int64(c.g.Cols)
 			for _, k := range names {
 				c.g.Kernel = k
 				ms := median(t, batches, perBatch, func(q *Queue) error {
 					return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
 				})
-				report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, int64(used)*int64(c.g.Rows)*int64(c.g.Cols), chosen)
+				report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, wbytes, chosen)
+				if k == chosen {
+					layerMs += ms
+					layerBytes += wbytes
+				}
 			}
 		}
+		// One layer's routed experts on ChooseGemmFast's instances, and the
+		// 40 layers of a prefill of n rows (the weights dominate the bytes).
+		t.Logf("experts n=%d, gate·up + down: %.4f ms a layer, %.2f TB/s of weights; %.1f ms for 40 layers",
+			n, layerMs, float64(layerBytes)/(layerMs*1e9), 40*layerMs)
 	}
 }

@@ -1,9 +1,16 @@
 package cuda
 
-import "testing"
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // TestChooseGemmFast: the experts of a prefill take the narrowest X tile
-// holding the mean pairs per expert; dense GEMMs the largest tile whose grid
+// holding the mean pairs per expert, an instance that splits X once per
+// block; dense GEMMs the largest tile whose grid
 // gives each of the 132 SMs two blocks; every choice is a compiled instance
 // and its grid covers the output.
 func TestChooseGemmFast(t *testing.T) {
@@ -11,14 +18,14 @@ func TestChooseGemmFast(t *testing.T) {
 		n, rows, groups int
 		want            string
 	}{
-		{60 * 8, 1024, 256, "m128n8"},   // a 60-row prefill: ~2 pairs an expert
-		{300 * 8, 1024, 256, "m128n16"}, // ~9
-		{700 * 8, 2048, 256, "m128n32"}, // ~22
-		{70 * 3, 136, 6, "m128n32"},
-		{60, 2048, 0, "m64n16"},    // 4 × 32 = 128 blocks: the smallest tile
-		{60, 12352, 0, "m64n32"},   // 2 × 97 = 194 of 128 × 32: too few; 2 × 193
-		{300, 2048, 0, "m64n32"},   // 10 × 16 = 160 of 128 × 32; 10 × 32
-		{300, 1280, 0, "m64n16"},   // 10 × 20 = 200 of 64 × 32; 19 × 20
+		{60 * 8, 1024, 256, "m128n8s"},   // a 60-row prefill: ~2 pairs an expert
+		{300 * 8, 1024, 256, "m128n16s"}, // ~9
+		{700 * 8, 2048, 256, "m128n32s"}, // ~22
+		{70 * 3, 136, 6, "m128n32s"},
+		{60, 2048, 0, "m64n16s"},   // 4 × 32 = 128 blocks: the smallest tile
+		{60, 12352, 0, "m64n32s"},  // 2 × 97 = 194 of 128 × 32: too few; 2 × 193
+		{300, 2048, 0, "m64n32s"},  // 10 × 16 = 160 of 128 × 32; 10 × 32
+		{300, 1280, 0, "m64n16s"},  // 10 × 20 = 200 of 64 × 32; 19 × 20
 		{300, 12352, 0, "m128n64"}, // 5 × 97 = 485
 		{700, 2048, 0, "m128n32"},  // 11 × 16 = 176 of 128 × 64; 22 × 16
 	} {
@@ -27,13 +34,37 @@ func TestChooseGemmFast(t *testing.T) {
 		if !ok {
 			t.Fatalf("%+v: %q is not a compiled instance", c, got)
 		}
-		if want := gemmMmaName(gemmParts, 0, 0)[:2] + c.want; got != want {
+		if want := "p" + strconv.Itoa(gemmParts) + c.want; got != want {
 			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
 		}
 		g := Gemm{N: c.n, Rows: c.rows, Cols: 64, Groups: c.groups}
 		grid := g.mmaGrid(x)
+		if c.groups > 0 && !x.split {
+			t.Errorf("%+v: %s does not split X once per block", c, got)
+		}
 		if grid[1]*x.bm < c.rows || (c.groups == 0 && grid[0]*x.bn < c.n) || (c.groups > 0 && (grid[0] != 1 || grid[2] != c.groups)) {
 			t.Errorf("%+v on %s: grid %v does not cover the output", c, got, grid)
 		}
+	}
+}
+
+// TestGemmMmaInstancesCompiled: every instance ChooseGemmFast and the tests
+// may name is an entry point of kernels/gemm.cu in both weight formats, and
+// every compiled one is listed.
+func TestGemmMmaInstancesCompiled(t *testing.T) {
+	var bf16, fp8 []string
+	for _, s := range gemmMmaShapes {
+		bf16 = append(bf16, "gemm_mma_bf16_"+s.name())
+		fp8 = append(fp8, "gemm_mma_fp8_"+s.name())
+	}
+	var gotBF16, gotFP8 []string
+	for _, k := range kernel.GemmMmaBF16Kernels {
+		gotBF16 = append(gotBF16, string(k))
+	}
+	for _, k := range kernel.GemmMmaFP8Kernels {
+		gotFP8 = append(gotFP8, string(k))
+	}
+	if !slices.Equal(bf16, gotBF16) || !slices.Equal(fp8, gotFP8) {
+		t.Fatalf("gemmMmaShapes names %v and %v; kernels/gemm.cu compiles %v and %v", bf16, fp8, gotBF16, gotFP8)
 	}
 }

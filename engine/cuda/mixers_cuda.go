@@ -449,7 +449,7 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p{2,3}m{BM}n{BN}: gemm_fast.go)", kind, k)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s]: gemm_fast.go)", kind, k)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }

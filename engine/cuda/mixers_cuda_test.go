@@ -581,7 +581,7 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel string) {
 var gemmKernels = func() []string {
 	k := []string{"simt", "tc16", "tc32"}
 	for _, s := range gemmMmaShapes {
-		k = append(k, gemmMmaName(gemmParts, s.bm, s.bn))
+		k = append(k, s.name())
 	}
 	return k
 }()
