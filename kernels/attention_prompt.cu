@@ -13,8 +13,8 @@
 // Work: a query vector is one (row, head) pair; the vectors of KV head g
 // are numbered v = t·G + j (G = nh/nkv heads share it, head g·G + j), so a
 // block's FLASH_BQ consecutive vectors share every key and value it stages.
-// Block (x, g, s): vectors x·FLASH_BQ … of KV head g, over split s of the
-// keys they see; warp w takes FLASH_NQ of the vectors, lane l holds head
+// Block (x, g, s): vectors (X−1−x)·FLASH_BQ … of KV head g (X tiles: the
+// longest first), over split s of the keys they see; warp w takes FLASH_NQ of the vectors, lane l holds head
 // dims 4(l + 32i) … 4(l + 32i) + 3 of each (the query scaled by 1/√hd, the
 // unnormalised output), so head_dim ≤ 128·FLASH_MAXD4 and a multiple of 4.
 // Per tile of FLASH_BK keys: each score is a warp sum of the lanes' partial
@@ -83,7 +83,9 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_fast(
     const int hd4 = hd >> 2;
     const int pos = *posp;
     const int nvec = n * G;
-    const int v0 = blockIdx.x * FLASH_BQ;
+    // The last tiles (the rows that see the most keys) first, so the short
+    // ones fill the device while they run.
+    const int v0 = (gridDim.x - 1 - blockIdx.x) * FLASH_BQ;
     // The last key any vector of the block sees, and this split's keys.
     const int tlast = (min(v0 + FLASH_BQ, nvec) - 1) / G;
     const int last = min(pos + tlast, capacity - 1);
