@@ -380,6 +380,8 @@ type AttentionLayer struct {
 	// CoreRows (0: MaxRows) is the most rows whose scores and partials the
 	// scratch holds at once: a call of more rows runs its core in blocks of
 	// that many (Queue.attentionBlocks) between projections over every row.
+	// Under fast numerics a call of more than one row runs its core over
+	// every row at once instead (Queue.attentionFlash).
 	CoreRows int
 }
 

@@ -314,11 +314,13 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	core := func() error { return q.attentionBlocks(l, n, pos, maxLen, counters) }
+	var err error
 	if q.flashApplies(l, n, counters) {
-		core = func() error { return q.attentionFlash(l, n, pos, maxLen) }
+		err = q.attentionFlash(l, n, pos, maxLen)
+	} else {
+		err = q.attentionBlocks(l, n, pos, maxLen, counters)
 	}
-	if err := core(); err != nil {
+	if err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
