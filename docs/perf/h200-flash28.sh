@@ -9,7 +9,8 @@
 #      odd geometry, at the backbone's splits, one split and the most), exact refused, and the
 #      attention layer under both policies (TestAttentionLayer: fast runs its prefills flash);
 #   2. the backbone against the CPU under fast (the 300-row prefill through the flash core) and
-#      exact (the CPU's bits, the core blocks unchanged), and two passes (512 + 273 rows) under fast;
+#      exact (the CPU's bits, the core blocks unchanged), two passes (512 + 273 rows) under fast, and
+#      a take from a cached voice against the same take uncached under fast (flash and blocks);
 #   3. the kernel-level time of a pass's attention core, flash against the 64-row blocks
 #      (TestAttentionFlashTiming), then bench-backbone -prefills 60,300,700 with the flash core and
 #      with PROSCENIUM_GPU_ATTN_FLASH=0 (the blocks), fast numerics.
@@ -29,13 +30,20 @@ T 28 flash $C -test.v -test.run 'TestAttentionFlash$|TestAttentionFlashRefusesEx
 T 28 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackboneMatchesCPU$' &
 T 28 backbone-exact $C -test.v -test.run 'TestBackboneMatchesCPU$' &
 wait
-T 18 passes-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$'
+# Two passes (the second after 512 cached rows), and a script after a cached voice against the
+# same prompt uncached (fast: the flash core must give the same bits both ways; its blocks twin
+# shows whether fast held it before).
+T 20 passes-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
+T 20 prefix-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestFramesPrefixCacheMatchesUncached$' &
+T 20 prefix-fast-blocks env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_FLASH=0 $C -test.v -test.run 'TestFramesPrefixCacheMatchesUncached$' &
+wait
 # Timings, one at a time.
 T 10 timing $C -test.v -test.run 'TestAttentionFlashTiming$'
 T 9 bench-flash $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 T 9 bench-blocks env PROSCENIUM_GPU_ATTN_FLASH=0 $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 echo "== flash28 steps"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
-echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:" $O/flash.log $O/backbone-*.log $O/passes-fast.log 2>/dev/null | head -12
+echo "== failures"; grep -HE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:" $O/flash.log $O/backbone-*.log $O/passes-fast.log $O/prefix-fast*.log 2>/dev/null | sed "s|^$O/||" | head -14
+echo "== prefix cache under fast (flash / blocks)"; for f in prefix-fast prefix-fast-blocks; do echo "$f: $(grep -hE '^(--- )?(PASS|FAIL|ok)' $O/$f.log | tail -n 2 | tr '\n' ' ')"; done
 echo "== flash vs CPU (bounds: 1e-5 the whole output, 1e-4 each vector)"
 awk '/attention_flash_cuda_test.go:[0-9]+: call .*relative error/ { for (i = 1; i < NF; i++) if ($i == "error") { v = $(i+1) + 0; if (v > w) w = v } }
      /attention_flash_cuda_test.go:[0-9]+: call .*worst vector/ { v = $NF + 0; if (v > x) x = v; n++ }
