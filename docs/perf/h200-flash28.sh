@@ -43,6 +43,7 @@ T 9 bench-flash $P bench-backbone -synthetic full -numerics fast -prefills 60,30
 T 9 bench-blocks env PROSCENIUM_GPU_ATTN_FLASH=0 $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 echo "== flash28 steps"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -HE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:" $O/flash.log $O/backbone-*.log $O/passes-fast.log $O/prefix-fast*.log 2>/dev/null | sed "s|^$O/||" | head -14
+grep -E "^rc=[1-9]" $O/steps.log | while read rc n; do echo "-- $n ($rc), last lines:"; tail -n 3 $O/$n.log | cut -c1-160; done
 echo "== prefix cache under fast (flash / blocks)"; for f in prefix-fast prefix-fast-blocks; do echo "$f: $(grep -hE '^(--- )?(PASS|FAIL|ok)' $O/$f.log | tail -n 2 | tr '\n' ' ')"; done
 echo "== flash vs CPU (bounds: 1e-5 the whole output, 1e-4 each vector)"
 awk '/attention_flash_cuda_test.go:[0-9]+: call .*relative error/ { for (i = 1; i < NF; i++) if ($i == "error") { v = $(i+1) + 0; if (v > w) w = v } }
