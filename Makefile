@@ -286,6 +286,9 @@ cuda-check: kernels
 	go vet -tags cuda $(CUDA_PKGS)
 	@mkdir -p out/cuda-check
 	go test -tags cuda -c -o out/cuda-check/ ./engine/cuda ./kernels ./cmd/proscenium-gpu
+	@# no loads above a PDL wait (needs no GPU): cuobjdump beside the nvcc that built the kernels
+	export PATH="$(dir $(NVCC)):$$PATH"; command -v cuobjdump >/dev/null || { echo "cuobjdump not found beside $(NVCC)"; exit 1; }; \
+		go test -tags cuda -run '^(TestPreWaitAccessesParse|TestNoGlobalAccessBeforePDLWait)$$' ./kernels
 	go build -tags cuda -o out/cuda-check/proscenium-gpu ./cmd/proscenium-gpu
 
 # ---- reviews (not in CI) ----

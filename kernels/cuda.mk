@@ -4,7 +4,8 @@
 #   make kernels          compile kernels/*.cu into fatbins under kernels/build
 #   make gpu-worker       build bin/proscenium-gpu (needs the CUDA headers, no GPU)
 #   make cuda-test-bins   build the cuda-tagged test binaries into .carry/
-#   make cuda-check       what CI runs: kernels + go vet -tags cuda + go test -tags cuda -c
+#   make cuda-check       what CI runs: kernels + go vet -tags cuda + go test -tags cuda -c, and the
+#                         kernels' SASS checked for loads above their PDL wait (kernels/pdl_sass_test.go)
 
 # The newest nvcc found on the machine, unless NVCC is given.
 NVCC ?= $(shell kernels/find-nvcc.sh)

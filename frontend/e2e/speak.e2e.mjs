@@ -97,7 +97,9 @@ async function main() {
   const rtf = await page.locator('[data-readout="rtf"]').textContent();
   if (rtf !== '—') fail(`real-time factor readout without a model: ${rtf}`);
 
-  // Type a script and change a sampling setting.
+  // Type a script and change a sampling setting, once the first project's
+  // settings are applied (the sampling fields made from them).
+  await page.locator('[data-region="sampling"][data-project="Untitled"]').waitFor();
   const script = 'Friends, Romans, countrymen, lend me your ears.';
   await page.getByRole('textbox', { name: 'Script' }).fill(script);
   const temperature = page.locator('[data-region="sampling"] input[name="temperature"]');

@@ -64,6 +64,10 @@ async function main() {
   await page.locator('[data-connection="connected"]').waitFor({ timeout: 20_000 });
   await page.locator('[data-region="model"] [role="status"]').filter({ hasText: 'loaded' }).waitFor({ timeout: 60_000 });
 
+  // The first project's settings are applied (the sampling fields made from
+  // them) before a field is edited: an edit during the switch would land in
+  // fields about to be made afresh.
+  await page.locator('[data-region="sampling"][data-project="Untitled"]').waitFor();
   await page.getByRole('textbox', { name: 'Script' }).fill('Four takes of one line, made together.');
   // Short takes: the demo model's random weights rarely end their speech.
   const maxFrames = page.locator('[data-region="sampling"] input[name="max_frames"]');

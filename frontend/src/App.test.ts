@@ -583,4 +583,45 @@ describe('App without a model', () => {
     expect(text.value).toBe('Typed while away.');
     expect(service.setSettings).toHaveBeenCalledWith(expect.objectContaining({ script: 'Typed while away.' }));
   });
+
+  // Seen in CI under load: a field committed while another project was being
+  // opened was saved, but the sampling fields, made afresh from the settings
+  // before that save landed, showed the project's value instead.
+  it('a sampling field committed while a project opens keeps what was typed', async () => {
+    const service = noModelService(true);
+    // Two projects on disk: Other with its own max frames, Untitled the current one.
+    const other = await service.createProject('Other');
+    await service.saveProject({ ...other, max_frames: 100 });
+    await service.createProject('Untitled');
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    app = mount(App, { target, props: { service, statsEveryMs: 60_000 } });
+    await settle();
+    expect(region(target, 'sampling').dataset.project).toBe('Untitled');
+
+    // Opening Other applies its settings; that save is held in flight...
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const setSettings = service.setSettings.getMockImplementation()!;
+    service.setSettings.mockImplementationOnce(async (s: Settings) => {
+      await held;
+      return setSettings(s);
+    });
+    const pick = region(target, 'project').querySelector<HTMLSelectElement>('select[aria-label="Project"]')!;
+    pick.value = 'Other';
+    pick.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ max_frames: 100 }));
+    // ...while max frames is committed in the fields still shown.
+    const frames = region(target, 'sampling').querySelector<HTMLInputElement>('input[name="max_frames"]')!;
+    frames.value = '77';
+    frames.dispatchEvent(new Event('input', { bubbles: true }));
+    frames.dispatchEvent(new Event('change', { bubbles: true }));
+    release();
+    await settle();
+    await settle();
+    expect(region(target, 'sampling').dataset.project).toBe('Other');
+    expect((await service.settings()).max_frames).toBe(77);
+    expect(region(target, 'sampling').querySelector<HTMLInputElement>('input[name="max_frames"]')!.value).toBe('77');
+  });
 });
