@@ -81,7 +81,9 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_fast(
     const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int hd4 = hd >> 2;
-    const int pos = *posp;
+    // The position through L2 (ld.global.cg), not the read-only path: ptxas
+    // may schedule a read-only load above the PDL wait (kernels/pdl_sass_test.go).
+    const int pos = __ldcg(posp);
     const int nvec = n * G;
     // The last tiles (the rows that see the most keys) first, so the short
     // ones fill the device while they run.
@@ -227,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_f
     pdl_entry();
     const int item = blockIdx.x, t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
-    if (*posp + t >= capacity) {
+    if (__ldcg(posp) + t >= capacity) {  // after the PDL wait (see attn_flash_fast)
         for (int d = threadIdx.x; d < hd; d += FLASH_THREADS) o[d] = __int_as_float(0x7fc00000);
         return;
     }
