@@ -306,7 +306,9 @@ func (g AttentionGeometry) ScratchBytesBlocks(rows, core, capacity int) int64 {
 // proj [rows, ProjWidth], qn [rows, Heads, HeadDim], scores
 // [rows·Heads, capacity], smax [rows·Heads, splits] float32; part
 // [rows·Heads, splits, 1+HeadDim] float64; attn [rows, Heads·HeadDim].
-type attnScratch struct{ proj, qn, scores, smax, part, attn int64 }
+// The flash core's regions (flashLayout) lie from qn on, over the core
+// blocks' (a call runs one of the two): flashQn and flashPart.
+type attnScratch struct{ proj, qn, scores, smax, part, attn, flashQn, flashPart int64 }
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	return g.scratchLayoutBlocks(rows, rows, capacity)
@@ -323,19 +325,25 @@ func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScr
 	l.smax = l.scores + alignUp(4*c*nh*int64(capacity))
 	l.part = l.smax + alignUp(4*nh*parts)
 	l.attn = l.part + alignUp(8*nh*parts*(hd+1))
+	if g.flashSupports() {
+		f := g.flashLayout(rows, capacity)
+		l.flashQn, l.flashPart = l.qn+f.qn, l.qn+f.part
+		l.attn = max(l.attn, l.qn+f.end)
+	}
 	return l
 }
 
 // attnRegions is an attention layer's scratch regions (scratchLayout's at
 // MaxRows and Capacity) and the halves of its KV cache: keys kc, then values
 // vc, [Capacity, KVHeads·HeadDim] float32 each.
-type attnRegions struct{ proj, qn, scores, smax, part, attn, kc, vc Tensor }
+type attnRegions struct{ proj, qn, scores, smax, part, attn, flashQn, flashPart, kc, vc Tensor }
 
 func (l *AttentionLayer) regions() attnRegions {
 	sl := l.G.scratchLayoutBlocks(l.MaxRows, l.coreRows(), l.Capacity)
 	at := l.Scratch.At
 	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
-		attn: at(sl.attn), kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
+		attn: at(sl.attn), flashQn: at(sl.flashQn), flashPart: at(sl.flashPart),
+		kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
 }
 
 // ropeTheta is the RoPE base the attention prep kernels take (1, unused,
@@ -372,6 +380,8 @@ type AttentionLayer struct {
 	// CoreRows (0: MaxRows) is the most rows whose scores and partials the
 	// scratch holds at once: a call of more rows runs its core in blocks of
 	// that many (Queue.attentionBlocks) between projections over every row.
+	// Under fast numerics a call of more than one row runs its core over
+	// every row at once instead (Queue.attentionFlash).
 	CoreRows int
 }
 

@@ -290,7 +290,9 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // their output is NaN. More rows than the layer's CoreRows run their core in
 // blocks of CoreRows rows: pos then holds each block's first position
 // (block k's at pos + 4k), written by the host (the rows cached before the
-// call, plus k·CoreRows).
+// call, plus k·CoreRows). Under fast numerics a call of more than one row
+// runs its core over every row at once instead (attentionFlash, reading
+// the first position only).
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
 	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil)
 	if err != nil {
@@ -312,7 +314,13 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.attentionBlocks(l, n, pos, maxLen, counters); err != nil {
+	var err error
+	if q.flashApplies(l, n, counters) {
+		err = q.attentionFlash(l, n, pos, maxLen)
+	} else {
+		err = q.attentionBlocks(l, n, pos, maxLen, counters)
+	}
+	if err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil

@@ -316,8 +316,12 @@ func (c *attentionCase) forward(q *Queue, out, x *Block, n, maxLen int) error {
 }
 
 // TestAttentionLayer runs prefills and single steps through an attention
-// layer on the device and the CPU and compares every output and the cache.
-func TestAttentionLayer(t *testing.T) {
+// layer on the device and the CPU and compares every output and the cache,
+// under both policies (fast runs a call of more rows through the flash
+// core, attentionFlash; a row past the capacity is NaN in either).
+func TestAttentionLayer(t *testing.T) { eachNumerics(t, testAttentionLayer) }
+
+func testAttentionLayer(t *testing.T) {
 	r := newRand(t)
 	for _, tc := range []struct {
 		name    string

@@ -1,0 +1,93 @@
+package cuda
+
+import (
+	"os"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// This file sizes the flash-style prompt attention (kernels/attention_prompt.cu
+// attn_flash_fast, Queue.attentionFlash): under fast numerics a prefill
+// pass's attention core runs over all its rows in one launch after
+// attn_prep, instead of core blocks of four launches each (the scores of
+// every row written out, then float64 partials and their combine). A
+// block takes flashBQ (row, head) query vectors of one KV head and stages
+// that head's keys and values flashBK rows at a time in shared memory, the
+// softmax online; a pass too short to give the device blocks enough splits
+// its keys (each split's partial merged by attn_flash_combine_fast).
+
+const (
+	flashThreads   = kernel.FlashThreads
+	flashBQ        = kernel.FlashBq
+	flashMaxSplits = kernel.FlashMaxSplits
+	// flashPartHead is a partial's floats before its head dims: m and l,
+	// padded so each partial's output starts 16-byte aligned.
+	flashPartHead = kernel.FlashPartHead
+	// flashMaxHeadDim is the most head dims the kernel's lanes hold (four
+	// per float4, FLASH_MAXD4 float4s a lane).
+	flashMaxHeadDim = 128 * kernel.FlashMaxd4
+	// flashTargetBlocks is the blocks a pass should give the device: two
+	// per multiprocessor of an H200 (132), so that the causal pass's
+	// shorter tiles finish while the longer ones run.
+	flashTargetBlocks = 2 * 132
+	// flashMinSplitKeys is the fewest keys a split takes on average: a few
+	// shared-memory tiles, so a split's staging and its partial stay a
+	// small part of its work.
+	flashMinSplitKeys = 4 * kernel.FlashBk
+)
+
+// attnFlash is whether the fast prefill runs attn_flash_fast:
+// $PROSCENIUM_GPU_ATTN_FLASH=0 keeps the core blocks (benchmarks, and the
+// comparison of the two on the device).
+var attnFlash = os.Getenv("PROSCENIUM_GPU_ATTN_FLASH") != "0"
+
+// flashSupports reports whether attn_flash_fast takes the geometry: its
+// lanes read head dims as float4s, at most flashMaxHeadDim.
+func (g AttentionGeometry) flashSupports() bool {
+	return g.HeadDim%4 == 0 && g.HeadDim <= flashMaxHeadDim
+}
+
+// flashTiles is the blocks of each KV head for n rows: flashBQ of the
+// n·Heads/KVHeads query vectors each.
+func (g AttentionGeometry) flashTiles(n int) int {
+	return (n*(g.Heads/g.KVHeads) + flashBQ - 1) / flashBQ
+}
+
+// flashSplits is the key splits of a flash call of n rows whose last row
+// sees at most maxLen keys: one when the tiles of every KV head fill
+// flashTargetBlocks, else enough splits to come near it, each of at least
+// flashMinSplitKeys keys on average, at most flashMaxSplits.
+func (g AttentionGeometry) flashSplits(n, maxLen int) int {
+	blocks := g.flashTiles(n) * g.KVHeads
+	if blocks >= flashTargetBlocks {
+		return 1
+	}
+	s := min(flashMaxSplits, (flashTargetBlocks+blocks-1)/blocks, (maxLen+flashMinSplitKeys-1)/flashMinSplitKeys)
+	return max(1, s)
+}
+
+// flashPartFloats is the partials a flash call of up to rows rows over a
+// cache of capacity rows writes: [n·Heads, splits, flashPartHead + HeadDim]
+// floats for the most of any n (none where no n splits).
+func (g AttentionGeometry) flashPartFloats(rows, capacity int) int64 {
+	var most int64
+	for n := 1; n <= rows; n++ {
+		if s := g.flashSplits(n, capacity); s > 1 {
+			most = max(most, int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim))
+		}
+	}
+	return most
+}
+
+// flashScratch is the flash call's regions from the start of the core's
+// (they share them: a call runs one or the other): the normed queries of
+// every row [rows, Heads, HeadDim], then the partials. end is where the
+// regions end, as an offset from the core's start.
+type flashScratch struct{ qn, part, end int64 }
+
+func (g AttentionGeometry) flashLayout(rows, capacity int) flashScratch {
+	var l flashScratch
+	l.part = alignUp(4 * int64(rows) * int64(g.Heads*g.HeadDim))
+	l.end = l.part + alignUp(4*g.flashPartFloats(rows, capacity))
+	return l
+}

@@ -1,0 +1,73 @@
+package cuda
+
+import "testing"
+
+// The flash prompt attention's grid and scratch (no device needed).
+
+var oddAttention = AttentionGeometry{Hidden: 136, Heads: 3, KVHeads: 1, HeadDim: 24, RotaryDim: 12, RopeTheta: 1e6, Eps: 1e-6}
+
+func TestFlashSplits(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		g           AttentionGeometry
+		n, maxLen   int
+		tiles, want int
+	}{
+		// 8 heads share each of 2 KV heads: 16 vectors a block are 2 rows.
+		{"300 rows fill the device", fullAttention, 300, 300, 150, 1},
+		{"512 rows", fullAttention, 512, 512, 256, 1},
+		{"264 rows: exactly the target", fullAttention, 264, 264, 132, 1},
+		{"60 rows from empty: too few keys to split", fullAttention, 60, 60, 30, 1},
+		{"60 rows after a 700-row voice", fullAttention, 60, 760, 30, 5},
+		{"one row after 100", fullAttention, 1, 101, 1, 2},
+		{"one row after 4000: at most 16", fullAttention, 1, 4001, 1, 16},
+		{"64 rows after 100", fullAttention, 64, 164, 32, 3},
+		{"odd: 300 rows, 3 heads on one KV head", oddAttention, 300, 400, 57, 5},
+	} {
+		if got := c.g.flashTiles(c.n); got != c.tiles {
+			t.Errorf("%s: %d tiles, want %d", c.name, got, c.tiles)
+		}
+		if got := c.g.flashSplits(c.n, c.maxLen); got != c.want {
+			t.Errorf("%s: %d splits, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestFlashScratch(t *testing.T) {
+	if !fullAttention.flashSupports() || !oddAttention.flashSupports() {
+		t.Fatal("the flash core must take Drama 3's geometry and the odd checkpoint's")
+	}
+	if g := (AttentionGeometry{Heads: 2, KVHeads: 1, HeadDim: 6}); g.flashSupports() {
+		t.Error("head dim 6 is not float4s")
+	}
+	for _, c := range []struct {
+		g                    AttentionGeometry
+		rows, core, capacity int
+	}{{fullAttention, 512, 64, 4096}, {fullAttention, 512, 64, 600}, {fullAttention, 512, 8, 600}, {fullAttention, 80, 80, 200}, {oddAttention, 512, 64, 1100}, {oddAttention, 4, 4, 4}} {
+		g := c.g
+		l := g.scratchLayoutBlocks(c.rows, c.core, c.capacity)
+		f := g.flashLayout(c.rows, c.capacity)
+		// The queries of every row, then every call's partials, within the
+		// core's regions and before attn, aligned.
+		if l.flashQn != l.qn || l.flashPart != l.qn+f.part || l.flashPart%256 != 0 ||
+			l.flashPart-l.flashQn < 4*int64(c.rows*g.Heads*g.HeadDim) || l.attn < l.qn+f.end {
+			t.Errorf("%+v: layout %+v, flash %+v", c, l, f)
+		}
+		for n := 1; n <= c.rows; n++ {
+			if s := g.flashSplits(n, c.capacity); s > 1 && int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim)*4 > f.end-f.part {
+				t.Errorf("%+v: %d rows in %d splits overflow the partials", c, n, s)
+			}
+		}
+	}
+	// Drama 3's backbone plan (512-row passes, 64-row core blocks, a
+	// 4096-row context): the flash regions fit inside the core blocks'
+	// (the scores of 64 rows over the context and their float64
+	// partials), so the scratch does not grow.
+	g := fullAttention
+	c := int64(64)
+	parts := partItems(64, 4096)
+	core := alignUp(4*512*int64(g.ProjWidth())) + alignUp(4*c*16*256) + alignUp(4*c*16*4096) + alignUp(4*16*parts) + alignUp(8*16*parts*257)
+	if got := g.scratchLayoutBlocks(512, 64, 4096).attn; got != core {
+		t.Errorf("full geometry, 512 rows: attn at %d, want %d (the core blocks' end)", got, core)
+	}
+}

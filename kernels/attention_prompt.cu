@@ -1,0 +1,255 @@
+// Flash-style attention over a prefill pass's rows (fast numerics only;
+// engine/cuda Queue.attentionFlash): the core of the gated full attention
+// between attn_prep (queries normed and rotated into qn, the pass's keys and
+// values appended to the cache, kernels/attention.cu) and o_proj, for all n
+// rows of the pass in one launch: each row t (position pos+t) attends
+// causally to the cached rows 0 … pos+t of its KV head (grouped-query), the
+// softmax online over key tiles staged in shared memory (no score matrix),
+// the output gated by sigmoid(gate). float32 throughout with fused
+// multiply-adds and __expf: the Fast policy's arithmetic (numerics.cuh),
+// within fast's tolerance of engine/cpu attentionCore, never its bits (exact
+// keeps attention.cu's scores/partial/combine kernels).
+//
+// Work: a query vector is one (row, head) pair; the vectors of KV head g
+// are numbered v = t·G + j (G = nh/nkv heads share it, head g·G + j), so a
+// block's FLASH_BQ consecutive vectors share every key and value it stages.
+// Block (x, g, s): vectors (X−1−x)·FLASH_BQ … of KV head g (X tiles: the
+// longest first), over split s of the keys they see; warp w takes FLASH_NQ of the vectors, lane l holds head
+// dims 4(l + 32i) … 4(l + 32i) + 3 of each (the query scaled by 1/√hd, the
+// unnormalised output), so head_dim ≤ 128·FLASH_MAXD4 and a multiple of 4.
+// Per tile of FLASH_BK keys: each score is a warp sum of the lanes' partial
+// dot products, kept by the lane of its key; the tile's maximum per vector,
+// e = exp(s − m) in the key's lane, the running sums rescaled once a tile;
+// then each lane adds e_k·v_k over its dims, e_k shuffled from lane k.
+//
+// Splits: with splits = 1 the block writes the gated output attn
+// [n, nh·hd]. With more (a short pass: too few blocks for the device) split
+// s of a tile takes the s-th of `splits` ranges of the tile's keys and
+// writes its partial (m, l, o) to part, which attn_flash_combine_fast merges.
+// A row at or past the capacity is not cached (attn_prep) and its output is
+// NaN, as attention.cu's.
+#include "common.cuh"
+
+#define FLASH_THREADS 128
+#define FLASH_WARPS (FLASH_THREADS / 32)
+#define FLASH_NQ 4                        // query vectors per warp
+#define FLASH_BQ (FLASH_WARPS * FLASH_NQ)  // query vectors per block
+#define FLASH_BK 16                       // keys per shared-memory tile (≤ 32: a lane per key)
+#define FLASH_MAXD4 2                     // float4s of head dims per lane: head_dim ≤ 256
+#define FLASH_MAX_SPLITS 16               // engine/cuda flashMaxSplits
+#define FLASH_PART_HEAD 4                 // a partial's floats before its output: m, l, 2 unused (alignment)
+
+// The split's key range [r0, r1) of a tile whose rows see keys 0 … last:
+// `splits` ranges of ceil((last+1)/splits) keys (attention.cu's attn_range).
+__device__ __forceinline__ void flash_range(int last, int splits, int sp, int* r0, int* r1) {
+    const int per = (last + splits) / splits;
+    *r0 = sp * per;
+    *r1 = min(*r0 + per, last + 1);
+}
+
+__device__ __forceinline__ float4 f4_scale(float4 a, float s) { return make_float4(a.x * s, a.y * s, a.z * s, a.w * s); }
+__device__ __forceinline__ float f4_dot(float4 a, float4 b, float acc) {
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+    acc = fmaf(a.z, b.z, acc);
+    return fmaf(a.w, b.w, acc);
+}
+__device__ __forceinline__ float4 f4_fma(float e, float4 v, float4 acc) {
+    return make_float4(fmaf(e, v.x, acc.x), fmaf(e, v.y, acc.y), fmaf(e, v.z, acc.z), fmaf(e, v.w, acc.w));
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
+    return v;
+}
+__device__ __forceinline__ float flash_gated(float o, float inv_l, float gate) {
+    return o * inv_l * Fast::sigmoid(gate);
+}
+
+// attn_flash_fast: grid (ceil(n·nh/nkv / FLASH_BQ), nkv, splits), block
+// FLASH_THREADS. qn [n, nh, hd] (attn_prep's), kc and vc the cache
+// [capacity, nkv, hd] with rows 0 … pos+n−1 written, proj the pass's
+// projected rows (the gate beside each head's query, row stride pw), part
+// [n·nh, splits, FLASH_PART_HEAD + hd] (splits > 1 only), scale 1/√hd.
+extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_fast(
+    float* __restrict__ attn, float* __restrict__ part, const float* __restrict__ qn, const float* __restrict__ kc,
+    const float* __restrict__ vc, const float* __restrict__ proj, const int32_t* __restrict__ posp, int n,
+    int capacity, int nh, int nkv, int hd, int pw, int splits, float scale) {
+    __shared__ float4 ks[FLASH_BK * 32 * FLASH_MAXD4];
+    __shared__ float4 vs[FLASH_BK * 32 * FLASH_MAXD4];
+    pdl_entry();
+    const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int hd4 = hd >> 2;
+    // The position through L2 (ld.global.cg), not the read-only path: ptxas
+    // may schedule a read-only load above the PDL wait (kernels/pdl_sass_test.go).
+    const int pos = __ldcg(posp);
+    const int nvec = n * G;
+    // The last tiles (the rows that see the most keys) first, so the short
+    // ones fill the device while they run.
+    const int v0 = (gridDim.x - 1 - blockIdx.x) * FLASH_BQ;
+    // The last key any vector of the block sees, and this split's keys.
+    const int tlast = (min(v0 + FLASH_BQ, nvec) - 1) / G;
+    const int last = min(pos + tlast, capacity - 1);
+    int r0, r1;
+    flash_range(last, splits, sp, &r0, &r1);
+
+    // This warp's vectors: row, head, the last key each sees (−1: none, a
+    // vector past the pass), the scaled query in registers.
+    int row[FLASH_NQ], head[FLASH_NQ], lim[FLASH_NQ];
+    float4 q[FLASH_NQ][FLASH_MAXD4], o[FLASH_NQ][FLASH_MAXD4];
+    float m[FLASH_NQ], l[FLASH_NQ];
+#pragma unroll
+    for (int j = 0; j < FLASH_NQ; j++) {
+        const int v = v0 + warp * FLASH_NQ + j;
+        const bool ok = v < nvec;
+        row[j] = ok ? v / G : 0;
+        head[j] = kvh * G + (ok ? v % G : 0);
+        lim[j] = ok ? pos + row[j] : -1;
+        const float4* qv = reinterpret_cast<const float4*>(qn + ((size_t)row[j] * nh + head[j]) * hd);
+#pragma unroll
+        for (int i = 0; i < FLASH_MAXD4; i++) {
+            const int d4 = lane + 32 * i;
+            q[j][i] = ok && d4 < hd4 ? f4_scale(qv[d4], scale) : make_float4(0.f, 0.f, 0.f, 0.f);
+            o[j][i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        m[j] = -INFINITY;
+        l[j] = 0.f;  // this lane's keys' share of the sum (the warp's total at the end)
+    }
+
+    for (int k0 = r0; k0 < r1; k0 += FLASH_BK) {
+        const int cnt = min(FLASH_BK, r1 - k0);
+        __syncthreads();  // the previous tile is read
+        for (int e = threadIdx.x; e < FLASH_BK * hd4; e += FLASH_THREADS) {
+            const int kk = e / hd4, d4 = e - kk * hd4;
+            float4 kv = make_float4(0.f, 0.f, 0.f, 0.f), vv = kv;  // zeros past the range: 0·v stays 0
+            if (kk < cnt) {
+                const size_t at = ((size_t)(k0 + kk) * nkv + kvh) * hd;
+                kv = reinterpret_cast<const float4*>(kc + at)[d4];
+                vv = reinterpret_cast<const float4*>(vc + at)[d4];
+            }
+            ks[kk * hd4 + d4] = kv;
+            vs[kk * hd4 + d4] = vv;
+        }
+        __syncthreads();
+        // Scores: lane kk keeps key k0+kk's, −inf where the vector does not
+        // see the key (causal) or the key is past the range.
+        float s[FLASH_NQ];
+#pragma unroll
+        for (int j = 0; j < FLASH_NQ; j++) s[j] = -INFINITY;
+        for (int kk = 0; kk < cnt; kk++) {
+            float4 kr[FLASH_MAXD4];
+#pragma unroll
+            for (int i = 0; i < FLASH_MAXD4; i++) {
+                const int d4 = lane + 32 * i;
+                kr[i] = d4 < hd4 ? ks[kk * hd4 + d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int j = 0; j < FLASH_NQ; j++) {
+                float dot = 0.f;
+#pragma unroll
+                for (int i = 0; i < FLASH_MAXD4; i++) dot = f4_dot(q[j][i], kr[i], dot);
+                dot = warp_sum(dot);
+                if (lane == kk && k0 + kk <= lim[j]) s[j] = dot;
+            }
+        }
+        // The online softmax: the tile's maximum, the sums rescaled to it.
+        float e[FLASH_NQ];
+#pragma unroll
+        for (int j = 0; j < FLASH_NQ; j++) {
+            const float mn = fmaxf(m[j], warp_max(s[j]));
+            const float corr = mn == m[j] ? 1.f : __expf(m[j] - mn);  // m −inf, mn finite: 0
+            e[j] = s[j] == -INFINITY ? 0.f : __expf(s[j] - mn);
+            l[j] = l[j] * corr + e[j];
+#pragma unroll
+            for (int i = 0; i < FLASH_MAXD4; i++) o[j][i] = f4_scale(o[j][i], corr);
+            m[j] = mn;
+        }
+        for (int kk = 0; kk < cnt; kk++) {
+            float4 vr[FLASH_MAXD4];
+#pragma unroll
+            for (int i = 0; i < FLASH_MAXD4; i++) {
+                const int d4 = lane + 32 * i;
+                vr[i] = d4 < hd4 ? vs[kk * hd4 + d4] : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int j = 0; j < FLASH_NQ; j++) {
+                const float ek = __shfl_sync(FULL_MASK, e[j], kk);
+#pragma unroll
+                for (int i = 0; i < FLASH_MAXD4; i++) o[j][i] = f4_fma(ek, vr[i], o[j][i]);
+            }
+        }
+    }
+
+#pragma unroll
+    for (int j = 0; j < FLASH_NQ; j++) {
+        const float L = warp_sum(l[j]);
+        if (lim[j] < 0) continue;  // past the pass
+        const size_t item = (size_t)row[j] * nh + head[j];
+        if (splits > 1) {
+            float* pp = part + (item * splits + sp) * (FLASH_PART_HEAD + hd);
+            if (lane == 0) {
+                pp[0] = m[j];
+                pp[1] = L;
+            }
+            float4* po = reinterpret_cast<float4*>(pp + FLASH_PART_HEAD);
+#pragma unroll
+            for (int i = 0; i < FLASH_MAXD4; i++)
+                if (lane + 32 * i < hd4) po[lane + 32 * i] = o[j][i];
+            continue;
+        }
+        float4* out = reinterpret_cast<float4*>(attn + item * hd);
+        const float* gate = proj + (size_t)row[j] * pw + (size_t)head[j] * 2 * hd + hd;
+        const bool past = pos + row[j] >= capacity;
+        const float inv = 1.f / L;
+#pragma unroll
+        for (int i = 0; i < FLASH_MAXD4; i++) {
+            const int d4 = lane + 32 * i;
+            if (d4 >= hd4) continue;
+            const float* g = gate + 4 * d4;
+            float4 r = o[j][i];
+            r = make_float4(flash_gated(r.x, inv, g[0]), flash_gated(r.y, inv, g[1]), flash_gated(r.z, inv, g[2]),
+                            flash_gated(r.w, inv, g[3]));
+            if (past) r = make_float4(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000),
+                                      __int_as_float(0x7fc00000), __int_as_float(0x7fc00000));
+            out[d4] = r;
+        }
+    }
+}
+
+// attn_flash_combine_fast: grid (n·nh), block FLASH_THREADS. Merges the
+// splits' partials of item t·nh + h (those of splits that saw no key have
+// l = 0 and count for nothing): M = max m_s, o = Σ o_s·e^(m_s−M) / Σ
+// l_s·e^(m_s−M), gated, into attn; NaN for a row at or past the capacity.
+extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_fast(
+    float* __restrict__ attn, const float* __restrict__ part, const float* __restrict__ proj,
+    const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits) {
+    __shared__ float w[FLASH_MAX_SPLITS];
+    __shared__ float inv_l;
+    pdl_entry();
+    const int item = blockIdx.x, t = item / nh, h = item % nh;
+    float* o = attn + (size_t)item * hd;
+    if (__ldcg(posp) + t >= capacity) {  // after the PDL wait (see attn_flash_fast)
+        for (int d = threadIdx.x; d < hd; d += FLASH_THREADS) o[d] = __int_as_float(0x7fc00000);
+        return;
+    }
+    const int stride = FLASH_PART_HEAD + hd;
+    const float* pp = part + (size_t)item * splits * stride;
+    if (threadIdx.x < 32) {
+        const int s = threadIdx.x;
+        const float ls = s < splits ? pp[(size_t)s * stride + 1] : 0.f;
+        const float ms = ls > 0.f ? pp[(size_t)s * stride] : -INFINITY;
+        const float M = warp_max(ms);
+        const float ws = ls > 0.f ? __expf(ms - M) : 0.f;
+        const float L = warp_sum(ls * ws);
+        if (s < splits) w[s] = ws;
+        if (s == 0) inv_l = 1.f / L;
+    }
+    __syncthreads();
+    const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
+    for (int d = threadIdx.x; d < hd; d += FLASH_THREADS) {
+        float acc = 0.f;
+        for (int s = 0; s < splits; s++) acc = fmaf(pp[(size_t)s * stride + FLASH_PART_HEAD + d], w[s], acc);
+        o[d] = flash_gated(acc, inv_l, gate[d]);
+    }
+}
