@@ -16,9 +16,10 @@ import (
 // This file is serve's access log: one log/slog line per request, written
 // when the response is complete, with the status, the bytes sent and the
 // duration, and for a take the frames, the finish reason, the real-time
-// factor and the batch it ran in (read from the X-Audio-Frames,
-// X-Finish-Reason, X-Real-Time-Factor and X-Batch headers or trailers the
-// speech API sets). The query
+// factor, the engine's time to first audio and the batch it ran in (read
+// from the X-Audio-Frames, X-Finish-Reason, X-Real-Time-Factor,
+// X-Time-To-First-Audio-Ms and X-Batch headers or trailers the speech API
+// sets). The query
 // string and the headers are not logged: they may hold a key.
 
 // AccessLog wraps h so that every request is logged to log (the studio's
@@ -46,6 +47,11 @@ func AccessLog(h http.Handler, log *slog.Logger) http.Handler {
 				attrs = append(attrs, slog.Int("frames", f), slog.String("finish", hdr.Get("X-Finish-Reason")))
 				if rtf, err := strconv.ParseFloat(hdr.Get("X-Real-Time-Factor"), 64); err == nil {
 					attrs = append(attrs, slog.Float64("real_time_factor", rtf))
+				}
+				if ms, err := strconv.ParseFloat(hdr.Get("X-Time-To-First-Audio-Ms"), 64); err == nil {
+					// In the engine, from the request's arrival: beside the
+					// client's first byte it says where a slow start went.
+					attrs = append(attrs, slog.Float64("first_audio_ms", ms))
 				}
 				if b, err := strconv.Atoi(hdr.Get("X-Batch")); err == nil {
 					attrs = append(attrs, slog.Int("batch", b)) // the most takes it ran beside, itself included

@@ -19,7 +19,7 @@ func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/take", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Trailer", "X-Finish-Reason, X-Real-Time-Factor, X-Audio-Frames, X-Batch")
+		w.Header().Set("Trailer", "X-Finish-Reason, X-Time-To-First-Audio-Ms, X-Real-Time-Factor, X-Audio-Frames, X-Batch")
 		w.Write([]byte("audio"))
 		if _, ok := w.(http.Flusher); !ok {
 			t.Error("the log hides Flush from a streamed take")
@@ -29,6 +29,7 @@ func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 		w.Header().Set("X-Finish-Reason", "stop")
 		w.Header().Set("X-Real-Time-Factor", "0.5000")
 		w.Header().Set("X-Batch", "3")
+		w.Header().Set("X-Time-To-First-Audio-Ms", "41.5")
 	})
 	mux.HandleFunc("/refused", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
 	srv := httptest.NewServer(AccessLog(mux, log))
@@ -58,7 +59,7 @@ func TestAccessLogWritesOneLinePerRequest(t *testing.T) {
 		path, _ := m["path"].(string)
 		rec[path] = m
 	}
-	if r := rec["/take"]; r["path"] != "/take" || r["status"] != 200.0 || r["frames"] != 42.0 || r["real_time_factor"] != 0.5 || r["batch"] != 3.0 || r["finish"] != "stop" || r["bytes"] != 5.0 {
+	if r := rec["/take"]; r["path"] != "/take" || r["status"] != 200.0 || r["frames"] != 42.0 || r["real_time_factor"] != 0.5 || r["batch"] != 3.0 || r["first_audio_ms"] != 41.5 || r["finish"] != "stop" || r["bytes"] != 5.0 {
 		t.Errorf("take: %v", r)
 	}
 	if _, ok := rec["/take"]["duration_ms"].(float64); !ok {

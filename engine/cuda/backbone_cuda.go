@@ -892,8 +892,12 @@ func defaultExperts(exact bool, pairs, experts int) ExpertPath {
 }
 
 // groupedMinPairs is the mean pairs an expert from which a fast prefill pass
-// runs its experts as grouped GEMMs (docs/PERF.md "Prefill GEMM core").
-const groupedMinPairs = 2
+// runs its experts as grouped GEMMs. With the grouped GEMM widening each
+// FP8 weight once a block (grouped28) a 60-row pass (480 pairs over 256
+// experts, 1.9 an expert) measured 28.3 ms grouped against 32.2 ms as
+// per-pair GEMVs; reading each used expert once beats a read per pair from
+// about one pair an expert (docs/PERF.md, session 9).
+const groupedMinPairs = 1
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
