@@ -26,7 +26,8 @@ func (d *Device) AllocPinned(bytes int64) (*Block, error) {
 // Free returns a block to the driver, on the device thread.
 func (d *Device) Free(b *Block) error { return d.Do(b.Free) }
 
-// Upload copies src into the block at byte offset off (synchronously).
+// Upload copies src into the block at byte offset off, after the work
+// already enqueued on the stream, and returns once the bytes are there.
 func Upload[T any](d *Device, b *Block, off int64, src []T) error {
 	if len(src) == 0 {
 		return nil
@@ -35,11 +36,18 @@ func Upload[T any](d *Device, b *Block, off int64, src []T) error {
 	if err := CheckFits(b, off, n, "upload"); err != nil {
 		return err
 	}
-	// A copy from pageable memory may return before its DMA has landed,
-	// and it is not ordered with the non-blocking streams kernels run on:
-	// the context synchronisation makes the bytes visible to every stream
-	// before Upload returns.
+	// The copy runs on the legacy stream, which is not ordered with the
+	// non-blocking stream kernels and fills run on: the stream is drained
+	// first, so work enqueued before Upload (a Fill32 of the same block, a
+	// pass still reading it) cannot land after the copy (a session 9 device
+	// run saw a test's NaN fill overwrite its uploaded inputs while other
+	// processes held the GPU). A copy from pageable memory may return before
+	// its DMA has landed: the context synchronisation makes the bytes
+	// visible to every stream before Upload returns.
 	return d.Do(func() error {
+		if err := d.stream.Synchronize(); err != nil {
+			return err
+		}
 		if err := cu.MemcpyHtoD(cu.DevicePtr(b.Ptr+uintptr(off)), unsafe.Pointer(&src[0]), n); err != nil {
 			return err
 		}
