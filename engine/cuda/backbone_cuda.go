@@ -885,19 +885,19 @@ func (b *Backbone) timeParts(skip StepParts, times int, enqueue func(q *Queue) e
 // prefill at the full geometry (45 against 82 and 69 ms, docs/PERF.md "GPU
 // backbone").
 func defaultExperts(exact bool, pairs, experts int) ExpertPath {
-	if !exact && pairs >= groupedMinPairs*experts {
+	if !exact && float64(pairs) >= groupedMinPairs*float64(experts) {
 		return ExpertsGrouped
 	}
 	return ExpertsGEMV
 }
 
-// groupedMinPairs is the mean pairs an expert from which a fast prefill pass
-// runs its experts as grouped GEMMs. With the grouped GEMM widening each
-// FP8 weight once a block (grouped28) a 60-row pass (480 pairs over 256
-// experts, 1.9 an expert) measured 28.3 ms grouped against 32.2 ms as
-// per-pair GEMVs; reading each used expert once beats a read per pair from
-// about one pair an expert (docs/PERF.md, session 9).
-const groupedMinPairs = 1
+// groupedMinPairs is the mean (row, expert) pairs an expert from which a
+// fast prefill pass runs its experts as grouped GEMMs (each used expert
+// read once) rather than per-pair GEMVs (an expert read per pair). Measured with the grouped28 GEMM (docs/PERF.md, session 9),
+// fast, full geometry, grouped against per-pair: 32 rows (1.0 an expert)
+// 21.5 against 21.0 ms, 48 rows (1.5) 26.2 against 27.9, 60 rows (1.9) 28.1
+// against 33.2.
+const groupedMinPairs = 1.25
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
 // them as gathered GEMVs).
@@ -922,7 +922,7 @@ const (
 func (e ExpertPath) String() string {
 	switch e {
 	case ExpertsAuto:
-		return fmt.Sprintf("auto (fast: grouped GEMMs from %d pairs an expert, else per-pair GEMVs)", groupedMinPairs)
+		return fmt.Sprintf("auto (fast: grouped GEMMs from %g pairs an expert, else per-pair GEMVs)", groupedMinPairs)
 	case ExpertsGrouped:
 		return "grouped GEMMs"
 	case ExpertsGEMV:
