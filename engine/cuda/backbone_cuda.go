@@ -893,10 +893,11 @@ func defaultExperts(exact bool, pairs, experts int) ExpertPath {
 
 // groupedMinPairs is the mean (row, expert) pairs an expert from which a
 // fast prefill pass runs its experts as grouped GEMMs (each used expert
-// read once) rather than per-pair GEMVs (an expert read per pair). Measured with the grouped28 GEMM (docs/PERF.md, session 9),
-// fast, full geometry, grouped against per-pair: 32 rows (1.0 an expert)
-// 21.5 against 21.0 ms, 48 rows (1.5) 26.2 against 27.9, 60 rows (1.9) 28.1
-// against 33.2.
+// read once) rather than per-pair GEMVs (an expert read per pair).
+// Measured with the grouped28 GEMM (docs/PERF.md, session 9), fast, full
+// geometry, a whole prefill grouped against per-pair: 32 rows (1.0 an
+// expert) 21.5 against 21.0 ms, 48 rows (1.5) 26.2 against 27.9, 60 rows
+// (1.9) 28.1 against 33.2.
 const groupedMinPairs = 1.25
 
 // ExpertPath is how a prefill runs its routed experts (a step always runs
