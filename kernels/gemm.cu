@@ -416,7 +416,7 @@ GEMM_TC(32)
 // hit distinct banks.
 //
 // Splitting X. XS false: each warp splits the X values of its own fragments
-// (every X fragment is split by the WM warps that use it), for the 128-row
+// (every X fragment is split by the WM warps that use it), fine for the
 // dense tiles whose parts would not fit beside the ring. XS true: the X
 // tile of each step is split once per block, a step ahead, into a double
 // buffer of BF16 parts in shared memory ([part][row][16 words], word
@@ -772,17 +772,15 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     }
 
 // Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
-// narrow output would leave the 132 SMs without blocks (128-row ones: each X
-// fragment split by the warps that use it, their parts would not fit beside
-// the ring; 64-row ones: X split once per block, s). Grouped experts: 128 W
-// rows by 8, 16 or 32 X rows per pass, one warp per 16 W rows, X split once
-// per block.
+// narrow output would leave the 132 SMs without blocks (each X fragment
+// split by the warps that use it). Grouped experts: 128 W rows by 8, 16 or
+// 32 X rows per pass, one warp per 16 W rows, X split once per block (s).
 // Three parts: two (PARTS 2, 16 bits of x) missed fast's 1e-4 on the odd
 // checkpoints' prefill (docs/PERF.md "Prefill GEMM core").
 GEMM_MMA(3, 128, 64, 2, 4, false, )
 GEMM_MMA(3, 128, 32, 4, 2, false, )
-GEMM_MMA(3, 64, 32, 4, 2, true, s)
-GEMM_MMA(3, 64, 16, 4, 2, true, s)
+GEMM_MMA(3, 64, 32, 4, 2, false, )
+GEMM_MMA(3, 64, 16, 4, 2, false, )
 GEMM_MMA(3, 128, 32, 8, 1, true, s)
 GEMM_MMA(3, 128, 16, 8, 1, true, s)
 GEMM_MMA(3, 128, 8, 8, 1, true, s)

@@ -13,9 +13,8 @@ import (
 
 // gemmMma is one instance: the BF16 parts of each activation, W rows (BM)
 // by X rows (BN) per block, and whether the block splits each X tile into
-// its parts once (split: the grouped instances, one warp per 16 W rows, and
-// the 64-row dense ones) or each warp the X of its own fragments (the
-// 128-row dense ones, whose parts would not fit beside the ring).
+// its parts once (split: the grouped instances, one warp per 16 W rows) or
+// each warp the X of its own fragments (the dense ones).
 type gemmMma struct {
 	parts, bm, bn int
 	split         bool
@@ -35,7 +34,7 @@ var gemmMmaInstances = func() map[string]gemmMma {
 // gemmMmaShapes are the instances kernels/gemm.cu compiles (its GEMM_MMA
 // lines): the dense tiles first, largest first, then the grouped ones.
 var gemmMmaShapes = []gemmMma{
-	{gemmParts, 128, 64, false}, {gemmParts, 128, 32, false}, {gemmParts, 64, 32, true}, {gemmParts, 64, 16, true},
+	{gemmParts, 128, 64, false}, {gemmParts, 128, 32, false}, {gemmParts, 64, 32, false}, {gemmParts, 64, 16, false},
 	{gemmParts, 128, 32, true}, {gemmParts, 128, 16, true}, {gemmParts, 128, 8, true},
 }
 

@@ -22,10 +22,10 @@ func TestChooseGemmFast(t *testing.T) {
 		{300 * 8, 1024, 256, "m128n16s"}, // ~9
 		{700 * 8, 2048, 256, "m128n32s"}, // ~22
 		{70 * 3, 136, 6, "m128n32s"},
-		{60, 2048, 0, "m64n16s"},   // 4 × 32 = 128 blocks: the smallest tile
-		{60, 12352, 0, "m64n32s"},  // 2 × 97 = 194 of 128 × 32: too few; 2 × 193
-		{300, 2048, 0, "m64n32s"},  // 10 × 16 = 160 of 128 × 32; 10 × 32
-		{300, 1280, 0, "m64n16s"},  // 10 × 20 = 200 of 64 × 32; 19 × 20
+		{60, 2048, 0, "m64n16"},    // 4 × 32 = 128 blocks: the smallest tile
+		{60, 12352, 0, "m64n32"},   // 2 × 97 = 194 of 128 × 32: too few; 2 × 193
+		{300, 2048, 0, "m64n32"},   // 10 × 16 = 160 of 128 × 32; 10 × 32
+		{300, 1280, 0, "m64n16"},   // 10 × 20 = 200 of 64 × 32; 19 × 20
 		{300, 12352, 0, "m128n64"}, // 5 × 97 = 485
 		{700, 2048, 0, "m128n32"},  // 11 × 16 = 176 of 128 × 64; 22 × 16
 	} {
@@ -39,8 +39,8 @@ func TestChooseGemmFast(t *testing.T) {
 		}
 		g := Gemm{N: c.n, Rows: c.rows, Cols: 64, Groups: c.groups}
 		grid := g.mmaGrid(x)
-		if c.groups > 0 && !x.split {
-			t.Errorf("%+v: %s does not split X once per block", c, got)
+		if x.split != (c.groups > 0) {
+			t.Errorf("%+v: %s splits X once per block: %v, want it for the grouped experts only", c, got, x.split)
 		}
 		if grid[1]*x.bm < c.rows || (c.groups == 0 && grid[0]*x.bn < c.n) || (c.groups > 0 && (grid[0] != 1 || grid[2] != c.groups)) {
 			t.Errorf("%+v on %s: grid %v does not cover the output", c, got, grid)

@@ -85,15 +85,15 @@ type GemmMmaBF16Kernel string
 const (
 	GemmMmaBF16P3m128n64  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
 	GemmMmaBF16P3m128n32  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
-	GemmMmaBF16P3m64n32s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32s"
-	GemmMmaBF16P3m64n16s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16s"
+	GemmMmaBF16P3m64n32   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
+	GemmMmaBF16P3m64n16   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
 	GemmMmaBF16P3m128n32s GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32s"
 	GemmMmaBF16P3m128n16s GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16s"
 	GemmMmaBF16P3m128n8s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8s"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n32, GemmMmaBF16P3m64n32s, GemmMmaBF16P3m64n16s, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n8s}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n32, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n16, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n8s}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -111,15 +111,15 @@ type GemmMmaFP8Kernel string
 const (
 	GemmMmaFP8P3m128n64  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
 	GemmMmaFP8P3m128n32  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
-	GemmMmaFP8P3m64n32s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32s"
-	GemmMmaFP8P3m64n16s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16s"
+	GemmMmaFP8P3m64n32   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
+	GemmMmaFP8P3m64n16   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
 	GemmMmaFP8P3m128n32s GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32s"
 	GemmMmaFP8P3m128n16s GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16s"
 	GemmMmaFP8P3m128n8s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8s"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n32, GemmMmaFP8P3m64n32s, GemmMmaFP8P3m64n16s, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n8s}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n32, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n16, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n8s}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
