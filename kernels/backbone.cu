@@ -4,6 +4,7 @@
 // feed-forward in moe.cu.
 #include "gemv.cuh"
 #include "fused.cuh"
+#include "row_norm.cuh"
 
 // ---------------------------------------------------------------------------
 // Input rows (cpu.Backbone.Run's first loop): row i is table[toks[i]] (BF16)
@@ -51,36 +52,7 @@ __device__ __forceinline__ void add_rmsnorm_zc_row(unsigned int t, float* __rest
         }
         return v;
     };
-    // The thread's first ADDNORM_COLS columns (c = threadIdx.x + i·blockDim.x:
-    // all of a one-row step's 2048 on 1024 threads) in registers, their loads
-    // issued together and their gains loaded before the block's sum; any
-    // further columns in a loop. The sum of squares runs over the thread's
-    // columns in increasing order either way.
-    const int bd = blockDim.x;
-    float v[ADDNORM_COLS], g[ADDNORM_COLS];
-    typename P::Sum ss = 0;
-#pragma unroll
-    for (int i = 0; i < ADDNORM_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        v[i] = c < H ? add(c) : 0.f;
-    }
-#pragma unroll
-    for (int i = 0; i < ADDNORM_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        if (c < H) ss += P::sq(v[i]);
-        g[i] = c < H ? w[c] : 0.f;
-    }
-    for (int c = threadIdx.x + ADDNORM_COLS * bd; c < H; c += bd) ss += P::sq(add(c));
-    ss = block_sum(ss, red);
-    const float inv = P::inv_rms(ss, H, eps);
-    float* o = normed + (size_t)t * npitch;
-#pragma unroll
-    for (int i = 0; i < ADDNORM_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        if (c < H) o[c] = P::zc_norm(v[i], inv, g[i]);
-    }
-    for (int c = threadIdx.x + ADDNORM_COLS * bd; c < H; c += bd) o[c] = P::zc_norm(xr[c], inv, w[c]);
-    for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
+    row_value_rmsnorm_zc<P, ADDNORM_COLS, false>(add, xr, normed + (size_t)t * npitch, w, H, npitch, eps, red);
 }
 template <class P>
 __device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,

@@ -6,6 +6,7 @@
 // in one BF16 matrix; experts gathered by id).
 #include "gemv.cuh"
 #include "fused.cuh"
+#include "row_norm.cuh"
 #include "expert_addr.cuh"
 
 #define MOE_MAX_EXPERTS 1024
@@ -481,37 +482,7 @@ __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ 
         xr[c] = v;
         return v;
     };
-    // The thread's first COMBINE_COLS columns (c = threadIdx.x + i·blockDim.x:
-    // all of a one-row step's 2048 on 1024 threads) in registers, their loads
-    // issued together and their gains loaded before the block's sum; any
-    // further columns in a loop. The sum of squares runs over the thread's
-    // columns in increasing order either way.
-    const int bd = blockDim.x;
-    float v[COMBINE_COLS], g[COMBINE_COLS];
-    typename P::Sum ss = 0;
-#pragma unroll
-    for (int i = 0; i < COMBINE_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        v[i] = c < H ? combine(c) : 0.f;
-    }
-#pragma unroll
-    for (int i = 0; i < COMBINE_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        if (c < H) ss += P::sq(v[i]);
-        g[i] = nw && c < H ? nw[c] : 0.f;
-    }
-    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) ss += P::sq(combine(c));
-    if (!nw) return;
-    ss = block_sum(ss, red);
-    const float inv = P::inv_rms(ss, H, eps);
-    float* o = normed + (size_t)t * npitch;
-#pragma unroll
-    for (int i = 0; i < COMBINE_COLS; i++) {
-        const int c = threadIdx.x + i * bd;
-        if (c < H) o[c] = P::zc_norm(v[i], inv, g[i]);
-    }
-    for (int c = threadIdx.x + COMBINE_COLS * bd; c < H; c += bd) o[c] = P::zc_norm(xr[c], inv, nw[c]);
-    for (int c = H + threadIdx.x; c < npitch; c += bd) o[c] = 0.f;
+    row_value_rmsnorm_zc<P, COMBINE_COLS, true>(combine, xr, normed + (size_t)t * npitch, nw, H, npitch, eps, red);
 }
 template <class P>
 __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
