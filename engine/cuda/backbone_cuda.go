@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -781,7 +780,7 @@ func (b *Backbone) gateUpGemv(q *Queue, L *backboneLayer, n int, ids *Block) Gem
 // routesInGateUp reports whether a step of n rows routes layer L inside its
 // gate·up launch (MoEGateUpRoute) rather than in a launch of its own.
 func (b *Backbone) routesInGateUp(q *Queue, L *backboneLayer, n int) bool {
-	return !splitRoute && slices.Contains(gateUpRouteVariants[L.x.FP8], b.gateUpGemv(q, L, n, nil).Variant)
+	return routedGateUp(b.gateUpGemv(q, L, n, nil).Variant, L.x.FP8, b.d.Numerics.Exact())
 }
 
 // gateUpGEMV runs the gate and up projections of n·k (row, expert) pairs

@@ -183,12 +183,24 @@ func moeDownArgs(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Bl
 	}, [3]int{(h + rowsPerBlock - 1) / rowsPerBlock, k + 1, 1}, nil
 }
 
-// gateUpRouteVariants are the GEMV instances kernels/moe.cu compiles with
-// the routing in front (moe_gate_up_*), by weight format (FP8: true): the
-// ones ChooseGemv and ChooseGemvF64 give a step's gate·up projection.
-var gateUpRouteVariants = map[bool][]GemvVariant{
-	true:  {{32, 4, 4}, {64, 4, 2}, {32, 8, 1}, {256, 4, 1}},
-	false: {{128, 2, 2}, {32, 4, 2}},
+// routedGateUp reports whether kernels/moe.cu compiles GEMV variant v of
+// the gathered gate·up projection with the routing in front (moe_gate_up_*,
+// by the generated lists of its instances) for the weight format (FP8: true)
+// and policy, and $PROSCENIUM_GPU_SPLIT_ROUTE does not ask for two launches.
+func routedGateUp(v GemvVariant, fp8, exact bool) bool {
+	if splitRoute {
+		return false
+	}
+	n := v.Name()
+	switch {
+	case fp8 && exact:
+		return slices.Contains(kernel.MoEGateUpFP8dKernels, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+n))
+	case fp8:
+		return slices.Contains(kernel.MoEGateUpFP8Kernels, kernel.MoEGateUpFP8Kernel("moe_gate_up_fp8_"+n))
+	case exact:
+		return slices.Contains(kernel.MoEGateUpBF16dKernels, kernel.MoEGateUpBF16dKernel("moe_gate_up_bf16d_"+n))
+	}
+	return slices.Contains(kernel.MoEGateUpBF16Kernels, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+n))
 }
 
 // splitRoute is $PROSCENIUM_GPU_SPLIT_ROUTE = 1: a step's routing and
@@ -206,8 +218,8 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // with nothing enqueued, when that instance is not compiled with the
 // routing (the caller then runs the two launches).
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
-	fp8 := S != nil
-	if !slices.Contains(gateUpRouteVariants[fp8], g.Variant) || splitRoute {
+	fp8, exact := S != nil, q.d.Numerics.Exact()
+	if !routedGateUp(g.Variant, fp8, exact) {
 		return false, nil
 	}
 	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
@@ -235,25 +247,20 @@ func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E
 		return false, err
 	}
 	blocks, _ := g.Variant.Grid(g.Rows)
-	grid, w, v := [3]int{blocks, g.N, 1}, devPtr(W).Add(g.WOff), g.Variant.Name()
-	exact := q.d.Numerics.Exact()
+	grid, v := [3]int{blocks, g.N, 1}, g.Variant.Name()
+	// The four instance families share one signature (BF16's S unused).
+	a := kernel.MoEGateUpFP8Args{Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: devPtr(W).Add(g.WOff), S: sa,
+		Mstride: mstride, Sstride: sstride, Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x),
+		Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table}
 	switch {
 	case fp8 && exact:
-		err = kernel.MoEGateUpFP8d(q, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpFP8dArgs{
-			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+		err = kernel.MoEGateUpFP8d(q, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpFP8dArgs(a))
 	case fp8:
-		err = kernel.MoEGateUpFP8(q, kernel.MoEGateUpFP8Kernel("moe_gate_up_fp8_"+v), grid, gemvThreads, kernel.MoEGateUpFP8Args{
-			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, S: sa, Mstride: mstride, Sstride: sstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+		err = kernel.MoEGateUpFP8(q, kernel.MoEGateUpFP8Kernel("moe_gate_up_fp8_"+v), grid, gemvThreads, a)
 	case exact:
-		err = kernel.MoEGateUpBF16d(q, kernel.MoEGateUpBF16dKernel("moe_gate_up_bf16d_"+v), grid, gemvThreads, kernel.MoEGateUpBF16dArgs{
-			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+		err = kernel.MoEGateUpBF16d(q, kernel.MoEGateUpBF16dKernel("moe_gate_up_bf16d_"+v), grid, gemvThreads, kernel.MoEGateUpBF16dArgs(a))
 	default:
-		err = kernel.MoEGateUpBF16(q, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+v), grid, gemvThreads, kernel.MoEGateUpBF16Args{
-			Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: w, Mstride: mstride,
-			Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x), Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table})
+		err = kernel.MoEGateUpBF16(q, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+v), grid, gemvThreads, kernel.MoEGateUpBF16Args(a))
 	}
 	return err == nil, err
 }
