@@ -271,9 +271,6 @@ func (b *Backbone) Prefill(rows []BackboneRow) ([]float32, error) {
 		return nil, err
 	}
 	out := make([]float32, len(rows)*H)
-	if err := b.d.Sync(); err != nil { // the uploads below are not ordered with the stream
-		return nil, err
-	}
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
@@ -824,9 +821,6 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	toks := make([]int32, len(rows))
 	emb := make([]float32, len(rows)*H)
 	if err := b.checkRows(rows, toks, emb); err != nil {
-		return err
-	}
-	if err := b.d.Sync(); err != nil {
 		return err
 	}
 	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb), b.uploadBlockPos(len(rows))); err != nil {

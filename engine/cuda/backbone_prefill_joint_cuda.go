@@ -86,9 +86,6 @@ func (b *Backbone) PrefillSlots(parts []SlotRows) error {
 	if err := b.rowInputs(rows, toks, emb); err != nil {
 		return err
 	}
-	if err := b.d.Sync(); err != nil { // the uploads below are not ordered with the stream
-		return err
-	}
 	if err := firstErr(Upload(b.d, b.work, p.Toks, toks), Upload(b.d, b.work, p.Emb, emb), Upload(b.d, b.work, p.BlockPos, blockPos)); err != nil {
 		return err
 	}

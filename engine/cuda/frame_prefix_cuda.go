@@ -160,9 +160,6 @@ func (f *Frames) restorePrefix(s *devicePrefix) error {
 		f.fault = err
 		return err
 	}
-	if err := f.d.Sync(); err != nil { // the position upload is not ordered with the stream
-		return err
-	}
 	return f.bb.SetLen(s.rows) // the slot the take is in (Backbone.UseSlot)
 }
 

@@ -246,11 +246,9 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	if err := prefill(max(start, prefix), len(p)); err != nil {
 		return err
 	}
-	// Every later backbone row is an embedding (the feedback row).
+	// Every later backbone row is an embedding (the feedback row). Upload
+	// returns with the stream drained: the prompt's work is done.
 	if err := Upload(f.d, f.bb.work, f.bb.Plan.Toks, []int32{-1}); err != nil {
-		return err
-	}
-	if err := f.d.Sync(); err != nil {
 		return err
 	}
 	f.begun = true

@@ -295,10 +295,7 @@ func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error
 		slots[k] = int32(tk.slot)
 	}
 	// Every later backbone row is an embedding (the feedback row), as
-	// BeginPrompt leaves it. (The uploads are not ordered with the stream.)
-	if err := s.d.Sync(); err != nil {
-		return err
-	}
+	// BeginPrompt leaves it.
 	if err := firstErr(Upload(s.d, b.work, p.Toks, []int32{-1}), Upload(s.d, b.work, p.RowSlots, slots)); err != nil {
 		return err
 	}

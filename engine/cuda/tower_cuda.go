@@ -279,11 +279,8 @@ func (t *Tower) Force(codes []int) error {
 }
 
 // writeControl copies words into the control block from word off once the
-// stream's work is done (the copy does not queue behind it).
+// stream's work is done (Upload drains it first).
 func (t *Tower) writeControl(off int, words []uint32) error {
-	if err := t.d.Sync(); err != nil {
-		return err
-	}
 	return Upload(t.d, t.ctrl, int64(off)*4, words)
 }
 
