@@ -234,10 +234,18 @@ func (s *scheduler) run() {
 		}
 
 		var ready []*job // live takes whose callers have their last events
+		stopped := false
 		for _, j := range live {
 			if j.events.settled() {
+				// A caller that stopped its take from a listener did so
+				// before its events settled, maybe after the check above:
+				// it leaves at the top, not after one frame more.
+				stopped = stopped || j.ctx.Err() != nil
 				ready = append(ready, j)
 			}
+		}
+		if stopped {
+			continue
 		}
 		if len(ready) == 0 {
 			<-s.wake // an event delivered, a stop, a new take or Close
