@@ -468,13 +468,20 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 }
 
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
-// when !valid (src-size 0; src must still be a mapped address).
-template <int BYTES>
+// when !valid (src-size 0; src must still be a mapped address). PF: ask L2
+// to fetch the whole aligned 256 bytes around src (.L2::256B, a hint): a
+// step reads 32 (FP8) or 64 (BF16) bytes of each W row, so the next four to
+// eight steps of the row come from L2 instead of separate DRAM requests.
+template <int BYTES, bool PF = false>
 __device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
     const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
     const int n = valid ? BYTES : 0;
-    if (BYTES == 16)
+    if (BYTES == 16 && PF)
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
+    else if (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
+    else if (PF)
+        asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
 }
@@ -493,6 +500,11 @@ struct GemmMmaBF16 {
         const uint4 v = *reinterpret_cast<const uint4*>(tile + r * ROWB + 16 * tq);
         a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
     }
+    // half: a[2s], a[2s+1] of frag alone (P0, P1 of half s).
+    __device__ static void half(const uint8_t* tile, int r, int tq, int s, uint32_t& p0, uint32_t& p1) {
+        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 16 * tq + 8 * s);
+        p0 = v.x, p1 = v.y;
+    }
 };
 struct GemmMmaFP8 {
     static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 2;
@@ -507,6 +519,9 @@ struct GemmMmaFP8 {
         const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
         widen(v.x, a[0], a[1]);
         widen(v.y, a[2], a[3]);
+    }
+    __device__ static void half(const uint8_t* tile, int r, int tq, int s, uint32_t& p0, uint32_t& p1) {
+        widen(*reinterpret_cast<const uint32_t*>(tile + r * ROWB + 8 * tq + 4 * s), p0, p1);
     }
 };
 
@@ -526,7 +541,51 @@ __device__ __forceinline__ void gemm_mma_pair(float4 v, float sc, uint32_t* p0, 
 // byte offset of chunk c of row r.
 __device__ __forceinline__ int gemm_mma_xoff(int r, int c) { return r * (GEMM_MMA_BK * 4) + ((c ^ (r & 1)) << 4); }
 
-template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS>
+// LDSM layouts (BF16 W, PIPE, X split per warp). The MMA's k order: half s
+// of a step is columns 16s … 16s+15, k in order (ldmatrix gives lane (g,
+// tq) the A elements k 2tq, 2tq+1 and 2tq+8, 2tq+9 of rows g and g + 8).
+// W: byte offset of 16-byte chunk c (8 columns) of row r of a 64-byte row,
+// the chunk XOR-swizzled by (r >> 1) & 3 so that the eight rows of an
+// 8 × 8 matrix hit eight distinct 16-byte bank groups.
+__device__ __forceinline__ int gemm_mma_ldsm_woff(int r, int c) { return r * 64 + ((c ^ ((r >> 1) & 3)) << 4); }
+// X: 16-byte chunk c (columns 4c … 4c+3) of row r (128 bytes, four
+// 32-byte sectors), the sector XOR-swizzled by r & 3: lane quad tq of half s
+// reads 8 bytes at column 16s + 2tq (its P0: k 2tq, 2tq+1) and at 16s + 8 +
+// 2tq (P1: k 2tq+8, 2tq+9), sectors 2s and 2s + 1, and the four rows of a
+// half warp's loads hit four distinct sectors (no bank conflicts).
+__device__ __forceinline__ int gemm_mma_ldsm_xoff(int r, int c) {
+    return r * 128 + ((((c >> 1) ^ (r & 3)) << 5) | ((c & 1) << 4));
+}
+__device__ __forceinline__ float4 gemm_mma_ldsm_x(const uint8_t* xs, int r, int s, int tq) {
+    const float2 p0 = *reinterpret_cast<const float2*>(xs + r * 128 + (((2 * s) ^ (r & 3)) << 5) + 8 * tq);
+    const float2 p1 = *reinterpret_cast<const float2*>(xs + r * 128 + (((2 * s + 1) ^ (r & 3)) << 5) + 8 * tq);
+    return make_float4(p0.x, p0.y, p1.x, p1.y);
+}
+
+// ldmatrix_x4 loads four 8 × 8 BF16 matrices (lane l gives the address of
+// row l & 7 of matrix l >> 3) as one A fragment.
+__device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(s));
+}
+
+// Variants of an instance (gemm31, docs/PERF.md "gemm31"), each the same
+// MMAs in the same order into the same accumulators, so the same bits:
+// GEMM_MMA_PF asks L2 for 256 bytes around each copied piece (cp_async PF);
+// GEMM_MMA_PIPE pipelines the fragments a half step (k16) ahead: while
+// half s's MMAs run, the warp loads (widens, splits) the next half's
+// fragments, the next step's first half from tile kt + 1, which the ring
+// then holds during step kt (as XS does). Without it a step loads and splits
+// all of its fragments, then issues its MMAs, and the barrier that starts
+// the next step keeps the two from overlapping. XS with PIPE: the block's
+// split of tile kt + 1 comes after the first half's MMAs, and the parts of
+// each step's first half are read after its barrier.
+#define GEMM_MMA_PF 1
+#define GEMM_MMA_PIPE 2
+
+template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS, int OPT>
 __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
@@ -540,7 +599,13 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // XS: the parts double buffer, PARTB bytes a part ([BN rows][16 words]).
     constexpr int PARTB = BN * (GEMM_MMA_BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
     constexpr int ST = (GEMM_MMA_SMEM - PBYTES) / STAGE > 8 ? 8 : (GEMM_MMA_SMEM - PBYTES) / STAGE;
-    static_assert(ST >= (XS ? 3 : 2), "the ring holds the step's tiles and one in flight");
+    constexpr bool PF = (OPT & GEMM_MMA_PF) != 0, PIPE = (OPT & GEMM_MMA_PIPE) != 0;
+    // Tiles a step needs in the ring: its own, and (XS, PIPE) the next.
+    constexpr int AHEAD = XS || PIPE ? 2 : 1;
+    static_assert(ST >= AHEAD + 1, "the ring holds the step's tiles and one in flight");
+    // LDSM (PIPE, BF16 W, X split per warp): A fragments by ldmatrix, in
+    // the MMA's own k order (gemm_mma_ldsm_* above), and X read in it.
+    constexpr bool LDSM = PIPE && WT::ELEM == 2 && !XS;
     __shared__ __align__(128) uint8_t ring[ST * STAGE + PBYTES];
     uint32_t* const parts = reinterpret_cast<uint32_t*>(ring + ST * STAGE);
 
@@ -579,7 +644,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         wok[u] = m0 + r < rows;
         wcol[u] = c * 16 / WT::ELEM;  // element column within the tile
         wsrc[u] = W + ((size_t)min(m0 + r, rows - 1) * cols + wcol[u]) * WT::ELEM;
-        wdst[u] = r * WT::ROWB + c * 16;
+        wdst[u] = LDSM ? gemm_mma_ldsm_woff(r, c) : r * WT::ROWB + c * 16;
     }
     // X tile copies: BN rows × 8 pieces of 4 floats.
     constexpr int XL = (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
@@ -597,7 +662,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             const int m = x0 + r;
             xok[u] = m < end;
             xsrc[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u];
-            xdst[u] = WBYTES + gemm_mma_xoff(r, c);
+            xdst[u] = WBYTES + (LDSM ? gemm_mma_ldsm_xoff(r, c) : gemm_mma_xoff(r, c));
         }
         // Tile kt (W and X) into stage st: one commit group.
         auto load = [&](int st, int kt) {
@@ -610,12 +675,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 const uint8_t* src = wsrc[u] + (size_t)k0 * WT::ELEM;
                 if (wide) {
                     const bool ok = wok[u] && k < cols;
-                    cp_async<16>(stage + wdst[u], ok ? src : W, ok);
+                    cp_async<16, PF>(stage + wdst[u], ok ? src : W, ok);
                 } else {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const bool ok = wok[u] && k + 8 * h < cols;
-                        cp_async<8>(stage + wdst[u] + 8 * h, ok ? src + 8 * h : W, ok);
+                        cp_async<8, PF>(stage + wdst[u] + 8 * h, ok ? src + 8 * h : W, ok);
                     }
                 }
             }
@@ -623,7 +688,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                cp_async<16, PF>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
             }
             cp_async_commit();
         };
@@ -659,25 +724,113 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 #pragma unroll
                     for (int c = 0; c < 4; c++) acc[q][i][j][c] = 0.f;
 
+        // PIPE: half s of a step's fragments, A [i][row g P0, g+8 P0, g P1,
+        // g+8 P1] (the MMA's a0…a3) and B [j][P0, P1][part]; the MMAs of a
+        // half, in the order of the loop below.
+        auto half_a = [&](const uint8_t* ws, int s, uint32_t(&a)[MI][4]) {
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                if (LDSM) {
+                    // Lanes 8m … 8m+7 address matrix m's rows: a0 rows 0–7
+                    // of the 16, k 0–7 (chunk 2s of the row); a1 rows 8–15;
+                    // a2, a3 the same rows, k 8–15 (chunk 2s + 1).
+                    const int r = wm * MI * 16 + i * 16 + (lane & 7) + (lane & 8);
+                    ldmatrix_x4(ws + gemm_mma_ldsm_woff(r, 2 * s + (lane >> 4)), a[i]);
+                    continue;
+                }
+                const int r = wm * MI * 16 + i * 16 + g;
+                WT::half(ws, r, tq, s, a[i][0], a[i][2]);
+                WT::half(ws, r + 8, tq, s, a[i][1], a[i][3]);
+            }
+        };
+        auto half_b = [&](const uint8_t* ws, int kt, int s, uint32_t(&b)[NJ][2][PARTS]) {
+            const float sc = XS ? 1.f : scale(kt);
+#pragma unroll
+            for (int j = 0; j < NJ; j++) {
+                const int r = wn * NJ * 8 + j * 8 + g;
+                if (XS) {
+                    const uint32_t* pb =
+                        parts + (kt & 1) * (PARTS * PARTB / 4) + r * (GEMM_MMA_BK / 2) + 4 * tq + 2 * s;
+#pragma unroll
+                    for (int p = 0; p < PARTS; p++) {
+                        const uint2 v = *reinterpret_cast<const uint2*>(pb + p * (PARTB / 4));
+                        b[j][0][p] = v.x, b[j][1][p] = v.y;
+                    }
+                } else {
+                    // LDSM: x at k 2tq, 2tq+1, 2tq+8, 2tq+9 of half s, the
+                    // pairs P0, P1 as for GAP 1.
+                    const float4 v = LDSM ? gemm_mma_ldsm_x(ws + WBYTES, r, s, tq)
+                                          : *reinterpret_cast<const float4*>(ws + WBYTES + gemm_mma_xoff(r, 2 * tq + s));
+                    gemm_mma_pair<WT, PARTS>(v, sc, b[j][0], b[j][1]);
+                }
+            }
+        };
+        auto half_mma = [&](const uint32_t(&a)[MI][4], const uint32_t(&b)[NJ][2][PARTS]) {
+#pragma unroll
+            for (int p = PARTS - 1; p >= 0; p--)
+#pragma unroll
+                for (int j = 0; j < NJ; j++)
+#pragma unroll
+                    for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCP][i][j], a[i], b[j][0][p], b[j][1][p]);
+        };
+        uint32_t an[MI][4], bn[NJ][2][PARTS];  // PIPE: the next step's first half (bn: not XS)
+
         // Tile kt is commit group kt (groups past the last tile are empty).
-        // A step begins with tile kt in the ring, and (XS) tile kt + 1 too,
-        // whose X it splits while tile kt's parts (split the step before)
-        // feed the MMAs: with ST − 1 groups issued ahead, waiting until
-        // ST − 1 − AHEAD are pending.
-        constexpr int AHEAD = XS ? 2 : 1;
+        // A step begins with tile kt in the ring, and (XS, PIPE) tile kt + 1
+        // too, whose X it splits (XS) and whose first half's fragments it
+        // loads (PIPE) while tile kt's feed the MMAs: with ST − 1 groups
+        // issued ahead, waiting until ST − 1 − AHEAD are pending.
 #pragma unroll
         for (int st = 0; st < ST - 1; st++) {
             if (st < ktiles) load(st, st);
             else cp_async_commit();
         }
-        if (XS) {
+        if (XS || PIPE) {
             cp_async_wait<ST - 2>();
             __syncthreads();  // tile 0 is in for every thread
-            split(0, 0);
+            if (XS) split(0, 0);
+            if (PIPE) {
+                if (!LDSM) half_a(ring, 0, an);
+                if (!XS) half_b(ring, 0, 0, bn);
+            }
         }
         // Stages of tile kt (st), kt + 1 (st1) and kt + ST − 1 (the one step
         // kt − 1 used, refilled now).
-        for (int kt = 0, st = 0, st1 = 1 % ST, stl = ST - 1; kt < ktiles; kt++) {
+        for (int kt = 0, st = 0, st1 = 1 % ST, stl = ST - 1; kt < ktiles && PIPE; kt++) {
+            cp_async_wait<ST - 1 - AHEAD>();
+            // Tiles kt and kt + 1 (XS: tile kt's parts) are in for every
+            // thread; step kt − 1 is done with its stage and parts buffer.
+            __syncthreads();
+            if (kt + ST - 1 < ktiles) load(stl, kt + ST - 1);
+            else cp_async_commit();
+            const int stn = st1;  // tile kt + 1's stage
+            const uint8_t *ws = ring + st * STAGE, *ws1 = ring + stn * STAGE;
+            stl = st, st = st1, st1 = st1 + 1 == ST ? 0 : st1 + 1;
+
+            // LDSM: A by ldmatrix (one instruction a fragment) as each half
+            // begins, not a half ahead (registers: the 128 × 64 tile spilt).
+            uint32_t a1[MI][4], b0[NJ][2][PARTS], b1[NJ][2][PARTS];
+            if (XS) half_b(ws, kt, 0, b0);
+#pragma unroll
+            for (int j = 0; j < NJ; j++)
+#pragma unroll
+                for (int q = 0; q < 2; q++)
+#pragma unroll
+                    for (int p = 0; p < PARTS; p++)
+                        if (!XS) b0[j][q][p] = bn[j][q][p];
+            if (LDSM) half_a(ws, 0, an);
+            if (!LDSM) half_a(ws, 1, a1);
+            half_b(ws, kt, 1, b1);
+            half_mma(an, b0);
+            if (LDSM) half_a(ws, 1, a1);
+            if (kt + 1 < ktiles) {
+                if (XS) split(kt + 1, stn);
+                if (!LDSM) half_a(ws1, 0, an);
+                if (!XS) half_b(ws1, kt + 1, 0, bn);
+            }
+            half_mma(a1, b1);
+        }
+        for (int kt = 0, st = 0, st1 = 1 % ST, stl = ST - 1; kt < ktiles && !PIPE; kt++) {
             cp_async_wait<ST - 1 - AHEAD>();
             // Tile kt (XS: and kt + 1, and tile kt's parts) are in for every
             // thread; step kt − 1 is done with its stage and parts buffer.
@@ -750,26 +903,33 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     }
 }
 
-// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}[s]: the tensor-core GEMM's
-// instances (s: X split once per block, XS), with the signatures of the
-// FP64 ones (engine/cuda ChooseGemmFast picks).
-#define GEMM_MMA(P, BM, BN, WM, WN, XS, SUF)                                                                          \
+// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}[s][q][l]: the tensor-core GEMM's
+// instances (s: X split once per block, XS; q: GEMM_MMA_PIPE; l:
+// GEMM_MMA_PF), with the signatures of the FP64 ones (engine/cuda
+// ChooseGemmFast picks).
+#define GEMM_MMA(P, BM, BN, WM, WN, XS, OPT, SUF)                                                                     \
     extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN##SUF(          \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
         int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
         const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
-        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P, XS>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows,   \
-                                                          cols, xstride, ystride, offsets, ids, rowids, mstride, 0,  \
-                                                          n);                                                        \
+        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P, XS, OPT>(Y, reinterpret_cast<const uint8_t*>(W), nullptr, X,    \
+                                                               rows, cols, xstride, ystride, offsets, ids, rowids,    \
+                                                               mstride, 0, n);                                        \
     }                                                                                                                 \
     extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p##P##m##BM##n##BN##SUF(           \
         float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
         const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
         int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
         const int32_t* __restrict__ rowids) {                                                                        \
-        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P, XS>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids,      \
-                                                         rowids, mstride, sstride, n);                               \
+        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P, XS, OPT>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, \
+                                                              rowids, mstride, sstride, n);                           \
     }
+// An instance and its three variants (engine/cuda gemm_fast.go names them).
+#define GEMM_MMA_ALL(P, BM, BN, WM, WN, XS, SUF)                   \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, 0, SUF)                        \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PIPE, SUF##q)         \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PF, SUF##l)           \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PIPE | GEMM_MMA_PF, SUF##ql)
 
 // Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
 // narrow output would leave the 132 SMs without blocks (each X fragment
@@ -777,10 +937,10 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 // 32 X rows per pass, one warp per 16 W rows, X split once per block (s).
 // Three parts: two (PARTS 2, 16 bits of x) missed fast's 1e-4 on the odd
 // checkpoints' prefill (docs/PERF.md "Prefill GEMM core").
-GEMM_MMA(3, 128, 64, 2, 4, false, )
-GEMM_MMA(3, 128, 32, 4, 2, false, )
-GEMM_MMA(3, 64, 32, 4, 2, false, )
-GEMM_MMA(3, 64, 16, 4, 2, false, )
-GEMM_MMA(3, 128, 32, 8, 1, true, s)
-GEMM_MMA(3, 128, 16, 8, 1, true, s)
-GEMM_MMA(3, 128, 8, 8, 1, true, s)
+GEMM_MMA_ALL(3, 128, 64, 2, 4, false, )
+GEMM_MMA_ALL(3, 128, 32, 4, 2, false, )
+GEMM_MMA_ALL(3, 64, 32, 4, 2, false, )
+GEMM_MMA_ALL(3, 64, 16, 4, 2, false, )
+GEMM_MMA_ALL(3, 128, 32, 8, 1, true, s)
+GEMM_MMA_ALL(3, 128, 16, 8, 1, true, s)
+GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)

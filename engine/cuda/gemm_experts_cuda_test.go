@@ -79,6 +79,7 @@ func TestGemmGroupedExperts(t *testing.T) {
 				for _, s := range gemmMmaShapes {
 					kernels = append(kernels, s.name())
 				}
+				kernels = gemmKernelsNamed(kernels)
 				for _, k := range kernels {
 					g.Kernel = k
 					y := poisoned(t, nk*shape.rows)

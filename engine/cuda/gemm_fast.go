@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"fmt"
+	"os"
 	"strconv"
 
 	"proscenium/engine/cuda/kernel"
@@ -12,17 +14,21 @@ import (
 // (the FP64 instances keep the CPU's bits).
 
 // gemmMma is one instance: the BF16 parts of each activation, W rows (BM)
-// by X rows (BN) per block, and whether the block splits each X tile into
-// its parts once (split: the grouped instances, one warp per 16 W rows) or
-// each warp the X of its own fragments (the dense ones).
+// by X rows (BN) per block, whether the block splits each X tile into its
+// parts once (split: the grouped instances, one warp per 16 W rows) or each
+// warp the X of its own fragments (the dense ones), and gemm31's variants
+// (kernels/gemm.cu GEMM_MMA_PIPE, GEMM_MMA_PF): pipe loads each half step's
+// fragments while the previous half's MMAs run (BF16 dense: A by ldmatrix),
+// prefetch asks L2 for 256 bytes around every copied piece.
 type gemmMma struct {
-	parts, bm, bn int
-	split         bool
+	parts, bm, bn  int
+	split          bool
+	pipe, prefetch bool
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
 // ("p3m128n64": three parts, 128 W rows by 64 X rows; "p3m128n16s": split
-// once per block).
+// once per block; a suffix q, l or ql: the variants).
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
 	for _, s := range gemmMmaShapes {
@@ -31,11 +37,40 @@ var gemmMmaInstances = func() map[string]gemmMma {
 	return m
 }()
 
-// gemmMmaShapes are the instances kernels/gemm.cu compiles (its GEMM_MMA
+// gemmMmaBase are the instances' tiles (kernels/gemm.cu's GEMM_MMA_ALL
 // lines): the dense tiles first, largest first, then the grouped ones.
-var gemmMmaShapes = []gemmMma{
-	{gemmParts, 128, 64, false}, {gemmParts, 128, 32, false}, {gemmParts, 64, 32, false}, {gemmParts, 64, 16, false},
-	{gemmParts, 128, 32, true}, {gemmParts, 128, 16, true}, {gemmParts, 128, 8, true},
+var gemmMmaBase = []gemmMma{
+	{parts: gemmParts, bm: 128, bn: 64}, {parts: gemmParts, bm: 128, bn: 32}, {parts: gemmParts, bm: 64, bn: 32},
+	{parts: gemmParts, bm: 64, bn: 16},
+	{parts: gemmParts, bm: 128, bn: 32, split: true}, {parts: gemmParts, bm: 128, bn: 16, split: true},
+	{parts: gemmParts, bm: 128, bn: 8, split: true},
+}
+
+// gemmMmaShapes are the instances kernels/gemm.cu compiles, in its order:
+// each tile as it is, then its variants q, l and ql (GEMM_MMA_ALL).
+var gemmMmaShapes = func() []gemmMma {
+	var all []gemmMma
+	for _, b := range gemmMmaBase {
+		for _, v := range gemmVariants {
+			x, _ := b.variant(v)
+			all = append(all, x)
+		}
+	}
+	return all
+}()
+
+// gemmVariants are the variant suffixes each tile is compiled with ("":
+// the tile as before gemm31).
+var gemmVariants = []string{"", "q", "l", "ql"}
+
+// variant is x with the variant of suffix v ("", q, l, ql).
+func (x gemmMma) variant(v string) (gemmMma, error) {
+	switch v {
+	case "", "q", "l", "ql":
+		x.pipe, x.prefetch = v == "q" || v == "ql", v == "l" || v == "ql"
+		return x, nil
+	}
+	return x, fmt.Errorf("cuda: GEMM variant %q (want one of \"\", q, l, ql)", v)
 }
 
 func (x gemmMma) name() string {
@@ -43,8 +78,20 @@ func (x gemmMma) name() string {
 	if x.split {
 		s += "s"
 	}
+	if x.pipe {
+		s += "q"
+	}
+	if x.prefetch {
+		s += "l"
+	}
 	return s
 }
+
+// gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q, l, ql) of
+// every instance ChooseGemmFast picks; empty: none, the tiles as before
+// gemm31 (docs/PERF.md "gemm31": the default until a device run shows a
+// variant faster).
+var gemmVariant = os.Getenv("PROSCENIUM_GPU_GEMM_VARIANT")
 
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
 const gemmMmaThreads = kernel.GemmMmaThreads
@@ -67,7 +114,13 @@ const gemmSMs = 132
 // then 128 × 32, 64 × 32, 64 × 16; measured best or within 5% of it on the
 // full geometry's projections of 60, 300 and 700 rows but one, docs/PERF.md
 // "Prefill GEMM core").
+// The instance is the tile's variant gemmVariant names; an unknown
+// variant gives a name no instance has, which Gemm.instance reports.
 func ChooseGemmFast(n, rows, groups int) string {
+	return chooseGemmTile(n, rows, groups).name() + gemmVariant
+}
+
+func chooseGemmTile(n, rows, groups int) gemmMma {
 	if groups > 0 {
 		bn := 32
 		switch mean := (n + groups - 1) / groups; {
@@ -76,15 +129,15 @@ func ChooseGemmFast(n, rows, groups int) string {
 		case mean <= 16:
 			bn = 16
 		}
-		return gemmMma{gemmParts, 128, bn, true}.name()
+		return gemmMma{parts: gemmParts, bm: 128, bn: bn, split: true}
 	}
-	dense := gemmMmaShapes[:4]
+	dense := gemmMmaBase[:4]
 	for _, s := range dense {
 		if ((n+s.bn-1)/s.bn)*((rows+s.bm-1)/s.bm) >= 2*gemmSMs {
-			return s.name()
+			return s
 		}
 	}
-	return dense[len(dense)-1].name()
+	return dense[len(dense)-1]
 }
 
 // mmaGrid is the grid of g on instance x: dense (X tiles, W tiles, 1);

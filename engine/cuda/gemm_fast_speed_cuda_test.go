@@ -18,8 +18,10 @@ import (
 // flops (not the parts' extra MMAs), GB/s the weights read once (grouped: the
 // experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick;
 // a line per n sums one layer's experts (gate·up and down) on the picks, in
-// TB/s of expert weights. The figures are docs/PERF.md "Prefill GEMM core"
-// and "grouped28".
+// TB/s of expert weights. Every tile runs as it is; the pick's tile also
+// as each gemm31 variant (q, l, ql: gemm_fast.go), and a line per shape and
+// per n of experts compares them. The figures are docs/PERF.md "Prefill
+// GEMM core", "grouped28" and "gemm31".
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -27,8 +29,25 @@ func TestGemmFastSpeed(t *testing.T) {
 	const batches, perBatch, copies = 5, 8, 4
 	r := newRand(t)
 	var names []string
-	for _, s := range gemmMmaShapes {
+	for _, s := range gemmMmaBase {
 		names = append(names, s.name())
+	}
+	// timed: the tiles, then the pick's tile's variants.
+	timed := func(n, rows, groups int) (ks []string, tile string) {
+		tile = chooseGemmTile(n, rows, groups).name()
+		ks = append(ks, names...)
+		for _, v := range gemmVariants[1:] {
+			ks = append(ks, tile+v)
+		}
+		return ks, tile
+	}
+	// compare logs the pick's tile against its variants.
+	compare := func(what string, tile string, ms map[string]float64) {
+		line := fmt.Sprintf("gemm31 %s: %s %.4f ms", what, tile, ms[tile])
+		for _, v := range gemmVariants[1:] {
+			line += fmt.Sprintf(", %s %.4f (%.2f×)", v, ms[tile+v], ms[tile]/ms[tile+v])
+		}
+		t.Log(line)
 	}
 	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
 		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)
@@ -57,15 +76,19 @@ func TestGemmFastSpeed(t *testing.T) {
 		for _, n := range []int{60, 300, 700} {
 			g := Gemm{N: n, Rows: s.rows, Cols: s.cols}
 			chosen := ChooseGemmFast(n, s.rows, 0)
-			for _, k := range names {
+			ks, tile := timed(n, s.rows, 0)
+			times := map[string]float64{}
+			for _, k := range ks {
 				g.Kernel = k
 				i := 0
 				ms := median(t, batches, perBatch, func(q *Queue) error {
 					i++
 					return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
 				})
+				times[k] = ms
 				report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
 			}
+			compare(fmt.Sprintf("%s n=%d", s.name, n), tile, times)
 		}
 	}
 
@@ -96,6 +119,7 @@ func TestGemmFastSpeed(t *testing.T) {
 		nk := n * K
 		var layerMs float64
 		var layerBytes int64
+		variantMs := map[string]float64{} // one layer's experts on the picks' tiles as each variant
 		gu := Gemm{N: nk, Rows: 2 * P, Cols: H, Groups: E, Offsets: off, RowIds: ids, XRows: n, MaxGroupRows: n, Mats: E}
 		dn := Gemm{N: nk, Rows: H, Cols: I, Groups: E, Offsets: off, MaxGroupRows: n, Mats: E}
 		for _, c := range []struct {
@@ -105,21 +129,32 @@ func TestGemmFastSpeed(t *testing.T) {
 		}{{"experts gate·up 2048→1024", gu, guW, guS}, {"experts down 512→2048", dn, dnW, dnS}} {
 			chosen := ChooseGemmFast(nk, c.g.Rows, E)
 			wbytes := int64(used) * int64(c.g.Rows) * int64(c.g.Cols)
-			for _, k := range names {
+			ks, tile := timed(nk, c.g.Rows, E)
+			times := map[string]float64{}
+			for _, k := range ks {
 				c.g.Kernel = k
 				ms := median(t, batches, perBatch, func(q *Queue) error {
 					return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
 				})
+				times[k] = ms
 				report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, wbytes, chosen)
 				if k == chosen {
 					layerMs += ms
 					layerBytes += wbytes
 				}
 			}
+			compare(c.what+fmt.Sprintf(" n=%d", n), tile, times)
+			for _, v := range gemmVariants {
+				variantMs[v] += times[tile+v]
+			}
 		}
 		// One layer's routed experts on ChooseGemmFast's instances, and the
 		// 40 layers of a prefill of n rows (the weights dominate the bytes).
 		t.Logf("experts n=%d, gate·up + down: %.4f ms a layer, %.2f TB/s of weights; %.1f ms for 40 layers",
 			n, layerMs, float64(layerBytes)/(layerMs*1e9), 40*layerMs)
+		for _, v := range gemmVariants {
+			t.Logf("gemm31 experts n=%d, variant %q: %.4f ms a layer, %.2f TB/s; %.1f ms for 40 layers",
+				n, v, variantMs[v], float64(layerBytes)/(variantMs[v]*1e9), 40*variantMs[v])
+		}
 	}
 }

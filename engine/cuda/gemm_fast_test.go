@@ -68,3 +68,35 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 		t.Fatalf("gemmMmaShapes names %v and %v; kernels/gemm.cu compiles %v and %v", bf16, fp8, gotBF16, gotFP8)
 	}
 }
+
+// TestChooseGemmFastVariant: under $PROSCENIUM_GPU_GEMM_VARIANT each pick
+// is its tile's variant, a compiled instance with the tile's shape; an
+// unknown variant names no instance (Gemm.instance reports it) and
+// gemmMma.variant refuses it.
+func TestChooseGemmFastVariant(t *testing.T) {
+	defer func(v string) { gemmVariant = v }(gemmVariant)
+	for _, v := range gemmVariants {
+		gemmVariant = v
+		for _, c := range [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {700 * 8, 2048, 256}, {60, 2048, 0}, {300, 12352, 0}, {700, 2048, 0}} {
+			gemmVariant = ""
+			tile := ChooseGemmFast(c[0], c[1], c[2])
+			gemmVariant = v
+			got := ChooseGemmFast(c[0], c[1], c[2])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("variant %q, %v: %q is not a compiled instance", v, c, got)
+			}
+			base := gemmMmaInstances[tile]
+			if x.bm != base.bm || x.bn != base.bn || x.split != base.split || x.pipe != (v == "q" || v == "ql") || x.prefetch != (v == "l" || v == "ql") {
+				t.Errorf("variant %q, %v: %s (%+v), tile %s", v, c, got, x, tile)
+			}
+		}
+	}
+	gemmVariant = "lq"
+	if k := ChooseGemmFast(300, 12352, 0); gemmMmaInstances[k] != (gemmMma{}) {
+		t.Errorf("variant lq picks %q, an instance", k)
+	}
+	if _, err := (gemmMma{}).variant("lq"); err == nil {
+		t.Error("variant lq accepted")
+	}
+}

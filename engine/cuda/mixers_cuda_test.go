@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"testing"
 
 	"proscenium/engine/checkpoint"
@@ -581,14 +583,31 @@ func (c gemmCase) run(t *testing.T, r *rand.Rand, fp8 bool, kernel string) {
 
 // gemmKernels are the GEMM instances every GEMM test runs: the FP64 ones
 // of exact numerics and every tensor-core one of fast numerics
-// (gemm_fast.go).
+// (gemm_fast.go), or those $PROSCENIUM_GEMM_KERNELS (a regular expression
+// matched against the whole name) names: device scripts cut the list to
+// what they test.
 var gemmKernels = func() []string {
 	k := []string{"simt", "tc16", "tc32"}
 	for _, s := range gemmMmaShapes {
 		k = append(k, s.name())
 	}
-	return k
+	return gemmKernelsNamed(k)
 }()
+
+func gemmKernelsNamed(all []string) []string {
+	pat := os.Getenv("PROSCENIUM_GEMM_KERNELS")
+	if pat == "" {
+		return all
+	}
+	re := regexp.MustCompile("^(?:" + pat + ")$")
+	var k []string
+	for _, n := range all {
+		if re.MatchString(n) {
+			k = append(k, n)
+		}
+	}
+	return k
+}
 
 // checkGemm holds a GEMM instance's output against the CPU's: an FP64
 // instance to the CPU's bits (rule 1 of the contract), a tensor-core one
