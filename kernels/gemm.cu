@@ -500,11 +500,14 @@ struct GemmMmaBF16 {
         const uint4 v = *reinterpret_cast<const uint4*>(tile + r * ROWB + 16 * tq);
         a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
     }
-    // half: a[2s], a[2s+1] of frag alone (P0, P1 of half s).
-    __device__ static void half(const uint8_t* tile, int r, int tq, int s, uint32_t& p0, uint32_t& p1) {
-        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 16 * tq + 8 * s);
-        p0 = v.x, p1 = v.y;
+    // first, second: frag's registers a half at a time (PIPE): first loads
+    // the row's piece as frag does and gives half 0's P0, P1, keeping half
+    // 1's in keep; second gives half 1's from keep.
+    __device__ static void first(const uint8_t* tile, int r, int tq, uint32_t& p0, uint32_t& p1, uint2& keep) {
+        const uint4 v = *reinterpret_cast<const uint4*>(tile + r * ROWB + 16 * tq);
+        p0 = v.x, p1 = v.y, keep = make_uint2(v.z, v.w);
     }
+    __device__ static void second(uint2 keep, uint32_t& p0, uint32_t& p1) { p0 = keep.x, p1 = keep.y; }
 };
 struct GemmMmaFP8 {
     static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 2;
@@ -520,9 +523,12 @@ struct GemmMmaFP8 {
         widen(v.x, a[0], a[1]);
         widen(v.y, a[2], a[3]);
     }
-    __device__ static void half(const uint8_t* tile, int r, int tq, int s, uint32_t& p0, uint32_t& p1) {
-        widen(*reinterpret_cast<const uint32_t*>(tile + r * ROWB + 8 * tq + 4 * s), p0, p1);
+    __device__ static void first(const uint8_t* tile, int r, int tq, uint32_t& p0, uint32_t& p1, uint2& keep) {
+        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
+        widen(v.x, p0, p1);
+        keep.x = v.y;
     }
+    __device__ static void second(uint2 keep, uint32_t& p0, uint32_t& p1) { widen(keep.x, p0, p1); }
 };
 
 template <class WT, int PARTS>
@@ -727,6 +733,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         // PIPE: half s of a step's fragments, A [i][row g P0, g+8 P0, g P1,
         // g+8 P1] (the MMA's a0…a3) and B [j][P0, P1][part]; the MMAs of a
         // half, in the order of the loop below.
+        uint2 keep[MI][2];  // half 1's A words of rows g, g + 8, loaded with half 0's
         auto half_a = [&](const uint8_t* ws, int s, uint32_t(&a)[MI][4]) {
 #pragma unroll
             for (int i = 0; i < MI; i++) {
@@ -739,8 +746,13 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                     continue;
                 }
                 const int r = wm * MI * 16 + i * 16 + g;
-                WT::half(ws, r, tq, s, a[i][0], a[i][2]);
-                WT::half(ws, r + 8, tq, s, a[i][1], a[i][3]);
+                if (s == 0) {
+                    WT::first(ws, r, tq, a[i][0], a[i][2], keep[i][0]);
+                    WT::first(ws, r + 8, tq, a[i][1], a[i][3], keep[i][1]);
+                } else {
+                    WT::second(keep[i][0], a[i][0], a[i][2]);
+                    WT::second(keep[i][1], a[i][1], a[i][3]);
+                }
             }
         };
         auto half_b = [&](const uint8_t* ws, int kt, int s, uint32_t(&b)[NJ][2][PARTS]) {
