@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -88,10 +89,24 @@ func (x gemmMma) name() string {
 }
 
 // gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q, l, ql) of
-// every instance ChooseGemmFast picks; empty: none, the tiles as before
-// gemm31 (docs/PERF.md "gemm31": the default until a device run shows a
-// variant faster).
+// every instance ChooseGemmFast picks, or DENSE/GROUPED (as "q/l") one for
+// the dense GEMMs and one for the grouped experts; empty: none, the tiles
+// as before gemm31 (docs/PERF.md "gemm31": the default until a device run
+// shows a variant faster).
 var gemmVariant = os.Getenv("PROSCENIUM_GPU_GEMM_VARIANT")
+
+// gemmVariantFor is gemmVariant's variant for dense (groups 0) or grouped
+// GEMMs.
+func gemmVariantFor(groups int) string {
+	dense, grouped, two := strings.Cut(gemmVariant, "/")
+	if !two {
+		return gemmVariant
+	}
+	if groups > 0 {
+		return grouped
+	}
+	return dense
+}
 
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
 const gemmMmaThreads = kernel.GemmMmaThreads
@@ -117,7 +132,7 @@ const gemmSMs = 132
 // The instance is the tile's variant gemmVariant names; an unknown
 // variant gives a name no instance has, which Gemm.instance reports.
 func ChooseGemmFast(n, rows, groups int) string {
-	return chooseGemmTile(n, rows, groups).name() + gemmVariant
+	return chooseGemmTile(n, rows, groups).name() + gemmVariantFor(groups)
 }
 
 func chooseGemmTile(n, rows, groups int) gemmMma {

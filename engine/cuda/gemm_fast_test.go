@@ -92,6 +92,10 @@ func TestChooseGemmFastVariant(t *testing.T) {
 			}
 		}
 	}
+	gemmVariant = "q/l"
+	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64q" || g != "p3m128n16sl" {
+		t.Errorf("variant q/l: dense %s, grouped %s; want p3m128n64q, p3m128n16sl", d, g)
+	}
 	gemmVariant = "lq"
 	if k := ChooseGemmFast(300, 12352, 0); gemmMmaInstances[k] != (gemmMma{}) {
 		t.Errorf("variant lq picks %q, an instance", k)
