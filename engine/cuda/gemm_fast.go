@@ -135,6 +135,30 @@ func ChooseGemmFast(n, rows, groups int) string {
 	return chooseGemmTile(n, rows, groups).name() + gemmVariantFor(groups)
 }
 
+// gemmTiles is $PROSCENIUM_GPU_GEMM_TILES: "31" picks the dense tiles by
+// gemmTiles31 (gemm31's rule); empty: main's (the largest of the four dense
+// tiles whose grid gives each SM two blocks).
+var gemmTiles = os.Getenv("PROSCENIUM_GPU_GEMM_TILES")
+
+// gemmTiles31 is gemm31's dense tile rule: the first tile whose grid has
+// at least min blocks, the 128-row split-once tiles (one warp per 16 W
+// rows, X split once per block) allowed from one block per SM, the others
+// from two; 64 × 16 when none has. On the full geometry's fifteen dense
+// shapes of 60, 300 and 700 rows it picks the fastest tile measured in
+// session 9's run 4 (TestGemmFastSpeed) or one within 3.5 % of it
+// (docs/PERF.md "gemm31"); main's rule gives up 10–46 % on six of them.
+var gemmTiles31 = []struct {
+	tile gemmMma
+	min  int
+}{
+	{gemmMma{parts: gemmParts, bm: 128, bn: 64}, 2 * gemmSMs},
+	{gemmMma{parts: gemmParts, bm: 128, bn: 32}, 2 * gemmSMs},
+	{gemmMma{parts: gemmParts, bm: 128, bn: 32, split: true}, gemmSMs},
+	{gemmMma{parts: gemmParts, bm: 128, bn: 16, split: true}, gemmSMs},
+	{gemmMma{parts: gemmParts, bm: 64, bn: 32}, 2 * gemmSMs},
+	{gemmMma{parts: gemmParts, bm: 64, bn: 16}, 0},
+}
+
 func chooseGemmTile(n, rows, groups int) gemmMma {
 	if groups > 0 {
 		bn := 32
@@ -145,6 +169,13 @@ func chooseGemmTile(n, rows, groups int) gemmMma {
 			bn = 16
 		}
 		return gemmMma{parts: gemmParts, bm: 128, bn: bn, split: true}
+	}
+	if gemmTiles == "31" {
+		for _, c := range gemmTiles31 {
+			if ((n+c.tile.bn-1)/c.tile.bn)*((rows+c.tile.bm-1)/c.tile.bm) >= c.min {
+				return c.tile
+			}
+		}
 	}
 	dense := gemmMmaBase[:4]
 	for _, s := range dense {

@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -18,9 +19,9 @@ import (
 // flops (not the parts' extra MMAs), GB/s the weights read once (grouped: the
 // experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick;
 // a line per n sums one layer's experts (gate·up and down) on the picks, in
-// TB/s of expert weights. Every tile runs as it is; the pick's tile also
-// as each gemm31 variant (q, l, ql: gemm_fast.go), and a line per shape and
-// per n of experts compares them. The figures are docs/PERF.md "Prefill
+// TB/s of expert weights. Every tile runs as it is; the tiles main's rule
+// and gemm31's (gemmTiles31) pick also as each gemm31 variant (q, l, ql:
+// gemm_fast.go), and a line per shape and per n of experts compares them. The figures are docs/PERF.md "Prefill
 // GEMM core", "grouped28" and "gemm31".
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
@@ -32,22 +33,38 @@ func TestGemmFastSpeed(t *testing.T) {
 	for _, s := range gemmMmaBase {
 		names = append(names, s.name())
 	}
-	// timed: the tiles, then the pick's tile's variants.
-	timed := func(n, rows, groups int) (ks []string, tile string) {
-		tile = chooseGemmTile(n, rows, groups).name()
+	// timed: the tiles, then the variants of the tiles main's rule and
+	// gemm31's (PROSCENIUM_GPU_GEMM_TILES=31) pick.
+	timed := func(n, rows, groups int) (ks, tiles []string) {
+		defer func(r string) { gemmTiles = r }(gemmTiles)
+		for _, r := range []string{"", "31"} {
+			gemmTiles = r
+			if tile := chooseGemmTile(n, rows, groups).name(); !slices.Contains(tiles, tile) {
+				tiles = append(tiles, tile)
+			}
+		}
 		ks = append(ks, names...)
-		for _, v := range gemmVariants[1:] {
-			ks = append(ks, tile+v)
+		for _, tile := range tiles {
+			for _, v := range gemmVariants[1:] {
+				ks = append(ks, tile+v)
+			}
 		}
-		return ks, tile
+		return ks, tiles
 	}
-	// compare logs the pick's tile against its variants.
-	compare := func(what string, tile string, ms map[string]float64) {
-		line := fmt.Sprintf("gemm31 %s: %s %.4f ms", what, tile, ms[tile])
-		for _, v := range gemmVariants[1:] {
-			line += fmt.Sprintf(", %s %.4f (%.2f×)", v, ms[tile+v], ms[tile]/ms[tile+v])
+	// compare logs each picked tile against its variants (× : main's
+	// pick's time over this one's).
+	compare := func(what string, tiles []string, ms map[string]float64) {
+		for i, tile := range tiles {
+			rule := "main's rule"
+			if i > 0 {
+				rule = "tiles 31"
+			}
+			line := fmt.Sprintf("gemm31 %s, %s: %s %.4f ms (%.2f×)", what, rule, tile, ms[tile], ms[tiles[0]]/ms[tile])
+			for _, v := range gemmVariants[1:] {
+				line += fmt.Sprintf(", %s %.4f (%.2f×)", v, ms[tile+v], ms[tiles[0]]/ms[tile+v])
+			}
+			t.Log(line)
 		}
-		t.Log(line)
 	}
 	report := func(what, k string, g Gemm, ms float64, wbytes int64, chosen string) {
 		flops := 2 * float64(g.N) * float64(g.Rows) * float64(g.Cols)
@@ -76,7 +93,7 @@ func TestGemmFastSpeed(t *testing.T) {
 		for _, n := range []int{60, 300, 700} {
 			g := Gemm{N: n, Rows: s.rows, Cols: s.cols}
 			chosen := ChooseGemmFast(n, s.rows, 0)
-			ks, tile := timed(n, s.rows, 0)
+			ks, tiles := timed(n, s.rows, 0)
 			times := map[string]float64{}
 			for _, k := range ks {
 				g.Kernel = k
@@ -88,7 +105,7 @@ func TestGemmFastSpeed(t *testing.T) {
 				times[k] = ms
 				report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
 			}
-			compare(fmt.Sprintf("%s n=%d", s.name, n), tile, times)
+			compare(fmt.Sprintf("%s n=%d", s.name, n), tiles, times)
 		}
 	}
 
@@ -129,7 +146,7 @@ func TestGemmFastSpeed(t *testing.T) {
 		}{{"experts gate·up 2048→1024", gu, guW, guS}, {"experts down 512→2048", dn, dnW, dnS}} {
 			chosen := ChooseGemmFast(nk, c.g.Rows, E)
 			wbytes := int64(used) * int64(c.g.Rows) * int64(c.g.Cols)
-			ks, tile := timed(nk, c.g.Rows, E)
+			ks, tiles := timed(nk, c.g.Rows, E)
 			times := map[string]float64{}
 			for _, k := range ks {
 				c.g.Kernel = k
@@ -143,9 +160,9 @@ func TestGemmFastSpeed(t *testing.T) {
 					layerBytes += wbytes
 				}
 			}
-			compare(c.what+fmt.Sprintf(" n=%d", n), tile, times)
+			compare(c.what+fmt.Sprintf(" n=%d", n), tiles, times)
 			for _, v := range gemmVariants {
-				variantMs[v] += times[tile+v]
+				variantMs[v] += times[tiles[0]+v]
 			}
 		}
 		// One layer's routed experts on ChooseGemmFast's instances, and the
