@@ -445,11 +445,21 @@ __device__ __forceinline__ void deltanet_chunk_state_body(float* __restrict__ co
     if (col)
         for (int a = warp; a < dk; a += DNC_STATE_WARPS) st[(size_t)a * dv + j] = ss[a][lane];
 }
-NUMERICS_KERNEL(deltanet_chunk_state, __launch_bounds__(DNC_STATE_THREADS),
-                (float* __restrict__ core, float* __restrict__ S, const float* __restrict__ qm,
-                 const float* __restrict__ w0, const float* __restrict__ d0, const float* __restrict__ cum,
-                 const float* __restrict__ qn, const float* __restrict__ kn, int n, int nv, int dk, int dv),
-                (core, S, qm, w0, d0, cum, qn, kn, n, nv, dk, dv))
+// The two instances by hand, not NUMERICS_KERNEL, for their bounds: Fast's
+// says one block an SM (the grid has ≤ 128 blocks of 512 threads anyway), or
+// ptxas for sm_80…89 caps it at 64 registers and spills its float chains;
+// Exact keeps main's bounds, so its SASS is main's.
+#define DNC_STATE_PARAMS                                                                                   \
+    (float* __restrict__ core, float* __restrict__ S, const float* __restrict__ qm,                        \
+     const float* __restrict__ w0, const float* __restrict__ d0, const float* __restrict__ cum,            \
+     const float* __restrict__ qn, const float* __restrict__ kn, int n, int nv, int dk, int dv)
+#define DNC_STATE_ARGS (core, S, qm, w0, d0, cum, qn, kn, n, nv, dk, dv)
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS) deltanet_chunk_state DNC_STATE_PARAMS {
+    deltanet_chunk_state_body<Exact> DNC_STATE_ARGS;
+}
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chunk_state_fast DNC_STATE_PARAMS {
+    deltanet_chunk_state_body<Fast> DNC_STATE_ARGS;
+}
 
 // deltanet_chunk_norm: grid (n, nv), DNC_NORM_THREADS threads. core row t,
 // head h holds o on entry and w·o/rms(o)·silu(z) on return; the blocks of
