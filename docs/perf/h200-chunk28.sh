@@ -12,6 +12,9 @@
 #      the CPU's bits (the exact SASS is main's, so this should pass as before), fast within
 #      1e-5 (the host emulation, docs/perf/chunk28-emu, predicts ~1e-6);
 #      chunk-layer: TestDeltaNetChunkedLayer, both policies (the fast prep and norm too);
+#      chunk-mix: the mixer after its projections (prep … norm) against the CPU, outputs,
+#      recurrent and conv state: TestDeltaNetMixBits under both policies (eachNumerics) and
+#      TestDeltaNetPromptPassBits (passes of 64, 64, 1 rows) under fast, fast within 1e-5;
 #   2. the layer and the backbone: TestDeltaNetLayer and TestBackboneMatchesCPU under fast and
 #      exact, TestBackbonePrefillPassesMatchCPU under fast (fast within 1e-4 of the CPU, exact
 #      its bits) — the fast chunk kernels inside every prefill;
@@ -33,6 +36,7 @@ C=$B/cuda.test; P=$B/proscenium-gpu
 # Checks, all at once (the CPU references share the host's 16 cores; each took ≤ 18 s alone).
 T 30 chunk-rule $C -test.v -test.run 'TestDeltaNetChunkRule$' &
 T 30 chunk-layer $C -test.v -test.run 'TestDeltaNetChunkedLayer$' &
+T 30 chunk-mix env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &
 T 30 layer-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetLayer$' &
 T 30 layer-exact $C -test.v -test.run 'TestDeltaNetLayer$' &
 T 30 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackboneMatchesCPU$' &
@@ -45,14 +49,17 @@ T 16 bench-exact $P bench-backbone -synthetic full -numerics exact -prefills 60,
 echo "== chunk28 steps"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -HE "^--- FAIL|^ +--- FAIL|^FAIL|panic:" $O/chunk-*.log $O/layer-*.log $O/backbone-*.log $O/passes-fast.log 2>/dev/null | sed "s|^$O/||" | head -14
 grep -E "^rc=[1-9]" $O/steps.log | while read rc n; do echo "-- $n ($rc), last lines:"; tail -n 3 $O/$n.log | cut -c1-160; done
-echo "== chunk rule vs cpu.DeltaNetChunkedRef (fast bound 1e-5; exact: the CPU's bits, 0 differ)"
-for f in chunk-rule chunk-layer; do
-  awk -v f=$f '/^=== (RUN|CONT) +Test[A-Za-z]+\/(exact|fast)/ { split($3, p, "/"); pol = p[2] }
+echo "== chunked DeltaNet vs the CPU (rule and mixer: fast bound 1e-5, layer 1e-4; exact: the CPU's bits, 0 differ)"
+for f in chunk-rule chunk-layer chunk-mix; do
+  # (the layer's row-recurrence subtests are left out: not the CPU's bits by design)
+  awk -v f=$f '/^=== (RUN|CONT) +Test[A-Za-z]+\/(exact|fast)/ { split($3, p, "/"); pol = p[2]; rec = $3 ~ /row_recurrence/ }
+       /^=== RUN +TestDeltaNetPromptPassBits/ { pol = "fast (prompt passes)"; rec = 0 }
+       rec { next }
        /relative error/ { for (i = 1; i < NF; i++) if ($i == "error") { v = $(i+1) + 0; if (v > w[pol]) w[pol] = v } n[pol]++ }
        / differ, max | differ from the CPU.s bits, max / { for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, d, "/"); if (d[1] > 0) nd[pol]++ } }
        END { for (k in n) printf "%s %s: %d comparisons, worst relative error %.3g, %d with bits differing\n", f, k, n[k], w[k], nd[k] }' $O/$f.log
 done
-grep -hE "^ *--- (PASS|FAIL): TestDeltaNetChunk(Rule|edLayer)/(exact|fast) " $O/chunk-*.log | sed 's/^ *//'
+grep -hE "^ *--- (PASS|FAIL): TestDeltaNet(ChunkRule|ChunkedLayer|MixBits)/(exact|fast) |^--- (PASS|FAIL): TestDeltaNetPromptPassBits " $O/chunk-*.log | sed 's/^ *//'
 echo "== layer and backbone vs CPU (fast bound 1e-4; exact: 0 values differ)"
 for f in layer-fast layer-exact; do echo "$f: $(grep -hE '^(--- )?(PASS|FAIL|ok)' $O/$f.log | tail -n 2 | tr '\n' ' ')"; done
 grep -hE "(prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone-fast.log $O/backbone-exact.log $O/passes-fast.log 2>/dev/null |
