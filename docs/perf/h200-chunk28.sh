@@ -18,7 +18,10 @@
 #   2. the layer and the backbone: TestDeltaNetLayer and TestBackboneMatchesCPU under fast and
 #      exact, TestBackbonePrefillPassesMatchCPU under fast (fast within 1e-4 of the CPU, exact
 #      its bits) — the fast chunk kernels inside every prefill;
-#   3. bench-backbone -synthetic full -prefills 60,300,700 under fast and exact: whether fast's
+#   3. TestDeltaNetChunkTiming: one layer's chunked mixer (prep … norm) and rule alone at 64,
+#      300 and 512 rows under exact and fast (the session-7 profile's 300-row figures, 30 layers:
+#      ≈ 574 µs a layer for the five kernels; expected under fast ≈ 370 µs, PERF.md);
+#      bench-backbone -synthetic full -prefills 60,300,700 under fast and exact: whether fast's
 #      prefill got faster than main's (session 9: 26.1 / 56.9 / 123.8 ms; the "without mixers"
 #      column isolates the mixers' share). The expectation (PERF.md "chunk28 (unmeasured)"):
 #      a few ms off the 300-row prefill, not more than the chunk kernels' ~17 ms under ncu.
@@ -34,18 +37,19 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 C=$B/cuda.test; P=$B/proscenium-gpu
 { date -u; git rev-parse --short HEAD; cat $B/REV 2>/dev/null; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 # Checks, all at once (the CPU references share the host's 16 cores; each took ≤ 18 s alone).
-T 30 chunk-rule $C -test.v -test.run 'TestDeltaNetChunkRule$' &
-T 30 chunk-layer $C -test.v -test.run 'TestDeltaNetChunkedLayer$' &
-T 30 chunk-mix env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &
-T 30 layer-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetLayer$' &
-T 30 layer-exact $C -test.v -test.run 'TestDeltaNetLayer$' &
-T 30 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackboneMatchesCPU$' &
-T 30 backbone-exact $C -test.v -test.run 'TestBackboneMatchesCPU$' &
-T 30 passes-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
+T 28 chunk-rule $C -test.v -test.run 'TestDeltaNetChunkRule$' &
+T 28 chunk-layer $C -test.v -test.run 'TestDeltaNetChunkedLayer$' &
+T 28 chunk-mix env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &
+T 28 layer-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestDeltaNetLayer$' &
+T 28 layer-exact $C -test.v -test.run 'TestDeltaNetLayer$' &
+T 28 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackboneMatchesCPU$' &
+T 28 backbone-exact $C -test.v -test.run 'TestBackboneMatchesCPU$' &
+T 28 passes-fast env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
 wait
 # Timings, one at a time.
-T 10 bench-fast $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
-T 16 bench-exact $P bench-backbone -synthetic full -numerics exact -prefills 60,300,700
+T 6 chunk-timing $C -test.v -test.run 'TestDeltaNetChunkTiming$'
+T 9 bench-fast $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
+T 14 bench-exact $P bench-backbone -synthetic full -numerics exact -prefills 60,300,700
 echo "== chunk28 steps"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -HE "^--- FAIL|^ +--- FAIL|^FAIL|panic:" $O/chunk-*.log $O/layer-*.log $O/backbone-*.log $O/passes-fast.log 2>/dev/null | sed "s|^$O/||" | head -14
 grep -E "^rc=[1-9]" $O/steps.log | while read rc n; do echo "-- $n ($rc), last lines:"; tail -n 3 $O/$n.log | cut -c1-160; done
@@ -64,5 +68,6 @@ echo "== layer and backbone vs CPU (fast bound 1e-4; exact: 0 values differ)"
 for f in layer-fast layer-exact; do echo "$f: $(grep -hE '^(--- )?(PASS|FAIL|ok)' $O/$f.log | tail -n 2 | tr '\n' ' ')"; done
 grep -hE "(prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone-fast.log $O/backbone-exact.log $O/passes-fast.log 2>/dev/null |
   sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -12
+echo "== one layer's chunked prefill on the device (TestDeltaNetChunkTiming; µs a call, mean of 20)"; grep -h "^timing" $O/chunk-timing.log
 echo "-- bench fast (main, session 9: 26.10 / 56.86 / 123.75 ms; without mixers 15.60 / 32.77 / 68.31)"; tail -n 4 $O/bench-fast.log
 echo "-- bench exact"; tail -n 4 $O/bench-exact.log
