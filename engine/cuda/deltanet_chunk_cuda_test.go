@@ -25,14 +25,17 @@ import (
 // the 1e-4 that fast promises of a whole backbone's outputs (docs/MODEL.md
 // "Numerics policy"), which stacks 48 such layers: the host emulation of the
 // fast kernels against a float64 rule (docs/perf/chunk28-emu) finds them
-// within about 1e-6 at these shapes.
+// within about 1e-6 at these shapes. "tail" has key dims past a multiple of
+// 4 over two 32-wide tiles (38; intra's tail loop, which 20 and 128 skip).
 func TestDeltaNetChunkRule(t *testing.T) {
 	r := newRand(t)
+	tail := oddGeometry
+	tail.LinKeyDim, tail.LinValueDim = 38, 40
 	eachNumerics(t, func(t *testing.T) {
 		for _, tc := range []struct {
 			name string
 			g    mixerShape
-		}{{"full", fullGeometry}, {"odd", oddGeometry}} {
+		}{{"full", fullGeometry}, {"odd", oddGeometry}, {"tail", tail}} {
 			for _, n := range []int{1, 2, 63, 64, 65, 130, 300} {
 				t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) { testDeltaNetChunkRule(t, r, tc.g, n) })
 			}

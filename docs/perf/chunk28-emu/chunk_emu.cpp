@@ -227,15 +227,20 @@ static Err mixer_case(bool fast, const Geo& g, int n, bool& nan) {
 
 int main(int argc, char** argv) {
     // small: the odd golden geometry's head dims (20/28, no multiple of 32;
-    // 3 value heads a key head); full: one head of Drama 3's (128/128).
-    const Geo small{1, 3, 20, 28, 4}, full{1, 1, 128, 128, 4};
+    // 3 value heads a key head); full: one head of Drama 3's (128/128);
+    // tail: key dims past a multiple of 4 (intra's tail loop, which 20 and
+    // 128 skip) over two 32-wide tiles, and near the state slice's bound 192.
+    const Geo small{1, 3, 20, 28, 4}, full{1, 1, 128, 128, 4}, tail{1, 2, 38, 40, 4}, wide{1, 1, 190, 36, 4};
     struct C { const char* kind; Geo g; int n; };
     std::vector<C> cs;
     for (int n : {1, 2, 63, 64, 65, 130, 300}) cs.push_back({"rule", small, n});
     for (int n : {1, 2, 63, 64, 65, 130, 300}) cs.push_back({"mixer", small, n});
     for (int n : {65, 300}) cs.push_back({"rule", full, n});
     cs.push_back({"mixer", full, 130});
+    for (int n : {65, 130}) cs.push_back({"rule", tail, n}), cs.push_back({"mixer", tail, n});
+    cs.push_back({"rule", wide, 130});
     if (argc > 1 && std::string(argv[1]) == "quick") cs = {{"rule", small, 130}, {"mixer", small, 65}};
+    if (argc > 1 && std::string(argv[1]) == "tail") cs = {{"rule", tail, 65}, {"mixer", tail, 130}, {"rule", wide, 130}};
     double worst[2] = {0, 0};
     bool bad = false;
     for (auto& c : cs)

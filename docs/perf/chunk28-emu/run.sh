@@ -6,7 +6,7 @@
 # float64 gated delta rule (the row recurrence) on TestDeltaNetChunkRule's row counts: the rule's
 # three kernels, and the whole mixer (prep … norm). Exits non-zero past 1e-5 or on a NaN.
 # Slow and thread-hungry (512 threads a block): `nice`. Usage, from the repository root:
-#   bash docs/perf/chunk28-emu/run.sh [quick]
+#   bash docs/perf/chunk28-emu/run.sh [quick|tail]
 set -eu
 D=$(mktemp -d); trap 'rm -rf $D' EXIT
 cp docs/perf/chunk28-emu/cuda_shim.h docs/perf/chunk28-emu/chunk_emu.cpp kernels/deltanet_chunk.cu kernels/deltanet.cuh \
