@@ -11,7 +11,7 @@ var EntryPoints = map[string][]string{
 	"codec":            {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":    {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
 	"deltanet":         {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast", "deltanet_step_cols_slots", "deltanet_step_cols_slots_fast", "deltanet_step_norm_slots", "deltanet_step_norm_slots_fast"},
-	"deltanet_chunk":   {"deltanet_chunk_prep", "deltanet_chunk_intra", "deltanet_chunk_solve", "deltanet_chunk_state", "deltanet_chunk_norm"},
+	"deltanet_chunk":   {"deltanet_chunk_prep", "deltanet_chunk_prep_fast", "deltanet_chunk_intra", "deltanet_chunk_intra_fast", "deltanet_chunk_solve", "deltanet_chunk_solve_fast", "deltanet_chunk_state", "deltanet_chunk_state_fast", "deltanet_chunk_norm", "deltanet_chunk_norm_fast"},
 	"elementwise":      {"swiglu_f32", "add_f32", "launch_floor"},
 	"embed":            {"embed_gather_bf16"},
 	"gemm":             {"gemm_bf16", "gemm_fp8", "gemm_bf16_tc16", "gemm_fp8_tc16", "gemm_bf16_tc32", "gemm_fp8_tc32", "gemm_mma_bf16_p3m128n64", "gemm_mma_fp8_p3m128n64", "gemm_mma_bf16_p3m128n32", "gemm_mma_fp8_p3m128n32", "gemm_mma_bf16_p3m64n32", "gemm_mma_fp8_p3m64n32", "gemm_mma_bf16_p3m64n16", "gemm_mma_fp8_p3m64n16", "gemm_mma_bf16_p3m128n32s", "gemm_mma_fp8_p3m128n32s", "gemm_mma_bf16_p3m128n16s", "gemm_mma_fp8_p3m128n16s", "gemm_mma_bf16_p3m128n8s", "gemm_mma_fp8_p3m128n8s"},
