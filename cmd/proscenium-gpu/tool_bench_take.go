@@ -54,13 +54,17 @@ type takeBench struct {
 	ElapsedMs      float64            `json:"elapsed_ms"`
 	AudioSeconds   float64            `json:"audio_s"`
 	RTF            float64            `json:"real_time_factor"`
-	DeviceBytes    int64              `json:"device_bytes"`
-	PeakBytes      int64              `json:"device_peak_bytes"`
-	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
-	PinnedBytes    int64              `json:"pinned_bytes"`
-	Fused          bool               `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
-	FrameLaunches  int                `json:"frame_launches"` // kernel launches of a frame's graph after the first
-	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
+	// TakeRTFs is every take's real-time factor after the first (the
+	// warm-up), in order, and the frames each made: the run-to-run spread.
+	TakeRTFs      []float64 `json:"take_real_time_factors"`
+	TakeFrames    []int     `json:"take_frames"`
+	DeviceBytes   int64     `json:"device_bytes"`
+	PeakBytes     int64     `json:"device_peak_bytes"`
+	AdmittedBytes int64     `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
+	PinnedBytes   int64     `json:"pinned_bytes"`
+	Fused         bool      `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches int       `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches  int       `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
@@ -163,6 +167,7 @@ func benchTake(args []string) error {
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
 	prefillExperts := fs.String("prefill-experts", "auto", "how a prefill pass runs its routed experts: auto, grouped (each used expert read once a pass), gemv (a GEMV per row and expert) or rows")
+	rounds := fs.Int("rounds", 1, "-batch: rounds of each B (each printed; the run-to-run spread)")
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
@@ -186,8 +191,8 @@ func benchTake(args []string) error {
 	if *synthetic != "" && *synthetic != "full" {
 		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
 	}
-	if *promptLen < 2 || *frames < 1 || *takes < 1 {
-		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
+	if *promptLen < 2 || *frames < 1 || *takes < 1 || *rounds < 1 {
+		return fmt.Errorf("--prompt %d (≥ 2), --frames %d, --takes %d and --rounds %d (≥ 1)", *promptLen, *frames, *takes, *rounds)
 	}
 	if *promptProfile {
 		cuda.PromptProfile = &cuda.PromptTimes{}
@@ -334,6 +339,10 @@ func benchTake(args []string) error {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}
 		last = r
+		if audio := float64(len(r.Codes)*f.SamplesPerFrame()) / pcm.SampleRate; i > 0 && audio > 0 {
+			res.TakeRTFs = append(res.TakeRTFs, r.Elapsed.Seconds()/audio)
+			res.TakeFrames = append(res.TakeFrames, len(r.Codes))
+		}
 	}
 	res.FrameLaunches = f.FrameLaunches()
 	n := len(last.Codes)
@@ -405,12 +414,14 @@ func benchTake(args []string) error {
 		if _, err := benchRound(set, opt.Takes, prompt, *frames, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
-		for _, b := range batches {
-			r, err := benchRound(set, b, prompt, *frames, *beginEach)
-			if err != nil {
-				return fmt.Errorf("round of %d takes: %w", b, err)
+		for range *rounds {
+			for _, b := range batches {
+				r, err := benchRound(set, b, prompt, *frames, *beginEach)
+				if err != nil {
+					return fmt.Errorf("round of %d takes: %w", b, err)
+				}
+				res.Batches = append(res.Batches, r)
 			}
-			res.Batches = append(res.Batches, r)
 		}
 		ps := dev.Pool.Stats(cuda.DeviceMem)
 		res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
@@ -440,6 +451,13 @@ func benchTake(args []string) error {
 		fmt.Printf("  voice cache     %.1f MiB\n", float64(res.VoiceCacheBytes)/(1<<20))
 	}
 	fmt.Printf("take              %d frames (%s), %.2f s of audio in %.1f ms: real-time factor %.4f\n", res.Frames, res.Finish, res.AudioSeconds, res.ElapsedMs, res.RTF)
+	if len(res.TakeRTFs) > 1 {
+		fmt.Printf("takes after the first: real-time factor")
+		for i, v := range res.TakeRTFs {
+			fmt.Printf(" %.4f (%d)", v, res.TakeFrames[i])
+		}
+		fmt.Printf("; median %.4f\n", median(res.TakeRTFs))
+	}
 	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
 	keys := make([]string, 0, len(res.StageMsFrame))
 	for k := range res.StageMsFrame {
