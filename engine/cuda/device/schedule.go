@@ -15,12 +15,13 @@ import (
 // shares the machine); "spin" busy-waits (lowest latency, one core busy
 // while a take runs); "yield" spins but yields the core.
 //
-// PROSCENIUM_GPU_STREAM_PRIORITY=0 leaves every stream at the default
-// priority. Otherwise the device's main stream (the frames, the prefill) runs
-// at the greatest priority the GPU offers and side streams (each take's codec)
-// at the default, the least: when both have blocks waiting, the multiprocessors
-// take the frame's first, so a codec chunk decoded beside the step fills the
-// gaps instead of delaying the step's dependent kernels.
+// PROSCENIUM_GPU_STREAM_PRIORITY=1 runs the device's main stream (the
+// frames, the prefill) at the greatest priority the GPU offers, side streams
+// (each take's codec) staying at the default, the least: when both have
+// blocks waiting, the multiprocessors take the frame's first, so a codec
+// chunk decoded beside the step would fill the gaps instead of delaying the
+// step's dependent kernels. Unset or anything else: every stream at the
+// default (what the product runs until a measurement says otherwise).
 const (
 	SyncEnv           = "PROSCENIUM_GPU_SYNC"
 	StreamPriorityEnv = "PROSCENIUM_GPU_STREAM_PRIORITY"
@@ -53,5 +54,5 @@ func ParseSyncMode(v string) (SyncMode, error) {
 }
 
 // streamPriorityFromEnv reports whether the main stream gets the greatest
-// priority (PROSCENIUM_GPU_STREAM_PRIORITY unset or not "0").
-func streamPriorityFromEnv() bool { return os.Getenv(StreamPriorityEnv) != "0" }
+// priority (PROSCENIUM_GPU_STREAM_PRIORITY=1).
+func streamPriorityFromEnv() bool { return os.Getenv(StreamPriorityEnv) == "1" }
