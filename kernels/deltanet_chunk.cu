@@ -25,6 +25,15 @@
 // decay, the substitutions and the products with the state are float chains
 // in the reference's order with separately rounded products and sums
 // (dn_madd). Scratch is head-major: row t of head h at h·n + t.
+//
+// Each kernel's body takes the numerics policy P (numerics.cuh): Exact is
+// the arithmetic above, the CPU's bits (the kernels' names without suffix);
+// Fast (the _fast instances, docs/MODEL.md "Numerics policy") sums in
+// float32 with fused multiply-adds and takes __expf, rsqrtf and float
+// log1pf, so no double is left in them: float64 runs at 1/64 of float32 on
+// workstation cards, where it bounded the prefill. Fast keeps Exact's order
+// of operations (only the roundings differ), within 1e-5 of the CPU on one
+// layer (engine/cuda TestDeltaNetChunkRule).
 #include "deltanet.cuh"
 
 #define DNC_C 64        // chunk rows (engine/cpu deltaNetChunk)
@@ -34,6 +43,27 @@
 // dn_madd is acc + a·b rounded twice, as the Go reference computes it (no FMA).
 __device__ __forceinline__ float dn_madd(float acc, float a, float b) { return __fadd_rn(acc, __fmul_rn(a, b)); }
 
+// dnc_madd is acc + a·b under policy P: dn_madd (Exact), one fused
+// multiply-add (Fast).
+template <class P>
+__device__ __forceinline__ float dnc_madd(float acc, float a, float b) {
+    return P::exact ? dn_madd(acc, a, b) : fmaf(a, b, acc);
+}
+
+// dnc_softplus is softplus_f (log1p of exp in double, rounded once) under
+// Exact; under Fast log1pf(__expf(x)) in float32 (linear above 20 in both).
+template <class P>
+__device__ __forceinline__ float dnc_softplus(float x) {
+    return P::exact ? softplus_f(x) : x > 20.f ? x : log1pf(__expf(x));
+}
+
+// dnc_l2_inv is engine/cpu l2Normalize's factor for Σx² = ss: dn_l2_inv
+// (Exact, ss a double sum) or rsqrtf(ss + 1e-6) in float32 (Fast).
+template <class P>
+__device__ __forceinline__ float dnc_l2_inv(typename P::Sum ss) {
+    return P::exact ? dn_l2_inv(ss) : rsqrtf((float)ss + 1e-6f);
+}
+
 // deltanet_chunk_prep: grid (n, nv), DNC_PREP_THREADS threads. For row t and
 // value head h: the causal conv of the head's channels over the conv window
 // and earlier rows, SiLU, the L2 norms of q and k (q also ·dk^-½), β =
@@ -41,12 +71,16 @@ __device__ __forceinline__ float dn_madd(float acc, float a, float b) { return _
 // [nv][n][dk], v [nv][n][dv], beta and decay [nv][n]. Reads the conv window,
 // never writes it (deltanet_chunk_norm advances it).
 #define DNC_PREP_THREADS 128
-extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
-    deltanet_chunk_prep(float* __restrict__ qn, float* __restrict__ kn, float* __restrict__ vv,
-                        float* __restrict__ beta, float* __restrict__ decay, const float* __restrict__ proj,
-                        const float* __restrict__ convstate, const float* __restrict__ convw,
-                        const float* __restrict__ dtbias, const float* __restrict__ alog, int n, int nk, int nv,
-                        int dk, int dv, int K) {
+template <class P>
+__device__ __forceinline__ void deltanet_chunk_prep_body(float* __restrict__ qn, float* __restrict__ kn,
+                                                         float* __restrict__ vv, float* __restrict__ beta,
+                                                         float* __restrict__ decay, const float* __restrict__ proj,
+                                                         const float* __restrict__ convstate,
+                                                         const float* __restrict__ convw,
+                                                         const float* __restrict__ dtbias,
+                                                         const float* __restrict__ alog, int n, int nk, int nv,
+                                                         int dk, int dv, int K) {
+    typedef typename P::Sum Sum;
     __shared__ float xs[DNC_MAXCH];
     __shared__ float inv[2];
     const int t = blockIdx.x, h = blockIdx.y, kh = h / (nv / nk), tid = threadIdx.x;
@@ -55,37 +89,43 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
     pdl_entry();
     for (int c = tid; c < cw; c += DNC_PREP_THREADS) {
         const int gc = dn_channel(c, h, kh, nk, dk, dv);
-        double acc = 0.0;
+        Sum acc = 0;
         for (int q = 0; q < K; q++) {
             const int rr = t - (K - 1) + q;
             const float x = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
-            acc += (double)convw[(size_t)gc * K + q] * (double)x;
+            acc += P::prod(convw[(size_t)gc * K + q], x);
         }
-        xs[c] = silu_ref((float)acc);
+        xs[c] = P::silu((float)acc);
     }
     __syncthreads();
     const size_t r = (size_t)h * n + t;
     const int warp = tid >> 5, lane = tid & 31;
     if (warp < 2) {  // Σx² of q (warp 0) and k (warp 1), engine/cpu l2Normalize
         const float* v = xs + warp * dk;
-        double ss = 0.0;
-        for (int i = lane; i < dk; i += 32) ss += (double)v[i] * (double)v[i];
+        Sum ss = 0;
+        for (int i = lane; i < dk; i += 32) ss += P::sq(v[i]);
         ss = warp_sum(ss);
-        if (lane == 0) inv[warp] = dn_l2_inv(ss);
+        if (lane == 0) inv[warp] = dnc_l2_inv<P>(ss);
     } else if (tid == 64) {
         const float* prow = proj + (size_t)t * pw;
         const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
-        beta[r] = sigmoid_ref(b);
-        decay[r] = -(float)exp((double)alog[h]) * softplus_f(a + dtbias[h]);
+        beta[r] = P::sigmoid(b);
+        decay[r] = -P::exp(alog[h]) * dnc_softplus<P>(a + dtbias[h]);
     }
     __syncthreads();
-    const float qscale = (float)(1.0 / sqrt((double)dk)), iq = inv[0], ik = inv[1];
+    const float qscale = P::exact ? (float)(1.0 / sqrt((double)dk)) : rsqrtf((float)dk), iq = inv[0], ik = inv[1];
     for (int c = tid; c < dk; c += DNC_PREP_THREADS) {
-        qn[r * dk + c] = __fmul_rn(__fmul_rn(xs[c], iq), qscale);
-        kn[r * dk + c] = __fmul_rn(xs[dk + c], ik);
+        qn[r * dk + c] = P::mul(P::mul(xs[c], iq), qscale);
+        kn[r * dk + c] = P::mul(xs[dk + c], ik);
     }
     for (int c = tid; c < dv; c += DNC_PREP_THREADS) vv[r * dv + c] = xs[2 * dk + c];
 }
+NUMERICS_KERNEL(deltanet_chunk_prep, __launch_bounds__(DNC_PREP_THREADS),
+                (float* __restrict__ qn, float* __restrict__ kn, float* __restrict__ vv, float* __restrict__ beta,
+                 float* __restrict__ decay, const float* __restrict__ proj, const float* __restrict__ convstate,
+                 const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
+                 int n, int nk, int nv, int dk, int dv, int K),
+                (qn, kn, vv, beta, decay, proj, convstate, convw, dtbias, alog, n, nk, nv, dk, dv, K))
 
 // deltanet_chunk_intra: grid (nv, chunks, 2), DNC_INTRA_THREADS threads. For
 // head h and chunk c (rows t0 = 64c …, L of them): the cumulative log decay
@@ -94,10 +134,13 @@ extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS)
 // takes rows 32z … 32z+31; thread (ti, tj) the dot products of rows
 // 32z+ti+16r and columns tj+32s.
 #define DNC_INTRA_THREADS 512
-extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
-    deltanet_chunk_intra(float* __restrict__ qm, float* __restrict__ am, float* __restrict__ cum,
-                         const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ beta,
-                         const float* __restrict__ decay, int n, int dk) {
+template <class P>
+__device__ __forceinline__ void deltanet_chunk_intra_body(float* __restrict__ qm, float* __restrict__ am,
+                                                          float* __restrict__ cum, const float* __restrict__ qn,
+                                                          const float* __restrict__ kn,
+                                                          const float* __restrict__ beta,
+                                                          const float* __restrict__ decay, int n, int dk) {
+    typedef typename P::Sum Sum;
     __shared__ float qt[DNC_C / 2][33], kt[DNC_C][33];
     __shared__ float cs[DNC_C], bs[DNC_C];
     const int h = blockIdx.x, c = blockIdx.y, nch = gridDim.y, t0 = c * DNC_C, L = min(DNC_C, n - t0);
@@ -126,14 +169,15 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
     // k_i·k_j and q_i·k_j as engine/cpu Dot computes them: exact products
     // summed in double in four partial sums over the index mod 4 (a tail
     // past a multiple of 4 into the first), then (s0 + s1) + (s2 + s3),
-    // rounded once: the CPU's bits, not only its rounding rule.
-    double kk[2][2][4], qk[2][2][4];
+    // rounded once: the CPU's bits, not only its rounding rule. Fast: the
+    // same partials in float32, each step one fused multiply-add.
+    Sum kk[2][2][4], qk[2][2][4];
 #pragma unroll
     for (int r = 0; r < 2; r++)
 #pragma unroll
         for (int s = 0; s < 2; s++)
 #pragma unroll
-            for (int p = 0; p < 4; p++) kk[r][s][p] = qk[r][s][p] = 0.0;
+            for (int p = 0; p < 4; p++) kk[r][s][p] = qk[r][s][p] = 0;
     const int dk4 = dk & ~3;  // the tiles hold a < dk4; the tail is summed after them
     for (int a0 = 0; a0 < dk4; a0 += 32) {
         __syncthreads();
@@ -146,12 +190,12 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
         __syncthreads();
 #pragma unroll
         for (int aa = 0; aa < 32; aa++) {
-            double kj[2];
+            Sum kj[2];
 #pragma unroll
             for (int s = 0; s < 2; s++) kj[s] = kt[tj + 32 * s][aa];
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                const double ki = kt[i0 + ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
+                const Sum ki = kt[i0 + ti + 16 * r][aa], qi = qt[ti + 16 * r][aa];
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
                     kk[r][s][aa & 3] += ki * kj[s];
@@ -168,9 +212,9 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
             for (int s = 0; s < 2; s++) {
                 const int j = tj + 32 * s;
                 if (i < L && j < L) {
-                    const double kj = kn[(hr + j) * dk + a];
-                    kk[r][s][0] += (double)kn[(hr + i) * dk + a] * kj;
-                    qk[r][s][0] += (double)qn[(hr + i) * dk + a] * kj;
+                    const Sum kj = kn[(hr + j) * dk + a];
+                    kk[r][s][0] += (Sum)kn[(hr + i) * dk + a] * kj;
+                    qk[r][s][0] += (Sum)qn[(hr + i) * dk + a] * kj;
                 }
             }
         }
@@ -185,12 +229,17 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
             const int j = tj + 32 * s;
             const float dkk = (float)((kk[r][s][0] + kk[r][s][1]) + (kk[r][s][2] + kk[r][s][3]));
             const float dqk = (float)((qk[r][s][0] + qk[r][s][1]) + (qk[r][s][2] + qk[r][s][3]));
-            const float e = (j <= i && i < L) ? (float)exp((double)(cs[i] - cs[j])) : 0.f;
-            am[mc + (size_t)i * DNC_C + j] = (j < i && i < L) ? __fmul_rn(__fmul_rn(bs[i], dkk), e) : 0.f;
-            qm[mc + (size_t)i * DNC_C + j] = (j <= i && i < L) ? __fmul_rn(dqk, e) : 0.f;
+            const float e = (j <= i && i < L) ? P::exp(cs[i] - cs[j]) : 0.f;
+            am[mc + (size_t)i * DNC_C + j] = (j < i && i < L) ? P::mul(P::mul(bs[i], dkk), e) : 0.f;
+            qm[mc + (size_t)i * DNC_C + j] = (j <= i && i < L) ? P::mul(dqk, e) : 0.f;
         }
     }
 }
+NUMERICS_KERNEL(deltanet_chunk_intra, __launch_bounds__(DNC_INTRA_THREADS, 1),
+                (float* __restrict__ qm, float* __restrict__ am, float* __restrict__ cum,
+                 const float* __restrict__ qn, const float* __restrict__ kn, const float* __restrict__ beta,
+                 const float* __restrict__ decay, int n, int dk),
+                (qm, am, cum, qn, kn, beta, decay, n, dk))
 
 // deltanet_chunk_solve: grid (nv, chunks, ceil((dv+dk)/DNC_SOLVE_THREADS)),
 // DNC_SOLVE_THREADS threads. Forward substitution for head h and chunk c,
@@ -199,10 +248,13 @@ extern "C" __global__ void __launch_bounds__(DNC_INTRA_THREADS, 1)
 // registers, the inits (β_i v_i, or β_i e^{c_i} k_i) loaded 16 rows at a
 // time ahead of their use. Writes Δ0 [nv][n][dv] and W [nv][n][dk].
 #define DNC_SOLVE_THREADS 128
-extern "C" __global__ void __launch_bounds__(DNC_SOLVE_THREADS)
-    deltanet_chunk_solve(float* __restrict__ w0, float* __restrict__ d0, const float* __restrict__ am,
-                         const float* __restrict__ cum, const float* __restrict__ kn, const float* __restrict__ vv,
-                         const float* __restrict__ beta, int n, int dk, int dv) {
+template <class P>
+__device__ __forceinline__ void deltanet_chunk_solve_body(float* __restrict__ w0, float* __restrict__ d0,
+                                                          const float* __restrict__ am,
+                                                          const float* __restrict__ cum,
+                                                          const float* __restrict__ kn,
+                                                          const float* __restrict__ vv,
+                                                          const float* __restrict__ beta, int n, int dk, int dv) {
     __shared__ float as[DNC_C][DNC_C];  // A[i][j], read by every thread at once
     __shared__ float bs[DNC_C], ecs[DNC_C];
     const int h = blockIdx.x, c = blockIdx.y, nch = gridDim.y, t0 = c * DNC_C, L = min(DNC_C, n - t0);
@@ -214,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(DNC_SOLVE_THREADS)
     if (tid < DNC_C) {
         const float b = tid < L ? beta[hr + tid] : 0.f;
         bs[tid] = b;
-        ecs[tid] = tid < L ? __fmul_rn(b, (float)exp((double)cum[hr + tid])) : 0.f;
+        ecs[tid] = tid < L ? P::mul(b, P::exp(cum[hr + tid])) : 0.f;
     }
     __syncthreads();
 
@@ -233,15 +285,20 @@ extern "C" __global__ void __launch_bounds__(DNC_SOLVE_THREADS)
 #pragma unroll
             for (int u = 0; u < 16; u++) {
                 const int i = b + u;
-                float acc = __fmul_rn(isv ? bs[i] : ecs[i], init[u]);
+                float acc = P::mul(isv ? bs[i] : ecs[i], init[u]);
 #pragma unroll
-                for (int j = 0; j < i; j++) acc = dn_madd(acc, -as[i][j], x[j]);
+                for (int j = 0; j < i; j++) acc = dnc_madd<P>(acc, -as[i][j], x[j]);
                 x[i] = acc;
                 if (i < L) dst[(size_t)i * stride] = acc;
             }
         }
     }
 }
+NUMERICS_KERNEL(deltanet_chunk_solve, __launch_bounds__(DNC_SOLVE_THREADS),
+                (float* __restrict__ w0, float* __restrict__ d0, const float* __restrict__ am,
+                 const float* __restrict__ cum, const float* __restrict__ kn, const float* __restrict__ vv,
+                 const float* __restrict__ beta, int n, int dk, int dv),
+                (w0, d0, am, cum, kn, vv, beta, n, dk, dv))
 
 // deltanet_chunk_state: grid (nv, ceil(dv/32)), DNC_STATE_THREADS threads.
 // Block (h, y) carries columns j = 32y + lane of head h's state S [dk][dv]
@@ -253,10 +310,15 @@ extern "C" __global__ void __launch_bounds__(DNC_SOLVE_THREADS)
 #define DNC_STATE_WARPS (DNC_STATE_THREADS / 32)
 #define DNC_RPW (DNC_C / DNC_STATE_WARPS)  // chunk rows per warp
 #define DNC_SPW (32 / DNC_STATE_WARPS)     // state rows per warp in each 32-row slice
-extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
-    deltanet_chunk_state(float* __restrict__ core, float* __restrict__ S, const float* __restrict__ qm,
-                         const float* __restrict__ w0, const float* __restrict__ d0, const float* __restrict__ cum,
-                         const float* __restrict__ qn, const float* __restrict__ kn, int n, int nv, int dk, int dv) {
+template <class P>
+__device__ __forceinline__ void deltanet_chunk_state_body(float* __restrict__ core, float* __restrict__ S,
+                                                          const float* __restrict__ qm,
+                                                          const float* __restrict__ w0,
+                                                          const float* __restrict__ d0,
+                                                          const float* __restrict__ cum,
+                                                          const float* __restrict__ qn,
+                                                          const float* __restrict__ kn, int n, int nv, int dk,
+                                                          int dv) {
     __shared__ float ss[DNC_MAXDK][32];
     __shared__ float tile[DNC_C][32];
     __shared__ float ds[DNC_C][32];
@@ -277,10 +339,10 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
         __syncthreads();
         const float last = cs[L - 1];
         if (tid < DNC_C) {
-            eci[tid] = (float)exp((double)cs[tid]);
-            em[tid] = tid < L ? (float)exp((double)(last - cs[tid])) : 0.f;
+            eci[tid] = P::exp(cs[tid]);
+            em[tid] = tid < L ? P::exp(last - cs[tid]) : 0.f;
         }
-        const float el = (float)exp((double)last);
+        const float el = P::exp(last);
 
         // Δ = Δ0 − W·S0, in order of a.
         float acc[DNC_RPW];
@@ -301,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
             for (int aa = 0; aa < na; aa++) {
                 const float s = ss[a0 + aa][lane];
 #pragma unroll
-                for (int r = 0; r < DNC_RPW; r++) acc[r] = dn_madd(acc[r], -tile[warp + DNC_STATE_WARPS * r][aa], s);
+                for (int r = 0; r < DNC_RPW; r++) acc[r] = dnc_madd<P>(acc[r], -tile[warp + DNC_STATE_WARPS * r][aa], s);
             }
         }
 #pragma unroll
@@ -323,11 +385,11 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
             for (int aa = 0; aa < na; aa++) {
                 const float s = ss[a0 + aa][lane];
 #pragma unroll
-                for (int r = 0; r < DNC_RPW; r++) acc[r] = dn_madd(acc[r], tile[warp + DNC_STATE_WARPS * r][aa], s);
+                for (int r = 0; r < DNC_RPW; r++) acc[r] = dnc_madd<P>(acc[r], tile[warp + DNC_STATE_WARPS * r][aa], s);
             }
         }
 #pragma unroll
-        for (int r = 0; r < DNC_RPW; r++) acc[r] = __fmul_rn(acc[r], eci[warp + DNC_STATE_WARPS * r]);
+        for (int r = 0; r < DNC_RPW; r++) acc[r] = P::mul(acc[r], eci[warp + DNC_STATE_WARPS * r]);
         const float* qmc = qm + ((size_t)h * nch + c) * DNC_C * DNC_C;
         for (int m0 = 0; m0 < L; m0 += 32) {
             __syncthreads();
@@ -341,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
             for (int mm = 0; mm < nm; mm++) {
                 const float dm = ds[m0 + mm][lane];
 #pragma unroll
-                for (int r = 0; r < DNC_RPW; r++) acc[r] = dn_madd(acc[r], tile[warp + DNC_STATE_WARPS * r][mm], dm);
+                for (int r = 0; r < DNC_RPW; r++) acc[r] = dnc_madd<P>(acc[r], tile[warp + DNC_STATE_WARPS * r][mm], dm);
             }
         }
 #pragma unroll
@@ -358,19 +420,19 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
 #pragma unroll
             for (int r = 0; r < DNC_RPW; r++) {
                 const int m = warp + DNC_STATE_WARPS * r;
-                tile[m][lane] = (m < L && a0 + lane < dk) ? __fmul_rn(em[m], kn[(hr + m) * dk + a0 + lane]) : 0.f;
+                tile[m][lane] = (m < L && a0 + lane < dk) ? P::mul(em[m], kn[(hr + m) * dk + a0 + lane]) : 0.f;
             }
             __syncthreads();
             float s[DNC_SPW];
 #pragma unroll
             for (int r = 0; r < DNC_SPW; r++) {
                 const int a = a0 + warp + DNC_STATE_WARPS * r;
-                s[r] = a < dk ? __fmul_rn(ss[a][lane], el) : 0.f;
+                s[r] = a < dk ? P::mul(ss[a][lane], el) : 0.f;
             }
             for (int m = 0; m < L; m++) {
                 const float dm = ds[m][lane];
 #pragma unroll
-                for (int r = 0; r < DNC_SPW; r++) s[r] = dn_madd(s[r], tile[m][warp + DNC_STATE_WARPS * r], dm);
+                for (int r = 0; r < DNC_SPW; r++) s[r] = dnc_madd<P>(s[r], tile[m][warp + DNC_STATE_WARPS * r], dm);
             }
 #pragma unroll
             for (int r = 0; r < DNC_SPW; r++) {
@@ -383,30 +445,52 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS)
     if (col)
         for (int a = warp; a < dk; a += DNC_STATE_WARPS) st[(size_t)a * dv + j] = ss[a][lane];
 }
+// The two instances by hand, not NUMERICS_KERNEL, for their bounds: Fast's
+// says one block an SM (the grid has ≤ 128 blocks of 512 threads anyway), or
+// ptxas for sm_80…89 caps it at 64 registers and spills its float chains;
+// Exact keeps main's bounds, so its SASS is main's.
+#define DNC_STATE_PARAMS                                                                                   \
+    (float* __restrict__ core, float* __restrict__ S, const float* __restrict__ qm,                        \
+     const float* __restrict__ w0, const float* __restrict__ d0, const float* __restrict__ cum,            \
+     const float* __restrict__ qn, const float* __restrict__ kn, int n, int nv, int dk, int dv)
+#define DNC_STATE_ARGS (core, S, qm, w0, d0, cum, qn, kn, n, nv, dk, dv)
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS) deltanet_chunk_state DNC_STATE_PARAMS {
+    deltanet_chunk_state_body<Exact> DNC_STATE_ARGS;
+}
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chunk_state_fast DNC_STATE_PARAMS {
+    deltanet_chunk_state_body<Fast> DNC_STATE_ARGS;
+}
 
 // deltanet_chunk_norm: grid (n, nv), DNC_NORM_THREADS threads. core row t,
 // head h holds o on entry and w·o/rms(o)·silu(z) on return; the blocks of
 // row 0 then advance their head's conv window by the call's n rows (every
 // read of the old window, in deltanet_chunk_prep, is done).
 #define DNC_NORM_THREADS 128
-extern "C" __global__ void __launch_bounds__(DNC_NORM_THREADS)
-    deltanet_chunk_norm(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
-                        const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps) {
-    __shared__ double redd[DNC_NORM_THREADS / 32];
+template <class P>
+__device__ __forceinline__ void deltanet_chunk_norm_body(float* __restrict__ core, const float* __restrict__ proj,
+                                                         float* __restrict__ convstate,
+                                                         const float* __restrict__ normw, int n, int nk, int nv,
+                                                         int dk, int dv, int K, float eps) {
+    typedef typename P::Sum Sum;
+    __shared__ Sum redd[DNC_NORM_THREADS / 32];
     const int t = blockIdx.x, h = blockIdx.y, kh = h / (nv / nk), tid = threadIdx.x;
     const int ch = 2 * nk * dk + nv * dv, pw = ch + nv * dv + 2 * nv, cw = 2 * dk + dv;
     pdl_entry();
     float* oh = core + ((size_t)t * nv + h) * dv;
     const float* z = proj + (size_t)t * pw + ch + h * dv;
-    double sq = 0.0;
-    for (int j = tid; j < dv; j += DNC_NORM_THREADS) sq += (double)oh[j] * (double)oh[j];
+    Sum sq = 0;
+    for (int j = tid; j < dv; j += DNC_NORM_THREADS) sq += P::sq(oh[j]);
     sq = warp_sum(sq);
     if ((tid & 31) == 0) redd[tid >> 5] = sq;
     __syncthreads();
-    double tot = 0.0;
+    Sum tot = 0;
 #pragma unroll
     for (int w = 0; w < DNC_NORM_THREADS / 32; w++) tot += redd[w];
-    const float inv = inv_rms_ref(tot, dv, eps);
-    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = __fmul_rn(__fmul_rn(__fmul_rn(oh[j], inv), normw[j]), silu_ref(z[j]));
+    const float inv = P::inv_rms(tot, dv, eps);
+    for (int j = tid; j < dv; j += DNC_NORM_THREADS) oh[j] = P::mul(P::mul(P::mul(oh[j], inv), normw[j]), P::silu(z[j]));
     if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, tid, DNC_NORM_THREADS);
 }
+NUMERICS_KERNEL(deltanet_chunk_norm, __launch_bounds__(DNC_NORM_THREADS),
+                (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                 const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps),
+                (core, proj, convstate, normw, n, nk, nv, dk, dv, K, eps))

@@ -107,6 +107,7 @@ func benchBackbone(args []string) error {
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1); the step variants run both")
 	prefillList := fs.String("prefills", "", "comma-separated prompt lengths: time only their prefills (whole, without the feed-forward, without the mixers, experts as multi-row GEMVs) and print them")
 	rowsList := fs.String("rows", "", "only the B-row step (several takes in one step): comma-separated widths B (1…8), e.g. 1,2,4,8, each take after its own -prefill rows")
+	profileRows := fs.Int("profile-rows", 0, "with -rows: after the B-row steps of this width are timed, replay one inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	rowsExperts := fs.Bool("rows-experts", false, "with -rows: also time the B-row step with its routed experts as the prefill's multi-row GEMVs")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	if err := fs.Parse(args); err != nil {
@@ -150,7 +151,7 @@ func benchBackbone(args []string) error {
 			return err
 		}
 		rr := rowsReport{Device: res.Device, Numerics: res.Numerics, Context: *context, PrefillRows: *prefill, CopyGBs: res.CopyGBs}
-		if rr.Widths, rr.OneTakeMS, err = benchRows(d, cfg, *context, *prefill, *steps, widths, res.CopyGBs, *rowsExperts); err != nil {
+		if rr.Widths, rr.OneTakeMS, err = benchRows(d, cfg, *context, *prefill, *steps, widths, res.CopyGBs, *rowsExperts, *profileRows); err != nil || *profileRows > 0 {
 			return err
 		}
 		if *asJSON {

@@ -62,7 +62,7 @@ func parseRows(s string) ([]int, error) {
 // StepRows calls (wall), then steps graph replays (device). The routed
 // experts run as the step's gathered GEMVs (the B-row step's default), and
 // with allExperts also as the prefill's multi-row GEMVs (moe_rows).
-func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, widths []int, copyGBs float64, allExperts bool) ([]rowsBench, float64, error) {
+func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, widths []int, copyGBs float64, allExperts bool, profileRows int) ([]rowsBench, float64, error) {
 	slots := 0
 	for _, w := range widths {
 		slots = max(slots, w)
@@ -132,6 +132,9 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 				if err := step(); err != nil {
 					return nil, 0, err
 				}
+			}
+			if profileRows == n && path == cuda.ExpertsGEMV {
+				return nil, 0, b.ProfileStepRows(n)
 			}
 			res := rowsBench{Rows: n, Experts: path.String(), WallMS: msSince(start) / float64(steps), Launches: b.StepRowsLaunches(n)}
 			if res.DeviceMS, err = b.TimeStepRows(steps); err != nil {

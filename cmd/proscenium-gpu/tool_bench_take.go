@@ -54,13 +54,18 @@ type takeBench struct {
 	ElapsedMs      float64            `json:"elapsed_ms"`
 	AudioSeconds   float64            `json:"audio_s"`
 	RTF            float64            `json:"real_time_factor"`
-	DeviceBytes    int64              `json:"device_bytes"`
-	PeakBytes      int64              `json:"device_peak_bytes"`
-	AdmittedBytes  int64              `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
-	PinnedBytes    int64              `json:"pinned_bytes"`
-	Fused          bool               `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
-	FrameLaunches  int                `json:"frame_launches"` // kernel launches of a frame's graph after the first
-	StepLaunches   int                `json:"step_launches"`  // kernel launches of the backbone's step graph
+	// TakeRTFs is every take's real-time factor after the first (the
+	// warm-up), in order, and the frames each made: the run-to-run spread.
+	ChunkMax      int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
+	TakeRTFs      []float64 `json:"take_real_time_factors"`
+	TakeFrames    []int     `json:"take_frames"`
+	DeviceBytes   int64     `json:"device_bytes"`
+	PeakBytes     int64     `json:"device_peak_bytes"`
+	AdmittedBytes int64     `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
+	PinnedBytes   int64     `json:"pinned_bytes"`
+	Fused         bool      `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches int       `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches  int       `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
@@ -163,6 +168,8 @@ func benchTake(args []string) error {
 	pipeline := fs.Bool("pipeline", true, "launch each frame's graph as soon as the last frame's codes are read")
 	batchList := fs.String("batch", "", "takes together, comma-separated (1,2,4,8): a round of each after the single takes")
 	prefillExperts := fs.String("prefill-experts", "auto", "how a prefill pass runs its routed experts: auto, grouped (each used expert read once a pass), gemv (a GEMV per row and expert) or rows")
+	chunkMax := fs.Int("chunk-max", drama3.DefaultChunkPolicy().Max, "the chunk policy's steady chunk in frames (1, 2, 4, … up to this; at most cuda.DefaultDecodeChunk): how the codec's share of a frame depends on its chunk")
+	rounds := fs.Int("rounds", 1, "-batch: rounds of each B (each printed; the run-to-run spread)")
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
@@ -186,8 +193,13 @@ func benchTake(args []string) error {
 	if *synthetic != "" && *synthetic != "full" {
 		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
 	}
-	if *promptLen < 2 || *frames < 1 || *takes < 1 {
-		return fmt.Errorf("--prompt %d (≥ 2), --frames %d and --takes %d (≥ 1)", *promptLen, *frames, *takes)
+	chunks := drama3.DefaultChunkPolicy()
+	chunks.Max = *chunkMax
+	if err := chunks.Validate(); err != nil || *chunkMax > cuda.DefaultDecodeChunk {
+		return fmt.Errorf("--chunk-max %d: want 1…%d", *chunkMax, cuda.DefaultDecodeChunk)
+	}
+	if *promptLen < 2 || *frames < 1 || *takes < 1 || *rounds < 1 {
+		return fmt.Errorf("--prompt %d (≥ 2), --frames %d, --takes %d and --rounds %d (≥ 1)", *promptLen, *frames, *takes, *rounds)
 	}
 	if *promptProfile {
 		cuda.PromptProfile = &cuda.PromptTimes{}
@@ -204,7 +216,7 @@ func benchTake(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, StageMsFrame: map[string]float64{}}
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, ChunkMax: *chunkMax, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
 	opt.Batched = *batched && opt.Takes > 1
 	res.Batched = opt.Batched
@@ -329,11 +341,15 @@ func benchTake(args []string) error {
 		}
 		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}
 		last = r
+		if audio := float64(len(r.Codes)*f.SamplesPerFrame()) / pcm.SampleRate; i > 0 && audio > 0 {
+			res.TakeRTFs = append(res.TakeRTFs, r.Elapsed.Seconds()/audio)
+			res.TakeFrames = append(res.TakeFrames, len(r.Codes))
+		}
 	}
 	res.FrameLaunches = f.FrameLaunches()
 	n := len(last.Codes)
@@ -402,15 +418,17 @@ func benchTake(args []string) error {
 			return err
 		}
 		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
-		if _, err := benchRound(set, opt.Takes, prompt, *frames, *beginEach); err != nil {
+		if _, err := benchRound(set, opt.Takes, prompt, *frames, chunks, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
-		for _, b := range batches {
-			r, err := benchRound(set, b, prompt, *frames, *beginEach)
-			if err != nil {
-				return fmt.Errorf("round of %d takes: %w", b, err)
+		for range *rounds {
+			for _, b := range batches {
+				r, err := benchRound(set, b, prompt, *frames, chunks, *beginEach)
+				if err != nil {
+					return fmt.Errorf("round of %d takes: %w", b, err)
+				}
+				res.Batches = append(res.Batches, r)
 			}
-			res.Batches = append(res.Batches, r)
 		}
 		ps := dev.Pool.Stats(cuda.DeviceMem)
 		res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
@@ -419,7 +437,7 @@ func benchTake(args []string) error {
 	if *asJSON {
 		return printJSON(res)
 	}
-	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s\n", res.Device, res.Kernels, res.Pipeline, res.Numerics)
+	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.Numerics, res.ChunkMax)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
 	if res.LoadGBs > 0 {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)
@@ -440,6 +458,13 @@ func benchTake(args []string) error {
 		fmt.Printf("  voice cache     %.1f MiB\n", float64(res.VoiceCacheBytes)/(1<<20))
 	}
 	fmt.Printf("take              %d frames (%s), %.2f s of audio in %.1f ms: real-time factor %.4f\n", res.Frames, res.Finish, res.AudioSeconds, res.ElapsedMs, res.RTF)
+	if len(res.TakeRTFs) > 1 {
+		fmt.Printf("takes after the first: real-time factor")
+		for i, v := range res.TakeRTFs {
+			fmt.Printf(" %.4f (%d)", v, res.TakeFrames[i])
+		}
+		fmt.Printf("; median %.4f\n", median(res.TakeRTFs))
+	}
 	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
 	keys := make([]string, 0, len(res.StageMsFrame))
 	for k := range res.StageMsFrame {
@@ -527,7 +552,7 @@ func benchTake(args []string) error {
 // begins, in one BeginMany or with each its own Begin, then one step for all
 // live ones until each ends) through the take loop, as engine/take's
 // scheduler does when b requests arrive at once.
-func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) (batchRound, error) {
+func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
 	r := batchRound{Batch: b}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
@@ -536,7 +561,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, each bool) 
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
 		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: frames, Start: start}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return r, err
 		}

@@ -288,6 +288,17 @@ func (b *Backbone) rowsGraph(q *Queue, n int) (*Graph, error) {
 	return g, nil
 }
 
+// ProfileStepRows replays the captured B-row step of n rows once inside a
+// profiler range (ncu --profile-from-start off), after StepRows captured it;
+// the slots' state it leaves is meaningless (Reset afterwards).
+func (b *Backbone) ProfileStepRows(n int) error {
+	g := b.rows.graphs[n]
+	if g == nil {
+		return fmt.Errorf("backbone: no step of %d rows captured yet", n)
+	}
+	return b.d.ProfileRange(func(q *Queue) error { return q.LaunchGraph(g) })
+}
+
 // EnqueueStepRows puts the B-row step of n rows on q (for a caller's own
 // graph, as Frames puts the one-row step in a frame's): the inputs are the
 // n token ids at Plan.Toks (−1: the row at Plan.Emb) and the rows' slots

@@ -369,6 +369,18 @@ func (s *CodecStream) tapOut(label string, p uintptr, rows, ch int) error {
 	return nil
 }
 
+// Ready reports, without waiting, whether the chunk has finished on the
+// device (or failed: Wait then returns the error).
+func (p *CodecPending) Ready() bool {
+	s := p.s
+	if !s.pending {
+		return true
+	}
+	var err error
+	s.c.dev.Do(func() error { err = s.done.Query(); return nil })
+	return !errors.Is(err, cu.NotReady)
+}
+
 // Wait blocks until the chunk's samples are on the host and returns them.
 // It polls the stream's event, leaving the device thread free for other
 // work meanwhile.

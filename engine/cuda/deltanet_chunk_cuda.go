@@ -7,7 +7,9 @@ import "proscenium/engine/cuda/kernel"
 // The chunked DeltaNet prefill's launch sequence (kernels/deltanet_chunk.cu;
 // engine/cpu gatedDeltaRuleChunked is its reference). Like every mixer call
 // it only enqueues work: pointers fixed by the layer's scratch, no host
-// synchronisation.
+// synchronisation. Every kernel runs the instance of the device's numerics
+// policy (q.policy(): exact the CPU's bits, fast float32 with fused
+// multiply-adds; docs/MODEL.md "Numerics policy").
 
 // Blocks of the chunked kernels.
 const (
@@ -27,7 +29,7 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	if err := kernel.DeltaNetChunkPrep(q, [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
+	if err := kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
 		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
 		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
 		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k}); err != nil {
@@ -36,7 +38,7 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
 	}
-	return kernel.DeltaNetChunkNorm(q, [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
+	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }
 
 // deltaNetChunkRule runs the gated delta rule on n rows whose normed q, k, v,
@@ -52,12 +54,12 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 	at := l.Scratch.At
 	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
 	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
-	if err := kernel.DeltaNetChunkIntra(q, [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk); err != nil {
+	if err := kernel.DeltaNetChunkIntra(q, q.policy(), [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk); err != nil {
 		return err
 	}
 	cols := (dv + dk + deltaNetChunkSolveThreads - 1) / deltaNetChunkSolveThreads
-	if err := kernel.DeltaNetChunkSolve(q, [3]int{nv, chunks, cols}, deltaNetChunkSolveThreads, tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.kn)), tPtr(at(s.v)), tPtr(at(s.beta)), n, dk, dv); err != nil {
+	if err := kernel.DeltaNetChunkSolve(q, q.policy(), [3]int{nv, chunks, cols}, deltaNetChunkSolveThreads, tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.kn)), tPtr(at(s.v)), tPtr(at(s.beta)), n, dk, dv); err != nil {
 		return err
 	}
-	return kernel.DeltaNetChunkState(q, [3]int{nv, (dv + 31) / 32, 1}, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
+	return kernel.DeltaNetChunkState(q, q.policy(), [3]int{nv, (dv + 31) / 32, 1}, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
 }

@@ -118,9 +118,10 @@ type Frames struct {
 // own "frame" time (the graph and its one copy back) is the figure; the
 // backbone step's share is measured apart (Backbone.TimeSteps, bench-take).
 var (
-	_ drama3.FrameBackend = (*Frames)(nil)
-	_ drama3.LogitsTap    = (*Frames)(nil)
-	_ drama3.AsyncDecoder = (*Frames)(nil)
+	_ drama3.FrameBackend  = (*Frames)(nil)
+	_ drama3.LogitsTap     = (*Frames)(nil)
+	_ drama3.AsyncDecoder  = (*Frames)(nil)
+	_ drama3.DecodeReadier = (*Frames)(nil)
 )
 
 // LoadFrames builds the GPU frames from a checkpoint opened by
@@ -629,6 +630,12 @@ func (f *Frames) DecodeStart(from, to int) error {
 	}
 	f.decoding, f.streamNext = p, to
 	return nil
+}
+
+// DecodeReady implements drama3.DecodeReadier: whether the chunk in flight
+// has finished (true when there is none or it decoded at once).
+func (f *Frames) DecodeReady() bool {
+	return f.decoding == nil || f.decoding.Ready()
 }
 
 // DecodeCollect implements drama3.AsyncDecoder: it waits for the chunk

@@ -53,9 +53,10 @@ type TakeFrames struct {
 }
 
 var (
-	_ drama3.TakeSet          = (*TakeFrames)(nil)
-	_ drama3.TakeAsyncDecoder = (*TakeFrames)(nil)
-	_ drama3.TakePrefixCacher = (*TakeFrames)(nil)
+	_ drama3.TakeSet           = (*TakeFrames)(nil)
+	_ drama3.TakeAsyncDecoder  = (*TakeFrames)(nil)
+	_ drama3.TakeDecodeReadier = (*TakeFrames)(nil)
+	_ drama3.TakePrefixCacher  = (*TakeFrames)(nil)
 )
 
 // NewTakeFrames makes the set of f's take slots (min of its backbone's
@@ -407,6 +408,15 @@ func (s *TakeFrames) DecodeStart(id drama3.TakeID, from, to int) error {
 		return err
 	}
 	return v.DecodeStart(from, to)
+}
+
+// DecodeReady implements drama3.TakeDecodeReadier.
+func (s *TakeFrames) DecodeReady(id drama3.TakeID) bool {
+	v, err := s.view(id)
+	if err != nil {
+		return true // DecodeCollect reports it
+	}
+	return v.DecodeReady()
 }
 
 // DecodeCollect implements drama3.TakeAsyncDecoder.

@@ -6,8 +6,11 @@ import "fmt"
 // backend whose codec runs apart from its frames (a GPU codec on its own
 // stream), a chunk is started on the codec and collected after the next
 // frame, so the device makes that frame while the codec decodes, and the
-// loop waits for the codec only when it needs the PCM. The first chunk still
-// decodes at once, for the earliest audio.
+// loop waits for the codec only when it needs the PCM. A backend that can
+// tell without waiting whether the chunk is done (DecodeReadier) has it
+// collected after the first frame that finds it done instead: the loop
+// waits for a chunk only when the next one is due or the take ends. The
+// first chunk still decodes at once, for the earliest audio.
 
 // AsyncDecoder is a FrameBackend whose codec runs apart from its frames.
 // DecodeStart puts frames [from, to) on the codec and returns at once;
@@ -19,11 +22,25 @@ type AsyncDecoder interface {
 	DecodeCollect() ([]float32, error)
 }
 
+// DecodeReadier is an AsyncDecoder that reports, without waiting, whether
+// the chunk in flight has finished (or failed: DecodeCollect then says how).
+type DecodeReadier interface {
+	DecodeReady() bool
+}
+
+// TakeDecodeReadier is DecodeReadier per take of a TakeAsyncDecoder.
+type TakeDecodeReadier interface {
+	DecodeReady(id TakeID) bool
+}
+
 // audioOut hands a take's chunks to the listener in order, decoding them
-// at once or (an AsyncDecoder, every chunk but the first) one frame later.
+// at once or (an AsyncDecoder, every chunk but the first) behind the next
+// frame: collected after it, or after the first frame that finds the chunk
+// done when the backend can tell (ready).
 type audioOut struct {
 	decode  func(from, to int) ([]float32, error) // at once
 	async   AsyncDecoder                          // nil: every chunk at once
+	ready   func() bool                           // nil: a chunk is collected after the next frame
 	timed   func(stage string, f func() error) error
 	deliver func(from, to int, pcm []float32)
 
@@ -31,8 +48,8 @@ type audioOut struct {
 	from, to int
 }
 
-func newAudioOut(decode func(from, to int) ([]float32, error), async AsyncDecoder, timed func(string, func() error) error, deliver func(from, to int, pcm []float32)) *audioOut {
-	return &audioOut{decode: decode, async: async, timed: timed, deliver: deliver}
+func newAudioOut(decode func(from, to int) ([]float32, error), async AsyncDecoder, ready func() bool, timed func(string, func() error) error, deliver func(from, to int, pcm []float32)) *audioOut {
+	return &audioOut{decode: decode, async: async, ready: ready, timed: timed, deliver: deliver}
 }
 
 // TakeAsyncDecoder is a TakeSet whose takes' codecs run apart from their
@@ -73,6 +90,15 @@ func (o *audioOut) chunk(from, to int) error {
 	}
 	o.pending, o.from, o.to = true, from, to
 	return nil
+}
+
+// collectReady collects the chunk in flight if it is done, or if the
+// backend cannot tell (then after the frame that follows its start).
+func (o *audioOut) collectReady() error {
+	if !o.pending || (o.ready != nil && !o.ready()) {
+		return nil
+	}
+	return o.collect()
 }
 
 // collect waits for the chunk in flight, if any, and delivers it.

@@ -100,3 +100,51 @@ func TestGenerateDecodesChunksBehindTheNextFrame(t *testing.T) {
 		t.Fatalf("first audio %v, codec time %v", res.TimeToFirstAudio, res.Stages[StageCodec])
 	}
 }
+
+// readyFake is asyncFake whose chunk in flight reports done after
+// readyAfter frames since its start (never, when negative).
+type readyFake struct {
+	asyncFake
+	readyAfter, startedAt int
+}
+
+func (f *readyFake) DecodeStart(from, to int) error {
+	f.startedAt = f.made
+	return f.asyncFake.DecodeStart(from, to)
+}
+
+func (f *readyFake) DecodeReady() bool {
+	return f.readyAfter >= 0 && f.made-f.startedAt >= f.readyAfter
+}
+
+// A backend that can tell whether a chunk is done has it collected after
+// the first frame that finds it done, not after the next frame (which would
+// wait for it); one never done is waited for when the next chunk is due.
+// The listener's chunks and samples stay those of a decode at once. (Broken
+// once by collecting after the next frame regardless: the call orders
+// below failed.)
+func TestGenerateCollectsAChunkWhenItIsDone(t *testing.T) {
+	for _, c := range []struct {
+		readyAfter int
+		want       []string
+	}{
+		{2, []string{"begin", "frame 0", "decode 0 1", "frame 1", "frame 2", "start 1 3", "frame 3", "frame 4", "collect 1 3",
+			"frame 5", "frame 6", "start 3 7", "collect 3 7"}},
+		{-1, []string{"begin", "frame 0", "decode 0 1", "frame 1", "frame 2", "start 1 3", "frame 3", "frame 4",
+			"frame 5", "frame 6", "collect 1 3", "start 3 7", "collect 3 7"}},
+	} {
+		f := &readyFake{readyAfter: c.readyAfter}
+		var pcm []float32
+		_, err := Generate(context.Background(), f, Take{Prompt: []int{1, 2}, Sampling: sampling.Settings{Temperature: 1, TopP: 1}, MaxFrames: 7},
+			Listener{Audio: func(from, to int, p []float32) { pcm = append(pcm, p...) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(f.calls, c.want) {
+			t.Errorf("ready after %d frames: calls\n%q\nwant\n%q", c.readyAfter, f.calls, c.want)
+		}
+		if !reflect.DeepEqual(pcm, asyncPCM(0, 7)) {
+			t.Errorf("ready after %d frames: %d samples, want frames 0…6's", c.readyAfter, len(pcm))
+		}
+	}
+}

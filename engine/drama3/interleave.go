@@ -163,6 +163,19 @@ func (s *Interleave) DecodeStart(id TakeID, from, to int) error {
 	return a.DecodeStart(from, to)
 }
 
+// DecodeReady implements TakeDecodeReadier: the take's backend's answer
+// when it is a DecodeReadier, else true (collect now, waiting if need be).
+func (s *Interleave) DecodeReady(id TakeID) bool {
+	a, err := s.asyncOf(id)
+	if err != nil {
+		return true // DecodeCollect reports the error
+	}
+	if r, ok := a.(DecodeReadier); ok {
+		return r.DecodeReady()
+	}
+	return true
+}
+
 // DecodeCollect implements TakeAsyncDecoder.
 func (s *Interleave) DecodeCollect(id TakeID) ([]float32, error) {
 	a, err := s.asyncOf(id)

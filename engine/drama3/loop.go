@@ -155,8 +155,12 @@ func NewTakeRun(set TakeSet, id TakeID, take Take, on Listener) (*TakeRun, error
 	r := &TakeRun{set: set, id: id, take: take, on: on, entries: entries, chunker: chunker,
 		res: &Result{Stages: map[string]time.Duration{}}, start: start}
 	var async AsyncDecoder
+	var ready func() bool
 	if a, ok := set.(TakeAsyncDecoder); ok && a.DecodesAsync() {
 		async = takeAsync{set: a, id: id}
+		if rd, ok := set.(TakeDecodeReadier); ok {
+			ready = func() bool { return rd.DecodeReady(id) }
+		}
 	}
 	timed := func(stage string, f func() error) error {
 		t0 := time.Now()
@@ -164,7 +168,7 @@ func NewTakeRun(set TakeSet, id TakeID, take Take, on Listener) (*TakeRun, error
 		r.res.Stages[stage] += time.Since(t0)
 		return err
 	}
-	r.out = newAudioOut(func(from, to int) ([]float32, error) { return set.Decode(id, from, to) }, async, timed,
+	r.out = newAudioOut(func(from, to int) ([]float32, error) { return set.Decode(id, from, to) }, async, ready, timed,
 		func(from, to int, pcm []float32) {
 			if r.res.TimeToFirstAudio == 0 {
 				r.res.TimeToFirstAudio = time.Since(r.start)
@@ -287,9 +291,9 @@ func (r *TakeRun) Took(f TakeFrame, step time.Duration, batch int) (live bool, e
 	if f.Err != nil {
 		return false, f.Err
 	}
-	// The chunk started after the last frame decoded while this frame
-	// was made.
-	if err := r.out.collect(); err != nil {
+	// The chunk started after an earlier frame decoded while this frame
+	// was made: delivered now if done (or if the backend cannot tell).
+	if err := r.out.collectReady(); err != nil {
 		return false, err
 	}
 	if f.End {

@@ -5,6 +5,7 @@ package device
 import (
 	"fmt"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
 
@@ -26,6 +27,10 @@ type DeviceInfo struct {
 	Kernels       string `json:"kernels"`        // the variant loaded (Variant.Code)
 	PDL           bool   `json:"pdl"`            // programmatic dependent launch available
 	KernelBuild   string `json:"kernel_build"`   // nvcc and variants, from `make kernels`
+	Sync          string `json:"sync"`           // how the host waits (PROSCENIUM_GPU_SYNC)
+	// StreamPriority is the main stream's (0: the default, the least; the
+	// GPU's greatest is negative): PROSCENIUM_GPU_STREAM_PRIORITY.
+	StreamPriority int `json:"stream_priority"`
 }
 
 // Device owns one GPU's context and stream. All driver calls run on a single
@@ -103,12 +108,25 @@ func (d *Device) setUp(ordinal int) error {
 		return fmt.Errorf("cuda: %s: %w", inf.Name, err)
 	}
 	inf.Kernels = v.Code
-	if d.ctx, err = dev.MakeContext(cu.SchedBlockingSync); err != nil {
+	mode, err := ParseSyncMode(os.Getenv(SyncEnv))
+	if err != nil {
+		return err
+	}
+	sched := map[SyncMode]cu.ContextFlags{SyncBlocking: cu.SchedBlockingSync, SyncSpin: cu.SchedSpin, SyncYield: cu.SchedYield}[mode]
+	if d.ctx, err = dev.MakeContext(sched); err != nil {
 		return fmt.Errorf("cuda: context on %s: %w", inf.Name, err)
 	}
-	if d.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	inf.Sync = mode.String()
+	priority := 0
+	if streamPriorityFromEnv() {
+		if _, greatest, err := cu.StreamPriorityRange(); err == nil {
+			priority = greatest
+		}
+	}
+	if d.stream, err = cu.MakeStreamWithPriority(priority, cu.NonBlocking); err != nil {
 		return fmt.Errorf("cuda: stream: %w", err)
 	}
+	inf.StreamPriority = priority
 	for _, m := range modules {
 		image := kernels.Generic(m)
 		if v.SM90a {

@@ -44,8 +44,13 @@ type DeltaNetChunkPrepArgs struct {
 //	deltanet_chunk_prep(float* qn, float* kn, float* vv, float* beta, float* decay, float* proj, float* convstate, float* convw, float* dtbias, float* alog, int n, int nk, int nv, int dk, int dv, int K)
 //
 // on q with grid blocks of block threads.
-func DeltaNetChunkPrep(q Launcher, grid [3]int, block int, a DeltaNetChunkPrepArgs) error {
-	return q.Launch("deltanet_chunk_prep", grid, block, uint64(a.Qn), uint64(a.Kn), uint64(a.Vv), uint64(a.Beta), uint64(a.Decay), uint64(a.Proj), uint64(a.Convstate), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))))
+// policy picks the instance: deltanet_chunk_prep (Exact) or deltanet_chunk_prep_fast (Fast).
+func DeltaNetChunkPrep(q Launcher, policy Policy, grid [3]int, block int, a DeltaNetChunkPrepArgs) error {
+	name := "deltanet_chunk_prep"
+	if policy == Fast {
+		name = "deltanet_chunk_prep_fast"
+	}
+	return q.Launch(name, grid, block, uint64(a.Qn), uint64(a.Kn), uint64(a.Vv), uint64(a.Beta), uint64(a.Decay), uint64(a.Proj), uint64(a.Convstate), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))))
 }
 
 // DeltaNetChunkIntra enqueues kernels/deltanet_chunk.cu's
@@ -53,8 +58,13 @@ func DeltaNetChunkPrep(q Launcher, grid [3]int, block int, a DeltaNetChunkPrepAr
 //	deltanet_chunk_intra(float* qm, float* am, float* cum, float* qn, float* kn, float* beta, float* decay, int n, int dk)
 //
 // on q with grid blocks of block threads.
-func DeltaNetChunkIntra(q Launcher, grid [3]int, block int, qm, am, cum, qn, kn, beta, decay Ptr, n, dk int) error {
-	return q.Launch("deltanet_chunk_intra", grid, block, uint64(qm), uint64(am), uint64(cum), uint64(qn), uint64(kn), uint64(beta), uint64(decay), uint64(uint32(int32(n))), uint64(uint32(int32(dk))))
+// policy picks the instance: deltanet_chunk_intra (Exact) or deltanet_chunk_intra_fast (Fast).
+func DeltaNetChunkIntra(q Launcher, policy Policy, grid [3]int, block int, qm, am, cum, qn, kn, beta, decay Ptr, n, dk int) error {
+	name := "deltanet_chunk_intra"
+	if policy == Fast {
+		name = "deltanet_chunk_intra_fast"
+	}
+	return q.Launch(name, grid, block, uint64(qm), uint64(am), uint64(cum), uint64(qn), uint64(kn), uint64(beta), uint64(decay), uint64(uint32(int32(n))), uint64(uint32(int32(dk))))
 }
 
 // DeltaNetChunkSolve enqueues kernels/deltanet_chunk.cu's
@@ -62,8 +72,13 @@ func DeltaNetChunkIntra(q Launcher, grid [3]int, block int, qm, am, cum, qn, kn,
 //	deltanet_chunk_solve(float* w0, float* d0, float* am, float* cum, float* kn, float* vv, float* beta, int n, int dk, int dv)
 //
 // on q with grid blocks of block threads.
-func DeltaNetChunkSolve(q Launcher, grid [3]int, block int, w0, d0, am, cum, kn, vv, beta Ptr, n, dk, dv int) error {
-	return q.Launch("deltanet_chunk_solve", grid, block, uint64(w0), uint64(d0), uint64(am), uint64(cum), uint64(kn), uint64(vv), uint64(beta), uint64(uint32(int32(n))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
+// policy picks the instance: deltanet_chunk_solve (Exact) or deltanet_chunk_solve_fast (Fast).
+func DeltaNetChunkSolve(q Launcher, policy Policy, grid [3]int, block int, w0, d0, am, cum, kn, vv, beta Ptr, n, dk, dv int) error {
+	name := "deltanet_chunk_solve"
+	if policy == Fast {
+		name = "deltanet_chunk_solve_fast"
+	}
+	return q.Launch(name, grid, block, uint64(w0), uint64(d0), uint64(am), uint64(cum), uint64(kn), uint64(vv), uint64(beta), uint64(uint32(int32(n))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
 }
 
 // DeltaNetChunkState enqueues kernels/deltanet_chunk.cu's
@@ -71,8 +86,13 @@ func DeltaNetChunkSolve(q Launcher, grid [3]int, block int, w0, d0, am, cum, kn,
 //	deltanet_chunk_state(float* core, float* S, float* qm, float* w0, float* d0, float* cum, float* qn, float* kn, int n, int nv, int dk, int dv)
 //
 // on q with grid blocks of block threads.
-func DeltaNetChunkState(q Launcher, grid [3]int, block int, core, s, qm, w0, d0, cum, qn, kn Ptr, n, nv, dk, dv int) error {
-	return q.Launch("deltanet_chunk_state", grid, block, uint64(core), uint64(s), uint64(qm), uint64(w0), uint64(d0), uint64(cum), uint64(qn), uint64(kn), uint64(uint32(int32(n))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
+// policy picks the instance: deltanet_chunk_state (Exact) or deltanet_chunk_state_fast (Fast).
+func DeltaNetChunkState(q Launcher, policy Policy, grid [3]int, block int, core, s, qm, w0, d0, cum, qn, kn Ptr, n, nv, dk, dv int) error {
+	name := "deltanet_chunk_state"
+	if policy == Fast {
+		name = "deltanet_chunk_state_fast"
+	}
+	return q.Launch(name, grid, block, uint64(core), uint64(s), uint64(qm), uint64(w0), uint64(d0), uint64(cum), uint64(qn), uint64(kn), uint64(uint32(int32(n))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
 }
 
 // DeltaNetChunkNorm enqueues kernels/deltanet_chunk.cu's
@@ -80,6 +100,11 @@ func DeltaNetChunkState(q Launcher, grid [3]int, block int, core, s, qm, w0, d0,
 //	deltanet_chunk_norm(float* core, float* proj, float* convstate, float* normw, int n, int nk, int nv, int dk, int dv, int K, float eps)
 //
 // on q with grid blocks of block threads.
-func DeltaNetChunkNorm(q Launcher, grid [3]int, block int, core, proj, convstate, normw Ptr, n, nk, nv, dk, dv, kArg int, eps float32) error {
-	return q.Launch("deltanet_chunk_norm", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
+// policy picks the instance: deltanet_chunk_norm (Exact) or deltanet_chunk_norm_fast (Fast).
+func DeltaNetChunkNorm(q Launcher, policy Policy, grid [3]int, block int, core, proj, convstate, normw Ptr, n, nk, nv, dk, dv, kArg int, eps float32) error {
+	name := "deltanet_chunk_norm"
+	if policy == Fast {
+		name = "deltanet_chunk_norm_fast"
+	}
+	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
