@@ -802,7 +802,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             __syncthreads();  // tile 0 is in for every thread
             if (XS) split(0, 0);
             if (PIPE) {
-                if (!LDSM) half_a(ring, 0, an);
+                if (XS) half_a(ring, 0, an);
                 if (!XS) half_b(ring, 0, 0, bn);
             }
         }
@@ -819,8 +819,11 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             const uint8_t *ws = ring + st * STAGE, *ws1 = ring + stn * STAGE;
             stl = st, st = st1, st1 = st1 + 1 == ST ? 0 : st1 + 1;
 
-            // LDSM: A by ldmatrix (one instruction a fragment) as each half
-            // begins, not a half ahead (registers: the 128 × 64 tile spilt).
+            // X split per warp (not XS): A as each half begins (LDSM: one
+            // ldmatrix a fragment; FP8: half 1 widened from the words kept
+            // with half 0's), not a half ahead: the B fragments a half ahead
+            // are the work to hide, and A a half ahead too spilt the 128 × 64
+            // tiles.
             uint32_t a1[MI][4], b0[NJ][2][PARTS], b1[NJ][2][PARTS];
             if (XS) half_b(ws, kt, 0, b0);
 #pragma unroll
@@ -830,14 +833,14 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 #pragma unroll
                     for (int p = 0; p < PARTS; p++)
                         if (!XS) b0[j][q][p] = bn[j][q][p];
-            if (LDSM) half_a(ws, 0, an);
-            if (!LDSM) half_a(ws, 1, a1);
+            if (!XS) half_a(ws, 0, an);
+            if (XS) half_a(ws, 1, a1);
             half_b(ws, kt, 1, b1);
             half_mma(an, b0);
-            if (LDSM) half_a(ws, 1, a1);
+            if (!XS) half_a(ws, 1, a1);
             if (kt + 1 < ktiles) {
                 if (XS) split(kt + 1, stn);
-                if (!LDSM) half_a(ws1, 0, an);
+                if (XS) half_a(ws1, 0, an);
                 if (!XS) half_b(ws1, kt + 1, 0, bn);
             }
             half_mma(a1, b1);
