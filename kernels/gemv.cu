@@ -118,6 +118,13 @@ GEMV_ROWS_BF16(64, 4, 1, 8)
 GEMV_ROWS_BF16(256, 4, 1, 2)
 GEMV_ROWS_BF16(256, 4, 1, 4)
 GEMV_ROWS_BF16(256, 4, 1, 8)
+// t128r4u2: t128r4u1's rows with both of a thread's chunks of a 2048-column
+// row in flight at once (at 4 rows 127 registers, the same two blocks a
+// multiprocessor as t128r4u1's 98: twice the bytes in flight); the tower's
+// B-row frame times it against t128r4u1 (PROSCENIUM_GPU_TOWER_GEMVX).
+GEMV_ROWS_BF16(128, 4, 2, 2)
+GEMV_ROWS_BF16(128, 4, 2, 4)
+GEMV_ROWS_BF16(128, 4, 2, 8)
 
 // ---------------------------------------------------------------------------
 // Projections of nb ≤ 8 rows on the tensor cores (Fast only): y[b·ystride + r]

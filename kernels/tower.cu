@@ -96,6 +96,10 @@ GATE_UP_ROWS(tower_gate_up_swiglu_rows_b4, 1, TG_UNROLL, 4)
 GATE_UP_ROWS(tower_gate_up_swiglu_rows_b8, 1, TG_UNROLL, 8)
 GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b4, 2, 1, 4)
 GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b8, 2, 1, 8)
+// rows2u2: rows2 with both of a thread's chunks of a 2048-column row in
+// flight at once (Tower.gateUpRows with PROSCENIUM_GPU_TOWER_GEMVX=t128r4u2).
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b4, 2, 2, 4)
+GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b8, 2, 2, 8)
 
 // ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes

@@ -142,7 +142,7 @@ func ParseGemvF64Overrides(s string) (map[string]GemvVariant, error) {
 // with each weight read once (kernels/gemv.cu gemvx_*: the B-row step), each
 // compiled for GemvRowsWidths rows at most.
 var (
-	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}}
+	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}, {128, 4, 2}}
 	GemvRowsWidths   = []int{2, 4, 8}
 )
 

@@ -583,6 +583,10 @@ func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 		// From 3 rows on two rows of each matrix a group, as rowsVariant's
 		// projections take four (unless SetRowsGemv chose fewer).
 		if n >= 3 && width >= 4 && (t.rowsGemv == nil || t.rowsGemv.Rows >= 4) {
+			if r := t.rowsGemv; r != nil && r.Unroll == 2 { // t128r4u2's loads: a row's two chunks in flight at once
+				k := kernel.TowerGateUpSwiGLURows2u2Kernel(fmt.Sprintf("tower_gate_up_swiglu_rows2u2_b%d", width))
+				return kernel.TowerGateUpSwiGLURows2u2(q, k, [3]int{(F + 3) / 4, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
+			}
 			k := kernel.TowerGateUpSwiGLURows2Kernel(fmt.Sprintf("tower_gate_up_swiglu_rows2_b%d", width))
 			return kernel.TowerGateUpSwiGLURows2(q, k, [3]int{(F + 3) / 4, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
 		}

@@ -44,20 +44,27 @@ func TestTowerFrameRows(t *testing.T) {
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
 		eachNumerics(t, func(t *testing.T) {
 			for _, takes := range []int{2, 4, TowerMaxTakes} {
-				t.Run(fmt.Sprintf("%s/%d", c.name, takes), func(t *testing.T) { testTowerFrameRows(t, c.cfg, takes, nil) })
+				t.Run(fmt.Sprintf("%s/%d", c.name, takes), func(t *testing.T) { testTowerFrameRows(t, c.cfg, takes, nil, nil) })
 			}
 			// Each launch sequence of the frame (gate·up fused or not).
 			for _, f := range towerFusionVariants {
-				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f) })
+				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil) })
 			}
+			// The B-row instances with a row's two chunks in flight at once
+			// (gate·up's rows2u2 from 3 takes on; the tiny towers' other
+			// projections split rows over 32 threads and keep their own).
+			u2 := GemvVariant{TPR: 128, Rows: 4, Unroll: 2}
+			t.Run(fmt.Sprintf("%s/4/%s", c.name, u2.Name()), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, &u2) })
 		})
 	}
 }
 
 // testTowerFrameRows makes takes takes of different settings, seeds and
 // prompt lengths alone and then together (frames of live slots 0…n−1; n
-// shrinks when the last take ends early), comparing every frame.
-func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *towerFusion) {
+// shrinks when the last take ends early), comparing every frame; fuse and
+// rowsGemv, when not nil, are the towers' launch sequence and B-row GEMV
+// instance (SetRowsGemv).
+func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *towerFusion, rowsGemv *GemvVariant) {
 	const frames = 14
 	r := newRand(t)
 	f := newTowerFixture(t, r, cfg)
@@ -99,6 +106,7 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 		if fuse != nil {
 			tw.fuse = *fuse
 		}
+		tw.rowsGemv = rowsGemv
 	}
 	readFrame := func(tw *Tower, res FrameResult) towerFrameOut {
 		out := towerFrameOut{res: res, feedback: download(t, tw.FeedbackRow(), D)}

@@ -144,10 +144,13 @@ const (
 	GemvxBF16T256r4u1b2 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b2"
 	GemvxBF16T256r4u1b4 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b4"
 	GemvxBF16T256r4u1b8 GemvxBF16Kernel = "gemvx_bf16_t256r4u1b8"
+	GemvxBF16T128r4u2b2 GemvxBF16Kernel = "gemvx_bf16_t128r4u2b2"
+	GemvxBF16T128r4u2b4 GemvxBF16Kernel = "gemvx_bf16_t128r4u2b4"
+	GemvxBF16T128r4u2b8 GemvxBF16Kernel = "gemvx_bf16_t128r4u2b8"
 )
 
 // GemvxBF16Kernels lists the gemvx_bf16 instances in source order.
-var GemvxBF16Kernels = []GemvxBF16Kernel{GemvxBF16T128r2u2b2, GemvxBF16T128r2u2b4, GemvxBF16T128r2u2b8, GemvxBF16T128r4u1b2, GemvxBF16T128r4u1b4, GemvxBF16T128r4u1b8, GemvxBF16T32r4u2b2, GemvxBF16T32r4u2b4, GemvxBF16T32r4u2b8, GemvxBF16T64r4u1b2, GemvxBF16T64r4u1b4, GemvxBF16T64r4u1b8, GemvxBF16T256r4u1b2, GemvxBF16T256r4u1b4, GemvxBF16T256r4u1b8}
+var GemvxBF16Kernels = []GemvxBF16Kernel{GemvxBF16T128r2u2b2, GemvxBF16T128r2u2b4, GemvxBF16T128r2u2b8, GemvxBF16T128r4u1b2, GemvxBF16T128r4u1b4, GemvxBF16T128r4u1b8, GemvxBF16T32r4u2b2, GemvxBF16T32r4u2b4, GemvxBF16T32r4u2b8, GemvxBF16T64r4u1b2, GemvxBF16T64r4u1b4, GemvxBF16T64r4u1b8, GemvxBF16T256r4u1b2, GemvxBF16T256r4u1b4, GemvxBF16T256r4u1b8, GemvxBF16T128r4u2b2, GemvxBF16T128r4u2b4, GemvxBF16T128r4u2b8}
 
 // GemvxBF16 enqueues kernels/gemv.cu's
 //
@@ -178,10 +181,13 @@ const (
 	GemvxBF16dT256r4u1b2 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b2"
 	GemvxBF16dT256r4u1b4 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b4"
 	GemvxBF16dT256r4u1b8 GemvxBF16dKernel = "gemvx_bf16d_t256r4u1b8"
+	GemvxBF16dT128r4u2b2 GemvxBF16dKernel = "gemvx_bf16d_t128r4u2b2"
+	GemvxBF16dT128r4u2b4 GemvxBF16dKernel = "gemvx_bf16d_t128r4u2b4"
+	GemvxBF16dT128r4u2b8 GemvxBF16dKernel = "gemvx_bf16d_t128r4u2b8"
 )
 
 // GemvxBF16dKernels lists the gemvx_bf16d instances in source order.
-var GemvxBF16dKernels = []GemvxBF16dKernel{GemvxBF16dT128r2u2b2, GemvxBF16dT128r2u2b4, GemvxBF16dT128r2u2b8, GemvxBF16dT128r4u1b2, GemvxBF16dT128r4u1b4, GemvxBF16dT128r4u1b8, GemvxBF16dT32r4u2b2, GemvxBF16dT32r4u2b4, GemvxBF16dT32r4u2b8, GemvxBF16dT64r4u1b2, GemvxBF16dT64r4u1b4, GemvxBF16dT64r4u1b8, GemvxBF16dT256r4u1b2, GemvxBF16dT256r4u1b4, GemvxBF16dT256r4u1b8}
+var GemvxBF16dKernels = []GemvxBF16dKernel{GemvxBF16dT128r2u2b2, GemvxBF16dT128r2u2b4, GemvxBF16dT128r2u2b8, GemvxBF16dT128r4u1b2, GemvxBF16dT128r4u1b4, GemvxBF16dT128r4u1b8, GemvxBF16dT32r4u2b2, GemvxBF16dT32r4u2b4, GemvxBF16dT32r4u2b8, GemvxBF16dT64r4u1b2, GemvxBF16dT64r4u1b4, GemvxBF16dT64r4u1b8, GemvxBF16dT256r4u1b2, GemvxBF16dT256r4u1b4, GemvxBF16dT256r4u1b8, GemvxBF16dT128r4u2b2, GemvxBF16dT128r4u2b4, GemvxBF16dT128r4u2b8}
 
 // GemvxBF16d enqueues kernels/gemv.cu's
 //

@@ -63,6 +63,27 @@ func TowerGateUpSwiGLURows2(q Launcher, k TowerGateUpSwiGLURows2Kernel, grid [3]
 	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
+// TowerGateUpSwiGLURows2u2Kernel is one of the tower_gate_up_swiglu_rows2u2_* instances of kernels/tower.cu, which share one signature.
+type TowerGateUpSwiGLURows2u2Kernel string
+
+// The tower_gate_up_swiglu_rows2u2 instances.
+const (
+	TowerGateUpSwiGLURows2u2B4 TowerGateUpSwiGLURows2u2Kernel = "tower_gate_up_swiglu_rows2u2_b4"
+	TowerGateUpSwiGLURows2u2B8 TowerGateUpSwiGLURows2u2Kernel = "tower_gate_up_swiglu_rows2u2_b8"
+)
+
+// TowerGateUpSwiGLURows2u2Kernels lists the tower_gate_up_swiglu_rows2u2 instances in source order.
+var TowerGateUpSwiGLURows2u2Kernels = []TowerGateUpSwiGLURows2u2Kernel{TowerGateUpSwiGLURows2u2B4, TowerGateUpSwiGLURows2u2B8}
+
+// TowerGateUpSwiGLURows2u2 enqueues kernels/tower.cu's
+//
+//	tower_gate_up_swiglu_rows2u2_*(float* out, uint16_t* W1, uint16_t* W3, float* x, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func TowerGateUpSwiGLURows2u2(q Launcher, k TowerGateUpSwiGLURows2u2Kernel, grid [3]int, block int, out, w1, w3, x Ptr, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
 // TowerFeedback enqueues kernels/tower.cu's
 //
 //	tower_feedback(float* out, uint16_t* text_embed, int32_t* sem_tokens, unsigned long long* tables, int32_t* entries, FrameControl* ctrl, int ncb, int width, float div)
