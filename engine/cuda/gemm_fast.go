@@ -88,24 +88,48 @@ func (x gemmMma) name() string {
 	return s
 }
 
-// gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q, l, ql) of
-// every instance ChooseGemmFast picks, or DENSE/GROUPED (as "q/l") one for
-// the dense GEMMs and one for the grouped experts; empty: none, the tiles
-// as before gemm31 (docs/PERF.md "gemm31": the default until a device run
-// shows a variant faster).
+// gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q, l, ql, or
+// none) of every instance ChooseGemmFast picks, or DENSE/GROUPED (as "q/l")
+// one for the dense GEMMs and one for the grouped experts; empty: the
+// default, gemmDefaultVariant's.
 var gemmVariant = os.Getenv("PROSCENIUM_GPU_GEMM_VARIANT")
 
-// gemmVariantFor is gemmVariant's variant for dense (groups 0) or grouped
+// gemmVariantFor is the variant of tile x for dense (groups 0) or grouped
 // GEMMs.
-func gemmVariantFor(groups int) string {
+func gemmVariantFor(x gemmMma, groups int) string {
+	switch gemmVariant {
+	case "":
+		return gemmDefaultVariant(x, groups)
+	case "none":
+		return ""
+	}
 	dense, grouped, two := strings.Cut(gemmVariant, "/")
 	if !two {
 		return gemmVariant
 	}
+	v := dense
 	if groups > 0 {
-		return grouped
+		v = grouped
 	}
-	return dense
+	if v == "none" {
+		return ""
+	}
+	return v
+}
+
+// gemmDefaultVariant is the variant measured best for tile x (session 10
+// run 3, TestGemmFastSpeed on the full geometry's shapes; docs/PERF.md
+// "gemm31"): q (fragments by ldmatrix, loaded a half step ahead) on the
+// dense tiles that do not split x once per block, 128 × 64, 128 × 32 and
+// 64 × 32 (1.29–1.31× on 128 × 64, 1.09–1.10× on 128 × 32, 1.00–1.03× on
+// 64 × 32); none on 64 × 16 (q 0.94–0.98×), on the split tiles (q
+// 0.97–1.00×, their fragments already split once) and on the grouped
+// experts (q 0.93–0.99×; the L2 hint l moved them by ±2 %).
+func gemmDefaultVariant(x gemmMma, groups int) string {
+	if groups == 0 && !x.split && !(x.bm == 64 && x.bn == 16) {
+		return "q"
+	}
+	return ""
 }
 
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
@@ -124,20 +148,20 @@ const gemmSMs = 132
 // and rows rows of W. Grouped (groups > 0: the experts of a prefill, n pairs
 // over groups experts), a block runs its whole group over one 128-row W
 // tile, BN X rows a pass: the narrowest tile holding the mean pairs per
-// expert, so that a few rows an expert do not pay for 32. Dense, the
-// largest tile whose grid gives every SM of an H200 two blocks (128 × 64,
-// then 128 × 32, 64 × 32, 64 × 16; measured best or within 5% of it on the
-// full geometry's projections of 60, 300 and 700 rows but one, docs/PERF.md
-// "Prefill GEMM core").
-// The instance is the tile's variant gemmVariant names; an unknown
-// variant gives a name no instance has, which Gemm.instance reports.
+// expert, so that a few rows an expert do not pay for 32. Dense, by
+// gemmTiles31 (or, PROSCENIUM_GPU_GEMM_TILES=main, the largest tile whose
+// grid gives every SM of an H200 two blocks). The instance is the tile's
+// variant gemmVariantFor names; an unknown variant gives a name no
+// instance has, which Gemm.instance reports.
 func ChooseGemmFast(n, rows, groups int) string {
-	return chooseGemmTile(n, rows, groups).name() + gemmVariantFor(groups)
+	x := chooseGemmTile(n, rows, groups)
+	return x.name() + gemmVariantFor(x, groups)
 }
 
-// gemmTiles is $PROSCENIUM_GPU_GEMM_TILES: "31" picks the dense tiles by
-// gemmTiles31 (gemm31's rule); empty: main's (the largest of the four dense
-// tiles whose grid gives each SM two blocks).
+// gemmTiles is $PROSCENIUM_GPU_GEMM_TILES: empty or "31" picks the dense
+// tiles by gemmTiles31 (gemm31's rule, the default since session 10's run
+// 3); "main" by the rule before it (the largest of the four dense tiles
+// whose grid gives each SM two blocks).
 var gemmTiles = os.Getenv("PROSCENIUM_GPU_GEMM_TILES")
 
 // gemmTiles31 is gemm31's dense tile rule: the first tile whose grid has
@@ -170,7 +194,7 @@ func chooseGemmTile(n, rows, groups int) gemmMma {
 		}
 		return gemmMma{parts: gemmParts, bm: 128, bn: bn, split: true}
 	}
-	if gemmTiles == "31" {
+	if gemmTiles != "main" {
 		for _, c := range gemmTiles31 {
 			if ((n+c.tile.bn-1)/c.tile.bn)*((rows+c.tile.bm-1)/c.tile.bm) >= c.min {
 				return c.tile

@@ -37,7 +37,7 @@ func TestGemmFastSpeed(t *testing.T) {
 	// gemm31's (PROSCENIUM_GPU_GEMM_TILES=31) pick.
 	timed := func(n, rows, groups int) (ks, tiles []string) {
 		defer func(r string) { gemmTiles = r }(gemmTiles)
-		for _, r := range []string{"", "31"} {
+		for _, r := range []string{"main", "31"} {
 			gemmTiles = r
 			if tile := chooseGemmTile(n, rows, groups).name(); !slices.Contains(tiles, tile) {
 				tiles = append(tiles, tile)

@@ -15,7 +15,7 @@ import (
 // and its grid covers the output.
 func TestChooseGemmFast(t *testing.T) {
 	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
-	gemmVariant, gemmTiles = "", "" // main's rule, no variant, whatever the environment says
+	gemmVariant, gemmTiles = "none", "main" // the rule before gemm31, no variant, whatever the environment says
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -77,11 +77,11 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 // gemmMma.variant refuses it.
 func TestChooseGemmFastVariant(t *testing.T) {
 	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
-	gemmTiles = ""
-	for _, v := range gemmVariants {
+	gemmTiles = "main"
+	for _, v := range []string{"none", "q", "l", "ql"} {
 		gemmVariant = v
 		for _, c := range [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {700 * 8, 2048, 256}, {60, 2048, 0}, {300, 12352, 0}, {700, 2048, 0}} {
-			gemmVariant = ""
+			gemmVariant = "none"
 			tile := ChooseGemmFast(c[0], c[1], c[2])
 			gemmVariant = v
 			got := ChooseGemmFast(c[0], c[1], c[2])
@@ -99,6 +99,10 @@ func TestChooseGemmFastVariant(t *testing.T) {
 	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64q" || g != "p3m128n16sl" {
 		t.Errorf("variant q/l: dense %s, grouped %s; want p3m128n64q, p3m128n16sl", d, g)
 	}
+	gemmVariant = "q/none"
+	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64q" || g != "p3m128n16s" {
+		t.Errorf("variant q/none: dense %s, grouped %s; want p3m128n64q, p3m128n16s", d, g)
+	}
 	gemmVariant = "lq"
 	if k := ChooseGemmFast(300, 12352, 0); gemmMmaInstances[k] != (gemmMma{}) {
 		t.Errorf("variant lq picks %q, an instance", k)
@@ -110,7 +114,8 @@ func TestChooseGemmFastVariant(t *testing.T) {
 
 // TestGemmTiles31: gemm31's dense tile rule on the full geometry's dense
 // shapes picks the tile session 9's run 4 measured fastest, or within
-// 3.5 % of it (docs/PERF.md "gemm31"); main's rule stays the default.
+// 3.5 % of it (docs/PERF.md "gemm31"); it is the default, "main" the rule
+// before it.
 func TestGemmTiles31(t *testing.T) {
 	defer func(v string) { gemmTiles = v }(gemmTiles)
 	for _, c := range []struct {
@@ -130,10 +135,10 @@ func TestGemmTiles31(t *testing.T) {
 		{700, 2048, "m128n32", "m128n32"},
 		{700, 1280, "m64n32", "m128n32s"}, // 0.0884 → 0.0607
 	} {
-		for _, rule := range []string{"", "31"} {
+		for _, rule := range []string{"main", "31", ""} { // "": the default, gemm31's
 			gemmTiles = rule
 			want := "p3" + c.main
-			if rule == "31" {
+			if rule != "main" {
 				want = "p3" + c.t31
 			}
 			got := chooseGemmTile(c.n, c.rows, 0)
@@ -143,6 +148,36 @@ func TestGemmTiles31(t *testing.T) {
 			if _, ok := gemmMmaInstances[got.name()]; !ok {
 				t.Errorf("rule %q: %s is not an instance", rule, got.name())
 			}
+		}
+	}
+}
+
+// TestGemmDefaultVariant: with no PROSCENIUM_GPU_GEMM_VARIANT the dense
+// tiles that do not split x run q and the rest none, as session 10's run 3
+// measured (gemmDefaultVariant), on the default tiles of the full
+// geometry's shapes and on the grouped experts.
+func TestGemmDefaultVariant(t *testing.T) {
+	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
+	gemmVariant, gemmTiles = "", ""
+	for _, c := range []struct {
+		n, rows, groups int
+		want            string
+	}{
+		{60, 12352, 0, "m128n32s"},
+		{60, 2048, 0, "m64n16"},
+		{300, 12352, 0, "m128n64q"},
+		{300, 2048, 0, "m128n32s"},
+		{700, 2048, 0, "m128n32q"},
+		{700, 9216, 0, "m128n64q"},
+		{300 * 8, 1024, 256, "m128n16s"},
+		{700 * 8, 2048, 256, "m128n32s"},
+	} {
+		got := ChooseGemmFast(c.n, c.rows, c.groups)
+		if want := "p3" + c.want; got != want {
+			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
+		}
+		if _, ok := gemmMmaInstances[got]; !ok {
+			t.Errorf("%s is not a compiled instance", got)
 		}
 	}
 }
