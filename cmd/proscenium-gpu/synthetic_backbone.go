@@ -4,7 +4,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/cuda"
@@ -100,7 +103,13 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 	err = d.Run(func(q *cuda.Queue) error {
 		seed := seed
 		next := func() uint64 { seed++; return seed }
-		for p, t := range layout.Tensors {
+		// The tensors in name order: each takes the next seed, so the
+		// weights are the same in every process (a map's order is not;
+		// until session 10 every benchmark process had its own weights,
+		// and its takes ended at other frames).
+		params := slices.SortedFunc(maps.Keys(layout.Tensors), func(a, b *drama3.Param) int { return strings.Compare(a.Name, b.Name) })
+		for _, p := range params {
+			t := layout.Tensors[p]
 			// The arena, or the host block of dense tensors, written over the bus.
 			ptr := func(off int64) kernel.Ptr { return kernel.Ptr(dw.Block(t).Ptr).Add(off) }
 			n := int64(1)
