@@ -468,20 +468,14 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 }
 
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
-// when !valid (src-size 0; src must still be a mapped address). PF: ask L2
-// to fetch the whole aligned 256 bytes around src (.L2::256B, a hint): a
-// step reads 32 (FP8) or 64 (BF16) bytes of each W row, so the next four to
-// eight steps of the row come from L2 instead of separate DRAM requests.
-template <int BYTES, bool PF = false>
+// when !valid (src-size 0; src must still be a mapped address). (gemm31's
+// .L2::256B prefetch hint on these copies moved nothing: docs/PERF.md.)
+template <int BYTES>
 __device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
     const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
     const int n = valid ? BYTES : 0;
-    if (BYTES == 16 && PF)
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
-    else if (BYTES == 16)
+    if (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
-    else if (PF)
-        asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
 }
@@ -577,9 +571,7 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
                  : "r"(s));
 }
 
-// Variants of an instance (gemm31, docs/PERF.md "gemm31"), each the same
-// MMAs in the same order into the same accumulators, so the same bits:
-// GEMM_MMA_PF asks L2 for 256 bytes around each copied piece (cp_async PF);
+// The variant of an instance (gemm31, docs/PERF.md "gemm31"):
 // GEMM_MMA_PIPE pipelines the fragments a half step (k16) ahead: while
 // half s's MMAs run, the warp loads (widens, splits) the next half's
 // fragments, the next step's first half from tile kt + 1, which the ring
@@ -588,7 +580,6 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // the next step keeps the two from overlapping. XS with PIPE: the block's
 // split of tile kt + 1 comes after the first half's MMAs, and the parts of
 // each step's first half are read after its barrier.
-#define GEMM_MMA_PF 1
 #define GEMM_MMA_PIPE 2
 
 template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS, int OPT>
@@ -605,7 +596,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // XS: the parts double buffer, PARTB bytes a part ([BN rows][16 words]).
     constexpr int PARTB = BN * (GEMM_MMA_BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
     constexpr int ST = (GEMM_MMA_SMEM - PBYTES) / STAGE > 8 ? 8 : (GEMM_MMA_SMEM - PBYTES) / STAGE;
-    constexpr bool PF = (OPT & GEMM_MMA_PF) != 0, PIPE = (OPT & GEMM_MMA_PIPE) != 0;
+    constexpr bool PIPE = (OPT & GEMM_MMA_PIPE) != 0;
     // Tiles a step needs in the ring: its own, and (XS, PIPE) the next.
     constexpr int AHEAD = XS || PIPE ? 2 : 1;
     static_assert(ST >= AHEAD + 1, "the ring holds the step's tiles and one in flight");
@@ -681,12 +672,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 const uint8_t* src = wsrc[u] + (size_t)k0 * WT::ELEM;
                 if (wide) {
                     const bool ok = wok[u] && k < cols;
-                    cp_async<16, PF>(stage + wdst[u], ok ? src : W, ok);
+                    cp_async<16>(stage + wdst[u], ok ? src : W, ok);
                 } else {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const bool ok = wok[u] && k + 8 * h < cols;
-                        cp_async<8, PF>(stage + wdst[u] + 8 * h, ok ? src + 8 * h : W, ok);
+                        cp_async<8>(stage + wdst[u] + 8 * h, ok ? src + 8 * h : W, ok);
                     }
                 }
             }
@@ -694,7 +685,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                cp_async<16, PF>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
             }
             cp_async_commit();
         };
@@ -918,9 +909,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     }
 }
 
-// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}[s][q][l]: the tensor-core GEMM's
-// instances (s: X split once per block, XS; q: GEMM_MMA_PIPE; l:
-// GEMM_MMA_PF), with the signatures of the FP64 ones (engine/cuda
+// gemm_mma_{bf16,fp8}_p{PARTS}m{BM}n{BN}[s][q]: the tensor-core GEMM's
+// instances (s: X split once per block, XS; q: GEMM_MMA_PIPE), with the signatures of the FP64 ones (engine/cuda
 // ChooseGemmFast picks).
 #define GEMM_MMA(P, BM, BN, WM, WN, XS, OPT, SUF)                                                                     \
     extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN##SUF(          \
@@ -939,12 +929,10 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P, XS, OPT>(Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, \
                                                               rowids, mstride, sstride, n);                           \
     }
-// An instance and its three variants (engine/cuda gemm_fast.go names them).
-#define GEMM_MMA_ALL(P, BM, BN, WM, WN, XS, SUF)                   \
-    GEMM_MMA(P, BM, BN, WM, WN, XS, 0, SUF)                        \
-    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PIPE, SUF##q)         \
-    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PF, SUF##l)           \
-    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PIPE | GEMM_MMA_PF, SUF##ql)
+// An instance and its variant q (engine/cuda gemm_fast.go names them).
+#define GEMM_MMA_ALL(P, BM, BN, WM, WN, XS, SUF) \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, 0, SUF)      \
+    GEMM_MMA(P, BM, BN, WM, WN, XS, GEMM_MMA_PIPE, SUF##q)
 
 // Dense prompt rows: 128 × 64 tiles, narrower ones where a short prompt or a
 // narrow output would leave the 132 SMs without blocks (each X fragment

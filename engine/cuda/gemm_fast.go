@@ -18,18 +18,18 @@ import (
 // by X rows (BN) per block, whether the block splits each X tile into its
 // parts once (split: the grouped instances, one warp per 16 W rows) or each
 // warp the X of its own fragments (the dense ones), and gemm31's variants
-// (kernels/gemm.cu GEMM_MMA_PIPE, GEMM_MMA_PF): pipe loads each half step's
-// fragments while the previous half's MMAs run (BF16 dense: A by ldmatrix),
-// prefetch asks L2 for 256 bytes around every copied piece.
+// (kernels/gemm.cu GEMM_MMA_PIPE): pipe loads each half step's fragments
+// while the previous half's MMAs run (BF16 dense: A by ldmatrix). gemm31's
+// L2 prefetch variants (l, ql) moved nothing and are gone (docs/PERF.md).
 type gemmMma struct {
-	parts, bm, bn  int
-	split          bool
-	pipe, prefetch bool
+	parts, bm, bn int
+	split         bool
+	pipe          bool
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
 // ("p3m128n64": three parts, 128 W rows by 64 X rows; "p3m128n16s": split
-// once per block; a suffix q, l or ql: the variants).
+// once per block; a suffix q: the variant).
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
 	for _, s := range gemmMmaShapes {
@@ -48,7 +48,7 @@ var gemmMmaBase = []gemmMma{
 }
 
 // gemmMmaShapes are the instances kernels/gemm.cu compiles, in its order:
-// each tile as it is, then its variants q, l and ql (GEMM_MMA_ALL).
+// each tile as it is, then its variant q (GEMM_MMA_ALL).
 var gemmMmaShapes = func() []gemmMma {
 	var all []gemmMma
 	for _, b := range gemmMmaBase {
@@ -62,16 +62,16 @@ var gemmMmaShapes = func() []gemmMma {
 
 // gemmVariants are the variant suffixes each tile is compiled with ("":
 // the tile as before gemm31).
-var gemmVariants = []string{"", "q", "l", "ql"}
+var gemmVariants = []string{"", "q"}
 
-// variant is x with the variant of suffix v ("", q, l, ql).
+// variant is x with the variant of suffix v ("" or q).
 func (x gemmMma) variant(v string) (gemmMma, error) {
 	switch v {
-	case "", "q", "l", "ql":
-		x.pipe, x.prefetch = v == "q" || v == "ql", v == "l" || v == "ql"
+	case "", "q":
+		x.pipe = v == "q"
 		return x, nil
 	}
-	return x, fmt.Errorf("cuda: GEMM variant %q (want one of \"\", q, l, ql)", v)
+	return x, fmt.Errorf("cuda: GEMM variant %q (want one of \"\", q)", v)
 }
 
 func (x gemmMma) name() string {
@@ -82,15 +82,11 @@ func (x gemmMma) name() string {
 	if x.pipe {
 		s += "q"
 	}
-	if x.prefetch {
-		s += "l"
-	}
 	return s
 }
 
-// gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q, l, ql, or
-// none) of every instance ChooseGemmFast picks, or DENSE/GROUPED (as "q/l")
-// one for the dense GEMMs and one for the grouped experts; empty: the
+// gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q or none) of
+// every instance ChooseGemmFast picks, or DENSE/GROUPED (as "q/none") one for the dense GEMMs and one for the grouped experts; empty: the
 // default, gemmDefaultVariant's.
 var gemmVariant = os.Getenv("PROSCENIUM_GPU_GEMM_VARIANT")
 

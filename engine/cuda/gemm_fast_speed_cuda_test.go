@@ -20,7 +20,7 @@ import (
 // experts the routing uses) plus X and Y. "*" marks ChooseGemmFast's pick;
 // a line per n sums one layer's experts (gate·up and down) on the picks, in
 // TB/s of expert weights. Every tile runs as it is; the tiles main's rule
-// and gemm31's (gemmTiles31) pick also as each gemm31 variant (q, l, ql:
+// and gemm31's (gemmTiles31) pick also as each gemm31 variant (q:
 // gemm_fast.go), and a line per shape and per n of experts compares them. The figures are docs/PERF.md "Prefill
 // GEMM core", "grouped28" and "gemm31".
 func TestGemmFastSpeed(t *testing.T) {

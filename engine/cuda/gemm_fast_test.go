@@ -78,7 +78,7 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 func TestChooseGemmFastVariant(t *testing.T) {
 	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
 	gemmTiles = "main"
-	for _, v := range []string{"none", "q", "l", "ql"} {
+	for _, v := range []string{"none", "q"} {
 		gemmVariant = v
 		for _, c := range [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {700 * 8, 2048, 256}, {60, 2048, 0}, {300, 12352, 0}, {700, 2048, 0}} {
 			gemmVariant = "none"
@@ -90,25 +90,27 @@ func TestChooseGemmFastVariant(t *testing.T) {
 				t.Fatalf("variant %q, %v: %q is not a compiled instance", v, c, got)
 			}
 			base := gemmMmaInstances[tile]
-			if x.bm != base.bm || x.bn != base.bn || x.split != base.split || x.pipe != (v == "q" || v == "ql") || x.prefetch != (v == "l" || v == "ql") {
+			if x.bm != base.bm || x.bn != base.bn || x.split != base.split || x.pipe != (v == "q") {
 				t.Errorf("variant %q, %v: %s (%+v), tile %s", v, c, got, x, tile)
 			}
 		}
 	}
-	gemmVariant = "q/l"
-	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64q" || g != "p3m128n16sl" {
-		t.Errorf("variant q/l: dense %s, grouped %s; want p3m128n64q, p3m128n16sl", d, g)
+	gemmVariant = "none/q"
+	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64" || g != "p3m128n16sq" {
+		t.Errorf("variant none/q: dense %s, grouped %s; want p3m128n64, p3m128n16sq", d, g)
 	}
 	gemmVariant = "q/none"
 	if d, g := ChooseGemmFast(300, 12352, 0), ChooseGemmFast(300*8, 1024, 256); d != "p3m128n64q" || g != "p3m128n16s" {
 		t.Errorf("variant q/none: dense %s, grouped %s; want p3m128n64q, p3m128n16s", d, g)
 	}
-	gemmVariant = "lq"
-	if k := ChooseGemmFast(300, 12352, 0); gemmMmaInstances[k] != (gemmMma{}) {
-		t.Errorf("variant lq picks %q, an instance", k)
-	}
-	if _, err := (gemmMma{}).variant("lq"); err == nil {
-		t.Error("variant lq accepted")
+	for _, v := range []string{"l", "ql"} { // gemm31's L2 prefetch variants, removed
+		gemmVariant = v
+		if k := ChooseGemmFast(300, 12352, 0); gemmMmaInstances[k] != (gemmMma{}) {
+			t.Errorf("variant %s picks %q, an instance", v, k)
+		}
+		if _, err := (gemmMma{}).variant(v); err == nil {
+			t.Errorf("variant %s accepted", v)
+		}
 	}
 }
 

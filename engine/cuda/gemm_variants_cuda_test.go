@@ -11,12 +11,11 @@ import (
 	"proscenium/engine/cpu"
 )
 
-// TestGemmMmaVariants runs every tensor-core tile and its gemm31 variants
-// (q: fragments a half step ahead, l: L2 prefetch, ql: both) on the same
-// inputs, dense and grouped, BF16 and FP8 weights: a variant that keeps the
-// tile's k order must give the tile's bits (the same MMAs in the same order
-// into the same accumulators: l always, q but on BF16 dense tiles); the
-// BF16 dense q and ql read A by ldmatrix in the MMA's own k order, a
+// TestGemmMmaVariants runs every tensor-core tile and its gemm31 variant
+// (q: fragments a half step ahead) on the same inputs, dense and grouped,
+// BF16 and FP8 weights: a variant that keeps the tile's k order must give
+// the tile's bits (the same MMAs in the same order into the same
+// accumulators: q but on BF16 dense tiles); the BF16 dense q reads A by ldmatrix in the MMA's own k order, a
 // different order of each MMA's 16 products, and are held like the tiles
 // against cpu.MatVec (checkGemm: within 2e-5), their bits against the
 // tile's counted. $PROSCENIUM_GEMM_KERNELS cuts the variants tested.

@@ -457,7 +457,7 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q][l]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, l, ql, or DENSE/GROUPED of them)", kind, k, gemmVariant)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them)", kind, k, gemmVariant)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }

@@ -16,7 +16,6 @@ const (
 	GemmMmaThreads = 256   // GEMM_MMA_THREADS
 	GemmMmaBk      = 32    // GEMM_MMA_BK
 	GemmMmaSmem    = 49152 // GEMM_MMA_SMEM
-	GemmMmaPf      = 1     // GEMM_MMA_PF
 	GemmMmaPipe    = 2     // GEMM_MMA_PIPE
 )
 
@@ -85,38 +84,24 @@ type GemmMmaBF16Kernel string
 
 // The gemm_mma_bf16 instances.
 const (
-	GemmMmaBF16P3m128n64    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
-	GemmMmaBF16P3m128n64q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64q"
-	GemmMmaBF16P3m128n64l   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64l"
-	GemmMmaBF16P3m128n64ql  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64ql"
-	GemmMmaBF16P3m128n32    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
-	GemmMmaBF16P3m128n32q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32q"
-	GemmMmaBF16P3m128n32l   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32l"
-	GemmMmaBF16P3m128n32ql  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32ql"
-	GemmMmaBF16P3m64n32     GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
-	GemmMmaBF16P3m64n32q    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32q"
-	GemmMmaBF16P3m64n32l    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32l"
-	GemmMmaBF16P3m64n32ql   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32ql"
-	GemmMmaBF16P3m64n16     GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
-	GemmMmaBF16P3m64n16q    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16q"
-	GemmMmaBF16P3m64n16l    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16l"
-	GemmMmaBF16P3m64n16ql   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16ql"
-	GemmMmaBF16P3m128n32s   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32s"
-	GemmMmaBF16P3m128n32sq  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sq"
-	GemmMmaBF16P3m128n32sl  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sl"
-	GemmMmaBF16P3m128n32sql GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sql"
-	GemmMmaBF16P3m128n16s   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16s"
-	GemmMmaBF16P3m128n16sq  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sq"
-	GemmMmaBF16P3m128n16sl  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sl"
-	GemmMmaBF16P3m128n16sql GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sql"
-	GemmMmaBF16P3m128n8s    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8s"
-	GemmMmaBF16P3m128n8sq   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sq"
-	GemmMmaBF16P3m128n8sl   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sl"
-	GemmMmaBF16P3m128n8sql  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sql"
+	GemmMmaBF16P3m128n64   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
+	GemmMmaBF16P3m128n64q  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64q"
+	GemmMmaBF16P3m128n32   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
+	GemmMmaBF16P3m128n32q  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32q"
+	GemmMmaBF16P3m64n32    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
+	GemmMmaBF16P3m64n32q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32q"
+	GemmMmaBF16P3m64n16    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
+	GemmMmaBF16P3m64n16q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16q"
+	GemmMmaBF16P3m128n32s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32s"
+	GemmMmaBF16P3m128n32sq GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sq"
+	GemmMmaBF16P3m128n16s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16s"
+	GemmMmaBF16P3m128n16sq GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sq"
+	GemmMmaBF16P3m128n8s   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8s"
+	GemmMmaBF16P3m128n8sq  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sq"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n64l, GemmMmaBF16P3m128n64ql, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m128n32l, GemmMmaBF16P3m128n32ql, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n32l, GemmMmaBF16P3m64n32ql, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m64n16l, GemmMmaBF16P3m64n16ql, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n32sl, GemmMmaBF16P3m128n32sql, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n16sl, GemmMmaBF16P3m128n16sql, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n8sl, GemmMmaBF16P3m128n8sql}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -132,38 +117,24 @@ type GemmMmaFP8Kernel string
 
 // The gemm_mma_fp8 instances.
 const (
-	GemmMmaFP8P3m128n64    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
-	GemmMmaFP8P3m128n64q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64q"
-	GemmMmaFP8P3m128n64l   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64l"
-	GemmMmaFP8P3m128n64ql  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64ql"
-	GemmMmaFP8P3m128n32    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
-	GemmMmaFP8P3m128n32q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32q"
-	GemmMmaFP8P3m128n32l   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32l"
-	GemmMmaFP8P3m128n32ql  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32ql"
-	GemmMmaFP8P3m64n32     GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
-	GemmMmaFP8P3m64n32q    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32q"
-	GemmMmaFP8P3m64n32l    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32l"
-	GemmMmaFP8P3m64n32ql   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32ql"
-	GemmMmaFP8P3m64n16     GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
-	GemmMmaFP8P3m64n16q    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16q"
-	GemmMmaFP8P3m64n16l    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16l"
-	GemmMmaFP8P3m64n16ql   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16ql"
-	GemmMmaFP8P3m128n32s   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32s"
-	GemmMmaFP8P3m128n32sq  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sq"
-	GemmMmaFP8P3m128n32sl  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sl"
-	GemmMmaFP8P3m128n32sql GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sql"
-	GemmMmaFP8P3m128n16s   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16s"
-	GemmMmaFP8P3m128n16sq  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sq"
-	GemmMmaFP8P3m128n16sl  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sl"
-	GemmMmaFP8P3m128n16sql GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sql"
-	GemmMmaFP8P3m128n8s    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8s"
-	GemmMmaFP8P3m128n8sq   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sq"
-	GemmMmaFP8P3m128n8sl   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sl"
-	GemmMmaFP8P3m128n8sql  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sql"
+	GemmMmaFP8P3m128n64   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
+	GemmMmaFP8P3m128n64q  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64q"
+	GemmMmaFP8P3m128n32   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
+	GemmMmaFP8P3m128n32q  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32q"
+	GemmMmaFP8P3m64n32    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
+	GemmMmaFP8P3m64n32q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32q"
+	GemmMmaFP8P3m64n16    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
+	GemmMmaFP8P3m64n16q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16q"
+	GemmMmaFP8P3m128n32s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32s"
+	GemmMmaFP8P3m128n32sq GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sq"
+	GemmMmaFP8P3m128n16s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16s"
+	GemmMmaFP8P3m128n16sq GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sq"
+	GemmMmaFP8P3m128n8s   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8s"
+	GemmMmaFP8P3m128n8sq  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sq"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n64l, GemmMmaFP8P3m128n64ql, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m128n32l, GemmMmaFP8P3m128n32ql, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n32l, GemmMmaFP8P3m64n32ql, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m64n16l, GemmMmaFP8P3m64n16ql, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n32sl, GemmMmaFP8P3m128n32sql, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n16sl, GemmMmaFP8P3m128n16sql, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n8sl, GemmMmaFP8P3m128n8sql}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
