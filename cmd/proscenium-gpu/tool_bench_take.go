@@ -4,14 +4,17 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"proscenium/engine/api"
@@ -56,16 +59,19 @@ type takeBench struct {
 	RTF            float64            `json:"real_time_factor"`
 	// TakeRTFs is every take's real-time factor after the first (the
 	// warm-up), in order, and the frames each made: the run-to-run spread.
-	ChunkMax      int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
-	TakeRTFs      []float64 `json:"take_real_time_factors"`
-	TakeFrames    []int     `json:"take_frames"`
-	DeviceBytes   int64     `json:"device_bytes"`
-	PeakBytes     int64     `json:"device_peak_bytes"`
-	AdmittedBytes int64     `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
-	PinnedBytes   int64     `json:"pinned_bytes"`
-	Fused         bool      `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
-	FrameLaunches int       `json:"frame_launches"` // kernel launches of a frame's graph after the first
-	StepLaunches  int       `json:"step_launches"`  // kernel launches of the backbone's step graph
+	ChunkMax   int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
+	TakeRTFs   []float64 `json:"take_real_time_factors"`
+	TakeFrames []int     `json:"take_frames"`
+	// TakeDigests: each of those takes' codes as codesDigest: two runs of
+	// the same build and seeds (same synthetic weights) must print the same.
+	TakeDigests   []string `json:"take_code_digests"`
+	DeviceBytes   int64    `json:"device_bytes"`
+	PeakBytes     int64    `json:"device_peak_bytes"`
+	AdmittedBytes int64    `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
+	PinnedBytes   int64    `json:"pinned_bytes"`
+	Fused         bool     `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches int      `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches  int      `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
@@ -149,7 +155,8 @@ type batchRound struct {
 	Profile        *promptProfile `json:"profile,omitempty"`
 	FirstAudioMs   []float64      `json:"time_to_first_audio_ms"`
 	RTF            []float64      `json:"real_time_factor"`
-	Frames         int            `json:"frames"` // all takes together
+	Digests        []string       `json:"code_digests"` // each take's codes (codesDigest), in the order they ended
+	Frames         int            `json:"frames"`       // all takes together
 	ElapsedMs      float64        `json:"elapsed_ms"`
 	AudioPerSecond float64        `json:"audio_s_per_s"`
 }
@@ -349,6 +356,7 @@ func benchTake(args []string) error {
 		if audio := float64(len(r.Codes)*f.SamplesPerFrame()) / pcm.SampleRate; i > 0 && audio > 0 {
 			res.TakeRTFs = append(res.TakeRTFs, r.Elapsed.Seconds()/audio)
 			res.TakeFrames = append(res.TakeFrames, len(r.Codes))
+			res.TakeDigests = append(res.TakeDigests, codesDigest(r.Codes))
 		}
 	}
 	res.FrameLaunches = f.FrameLaunches()
@@ -464,6 +472,7 @@ func benchTake(args []string) error {
 			fmt.Printf(" %.4f (%d)", v, res.TakeFrames[i])
 		}
 		fmt.Printf("; median %.4f\n", median(res.TakeRTFs))
+		fmt.Printf("takes' codes      %s\n", strings.Join(res.TakeDigests, " "))
 	}
 	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
 	keys := make([]string, 0, len(res.StageMsFrame))
@@ -505,7 +514,7 @@ func benchTake(args []string) error {
 		for _, v := range r.RTF {
 			fmt.Printf(" %.4f", v)
 		}
-		fmt.Println()
+		fmt.Printf("; codes %s\n", strings.Join(r.Digests, " "))
 	}
 	if x := res.Experts; x.HostBytes == 0 {
 		fmt.Printf("experts           %s: %.2f GiB of routed experts on the device\n", x.Tier, gib(x.DeviceBytes))
@@ -602,6 +611,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks dram
 			rtf = res.Elapsed.Seconds() / a
 		}
 		r.RTF = append(r.RTF, rtf)
+		r.Digests = append(r.Digests, codesDigest(res.Codes))
 		return nil
 	}
 	live := slices.Clone(runs)
@@ -734,4 +744,20 @@ func parsePrefillExperts(name string) (cuda.ExpertPath, error) {
 		return cuda.ExpertsRows, nil
 	}
 	return 0, fmt.Errorf("-prefill-experts %q: auto, grouped, gemv or rows", name)
+}
+
+// codesDigest is a short hash (FNV-1a, 32 bits) of a take's codes, frame by
+// frame: takes of the same seed, settings and weights print the same digest
+// from any process, so a benchmark can show that two runs made the same
+// audio (and that an A/B compared the same work).
+func codesDigest(codes [][]int) string {
+	h := fnv.New32a()
+	var b [4]byte
+	for _, frame := range codes {
+		for _, c := range frame {
+			binary.LittleEndian.PutUint32(b[:], uint32(c))
+			h.Write(b[:])
+		}
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
 }
