@@ -60,6 +60,7 @@ type takeBench struct {
 	// TakeRTFs is every take's real-time factor after the first (the
 	// warm-up), in order, and the frames each made: the run-to-run spread.
 	ChunkMax   int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
+	SeedBase   int       `json:"seed_base"` // the first take's seed (-seed-base)
 	TakeRTFs   []float64 `json:"take_real_time_factors"`
 	TakeFrames []int     `json:"take_frames"`
 	// TakeDigests: each of those takes' codes as codesDigest: two runs of
@@ -177,6 +178,7 @@ func benchTake(args []string) error {
 	prefillExperts := fs.String("prefill-experts", "auto", "how a prefill pass runs its routed experts: auto, grouped (each used expert read once a pass), gemv (a GEMV per row and expert) or rows")
 	chunkMax := fs.Int("chunk-max", drama3.DefaultChunkPolicy().Max, "the chunk policy's steady chunk in frames (1, 2, 4, … up to this; at most cuda.DefaultDecodeChunk): how the codec's share of a frame depends on its chunk")
 	rounds := fs.Int("rounds", 1, "-batch: rounds of each B (each printed; the run-to-run spread)")
+	seedBase := fs.Int("seed-base", 1, "the first take's seed (single takes: seed-base, seed-base+1, …; a -batch round of B: seed-base … seed-base+B−1); another base picks other takes, e.g. ones that all run to -frames, so that a round stays B takes wide to its end")
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
@@ -223,7 +225,7 @@ func benchTake(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, ChunkMax: *chunkMax, StageMsFrame: map[string]float64{}}
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, ChunkMax: *chunkMax, SeedBase: *seedBase, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
 	opt.Batched = *batched && opt.Takes > 1
 	res.Batched = opt.Batched
@@ -348,7 +350,7 @@ func benchTake(args []string) error {
 		}
 		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + *seedBase), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}
@@ -426,12 +428,12 @@ func benchTake(args []string) error {
 			return err
 		}
 		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
-		if _, err := benchRound(set, opt.Takes, prompt, *frames, chunks, *beginEach); err != nil {
+		if _, err := benchRound(set, opt.Takes, *seedBase, prompt, *frames, chunks, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
 		for range *rounds {
 			for _, b := range batches {
-				r, err := benchRound(set, b, prompt, *frames, chunks, *beginEach)
+				r, err := benchRound(set, b, *seedBase, prompt, *frames, chunks, *beginEach)
 				if err != nil {
 					return fmt.Errorf("round of %d takes: %w", b, err)
 				}
@@ -499,7 +501,7 @@ func benchTake(args []string) error {
 		if res.BeginEach {
 			begin = "begun one after another"
 		}
-		fmt.Printf("batches           %s; takes %s\n", how, begin)
+		fmt.Printf("batches           %s; takes %s; seeds from %d\n", how, begin, res.SeedBase)
 	}
 	for _, r := range res.Batches {
 		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); begin %.1f ms", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs, r.PrefillMs)
@@ -557,11 +559,11 @@ func benchTake(args []string) error {
 	return nil
 }
 
-// benchRound runs b takes of prompt on set together (seeds 1…b; every take
+// benchRound runs b takes of prompt on set together (seeds base…base+b−1; every take
 // begins, in one BeginMany or with each its own Begin, then one step for all
 // live ones until each ends) through the take loop, as engine/take's
 // scheduler does when b requests arrive at once.
-func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
+func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
 	r := batchRound{Batch: b}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
@@ -570,7 +572,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks dram
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
 		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return r, err
 		}
