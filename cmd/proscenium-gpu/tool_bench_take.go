@@ -41,6 +41,7 @@ type takeBench struct {
 	Kernels        string             `json:"kernels"`
 	Numerics       string             `json:"numerics"` // the backbone's numerics policy (--numerics)
 	Pipeline       bool               `json:"pipeline"`
+	FramesAhead    int                `json:"frames_ahead"` // frames a take keeps in flight (1: the pipeline; 2: $PROSCENIUM_GPU_FRAMES_AHEAD=2)
 	Model          string             `json:"model"`
 	LoadSeconds    float64            `json:"load_s"`
 	LoadGBs        float64            `json:"load_gb_per_s,omitempty"` // stored bytes / load time (checkpoints only)
@@ -326,6 +327,7 @@ func benchTake(args []string) error {
 	res.PrefillExperts = f.Backbone().Experts.String()
 	res.PrefillRows = f.Backbone().Plan.Chunk
 	res.Fused = f.Backbone().Fused && !dev.Numerics.Exact()
+	res.FramesAhead = f.FramesAhead()
 	if err := dev.Sync(); err != nil {
 		return err
 	}
@@ -447,7 +449,7 @@ func benchTake(args []string) error {
 	if *asJSON {
 		return printJSON(res)
 	}
-	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.Numerics, res.ChunkMax)
+	fmt.Printf("device            %s (kernels %s), pipeline %v (%d frames in flight), numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.FramesAhead, res.Numerics, res.ChunkMax)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
 	if res.LoadGBs > 0 {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)
