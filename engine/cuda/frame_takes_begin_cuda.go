@@ -322,7 +322,8 @@ func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error
 		return err
 	}
 	for _, tk := range takes {
-		s.made[tk.slot] = s.f.tower.ReadResultRow(s.pinned, tk.slot)
+		s.made[tk.slot] = []FrameResult{s.f.tower.ReadResultRow(s.pinned, tk.slot)}
+		s.ahead.begun(tk.slot)
 	}
 	return nil
 }

@@ -42,8 +42,9 @@ type TakeFrames struct {
 	slots    []*Frames             // slot s's one-take view, made at its first take
 	live     map[drama3.TakeID]int // take → slot
 	free     []int                 // free slots, lowest last (popped first)
-	made     map[int]FrameResult   // a take's next frame made already: frame 0 with its prefill, or the frame launched ahead
-	ahead    []int                 // the slots whose next frame is in flight (Pipeline), in row order
+	made     map[int][]FrameResult // a take's next frames made already, oldest first: frame 0 with its prefill, or frames launched ahead
+	inflight []takeStep            // steps launched and not yet read, oldest first (Pipeline: one; Ahead2: two)
+	ahead    takesAhead            // Ahead2: the second buffers, events and each slot's next frame
 	slotLive []bool                // a live take holds the slot
 	graphs   map[int]*Graph        // the step of n takes
 	pinned   *Block                // every slot's control block after a step
@@ -69,13 +70,16 @@ func NewTakeFrames(f *Frames) (*TakeFrames, error) {
 		return nil, fmt.Errorf("cuda frames: no take slots")
 	}
 	s := &TakeFrames{f: f, d: f.d, slots: make([]*Frames, n), live: map[drama3.TakeID]int{},
-		made: map[int]FrameResult{}, slotLive: make([]bool, n), graphs: map[int]*Graph{}}
+		made: map[int][]FrameResult{}, slotLive: make([]bool, n), graphs: map[int]*Graph{}}
 	for i := n - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
 	}
 	var err error
 	if s.pinned, err = f.d.AllocPinned(FrameRowsResultBytes(f.tower.Takes())); err == nil {
 		s.rowHost, err = f.d.AllocPinned(4 * MaxStepRows)
+	}
+	if err == nil && f.opt.Ahead2 && f.opt.Pipeline && f.bb.W.Cache == nil {
+		err = s.ahead.alloc(f.d, f.tower.Takes(), n)
 	}
 	if err != nil {
 		s.Close()
@@ -113,6 +117,12 @@ func (s *TakeFrames) slotFrames(i int) (*Frames, error) {
 	var err error
 	if v.pinned, err = f.d.AllocPinned(FrameResultBytes); err != nil {
 		return nil, err
+	}
+	if s.ahead.on { // its own frames alternate buffers too (one take stepped alone)
+		if err := v.ahead.alloc(f.d); err != nil {
+			s.d.Free(v.pinned)
+			return nil, err
+		}
 	}
 	s.slots[i] = v
 	return v, nil
@@ -171,7 +181,8 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 		s.setFault(err)
 		return err
 	}
-	s.made[i] = v.tower.ReadResult(v.pinned)
+	s.made[i] = []FrameResult{v.tower.ReadResult(v.pinned)}
+	s.ahead.begun(i)
 	s.free = s.free[:len(s.free)-1]
 	s.live[id] = i
 	s.slotLive[i] = true
@@ -185,13 +196,33 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 // path: B = 1 pays nothing for the batch). With Pipeline on, the frame
 // after this one of every take it made is launched before Step returns, so
 // the device works while the caller handles this one (a take that then
-// ends has its frame dropped).
+// ends has its frame dropped); with Ahead2, two (frame_takes_ahead_cuda.go).
 func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	if s.closed {
 		return fmt.Errorf("take set: closed")
 	}
-	if err := s.settle(); err != nil {
-		return err
+	if !s.ahead.on {
+		if err := s.settle(); err != nil {
+			return err
+		}
+	} else {
+		// Ahead2: the frame after the one in flight, for each take of
+		// that step that goes on, is launched before the wait, so the
+		// device holds it when the one in flight ends. Then the steps
+		// that carry frames this Step delivers are waited for (the oldest
+		// first), not the stream.
+		if len(s.inflight) == 1 {
+			if next := s.continuing(s.inflight[0].rows); len(next) > 0 {
+				if err := s.launch(next); err != nil {
+					return s.failAll(err)
+				}
+			}
+		}
+		for len(s.inflight) > 0 && s.awaits(frames) {
+			if err := s.settleOldest(); err != nil {
+				return err
+			}
+		}
 	}
 	var rows []int  // slots stepped, in row order
 	var which []int // their index in frames
@@ -203,9 +234,13 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 			tf.Err = fmt.Errorf("take set: take %d is not live", tf.ID)
 			continue
 		}
-		if res, ok := s.made[slot]; ok {
-			delete(s.made, slot)
-			s.deliver(tf, slot, res)
+		if q := s.made[slot]; len(q) > 0 {
+			if len(q) == 1 {
+				delete(s.made, slot)
+			} else {
+				s.made[slot] = q[1:]
+			}
+			s.deliver(tf, slot, q[0])
 			made = append(made, i)
 			continue
 		}
@@ -222,14 +257,19 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 		which = append(which, i)
 	}
 	if len(rows) > 0 {
+		if err := s.settle(); err != nil { // the stream in order: what is in flight first
+			return err
+		}
 		if err := s.launch(rows); err != nil {
 			return s.failAll(err)
 		}
-		if err := s.d.Sync(); err != nil {
+		st := s.inflight[len(s.inflight)-1]
+		if err := s.wait(st); err != nil {
 			return s.failAll(err)
 		}
+		s.inflight = s.inflight[:len(s.inflight)-1]
 		for k, slot := range rows {
-			s.deliver(&frames[which[k]], slot, s.result(slot, len(rows) == 1))
+			s.deliver(&frames[which[k]], slot, s.result(slot, st))
 		}
 		made = append(made, which...)
 	}
@@ -240,7 +280,8 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 	for _, i := range made {
 		tf := &frames[i]
 		slot := s.live[tf.ID]
-		if tf.Err == nil && !tf.End && s.slots[slot].begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity {
+		if tf.Err == nil && !tf.End && s.slots[slot].begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity &&
+			len(s.made[slot]) == 0 && !s.inFlight(slot) && len(s.inflight) < s.ahead.depth() {
 			next = append(next, slot)
 		}
 	}
@@ -249,7 +290,6 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 			s.setFault(err) // these frames are made; the next Step fails
 			return nil
 		}
-		s.ahead = next
 	}
 	return nil
 }
@@ -272,63 +312,102 @@ func (s *TakeFrames) failAll(err error) error {
 // host's row counts advance. The result is read by result once the
 // stream has passed it.
 func (s *TakeFrames) launch(rows []int) error {
+	st := takeStep{rows: rows}
 	if len(rows) == 1 {
-		if err := s.f.bb.UseSlot(rows[0]); err != nil {
+		slot := rows[0]
+		if err := s.f.bb.UseSlot(slot); err != nil {
 			return err
 		}
-		return s.slots[rows[0]].launch() // counts the row itself
+		v := s.slots[slot]
+		st.frame = v.frame
+		if s.ahead.on {
+			st.frame = s.ahead.next[slot]
+		}
+		if err := v.launchFrame(st.frame); err != nil { // counts the row itself
+			return err
+		}
+		s.ahead.launched(rows)
+		s.inflight = append(s.inflight, st)
+		return nil
 	}
 	n := len(rows)
-	ids := unsafe.Slice((*int32)(s.rowHost.Host), MaxStepRows)
+	st.parity = s.ahead.parity()
+	ids := unsafe.Slice((*int32)(s.rowsHost(st.parity).Host), MaxStepRows)
 	for k, slot := range rows {
 		ids[k] = int32(slot)
 	}
 	if err := s.d.Run(func(q *Queue) error {
-		g := s.graphs[n]
+		key := 2*n + st.parity
+		g := s.graphs[key]
 		if g == nil {
 			var err error
-			if g, err = q.Capture(func(q *Queue) error { return s.enqueueStep(q, n) }); err != nil {
+			if g, err = q.Capture(func(q *Queue) error { return s.enqueueStep(q, n, st.parity) }); err != nil {
 				return fmt.Errorf("cuda frames: capturing the step of %d takes: %w", n, err)
 			}
-			s.graphs[n] = g
+			s.graphs[key] = g
 		}
 		if err := q.LaunchGraph(g); err != nil {
+			return err
+		}
+		if err := s.ahead.record(q, st.parity); err != nil {
 			return err
 		}
 		return s.f.bb.W.Cache.tick(q)
 	}); err != nil {
 		return err
 	}
+	s.ahead.launched(rows)
+	s.inflight = append(s.inflight, st)
 	return s.f.bb.AdvanceSlots(rows)
 }
 
-// result is the frame launch made for the take in slot (alone: its own
-// graph's copy), after the stream passed it.
-func (s *TakeFrames) result(slot int, alone bool) FrameResult {
-	if alone {
+// result is the frame step st made for the take in slot, after the stream
+// passed it: one take's own graph's copy, or its row of the step's.
+func (s *TakeFrames) result(slot int, st takeStep) FrameResult {
+	if len(st.rows) == 1 {
 		v := s.slots[slot]
-		return v.tower.ReadResult(v.pinned)
+		return v.tower.ReadResult(v.resultBuffer(st.frame))
 	}
-	return s.f.tower.ReadResultRow(s.pinned, slot)
+	return s.f.tower.ReadResultRow(s.resultRows(st.parity), slot)
 }
 
-// settle waits for the frames launched ahead and keeps each live take's
-// result for its next Step.
+// settle waits for every step in flight and keeps each live take's
+// results for its next Steps.
 func (s *TakeFrames) settle() error {
-	if len(s.ahead) == 0 {
+	if len(s.inflight) == 0 {
 		return nil
 	}
-	rows := s.ahead
-	s.ahead = nil
 	if err := s.d.Sync(); err != nil {
+		s.inflight = nil
 		return s.failAll(err)
 	}
-	for _, slot := range rows {
-		if s.slotLive[slot] {
-			s.made[slot] = s.result(slot, len(rows) == 1)
-		}
+	for len(s.inflight) > 0 {
+		s.keep(s.inflight[0])
+		s.inflight = s.inflight[1:]
 	}
 	return nil
+}
+
+// settleOldest waits for the oldest step in flight (by its event under
+// Ahead2, leaving the next one running) and keeps its live takes' results.
+func (s *TakeFrames) settleOldest() error {
+	st := s.inflight[0]
+	if err := s.wait(st); err != nil {
+		s.inflight = nil
+		return s.failAll(err)
+	}
+	s.keep(st)
+	s.inflight = s.inflight[1:]
+	return nil
+}
+
+// keep queues step st's result for each of its takes still live.
+func (s *TakeFrames) keep(st takeStep) {
+	for _, slot := range st.rows {
+		if s.slotLive[slot] {
+			s.made[slot] = append(s.made[slot], s.result(slot, st))
+		}
+	}
 }
 
 // enqueueStep is the step graph of n takes: their slots (rowHost, written
@@ -336,11 +415,11 @@ func (s *TakeFrames) settle() error {
 // embedding (token −1): the take's feedback row, gathered from its slot's;
 // the B-row backbone step; the B-row tower frame on its output rows; every
 // slot's control block to pinned memory.
-func (s *TakeFrames) enqueueStep(q *Queue, n int) error {
+func (s *TakeFrames) enqueueStep(q *Queue, n, parity int) error {
 	b, t := s.f.bb, s.f.tower
 	p := b.Plan
 	dev := func(off int64) cu.DevicePtr { return cu.DevicePtr(b.work.Ptr + uintptr(off)) }
-	if err := cu.MemcpyHtoDAsync(dev(p.RowSlots), s.rowHost.Host, int64(4*n), q.Stream()); err != nil {
+	if err := cu.MemcpyHtoDAsync(dev(p.RowSlots), s.rowsHost(parity).Host, int64(4*n), q.Stream()); err != nil {
 		return err
 	}
 	if err := cu.MemsetD32Async(dev(p.Toks), 0xffffffff, int64(n), q.Stream()); err != nil {
@@ -356,7 +435,7 @@ func (s *TakeFrames) enqueueStep(q *Queue, n int) error {
 	if err := t.FrameRows(q, b.t(p.Out), n, rowSlots); err != nil {
 		return err
 	}
-	return t.CopyResultRows(q, s.pinned)
+	return t.CopyResultRows(q, s.resultRows(parity))
 }
 
 // deliver hands take slot's frame result to its TakeFrame and its view.
@@ -479,7 +558,7 @@ func (s *TakeFrames) Close() error {
 			if v == nil {
 				continue
 			}
-			for _, g := range []*Graph{v.first, v.next} {
+			for _, g := range []*Graph{v.first, v.next, v.ahead.next} {
 				if g != nil {
 					g.Destroy()
 				}
@@ -498,7 +577,9 @@ func (s *TakeFrames) Close() error {
 		if v.pinned != nil {
 			s.d.Free(v.pinned)
 		}
+		v.ahead.free(s.d)
 	}
+	s.ahead.free(s.d)
 	for _, b := range []*Block{s.pinned, s.rowHost} {
 		if b != nil {
 			s.d.Free(b)
