@@ -41,7 +41,7 @@ type takeBench struct {
 	Kernels        string             `json:"kernels"`
 	Numerics       string             `json:"numerics"` // the backbone's numerics policy (--numerics)
 	Pipeline       bool               `json:"pipeline"`
-	FramesAhead    int                `json:"frames_ahead"` // frames a take keeps in flight (1: the pipeline; 2: $PROSCENIUM_GPU_FRAMES_AHEAD=2)
+	FramesAhead    int                `json:"frames_ahead"` // frames a take keeps in flight (2 by default; 1: $PROSCENIUM_GPU_FRAMES_AHEAD=1)
 	Model          string             `json:"model"`
 	LoadSeconds    float64            `json:"load_s"`
 	LoadGBs        float64            `json:"load_gb_per_s,omitempty"` // stored bytes / load time (checkpoints only)

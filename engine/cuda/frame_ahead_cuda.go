@@ -22,8 +22,10 @@ import (
 // its rows go into the take's caches past its end and are never read
 // (settle waits for it before the next Begin).
 
-// framesAheadEnv is $PROSCENIUM_GPU_FRAMES_AHEAD: "2" sets
-// FramesOptions.Ahead2 at every load (benchmarks A/B it without a flag).
+// framesAheadEnv is $PROSCENIUM_GPU_FRAMES_AHEAD: "1" keeps one frame in
+// flight (FramesOptions.Ahead2 off) at every load, anything else two (the
+// default since session 11's run 1b: real-time factor 0.0708 against
+// 0.0719, four takes 31.4 against 31.1 audio s per s; docs/PERF.md).
 var framesAheadEnv = os.Getenv("PROSCENIUM_GPU_FRAMES_AHEAD")
 
 // frameAhead is what Ahead2 adds to a Frames: the odd frames' result buffer

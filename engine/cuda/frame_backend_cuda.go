@@ -39,7 +39,8 @@ type FramesOptions struct {
 	// for the host to read the codes and launch (frame_ahead_cuda.go). A
 	// take that ends has made one frame more than it keeps. Not for a take
 	// slot of a TakeFrames nor under a host expert tier (its cache ticks
-	// between frames); $PROSCENIUM_GPU_FRAMES_AHEAD=2 sets it at the load.
+	// between frames). LoadFrames and NewFrames set it with Pipeline
+	// unless $PROSCENIUM_GPU_FRAMES_AHEAD is 1.
 	Ahead2 bool
 	// Takes is the most takes LoadFrames admits memory for (0: 1): the
 	// first's state comes with the load, each other's with NewTake; with
@@ -71,7 +72,7 @@ func (o FramesOptions) withDefaults() FramesOptions {
 		o.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
 	o.Takes = max(o.Takes, 1)
-	if framesAheadEnv == "2" {
+	if o.Pipeline && framesAheadEnv != "1" {
 		o.Ahead2 = true
 	}
 	return o
