@@ -646,6 +646,173 @@ NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
                 (yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt, xst))
 
 // ---------------------------------------------------------------------------
+// moe_down2: moe_down_rows (and moe_down, as its n = 1) with the weight
+// loads in front (docs/PERF.md "moe32"). moe_down's block reads its expert
+// id, then stages silu(g)·u from gu (a dependent read through L2 and a
+// barrier), and only then issues its weight loads: three memory latencies
+// in a row per block, one round of 32 KB; at 3 blocks an SM (78 registers)
+// the B = 4 launch of 1152 blocks is ≈ 3 such chains deep and streamed 1.35
+// TB/s. Here a block issues its weight loads as soon as it has the expert
+// id (they depend on nothing else), stages x while they fly, and reads each
+// FP8 block scale once per chunk for all its rows (a warp's rows lie in one
+// 128-row scale block). The shared expert (BF16, 2 MB, one per row before)
+// is read once for up to DOWN2_NB rows (Fast; Exact: one row, its float64
+// staging fills the shared memory) and split over two block rows of 4 rows
+// a warp, both of a lane's chunks loaded at once (before: 8 rows, two
+// dependent rounds). Every output is the same sum in the same order as
+// moe_down's (lane j's chunks j, j+32, … accumulated in turn, then the warp
+// sum): the same bits under either policy.
+// Grid (⌈h / 64⌉, k + 2, n), block 256: block row y < k is row z's routed
+// pair y into yr row z·k + y; y = k, k + 1 are the two halves of the shared
+// expert's rows for rows z·G … (G rows a block; blocks past n return) into
+// ys. moe_down's one-row layout is ys = yr + k·h.
+#ifndef DOWN2_NB
+#define DOWN2_NB 4  // rows of a B-row step per shared-expert block (Fast)
+#endif
+
+// down2_rows: y_b[row0 + r] = Σ_c W[row0 + r, c]·x_b[c] for r < ROWS, b < nb
+// (y_b = y + b·ystride; x_b staged by stage() at xs + b·cols floats; NB > 1
+// only under Fast) by one warp, lane j reading chunks j, j+32, …, CPL of
+// them and ROWS rows issued together; the first loads before stage() and
+// the block barrier (every thread of the block calls it, each warp its own
+// row0). Rows past rows read the last row and are not written.
+template <class P, class WT, int ROWS, int CPL, int NB, class Stage>
+__device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, int nb, const uint8_t* __restrict__ W,
+                                           const float* __restrict__ S, void* xs, int row0, int rows, int cols,
+                                           Stage stage) {
+    typedef typename P::Sum Sum;
+    constexpr int PER = WT::PER;
+    const int lane = threadIdx.x & 31;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
+    // Row r's chunk cc: W + (min(row0 + r, rows − 1)·chunks + cc) 16-byte
+    // chunks, computed where loaded (int offsets, no pointers held: fewer
+    // registers; a matrix is < 2³¹ bytes, moeDown2Args checks).
+    const uint4* W4 = reinterpret_cast<const uint4*>(W);
+    // The warp's rows share one scale row: row0 is a multiple of ROWS, which divides 128.
+    const float* srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * scols : nullptr;
+    uint4 w[CPL][ROWS];
+    float sc[CPL];
+    auto issue = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int cc = min(c0 + 32 * u, chunks - 1);  // past the end: reread, not summed
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(W4 + (min(row0 + r, rows - 1) * chunks + cc));
+            sc[u] = WT::SCALED ? __ldg(srow + ((cc * PER) >> 7)) : 1.f;
+        }
+    };
+    if (lane < chunks) issue(lane);
+    stage();
+    __syncthreads();
+    Sum acc[ROWS][NB];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = 0;
+    auto sum = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int c = c0 + 32 * u;
+            if (c < chunks) {
+#pragma unroll
+                for (int b = 0; b < NB; b++) {
+                    if (b < nb) {
+                        XChunk<P, WT> xc;
+                        xc.load_shared(static_cast<float*>(xs) + (size_t)b * cols, c);
+#pragma unroll
+                        for (int r = 0; r < ROWS; r++) acc[r][b] += xc.dot_scale(w[u][r], sc[u]);
+                    }
+                }
+            }
+        }
+    };
+    sum(lane);
+    // Wider rows (not the model's: its experts' rows are one round): the rest, a round at a time.
+    for (int c0 = lane + 32 * CPL; c0 < chunks; c0 += 32 * CPL) {
+        issue(c0);
+        sum(c0);
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
+    }
+}
+
+template <class P>
+__device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __restrict__ ys,
+                                               const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                               long long mstride, long long sstride, int fp8,
+                                               const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
+                                               int i, int ip, int k, const uint16_t* __restrict__ Ws,
+                                               const float* __restrict__ dense, int dstride, int e, int is, int h,
+                                               const unsigned long long* __restrict__ xt, unsigned int* xst) {
+    __shared__ __align__(16) double xs[DOWN_MAXX];
+    pdl_entry();
+    const int y = blockIdx.y, t = blockIdx.z, warp = threadIdx.x >> 5;
+    const int wrow = (blockIdx.x * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;  // the warp's 8 rows
+    if (y < k) {
+        const int q = t * k + y;
+        const long long m = ld_dep(ids + q);
+        if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+        const ExpertAddr a = expert_addr(xt, m, W, S, fp8 ? mstride : mstride * 2, sstride);
+        const float* g = gu + (size_t)q * 2 * p;
+        float* out = yr + (size_t)q * h;
+        if (fp8) {
+            down2_rows<P, FP8Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, a.s, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, FP8Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        } else {
+            down2_rows<P, BF16Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, nullptr, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, BF16Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        }
+        return;
+    }
+    // The shared expert: half y − k of each warp's 8 rows, G rows of the step.
+    constexpr int NB = P::exact ? 1 : DOWN2_NB;
+    const int G = P::exact ? 1 : max(1, min(DOWN2_NB, 2 * DOWN_MAXX / max(is, 1)));  // xs holds 2·DOWN_MAXX floats
+    const int n = gridDim.z, t0 = t * G;
+    if (t0 >= n) return;
+    const int nb = min(G, n - t0);
+    constexpr int HR = DOWN_ROWS / 2;
+    down2_rows<P, BF16Weights, HR, 2, NB>(
+        ys + (size_t)t0 * h, h, nb, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, wrow + (y - k) * HR, h, is,
+        [&] {
+            for (int b = 0; b < nb; b++) {
+                const float* d = dense + (size_t)(t0 + b) * dstride + e;
+                float* xb = reinterpret_cast<float*>(xs) + (size_t)b * is;
+                for (int c = threadIdx.x; c < is; c += blockDim.x)
+                    XChunk<P, BF16Weights>::stage(xb, c, P::mul(P::silu(d[c]), d[is + c]));
+            }
+        });
+}
+#ifndef MOE_DOWN2_MINB
+#define MOE_DOWN2_MINB 3
+#endif
+// Fast: MOE_DOWN2_MINB blocks an SM; Exact (float64 sums) as moe_down.
+#define MOE_DOWN2_X(NAME, P, BOUNDS)                                                                              \
+    extern "C" __global__ void BOUNDS NAME(                                                                      \
+        float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W, const float* __restrict__ S, \
+        long long mstride, long long sstride, int fp8, const int32_t* __restrict__ ids,                           \
+        const float* __restrict__ gu, int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,                \
+        const float* __restrict__ dense, int dstride, int e, int is, int h,                                       \
+        const unsigned long long* __restrict__ xt, unsigned int* xst) {                                           \
+        moe_down2_body<P>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, \
+                          xt, xst);                                                                               \
+    }
+MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
+MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
+
+// ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the
 // exact step keeps the launches above). Each runs a kernel above and, in its
 // last block (fused.cuh), the launch that followed it, reading the grid's

@@ -142,11 +142,16 @@ const moeDownMaxWidth = kernel.DownMaxx
 // FP8 with float32 scales at S + sOff when fp8, else BF16); for y = k, the
 // shared expert's silu(gate)·up from dense (at column e, width is) times Ws
 // [h, is] BF16. Writes yr [k+1, h]. With xr's table the experts are where
-// it says (an expert cache), and xr.Stats tallies the pairs.
+// it says (an expert cache), and xr.Stats tallies the pairs. With
+// $PROSCENIUM_GPU_MOE_DOWN2 = 1 it runs moe_down2 (the same bits).
 func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {
 		return err
+	}
+	if moeDown2 {
+		// moe_down2's one row: the shared expert's output is yr's row k.
+		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr)
 	}
 	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
