@@ -101,12 +101,8 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 			}
 			oldR, oldS := rows(false)
 			newR, newS := rows(true)
-			if dr, ulp := ULPDiff(newR, oldR); dr != 0 {
-				t.Errorf("moe_down2: %d of %d routed values differ from moe_down_rows' (up to %d ULP)", dr, len(oldR), ulp)
-			}
-			if ds, ulp := ULPDiff(newS, oldS); ds != 0 {
-				t.Errorf("moe_down2: %d of %d shared values differ from moe_down_rows' (up to %d ULP)", ds, len(oldS), ulp)
-			}
+			down2SameBits(t, "routed", newR, oldR)
+			down2SameBits(t, "shared", newS, oldS)
 			if c.n != 1 {
 				return
 			}
@@ -123,13 +119,30 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 				return download(t, y, (c.k+1)*c.h)
 			}
 			old, got := one(false), one(true)
-			if dd, ulp := ULPDiff(got, old); dd != 0 {
-				t.Errorf("moe_down2 (one row): %d of %d values differ from moe_down's (up to %d ULP)", dd, len(old), ulp)
-			}
+			down2SameBits(t, "one row", got, old)
 			if dd, _ := ULPDiff(old[:c.k*c.h], oldR); dd != 0 {
 				t.Errorf("moe_down and moe_down_rows differ on one row: %d values", dd)
 			}
 		})
+	}
+}
+
+// down2SameBits holds moe_down2's outputs to the old kernel's: the same bits
+// (the same sums in the same order). Under exact that is required (the
+// CPU's bits); under fast a difference (ptxas contracting a product into
+// an add otherwise in the other kernel) is logged with its ULPs and held
+// to TestMoEDown's tolerance of the old kernel's values instead.
+func down2SameBits(t *testing.T, what string, got, old []float32) {
+	t.Helper()
+	d, ulp := ULPDiff(got, old)
+	switch {
+	case d == 0:
+		t.Logf("moe_down2 %s: %d values, the same bits", what, len(old))
+	case dev.Numerics.Exact():
+		t.Errorf("moe_down2 %s: %d of %d values differ from the old kernel's (up to %d ULP)", what, d, len(old), ulp)
+	default:
+		t.Logf("moe_down2 %s: %d of %d values differ from the old kernel's (up to %d ULP; fast: held to 1e-5)", what, d, len(old), ulp)
+		checkClose(t, "moe_down2 "+what, got, old, 1e-5)
 	}
 }
 
