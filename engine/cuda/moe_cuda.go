@@ -213,6 +213,14 @@ func routedGateUp(v GemvVariant, fp8, exact bool) bool {
 // instead of MoEGateUpRoute's one (benchmarks: the A/B of the two).
 var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 
+// splitRouteRows is $PROSCENIUM_GPU_SPLIT_ROUTE = rows: two launches only
+// for a B-row step of n > 1 rows (moe32): there the routed gate·up's grid
+// runs in several waves (1024 blocks at B = 4, two an SM) and every block
+// routes its row again before its first weight load (≈ 1 000 instructions
+// of one warp and an L2 read of the logits, the other warps at the
+// barrier; docs/PERF.md step27b's open question, "moe32"). Off by default.
+var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "rows"
+
 // MoEGateUpRoute is MoERoute of n rows (no xrep) and the gathered gate·up
 // GEMV g of their n·k (row, expert) pairs in one launch: pair t·k + j reads
 // row t of x (pitch xpitch) and the matrix of row t's j-th expert, and gu
@@ -224,7 +232,7 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // routing (the caller then runs the two launches).
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
-	if !routedGateUp(g.Variant, fp8, exact) {
+	if !routedGateUp(g.Variant, fp8, exact) || splitRouteRows && n > 1 {
 		return false, nil
 	}
 	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
