@@ -670,6 +670,58 @@ NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
 #define DOWN2_NB 4  // rows of a B-row step per shared-expert block (Fast)
 #endif
 
+// Down2Chunk::add adds chunk c's products to acc[r][b] for the ROWS rows'
+// weights w and the nb ≤ NB staged inputs (row b at xs + b·cols floats),
+// each as XChunk's dot_scale gives it. Fast FP8 (the model's routed
+// experts) runs the same FMA chains word by word, one float4 of x live at a
+// time instead of the chunk's four: fewer registers, the same bits.
+template <class P, class WT>
+struct Down2Chunk {
+    template <int ROWS, int NB>
+    __device__ static __forceinline__ void add(typename P::Sum (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
+                                               const void* xs, int c, int nb, int cols) {
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (b < nb) {
+                XChunk<P, WT> xc;
+                xc.load_shared(static_cast<const float*>(xs) + (size_t)b * cols, c);
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) acc[r][b] += xc.dot_scale(w[r], sc);
+            }
+        }
+    }
+};
+template <>
+struct Down2Chunk<Fast, FP8Weights> {
+    template <int ROWS, int NB>
+    __device__ static __forceinline__ void add(float (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
+                                               const void* xs, int c, int nb, int cols) {
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (b < nb) {
+                const float4* xv = static_cast<const float4*>(xs) + (size_t)b * (cols / 4) + 4 * c;
+                float s[ROWS];
+                // FP8Weights::dot's chain: words x, y, z, w against x's float4s 0…3.
+                float4 x4 = xv[0];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].x, x4, 0.f);
+                x4 = xv[1];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].y, x4, s[r]);
+                x4 = xv[2];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].z, x4, s[r]);
+                x4 = xv[3];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    s[r] = fp8_dot4_bits(w[r].w, x4, s[r]);
+                    acc[r][b] += s[r] * FP8Weights::DOT_UNIT * sc;  // XChunk<Fast>::dot_scale
+                }
+            }
+        }
+    }
+};
+
 // down2_rows: y_b[row0 + r] = Σ_c W[row0 + r, c]·x_b[c] for r < ROWS, b < nb
 // (y_b = y + b·ystride; x_b staged by stage() at xs + b·cols floats; NB > 1
 // only under Fast) by one warp, lane j reading chunks j, j+32, …, CPL of
@@ -713,17 +765,7 @@ __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, i
 #pragma unroll
         for (int u = 0; u < CPL; u++) {
             const int c = c0 + 32 * u;
-            if (c < chunks) {
-#pragma unroll
-                for (int b = 0; b < NB; b++) {
-                    if (b < nb) {
-                        XChunk<P, WT> xc;
-                        xc.load_shared(static_cast<float*>(xs) + (size_t)b * cols, c);
-#pragma unroll
-                        for (int r = 0; r < ROWS; r++) acc[r][b] += xc.dot_scale(w[u][r], sc[u]);
-                    }
-                }
-            }
+            if (c < chunks) Down2Chunk<P, WT>::template add<ROWS, NB>(acc, w[u], sc[u], xs, c, nb, cols);
         }
     };
     sum(lane);
