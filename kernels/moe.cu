@@ -275,7 +275,14 @@ NUMERICS_KERNEL(moe_route, ,
 // the gathered GEMV reads them (expert_addr.cuh): at W + m·mstride, or where
 // the expert table xt says (a host tier's cache; null: the packed layout);
 // the pairs are tallied once, by moe_down.
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
+//
+// ROUTE false (moe_gate_up_ids_*, moe32): the routing is moe_route's, a
+// launch before (a B-row step under PROSCENIUM_GPU_SPLIT_ROUTE=rows); a
+// block reads its pair's expert from ids instead of routing the row again:
+// at B = 4 the grid runs in ≈ 4 waves of 2 blocks an SM and each block's
+// routing prologue (one warp's top-k, the others at the barrier) precedes
+// its first weight load. The same GEMV body: the same bits.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, bool ROUTE = true>
 __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
                                                  float* __restrict__ wts, const uint8_t* __restrict__ W,
                                                  const float* __restrict__ S, long long mstride, long long sstride,
@@ -286,23 +293,30 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
     pdl_entry();
-    moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ids[q] = sid[j];
-        wts[q] = sw[j];
+    long long m;
+    if (ROUTE) {
+        moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ids[q] = sid[j];
+            wts[q] = sw[j];
+        }
+        m = sid[j];
+    } else {
+        m = ld_dep(ids + q);
     }
-    const ExpertAddr a = expert_addr(xt, sid[j], W, S, mstride * (16 / WT::PER), sstride);
+    const ExpertAddr a = expert_addr(xt, m, W, S, mstride * (16 / WT::PER), sstride);
     gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
                                         x + (size_t)t * xpitch, rows, cols);
 }
-#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL)                                                              \
+#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL) MOE_GATE_UP_XR(NAME, WT, P, TPR, ROWS, UNROLL, true)
+#define MOE_GATE_UP_XR(NAME, WT, P, TPR, ROWS, UNROLL, ROUTE)                                                     \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                                  \
         NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
              const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
              const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
              int rows, int cols, const unsigned long long* __restrict__ xt) {                                      \
-        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, k, x, \
-                                                   xpitch, rows, cols, xt);                                        \
+        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL, ROUTE>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, \
+                                                          k, x, xpitch, rows, cols, xt);                          \
     }
 // Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
 // moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances
@@ -319,6 +333,20 @@ MOE_GATE_UP_FP8(32, 8, 1)
 MOE_GATE_UP_FP8(256, 4, 1)
 MOE_GATE_UP_BF16(128, 2, 2)
 MOE_GATE_UP_BF16(32, 4, 2)
+// moe_gate_up_ids_{fp8,fp8d,bf16,bf16d}_…: the same instances without the
+// routing (ROUTE false: the expert read from ids).
+#define MOE_GATE_UP_IDS_FP8(TPR, ROWS, UNROLL)                                                                      \
+    MOE_GATE_UP_XR(moe_gate_up_ids_fp8_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Fast, TPR, ROWS, UNROLL, false)    \
+    MOE_GATE_UP_XR(moe_gate_up_ids_fp8d_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Exact, TPR, ROWS, UNROLL, false)
+#define MOE_GATE_UP_IDS_BF16(TPR, ROWS, UNROLL)                                                                     \
+    MOE_GATE_UP_XR(moe_gate_up_ids_bf16_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Fast, TPR, ROWS, UNROLL, false)  \
+    MOE_GATE_UP_XR(moe_gate_up_ids_bf16d_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Exact, TPR, ROWS, UNROLL, false)
+MOE_GATE_UP_IDS_FP8(32, 4, 4)
+MOE_GATE_UP_IDS_FP8(64, 4, 2)
+MOE_GATE_UP_IDS_FP8(32, 8, 1)
+MOE_GATE_UP_IDS_FP8(256, 4, 1)
+MOE_GATE_UP_IDS_BF16(128, 2, 2)
+MOE_GATE_UP_IDS_BF16(32, 4, 2)
 
 // ---------------------------------------------------------------------------
 // Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)

@@ -26,23 +26,24 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, four processes at once (≤ 24 s): moe_down2 against the old kernels (both policies,
-# in one process: the switch flipped by the test); the old kernels' own tests, the expert table's
-# tallies, the MoE chain under PDL and the layer with the switch on; the backbone against the CPU
-# (exact: bits; fast: 1e-4) and the B-row step against takes alone, each policy, switch on.
-T 20 unit $C -test.v -test.run 'TestMoEDown2MatchesMoEDown|TestMoEDown$' &
-T 20 on env PROSCENIUM_GPU_MOE_DOWN2=1 $C -test.v \
-  -test.run 'TestMoEDown$|TestMoEDownRowsMatchesOneRow|TestExpertTable|TestMoEStepChainPDL|TestBackboneMoE' &
-T 24 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_MOE_DOWN2=1 $C -test.v \
+# Correctness, four processes at once (≤ 24 s): moe_down2 against the old kernels and the split
+# routing's gate·up against the routed launch (both policies, in one process: the switches flipped
+# by the tests); with both switches on, the old kernels' own tests, the expert table's tallies, the
+# MoE chain under PDL, the layer, the routed gate·up against MoERoute + the gathered GEMV; the
+# backbone against the CPU (exact: bits; fast: 1e-4) and the B-row step against takes alone.
+T 20 unit $C -test.v -test.run 'TestMoEDown2MatchesMoEDown|TestMoEDown$|TestMoEGateUpIdsMatchesRouted' &
+T 20 on env PROSCENIUM_GPU_MOE_DOWN2=1 PROSCENIUM_GPU_SPLIT_ROUTE=rows $C -test.v -test.run \
+  'TestMoEDown$|TestMoEDownRowsMatchesOneRow|TestExpertTable|TestMoEStepChainPDL|TestBackboneMoE|TestMoEGateUpRoute$' &
+T 24 backbone-fast env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_MOE_DOWN2=1 PROSCENIUM_GPU_SPLIT_ROUTE=rows $C -test.v \
   -test.run 'TestBackboneMatchesCPU$|TestBackboneStepRowsMatchTakesAlone' &
-T 24 backbone-exact env PROSCENIUM_TEST_NUMERICS=exact PROSCENIUM_GPU_MOE_DOWN2=1 $C -test.v \
+T 24 backbone-exact env PROSCENIUM_TEST_NUMERICS=exact PROSCENIUM_GPU_MOE_DOWN2=1 PROSCENIUM_GPU_SPLIT_ROUTE=rows $C -test.v \
   -test.run 'TestBackboneMatchesCPU$|TestBackboneStepRowsMatchTakesAlone' &
 wait
 # Timing: the kernels alone (old and new in one process), then the step, old and new alternating.
 T 8 timing $C -test.v -test.run 'TestMoEDown2Timing'
 cd $ROOT
-# newsplit: moe_down2 and, for B > 1 only, the routing in a launch of its own
-# (PROSCENIUM_GPU_SPLIT_ROUTE=rows: step27b's open question; its B = 1 figure is new's).
+# newsplit: moe_down2 and, for B > 1 only, the routing in a launch of its own, the gate·up reading
+# its ids (PROSCENIUM_GPU_SPLIT_ROUTE=rows: step27b's open question; its B = 1 figure is new's).
 for v in old new newsplit old new; do
   i=$(( ${i:-0} + 1 )); on=0; [ $v != old ] && on=1; sr=; [ $v = newsplit ] && sr=rows
   T 7 bench-$i-$v env PROSCENIUM_GPU_MOE_DOWN2=$on PROSCENIUM_GPU_SPLIT_ROUTE=$sr $P bench-backbone -synthetic full -steps 50 \
@@ -53,7 +54,9 @@ echo "== moe32 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/s
 echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:|relative error .* >|differ from" $O/*.log | cut -c1-220 | head -12
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
 for f in unit on backbone-fast backbone-exact; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
-echo "== moe_down2 against the old kernel's bits (fast and exact; counts of lines)"; grep -hoE "moe_down2 (exact|fast) [a-z ]+: .*(the same bits|differ from the old kernel's.*)" $O/unit.log | sed -E 's/[0-9]+ values, //' | sort | uniq -c | head -6
+echo "== moe_down2 and the split routing against the old kernels' bits (counts of lines)"
+grep -hoE "(moe_down2|split route) (exact|fast) [a-z· ]+: .*(the same bits|differ from the old kernel's.*)" $O/unit.log | \
+  sed -E 's/[0-9]+ values, //' | sort | uniq -c | head -8
 echo "== backbone with moe_down2 against the CPU (fast bound 1e-4; exact: 0 values differ)"
 for f in backbone-fast backbone-exact; do grep -hE "steps vs CPU: worst row|B-row|rows, experts as" $O/$f.log | \
   sed -E 's/^ *[a-z_]+\.go:[0-9]+: //; s/worst row [0-9]+ at ([^;]+);.*bits: ([0-9]+ of [0-9]+) values differ.*/worst \1, \2 values differ from the CPU/' | \
