@@ -248,7 +248,9 @@ var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "rows"
 // FP8 scales S from g.SOff; S nil for BF16; or where g.Table, an expert
 // cache's table at the gate·up part, says) and the instance; ok is false,
 // with nothing enqueued, when that instance is not compiled with the
-// routing (the caller then runs the two launches).
+// routing (the caller then runs the two launches). Under
+// $PROSCENIUM_GPU_SPLIT_ROUTE = rows, n > 1 rows take two launches of the
+// same bits instead (splitRouteRows).
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
 	split := splitRouteRows && n > 1
