@@ -141,7 +141,7 @@ func down2SameBits(t *testing.T, what string, got, old []float32) {
 	case dev.Numerics.Exact():
 		t.Errorf("moe_down2 %s %s: %d of %d values differ from the old kernel's (up to %d ULP)", dev.Numerics, what, d, len(old), ulp)
 	default:
-		t.Logf("moe_down2 %s %s: %d of %d values differ from the old kernel's (up to %d ULP; fast: held to 1e-5)", dev.Numerics, what, d, len(old), ulp)
+		t.Logf("moe_down2 %s %s: %d of %d values differ from the old kernel's bits, by up to %d ULP (fast: held to 1e-5)", dev.Numerics, what, d, len(old), ulp)
 		checkClose(t, "moe_down2 "+what, got, old, 1e-5)
 	}
 }
