@@ -27,46 +27,17 @@ func TestMoEGateUpIdsTwins(t *testing.T) {
 			t.Errorf("%s: %d routed instances, %d without the routing", family, len(routed), len(ids))
 		}
 	}
-	names := func(list any) []string {
-		var out []string
-		switch l := list.(type) {
-		case []kernel.MoEGateUpFP8Kernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpIdsFP8Kernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpFP8dKernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpIdsFP8dKernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpBF16Kernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpIdsBF16Kernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpBF16dKernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		case []kernel.MoEGateUpIdsBF16dKernel:
-			for _, k := range l {
-				out = append(out, string(k))
-			}
-		}
-		return out
+	twin("fp8", kernelNames(kernel.MoEGateUpFP8Kernels), kernelNames(kernel.MoEGateUpIdsFP8Kernels))
+	twin("fp8d", kernelNames(kernel.MoEGateUpFP8dKernels), kernelNames(kernel.MoEGateUpIdsFP8dKernels))
+	twin("bf16", kernelNames(kernel.MoEGateUpBF16Kernels), kernelNames(kernel.MoEGateUpIdsBF16Kernels))
+	twin("bf16d", kernelNames(kernel.MoEGateUpBF16dKernels), kernelNames(kernel.MoEGateUpIdsBF16dKernels))
+}
+
+// kernelNames is a generated instance list as strings.
+func kernelNames[K ~string](list []K) []string {
+	out := make([]string, len(list))
+	for i, k := range list {
+		out[i] = string(k)
 	}
-	twin("fp8", names(kernel.MoEGateUpFP8Kernels), names(kernel.MoEGateUpIdsFP8Kernels))
-	twin("fp8d", names(kernel.MoEGateUpFP8dKernels), names(kernel.MoEGateUpIdsFP8dKernels))
-	twin("bf16", names(kernel.MoEGateUpBF16Kernels), names(kernel.MoEGateUpIdsBF16Kernels))
-	twin("bf16d", names(kernel.MoEGateUpBF16dKernels), names(kernel.MoEGateUpIdsBF16dKernels))
+	return out
 }
