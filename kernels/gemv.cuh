@@ -79,6 +79,12 @@ struct XChunk<Fast, WT> {
         for (int i = 0; i < WT::PER / 4; i++) x[i] = xv[i];
     }
     __device__ __forceinline__ float dot_folded(uint4 w, const float* scale) const { return dot(w, scale); }
+    // dot_scale is dot_folded with the block scale's value (read once for
+    // several rows by moe.cu's moe_down2: the same bits).
+    __device__ __forceinline__ float dot_scale(uint4 w, float scale) const {
+        const float s = WT::dot(w, x);
+        return WT::SCALED ? s * WT::DOT_UNIT * scale : s;
+    }
 };
 
 template <class WT>
@@ -114,6 +120,15 @@ struct XChunk<Exact, WT> {
         float f[WT::PER];
         if (WT::SCALED)
             fp8x16_scaled_fold(w, __ldg(scale), f);
+        else
+            WT::weights(w, 1.f, f);
+        return dot_f64<WT::PER>(f, x);
+    }
+    // dot_scale is dot_folded with the block scale's value (the same bits).
+    __device__ __forceinline__ double dot_scale(uint4 w, float scale) const {
+        float f[WT::PER];
+        if (WT::SCALED)
+            fp8x16_scaled_fold(w, scale, f);
         else
             WT::weights(w, 1.f, f);
         return dot_f64<WT::PER>(f, x);

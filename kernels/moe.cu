@@ -275,7 +275,14 @@ NUMERICS_KERNEL(moe_route, ,
 // the gathered GEMV reads them (expert_addr.cuh): at W + m·mstride, or where
 // the expert table xt says (a host tier's cache; null: the packed layout);
 // the pairs are tallied once, by moe_down.
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
+//
+// ROUTE false (moe_gate_up_ids_*, moe32): the routing is moe_route's, a
+// launch before (a B-row step under PROSCENIUM_GPU_SPLIT_ROUTE=rows); a
+// block reads its pair's expert from ids instead of routing the row again:
+// at B = 4 the grid runs in ≈ 4 waves of 2 blocks an SM and each block's
+// routing prologue (one warp's top-k, the others at the barrier) precedes
+// its first weight load. The same GEMV body: the same bits.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, bool ROUTE = true>
 __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
                                                  float* __restrict__ wts, const uint8_t* __restrict__ W,
                                                  const float* __restrict__ S, long long mstride, long long sstride,
@@ -286,23 +293,30 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
     pdl_entry();
-    moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ids[q] = sid[j];
-        wts[q] = sw[j];
+    long long m;
+    if (ROUTE) {
+        moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            ids[q] = sid[j];
+            wts[q] = sw[j];
+        }
+        m = sid[j];
+    } else {
+        m = ld_dep(ids + q);
     }
-    const ExpertAddr a = expert_addr(xt, sid[j], W, S, mstride * (16 / WT::PER), sstride);
+    const ExpertAddr a = expert_addr(xt, m, W, S, mstride * (16 / WT::PER), sstride);
     gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
                                         x + (size_t)t * xpitch, rows, cols);
 }
-#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL)                                                              \
+#define MOE_GATE_UP_X(NAME, WT, P, TPR, ROWS, UNROLL) MOE_GATE_UP_XR(NAME, WT, P, TPR, ROWS, UNROLL, true)
+#define MOE_GATE_UP_XR(NAME, WT, P, TPR, ROWS, UNROLL, ROUTE)                                                     \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)                                                  \
         NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
              const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
              const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
              int rows, int cols, const unsigned long long* __restrict__ xt) {                                      \
-        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, k, x, \
-                                                   xpitch, rows, cols, xt);                                        \
+        moe_gate_up_body<WT, P, TPR, ROWS, UNROLL, ROUTE>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, \
+                                                          k, x, xpitch, rows, cols, xt);                          \
     }
 // Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
 // moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances
@@ -319,6 +333,20 @@ MOE_GATE_UP_FP8(32, 8, 1)
 MOE_GATE_UP_FP8(256, 4, 1)
 MOE_GATE_UP_BF16(128, 2, 2)
 MOE_GATE_UP_BF16(32, 4, 2)
+// moe_gate_up_ids_{fp8,fp8d,bf16,bf16d}_…: the same instances without the
+// routing (ROUTE false: the expert read from ids).
+#define MOE_GATE_UP_IDS_FP8(TPR, ROWS, UNROLL)                                                                      \
+    MOE_GATE_UP_XR(moe_gate_up_ids_fp8_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Fast, TPR, ROWS, UNROLL, false)    \
+    MOE_GATE_UP_XR(moe_gate_up_ids_fp8d_t##TPR##r##ROWS##u##UNROLL, FP8Weights, Exact, TPR, ROWS, UNROLL, false)
+#define MOE_GATE_UP_IDS_BF16(TPR, ROWS, UNROLL)                                                                     \
+    MOE_GATE_UP_XR(moe_gate_up_ids_bf16_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Fast, TPR, ROWS, UNROLL, false)  \
+    MOE_GATE_UP_XR(moe_gate_up_ids_bf16d_t##TPR##r##ROWS##u##UNROLL, BF16Weights, Exact, TPR, ROWS, UNROLL, false)
+MOE_GATE_UP_IDS_FP8(32, 4, 4)
+MOE_GATE_UP_IDS_FP8(64, 4, 2)
+MOE_GATE_UP_IDS_FP8(32, 8, 1)
+MOE_GATE_UP_IDS_FP8(256, 4, 1)
+MOE_GATE_UP_IDS_BF16(128, 2, 2)
+MOE_GATE_UP_IDS_BF16(32, 4, 2)
 
 // ---------------------------------------------------------------------------
 // Grouping by expert for a prefill's grouped GEMMs: the n·k (row, expert)
@@ -644,6 +672,215 @@ NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
                  const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is, int h,
                  const unsigned long long* __restrict__ xt, unsigned int* xst),
                 (yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt, xst))
+
+// ---------------------------------------------------------------------------
+// moe_down2: moe_down_rows (and moe_down, as its n = 1) with the weight
+// loads in front (docs/PERF.md "moe32"). moe_down's block reads its expert
+// id, then stages silu(g)·u from gu (a dependent read through L2 and a
+// barrier), and only then issues its weight loads: three memory latencies
+// in a row per block, one round of 32 KB; at 3 blocks an SM (78 registers)
+// the B = 4 launch of 1152 blocks is ≈ 3 such chains deep and streamed 1.35
+// TB/s. Here a block issues its weight loads as soon as it has the expert
+// id (they depend on nothing else), stages x while they fly, and reads each
+// FP8 block scale once per chunk for all its rows (a warp's rows lie in one
+// 128-row scale block). The shared expert (BF16, 2 MB, one per row before)
+// is read once for up to DOWN2_NB rows (Fast; Exact: one row, its float64
+// staging fills the shared memory) and split over two block rows of 4 rows
+// a warp, both of a lane's chunks loaded at once (before: 8 rows, two
+// dependent rounds). Every output is the same sum in the same order as
+// moe_down's (lane j's chunks j, j+32, … accumulated in turn, then the warp
+// sum): the same bits under either policy.
+// Grid (⌈h / 64⌉, k + 2, n), block 256: block row y < k is row z's routed
+// pair y into yr row z·k + y; y = k, k + 1 are the two halves of the shared
+// expert's rows for rows z·G … (G rows a block; blocks past n return) into
+// ys. moe_down's one-row layout is ys = yr + k·h.
+#ifndef DOWN2_NB
+#define DOWN2_NB 4  // rows of a B-row step per shared-expert block (Fast)
+#endif
+
+// Down2Chunk::add adds chunk c's products to acc[r][b] for the ROWS rows'
+// weights w and the nb ≤ NB staged inputs (row b at xs + b·cols floats),
+// each as XChunk's dot_scale gives it. Fast FP8 (the model's routed
+// experts) runs the same FMA chains word by word, one float4 of x live at a
+// time instead of the chunk's four: fewer registers, the same bits.
+template <class P, class WT>
+struct Down2Chunk {
+    template <int ROWS, int NB>
+    __device__ static __forceinline__ void add(typename P::Sum (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
+                                               const void* xs, int c, int nb, int cols) {
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (b < nb) {
+                XChunk<P, WT> xc;
+                xc.load_shared(static_cast<const float*>(xs) + (size_t)b * cols, c);
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) acc[r][b] += xc.dot_scale(w[r], sc);
+            }
+        }
+    }
+};
+template <>
+struct Down2Chunk<Fast, FP8Weights> {
+    template <int ROWS, int NB>
+    __device__ static __forceinline__ void add(float (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
+                                               const void* xs, int c, int nb, int cols) {
+#pragma unroll
+        for (int b = 0; b < NB; b++) {
+            if (b < nb) {
+                const float4* xv = static_cast<const float4*>(xs) + (size_t)b * (cols / 4) + 4 * c;
+                float s[ROWS];
+                // FP8Weights::dot's chain: words x, y, z, w against x's float4s 0…3.
+                float4 x4 = xv[0];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].x, x4, 0.f);
+                x4 = xv[1];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].y, x4, s[r]);
+                x4 = xv[2];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].z, x4, s[r]);
+                x4 = xv[3];
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) {
+                    s[r] = fp8_dot4_bits(w[r].w, x4, s[r]);
+                    acc[r][b] += s[r] * FP8Weights::DOT_UNIT * sc;  // XChunk<Fast>::dot_scale
+                }
+            }
+        }
+    }
+};
+
+// down2_rows: y_b[row0 + r] = Σ_c W[row0 + r, c]·x_b[c] for r < ROWS, b < nb
+// (y_b = y + b·ystride; x_b staged by stage() at xs + b·cols floats; NB > 1
+// only under Fast) by one warp, lane j reading chunks j, j+32, …, CPL of
+// them and ROWS rows issued together; the first loads before stage() and
+// the block barrier (every thread of the block calls it, each warp its own
+// row0). Rows past rows read the last row and are not written.
+template <class P, class WT, int ROWS, int CPL, int NB, class Stage>
+__device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, int nb, const uint8_t* __restrict__ W,
+                                           const float* __restrict__ S, void* xs, int row0, int rows, int cols,
+                                           Stage stage) {
+    typedef typename P::Sum Sum;
+    constexpr int PER = WT::PER;
+    const int lane = threadIdx.x & 31;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
+    // Row r's chunk cc: W + (min(row0 + r, rows − 1)·chunks + cc) 16-byte
+    // chunks, computed where loaded (int offsets, no pointers held: fewer
+    // registers; a matrix is < 2³¹ bytes, moeDown2Args checks).
+    const uint4* W4 = reinterpret_cast<const uint4*>(W);
+    // The warp's rows share one scale row: row0 is a multiple of ROWS, which divides 128.
+    const float* srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * scols : nullptr;
+    uint4 w[CPL][ROWS];
+    float sc[CPL];
+    auto issue = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int cc = min(c0 + 32 * u, chunks - 1);  // past the end: reread, not summed
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(W4 + (min(row0 + r, rows - 1) * chunks + cc));
+            sc[u] = WT::SCALED ? __ldg(srow + ((cc * PER) >> 7)) : 1.f;
+        }
+    };
+    if (lane < chunks) issue(lane);
+    stage();
+    __syncthreads();
+    Sum acc[ROWS][NB];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = 0;
+    auto sum = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int c = c0 + 32 * u;
+            if (c < chunks) Down2Chunk<P, WT>::template add<ROWS, NB>(acc, w[u], sc[u], xs, c, nb, cols);
+        }
+    };
+    sum(lane);
+    // Wider rows (not the model's: its experts' rows are one round): the rest, a round at a time.
+    for (int c0 = lane + 32 * CPL; c0 < chunks; c0 += 32 * CPL) {
+        issue(c0);
+        sum(c0);
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
+    }
+}
+
+template <class P>
+__device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __restrict__ ys,
+                                               const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                               long long mstride, long long sstride, int fp8,
+                                               const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
+                                               int i, int ip, int k, const uint16_t* __restrict__ Ws,
+                                               const float* __restrict__ dense, int dstride, int e, int is, int h,
+                                               const unsigned long long* __restrict__ xt, unsigned int* xst) {
+    __shared__ __align__(16) double xs[DOWN_MAXX];
+    pdl_entry();
+    const int y = blockIdx.y, t = blockIdx.z, warp = threadIdx.x >> 5;
+    const int wrow = (blockIdx.x * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;  // the warp's 8 rows
+    if (y < k) {
+        const int q = t * k + y;
+        const long long m = ld_dep(ids + q);
+        if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+        const ExpertAddr a = expert_addr(xt, m, W, S, fp8 ? mstride : mstride * 2, sstride);
+        const float* g = gu + (size_t)q * 2 * p;
+        float* out = yr + (size_t)q * h;
+        if (fp8) {
+            down2_rows<P, FP8Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, a.s, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, FP8Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        } else {
+            down2_rows<P, BF16Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, nullptr, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, BF16Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        }
+        return;
+    }
+    // The shared expert: half y − k of each warp's 8 rows, G rows of the step.
+    constexpr int NB = P::exact ? 1 : DOWN2_NB;
+    const int G = P::exact ? 1 : max(1, min(DOWN2_NB, 2 * DOWN_MAXX / max(is, 1)));  // xs holds 2·DOWN_MAXX floats
+    const int n = gridDim.z, t0 = t * G;
+    if (t0 >= n) return;
+    const int nb = min(G, n - t0);
+    constexpr int HR = DOWN_ROWS / 2;
+    down2_rows<P, BF16Weights, HR, 2, NB>(
+        ys + (size_t)t0 * h, h, nb, reinterpret_cast<const uint8_t*>(Ws), nullptr, xs, wrow + (y - k) * HR, h, is,
+        [&] {
+            for (int b = 0; b < nb; b++) {
+                const float* d = dense + (size_t)(t0 + b) * dstride + e;
+                float* xb = reinterpret_cast<float*>(xs) + (size_t)b * is;
+                for (int c = threadIdx.x; c < is; c += blockDim.x)
+                    XChunk<P, BF16Weights>::stage(xb, c, P::mul(P::silu(d[c]), d[is + c]));
+            }
+        });
+}
+#ifndef MOE_DOWN2_MINB
+#define MOE_DOWN2_MINB 3
+#endif
+// Fast: MOE_DOWN2_MINB blocks an SM; Exact (float64 sums) as moe_down.
+#define MOE_DOWN2_X(NAME, P, BOUNDS)                                                                              \
+    extern "C" __global__ void BOUNDS NAME(                                                                      \
+        float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W, const float* __restrict__ S, \
+        long long mstride, long long sstride, int fp8, const int32_t* __restrict__ ids,                           \
+        const float* __restrict__ gu, int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,                \
+        const float* __restrict__ dense, int dstride, int e, int is, int h,                                       \
+        const unsigned long long* __restrict__ xt, unsigned int* xst) {                                           \
+        moe_down2_body<P>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, \
+                          xt, xst);                                                                               \
+    }
+MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
+MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
 
 // ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the

@@ -142,11 +142,16 @@ const moeDownMaxWidth = kernel.DownMaxx
 // FP8 with float32 scales at S + sOff when fp8, else BF16); for y = k, the
 // shared expert's silu(gate)·up from dense (at column e, width is) times Ws
 // [h, is] BF16. Writes yr [k+1, h]. With xr's table the experts are where
-// it says (an expert cache), and xr.Stats tallies the pairs.
+// it says (an expert cache), and xr.Stats tallies the pairs. With
+// $PROSCENIUM_GPU_MOE_DOWN2 = 1 it runs moe_down2 (the same bits).
 func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {
 		return err
+	}
+	if moeDown2 {
+		// moe_down2's one row: the shared expert's output is yr's row k.
+		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr)
 	}
 	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
@@ -203,10 +208,37 @@ func routedGateUp(v GemvVariant, fp8, exact bool) bool {
 	return slices.Contains(kernel.MoEGateUpBF16Kernels, kernel.MoEGateUpBF16Kernel("moe_gate_up_bf16_"+n))
 }
 
+// idsGateUp reports whether kernels/moe.cu compiles variant v of the
+// routed gate·up without its routing (moe_gate_up_ids_*: the expert read
+// from moe_route's ids) for the format and policy.
+func idsGateUp(v GemvVariant, fp8, exact bool) bool {
+	n := v.Name()
+	switch {
+	case fp8 && exact:
+		return slices.Contains(kernel.MoEGateUpIdsFP8dKernels, kernel.MoEGateUpIdsFP8dKernel("moe_gate_up_ids_fp8d_"+n))
+	case fp8:
+		return slices.Contains(kernel.MoEGateUpIdsFP8Kernels, kernel.MoEGateUpIdsFP8Kernel("moe_gate_up_ids_fp8_"+n))
+	case exact:
+		return slices.Contains(kernel.MoEGateUpIdsBF16dKernels, kernel.MoEGateUpIdsBF16dKernel("moe_gate_up_ids_bf16d_"+n))
+	}
+	return slices.Contains(kernel.MoEGateUpIdsBF16Kernels, kernel.MoEGateUpIdsBF16Kernel("moe_gate_up_ids_bf16_"+n))
+}
+
 // splitRoute is $PROSCENIUM_GPU_SPLIT_ROUTE = 1: a step's routing and
 // gate·up projection as two launches (MoERoute, then the gathered GEMV)
 // instead of MoEGateUpRoute's one (benchmarks: the A/B of the two).
 var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
+
+// splitRouteRows is $PROSCENIUM_GPU_SPLIT_ROUTE = rows: for a B-row step
+// of n > 1 rows, MoEGateUpRoute runs moe_route (one block a row, no copies
+// of x) and then the gate·up instance without the routing
+// (moe_gate_up_ids_*, reading each pair's expert from ids) (moe32): there
+// the routed gate·up's grid runs in several waves (1024 blocks at B = 4,
+// two an SM) and every block routes its row again before its first weight
+// load (≈ 1 000 instructions of one warp and an L2 read of the logits, the
+// other warps at the barrier; docs/PERF.md step27b's open question,
+// "moe32"). The one-take step keeps the routing inside. Off by default.
+var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "rows"
 
 // MoEGateUpRoute is MoERoute of n rows (no xrep) and the gathered gate·up
 // GEMV g of their n·k (row, expert) pairs in one launch: pair t·k + j reads
@@ -216,10 +248,13 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // FP8 scales S from g.SOff; S nil for BF16; or where g.Table, an expert
 // cache's table at the gate·up part, says) and the instance; ok is false,
 // with nothing enqueued, when that instance is not compiled with the
-// routing (the caller then runs the two launches).
+// routing (the caller then runs the two launches). Under
+// $PROSCENIUM_GPU_SPLIT_ROUTE = rows, n > 1 rows take two launches of the
+// same bits instead (splitRouteRows).
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
-	if !routedGateUp(g.Variant, fp8, exact) {
+	split := splitRouteRows && n > 1
+	if !routedGateUp(g.Variant, fp8, exact) || split && !idsGateUp(g.Variant, fp8, exact) {
 		return false, nil
 	}
 	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
@@ -252,6 +287,23 @@ func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E
 	a := kernel.MoEGateUpFP8Args{Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: devPtr(W).Add(g.WOff), S: sa,
 		Mstride: mstride, Sstride: sstride, Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x),
 		Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table}
+	if split {
+		// moe_route's choice (no copies of x), then the instance without the routing.
+		if err := q.MoERoute(ids, wts, dense, n, dstride, E, k, nil, nil, xpitch); err != nil {
+			return false, err
+		}
+		switch {
+		case fp8 && exact:
+			err = kernel.MoEGateUpIdsFP8d(q, kernel.MoEGateUpIdsFP8dKernel("moe_gate_up_ids_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpIdsFP8dArgs(a))
+		case fp8:
+			err = kernel.MoEGateUpIdsFP8(q, kernel.MoEGateUpIdsFP8Kernel("moe_gate_up_ids_fp8_"+v), grid, gemvThreads, kernel.MoEGateUpIdsFP8Args(a))
+		case exact:
+			err = kernel.MoEGateUpIdsBF16d(q, kernel.MoEGateUpIdsBF16dKernel("moe_gate_up_ids_bf16d_"+v), grid, gemvThreads, kernel.MoEGateUpIdsBF16dArgs(a))
+		default:
+			err = kernel.MoEGateUpIdsBF16(q, kernel.MoEGateUpIdsBF16Kernel("moe_gate_up_ids_bf16_"+v), grid, gemvThreads, kernel.MoEGateUpIdsBF16Args(a))
+		}
+		return err == nil, err
+	}
 	switch {
 	case fp8 && exact:
 		err = kernel.MoEGateUpFP8d(q, kernel.MoEGateUpFP8dKernel("moe_gate_up_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpFP8dArgs(a))

@@ -2,26 +2,76 @@
 
 package cuda
 
-import "proscenium/engine/cuda/kernel"
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // MoEDownRows is MoEDown for the n rows of a B-row step (kernels/moe.cu
 // moe_down_rows): row t's k routed down projections (ids and gu rows t·k …,
 // SwiGLU inside) into yr rows t·k … t·k+k−1 [n·k, h], and its shared
 // expert's (from the stacked projection's row t, pitch dstride floats) into
 // ys row t [n, h], in one launch; each item has the one-row kernel's bits.
+// With $PROSCENIUM_GPU_MOE_DOWN2 = 1 it runs moe_down2 (MoEDown2Rows).
 func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
-	// The one-row checks on row 0's views (widths, weights, scales), then the n rows' extents.
-	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
-	if err != nil {
-		return err
+	if moeDown2 {
+		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
 	}
-	if err := firstErr(checkFits(yr, 0, int64(n*k*h*4), "moe down rows y"), checkFits(ys, 0, int64(n*h*4), "moe down rows shared y"),
-		checkFits(ids, 0, int64(n*k*4), "moe down rows ids"), checkFits(gu, 0, int64(n*k*2*p*4), "moe down rows gate/up"),
-		checkFits(dense, 0, int64(((n-1)*dstride+e+2*is)*4), "moe down rows shared gate/up")); err != nil {
+	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
+	if err != nil {
 		return err
 	}
 	grid[2] = n
 	return kernel.MoEDownRows(q, q.policy(), grid, moeDownThreads, kernel.MoEDownRowsArgs{
 		Yr: a.Yr, Ys: devPtr(ys), W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
 		P: p, I: i, Ip: ip, K: k, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: e, Is: is, H: h, Xt: xr.down(), Xst: xr.Stats})
+}
+
+// moeDownRowsArgs checks MoEDownRows' buffers: the one-row checks on row
+// 0's views (widths, weights, scales), then the n rows' extents.
+func moeDownRowsArgs(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int) (kernel.MoEDownArgs, [3]int, error) {
+	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
+	if err != nil {
+		return a, grid, err
+	}
+	return a, grid, firstErr(checkFits(yr, 0, int64(n*k*h*4), "moe down rows y"), checkFits(ys, 0, int64(n*h*4), "moe down rows shared y"),
+		checkFits(ids, 0, int64(n*k*4), "moe down rows ids"), checkFits(gu, 0, int64(n*k*2*p*4), "moe down rows gate/up"),
+		checkFits(dense, 0, int64(((n-1)*dstride+e+2*is)*4), "moe down rows shared gate/up"))
+}
+
+// moeDown2 is $PROSCENIUM_GPU_MOE_DOWN2 = 1: a step's down projections
+// (MoEDown, MoEDownRows) by moe_down2, the weight loads issued before the
+// SwiGLU staging and the shared expert read once for up to four rows
+// (docs/PERF.md "moe32"); the same bits as moe_down. Off by default until
+// measured; the default flip is `!= "0"` here.
+var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") == "1"
+
+// MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
+// says (the tests' and benchmarks' A/B): the same outputs, bit for bit.
+func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
+	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
+	if err != nil {
+		return err
+	}
+	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr)
+}
+
+// moeDown2 launches moe_down2 on checked arguments: grid (blocks of 64
+// output rows, k routed pairs + the shared expert's two halves, n rows).
+func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
+	elem := int64(2)
+	if a.FP8 != 0 {
+		elem = 1
+	}
+	// The kernel's offsets within a matrix are int: each < 2³¹ bytes.
+	if int64(a.H)*int64(a.Ip)*elem > math.MaxInt32 || int64(a.H)*int64(a.Is)*2 > math.MaxInt32 || a.Is < 8 {
+		return fmt.Errorf("cuda: moe down2: matrices [%d, %d] and [%d, %d] (each under 2 GiB, shared width ≥ 8)", a.H, a.Ip, a.H, a.Is)
+	}
+	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
+		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
+		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
+		Xt: xr.down(), Xst: xr.Stats})
 }

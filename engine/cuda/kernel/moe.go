@@ -14,6 +14,8 @@ const (
 	CombineCols      = 2    // COMBINE_COLS
 	DownRows         = 8    // DOWN_ROWS
 	DownMaxx         = 2048 // DOWN_MAXX
+	Down2Nb          = 4    // DOWN2_NB
+	MoEDown2Minb     = 3    // MOE_DOWN2_MINB
 )
 
 // MoERoute enqueues kernels/moe.cu's
@@ -198,6 +200,174 @@ func MoEGateUpBF16d(q Launcher, k MoEGateUpBF16dKernel, grid [3]int, block int, 
 	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
+// MoEGateUpIdsFP8Kernel is one of the moe_gate_up_ids_fp8_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpIdsFP8Kernel string
+
+// The moe_gate_up_ids_fp8 instances.
+const (
+	MoEGateUpIdsFP8T32r4u4  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t32r4u4"
+	MoEGateUpIdsFP8T64r4u2  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t64r4u2"
+	MoEGateUpIdsFP8T32r8u1  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t32r8u1"
+	MoEGateUpIdsFP8T256r4u1 MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t256r4u1"
+)
+
+// MoEGateUpIdsFP8Kernels lists the moe_gate_up_ids_fp8 instances in source order.
+var MoEGateUpIdsFP8Kernels = []MoEGateUpIdsFP8Kernel{MoEGateUpIdsFP8T32r4u4, MoEGateUpIdsFP8T64r4u2, MoEGateUpIdsFP8T32r8u1, MoEGateUpIdsFP8T256r4u1}
+
+// MoEGateUpIdsFP8Args are the parameters of moe_gate_up_ids_fp8_*.
+type MoEGateUpIdsFP8Args struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpIdsFP8 enqueues kernels/moe.cu's
+//
+//	moe_gate_up_ids_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpIdsFP8(q Launcher, k MoEGateUpIdsFP8Kernel, grid [3]int, block int, a MoEGateUpIdsFP8Args) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpIdsFP8dKernel is one of the moe_gate_up_ids_fp8d_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpIdsFP8dKernel string
+
+// The moe_gate_up_ids_fp8d instances.
+const (
+	MoEGateUpIdsFP8dT32r4u4  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t32r4u4"
+	MoEGateUpIdsFP8dT64r4u2  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t64r4u2"
+	MoEGateUpIdsFP8dT32r8u1  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t32r8u1"
+	MoEGateUpIdsFP8dT256r4u1 MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t256r4u1"
+)
+
+// MoEGateUpIdsFP8dKernels lists the moe_gate_up_ids_fp8d instances in source order.
+var MoEGateUpIdsFP8dKernels = []MoEGateUpIdsFP8dKernel{MoEGateUpIdsFP8dT32r4u4, MoEGateUpIdsFP8dT64r4u2, MoEGateUpIdsFP8dT32r8u1, MoEGateUpIdsFP8dT256r4u1}
+
+// MoEGateUpIdsFP8dArgs are the parameters of moe_gate_up_ids_fp8d_*.
+type MoEGateUpIdsFP8dArgs struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpIdsFP8d enqueues kernels/moe.cu's
+//
+//	moe_gate_up_ids_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpIdsFP8d(q Launcher, k MoEGateUpIdsFP8dKernel, grid [3]int, block int, a MoEGateUpIdsFP8dArgs) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpIdsBF16Kernel is one of the moe_gate_up_ids_bf16_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpIdsBF16Kernel string
+
+// The moe_gate_up_ids_bf16 instances.
+const (
+	MoEGateUpIdsBF16T128r2u2 MoEGateUpIdsBF16Kernel = "moe_gate_up_ids_bf16_t128r2u2"
+	MoEGateUpIdsBF16T32r4u2  MoEGateUpIdsBF16Kernel = "moe_gate_up_ids_bf16_t32r4u2"
+)
+
+// MoEGateUpIdsBF16Kernels lists the moe_gate_up_ids_bf16 instances in source order.
+var MoEGateUpIdsBF16Kernels = []MoEGateUpIdsBF16Kernel{MoEGateUpIdsBF16T128r2u2, MoEGateUpIdsBF16T32r4u2}
+
+// MoEGateUpIdsBF16Args are the parameters of moe_gate_up_ids_bf16_*.
+type MoEGateUpIdsBF16Args struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpIdsBF16 enqueues kernels/moe.cu's
+//
+//	moe_gate_up_ids_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpIdsBF16(q Launcher, k MoEGateUpIdsBF16Kernel, grid [3]int, block int, a MoEGateUpIdsBF16Args) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
+// MoEGateUpIdsBF16dKernel is one of the moe_gate_up_ids_bf16d_* instances of kernels/moe.cu, which share one signature.
+type MoEGateUpIdsBF16dKernel string
+
+// The moe_gate_up_ids_bf16d instances.
+const (
+	MoEGateUpIdsBF16dT128r2u2 MoEGateUpIdsBF16dKernel = "moe_gate_up_ids_bf16d_t128r2u2"
+	MoEGateUpIdsBF16dT32r4u2  MoEGateUpIdsBF16dKernel = "moe_gate_up_ids_bf16d_t32r4u2"
+)
+
+// MoEGateUpIdsBF16dKernels lists the moe_gate_up_ids_bf16d instances in source order.
+var MoEGateUpIdsBF16dKernels = []MoEGateUpIdsBF16dKernel{MoEGateUpIdsBF16dT128r2u2, MoEGateUpIdsBF16dT32r4u2}
+
+// MoEGateUpIdsBF16dArgs are the parameters of moe_gate_up_ids_bf16d_*.
+type MoEGateUpIdsBF16dArgs struct {
+	Gu      Ptr   // float* gu
+	Ids     Ptr   // int32_t* ids
+	Wts     Ptr   // float* wts
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	K       int   // int k
+	X       Ptr   // float* x
+	Xpitch  int   // int xpitch
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xt      Ptr   // unsigned long long* xt
+}
+
+// MoEGateUpIdsBF16d enqueues kernels/moe.cu's
+//
+//	moe_gate_up_ids_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
+//
+// on q with grid blocks of block threads.
+func MoEGateUpIdsBF16d(q Launcher, k MoEGateUpIdsBF16dKernel, grid [3]int, block int, a MoEGateUpIdsBF16dArgs) error {
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
+}
+
 // MoEGroup enqueues kernels/moe.cu's
 //
 //	moe_group(int32_t* offsets, int32_t* rowids, int32_t* slot, int32_t* ids, int pairs, int k, int E)
@@ -307,6 +477,45 @@ func MoEDownRows(q Launcher, policy Policy, grid [3]int, block int, a MoEDownRow
 	name := "moe_down_rows"
 	if policy == Fast {
 		name = "moe_down_rows_fast"
+	}
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
+}
+
+// MoEDown2Args are the parameters of moe_down2.
+type MoEDown2Args struct {
+	Yr      Ptr   // float* yr
+	Ys      Ptr   // float* ys
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	FP8     int   // int fp8
+	Ids     Ptr   // int32_t* ids
+	Gu      Ptr   // float* gu
+	P       int   // int p
+	I       int   // int i
+	Ip      int   // int ip
+	K       int   // int k
+	Ws      Ptr   // uint16_t* Ws
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int e
+	Is      int   // int is
+	H       int   // int h
+	Xt      Ptr   // unsigned long long* xt
+	Xst     Ptr   // unsigned int* xst
+}
+
+// MoEDown2 enqueues kernels/moe.cu's
+//
+//	moe_down2(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h, unsigned long long* xt, unsigned int* xst)
+//
+// on q with grid blocks of block threads.
+// policy picks the instance: moe_down2 (Exact) or moe_down2_fast (Fast).
+func MoEDown2(q Launcher, policy Policy, grid [3]int, block int, a MoEDown2Args) error {
+	name := "moe_down2"
+	if policy == Fast {
+		name = "moe_down2_fast"
 	}
 	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
 }
