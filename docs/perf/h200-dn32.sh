@@ -27,19 +27,22 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, three processes at once (≤ 20 s). mixers: the cluster step against the split kernels
-# (TestDeltaNetClusterStep) and, as deltaNetSteps' "cluster", against the CPU (the mixer alone under
-# both policies, the layer, a captured step). rows: with the switch on, the B-row step against takes
-# alone, the fused step's launch count, PDL order. backbone: the whole fast backbone against the CPU.
-T 20 mixers env PROSCENIUM_TEST_NUMERICS=fast $C -test.v \
-  -test.run '^(TestDeltaNetClusterStep|TestDeltaNetMixBits|TestDeltaNetLayer|TestMixerStepGraph)$' &
-T 20 rows env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CLUSTER=1 $C -test.v \
-  -test.run '^(TestDeltaNetStepRows|TestBackboneStepRowsMatchTakesAlone|TestFusedStep|TestFusedDeltaNetStep|TestBackboneStepPDLOrder)$' &
-T 20 backbone env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CLUSTER=1 $C -test.v -test.run '^TestBackboneMatchesCPU$' &
+# Correctness, six processes at once (≤ 22 s), only the subtests that run the cluster step: cluster
+# against split (TestDeltaNetClusterStep); "cluster" of deltaNetSteps against the CPU (the layer, a
+# captured step; the mixer alone under both policies: exact runs the split kernels, their bits); with
+# the switch on, the B-row step against takes alone, the fused step's launch count, the whole fast
+# backbone against the CPU, PDL order.
+T 22 cluster env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run '^TestDeltaNetClusterStep$' &
+T 22 layer env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run '^(TestDeltaNetLayer|TestMixerStepGraph)$/^(full|odd)$/^cluster$' &
+T 22 mixbits $C -test.v -test.run '^TestDeltaNetMixBits$/^(exact|fast)$/^(full|odd)$/^cluster$' &
+T 22 rows env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CLUSTER=1 $C -test.v \
+  -test.run '^(TestDeltaNetStepRows|TestBackboneStepRowsMatchTakesAlone|TestFusedStep|TestFusedDeltaNetStep)$' &
+T 22 backbone env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CLUSTER=1 $C -test.v -test.run '^TestBackboneMatchesCPU$' &
+T 22 pdl env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CLUSTER=1 $C -test.v -test.run '^TestBackboneStepPDLOrder$' &
 wait
 # Timing: the mixer alone (30 layers in a graph, split against cluster, one process), then the step
 # old against new, alternating (same synthetic weights in every process since dc9e1b4).
-T 7 timing $C -test.v -test.run '^TestDeltaNetClusterTiming$'
+T 6 timing $C -test.v -test.run '^TestDeltaNetClusterTiming$'
 cd $ROOT
 BB="bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast"
 i=0; for v in old new old new; do i=$(( i + 1 )); x=0; [ $v = new ] && x=1
@@ -49,10 +52,10 @@ done
 echo "== dn32 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:|relative error .* >|would not run|launches, want" $O/*.log | cut -c1-200 | head -12
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
-for f in mixers rows backbone; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail, $(grep -c -- '--- SKIP' $O/$f.log) skip"; done
+for f in cluster layer mixbits rows backbone pdl; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail, $(grep -c -- '--- SKIP' $O/$f.log) skip"; done
 echo "== worst relative error per cluster subtest (cluster vs split ≤ 1e-5; mixer vs CPU ≤ 1e-5; layer, graph ≤ 1e-4)"
 awk '/^=== (RUN|CONT)/{n=$3} /relative error/{for(i=1;i<NF;i++) if($i=="error"){v=$(i+1)+0; if(n ~ /[Cc]luster/ && (!(n in m) || v>m[n])) m[n]=v}}
-  END{for(k in m) printf "%-48s %.3g\n", k, m[k]}' $O/mixers.log $O/rows.log | sort | head -20
+  END{for(k in m) printf "%-48s %.3g\n", k, m[k]}' $O/cluster.log $O/layer.log $O/mixbits.log $O/rows.log | sort | head -20
 echo "== backbone (switch on) against the CPU, fast"; grep -hE "steps vs CPU|as prefill vs as steps" $O/backbone.log | sed 's/^ *//' | cut -c1-110
 echo "== B-row step (switch on) against takes alone"; grep -hE "steps \(slot" $O/rows.log | sed 's/^ *//' | cut -c1-120 | head -4
 echo "== the mixer alone, a layer (30 in a graph; target ≤ 5 µs at B = 1, ≤ 7 µs at B = 4)"; grep -h "^dn32 timing" $O/timing.log | cut -c13-
