@@ -452,7 +452,7 @@ NUMERICS_KERNEL(deltanet_step_norm_slots, DNS_BOUNDS,
 // ---------------------------------------------------------------------------
 // The one-row step in one launch (Fast only; engine/cuda DeltaNetClusterStep,
 // issues 27 and 30). deltanet_step_cols + deltanet_step_norm cost two
-// dependent launches a layer and ≈ 8 barriers, the conv in three serial
+// dependent launches a layer and seven barriers, the conv in three serial
 // passes of loads, and the norm kernel's own L2 round trips (ncu: 8.3 + 4.8
 // µs at B = 1, the state's 4 MB of bytes ≈ 1.2 µs). Here a head's dv value
 // columns are spread over a thread block cluster of DNC_CLUSTER blocks (sm_90)
@@ -463,23 +463,28 @@ NUMERICS_KERNEL(deltanet_step_norm_slots, DNS_BOUNDS,
 // barrier later every block norms its own columns. The barrier also orders
 // the conv window's advance after every block of the head has read the old
 // window; each block moves 1/DNC_CLUSTER of the head's q/k channels and its
-// own v channels, from the registers its conv read them into.
+// own v channels, from the shared-memory copies its conv read.
 //
-// Per block: every load (state, conv window, input, weights, gate inputs,
-// norm gain and gate z) issued at once after the PDL wait; the conv of the
-// key head's q and k channel tid by thread tid (and of v column j0 + tid by
-// the column's owner thread, tid < DNC_COLS), SiLU; one barrier for q, k, v,
-// Σq², Σk², q·k and the gates; then, from the old state, both Sᵀk and Sᵀq
-// (one reduction, one barrier) and, the rule rearranged,
+// Per block: every load (the state's slice, conv window, input, weights, gate
+// inputs, norm gain and gate z) issued at once after the PDL wait, by cp.async
+// into shared memory (no register held while they fly; the slice in 16-byte
+// pieces); the conv of the key head's q and k channel tid by thread tid (and
+// of v column j0 + tid by the column's owner thread, tid < DNC_COLS), SiLU;
+// one barrier for q, k, v, Σq², Σk², q·k, the gates and the slice; then,
+// from the old state, both Sᵀk and Sᵀq (one reduction, one barrier) and, the
+// rule rearranged,
 //   u = e^g·(Sᵀk̂),  δ = β(v − u),  o = e^g·(Sᵀq̂) + δ·(k̂·q̂),
 //   S ← e^g·S + k̂ ⊗ δ,
 // where k̂ = k/‖k‖ and q̂ = q/‖q‖/√dk (the same values as the split step's,
-// summed in another order: Fast's "any order"). Three barriers in all (two
-// block, one cluster) against the split pair's eight and a launch.
+// summed in another order: Fast's "any order"). The new state goes back into
+// the slice and out in 16-byte pieces after the cluster barrier (which orders
+// the block's writes too). Two block barriers and one cluster barrier (and a
+// first cluster phase that is free by the time it is waited on) against the
+// split pair's seven and a launch.
 //
 // Threads: warp w's half-warps are row groups 2w and 2w+1 (8 in all): lane l
-// holds column j0 + (l mod 16) of rows (2w + l/16) + 8r, r < DNC_ROWS, so a
-// warp's load covers two rows of 16 columns. Bounds: dk ≤ DNC_THREADS (a
+// holds column j0 + (l mod 16) of rows (2w + l/16) + 8r, r < DNC_ROWS (read
+// from the slice after the first barrier). Bounds: dk ≤ DNC_THREADS (a
 // thread per q/k channel) and ≤ 8·DNC_ROWS, dv ≤ DNC_CLUSTER·DNC_COLS,
 // K ≤ DNC_MAXK (engine/cuda DeltaNetGeometry.clusterable).
 #define DNC_THREADS 128
@@ -534,6 +539,10 @@ __device__ __forceinline__ void dnc_copy(float* dst, const float* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
                  : "memory");
 }
+__device__ __forceinline__ void dnc_copy16(float* dst, const float* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+}
 __device__ __forceinline__ void dnc_copied() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // One (head, row) of the step: core [nv, dv] gets the gated-norm output,
@@ -559,6 +568,8 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     __shared__ float2 red2[DNC_WARPS][DNC_COLS];                 // per warp and column: (Sᵀk, Sᵀq) partials
     __shared__ float ssp[DNC_CLUSTER];                           // Σo² of each block of the head (pushed)
     __shared__ float gate[2];                                    // β, e^g
+    __shared__ float4 sS4[DNC_GROUPS * DNC_ROWS][DNC_COLS / 4];  // the block's state slice (16-byte rows)
+    float(*sS)[DNC_COLS] = reinterpret_cast<float(*)[DNC_COLS]>(sS4);  // rows × columns
 
     const int h = blockIdx.x, kh = h / (nv / nk);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -580,31 +591,44 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     // every block of the head runs, so its shared memory may be written.
     dnc_arrive();
     pdl_entry();
-    // Every load first: the state's column slice into registers; the conv
-    // windows, inputs and weights, the gates' inputs, the columns' gains and
-    // gates copied into shared memory.
-    float s[DNC_ROWS];
-#pragma unroll
-    for (int r = 0; r < DNC_ROWS; r++) {
-        const int i = grp + DNC_GROUPS * r;
-        s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
+    // Every load first, all by cp.async into shared memory (no registers
+    // held while they fly): the state's slice [dk][cb] whole (16-byte pieces
+    // where the head is DNC_CLUSTER·DNC_COLS columns wide and aligned, Drama
+    // 3's case), the conv window, inputs and weights per channel, the gates'
+    // inputs, the columns' gains and gates. Offsets are 32-bit (a head's
+    // state and a window row are far below 2^31 floats).
+    const bool vec = dv == DNC_CLUSTER * DNC_COLS && ((size_t)st & 15) == 0;
+    if (vec) {
+#pragma unroll 4
+        for (unsigned e = tid; e < dk * (DNC_COLS / 4); e += DNC_THREADS) {
+            const unsigned i = e / (DNC_COLS / 4), c4 = 4 * (e % (DNC_COLS / 4));
+            dnc_copy16(&sS[i][c4], st + i * dv + j0 + c4);
+        }
+    } else {
+        for (int e = tid; e < dk * cb; e += DNC_THREADS) {
+            const int i = e / cb, cc = e - i * cb;
+            if (j0 + cc < dv) dnc_copy(&sS[i][cc], st + i * dv + j0 + cc);
+        }
     }
     const int gq = kh * dk + tid, gk = nk * dk + kh * dk + tid, gv = 2 * nk * dk + h * dv + j;
     const int lq = tid, lk = dk + tid, lv = 2 * dk + c;
+    const int ws = nv * cw;                       // floats between the window's rows
+    const float* win = convstate + h * cw;        // the head's window, row 0
+    const float *wq = convw + gq * K, *wk = convw + gk * K, *wv = convw + gv * K;
     if (qk || owner) {
 #pragma unroll
         for (int q = 0; q < DNC_MAXK; q++) {
             if (q >= K) break;
-            const size_t row = ((size_t)q * nv + h) * cw;
+            const bool w = q < K - 1;
             if (qk) {
-                dnc_copy(&xin[q][lq], q < K - 1 ? convstate + row + lq : proj + gq);
-                dnc_copy(&xin[q][lk], q < K - 1 ? convstate + row + lk : proj + gk);
-                dnc_copy(&wgt[q][lq], convw + (size_t)gq * K + q);
-                dnc_copy(&wgt[q][lk], convw + (size_t)gk * K + q);
+                dnc_copy(&xin[q][lq], w ? win + q * ws + lq : proj + gq);
+                dnc_copy(&xin[q][lk], w ? win + q * ws + lk : proj + gk);
+                dnc_copy(&wgt[q][lq], wq + q);
+                dnc_copy(&wgt[q][lk], wk + q);
             }
             if (owner) {
-                dnc_copy(&xin[q][lv], q < K - 1 ? convstate + row + 2 * dk + j : proj + gv);
-                dnc_copy(&wgt[q][lv], convw + (size_t)gv * K + q);
+                dnc_copy(&xin[q][lv], w ? win + q * ws + 2 * dk + j : proj + gv);
+                dnc_copy(&wgt[q][lv], wv + q);
             }
         }
     }
@@ -640,6 +664,9 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     for (int w = 0; w < DNC_WARPS; w++) sq += red1[w][0], sk += red1[w][1], sqk += red1[w][2];
     const float invk = rsqrtf(sk + 1e-6f), invq = rsqrtf(sq + 1e-6f) * (1.f / sqrtf((float)dk));
     const float beta = gate[0], eg = gate[1];
+    float s[DNC_ROWS];  // this thread's column of the slice, rows grp + DNC_GROUPS·r
+#pragma unroll
+    for (int r = 0; r < DNC_ROWS; r++) s[r] = (col && grp + DNC_GROUPS * r < dk) ? sS[grp + DNC_GROUPS * r][c] : 0.f;
 
     // Sᵀk and Sᵀq of the old state (k and q not yet normed: the norms are
     // scalars of the head, applied below).
@@ -666,6 +693,14 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     const float delta = col ? beta * (xs[lv] - u) : 0.f;
     const float o = eg * invq * Bq + delta * (sqk * invk * invq);
 
+    // The new state into the slice (each thread its own values), stored
+    // whole once the cluster barrier below has ordered the block's writes.
+#pragma unroll
+    for (int r = 0; r < DNC_ROWS; r++) {
+        const int i = grp + DNC_GROUPS * r;
+        if (col && i < dk) sS[i][c] = eg * s[r] + (xs[dk + i] * invk) * delta;
+    }
+
     // The head's Σo²: each block's, pushed into every block of the cluster.
     dnc_wait();
     if (warp == 0) {
@@ -675,13 +710,19 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
         if (lane < DNC_CLUSTER) dnc_push(&ssp[rank], lane, ss);
     }
     dnc_arrive();
-    // The new state, stored while the cluster's blocks arrive.
-#pragma unroll
-    for (int r = 0; r < DNC_ROWS; r++) {
-        const int i = grp + DNC_GROUPS * r;
-        if (col && i < dk) st[(size_t)i * dv + j] = eg * s[r] + (xs[dk + i] * invk) * delta;
+    dnc_wait();  // every block's Σo² is here, every block has read the old window, the slice is written
+    if (vec) {
+#pragma unroll 4
+        for (unsigned e = tid; e < dk * (DNC_COLS / 4); e += DNC_THREADS) {
+            const unsigned i = e / (DNC_COLS / 4), c4 = 4 * (e % (DNC_COLS / 4));
+            *(float4*)(st + i * dv + j0 + c4) = *(const float4*)&sS[i][c4];
+        }
+    } else {
+        for (int e = tid; e < dk * cb; e += DNC_THREADS) {
+            const int i = e / cb, cc = e - i * cb;
+            if (j0 + cc < dv) st[i * dv + j0 + cc] = sS[i][cc];
+        }
     }
-    dnc_wait();  // every block's Σo² is here, every block has read the old window
     if (owner) {
         float tot = 0.f;
 #pragma unroll
@@ -693,9 +734,9 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
 #pragma unroll
     for (int q = 0; q + 1 < DNC_MAXK; q++) {
         if (q >= K - 1) break;
-        const size_t row = ((size_t)q * nv + h) * cw;
-        if (mine) convstate[row + lq] = xin[q + 1][lq], convstate[row + lk] = xin[q + 1][lk];
-        if (owner) convstate[row + 2 * dk + j] = xin[q + 1][lv];
+        float* row = convstate + h * cw + q * ws;
+        if (mine) row[lq] = xin[q + 1][lq], row[lk] = xin[q + 1][lk];
+        if (owner) row[2 * dk + j] = xin[q + 1][lv];
     }
 #else
     __trap();

@@ -78,6 +78,7 @@ inline void dnc_wait() { emu_cluster->wait(std::move(*emu_token)); emu_token.res
 // ssp_all[DNC_CLUSTER][DNC_CLUSTER]: rank r's copy is row r.
 #define dnc_push(p, rank, v) ((p)[((int)(rank) - (int)emu_rank()) * DNC_CLUSTER] = (v))
 inline void dnc_copy(float* dst, const float* src) { *dst = *src; }
+inline void dnc_copy16(float* dst, const float* src) { std::memcpy(dst, src, 16); }
 inline void dnc_copied() {}
 // emu_launch runs kernel() over grid with threads a block, the blocks of
 // one (x, z) — a cluster of gridDim.y blocks — at once.
