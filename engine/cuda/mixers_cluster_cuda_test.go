@@ -164,8 +164,9 @@ func TestDeltaNetClusterTiming(t *testing.T) {
 	slotIDs := []int32{3, 0, 6, 1, 7, 2, 5, 4}
 	slots := stepSlots{slots: Whole(upload(t, slotIDs)), stride: sb / 4}
 	states := make([]Tensor, layers)
+	vals := randomState(t, r, 8*int(sb/4)) // the same values in each layer's own memory
 	for i := range states {
-		states[i] = Whole(upload(t, randomState(t, r, 8*int(sb/4))))
+		states[i] = Whole(upload(t, vals))
 	}
 	for _, b := range []int{0, 1, 2, 4, 8} { // 0: the one-row kernels
 		rows := max(b, 1)
