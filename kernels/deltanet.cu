@@ -655,8 +655,11 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     if (lane == 0) red1[warp][0] = sq, red1[warp][1] = sk, red1[warp][2] = sqk;
     if (tid == DNC_THREADS - 1) {
         gate[0] = Fast::sigmoid(gin[0]);
-        const float x = gin[1] + gin[3], sp = x > 20.f ? x : log1pf(expf(x));
-        gate[1] = expf(-expf(gin[2]) * sp);
+        // Fast's exponentials (the split step's e^A_log and e^g, the chunked
+        // prefill's softplus): one thread's dependent chain before the
+        // barrier, so the short forms.
+        const float x = gin[1] + gin[3], sp = x > 20.f ? x : log1pf(Fast::exp(x));
+        gate[1] = Fast::exp(-Fast::exp(gin[2]) * sp);
     }
     __syncthreads();
     sq = sk = sqk = 0.f;
