@@ -11,9 +11,10 @@
 # Hypotheses (docs/PERF.md "dn32"): (1) the cluster step is within 1e-5 of the split kernels (one row
 # and B rows, outputs and states, several steps) and within the existing bounds of the CPU (mixer
 # 1e-5, layer and backbone 1e-4); exact is untouched (TestDeltaNetMixBits/exact/*/cluster: the CPU's
-# bits through the split kernels); (2) a layer's DeltaNet update ≈ 13 → ≈ 5 µs at B = 1 and ≈ 17 → ≈ 7
-# µs at B = 4 (TestDeltaNetClusterTiming, 30 layers in a graph); (3) the step ≈ 0.2 ms shorter at B = 1
-# (30 launches and ≈ 7 µs a layer fewer, partly hidden by PDL) and ≈ 0.25 ms at B = 4.
+# bits through the split kernels); (2) a layer's update alone (ncu) ≈ 14 → ≈ 5 µs at B = 1 and ≈ 18 →
+# ≈ 7 µs at B = 4; in TestDeltaNetClusterTiming's graph of 30 layers (PDL hiding launch costs) ≈ 8 µs
+# a layer less at B = 1, ≈ 10 at B = 4; (3) the step ≈ 0.2 ms shorter at B = 1 (2.24 → ≈ 2.0 ms) and
+# ≈ 0.25–0.3 ms at B = 4 (4.0 → ≈ 3.7 ms), 383 → 353 launches.
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json
