@@ -448,3 +448,322 @@ NUMERICS_KERNEL(deltanet_step_norm_slots, DNS_BOUNDS,
                  const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,
                  const int32_t* __restrict__ slots, long long slot_stride),
                 (core, proj, convstate, normw, nk, nv, dk, dv, K, eps, slots, slot_stride))
+
+// ---------------------------------------------------------------------------
+// The one-row step in one launch (Fast only; engine/cuda DeltaNetClusterStep,
+// issues 27 and 30). deltanet_step_cols + deltanet_step_norm cost two
+// dependent launches a layer and seven barriers, the conv in three serial
+// passes of loads, and the norm kernel's own L2 round trips (ncu: 8.3 + 4.8
+// µs at B = 1, the state's 4 MB of bytes ≈ 1.2 µs). Here a head's dv value
+// columns are spread over a thread block cluster of DNC_CLUSTER blocks (sm_90)
+// of at most DNC_COLS columns each (grid (nv, DNC_CLUSTER, B): 256 blocks of
+// 128 threads at Drama 3's geometry, 1024 at B = 4), and the head's gated
+// RMSNorm needs no second launch: each block pushes its columns' Σo² into
+// every block of its cluster (distributed shared memory) and one cluster
+// barrier later every block norms its own columns. The barrier also orders
+// the conv window's advance after every block of the head has read the old
+// window; each block moves 1/DNC_CLUSTER of the head's q/k channels and its
+// own v channels, from the shared-memory copies its conv read.
+//
+// Per block: every load (the state's slice, conv window, input, weights, gate
+// inputs, norm gain and gate z) issued at once after the PDL wait, by cp.async
+// into shared memory (no register held while they fly; the slice in 16-byte
+// pieces); the conv of the key head's q and k channel tid by thread tid (and
+// of v column j0 + tid by the column's owner thread, tid < DNC_COLS), SiLU;
+// one barrier for q, k, v, Σq², Σk², q·k, the gates and the slice; then,
+// from the old state, both Sᵀk and Sᵀq (one reduction, one barrier) and, the
+// rule rearranged,
+//   u = e^g·(Sᵀk̂),  δ = β(v − u),  o = e^g·(Sᵀq̂) + δ·(k̂·q̂),
+//   S ← e^g·S + k̂ ⊗ δ,
+// where k̂ = k/‖k‖ and q̂ = q/‖q‖/√dk (the same values as the split step's,
+// summed in another order: Fast's "any order"). The new state goes back into
+// the slice and out in 16-byte pieces after the cluster barrier (which orders
+// the block's writes too). Two block barriers and one cluster barrier (and a
+// first cluster phase that is free by the time it is waited on) against the
+// split pair's seven and a launch.
+//
+// Threads: warp w's half-warps are row groups 2w and 2w+1 (8 in all): lane l
+// holds column j0 + (l mod 16) of rows (2w + l/16) + 8r, r < DNC_ROWS (read
+// from the slice after the first barrier). Bounds: dk ≤ DNC_THREADS (a
+// thread per q/k channel) and ≤ 8·DNC_ROWS, dv ≤ DNC_CLUSTER·DNC_COLS,
+// K ≤ DNC_MAXK (engine/cuda DeltaNetGeometry.clusterable).
+#define DNC_THREADS 128
+#define DNC_CLUSTER 8
+#define DNC_COLS 16
+#define DNC_ROWS 16
+#define DNC_MAXK 4
+#define DNC_WARPS (DNC_THREADS / 32)
+#define DNC_GROUPS (2 * DNC_WARPS)  // row groups: half-warps
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define DNC_ATTRS __cluster_dims__(1, DNC_CLUSTER, 1) __launch_bounds__(DNC_THREADS, 8)
+#else
+#define DNC_ATTRS __launch_bounds__(DNC_THREADS)
+#endif
+
+// The cluster's primitives (PTX ISA 7.8, sm_90). barrier.cluster.arrive
+// releases (ptxas puts MEMBAR.ALL.GPU before it: the thread's earlier stores
+// are waited for, so the kernel issues its global stores after an arrive)
+// and wait acquires.
+__device__ __forceinline__ void dnc_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void dnc_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+// dnc_push stores v at p (this block's shared memory) in the cluster's
+// block rank instead.
+__device__ __forceinline__ void dnc_push(float* p, unsigned rank, float v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned a = (unsigned)__cvta_generic_to_shared(p), r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(r), "f"(v) : "memory");
+#endif
+}
+__device__ __forceinline__ unsigned dnc_rank() {
+    unsigned r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+
+// dnc_copy starts a 4-byte copy from global src to shared dst (cp.async:
+// the load in flight without a register; dnc_copied waits for the thread's
+// own copies, which only it then reads).
+__device__ __forceinline__ void dnc_copy(float* dst, const float* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void dnc_copy16(float* dst, const float* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void dnc_copied() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// One (head, row) of the step: core [nv, dv] gets the gated-norm output,
+// S and convstate (that row's take's) move on. Other arguments as
+// deltanet_rows (n = 1). Launched only on sm_90 (engine/cuda checks the
+// device), where the cluster exists; the other architectures' instance is
+// never launched and traps.
+__device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ core, const float* __restrict__ proj,
+                                                           float* __restrict__ convstate, float* __restrict__ S,
+                                                           const float* __restrict__ convw,
+                                                           const float* __restrict__ dtbias,
+                                                           const float* __restrict__ alog,
+                                                           const float* __restrict__ normw, int nk, int nv, int dk,
+                                                           int dv, int K, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Local channels: q 0 … dk−1, k dk … 2dk−1, this block's v 2dk + c.
+    __shared__ float xin[DNC_MAXK][2 * DNC_THREADS + DNC_COLS];  // window rows 0 … K−2, then the input
+    __shared__ float wgt[DNC_MAXK][2 * DNC_THREADS + DNC_COLS];  // conv weights
+    __shared__ float xs[2 * DNC_THREADS + DNC_COLS];             // q, k (SiLU, not yet normed), v
+    __shared__ float colin[2][DNC_COLS];                         // the columns' norm gains and gates z
+    __shared__ float gin[4];                                     // b, a, A_log, dt_bias
+    __shared__ float red1[DNC_WARPS][4];                         // per warp: Σq², Σk², q·k
+    __shared__ float2 red2[DNC_WARPS][DNC_COLS];                 // per warp and column: (Sᵀk, Sᵀq) partials
+    __shared__ float ssp[DNC_CLUSTER];                           // Σo² of each block of the head (pushed)
+    __shared__ float gate[2];                                    // β, e^g
+    __shared__ float4 sS4[DNC_GROUPS * DNC_ROWS][DNC_COLS / 4];  // the block's state slice (16-byte rows)
+    float(*sS)[DNC_COLS] = reinterpret_cast<float(*)[DNC_COLS]>(sS4);  // rows × columns
+
+    const int h = blockIdx.x, kh = h / (nv / nk);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int c = lane & 15, grp = 2 * warp + (lane >> 4);
+    const int cb = (dv + DNC_CLUSTER - 1) / DNC_CLUSTER;  // columns a block holds
+    const int j0 = blockIdx.y * cb, j = j0 + c;
+    const bool col = c < cb && j < dv;
+    const bool owner = tid < DNC_COLS && col;  // the column's conv, norm and output (tid = c)
+    const bool qk = tid < dk;                   // q and k channel tid
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, cw = 2 * dk + dv;
+    const unsigned rank = dnc_rank();
+    // Block rank r moves the window of the q and k channels of threads
+    // r·share … (r+1)·share − 1, and its own v channels.
+    const int share = (dk + DNC_CLUSTER - 1) / DNC_CLUSTER;
+    const bool mine = qk && tid / share == (int)rank;
+    float* st = S + (size_t)h * dk * dv;
+
+    // The cluster's first phase: its wait (before the push below) makes sure
+    // every block of the head runs, so its shared memory may be written.
+    dnc_arrive();
+    pdl_entry();
+    // Every load first, all by cp.async into shared memory (no registers
+    // held while they fly): the state's slice [dk][cb] whole (16-byte pieces
+    // where the head is DNC_CLUSTER·DNC_COLS columns wide and aligned, Drama
+    // 3's case), the conv window, inputs and weights per channel, the gates'
+    // inputs, the columns' gains and gates. Offsets are 32-bit (a head's
+    // state and a window row are far below 2^31 floats).
+    const bool vec = dv == DNC_CLUSTER * DNC_COLS && ((size_t)st & 15) == 0;
+    if (vec) {
+#pragma unroll 4
+        for (unsigned e = tid; e < dk * (DNC_COLS / 4); e += DNC_THREADS) {
+            const unsigned i = e / (DNC_COLS / 4), c4 = 4 * (e % (DNC_COLS / 4));
+            dnc_copy16(&sS[i][c4], st + i * dv + j0 + c4);
+        }
+    } else {
+        for (int e = tid; e < dk * cb; e += DNC_THREADS) {
+            const int i = e / cb, cc = e - i * cb;
+            if (j0 + cc < dv) dnc_copy(&sS[i][cc], st + i * dv + j0 + cc);
+        }
+    }
+    const int gq = kh * dk + tid, gk = nk * dk + kh * dk + tid, gv = 2 * nk * dk + h * dv + j;
+    const int lq = tid, lk = dk + tid, lv = 2 * dk + c;
+    const int ws = nv * cw;                       // floats between the window's rows
+    const float* win = convstate + h * cw;        // the head's window, row 0
+    const float *wq = convw + gq * K, *wk = convw + gk * K, *wv = convw + gv * K;
+    if (qk || owner) {
+#pragma unroll
+        for (int q = 0; q < DNC_MAXK; q++) {
+            if (q >= K) break;
+            const bool w = q < K - 1;
+            if (qk) {
+                dnc_copy(&xin[q][lq], w ? win + q * ws + lq : proj + gq);
+                dnc_copy(&xin[q][lk], w ? win + q * ws + lk : proj + gk);
+                dnc_copy(&wgt[q][lq], wq + q);
+                dnc_copy(&wgt[q][lk], wk + q);
+            }
+            if (owner) {
+                dnc_copy(&xin[q][lv], w ? win + q * ws + 2 * dk + j : proj + gv);
+                dnc_copy(&wgt[q][lv], wv + q);
+            }
+        }
+    }
+    if (owner) dnc_copy(&colin[0][c], normw + j), dnc_copy(&colin[1][c], proj + ch + h * dv + j);
+    if (tid == DNC_THREADS - 1) {
+        dnc_copy(&gin[0], proj + ch + vd + h), dnc_copy(&gin[1], proj + ch + vd + nv + h);
+        dnc_copy(&gin[2], alog + h), dnc_copy(&gin[3], dtbias + h);
+    }
+    dnc_copied();
+
+    // Conv and SiLU; the norms' sums and q·k; the gates.
+    float aq = 0.f, ak = 0.f, av = 0.f;
+#pragma unroll
+    for (int q = 0; q < DNC_MAXK; q++) {
+        if (q >= K) break;
+        aq += wgt[q][lq] * xin[q][lq];
+        ak += wgt[q][lk] * xin[q][lk];
+        if (owner) av += wgt[q][lv] * xin[q][lv];
+    }
+    const float qv = qk ? Fast::silu(aq) : 0.f, kv = qk ? Fast::silu(ak) : 0.f;
+    if (qk) xs[tid] = qv, xs[dk + tid] = kv;
+    if (owner) xs[lv] = Fast::silu(av);
+    float sq = warp_sum(qv * qv), sk = warp_sum(kv * kv), sqk = warp_sum(qv * kv);
+    if (lane == 0) red1[warp][0] = sq, red1[warp][1] = sk, red1[warp][2] = sqk;
+    if (tid == DNC_THREADS - 1) {
+        gate[0] = Fast::sigmoid(gin[0]);
+        // Fast's exponentials (the split step's e^A_log and e^g, the chunked
+        // prefill's softplus): one thread's dependent chain before the
+        // barrier, so the short forms.
+        const float x = gin[1] + gin[3], sp = x > 20.f ? x : log1pf(Fast::exp(x));
+        gate[1] = Fast::exp(-Fast::exp(gin[2]) * sp);
+    }
+    __syncthreads();
+    sq = sk = sqk = 0.f;
+#pragma unroll
+    for (int w = 0; w < DNC_WARPS; w++) sq += red1[w][0], sk += red1[w][1], sqk += red1[w][2];
+    const float invk = rsqrtf(sk + 1e-6f), invq = rsqrtf(sq + 1e-6f) * (1.f / sqrtf((float)dk));
+    const float beta = gate[0], eg = gate[1];
+    float s[DNC_ROWS];  // this thread's column of the slice, rows grp + DNC_GROUPS·r
+#pragma unroll
+    for (int r = 0; r < DNC_ROWS; r++) s[r] = (col && grp + DNC_GROUPS * r < dk) ? sS[grp + DNC_GROUPS * r][c] : 0.f;
+
+    // Sᵀk and Sᵀq of the old state (k and q not yet normed: the norms are
+    // scalars of the head, applied below).
+    float pa = 0.f, pb = 0.f;
+#pragma unroll
+    for (int r = 0; r < DNC_ROWS; r++) {
+        const int i = grp + DNC_GROUPS * r;
+        if (i < dk) {
+            pa += s[r] * xs[dk + i];
+            pb += s[r] * xs[i];
+        }
+    }
+    pa += __shfl_xor_sync(FULL_MASK, pa, 16);
+    pb += __shfl_xor_sync(FULL_MASK, pb, 16);
+    if (lane < 16) red2[warp][c] = make_float2(pa, pb);
+    __syncthreads();
+    float A = 0.f, Bq = 0.f;
+#pragma unroll
+    for (int w = 0; w < DNC_WARPS; w++) {
+        const float2 p = red2[w][c];
+        A += p.x, Bq += p.y;
+    }
+    const float u = eg * invk * A;
+    const float delta = col ? beta * (xs[lv] - u) : 0.f;
+    const float o = eg * invq * Bq + delta * (sqk * invk * invq);
+
+    // The new state into the slice (each thread its own values), stored
+    // whole once the cluster barrier below has ordered the block's writes.
+#pragma unroll
+    for (int r = 0; r < DNC_ROWS; r++) {
+        const int i = grp + DNC_GROUPS * r;
+        if (col && i < dk) sS[i][c] = eg * s[r] + (xs[dk + i] * invk) * delta;
+    }
+
+    // The head's Σo²: each block's, pushed into every block of the cluster.
+    dnc_wait();
+    if (warp == 0) {
+        float ss = owner ? o * o : 0.f;
+#pragma unroll
+        for (int m = 8; m > 0; m >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, m);  // lanes 0–15: the block's sum
+        if (lane < DNC_CLUSTER) dnc_push(&ssp[rank], lane, ss);
+    }
+    dnc_arrive();
+    dnc_wait();  // every block's Σo² is here, every block has read the old window, the slice is written
+    if (vec) {
+#pragma unroll 4
+        for (unsigned e = tid; e < dk * (DNC_COLS / 4); e += DNC_THREADS) {
+            const unsigned i = e / (DNC_COLS / 4), c4 = 4 * (e % (DNC_COLS / 4));
+            *(float4*)(st + i * dv + j0 + c4) = *(const float4*)&sS[i][c4];
+        }
+    } else {
+        for (int e = tid; e < dk * cb; e += DNC_THREADS) {
+            const int i = e / cb, cc = e - i * cb;
+            if (j0 + cc < dv) st[i * dv + j0 + cc] = sS[i][cc];
+        }
+    }
+    if (owner) {
+        float tot = 0.f;
+#pragma unroll
+        for (int b = 0; b < DNC_CLUSTER; b++) tot += ssp[b];
+        core[(size_t)h * dv + j] = o * Fast::inv_rms(tot, dv, eps) * colin[0][c] * Fast::silu(colin[1][c]);
+    }
+    // The conv window one input on: row q ← row q+1, the last ← the input
+    // (this block's channels, from its own copies).
+#pragma unroll
+    for (int q = 0; q + 1 < DNC_MAXK; q++) {
+        if (q >= K - 1) break;
+        float* row = convstate + h * cw + q * ws;
+        if (mine) row[lq] = xin[q + 1][lq], row[lk] = xin[q + 1][lk];
+        if (owner) row[2 * dk + j] = xin[q + 1][lv];
+    }
+#else
+    __trap();
+#endif
+}
+
+// deltanet_step_cluster_fast: one row, grid (nv, DNC_CLUSTER), DNC_THREADS threads.
+extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_fast(
+    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
+    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
+    deltanet_step_cluster_body(core, proj, convstate, S, convw, dtbias, alog, normw, nk, nv, dk, dv, K, eps);
+}
+
+// deltanet_step_cluster_slots_fast: B rows of B takes (as
+// deltanet_step_cols_slots), grid (nv, DNC_CLUSTER, B).
+extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_slots_fast(
+    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
+    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,
+    const int32_t* __restrict__ slots, long long slot_stride) {
+    const int b = blockIdx.z;
+    const long long off = (long long)slots[b] * slot_stride;
+    const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
+    deltanet_step_cluster_body(core + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias,
+                               alog, normw, nk, nv, dk, dv, K, eps);
+}

@@ -45,7 +45,7 @@ var preWaitReviewed = []struct {
 	max  int
 	why  string
 }{
-	{regexp.MustCompile(`^(attn_(prep|scores|partial|combine)|deltanet_step_(cols|norm))_slots(_fast)?$`), 1, "slots (host-copied)"},
+	{regexp.MustCompile(`^(attn_(prep|scores|partial|combine)|deltanet_step_(cols|norm|cluster))_slots(_fast)?$`), 1, "slots (host-copied)"},
 	{regexp.MustCompile(`^gemv_bf16d?_t\d+r\d+u\d+$`), 2, "host-written ids (IdsReady) and an expert's table word"},
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words"},
 }

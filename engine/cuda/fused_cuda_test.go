@@ -206,16 +206,17 @@ func TestFusedStep(t *testing.T) {
 			ref, plain := run(false)
 			got, fused := run(true)
 			// Four launches a layer fewer, one less where the DeltaNet step
-			// is not split and one less where the unfused step routes in
-			// its gate·up launch (the fused step's DenseRoute then saves
-			// none).
+			// is not split in two launches (the row kernel, or the cluster
+			// step: one launch each) and one less where the unfused step
+			// routes in its gate·up launch (the fused step's DenseRoute then
+			// saves none).
 			fewer := 0
 			for i := range gb.layers {
 				fewer += 4
-				if dn := gb.layers[i].dn; dn != nil && !dn.splitStep() {
-					fewer--
-				}
 				if err := dev.Run(func(q *Queue) error {
+					if dn := gb.layers[i].dn; dn != nil && (!dn.splitStep() || dn.clusterStep(q)) {
+						fewer--
+					}
 					if gb.routesInGateUp(q, &gb.layers[i], 1) {
 						fewer--
 					}

@@ -175,7 +175,29 @@ const (
 	// backbone's default: faster per step, docs/PERF.md). With KeyDim >
 	// deltaNetSplitMaxKeyDim the fused kernel runs instead.
 	DeltaNetSplitStep
+	// DeltaNetClusterStep is the split step in one launch a layer
+	// (deltanet_step_cluster_fast: a head's columns over a thread block
+	// cluster of kernel.DncCluster blocks whose gated norm meets in
+	// distributed shared memory, docs/PERF.md "dn32"). Fast numerics on
+	// sm_90 and later only, and geometries within its bounds
+	// (DeltaNetGeometry.clusterable); elsewhere DeltaNetSplitStep runs.
+	DeltaNetClusterStep
 )
+
+// deltaNetClusterDefault is $PROSCENIUM_GPU_DN_CLUSTER=1: layers set to the
+// split step (the backbone's default) run the cluster step where it can
+// run, in the one-take and the B-row step. Off by default until measured on
+// the device; to make it the default, set it to os.Getenv(…) != "0".
+var deltaNetClusterDefault = os.Getenv("PROSCENIUM_GPU_DN_CLUSTER") == "1"
+
+// clusterable reports whether deltanet_step_cluster_fast's bounds hold: a
+// thread per q/k channel and at most kernel.DncRows state rows a thread
+// (KeyDim ≤ 128), a head's columns over kernel.DncCluster blocks of at most
+// kernel.DncCols (ValueDim ≤ 128), ConvKernel ≤ kernel.DncMaxk.
+func (g DeltaNetGeometry) clusterable() bool {
+	return g.KeyDim <= kernel.DncThreads && g.KeyDim <= 2*kernel.DncWarps*kernel.DncRows &&
+		g.ValueDim <= kernel.DncCluster*kernel.DncCols && g.ConvKernel <= kernel.DncMaxk
+}
 
 // deltaNetSplitThreads is the split step kernels' block; its warps hold at
 // most DN_MAXR state rows each.

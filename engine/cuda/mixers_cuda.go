@@ -196,6 +196,11 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 	if chunked && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() && l.MaxRows > 1 { // ScratchBytes has its regions
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
+	if n == 1 && l.clusterStep(q) {
+		return kernel.DeltaNetStepClusterFast(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),
+			tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim,
+			g.ValueDim, g.ConvKernel, g.Eps)
+	}
 	if n == 1 && l.splitStep() {
 		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {
 			return err
@@ -208,9 +213,20 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps})
 }
 
-// splitStep reports whether a one-row step runs the split kernels.
+// splitStep reports whether a one-row step runs the split kernels (or the
+// cluster step, which stands in for them where it can run).
 func (l *DeltaNetLayer) splitStep() bool {
-	return l.Step == DeltaNetSplitStep && l.G.KeyDim <= deltaNetSplitMaxKeyDim
+	return (l.Step == DeltaNetSplitStep || l.Step == DeltaNetClusterStep) && l.G.KeyDim <= deltaNetSplitMaxKeyDim
+}
+
+// clusterStep reports whether a one-row step (or a B-row step's rows) on q
+// runs deltanet_step_cluster_fast: the layer asks for it
+// (DeltaNetClusterStep, or DeltaNetSplitStep with $PROSCENIUM_GPU_DN_CLUSTER=1),
+// the numerics are fast, the device has thread block clusters (sm_90) and
+// the geometry fits the kernel.
+func (l *DeltaNetLayer) clusterStep(q *Queue) bool {
+	want := l.Step == DeltaNetClusterStep || (l.Step == DeltaNetSplitStep && deltaNetClusterDefault)
+	return want && !q.d.Numerics.Exact() && q.d.Info.Major >= 9 && l.G.clusterable()
 }
 
 // deltaNetStepFused is deltaNetMix's split step of one row in one launch

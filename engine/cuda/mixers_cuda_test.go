@@ -177,11 +177,12 @@ func newDeltaNetCase(t *testing.T, r *rand.Rand, g mixerShape, maxRows int, stac
 	return c
 }
 
-// deltaNetSteps are the one-row kernels a DeltaNet layer can run.
+// deltaNetSteps are the one-row kernels a DeltaNet layer can run (the
+// cluster step runs the split kernels under exact or before sm_90).
 var deltaNetSteps = []struct {
 	name string
 	step DeltaNetStep
-}{{"fused", DeltaNetFusedStep}, {"split", DeltaNetSplitStep}}
+}{{"fused", DeltaNetFusedStep}, {"split", DeltaNetSplitStep}, {"cluster", DeltaNetClusterStep}}
 
 // TestDeltaNetLayer runs prefills and single steps through a DeltaNet layer
 // on the device and the CPU (both run a prefill through the chunked form)

@@ -141,8 +141,9 @@ type stepSlots struct {
 
 // deltaNetStepRows is the DeltaNet mixer of a B-row step up to its output
 // projection (deltaNetCore for n rows of n takes): the stacked input
-// projections of the n rows, then the split step of each row on its slot's
-// conv and recurrent state.
+// projections of the n rows, then the split step (or the cluster step,
+// DeltaNetLayer.clusterStep) of each row on its slot's conv and recurrent
+// state.
 func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepSlots) (mixerOut, error) {
 	if err := l.check(out, x, n); err != nil {
 		return mixerOut{}, err
@@ -161,17 +162,36 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	stateS := l.State.At(4 * int64(g.convStateFloats()))
-	if err := kernel.DeltaNetStepColsSlots(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, n}, deltaNetSplitThreads,
-		tPtr(core), tPtr(l.Scratch), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog),
-		g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, tPtr(s.slots), s.stride); err != nil {
-		return mixerOut{}, err
-	}
-	if err := kernel.DeltaNetStepNormSlots(q, q.policy(), [3]int{nv, 1, n}, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch),
-		tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps, tPtr(s.slots), s.stride); err != nil {
+	if err := q.deltaNetRowsMix(l, n, s); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
+}
+
+// deltaNetRowsMix is the mixer of a B-row step between the input
+// projections (the n projected rows at the start of the layer's scratch)
+// and out_proj (the gated-norm output core after them): the cluster step
+// (one launch) or the split step (two) of each row on its slot's state.
+func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
+	g := l.G
+	nv := g.ValueHeads
+	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
+	w := l.W
+	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	if l.clusterStep(q) {
+		return kernel.DeltaNetStepClusterSlotsFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads,
+			kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
+				S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),
+				Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps,
+				Slots: tPtr(s.slots), SlotStride: s.stride})
+	}
+	if err := kernel.DeltaNetStepColsSlots(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, n}, deltaNetSplitThreads,
+		tPtr(core), tPtr(l.Scratch), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog),
+		g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, tPtr(s.slots), s.stride); err != nil {
+		return err
+	}
+	return kernel.DeltaNetStepNormSlots(q, q.policy(), [3]int{nv, 1, n}, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch),
+		tPtr(l.State), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, g.Eps, tPtr(s.slots), s.stride)
 }
 
 // attentionStepRows is the attention mixer of a B-row step up to its output

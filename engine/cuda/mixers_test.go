@@ -41,6 +41,30 @@ func TestDeltaNetGeometryValidate(t *testing.T) {
 	}
 }
 
+// TestDeltaNetClusterable holds the cluster step's geometry check to the
+// kernel's bounds (kernels/deltanet.cu DNC_*): Drama 3's and the odd
+// checkpoint's geometries run it, wider heads or a longer conv do not.
+func TestDeltaNetClusterable(t *testing.T) {
+	odd := DeltaNetGeometry{Hidden: 136, KeyHeads: 2, ValueHeads: 6, KeyDim: 20, ValueDim: 28, ConvKernel: 4, Eps: 1e-6}
+	for _, c := range []struct {
+		name string
+		g    DeltaNetGeometry
+		want bool
+	}{
+		{"full", fullDeltaNet, true},
+		{"odd", odd, true},
+		{"key dim 129", func() DeltaNetGeometry { g := fullDeltaNet; g.KeyDim = 129; return g }(), false},
+		{"value dim 136", func() DeltaNetGeometry { g := fullDeltaNet; g.ValueDim = 136; return g }(), false},
+		{"value dim 120", func() DeltaNetGeometry { g := fullDeltaNet; g.ValueDim = 120; return g }(), true},
+		{"conv 5", func() DeltaNetGeometry { g := fullDeltaNet; g.ConvKernel = 5; return g }(), false},
+		{"conv 2", func() DeltaNetGeometry { g := fullDeltaNet; g.ConvKernel = 2; return g }(), true},
+	} {
+		if got := c.g.clusterable(); got != c.want {
+			t.Errorf("%s: clusterable %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestDeltaNetBytes(t *testing.T) {
 	g := fullDeltaNet
 	// conv window per value head: 3 rows × 32 heads × (128 + 128 + 128); state 32 × 128 × 128.

@@ -10,7 +10,7 @@ var EntryPoints = map[string][]string{
 	"backbone":         {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "gemv_bf16_add_norm_fast"},
 	"codec":            {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":    {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
-	"deltanet":         {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast", "deltanet_step_cols_slots", "deltanet_step_cols_slots_fast", "deltanet_step_norm_slots", "deltanet_step_norm_slots_fast"},
+	"deltanet":         {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast", "deltanet_step_cols_slots", "deltanet_step_cols_slots_fast", "deltanet_step_norm_slots", "deltanet_step_norm_slots_fast", "deltanet_step_cluster_fast", "deltanet_step_cluster_slots_fast"},
 	"deltanet_chunk":   {"deltanet_chunk_prep", "deltanet_chunk_prep_fast", "deltanet_chunk_intra", "deltanet_chunk_intra_fast", "deltanet_chunk_solve", "deltanet_chunk_solve_fast", "deltanet_chunk_state", "deltanet_chunk_state_fast", "deltanet_chunk_norm", "deltanet_chunk_norm_fast"},
 	"elementwise":      {"swiglu_f32", "add_f32", "launch_floor"},
 	"embed":            {"embed_gather_bf16"},
