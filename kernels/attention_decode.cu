@@ -50,6 +50,7 @@
 #define DEC_MAXD4 2                   // float4s of head dims per lane: head_dim ≤ 256
 #define DEC_MAX_SPLITS 32             // engine/cuda decodeMaxSplits (a lane each in the merge)
 #define DEC_PART_HEAD 4               // a head's partial: m, l, 2 unused (alignment), then hd floats
+#define DEC_TAIL 16                   // splits' outputs a merging thread loads at once (DEC_MAX_SPLITS a multiple)
 
 // cp.async of 16 bytes global → shared (sm_80 and later; elsewhere a copy).
 __device__ __forceinline__ void dec_cp16(void* smem, const void* src) {
@@ -168,6 +169,15 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
     __shared__ float corr[DEC_HG];
     __shared__ float mw[DEC_HG][DEC_MAX_SPLITS];                  // the merge's weights
     __shared__ float minv[DEC_HG];
+    // inv_freq of pair threadIdx.x as attn_prep computes it (the CPU's
+    // float32: pow in double): it needs no input, so its double-precision
+    // latency runs before the PDL wait, beside the kernels in front.
+    const int half = rot / 2;  // ≤ 128 < DEC_THREADS
+    float invf = 0.f;
+    if (threadIdx.x < half) {
+        const float e = __fdiv_rn((float)(2 * threadIdx.x), (float)rot);
+        invf = (float)(1.0 / (double)(float)pow(theta, (double)e));
+    }
     pdl_entry();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sp = blockIdx.x, b = blockIdx.z;
@@ -236,15 +246,10 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
             xq[i] = warp < nhb && d4 < hd4 ? reinterpret_cast<const float4*>(prow + (size_t)(h0 + warp) * 2 * hd)[d4] : z;
             xk[i] = key_warp && d4 < hd4 ? reinterpret_cast<const float4*>(prow + (size_t)(2 * nh + kvh) * hd)[d4] : z;
         }
-        const int half = rot / 2;
-        for (int i = threadIdx.x; i < half; i += DEC_THREADS) {
-            // inv_freq as attn_prep computes it (the CPU's float32), the
-            // angle's product in float32 as there; sin and cos in float32.
-            const float e = __fdiv_rn((float)(2 * i), (float)rot);
-            const float invf = (float)(1.0 / (double)(float)pow(theta, (double)e));
+        if (threadIdx.x < half) {  // the angle's product in float32 as attn_prep's; sin and cos in float32
             float sn, cn;
             sincosf(__fmul_rn((float)pos, invf), &sn, &cn);
-            cs[i] = make_float2(cn, sn);
+            cs[threadIdx.x] = make_float2(cn, sn);
         }
         if (warp < nhb) dec_norm(qs + warp * hd, xq, qnorm, hd, eps, lane);
         if (key_warp) dec_norm(kn, xk, knorm, hd, eps, lane);
@@ -348,6 +353,22 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
     }
     if (!last_of(counters + (size_t)b * gridDim.y + blockIdx.y, used)) return;
     const float* all = part + ((size_t)b * gridDim.y + blockIdx.y) * splits * rec;
+    // The splits' outputs of heads ja, jb at dims 4·d4o…, DEC_TAIL splits a
+    // batch, the first batch and the gates issued before the weights (which
+    // they do not need): one L2 latency for both, not one after the other.
+    const bool oka = ja < nhb && d4o < hd4, okb = jb < nhb && d4o < hd4;
+    const float4* srca = reinterpret_cast<const float4*>(all + ja * hstride + DEC_PART_HEAD) + d4o;
+    const float4* srcb = reinterpret_cast<const float4*>(all + jb * hstride + DEC_PART_HEAD) + d4o;
+    const size_t rec4 = rec / 4;
+    const float4 z4 = make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 va[DEC_TAIL], vb[DEC_TAIL];
+#pragma unroll
+    for (int k = 0; k < DEC_TAIL; k++) {
+        va[k] = oka && k < used ? __ldcg(srca + k * rec4) : z4;
+        vb[k] = okb && k < used ? __ldcg(srcb + k * rec4) : z4;
+    }
+    const float4 ga = oka ? reinterpret_cast<const float4*>(prow + (size_t)(h0 + ja) * 2 * hd + hd)[d4o] : z4;
+    const float4 gb = okb ? reinterpret_cast<const float4*>(prow + (size_t)(h0 + jb) * 2 * hd + hd)[d4o] : z4;
     if (warp < nhb) {  // head warp's weights: lane s split s (l = 0: it saw no key)
         float ls = 0.f, ms = -INFINITY;
         if (lane < used) {
@@ -357,23 +378,35 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
         const float M = dec_max(ms);
         const float w = ls > 0.f ? __expf(ms - M) : 0.f;
         const float L = warp_sum(ls * w);
-        mw[warp][lane] = w;
+        mw[warp][lane] = w;  // 0 past the used splits
         if (lane == 0) minv[warp] = 1.f / L;
     }
     __syncthreads();
-    if (d4o >= hd4) return;
+    float4 acca = z4, accb = z4;
+    for (int s0 = 0;;) {
 #pragma unroll
-    for (int jj = 0; jj < 2; jj++) {
-        const int j = jj == 0 ? ja : jb;
-        if (j >= nhb) continue;
-        const float* src = all + j * hstride + DEC_PART_HEAD + 4 * d4o;
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-        for (int s = 0; s < used; s++) acc = dec_fma4(mw[j][s], __ldcg(reinterpret_cast<const float4*>(src + s * rec)), acc);
-        const float4 g = reinterpret_cast<const float4*>(prow + (size_t)(h0 + j) * 2 * hd + hd)[d4o];
-        const float il = minv[j];
-        reinterpret_cast<float4*>(out + (size_t)j * hd)[d4o] =
-            make_float4(acc.x * il * Fast::sigmoid(g.x), acc.y * il * Fast::sigmoid(g.y), acc.z * il * Fast::sigmoid(g.z),
-                        acc.w * il * Fast::sigmoid(g.w));
+        for (int k = 0; k < DEC_TAIL; k++) {
+            acca = dec_fma4(mw[ja][s0 + k], va[k], acca);
+            accb = dec_fma4(mw[jb][s0 + k], vb[k], accb);
+        }
+        s0 += DEC_TAIL;
+        if (s0 >= used) break;
+#pragma unroll
+        for (int k = 0; k < DEC_TAIL; k++) {
+            va[k] = oka && s0 + k < used ? __ldcg(srca + (s0 + k) * rec4) : z4;
+            vb[k] = okb && s0 + k < used ? __ldcg(srcb + (s0 + k) * rec4) : z4;
+        }
+    }
+    if (oka) {
+        const float il = minv[ja];
+        reinterpret_cast<float4*>(out + (size_t)ja * hd)[d4o] =
+            make_float4(acca.x * il * Fast::sigmoid(ga.x), acca.y * il * Fast::sigmoid(ga.y),
+                        acca.z * il * Fast::sigmoid(ga.z), acca.w * il * Fast::sigmoid(ga.w));
+    }
+    if (okb) {
+        const float il = minv[jb];
+        reinterpret_cast<float4*>(out + (size_t)jb * hd)[d4o] =
+            make_float4(accb.x * il * Fast::sigmoid(gb.x), accb.y * il * Fast::sigmoid(gb.y),
+                        accb.z * il * Fast::sigmoid(gb.z), accb.w * il * Fast::sigmoid(gb.w));
     }
 }

@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
     run(odd, 400, {300}, {}, 4);                // 4 splits of 76 rows: three chunks each
     run(wide, 100, {70, 3}, {0, 1}, 8);         // 12 heads of one KV head: two groups
     run(quad, 200, {33, 64, 65}, {0, 1, 2}, 32);  // the split edges: 33 → 2 splits, 65 → 3
+    run(quad, 1100, {700, 1099, 20}, {2, 0, 1}, 32);  // 22 splits (two merge batches), 32 of 35 rows (two chunks)
     run(full, 64, {40}, {}, 32);
     run(full, 64, {17, 63, 0}, {1, 2, 0}, 32);
     if (argc > 1) {
