@@ -122,7 +122,8 @@ __device__ __forceinline__ void dec_norm(float* dst, const float4 (&x)[DEC_MAXD4
     for (int i = 0; i < DEC_MAXD4; i++) {
         const int d4 = lane + 32 * i;
         if (d4 >= hd4) continue;
-        const float4 g = reinterpret_cast<const float4*>(w)[d4];
+        const float* wd = w + 4 * d4;  // scalar loads: a norm's gain need not be 16-byte aligned in the arena
+        const float4 g = make_float4(wd[0], wd[1], wd[2], wd[3]);
         reinterpret_cast<float4*>(dst)[d4] =
             make_float4(Fast::zc_norm(x[i].x, inv, g.x), Fast::zc_norm(x[i].y, inv, g.y),
                         Fast::zc_norm(x[i].z, inv, g.z), Fast::zc_norm(x[i].w, inv, g.w));
