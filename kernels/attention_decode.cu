@@ -47,6 +47,7 @@
 #define DEC_HG 8                      // query heads a block takes (the butterfly's 8 sums)
 #define DEC_ROWS 32                   // cache rows staged at once, the fewest a split takes (a lane each in the softmax)
 #define DEC_KPW (DEC_ROWS / DEC_WARPS)  // rows per warp in the scores
+#define DEC_VPT (DEC_ROWS * 32 * DEC_MAXD4 / DEC_THREADS)  // a chunk's value float4s per thread
 #define DEC_MAXD4 2                   // float4s of head dims per lane: head_dim ≤ 256
 #define DEC_MAX_SPLITS 32             // engine/cuda decodeMaxSplits (a lane each in the merge)
 #define DEC_PART_HEAD 4               // a head's partial: m, l, 2 unused (alignment), then hd floats
@@ -208,10 +209,11 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
     const int kvw = nkv * hd;
 
     // (1) A chunk's loads: keys of rows cb + warp + 8c into kr, values into vs
-    // (the new row's value from proj: it is not cached yet).
+    // (the new row's value from proj: it is not cached yet). The first
+    // chunk's values by cp.async; a later chunk's into registers vr while
+    // the chunk before it is still summed (load_next), then into vs.
     float4 kr[DEC_KPW][DEC_MAXD4];
-    auto load_chunk = [&](int cb) {
-        const int cnt = min(DEC_ROWS, r1 - cb);
+    auto load_keys = [&](int cb, int cnt) {
 #pragma unroll
         for (int c = 0; c < DEC_KPW; c++) {
             const int cc = warp + DEC_WARPS * c, row = cb + cc;
@@ -223,6 +225,10 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
                                : make_float4(0.f, 0.f, 0.f, 0.f);
             }
         }
+    };
+    auto load_chunk = [&](int cb) {
+        const int cnt = min(DEC_ROWS, r1 - cb);
+        load_keys(cb, cnt);
         for (int e = threadIdx.x; e < cnt * hd4; e += DEC_THREADS) {
             const int c = e / hd4, d4 = e - c * hd4, row = cb + c;
             if (row < pos)
@@ -232,6 +238,18 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
         }
     };
     if (r0 < r1) load_chunk(r0);
+    float4 vr[DEC_VPT];
+    auto load_next = [&](int cb) {
+        const int cnt = min(DEC_ROWS, r1 - cb);
+        load_keys(cb, cnt);
+#pragma unroll
+        for (int k = 0; k < DEC_VPT; k++) {
+            const int e = threadIdx.x + DEC_THREADS * k, c = e / hd4, d4 = e - c * hd4, row = cb + c;
+            vr[k] = e >= cnt * hd4 ? make_float4(0.f, 0.f, 0.f, 0.f)
+                    : row < pos   ? reinterpret_cast<const float4*>(vc + (size_t)row * kvw + kv_at)[d4]
+                                  : reinterpret_cast<const float4*>(prow + (size_t)(2 * nh + nkv + kvh) * hd)[d4];
+        }
+    };
 
     // (2) The queries of the block's heads (warp j: head h0 + j) and, in the
     // block that holds the new row, its key (warp nhb, or 0 when all warps
@@ -287,7 +305,8 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
     float4 oa = make_float4(0.f, 0.f, 0.f, 0.f), ob = oa;
     for (int cb = r0; cb < r1; cb += DEC_ROWS) {
         const int cnt = min(DEC_ROWS, r1 - cb);
-        dec_cp_wait();
+        const bool more = cb + DEC_ROWS < r1;
+        if (cb == r0) dec_cp_wait();
         __syncthreads();  // the values and (chunk 0) the queries are in
         // (3) Scores of the warp's rows against every head.
 #pragma unroll
@@ -311,6 +330,7 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
             const float s = dec_sum8(p, lane);
             if ((lane & 3) == 0 && dec_head(lane) < nhb) sc[cc][dec_head(lane)] = s;
         }
+        if (more) load_next(cb + DEC_ROWS);  // kr is read: the next keys, and values, in flight
         __syncthreads();
         // (4) The chunk's softmax, online: warp j, head j, lane c row c.
         if (warp < nhb) {
@@ -335,9 +355,13 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
                 if (hasb) ob = dec_fma4(sc[c][jb], v, ob);
             }
         }
-        if (cb + DEC_ROWS >= r1) break;
+        if (!more) break;
         __syncthreads();  // vs and sc are read
-        load_chunk(cb + DEC_ROWS);
+#pragma unroll
+        for (int k = 0; k < DEC_VPT; k++) {
+            const int e = threadIdx.x + DEC_THREADS * k;
+            if (e < min(DEC_ROWS, r1 - cb - DEC_ROWS) * hd4) vs[e] = vr[k];
+        }
     }
 
     // The block's partial, then the merge in the last of the used blocks.

@@ -69,8 +69,26 @@ func decodeSplits(capacity int) int {
 	return max(1, min(decodeMaxSplits, (capacity+kernel.DecRows-1)/kernel.DecRows))
 }
 
+// decodeTargetBlocks is the blocks a launch aims at: about one per
+// multiprocessor of an H200 (132). A block's 188 registers × 256 threads
+// leave one resident a multiprocessor, so a grid of more would run in
+// waves, and on a short cache most of its blocks have no keys and leave at
+// once, each still a wave's slot. $PROSCENIUM_GPU_ATTN_DECODE_BLOCKS (a
+// positive number) sets it for benchmarks.
+var decodeTargetBlocks = positiveFromEnv("PROSCENIUM_GPU_ATTN_DECODE_BLOCKS", 128)
+
+// decodeGridSplits is the grid's splits of a launch of n rows: the
+// capacity's (decodeSplits) while n rows' blocks stay within
+// decodeTargetBlocks, fewer for more rows (a block then takes more chunks
+// of 32 rows in turn: B = 8 takes at the full geometry, 8 splits of 16
+// blocks' rows each).
+func (g AttentionGeometry) decodeGridSplits(n, capacity int) int {
+	return max(1, min(decodeSplits(capacity), decodeTargetBlocks/(n*g.decodeBlocksY())))
+}
+
 // decodePartBytes is the partials of n rows over a cache of capacity rows:
-// per row, block row and split, hb heads of decodePartHead + HeadDim floats.
+// per row, block row and split, hb heads of decodePartHead + HeadDim floats
+// (at the capacity's splits, the most any n takes).
 func (g AttentionGeometry) decodePartBytes(n, capacity int) int64 {
 	hb, _ := g.decodeGroups()
 	return 4 * int64(n) * int64(g.decodeBlocksY()) * int64(decodeSplits(capacity)) * int64(hb) * int64(decodePartHead+g.HeadDim)

@@ -60,7 +60,7 @@ func (q *Queue) attentionDecode(l *AttentionLayer, n int, pos Tensor, s *stepSlo
 		Attn: tPtr(r.attn), Part: tPtr(r.part), Counters: devPtr(counters), Kc: tPtr(r.kc), Vc: tPtr(r.vc),
 		Proj: tPtr(r.proj), Qnorm: tPtr(w.QNorm), Knorm: tPtr(w.KNorm), Posp: tPtr(pos),
 		Capacity: l.Capacity, Nh: g.Heads, Nkv: g.KVHeads, Hd: g.HeadDim, Rot: g.RotaryDim, Theta: g.ropeTheta(),
-		Eps: g.Eps, Scale: float32(1 / math.Sqrt(float64(g.HeadDim))), Splits: decodeSplits(l.Capacity),
+		Eps: g.Eps, Scale: float32(1 / math.Sqrt(float64(g.HeadDim))), Splits: g.decodeGridSplits(n, l.Capacity),
 	}
 	if s != nil {
 		a.Posp, a.Slots, a.SlotStride = tPtr(s.pos), tPtr(s.slots), s.stride

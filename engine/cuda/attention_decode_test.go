@@ -24,6 +24,12 @@ func TestDecodeGrid(t *testing.T) {
 			t.Errorf("%s: %d splits for %d rows, want %d", c.name, s, c.capacity, c.splits)
 		}
 	}
+	// The grid of B rows at the full geometry: about 128 blocks.
+	for _, c := range []struct{ n, capacity, splits int }{{1, 1100, 32}, {2, 1100, 32}, {4, 1100, 16}, {8, 1100, 8}, {8, 40, 2}, {1, 40, 2}} {
+		if s := fullAttention.decodeGridSplits(c.n, c.capacity); s != c.splits {
+			t.Errorf("%d rows over a %d-row cache: %d splits, want %d", c.n, c.capacity, s, c.splits)
+		}
+	}
 }
 
 // TestDecodeScratch: the decode's partials of a B-row step fit the region

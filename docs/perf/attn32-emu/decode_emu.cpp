@@ -131,11 +131,13 @@ int main(int argc, char** argv) {
     run(wide, 100, {70, 3}, {0, 1}, 8);         // 12 heads of one KV head: two groups
     run(quad, 200, {33, 64, 65}, {0, 1, 2}, 32);  // the split edges: 33 → 2 splits, 65 → 3
     run(quad, 1100, {700, 1099, 20}, {2, 0, 1}, 32);  // 22 splits (two merge batches), 32 of 35 rows (two chunks)
+    run(full, 200, {150, 199}, {1, 0}, 2);     // 2 splits of up to 100 rows: four chunks, values through registers
     run(full, 64, {40}, {}, 32);
     run(full, 64, {17, 63, 0}, {1, 2, 0}, 32);
     if (argc > 1) {
         run(full, 1100, {1000}, {}, 32);        // a long cache: 32 splits of 32 rows
         run(full, 1100, {1099}, {}, 32);        // its last row: 32 splits of 35 (two chunks)
+        run(full, 1100, {1000, 3, 1099, 640}, {2, 0, 3, 1}, 4);  // B = 4's grid: 4 splits of up to 275 rows
     }
     printf("worst %.3g\n", worst);
     return worst < 1e-5 ? 0 : 1;
