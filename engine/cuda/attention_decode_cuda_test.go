@@ -276,7 +276,8 @@ func TestAttentionDecodeRefusesExact(t *testing.T) {
 // four kernels (attentionCore for one row, the *_slots kernels for B rows),
 // each as a captured graph of reps cores replayed (the step's PDL launches)
 // over a 2048-row cache: B = 1, 2, 4, 8 rows, every take after 60, 200, 1000
-// and 2000 cached rows. Nothing is asserted (docs/PERF.md "attn32").
+// and 2000 cached rows; and the one launch's grid at 32–256 blocks (B = 1
+// and 8, 200 and 1000 rows). Nothing is asserted (docs/PERF.md "attn32").
 func TestAttentionDecodeTiming(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
@@ -343,6 +344,17 @@ func TestAttentionDecodeTiming(t *testing.T) {
 			old, dec := timeGraph(oldF), timeGraph(newF)
 			fmt.Printf("timing decode attention, B = %d, %4d rows cached: four kernels %6.2f µs, one launch %6.2f µs (%.2f×)\n",
 				n, before, old, dec, old/dec)
+			if (n == 1 || n == 8) && (before == 200 || before == 1000) {
+				// The grid's size: blocks the launch aims at (decodeTargetBlocks).
+				prevTarget := decodeTargetBlocks
+				line := fmt.Sprintf("timing decode grid, B = %d, %4d rows cached:", n, before)
+				for _, target := range []int{32, 64, 128, 256} {
+					decodeTargetBlocks = target
+					line += fmt.Sprintf(" %d blocks (%d splits) %.2f µs;", target, g.decodeGridSplits(n, capacity), timeGraph(newF))
+				}
+				decodeTargetBlocks = prevTarget
+				fmt.Println(line)
+			}
 		}
 	}
 }
