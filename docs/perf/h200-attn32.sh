@@ -27,22 +27,22 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, three processes at once (≤ 24 s): the kernel against the CPU and the four kernels
+# Correctness, three processes at once (≤ 22 s): the kernel against the CPU and the four kernels
 # (one row over 1100 cached rows, B rows of 3 and 8 takes), exact refused; the fast backbone with
 # it against the CPU; the B-row step against takes alone and PDL on against off with it, and the
 # B-row attention of the four kernels (refactored into attentionCoreRows) against one-row layers.
-T 24 decode $C -test.v -test.run '^(TestAttentionDecode|TestAttentionDecodeRows|TestAttentionDecodeRefusesExact)$' &
-T 24 backbone-cpu env PROSCENIUM_GPU_ATTN_DECODE=1 PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run '^TestBackboneMatchesCPU$' &
-T 24 backbone-rows env PROSCENIUM_GPU_ATTN_DECODE=1 PROSCENIUM_TEST_NUMERICS=fast $C -test.v \
+T 22 decode $C -test.v -test.run '^(TestAttentionDecode|TestAttentionDecodeRows|TestAttentionDecodeRefusesExact)$' &
+T 22 backbone-cpu env PROSCENIUM_GPU_ATTN_DECODE=1 PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run '^TestBackboneMatchesCPU$' &
+T 22 backbone-rows env PROSCENIUM_GPU_ATTN_DECODE=1 PROSCENIUM_TEST_NUMERICS=fast $C -test.v \
   -test.run '^(TestBackboneStepRowsMatchTakesAlone|TestBackboneStepPDLOrder|TestAttentionStepRows)$' &
 wait
 # Timing: the core alone, old and new in one process (graphs of 50 cores, B = 1–8, 60–2000 rows
 # cached); then the step, old against new, the bench's 60-row prompts and 1000-row ones.
 T 8 timing $C -test.v -test.run '^TestAttentionDecodeTiming$'
 cd $ROOT
-for c in 60 1000; do
+for c in 60 1000; do  # the long prompts' prefills take ≈ 2 s more a run
   for v in 0 1; do
-    T 7 bench-p$c-$v env PROSCENIUM_GPU_ATTN_DECODE=$v $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 \
+    T $(( c == 60 ? 6 : 9 )) bench-p$c-$v env PROSCENIUM_GPU_ATTN_DECODE=$v $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 \
       -numerics fast -prefill $c
   done
 done
