@@ -51,6 +51,9 @@ func (g AttentionGeometry) decodeSupports() bool {
 // share a KV head's heads (groups): G = Heads/KVHeads heads in groups of
 // min(G, decodeHeads).
 func (g AttentionGeometry) decodeGroups() (hb, groups int) {
+	if g.KVHeads <= 0 || g.Heads < g.KVHeads {
+		return 1, 0 // no attention (a plan without attention layers): no blocks
+	}
 	G := g.Heads / g.KVHeads
 	hb = min(G, decodeHeads)
 	return hb, (G + hb - 1) / hb

@@ -53,6 +53,9 @@ func TestDecodeScratch(t *testing.T) {
 			t.Errorf("%+v: %d head counters for %d decode tails", g, p.headCounters(), g.decodeCounters(MaxStepRows))
 		}
 	}
+	if p := (BackbonePlan{}); p.headCounters() != 0 {
+		t.Errorf("a plan without attention or DeltaNet layers: %d head counters", p.headCounters())
+	}
 	if g := (AttentionGeometry{Heads: 2, KVHeads: 1, HeadDim: 6}); g.decodeSupports() {
 		t.Error("head dims that are not float4s must be refused")
 	}
