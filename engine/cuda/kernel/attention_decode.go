@@ -11,9 +11,11 @@ const (
 	DecHg        = 8   // DEC_HG
 	DecRows      = 32  // DEC_ROWS
 	DecKpw       = 4   // DEC_KPW
+	DecVpt       = 8   // DEC_VPT
 	DecMaxd4     = 2   // DEC_MAXD4
 	DecMaxSplits = 32  // DEC_MAX_SPLITS
 	DecPartHead  = 4   // DEC_PART_HEAD
+	DecTail      = 16  // DEC_TAIL
 )
 
 // AttnDecodeFastArgs are the parameters of attn_decode_fast.
