@@ -59,7 +59,7 @@ grep -hE "relative error" $O/backbone-cpu.log | awk '{for(i=1;i<NF;i++) if($i=="
 echo "== the core alone (µs per core in a graph of 50)"; grep -hE "^timing decode" $O/timing.log | sed -E "s/^timing decode (attention, )?//"
 echo "== the step (bench-backbone -rows 1,2,4,8 -steps 50): device ms, four kernels → one launch (launches)"
 for c in 60 1000; do
-  for v in 0 1; do grep -hE "^(B-row step|B = )" $O/bench-p$c-$v.log | sed -E "s/^/$v /"; done | awk -v c=$c '
+  for v in 0 1; do grep -hE "^(B-row step|B = )" $O/bench-p$c-$v.log 2>/dev/null | sed -E "s/^/$v /"; done | awk -v c=$c '
     /one take.s Step/ { t[$1] = $(NF-4) } /^[01] B = / { ms[$1, $4] = $5; for (i = 1; i < NF; i++) if ($(i+1) == "launches,") l[$1, $4] = $i; bs[$4] = 1 }
     END { printf "%4d-row prompts: one-take Step %s → %s ms;", c, t[0], t[1]; n = split("1 2 4 8", w, " "); for (k = 1; k <= n; k++) { b = w[k]; if (b in bs) printf " B=%s %s → %s (%s → %s);", b, ms[0, b], ms[1, b], l[0, b], l[1, b] }; print "" }'
 done
