@@ -54,8 +54,8 @@ for f in decode backbone-cpu backbone-rows; do echo "$f: $(grep -c -- '--- PASS'
 echo "== decode against the CPU (worst vector; bound 1e-4) and the four kernels (worst; bound 1e-5)"
 grep -hE "worst vector" $O/decode.log | awk '{print $NF, $0}' | sort -g | tail -2 | cut -d' ' -f2- | sed 's/^ *[a-z_]*test.go:[0-9]*: //' | cut -c1-150
 grep -hE "against the four kernels: relative" $O/decode.log | awk '{print $(NF-2), $0}' | sort -g | tail -1 | cut -d' ' -f2- | sed 's/^ *[a-z_]*test.go:[0-9]*: //' | cut -c1-150
-echo "== fast backbone with the decode against the CPU, worst (bound 1e-4)"
-grep -hE "relative error" $O/backbone-cpu.log | awk '{for(i=1;i<NF;i++) if($i=="error") print $(i+1), $0}' | sort -g | tail -2 | cut -d' ' -f2- | sed 's/^ *//' | cut -c1-140
+echo "== fast backbone with the decode against the CPU: the steps' worst rows (bound 1e-4), per checkpoint"
+grep -hE "steps(, [^,]*,)? vs CPU: worst row" $O/backbone-cpu.log | sed -E 's/^ *backbone_cuda_test.go:[0-9]*: //; s/; worst against.*//' | head -8
 echo "== the core alone (µs per core in a graph of 50)"; grep -hE "^timing decode" $O/timing.log | sed -E "s/^timing decode (attention, )?//"
 echo "== the step (bench-backbone -rows 1,2,4,8 -steps 50): device ms, four kernels → one launch (launches)"
 for c in 60 1000; do
