@@ -412,11 +412,14 @@ func (b *Backbone) mixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen i
 		return err
 	}
 	if b.skip&StepMixers == 0 {
-		var heads *Block // the per-head tail counters of the fused mixer kernels
+		var heads, dec *Block // the per-head tail counters of the fused mixer kernels; the decode attention's
 		if tails {
 			heads = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
 		}
-		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads)
+		if n == 1 {
+			dec = b.scratch(p.Counters+4*counterHeads, 4*p.headCounters())
+		}
+		o, err := b.passMixer(q, L, n, b.attentionPos(pos, n), maxLen, heads, dec)
 		if err != nil {
 			return err
 		}

@@ -59,8 +59,10 @@ func (b *Backbone) attentionPos(pos Tensor, n int) Tensor {
 // output projection (which it returns, into MixOut): a DeltaNet layer over
 // all n rows in one call, an attention layer with its core in blocks of
 // MixerRows at the positions in pos (attentionPos). With heads (the fused
-// step's counters) a one-row step runs its fused kernels.
-func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, heads *Block) (mixerOut, error) {
+// step's counters) a one-row step runs its fused kernels; with dec (the same
+// counters) a one-row step's attention may run as one launch
+// (attentionDecode).
+func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxLen int, heads, dec *Block) (mixerOut, error) {
 	nm, mix := b.t(b.Plan.NormedMix), b.t(b.Plan.MixOut)
 	if L.dn != nil {
 		// A prefill pass after the first (maxLen > n: rows cached)
@@ -69,7 +71,7 @@ func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxL
 		// (engine/cpu prefillChunks).
 		return q.deltaNetCore(L.dn, mix, nm, n, n > 1 || maxLen > n, heads)
 	}
-	return q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads)
+	return q.attentionUpToOut(L.at, mix, nm, n, pos, maxLen, heads, dec)
 }
 
 // mixerInBlocks runs layer L's mixer over the n rows of a prefill pass
@@ -78,7 +80,7 @@ func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxL
 // own): what Backbone.mixer runs for a pass, for callers that lay out the
 // pass themselves.
 func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) error {
-	o, err := b.passMixer(q, L, n, b.t(b.Plan.BlockPos), maxLen, nil)
+	o, err := b.passMixer(q, L, n, b.t(b.Plan.BlockPos), maxLen, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -360,7 +360,7 @@ func (b *Backbone) mixerRows(q *Queue, L *backboneLayer, state Tensor, n int, s 
 	} else {
 		l := *L.at
 		l.KV = state
-		o, err = q.attentionStepRows(&l, mix, nm, n, s)
+		o, err = q.attentionStepRows(&l, mix, nm, n, s, b.scratch(p.Counters+4*counterHeads, 4*p.headCounters()))
 	}
 	if err != nil {
 		return err

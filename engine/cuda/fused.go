@@ -31,8 +31,11 @@ const (
 	counterHeads // + head
 )
 
-// headCounters is the per-head counters a fused mixer kernel may use.
-func (p *BackbonePlan) headCounters() int { return max(p.DeltaNet.ValueHeads, p.Attention.Heads) }
+// headCounters is the per-head counters a fused mixer kernel may use, and
+// the decode attention's of a B-row step (attention_decode.go).
+func (p *BackbonePlan) headCounters() int {
+	return max(p.DeltaNet.ValueHeads, p.Attention.Heads, p.Attention.decodeCounters(MaxStepRows))
+}
 
 // CounterWords is the tail counters the plan reserves.
 func (p *BackbonePlan) CounterWords() int { return counterHeads + p.headCounters() }

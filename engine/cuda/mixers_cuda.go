@@ -310,7 +310,7 @@ func (l *AttentionLayer) check(out, x Tensor, n int, pos Tensor) error {
 // runs its core over every row at once instead (attentionFlash, reading
 // the first position only).
 func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int) error {
-	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil)
+	o, err := q.attentionUpToOut(l, out, x, n, pos, maxLen, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,9 @@ func (q *Queue) AttentionForward(l *AttentionLayer, out, x Tensor, n int, pos Te
 // attentionUpToOut is AttentionForward up to its output projection, which it
 // returns. With counters (the fused step's, one per head) a one-row step's
 // attn_partial and attn_combine run as one launch (attn_partial_combine_fast).
-func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int, counters *Block) (mixerOut, error) {
+// With dec (a step's tail counters, zero) a one-row step under fast runs its
+// whole core as one launch where decodeApplies (attentionDecode).
+func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Tensor, maxLen int, counters, dec *Block) (mixerOut, error) {
 	if err := l.check(out, x, n, pos); err != nil {
 		return mixerOut{}, err
 	}
@@ -331,9 +333,12 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 		return mixerOut{}, err
 	}
 	var err error
-	if q.flashApplies(l, n, counters) {
+	switch {
+	case n == 1 && q.decodeApplies(l, n, dec):
+		err = q.attentionDecode(l, n, pos, nil, dec)
+	case q.flashApplies(l, n, counters):
 		err = q.attentionFlash(l, n, pos, maxLen)
-	} else {
+	default:
 		err = q.attentionBlocks(l, n, pos, maxLen, counters)
 	}
 	if err != nil {

@@ -197,8 +197,10 @@ func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
 // attentionStepRows is the attention mixer of a B-row step up to its output
 // projection (attentionUpToOut for n rows of n takes): the stacked q, k, v
 // projections of the n rows, then each row's norms, RoPE at its take's
-// position, append to its take's cache and attention over that cache.
-func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s stepSlots) (mixerOut, error) {
+// position, append to its take's cache and attention over that cache. With
+// dec (the step's tail counters, zero) under fast the core may run as one
+// launch (attentionDecode, where decodeApplies).
+func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s stepSlots, dec *Block) (mixerOut, error) {
 	if err := l.check(out, x, n, s.pos); err != nil {
 		return mixerOut{}, err
 	}
@@ -212,7 +214,24 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
+	if err := q.attentionCoreRows(l, n, s, dec); err != nil {
+		return mixerOut{}, err
+	}
+	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
+}
+
+// attentionCoreRows is attentionStepRows between its projections: the n
+// projected rows at the start of the scratch to the gated attention in the
+// attn region, by attentionDecode where decodeApplies, else by the four
+// *_slots kernels.
+func (q *Queue) attentionCoreRows(l *AttentionLayer, n int, s stepSlots, dec *Block) error {
+	g := l.G
+	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
+	w := l.W
 	r := l.regions()
+	if q.decodeApplies(l, n, dec) {
+		return q.attentionDecode(l, n, s.pos, &s, dec)
+	}
 	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
 	theta := g.ropeTheta()
 	splits := maxSplits(l.Capacity) // as a one-row step: shares out the rows cached at run time
@@ -221,21 +240,18 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 		Qn: tPtr(qn), Kc: tPtr(kc), Vc: tPtr(vc), Proj: tPtr(proj), Qnorm: tPtr(w.QNorm), Knorm: tPtr(w.KNorm), Posp: pos,
 		Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Rot: g.RotaryDim, Theta: theta, Eps: g.Eps, Slots: slots,
 		SlotStride: s.stride}); err != nil {
-		return mixerOut{}, err
+		return err
 	}
 	if err := kernel.AttnScoresSlots(q, q.policy(), [3]int{nh, splits, n}, attnThreads, tPtr(sc), tPtr(smax), tPtr(qn), tPtr(kc),
 		pos, l.Capacity, nh, nkv, hd, splits, float32(1/math.Sqrt(float64(hd))), slots, s.stride); err != nil {
-		return mixerOut{}, err
+		return err
 	}
 	if err := kernel.AttnPartialSlots(q, q.policy(), [3]int{nh, splits, n}, attnThreads, tPtr(part), tPtr(sc), tPtr(smax),
 		tPtr(vc), pos, l.Capacity, nh, nkv, hd, splits, slots, s.stride); err != nil {
-		return mixerOut{}, err
+		return err
 	}
-	if err := kernel.AttnCombineSlots(q, q.policy(), [3]int{nh, 1, n}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj),
-		pos, l.Capacity, nh, hd, g.ProjWidth(), splits, slots); err != nil {
-		return mixerOut{}, err
-	}
-	return mixerOut{W: w.O, In: attn, Hidden: g.Hidden, Cols: qw}, nil
+	return kernel.AttnCombineSlots(q, q.policy(), [3]int{nh, 1, n}, attnThreads, tPtr(attn), tPtr(part), tPtr(proj),
+		pos, l.Capacity, nh, hd, g.ProjWidth(), splits, slots)
 }
 
 // projectRows is the mixer's output projection of n rows of a B-row step.

@@ -97,7 +97,7 @@ func testAttentionStepRows(t *testing.T) {
 			l.KV = Whole(all)
 			sl := stepSlots{slots: Whole(upload(t, mixerSlots)), stride: int64(kvb / 4), pos: Whole(pos)}
 			if err := dev.Run(func(q *Queue) error {
-				o, err := q.attentionStepRows(&l, Whole(out), Whole(x), n, sl)
+				o, err := q.attentionStepRows(&l, Whole(out), Whole(x), n, sl, nil)
 				if err != nil {
 					return err
 				}
