@@ -25,6 +25,10 @@ type gemmMma struct {
 	parts, bm, bn int
 	split         bool
 	pipe          bool
+	// wide is gemm32's family of a split tile ("": none; gemmWides):
+	// KS sub-steps of 32 columns a ring stage, the ring in dynamic shared
+	// memory (kernels/gemm.cu GEMM_MMA_WIDE).
+	wide string
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
@@ -33,6 +37,9 @@ type gemmMma struct {
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
 	for _, s := range gemmMmaShapes {
+		m[s.name()] = s
+	}
+	for _, s := range gemmWideShapes {
 		m[s.name()] = s
 	}
 	return m
@@ -82,7 +89,7 @@ func (x gemmMma) name() string {
 	if x.pipe {
 		s += "q"
 	}
-	return s
+	return s + x.wide
 }
 
 // gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q or none) of
@@ -128,6 +135,62 @@ func gemmDefaultVariant(x gemmMma, groups int) string {
 	return ""
 }
 
+// gemmWides are gemm32's families of the grouped (split-once) tiles, by the
+// suffix of their instances (kernels/gemm.cu GEMM_MMA_WIDE_ALL): k{BK}
+// columns a ring stage, b{blocks an SM} (the dynamic shared memory each
+// block takes: gemmMma.smem). k32b2: 32 columns a stage as before, a ring
+// of up to 12 stages in 112 KB (the ring's depth alone); k64b2: 64 columns
+// (a barrier per 8 KB of FP8 weights), up to 12 stages in 112 KB; k128b1:
+// 128 columns (a barrier per 16 KB, a whole FP8 scale block a stage), one
+// block an SM with 224 KB.
+var gemmWides = []string{"k32b2", "k64b2", "k128b1"}
+
+// gemmWideShapes are the wide instances kernels/gemm.cu compiles, in its
+// order: the grouped tiles 128 × 32, × 16, × 8, each in every family.
+var gemmWideShapes = func() []gemmMma {
+	var all []gemmMma
+	for _, bn := range []int{32, 16, 8} {
+		for _, w := range gemmWides {
+			all = append(all, gemmMma{parts: gemmParts, bm: 128, bn: bn, split: true, wide: w})
+		}
+	}
+	return all
+}()
+
+// smem is the dynamic shared memory a block of x takes (0: its ring is
+// static, within 48 KB).
+func (x gemmMma) smem() int {
+	switch {
+	case x.wide == "":
+		return 0
+	case strings.HasSuffix(x.wide, "b1"):
+		return kernel.GemmMmaSmemB1
+	}
+	return kernel.GemmMmaSmemB2
+}
+
+// gemmGroupedDefault is the wide family the grouped experts take by
+// default ("": gemm28's split tiles as they are). The one-line flip after
+// a measurement: set it to the family measured best (docs/PERF.md "gemm32").
+const gemmGroupedDefault = ""
+
+// gemmGrouped is $PROSCENIUM_GPU_GEMM_GROUPED: the wide family (gemmWides)
+// of the grouped experts' tile; "none" the tile as it is; empty:
+// gemmGroupedDefault. An unknown family names no instance (Gemm.instance
+// reports it).
+var gemmGrouped = os.Getenv("PROSCENIUM_GPU_GEMM_GROUPED")
+
+// gemmGroupedFamily is the wide family of the grouped experts' tile.
+func gemmGroupedFamily() string {
+	switch gemmGrouped {
+	case "":
+		return gemmGroupedDefault
+	case "none":
+		return ""
+	}
+	return gemmGrouped
+}
+
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
 const gemmMmaThreads = kernel.GemmMmaThreads
 
@@ -151,6 +214,12 @@ const gemmSMs = 132
 // instance has, which Gemm.instance reports.
 func ChooseGemmFast(n, rows, groups int) string {
 	x := chooseGemmTile(n, rows, groups)
+	if groups > 0 {
+		if w := gemmGroupedFamily(); w != "" {
+			x.wide = w
+			return x.name()
+		}
+	}
 	return x.name() + gemmVariantFor(x, groups)
 }
 
