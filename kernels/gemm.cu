@@ -682,10 +682,13 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         wok[u] = m0 + r < rows;
         wcol[u] = c * 16 / WT::ELEM;  // element column within the tile
         wsrc[u] = W + ((size_t)min(m0 + r, rows - 1) * cols + wcol[u]) * WT::ELEM;
-        wdst[u] = LDSM ? gemm_mma_ldsm_woff(r, c) : gemm_mma_wsub<KS, SB>(r, c * 16 / SB) + c * 16 % SB;
+        wdst[u] = LDSM      ? gemm_mma_ldsm_woff(r, c)
+                  : KS == 1 ? r * WROWB + c * 16
+                            : gemm_mma_wsub<KS, SB>(r, c * 16 / SB) + c * 16 % SB;
     }
     // X tile copies: BN rows × 8·KS pieces of 4 floats.
-    constexpr int XPR = 8 * KS, XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
+    constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
+    constexpr int XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     const int ktiles = (cols + BK - 1) / BK;
     auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + ((kt * BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
@@ -694,7 +697,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_MMA_THREADS * u, r = min(f / XPR, BN - 1), c = f % XPR;
+            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
             xuse[u] = f < BN * XPR;
             xc[u] = c * 4;
             const int m = x0 + r;
@@ -739,7 +742,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             const float sc = scale(kt);
 #pragma unroll
             for (int u = 0; u < XL; u++) {
-                const int f = tid + GEMM_MMA_THREADS * u, r = f / XPR, c = f % XPR;
+                const int f = tid + GEMM_MMA_THREADS * u, r = f >> XSH, c = f & (XPR - 1);
                 if (f >= BN * XPR) break;
                 uint32_t p0[PARTS], p1[PARTS];
                 gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff<KS>(r, c)), sc, p0, p1);
