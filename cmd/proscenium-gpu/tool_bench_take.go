@@ -4,14 +4,17 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"proscenium/engine/api"
@@ -38,6 +41,7 @@ type takeBench struct {
 	Kernels        string             `json:"kernels"`
 	Numerics       string             `json:"numerics"` // the backbone's numerics policy (--numerics)
 	Pipeline       bool               `json:"pipeline"`
+	FramesAhead    int                `json:"frames_ahead"` // frames a take keeps in flight (1: the pipeline; 2: $PROSCENIUM_GPU_FRAMES_AHEAD=2)
 	Model          string             `json:"model"`
 	LoadSeconds    float64            `json:"load_s"`
 	LoadGBs        float64            `json:"load_gb_per_s,omitempty"` // stored bytes / load time (checkpoints only)
@@ -56,16 +60,20 @@ type takeBench struct {
 	RTF            float64            `json:"real_time_factor"`
 	// TakeRTFs is every take's real-time factor after the first (the
 	// warm-up), in order, and the frames each made: the run-to-run spread.
-	ChunkMax      int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
-	TakeRTFs      []float64 `json:"take_real_time_factors"`
-	TakeFrames    []int     `json:"take_frames"`
-	DeviceBytes   int64     `json:"device_bytes"`
-	PeakBytes     int64     `json:"device_peak_bytes"`
-	AdmittedBytes int64     `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
-	PinnedBytes   int64     `json:"pinned_bytes"`
-	Fused         bool      `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
-	FrameLaunches int       `json:"frame_launches"` // kernel launches of a frame's graph after the first
-	StepLaunches  int       `json:"step_launches"`  // kernel launches of the backbone's step graph
+	ChunkMax   int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
+	SeedBase   int       `json:"seed_base"` // the first take's seed (-seed-base)
+	TakeRTFs   []float64 `json:"take_real_time_factors"`
+	TakeFrames []int     `json:"take_frames"`
+	// TakeDigests: each of those takes' codes as codesDigest: two runs of
+	// the same build and seeds (same synthetic weights) must print the same.
+	TakeDigests   []string `json:"take_code_digests"`
+	DeviceBytes   int64    `json:"device_bytes"`
+	PeakBytes     int64    `json:"device_peak_bytes"`
+	AdmittedBytes int64    `json:"device_admitted_bytes,omitempty"` // what the load admitted (checkpoints only)
+	PinnedBytes   int64    `json:"pinned_bytes"`
+	Fused         bool     `json:"fused_step"`     // the fused decode step ran (-fused under fast numerics)
+	FrameLaunches int      `json:"frame_launches"` // kernel launches of a frame's graph after the first
+	StepLaunches  int      `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
@@ -149,7 +157,8 @@ type batchRound struct {
 	Profile        *promptProfile `json:"profile,omitempty"`
 	FirstAudioMs   []float64      `json:"time_to_first_audio_ms"`
 	RTF            []float64      `json:"real_time_factor"`
-	Frames         int            `json:"frames"` // all takes together
+	Digests        []string       `json:"code_digests"` // each take's codes (codesDigest), in the order they ended
+	Frames         int            `json:"frames"`       // all takes together
 	ElapsedMs      float64        `json:"elapsed_ms"`
 	AudioPerSecond float64        `json:"audio_s_per_s"`
 }
@@ -170,6 +179,7 @@ func benchTake(args []string) error {
 	prefillExperts := fs.String("prefill-experts", "auto", "how a prefill pass runs its routed experts: auto, grouped (each used expert read once a pass), gemv (a GEMV per row and expert) or rows")
 	chunkMax := fs.Int("chunk-max", drama3.DefaultChunkPolicy().Max, "the chunk policy's steady chunk in frames (1, 2, 4, … up to this; at most cuda.DefaultDecodeChunk): how the codec's share of a frame depends on its chunk")
 	rounds := fs.Int("rounds", 1, "-batch: rounds of each B (each printed; the run-to-run spread)")
+	seedBase := fs.Int("seed-base", 1, "the first take's seed (single takes: seed-base, seed-base+1, …; a -batch round of B: seed-base … seed-base+B−1); another base picks other takes, e.g. ones that all run to -frames, so that a round stays B takes wide to its end")
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
@@ -216,7 +226,7 @@ func benchTake(args []string) error {
 	}
 	dev.Numerics = numerics
 	defer dev.Close()
-	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, ChunkMax: *chunkMax, StageMsFrame: map[string]float64{}}
+	res := takeBench{Device: dev.Info.Name, Kernels: dev.Info.Kernels, Numerics: dev.Numerics.String(), Pipeline: *pipeline, Takes: *takes, ChunkMax: *chunkMax, SeedBase: *seedBase, StageMsFrame: map[string]float64{}}
 	opt := cuda.FramesOptions{Capacity: *promptLen + refHeadRows + refFrames + *frames + 16, Pipeline: *pipeline, Takes: slices.Max(append([]int{1}, batches...))}
 	opt.Batched = *batched && opt.Takes > 1
 	res.Batched = opt.Batched
@@ -317,6 +327,7 @@ func benchTake(args []string) error {
 	res.PrefillExperts = f.Backbone().Experts.String()
 	res.PrefillRows = f.Backbone().Plan.Chunk
 	res.Fused = f.Backbone().Fused && !dev.Numerics.Exact()
+	res.FramesAhead = f.FramesAhead()
 	if err := dev.Sync(); err != nil {
 		return err
 	}
@@ -341,7 +352,7 @@ func benchTake(args []string) error {
 		}
 		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + *seedBase), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}
@@ -349,6 +360,7 @@ func benchTake(args []string) error {
 		if audio := float64(len(r.Codes)*f.SamplesPerFrame()) / pcm.SampleRate; i > 0 && audio > 0 {
 			res.TakeRTFs = append(res.TakeRTFs, r.Elapsed.Seconds()/audio)
 			res.TakeFrames = append(res.TakeFrames, len(r.Codes))
+			res.TakeDigests = append(res.TakeDigests, codesDigest(r.Codes))
 		}
 	}
 	res.FrameLaunches = f.FrameLaunches()
@@ -418,12 +430,12 @@ func benchTake(args []string) error {
 			return err
 		}
 		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
-		if _, err := benchRound(set, opt.Takes, prompt, *frames, chunks, *beginEach); err != nil {
+		if _, err := benchRound(set, opt.Takes, *seedBase, prompt, *frames, chunks, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
 		for range *rounds {
 			for _, b := range batches {
-				r, err := benchRound(set, b, prompt, *frames, chunks, *beginEach)
+				r, err := benchRound(set, b, *seedBase, prompt, *frames, chunks, *beginEach)
 				if err != nil {
 					return fmt.Errorf("round of %d takes: %w", b, err)
 				}
@@ -437,7 +449,7 @@ func benchTake(args []string) error {
 	if *asJSON {
 		return printJSON(res)
 	}
-	fmt.Printf("device            %s (kernels %s), pipeline %v, numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.Numerics, res.ChunkMax)
+	fmt.Printf("device            %s (kernels %s), pipeline %v (%d frames in flight), numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.FramesAhead, res.Numerics, res.ChunkMax)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
 	if res.LoadGBs > 0 {
 		fmt.Printf(" (%.2f GB/s of %.2f GB)", res.LoadGBs, float64(res.StoredBytes)/1e9)
@@ -464,6 +476,7 @@ func benchTake(args []string) error {
 			fmt.Printf(" %.4f (%d)", v, res.TakeFrames[i])
 		}
 		fmt.Printf("; median %.4f\n", median(res.TakeRTFs))
+		fmt.Printf("takes' codes      %s\n", strings.Join(res.TakeDigests, " "))
 	}
 	fmt.Printf("first audio       %.2f ms\n", res.FirstAudioMs)
 	keys := make([]string, 0, len(res.StageMsFrame))
@@ -490,7 +503,7 @@ func benchTake(args []string) error {
 		if res.BeginEach {
 			begin = "begun one after another"
 		}
-		fmt.Printf("batches           %s; takes %s\n", how, begin)
+		fmt.Printf("batches           %s; takes %s; seeds from %d\n", how, begin, res.SeedBase)
 	}
 	for _, r := range res.Batches {
 		fmt.Printf("batch %d           %.3f audio s per s (%d frames in %.1f ms); begin %.1f ms", r.Batch, r.AudioPerSecond, r.Frames, r.ElapsedMs, r.PrefillMs)
@@ -505,7 +518,7 @@ func benchTake(args []string) error {
 		for _, v := range r.RTF {
 			fmt.Printf(" %.4f", v)
 		}
-		fmt.Println()
+		fmt.Printf("; codes %s\n", strings.Join(r.Digests, " "))
 	}
 	if x := res.Experts; x.HostBytes == 0 {
 		fmt.Printf("experts           %s: %.2f GiB of routed experts on the device\n", x.Tier, gib(x.DeviceBytes))
@@ -548,11 +561,11 @@ func benchTake(args []string) error {
 	return nil
 }
 
-// benchRound runs b takes of prompt on set together (seeds 1…b; every take
+// benchRound runs b takes of prompt on set together (seeds base…base+b−1; every take
 // begins, in one BeginMany or with each its own Begin, then one step for all
 // live ones until each ends) through the take loop, as engine/take's
 // scheduler does when b requests arrive at once.
-func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
+func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
 	r := batchRound{Batch: b}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
@@ -561,7 +574,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks dram
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
 		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + 1), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
+			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return r, err
 		}
@@ -602,6 +615,7 @@ func benchRound(set drama3.TakeSet, b int, prompt []int, frames int, chunks dram
 			rtf = res.Elapsed.Seconds() / a
 		}
 		r.RTF = append(r.RTF, rtf)
+		r.Digests = append(r.Digests, codesDigest(res.Codes))
 		return nil
 	}
 	live := slices.Clone(runs)
@@ -734,4 +748,20 @@ func parsePrefillExperts(name string) (cuda.ExpertPath, error) {
 		return cuda.ExpertsRows, nil
 	}
 	return 0, fmt.Errorf("-prefill-experts %q: auto, grouped, gemv or rows", name)
+}
+
+// codesDigest is a short hash (FNV-1a, 32 bits) of a take's codes, frame by
+// frame: takes of the same seed, settings and weights print the same digest
+// from any process, so a benchmark can show that two runs made the same
+// audio (and that an A/B compared the same work).
+func codesDigest(codes [][]int) string {
+	h := fnv.New32a()
+	var b [4]byte
+	for _, frame := range codes {
+		for _, c := range frame {
+			binary.LittleEndian.PutUint32(b[:], uint32(c))
+			h.Write(b[:])
+		}
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
 }

@@ -33,6 +33,14 @@ type FramesOptions struct {
 	// Pipeline launches each frame's graph as soon as the last frame's
 	// codes are read (Frame): not with teacher forcing or a logits tap.
 	Pipeline bool
+	// Ahead2 (with Pipeline) keeps two frames in flight: Frame launches
+	// the frame after the one it returns before it waits for that one, so
+	// the device goes from one frame's graph to the next without waiting
+	// for the host to read the codes and launch (frame_ahead_cuda.go). A
+	// take that ends has made one frame more than it keeps. Not for a take
+	// slot of a TakeFrames nor under a host expert tier (its cache ticks
+	// between frames); $PROSCENIUM_GPU_FRAMES_AHEAD=2 sets it at the load.
+	Ahead2 bool
 	// Takes is the most takes LoadFrames admits memory for (0: 1): the
 	// first's state comes with the load, each other's with NewTake; with
 	// Batched, every take's is a slot of the one backbone and tower
@@ -63,6 +71,9 @@ func (o FramesOptions) withDefaults() FramesOptions {
 		o.PrefixCacheBytes = DefaultPrefixCacheBytes
 	}
 	o.Takes = max(o.Takes, 1)
+	if framesAheadEnv == "2" {
+		o.Ahead2 = true
+	}
 	return o
 }
 
@@ -84,9 +95,10 @@ type Frames struct {
 	// (0 when the backbone came from elsewhere).
 	admitted int64
 
-	pinned  *Block // FrameResultBytes: the frame's codes, end flag, errors
-	first   *Graph // frame 0: tower frame on the prompt's last row
-	next    *Graph // later frames: feedback row → backbone step → tower frame
+	pinned  *Block     // FrameResultBytes: the frame's codes, end flag, errors
+	first   *Graph     // frame 0: tower frame on the prompt's last row
+	next    *Graph     // later frames: feedback row → backbone step → tower frame
+	ahead   frameAhead // Ahead2: odd frames' result buffer, graph and events
 	entries []int
 	spf     int
 
@@ -94,7 +106,7 @@ type Frames struct {
 	codes    [][]int // kept frames
 	fault    error   // a device error: the context may be unusable (Fault)
 	forced   bool    // the control block holds forced codes
-	inflight bool    // frame f.frame's graph is launched ahead (Pipeline)
+	inflight int     // frames launched and not yet read, from f.frame on (Pipeline: 1; Ahead2: 2)
 	begun    bool
 	closed   bool
 
@@ -329,6 +341,11 @@ func (f *Frames) build() error {
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {
 		return err
 	}
+	if opt.Ahead2 {
+		if err := f.ahead.alloc(d); err != nil {
+			return err
+		}
+	}
 	f.entries = append([]int(nil), tw.Geometry.Entries...)
 	if codec != nil {
 		f.spf = codec.Geometry().SamplesPerFrame
@@ -383,10 +400,10 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	if len(codes) != len(f.entries) {
 		return false, fmt.Errorf("cuda frames: %d codes for %d codebooks", len(codes), len(f.entries))
 	}
-	if f.inflight && forced != nil {
+	if f.inflight > 0 && forced != nil {
 		return false, fmt.Errorf("cuda frames: frame %d was launched ahead (pipeline) and cannot be teacher-forced; switch the pipeline off before Begin", f.frame)
 	}
-	if !f.inflight {
+	if f.inflight == 0 {
 		if forced != nil || f.forced {
 			if err := f.tower.Force(forced); err != nil {
 				return false, err
@@ -396,14 +413,22 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 		if err := f.launch(); err != nil {
 			return false, err
 		}
+		f.inflight = 1
 	}
-	f.inflight = false
-	if err := f.d.Sync(); err != nil {
+	if f.inflight == 1 && f.aheadOn() && forced == nil && !f.forced && f.bb.pos < f.bb.Plan.Capacity {
+		if err := f.launchFrame(f.frame + 1); err != nil {
+			return false, err
+		}
+		f.inflight = 2
+	}
+	if err := f.waitFrame(f.frame); err != nil {
+		f.inflight = 0
 		f.begun = false // the device state is undefined: the next take starts over
 		f.fault = err
 		return false, err
 	}
-	res := f.tower.ReadResult(f.pinned)
+	f.inflight--
+	res := f.tower.ReadResult(f.resultBuffer(f.frame))
 	if err := res.Err(); err != nil {
 		f.begun = false
 		return false, fmt.Errorf("cuda frames: frame %d: %w", f.frame, err)
@@ -419,35 +444,44 @@ func (f *Frames) Frame(codes, forced []int) (bool, error) {
 	}
 	copy(codes, res.Codes)
 	f.codes = append(f.codes, append([]int(nil), res.Codes...))
-	if f.opt.Pipeline && forced == nil && f.tap == nil && f.bb.pos < f.bb.Plan.Capacity {
+	if f.inflight == 0 && f.opt.Pipeline && forced == nil && f.tap == nil && f.bb.pos < f.bb.Plan.Capacity {
 		if err := f.launch(); err != nil {
 			return false, err
 		}
-		f.inflight = true
+		f.inflight = 1
 	}
 	return false, nil
 }
 
 // launch enqueues frame f.frame's graph (captured at its first use) and
 // returns without waiting; the result lands in pinned memory.
-func (f *Frames) launch() error {
-	step := f.frame > 0
+func (f *Frames) launch() error { return f.launchFrame(f.frame) }
+
+// launchFrame enqueues frame k's graph, k = f.frame or (Ahead2) the one
+// after it: its result goes to resultBuffer(k) and, under Ahead2, the
+// stream records the frame's event when it has passed it.
+func (f *Frames) launchFrame(k int) error {
+	step := k > 0
 	if step && f.bb.pos >= f.bb.Plan.Capacity {
-		return fmt.Errorf("cuda frames: frame %d would pass the context limit of %d rows", f.frame, f.bb.Plan.Capacity)
+		return fmt.Errorf("cuda frames: frame %d would pass the context limit of %d rows", k, f.bb.Plan.Capacity)
 	}
 	err := f.d.Run(func(q *Queue) error {
 		g := &f.first
 		if step {
-			g = &f.next
+			g = f.stepGraph(k)
 		}
 		if *g == nil {
-			captured, err := q.Capture(func(q *Queue) error { return f.enqueueFrame(q, step) })
+			pinned := f.resultBuffer(k)
+			captured, err := q.Capture(func(q *Queue) error { return f.enqueueFrame(q, step, pinned) })
 			if err != nil {
 				return fmt.Errorf("cuda frames: capturing the frame graph: %w", err)
 			}
 			*g = captured
 		}
 		if err := q.LaunchGraph(*g); err != nil {
+			return err
+		}
+		if err := f.ahead.record(q, k); err != nil {
 			return err
 		}
 		return f.bb.W.Cache.tick(q)
@@ -479,10 +513,10 @@ func (f *Frames) SetPipeline(on bool) { f.opt.Pipeline = on }
 
 // settle waits for a frame launched ahead (Begin, Close).
 func (f *Frames) settle() error {
-	if !f.inflight {
+	if f.inflight == 0 {
 		return nil
 	}
-	f.inflight = false
+	f.inflight = 0
 	if err := f.d.Sync(); err != nil {
 		f.fault = err
 		return err
@@ -497,7 +531,7 @@ func (f *Frames) Fault() error { return f.fault }
 
 // enqueueFrame is the frame graph's content: withStep puts the feedback row
 // of the last frame through the backbone first (frames after the first).
-func (f *Frames) enqueueFrame(q *Queue, withStep bool) error {
+func (f *Frames) enqueueFrame(q *Queue, withStep bool, pinned *Block) error {
 	b := f.bb
 	if withStep {
 		H := int64(b.Plan.H)
@@ -512,7 +546,7 @@ func (f *Frames) enqueueFrame(q *Queue, withStep bool) error {
 	if err := f.tower.Frame(q, b.t(b.Plan.Out)); err != nil {
 		return err
 	}
-	return f.tower.CopyResult(q, f.pinned)
+	return f.tower.CopyResult(q, pinned)
 }
 
 // tapLogits reads every logits vector of the frame just made.
@@ -675,14 +709,15 @@ func (f *Frames) Close() error {
 		f.stream = nil
 	}
 	f.d.Do(func() error {
-		for _, g := range []*Graph{f.first, f.next} {
+		for _, g := range []*Graph{f.first, f.next, f.ahead.next} {
 			if g != nil {
 				g.Destroy()
 			}
 		}
 		return nil
 	})
-	f.first, f.next = nil, nil
+	f.first, f.next, f.ahead.next = nil, nil, nil
+	f.ahead.free(f.d)
 	if f.tower != nil {
 		f.tower.Close()
 	}
