@@ -470,14 +470,22 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
 // when !valid (src-size 0; src must still be a mapped address). (gemm31's
 // .L2::256B prefetch hint on these copies moved nothing: docs/PERF.md.)
+// cp_async_sa: the same to a shared-space address s.
 template <int BYTES>
-__device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+__device__ __forceinline__ void cp_async_sa(uint32_t s, const void* src, bool valid) {
     const int n = valid ? BYTES : 0;
     if (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
+    cp_async_sa<BYTES>((uint32_t)__cvta_generic_to_shared(smem), src, valid);
+}
+// cp_async16: 16 bytes always in bounds (no source size).
+__device__ __forceinline__ void cp_async16(uint32_t s, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 template <int N>
@@ -686,6 +694,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                   : KS == 1 ? r * WROWB + c * 16
                             : gemm_mma_wsub<KS, SB>(r, c * 16 / SB) + c * 16 % SB;
     }
+    // The wide instances (DYN) copy to shared-space addresses from the
+    // ring's (under the 128-register cap ptxas rebuilt the dynamic ring's
+    // generic address from SR_CgaCtaId for every copy), and a block whose W
+    // tile lies wholly in the matrix copies its pieces without bounds.
+    const uint32_t ring_sa = (uint32_t)__cvta_generic_to_shared(ring);
+    const bool wfull = DYN && wide && m0 + BM <= rows && cols % BK == 0;
     // X tile copies: BN rows × 8·KS pieces of 4 floats.
     constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
     constexpr int XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
@@ -709,8 +723,14 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         auto load = [&](int st, int kt) {
             const int k0 = kt * BK;
             uint8_t* stage = ring + st * STAGE;
+            const uint32_t sa = ring_sa + st * STAGE;
+            if (wfull) {
 #pragma unroll
-            for (int u = 0; u < WCOPIES; u++) {
+                for (int u = 0; u < WCOPIES; u++)
+                    if (wuse[u]) cp_async16(sa + wdst[u], wsrc[u] + (size_t)k0 * WT::ELEM);
+            }
+#pragma unroll
+            for (int u = 0; u < WCOPIES && !wfull; u++) {
                 if (!wuse[u]) continue;
                 const int k = k0 + wcol[u];
                 const uint8_t* src = wsrc[u] + (size_t)k0 * WT::ELEM;
@@ -729,7 +749,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                if (DYN) cp_async_sa<16>(sa + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                else cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
             }
             cp_async_commit();
         };
