@@ -1034,18 +1034,20 @@ GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)
 // tiles of 128 W rows by 8, 16 or 32 X rows with KS sub-steps a stage and
 // the ring in dynamic shared memory, named ...s k{32·KS} b{blocks an SM}.
 // GEMM_MMA_SMEM_B2 lets two blocks share an sm_90 SM (228 KB, 1 KB a block
-// reserved), GEMM_MMA_SMEM_B1 is one block's (227 KB at most); the launch
+// reserved), GEMM_MMA_SMEM_B3 three, GEMM_MMA_SMEM_B1 is one block's (227 KB
+// at most); the launch
 // passes the bytes and raises the function's limit to them. At most
 // GEMM_MMA_WIDE_ST stages (cp.async.wait_group counts up to ST − 3).
+#define GEMM_MMA_SMEM_B3 75776
 #define GEMM_MMA_SMEM_B2 114688
 #define GEMM_MMA_SMEM_B1 229376
 #define GEMM_MMA_WIDE_ST 12
-#define GEMM_MMA_WIDE(P, BM, BN, KS, SMEM, MINB, SUF)                                                                \
+#define GEMM_MMA_WIDE(P, BM, BN, KS, KSB, SMEM, MINB, SUF)                                                               \
     extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, MINB) gemm_mma_bf16_p##P##m##BM##n##BN##s##SUF(   \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
         int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
         const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
-        gemm_mma_body<GemmMmaBF16, BM, BN, 8, 1, P, true, 0, KS, SMEM, GEMM_MMA_WIDE_ST>(                            \
+        gemm_mma_body<GemmMmaBF16, BM, BN, 8, 1, P, true, 0, KSB, SMEM, GEMM_MMA_WIDE_ST>(                           \
             Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
             mstride, 0, n);                                                                                           \
     }                                                                                                                 \
@@ -1057,14 +1059,19 @@ GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)
         gemm_mma_body<GemmMmaFP8, BM, BN, 8, 1, P, true, 0, KS, SMEM, GEMM_MMA_WIDE_ST>(                             \
             Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
     }
-// Each grouped tile as three families: k32b2 (32 columns a stage as before,
+// Each grouped tile as five families: k32b2 (32 columns a stage as before,
 // a ring of up to 12 stages: depth alone), k64b2 (64 columns, two blocks an
 // SM), k128b1 (128 columns: a whole FP8 scale block a stage, one block an
-// SM with 224 KB).
+// SM with 224 KB), k32b3 and k64b3 (three blocks an SM in 74 KB each: 24
+// warps, ptxas held to 80 registers). The BF16 instances take KSB columns
+// / 32 a stage (k64b3's BF16 128 × 32 would leave room for two stages; the
+// engine's grouped experts are FP8, the BF16 ones run in tests).
 #define GEMM_MMA_WIDE_ALL(P, BN)                                     \
-    GEMM_MMA_WIDE(P, 128, BN, 1, GEMM_MMA_SMEM_B2, 2, k32b2)         \
-    GEMM_MMA_WIDE(P, 128, BN, 2, GEMM_MMA_SMEM_B2, 2, k64b2)         \
-    GEMM_MMA_WIDE(P, 128, BN, 4, GEMM_MMA_SMEM_B1, 1, k128b1)
+    GEMM_MMA_WIDE(P, 128, BN, 1, 1, GEMM_MMA_SMEM_B2, 2, k32b2)      \
+    GEMM_MMA_WIDE(P, 128, BN, 2, 2, GEMM_MMA_SMEM_B2, 2, k64b2)      \
+    GEMM_MMA_WIDE(P, 128, BN, 4, 4, GEMM_MMA_SMEM_B1, 1, k128b1)     \
+    GEMM_MMA_WIDE(P, 128, BN, 1, 1, GEMM_MMA_SMEM_B3, 3, k32b3)      \
+    GEMM_MMA_WIDE(P, 128, BN, 2, 1, GEMM_MMA_SMEM_B3, 3, k64b3)
 GEMM_MMA_WIDE_ALL(3, 32)
 GEMM_MMA_WIDE_ALL(3, 16)
 GEMM_MMA_WIDE_ALL(3, 8)

@@ -142,8 +142,10 @@ func gemmDefaultVariant(x gemmMma, groups int) string {
 // of up to 12 stages in 112 KB (the ring's depth alone); k64b2: 64 columns
 // (a barrier per 8 KB of FP8 weights), up to 12 stages in 112 KB; k128b1:
 // 128 columns (a barrier per 16 KB, a whole FP8 scale block a stage), one
-// block an SM with 224 KB.
-var gemmWides = []string{"k32b2", "k64b2", "k128b1"}
+// block an SM with 224 KB; k32b3, k64b3: three blocks an SM (24 warps
+// against 16) in 74 KB each, ptxas held to 80 registers (the 128 × 32
+// tile spills 32–64 bytes there).
+var gemmWides = []string{"k32b2", "k64b2", "k128b1", "k32b3", "k64b3"}
 
 // gemmWideShapes are the wide instances kernels/gemm.cu compiles, in its
 // order: the grouped tiles 128 × 32, × 16, × 8, each in every family.
@@ -165,6 +167,8 @@ func (x gemmMma) smem() int {
 		return 0
 	case strings.HasSuffix(x.wide, "b1"):
 		return kernel.GemmMmaSmemB1
+	case strings.HasSuffix(x.wide, "b3"):
+		return kernel.GemmMmaSmemB3
 	}
 	return kernel.GemmMmaSmemB2
 }
@@ -175,20 +179,32 @@ func (x gemmMma) smem() int {
 const gemmGroupedDefault = ""
 
 // gemmGrouped is $PROSCENIUM_GPU_GEMM_GROUPED: the wide family (gemmWides)
-// of the grouped experts' tile; "none" the tile as it is; empty:
-// gemmGroupedDefault. An unknown family names no instance (Gemm.instance
-// reports it).
+// of the grouped experts' tile, or N8/N16/N32 a family for each of the
+// tiles of 8, 16 and 32 X rows (as "k64b3/k64b3/k64b2"); "none" the tile as
+// it is; empty: gemmGroupedDefault. An unknown family names no instance
+// (Gemm.instance reports it).
 var gemmGrouped = os.Getenv("PROSCENIUM_GPU_GEMM_GROUPED")
 
-// gemmGroupedFamily is the wide family of the grouped experts' tile.
-func gemmGroupedFamily() string {
-	switch gemmGrouped {
-	case "":
-		return gemmGroupedDefault
-	case "none":
+// gemmGroupedFamily is the wide family of the grouped experts' tile of bn
+// X rows.
+func gemmGroupedFamily(bn int) string {
+	v := gemmGrouped
+	if v == "" {
+		v = gemmGroupedDefault
+	}
+	if f := strings.Split(v, "/"); len(f) == 3 {
+		v = f[0]
+		switch bn {
+		case 16:
+			v = f[1]
+		case 32:
+			v = f[2]
+		}
+	}
+	if v == "none" {
 		return ""
 	}
-	return gemmGrouped
+	return v
 }
 
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
@@ -215,7 +231,7 @@ const gemmSMs = 132
 func ChooseGemmFast(n, rows, groups int) string {
 	x := chooseGemmTile(n, rows, groups)
 	if groups > 0 {
-		if w := gemmGroupedFamily(); w != "" {
+		if w := gemmGroupedFamily(x.bn); w != "" {
 			x.wide = w
 			return x.name()
 		}

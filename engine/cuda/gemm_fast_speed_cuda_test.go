@@ -192,11 +192,14 @@ func TestGemmFastSpeed(t *testing.T) {
 			t.Logf("gemm31 experts n=%d, variant %q: %.4f ms a layer, %.2f TB/s; %.1f ms for 40 layers",
 				n, v, variantMs[v], float64(layerBytes)/(variantMs[v]*1e9), 40*variantMs[v])
 		}
-		for _, w := range gemmWides {
-			if ms := wideMs[w]; ms > 0 {
-				t.Logf("gemm32 experts n=%d, family %s: %.4f ms a layer (%.2f× the tile's %.4f), %.2f TB/s; %.1f ms for 40 layers",
-					n, w, ms, variantMs[""]/ms, variantMs[""], float64(layerBytes)/(ms*1e9), 40*ms)
+		if len(wideMs) > 0 {
+			line := fmt.Sprintf("gemm32 experts n=%d a layer: tile %.4f ms (%.2f TB/s)", n, variantMs[""],
+				float64(layerBytes)/(variantMs[""]*1e9))
+			for _, w := range gemmWides {
+				ms := wideMs[w]
+				line += fmt.Sprintf(", %s %.4f (%.2f×, %.2f TB/s)", w, ms, variantMs[""]/ms, float64(layerBytes)/(ms*1e9))
 			}
+			t.Log(line)
 		}
 	}
 }

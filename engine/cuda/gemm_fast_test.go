@@ -3,7 +3,6 @@ package cuda
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"proscenium/engine/cuda/kernel"
@@ -220,10 +219,7 @@ func TestChooseGemmGrouped(t *testing.T) {
 			if x.bm != base.bm || x.bn != base.bn || !x.split || x.pipe || x.wide != w || got != tile+w {
 				t.Errorf("family %s, %v: %s (%+v), tile %s", w, c, got, x, tile)
 			}
-			blocks := 2
-			if strings.HasSuffix(w, "b1") {
-				blocks = 1
-			}
+			blocks := int(w[len(w)-1] - '0')
 			if b := x.smem(); b <= 48<<10 || blocks*(b+1024) > 228<<10 {
 				t.Errorf("%s: %d bytes of dynamic shared memory for %d blocks an SM", got, b, blocks)
 			}
@@ -236,5 +232,14 @@ func TestChooseGemmGrouped(t *testing.T) {
 	gemmGrouped = "k256b1"
 	if g := ChooseGemmFast(300*8, 1024, 256); gemmMmaInstances[g] != (gemmMma{}) {
 		t.Errorf("family k256b1 picks %q, an instance", g)
+	}
+	gemmGrouped = "k64b3/none/k128b1" // a family per tile: 8, 16, 32 X rows
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{60 * 8, "p3m128n8sk64b3"}, {300 * 8, "p3m128n16s"}, {700 * 8, "p3m128n32sk128b1"}} {
+		if g := ChooseGemmFast(c.n, 1024, 256); g != c.want {
+			t.Errorf("%s, %d pairs: %s, want %s", gemmGrouped, c.n, g, c.want)
+		}
 	}
 }
