@@ -58,9 +58,11 @@ func TestGemmWide(t *testing.T) {
 			got := gemm(k)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(base[i]) {
+					// Errorf, not Fatalf: the other families still run.
 					differ, maxULP := ULPDiff(got, base)
-					t.Fatalf("%s: output %d is %g, the tile %s gave %g (%d of %d differ, max %d ULP): a wide stage keeps the tile's k order and must give its bits",
+					t.Errorf("%s: output %d is %g, the tile %s gave %g (%d of %d differ, max %d ULP): a wide stage keeps the tile's k order and must give its bits",
 						k, i, got[i], b.name(), base[i], differ, len(got), maxULP)
+					break
 				}
 			}
 		}
