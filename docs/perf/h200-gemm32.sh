@@ -5,7 +5,8 @@
 # blocks an SM: the ring's depth alone), k64b2 (64 columns, 112 KB, two blocks), k128b1 (128 columns,
 # 224 KB, one block), k32b3 / k64b3 (three blocks an SM in 74 KB, 80 registers: 24 warps against 16).
 # Chosen by PROSCENIUM_GPU_GEMM_GROUPED (default: none, the tiles as on main; N8/N16/N32 a family per
-# tile).
+# tile); PROSCENIUM_GPU_GEMM_DENSE_WIDE puts the dense GEMMs whose tile is a split one (gemm31's rule:
+# the 300-row out, router, shared down; the 60-row DeltaNet in and qkv) in a family too (default off).
 # ≤ 60 s, from the root of a checkout of branch gemm32 (merged with main):
 #   bash docs/perf/h200-gemm32.sh BINDIR LOGDIR
 # BINDIR holds cuda.test and proscenium-gpu built from that checkout (docs/perf/h200-lead6-build.sh).
@@ -32,7 +33,8 @@ K='p3m128n(8|16|32)s(k[0-9]+b[123])?'  # the grouped tiles and their wide instan
 cd $ROOT/engine/cuda
 # Correctness, four processes at once (≤ 22 s): the wide instances against their tiles' bits (dense,
 # grouped, odd shapes, passes) and every E4M3 code; the full geometry's experts against the CPU; the
-# fast backbone with k64b2, k128b1 and k64b3 (k32b* are the same code with one sub-step a stage).
+# fast backbone with k64b2, k128b1 and k64b3, the last with the dense split tiles in k64b3 too (k32b*
+# are the same code with one sub-step a stage).
 T 22 wide env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v \
   -test.run 'TestChooseGemm|TestGemmMmaInstancesCompiled|TestGemmWide|TestGemmFP8Codes' &
 T 22 experts env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v -test.run 'TestGemmGroupedExperts' &
@@ -40,15 +42,18 @@ T 22 backbone-k64b2 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_GROUPE
   -test.run 'TestBackboneMatchesCPU$' &
 T 22 backbone-k128b1 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_GROUPED=k128b1 $C -test.v \
   -test.run 'TestBackboneMatchesCPU$' &
-T 22 backbone-k64b3 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_GROUPED=k64b3 $C -test.v \
+T 22 backbone-k64b3 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_GROUPED=k64b3 PROSCENIUM_GPU_GEMM_DENSE_WIDE=k64b3 $C -test.v \
   -test.run 'TestBackboneMatchesCPU$' &
 wait
 # Timing, one at a time: the experts' tile against each family in one process (TestGemmFastSpeed's
 # "gemm32" lines); the prefill under each family, the old path first and last.
 T 10 speed env PROSCENIUM_GEMM_SPEED=1 $C -test.v -test.run 'TestGemmFastSpeed'
 cd $ROOT
-for v in none k64b2 k64b3 k128b1 k32b2 k32b3 none2; do
-  T 6 bench-$v env PROSCENIUM_GPU_GEMM_GROUPED=${v%2} $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
+# kNbM: the experts in that family; kNbMd: the dense split tiles too; again: none a second time.
+for v in none k64b2 k64b2d k64b3 k128b1 k32b2 k32b3 again; do
+  f=${v%d}; [ $f = again ] && f=none; d=; [ $v != ${v%d} ] && d=$f
+  T 6 bench-$v env PROSCENIUM_GPU_GEMM_GROUPED=$f PROSCENIUM_GPU_GEMM_DENSE_WIDE=$d $P bench-backbone -synthetic full -numerics fast \
+    -prefills 60,300,700
 done
 (cd $O/.. && tar czf $O.tgz --exclude=tokenizer.json "$(basename $O)" && mv $O.tgz $O/gemm32.tgz)
 echo "== gemm32 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
@@ -58,6 +63,6 @@ for f in wide experts backbone-k64b2 backbone-k128b1 backbone-k64b3; do echo "$f
 echo "== FP8 codes through the wide instances (worst relative error)"; grep -hE "k[0-9]+b[123] grouped .*worst relative error" $O/wide.log | sed 's/^ *gemm_experts_cuda_test.go:[0-9]*: //' | sort -k7 -g | tail -2
 echo "== fast 300-row prefill against the CPU, worst row of the four checkpoints (bound 1e-4)"
 for f in backbone-k64b2 backbone-k128b1 backbone-k64b3; do echo "$f: $(grep -hE "row prefill vs CPU: worst" $O/$f.log | sed -E 's/.*worst row [0-9]+ at ([^;]+);.*/\1/' | tr '\n' ' ')"; done
-echo "== experts: the tile against each wide family (ms; × = tile / family)"; grep -hE "gemm32 " $O/speed.log | sed 's/^ *gemm_fast_speed_cuda_test.go:[0-9]*: gemm32 //' | cut -c1-260
+echo "== experts and dense split tiles: the tile against each wide family (ms; × = tile / family)"; grep -hE "gemm32 " $O/speed.log | sed 's/^ *gemm_fast_speed_cuda_test.go:[0-9]*: gemm32 //' | cut -c1-260
 echo "== bench-backbone prefill ms at 60 / 300 / 700 rows (without MoE)"
-for v in none k64b2 k64b3 k128b1 k32b2 k32b3 none2; do echo "${v%2}: $(grep -A3 -E "^rows +prefill ms" $O/bench-$v.log | awk 'NR>1 {p=p" "$2; m=m" "$3} END {print p " (" m " )"}')"; done
+for v in none k64b2 k64b2d k64b3 k128b1 k32b2 k32b3 again; do echo "$v: $(grep -A3 -E "^rows +prefill ms" $O/bench-$v.log | awk 'NR>1 {p=p" "$2; m=m" "$3} END {print p " (" m " )"}')"; done

@@ -175,7 +175,8 @@ func (x gemmMma) smem() int {
 
 // gemmGroupedDefault is the wide family the grouped experts take by
 // default ("": gemm28's split tiles as they are). The one-line flip after
-// a measurement: set it to the family measured best (docs/PERF.md "gemm32").
+// a measurement: set it to the family (or N8/N16/N32 triple) measured best
+// (docs/PERF.md "gemm32").
 const gemmGroupedDefault = ""
 
 // gemmGrouped is $PROSCENIUM_GPU_GEMM_GROUPED: the wide family (gemmWides)
@@ -236,8 +237,19 @@ func ChooseGemmFast(n, rows, groups int) string {
 			return x.name()
 		}
 	}
+	if groups == 0 && x.split && gemmDenseWide != "" && gemmDenseWide != "none" {
+		x.wide = gemmDenseWide
+		return x.name()
+	}
 	return x.name() + gemmVariantFor(x, groups)
 }
+
+// gemmDenseWide is $PROSCENIUM_GPU_GEMM_DENSE_WIDE: the wide family
+// (gemmWides) of the dense GEMMs whose tile is a split one (gemmTiles31's
+// 128 × 32 s and 128 × 16 s: the 300-row out, router and shared down, the
+// 60-row DeltaNet in and qkv, the 700-row router); empty or "none": the
+// tile as it is (the default).
+var gemmDenseWide = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_WIDE")
 
 // gemmTiles is $PROSCENIUM_GPU_GEMM_TILES: empty or "31" picks the dense
 // tiles by gemmTiles31 (gemm31's rule, the default since session 10's run

@@ -108,6 +108,26 @@ func TestGemmFastSpeed(t *testing.T) {
 				report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
 			}
 			compare(fmt.Sprintf("%s n=%d", s.name, n), tiles, times)
+			// gemm32: where the default rule's tile is a split one, that
+			// tile in each wide family ($PROSCENIUM_GPU_GEMM_DENSE_WIDE).
+			saved := gemmTiles
+			gemmTiles = ""
+			tile := chooseGemmTile(n, s.rows, 0)
+			gemmTiles = saved
+			if tile.split && dev.Info.Major >= 9 {
+				line := fmt.Sprintf("gemm32 dense %s n=%d: %s %.4f ms", s.name, n, tile.name(), times[tile.name()])
+				for _, w := range gemmWides {
+					g.Kernel = tile.name() + w
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
+					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tile.name()]/ms)
+				}
+				t.Log(line)
+			}
 		}
 	}
 

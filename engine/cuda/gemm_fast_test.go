@@ -14,9 +14,10 @@ import (
 // gives each of the 132 SMs two blocks; every choice is a compiled instance
 // and its grid covers the output.
 func TestChooseGemmFast(t *testing.T) {
-	defer func(v, r, g string) { gemmVariant, gemmTiles, gemmGrouped = v, r, g }(gemmVariant, gemmTiles, gemmGrouped)
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
 	// the rule before gemm31, no variant, no wide family, whatever the environment says
-	gemmVariant, gemmTiles, gemmGrouped = "none", "main", "none"
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "none", "main", "none", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -77,8 +78,9 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 // unknown variant names no instance (Gemm.instance reports it) and
 // gemmMma.variant refuses it.
 func TestChooseGemmFastVariant(t *testing.T) {
-	defer func(v, r, g string) { gemmVariant, gemmTiles, gemmGrouped = v, r, g }(gemmVariant, gemmTiles, gemmGrouped)
-	gemmTiles, gemmGrouped = "main", "none"
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmTiles, gemmGrouped, gemmDenseWide = "main", "none", ""
 	for _, v := range []string{"none", "q"} {
 		gemmVariant = v
 		for _, c := range [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {700 * 8, 2048, 256}, {60, 2048, 0}, {300, 12352, 0}, {700, 2048, 0}} {
@@ -160,8 +162,9 @@ func TestGemmTiles31(t *testing.T) {
 // measured (gemmDefaultVariant), on the default tiles of the full
 // geometry's shapes and on the grouped experts.
 func TestGemmDefaultVariant(t *testing.T) {
-	defer func(v, r, g string) { gemmVariant, gemmTiles, gemmGrouped = v, r, g }(gemmVariant, gemmTiles, gemmGrouped)
-	gemmVariant, gemmTiles, gemmGrouped = "", "", ""
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -195,8 +198,9 @@ func TestGemmDefaultVariant(t *testing.T) {
 // an SM its name says) and leaves the dense picks alone; "none" and the
 // default keep the tile as it is; an unknown family names no instance.
 func TestChooseGemmGrouped(t *testing.T) {
-	defer func(v, r, g string) { gemmVariant, gemmTiles, gemmGrouped = v, r, g }(gemmVariant, gemmTiles, gemmGrouped)
-	gemmVariant, gemmTiles = "", ""
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmDenseWide = "", "", ""
 	grouped := [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {300 * 8, 2048, 256}, {700 * 8, 2048, 256}}
 	dense := [][3]int{{60, 12352, 0}, {300, 2048, 0}, {700, 1280, 0}}
 	for _, w := range gemmWides {
@@ -240,6 +244,35 @@ func TestChooseGemmGrouped(t *testing.T) {
 	}{{60 * 8, "p3m128n8sk64b3"}, {300 * 8, "p3m128n16s"}, {700 * 8, "p3m128n32sk128b1"}} {
 		if g := ChooseGemmFast(c.n, 1024, 256); g != c.want {
 			t.Errorf("%s, %d pairs: %s, want %s", gemmGrouped, c.n, g, c.want)
+		}
+	}
+}
+
+// TestChooseGemmDenseWide: $PROSCENIUM_GPU_GEMM_DENSE_WIDE gives the dense
+// GEMMs whose tile is a split one that tile in the family, and leaves the
+// other dense tiles and the grouped experts alone.
+func TestChooseGemmDenseWide(t *testing.T) {
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmGrouped = "", "", "none"
+	for _, w := range gemmWides {
+		for _, c := range [][3]int{{60, 12352, 0}, {300, 2048, 0}, {300, 1280, 0}, {700, 1280, 0}, {300, 12352, 0},
+			{60, 2048, 0}, {300 * 8, 1024, 256}} {
+			gemmDenseWide = ""
+			tile := ChooseGemmFast(c[0], c[1], c[2])
+			gemmDenseWide = w
+			got := ChooseGemmFast(c[0], c[1], c[2])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("dense family %s, %v: %q is not a compiled instance", w, c, got)
+			}
+			if want := tile + w; c[2] == 0 && gemmMmaInstances[tile].split {
+				if got != want {
+					t.Errorf("dense family %s, %v: %s, want %s", w, c, got, want)
+				}
+			} else if got != tile || x.wide != "" {
+				t.Errorf("dense family %s, %v: %s, want %s as without it", w, c, got, tile)
+			}
 		}
 	}
 }
