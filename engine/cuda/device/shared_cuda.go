@@ -28,6 +28,14 @@ func (d *Device) sharedLimit(name string, fn cu.Function, shared int) error {
 	if r != C.CUDA_SUCCESS {
 		return fmt.Errorf("cuda: %s: %d bytes of dynamic shared memory: cuFuncSetAttribute: CUresult %d", name, shared, int(r))
 	}
+	// The whole of the SM's L1/shared memory as shared memory (a hint; the
+	// driver otherwise sizes the carveout itself), so that as many blocks
+	// as the kernel's size allows share an SM (gemm32's rings: two or three
+	// of 112 or 74 KB in 228 KB).
+	r = C.cuFuncSetAttribute(cuFunction(fn), C.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, C.CU_SHAREDMEM_CARVEOUT_MAX_SHARED)
+	if r != C.CUDA_SUCCESS {
+		return fmt.Errorf("cuda: %s: shared memory carveout: cuFuncSetAttribute: CUresult %d", name, int(r))
+	}
 	if d.shared == nil {
 		d.shared = map[string]int{}
 	}
