@@ -470,14 +470,22 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
 // when !valid (src-size 0; src must still be a mapped address). (gemm31's
 // .L2::256B prefetch hint on these copies moved nothing: docs/PERF.md.)
+// cp_async_sa: the same to a shared-space address s.
 template <int BYTES>
-__device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+__device__ __forceinline__ void cp_async_sa(uint32_t s, const void* src, bool valid) {
     const int n = valid ? BYTES : 0;
     if (BYTES == 16)
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(n));
     else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(s), "l"(src), "n"(BYTES), "r"(n));
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void* smem, const void* src, bool valid) {
+    cp_async_sa<BYTES>((uint32_t)__cvta_generic_to_shared(smem), src, valid);
+}
+// cp_async16: 16 bytes always in bounds (no source size).
+__device__ __forceinline__ void cp_async16(uint32_t s, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 template <int N>
@@ -490,8 +498,10 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // x's P0 and P1 from the four x of columns c … c+3 (scaled by sc first).
 struct GemmMmaBF16 {
     static constexpr int ELEM = 2, ROWB = GEMM_MMA_BK * 2, GAP = 1;
-    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) {
-        const uint4 v = *reinterpret_cast<const uint4*>(tile + r * ROWB + 16 * tq);
+    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) { frag_at(tile + r * ROWB, tq, a); }
+    // frag_at: the same from the step's ROWB bytes of a row at row.
+    __device__ static void frag_at(const uint8_t* row, int tq, uint32_t* a) {
+        const uint4 v = *reinterpret_cast<const uint4*>(row + 16 * tq);
         a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
     }
     // first, second: frag's registers a half at a time (PIPE): first loads
@@ -512,8 +522,9 @@ struct GemmMmaFP8 {
         asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(lo) : "r"(l), "r"(0x7b807b80u), "r"(0x80008000u));  // × 2^120 − 0
         asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(hi) : "r"(h), "r"(0x7b807b80u), "r"(0x80008000u));
     }
-    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) {
-        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
+    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) { frag_at(tile + r * ROWB, tq, a); }
+    __device__ static void frag_at(const uint8_t* row, int tq, uint32_t* a) {
+        const uint2 v = *reinterpret_cast<const uint2*>(row + 8 * tq);
         widen(v.x, a[0], a[1]);
         widen(v.y, a[2], a[3]);
     }
@@ -537,9 +548,12 @@ __device__ __forceinline__ void gemm_mma_pair(float4 v, float sc, uint32_t* p0, 
     }
 }
 
-// The X tile's rows are GEMM_MMA_BK floats (128 bytes, 8 chunks of 16):
-// byte offset of chunk c of row r.
-__device__ __forceinline__ int gemm_mma_xoff(int r, int c) { return r * (GEMM_MMA_BK * 4) + ((c ^ (r & 1)) << 4); }
+// The X tile's rows are KS·GEMM_MMA_BK floats (128·KS bytes, 8·KS chunks
+// of 16): byte offset of chunk c of row r.
+template <int KS = 1>
+__device__ __forceinline__ int gemm_mma_xoff(int r, int c) {
+    return r * (KS * GEMM_MMA_BK * 4) + ((c ^ (r & 1)) << 4);
+}
 
 // LDSM layouts (BF16 W, PIPE, X split per warp). The MMA's k order: half s
 // of a step is columns 16s … 16s+15, k in order (ldmatrix gives lane (g,
@@ -582,7 +596,36 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // each step's first half are read after its barrier.
 #define GEMM_MMA_PIPE 2
 
-template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS, int OPT>
+// Wide stages (gemm32, docs/PERF.md "gemm32"): KS sub-steps of
+// GEMM_MMA_BK columns a ring stage (BK = 32·KS columns: one cp.async wait
+// and one barrier per BK columns instead of per 32, and each W row's BK
+// bytes a stage in one piece), the ring sized to SMEM bytes of shared
+// memory (beyond the 48 KB of static shared memory: dynamic, the launch
+// passes SMEM and sets the function's limit) with at most MAXST stages.
+// Only the split-once tiles without PIPE take KS > 1 (the grouped experts).
+// A stage's W row is KS sub-blocks of SB bytes (one sub-step's columns);
+// sub-block s of row r sits at s ^ h(r), so that the eight rows of a
+// fragment load (lanes g = 0…7 at the same sub-step) spread over the
+// 128-byte bank line's SB-byte places (P of them): h(r) = (r / max(1,
+// P / KS)) & (min(KS, P) − 1); KS 1 gives the layout above.
+template <int KS, int SB>
+__device__ __forceinline__ int gemm_mma_wsub(int r, int s) {
+    constexpr int P = 128 / SB, DIV = P / KS > 1 ? P / KS : 1, MASK = (KS < P ? KS : P) - 1;
+    return r * (KS * SB) + ((s ^ ((r / DIV) & MASK)) * SB);
+}
+// The parts buffer's rows hold BK / 2 words (16 a sub-step); with KS > 1
+// a row's sub-steps are XOR-swapped by r & 1 so that the two rows of a
+// quarter warp's 16-byte B loads hit both halves of the bank line.
+template <int KS>
+__device__ __forceinline__ int gemm_mma_psub(int r, int s) {
+    return KS > 1 ? s ^ (r & 1) : s;
+}
+
+// Shared memory past the static 48 KB (the wide instances' rings).
+extern __shared__ __align__(128) uint8_t gemm_mma_dyn[];
+
+template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS, int OPT, int KS = 1,
+          int SMEM = GEMM_MMA_SMEM, int MAXST = 8>
 __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
@@ -592,18 +635,24 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     static_assert(BM % (WM * 16) == 0 && BN % (WN * 8) == 0, "warp tiles of whole fragments");
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
     constexpr int MI = BM / (WM * 16), NJ = BN / (WN * 8);
-    constexpr int WBYTES = BM * WT::ROWB, XBYTES = BN * GEMM_MMA_BK * 4, STAGE = WBYTES + XBYTES;
-    // XS: the parts double buffer, PARTB bytes a part ([BN rows][16 words]).
-    constexpr int PARTB = BN * (GEMM_MMA_BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
-    constexpr int ST = (GEMM_MMA_SMEM - PBYTES) / STAGE > 8 ? 8 : (GEMM_MMA_SMEM - PBYTES) / STAGE;
+    // A stage: BK columns, W rows of WROWB bytes (KS sub-blocks of SB).
+    constexpr int BK = GEMM_MMA_BK * KS, SB = WT::ROWB, WROWB = KS * SB;
+    constexpr int WBYTES = BM * WROWB, XBYTES = BN * BK * 4, STAGE = WBYTES + XBYTES;
+    // XS: the parts double buffer, PARTB bytes a part ([BN rows][BK / 2 words]).
+    constexpr int PARTB = BN * (BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
+    constexpr int ST = (SMEM - PBYTES) / STAGE > MAXST ? MAXST : (SMEM - PBYTES) / STAGE;
     constexpr bool PIPE = (OPT & GEMM_MMA_PIPE) != 0;
+    static_assert(KS == 1 || (XS && !PIPE), "wide stages: split-once tiles without PIPE");
+    static_assert(KS == 1 || KS == 2 || KS == 4, "a stage lies in one 128-column block of FP8 scales");
+    constexpr bool DYN = SMEM > GEMM_MMA_SMEM;
     // Tiles a step needs in the ring: its own, and (XS, PIPE) the next.
     constexpr int AHEAD = XS || PIPE ? 2 : 1;
     static_assert(ST >= AHEAD + 1, "the ring holds the step's tiles and one in flight");
     // LDSM (PIPE, BF16 W, X split per warp): A fragments by ldmatrix, in
     // the MMA's own k order (gemm_mma_ldsm_* above), and X read in it.
     constexpr bool LDSM = PIPE && WT::ELEM == 2 && !XS;
-    __shared__ __align__(128) uint8_t ring[ST * STAGE + PBYTES];
+    __shared__ __align__(128) uint8_t ring_static[DYN ? 16 : ST * STAGE + PBYTES];
+    uint8_t* const ring = DYN ? gemm_mma_dyn : ring_static;
     uint32_t* const parts = reinterpret_cast<uint32_t*>(ring + ST * STAGE);
 
     pdl_entry();
@@ -628,7 +677,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 
     // W tile copies: BM rows × 16-byte pieces (an FP8 row whose columns are
     // not a multiple of 16 is not 16-byte aligned: two 8-byte copies).
-    constexpr int WPR = WT::ROWB / 16;  // pieces per row
+    constexpr int WPR = WROWB / 16;  // pieces per row
     constexpr int WCOPIES = (BM * WPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     const bool wide = WT::ELEM == 2 || (cols & 15) == 0;
     const uint8_t* wsrc[WCOPIES];  // the piece's first byte in tile 0
@@ -641,32 +690,47 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         wok[u] = m0 + r < rows;
         wcol[u] = c * 16 / WT::ELEM;  // element column within the tile
         wsrc[u] = W + ((size_t)min(m0 + r, rows - 1) * cols + wcol[u]) * WT::ELEM;
-        wdst[u] = LDSM ? gemm_mma_ldsm_woff(r, c) : r * WT::ROWB + c * 16;
+        wdst[u] = LDSM      ? gemm_mma_ldsm_woff(r, c)
+                  : KS == 1 ? r * WROWB + c * 16
+                            : gemm_mma_wsub<KS, SB>(r, c * 16 / SB) + c * 16 % SB;
     }
-    // X tile copies: BN rows × 8 pieces of 4 floats.
-    constexpr int XL = (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
-    const int ktiles = (cols + GEMM_MMA_BK - 1) / GEMM_MMA_BK;
-    auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + ((kt * GEMM_MMA_BK) >> 7)) : 1.f; };
+    // The wide instances (DYN) copy to shared-space addresses from the
+    // ring's (under the 128-register cap ptxas rebuilt the dynamic ring's
+    // generic address from SR_CgaCtaId for every copy), and a block whose W
+    // tile lies wholly in the matrix copies its pieces without bounds.
+    const uint32_t ring_sa = (uint32_t)__cvta_generic_to_shared(ring);
+    const bool wfull = DYN && wide && m0 + BM <= rows && cols % BK == 0;
+    // X tile copies: BN rows × 8·KS pieces of 4 floats.
+    constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
+    constexpr int XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
+    const int ktiles = (cols + BK - 1) / BK;
+    auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + ((kt * BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
         const float* xsrc[XL];  // the piece's first float in tile 0
         bool xok[XL], xuse[XL];
         int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> 3, BN - 1), c = f & 7;
-            xuse[u] = f < BN * 8;
+            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
+            xuse[u] = f < BN * XPR;
             xc[u] = c * 4;
             const int m = x0 + r;
             xok[u] = m < end;
             xsrc[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u];
-            xdst[u] = WBYTES + (LDSM ? gemm_mma_ldsm_xoff(r, c) : gemm_mma_xoff(r, c));
+            xdst[u] = WBYTES + (LDSM ? gemm_mma_ldsm_xoff(r, c) : gemm_mma_xoff<KS>(r, c));
         }
         // Tile kt (W and X) into stage st: one commit group.
         auto load = [&](int st, int kt) {
-            const int k0 = kt * GEMM_MMA_BK;
+            const int k0 = kt * BK;
             uint8_t* stage = ring + st * STAGE;
+            const uint32_t sa = ring_sa + st * STAGE;
+            if (wfull) {
 #pragma unroll
-            for (int u = 0; u < WCOPIES; u++) {
+                for (int u = 0; u < WCOPIES; u++)
+                    if (wuse[u]) cp_async16(sa + wdst[u], wsrc[u] + (size_t)k0 * WT::ELEM);
+            }
+#pragma unroll
+            for (int u = 0; u < WCOPIES && !wfull; u++) {
                 if (!wuse[u]) continue;
                 const int k = k0 + wcol[u];
                 const uint8_t* src = wsrc[u] + (size_t)k0 * WT::ELEM;
@@ -685,26 +749,28 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             for (int u = 0; u < XL; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                if (DYN) cp_async_sa<16>(sa + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                else cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
             }
             cp_async_commit();
         };
         // XS: split tile kt's X (in the ring) into parts buffer kt & 1, one
-        // 16-byte chunk (row r, chunk c: words 2c, 2c+1 of each part) a thread.
+        // 16-byte chunk (row r, chunk c: words 2c, 2c+1 of each part; KS > 1:
+        // of sub-step c / 8, placed by gemm_mma_psub) a thread.
         auto split = [&](int kt, int st) {
             const uint8_t* xs = ring + st * STAGE + WBYTES;
             uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4);
             const float sc = scale(kt);
 #pragma unroll
-            for (int u = 0; u < (BN * 8 + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS; u++) {
-                const int f = tid + GEMM_MMA_THREADS * u, r = f >> 3, c = f & 7;
-                if (f >= BN * 8) break;
+            for (int u = 0; u < XL; u++) {
+                const int f = tid + GEMM_MMA_THREADS * u, r = f >> XSH, c = f & (XPR - 1);
+                if (f >= BN * XPR) break;
                 uint32_t p0[PARTS], p1[PARTS];
-                gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff(r, c)), sc, p0, p1);
+                gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff<KS>(r, c)), sc, p0, p1);
+                const int w = r * (BK / 2) + 16 * gemm_mma_psub<KS>(r, c >> 3) + 2 * (c & 7);
 #pragma unroll
                 for (int p = 0; p < PARTS; p++)
-                    *reinterpret_cast<uint2*>(pb + p * (PARTB / 4) + r * (GEMM_MMA_BK / 2) + 2 * c) =
-                        make_uint2(p0[p], p1[p]);
+                    *reinterpret_cast<uint2*>(pb + p * (PARTB / 4) + w) = make_uint2(p0[p], p1[p]);
             }
         };
 
@@ -753,7 +819,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 const int r = wn * NJ * 8 + j * 8 + g;
                 if (XS) {
                     const uint32_t* pb =
-                        parts + (kt & 1) * (PARTS * PARTB / 4) + r * (GEMM_MMA_BK / 2) + 4 * tq + 2 * s;
+                        parts + (kt & 1) * (PARTS * PARTB / 4) + r * (BK / 2) + 4 * tq + 2 * s;
 #pragma unroll
                     for (int p = 0; p < PARTS; p++) {
                         const uint2 v = *reinterpret_cast<const uint2*>(pb + p * (PARTB / 4));
@@ -783,10 +849,19 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         // too, whose X it splits (XS) and whose first half's fragments it
         // loads (PIPE) while tile kt's feed the MMAs: with ST − 1 groups
         // issued ahead, waiting until ST − 1 − AHEAD are pending.
+        if (!DYN) {
 #pragma unroll
-        for (int st = 0; st < ST - 1; st++) {
-            if (st < ktiles) load(st, st);
-            else cp_async_commit();
+            for (int st = 0; st < ST - 1; st++) {
+                if (st < ktiles) load(st, st);
+                else cp_async_commit();
+            }
+        } else {
+            // (Not unrolled: the deep rings' prologues held registers.)
+#pragma unroll 1
+            for (int st = 0; st < ST - 1; st++) {
+                if (st < ktiles) load(st, st);
+                else cp_async_commit();
+            }
         }
         if (XS || PIPE) {
             cp_async_wait<ST - 2>();
@@ -847,46 +922,52 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             const uint8_t* ws = ring + st * STAGE;
             stl = st, st = st1, st1 = st1 + 1 == ST ? 0 : st1 + 1;
 
-            uint32_t a[MI][2][4];  // [i][W row g, g + 8][P0, P1 of half 0, of half 1]
+            // The stage's KS sub-steps of 32 columns, one after another (no
+            // barrier between: the loads of one may overlap the last's MMAs).
 #pragma unroll
-            for (int i = 0; i < MI; i++) {
-                const int r = wm * MI * 16 + i * 16 + g;
-                WT::frag(ws, r, tq, a[i][0]);
-                WT::frag(ws, r + 8, tq, a[i][1]);
-            }
-            uint32_t b[NJ][4][PARTS];  // [j][P0, P1 of half 0, of half 1][part]
+            for (int ks = 0; ks < KS; ks++) {
+                uint32_t a[MI][2][4];  // [i][W row g, g + 8][P0, P1 of half 0, of half 1]
 #pragma unroll
-            for (int j = 0; j < NJ; j++) {
-                const int r = wn * NJ * 8 + j * 8 + g;
-                if (XS) {
-                    const uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4) + r * (GEMM_MMA_BK / 2) + 4 * tq;
-#pragma unroll
-                    for (int p = 0; p < PARTS; p++) {
-                        const uint4 v = *reinterpret_cast<const uint4*>(pb + p * (PARTB / 4));
-                        b[j][0][p] = v.x, b[j][1][p] = v.y, b[j][2][p] = v.z, b[j][3][p] = v.w;
-                    }
-                } else {
-                    const uint8_t* xs = ws + WBYTES;
-                    const float sc = scale(kt);
-#pragma unroll
-                    for (int s = 0; s < 2; s++)
-                        gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff(r, 2 * tq + s)),
-                                                 sc, b[j][2 * s], b[j][2 * s + 1]);
+                for (int i = 0; i < MI; i++) {
+                    const int r = wm * MI * 16 + i * 16 + g;
+                    WT::frag_at(ws + gemm_mma_wsub<KS, SB>(r, ks), tq, a[i][0]);
+                    WT::frag_at(ws + gemm_mma_wsub<KS, SB>(r + 8, ks), tq, a[i][1]);
                 }
-            }
-            // Smallest part first; the fragments' MMAs of one part in a row.
+                uint32_t b[NJ][4][PARTS];  // [j][P0, P1 of half 0, of half 1][part]
 #pragma unroll
-            for (int s = 0; s < 2; s++)
+                for (int j = 0; j < NJ; j++) {
+                    const int r = wn * NJ * 8 + j * 8 + g;
+                    if (XS) {
+                        const uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4) + r * (BK / 2) +
+                                             16 * gemm_mma_psub<KS>(r, ks) + 4 * tq;
 #pragma unroll
-                for (int p = PARTS - 1; p >= 0; p--)
-#pragma unroll
-                    for (int j = 0; j < NJ; j++)
-#pragma unroll
-                        for (int i = 0; i < MI; i++) {
-                            const uint32_t ai[4] = {a[i][0][2 * s], a[i][1][2 * s], a[i][0][2 * s + 1],
-                                                    a[i][1][2 * s + 1]};
-                            mma_bf16(acc[p % ACCP][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
+                        for (int p = 0; p < PARTS; p++) {
+                            const uint4 v = *reinterpret_cast<const uint4*>(pb + p * (PARTB / 4));
+                            b[j][0][p] = v.x, b[j][1][p] = v.y, b[j][2][p] = v.z, b[j][3][p] = v.w;
                         }
+                    } else {
+                        const uint8_t* xs = ws + WBYTES;
+                        const float sc = scale(kt);
+#pragma unroll
+                        for (int s = 0; s < 2; s++)
+                            gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff(r, 2 * tq + s)),
+                                                     sc, b[j][2 * s], b[j][2 * s + 1]);
+                    }
+                }
+                // Smallest part first; the fragments' MMAs of one part in a row.
+#pragma unroll
+                for (int s = 0; s < 2; s++)
+#pragma unroll
+                    for (int p = PARTS - 1; p >= 0; p--)
+#pragma unroll
+                        for (int j = 0; j < NJ; j++)
+#pragma unroll
+                            for (int i = 0; i < MI; i++) {
+                                const uint32_t ai[4] = {a[i][0][2 * s], a[i][1][2 * s], a[i][0][2 * s + 1],
+                                                        a[i][1][2 * s + 1]};
+                                mma_bf16(acc[p % ACCP][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
+                            }
+            }
         }
         cp_async_wait<0>();
         __syncthreads();  // the ring and the parts are refilled by the next pass
@@ -947,3 +1028,50 @@ GEMM_MMA_ALL(3, 64, 16, 4, 2, false, )
 GEMM_MMA_ALL(3, 128, 32, 8, 1, true, s)
 GEMM_MMA_ALL(3, 128, 16, 8, 1, true, s)
 GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)
+
+// gemm32's wide grouped instances (docs/PERF.md "gemm32"; engine/cuda
+// gemm_fast.go gemmWide, $PROSCENIUM_GPU_GEMM_GROUPED): the split-once
+// tiles of 128 W rows by 8, 16 or 32 X rows with KS sub-steps a stage and
+// the ring in dynamic shared memory, named ...s k{32·KS} b{blocks an SM}.
+// GEMM_MMA_SMEM_B2 lets two blocks share an sm_90 SM (228 KB, 1 KB a block
+// reserved), GEMM_MMA_SMEM_B3 three, GEMM_MMA_SMEM_B1 is one block's (227 KB
+// at most); the launch
+// passes the bytes and raises the function's limit to them. At most
+// GEMM_MMA_WIDE_ST stages (cp.async.wait_group counts up to ST − 3).
+#define GEMM_MMA_SMEM_B3 75776
+#define GEMM_MMA_SMEM_B2 114688
+#define GEMM_MMA_SMEM_B1 229376
+#define GEMM_MMA_WIDE_ST 12
+#define GEMM_MMA_WIDE(P, BM, BN, KS, KSB, SMEM, MINB, SUF)                                                               \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, MINB) gemm_mma_bf16_p##P##m##BM##n##BN##s##SUF(   \
+        float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
+        int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
+        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
+        gemm_mma_body<GemmMmaBF16, BM, BN, 8, 1, P, true, 0, KSB, SMEM, GEMM_MMA_WIDE_ST>(                           \
+            Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
+            mstride, 0, n);                                                                                           \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, MINB) gemm_mma_fp8_p##P##m##BM##n##BN##s##SUF(    \
+        float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
+        const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
+        int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
+        const int32_t* __restrict__ rowids) {                                                                        \
+        gemm_mma_body<GemmMmaFP8, BM, BN, 8, 1, P, true, 0, KS, SMEM, GEMM_MMA_WIDE_ST>(                             \
+            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
+    }
+// Each grouped tile as five families: k32b2 (32 columns a stage as before,
+// a ring of up to 12 stages: depth alone), k64b2 (64 columns, two blocks an
+// SM), k128b1 (128 columns: a whole FP8 scale block a stage, one block an
+// SM with 224 KB), k32b3 and k64b3 (three blocks an SM in 74 KB each: 24
+// warps, ptxas held to 80 registers). The BF16 instances take KSB columns
+// / 32 a stage (k64b3's BF16 128 × 32 would leave room for two stages; the
+// engine's grouped experts are FP8, the BF16 ones run in tests).
+#define GEMM_MMA_WIDE_ALL(P, BN)                                     \
+    GEMM_MMA_WIDE(P, 128, BN, 1, 1, GEMM_MMA_SMEM_B2, 2, k32b2)      \
+    GEMM_MMA_WIDE(P, 128, BN, 2, 2, GEMM_MMA_SMEM_B2, 2, k64b2)      \
+    GEMM_MMA_WIDE(P, 128, BN, 4, 4, GEMM_MMA_SMEM_B1, 1, k128b1)     \
+    GEMM_MMA_WIDE(P, 128, BN, 1, 1, GEMM_MMA_SMEM_B3, 3, k32b3)      \
+    GEMM_MMA_WIDE(P, 128, BN, 2, 1, GEMM_MMA_SMEM_B3, 3, k64b3)
+GEMM_MMA_WIDE_ALL(3, 32)
+GEMM_MMA_WIDE_ALL(3, 16)
+GEMM_MMA_WIDE_ALL(3, 8)

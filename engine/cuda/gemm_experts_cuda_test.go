@@ -20,7 +20,7 @@ import (
 // 2048 reading one row per (token, expert) pair, FP8 with random block
 // scales. Every tensor-core instance and exact numerics' pick against
 // cpu.MatVec of each pair (tensor-core ones within checkGemm's tolerance,
-// the FP64 one to the CPU's bits).
+// the FP64 one to the CPU's bits); gemm32's wide instances among them.
 func TestGemmGroupedExperts(t *testing.T) {
 	r := newRand(t)
 	const E, K = 256, 8
@@ -79,7 +79,7 @@ func TestGemmGroupedExperts(t *testing.T) {
 				for _, s := range gemmMmaShapes {
 					kernels = append(kernels, s.name())
 				}
-				kernels = gemmKernelsNamed(kernels)
+				kernels = append(gemmKernelsNamed(kernels), gemmWideKernels(t)...) // gemm32's wide ones too
 				for _, k := range kernels {
 					g.Kernel = k
 					y := poisoned(t, nk*shape.rows)
@@ -124,7 +124,8 @@ func fullExpertWeights(t *testing.T, r *rand.Rand, mats, rows, cols int) (W, S *
 // positive, so each output is one code's value times a sum without
 // cancellation and is checked on its own within 1e-4 (a code read as zero,
 // or one mantissa step off, is ≥ 6 % off; a norm over all rows would hide
-// the small codes). Every GEMM instance, dense and as one group.
+// the small codes). Every GEMM instance (gemm32's wide ones too), dense
+// and as one group.
 func TestGemmFP8Codes(t *testing.T) {
 	r := newRand(t)
 	var codes []uint8
@@ -155,7 +156,7 @@ func TestGemmFP8Codes(t *testing.T) {
 	}
 	W, S, xb := upload(t, wq), upload(t, scales), upload(t, x)
 	offsets := Whole(upload(t, []int32{0, int32(n)}))
-	for _, k := range gemmKernels {
+	for _, k := range append(gemmKernels, gemmWideKernels(t)...) { // gemm32's wide instances too
 		for _, grouped := range []bool{false, true} {
 			g := Gemm{N: n, Rows: rows, Cols: cols, Kernel: k}
 			if grouped {

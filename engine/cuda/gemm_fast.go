@@ -25,6 +25,10 @@ type gemmMma struct {
 	parts, bm, bn int
 	split         bool
 	pipe          bool
+	// wide is gemm32's family of a split tile ("": none; gemmWides):
+	// KS sub-steps of 32 columns a ring stage, the ring in dynamic shared
+	// memory (kernels/gemm.cu GEMM_MMA_WIDE).
+	wide string
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
@@ -33,6 +37,9 @@ type gemmMma struct {
 var gemmMmaInstances = func() map[string]gemmMma {
 	m := map[string]gemmMma{}
 	for _, s := range gemmMmaShapes {
+		m[s.name()] = s
+	}
+	for _, s := range gemmWideShapes {
 		m[s.name()] = s
 	}
 	return m
@@ -82,7 +89,7 @@ func (x gemmMma) name() string {
 	if x.pipe {
 		s += "q"
 	}
-	return s
+	return s + x.wide
 }
 
 // gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q or none) of
@@ -128,6 +135,79 @@ func gemmDefaultVariant(x gemmMma, groups int) string {
 	return ""
 }
 
+// gemmWides are gemm32's families of the grouped (split-once) tiles, by the
+// suffix of their instances (kernels/gemm.cu GEMM_MMA_WIDE_ALL): k{BK}
+// columns a ring stage, b{blocks an SM} (the dynamic shared memory each
+// block takes: gemmMma.smem). k32b2: 32 columns a stage as before, a ring
+// of up to 12 stages in 112 KB (the ring's depth alone); k64b2: 64 columns
+// (a barrier per 8 KB of FP8 weights), up to 12 stages in 112 KB; k128b1:
+// 128 columns (a barrier per 16 KB, a whole FP8 scale block a stage), one
+// block an SM with 224 KB; k32b3, k64b3: three blocks an SM (24 warps
+// against 16) in 74 KB each, ptxas held to 80 registers (the 128 × 32
+// tile spills 32–64 bytes there).
+var gemmWides = []string{"k32b2", "k64b2", "k128b1", "k32b3", "k64b3"}
+
+// gemmWideShapes are the wide instances kernels/gemm.cu compiles, in its
+// order: the grouped tiles 128 × 32, × 16, × 8, each in every family.
+var gemmWideShapes = func() []gemmMma {
+	var all []gemmMma
+	for _, bn := range []int{32, 16, 8} {
+		for _, w := range gemmWides {
+			all = append(all, gemmMma{parts: gemmParts, bm: 128, bn: bn, split: true, wide: w})
+		}
+	}
+	return all
+}()
+
+// smem is the dynamic shared memory a block of x takes (0: its ring is
+// static, within 48 KB).
+func (x gemmMma) smem() int {
+	switch {
+	case x.wide == "":
+		return 0
+	case strings.HasSuffix(x.wide, "b1"):
+		return kernel.GemmMmaSmemB1
+	case strings.HasSuffix(x.wide, "b3"):
+		return kernel.GemmMmaSmemB3
+	}
+	return kernel.GemmMmaSmemB2
+}
+
+// gemmGroupedDefault is the wide family the grouped experts take by
+// default ("": gemm28's split tiles as they are). The one-line flip after
+// a measurement: set it to the family (or N8/N16/N32 triple) measured best
+// (docs/PERF.md "gemm32").
+const gemmGroupedDefault = ""
+
+// gemmGrouped is $PROSCENIUM_GPU_GEMM_GROUPED: the wide family (gemmWides)
+// of the grouped experts' tile, or N8/N16/N32 a family for each of the
+// tiles of 8, 16 and 32 X rows (as "k64b3/k64b3/k64b2"); "none" the tile as
+// it is; empty: gemmGroupedDefault. An unknown family names no instance
+// (Gemm.instance reports it).
+var gemmGrouped = os.Getenv("PROSCENIUM_GPU_GEMM_GROUPED")
+
+// gemmGroupedFamily is the wide family of the grouped experts' tile of bn
+// X rows.
+func gemmGroupedFamily(bn int) string {
+	v := gemmGrouped
+	if v == "" {
+		v = gemmGroupedDefault
+	}
+	if f := strings.Split(v, "/"); len(f) == 3 {
+		v = f[0]
+		switch bn {
+		case 16:
+			v = f[1]
+		case 32:
+			v = f[2]
+		}
+	}
+	if v == "none" {
+		return ""
+	}
+	return v
+}
+
 // gemmMmaThreads is the tensor-core GEMM's block (8 warps).
 const gemmMmaThreads = kernel.GemmMmaThreads
 
@@ -151,8 +231,25 @@ const gemmSMs = 132
 // instance has, which Gemm.instance reports.
 func ChooseGemmFast(n, rows, groups int) string {
 	x := chooseGemmTile(n, rows, groups)
+	if groups > 0 {
+		if w := gemmGroupedFamily(x.bn); w != "" {
+			x.wide = w
+			return x.name()
+		}
+	}
+	if groups == 0 && x.split && gemmDenseWide != "" && gemmDenseWide != "none" {
+		x.wide = gemmDenseWide
+		return x.name()
+	}
 	return x.name() + gemmVariantFor(x, groups)
 }
+
+// gemmDenseWide is $PROSCENIUM_GPU_GEMM_DENSE_WIDE: the wide family
+// (gemmWides) of the dense GEMMs whose tile is a split one (gemmTiles31's
+// 128 × 32 s and 128 × 16 s: the 300-row out, router and shared down, the
+// 60-row DeltaNet in and qkv, the 700-row router); empty or "none": the
+// tile as it is (the default).
+var gemmDenseWide = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_WIDE")
 
 // gemmTiles is $PROSCENIUM_GPU_GEMM_TILES: empty or "31" picks the dense
 // tiles by gemmTiles31 (gemm31's rule, the default since session 10's run

@@ -21,8 +21,10 @@ import (
 // a line per n sums one layer's experts (gate·up and down) on the picks, in
 // TB/s of expert weights. Every tile runs as it is; the tiles main's rule
 // and gemm31's (gemmTiles31) pick also as each gemm31 variant (q:
-// gemm_fast.go), and a line per shape and per n of experts compares them. The figures are docs/PERF.md "Prefill
-// GEMM core", "grouped28" and "gemm31".
+// gemm_fast.go), and a line per shape and per n of experts compares them;
+// the experts' tile also in each of gemm32's wide families (a "gemm32"
+// line per shape and n, and per n for one layer). The figures are
+// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32".
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -106,6 +108,26 @@ func TestGemmFastSpeed(t *testing.T) {
 				report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
 			}
 			compare(fmt.Sprintf("%s n=%d", s.name, n), tiles, times)
+			// gemm32: where the default rule's tile is a split one, that
+			// tile in each wide family ($PROSCENIUM_GPU_GEMM_DENSE_WIDE).
+			saved := gemmTiles
+			gemmTiles = ""
+			tile := chooseGemmTile(n, s.rows, 0)
+			gemmTiles = saved
+			if tile.split && dev.Info.Major >= 9 {
+				line := fmt.Sprintf("gemm32 dense %s n=%d: %s %.4f ms", s.name, n, tile.name(), times[tile.name()])
+				for _, w := range gemmWides {
+					g.Kernel = tile.name() + w
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
+					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tile.name()]/ms)
+				}
+				t.Log(line)
+			}
 		}
 	}
 
@@ -137,6 +159,7 @@ func TestGemmFastSpeed(t *testing.T) {
 		var layerMs float64
 		var layerBytes int64
 		variantMs := map[string]float64{} // one layer's experts on the picks' tiles as each variant
+		wideMs := map[string]float64{}    // and in each of gemm32's wide families
 		gu := Gemm{N: nk, Rows: 2 * P, Cols: H, Groups: E, Offsets: off, RowIds: ids, XRows: n, MaxGroupRows: n, Mats: E}
 		dn := Gemm{N: nk, Rows: H, Cols: I, Groups: E, Offsets: off, MaxGroupRows: n, Mats: E}
 		for _, c := range []struct {
@@ -164,6 +187,22 @@ func TestGemmFastSpeed(t *testing.T) {
 			for _, v := range gemmVariants {
 				variantMs[v] += times[tiles[0]+v]
 			}
+			// gemm32: the grouped tile in each wide family (sm_90: the
+			// families' shared memory), against the tile as it is.
+			if dev.Info.Major >= 9 {
+				line := fmt.Sprintf("gemm32 %s n=%d: %s %.4f ms", c.what, n, tiles[0], times[tiles[0]])
+				for _, w := range gemmWides {
+					k := tiles[0] + w
+					c.g.Kernel = k
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
+					})
+					report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, wbytes, chosen)
+					wideMs[w] += ms
+					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tiles[0]]/ms)
+				}
+				t.Log(line)
+			}
 		}
 		// One layer's routed experts on ChooseGemmFast's instances, and the
 		// 40 layers of a prefill of n rows (the weights dominate the bytes).
@@ -172,6 +211,15 @@ func TestGemmFastSpeed(t *testing.T) {
 		for _, v := range gemmVariants {
 			t.Logf("gemm31 experts n=%d, variant %q: %.4f ms a layer, %.2f TB/s; %.1f ms for 40 layers",
 				n, v, variantMs[v], float64(layerBytes)/(variantMs[v]*1e9), 40*variantMs[v])
+		}
+		if len(wideMs) > 0 {
+			line := fmt.Sprintf("gemm32 experts n=%d a layer: tile %.4f ms (%.2f TB/s)", n, variantMs[""],
+				float64(layerBytes)/(variantMs[""]*1e9))
+			for _, w := range gemmWides {
+				ms := wideMs[w]
+				line += fmt.Sprintf(", %s %.4f (%.2f×, %.2f TB/s)", w, ms, variantMs[""]/ms, float64(layerBytes)/(ms*1e9))
+			}
+			t.Log(line)
 		}
 	}
 }

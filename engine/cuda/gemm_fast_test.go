@@ -14,8 +14,10 @@ import (
 // gives each of the 132 SMs two blocks; every choice is a compiled instance
 // and its grid covers the output.
 func TestChooseGemmFast(t *testing.T) {
-	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
-	gemmVariant, gemmTiles = "none", "main" // the rule before gemm31, no variant, whatever the environment says
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	// the rule before gemm31, no variant, no wide family, whatever the environment says
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "none", "main", "none", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -55,7 +57,7 @@ func TestChooseGemmFast(t *testing.T) {
 // every compiled one is listed.
 func TestGemmMmaInstancesCompiled(t *testing.T) {
 	var bf16, fp8 []string
-	for _, s := range gemmMmaShapes {
+	for _, s := range append(slices.Clone(gemmMmaShapes), gemmWideShapes...) {
 		bf16 = append(bf16, "gemm_mma_bf16_"+s.name())
 		fp8 = append(fp8, "gemm_mma_fp8_"+s.name())
 	}
@@ -76,8 +78,9 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 // unknown variant names no instance (Gemm.instance reports it) and
 // gemmMma.variant refuses it.
 func TestChooseGemmFastVariant(t *testing.T) {
-	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
-	gemmTiles = "main"
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmTiles, gemmGrouped, gemmDenseWide = "main", "none", ""
 	for _, v := range []string{"none", "q"} {
 		gemmVariant = v
 		for _, c := range [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {700 * 8, 2048, 256}, {60, 2048, 0}, {300, 12352, 0}, {700, 2048, 0}} {
@@ -159,8 +162,9 @@ func TestGemmTiles31(t *testing.T) {
 // measured (gemmDefaultVariant), on the default tiles of the full
 // geometry's shapes and on the grouped experts.
 func TestGemmDefaultVariant(t *testing.T) {
-	defer func(v, r string) { gemmVariant, gemmTiles = v, r }(gemmVariant, gemmTiles)
-	gemmVariant, gemmTiles = "", ""
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -175,11 +179,100 @@ func TestGemmDefaultVariant(t *testing.T) {
 		{700 * 8, 2048, 256, "m128n32s"},
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
-		if want := "p3" + c.want; got != want {
+		want := "p3" + c.want
+		if c.groups > 0 {
+			want += gemmGroupedDefault // gemm32's wide family, if one is the default
+		}
+		if got != want {
 			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
 		}
 		if _, ok := gemmMmaInstances[got]; !ok {
 			t.Errorf("%s is not a compiled instance", got)
+		}
+	}
+}
+
+// TestChooseGemmGrouped: $PROSCENIUM_GPU_GEMM_GROUPED gives the grouped
+// experts' tile in a wide family (gemm32: a compiled instance of the same
+// tile, dynamic shared memory within an sm_90 SM's 228 KB for the blocks
+// an SM its name says) and leaves the dense picks alone; "none" and the
+// default keep the tile as it is; an unknown family names no instance.
+func TestChooseGemmGrouped(t *testing.T) {
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmDenseWide = "", "", ""
+	grouped := [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {300 * 8, 2048, 256}, {700 * 8, 2048, 256}}
+	dense := [][3]int{{60, 12352, 0}, {300, 2048, 0}, {700, 1280, 0}}
+	for _, w := range gemmWides {
+		for _, c := range append(slices.Clone(grouped), dense...) {
+			gemmGrouped = "none"
+			tile := ChooseGemmFast(c[0], c[1], c[2])
+			gemmGrouped = w
+			got := ChooseGemmFast(c[0], c[1], c[2])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("family %s, %v: %q is not a compiled instance", w, c, got)
+			}
+			if c[2] == 0 {
+				if got != tile {
+					t.Errorf("family %s, dense %v: %s, want %s as without it", w, c, got, tile)
+				}
+				continue
+			}
+			base := gemmMmaInstances[tile]
+			if x.bm != base.bm || x.bn != base.bn || !x.split || x.pipe || x.wide != w || got != tile+w {
+				t.Errorf("family %s, %v: %s (%+v), tile %s", w, c, got, x, tile)
+			}
+			blocks := int(w[len(w)-1] - '0')
+			if b := x.smem(); b <= 48<<10 || blocks*(b+1024) > 228<<10 {
+				t.Errorf("%s: %d bytes of dynamic shared memory for %d blocks an SM", got, b, blocks)
+			}
+		}
+	}
+	gemmGrouped = "none"
+	if g := ChooseGemmFast(300*8, 1024, 256); g != "p3m128n16s" || gemmMmaInstances[g].smem() != 0 {
+		t.Errorf("none: %s", g)
+	}
+	gemmGrouped = "k256b1"
+	if g := ChooseGemmFast(300*8, 1024, 256); gemmMmaInstances[g] != (gemmMma{}) {
+		t.Errorf("family k256b1 picks %q, an instance", g)
+	}
+	gemmGrouped = "k64b3/none/k128b1" // a family per tile: 8, 16, 32 X rows
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{60 * 8, "p3m128n8sk64b3"}, {300 * 8, "p3m128n16s"}, {700 * 8, "p3m128n32sk128b1"}} {
+		if g := ChooseGemmFast(c.n, 1024, 256); g != c.want {
+			t.Errorf("%s, %d pairs: %s, want %s", gemmGrouped, c.n, g, c.want)
+		}
+	}
+}
+
+// TestChooseGemmDenseWide: $PROSCENIUM_GPU_GEMM_DENSE_WIDE gives the dense
+// GEMMs whose tile is a split one that tile in the family, and leaves the
+// other dense tiles and the grouped experts alone.
+func TestChooseGemmDenseWide(t *testing.T) {
+	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
+	gemmVariant, gemmTiles, gemmGrouped = "", "", "none"
+	for _, w := range gemmWides {
+		for _, c := range [][3]int{{60, 12352, 0}, {300, 2048, 0}, {300, 1280, 0}, {700, 1280, 0}, {300, 12352, 0},
+			{60, 2048, 0}, {300 * 8, 1024, 256}} {
+			gemmDenseWide = ""
+			tile := ChooseGemmFast(c[0], c[1], c[2])
+			gemmDenseWide = w
+			got := ChooseGemmFast(c[0], c[1], c[2])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("dense family %s, %v: %q is not a compiled instance", w, c, got)
+			}
+			if want := tile + w; c[2] == 0 && gemmMmaInstances[tile].split {
+				if got != want {
+					t.Errorf("dense family %s, %v: %s, want %s", w, c, got, want)
+				}
+			} else if got != tile || x.wide != "" {
+				t.Errorf("dense family %s, %v: %s, want %s as without it", w, c, got, tile)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"proscenium/engine/cuda/device"
 	"proscenium/engine/cuda/kernel"
 )
 
@@ -478,7 +479,7 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them)", kind, k, gemmVariant)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q|k32b2|k64b2|k128b1]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them; PROSCENIUM_GPU_GEMM_GROUPED is %q: \"\", none, k32b2, k64b2, k128b1)", kind, k, gemmVariant, gemmGrouped)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }
@@ -563,7 +564,7 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
 	if mma {
-		return kernel.GemmMmaBF16(q, kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
+		return kernel.GemmMmaBF16(q.mmaLauncher(suffix), kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {
@@ -591,7 +592,7 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
 	if mma {
-		return kernel.GemmMmaFP8(q, kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
+		return kernel.GemmMmaFP8(q.mmaLauncher(suffix), kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
 			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {
@@ -603,3 +604,23 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 }
 
 const gemmThreads = kernel.GemmThreads
+
+// mmaLauncher launches tensor-core instance suffix: q itself, or for the
+// wide instances (gemm32) with their dynamic shared memory.
+func (q *Queue) mmaLauncher(suffix string) kernel.Launcher {
+	if b := gemmMmaInstances[suffix].smem(); b > 0 {
+		return sharedLauncher{q.Queue, b}
+	}
+	return q
+}
+
+// sharedLauncher launches every kernel with bytes of dynamic shared memory
+// a block (device.Queue.LaunchShared raises the function's limit).
+type sharedLauncher struct {
+	q     *device.Queue
+	bytes int
+}
+
+func (l sharedLauncher) Launch(name string, grid [3]int, block int, args ...uint64) error {
+	return l.q.LaunchShared(name, grid, block, l.bytes, args...)
+}

@@ -46,6 +46,7 @@ type Device struct {
 	stream cu.Stream
 	mods   []cu.Module            // one per kernels/*.cu file
 	fns    map[string]cu.Function // looked up on first launch
+	shared map[string]int         // dynamic shared memory limits raised (sharedLimit)
 	pdl    *pdlLauncher           // nil: plain launches
 	usePDL bool
 }

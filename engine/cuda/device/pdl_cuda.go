@@ -32,15 +32,15 @@ static void *pdl_lookup(void) {
 	return fn;
 }
 
-// pdl_launch launches f with the programmatic-stream-serialization attribute;
-// args holds n 8-byte argument slots.
+// pdl_launch launches f with the programmatic-stream-serialization attribute
+// and shared bytes of dynamic shared memory; args holds n 8-byte argument slots.
 static CUresult pdl_launch(void *fn, CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                           CUstream s, unsigned long long *args, int n) {
+                           unsigned shared, CUstream s, unsigned long long *args, int n) {
 	pdl_launch_attribute attr;
 	memset(&attr, 0, sizeof attr);
 	attr.id = PDL_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
 	attr.value.programmaticStreamSerializationAllowed = 1;
-	pdl_launch_config cfg = {gx, gy, gz, bx, 1, 1, 0, s, &attr, 1};
+	pdl_launch_config cfg = {gx, gy, gz, bx, 1, 1, shared, s, &attr, 1};
 	void *params[32];
 	for (int i = 0; i < n && i < 32; i++) params[i] = &args[i];
 	return ((pdl_launch_fn)fn)(&cfg, f, params, NULL);
@@ -74,7 +74,7 @@ func cuFunction(f cu.Function) C.CUfunction {
 	return *(*C.CUfunction)(unsafe.Pointer(&f))
 }
 
-func (p *pdlLauncher) launch(f cu.Function, grid [3]int, block int, s cu.Stream, args []uint64) error {
+func (p *pdlLauncher) launch(f cu.Function, grid [3]int, block, shared int, s cu.Stream, args []uint64) error {
 	if len(args) > 32 {
 		return fmt.Errorf("cuda: %d kernel arguments", len(args))
 	}
@@ -83,6 +83,6 @@ func (p *pdlLauncher) launch(f cu.Function, grid [3]int, block int, s cu.Stream,
 		slots[i] = C.ulonglong(a)
 	}
 	r := C.pdl_launch(p.fn, cuFunction(f), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]), C.uint(block),
-		cuStream(s), &slots[0], C.int(len(args)))
+		C.uint(shared), cuStream(s), &slots[0], C.int(len(args)))
 	return check("cuLaunchKernelEx", r)
 }

@@ -23,12 +23,22 @@ func (d *Device) Run(f func(q *Queue) error) error {
 // its parameters, one 8-byte slot each (package kernel's typed launch
 // functions fill them).
 func (q *Queue) Launch(name string, grid [3]int, block int, args ...uint64) error {
+	return q.LaunchShared(name, grid, block, 0, args...)
+}
+
+// LaunchShared is Launch with shared bytes of dynamic shared memory a
+// block; beyond the 48 KB every kernel may take, the function's limit is
+// raised to them first (once a function and size: Device.sharedLimit).
+func (q *Queue) LaunchShared(name string, grid [3]int, block, shared int, args ...uint64) error {
 	fn, err := q.d.Function(name)
 	if err != nil {
 		return err
 	}
+	if err := q.d.sharedLimit(name, fn, shared); err != nil {
+		return err
+	}
 	if q.d.usePDL {
-		if err := q.d.pdl.launch(fn, grid, block, q.d.stream, args); err != nil {
+		if err := q.d.pdl.launch(fn, grid, block, shared, q.d.stream, args); err != nil {
 			return fmt.Errorf("cuda: launch %s: %w", name, err)
 		}
 		return nil
@@ -37,7 +47,7 @@ func (q *Queue) Launch(name string, grid [3]int, block int, args ...uint64) erro
 	for i := range args {
 		params[i] = unsafe.Pointer(&args[i])
 	}
-	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, q.d.stream, params); err != nil {
+	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, shared, q.d.stream, params); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", name, err)
 	}
 	return nil

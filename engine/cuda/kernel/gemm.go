@@ -4,19 +4,23 @@ package kernel
 
 // The integer #defines of kernels/gemm.cu.
 const (
-	GemmThreads    = 256   // GEMM_THREADS
-	GemmBm         = 64    // GEMM_BM
-	GemmBn         = 32    // GEMM_BN
-	GemmBk         = 32    // GEMM_BK
-	GemmKg         = 4     // GEMM_KG
-	GemmXp         = 66    // GEMM_XP
-	GemmWp         = 34    // GEMM_WP
-	GemmTcBm       = 64    // GEMM_TC_BM
-	GemmTcKp       = 36    // GEMM_TC_KP
-	GemmMmaThreads = 256   // GEMM_MMA_THREADS
-	GemmMmaBk      = 32    // GEMM_MMA_BK
-	GemmMmaSmem    = 49152 // GEMM_MMA_SMEM
-	GemmMmaPipe    = 2     // GEMM_MMA_PIPE
+	GemmThreads    = 256    // GEMM_THREADS
+	GemmBm         = 64     // GEMM_BM
+	GemmBn         = 32     // GEMM_BN
+	GemmBk         = 32     // GEMM_BK
+	GemmKg         = 4      // GEMM_KG
+	GemmXp         = 66     // GEMM_XP
+	GemmWp         = 34     // GEMM_WP
+	GemmTcBm       = 64     // GEMM_TC_BM
+	GemmTcKp       = 36     // GEMM_TC_KP
+	GemmMmaThreads = 256    // GEMM_MMA_THREADS
+	GemmMmaBk      = 32     // GEMM_MMA_BK
+	GemmMmaSmem    = 49152  // GEMM_MMA_SMEM
+	GemmMmaPipe    = 2      // GEMM_MMA_PIPE
+	GemmMmaSmemB3  = 75776  // GEMM_MMA_SMEM_B3
+	GemmMmaSmemB2  = 114688 // GEMM_MMA_SMEM_B2
+	GemmMmaSmemB1  = 229376 // GEMM_MMA_SMEM_B1
+	GemmMmaWideSt  = 12     // GEMM_MMA_WIDE_ST
 )
 
 // GemmBF16 enqueues kernels/gemm.cu's
@@ -84,24 +88,39 @@ type GemmMmaBF16Kernel string
 
 // The gemm_mma_bf16 instances.
 const (
-	GemmMmaBF16P3m128n64   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
-	GemmMmaBF16P3m128n64q  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64q"
-	GemmMmaBF16P3m128n32   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
-	GemmMmaBF16P3m128n32q  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32q"
-	GemmMmaBF16P3m64n32    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
-	GemmMmaBF16P3m64n32q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32q"
-	GemmMmaBF16P3m64n16    GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
-	GemmMmaBF16P3m64n16q   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16q"
-	GemmMmaBF16P3m128n32s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32s"
-	GemmMmaBF16P3m128n32sq GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sq"
-	GemmMmaBF16P3m128n16s  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16s"
-	GemmMmaBF16P3m128n16sq GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sq"
-	GemmMmaBF16P3m128n8s   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8s"
-	GemmMmaBF16P3m128n8sq  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sq"
+	GemmMmaBF16P3m128n64        GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64"
+	GemmMmaBF16P3m128n64q       GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64q"
+	GemmMmaBF16P3m128n32        GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32"
+	GemmMmaBF16P3m128n32q       GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32q"
+	GemmMmaBF16P3m64n32         GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32"
+	GemmMmaBF16P3m64n32q        GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n32q"
+	GemmMmaBF16P3m64n16         GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16"
+	GemmMmaBF16P3m64n16q        GemmMmaBF16Kernel = "gemm_mma_bf16_p3m64n16q"
+	GemmMmaBF16P3m128n32s       GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32s"
+	GemmMmaBF16P3m128n32sq      GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sq"
+	GemmMmaBF16P3m128n16s       GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16s"
+	GemmMmaBF16P3m128n16sq      GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sq"
+	GemmMmaBF16P3m128n8s        GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8s"
+	GemmMmaBF16P3m128n8sq       GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sq"
+	GemmMmaBF16P3m128n32sk32b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sk32b2"
+	GemmMmaBF16P3m128n32sk64b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sk64b2"
+	GemmMmaBF16P3m128n32sk128b1 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sk128b1"
+	GemmMmaBF16P3m128n32sk32b3  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sk32b3"
+	GemmMmaBF16P3m128n32sk64b3  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n32sk64b3"
+	GemmMmaBF16P3m128n16sk32b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sk32b2"
+	GemmMmaBF16P3m128n16sk64b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sk64b2"
+	GemmMmaBF16P3m128n16sk128b1 GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sk128b1"
+	GemmMmaBF16P3m128n16sk32b3  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sk32b3"
+	GemmMmaBF16P3m128n16sk64b3  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n16sk64b3"
+	GemmMmaBF16P3m128n8sk32b2   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk32b2"
+	GemmMmaBF16P3m128n8sk64b2   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk64b2"
+	GemmMmaBF16P3m128n8sk128b1  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk128b1"
+	GemmMmaBF16P3m128n8sk32b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk32b3"
+	GemmMmaBF16P3m128n8sk64b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk64b3"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n32sk32b2, GemmMmaBF16P3m128n32sk64b2, GemmMmaBF16P3m128n32sk128b1, GemmMmaBF16P3m128n32sk32b3, GemmMmaBF16P3m128n32sk64b3, GemmMmaBF16P3m128n16sk32b2, GemmMmaBF16P3m128n16sk64b2, GemmMmaBF16P3m128n16sk128b1, GemmMmaBF16P3m128n16sk32b3, GemmMmaBF16P3m128n16sk64b3, GemmMmaBF16P3m128n8sk32b2, GemmMmaBF16P3m128n8sk64b2, GemmMmaBF16P3m128n8sk128b1, GemmMmaBF16P3m128n8sk32b3, GemmMmaBF16P3m128n8sk64b3}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -117,24 +136,39 @@ type GemmMmaFP8Kernel string
 
 // The gemm_mma_fp8 instances.
 const (
-	GemmMmaFP8P3m128n64   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
-	GemmMmaFP8P3m128n64q  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64q"
-	GemmMmaFP8P3m128n32   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
-	GemmMmaFP8P3m128n32q  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32q"
-	GemmMmaFP8P3m64n32    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
-	GemmMmaFP8P3m64n32q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32q"
-	GemmMmaFP8P3m64n16    GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
-	GemmMmaFP8P3m64n16q   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16q"
-	GemmMmaFP8P3m128n32s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32s"
-	GemmMmaFP8P3m128n32sq GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sq"
-	GemmMmaFP8P3m128n16s  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16s"
-	GemmMmaFP8P3m128n16sq GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sq"
-	GemmMmaFP8P3m128n8s   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8s"
-	GemmMmaFP8P3m128n8sq  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sq"
+	GemmMmaFP8P3m128n64        GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64"
+	GemmMmaFP8P3m128n64q       GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64q"
+	GemmMmaFP8P3m128n32        GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32"
+	GemmMmaFP8P3m128n32q       GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32q"
+	GemmMmaFP8P3m64n32         GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32"
+	GemmMmaFP8P3m64n32q        GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n32q"
+	GemmMmaFP8P3m64n16         GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16"
+	GemmMmaFP8P3m64n16q        GemmMmaFP8Kernel = "gemm_mma_fp8_p3m64n16q"
+	GemmMmaFP8P3m128n32s       GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32s"
+	GemmMmaFP8P3m128n32sq      GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sq"
+	GemmMmaFP8P3m128n16s       GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16s"
+	GemmMmaFP8P3m128n16sq      GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sq"
+	GemmMmaFP8P3m128n8s        GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8s"
+	GemmMmaFP8P3m128n8sq       GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sq"
+	GemmMmaFP8P3m128n32sk32b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sk32b2"
+	GemmMmaFP8P3m128n32sk64b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sk64b2"
+	GemmMmaFP8P3m128n32sk128b1 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sk128b1"
+	GemmMmaFP8P3m128n32sk32b3  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sk32b3"
+	GemmMmaFP8P3m128n32sk64b3  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n32sk64b3"
+	GemmMmaFP8P3m128n16sk32b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sk32b2"
+	GemmMmaFP8P3m128n16sk64b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sk64b2"
+	GemmMmaFP8P3m128n16sk128b1 GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sk128b1"
+	GemmMmaFP8P3m128n16sk32b3  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sk32b3"
+	GemmMmaFP8P3m128n16sk64b3  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n16sk64b3"
+	GemmMmaFP8P3m128n8sk32b2   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk32b2"
+	GemmMmaFP8P3m128n8sk64b2   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk64b2"
+	GemmMmaFP8P3m128n8sk128b1  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk128b1"
+	GemmMmaFP8P3m128n8sk32b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk32b3"
+	GemmMmaFP8P3m128n8sk64b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk64b3"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
