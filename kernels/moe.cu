@@ -119,7 +119,14 @@ __device__ __forceinline__ void warp_top_list(int E, F value, float (&v)[ROUTE_L
 // moe_route_select leaves row t's choice j < k in sid[j] (the expert) and
 // sw[j] (its weight), shared memory of the calling block (every thread
 // calls it; it ends with a barrier); LD reads the logits (fused.cuh:
-// LoadL2 where other blocks of the same grid wrote them).
+// LoadL2 where other blocks of the same grid wrote them). Logits that are
+// not numbers choose no expert: the lists' padding (index INT_MAX) or an
+// arg-max that never beat its start could win, so a choice outside [0, E)
+// becomes expert 0 (route_id), its weight NaN like the row: the kernels
+// that read the experts stay in bounds and the NaN reaches the draw, which
+// reports it. Finite logits never choose outside [0, E), so their bits are
+// unchanged.
+__device__ __forceinline__ int32_t route_id(int i, int E) { return i >= 0 && i < E ? i : 0; }
 #define ROUTE_MAXK 64  // engine/cuda maxRouteTopK
 
 template <class P, class LD>
@@ -146,7 +153,7 @@ __device__ __forceinline__ void moe_route_select(int t, const float* __restrict_
 #pragma unroll
                 for (int j = 0; j < ROUTE_LIST; j++) {
                     if (j < k) {
-                        sid[j] = ix[j];
+                        sid[j] = route_id(ix[j], E);
                         sw[j] = ev[j] * inv;
                     }
                 }
@@ -186,7 +193,7 @@ __device__ __forceinline__ void moe_route_select(int t, const float* __restrict_
 #pragma unroll
             for (int j = 0; j < ROUTE_LIST; j++) {
                 if (j < k) {
-                    sid[j] = ix[j];
+                    sid[j] = route_id(ix[j], E);
                     sw[j] = __fdiv_rn(v[j], Sk);
                 }
             }
@@ -208,7 +215,7 @@ __device__ __forceinline__ void moe_route_select(int t, const float* __restrict_
                 if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi;
             }
             if (lane == 0) {
-                sid[j] = bi;
+                sid[j] = route_id(bi, E);
                 sw[j] = bv;
             }
             if (bi < E && lane == (bi & 31)) p[bi] = -2.f;  // below every probability: not chosen again

@@ -105,8 +105,11 @@ GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b8, 2, 2, 8)
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes
 // ctrl->codes[0..ncb): (E_text[sem_tokens[c0]] + Σ_i E_cb_i[c_i]) / div,
 // summed in float32 in that order; tables holds the ncb BF16 codebook tables'
-// addresses, entries their sizes. A code out of range (end of speech) writes
-// NaN: no backbone step follows it. The frame's counters step as
+// addresses, entries their sizes. A code out of range (the end of speech)
+// writes zeros: the step launched ahead of a take's end (two frames in
+// flight, engine/cuda frame_ahead_cuda.go) runs on them and its result is
+// dropped; a NaN row would reach the routing (its top-k of NaN logits is
+// no expert). The frame's counters step as
 // tower_advance's (1 row, 1 frame): this is the frame's last launch, and it
 // reads neither counter.
 __device__ __forceinline__ void feedback_body(float* __restrict__ out, const uint16_t* __restrict__ text_embed,
@@ -135,7 +138,7 @@ __device__ __forceinline__ void feedback_body(float* __restrict__ out, const uin
     }
     __syncthreads();
     if (bad) {
-        for (int c = threadIdx.x; c < width; c += blockDim.x) out[c] = __int_as_float(0x7fc00000);
+        for (int c = threadIdx.x; c < width; c += blockDim.x) out[c] = 0.f;
         return;
     }
     for (int c = threadIdx.x; c < width; c += blockDim.x) {

@@ -506,3 +506,49 @@ func testMoEGateUpRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestMoERouteNotANumber: logits that are not numbers (a NaN row: a step
+// run past a take's end on a poisoned input, or a model gone wrong) choose
+// only experts in [0, E), under both policies and on every selection path
+// (the warp lists of k ≤ kernel.RouteList, the arg-max rounds above it), so
+// the expert kernels after the routing read in bounds and the NaN goes on
+// to the draw, which reports it.
+func TestMoERouteNotANumber(t *testing.T) { eachNumerics(t, testMoERouteNotANumber) }
+
+func testMoERouteNotANumber(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, c := range []struct{ E, k int }{{256, 8}, {8, 4}, {512, 10}, {6, 3}} {
+		for _, fill := range []string{"all", "half"} {
+			t.Run(fmt.Sprintf("%dexperts_top%d_%s", c.E, c.k, fill), func(t *testing.T) {
+				const n, pitch = 3, 16
+				dense := make([]float32, n*c.E)
+				for i := range dense {
+					dense[i] = nan
+					if fill == "half" && i%2 == 1 {
+						dense[i] = float32(i % 7)
+					}
+				}
+				ids, wts := poisoned(t, n*c.k), poisoned(t, n*c.k)
+				xrep := poisoned(t, n*c.k*pitch)
+				db, xb := upload(t, dense), upload(t, make([]float32, n*pitch))
+				if err := dev.Run(func(q *Queue) error {
+					return q.MoERoute(ids, wts, db, n, c.E, c.E, c.k, xrep, xb, pitch)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]int32, n*c.k)
+				if err := Download(dev, got, ids, 0); err != nil {
+					t.Fatal(err)
+				}
+				for i, e := range got {
+					if e < 0 || int(e) >= c.E {
+						t.Fatalf("choice %d of row %d: expert %d, outside [0, %d)", i%c.k, i/c.k, e, c.E)
+					}
+				}
+			})
+		}
+	}
+}
