@@ -89,7 +89,9 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 		t.Run(fmt.Sprintf("fp8_%v_%dx%d_shared_%d_rows_%d", c.fp8, c.h, c.ip, c.is, c.n), func(t *testing.T) {
 			d := newMoEDownData(t, r, c)
 			rows := func(on bool) ([]float32, []float32) {
-				yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
+				// MoEDownRows checks row 0's view as the one-row launch's (k + 1
+				// rows: the shared expert's among them), so one row needs k + 1.
+				yr, ys := poisoned(t, max(c.n*c.k, c.k+1)*c.h), poisoned(t, c.n*c.h)
 				if err := dev.Run(func(q *Queue) error {
 					return withMoEDown2(on, func() error {
 						return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, c.fp8, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ExpertRef{})
