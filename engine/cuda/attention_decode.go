@@ -16,15 +16,15 @@ import (
 // key and value read once per KV head, not once per query head); the last
 // block of a row and head group to finish merges the splits' partials.
 
-// AttnDecodeEnv is the environment variable that makes the fast step run
-// attn_decode_fast ("1"); anything else keeps the four kernels (the default
-// until the device measures the new one faster: flipping it is the one
-// line of attnDecode below, `!= "0"` for `== "1"`).
+// AttnDecodeEnv is the environment variable that keeps the fast step's four
+// attention kernels ("0"); otherwise it runs attn_decode_fast, the default
+// since session 11's run 2 (the step of one take 2.233 → 2.173 ms after a
+// 60-row prompt, 2.573 → 2.214 after 1000 rows; docs/PERF.md "attn32").
 const AttnDecodeEnv = "PROSCENIUM_GPU_ATTN_DECODE"
 
 // attnDecode is AttnDecodeEnv's choice, read once at start (a captured step
 // keeps the kernels it was captured with).
-var attnDecode = os.Getenv(AttnDecodeEnv) == "1"
+var attnDecode = os.Getenv(AttnDecodeEnv) != "0"
 
 const (
 	decodeThreads = kernel.DecThreads

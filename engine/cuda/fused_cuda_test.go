@@ -214,7 +214,7 @@ func TestFusedStep(t *testing.T) {
 			for i := range gb.layers {
 				fewer += 4
 				if err := dev.Run(func(q *Queue) error {
-					if dn := gb.layers[i].dn; dn != nil && (!dn.splitStep() || dn.clusterStep(q)) {
+					if dn := gb.layers[i].dn; dn != nil && (!dn.splitStep() || dn.clusterStep(q, 1)) {
 						fewer--
 					}
 					if gb.routesInGateUp(q, &gb.layers[i], 1) {

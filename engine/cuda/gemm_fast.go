@@ -174,10 +174,11 @@ func (x gemmMma) smem() int {
 }
 
 // gemmGroupedDefault is the wide family the grouped experts take by
-// default ("": gemm28's split tiles as they are). The one-line flip after
-// a measurement: set it to the family (or N8/N16/N32 triple) measured best
-// (docs/PERF.md "gemm32").
-const gemmGroupedDefault = ""
+// default ("": gemm28's split tiles as they are): each tile's best in
+// session 11's run 2 (TestGemmFastSpeed, one layer's experts: 8 X rows
+// k64b2 1.34×, 16 rows k64b3 1.27×, 32 rows k64b2 1.07×; docs/PERF.md
+// "gemm32"); $PROSCENIUM_GPU_GEMM_GROUPED=none the tiles.
+const gemmGroupedDefault = "k64b2/k64b3/k64b2"
 
 // gemmGrouped is $PROSCENIUM_GPU_GEMM_GROUPED: the wide family (gemmWides)
 // of the grouped experts' tile, or N8/N16/N32 a family for each of the

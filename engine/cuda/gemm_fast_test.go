@@ -160,7 +160,8 @@ func TestGemmTiles31(t *testing.T) {
 // TestGemmDefaultVariant: with no PROSCENIUM_GPU_GEMM_VARIANT the dense
 // tiles that do not split x run q and the rest none, as session 10's run 3
 // measured (gemmDefaultVariant), on the default tiles of the full
-// geometry's shapes and on the grouped experts.
+// geometry's shapes; the grouped experts' tiles take gemmGroupedDefault's
+// family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows).
 func TestGemmDefaultVariant(t *testing.T) {
 	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
 		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
@@ -175,14 +176,12 @@ func TestGemmDefaultVariant(t *testing.T) {
 		{300, 2048, 0, "m128n32s"},
 		{700, 2048, 0, "m128n32q"},
 		{700, 9216, 0, "m128n64q"},
-		{300 * 8, 1024, 256, "m128n16s"},
-		{700 * 8, 2048, 256, "m128n32s"},
+		{60 * 8, 1024, 256, "m128n8sk64b2"},
+		{300 * 8, 1024, 256, "m128n16sk64b3"},
+		{700 * 8, 2048, 256, "m128n32sk64b2"},
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
 		want := "p3" + c.want
-		if c.groups > 0 {
-			want += gemmGroupedDefault // gemm32's wide family, if one is the default
-		}
 		if got != want {
 			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
 		}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 
@@ -184,11 +185,27 @@ const (
 	DeltaNetClusterStep
 )
 
-// deltaNetClusterDefault is $PROSCENIUM_GPU_DN_CLUSTER=1: layers set to the
-// split step (the backbone's default) run the cluster step where it can
-// run, in the one-take and the B-row step. Off by default until measured on
-// the device; to make it the default, set it to os.Getenv(…) != "0".
-var deltaNetClusterDefault = os.Getenv("PROSCENIUM_GPU_DN_CLUSTER") == "1"
+// deltaNetClusterEnv is $PROSCENIUM_GPU_DN_CLUSTER: "0" keeps the split
+// kernels everywhere, "1" runs the cluster step wherever it can run, and by
+// default (session 11, run 2: the step of one take 2.230 → 2.195 ms, of two
+// 2.889 → 2.875, but of four 3.994 → 4.088 and of eight 6.507 → 6.620) the
+// one-take step and B-row steps of up to two rows take it.
+var deltaNetClusterEnv = os.Getenv("PROSCENIUM_GPU_DN_CLUSTER")
+
+// deltaNetClusterDefault: layers set to the split step (the backbone's
+// default) run the cluster step where it can run, in the one-take step and
+// in B-row steps of up to deltaNetClusterMaxRows rows.
+var deltaNetClusterDefault = deltaNetClusterEnv != "0"
+
+// deltaNetClusterMaxRows is the widest B-row step deltaNetClusterDefault
+// gives the cluster step (its 8-block clusters of 128 threads queue behind
+// each other from four rows on).
+var deltaNetClusterMaxRows = func() int {
+	if deltaNetClusterEnv == "1" {
+		return math.MaxInt
+	}
+	return 2
+}()
 
 // clusterable reports whether deltanet_step_cluster_fast's bounds hold: a
 // thread per q/k channel and at most kernel.DncRows state rows a thread

@@ -49,10 +49,10 @@ func clusterPair(t *testing.T, r *rand.Rand, g mixerShape, maxRows int, state []
 		l.Scratch = Whole(poisoned(t, int(l.G.ScratchBytes(maxRows)/4)))
 	}
 	if err := dev.Run(func(q *Queue) error {
-		if !cl.clusterStep(q) {
+		if !cl.clusterStep(q, 1) {
 			return fmt.Errorf("geometry %+v: the cluster step would not run", cl.G)
 		}
-		if split.clusterStep(q) {
+		if split.clusterStep(q, 1) {
 			return fmt.Errorf("the split layer would run the cluster step")
 		}
 		return nil

@@ -197,7 +197,7 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 	if chunked && l.Prefill == DeltaNetChunkedPrefill && g.chunkable() && l.MaxRows > 1 { // ScratchBytes has its regions
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
-	if n == 1 && l.clusterStep(q) {
+	if n == 1 && l.clusterStep(q, 1) {
 		return kernel.DeltaNetStepClusterFast(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),
 			tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim,
 			g.ValueDim, g.ConvKernel, g.Eps)
@@ -220,13 +220,13 @@ func (l *DeltaNetLayer) splitStep() bool {
 	return (l.Step == DeltaNetSplitStep || l.Step == DeltaNetClusterStep) && l.G.KeyDim <= deltaNetSplitMaxKeyDim
 }
 
-// clusterStep reports whether a one-row step (or a B-row step's rows) on q
+// clusterStep reports whether a step of n rows (1: the one-take step) on q
 // runs deltanet_step_cluster_fast: the layer asks for it
-// (DeltaNetClusterStep, or DeltaNetSplitStep with $PROSCENIUM_GPU_DN_CLUSTER=1),
-// the numerics are fast, the device has thread block clusters (sm_90) and
-// the geometry fits the kernel.
-func (l *DeltaNetLayer) clusterStep(q *Queue) bool {
-	want := l.Step == DeltaNetClusterStep || (l.Step == DeltaNetSplitStep && deltaNetClusterDefault)
+// (DeltaNetClusterStep, or DeltaNetSplitStep under deltaNetClusterDefault
+// for up to deltaNetClusterMaxRows rows), the numerics are fast, the device
+// has thread block clusters (sm_90) and the geometry fits the kernel.
+func (l *DeltaNetLayer) clusterStep(q *Queue, n int) bool {
+	want := l.Step == DeltaNetClusterStep || (l.Step == DeltaNetSplitStep && deltaNetClusterDefault && n <= deltaNetClusterMaxRows)
 	return want && !q.d.Numerics.Exact() && q.d.Info.Major >= 9 && l.G.clusterable()
 }
 

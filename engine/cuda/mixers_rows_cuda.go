@@ -178,7 +178,7 @@ func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
-	if l.clusterStep(q) {
+	if l.clusterStep(q, n) {
 		return kernel.DeltaNetStepClusterSlotsFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads,
 			kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
 				S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),

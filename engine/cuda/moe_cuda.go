@@ -229,7 +229,8 @@ func idsGateUp(v GemvVariant, fp8, exact bool) bool {
 // instead of MoEGateUpRoute's one (benchmarks: the A/B of the two).
 var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 
-// splitRouteRows is $PROSCENIUM_GPU_SPLIT_ROUTE = rows: for a B-row step
+// splitRouteRows (the default; $PROSCENIUM_GPU_SPLIT_ROUTE=0 or 1 turns it
+// off, 1 splitting every step instead): for a B-row step
 // of n > 1 rows, MoEGateUpRoute runs moe_route (one block a row, no copies
 // of x) and then the gate·up instance without the routing
 // (moe_gate_up_ids_*, reading each pair's expert from ids) (moe32): there
@@ -237,8 +238,10 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // two an SM) and every block routes its row again before its first weight
 // load (≈ 1 000 instructions of one warp and an L2 read of the logits, the
 // other warps at the barrier; docs/PERF.md step27b's open question,
-// "moe32"). The one-take step keeps the routing inside. Off by default.
-var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "rows"
+// "moe32"). The one-take step keeps the routing inside. Session 11's run
+// 2: the step of four takes 3.84 → 3.68 ms with moe_down2, of eight 6.11 →
+// 5.70, the same bits.
+var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "0" && os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "1"
 
 // MoEGateUpRoute is MoERoute of n rows (no xrep) and the gathered gate·up
 // GEMV g of their n·k (row, expert) pairs in one launch: pair t·k + j reads
@@ -249,8 +252,8 @@ var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "rows"
 // cache's table at the gate·up part, says) and the instance; ok is false,
 // with nothing enqueued, when that instance is not compiled with the
 // routing (the caller then runs the two launches). Under
-// $PROSCENIUM_GPU_SPLIT_ROUTE = rows, n > 1 rows take two launches of the
-// same bits instead (splitRouteRows).
+// splitRouteRows (the default), n > 1 rows take two launches of the same
+// bits instead.
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
 	split := splitRouteRows && n > 1

@@ -42,12 +42,12 @@ func moeDownRowsArgs(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids
 		checkFits(dense, 0, int64(((n-1)*dstride+e+2*is)*4), "moe down rows shared gate/up"))
 }
 
-// moeDown2 is $PROSCENIUM_GPU_MOE_DOWN2 = 1: a step's down projections
-// (MoEDown, MoEDownRows) by moe_down2, the weight loads issued before the
-// SwiGLU staging and the shared expert read once for up to four rows
-// (docs/PERF.md "moe32"); the same bits as moe_down. Off by default until
-// measured; the default flip is `!= "0"` here.
-var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") == "1"
+// moeDown2: a step's down projections (MoEDown, MoEDownRows) by moe_down2,
+// the weight loads issued before the SwiGLU staging and the shared expert
+// read once for up to four rows (docs/PERF.md "moe32"); the same bits as
+// moe_down. The default since session 11's run 2 (the step of four takes
+// 3.99 → 3.84 ms); $PROSCENIUM_GPU_MOE_DOWN2=0 runs moe_down.
+var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
 // says (the tests' and benchmarks' A/B): the same outputs, bit for bit.
