@@ -207,14 +207,19 @@ func TestFusedStep(t *testing.T) {
 			got, fused := run(true)
 			// Four launches a layer fewer, one less where the DeltaNet step
 			// is not split in two launches (the row kernel, or the cluster
-			// step: one launch each) and one less where the unfused step
-			// routes in its gate·up launch (the fused step's DenseRoute then
-			// saves none).
+			// step: one launch each), one less where the attention is one
+			// launch already (attn_decode_fast: nothing for the fused step's
+			// attn_partial_combine to join) and one less where the unfused
+			// step routes in its gate·up launch (the fused step's DenseRoute
+			// then saves none).
 			fewer := 0
 			for i := range gb.layers {
 				fewer += 4
 				if err := dev.Run(func(q *Queue) error {
 					if dn := gb.layers[i].dn; dn != nil && (!dn.splitStep() || dn.clusterStep(q, 1)) {
+						fewer--
+					}
+					if at := gb.layers[i].at; at != nil && q.decodeApplies(at, 1, gb.scratch(gb.Plan.Counters+4*counterHeads, 4*gb.Plan.headCounters())) {
 						fewer--
 					}
 					if gb.routesInGateUp(q, &gb.layers[i], 1) {
