@@ -34,7 +34,57 @@ type frameAhead struct {
 	on     bool
 	pinned *Block // FrameResultBytes: odd frames' results
 	next   *Graph // odd frames' step graph (copies into pinned)
-	done   [2]cu.Event
+	done   eventPair
+}
+
+// eventPair is the events of two frames (steps) in flight, one a parity:
+// the stream records one after its frame's graph, and the host waits for
+// that frame alone by it.
+type eventPair struct {
+	ev   [2]cu.Event
+	made int // events made (destroy gives back these)
+}
+
+// make makes both events (none on failure).
+func (p *eventPair) make(d *Device) error {
+	err := d.Do(func() error {
+		for p.made < len(p.ev) {
+			e, err := cu.MakeEvent(cu.DisableTiming)
+			if err != nil {
+				return err
+			}
+			p.ev[p.made] = e
+			p.made++
+		}
+		return nil
+	})
+	if err != nil {
+		p.destroy(d)
+	}
+	return err
+}
+
+// destroy gives back the events made.
+func (p *eventPair) destroy(d *Device) {
+	if p.made == 0 {
+		return
+	}
+	d.Do(func() error {
+		for i := 0; i < p.made; i++ {
+			cu.DestroyEvent(&p.ev[i])
+		}
+		return nil
+	})
+	p.made = 0
+}
+
+// record enqueues parity i's event on q (inside Run).
+func (p *eventPair) record(q *Queue, i int) error { return p.ev[i&1].Record(q.Stream()) }
+
+// wait returns once the stream has passed parity i's event, with the first
+// error the stream met.
+func (p *eventPair) wait(d *Device, i int) error {
+	return d.Do(func() error { return p.ev[i&1].Synchronize() })
 }
 
 // alloc makes the odd frames' buffer and both events.
@@ -43,16 +93,9 @@ func (a *frameAhead) alloc(d *Device) error {
 	if a.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {
 		return err
 	}
-	err = d.Do(func() error {
-		for i := range a.done {
-			var err error
-			if a.done[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := a.done.make(d); err != nil {
+		d.Free(a.pinned)
+		a.pinned = nil
 		return err
 	}
 	a.on = true
@@ -65,7 +108,7 @@ func (a *frameAhead) record(q *Queue, k int) error {
 	if !a.on {
 		return nil
 	}
-	return a.done[k&1].Record(q.Stream())
+	return a.done.record(q, k)
 }
 
 // free gives back the buffer and the events (the graph is Close's).
@@ -74,15 +117,8 @@ func (a *frameAhead) free(d *Device) {
 		d.Free(a.pinned)
 		a.pinned = nil
 	}
-	if a.on {
-		d.Do(func() error {
-			for i := range a.done {
-				cu.DestroyEvent(&a.done[i])
-			}
-			return nil
-		})
-		a.on = false
-	}
+	a.done.destroy(d)
+	a.on = false
 }
 
 // aheadOn reports whether Frame launches a second frame ahead now: Ahead2
@@ -118,7 +154,7 @@ func (f *Frames) waitFrame(k int) error {
 	if !f.ahead.on {
 		return f.d.Sync()
 	}
-	return f.d.Do(func() error { return f.ahead.done[k&1].Synchronize() })
+	return f.ahead.done.wait(f.d, k)
 }
 
 // FramesAhead is the frames a take keeps in flight now: 0 (no pipeline),

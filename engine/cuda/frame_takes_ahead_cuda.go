@@ -5,8 +5,6 @@ package cuda
 import (
 	"slices"
 
-	"gorgonia.org/cu"
-
 	"proscenium/engine/drama3"
 )
 
@@ -39,7 +37,7 @@ type takesAhead struct {
 	on      bool
 	pinned  *Block // parity 1: every slot's control block after a step
 	rowHost *Block // parity 1: the step's rows' slots
-	done    [2]cu.Event
+	done    eventPair
 	next    []int // each slot's next frame to launch
 	p       int   // the parity of the next B-row launch
 }
@@ -54,16 +52,7 @@ func (a *takesAhead) alloc(d *Device, takes, n int) error {
 	if a.rowHost, err = d.AllocPinned(4 * MaxStepRows); err != nil {
 		return err
 	}
-	err = d.Do(func() error {
-		for i := range a.done {
-			var err error
-			if a.done[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := a.done.make(d); err != nil {
 		return err
 	}
 	a.next = make([]int, n)
@@ -78,15 +67,8 @@ func (a *takesAhead) free(d *Device) {
 		}
 	}
 	a.pinned, a.rowHost = nil, nil
-	if a.on {
-		d.Do(func() error {
-			for i := range a.done {
-				cu.DestroyEvent(&a.done[i])
-			}
-			return nil
-		})
-		a.on = false
-	}
+	a.done.destroy(d)
+	a.on = false
 }
 
 // depth is the steps a set keeps in flight.
@@ -113,7 +95,7 @@ func (a *takesAhead) record(q *Queue, p int) error {
 	if !a.on {
 		return nil
 	}
-	return a.done[p].Record(q.Stream())
+	return a.done.record(q, p)
 }
 
 // begun notes that slot's take made its frame 0 (Begin, BeginMany).
@@ -156,7 +138,7 @@ func (s *TakeFrames) wait(st takeStep) error {
 	if !s.ahead.on {
 		return s.d.Sync()
 	}
-	return s.d.Do(func() error { return s.ahead.done[st.parity].Synchronize() })
+	return s.ahead.done.wait(s.d, st.parity)
 }
 
 // inFlight reports whether a step in flight carries slot's take.
