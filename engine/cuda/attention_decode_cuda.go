@@ -11,7 +11,7 @@ import (
 
 // decodeApplies reports whether a step of n rows (one take's, or the n
 // takes' of a B-row step) runs its attention core as attentionDecode: fast
-// numerics, $PROSCENIUM_GPU_ATTN_DECODE=1, counters given (the step's), a
+// numerics, attnDecode (the default; $PROSCENIUM_GPU_ATTN_DECODE=0 not), counters given (the step's), a
 // geometry the kernel takes and partials the layer's scratch holds. Exact
 // keeps the four kernels, which give the CPU's bits.
 func (q *Queue) decodeApplies(l *AttentionLayer, n int, counters *Block) bool {

@@ -143,7 +143,7 @@ const moeDownMaxWidth = kernel.DownMaxx
 // shared expert's silu(gate)·up from dense (at column e, width is) times Ws
 // [h, is] BF16. Writes yr [k+1, h]. With xr's table the experts are where
 // it says (an expert cache), and xr.Stats tallies the pairs. With
-// $PROSCENIUM_GPU_MOE_DOWN2 = 1 it runs moe_down2 (the same bits).
+// moeDown2 (the default; $PROSCENIUM_GPU_MOE_DOWN2=0 not) it runs moe_down2 (the same bits).
 func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {

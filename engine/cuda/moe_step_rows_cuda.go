@@ -15,7 +15,7 @@ import (
 // SwiGLU inside) into yr rows t·k … t·k+k−1 [n·k, h], and its shared
 // expert's (from the stacked projection's row t, pitch dstride floats) into
 // ys row t [n, h], in one launch; each item has the one-row kernel's bits.
-// With $PROSCENIUM_GPU_MOE_DOWN2 = 1 it runs moe_down2 (MoEDown2Rows).
+// With moeDown2 (the default) it runs moe_down2 (MoEDown2Rows).
 func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	if moeDown2 {
 		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
