@@ -38,13 +38,11 @@ type takesAhead struct {
 	pinned  *Block // parity 1: every slot's control block after a step
 	rowHost *Block // parity 1: the step's rows' slots
 	done    eventPair
-	next    []int // each slot's next frame to launch
-	p       int   // the parity of the next B-row launch
+	p       int // the parity of the next B-row launch
 }
 
-// alloc makes parity 1's buffers (a tower of takes slots, n take slots)
-// and both events.
-func (a *takesAhead) alloc(d *Device, takes, n int) error {
+// alloc makes parity 1's buffers (a tower of takes slots) and both events.
+func (a *takesAhead) alloc(d *Device, takes int) error {
 	var err error
 	if a.pinned, err = d.AllocPinned(FrameRowsResultBytes(takes)); err != nil {
 		return err
@@ -55,7 +53,6 @@ func (a *takesAhead) alloc(d *Device, takes, n int) error {
 	if err := a.done.make(d); err != nil {
 		return err
 	}
-	a.next = make([]int, n)
 	a.on = true
 	return nil
 }
@@ -98,22 +95,6 @@ func (a *takesAhead) record(q *Queue, p int) error {
 	return a.done.record(q, p)
 }
 
-// begun notes that slot's take made its frame 0 (Begin, BeginMany).
-func (a *takesAhead) begun(slot int) {
-	if a.on {
-		a.next[slot] = 1
-	}
-}
-
-// launched notes a frame launched for each take of rows.
-func (a *takesAhead) launched(rows []int) {
-	if a.on {
-		for _, slot := range rows {
-			a.next[slot]++
-		}
-	}
-}
-
 // rowsHost and resultRows are parity p's pinned buffers.
 func (s *TakeFrames) rowsHost(p int) *Block {
 	if p == 1 {
@@ -141,14 +122,21 @@ func (s *TakeFrames) wait(st takeStep) error {
 	return s.ahead.done.wait(s.d, st.parity)
 }
 
-// inFlight reports whether a step in flight carries slot's take.
-func (s *TakeFrames) inFlight(slot int) bool {
+// inFlight is the steps in flight that carry slot's take (at most two).
+func (s *TakeFrames) inFlight(slot int) int {
+	n := 0
 	for _, st := range s.inflight {
 		if slices.Contains(st.rows, slot) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
+}
+
+// nextFrame is the frame of slot's take a launch makes now: the frames
+// delivered, then those made and waiting, then those in flight.
+func (s *TakeFrames) nextFrame(slot int) int {
+	return s.slots[slot].frame + len(s.made[slot]) + s.inFlight(slot)
 }
 
 // awaits reports whether a take frames asks for has no frame made yet but
@@ -156,7 +144,7 @@ func (s *TakeFrames) inFlight(slot int) bool {
 func (s *TakeFrames) awaits(frames []drama3.TakeFrame) bool {
 	for i := range frames {
 		slot, ok := s.live[frames[i].ID]
-		if ok && len(s.made[slot]) == 0 && s.inFlight(slot) {
+		if ok && len(s.made[slot]) == 0 && s.inFlight(slot) > 0 {
 			return true
 		}
 	}

@@ -323,7 +323,6 @@ func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error
 	}
 	for _, tk := range takes {
 		s.made[tk.slot] = []FrameResult{s.f.tower.ReadResultRow(s.pinned, tk.slot)}
-		s.ahead.begun(tk.slot)
 	}
 	return nil
 }

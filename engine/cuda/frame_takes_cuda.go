@@ -44,7 +44,7 @@ type TakeFrames struct {
 	free     []int                 // free slots, lowest last (popped first)
 	made     map[int][]FrameResult // a take's next frames made already, oldest first: frame 0 with its prefill, or frames launched ahead
 	inflight []takeStep            // steps launched and not yet read, oldest first (Pipeline: one; Ahead2: two)
-	ahead    takesAhead            // Ahead2: the second buffers, events and each slot's next frame
+	ahead    takesAhead            // Ahead2: the second buffers and the events
 	slotLive []bool                // a live take holds the slot
 	graphs   map[int]*Graph        // the step of n takes
 	pinned   *Block                // every slot's control block after a step
@@ -79,7 +79,7 @@ func NewTakeFrames(f *Frames) (*TakeFrames, error) {
 		s.rowHost, err = f.d.AllocPinned(4 * MaxStepRows)
 	}
 	if err == nil && f.opt.Ahead2 && f.opt.Pipeline && f.bb.W.Cache == nil {
-		err = s.ahead.alloc(f.d, f.tower.Takes(), n)
+		err = s.ahead.alloc(f.d, f.tower.Takes())
 	}
 	if err != nil {
 		s.Close()
@@ -182,7 +182,6 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 		return err
 	}
 	s.made[i] = []FrameResult{v.tower.ReadResult(v.pinned)}
-	s.ahead.begun(i)
 	s.free = s.free[:len(s.free)-1]
 	s.live[id] = i
 	s.slotLive[i] = true
@@ -281,7 +280,7 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 		tf := &frames[i]
 		slot := s.live[tf.ID]
 		if tf.Err == nil && !tf.End && s.slots[slot].begun && s.f.bb.SlotLen(slot) < s.f.bb.Plan.Capacity &&
-			len(s.made[slot]) == 0 && !s.inFlight(slot) && len(s.inflight) < s.ahead.depth() {
+			len(s.made[slot]) == 0 && s.inFlight(slot) == 0 && len(s.inflight) < s.ahead.depth() {
 			next = append(next, slot)
 		}
 	}
@@ -318,15 +317,10 @@ func (s *TakeFrames) launch(rows []int) error {
 		if err := s.f.bb.UseSlot(slot); err != nil {
 			return err
 		}
-		v := s.slots[slot]
-		st.frame = v.frame
-		if s.ahead.on {
-			st.frame = s.ahead.next[slot]
-		}
-		if err := v.launchFrame(st.frame); err != nil { // counts the row itself
+		st.frame = s.nextFrame(slot)
+		if err := s.slots[slot].launchFrame(st.frame); err != nil { // counts the row itself
 			return err
 		}
-		s.ahead.launched(rows)
 		s.inflight = append(s.inflight, st)
 		return nil
 	}
@@ -356,7 +350,6 @@ func (s *TakeFrames) launch(rows []int) error {
 	}); err != nil {
 		return err
 	}
-	s.ahead.launched(rows)
 	s.inflight = append(s.inflight, st)
 	return s.f.bb.AdvanceSlots(rows)
 }
