@@ -13,11 +13,15 @@ import (
 // TestFramesTwoAhead: two frames in flight (FramesOptions.Ahead2) make every
 // take's codes bit for bit as one frame launched ahead does (the same
 // graphs in the same order; only the host's reads and waits move), on the
-// make-tiny checkpoints under the test's numerics: takes that end by
-// end of speech (a frame made past the end, then the next Begin), takes cut
-// at their frame limit, one that reaches the context limit (no frame is
-// launched past it), a voice prompt, and a teacher-forced take (the second
-// frame ahead is never launched for it).
+// make-tiny checkpoints under the test's numerics: takes cut at their frame
+// limit (sampled, greedy, hot), one that reaches the context limit (no
+// frame is launched past it), a voice prompt, and a teacher-forced take
+// (the second frame ahead is never launched for it). A take here may end by
+// end of speech (the log says which), but on these checkpoints none did in
+// session 11's run 3: the frame launched past an end (the end token's
+// feedback row, then a step on it) is held by cmd/proscenium-gpu's
+// TestCUDAEngineTiers/fast, whose take ends at frame 114 and which met an
+// illegal address there before f611ce5.
 func TestFramesTwoAhead(t *testing.T) {
 	eachTinyCheckpoint(t, testFramesTwoAhead)
 }
@@ -36,7 +40,7 @@ func testFramesTwoAhead(t *testing.T, dir string) {
 		t.Fatal("Ahead2 asked for, not on")
 	}
 	entries := one.CodebookEntries()
-	hot := sampling.Settings{Temperature: 1.3, TopP: 1} // ends of speech come sooner
+	hot := sampling.Settings{Temperature: 1.3, TopP: 1} // the widest draws
 	takes := []struct {
 		name     string
 		prompt   drama3.Prompt
