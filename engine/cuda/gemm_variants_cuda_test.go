@@ -57,34 +57,8 @@ func TestGemmMmaVariants(t *testing.T) {
 	} {
 		for _, fp8 := range []bool{false, true} {
 			t.Run(fmt.Sprintf("dense %s fp8 %v", c.name, fp8), func(t *testing.T) {
-				xs, ys := max(c.xstride, c.cols), max(c.ystride, c.rows)
-				x := randNonZero(r, c.n*xs)
-				W, S, wf := expertWeights(t, r, fp8, 1, c.rows, c.cols)
-				w := wf(0)
-				ref := make([]float32, c.n*c.rows)
-				for i := 0; i < c.n; i++ {
-					cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], w, x[i*xs:i*xs+c.cols], c.rows, c.cols)
-				}
-				xb := upload(t, x)
-				check(t, fp8, ref, func(kernel string) []float32 {
-					y := poisoned(t, c.n*ys)
-					g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
-					yt := Whole(y).At(4 * int64(c.col))
-					if err := dev.Run(func(q *Queue) error {
-						if fp8 {
-							return q.GemmFP8(g, yt, Whole(W), Whole(S), Whole(xb))
-						}
-						return q.GemmBF16(g, yt, Whole(W), Whole(xb))
-					}); err != nil {
-						t.Fatal(err)
-					}
-					all := download(t, y, c.n*ys)
-					got := make([]float32, 0, c.n*c.rows)
-					for i := 0; i < c.n; i++ {
-						got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
-					}
-					return got
-				})
+				ref, run := denseGemmCase(t, r, c, fp8)
+				check(t, fp8, ref, run)
 			})
 		}
 	}
@@ -99,24 +73,67 @@ func TestGemmMmaVariants(t *testing.T) {
 		{"fp8 odd 70 tokens top3 of 6, 40→136", 70, 3, 6, 136, 40, true},
 	} {
 		t.Run("grouped "+c.name, func(t *testing.T) {
-			W, S, wf := expertWeights(t, r, c.fp8, c.mats, c.rows, c.cols)
-			x := randNonZero(r, c.n*c.cols)
-			g, ref := groupedCase(t, r, c.n, c.k, c.mats, c.rows, c.cols, x, wf)
-			xb := upload(t, x)
-			check(t, c.fp8, ref, func(kernel string) []float32 {
-				g.Kernel = kernel
-				y := poisoned(t, g.N*c.rows)
-				if err := dev.Run(func(q *Queue) error {
-					if c.fp8 {
-						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
-					}
-					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-				}); err != nil {
-					t.Fatal(err)
-				}
-				return download(t, y, g.N*c.rows)
-			})
+			ref, run := groupedGemmCase(t, r, c.n, c.k, c.mats, c.rows, c.cols, c.fp8)
+			check(t, c.fp8, ref, run)
 		})
+	}
+}
+
+// denseGemmCase makes dense case c's inputs (FP8 or BF16 weights, x with
+// its stride) and returns cpu.MatVec of each row and run, which launches a
+// tensor-core instance by name on them and returns its n × rows outputs
+// (the columns of a strided Y the case does not write left out).
+func denseGemmCase(t *testing.T, r *rand.Rand, c gemmCase, fp8 bool) (ref []float32, run func(kernel string) []float32) {
+	xs, ys := max(c.xstride, c.cols), max(c.ystride, c.rows)
+	x := randNonZero(r, c.n*xs)
+	W, S, wf := expertWeights(t, r, fp8, 1, c.rows, c.cols)
+	w := wf(0)
+	ref = make([]float32, c.n*c.rows)
+	for i := 0; i < c.n; i++ {
+		cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], w, x[i*xs:i*xs+c.cols], c.rows, c.cols)
+	}
+	xb := upload(t, x)
+	return ref, func(kernel string) []float32 {
+		y := poisoned(t, c.n*ys)
+		g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
+		yt := Whole(y).At(4 * int64(c.col))
+		if err := dev.Run(func(q *Queue) error {
+			if fp8 {
+				return q.GemmFP8(g, yt, Whole(W), Whole(S), Whole(xb))
+			}
+			return q.GemmBF16(g, yt, Whole(W), Whole(xb))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		all := download(t, y, c.n*ys)
+		got := make([]float32, 0, c.n*c.rows)
+		for i := 0; i < c.n; i++ {
+			got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
+		}
+		return got
+	}
+}
+
+// groupedGemmCase makes a grouped case (n tokens, each to k of mats experts
+// of rows × cols, groupedCase) and returns its reference and run, which
+// launches a grouped instance by name and returns every pair's outputs.
+func groupedGemmCase(t *testing.T, r *rand.Rand, n, k, mats, rows, cols int, fp8 bool) (ref []float32, run func(kernel string) []float32) {
+	W, S, wf := expertWeights(t, r, fp8, mats, rows, cols)
+	x := randNonZero(r, n*cols)
+	g, ref := groupedCase(t, r, n, k, mats, rows, cols, x, wf)
+	xb := upload(t, x)
+	return ref, func(kernel string) []float32 {
+		g.Kernel = kernel
+		y := poisoned(t, g.N*rows)
+		if err := dev.Run(func(q *Queue) error {
+			if fp8 {
+				return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
+			}
+			return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return download(t, y, g.N*rows)
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-
-	"proscenium/engine/cpu"
 )
 
 // gemmWideKernels are gemm32's wide instances the tests run (every one, cut
@@ -76,34 +74,8 @@ func TestGemmWide(t *testing.T) {
 	} {
 		for _, fp8 := range []bool{false, true} {
 			t.Run(fmt.Sprintf("dense %s fp8 %v", c.name, fp8), func(t *testing.T) {
-				xs, ys := max(c.xstride, c.cols), max(c.ystride, c.rows)
-				x := randNonZero(r, c.n*xs)
-				W, S, wf := expertWeights(t, r, fp8, 1, c.rows, c.cols)
-				w := wf(0)
-				ref := make([]float32, c.n*c.rows)
-				for i := 0; i < c.n; i++ {
-					cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], w, x[i*xs:i*xs+c.cols], c.rows, c.cols)
-				}
-				xb := upload(t, x)
-				check(t, ref, func(kernel string) []float32 {
-					y := poisoned(t, c.n*ys)
-					g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: c.xstride, YStride: c.ystride, Kernel: kernel}
-					yt := Whole(y).At(4 * int64(c.col))
-					if err := dev.Run(func(q *Queue) error {
-						if fp8 {
-							return q.GemmFP8(g, yt, Whole(W), Whole(S), Whole(xb))
-						}
-						return q.GemmBF16(g, yt, Whole(W), Whole(xb))
-					}); err != nil {
-						t.Fatal(err)
-					}
-					all := download(t, y, c.n*ys)
-					got := make([]float32, 0, c.n*c.rows)
-					for i := 0; i < c.n; i++ {
-						got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
-					}
-					return got
-				})
+				ref, run := denseGemmCase(t, r, c, fp8)
+				check(t, ref, run)
 			})
 		}
 	}
@@ -121,23 +93,8 @@ func TestGemmWide(t *testing.T) {
 		{"fp8 odd 50 tokens top2 of 5, 200→136", 50, 2, 5, 136, 200, true},
 	} {
 		t.Run("grouped "+c.name, func(t *testing.T) {
-			W, S, wf := expertWeights(t, r, c.fp8, c.mats, c.rows, c.cols)
-			x := randNonZero(r, c.n*c.cols)
-			g, ref := groupedCase(t, r, c.n, c.k, c.mats, c.rows, c.cols, x, wf)
-			xb := upload(t, x)
-			check(t, ref, func(kernel string) []float32 {
-				g.Kernel = kernel
-				y := poisoned(t, g.N*c.rows)
-				if err := dev.Run(func(q *Queue) error {
-					if c.fp8 {
-						return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb))
-					}
-					return q.GemmBF16(g, Whole(y), Whole(W), Whole(xb))
-				}); err != nil {
-					t.Fatal(err)
-				}
-				return download(t, y, g.N*c.rows)
-			})
+			ref, run := groupedGemmCase(t, r, c.n, c.k, c.mats, c.rows, c.cols, c.fp8)
+			check(t, ref, run)
 		})
 	}
 }
