@@ -40,6 +40,14 @@ __device__ __forceinline__ uint64_t order_key(float l, int i) {
     return ((uint64_t)~b << 16) | (uint32_t)i;
 }
 
+// key_logit is the logit of an order key's float part ((uint32_t)(key >> 16)
+// of order_key): exact, but −0 comes back as +0, which no weight can tell
+// apart (x/T − (±0) and (±0)/T − s round alike, and exp(±0) = 1).
+__device__ __forceinline__ float key_logit(uint32_t k) {
+    const uint32_t b = ~k;
+    return __uint_as_float((b & 0x80000000u) ? (b & 0x7fffffffu) : ~b);
+}
+
 __device__ __forceinline__ uint64_t warp_min_u64(uint64_t v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -73,6 +81,11 @@ union SampleShared {
         uint64_t list[2][32][32];
         int count;
         int code;  // warp_draw's pick
+        // The lean draw's (MODE 3) warp minima and warp sums of Z, written
+        // before its first barrier and the first merge's: past list, so
+        // neither the candidates' slots nor sh.r's reductions touch them.
+        uint64_t min64[32];
+        double red[32];
     } sel;
 };
 
@@ -161,7 +174,9 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // positions 2l and 2l+1 and shuffles in place of block barriers. Its running
 // sums add the lane pairs first, so they may differ from the block path's in
 // the last bits (TestSamplerMatchesCPU holds both to the CPU's choice).
-// Writes the code to sh.sel.code.
+// Writes the code to sh.sel.code. KEYS (the lean draw): the candidates'
+// logits come from their sorted keys (key_logit), not a gather from memory.
+template <bool KEYS>
 __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __restrict__ logits, double temp,
                           double smax, double z, float top_p, double u) {
     const int lane = threadIdx.x & 31;
@@ -179,8 +194,10 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
         }
     const int j0 = 2 * lane, j1 = j0 + 1;
     const int i0 = j0 < m ? sh.sort.idx[j0] : -1, i1 = j1 < m ? sh.sort.idx[j1] : -1;
-    const double w0 = (i0 >= 0 && j0 < limit) ? exp((double)logits[i0] / temp - smax) : 0.0;
-    const double w1 = (i1 >= 0 && j1 < limit) ? exp((double)logits[i1] / temp - smax) : 0.0;
+    const double w0 =
+        (i0 >= 0 && j0 < limit) ? exp((double)(KEYS ? key_logit(sh.sort.key[j0]) : logits[i0]) / temp - smax) : 0.0;
+    const double w1 =
+        (i1 >= 0 && j1 < limit) ? exp((double)(KEYS ? key_logit(sh.sort.key[j1]) : logits[i1]) / temp - smax) : 0.0;
     // Running sums: a scan of the lanes' pairs, then within the pair.
     double incl = w0 + w1;
 #pragma unroll
@@ -277,29 +294,73 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         first = kv[e] < first ? kv[e] : first;
     }
     const uint64_t mine = first;  // this thread's first key
+    // The lean draw (MODE 3) reads the control block's settings with the
+    // logits, one round of loads where the other kernels read each where it
+    // is used, a dependent round trip each; and, knowing whether the warp
+    // selection runs, sorts each warp's first keys before its first barrier.
+    bool lean_forced = false, lean_ended = false, sel = false;
+    float lean_temp = 0.f, lean_top_p = 1.f;
+    int lean_top_k = 0;
+    uint32_t lean_seed_lo = 0, lean_seed_hi = 0;
+    if (MODE == 3) {
+        lean_forced = !out && ctrl->forced;
+        lean_ended = !out && etable && ctrl->end;
+        lean_temp = ctrl->temperature;
+        lean_top_p = ctrl->top_p;
+        lean_top_k = ctrl->top_k;
+        lean_seed_lo = ctrl->seed_lo;
+        lean_seed_hi = ctrl->seed_hi;
+        const int limit = (lean_top_k > 0 && lean_top_k < n) ? lean_top_k : n;
+        sel = !lean_forced && lean_temp != 0.f && limit < n && limit <= SELECT_K;
+        const uint64_t v = sel ? warp_sort_u64(mine) : warp_min_u64(mine);
+        if (sel) sh.sel.list[0][warp][lane] = v;
+        if (lane == 0) sh.sel.min64[warp] = v;  // lane 0: the warp's least either way
+        if (tid == 0) sh.sel.count = 0;
+    }
     bad = __syncthreads_or(bad);
     int code = 0;
-    if (ctrl->forced && !out) {
+    if ((MODE == 3 ? lean_forced : ctrl->forced) && !out) {
         code = ctrl->forced_codes[cb];
     } else if (!bad) {
         // The first index of the order.
-        first = warp_min_u64(first);
-        if (lane == 0) sh.r.min64[warp] = first;
-        __syncthreads();
-        first = warp_min_u64(sh.r.min64[lane]);
+        if (MODE == 3) {
+            first = warp_min_u64(sh.sel.min64[lane]);
+        } else {
+            first = warp_min_u64(first);
+            if (lane == 0) sh.r.min64[warp] = first;
+            __syncthreads();
+            first = warp_min_u64(sh.r.min64[lane]);
+        }
         const int top = (int)(first & 0xffff);
-        const float temperature = ctrl->temperature;
+        const float temperature = MODE == 3 ? lean_temp : ctrl->temperature;
         if (temperature == 0.f) {
             code = top;
         } else {
             const double temp = (double)temperature;
-            const double smax = (double)logits[top] / temp;
+            const double smax =
+                (double)(MODE == 3 ? key_logit((uint32_t)(first >> 16)) : logits[top]) / temp;
             double zpart = 0.0;
 #pragma unroll
             for (int e = 0; e < SAMPLE_PER; e++)
-                if (tid + e * SAMPLE_THREADS < n) zpart += exp((double)logits[tid + e * SAMPLE_THREADS] / temp - smax);
-            const double z = block_sum(zpart, sh.r.red);
-            const int top_k = ctrl->top_k;
+                if (tid + e * SAMPLE_THREADS < n)
+                    zpart += exp((double)(MODE == 3 ? key_logit((uint32_t)(kv[e] >> 16)) : logits[tid + e * SAMPLE_THREADS]) /
+                                     temp -
+                                 smax);
+            // Z as block_sum adds it (warp sums, then the warps' in one
+            // warp), the lean draw's warp sums published at the barrier of
+            // its first merge (or one of their own without the selection).
+            double z = 0.0;
+            if (MODE == 3) {
+                zpart = warp_sum(zpart);
+                if (lane == 0) sh.sel.red[warp] = zpart;
+                if (!sel) {
+                    __syncthreads();
+                    z = warp_sum(sh.sel.red[lane]);
+                }
+            } else {
+                z = block_sum(zpart, sh.r.red);
+            }
+            const int top_k = MODE == 3 ? lean_top_k : ctrl->top_k;
             const int limit = (top_k > 0 && top_k < n) ? top_k : n;
 
             // The candidates to sort: with a small top-k, the limit first of
@@ -307,12 +368,14 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
             // the limit-th key, found by bisection); else every index.
             int m = n;
             bool selected = false;
-            if (MODE >= 1 && limit < n && limit <= SELECT_K) {
-                const uint64_t v = warp_sort_u64(mine);
-                __syncthreads();  // block_sum's reads are done
-                sh.sel.list[0][warp][lane] = v;
-                if (tid == 0) sh.sel.count = 0;
-                __syncthreads();
+            if (MODE == 3 ? sel : (MODE >= 1 && limit < n && limit <= SELECT_K)) {
+                if (MODE != 3) {
+                    const uint64_t v = warp_sort_u64(mine);
+                    __syncthreads();  // block_sum's reads are done
+                    sh.sel.list[0][warp][lane] = v;
+                    if (tid == 0) sh.sel.count = 0;
+                    __syncthreads();
+                }
                 // Five rounds of pairwise merges, each keeping the 32
                 // smallest of two ascending lists A and B: min(A[l], B[31−l])
                 // holds them as a bitonic sequence, which a bitonic merge
@@ -334,6 +397,7 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                     src ^= 1;
                     __syncthreads();
                 }
+                if (MODE == 3) z = warp_sum(sh.sel.red[lane]);
                 const uint64_t t = sh.sel.list[src][0][limit - 1];
 #pragma unroll
                 for (int e = 0; e < SAMPLE_PER; e++) {
@@ -401,10 +465,16 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                     }
                 }
             }
-            if (MODE == 2 && selected) {
+            if (MODE == 3 && selected) {
                 if (warp == 0)
-                    warp_draw(sh, m, limit, logits, temp, smax, z, ctrl->top_p,
-                              (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32);
+                    warp_draw<true>(sh, m, limit, logits, temp, smax, z, lean_top_p,
+                                    (double)philox_word0(frame, (uint32_t)cb, lean_seed_lo, lean_seed_hi) * 0x1p-32);
+                __syncthreads();
+                code = sh.sel.code;
+            } else if (MODE == 2 && selected) {
+                if (warp == 0)
+                    warp_draw<false>(sh, m, limit, logits, temp, smax, z, ctrl->top_p,
+                                     (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32);
                 __syncthreads();
                 code = sh.sel.code;
             } else {
@@ -509,6 +579,10 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         if (end_index >= 0) ctrl->end = code == end_index;
     }
     if (out || !etable) return;
+    if (MODE == 3 && end_index < 0) {  // this draw writes no end: ctrl->end as read above
+        tower_embed_row_lean<SAMPLE_PER>(edst, etable, code, lean_ended, ctrl, eentries, enorm, width, eps, sh.r.red);
+        return;
+    }
     __syncthreads();  // ctrl->end as this draw left it
     tower_embed_row(edst, etable, code, ctrl, eentries, enorm, width, eps, sh.r.red);
 }
@@ -550,4 +624,22 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp_
     const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
     int width, float eps, const int32_t* __restrict__ slots) {
     sample_body<2>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
+}
+
+// sample_logits_lean is sample_logits_warp_pick with fewer round trips on
+// its critical path (PROSCENIUM_GPU_SAMPLER=lean; docs/PERF.md "tower33"):
+// the settings and the end flag read with the logits; the logits for Z and
+// the kept weights decoded from the order keys (key_logit: no second read,
+// no gathers); the maximum from the first key; the warp sort of
+// the first keys before the first barrier, the warp minima published at it,
+// Z's warp sums at the first merge's (7 barriers to the candidates where
+// sample_logits_warp_pick has 12); the next layer's embedding row and gains
+// loaded in one round. The same arithmetic in the same order: the same
+// codes and embedding bits as sample_logits_warp_pick
+// (TestSamplerLeanMatchesWarpPick).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_lean(
+    const float* __restrict__ logits, int n, int cb, int end_index, FrameControl* ctrl, int32_t* __restrict__ out,
+    const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
+    int width, float eps, const int32_t* __restrict__ slots) {
+    sample_body<3>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
 }
