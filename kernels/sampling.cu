@@ -174,30 +174,63 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // positions 2l and 2l+1 and shuffles in place of block barriers. Its running
 // sums add the lane pairs first, so they may differ from the block path's in
 // the last bits (TestSamplerMatchesCPU holds both to the CPU's choice).
-// Writes the code to sh.sel.code. KEYS (the lean draw): the candidates'
-// logits come from their sorted keys (key_logit), not a gather from memory.
+// Writes the code to sh.sel.code. KEYS (the lean draw): the candidates
+// ranked instead of sorted by the network (the same order), their logits
+// from their keys (key_logit), not a gather from memory.
 template <bool KEYS>
 __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __restrict__ logits, double temp,
                           double smax, double z, float top_p, double u) {
     const int lane = threadIdx.x & 31;
-    int P = 32;
-    while (P < m) P <<= 1;
-    for (int i = m + lane; i < P; i += 32) {
-        sh.sort.key[i] = 0xffffffffu;
-        sh.sort.idx[i] = 0xffffu;
-    }
-    __syncwarp();
-    for (int k = 2; k <= P; k <<= 1)
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            sort_step(sh, P, k, j, lane);
-            __syncwarp();
-        }
     const int j0 = 2 * lane, j1 = j0 + 1;
-    const int i0 = j0 < m ? sh.sort.idx[j0] : -1, i1 = j1 < m ? sh.sort.idx[j1] : -1;
-    const double w0 =
-        (i0 >= 0 && j0 < limit) ? exp((double)(KEYS ? key_logit(sh.sort.key[j0]) : logits[i0]) / temp - smax) : 0.0;
-    const double w1 =
-        (i1 >= 0 && j1 < limit) ? exp((double)(KEYS ? key_logit(sh.sort.key[j1]) : logits[i1]) / temp - smax) : 0.0;
+    int i0, i1;
+    uint32_t key0 = 0, key1 = 0;  // KEYS: the order keys' float parts at j0, j1
+    // KEYS: sorted positions of sh.sel.list[1][2…3] (the merges' last list
+    // [1][0] is read before the barrier ahead of this).
+    uint64_t* const sorted = &sh.sel.list[1][2][0];
+    if (KEYS) {
+        // The candidates ranked, not sorted by a network (21 steps of
+        // shared-memory exchanges and warp syncs for 64): lane l stages
+        // candidates l and l + 32 as order keys, counts the keys below each
+        // (the order is strict: an index is in every key), and writes each
+        // to its rank: the network's order, in two warp syncs.
+        uint64_t* const stage = &sh.sel.list[1][0][0];  // 64 slots, ~0 past m
+        const uint64_t a = lane < m ? ((uint64_t)sh.sort.key[lane] << 16) | sh.sort.idx[lane] : ~0ull;
+        const uint64_t b = lane + 32 < m ? ((uint64_t)sh.sort.key[lane + 32] << 16) | sh.sort.idx[lane + 32] : ~0ull;
+        stage[lane] = a;
+        stage[lane + 32] = b;
+        __syncwarp();
+        int ra = 0, rb = 0;
+        for (int i = 0; i < m; i += 2) {
+            const ulonglong2 o = *reinterpret_cast<const ulonglong2*>(&stage[i]);
+            ra += (o.x < a) + (o.y < a);
+            rb += (o.x < b) + (o.y < b);
+        }
+        if (lane < m) sorted[ra] = a;
+        if (lane + 32 < m) sorted[rb] = b;
+        __syncwarp();
+        const uint64_t s0 = sorted[j0], s1 = sorted[j1];
+        i0 = j0 < m ? (int)(s0 & 0xffff) : -1;
+        i1 = j1 < m ? (int)(s1 & 0xffff) : -1;
+        key0 = (uint32_t)(s0 >> 16);
+        key1 = (uint32_t)(s1 >> 16);
+    } else {
+        int P = 32;
+        while (P < m) P <<= 1;
+        for (int i = m + lane; i < P; i += 32) {
+            sh.sort.key[i] = 0xffffffffu;
+            sh.sort.idx[i] = 0xffffu;
+        }
+        __syncwarp();
+        for (int k = 2; k <= P; k <<= 1)
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                sort_step(sh, P, k, j, lane);
+                __syncwarp();
+            }
+        i0 = j0 < m ? sh.sort.idx[j0] : -1;
+        i1 = j1 < m ? sh.sort.idx[j1] : -1;
+    }
+    const double w0 = (i0 >= 0 && j0 < limit) ? exp((double)(KEYS ? key_logit(key0) : logits[i0]) / temp - smax) : 0.0;
+    const double w1 = (i1 >= 0 && j1 < limit) ? exp((double)(KEYS ? key_logit(key1) : logits[i1]) / temp - smax) : 0.0;
     // Running sums: a scan of the lanes' pairs, then within the pair.
     double incl = w0 + w1;
 #pragma unroll
@@ -229,7 +262,7 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
         p = j1;
     int pick = __reduce_min_sync(FULL_MASK, p);
     if (pick == 0x7fffffff) pick = kept - 1;
-    if (lane == 0) sh.sel.code = sh.sort.idx[pick];
+    if (lane == 0) sh.sel.code = KEYS ? (int)(sorted[pick] & 0xffff) : sh.sort.idx[pick];
 }
 
 // ---------------------------------------------------------------------------
