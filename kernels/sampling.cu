@@ -77,6 +77,11 @@ union SampleShared {
     // of 32 lists, merged pairwise from one into the other; the last merge
     // lands in list[1], past the candidates' slots [0, 64)) and its
     // candidate count.
+    // The lean draw's lists: the keys' float parts (8 KiB; the last merge
+    // lands in list[1], past the candidates' slots and below sel's fields).
+    struct {
+        uint32_t list[2][32][32];
+    } sel32;
     struct {
         uint64_t list[2][32][32];
         int count;
@@ -101,18 +106,47 @@ __device__ __forceinline__ uint64_t warp_min_key(uint64_t v) {
 }
 
 // warp_sort_u64 returns the lane-th smallest of the warp's 32 values (a
-// bitonic network across lanes, ascending).
-__device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) {
+// bitonic network across lanes, ascending); warp_sort_t for any unsigned T
+// (the lean draw sorts the keys' 32-bit float parts: one shuffle a step).
+template <class T>
+__device__ __forceinline__ T warp_sort_t(T v) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int k = 2; k <= 32; k <<= 1)
 #pragma unroll
         for (int j = k >> 1; j > 0; j >>= 1) {
-            const uint64_t o = __shfl_xor_sync(FULL_MASK, v, j);
+            const T o = __shfl_xor_sync(FULL_MASK, v, j);
             const bool keep_min = ((lane & k) == 0) == ((lane & j) == 0);
             v = keep_min ? (o < v ? o : v) : (o > v ? o : v);
         }
     return v;
+}
+__device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) { return warp_sort_t(v); }
+
+// merge_lists runs the warp selection's five rounds of pairwise merges over
+// list[2][32][32] (32 ascending lists of 32 in list[0]), each keeping the 32
+// smallest of two ascending lists A and B: min(A[l], B[31−l]) holds them as
+// a bitonic sequence, which a bitonic merge sorts; a block barrier a round.
+// The 32 smallest of all end in list[1][0].
+template <class T>
+__device__ __forceinline__ void merge_lists(T (*list)[32][32], int warp, int lane) {
+    int src = 0;
+#pragma unroll
+    for (int lists = 16; lists >= 1; lists >>= 1) {
+        if (warp < lists) {
+            const T a = list[src][2 * warp][lane];
+            const T b = list[src][2 * warp + 1][31 - lane];
+            T c = a < b ? a : b;
+#pragma unroll
+            for (int j = 16; j > 0; j >>= 1) {
+                const T o = __shfl_xor_sync(FULL_MASK, c, j);
+                c = (lane & j) == 0 ? (o < c ? o : c) : (o > c ? o : c);
+            }
+            list[src ^ 1][warp][lane] = c;
+        }
+        src ^= 1;
+        __syncthreads();
+    }
 }
 
 // block_count returns the sum of c over the block (SAMPLE_THREADS threads)
@@ -345,9 +379,23 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         lean_seed_hi = ctrl->seed_hi;
         const int limit = (lean_top_k > 0 && lean_top_k < n) ? lean_top_k : n;
         sel = !lean_forced && lean_temp != 0.f && limit < n && limit <= SELECT_K;
-        const uint64_t v = sel ? warp_sort_u64(mine) : warp_min_u64(mine);
-        if (sel) sh.sel.list[0][warp][lane] = v;
-        if (lane == 0) sh.sel.min64[warp] = v;  // lane 0: the warp's least either way
+        if (sel) {
+            // The selection's threshold from the keys' float parts alone
+            // (one 32-bit shuffle a step where the keys take two): the
+            // limit-th smallest float part t of the thread-first keys is
+            // that of a key at or after the limit-th of the order, so every
+            // key of the limit first has a float part ≤ t; ties at t only
+            // add candidates (more than SELECT_CAND: the bisection).
+            const uint32_t v = warp_sort_t((uint32_t)(mine >> 16));
+            sh.sel32.list[0][warp][lane] = v;
+            // Lane 0: the warp's least float part, with index 0: the
+            // selection needs only the maximum's value of the first key
+            // (and the bisection, should it follow, a lower bound).
+            if (lane == 0) sh.sel.min64[warp] = (uint64_t)v << 16;
+        } else {
+            const uint64_t v = warp_min_u64(mine);
+            if (lane == 0) sh.sel.min64[warp] = v;
+        }
         if (tid == 0) sh.sel.count = 0;
     }
     bad = __syncthreads_or(bad);
@@ -409,32 +457,21 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                     if (tid == 0) sh.sel.count = 0;
                     __syncthreads();
                 }
-                // Five rounds of pairwise merges, each keeping the 32
-                // smallest of two ascending lists A and B: min(A[l], B[31−l])
-                // holds them as a bitonic sequence, which a bitonic merge
-                // sorts. The last list is the 32 smallest thread-first keys.
-                int src = 0;
-#pragma unroll
-                for (int lists = 16; lists >= 1; lists >>= 1) {
-                    if (warp < lists) {
-                        const uint64_t a = sh.sel.list[src][2 * warp][lane];
-                        const uint64_t b = sh.sel.list[src][2 * warp + 1][31 - lane];
-                        uint64_t c = a < b ? a : b;
-#pragma unroll
-                        for (int j = 16; j > 0; j >>= 1) {
-                            const uint64_t o = __shfl_xor_sync(FULL_MASK, c, j);
-                            c = (lane & j) == 0 ? (o < c ? o : c) : (o > c ? o : c);
-                        }
-                        sh.sel.list[src ^ 1][warp][lane] = c;
-                    }
-                    src ^= 1;
-                    __syncthreads();
+                // The 32 smallest thread-first keys (the lean draw: float
+                // parts), the limit-th of them the threshold t.
+                uint64_t t;
+                uint32_t t32;
+                if (MODE == 3) {
+                    merge_lists(sh.sel32.list, warp, lane);
+                    z = warp_sum(sh.sel.red[lane]);
+                    t32 = sh.sel32.list[1][0][limit - 1];
+                } else {
+                    merge_lists(sh.sel.list, warp, lane);
+                    t = sh.sel.list[1][0][limit - 1];
                 }
-                if (MODE == 3) z = warp_sum(sh.sel.red[lane]);
-                const uint64_t t = sh.sel.list[src][0][limit - 1];
 #pragma unroll
                 for (int e = 0; e < SAMPLE_PER; e++) {
-                    if (kv[e] <= t) {
+                    if (MODE == 3 ? (tid + e * SAMPLE_THREADS < n && (uint32_t)(kv[e] >> 16) <= t32) : kv[e] <= t) {
                         const int slot = atomicAdd(&sh.sel.count, 1);
                         if (slot < SELECT_CAND) {
                             sh.sort.key[slot] = (uint32_t)(kv[e] >> 16);
