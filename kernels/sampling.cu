@@ -91,6 +91,7 @@ union SampleShared {
         // neither the candidates' slots nor sh.r's reductions touch them.
         uint64_t min64[32];
         double red[32];
+        uint64_t first;  // the first key's float part (index 0), for the merging warps
     } sel;
 };
 
@@ -128,7 +129,10 @@ __device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) { return warp_sort
 // smallest of two ascending lists A and B: min(A[l], B[31−l]) holds them as
 // a bitonic sequence, which a bitonic merge sorts; a block barrier a round.
 // The 32 smallest of all end in list[1][0].
-template <class T>
+// BAR 0: the rounds sync the block; else BAR threads (warps 32 − BAR/32 …
+// 31 of the block, warp their index among them) sync on named barrier 1,
+// so the block's other warps work on meanwhile (the lean draw's Z).
+template <class T, int BAR>
 __device__ __forceinline__ void merge_lists(T (*list)[32][32], int warp, int lane) {
     int src = 0;
 #pragma unroll
@@ -145,7 +149,10 @@ __device__ __forceinline__ void merge_lists(T (*list)[32][32], int warp, int lan
             list[src ^ 1][warp][lane] = c;
         }
         src ^= 1;
-        __syncthreads();
+        if (BAR == 0)
+            __syncthreads();
+        else
+            asm volatile("bar.sync 1, %0;" ::"n"(BAR) : "memory");
     }
 }
 
@@ -405,7 +412,7 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
     } else if (!bad) {
         // The first index of the order.
         if (MODE == 3) {
-            first = warp_min_u64(sh.sel.min64[lane]);
+            if (!sel || warp < 16) first = warp_min_u64(sh.sel.min64[lane]);  // else after the merges
         } else {
             first = warp_min_u64(first);
             if (lane == 0) sh.r.min64[warp] = first;
@@ -418,23 +425,24 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
             code = top;
         } else {
             const double temp = (double)temperature;
-            const double smax =
-                (double)(MODE == 3 ? key_logit((uint32_t)(first >> 16)) : logits[top]) / temp;
+            double smax = (double)(MODE == 3 ? key_logit((uint32_t)(first >> 16)) : logits[top]) / temp;
             double zpart = 0.0;
+            if (!(MODE == 3 && sel)) {
 #pragma unroll
-            for (int e = 0; e < SAMPLE_PER; e++)
-                if (tid + e * SAMPLE_THREADS < n)
-                    zpart += exp((double)(MODE == 3 ? key_logit((uint32_t)(kv[e] >> 16)) : logits[tid + e * SAMPLE_THREADS]) /
-                                     temp -
-                                 smax);
+                for (int e = 0; e < SAMPLE_PER; e++)
+                    if (tid + e * SAMPLE_THREADS < n)
+                        zpart += exp(
+                            (double)(MODE == 3 ? key_logit((uint32_t)(kv[e] >> 16)) : logits[tid + e * SAMPLE_THREADS]) /
+                                temp -
+                            smax);
+            }
             // Z as block_sum adds it (warp sums, then the warps' in one
-            // warp), the lean draw's warp sums published at the barrier of
-            // its first merge (or one of their own without the selection).
+            // warp); the lean draw's with the selection below.
             double z = 0.0;
             if (MODE == 3) {
-                zpart = warp_sum(zpart);
-                if (lane == 0) sh.sel.red[warp] = zpart;
                 if (!sel) {
+                    zpart = warp_sum(zpart);
+                    if (lane == 0) sh.sel.red[warp] = zpart;
                     __syncthreads();
                     z = warp_sum(sh.sel.red[lane]);
                 }
@@ -462,11 +470,43 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                 uint64_t t;
                 uint32_t t32;
                 if (MODE == 3) {
-                    merge_lists(sh.sel32.list, warp, lane);
+                    // Warps 16–31 merge (their own barrier), while warps
+                    // 0–15 sum Z's terms: their threads' and those of
+                    // thread + 512 (its logits re-read: L1), each warp's
+                    // sum the one its threads' own warp would make, in
+                    // block_sum's order. Z's float64 work (≈ 35
+                    // instructions a logit) and the merges' shuffles
+                    // overlap instead of following each other.
+                    if (warp < 16) {
+#pragma unroll
+                        for (int e = 0; e < SAMPLE_PER; e++)
+                            if (tid + e * SAMPLE_THREADS < n)
+                                zpart += exp((double)key_logit((uint32_t)(kv[e] >> 16)) / temp - smax);
+                        double zo = 0.0;
+#pragma unroll
+                        for (int e = 0; e < SAMPLE_PER; e++) {
+                            const int i = tid + SAMPLE_THREADS / 2 + e * SAMPLE_THREADS;
+                            if (i < n) zo += exp((double)logits[i] / temp - smax);
+                        }
+                        zpart = warp_sum(zpart);
+                        zo = warp_sum(zo);
+                        if (lane == 0) {
+                            sh.sel.red[warp] = zpart;
+                            sh.sel.red[warp + 16] = zo;
+                        }
+                        if (tid == 0) sh.sel.first = first;
+                    } else {
+                        merge_lists<uint32_t, SAMPLE_THREADS / 2>(sh.sel32.list, warp - 16, lane);
+                    }
+                    __syncthreads();
+                    if (warp >= 16) {
+                        first = sh.sel.first;
+                        smax = (double)key_logit((uint32_t)(first >> 16)) / temp;
+                    }
                     z = warp_sum(sh.sel.red[lane]);
                     t32 = sh.sel32.list[1][0][limit - 1];
                 } else {
-                    merge_lists(sh.sel.list, warp, lane);
+                    merge_lists<uint64_t, 0>(sh.sel.list, warp, lane);
                     t = sh.sel.list[1][0][limit - 1];
                 }
 #pragma unroll
