@@ -740,11 +740,12 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp_
 // its critical path (PROSCENIUM_GPU_SAMPLER=lean; docs/PERF.md "tower33"):
 // the settings and the end flag read with the logits; the logits for Z and
 // the kept weights decoded from the order keys (key_logit: no second read,
-// no gathers); the maximum from the first key; the warp sort of
-// the first keys before the first barrier, the warp minima published at it,
-// Z's warp sums at the first merge's (7 barriers to the candidates where
-// sample_logits_warp_pick has 12); the next layer's embedding row and gains
-// loaded in one round. The same arithmetic in the same order: the same
+// no gathers); the maximum from the first key; the warp sort of the first
+// keys' float parts before the first barrier, the warp minima published at
+// it; the merges on 16 warps with their own barrier while the other 16 sum
+// Z (3 block barriers to the candidates where sample_logits_warp_pick has
+// 12, and Z off the merges' path); the ≤ 64 candidates ranked; the next
+// layer's embedding row and gains loaded in one round. The same arithmetic in the same order: the same
 // codes and embedding bits as sample_logits_warp_pick
 // (TestSamplerLeanMatchesWarpPick).
 extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_lean(
