@@ -3,19 +3,20 @@
 # PROSCENIUM_GPU_SAMPLER=lean; default: sample_logits_warp_pick, selectable as =pick). The default
 # draw's arithmetic in the same order (the same codes and embedding bits) with its critical path
 # shortened: the control block read with the logits, the logits decoded from the order keys (no
-# re-read, no gathers), the warp sort before the first barrier and Z's warp sums at the first
-# merge's barrier (7 barriers to the candidates where the default has 12), the ≤ 64 candidates
-# ranked in one pass instead of a 21-step shared-memory bitonic network, the next layer's embedding
-# row and gains loaded in one round. ≤ 60 s, from the root of a checkout of branch tower33 (merged
-# with main):
+# re-read, no gathers), the threshold's sort and merges on the keys' 32-bit float parts, the merges
+# on 16 warps (named barrier) while the other 16 sum Z (3 block barriers to the candidates where the
+# default has 12), the ≤ 64 candidates ranked in one pass instead of a 21-step shared-memory bitonic
+# network, the next layer's embedding row and gains loaded in one round. ≤ 60 s, from the root of a
+# checkout of branch tower33 (merged with main):
 #   bash docs/perf/h200-tower33.sh BINDIR LOGDIR
 # BINDIR holds cuda.test and proscenium-gpu built from that checkout (docs/perf/h200-lead6-build.sh).
 # Logs and tower33.tgz go to LOGDIR; a summary is printed.
 # Hypotheses (docs/PERF.md "tower33"): (1) lean draws the default's code for every vector (0
 # differ) and the same embedding bits, and both agree with the CPU sampler; the tower frames with
 # lean pass as with the default (CPU within 1e-4, feedback rows bit-exact, B-row frames the takes'
-# alone); (2) a draw ≈ 2.5–3.5 µs shorter (11.6 → ≈ 8.5 µs over 4097 logits), so the B = 1 tower
-# frame 0.79 → ≈ 0.76 ms and the frame of four 1.150 → ≈ 1.12 ms; the take's frame ≈ 0.03 ms less.
+# alone); (2) a draw ≈ 3–4.5 µs shorter (11.6 → ≈ 7–8.5 µs over 4097 logits), so the B = 1 tower
+# frame 0.79 → ≈ 0.75–0.76 ms and the frame of four 1.150 → ≈ 1.11–1.12 ms; the take's frame
+# ≈ 0.035 ms less; bench-take's codes hashes the same under both.
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json
