@@ -30,11 +30,13 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, three processes at once (≤ 16 s): lean against the default (codes, embedding bits)
-# and both (and the older two) against the CPU sampler, the tower frames with the lean draw in the
-# same process as the default's; the frame tests with lean as the process's draw (fast and exact).
+# Correctness, four processes at once (≤ 16 s): lean against the default (codes, embedding bits)
+# and both (and the older two) against the CPU sampler; the tower frames with the default draw and
+# with lean in one process (demo, odd; the pattern also runs each geometry's default subtest); the
+# frame tests with lean as the process's draw (fast and exact).
 T 16 sampler env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.short \
-  -test.run 'TestSamplerMatchesCPU|TestSamplerLean|TestSamplerFrameDraw|TestTowerFrames' &
+  -test.run 'TestSamplerMatchesCPU|TestSamplerLean|TestSamplerFrameDraw' &
+T 16 frames env PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.short -test.run 'TestTowerFrames/(demo|odd)/lean-draw' &
 T 16 lean-fast env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_SAMPLER=lean $C -test.v -test.short \
   -test.run 'TestSamplerFrameDraw|TestTowerFrameRows|TestTakeFramesMatchAlone|TestFramesTwoAhead' &
 T 16 lean-exact env PROSCENIUM_TEST_NUMERICS=exact PROSCENIUM_GPU_SAMPLER=lean $C -test.v -test.short \
@@ -52,7 +54,7 @@ for s in pick lean; do T 5 tower-$s env PROSCENIUM_GPU_SAMPLER=$s $P bench-tower
 echo "== tower33 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^FAIL|panic:|differ|must be the same|relative error .* >" $O/*.log | grep -vE " 0 differ|differ within rounding" | cut -c1-220 | head -12
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
-for f in sampler lean-fast lean-exact; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
+for f in sampler frames lean-fast lean-exact; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
 echo "== draws against the CPU / lean against the default"; grep -hE "draws \(sizes|draws, each by both" $O/sampler.log | sed 's/^ *//' | cut -c1-160
 echo "== tower frame (old = pick, new = lean)"
 for s in pick lean; do echo "-- $s"; grep -hE "^takes [0-9]" $O/tower-rows-$s.log | cut -c1-110; done
