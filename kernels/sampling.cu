@@ -40,6 +40,14 @@ __device__ __forceinline__ uint64_t order_key(float l, int i) {
     return ((uint64_t)~b << 16) | (uint32_t)i;
 }
 
+// key_logit is the logit of an order key's float part ((uint32_t)(key >> 16)
+// of order_key): exact, but −0 comes back as +0, which no weight can tell
+// apart (x/T − (±0) and (±0)/T − s round alike, and exp(±0) = 1).
+__device__ __forceinline__ float key_logit(uint32_t k) {
+    const uint32_t b = ~k;
+    return __uint_as_float((b & 0x80000000u) ? (b & 0x7fffffffu) : ~b);
+}
+
 __device__ __forceinline__ uint64_t warp_min_u64(uint64_t v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -69,10 +77,21 @@ union SampleShared {
     // of 32 lists, merged pairwise from one into the other; the last merge
     // lands in list[1], past the candidates' slots [0, 64)) and its
     // candidate count.
+    // The lean draw's lists: the keys' float parts (8 KiB; the last merge
+    // lands in list[1], past the candidates' slots and below sel's fields).
+    struct {
+        uint32_t list[2][32][32];
+    } sel32;
     struct {
         uint64_t list[2][32][32];
         int count;
         int code;  // warp_draw's pick
+        // The lean draw's (MODE 3) warp minima and warp sums of Z, written
+        // before its first barrier and the first merge's: past list, so
+        // neither the candidates' slots nor sh.r's reductions touch them.
+        uint64_t min64[32];
+        double red[32];
+        uint64_t first;  // the first key's float part (index 0), for the merging warps
     } sel;
 };
 
@@ -88,18 +107,53 @@ __device__ __forceinline__ uint64_t warp_min_key(uint64_t v) {
 }
 
 // warp_sort_u64 returns the lane-th smallest of the warp's 32 values (a
-// bitonic network across lanes, ascending).
-__device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) {
+// bitonic network across lanes, ascending); warp_sort_t for any unsigned T
+// (the lean draw sorts the keys' 32-bit float parts: one shuffle a step).
+template <class T>
+__device__ __forceinline__ T warp_sort_t(T v) {
     const int lane = threadIdx.x & 31;
 #pragma unroll
     for (int k = 2; k <= 32; k <<= 1)
 #pragma unroll
         for (int j = k >> 1; j > 0; j >>= 1) {
-            const uint64_t o = __shfl_xor_sync(FULL_MASK, v, j);
+            const T o = __shfl_xor_sync(FULL_MASK, v, j);
             const bool keep_min = ((lane & k) == 0) == ((lane & j) == 0);
             v = keep_min ? (o < v ? o : v) : (o > v ? o : v);
         }
     return v;
+}
+__device__ __forceinline__ uint64_t warp_sort_u64(uint64_t v) { return warp_sort_t(v); }
+
+// merge_lists runs the warp selection's five rounds of pairwise merges over
+// list[2][32][32] (32 ascending lists of 32 in list[0]), each keeping the 32
+// smallest of two ascending lists A and B: min(A[l], B[31−l]) holds them as
+// a bitonic sequence, which a bitonic merge sorts; a block barrier a round.
+// The 32 smallest of all end in list[1][0].
+// BAR 0: the rounds sync the block; else BAR threads (warps 32 − BAR/32 …
+// 31 of the block, warp their index among them) sync on named barrier 1,
+// so the block's other warps work on meanwhile (the lean draw's Z).
+template <class T, int BAR>
+__device__ __forceinline__ void merge_lists(T (*list)[32][32], int warp, int lane) {
+    int src = 0;
+#pragma unroll
+    for (int lists = 16; lists >= 1; lists >>= 1) {
+        if (warp < lists) {
+            const T a = list[src][2 * warp][lane];
+            const T b = list[src][2 * warp + 1][31 - lane];
+            T c = a < b ? a : b;
+#pragma unroll
+            for (int j = 16; j > 0; j >>= 1) {
+                const T o = __shfl_xor_sync(FULL_MASK, c, j);
+                c = (lane & j) == 0 ? (o < c ? o : c) : (o > c ? o : c);
+            }
+            list[src ^ 1][warp][lane] = c;
+        }
+        src ^= 1;
+        if (BAR == 0)
+            __syncthreads();
+        else
+            asm volatile("bar.sync 1, %0;" ::"n"(BAR) : "memory");
+    }
 }
 
 // block_count returns the sum of c over the block (SAMPLE_THREADS threads)
@@ -161,26 +215,63 @@ __device__ void sort_pairs(SampleShared& sh, int P) {
 // positions 2l and 2l+1 and shuffles in place of block barriers. Its running
 // sums add the lane pairs first, so they may differ from the block path's in
 // the last bits (TestSamplerMatchesCPU holds both to the CPU's choice).
-// Writes the code to sh.sel.code.
+// Writes the code to sh.sel.code. KEYS (the lean draw): the candidates
+// ranked instead of sorted by the network (the same order), their logits
+// from their keys (key_logit), not a gather from memory.
+template <bool KEYS>
 __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __restrict__ logits, double temp,
                           double smax, double z, float top_p, double u) {
     const int lane = threadIdx.x & 31;
-    int P = 32;
-    while (P < m) P <<= 1;
-    for (int i = m + lane; i < P; i += 32) {
-        sh.sort.key[i] = 0xffffffffu;
-        sh.sort.idx[i] = 0xffffu;
-    }
-    __syncwarp();
-    for (int k = 2; k <= P; k <<= 1)
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            sort_step(sh, P, k, j, lane);
-            __syncwarp();
-        }
     const int j0 = 2 * lane, j1 = j0 + 1;
-    const int i0 = j0 < m ? sh.sort.idx[j0] : -1, i1 = j1 < m ? sh.sort.idx[j1] : -1;
-    const double w0 = (i0 >= 0 && j0 < limit) ? exp((double)logits[i0] / temp - smax) : 0.0;
-    const double w1 = (i1 >= 0 && j1 < limit) ? exp((double)logits[i1] / temp - smax) : 0.0;
+    int i0, i1;
+    uint32_t key0 = 0, key1 = 0;  // KEYS: the order keys' float parts at j0, j1
+    // KEYS: sorted positions of sh.sel.list[1][2…3] (the merges' last list
+    // [1][0] is read before the barrier ahead of this).
+    uint64_t* const sorted = &sh.sel.list[1][2][0];
+    if (KEYS) {
+        // The candidates ranked, not sorted by a network (21 steps of
+        // shared-memory exchanges and warp syncs for 64): lane l stages
+        // candidates l and l + 32 as order keys, counts the keys below each
+        // (the order is strict: an index is in every key), and writes each
+        // to its rank: the network's order, in two warp syncs.
+        uint64_t* const stage = &sh.sel.list[1][0][0];  // 64 slots, ~0 past m
+        const uint64_t a = lane < m ? ((uint64_t)sh.sort.key[lane] << 16) | sh.sort.idx[lane] : ~0ull;
+        const uint64_t b = lane + 32 < m ? ((uint64_t)sh.sort.key[lane + 32] << 16) | sh.sort.idx[lane + 32] : ~0ull;
+        stage[lane] = a;
+        stage[lane + 32] = b;
+        __syncwarp();
+        int ra = 0, rb = 0;
+        for (int i = 0; i < m; i += 2) {
+            const ulonglong2 o = *reinterpret_cast<const ulonglong2*>(&stage[i]);
+            ra += (o.x < a) + (o.y < a);
+            rb += (o.x < b) + (o.y < b);
+        }
+        if (lane < m) sorted[ra] = a;
+        if (lane + 32 < m) sorted[rb] = b;
+        __syncwarp();
+        const uint64_t s0 = sorted[j0], s1 = sorted[j1];
+        i0 = j0 < m ? (int)(s0 & 0xffff) : -1;
+        i1 = j1 < m ? (int)(s1 & 0xffff) : -1;
+        key0 = (uint32_t)(s0 >> 16);
+        key1 = (uint32_t)(s1 >> 16);
+    } else {
+        int P = 32;
+        while (P < m) P <<= 1;
+        for (int i = m + lane; i < P; i += 32) {
+            sh.sort.key[i] = 0xffffffffu;
+            sh.sort.idx[i] = 0xffffu;
+        }
+        __syncwarp();
+        for (int k = 2; k <= P; k <<= 1)
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                sort_step(sh, P, k, j, lane);
+                __syncwarp();
+            }
+        i0 = j0 < m ? sh.sort.idx[j0] : -1;
+        i1 = j1 < m ? sh.sort.idx[j1] : -1;
+    }
+    const double w0 = (i0 >= 0 && j0 < limit) ? exp((double)(KEYS ? key_logit(key0) : logits[i0]) / temp - smax) : 0.0;
+    const double w1 = (i1 >= 0 && j1 < limit) ? exp((double)(KEYS ? key_logit(key1) : logits[i1]) / temp - smax) : 0.0;
     // Running sums: a scan of the lanes' pairs, then within the pair.
     double incl = w0 + w1;
 #pragma unroll
@@ -212,7 +303,7 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
         p = j1;
     int pick = __reduce_min_sync(FULL_MASK, p);
     if (pick == 0x7fffffff) pick = kept - 1;
-    if (lane == 0) sh.sel.code = sh.sort.idx[pick];
+    if (lane == 0) sh.sel.code = KEYS ? (int)(sorted[pick] & 0xffff) : sh.sort.idx[pick];
 }
 
 // ---------------------------------------------------------------------------
@@ -277,29 +368,88 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         first = kv[e] < first ? kv[e] : first;
     }
     const uint64_t mine = first;  // this thread's first key
+    // The lean draw (MODE 3) reads the control block's settings with the
+    // logits, one round of loads where the other kernels read each where it
+    // is used, a dependent round trip each; and, knowing whether the warp
+    // selection runs, sorts each warp's first keys before its first barrier.
+    bool lean_forced = false, lean_ended = false, sel = false;
+    float lean_temp = 0.f, lean_top_p = 1.f;
+    int lean_top_k = 0;
+    uint32_t lean_seed_lo = 0, lean_seed_hi = 0;
+    if (MODE == 3) {
+        lean_forced = !out && ctrl->forced;
+        lean_ended = !out && etable && ctrl->end;
+        lean_temp = ctrl->temperature;
+        lean_top_p = ctrl->top_p;
+        lean_top_k = ctrl->top_k;
+        lean_seed_lo = ctrl->seed_lo;
+        lean_seed_hi = ctrl->seed_hi;
+        const int limit = (lean_top_k > 0 && lean_top_k < n) ? lean_top_k : n;
+        sel = !lean_forced && lean_temp != 0.f && limit < n && limit <= SELECT_K;
+        if (sel) {
+            // The selection's threshold from the keys' float parts alone
+            // (one 32-bit shuffle a step where the keys take two): the
+            // limit-th smallest float part t of the thread-first keys is
+            // that of a key at or after the limit-th of the order, so every
+            // key of the limit first has a float part ≤ t; ties at t only
+            // add candidates (more than SELECT_CAND: the bisection).
+            const uint32_t v = warp_sort_t((uint32_t)(mine >> 16));
+            sh.sel32.list[0][warp][lane] = v;
+            // Lane 0: the warp's least float part, with index 0: the
+            // selection needs only the maximum's value of the first key
+            // (and the bisection, should it follow, a lower bound).
+            if (lane == 0) sh.sel.min64[warp] = (uint64_t)v << 16;
+        } else {
+            const uint64_t v = warp_min_u64(mine);
+            if (lane == 0) sh.sel.min64[warp] = v;
+        }
+        if (tid == 0) sh.sel.count = 0;
+    }
     bad = __syncthreads_or(bad);
     int code = 0;
-    if (ctrl->forced && !out) {
+    if ((MODE == 3 ? lean_forced : ctrl->forced) && !out) {
         code = ctrl->forced_codes[cb];
     } else if (!bad) {
         // The first index of the order.
-        first = warp_min_u64(first);
-        if (lane == 0) sh.r.min64[warp] = first;
-        __syncthreads();
-        first = warp_min_u64(sh.r.min64[lane]);
+        if (MODE == 3) {
+            if (!sel || warp < 16) first = warp_min_u64(sh.sel.min64[lane]);  // else after the merges
+        } else {
+            first = warp_min_u64(first);
+            if (lane == 0) sh.r.min64[warp] = first;
+            __syncthreads();
+            first = warp_min_u64(sh.r.min64[lane]);
+        }
         const int top = (int)(first & 0xffff);
-        const float temperature = ctrl->temperature;
+        const float temperature = MODE == 3 ? lean_temp : ctrl->temperature;
         if (temperature == 0.f) {
             code = top;
         } else {
             const double temp = (double)temperature;
-            const double smax = (double)logits[top] / temp;
+            double smax = (double)(MODE == 3 ? key_logit((uint32_t)(first >> 16)) : logits[top]) / temp;
             double zpart = 0.0;
+            if (!(MODE == 3 && sel)) {
 #pragma unroll
-            for (int e = 0; e < SAMPLE_PER; e++)
-                if (tid + e * SAMPLE_THREADS < n) zpart += exp((double)logits[tid + e * SAMPLE_THREADS] / temp - smax);
-            const double z = block_sum(zpart, sh.r.red);
-            const int top_k = ctrl->top_k;
+                for (int e = 0; e < SAMPLE_PER; e++)
+                    if (tid + e * SAMPLE_THREADS < n)
+                        zpart += exp(
+                            (double)(MODE == 3 ? key_logit((uint32_t)(kv[e] >> 16)) : logits[tid + e * SAMPLE_THREADS]) /
+                                temp -
+                            smax);
+            }
+            // Z as block_sum adds it (warp sums, then the warps' in one
+            // warp); the lean draw's with the selection below.
+            double z = 0.0;
+            if (MODE == 3) {
+                if (!sel) {
+                    zpart = warp_sum(zpart);
+                    if (lane == 0) sh.sel.red[warp] = zpart;
+                    __syncthreads();
+                    z = warp_sum(sh.sel.red[lane]);
+                }
+            } else {
+                z = block_sum(zpart, sh.r.red);
+            }
+            const int top_k = MODE == 3 ? lean_top_k : ctrl->top_k;
             const int limit = (top_k > 0 && top_k < n) ? top_k : n;
 
             // The candidates to sort: with a small top-k, the limit first of
@@ -307,37 +457,61 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
             // the limit-th key, found by bisection); else every index.
             int m = n;
             bool selected = false;
-            if (MODE >= 1 && limit < n && limit <= SELECT_K) {
-                const uint64_t v = warp_sort_u64(mine);
-                __syncthreads();  // block_sum's reads are done
-                sh.sel.list[0][warp][lane] = v;
-                if (tid == 0) sh.sel.count = 0;
-                __syncthreads();
-                // Five rounds of pairwise merges, each keeping the 32
-                // smallest of two ascending lists A and B: min(A[l], B[31−l])
-                // holds them as a bitonic sequence, which a bitonic merge
-                // sorts. The last list is the 32 smallest thread-first keys.
-                int src = 0;
-#pragma unroll
-                for (int lists = 16; lists >= 1; lists >>= 1) {
-                    if (warp < lists) {
-                        const uint64_t a = sh.sel.list[src][2 * warp][lane];
-                        const uint64_t b = sh.sel.list[src][2 * warp + 1][31 - lane];
-                        uint64_t c = a < b ? a : b;
-#pragma unroll
-                        for (int j = 16; j > 0; j >>= 1) {
-                            const uint64_t o = __shfl_xor_sync(FULL_MASK, c, j);
-                            c = (lane & j) == 0 ? (o < c ? o : c) : (o > c ? o : c);
-                        }
-                        sh.sel.list[src ^ 1][warp][lane] = c;
-                    }
-                    src ^= 1;
+            if (MODE == 3 ? sel : (MODE >= 1 && limit < n && limit <= SELECT_K)) {
+                if (MODE != 3) {
+                    const uint64_t v = warp_sort_u64(mine);
+                    __syncthreads();  // block_sum's reads are done
+                    sh.sel.list[0][warp][lane] = v;
+                    if (tid == 0) sh.sel.count = 0;
                     __syncthreads();
                 }
-                const uint64_t t = sh.sel.list[src][0][limit - 1];
+                // The 32 smallest thread-first keys (the lean draw: float
+                // parts), the limit-th of them the threshold t.
+                uint64_t t;
+                uint32_t t32;
+                if (MODE == 3) {
+                    // Warps 16–31 merge (their own barrier), while warps
+                    // 0–15 sum Z's terms: their threads' and those of
+                    // thread + 512 (its logits re-read: L1), each warp's
+                    // sum the one its threads' own warp would make, in
+                    // block_sum's order. Z's float64 work (≈ 35
+                    // instructions a logit) and the merges' shuffles
+                    // overlap instead of following each other.
+                    if (warp < 16) {
+#pragma unroll
+                        for (int e = 0; e < SAMPLE_PER; e++)
+                            if (tid + e * SAMPLE_THREADS < n)
+                                zpart += exp((double)key_logit((uint32_t)(kv[e] >> 16)) / temp - smax);
+                        double zo = 0.0;
+#pragma unroll
+                        for (int e = 0; e < SAMPLE_PER; e++) {
+                            const int i = tid + SAMPLE_THREADS / 2 + e * SAMPLE_THREADS;
+                            if (i < n) zo += exp((double)logits[i] / temp - smax);
+                        }
+                        zpart = warp_sum(zpart);
+                        zo = warp_sum(zo);
+                        if (lane == 0) {
+                            sh.sel.red[warp] = zpart;
+                            sh.sel.red[warp + 16] = zo;
+                        }
+                        if (tid == 0) sh.sel.first = first;
+                    } else {
+                        merge_lists<uint32_t, SAMPLE_THREADS / 2>(sh.sel32.list, warp - 16, lane);
+                    }
+                    __syncthreads();
+                    if (warp >= 16) {
+                        first = sh.sel.first;
+                        smax = (double)key_logit((uint32_t)(first >> 16)) / temp;
+                    }
+                    z = warp_sum(sh.sel.red[lane]);
+                    t32 = sh.sel32.list[1][0][limit - 1];
+                } else {
+                    merge_lists<uint64_t, 0>(sh.sel.list, warp, lane);
+                    t = sh.sel.list[1][0][limit - 1];
+                }
 #pragma unroll
                 for (int e = 0; e < SAMPLE_PER; e++) {
-                    if (kv[e] <= t) {
+                    if (MODE == 3 ? (tid + e * SAMPLE_THREADS < n && (uint32_t)(kv[e] >> 16) <= t32) : kv[e] <= t) {
                         const int slot = atomicAdd(&sh.sel.count, 1);
                         if (slot < SELECT_CAND) {
                             sh.sort.key[slot] = (uint32_t)(kv[e] >> 16);
@@ -401,10 +575,16 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
                     }
                 }
             }
-            if (MODE == 2 && selected) {
+            if (MODE == 3 && selected) {
                 if (warp == 0)
-                    warp_draw(sh, m, limit, logits, temp, smax, z, ctrl->top_p,
-                              (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32);
+                    warp_draw<true>(sh, m, limit, logits, temp, smax, z, lean_top_p,
+                                    (double)philox_word0(frame, (uint32_t)cb, lean_seed_lo, lean_seed_hi) * 0x1p-32);
+                __syncthreads();
+                code = sh.sel.code;
+            } else if (MODE == 2 && selected) {
+                if (warp == 0)
+                    warp_draw<false>(sh, m, limit, logits, temp, smax, z, ctrl->top_p,
+                                     (double)philox_word0(frame, (uint32_t)cb, ctrl->seed_lo, ctrl->seed_hi) * 0x1p-32);
                 __syncthreads();
                 code = sh.sel.code;
             } else {
@@ -509,6 +689,10 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         if (end_index >= 0) ctrl->end = code == end_index;
     }
     if (out || !etable) return;
+    if (MODE == 3 && end_index < 0) {  // this draw writes no end: ctrl->end as read above
+        tower_embed_row_lean<SAMPLE_PER>(edst, etable, code, lean_ended, ctrl, eentries, enorm, width, eps, sh.r.red);
+        return;
+    }
     __syncthreads();  // ctrl->end as this draw left it
     tower_embed_row(edst, etable, code, ctrl, eentries, enorm, width, eps, sh.r.red);
 }
@@ -550,4 +734,23 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_warp_
     const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
     int width, float eps, const int32_t* __restrict__ slots) {
     sample_body<2>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
+}
+
+// sample_logits_lean is sample_logits_warp_pick with fewer round trips on
+// its critical path (PROSCENIUM_GPU_SAMPLER=lean; docs/PERF.md "tower33"):
+// the settings and the end flag read with the logits; the logits for Z and
+// the kept weights decoded from the order keys (key_logit: no second read,
+// no gathers); the maximum from the first key; the warp sort of the first
+// keys' float parts before the first barrier, the warp minima published at
+// it; the merges on 16 warps with their own barrier while the other 16 sum
+// Z (3 block barriers to the candidates where sample_logits_warp_pick has
+// 12, and Z off the merges' path); the ≤ 64 candidates ranked; the next
+// layer's embedding row and gains loaded in one round. The same arithmetic in the same order: the same
+// codes and embedding bits as sample_logits_warp_pick
+// (TestSamplerLeanMatchesWarpPick).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_lean(
+    const float* __restrict__ logits, int n, int cb, int end_index, FrameControl* ctrl, int32_t* __restrict__ out,
+    const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
+    int width, float eps, const int32_t* __restrict__ slots) {
+    sample_body<3>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
 }

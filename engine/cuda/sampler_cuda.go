@@ -16,8 +16,12 @@ const SampleMax = kernel.SampleMax
 // top-k ≤ 32 with warps and ends the draw in one warp (kernels/sampling.cu);
 // PROSCENIUM_GPU_SAMPLER=warp picks sample_logits_warp (the same selection,
 // the end by the whole block), =bisect sample_logits (bisection), for
-// comparisons. All three equal the CPU sampler (TestSamplerMatchesCPU;
-// timings in docs/PERF.md).
+// comparisons; =lean sample_logits_lean (the default's arithmetic with fewer
+// dependent loads and barriers on its path: the same codes, measured against
+// it by docs/perf/h200-tower33.sh; to make it the default, return
+// "sample_logits_lean" below in place of "sample_logits_warp_pick"). All
+// four equal the CPU sampler (TestSamplerMatchesCPU; timings in
+// docs/PERF.md).
 var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
 
 func sampleKernelNamed(name string) string {
@@ -26,6 +30,10 @@ func sampleKernelNamed(name string) string {
 		return "sample_logits"
 	case "warp":
 		return "sample_logits_warp"
+	case "lean":
+		return "sample_logits_lean"
+	case "pick":
+		return "sample_logits_warp_pick"
 	}
 	return "sample_logits_warp_pick"
 }
@@ -36,6 +44,7 @@ var sampleKernels = map[string]func(q kernel.Launcher, grid [3]int, block int, l
 	"sample_logits":           kernel.SampleLogits,
 	"sample_logits_warp":      kernel.SampleLogitsWarp,
 	"sample_logits_warp_pick": kernel.SampleLogitsWarpPick,
+	"sample_logits_lean":      kernel.SampleLogitsLean,
 }
 
 // SampleLogits enqueues codebook cb's draw from n logits with the settings

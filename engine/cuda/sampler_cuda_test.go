@@ -37,14 +37,15 @@ func randomLogits(r *rand.Rand, v []float32) {
 	}
 }
 
-// TestSamplerMatchesCPU checks the three kernels (bisection, warp
-// selection, warp selection with a one-warp end: the default) on 100 000
-// vectors each.
+// TestSamplerMatchesCPU checks the four kernels (bisection, warp
+// selection, warp selection with a one-warp end: the default, and the lean
+// draw: the default with fewer round trips) on 100 000 vectors each.
 func TestSamplerMatchesCPU(t *testing.T) {
 	kernels := []struct {
 		name  string
 		total int
-	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}, {"sample_logits_warp_pick", 100_000}}
+	}{{"sample_logits", 100_000}, {"sample_logits_warp", 100_000}, {"sample_logits_warp_pick", 100_000},
+		{"sample_logits_lean", 100_000}}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
 			defer func(was string) { sampleKernel = was }(sampleKernel)

@@ -168,6 +168,11 @@ func TestTowerFrames(t *testing.T) {
 		for _, f := range towerFusionVariants {
 			t.Run(c.name+"/"+f.String(), func(t *testing.T) { testTowerFrames(t, c.cfg, nil, &f) })
 		}
+		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
+		// embedding halves it writes, in the frame graph.
+		t.Run(c.name+"/lean-draw", func(t *testing.T) {
+			withSampler("sample_logits_lean", func() { testTowerFrames(t, c.cfg, nil, nil) })
+		})
 		if testing.Short() {
 			continue
 		}

@@ -39,3 +39,12 @@ func SampleLogitsWarp(q Launcher, grid [3]int, block int, logits Ptr, n, cb, end
 func SampleLogitsWarpPick(q Launcher, grid [3]int, block int, logits Ptr, n, cb, endIndex int, ctrl, out, etable Ptr, eentries int, enorm, edst Ptr, width int, eps float32, slots Ptr) error {
 	return q.Launch("sample_logits_warp_pick", grid, block, uint64(logits), uint64(uint32(int32(n))), uint64(uint32(int32(cb))), uint64(uint32(int32(endIndex))), uint64(ctrl), uint64(out), uint64(etable), uint64(uint32(int32(eentries))), uint64(enorm), uint64(edst), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
 }
+
+// SampleLogitsLean enqueues kernels/sampling.cu's
+//
+//	sample_logits_lean(float* logits, int n, int cb, int end_index, FrameControl* ctrl, int32_t* out, uint16_t* etable, int eentries, float* enorm, float* edst, int width, float eps, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func SampleLogitsLean(q Launcher, grid [3]int, block int, logits Ptr, n, cb, endIndex int, ctrl, out, etable Ptr, eentries int, enorm, edst Ptr, width int, eps float32, slots Ptr) error {
+	return q.Launch("sample_logits_lean", grid, block, uint64(logits), uint64(uint32(int32(n))), uint64(uint32(int32(cb))), uint64(uint32(int32(endIndex))), uint64(ctrl), uint64(out), uint64(etable), uint64(uint32(int32(eentries))), uint64(enorm), uint64(edst), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
+}
