@@ -24,7 +24,9 @@ import (
 // gemm_fast.go), and a line per shape and per n of experts compares them;
 // the experts' tile also in each of gemm32's wide families (a "gemm32"
 // line per shape and n, and per n for one layer). The figures are
-// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32".
+// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32";
+// a "dense33" line per dense shape and n times dense33's split-K instance
+// with each count (the memset of Y included) against the default pick.
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -125,6 +127,44 @@ func TestGemmFastSpeed(t *testing.T) {
 					})
 					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
 					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tile.name()]/ms)
+				}
+				t.Log(line)
+			}
+			// dense33: the split-K instance with every count whose splits
+			// run ≥ gemmSplitMinSteps steps, against the default pick
+			// (× : the pick's time over the split's), and the count
+			// gemmSplitFor chooses under "on".
+			if steps := (s.cols + 31) / 32; steps >= 4*gemmSplitMinSteps {
+				saved := gemmSplitK
+				gemmSplitK = "on"
+				rule := gemmSplitFor(n, s.rows, s.cols)
+				gemmSplitK = saved
+				pick := ChooseGemmFast(n, s.rows, 0)
+				pickMs, ok := times[pick]
+				if !ok {
+					g.Kernel = pick
+					i := 0
+					pickMs = median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+				}
+				line := fmt.Sprintf("dense33 %s n=%d: pick %s %.4f ms", s.name, n, pick, pickMs)
+				for z := 2; z <= gemmSplitMax && steps/z >= gemmSplitMinSteps; z++ {
+					k := gemmSplitTile
+					k.splits = z
+					g.Kernel = k.name()
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
+					mark := ""
+					if z == rule {
+						mark = " <rule"
+					}
+					line += fmt.Sprintf(", z%d %.4f (%.2f×)%s", z, ms, pickMs/ms, mark)
 				}
 				t.Log(line)
 			}

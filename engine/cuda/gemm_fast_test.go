@@ -68,6 +68,10 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 	for _, k := range kernel.GemmMmaFP8Kernels {
 		gotFP8 = append(gotFP8, string(k))
 	}
+	for _, k := range gemmSplitShapes {
+		bf16 = append(bf16, "gemm_mma_bf16_"+k)
+		fp8 = append(fp8, "gemm_mma_fp8_"+k)
+	}
 	if !slices.Equal(bf16, gotBF16) || !slices.Equal(fp8, gotFP8) {
 		t.Fatalf("gemmMmaShapes names %v and %v; kernels/gemm.cu compiles %v and %v", bf16, fp8, gotBF16, gotFP8)
 	}
@@ -272,6 +276,89 @@ func TestChooseGemmDenseWide(t *testing.T) {
 			} else if got != tile || x.wide != "" {
 				t.Errorf("dense family %s, %v: %s, want %s as without it", w, c, got, tile)
 			}
+		}
+	}
+}
+
+// TestChooseGemmSplitK: dense33's split-K rule (gemmSplitFor) on the full
+// geometry's dense shapes under each $PROSCENIUM_GPU_GEMM_SPLITK mode: off
+// (unset, "none") every pick as before; "on" the counts its doc comment
+// states, each a map entry whose compiled entry point (kernel) exists, its
+// grid covering the output with the count in z and every split at least
+// gemmSplitMinSteps steps; "2" at most two; the grouped experts never
+// split; a bad value refused by Gemm.instance's check.
+func TestChooseGemmSplitK(t *testing.T) {
+	defer func(v, r, g, d, z string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK = v, r, g, d, z }(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	shapes := []struct {
+		n, rows, cols int
+		on, two       int // the splits under "on" and "2"
+	}{
+		{60, 12352, 2048, 5, 2}, {60, 9216, 2048, 3, 2}, {60, 2048, 4096, 8, 2}, {60, 1280, 2048, 8, 2}, {60, 2048, 512, 0, 0},
+		{300, 12352, 2048, 0, 0}, {300, 9216, 2048, 0, 0}, {300, 2048, 4096, 3, 2}, {300, 1280, 2048, 5, 2}, {300, 2048, 512, 0, 0},
+		{700, 12352, 2048, 0, 0}, {700, 9216, 2048, 0, 0}, {700, 2048, 4096, 3, 0}, {700, 1280, 2048, 2, 2}, {700, 2048, 512, 0, 0},
+	}
+	for _, mode := range []string{"", "none", "on", "2"} {
+		gemmSplitK = mode
+		if err := gemmSplitChecked(); err != nil {
+			t.Fatalf("mode %q: %v", mode, err)
+		}
+		for _, c := range shapes {
+			got := ChooseGemmFastCols(c.n, c.rows, c.cols, 0)
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("mode %q %+v: %q is not an instance", mode, c, got)
+			}
+			want := 0
+			switch mode {
+			case "on":
+				want = c.on
+			case "2":
+				want = c.two
+			}
+			if gemmSplitKDefault != "" && mode == "" {
+				continue // the default flipped: "on" covers it
+			}
+			if x.splits != want {
+				t.Errorf("mode %q, n %d %d→%d: %s (%d splits), want %d", mode, c.n, c.cols, c.rows, got, x.splits, want)
+			}
+			if want == 0 {
+				if pick := ChooseGemmFast(c.n, c.rows, 0); got != pick {
+					t.Errorf("mode %q, n %d %d→%d: %s, ChooseGemmFast %s", mode, c.n, c.cols, c.rows, got, pick)
+				}
+				continue
+			}
+			if !slices.Contains(gemmSplitShapes, x.kernel()) || x.kernel() != "p3m128n64qz" {
+				t.Errorf("%s runs %q, not a compiled split-K entry %v", got, x.kernel(), gemmSplitShapes)
+			}
+			g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols}
+			grid := g.mmaGrid(x)
+			if grid[0]*x.bn < c.n || grid[1]*x.bm < c.rows || grid[2] != want {
+				t.Errorf("%s on %+v: grid %v", got, c, grid)
+			}
+			if steps := (c.cols + 31) / 32; steps/grid[2] < gemmSplitMinSteps {
+				t.Errorf("%s on %+v: %d steps a split", got, c, steps/grid[2])
+			}
+		}
+		if g := ChooseGemmFastCols(300*8, 1024, 2048, 256); gemmMmaInstances[g].splits != 0 {
+			t.Errorf("mode %q: grouped experts take %s", mode, g)
+		}
+	}
+	for _, bad := range []string{"yes", "0", "-1"} {
+		gemmSplitK = bad
+		if gemmSplitChecked() == nil {
+			t.Errorf("PROSCENIUM_GPU_GEMM_SPLITK=%q accepted", bad)
+		}
+		if z := gemmSplitFor(60, 2048, 4096); z != 0 {
+			t.Errorf("PROSCENIUM_GPU_GEMM_SPLITK=%q splits %d", bad, z)
+		}
+	}
+	for z := 2; z <= gemmSplitMax; z++ {
+		x := gemmSplitTile
+		x.splits = z
+		if y, ok := gemmMmaInstances[x.name()]; !ok || y != x || x.name() != "p3m128n64qz"+strconv.Itoa(z) {
+			t.Errorf("%d splits: %q not an instance of itself", z, x.name())
 		}
 	}
 }
