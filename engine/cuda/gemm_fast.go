@@ -376,7 +376,9 @@ const gemmSplitKDefault = ""
 // gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
 // gemmSplitFor chooses, a number N the same with at most N splits (2:
 // bit-reproducible, 0 + a + b in either order), "none" none; empty:
-// gemmSplitKDefault.
+// gemmSplitKDefault. "all" (a check, not a speed-up): every dense GEMM of
+// two steps or more in min(steps, gemmSplitMax) splits, so that the tiny
+// checkpoints' prefill runs every projection split.
 var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
 
 // gemmSplitFor is the splits of a dense GEMM of n X rows, rows W rows and
@@ -399,6 +401,11 @@ func gemmSplitFor(n, rows, cols int) int {
 	case "", "none":
 		return 0
 	case "on":
+	case "all":
+		if steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk; steps >= 2 {
+			return min(steps, gemmSplitMax)
+		}
+		return 0
 	default:
 		v, err := strconv.Atoi(mode)
 		if err != nil || v < 1 {
@@ -431,11 +438,11 @@ func gemmSplitFor(n, rows, cols int) int {
 // mode.
 func gemmSplitChecked() error {
 	switch gemmSplitK {
-	case "", "none", "on":
+	case "", "none", "on", "all":
 		return nil
 	}
 	if v, err := strconv.Atoi(gemmSplitK); err != nil || v < 1 {
-		return fmt.Errorf("cuda: PROSCENIUM_GPU_GEMM_SPLITK=%q (want on, none or a most count ≥ 1)", gemmSplitK)
+		return fmt.Errorf("cuda: PROSCENIUM_GPU_GEMM_SPLITK=%q (want on, none, all or a most count ≥ 1)", gemmSplitK)
 	}
 	return nil
 }

@@ -345,6 +345,12 @@ func TestChooseGemmSplitK(t *testing.T) {
 			t.Errorf("mode %q: grouped experts take %s", mode, g)
 		}
 	}
+	gemmSplitK = "all"
+	for _, c := range [][4]int{{300, 64, 1024, 8}, {300, 64, 96, 3}, {5, 136, 56, 2}, {5, 136, 40, 2}, {5, 136, 32, 0}, {700, 12352, 2048, 8}} {
+		if z := gemmSplitFor(c[0], c[1], c[2]); z != c[3] {
+			t.Errorf("all: n %d %d→%d: %d splits, want %d", c[0], c[2], c[1], z, c[3])
+		}
+	}
 	for _, bad := range []string{"yes", "0", "-1"} {
 		gemmSplitK = bad
 		if gemmSplitChecked() == nil {
