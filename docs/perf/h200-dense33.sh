@@ -3,7 +3,7 @@
 # gemm_mma_*_p3m128n64qz: the 128 × 64 tile with gemm31's q, its 32-column k steps over the grid's z,
 # each split's float32 sums added into Y by red.global.add.f32 after a memset of Y). Chosen by
 # PROSCENIUM_GPU_GEMM_SPLITK (engine/cuda gemm_fast.go gemmSplitFor): unset/none as main; "on" the rule
-# (where the 128 × 64 grid is short of 2 blocks an SM and the matrix has ≥ 32 steps: the count ≤ 8 of
+# (where the 128 × 64 grid is short of 2 blocks an SM and the matrix has ≥ 32 steps: the count ≤ 16 of
 # least ⌈B·Z/264⌉·(⌈T/Z⌉ + 4)); N the rule with at most N splits (2: bit-reproducible); "all" every
 # dense GEMM split (a check: the tiny checkpoints' projections are too small for the rule).
 # ≤ 60 s, from the root of a checkout of branch dense33 (merged with main):
@@ -15,7 +15,7 @@
 # output), two splits the same bits twice, the fast prefill within 1e-4 of the CPU with "on" and "all";
 # (2) the out projection (0.118 ms at 300 rows on 128 × 32 s: 160 blocks, 1.2 an SM) and router + shared
 # (0.043 ms) are bound by too few warps an SM: split 3 and 5 ways on 128 × 64 q they take ≈ 0.06 and
-# ≈ 0.025 ms; the prefill 44.2 → ≈ 41 ms at 300 rows, 98.1 → ≈ 95 at 700, 20.8 → ≈ 18.5 at 60.
+# ≈ 0.025 ms; the prefill 44.2 → ≈ 41 ms at 300 rows, 98.1 → ≈ 95 at 700, 20.8 → ≈ 18 at 60.
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json

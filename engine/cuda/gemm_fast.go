@@ -363,7 +363,7 @@ var gemmSplitShapes = []string{gemmSplitTile.name() + "z"}
 // steps a split runs (a block's ring fill and epilogue cost ≈ gemmSplitCost
 // steps: below 8 steps a split is mostly start-up).
 const (
-	gemmSplitMax      = 8
+	gemmSplitMax      = 16
 	gemmSplitMinSteps = 8
 	gemmSplitCost     = 4
 )
@@ -388,7 +388,7 @@ var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
 // (T = ⌈cols/32⌉: not the 512-column shared down): the count Z ≤ the
 // mode's most with T/Z ≥ gemmSplitMinSteps whose waves × steps,
 // ⌈B·Z / 264⌉ · (⌈T/Z⌉ + gemmSplitCost), is least (the first of equals).
-// Full geometry: out 60 / 300 / 700 rows Z = 8 / 3 / 3, router + shared
+// Full geometry: out 60 / 300 / 700 rows Z = 16 / 3 / 3, router + shared
 // 8 / 5 / 2, DeltaNet in at 60 rows 5, qkv 3; nothing at 300 and 700
 // rows for in and qkv (485 and more blocks).
 func gemmSplitFor(n, rows, cols int) int {
