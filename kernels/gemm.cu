@@ -1104,3 +1104,30 @@ GEMM_MMA_WIDE_ALL(3, 8)
 // every split count (gridDim.z); engine/cuda names a launch of Z splits
 // p3m128n64qz{Z}.
 GEMM_MMA(3, 128, 64, 2, 4, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qz)
+
+// dense33's deep ring for the 128 × 64 q tile (gemm32's k32b2 applied to a
+// dense tile: $PROSCENIUM_GPU_GEMM_DENSE_DEEP): 32 columns a stage as the
+// tile, the ring in 112 KB of dynamic shared memory, two blocks an SM — 7
+// stages of 16 KB where the static 48 KB hold 3, of which q's step keeps
+// two (its own and the next's first half): one tile in flight behind a
+// step of ≈ 1.3 µs, four with the deep ring. The same fragments and MMAs
+// in the same order: the tile's bits. With and without split-K.
+#define GEMM_MMA_DEEP(OPT, SUF)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p3m128n64##SUF(                   \
+        float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
+        int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
+        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
+        gemm_mma_body<GemmMmaBF16, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(              \
+            Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
+            mstride, 0, n);                                                                                           \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p3m128n64##SUF(                    \
+        float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
+        const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
+        int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
+        const int32_t* __restrict__ rowids) {                                                                        \
+        gemm_mma_body<GemmMmaFP8, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(               \
+            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
+    }
+GEMM_MMA_DEEP(GEMM_MMA_PIPE, qk32b2)
+GEMM_MMA_DEEP(GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qk32b2z)

@@ -47,10 +47,14 @@ var gemmMmaInstances = func() map[string]gemmMma {
 	for _, s := range gemmWideShapes {
 		m[s.name()] = s
 	}
-	for z := 2; z <= gemmSplitMax; z++ {
+	for _, deep := range []string{"", gemmDenseDeepFamily} {
 		x := gemmSplitTile
-		x.splits = z
+		x.wide = deep
 		m[x.name()] = x
+		for z := 2; z <= gemmSplitMax; z++ {
+			x.splits = z
+			m[x.name()] = x
+		}
 	}
 	return m
 }()
@@ -355,9 +359,29 @@ func (g Gemm) mmaGrid(x gemmMma) [3]int {
 // form).
 var gemmSplitTile = gemmMma{parts: gemmParts, bm: 128, bn: 64, pipe: true}
 
-// gemmSplitShapes are the split-K entry points kernels/gemm.cu compiles
-// (after the wide ones), by gemmMma.kernel.
-var gemmSplitShapes = []string{gemmSplitTile.name() + "z"}
+// gemmSplitShapes are dense33's entry points kernels/gemm.cu compiles
+// (after the wide ones), by gemmMma.kernel: the split-K tile, the tile in
+// the deep ring (gemmDenseDeepFamily), and the deep ring split.
+var gemmSplitShapes = []string{gemmSplitTile.name() + "z", gemmSplitTile.name() + gemmDenseDeepFamily,
+	gemmSplitTile.name() + gemmDenseDeepFamily + "z"}
+
+// gemmDenseDeepFamily is the one deep ring compiled for the 128 × 64 q
+// tile (kernels/gemm.cu GEMM_MMA_DEEP): gemm32's k32b2 — 32 columns a
+// stage, 7 stages in 112 KB of dynamic shared memory, two blocks an SM —
+// where the tile's static 48 KB hold 3 (one tile in flight behind q's
+// step). The same MMAs in the same order: the tile's bits.
+const gemmDenseDeepFamily = "k32b2"
+
+// gemmDenseDeepDefault is the deep ring with $PROSCENIUM_GPU_GEMM_DENSE_DEEP
+// unset: "" none (the flip, where a device run measures it faster:
+// gemmDenseDeepFamily).
+const gemmDenseDeepDefault = ""
+
+// gemmDenseDeep is $PROSCENIUM_GPU_GEMM_DENSE_DEEP: "k32b2" runs every
+// dense GEMM whose pick is the 128 × 64 q tile, split or not, in the deep
+// ring; "none" none; empty: gemmDenseDeepDefault. Another value names no
+// instance (Gemm.instance reports it).
+var gemmDenseDeep = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_DEEP")
 
 // gemmSplitMax is the most splits; gemmSplitMinSteps the fewest 32-column
 // steps a split runs (a block's ring fill and epilogue cost ≈ gemmSplitCost
@@ -449,13 +473,27 @@ func gemmSplitChecked() error {
 
 // ChooseGemmFastCols is ChooseGemmFast knowing the columns: a dense GEMM
 // gemmSplitFor splits takes the split-K instance, every other its pick.
+// Under $PROSCENIUM_GPU_GEMM_DENSE_DEEP a 128 × 64 q pick (split or not)
+// runs in that deep ring.
 func ChooseGemmFastCols(n, rows, cols, groups int) string {
-	if groups == 0 {
-		if z := gemmSplitFor(n, rows, cols); z > 0 {
-			x := gemmSplitTile
-			x.splits = z
-			return x.name()
-		}
+	k := ChooseGemmFast(n, rows, groups)
+	if groups != 0 {
+		return k
 	}
-	return ChooseGemmFast(n, rows, groups)
+	x, ok := gemmMmaInstances[k]
+	if z := gemmSplitFor(n, rows, cols); z > 0 {
+		x, ok = gemmSplitTile, true
+		x.splits = z
+	}
+	deep := gemmDenseDeep
+	if deep == "" {
+		deep = gemmDenseDeepDefault
+	}
+	if ok && deep != "" && deep != "none" && x.bm == 128 && x.bn == 64 && x.pipe && !x.split && x.wide == "" {
+		x.wide = deep
+	}
+	if !ok {
+		return k
+	}
+	return x.name()
 }

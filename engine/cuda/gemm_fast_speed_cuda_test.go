@@ -26,7 +26,8 @@ import (
 // line per shape and n, and per n for one layer). The figures are
 // docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32";
 // a "dense33" line per dense shape and n times dense33's split-K instance
-// with each count (the memset of Y included) against the default pick.
+// with each count (the memset of Y included) against the default pick, and
+// a "dense33 deep" line its deep ring (k32b2) against the 128 × 64 q tile.
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -165,7 +166,40 @@ func TestGemmFastSpeed(t *testing.T) {
 						mark = " <rule"
 					}
 					line += fmt.Sprintf(", z%d %.4f (%.2f×)%s", z, ms, pickMs/ms, mark)
+					times[g.Kernel] = ms
 				}
+				t.Log(line)
+			}
+			// dense33's deep ring: the 128 × 64 q tile and the rule's split
+			// of it in 7 stages of dynamic shared memory against the tile's
+			// 3 (× : shallow / deep).
+			if dev.Info.Major >= 9 {
+				timeK := func(k string) float64 {
+					if ms, ok := times[k]; ok {
+						return ms
+					}
+					g.Kernel = k
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
+					times[k] = ms
+					return ms
+				}
+				tile := gemmSplitTile.name()
+				deep := tile + gemmDenseDeepFamily
+				a, b := timeK(tile), timeK(deep)
+				line := fmt.Sprintf("dense33 deep %s n=%d: %s %.4f ms, %s %.4f (%.2f×)", s.name, n, tile, a, deep, b, a/b)
+				saved := gemmSplitK
+				gemmSplitK = "on"
+				if z := gemmSplitFor(n, s.rows, s.cols); z > 0 {
+					zs := "z" + fmt.Sprint(z)
+					a, b := timeK(tile+zs), timeK(deep+zs)
+					line += fmt.Sprintf("; the rule's %s %.4f, deep %.4f (%.2f×)", zs, a, b, a/b)
+				}
+				gemmSplitK = saved
 				t.Log(line)
 			}
 		}

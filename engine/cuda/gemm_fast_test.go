@@ -288,9 +288,11 @@ func TestChooseGemmDenseWide(t *testing.T) {
 // gemmSplitMinSteps steps; "2" at most two; the grouped experts never
 // split; a bad value refused by Gemm.instance's check.
 func TestChooseGemmSplitK(t *testing.T) {
-	defer func(v, r, g, d, z string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK = v, r, g, d, z }(
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK)
-	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	defer func(v, r, g, d, z, p string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmDenseDeep = "", "", "", "", "none"
 	shapes := []struct {
 		n, rows, cols int
 		on, two       int // the splits under "on" and "2"
@@ -366,5 +368,50 @@ func TestChooseGemmSplitK(t *testing.T) {
 		if y, ok := gemmMmaInstances[x.name()]; !ok || y != x || x.name() != "p3m128n64qz"+strconv.Itoa(z) {
 			t.Errorf("%d splits: %q not an instance of itself", z, x.name())
 		}
+	}
+}
+
+// TestChooseGemmDenseDeep: $PROSCENIUM_GPU_GEMM_DENSE_DEEP=k32b2 moves
+// every 128 × 64 q pick, split or not, into the deep ring (an instance of
+// the same tile and splits, 112 KB of dynamic shared memory) and leaves
+// every other pick alone; "none" and the default none; an unknown family
+// names no instance.
+func TestChooseGemmDenseDeep(t *testing.T) {
+	defer func(v, r, g, d, z, p string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
+	}(gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	shapes := [][4]int{{60, 2048, 4096, 0}, {300, 12352, 2048, 0}, {300, 2048, 4096, 0}, {700, 9216, 2048, 0}, {300, 1280, 2048, 0}, {300 * 8, 1024, 2048, 256}}
+	for _, split := range []string{"none", "on"} {
+		gemmSplitK = split
+		for _, c := range shapes {
+			gemmDenseDeep = "none"
+			plain := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
+			gemmDenseDeep = "k32b2"
+			got := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("deep, split %s, %v: %q is not an instance", split, c, got)
+			}
+			p := gemmMmaInstances[plain]
+			if p.bm == 128 && p.bn == 64 && p.pipe && !p.split {
+				if want := p; x.wide != "k32b2" || x.splits != want.splits || x.bm != 128 || x.bn != 64 || !x.pipe || x.smem() != kernel.GemmMmaSmemB2 {
+					t.Errorf("deep, split %s, %v: %s (%+v), plain %s", split, c, got, x, plain)
+				}
+				if !slices.Contains(gemmSplitShapes, x.kernel()) {
+					t.Errorf("%s runs %q, not a compiled entry point", got, x.kernel())
+				}
+			} else if got != plain {
+				t.Errorf("deep, split %s, %v: %s, plain %s: only 128 × 64 q picks move", split, c, got, plain)
+			}
+			gemmDenseDeep = ""
+			if gemmDenseDeepDefault == "" && ChooseGemmFastCols(c[0], c[1], c[2], c[3]) != plain {
+				t.Errorf("default, split %s, %v: not the plain pick %s", split, c, plain)
+			}
+		}
+	}
+	gemmSplitK, gemmDenseDeep = "none", "k64b2"
+	if k := ChooseGemmFastCols(300, 12352, 2048, 0); gemmMmaInstances[k] != (gemmMma{}) {
+		t.Errorf("deep family k64b2 picks %q, an instance", k)
 	}
 }

@@ -18,7 +18,9 @@ import (
 // each output within 2e-5 of cpu.MatVec (checkGemm, as every fast
 // instance) and within 1e-5 of the tile (the same products, the sums
 // regrouped at Z − 1 points); two splits give the same bits twice (0 + a
-// + b either way). The shapes cut splits inside an FP8 scale block (the
+// + b either way). The deep ring (GEMM_MMA_DEEP: 7 stages in dynamic shared
+// memory) must give its shallow form's bits: the tile's, and two splits'.
+// The shapes cut splits inside an FP8 scale block (the
 // scale is the block's, taken at the split's absolute column), leave a
 // last step short of its columns, W rows past the last tile, X rows past
 // the last 64, and a strided Y whose other columns must keep their
@@ -79,6 +81,20 @@ func TestGemmSplitK(t *testing.T) {
 				}
 				base := run(tile)
 				checkGemm(t, "tile", tile, base, ref)
+				same := func(k, of string, got, want []float32) {
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							differ, maxULP := ULPDiff(got, want)
+							t.Errorf("%s: output %d is %g, %s gave %g (%d of %d differ, max %d ULP): the deep ring must give its bits",
+								k, i, got[i], of, want[i], differ, len(got), maxULP)
+							return
+						}
+					}
+				}
+				deep := tile + gemmDenseDeepFamily
+				if dev.Info.Major >= 9 {
+					same(deep, tile, run(deep), base)
+				}
 				for _, k := range splits {
 					got := run(k)
 					checkGemm(t, "split-K", k, got, ref)
@@ -93,6 +109,12 @@ func TestGemmSplitK(t *testing.T) {
 								break
 							}
 						}
+						if dev.Info.Major >= 9 {
+							same(deep+"z2", k, run(deep+"z2"), got)
+						}
+					} else if dev.Info.Major >= 9 {
+						dz := deep + k[len(tile):]
+						checkClose(t, dz+" against "+tile, run(dz), base, 1e-5)
 					}
 				}
 			})
