@@ -595,6 +595,17 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // split of tile kt + 1 comes after the first half's MMAs, and the parts of
 // each step's first half are read after its barrier.
 #define GEMM_MMA_PIPE 2
+// GEMM_MMA_SPLITK (dense33, docs/PERF.md "dense33"): split-K over the
+// grid's z (dense GEMMs only, never with offsets): block z of gridDim.z
+// runs tile steps ⌊T·z/Z⌋ … ⌊T·(z+1)/Z⌋ − 1 of the T = ⌈cols/32⌉ and adds
+// its float32 sums into Y (red.global.add.f32), which the launch zeroes
+// first (engine/cuda gemm_splitk_cuda.go). Fast numerics take any order of
+// the sums: the same products and per-part MMAs as the tile, each output
+// the sum of Z partial float32 sums (Z = 2: 0 + a + b, the same bits in
+// either order; Z ≥ 3 may differ run to run in the last bits). For the
+// narrow outputs (out 4096 → 2048, router + shared gate·up 2048 → 1280)
+// and short prompts, whose 128 × 64 grids leave most of the 132 SMs idle.
+#define GEMM_MMA_SPLITK 4
 
 // Wide stages (gemm32, docs/PERF.md "gemm32"): KS sub-steps of
 // GEMM_MMA_BK columns a ring stage (BK = 32·KS columns: one cp.async wait
@@ -642,7 +653,9 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     constexpr int PARTB = BN * (BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
     constexpr int ST = (SMEM - PBYTES) / STAGE > MAXST ? MAXST : (SMEM - PBYTES) / STAGE;
     constexpr bool PIPE = (OPT & GEMM_MMA_PIPE) != 0;
+    constexpr bool SPLITK = (OPT & GEMM_MMA_SPLITK) != 0;
     static_assert(KS == 1 || (XS && !PIPE), "wide stages: split-once tiles without PIPE");
+    static_assert(!SPLITK || KS == 1, "split-K: 32-column stages");
     static_assert(KS == 1 || KS == 2 || KS == 4, "a stage lies in one 128-column block of FP8 scales");
     constexpr bool DYN = SMEM > GEMM_MMA_SMEM;
     // Tiles a step needs in the ring: its own, and (XS, PIPE) the next.
@@ -703,8 +716,14 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // X tile copies: BN rows × 8·KS pieces of 4 floats.
     constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
     constexpr int XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
-    const int ktiles = (cols + BK - 1) / BK;
-    auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + ((kt * BK) >> 7)) : 1.f; };
+    // SPLITK: this block's steps ktb … ktb + ktiles − 1 of the matrix's
+    // (kt below counts from the block's first; the copies and the FP8
+    // scale take ktb + kt).
+    // (32-bit: the steps times z stay far below 2^31.)
+    const int kall = (cols + BK - 1) / BK;
+    const int ktb = SPLITK ? kall * (int)blockIdx.z / (int)gridDim.z : 0;
+    const int ktiles = SPLITK ? kall * ((int)blockIdx.z + 1) / (int)gridDim.z - ktb : kall;
+    auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + (((kt + ktb) * BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
         const float* xsrc[XL];  // the piece's first float in tile 0
         bool xok[XL], xuse[XL];
@@ -721,7 +740,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         }
         // Tile kt (W and X) into stage st: one commit group.
         auto load = [&](int st, int kt) {
-            const int k0 = kt * BK;
+            const int k0 = (kt + ktb) * BK;
             uint8_t* stage = ring + st * STAGE;
             const uint32_t sa = ring_sa + st * STAGE;
             if (wfull) {
@@ -985,7 +1004,10 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                     float v = acc[ACCP - 1][i][j][c];
 #pragma unroll
                     for (int q = ACCP - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
-                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = v;
+                    if (col < rows && m < end) {
+                        if (SPLITK) atomicAdd(Y + (size_t)m * ystride + col, v);  // RED: the result unused
+                        else Y[(size_t)m * ystride + col] = v;
+                    }
                 }
     }
 }
@@ -1075,3 +1097,37 @@ GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)
 GEMM_MMA_WIDE_ALL(3, 32)
 GEMM_MMA_WIDE_ALL(3, 16)
 GEMM_MMA_WIDE_ALL(3, 8)
+
+// dense33's split-K instance (GEMM_MMA_SPLITK above; engine/cuda
+// gemm_fast.go gemmSplitFor, $PROSCENIUM_GPU_GEMM_SPLITK): the 128 × 64
+// tile with gemm31's q, its k steps over the grid's z. One instance serves
+// every split count (gridDim.z); engine/cuda names a launch of Z splits
+// p3m128n64qz{Z}.
+GEMM_MMA(3, 128, 64, 2, 4, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qz)
+
+// dense33's deep ring for the 128 × 64 q tile (gemm32's k32b2 applied to a
+// dense tile: $PROSCENIUM_GPU_GEMM_DENSE_DEEP): 32 columns a stage as the
+// tile, the ring in 112 KB of dynamic shared memory, two blocks an SM — 7
+// stages of 16 KB where the static 48 KB hold 3, of which q's step keeps
+// two (its own and the next's first half): one tile in flight behind a
+// step of ≈ 1.3 µs, four with the deep ring. The same fragments and MMAs
+// in the same order: the tile's bits. With and without split-K.
+#define GEMM_MMA_DEEP(OPT, SUF)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p3m128n64##SUF(                   \
+        float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
+        int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
+        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
+        gemm_mma_body<GemmMmaBF16, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(              \
+            Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
+            mstride, 0, n);                                                                                           \
+    }                                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p3m128n64##SUF(                    \
+        float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
+        const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
+        int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
+        const int32_t* __restrict__ rowids) {                                                                        \
+        gemm_mma_body<GemmMmaFP8, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(               \
+            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
+    }
+GEMM_MMA_DEEP(GEMM_MMA_PIPE, qk32b2)
+GEMM_MMA_DEEP(GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qk32b2z)

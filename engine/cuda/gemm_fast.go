@@ -29,6 +29,11 @@ type gemmMma struct {
 	// KS sub-steps of 32 columns a ring stage, the ring in dynamic shared
 	// memory (kernels/gemm.cu GEMM_MMA_WIDE).
 	wide string
+	// splits is dense33's split-K (kernels/gemm.cu GEMM_MMA_SPLITK; 0:
+	// none): the tile's k steps over splits blocks (the grid's z), their
+	// float32 sums added into Y, which the launch zeroes first. One
+	// compiled entry serves every count (gemmMma.kernel).
+	splits int
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
@@ -41,6 +46,15 @@ var gemmMmaInstances = func() map[string]gemmMma {
 	}
 	for _, s := range gemmWideShapes {
 		m[s.name()] = s
+	}
+	for _, deep := range []string{"", gemmDenseDeepFamily} {
+		x := gemmSplitTile
+		x.wide = deep
+		m[x.name()] = x
+		for z := 2; z <= gemmSplitMax; z++ {
+			x.splits = z
+			m[x.name()] = x
+		}
 	}
 	return m
 }()
@@ -89,7 +103,22 @@ func (x gemmMma) name() string {
 	if x.pipe {
 		s += "q"
 	}
-	return s + x.wide
+	s += x.wide
+	if x.splits > 0 {
+		s += "z" + strconv.Itoa(x.splits)
+	}
+	return s
+}
+
+// kernel is the suffix of x's compiled entry point: its name, with a
+// split-K instance's count dropped (p3m128n64qz3 runs gemm_mma_*_p3m128n64qz
+// on a grid of 3 in z).
+func (x gemmMma) kernel() string {
+	if x.splits > 0 {
+		x.splits = 0
+		return x.name() + "z"
+	}
+	return x.name()
 }
 
 // gemmVariant is $PROSCENIUM_GPU_GEMM_VARIANT: the variant (q or none) of
@@ -304,11 +333,167 @@ func chooseGemmTile(n, rows, groups int) gemmMma {
 	return dense[len(dense)-1]
 }
 
-// mmaGrid is the grid of g on instance x: dense (X tiles, W tiles, 1);
-// grouped (1, W tiles, groups), each block running its group's rows.
+// mmaGrid is the grid of g on instance x: dense (X tiles, W tiles, 1, or
+// split-K: the splits); grouped (1, W tiles, groups), each block running
+// its group's rows.
 func (g Gemm) mmaGrid(x gemmMma) [3]int {
 	if g.Groups > 0 {
 		return [3]int{1, (g.Rows + x.bm - 1) / x.bm, g.Groups}
 	}
-	return [3]int{(g.N + x.bn - 1) / x.bn, (g.Rows + x.bm - 1) / x.bm, 1}
+	return [3]int{(g.N + x.bn - 1) / x.bn, (g.Rows + x.bm - 1) / x.bm, max(x.splits, 1)}
+}
+
+// dense33 (issue 28; docs/PERF.md "dense33"): split-K for the dense GEMMs
+// whose 128 × 64 grid leaves the H200's SMs without two blocks each — the
+// out projections 4096 → 2048 (40 a prefill), router + shared gate·up
+// 2048 → 1280 (40), and at 60 rows the DeltaNet in and qkv projections.
+// Session 11's ncu (300 rows): the 128 × 64 q tile runs DeltaNet in at
+// 0.165 ms (92 TFLOP/s useful, 485 blocks), while out takes 0.118 ms on
+// 128 × 32 s (42 TFLOP/s: 160 blocks, 1.2 an SM, 10 warps an SM, a warp
+// issuing every 6.7 cycles). Split over z, the same tile gives every SM
+// its two blocks of fewer steps each.
+
+// gemmSplitTile is the tile of the split-K instances (kernels/gemm.cu
+// GEMM_MMA(…, GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qz)): 128 × 64 with gemm31's
+// q, the fastest tile per MMA (session 10 run 3: 1.29–1.31× its plain
+// form).
+var gemmSplitTile = gemmMma{parts: gemmParts, bm: 128, bn: 64, pipe: true}
+
+// gemmSplitShapes are dense33's entry points kernels/gemm.cu compiles
+// (after the wide ones), by gemmMma.kernel: the split-K tile, the tile in
+// the deep ring (gemmDenseDeepFamily), and the deep ring split.
+var gemmSplitShapes = []string{gemmSplitTile.name() + "z", gemmSplitTile.name() + gemmDenseDeepFamily,
+	gemmSplitTile.name() + gemmDenseDeepFamily + "z"}
+
+// gemmDenseDeepFamily is the one deep ring compiled for the 128 × 64 q
+// tile (kernels/gemm.cu GEMM_MMA_DEEP): gemm32's k32b2 — 32 columns a
+// stage, 7 stages in 112 KB of dynamic shared memory, two blocks an SM —
+// where the tile's static 48 KB hold 3 (one tile in flight behind q's
+// step). The same MMAs in the same order: the tile's bits.
+const gemmDenseDeepFamily = "k32b2"
+
+// gemmDenseDeepDefault is the deep ring with $PROSCENIUM_GPU_GEMM_DENSE_DEEP
+// unset: "" none (the flip, where a device run measures it faster:
+// gemmDenseDeepFamily).
+const gemmDenseDeepDefault = ""
+
+// gemmDenseDeep is $PROSCENIUM_GPU_GEMM_DENSE_DEEP: "k32b2" runs every
+// dense GEMM whose pick is the 128 × 64 q tile, split or not, in the deep
+// ring; "none" none; empty: gemmDenseDeepDefault. Another value names no
+// instance (Gemm.instance reports it).
+var gemmDenseDeep = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_DEEP")
+
+// gemmSplitMax is the most splits; gemmSplitMinSteps the fewest 32-column
+// steps a split runs (a block's ring fill and epilogue cost ≈ gemmSplitCost
+// steps: below 8 steps a split is mostly start-up).
+const (
+	gemmSplitMax      = 16
+	gemmSplitMinSteps = 8
+	gemmSplitCost     = 4
+)
+
+// gemmSplitKDefault is the split-K mode with $PROSCENIUM_GPU_GEMM_SPLITK
+// unset: "" none (as before dense33). **The one-line flip**: "on" once a
+// device run measures it faster (docs/PERF.md "dense33").
+const gemmSplitKDefault = ""
+
+// gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
+// gemmSplitFor chooses, a number N the same with at most N splits (2:
+// bit-reproducible, 0 + a + b in either order), "none" none; empty:
+// gemmSplitKDefault. "all" (a check, not a speed-up): every dense GEMM of
+// two steps or more in min(steps, gemmSplitMax) splits, so that the tiny
+// checkpoints' prefill runs every projection split.
+var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
+
+// gemmSplitFor is the splits of a dense GEMM of n X rows, rows W rows and
+// cols columns under $PROSCENIUM_GPU_GEMM_SPLITK (0: not split, the tile
+// ChooseGemmFast picks). Only where the 128 × 64 grid (B blocks) is short
+// of two blocks an SM and the matrix has ≥ 4·gemmSplitMinSteps steps
+// (T = ⌈cols/32⌉: not the 512-column shared down): the count Z ≤ the
+// mode's most with T/Z ≥ gemmSplitMinSteps whose waves × steps,
+// ⌈B·Z / 264⌉ · (⌈T/Z⌉ + gemmSplitCost), is least (the first of equals).
+// Full geometry: out 60 / 300 / 700 rows Z = 16 / 3 / 3, router + shared
+// 8 / 5 / 2, DeltaNet in at 60 rows 5, qkv 3; nothing at 300 and 700
+// rows for in and qkv (485 and more blocks).
+func gemmSplitFor(n, rows, cols int) int {
+	mode := gemmSplitK
+	if mode == "" {
+		mode = gemmSplitKDefault
+	}
+	most := gemmSplitMax
+	switch mode {
+	case "", "none":
+		return 0
+	case "on":
+	case "all":
+		if steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk; steps >= 2 {
+			return min(steps, gemmSplitMax)
+		}
+		return 0
+	default:
+		v, err := strconv.Atoi(mode)
+		if err != nil || v < 1 {
+			return 0 // Gemm.instance names the value in its error (gemmSplitChecked)
+		}
+		most = min(v, gemmSplitMax)
+	}
+	x := gemmSplitTile
+	blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
+	steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk
+	if blocks >= 2*gemmSMs || steps < 4*gemmSplitMinSteps {
+		return 0
+	}
+	cost := func(z int) int {
+		return (blocks*z + 2*gemmSMs - 1) / (2 * gemmSMs) * ((steps+z-1)/z + gemmSplitCost)
+	}
+	best := 1
+	for z := 2; z <= most && steps/z >= gemmSplitMinSteps; z++ {
+		if cost(z) < cost(best) {
+			best = z
+		}
+	}
+	if best == 1 {
+		return 0
+	}
+	return best
+}
+
+// gemmSplitChecked reports a $PROSCENIUM_GPU_GEMM_SPLITK that names no
+// mode.
+func gemmSplitChecked() error {
+	switch gemmSplitK {
+	case "", "none", "on", "all":
+		return nil
+	}
+	if v, err := strconv.Atoi(gemmSplitK); err != nil || v < 1 {
+		return fmt.Errorf("cuda: PROSCENIUM_GPU_GEMM_SPLITK=%q (want on, none, all or a most count ≥ 1)", gemmSplitK)
+	}
+	return nil
+}
+
+// ChooseGemmFastCols is ChooseGemmFast knowing the columns: a dense GEMM
+// gemmSplitFor splits takes the split-K instance, every other its pick.
+// Under $PROSCENIUM_GPU_GEMM_DENSE_DEEP a 128 × 64 q pick (split or not)
+// runs in that deep ring.
+func ChooseGemmFastCols(n, rows, cols, groups int) string {
+	k := ChooseGemmFast(n, rows, groups)
+	if groups != 0 {
+		return k
+	}
+	x, ok := gemmMmaInstances[k]
+	if z := gemmSplitFor(n, rows, cols); z > 0 {
+		x, ok = gemmSplitTile, true
+		x.splits = z
+	}
+	deep := gemmDenseDeep
+	if deep == "" {
+		deep = gemmDenseDeepDefault
+	}
+	if ok && deep != "" && deep != "none" && x.bm == 128 && x.bn == 64 && x.pipe && !x.split && x.wide == "" {
+		x.wide = deep
+	}
+	if !ok {
+		return k
+	}
+	return x.name()
 }

@@ -24,7 +24,10 @@ import (
 // gemm_fast.go), and a line per shape and per n of experts compares them;
 // the experts' tile also in each of gemm32's wide families (a "gemm32"
 // line per shape and n, and per n for one layer). The figures are
-// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32".
+// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32";
+// a "dense33" line per dense shape and n times dense33's split-K instance
+// with each count (the memset of Y included) against the default pick, and
+// a "dense33 deep" line its deep ring (k32b2) against the 128 × 64 q tile.
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
@@ -126,6 +129,77 @@ func TestGemmFastSpeed(t *testing.T) {
 					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
 					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tile.name()]/ms)
 				}
+				t.Log(line)
+			}
+			// dense33: the split-K instance with every count whose splits
+			// run ≥ gemmSplitMinSteps steps, against the default pick
+			// (× : the pick's time over the split's), and the count
+			// gemmSplitFor chooses under "on".
+			if steps := (s.cols + 31) / 32; steps >= 4*gemmSplitMinSteps {
+				saved := gemmSplitK
+				gemmSplitK = "on"
+				rule := gemmSplitFor(n, s.rows, s.cols)
+				gemmSplitK = saved
+				pick := ChooseGemmFast(n, s.rows, 0)
+				pickMs, ok := times[pick]
+				if !ok {
+					g.Kernel = pick
+					i := 0
+					pickMs = median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+				}
+				line := fmt.Sprintf("dense33 %s n=%d: pick %s %.4f ms", s.name, n, pick, pickMs)
+				for z := 2; z <= gemmSplitMax && steps/z >= gemmSplitMinSteps; z++ {
+					k := gemmSplitTile
+					k.splits = z
+					g.Kernel = k.name()
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), g.Kernel, g, ms, wbytes, chosen)
+					mark := ""
+					if z == rule {
+						mark = " <rule"
+					}
+					line += fmt.Sprintf(", z%d %.4f (%.2f×)%s", z, ms, pickMs/ms, mark)
+					times[g.Kernel] = ms
+				}
+				t.Log(line)
+			}
+			// dense33's deep ring: the 128 × 64 q tile and the rule's split
+			// of it in 7 stages of dynamic shared memory against the tile's
+			// 3 (× : shallow / deep).
+			if dev.Info.Major >= 9 {
+				timeK := func(k string) float64 {
+					if ms, ok := times[k]; ok {
+						return ms
+					}
+					g.Kernel = k
+					i := 0
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						i++
+						return q.GemmBF16(g, Whole(y), Tensor{Block: W, Off: int64(i%copies) * wbytes}, Whole(x))
+					})
+					report(fmt.Sprintf("%s n=%d", s.name, n), k, g, ms, wbytes, chosen)
+					times[k] = ms
+					return ms
+				}
+				tile := gemmSplitTile.name()
+				deep := tile + gemmDenseDeepFamily
+				a, b := timeK(tile), timeK(deep)
+				line := fmt.Sprintf("dense33 deep %s n=%d: %s %.4f ms, %s %.4f (%.2f×)", s.name, n, tile, a, deep, b, a/b)
+				saved := gemmSplitK
+				gemmSplitK = "on"
+				if z := gemmSplitFor(n, s.rows, s.cols); z > 0 {
+					zs := "z" + fmt.Sprint(z)
+					a, b := timeK(tile+zs), timeK(deep+zs)
+					line += fmt.Sprintf("; the rule's %s %.4f, deep %.4f (%.2f×)", zs, a, b, a/b)
+				}
+				gemmSplitK = saved
 				t.Log(line)
 			}
 		}

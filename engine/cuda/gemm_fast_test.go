@@ -68,6 +68,10 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 	for _, k := range kernel.GemmMmaFP8Kernels {
 		gotFP8 = append(gotFP8, string(k))
 	}
+	for _, k := range gemmSplitShapes {
+		bf16 = append(bf16, "gemm_mma_bf16_"+k)
+		fp8 = append(fp8, "gemm_mma_fp8_"+k)
+	}
 	if !slices.Equal(bf16, gotBF16) || !slices.Equal(fp8, gotFP8) {
 		t.Fatalf("gemmMmaShapes names %v and %v; kernels/gemm.cu compiles %v and %v", bf16, fp8, gotBF16, gotFP8)
 	}
@@ -273,5 +277,141 @@ func TestChooseGemmDenseWide(t *testing.T) {
 				t.Errorf("dense family %s, %v: %s, want %s as without it", w, c, got, tile)
 			}
 		}
+	}
+}
+
+// TestChooseGemmSplitK: dense33's split-K rule (gemmSplitFor) on the full
+// geometry's dense shapes under each $PROSCENIUM_GPU_GEMM_SPLITK mode: off
+// (unset, "none") every pick as before; "on" the counts its doc comment
+// states, each a map entry whose compiled entry point (kernel) exists, its
+// grid covering the output with the count in z and every split at least
+// gemmSplitMinSteps steps; "2" at most two; the grouped experts never
+// split; a bad value refused by Gemm.instance's check.
+func TestChooseGemmSplitK(t *testing.T) {
+	defer func(v, r, g, d, z, p string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmDenseDeep = "", "", "", "", "none"
+	shapes := []struct {
+		n, rows, cols int
+		on, two       int // the splits under "on" and "2"
+	}{
+		{60, 12352, 2048, 5, 2}, {60, 9216, 2048, 3, 2}, {60, 2048, 4096, 16, 2}, {60, 1280, 2048, 8, 2}, {60, 2048, 512, 0, 0},
+		{300, 12352, 2048, 0, 0}, {300, 9216, 2048, 0, 0}, {300, 2048, 4096, 3, 2}, {300, 1280, 2048, 5, 2}, {300, 2048, 512, 0, 0},
+		{700, 12352, 2048, 0, 0}, {700, 9216, 2048, 0, 0}, {700, 2048, 4096, 3, 0}, {700, 1280, 2048, 2, 2}, {700, 2048, 512, 0, 0},
+	}
+	for _, mode := range []string{"", "none", "on", "2"} {
+		gemmSplitK = mode
+		if err := gemmSplitChecked(); err != nil {
+			t.Fatalf("mode %q: %v", mode, err)
+		}
+		for _, c := range shapes {
+			got := ChooseGemmFastCols(c.n, c.rows, c.cols, 0)
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("mode %q %+v: %q is not an instance", mode, c, got)
+			}
+			want := 0
+			switch mode {
+			case "on":
+				want = c.on
+			case "2":
+				want = c.two
+			}
+			if gemmSplitKDefault != "" && mode == "" {
+				continue // the default flipped: "on" covers it
+			}
+			if x.splits != want {
+				t.Errorf("mode %q, n %d %d→%d: %s (%d splits), want %d", mode, c.n, c.cols, c.rows, got, x.splits, want)
+			}
+			if want == 0 {
+				if pick := ChooseGemmFast(c.n, c.rows, 0); got != pick {
+					t.Errorf("mode %q, n %d %d→%d: %s, ChooseGemmFast %s", mode, c.n, c.cols, c.rows, got, pick)
+				}
+				continue
+			}
+			if !slices.Contains(gemmSplitShapes, x.kernel()) || x.kernel() != "p3m128n64qz" {
+				t.Errorf("%s runs %q, not a compiled split-K entry %v", got, x.kernel(), gemmSplitShapes)
+			}
+			g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols}
+			grid := g.mmaGrid(x)
+			if grid[0]*x.bn < c.n || grid[1]*x.bm < c.rows || grid[2] != want {
+				t.Errorf("%s on %+v: grid %v", got, c, grid)
+			}
+			if steps := (c.cols + 31) / 32; steps/grid[2] < gemmSplitMinSteps {
+				t.Errorf("%s on %+v: %d steps a split", got, c, steps/grid[2])
+			}
+		}
+		if g := ChooseGemmFastCols(300*8, 1024, 2048, 256); gemmMmaInstances[g].splits != 0 {
+			t.Errorf("mode %q: grouped experts take %s", mode, g)
+		}
+	}
+	gemmSplitK = "all"
+	for _, c := range [][4]int{{300, 64, 1024, 16}, {300, 64, 96, 3}, {5, 136, 56, 2}, {5, 136, 40, 2}, {5, 136, 32, 0}, {700, 12352, 2048, 16}} {
+		if z := gemmSplitFor(c[0], c[1], c[2]); z != c[3] {
+			t.Errorf("all: n %d %d→%d: %d splits, want %d", c[0], c[2], c[1], z, c[3])
+		}
+	}
+	for _, bad := range []string{"yes", "0", "-1"} {
+		gemmSplitK = bad
+		if gemmSplitChecked() == nil {
+			t.Errorf("PROSCENIUM_GPU_GEMM_SPLITK=%q accepted", bad)
+		}
+		if z := gemmSplitFor(60, 2048, 4096); z != 0 {
+			t.Errorf("PROSCENIUM_GPU_GEMM_SPLITK=%q splits %d", bad, z)
+		}
+	}
+	for z := 2; z <= gemmSplitMax; z++ {
+		x := gemmSplitTile
+		x.splits = z
+		if y, ok := gemmMmaInstances[x.name()]; !ok || y != x || x.name() != "p3m128n64qz"+strconv.Itoa(z) {
+			t.Errorf("%d splits: %q not an instance of itself", z, x.name())
+		}
+	}
+}
+
+// TestChooseGemmDenseDeep: $PROSCENIUM_GPU_GEMM_DENSE_DEEP=k32b2 moves
+// every 128 × 64 q pick, split or not, into the deep ring (an instance of
+// the same tile and splits, 112 KB of dynamic shared memory) and leaves
+// every other pick alone; "none" and the default none; an unknown family
+// names no instance.
+func TestChooseGemmDenseDeep(t *testing.T) {
+	defer func(v, r, g, d, z, p string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
+	}(gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	shapes := [][4]int{{60, 2048, 4096, 0}, {300, 12352, 2048, 0}, {300, 2048, 4096, 0}, {700, 9216, 2048, 0}, {300, 1280, 2048, 0}, {300 * 8, 1024, 2048, 256}}
+	for _, split := range []string{"none", "on"} {
+		gemmSplitK = split
+		for _, c := range shapes {
+			gemmDenseDeep = "none"
+			plain := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
+			gemmDenseDeep = "k32b2"
+			got := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("deep, split %s, %v: %q is not an instance", split, c, got)
+			}
+			p := gemmMmaInstances[plain]
+			if p.bm == 128 && p.bn == 64 && p.pipe && !p.split {
+				if want := p; x.wide != "k32b2" || x.splits != want.splits || x.bm != 128 || x.bn != 64 || !x.pipe || x.smem() != kernel.GemmMmaSmemB2 {
+					t.Errorf("deep, split %s, %v: %s (%+v), plain %s", split, c, got, x, plain)
+				}
+				if !slices.Contains(gemmSplitShapes, x.kernel()) {
+					t.Errorf("%s runs %q, not a compiled entry point", got, x.kernel())
+				}
+			} else if got != plain {
+				t.Errorf("deep, split %s, %v: %s, plain %s: only 128 × 64 q picks move", split, c, got, plain)
+			}
+			gemmDenseDeep = ""
+			if gemmDenseDeepDefault == "" && ChooseGemmFastCols(c[0], c[1], c[2], c[3]) != plain {
+				t.Errorf("default, split %s, %v: not the plain pick %s", split, c, plain)
+			}
+		}
+	}
+	gemmSplitK, gemmDenseDeep = "none", "k64b2"
+	if k := ChooseGemmFastCols(300, 12352, 2048, 0); gemmMmaInstances[k] != (gemmMma{}) {
+		t.Errorf("deep family k64b2 picks %q, an instance", k)
 	}
 }

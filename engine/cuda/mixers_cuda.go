@@ -469,9 +469,15 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 		k = gemmDefault
 	}
 	if k == "" && fast {
-		k = ChooseGemmFast(g.N, g.Rows, g.Groups)
+		if err := gemmSplitChecked(); err != nil {
+			return "", grid, false, err
+		}
+		k = ChooseGemmFastCols(g.N, g.Rows, g.Cols, g.Groups)
 	}
 	if x, ok := gemmMmaInstances[k]; ok {
+		if x.splits > 0 && g.Groups > 0 {
+			return "", grid, false, fmt.Errorf("cuda: %s gemm: split-K instance %s on grouped rows (dense only)", kind, k)
+		}
 		return k, g.mmaGrid(x), true, nil
 	}
 	if k == "" {
@@ -479,7 +485,7 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q|k32b2|k64b2|k128b1]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them; PROSCENIUM_GPU_GEMM_GROUPED is %q: \"\", none, k32b2, k64b2, k128b1)", kind, k, gemmVariant, gemmGrouped)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q|k32b2|k64b2|k128b1][z{Z}]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them; PROSCENIUM_GPU_GEMM_GROUPED is %q: \"\", none, k32b2, k64b2, k128b1)", kind, k, gemmVariant, gemmGrouped)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }
@@ -564,7 +570,10 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
 	if mma {
-		return kernel.GemmMmaBF16(q.mmaLauncher(suffix), kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
+		if err := q.gemmSplitZero(g, suffix, y); err != nil {
+			return err
+		}
+		return kernel.GemmMmaBF16(q.mmaLauncher(suffix), kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+gemmMmaInstances[suffix].kernel()), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {
@@ -592,7 +601,10 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
 	if mma {
-		return kernel.GemmMmaFP8(q.mmaLauncher(suffix), kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+suffix), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
+		if err := q.gemmSplitZero(g, suffix, y); err != nil {
+			return err
+		}
+		return kernel.GemmMmaFP8(q.mmaLauncher(suffix), kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+gemmMmaInstances[suffix].kernel()), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
 			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 	}
 	if suffix == "" {

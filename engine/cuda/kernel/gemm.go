@@ -17,6 +17,7 @@ const (
 	GemmMmaBk      = 32     // GEMM_MMA_BK
 	GemmMmaSmem    = 49152  // GEMM_MMA_SMEM
 	GemmMmaPipe    = 2      // GEMM_MMA_PIPE
+	GemmMmaSplitk  = 4      // GEMM_MMA_SPLITK
 	GemmMmaSmemB3  = 75776  // GEMM_MMA_SMEM_B3
 	GemmMmaSmemB2  = 114688 // GEMM_MMA_SMEM_B2
 	GemmMmaSmemB1  = 229376 // GEMM_MMA_SMEM_B1
@@ -117,10 +118,13 @@ const (
 	GemmMmaBF16P3m128n8sk128b1  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk128b1"
 	GemmMmaBF16P3m128n8sk32b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk32b3"
 	GemmMmaBF16P3m128n8sk64b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk64b3"
+	GemmMmaBF16P3m128n64qz      GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qz"
+	GemmMmaBF16P3m128n64qk32b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qk32b2"
+	GemmMmaBF16P3m128n64qk32b2z GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qk32b2z"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n32sk32b2, GemmMmaBF16P3m128n32sk64b2, GemmMmaBF16P3m128n32sk128b1, GemmMmaBF16P3m128n32sk32b3, GemmMmaBF16P3m128n32sk64b3, GemmMmaBF16P3m128n16sk32b2, GemmMmaBF16P3m128n16sk64b2, GemmMmaBF16P3m128n16sk128b1, GemmMmaBF16P3m128n16sk32b3, GemmMmaBF16P3m128n16sk64b3, GemmMmaBF16P3m128n8sk32b2, GemmMmaBF16P3m128n8sk64b2, GemmMmaBF16P3m128n8sk128b1, GemmMmaBF16P3m128n8sk32b3, GemmMmaBF16P3m128n8sk64b3}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n32sk32b2, GemmMmaBF16P3m128n32sk64b2, GemmMmaBF16P3m128n32sk128b1, GemmMmaBF16P3m128n32sk32b3, GemmMmaBF16P3m128n32sk64b3, GemmMmaBF16P3m128n16sk32b2, GemmMmaBF16P3m128n16sk64b2, GemmMmaBF16P3m128n16sk128b1, GemmMmaBF16P3m128n16sk32b3, GemmMmaBF16P3m128n16sk64b3, GemmMmaBF16P3m128n8sk32b2, GemmMmaBF16P3m128n8sk64b2, GemmMmaBF16P3m128n8sk128b1, GemmMmaBF16P3m128n8sk32b3, GemmMmaBF16P3m128n8sk64b3, GemmMmaBF16P3m128n64qz, GemmMmaBF16P3m128n64qk32b2, GemmMmaBF16P3m128n64qk32b2z}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -165,10 +169,13 @@ const (
 	GemmMmaFP8P3m128n8sk128b1  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk128b1"
 	GemmMmaFP8P3m128n8sk32b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk32b3"
 	GemmMmaFP8P3m128n8sk64b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk64b3"
+	GemmMmaFP8P3m128n64qz      GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qz"
+	GemmMmaFP8P3m128n64qk32b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2"
+	GemmMmaFP8P3m128n64qk32b2z GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2z"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3, GemmMmaFP8P3m128n64qz, GemmMmaFP8P3m128n64qk32b2, GemmMmaFP8P3m128n64qk32b2z}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
