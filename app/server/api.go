@@ -9,14 +9,37 @@ import (
 	"io/fs"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"proscenium/app/internal/files"
 	"proscenium/app/studio"
+	"proscenium/app/voicelib"
 )
 
 // maxAPIBody caps a POST /api/<Method> body: a maximal script, fully
 // escaped, fits with room to spare.
 const maxAPIBody = 1 << 20
+
+// maxRecordingAPIBody caps the body of a method that takes a recording
+// (recordingMethods): the largest recording the voice library accepts, as
+// JSON carries []byte (base64, 4 bytes for 3), beside its other arguments.
+// Under maxAPIBody a browser's studio could not make a voice from more
+// than about 7 s of 44.1 kHz WAV.
+const maxRecordingAPIBody = (voicelib.MaxAudioBytes+2)/3*4 + maxAPIBody
+
+// recordingMethods are the service methods whose arguments carry a
+// recording ([]byte); apiMethods refuses a service with another such
+// method, so none is left at maxAPIBody by mistake.
+var recordingMethods = map[string]bool{"CreateVoice": true, "EncodeReference": true}
+
+// apiBodyLimit is the most bytes a JSON POST to path may carry: the
+// policy and the /api/ handler read bodies up to it.
+func apiBodyLimit(path string) int64 {
+	if m, ok := strings.CutPrefix(path, "/api/"); ok && recordingMethods[m] {
+		return maxRecordingAPIBody
+	}
+	return maxAPIBody
+}
 
 // apiMethod is one method of the service callable over HTTP, mirroring
 // what Wails binds: its arguments arrive as a JSON array, its value leaves
@@ -28,7 +51,10 @@ type apiMethod struct {
 	hasError bool // last result is an error
 }
 
-var errorType = reflect.TypeFor[error]()
+var (
+	errorType = reflect.TypeFor[error]()
+	bytesType = reflect.TypeFor[[]byte]()
+)
 
 // apiMethods lists the exported methods of svc (app.Service): the same set
 // Wails binds.
@@ -42,6 +68,9 @@ func apiMethods(svc any) (map[string]apiMethod, error) {
 		am := apiMethod{fn: v.Method(i)}
 		for j := 1; j < ft.NumIn(); j++ {
 			am.args = append(am.args, ft.In(j))
+			if ft.In(j) == bytesType && !recordingMethods[m.Name] {
+				return nil, fmt.Errorf("method %s takes []byte: list it in recordingMethods so its body may hold a recording", m.Name)
+			}
 		}
 		switch ft.NumOut() {
 		case 1:
@@ -101,7 +130,7 @@ func apiHandler(methods map[string]apiMethod, roots func() []string) http.Handle
 			writeJSON(w, http.StatusNotFound, apiError{fmt.Sprintf("no API method %q", name)})
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAPIBody))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, apiBodyLimit(r.URL.Path)))
 		if err != nil {
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("%s: request body: %v", name, err)})
 			return

@@ -50,10 +50,6 @@ type HTTPPolicy struct {
 	APIKey string
 }
 
-// maxPolicyBody caps a POST body the policy reads to check its encoding;
-// handlers apply their own, smaller limits.
-const maxPolicyBody = maxAPIBody
-
 // uiCSP limits the studio's pages to this server's own scripts, styles,
 // images, audio and connections (the event WebSocket included), and forbids
 // framing, plugins, forms and <base>.
@@ -137,7 +133,7 @@ func checkJSONBody(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type must be application/json, got %q", ct))
 		return false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPolicyBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, apiBodyLimit(r.URL.Path)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
