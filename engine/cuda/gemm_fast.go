@@ -393,9 +393,13 @@ const (
 )
 
 // gemmSplitKDefault is the split-K mode with $PROSCENIUM_GPU_GEMM_SPLITK
-// unset: "" none (as before dense33). **The one-line flip**: "on" once a
-// device run measures it faster (docs/PERF.md "dense33").
-const gemmSplitKDefault = ""
+// unset: "2", the rule with at most two splits, whose sums are the same
+// bits every run (0 + a + b in either order). Session 12's run 1 (the fast
+// prefill of 60 / 300 / 700 rows): none 21.0 / 43.3 / 96.9 ms, "2" 21.2 /
+// 41.7 / 95.0, "on" 18.5 / 42.1 / 92.6 — but "on"'s three or more atomic
+// adds a value sum in arrival order, so a take's codes could change from
+// one run to the next at a near-tie; docs/PERF.md "dense33".
+const gemmSplitKDefault = "2"
 
 // gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
 // gemmSplitFor chooses, a number N the same with at most N splits (2:

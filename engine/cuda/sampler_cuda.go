@@ -12,16 +12,15 @@ import (
 // SampleMax is the most logits one device draw takes.
 const SampleMax = kernel.SampleMax
 
-// sampleKernel is the draw's kernel: sample_logits_warp_pick selects a
-// top-k ≤ 32 with warps and ends the draw in one warp (kernels/sampling.cu);
-// PROSCENIUM_GPU_SAMPLER=warp picks sample_logits_warp (the same selection,
-// the end by the whole block), =bisect sample_logits (bisection), for
-// comparisons; =lean sample_logits_lean (the default's arithmetic with fewer
-// dependent loads and barriers on its path: the same codes, measured against
-// it by docs/perf/h200-tower33.sh; to make it the default, return
-// "sample_logits_lean" below in place of "sample_logits_warp_pick"). All
-// four equal the CPU sampler (TestSamplerMatchesCPU; timings in
-// docs/PERF.md).
+// sampleKernel is the draw's kernel: sample_logits_lean (kernels/sampling.cu)
+// selects a top-k ≤ 32 with warps and ends the draw in one warp, with few
+// dependent loads and barriers on its path (the default since session 12's
+// run 1: 12.0 → ≈ 9 µs a draw, the tower frame 0.789 → 0.758 ms;
+// docs/PERF.md "tower33"). PROSCENIUM_GPU_SAMPLER picks another for
+// comparisons: =pick sample_logits_warp_pick (the same codes, the older
+// path), =warp sample_logits_warp (the same selection, the end by the whole
+// block), =bisect sample_logits (bisection). All four equal the CPU sampler
+// (TestSamplerMatchesCPU).
 var sampleKernel = sampleKernelNamed(os.Getenv("PROSCENIUM_GPU_SAMPLER"))
 
 func sampleKernelNamed(name string) string {
@@ -30,12 +29,10 @@ func sampleKernelNamed(name string) string {
 		return "sample_logits"
 	case "warp":
 		return "sample_logits_warp"
-	case "lean":
-		return "sample_logits_lean"
 	case "pick":
 		return "sample_logits_warp_pick"
 	}
-	return "sample_logits_warp_pick"
+	return "sample_logits_lean"
 }
 
 // sampleKernels are the draw's kernels by name: one signature, so one call.
