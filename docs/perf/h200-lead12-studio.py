@@ -23,7 +23,7 @@ w = wave.open(ref); frames = w.readframes(w.getnframes()); rate = w.getframerate
 buf = io.BytesIO(); o = wave.open(buf, 'wb'); o.setnchannels(1); o.setsampwidth(2); o.setframerate(rate)
 o.writeframes(frames * 4); o.close()   # 4 × 2.5 s = 10 s
 t0 = time.perf_counter()
-call('CreateVoice', 'Bea', 'The quick brown fox jumps over the lazy dog, four times over.', base64.b64encode(buf.getvalue()).decode())
+call('CreateVoice', 'Bea', 'Bea reads a different line: a lazy dog naps while the quick brown fox runs by.', base64.b64encode(buf.getvalue()).decode())
 print(f'studio voice created in {1000*(time.perf_counter()-t0):.0f} ms')
 for i in (1, 2):
     req = {'text': 'A line of the script, spoken in the voice.', 'sampling': {'temperature': 1, 'top_p': 0.9, 'top_k': 30},
