@@ -596,16 +596,17 @@ struct GemmMmaFP8 {
 
 // E4M3 weights as FP16 pairs (GEMM_PARTS_F16): pairs of neighbouring
 // columns (GAP 1, as BF16), each E4M3 byte pair of a word one conversion:
-// cvt.rn.f16x2.e4m3x2 on sm_89 and later (every E4M3 value, subnormals
-// included, is an FP16 value: exact). Before sm_89 (no FP8 conversions) by
-// bits: s.eeee.mmm moved to FP16 bits s.0eeee.mmm0000000 is the value ×
+// cvt.rn.f16x2.e4m3x2 on sm_90 (one F2FP.F16.E4M3.UNPACK_B, and a PRMT for
+// a word's high pair; every E4M3 value, subnormals included, is an FP16
+// value: exact; nvcc 11.8's PTX has the conversion for sm_90 only). Before
+// sm_90 by bits: s.eeee.mmm moved to FP16 bits s.0eeee.mmm0000000 is the value ×
 // 2^-8 (normal or subnormal: both formats' subnormals scale alike), one
 // f16x2 FMA by 2^8 makes it the value (exact: 3 mantissa bits).
 struct GemmMmaFP8H {
     static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 1;
     // E4M3 bytes 0, 1 of v as an FP16 pair (lo) and bytes 2, 3 (hi), exact.
     __device__ static void widen(uint32_t v, uint32_t& lo, uint32_t& hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         asm("{.reg .b16 l, u; mov.b32 {l, u}, %2; cvt.rn.f16x2.e4m3x2 %0, l; cvt.rn.f16x2.e4m3x2 %1, u;}"
             : "=r"(lo), "=r"(hi)
             : "r"(v));
