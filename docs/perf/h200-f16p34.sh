@@ -28,16 +28,16 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 C=$B/cuda.test; P=$B/proscenium-gpu
 K='(h2|p3)m128n(8|16|32)sk64b[23]'  # the FP16-part instances and their BF16 twins
 cd $ROOT/engine/cuda
-# Correctness, four processes at once (≤ 26 s): the FP16 instances against the CPU and their twins
+# Correctness, four processes at once (≤ 24 s): the FP16 instances against the CPU and their twins
 # (dense, grouped, odd shapes, passes), every magnitude class, NaN/Inf rows, every E4M3 code; the
 # full geometry's experts; the fast backbone with the FP16 parts on and, for its worst rows beside
 # them, off.
-T 26 f16 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v \
+T 24 f16 env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v \
   -test.run 'TestChooseGemm|TestGemmMmaInstancesCompiled|TestGemmF16|TestGemmF16Range|TestGemmFP8Codes' &
-T 26 experts env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v -test.run 'TestGemmGroupedExperts' &
-T 26 backbone-on env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_F16=on $C -test.v \
+T 24 experts env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GEMM_KERNELS="$K" $C -test.v -test.run 'TestGemmGroupedExperts' &
+T 24 backbone-on env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_F16=on $C -test.v \
   -test.run 'TestBackboneMatchesCPU$|TestBackboneMoE$|TestMoERouteNotANumber' &
-T 26 backbone-off env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_F16=off $C -test.v \
+T 24 backbone-off env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_GEMM_F16=off $C -test.v \
   -test.run 'TestBackboneMatchesCPU$' &
 wait
 # Timing, one at a time: each family with FP16 against BF16 parts in one process (TestGemmFastSpeed's
@@ -45,7 +45,7 @@ wait
 T 14 speed env PROSCENIUM_GEMM_SPEED=1 $C -test.v -test.run 'TestGemmFastSpeed'
 cd $ROOT
 for v in off on off2 on2; do
-  T 8 bench-$v env PROSCENIUM_GPU_GEMM_F16=${v%2} $P bench-backbone -synthetic full -numerics fast \
+  T 7 bench-$v env PROSCENIUM_GPU_GEMM_F16=${v%2} $P bench-backbone -synthetic full -numerics fast \
     -prefills 60,300,700 -steps 5
 done
 (cd $O/.. && tar czf $O.tgz --exclude=tokenizer.json "$(basename $O)" && mv $O.tgz $O/f16p34.tgz)
