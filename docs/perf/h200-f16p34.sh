@@ -57,7 +57,7 @@ echo "== FP16 instances against the CPU (‖·‖ relative, worst of the cases) 
 grep -hE "f16 h2m.*relative error" $O/f16.log $O/experts.log | sed -E 's/.*(h2m[0-9a-z]+): relative error ([^ ]+).*/\1 \2/' | sort -k2 -g | tail -2
 grep -hE "experts h2m.*relative error" $O/experts.log | sed -E 's/.*(h2m[0-9a-z]+): relative error ([^ ]+).*/experts \1 \2/' | sort -k3 -g | tail -1
 grep -hE "experts p3m.*sk64b[23]: relative error" $O/experts.log | sed -E 's/.*(p3m[0-9a-z]+): relative error ([^ ]+).*/experts twin \1 \2/' | sort -k4 -g | tail -1
-echo "== magnitude classes (row relative error, first row of each class)"; grep -hE "h2m128n16sk64b3 grouped true:" $O/f16.log | sed 's/^ *gemm_f16_cuda_test.go:[0-9]*: //' | cut -c1-330
+echo "== magnitude classes (row relative error, first row of each class)"; grep -hE "range h2m128n16sk64b3 grouped true:" $O/f16.log | sed 's/^ *gemm_f16_cuda_test.go:[0-9]*: //' | cut -c1-330
 echo "== FP8 codes through the FP16 instances (worst relative error)"; grep -hE "h2m.* grouped .*worst relative error" $O/f16.log | sed 's/^ *gemm_experts_cuda_test.go:[0-9]*: //' | sort -k7 -g | tail -1
 echo "== fast 300-row prefill against the CPU, worst row of the four checkpoints (bound 1e-4)"
 for f in backbone-on backbone-off; do echo "$f: $(grep -hE "row prefill vs CPU: worst" $O/$f.log | sed -E 's/.*worst row [0-9]+ at ([^;]+);.*/\1/' | tr '\n' ' ')"; done

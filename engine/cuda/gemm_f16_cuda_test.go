@@ -182,7 +182,7 @@ func TestGemmF16Range(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := download(t, y, n*rows)
-			line := fmt.Sprintf("%s grouped %v:", k, grouped)
+			line := fmt.Sprintf("range %s grouped %v:", k, grouped)
 			for i := 0; i < n; i++ {
 				c := classes[i/per]
 				gr, rr := got[i*rows:(i+1)*rows], ref[i*rows:(i+1)*rows]
