@@ -169,11 +169,14 @@ func TestGemmTiles31(t *testing.T) {
 // tiles that do not split x run q and the rest none, as session 10's run 3
 // measured (gemmDefaultVariant), on the default tiles of the full
 // geometry's shapes; the grouped experts' tiles take gemmGroupedDefault's
-// family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows).
+// family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows),
+// with FP16 parts if gemmF16Default is on (f16p34).
 func TestGemmDefaultVariant(t *testing.T) {
-	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
-	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	defer func(v, r, g, d, h string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = v, r, g, d, h
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = "", "", "", "", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -190,6 +193,9 @@ func TestGemmDefaultVariant(t *testing.T) {
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
 		want := "p3" + c.want
+		if c.groups > 0 && gemmF16Default == "on" { // f16p34's FP16 parts by default
+			want = "h2" + c.want
+		}
 		if got != want {
 			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
 		}
