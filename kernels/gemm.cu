@@ -467,6 +467,64 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 #endif
 }
 
+// The same MMA on FP16 operands (the part format GEMM_PARTS_F16 below):
+// m16n8k16 f16 with float32 accumulation, the BF16 MMA's rate.
+__device__ __forceinline__ void mma_f16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// Part formats of the tensor-core GEMM (gemm_mma_body's PF, beside PARTS).
+// GEMM_PARTS_BF16: each x as PARTS BF16 parts of s·x (s the FP8 block
+// scale), as above. GEMM_PARTS_F16 (f16p34, docs/PERF.md "f16p34"): each x
+// as two FP16 parts of y·2^f, y = s·x, hi = f16(y·2^f), lo = f16(y·2^f −
+// hi): FP16's 11-bit significand keeps ≈ 22 bits of y in two MMAs where
+// BF16 needs three for 24. FP16's range is the catch (largest 65504), so
+// f is a power of two per X row and stage (the stage's BK columns), from
+// the largest |y| of the row in the stage: it maps that to [2^14, 2^15),
+// no finite y can overflow, and a row's small values keep FP16's precision
+// relative to the stage's largest. The MMAs of a stage accumulate into
+// stage accumulators, which are multiplied by 2^-f (exact but at float32's
+// underflow) into the pass's float32 accumulator. Grouped FP8 split-once
+// instances only (every E4M3 value is an FP16 value).
+#define GEMM_PARTS_BF16 0
+#define GEMM_PARTS_F16 1
+
+// f16_pair_float: the two FP16 halves of h as float32 (a the low half).
+__device__ __forceinline__ void f16_pair_float(uint32_t h, float& a, float& b) {
+    asm("{.reg .b16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u;}" : "=f"(a), "=f"(b) : "r"(h));
+}
+// split_f16: the two FP16 parts of a and b (already scaled into FP16's
+// range, |a|, |b| < 2^15·(1 + 2^-11)) packed in pairs (a in the low half).
+// hi = f16(a) rounds to nearest even; the rest a − hi is exact in float32
+// (a float32 whose bits below FP16's ulp of a are a's own).
+__device__ __forceinline__ void split_f16(float a, float b, uint32_t* p) {
+    uint32_t h, l;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));  // b to the high half
+    float ha, hb;
+    f16_pair_float(h, ha, hb);
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(l) : "f"(b - hb), "f"(a - ha));
+    p[0] = h, p[1] = l;
+}
+// f16_row_scale: for the largest |y| m of an X row's stage (m ≥ 0, Inf, or
+// NaN where every y is), 2^f (fwd) and 2^-f (inv), f = 141 − E(m) with E
+// the biased float32 exponent, so m·2^f ∈ [2^14, 2^15) for normal m: no
+// finite y·2^f exceeds FP16's 65504. f at most 126 (zero and subnormal m:
+// 2^-126 is still a normal float32, and y·2^126 puts FP16's subnormal step
+// 2^-24 at 2^-150 of y, below float32's own 2^-149), at least −114 (Inf or
+// NaN: E 255; a NaN y among finite ones is passed over by fmaxf and reaches
+// its outputs as NaN through its parts, as it does with BF16 parts).
+__device__ __forceinline__ void f16_row_scale(float m, float& fwd, float& inv) {
+    const int f = min(141 - (int)(__float_as_uint(m) >> 23), 126);
+    fwd = __uint_as_float((uint32_t)(127 + f) << 23);
+    inv = __uint_as_float((uint32_t)(127 - f) << 23);
+}
+
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
 // when !valid (src-size 0; src must still be a mapped address). (gemm31's
 // .L2::256B prefetch hint on these copies moved nothing: docs/PERF.md.)
@@ -528,6 +586,44 @@ struct GemmMmaFP8 {
         widen(v.x, a[0], a[1]);
         widen(v.y, a[2], a[3]);
     }
+    __device__ static void first(const uint8_t* tile, int r, int tq, uint32_t& p0, uint32_t& p1, uint2& keep) {
+        const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
+        widen(v.x, p0, p1);
+        keep.x = v.y;
+    }
+    __device__ static void second(uint2 keep, uint32_t& p0, uint32_t& p1) { widen(keep.x, p0, p1); }
+};
+
+// E4M3 weights as FP16 pairs (GEMM_PARTS_F16): pairs of neighbouring
+// columns (GAP 1, as BF16), each E4M3 byte pair of a word one conversion:
+// cvt.rn.f16x2.e4m3x2 on sm_90 (one F2FP.F16.E4M3.UNPACK_B, and a PRMT for
+// a word's high pair; every E4M3 value, subnormals included, is an FP16
+// value: exact; nvcc 11.8's PTX has the conversion for sm_90 only). Before
+// sm_90 by bits: s.eeee.mmm moved to FP16 bits s.0eeee.mmm0000000 is the value ×
+// 2^-8 (normal or subnormal: both formats' subnormals scale alike), one
+// f16x2 FMA by 2^8 makes it the value (exact: 3 mantissa bits).
+struct GemmMmaFP8H {
+    static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 1;
+    // E4M3 bytes 0, 1 of v as an FP16 pair (lo) and bytes 2, 3 (hi), exact.
+    __device__ static void widen(uint32_t v, uint32_t& lo, uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        asm("{.reg .b16 l, u; mov.b32 {l, u}, %2; cvt.rn.f16x2.e4m3x2 %0, l; cvt.rn.f16x2.e4m3x2 %1, u;}"
+            : "=r"(lo), "=r"(hi)
+            : "r"(v));
+#else
+        const uint32_t a = __byte_perm(v, 0, 0x4140), b = __byte_perm(v, 0, 0x4342);  // bytes 0, 1 | 2, 3 to halves
+        const uint32_t la = ((a & 0x007f007fu) << 7) | ((a & 0x00800080u) << 8);        // × 2^-8
+        const uint32_t lb = ((b & 0x007f007fu) << 7) | ((b & 0x00800080u) << 8);
+        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(lo) : "r"(la), "r"(0x5c005c00u), "r"(0x80008000u));  // × 2^8 − 0
+        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(hi) : "r"(lb), "r"(0x5c005c00u), "r"(0x80008000u));
+#endif
+    }
+    __device__ static void frag_at(const uint8_t* row, int tq, uint32_t* a) {
+        const uint2 v = *reinterpret_cast<const uint2*>(row + 8 * tq);
+        widen(v.x, a[0], a[1]);
+        widen(v.y, a[2], a[3]);
+    }
+    __device__ static void frag(const uint8_t* tile, int r, int tq, uint32_t* a) { frag_at(tile + r * ROWB, tq, a); }
     __device__ static void first(const uint8_t* tile, int r, int tq, uint32_t& p0, uint32_t& p1, uint2& keep) {
         const uint2 v = *reinterpret_cast<const uint2*>(tile + r * ROWB + 8 * tq);
         widen(v.x, p0, p1);
@@ -636,7 +732,7 @@ __device__ __forceinline__ int gemm_mma_psub(int r, int s) {
 extern __shared__ __align__(128) uint8_t gemm_mma_dyn[];
 
 template <class WT, int BM, int BN, int WM, int WN, int PARTS, bool XS, int OPT, int KS = 1,
-          int SMEM = GEMM_MMA_SMEM, int MAXST = 8>
+          int SMEM = GEMM_MMA_SMEM, int MAXST = 8, int PF = GEMM_PARTS_BF16>
 __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
@@ -649,8 +745,14 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // A stage: BK columns, W rows of WROWB bytes (KS sub-blocks of SB).
     constexpr int BK = GEMM_MMA_BK * KS, SB = WT::ROWB, WROWB = KS * SB;
     constexpr int WBYTES = BM * WROWB, XBYTES = BN * BK * 4, STAGE = WBYTES + XBYTES;
-    // XS: the parts double buffer, PARTB bytes a part ([BN rows][BK / 2 words]).
-    constexpr int PARTB = BN * (BK / 2) * 4, PBYTES = XS ? 2 * PARTS * PARTB : 0;
+    // XS: the parts double buffer, PARTB bytes a part ([BN rows][BK / 2
+    // words]); F16: then each row's 2^-f of the stage (BN floats), PBUF
+    // words a buffer.
+    constexpr bool F16 = PF == GEMM_PARTS_F16;
+    static_assert(!F16 || (PARTS == 2 && XS && WT::ELEM == 1 && WT::GAP == 1 && (OPT & GEMM_MMA_PIPE) == 0),
+                  "FP16 parts: two, split once per block, FP8 weights as FP16 pairs, no PIPE");
+    constexpr int PARTB = BN * (BK / 2) * 4, PBUF = PARTS * PARTB / 4 + (F16 ? BN : 0);
+    constexpr int PBYTES = XS ? 2 * PBUF * 4 : 0;
     constexpr int ST = (SMEM - PBYTES) / STAGE > MAXST ? MAXST : (SMEM - PBYTES) / STAGE;
     constexpr bool PIPE = (OPT & GEMM_MMA_PIPE) != 0;
     constexpr bool SPLITK = (OPT & GEMM_MMA_SPLITK) != 0;
@@ -778,14 +880,30 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         // of sub-step c / 8, placed by gemm_mma_psub) a thread.
         auto split = [&](int kt, int st) {
             const uint8_t* xs = ring + st * STAGE + WBYTES;
-            uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4);
+            uint32_t* pb = parts + (kt & 1) * PBUF;
             const float sc = scale(kt);
 #pragma unroll
             for (int u = 0; u < XL; u++) {
                 const int f = tid + GEMM_MMA_THREADS * u, r = f >> XSH, c = f & (XPR - 1);
                 if (f >= BN * XPR) break;
                 uint32_t p0[PARTS], p1[PARTS];
-                gemm_mma_pair<WT, PARTS>(*reinterpret_cast<const float4*>(xs + gemm_mma_xoff<KS>(r, c)), sc, p0, p1);
+                const float4 v = *reinterpret_cast<const float4*>(xs + gemm_mma_xoff<KS>(r, c));
+                if (F16) {
+                    // The row's XPR chunks lie in XPR consecutive lanes (a
+                    // whole warp's lanes split: BN·XPR is a multiple of 32):
+                    // their largest |s·x| by shuffles, then 2^f of the row.
+                    const float y0 = v.x * sc, y1 = v.y * sc, y2 = v.z * sc, y3 = v.w * sc;
+                    float m = fmaxf(fmaxf(fabsf(y0), fabsf(y1)), fmaxf(fabsf(y2), fabsf(y3)));
+#pragma unroll
+                    for (int o = XPR / 2; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+                    float fwd, inv;
+                    f16_row_scale(m, fwd, inv);
+                    split_f16(y0 * fwd, y1 * fwd, p0);
+                    split_f16(y2 * fwd, y3 * fwd, p1);
+                    if (c == 0) reinterpret_cast<float*>(pb)[PARTS * PARTB / 4 + r] = inv;
+                } else {
+                    gemm_mma_pair<WT, PARTS>(v, sc, p0, p1);
+                }
                 const int w = r * (BK / 2) + 16 * gemm_mma_psub<KS>(r, c >> 3) + 2 * (c & 7);
 #pragma unroll
                 for (int p = 0; p < PARTS; p++)
@@ -796,9 +914,12 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         // A warp with fewer than three fragments keeps one accumulator per
         // part, so that consecutive MMAs do not wait on each other.
         constexpr int ACCP = MI * NJ <= 2 ? PARTS : 1;
-        float acc[ACCP][MI][NJ][4];
+        // F16: those per part are the stage's (sacc, below), and the pass
+        // keeps one (ACCL).
+        constexpr int ACCL = F16 ? 1 : ACCP;
+        float acc[ACCL][MI][NJ][4];
 #pragma unroll
-        for (int q = 0; q < ACCP; q++)
+        for (int q = 0; q < ACCL; q++)
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
@@ -838,7 +959,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 const int r = wn * NJ * 8 + j * 8 + g;
                 if (XS) {
                     const uint32_t* pb =
-                        parts + (kt & 1) * (PARTS * PARTB / 4) + r * (BK / 2) + 4 * tq + 2 * s;
+                        parts + (kt & 1) * PBUF + r * (BK / 2) + 4 * tq + 2 * s;
 #pragma unroll
                     for (int p = 0; p < PARTS; p++) {
                         const uint2 v = *reinterpret_cast<const uint2*>(pb + p * (PARTB / 4));
@@ -859,7 +980,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
 #pragma unroll
                 for (int j = 0; j < NJ; j++)
 #pragma unroll
-                    for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCP][i][j], a[i], b[j][0][p], b[j][1][p]);
+                    for (int i = 0; i < MI; i++) mma_bf16(acc[p % ACCL][i][j], a[i], b[j][0][p], b[j][1][p]);
         };
         uint32_t an[MI][4], bn[NJ][2][PARTS];  // PIPE: the next step's first half (bn: not XS)
 
@@ -941,6 +1062,16 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             const uint8_t* ws = ring + st * STAGE;
             stl = st, st = st1, st1 = st1 + 1 == ST ? 0 : st1 + 1;
 
+            // F16: the stage's MMAs into sacc, from zero.
+            float sacc[F16 ? ACCP : 1][MI][NJ][4];
+#pragma unroll
+            for (int q = 0; q < (F16 ? ACCP : 1); q++)
+#pragma unroll
+                for (int i = 0; i < MI; i++)
+#pragma unroll
+                    for (int j = 0; j < NJ; j++)
+#pragma unroll
+                        for (int c = 0; c < 4; c++) sacc[q][i][j][c] = 0.f;
             // The stage's KS sub-steps of 32 columns, one after another (no
             // barrier between: the loads of one may overlap the last's MMAs).
 #pragma unroll
@@ -957,7 +1088,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 for (int j = 0; j < NJ; j++) {
                     const int r = wn * NJ * 8 + j * 8 + g;
                     if (XS) {
-                        const uint32_t* pb = parts + (kt & 1) * (PARTS * PARTB / 4) + r * (BK / 2) +
+                        const uint32_t* pb = parts + (kt & 1) * PBUF + r * (BK / 2) +
                                              16 * gemm_mma_psub<KS>(r, ks) + 4 * tq;
 #pragma unroll
                         for (int p = 0; p < PARTS; p++) {
@@ -984,8 +1115,28 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                             for (int i = 0; i < MI; i++) {
                                 const uint32_t ai[4] = {a[i][0][2 * s], a[i][1][2 * s], a[i][0][2 * s + 1],
                                                         a[i][1][2 * s + 1]};
-                                mma_bf16(acc[p % ACCP][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
+                                if (F16) mma_f16(sacc[p % ACCP][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
+                                else mma_bf16(acc[p % ACCL][i][j], ai, b[j][2 * s][p], b[j][2 * s + 1][p]);
                             }
+            }
+            if (F16) {
+                // Fragment c of (i, j) is X row 2·tq + (c & 1) of the j-th 8:
+                // its 2^-f of the stage (the small part's sums first).
+#pragma unroll
+                for (int j = 0; j < NJ; j++) {
+                    const int r = wn * NJ * 8 + j * 8 + 2 * tq;
+                    const float2 inv = *reinterpret_cast<const float2*>(
+                        reinterpret_cast<const float*>(parts + (kt & 1) * PBUF + PARTS * PARTB / 4) + r);
+#pragma unroll
+                    for (int i = 0; i < MI; i++)
+#pragma unroll
+                        for (int c = 0; c < 4; c++) {
+                            float v = sacc[ACCP - 1][i][j][c];
+#pragma unroll
+                            for (int q = ACCP - 2; q >= 0; q--) v += sacc[q][i][j][c];
+                            acc[0][i][j][c] = fmaf(v, c & 1 ? inv.y : inv.x, acc[0][i][j][c]);
+                        }
+                }
             }
         }
         cp_async_wait<0>();
@@ -1001,9 +1152,9 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 for (int c = 0; c < 4; c++) {
                     const int col = m0 + wm * MI * 16 + i * 16 + g + 8 * (c >> 1);
                     const int m = x0 + wn * NJ * 8 + j * 8 + tq * 2 + (c & 1);
-                    float v = acc[ACCP - 1][i][j][c];
+                    float v = acc[ACCL - 1][i][j][c];
 #pragma unroll
-                    for (int q = ACCP - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
+                    for (int q = ACCL - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
                     if (col < rows && m < end) {
                         if (SPLITK) atomicAdd(Y + (size_t)m * ystride + col, v);  // RED: the result unused
                         else Y[(size_t)m * ystride + col] = v;
@@ -1097,6 +1248,28 @@ GEMM_MMA_ALL(3, 128, 8, 8, 1, true, s)
 GEMM_MMA_WIDE_ALL(3, 32)
 GEMM_MMA_WIDE_ALL(3, 16)
 GEMM_MMA_WIDE_ALL(3, 8)
+
+// f16p34's grouped instances (GEMM_PARTS_F16 above; docs/PERF.md "f16p34";
+// engine/cuda gemm_fast.go gemmF16Shapes, $PROSCENIUM_GPU_GEMM_F16): gemm32's
+// wide grouped tiles in the families the experts take by default (k64b2,
+// k64b3), each x as two FP16 parts under a per-row, per-stage power of two,
+// the E4M3 weights as FP16 pairs; FP8 only (BF16 weights are not all FP16
+// values), named gemm_mma_fp8_h2m128n{BN}s{family}.
+#define GEMM_MMA_F16(BN, KS, SMEM, MINB, SUF)                                                                       \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, MINB) gemm_mma_fp8_h2m128n##BN##s##SUF(         \
+        float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
+        const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
+        int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
+        const int32_t* __restrict__ rowids) {                                                                        \
+        gemm_mma_body<GemmMmaFP8H, 128, BN, 8, 1, 2, true, 0, KS, SMEM, GEMM_MMA_WIDE_ST, GEMM_PARTS_F16>(           \
+            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
+    }
+#define GEMM_MMA_F16_ALL(BN)                                \
+    GEMM_MMA_F16(BN, 2, GEMM_MMA_SMEM_B2, 2, k64b2)         \
+    GEMM_MMA_F16(BN, 2, GEMM_MMA_SMEM_B3, 3, k64b3)
+GEMM_MMA_F16_ALL(32)
+GEMM_MMA_F16_ALL(16)
+GEMM_MMA_F16_ALL(8)
 
 // dense33's split-K instance (GEMM_MMA_SPLITK above; engine/cuda
 // gemm_fast.go gemmSplitFor, $PROSCENIUM_GPU_GEMM_SPLITK): the 128 × 64

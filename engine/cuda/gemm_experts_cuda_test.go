@@ -80,6 +80,7 @@ func TestGemmGroupedExperts(t *testing.T) {
 					kernels = append(kernels, s.name())
 				}
 				kernels = append(gemmKernelsNamed(kernels), gemmWideKernels(t)...) // gemm32's wide ones too
+				kernels = append(kernels, gemmF16Kernels(t)...)                    // and f16p34's FP16 parts
 				for _, k := range kernels {
 					g.Kernel = k
 					y := poisoned(t, nk*shape.rows)
@@ -156,7 +157,7 @@ func TestGemmFP8Codes(t *testing.T) {
 	}
 	W, S, xb := upload(t, wq), upload(t, scales), upload(t, x)
 	offsets := Whole(upload(t, []int32{0, int32(n)}))
-	for _, k := range append(gemmKernels, gemmWideKernels(t)...) { // gemm32's wide instances too
+	for _, k := range append(append(gemmKernels, gemmWideKernels(t)...), gemmF16Kernels(t)...) { // gemm32's wide instances and f16p34's too
 		for _, grouped := range []bool{false, true} {
 			g := Gemm{N: n, Rows: rows, Cols: cols, Kernel: k}
 			if grouped {

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,11 @@ type gemmMma struct {
 	// float32 sums added into Y, which the launch zeroes first. One
 	// compiled entry serves every count (gemmMma.kernel).
 	splits int
+	// f16 is f16p34's part format (kernels/gemm.cu GEMM_PARTS_F16): each
+	// x as two FP16 parts under a power of two per X row and ring stage,
+	// the E4M3 weights as FP16 pairs; FP8 grouped wide instances only
+	// (gemmF16Shapes), named h2m…
+	f16 bool
 }
 
 // gemmMmaInstances are the compiled instances by Gemm.Kernel name
@@ -45,6 +51,9 @@ var gemmMmaInstances = func() map[string]gemmMma {
 		m[s.name()] = s
 	}
 	for _, s := range gemmWideShapes {
+		m[s.name()] = s
+	}
+	for _, s := range gemmF16Shapes {
 		m[s.name()] = s
 	}
 	for _, deep := range []string{"", gemmDenseDeepFamily} {
@@ -96,7 +105,11 @@ func (x gemmMma) variant(v string) (gemmMma, error) {
 }
 
 func (x gemmMma) name() string {
-	s := "p" + strconv.Itoa(x.parts) + "m" + strconv.Itoa(x.bm) + "n" + strconv.Itoa(x.bn)
+	p := "p"
+	if x.f16 {
+		p = "h"
+	}
+	s := p + strconv.Itoa(x.parts) + "m" + strconv.Itoa(x.bm) + "n" + strconv.Itoa(x.bn)
 	if x.split {
 		s += "s"
 	}
@@ -188,6 +201,53 @@ var gemmWideShapes = func() []gemmMma {
 	return all
 }()
 
+// gemmF16Wides are the wide families f16p34's FP16-part instances are
+// compiled in (kernels/gemm.cu GEMM_MMA_F16_ALL): the grouped experts'
+// defaults (gemmGroupedDefault).
+var gemmF16Wides = []string{"k64b2", "k64b3"}
+
+// gemmF16Shapes are f16p34's instances kernels/gemm.cu compiles (FP8
+// only), in its order: the grouped tiles 128 × 32, × 16, × 8, each in
+// every family of gemmF16Wides.
+var gemmF16Shapes = func() []gemmMma {
+	var all []gemmMma
+	for _, bn := range []int{32, 16, 8} {
+		for _, w := range gemmF16Wides {
+			all = append(all, gemmMma{parts: 2, bm: 128, bn: bn, split: true, wide: w, f16: true})
+		}
+	}
+	return all
+}()
+
+// gemmF16Default is whether the grouped FP8 experts take f16p34's FP16
+// parts by default ("on") or gemm32's three BF16 parts (""). The one-line
+// default flip after the device run (docs/PERF.md "f16p34").
+const gemmF16Default = ""
+
+// gemmF16 is $PROSCENIUM_GPU_GEMM_F16: "on" gives the grouped experts
+// f16p34's FP16-part instance of their tile and wide family where one is
+// compiled (gemmF16Wides), "off" gemm32's; empty: gemmF16Default.
+var gemmF16 = os.Getenv("PROSCENIUM_GPU_GEMM_F16")
+
+// gemmF16On reports whether the grouped experts take FP16 parts.
+func gemmF16On() bool {
+	v := gemmF16
+	if v == "" {
+		v = gemmF16Default
+	}
+	return v == "on"
+}
+
+// bf16Twin is x's instance with three BF16 parts: itself, or for an FP16
+// one (FP8 weights only) the same tile and family as gemm32 compiled it,
+// which a grouped GEMM of BF16 weights runs instead.
+func (x gemmMma) bf16Twin() gemmMma {
+	if x.f16 {
+		x.f16, x.parts = false, gemmParts
+	}
+	return x
+}
+
 // smem is the dynamic shared memory a block of x takes (0: its ring is
 // static, within 48 KB).
 func (x gemmMma) smem() int {
@@ -264,6 +324,9 @@ func ChooseGemmFast(n, rows, groups int) string {
 	if groups > 0 {
 		if w := gemmGroupedFamily(x.bn); w != "" {
 			x.wide = w
+			if gemmF16On() && slices.Contains(gemmF16Wides, w) {
+				x.f16, x.parts = true, 2
+			}
 			return x.name()
 		}
 	}

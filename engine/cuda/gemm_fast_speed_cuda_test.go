@@ -24,7 +24,10 @@ import (
 // gemm_fast.go), and a line per shape and per n of experts compares them;
 // the experts' tile also in each of gemm32's wide families (a "gemm32"
 // line per shape and n, and per n for one layer). The figures are
-// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31" and "gemm32";
+// docs/PERF.md "Prefill GEMM core", "grouped28", "gemm31", "gemm32" and
+// "f16p34" (an "f16p34" line per experts shape and n: each family with
+// FP16 against BF16 parts, the picks with $PROSCENIUM_GPU_GEMM_F16 off and
+// on; a line per n for one layer);
 // a "dense33" line per dense shape and n times dense33's split-K instance
 // with each count (the memset of Y included) against the default pick, and
 // a "dense33 deep" line its deep ring (k32b2) against the 128 × 64 q tile.
@@ -234,6 +237,9 @@ func TestGemmFastSpeed(t *testing.T) {
 		var layerBytes int64
 		variantMs := map[string]float64{} // one layer's experts on the picks' tiles as each variant
 		wideMs := map[string]float64{}    // and in each of gemm32's wide families
+		f16Ms := map[string]float64{}     // f16p34: in each of gemmF16Wides with FP16 parts
+		f16BaseMs := map[string]float64{} // and with BF16 parts
+		var f16PickMs [2]float64          // the picks with $PROSCENIUM_GPU_GEMM_F16 off, on
 		gu := Gemm{N: nk, Rows: 2 * P, Cols: H, Groups: E, Offsets: off, RowIds: ids, XRows: n, MaxGroupRows: n, Mats: E}
 		dn := Gemm{N: nk, Rows: H, Cols: I, Groups: E, Offsets: off, MaxGroupRows: n, Mats: E}
 		for _, c := range []struct {
@@ -273,8 +279,44 @@ func TestGemmFastSpeed(t *testing.T) {
 					})
 					report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, wbytes, chosen)
 					wideMs[w] += ms
+					times[k] = ms
 					line += fmt.Sprintf(", %s %.4f (%.2f×)", w, ms, times[tiles[0]]/ms)
 				}
+				t.Log(line)
+				// f16p34: the tile in each family compiled with FP16 parts
+				// against the same with BF16 parts (× : BF16 / FP16), and
+				// ChooseGemmFast's pick with $PROSCENIUM_GPU_GEMM_F16 off
+				// and on.
+				line = fmt.Sprintf("f16p34 %s n=%d:", c.what, n)
+				for _, w := range gemmF16Wides {
+					b := tiles[0] + w
+					h := gemmMmaInstances[b]
+					h.f16, h.parts = true, 2
+					k := h.name()
+					c.g.Kernel = k
+					ms := median(t, batches, perBatch, func(q *Queue) error {
+						return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
+					})
+					report(c.what+fmt.Sprintf(" n=%d (%d experts)", n, used), k, c.g, ms, wbytes, chosen)
+					times[k] = ms
+					f16Ms[w] += ms
+					f16BaseMs[w] += times[b]
+					line += fmt.Sprintf(" %s %.4f → %s %.4f (%.2f×);", b, times[b], k, ms, times[b]/ms)
+				}
+				saved := gemmF16
+				for i, v := range []string{"off", "on"} {
+					gemmF16 = v
+					pick := ChooseGemmFast(nk, c.g.Rows, E)
+					if _, ok := times[pick]; !ok {
+						c.g.Kernel = pick
+						times[pick] = median(t, batches, perBatch, func(q *Queue) error {
+							return q.GemmFP8(c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x))
+						})
+					}
+					f16PickMs[i] += times[pick]
+					line += fmt.Sprintf(" pick %s %s %.4f", v, pick, times[pick])
+				}
+				gemmF16 = saved
 				t.Log(line)
 			}
 		}
@@ -293,6 +335,18 @@ func TestGemmFastSpeed(t *testing.T) {
 				ms := wideMs[w]
 				line += fmt.Sprintf(", %s %.4f (%.2f×, %.2f TB/s)", w, ms, variantMs[""]/ms, float64(layerBytes)/(ms*1e9))
 			}
+			t.Log(line)
+		}
+		if len(f16Ms) > 0 {
+			tb := func(ms float64) float64 { return float64(layerBytes) / (ms * 1e9) }
+			line := fmt.Sprintf("f16p34 experts n=%d a layer:", n)
+			for _, w := range gemmF16Wides {
+				line += fmt.Sprintf(" %s BF16 parts %.4f ms, FP16 %.4f (%.2f×, %.2f TB/s);", w, f16BaseMs[w], f16Ms[w],
+					f16BaseMs[w]/f16Ms[w], tb(f16Ms[w]))
+			}
+			line += fmt.Sprintf(" picks off %.4f (%.2f TB/s), on %.4f (%.2f×, %.2f TB/s; 40 layers %.1f → %.1f ms)",
+				f16PickMs[0], tb(f16PickMs[0]), f16PickMs[1], f16PickMs[0]/f16PickMs[1], tb(f16PickMs[1]),
+				40*f16PickMs[0], 40*f16PickMs[1])
 			t.Log(line)
 		}
 	}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"proscenium/engine/cuda/kernel"
@@ -67,6 +68,9 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 	}
 	for _, k := range kernel.GemmMmaFP8Kernels {
 		gotFP8 = append(gotFP8, string(k))
+	}
+	for _, s := range gemmF16Shapes { // f16p34's: FP8 only
+		fp8 = append(fp8, "gemm_mma_fp8_"+s.name())
 	}
 	for _, k := range gemmSplitShapes {
 		bf16 = append(bf16, "gemm_mma_bf16_"+k)
@@ -165,11 +169,14 @@ func TestGemmTiles31(t *testing.T) {
 // tiles that do not split x run q and the rest none, as session 10's run 3
 // measured (gemmDefaultVariant), on the default tiles of the full
 // geometry's shapes; the grouped experts' tiles take gemmGroupedDefault's
-// family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows).
+// family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows),
+// with FP16 parts if gemmF16Default is on (f16p34).
 func TestGemmDefaultVariant(t *testing.T) {
-	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
-	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
+	defer func(v, r, g, d, h string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = v, r, g, d, h
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = "", "", "", "", ""
 	for _, c := range []struct {
 		n, rows, groups int
 		want            string
@@ -186,6 +193,9 @@ func TestGemmDefaultVariant(t *testing.T) {
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
 		want := "p3" + c.want
+		if c.groups > 0 && gemmF16Default == "on" { // f16p34's FP16 parts by default
+			want = "h2" + c.want
+		}
 		if got != want {
 			t.Errorf("n %d rows %d groups %d: %s, want %s", c.n, c.rows, c.groups, got, want)
 		}
@@ -201,9 +211,11 @@ func TestGemmDefaultVariant(t *testing.T) {
 // an SM its name says) and leaves the dense picks alone; "none" and the
 // default keep the tile as it is; an unknown family names no instance.
 func TestChooseGemmGrouped(t *testing.T) {
-	defer func(v, r, g, d string) { gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = v, r, g, d }(
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide)
-	gemmVariant, gemmTiles, gemmDenseWide = "", "", ""
+	defer func(v, r, g, d, h string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = v, r, g, d, h
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16)
+	gemmVariant, gemmTiles, gemmDenseWide, gemmF16 = "", "", "", "off"
 	grouped := [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {300 * 8, 2048, 256}, {700 * 8, 2048, 256}}
 	dense := [][3]int{{60, 12352, 0}, {300, 2048, 0}, {700, 1280, 0}}
 	for _, w := range gemmWides {
@@ -413,5 +425,60 @@ func TestChooseGemmDenseDeep(t *testing.T) {
 	gemmSplitK, gemmDenseDeep = "none", "k64b2"
 	if k := ChooseGemmFastCols(300, 12352, 2048, 0); gemmMmaInstances[k] != (gemmMma{}) {
 		t.Errorf("deep family k64b2 picks %q, an instance", k)
+	}
+}
+
+// TestChooseGemmF16: under $PROSCENIUM_GPU_GEMM_F16=on the grouped experts
+// take f16p34's FP16-part instance of the tile and family they take
+// without it (a compiled FP8 instance: two parts, the same tile, family
+// and shared memory), where one is compiled (gemmF16Wides); a family
+// without one, "none", and every dense GEMM keep their pick; off and (by
+// default) unset change nothing; an FP16 instance's BF16 twin is the
+// three-part instance of the same tile and family.
+func TestChooseGemmF16(t *testing.T) {
+	defer func(v, r, g, d, h string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = v, r, g, d, h
+	}(
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16)
+	gemmVariant, gemmTiles, gemmDenseWide = "", "", ""
+	cases := [][3]int{{60 * 8, 1024, 256}, {300 * 8, 1024, 256}, {300 * 8, 2048, 256}, {700 * 8, 2048, 256},
+		{60, 12352, 0}, {300, 2048, 0}, {700, 1280, 0}}
+	for _, fam := range append([]string{"", "none"}, gemmWides...) {
+		gemmGrouped = fam
+		for _, c := range cases {
+			gemmF16 = "off"
+			base := ChooseGemmFast(c[0], c[1], c[2])
+			gemmF16 = ""
+			if got := ChooseGemmFast(c[0], c[1], c[2]); gemmF16Default == "" && got != base {
+				t.Errorf("family %q, %v: unset gives %s, off %s", fam, c, got, base)
+			}
+			gemmF16 = "on"
+			got := ChooseGemmFast(c[0], c[1], c[2])
+			x, ok := gemmMmaInstances[got]
+			if !ok {
+				t.Fatalf("family %q, %v: %q is not a compiled instance", fam, c, got)
+			}
+			b := gemmMmaInstances[base]
+			if c[2] == 0 || !slices.Contains(gemmF16Wides, b.wide) {
+				if got != base {
+					t.Errorf("family %q, %v: on gives %s, want %s (no FP16 instance)", fam, c, got, base)
+				}
+				continue
+			}
+			if !x.f16 || x.parts != 2 || x.bm != b.bm || x.bn != b.bn || x.wide != b.wide || !x.split ||
+				x.smem() != b.smem() || x.bf16Twin() != b || "h2"+strings.TrimPrefix(base, "p3") != got {
+				t.Errorf("family %q, %v: on gives %s (%+v), off %s (%+v)", fam, c, got, x, base, b)
+			}
+		}
+	}
+	gemmGrouped = ""
+	gemmF16 = "on"
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{60 * 8, "h2m128n8sk64b2"}, {300 * 8, "h2m128n16sk64b3"}, {700 * 8, "h2m128n32sk64b2"}} {
+		if g := ChooseGemmFast(c.n, 1024, 256); g != c.want {
+			t.Errorf("default families, %d pairs: %s, want %s", c.n, g, c.want)
+		}
 	}
 }

@@ -485,7 +485,7 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 	}
 	in, ok := gemmInstances[k]
 	if !ok {
-		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q|k32b2|k64b2|k128b1][z{Z}]: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them; PROSCENIUM_GPU_GEMM_GROUPED is %q: \"\", none, k32b2, k64b2, k128b1)", kind, k, gemmVariant, gemmGrouped)
+		return "", grid, false, fmt.Errorf("cuda: %s gemm: no instance %q (simt, tc16, tc32, or p3m{BM}n{BN}[s][q|k32b2|k64b2|k128b1][z{Z}], h2m128n{8|16|32}s{k64b2|k64b3}: gemm_fast.go; PROSCENIUM_GPU_GEMM_VARIANT is %q: \"\", q, none, or DENSE/GROUPED of them; PROSCENIUM_GPU_GEMM_GROUPED is %q: \"\", none, k32b2, k64b2, k128b1)", kind, k, gemmVariant, gemmGrouped)
 	}
 	return in.suffix, g.grid(in.bn), false, nil
 }
@@ -570,6 +570,9 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
 	if mma {
+		// f16p34's FP16-part instances take FP8 weights only: BF16 ones
+		// run the same tile with three BF16 parts.
+		suffix = gemmMmaInstances[suffix].bf16Twin().name()
 		if err := q.gemmSplitZero(g, suffix, y); err != nil {
 			return err
 		}

@@ -16,6 +16,8 @@ const (
 	GemmMmaThreads = 256    // GEMM_MMA_THREADS
 	GemmMmaBk      = 32     // GEMM_MMA_BK
 	GemmMmaSmem    = 49152  // GEMM_MMA_SMEM
+	GemmPartsBF16  = 0      // GEMM_PARTS_BF16
+	GemmPartsF16   = 1      // GEMM_PARTS_F16
 	GemmMmaPipe    = 2      // GEMM_MMA_PIPE
 	GemmMmaSplitk  = 4      // GEMM_MMA_SPLITK
 	GemmMmaSmemB3  = 75776  // GEMM_MMA_SMEM_B3
@@ -169,13 +171,19 @@ const (
 	GemmMmaFP8P3m128n8sk128b1  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk128b1"
 	GemmMmaFP8P3m128n8sk32b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk32b3"
 	GemmMmaFP8P3m128n8sk64b3   GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n8sk64b3"
+	GemmMmaFP8H2m128n32sk64b2  GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n32sk64b2"
+	GemmMmaFP8H2m128n32sk64b3  GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n32sk64b3"
+	GemmMmaFP8H2m128n16sk64b2  GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n16sk64b2"
+	GemmMmaFP8H2m128n16sk64b3  GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n16sk64b3"
+	GemmMmaFP8H2m128n8sk64b2   GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n8sk64b2"
+	GemmMmaFP8H2m128n8sk64b3   GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n8sk64b3"
 	GemmMmaFP8P3m128n64qz      GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qz"
 	GemmMmaFP8P3m128n64qk32b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2"
 	GemmMmaFP8P3m128n64qk32b2z GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2z"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3, GemmMmaFP8P3m128n64qz, GemmMmaFP8P3m128n64qk32b2, GemmMmaFP8P3m128n64qk32b2z}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3, GemmMmaFP8H2m128n32sk64b2, GemmMmaFP8H2m128n32sk64b3, GemmMmaFP8H2m128n16sk64b2, GemmMmaFP8H2m128n16sk64b3, GemmMmaFP8H2m128n8sk64b2, GemmMmaFP8H2m128n8sk64b3, GemmMmaFP8P3m128n64qz, GemmMmaFP8P3m128n64qk32b2, GemmMmaFP8P3m128n64qk32b2z}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
