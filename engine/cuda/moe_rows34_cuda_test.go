@@ -22,7 +22,6 @@ func withRows34(gateUp, down bool, f func() error) error {
 	return f()
 }
 
-
 // rows34IDs is one way n rows of k pairs choose among E experts:
 // "random" (each row k distinct, rows sharing by chance), "same" (every row
 // the same k, each in its own order: every expert shared by all rows),
