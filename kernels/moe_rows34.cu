@@ -16,6 +16,11 @@
 // No block barrier after the start, no per-block routing or staging
 // prologue: the routing is moe_route's, a launch before (as moe32's split).
 //
+// A warp's index gw = warp·gridDim + block: consecutive items go to
+// different SMs, so a launch of fewer items than warps (B = 2's gate·up:
+// 1024 items, 2112 warps) or a last partial round spreads over every SM
+// instead of filling the first ones.
+//
 // Items are ordered tile-major (item = tile·pairs + pair): the pairs of one
 // tile run on neighbouring warps at the same time, so pairs of several rows
 // that chose one expert read the same bytes together and L2 serves all but
@@ -129,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     r34_commit();
     const int idA = lane < nk ? ld_dep(ids + lane) : 0, idB = lane + 32 < nk ? ld_dep(ids + lane + 32) : 0;
     const int items = (rows / R34_GU_TILE) * nk;
-    const int gw = blockIdx.x * R34_WARPS + warp, TW = gridDim.x * R34_WARPS;
+    const int gw = warp * gridDim.x + blockIdx.x, TW = gridDim.x * R34_WARPS;  // r34 warp order
     const int steps = gw < items ? ((items - 1 - gw) / TW + 1) * SPI : 0;
     uint8_t* const wring = ring + (size_t)warp * R34_STAGES * R34_STAGE_BYTES;
     // The issue cursor: the item whose steps are being copied.
@@ -213,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     const int idA = lane < nk ? ld_dep(ids + lane) : 0, idB = lane + 32 < nk ? ld_dep(ids + lane + 32) : 0;
     if (blockIdx.x == 0 && warp < 2 && lane + 32 * warp < nk) expert_count(xst, xt, warp ? idB : idA);
     const int NR = (h / R34_DOWN_TILE) * nk, items = NR + (h / R34_SHARED_TILE) * n;
-    const int gw = blockIdx.x * R34_WARPS + warp, TW = gridDim.x * R34_WARPS;
+    const int gw = warp * gridDim.x + blockIdx.x, TW = gridDim.x * R34_WARPS;  // r34 warp order
     const int steps = gw < items ? ((items - 1 - gw) / TW + 1) * SPI : 0;
     uint8_t* const wring = r34_dyn + (size_t)warp * R34_STAGES * R34_STAGE_BYTES;
     // The issue cursor: the item being copied, and its inputs in flight
