@@ -32,7 +32,8 @@
 // host checks them and otherwise runs the old kernels. Each output is the
 // same chain of operations as the old kernels' (a lane's chunks j, j+32, …
 // in turn, FP8Weights::dot scaled per chunk, the warp's butterfly sum);
-// only the compiler's contraction of the scaled add may differ.
+// the scaled chunk sum is rounded before its add as theirs is (SASS: the
+// old gate·up's FMUL, FSEL, FADD), so the same bits are expected.
 #include "gemv.cuh"
 #include "expert_addr.cuh"
 
@@ -81,7 +82,8 @@ __device__ __forceinline__ int r34_pair_id(int idA, int idB, int q) {
 }
 
 // r34_fp8_rows adds to acc[r] the FP8 chunk w[r]'s products with the 16
-// inputs x0…x3, scaled: XChunk<Fast, FP8Weights>::dot_scale's operations.
+// inputs x0…x3, scaled: XChunk<Fast, FP8Weights>::dot_scale's operations
+// (FP8Weights::dot's chain, ×2¹²⁰, × the block scale).
 __device__ __forceinline__ void r34_fp8_rows(float (&acc)[4], const uint4 (&w)[4], float sc, float4 x0, float4 x1,
                                              float4 x2, float4 x3) {
 #pragma unroll
@@ -90,7 +92,9 @@ __device__ __forceinline__ void r34_fp8_rows(float (&acc)[4], const uint4 (&w)[4
         d = fp8_dot4_bits(w[r].y, x1, d);
         d = fp8_dot4_bits(w[r].z, x2, d);
         d = fp8_dot4_bits(w[r].w, x3, d);
-        acc[r] += d * FP8Weights::DOT_UNIT * sc;
+        // The scaled chunk sum rounded before its add (not contracted into
+        // an FMA): the old kernels' bits (their add sits behind a select).
+        acc[r] += __fmul_rn(d * FP8Weights::DOT_UNIT, sc);
     }
 }
 

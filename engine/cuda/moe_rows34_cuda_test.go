@@ -87,8 +87,9 @@ func silu64(v float64) float64 { return v / (1 + math.Exp(-v)) }
 // rows), at 2, 3, 4, 5 and 8 rows whose experts are random, all the same
 // (every pair of a tile read by several warps at once), all different, or
 // half the same. The old kernels' bits are expected (the same chains of
-// operations); a difference is logged with its ULPs and held to 1e-5 of
-// their values; the host reference within 1e-4.
+// operations, the scaled chunk sums rounded before their adds); a
+// difference is logged with its ULPs and held to 1e-5 of their values;
+// the host reference within 1e-4.
 func TestMoERows34MatchesOld(t *testing.T) {
 	withFast(t) // rows34 is fast only
 	testMoERows34MatchesOld(t)
@@ -221,9 +222,8 @@ func testMoERows34MatchesOld(t *testing.T) {
 func bf16ToFloat(v uint16) float32 { return math.Float32frombits(uint32(v) << 16) }
 
 // rows34SameBits holds rows34's outputs to the old kernel's: the same bits
-// expected (the same chains of operations), a difference (ptxas contracting
-// a scaled chunk sum into its add in one kernel and not the other) logged
-// with its ULPs and held to 1e-5 of the old values.
+// expected (the same chains of operations), a difference logged with its
+// ULPs and held to 1e-5 of the old values.
 func rows34SameBits(t *testing.T, what string, got, old []float32) {
 	t.Helper()
 	if d, ulp := ULPDiff(got, old); d == 0 {
