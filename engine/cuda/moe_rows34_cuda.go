@@ -55,3 +55,18 @@ func (q *Queue) MoERows34DownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 boo
 		Yr: a.Yr, Ys: devPtr(ys), W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, Ids: a.Ids, Gu: a.Gu,
 		P: p, I: i, N: n, K: k, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: e, H: h, Xt: xr.down(), Xst: xr.Stats})
 }
+
+// MoERowsNote names the rows34 launches a fast B-row step of Drama 3's
+// widths runs under $PROSCENIUM_GPU_MOE_ROWS ("": none), for the
+// benchmarks' reports.
+func MoERowsNote() string {
+	switch {
+	case moeRows34GateUp && moeRows34Down:
+		return "+rows34 gate·up and down"
+	case moeRows34GateUp:
+		return "+rows34 gate·up"
+	case moeRows34Down:
+		return "+rows34 down"
+	}
+	return ""
+}
