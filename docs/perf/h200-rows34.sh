@@ -33,7 +33,7 @@ cd $ROOT/engine/cuda
 # MoEDownRows against the one-row kernel, bits required), the expert table, the MoE chain under PDL;
 # the backbone against the CPU and the B-row step against takes alone (their checkpoints are narrower
 # than rows34's widths: the old kernels run there; this guards the switch's plumbing).
-T 25 unit $C -test.v -test.run 'TestMoERows34MatchesOld|TestMoERows34Route' &
+T 25 unit $C -test.v -test.run 'TestMoERows34MatchesOld|TestMoERows34Route|TestMoERows34ExpertTable' &
 T 25 on env PROSCENIUM_GPU_MOE_ROWS=1 $C -test.v -test.run \
   'TestMoEDown2MatchesMoEDown|TestMoEGateUpIdsMatchesRouted|TestMoEDownRowsMatchesOneRow|TestMoEGateUpRoute$|TestExpertTable|TestMoEStepChainPDL' &
 T 25 backbone env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_MOE_ROWS=1 $C -test.v \

@@ -229,6 +229,72 @@ func testMoERows34MatchesOld(t *testing.T) {
 	}
 }
 
+// TestMoERows34ExpertTable: both rows34 kernels read each pair's expert
+// where an expert cache's table says (expert m elsewhere in memory, odd
+// experts marked as host-read: the kernels mask the bit) and give the
+// packed layout's bits, and the down kernel tallies each of the n·k pairs
+// in the layer's statistics (a use, and a hit or a miss), as moe_down2.
+func TestMoERows34ExpertTable(t *testing.T) {
+	withFast(t)
+	r := newRand(t)
+	const E, k, n, p, cols, h, is, eRoute = 33, 8, 4, 512, 2048, 2048, 512, 256
+	const rows, ip, dstride = 2 * p, p, eRoute + 2*is + 1
+	scales := func(c int) []float32 {
+		s := make([]float32, c)
+		for i := range s {
+			s[i] = float32(1e-3 * (1 + 9*r.Float64()))
+		}
+		return s
+	}
+	guW, guS := randFP8(r, E*rows*cols), scales(E*FP8ScaleCount(rows, cols))
+	dnW, dnS := randFP8(r, E*h*ip), scales(E*FP8ScaleCount(h, ip))
+	guT := tabledExperts(t, guW, guS, E, rows*cols, FP8ScaleCount(rows, cols))
+	dnT := tabledExperts(t, dnW, dnS, E, h*ip, FP8ScaleCount(h, ip))
+	stats := upload(t, make([]uint32, kernel.ExpertStatUses+E))
+	dnT.Stats = devPtr(stats)
+	guWb, guSb, dnWb, dnSb := upload(t, guW), upload(t, guS), upload(t, dnW), upload(t, dnS)
+	ids := rows34IDs(r, "half", n, k, E)
+	idb, xb := upload(t, ids), upload(t, randNonZero(r, n*cols))
+	gub, db, wsb := upload(t, randNonZero(r, n*k*2*p)), upload(t, randNonZero(r, n*dstride)), upload(t, bf16s(randNonZero(r, h*is)))
+	run := func(table bool) (gu, yr, ys []float32) {
+		guo, yro, yso := poisoned(t, n*k*rows), poisoned(t, n*k*h), poisoned(t, n*h)
+		var gt kernel.Ptr
+		var dt ExpertRef
+		if table {
+			gt, dt = guT.gateUp(), dnT
+		}
+		if err := dev.Run(func(q *Queue) error {
+			return firstErr(q.MoERows34GateUp(guo, idb, guWb, guSb, 0, 0, n, k, rows, cols, xb, cols, gt),
+				q.MoERows34DownRows(yro, yso, dnWb, dnSb, 0, 0, true, E, idb, gub, p, p, ip, k, wsb, db, dstride, eRoute, is, h, n, dt))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return download(t, guo, n*k*rows), download(t, yro, n*k*h), download(t, yso, n*h)
+	}
+	pg, pr, ps := run(false)
+	tg, tr, ts := run(true)
+	for _, c := range []struct {
+		what      string
+		got, want []float32
+	}{{"gate·up", tg, pg}, {"down routed", tr, pr}, {"down shared", ts, ps}} {
+		if d, ulp := ULPDiff(c.got, c.want); d != 0 {
+			t.Errorf("%s through the table: %d of %d values differ from the packed layout's (up to %d ULP)", c.what, d, len(c.want), ulp)
+		}
+	}
+	got := make([]uint32, kernel.ExpertStatUses+E)
+	if err := Download(dev, got, stats, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]uint32, kernel.ExpertStatUses+E)
+	for _, m := range ids {
+		want[kernel.ExpertStatUses+int(m)]++
+		want[map[bool]int{false: kernel.ExpertStatHits, true: kernel.ExpertStatMisses}[m%2 == 1]]++
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statistics %v, want %v (hits, misses, uses)", got, want)
+	}
+}
+
 // bf16ToFloat widens a BF16 value.
 func bf16ToFloat(v uint16) float32 { return math.Float32frombits(uint32(v) << 16) }
 
