@@ -141,6 +141,7 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     const int gw = warp * gridDim.x + blockIdx.x, TW = gridDim.x * R34_WARPS;  // r34 warp order
     const int steps = gw < items ? ((items - 1 - gw) / TW + 1) * SPI : 0;
     uint8_t* const wring = ring + (size_t)warp * R34_STAGES * R34_STAGE_BYTES;
+    const uint32_t lring = r34_smem(wring) + lane * 16;  // the lane's first slot (held: no rematerialising)
     // The issue cursor: the item whose steps are being copied.
     const uint8_t* iw = nullptr;  // its matrix at its tile's first row
     const float* isc = nullptr;   // its tile's scale row
@@ -150,15 +151,15 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
             if (st == 0) {
                 const int it = gw + (s / SPI) * TW, tile = it / nk, q = it - tile * nk;
                 const ExpertAddr a = expert_addr(xt, r34_pair_id(idA, idB, q), W, S, mstride, sstride);
-                iw = a.w + (size_t)tile * R34_GU_TILE * cols;
+                iw = a.w + (size_t)tile * R34_GU_TILE * cols + lane * 16;
                 isc = a.s + (size_t)(tile * R34_GU_TILE >> 7) * scols;
             }
-            const int rg = st / C, chunk = lane + 32 * (st % C);
-            const uint32_t d = r34_smem(wring + (s % R34_STAGES) * R34_STAGE_BYTES);
-            const uint8_t* src = iw + (size_t)rg * 4 * cols + chunk * 16;
+            const int rg = st / C, u = st % C, chunk = lane + 32 * u;
+            const uint32_t d = lring + (s % R34_STAGES) * R34_STAGE_BYTES;
+            const uint8_t* src = iw + (rg * 4 * cols + u * 512);  // iw includes the lane's 16 bytes
 #pragma unroll
-            for (int r = 0; r < 4; r++) r34_cp16(d + (r * 32 + lane) * 16, src + r * cols);
-            r34_cp4(d + R34_STAGE_W + lane * 4, isc + (chunk >> 3));
+            for (int r = 0; r < 4; r++) r34_cp16(d + r * 32 * 16, src + r * cols);
+            r34_cp4(d - lane * 12 + R34_STAGE_W, isc + (chunk >> 3));  // the scale at STAGE_W + lane·4
         }
         r34_commit();  // a group every step, empty past the end: the wait counts stay uniform
     };
