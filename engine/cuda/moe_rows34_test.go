@@ -76,8 +76,24 @@ func emuGateUp(t *testing.T, ids []int, n, k, rows, grid int) {
 						q := it - tile*nk
 						im, itile = ids[q], tile
 					}
-					rg, chunk := st/C, lane+32*(st%C)
+					rg, u := st/C, st%C
+					chunk := lane + 32*u
 					row0 := itile*tileRows + rg*4
+					// The kernel's byte arithmetic: the lane's slot lring = ring + lane·16,
+					// d = lring + stage·STAGE_BYTES; rows at d + r·512; the scale at
+					// d − lane·12 + STAGE_W; the source iw + rg·4·cols + u·512 + r·cols with
+					// iw = matrix + tile·16·cols + lane·16.
+					stage := (s % emuS) * kernel.R34StageBytes
+					d := lane*16 + stage
+					iw := itile*tileRows*cols + lane*16
+					for r := 0; r < 4; r++ {
+						if dst, src := d+r*32*16, iw+rg*4*cols+u*512+r*cols; dst != stage+(r*32+lane)*16 || src != (row0+r)*cols+chunk*16 {
+							e.fail("gate·up lane %d step %d row %d: copies byte %d to slot byte %d", lane, s, r, src, dst)
+						}
+					}
+					if d-lane*12+kernel.R34StageW != stage+kernel.R34StageW+lane*4 {
+						e.fail("gate·up lane %d: scale slot", lane)
+					}
 					ring[s%emuS] = &r34Copy{m: im, row0: row0, chunk: chunk, srow: (itile * tileRows) >> 7, scol: chunk >> 3, step: s, group: groups}
 				}
 				groups++
