@@ -130,13 +130,14 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     float* const xs = reinterpret_cast<float*>(r34_dyn + R34_RING_BYTES);
     pdl_entry();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nk = n * k;
-    // x: the n rows by cp.async (group 0 of every thread), swizzled by chunk.
+    // The ids first (the first weights wait for them), then x: the n rows by
+    // cp.async (group 0 of every thread), swizzled by chunk.
+    const int idA = lane < nk ? ld_dep(ids + lane) : 0, idB = lane + 32 < nk ? ld_dep(ids + lane + 32) : 0;
     for (int v = threadIdx.x; v < n * (cols / 4); v += R34_THREADS) {
         const int t = v / (cols / 4), f4 = v % (cols / 4);
         r34_cp16(r34_smem(xs + (size_t)t * cols + 4 * r34_xswz(f4 >> 2, f4 & 3)), x + (size_t)t * xpitch + 4 * f4);
     }
     r34_commit();
-    const int idA = lane < nk ? ld_dep(ids + lane) : 0, idB = lane + 32 < nk ? ld_dep(ids + lane + 32) : 0;
     const int items = (rows / R34_GU_TILE) * nk;
     const int gw = warp * gridDim.x + blockIdx.x, TW = gridDim.x * R34_WARPS;  // r34 warp order
     const int steps = gw < items ? ((items - 1 - gw) / TW + 1) * SPI : 0;
