@@ -48,7 +48,7 @@
 #define R34_MAX_PAIRS 64    // n·k: the ids two per lane
 #define R34_GU_COLS 2048    // gate·up input width (4 chunks of 16 FP8 weights a lane)
 #define R34_DOWN_COLS 512   // down input width (routed FP8: 1 chunk a lane; shared BF16: 2)
-#define R34_GU_TILE 16      // gate·up rows an item (4 row groups × 4 chunks: 16 steps)
+#define R34_GU_TILE 16      // gate·up rows an item (4 row groups × 4 chunks: 16 steps), or 8 (tile8)
 #define R34_DOWN_TILE 16    // routed down rows an item (4 row groups × 1 chunk: 4 steps)
 #define R34_SHARED_TILE 8   // shared down rows an item (2 row groups × 2 chunks: 4 steps)
 
@@ -117,15 +117,21 @@ __device__ __forceinline__ float r34_ring_read(const uint8_t* stage, int lane, u
 // pairs q = t·k + j of ids (expert m = ids[q], row t = q / k), W the FP8
 // gate·up matrices [rows, 2048] (mstride bytes apart, scales S sstride
 // apart; or where the expert table xt says), x the n rows at pitch xpitch.
+// Items are tiles of R34_GU_TILE rows, or of 8 when tile8 is set (the host's
+// choice where 16-row items would leave many warps without one: B = 2's
+// 1024 items for 2112 warps, ≈ 46 KB in flight an SM; 8-row ones double
+// the items and the bytes in flight).
 // Grid: any (one block an SM), block R34_THREADS, dynamic shared memory
 // R34_RING_BYTES + n·2048·4 (x, staged once a block by cp.async).
 // rows a multiple of R34_GU_TILE, n·k ≤ R34_MAX_PAIRS (the host checks).
 extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     moe_rows34_gate_up(float* __restrict__ gu, const int32_t* __restrict__ ids, const uint8_t* __restrict__ W,
                        const float* __restrict__ S, long long mstride, long long sstride,
-                       const float* __restrict__ x, int xpitch, int n, int k, int rows,
+                       const float* __restrict__ x, int xpitch, int n, int k, int rows, int tile8,
                        const unsigned long long* __restrict__ xt) {
-    constexpr int C = R34_GU_COLS / 512, SPI = (R34_GU_TILE / 4) * C, cols = R34_GU_COLS, scols = cols / 128;
+    constexpr int C = R34_GU_COLS / 512, cols = R34_GU_COLS, scols = cols / 128;
+    // An item's rows and steps (4 rows × one chunk a lane a step): 16 and 16, or 8 and 8.
+    const int TR = tile8 ? 8 : R34_GU_TILE, lgSPI = tile8 ? 3 : 4, SPI = 1 << lgSPI;
     uint8_t* const ring = r34_dyn;
     float* const xs = reinterpret_cast<float*>(r34_dyn + R34_RING_BYTES);
     pdl_entry();
@@ -138,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
         r34_cp16(r34_smem(xs + (size_t)t * cols + 4 * r34_xswz(f4 >> 2, f4 & 3)), x + (size_t)t * xpitch + 4 * f4);
     }
     r34_commit();
-    const int items = (rows / R34_GU_TILE) * nk;
+    const int items = (rows / TR) * nk;
     const int gw = warp * gridDim.x + blockIdx.x, TW = gridDim.x * R34_WARPS;  // r34 warp order
     const int steps = gw < items ? ((items - 1 - gw) / TW + 1) * SPI : 0;
     uint8_t* const wring = ring + (size_t)warp * R34_STAGES * R34_STAGE_BYTES;
@@ -148,12 +154,12 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     const float* isc = nullptr;   // its tile's scale row
     auto issue = [&](int s) {
         if (s < steps) {
-            const int st = s % SPI;
+            const int st = s & (SPI - 1);
             if (st == 0) {
-                const int it = gw + (s / SPI) * TW, tile = it / nk, q = it - tile * nk;
+                const int it = gw + (s >> lgSPI) * TW, tile = it / nk, q = it - tile * nk;
                 const ExpertAddr a = expert_addr(xt, r34_pair_id(idA, idB, q), W, S, mstride, sstride);
-                iw = a.w + (size_t)tile * R34_GU_TILE * cols + lane * 16;
-                isc = a.s + (size_t)(tile * R34_GU_TILE >> 7) * scols;
+                iw = a.w + (size_t)tile * TR * cols + lane * 16;
+                isc = a.s + (size_t)(tile * TR >> 7) * scols;
             }
             const int rg = st / C, u = st % C, chunk = lane + 32 * u;
             const uint32_t d = lring + (s % R34_STAGES) * R34_STAGE_BYTES;
@@ -172,12 +178,12 @@ extern "C" __global__ void __launch_bounds__(R34_THREADS, 1)
     int q = 0, t = 0, row0 = 0;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     for (int s = 0; s < steps; s++) {
-        const int st = s % SPI;
+        const int st = s & (SPI - 1);
         if (st == 0) {
-            const int it = gw + (s / SPI) * TW, tile = it / nk;
+            const int it = gw + (s >> lgSPI) * TW, tile = it / nk;
             q = it - tile * nk;
             t = q / k;
-            row0 = tile * R34_GU_TILE;
+            row0 = tile * TR;
         }
         issue(s + R34_STAGES - 1);
         r34_wait<R34_STAGES - 1>();

@@ -38,3 +38,14 @@ func rows34GateUpFits(n, k, rows, cols, xpitch int) bool {
 func rows34DownFits(n, k, h, p, i, ip, is int) bool {
 	return n > 1 && n*k <= 64 && k >= 1 && h > 0 && h%16 == 0 && ip == 512 && is == 512 && p%4 == 0 && i <= ip && i <= p
 }
+
+// rows34Tile8 is moe_rows34_gate_up's tile8: 1 (8-row items) where the
+// 16-row items of pairs pairs would be fewer than three quarters of the
+// warps (B ≤ 3 on an H200's 2112: B = 2's 1024 items leave ≈ 7.75 warps an
+// SM, ≈ 46 KB in flight, below the copy rate), else 0.
+func rows34Tile8(rows, pairs, warps int) int {
+	if 4*(rows/16)*pairs < 3*warps {
+		return 1
+	}
+	return 0
+}

@@ -34,8 +34,10 @@ func (q *Queue) MoERows34GateUp(gu, ids, W, S *Block, wOff, sOff int64, n, k, ro
 		return fmt.Errorf("cuda: moe rows34 gate·up: %d rows of top-%d, [%d, %d] matrices, x pitch %d (fast, n > 1, n·k ≤ 64, 2048 inputs, rows a multiple of 16)", n, k, rows, cols, xpitch)
 	}
 	l := sharedLauncher{q.Queue, kernel.R34RingBytes + n*kernel.R34GuCols*4}
-	return kernel.MoERows34GateUp(l, q.rows34Grid(), kernel.R34Threads, devPtr(gu), devPtr(ids), devPtr(W).Add(wOff),
-		devPtr(S).Add(sOff), int64(rows)*int64(cols), int64(FP8ScaleCount(rows, cols)), devPtr(x), xpitch, n, k, rows, xt)
+	grid := q.rows34Grid()
+	return kernel.MoERows34GateUp(l, grid, kernel.R34Threads, devPtr(gu), devPtr(ids), devPtr(W).Add(wOff),
+		devPtr(S).Add(sOff), int64(rows)*int64(cols), int64(FP8ScaleCount(rows, cols)), devPtr(x), xpitch, n, k, rows,
+		rows34Tile8(rows, n*k, grid[0]*kernel.R34Warps), xt)
 }
 
 // MoERows34DownRows is MoEDownRows by moe_rows34_down whatever

@@ -39,10 +39,19 @@ const (
 	emuWarp = kernel.R34Warps
 )
 
-// emuGateUp emulates moe_rows34_gate_up on a grid of grid blocks.
-func emuGateUp(t *testing.T, ids []int, n, k, rows, grid int) {
+// emuGateUp emulates moe_rows34_gate_up on a grid of grid blocks, with
+// 8-row items where tile8 is 1.
+func emuGateUp(t *testing.T, ids []int, n, k, rows, grid, tile8 int) {
 	cols := kernel.R34GuCols
-	C, SPI, tileRows := cols/512, (kernel.R34GuTile/4)*(cols/512), kernel.R34GuTile
+	tileRows := kernel.R34GuTile
+	if tile8 != 0 {
+		tileRows = 8
+	}
+	C := cols / 512
+	SPI := (tileRows / 4) * C
+	if lg := 4 - tile8; SPI != 1<<lg { // the kernel's s & (SPI − 1), s >> lgSPI
+		t.Fatalf("gate·up: %d steps an item, the kernel's shift %d", SPI, lg)
+	}
 	nk := n * k
 	e := &r34Emu{t: t, written: map[[3]int]int{}, sums: map[[3]int]int{}}
 	// x staging: every float4 of the n rows lands at a distinct swizzled slot
@@ -324,7 +333,9 @@ func TestRows34IndexEmulation(t *testing.T) {
 					}
 					ids = append(ids, p...)
 				}
-				emuGateUp(t, ids, n, k, 1024, grid)
+				emuGateUp(t, ids, n, k, 1024, grid, 0)
+				emuGateUp(t, ids, n, k, 1024, grid, 1)
+				emuGateUp(t, ids, n, k, 1024, grid, rows34Tile8(1024, n*k, grid*kernel.R34Warps))
 				emuDown(t, ids, n, k, 2048, grid)
 			})
 		}
@@ -369,5 +380,10 @@ func TestRows34Modes(t *testing.T) {
 	}
 	if !rows34DownFits(4, 8, 2048, 512, 512, 512, 512) || rows34DownFits(4, 8, 2048, 512, 512, 520, 512) {
 		t.Errorf("rows34DownFits")
+	}
+	for _, c := range []struct{ n, want int }{{2, 1}, {3, 1}, {4, 0}, {8, 0}} {
+		if got := rows34Tile8(1024, 8*c.n, 132*kernel.R34Warps); got != c.want {
+			t.Errorf("rows34Tile8 at B = %d: %d, want %d", c.n, got, c.want)
+		}
 	}
 }

@@ -20,11 +20,11 @@ const (
 
 // MoERows34GateUp enqueues kernels/moe_rows34.cu's
 //
-//	moe_rows34_gate_up(float* gu, int32_t* ids, uint8_t* W, float* S, long long mstride, long long sstride, float* x, int xpitch, int n, int k, int rows, unsigned long long* xt)
+//	moe_rows34_gate_up(float* gu, int32_t* ids, uint8_t* W, float* S, long long mstride, long long sstride, float* x, int xpitch, int n, int k, int rows, int tile8, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
-func MoERows34GateUp(q Launcher, grid [3]int, block int, gu, ids, w, s Ptr, mstride, sstride int64, x Ptr, xpitch, n, kArg, rows int, xt Ptr) error {
-	return q.Launch("moe_rows34_gate_up", grid, block, uint64(gu), uint64(ids), uint64(w), uint64(s), uint64(mstride), uint64(sstride), uint64(x), uint64(uint32(int32(xpitch))), uint64(uint32(int32(n))), uint64(uint32(int32(kArg))), uint64(uint32(int32(rows))), uint64(xt))
+func MoERows34GateUp(q Launcher, grid [3]int, block int, gu, ids, w, s Ptr, mstride, sstride int64, x Ptr, xpitch, n, kArg, rows, tile8 int, xt Ptr) error {
+	return q.Launch("moe_rows34_gate_up", grid, block, uint64(gu), uint64(ids), uint64(w), uint64(s), uint64(mstride), uint64(sstride), uint64(x), uint64(uint32(int32(xpitch))), uint64(uint32(int32(n))), uint64(uint32(int32(kArg))), uint64(uint32(int32(rows))), uint64(uint32(int32(tile8))), uint64(xt))
 }
 
 // MoERows34DownArgs are the parameters of moe_rows34_down.
