@@ -26,7 +26,7 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, three processes at once (≤ 25 s): the kernels against the old ones and the host (fast,
+# Correctness, four processes at once (≤ 25 s): the kernels against the old ones and the host (fast,
 # set by the tests; 2, 3, 4, 5, 8 rows; random / same / disjoint / half-shared experts), the step's
 # routed call with the switch (and one row: the same bits); with the switch on, the old kernels'
 # tests through the step's calls (rows34 against moe_down_rows and the routed launch, bits expected;
@@ -38,6 +38,9 @@ T 25 on env PROSCENIUM_GPU_MOE_ROWS=1 $C -test.v -test.run \
   'TestMoEDown2MatchesMoEDown|TestMoEGateUpIdsMatchesRouted|TestMoEDownRowsMatchesOneRow|TestMoEGateUpRoute$|TestExpertTable|TestMoEStepChainPDL' &
 T 25 backbone env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_MOE_ROWS=1 $C -test.v \
   -test.run 'TestBackboneMatchesCPU$|TestBackboneStepRowsMatchTakesAlone' &
+# The B-row step at the full geometry (bench-backbone's random weights), the switch off then on in
+# one process: steps of 2, 4 and 8 takes, the old kernels' bits expected, rows within 1e-4.
+T 25 full $B/proscenium-gpu.test -test.v -test.run 'TestStepRowsRows34FullGeometry' &
 wait
 # Timing: the launches alone (old and rows34 in one process), then the step, old and new alternating.
 T 10 timing $C -test.v -test.run 'TestMoERows34Timing'
@@ -50,7 +53,7 @@ done
 echo "== rows34 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:|relative error .* >|differ from (the old kernel's|the routed launch's|moe_down's) \(|must not change|ids .*, (routed launch's|without rows34)" $O/*.log | cut -c1-220 | head -12
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
-for f in unit on backbone; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
+for f in unit on backbone full; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
 echo "== rows34 against the old kernels' bits (counts of lines)"
 grep -hoE "rows34 [a-z· ]+: .*(the old kernel's bits|differ from the old kernel's bits, by up to [0-9]+ ULP)" $O/unit.log | \
   sed -E 's/[0-9]+ values, //; s/[0-9]+ of [0-9]+ values/some values/' | sort | uniq -c | head -8
@@ -60,6 +63,7 @@ echo "== with the switch on, the old kernels' tests' bits lines (counts)"
 grep -hoE "(moe_down2|split route) (exact|fast) [a-z· ]+: .*(the same bits|differ from the old kernel's.*ULP)" $O/on.log | \
   sed -E 's/[0-9]+ values, //; s/[0-9]+ of [0-9]+ values/some values/' | sort | uniq -c | head -8
 echo "== backbone, fast, switch on (bound 1e-4)"; grep -hE "steps vs CPU: worst row|B-row" $O/backbone.log | sed -E 's/^ *[a-z_]+\.go:[0-9]+: //' | cut -c1-120 | head -4
+echo "== the B-row step at the full geometry, rows34 against the old kernels"; grep -hoE "rows34 full-geometry step .*" $O/full.log | head -6
 echo "== the launches alone (µs; TestMoERows34Timing)"; grep -hE "^timing rows34" $O/timing.log | sed 's/^timing rows34 //'
 echo "== the step (ms on the device; bench-backbone -rows 1,2,4,8, fast)"
 for i in 1 2 3 4 5; do f=$(ls $O/bench-$i-*.log 2>/dev/null) || continue

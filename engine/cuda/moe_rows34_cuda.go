@@ -72,3 +72,13 @@ func MoERowsNote() string {
 	}
 	return ""
 }
+
+// SetMoERows sets $PROSCENIUM_GPU_MOE_ROWS's two switches for later
+// launches and returns the previous ones (an A/B in one process: tests,
+// benchmarks). A captured B-row graph keeps the kernels it was captured
+// with: Backbone.SetStepExperts drops them.
+func SetMoERows(gateUp, down bool) (prevGateUp, prevDown bool) {
+	prevGateUp, prevDown = moeRows34GateUp, moeRows34Down
+	moeRows34GateUp, moeRows34Down = gateUp, down
+	return
+}
