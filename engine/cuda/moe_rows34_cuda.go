@@ -14,6 +14,12 @@ import (
 // in moe_rows34.go.
 var moeRows34GateUp, moeRows34Down = rows34Modes(os.Getenv("PROSCENIUM_GPU_MOE_ROWS"), moeRows34Default)
 
+// rows34Device reports whether the device gives a block the kernels'
+// shared memory (the ring's 136 KB, the gate·up's x up to 64 KB more):
+// Hopper (sm_90, 227 KB) and the datacenter Blackwells (sm_100, sm_103);
+// sm_80 has 163 KB, sm_86/89/120 about 100. Elsewhere the old kernels run.
+func (q *Queue) rows34Device() bool { return q.d.Info.Major == 9 || q.d.Info.Major == 10 }
+
 // rows34Grid is the persistent kernels' grid: one block (16 warps) an SM.
 func (q *Queue) rows34Grid() [3]int {
 	sms := q.d.Info.Multiprocs
@@ -30,8 +36,8 @@ func (q *Queue) rows34Grid() [3]int {
 // xt says. Fast only; the caller checks the buffers (MoEGateUpRoute) and
 // the shape (rows34GateUpFits).
 func (q *Queue) MoERows34GateUp(gu, ids, W, S *Block, wOff, sOff int64, n, k, rows, cols int, x *Block, xpitch int, xt kernel.Ptr) error {
-	if q.d.Numerics.Exact() || !rows34GateUpFits(n, k, rows, cols, xpitch) {
-		return fmt.Errorf("cuda: moe rows34 gate·up: %d rows of top-%d, [%d, %d] matrices, x pitch %d (fast, n > 1, n·k ≤ 64, 2048 inputs, rows a multiple of 16)", n, k, rows, cols, xpitch)
+	if q.d.Numerics.Exact() || !q.rows34Device() || !rows34GateUpFits(n, k, rows, cols, xpitch) {
+		return fmt.Errorf("cuda: moe rows34 gate·up: %d rows of top-%d, [%d, %d] matrices, x pitch %d (fast, sm_90/100, n > 1, n·k ≤ 64, 2048 inputs, rows a multiple of 16)", n, k, rows, cols, xpitch)
 	}
 	l := sharedLauncher{q.Queue, kernel.R34RingBytes + n*kernel.R34GuCols*4}
 	grid := q.rows34Grid()
@@ -45,8 +51,8 @@ func (q *Queue) MoERows34GateUp(gu, ids, W, S *Block, wOff, sOff int64, n, k, ro
 // outputs yr [n·k, h] and ys [n, h] within float32 rounding of moe_down2's.
 // Fast, FP8 routed experts, rows34DownFits' shapes.
 func (q *Queue) MoERows34DownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
-	if !fp8 || q.d.Numerics.Exact() || !rows34DownFits(n, k, h, p, i, ip, is) {
-		return fmt.Errorf("cuda: moe rows34 down: %d rows of top-%d, [%d, %d] experts (FP8: %v), shared width %d, p %d, i %d (fast FP8, n > 1, n·k ≤ 64, 512 wide)", n, k, h, ip, fp8, is, p, i)
+	if !fp8 || q.d.Numerics.Exact() || !q.rows34Device() || !rows34DownFits(n, k, h, p, i, ip, is) {
+		return fmt.Errorf("cuda: moe rows34 down: %d rows of top-%d, [%d, %d] experts (FP8: %v), shared width %d, p %d, i %d (fast FP8, sm_90/100, n > 1, n·k ≤ 64, 512 wide)", n, k, h, ip, fp8, is, p, i)
 	}
 	a, _, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {

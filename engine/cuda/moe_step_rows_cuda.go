@@ -20,7 +20,7 @@ import (
 // widths, moe_rows34_down in moe_down2's place (MoERows34DownRows).
 func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	if moeDown2 {
-		if moeRows34Down && fp8 && !q.d.Numerics.Exact() && rows34DownFits(n, k, h, p, i, ip, is) {
+		if moeRows34Down && fp8 && !q.d.Numerics.Exact() && q.rows34Device() && rows34DownFits(n, k, h, p, i, ip, is) {
 			// rows34 ($PROSCENIUM_GPU_MOE_ROWS) in moe_down2's place: the pairs'
 			// and the shared expert's matrices streamed through each warp's
 			// cp.async ring.
