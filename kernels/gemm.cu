@@ -674,26 +674,56 @@ __device__ __forceinline__ bool gemm_mma_splitk_sum(float (&acc)[ACCP][MI][NJ][4
     }
     if (!__syncthreads_or(last)) return false;
     __threadfence();
-    float4 sum[F];
-    for (unsigned int z = 0; z < gridDim.z; z++) {
-        const float4* pz = reinterpret_cast<const float4*>(part) + (size_t)(z * xy + tile) * F * GEMM_MMA_THREADS + tid;
-        float4 p[F];
+    // Half the fragments a pass, four splits' loads in flight at once (256
+    // bytes a thread, 64 KB a block: about what one SM draws from L2 in a
+    // round trip); the adds in z order whatever the grouping.
+    constexpr int H = F / 2 > 0 ? F / 2 : 1, G = 4;
+    const unsigned int Z = gridDim.z;
+    auto at = [&](unsigned int z, int f) {
+        return reinterpret_cast<const float4*>(part) + ((size_t)(z * xy + tile) * F + f) * GEMM_MMA_THREADS + tid;
+    };
+    auto add = [](float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); };
 #pragma unroll
-        for (int f = 0; f < F; f++) p[f] = __ldcg(pz + f * GEMM_MMA_THREADS);
+    for (int h = 0; h < F; h += H) {
+        float4 sum[H], p[G][H];
+        // Splits 0 … G − 1 (Z ≥ 2; a split past Z reads split Z − 1 again
+        // and is not added), then G at a time, then one at a time.
 #pragma unroll
-        for (int f = 0; f < F; f++)
-            sum[f] = z == 0 ? p[f]
-                            : make_float4(sum[f].x + p[f].x, sum[f].y + p[f].y, sum[f].z + p[f].z, sum[f].w + p[f].w);
-    }
+        for (int u = 0; u < G; u++)
 #pragma unroll
-    for (int i = 0; i < MI; i++)
+            for (int f = 0; f < H; f++) p[u][f] = __ldcg(at(min((unsigned int)u, Z - 1), h + f));
 #pragma unroll
-        for (int j = 0; j < NJ; j++) {
-            const float4 s = sum[i * NJ + j];
-            acc[0][i][j][0] = s.x, acc[0][i][j][1] = s.y, acc[0][i][j][2] = s.z, acc[0][i][j][3] = s.w;
+        for (int f = 0; f < H; f++) {
+            sum[f] = add(p[0][f], p[1][f]);
+#pragma unroll
+            for (int u = 2; u < G; u++)
+                if (u < Z) sum[f] = add(sum[f], p[u][f]);
+        }
+        unsigned int z = G;
+        for (; z + G <= Z; z += G) {
+#pragma unroll
+            for (int u = 0; u < G; u++)
+#pragma unroll
+                for (int f = 0; f < H; f++) p[u][f] = __ldcg(at(z + u, h + f));
+#pragma unroll
+            for (int u = 0; u < G; u++)
+#pragma unroll
+                for (int f = 0; f < H; f++) sum[f] = add(sum[f], p[u][f]);
+        }
+        for (; z < Z; z++) {
+#pragma unroll
+            for (int f = 0; f < H; f++) p[0][f] = __ldcg(at(z, h + f));
+#pragma unroll
+            for (int f = 0; f < H; f++) sum[f] = add(sum[f], p[0][f]);
+        }
+#pragma unroll
+        for (int f = 0; f < H; f++) {
+            const int i = (h + f) / NJ, j = (h + f) % NJ;
+            acc[0][i][j][0] = sum[f].x, acc[0][i][j][1] = sum[f].y, acc[0][i][j][2] = sum[f].z, acc[0][i][j][3] = sum[f].w;
 #pragma unroll
             for (int q = 1; q < ACCP; q++) acc[q][i][j][0] = acc[q][i][j][1] = acc[q][i][j][2] = acc[q][i][j][3] = 0.f;
         }
+    }
     return true;
 }
 

@@ -410,8 +410,9 @@ var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
 // ChooseGemmFast picks). Only where the 128 × 64 grid (B blocks) is short
 // of two blocks an SM and the matrix has ≥ 4·gemmSplitMinSteps steps
 // (T = ⌈cols/32⌉: not the 512-column shared down): the count Z ≤ the
-// mode's most with T/Z ≥ gemmSplitMinSteps whose waves × steps,
-// ⌈B·Z / 264⌉ · (⌈T/Z⌉ + gemmSplitCost), is least (the first of equals).
+// mode's most with T/Z ≥ gemmSplitMinSteps and B·Z ≤ gemmSplitTiles whose
+// waves × steps plus the last blocks' reads, ⌈B·Z / 264⌉ · (⌈T/Z⌉ +
+// gemmSplitCost) + Z/4, is least (the first of equals).
 // Full geometry: out 60 / 300 / 700 rows Z = 16 / 3 / 3, router + shared
 // 8 / 5 / 2, DeltaNet in at 60 rows 5, qkv 3; nothing at 300 and 700
 // rows for in and qkv (485 and more blocks).
@@ -445,8 +446,10 @@ func gemmSplitFor(n, rows, cols int) int {
 	if blocks >= 2*gemmSMs || steps < 4*gemmSplitMinSteps {
 		return 0
 	}
+	// In quarter steps: the rounds' steps, and the tile's last block
+	// reading the Z partials (≈ a quarter step a split; dsplit34).
 	cost := func(z int) int {
-		return (blocks*z + 2*gemmSMs - 1) / (2 * gemmSMs) * ((steps+z-1)/z + gemmSplitCost)
+		return 4*((blocks*z+2*gemmSMs-1)/(2*gemmSMs))*((steps+z-1)/z+gemmSplitCost) + z
 	}
 	best := 1
 	for z := 2; z <= most && steps/z >= gemmSplitMinSteps && blocks*z <= gemmSplitTiles; z++ {
