@@ -62,7 +62,7 @@ echo "$(wc -l < $O/digests-a.txt) digests, $(wc -l < $O/digests-b.txt) in the se
 echo "== split-K: worst relative error against the CPU and against the unsplit tile (every count, case)"
 grep -hE "split-K p3m128n64qz[0-9]+: relative error" $O/split-a.log | sed -E 's/.*(qz[0-9]+): relative error ([^ ]+).*/\2 \1/' | sort -g | tail -1 | sed 's/^/CPU: /'
 grep -hE "qz[0-9]+ against p3m128n64q: relative error" $O/split-a.log | sed -E 's/.*(qz[0-9]+) against.*relative error ([^ ]+).*/\2 \1/' | sort -g | tail -1 | sed 's/^/tile: /'
-echo "z-ordered sums checked: $(grep -c 'qz[0-9]* bits digest' $O/split-a.log) runs, failures above if any"
+echo "split outputs checked (CPU, tile, twice, z-ordered sum at 3/5/16 BF16): $(grep -c "qz[0-9]* bits digest" $O/split-a.log); a mismatch is a failure above"
 echo "== fast 300-row prefill against the CPU, worst row of the four checkpoints (bound 1e-4)"
 for f in backbone-on backbone-all; do echo "$f: $(grep -hE "row prefill vs CPU: worst" $O/$f.log | sed -E 's/.*worst row [0-9]+ at ([^;]+);.*/\1/' | tr '\n' ' ')"; done
 echo "== dense shapes: the default pick against each split count, ordered sum (ms; × = pick / split; <rule: on's count)"
