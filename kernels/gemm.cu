@@ -691,16 +691,17 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // split of tile kt + 1 comes after the first half's MMAs, and the parts of
 // each step's first half are read after its barrier.
 #define GEMM_MMA_PIPE 2
-// GEMM_MMA_SPLITK (dense33, docs/PERF.md "dense33"): split-K over the
-// grid's z (dense GEMMs only, never with offsets): block z of gridDim.z
-// runs tile steps ⌊T·z/Z⌋ … ⌊T·(z+1)/Z⌋ − 1 of the T = ⌈cols/32⌉ and adds
-// its float32 sums into Y (red.global.add.f32), which the launch zeroes
-// first (engine/cuda gemm_splitk_cuda.go). Fast numerics take any order of
-// the sums: the same products and per-part MMAs as the tile, each output
-// the sum of Z partial float32 sums (Z = 2: 0 + a + b, the same bits in
-// either order; Z ≥ 3 may differ run to run in the last bits). For the
-// narrow outputs (out 4096 → 2048, router + shared gate·up 2048 → 1280)
-// and short prompts, whose 128 × 64 grids leave most of the 132 SMs idle.
+// GEMM_MMA_SPLITK (dense33, dsplit34; docs/PERF.md "dense33", "dsplit34"):
+// split-K over the grid's z (dense GEMMs only, never with offsets): block z
+// of gridDim.z runs tile steps ⌊T·z/Z⌋ … ⌊T·(z+1)/Z⌋ − 1 of the
+// T = ⌈cols/32⌉, stores its float32 partial tile in part (slot z of its
+// tile), counts itself in tiles[tile] (fused.cuh last_of), and the block of
+// the tile that arrives last sums the Z partials in z order (p0 + p1 + …,
+// its own from registers) into Y. The order is fixed whichever block
+// finishes last, so the bits are the same every run for any Z (dense33's
+// red.global.add summed in arrival order); no zeroed Y. For the narrow
+// outputs (out 4096 → 2048, router + shared gate·up 2048 → 1280) and short
+// prompts, whose 128 × 64 grids leave most of the 132 SMs idle.
 #define GEMM_MMA_SPLITK 4
 
 // Wide stages (gemm32, docs/PERF.md "gemm32"): KS sub-steps of
@@ -728,6 +729,100 @@ __device__ __forceinline__ int gemm_mma_psub(int r, int s) {
     return KS > 1 ? s ^ (r & 1) : s;
 }
 
+// gemm_mma_splitk_sum (GEMM_MMA_SPLITK, dsplit34) folds a split block's
+// part accumulators (smallest part first, as the epilogue) into its partial
+// tile, stores it in part — [Z][tiles][MI·NJ float4s][GEMM_MMA_THREADS],
+// each thread its own fragments' 16-byte slots, so a warp's stores and
+// loads are whole 512-byte lines — and counts the block in on the tile's
+// counter in tiles (fused.cuh last_of's protocol: fence, count, the last
+// sets it back to 0; the flag by __syncthreads_or, as the ring takes all
+// 48 KB of static shared memory). Every block but the tile's last returns
+// false. The last one sums the Z partials in z order, p0 + p1 + … + p(Z−1)
+// (all through L2, __ldcg, its own too: its fragments need not stay live),
+// into the part-0 accumulator the epilogue reads alone, and returns true.
+// Part and counters are the engine's split-K workspace (engine/cuda
+// gemm_splitk_cuda.go).
+template <int MI, int NJ, int ACCP>
+__device__ __forceinline__ bool gemm_mma_splitk_sum(float (&acc)[ACCP][MI][NJ][4], float* part,
+                                                    unsigned int* tiles, int tid) {
+    constexpr int F = MI * NJ;
+    const unsigned int xy = gridDim.x * gridDim.y, tile = blockIdx.y * gridDim.x + blockIdx.x;
+    float4* const own = reinterpret_cast<float4*>(part) + (size_t)(blockIdx.z * xy + tile) * F * GEMM_MMA_THREADS + tid;
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NJ; j++) {
+            float s[4];
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                s[c] = acc[ACCP - 1][i][j][c];
+#pragma unroll
+                for (int q = ACCP - 2; q >= 0; q--) s[c] += acc[q][i][j][c];  // smallest part first
+            }
+            own[(i * NJ + j) * GEMM_MMA_THREADS] = make_float4(s[0], s[1], s[2], s[3]);
+        }
+    __threadfence();  // this block's partial is visible device-wide before it counts
+    __syncthreads();
+    bool last = false;
+    if (tid == 0) {
+        last = atomicAdd(tiles + tile, 1u) == gridDim.z - 1;
+        if (last) atomicExch(tiles + tile, 0u);
+    }
+    if (!__syncthreads_or(last)) return false;
+    __threadfence();
+    // Half the fragments a pass, four splits' loads in flight at once (256
+    // bytes a thread, 64 KB a block: about what one SM draws from L2 in a
+    // round trip); the adds in z order whatever the grouping.
+    constexpr int H = F / 2 > 0 ? F / 2 : 1, G = 4;
+    const unsigned int Z = gridDim.z;
+    auto at = [&](unsigned int z, int f) {
+        return reinterpret_cast<const float4*>(part) + ((size_t)(z * xy + tile) * F + f) * GEMM_MMA_THREADS + tid;
+    };
+    auto add = [](float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); };
+#pragma unroll
+    for (int h = 0; h < F; h += H) {
+        float4 sum[H], p[G][H];
+        // Splits 0 … G − 1 (Z ≥ 2; a split past Z reads split Z − 1 again
+        // and is not added), then G at a time, then one at a time.
+#pragma unroll
+        for (int u = 0; u < G; u++)
+#pragma unroll
+            for (int f = 0; f < H; f++) p[u][f] = __ldcg(at(min((unsigned int)u, Z - 1), h + f));
+#pragma unroll
+        for (int f = 0; f < H; f++) {
+            sum[f] = add(p[0][f], p[1][f]);
+#pragma unroll
+            for (int u = 2; u < G; u++)
+                if (u < Z) sum[f] = add(sum[f], p[u][f]);
+        }
+        unsigned int z = G;
+        for (; z + G <= Z; z += G) {
+#pragma unroll
+            for (int u = 0; u < G; u++)
+#pragma unroll
+                for (int f = 0; f < H; f++) p[u][f] = __ldcg(at(z + u, h + f));
+#pragma unroll
+            for (int u = 0; u < G; u++)
+#pragma unroll
+                for (int f = 0; f < H; f++) sum[f] = add(sum[f], p[u][f]);
+        }
+        for (; z < Z; z++) {
+#pragma unroll
+            for (int f = 0; f < H; f++) p[0][f] = __ldcg(at(z, h + f));
+#pragma unroll
+            for (int f = 0; f < H; f++) sum[f] = add(sum[f], p[0][f]);
+        }
+#pragma unroll
+        for (int f = 0; f < H; f++) {
+            const int i = (h + f) / NJ, j = (h + f) % NJ;
+            acc[0][i][j][0] = sum[f].x, acc[0][i][j][1] = sum[f].y, acc[0][i][j][2] = sum[f].z, acc[0][i][j][3] = sum[f].w;
+#pragma unroll
+            for (int q = 1; q < ACCP; q++) acc[q][i][j][0] = acc[q][i][j][1] = acc[q][i][j][2] = acc[q][i][j][3] = 0.f;
+        }
+    }
+    return true;
+}
+
 // Shared memory past the static 48 KB (the wide instances' rings).
 extern __shared__ __align__(128) uint8_t gemm_mma_dyn[];
 
@@ -737,7 +832,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                                               const float* __restrict__ S, const float* __restrict__ X, int rows,
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
                                               const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
-                                              long long mstride, long long sstride, int n) {
+                                              long long mstride, long long sstride, int n,
+                                              float* part = nullptr, unsigned int* tiles = nullptr) {
     static_assert(WM * WN == GEMM_MMA_THREADS / 32, "a block is 8 warps");
     static_assert(BM % (WM * 16) == 0 && BN % (WN * 8) == 0, "warp tiles of whole fragments");
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
@@ -1142,6 +1238,9 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         cp_async_wait<0>();
         __syncthreads();  // the ring and the parts are refilled by the next pass
 
+        // SPLITK: the tile's sums are this split's partial (gemm_mma_splitk_sum).
+        if (SPLITK && !gemm_mma_splitk_sum<MI, NJ, ACCL>(acc, part, tiles, tid)) return;
+
         // Fragment c of (i, j): W row g (+8 for c ≥ 2) of the i-th 16, X row
         // 2·tq (+1 for odd c) of the j-th 8.
 #pragma unroll
@@ -1155,10 +1254,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                     float v = acc[ACCL - 1][i][j][c];
 #pragma unroll
                     for (int q = ACCL - 2; q >= 0; q--) v += acc[q][i][j][c];  // smallest part first
-                    if (col < rows && m < end) {
-                        if (SPLITK) atomicAdd(Y + (size_t)m * ystride + col, v);  // RED: the result unused
-                        else Y[(size_t)m * ystride + col] = v;
-                    }
+                    if (col < rows && m < end) Y[(size_t)m * ystride + col] = v;
                 }
     }
 }
@@ -1275,32 +1371,24 @@ GEMM_MMA_F16_ALL(8)
 // gemm_fast.go gemmSplitFor, $PROSCENIUM_GPU_GEMM_SPLITK): the 128 × 64
 // tile with gemm31's q, its k steps over the grid's z. One instance serves
 // every split count (gridDim.z); engine/cuda names a launch of Z splits
-// p3m128n64qz{Z}.
-GEMM_MMA(3, 128, 64, 2, 4, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qz)
-
-// dense33's deep ring for the 128 × 64 q tile (gemm32's k32b2 applied to a
-// dense tile: $PROSCENIUM_GPU_GEMM_DENSE_DEEP): 32 columns a stage as the
-// tile, the ring in 112 KB of dynamic shared memory, two blocks an SM — 7
-// stages of 16 KB where the static 48 KB hold 3, of which q's step keeps
-// two (its own and the next's first half): one tile in flight behind a
-// step of ≈ 1.3 µs, four with the deep ring. The same fragments and MMAs
-// in the same order: the tile's bits. With and without split-K.
-#define GEMM_MMA_DEEP(OPT, SUF)                                                                                       \
-    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p3m128n64##SUF(                   \
+// p3m128n64qz{Z}. The signature of the others, then the split-K workspace
+// (dsplit34): part, [Z][X tiles · W tiles][128 · 64] floats of partial
+// tiles, and tiles, a uint32 counter a tile, 0 between launches.
+#define GEMM_MMA_SPLIT(P, BM, BN, WM, WN, SUF)                                                                      \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_bf16_p##P##m##BM##n##BN##SUF(          \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const float* __restrict__ X, long long mstride, int n, \
         int rows, int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,                           \
-        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids) {                                        \
-        gemm_mma_body<GemmMmaBF16, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(              \
+        const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids, float* part, unsigned int* tiles) {      \
+        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, P, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK>(                        \
             Y, reinterpret_cast<const uint8_t*>(W), nullptr, X, rows, cols, xstride, ystride, offsets, ids, rowids,  \
-            mstride, 0, n);                                                                                           \
+            mstride, 0, n, part, tiles);                                                                              \
     }                                                                                                                 \
-    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p3m128n64##SUF(                    \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_mma_fp8_p##P##m##BM##n##BN##SUF(           \
         float* __restrict__ Y, const uint8_t* __restrict__ W, const float* __restrict__ S,                           \
         const float* __restrict__ X, long long mstride, long long sstride, int n, int rows, int cols, int xstride,   \
         int ystride, const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,                           \
-        const int32_t* __restrict__ rowids) {                                                                        \
-        gemm_mma_body<GemmMmaFP8, 128, 64, 2, 4, 3, false, OPT, 1, GEMM_MMA_SMEM_B2, GEMM_MMA_WIDE_ST>(               \
-            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n);                     \
+        const int32_t* __restrict__ rowids, float* part, unsigned int* tiles) {                                      \
+        gemm_mma_body<GemmMmaFP8, BM, BN, WM, WN, P, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK>(                         \
+            Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n, part, tiles);        \
     }
-GEMM_MMA_DEEP(GEMM_MMA_PIPE, qk32b2)
-GEMM_MMA_DEEP(GEMM_MMA_PIPE | GEMM_MMA_SPLITK, qk32b2z)
+GEMM_MMA_SPLIT(3, 128, 64, 2, 4, qz)

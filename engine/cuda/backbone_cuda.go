@@ -130,6 +130,9 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 		b.Close()
 		return nil, err
 	}
+	// Reset zeroed the split-K workspace's counters (stream order: before
+	// any GEMM that uses them).
+	d.lendGemmSplit(b.t(plan.GemmSplit))
 	return b, nil
 }
 
@@ -200,12 +203,18 @@ func (b *Backbone) Reset() error {
 		if err := q.ZeroTensor(b.t(b.Plan.Counters), int64(4*b.Plan.CounterWords())); err != nil {
 			return err
 		}
+		if err := q.ZeroTensor(b.t(b.Plan.GemmSplit), gemmSplitCounterBytes); err != nil {
+			return err
+		}
 		return q.ZeroTensor(b.t(b.Plan.Pos), 4*int64(max(b.Plan.Slots, 1)))
 	})
 }
 
 // Close frees the device memory (weights included).
 func (b *Backbone) Close() {
+	if b.work != nil {
+		b.d.returnGemmSplit(b.t(b.Plan.GemmSplit))
+	}
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })
 	}

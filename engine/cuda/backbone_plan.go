@@ -96,6 +96,10 @@ type BackbonePlan struct {
 	// Counters: the fused step's grid-wide tail counters (CounterWords
 	// uint32s, zero between launches; kernels/fused.cuh).
 	Counters int64
+	// GemmSplit: the split-K workspace the backbone lends the device's
+	// dense GEMMs (GemmSplitBytes; gemm_splitk_cuda.go), its counters zero
+	// between launches.
+	GemmSplit int64
 	// DeltaNetScratch and AttentionScratch: the mixers' scratch (one
 	// region: each layer runs one of them).
 	DeltaNetScratch, AttentionScratch int64
@@ -196,6 +200,7 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	p.Slot = f(c * k)
 	p.Counters = f(int64(p.CounterWords()))
 	p.BlockPos = f(int64((p.Chunk + p.MixerRows() - 1) / p.MixerRows()))
+	p.GemmSplit = take(GemmSplitBytes)
 	// The mixers' scratch: one region for both kinds, since a layer runs
 	// one mixer and nothing in it outlives the layer's call.
 	var mixers int64

@@ -32,8 +32,9 @@ type gemmMma struct {
 	wide string
 	// splits is dense33's split-K (kernels/gemm.cu GEMM_MMA_SPLITK; 0:
 	// none): the tile's k steps over splits blocks (the grid's z), their
-	// float32 sums added into Y, which the launch zeroes first. One
-	// compiled entry serves every count (gemmMma.kernel).
+	// float32 partial tiles summed in z order by each tile's last block
+	// (dsplit34; the workspace: gemm_splitk_cuda.go). One compiled entry
+	// serves every count (gemmMma.kernel).
 	splits int
 	// f16 is f16p34's part format (kernels/gemm.cu GEMM_PARTS_F16): each
 	// x as two FP16 parts under a power of two per X row and ring stage,
@@ -56,14 +57,10 @@ var gemmMmaInstances = func() map[string]gemmMma {
 	for _, s := range gemmF16Shapes {
 		m[s.name()] = s
 	}
-	for _, deep := range []string{"", gemmDenseDeepFamily} {
+	for z := 2; z <= gemmSplitMax; z++ {
 		x := gemmSplitTile
-		x.wide = deep
+		x.splits = z
 		m[x.name()] = x
-		for z := 2; z <= gemmSplitMax; z++ {
-			x.splits = z
-			m[x.name()] = x
-		}
 	}
 	return m
 }()
@@ -423,28 +420,10 @@ func (g Gemm) mmaGrid(x gemmMma) [3]int {
 var gemmSplitTile = gemmMma{parts: gemmParts, bm: 128, bn: 64, pipe: true}
 
 // gemmSplitShapes are dense33's entry points kernels/gemm.cu compiles
-// (after the wide ones), by gemmMma.kernel: the split-K tile, the tile in
-// the deep ring (gemmDenseDeepFamily), and the deep ring split.
-var gemmSplitShapes = []string{gemmSplitTile.name() + "z", gemmSplitTile.name() + gemmDenseDeepFamily,
-	gemmSplitTile.name() + gemmDenseDeepFamily + "z"}
-
-// gemmDenseDeepFamily is the one deep ring compiled for the 128 × 64 q
-// tile (kernels/gemm.cu GEMM_MMA_DEEP): gemm32's k32b2 — 32 columns a
-// stage, 7 stages in 112 KB of dynamic shared memory, two blocks an SM —
-// where the tile's static 48 KB hold 3 (one tile in flight behind q's
-// step). The same MMAs in the same order: the tile's bits.
-const gemmDenseDeepFamily = "k32b2"
-
-// gemmDenseDeepDefault is the deep ring with $PROSCENIUM_GPU_GEMM_DENSE_DEEP
-// unset: "" none (the flip, where a device run measures it faster:
-// gemmDenseDeepFamily).
-const gemmDenseDeepDefault = ""
-
-// gemmDenseDeep is $PROSCENIUM_GPU_GEMM_DENSE_DEEP: "k32b2" runs every
-// dense GEMM whose pick is the 128 × 64 q tile, split or not, in the deep
-// ring; "none" none; empty: gemmDenseDeepDefault. Another value names no
-// instance (Gemm.instance reports it).
-var gemmDenseDeep = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_DEEP")
+// (after the wide ones), by gemmMma.kernel: the split-K tile. (dense33's
+// deep ring for the 128 × 64 q tile, GEMM_MMA_DEEP, lost on the H200 and
+// is gone: docs/PERF.md "dense33".)
+var gemmSplitShapes = []string{gemmSplitTile.name() + "z"}
 
 // gemmSplitMax is the most splits; gemmSplitMinSteps the fewest 32-column
 // steps a split runs (a block's ring fill and epilogue cost ≈ gemmSplitCost
@@ -455,18 +434,35 @@ const (
 	gemmSplitCost     = 4
 )
 
+// gemmSplitTiles is the most partial tiles (blocks) a split GEMM may have:
+// the split-K workspace holds that many 128 × 64 float32 partials (32 KB
+// each) and as many tile counters (GemmSplitBytes). Four blocks an SM of
+// an H200 (two rounds): the full geometry's largest split is out at 700
+// rows, 176 tiles × 3 = 528.
+const gemmSplitTiles = 4 * gemmSMs
+
+// gemmSplitCounterBytes is the workspace's counters (a uint32 a tile, at
+// most gemmSplitTiles tiles), rounded to 256 bytes; the partials follow.
+const gemmSplitCounterBytes = (4*gemmSplitTiles + 255) / 256 * 256
+
+// GemmSplitBytes is the split-K workspace (dsplit34): gemmSplitTiles
+// counters, then gemmSplitTiles partial tiles of 128 × 64 float32s
+// (17.3 MB). The backbone's plan holds one (BackbonePlan.GemmSplit).
+const GemmSplitBytes = gemmSplitCounterBytes + gemmSplitTiles*128*64*4
+
 // gemmSplitKDefault is the split-K mode with $PROSCENIUM_GPU_GEMM_SPLITK
-// unset: "2", the rule with at most two splits, whose sums are the same
-// bits every run (0 + a + b in either order). Session 12's run 1 (the fast
-// prefill of 60 / 300 / 700 rows): none 21.0 / 43.3 / 96.9 ms, "2" 21.2 /
-// 41.7 / 95.0, "on" 18.5 / 42.1 / 92.6 — but "on"'s three or more atomic
-// adds a value sum in arrival order, so a take's codes could change from
-// one run to the next at a near-tie; docs/PERF.md "dense33".
-const gemmSplitKDefault = "2"
+// unset: "on", the rule. Session 12's run 1 (the fast prefill of 60 / 300
+// / 700 rows): none 21.0 / 43.3 / 96.9 ms, "2" 21.2 / 41.7 / 95.0, "on"
+// 18.5 / 42.1 / 92.6 — then with dense33's atomic adds in arrival order
+// (a take's codes could change from run to run at a near-tie, so the
+// default was "2"); since dsplit34 each tile's last block sums the
+// partials in z order, the same bits every run for any count
+// (docs/PERF.md "dsplit34"). The flip back: "2".
+const gemmSplitKDefault = "on"
 
 // gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
-// gemmSplitFor chooses, a number N the same with at most N splits (2:
-// bit-reproducible, 0 + a + b in either order), "none" none; empty:
+// gemmSplitFor chooses, a number N the same with at most N splits, "none"
+// none; empty:
 // gemmSplitKDefault. "all" (a check, not a speed-up): every dense GEMM of
 // two steps or more in min(steps, gemmSplitMax) splits, so that the tiny
 // checkpoints' prefill runs every projection split.
@@ -477,8 +473,9 @@ var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
 // ChooseGemmFast picks). Only where the 128 × 64 grid (B blocks) is short
 // of two blocks an SM and the matrix has ≥ 4·gemmSplitMinSteps steps
 // (T = ⌈cols/32⌉: not the 512-column shared down): the count Z ≤ the
-// mode's most with T/Z ≥ gemmSplitMinSteps whose waves × steps,
-// ⌈B·Z / 264⌉ · (⌈T/Z⌉ + gemmSplitCost), is least (the first of equals).
+// mode's most with T/Z ≥ gemmSplitMinSteps and B·Z ≤ gemmSplitTiles whose
+// waves × steps plus the last blocks' reads, ⌈B·Z / 264⌉ · (⌈T/Z⌉ +
+// gemmSplitCost) + Z/4, is least (the first of equals).
 // Full geometry: out 60 / 300 / 700 rows Z = 16 / 3 / 3, router + shared
 // 8 / 5 / 2, DeltaNet in at 60 rows 5, qkv 3; nothing at 300 and 700
 // rows for in and qkv (485 and more blocks).
@@ -493,8 +490,10 @@ func gemmSplitFor(n, rows, cols int) int {
 		return 0
 	case "on":
 	case "all":
-		if steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk; steps >= 2 {
-			return min(steps, gemmSplitMax)
+		x := gemmSplitTile
+		blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
+		if z := min((cols+kernel.GemmMmaBk-1)/kernel.GemmMmaBk, gemmSplitMax, gemmSplitTiles/blocks); z >= 2 {
+			return z
 		}
 		return 0
 	default:
@@ -510,11 +509,13 @@ func gemmSplitFor(n, rows, cols int) int {
 	if blocks >= 2*gemmSMs || steps < 4*gemmSplitMinSteps {
 		return 0
 	}
+	// In quarter steps: the rounds' steps, and the tile's last block
+	// reading the Z partials (≈ a quarter step a split; dsplit34).
 	cost := func(z int) int {
-		return (blocks*z + 2*gemmSMs - 1) / (2 * gemmSMs) * ((steps+z-1)/z + gemmSplitCost)
+		return 4*((blocks*z+2*gemmSMs-1)/(2*gemmSMs))*((steps+z-1)/z+gemmSplitCost) + z
 	}
 	best := 1
-	for z := 2; z <= most && steps/z >= gemmSplitMinSteps; z++ {
+	for z := 2; z <= most && steps/z >= gemmSplitMinSteps && blocks*z <= gemmSplitTiles; z++ {
 		if cost(z) < cost(best) {
 			best = z
 		}
@@ -540,27 +541,15 @@ func gemmSplitChecked() error {
 
 // ChooseGemmFastCols is ChooseGemmFast knowing the columns: a dense GEMM
 // gemmSplitFor splits takes the split-K instance, every other its pick.
-// Under $PROSCENIUM_GPU_GEMM_DENSE_DEEP a 128 × 64 q pick (split or not)
-// runs in that deep ring.
 func ChooseGemmFastCols(n, rows, cols, groups int) string {
 	k := ChooseGemmFast(n, rows, groups)
 	if groups != 0 {
 		return k
 	}
-	x, ok := gemmMmaInstances[k]
 	if z := gemmSplitFor(n, rows, cols); z > 0 {
-		x, ok = gemmSplitTile, true
+		x := gemmSplitTile
 		x.splits = z
+		return x.name()
 	}
-	deep := gemmDenseDeep
-	if deep == "" {
-		deep = gemmDenseDeepDefault
-	}
-	if ok && deep != "" && deep != "none" && x.bm == 128 && x.bn == 64 && x.pipe && !x.split && x.wide == "" {
-		x.wide = deep
-	}
-	if !ok {
-		return k
-	}
-	return x.name()
+	return k
 }

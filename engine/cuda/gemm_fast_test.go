@@ -72,12 +72,17 @@ func TestGemmMmaInstancesCompiled(t *testing.T) {
 	for _, s := range gemmF16Shapes { // f16p34's: FP8 only
 		fp8 = append(fp8, "gemm_mma_fp8_"+s.name())
 	}
-	for _, k := range gemmSplitShapes {
-		bf16 = append(bf16, "gemm_mma_bf16_"+k)
-		fp8 = append(fp8, "gemm_mma_fp8_"+k)
-	}
 	if !slices.Equal(bf16, gotBF16) || !slices.Equal(fp8, gotFP8) {
 		t.Fatalf("gemmMmaShapes names %v and %v; kernels/gemm.cu compiles %v and %v", bf16, fp8, gotBF16, gotFP8)
+	}
+	// The split-K entry points take the workspace too: entry points of
+	// their own (kernel.GemmMmaBF16P3m128n64qz, GemmMmaFP8P3m128n64qz).
+	for _, k := range gemmSplitShapes {
+		for _, e := range []string{"gemm_mma_bf16_" + k, "gemm_mma_fp8_" + k} {
+			if !slices.Contains(kernel.EntryPoints["gemm"], e) {
+				t.Errorf("split-K entry point %s is not compiled", e)
+			}
+		}
 	}
 }
 
@@ -297,14 +302,15 @@ func TestChooseGemmDenseWide(t *testing.T) {
 // (unset, "none") every pick as before; "on" the counts its doc comment
 // states, each a map entry whose compiled entry point (kernel) exists, its
 // grid covering the output with the count in z and every split at least
-// gemmSplitMinSteps steps; "2" at most two; the grouped experts never
-// split; a bad value refused by Gemm.instance's check.
+// gemmSplitMinSteps steps, its blocks within the workspace's
+// gemmSplitTiles; "2" at most two; "all" every GEMM of two steps or more
+// within the workspace; the grouped experts never split; a bad value
+// refused by Gemm.instance's check.
 func TestChooseGemmSplitK(t *testing.T) {
-	defer func(v, r, g, d, z, p string) {
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
-	}(
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
-	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmDenseDeep = "", "", "", "", "none"
+	defer func(v, r, g, d, z string) {
+		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK = v, r, g, d, z
+	}(gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK)
+	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
 	shapes := []struct {
 		n, rows, cols int
 		on, two       int // the splits under "on" and "2"
@@ -348,7 +354,7 @@ func TestChooseGemmSplitK(t *testing.T) {
 			}
 			g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols}
 			grid := g.mmaGrid(x)
-			if grid[0]*x.bn < c.n || grid[1]*x.bm < c.rows || grid[2] != want {
+			if grid[0]*x.bn < c.n || grid[1]*x.bm < c.rows || grid[2] != want || grid[0]*grid[1]*grid[2] > gemmSplitTiles {
 				t.Errorf("%s on %+v: grid %v", got, c, grid)
 			}
 			if steps := (c.cols + 31) / 32; steps/grid[2] < gemmSplitMinSteps {
@@ -360,7 +366,7 @@ func TestChooseGemmSplitK(t *testing.T) {
 		}
 	}
 	gemmSplitK = "all"
-	for _, c := range [][4]int{{300, 64, 1024, 16}, {300, 64, 96, 3}, {5, 136, 56, 2}, {5, 136, 40, 2}, {5, 136, 32, 0}, {700, 12352, 2048, 16}} {
+	for _, c := range [][4]int{{300, 64, 1024, 16}, {300, 64, 96, 3}, {5, 136, 56, 2}, {5, 136, 40, 2}, {5, 136, 32, 0}, {700, 12352, 2048, 0}, {300, 2048, 2048, 6}} {
 		if z := gemmSplitFor(c[0], c[1], c[2]); z != c[3] {
 			t.Errorf("all: n %d %d→%d: %d splits, want %d", c[0], c[2], c[1], z, c[3])
 		}
@@ -380,51 +386,6 @@ func TestChooseGemmSplitK(t *testing.T) {
 		if y, ok := gemmMmaInstances[x.name()]; !ok || y != x || x.name() != "p3m128n64qz"+strconv.Itoa(z) {
 			t.Errorf("%d splits: %q not an instance of itself", z, x.name())
 		}
-	}
-}
-
-// TestChooseGemmDenseDeep: $PROSCENIUM_GPU_GEMM_DENSE_DEEP=k32b2 moves
-// every 128 × 64 q pick, split or not, into the deep ring (an instance of
-// the same tile and splits, 112 KB of dynamic shared memory) and leaves
-// every other pick alone; "none" and the default none; an unknown family
-// names no instance.
-func TestChooseGemmDenseDeep(t *testing.T) {
-	defer func(v, r, g, d, z, p string) {
-		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep = v, r, g, d, z, p
-	}(gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmSplitK, gemmDenseDeep)
-	gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide = "", "", "", ""
-	shapes := [][4]int{{60, 2048, 4096, 0}, {300, 12352, 2048, 0}, {300, 2048, 4096, 0}, {700, 9216, 2048, 0}, {300, 1280, 2048, 0}, {300 * 8, 1024, 2048, 256}}
-	for _, split := range []string{"none", "on"} {
-		gemmSplitK = split
-		for _, c := range shapes {
-			gemmDenseDeep = "none"
-			plain := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
-			gemmDenseDeep = "k32b2"
-			got := ChooseGemmFastCols(c[0], c[1], c[2], c[3])
-			x, ok := gemmMmaInstances[got]
-			if !ok {
-				t.Fatalf("deep, split %s, %v: %q is not an instance", split, c, got)
-			}
-			p := gemmMmaInstances[plain]
-			if p.bm == 128 && p.bn == 64 && p.pipe && !p.split {
-				if want := p; x.wide != "k32b2" || x.splits != want.splits || x.bm != 128 || x.bn != 64 || !x.pipe || x.smem() != kernel.GemmMmaSmemB2 {
-					t.Errorf("deep, split %s, %v: %s (%+v), plain %s", split, c, got, x, plain)
-				}
-				if !slices.Contains(gemmSplitShapes, x.kernel()) {
-					t.Errorf("%s runs %q, not a compiled entry point", got, x.kernel())
-				}
-			} else if got != plain {
-				t.Errorf("deep, split %s, %v: %s, plain %s: only 128 × 64 q picks move", split, c, got, plain)
-			}
-			gemmDenseDeep = ""
-			if gemmDenseDeepDefault == "" && ChooseGemmFastCols(c[0], c[1], c[2], c[3]) != plain {
-				t.Errorf("default, split %s, %v: not the plain pick %s", split, c, plain)
-			}
-		}
-	}
-	gemmSplitK, gemmDenseDeep = "none", "k64b2"
-	if k := ChooseGemmFastCols(300, 12352, 2048, 0); gemmMmaInstances[k] != (gemmMma{}) {
-		t.Errorf("deep family k64b2 picks %q, an instance", k)
 	}
 }
 

@@ -3,24 +3,91 @@
 package cuda
 
 import (
-	"gorgonia.org/cu"
+	"fmt"
+	"sync"
+
+	"proscenium/engine/cuda/kernel"
 )
 
-// gemmSplitZero zeroes the output of a split-K launch (dense33,
-// kernels/gemm.cu GEMM_MMA_SPLITK) before it: its blocks add their partial
-// sums into Y, so Y's [N, Rows] region (row stride YStride floats) must hold
-// zeros, and only that region: a strided Y may share its rows with other
-// projections' columns (mixers_cuda.go projection), hence the 2D memset
-// there. Any other instance (suffix) is left alone. One memset node in the
-// stream (a graph capture records it): ≈ 2.4 MB at 300 rows of out
-// 4096 → 2048, a few µs against the ≈ 60 µs the split saves.
-func (q *Queue) gemmSplitZero(g Gemm, suffix string, y Tensor) error {
-	if gemmMmaInstances[suffix].splits == 0 {
-		return nil
+// The split-K workspace (dsplit34; kernels/gemm.cu GEMM_MMA_SPLITK,
+// gemm_mma_splitk_sum). Each block of a split GEMM stores its float32
+// partial tile there and counts itself in on its tile's counter; the
+// tile's last block sums the Z partials in z order into Y and sets the
+// counter back to 0. So the bits are the same every run for any count,
+// and Y needs no zeroing (dense33's red.global.add summed in arrival order
+// into a Y the launch zeroed by a memset node). One workspace of
+// GemmSplitBytes serves every split GEMM on the device's stream, one after
+// another (stream order, or the next kernel's griddepcontrol.wait under
+// PDL, keeps two launches from sharing it at once); the counters are zero
+// when it is lent and after every launch that completes.
+//
+// The workspace is memory of a backbone's plan (BackbonePlan.GemmSplit),
+// lent to the device while the backbone is open, so the load's accounting
+// (ModelBytes) counts it and Close frees it; a captured graph keeps the
+// address it was captured with, which stays valid while that backbone
+// (whose graphs they are) lives. A launch uses the newest workspace lent;
+// with none, a GEMM the rule would split runs unsplit, and a split
+// instance named outright (Gemm.Kernel, the tests) is refused.
+type gemmSplitWork struct {
+	mu   sync.Mutex
+	lent []Tensor // newest last
+}
+
+// lendGemmSplit lends t (GemmSplitBytes, counters zero) to the device's
+// split GEMMs until returnGemmSplit(t).
+func (d *Device) lendGemmSplit(t Tensor) {
+	d.split.mu.Lock()
+	defer d.split.mu.Unlock()
+	d.split.lent = append(d.split.lent, t)
+}
+
+// returnGemmSplit takes back the workspace t lent.
+func (d *Device) returnGemmSplit(t Tensor) {
+	d.split.mu.Lock()
+	defer d.split.mu.Unlock()
+	for i := len(d.split.lent) - 1; i >= 0; i-- {
+		if d.split.lent[i] == t {
+			d.split.lent = append(d.split.lent[:i], d.split.lent[i+1:]...)
+			return
+		}
 	}
-	ys := g.ystride()
-	if ys == g.Rows {
-		return cu.MemsetD32Async(cu.DevicePtr(y.addr()), 0, int64(g.N)*int64(g.Rows), q.Stream())
+}
+
+// gemmSplitWorkspace is the newest workspace lent (false: none).
+func (d *Device) gemmSplitWorkspace() (Tensor, bool) {
+	d.split.mu.Lock()
+	defer d.split.mu.Unlock()
+	if n := len(d.split.lent); n > 0 {
+		return d.split.lent[n-1], true
 	}
-	return cu.MemsetD2D32Async(cu.DevicePtr(y.addr()), int64(ys)*4, 0, int64(g.Rows), int64(g.N), q.Stream())
+	return Tensor{}, false
+}
+
+// gemmSplitArgs are the workspace pointers (part, tiles) of a launch of
+// instance suffix on grid, which instance() gave for g: for a split
+// instance the device's workspace; without one, a split the rule chose
+// falls back to ChooseGemmFast's unsplit pick (suffix and grid replaced),
+// one g.Kernel named is an error. Other instances pass through.
+func (q *Queue) gemmSplitArgs(g Gemm, suffix *string, grid *[3]int) (part, tiles kernel.Ptr, err error) {
+	x := gemmMmaInstances[*suffix]
+	if x.splits == 0 {
+		return 0, 0, nil
+	}
+	w, ok := q.d.gemmSplitWorkspace()
+	if !ok {
+		if g.Kernel != "" || gemmDefault != "" {
+			return 0, 0, fmt.Errorf("cuda: gemm: split-K instance %s without a split-K workspace (a backbone lends one)", *suffix)
+		}
+		*suffix = ChooseGemmFast(g.N, g.Rows, g.Groups)
+		*grid = g.mmaGrid(gemmMmaInstances[*suffix])
+		return 0, 0, nil
+	}
+	if blocks := grid[0] * grid[1] * grid[2]; blocks > gemmSplitTiles {
+		return 0, 0, fmt.Errorf("cuda: gemm: %s on %d × %d X by W tiles is %d partial tiles, past the workspace's %d",
+			*suffix, grid[0], grid[1], blocks, gemmSplitTiles)
+	}
+	if err := w.fits(GemmSplitBytes, "split-K workspace"); err != nil {
+		return 0, 0, err
+	}
+	return tPtr(w.At(gemmSplitCounterBytes)), tPtr(w), nil
 }

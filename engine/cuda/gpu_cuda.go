@@ -23,6 +23,9 @@ type Device struct {
 	// memory leaves available to the rest of the machine (0:
 	// DefaultHostReserve; PlanTier).
 	HostReserve int64
+	// split is the split-K workspace lent to the dense GEMMs
+	// (gemm_splitk_cuda.go).
+	split gemmSplitWork
 }
 
 // Queue enqueues the model's work on the device's stream: package kernel's

@@ -573,8 +573,13 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		// f16p34's FP16-part instances take FP8 weights only: BF16 ones
 		// run the same tile with three BF16 parts.
 		suffix = gemmMmaInstances[suffix].bf16Twin().name()
-		if err := q.gemmSplitZero(g, suffix, y); err != nil {
+		part, tiles, err := q.gemmSplitArgs(g, &suffix, &grid)
+		if err != nil {
 			return err
+		}
+		if tiles != 0 {
+			return kernel.GemmMmaBF16P3m128n64qz(q, grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
+				mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds), part, tiles)
 		}
 		return kernel.GemmMmaBF16(q.mmaLauncher(suffix), kernel.GemmMmaBF16Kernel("gemm_mma_bf16_"+gemmMmaInstances[suffix].kernel()), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 			mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
@@ -604,8 +609,15 @@ func (q *Queue) GemmFP8(g Gemm, y, W, S, x Tensor) error {
 	}
 	mstride, sstride := int64(g.Rows)*int64(g.Cols), int64(ns)
 	if mma {
-		if err := q.gemmSplitZero(g, suffix, y); err != nil {
+		part, tiles, err := q.gemmSplitArgs(g, &suffix, &grid)
+		if err != nil {
 			return err
+		}
+		if tiles != 0 {
+			return kernel.GemmMmaFP8P3m128n64qz(q, grid, gemmMmaThreads, kernel.GemmMmaFP8P3m128n64qzArgs{
+				Y: tPtr(y), W: tPtr(W), S: tPtr(S), X: tPtr(x), Mstride: mstride, Sstride: sstride, N: g.N, Rows: g.Rows,
+				Cols: g.Cols, Xstride: g.xstride(), Ystride: g.ystride(), Offsets: tPtr(g.Offsets), Ids: tPtr(g.Ids),
+				Rowids: tPtr(g.RowIds), Part: part, Tiles: tiles})
 		}
 		return kernel.GemmMmaFP8(q.mmaLauncher(suffix), kernel.GemmMmaFP8Kernel("gemm_mma_fp8_"+gemmMmaInstances[suffix].kernel()), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(S),
 			tPtr(x), mstride, sstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))

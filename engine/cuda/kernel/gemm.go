@@ -120,13 +120,10 @@ const (
 	GemmMmaBF16P3m128n8sk128b1  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk128b1"
 	GemmMmaBF16P3m128n8sk32b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk32b3"
 	GemmMmaBF16P3m128n8sk64b3   GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n8sk64b3"
-	GemmMmaBF16P3m128n64qz      GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qz"
-	GemmMmaBF16P3m128n64qk32b2  GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qk32b2"
-	GemmMmaBF16P3m128n64qk32b2z GemmMmaBF16Kernel = "gemm_mma_bf16_p3m128n64qk32b2z"
 )
 
 // GemmMmaBF16Kernels lists the gemm_mma_bf16 instances in source order.
-var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n32sk32b2, GemmMmaBF16P3m128n32sk64b2, GemmMmaBF16P3m128n32sk128b1, GemmMmaBF16P3m128n32sk32b3, GemmMmaBF16P3m128n32sk64b3, GemmMmaBF16P3m128n16sk32b2, GemmMmaBF16P3m128n16sk64b2, GemmMmaBF16P3m128n16sk128b1, GemmMmaBF16P3m128n16sk32b3, GemmMmaBF16P3m128n16sk64b3, GemmMmaBF16P3m128n8sk32b2, GemmMmaBF16P3m128n8sk64b2, GemmMmaBF16P3m128n8sk128b1, GemmMmaBF16P3m128n8sk32b3, GemmMmaBF16P3m128n8sk64b3, GemmMmaBF16P3m128n64qz, GemmMmaBF16P3m128n64qk32b2, GemmMmaBF16P3m128n64qk32b2z}
+var GemmMmaBF16Kernels = []GemmMmaBF16Kernel{GemmMmaBF16P3m128n64, GemmMmaBF16P3m128n64q, GemmMmaBF16P3m128n32, GemmMmaBF16P3m128n32q, GemmMmaBF16P3m64n32, GemmMmaBF16P3m64n32q, GemmMmaBF16P3m64n16, GemmMmaBF16P3m64n16q, GemmMmaBF16P3m128n32s, GemmMmaBF16P3m128n32sq, GemmMmaBF16P3m128n16s, GemmMmaBF16P3m128n16sq, GemmMmaBF16P3m128n8s, GemmMmaBF16P3m128n8sq, GemmMmaBF16P3m128n32sk32b2, GemmMmaBF16P3m128n32sk64b2, GemmMmaBF16P3m128n32sk128b1, GemmMmaBF16P3m128n32sk32b3, GemmMmaBF16P3m128n32sk64b3, GemmMmaBF16P3m128n16sk32b2, GemmMmaBF16P3m128n16sk64b2, GemmMmaBF16P3m128n16sk128b1, GemmMmaBF16P3m128n16sk32b3, GemmMmaBF16P3m128n16sk64b3, GemmMmaBF16P3m128n8sk32b2, GemmMmaBF16P3m128n8sk64b2, GemmMmaBF16P3m128n8sk128b1, GemmMmaBF16P3m128n8sk32b3, GemmMmaBF16P3m128n8sk64b3}
 
 // GemmMmaBF16 enqueues kernels/gemm.cu's
 //
@@ -177,13 +174,10 @@ const (
 	GemmMmaFP8H2m128n16sk64b3  GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n16sk64b3"
 	GemmMmaFP8H2m128n8sk64b2   GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n8sk64b2"
 	GemmMmaFP8H2m128n8sk64b3   GemmMmaFP8Kernel = "gemm_mma_fp8_h2m128n8sk64b3"
-	GemmMmaFP8P3m128n64qz      GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qz"
-	GemmMmaFP8P3m128n64qk32b2  GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2"
-	GemmMmaFP8P3m128n64qk32b2z GemmMmaFP8Kernel = "gemm_mma_fp8_p3m128n64qk32b2z"
 )
 
 // GemmMmaFP8Kernels lists the gemm_mma_fp8 instances in source order.
-var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3, GemmMmaFP8H2m128n32sk64b2, GemmMmaFP8H2m128n32sk64b3, GemmMmaFP8H2m128n16sk64b2, GemmMmaFP8H2m128n16sk64b3, GemmMmaFP8H2m128n8sk64b2, GemmMmaFP8H2m128n8sk64b3, GemmMmaFP8P3m128n64qz, GemmMmaFP8P3m128n64qk32b2, GemmMmaFP8P3m128n64qk32b2z}
+var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128n64q, GemmMmaFP8P3m128n32, GemmMmaFP8P3m128n32q, GemmMmaFP8P3m64n32, GemmMmaFP8P3m64n32q, GemmMmaFP8P3m64n16, GemmMmaFP8P3m64n16q, GemmMmaFP8P3m128n32s, GemmMmaFP8P3m128n32sq, GemmMmaFP8P3m128n16s, GemmMmaFP8P3m128n16sq, GemmMmaFP8P3m128n8s, GemmMmaFP8P3m128n8sq, GemmMmaFP8P3m128n32sk32b2, GemmMmaFP8P3m128n32sk64b2, GemmMmaFP8P3m128n32sk128b1, GemmMmaFP8P3m128n32sk32b3, GemmMmaFP8P3m128n32sk64b3, GemmMmaFP8P3m128n16sk32b2, GemmMmaFP8P3m128n16sk64b2, GemmMmaFP8P3m128n16sk128b1, GemmMmaFP8P3m128n16sk32b3, GemmMmaFP8P3m128n16sk64b3, GemmMmaFP8P3m128n8sk32b2, GemmMmaFP8P3m128n8sk64b2, GemmMmaFP8P3m128n8sk128b1, GemmMmaFP8P3m128n8sk32b3, GemmMmaFP8P3m128n8sk64b3, GemmMmaFP8H2m128n32sk64b2, GemmMmaFP8H2m128n32sk64b3, GemmMmaFP8H2m128n16sk64b2, GemmMmaFP8H2m128n16sk64b3, GemmMmaFP8H2m128n8sk64b2, GemmMmaFP8H2m128n8sk64b3}
 
 // GemmMmaFP8 enqueues kernels/gemm.cu's
 //
@@ -192,4 +186,42 @@ var GemmMmaFP8Kernels = []GemmMmaFP8Kernel{GemmMmaFP8P3m128n64, GemmMmaFP8P3m128
 // on q with grid blocks of block threads.
 func GemmMmaFP8(q Launcher, k GemmMmaFP8Kernel, grid [3]int, block int, y, w, s, x Ptr, mstride, sstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids Ptr) error {
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(mstride), uint64(sstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids))
+}
+
+// GemmMmaBF16P3m128n64qz enqueues kernels/gemm.cu's
+//
+//	gemm_mma_bf16_p3m128n64qz(float* Y, uint16_t* W, float* X, long long mstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids, float* part, unsigned int* tiles)
+//
+// on q with grid blocks of block threads.
+func GemmMmaBF16P3m128n64qz(q Launcher, grid [3]int, block int, y, w, x Ptr, mstride int64, n, rows, cols, xstride, ystride int, offsets, ids, rowids, part, tiles Ptr) error {
+	return q.Launch("gemm_mma_bf16_p3m128n64qz", grid, block, uint64(y), uint64(w), uint64(x), uint64(mstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids), uint64(part), uint64(tiles))
+}
+
+// GemmMmaFP8P3m128n64qzArgs are the parameters of gemm_mma_fp8_p3m128n64qz.
+type GemmMmaFP8P3m128n64qzArgs struct {
+	Y       Ptr   // float* Y
+	W       Ptr   // uint8_t* W
+	S       Ptr   // float* S
+	X       Ptr   // float* X
+	Mstride int64 // long long mstride
+	Sstride int64 // long long sstride
+	N       int   // int n
+	Rows    int   // int rows
+	Cols    int   // int cols
+	Xstride int   // int xstride
+	Ystride int   // int ystride
+	Offsets Ptr   // int32_t* offsets
+	Ids     Ptr   // int32_t* ids
+	Rowids  Ptr   // int32_t* rowids
+	Part    Ptr   // float* part
+	Tiles   Ptr   // unsigned int* tiles
+}
+
+// GemmMmaFP8P3m128n64qz enqueues kernels/gemm.cu's
+//
+//	gemm_mma_fp8_p3m128n64qz(float* Y, uint8_t* W, float* S, float* X, long long mstride, long long sstride, int n, int rows, int cols, int xstride, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids, float* part, unsigned int* tiles)
+//
+// on q with grid blocks of block threads.
+func GemmMmaFP8P3m128n64qz(q Launcher, grid [3]int, block int, a GemmMmaFP8P3m128n64qzArgs) error {
+	return q.Launch("gemm_mma_fp8_p3m128n64qz", grid, block, uint64(a.Y), uint64(a.W), uint64(a.S), uint64(a.X), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(uint32(int32(a.Xstride))), uint64(uint32(int32(a.Ystride))), uint64(a.Offsets), uint64(a.Ids), uint64(a.Rowids), uint64(a.Part), uint64(a.Tiles))
 }
