@@ -136,7 +136,7 @@ func benchRows(d *cuda.Device, cfg *drama3.Config, context, prefill, steps int, 
 			if profileRows == n && path == cuda.ExpertsGEMV {
 				return nil, 0, b.ProfileStepRows(n)
 			}
-			res := rowsBench{Rows: n, Experts: path.String() + cuda.MoERowsNote(), WallMS: msSince(start) / float64(steps), Launches: b.StepRowsLaunches(n)}
+			res := rowsBench{Rows: n, Experts: path.String(), WallMS: msSince(start) / float64(steps), Launches: b.StepRowsLaunches(n)}
 			if res.DeviceMS, err = b.TimeStepRows(steps); err != nil {
 				return nil, 0, err
 			}

@@ -295,11 +295,6 @@ func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E
 		if err := q.MoERoute(ids, wts, dense, n, dstride, E, k, nil, nil, xpitch); err != nil {
 			return false, err
 		}
-		if moeRows34GateUp && fp8 && !exact && q.rows34Device() && rows34GateUpFits(n, k, g.Rows, g.Cols, xpitch) {
-			// rows34: the pairs' matrices streamed through each warp's cp.async ring.
-			err = q.MoERows34GateUp(gu, ids, W, S, g.WOff, g.SOff, n, k, g.Rows, g.Cols, x, xpitch, kernel.Ptr(g.Table))
-			return err == nil, err
-		}
 		switch {
 		case fp8 && exact:
 			err = kernel.MoEGateUpIdsFP8d(q, kernel.MoEGateUpIdsFP8dKernel("moe_gate_up_ids_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpIdsFP8dArgs(a))

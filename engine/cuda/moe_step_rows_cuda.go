@@ -15,17 +15,9 @@ import (
 // SwiGLU inside) into yr rows t·k … t·k+k−1 [n·k, h], and its shared
 // expert's (from the stacked projection's row t, pitch dstride floats) into
 // ys row t [n, h], in one launch; each item has the one-row kernel's bits.
-// With moeDown2 (the default) it runs moe_down2 (MoEDown2Rows); with
-// $PROSCENIUM_GPU_MOE_ROWS=1 or down, fast, at n > 1 rows of Drama 3's
-// widths, moe_rows34_down in moe_down2's place (MoERows34DownRows).
+// With moeDown2 (the default) it runs moe_down2 (MoEDown2Rows).
 func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	if moeDown2 {
-		if moeRows34Down && fp8 && !q.d.Numerics.Exact() && q.rows34Device() && rows34DownFits(n, k, h, p, i, ip, is) {
-			// rows34 ($PROSCENIUM_GPU_MOE_ROWS) in moe_down2's place: the pairs'
-			// and the shared expert's matrices streamed through each warp's
-			// cp.async ring.
-			return q.MoERows34DownRows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
-		}
 		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
 	}
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
