@@ -216,23 +216,34 @@ var gemmF16Shapes = func() []gemmMma {
 	return all
 }()
 
-// gemmF16Default is whether the grouped FP8 experts take f16p34's FP16
-// parts by default ("on") or gemm32's three BF16 parts (""). The one-line
-// default flip after the device run (docs/PERF.md "f16p34").
-const gemmF16Default = ""
+// gemmF16Default is which grouped FP8 expert tiles take f16p34's FP16
+// parts with $PROSCENIUM_GPU_GEMM_F16 unset: "wide", the tiles of 16 and 32
+// X rows a pass. Session 12's run 2 (docs/PERF.md "f16p34"): a 300-row
+// layer's experts 0.408 → 0.379 ms (k64b3 of 16 rows), 700 rows 0.717 →
+// 0.673 (k64b2 of 32), but 60 rows 0.272 → 0.299 (k64b2 of 8): the 8-row
+// tile keeps three BF16 parts.
+const gemmF16Default = "wide"
 
-// gemmF16 is $PROSCENIUM_GPU_GEMM_F16: "on" gives the grouped experts
-// f16p34's FP16-part instance of their tile and wide family where one is
-// compiled (gemmF16Wides), "off" gemm32's; empty: gemmF16Default.
+// gemmF16 is $PROSCENIUM_GPU_GEMM_F16: "on" gives every grouped expert
+// tile f16p34's FP16-part instance of its tile and wide family where one
+// is compiled (gemmF16Wides), "wide" those of 16 X rows or more, "off"
+// none (gemm32's three BF16 parts); empty: gemmF16Default.
 var gemmF16 = os.Getenv("PROSCENIUM_GPU_GEMM_F16")
 
-// gemmF16On reports whether the grouped experts take FP16 parts.
-func gemmF16On() bool {
+// gemmF16For reports whether the grouped experts' tile of bn X rows takes
+// FP16 parts.
+func gemmF16For(bn int) bool {
 	v := gemmF16
 	if v == "" {
 		v = gemmF16Default
 	}
-	return v == "on"
+	switch v {
+	case "on":
+		return true
+	case "wide":
+		return bn >= 16
+	}
+	return false
 }
 
 // bf16Twin is x's instance with three BF16 parts: itself, or for an FP16
@@ -321,7 +332,7 @@ func ChooseGemmFast(n, rows, groups int) string {
 	if groups > 0 {
 		if w := gemmGroupedFamily(x.bn); w != "" {
 			x.wide = w
-			if gemmF16On() && slices.Contains(gemmF16Wides, w) {
+			if gemmF16For(x.bn) && slices.Contains(gemmF16Wides, w) {
 				x.f16, x.parts = true, 2
 			}
 			return x.name()

@@ -175,7 +175,7 @@ func TestGemmTiles31(t *testing.T) {
 // measured (gemmDefaultVariant), on the default tiles of the full
 // geometry's shapes; the grouped experts' tiles take gemmGroupedDefault's
 // family (session 11's run 2: k64b2, k64b3, k64b2 for 8, 16, 32 X rows),
-// with FP16 parts if gemmF16Default is on (f16p34).
+// with FP16 parts from 16 X rows on (gemmF16Default, f16p34).
 func TestGemmDefaultVariant(t *testing.T) {
 	defer func(v, r, g, d, h string) {
 		gemmVariant, gemmTiles, gemmGrouped, gemmDenseWide, gemmF16 = v, r, g, d, h
@@ -198,7 +198,7 @@ func TestGemmDefaultVariant(t *testing.T) {
 	} {
 		got := ChooseGemmFast(c.n, c.rows, c.groups)
 		want := "p3" + c.want
-		if c.groups > 0 && gemmF16Default == "on" { // f16p34's FP16 parts by default
+		if c.groups > 0 && gemmF16For(gemmMmaInstances[got].bn) { // f16p34's FP16 parts by default
 			want = "h2" + c.want
 		}
 		if got != want {
@@ -410,8 +410,8 @@ func TestChooseGemmF16(t *testing.T) {
 			gemmF16 = "off"
 			base := ChooseGemmFast(c[0], c[1], c[2])
 			gemmF16 = ""
-			if got := ChooseGemmFast(c[0], c[1], c[2]); gemmF16Default == "" && got != base {
-				t.Errorf("family %q, %v: unset gives %s, off %s", fam, c, got, base)
+			if got := ChooseGemmFast(c[0], c[1], c[2]); (c[2] == 0 || gemmMmaInstances[base].bn < 16) && got != base {
+				t.Errorf("family %q, %v: unset gives %s, off %s (no FP16 parts below 16 X rows by default)", fam, c, got, base)
 			}
 			gemmF16 = "on"
 			got := ChooseGemmFast(c[0], c[1], c[2])
