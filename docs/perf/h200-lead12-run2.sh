@@ -8,17 +8,8 @@
 # the take at B = 1 and 4, the step at B = 1…8, the prefill, the voices.
 # Carried: .carry-fa (h200-lead6-build.sh, GPU binaries only). Logs: $OUT/run2.tgz.
 set -u
-ROOT=$PWD; X=$ROOT/.carry-x; O=/tmp/run2; rm -rf $O; mkdir -p $O $X
-START=$(date +%s); END=$(( START + ${BUDGET_S:-420} ))
-bash docs/perf/h200-lead6-unpack.sh .carry-fa $X >> $O/unpack.log 2>&1 || { cat $O/unpack.log; exit 3; }
-gunzip -c engine/demo/qwen3/tokenizer.json.gz > $X/tokenizer.json
-export PROSCENIUM_GPU_CKPTS=$ROOT/engine/cpu/testdata/backbone/ckpt PROSCENIUM_TINY_TOKENIZER=$X/tokenizer.json \
-  PROSCENIUM_CODEC_TESTDATA=$ROOT/engine/cpu/testdata/codec PROSCENIUM_DEMO_CODEC=$ROOT/engine/demo/codec.pth
-T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) )); [ $left -lt $s ] && s=$left
-  [ $s -lt 5 ] && { echo "skipped $n (budget)" >> $O/steps.log; return; }
-  local t=$(date +%s); echo "== $(date -u +%T) $n (limit $s)" >> $O/steps.log; timeout $s "$@" > $O/$n.log 2>&1; echo "rc=$? $n $(( $(date +%s)-t ))s" >> $O/steps.log; }
-{ date -u; echo "HEAD $(cat .carry-fa/REV)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
-P=$X/proscenium-gpu
+. docs/perf/run-lib.sh
+run_setup run2 420 .carry-fa
 T 80 f16p34 bash docs/perf/h200-f16p34.sh $X $O/f16p34
 T 80 rows34 bash docs/perf/h200-rows34.sh $X $O/rows34
 T 66 dsplit34 bash docs/perf/h200-dsplit34.sh $X $O/dsplit34
@@ -28,8 +19,8 @@ T 10 rows-on env $ON $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -
 T 10 prefill-on env $ON $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700
 T 20 ref10-on env $ON $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 -prompt-profile
 T 20 ref30-on env $ON $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 -prompt-profile
-(cd /tmp && tar czf $OUT/run2.tgz --exclude=tokenizer.json run2)
-echo "== steps ($(( $(date +%s)-START )) s)"; grep -E '^(rc=|skipped)' $O/steps.log | tr '\n' ' '; echo
+run_pack
+run_tally
 for h in f16p34 rows34 dsplit34; do echo "===== $h"; tail -n 34 $O/$h.log | cut -c1-230; done
 echo "===== everything on"
 grep -hE "^take |  frame|batch [14] |first audio  " $O/take-on.log | cut -c1-200

@@ -11,18 +11,9 @@ import (
 )
 
 // gemmF16Kernels are f16p34's FP16-part instances the tests run (every one,
-// cut by $PROSCENIUM_GEMM_KERNELS); none before sm_90, whose SMs have less
-// shared memory than their wide families take.
+// cut by $PROSCENIUM_GEMM_KERNELS; in gemm32's wide families, so sm_90 on).
 func gemmF16Kernels(t *testing.T) []string {
-	if dev.Info.Major < 9 {
-		t.Logf("sm_%d%d: f16p34's instances (gemm32's wide families) not run", dev.Info.Major, dev.Info.Minor)
-		return nil
-	}
-	var k []string
-	for _, s := range gemmF16Shapes {
-		k = append(k, s.name())
-	}
-	return gemmKernelsNamed(k)
+	return gemmSM90Kernels(t, "f16p34's instances (gemm32's wide families)", gemmF16Shapes)
 }
 
 // TestGemmF16 runs every FP16-part instance (kernels/gemm.cu

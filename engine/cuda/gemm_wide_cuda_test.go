@@ -9,15 +9,21 @@ import (
 )
 
 // gemmWideKernels are gemm32's wide instances the tests run (every one, cut
-// by $PROSCENIUM_GEMM_KERNELS); none before sm_90, whose SMs have less
-// shared memory than the families take.
+// by $PROSCENIUM_GEMM_KERNELS).
 func gemmWideKernels(t *testing.T) []string {
+	return gemmSM90Kernels(t, "gemm32's wide instances (112 or 224 KB of shared memory a block)", gemmWideShapes)
+}
+
+// gemmSM90Kernels names the instances of shapes the tests run (every one,
+// cut by $PROSCENIUM_GEMM_KERNELS); none before sm_90, whose SMs have less
+// shared memory than the wide families take (what names them in the log).
+func gemmSM90Kernels(t *testing.T, what string, shapes []gemmMma) []string {
 	if dev.Info.Major < 9 {
-		t.Logf("sm_%d%d: gemm32's wide instances (112 or 224 KB of shared memory a block) not run", dev.Info.Major, dev.Info.Minor)
+		t.Logf("sm_%d%d: %s not run", dev.Info.Major, dev.Info.Minor, what)
 		return nil
 	}
 	var k []string
-	for _, s := range gemmWideShapes {
+	for _, s := range shapes {
 		k = append(k, s.name())
 	}
 	return gemmKernelsNamed(k)

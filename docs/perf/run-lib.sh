@@ -1,0 +1,59 @@
+# docs/perf/run-lib.sh: what the lead's device scripts share (sourced by docs/perf/h200-lead12-*.sh,
+# run from the root of the checkout the device machine was given, $OUT its folder that comes back).
+#   run_setup NAME BUDGET CARRY…  unpacks each carried bundle (h200-lead6-build.sh) into .carry-x,
+#                                 sets ROOT, X, O (= /tmp/NAME, the logs), START, END (START + BUDGET
+#                                 seconds, or $BUDGET_S), P (proscenium-gpu) and the tests' and the
+#                                 CLI's env
+#   T LIMIT STEP CMD…             runs CMD into $O/STEP.log, at most LIMIT seconds and never past
+#                                 END; steps.log gets its exit status and time
+#   run_serve PORT                (in the background) writes a full-size checkpoint and starts
+#                                 `proscenium serve --ui` on it; load.log says when /healthz had it
+#   run_tally STEP…               each step's passes and failures; run_pack tars $O into $OUT
+run_setup() {
+	local name=$1 budget=$2 c
+	shift 2
+	ROOT=$PWD X=$PWD/.carry-x O=/tmp/$name
+	rm -rf "$O"; mkdir -p "$O" "$X"
+	START=$(date +%s); END=$(( START + ${BUDGET_S:-$budget} ))
+	for c in "$@"; do bash docs/perf/h200-lead6-unpack.sh "$c" "$X" >> "$O/unpack.log" 2>&1 || { cat "$O/unpack.log"; exit 3; }; done
+	gunzip -c engine/demo/qwen3/tokenizer.json.gz > "$X/tokenizer.json"
+	export PROSCENIUM_GPU_CKPTS=$ROOT/engine/cpu/testdata/backbone/ckpt PROSCENIUM_TINY_TOKENIZER=$X/tokenizer.json \
+		PROSCENIUM_CODEC_TESTDATA=$ROOT/engine/cpu/testdata/codec PROSCENIUM_DEMO_CODEC=$ROOT/engine/demo/codec.pth
+	{ date -u; echo "HEAD $(cat .carry-fa/REV)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > "$O/machine.txt" 2>&1
+	P=$X/proscenium-gpu
+	export LD_LIBRARY_PATH=$X/lib PROSCENIUM_GPU_WORKER=$P
+}
+
+T() {
+	local s=$1 n=$2 t left; shift 2
+	left=$(( END - $(date +%s) )); [ "$left" -lt "$s" ] && s=$left
+	[ "$s" -lt 5 ] && { echo "skipped $n (budget)" >> "$O/steps.log"; return; }
+	t=$(date +%s); echo "== $(date -u +%T) $n (limit $s)" >> "$O/steps.log"
+	timeout "$s" "$@" > "$O/$n.log" 2>&1
+	echo "rc=$? $n $(( $(date +%s) - t ))s" >> "$O/steps.log"
+}
+
+run_serve() {
+	local port=$1 t0 i
+	T 70 make-full "$X/proscenium" make-tiny /tmp/full --geometry full
+	XDG_DATA_HOME=/tmp/xdgf XDG_CONFIG_HOME=/tmp/xdgc "$X/proscenium" serve --ui --model /tmp/full --backend cuda \
+		--batch 4 --port "$port" --settings "" > "$O/serve.log" 2>&1 &
+	echo $! > "$O/serve.pid"; t0=$(date +%s)
+	for i in $(seq 900); do
+		curl -s "http://127.0.0.1:$port/healthz" > "$O/status.json" 2>/dev/null
+		grep -q '"model_loaded":true' "$O/status.json" && break
+		[ "$(date +%s)" -ge "$END" ] && break; sleep 0.5
+	done
+	echo "model loaded after $(( $(date +%s) - t0 )) s: $(cat "$O/status.json")" > "$O/load.log"
+}
+
+run_tally() {
+	local f
+	echo "== steps ($(( $(date +%s) - START )) s)"; grep -E '^(rc=|skipped)' "$O/steps.log" | tr '\n' ' '; echo
+	echo "== failures"; grep -hE "^(--- FAIL|FAIL)|^    --- FAIL|panic:" "$O"/*.log | sort | uniq -c | head -20
+	for f in "$@"; do
+		echo "$f: $(grep -c -- '--- PASS' "$O/$f.log") pass, $(grep -c -- '--- FAIL' "$O/$f.log") fail; end: $(tail -n 1 "$O/$f.log" | cut -c1-100)"
+	done
+}
+
+run_pack() { (cd /tmp && tar czf "$OUT/$(basename "$O").tgz" --exclude=tokenizer.json "$(basename "$O")"); }
