@@ -53,7 +53,7 @@ for f in group backbone-fast backbone-exact experts; do echo "$f: $(grep -c -- '
 echo "== TestMoEGroup: inputs each kernel equals the definition on"; grep -cE "^    --- PASS: TestMoEGroup/" $O/group.log
 echo "== fast 300-row prefill against the CPU, worst row of the four checkpoints (bound 1e-4)"
 echo "$(grep -hE "row prefill vs CPU: worst" $O/backbone-fast.log | sed -E 's/.*worst row [0-9]+ at ([^;]+);.*/\1/' | tr '\n' ' ')"
-echo "== one grouping, mean of 100 PDL launches (µs; × = old / new)"
+echo "== one grouping, mean of 100 launches in a graph with PDL edges, 5 replays (µs; × = old / new)"
 grep -hE "^timing moe group" $O/timing.log | sed 's/^timing moe group //'
 echo "== bench-backbone prefill ms at 60 / 300 / 700 rows (without MoE)"
 for v in old new old2 new2; do echo "$v: $(grep -A3 -E "^rows +prefill ms" $O/bench-$v.log | awk 'NR>1 {p=p" "$2; m=m" "$3} END {print p " (" m " )"}')"; done
