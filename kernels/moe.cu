@@ -422,6 +422,106 @@ extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __r
 }
 
 // ---------------------------------------------------------------------------
+// moe_group_warps: moe_group's outputs, bit for bit, a stable counting sort
+// whose ranking is spread over the block's warps instead of one (moe_group
+// ranks 2 400 pairs in 75 dependent steps of one warp, 24 µs a layer of a
+// 300-row prefill; here 25 warps take 3 steps each). W = min(32,
+// MOE_GROUP_COUNTS / E) warps each rank a contiguous range of C pairs (C:
+// ⌈pairs / W⌉ rounded up to 32) in pair order as moe_group does, 32 at a
+// time by __match_any_sync, against the warp's own counts cnt[w·E + e]; a
+// pair keeps its rank within its warp's range. Thread e then turns column e
+// (expert e's counts over the warps) into each warp's base: offsets[e] (a
+// block scan of the columns' sums) plus the counts of expert e in the
+// earlier warps' ranges. A pair's sorted position is its warp's base for its
+// expert plus its rank: the pairs of expert e ordered by (warp, rank), that
+// is by pair, the same stable sort as moe_group's. Counts and bases are at
+// most MOE_GROUP_MAX_PAIRS, so 16 bits each; a pair's expert (< 2¹⁰) and
+// rank (≤ 2¹²) share one word. Block MOE_GROUP_THREADS, grid 1; the limits
+// of moe_group. docs/PERF.md "group34"; moe_group_emu_test.go emulates it.
+#define MOE_GROUP_THREADS 1024
+#define MOE_GROUP_COUNTS 12288  // W·E 16-bit counts: 32 warps up to 384 experts, 12 at 1024
+static_assert(MOE_MAX_EXPERTS <= MOE_GROUP_THREADS, "moe_group_warps: one thread an expert");
+static_assert(MOE_GROUP_MAX_PAIRS <= 4096 && MOE_GROUP_COUNTS >= MOE_MAX_EXPERTS, "16-bit ranks; a warp at least");
+extern "C" __global__ void __launch_bounds__(MOE_GROUP_THREADS)
+    moe_group_warps(int32_t* __restrict__ offsets, int32_t* __restrict__ rowids, int32_t* __restrict__ slot,
+                    const int32_t* __restrict__ ids, int pairs, int k, int E) {
+    __shared__ unsigned short cnt[MOE_GROUP_COUNTS];
+    __shared__ int pk[MOE_GROUP_MAX_PAIRS];  // the pair's expert; after ranking, rank << 16 | expert
+    __shared__ int wsum[MOE_GROUP_THREADS / 32];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int W = min(MOE_GROUP_THREADS / 32, MOE_GROUP_COUNTS / max(E, 1));
+    const int C = ((pairs + W - 1) / W + 31) & ~31;
+    for (int i = tid; i < W * E; i += MOE_GROUP_THREADS) cnt[i] = 0;  // before the wait: no global memory
+    pdl_entry();
+    for (int p = tid; p < pairs; p += MOE_GROUP_THREADS) pk[p] = ld_dep(ids + p);
+    __syncthreads();
+    if (warp < W) {
+        unsigned short* c = cnt + warp * E;
+        const int p1 = min(warp * C + C, pairs);
+        for (int p0 = warp * C; p0 < p1; p0 += 32) {  // p1 is the warp's: every lane runs each step
+            const int p = p0 + lane;
+            const bool ok = p < p1;
+            const int e = ok ? pk[p] : -1 - lane;  // past the end: a group of one
+            const unsigned peers = __match_any_sync(0xffffffffu, e);
+            const int rank = __popc(peers & ((1u << lane) - 1u)), group = __popc(peers);
+            const int base = ok ? c[e] : 0;
+            __syncwarp();  // every lane has read its expert's count before any is advanced
+            if (ok) {
+                pk[p] = (base + rank) << 16 | e;
+                if (rank == group - 1) c[e] = (unsigned short)(base + group);
+            }
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    // Expert e = tid: its column's sum, the block's exclusive scan of the sums.
+    const int e = tid;
+    int tot = 0;
+    if (e < E) {
+#pragma unroll
+        for (int w = 0; w < MOE_GROUP_THREADS / 32; w++)
+            if (w < W) tot += cnt[w * E + e];
+    }
+    int incl = tot;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    if (lane == 31) wsum[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        const int v = wsum[lane];
+        int s = v;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const int u = __shfl_up_sync(0xffffffffu, s, d);
+            if (lane >= d) s += u;
+        }
+        wsum[lane] = s - v;
+    }
+    __syncthreads();
+    if (e < E) {
+        int run = wsum[warp] + incl - tot;
+        offsets[e] = run;
+        if (e == E - 1) offsets[E] = run + tot;
+#pragma unroll
+        for (int w = 0; w < MOE_GROUP_THREADS / 32; w++)
+            if (w < W) {
+                const int c = cnt[w * E + e];
+                cnt[w * E + e] = (unsigned short)run;
+                run += c;
+            }
+    }
+    __syncthreads();
+    for (int p = tid; p < pairs; p += MOE_GROUP_THREADS) {
+        const int v = pk[p], s = cnt[(p / C) * E + (v & 0xffff)] + (v >> 16);
+        slot[p] = s;
+        rowids[s] = p / k;
+    }
+}
+
+// ---------------------------------------------------------------------------
 // SwiGLU of the experts (cpu.SwiGLU): blocks y < items are routed items:
 // h[y·ip + c] = silu(gu[y·2p + c]) · gu[y·2p + p + c] for c < i, 0 for
 // i ≤ c < ip (the padding the down GEMV reads). Blocks y ≥ items are the

@@ -48,16 +48,38 @@ func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 // moeGroupThreads is the block of moe_group; it sorts up to 4× as many pairs.
 const moeGroupThreads = 1024
 
+// MoEGroupEnv picks the kernel of MoEGroup: "old" is moe_group (one warp
+// ranks every pair, 24 µs a layer of a 300-row prefill), anything else
+// moe_group_warps (each warp ranks its own range of pairs; docs/PERF.md
+// "group34"). The same outputs, bit for bit.
+const MoEGroupEnv = "PROSCENIUM_GPU_MOE_GROUP"
+
+// moeGroupWarps: MoEGroup by moe_group_warps. The default flip is this line
+// (!= "old": on unless asked for the old kernel; == "new": off).
+var moeGroupWarps = os.Getenv(MoEGroupEnv) != "old"
+
 // MoEGroup sorts the pairs (row, expert) of ids [pairs] by expert for the
 // grouped GEMMs: offsets [E+1], rowids (the x row of each sorted pair) and
-// slot (the sorted position of each pair), all int32.
+// slot (the sorted position of each pair), all int32. Pairs of one expert
+// keep their order (a stable sort), so the result does not depend on the
+// kernel or its scheduling.
 func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) error {
-	if E > maxRouteExperts || pairs > kernel.MoEGroupMaxPairs {
-		return fmt.Errorf("cuda: moe group: %d pairs over %d experts (at most %d, %d)", pairs, E, kernel.MoEGroupMaxPairs, maxRouteExperts)
+	return q.MoEGroupBy(moeGroupWarps, offsets, rowids, slot, ids, pairs, k, E)
+}
+
+// MoEGroupBy is MoEGroup by moe_group_warps (warps) or moe_group, whatever
+// $PROSCENIUM_GPU_MOE_GROUP says (the tests' A/B).
+func (q *Queue) MoEGroupBy(warps bool, offsets, rowids, slot, ids *Block, pairs, k, E int) error {
+	if E > maxRouteExperts || pairs > kernel.MoEGroupMaxPairs || E < 1 || k < 1 || pairs < 0 {
+		return fmt.Errorf("cuda: moe group: %d pairs (top %d) over %d experts (at most %d, %d)", pairs, k, E, kernel.MoEGroupMaxPairs, maxRouteExperts)
 	}
 	if err := firstErr(checkFits(offsets, 0, int64(E+1)*4, "group offsets"), checkFits(rowids, 0, int64(pairs*4), "group row ids"),
 		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
 		return err
+	}
+	if warps {
+		return kernel.MoEGroupWarps(q, [3]int{1, 1, 1}, kernel.MoEGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
+			pairs, k, E)
 	}
 	return kernel.MoEGroup(q, [3]int{1, 1, 1}, moeGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
 		pairs, k, E)

@@ -6,16 +6,18 @@ import "math"
 
 // The integer #defines of kernels/moe.cu.
 const (
-	MoEMaxExperts    = 1024 // MOE_MAX_EXPERTS
-	RouteList        = 8    // ROUTE_LIST
-	RouteMaxk        = 64   // ROUTE_MAXK
-	MoEGroupMaxPairs = 4096 // MOE_GROUP_MAX_PAIRS
-	CombineRegs      = 8    // COMBINE_REGS
-	CombineCols      = 2    // COMBINE_COLS
-	DownRows         = 8    // DOWN_ROWS
-	DownMaxx         = 2048 // DOWN_MAXX
-	Down2Nb          = 4    // DOWN2_NB
-	MoEDown2Minb     = 3    // MOE_DOWN2_MINB
+	MoEMaxExperts    = 1024  // MOE_MAX_EXPERTS
+	RouteList        = 8     // ROUTE_LIST
+	RouteMaxk        = 64    // ROUTE_MAXK
+	MoEGroupMaxPairs = 4096  // MOE_GROUP_MAX_PAIRS
+	MoEGroupThreads  = 1024  // MOE_GROUP_THREADS
+	MoEGroupCounts   = 12288 // MOE_GROUP_COUNTS
+	CombineRegs      = 8     // COMBINE_REGS
+	CombineCols      = 2     // COMBINE_COLS
+	DownRows         = 8     // DOWN_ROWS
+	DownMaxx         = 2048  // DOWN_MAXX
+	Down2Nb          = 4     // DOWN2_NB
+	MoEDown2Minb     = 3     // MOE_DOWN2_MINB
 )
 
 // MoERoute enqueues kernels/moe.cu's
@@ -375,6 +377,15 @@ func MoEGateUpIdsBF16d(q Launcher, k MoEGateUpIdsBF16dKernel, grid [3]int, block
 // on q with grid blocks of block threads.
 func MoEGroup(q Launcher, grid [3]int, block int, offsets, rowids, slot, ids Ptr, pairs, kArg, e int) error {
 	return q.Launch("moe_group", grid, block, uint64(offsets), uint64(rowids), uint64(slot), uint64(ids), uint64(uint32(int32(pairs))), uint64(uint32(int32(kArg))), uint64(uint32(int32(e))))
+}
+
+// MoEGroupWarps enqueues kernels/moe.cu's
+//
+//	moe_group_warps(int32_t* offsets, int32_t* rowids, int32_t* slot, int32_t* ids, int pairs, int k, int E)
+//
+// on q with grid blocks of block threads.
+func MoEGroupWarps(q Launcher, grid [3]int, block int, offsets, rowids, slot, ids Ptr, pairs, kArg, e int) error {
+	return q.Launch("moe_group_warps", grid, block, uint64(offsets), uint64(rowids), uint64(slot), uint64(ids), uint64(uint32(int32(pairs))), uint64(uint32(int32(kArg))), uint64(uint32(int32(e))))
 }
 
 // MoESwiGLU enqueues kernels/moe.cu's
