@@ -109,8 +109,11 @@ __device__ __forceinline__ void row_value_rmsnorm_zc(const Span& sp, Value value
 #pragma unroll
     for (int i = 0; i < COLS; i++) {
         const int c = c0 + i * bd;
-        v[i] = c < ce ? value(c) : 0.f;
-        if (!Span::late && c < ce) keep(c, v[i]);
+        v[i] = 0.f;
+        if (c < ce) {
+            v[i] = value(c);
+            if (!Span::late) keep(c, v[i]);
+        }
     }
 #pragma unroll
     for (int i = 0; i < COLS; i++) {

@@ -173,3 +173,62 @@ func TestNormClusterExistingTests(t *testing.T) {
 	t.Run("combine", func(t *testing.T) { eachNumerics(t, testMoECombineNorm) })
 	t.Run("addnorm", func(t *testing.T) { eachNumerics(t, testBackboneRowsAndAddNorm) })
 }
+
+// TestNormClusterTiming times the two tails alone: 40 layers' add-norm and
+// combine-norm (80 dependent launches, Drama 3's width and top 8) captured
+// in one graph under PDL and replayed, the one-block kernels against the
+// cluster kernels, for B = 1, 2, 4, 8 rows; it prints µs a launch.
+func TestNormClusterTiming(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	if dev.Info.Major < 9 {
+		t.Skip("thread block clusters need sm_90")
+	}
+	prevN, prevS := dev.Numerics, normCluster
+	dev.Numerics = drama3.NumericsFast
+	defer func() { dev.Numerics, normCluster = prevN, prevS }()
+	const H, k, stride, layers, reps, maxRows = 2048, 8, 1281, 40, 20, 8
+	r := newRand(t)
+	x, y := upload(t, randNonZero(r, maxRows*H)), upload(t, randNonZero(r, maxRows*H))
+	normed, w := alloc(t, maxRows*H*4), upload(t, randNonZero(r, H))
+	yr, ys := upload(t, randNonZero(r, maxRows*k*H)), upload(t, randNonZero(r, maxRows*H))
+	wts, dense := upload(t, randNonZero(r, maxRows*k)), upload(t, randNonZero(r, maxRows*stride))
+	for _, n := range []int{1, 2, 4, 8} {
+		var us [2]float64
+		for i, on := range []bool{false, true} {
+			normCluster = on
+			tails := func(q *Queue) error {
+				for range layers {
+					if err := firstErr(q.AddRMSNormZC(x, y, normed, w, n, H, H, 1e-6),
+						q.MoECombineNorm(x, yr, wts, ys, dense, n, stride, stride-1, H, k, nil, normed, w, H, 1e-6)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			var graph *Graph
+			if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(tails); return }); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil { // warm-up
+				t.Fatal(err)
+			}
+			ms, err := dev.Time(func(q *Queue) error {
+				for range reps {
+					if err := q.LaunchGraph(graph); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			us[i] = 1000 * ms / reps / (2 * layers)
+		}
+		fmt.Printf("norm34 timing B = %d  one-block %6.2f µs  cluster %6.2f µs a launch (add-norm and combine-norm alternating, 80 in a graph; ×%.2f)\n",
+			n, us[0], us[1], us[0]/us[1])
+	}
+}
