@@ -48,7 +48,7 @@ i=0; for v in off on off on; do i=$(( i + 1 )); x=0; [ $v = on ] && x=1
 done
 (cd $O/.. && tar czf $O.tgz --exclude=tokenizer.json "$(basename $O)" && mv $O.tgz $O/norm34.tgz)
 echo "== norm34 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
-echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:|relative error .* >|differ from|not sent|sent to the cluster" $O/*.log | cut -c1-200 | head -12
+echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^        --- FAIL|^FAIL|panic:|relative error .* >|differ from the cluster kernel|sent to the cluster kernels" $O/*.log | cut -c1-200 | head -12
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
 for f in norm backbone rows pdl chain; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail, $(grep -c -- '--- SKIP' $O/$f.log) skip"; done
 echo "== TestNormCluster: worst relative error per check (≤ 1e-6; x of the add-norm 0)"
