@@ -36,23 +36,26 @@ extern "C" __global__ void backbone_rows(float* __restrict__ x, const uint16_t* 
 // for c < H and 0 up to npitch (padding that FP8 GEMVs read). The sum of
 // squares is float64, the inverse rms rounded once (the CPU's bits) under
 // Exact; float32 under Fast. Grid (n), block 256.
-// add_rmsnorm_zc_row is row t; LD reads y (fused.cuh).
+// add_rmsnorm_zc_row is row t over Span's columns (row_norm.cuh); LD reads y
+// (fused.cuh).
 #define ADDNORM_COLS 2
-template <class P, class LD>
+template <class P, class LD, class Span = BlockSpan>
 __device__ __forceinline__ void add_rmsnorm_zc_row(unsigned int t, float* __restrict__ x, const float* __restrict__ y,
                                                    float* __restrict__ normed, const float* __restrict__ w, int H,
-                                                   int npitch, float eps) {
+                                                   int npitch, float eps, const Span& sp = Span()) {
     __shared__ typename P::Sum red[32];
     float* xr = x + (size_t)t * H;
     auto add = [&](int c) {
         float v = xr[c];
-        if (y) {
-            v = P::add(v, LD::ld(y + (size_t)t * H + c));
-            xr[c] = v;
-        }
+        if (y) v = P::add(v, LD::ld(y + (size_t)t * H + c));
         return v;
     };
-    row_value_rmsnorm_zc<P, ADDNORM_COLS, false>(add, xr, normed + (size_t)t * npitch, w, H, npitch, eps, red);
+    auto keep = [&](int c, float v) {
+        if (y) xr[c] = v;
+    };
+    // A cluster block's one column a thread (Drama 3's 2048 over 8 × 256).
+    row_value_rmsnorm_zc<P, Span::late ? 1 : ADDNORM_COLS, false>(sp, add, keep, xr, normed + (size_t)t * npitch, w,
+                                                                  H, npitch, eps, red);
 }
 template <class P>
 __device__ __forceinline__ void add_rmsnorm_zc_body(float* __restrict__ x, const float* __restrict__ y,
@@ -65,6 +68,29 @@ NUMERICS_KERNEL(add_rmsnorm_zc, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
                  const float* __restrict__ w, int H, int npitch, float eps),
                 (x, y, normed, w, H, npitch, eps))
+
+// add_rmsnorm_zc_cluster_fast (norm34, issue 27; engine/cuda normCluster):
+// add_rmsnorm_zc_fast with row t = blockIdx.y spread over a thread block
+// cluster of NORM_CLUSTER blocks (row_norm.cuh ClusterSpan): the row's loads
+// on NORM_CLUSTER multiprocessors, its sum of squares one distributed-
+// shared-memory round; y read through L2 (LoadL2: not the read-only path,
+// which ptxas may move above the PDL wait). Grid (NORM_CLUSTER, n), block
+// NORM_CLUSTER_THREADS.
+// sm_90 only (the other architectures' instance traps, never launched).
+extern "C" __global__ void NORM_CLUSTER_ATTRS add_rmsnorm_zc_cluster_fast(float* __restrict__ x,
+                                                                         const float* __restrict__ y,
+                                                                         float* __restrict__ normed,
+                                                                         const float* __restrict__ w, int H,
+                                                                         int npitch, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const ClusterSpan sp(H);
+    sp.begin();
+    pdl_entry();
+    add_rmsnorm_zc_row<Fast, LoadL2>(blockIdx.y, x, y, normed, w, H, npitch, eps, sp);
+#else
+    __trap();
+#endif
+}
 
 // ---------------------------------------------------------------------------
 // The fused step's layer glue (Fast only: engine/cuda Backbone.Fused): a

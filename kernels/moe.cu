@@ -570,54 +570,82 @@ NUMERICS_KERNEL(moe_swiglu, ,
 // not null, normed[t·npitch + c] = RMSNormZeroCentred(x[t])[c] for c < H and 0
 // up to npitch. Fast: the same operations in float32 with a float32 sum of
 // squares. Grid (n), block 256.
-// moe_combine_norm_row is row t; LD reads yr and ys (fused.cuh).
+// moe_combine_norm_row is row t over Span's columns (row_norm.cuh); LD reads
+// yr and ys (fused.cuh).
 #define COMBINE_REGS 8
 #define COMBINE_COLS 2
-template <class P, class LD>
+template <class P, class LD, class Span = BlockSpan>
 __device__ __forceinline__ void moe_combine_norm_row(int t, float* __restrict__ x, const float* __restrict__ yr,
                                                      const float* __restrict__ wts, const float* __restrict__ ys,
                                                      const float* __restrict__ dense, int dstride, int sgcol, int H,
                                                      int k, const int32_t* __restrict__ slot,
                                                      float* __restrict__ normed, const float* __restrict__ nw,
-                                                     int npitch, float eps) {
+                                                     int npitch, float eps, const Span& sp = Span()) {
     __shared__ typename P::Sum red[32];
     __shared__ float cw[ROUTE_MAXK], csg;
     __shared__ int crow[ROUTE_MAXK];
-    // The row's k weights, routed rows and shared-expert gate, read once
-    // after the PDL wait into shared memory: ld_dep, not the read-only path,
-    // which ptxas may move above the wait (the routing is the previous
-    // launch's but one). The weights are read from there at each use (a
-    // 1024-thread block has 64 registers a thread).
-    for (int j = threadIdx.x; j < k; j += blockDim.x) {
-        cw[j] = ld_dep(wts + t * k + j);
-        crow[j] = slot ? ld_dep(slot + t * k + j) : t * k + j;
-    }
-    if (threadIdx.x == 0) csg = P::sigmoid(ld_dep(dense + (size_t)t * dstride + sgcol));
-    __syncthreads();
-    const float sg = csg;
     int yoff[COMBINE_REGS];  // the routed rows' offsets in yr (int: registers)
+    float wr[COMBINE_REGS];  // a late Span's weights (registers)
+    float sg;
+    if (!Span::late) {
+        // The row's k weights, routed rows and shared-expert gate, read once
+        // after the PDL wait into shared memory: ld_dep, not the read-only
+        // path, which ptxas may move above the wait (the routing is the
+        // previous launch's but one). The weights are read from there at
+        // each use (a 1024-thread block has 64 registers a thread).
+        for (int j = threadIdx.x; j < k; j += blockDim.x) {
+            cw[j] = ld_dep(wts + t * k + j);
+            crow[j] = slot ? ld_dep(slot + t * k + j) : t * k + j;
+        }
+        if (threadIdx.x == 0) csg = P::sigmoid(ld_dep(dense + (size_t)t * dstride + sgcol));
+        __syncthreads();
+        sg = csg;
 #pragma unroll
-    for (int j = 0; j < COMBINE_REGS; j++) yoff[j] = crow[min(j, k - 1)] * H;
+        for (int j = 0; j < COMBINE_REGS; j++) yoff[j] = crow[min(j, k - 1)] * H;
+    } else {
+        // A cluster block's 256 threads have registers to spare: each thread
+        // reads the first COMBINE_REGS weights and the gate itself (uniform
+        // addresses), with no barrier, and without a slot (the step's case;
+        // the cluster kernel passes none) its routed rows' loads need no
+        // earlier load: one round trip for the whole column. The gate is
+        // read in combine, among the column's loads (read here, ptxas began
+        // its sigmoid before the column's branch: the column's loads a round
+        // trip later).
+#pragma unroll
+        for (int j = 0; j < COMBINE_REGS; j++) {
+            const int jj = t * k + min(j, k - 1);
+            wr[j] = ld_dep(wts + jj);
+            yoff[j] = (slot ? ld_dep(slot + jj) : jj) * H;
+        }
+        sg = 0.f;  // read with the column's loads (combine)
+    }
+    auto wt = [&](int j) { return Span::late ? wr[j] : cw[j]; };
+    auto wfar = [&](int j) { return Span::late ? ld_dep(wts + t * k + j) : cw[j]; };
+    auto rowfar = [&](int j) { return Span::late ? (slot ? ld_dep(slot + t * k + j) : t * k + j) : crow[j]; };
     float* xr = x + (size_t)t * H;
-    // column c's sum, added to x: acc = Σ_j w_j·y_j + ys·sg in the CPU's
-    // order; the first COMBINE_REGS routed values loaded together before the
-    // sum (a loop over k waits for one load at a time).
+    // column c's sum: acc = Σ_j w_j·y_j + ys·sg in the CPU's order, added to
+    // x (keep stores it); the first COMBINE_REGS routed values loaded
+    // together before the sum (a loop over k waits for one load at a time).
     auto combine = [&](int c) {
         float y[COMBINE_REGS];
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++) y[j] = LD::ld(yr + yoff[j] + c);
         const float ysv = LD::ld(ys + (size_t)t * H + c), xv = xr[c];
+        const float g = Span::late ? P::sigmoid(ld_dep(dense + (size_t)t * dstride + sgcol)) : sg;
         float acc = 0.f;
 #pragma unroll
         for (int j = 0; j < COMBINE_REGS; j++)
-            if (j < k) acc = P::add(acc, P::mul(cw[j], y[j]));
-        for (int j = COMBINE_REGS; j < k; j++) acc = P::add(acc, P::mul(cw[j], LD::ld(yr + (size_t)crow[j] * H + c)));
-        acc = P::add(acc, P::mul(ysv, sg));
-        const float v = P::add(xv, acc);
-        xr[c] = v;
-        return v;
+            if (j < k) acc = P::add(acc, P::mul(wt(j), y[j]));
+        for (int j = COMBINE_REGS; j < k; j++)
+            acc = P::add(acc, P::mul(wfar(j), LD::ld(yr + (size_t)rowfar(j) * H + c)));
+        acc = P::add(acc, P::mul(ysv, g));
+        return P::add(xv, acc);
     };
-    row_value_rmsnorm_zc<P, COMBINE_COLS, true>(combine, xr, normed + (size_t)t * npitch, nw, H, npitch, eps, red);
+    auto keep = [&](int c, float v) { xr[c] = v; };
+    // A cluster block's one column a thread (Drama 3's 2048 over 8 × 256).
+    row_value_rmsnorm_zc<P, Span::late ? 1 : COMBINE_COLS, !Span::late>(sp, combine, keep, xr,
+                                                                         normed + (size_t)t * npitch, nw, H, npitch,
+                                                                         eps, red);
 }
 template <class P>
 __device__ __forceinline__ void moe_combine_norm_body(float* __restrict__ x, const float* __restrict__ yr,
@@ -636,6 +664,31 @@ NUMERICS_KERNEL(moe_combine_norm, __launch_bounds__(1024),
                  const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,
                  int npitch, float eps),
                 (x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw, npitch, eps))
+
+// moe_combine_norm_cluster_fast (norm34, issue 27; engine/cuda normCluster):
+// moe_combine_norm_fast with row t = blockIdx.y spread over a thread block
+// cluster of NORM_CLUSTER blocks (row_norm.cuh ClusterSpan): the row's loads
+// on NORM_CLUSTER multiprocessors, no block barrier before them, its sum of
+// squares one distributed-shared-memory round. No slot (routed pair p is
+// row p of yr: the step's layout) and nw not null (the host runs
+// moe_combine_norm_fast otherwise). Values earlier launches
+// wrote are read through L2 (LoadL2: not the read-only path, which ptxas
+// may move above the PDL wait). Grid (NORM_CLUSTER, n), block
+// NORM_CLUSTER_THREADS; sm_90 only (elsewhere the instance traps).
+extern "C" __global__ void NORM_CLUSTER_ATTRS moe_combine_norm_cluster_fast(
+    float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts, const float* __restrict__ ys,
+    const float* __restrict__ dense, int dstride, int sgcol, int H, int k, float* __restrict__ normed,
+    const float* __restrict__ nw, int npitch, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const ClusterSpan sp(H);
+    sp.begin();
+    pdl_entry();
+    moe_combine_norm_row<Fast, LoadL2>(blockIdx.y, x, yr, wts, ys, dense, dstride, sgcol, H, k, nullptr, normed, nw,
+                                       npitch, eps, sp);
+#else
+    __trap();
+#endif
+}
 
 // ---------------------------------------------------------------------------
 // A step's down projections in one launch (SwiGLU, then cpu.MatVec): block

@@ -104,7 +104,8 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 // sigmoid(dense[t·dstride + sgcol]); with nw non-nil it then writes the
 // zero-centred RMSNorm of x into normed (pitch npitch, zero-padded). With
 // slot non-nil the routed output of pair p is row slot[p] of yr (MoEGroup's
-// expert order).
+// expert order). Under $PROSCENIUM_GPU_NORM_CLUSTER, without a slot and with
+// a norm, a cluster a row (norm_cluster.go).
 func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, H, k int, slot, normed, nw *Block, npitch int, eps float32) error {
 	errs := []error{checkFits(x, 0, int64(n*H*4), "combine x"), checkFits(yr, 0, int64(n*k*H*4), "combine routed"),
 		checkFits(wts, 0, int64(n*k*4), "combine weights"), checkFits(ys, 0, int64(n*H*4), "combine shared"),
@@ -119,6 +120,10 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 	}
 	if err := firstErr(errs...); err != nil {
 		return err
+	}
+	if slot == nil && nw != nil && q.normClusterRows(n) {
+		return kernel.MoECombineNormClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
+			devPtr(yr), devPtr(wts), devPtr(ys), devPtr(dense), dstride, sgcol, H, k, na, nwa, npitch, eps)
 	}
 	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
 		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
@@ -136,9 +141,16 @@ func (q *Queue) BackboneRows(x, table, toks, emb *Block, n, vocab, H int) error 
 		vocab, H)
 }
 
+// normClusterRows reports whether q runs a norm tail of n rows as thread
+// block clusters (norm_cluster.go).
+func (q *Queue) normClusterRows(n int) bool {
+	return normClusterRows(n, q.d.Numerics.Exact(), q.d.Info.Major)
+}
+
 // AddRMSNormZC adds y (nil: nothing) into the n rows of x (width H) and
 // writes their zero-centred RMSNorm with gain w into normed (pitch npitch,
-// zero-padded).
+// zero-padded); under $PROSCENIUM_GPU_NORM_CLUSTER a cluster a row
+// (norm_cluster.go).
 func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float32) error {
 	errs := []error{checkFits(x, 0, int64(n*H*4), "add-norm x"), checkFits(normed, 0, int64(n*npitch*4), "add-norm out"),
 		checkFits(w, 0, int64(H*4), "add-norm weight")}
@@ -150,6 +162,10 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	}
 	if err := firstErr(errs...); err != nil {
 		return err
+	}
+	if q.normClusterRows(n) {
+		return kernel.AddRMSNormZCClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
+			devPtr(y), devPtr(normed), devPtr(w), H, npitch, eps)
 	}
 	return kernel.AddRMSNormZC(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
 		H, npitch, eps)

@@ -278,12 +278,23 @@ func TestMoECombineNorm(t *testing.T) { eachNumerics(t, testMoECombineNorm) }
 
 func testMoECombineNorm(t *testing.T) {
 	r := newRand(t)
-	for _, c := range []struct{ n, H, k, stride, sgcol, pitch int }{{1, 2048, 8, 1281, 1280, 2048}, {60, 2048, 8, 1281, 1280, 2048}, {5, 136, 3, 119, 118, 144}} {
-		t.Run(fmt.Sprintf("%drows_%dwide", c.n, c.H), func(t *testing.T) {
+	// noSlot: routed pair p at row p (the step's layout; with
+	// $PROSCENIUM_GPU_NORM_CLUSTER the cluster kernel's case).
+	for _, c := range []struct {
+		n, H, k, stride, sgcol, pitch int
+		noSlot                        bool
+	}{{1, 2048, 8, 1281, 1280, 2048, false}, {60, 2048, 8, 1281, 1280, 2048, false}, {5, 136, 3, 119, 118, 144, false},
+		{1, 2048, 8, 1281, 1280, 2048, true}, {4, 2048, 8, 1281, 1280, 2048, true}, {5, 136, 3, 119, 118, 144, true}} {
+		t.Run(fmt.Sprintf("%drows_%dwide_noslot%v", c.n, c.H, c.noSlot), func(t *testing.T) {
 			x, yr, ys := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
 			wts, dense, nw := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride), randNonZero(r, c.H)
 			// The routed outputs in a shuffled (expert) order: pair p at row slot[p].
 			perm := r.Perm(c.n * c.k)
+			if c.noSlot {
+				for i := range perm {
+					perm[i] = i
+				}
+			}
 			slot := make([]int32, len(perm))
 			yrs := make([]float32, len(yr))
 			for pr, s := range perm {
@@ -293,6 +304,9 @@ func testMoECombineNorm(t *testing.T) {
 			xb := upload(t, x)
 			normed := poisoned(t, c.n*c.pitch)
 			yrb, wb, ysb, db, sb, nwb := upload(t, yrs), upload(t, wts), upload(t, ys), upload(t, dense), upload(t, slot), upload(t, nw)
+			if c.noSlot {
+				sb = nil
+			}
 			if err := dev.Run(func(q *Queue) error {
 				return q.MoECombineNorm(xb, yrb, wb, ysb, db, c.n, c.stride, c.sgcol, c.H, c.k, sb, normed, nwb, c.pitch, 1e-6)
 			}); err != nil {

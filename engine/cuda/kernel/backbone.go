@@ -32,6 +32,15 @@ func AddRMSNormZC(q Launcher, policy Policy, grid [3]int, block int, x, y, norme
 	return q.Launch(name, grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
+// AddRMSNormZCClusterFast enqueues kernels/backbone.cu's
+//
+//	add_rmsnorm_zc_cluster_fast(float* x, float* y, float* normed, float* w, int H, int npitch, float eps)
+//
+// on q with grid blocks of block threads.
+func AddRMSNormZCClusterFast(q Launcher, grid [3]int, block int, x, y, normed, w Ptr, h, npitch int, eps float32) error {
+	return q.Launch("add_rmsnorm_zc_cluster_fast", grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
+}
+
 // GemvBF16AddNormFast enqueues kernels/backbone.cu's
 //
 //	gemv_bf16_add_norm_fast(float* y, uint16_t* W, float* in, int rows, int cols, unsigned int* counter, float* x, float* normed, float* nw, int npitch, float eps)

@@ -416,6 +416,15 @@ func MoECombineNorm(q Launcher, policy Policy, grid [3]int, block int, x, yr, wt
 	return q.Launch(name, grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(slot), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
+// MoECombineNormClusterFast enqueues kernels/moe.cu's
+//
+//	moe_combine_norm_cluster_fast(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, float* normed, float* nw, int npitch, float eps)
+//
+// on q with grid blocks of block threads.
+func MoECombineNormClusterFast(q Launcher, grid [3]int, block int, x, yr, wts, ys, dense Ptr, dstride, sgcol, h, kArg int, normed, nw Ptr, npitch int, eps float32) error {
+	return q.Launch("moe_combine_norm_cluster_fast", grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
+}
+
 // MoEDownArgs are the parameters of moe_down.
 type MoEDownArgs struct {
 	Yr      Ptr   // float* yr
