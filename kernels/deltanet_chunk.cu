@@ -461,6 +461,222 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     deltanet_chunk_state_body<Fast> DNC_STATE_ARGS;
 }
 
+// deltanet_chunk_state_tiled (dnstate34; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_STATE=tiled): deltanet_chunk_state_fast's arithmetic
+// (grid (nv, ceil(dv/32)), DNC_STATE_THREADS threads, block (h, y) carries
+// columns j = 32y + lane of head h's state) with a register tile a thread and
+// the chunk's inputs in dynamic shared memory, loaded by cp.async ahead of
+// their use. The old kernel's inner loops read one shared float per fused
+// multiply-add or more (a column of S and up to four broadcast tile values
+// for four FMAs) and synchronised twice per 32-wide slice (30 barriers a
+// chunk, each behind a global load): shared-memory bound at ≈ 27 µs a chunk.
+// Here, per chunk:
+//   1. every warp: 8 rows of [W; q] (128 rows: warps 0–7 W, 8–15 q) times
+//      S0's column, a thread 8 rows × its column: per 4 a, 4 loads of S0
+//      and 8 broadcast float4 loads of the rows for 32 FMAs (3/8 of a load
+//      an FMA). Warps 0–7 then hold Δ = Δ0 − W·S0 (written to ds, and
+//      e^{c_L−c_m}Δ_m to dse), warps 8–15 e^{c_i} S0ᵀq_i.
+//   2. warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m (the warp's 8 rows end at
+//      row i0+7, so m stops there: qm is 0 past i) and write o;
+//      at the same time warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ (e^{c_L−c_m}Δ_m),
+//      16 rows a thread in registers, per m one load of dse and 4 broadcast
+//      float4 loads of k_m for 16 FMAs.
+// Four barriers a chunk. The chunk's W, q, Δ0 and c arrive by cp.async
+// (group A) while the previous chunk's step 2 runs; its qm and k (group B)
+// while step 1 runs. Sums run in another order than the old kernel's (Δ0 −
+// Σ W·S0 summed apart, e^{c_L−c_m} on Δ rather than on k): inside Fast's
+// contract (docs/MODEL.md "Numerics policy"). Shared memory, floats (dkp =
+// dk rounded up to 16; rows and columns past dk, L and dv zero-filled):
+//   ss [dkp][32] S's columns, wq [128][dkp] W and q, kt [64][dkp] k,
+//   qms [64][64] qm, d0s ds dse [64][32], cs [64]
+// (engine/cuda deltaNetChunkStateTiledShared: 152.8 KB at dk 128, 208.8 KB
+// at 192; needs sm_90's 227 KB opt-in beyond dk 128).
+#define DNC_TS_ROWS 8    // rows of [W; q] a thread in step 1
+#define DNC_TS_SROWS 16  // state rows a thread in step 2
+
+// dnc_cp4 copies one float global → shared by cp.async (4 bytes, zero-fill
+// when !ok: src is not read then); the host emulation defers it to the
+// wait that covers it (docs/perf/dnstate34-emu).
+__device__ __forceinline__ void dnc_cp4(float* dst, const float* src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(s), "l"(src), "r"(ok ? 4 : 0) : "memory");
+#elif defined(DNC_EMU_CP4)
+    DNC_EMU_CP4(dst, src, ok);
+#else
+    *dst = ok ? *src : 0.f;
+#endif
+}
+__device__ __forceinline__ void dnc_cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(DNC_EMU_COMMIT)
+    DNC_EMU_COMMIT();
+#endif
+}
+// dnc_cp_wait<N>: all but the N most recent committed groups landed (this
+// thread's copies; a barrier after it makes them every thread's).
+template <int N>
+__device__ __forceinline__ void dnc_cp_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#elif defined(DNC_EMU_WAIT)
+    DNC_EMU_WAIT(N);
+#endif
+}
+
+#ifndef DNC_EMU_SMEM
+extern __shared__ __align__(16) float dnc_dyn_smem[];
+#define DNC_EMU_SMEM dnc_dyn_smem
+#endif
+
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chunk_state_tiled DNC_STATE_PARAMS {
+    const int h = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int j = blockIdx.y * 32 + lane;
+    const bool col = j < dv;
+    const int nch = (n + DNC_C - 1) / DNC_C, dkp = (dk + 15) & ~15;
+    float* ss = DNC_EMU_SMEM;
+    float* wq = ss + dkp * 32;
+    float* kt = wq + 128 * dkp;
+    float* qms = kt + 64 * dkp;
+    float* d0s = qms + DNC_C * DNC_C;
+    float* ds = d0s + DNC_C * 32;
+    float* dse = ds + DNC_C * 32;
+    float* cs = dse + DNC_C * 32;
+    float* st = S + (size_t)h * dk * dv;
+    pdl_entry();
+    for (int a = warp; a < dkp; a += DNC_STATE_WARPS) ss[a * 32 + lane] = (col && a < dk) ? st[(size_t)a * dv + j] : 0.f;
+
+    // Group A of chunk c: W and q (wq rows 0–63 and 64–127), Δ0's columns, c.
+    auto issue_a = [&](int c) {
+        if (c < nch) {
+            const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
+            const size_t hr = (size_t)h * n + t0;
+            for (int i = warp; i < 128; i += DNC_STATE_WARPS) {
+                const int ii = i & (DNC_C - 1);
+                const float* src = (i < DNC_C ? w0 : qn) + (hr + ii) * dk;
+                for (int a = lane; a < dkp; a += 32) {
+                    const bool ok = ii < L && a < dk;
+                    dnc_cp4(wq + i * dkp + a, ok ? src + a : w0, ok);
+                }
+            }
+            for (int i = warp; i < DNC_C; i += DNC_STATE_WARPS) {
+                const bool ok = i < L && col;
+                dnc_cp4(d0s + i * 32 + lane, ok ? d0 + (hr + i) * dv + j : d0, ok);
+            }
+            if (threadIdx.x < DNC_C) dnc_cp4(cs + threadIdx.x, cum + hr + min((int)threadIdx.x, L - 1), (int)threadIdx.x < L);
+        }
+        dnc_cp_commit();  // an empty group past the last chunk keeps the waits' counts
+    };
+    issue_a(0);
+    for (int c = 0; c < nch; c++) {
+        const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
+        const size_t hr = (size_t)h * n + t0;
+        {  // Group B of chunk c: qm (0 past L) and k (the previous chunk's step 2 is done with both).
+            const float* qmc = qm + ((size_t)h * nch + c) * DNC_C * DNC_C;
+            for (int i = warp; i < DNC_C; i += DNC_STATE_WARPS)
+                for (int m = lane; m < DNC_C; m += 32) {
+                    const bool ok = i < L && m < L;
+                    dnc_cp4(qms + i * DNC_C + m, ok ? qmc + i * DNC_C + m : qmc, ok);
+                }
+            for (int m = warp; m < DNC_C; m += DNC_STATE_WARPS) {
+                const float* src = kn + (hr + m) * dk;
+                for (int a = lane; a < dkp; a += 32) {
+                    const bool ok = m < L && a < dk;
+                    dnc_cp4(kt + m * dkp + a, ok ? src + a : kn, ok);
+                }
+            }
+            dnc_cp_commit();
+        }
+        dnc_cp_wait<1>();  // group A of chunk c
+        __syncthreads();
+
+        // Step 1: rows i0 … i0+7 of [W; q] times S0's column j.
+        const int i0 = warp * DNC_TS_ROWS;
+        float acc[DNC_TS_ROWS];
+#pragma unroll
+        for (int r = 0; r < DNC_TS_ROWS; r++) acc[r] = 0.f;
+        for (int a = 0; a < dkp; a += 4) {
+            const float s0 = ss[a * 32 + lane], s1 = ss[(a + 1) * 32 + lane], s2 = ss[(a + 2) * 32 + lane],
+                        s3 = ss[(a + 3) * 32 + lane];
+#pragma unroll
+            for (int r = 0; r < DNC_TS_ROWS; r++) {
+                const float4 w = *reinterpret_cast<const float4*>(wq + (i0 + r) * dkp + a);
+                acc[r] = fmaf(w.x, s0, acc[r]);
+                acc[r] = fmaf(w.y, s1, acc[r]);
+                acc[r] = fmaf(w.z, s2, acc[r]);
+                acc[r] = fmaf(w.w, s3, acc[r]);
+            }
+        }
+        const float last = cs[L - 1], el = __expf(last);
+        if (warp < DNC_C / DNC_TS_ROWS) {  // Δ rows: ds and the decayed dse
+#pragma unroll
+            for (int r = 0; r < DNC_TS_ROWS; r++) {
+                const int i = i0 + r;
+                const float d = d0s[i * 32 + lane] - acc[r];
+                ds[i * 32 + lane] = d;
+                dse[i * 32 + lane] = i < L ? __expf(last - cs[i]) * d : 0.f;
+            }
+        } else {  // q rows: e^{c_i} S0ᵀq_i
+#pragma unroll
+            for (int r = 0; r < DNC_TS_ROWS; r++) acc[r] *= __expf(cs[i0 - DNC_C + r]);
+        }
+        __syncthreads();  // ds, dse written; wq, d0s and cs free
+        issue_a(c + 1);
+        dnc_cp_wait<1>();  // group B of chunk c
+        __syncthreads();
+
+        if (warp >= DNC_C / DNC_TS_ROWS) {
+            // Step 2, warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m.
+            const int io = i0 - DNC_C, mend = min(io + DNC_TS_ROWS, (L + 3) & ~3);
+            for (int m = 0; m < mend; m += 4) {
+                const float d0v = ds[m * 32 + lane], d1 = ds[(m + 1) * 32 + lane], d2 = ds[(m + 2) * 32 + lane],
+                            d3 = ds[(m + 3) * 32 + lane];
+#pragma unroll
+                for (int r = 0; r < DNC_TS_ROWS; r++) {
+                    const float4 qv = *reinterpret_cast<const float4*>(qms + (io + r) * DNC_C + m);
+                    acc[r] = fmaf(qv.x, d0v, acc[r]);
+                    acc[r] = fmaf(qv.y, d1, acc[r]);
+                    acc[r] = fmaf(qv.z, d2, acc[r]);
+                    acc[r] = fmaf(qv.w, d3, acc[r]);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < DNC_TS_ROWS; r++) {
+                const int i = io + r;
+                if (i < L && col) core[((size_t)(t0 + i) * nv + h) * dv + j] = acc[r];
+            }
+        } else {
+            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, 16 rows a thread.
+            const int mend = (L + 3) & ~3;
+            for (int ab = warp * DNC_TS_SROWS; ab < dkp; ab += (DNC_C / DNC_TS_ROWS) * DNC_TS_SROWS) {
+                float s[DNC_TS_SROWS];
+#pragma unroll
+                for (int r = 0; r < DNC_TS_SROWS; r++) s[r] = ss[(ab + r) * 32 + lane] * el;
+                for (int m = 0; m < mend; m++) {
+                    const float dm = dse[m * 32 + lane];
+                    const float4* kr = reinterpret_cast<const float4*>(kt + m * dkp + ab);
+#pragma unroll
+                    for (int u = 0; u < DNC_TS_SROWS / 4; u++) {
+                        const float4 kv = kr[u];
+                        s[4 * u] = fmaf(kv.x, dm, s[4 * u]);
+                        s[4 * u + 1] = fmaf(kv.y, dm, s[4 * u + 1]);
+                        s[4 * u + 2] = fmaf(kv.z, dm, s[4 * u + 2]);
+                        s[4 * u + 3] = fmaf(kv.w, dm, s[4 * u + 3]);
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < DNC_TS_SROWS; r++)
+                    if (ab + r < dk) ss[(ab + r) * 32 + lane] = s[r];
+            }
+        }
+        __syncthreads();  // ss is the new state; qms, kt, ds and dse free
+    }
+    dnc_cp_wait<0>();
+    if (col)
+        for (int a = warp; a < dk; a += DNC_STATE_WARPS) st[(size_t)a * dv + j] = ss[a * 32 + lane];
+}
+
 // deltanet_chunk_norm: grid (n, nv), DNC_NORM_THREADS threads. core row t,
 // head h holds o on entry and w·o/rms(o)·silu(z) on return; the blocks of
 // row 0 then advance their head's conv window by the call's n rows (every
