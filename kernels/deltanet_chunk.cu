@@ -472,26 +472,29 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
 // chunk, each behind a global load): shared-memory bound at ≈ 27 µs a chunk.
 // Here, per chunk:
 //   1. every warp: 8 rows of [W; q] (128 rows: warps 0–7 W, 8–15 q) times
-//      S0's column, a thread 8 rows × its column: per 4 a, 4 loads of S0
-//      and 8 broadcast float4 loads of the rows for 32 FMAs (3/8 of a load
-//      an FMA). Warps 0–7 then hold Δ = Δ0 − W·S0 (written to ds, and
-//      e^{c_L−c_m}Δ_m to dse), warps 8–15 e^{c_i} S0ᵀq_i.
-//   2. warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m (the warp's 8 rows end at
-//      row i0+7, so m stops there: qm is 0 past i) and write o;
-//      at the same time warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ (e^{c_L−c_m}Δ_m),
-//      16 rows a thread in registers, per m one load of dse and 4 broadcast
-//      float4 loads of k_m for 16 FMAs.
+//      S0's 32 columns, a thread 4 rows × 2 columns: per 4 a, 4 float2 loads
+//      of S0 and 4 float4 loads of the rows (the two half-warps' rows 4
+//      apart, one wavefront: dnc_woff) for 32 FMAs, 8 wavefronts a warp
+//      (the old kernel: 40 for the same work). Warps 0–7 then hold
+//      Δ = Δ0 − W·S0 (written to ds, and e^{c_L−c_m}Δ_m to dse), warps
+//      8–15 e^{c_i} S0ᵀq_i.
+//   2. warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m, the same tiles (the
+//      warp's rows end at io0+7, so m stops there: qm is 0 past i), and
+//      write o; at the same time warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗
+//      (e^{c_L−c_m}Δ_m), 16 rows a thread in registers, per m one load of
+//      dse and 4 broadcast float4 loads of k_m for 16 FMAs.
 // Four barriers a chunk. The chunk's W, q, Δ0 and c arrive by cp.async
-// (group A) while the previous chunk's step 2 runs; its qm and k (group B)
-// while step 1 runs. Sums run in another order than the old kernel's (Δ0 −
-// Σ W·S0 summed apart, e^{c_L−c_m} on Δ rather than on k): inside Fast's
-// contract (docs/MODEL.md "Numerics policy"). Shared memory, floats (dkp =
-// dk rounded up to 16; rows and columns past dk, L and dv zero-filled):
-//   ss [dkp][32] S's columns, wq [128][dkp] W and q, kt [64][dkp] k,
-//   qms [64][64] qm, d0s ds dse [64][32], cs [64]
-// (engine/cuda deltaNetChunkStateTiledShared: 152.8 KB at dk 128, 208.8 KB
-// at 192; needs sm_90's 227 KB opt-in beyond dk 128).
-#define DNC_TS_ROWS 8    // rows of [W; q] a thread in step 1
+// (group A; 16-byte copies where dk is a multiple of 4) while the previous
+// chunk's step 2 runs, its qm and k (group B) while step 1 runs. Sums run in
+// another order than the old kernel's (Δ0 − Σ W·S0 summed apart,
+// e^{c_L−c_m} on Δ rather than on k): inside Fast's contract (docs/MODEL.md
+// "Numerics policy"). Shared memory, floats (dkp = dk rounded up to 16;
+// rows and columns past dk, L and dv zero-filled):
+//   ss [dkp][32] S's columns, wq [128][dkp] W and q (+128 of dnc_woff's
+//   gaps), kt [64][dkp] k, qms [64][64] qm (+64), d0s ds dse [64][32], cs [64]
+// (engine/cuda deltaNetStateTiledShared: 153.0 KB at dk 128, 209.0 KB at
+// 192; beyond sm_86/89's 99 KB, where the SIMT kernel runs).
+#define DNC_TS_ROWS 8    // rows of [W; q] a warp in step 1 (4 a half-warp)
 #define DNC_TS_SROWS 16  // state rows a thread in step 2
 
 // dnc_cp4 copies one float global → shared by cp.async (4 bytes, zero-fill
@@ -507,6 +510,21 @@ __device__ __forceinline__ void dnc_cp4(float* dst, const float* src, bool ok) {
     *dst = ok ? *src : 0.f;
 #endif
 }
+// dnc_cp16: four floats global → shared by cp.async (16 bytes, both
+// 16-byte aligned; zero-fill when !ok).
+__device__ __forceinline__ void dnc_cp16(float* dst, const float* src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(ok ? 16 : 0) : "memory");
+#else
+    for (int u = 0; u < 4; u++) dnc_cp4(dst + u, src + u, ok);
+#endif
+}
+// dnc_woff is row i's offset in a shared tile of rows of w floats (w a
+// multiple of 16), rows grouped by 4 with 4 floats between groups: rows i
+// and i + 4, which the two half-warps read at once, then start 4 banks
+// apart, so a half-warp's 16 bytes and the other's take one wavefront.
+__device__ __forceinline__ int dnc_woff(int i, int w) { return i * w + 4 * (i >> 2); }
 __device__ __forceinline__ void dnc_cp_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
@@ -534,12 +552,18 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     const int h = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int j = blockIdx.y * 32 + lane;
     const bool col = j < dv;
+    // Steps 1 and 2's outputs: a thread rows 4·half … +3 of its warp's 8 and
+    // the columns c2, c2 + 1 (of the block's 32).
+    const int half = lane >> 4, c2 = 2 * (lane & 15), j2 = blockIdx.y * 32 + c2;
     const int nch = (n + DNC_C - 1) / DNC_C, dkp = (dk + 15) & ~15;
+    // 16-byte copies where every row starts 16-byte aligned (dk a multiple of 4: Drama 3's 128).
+    const bool vec = (dk & 3) == 0 && ((reinterpret_cast<size_t>(w0) | reinterpret_cast<size_t>(qn) |
+                                        reinterpret_cast<size_t>(kn) | reinterpret_cast<size_t>(qm)) & 15) == 0;
     float* ss = DNC_EMU_SMEM;
-    float* wq = ss + dkp * 32;
-    float* kt = wq + 128 * dkp;
-    float* qms = kt + 64 * dkp;
-    float* d0s = qms + DNC_C * DNC_C;
+    float* wq = ss + dkp * 32;                  // row i at dnc_woff(i, dkp)
+    float* kt = wq + 128 * dkp + 128;           // row m at m·dkp
+    float* qms = kt + 64 * dkp;                 // row i at dnc_woff(i, 64)
+    float* d0s = qms + DNC_C * DNC_C + DNC_C;   // [64][32]
     float* ds = d0s + DNC_C * 32;
     float* dse = ds + DNC_C * 32;
     float* cs = dse + DNC_C * 32;
@@ -547,19 +571,32 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     pdl_entry();
     for (int a = warp; a < dkp; a += DNC_STATE_WARPS) ss[a * 32 + lane] = (col && a < dk) ? st[(size_t)a * dv + j] : 0.f;
 
+    // rows_to_shared copies rows [0, 64) of src (row stride dk, rows < L,
+    // columns < dk; zeros elsewhere up to dkp) to dst row r at off(r).
+    auto rows_to_shared = [&](float* dst, const float* src, int L, int rowoff, auto off) {
+        if (vec) {
+            for (int r = warp; r < DNC_C; r += DNC_STATE_WARPS)
+                for (int a = 4 * lane; a < dkp; a += 128) {
+                    const bool ok = r < L && a < dk;
+                    dnc_cp16(dst + off(rowoff + r) + a, ok ? src + (size_t)r * dk + a : src, ok);
+                }
+        } else {
+            for (int r = warp; r < DNC_C; r += DNC_STATE_WARPS)
+                for (int a = lane; a < dkp; a += 32) {
+                    const bool ok = r < L && a < dk;
+                    dnc_cp4(dst + off(rowoff + r) + a, ok ? src + (size_t)r * dk + a : src, ok);
+                }
+        }
+    };
+    auto woff = [dkp](int i) { return dnc_woff(i, dkp); };
+    auto koff = [dkp](int m) { return m * dkp; };
     // Group A of chunk c: W and q (wq rows 0–63 and 64–127), Δ0's columns, c.
     auto issue_a = [&](int c) {
         if (c < nch) {
             const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
             const size_t hr = (size_t)h * n + t0;
-            for (int i = warp; i < 128; i += DNC_STATE_WARPS) {
-                const int ii = i & (DNC_C - 1);
-                const float* src = (i < DNC_C ? w0 : qn) + (hr + ii) * dk;
-                for (int a = lane; a < dkp; a += 32) {
-                    const bool ok = ii < L && a < dk;
-                    dnc_cp4(wq + i * dkp + a, ok ? src + a : w0, ok);
-                }
-            }
+            rows_to_shared(wq, w0 + hr * dk, L, 0, woff);
+            rows_to_shared(wq, qn + hr * dk, L, DNC_C, woff);
             for (int i = warp; i < DNC_C; i += DNC_STATE_WARPS) {
                 const bool ok = i < L && col;
                 dnc_cp4(d0s + i * 32 + lane, ok ? d0 + (hr + i) * dv + j : d0, ok);
@@ -572,54 +609,65 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     for (int c = 0; c < nch; c++) {
         const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
         const size_t hr = (size_t)h * n + t0;
-        {  // Group B of chunk c: qm (0 past L) and k (the previous chunk's step 2 is done with both).
+        {  // Group B of chunk c: qm (intra writes all 64 × 64, 0 past i and past L) and k.
             const float* qmc = qm + ((size_t)h * nch + c) * DNC_C * DNC_C;
-            for (int i = warp; i < DNC_C; i += DNC_STATE_WARPS)
-                for (int m = lane; m < DNC_C; m += 32) {
-                    const bool ok = i < L && m < L;
-                    dnc_cp4(qms + i * DNC_C + m, ok ? qmc + i * DNC_C + m : qmc, ok);
-                }
-            for (int m = warp; m < DNC_C; m += DNC_STATE_WARPS) {
-                const float* src = kn + (hr + m) * dk;
-                for (int a = lane; a < dkp; a += 32) {
-                    const bool ok = m < L && a < dk;
-                    dnc_cp4(kt + m * dkp + a, ok ? src + a : kn, ok);
-                }
+            if (vec) {
+                for (int e = threadIdx.x; e < DNC_C * DNC_C / 4; e += DNC_STATE_THREADS)
+                    dnc_cp16(qms + dnc_woff(e >> 4, DNC_C) + 4 * (e & 15), qmc + 4 * e, true);
+            } else {
+                for (int e = threadIdx.x; e < DNC_C * DNC_C; e += DNC_STATE_THREADS)
+                    dnc_cp4(qms + dnc_woff(e >> 6, DNC_C) + (e & 63), qmc + e, true);
             }
+            rows_to_shared(kt, kn + hr * dk, L, 0, koff);
             dnc_cp_commit();
         }
         dnc_cp_wait<1>();  // group A of chunk c
         __syncthreads();
 
-        // Step 1: rows i0 … i0+7 of [W; q] times S0's column j.
-        const int i0 = warp * DNC_TS_ROWS;
-        float acc[DNC_TS_ROWS];
+        // Step 1: rows i0 … i0+3 of [W; q] times S0's columns c2, c2 + 1.
+        const int i0 = warp * DNC_TS_ROWS + 4 * half;
+        float acc[4][2];
 #pragma unroll
-        for (int r = 0; r < DNC_TS_ROWS; r++) acc[r] = 0.f;
-        for (int a = 0; a < dkp; a += 4) {
-            const float s0 = ss[a * 32 + lane], s1 = ss[(a + 1) * 32 + lane], s2 = ss[(a + 2) * 32 + lane],
-                        s3 = ss[(a + 3) * 32 + lane];
+        for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = 0.f;
+        {
+            const float* wr = wq + dnc_woff(i0, dkp);  // rows i0 … i0+3 are contiguous (one group of 4)
+            for (int a = 0; a < dkp; a += 4) {
+                float2 sv[4];
 #pragma unroll
-            for (int r = 0; r < DNC_TS_ROWS; r++) {
-                const float4 w = *reinterpret_cast<const float4*>(wq + (i0 + r) * dkp + a);
-                acc[r] = fmaf(w.x, s0, acc[r]);
-                acc[r] = fmaf(w.y, s1, acc[r]);
-                acc[r] = fmaf(w.z, s2, acc[r]);
-                acc[r] = fmaf(w.w, s3, acc[r]);
+                for (int u = 0; u < 4; u++) sv[u] = *reinterpret_cast<const float2*>(ss + (a + u) * 32 + c2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float4 w = *reinterpret_cast<const float4*>(wr + r * dkp + a);
+                    acc[r][0] = fmaf(w.x, sv[0].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.x, sv[0].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.y, sv[1].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.y, sv[1].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.z, sv[2].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.z, sv[2].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.w, sv[3].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.w, sv[3].y, acc[r][1]);
+                }
             }
         }
         const float last = cs[L - 1], el = __expf(last);
         if (warp < DNC_C / DNC_TS_ROWS) {  // Δ rows: ds and the decayed dse
 #pragma unroll
-            for (int r = 0; r < DNC_TS_ROWS; r++) {
+            for (int r = 0; r < 4; r++) {
                 const int i = i0 + r;
-                const float d = d0s[i * 32 + lane] - acc[r];
-                ds[i * 32 + lane] = d;
-                dse[i * 32 + lane] = i < L ? __expf(last - cs[i]) * d : 0.f;
+                const float e = i < L ? __expf(last - cs[i]) : 0.f;
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const float d = d0s[i * 32 + c2 + u] - acc[r][u];
+                    ds[i * 32 + c2 + u] = d;
+                    dse[i * 32 + c2 + u] = e * d;
+                }
             }
         } else {  // q rows: e^{c_i} S0ᵀq_i
 #pragma unroll
-            for (int r = 0; r < DNC_TS_ROWS; r++) acc[r] *= __expf(cs[i0 - DNC_C + r]);
+            for (int r = 0; r < 4; r++) {
+                const float e = __expf(cs[i0 - DNC_C + r]);
+                acc[r][0] *= e, acc[r][1] *= e;
+            }
         }
         __syncthreads();  // ds, dse written; wq, d0s and cs free
         issue_a(c + 1);
@@ -627,27 +675,41 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
         __syncthreads();
 
         if (warp >= DNC_C / DNC_TS_ROWS) {
-            // Step 2, warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m.
-            const int io = i0 - DNC_C, mend = min(io + DNC_TS_ROWS, (L + 3) & ~3);
+            // Step 2, warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m (the warp's
+            // rows end at io0 + 7: qm is 0 past them).
+            const int io0 = warp * DNC_TS_ROWS - DNC_C, io = io0 + 4 * half;
+            const int mend = min(io0 + DNC_TS_ROWS, (L + 3) & ~3);
+            const float* qr = qms + dnc_woff(io, DNC_C);
             for (int m = 0; m < mend; m += 4) {
-                const float d0v = ds[m * 32 + lane], d1 = ds[(m + 1) * 32 + lane], d2 = ds[(m + 2) * 32 + lane],
-                            d3 = ds[(m + 3) * 32 + lane];
+                float2 dv4[4];
 #pragma unroll
-                for (int r = 0; r < DNC_TS_ROWS; r++) {
-                    const float4 qv = *reinterpret_cast<const float4*>(qms + (io + r) * DNC_C + m);
-                    acc[r] = fmaf(qv.x, d0v, acc[r]);
-                    acc[r] = fmaf(qv.y, d1, acc[r]);
-                    acc[r] = fmaf(qv.z, d2, acc[r]);
-                    acc[r] = fmaf(qv.w, d3, acc[r]);
+                for (int u = 0; u < 4; u++) dv4[u] = *reinterpret_cast<const float2*>(ds + (m + u) * 32 + c2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float4 qv = *reinterpret_cast<const float4*>(qr + r * DNC_C + m);
+                    acc[r][0] = fmaf(qv.x, dv4[0].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.x, dv4[0].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.y, dv4[1].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.y, dv4[1].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.z, dv4[2].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.z, dv4[2].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.w, dv4[3].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.w, dv4[3].y, acc[r][1]);
                 }
             }
 #pragma unroll
-            for (int r = 0; r < DNC_TS_ROWS; r++) {
+            for (int r = 0; r < 4; r++) {
                 const int i = io + r;
-                if (i < L && col) core[((size_t)(t0 + i) * nv + h) * dv + j] = acc[r];
+                if (i < L) {
+                    float* o = core + ((size_t)(t0 + i) * nv + h) * dv;
+                    if (j2 < dv) o[j2] = acc[r][0];
+                    if (j2 + 1 < dv) o[j2 + 1] = acc[r][1];
+                }
             }
         } else {
-            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, 16 rows a thread.
+            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, 16 rows a
+            // thread (column j), per m one load of dse and 4 broadcast float4
+            // loads of k_m.
             const int mend = (L + 3) & ~3;
             for (int ab = warp * DNC_TS_SROWS; ab < dkp; ab += (DNC_C / DNC_TS_ROWS) * DNC_TS_SROWS) {
                 float s[DNC_TS_SROWS];

@@ -42,12 +42,13 @@ func parseDeltaNetState(s string) (bool, error) {
 
 // deltaNetStateTiledShared is deltanet_chunk_state_tiled's dynamic shared
 // memory for key dim dk, in bytes (dkp = dk rounded up to 16): S's 32
-// columns [dkp][32], W and q [128][dkp], k [64][dkp], qm [64][64], Δ0, Δ and
-// the decayed Δ [64][32] each, the cumulative decays [64]: 152.3 KB at
-// Drama 3's dk = 128, 208.3 KB at the chunked form's bound 192.
+// columns [dkp][32], W and q [128][dkp] and k [64][dkp], qm [64][64] (W, q
+// and qm with 4 floats between groups of 4 rows: dnc_woff), Δ0, Δ and the
+// decayed Δ [64][32] each, the cumulative decays [64]: 153.0 KB at Drama 3's
+// dk = 128, 209.0 KB at the chunked form's bound 192.
 func deltaNetStateTiledShared(dk int) int {
 	dkp := (dk + 15) &^ 15
-	return 4 * (dkp*32 + 128*dkp + 64*dkp + 64*64 + 3*64*32 + 64)
+	return 4 * (dkp*32 + (128*dkp + 128) + 64*dkp + (64*64 + 64) + 3*64*32 + 64)
 }
 
 // deltaNetStateTiledMaxShared is the most dynamic shared memory a block may

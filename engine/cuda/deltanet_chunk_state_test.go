@@ -3,10 +3,10 @@ package cuda
 import "testing"
 
 // TestDeltaNetStateTiledShared pins deltanet_chunk_state_tiled's shared
-// memory to the kernel's layout (kernels/deltanet_chunk.cu: 224·dkp + 10304
+// memory to the kernel's layout (kernels/deltanet_chunk.cu: 224·dkp + 10496
 // floats) and the switch's spellings.
 func TestDeltaNetStateTiledShared(t *testing.T) {
-	for _, c := range []struct{ dk, bytes int }{{20, 4 * (224*32 + 10304)}, {128, 155904}, {190, 213248}, {192, 213248}} {
+	for _, c := range []struct{ dk, bytes int }{{20, 4 * (224*32 + 10496)}, {128, 156672}, {190, 214016}, {192, 214016}} {
 		if got := deltaNetStateTiledShared(c.dk); got != c.bytes {
 			t.Errorf("dk %d: %d bytes, want %d", c.dk, got, c.bytes)
 		}
