@@ -12,7 +12,7 @@
 # Logs and dnstate34.tgz go to OUTDIR; a summary is printed.
 # Hypotheses (docs/PERF.md "dnstate34"): (1) tiled within 1e-5 of the CPU's chunked form and of the
 # SIMT kernel at 1 … 700 rows (head dims 128/128, 20/28, 38/40, 190/36; the host emulation,
-# docs/perf/dnstate34-emu, finds ≤ 8e-7), exact unchanged (its bits), the fast backbone within 1e-4;
+# docs/perf/dnstate34-emu, finds ≤ 1.0e-6, as the SIMT kernel), exact unchanged (its bits), the fast backbone within 1e-4;
 # (2) the state pass at 300 rows ≈ 136 → ≈ 45 µs a layer, the 300-row prefill ≈ −2.5 ms, 700 ≈ −6 ms.
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
