@@ -481,8 +481,8 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
 //   2. warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m, the same tiles (the
 //      warp's rows end at io0+7, so m stops there: qm is 0 past i), and
 //      write o; at the same time warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗
-//      (e^{c_L−c_m}Δ_m), 16 rows a thread in registers, per m one load of
-//      dse and 4 broadcast float4 loads of k_m for 16 FMAs.
+//      (e^{c_L−c_m}Δ_m), 8 rows × 2 columns a thread in registers, per m
+//      one float2 load of dse and 2 float4 loads of k_m for 16 FMAs.
 // Four barriers a chunk. The chunk's W, q, Δ0 and c arrive by cp.async
 // (group A; 16-byte copies where dk is a multiple of 4) while the previous
 // chunk's step 2 runs, its qm and k (group B) while step 1 runs. Sums run in
@@ -495,7 +495,6 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
 // (engine/cuda deltaNetStateTiledShared: 153.0 KB at dk 128, 209.0 KB at
 // 192; beyond sm_86/89's 99 KB, where the SIMT kernel runs).
 #define DNC_TS_ROWS 8    // rows of [W; q] a warp in step 1 (4 a half-warp)
-#define DNC_TS_SROWS 16  // state rows a thread in step 2
 
 // dnc_cp4 copies one float global → shared by cp.async (4 bytes, zero-fill
 // when !ok: src is not read then); the host emulation defers it to the
@@ -707,29 +706,38 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
                 }
             }
         } else {
-            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, 16 rows a
-            // thread (column j), per m one load of dse and 4 broadcast float4
-            // loads of k_m.
+            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, a warp 16
+            // rows, a thread 8 of them (rows ab + 8·half …) × the columns c2,
+            // c2 + 1 in registers: per m one float2 load of dse and 2 float4
+            // loads of k_m (the half-warps' 8 floats apart: one wavefront)
+            // for 16 FMAs.
             const int mend = (L + 3) & ~3;
-            for (int ab = warp * DNC_TS_SROWS; ab < dkp; ab += (DNC_C / DNC_TS_ROWS) * DNC_TS_SROWS) {
-                float s[DNC_TS_SROWS];
+            for (int ab = warp * 16 + 8 * half; ab < dkp; ab += (DNC_C / DNC_TS_ROWS) * 16) {
+                float s[8][2];
 #pragma unroll
-                for (int r = 0; r < DNC_TS_SROWS; r++) s[r] = ss[(ab + r) * 32 + lane] * el;
+                for (int r = 0; r < 8; r++) {
+                    const float2 v = *reinterpret_cast<const float2*>(ss + (ab + r) * 32 + c2);
+                    s[r][0] = v.x * el, s[r][1] = v.y * el;
+                }
                 for (int m = 0; m < mend; m++) {
-                    const float dm = dse[m * 32 + lane];
+                    const float2 dm = *reinterpret_cast<const float2*>(dse + m * 32 + c2);
                     const float4* kr = reinterpret_cast<const float4*>(kt + m * dkp + ab);
 #pragma unroll
-                    for (int u = 0; u < DNC_TS_SROWS / 4; u++) {
+                    for (int u = 0; u < 2; u++) {
                         const float4 kv = kr[u];
-                        s[4 * u] = fmaf(kv.x, dm, s[4 * u]);
-                        s[4 * u + 1] = fmaf(kv.y, dm, s[4 * u + 1]);
-                        s[4 * u + 2] = fmaf(kv.z, dm, s[4 * u + 2]);
-                        s[4 * u + 3] = fmaf(kv.w, dm, s[4 * u + 3]);
+                        s[4 * u][0] = fmaf(kv.x, dm.x, s[4 * u][0]);
+                        s[4 * u][1] = fmaf(kv.x, dm.y, s[4 * u][1]);
+                        s[4 * u + 1][0] = fmaf(kv.y, dm.x, s[4 * u + 1][0]);
+                        s[4 * u + 1][1] = fmaf(kv.y, dm.y, s[4 * u + 1][1]);
+                        s[4 * u + 2][0] = fmaf(kv.z, dm.x, s[4 * u + 2][0]);
+                        s[4 * u + 2][1] = fmaf(kv.z, dm.y, s[4 * u + 2][1]);
+                        s[4 * u + 3][0] = fmaf(kv.w, dm.x, s[4 * u + 3][0]);
+                        s[4 * u + 3][1] = fmaf(kv.w, dm.y, s[4 * u + 3][1]);
                     }
                 }
 #pragma unroll
-                for (int r = 0; r < DNC_TS_SROWS; r++)
-                    if (ab + r < dk) ss[(ab + r) * 32 + lane] = s[r];
+                for (int r = 0; r < 8; r++)
+                    if (ab + r < dk) *reinterpret_cast<float2*>(ss + (ab + r) * 32 + c2) = make_float2(s[r][0], s[r][1]);
             }
         }
         __syncthreads();  // ss is the new state; qms, kt, ds and dse free

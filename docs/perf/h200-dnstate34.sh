@@ -27,23 +27,26 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, five processes at once (≤ 24 s): tiled against SIMT and the CPU in one process (1 … 700
+# Correctness, five processes at once (≤ 28 s): tiled against SIMT and the CPU in one process (1 … 700
 # rows, four geometries); with the switch on, the rule and the chunked layer under both policies (exact
 # must keep the CPU's bits: its kernel is untouched), the mixer's bits tests under fast, and the fast
 # backbone (TestBackboneMatchesCPU, TestBackbonePrefillPassesMatchCPU).
 export PROSCENIUM_TEST_NUMERICS=fast
-T 24 state env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetChunkStateTiled$' &
-T 24 rule env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetChunkRule$|TestDeltaNetChunkedLayer$' &
-T 24 mix env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &
-T 24 backbone env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestBackboneMatchesCPU$' &
-T 24 passes env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
+T 28 state env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetChunkStateTiled$' &
+T 28 rule env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetChunkRule$|TestDeltaNetChunkedLayer$' &
+T 28 mix env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &
+T 28 backbone env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestBackboneMatchesCPU$' &
+T 28 passes env PROSCENIUM_GPU_DN_STATE=tiled $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
 wait
 # Timing, one at a time: the state pass alone both ways (one process), one layer's chunked mixer and
-# rule with each (TestDeltaNetChunkTiming, both policies), the prefill with each, twice (off, on, off, on).
-T 6 state-timing $C -test.v -test.run 'TestDeltaNetChunkStateTiming$'
-for v in simt tiled; do T 7 chunk-timing-$v env PROSCENIUM_GPU_DN_STATE=$v $C -test.v -test.run 'TestDeltaNetChunkTiming$'; done
+# rule with each (TestDeltaNetChunkTiming, both policies), the prefill with each, twice (off, on, then
+# after the layer timings off, on again; the last ones skipped if the time is out).
+B() { (cd $ROOT && T 5 bench-$1 env PROSCENIUM_GPU_DN_STATE=${1%2} $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700); }
+T 5 state-timing $C -test.v -test.run 'TestDeltaNetChunkStateTiming$'
+B simt; B tiled
+for v in simt tiled; do T 5 chunk-timing-$v env PROSCENIUM_GPU_DN_STATE=$v $C -test.v -test.run 'TestDeltaNetChunkTiming$'; done
+B simt2; B tiled2
 cd $ROOT
-for v in simt tiled simt2 tiled2; do T 6 bench-$v env PROSCENIUM_GPU_DN_STATE=${v%2} $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700; done
 (cd $O/.. && tar czf $O.tgz --exclude=tokenizer.json "$(basename $O)" && mv $O.tgz $O/dnstate34.tgz)
 echo "== dnstate34 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
 echo "== failures"; grep -hE "^--- FAIL|^ +--- FAIL|^FAIL|panic:|refused" $O/*.log | cut -c1-200 | head -12
@@ -55,7 +58,7 @@ for w in "simt outputs" "simt state" "tiled outputs" "tiled state" "tiled vs sim
 echo "== rule and layer with the switch on (fast bound 1e-5 rule, 1e-4 layer; exact: its bits)"
 grep -hE "^ *--- (PASS|FAIL): TestDeltaNet(ChunkRule|ChunkedLayer|MixBits)/(exact|fast) |^--- (PASS|FAIL): TestDeltaNetPromptPassBits " $O/rule.log $O/mix.log | sed 's/^ *//'
 echo "== fast backbone with the switch on vs CPU (bound 1e-4)"
-grep -hE "(prefill|steps|passes of [0-9]+).* vs CPU: worst|vs CPU: worst" $O/backbone.log $O/passes.log | sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -10
+grep -hE "(row prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone.log $O/passes.log | sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -12
 echo "== state pass alone, Drama 3 geometry (µs a layer; session 10 ncu: SIMT ≈ 136 at 300 rows)"; grep -h "^timing state" $O/state-timing.log
 echo "== one layer's chunked mixer and rule (TestDeltaNetChunkTiming, µs a call)"
 for v in simt tiled; do grep -h "^timing fast" $O/chunk-timing-$v.log | sed "s/^timing/$v/"; done
