@@ -628,7 +628,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
         float acc[4][2];
 #pragma unroll
         for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = 0.f;
-        {
+        if ((warp & 7) * DNC_TS_ROWS < L) {  // a warp whose rows are all past L (zeros) skips
             const float* wr = wq + dnc_woff(i0, dkp);  // rows i0 … i0+3 are contiguous (one group of 4)
             for (int a = 0; a < dkp; a += 4) {
                 float2 sv[4];
@@ -677,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
             // Step 2, warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m (the warp's
             // rows end at io0 + 7: qm is 0 past them).
             const int io0 = warp * DNC_TS_ROWS - DNC_C, io = io0 + 4 * half;
-            const int mend = min(io0 + DNC_TS_ROWS, (L + 3) & ~3);
+            const int mend = io0 < L ? min(io0 + DNC_TS_ROWS, (L + 3) & ~3) : 0;
             const float* qr = qms + dnc_woff(io, DNC_C);
             for (int m = 0; m < mend; m += 4) {
                 float2 dv4[4];
