@@ -1,9 +1,9 @@
 #!/bin/bash
 # dnstate34 (issue 28): the fast chunked DeltaNet prefill's state pass as register tiles.
 # kernels/deltanet_chunk.cu deltanet_chunk_state_tiled (fast only; exact keeps deltanet_chunk_state):
-# per 64-row chunk a thread 8 rows × its column of [W; q]·S0 (3/8 of a shared load an FMA, the old
-# kernel 5/4), then warps 8–15 the outputs' qm·Δ part while warps 0–7 update S (16 rows a thread in
-# registers); the chunk's W, q, Δ0, c, qm and k by cp.async into 152 KB of dynamic shared memory ahead
+# per 64-row chunk a thread 4 rows × 2 columns of [W; q]·S0 (8 shared wavefronts a warp per 32 FMAs,
+# the old kernel 40), then warps 8–15 the outputs' qm·Δ part while warps 0–7 update S (8 rows × 2
+# columns a thread in registers); the chunk's W, q, Δ0, c, qm and k by cp.async into 153 KB of dynamic shared memory ahead
 # of use; 4 barriers a chunk (old: 30). PROSCENIUM_GPU_DN_STATE (engine/cuda deltanet_chunk_state.go):
 # unset = simt (deltaNetStateTiledDefault = false, the one-line flip), "tiled" the new kernel.
 # ≤ 60 s, from the root of a checkout of branch dnstate34 (merged with main):
@@ -13,7 +13,8 @@
 # Hypotheses (docs/PERF.md "dnstate34"): (1) tiled within 1e-5 of the CPU's chunked form and of the
 # SIMT kernel at 1 … 700 rows (head dims 128/128, 20/28, 38/40, 190/36; the host emulation,
 # docs/perf/dnstate34-emu, finds ≤ 1.0e-6, as the SIMT kernel), exact unchanged (its bits), the fast backbone within 1e-4;
-# (2) the state pass at 300 rows ≈ 136 → ≈ 45 µs a layer, the 300-row prefill ≈ −2.5 ms, 700 ≈ −6 ms.
+# (2) the state pass at 300 rows ≈ 136 → ≈ 30 µs a layer (700 rows ≈ 300 → ≈ 60), the prefill −3 ms at
+# 300 rows, −7 ms at 700 (PERF.md's arithmetic: ≈ 5 µs a chunk against 27).
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json
