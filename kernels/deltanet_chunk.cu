@@ -552,8 +552,12 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     const int j = blockIdx.y * 32 + lane;
     const bool col = j < dv;
     // Steps 1 and 2's outputs: a thread rows 4·half … +3 of its warp's 8 and
-    // the columns c2, c2 + 1 (of the block's 32).
-    const int half = lane >> 4, c2 = 2 * (lane & 15), j2 = blockIdx.y * 32 + c2;
+    // the columns c2, c2 + 1 (of the block's 32). half is the lane's low bit,
+    // so that lanes n and n^1 load the same S0 (or Δ) pair and lanes n and
+    // n^2 the same rows: shared memory returns 128 bytes a clock to the
+    // registers, and a load whose addresses pair up so returns at twice that
+    // (a float2 of S0 in one clock, a float4 of rows in two).
+    const int half = lane & 1, c2 = 2 * (lane >> 1), j2 = blockIdx.y * 32 + c2;
     const int nch = (n + DNC_C - 1) / DNC_C, dkp = (dk + 15) & ~15;
     // 16-byte copies where every row starts 16-byte aligned (dk a multiple of 4: Drama 3's 128).
     const bool vec = (dk & 3) == 0 && ((reinterpret_cast<size_t>(w0) | reinterpret_cast<size_t>(qn) |
