@@ -17,7 +17,6 @@ const (
 	DncRpw          = 4    // DNC_RPW
 	DncSpw          = 2    // DNC_SPW
 	DncTsRows       = 8    // DNC_TS_ROWS
-	DncTsSrows      = 16   // DNC_TS_SROWS
 	DncNormThreads  = 128  // DNC_NORM_THREADS
 )
 
