@@ -461,6 +461,296 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
     deltanet_chunk_state_body<Fast> DNC_STATE_ARGS;
 }
 
+// deltanet_chunk_state_tiled (dnstate34; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_STATE=tiled): deltanet_chunk_state_fast's arithmetic
+// (grid (nv, ceil(dv/32)), DNC_STATE_THREADS threads, block (h, y) carries
+// columns j = 32y + lane of head h's state) with a register tile a thread and
+// the chunk's inputs in dynamic shared memory, loaded by cp.async ahead of
+// their use. The old kernel's inner loops read one shared float per fused
+// multiply-add or more (a column of S and up to four broadcast tile values
+// for four FMAs) and synchronised twice per 32-wide slice (30 barriers a
+// chunk, each behind a global load): shared-memory bound at ≈ 27 µs a chunk.
+// Here, per chunk:
+//   1. every warp: 8 rows of [W; q] (128 rows: warps 0–7 W, 8–15 q) times
+//      S0's 32 columns, a thread 4 rows × 2 columns: per 4 a, 4 float2 loads
+//      of S0 and 4 float4 loads of the rows (the two half-warps' rows 4
+//      apart, one wavefront: dnc_woff) for 32 FMAs, 8 wavefronts a warp
+//      (the old kernel: 40 for the same work). Warps 0–7 then hold
+//      Δ = Δ0 − W·S0 (written to ds, and e^{c_L−c_m}Δ_m to dse), warps
+//      8–15 e^{c_i} S0ᵀq_i.
+//   2. warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m, the same tiles (the
+//      warp's rows end at io0+7, so m stops there: qm is 0 past i), and
+//      write o; at the same time warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗
+//      (e^{c_L−c_m}Δ_m), 8 rows × 2 columns a thread in registers, per m
+//      one float2 load of dse and 2 float4 loads of k_m for 16 FMAs.
+// Four barriers a chunk. The chunk's W, q, Δ0 and c arrive by cp.async
+// (group A; 16-byte copies where dk is a multiple of 4) while the previous
+// chunk's step 2 runs, its qm and k (group B) while step 1 runs. Sums run in
+// another order than the old kernel's (Δ0 − Σ W·S0 summed apart,
+// e^{c_L−c_m} on Δ rather than on k): inside Fast's contract (docs/MODEL.md
+// "Numerics policy"). Shared memory, floats (dkp = dk rounded up to 16;
+// rows and columns past dk, L and dv zero-filled):
+//   ss [dkp][32] S's columns, wq [128][dkp] W and q (+128 of dnc_woff's
+//   gaps), kt [64][dkp] k, qms [64][64] qm (+64), d0s ds dse [64][32], cs [64]
+// (engine/cuda deltaNetStateTiledShared: 153.0 KB at dk 128, 209.0 KB at
+// 192; beyond sm_86/89's 99 KB, where the SIMT kernel runs).
+#define DNC_TS_ROWS 8    // rows of [W; q] a warp in step 1 (4 a half-warp)
+
+// dnc_cp4 copies one float global → shared by cp.async (4 bytes, zero-fill
+// when !ok: src is not read then); the host emulation defers it to the
+// wait that covers it (docs/perf/dnstate34-emu).
+__device__ __forceinline__ void dnc_cp4(float* dst, const float* src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(s), "l"(src), "r"(ok ? 4 : 0) : "memory");
+#elif defined(DNC_EMU_CP4)
+    DNC_EMU_CP4(dst, src, ok);
+#else
+    *dst = ok ? *src : 0.f;
+#endif
+}
+// dnc_cp16: four floats global → shared by cp.async (16 bytes, both
+// 16-byte aligned; zero-fill when !ok).
+__device__ __forceinline__ void dnc_cp16(float* dst, const float* src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(ok ? 16 : 0) : "memory");
+#else
+    for (int u = 0; u < 4; u++) dnc_cp4(dst + u, src + u, ok);
+#endif
+}
+// dnc_woff is row i's offset in a shared tile of rows of w floats (w a
+// multiple of 16), rows grouped by 4 with 4 floats between groups: rows i
+// and i + 4, which the two half-warps read at once, then start 4 banks
+// apart, so a half-warp's 16 bytes and the other's take one wavefront.
+__device__ __forceinline__ int dnc_woff(int i, int w) { return i * w + 4 * (i >> 2); }
+__device__ __forceinline__ void dnc_cp_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#elif defined(DNC_EMU_COMMIT)
+    DNC_EMU_COMMIT();
+#endif
+}
+// dnc_cp_wait<N>: all but the N most recent committed groups landed (this
+// thread's copies; a barrier after it makes them every thread's).
+template <int N>
+__device__ __forceinline__ void dnc_cp_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#elif defined(DNC_EMU_WAIT)
+    DNC_EMU_WAIT(N);
+#endif
+}
+
+#ifndef DNC_EMU_SMEM
+extern __shared__ __align__(16) float dnc_dyn_smem[];
+#define DNC_EMU_SMEM dnc_dyn_smem
+#endif
+
+extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chunk_state_tiled DNC_STATE_PARAMS {
+    const int h = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int j = blockIdx.y * 32 + lane;
+    const bool col = j < dv;
+    // Steps 1 and 2's outputs: a thread rows 4·half … +3 of its warp's 8 and
+    // the columns c2, c2 + 1 (of the block's 32). half is the lane's low bit,
+    // so that lanes n and n^1 load the same S0 (or Δ) pair and lanes n and
+    // n^2 the same rows: shared memory returns 128 bytes a clock to the
+    // registers, and a load whose addresses pair up so returns at twice that
+    // (a float2 of S0 in one clock, a float4 of rows in two).
+    const int half = lane & 1, c2 = 2 * (lane >> 1), j2 = blockIdx.y * 32 + c2;
+    const int nch = (n + DNC_C - 1) / DNC_C, dkp = (dk + 15) & ~15;
+    // 16-byte copies where every row starts 16-byte aligned (dk a multiple of 4: Drama 3's 128).
+    const bool vec = (dk & 3) == 0 && ((reinterpret_cast<size_t>(w0) | reinterpret_cast<size_t>(qn) |
+                                        reinterpret_cast<size_t>(kn) | reinterpret_cast<size_t>(qm)) & 15) == 0;
+    float* ss = DNC_EMU_SMEM;
+    float* wq = ss + dkp * 32;                  // row i at dnc_woff(i, dkp)
+    float* kt = wq + 128 * dkp + 128;           // row m at m·dkp
+    float* qms = kt + 64 * dkp;                 // row i at dnc_woff(i, 64)
+    float* d0s = qms + DNC_C * DNC_C + DNC_C;   // [64][32]
+    float* ds = d0s + DNC_C * 32;
+    float* dse = ds + DNC_C * 32;
+    float* cs = dse + DNC_C * 32;
+    float* st = S + (size_t)h * dk * dv;
+    pdl_entry();
+    for (int a = warp; a < dkp; a += DNC_STATE_WARPS) ss[a * 32 + lane] = (col && a < dk) ? st[(size_t)a * dv + j] : 0.f;
+
+    // rows_to_shared copies rows [0, 64) of src (row stride dk, rows < L,
+    // columns < dk; zeros elsewhere up to dkp) to dst row r at off(r).
+    auto rows_to_shared = [&](float* dst, const float* src, int L, int rowoff, auto off) {
+        if (vec) {
+            for (int r = warp; r < DNC_C; r += DNC_STATE_WARPS)
+                for (int a = 4 * lane; a < dkp; a += 128) {
+                    const bool ok = r < L && a < dk;
+                    dnc_cp16(dst + off(rowoff + r) + a, ok ? src + (size_t)r * dk + a : src, ok);
+                }
+        } else {
+            for (int r = warp; r < DNC_C; r += DNC_STATE_WARPS)
+                for (int a = lane; a < dkp; a += 32) {
+                    const bool ok = r < L && a < dk;
+                    dnc_cp4(dst + off(rowoff + r) + a, ok ? src + (size_t)r * dk + a : src, ok);
+                }
+        }
+    };
+    auto woff = [dkp](int i) { return dnc_woff(i, dkp); };
+    auto koff = [dkp](int m) { return m * dkp; };
+    // Group A of chunk c: W and q (wq rows 0–63 and 64–127), Δ0's columns, c.
+    auto issue_a = [&](int c) {
+        if (c < nch) {
+            const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
+            const size_t hr = (size_t)h * n + t0;
+            rows_to_shared(wq, w0 + hr * dk, L, 0, woff);
+            rows_to_shared(wq, qn + hr * dk, L, DNC_C, woff);
+            for (int i = warp; i < DNC_C; i += DNC_STATE_WARPS) {
+                const bool ok = i < L && col;
+                dnc_cp4(d0s + i * 32 + lane, ok ? d0 + (hr + i) * dv + j : d0, ok);
+            }
+            if (threadIdx.x < DNC_C) dnc_cp4(cs + threadIdx.x, cum + hr + min((int)threadIdx.x, L - 1), (int)threadIdx.x < L);
+        }
+        dnc_cp_commit();  // an empty group past the last chunk keeps the waits' counts
+    };
+    issue_a(0);
+    for (int c = 0; c < nch; c++) {
+        const int t0 = c * DNC_C, L = min(DNC_C, n - t0);
+        const size_t hr = (size_t)h * n + t0;
+        {  // Group B of chunk c: qm (intra writes all 64 × 64, 0 past i and past L) and k.
+            const float* qmc = qm + ((size_t)h * nch + c) * DNC_C * DNC_C;
+            if (vec) {
+                for (int e = threadIdx.x; e < DNC_C * DNC_C / 4; e += DNC_STATE_THREADS)
+                    dnc_cp16(qms + dnc_woff(e >> 4, DNC_C) + 4 * (e & 15), qmc + 4 * e, true);
+            } else {
+                for (int e = threadIdx.x; e < DNC_C * DNC_C; e += DNC_STATE_THREADS)
+                    dnc_cp4(qms + dnc_woff(e >> 6, DNC_C) + (e & 63), qmc + e, true);
+            }
+            rows_to_shared(kt, kn + hr * dk, L, 0, koff);
+            dnc_cp_commit();
+        }
+        dnc_cp_wait<1>();  // group A of chunk c
+        __syncthreads();
+
+        // Step 1: rows i0 … i0+3 of [W; q] times S0's columns c2, c2 + 1.
+        const int i0 = warp * DNC_TS_ROWS + 4 * half;
+        float acc[4][2];
+#pragma unroll
+        for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = 0.f;
+        if ((warp & 7) * DNC_TS_ROWS < L) {  // a warp whose rows are all past L (zeros) skips
+            const float* wr = wq + dnc_woff(i0, dkp);  // rows i0 … i0+3 are contiguous (one group of 4)
+            for (int a = 0; a < dkp; a += 4) {
+                float2 sv[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) sv[u] = *reinterpret_cast<const float2*>(ss + (a + u) * 32 + c2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float4 w = *reinterpret_cast<const float4*>(wr + r * dkp + a);
+                    acc[r][0] = fmaf(w.x, sv[0].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.x, sv[0].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.y, sv[1].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.y, sv[1].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.z, sv[2].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.z, sv[2].y, acc[r][1]);
+                    acc[r][0] = fmaf(w.w, sv[3].x, acc[r][0]);
+                    acc[r][1] = fmaf(w.w, sv[3].y, acc[r][1]);
+                }
+            }
+        }
+        const float last = cs[L - 1], el = __expf(last);
+        if (warp < DNC_C / DNC_TS_ROWS) {  // Δ rows: ds and the decayed dse
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = i0 + r;
+                const float e = i < L ? __expf(last - cs[i]) : 0.f;
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const float d = d0s[i * 32 + c2 + u] - acc[r][u];
+                    ds[i * 32 + c2 + u] = d;
+                    dse[i * 32 + c2 + u] = e * d;
+                }
+            }
+        } else {  // q rows: e^{c_i} S0ᵀq_i
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const float e = __expf(cs[i0 - DNC_C + r]);
+                acc[r][0] *= e, acc[r][1] *= e;
+            }
+        }
+        __syncthreads();  // ds, dse written; wq, d0s and cs free
+        issue_a(c + 1);
+        dnc_cp_wait<1>();  // group B of chunk c
+        __syncthreads();
+
+        if (warp >= DNC_C / DNC_TS_ROWS) {
+            // Step 2, warps 8–15: o_i += Σ_{m ≤ i} qm[i][m] Δ_m (the warp's
+            // rows end at io0 + 7: qm is 0 past them).
+            const int io0 = warp * DNC_TS_ROWS - DNC_C, io = io0 + 4 * half;
+            const int mend = io0 < L ? min(io0 + DNC_TS_ROWS, (L + 3) & ~3) : 0;
+            const float* qr = qms + dnc_woff(io, DNC_C);
+            for (int m = 0; m < mend; m += 4) {
+                float2 dv4[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) dv4[u] = *reinterpret_cast<const float2*>(ds + (m + u) * 32 + c2);
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const float4 qv = *reinterpret_cast<const float4*>(qr + r * DNC_C + m);
+                    acc[r][0] = fmaf(qv.x, dv4[0].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.x, dv4[0].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.y, dv4[1].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.y, dv4[1].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.z, dv4[2].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.z, dv4[2].y, acc[r][1]);
+                    acc[r][0] = fmaf(qv.w, dv4[3].x, acc[r][0]);
+                    acc[r][1] = fmaf(qv.w, dv4[3].y, acc[r][1]);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int i = io + r;
+                if (i < L) {
+                    float* o = core + ((size_t)(t0 + i) * nv + h) * dv;
+                    if (j2 < dv) o[j2] = acc[r][0];
+                    if (j2 + 1 < dv) o[j2 + 1] = acc[r][1];
+                }
+            }
+        } else {
+            // Step 2, warps 0–7: S = e^{c_L} S0 + Σ_m k_m ⊗ dse_m, a warp 16
+            // rows, a thread 8 of them (rows ab + 8·half …) × the columns c2,
+            // c2 + 1 in registers: per m one float2 load of dse and 2 float4
+            // loads of k_m (the half-warps' 8 floats apart: one wavefront)
+            // for 16 FMAs.
+            const int mend = (L + 3) & ~3;
+            for (int ab = warp * 16 + 8 * half; ab < dkp; ab += (DNC_C / DNC_TS_ROWS) * 16) {
+                float s[8][2];
+#pragma unroll
+                for (int r = 0; r < 8; r++) {
+                    const float2 v = *reinterpret_cast<const float2*>(ss + (ab + r) * 32 + c2);
+                    s[r][0] = v.x * el, s[r][1] = v.y * el;
+                }
+                for (int m = 0; m < mend; m++) {
+                    const float2 dm = *reinterpret_cast<const float2*>(dse + m * 32 + c2);
+                    const float4* kr = reinterpret_cast<const float4*>(kt + m * dkp + ab);
+#pragma unroll
+                    for (int u = 0; u < 2; u++) {
+                        const float4 kv = kr[u];
+                        s[4 * u][0] = fmaf(kv.x, dm.x, s[4 * u][0]);
+                        s[4 * u][1] = fmaf(kv.x, dm.y, s[4 * u][1]);
+                        s[4 * u + 1][0] = fmaf(kv.y, dm.x, s[4 * u + 1][0]);
+                        s[4 * u + 1][1] = fmaf(kv.y, dm.y, s[4 * u + 1][1]);
+                        s[4 * u + 2][0] = fmaf(kv.z, dm.x, s[4 * u + 2][0]);
+                        s[4 * u + 2][1] = fmaf(kv.z, dm.y, s[4 * u + 2][1]);
+                        s[4 * u + 3][0] = fmaf(kv.w, dm.x, s[4 * u + 3][0]);
+                        s[4 * u + 3][1] = fmaf(kv.w, dm.y, s[4 * u + 3][1]);
+                    }
+                }
+#pragma unroll
+                for (int r = 0; r < 8; r++)
+                    if (ab + r < dk) *reinterpret_cast<float2*>(ss + (ab + r) * 32 + c2) = make_float2(s[r][0], s[r][1]);
+            }
+        }
+        __syncthreads();  // ss is the new state; qms, kt, ds and dse free
+    }
+    dnc_cp_wait<0>();
+    if (col)
+        for (int a = warp; a < dk; a += DNC_STATE_WARPS) st[(size_t)a * dv + j] = ss[a * 32 + lane];
+}
+
 // deltanet_chunk_norm: grid (n, nv), DNC_NORM_THREADS threads. core row t,
 // head h holds o on entry and w·o/rms(o)·silu(z) on return; the blocks of
 // row 0 then advance their head's conv window by the call's n rows (every

@@ -2,7 +2,11 @@
 
 package cuda
 
-import "proscenium/engine/cuda/kernel"
+import (
+	"sync/atomic"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // The chunked DeltaNet prefill's launch sequence (kernels/deltanet_chunk.cu;
 // engine/cpu gatedDeltaRuleChunked is its reference). Like every mixer call
@@ -61,5 +65,36 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 	if err := kernel.DeltaNetChunkSolve(q, q.policy(), [3]int{nv, chunks, cols}, deltaNetChunkSolveThreads, tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.kn)), tPtr(at(s.v)), tPtr(at(s.beta)), n, dk, dv); err != nil {
 		return err
 	}
-	return kernel.DeltaNetChunkState(q, q.policy(), [3]int{nv, (dv + 31) / 32, 1}, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
+	return q.deltaNetChunkState(l, core, stateS, n)
 }
+
+// deltaNetChunkState launches the state pass (per head and 32 value
+// columns, the chunks in order): under fast deltanet_chunk_state_tiled where
+// $PROSCENIUM_GPU_DN_STATE (deltaNetStateTiled) picks it and the device
+// grants its dynamic shared memory, else deltanet_chunk_state(_fast). A
+// device that refuses the shared memory (cuFuncSetAttribute, before any
+// launch: sm_86/89 grant 99 KB) is remembered and runs the SIMT kernel.
+func (q *Queue) deltaNetChunkState(l *DeltaNetLayer, core, stateS Tensor, n int) error {
+	g := l.G
+	s := g.chunkScratch(l.MaxRows)
+	at := l.Scratch.At
+	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
+	grid := [3]int{nv, (dv + 31) / 32, 1}
+	if q.policy() == kernel.Fast {
+		if deltaNetStateErr != nil {
+			return deltaNetStateErr
+		}
+		if b := deltaNetStateTiledShared(dk); deltaNetStateTiled && b <= deltaNetStateTiledMaxShared && !deltaNetStateTiledRefused.Load() {
+			err := q.Queue.SharedLimit("deltanet_chunk_state_tiled", b)
+			if err == nil {
+				return kernel.DeltaNetChunkStateTiled(sharedLauncher{q.Queue, b}, grid, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
+			}
+			deltaNetStateTiledRefused.Store(true)
+		}
+	}
+	return kernel.DeltaNetChunkState(q, q.policy(), grid, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
+}
+
+// deltaNetStateTiledRefused: a device refused deltanet_chunk_state_tiled's
+// shared memory; the process runs the SIMT kernel from then on.
+var deltaNetStateTiledRefused atomic.Bool

@@ -44,6 +44,20 @@ func TestDeltaNetChunkRule(t *testing.T) {
 }
 
 func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
+	run, want, wantS := deltaNetChunkRuleCase(t, r, g, n)
+	got, gotS := run()
+	checkClose(t, "outputs", got, want, 1e-5)
+	checkClose(t, "state", gotS, wantS, 1e-5)
+	requireDeltaNetBits(t, "outputs", got, want) // under fast: the tolerance above again, the bits logged
+	requireDeltaNetBits(t, "state", gotS, wantS)
+}
+
+// deltaNetChunkRuleCase uploads TestDeltaNetChunkRule's inputs for n rows of
+// geometry g and returns run, the rule on the device from them and the
+// initial state (afresh at each call: the outputs poisoned, the state
+// uploaded again), and the CPU's outputs and final state.
+func deltaNetChunkRuleCase(t *testing.T, r *rand.Rand, g mixerShape, n int) (run func() (got, gotS []float32), want, wantS []float32) {
+	t.Helper()
 	dg := deviceDeltaNetGeometry(&g)
 	if !dg.chunkable() {
 		t.Fatalf("geometry %+v does not take the chunked form", dg)
@@ -105,20 +119,19 @@ func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
 		}
 	}
 	layer.Scratch = Whole(scratch)
-	core := poisoned(t, n*nv*dv)
-	st := upload(t, state)
-	if err := dev.Run(func(q *Queue) error { return q.deltaNetChunkRule(&layer, Whole(core), Whole(st), n) }); err != nil {
-		t.Fatal(err)
+	run = func() ([]float32, []float32) {
+		t.Helper()
+		core := poisoned(t, n*nv*dv)
+		st := upload(t, state)
+		if err := dev.Run(func(q *Queue) error { return q.deltaNetChunkRule(&layer, Whole(core), Whole(st), n) }); err != nil {
+			t.Fatal(err)
+		}
+		return download(t, core, n*nv*dv), download(t, st, nv*dk*dv)
 	}
-
-	want := make([]float32, n*nv*dv)
-	wantS := append([]float32(nil), state...)
+	want = make([]float32, n*nv*dv)
+	wantS = append([]float32(nil), state...)
 	cpu.DeltaNetChunkedRef(want, conv, beta, decay, n, g.refGeometry(), wantS)
-	got, gotS := download(t, core, n*nv*dv), download(t, st, nv*dk*dv)
-	checkClose(t, "outputs", got, want, 1e-5)
-	checkClose(t, "state", gotS, wantS, 1e-5)
-	requireDeltaNetBits(t, "outputs", got, want) // under fast: the tolerance above again, the bits logged
-	requireDeltaNetBits(t, "state", gotS, wantS)
+	return run, want, wantS
 }
 
 // deltaNetPrefills are the kernels a DeltaNet layer can run a call of more

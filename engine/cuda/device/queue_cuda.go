@@ -53,6 +53,18 @@ func (q *Queue) LaunchShared(name string, grid [3]int, block, shared int, args .
 	return nil
 }
 
+// SharedLimit raises kernel name's limit of dynamic shared memory to shared
+// bytes now, as LaunchShared would before its launch, so that a caller can
+// pick another kernel where the device refuses (before anything is
+// enqueued).
+func (q *Queue) SharedLimit(name string, shared int) error {
+	fn, err := q.d.Function(name)
+	if err != nil {
+		return err
+	}
+	return q.d.sharedLimit(name, fn, shared)
+}
+
 // Stream is the stream the queue enqueues on (for the driver's async copies
 // and memsets, on the device thread).
 func (q *Queue) Stream() cu.Stream { return q.d.stream }

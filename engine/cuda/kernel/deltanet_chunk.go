@@ -16,6 +16,7 @@ const (
 	DncStateWarps   = 16   // DNC_STATE_WARPS
 	DncRpw          = 4    // DNC_RPW
 	DncSpw          = 2    // DNC_SPW
+	DncTsRows       = 8    // DNC_TS_ROWS
 	DncNormThreads  = 128  // DNC_NORM_THREADS
 )
 
@@ -93,6 +94,15 @@ func DeltaNetChunkState(q Launcher, policy Policy, grid [3]int, block int, core,
 		name = "deltanet_chunk_state_fast"
 	}
 	return q.Launch(name, grid, block, uint64(core), uint64(s), uint64(qm), uint64(w0), uint64(d0), uint64(cum), uint64(qn), uint64(kn), uint64(uint32(int32(n))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
+}
+
+// DeltaNetChunkStateTiled enqueues kernels/deltanet_chunk.cu's
+//
+//	deltanet_chunk_state_tiled(float* core, float* S, float* qm, float* w0, float* d0, float* cum, float* qn, float* kn, int n, int nv, int dk, int dv)
+//
+// on q with grid blocks of block threads.
+func DeltaNetChunkStateTiled(q Launcher, grid [3]int, block int, core, s, qm, w0, d0, cum, qn, kn Ptr, n, nv, dk, dv int) error {
+	return q.Launch("deltanet_chunk_state_tiled", grid, block, uint64(core), uint64(s), uint64(qm), uint64(w0), uint64(d0), uint64(cum), uint64(qn), uint64(kn), uint64(uint32(int32(n))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))))
 }
 
 // DeltaNetChunkNorm enqueues kernels/deltanet_chunk.cu's
