@@ -1,7 +1,7 @@
 #!/bin/bash
 # Lead, session 12, run 3 (one call, ≤ 420 s) on int12d = int12c (run 2c's checked defaults) + this
 # session's last helpers, each new path off by default: dnstate34 (the chunked DeltaNet state kernel,
-# PROSCENIUM_GPU_DN_STATE), group34 (moe_group ranked by every warp, PROSCENIUM_GPU_MOE_GROUP=old for
+# PROSCENIUM_GPU_DN_STATE=tiled), group34 (moe_group ranked by every warp, by default; PROSCENIUM_GPU_MOE_GROUP=old for
 # the old one), norm34 (the step's add + norm and combine + norm as sm_90 clusters,
 # PROSCENIUM_GPU_NORM_CLUSTER=1). Each helper's script (its checks, its path timed against the old in
 # one run); then every new path on together (NEW below): the fast tests of the paths they touch and
@@ -11,7 +11,7 @@ set -u
 . docs/perf/run-lib.sh
 run_setup run3 420 .carry-fa
 for h in dnstate34 group34 norm34; do [ -f docs/perf/h200-$h.sh ] && T 80 $h bash docs/perf/h200-$h.sh $X $O/$h; done
-NEW="${NEW:-PROSCENIUM_GPU_DN_STATE=1 PROSCENIUM_GPU_NORM_CLUSTER=1}"
+NEW="${NEW:-PROSCENIUM_GPU_DN_STATE=tiled PROSCENIUM_GPU_NORM_CLUSTER=1}"
 F='^(TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestBackboneStepRowsMatchTakesAlone|TestBackboneStepPDLOrder|TestMoEStepChainPDL|TestFramesTwoAhead|TestTakeFramesMatchAlone|TestTakeFramesBeginTogether|TestFramesPrefixCacheMatchesUncached|TestMoEGroup|TestGemmGroupedExperts|TestDeltaNetChunkedLayer)$'
 (cd engine/cuda && T 120 tests-new env $NEW PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
 (cd cmd/proscenium-gpu && T 90 engine-new env $NEW $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
