@@ -19,8 +19,10 @@ import (
 var deltaNetStateEnv = os.Getenv("PROSCENIUM_GPU_DN_STATE")
 
 // deltaNetStateTiledDefault is the choice when the variable is unset: the
-// one line to flip once the device run measures the tiled kernel faster.
-const deltaNetStateTiledDefault = false
+// tiled kernel since session 12's run 3 (a layer's chunked mixer at 300 rows
+// 233 → 162 µs; the prefill of 300 / 700 rows 39.4 / 88.7 → 36.6 / 84.1 ms;
+// docs/PERF.md "dnstate34").
+const deltaNetStateTiledDefault = true
 
 // deltaNetStateTiled is the fast policy's choice (a variable so that a test
 // runs both kernels in one process); deltaNetStateErr, a value of the

@@ -9,11 +9,11 @@ import "os"
 // 1024-thread block a row: the row's loads on eight multiprocessors at once
 // and its sum of squares one round through distributed shared memory.
 
-// normCluster is $PROSCENIUM_GPU_NORM_CLUSTER: "1" runs the cluster kernels
-// wherever they can run (normClusterRows), anything else keeps the one-block
-// kernels. Off by default until measured; to flip the default make it
-// `!= "0"`.
-var normCluster = os.Getenv("PROSCENIUM_GPU_NORM_CLUSTER") == "1"
+// normCluster is $PROSCENIUM_GPU_NORM_CLUSTER: the cluster kernels wherever
+// they can run (normClusterRows) unless it is "0", which keeps the one-block
+// kernels. On since session 12's run 3: the step of B = 1 / 4 takes 2.132 /
+// 3.555 → 2.055 / 3.509 ms (docs/PERF.md "norm34").
+var normCluster = os.Getenv("PROSCENIUM_GPU_NORM_CLUSTER") != "0"
 
 // normClusterMaxRows is the most rows a launch runs as clusters: the decode
 // steps (one take, B-row steps of up to eight). A prefill pass's hundreds of

@@ -471,19 +471,23 @@ async function main() {
   if (await failedRow.getByRole('button', { name: /^(Play|Export…)$/ }).count()) fail('a failed take offers Play or Export');
   console.log(`e2e: failed take #${failedTake.id}: ${(await failedRow.locator('[data-why]').textContent()).trim()}; no Play, no Export`);
 
-  // A studio take behind a running API take says it waits for it.
-  const slow = fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: 'A long one.', max_frames: 800 }) });
+  // A studio take behind API takes that fill the engine's batch says it
+  // waits for a place; it runs once one is free (batch 1: it waits for the
+  // one running take). Beside fewer takes it would join them at once.
+  const batch = (await api(page, 'ModelStatus')).info.batch || 1;
+  const slow = Array.from({ length: batch }, (_, i) => fetch(speechURL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model: 'drama-3', input: `A long one, number ${i + 1}.`, max_frames: 800 }) }));
   const apiRunning = page.locator('[data-region="takes"] li[data-source="api"][data-state="running"]');
-  await apiRunning.waitFor({ timeout: 10_000 });
-  const slowId = Number(await apiRunning.getAttribute('data-take'));
+  await apiRunning.nth(batch - 1).waitFor({ timeout: 10_000 });
+  const slowIds = (await apiRunning.evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-take'))))).sort((a, b) => a - b);
   await scriptBox.fill('Friends, Romans.');
   await page.getByRole('button', { name: 'Speak', exact: true }).click();
   const waiting = page.locator('[data-region="takes"] li[data-source="studio"][data-state="running"] [data-waiting]');
-  await waiting.filter({ hasText: `waiting for take #${slowId} (from the API) to finish` }).waitFor({ timeout: 10_000 });
-  if (!(await slow).ok) fail('the long API take failed');
+  const waitText = batch === 1 ? `waiting for take #${slowIds[0]} (from the API) to finish` : `waiting for a place: the batch of ${batch} runs takes ${slowIds.slice(0, batch).map((id) => `#${id}`).join(', ')}`;
+  await waiting.filter({ hasText: waitText }).waitFor({ timeout: 10_000 });
+  for (const r of slow) if (!(await r).ok) fail('a long API take failed');
   const behind = Number(await page.locator('[data-region="takes"] li[data-source="studio"]').first().getAttribute('data-take'));
   await page.locator(`[data-region="takes"] li[data-take="${behind}"][data-state="finished"]`).waitFor({ timeout: 120_000 });
-  console.log(`e2e: studio take #${behind} waited for API take #${slowId}, then ran`);
+  console.log(`e2e: studio take #${behind} waited for a place in the batch of ${batch} (API takes ${slowIds.join(', ')}), then ran`);
 
   // Copy as curl: the command for the current script and settings, run for real.
   await page.locator('[data-region="server"]').getByRole('button', { name: 'Copy as curl' }).click();

@@ -82,7 +82,15 @@ describe('takes list figures', () => {
     const api = { ...base, id: 4, state: 'running', finish: undefined, frames: 12, frames_per_s: 20.25, source: 'api' };
     const mine = { ...base, id: 5, state: 'running', finish: undefined, frames: 0 };
     expect(runningState(mine, [mine, api])).toBe('waiting for take #4 (from the API) to finish');
+    expect(runningState(mine, [mine, api], 1)).toBe('waiting for take #4 (from the API) to finish');
     expect(runningState(mine, [mine])).toBe('prefill: reading the script');
+    // A batch of 4 has a place for it beside take 4: it prefills, it does not wait.
+    expect(runningState(mine, [mine, api], 4)).toBe('prefill: reading the script');
+    const full = [2, 3, 4].map((id) => ({ ...api, id }));
+    expect(runningState(mine, [mine, ...full], 4)).toBe('prefill: reading the script');
+    expect(runningState(mine, [mine, { ...api, id: 1 }, ...full], 4)).toBe('waiting for a place: the batch of 4 runs takes #1, #2, #3, #4');
+    // Finished takes hold no place.
+    expect(runningState(mine, [mine, { ...api, state: 'finished' }], 1)).toBe('prefill: reading the script');
     expect(runningState(api, [mine, api])).toBe('making audio: 12 frames · 20.3 frames/s');
   });
   it('names finish reasons, durations and the memory device for people', () => {

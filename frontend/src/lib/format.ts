@@ -90,17 +90,23 @@ export function finishReason(reason: string | undefined | null): string {
 }
 
 /**
- * What a running take is doing: waiting for an earlier running take (the
- * engine makes one take at a time), reading its prompt (prefill, before the
- * first frame), or making frames.
+ * What a running take is doing: waiting for a place (the takes ahead of it
+ * fill the engine's batch places; batch 1: one take at a time), reading its
+ * prompt (prefill, before the first frame), or making frames. The engine
+ * admits takes in order, so a take waits only while batch earlier takes
+ * still run.
  */
-export function runningState(t: Take, takes: Take[]): string {
+export function runningState(t: Take, takes: Take[], batch = 1): string {
   if (t.frames > 0) {
     const fps = t.frames_per_s > 0 ? ` · ${t.frames_per_s.toFixed(1)} frames/s` : '';
     return `making audio: ${t.frames} frames${fps}`;
   }
-  const before = takes.filter((o) => o.state === 'running' && o.id < t.id).sort((a, b) => a.id - b.id)[0];
-  if (before) return `waiting for take #${before.id}${before.source === 'api' ? ' (from the API)' : ''} to finish`;
+  const places = Math.max(1, batch);
+  const ahead = takes.filter((o) => o.state === 'running' && o.id < t.id).sort((a, b) => a.id - b.id);
+  if (ahead.length >= places) {
+    if (places === 1) return `waiting for take #${ahead[0].id}${ahead[0].source === 'api' ? ' (from the API)' : ''} to finish`;
+    return `waiting for a place: the batch of ${places} runs takes ${ahead.slice(0, places).map((o) => `#${o.id}`).join(', ')}`;
+  }
   return 'prefill: reading the script';
 }
 
