@@ -1,6 +1,6 @@
 // Thread block cluster primitives (sm_90, PTX ISA 7.8) for the kernels whose
-// row is spread over a cluster's blocks (row_norm.cuh ClusterSpan; the
-// DeltaNet step keeps its own copies, deltanet.cu dnc_*). On earlier
+// row is spread over a cluster's blocks (row_norm.cuh ClusterSpan, the
+// DeltaNet cluster step in deltanet.cu). On earlier
 // architectures they are no-ops: the cluster kernels' instances there trap
 // and are never launched (engine/cuda checks the device).
 #pragma once

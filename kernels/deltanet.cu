@@ -2,6 +2,7 @@
 // between the projections and out_proj): causal depthwise conv with its
 // state, SiLU, q/k L2 norms, the gates, the delta rule on the fp32 state and
 // the gated RMSNorm, for n rows in one launch.
+#include "cluster.cuh"
 #include "deltanet.cuh"
 #include "fused.cuh"
 
@@ -501,36 +502,9 @@ NUMERICS_KERNEL(deltanet_step_norm_slots, DNS_BOUNDS,
 #define DNC_ATTRS __launch_bounds__(DNC_THREADS)
 #endif
 
-// The cluster's primitives (PTX ISA 7.8, sm_90). barrier.cluster.arrive
-// releases (ptxas puts MEMBAR.ALL.GPU before it: the thread's earlier stores
-// are waited for, so the kernel issues its global stores after an arrive)
-// and wait acquires.
-__device__ __forceinline__ void dnc_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void dnc_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-#endif
-}
-// dnc_push stores v at p (this block's shared memory) in the cluster's
-// block rank instead.
-__device__ __forceinline__ void dnc_push(float* p, unsigned rank, float v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned a = (unsigned)__cvta_generic_to_shared(p), r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(r), "f"(v) : "memory");
-#endif
-}
-__device__ __forceinline__ unsigned dnc_rank() {
-    unsigned r = 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-#endif
-    return r;
-}
+// The cluster's primitives: kernels/cluster.cuh (barrier.cluster.arrive
+// releases — ptxas puts MEMBAR.ALL.GPU before it, so the kernel issues its
+// global stores after an arrive — and wait acquires).
 
 // dnc_copy starts a 4-byte copy from global src to shared dst (cp.async:
 // the load in flight without a register; dnc_copied waits for the thread's
@@ -580,7 +554,7 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     const bool owner = tid < DNC_COLS && col;  // the column's conv, norm and output (tid = c)
     const bool qk = tid < dk;                   // q and k channel tid
     const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, cw = 2 * dk + dv;
-    const unsigned rank = dnc_rank();
+    const unsigned rank = cluster_rank();
     // Block rank r moves the window of the q and k channels of threads
     // r·share … (r+1)·share − 1, and its own v channels.
     const int share = (dk + DNC_CLUSTER - 1) / DNC_CLUSTER;
@@ -589,7 +563,7 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
 
     // The cluster's first phase: its wait (before the push below) makes sure
     // every block of the head runs, so its shared memory may be written.
-    dnc_arrive();
+    cluster_arrive();
     pdl_entry();
     // Every load first, all by cp.async into shared memory (no registers
     // held while they fly): the state's slice [dk][cb] whole (16-byte pieces
@@ -705,15 +679,15 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     }
 
     // The head's Σo²: each block's, pushed into every block of the cluster.
-    dnc_wait();
+    cluster_wait();
     if (warp == 0) {
         float ss = owner ? o * o : 0.f;
 #pragma unroll
         for (int m = 8; m > 0; m >>= 1) ss += __shfl_xor_sync(FULL_MASK, ss, m);  // lanes 0–15: the block's sum
-        if (lane < DNC_CLUSTER) dnc_push(&ssp[rank], lane, ss);
+        if (lane < DNC_CLUSTER) cluster_push(&ssp[rank], lane, ss);
     }
-    dnc_arrive();
-    dnc_wait();  // every block's Σo² is here, every block has read the old window, the slice is written
+    cluster_arrive();
+    cluster_wait();  // every block's Σo² is here, every block has read the old window, the slice is written
     if (vec) {
 #pragma unroll 4
         for (unsigned e = tid; e < dk * (DNC_COLS / 4); e += DNC_THREADS) {

@@ -542,6 +542,24 @@ __device__ __forceinline__ void dnc_cp_wait() {
 #endif
 }
 
+// dnc_fma_4x2 adds rows r = 0…3 (a row every ld floats from a) times the
+// four float2 in v into acc[r][0…1]: a[r][u]·v[u] for u = 0…3 in order, one
+// fused multiply-add each (the tiled state's step 1 and step 2 products).
+__device__ __forceinline__ void dnc_fma_4x2(float (&acc)[4][2], const float* a, int ld, const float2 (&v)[4]) {
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const float4 w = *reinterpret_cast<const float4*>(a + r * ld);
+        acc[r][0] = fmaf(w.x, v[0].x, acc[r][0]);
+        acc[r][1] = fmaf(w.x, v[0].y, acc[r][1]);
+        acc[r][0] = fmaf(w.y, v[1].x, acc[r][0]);
+        acc[r][1] = fmaf(w.y, v[1].y, acc[r][1]);
+        acc[r][0] = fmaf(w.z, v[2].x, acc[r][0]);
+        acc[r][1] = fmaf(w.z, v[2].y, acc[r][1]);
+        acc[r][0] = fmaf(w.w, v[3].x, acc[r][0]);
+        acc[r][1] = fmaf(w.w, v[3].y, acc[r][1]);
+    }
+}
+
 #ifndef DNC_EMU_SMEM
 extern __shared__ __align__(16) float dnc_dyn_smem[];
 #define DNC_EMU_SMEM dnc_dyn_smem
@@ -638,18 +656,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
                 float2 sv[4];
 #pragma unroll
                 for (int u = 0; u < 4; u++) sv[u] = *reinterpret_cast<const float2*>(ss + (a + u) * 32 + c2);
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const float4 w = *reinterpret_cast<const float4*>(wr + r * dkp + a);
-                    acc[r][0] = fmaf(w.x, sv[0].x, acc[r][0]);
-                    acc[r][1] = fmaf(w.x, sv[0].y, acc[r][1]);
-                    acc[r][0] = fmaf(w.y, sv[1].x, acc[r][0]);
-                    acc[r][1] = fmaf(w.y, sv[1].y, acc[r][1]);
-                    acc[r][0] = fmaf(w.z, sv[2].x, acc[r][0]);
-                    acc[r][1] = fmaf(w.z, sv[2].y, acc[r][1]);
-                    acc[r][0] = fmaf(w.w, sv[3].x, acc[r][0]);
-                    acc[r][1] = fmaf(w.w, sv[3].y, acc[r][1]);
-                }
+                dnc_fma_4x2(acc, wr + a, dkp, sv);
             }
         }
         const float last = cs[L - 1], el = __expf(last);
@@ -687,18 +694,7 @@ extern "C" __global__ void __launch_bounds__(DNC_STATE_THREADS, 1) deltanet_chun
                 float2 dv4[4];
 #pragma unroll
                 for (int u = 0; u < 4; u++) dv4[u] = *reinterpret_cast<const float2*>(ds + (m + u) * 32 + c2);
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const float4 qv = *reinterpret_cast<const float4*>(qr + r * DNC_C + m);
-                    acc[r][0] = fmaf(qv.x, dv4[0].x, acc[r][0]);
-                    acc[r][1] = fmaf(qv.x, dv4[0].y, acc[r][1]);
-                    acc[r][0] = fmaf(qv.y, dv4[1].x, acc[r][0]);
-                    acc[r][1] = fmaf(qv.y, dv4[1].y, acc[r][1]);
-                    acc[r][0] = fmaf(qv.z, dv4[2].x, acc[r][0]);
-                    acc[r][1] = fmaf(qv.z, dv4[2].y, acc[r][1]);
-                    acc[r][0] = fmaf(qv.w, dv4[3].x, acc[r][0]);
-                    acc[r][1] = fmaf(qv.w, dv4[3].y, acc[r][1]);
-                }
+                dnc_fma_4x2(acc, qr + m, DNC_C, dv4);
             }
 #pragma unroll
             for (int r = 0; r < 4; r++) {
