@@ -7,16 +7,12 @@ import (
 	"encoding/json"
 	"math"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"proscenium/app/server"
 	"proscenium/app/studio"
-	"proscenium/engine/api"
-	"proscenium/engine/demo"
 )
 
 // wavTone is a mono 16-bit WAV of seconds of a gliding tone at rate Hz.
@@ -45,19 +41,7 @@ func wavTone(seconds float64, rate int) []byte {
 // recording past the voice library's limit is refused by size before it
 // is read on.
 func TestAPIRecordingBodies(t *testing.T) {
-	eng := &testEngine{frames: 1}
-	svc, err := New(Config{Open: func(string) (api.Engine, error) { return eng, nil }, VoicesDir: t.TempDir(), Events: studio.NewHub()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Shutdown(svc) })
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.LoadModel(dir); err != nil {
-		t.Fatal(err)
-	}
+	svc := voiceService(t, &testEngine{frames: 1})
 	mux, err := NewMux(svc, studio.NewHub(), server.Options{UI: fstest.MapFS{"index.html": {Data: []byte("<!doctype html>")}}, LoopbackOnly: true})
 	if err != nil {
 		t.Fatal(err)
