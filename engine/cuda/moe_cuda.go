@@ -54,8 +54,8 @@ const moeGroupThreads = 1024
 // "group34"). The same outputs, bit for bit.
 const MoEGroupEnv = "PROSCENIUM_GPU_MOE_GROUP"
 
-// moeGroupWarps: MoEGroup by moe_group_warps. The default flip is this line
-// (!= "old": on unless asked for the old kernel; == "new": off).
+// moeGroupWarps: MoEGroup by moe_group_warps unless $PROSCENIUM_GPU_MOE_GROUP
+// is "old" (run 3: 2.6× faster at 2 400 pairs, the same outputs).
 var moeGroupWarps = os.Getenv(MoEGroupEnv) != "old"
 
 // MoEGroup sorts the pairs (row, expert) of ids [pairs] by expert for the
@@ -67,8 +67,9 @@ func (q *Queue) MoEGroup(offsets, rowids, slot, ids *Block, pairs, k, E int) err
 	return q.MoEGroupBy(moeGroupWarps, offsets, rowids, slot, ids, pairs, k, E)
 }
 
-// MoEGroupBy is MoEGroup by moe_group_warps (warps) or moe_group, whatever
-// $PROSCENIUM_GPU_MOE_GROUP says (the tests' A/B).
+// MoEGroupBy is MoEGroup by moe_group_warps (warps) or moe_group (the
+// tests' and the timing's A/B; MoEGroup passes $PROSCENIUM_GPU_MOE_GROUP's
+// choice).
 func (q *Queue) MoEGroupBy(warps bool, offsets, rowids, slot, ids *Block, pairs, k, E int) error {
 	if E > maxRouteExperts || pairs > kernel.MoEGroupMaxPairs || E < 1 || k < 1 || pairs < 0 {
 		return fmt.Errorf("cuda: moe group: %d pairs (top %d) over %d experts (at most %d, %d)", pairs, k, E, kernel.MoEGroupMaxPairs, maxRouteExperts)

@@ -312,23 +312,7 @@ func testMoECombineNorm(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			refX := append([]float32(nil), x...)
-			refN := make([]float32, c.n*c.pitch)
-			for row := 0; row < c.n; row++ {
-				o := make([]float32, c.H)
-				for j := 0; j < c.k; j++ {
-					cpu.AddScaled(o, yr[(row*c.k+j)*c.H:(row*c.k+j+1)*c.H], wts[row*c.k+j])
-				}
-				sh := append([]float32(nil), ys[row*c.H:(row+1)*c.H]...)
-				g := cpu.Sigmoid(dense[row*c.stride+c.sgcol])
-				for i := range sh {
-					sh[i] *= g
-				}
-				cpu.Add(o, sh)
-				xr := refX[row*c.H : (row+1)*c.H]
-				cpu.Add(xr, o)
-				cpu.RMSNormZeroCentred(refN[row*c.pitch:row*c.pitch+c.H], xr, nw, 1e-6)
-			}
+			refX, refN := combineNormRef(x, yr, wts, ys, dense, nw, c.n, c.H, c.k, c.stride, c.sgcol, c.pitch)
 			gotX, gotN := download(t, xb, len(refX)), download(t, normed, len(refN))
 			checkClose(t, "combine x", gotX, refX, 1e-6)
 			checkClose(t, "combine normed", gotN, refN, 1e-6)
@@ -619,4 +603,30 @@ func testMoERouteNotANumber(t *testing.T) {
 			})
 		}
 	}
+}
+
+// combineNormRef is moe_combine_norm on the CPU for n rows: x plus the k
+// routed rows of yr (row·k + j) weighted by wts and the shared row of ys
+// gated by sigmoid(dense[row·stride + sgcol]), then the zero-centred RMSNorm
+// by nw (eps 1e-6) into rows pitch apart. It returns the new x and the
+// normed rows; x is left as it was.
+func combineNormRef(x, yr, wts, ys, dense, nw []float32, n, H, k, stride, sgcol, pitch int) (refX, refN []float32) {
+	refX = append([]float32(nil), x...)
+	refN = make([]float32, n*pitch)
+	for row := 0; row < n; row++ {
+		o := make([]float32, H)
+		for j := 0; j < k; j++ {
+			cpu.AddScaled(o, yr[(row*k+j)*H:(row*k+j+1)*H], wts[row*k+j])
+		}
+		sh := append([]float32(nil), ys[row*H:(row+1)*H]...)
+		g := cpu.Sigmoid(dense[row*stride+sgcol])
+		for i := range sh {
+			sh[i] *= g
+		}
+		cpu.Add(o, sh)
+		xr := refX[row*H : (row+1)*H]
+		cpu.Add(xr, o)
+		cpu.RMSNormZeroCentred(refN[row*pitch:row*pitch+H], xr, nw, 1e-6)
+	}
+	return refX, refN
 }

@@ -96,23 +96,7 @@ func TestNormCluster(t *testing.T) {
 		t.Run(fmt.Sprintf("combine_%drows_%dwide_top%d", c.n, c.H, c.k), func(t *testing.T) {
 			x0, yr, ys := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
 			wts, dense, nw := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride), randNonZero(r, c.H)
-			refX := append([]float32(nil), x0...)
-			refN := make([]float32, c.n*c.pitch)
-			for row := 0; row < c.n; row++ {
-				o := make([]float32, c.H)
-				for j := 0; j < c.k; j++ {
-					cpu.AddScaled(o, yr[(row*c.k+j)*c.H:(row*c.k+j+1)*c.H], wts[row*c.k+j])
-				}
-				sh := append([]float32(nil), ys[row*c.H:(row+1)*c.H]...)
-				g := cpu.Sigmoid(dense[row*c.stride+c.sgcol])
-				for i := range sh {
-					sh[i] *= g
-				}
-				cpu.Add(o, sh)
-				xr := refX[row*c.H : (row+1)*c.H]
-				cpu.Add(xr, o)
-				cpu.RMSNormZeroCentred(refN[row*c.pitch:row*c.pitch+c.H], xr, nw, 1e-6)
-			}
+			refX, refN := combineNormRef(x0, yr, wts, ys, dense, nw, c.n, c.H, c.k, c.stride, c.sgcol, c.pitch)
 			gx, gn := combine(t, c, true, x0, yr, wts, ys, dense, nw)
 			ox, on := combine(t, c, false, x0, yr, wts, ys, dense, nw)
 			checkClose(t, "cluster x against the CPU", gx, refX, 1e-6)
