@@ -462,7 +462,9 @@ func ChooseGemm(mtiles, rows int) string {
 // instance returns the instance and the grid of g: an FP64 one (exact
 // numerics, or a Kernel naming one: mma false, suffix "" for the SIMT
 // kernels), or a tensor-core one of fast numerics (ChooseGemmFast, or a
-// Kernel naming one, gemm_fast.go: mma true, suffix "p3m128n64" …).
+// Kernel naming one, gemm_fast.go: mma true, suffix "p3m128n64" …). kind
+// is the weights' format, "bf16" or "fp8": an FP16-part instance (FP8
+// weights only) becomes its three-part BF16 twin for BF16 weights.
 func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma bool, err error) {
 	k := g.Kernel
 	if k == "" {
@@ -475,6 +477,12 @@ func (g Gemm) instance(kind string, fast bool) (suffix string, grid [3]int, mma 
 		k = ChooseGemmFastCols(g.N, g.Rows, g.Cols, g.Groups)
 	}
 	if x, ok := gemmMmaInstances[k]; ok {
+		if x.f16 && kind != "fp8" {
+			// f16p34's FP16-part instances take FP8 weights only: other
+			// weights run the same tile and family with three BF16 parts.
+			x = x.bf16Twin()
+			k = x.name()
+		}
 		if x.splits > 0 && g.Groups > 0 {
 			return "", grid, false, fmt.Errorf("cuda: %s gemm: split-K instance %s on grouped rows (dense only)", kind, k)
 		}
@@ -570,9 +578,6 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 	}
 	mstride := int64(g.Rows) * int64(g.Cols)
 	if mma {
-		// f16p34's FP16-part instances take FP8 weights only: BF16 ones
-		// run the same tile with three BF16 parts.
-		suffix = gemmMmaInstances[suffix].bf16Twin().name()
 		part, tiles, err := q.gemmSplitArgs(g, &suffix, &grid)
 		if err != nil {
 			return err
