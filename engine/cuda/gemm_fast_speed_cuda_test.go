@@ -28,9 +28,9 @@ import (
 // "f16p34" (an "f16p34" line per experts shape and n: each family with
 // FP16 against BF16 parts, the picks with $PROSCENIUM_GPU_GEMM_F16 off and
 // on; a line per n for one layer);
-// a "dense33" line per dense shape and n times dense33's split-K instance
-// with each count (the memset of Y included) against the default pick, and
-// a "dense33 deep" line its deep ring (k32b2) against the 128 × 64 q tile.
+// a "dense33" line per dense shape and n times the split-K instance with
+// each count (its partials summed in z order, dsplit34) against the default
+// pick.
 func TestGemmFastSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the tensor-core GEMMs")
