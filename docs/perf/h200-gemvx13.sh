@@ -36,4 +36,4 @@ echo "== failures"; grep -hE "^--- FAIL|^    --- FAIL|^FAIL|panic:|relative erro
 for f in gemv bb frames; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail, $(grep -c -- '--- SKIP' $O/$f.log) skip"; done
 grep -h 'gemvx13 ' $O/speed.log | sed 's/^ *[a-z_.]*:[0-9]*: //' | cut -c1-200
 for f in $(ls $O | grep -E '^bench[0-9]'); do echo "${f%.log}: $(grep -hE '^B = ' $O/$f | awk '{printf "B=%s %s  ", $3, $4}')"; done
-for v in off all; do echo "tower-$v: $(grep -hE '^takes ' $O/tower-$v.log | awk '{printf "%s: %s  ", $2, $7}')"; done
+for v in off all; do echo "tower-$v: $(grep -hE '^takes ' $O/tower-$v.log | awk '{printf "%s %s  ", $2, $6}')"; done
