@@ -137,7 +137,7 @@ func (e *Explainer) Explain(seed uint64, ref, other TakeLog, frame, codebook int
 	}
 	x.Routing = tie
 	if tie != nil && tie.Tie && e.Confirm {
-		ok, diff, err := e.confirm(seed, tie, other, frame, k, gv)
+		ok, diff, err := e.confirm(seed, tie, other, frame, codebook, gv)
 		if err != nil {
 			return x, err
 		}
@@ -251,9 +251,10 @@ func (e *Explainer) routingTie(frames [][]int, w int) (*RoutingTie, error) {
 }
 
 // confirm replays the take with tie's experts swapped and reports whether
-// it makes other's codes through frame f, and the replay's logits vector at
+// it makes other's codes up to the diverging one (frame f, codebook), and the replay's logits vector at
 // (f, k) against other's (gv).
-func (e *Explainer) confirm(seed uint64, tie *RoutingTie, other TakeLog, f, k int, gv []float32) (bool, float64, error) {
+func (e *Explainer) confirm(seed uint64, tie *RoutingTie, other TakeLog, f, codebook int, gv []float32) (bool, float64, error) {
+	k := max(codebook, 0)
 	e.Ref.SetRouteTap(&RouteTap{Swaps: []RouteSwap{{Pos: tie.Pos, Layer: tie.Layer, Out: tie.Kth, In: tie.Next}}})
 	defer e.Ref.SetRouteTap(nil)
 	sf, err := drama3.NewStepFrames(e.Ref, nil)
@@ -273,13 +274,14 @@ func (e *Explainer) confirm(seed uint64, tie *RoutingTie, other TakeLog, f, k in
 	if rv := log[[2]int{f, k}]; rv != nil && len(gv) == len(rv) {
 		diff = drama3.LogitsDiff(rv, gv)
 	}
-	return agreesThrough(frames, end, other.Frames, other.End, f), diff, nil
+	return agreesThrough(frames, end, other.Frames, other.End, f, codebook), diff, nil
 }
 
-// agreesThrough reports whether two takes have the same codes in frames
-// 0…f (and end at the same frame if either ends there); a take that made no
-// more frames without ending (its length limit) agrees from there.
-func agreesThrough(a [][]int, aEnd bool, b [][]int, bEnd bool, f int) bool {
+// agreesThrough reports whether take a made take b's codes up to its
+// diverging code: every code of frames 0…f−1, and of frame f codebooks
+// 0…k (k −1: whether each ended there). A take that made no more frames
+// without ending (its length limit) agrees from there.
+func agreesThrough(a [][]int, aEnd bool, b [][]int, bEnd bool, f, k int) bool {
 	for j := 0; j <= f; j++ {
 		aHas, bHas := j < len(a), j < len(b)
 		if (!aHas && !aEnd) || (!bHas && !bEnd) {
@@ -291,7 +293,11 @@ func agreesThrough(a [][]int, aEnd bool, b [][]int, bEnd bool, f int) bool {
 		if !aHas {
 			return true
 		}
-		if !slices.Equal(a[j], b[j]) {
+		n := len(a[j])
+		if j == f {
+			n = max(k, 0) + 1
+		}
+		if !slices.Equal(a[j][:n], b[j][:n]) {
 			return false
 		}
 	}

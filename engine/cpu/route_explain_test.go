@@ -133,3 +133,25 @@ func TestExplainChangedWeightUnexplained(t *testing.T) {
 	}
 	t.Fatal("the changed weight changed no take")
 }
+
+// A replay agrees up to the diverging code, not past it; an end agrees
+// only with an end at the same frame.
+func TestAgreesThrough(t *testing.T) {
+	a := [][]int{{1, 2, 3}, {4, 5, 6}}
+	for _, c := range []struct {
+		b          [][]int
+		bEnd       bool
+		f, k       int
+		aEnd, want bool
+	}{
+		{[][]int{{1, 2, 3}, {4, 5, 7}}, false, 1, 1, false, true}, // differs after the code
+		{[][]int{{1, 2, 3}, {4, 9, 6}}, false, 1, 1, false, false},
+		{[][]int{{1, 2, 0}, {4, 5, 6}}, false, 1, 0, false, false}, // an earlier frame differs
+		{[][]int{{1, 2, 3}}, true, 1, -1, false, false},            // b ended at frame 1, a did not
+		{[][]int{{1, 2, 3}}, false, 1, -1, false, true},            // b ran out of frames
+	} {
+		if got := agreesThrough(a, c.aEnd, c.b, c.bEnd, c.f, c.k); got != c.want {
+			t.Errorf("%v against %v (end %v) through frame %d codebook %d: %v, want %v", a, c.b, c.bEnd, c.f, c.k, got, c.want)
+		}
+	}
+}
