@@ -155,3 +155,39 @@ func TestAgreesThrough(t *testing.T) {
 		}
 	}
 }
+
+// The CPU against itself on weights rounded differently (another seed than
+// the spread's) — a legitimate difference of float32 rounding, as a
+// backend summing in another order makes — diverges only at explained
+// near-ties: no false alarm.
+func TestExplainRoundedTakes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("32 takes")
+	}
+	ck := tinyEngine(t)
+	ref := tinyBackend(t, ck, nil)
+	other, err := LoadBackendRounded(ck, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Explainer{Ref: ref, Prompt: tinyPrompt, Settings: tieSettings, Tol: 1e-4, Confirm: true,
+		Rounded: func() (*Backend, error) { return LoadBackendRounded(ck, 1) }}
+	classes := map[string]int{}
+	for seed := uint64(1); seed <= 16; seed++ {
+		want, got := runTake(t, ref, seed, 40), runTake(t, other, seed, 40)
+		f, c, ok := firstDiff(want, got)
+		if !ok {
+			classes["identical"]++
+			continue
+		}
+		x, err := e.Explain(seed, want, got, f, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		classes[x.Class]++
+		if x.Class == Unexplained {
+			t.Errorf("seed %d: diverges at frame %d codebook %d unexplained (logits %.3g, first off %d, draw margin %.3g against %.3g, routing %+v)", seed, f, c, x.LogitsRel, x.FirstOff, x.DrawMargin, x.DrawBound, x.Routing)
+		}
+	}
+	t.Logf("16 takes against the CPU rounded differently: %v", classes)
+}
