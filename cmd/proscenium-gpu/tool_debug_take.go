@@ -24,13 +24,20 @@ import (
 // CPU reference side by side (`proscenium debug take --backend cuda` relays
 // it): teacher-forced frames, whose every logits vector is compared with the
 // CPU's, and free-running takes per seed, whose codes are compared, each
-// divergence logged with the logits margin behind it. After the report it
-// fails (exit status 1, naming each) on a mismatch: a forced code not
-// echoed, a logits vector past the tolerance, a pipelined take unlike the
-// same take frame by frame, a divergence that is no near-tie of its draw
-// (drama3.NearTie), and under the exact numerics policy semantic logits
-// without the CPU's bits (the backbone and semantic head are under the
-// contract; the tower is not).
+// divergence logged with the logits margin behind it and classified
+// (cpu.Explainer): a draw near-tie (the logits within the tolerance and the
+// draw within their difference of a boundary, drama3.NearTie), a routing
+// near-tie (in the backbone run that made the first frame whose logits left
+// the tolerance, or the diverging frame's, a row's top-k router margin lay
+// within the router logits' rounding error: the GPU chose the other expert;
+// with -confirm-routing, the default, only where the CPU replayed with the
+// two experts swapped makes the GPU's codes), or unexplained. After the
+// report it prints a summary line on stderr and fails (exit status 1,
+// naming each) on a mismatch: a forced code not echoed, a logits vector
+// past the tolerance, a pipelined take unlike the same take frame by frame,
+// an unexplained divergence, and under the exact numerics policy semantic
+// logits without the CPU's bits (the backbone and semantic head are under
+// the contract; the tower is not).
 
 func init() {
 	registerTool(tool{name: "debug-take", summary: "CUDA takes against the CPU reference: teacher-forced logits, free-running codes per seed", run: runDebugTake})
@@ -113,6 +120,11 @@ type freeReport struct {
 	// frame by frame: it must be 0.
 	PipelineDiffers int          `json:"pipeline_differs"`
 	Divergences     []divergence `json:"divergences"`
+	// The divergences by class (cpu.DrawNearTie, cpu.RoutingNearTie,
+	// cpu.Unexplained); Unexplained fails the run.
+	DrawNearTies    int `json:"draw_near_ties"`
+	RoutingNearTies int `json:"routing_near_ties"`
+	Unexplained     int `json:"unexplained"`
 }
 
 type divergence struct {
@@ -129,6 +141,17 @@ type divergence struct {
 	NearTie     bool    `json:"near_tie"`
 	DrawMargin  float64 `json:"draw_margin"`
 	MarginBound float64 `json:"margin_bound"`
+	// Class is the divergence's explanation (cpu.Explainer): "draw
+	// near-tie", "routing near-tie" or "unexplained"; LogitsRel the
+	// vector's relative difference (drama3.LogitsDiff), FirstOff the first
+	// frame whose semantic logits left the tolerance (−1: none), Routing
+	// the smallest top-k router margin, against its bound, in the backbone
+	// run that made that frame (or the diverging one), with its layer,
+	// experts and (-confirm-routing) the swapped replay's verdict.
+	Class     string          `json:"class"`
+	LogitsRel float64         `json:"logits_relative_diff"`
+	FirstOff  int             `json:"first_frame_off_tolerance"`
+	Routing   *cpu.RoutingTie `json:"routing,omitempty"`
 }
 
 func runDebugTake(args []string) error {
@@ -139,6 +162,7 @@ func runDebugTake(args []string) error {
 	seeds := fs.Int("seeds", 20, "free-running takes (seeds 1..N)")
 	freeFrames := fs.Int("frames", 40, "frames per free-running take")
 	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
+	confirmRouting := fs.Bool("confirm-routing", true, "count a routing near-tie only where the CPU replayed with the two experts swapped at that row and layer makes the GPU's codes (false: the margin against its bound alone)")
 	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory (the GPU's codes against the CPU's under that tier)")
@@ -196,7 +220,9 @@ func runDebugTake(args []string) error {
 	if rep.Forced, err = teacherForced(host, gpu, prompt, *forcedFrames, *tol); err != nil {
 		return fmt.Errorf("teacher-forced: %w", err)
 	}
-	if rep.Free, err = freeRunning(host, gpu, prompt, *seeds, *freeFrames); err != nil {
+	ex := &cpu.Explainer{Ref: cb, Prompt: prompt, Settings: freeSettings, Tol: *tol, Confirm: *confirmRouting,
+		Rounded: func() (*cpu.Backend, error) { return cpu.LoadBackendRounded(ck, 1) }}
+	if rep.Free, err = freeRunning(host, gpu, ex, prompt, *seeds, *freeFrames); err != nil {
 		return err
 	}
 	if rep.Baseline, err = roundingBaseline(ck, prompt, rep.Free.cpuTakes, *freeFrames, *baseline); err != nil {
@@ -209,6 +235,7 @@ func runDebugTake(args []string) error {
 		}
 	}
 	fmt.Println(string(b))
+	fmt.Fprintln(os.Stderr, rep.summary())
 	if failed := rep.mismatches(numerics.Exact()); len(failed) > 0 {
 		return fmt.Errorf("the GPU take does not match the CPU's: %s", strings.Join(failed, "; "))
 	}
@@ -237,11 +264,45 @@ func (rep *takeReport) mismatches(exact bool) []string {
 		out = append(out, fmt.Sprintf("free-running: %d pipelined takes differ from the same takes frame by frame", rep.Free.PipelineDiffers))
 	}
 	for _, d := range rep.Free.Divergences {
-		if !d.NearTie {
-			out = append(out, fmt.Sprintf("free-running seed %d: diverges at frame %d codebook %d (CPU %d, GPU %d) with draw margin %.3g past %.3g and the codes' logits %.3g apart: no near-tie", d.Seed, d.Frame, d.Codebook, d.CPUCode, d.GPUCode, d.DrawMargin, d.MarginBound, d.LogitGap))
+		if d.Class == cpu.Unexplained {
+			out = append(out, fmt.Sprintf("free-running seed %d: diverges at frame %d codebook %d (CPU %d, GPU %d), unexplained: logits %.3g apart (relative, first off the tolerance at frame %d), draw margin %.3g against %.3g, %s", d.Seed, d.Frame, d.Codebook, d.CPUCode, d.GPUCode, d.LogitsRel, d.FirstOff, d.DrawMargin, d.MarginBound, routingText(d.Routing)))
 		}
 	}
 	return out
+}
+
+// routingText is a routing tie's figures in words.
+func routingText(r *cpu.RoutingTie) string {
+	if r == nil {
+		return "no routed row"
+	}
+	s := fmt.Sprintf("smallest routing margin %.3g (%.3g relative) against %.3g at frame %d's run, position %d layer %d, experts %d|%d", r.Margin, r.Rel, r.Bound, r.Frame, r.Pos, r.Layer, r.Kth, r.Next)
+	if r.Confirmed != nil {
+		s += fmt.Sprintf(", swapped replay confirms: %v (logits %.3g off)", *r.Confirmed, r.ReplayLogitsDiff)
+	}
+	return s
+}
+
+// summary is the report's free-running agreement in one line: the rate of
+// identical takes beside the CPU-against-rounded-CPU baseline, and the
+// divergences by class.
+func (rep *takeReport) summary() string {
+	f := &rep.Free
+	s := fmt.Sprintf("free-running: %d / %d takes identical to the CPU's", f.Identical, f.Seeds)
+	if len(rep.Baseline) > 0 {
+		var b []string
+		for _, t := range rep.Baseline {
+			b = append(b, fmt.Sprintf("%d / %d", t.Identical, t.Seeds))
+		}
+		s += " (the CPU against itself rounded differently: " + strings.Join(b, ", ") + ")"
+	}
+	s += fmt.Sprintf("; %d divergences: %d draw near-ties, %d routing near-ties, %d unexplained", len(f.Divergences), f.DrawNearTies, f.RoutingNearTies, f.Unexplained)
+	for _, d := range f.Divergences {
+		if d.Class != cpu.DrawNearTie {
+			s += fmt.Sprintf("\n  seed %d frame %d codebook %d: %s, logits %.3g apart; %s", d.Seed, d.Frame, d.Codebook, d.Class, d.LogitsRel, routingText(d.Routing))
+		}
+	}
+	return s
 }
 
 // takeFrames begins a take of prompt on b and runs up to n frames of it
@@ -315,9 +376,12 @@ func teacherForced(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, n in
 	return rep, nil
 }
 
-func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds, n int) (freeReport, error) {
+// freeSettings are the free-running takes' sampling settings.
+var freeSettings = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
+
+func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, ex *cpu.Explainer, prompt []int, seeds, n int) (freeReport, error) {
 	rep := freeReport{Seeds: seeds, Frames: n, Divergences: []divergence{}}
-	s := sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
+	s := freeSettings
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		gpu.TapLogits(nil)
 		gpu.SetPipeline(true)
@@ -368,6 +432,19 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, prompt []int, seeds,
 				d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(gv[i])-float64(hv[i])))
 			}
 			d.NearTie, d.DrawMargin, d.MarginBound = drama3.NearTie(hv, gv, s, drama3.Uniform(seed, d.Frame, k), cpuCode, gpuCode)
+		}
+		x, err := ex.Explain(seed, cpu.TakeLog{Frames: hf, End: hEnd, Logits: hl}, cpu.TakeLog{Frames: gf, End: gEnd, Logits: gl}, d.Frame, d.Codebook)
+		if err != nil {
+			return rep, fmt.Errorf("seed %d: explaining the divergence at frame %d: %w", seed, d.Frame, err)
+		}
+		d.Class, d.LogitsRel, d.FirstOff, d.Routing = x.Class, x.LogitsRel, x.FirstOff, x.Routing
+		switch x.Class {
+		case cpu.DrawNearTie:
+			rep.DrawNearTies++
+		case cpu.RoutingNearTie:
+			rep.RoutingNearTies++
+		default:
+			rep.Unexplained++
 		}
 		rep.Divergences = append(rep.Divergences, *d)
 	}

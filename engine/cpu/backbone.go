@@ -41,6 +41,10 @@ type Backbone struct {
 	// LayerOutput, when set, receives each layer's output hidden states
 	// [n, Hidden] (after the MoE residual) during Run; it must not keep hidden.
 	LayerOutput func(layer int, hidden []float32)
+
+	// Route, when set, sees every row's routing in every layer (its top-k
+	// margin) and may force swaps (route_tap.go); nil costs nothing.
+	Route *RouteTap
 }
 
 // layerState is the state one layer keeps across Run calls.
@@ -121,7 +125,7 @@ func (b *Backbone) Run(rows []BackboneRow) ([]float32, error) {
 		}
 		Add(x, mixed)
 		rmsNormRows(normed, x, lw.PostAttentionNorm, n, hid, float32(g.RMSNormEps))
-		moeForward(mixed, normed, n, &lw.MoE, g)
+		moeForward(mixed, normed, n, &lw.MoE, g, b.routeRows(li))
 		Add(x, mixed)
 		if b.LayerOutput != nil {
 			b.LayerOutput(li, x)

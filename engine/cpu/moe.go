@@ -19,12 +19,23 @@ import (
 // numerics contract's rule 2), so any order of the k gives the same bits.
 func route(logits []float32, k int) ([]int, []float32) {
 	probs := softmax(logits)
+	return routeWeights(probs, rankExperts(probs)[:k])
+}
+
+// rankExperts is every expert by probability, largest first, ties to the
+// lower index: route's order, whose first k it chooses.
+func rankExperts(probs []float32) []int {
 	idx := make([]int, len(probs))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return probs[idx[a]] > probs[idx[b]] })
-	idx = idx[:k]
+	return idx
+}
+
+// routeWeights is the chosen experts idx with their renormalised weights.
+func routeWeights(probs []float32, idx []int) ([]int, []float32) {
+	k := len(idx)
 	wts := make([]float32, k)
 	var sum float64
 	for i, e := range idx {
@@ -76,7 +87,11 @@ func swiGLUFFN(dst, x []float32, w *drama3.Expert[[]float32], hid, ffn int, scra
 // normed). Each (row, chosen expert) pair and each row's shared expert is one
 // work item on its own buffer; the sums are formed afterwards in a fixed
 // order, so the result does not depend on the number of goroutines.
-func moeForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.TextConfig) {
+//
+// tap, when not nil, sees each row's routing (its top-k margin, route_tap.go)
+// and may force a swap at the k-th place: a replay's tool. nil costs nothing
+// and the routing is route's.
+func moeForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.TextConfig, tap *routeRows) {
 	hid, k := g.HiddenSize, g.NumExpertsPerTok
 	logits := make([]float32, n*g.NumExperts)
 	MatMulRows(logits, w.Router, x, n, g.NumExperts, hid)
@@ -84,6 +99,9 @@ func moeForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.Tex
 	weights := make([]float32, n*k)
 	for t := 0; t < n; t++ {
 		idx, wts := route(logits[t*g.NumExperts:(t+1)*g.NumExperts], k)
+		if tap != nil {
+			idx, wts = tap.row(t, logits[t*g.NumExperts:(t+1)*g.NumExperts], x[t*hid:(t+1)*hid], w.Router, idx, wts)
+		}
 		copy(experts[t*k:], idx)
 		copy(weights[t*k:], wts)
 	}

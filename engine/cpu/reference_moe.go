@@ -12,5 +12,5 @@ func Route(logits []float32, k int) ([]int, []float32) { return route(logits, k)
 // MoEForward computes the feed-forward out [n, Hidden] of n rows x (already
 // post-attention normed), routed experts and the gated shared expert.
 func MoEForward(out, x []float32, n int, w *drama3.MoE[[]float32], g *drama3.TextConfig) {
-	moeForward(out, x, n, w, g)
+	moeForward(out, x, n, w, g, nil)
 }
