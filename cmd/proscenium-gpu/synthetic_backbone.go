@@ -79,7 +79,7 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 		}
 		return need, model, plan, nil
 	}
-	rows, err := cuda.PrefillPassRows(func(rows int) (bool, error) { // as LoadFrames chooses them
+	rows, err := cuda.PrefillPassRows(cfg.Text.NumExpertsPerTok, func(rows int) (bool, error) { // as LoadFrames chooses them
 		_, model, _, err := bytes(rows)
 		if err != nil {
 			return false, err

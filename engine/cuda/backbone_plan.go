@@ -121,15 +121,22 @@ var prefillPassCandidates = []int{LongPrefillRows, 1024}
 // load is exactly what it was with 512-row passes (it never fails or tiers
 // where it did not). The plan caps a pass at the context (Chunk = min(rows,
 // capacity)). An error from whole is returned.
-func PrefillPassRows(whole func(rows int) (bool, error)) (int, error) {
-	return prefillPassRows(prefillPlan, whole)
+//
+// topK is the model's experts a row: a candidate whose rows × topK pass
+// the grouping's pairs (MOE_GROUP_MAX_PAIRS, which PlanBackbonePass
+// refuses) is not tried.
+func PrefillPassRows(topK int, whole func(rows int) (bool, error)) (int, error) {
+	return prefillPassRows(prefillPlan, topK, whole)
 }
 
-func prefillPassRows(plan string, whole func(rows int) (bool, error)) (int, error) {
+func prefillPassRows(plan string, topK int, whole func(rows int) (bool, error)) (int, error) {
 	if prefillRowsSet || plan != PrefillPlanAuto {
 		return prefillRows, nil
 	}
 	for _, rows := range prefillPassCandidates {
+		if rows*max(topK, 1) > kernel.MoEGroupMaxPairs {
+			continue
+		}
 		ok, err := whole(rows)
 		if err != nil {
 			return 0, err

@@ -64,7 +64,7 @@ func LoadBackboneSlots(d *Device, ck *drama3.Checkpoint, capacity, slots int, pr
 	}
 	// The pass rows by PrefillPassRows: the longest whose backbone fits the
 	// device whole (this load has no host tier: it admits every byte).
-	rows, err := PrefillPassRows(func(rows int) (bool, error) {
+	rows, err := PrefillPassRows(ck.Config.Text.NumExpertsPerTok, func(rows int) (bool, error) {
 		need, _, err := BackbonePassBytes(ck.Config, layout, capacity, slots, rows)
 		if err != nil {
 			return false, err

@@ -190,7 +190,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 		in.VoiceCache = max(opt.PrefixCacheBytes, 0)
 		return in, plan, nil
 	}
-	rows, err := PrefillPassRows(func(rows int) (bool, error) {
+	rows, err := PrefillPassRows(cfg.Text.NumExpertsPerTok, func(rows int) (bool, error) {
 		in, _, err := model(rows)
 		if err != nil {
 			return false, err

@@ -85,11 +85,11 @@ func TestPrefillPassRowsCards(t *testing.T) {
 			p, err := PlanTier(x)
 			return err == nil && WholeOnDevice(p, x.VoiceCache), nil
 		}
-		fixed, err := prefillPassRows(PrefillPlanFixed, whole)
+		fixed, err := prefillPassRows(PrefillPlanFixed, 8, whole)
 		if err != nil || fixed != DefaultPrefillRows || len(asked) != 0 {
 			t.Errorf("%s: the fixed plan took %d rows (%v), asking %v", c.name, fixed, err, asked)
 		}
-		rows, err := prefillPassRows(PrefillPlanAuto, whole)
+		rows, err := prefillPassRows(PrefillPlanAuto, 8, whole)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,14 +117,23 @@ func TestPrefillPassRowsCards(t *testing.T) {
 	}
 }
 
-// TestPrefillPassRowsErr: an error planning a pass is the rule's error.
+// TestPrefillPassRowsErr: an error planning a pass is the rule's error; a
+// model of more experts a row tries only the passes whose pairs the
+// grouping takes (top 10: 1024 rows, not 2048; top 32: none, so 512).
 func TestPrefillPassRowsErr(t *testing.T) {
 	if prefillRowsSet {
 		t.Skipf("$%s is set", PrefillRowsEnv)
 	}
 	bad := fmt.Errorf("no layout")
-	if _, err := prefillPassRows(PrefillPlanAuto, func(int) (bool, error) { return false, bad }); err != bad {
+	if _, err := prefillPassRows(PrefillPlanAuto, 8, func(int) (bool, error) { return false, bad }); err != bad {
 		t.Errorf("error %v, want %v", err, bad)
+	}
+	for _, c := range []struct{ topK, rows int }{{8, LongPrefillRows}, {10, 1024}, {16, 1024}, {17, DefaultPrefillRows}, {32, DefaultPrefillRows}} {
+		var asked []int
+		rows, err := prefillPassRows(PrefillPlanAuto, c.topK, func(r int) (bool, error) { asked = append(asked, r); return true, nil })
+		if err != nil || rows != c.rows {
+			t.Errorf("top %d: passes of %d rows (%v), want %d; asked %v", c.topK, rows, err, c.rows, asked)
+		}
 	}
 }
 
