@@ -114,7 +114,7 @@ var prefillPassCandidates = []int{LongPrefillRows, 1024}
 // DefaultPrefillRows. Why: every pass reads (nearly) every routed expert
 // (≈ 32 GB at the full geometry, ≈ 16 ms on an H200), so a 700-row prompt
 // in one pass instead of two saves one read of them; but the scratch is
-// ≈ 0.3 MiB a row, and on a card where the experts do not all fit (24–32 GB
+// ≈ 0.4 MiB a row, and on a card where the experts do not all fit (24–32 GB
 // cards, caps) each byte of scratch is a byte of experts moved to host
 // memory, read over the bus by every step — so a longer pass is taken only
 // where it costs no device-resident experts, and where memory is short the
