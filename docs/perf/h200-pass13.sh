@@ -28,18 +28,18 @@ C=$B/cuda.test; P=$B/proscenium-gpu
 FIX="env PROSCENIUM_GPU_PREFILL_PLAN=fixed"; AUTO="env PROSCENIUM_GPU_PREFILL_PLAN=auto"
 TESTS='TestBackbonePrefillPassesMatchCPU|TestBackboneMatchesCPU$|TestFramesPrefixCacheMatchesUncached'
 cd $ROOT/engine/cuda
-# Correctness, five processes at once (≤ 24 s): both plans under both policies against the CPU; both
+# Correctness, five processes at once (≤ 26 s): both plans under both policies against the CPU; both
 # groupings (moe_group, moe_group_warps) against the definition, 1 to 16 384 pairs.
-T 24 exact-auto $AUTO $C -test.v -test.run "$TESTS" &
-T 24 fast-auto $AUTO PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run "$TESTS" &
-T 24 exact-fixed $FIX $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU' &
-T 24 fast-fixed $FIX PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU' &
-T 24 group $C -test.v -test.run 'TestMoEGroup$|TestMoEGroupWarps' &
+T 26 exact-auto $AUTO $C -test.v -test.run "$TESTS" &
+T 26 fast-auto $AUTO PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run "$TESTS" &
+T 26 exact-fixed $FIX $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU' &
+T 26 fast-fixed $FIX PROSCENIUM_TEST_NUMERICS=fast $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU' &
+T 26 group $C -test.v -test.run 'TestMoEGroup$|TestMoEGroupWarps' &
 wait
 cd $ROOT
 # Timing, one at a time, old passes then auto: the fast prefills, then a take after a 30 s voice.
-T 12 bb-fixed $FIX $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700,1000
-T 12 bb-auto $AUTO $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700,1000
+T 9 bb-fixed $FIX $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700,1000
+T 9 bb-auto $AUTO $P bench-backbone -synthetic full -numerics fast -prefills 60,300,700,1000
 T 13 take-fixed $FIX $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 -prompt-profile
 T 13 take-auto $AUTO $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 -prompt-profile
 cd $ROOT/engine/cuda; T 6 group-timing $C -test.v -test.run 'TestMoEGroupTiming'; cd $ROOT
