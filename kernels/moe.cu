@@ -362,17 +362,23 @@ MOE_GATE_UP_IDS_BF16(32, 4, 2)
 // expert e are sorted positions offsets[e] … offsets[e+1]−1), rowids [n·k]
 // (the row of x a sorted pair reads: pair / k) and slot [n·k] (the sorted
 // position of pair p). One block; n·k ≤ MOE_GROUP_MAX_PAIRS and E ≤
-// MOE_MAX_EXPERTS. The ids are staged in shared memory; the counts' prefix
+// MOE_MAX_EXPERTS. The ids are staged in dynamic shared memory (4·pairs
+// bytes at least: moe_group_dyn); the counts' prefix
 // and the ranks are one warp's: 32 pairs at a time in pair order, the pairs
 // of one expert among them ranked by __match_any_sync (a pair-by-pair count
 // of the earlier pairs cost ~0.1 ms a layer at 4096 pairs).
-#define MOE_GROUP_MAX_PAIRS 4096
+// MOE_GROUP_MAX_PAIRS is 2048 rows of top 8 (pass13: a prefill pass of up to
+// LongPrefillRows; 4096, 512 rows, before): the ids (64 KB) no longer fit
+// beside static arrays in 48 KB, so both groupings stage them in dynamic
+// shared memory, which the launch sizes (engine/cuda moe_cuda.go).
+#define MOE_GROUP_MAX_PAIRS 16384
+extern __shared__ int moe_group_dyn[];
 extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __restrict__ rowids,
                                      int32_t* __restrict__ slot, const int32_t* __restrict__ ids, int pairs, int k,
                                      int E) {
     pdl_entry();
     __shared__ int count[MOE_MAX_EXPERTS + 1];
-    __shared__ int sid[MOE_GROUP_MAX_PAIRS];
+    int* const sid = moe_group_dyn;  // [pairs]
     for (int e = threadIdx.x; e <= E; e += blockDim.x) count[e] = 0;
     __syncthreads();
     for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
@@ -435,18 +441,22 @@ extern "C" __global__ void moe_group(int32_t* __restrict__ offsets, int32_t* __r
 // earlier warps' ranges. A pair's sorted position is its warp's base for its
 // expert plus its rank: the pairs of expert e ordered by (warp, rank), that
 // is by pair, the same stable sort as moe_group's. Counts and bases are at
-// most MOE_GROUP_MAX_PAIRS, so 16 bits each; a pair's expert (< 2¹⁰) and
-// rank (≤ 2¹²) share one word. Block MOE_GROUP_THREADS, grid 1; the limits
-// of moe_group. docs/PERF.md "group34"; moe_group_emu_test.go emulates it.
+// most MOE_GROUP_MAX_PAIRS (< 2¹⁶), so 16 bits each; a pair's expert
+// (< 2¹⁰, below bit 16) and rank (< 2¹⁵, so rank << 16 stays a positive
+// int) share one word. Block MOE_GROUP_THREADS, grid 1, 4·pairs bytes of
+// dynamic shared memory for the words (moe_group_dyn) beside the static
+// counts; the limits of moe_group. docs/PERF.md "group34", "pass13";
+// moe_group_emu_test.go emulates it.
 #define MOE_GROUP_THREADS 1024
 #define MOE_GROUP_COUNTS 12288  // W·E 16-bit counts: 32 warps up to 384 experts, 12 at 1024
 static_assert(MOE_MAX_EXPERTS <= MOE_GROUP_THREADS, "moe_group_warps: one thread an expert");
-static_assert(MOE_GROUP_MAX_PAIRS <= 4096 && MOE_GROUP_COUNTS >= MOE_MAX_EXPERTS, "16-bit ranks; a warp at least");
+static_assert(MOE_GROUP_MAX_PAIRS < (1 << 15) && MOE_GROUP_COUNTS >= MOE_MAX_EXPERTS && MOE_MAX_EXPERTS <= (1 << 16),
+              "16-bit counts and ranks, rank << 16 a positive int; a warp at least");
 extern "C" __global__ void __launch_bounds__(MOE_GROUP_THREADS)
     moe_group_warps(int32_t* __restrict__ offsets, int32_t* __restrict__ rowids, int32_t* __restrict__ slot,
                     const int32_t* __restrict__ ids, int pairs, int k, int E) {
     __shared__ unsigned short cnt[MOE_GROUP_COUNTS];
-    __shared__ int pk[MOE_GROUP_MAX_PAIRS];  // the pair's expert; after ranking, rank << 16 | expert
+    int* const pk = moe_group_dyn;  // [pairs]: the pair's expert; after ranking, rank << 16 | expert
     __shared__ int wsum[MOE_GROUP_THREADS / 32];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int W = min(MOE_GROUP_THREADS / 32, MOE_GROUP_COUNTS / max(E, 1));

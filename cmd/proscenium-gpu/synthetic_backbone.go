@@ -58,26 +58,47 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := cuda.BackboneSlotsBytes(cfg, layout, capacity, slots)
+	// bytes is what the backbone admits (need) and what the tier counts
+	// (model) with prefill passes of rows rows.
+	bytes := func(rows int) (need, model int64, plan *cuda.BackbonePlan, err error) {
+		need, plan, err = cuda.BackbonePassBytes(cfg, layout, capacity, slots, rows)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		model = need
+		if frames != nil {
+			if model, _, err = cuda.FramesPassBytes(cfg, layout, capacity, slots, rows); err != nil {
+				return 0, 0, nil, err
+			}
+			take := model - layout.Bytes // one take's state and scratch
+			if slots > 1 {
+				take = 0 // in the slots already
+			}
+			take += frames.CodecStreamBytes
+			model += frames.CodecBytes + int64(max(frames.Takes, 1)-1)*take
+		}
+		return need, model, plan, nil
+	}
+	rows, err := cuda.PrefillPassRows(cfg.Text.NumExpertsPerTok, func(rows int) (bool, error) { // as LoadFrames chooses them
+		_, model, _, err := bytes(rows)
+		if err != nil {
+			return false, err
+		}
+		p, err := d.PlanTier(cuda.TierModel(cfg, layout, model))
+		return err == nil && cuda.WholeOnDevice(p, 0), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	model := need
-	if frames != nil {
-		if model, _, err = cuda.FramesSlotsBytes(cfg, layout, capacity, slots); err != nil {
-			return nil, err
-		}
-		take := model - layout.Bytes // one take's state and scratch
-		if slots > 1 {
-			take = 0 // in the slots already
-		}
-		take += frames.CodecStreamBytes
-		model += frames.CodecBytes + int64(max(frames.Takes, 1)-1)*take
+	need, model, plan, err := bytes(rows)
+	if err != nil {
+		return nil, err
 	}
 	tier, err := d.PlanTier(cuda.TierModel(cfg, layout, model))
 	if err != nil {
 		return nil, err
 	}
+	tier.PrefillRows = plan.Chunk
 	if layout, err = cuda.LayoutForTier(w, layout, tier); err != nil {
 		return nil, err
 	}

@@ -441,7 +441,8 @@ func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Ra
 	if asJSON {
 		return printJSON(res)
 	}
-	fmt.Printf("device %s, numerics %s, experts %v, passes of %d rows\n", res.Device, res.Numerics, b.Experts, b.Plan.Chunk)
+	fmt.Printf("device %s, numerics %s, experts %v, passes of %d rows (%s; work block %.0f MiB)\n", res.Device, res.Numerics, b.Experts, b.Plan.Chunk,
+		cuda.PrefillPlanNow(), float64(b.Plan.Bytes)/(1<<20))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "rows\tprefill ms\twithout MoE\twithout mixers\texperts as grouped GEMMs\tas multi-row GEMVs\tas per-pair GEMVs")
 	for _, f := range res.Prefills {

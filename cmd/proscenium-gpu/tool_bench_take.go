@@ -545,8 +545,8 @@ func benchTake(args []string) error {
 		case res.Model == "synthetic full":
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
-		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget; the peak held %.2f GiB\n",
-			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), gib(res.PeakBytes))
+		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget, prefill passes of %d rows; the peak held %.2f GiB\n",
+			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), res.PrefillRows, gib(res.PeakBytes))
 	}
 	if res.CodecHeldBytes > 0 {
 		fmt.Printf("codec             weights %.1f MiB held, %.1f MiB counted by the tier plan\n", float64(res.CodecHeldBytes)/(1<<20), float64(res.CodecCountedBytes)/(1<<20))

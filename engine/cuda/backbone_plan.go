@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -27,35 +28,156 @@ const BackboneChunk = 64
 // so fewer, longer passes read less: a pass's projections, DeltaNet mixers
 // and feed-forward take all its rows at once, its attention cores run in
 // blocks of MixerRows (their scores' scratch). The scratch grows with
-// the pass (≈ 0.3 MiB a row at the full geometry; 512 rows keep the full
+// the pass (≈ 0.4 MiB a row at the full geometry; 512 rows keep the full
 // model's tiers on 24 GB cards where 64 had them, TestPlanTierCards).
 // A prompt of up to 512 rows (a 10 s voice and its script) is one pass
-// (docs/PERF.md "Longer prefill passes").
+// (docs/PERF.md "Longer prefill passes"). It is also what the adaptive
+// plan (PrefillPassRows) falls back to where the device is short.
 const DefaultPrefillRows = 512
+
+// LongPrefillRows is the longest prefill pass the adaptive plan
+// (PrefillPassRows) takes: a 30 s reference voice and its script (≈ 750
+// rows) and a minute of voice (≈ 1 500) are one pass, their routed experts
+// read once rather than two or three times. Its scratch is ≈ 0.8 GiB at the
+// full geometry (≈ 0.6 GiB more than 512 rows': ≈ 0.39 MiB a row,
+// TestPrefillPassRowsCards), and moe_group's 16 384
+// (row, expert) pairs (kernels/moe.cu MOE_GROUP_MAX_PAIRS) are 2048 rows of
+// top 8.
+const LongPrefillRows = 2048
 
 // PrefillRowsEnv names the environment variable that sets the rows of a
 // prefill pass (a positive multiple of BackboneChunk) for benchmarks and
-// the diagnosis of longer passes.
+// the diagnosis of longer passes; it overrides the plan
+// ($PROSCENIUM_GPU_PREFILL_PLAN).
 const PrefillRowsEnv = "PROSCENIUM_GPU_PREFILL_ROWS"
 
 // prefillRows is the rows of a prefill pass: DefaultPrefillRows, or
 // $PROSCENIUM_GPU_PREFILL_ROWS when that is a positive multiple of
-// BackboneChunk.
-var prefillRows = rowsFromEnv(PrefillRowsEnv, DefaultPrefillRows)
+// BackboneChunk (then prefillRowsSet).
+var prefillRows, prefillRowsSet = rowsFromEnvSet(PrefillRowsEnv, DefaultPrefillRows)
+
+// PrefillPlanEnv names the environment variable that chooses how a load
+// sets the rows of its prefill passes: "fixed" (DefaultPrefillRows, as
+// before pass13) or "auto" (PrefillPassRows: the longest pass that leaves
+// the whole model on the device). Unset: defaultPrefillPlan.
+const PrefillPlanEnv = "PROSCENIUM_GPU_PREFILL_PLAN"
+
+// The prefill plans ($PROSCENIUM_GPU_PREFILL_PLAN).
+const (
+	PrefillPlanFixed = "fixed"
+	PrefillPlanAuto  = "auto"
+)
+
+// defaultPrefillPlan is the plan with $PROSCENIUM_GPU_PREFILL_PLAN unset.
+// pass13 (issue 28) leaves it fixed until the H200 measures auto
+// (docs/PERF.md "pass13"); the flip is this line, = PrefillPlanAuto.
+const defaultPrefillPlan = PrefillPlanFixed
+
+// prefillPlan is $PROSCENIUM_GPU_PREFILL_PLAN, or defaultPrefillPlan when
+// it is unset or names no plan (reported on stderr).
+var prefillPlan = prefillPlanFrom(os.Stderr, os.Getenv(PrefillPlanEnv))
+
+// prefillPlanFrom is the plan v names, reporting a bad one on w.
+func prefillPlanFrom(w io.Writer, v string) string {
+	switch v {
+	case "":
+		return defaultPrefillPlan
+	case PrefillPlanFixed, PrefillPlanAuto:
+		return v
+	}
+	fmt.Fprintf(w, "proscenium-gpu: %s=%q ignored: %q or %q\n", PrefillPlanEnv, v, PrefillPlanFixed, PrefillPlanAuto)
+	return defaultPrefillPlan
+}
+
+// PrefillPlanNow says how this process sets its prefill passes: the plan
+// ($PROSCENIUM_GPU_PREFILL_PLAN or its default), or the rows
+// $PROSCENIUM_GPU_PREFILL_ROWS sets.
+func PrefillPlanNow() string {
+	if prefillRowsSet {
+		return fmt.Sprintf("%s=%d", PrefillRowsEnv, prefillRows)
+	}
+	return "plan " + prefillPlan
+}
+
+// prefillPassCandidates are the pass lengths the adaptive plan tries,
+// longest first; DefaultPrefillRows is what it keeps when none fits.
+var prefillPassCandidates = []int{LongPrefillRows, 1024}
+
+// PrefillPassRows is the one rule for the rows of a load's prefill passes
+// (LoadFrames, LoadBackboneSlots, the benchmarks' synthetic loads). With
+// $PROSCENIUM_GPU_PREFILL_ROWS set, that; under the fixed plan,
+// DefaultPrefillRows; under the auto plan, the longest of LongPrefillRows
+// and 1024 rows for which whole(rows) holds — the model planned with passes
+// of that many rows fits the device whole: every routed expert on the
+// device (PlanTier's TierDevice, under the memory cap and the device's free
+// memory less the headroom) and the voice cache granted all it asks — else
+// DefaultPrefillRows. Why: every pass reads (nearly) every routed expert
+// (≈ 32 GB at the full geometry, ≈ 16 ms on an H200), so a 700-row prompt
+// in one pass instead of two saves one read of them; but the scratch is
+// ≈ 0.4 MiB a row, and on a card where the experts do not all fit (24–32 GB
+// cards, caps) each byte of scratch is a byte of experts moved to host
+// memory, read over the bus by every step — so a longer pass is taken only
+// where it costs no device-resident experts, and where memory is short the
+// load is exactly what it was with 512-row passes (it never fails or tiers
+// where it did not). The plan caps a pass at the context (Chunk = min(rows,
+// capacity)). An error from whole is returned.
+//
+// topK is the model's experts a row: a candidate whose rows × topK pass
+// the grouping's pairs (MOE_GROUP_MAX_PAIRS, which PlanBackbonePass
+// refuses) is not tried.
+func PrefillPassRows(topK int, whole func(rows int) (bool, error)) (int, error) {
+	return prefillPassRows(prefillPlan, topK, whole)
+}
+
+func prefillPassRows(plan string, topK int, whole func(rows int) (bool, error)) (int, error) {
+	if prefillRowsSet || plan != PrefillPlanAuto {
+		return prefillRows, nil
+	}
+	for _, rows := range prefillPassCandidates {
+		if rows*max(topK, 1) > kernel.MoEGroupMaxPairs {
+			continue
+		}
+		ok, err := whole(rows)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return rows, nil
+		}
+	}
+	return DefaultPrefillRows, nil
+}
+
+// WholeOnDevice is the test PrefillPassRows asks of a tier plan: every
+// routed expert on the device and the voice cache granted what it asked.
+func WholeOnDevice(p TierPlan, voiceCache int64) bool {
+	return p.Tier == TierDevice && p.VoiceCache >= max(voiceCache, 0)
+}
 
 // rowsFromEnv is $name when that is a positive multiple of BackboneChunk,
 // else def (a bad value is reported on stderr).
 func rowsFromEnv(name string, def int) int {
-	v := os.Getenv(name)
+	n, _ := rowsFromEnvSet(name, def)
+	return n
+}
+
+// rowsFromEnvSet is rowsFromEnv and whether $name gave the rows.
+func rowsFromEnvSet(name string, def int) (int, bool) {
+	return rowsFrom(os.Stderr, name, os.Getenv(name), def)
+}
+
+// rowsFrom is the rows v says (the value of $name), reporting a bad value
+// on w.
+func rowsFrom(w io.Writer, name, v string, def int) (int, bool) {
 	if v == "" {
-		return def
+		return def, false
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < BackboneChunk || n%BackboneChunk != 0 {
-		fmt.Fprintf(os.Stderr, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", name, v, BackboneChunk)
-		return def
+		fmt.Fprintf(w, "proscenium-gpu: %s=%q ignored: not a positive multiple of %d\n", name, v, BackboneChunk)
+		return def, false
 	}
-	return n
+	return n, true
 }
 
 // maxRouteExperts is the routing kernel's bound on experts; its top-k is at
@@ -128,14 +250,23 @@ const MaxStepRows = 8
 // PlanBackboneSlots is PlanBackbone with the states of slots takes (each
 // its own DeltaNet, conv and KV state and position) beside one scratch.
 func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*BackbonePlan, error) {
+	return PlanBackbonePass(cfg, x, capacity, slots, prefillRows)
+}
+
+// PlanBackbonePass is PlanBackboneSlots with prefill passes of up to rows
+// rows (PrefillPassRows chooses them; at most the context's).
+func PlanBackbonePass(cfg *drama3.Config, x ExpertPack, capacity, slots, rows int) (*BackbonePlan, error) {
 	t := &cfg.Text
+	if rows < 1 {
+		return nil, fmt.Errorf("gpu backbone: prefill passes of %d rows", rows)
+	}
 	if capacity < 1 {
 		return nil, fmt.Errorf("gpu backbone: context limit %d rows", capacity)
 	}
 	if slots < 1 {
 		return nil, fmt.Errorf("gpu backbone: %d take slots", slots)
 	}
-	p := &BackbonePlan{Capacity: capacity, Chunk: min(prefillRows, capacity), Slots: slots,
+	p := &BackbonePlan{Capacity: capacity, Chunk: min(rows, capacity), Slots: slots,
 		E: t.NumExperts, K: t.NumExpertsPerTok, I: x.I, P: x.P, Is: t.SharedIntermediate,
 		H: t.HiddenSize, Hp: x.Hp, Ip: x.Ip, FP8: x.FP8}
 	p.D = p.E + 2*p.Is + 1
@@ -171,6 +302,13 @@ func PlanBackboneSlots(cfg *drama3.Config, x ExpertPack, capacity, slots int) (*
 	}
 	if p.K > maxRouteTopK || p.E > maxRouteExperts {
 		return nil, fmt.Errorf("gpu backbone: %d experts top-%d (the routing kernel takes at most %d, top-%d)", p.E, p.K, maxRouteExperts, maxRouteTopK)
+	}
+	// A pass's (row, expert) pairs are grouped by one block (moe_group,
+	// its ids in shared memory) and are the grid rows of the per-pair
+	// GEMVs (at most 65 535).
+	if pairs := p.Chunk * p.K; pairs > kernel.MoEGroupMaxPairs {
+		return nil, fmt.Errorf("gpu backbone: prefill passes of %d rows of top-%d experts are %d (row, expert) pairs; the grouping takes at most %d (%s)",
+			p.Chunk, p.K, pairs, kernel.MoEGroupMaxPairs, PrefillRowsEnv)
 	}
 	p.SlotBytes = off
 	off = int64(slots) * p.SlotBytes

@@ -11,11 +11,14 @@ import (
 	"proscenium/engine/drama3"
 )
 
-// A prompt of one and a half prefill passes and a ragged tail against the
-// CPU's prefill of the same rows: the second pass continues every layer's
-// state where the first left it (DeltaNet state across passes, attention
-// blocks over keys cached by the earlier pass), and each pass's attention
-// cores run in blocks of Plan.MixerRows at host-written positions.
+// A prompt of one and a half prefill passes (the fixed plan's 512 rows)
+// and a ragged tail against the CPU's prefill of the same rows: the second
+// pass continues every layer's state where the first left it (DeltaNet
+// state across passes, attention blocks over keys cached by the earlier
+// pass), and each pass's attention cores run in blocks of Plan.MixerRows at
+// host-written positions. Under $PROSCENIUM_GPU_PREFILL_PLAN=auto (pass13)
+// the device has room for all 785 rows in one pass, which must match the
+// CPU as well (its 13 attention blocks at host-written positions).
 // Under exact every value is the CPU's bits; under fast each row within the
 // backbone's bound. (Reading the position counter instead of the blocks'
 // positions, or running a whole pass's attention as one block at the pass's
@@ -47,11 +50,17 @@ func TestBackbonePrefillPassesMatchCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer gb.Close()
-			if gb.Plan.Chunk != prefillRows {
-				t.Fatalf("plan's passes are %d rows, want %d", gb.Plan.Chunk, prefillRows)
+			// The fixed plan: passes of prefillRows, so two; the auto plan
+			// (pass13) on a device with room: one pass of every row.
+			want := prefillRows
+			if prefillPlan == PrefillPlanAuto && !prefillRowsSet {
+				want = min(LongPrefillRows, n)
 			}
-			t.Logf("%d rows in passes of %d, attention cores in blocks of %d; work %.1f MiB",
-				n, gb.Plan.Chunk, gb.Plan.MixerRows(), float64(gb.Plan.Bytes)/(1<<20))
+			if gb.Plan.Chunk != want {
+				t.Fatalf("plan's passes are %d rows, want %d (plan %s)", gb.Plan.Chunk, want, PrefillPlanNow())
+			}
+			t.Logf("%d rows in %d passes of %d (%s), attention cores in blocks of %d; work %.1f MiB",
+				n, (n+gb.Plan.Chunk-1)/gb.Plan.Chunk, gb.Plan.Chunk, PrefillPlanNow(), gb.Plan.MixerRows(), float64(gb.Plan.Bytes)/(1<<20))
 			got, err := gb.Prefill(rows)
 			if err != nil {
 				t.Fatal(err)

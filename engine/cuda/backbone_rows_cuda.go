@@ -37,10 +37,16 @@ type stepRows struct {
 
 // BackboneSlotsBytes is BackboneBytes for slots takes' states.
 func BackboneSlotsBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots int) (int64, *BackbonePlan, error) {
+	return BackbonePassBytes(cfg, layout, capacity, slots, prefillRows)
+}
+
+// BackbonePassBytes is BackboneSlotsBytes with prefill passes of up to rows
+// rows (PlanBackbonePass).
+func BackbonePassBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots, rows int) (int64, *BackbonePlan, error) {
 	if len(layout.Experts) == 0 {
 		return 0, nil, fmt.Errorf("gpu backbone: no layers")
 	}
-	plan, err := PlanBackboneSlots(cfg, layout.Experts[0], capacity, slots)
+	plan, err := PlanBackbonePass(cfg, layout.Experts[0], capacity, slots, rows)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -56,7 +62,20 @@ func LoadBackboneSlots(d *Device, ck *drama3.Checkpoint, capacity, slots int, pr
 	if err != nil {
 		return nil, err
 	}
-	need, plan, err := BackboneSlotsBytes(ck.Config, layout, capacity, slots)
+	// The pass rows by PrefillPassRows: the longest whose backbone fits the
+	// device whole (this load has no host tier: it admits every byte).
+	rows, err := PrefillPassRows(ck.Config.Text.NumExpertsPerTok, func(rows int) (bool, error) {
+		need, _, err := BackbonePassBytes(ck.Config, layout, capacity, slots, rows)
+		if err != nil {
+			return false, err
+		}
+		p, err := d.PlanTier(TierModel(ck.Config, layout, need))
+		return err == nil && WholeOnDevice(p, 0), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	need, plan, err := BackbonePassBytes(ck.Config, layout, capacity, slots, rows)
 	if err != nil {
 		return nil, err
 	}

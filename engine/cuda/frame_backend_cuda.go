@@ -170,25 +170,46 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if opt.Batched {
 		slots = opt.Takes
 	}
-	need, plan, err := FramesSlotsBytes(cfg, layout, opt.Capacity, slots)
+	// model is the tier's input with prefill passes of rows rows: the
+	// weights, every take's states and scratch, the codec and the voice cache.
+	model := func(rows int) (TierInput, *BackbonePlan, error) {
+		need, plan, err := FramesPassBytes(cfg, layout, opt.Capacity, slots, rows)
+		if err != nil {
+			return TierInput{}, nil, err
+		}
+		take := need - layout.Bytes // one take's state and scratch
+		if opt.Batched {
+			take = 0 // in the slots already
+		}
+		if codec != nil {
+			need += CodecBytes(codec, opt.DecodeChunk)
+			take += CodecStreamBytes(codec, opt.DecodeChunk)
+		}
+		need += int64(opt.Takes-1) * take // the takes beside the first (NewTake; batched: their codec streams)
+		in := TierModel(cfg, layout, need)
+		in.VoiceCache = max(opt.PrefixCacheBytes, 0)
+		return in, plan, nil
+	}
+	rows, err := PrefillPassRows(cfg.Text.NumExpertsPerTok, func(rows int) (bool, error) {
+		in, _, err := model(rows)
+		if err != nil {
+			return false, err
+		}
+		p, err := d.PlanTier(in)
+		return err == nil && WholeOnDevice(p, in.VoiceCache), nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	take := need - layout.Bytes // one take's state and scratch
-	if opt.Batched {
-		take = 0 // in the slots already
+	in, plan, err := model(rows)
+	if err != nil {
+		return nil, err
 	}
-	if codec != nil {
-		need += CodecBytes(codec, opt.DecodeChunk)
-		take += CodecStreamBytes(codec, opt.DecodeChunk)
-	}
-	need += int64(opt.Takes-1) * take // the takes beside the first (NewTake; batched: their codec streams)
-	in := TierModel(cfg, layout, need)
-	in.VoiceCache = max(opt.PrefixCacheBytes, 0)
 	tier, err := d.PlanTier(in)
 	if err != nil {
 		return nil, err
 	}
+	tier.PrefillRows = plan.Chunk
 	// The voice cache gets what the tier granted (none under the host tier).
 	opt.PrefixCacheBytes = tier.VoiceCache
 	if opt.PrefixCacheBytes == 0 {

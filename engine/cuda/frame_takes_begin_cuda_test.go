@@ -25,8 +25,8 @@ import (
 // makes alone; under fast the share of equal frames is logged.
 
 func TestTakeFramesBeginTogether(t *testing.T) {
-	defer func(rows int) { prefillRows = rows }(prefillRows)
-	prefillRows = 4 * BackboneChunk
+	defer func(rows int, set bool) { prefillRows, prefillRowsSet = rows, set }(prefillRows, prefillRowsSet)
+	prefillRows, prefillRowsSet = 4*BackboneChunk, true // as $PROSCENIUM_GPU_PREFILL_ROWS: whatever the plan
 	eachTinyCheckpoint(t, testTakeFramesBeginTogether)
 }
 

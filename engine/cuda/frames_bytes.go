@@ -90,11 +90,17 @@ func FramesBytes(cfg *drama3.Config, layout *WeightLayout, capacity int) (int64,
 // the backbone's plan of slots (PlanBackboneSlots), the tower of slots
 // (TowerTakesStateBytes), one prompt's scratch (takes begin one at a time).
 func FramesSlotsBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots int) (int64, *BackbonePlan, error) {
+	return FramesPassBytes(cfg, layout, capacity, slots, prefillRows)
+}
+
+// FramesPassBytes is FramesSlotsBytes with the backbone's prefill passes of
+// up to rows rows (PlanBackbonePass; PrefillPassRows chooses them).
+func FramesPassBytes(cfg *drama3.Config, layout *WeightLayout, capacity, slots, rows int) (int64, *BackbonePlan, error) {
 	capacity = framesCapacity(capacity)
 	if len(layout.Experts) == 0 {
 		return 0, nil, fmt.Errorf("gpu backbone: no layers")
 	}
-	plan, err := PlanBackboneSlots(cfg, layout.Experts[0], capacity, slots)
+	plan, err := PlanBackbonePass(cfg, layout.Experts[0], capacity, slots, rows)
 	if err != nil {
 		return 0, nil, err
 	}

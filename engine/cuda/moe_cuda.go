@@ -78,13 +78,23 @@ func (q *Queue) MoEGroupBy(warps bool, offsets, rowids, slot, ids *Block, pairs,
 		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
 		return err
 	}
+	l := sharedLauncher{q.Queue, moeGroupShared}
 	if warps {
-		return kernel.MoEGroupWarps(q, [3]int{1, 1, 1}, kernel.MoEGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
+		return kernel.MoEGroupWarps(l, [3]int{1, 1, 1}, kernel.MoEGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
 			pairs, k, E)
 	}
-	return kernel.MoEGroup(q, [3]int{1, 1, 1}, moeGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
+	return kernel.MoEGroup(l, [3]int{1, 1, 1}, moeGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
 		pairs, k, E)
 }
+
+// moeGroupShared is the dynamic shared memory of both groupings' launches
+// (kernels/moe.cu moe_group_dyn: a word a pair): always the most pairs'
+// (64 KB), not this launch's, so that the function's limit is raised past
+// 48 KB once (device.Queue.LaunchShared) whatever the pairs — a launch of
+// 8 192 pairs would otherwise ask 32 KB beside moe_group_warps's 24 KB of
+// static counts, past the 48 KB a block may take unraised. One block a
+// launch: the reservation costs no occupancy.
+const moeGroupShared = kernel.MoEGroupMaxPairs * 4
 
 // MoESwiGLU is SwiGLU of items routed (gate, up) pairs in gu (pitch 2p: gate
 // at 0, up at p; width i) into h (pitch ip, zero-padded), and of the shared

@@ -125,7 +125,7 @@ func testMoERoute(t *testing.T) {
 }
 
 // TestMoEGroup runs both groupings, moe_group and moe_group_warps, over
-// moeGroupCases (prefill-like routings and adversarial inputs, 1 to 4096
+// moeGroupCases (prefill-like routings and adversarial inputs, 1 to 16 384
 // pairs, 1 to 1024 experts), each output poisoned first: each must equal
 // the definition (a stable sort by expert, moeGroupRef), so the two equal
 // each other bit for bit.
@@ -174,7 +174,7 @@ func TestMoEGroup(t *testing.T) {
 
 // TestMoEGroupTiming prints the device time of one grouping, moe_group
 // against moe_group_warps, for a prefill's pairs over Drama 3's 256
-// experts top 8 (60, 300 and 512 rows: 480, 2 400 and 4 096 pairs): reps
+// experts top 8 (60, 300, 512, 746 and 2048 rows: 480 to 16 384 pairs): reps
 // launches, each on another routing, captured as one graph (PDL edges, as
 // in the prefill's graph, where each kernel waits for the one before it) and
 // replayed; the mean a launch over the better of two timings of the
@@ -186,7 +186,7 @@ func TestMoEGroupTiming(t *testing.T) {
 	}
 	r := newRand(t)
 	const reps, replays, E, k = 100, 5, 256, 8
-	for _, rows := range []int{60, 300, 512} {
+	for _, rows := range []int{60, 300, 512, 746, 2048} {
 		pairs := rows * k
 		var ids []int32
 		for range reps * rows {

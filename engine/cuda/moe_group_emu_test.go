@@ -162,7 +162,8 @@ type moeGroupCase struct {
 
 // moeGroupCases are the inputs of the grouping's tests: prefill-like
 // routings (k distinct experts a row) over 256 and 1024 experts from 1 to
-// 4096 pairs, and adversarial ones: every pair one expert (the first, the
+// 2048 rows (16 384 pairs, MOE_GROUP_MAX_PAIRS: pass13's longest pass), and
+// adversarial ones: every pair one expert (the first, the
 // last), every expert once (in order, reversed, shuffled), experts in
 // descending order, a few hot experts, runs of one expert that straddle the
 // warps' 32-pair steps and ranges, and expert counts around the kernel's
@@ -190,9 +191,9 @@ func moeGroupCases(r *rand.Rand, many bool) []moeGroupCase {
 		}
 		return ids
 	}
-	rows := []int{1, 2, 3, 4, 5, 7, 8, 60, 64, 100, 300, 301, 383, 384, 500, 511, 512}
+	rows := []int{1, 2, 3, 4, 5, 7, 8, 60, 64, 100, 300, 301, 383, 384, 500, 511, 512, 700, 746, 1023, 1024, 1500, 2047, 2048}
 	if !many {
-		rows = []int{1, 4, 60, 300, 512}
+		rows = []int{1, 4, 60, 300, 512, 746, 2048}
 	}
 	for _, E := range []int{256, 1024} {
 		for _, n := range rows {
@@ -203,9 +204,9 @@ func moeGroupCases(r *rand.Rand, many bool) []moeGroupCase {
 	add("routed", 10, 512, routed(300, 10, 512))
 	add("routed", 3, 6, routed(5, 3, 6))
 	add("routed", 10, 1024, routed(400, 10, 1024))
-	sizes := []int{1, 2, 31, 32, 33, 63, 64, 65, 480, 1023, 1024, 1025, 2400, 4095, 4096}
+	sizes := []int{1, 2, 31, 32, 33, 63, 64, 65, 480, 1023, 1024, 1025, 2400, 4095, 4096, 4097, 6144, 8191, 8192, 8193, 12000, 16383, 16384}
 	if !many {
-		sizes = []int{1, 33, 2400, 4096}
+		sizes = []int{1, 33, 2400, 4096, 8192, 16384}
 	}
 	for _, E := range []int{256, 1024} {
 		for _, n := range sizes {
@@ -222,7 +223,7 @@ func moeGroupCases(r *rand.Rand, many bool) []moeGroupCase {
 		add("once-shuffled", 8, E, gen(E, func(i int) int { return perm[i] }))
 	}
 	for _, E := range []int{1, 6, 384, 385, 512, 1000} {
-		for _, n := range []int{1, 100, 4096} {
+		for _, n := range []int{1, 100, 4096, kernel.MoEGroupMaxPairs} {
 			add("uniform", 8, E, gen(n, func(int) int { return r.IntN(E) }))
 			add("last", 8, E, gen(n, func(int) int { return E - 1 }))
 		}
@@ -235,6 +236,12 @@ func moeGroupCases(r *rand.Rand, many bool) []moeGroupCase {
 // host, moeGroupWarpsEmu) against the definition over moeGroupCases and
 // random inputs of every size: offsets, rowids and slot equal.
 func TestMoEGroupWarpsEmulation(t *testing.T) {
+	// The kernel packs a pair's rank above its expert, rank << 16 in an
+	// int: the most pairs must keep that positive (kernels/moe.cu's
+	// static_assert), and 2048 rows of top 8 must fit (LongPrefillRows).
+	if kernel.MoEGroupMaxPairs >= 1<<15 || kernel.MoEGroupMaxPairs < LongPrefillRows*8 {
+		t.Fatalf("MOE_GROUP_MAX_PAIRS %d: rank << 16 overflows or a %d-row pass of top 8 does not fit", kernel.MoEGroupMaxPairs, LongPrefillRows)
+	}
 	r := rand.New(rand.NewPCG(34, 2026))
 	cs := moeGroupCases(r, true)
 	for range 200 {

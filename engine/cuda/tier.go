@@ -139,6 +139,10 @@ type TierPlan struct {
 	// (part of Device): what it asked for, less what the budget lacks; 0
 	// under the host tier.
 	VoiceCache int64
+	// PrefillRows is the rows of the backbone's prefill passes the load
+	// planned with (PrefillPassRows; 0: not said): the load's memory line
+	// says it.
+	PrefillRows int
 }
 
 // ErrDoesNotFit is returned (wrapped) when no tier fits the device or the
@@ -268,11 +272,15 @@ func (p TierPlan) tierSentence() string {
 
 // String says the tier as the load announces it.
 func (p TierPlan) String() string {
-	if p.Tier == TierDevice {
-		return fmt.Sprintf("fits on the device: %s of a %s budget", gib(p.Device), gib(p.Budget))
+	passes := ""
+	if p.PrefillRows > 0 {
+		passes = fmt.Sprintf("; prefill passes of %d rows", p.PrefillRows)
 	}
-	return fmt.Sprintf("%s; %s on the device in all of a %s budget; a decode step reads %.1f %% of its experts on the device and %s over the bus",
-		p.tierSentence(), gib(p.Device), gib(p.Budget), 100*p.DeviceHitRate(), decimalBytes(p.BusBytesPerStep(1)))
+	if p.Tier == TierDevice {
+		return fmt.Sprintf("fits on the device: %s of a %s budget%s", gib(p.Device), gib(p.Budget), passes)
+	}
+	return fmt.Sprintf("%s; %s on the device in all of a %s budget; a decode step reads %.1f %% of its experts on the device and %s over the bus%s",
+		p.tierSentence(), gib(p.Device), gib(p.Budget), 100*p.DeviceHitRate(), decimalBytes(p.BusBytesPerStep(1)), passes)
 }
 
 // decimalBytes writes a size in GB, or MB below one GB (bus traffic, as

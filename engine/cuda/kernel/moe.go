@@ -9,7 +9,7 @@ const (
 	MoEMaxExperts    = 1024  // MOE_MAX_EXPERTS
 	RouteList        = 8     // ROUTE_LIST
 	RouteMaxk        = 64    // ROUTE_MAXK
-	MoEGroupMaxPairs = 4096  // MOE_GROUP_MAX_PAIRS
+	MoEGroupMaxPairs = 16384 // MOE_GROUP_MAX_PAIRS
 	MoEGroupThreads  = 1024  // MOE_GROUP_THREADS
 	MoEGroupCounts   = 12288 // MOE_GROUP_COUNTS
 	CombineRegs      = 8     // COMBINE_REGS
