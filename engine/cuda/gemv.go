@@ -224,21 +224,20 @@ func gemvRowsUseMMA(rows, cols, nb int) bool {
 // (a B-row step's narrow matrices on the tensor cores, split over their
 // columns: the out projections 2048 × 4096 and the router and shared
 // gate·up 1281 × 2048, whose SIMT instances read 1.7 and 0.9 TB/s at B = 4,
-// ncu session 12 run 2b), "step" (the one-row step's too: 2.2 and 1.1
-// TB/s, ncu session 13 run 1) or "all" (the tower frame's narrow
-// projections too under fast: eh_proj, qkv, o and down).
+// ncu session 12 run 2b) or "all" (the one-row step's too: 2.2 and 1.1
+// TB/s, ncu session 13 run 1).
 const gemvSplitDefault = "off"
 
-// gemvSplitMode is $PROSCENIUM_GPU_GEMVX_SPLIT (off, rows, step or all), or
+// gemvSplitMode is $PROSCENIUM_GPU_GEMVX_SPLIT (off, rows or all), or
 // gemvSplitDefault.
 var gemvSplitMode = func() string {
 	switch v := os.Getenv("PROSCENIUM_GPU_GEMVX_SPLIT"); v {
 	case "":
 		return gemvSplitDefault
-	case "off", "rows", "step", "all":
+	case "off", "rows", "all":
 		return v
 	default:
-		fmt.Fprintf(os.Stderr, "proscenium-gpu: PROSCENIUM_GPU_GEMVX_SPLIT=%q ignored: want off, rows, step or all\n", v)
+		fmt.Fprintf(os.Stderr, "proscenium-gpu: PROSCENIUM_GPU_GEMVX_SPLIT=%q ignored: want off, rows or all\n", v)
 		return gemvSplitDefault
 	}
 }()
@@ -255,16 +254,8 @@ func gemvMMASplits(rows, cols int) int {
 }
 
 // gemvOneRowMMA says whether a fast one-row projection of a [rows, cols]
-// matrix of the backbone runs on the tensor cores, split (gemvSplitMode
-// "step" or "all").
+// matrix runs on the tensor cores, split (gemvSplitMode "all").
 func gemvOneRowMMA(rows, cols int) bool {
-	return (gemvSplitMode == "step" || gemvSplitMode == "all") && cols%32 == 0 && gemvMMASplits(rows, cols) > 1
-}
-
-// gemvTowerMMA says whether a fast projection of a [rows, cols] matrix of
-// the tower, of one row or several, runs on the tensor cores, split
-// (gemvSplitMode "all").
-func gemvTowerMMA(rows, cols int) bool {
 	return gemvSplitMode == "all" && cols%32 == 0 && gemvMMASplits(rows, cols) > 1
 }
 

@@ -545,26 +545,7 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	v := t.rowsVariant(rows, cols, n)
-	if !exact && t.splitMMA(q, rows, cols) {
-		v = GemvRowsMMA
-	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: v, F64: exact}, y, wb, xb)
-}
-
-// splitMMA says whether the tower's projection of a [rows, cols] matrix runs
-// on the tensor cores split over its columns (gemvTowerMMA): under fast
-// numerics only (the tower is not under exact's bit contract, but an exact
-// take keeps the instances it always ran), with no instance forced
-// (SetGemv, SetRowsGemv),
-// and only with a split-K workspace lent (unsplit, the narrow matrices'
-// grids would leave most multiprocessors idle).
-func (t *Tower) splitMMA(q *Queue, rows, cols int) bool {
-	if q.d.Numerics.Exact() || t.gemv != nil || t.rowsGemv != nil || !gemvTowerMMA(rows, cols) {
-		return false
-	}
-	_, ok := q.d.gemmSplitWorkspace()
-	return ok
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact}, y, wb, xb)
 }
 
 // rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n
@@ -627,13 +608,6 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 		if done, err := t.projectPromptRows(q, W, rows, cols, n, x, y); done || err != nil {
 			return err
 		}
-	}
-	if n == 1 && t.splitMMA(q, rows, cols) {
-		wb, err := W.view(int64(rows)*int64(cols)*2, "tower projection weights")
-		if err != nil {
-			return err
-		}
-		return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: 1, Variant: GemvRowsMMA}, y, wb, x)
 	}
 	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1)}
 	if n > 1 {
