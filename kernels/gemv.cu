@@ -1,7 +1,6 @@
 // One-row projections (GEMV) over BF16 and block-FP8 weights.
 #include "gemv.cuh"
 #include "expert_addr.cuh"
-#include "fused.cuh"
 
 // ---------------------------------------------------------------------------
 // One-row projections (MatVec): y[e, r] = Σ_c W_{ids[e]}[r, c] · x[e·xstride + c].
@@ -144,18 +143,6 @@ GEMV_ROWS_BF16(128, 4, 2, 8)
 // second one. Block: 8 warps splitting the columns (warp w takes the steps
 // w, w+8, …), GEMVX_MMA_TILES tiles of 16 rows; the warps' partial sums meet
 // in shared memory. cols must be a multiple of 32.
-//
-// Split-K (gemvx13, docs/PERF.md "Session 13 (lead)"): with part and tiles
-// not null, block z of gridDim.z takes the 32-column steps ⌊S·z/Z⌋ …
-// ⌊S·(z+1)/Z⌋ − 1 of the S = cols/32, stores its partial outputs (the warps'
-// sums, in warp order) in part [Z][tiles][T·16·8] and counts itself in on
-// its tile's counter (fused.cuh last_of); the tile's last block sums the Z
-// partials in z order into y. The order is fixed whoever finishes last, so
-// the bits are the same every run. Narrow matrices (out 2048 × 4096, the
-// router and shared gate·up 1281 × 2048) have 64 and 41 tiles of 32 rows:
-// too few blocks to fill 132 SMs without it. part and tiles are the
-// engine's split-K workspace (engine/cuda gemm_splitk_cuda.go), the counters
-// 0 at the launch and left 0.
 #define GEMVX_MMA_TILES 2
 #define GEMVX_MMA_UNROLL 4
 
@@ -186,9 +173,9 @@ __device__ __forceinline__ void mma_bf16_16816(float (&c)[4], uint32_t a0, uint3
 
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
     float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, int ystride,
-    int nb, int rows, int cols, float* __restrict__ part, unsigned int* tiles) {
+    int nb, int rows, int cols) {
     constexpr int T = GEMVX_MMA_TILES, U = GEMVX_MMA_UNROLL, WARPS = GEMV_THREADS / 32;
-    __shared__ float wpart[WARPS][T][16][8];
+    __shared__ float part[WARPS][T][16][8];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int row0 = blockIdx.x * 16 * T;
     const int chunks = cols / 8;  // 16-byte chunks of a row
@@ -205,9 +192,7 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
     for (int i = 0; i < T; i++) c[i][0] = c[i][1] = c[i][2] = c[i][3] = 0.f;
     pdl_entry();
     const int steps = cols / 32;  // 32 columns: a chunk for each t
-    const int Z = gridDim.z, lo = (int)((long long)steps * blockIdx.z / Z),
-              hi = (int)((long long)steps * (blockIdx.z + 1) / Z);
-    for (int s0 = lo + warp; s0 < hi; s0 += WARPS * U) {
+    for (int s0 = warp; s0 < steps; s0 += WARPS * U) {
         uint4 w[U][T][2];
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -221,7 +206,7 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
         for (int u = 0; u < U; u++) {
             const int s = s0 + u * WARPS, cc = min(s * 4 + t, chunks - 1);
             float4 x0 = make_float4(0.f, 0.f, 0.f, 0.f), x1 = x0;
-            if (live && s < hi) {
+            if (live && s < steps) {
                 x0 = __ldg(xr + 2 * cc);
                 x1 = __ldg(xr + 2 * cc + 1);
             }
@@ -244,39 +229,18 @@ extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
     // c[i]: (row g, columns 2t, 2t+1) and (row g+8, the same columns) of tile i.
 #pragma unroll
     for (int i = 0; i < T; i++) {
-        wpart[warp][i][g][2 * t] = c[i][0];
-        wpart[warp][i][g][2 * t + 1] = c[i][1];
-        wpart[warp][i][g + 8][2 * t] = c[i][2];
-        wpart[warp][i][g + 8][2 * t + 1] = c[i][3];
+        part[warp][i][g][2 * t] = c[i][0];
+        part[warp][i][g][2 * t + 1] = c[i][1];
+        part[warp][i][g + 8][2 * t] = c[i][2];
+        part[warp][i][g + 8][2 * t + 1] = c[i][3];
     }
     __syncthreads();
-    constexpr int O = T * 16 * 8;  // a block's outputs (rows × the 8 columns)
-    if (Z == 1) {
-        for (int o = threadIdx.x; o < O; o += GEMV_THREADS) {
-            const int i = o / 128, r = (o / 8) % 16, b = o % 8, row = row0 + 16 * i + r;
-            if (b >= nb || row >= rows) continue;
-            float s = 0.f;
-#pragma unroll
-            for (int w2 = 0; w2 < WARPS; w2++) s += wpart[w2][i][r][b];
-            y[(size_t)b * ystride + row] = s;
-        }
-        return;
-    }
-    float* const own = part + ((size_t)blockIdx.z * gridDim.x + blockIdx.x) * O;
-    for (int o = threadIdx.x; o < O; o += GEMV_THREADS) {
-        const int i = o / 128, r = (o / 8) % 16, b = o % 8;
-        float s = 0.f;
-#pragma unroll
-        for (int w2 = 0; w2 < WARPS; w2++) s += wpart[w2][i][r][b];
-        own[o] = s;
-    }
-    if (!last_of(tiles + blockIdx.x, Z)) return;
-    for (int o = threadIdx.x; o < O; o += GEMV_THREADS) {
+    for (int o = threadIdx.x; o < T * 16 * 8; o += GEMV_THREADS) {
         const int i = o / 128, r = (o / 8) % 16, b = o % 8, row = row0 + 16 * i + r;
         if (b >= nb || row >= rows) continue;
-        const float* p = part + (size_t)blockIdx.x * O + o;
-        float s = __ldcg(p);
-        for (int z = 1; z < Z; z++) s += __ldcg(p + (size_t)z * gridDim.x * O);
+        float s = 0.f;
+#pragma unroll
+        for (int w2 = 0; w2 < WARPS; w2++) s += part[w2][i][r][b];
         y[(size_t)b * ystride + row] = s;
     }
 }

@@ -501,12 +501,8 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
-		if q.oneRowMMA(p.D, p.H) {
-			if err := q.oneRowProjection(dense, W, view(p.NormedMoE, p.Hp*4), p.D, p.H); err != nil {
-				return err
-			}
-		} else if err := q.GemvBF16(q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false), dense, W,
-			view(p.NormedMoE, p.Hp*4)); err != nil {
+		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
+		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
 	} else if b.rows.capturing { // a B-row step: the router and shared expert read once for the rows

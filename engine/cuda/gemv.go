@@ -198,10 +198,6 @@ var GemvRowsMMA = GemvVariant{TPR: 0, Rows: 32, Unroll: 0}
 // (2048 × 4096: 14.5 µs against 7.2 and 12.1). Columns must be a multiple of
 // 32. $PROSCENIUM_GPU_GEMVX=mma takes it for every projection of 2 rows or
 // more, =simt never (benchmarks).
-//
-// With $PROSCENIUM_GPU_GEMVX_SPLIT=rows or all (gemvSplitMode), the
-// narrower matrices run on the tensor cores too, split over their columns
-// (gemvMMASplits) so that their grids fill the multiprocessors.
 func gemvRowsUseMMA(rows, cols, nb int) bool {
 	if cols%32 != 0 || nb < 2 {
 		return false
@@ -212,51 +208,7 @@ func gemvRowsUseMMA(rows, cols, nb int) bool {
 	case "simt":
 		return false
 	}
-	if gemvSplitMode != "off" && gemvMMASplits(rows, cols) > 1 {
-		return true
-	}
 	return rows >= 8192 && gemvRowsWidth(nb) >= 4
-}
-
-// gemvSplitDefault is the split-K mode of the tensor-core projection with
-// $PROSCENIUM_GPU_GEMVX_SPLIT unset: "off" (the narrow matrices of a B-row
-// step on the SIMT instances, one-row steps on the one-row GEMV), "rows"
-// (a B-row step's narrow matrices on the tensor cores, split over their
-// columns: the out projections 2048 × 4096 and the router and shared
-// gate·up 1281 × 2048, whose SIMT instances read 1.7 and 0.9 TB/s at B = 4,
-// ncu session 12 run 2b) or "all" (the one-row step's too: 2.2 and 1.1
-// TB/s, ncu session 13 run 1).
-const gemvSplitDefault = "off"
-
-// gemvSplitMode is $PROSCENIUM_GPU_GEMVX_SPLIT (off, rows or all), or
-// gemvSplitDefault.
-var gemvSplitMode = func() string {
-	switch v := os.Getenv("PROSCENIUM_GPU_GEMVX_SPLIT"); v {
-	case "":
-		return gemvSplitDefault
-	case "off", "rows", "all":
-		return v
-	default:
-		fmt.Fprintf(os.Stderr, "proscenium-gpu: PROSCENIUM_GPU_GEMVX_SPLIT=%q ignored: want off, rows or all\n", v)
-		return gemvSplitDefault
-	}
-}()
-
-// gemvMMASplits is the column splits of the tensor-core projection of a
-// [rows, cols] matrix: enough blocks of GemvRowsMMA.Rows weight rows for two
-// a multiprocessor of an H200 (gemmSMs), at most 8, each split at least 8
-// of the 32-column steps (one a warp); 1 where the rows alone fill the
-// grid (the 12352- and 9216-row in projections).
-func gemvMMASplits(rows, cols int) int {
-	tiles := (rows + GemvRowsMMA.Rows - 1) / GemvRowsMMA.Rows
-	z := (2*gemmSMs + tiles - 1) / tiles
-	return max(1, min(z, 8, cols/32/8))
-}
-
-// gemvOneRowMMA says whether a fast one-row projection of a [rows, cols]
-// matrix runs on the tensor cores, split (gemvSplitMode "all").
-func gemvOneRowMMA(rows, cols int) bool {
-	return gemvSplitMode == "all" && cols%32 == 0 && gemvMMASplits(rows, cols) > 1
 }
 
 // gemvRowsWidth is the compiled row count of an instance for nb rows: the

@@ -130,21 +130,8 @@ func TestGemvRowsUseMMA(t *testing.T) {
 		want           bool
 	}{{12352, 2048, 4, true}, {12352, 2048, 8, true}, {9216, 2048, 3, true}, {12352, 2048, 2, false},
 		{2048, 4096, 8, false}, {1281, 2048, 8, false}, {9216, 2040, 8, false}, {12352, 2048, 1, false}} {
-		if got := gemvRowsUseMMA(c.rows, c.cols, c.nb); got != c.want && gemvRowsDefault == "" && gemvSplitMode == "off" {
+		if got := gemvRowsUseMMA(c.rows, c.cols, c.nb); got != c.want && gemvRowsDefault == "" {
 			t.Errorf("%d × %d, %d rows: tensor cores %v, want %v", c.rows, c.cols, c.nb, got, c.want)
-		}
-	}
-}
-
-// TestGemvMMASplits: the narrow matrices split over their columns into
-// enough blocks for two an SM (at most 8 splits, each at least 8 steps of
-// 32 columns), the long ones not at all.
-func TestGemvMMASplits(t *testing.T) {
-	for _, c := range []struct{ rows, cols, want int }{
-		{2048, 4096, 5}, {1281, 2048, 7}, {2048, 512, 2}, {200, 1024, 4}, {12352, 2048, 1}, {9216, 2048, 1}, {64, 256, 1},
-	} {
-		if got := gemvMMASplits(c.rows, c.cols); got != c.want {
-			t.Errorf("%d × %d: %d splits, want %d", c.rows, c.cols, got, c.want)
 		}
 	}
 }

@@ -49,9 +49,6 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		if q.oneRowMMA(rows, cols) {
-			return q.oneRowProjection(yb, wb, xb, rows, cols)
-		}
 		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
 		return q.GemvBF16(g, yb, wb, xb)
 	}

@@ -33,22 +33,10 @@ type GemvRows struct {
 // tensor-core instance under fast where gemvRowsUseMMA says so).
 func (q *Queue) backboneGemvRows(g GemvRows) GemvRows {
 	g.Variant, g.F64 = ChooseGemvRows(g.Rows, g.Cols, g.NB), q.d.Numerics.Exact()
-	if !g.F64 && (gemvRowsUseMMA(g.Rows, g.Cols, g.NB) || g.NB == 1 && gemvOneRowMMA(g.Rows, g.Cols)) {
+	if !g.F64 && gemvRowsUseMMA(g.Rows, g.Cols, g.NB) {
 		g.Variant = GemvRowsMMA
 	}
 	return g
-}
-
-// oneRowMMA says whether a backbone projection of one row runs on the
-// tensor cores, split (gemvOneRowMMA, fast numerics only).
-func (q *Queue) oneRowMMA(rows, cols int) bool {
-	return !q.d.Numerics.Exact() && gemvOneRowMMA(rows, cols)
-}
-
-// oneRowProjection is the one-row projection y = W·x of a [rows, cols]
-// BF16 matrix on the tensor cores (oneRowMMA).
-func (q *Queue) oneRowProjection(y, W, x *Block, rows, cols int) error {
-	return q.GemvRowsBF16(q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: 1}), y, W, x)
 }
 
 // gemvxMMARows is the rows of W a block of gemvx_mma_bf16_fast computes
@@ -111,19 +99,8 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 		checkFits(y, 0, (int64(g.NB-1)*int64(ys)+int64(g.Rows))*4, "bf16 gemv of rows y")); err != nil {
 		return err
 	}
-	tiles := (g.Rows + gemvxMMARows - 1) / gemvxMMARows
-	z, part, counters := gemvMMASplits(g.Rows, g.Cols), kernel.Ptr(0), kernel.Ptr(0)
-	if w, ok := q.d.gemmSplitWorkspace(); z > 1 && ok && tiles <= gemmSplitTiles &&
-		int64(z*tiles*gemvxMMARows*8*4) <= GemmSplitBytes-gemmSplitCounterBytes {
-		if err := w.fits(GemmSplitBytes, "split-K workspace"); err != nil {
-			return err
-		}
-		part, counters = tPtr(w.At(gemmSplitCounterBytes)), tPtr(w)
-	} else {
-		z = 1 // no workspace lent (a device without a backbone): unsplit
-	}
-	return kernel.GemvxMmaBF16Fast(q, [3]int{tiles, 1, z}, gemvThreads,
-		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, part, counters)
+	return kernel.GemvxMmaBF16Fast(q, [3]int{(g.Rows + gemvxMMARows - 1) / gemvxMMARows, 1, 1}, gemvThreads,
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 }
 
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
@@ -146,7 +123,7 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 	if err != nil {
 		return err
 	}
-	if n == 1 && !q.oneRowMMA(rows, cols) {
+	if n == 1 {
 		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false), yb, wb, xb)
 	}
 	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride})
