@@ -68,10 +68,12 @@ const (
 	PrefillPlanAuto  = "auto"
 )
 
-// defaultPrefillPlan is the plan with $PROSCENIUM_GPU_PREFILL_PLAN unset.
-// pass13 (issue 28) leaves it fixed until the H200 measures auto
-// (docs/PERF.md "pass13"); the flip is this line, = PrefillPlanAuto.
-const defaultPrefillPlan = PrefillPlanFixed
+// defaultPrefillPlan is the plan with $PROSCENIUM_GPU_PREFILL_PLAN unset:
+// auto since session 13's runs 2 and 3 on the H200 (docs/PERF.md "pass13":
+// 700 rows in one pass 84.0 → 68.8 ms, a 30 s voice's first audio 170 →
+// 154 ms, the 785-row prefill the CPU's bits under exact in one pass);
+// PROSCENIUM_GPU_PREFILL_PLAN=fixed gives 512-row passes.
+const defaultPrefillPlan = PrefillPlanAuto
 
 // prefillPlan is $PROSCENIUM_GPU_PREFILL_PLAN, or defaultPrefillPlan when
 // it is unset or names no plan (reported on stderr).
