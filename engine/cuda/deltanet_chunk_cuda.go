@@ -17,11 +17,12 @@ import (
 
 // Blocks of the chunked kernels.
 const (
-	deltaNetChunkPrepThreads  = kernel.DncPrepThreads
-	deltaNetChunkIntraThreads = kernel.DncIntraThreads
-	deltaNetChunkSolveThreads = kernel.DncSolveThreads
-	deltaNetChunkStateThreads = kernel.DncStateThreads
-	deltaNetChunkNormThreads  = kernel.DncNormThreads
+	deltaNetChunkPrepThreads       = kernel.DncPrepThreads
+	deltaNetChunkIntraThreads      = kernel.DncIntraThreads
+	deltaNetChunkIntraTiledThreads = kernel.DncItThreads
+	deltaNetChunkSolveThreads      = kernel.DncSolveThreads
+	deltaNetChunkStateThreads      = kernel.DncStateThreads
+	deltaNetChunkNormThreads       = kernel.DncNormThreads
 )
 
 // deltaNetChunked is the chunked form of DeltaNetForward between the input
@@ -58,7 +59,7 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 	at := l.Scratch.At
 	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
 	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
-	if err := kernel.DeltaNetChunkIntra(q, q.policy(), [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk); err != nil {
+	if err := q.deltaNetChunkIntra(l, n); err != nil {
 		return err
 	}
 	cols := (dv + dk + deltaNetChunkSolveThreads - 1) / deltaNetChunkSolveThreads
@@ -66,6 +67,27 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 		return err
 	}
 	return q.deltaNetChunkState(l, core, stateS, n)
+}
+
+// deltaNetChunkIntra launches the intra-chunk products (per head and chunk:
+// the cumulative decay, qm and am): under fast deltanet_chunk_intra_tiled
+// where $PROSCENIUM_GPU_DN_CHUNK (deltaNetChunkNew) picks it, else
+// deltanet_chunk_intra(_fast).
+func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
+	g := l.G
+	s := g.chunkScratch(l.MaxRows)
+	at := l.Scratch.At
+	nv, dk := g.ValueHeads, g.KeyDim
+	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
+	if q.policy() == kernel.Fast {
+		if deltaNetChunkErr != nil {
+			return deltaNetChunkErr
+		}
+		if deltaNetChunkNew {
+			return kernel.DeltaNetChunkIntraTiled(q, [3]int{nv, chunks, deltaNetChunkIntraQuadrants}, deltaNetChunkIntraTiledThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
+		}
+	}
+	return kernel.DeltaNetChunkIntra(q, q.policy(), [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
 }
 
 // deltaNetChunkState launches the state pass (per head and 32 value

@@ -11,6 +11,9 @@ const (
 	DncMaxch        = 1536 // DNC_MAXCH
 	DncPrepThreads  = 128  // DNC_PREP_THREADS
 	DncIntraThreads = 512  // DNC_INTRA_THREADS
+	DncItThreads    = 128  // DNC_IT_THREADS
+	DncItA          = 64   // DNC_IT_A
+	DncItP          = 68   // DNC_IT_P
 	DncSolveThreads = 128  // DNC_SOLVE_THREADS
 	DncStateThreads = 512  // DNC_STATE_THREADS
 	DncStateWarps   = 16   // DNC_STATE_WARPS
@@ -66,6 +69,15 @@ func DeltaNetChunkIntra(q Launcher, policy Policy, grid [3]int, block int, qm, a
 		name = "deltanet_chunk_intra_fast"
 	}
 	return q.Launch(name, grid, block, uint64(qm), uint64(am), uint64(cum), uint64(qn), uint64(kn), uint64(beta), uint64(decay), uint64(uint32(int32(n))), uint64(uint32(int32(dk))))
+}
+
+// DeltaNetChunkIntraTiled enqueues kernels/deltanet_chunk.cu's
+//
+//	deltanet_chunk_intra_tiled(float* qm, float* am, float* cum, float* qn, float* kn, float* beta, float* decay, int n, int dk)
+//
+// on q with grid blocks of block threads.
+func DeltaNetChunkIntraTiled(q Launcher, grid [3]int, block int, qm, am, cum, qn, kn, beta, decay Ptr, n, dk int) error {
+	return q.Launch("deltanet_chunk_intra_tiled", grid, block, uint64(qm), uint64(am), uint64(cum), uint64(qn), uint64(kn), uint64(beta), uint64(decay), uint64(uint32(int32(n))), uint64(uint32(int32(dk))))
 }
 
 // DeltaNetChunkSolve enqueues kernels/deltanet_chunk.cu's
