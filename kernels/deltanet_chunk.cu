@@ -928,3 +928,33 @@ NUMERICS_KERNEL(deltanet_chunk_norm, __launch_bounds__(DNC_NORM_THREADS),
                 (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
                  const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps),
                 (core, proj, convstate, normw, n, nk, nv, dk, dv, K, eps))
+
+// deltanet_chunk_norm_warp (dnc13, issue 28; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_CHUNK=new): deltanet_chunk_norm_fast's arithmetic (the
+// gated RMSNorm of core row t, head h, and the conv window advanced by the
+// blocks of row 0) with a warp a (row, head) instead of a block of 128
+// threads: grid (ceil(n·nv / DNC_NW_WARPS)), DNC_NW_WARPS warps a block, warp
+// w of block b the pair p = b·DNC_NW_WARPS + w, t = p / nv, h = p mod nv. The
+// old kernel ran n·nv blocks (9600 at 300 rows) of one 128-wide row each, a
+// shared-memory reduction and a barrier in every one: launch- and
+// latency-bound at 16.8 µs a layer for 5 MB in and out. Here a shuffle
+// reduction and no barrier. Sums of squares in another order (lane-strided,
+// then the shuffle tree): inside Fast's contract.
+#define DNC_NW_WARPS 8
+extern "C" __global__ void __launch_bounds__(DNC_NW_WARPS * 32) deltanet_chunk_norm_warp(
+    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+    const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps) {
+    const int lane = threadIdx.x & 31, p = blockIdx.x * DNC_NW_WARPS + (threadIdx.x >> 5);
+    pdl_entry();
+    if (p >= n * nv) return;
+    const int t = p / nv, h = p - t * nv, kh = h / (nv / nk);
+    const int ch = 2 * nk * dk + nv * dv, pw = ch + nv * dv + 2 * nv, cw = 2 * dk + dv;
+    float* oh = core + ((size_t)t * nv + h) * dv;
+    const float* z = proj + (size_t)t * pw + ch + h * dv;
+    float sq = 0.f;
+    for (int j = lane; j < dv; j += 32) sq = fmaf(oh[j], oh[j], sq);
+    sq = warp_sum(sq);
+    const float inv = Fast::inv_rms(sq, dv, eps);
+    for (int j = lane; j < dv; j += 32) oh[j] = oh[j] * inv * normw[j] * Fast::silu(z[j]);
+    if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, lane, 32);
+}

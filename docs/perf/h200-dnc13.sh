@@ -35,7 +35,7 @@ cd $ROOT/engine/cuda
 export PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CHUNK=new
 T 32 passes $C -test.v -test.run 'TestBackbonePrefillPassesMatchCPU$' &
 T 28 backbone $C -test.v -test.run 'TestBackboneMatchesCPU$' &
-T 28 intra $C -test.v -test.run 'TestDeltaNetChunkIntraTiled$' &
+T 28 intra $C -test.v -test.run 'TestDeltaNetChunkIntraTiled$|TestDeltaNetChunkNewLayer$' &
 T 28 rule $C -test.v -test.run 'TestDeltaNetChunkRule$' &
 T 28 layer $C -test.v -test.run 'TestDeltaNetChunkedLayer$/^fast$' &
 T 28 mix $C -test.v -test.run 'TestDeltaNetMixBits$|TestDeltaNetPromptPassBits$' &

@@ -28,7 +28,9 @@ const (
 // deltaNetChunked is the chunked form of DeltaNetForward between the input
 // projections (proj) and out_proj: the conv, gates and q/k norms of every row
 // and value head, the delta rule in 64-row chunks (deltaNetChunkRule), then
-// the gated norm into core and the conv window advanced by the n rows.
+// the gated norm into core and the conv window advanced by the n rows (under
+// fast with $PROSCENIUM_GPU_DN_CHUNK=new deltanet_chunk_norm_warp, a warp a
+// row and head; dnc13).
 func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n int) error {
 	g := l.G
 	s := g.chunkScratch(l.MaxRows)
@@ -42,6 +44,9 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	}
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
+	}
+	if q.policy() == kernel.Fast && deltaNetChunkNew { // a warp a (row, head): deltanet_chunk_norm_warp
+		return kernel.DeltaNetChunkNormWarp(q, [3]int{(n*nv + kernel.DncNwWarps - 1) / kernel.DncNwWarps, 1, 1}, 32*kernel.DncNwWarps, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 	}
 	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }

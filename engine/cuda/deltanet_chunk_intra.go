@@ -12,12 +12,13 @@ import (
 // cumulative decay one thread's walk) or deltanet_chunk_intra_tiled (grid
 // (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or
 // below the diagonal, a thread a 4 × 4 register tile from float4 loads, the
-// decay a warp's shuffle scan). Exact always runs deltanet_chunk_intra (the
-// CPU's bits).
+// decay the old chain in registers); with it the gated norm
+// deltanet_chunk_norm_warp (a warp a row and head, the old kernel a block).
+// Exact always runs deltanet_chunk_intra and _norm (the CPU's bits).
 
 // deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "new" runs
-// deltanet_chunk_intra_tiled under fast, "old" the old kernel; unset, the
-// default below.
+// deltanet_chunk_intra_tiled and deltanet_chunk_norm_warp under fast, "old"
+// the old kernels; unset, the default below.
 var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 
 // deltaNetChunkNewDefault is the choice when the variable is unset. The

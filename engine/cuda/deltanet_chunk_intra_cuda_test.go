@@ -104,3 +104,62 @@ func TestDeltaNetChunkIntraTiled(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaNetChunkNewLayer runs whole DeltaNet layer calls (projections,
+// the chunked mixer, out_proj) under fast with the old kernels and with
+// $PROSCENIUM_GPU_DN_CHUNK=new's (deltanet_chunk_intra_tiled and
+// deltanet_chunk_norm_warp) from the same non-zero state at 1 … 700 rows:
+// the outputs and the recurrent state within 1e-5 of each other, the conv
+// window (which the norm kernel advances, a copy) the same bits. Each call's
+// new outputs are also held to the CPU's within 1e-4 in
+// TestDeltaNetChunkedLayer (run with the switch on).
+func TestDeltaNetChunkNewLayer(t *testing.T) {
+	r := newRand(t)
+	prev, prevNew := dev.Numerics, deltaNetChunkNew
+	dev.Numerics = drama3.NumericsFast
+	defer func() { dev.Numerics, deltaNetChunkNew = prev, prevNew }()
+	for _, tc := range []struct {
+		name    string
+		g       mixerShape
+		stacked bool
+	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
+		const maxRows = 700
+		c := newDeltaNetCase(t, r, tc.g, maxRows, tc.stacked)
+		dg, hid := c.layer.G, tc.g.Hidden
+		convFloats, sFloats := dg.convStateFloats(), dg.ValueHeads*dg.KeyDim*dg.ValueDim
+		state0 := scaled(r, convFloats+sFloats, 0.5)
+		x := alloc(t, maxRows*hid*4)
+		for _, n := range []int{1, 2, 63, 64, 65, 300, 700} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
+				if err := Upload(dev, x, 0, randNonZero(r, n*hid)); err != nil {
+					t.Fatal(err)
+				}
+				call := func(nw bool) (out, state []float32) {
+					t.Helper()
+					deltaNetChunkNew = nw
+					if err := Upload(dev, c.layer.State.Block, c.layer.State.Off, state0); err != nil {
+						t.Fatal(err)
+					}
+					o := poisoned(t, n*hid)
+					if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(o), Whole(x), n) }); err != nil {
+						t.Fatal(err)
+					}
+					state = make([]float32, convFloats+sFloats)
+					if err := Download(dev, state, c.layer.State.Block, c.layer.State.Off); err != nil {
+						t.Fatal(err)
+					}
+					return download(t, o, n*hid), state
+				}
+				oldO, oldS := call(false)
+				newO, newS := call(true)
+				checkClose(t, "new vs old outputs", newO, oldO, 1e-5)
+				checkClose(t, "new vs old recurrent state", newS[convFloats:], oldS[convFloats:], 1e-5)
+				for i := 0; i < convFloats; i++ {
+					if math.Float32bits(newS[i]) != math.Float32bits(oldS[i]) {
+						t.Fatalf("conv window [%d]: %g, the old kernel %g", i, newS[i], oldS[i])
+					}
+				}
+			})
+		}
+	}
+}

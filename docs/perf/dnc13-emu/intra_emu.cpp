@@ -7,6 +7,7 @@
 // the 64 × 64 written). Then the fast solve and the tiled state pass after
 // each, against a float64 gated delta rule computed row by row (dnstate34's
 // emulation's reference): the outputs o and the final state within 1e-5.
+// Last deltanet_chunk_norm_warp beside deltanet_chunk_norm_fast (norm_case).
 #include <tuple>
 #include <vector>
 #include <cstdlib>
@@ -136,6 +137,38 @@ static bool run_case(const Geo& g, int n) {
     return pass;
 }
 
+// norm_case runs deltanet_chunk_norm_fast and deltanet_chunk_norm_warp on
+// the same o, z and conv window (geometry g, n rows): the normed outputs
+// within 1e-6 of each other (row by row, the worst), the advanced windows
+// the same bits.
+static bool norm_case(const Geo& g, int n) {
+    const int nk = g.nk, nv = g.nv, dk = g.dk, dv = g.dv, K = g.K;
+    const int ch = 2 * nk * dk + nv * dv, pw = ch + nv * dv + 2 * nv, cw = 2 * dk + dv;
+    std::vector<float> proj((size_t)n * pw), core0((size_t)n * nv * dv), conv0((size_t)(K - 1) * nv * cw), normw(dv);
+    for (auto& x : proj) x = 2 * nonzero();
+    for (auto& x : core0) x = nonzero();
+    for (auto& x : conv0) x = nonzero();
+    for (auto& x : normw) x = 1 + 0.3f * U(-0.5f, 0.5f);
+    std::vector<float> co = core0, cn = core0, so = conv0, sn = conv0;
+    emu_launch(dim3{(unsigned)n, (unsigned)nv, 1}, DNC_NORM_THREADS, [&] {
+        deltanet_chunk_norm_fast(co.data(), proj.data(), so.data(), normw.data(), n, nk, nv, dk, dv, K, 1e-6f);
+    });
+    emu_launch(dim3{(unsigned)((n * nv + DNC_NW_WARPS - 1) / DNC_NW_WARPS), 1, 1}, 32 * DNC_NW_WARPS, [&] {
+        deltanet_chunk_norm_warp(cn.data(), proj.data(), sn.data(), normw.data(), n, nk, nv, dk, dv, K, 1e-6f);
+    });
+    bool nan = false;
+    double worst = 0;
+    for (size_t r = 0; r < (size_t)n * nv; r++) {
+        std::vector<float> gr(cn.begin() + r * dv, cn.begin() + (r + 1) * dv);
+        std::vector<double> rr(co.begin() + r * dv, co.begin() + (r + 1) * dv);
+        worst = std::max(worst, rel(gr, rr, nan));
+    }
+    const bool same = std::memcmp(so.data(), sn.data(), so.size() * 4) == 0, pass = !nan && worst <= 1e-6 && same;
+    printf("norm nk %d nv %d dk %3d dv %3d %3d rows: warp vs block, worst row %.3g, conv window %s%s\n", nk, nv, dk, dv, n,
+           worst, same ? "the same bits" : "DIFFERS", pass ? "" : "  FAIL");
+    return pass;
+}
+
 int main(int argc, char** argv) {
     const Geo small{1, 3, 20, 28, 4}, full{1, 1, 128, 128, 4}, tail{1, 2, 38, 40, 4}, wide{1, 1, 190, 36, 4};
     struct C { Geo g; int n; };
@@ -149,6 +182,11 @@ int main(int argc, char** argv) {
     for (auto& c : cs) {
         rng.seed(1000 * c.n + c.g.dk);
         ok &= run_case(c.g, c.n);
+    }
+    for (int n : {1, 2, 3, 5, 65, 300}) {
+        rng.seed(n);
+        ok &= norm_case(Geo{2, 4, 20, 28, 4}, n);
+        ok &= norm_case(Geo{2, 4, 128, 128, 4}, n);
     }
     printf("%s (bounds: tiled vs fast intra 1e-5 per head and chunk, cum the same bits; the rule 1e-5 of the float64 rule)\n", ok ? "all pass" : "FAILURES");
     return ok ? 0 : 1;

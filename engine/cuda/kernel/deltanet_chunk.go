@@ -21,6 +21,7 @@ const (
 	DncSpw          = 2    // DNC_SPW
 	DncTsRows       = 8    // DNC_TS_ROWS
 	DncNormThreads  = 128  // DNC_NORM_THREADS
+	DncNwWarps      = 8    // DNC_NW_WARPS
 )
 
 // DeltaNetChunkPrepArgs are the parameters of deltanet_chunk_prep.
@@ -129,4 +130,13 @@ func DeltaNetChunkNorm(q Launcher, policy Policy, grid [3]int, block int, core, 
 		name = "deltanet_chunk_norm_fast"
 	}
 	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
+}
+
+// DeltaNetChunkNormWarp enqueues kernels/deltanet_chunk.cu's
+//
+//	deltanet_chunk_norm_warp(float* core, float* proj, float* convstate, float* normw, int n, int nk, int nv, int dk, int dv, int K, float eps)
+//
+// on q with grid blocks of block threads.
+func DeltaNetChunkNormWarp(q Launcher, grid [3]int, block int, core, proj, convstate, normw Ptr, n, nk, nv, dk, dv, kArg int, eps float32) error {
+	return q.Launch("deltanet_chunk_norm_warp", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
