@@ -958,3 +958,101 @@ extern "C" __global__ void __launch_bounds__(DNC_NW_WARPS * 32) deltanet_chunk_n
     for (int j = lane; j < dv; j += 32) oh[j] = oh[j] * inv * normw[j] * Fast::silu(z[j]);
     if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, lane, 32);
 }
+
+// deltanet_chunk_prep_rows (dnc13, issue 28; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_CHUNK=new): deltanet_chunk_prep_fast's outputs (qn, kn,
+// v, β, g) with a block a key head and DNC_PR_ROWS rows instead of a value
+// head and one row. Grid (ceil(n / DNC_PR_ROWS), nk), 32·(2 + nv/nk)
+// threads: warp 0 the key head's q, warp 1 its k, warp 2 + i the v, β and g
+// of its i-th value head, each warp on its own (no barrier), the rows in
+// order. The old kernel ran n·nv blocks (9600 at 300 rows), each the conv
+// of all 2·dk + dv channels of its value head over K rows (the key head's q
+// and k twice, once per value head sharing it), two barriers a block: 34 µs
+// a layer for ≈ 60 MB of L2 reads. Here a row's q and k are computed once
+// and written to every value head of the key head, and a block's K − 1
+// overlapping taps hit L1. Rows t < K − 1 read the conv window, kept per
+// value head: there q and k are computed per value head from its own window
+// (they are copies of the same proj channels, dn_conv_advance, but the
+// kernel does not rely on it). Each output's arithmetic is _fast's in its
+// order (the taps in order, the norms' lane-strided sums and warp_sum): the
+// same expressions.
+#define DNC_PR_ROWS 8
+extern "C" __global__ void deltanet_chunk_prep_rows(float* __restrict__ qn, float* __restrict__ kn,
+                                                    float* __restrict__ vv, float* __restrict__ beta,
+                                                    float* __restrict__ decay, const float* __restrict__ proj,
+                                                    const float* __restrict__ convstate,
+                                                    const float* __restrict__ convw,
+                                                    const float* __restrict__ dtbias,
+                                                    const float* __restrict__ alog, int n, int nk, int nv, int dk,
+                                                    int dv, int K) {
+    const int kh = blockIdx.y, r = nv / nk, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, pw = ch + vd + 2 * nv, cw = 2 * dk + dv;
+    const int tb = blockIdx.x * DNC_PR_ROWS, te = min(n, tb + DNC_PR_ROWS);
+    pdl_entry();
+    if (warp < 2) {  // q (warp 0) or k (warp 1) of key head kh: window channels c0 …
+        const int c0 = warp * dk;
+        const float qscale = rsqrtf((float)dk);
+        for (int t = tb; t < te; t++) {
+            const int nrep = t < K - 1 ? r : 1;  // per value head where the window is read
+            for (int rep = 0; rep < nrep; rep++) {
+                const int h = kh * r + rep;
+                const float* cs = convstate + (size_t)h * cw;
+                float x[DNC_MAXDK / 32];
+                float ss = 0.f;
+#pragma unroll
+                for (int u = 0; u < DNC_MAXDK / 32; u++) {
+                    const int c = lane + 32 * u;
+                    float v = 0.f;
+                    if (c < dk) {
+                        const int gc = dn_channel(c0 + c, h, kh, nk, dk, dv);
+                        float acc = 0.f;
+                        for (int q = 0; q < K; q++) {
+                            const int rr = t - (K - 1) + q;
+                            const float xv = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c0 + c];
+                            acc += Fast::prod(convw[(size_t)gc * K + q], xv);
+                        }
+                        v = Fast::silu(acc);
+                        ss += Fast::sq(v);
+                    }
+                    x[u] = v;
+                }
+                ss = warp_sum(ss);
+                const float inv = dnc_l2_inv<Fast>(ss);
+                const int hb = nrep == 1 ? kh * r : h, he = nrep == 1 ? kh * r + r : h + 1;
+                for (int hh = hb; hh < he; hh++) {
+                    const size_t row = ((size_t)hh * n + t) * dk;
+#pragma unroll
+                    for (int u = 0; u < DNC_MAXDK / 32; u++) {
+                        const int c = lane + 32 * u;
+                        if (c < dk) {
+                            if (warp == 0) qn[row + c] = Fast::mul(Fast::mul(x[u], inv), qscale);
+                            else kn[row + c] = Fast::mul(x[u], inv);
+                        }
+                    }
+                }
+            }
+        }
+    } else {  // value head h: v, β and g
+        const int h = kh * r + warp - 2;
+        const float* cs = convstate + (size_t)h * cw;
+        for (int t = tb; t < te; t++) {
+            const size_t hr = (size_t)h * n + t;
+            for (int c = lane; c < dv; c += 32) {
+                const int gc = 2 * nk * dk + h * dv + c;  // dn_channel(2·dk + c, …)
+                float acc = 0.f;
+                for (int q = 0; q < K; q++) {
+                    const int rr = t - (K - 1) + q;
+                    const float xv = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + 2 * dk + c];
+                    acc += Fast::prod(convw[(size_t)gc * K + q], xv);
+                }
+                vv[hr * dv + c] = Fast::silu(acc);
+            }
+            if (lane == 0) {
+                const float* prow = proj + (size_t)t * pw;
+                const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
+                beta[hr] = Fast::sigmoid(b);
+                decay[hr] = -Fast::exp(alog[h]) * dnc_softplus<Fast>(a + dtbias[h]);
+            }
+        }
+    }
+}

@@ -12,12 +12,14 @@ import (
 // cumulative decay one thread's walk) or deltanet_chunk_intra_tiled (grid
 // (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or
 // below the diagonal, a thread a 4 × 4 register tile from float4 loads, the
-// decay the old chain in registers); with it the gated norm
+// decay the old chain in registers); with it deltanet_chunk_prep_rows (a
+// block a key head and 8 rows, q and k once for the value heads sharing
+// them; the old kernel a block a value head and row) and the gated norm
 // deltanet_chunk_norm_warp (a warp a row and head, the old kernel a block).
-// Exact always runs deltanet_chunk_intra and _norm (the CPU's bits).
+// Exact always runs deltanet_chunk_prep, _intra and _norm (the CPU's bits).
 
 // deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "new" runs
-// deltanet_chunk_intra_tiled and deltanet_chunk_norm_warp under fast, "old"
+// deltanet_chunk_prep_rows, _intra_tiled and _norm_warp under fast, "old"
 // the old kernels; unset, the default below.
 var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 

@@ -107,10 +107,12 @@ func TestDeltaNetChunkIntraTiled(t *testing.T) {
 
 // TestDeltaNetChunkNewLayer runs whole DeltaNet layer calls (projections,
 // the chunked mixer, out_proj) under fast with the old kernels and with
-// $PROSCENIUM_GPU_DN_CHUNK=new's (deltanet_chunk_intra_tiled and
-// deltanet_chunk_norm_warp) from the same non-zero state at 1 … 700 rows:
-// the outputs and the recurrent state within 1e-5 of each other, the conv
-// window (which the norm kernel advances, a copy) the same bits. Each call's
+// $PROSCENIUM_GPU_DN_CHUNK=new's (deltanet_chunk_prep_rows, _intra_tiled and
+// _norm_warp) from the same random state at 1 … 700 rows (the conv window's
+// q/k channels differing between the value heads of a key head, which
+// prep_rows must not take to be equal): the outputs and the recurrent state
+// within 1e-5 of each other, the conv window (which the norm kernel
+// advances, a copy) the same bits. Each call's
 // new outputs are also held to the CPU's within 1e-4 in
 // TestDeltaNetChunkedLayer (run with the switch on).
 func TestDeltaNetChunkNewLayer(t *testing.T) {
