@@ -1,20 +1,21 @@
 #!/bin/bash
-# dnc13 (issue 28): the fast chunked DeltaNet prefill's intra-chunk products as register tiles.
-# kernels/deltanet_chunk.cu deltanet_chunk_intra_tiled (fast only; exact keeps deltanet_chunk_intra):
-# grid (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or below the diagonal (the
-# old kernel: all 64 × 64), a thread a 4 × 4 tile of q·k or k·k from float4 shared loads (8 wavefronts
-# a warp per 64 FMAs; old 6 per 8), the cumulative decay the old chain in registers.
+# dnc13 (issue 28): the fast chunked DeltaNet prefill's prep, intra and norm kernels
+# (kernels/deltanet_chunk.cu, fast only; exact keeps its kernels): deltanet_chunk_intra_tiled (grid
+# (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or below the diagonal, a thread
+# a 4 × 4 tile of q·k or k·k from float4 shared loads; the decay the old chain), deltanet_chunk_prep_rows
+# (a block a key head and 8 rows, q/k once for both value heads, no barrier; old: a block a value
+# head and row) and deltanet_chunk_norm_warp (a warp a row and head; old: a block).
 # PROSCENIUM_GPU_DN_CHUNK (engine/cuda deltanet_chunk_intra.go): unset = old
-# (deltaNetChunkNewDefault = false, the one-line flip), "new" the new kernel.
+# (deltaNetChunkNewDefault = false, the one-line flip), "new" the three new kernels.
 # ≤ 60 s, from the root of a checkout of branch dnc13 (merged with main):
 #   bash docs/perf/h200-dnc13.sh BINDIR OUTDIR
 # BINDIR holds cuda.test and proscenium-gpu built from that checkout (docs/perf/h200-lead6-build.sh).
 # Logs and dnc13.tgz go to OUTDIR; a summary is printed.
 # Hypotheses (docs/PERF.md "dnc13"): (1) new within 1e-5 of the CPU's chunked form and of the old
-# kernel at 1 … 700 rows (cum the old bits; the host emulation docs/perf/dnc13-emu finds the rule
-# ≤ 1e-6 of a float64 one, as the old), exact unchanged, the fast backbone within 1e-4;
-# (2) intra at 300 rows ≈ 54 → ≈ 8 µs a layer (700: ≈ 118 → ≈ 15), the prefill ≈ −1.4 ms at 300
-# rows, ≈ −3 ms at 700.
+# kernels at 1 … 700 rows (cum the old bits; the host emulation docs/perf/dnc13-emu finds the rule
+# ≤ 1e-6 of a float64 one, as the old, prep the old bits), exact unchanged, the fast backbone within
+# 1e-4; (2) per layer at 300 rows intra ≈ 54 → ≈ 8 µs, prep 34 → ≈ 6, norm 17 → ≈ 5 (the mixer
+# ≈ 162 → ≈ 80 µs); the prefill ≈ −2.5 ms at 300 rows (≈ 34.5 ms), ≈ −5.8 at 700 (≈ 67 ms).
 set -u
 B=$(cd "$1" && pwd); O=$(mkdir -p "$2" && cd "$2" && pwd); ROOT=$PWD
 [ -f $O/tokenizer.json ] || gunzip -c engine/demo/qwen3/tokenizer.json.gz > $O/tokenizer.json
@@ -28,8 +29,8 @@ T() { local s=$1; shift; local n=$1; shift; local left=$(( END - $(date +%s) ));
 { date -u; git -C $ROOT log --oneline -1; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > $O/machine.txt 2>&1
 C=$B/cuda.test; P=$B/proscenium-gpu
 cd $ROOT/engine/cuda
-# Correctness, six processes at once (≤ 32 s): new against old and the CPU in one process (1 … 700
-# rows, four geometries, qm/am/cum compared, outputs NaN-poisoned); with the switch on, the rule
+# Correctness, six processes at once (≤ 32 s): new against old and the CPU in one process (the rule
+# 1 … 700 rows, four geometries, qm/am/cum compared, outputs NaN-poisoned; whole layers old vs new); with the switch on, the rule
 # under both policies (exact must keep the CPU's bits), the chunked layer under fast, the mixer's
 # bits tests, the fast backbone (TestBackboneMatchesCPU, TestBackbonePrefillPassesMatchCPU).
 export PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_DN_CHUNK=new
@@ -53,14 +54,14 @@ echo "== dnc13 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/s
 echo "== failures"; grep -hE "^--- FAIL|^ +--- FAIL|^FAIL|panic:" $O/*.log | cut -c1-200 | head -10
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
 for f in intra rule layer mix backbone passes; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
-echo "== new vs CPU and vs old, worst relative error over 40 cases (bound 1e-5)"
-for w in "old outputs" "new outputs" "new state" "new vs old outputs" "new vs old state" "qm" "am"; do
+echo "== new vs CPU and vs old, worst relative error (rule 40 cases, layer 14; bound 1e-5)"
+for w in "old outputs" "new outputs" "new state" "new vs old outputs" "new vs old state" "qm" "am" "new vs old recurrent state"; do
   grep -hE ": $w: relative error" $O/intra.log | sed -E 's/.*relative error ([^ ]+).*/\1/' | sort -g | tail -1 | sed "s/^/$w: /"; done
 echo "== rule and layer with the switch on (fast bound 1e-5 rule, 1e-4 layer; exact: its bits)"
 grep -hE "^ *--- (PASS|FAIL): TestDeltaNet(ChunkRule|ChunkedLayer|MixBits)/(exact|fast) |^--- (PASS|FAIL): TestDeltaNetPromptPassBits " $O/rule.log $O/layer.log $O/mix.log | sed 's/^ *//'
 echo "== fast backbone with the switch on vs CPU (bound 1e-4)"
 grep -hE "(row prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone.log $O/passes.log | sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -8
-echo "== one layer, Drama 3 geometry (TestDeltaNetChunkTiming, µs a call; ncu session 12: intra ≈ 54 at 300 rows)"
+echo "== one layer, Drama 3 geometry (TestDeltaNetChunkTiming, µs a call; ncu session 12 at 300 rows: intra ≈ 54, prep 34, norm 17)"
 grep -h "^timing fast" $O/chunk-timing.log | sed 's/^timing fast *//'; grep -h "^timing exact" $O/chunk-timing.log | grep '300 rows' | head -2
 echo "== prefill 60 / 300 / 700 rows, fast, PREFILL_PLAN=auto (old ≈ 18.5 / 37 / 72.5 ms)"
 grep -hE "^rows" $O/bench-old.log | head -1
