@@ -51,7 +51,7 @@ BB old; BB new; BB old2; BB new2
 cd $ROOT
 (cd $O/.. && tar czf $O.tgz --exclude=tokenizer.json "$(basename $O)" && mv $O.tgz $O/dnc13.tgz)
 echo "== dnc13 steps ($(( $(date +%s) - START )) s)"; grep -E "^(rc=|skip)" $O/steps.log | tr '\n' ' '; echo
-echo "== failures"; grep -hE "^--- FAIL|^ +--- FAIL|^FAIL|panic:" $O/*.log | cut -c1-200 | head -10
+echo "== failures"; grep -hE "^--- FAIL|^ +--- FAIL|^FAIL|panic:" $O/*.log | cut -c1-200 | head -6
 for n in $(sed -nE 's/^rc=([1-9][0-9]*) ([a-z0-9-]+).*/\2/p' $O/steps.log); do echo "-- $n (rc $(sed -nE "s/^rc=([0-9]+) $n .*/\1/p" $O/steps.log)):"; tail -n 3 $O/$n.log | cut -c1-200; done
 for f in intra rule layer mix backbone passes; do echo "$f: $(grep -c -- '--- PASS' $O/$f.log) pass, $(grep -c -- '--- FAIL' $O/$f.log) fail"; done
 echo "== new vs CPU and vs old, worst relative error (rule 40 cases, layer 14; bound 1e-5)"
@@ -60,9 +60,10 @@ for w in "old outputs" "new outputs" "new state" "new vs old outputs" "new vs ol
 echo "== rule and layer with the switch on (fast bound 1e-5 rule, 1e-4 layer; exact: its bits)"
 grep -hE "^ *--- (PASS|FAIL): TestDeltaNet(ChunkRule|ChunkedLayer|MixBits)/(exact|fast) |^--- (PASS|FAIL): TestDeltaNetPromptPassBits " $O/rule.log $O/layer.log $O/mix.log | sed 's/^ *//'
 echo "== fast backbone with the switch on vs CPU (bound 1e-4)"
-grep -hE "(row prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone.log $O/passes.log | sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -8
-echo "== one layer, Drama 3 geometry (TestDeltaNetChunkTiming, µs a call; ncu session 12 at 300 rows: intra ≈ 54, prep 34, norm 17)"
-grep -h "^timing fast" $O/chunk-timing.log | sed 's/^timing fast *//'; grep -h "^timing exact" $O/chunk-timing.log | grep '300 rows' | head -2
-echo "== prefill 60 / 300 / 700 rows, fast, PREFILL_PLAN=auto (old ≈ 18.5 / 37 / 72.5 ms)"
-grep -hE "^rows" $O/bench-old.log | head -1
-for v in old new old2 new2; do grep -hE "^(60|300|700) " $O/bench-$v.log | sed "s/^/$v /"; done
+grep -hE "(row prefill|steps|passes of [0-9]+) vs CPU: worst" $O/backbone.log $O/passes.log | sed -E 's/^ *[a-z_]+_test.go:[0-9]+: //; s/; worst against.*bits:/; bits:/' | cut -c1-110 | head -6
+echo "== one layer, Drama 3 geometry (TestDeltaNetChunkTiming, µs a call, old → new; ncu session 12 at 300 rows: intra ≈ 54, prep 34, norm 17)"
+grep -h "^timing fast" $O/chunk-timing.log | sed -nE 's/^timing fast +deltanet chunk(ed)? ([a-z]+) .*(old|new), ([0-9]+) rows +([0-9.]+) µs.*/\4 \2 \3 \5/p' |
+  awk '{v[$1" "$2" "$3]=$4; r[$1]=1} END {for (n in r) printf "%s rows: mixer %s → %s, rule %s → %s, intra %s → %s\n", n, v[n" mixer old"], v[n" mixer new"], v[n" rule old"], v[n" rule new"], v[n" intra old"], v[n" intra new"]}' | sort -n
+grep -h "^timing exact" $O/chunk-timing.log | grep '300 rows' | head -1
+echo "== prefill ms 60 / 300 / 700 rows, fast, PREFILL_PLAN=auto (old ≈ 18.5 / 37 / 72.5)"
+for v in old new old2 new2; do echo "$v $(grep -hE '^(60|300|700) ' $O/bench-$v.log | awk '{printf "%s ", $2}')"; done
