@@ -241,6 +241,154 @@ NUMERICS_KERNEL(deltanet_chunk_intra, __launch_bounds__(DNC_INTRA_THREADS, 1),
                  const float* __restrict__ decay, int n, int dk),
                 (qm, am, cum, qn, kn, beta, decay, n, dk))
 
+// deltanet_chunk_intra_tiled (dnc13, issue 28; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_CHUNK=new): deltanet_chunk_intra_fast's outputs (cum, qm,
+// am) from register tiles over the lower triangle only. Grid (nv, chunks,
+// 3), DNC_IT_THREADS threads; block z takes one 32 × 32 quadrant of the
+// chunk's 64 × 64 products: z = 0 rows 0–31 × columns 0–31 (and writes the
+// zeros of rows 0–31 × columns 32–63, above the diagonal), z = 1 rows 32–63
+// × columns 0–31, z = 2 rows 32–63 × columns 32–63. Warps 0–1 compute q_i·k_j,
+// warps 2–3 k_i·k_j; a thread a 4 × 4 tile, rows ti + 8r and columns tj + 8s
+// of the quadrant (ti, tj = 0…7): per 4 values of a, 4 float4 loads of its
+// rows and 4 of its columns for 64 fused multiply-adds. In a warp the row
+// loads take 4 rows (4 distinct 16-byte slots) and the column loads 8, rows
+// DNC_IT_P = 68 floats apart so that they start 4 banks apart: one
+// wavefront each, 8 a warp per 64 FMAs (the old kernel: 6 per 8). Key
+// columns in phases of DNC_IT_A = 64 through 26 KB of static shared memory
+// (zero past dk and past L). The chunk's cumulative decay is _fast's
+// chain, the same bits (every block computes it; z = 0 writes cum). The
+// products sum in another order than _fast's (one float32 chain over a
+// instead of four partials): inside Fast's contract
+// (docs/MODEL.md "Numerics policy"). Quadrants whose rows are all past L
+// write zeros and return. The old grid was (nv, chunks, 2) blocks of 512
+// threads computing all 64 × 64 products.
+#define DNC_IT_THREADS 128
+#define DNC_IT_A 64               // key columns a phase
+#define DNC_IT_P (DNC_IT_A + 4)   // shared row pitch (floats)
+
+extern "C" __global__ void __launch_bounds__(DNC_IT_THREADS, 8) deltanet_chunk_intra_tiled(
+    float* __restrict__ qm, float* __restrict__ am, float* __restrict__ cum, const float* __restrict__ qn,
+    const float* __restrict__ kn, const float* __restrict__ beta, const float* __restrict__ decay, int n, int dk) {
+    __shared__ __align__(16) float xi[32][DNC_IT_P];  // q of the quadrant's rows
+    __shared__ __align__(16) float ki[32][DNC_IT_P];  // k of its rows
+    __shared__ __align__(16) float kj[32][DNC_IT_P];  // k of its columns (off the diagonal)
+    __shared__ __align__(16) float cs[DNC_C];
+    __shared__ float bs[32];
+    const int h = blockIdx.x, c = blockIdx.y, nch = gridDim.y, t0 = c * DNC_C, L = min(DNC_C, n - t0);
+    const int z = blockIdx.z, ib = z ? 32 : 0, jb = z == 2 ? 32 : 0;
+    const bool diag = ib == jb;
+    const int tid = threadIdx.x, warp = tid >> 5;
+    const size_t hr = (size_t)h * n + t0;                     // the chunk's first row, head-major
+    const size_t mc = ((size_t)h * nch + c) * DNC_C * DNC_C;  // the chunk's [64][64] in qm and am
+    pdl_entry();
+    if (z == 0)
+        for (int e = tid; e < 32 * 32; e += DNC_IT_THREADS) {
+            const size_t o = mc + (size_t)(e >> 5) * DNC_C + 32 + (e & 31);
+            qm[o] = 0.f, am[o] = 0.f;
+        }
+    if (ib >= L) {  // every row of the quadrant past the chunk's end
+        for (int e = tid; e < 32 * 32; e += DNC_IT_THREADS) {
+            const size_t o = mc + (size_t)(ib + (e >> 5)) * DNC_C + jb + (e & 31);
+            qm[o] = 0.f, am[o] = 0.f;
+        }
+        return;
+    }
+    // c_i = Σ_{m ≤ i} g_m in row order, as _fast sums it (a scan would add
+    // in another tree for each i, so that c_L − c_m, which the state pass
+    // takes, would not cancel the common part's rounding: 10× the error in
+    // the host emulation): the decays loaded at once, then one thread's
+    // chain in registers (64 dependent adds; the old kernel's walk went
+    // through shared memory a step).
+    if (tid < DNC_C) cs[tid] = tid < L ? decay[hr + tid] : 0.f;
+    else if (tid < DNC_C + 32) {
+        const int i = ib + (tid - DNC_C);
+        bs[tid - DNC_C] = i < L ? beta[hr + i] : 0.f;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        float g[DNC_C];
+#pragma unroll
+        for (int i = 0; i < DNC_C; i += 4) {
+            const float4 v = *reinterpret_cast<const float4*>(cs + i);
+            g[i] = v.x, g[i + 1] = v.y, g[i + 2] = v.z, g[i + 3] = v.w;
+        }
+        float acc = 0.f;
+#pragma unroll
+        for (int i = 0; i < DNC_C; i++) g[i] = acc = acc + g[i];  // past L: g = 0, c stays c_{L−1}
+#pragma unroll
+        for (int i = 0; i < DNC_C; i += 4) *reinterpret_cast<float4*>(cs + i) = make_float4(g[i], g[i + 1], g[i + 2], g[i + 3]);
+    }
+
+    const int pr = warp >> 1;  // 0: q·k, 1: k·k
+    const int u = tid & 63, ti = u >> 3, tj = u & 7;
+    const float* xs = pr ? &ki[0][0] : &xi[0][0];
+    const float* ks = diag ? &ki[0][0] : &kj[0][0];
+    // 16-byte loads where every row starts 16-byte aligned (dk a multiple of 4: Drama 3's 128).
+    const bool vec = (dk & 3) == 0 && ((reinterpret_cast<size_t>(qn) | reinterpret_cast<size_t>(kn)) & 15) == 0;
+    float acc[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int s = 0; s < 4; s++) acc[r][s] = 0.f;
+    for (int a0 = 0; a0 < dk; a0 += DNC_IT_A) {
+        __syncthreads();  // the previous phase's reads are done (the first: cs, bs written)
+        if (vec) {
+#pragma unroll
+            for (int e = tid; e < 32 * DNC_IT_A / 4; e += DNC_IT_THREADS) {
+                const int r = e / (DNC_IT_A / 4), a = 4 * (e % (DNC_IT_A / 4)), ga = a0 + a;
+                const bool oki = ib + r < L && ga < dk, okj = jb + r < L && ga < dk;
+                const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+                const float4 q4 = oki ? *reinterpret_cast<const float4*>(qn + (hr + ib + r) * dk + ga) : zero;
+                const float4 k4 = oki ? *reinterpret_cast<const float4*>(kn + (hr + ib + r) * dk + ga) : zero;
+                *reinterpret_cast<float4*>(&xi[r][a]) = q4;
+                *reinterpret_cast<float4*>(&ki[r][a]) = k4;
+                if (!diag) *reinterpret_cast<float4*>(&kj[r][a]) = okj ? *reinterpret_cast<const float4*>(kn + (hr + jb + r) * dk + ga) : zero;
+            }
+        } else {
+#pragma unroll 4
+            for (int e = tid; e < 32 * DNC_IT_A; e += DNC_IT_THREADS) {
+                const int r = e / DNC_IT_A, a = e % DNC_IT_A, ga = a0 + a;
+                const bool oki = ib + r < L && ga < dk, okj = jb + r < L && ga < dk;
+                xi[r][a] = oki ? qn[(hr + ib + r) * dk + ga] : 0.f;
+                ki[r][a] = oki ? kn[(hr + ib + r) * dk + ga] : 0.f;
+                if (!diag) kj[r][a] = okj ? kn[(hr + jb + r) * dk + ga] : 0.f;
+            }
+        }
+        __syncthreads();
+        const int na = min(DNC_IT_A, (dk - a0 + 3) & ~3);  // columns past dk are zero
+        for (int a = 0; a < na; a += 4) {
+            float4 x[4], y[4];
+#pragma unroll
+            for (int r = 0; r < 4; r++) x[r] = *reinterpret_cast<const float4*>(xs + (ti + 8 * r) * DNC_IT_P + a);
+#pragma unroll
+            for (int s = 0; s < 4; s++) y[s] = *reinterpret_cast<const float4*>(ks + (tj + 8 * s) * DNC_IT_P + a);
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int s = 0; s < 4; s++) {
+                    acc[r][s] = fmaf(x[r].x, y[s].x, acc[r][s]);
+                    acc[r][s] = fmaf(x[r].y, y[s].y, acc[r][s]);
+                    acc[r][s] = fmaf(x[r].z, y[s].z, acc[r][s]);
+                    acc[r][s] = fmaf(x[r].w, y[s].w, acc[r][s]);
+                }
+        }
+    }
+    if (z == 0 && tid < L) cum[hr + tid] = cs[tid];
+    float* out = pr ? am : qm;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int i = ib + ti + 8 * r;
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            const int j = jb + tj + 8 * s;
+            const bool keep = i < L && (pr ? j < i : j <= i);
+            const float e = keep ? __expf(cs[i] - cs[j]) : 0.f;
+            const float v = pr ? (bs[ti + 8 * r] * acc[r][s]) * e : acc[r][s] * e;
+            out[mc + (size_t)i * DNC_C + j] = keep ? v : 0.f;
+        }
+    }
+}
+
 // deltanet_chunk_solve: grid (nv, chunks, ceil((dv+dk)/DNC_SOLVE_THREADS)),
 // DNC_SOLVE_THREADS threads. Forward substitution for head h and chunk c,
 // one column of [Δ0 | W] per thread (a column's substitution needs only that
@@ -780,3 +928,131 @@ NUMERICS_KERNEL(deltanet_chunk_norm, __launch_bounds__(DNC_NORM_THREADS),
                 (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
                  const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps),
                 (core, proj, convstate, normw, n, nk, nv, dk, dv, K, eps))
+
+// deltanet_chunk_norm_warp (dnc13, issue 28; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_CHUNK=new): deltanet_chunk_norm_fast's arithmetic (the
+// gated RMSNorm of core row t, head h, and the conv window advanced by the
+// blocks of row 0) with a warp a (row, head) instead of a block of 128
+// threads: grid (ceil(n·nv / DNC_NW_WARPS)), DNC_NW_WARPS warps a block, warp
+// w of block b the pair p = b·DNC_NW_WARPS + w, t = p / nv, h = p mod nv. The
+// old kernel ran n·nv blocks (9600 at 300 rows) of one 128-wide row each, a
+// shared-memory reduction and a barrier in every one: launch- and
+// latency-bound at 16.8 µs a layer for 5 MB in and out. Here a shuffle
+// reduction and no barrier. Sums of squares in another order (lane-strided,
+// then the shuffle tree): inside Fast's contract.
+#define DNC_NW_WARPS 8
+extern "C" __global__ void __launch_bounds__(DNC_NW_WARPS * 32) deltanet_chunk_norm_warp(
+    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+    const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps) {
+    const int lane = threadIdx.x & 31, p = blockIdx.x * DNC_NW_WARPS + (threadIdx.x >> 5);
+    pdl_entry();
+    if (p >= n * nv) return;
+    const int t = p / nv, h = p - t * nv, kh = h / (nv / nk);
+    const int ch = 2 * nk * dk + nv * dv, pw = ch + nv * dv + 2 * nv, cw = 2 * dk + dv;
+    float* oh = core + ((size_t)t * nv + h) * dv;
+    const float* z = proj + (size_t)t * pw + ch + h * dv;
+    float sq = 0.f;
+    for (int j = lane; j < dv; j += 32) sq = fmaf(oh[j], oh[j], sq);
+    sq = warp_sum(sq);
+    const float inv = Fast::inv_rms(sq, dv, eps);
+    for (int j = lane; j < dv; j += 32) oh[j] = oh[j] * inv * normw[j] * Fast::silu(z[j]);
+    if (t == 0) dn_conv_advance(convstate + (size_t)h * cw, proj, n, h, kh, nk, nv, dk, dv, K, pw, lane, 32);
+}
+
+// deltanet_chunk_prep_rows (dnc13, issue 28; fast only, engine/cuda
+// PROSCENIUM_GPU_DN_CHUNK=new): deltanet_chunk_prep_fast's outputs (qn, kn,
+// v, β, g) with a block a key head and DNC_PR_ROWS rows instead of a value
+// head and one row. Grid (ceil(n / DNC_PR_ROWS), nk), 32·(2 + nv/nk)
+// threads: warp 0 the key head's q, warp 1 its k, warp 2 + i the v, β and g
+// of its i-th value head, each warp on its own (no barrier), the rows in
+// order. The old kernel ran n·nv blocks (9600 at 300 rows), each the conv
+// of all 2·dk + dv channels of its value head over K rows (the key head's q
+// and k twice, once per value head sharing it), two barriers a block: 34 µs
+// a layer for ≈ 60 MB of L2 reads. Here a row's q and k are computed once
+// and written to every value head of the key head, and a block's K − 1
+// overlapping taps hit L1. Rows t < K − 1 read the conv window, kept per
+// value head: there q and k are computed per value head from its own window
+// (they are copies of the same proj channels, dn_conv_advance, but the
+// kernel does not rely on it). Each output's arithmetic is _fast's in its
+// order (the taps in order, the norms' lane-strided sums and warp_sum): the
+// same expressions.
+#define DNC_PR_ROWS 8
+extern "C" __global__ void deltanet_chunk_prep_rows(float* __restrict__ qn, float* __restrict__ kn,
+                                                    float* __restrict__ vv, float* __restrict__ beta,
+                                                    float* __restrict__ decay, const float* __restrict__ proj,
+                                                    const float* __restrict__ convstate,
+                                                    const float* __restrict__ convw,
+                                                    const float* __restrict__ dtbias,
+                                                    const float* __restrict__ alog, int n, int nk, int nv, int dk,
+                                                    int dv, int K) {
+    const int kh = blockIdx.y, r = nv / nk, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, pw = ch + vd + 2 * nv, cw = 2 * dk + dv;
+    const int tb = blockIdx.x * DNC_PR_ROWS, te = min(n, tb + DNC_PR_ROWS);
+    pdl_entry();
+    if (warp < 2) {  // q (warp 0) or k (warp 1) of key head kh: window channels c0 …
+        const int c0 = warp * dk;
+        const float qscale = rsqrtf((float)dk);
+        for (int t = tb; t < te; t++) {
+            const int nrep = t < K - 1 ? r : 1;  // per value head where the window is read
+            for (int rep = 0; rep < nrep; rep++) {
+                const int h = kh * r + rep;
+                const float* cs = convstate + (size_t)h * cw;
+                float x[DNC_MAXDK / 32];
+                float ss = 0.f;
+#pragma unroll
+                for (int u = 0; u < DNC_MAXDK / 32; u++) {
+                    const int c = lane + 32 * u;
+                    float v = 0.f;
+                    if (c < dk) {
+                        const int gc = dn_channel(c0 + c, h, kh, nk, dk, dv);
+                        float acc = 0.f;
+                        for (int q = 0; q < K; q++) {
+                            const int rr = t - (K - 1) + q;
+                            const float xv = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c0 + c];
+                            acc += Fast::prod(convw[(size_t)gc * K + q], xv);
+                        }
+                        v = Fast::silu(acc);
+                        ss += Fast::sq(v);
+                    }
+                    x[u] = v;
+                }
+                ss = warp_sum(ss);
+                const float inv = dnc_l2_inv<Fast>(ss);
+                const int hb = nrep == 1 ? kh * r : h, he = nrep == 1 ? kh * r + r : h + 1;
+                for (int hh = hb; hh < he; hh++) {
+                    const size_t row = ((size_t)hh * n + t) * dk;
+#pragma unroll
+                    for (int u = 0; u < DNC_MAXDK / 32; u++) {
+                        const int c = lane + 32 * u;
+                        if (c < dk) {
+                            if (warp == 0) qn[row + c] = Fast::mul(Fast::mul(x[u], inv), qscale);
+                            else kn[row + c] = Fast::mul(x[u], inv);
+                        }
+                    }
+                }
+            }
+        }
+    } else {  // value head h: v, β and g
+        const int h = kh * r + warp - 2;
+        const float* cs = convstate + (size_t)h * cw;
+        for (int t = tb; t < te; t++) {
+            const size_t hr = (size_t)h * n + t;
+            for (int c = lane; c < dv; c += 32) {
+                const int gc = 2 * nk * dk + h * dv + c;  // dn_channel(2·dk + c, …)
+                float acc = 0.f;
+                for (int q = 0; q < K; q++) {
+                    const int rr = t - (K - 1) + q;
+                    const float xv = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + 2 * dk + c];
+                    acc += Fast::prod(convw[(size_t)gc * K + q], xv);
+                }
+                vv[hr * dv + c] = Fast::silu(acc);
+            }
+            if (lane == 0) {
+                const float* prow = proj + (size_t)t * pw;
+                const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
+                beta[hr] = Fast::sigmoid(b);
+                decay[hr] = -Fast::exp(alog[h]) * dnc_softplus<Fast>(a + dtbias[h]);
+            }
+        }
+    }
+}

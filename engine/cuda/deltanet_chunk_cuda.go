@@ -17,30 +17,50 @@ import (
 
 // Blocks of the chunked kernels.
 const (
-	deltaNetChunkPrepThreads  = kernel.DncPrepThreads
-	deltaNetChunkIntraThreads = kernel.DncIntraThreads
-	deltaNetChunkSolveThreads = kernel.DncSolveThreads
-	deltaNetChunkStateThreads = kernel.DncStateThreads
-	deltaNetChunkNormThreads  = kernel.DncNormThreads
+	deltaNetChunkPrepThreads       = kernel.DncPrepThreads
+	deltaNetChunkIntraThreads      = kernel.DncIntraThreads
+	deltaNetChunkIntraTiledThreads = kernel.DncItThreads
+	deltaNetChunkSolveThreads      = kernel.DncSolveThreads
+	deltaNetChunkStateThreads      = kernel.DncStateThreads
+	deltaNetChunkNormThreads       = kernel.DncNormThreads
 )
 
 // deltaNetChunked is the chunked form of DeltaNetForward between the input
 // projections (proj) and out_proj: the conv, gates and q/k norms of every row
 // and value head, the delta rule in 64-row chunks (deltaNetChunkRule), then
-// the gated norm into core and the conv window advanced by the n rows.
+// the gated norm into core and the conv window advanced by the n rows (under
+// fast with $PROSCENIUM_GPU_DN_CHUNK=new deltanet_chunk_prep_rows, a block a
+// key head and 8 rows, and deltanet_chunk_norm_warp, a warp a row and head;
+// dnc13).
 func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n int) error {
 	g := l.G
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	if err := kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
-		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
-		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
-		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k}); err != nil {
+	newFast := q.policy() == kernel.Fast && deltaNetChunkNew // dnc13's kernels
+	if q.policy() == kernel.Fast && deltaNetChunkErr != nil {
+		return deltaNetChunkErr
+	}
+	var err error
+	if newFast { // a block a key head and DncPrRows rows: deltanet_chunk_prep_rows
+		err = kernel.DeltaNetChunkPrepRows(q, [3]int{(n + kernel.DncPrRows - 1) / kernel.DncPrRows, nk, 1}, 32*(2+nv/nk), kernel.DeltaNetChunkPrepRowsArgs{
+			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+			Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+			N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k})
+	} else {
+		err = kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
+			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+			Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+			N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k})
+	}
+	if err != nil {
 		return err
 	}
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
+	}
+	if newFast { // a warp a (row, head): deltanet_chunk_norm_warp
+		return kernel.DeltaNetChunkNormWarp(q, [3]int{(n*nv + kernel.DncNwWarps - 1) / kernel.DncNwWarps, 1, 1}, 32*kernel.DncNwWarps, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 	}
 	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }
@@ -58,7 +78,7 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 	at := l.Scratch.At
 	nv, dk, dv := g.ValueHeads, g.KeyDim, g.ValueDim
 	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
-	if err := kernel.DeltaNetChunkIntra(q, q.policy(), [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk); err != nil {
+	if err := q.deltaNetChunkIntra(l, n); err != nil {
 		return err
 	}
 	cols := (dv + dk + deltaNetChunkSolveThreads - 1) / deltaNetChunkSolveThreads
@@ -66,6 +86,27 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 		return err
 	}
 	return q.deltaNetChunkState(l, core, stateS, n)
+}
+
+// deltaNetChunkIntra launches the intra-chunk products (per head and chunk:
+// the cumulative decay, qm and am): under fast deltanet_chunk_intra_tiled
+// where $PROSCENIUM_GPU_DN_CHUNK (deltaNetChunkNew) picks it, else
+// deltanet_chunk_intra(_fast).
+func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
+	g := l.G
+	s := g.chunkScratch(l.MaxRows)
+	at := l.Scratch.At
+	nv, dk := g.ValueHeads, g.KeyDim
+	chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
+	if q.policy() == kernel.Fast {
+		if deltaNetChunkErr != nil {
+			return deltaNetChunkErr
+		}
+		if deltaNetChunkNew {
+			return kernel.DeltaNetChunkIntraTiled(q, [3]int{nv, chunks, deltaNetChunkIntraQuadrants}, deltaNetChunkIntraTiledThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
+		}
+	}
+	return kernel.DeltaNetChunkIntra(q, q.policy(), [3]int{nv, chunks, 2}, deltaNetChunkIntraThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
 }
 
 // deltaNetChunkState launches the state pass (per head and 32 value

@@ -58,6 +58,14 @@ func testDeltaNetChunkRule(t *testing.T, r *rand.Rand, g mixerShape, n int) {
 // uploaded again), and the CPU's outputs and final state.
 func deltaNetChunkRuleCase(t *testing.T, r *rand.Rand, g mixerShape, n int) (run func() (got, gotS []float32), want, wantS []float32) {
 	t.Helper()
+	run, want, wantS, _ = deltaNetChunkRuleCaseLayer(t, r, g, n)
+	return run, want, wantS
+}
+
+// deltaNetChunkRuleCaseLayer is deltaNetChunkRuleCase that also returns the
+// layer run runs (its chunk scratch holds the last run's intermediates).
+func deltaNetChunkRuleCaseLayer(t *testing.T, r *rand.Rand, g mixerShape, n int) (run func() (got, gotS []float32), want, wantS []float32, layer *DeltaNetLayer) {
+	t.Helper()
 	dg := deviceDeltaNetGeometry(&g)
 	if !dg.chunkable() {
 		t.Fatalf("geometry %+v does not take the chunked form", dg)
@@ -104,7 +112,7 @@ func deltaNetChunkRuleCase(t *testing.T, r *rand.Rand, g mixerShape, n int) (run
 			bh[hr], gh[hr] = beta[t0*nv+h], decay[t0*nv+h]
 		}
 	}
-	layer := DeltaNetLayer{G: dg, MaxRows: n}
+	layer = &DeltaNetLayer{G: dg, MaxRows: n}
 	s := dg.chunkScratch(n)
 	scratch := alloc(t, int(s.end))
 	if err := dev.Fill32(scratch, nanBits); err != nil {
@@ -123,7 +131,7 @@ func deltaNetChunkRuleCase(t *testing.T, r *rand.Rand, g mixerShape, n int) (run
 		t.Helper()
 		core := poisoned(t, n*nv*dv)
 		st := upload(t, state)
-		if err := dev.Run(func(q *Queue) error { return q.deltaNetChunkRule(&layer, Whole(core), Whole(st), n) }); err != nil {
+		if err := dev.Run(func(q *Queue) error { return q.deltaNetChunkRule(layer, Whole(core), Whole(st), n) }); err != nil {
 			t.Fatal(err)
 		}
 		return download(t, core, n*nv*dv), download(t, st, nv*dk*dv)
@@ -131,7 +139,7 @@ func deltaNetChunkRuleCase(t *testing.T, r *rand.Rand, g mixerShape, n int) (run
 	want = make([]float32, n*nv*dv)
 	wantS = append([]float32(nil), state...)
 	cpu.DeltaNetChunkedRef(want, conv, beta, decay, n, g.refGeometry(), wantS)
-	return run, want, wantS
+	return run, want, wantS, layer
 }
 
 // deltaNetPrefills are the kernels a DeltaNet layer can run a call of more

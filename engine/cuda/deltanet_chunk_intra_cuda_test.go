@@ -1,0 +1,171 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// TestDeltaNetChunkIntraTiled runs the fast chunked rule (intra, solve,
+// state) with each intra kernel, deltanet_chunk_intra_fast and dnc13's
+// deltanet_chunk_intra_tiled, on the same inputs and initial state (those of
+// TestDeltaNetChunkRule), their outputs (cum, qm, am) poisoned with NaN
+// before each run, at 1 … 700 rows: Drama 3's head dims (128/128), the odd
+// golden checkpoint's (20/28), key dims past a multiple of 4 (38/40) and
+// near the chunked form's bound 192 (190/36). Each rule must be within 1e-5
+// of the CPU's chunked form (outputs and final state) and the two within
+// 1e-5 of each other; the new kernel's cum must be the old one's bits (the
+// same chain), its qm and am within 1e-5 of the old ones with zeros
+// (above the diagonal, past the chunk's rows) exactly where they are.
+func TestDeltaNetChunkIntraTiled(t *testing.T) {
+	r := newRand(t)
+	prev, prevNew := dev.Numerics, deltaNetChunkNew
+	dev.Numerics = drama3.NumericsFast
+	defer func() { dev.Numerics, deltaNetChunkNew = prev, prevNew }()
+	tail, wide := oddGeometry, oddGeometry
+	tail.LinKeyDim, tail.LinValueDim = 38, 40
+	wide.LinKeyDim, wide.LinValueDim = 190, 36
+	rows := []int{1, 2, 33, 63, 64, 65, 97, 130, 300, 700}
+	if testing.Short() {
+		rows = []int{1, 65, 300}
+	}
+	for _, tc := range []struct {
+		name string
+		g    mixerShape
+	}{{"full", fullGeometry}, {"odd", oddGeometry}, {"tail", tail}, {"wide", wide}} {
+		for _, n := range rows {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
+				run, want, wantS, layer := deltaNetChunkRuleCaseLayer(t, r, tc.g, n)
+				dg := layer.G
+				s := dg.chunkScratch(n)
+				chunks := (n + deltaNetChunkRows - 1) / deltaNetChunkRows
+				mat := dg.ValueHeads * chunks * deltaNetChunkRows * deltaNetChunkRows
+				// intra runs the selected kernel on poisoned outputs and
+				// returns them with the rule's.
+				intra := func(tiled bool) (o, st, cum, qm, am []float32) {
+					t.Helper()
+					deltaNetChunkNew = tiled
+					nan := func(k int) []float32 {
+						x := make([]float32, k)
+						for i := range x {
+							x[i] = math.Float32frombits(nanBits)
+						}
+						return x
+					}
+					for _, u := range []struct {
+						off int64
+						k   int
+					}{{s.cum, dg.ValueHeads * n}, {s.qm, mat}, {s.am, mat}} {
+						if err := Upload(dev, layer.Scratch.Block, u.off, nan(u.k)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					o, st = run()
+					cum, qm, am = make([]float32, dg.ValueHeads*n), make([]float32, mat), make([]float32, mat)
+					for _, d := range []struct {
+						off int64
+						x   []float32
+					}{{s.cum, cum}, {s.qm, qm}, {s.am, am}} {
+						if err := Download(dev, d.x, layer.Scratch.Block, d.off); err != nil {
+							t.Fatal(err)
+						}
+					}
+					return o, st, cum, qm, am
+				}
+				oldO, oldS, oldC, oldQ, oldA := intra(false)
+				newO, newS, newC, newQ, newA := intra(true)
+				checkClose(t, "old outputs", oldO, want, 1e-5)
+				checkClose(t, "old state", oldS, wantS, 1e-5)
+				checkClose(t, "new outputs", newO, want, 1e-5)
+				checkClose(t, "new state", newS, wantS, 1e-5)
+				checkClose(t, "new vs old outputs", newO, oldO, 1e-5)
+				checkClose(t, "new vs old state", newS, oldS, 1e-5)
+				for i := range oldC {
+					if math.Float32bits(newC[i]) != math.Float32bits(oldC[i]) {
+						t.Fatalf("cum[%d]: %g, the old kernel %g", i, newC[i], oldC[i])
+					}
+				}
+				for _, m := range []struct {
+					what     string
+					got, ref []float32
+				}{{"qm", newQ, oldQ}, {"am", newA, oldA}} {
+					nonzero := false
+					for i := range m.ref {
+						if (m.got[i] == 0) != (m.ref[i] == 0) {
+							t.Fatalf("%s[%d]: %g, the old kernel %g (zeros differ)", m.what, i, m.got[i], m.ref[i])
+						}
+						nonzero = nonzero || m.ref[i] != 0
+					}
+					if nonzero { // all zeros (am of one row): matched exactly above; the relative error would be 0/0
+						checkClose(t, m.what, m.got, m.ref, 1e-5)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDeltaNetChunkNewLayer runs whole DeltaNet layer calls (projections,
+// the chunked mixer, out_proj) under fast with the old kernels and with
+// $PROSCENIUM_GPU_DN_CHUNK=new's (deltanet_chunk_prep_rows, _intra_tiled and
+// _norm_warp) from the same random state at 1 … 700 rows (the conv window's
+// q/k channels differing between the value heads of a key head, which
+// prep_rows must not take to be equal): the outputs and the recurrent state
+// within 1e-5 of each other, the conv window (which the norm kernel
+// advances, a copy) the same bits. Each call's
+// new outputs are also held to the CPU's within 1e-4 in
+// TestDeltaNetChunkedLayer (run with the switch on).
+func TestDeltaNetChunkNewLayer(t *testing.T) {
+	r := newRand(t)
+	prev, prevNew := dev.Numerics, deltaNetChunkNew
+	dev.Numerics = drama3.NumericsFast
+	defer func() { dev.Numerics, deltaNetChunkNew = prev, prevNew }()
+	for _, tc := range []struct {
+		name    string
+		g       mixerShape
+		stacked bool
+	}{{"full", fullGeometry, true}, {"odd", oddGeometry, false}} {
+		const maxRows = 700
+		c := newDeltaNetCase(t, r, tc.g, maxRows, tc.stacked)
+		dg, hid := c.layer.G, tc.g.Hidden
+		convFloats, sFloats := dg.convStateFloats(), dg.ValueHeads*dg.KeyDim*dg.ValueDim
+		state0 := scaled(r, convFloats+sFloats, 0.5)
+		x := alloc(t, maxRows*hid*4)
+		for _, n := range []int{1, 2, 63, 64, 65, 300, 700} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
+				if err := Upload(dev, x, 0, randNonZero(r, n*hid)); err != nil {
+					t.Fatal(err)
+				}
+				call := func(nw bool) (out, state []float32) {
+					t.Helper()
+					deltaNetChunkNew = nw
+					if err := Upload(dev, c.layer.State.Block, c.layer.State.Off, state0); err != nil {
+						t.Fatal(err)
+					}
+					o := poisoned(t, n*hid)
+					if err := dev.Run(func(q *Queue) error { return q.DeltaNetForward(&c.layer, Whole(o), Whole(x), n) }); err != nil {
+						t.Fatal(err)
+					}
+					state = make([]float32, convFloats+sFloats)
+					if err := Download(dev, state, c.layer.State.Block, c.layer.State.Off); err != nil {
+						t.Fatal(err)
+					}
+					return download(t, o, n*hid), state
+				}
+				oldO, oldS := call(false)
+				newO, newS := call(true)
+				checkClose(t, "new vs old outputs", newO, oldO, 1e-5)
+				checkClose(t, "new vs old recurrent state", newS[convFloats:], oldS[convFloats:], 1e-5)
+				for i := 0; i < convFloats; i++ {
+					if math.Float32bits(newS[i]) != math.Float32bits(oldS[i]) {
+						t.Fatalf("conv window [%d]: %g, the old kernel %g", i, newS[i], oldS[i])
+					}
+				}
+			})
+		}
+	}
+}
