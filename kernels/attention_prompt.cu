@@ -292,6 +292,17 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_f
 #define FLASH2_SMEM_DECL extern __shared__ __align__(16) float flash2_smem[]
 #endif
 
+// flash2_step moves a staging index (row *kk, float4 *d4 of hd4 a row)
+// on by the block's threads, q rows and r float4s.
+__device__ __forceinline__ void flash2_step(int* kk, int* d4, int q, int r, int hd4) {
+    *kk += q;
+    *d4 += r;
+    if (*d4 >= hd4) {
+        *d4 -= hd4;
+        *kk += 1;
+    }
+}
+
 __device__ __forceinline__ float4 flash2_ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
 // attn_flash2_fast: grid (ceil(n·nh/nkv / FLASH2_BQ), nkv, splits), block
@@ -329,6 +340,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
         *reinterpret_cast<float4*>(Qs + r * RS + 4 * d4) = x;
     }
 
+    // The staging loops' (row, float4) of this thread and their step, the
+    // block's threads over a row's hd4 float4s: no division a float4.
+    const int st_k = tid / hd4, st_d = tid - st_k * hd4;
+    const int st_q = FLASH2_THREADS / hd4, st_r = FLASH2_THREADS - st_q * hd4;
+
     // The softmax thread's vector (two a vector, half sm_h of the keys) and
     // the last key it sees (−1: past the pass).
     const int sm_r = tid >> 1, sm_h = tid & 1;
@@ -347,11 +363,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
     for (int k0 = r0; k0 < r1; k0 += FLASH2_BK) {
         const int cnt = min(FLASH2_BK, r1 - k0);
         __syncthreads();  // the previous tile's values are read (the first time: Q written)
-        for (int e = tid; e < FLASH2_BK * hd4; e += FLASH2_THREADS) {
-            const int kk = e / hd4, d4 = e - kk * hd4;
+        for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
             float4 x = make_float4(0.f, 0.f, 0.f, 0.f);  // zeros past the range (the cache may hold NaN there)
             if (kk < cnt) x = reinterpret_cast<const float4*>(kc + ((size_t)(k0 + kk) * nkv + kvh) * hd)[d4];
             *reinterpret_cast<float4*>(KVs + kk * RS + 4 * d4) = x;
+            flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
         __syncthreads();
         {  // S = Q·Kᵀ, 4 × 4 a thread.
@@ -405,11 +421,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
             if (sm_h == 0) Cs[sm_r] = corr;
         }
         // The tile's values over its keys (zeros past the range: 0·v stays 0).
-        for (int e = tid; e < FLASH2_BK * hd4; e += FLASH2_THREADS) {
-            const int kk = e / hd4, d4 = e - kk * hd4;
+        for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
             float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
             if (kk < cnt) x = reinterpret_cast<const float4*>(vc + ((size_t)(k0 + kk) * nkv + kvh) * hd)[d4];
             *reinterpret_cast<float4*>(KVs + kk * RS + 4 * d4) = x;
+            flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
         __syncthreads();
         {  // O = O·corr + P·V, 8 vectors × 16 head dims a thread.
