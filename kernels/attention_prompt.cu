@@ -292,6 +292,23 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_f
 #define FLASH2_SMEM_DECL extern __shared__ __align__(16) float flash2_smem[]
 #endif
 
+// flash2_cp16 copies 16 bytes global → shared, zeros where !ok (cp.async
+// on sm_80 and later: a thread's loads of a tile all in flight at once,
+// no registers; elsewhere, and in the host emulation, a copy).
+__device__ __forceinline__ void flash2_cp16(float* dst, const float* src, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(ok ? 16 : 0) : "memory");
+#else
+    *reinterpret_cast<float4*>(dst) = ok ? *reinterpret_cast<const float4*>(src) : make_float4(0.f, 0.f, 0.f, 0.f);
+#endif
+}
+__device__ __forceinline__ void flash2_cp_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
 // flash2_step moves a staging index (row *kk, float4 *d4 of hd4 a row)
 // on by the block's threads, q rows and r float4s.
 __device__ __forceinline__ void flash2_step(int* kk, int* d4, int q, int r, int hd4) {
@@ -364,11 +381,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
         const int cnt = min(FLASH2_BK, r1 - k0);
         __syncthreads();  // the previous tile's values are read (the first time: Q written)
         for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
-            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);  // zeros past the range (the cache may hold NaN there)
-            if (kk < cnt) x = reinterpret_cast<const float4*>(kc + ((size_t)(k0 + kk) * nkv + kvh) * hd)[d4];
-            *reinterpret_cast<float4*>(KVs + kk * RS + 4 * d4) = x;
+            const bool in = kk < cnt;  // zeros past the range (the cache may hold NaN there)
+            flash2_cp16(KVs + kk * RS + 4 * d4, kc + (in ? ((size_t)(k0 + kk) * nkv + kvh) * hd + 4 * d4 : 0), in);
             flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
+        flash2_cp_wait();
         __syncthreads();
         {  // S = Q·Kᵀ, 4 × 4 a thread.
             float s[4][4];
@@ -422,11 +439,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
         }
         // The tile's values over its keys (zeros past the range: 0·v stays 0).
         for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
-            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (kk < cnt) x = reinterpret_cast<const float4*>(vc + ((size_t)(k0 + kk) * nkv + kvh) * hd)[d4];
-            *reinterpret_cast<float4*>(KVs + kk * RS + 4 * d4) = x;
+            const bool in = kk < cnt;
+            flash2_cp16(KVs + kk * RS + 4 * d4, vc + (in ? ((size_t)(k0 + kk) * nkv + kvh) * hd + 4 * d4 : 0), in);
             flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
+        flash2_cp_wait();
         __syncthreads();
         {  // O = O·corr + P·V, 8 vectors × 16 head dims a thread.
 #pragma unroll
