@@ -334,6 +334,7 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
     const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
     const int tid = threadIdx.x;
     const int hd4 = hd >> 2, RS = hd + 4;  // float4s of a head; Q's and K's row stride
+    const int gs = nkv * hd;                // a cache row's floats
     float* Qs = flash2_smem;                // [BQ, RS]
     float* KVs = Qs + FLASH2_BQ * RS;       // [BK, RS]: the tile's keys, then its values
     float* Ps = KVs + FLASH2_BK * RS;       // [BK, PS]: scores, then e
@@ -379,10 +380,13 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 
     for (int k0 = r0; k0 < r1; k0 += FLASH2_BK) {
         const int cnt = min(FLASH2_BK, r1 - k0);
+        // The tile's first key and value of KV head kvh; gs floats a cache row.
+        const float* kc_t = kc + ((size_t)k0 * nkv + kvh) * hd;
+        const float* vc_t = vc + ((size_t)k0 * nkv + kvh) * hd;
         __syncthreads();  // the previous tile's values are read (the first time: Q written)
         for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
             const bool in = kk < cnt;  // zeros past the range (the cache may hold NaN there)
-            flash2_cp16(KVs + kk * RS + 4 * d4, kc + (in ? ((size_t)(k0 + kk) * nkv + kvh) * hd + 4 * d4 : 0), in);
+            flash2_cp16(KVs + kk * RS + 4 * d4, kc_t + (in ? kk * gs + 4 * d4 : 0), in);
             flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
         flash2_cp_wait();
@@ -440,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
         // The tile's values over its keys (zeros past the range: 0·v stays 0).
         for (int kk = st_k, d4 = st_d; kk < FLASH2_BK;) {
             const bool in = kk < cnt;
-            flash2_cp16(KVs + kk * RS + 4 * d4, vc + (in ? ((size_t)(k0 + kk) * nkv + kvh) * hd + 4 * d4 : 0), in);
+            flash2_cp16(KVs + kk * RS + 4 * d4, vc_t + (in ? kk * gs + 4 * d4 : 0), in);
             flash2_step(&kk, &d4, st_q, st_r, hd4);
         }
         flash2_cp_wait();
