@@ -274,8 +274,10 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_f
 // float32 with fused multiply-adds and __expf, as attn_flash_fast (the Fast
 // policy); the sums run in another order, so the bits differ from it.
 // Shared memory is dynamic (FLASH2_SMEM_FLOATS(hd) floats: ≈ 107 KiB at
-// head dim 256, two blocks an SM). Splits, the combine (attn_flash_combine_fast),
-// the partials' layout, rows past the capacity: as attn_flash_fast.
+// head dim 256, two blocks an SM). Splits as attn_flash_fast's but each a
+// whole number of tiles (a split may see no key: its partial has l = 0);
+// the combine (attn_flash_combine_fast), the partials' layout, rows past
+// the capacity: as attn_flash_fast.
 #define FLASH2_THREADS 128
 #define FLASH2_BQ 64                     // query vectors per block
 #define FLASH2_BK 32                     // keys per shared-memory tile
@@ -344,8 +346,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
     const int v0 = (gridDim.x - 1 - blockIdx.x) * FLASH2_BQ;  // the longest first
     const int tlast = (min(v0 + FLASH2_BQ, nvec) - 1) / G;
     const int last = min(pos + tlast, capacity - 1);
-    int r0, r1;
-    flash_range(last, splits, sp, &r0, &r1);
+    // This split's keys: flash_range's with the share rounded up to whole
+    // tiles, so a split costs no tile more than the keys need (a block of
+    // early rows takes its few tiles in the first splits, the rest none).
+    const int per = ((last + splits) / splits + FLASH2_BK - 1) / FLASH2_BK * FLASH2_BK;
+    const int r0 = min(sp * per, last + 1), r1 = min(r0 + per, last + 1);
 
     // The block's queries, scaled by 1/√hd (zeros past the pass).
     for (int e = tid; e < FLASH2_BQ * hd4; e += FLASH2_THREADS) {

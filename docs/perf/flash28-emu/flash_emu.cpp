@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
     }
     if (kernel_v == 2)
         for (C c : std::vector<C>{{16, 2, 256, 12, 70, 128, 1}, {16, 2, 256, 12, 70, 128, 3}, {3, 1, 24, 50, 40, 80, 1},
-                                   {3, 1, 24, 50, 40, 80, 2}, {4, 2, 8, 40, 0, 64, 1}})
+                                   {3, 1, 24, 50, 40, 80, 2}, {4, 2, 8, 40, 0, 64, 1}, {3, 1, 24, 10, 100, 128, 8},
+                                   {16, 2, 256, 8, 200, 256, 5}})
             cs.push_back(c);
     for (auto c : cs) worst = std::max(worst, check(c.nh, c.nkv, c.hd, c.n, c.pos, c.cap, c.splits, seed++, true));
     printf("worst %.3g\n", worst);
