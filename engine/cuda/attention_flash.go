@@ -44,10 +44,11 @@ const (
 	flash2BQ      = kernel.Flash2Bq
 	// flash2TargetBlocks: two blocks on each of an H200's 132 SMs.
 	flash2TargetBlocks = 2 * 132
-	// flash2MinSplitKeys is the fewest keys a split takes on average: two
-	// tiles, so a split's fixed cost (its queries staged, its partial
-	// written and combined) stays small beside its keys.
-	flash2MinSplitKeys = 2 * kernel.Flash2Bk
+	// flash2MinSplitKeys is the fewest keys a split takes on average: one
+	// tile (a split is whole tiles, so a short one wastes no keys; its
+	// fixed cost, the queries staged and the partial written and combined,
+	// is ≈ a tile's).
+	flash2MinSplitKeys = kernel.Flash2Bk
 )
 
 // attnFlash2 is whether the flash core runs attn_flash2_fast (attn13)

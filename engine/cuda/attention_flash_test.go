@@ -45,10 +45,11 @@ func TestFlash2Splits(t *testing.T) {
 		{"300 rows: 76 blocks, 4 splits", fullAttention, 300, 300, 38, 4},
 		{"700 rows: 176 blocks, 2 splits", fullAttention, 700, 700, 88, 2},
 		{"1056 rows fill the device", fullAttention, 1056, 1056, 132, 1},
-		{"60 rows from empty: too few keys to split", fullAttention, 60, 60, 8, 1},
-		{"60 rows after a 700-row voice", fullAttention, 60, 760, 8, 12},
+		{"60 rows from empty: 2 tiles of keys, 2 splits", fullAttention, 60, 60, 8, 2},
+		{"60 rows after a 700-row voice", fullAttention, 60, 760, 8, 16},
 		{"one row after 4000: at most 16", fullAttention, 1, 4001, 1, 16},
-		{"odd: 300 rows, 3 heads on one KV head", oddAttention, 300, 400, 15, 7},
+		{"odd: 300 rows, 3 heads on one KV head", oddAttention, 300, 400, 15, 13},
+		{"one row after 40: one tile", fullAttention, 1, 41, 1, 2},
 	} {
 		if got := c.g.flash2Tiles(c.n); got != c.tiles {
 			t.Errorf("%s: %d tiles, want %d", c.name, got, c.tiles)
