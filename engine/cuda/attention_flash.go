@@ -36,6 +36,26 @@ const (
 	flashMinSplitKeys = 4 * kernel.FlashBk
 )
 
+// The register-tiled kernel's sizes (attn13: kernels/attention_prompt.cu
+// attn_flash2_fast): flash2BQ query vectors a block, keys in tiles of
+// flash2BK, two blocks an SM (its dynamic shared memory: flash2Smem).
+const (
+	flash2Threads = kernel.Flash2Threads
+	flash2BQ      = kernel.Flash2Bq
+	// flash2TargetBlocks: two blocks on each of an H200's 132 SMs.
+	flash2TargetBlocks = 2 * 132
+	// flash2MinSplitKeys is the fewest keys a split takes on average: one
+	// tile (a split is whole tiles, so a short one wastes no keys; its
+	// fixed cost, the queries staged and the partial written and combined,
+	// is ≈ a tile's).
+	flash2MinSplitKeys = kernel.Flash2Bk
+)
+
+// attnFlash2 is whether the flash core runs attn_flash2_fast (attn13)
+// rather than attn_flash_fast: $PROSCENIUM_GPU_ATTN_FLASH=2. To make it the
+// default, flip this line to `!= "1"` (1 then keeps attn_flash_fast).
+var attnFlash2 = os.Getenv("PROSCENIUM_GPU_ATTN_FLASH") == "2"
+
 // attnFlash is whether the fast prefill runs attn_flash_fast:
 // $PROSCENIUM_GPU_ATTN_FLASH=0 keeps the core blocks (benchmarks, and the
 // comparison of the two on the device).
@@ -66,13 +86,40 @@ func (g AttentionGeometry) flashSplits(n, maxLen int) int {
 	return max(1, s)
 }
 
+// flash2Tiles is attn_flash2_fast's blocks of each KV head for n rows:
+// flash2BQ of the n·Heads/KVHeads query vectors each.
+func (g AttentionGeometry) flash2Tiles(n int) int {
+	return (n*(g.Heads/g.KVHeads) + flash2BQ - 1) / flash2BQ
+}
+
+// flash2Splits is flashSplits for attn_flash2_fast: one split when its
+// tiles fill flash2TargetBlocks, else enough to come near it, each of at
+// least flash2MinSplitKeys keys on average, at most flashMaxSplits.
+func (g AttentionGeometry) flash2Splits(n, maxLen int) int {
+	blocks := g.flash2Tiles(n) * g.KVHeads
+	if blocks >= flash2TargetBlocks {
+		return 1
+	}
+	s := min(flashMaxSplits, (flash2TargetBlocks+blocks-1)/blocks, (maxLen+flash2MinSplitKeys-1)/flash2MinSplitKeys)
+	return max(1, s)
+}
+
+// flash2Smem is attn_flash2_fast's dynamic shared memory in bytes for the
+// geometry's head dim (kernels/attention_prompt.cu FLASH2_SMEM_FLOATS):
+// the queries and a tile of keys or values, rows padded by 4 floats, the
+// tile's scores and each vector's rescale factor.
+func (g AttentionGeometry) flash2Smem() int {
+	return 4 * ((kernel.Flash2Bq+kernel.Flash2Bk)*(g.HeadDim+4) + kernel.Flash2Bk*kernel.Flash2Ps + kernel.Flash2Bq)
+}
+
 // flashPartFloats is the partials a flash call of up to rows rows over a
 // cache of capacity rows writes: [n·Heads, splits, flashPartHead + HeadDim]
 // floats for the most of any n (none where no n splits).
 func (g AttentionGeometry) flashPartFloats(rows, capacity int) int64 {
 	var most int64
 	for n := 1; n <= rows; n++ {
-		if s := g.flashSplits(n, capacity); s > 1 {
+		// Either kernel's splits (attn_flash_fast's, attn_flash2_fast's).
+		if s := max(g.flashSplits(n, capacity), g.flash2Splits(n, capacity)); s > 1 {
 			most = max(most, int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim))
 		}
 	}

@@ -31,12 +31,24 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
 	}
+	// attn_flash2_fast's ≈ 107 KiB of shared memory a block exceeds what
+	// some devices give one (sm_86/89: 99 KiB): those keep attn_flash_fast.
+	if attnFlash2 && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
+		return q.attentionFlashKernel(l, n, pos, l.G.flash2Splits(n, maxLen), true)
+	}
 	return q.attentionFlashSplits(l, n, pos, l.G.flashSplits(n, maxLen))
 }
 
 // attentionFlashSplits is attentionFlash with its key splits given (the
 // tests run every call at one split and at the most, whatever its length).
 func (q *Queue) attentionFlashSplits(l *AttentionLayer, n int, pos Tensor, splits int) error {
+	return q.attentionFlashKernel(l, n, pos, splits, attnFlash2)
+}
+
+// attentionFlashKernel is attentionFlashSplits with the kernel given:
+// attn_flash2_fast (attn13's register tiles) where v2, else
+// attn_flash_fast (the tests and the timing run both in one process).
+func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, splits int, v2 bool) error {
 	g := l.G
 	switch {
 	case q.d.Numerics.Exact():
@@ -58,10 +70,19 @@ func (q *Queue) attentionFlashSplits(l *AttentionLayer, n int, pos Tensor, split
 		tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, g.ropeTheta(), g.Eps); err != nil {
 		return err
 	}
-	if err := kernel.AttnFlashFast(q, [3]int{g.flashTiles(n), nkv, splits}, flashThreads, kernel.AttnFlashFastArgs{
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	if v2 {
+		err := kernel.AttnFlash2Fast(sharedLauncher{q.Queue, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
+			kernel.AttnFlash2FastArgs{
+				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
+				Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
+			})
+		if err != nil {
+			return err
+		}
+	} else if err := kernel.AttnFlashFast(q, [3]int{g.flashTiles(n), nkv, splits}, flashThreads, kernel.AttnFlashFastArgs{
 		Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
-		Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
-		Scale: float32(1 / math.Sqrt(float64(hd))),
+		Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
 	}); err != nil {
 		return err
 	}

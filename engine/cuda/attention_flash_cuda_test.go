@@ -23,7 +23,9 @@ import (
 // (the direct path) and at the most the scratch holds (the combine), so
 // both paths meet every length. A wrong causal limit (a row seeing the next
 // row's key), a key tile staged from the wrong KV head or a split's range
-// off by one moves whole vectors past 1e-4.
+// off by one moves whole vectors past 1e-4. Every call runs through both
+// kernels, attn_flash_fast and attn13's attn_flash2_fast (each at its own
+// splits as the backbone would take them, one and the most).
 func TestAttentionFlash(t *testing.T) {
 	prev := dev.Numerics
 	dev.Numerics = drama3.NumericsFast
@@ -46,26 +48,31 @@ func TestAttentionFlash(t *testing.T) {
 				}
 				want := make([]float32, n*aw)
 				cpu.AttentionCoreRef(want, proj, n, c.ref.QNorm, c.ref.KNorm, c.gref, &ref)
-				auto := l.G.flashSplits(n, before+n)
-				splits := []int{auto, 1, mostFlashSplits(l, n)}
-				slices.Sort(splits)
-				for _, s := range slices.Compact(splits) {
-					if err := Upload(dev, l.Scratch.Block, attnOff, nanRows(n*aw)); err != nil {
-						t.Fatal(err)
+				for _, v2 := range []bool{false, true} {
+					auto := l.G.flashSplits(n, before+n)
+					if v2 {
+						auto = l.G.flash2Splits(n, before+n)
 					}
-					if err := dev.Run(func(q *Queue) error { return q.attentionFlashSplits(l, n, Whole(c.pos), s) }); err != nil {
-						t.Fatal(err)
+					splits := []int{auto, 1, mostFlashSplits(l, n)}
+					slices.Sort(splits)
+					for _, s := range slices.Compact(splits) {
+						if err := Upload(dev, l.Scratch.Block, attnOff, nanRows(n*aw)); err != nil {
+							t.Fatal(err)
+						}
+						if err := dev.Run(func(q *Queue) error { return q.attentionFlashKernel(l, n, Whole(c.pos), s, v2) }); err != nil {
+							t.Fatal(err)
+						}
+						if err := dev.Sync(); err != nil {
+							t.Fatal(err)
+						}
+						got := make([]float32, n*aw)
+						if err := Download(dev, got, l.Scratch.Block, attnOff); err != nil {
+							t.Fatal(err)
+						}
+						what := fmt.Sprintf("%s call %d (%d rows after %d, %d splits; the backbone's %d)", flashName(v2), i, n, before, s, auto)
+						checkClose(t, what, got, want, 1e-5)
+						checkVectorsClose(t, what, got, want, g.HeadDim, 1e-4)
 					}
-					if err := dev.Sync(); err != nil {
-						t.Fatal(err)
-					}
-					got := make([]float32, n*aw)
-					if err := Download(dev, got, l.Scratch.Block, attnOff); err != nil {
-						t.Fatal(err)
-					}
-					what := fmt.Sprintf("call %d (%d rows after %d, %d splits; the backbone's %d)", i, n, before, s, auto)
-					checkClose(t, what, got, want, 1e-5)
-					checkVectorsClose(t, what, got, want, g.HeadDim, 1e-4)
 				}
 				if err := dev.Run(func(q *Queue) error { return q.AddInt32(Whole(c.pos), n) }); err != nil {
 					t.Fatal(err)
@@ -98,6 +105,14 @@ func TestAttentionFlashRefusesExact(t *testing.T) {
 		t.Fatal("attentionFlash ran under exact numerics")
 	}
 	t.Logf("refused: %v", err)
+}
+
+// flashName names a flash kernel in the tests' lines.
+func flashName(v2 bool) string {
+	if v2 {
+		return "flash2"
+	}
+	return "flash"
 }
 
 // mostFlashSplits is the most splits (≤ flashMaxSplits) whose partials of n
@@ -149,7 +164,10 @@ func checkVectorsClose(t *testing.T, what string, got, ref []float32, width int,
 // (attentionBlocks), each with its attn_prep: passes of 60, 300 and 512
 // rows from an empty cache, 188 rows after 512 (a 700-row prompt's second
 // pass) and 60 after 700 (a script after a cached voice). The mean of reps
-// calls after a warm-up; nothing is asserted (docs/PERF.md).
+// calls after a warm-up; nothing is asserted (docs/PERF.md). attn13 adds
+// attn_flash2_fast (a "timing flash2" line: at its own splits, against
+// attn_flash_fast in the same process) at 60, 300, 512, 700 and 1024 rows
+// from empty and 60 and 300 rows after a 700-row prefix.
 func TestAttentionFlashTiming(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
@@ -158,7 +176,7 @@ func TestAttentionFlashTiming(t *testing.T) {
 	dev.Numerics = drama3.NumericsFast
 	defer func() { dev.Numerics = prev }()
 	r := newRand(t)
-	const maxRows, coreRows, capacity, reps = 512, 64, 1024, 20
+	const maxRows, coreRows, capacity, reps = 1024, 64, 1100, 20
 	c := newAttentionCase(t, r, fullGeometry, maxRows, capacity, true)
 	l := &c.layer
 	l.CoreRows = coreRows
@@ -201,5 +219,18 @@ func TestAttentionFlashTiming(t *testing.T) {
 		blocks := timeIt(func(q *Queue) error { return q.attentionBlocks(l, p.n, Whole(blockPos), maxLen, nil) })
 		fmt.Printf("timing attention core, %3d rows after %3d: flash %8.1f µs (%d splits), 64-row blocks %8.1f µs (%d blocks)\n",
 			p.n, p.before, flash, g.flashSplits(p.n, maxLen), blocks, len(at))
+	}
+	// attn13: attn_flash2_fast against attn_flash_fast (each with its
+	// attn_prep and, split, its combine), both forced whatever the switch.
+	for _, p := range []struct{ before, n int }{{0, 60}, {0, 300}, {0, 512}, {0, 700}, {0, 1024}, {700, 60}, {700, 300}} {
+		if err := Upload(dev, c.pos, 0, []int32{int32(p.before)}); err != nil {
+			t.Fatal(err)
+		}
+		maxLen := p.before + p.n
+		s1, s2 := g.flashSplits(p.n, maxLen), g.flash2Splits(p.n, maxLen)
+		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s1, false) })
+		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s2, true) })
+		fmt.Printf("timing flash2, %4d rows after %3d: flash2 %8.1f µs (%2d splits, %3d blocks), flash %8.1f µs (%2d splits): %.2f×\n",
+			p.n, p.before, flash2, s2, g.flash2Tiles(p.n)*g.KVHeads*s2, flash, s1, flash/flash2)
 	}
 }

@@ -33,6 +33,38 @@ func TestFlashSplits(t *testing.T) {
 	}
 }
 
+// TestFlash2Splits: attn_flash2_fast's grid (attn13): 64 vectors a block
+// (8 rows of the full geometry), split towards two blocks an SM.
+func TestFlash2Splits(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		g           AttentionGeometry
+		n, maxLen   int
+		tiles, want int
+	}{
+		{"300 rows: 76 blocks, 4 splits", fullAttention, 300, 300, 38, 4},
+		{"700 rows: 176 blocks, 2 splits", fullAttention, 700, 700, 88, 2},
+		{"1056 rows fill the device", fullAttention, 1056, 1056, 132, 1},
+		{"60 rows from empty: 2 tiles of keys, 2 splits", fullAttention, 60, 60, 8, 2},
+		{"60 rows after a 700-row voice", fullAttention, 60, 760, 8, 16},
+		{"one row after 4000: at most 16", fullAttention, 1, 4001, 1, 16},
+		{"odd: 300 rows, 3 heads on one KV head", oddAttention, 300, 400, 15, 13},
+		{"one row after 40: one tile", fullAttention, 1, 41, 1, 2},
+	} {
+		if got := c.g.flash2Tiles(c.n); got != c.tiles {
+			t.Errorf("%s: %d tiles, want %d", c.name, got, c.tiles)
+		}
+		if got := c.g.flash2Splits(c.n, c.maxLen); got != c.want {
+			t.Errorf("%s: %d splits, want %d", c.name, got, c.want)
+		}
+	}
+	// The dynamic shared memory at head dim 256: two blocks in an H200
+	// SM's 228 KiB (each block's 1 KiB reserve beside it).
+	if b := fullAttention.flash2Smem(); b != 108800 || 2*(b+1024) > 228*1024 {
+		t.Errorf("flash2 shared memory %d bytes", b)
+	}
+}
+
 func TestFlashScratch(t *testing.T) {
 	if !fullAttention.flashSupports() || !oddAttention.flashSupports() {
 		t.Fatal("the flash core must take Drama 3's geometry and the odd checkpoint's")
@@ -54,7 +86,7 @@ func TestFlashScratch(t *testing.T) {
 			t.Errorf("%+v: layout %+v, flash %+v", c, l, f)
 		}
 		for n := 1; n <= c.rows; n++ {
-			if s := g.flashSplits(n, c.capacity); s > 1 && int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim)*4 > f.end-f.part {
+			if s := max(g.flashSplits(n, c.capacity), g.flash2Splits(n, c.capacity)); s > 1 && int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim)*4 > f.end-f.part {
 				t.Errorf("%+v: %d rows in %d splits overflow the partials", c, n, s)
 			}
 		}

@@ -1,12 +1,19 @@
 // Runs kernels/attention_prompt.cu's attn_flash_fast and attn_flash_combine_fast on the host
 // (cuda_shim.h) against a double-precision attention over the same queries, cache and gates.
 #include "cuda_shim.h"
+#define FLASH2_SMEM_FLOATS_MAX ((64 + 32) * 260 + 32 * 68 + 64)
 thread_local dim3 threadIdx;
 dim3 blockIdx, gridDim, blockDim;
 EmuBlock* emu;
+// attn_flash2_fast's dynamic shared memory: one buffer (blocks run one at a time), NaN-poisoned
+// per launch so a read of an unwritten float shows.
+static std::vector<float> emu_dyn(FLASH2_SMEM_FLOATS_MAX);
+#define FLASH2_SMEM_DECL float* flash2_smem = emu_dyn.data()
 #include "attention_prompt.cu"
+static int kernel_v = 1;  // 1: attn_flash_fast, 2: attn_flash2_fast (attn13)
 #include <cstdio>
 #include <random>
+#include <string>
 
 static double check(int nh, int nkv, int hd, int n, int pos, int capacity, int splits, unsigned seed, bool verbose) {
     std::mt19937 rng(seed);
@@ -21,14 +28,23 @@ static double check(int nh, int nkv, int hd, int n, int pos, int capacity, int s
     for (size_t r = std::min(capacity, pos + n); r < (size_t)capacity; r++)
         for (int i = 0; i < nkv * hd; i++) kc[r * nkv * hd + i] = vc[r * nkv * hd + i] = NAN;
     const int G = nh / nkv;
-    const int tiles = (n * G + FLASH_BQ - 1) / FLASH_BQ;
+    const int bq = kernel_v == 2 ? FLASH2_BQ : FLASH_BQ;
+    const int tiles = (n * G + bq - 1) / bq;
     std::vector<float> attn((size_t)n * nh * hd, NAN), part((size_t)n * nh * splits * (FLASH_PART_HEAD + hd), NAN);
     int32_t posv = pos;
     const float scale = 1.f / std::sqrt((float)hd);
-    emu_launch(dim3{(unsigned)tiles, (unsigned)nkv, (unsigned)splits}, FLASH_THREADS, [&] {
-        attn_flash_fast(attn.data(), part.data(), qn.data(), kc.data(), vc.data(), proj.data(), &posv, n, capacity, nh, nkv,
-                        hd, pw, splits, scale);
-    });
+    if (kernel_v == 2) {
+        if ((size_t)FLASH2_SMEM_FLOATS(hd) > emu_dyn.size()) { printf("head dim %d past the emulation's buffer\n", hd); return 1e9; }
+        std::fill(emu_dyn.begin(), emu_dyn.end(), NAN);
+        emu_launch(dim3{(unsigned)tiles, (unsigned)nkv, (unsigned)splits}, FLASH2_THREADS, [&] {
+            attn_flash2_fast(attn.data(), part.data(), qn.data(), kc.data(), vc.data(), proj.data(), &posv, n, capacity, nh,
+                             nkv, hd, pw, splits, scale);
+        });
+    } else
+        emu_launch(dim3{(unsigned)tiles, (unsigned)nkv, (unsigned)splits}, FLASH_THREADS, [&] {
+            attn_flash_fast(attn.data(), part.data(), qn.data(), kc.data(), vc.data(), proj.data(), &posv, n, capacity, nh, nkv,
+                            hd, pw, splits, scale);
+        });
     if (splits > 1)
         emu_launch(dim3{(unsigned)(n * nh), 1, 1}, FLASH_THREADS, [&] {
             attn_flash_combine_fast(attn.data(), part.data(), proj.data(), &posv, capacity, nh, hd, pw, splits);
@@ -70,7 +86,7 @@ static double check(int nh, int nkv, int hd, int n, int pos, int capacity, int s
             worst = std::max(worst, std::sqrt(num / den));
         }
     if (verbose)
-        printf("nh %d nkv %d hd %d: %d rows after %d (capacity %d), %d splits, %d tiles: worst vector %.3g\n", nh, nkv, hd, n,
+        printf("kernel %d: nh %d nkv %d hd %d: %d rows after %d (capacity %d), %d splits, %d tiles: worst vector %.3g\n", kernel_v, nh, nkv, hd, n,
                pos, capacity, splits, tiles, worst);
     return worst;
 }
@@ -86,7 +102,17 @@ int main(int argc, char** argv) {
     };
     double worst = 0;
     unsigned seed = 1;
-    if (argc > 1) cs = big;
+    // Arguments: [big] [v2] (v2: attn13's attn_flash2_fast; extra cases where a 64-vector block
+    // spans several tiles of keys, rows past the capacity, a prefix).
+    for (int a = 1; a < argc; a++) {
+        if (std::string(argv[a]) == "big") cs = big;
+        if (std::string(argv[a]) == "v2") kernel_v = 2;
+    }
+    if (kernel_v == 2)
+        for (C c : std::vector<C>{{16, 2, 256, 12, 70, 128, 1}, {16, 2, 256, 12, 70, 128, 3}, {3, 1, 24, 50, 40, 80, 1},
+                                   {3, 1, 24, 50, 40, 80, 2}, {4, 2, 8, 40, 0, 64, 1}, {3, 1, 24, 10, 100, 128, 8},
+                                   {16, 2, 256, 8, 200, 256, 5}})
+            cs.push_back(c);
     for (auto c : cs) worst = std::max(worst, check(c.nh, c.nkv, c.hd, c.n, c.pos, c.cap, c.splits, seed++, true));
     printf("worst %.3g\n", worst);
     return worst < 1e-5 ? 0 : 1;

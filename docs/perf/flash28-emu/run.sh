@@ -9,4 +9,4 @@ set -eu
 D=$(mktemp -d); trap 'rm -rf $D' EXIT
 cp docs/perf/flash28-emu/cuda_shim.h docs/perf/flash28-emu/flash_emu.cpp kernels/attention_prompt.cu kernels/common.cuh kernels/numerics.cuh $D/
 g++ -std=c++20 -O1 -pthread -w -o $D/flash_emu $D/flash_emu.cpp
-nice -n 19 $D/flash_emu "$@"
+nice -n 19 $D/flash_emu "$@"  # [big] [v2]: v2 runs attn13's attn_flash2_fast

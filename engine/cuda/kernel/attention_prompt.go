@@ -14,6 +14,11 @@ const (
 	FlashMaxd4     = 2   // FLASH_MAXD4
 	FlashMaxSplits = 16  // FLASH_MAX_SPLITS
 	FlashPartHead  = 4   // FLASH_PART_HEAD
+	Flash2Threads  = 128 // FLASH2_THREADS
+	Flash2Bq       = 64  // FLASH2_BQ
+	Flash2Bk       = 32  // FLASH2_BK
+	Flash2Maxd4    = 4   // FLASH2_MAXD4
+	Flash2Ps       = 68  // FLASH2_PS
 )
 
 // AttnFlashFastArgs are the parameters of attn_flash_fast.
@@ -51,4 +56,32 @@ func AttnFlashFast(q Launcher, grid [3]int, block int, a AttnFlashFastArgs) erro
 // on q with grid blocks of block threads.
 func AttnFlashCombineFast(q Launcher, grid [3]int, block int, attn, part, proj, posp Ptr, capacity, nh, hd, pw, splits int) error {
 	return q.Launch("attn_flash_combine_fast", grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
+}
+
+// AttnFlash2FastArgs are the parameters of attn_flash2_fast.
+type AttnFlash2FastArgs struct {
+	Attn     Ptr     // float* attn
+	Part     Ptr     // float* part
+	Qn       Ptr     // float* qn
+	Kc       Ptr     // float* kc
+	Vc       Ptr     // float* vc
+	Proj     Ptr     // float* proj
+	Posp     Ptr     // int32_t* posp
+	N        int     // int n
+	Capacity int     // int capacity
+	Nh       int     // int nh
+	Nkv      int     // int nkv
+	Hd       int     // int hd
+	Pw       int     // int pw
+	Splits   int     // int splits
+	Scale    float32 // float scale
+}
+
+// AttnFlash2Fast enqueues kernels/attention_prompt.cu's
+//
+//	attn_flash2_fast(float* attn, float* part, float* qn, float* kc, float* vc, float* proj, int32_t* posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits, float scale)
+//
+// on q with grid blocks of block threads.
+func AttnFlash2Fast(q Launcher, grid [3]int, block int, a AttnFlash2FastArgs) error {
+	return q.Launch("attn_flash2_fast", grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))), uint64(math.Float32bits(a.Scale)))
 }
