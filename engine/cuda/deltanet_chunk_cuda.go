@@ -37,7 +37,7 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	newFast := q.policy() == kernel.Fast && deltaNetChunkNew // dnc13's kernels
+	newFast := q.policy() == kernel.Fast && deltaNetChunkMode == deltaNetChunkNew // dnc13's prep and norm
 	if q.policy() == kernel.Fast && deltaNetChunkErr != nil {
 		return deltaNetChunkErr
 	}
@@ -90,7 +90,7 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 
 // deltaNetChunkIntra launches the intra-chunk products (per head and chunk:
 // the cumulative decay, qm and am): under fast deltanet_chunk_intra_tiled
-// where $PROSCENIUM_GPU_DN_CHUNK (deltaNetChunkNew) picks it, else
+// unless $PROSCENIUM_GPU_DN_CHUNK=old (deltaNetChunkMode), else
 // deltanet_chunk_intra(_fast).
 func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
 	g := l.G
@@ -102,7 +102,7 @@ func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
 		if deltaNetChunkErr != nil {
 			return deltaNetChunkErr
 		}
-		if deltaNetChunkNew {
+		if deltaNetChunkMode != deltaNetChunkOld {
 			return kernel.DeltaNetChunkIntraTiled(q, [3]int{nv, chunks, deltaNetChunkIntraQuadrants}, deltaNetChunkIntraTiledThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
 		}
 	}

@@ -18,31 +18,47 @@ import (
 // deltanet_chunk_norm_warp (a warp a row and head, the old kernel a block).
 // Exact always runs deltanet_chunk_prep, _intra and _norm (the CPU's bits).
 
-// deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "new" runs
-// deltanet_chunk_prep_rows, _intra_tiled and _norm_warp under fast, "old"
-// the old kernels; unset, the default below.
+// deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "old" runs the old kernels
+// under fast, "intra" deltanet_chunk_intra_tiled beside the old prep and
+// norm, "new" all three of dnc13's (prep_rows, intra_tiled, norm_warp);
+// unset, the default below.
 var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 
-// deltaNetChunkNewDefault is the choice when the variable is unset. The
-// flip after the device run: false → true.
-const deltaNetChunkNewDefault = false
+// deltaNetChunkKernels is which of dnc13's kernels the fast chunked prefill
+// runs.
+type deltaNetChunkKernels int
 
-// deltaNetChunkNew is the fast policy's choice (a variable so that a test
-// runs both kernels in one process); deltaNetChunkErr, a value of the
-// variable that is neither, fails every fast chunked prefill.
-var deltaNetChunkNew, deltaNetChunkErr = parseDeltaNetChunk(deltaNetChunkEnv)
+const (
+	deltaNetChunkOld   deltaNetChunkKernels = iota // deltanet_chunk_prep, _intra, _norm (fast)
+	deltaNetChunkIntra                             // deltanet_chunk_intra_tiled, the old prep and norm
+	deltaNetChunkNew                               // prep_rows, intra_tiled, norm_warp
+)
+
+// deltaNetChunkDefault is the choice when the variable is unset: the tiled
+// intra alone, since session 13's run 4 on the H200 (docs/PERF.md "dnc13":
+// intra 40.6 → 21.4 µs a layer at 300 rows, 87.3 → 23.9 at 700; prep_rows
+// and norm_warp made the 60-row mixer 56 → 97 µs and the 300-row one 161 →
+// 170, so "new" stays a choice for measurements).
+const deltaNetChunkDefault = deltaNetChunkIntra
+
+// deltaNetChunkMode is the fast policy's choice (a variable so that a test
+// runs the kernels in one process); deltaNetChunkErr, a value of the
+// variable that is none of them, fails every fast chunked prefill.
+var deltaNetChunkMode, deltaNetChunkErr = parseDeltaNetChunk(deltaNetChunkEnv)
 
 // parseDeltaNetChunk reads $PROSCENIUM_GPU_DN_CHUNK.
-func parseDeltaNetChunk(s string) (bool, error) {
+func parseDeltaNetChunk(s string) (deltaNetChunkKernels, error) {
 	switch s {
 	case "":
-		return deltaNetChunkNewDefault, nil
-	case "new":
-		return true, nil
+		return deltaNetChunkDefault, nil
 	case "old":
-		return false, nil
+		return deltaNetChunkOld, nil
+	case "intra":
+		return deltaNetChunkIntra, nil
+	case "new":
+		return deltaNetChunkNew, nil
 	}
-	return false, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want new or old", s)
+	return deltaNetChunkDefault, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want old, intra or new", s)
 }
 
 // deltaNetChunkIntraQuadrants is deltanet_chunk_intra_tiled's blocks a head

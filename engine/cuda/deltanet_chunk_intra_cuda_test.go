@@ -23,9 +23,9 @@ import (
 // (above the diagonal, past the chunk's rows) exactly where they are.
 func TestDeltaNetChunkIntraTiled(t *testing.T) {
 	r := newRand(t)
-	prev, prevNew := dev.Numerics, deltaNetChunkNew
+	prev, prevMode := dev.Numerics, deltaNetChunkMode
 	dev.Numerics = drama3.NumericsFast
-	defer func() { dev.Numerics, deltaNetChunkNew = prev, prevNew }()
+	defer func() { dev.Numerics, deltaNetChunkMode = prev, prevMode }()
 	tail, wide := oddGeometry, oddGeometry
 	tail.LinKeyDim, tail.LinValueDim = 38, 40
 	wide.LinKeyDim, wide.LinValueDim = 190, 36
@@ -48,7 +48,7 @@ func TestDeltaNetChunkIntraTiled(t *testing.T) {
 				// returns them with the rule's.
 				intra := func(tiled bool) (o, st, cum, qm, am []float32) {
 					t.Helper()
-					deltaNetChunkNew = tiled
+					deltaNetChunkMode = map[bool]deltaNetChunkKernels{false: deltaNetChunkOld, true: deltaNetChunkIntra}[tiled]
 					nan := func(k int) []float32 {
 						x := make([]float32, k)
 						for i := range x {
@@ -121,9 +121,9 @@ func TestDeltaNetChunkIntraTiled(t *testing.T) {
 // TestDeltaNetChunkedLayer (run with the switch on).
 func TestDeltaNetChunkNewLayer(t *testing.T) {
 	r := newRand(t)
-	prev, prevNew := dev.Numerics, deltaNetChunkNew
+	prev, prevMode := dev.Numerics, deltaNetChunkMode
 	dev.Numerics = drama3.NumericsFast
-	defer func() { dev.Numerics, deltaNetChunkNew = prev, prevNew }()
+	defer func() { dev.Numerics, deltaNetChunkMode = prev, prevMode }()
 	for _, tc := range []struct {
 		name    string
 		g       mixerShape
@@ -142,7 +142,7 @@ func TestDeltaNetChunkNewLayer(t *testing.T) {
 				}
 				call := func(nw bool) (out, state []float32) {
 					t.Helper()
-					deltaNetChunkNew = nw
+					deltaNetChunkMode = map[bool]deltaNetChunkKernels{false: deltaNetChunkOld, true: deltaNetChunkNew}[nw]
 					if err := Upload(dev, c.layer.State.Block, c.layer.State.Off, state0); err != nil {
 						t.Fatal(err)
 					}

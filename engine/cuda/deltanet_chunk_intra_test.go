@@ -4,7 +4,7 @@ import "testing"
 
 // TestDeltaNetChunkSwitch pins $PROSCENIUM_GPU_DN_CHUNK's spellings (dnc13).
 func TestDeltaNetChunkSwitch(t *testing.T) {
-	for s, want := range map[string]bool{"": deltaNetChunkNewDefault, "new": true, "old": false} {
+	for s, want := range map[string]deltaNetChunkKernels{"": deltaNetChunkDefault, "new": deltaNetChunkNew, "intra": deltaNetChunkIntra, "old": deltaNetChunkOld} {
 		if got, err := parseDeltaNetChunk(s); err != nil || got != want {
 			t.Errorf("%q: %v, %v; want %v", s, got, err, want)
 		}

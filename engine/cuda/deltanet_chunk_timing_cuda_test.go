@@ -25,8 +25,8 @@ func TestDeltaNetChunkTiming(t *testing.T) {
 	}
 	r := newRand(t)
 	const maxRows, reps = 700, 20
-	prevNew := deltaNetChunkNew
-	defer func() { deltaNetChunkNew = prevNew }()
+	prevMode := deltaNetChunkMode
+	defer func() { deltaNetChunkMode = prevMode }()
 	eachNumerics(t, func(t *testing.T) {
 		g := fullGeometry
 		dn := newDeltaNetCase(t, r, g, maxRows, true)
@@ -54,14 +54,14 @@ func TestDeltaNetChunkTiming(t *testing.T) {
 			}
 			fmt.Printf("timing %-5s %-58s %9.1f µs\n", dev.Numerics, what, 1000*ms/reps)
 		}
-		variants := []bool{false}
+		variants := []deltaNetChunkKernels{deltaNetChunkOld}
 		if dev.Numerics == drama3.NumericsFast {
-			variants = []bool{false, true}
+			variants = []deltaNetChunkKernels{deltaNetChunkOld, deltaNetChunkIntra, deltaNetChunkNew}
 		}
 		for _, n := range []int{60, 300, 700} {
-			for _, nw := range variants {
-				deltaNetChunkNew = nw
-				v := map[bool]string{false: "old", true: "new"}[nw]
+			for _, mode := range variants {
+				deltaNetChunkMode = mode
+				v := [...]string{"old", "intra", "new"}[mode]
 				timeIt(fmt.Sprintf("deltanet chunked mixer (prep … norm) %s, %d rows", v, n),
 					func(q *Queue) error { return q.deltaNetMix(&dn.layer, n, true) })
 				timeIt(fmt.Sprintf("deltanet chunked rule (intra … state) %s, %d rows", v, n), func(q *Queue) error {
