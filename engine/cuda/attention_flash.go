@@ -51,10 +51,28 @@ const (
 	flash2MinSplitKeys = kernel.Flash2Bk
 )
 
-// attnFlash2 is whether the flash core runs attn_flash2_fast (attn13)
-// rather than attn_flash_fast: $PROSCENIUM_GPU_ATTN_FLASH=2. To make it the
-// default, flip this line to `!= "1"` (1 then keeps attn_flash_fast).
-var attnFlash2 = os.Getenv("PROSCENIUM_GPU_ATTN_FLASH") == "2"
+// attnFlash2 is whether the flash core may run attn_flash2_fast (attn13)
+// rather than attn_flash_fast: unless $PROSCENIUM_GPU_ATTN_FLASH=1, for
+// passes of flash2MinRows rows or more (=2: every pass).
+var attnFlash2 = os.Getenv("PROSCENIUM_GPU_ATTN_FLASH") != "1"
+
+// attnFlash2Always is $PROSCENIUM_GPU_ATTN_FLASH=2: attn_flash2_fast for
+// passes of any length (the tests and measurements).
+var attnFlash2Always = os.Getenv("PROSCENIUM_GPU_ATTN_FLASH") == "2"
+
+// flash2MinRows is the shortest pass attn_flash2_fast takes by default.
+// Session 13's run 4 on the H200 (TestAttentionFlashTiming, µs a layer,
+// attn_flash_fast → attn_flash2_fast): 60 rows 38.4 → 50.1 (its 64-query
+// blocks mostly empty), 300 rows 137.0 → 106.6, 512 244.3 → 212.1, 700 348.9
+// → 315.2, 1024 729.0 → 612.8, 300 after 700 cached 446.5 → 310.0; 60 after
+// 700 82.4 → 72.1 (a cached voice's script keeps attn_flash_fast: 10 µs a
+// layer).
+const flash2MinRows = 128
+
+// useFlash2 says whether a pass of n rows runs attn_flash2_fast.
+func useFlash2(n int) bool {
+	return attnFlash2Always || attnFlash2 && n >= flash2MinRows
+}
 
 // attnFlash is whether the fast prefill runs attn_flash_fast:
 // $PROSCENIUM_GPU_ATTN_FLASH=0 keeps the core blocks (benchmarks, and the

@@ -33,7 +33,7 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 	}
 	// attn_flash2_fast's ≈ 107 KiB of shared memory a block exceeds what
 	// some devices give one (sm_86/89: 99 KiB): those keep attn_flash_fast.
-	if attnFlash2 && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
+	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
 		return q.attentionFlashKernel(l, n, pos, l.G.flash2Splits(n, maxLen), true)
 	}
 	return q.attentionFlashSplits(l, n, pos, l.G.flashSplits(n, maxLen))
@@ -42,7 +42,7 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 // attentionFlashSplits is attentionFlash with its key splits given (the
 // tests run every call at one split and at the most, whatever its length).
 func (q *Queue) attentionFlashSplits(l *AttentionLayer, n int, pos Tensor, splits int) error {
-	return q.attentionFlashKernel(l, n, pos, splits, attnFlash2)
+	return q.attentionFlashKernel(l, n, pos, splits, useFlash2(n))
 }
 
 // attentionFlashKernel is attentionFlashSplits with the kernel given:
