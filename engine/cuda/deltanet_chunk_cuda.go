@@ -90,7 +90,7 @@ func (q *Queue) deltaNetChunkRule(l *DeltaNetLayer, core, stateS Tensor, n int) 
 
 // deltaNetChunkIntra launches the intra-chunk products (per head and chunk:
 // the cumulative decay, qm and am): under fast deltanet_chunk_intra_tiled
-// unless $PROSCENIUM_GPU_DN_CHUNK=old (deltaNetChunkMode), else
+// where $PROSCENIUM_GPU_DN_CHUNK (deltaNetChunkMode) and the rows say so, else
 // deltanet_chunk_intra(_fast).
 func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
 	g := l.G
@@ -102,7 +102,7 @@ func (q *Queue) deltaNetChunkIntra(l *DeltaNetLayer, n int) error {
 		if deltaNetChunkErr != nil {
 			return deltaNetChunkErr
 		}
-		if deltaNetChunkMode != deltaNetChunkOld {
+		if deltaNetChunkMode.tiledIntra(n) {
 			return kernel.DeltaNetChunkIntraTiled(q, [3]int{nv, chunks, deltaNetChunkIntraQuadrants}, deltaNetChunkIntraTiledThreads, tPtr(at(s.qm)), tPtr(at(s.am)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), tPtr(at(s.beta)), tPtr(at(s.decay)), n, dk)
 		}
 	}

@@ -20,8 +20,9 @@ import (
 
 // deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "old" runs the old kernels
 // under fast, "intra" deltanet_chunk_intra_tiled beside the old prep and
-// norm, "new" all three of dnc13's (prep_rows, intra_tiled, norm_warp);
-// unset, the default below.
+// norm, "long" the same for calls of deltaNetChunkIntraMinRows rows or more,
+// "new" all three of dnc13's (prep_rows, intra_tiled, norm_warp); unset,
+// the default below.
 var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 
 // deltaNetChunkKernels is which of dnc13's kernels the fast chunked prefill
@@ -29,17 +30,30 @@ var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 type deltaNetChunkKernels int
 
 const (
-	deltaNetChunkOld   deltaNetChunkKernels = iota // deltanet_chunk_prep, _intra, _norm (fast)
-	deltaNetChunkIntra                             // deltanet_chunk_intra_tiled, the old prep and norm
-	deltaNetChunkNew                               // prep_rows, intra_tiled, norm_warp
+	deltaNetChunkOld       deltaNetChunkKernels = iota // deltanet_chunk_prep, _intra, _norm (fast)
+	deltaNetChunkIntraLong                             // the tiled intra for calls of deltaNetChunkIntraMinRows rows or more
+	deltaNetChunkIntra                                 // deltanet_chunk_intra_tiled, the old prep and norm
+	deltaNetChunkNew                                   // prep_rows, intra_tiled, norm_warp
 )
 
 // deltaNetChunkDefault is the choice when the variable is unset: the tiled
-// intra alone, since session 13's run 4 on the H200 (docs/PERF.md "dnc13":
-// intra 40.6 → 21.4 µs a layer at 300 rows, 87.3 → 23.9 at 700; prep_rows
-// and norm_warp made the 60-row mixer 56 → 97 µs and the 300-row one 161 →
-// 170, so "new" stays a choice for measurements).
-const deltaNetChunkDefault = deltaNetChunkIntra
+// intra alone for calls of deltaNetChunkIntraMinRows rows or more, since
+// session 13's run 4 on the H200 (docs/PERF.md "dnc13": the intra 40.6 →
+// 21.4 µs a layer at 300 rows, 87.3 → 23.9 at 700, the rule 113 → 96 and
+// 253 → 178; at 60 rows the intra 14.6 → 9.6 but the rule 38.4 → 51.2, so
+// short calls keep the old kernel; prep_rows and norm_warp made the 60-row
+// mixer 56 → 97 µs and the 300-row one 161 → 170, so "new" stays a choice
+// for measurements).
+const deltaNetChunkDefault = deltaNetChunkIntraLong
+
+// deltaNetChunkIntraMinRows is the shortest call the default runs the tiled
+// intra on (two chunks).
+const deltaNetChunkIntraMinRows = 128
+
+// tiledIntra says whether a fast call of n rows runs deltanet_chunk_intra_tiled.
+func (m deltaNetChunkKernels) tiledIntra(n int) bool {
+	return m == deltaNetChunkIntra || m == deltaNetChunkNew || m == deltaNetChunkIntraLong && n >= deltaNetChunkIntraMinRows
+}
 
 // deltaNetChunkMode is the fast policy's choice (a variable so that a test
 // runs the kernels in one process); deltaNetChunkErr, a value of the
@@ -55,10 +69,12 @@ func parseDeltaNetChunk(s string) (deltaNetChunkKernels, error) {
 		return deltaNetChunkOld, nil
 	case "intra":
 		return deltaNetChunkIntra, nil
+	case "long":
+		return deltaNetChunkIntraLong, nil
 	case "new":
 		return deltaNetChunkNew, nil
 	}
-	return deltaNetChunkDefault, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want old, intra or new", s)
+	return deltaNetChunkDefault, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want old, long, intra or new", s)
 }
 
 // deltaNetChunkIntraQuadrants is deltanet_chunk_intra_tiled's blocks a head

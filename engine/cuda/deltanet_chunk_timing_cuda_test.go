@@ -61,7 +61,7 @@ func TestDeltaNetChunkTiming(t *testing.T) {
 		for _, n := range []int{60, 300, 700} {
 			for _, mode := range variants {
 				deltaNetChunkMode = mode
-				v := [...]string{"old", "intra", "new"}[mode]
+				v := map[deltaNetChunkKernels]string{deltaNetChunkOld: "old", deltaNetChunkIntra: "intra", deltaNetChunkNew: "new"}[mode]
 				timeIt(fmt.Sprintf("deltanet chunked mixer (prep … norm) %s, %d rows", v, n),
 					func(q *Queue) error { return q.deltaNetMix(&dn.layer, n, true) })
 				timeIt(fmt.Sprintf("deltanet chunked rule (intra … state) %s, %d rows", v, n), func(q *Queue) error {
