@@ -89,6 +89,24 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	if x := whole.tier; x == nil || x.Tier != cuda.TierDevice.String() || x.HostBytes != 0 || x.HitRate != 1 || x.Layers != 4 {
 		t.Fatalf("uncapped readout %+v", x)
 	}
+	// Under the auto prefill plan the uncapped load takes longer passes
+	// where the device has room (cuda.PrefillPassRows); a cap below what it
+	// admitted makes a load take shorter ones, the whole model still on the
+	// device, before any expert leaves it. The tiers below are those of the
+	// shortest passes: their whole is the reference.
+	for {
+		r, err := take(whole.admitted - 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := r.tier; x == nil || x.Tier != cuda.TierDevice.String() {
+			break
+		}
+		if r.admitted >= whole.admitted {
+			t.Fatalf("a cap a byte below the whole load (%d bytes) admitted %d on the device", whole.admitted, r.admitted)
+		}
+		whole = r
+	}
 	in, err := cuda.ModelTierInput(dir, 0, 1)
 	if err != nil {
 		t.Fatal(err)
