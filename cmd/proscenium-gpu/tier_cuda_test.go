@@ -90,21 +90,21 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 		t.Fatalf("uncapped readout %+v", x)
 	}
 	// Under the auto prefill plan the uncapped load takes longer passes
-	// where the device has room (cuda.PrefillPassRows); a cap below what it
-	// admitted makes a load take shorter ones, the whole model still on the
-	// device, before any expert leaves it. The tiers below are those of the
-	// shortest passes: their whole is the reference.
+	// where the device has room (cuda.PrefillPassRows); a cap a byte below
+	// what it admitted makes a load take shorter ones (their scratch MiBs
+	// less), the whole model still on the device, before any expert leaves
+	// it. At the shortest passes a byte less only shrinks the voice cache.
+	// The tiers below are those of the shortest passes: their whole is the
+	// reference.
 	for {
 		r, err := take(whole.admitted - 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x := r.tier; x == nil || x.Tier != cuda.TierDevice.String() {
+		if x := r.tier; x == nil || x.Tier != cuda.TierDevice.String() || whole.admitted-r.admitted < 1<<20 {
 			break
 		}
-		if r.admitted >= whole.admitted {
-			t.Fatalf("a cap a byte below the whole load (%d bytes) admitted %d on the device", whole.admitted, r.admitted)
-		}
+		t.Logf("a cap a byte below %d bytes: shorter passes, %d bytes, every expert on the device", whole.admitted, r.admitted)
 		whole = r
 	}
 	in, err := cuda.ModelTierInput(dir, 0, 1)
