@@ -87,39 +87,42 @@ func (g AttentionGeometry) flashSupports() bool {
 
 // flashTiles is the blocks of each KV head for n rows: flashBQ of the
 // n·Heads/KVHeads query vectors each.
-func (g AttentionGeometry) flashTiles(n int) int {
-	return (n*(g.Heads/g.KVHeads) + flashBQ - 1) / flashBQ
-}
+func (g AttentionGeometry) flashTiles(n int) int { return g.queryTiles(n, flashBQ) }
 
 // flashSplits is the key splits of a flash call of n rows whose last row
 // sees at most maxLen keys: one when the tiles of every KV head fill
 // flashTargetBlocks, else enough splits to come near it, each of at least
 // flashMinSplitKeys keys on average, at most flashMaxSplits.
 func (g AttentionGeometry) flashSplits(n, maxLen int) int {
-	blocks := g.flashTiles(n) * g.KVHeads
-	if blocks >= flashTargetBlocks {
-		return 1
-	}
-	s := min(flashMaxSplits, (flashTargetBlocks+blocks-1)/blocks, (maxLen+flashMinSplitKeys-1)/flashMinSplitKeys)
-	return max(1, s)
+	return g.keySplits(n, maxLen, flashBQ, flashTargetBlocks, flashMinSplitKeys)
 }
 
 // flash2Tiles is attn_flash2_fast's blocks of each KV head for n rows:
 // flash2BQ of the n·Heads/KVHeads query vectors each.
-func (g AttentionGeometry) flash2Tiles(n int) int {
-	return (n*(g.Heads/g.KVHeads) + flash2BQ - 1) / flash2BQ
-}
+func (g AttentionGeometry) flash2Tiles(n int) int { return g.queryTiles(n, flash2BQ) }
 
 // flash2Splits is flashSplits for attn_flash2_fast: one split when its
 // tiles fill flash2TargetBlocks, else enough to come near it, each of at
 // least flash2MinSplitKeys keys on average, at most flashMaxSplits.
 func (g AttentionGeometry) flash2Splits(n, maxLen int) int {
-	blocks := g.flash2Tiles(n) * g.KVHeads
-	if blocks >= flash2TargetBlocks {
+	return g.keySplits(n, maxLen, flash2BQ, flash2TargetBlocks, flash2MinSplitKeys)
+}
+
+// queryTiles is the blocks of bq query vectors each KV head's n rows make.
+func (g AttentionGeometry) queryTiles(n, bq int) int {
+	return (n*(g.Heads/g.KVHeads) + bq - 1) / bq
+}
+
+// keySplits is a flash kernel's key splits for n rows whose last row sees
+// at most maxLen keys, with blocks of bq query vectors: one when the blocks
+// reach target, else enough to come near it, each split at least minKeys
+// keys on average, at most flashMaxSplits.
+func (g AttentionGeometry) keySplits(n, maxLen, bq, target, minKeys int) int {
+	blocks := g.queryTiles(n, bq) * g.KVHeads
+	if blocks >= target {
 		return 1
 	}
-	s := min(flashMaxSplits, (flash2TargetBlocks+blocks-1)/blocks, (maxLen+flash2MinSplitKeys-1)/flash2MinSplitKeys)
-	return max(1, s)
+	return max(1, min(flashMaxSplits, (target+blocks-1)/blocks, (maxLen+minKeys-1)/minKeys))
 }
 
 // flash2Smem is attn_flash2_fast's dynamic shared memory in bytes for the
