@@ -26,17 +26,11 @@ func TestDeltaNetChunkIntraTiled(t *testing.T) {
 	prev, prevMode := dev.Numerics, deltaNetChunkMode
 	dev.Numerics = drama3.NumericsFast
 	defer func() { dev.Numerics, deltaNetChunkMode = prev, prevMode }()
-	tail, wide := oddGeometry, oddGeometry
-	tail.LinKeyDim, tail.LinValueDim = 38, 40
-	wide.LinKeyDim, wide.LinValueDim = 190, 36
 	rows := []int{1, 2, 33, 63, 64, 65, 97, 130, 300, 700}
 	if testing.Short() {
 		rows = []int{1, 65, 300}
 	}
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}, {"tail", tail}, {"wide", wide}} {
+	for _, tc := range chunkKernelShapes() {
 		for _, n := range rows {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
 				run, want, wantS, layer := deltaNetChunkRuleCaseLayer(t, r, tc.g, n)

@@ -22,17 +22,11 @@ func TestDeltaNetChunkStateTiled(t *testing.T) {
 	prev, prevTiled := dev.Numerics, deltaNetStateTiled
 	dev.Numerics = drama3.NumericsFast
 	defer func() { dev.Numerics, deltaNetStateTiled = prev, prevTiled }()
-	tail, wide := oddGeometry, oddGeometry
-	tail.LinKeyDim, tail.LinValueDim = 38, 40
-	wide.LinKeyDim, wide.LinValueDim = 190, 36
 	rows := []int{1, 2, 63, 64, 65, 130, 300, 700}
 	if testing.Short() {
 		rows = []int{1, 65, 300}
 	}
-	for _, tc := range []struct {
-		name string
-		g    mixerShape
-	}{{"full", fullGeometry}, {"odd", oddGeometry}, {"tail", tail}, {"wide", wide}} {
+	for _, tc := range chunkKernelShapes() {
 		for _, n := range rows {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, n), func(t *testing.T) {
 				run, want, wantS := deltaNetChunkRuleCase(t, r, tc.g, n)
@@ -103,4 +97,21 @@ func TestDeltaNetChunkStateTiming(t *testing.T) {
 	if deltaNetStateTiledRefused.Load() {
 		t.Fatal("the device refused deltanet_chunk_state_tiled's shared memory: the SIMT kernel ran both times")
 	}
+}
+
+// chunkKernelShape is a head geometry the chunked rule's kernel variants
+// are tested on.
+type chunkKernelShape struct {
+	name string
+	g    mixerShape
+}
+
+// chunkKernelShapes are Drama 3's head dims (128/128), the odd golden
+// checkpoint's (20/28), key dims past a multiple of 4 and of 16 (38/40) and
+// near the chunked form's bound 192 (190/36).
+func chunkKernelShapes() []chunkKernelShape {
+	tail, wide := oddGeometry, oddGeometry
+	tail.LinKeyDim, tail.LinValueDim = 38, 40
+	wide.LinKeyDim, wide.LinValueDim = 190, 36
+	return []chunkKernelShape{{"full", fullGeometry}, {"odd", oddGeometry}, {"tail", tail}, {"wide", wide}}
 }
