@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
 )
 
@@ -47,19 +46,7 @@ func TestRounded(t *testing.T) {
 
 // Rounded copies a whole loaded model, and refuses what is not a weight.
 func TestRoundedModel(t *testing.T) {
-	base, err := qwen3.TokenizerJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	ck, err := drama3.LoadEngine(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
+	ck := tinyEngine(t)
 	a, err := LoadBackend(ck, nil)
 	if err != nil {
 		t.Fatal(err)
