@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran once, in session 13 run 2 on int13a 8b99ac6; the split was slower and its code reverted (cd43ba4, 99c8d90):
+# this script is the record of that run, not something main can run (its tests and switch are gone).
 # gemvx13 (lead, session 13; issues 27, 30): the tensor-core projection split over its columns for the
 # narrow matrices (kernels/gemv.cu gemvx_mma_bf16_fast with part/tiles; engine/cuda gemv.go
 # gemvMMASplits), chosen by PROSCENIUM_GPU_GEMVX_SPLIT = off (default) | rows (B-row steps) | step (and
