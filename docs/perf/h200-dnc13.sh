@@ -1,4 +1,6 @@
 #!/bin/bash
+# Ran once, in session 13 run 4 on int13c ba3c063. Its prep and norm kernels (=new) measured slower and
+# were removed from main (code on branch dnc13): this script is the record of that run.
 # dnc13 (issue 28): the fast chunked DeltaNet prefill's prep, intra and norm kernels
 # (kernels/deltanet_chunk.cu, fast only; exact keeps its kernels): deltanet_chunk_intra_tiled (grid
 # (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or below the diagonal, a thread

@@ -28,39 +28,20 @@ const (
 // deltaNetChunked is the chunked form of DeltaNetForward between the input
 // projections (proj) and out_proj: the conv, gates and q/k norms of every row
 // and value head, the delta rule in 64-row chunks (deltaNetChunkRule), then
-// the gated norm into core and the conv window advanced by the n rows (under
-// fast with $PROSCENIUM_GPU_DN_CHUNK=new deltanet_chunk_prep_rows, a block a
-// key head and 8 rows, and deltanet_chunk_norm_warp, a warp a row and head;
-// dnc13).
+// the gated norm into core and the conv window advanced by the n rows.
 func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n int) error {
 	g := l.G
 	s := g.chunkScratch(l.MaxRows)
 	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	newFast := q.policy() == kernel.Fast && deltaNetChunkMode == deltaNetChunkNew // dnc13's prep and norm
-	if q.policy() == kernel.Fast && deltaNetChunkErr != nil {
-		return deltaNetChunkErr
-	}
-	var err error
-	if newFast { // a block a key head and DncPrRows rows: deltanet_chunk_prep_rows
-		err = kernel.DeltaNetChunkPrepRows(q, [3]int{(n + kernel.DncPrRows - 1) / kernel.DncPrRows, nk, 1}, 32*(2+nv/nk), kernel.DeltaNetChunkPrepRowsArgs{
-			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
-			Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
-			N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k})
-	} else {
-		err = kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
-			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
-			Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
-			N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k})
-	}
-	if err != nil {
+	if err := kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
+		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k}); err != nil {
 		return err
 	}
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
-	}
-	if newFast { // a warp a (row, head): deltanet_chunk_norm_warp
-		return kernel.DeltaNetChunkNormWarp(q, [3]int{(n*nv + kernel.DncNwWarps - 1) / kernel.DncNwWarps, 1, 1}, 32*kernel.DncNwWarps, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 	}
 	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }

@@ -12,38 +12,30 @@ import (
 // cumulative decay one thread's walk) or deltanet_chunk_intra_tiled (grid
 // (nv, chunks, 3) of 128 threads, only the three 32 × 32 quadrants on or
 // below the diagonal, a thread a 4 × 4 register tile from float4 loads, the
-// decay the old chain in registers); with it deltanet_chunk_prep_rows (a
-// block a key head and 8 rows, q and k once for the value heads sharing
-// them; the old kernel a block a value head and row) and the gated norm
-// deltanet_chunk_norm_warp (a warp a row and head, the old kernel a block).
-// Exact always runs deltanet_chunk_prep, _intra and _norm (the CPU's bits).
+// decay the old chain in registers). Exact always runs deltanet_chunk_intra
+// (the CPU's bits).
 
-// deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "old" runs the old kernels
-// under fast, "intra" deltanet_chunk_intra_tiled beside the old prep and
-// norm, "long" the same for calls of deltaNetChunkIntraMinRows rows or more,
-// "new" all three of dnc13's (prep_rows, intra_tiled, norm_warp); unset,
-// the default below.
+// deltaNetChunkEnv is $PROSCENIUM_GPU_DN_CHUNK: "old" runs
+// deltanet_chunk_intra_fast under fast, "intra" deltanet_chunk_intra_tiled
+// for every call, "long" the tiled kernel for calls of
+// deltaNetChunkIntraMinRows rows or more; unset, the default below.
 var deltaNetChunkEnv = os.Getenv("PROSCENIUM_GPU_DN_CHUNK")
 
-// deltaNetChunkKernels is which of dnc13's kernels the fast chunked prefill
-// runs.
+// deltaNetChunkKernels is which intra kernel the fast chunked prefill runs.
 type deltaNetChunkKernels int
 
 const (
-	deltaNetChunkOld       deltaNetChunkKernels = iota // deltanet_chunk_prep, _intra, _norm (fast)
-	deltaNetChunkIntraLong                             // the tiled intra for calls of deltaNetChunkIntraMinRows rows or more
-	deltaNetChunkIntra                                 // deltanet_chunk_intra_tiled, the old prep and norm
-	deltaNetChunkNew                                   // prep_rows, intra_tiled, norm_warp
+	deltaNetChunkOld       deltaNetChunkKernels = iota // deltanet_chunk_intra_fast
+	deltaNetChunkIntraLong                             // the tiled kernel for calls of deltaNetChunkIntraMinRows rows or more
+	deltaNetChunkIntra                                 // deltanet_chunk_intra_tiled for every call
 )
 
 // deltaNetChunkDefault is the choice when the variable is unset: the tiled
-// intra alone for calls of deltaNetChunkIntraMinRows rows or more, since
-// session 13's run 4 on the H200 (docs/PERF.md "dnc13": the intra 40.6 →
-// 21.4 µs a layer at 300 rows, 87.3 → 23.9 at 700, the rule 113 → 96 and
-// 253 → 178; at 60 rows the intra 14.6 → 9.6 but the rule 38.4 → 51.2, so
-// short calls keep the old kernel; prep_rows and norm_warp made the 60-row
-// mixer 56 → 97 µs and the 300-row one 161 → 170, so "new" stays a choice
-// for measurements).
+// intra for calls of deltaNetChunkIntraMinRows rows or more, since session
+// 13's run 4 on the H200 (docs/PERF.md "dnc13": the intra 40.6 → 21.4 µs a
+// layer at 300 rows, 87.3 → 23.9 at 700, the rule 113 → 96 and 253 → 178;
+// at 60 rows the intra 14.6 → 9.6 but the rule 38.4 → 51.2, so short calls
+// keep the old kernel).
 const deltaNetChunkDefault = deltaNetChunkIntraLong
 
 // deltaNetChunkIntraMinRows is the shortest call the default runs the tiled
@@ -52,11 +44,11 @@ const deltaNetChunkIntraMinRows = 128
 
 // tiledIntra says whether a fast call of n rows runs deltanet_chunk_intra_tiled.
 func (m deltaNetChunkKernels) tiledIntra(n int) bool {
-	return m == deltaNetChunkIntra || m == deltaNetChunkNew || m == deltaNetChunkIntraLong && n >= deltaNetChunkIntraMinRows
+	return m == deltaNetChunkIntra || m == deltaNetChunkIntraLong && n >= deltaNetChunkIntraMinRows
 }
 
 // deltaNetChunkMode is the fast policy's choice (a variable so that a test
-// runs the kernels in one process); deltaNetChunkErr, a value of the
+// runs both kernels in one process); deltaNetChunkErr, a value of the
 // variable that is none of them, fails every fast chunked prefill.
 var deltaNetChunkMode, deltaNetChunkErr = parseDeltaNetChunk(deltaNetChunkEnv)
 
@@ -67,14 +59,12 @@ func parseDeltaNetChunk(s string) (deltaNetChunkKernels, error) {
 		return deltaNetChunkDefault, nil
 	case "old":
 		return deltaNetChunkOld, nil
-	case "intra":
-		return deltaNetChunkIntra, nil
 	case "long":
 		return deltaNetChunkIntraLong, nil
-	case "new":
-		return deltaNetChunkNew, nil
+	case "intra":
+		return deltaNetChunkIntra, nil
 	}
-	return deltaNetChunkDefault, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want old, long, intra or new", s)
+	return deltaNetChunkDefault, fmt.Errorf("PROSCENIUM_GPU_DN_CHUNK=%q: want old, long or intra", s)
 }
 
 // deltaNetChunkIntraQuadrants is deltanet_chunk_intra_tiled's blocks a head

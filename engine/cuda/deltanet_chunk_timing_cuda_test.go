@@ -56,12 +56,12 @@ func TestDeltaNetChunkTiming(t *testing.T) {
 		}
 		variants := []deltaNetChunkKernels{deltaNetChunkOld}
 		if dev.Numerics == drama3.NumericsFast {
-			variants = []deltaNetChunkKernels{deltaNetChunkOld, deltaNetChunkIntra, deltaNetChunkNew}
+			variants = []deltaNetChunkKernels{deltaNetChunkOld, deltaNetChunkIntra}
 		}
 		for _, n := range []int{60, 300, 700} {
 			for _, mode := range variants {
 				deltaNetChunkMode = mode
-				v := map[deltaNetChunkKernels]string{deltaNetChunkOld: "old", deltaNetChunkIntra: "intra", deltaNetChunkNew: "new"}[mode]
+				v := map[deltaNetChunkKernels]string{deltaNetChunkOld: "old", deltaNetChunkIntra: "intra"}[mode]
 				timeIt(fmt.Sprintf("deltanet chunked mixer (prep … norm) %s, %d rows", v, n),
 					func(q *Queue) error { return q.deltaNetMix(&dn.layer, n, true) })
 				timeIt(fmt.Sprintf("deltanet chunked rule (intra … state) %s, %d rows", v, n), func(q *Queue) error {

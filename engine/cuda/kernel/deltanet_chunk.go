@@ -21,8 +21,6 @@ const (
 	DncSpw          = 2    // DNC_SPW
 	DncTsRows       = 8    // DNC_TS_ROWS
 	DncNormThreads  = 128  // DNC_NORM_THREADS
-	DncNwWarps      = 8    // DNC_NW_WARPS
-	DncPrRows       = 8    // DNC_PR_ROWS
 )
 
 // DeltaNetChunkPrepArgs are the parameters of deltanet_chunk_prep.
@@ -131,42 +129,4 @@ func DeltaNetChunkNorm(q Launcher, policy Policy, grid [3]int, block int, core, 
 		name = "deltanet_chunk_norm_fast"
 	}
 	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
-}
-
-// DeltaNetChunkNormWarp enqueues kernels/deltanet_chunk.cu's
-//
-//	deltanet_chunk_norm_warp(float* core, float* proj, float* convstate, float* normw, int n, int nk, int nv, int dk, int dv, int K, float eps)
-//
-// on q with grid blocks of block threads.
-func DeltaNetChunkNormWarp(q Launcher, grid [3]int, block int, core, proj, convstate, normw Ptr, n, nk, nv, dk, dv, kArg int, eps float32) error {
-	return q.Launch("deltanet_chunk_norm_warp", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
-}
-
-// DeltaNetChunkPrepRowsArgs are the parameters of deltanet_chunk_prep_rows.
-type DeltaNetChunkPrepRowsArgs struct {
-	Qn        Ptr // float* qn
-	Kn        Ptr // float* kn
-	Vv        Ptr // float* vv
-	Beta      Ptr // float* beta
-	Decay     Ptr // float* decay
-	Proj      Ptr // float* proj
-	Convstate Ptr // float* convstate
-	Convw     Ptr // float* convw
-	Dtbias    Ptr // float* dtbias
-	Alog      Ptr // float* alog
-	N         int // int n
-	Nk        int // int nk
-	Nv        int // int nv
-	Dk        int // int dk
-	Dv        int // int dv
-	K         int // int K
-}
-
-// DeltaNetChunkPrepRows enqueues kernels/deltanet_chunk.cu's
-//
-//	deltanet_chunk_prep_rows(float* qn, float* kn, float* vv, float* beta, float* decay, float* proj, float* convstate, float* convw, float* dtbias, float* alog, int n, int nk, int nv, int dk, int dv, int K)
-//
-// on q with grid blocks of block threads.
-func DeltaNetChunkPrepRows(q Launcher, grid [3]int, block int, a DeltaNetChunkPrepRowsArgs) error {
-	return q.Launch("deltanet_chunk_prep_rows", grid, block, uint64(a.Qn), uint64(a.Kn), uint64(a.Vv), uint64(a.Beta), uint64(a.Decay), uint64(a.Proj), uint64(a.Convstate), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))))
 }
