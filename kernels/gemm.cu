@@ -1,6 +1,7 @@
 // Prompt-row projections (GEMM): Y[n, rows] = X[n, cols] · W[rows, cols]ᵀ with
 // W BF16 or block-FP8 and X, Y float32. Reference: engine/cpu.MatMulRows.
 #include "common.cuh"
+#include "mma_f16.cuh"
 
 // Precision: rule 1 of the backbone's numerics contract (docs/MODEL.md
 // "Numerics contract", cpu.Dot). Each weight enters as the float32 the CPU
@@ -467,18 +468,6 @@ __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b
 #endif
 }
 
-// The same MMA on FP16 operands (the part format GEMM_PARTS_F16 below):
-// m16n8k16 f16 with float32 accumulation, the BF16 MMA's rate.
-__device__ __forceinline__ void mma_f16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
 // Part formats of the tensor-core GEMM (gemm_mma_body's PF, beside PARTS).
 // GEMM_PARTS_BF16: each x as PARTS BF16 parts of s·x (s the FP8 block
 // scale), as above. GEMM_PARTS_F16 (f16p34, docs/PERF.md "f16p34"): each x
@@ -494,36 +483,6 @@ __device__ __forceinline__ void mma_f16(float* c, const uint32_t* a, uint32_t b0
 // instances only (every E4M3 value is an FP16 value).
 #define GEMM_PARTS_BF16 0
 #define GEMM_PARTS_F16 1
-
-// f16_pair_float: the two FP16 halves of h as float32 (a the low half).
-__device__ __forceinline__ void f16_pair_float(uint32_t h, float& a, float& b) {
-    asm("{.reg .b16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u;}" : "=f"(a), "=f"(b) : "r"(h));
-}
-// split_f16: the two FP16 parts of a and b (already scaled into FP16's
-// range, |a|, |b| < 2^15·(1 + 2^-11)) packed in pairs (a in the low half).
-// hi = f16(a) rounds to nearest even; the rest a − hi is exact in float32
-// (a float32 whose bits below FP16's ulp of a are a's own).
-__device__ __forceinline__ void split_f16(float a, float b, uint32_t* p) {
-    uint32_t h, l;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));  // b to the high half
-    float ha, hb;
-    f16_pair_float(h, ha, hb);
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(l) : "f"(b - hb), "f"(a - ha));
-    p[0] = h, p[1] = l;
-}
-// f16_row_scale: for the largest |y| m of an X row's stage (m ≥ 0, Inf, or
-// NaN where every y is), 2^f (fwd) and 2^-f (inv), f = 141 − E(m) with E
-// the biased float32 exponent, so m·2^f ∈ [2^14, 2^15) for normal m: no
-// finite y·2^f exceeds FP16's 65504. f at most 126 (zero and subnormal m:
-// 2^-126 is still a normal float32, and y·2^126 puts FP16's subnormal step
-// 2^-24 at 2^-150 of y, below float32's own 2^-149), at least −114 (Inf or
-// NaN: E 255; a NaN y among finite ones is passed over by fmaxf and reaches
-// its outputs as NaN through its parts, as it does with BF16 parts).
-__device__ __forceinline__ void f16_row_scale(float m, float& fwd, float& inv) {
-    const int f = min(141 - (int)(__float_as_uint(m) >> 23), 126);
-    fwd = __uint_as_float((uint32_t)(127 + f) << 23);
-    inv = __uint_as_float((uint32_t)(127 - f) << 23);
-}
 
 // cp_async copies BYTES (8 or 16) from global to shared memory, or zeros
 // when !valid (src-size 0; src must still be a mapped address). (gemm31's
@@ -605,19 +564,7 @@ struct GemmMmaFP8 {
 struct GemmMmaFP8H {
     static constexpr int ELEM = 1, ROWB = GEMM_MMA_BK, GAP = 1;
     // E4M3 bytes 0, 1 of v as an FP16 pair (lo) and bytes 2, 3 (hi), exact.
-    __device__ static void widen(uint32_t v, uint32_t& lo, uint32_t& hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        asm("{.reg .b16 l, u; mov.b32 {l, u}, %2; cvt.rn.f16x2.e4m3x2 %0, l; cvt.rn.f16x2.e4m3x2 %1, u;}"
-            : "=r"(lo), "=r"(hi)
-            : "r"(v));
-#else
-        const uint32_t a = __byte_perm(v, 0, 0x4140), b = __byte_perm(v, 0, 0x4342);  // bytes 0, 1 | 2, 3 to halves
-        const uint32_t la = ((a & 0x007f007fu) << 7) | ((a & 0x00800080u) << 8);        // × 2^-8
-        const uint32_t lb = ((b & 0x007f007fu) << 7) | ((b & 0x00800080u) << 8);
-        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(lo) : "r"(la), "r"(0x5c005c00u), "r"(0x80008000u));  // × 2^8 − 0
-        asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(hi) : "r"(lb), "r"(0x5c005c00u), "r"(0x80008000u));
-#endif
-    }
+    __device__ static void widen(uint32_t v, uint32_t& lo, uint32_t& hi) { e4m3x2_f16x2(v, lo, hi); }
     __device__ static void frag_at(const uint8_t* row, int tq, uint32_t* a) {
         const uint2 v = *reinterpret_cast<const uint2*>(row + 8 * tq);
         widen(v.x, a[0], a[1]);

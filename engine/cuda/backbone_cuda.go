@@ -589,9 +589,11 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoEGroup(view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4), slot, ids, nk, p.K, p.E); err != nil {
 			return err
 		}
+		// The per-pair path's replicated rows (XRep) are free here: the
+		// streamed experts' X parts take them (GemmFP8Grouped).
 		gemm := func(g Gemm, y, w, s, xin Tensor) error {
 			if x.FP8 {
-				return q.GemmFP8(g, y, w, s, xin)
+				return q.GemmFP8Grouped(g, y, w, s, xin, b.t(p.XRep), int64(p.Chunk)*int64(p.K)*int64(p.Hp)*4)
 			}
 			return q.GemmBF16(g, y, w, xin)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
 )
 
 // gemmF16Kernels are f16p34's FP16-part instances the tests run (every one,
@@ -92,7 +93,9 @@ func TestGemmF16(t *testing.T) {
 // within 5e-3 (s·x rounds in float32's subnormal range; BF16 parts lose
 // such x entirely); zero rows exactly zero; the NaN and Inf rows NaN or
 // Inf in every output and no other row touched. docs/perf/f16p34-emu
-// restates the arithmetic on the host.
+// restates the arithmetic on the host. The streamed experts
+// (kernels/gemm_stream.cu: the same parts, a power of two per X row and
+// 128-column block) run the same rows as one group.
 func TestGemmF16Range(t *testing.T) {
 	ks := gemmF16Kernels(t)
 	if len(ks) == 0 {
@@ -160,49 +163,69 @@ func TestGemmF16Range(t *testing.T) {
 	for i := range sentinel {
 		sentinel[i] = 12345
 	}
+	// run: an instance's output for the X rows, dense or as one group.
+	type runner struct {
+		line string
+		run  func(y *Block) error
+	}
+	var runs []runner
 	for _, k := range ks {
 		for _, grouped := range []bool{false, true} {
 			g := Gemm{N: n, Rows: rows, Cols: cols, Kernel: k}
 			if grouped {
 				g.Groups, g.Offsets, g.Mats, g.MaxGroupRows = 1, offsets, 1, n
 			}
-			// A finite sentinel, not NaN: the NaN rows must be written NaN,
-			// the zero rows written zero.
-			y := upload(t, sentinel)
-			if err := dev.Run(func(q *Queue) error { return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb)) }); err != nil {
-				t.Fatal(err)
-			}
-			got := download(t, y, n*rows)
-			line := fmt.Sprintf("range %s grouped %v:", k, grouped)
-			for i := 0; i < n; i++ {
-				c := classes[i/per]
-				gr, rr := got[i*rows:(i+1)*rows], ref[i*rows:(i+1)*rows]
-				switch {
-				case c.tol < 0:
-					for j, v := range gr {
-						if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
-							t.Errorf("%s row %d (%s): output %d is %g, want NaN or Inf", line, i, c.name, j, v)
-							break
-						}
-					}
-				case c.tol == 0:
-					for j, v := range gr {
-						if v != 0 {
-							t.Errorf("%s row %d (%s): output %d is %g, want 0", line, i, c.name, j, v)
-							break
-						}
-					}
-				default:
-					rel := finiteRelErr(t, fmt.Sprintf("%s row %d (%s)", line, i, c.name), gr, rr)
-					if !(rel <= c.tol) {
-						t.Errorf("%s row %d (%s): relative error %.3g > %.3g", line, i, c.name, rel, c.tol)
-					}
-					if i%per == 0 {
-						line += fmt.Sprintf(" %s %.2g", c.name, rel)
+			runs = append(runs, runner{fmt.Sprintf("range %s grouped %v:", k, grouped), func(y *Block) error {
+				return dev.Run(func(q *Queue) error { return q.GemmFP8(g, Whole(y), Whole(W), Whole(S), Whole(xb)) })
+			}})
+		}
+	}
+	// The streamed instances (kernels/gemm_stream.cu): the same parts with
+	// a power of two per X row and 128-column block.
+	scratch := Whole(alloc(t, int(GemmStreamScratchBytes(n, cols))))
+	for _, k := range kernel.GemmStreamFP8Kernels {
+		g := Gemm{N: n, Rows: rows, Cols: cols, Groups: 1, Offsets: offsets, Mats: 1, MaxGroupRows: n}
+		runs = append(runs, runner{fmt.Sprintf("range %s:", k), func(y *Block) error {
+			return dev.Run(func(q *Queue) error { return q.GemmStreamFP8(k, g, Whole(y), Whole(W), Whole(S), Whole(xb), scratch) })
+		}})
+	}
+	for _, rn := range runs {
+		// A finite sentinel, not NaN: the NaN rows must be written NaN,
+		// the zero rows written zero.
+		y := upload(t, sentinel)
+		if err := rn.run(y); err != nil {
+			t.Fatal(err)
+		}
+		got := download(t, y, n*rows)
+		line := rn.line
+		for i := 0; i < n; i++ {
+			c := classes[i/per]
+			gr, rr := got[i*rows:(i+1)*rows], ref[i*rows:(i+1)*rows]
+			switch {
+			case c.tol < 0:
+				for j, v := range gr {
+					if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+						t.Errorf("%s row %d (%s): output %d is %g, want NaN or Inf", line, i, c.name, j, v)
+						break
 					}
 				}
+			case c.tol == 0:
+				for j, v := range gr {
+					if v != 0 {
+						t.Errorf("%s row %d (%s): output %d is %g, want 0", line, i, c.name, j, v)
+						break
+					}
+				}
+			default:
+				rel := finiteRelErr(t, fmt.Sprintf("%s row %d (%s)", line, i, c.name), gr, rr)
+				if !(rel <= c.tol) {
+					t.Errorf("%s row %d (%s): relative error %.3g > %.3g", line, i, c.name, rel, c.tol)
+				}
+				if i%per == 0 {
+					line += fmt.Sprintf(" %s %.2g", c.name, rel)
+				}
 			}
-			t.Log(line)
 		}
+		t.Log(line)
 	}
 }

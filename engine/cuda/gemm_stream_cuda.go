@@ -1,0 +1,85 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// gemmStreamFor is the streamed instance of grouped GEMM g of FP8 weights,
+// or ok false where gemm.cu's grouped tiles run it: exact numerics, the
+// streamed kernels off, columns they do not take, or scratch too small.
+func (q *Queue) gemmStreamFor(g Gemm, scratchBytes int64) (kernel.GemmStreamFP8Kernel, bool, error) {
+	if err := GemmStreamSetting(gemmStream); err != nil {
+		return "", false, err
+	}
+	if q.d.Numerics.Exact() || g.Groups == 0 || g.Kernel != "" || !gemmStreamFits(g.Cols) ||
+		GemmStreamScratchBytes(g.streamXRows(), g.Cols) > scratchBytes {
+		return "", false, nil
+	}
+	k, ok := ChooseGemmStream(gemmStream, g.N, g.Groups)
+	return k, ok, nil
+}
+
+// streamXRows is the X rows a grouped GEMM reads: XRows when its pairs
+// gather rows (RowIds), else one a pair.
+func (g Gemm) streamXRows() int {
+	if g.RowIds.Block != nil && g.XRows > 0 {
+		return g.XRows
+	}
+	return g.N
+}
+
+// GemmFP8Grouped runs grouped GEMM g of E4M3 weights (GemmFP8's contract)
+// by the streamed kernels where gemmStreamFor takes it, with scratch (of
+// scratchBytes) for the X parts, else by GemmFP8.
+func (q *Queue) GemmFP8Grouped(g Gemm, y, W, S, x, scratch Tensor, scratchBytes int64) error {
+	k, ok, err := q.gemmStreamFor(g, scratchBytes)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return q.GemmFP8(g, y, W, S, x)
+	}
+	return q.GemmStreamFP8(k, g, y, W, S, x, scratch)
+}
+
+// GemmStreamFP8 runs grouped GEMM g of E4M3 weights by streamed instance k:
+// gemm_stream_prep writes X's parts into scratch (GemmStreamScratchBytes),
+// then k multiplies them. Fast numerics (the tests run it under either
+// policy's device: it has one).
+func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, scratch Tensor) error {
+	if err := g.check("fp8", 1, y, W, x); err != nil {
+		return err
+	}
+	if g.Groups == 0 {
+		return fmt.Errorf("cuda: streamed fp8 gemm: %d rows without groups", g.N)
+	}
+	if !gemmStreamFits(g.Cols) {
+		return fmt.Errorf("cuda: streamed fp8 gemm: %d columns is not a multiple of 16", g.Cols)
+	}
+	ns := FP8ScaleCount(g.Rows, g.Cols)
+	xrows := g.streamXRows()
+	need := GemmStreamScratchBytes(xrows, g.Cols)
+	if err := firstErr(S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"),
+		scratch.fits(need, "streamed gemm scratch")); err != nil {
+		return err
+	}
+	if scratch.addr()%16 != 0 {
+		return fmt.Errorf("cuda: streamed fp8 gemm: scratch must be 16-byte aligned")
+	}
+	nb := (g.Cols + 127) / 128
+	parts := scratch
+	inv := Tensor{Block: scratch.Block, Off: scratch.Off + int64(xrows)*int64(nb)*kernel.GemmStreamBlockBytes}
+	chunks := xrows * nb * 16
+	blocks := min((chunks+kernel.GemmStreamPrepThreads-1)/kernel.GemmStreamPrepThreads, 65535)
+	if err := kernel.GemmStreamPrep(q, [3]int{blocks, 1, 1}, kernel.GemmStreamPrepThreads, tPtr(parts), tPtr(inv), tPtr(x),
+		xrows, g.Cols, g.xstride()); err != nil {
+		return err
+	}
+	grid := [3]int{1, (g.Rows + kernel.GemmStreamRows - 1) / kernel.GemmStreamRows, g.Groups}
+	return kernel.GemmStreamFP8(q, k, grid, kernel.GemmStreamThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(parts), tPtr(inv),
+		int64(g.Rows)*int64(g.Cols), int64(ns), g.Rows, g.Cols, g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
+}

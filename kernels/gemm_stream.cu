@@ -1,0 +1,240 @@
+// A prefill pass's routed experts as grouped GEMMs whose FP8 weights stream
+// from memory straight into the tensor cores' registers (fast numerics only;
+// issue 28, docs/PERF.md "stream14"). Reference: engine/cpu.MatMulRows.
+//
+// Y[i, r] = Σ_c W_e[r, c] · X[x(i), c] for each pair i of expert e
+// (offsets[e] ≤ i < offsets[e+1], Y's rows sorted by expert as moe_group
+// leaves them), W_e matrix ids[e] (or e) of block-FP8 weights with their
+// float32 scales S ([⌈rows/128⌉, ⌈cols/128⌉] a matrix), x(i) = rowids[i]
+// (or i). The same contract as gemm.cu's grouped form.
+//
+// Why another kernel. gemm.cu's grouped instances copy each W tile through
+// a cp.async ring in shared memory, one barrier a stage; with the 8–32 X
+// rows an expert has in a 300–700-row pass the MMAs are few and the SMs
+// idle between barriers (gemm32's profile: half the cycles of a stage), so
+// the experts read their 32 GB at 1.1–2.5 TB/s. Here each warp owns 16 W
+// rows and streams them from memory into registers with 16-byte loads,
+// GEMM_STREAM_DEPTH steps ahead, no shared memory and no barriers: the
+// only thing a warp waits on is its own loads.
+//
+// The order of a step's columns is free (the sum does not depend on it), so
+// a lane's 16-byte W loads are its A fragments: lane (g, tq) loads bytes
+// 16tq … 16tq+15 and 64+16tq … 64+16tq+15 of a 128-column step of rows g and
+// g+8; word j of those 32 bytes (4 E4M3 columns: c = base(j) … base(j)+3)
+// gives MMA j's A registers, its bytes 0, 1 the MMA's k 2tq, 2tq+1 and
+// bytes 2, 3 its k 2tq+8, 2tq+9. The B operand takes the same columns from
+// X, which gemm_stream_prep has laid out for it: each X row and 128-column
+// block as two FP16 parts (hi, lo; 256 bytes each) whose 16-byte piece
+// 4jj + tq holds, in order, columns base(2jj) … +3 and base(2jj+1) … +3 of
+// lane tq: one 16-byte load gives B registers of two MMAs. Eight warps of a
+// block read the same X pieces (L1 hits after the first); W bypasses L1.
+//
+// Numerics (fast): every E4M3 weight is exact in FP16; each x enters as two
+// FP16 parts of x·2^f, f a power of two per X row and 128-column block
+// (f16_row_scale), ≈ 22 bits of x; the MMAs of a 128-column step accumulate
+// in float32 into step accumulators, which are multiplied by the block's
+// scale s and 2^-f and added to the row's float32 sum. Within fast's 1e-4
+// as f16p34's FP16 parts (docs/MODEL.md "Numerics policy").
+//
+// Grid: (1, ⌈rows/128⌉, groups); block GEMM_STREAM_THREADS (8 warps: 128 W
+// rows, one FP8 scale block's rows). A group's pairs run NT·8 at a time over
+// the same W rows (later passes from L2); a group without pairs exits.
+#include "common.cuh"
+#include "mma_f16.cuh"
+
+#define GEMM_STREAM_THREADS 256
+#define GEMM_STREAM_ROWS 128        // W rows of a block: 8 warps × 16
+#define GEMM_STREAM_BLOCK_BYTES 512 // one X row's 128-column block in parts: 2 × 128 FP16
+#define GEMM_STREAM_DEPTH 2         // W steps in flight a warp (each 2 KB a warp)
+#define GEMM_STREAM_PREP_THREADS 256
+
+// gemm_stream_piece is the 16-byte piece (of 16 in a part's 256 bytes) that
+// holds columns 8·k8 … 8·k8+7 of a 128-column block: columns c < 64 belong to
+// lane tq = c / 16 in its piece (c % 16) / 8, columns c ≥ 64 to lane
+// (c − 64) / 16 in its piece 2 + (c % 16) / 8; piece 4jj + tq is lane tq's
+// jj-th.
+__device__ __forceinline__ int gemm_stream_piece(int k8) { return (2 * (k8 >> 3) + (k8 & 1)) * 4 + ((k8 & 7) >> 1); }
+
+// gemm_stream_prep writes the parts of rows rows of X (pitch xstride floats,
+// cols columns, a multiple of 8) as the stream kernels read them: row r's
+// block b at parts + (r·nb + b)·512 (nb = ⌈cols/128⌉; hi at +0, lo at +256,
+// columns past cols zero) and 2^-f at inv[r·nb + b]. One thread an 8-column
+// chunk; the 16 chunks of a block are 16 neighbouring lanes (their largest
+// |x| by shuffles).
+extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stream_prep(
+    uint8_t* parts, float* inv, const float* X, int rows, int cols, int xstride) {
+    pdl_entry();
+    const int nb = (cols + 127) >> 7, lane = threadIdx.x & 31;
+    const long long total = (long long)rows * nb * 16;  // a multiple of 16: no block of 16 lanes straddles rows
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < total; base += stride) {
+        const long long t = base + lane;
+        const bool ok = t < total;  // a warp's last 16 lanes may lie past the end, together
+        const long long rb = (ok ? t : total - 1) >> 4;
+        const int k8 = (int)(t & 15), b = (int)(rb % nb);
+        const long long r = rb / nb;
+        const int c = b * 128 + k8 * 8;
+        float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+        if (ok && c < cols) {
+            const float4 p = __ldcg(reinterpret_cast<const float4*>(X + r * xstride + c));
+            const float4 q = __ldcg(reinterpret_cast<const float4*>(X + r * xstride + c + 4));
+            v[0] = p.x, v[1] = p.y, v[2] = p.z, v[3] = p.w, v[4] = q.x, v[5] = q.y, v[6] = q.z, v[7] = q.w;
+        }
+        float m = 0.f;
+#pragma unroll
+        for (int e = 0; e < 8; e++) m = fmaxf(m, fabsf(v[e]));
+#pragma unroll
+        for (int o = 8; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float fwd, iv;
+        f16_row_scale(m, fwd, iv);
+        uint32_t hi[4], lo[4];
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            uint32_t s[2];
+            split_f16(v[2 * p] * fwd, v[2 * p + 1] * fwd, s);
+            hi[p] = s[0], lo[p] = s[1];
+        }
+        if (ok) {
+            uint8_t* dst = parts + rb * GEMM_STREAM_BLOCK_BYTES + gemm_stream_piece(k8) * 16;
+            *reinterpret_cast<uint4*>(dst) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+            *reinterpret_cast<uint4*>(dst + 256) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+            if (k8 == 0) inv[rb] = iv;
+        }
+    }
+}
+
+// gemm_stream_load loads step s's W pieces of the lane's rows (wa, wb: the
+// rows at the lane's 16tq) into w: row g's two pieces, then row g+8's;
+// pieces past cols (a multiple of 16) are zero, steps past nb untouched.
+__device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* wa, const uint8_t* wb, int s, int nb,
+                                                 int cols, int tq) {
+    if (s >= nb) return;
+    const int c = s * 128;
+    const bool v0 = c + 16 * tq < cols, v1 = c + 64 + 16 * tq < cols;
+    const uint4 z = make_uint4(0u, 0u, 0u, 0u);
+    w[0] = v0 ? load_stream(reinterpret_cast<const uint4*>(wa + c)) : z;
+    w[1] = v1 ? load_stream(reinterpret_cast<const uint4*>(wa + c + 64)) : z;
+    w[2] = v0 ? load_stream(reinterpret_cast<const uint4*>(wb + c)) : z;
+    w[3] = v1 ? load_stream(reinterpret_cast<const uint4*>(wb + c + 64)) : z;
+}
+
+// gemm_stream_body: NT n-tiles (NT·8 pairs) a pass over the warp's W rows.
+template <int NT>
+__device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                                 const uint8_t* parts, const float* inv, long long mstride,
+                                                 long long sstride, int rows, int cols, int ystride,
+                                                 const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {
+    constexpr int D = GEMM_STREAM_DEPTH;
+    pdl_entry();
+    const int e = blockIdx.z;
+    const int lo = ld_dep(offsets + e), hi = ld_dep(offsets + e + 1);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+    const int r0 = blockIdx.y * GEMM_STREAM_ROWS + warp * 16;
+    if (lo >= hi || r0 >= rows) return;
+    const long long mat = ids != nullptr ? ld_dep(ids + e) : e;
+    const int nb = (cols + 127) >> 7;
+    const int ra = r0 + g, rb = ra + 8;
+    // Rows past the matrix read its last row: their outputs (their own C
+    // rows of each MMA) are not stored.
+    const uint8_t* wa = W + mat * mstride + (long long)min(ra, rows - 1) * cols + 16 * tq;
+    const uint8_t* wb = W + mat * mstride + (long long)min(rb, rows - 1) * cols + 16 * tq;
+    const float* srow = S + mat * sstride + (long long)blockIdx.y * nb;
+    for (int i0 = lo; i0 < hi; i0 += NT * 8) {
+        const int nts = min(NT, (hi - i0 + 7) >> 3);
+        // The lane's X rows: its B rows (i0 + 8t + g) and its C columns'
+        // rows (i0 + 8t + 2tq, +1), past the group's end its last row.
+        uint32_t xp[NT], ia[NT], ib[NT];
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            const int i = min(i0 + 8 * t + g, hi - 1), ca = min(i0 + 8 * t + 2 * tq, hi - 1),
+                      cb = min(i0 + 8 * t + 2 * tq + 1, hi - 1);
+            const int xr = rowids != nullptr ? ld_dep(rowids + i) : i;
+            const int xa = rowids != nullptr ? ld_dep(rowids + ca) : ca;
+            const int xb = rowids != nullptr ? ld_dep(rowids + cb) : cb;
+            xp[t] = (uint32_t)xr * nb * GEMM_STREAM_BLOCK_BYTES + 16 * tq;
+            ia[t] = (uint32_t)xa * nb, ib[t] = (uint32_t)xb * nb;
+        }
+        float acc[NT][4];
+#pragma unroll
+        for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
+        uint4 w[D][4];
+#pragma unroll
+        for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
+        for (int s0 = 0; s0 < nb; s0 += D) {
+#pragma unroll
+            for (int d = 0; d < D; d++) {
+                const int s = s0 + d;
+                if (s >= nb) break;
+                // The step's scales first: their loads wait under the MMAs.
+                const float sv = __ldg(srow + s);
+                float fa[NT], fb[NT];
+#pragma unroll
+                for (int t = 0; t < NT; t++) {
+                    fa[t] = t < nts ? inv[ia[t] + s] : 0.f;
+                    fb[t] = t < nts ? inv[ib[t] + s] : 0.f;
+                }
+                float c[NT][4];
+#pragma unroll
+                for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
+#pragma unroll
+                for (int jj = 0; jj < 4; jj++) {
+                    // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
+                    const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
+                    uint32_t a0[4], a1[4];
+                    e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
+                    e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
+                    e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
+                    e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
+#pragma unroll
+                    for (int t = 0; t < NT; t++) {
+                        if (t < nts) {
+                            const uint8_t* px = parts + xp[t] + (uint32_t)s * GEMM_STREAM_BLOCK_BYTES + 64 * jj;
+                            const uint4 xh = *reinterpret_cast<const uint4*>(px);
+                            const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
+                            mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
+                            mma_f16(c[t], a1, xl.z, xl.w);
+                            mma_f16(c[t], a0, xh.x, xh.y);
+                            mma_f16(c[t], a1, xh.z, xh.w);
+                        }
+                    }
+                }
+                gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
+#pragma unroll
+                for (int t = 0; t < NT; t++) {
+                    // s first, 2^-f last: a tiny row's sum rounds into
+                    // float32's subnormals once, not through a subnormal s·2^-f.
+                    acc[t][0] = fmaf(c[t][0] * sv, fa[t], acc[t][0]);
+                    acc[t][1] = fmaf(c[t][1] * sv, fb[t], acc[t][1]);
+                    acc[t][2] = fmaf(c[t][2] * sv, fa[t], acc[t][2]);
+                    acc[t][3] = fmaf(c[t][3] * sv, fb[t], acc[t][3]);
+                }
+            }
+        }
+        // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                const int i = i0 + 8 * t + 2 * tq + q;
+                if (t < nts && i < hi) {
+                    if (ra < rows) Y[(long long)i * ystride + ra] = acc[t][q];
+                    if (rb < rows) Y[(long long)i * ystride + rb] = acc[t][2 + q];
+                }
+            }
+        }
+    }
+}
+
+// Instances gemm_stream_fp8_n{8·NT}: NT·8 pairs of a group a pass over its
+// W rows (engine/cuda gemm_stream_cuda.go picks by the pairs a group has).
+#define GEMM_STREAM(NT, BN)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##BN(                  \
+        float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
+        const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
+        const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
+        gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids); \
+    }
+GEMM_STREAM(1, 8)
+GEMM_STREAM(2, 16)
+GEMM_STREAM(3, 24)
+GEMM_STREAM(4, 32)
