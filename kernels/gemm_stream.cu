@@ -41,11 +41,13 @@
 // the same W rows (later passes from L2); a group without pairs exits.
 #include "common.cuh"
 #include "mma_f16.cuh"
+#include "cp_async.cuh"
 
 #define GEMM_STREAM_THREADS 256
 #define GEMM_STREAM_ROWS 128        // W rows of a block: 8 warps × 16
 #define GEMM_STREAM_BLOCK_BYTES 512 // one X row's 128-column block in parts: 2 × 128 FP16
 #define GEMM_STREAM_DEPTH 2         // W steps in flight a warp (each 2 KB a warp)
+#define GEMM_STREAM_CHUNK 8         // a chunk's steps × the pass's n-tiles: 32 KB of X parts a chunk
 #define GEMM_STREAM_PREP_THREADS 256
 
 // gemm_stream_piece is the 16-byte piece (of 16 in a part's 256 bytes) that
@@ -118,98 +120,137 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
     w[3] = v1 ? load_stream(reinterpret_cast<const uint4*>(wb + c + 64)) : z;
 }
 
-// gemm_stream_body: NT n-tiles (NT·8 pairs) a pass over the warp's W rows.
+// gemm_stream_body: NT n-tiles (R = NT·8 pairs) a pass over the warp's W
+// rows. A pass's X parts come through shared memory in chunks of CK steps
+// (R·CK·512 bytes, 32 KB; two buffers, cp.async, one barrier a chunk), with
+// the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
+// rows, so the 16-byte B loads of a quarter warp (two rows, four lane
+// quads) hit all 32 banks once. W never enters shared memory.
 template <int NT>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
                                                  const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {
-    constexpr int D = GEMM_STREAM_DEPTH;
+    constexpr int D = GEMM_STREAM_DEPTH, R = NT * 8, CK = GEMM_STREAM_CHUNK / NT;
+    constexpr int XB = R * CK * GEMM_STREAM_BLOCK_BYTES;  // one X buffer
+    static_assert(CK % D == 0, "a chunk's steps must cycle the W ring whole");
+    extern __shared__ __align__(16) uint8_t gemm_stream_dyn[];  // X [2][R][CK][512], then scales [2][R][CK]
+    __shared__ uint32_t xoff[R], ioff[R];                         // a pass row's parts bytes and scales
+    uint8_t* const xs = gemm_stream_dyn;
+    float* const is = reinterpret_cast<float*>(gemm_stream_dyn + 2 * XB);
     pdl_entry();
     const int e = blockIdx.z;
     const int lo = ld_dep(offsets + e), hi = ld_dep(offsets + e + 1);
+    if (lo >= hi) return;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
     const int r0 = blockIdx.y * GEMM_STREAM_ROWS + warp * 16;
-    if (lo >= hi || r0 >= rows) return;
+    const bool active = r0 < rows;  // a warp past the matrix still copies and meets the barriers
     const long long mat = ids != nullptr ? ld_dep(ids + e) : e;
-    const int nb = (cols + 127) >> 7;
+    const int nb = (cols + 127) >> 7, nq = (nb + CK - 1) / CK;
     const int ra = r0 + g, rb = ra + 8;
     // Rows past the matrix read its last row: their outputs (their own C
     // rows of each MMA) are not stored.
     const uint8_t* wa = W + mat * mstride + (long long)min(ra, rows - 1) * cols + 16 * tq;
     const uint8_t* wb = W + mat * mstride + (long long)min(rb, rows - 1) * cols + 16 * tq;
     const float* srow = S + mat * sstride + (long long)blockIdx.y * nb;
-    for (int i0 = lo; i0 < hi; i0 += NT * 8) {
+    const int swz = (g & 1) << 6;  // this lane's rows' half swap (8t + g: g's parity)
+    for (int i0 = lo; i0 < hi; i0 += R) {
         const int nts = min(NT, (hi - i0 + 7) >> 3);
-        // The lane's X rows: its B rows (i0 + 8t + g) and its C columns'
-        // rows (i0 + 8t + 2tq, +1), past the group's end its last row.
-        uint32_t xp[NT], ia[NT], ib[NT];
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            const int i = min(i0 + 8 * t + g, hi - 1), ca = min(i0 + 8 * t + 2 * tq, hi - 1),
-                      cb = min(i0 + 8 * t + 2 * tq + 1, hi - 1);
+        __syncthreads();  // the last pass is done with the row table and the buffers
+        if (threadIdx.x < R) {
+            const int i = min(i0 + (int)threadIdx.x, hi - 1);  // past the group's end its last row
             const int xr = rowids != nullptr ? ld_dep(rowids + i) : i;
-            const int xa = rowids != nullptr ? ld_dep(rowids + ca) : ca;
-            const int xb = rowids != nullptr ? ld_dep(rowids + cb) : cb;
-            xp[t] = (uint32_t)xr * nb * GEMM_STREAM_BLOCK_BYTES + 16 * tq;
-            ia[t] = (uint32_t)xa * nb, ib[t] = (uint32_t)xb * nb;
+            xoff[threadIdx.x] = (uint32_t)xr * nb * GEMM_STREAM_BLOCK_BYTES;
+            ioff[threadIdx.x] = (uint32_t)xr * nb;
         }
+        __syncthreads();
+        // copy: chunk q into buffer q & 1 (a group committed even past the
+        // last chunk, so that the waits count alike).
+        auto copy = [&](int q) {
+            if (q < nq) {
+                const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (q & 1) * XB);
+                for (int p = threadIdx.x; p < R * CK * 32; p += GEMM_STREAM_THREADS) {
+                    const int rr = p / (CK * 32), st = (p >> 5) % CK, pc = p & 31, s = q * CK + st;
+                    cp_async_sa<16>(xb + (rr * CK + st) * GEMM_STREAM_BLOCK_BYTES + ((pc * 16) ^ ((rr & 1) << 6)),
+                                    parts + xoff[rr] + (uint32_t)min(s, nb - 1) * GEMM_STREAM_BLOCK_BYTES + pc * 16,
+                                    s < nb);
+                }
+                if (threadIdx.x < R * CK) {
+                    const int rr = threadIdx.x / CK, s = q * CK + threadIdx.x % CK;
+                    cp_async_sa<4>((uint32_t)__cvta_generic_to_shared(is + (q & 1) * R * CK + threadIdx.x),
+                                   inv + ioff[rr] + min(s, nb - 1), s < nb);
+                }
+            }
+            cp_async_commit();
+        };
+        copy(0);
+        copy(1);
         float acc[NT][4];
 #pragma unroll
         for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
         uint4 w[D][4];
+        if (active) {
 #pragma unroll
-        for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
-        for (int s0 = 0; s0 < nb; s0 += D) {
+            for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
+        }
+        for (int q = 0; q < nq; q++) {
+            cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
+            __syncthreads();
+            if (active) {
+                const uint8_t* xb = xs + (q & 1) * XB;
+                const float* ib = is + (q & 1) * R * CK;
+#pragma unroll 1
+                for (int st0 = 0; st0 < CK; st0 += D) {
 #pragma unroll
-            for (int d = 0; d < D; d++) {
-                const int s = s0 + d;
-                if (s >= nb) break;
-                // The step's scales first: their loads wait under the MMAs.
-                const float sv = __ldg(srow + s);
-                float fa[NT], fb[NT];
+                  for (int d = 0; d < D; d++) {
+                    const int st = st0 + d, s = q * CK + st;
+                    if (s >= nb) break;
+                    const float sv = __ldg(srow + s);
+                    float c[NT][4];
 #pragma unroll
-                for (int t = 0; t < NT; t++) {
-                    fa[t] = t < nts ? inv[ia[t] + s] : 0.f;
-                    fb[t] = t < nts ? inv[ib[t] + s] : 0.f;
-                }
-                float c[NT][4];
+                    for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
 #pragma unroll
-                for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
+                    for (int jj = 0; jj < 4; jj++) {
+                        // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
+                        const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
+                        uint32_t a0[4], a1[4];
+                        e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
+                        e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
+                        e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
+                        e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
+                        const int off = (64 * jj + 16 * tq) ^ swz;
 #pragma unroll
-                for (int jj = 0; jj < 4; jj++) {
-                    // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
-                    const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
-                    uint32_t a0[4], a1[4];
-                    e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
-                    e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
-                    e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
-                    e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        if (t < nts) {
-                            const uint8_t* px = parts + xp[t] + (uint32_t)s * GEMM_STREAM_BLOCK_BYTES + 64 * jj;
-                            const uint4 xh = *reinterpret_cast<const uint4*>(px);
-                            const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
-                            mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
-                            mma_f16(c[t], a1, xl.z, xl.w);
-                            mma_f16(c[t], a0, xh.x, xh.y);
-                            mma_f16(c[t], a1, xh.z, xh.w);
+                        for (int t = 0; t < NT; t++) {
+                            if (t < nts) {
+                                const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
+                                const uint4 xh = *reinterpret_cast<const uint4*>(px);
+                                const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
+                                mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
+                                mma_f16(c[t], a1, xl.z, xl.w);
+                                mma_f16(c[t], a0, xh.x, xh.y);
+                                mma_f16(c[t], a1, xh.z, xh.w);
+                            }
                         }
                     }
-                }
-                gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
+                    gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
 #pragma unroll
-                for (int t = 0; t < NT; t++) {
-                    // s first, 2^-f last: a tiny row's sum rounds into
-                    // float32's subnormals once, not through a subnormal s·2^-f.
-                    acc[t][0] = fmaf(c[t][0] * sv, fa[t], acc[t][0]);
-                    acc[t][1] = fmaf(c[t][1] * sv, fb[t], acc[t][1]);
-                    acc[t][2] = fmaf(c[t][2] * sv, fa[t], acc[t][2]);
-                    acc[t][3] = fmaf(c[t][3] * sv, fb[t], acc[t][3]);
+                    for (int t = 0; t < NT; t++) {
+                        // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s
+                        // first, 2^-f last: a tiny row's sum rounds into
+                        // float32's subnormals once, not through s·2^-f.
+                        const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
+                        acc[t][0] = fmaf(c[t][0] * sv, fa, acc[t][0]);
+                        acc[t][1] = fmaf(c[t][1] * sv, fb, acc[t][1]);
+                        acc[t][2] = fmaf(c[t][2] * sv, fa, acc[t][2]);
+                        acc[t][3] = fmaf(c[t][3] * sv, fb, acc[t][3]);
+                    }
+                  }
                 }
             }
+            __syncthreads();  // every warp is done with buffer q & 1
+            copy(q + 2);
         }
+        if (!active) continue;
         // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
 #pragma unroll
         for (int t = 0; t < NT; t++) {
@@ -225,16 +266,20 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// Instances gemm_stream_fp8_n{8·NT}: NT·8 pairs of a group a pass over its
-// W rows (engine/cuda gemm_stream_cuda.go picks by the pairs a group has).
-#define GEMM_STREAM(NT, BN)                                                                                      \
-    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##BN(                  \
+// Instances gemm_stream_fp8_n{8·NT}[b3]: NT·8 pairs of a group a pass over
+// its W rows (engine/cuda gemm_stream.go picks by the pairs a group has),
+// two blocks an SM (b3: three).
+#define GEMM_STREAM(NT, BN, MINB)                                                                                \
+    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, MINB) gemm_stream_fp8_n##BN(               \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
         const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
         gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids); \
     }
-GEMM_STREAM(1, 8)
-GEMM_STREAM(2, 16)
-GEMM_STREAM(3, 24)
-GEMM_STREAM(4, 32)
+GEMM_STREAM(1, 8, 2)
+GEMM_STREAM(2, 16, 2)
+GEMM_STREAM(3, 24, 2)
+GEMM_STREAM(4, 32, 2)
+// Three blocks an SM (24 warps, ptxas held to 80 registers: a few spill).
+GEMM_STREAM(1, 8b3, 3)
+GEMM_STREAM(2, 16b3, 3)

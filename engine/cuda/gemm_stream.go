@@ -15,7 +15,8 @@ import (
 
 // GemmStreamEnv is the environment variable that turns the streamed experts
 // on or off: "on" (or empty: gemmStreamDefault), "off" gemm.cu's grouped
-// tiles, or 8, 16, 24, 32 an instance (pairs a pass) for every launch.
+// tiles, or an instance for every launch by its suffix (8, 16, 24, 32:
+// pairs a pass; 8b3, 16b3: three blocks an SM).
 const GemmStreamEnv = "PROSCENIUM_GPU_GEMM_STREAM"
 
 // gemmStreamDefault is the streamed experts' setting with the variable
@@ -25,19 +26,32 @@ const gemmStreamDefault = "on"
 // gemmStream is $PROSCENIUM_GPU_GEMM_STREAM.
 var gemmStream = os.Getenv(GemmStreamEnv)
 
-// gemmStreamInstances are the compiled instances by the pairs of a group
-// one pass over its W rows takes (kernel.GemmStreamFP8Kernels' order).
-var gemmStreamInstances = map[int]kernel.GemmStreamFP8Kernel{
-	8: kernel.GemmStreamFP8N8, 16: kernel.GemmStreamFP8N16, 24: kernel.GemmStreamFP8N24, 32: kernel.GemmStreamFP8N32,
+// gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
+var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
+	kernel.GemmStreamFP8N8: 1, kernel.GemmStreamFP8N16: 2, kernel.GemmStreamFP8N24: 3, kernel.GemmStreamFP8N32: 4,
+	kernel.GemmStreamFP8N8b3: 1, kernel.GemmStreamFP8N16b3: 2,
+}
+
+// gemmStreamPick are the instances the default rule picks from, fewest
+// pairs a pass first.
+var gemmStreamPick = []kernel.GemmStreamFP8Kernel{kernel.GemmStreamFP8N8, kernel.GemmStreamFP8N16,
+	kernel.GemmStreamFP8N24, kernel.GemmStreamFP8N32}
+
+// gemmStreamNamed is the instance a setting names by its suffix.
+func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
+	k := kernel.GemmStreamFP8Kernel("gemm_stream_fp8_n" + v)
+	if _, ok := gemmStreamNT[k]; !ok {
+		return "", false
+	}
+	return k, true
 }
 
 // GemmStreamSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM.
 func GemmStreamSetting(v string) error {
-	switch v {
-	case "", "on", "off", "8", "16", "24", "32":
+	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, off, 8, 16, 24 or 32", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8, 16, 24, 32, 8b3, 16b3", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)
@@ -57,20 +71,24 @@ func ChooseGemmStream(v string, pairs, groups int) (k kernel.GemmStreamFP8Kernel
 		return "", false
 	case "on":
 	default:
-		var n int
-		if _, err := fmt.Sscanf(v, "%d", &n); err == nil {
-			k, ok = gemmStreamInstances[n]
-		}
-		return k, ok
+		return gemmStreamNamed(v)
 	}
 	mean := float64(pairs) / float64(max(groups, 1))
 	want := mean + 1.5*math.Sqrt(mean)
-	for _, n := range []int{8, 16, 24, 32} {
-		if want <= float64(n) {
-			return gemmStreamInstances[n], true
+	for _, k := range gemmStreamPick {
+		if want <= float64(8*gemmStreamNT[k]) {
+			return k, true
 		}
 	}
-	return gemmStreamInstances[32], true
+	return gemmStreamPick[len(gemmStreamPick)-1], true
+}
+
+// GemmStreamShared is the dynamic shared memory of a block of instance k:
+// two buffers of a chunk's X parts and scales (kernels/gemm_stream.cu
+// gemm_stream_body: R = 8·NT rows, GEMM_STREAM_CHUNK / NT steps a chunk).
+func GemmStreamShared(k kernel.GemmStreamFP8Kernel) int {
+	nt := gemmStreamNT[k]
+	return 2 * 8 * nt * (kernel.GemmStreamChunk / nt) * (kernel.GemmStreamBlockBytes + 4)
 }
 
 // GemmStreamScratchBytes is the scratch the streamed experts take for xrows
