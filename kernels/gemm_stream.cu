@@ -15,8 +15,7 @@
 // the experts read their 32 GB at 1.1–2.5 TB/s. Here each warp owns 16 W
 // rows and streams them from memory into registers with 16-byte loads,
 // GEMM_STREAM_DEPTH steps ahead, no shared memory and no barriers: the
-// only thing a warp waits on is its own loads, which L2 prefetches of the
-// steps after them keep short.
+// only thing a warp waits on is its own loads.
 //
 // The order of a step's columns is free (the sum does not depend on it), so
 // a lane's 16-byte W loads are its A fragments: lane (g, tq) loads bytes
@@ -121,19 +120,8 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
     w[3] = v1 ? load_stream(reinterpret_cast<const uint4*>(wb + c + 64)) : z;
 }
 
-// gemm_stream_prefetch asks L2 for step s of the lane's rows (the lanes of
-// quad 0: one 128-byte line a row and step), no registers held: the W
-// bytes in flight are no longer bounded by the registers of the ring.
-__device__ __forceinline__ void gemm_stream_prefetch(const uint8_t* wa, const uint8_t* wb, int s, int nb, int tq) {
-    if (tq == 0 && s < nb) {
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(wa + s * 128));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(wb + s * 128));
-    }
-}
-
 // gemm_stream_body: NT n-tiles (R = NT·8 pairs) a pass over the warp's W
-// rows, each warp's W steps pf beyond those in its registers prefetched
-// into L2 (gemm_stream_prefetch). A pass's X parts come through shared memory in chunks of CK steps
+// rows. A pass's X parts come through shared memory in chunks of CK steps
 // (R·CK·512 bytes, 32 KB; two buffers, cp.async, one barrier a chunk), with
 // the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
 // rows, so the 16-byte B loads of a quarter warp (two rows, four lane
@@ -142,8 +130,7 @@ template <int NT>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
-                                                 const int32_t* offsets, const int32_t* ids, const int32_t* rowids,
-                                                 int pf) {
+                                                 const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {
     constexpr int D = GEMM_STREAM_DEPTH, R = NT * 8, CK = GEMM_STREAM_CHUNK / NT;
     constexpr int XB = R * CK * GEMM_STREAM_BLOCK_BYTES;  // one X buffer
     static_assert(CK % D == 0, "a chunk's steps must cycle the W ring whole");
@@ -205,7 +192,6 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
         if (active) {
 #pragma unroll
             for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
-            for (int f = D; f < D + pf; f++) gemm_stream_prefetch(wa, wb, f, nb, tq);
         }
         for (int q = 0; q < nq; q++) {
             cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
@@ -247,7 +233,6 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                         }
                     }
                     gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
-                    if (pf > 0) gemm_stream_prefetch(wa, wb, s + D + pf, nb, tq);
 #pragma unroll
                     for (int t = 0; t < NT; t++) {
                         // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s
@@ -288,8 +273,8 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, MINB) gemm_stream_fp8_n##BN(               \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
-        const int32_t* offsets, const int32_t* ids, const int32_t* rowids, int pf) {                             \
-        gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids, pf); \
+        const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
+        gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids); \
     }
 GEMM_STREAM(1, 8, 2)
 GEMM_STREAM(2, 16, 2)

@@ -186,7 +186,7 @@ func TestGemmF16Range(t *testing.T) {
 	for _, k := range kernel.GemmStreamFP8Kernels {
 		g := Gemm{N: n, Rows: rows, Cols: cols, Groups: 1, Offsets: offsets, Mats: 1, MaxGroupRows: n}
 		runs = append(runs, runner{fmt.Sprintf("range %s:", k), func(y *Block) error {
-			return dev.Run(func(q *Queue) error { return q.GemmStreamFP8(k, gemmStreamPrefetchDefault, g, Whole(y), Whole(W), Whole(S), Whole(xb), scratch) })
+			return dev.Run(func(q *Queue) error { return q.GemmStreamFP8(k, g, Whole(y), Whole(W), Whole(S), Whole(xb), scratch) })
 		}})
 	}
 	for _, rn := range runs {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -26,31 +25,6 @@ const gemmStreamDefault = "on"
 
 // gemmStream is $PROSCENIUM_GPU_GEMM_STREAM.
 var gemmStream = os.Getenv(GemmStreamEnv)
-
-// GemmStreamPrefetchEnv sets how many W steps (128 columns) beyond those
-// in its registers each warp prefetches into L2 (0 … 16; empty:
-// gemmStreamPrefetchDefault).
-const GemmStreamPrefetchEnv = "PROSCENIUM_GPU_GEMM_STREAM_PF"
-
-// gemmStreamPrefetchDefault is the prefetch distance with the variable
-// unset.
-const gemmStreamPrefetchDefault = 4
-
-// gemmStreamPrefetch is $PROSCENIUM_GPU_GEMM_STREAM_PF.
-var gemmStreamPrefetch = os.Getenv(GemmStreamPrefetchEnv)
-
-// GemmStreamPrefetch is the prefetch distance setting v gives ("" the
-// default), or an error naming the variable.
-func GemmStreamPrefetch(v string) (int, error) {
-	if v == "" {
-		return gemmStreamPrefetchDefault, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 16 {
-		return 0, fmt.Errorf("cuda: %s=%q: want a whole number of steps from 0 to 16", GemmStreamPrefetchEnv, v)
-	}
-	return n, nil
-}
 
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{

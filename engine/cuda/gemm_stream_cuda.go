@@ -43,19 +43,14 @@ func (q *Queue) GemmFP8Grouped(g Gemm, y, W, S, x, scratch Tensor, scratchBytes 
 	if !ok {
 		return q.GemmFP8(g, y, W, S, x)
 	}
-	pf, err := GemmStreamPrefetch(gemmStreamPrefetch)
-	if err != nil {
-		return err
-	}
-	return q.GemmStreamFP8(k, pf, g, y, W, S, x, scratch)
+	return q.GemmStreamFP8(k, g, y, W, S, x, scratch)
 }
 
-// GemmStreamFP8 runs grouped GEMM g of E4M3 weights by streamed instance k,
-// its warps prefetching pf W steps ahead into L2:
+// GemmStreamFP8 runs grouped GEMM g of E4M3 weights by streamed instance k:
 // gemm_stream_prep writes X's parts into scratch (GemmStreamScratchBytes),
 // then k multiplies them. Fast numerics (the tests run it under either
 // policy's device: it has one).
-func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, pf int, g Gemm, y, W, S, x, scratch Tensor) error {
+func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, scratch Tensor) error {
 	if err := g.check("fp8", 1, y, W, x); err != nil {
 		return err
 	}
@@ -89,5 +84,5 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, pf int, g Gemm, y, W
 	}
 	grid := [3]int{1, (g.Rows + kernel.GemmStreamRows - 1) / kernel.GemmStreamRows, g.Groups}
 	return kernel.GemmStreamFP8(sharedLauncher{q.Queue, GemmStreamShared(k)}, k, grid, kernel.GemmStreamThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(parts), tPtr(inv),
-		int64(g.Rows)*int64(g.Cols), int64(ns), g.Rows, g.Cols, g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds), pf)
+		int64(g.Rows)*int64(g.Cols), int64(ns), g.Rows, g.Cols, g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }

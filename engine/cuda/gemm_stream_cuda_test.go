@@ -64,7 +64,7 @@ func TestGemmStreamFP8(t *testing.T) {
 			for _, k := range kernel.GemmStreamFP8Kernels {
 				y := poisoned(t, g.N*c.rows)
 				if err := dev.Run(func(q *Queue) error {
-					return q.GemmStreamFP8(k, gemmStreamPrefetchDefault, g, Whole(y), Whole(W), Whole(S), Whole(xb), scratch)
+					return q.GemmStreamFP8(k, g, Whole(y), Whole(W), Whole(S), Whole(xb), scratch)
 				}); err != nil {
 					t.Fatal(err)
 				}
@@ -91,7 +91,7 @@ func TestGemmStreamRefusals(t *testing.T) {
 	} {
 		scratch := Whole(alloc(t, c.scratch))
 		err := dev.Run(func(q *Queue) error {
-			return q.GemmStreamFP8(kernel.GemmStreamFP8N8, 0, c.g, y, W, S, x, scratch)
+			return q.GemmStreamFP8(kernel.GemmStreamFP8N8, c.g, y, W, S, x, scratch)
 		})
 		if err == nil {
 			t.Errorf("%s: no error", c.name)
@@ -101,9 +101,6 @@ func TestGemmStreamRefusals(t *testing.T) {
 	}
 }
 
-// gemmStreamPrefetches are the prefetch distances TestGemmStreamSpeed times.
-var gemmStreamPrefetches = []int{0, 2, 4, 8}
-
 // TestGemmStreamSpeed times one full-geometry layer's routed experts
 // (top 8 of 256, FP8: gate·up 2048 → 1024 through row ids, down 512 → 2048
 // contiguous) for a 60-, 300- and 700-row pass, on the grouped tile the
@@ -112,8 +109,7 @@ var gemmStreamPrefetches = []int{0, 2, 4, 8}
 // pick marked "*" (skipped unless PROSCENIUM_GEMM_SPEED is set). Each
 // figure is the median over batches of launches between two events; TB/s
 // counts the weights of the experts the routing uses, read once.
-// docs/PERF.md "stream14". The pick also runs at each prefetch distance of
-// gemmStreamPrefetches.
+// docs/PERF.md "stream14".
 func TestGemmStreamSpeed(t *testing.T) {
 	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
 		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the streamed experts")
@@ -168,7 +164,7 @@ func TestGemmStreamSpeed(t *testing.T) {
 				c.what, n, used, most, tile, ms, float64(wbytes)/(ms*1e9))
 			for _, k := range kernel.GemmStreamFP8Kernels {
 				sms := median(t, batches, perBatch, func(q *Queue) error {
-					return q.GemmStreamFP8(k, gemmStreamPrefetchDefault, c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x), scratch)
+					return q.GemmStreamFP8(k, c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x), scratch)
 				})
 				layer[string(k)] += sms
 				mark := ""
@@ -178,24 +174,8 @@ func TestGemmStreamSpeed(t *testing.T) {
 				line += fmt.Sprintf(", %s %.4f (%.2f TB/s, %.2f×)%s", k, sms, float64(wbytes)/(sms*1e9), ms/sms, mark)
 			}
 			t.Log(line)
-			// The pick at each prefetch distance (W steps ahead into L2).
-			line = fmt.Sprintf("stream14 prefetch %s n=%d: %s", c.what, n, pick)
-			for _, pf := range gemmStreamPrefetches {
-				sms := median(t, batches, perBatch, func(q *Queue) error {
-					return q.GemmStreamFP8(pick, pf, c.g, Whole(y), Whole(c.W), Whole(c.S), Whole(x), scratch)
-				})
-				layer[fmt.Sprint("pf", pf)] += sms
-				line += fmt.Sprintf(", pf %d %.4f (%.2f TB/s, %.2f×)", pf, sms, float64(wbytes)/(sms*1e9), ms/sms)
-			}
-			t.Log(line)
 		}
-		line := fmt.Sprintf("stream14 layer prefetch n=%d: tile %.4f ms", n, layer["tile"])
-		for _, pf := range gemmStreamPrefetches {
-			v := layer[fmt.Sprint("pf", pf)]
-			line += fmt.Sprintf(", %s pf %d %.4f (%.2f TB/s, %.2f×)", pick, pf, v, float64(layerBytes)/(v*1e9), layer["tile"]/v)
-		}
-		t.Log(line)
-		line = fmt.Sprintf("stream14 layer n=%d: tile %.4f ms (%.2f TB/s)", n, layer["tile"], float64(layerBytes)/(layer["tile"]*1e9))
+		line := fmt.Sprintf("stream14 layer n=%d: tile %.4f ms (%.2f TB/s)", n, layer["tile"], float64(layerBytes)/(layer["tile"]*1e9))
 		for _, k := range kernel.GemmStreamFP8Kernels {
 			mark := ""
 			if k == pick {

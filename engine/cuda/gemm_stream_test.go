@@ -129,16 +129,3 @@ func TestGemmStreamShared(t *testing.T) {
 		}
 	}
 }
-
-func TestGemmStreamPrefetch(t *testing.T) {
-	for v, want := range map[string]int{"": gemmStreamPrefetchDefault, "0": 0, "8": 8, "16": 16} {
-		if got, err := GemmStreamPrefetch(v); err != nil || got != want {
-			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
-		}
-	}
-	for _, v := range []string{"-1", "17", "four", "2.5"} {
-		if _, err := GemmStreamPrefetch(v); err == nil || !strings.Contains(err.Error(), GemmStreamPrefetchEnv) {
-			t.Errorf("%q: error %v, want one naming %s", v, err, GemmStreamPrefetchEnv)
-		}
-	}
-}

@@ -39,9 +39,9 @@ var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
-//	gemm_stream_fp8_*(float* Y, uint8_t* W, float* S, uint8_t* parts, float* inv, long long mstride, long long sstride, int rows, int cols, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids, int pf)
+//	gemm_stream_fp8_*(float* Y, uint8_t* W, float* S, uint8_t* parts, float* inv, long long mstride, long long sstride, int rows, int cols, int ystride, int32_t* offsets, int32_t* ids, int32_t* rowids)
 //
 // on q with grid blocks of block threads.
-func GemmStreamFP8(q Launcher, k GemmStreamFP8Kernel, grid [3]int, block int, y, w, s, parts, inv Ptr, mstride, sstride int64, rows, cols, ystride int, offsets, ids, rowids Ptr, pf int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(parts), uint64(inv), uint64(mstride), uint64(sstride), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids), uint64(uint32(int32(pf))))
+func GemmStreamFP8(q Launcher, k GemmStreamFP8Kernel, grid [3]int, block int, y, w, s, parts, inv Ptr, mstride, sstride int64, rows, cols, ystride int, offsets, ids, rowids Ptr) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(parts), uint64(inv), uint64(mstride), uint64(sstride), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ystride))), uint64(offsets), uint64(ids), uint64(rowids))
 }
