@@ -14,9 +14,8 @@
 // idle between barriers (gemm32's profile: half the cycles of a stage), so
 // the experts read their 32 GB at 1.1–2.5 TB/s. Here each warp owns 16 W
 // rows and streams them from memory into registers with 16-byte loads,
-// two to four steps ahead (the instance's D); W never enters shared memory,
-// and a warp waits on its own W loads only. (Warps reading X through L1
-// instead of shared memory, session 14's run 1, stalled on its misses.)
+// GEMM_STREAM_DEPTH steps ahead, no shared memory and no barriers: the
+// only thing a warp waits on is its own loads.
 //
 // The order of a step's columns is free (the sum does not depend on it), so
 // a lane's 16-byte W loads are its A fragments: lane (g, tq) loads bytes
@@ -27,8 +26,8 @@
 // X, which gemm_stream_prep has laid out for it: each X row and 128-column
 // block as two FP16 parts (hi, lo; 256 bytes each) whose 16-byte piece
 // 4jj + tq holds, in order, columns base(2jj) … +3 and base(2jj+1) … +3 of
-// lane tq: one 16-byte load gives B registers of two MMAs, from the block's
-// shared copy of the pass's X (gemm_stream_body); W bypasses L1.
+// lane tq: one 16-byte load gives B registers of two MMAs. Eight warps of a
+// block read the same X pieces (L1 hits after the first); W bypasses L1.
 //
 // Numerics (fast): every E4M3 weight is exact in FP16; each x enters as two
 // FP16 parts of x·2^f, f a power of two per X row and 128-column block
@@ -38,9 +37,8 @@
 // as f16p34's FP16 parts (docs/MODEL.md "Numerics policy").
 //
 // Grid: (1, ⌈rows/128⌉, groups); block GEMM_STREAM_THREADS (8 warps: 128 W
-// rows, one FP8 scale block's rows), GemmStreamShared bytes of dynamic
-// shared memory. A group's pairs run NT·8 at a time over the same W rows
-// (later passes from L2); a group without pairs exits.
+// rows, one FP8 scale block's rows). A group's pairs run NT·8 at a time over
+// the same W rows (later passes from L2); a group without pairs exits.
 #include "common.cuh"
 #include "mma_f16.cuh"
 #include "cp_async.cuh"
@@ -48,6 +46,7 @@
 #define GEMM_STREAM_THREADS 256
 #define GEMM_STREAM_ROWS 128        // W rows of a block: 8 warps × 16
 #define GEMM_STREAM_BLOCK_BYTES 512 // one X row's 128-column block in parts: 2 × 128 FP16
+#define GEMM_STREAM_DEPTH 2         // W steps in flight a warp (each 2 KB a warp)
 #define GEMM_STREAM_CHUNK 8         // a chunk's steps × the pass's n-tiles: 32 KB of X parts a chunk
 #define GEMM_STREAM_PREP_THREADS 256
 
@@ -127,13 +126,14 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
 // the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
 // rows, so the 16-byte B loads of a quarter warp (two rows, four lane
 // quads) hit all 32 banks once. W never enters shared memory.
-template <int NT, int D>
+template <int NT>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
                                                  const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {
-    constexpr int R = NT * 8, CK = GEMM_STREAM_CHUNK / NT;
+    constexpr int D = GEMM_STREAM_DEPTH, R = NT * 8, CK = GEMM_STREAM_CHUNK / NT;
     constexpr int XB = R * CK * GEMM_STREAM_BLOCK_BYTES;  // one X buffer
+    static_assert(CK % D == 0, "a chunk's steps must cycle the W ring whole");
     extern __shared__ __align__(16) uint8_t gemm_stream_dyn[];  // X [2][R][CK][512], then scales [2][R][CK]
     __shared__ uint32_t xoff[R], ioff[R];                         // a pass row's parts bytes and scales
     uint8_t* const xs = gemm_stream_dyn;
@@ -165,8 +165,7 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
         }
         __syncthreads();
         // copy: chunk q into buffer q & 1 (a group committed even past the
-        // last chunk, so that the waits count alike). Chunk q + 1 is copied
-        // once chunk q starts, behind a barrier (its buffer held q − 1).
+        // last chunk, so that the waits count alike).
         auto copy = [&](int q) {
             if (q < nq) {
                 const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (q & 1) * XB);
@@ -194,66 +193,62 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
 #pragma unroll
             for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
         }
-        // Steps D at a time (the ring's slot d static); a chunk starts
-        // behind two barriers: the last chunk's readers are done before its
-        // buffer takes chunk q + 1, and chunk q is in before anyone reads it.
-        for (int s0 = 0; s0 < nb; s0 += D) {
-#pragma unroll
-            for (int d = 0; d < D; d++) {
-                const int s = s0 + d;
-                if (s >= nb) break;
-                const int q = s / CK, st = s - q * CK;
-                if (st == 0) {
-                    if (q > 0) {
-                        __syncthreads();
-                        copy(q + 1);
-                    }
-                    cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
-                    __syncthreads();
-                }
-                if (!active) continue;
+        for (int q = 0; q < nq; q++) {
+            cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
+            __syncthreads();
+            if (active) {
                 const uint8_t* xb = xs + (q & 1) * XB;
                 const float* ib = is + (q & 1) * R * CK;
-                const float sv = __ldg(srow + s);
-                float c[NT][4];
+#pragma unroll 1
+                for (int st0 = 0; st0 < CK; st0 += D) {
 #pragma unroll
-                for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
+                  for (int d = 0; d < D; d++) {
+                    const int st = st0 + d, s = q * CK + st;
+                    if (s >= nb) break;
+                    const float sv = __ldg(srow + s);
+                    float c[NT][4];
 #pragma unroll
-                for (int jj = 0; jj < 4; jj++) {
-                    // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
-                    const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
-                    uint32_t a0[4], a1[4];
-                    e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
-                    e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
-                    e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
-                    e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
-                    const int off = (64 * jj + 16 * tq) ^ swz;
+                    for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
 #pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        if (t < nts) {
-                            const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
-                            const uint4 xh = *reinterpret_cast<const uint4*>(px);
-                            const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
-                            mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
-                            mma_f16(c[t], a1, xl.z, xl.w);
-                            mma_f16(c[t], a0, xh.x, xh.y);
-                            mma_f16(c[t], a1, xh.z, xh.w);
+                    for (int jj = 0; jj < 4; jj++) {
+                        // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
+                        const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
+                        uint32_t a0[4], a1[4];
+                        e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
+                        e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
+                        e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
+                        e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
+                        const int off = (64 * jj + 16 * tq) ^ swz;
+#pragma unroll
+                        for (int t = 0; t < NT; t++) {
+                            if (t < nts) {
+                                const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
+                                const uint4 xh = *reinterpret_cast<const uint4*>(px);
+                                const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
+                                mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
+                                mma_f16(c[t], a1, xl.z, xl.w);
+                                mma_f16(c[t], a0, xh.x, xh.y);
+                                mma_f16(c[t], a1, xh.z, xh.w);
+                            }
                         }
                     }
-                }
-                gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
+                    gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
 #pragma unroll
-                for (int t = 0; t < NT; t++) {
-                    // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s
-                    // first, 2^-f last: a tiny row's sum rounds into
-                    // float32's subnormals once, not through s·2^-f.
-                    const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
-                    acc[t][0] = fmaf(c[t][0] * sv, fa, acc[t][0]);
-                    acc[t][1] = fmaf(c[t][1] * sv, fb, acc[t][1]);
-                    acc[t][2] = fmaf(c[t][2] * sv, fa, acc[t][2]);
-                    acc[t][3] = fmaf(c[t][3] * sv, fb, acc[t][3]);
+                    for (int t = 0; t < NT; t++) {
+                        // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s
+                        // first, 2^-f last: a tiny row's sum rounds into
+                        // float32's subnormals once, not through s·2^-f.
+                        const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
+                        acc[t][0] = fmaf(c[t][0] * sv, fa, acc[t][0]);
+                        acc[t][1] = fmaf(c[t][1] * sv, fb, acc[t][1]);
+                        acc[t][2] = fmaf(c[t][2] * sv, fa, acc[t][2]);
+                        acc[t][3] = fmaf(c[t][3] * sv, fb, acc[t][3]);
+                    }
+                  }
                 }
             }
+            __syncthreads();  // every warp is done with buffer q & 1
+            copy(q + 2);
         }
         if (!active) continue;
         // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
@@ -271,24 +266,20 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// Instances gemm_stream_fp8_n{8·NT}[d3]: NT·8 pairs of a group a pass over
+// Instances gemm_stream_fp8_n{8·NT}[b3]: NT·8 pairs of a group a pass over
 // its W rows (engine/cuda gemm_stream.go picks by the pairs a group has),
-// two W steps in each warp's register ring (d3, d4: three, four), two blocks
-// an SM.
-#define GEMM_STREAM(NT, D, SUF)                                                                                  \
-    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
+// two blocks an SM (b3: three).
+#define GEMM_STREAM(NT, BN, MINB)                                                                                \
+    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, MINB) gemm_stream_fp8_n##BN(               \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
         const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
-        gemm_stream_body<NT, D>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,       \
-                                rowids);                                                                         \
+        gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids); \
     }
-GEMM_STREAM(1, 2, 8)
-GEMM_STREAM(2, 2, 16)
-GEMM_STREAM(3, 2, 24)
-GEMM_STREAM(4, 2, 32)
-GEMM_STREAM(1, 3, 8d3)
-GEMM_STREAM(2, 3, 16d3)
-GEMM_STREAM(3, 3, 24d3)
-GEMM_STREAM(1, 4, 8d4)
-GEMM_STREAM(2, 4, 16d4)
+GEMM_STREAM(1, 8, 2)
+GEMM_STREAM(2, 16, 2)
+GEMM_STREAM(3, 24, 2)
+GEMM_STREAM(4, 32, 2)
+// Three blocks an SM (24 warps, ptxas held to 80 registers: a few spill).
+GEMM_STREAM(1, 8b3, 3)
+GEMM_STREAM(2, 16b3, 3)

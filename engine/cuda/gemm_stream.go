@@ -15,9 +15,8 @@ import (
 
 // GemmStreamEnv is the environment variable that turns the streamed experts
 // on or off: "on" (or empty: gemmStreamDefault), "off" gemm.cu's grouped
-// tiles, d3 or d4 the instances with three or four W steps in each warp's
-// registers (gemmStreamFamilies), or an instance for every launch by its
-// suffix (8, 16, 24, 32: pairs a pass; 8d3 …: the deeper rings).
+// tiles, or an instance for every launch by its suffix (8, 16, 24, 32:
+// pairs a pass; 8b3, 16b3: three blocks an SM).
 const GemmStreamEnv = "PROSCENIUM_GPU_GEMM_STREAM"
 
 // gemmStreamDefault is the streamed experts' setting with the variable
@@ -30,18 +29,13 @@ var gemmStream = os.Getenv(GemmStreamEnv)
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
 	kernel.GemmStreamFP8N8: 1, kernel.GemmStreamFP8N16: 2, kernel.GemmStreamFP8N24: 3, kernel.GemmStreamFP8N32: 4,
-	kernel.GemmStreamFP8N8d3: 1, kernel.GemmStreamFP8N16d3: 2, kernel.GemmStreamFP8N24d3: 3,
-	kernel.GemmStreamFP8N8d4: 1, kernel.GemmStreamFP8N16d4: 2,
+	kernel.GemmStreamFP8N8b3: 1, kernel.GemmStreamFP8N16b3: 2,
 }
 
-// gemmStreamFamilies are the instances each rule picks from, fewest pairs a
-// pass first: "on" (two W steps in each warp's registers), "d3" (three where
-// compiled), "d4" (four where compiled).
-var gemmStreamFamilies = map[string][]kernel.GemmStreamFP8Kernel{
-	"on": {kernel.GemmStreamFP8N8, kernel.GemmStreamFP8N16, kernel.GemmStreamFP8N24, kernel.GemmStreamFP8N32},
-	"d3": {kernel.GemmStreamFP8N8d3, kernel.GemmStreamFP8N16d3, kernel.GemmStreamFP8N24d3, kernel.GemmStreamFP8N32},
-	"d4": {kernel.GemmStreamFP8N8d4, kernel.GemmStreamFP8N16d4, kernel.GemmStreamFP8N24d3, kernel.GemmStreamFP8N32},
-}
+// gemmStreamPick are the instances the default rule picks from, fewest
+// pairs a pass first.
+var gemmStreamPick = []kernel.GemmStreamFP8Kernel{kernel.GemmStreamFP8N8, kernel.GemmStreamFP8N16,
+	kernel.GemmStreamFP8N24, kernel.GemmStreamFP8N32}
 
 // gemmStreamNamed is the instance a setting names by its suffix.
 func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
@@ -54,10 +48,10 @@ func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
 
 // GemmStreamSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM.
 func GemmStreamSetting(v string) error {
-	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "off" || gemmStreamFamilies[v] != nil {
+	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, d3, d4, off, or an instance: 8, 16, 24, 32, 8d3, 16d3, 24d3, 8d4, 16d4", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8, 16, 24, 32, 8b3, 16b3", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)
@@ -72,21 +66,21 @@ func ChooseGemmStream(v string, pairs, groups int) (k kernel.GemmStreamFP8Kernel
 	if v == "" {
 		v = gemmStreamDefault
 	}
-	if v == "off" {
+	switch v {
+	case "off":
 		return "", false
-	}
-	family, ok := gemmStreamFamilies[v]
-	if !ok {
+	case "on":
+	default:
 		return gemmStreamNamed(v)
 	}
 	mean := float64(pairs) / float64(max(groups, 1))
 	want := mean + 1.5*math.Sqrt(mean)
-	for _, k := range family {
+	for _, k := range gemmStreamPick {
 		if want <= float64(8*gemmStreamNT[k]) {
 			return k, true
 		}
 	}
-	return family[len(family)-1], true
+	return gemmStreamPick[len(gemmStreamPick)-1], true
 }
 
 // GemmStreamShared is the dynamic shared memory of a block of instance k:

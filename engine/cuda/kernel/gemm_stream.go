@@ -7,6 +7,7 @@ const (
 	GemmStreamThreads     = 256 // GEMM_STREAM_THREADS
 	GemmStreamRows        = 128 // GEMM_STREAM_ROWS
 	GemmStreamBlockBytes  = 512 // GEMM_STREAM_BLOCK_BYTES
+	GemmStreamDepth       = 2   // GEMM_STREAM_DEPTH
 	GemmStreamChunk       = 8   // GEMM_STREAM_CHUNK
 	GemmStreamPrepThreads = 256 // GEMM_STREAM_PREP_THREADS
 )
@@ -29,15 +30,12 @@ const (
 	GemmStreamFP8N16   GemmStreamFP8Kernel = "gemm_stream_fp8_n16"
 	GemmStreamFP8N24   GemmStreamFP8Kernel = "gemm_stream_fp8_n24"
 	GemmStreamFP8N32   GemmStreamFP8Kernel = "gemm_stream_fp8_n32"
-	GemmStreamFP8N8d3  GemmStreamFP8Kernel = "gemm_stream_fp8_n8d3"
-	GemmStreamFP8N16d3 GemmStreamFP8Kernel = "gemm_stream_fp8_n16d3"
-	GemmStreamFP8N24d3 GemmStreamFP8Kernel = "gemm_stream_fp8_n24d3"
-	GemmStreamFP8N8d4  GemmStreamFP8Kernel = "gemm_stream_fp8_n8d4"
-	GemmStreamFP8N16d4 GemmStreamFP8Kernel = "gemm_stream_fp8_n16d4"
+	GemmStreamFP8N8b3  GemmStreamFP8Kernel = "gemm_stream_fp8_n8b3"
+	GemmStreamFP8N16b3 GemmStreamFP8Kernel = "gemm_stream_fp8_n16b3"
 )
 
 // GemmStreamFP8Kernels lists the gemm_stream_fp8 instances in source order.
-var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N16, GemmStreamFP8N24, GemmStreamFP8N32, GemmStreamFP8N8d3, GemmStreamFP8N16d3, GemmStreamFP8N24d3, GemmStreamFP8N8d4, GemmStreamFP8N16d4}
+var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N16, GemmStreamFP8N24, GemmStreamFP8N32, GemmStreamFP8N8b3, GemmStreamFP8N16b3}
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
