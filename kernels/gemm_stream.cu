@@ -14,8 +14,10 @@
 // idle between barriers (gemm32's profile: half the cycles of a stage), so
 // the experts read their 32 GB at 1.1–2.5 TB/s. Here each warp owns 16 W
 // rows and streams them from memory into registers with 16-byte loads,
-// GEMM_STREAM_DEPTH steps ahead, no shared memory and no barriers: the
-// only thing a warp waits on is its own loads.
+// GEMM_STREAM_DEPTH steps ahead; W never enters shared memory, so a warp
+// waits on its own W loads only. X comes through shared memory a chunk at a
+// time (gemm_stream_body; warps reading it through L1 instead, session 14's
+// run 1, stalled on its misses).
 //
 // The order of a step's columns is free (the sum does not depend on it), so
 // a lane's 16-byte W loads are its A fragments: lane (g, tq) loads bytes
@@ -26,8 +28,8 @@
 // X, which gemm_stream_prep has laid out for it: each X row and 128-column
 // block as two FP16 parts (hi, lo; 256 bytes each) whose 16-byte piece
 // 4jj + tq holds, in order, columns base(2jj) … +3 and base(2jj+1) … +3 of
-// lane tq: one 16-byte load gives B registers of two MMAs. Eight warps of a
-// block read the same X pieces (L1 hits after the first); W bypasses L1.
+// lane tq: one 16-byte load gives B registers of two MMAs, from the block's
+// shared copy of the pass's X; W bypasses L1.
 //
 // Numerics (fast): every E4M3 weight is exact in FP16; each x enters as two
 // FP16 parts of x·2^f, f a power of two per X row and 128-column block
@@ -37,8 +39,9 @@
 // as f16p34's FP16 parts (docs/MODEL.md "Numerics policy").
 //
 // Grid: (1, ⌈rows/128⌉, groups); block GEMM_STREAM_THREADS (8 warps: 128 W
-// rows, one FP8 scale block's rows). A group's pairs run NT·8 at a time over
-// the same W rows (later passes from L2); a group without pairs exits.
+// rows, one FP8 scale block's rows), GemmStreamShared bytes of dynamic
+// shared memory. A group's pairs run NT·8 at a time over the same W rows
+// (later passes from L2); a group without pairs exits.
 #include "common.cuh"
 #include "mma_f16.cuh"
 #include "cp_async.cuh"
@@ -266,9 +269,10 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// Instances gemm_stream_fp8_n{8·NT}[b3]: NT·8 pairs of a group a pass over
-// its W rows (engine/cuda gemm_stream.go picks by the pairs a group has),
-// two blocks an SM (b3: three).
+// Instances gemm_stream_fp8_n{8·NT}: NT·8 pairs of a group a pass over its W
+// rows (engine/cuda gemm_stream.go picks by the pairs a group has), two
+// blocks an SM. (Three blocks an SM, ptxas held to 80 registers, were
+// slower: docs/PERF.md "stream14".)
 #define GEMM_STREAM(NT, BN, MINB)                                                                                \
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, MINB) gemm_stream_fp8_n##BN(               \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
@@ -280,6 +284,3 @@ GEMM_STREAM(1, 8, 2)
 GEMM_STREAM(2, 16, 2)
 GEMM_STREAM(3, 24, 2)
 GEMM_STREAM(4, 32, 2)
-// Three blocks an SM (24 warps, ptxas held to 80 registers: a few spill).
-GEMM_STREAM(1, 8b3, 3)
-GEMM_STREAM(2, 16b3, 3)

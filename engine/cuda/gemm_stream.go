@@ -10,13 +10,14 @@ import (
 
 // The streamed grouped experts (kernels/gemm_stream.cu, docs/PERF.md
 // "stream14"): a fast prefill pass's routed FP8 experts with each warp's W
-// rows loaded from memory straight into its MMA registers, no shared-memory
-// ring and no barriers, instead of gemm.cu's grouped tiles.
+// rows loaded from memory straight into its MMA registers (no shared-memory
+// ring for W; X a chunk at a time through shared memory), instead of
+// gemm.cu's grouped tiles.
 
 // GemmStreamEnv is the environment variable that turns the streamed experts
 // on or off: "on" (or empty: gemmStreamDefault), "off" gemm.cu's grouped
 // tiles, or an instance for every launch by its suffix (8, 16, 24, 32:
-// pairs a pass; 8b3, 16b3: three blocks an SM).
+// pairs a pass).
 const GemmStreamEnv = "PROSCENIUM_GPU_GEMM_STREAM"
 
 // gemmStreamDefault is the streamed experts' setting with the variable
@@ -29,7 +30,6 @@ var gemmStream = os.Getenv(GemmStreamEnv)
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
 	kernel.GemmStreamFP8N8: 1, kernel.GemmStreamFP8N16: 2, kernel.GemmStreamFP8N24: 3, kernel.GemmStreamFP8N32: 4,
-	kernel.GemmStreamFP8N8b3: 1, kernel.GemmStreamFP8N16b3: 2,
 }
 
 // gemmStreamPick are the instances the default rule picks from, fewest
@@ -51,7 +51,7 @@ func GemmStreamSetting(v string) error {
 	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8, 16, 24, 32, 8b3, 16b3", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8, 16, 24, 32", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)

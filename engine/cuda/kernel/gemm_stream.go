@@ -26,16 +26,14 @@ type GemmStreamFP8Kernel string
 
 // The gemm_stream_fp8 instances.
 const (
-	GemmStreamFP8N8    GemmStreamFP8Kernel = "gemm_stream_fp8_n8"
-	GemmStreamFP8N16   GemmStreamFP8Kernel = "gemm_stream_fp8_n16"
-	GemmStreamFP8N24   GemmStreamFP8Kernel = "gemm_stream_fp8_n24"
-	GemmStreamFP8N32   GemmStreamFP8Kernel = "gemm_stream_fp8_n32"
-	GemmStreamFP8N8b3  GemmStreamFP8Kernel = "gemm_stream_fp8_n8b3"
-	GemmStreamFP8N16b3 GemmStreamFP8Kernel = "gemm_stream_fp8_n16b3"
+	GemmStreamFP8N8  GemmStreamFP8Kernel = "gemm_stream_fp8_n8"
+	GemmStreamFP8N16 GemmStreamFP8Kernel = "gemm_stream_fp8_n16"
+	GemmStreamFP8N24 GemmStreamFP8Kernel = "gemm_stream_fp8_n24"
+	GemmStreamFP8N32 GemmStreamFP8Kernel = "gemm_stream_fp8_n32"
 )
 
 // GemmStreamFP8Kernels lists the gemm_stream_fp8 instances in source order.
-var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N16, GemmStreamFP8N24, GemmStreamFP8N32, GemmStreamFP8N8b3, GemmStreamFP8N16b3}
+var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N16, GemmStreamFP8N24, GemmStreamFP8N32}
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
