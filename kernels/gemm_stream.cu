@@ -129,7 +129,7 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
 // the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
 // rows, so the 16-byte B loads of a quarter warp (two rows, four lane
 // quads) hit all 32 banks once. W never enters shared memory.
-template <int NT>
+template <int NT, int CH>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
@@ -209,9 +209,16 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                     const int st = st0 + d, s = q * CK + st;
                     if (s >= nb) break;
                     const float sv = __ldg(srow + s);
-                    float c[NT][4];
+                    // CH independent accumulator chains an n-tile (the
+                    // step's MMAs i = 0 … 15 of a tile into chain i % CH):
+                    // one chain of sixteen dependent MMAs a step left the
+                    // warps waiting on the MMA's latency (run 6: "wait" 28-38 %
+                    // of their cycles).
+                    float c[NT][CH][4];
 #pragma unroll
-                    for (int t = 0; t < NT; t++) c[t][0] = c[t][1] = c[t][2] = c[t][3] = 0.f;
+                    for (int t = 0; t < NT; t++)
+#pragma unroll
+                        for (int h = 0; h < CH; h++) c[t][h][0] = c[t][h][1] = c[t][h][2] = c[t][h][3] = 0.f;
 #pragma unroll
                     for (int jj = 0; jj < 4; jj++) {
                         // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
@@ -228,13 +235,19 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                                 const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
                                 const uint4 xh = *reinterpret_cast<const uint4*>(px);
                                 const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
-                                mma_f16(c[t], a0, xl.x, xl.y);  // the small part first
-                                mma_f16(c[t], a1, xl.z, xl.w);
-                                mma_f16(c[t], a0, xh.x, xh.y);
-                                mma_f16(c[t], a1, xh.z, xh.w);
+                                mma_f16(c[t][(4 * jj) % CH], a0, xl.x, xl.y);  // the small part first
+                                mma_f16(c[t][(4 * jj + 1) % CH], a1, xl.z, xl.w);
+                                mma_f16(c[t][(4 * jj + 2) % CH], a0, xh.x, xh.y);
+                                mma_f16(c[t][(4 * jj + 3) % CH], a1, xh.z, xh.w);
                             }
                         }
                     }
+#pragma unroll
+                    for (int t = 0; t < NT; t++)
+#pragma unroll
+                        for (int h = 1; h < CH; h++)
+#pragma unroll
+                            for (int k = 0; k < 4; k++) c[t][0][k] += c[t][h][k];
                     gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
 #pragma unroll
                     for (int t = 0; t < NT; t++) {
@@ -242,10 +255,10 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                         // first, 2^-f last: a tiny row's sum rounds into
                         // float32's subnormals once, not through s·2^-f.
                         const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
-                        acc[t][0] = fmaf(c[t][0] * sv, fa, acc[t][0]);
-                        acc[t][1] = fmaf(c[t][1] * sv, fb, acc[t][1]);
-                        acc[t][2] = fmaf(c[t][2] * sv, fa, acc[t][2]);
-                        acc[t][3] = fmaf(c[t][3] * sv, fb, acc[t][3]);
+                        acc[t][0] = fmaf(c[t][0][0] * sv, fa, acc[t][0]);
+                        acc[t][1] = fmaf(c[t][0][1] * sv, fb, acc[t][1]);
+                        acc[t][2] = fmaf(c[t][0][2] * sv, fa, acc[t][2]);
+                        acc[t][3] = fmaf(c[t][0][3] * sv, fb, acc[t][3]);
                     }
                   }
                 }
@@ -269,18 +282,25 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// Instances gemm_stream_fp8_n{8·NT}: NT·8 pairs of a group a pass over its W
-// rows (engine/cuda gemm_stream.go picks by the pairs a group has), two
-// blocks an SM. (Three blocks an SM, ptxas held to 80 registers, were
-// slower: docs/PERF.md "stream14".)
-#define GEMM_STREAM(NT, BN, MINB)                                                                                \
-    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, MINB) gemm_stream_fp8_n##BN(               \
+// Instances gemm_stream_fp8_n{8·NT}[c{CH}]: NT·8 pairs of a group a pass over
+// its W rows (engine/cuda gemm_stream.go picks by the pairs a group has), CH
+// accumulator chains an n-tile (1 without the suffix), two blocks an SM.
+// (Three blocks an SM, ptxas held to 80 registers, were slower:
+// docs/PERF.md "stream14".)
+#define GEMM_STREAM(NT, CH, SUF)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
         const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
-        gemm_stream_body<NT>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, rowids); \
+        gemm_stream_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,      \
+                                 rowids);                                                                        \
     }
-GEMM_STREAM(1, 8, 2)
-GEMM_STREAM(2, 16, 2)
-GEMM_STREAM(3, 24, 2)
-GEMM_STREAM(4, 32, 2)
+GEMM_STREAM(1, 1, 8)
+GEMM_STREAM(2, 1, 16)
+GEMM_STREAM(3, 1, 24)
+GEMM_STREAM(4, 1, 32)
+GEMM_STREAM(1, 4, 8c4)
+GEMM_STREAM(2, 2, 16c2)
+GEMM_STREAM(2, 4, 16c4)
+GEMM_STREAM(3, 2, 24c2)
+GEMM_STREAM(4, 2, 32c2)

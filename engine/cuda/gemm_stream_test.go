@@ -24,6 +24,10 @@ func TestChooseGemmStream(t *testing.T) {
 		{"off", 300 * 8, 256, "", false},
 		{"12", 300 * 8, 256, "", false},
 		{"16b3", 300 * 8, 256, "", false},
+		{"c", 300 * 8, 256, kernel.GemmStreamFP8N16c2, true},
+		{"c4", 300 * 8, 256, kernel.GemmStreamFP8N16c4, true},
+		{"c4", 700 * 8, 256, kernel.GemmStreamFP8N32c2, true},
+		{"16c4", 60 * 8, 256, kernel.GemmStreamFP8N16c4, true},
 	} {
 		got, ok := ChooseGemmStream(c.v, c.pairs, c.groups)
 		if got != c.want || ok != c.ok {
@@ -33,12 +37,12 @@ func TestChooseGemmStream(t *testing.T) {
 }
 
 func TestGemmStreamSetting(t *testing.T) {
-	for _, v := range []string{"", "on", "off", "8", "16", "24", "32"} {
+	for _, v := range []string{"", "on", "off", "8", "16", "24", "32", "c", "c4", "16c2", "32c2"} {
 		if err := GemmStreamSetting(v); err != nil {
 			t.Errorf("%q: %v", v, err)
 		}
 	}
-	for _, v := range []string{"yes", "12", "64", " on", "24b3"} {
+	for _, v := range []string{"yes", "12", "64", " on", "24b3", "32c4", "c3"} {
 		err := GemmStreamSetting(v)
 		if err == nil || !strings.Contains(err.Error(), GemmStreamEnv) {
 			t.Errorf("%q: error %v, want one naming %s", v, err, GemmStreamEnv)
