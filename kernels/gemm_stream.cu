@@ -282,11 +282,12 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// Instances gemm_stream_fp8_n{8·NT}[c{CH}]: NT·8 pairs of a group a pass over
+// Instances gemm_stream_fp8_n{8·NT}c{CH}: NT·8 pairs of a group a pass over
 // its W rows (engine/cuda gemm_stream.go picks by the pairs a group has), CH
-// accumulator chains an n-tile (1 without the suffix), two blocks an SM.
-// (Three blocks an SM, ptxas held to 80 registers, were slower:
-// docs/PERF.md "stream14".)
+// accumulator chains an n-tile, two blocks an SM: each size's fastest of
+// session 14's run 7 (one, two or four chains; 32 pairs with two chains
+// spilled and lost). Three blocks an SM (ptxas held to 80 registers) were
+// slower (run 2; docs/PERF.md "stream14").
 #define GEMM_STREAM(NT, CH, SUF)                                                                                 \
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
@@ -295,12 +296,7 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
         gemm_stream_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,      \
                                  rowids);                                                                        \
     }
-GEMM_STREAM(1, 1, 8)
-GEMM_STREAM(2, 1, 16)
-GEMM_STREAM(3, 1, 24)
-GEMM_STREAM(4, 1, 32)
 GEMM_STREAM(1, 4, 8c4)
 GEMM_STREAM(2, 2, 16c2)
-GEMM_STREAM(2, 4, 16c4)
 GEMM_STREAM(3, 2, 24c2)
-GEMM_STREAM(4, 2, 32c2)
+GEMM_STREAM(4, 1, 32c1)

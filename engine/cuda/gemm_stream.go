@@ -16,9 +16,8 @@ import (
 
 // GemmStreamEnv is the environment variable that turns the streamed experts
 // on or off: "on" (or empty: gemmStreamDefault), "off" gemm.cu's grouped
-// tiles, c or c4 the instances with two or four accumulator chains
-// (gemmStreamFamilies), or an instance for every launch by its suffix (8,
-// 16, 24, 32: pairs a pass; 8c4 …: the chained ones).
+// tiles, or an instance for every launch by its suffix (8c4, 16c2, 24c2,
+// 32c1: pairs a pass and accumulator chains).
 const GemmStreamEnv = "PROSCENIUM_GPU_GEMM_STREAM"
 
 // gemmStreamDefault is the streamed experts' setting with the variable
@@ -30,19 +29,13 @@ var gemmStream = os.Getenv(GemmStreamEnv)
 
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
-	kernel.GemmStreamFP8N8: 1, kernel.GemmStreamFP8N16: 2, kernel.GemmStreamFP8N24: 3, kernel.GemmStreamFP8N32: 4,
-	kernel.GemmStreamFP8N8c4: 1, kernel.GemmStreamFP8N16c2: 2, kernel.GemmStreamFP8N16c4: 2, kernel.GemmStreamFP8N24c2: 3,
-	kernel.GemmStreamFP8N32c2: 4,
+	kernel.GemmStreamFP8N8c4: 1, kernel.GemmStreamFP8N16c2: 2, kernel.GemmStreamFP8N24c2: 3, kernel.GemmStreamFP8N32c1: 4,
 }
 
-// gemmStreamFamilies are the instances each rule picks from, fewest pairs a
-// pass first: "on" (one accumulator chain an n-tile), "c" and "c4" (the
-// MMAs of a step over two or four chains, as registers allow).
-var gemmStreamFamilies = map[string][]kernel.GemmStreamFP8Kernel{
-	"on": {kernel.GemmStreamFP8N8, kernel.GemmStreamFP8N16, kernel.GemmStreamFP8N24, kernel.GemmStreamFP8N32},
-	"c":  {kernel.GemmStreamFP8N8c4, kernel.GemmStreamFP8N16c2, kernel.GemmStreamFP8N24c2, kernel.GemmStreamFP8N32c2},
-	"c4": {kernel.GemmStreamFP8N8c4, kernel.GemmStreamFP8N16c4, kernel.GemmStreamFP8N24c2, kernel.GemmStreamFP8N32c2},
-}
+// gemmStreamPick are the instances the rule picks from, fewest pairs a pass
+// first.
+var gemmStreamPick = []kernel.GemmStreamFP8Kernel{kernel.GemmStreamFP8N8c4, kernel.GemmStreamFP8N16c2,
+	kernel.GemmStreamFP8N24c2, kernel.GemmStreamFP8N32c1}
 
 // gemmStreamNamed is the instance a setting names by its suffix.
 func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
@@ -55,10 +48,10 @@ func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
 
 // GemmStreamSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM.
 func GemmStreamSetting(v string) error {
-	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "off" || gemmStreamFamilies[v] != nil {
+	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, c, c4, off, or an instance: 8, 16, 24, 32, 8c4, 16c2, 16c4, 24c2, 32c2", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)
@@ -73,21 +66,21 @@ func ChooseGemmStream(v string, pairs, groups int) (k kernel.GemmStreamFP8Kernel
 	if v == "" {
 		v = gemmStreamDefault
 	}
-	if v == "off" {
+	switch v {
+	case "off":
 		return "", false
-	}
-	family, ok := gemmStreamFamilies[v]
-	if !ok {
+	case "on":
+	default:
 		return gemmStreamNamed(v)
 	}
 	mean := float64(pairs) / float64(max(groups, 1))
 	want := mean + 1.5*math.Sqrt(mean)
-	for _, k := range family {
+	for _, k := range gemmStreamPick {
 		if want <= float64(8*gemmStreamNT[k]) {
 			return k, true
 		}
 	}
-	return family[len(family)-1], true
+	return gemmStreamPick[len(gemmStreamPick)-1], true
 }
 
 // GemmStreamShared is the dynamic shared memory of a block of instance k:

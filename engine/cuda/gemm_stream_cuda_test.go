@@ -91,7 +91,7 @@ func TestGemmStreamRefusals(t *testing.T) {
 	} {
 		scratch := Whole(alloc(t, c.scratch))
 		err := dev.Run(func(q *Queue) error {
-			return q.GemmStreamFP8(kernel.GemmStreamFP8N8, c.g, y, W, S, x, scratch)
+			return q.GemmStreamFP8(kernel.GemmStreamFP8N8c4, c.g, y, W, S, x, scratch)
 		})
 		if err == nil {
 			t.Errorf("%s: no error", c.name)

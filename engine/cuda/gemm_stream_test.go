@@ -14,20 +14,17 @@ func TestChooseGemmStream(t *testing.T) {
 		want          kernel.GemmStreamFP8Kernel
 		ok            bool
 	}{
-		{"", 60 * 8, 256, kernel.GemmStreamFP8N8, true},   // 1.9 an expert
-		{"", 300 * 8, 256, kernel.GemmStreamFP8N16, true}, // 9.4
-		{"on", 700 * 8, 256, kernel.GemmStreamFP8N32, true},
-		{"on", 2048 * 8, 256, kernel.GemmStreamFP8N32, true}, // more: further passes
-		{"on", 128 * 8, 256, kernel.GemmStreamFP8N8, true},   // 4 + 3 = 7
-		{"on", 160 * 8, 256, kernel.GemmStreamFP8N16, true},  // 5 + 3.4
-		{"24", 60 * 8, 256, kernel.GemmStreamFP8N24, true},
+		{"", 60 * 8, 256, kernel.GemmStreamFP8N8c4, true},   // 1.9 an expert
+		{"", 300 * 8, 256, kernel.GemmStreamFP8N16c2, true}, // 9.4
+		{"on", 700 * 8, 256, kernel.GemmStreamFP8N32c1, true},
+		{"on", 2048 * 8, 256, kernel.GemmStreamFP8N32c1, true}, // more: further passes
+		{"on", 128 * 8, 256, kernel.GemmStreamFP8N8c4, true},   // 4 + 3 = 7
+		{"on", 160 * 8, 256, kernel.GemmStreamFP8N16c2, true},  // 5 + 3.4
+		{"on", 400 * 8, 256, kernel.GemmStreamFP8N24c2, true},  // 12.5 + 5.3
+		{"24c2", 60 * 8, 256, kernel.GemmStreamFP8N24c2, true},
 		{"off", 300 * 8, 256, "", false},
 		{"12", 300 * 8, 256, "", false},
-		{"16b3", 300 * 8, 256, "", false},
-		{"c", 300 * 8, 256, kernel.GemmStreamFP8N16c2, true},
-		{"c4", 300 * 8, 256, kernel.GemmStreamFP8N16c4, true},
-		{"c4", 700 * 8, 256, kernel.GemmStreamFP8N32c2, true},
-		{"16c4", 60 * 8, 256, kernel.GemmStreamFP8N16c4, true},
+		{"16", 300 * 8, 256, "", false},
 	} {
 		got, ok := ChooseGemmStream(c.v, c.pairs, c.groups)
 		if got != c.want || ok != c.ok {
@@ -37,12 +34,12 @@ func TestChooseGemmStream(t *testing.T) {
 }
 
 func TestGemmStreamSetting(t *testing.T) {
-	for _, v := range []string{"", "on", "off", "8", "16", "24", "32", "c", "c4", "16c2", "32c2"} {
+	for _, v := range []string{"", "on", "off", "8c4", "16c2", "24c2", "32c1"} {
 		if err := GemmStreamSetting(v); err != nil {
 			t.Errorf("%q: %v", v, err)
 		}
 	}
-	for _, v := range []string{"yes", "12", "64", " on", "24b3", "32c4", "c3"} {
+	for _, v := range []string{"yes", "12", "64", " on", "16", "32c2", "c"} {
 		err := GemmStreamSetting(v)
 		if err == nil || !strings.Contains(err.Error(), GemmStreamEnv) {
 			t.Errorf("%q: error %v, want one naming %s", v, err, GemmStreamEnv)

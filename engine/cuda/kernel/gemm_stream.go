@@ -26,19 +26,14 @@ type GemmStreamFP8Kernel string
 
 // The gemm_stream_fp8 instances.
 const (
-	GemmStreamFP8N8    GemmStreamFP8Kernel = "gemm_stream_fp8_n8"
-	GemmStreamFP8N16   GemmStreamFP8Kernel = "gemm_stream_fp8_n16"
-	GemmStreamFP8N24   GemmStreamFP8Kernel = "gemm_stream_fp8_n24"
-	GemmStreamFP8N32   GemmStreamFP8Kernel = "gemm_stream_fp8_n32"
 	GemmStreamFP8N8c4  GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4"
 	GemmStreamFP8N16c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2"
-	GemmStreamFP8N16c4 GemmStreamFP8Kernel = "gemm_stream_fp8_n16c4"
 	GemmStreamFP8N24c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2"
-	GemmStreamFP8N32c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n32c2"
+	GemmStreamFP8N32c1 GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1"
 )
 
 // GemmStreamFP8Kernels lists the gemm_stream_fp8 instances in source order.
-var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8, GemmStreamFP8N16, GemmStreamFP8N24, GemmStreamFP8N32, GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N16c4, GemmStreamFP8N24c2, GemmStreamFP8N32c2}
+var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N24c2, GemmStreamFP8N32c1}
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
