@@ -52,6 +52,9 @@
 #define GEMM_STREAM_DEPTH 2         // W steps in flight a warp (each 2 KB a warp)
 #define GEMM_STREAM_CHUNK 8         // a chunk's steps × the pass's n-tiles: 32 KB of X parts a chunk
 #define GEMM_STREAM_PREP_THREADS 256
+#define GEMM_STREAM_RING_THREADS 288 // the ring instances: 8 warps of W rows and one that copies X
+#define GEMM_STREAM_RING_STAGES 5    // W steps a warp's ring in shared memory holds (2 KB each)
+#define GEMM_STREAM_RING_CHUNK 4     // as GEMM_STREAM_CHUNK for the ring instances: 16 KB of X a chunk
 
 // gemm_stream_piece is the 16-byte piece (of 16 in a part's 256 bytes) that
 // holds columns 8·k8 … 8·k8+7 of a 128-column block: columns c < 64 belong to
@@ -121,6 +124,66 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
     w[1] = v1 ? load_stream(reinterpret_cast<const uint4*>(wa + c + 64)) : z;
     w[2] = v0 ? load_stream(reinterpret_cast<const uint4*>(wb + c)) : z;
     w[3] = v1 ? load_stream(reinterpret_cast<const uint4*>(wb + c + 64)) : z;
+}
+
+// gemm_stream_step: one 128-column step st of chunk buffers xb (X parts)
+// and ib (their scales) for the warp's W pieces w (rows g: 0, 1; g+8: 2, 3)
+// of block scale sv, into acc; next() is called once the pieces' registers
+// are free (the register ring loads the next step into them).
+template <int NT, int CH, int CK, class Next>
+__device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint4 (&w)[4], const uint8_t* xb,
+                                                 const float* ib, int st, float sv, int nts, int g, int tq, int swz,
+                                                 Next next) {
+    // CH independent accumulator chains an n-tile (the step's MMAs i = 0 … 15
+    // of a tile into chain i % CH): one chain of sixteen dependent MMAs a
+    // step left the warps waiting on the MMA's latency (run 6: "wait" 28-38 %
+    // of their cycles).
+    float c[NT][CH][4];
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int h = 0; h < CH; h++) c[t][h][0] = c[t][h][1] = c[t][h][2] = c[t][h][3] = 0.f;
+#pragma unroll
+    for (int jj = 0; jj < 4; jj++) {
+        // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
+        const uint4 pa = w[jj >> 1], pb = w[2 + (jj >> 1)];
+        uint32_t a0[4], a1[4];
+        e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
+        e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
+        e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
+        e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
+        const int off = (64 * jj + 16 * tq) ^ swz;
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t < nts) {
+                const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
+                const uint4 xh = *reinterpret_cast<const uint4*>(px);
+                const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
+                mma_f16(c[t][(4 * jj) % CH], a0, xl.x, xl.y);  // the small part first
+                mma_f16(c[t][(4 * jj + 1) % CH], a1, xl.z, xl.w);
+                mma_f16(c[t][(4 * jj + 2) % CH], a0, xh.x, xh.y);
+                mma_f16(c[t][(4 * jj + 3) % CH], a1, xh.z, xh.w);
+            }
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+#pragma unroll
+        for (int h = 1; h < CH; h++)
+#pragma unroll
+            for (int k = 0; k < 4; k++) c[t][0][k] += c[t][h][k];
+    next();
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s first, 2^-f
+        // last: a tiny row's sum rounds into float32's subnormals once, not
+        // through s·2^-f.
+        const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
+        acc[t][0] = fmaf(c[t][0][0] * sv, fa, acc[t][0]);
+        acc[t][1] = fmaf(c[t][0][1] * sv, fb, acc[t][1]);
+        acc[t][2] = fmaf(c[t][0][2] * sv, fa, acc[t][2]);
+        acc[t][3] = fmaf(c[t][0][3] * sv, fb, acc[t][3]);
+    }
 }
 
 // gemm_stream_body: NT n-tiles (R = NT·8 pairs) a pass over the warp's W
@@ -208,58 +271,8 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                   for (int d = 0; d < D; d++) {
                     const int st = st0 + d, s = q * CK + st;
                     if (s >= nb) break;
-                    const float sv = __ldg(srow + s);
-                    // CH independent accumulator chains an n-tile (the
-                    // step's MMAs i = 0 … 15 of a tile into chain i % CH):
-                    // one chain of sixteen dependent MMAs a step left the
-                    // warps waiting on the MMA's latency (run 6: "wait" 28-38 %
-                    // of their cycles).
-                    float c[NT][CH][4];
-#pragma unroll
-                    for (int t = 0; t < NT; t++)
-#pragma unroll
-                        for (int h = 0; h < CH; h++) c[t][h][0] = c[t][h][1] = c[t][h][2] = c[t][h][3] = 0.f;
-#pragma unroll
-                    for (int jj = 0; jj < 4; jj++) {
-                        // MMAs 2jj and 2jj+1: words of piece jj / 2 of rows g, g+8.
-                        const uint4 pa = w[d][jj >> 1], pb = w[d][2 + (jj >> 1)];
-                        uint32_t a0[4], a1[4];
-                        e4m3x2_f16x2((jj & 1) ? pa.z : pa.x, a0[0], a0[2]);
-                        e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
-                        e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
-                        e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
-                        const int off = (64 * jj + 16 * tq) ^ swz;
-#pragma unroll
-                        for (int t = 0; t < NT; t++) {
-                            if (t < nts) {
-                                const uint8_t* px = xb + ((8 * t + g) * CK + st) * GEMM_STREAM_BLOCK_BYTES + off;
-                                const uint4 xh = *reinterpret_cast<const uint4*>(px);
-                                const uint4 xl = *reinterpret_cast<const uint4*>(px + 256);
-                                mma_f16(c[t][(4 * jj) % CH], a0, xl.x, xl.y);  // the small part first
-                                mma_f16(c[t][(4 * jj + 1) % CH], a1, xl.z, xl.w);
-                                mma_f16(c[t][(4 * jj + 2) % CH], a0, xh.x, xh.y);
-                                mma_f16(c[t][(4 * jj + 3) % CH], a1, xh.z, xh.w);
-                            }
-                        }
-                    }
-#pragma unroll
-                    for (int t = 0; t < NT; t++)
-#pragma unroll
-                        for (int h = 1; h < CH; h++)
-#pragma unroll
-                            for (int k = 0; k < 4; k++) c[t][0][k] += c[t][h][k];
-                    gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq);
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s
-                        // first, 2^-f last: a tiny row's sum rounds into
-                        // float32's subnormals once, not through s·2^-f.
-                        const float fa = ib[(8 * t + 2 * tq) * CK + st], fb = ib[(8 * t + 2 * tq + 1) * CK + st];
-                        acc[t][0] = fmaf(c[t][0][0] * sv, fa, acc[t][0]);
-                        acc[t][1] = fmaf(c[t][0][1] * sv, fb, acc[t][1]);
-                        acc[t][2] = fmaf(c[t][0][2] * sv, fa, acc[t][2]);
-                        acc[t][3] = fmaf(c[t][0][3] * sv, fb, acc[t][3]);
-                    }
+                    gemm_stream_step<NT, CH, CK>(acc, w[d], xb, ib, st, __ldg(srow + s), nts, g, tq, swz,
+                                                 [&] { gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq); });
                   }
                 }
             }
@@ -268,6 +281,140 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
         }
         if (!active) continue;
         // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+                const int i = i0 + 8 * t + 2 * tq + q;
+                if (t < nts && i < hi) {
+                    if (ra < rows) Y[(long long)i * ystride + ra] = acc[t][q];
+                    if (rb < rows) Y[(long long)i * ystride + rb] = acc[t][2 + q];
+                }
+            }
+        }
+    }
+}
+
+// gemm_stream_ring_body: gemm_stream_body with each warp's W steps in a ring
+// of GEMM_STREAM_RING_STAGES in shared memory, filled by cp.async
+// (GEMM_STREAM_RING_STAGES − 1 steps ahead, no registers held), instead of
+// its two-step register ring: the W bytes in flight are no longer bounded by
+// the registers (run 6: W loads 17-29 % of a warp's cycles). A lane copies
+// and reads only its own 16-byte pieces (slot [piece][lane]: a warp's loads
+// hit every bank once), so its own cp.async waits order them; the X chunks
+// are copied by a ninth warp, so that the eight warps' cp.async groups are
+// their W steps alone.
+template <int NT, int CH>
+__device__ __forceinline__ void gemm_stream_ring_body(float* Y, const uint8_t* __restrict__ W,
+                                                      const float* __restrict__ S, const uint8_t* parts,
+                                                      const float* inv, long long mstride, long long sstride,
+                                                      int rows, int cols, int ystride, const int32_t* offsets,
+                                                      const int32_t* ids, const int32_t* rowids) {
+    constexpr int R = NT * 8, CK = GEMM_STREAM_RING_CHUNK / NT > 0 ? GEMM_STREAM_RING_CHUNK / NT : 1;
+    constexpr int ST = GEMM_STREAM_RING_STAGES, XB = R * CK * GEMM_STREAM_BLOCK_BYTES;
+    extern __shared__ __align__(16) uint8_t gemm_stream_dyn[];  // X [2][R][CK][512], scales [2][R][CK], W [8][ST][4][32][16]
+    __shared__ uint32_t xoff[R], ioff[R];
+    uint8_t* const xs = gemm_stream_dyn;
+    float* const is = reinterpret_cast<float*>(gemm_stream_dyn + 2 * XB);
+    pdl_entry();
+    const int e = blockIdx.z;
+    const int lo = ld_dep(offsets + e), hi = ld_dep(offsets + e + 1);
+    if (lo >= hi) return;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+    const bool copier = warp == GEMM_STREAM_ROWS / 16;  // the ninth warp copies X
+    const int r0 = blockIdx.y * GEMM_STREAM_ROWS + warp * 16;
+    const bool active = !copier && r0 < rows;
+    const long long mat = ids != nullptr ? ld_dep(ids + e) : e;
+    const int nb = (cols + 127) >> 7, nq = (nb + CK - 1) / CK;
+    const int ra = r0 + g, rb = ra + 8;
+    const uint8_t* wa = W + mat * mstride + (long long)min(ra, rows - 1) * cols + 16 * tq;
+    const uint8_t* wb = W + mat * mstride + (long long)min(rb, rows - 1) * cols + 16 * tq;
+    const float* srow = S + mat * sstride + (long long)blockIdx.y * nb;
+    const int swz = (g & 1) << 6;
+    // This lane's slot of ring stage k, piece p: ring + k·2048 + p·512.
+    const uint32_t ring = (uint32_t)__cvta_generic_to_shared(gemm_stream_dyn + 2 * XB + 2 * R * CK * 4 +
+                                                             (warp % (GEMM_STREAM_ROWS / 16)) * ST * 2048 + 16 * lane);
+    // issue: step s's four pieces into stage s % ST (pieces past cols
+    // zero); a group committed even past the last step.
+    auto issue = [&](int s) {
+        if (s < nb) {
+            const int c = s * 128;
+            const bool v0 = c + 16 * tq < cols, v1 = c + 64 + 16 * tq < cols;
+            const uint32_t d = ring + (s % ST) * 2048;
+            cp_async_sa<16>(d, v0 ? wa + c : wa, v0);
+            cp_async_sa<16>(d + 512, v1 ? wa + c + 64 : wa, v1);
+            cp_async_sa<16>(d + 1024, v0 ? wb + c : wb, v0);
+            cp_async_sa<16>(d + 1536, v1 ? wb + c + 64 : wb, v1);
+        }
+        cp_async_commit();
+    };
+    for (int i0 = lo; i0 < hi; i0 += R) {
+        const int nts = min(NT, (hi - i0 + 7) >> 3);
+        __syncthreads();
+        if (threadIdx.x < R) {
+            const int i = min(i0 + (int)threadIdx.x, hi - 1);
+            const int xr = rowids != nullptr ? ld_dep(rowids + i) : i;
+            xoff[threadIdx.x] = (uint32_t)xr * nb * GEMM_STREAM_BLOCK_BYTES;
+            ioff[threadIdx.x] = (uint32_t)xr * nb;
+        }
+        __syncthreads();
+        // copy (the ninth warp): chunk q into buffer q & 1.
+        auto copy = [&](int q) {
+            if (q < nq) {
+                const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (q & 1) * XB);
+                for (int p = lane; p < R * CK * 32; p += 32) {
+                    const int rr = p / (CK * 32), st = (p >> 5) % CK, pc = p & 31, s = q * CK + st;
+                    cp_async_sa<16>(xb + (rr * CK + st) * GEMM_STREAM_BLOCK_BYTES + ((pc * 16) ^ ((rr & 1) << 6)),
+                                    parts + xoff[rr] + (uint32_t)min(s, nb - 1) * GEMM_STREAM_BLOCK_BYTES + pc * 16,
+                                    s < nb);
+                }
+                for (int p = lane; p < R * CK; p += 32) {
+                    const int rr = p / CK, s = q * CK + p % CK;
+                    cp_async_sa<4>((uint32_t)__cvta_generic_to_shared(is + (q & 1) * R * CK + p),
+                                   inv + ioff[rr] + min(s, nb - 1), s < nb);
+                }
+            }
+            cp_async_commit();
+        };
+        if (copier) {
+            copy(0);
+            copy(1);
+        }
+        if (active) {
+#pragma unroll
+            for (int k = 0; k < ST - 1; k++) issue(k);
+        }
+        float acc[NT][4];
+#pragma unroll
+        for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
+        for (int q = 0; q < nq; q++) {
+            if (copier) cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
+            __syncthreads();
+            if (active) {
+                const uint8_t* xb = xs + (q & 1) * XB;
+                const float* ib = is + (q & 1) * R * CK;
+#pragma unroll 1
+                for (int st = 0; st < CK; st++) {
+                    const int s = q * CK + st;
+                    if (s >= nb) break;
+                    cp_async_wait<ST - 2>();  // step s is in: groups 0 … s of this lane's
+                    const uint32_t k = ring + (s % ST) * 2048;
+                    uint4 w[4];
+#pragma unroll
+                    for (int p = 0; p < 4; p++)
+                        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                     : "=r"(w[p].x), "=r"(w[p].y), "=r"(w[p].z), "=r"(w[p].w)
+                                     : "r"(k + 512 * p));
+                    // Stage (s − 1) % ST was read into registers a step ago.
+                    issue(s + ST - 1);
+                    gemm_stream_step<NT, CH, CK>(acc, w, xb, ib, st, __ldg(srow + s), nts, g, tq, swz, [] {});
+                }
+            }
+            __syncthreads();  // every warp is done with buffer q & 1
+            if (copier) copy(q + 2);
+        }
+        cp_async_wait<0>();
+        if (!active) continue;
 #pragma unroll
         for (int t = 0; t < NT; t++) {
 #pragma unroll
@@ -300,3 +447,17 @@ GEMM_STREAM(1, 4, 8c4)
 GEMM_STREAM(2, 2, 16c2)
 GEMM_STREAM(3, 2, 24c2)
 GEMM_STREAM(4, 1, 32c1)
+
+// The ring instances (gemm_stream_ring_body), 288 threads: gemm_stream_fp8_n{8·NT}c{CH}r.
+#define GEMM_STREAM_RING(NT, CH, SUF)                                                                            \
+    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_RING_THREADS, 2) gemm_stream_fp8_n##SUF(            \
+        float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
+        const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
+        const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
+        gemm_stream_ring_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, \
+                                      rowids);                                                                   \
+    }
+GEMM_STREAM_RING(1, 4, 8c4r)
+GEMM_STREAM_RING(2, 2, 16c2r)
+GEMM_STREAM_RING(3, 2, 24c2r)
+GEMM_STREAM_RING(4, 2, 32c2r)
