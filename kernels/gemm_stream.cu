@@ -52,9 +52,6 @@
 #define GEMM_STREAM_DEPTH 2         // W steps in flight a warp (each 2 KB a warp)
 #define GEMM_STREAM_CHUNK 8         // a chunk's steps × the pass's n-tiles: 32 KB of X parts a chunk
 #define GEMM_STREAM_PREP_THREADS 256
-#define GEMM_STREAM_RING_THREADS 288 // the ring instances: 8 warps of W rows and one that copies X
-#define GEMM_STREAM_RING_STAGES 5    // W steps a warp's ring in shared memory holds (2 KB each)
-#define GEMM_STREAM_RING_CHUNK 4     // as GEMM_STREAM_CHUNK for the ring instances: 16 KB of X a chunk
 
 // gemm_stream_piece is the 16-byte piece (of 16 in a part's 256 bytes) that
 // holds columns 8·k8 … 8·k8+7 of a 128-column block: columns c < 64 belong to
@@ -295,146 +292,13 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     }
 }
 
-// gemm_stream_ring_body: gemm_stream_body with each warp's W steps in a ring
-// of GEMM_STREAM_RING_STAGES in shared memory, filled by cp.async
-// (GEMM_STREAM_RING_STAGES − 1 steps ahead, no registers held), instead of
-// its two-step register ring: the W bytes in flight are no longer bounded by
-// the registers (run 6: W loads 17-29 % of a warp's cycles). A lane copies
-// and reads only its own 16-byte pieces (slot [piece][lane]: a warp's loads
-// hit every bank once), so its own cp.async waits order them; the X chunks
-// are copied by a ninth warp, so that the eight warps' cp.async groups are
-// their W steps alone.
-template <int NT, int CH>
-__device__ __forceinline__ void gemm_stream_ring_body(float* Y, const uint8_t* __restrict__ W,
-                                                      const float* __restrict__ S, const uint8_t* parts,
-                                                      const float* inv, long long mstride, long long sstride,
-                                                      int rows, int cols, int ystride, const int32_t* offsets,
-                                                      const int32_t* ids, const int32_t* rowids) {
-    constexpr int R = NT * 8, CK = GEMM_STREAM_RING_CHUNK / NT > 0 ? GEMM_STREAM_RING_CHUNK / NT : 1;
-    constexpr int ST = GEMM_STREAM_RING_STAGES, XB = R * CK * GEMM_STREAM_BLOCK_BYTES;
-    extern __shared__ __align__(16) uint8_t gemm_stream_dyn[];  // X [2][R][CK][512], scales [2][R][CK], W [8][ST][4][32][16]
-    __shared__ uint32_t xoff[R], ioff[R];
-    uint8_t* const xs = gemm_stream_dyn;
-    float* const is = reinterpret_cast<float*>(gemm_stream_dyn + 2 * XB);
-    pdl_entry();
-    const int e = blockIdx.z;
-    const int lo = ld_dep(offsets + e), hi = ld_dep(offsets + e + 1);
-    if (lo >= hi) return;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-    const bool copier = warp == GEMM_STREAM_ROWS / 16;  // the ninth warp copies X
-    const int r0 = blockIdx.y * GEMM_STREAM_ROWS + warp * 16;
-    const bool active = !copier && r0 < rows;
-    const long long mat = ids != nullptr ? ld_dep(ids + e) : e;
-    const int nb = (cols + 127) >> 7, nq = (nb + CK - 1) / CK;
-    const int ra = r0 + g, rb = ra + 8;
-    const uint8_t* wa = W + mat * mstride + (long long)min(ra, rows - 1) * cols + 16 * tq;
-    const uint8_t* wb = W + mat * mstride + (long long)min(rb, rows - 1) * cols + 16 * tq;
-    const float* srow = S + mat * sstride + (long long)blockIdx.y * nb;
-    const int swz = (g & 1) << 6;
-    // This lane's slot of ring stage k, piece p: ring + k·2048 + p·512.
-    const uint32_t ring = (uint32_t)__cvta_generic_to_shared(gemm_stream_dyn + 2 * XB + 2 * R * CK * 4 +
-                                                             (warp % (GEMM_STREAM_ROWS / 16)) * ST * 2048 + 16 * lane);
-    // issue: step s's four pieces into stage s % ST (pieces past cols
-    // zero); a group committed even past the last step.
-    auto issue = [&](int s) {
-        if (s < nb) {
-            const int c = s * 128;
-            const bool v0 = c + 16 * tq < cols, v1 = c + 64 + 16 * tq < cols;
-            const uint32_t d = ring + (s % ST) * 2048;
-            cp_async_sa<16>(d, v0 ? wa + c : wa, v0);
-            cp_async_sa<16>(d + 512, v1 ? wa + c + 64 : wa, v1);
-            cp_async_sa<16>(d + 1024, v0 ? wb + c : wb, v0);
-            cp_async_sa<16>(d + 1536, v1 ? wb + c + 64 : wb, v1);
-        }
-        cp_async_commit();
-    };
-    for (int i0 = lo; i0 < hi; i0 += R) {
-        const int nts = min(NT, (hi - i0 + 7) >> 3);
-        __syncthreads();
-        if (threadIdx.x < R) {
-            const int i = min(i0 + (int)threadIdx.x, hi - 1);
-            const int xr = rowids != nullptr ? ld_dep(rowids + i) : i;
-            xoff[threadIdx.x] = (uint32_t)xr * nb * GEMM_STREAM_BLOCK_BYTES;
-            ioff[threadIdx.x] = (uint32_t)xr * nb;
-        }
-        __syncthreads();
-        // copy (the ninth warp): chunk q into buffer q & 1.
-        auto copy = [&](int q) {
-            if (q < nq) {
-                const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (q & 1) * XB);
-                for (int p = lane; p < R * CK * 32; p += 32) {
-                    const int rr = p / (CK * 32), st = (p >> 5) % CK, pc = p & 31, s = q * CK + st;
-                    cp_async_sa<16>(xb + (rr * CK + st) * GEMM_STREAM_BLOCK_BYTES + ((pc * 16) ^ ((rr & 1) << 6)),
-                                    parts + xoff[rr] + (uint32_t)min(s, nb - 1) * GEMM_STREAM_BLOCK_BYTES + pc * 16,
-                                    s < nb);
-                }
-                for (int p = lane; p < R * CK; p += 32) {
-                    const int rr = p / CK, s = q * CK + p % CK;
-                    cp_async_sa<4>((uint32_t)__cvta_generic_to_shared(is + (q & 1) * R * CK + p),
-                                   inv + ioff[rr] + min(s, nb - 1), s < nb);
-                }
-            }
-            cp_async_commit();
-        };
-        if (copier) {
-            copy(0);
-            copy(1);
-        }
-        if (active) {
-#pragma unroll
-            for (int k = 0; k < ST - 1; k++) issue(k);
-        }
-        float acc[NT][4];
-#pragma unroll
-        for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
-        for (int q = 0; q < nq; q++) {
-            if (copier) cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
-            __syncthreads();
-            if (active) {
-                const uint8_t* xb = xs + (q & 1) * XB;
-                const float* ib = is + (q & 1) * R * CK;
-#pragma unroll 1
-                for (int st = 0; st < CK; st++) {
-                    const int s = q * CK + st;
-                    if (s >= nb) break;
-                    cp_async_wait<ST - 2>();  // step s is in: groups 0 … s of this lane's
-                    const uint32_t k = ring + (s % ST) * 2048;
-                    uint4 w[4];
-#pragma unroll
-                    for (int p = 0; p < 4; p++)
-                        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                     : "=r"(w[p].x), "=r"(w[p].y), "=r"(w[p].z), "=r"(w[p].w)
-                                     : "r"(k + 512 * p));
-                    // Stage (s − 1) % ST was read into registers a step ago.
-                    issue(s + ST - 1);
-                    gemm_stream_step<NT, CH, CK>(acc, w, xb, ib, st, __ldg(srow + s), nts, g, tq, swz, [] {});
-                }
-            }
-            __syncthreads();  // every warp is done with buffer q & 1
-            if (copier) copy(q + 2);
-        }
-        cp_async_wait<0>();
-        if (!active) continue;
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-#pragma unroll
-            for (int q = 0; q < 2; q++) {
-                const int i = i0 + 8 * t + 2 * tq + q;
-                if (t < nts && i < hi) {
-                    if (ra < rows) Y[(long long)i * ystride + ra] = acc[t][q];
-                    if (rb < rows) Y[(long long)i * ystride + rb] = acc[t][2 + q];
-                }
-            }
-        }
-    }
-}
-
 // Instances gemm_stream_fp8_n{8·NT}c{CH}: NT·8 pairs of a group a pass over
 // its W rows (engine/cuda gemm_stream.go picks by the pairs a group has), CH
 // accumulator chains an n-tile, two blocks an SM: each size's fastest of
 // session 14's run 7 (one, two or four chains; 32 pairs with two chains
-// spilled and lost). Three blocks an SM (ptxas held to 80 registers) were
-// slower (run 2; docs/PERF.md "stream14").
+// spilled and lost). Three blocks an SM (ptxas held to 80 registers; run 2)
+// and W in a per-warp cp.async ring in shared memory with a ninth warp
+// copying X (run 9) were slower (docs/PERF.md "stream14").
 #define GEMM_STREAM(NT, CH, SUF)                                                                                 \
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
@@ -447,17 +311,3 @@ GEMM_STREAM(1, 4, 8c4)
 GEMM_STREAM(2, 2, 16c2)
 GEMM_STREAM(3, 2, 24c2)
 GEMM_STREAM(4, 1, 32c1)
-
-// The ring instances (gemm_stream_ring_body), 288 threads: gemm_stream_fp8_n{8·NT}c{CH}r.
-#define GEMM_STREAM_RING(NT, CH, SUF)                                                                            \
-    extern "C" __global__ void __launch_bounds__(GEMM_STREAM_RING_THREADS, 2) gemm_stream_fp8_n##SUF(            \
-        float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
-        const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
-        const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
-        gemm_stream_ring_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, \
-                                      rowids);                                                                   \
-    }
-GEMM_STREAM_RING(1, 4, 8c4r)
-GEMM_STREAM_RING(2, 2, 16c2r)
-GEMM_STREAM_RING(3, 2, 24c2r)
-GEMM_STREAM_RING(4, 2, 32c2r)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -17,10 +16,8 @@ import (
 
 // GemmStreamEnv is the environment variable that turns the streamed experts
 // on or off: "on" (or empty: gemmStreamDefault), "off" gemm.cu's grouped
-// tiles, "ring" the instances whose warps keep their W steps in a cp.async
-// ring in shared memory (gemmStreamFamilies), or an instance for every
-// launch by its suffix (8c4, 16c2, 24c2, 32c1: pairs a pass and accumulator
-// chains; 8c4r …: the ring ones).
+// tiles, or an instance for every launch by its suffix (8c4, 16c2, 24c2,
+// 32c1: pairs a pass and accumulator chains).
 const GemmStreamEnv = "PROSCENIUM_GPU_GEMM_STREAM"
 
 // gemmStreamDefault is the streamed experts' setting with the variable
@@ -33,27 +30,12 @@ var gemmStream = os.Getenv(GemmStreamEnv)
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
 	kernel.GemmStreamFP8N8c4: 1, kernel.GemmStreamFP8N16c2: 2, kernel.GemmStreamFP8N24c2: 3, kernel.GemmStreamFP8N32c1: 4,
-	kernel.GemmStreamFP8N8c4r: 1, kernel.GemmStreamFP8N16c2r: 2, kernel.GemmStreamFP8N24c2r: 3, kernel.GemmStreamFP8N32c2r: 4,
 }
 
-// gemmStreamFamilies are the instances each rule picks from, fewest pairs a
-// pass first: "on" (each warp's W steps in a register ring), "ring" (in a
-// cp.async ring in shared memory, the X chunks copied by a ninth warp).
-var gemmStreamFamilies = map[string][]kernel.GemmStreamFP8Kernel{
-	"on":   {kernel.GemmStreamFP8N8c4, kernel.GemmStreamFP8N16c2, kernel.GemmStreamFP8N24c2, kernel.GemmStreamFP8N32c1},
-	"ring": {kernel.GemmStreamFP8N8c4r, kernel.GemmStreamFP8N16c2r, kernel.GemmStreamFP8N24c2r, kernel.GemmStreamFP8N32c2r},
-}
-
-// gemmStreamRing reports whether k is a ring instance (gemm_stream_ring_body).
-func gemmStreamRing(k kernel.GemmStreamFP8Kernel) bool { return strings.HasSuffix(string(k), "r") }
-
-// GemmStreamThreads is the block of instance k.
-func GemmStreamThreads(k kernel.GemmStreamFP8Kernel) int {
-	if gemmStreamRing(k) {
-		return kernel.GemmStreamRingThreads
-	}
-	return kernel.GemmStreamThreads
-}
+// gemmStreamPick are the instances the rule picks from, fewest pairs a pass
+// first.
+var gemmStreamPick = []kernel.GemmStreamFP8Kernel{kernel.GemmStreamFP8N8c4, kernel.GemmStreamFP8N16c2,
+	kernel.GemmStreamFP8N24c2, kernel.GemmStreamFP8N32c1}
 
 // gemmStreamNamed is the instance a setting names by its suffix.
 func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
@@ -66,10 +48,10 @@ func gemmStreamNamed(v string) (kernel.GemmStreamFP8Kernel, bool) {
 
 // GemmStreamSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM.
 func GemmStreamSetting(v string) error {
-	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "off" || gemmStreamFamilies[v] != nil {
+	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, ring, off, or an instance: 8c4, 16c2, 24c2, 32c1, 8c4r, 16c2r, 24c2r, 32c2r", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)
@@ -84,34 +66,28 @@ func ChooseGemmStream(v string, pairs, groups int) (k kernel.GemmStreamFP8Kernel
 	if v == "" {
 		v = gemmStreamDefault
 	}
-	if v == "off" {
+	switch v {
+	case "off":
 		return "", false
-	}
-	family, ok := gemmStreamFamilies[v]
-	if !ok {
+	case "on":
+	default:
 		return gemmStreamNamed(v)
 	}
 	mean := float64(pairs) / float64(max(groups, 1))
 	want := mean + 1.5*math.Sqrt(mean)
-	for _, k := range family {
+	for _, k := range gemmStreamPick {
 		if want <= float64(8*gemmStreamNT[k]) {
 			return k, true
 		}
 	}
-	return family[len(family)-1], true
+	return gemmStreamPick[len(gemmStreamPick)-1], true
 }
 
 // GemmStreamShared is the dynamic shared memory of a block of instance k:
-// two buffers of a chunk's X parts and scales (kernels/gemm_stream.cu: R =
-// 8·NT rows, GEMM_STREAM_CHUNK / NT steps a chunk), and for a ring instance
-// (GEMM_STREAM_RING_CHUNK / NT steps, at least one) the eight warps' W rings
-// of GEMM_STREAM_RING_STAGES 2 KB steps.
+// two buffers of a chunk's X parts and scales (kernels/gemm_stream.cu
+// gemm_stream_body: R = 8·NT rows, GEMM_STREAM_CHUNK / NT steps a chunk).
 func GemmStreamShared(k kernel.GemmStreamFP8Kernel) int {
 	nt := gemmStreamNT[k]
-	if gemmStreamRing(k) {
-		ck := max(kernel.GemmStreamRingChunk/nt, 1)
-		return 2*8*nt*ck*(kernel.GemmStreamBlockBytes+4) + 8*kernel.GemmStreamRingStages*2048
-	}
 	return 2 * 8 * nt * (kernel.GemmStreamChunk / nt) * (kernel.GemmStreamBlockBytes + 4)
 }
 

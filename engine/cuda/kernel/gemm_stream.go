@@ -10,9 +10,6 @@ const (
 	GemmStreamDepth       = 2   // GEMM_STREAM_DEPTH
 	GemmStreamChunk       = 8   // GEMM_STREAM_CHUNK
 	GemmStreamPrepThreads = 256 // GEMM_STREAM_PREP_THREADS
-	GemmStreamRingThreads = 288 // GEMM_STREAM_RING_THREADS
-	GemmStreamRingStages  = 5   // GEMM_STREAM_RING_STAGES
-	GemmStreamRingChunk   = 4   // GEMM_STREAM_RING_CHUNK
 )
 
 // GemmStreamPrep enqueues kernels/gemm_stream.cu's
@@ -29,18 +26,14 @@ type GemmStreamFP8Kernel string
 
 // The gemm_stream_fp8 instances.
 const (
-	GemmStreamFP8N8c4   GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4"
-	GemmStreamFP8N16c2  GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2"
-	GemmStreamFP8N24c2  GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2"
-	GemmStreamFP8N32c1  GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1"
-	GemmStreamFP8N8c4r  GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4r"
-	GemmStreamFP8N16c2r GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2r"
-	GemmStreamFP8N24c2r GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2r"
-	GemmStreamFP8N32c2r GemmStreamFP8Kernel = "gemm_stream_fp8_n32c2r"
+	GemmStreamFP8N8c4  GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4"
+	GemmStreamFP8N16c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2"
+	GemmStreamFP8N24c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2"
+	GemmStreamFP8N32c1 GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1"
 )
 
 // GemmStreamFP8Kernels lists the gemm_stream_fp8 instances in source order.
-var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N24c2, GemmStreamFP8N32c1, GemmStreamFP8N8c4r, GemmStreamFP8N16c2r, GemmStreamFP8N24c2r, GemmStreamFP8N32c2r}
+var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N24c2, GemmStreamFP8N32c1}
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
