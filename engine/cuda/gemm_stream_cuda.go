@@ -16,20 +16,11 @@ func (q *Queue) gemmStreamFor(g Gemm, scratchBytes int64) (kernel.GemmStreamFP8K
 		return "", false, err
 	}
 	if q.d.Numerics.Exact() || g.Groups == 0 || g.Kernel != "" || !gemmStreamFits(g.Cols) ||
-		GemmStreamScratchBytes(g.streamXRows(), g.Cols) > scratchBytes {
+		GemmStreamScratchBytes(g.xrows(), g.Cols) > scratchBytes {
 		return "", false, nil
 	}
 	k, ok := ChooseGemmStream(gemmStream, g.N, g.Groups)
 	return k, ok, nil
-}
-
-// streamXRows is the X rows a grouped GEMM reads: XRows when its pairs
-// gather rows (RowIds), else one a pair.
-func (g Gemm) streamXRows() int {
-	if g.RowIds.Block != nil && g.XRows > 0 {
-		return g.XRows
-	}
-	return g.N
 }
 
 // GemmFP8Grouped runs grouped GEMM g of E4M3 weights (GemmFP8's contract)
@@ -64,7 +55,7 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d columns is not a multiple of 16", g.Cols)
 	}
 	ns := FP8ScaleCount(g.Rows, g.Cols)
-	xrows := g.streamXRows()
+	xrows := g.xrows()
 	need := GemmStreamScratchBytes(xrows, g.Cols)
 	if err := firstErr(S.fits(int64(max(g.Mats, 1)*ns*4), "fp8 gemm scales"),
 		scratch.fits(need, "streamed gemm scratch")); err != nil {

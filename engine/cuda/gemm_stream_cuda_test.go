@@ -60,7 +60,7 @@ func TestGemmStreamFP8(t *testing.T) {
 				x, g.RowIds, g.XRows = xs, Tensor{}, 0
 			}
 			xb := upload(t, x)
-			scratch := Whole(alloc(t, int(GemmStreamScratchBytes(g.streamXRows(), c.cols))))
+			scratch := Whole(alloc(t, int(GemmStreamScratchBytes(g.xrows(), c.cols))))
 			for _, k := range kernel.GemmStreamFP8Kernels {
 				y := poisoned(t, g.N*c.rows)
 				if err := dev.Run(func(q *Queue) error {

@@ -123,7 +123,6 @@ func TestGemmStreamShared(t *testing.T) {
 		}
 		const blocks = 2
 		b := GemmStreamShared(k) + 2*4*8*nt + 1024 // dynamic, the row tables, the 1 KB the SM reserves a block
-		t.Logf("%s: %d bytes of shared memory a block", k, b)
 		if b*blocks > 228*1024 {
 			t.Errorf("%s: %d bytes a block, %d blocks an SM: past 228 KB", k, b, blocks)
 		}

@@ -517,10 +517,7 @@ func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 		return fmt.Errorf("cuda: %s gemm: %d groups over %d matrices without ids", kind, g.Groups, mats)
 	}
 	xs, ys := g.xstride(), g.ystride()
-	xrows := g.N
-	if g.RowIds.Block != nil && g.XRows > 0 {
-		xrows = g.XRows
-	}
+	xrows := g.xrows()
 	errs := []error{
 		W.fits(int64(mats)*int64(g.Rows)*int64(g.Cols)*int64(elemBytes), kind+" gemm weights"),
 		x.fits((int64(xrows-1)*int64(xs)+int64(g.Cols))*4, kind+" gemm x"),
@@ -539,6 +536,15 @@ func (g Gemm) check(kind string, elemBytes int, y, W, x Tensor) error {
 		errs = append(errs, g.RowIds.fits(int64(g.N)*4, kind+" gemm row ids"))
 	}
 	return firstErr(errs...)
+}
+
+// xrows is the X rows g reads: XRows when its rows gather X rows (RowIds),
+// else one a row.
+func (g Gemm) xrows() int {
+	if g.RowIds.Block != nil && g.XRows > 0 {
+		return g.XRows
+	}
+	return g.N
 }
 
 func (g Gemm) xstride() int {
