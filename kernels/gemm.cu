@@ -627,6 +627,15 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // outputs (out 4096 → 2048, router + shared gate·up 2048 → 1280) and short
 // prompts, whose 128 × 64 grids leave most of the 132 SMs idle.
 #define GEMM_MMA_SPLITK 4
+// GEMM_MMA_XP (xp15, docs/PERF.md "xp15"): X arrives as its three BF16
+// parts, split once a launch by gemm_xp_prep into [part][row][kpad] BF16
+// (kpad = cols rounded up to 32, the padding zero), and the block copies
+// them into the ring as it copies W, in W's layout (gemm_mma_ldsm_woff): a
+// warp's B fragments are ldmatrix loads, three a half step and pair of n8
+// tiles, with no split in the loop (the q tiles split each fragment of x
+// per warp, ≈ 60 % of their step's instructions). The same parts and the
+// same MMA order as the q tile: the same bits. Dense BF16 q tiles only.
+#define GEMM_MMA_XP 8
 
 // Wide stages (gemm32, docs/PERF.md "gemm32"): KS sub-steps of
 // GEMM_MMA_BK columns a ring stage (BK = 32·KS columns: one cp.async wait
@@ -757,14 +766,18 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                                               int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
                                               const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
                                               long long mstride, long long sstride, int n,
-                                              float* part = nullptr, unsigned int* tiles = nullptr) {
+                                              float* part = nullptr, unsigned int* tiles = nullptr,
+                                              long long pstride = 0) {
     static_assert(WM * WN == GEMM_MMA_THREADS / 32, "a block is 8 warps");
     static_assert(BM % (WM * 16) == 0 && BN % (WN * 8) == 0, "warp tiles of whole fragments");
     static_assert(128 % BM == 0, "a W tile lies in one row of FP8 scale blocks");
     constexpr int MI = BM / (WM * 16), NJ = BN / (WN * 8);
     // A stage: BK columns, W rows of WROWB bytes (KS sub-blocks of SB).
     constexpr int BK = GEMM_MMA_BK * KS, SB = WT::ROWB, WROWB = KS * SB;
-    constexpr int WBYTES = BM * WROWB, XBYTES = BN * BK * 4, STAGE = WBYTES + XBYTES;
+    // XP: X as PARTS BF16 parts of BN rows × BK columns, part after part.
+    constexpr bool XP = (OPT & GEMM_MMA_XP) != 0;
+    constexpr int XPB = BN * BK * 2;  // XP: one part's bytes in a stage
+    constexpr int WBYTES = BM * WROWB, XBYTES = XP ? PARTS * XPB : BN * BK * 4, STAGE = WBYTES + XBYTES;
     // XS: the parts double buffer, PARTB bytes a part ([BN rows][BK / 2
     // words]); F16: then each row's 2^-f of the stage (BN floats), PBUF
     // words a buffer.
@@ -786,6 +799,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // LDSM (PIPE, BF16 W, X split per warp): A fragments by ldmatrix, in
     // the MMA's own k order (gemm_mma_ldsm_* above), and X read in it.
     constexpr bool LDSM = PIPE && WT::ELEM == 2 && !XS;
+    static_assert(!XP || (LDSM && KS == 1 && NJ % 2 == 0 && PF == GEMM_PARTS_BF16),
+                  "X parts: the dense BF16 q tiles, n8 tiles in pairs");
     __shared__ __align__(128) uint8_t ring_static[DYN ? 16 : ST * STAGE + PBYTES];
     uint8_t* const ring = DYN ? gemm_mma_dyn : ring_static;
     uint32_t* const parts = reinterpret_cast<uint32_t*>(ring + ST * STAGE);
@@ -835,9 +850,11 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // tile lies wholly in the matrix copies its pieces without bounds.
     const uint32_t ring_sa = (uint32_t)__cvta_generic_to_shared(ring);
     const bool wfull = DYN && wide && m0 + BM <= rows && cols % BK == 0;
-    // X tile copies: BN rows × 8·KS pieces of 4 floats.
+    // X tile copies: BN rows × 8·KS pieces of 4 floats (XP: PARTS × BN rows
+    // × 4 pieces of 8 BF16; XE bytes a column).
     constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
-    constexpr int XL = (BN * XPR + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
+    constexpr int XPIECES = XP ? PARTS * BN * 4 : BN * XPR, XE = XP ? 2 : 4;
+    constexpr int XL = (XPIECES + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     // SPLITK: this block's steps ktb … ktb + ktiles − 1 of the matrix's
     // (kt below counts from the block's first; the copies and the FP8
     // scale take ktb + kt).
@@ -847,17 +864,30 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     const int ktiles = SPLITK ? kall * ((int)blockIdx.z + 1) / (int)gridDim.z - ktb : kall;
     auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + (((kt + ktb) * BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
-        const float* xsrc[XL];  // the piece's first float in tile 0
+        const uint8_t* xsrc[XL];  // the piece's first byte in tile 0
         bool xok[XL], xuse[XL];
         int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
-            xuse[u] = f < BN * XPR;
+            const int f = tid + GEMM_MMA_THREADS * u;
+            xuse[u] = f < XPIECES;
+            if (XP) {
+                // Piece c (columns 8c … 8c+7) of row r of part p.
+                const int p = min(f / (BN * 4), PARTS - 1), r = (f >> 2) % BN, c = f & 3;
+                const int m = x0 + r;
+                xc[u] = 8 * c;
+                xok[u] = m < end;
+                // (A row past the end copies zeros from row x0's address.)
+                xsrc[u] = reinterpret_cast<const uint8_t*>(X) +
+                          ((size_t)p * pstride + (size_t)(xok[u] ? m : x0) * xstride + xc[u]) * 2;
+                xdst[u] = WBYTES + p * XPB + gemm_mma_ldsm_woff(r, c);
+                continue;
+            }
+            const int r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
             xc[u] = c * 4;
             const int m = x0 + r;
             xok[u] = m < end;
-            xsrc[u] = X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u];
+            xsrc[u] = reinterpret_cast<const uint8_t*>(X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u]);
             xdst[u] = WBYTES + (LDSM ? gemm_mma_ldsm_xoff(r, c) : gemm_mma_xoff<KS>(r, c));
         }
         // Tile kt (W and X) into stage st: one commit group.
@@ -868,7 +898,8 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             if (wfull) {
 #pragma unroll
                 for (int u = 0; u < WCOPIES; u++)
-                    if (wuse[u]) cp_async16(sa + wdst[u], wsrc[u] + (size_t)k0 * WT::ELEM);
+                    if ((XP && (BM * WPR) % GEMM_MMA_THREADS == 0) || wuse[u])
+                        cp_async16(sa + wdst[u], wsrc[u] + (size_t)k0 * WT::ELEM);
             }
 #pragma unroll
             for (int u = 0; u < WCOPIES && !wfull; u++) {
@@ -887,11 +918,21 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 }
             }
 #pragma unroll
-            for (int u = 0; u < XL; u++) {
+            for (int u = 0; u < XL && XP; u++) {
+                // The parts' rows are padded with zeros to whole steps: only
+                // rows past the end are zeros. (Every piece is a thread's
+                // when the block's threads divide them: no xuse test.)
+                if (XPIECES % GEMM_MMA_THREADS != 0 && !xuse[u]) continue;
+                if (DYN) cp_async_sa<16>(sa + xdst[u], xsrc[u] + (size_t)k0 * XE, xok[u]);
+                else cp_async<16>(stage + xdst[u], xsrc[u] + (size_t)k0 * XE, xok[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < XL && !XP; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                if (DYN) cp_async_sa<16>(sa + xdst[u], ok ? xsrc[u] + k0 : X, ok);
-                else cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : X, ok);
+                const void* src = ok ? static_cast<const void*>(xsrc[u] + (size_t)k0 * XE) : X;
+                if (DYN) cp_async_sa<16>(sa + xdst[u], src, ok);
+                else cp_async<16>(stage + xdst[u], src, ok);
             }
             cp_async_commit();
         };
@@ -951,9 +992,24 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
         // g+8 P1] (the MMA's a0…a3) and B [j][P0, P1][part]; the MMAs of a
         // half, in the order of the loop below.
         uint2 keep[MI][2];  // half 1's A words of rows g, g + 8, loaded with half 0's
+        // XP: the lane's ldmatrix offsets in a stage, A's and B's of each
+        // half (gemm_mma_ldsm_woff's; the rows a lane addresses lie a
+        // multiple of 8 apart, so its swizzle is (lane >> 1) & 3 for all).
+        int aoff[2], boff[2];
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+            const int sw = (lane >> 1) & 3;
+            aoff[s] = (wm * MI * 16 + (lane & 15)) * 64 + (((2 * s + (lane >> 4)) ^ sw) << 4);
+            boff[s] = WBYTES + (wn * NJ * 8 + (lane & 7) + ((lane >> 4) << 3)) * 64 +
+                      (((2 * s + ((lane >> 3) & 1)) ^ sw) << 4);
+        }
         auto half_a = [&](const uint8_t* ws, int s, uint32_t(&a)[MI][4]) {
 #pragma unroll
             for (int i = 0; i < MI; i++) {
+                if (XP) {
+                    ldmatrix_x4(ws + aoff[s] + i * 16 * 64, a[i]);
+                    continue;
+                }
                 if (LDSM) {
                     // Lanes 8m … 8m+7 address matrix m's rows: a0 rows 0–7
                     // of the 16, k 0–7 (chunk 2s of the row); a1 rows 8–15;
@@ -973,6 +1029,20 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
             }
         };
         auto half_b = [&](const uint8_t* ws, int kt, int s, uint32_t(&b)[NJ][2][PARTS]) {
+            if (XP) {
+                // Lanes 8m … 8m+7 address matrix m's rows: m = 0, 1 the n8
+                // tile j's k 0–7 and 8–15 of half s (its P0, P1), m = 2, 3
+                // tile j + 1's; one ldmatrix a part and pair of tiles.
+#pragma unroll
+                for (int p = 0; p < PARTS; p++)
+#pragma unroll
+                    for (int j = 0; j < NJ; j += 2) {
+                        uint32_t v[4];
+                        ldmatrix_x4(ws + boff[s] + p * XPB + j * 8 * 64, v);
+                        b[j][0][p] = v[0], b[j][1][p] = v[1], b[j + 1][0][p] = v[2], b[j + 1][1][p] = v[3];
+                    }
+                return;
+            }
             const float sc = XS ? 1.f : scale(kt);
 #pragma unroll
             for (int j = 0; j < NJ; j++) {
@@ -1316,3 +1386,61 @@ GEMM_MMA_F16_ALL(8)
             Y, W, S, X, rows, cols, xstride, ystride, offsets, ids, rowids, mstride, sstride, n, part, tiles);        \
     }
 GEMM_MMA_SPLIT(3, 128, 64, 2, 4, qz)
+
+// xp15's instances (GEMM_MMA_XP above; engine/cuda gemm_xparts.go): the
+// dense q tiles and the split-K tile with X as gemm_xp_prep's parts (P,
+// part p of row m at P + p·pstride + m·kpad), the ring in dynamic shared
+// memory (GEMM_MMA_SMEM_B2: two blocks an SM; a 128 × 64 stage is 20 KB).
+// Named gemm_xp_bf16_m{BM}n{BN}q[z].
+#define GEMM_XP(BM, BN, WM, WN)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_xp_bf16_m##BM##n##BN##q(                 \
+        float* __restrict__ Y, const uint16_t* __restrict__ W, const uint16_t* __restrict__ P, long long pstride,    \
+        int n, int rows, int cols, int kpad, int ystride) {                                                          \
+        gemm_mma_body<GemmMmaBF16, BM, BN, WM, WN, 3, false, GEMM_MMA_PIPE | GEMM_MMA_XP, 1, GEMM_MMA_SMEM_B2>(      \
+            Y, reinterpret_cast<const uint8_t*>(W), nullptr, reinterpret_cast<const float*>(P), rows, cols, kpad,    \
+            ystride, nullptr, nullptr, nullptr, 0, 0, n, nullptr, nullptr, pstride);                                 \
+    }
+GEMM_XP(128, 64, 2, 4)
+GEMM_XP(128, 32, 4, 2)
+GEMM_XP(64, 32, 4, 2)
+extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_xp_bf16_m128n64qz(
+    float* __restrict__ Y, const uint16_t* __restrict__ W, const uint16_t* __restrict__ P, long long pstride, int n,
+    int rows, int cols, int kpad, int ystride, float* part, unsigned int* tiles) {
+    gemm_mma_body<GemmMmaBF16, 128, 64, 2, 4, 3, false, GEMM_MMA_PIPE | GEMM_MMA_SPLITK | GEMM_MMA_XP, 1,
+                  GEMM_MMA_SMEM_B2>(Y, reinterpret_cast<const uint8_t*>(W), nullptr,
+                                    reinterpret_cast<const float*>(P), rows, cols, kpad, ystride, nullptr, nullptr,
+                                    nullptr, 0, 0, n, part, tiles, pstride);
+}
+
+#define GEMM_XP_PREP_THREADS 256
+// gemm_xp_prep writes the three BF16 parts of n rows of X (pitch xstride
+// floats, cols columns, a multiple of 8) for the gemm_xp instances: part p
+// of row m at P + p·pstride + m·kpad (kpad ≥ cols, a multiple of 32; the
+// columns past cols zero), split as the q tiles split them in their loop
+// (split_parts<3>: the same parts, bit for bit). A thread an 8-column piece:
+// two 16-byte loads, three 16-byte stores.
+extern "C" __global__ void __launch_bounds__(GEMM_XP_PREP_THREADS) gemm_xp_prep(
+    uint16_t* __restrict__ P, const float* __restrict__ X, int n, int cols, int xstride, int kpad,
+    long long pstride) {
+    pdl_entry();
+    const int per = kpad >> 3;  // pieces a row
+    const long long total = (long long)n * per;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long m = t / per;
+        const int c = (int)(t - m * per) * 8;
+        float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
+        if (c < cols) {
+            a = __ldcg(reinterpret_cast<const float4*>(X + m * xstride + c));
+            b = __ldcg(reinterpret_cast<const float4*>(X + m * xstride + c + 4));
+        }
+        uint32_t p0[3], p1[3], p2[3], p3[3];
+        split_parts<3>(a.x, a.y, p0);
+        split_parts<3>(a.z, a.w, p1);
+        split_parts<3>(b.x, b.y, p2);
+        split_parts<3>(b.z, b.w, p3);
+#pragma unroll
+        for (int p = 0; p < 3; p++)
+            *reinterpret_cast<uint4*>(P + p * pstride + m * kpad + c) = make_uint4(p0[p], p1[p], p2[p], p3[p]);
+    }
+}

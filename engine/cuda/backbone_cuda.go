@@ -133,6 +133,7 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 	// Reset zeroed the split-K workspace's counters (stream order: before
 	// any GEMM that uses them).
 	d.lendGemmSplit(b.t(plan.GemmSplit))
+	d.lendGemmXParts(b.t(plan.XRep), plan.XPartsBytes())
 	return b, nil
 }
 
@@ -214,6 +215,7 @@ func (b *Backbone) Reset() error {
 func (b *Backbone) Close() {
 	if b.work != nil {
 		b.d.returnGemmSplit(b.t(b.Plan.GemmSplit))
+		b.d.returnGemmXParts(b.t(b.Plan.XRep))
 	}
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })

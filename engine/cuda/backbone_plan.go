@@ -239,6 +239,15 @@ func geometries(t *drama3.TextConfig) (DeltaNetGeometry, AttentionGeometry) {
 	return dn, at
 }
 
+// XPartsBytes is the scratch the X parts of a pass's widest dense GEMM
+// input take (xp15; GemmXPartsBytes): the hidden rows (the mixers' and
+// the router's inputs), the mixers' outputs (DeltaNet's value width, the
+// attention's heads) and the shared expert's hidden rows.
+func (p *BackbonePlan) XPartsBytes() int64 {
+	cols := max(p.H, p.Is, p.DeltaNet.ValueHeads*p.DeltaNet.ValueDim, p.Attention.Heads*p.Attention.HeadDim)
+	return GemmXPartsBytes(p.Chunk, cols)
+}
+
 // PlanBackbone lays out the work block of a backbone with the experts packed
 // as x (any layer's: they share the geometry) for capacity rows of context.
 func PlanBackbone(cfg *drama3.Config, x ExpertPack, capacity int) (*BackbonePlan, error) {
@@ -324,7 +333,10 @@ func PlanBackbonePass(cfg *drama3.Config, x ExpertPack, capacity, slots, rows in
 	p.Dense = f(c * int64(p.D))
 	p.Ids = f(c * k)
 	p.Wts = f(c * k)
-	p.XRep = f(c * k * int64(p.Hp))
+	// XRep: the per-pair path's replicated rows, or the streamed grouped
+	// experts' X parts, or the dense GEMMs' X parts (xp15): at least the
+	// parts of the widest dense input (XPartsBytes).
+	p.XRep = f(max(c*k*int64(p.Hp), (p.XPartsBytes()+3)/4))
 	p.GU = f(c * k * int64(2*p.P))
 	p.Hid = f(c * k * int64(p.Ip))
 	p.HidS = f(c * int64(p.Is))

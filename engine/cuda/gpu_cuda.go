@@ -26,6 +26,9 @@ type Device struct {
 	// split is the split-K workspace lent to the dense GEMMs
 	// (gemm_splitk_cuda.go).
 	split gemmSplitWork
+	// xparts is the scratch lent to the dense GEMMs' X parts
+	// (gemm_xparts_cuda.go).
+	xparts gemmXPartsWork
 }
 
 // Queue enqueues the model's work on the device's stream: package kernel's

@@ -588,6 +588,11 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		if err != nil {
 			return err
 		}
+		if k, split, scratch, ok, err := q.gemmXPartsFor(g, suffix); err != nil {
+			return err
+		} else if ok {
+			return q.GemmBF16XParts(k, split, grid, g, y, W, x, scratch, part, tiles)
+		}
 		if tiles != 0 {
 			return kernel.GemmMmaBF16P3m128n64qz(q, grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(x),
 				mstride, g.N, g.Rows, g.Cols, g.xstride(), g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds), part, tiles)

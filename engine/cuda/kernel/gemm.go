@@ -4,26 +4,27 @@ package kernel
 
 // The integer #defines of kernels/gemm.cu.
 const (
-	GemmThreads    = 256    // GEMM_THREADS
-	GemmBm         = 64     // GEMM_BM
-	GemmBn         = 32     // GEMM_BN
-	GemmBk         = 32     // GEMM_BK
-	GemmKg         = 4      // GEMM_KG
-	GemmXp         = 66     // GEMM_XP
-	GemmWp         = 34     // GEMM_WP
-	GemmTcBm       = 64     // GEMM_TC_BM
-	GemmTcKp       = 36     // GEMM_TC_KP
-	GemmMmaThreads = 256    // GEMM_MMA_THREADS
-	GemmMmaBk      = 32     // GEMM_MMA_BK
-	GemmMmaSmem    = 49152  // GEMM_MMA_SMEM
-	GemmPartsBF16  = 0      // GEMM_PARTS_BF16
-	GemmPartsF16   = 1      // GEMM_PARTS_F16
-	GemmMmaPipe    = 2      // GEMM_MMA_PIPE
-	GemmMmaSplitk  = 4      // GEMM_MMA_SPLITK
-	GemmMmaSmemB3  = 75776  // GEMM_MMA_SMEM_B3
-	GemmMmaSmemB2  = 114688 // GEMM_MMA_SMEM_B2
-	GemmMmaSmemB1  = 229376 // GEMM_MMA_SMEM_B1
-	GemmMmaWideSt  = 12     // GEMM_MMA_WIDE_ST
+	GemmThreads       = 256    // GEMM_THREADS
+	GemmBm            = 64     // GEMM_BM
+	GemmBn            = 32     // GEMM_BN
+	GemmBk            = 32     // GEMM_BK
+	GemmKg            = 4      // GEMM_KG
+	GemmWp            = 34     // GEMM_WP
+	GemmTcBm          = 64     // GEMM_TC_BM
+	GemmTcKp          = 36     // GEMM_TC_KP
+	GemmMmaThreads    = 256    // GEMM_MMA_THREADS
+	GemmMmaBk         = 32     // GEMM_MMA_BK
+	GemmMmaSmem       = 49152  // GEMM_MMA_SMEM
+	GemmPartsBF16     = 0      // GEMM_PARTS_BF16
+	GemmPartsF16      = 1      // GEMM_PARTS_F16
+	GemmMmaPipe       = 2      // GEMM_MMA_PIPE
+	GemmMmaSplitk     = 4      // GEMM_MMA_SPLITK
+	GemmMmaXp         = 8      // GEMM_MMA_XP
+	GemmMmaSmemB3     = 75776  // GEMM_MMA_SMEM_B3
+	GemmMmaSmemB2     = 114688 // GEMM_MMA_SMEM_B2
+	GemmMmaSmemB1     = 229376 // GEMM_MMA_SMEM_B1
+	GemmMmaWideSt     = 12     // GEMM_MMA_WIDE_ST
+	GemmXpPrepThreads = 256    // GEMM_XP_PREP_THREADS
 )
 
 // GemmBF16 enqueues kernels/gemm.cu's
@@ -224,4 +225,44 @@ type GemmMmaFP8P3m128n64qzArgs struct {
 // on q with grid blocks of block threads.
 func GemmMmaFP8P3m128n64qz(q Launcher, grid [3]int, block int, a GemmMmaFP8P3m128n64qzArgs) error {
 	return q.Launch("gemm_mma_fp8_p3m128n64qz", grid, block, uint64(a.Y), uint64(a.W), uint64(a.S), uint64(a.X), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(uint32(int32(a.Xstride))), uint64(uint32(int32(a.Ystride))), uint64(a.Offsets), uint64(a.Ids), uint64(a.Rowids), uint64(a.Part), uint64(a.Tiles))
+}
+
+// GemmXpBF16Kernel is one of the gemm_xp_bf16_* instances of kernels/gemm.cu, which share one signature.
+type GemmXpBF16Kernel string
+
+// The gemm_xp_bf16 instances.
+const (
+	GemmXpBF16M128n64q GemmXpBF16Kernel = "gemm_xp_bf16_m128n64q"
+	GemmXpBF16M128n32q GemmXpBF16Kernel = "gemm_xp_bf16_m128n32q"
+	GemmXpBF16M64n32q  GemmXpBF16Kernel = "gemm_xp_bf16_m64n32q"
+)
+
+// GemmXpBF16Kernels lists the gemm_xp_bf16 instances in source order.
+var GemmXpBF16Kernels = []GemmXpBF16Kernel{GemmXpBF16M128n64q, GemmXpBF16M128n32q, GemmXpBF16M64n32q}
+
+// GemmXpBF16 enqueues kernels/gemm.cu's
+//
+//	gemm_xp_bf16_*(float* Y, uint16_t* W, uint16_t* P, long long pstride, int n, int rows, int cols, int kpad, int ystride)
+//
+// on q with grid blocks of block threads.
+func GemmXpBF16(q Launcher, k GemmXpBF16Kernel, grid [3]int, block int, y, w, p Ptr, pstride int64, n, rows, cols, kpad, ystride int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(p), uint64(pstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(kpad))), uint64(uint32(int32(ystride))))
+}
+
+// GemmXpBF16M128n64qz enqueues kernels/gemm.cu's
+//
+//	gemm_xp_bf16_m128n64qz(float* Y, uint16_t* W, uint16_t* P, long long pstride, int n, int rows, int cols, int kpad, int ystride, float* part, unsigned int* tiles)
+//
+// on q with grid blocks of block threads.
+func GemmXpBF16M128n64qz(q Launcher, grid [3]int, block int, y, w, p Ptr, pstride int64, n, rows, cols, kpad, ystride int, part, tiles Ptr) error {
+	return q.Launch("gemm_xp_bf16_m128n64qz", grid, block, uint64(y), uint64(w), uint64(p), uint64(pstride), uint64(uint32(int32(n))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(kpad))), uint64(uint32(int32(ystride))), uint64(part), uint64(tiles))
+}
+
+// GemmXpPrep enqueues kernels/gemm.cu's
+//
+//	gemm_xp_prep(uint16_t* P, float* X, int n, int cols, int xstride, int kpad, long long pstride)
+//
+// on q with grid blocks of block threads.
+func GemmXpPrep(q Launcher, grid [3]int, block int, p, x Ptr, n, cols, xstride, kpad int, pstride int64) error {
+	return q.Launch("gemm_xp_prep", grid, block, uint64(p), uint64(x), uint64(uint32(int32(n))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))), uint64(uint32(int32(kpad))), uint64(pstride))
 }

@@ -1,0 +1,111 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"sync"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// gemmXPartsWork is the scratch lent to the dense GEMMs for X's parts
+// (xp15). A backbone lends its XRep region (BackbonePlan.XRep, sized to
+// hold the parts of a pass's widest dense input): the parts are written by
+// gemm_xp_prep and read by the launch right after it on the device's one
+// stream, and every other user of XRep (the grouped experts' parts, the
+// per-pair path's replicated rows) writes it before its own reads within
+// one MoE block, with no dense GEMM between. A launch uses the newest
+// scratch lent; with none, or one too small, the q tiles split x in their
+// loop as before.
+type gemmXPartsWork struct {
+	mu   sync.Mutex
+	lent []lentScratch // newest last
+}
+
+type lentScratch struct {
+	t     Tensor
+	bytes int64
+}
+
+// lendGemmXParts lends bytes of t to the dense GEMMs' X parts until
+// returnGemmXParts(t).
+func (d *Device) lendGemmXParts(t Tensor, bytes int64) {
+	d.xparts.mu.Lock()
+	defer d.xparts.mu.Unlock()
+	d.xparts.lent = append(d.xparts.lent, lentScratch{t, bytes})
+}
+
+// returnGemmXParts takes back the scratch t lent.
+func (d *Device) returnGemmXParts(t Tensor) {
+	d.xparts.mu.Lock()
+	defer d.xparts.mu.Unlock()
+	for i := len(d.xparts.lent) - 1; i >= 0; i-- {
+		if d.xparts.lent[i].t == t {
+			d.xparts.lent = append(d.xparts.lent[:i], d.xparts.lent[i+1:]...)
+			return
+		}
+	}
+}
+
+func (d *Device) gemmXPartsScratch() (lentScratch, bool) {
+	d.xparts.mu.Lock()
+	defer d.xparts.mu.Unlock()
+	if n := len(d.xparts.lent); n > 0 {
+		return d.xparts.lent[n-1], true
+	}
+	return lentScratch{}, false
+}
+
+// gemmXPartsFor is the X-parts entry point and scratch of a fast dense
+// launch of instance suffix that the rule chose (ok false: run suffix as it
+// is): xp15 on, an X-parts twin compiled, no gathered rows, and scratch
+// lent with room for the parts.
+func (q *Queue) gemmXPartsFor(g Gemm, suffix string) (k string, split bool, scratch Tensor, ok bool, err error) {
+	if err := GemmXPartsSetting(gemmXParts); err != nil {
+		return "", false, Tensor{}, false, err
+	}
+	if gemmXParts == "off" || q.d.Numerics.Exact() || g.Groups > 0 || g.RowIds.Block != nil || g.Kernel != "" || gemmDefault != "" {
+		return "", false, Tensor{}, false, nil
+	}
+	k, split, ok = gemmXPartsKernel(gemmMmaInstances[suffix])
+	if !ok {
+		return "", false, Tensor{}, false, nil
+	}
+	s, lent := q.d.gemmXPartsScratch()
+	if !lent || s.bytes < GemmXPartsBytes(g.N, g.Cols) {
+		return "", false, Tensor{}, false, nil
+	}
+	return k, split, s.t, true, nil
+}
+
+// GemmBF16XParts runs dense GEMM g (GemmBF16's contract; checked there) by
+// X-parts entry point k on grid: gemm_xp_prep writes X's three BF16 parts
+// into scratch (GemmXPartsBytes), then k multiplies them; a split-K entry
+// takes the workspace's part and tiles.
+func (q *Queue) GemmBF16XParts(k string, split bool, grid [3]int, g Gemm, y, W, x, scratch Tensor, part, tiles kernel.Ptr) error {
+	if g.Groups > 0 || g.RowIds.Block != nil {
+		return fmt.Errorf("cuda: x-parts gemm: dense rows only")
+	}
+	if err := scratch.fits(GemmXPartsBytes(g.N, g.Cols), "x-parts gemm scratch"); err != nil {
+		return err
+	}
+	if scratch.addr()%16 != 0 {
+		return fmt.Errorf("cuda: x-parts gemm: scratch must be 16-byte aligned")
+	}
+	kpad := GemmXPartsKpad(g.Cols)
+	pstride := int64(g.N) * int64(kpad)
+	pieces := g.N * kpad / 8
+	blocks := min((pieces+kernel.GemmXpPrepThreads-1)/kernel.GemmXpPrepThreads, 4*gemmSMs*8)
+	if err := kernel.GemmXpPrep(q, [3]int{blocks, 1, 1}, kernel.GemmXpPrepThreads, tPtr(scratch), tPtr(x),
+		g.N, g.Cols, g.xstride(), kpad, pstride); err != nil {
+		return err
+	}
+	l := sharedLauncher{q.Queue, kernel.GemmMmaSmemB2}
+	if split {
+		return kernel.GemmXpBF16M128n64qz(l, grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(scratch), pstride,
+			g.N, g.Rows, g.Cols, kpad, g.ystride(), part, tiles)
+	}
+	return kernel.GemmXpBF16(l, kernel.GemmXpBF16Kernel(k), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(scratch), pstride,
+		g.N, g.Rows, g.Cols, kpad, g.ystride())
+}

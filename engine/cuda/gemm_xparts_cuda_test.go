@@ -1,0 +1,221 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"gorgonia.org/cu"
+
+	"proscenium/engine/cpu"
+)
+
+// withGemmXParts lends the device X-parts scratch of bytes for the rest of
+// the test, as a backbone lends its XRep, and returns it.
+func withGemmXParts(t *testing.T, bytes int64) Tensor {
+	t.Helper()
+	s := Whole(alloc(t, int(bytes)))
+	dev.lendGemmXParts(s, bytes)
+	t.Cleanup(func() { dev.returnGemmXParts(s) })
+	return s
+}
+
+// xpartsTwins are the X-parts entry points (xp15) beside the q tile each
+// replaces, by instance name: the dense q tiles and the split tile at two
+// counts.
+var xpartsTwins = []string{"p3m128n64q", "p3m128n32q", "p3m64n32q", "p3m128n64qz2", "p3m128n64qz3"}
+
+// TestGemmXParts runs every X-parts entry point (kernels/gemm.cu
+// GEMM_MMA_XP, gemm_xp_prep) beside the q tile it replaces on the same
+// inputs: the same bits (the same parts, the same MMA order; the split
+// ones' partials summed in z order alike), and within checkGemm's 2e-5 of
+// cpu.MatVec. The scratch starts as NaN (a part or pad gemm_xp_prep leaves
+// unwritten would show), and so does Y: outputs outside the GEMM's columns
+// of a strided Y must keep the poison. Shapes: the full geometry's router +
+// shared gate·up at 60 and 300 rows and shared down at 700, rows past the
+// last W tile and X rows past the last tile (ragged), columns not a whole
+// 32-column step (1000, 1032: the pads), and strided X and Y.
+func TestGemmXParts(t *testing.T) {
+	r := newRand(t)
+	withGemmSplit(t)
+	for _, c := range []gemmCase{
+		{"60x2048→1280", 60, 1280, 2048, 0, 0, 0},
+		{"300x2048→1280", 300, 1280, 2048, 0, 0, 0},
+		{"700x512→2048", 700, 2048, 512, 0, 0, 0},
+		{"ragged 65x1000→600", 65, 600, 1000, 0, 0, 0},
+		{"strided 37x1032→200", 37, 200, 1032, 1040, 260, 44},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			xs, ys := max(c.xstride, c.cols), max(c.ystride, c.rows)
+			x := randNonZero(r, c.n*xs)
+			W, _, wf := expertWeights(t, r, false, 1, c.rows, c.cols)
+			w := wf(0)
+			ref := make([]float32, c.n*c.rows)
+			for i := 0; i < c.n; i++ {
+				cpu.MatVec(ref[i*c.rows:(i+1)*c.rows], w, x[i*xs:i*xs+c.cols], c.rows, c.cols)
+			}
+			xb := upload(t, x)
+			need := GemmXPartsBytes(c.n, c.cols)
+			scratch := Whole(alloc(t, int(need)))
+			g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, XStride: xs, YStride: c.ystride}
+			// run runs instance k's q tile (xp false) or its X-parts entry.
+			run := func(k string, xp bool) []float32 {
+				y := poisoned(t, c.n*ys)
+				yt := Whole(y).At(4 * int64(c.col))
+				if err := dev.Run(func(q *Queue) error {
+					if err := cu.MemsetD32Async(cu.DevicePtr(scratch.addr()), nanBits, need/4, q.Stream()); err != nil {
+						return err
+					}
+					gk := g
+					gk.Kernel = k
+					if !xp {
+						return q.GemmBF16(gk, yt, Whole(W), Whole(xb))
+					}
+					x := gemmMmaInstances[k]
+					entry, split, ok := gemmXPartsKernel(x)
+					if !ok {
+						return fmt.Errorf("no x-parts entry for %s", k)
+					}
+					grid := gk.mmaGrid(x)
+					part, tiles, err := q.gemmSplitArgs(gk, &k, &grid)
+					if err != nil {
+						return err
+					}
+					return q.GemmBF16XParts(entry, split, grid, g, yt, Whole(W), Whole(xb), scratch, part, tiles)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				all := download(t, y, c.n*ys)
+				got := make([]float32, 0, c.n*c.rows)
+				for i := 0; i < c.n; i++ {
+					for j := 0; j < ys; j++ {
+						if (j < c.col || j >= c.col+c.rows) && math.Float32bits(all[i*ys+j]) != nanBits {
+							t.Fatalf("%s: row %d column %d outside the output is %g, not the poison", k, i, j, all[i*ys+j])
+						}
+					}
+					got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
+				}
+				return got
+			}
+			for _, k := range xpartsTwins {
+				x := gemmMmaInstances[k]
+				if x.splits > 0 && ((c.n+63)/64)*((c.rows+127)/128)*x.splits > gemmSplitTiles {
+					continue // past the workspace (the rule never picks it)
+				}
+				want := run(k, false)
+				got := run(k, true)
+				checkGemm(t, "x parts", k, got, ref)
+				if differ, maxULP := ULPDiff(got, want); differ > 0 {
+					t.Errorf("%s: x parts differ from the q tile's bits at %d of %d outputs (max %d ULP)", k, differ, len(got), maxULP)
+				}
+			}
+		})
+	}
+}
+
+// TestGemmXPartsRouting: a fast dense GemmBF16 the rule picks a q tile for
+// runs its X-parts entry while scratch with room is lent and the switch is
+// on; a named instance, gathered rows, too little scratch, exact numerics
+// or the switch off keep the q tile; a wrong switch value is an error.
+func TestGemmXPartsRouting(t *testing.T) {
+	withGemmSplit(t)
+	withGemmXParts(t, GemmXPartsBytes(700, 4096))
+	for _, c := range []struct {
+		n, rows, cols int
+		kernel        string
+		want          string
+	}{
+		{300, 12352, 2048, "", "gemm_xp_bf16_m128n64q"}, // DeltaNet in
+		{300, 2048, 4096, "", "gemm_xp_bf16_m128n64qz"}, // out, split
+		{700, 2048, 512, "", "gemm_xp_bf16_m128n32q"},   // shared down
+		{300, 12352, 2048, "p3m128n64q", ""},            // named
+		{800, 2048, 4096, "", ""},                       // past the scratch
+		{300, 2048, 512, "", ""},                        // shared down at 300: 128 × 32 s, no twin
+	} {
+		g := Gemm{N: c.n, Rows: c.rows, Cols: c.cols, Kernel: c.kernel}
+		if err := dev.Run(func(q *Queue) error {
+			suffix, grid, _, err := g.instance("bf16", true)
+			if err != nil {
+				return err
+			}
+			if _, _, err := q.gemmSplitArgs(g, &suffix, &grid); err != nil {
+				return err
+			}
+			k, _, _, ok, err := q.gemmXPartsFor(g, suffix)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				k = ""
+			}
+			if k != c.want {
+				t.Errorf("%d × %d → %d (kernel %q, tile %s): x parts %q, want %q", c.n, c.cols, c.rows, c.kernel, suffix, k, c.want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(v string) { gemmXParts = v }(gemmXParts)
+	g := Gemm{N: 300, Rows: 12352, Cols: 2048}
+	for _, v := range []string{"off", "sideways"} {
+		gemmXParts = v
+		if err := dev.Run(func(q *Queue) error {
+			_, _, _, ok, err := q.gemmXPartsFor(g, "p3m128n64q")
+			if v == "off" && (ok || err != nil) {
+				t.Errorf("%s=off: x parts %v, %v", GemmXPartsEnv, ok, err)
+			}
+			if v == "sideways" && err == nil {
+				t.Errorf("%s=%s: no error", GemmXPartsEnv, v)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGemmXPartsSpeed times the full geometry's dense GEMMs at 60, 300 and
+// 700 rows as the rule picks them, the q tiles (the switch off) against
+// their X-parts entries (gemm_xp_prep's launch included), and one layer's
+// sum of each (docs/PERF.md "xp15"). Set PROSCENIUM_GEMM_SPEED=1.
+func TestGemmXPartsSpeed(t *testing.T) {
+	if os.Getenv("PROSCENIUM_GEMM_SPEED") == "" {
+		t.Skip("set PROSCENIUM_GEMM_SPEED=1 to time the x parts")
+	}
+	const batches, perBatch = 5, 8
+	withGemmSplit(t)
+	withGemmXParts(t, GemmXPartsBytes(700, 4096))
+	defer func(v string) { gemmXParts = v }(gemmXParts)
+	shapes := []struct {
+		what       string
+		rows, cols int
+		per        int // in a 40-layer prefill
+	}{
+		{"DeltaNet in 2048→12352", 12352, 2048, 30}, {"qkv 2048→9216", 9216, 2048, 10},
+		{"DeltaNet out 4096→2048", 2048, 4096, 30}, {"attention out 4096→2048", 2048, 4096, 10},
+		{"router + shared 2048→1281", 1281, 2048, 40}, {"shared down 512→2048", 2048, 512, 40},
+	}
+	W := alloc(t, 12352*4096*2)
+	x := alloc(t, 700*4096*4)
+	y := alloc(t, 700*12352*4)
+	for _, n := range []int{60, 300, 700} {
+		var q3, xp float64
+		for _, s := range shapes {
+			g := Gemm{N: n, Rows: s.rows, Cols: s.cols}
+			ms := map[string]float64{}
+			for _, v := range []string{"off", "on"} {
+				gemmXParts = v
+				ms[v] = median(t, batches, perBatch, func(q *Queue) error { return q.GemmBF16(g, Whole(y), Whole(W), Whole(x)) })
+			}
+			q3 += ms["off"] * float64(s.per)
+			xp += ms["on"] * float64(s.per)
+			t.Logf("xp15 n=%d %s (%s): q tile %.4f ms, x parts %.4f ms (%.2f×)", n, s.what, ChooseGemmFastCols(n, s.rows, s.cols, 0),
+				ms["off"], ms["on"], ms["off"]/ms["on"])
+		}
+		t.Logf("xp15 n=%d a prefill's dense GEMMs: q tiles %.3f ms, x parts %.3f ms (%.2f×)", n, q3, xp, q3/xp)
+	}
+}
