@@ -3,6 +3,7 @@
 #include "common.cuh"
 #include "mma_f16.cuh"
 #include "cp_async.cuh"
+#include <type_traits>
 
 // Precision: rule 1 of the backbone's numerics contract (docs/MODEL.md
 // "Numerics contract", cpu.Dot). Each weight enters as the float32 the CPU
@@ -853,7 +854,7 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     // X tile copies: BN rows × 8·KS pieces of 4 floats (XP: PARTS × BN rows
     // × 4 pieces of 8 BF16; XE bytes a column).
     constexpr int XPR = 8 * KS, XSH = KS == 1 ? 3 : KS == 2 ? 4 : 5;  // XPR = 1 << XSH
-    constexpr int XPIECES = XP ? PARTS * BN * 4 : BN * XPR, XE = XP ? 2 : 4;
+    constexpr int XPIECES = XP ? PARTS * BN * 4 : BN * XPR, XE = XP ? 2 : 1;  // XE: xsrc steps a column
     constexpr int XL = (XPIECES + GEMM_MMA_THREADS - 1) / GEMM_MMA_THREADS;
     // SPLITK: this block's steps ktb … ktb + ktiles − 1 of the matrix's
     // (kt below counts from the block's first; the copies and the FP8
@@ -864,30 +865,33 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
     const int ktiles = SPLITK ? kall * ((int)blockIdx.z + 1) / (int)gridDim.z - ktb : kall;
     auto scale = [&](int kt) { return WT::ELEM == 1 ? __ldg(srow + (((kt + ktb) * BK) >> 7)) : 1.f; };
     for (int x0 = start; x0 < end; x0 += BN) {
-        const uint8_t* xsrc[XL];  // the piece's first byte in tile 0
+        // The piece's first float in tile 0 (XP: its first byte).
+        using XSrc = typename std::conditional<XP, const uint8_t*, const float*>::type;
+        XSrc xsrc[XL];
         bool xok[XL], xuse[XL];
         int xdst[XL], xc[XL];
 #pragma unroll
         for (int u = 0; u < XL; u++) {
-            const int f = tid + GEMM_MMA_THREADS * u;
-            xuse[u] = f < XPIECES;
             if (XP) {
+                const int f = tid + GEMM_MMA_THREADS * u;
+                xuse[u] = f < XPIECES;
                 // Piece c (columns 8c … 8c+7) of row r of part p.
                 const int p = min(f / (BN * 4), PARTS - 1), r = (f >> 2) % BN, c = f & 3;
                 const int m = x0 + r;
                 xc[u] = 8 * c;
                 xok[u] = m < end;
                 // (A row past the end copies zeros from row x0's address.)
-                xsrc[u] = reinterpret_cast<const uint8_t*>(X) +
-                          ((size_t)p * pstride + (size_t)(xok[u] ? m : x0) * xstride + xc[u]) * 2;
+                xsrc[u] = reinterpret_cast<XSrc>(reinterpret_cast<const uint8_t*>(X) +
+                          ((size_t)p * pstride + (size_t)(xok[u] ? m : x0) * xstride + xc[u]) * 2);
                 xdst[u] = WBYTES + p * XPB + gemm_mma_ldsm_woff(r, c);
                 continue;
             }
-            const int r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
+            const int f = tid + GEMM_MMA_THREADS * u, r = min(f >> XSH, BN - 1), c = f & (XPR - 1);
+            xuse[u] = f < BN * XPR;
             xc[u] = c * 4;
             const int m = x0 + r;
             xok[u] = m < end;
-            xsrc[u] = reinterpret_cast<const uint8_t*>(X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u]);
+            xsrc[u] = reinterpret_cast<XSrc>(X + (size_t)(xok[u] ? (rowids ? rowids[m] : m) : 0) * xstride + xc[u]);
             xdst[u] = WBYTES + (LDSM ? gemm_mma_ldsm_xoff(r, c) : gemm_mma_xoff<KS>(r, c));
         }
         // Tile kt (W and X) into stage st: one commit group.
@@ -923,16 +927,15 @@ __device__ __forceinline__ void gemm_mma_body(float* __restrict__ Y, const uint8
                 // rows past the end are zeros. (Every piece is a thread's
                 // when the block's threads divide them: no xuse test.)
                 if (XPIECES % GEMM_MMA_THREADS != 0 && !xuse[u]) continue;
-                if (DYN) cp_async_sa<16>(sa + xdst[u], xsrc[u] + (size_t)k0 * XE, xok[u]);
-                else cp_async<16>(stage + xdst[u], xsrc[u] + (size_t)k0 * XE, xok[u]);
+                if (DYN) cp_async_sa<16>(sa + xdst[u], xsrc[u] + k0 * XE, xok[u]);
+                else cp_async<16>(stage + xdst[u], xsrc[u] + k0 * XE, xok[u]);
             }
 #pragma unroll
             for (int u = 0; u < XL && !XP; u++) {
                 if (!xuse[u]) continue;
                 const bool ok = xok[u] && k0 + xc[u] < cols;
-                const void* src = ok ? static_cast<const void*>(xsrc[u] + (size_t)k0 * XE) : X;
-                if (DYN) cp_async_sa<16>(sa + xdst[u], src, ok);
-                else cp_async<16>(stage + xdst[u], src, ok);
+                if (DYN) cp_async_sa<16>(sa + xdst[u], ok ? xsrc[u] + k0 : reinterpret_cast<XSrc>(X), ok);
+                else cp_async<16>(stage + xdst[u], ok ? xsrc[u] + k0 : reinterpret_cast<XSrc>(X), ok);
             }
             cp_async_commit();
         };
@@ -1392,7 +1395,7 @@ GEMM_MMA_SPLIT(3, 128, 64, 2, 4, qz)
 // part p of row m at P + p·pstride + m·kpad), the ring in dynamic shared
 // memory (GEMM_MMA_SMEM_B2: two blocks an SM; a 128 × 64 stage is 20 KB).
 // Named gemm_xp_bf16_m{BM}n{BN}q[z].
-#define GEMM_XP(BM, BN, WM, WN)                                                                                      \
+#define GEMM_XPARTS(BM, BN, WM, WN)                                                                                      \
     extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_xp_bf16_m##BM##n##BN##q(                 \
         float* __restrict__ Y, const uint16_t* __restrict__ W, const uint16_t* __restrict__ P, long long pstride,    \
         int n, int rows, int cols, int kpad, int ystride) {                                                          \
@@ -1400,9 +1403,9 @@ GEMM_MMA_SPLIT(3, 128, 64, 2, 4, qz)
             Y, reinterpret_cast<const uint8_t*>(W), nullptr, reinterpret_cast<const float*>(P), rows, cols, kpad,    \
             ystride, nullptr, nullptr, nullptr, 0, 0, n, nullptr, nullptr, pstride);                                 \
     }
-GEMM_XP(128, 64, 2, 4)
-GEMM_XP(128, 32, 4, 2)
-GEMM_XP(64, 32, 4, 2)
+GEMM_XPARTS(128, 64, 2, 4)
+GEMM_XPARTS(128, 32, 4, 2)
+GEMM_XPARTS(64, 32, 4, 2)
 extern "C" __global__ void __launch_bounds__(GEMM_MMA_THREADS, 2) gemm_xp_bf16_m128n64qz(
     float* __restrict__ Y, const uint16_t* __restrict__ W, const uint16_t* __restrict__ P, long long pstride, int n,
     int rows, int cols, int kpad, int ystride, float* part, unsigned int* tiles) {

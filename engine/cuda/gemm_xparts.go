@@ -56,3 +56,31 @@ func GemmXPartsKpad(cols int) int {
 
 // GemmXPartsBytes is the scratch the parts of n X rows of cols columns take.
 func GemmXPartsBytes(n, cols int) int64 { return 3 * int64(n) * int64(GemmXPartsKpad(cols)) * 2 }
+
+// gemmXPartsTail splits a dense GEMM of n X rows, rows W rows and cols
+// columns on the 128 × 64 tile whose grid leaves its last round of two
+// blocks an SM mostly idle (at most a quarter full: a 700-row DeltaNet in
+// projection is 11 × 97 = 1067 blocks, four rounds of 264 and 11 blocks,
+// so a fifth round of 64 steps for 1 % of the work): the W rows of the
+// whole rounds, rows1, run on the tile, and the rest on the split-K tile in
+// z splits (each at least gemmSplitMinSteps steps), which spread the last
+// tiles over the SMs. z 0: no split.
+func gemmXPartsTail(n, rows, cols int) (rows1, z int) {
+	const bm, bn, slots = 128, 64, 2 * gemmSMs
+	nt, mt := (n+bn-1)/bn, (rows+bm-1)/bm
+	full, rem := nt*mt/slots, nt*mt%slots
+	if full == 0 || rem == 0 || 4*rem > slots {
+		return 0, 0
+	}
+	mt1 := full * slots / nt
+	if mt1 >= mt {
+		return 0, 0
+	}
+	tiles := nt * (mt - mt1)
+	steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk
+	z = min(gemmSplitMax, slots/tiles, steps/gemmSplitMinSteps, gemmSplitTiles/tiles)
+	if z < 2 {
+		return 0, 0
+	}
+	return mt1 * bm, z
+}

@@ -84,28 +84,63 @@ func (q *Queue) gemmXPartsFor(g Gemm, suffix string) (k string, split bool, scra
 // into scratch (GemmXPartsBytes), then k multiplies them; a split-K entry
 // takes the workspace's part and tiles.
 func (q *Queue) GemmBF16XParts(k string, split bool, grid [3]int, g Gemm, y, W, x, scratch Tensor, part, tiles kernel.Ptr) error {
+	kpad, pstride, err := q.gemmXPartsPrep(g, x, scratch)
+	if err != nil {
+		return err
+	}
+	return q.gemmXPartsRun(k, split, grid, g, g.Rows, y, W, scratch, kpad, pstride, part, tiles)
+}
+
+// gemmBF16XPartsTail runs dense GEMM g on the 128 × 64 tile with
+// gemmXPartsTail's split: W rows 0 … rows1 − 1 on the tile, the rest on the
+// split-K tile in z splits (the device's workspace), after one prep.
+func (q *Queue) gemmBF16XPartsTail(g Gemm, rows1, z int, y, W, x, scratch Tensor) error {
+	ws, ok := q.d.gemmSplitWorkspace()
+	if !ok {
+		return fmt.Errorf("cuda: x-parts gemm: a tail split without a split-K workspace")
+	}
+	kpad, pstride, err := q.gemmXPartsPrep(g, x, scratch)
+	if err != nil {
+		return err
+	}
+	nt := (g.N + 63) / 64
+	if err := q.gemmXPartsRun(string(kernel.GemmXpBF16M128n64q), false, [3]int{nt, rows1 / 128, 1}, g, rows1, y, W, scratch,
+		kpad, pstride, 0, 0); err != nil {
+		return err
+	}
+	rest := g.Rows - rows1
+	return q.gemmXPartsRun("gemm_xp_bf16_m128n64qz", true, [3]int{nt, (rest + 127) / 128, z}, g, rest, y.At(int64(rows1)*4),
+		W.At(int64(rows1)*int64(g.Cols)*2), scratch, kpad, pstride, tPtr(ws.At(gemmSplitCounterBytes)), tPtr(ws))
+}
+
+// gemmXPartsPrep checks g's scratch and writes X's parts into it.
+func (q *Queue) gemmXPartsPrep(g Gemm, x, scratch Tensor) (kpad int, pstride int64, err error) {
 	if g.Groups > 0 || g.RowIds.Block != nil {
-		return fmt.Errorf("cuda: x-parts gemm: dense rows only")
+		return 0, 0, fmt.Errorf("cuda: x-parts gemm: dense rows only")
 	}
 	if err := scratch.fits(GemmXPartsBytes(g.N, g.Cols), "x-parts gemm scratch"); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if scratch.addr()%16 != 0 {
-		return fmt.Errorf("cuda: x-parts gemm: scratch must be 16-byte aligned")
+		return 0, 0, fmt.Errorf("cuda: x-parts gemm: scratch must be 16-byte aligned")
 	}
-	kpad := GemmXPartsKpad(g.Cols)
-	pstride := int64(g.N) * int64(kpad)
+	kpad = GemmXPartsKpad(g.Cols)
+	pstride = int64(g.N) * int64(kpad)
 	pieces := g.N * kpad / 8
 	blocks := min((pieces+kernel.GemmXpPrepThreads-1)/kernel.GemmXpPrepThreads, 4*gemmSMs*8)
-	if err := kernel.GemmXpPrep(q, [3]int{blocks, 1, 1}, kernel.GemmXpPrepThreads, tPtr(scratch), tPtr(x),
-		g.N, g.Cols, g.xstride(), kpad, pstride); err != nil {
-		return err
-	}
+	return kpad, pstride, kernel.GemmXpPrep(q, [3]int{blocks, 1, 1}, kernel.GemmXpPrepThreads, tPtr(scratch), tPtr(x),
+		g.N, g.Cols, g.xstride(), kpad, pstride)
+}
+
+// gemmXPartsRun launches X-parts entry k on grid for rows W rows of g from
+// W and into y (g's Y stride).
+func (q *Queue) gemmXPartsRun(k string, split bool, grid [3]int, g Gemm, rows int, y, W, scratch Tensor, kpad int,
+	pstride int64, part, tiles kernel.Ptr) error {
 	l := sharedLauncher{q.Queue, kernel.GemmMmaSmemB2}
 	if split {
 		return kernel.GemmXpBF16M128n64qz(l, grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(scratch), pstride,
-			g.N, g.Rows, g.Cols, kpad, g.ystride(), part, tiles)
+			g.N, rows, g.Cols, kpad, g.ystride(), part, tiles)
 	}
 	return kernel.GemmXpBF16(l, kernel.GemmXpBF16Kernel(k), grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(scratch), pstride,
-		g.N, g.Rows, g.Cols, kpad, g.ystride())
+		g.N, rows, g.Cols, kpad, g.ystride())
 }

@@ -116,6 +116,48 @@ func TestGemmXParts(t *testing.T) {
 	}
 }
 
+// TestGemmXPartsTailSplit runs a dense GEMM whose 128 × 64 grid is one round
+// of 264 blocks and 6 more (64 X rows, 34 560 W rows, 512 columns) as the
+// rule routes it, with X-parts scratch lent: gemmXPartsTail gives the 33 792
+// W rows of the round to the tile and the last 768 to the split tile. Each
+// output within 2e-5 of cpu.MatVec; the round's rows the q tile's bits.
+func TestGemmXPartsTailSplit(t *testing.T) {
+	r := newRand(t)
+	withGemmSplit(t)
+	const n, rows, cols = 64, 34560, 512
+	rows1, z := gemmXPartsTail(n, rows, cols)
+	if rows1 != 33792 || z != 2 {
+		t.Fatalf("gemmXPartsTail(%d, %d, %d) = %d, %d; want 33792, 2", n, rows, cols, rows1, z)
+	}
+	withGemmXParts(t, GemmXPartsBytes(n, cols))
+	x := randNonZero(r, n*cols)
+	W, _, wf := expertWeights(t, r, false, 1, rows, cols)
+	w := wf(0)
+	ref := make([]float32, n*rows)
+	for i := 0; i < n; i++ {
+		cpu.MatVec(ref[i*rows:(i+1)*rows], w, x[i*cols:(i+1)*cols], rows, cols)
+	}
+	xb := upload(t, x)
+	run := func(k string) []float32 {
+		y := poisoned(t, n*rows)
+		if err := dev.Run(func(q *Queue) error {
+			return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, Kernel: k}, Whole(y), Whole(W), Whole(xb))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return download(t, y, n*rows)
+	}
+	got, tile := run(""), run("p3m128n64q")
+	checkGemm(t, "x parts, tail split", "p3m128n64q", got, ref)
+	for i := 0; i < n; i++ {
+		for j := 0; j < rows1; j++ {
+			if a, b := got[i*rows+j], tile[i*rows+j]; math.Float32bits(a) != math.Float32bits(b) {
+				t.Fatalf("row %d, W row %d (of the tile's rounds): %g, the q tile %g", i, j, a, b)
+			}
+		}
+	}
+}
+
 // TestGemmXPartsRouting: a fast dense GemmBF16 the rule picks a q tile for
 // runs its X-parts entry while scratch with room is lent and the switch is
 // on; a named instance, gathered rows, too little scratch, exact numerics

@@ -591,6 +591,11 @@ func (q *Queue) GemmBF16(g Gemm, y, W, x Tensor) error {
 		if k, split, scratch, ok, err := q.gemmXPartsFor(g, suffix); err != nil {
 			return err
 		} else if ok {
+			if rows1, z := gemmXPartsTail(g.N, g.Rows, g.Cols); !split && z > 0 && k == string(kernel.GemmXpBF16M128n64q) {
+				if _, ws := q.d.gemmSplitWorkspace(); ws {
+					return q.gemmBF16XPartsTail(g, rows1, z, y, W, x, scratch)
+				}
+			}
 			return q.GemmBF16XParts(k, split, grid, g, y, W, x, scratch, part, tiles)
 		}
 		if tiles != 0 {

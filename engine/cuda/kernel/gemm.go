@@ -9,6 +9,7 @@ const (
 	GemmBn            = 32     // GEMM_BN
 	GemmBk            = 32     // GEMM_BK
 	GemmKg            = 4      // GEMM_KG
+	GemmXp            = 66     // GEMM_XP
 	GemmWp            = 34     // GEMM_WP
 	GemmTcBm          = 64     // GEMM_TC_BM
 	GemmTcKp          = 36     // GEMM_TC_KP
