@@ -5,6 +5,7 @@
 #include "gemv.cuh"
 #include "fused.cuh"
 #include "row_norm.cuh"
+#include "bf16_parts.cuh"
 
 // ---------------------------------------------------------------------------
 // Input rows (cpu.Backbone.Run's first loop): row i is table[toks[i]] (BF16)
@@ -68,6 +69,21 @@ NUMERICS_KERNEL(add_rmsnorm_zc, __launch_bounds__(1024),
                 (float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
                  const float* __restrict__ w, int H, int npitch, float eps),
                 (x, y, normed, w, H, npitch, eps))
+
+// add_rmsnorm_zc_xp_fast (xp15; engine/cuda AddRMSNormZC): add_rmsnorm_zc_fast,
+// then the row's normed values as the three BF16 parts of a dense GEMM's X
+// (bf16_parts.cuh xparts_row: part p of row t at xp + p·pstride + t·kpad),
+// which the prefill's GEMMs on them take instead of a gemm_xp_prep launch.
+// Grid (n), block as add_rmsnorm_zc's.
+extern "C" __global__ void __launch_bounds__(1024)
+    add_rmsnorm_zc_xp_fast(float* __restrict__ x, const float* __restrict__ y, float* __restrict__ normed,
+                           const float* __restrict__ w, int H, int npitch, float eps, uint16_t* __restrict__ xp,
+                           long long pstride, int kpad) {
+    pdl_entry();
+    add_rmsnorm_zc_row<Fast, LoadPlain>(blockIdx.x, x, y, normed, w, H, npitch, eps);
+    __syncthreads();  // the row's normed values are the block's to read
+    xparts_row(xp, normed + (size_t)blockIdx.x * npitch, blockIdx.x, H, kpad, pstride);
+}
 
 // add_rmsnorm_zc_cluster_fast (norm34, issue 27; engine/cuda normCluster):
 // add_rmsnorm_zc_fast with row t = blockIdx.y spread over a thread block

@@ -3,6 +3,7 @@
 #include "common.cuh"
 #include "mma_f16.cuh"
 #include "cp_async.cuh"
+#include "bf16_parts.cuh"
 #include <type_traits>
 
 // Precision: rule 1 of the backbone's numerics contract (docs/MODEL.md
@@ -440,24 +441,6 @@ GEMM_TC(32)
 #define GEMM_MMA_THREADS 256
 #define GEMM_MMA_BK 32
 #define GEMM_MMA_SMEM 49152  // static shared memory of a block (bytes)
-
-// The BF16 parts of two activations, packed in pairs (a in the low half):
-// p[0] = bf16(x), p[1] = bf16 of the rest, p[2] (PARTS 3) of what is left
-// after that. cvt.rn.bf16x2 rounds to nearest even; each rest x − bf16(x)
-// is exact in float32.
-template <int PARTS>
-__device__ __forceinline__ void split_parts(float a, float b, uint32_t* p) {
-#pragma unroll
-    for (int i = 0; i < PARTS; i++) {
-        uint32_t h;
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a));  // b to the high half
-        p[i] = h;
-        if (i + 1 < PARTS) {
-            a -= __uint_as_float(h << 16);
-            b -= __uint_as_float(h & 0xffff0000u);
-        }
-    }
-}
 
 // (Not volatile: the compiler may interleave independent MMAs.)
 __device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
@@ -1432,18 +1415,6 @@ extern "C" __global__ void __launch_bounds__(GEMM_XP_PREP_THREADS) gemm_xp_prep(
          t += (long long)gridDim.x * blockDim.x) {
         const long long m = t / per;
         const int c = (int)(t - m * per) * 8;
-        float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
-        if (c < cols) {
-            a = __ldcg(reinterpret_cast<const float4*>(X + m * xstride + c));
-            b = __ldcg(reinterpret_cast<const float4*>(X + m * xstride + c + 4));
-        }
-        uint32_t p0[3], p1[3], p2[3], p3[3];
-        split_parts<3>(a.x, a.y, p0);
-        split_parts<3>(a.z, a.w, p1);
-        split_parts<3>(b.x, b.y, p2);
-        split_parts<3>(b.z, b.w, p3);
-#pragma unroll
-        for (int p = 0; p < 3; p++)
-            *reinterpret_cast<uint4*>(P + p * pstride + m * kpad + c) = make_uint4(p0[p], p1[p], p2[p], p3[p]);
+        xparts_piece(P, X + m * xstride, m, c, cols, kpad, pstride);
     }
 }

@@ -8,6 +8,7 @@
 #include "fused.cuh"
 #include "row_norm.cuh"
 #include "expert_addr.cuh"
+#include "bf16_parts.cuh"
 
 #define MOE_MAX_EXPERTS 1024
 
@@ -674,6 +675,24 @@ NUMERICS_KERNEL(moe_combine_norm, __launch_bounds__(1024),
                  const int32_t* __restrict__ slot, float* __restrict__ normed, const float* __restrict__ nw,
                  int npitch, float eps),
                 (x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw, npitch, eps))
+
+// moe_combine_norm_xp_fast (xp15; engine/cuda MoECombineNorm):
+// moe_combine_norm_fast with a norm (nw not null), then the row's normed
+// values as the three BF16 parts of a dense GEMM's X (bf16_parts.cuh
+// xparts_row: part p of row t at xp + p·pstride + t·kpad), which the
+// prefill's GEMMs on them take instead of a gemm_xp_prep launch. Grid (n),
+// block as moe_combine_norm's.
+extern "C" __global__ void __launch_bounds__(1024) moe_combine_norm_xp_fast(
+    float* __restrict__ x, const float* __restrict__ yr, const float* __restrict__ wts, const float* __restrict__ ys,
+    const float* __restrict__ dense, int dstride, int sgcol, int H, int k, const int32_t* __restrict__ slot,
+    float* __restrict__ normed, const float* __restrict__ nw, int npitch, float eps, uint16_t* __restrict__ xp,
+    long long pstride, int kpad) {
+    pdl_entry();
+    moe_combine_norm_row<Fast, LoadPlain>(blockIdx.x, x, yr, wts, ys, dense, dstride, sgcol, H, k, slot, normed, nw,
+                                          npitch, eps);
+    __syncthreads();  // the row's normed values are the block's to read
+    xparts_row(xp, normed + (size_t)blockIdx.x * npitch, blockIdx.x, H, kpad, pstride);
+}
 
 // moe_combine_norm_cluster_fast (norm34, issue 27; engine/cuda normCluster):
 // moe_combine_norm_fast with row t = blockIdx.y spread over a thread block

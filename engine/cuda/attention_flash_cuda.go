@@ -72,7 +72,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, split
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	if v2 {
-		err := kernel.AttnFlash2Fast(sharedLauncher{q.Queue, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
+		err := kernel.AttnFlash2Fast(sharedLauncher{q, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
 			kernel.AttnFlash2FastArgs{
 				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
 				Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,

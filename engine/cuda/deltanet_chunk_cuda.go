@@ -109,7 +109,7 @@ func (q *Queue) deltaNetChunkState(l *DeltaNetLayer, core, stateS Tensor, n int)
 		if b := deltaNetStateTiledShared(dk); deltaNetStateTiled && b <= deltaNetStateTiledMaxShared && !deltaNetStateTiledRefused.Load() {
 			err := q.Queue.SharedLimit("deltanet_chunk_state_tiled", b)
 			if err == nil {
-				return kernel.DeltaNetChunkStateTiled(sharedLauncher{q.Queue, b}, grid, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
+				return kernel.DeltaNetChunkStateTiled(sharedLauncher{q, b}, grid, deltaNetChunkStateThreads, tPtr(core), tPtr(stateS), tPtr(at(s.qm)), tPtr(at(s.w)), tPtr(at(s.d0)), tPtr(at(s.cum)), tPtr(at(s.qn)), tPtr(at(s.kn)), n, nv, dk, dv)
 			}
 			deltaNetStateTiledRefused.Store(true)
 		}

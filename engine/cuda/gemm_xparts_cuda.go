@@ -18,9 +18,81 @@ import (
 // one MoE block, with no dense GEMM between. A launch uses the newest
 // scratch lent; with none, or one too small, the q tiles split x in their
 // loop as before.
+//
+// held says which X the newest scratch holds the parts of, when a launch
+// wrote them (gemm_xp_prep, or a norm tail's *_xp_fast instance) and no
+// launch since: a dense GEMM on that X (the same address, rows, columns and
+// pitch) takes them without a prep of its own. Every launch through a Queue
+// forgets it (Queue.Launch, sharedLauncher, Queue.LaunchGraph), since any
+// kernel may write the scratch or the X; only the x-parts GEMMs, which
+// write neither, launch without forgetting (xpartsLauncher). All of it is
+// enqueue-time bookkeeping on the device's one thread.
 type gemmXPartsWork struct {
 	mu   sync.Mutex
 	lent []lentScratch // newest last
+	held xpartsOf
+}
+
+// xpartsOf names an X whose parts the scratch holds: its first float's
+// address, rows, columns and pitch (zero: none).
+type xpartsOf struct {
+	x                uintptr
+	rows, cols, step int
+}
+
+func (d *Device) forgetXParts() {
+	d.xparts.mu.Lock()
+	d.xparts.held = xpartsOf{}
+	d.xparts.mu.Unlock()
+}
+
+func (d *Device) holdXParts(x xpartsOf) {
+	d.xparts.mu.Lock()
+	d.xparts.held = x
+	d.xparts.mu.Unlock()
+}
+
+func (d *Device) xpartsHeld() xpartsOf {
+	d.xparts.mu.Lock()
+	defer d.xparts.mu.Unlock()
+	return d.xparts.held
+}
+
+// Launch enqueues kernel name (kernel.Launcher) after forgetting what the
+// X-parts scratch holds.
+func (q *Queue) Launch(name string, grid [3]int, block int, args ...uint64) error {
+	q.d.forgetXParts()
+	return q.Queue.Launch(name, grid, block, args...)
+}
+
+// LaunchGraph launches captured graph g after forgetting what the X-parts
+// scratch holds.
+func (q *Queue) LaunchGraph(g *Graph) error {
+	q.d.forgetXParts()
+	return q.Queue.LaunchGraph(g)
+}
+
+// xpartsLauncher launches the x-parts GEMMs (dynamic shared memory
+// GemmMmaSmemB2) keeping what the scratch holds: they write neither it nor
+// their X.
+type xpartsLauncher struct{ q *Queue }
+
+func (l xpartsLauncher) Launch(name string, grid [3]int, block int, args ...uint64) error {
+	return l.q.Queue.LaunchShared(name, grid, block, kernel.GemmMmaSmemB2, args...)
+}
+
+// normXParts is the scratch a fast norm tail of n rows × cols (a prefill
+// pass's, not a step's) writes its output's X parts into (ok false: none
+// lent, too small, exact numerics, the switch off, or a step's rows).
+func (q *Queue) normXParts(n, cols int) (Tensor, bool) {
+	if gemmXParts == "off" || GemmXPartsSetting(gemmXParts) != nil || q.d.Numerics.Exact() || n <= MaxStepRows {
+		return Tensor{}, false
+	}
+	s, ok := q.d.gemmXPartsScratch()
+	if !ok || s.bytes < GemmXPartsBytes(n, cols) {
+		return Tensor{}, false
+	}
+	return s.t, true
 }
 
 type lentScratch struct {
@@ -126,17 +198,27 @@ func (q *Queue) gemmXPartsPrep(g Gemm, x, scratch Tensor) (kpad int, pstride int
 	}
 	kpad = GemmXPartsKpad(g.Cols)
 	pstride = int64(g.N) * int64(kpad)
+	of := xpartsOf{x.addr(), g.N, g.Cols, g.xstride()}
+	if s, ok := q.d.gemmXPartsScratch(); ok && s.t == scratch && q.d.xpartsHeld() == of {
+		return kpad, pstride, nil // written by the launch before (a norm tail, or this X's last prep)
+	}
 	pieces := g.N * kpad / 8
 	blocks := min((pieces+kernel.GemmXpPrepThreads-1)/kernel.GemmXpPrepThreads, 4*gemmSMs*8)
-	return kpad, pstride, kernel.GemmXpPrep(q, [3]int{blocks, 1, 1}, kernel.GemmXpPrepThreads, tPtr(scratch), tPtr(x),
-		g.N, g.Cols, g.xstride(), kpad, pstride)
+	if err := kernel.GemmXpPrep(q, [3]int{blocks, 1, 1}, kernel.GemmXpPrepThreads, tPtr(scratch), tPtr(x),
+		g.N, g.Cols, g.xstride(), kpad, pstride); err != nil {
+		return 0, 0, err
+	}
+	if s, ok := q.d.gemmXPartsScratch(); ok && s.t == scratch {
+		q.d.holdXParts(of)
+	}
+	return kpad, pstride, nil
 }
 
 // gemmXPartsRun launches X-parts entry k on grid for rows W rows of g from
 // W and into y (g's Y stride).
 func (q *Queue) gemmXPartsRun(k string, split bool, grid [3]int, g Gemm, rows int, y, W, scratch Tensor, kpad int,
 	pstride int64, part, tiles kernel.Ptr) error {
-	l := sharedLauncher{q.Queue, kernel.GemmMmaSmemB2}
+	l := xpartsLauncher{q}
 	if split {
 		return kernel.GemmXpBF16M128n64qz(l, grid, gemmMmaThreads, tPtr(y), tPtr(W), tPtr(scratch), pstride,
 			g.N, rows, g.Cols, kpad, g.ystride(), part, tiles)

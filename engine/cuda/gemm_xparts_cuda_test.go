@@ -69,6 +69,7 @@ func TestGemmXParts(t *testing.T) {
 					if err := cu.MemsetD32Async(cu.DevicePtr(scratch.addr()), nanBits, need/4, q.Stream()); err != nil {
 						return err
 					}
+					dev.forgetXParts() // (a memset is not a launch)
 					gk := g
 					gk.Kernel = k
 					if !xp {
@@ -259,5 +260,111 @@ func TestGemmXPartsSpeed(t *testing.T) {
 				ms["off"], ms["on"], ms["off"]/ms["on"])
 		}
 		t.Logf("xp15 n=%d a prefill's dense GEMMs: q tiles %.3f ms, x parts %.3f ms (%.2f×)", n, q3, xp, q3/xp)
+	}
+}
+
+// TestXPartsNormTails: the prefill's norm tails with X-parts scratch lent
+// (add_rmsnorm_zc_xp_fast, moe_combine_norm_xp_fast) write the residual and
+// the normed rows with the same bits as without, and, under fast numerics,
+// the normed rows' parts with gemm_xp_prep's bits (the pads zero, the
+// scratch poisoned first), and say so (the held X: the normed rows, their
+// count, width and pitch), which a launch forgets; under exact numerics, or
+// for a step's rows, nothing is written there. Shapes: Drama 3's width, and
+// a width whose parts need pads (136 → 160) with a wider pitch.
+func TestXPartsNormTails(t *testing.T) { eachNumerics(t, testXPartsNormTails) }
+
+func testXPartsNormTails(t *testing.T) {
+	r := newRand(t)
+	for _, c := range []struct {
+		n, H, k, stride, sgcol, pitch int
+	}{{60, 2048, 8, 1281, 1280, 2048}, {37, 136, 3, 119, 118, 144}, {MaxStepRows, 136, 3, 119, 118, 144}} {
+		x, y, w := randNonZero(r, c.n*c.H), randNonZero(r, c.n*c.H), randNonZero(r, c.H)
+		yr, ys := randNonZero(r, c.n*c.k*c.H), randNonZero(r, c.n*c.H)
+		wts, dense := randNonZero(r, c.n*c.k), randNonZero(r, c.n*c.stride)
+		slot := make([]int32, c.n*c.k)
+		for i, p := range r.Perm(len(slot)) {
+			slot[i] = int32(p)
+		}
+		yb, wb, yrb, ysb, wtsb, db, sb := upload(t, y), upload(t, w), upload(t, yr), upload(t, ys), upload(t, wts), upload(t, dense), upload(t, slot)
+		for _, tail := range []string{"add-norm", "combine-norm"} {
+			t.Run(fmt.Sprintf("%s %dx%d pitch %d", tail, c.n, c.H, c.pitch), func(t *testing.T) {
+				need := GemmXPartsBytes(c.n, c.H)
+				// run runs the tail on a fresh copy of x, with scratch lent
+				// (poisoned) or not: the residual, the normed rows, the
+				// scratch's contents and what the device holds after it.
+				run := func(lend bool) (xs, normed []float32, parts []uint16, held xpartsOf, nb *Block) {
+					xb, nb := upload(t, x), poisoned(t, c.n*c.pitch)
+					sc := alloc(t, int(need))
+					if lend {
+						dev.lendGemmXParts(Whole(sc), need)
+						defer dev.returnGemmXParts(Whole(sc))
+					}
+					if err := dev.Run(func(q *Queue) error {
+						if err := cu.MemsetD32Async(cu.DevicePtr(sc.Ptr), nanBits, need/4, q.Stream()); err != nil {
+							return err
+						}
+						dev.forgetXParts()
+						if tail == "add-norm" {
+							return q.AddRMSNormZC(xb, yb, nb, wb, c.n, c.H, c.pitch, 1e-6)
+						}
+						return q.MoECombineNorm(xb, yrb, wtsb, ysb, db, c.n, c.stride, c.sgcol, c.H, c.k, sb, nb, wb, c.pitch, 1e-6)
+					}); err != nil {
+						t.Fatal(err)
+					}
+					held = dev.xpartsHeld()
+					parts = make([]uint16, need/2)
+					if err := Download(dev, parts, sc, 0); err != nil {
+						t.Fatal(err)
+					}
+					return download(t, xb, c.n*c.H), download(t, nb, c.n*c.pitch), parts, held, nb
+				}
+				x0, n0, _, _, _ := run(false)
+				x1, n1, p1, held, nb := run(true)
+				same := func(what string, got, want []float32) {
+					t.Helper()
+					if differ, maxULP := ULPDiff(got, want); differ > 0 {
+						t.Errorf("%s with x parts: %d of %d differ from the tail's without (max %d ULP)", what, differ, len(got), maxULP)
+					}
+				}
+				same("residual", x1, x0)
+				same("normed", n1, n0)
+				if dev.Numerics.Exact() || c.n <= MaxStepRows {
+					if held != (xpartsOf{}) {
+						t.Errorf("held %+v: exact numerics and a step's rows write no parts", held)
+					}
+					for i := 0; i+1 < len(p1); i += 2 {
+						if v := uint32(p1[i]) | uint32(p1[i+1])<<16; v != nanBits {
+							t.Fatalf("scratch word %d written (%#08x): exact numerics and a step's rows write no parts", i/2, v)
+						}
+					}
+					return
+				}
+				if want := (xpartsOf{nb.Ptr, c.n, c.H, c.pitch}); held != want {
+					t.Errorf("held %+v, want %+v", held, want)
+				}
+				// gemm_xp_prep on the same normed rows into scratch not lent.
+				ref := alloc(t, int(need))
+				g := Gemm{N: c.n, Rows: 8, Cols: c.H, XStride: c.pitch}
+				if err := dev.Run(func(q *Queue) error {
+					_, _, err := q.gemmXPartsPrep(g, Whole(nb), Whole(ref))
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				p2 := make([]uint16, need/2)
+				if err := Download(dev, p2, ref, 0); err != nil {
+					t.Fatal(err)
+				}
+				for i := range p2 {
+					if p1[i] != p2[i] {
+						t.Fatalf("part element %d (part %d, row %d, column %d): %#04x, gemm_xp_prep's %#04x", i,
+							i/(c.n*GemmXPartsKpad(c.H)), i%(c.n*GemmXPartsKpad(c.H))/GemmXPartsKpad(c.H), i%GemmXPartsKpad(c.H), p1[i], p2[i])
+					}
+				}
+				if h := dev.xpartsHeld(); h != (xpartsOf{}) {
+					t.Errorf("held %+v after another launch", h)
+				}
+			})
+		}
 	}
 }

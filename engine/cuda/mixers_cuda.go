@@ -9,7 +9,6 @@ import (
 
 	"gorgonia.org/cu"
 
-	"proscenium/engine/cuda/device"
 	"proscenium/engine/cuda/kernel"
 )
 
@@ -657,18 +656,20 @@ const gemmThreads = kernel.GemmThreads
 // wide instances (gemm32) with their dynamic shared memory.
 func (q *Queue) mmaLauncher(suffix string) kernel.Launcher {
 	if b := gemmMmaInstances[suffix].smem(); b > 0 {
-		return sharedLauncher{q.Queue, b}
+		return sharedLauncher{q, b}
 	}
 	return q
 }
 
 // sharedLauncher launches every kernel with bytes of dynamic shared memory
-// a block (device.Queue.LaunchShared raises the function's limit).
+// a block (device.Queue.LaunchShared raises the function's limit), as
+// Queue.Launch does: what the X-parts scratch holds is forgotten first.
 type sharedLauncher struct {
-	q     *device.Queue
+	q     *Queue
 	bytes int
 }
 
 func (l sharedLauncher) Launch(name string, grid [3]int, block int, args ...uint64) error {
-	return l.q.LaunchShared(name, grid, block, l.bytes, args...)
+	l.q.d.forgetXParts()
+	return l.q.Queue.LaunchShared(name, grid, block, l.bytes, args...)
 }

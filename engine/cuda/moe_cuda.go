@@ -78,7 +78,7 @@ func (q *Queue) MoEGroupBy(warps bool, offsets, rowids, slot, ids *Block, pairs,
 		checkFits(slot, 0, int64(pairs*4), "group slots"), checkFits(ids, 0, int64(pairs*4), "group ids")); err != nil {
 		return err
 	}
-	l := sharedLauncher{q.Queue, moeGroupShared}
+	l := sharedLauncher{q, moeGroupShared}
 	if warps {
 		return kernel.MoEGroupWarps(l, [3]int{1, 1, 1}, kernel.MoEGroupThreads, devPtr(offsets), devPtr(rowids), devPtr(slot), devPtr(ids),
 			pairs, k, E)
@@ -136,6 +136,18 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 		return kernel.MoECombineNormClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
 			devPtr(yr), devPtr(wts), devPtr(ys), devPtr(dense), dstride, sgcol, H, k, na, nwa, npitch, eps)
 	}
+	if xp, ok := q.normXParts(n, H); ok && nw != nil {
+		// A prefill pass's next-layer input: its X parts too (xp15).
+		kpad := GemmXPartsKpad(H)
+		if err := kernel.MoECombineNormXpFast(q, [3]int{n, 1, 1}, rowThreads(n), kernel.MoECombineNormXpFastArgs{
+			X: devPtr(x), Yr: devPtr(yr), Wts: devPtr(wts), Ys: devPtr(ys), Dense: devPtr(dense), Dstride: dstride,
+			Sgcol: sgcol, H: H, K: k, Slot: devPtr(slot), Normed: na, Nw: nwa, Npitch: npitch, Eps: eps,
+			Xp: tPtr(xp), Pstride: int64(n) * int64(kpad), Kpad: kpad}); err != nil {
+			return err
+		}
+		q.d.holdXParts(xpartsOf{normed.Ptr, n, H, npitch})
+		return nil
+	}
 	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
 		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
 }
@@ -177,6 +189,16 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 	if q.normClusterRows(n) {
 		return kernel.AddRMSNormZCClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
 			devPtr(y), devPtr(normed), devPtr(w), H, npitch, eps)
+	}
+	if xp, ok := q.normXParts(n, H); ok {
+		// A prefill pass's mixer or MoE input: its X parts too (xp15).
+		kpad := GemmXPartsKpad(H)
+		if err := kernel.AddRMSNormZCXpFast(q, [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
+			H, npitch, eps, tPtr(xp), int64(n)*int64(kpad), kpad); err != nil {
+			return err
+		}
+		q.d.holdXParts(xpartsOf{normed.Ptr, n, H, npitch})
+		return nil
 	}
 	return kernel.AddRMSNormZC(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
 		H, npitch, eps)

@@ -32,6 +32,15 @@ func AddRMSNormZC(q Launcher, policy Policy, grid [3]int, block int, x, y, norme
 	return q.Launch(name, grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
+// AddRMSNormZCXpFast enqueues kernels/backbone.cu's
+//
+//	add_rmsnorm_zc_xp_fast(float* x, float* y, float* normed, float* w, int H, int npitch, float eps, uint16_t* xp, long long pstride, int kpad)
+//
+// on q with grid blocks of block threads.
+func AddRMSNormZCXpFast(q Launcher, grid [3]int, block int, x, y, normed, w Ptr, h, npitch int, eps float32, xp Ptr, pstride int64, kpad int) error {
+	return q.Launch("add_rmsnorm_zc_xp_fast", grid, block, uint64(x), uint64(y), uint64(normed), uint64(w), uint64(uint32(int32(h))), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)), uint64(xp), uint64(pstride), uint64(uint32(int32(kpad))))
+}
+
 // AddRMSNormZCClusterFast enqueues kernels/backbone.cu's
 //
 //	add_rmsnorm_zc_cluster_fast(float* x, float* y, float* normed, float* w, int H, int npitch, float eps)

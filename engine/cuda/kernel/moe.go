@@ -416,6 +416,36 @@ func MoECombineNorm(q Launcher, policy Policy, grid [3]int, block int, x, yr, wt
 	return q.Launch(name, grid, block, uint64(x), uint64(yr), uint64(wts), uint64(ys), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(sgcol))), uint64(uint32(int32(h))), uint64(uint32(int32(kArg))), uint64(slot), uint64(normed), uint64(nw), uint64(uint32(int32(npitch))), uint64(math.Float32bits(eps)))
 }
 
+// MoECombineNormXpFastArgs are the parameters of moe_combine_norm_xp_fast.
+type MoECombineNormXpFastArgs struct {
+	X       Ptr     // float* x
+	Yr      Ptr     // float* yr
+	Wts     Ptr     // float* wts
+	Ys      Ptr     // float* ys
+	Dense   Ptr     // float* dense
+	Dstride int     // int dstride
+	Sgcol   int     // int sgcol
+	H       int     // int H
+	K       int     // int k
+	Slot    Ptr     // int32_t* slot
+	Normed  Ptr     // float* normed
+	Nw      Ptr     // float* nw
+	Npitch  int     // int npitch
+	Eps     float32 // float eps
+	Xp      Ptr     // uint16_t* xp
+	Pstride int64   // long long pstride
+	Kpad    int     // int kpad
+}
+
+// MoECombineNormXpFast enqueues kernels/moe.cu's
+//
+//	moe_combine_norm_xp_fast(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, int32_t* slot, float* normed, float* nw, int npitch, float eps, uint16_t* xp, long long pstride, int kpad)
+//
+// on q with grid blocks of block threads.
+func MoECombineNormXpFast(q Launcher, grid [3]int, block int, a MoECombineNormXpFastArgs) error {
+	return q.Launch("moe_combine_norm_xp_fast", grid, block, uint64(a.X), uint64(a.Yr), uint64(a.Wts), uint64(a.Ys), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.Sgcol))), uint64(uint32(int32(a.H))), uint64(uint32(int32(a.K))), uint64(a.Slot), uint64(a.Normed), uint64(a.Nw), uint64(uint32(int32(a.Npitch))), uint64(math.Float32bits(a.Eps)), uint64(a.Xp), uint64(a.Pstride), uint64(uint32(int32(a.Kpad))))
+}
+
 // MoECombineNormClusterFast enqueues kernels/moe.cu's
 //
 //	moe_combine_norm_cluster_fast(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, float* normed, float* nw, int npitch, float eps)
