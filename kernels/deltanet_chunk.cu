@@ -35,6 +35,7 @@
 // of operations (only the roundings differ), within 1e-5 of the CPU on one
 // layer (engine/cuda TestDeltaNetChunkRule).
 #include "deltanet.cuh"
+#include "bf16_parts.cuh"
 
 #define DNC_C 64        // chunk rows (engine/cpu deltaNetChunk)
 #define DNC_MAXDK 192   // key dim bound of deltanet_chunk_state's shared state slice (engine/cuda deltaNetChunkMaxKeyDim)
@@ -928,3 +929,20 @@ NUMERICS_KERNEL(deltanet_chunk_norm, __launch_bounds__(DNC_NORM_THREADS),
                 (float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
                  const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps),
                 (core, proj, convstate, normw, n, nk, nv, dk, dv, K, eps))
+// deltanet_chunk_norm_xp_fast (xp15; engine/cuda deltaNetChunked):
+// deltanet_chunk_norm_fast, then head h's dv columns of core row t as the
+// three BF16 parts of the out projection's X (bf16_parts.cuh xparts_piece:
+// part p of row t at xp + p·pstride + t·kpad; the last head's block also
+// the zero pads from nv·dv to kpad), which the GEMM takes instead of a
+// gemm_xp_prep launch. dv a multiple of 8 (a piece within one head).
+extern "C" __global__ void __launch_bounds__(DNC_NORM_THREADS)
+    deltanet_chunk_norm_xp_fast(float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate,
+                                const float* __restrict__ normw, int n, int nk, int nv, int dk, int dv, int K, float eps,
+                                uint16_t* __restrict__ xp, long long pstride, int kpad) {
+    deltanet_chunk_norm_body<Fast>(core, proj, convstate, normw, n, nk, nv, dk, dv, K, eps);
+    __syncthreads();  // the head's normed values are the block's to read
+    const int t = blockIdx.x, h = blockIdx.y, cols = nv * dv;
+    const int c1 = h + 1 == nv ? kpad : (h + 1) * dv;
+    for (int c = h * dv + 8 * (int)threadIdx.x; c < c1; c += 8 * DNC_NORM_THREADS)
+        xparts_piece(xp, core + (size_t)t * cols, t, c, cols, kpad, pstride);
+}

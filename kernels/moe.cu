@@ -568,6 +568,33 @@ NUMERICS_KERNEL(moe_swiglu, ,
                 (float* __restrict__ h, const float* __restrict__ gu, int p, int i, int ip, int items,
                  float* __restrict__ hs, const float* __restrict__ dense, int dstride, int E, int is, int isp),
                 (h, gu, p, i, ip, items, hs, dense, dstride, E, is, isp))
+// moe_swiglu_xp_fast (xp15; engine/cuda MoESwiGLU): moe_swiglu_fast, and
+// each shared row's block then writes its columns of hs as the three BF16
+// parts of the shared down projection's X (bf16_parts.cuh xparts_piece: part
+// p of row r at xp + p·pstride + r·kpad, zeros from is to kpad), which the
+// GEMM takes instead of a gemm_xp_prep launch. is a multiple of 8.
+extern "C" __global__ void moe_swiglu_xp_fast(float* __restrict__ h, const float* __restrict__ gu, int p, int i,
+                                              int ip, int items, float* __restrict__ hs,
+                                              const float* __restrict__ dense, int dstride, int E, int is, int isp,
+                                              uint16_t* __restrict__ xp, long long pstride, int kpad) {
+    if ((int)blockIdx.y < items) {  // a routed item's block: moe_swiglu_fast's
+        moe_swiglu_body<Fast>(h, gu, p, i, ip, items, hs, dense, dstride, E, is, isp);
+        return;
+    }
+    pdl_entry();
+    const int r = blockIdx.y - items, c0 = blockIdx.x * blockDim.x, c = c0 + threadIdx.x;
+    if (c < isp) {
+        float v = 0.f;
+        if (c < is) {
+            const float* d = dense + (size_t)r * dstride + E;
+            v = Fast::mul(Fast::silu(d[c]), d[is + c]);
+        }
+        hs[(size_t)r * isp + c] = v;
+    }
+    __syncthreads();  // the block's columns of the row are its to read
+    for (int q = c0 + 8 * (int)threadIdx.x; q < min(c0 + (int)blockDim.x, kpad); q += 8 * blockDim.x)
+        xparts_piece(xp, hs + (size_t)r * isp, r, q, is, kpad, pstride);
+}
 
 // ---------------------------------------------------------------------------
 // Combine (the end of cpu.moeForward) with the residual and the next norm:

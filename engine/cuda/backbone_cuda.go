@@ -608,6 +608,13 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
 			return err
 		}
+		// The shared expert's down projection next, while the X-parts
+		// scratch holds the parts MoESwiGLU wrote of its input (the
+		// streamed experts' prep writes the scratch).
+		if err := q.GemmBF16(Gemm{N: n, Rows: p.H, Cols: p.Is}, b.t(p.YS), L.sharedDown, b.t(p.HidS)); err != nil {
+			return err
+		}
+		sharedDone = true
 		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
 		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"gorgonia.org/cu"
@@ -246,20 +247,30 @@ func TestGemmXPartsSpeed(t *testing.T) {
 	x := alloc(t, 700*4096*4)
 	y := alloc(t, 700*12352*4)
 	for _, n := range []int{60, 300, 700} {
-		var q3, xp float64
+		var q3, xp, given float64
 		for _, s := range shapes {
 			g := Gemm{N: n, Rows: s.rows, Cols: s.cols}
 			ms := map[string]float64{}
-			for _, v := range []string{"off", "on"} {
+			for _, v := range []string{"off", "on", "given"} {
 				gemmXParts = v
-				ms[v] = median(t, batches, perBatch, func(q *Queue) error { return q.GemmBF16(g, Whole(y), Whole(W), Whole(x)) })
+				if v == "given" {
+					gemmXParts = "on"
+				}
+				ms[v] = median(t, batches, perBatch, func(q *Queue) error {
+					if v == "on" {
+						dev.forgetXParts() // each launch preps (given: the parts held since the first)
+					}
+					return q.GemmBF16(g, Whole(y), Whole(W), Whole(x))
+				})
 			}
 			q3 += ms["off"] * float64(s.per)
 			xp += ms["on"] * float64(s.per)
-			t.Logf("xp15 n=%d %s (%s): q tile %.4f ms, x parts %.4f ms (%.2f×)", n, s.what, ChooseGemmFastCols(n, s.rows, s.cols, 0),
-				ms["off"], ms["on"], ms["off"]/ms["on"])
+			given += ms["given"] * float64(s.per)
+			t.Logf("xp15 n=%d %s (%s): q tile %.4f ms, x parts %.4f ms with the prep (%.2f×), %.4f given (%.2f×)", n, s.what,
+				ChooseGemmFastCols(n, s.rows, s.cols, 0), ms["off"], ms["on"], ms["off"]/ms["on"], ms["given"], ms["off"]/ms["given"])
 		}
-		t.Logf("xp15 n=%d a prefill's dense GEMMs: q tiles %.3f ms, x parts %.3f ms (%.2f×)", n, q3, xp, q3/xp)
+		t.Logf("xp15 n=%d a prefill's dense GEMMs: q tiles %.3f ms, x parts %.3f ms with every prep (%.2f×), %.3f given (%.2f×)",
+			n, q3, xp, q3/xp, given, q3/given)
 	}
 }
 
@@ -366,5 +377,47 @@ func testXPartsNormTails(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBackboneXPartsBits runs each test checkpoint's 300-row prefill (fast
+// numerics) with every dense projection split (PROSCENIUM_GPU_GEMM_SPLITK=all:
+// the tiny shapes' GEMMs on the split tile, which has an X-parts entry) with
+// xp15 off and on: the same bits. On, the norm tails, the DeltaNet norm and
+// the SwiGLU write their rows' parts and the GEMMs on them skip their prep
+// (the held X), the others prep: a part written wrong, or one taken from a
+// scratch that no longer holds it, would show.
+func TestBackboneXPartsBits(t *testing.T) {
+	if dev.Numerics.Exact() {
+		t.Skip("exact numerics run no x parts (PROSCENIUM_TEST_NUMERICS=fast)")
+	}
+	defer func(s, x string) { gemmSplitK, gemmXParts = s, x }(gemmSplitK, gemmXParts)
+	gemmSplitK = "all"
+	for _, dir := range backboneCheckpoints(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			r := newRand(t)
+			ck, _ := loadWithCPU(t, dir)
+			tc := &ck.Config.Text
+			const n = 300
+			rows, _ := testRows(r, n, tc.VocabSize, tc.HiddenSize)
+			gb, err := LoadBackbone(dev, ck, n, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gb.Close()
+			out := map[string][]float32{}
+			for _, v := range []string{"off", "on"} {
+				gemmXParts = v
+				if err := gb.Reset(); err != nil {
+					t.Fatal(err)
+				}
+				if out[v], err = gb.Prefill(rows); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if differ, maxULP := ULPDiff(out["on"], out["off"]); differ > 0 {
+				t.Errorf("prefill with x parts: %d of %d outputs differ from the q tiles' bits (max %d ULP)", differ, len(out["on"]), maxULP)
+			}
+		})
 	}
 }

@@ -106,7 +106,20 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 		return err
 	}
 	w := max(ip, isp)
-	return kernel.MoESwiGLU(q, q.policy(), [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}, elementwiseThreads,
+	grid := [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}
+	if xp, ok := q.normXParts(rows, is); ok && is%8 == 0 {
+		// A prefill pass's shared down projection input: its X parts too
+		// (xp15).
+		kpad := GemmXPartsKpad(is)
+		if err := kernel.MoESwiGLUXpFast(q, grid, elementwiseThreads, kernel.MoESwiGLUXpFastArgs{
+			H: devPtr(h), Gu: devPtr(gu), P: p, I: i, Ip: ip, Items: items, Hs: devPtr(hs), Dense: devPtr(dense),
+			Dstride: dstride, E: E, Is: is, Isp: isp, Xp: tPtr(xp), Pstride: int64(rows) * int64(kpad), Kpad: kpad}); err != nil {
+			return err
+		}
+		q.d.holdXParts(xpartsOf{hs.Ptr, rows, is, isp})
+		return nil
+	}
+	return kernel.MoESwiGLU(q, q.policy(), grid, elementwiseThreads,
 		devPtr(h), devPtr(gu), p, i, ip, items, devPtr(hs), devPtr(dense), dstride, E, is, isp)
 }
 

@@ -130,3 +130,12 @@ func DeltaNetChunkNorm(q Launcher, policy Policy, grid [3]int, block int, core, 
 	}
 	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
+
+// DeltaNetChunkNormXpFast enqueues kernels/deltanet_chunk.cu's
+//
+//	deltanet_chunk_norm_xp_fast(float* core, float* proj, float* convstate, float* normw, int n, int nk, int nv, int dk, int dv, int K, float eps, uint16_t* xp, long long pstride, int kpad)
+//
+// on q with grid blocks of block threads.
+func DeltaNetChunkNormXpFast(q Launcher, grid [3]int, block int, core, proj, convstate, normw Ptr, n, nk, nv, dk, dv, kArg int, eps float32, xp Ptr, pstride int64, kpad int) error {
+	return q.Launch("deltanet_chunk_norm_xp_fast", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(n))), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)), uint64(xp), uint64(pstride), uint64(uint32(int32(kpad))))
+}

@@ -402,6 +402,34 @@ func MoESwiGLU(q Launcher, policy Policy, grid [3]int, block int, h, gu Ptr, p, 
 	return q.Launch(name, grid, block, uint64(h), uint64(gu), uint64(uint32(int32(p))), uint64(uint32(int32(i))), uint64(uint32(int32(ip))), uint64(uint32(int32(items))), uint64(hs), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(is))), uint64(uint32(int32(isp))))
 }
 
+// MoESwiGLUXpFastArgs are the parameters of moe_swiglu_xp_fast.
+type MoESwiGLUXpFastArgs struct {
+	H       Ptr   // float* h
+	Gu      Ptr   // float* gu
+	P       int   // int p
+	I       int   // int i
+	Ip      int   // int ip
+	Items   int   // int items
+	Hs      Ptr   // float* hs
+	Dense   Ptr   // float* dense
+	Dstride int   // int dstride
+	E       int   // int E
+	Is      int   // int is
+	Isp     int   // int isp
+	Xp      Ptr   // uint16_t* xp
+	Pstride int64 // long long pstride
+	Kpad    int   // int kpad
+}
+
+// MoESwiGLUXpFast enqueues kernels/moe.cu's
+//
+//	moe_swiglu_xp_fast(float* h, float* gu, int p, int i, int ip, int items, float* hs, float* dense, int dstride, int E, int is, int isp, uint16_t* xp, long long pstride, int kpad)
+//
+// on q with grid blocks of block threads.
+func MoESwiGLUXpFast(q Launcher, grid [3]int, block int, a MoESwiGLUXpFastArgs) error {
+	return q.Launch("moe_swiglu_xp_fast", grid, block, uint64(a.H), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.Items))), uint64(a.Hs), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.Isp))), uint64(a.Xp), uint64(a.Pstride), uint64(uint32(int32(a.Kpad))))
+}
+
 // MoECombineNorm enqueues kernels/moe.cu's
 //
 //	moe_combine_norm(float* x, float* yr, float* wts, float* ys, float* dense, int dstride, int sgcol, int H, int k, int32_t* slot, float* normed, float* nw, int npitch, float eps)
