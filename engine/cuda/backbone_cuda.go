@@ -215,7 +215,7 @@ func (b *Backbone) Reset() error {
 func (b *Backbone) Close() {
 	if b.work != nil {
 		b.d.returnGemmSplit(b.t(b.Plan.GemmSplit))
-		b.d.returnGemmXParts(b.t(b.Plan.XRep))
+		b.d.returnGemmXParts(b.t(b.Plan.XRep), b.Plan.XPartsBytes())
 	}
 	if b.step != nil {
 		b.d.Do(func() error { b.step.Destroy(); return nil })

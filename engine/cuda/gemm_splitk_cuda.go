@@ -28,40 +28,51 @@ import (
 // (whose graphs they are) lives. A launch uses the newest workspace lent;
 // with none, a GEMM the rule would split runs unsplit, and a split
 // instance named outright (Gemm.Kernel, the tests) is refused.
-type gemmSplitWork struct {
-	mu   sync.Mutex
-	lent []Tensor // newest last
+type gemmSplitWork = lentList[Tensor]
+
+// lentList is what the device's kernels have been lent (a backbone's
+// workspaces), newest last: a launch uses the newest.
+type lentList[T comparable] struct {
+	mu    sync.Mutex
+	items []T
 }
 
-// lendGemmSplit lends t (GemmSplitBytes, counters zero) to the device's
-// split GEMMs until returnGemmSplit(t).
-func (d *Device) lendGemmSplit(t Tensor) {
-	d.split.mu.Lock()
-	defer d.split.mu.Unlock()
-	d.split.lent = append(d.split.lent, t)
+func (l *lentList[T]) lend(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.items = append(l.items, v)
 }
 
-// returnGemmSplit takes back the workspace t lent.
-func (d *Device) returnGemmSplit(t Tensor) {
-	d.split.mu.Lock()
-	defer d.split.mu.Unlock()
-	for i := len(d.split.lent) - 1; i >= 0; i-- {
-		if d.split.lent[i] == t {
-			d.split.lent = append(d.split.lent[:i], d.split.lent[i+1:]...)
+// giveBack removes the newest item that is v.
+func (l *lentList[T]) giveBack(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.items) - 1; i >= 0; i-- {
+		if l.items[i] == v {
+			l.items = append(l.items[:i], l.items[i+1:]...)
 			return
 		}
 	}
 }
 
-// gemmSplitWorkspace is the newest workspace lent (false: none).
-func (d *Device) gemmSplitWorkspace() (Tensor, bool) {
-	d.split.mu.Lock()
-	defer d.split.mu.Unlock()
-	if n := len(d.split.lent); n > 0 {
-		return d.split.lent[n-1], true
+func (l *lentList[T]) newest() (v T, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.items); n > 0 {
+		return l.items[n-1], true
 	}
-	return Tensor{}, false
+	return v, false
 }
+
+// lendGemmSplit lends t (GemmSplitBytes, counters zero) to the device's
+// split GEMMs until returnGemmSplit(t).
+func (d *Device) lendGemmSplit(t Tensor) { d.split.lend(t) }
+
+// returnGemmSplit takes back the workspace t lent.
+func (d *Device) returnGemmSplit(t Tensor) { d.split.giveBack(t) }
+
+// gemmSplitWorkspace is the newest workspace lent (false: none).
+func (d *Device) gemmSplitWorkspace() (Tensor, bool) { return d.split.newest() }
 
 // gemmSplitArgs are the workspace pointers (part, tiles) of a launch of
 // instance suffix on grid, which instance() gave for g: for a split

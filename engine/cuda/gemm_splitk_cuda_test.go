@@ -98,17 +98,7 @@ func TestGemmSplitK(t *testing.T) {
 					}); err != nil {
 						t.Fatal(err)
 					}
-					all := download(t, y, c.n*ys)
-					got := make([]float32, 0, c.n*c.rows)
-					for i := 0; i < c.n; i++ {
-						for j := 0; j < ys; j++ {
-							if (j < c.col || j >= c.col+c.rows) && math.Float32bits(all[i*ys+j]) != nanBits {
-								t.Fatalf("%s: row %d column %d outside the output is %g, not the poison", kernel, i, j, all[i*ys+j])
-							}
-						}
-						got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
-					}
-					return got
+					return gemmOutputs(t, kernel, download(t, y, c.n*ys), c)
 				}
 				run := func(kernel string) []float32 { return gemm(kernel, W, 0, c.cols) }
 				same := func(what string, got, want []float32) bool {
@@ -192,6 +182,24 @@ func TestGemmSplitK(t *testing.T) {
 			t.Errorf("%s ran without a workspace", g.Kernel)
 		}
 	})
+}
+
+// gemmOutputs is case c's outputs within all, its poisoned strided Y
+// (c.n rows of max(c.ystride, c.rows) floats, the outputs from column c.col):
+// every other column must still hold the poison.
+func gemmOutputs(t *testing.T, what string, all []float32, c gemmCase) []float32 {
+	t.Helper()
+	ys := max(c.ystride, c.rows)
+	got := make([]float32, 0, c.n*c.rows)
+	for i := 0; i < c.n; i++ {
+		for j := 0; j < ys; j++ {
+			if (j < c.col || j >= c.col+c.rows) && math.Float32bits(all[i*ys+j]) != nanBits {
+				t.Fatalf("%s: row %d column %d outside the output is %g, not the poison", what, i, j, all[i*ys+j])
+			}
+		}
+		got = append(got, all[i*ys+c.col:i*ys+c.col+c.rows]...)
+	}
+	return got
 }
 
 // bitsDigest is FNV-1a over v's float32 bits.

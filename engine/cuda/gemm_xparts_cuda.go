@@ -28,8 +28,8 @@ import (
 // write neither, launch without forgetting (xpartsLauncher). All of it is
 // enqueue-time bookkeeping on the device's one thread.
 type gemmXPartsWork struct {
-	mu   sync.Mutex
-	lent []lentScratch // newest last
+	lent lentList[lentScratch]
+	mu   sync.Mutex // held's
 	held xpartsOf
 }
 
@@ -101,33 +101,15 @@ type lentScratch struct {
 }
 
 // lendGemmXParts lends bytes of t to the dense GEMMs' X parts until
-// returnGemmXParts(t).
-func (d *Device) lendGemmXParts(t Tensor, bytes int64) {
-	d.xparts.mu.Lock()
-	defer d.xparts.mu.Unlock()
-	d.xparts.lent = append(d.xparts.lent, lentScratch{t, bytes})
+// returnGemmXParts(t, bytes).
+func (d *Device) lendGemmXParts(t Tensor, bytes int64) { d.xparts.lent.lend(lentScratch{t, bytes}) }
+
+// returnGemmXParts takes back the scratch lent as t, bytes.
+func (d *Device) returnGemmXParts(t Tensor, bytes int64) {
+	d.xparts.lent.giveBack(lentScratch{t, bytes})
 }
 
-// returnGemmXParts takes back the scratch t lent.
-func (d *Device) returnGemmXParts(t Tensor) {
-	d.xparts.mu.Lock()
-	defer d.xparts.mu.Unlock()
-	for i := len(d.xparts.lent) - 1; i >= 0; i-- {
-		if d.xparts.lent[i].t == t {
-			d.xparts.lent = append(d.xparts.lent[:i], d.xparts.lent[i+1:]...)
-			return
-		}
-	}
-}
-
-func (d *Device) gemmXPartsScratch() (lentScratch, bool) {
-	d.xparts.mu.Lock()
-	defer d.xparts.mu.Unlock()
-	if n := len(d.xparts.lent); n > 0 {
-		return d.xparts.lent[n-1], true
-	}
-	return lentScratch{}, false
-}
+func (d *Device) gemmXPartsScratch() (lentScratch, bool) { return d.xparts.lent.newest() }
 
 // gemmXPartsFor is the X-parts entry point and scratch of a fast dense
 // launch of instance suffix that the rule chose (ok false: run suffix as it
