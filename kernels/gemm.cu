@@ -617,8 +617,9 @@ __device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
 // them into the ring as it copies W, in W's layout (gemm_mma_ldsm_woff): a
 // warp's B fragments are ldmatrix loads, three a half step and pair of n8
 // tiles, with no split in the loop (the q tiles split each fragment of x
-// per warp, ≈ 60 % of their step's instructions). The same parts and the
-// same MMA order as the q tile: the same bits. Dense BF16 q tiles only.
+// per warp: ≈ 80 of the 128 × 64 step's 279 instructions, 211 here). The
+// same parts and the same MMA order as the q tile: the same bits. Dense
+// BF16 q tiles only.
 #define GEMM_MMA_XP 8
 
 // Wide stages (gemm32, docs/PERF.md "gemm32"): KS sub-steps of
