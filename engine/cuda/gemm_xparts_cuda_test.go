@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/cu"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
 )
 
 // withGemmXParts lends the device X-parts scratch of bytes for the rest of
@@ -22,6 +23,14 @@ func withGemmXParts(t *testing.T, bytes int64) Tensor {
 	dev.lendGemmXParts(s, bytes)
 	t.Cleanup(func() { dev.returnGemmXParts(s, bytes) })
 	return s
+}
+
+// withFastNumerics runs the rest of the test under fast numerics, whatever
+// PROSCENIUM_TEST_NUMERICS says: the x parts are fast's only.
+func withFastNumerics(t *testing.T) {
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast
+	t.Cleanup(func() { dev.Numerics = prev })
 }
 
 // xpartsTwins are the X-parts entry points (xp15) beside the q tile each
@@ -115,6 +124,7 @@ func TestGemmXParts(t *testing.T) {
 // output within 2e-5 of cpu.MatVec; the round's rows the q tile's bits.
 func TestGemmXPartsTailSplit(t *testing.T) {
 	r := newRand(t)
+	withFastNumerics(t)
 	withGemmSplit(t)
 	const n, rows, cols = 64, 34560, 512
 	rows1, z := gemmXPartsTail(n, rows, cols)
@@ -155,6 +165,7 @@ func TestGemmXPartsTailSplit(t *testing.T) {
 // on; a named instance, gathered rows, too little scratch, exact numerics
 // or the switch off keep the q tile; a wrong switch value is an error.
 func TestGemmXPartsRouting(t *testing.T) {
+	withFastNumerics(t)
 	withGemmSplit(t)
 	withGemmXParts(t, GemmXPartsBytes(700, 4096))
 	for _, c := range []struct {
