@@ -43,15 +43,15 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
 		return err
 	}
-	if xp, ok := q.normXParts(n, nv*dv); ok && dv%8 == 0 {
-		// A prefill pass's out projection input: its X parts too (xp15).
-		kpad := GemmXPartsKpad(nv * dv)
-		if err := kernel.DeltaNetChunkNormXpFast(q, [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State),
-			tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps, tPtr(xp), int64(n)*int64(kpad), kpad); err != nil {
+	// A prefill pass's out projection input: its X parts too (xp15; a
+	// piece of 8 columns within one head).
+	if dv%8 == 0 {
+		if ok, err := q.withXParts(core.addr(), n, nv*dv, nv*dv, func(xp kernel.Ptr, pstride int64, kpad int) error {
+			return kernel.DeltaNetChunkNormXpFast(q, [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj),
+				tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps, xp, pstride, kpad)
+		}); ok {
 			return err
 		}
-		q.d.holdXParts(xpartsOf{core.addr(), n, nv * dv, nv * dv})
-		return nil
 	}
 	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
 }

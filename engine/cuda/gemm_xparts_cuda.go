@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"sync"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -29,8 +28,7 @@ import (
 // enqueue-time bookkeeping on the device's one thread.
 type gemmXPartsWork struct {
 	lent lentList[lentScratch]
-	mu   sync.Mutex // held's
-	held xpartsOf
+	held xpartsOf // the device thread's alone: no lock
 }
 
 // xpartsOf names an X whose parts the scratch holds: its first float's
@@ -40,23 +38,9 @@ type xpartsOf struct {
 	rows, cols, step int
 }
 
-func (d *Device) forgetXParts() {
-	d.xparts.mu.Lock()
-	d.xparts.held = xpartsOf{}
-	d.xparts.mu.Unlock()
-}
-
-func (d *Device) holdXParts(x xpartsOf) {
-	d.xparts.mu.Lock()
-	d.xparts.held = x
-	d.xparts.mu.Unlock()
-}
-
-func (d *Device) xpartsHeld() xpartsOf {
-	d.xparts.mu.Lock()
-	defer d.xparts.mu.Unlock()
-	return d.xparts.held
-}
+func (d *Device) forgetXParts()         { d.xparts.held = xpartsOf{} }
+func (d *Device) holdXParts(x xpartsOf) { d.xparts.held = x }
+func (d *Device) xpartsHeld() xpartsOf  { return d.xparts.held }
 
 // Launch enqueues kernel name (kernel.Launcher) after forgetting what the
 // X-parts scratch holds.
@@ -81,18 +65,28 @@ func (l xpartsLauncher) Launch(name string, grid [3]int, block int, args ...uint
 	return l.q.Queue.LaunchShared(name, grid, block, kernel.GemmMmaSmemB2, args...)
 }
 
-// normXParts is the scratch a fast norm tail of n rows × cols (a prefill
-// pass's, not a step's) writes its output's X parts into (ok false: none
-// lent, too small, exact numerics, the switch off, or a step's rows).
-func (q *Queue) normXParts(n, cols int) (Tensor, bool) {
-	if gemmXParts == "off" || GemmXPartsSetting(gemmXParts) != nil || q.d.Numerics.Exact() || n <= MaxStepRows {
-		return Tensor{}, false
+// withXParts runs launch, the fast variant of a kernel that makes a
+// prefill pass's dense GEMM input (rows × cols at x, pitch step, cols a
+// multiple of 8) and then writes its X parts into the scratch (xp15), and
+// records that the scratch holds them. ok false (nothing run): no scratch
+// lent or too small, exact numerics, the switch off, a step's rows (≤
+// MaxStepRows), or cols not whole 8-column pieces; the caller runs its
+// kernel as before.
+func (q *Queue) withXParts(x uintptr, rows, cols, step int,
+	launch func(xp kernel.Ptr, pstride int64, kpad int) error) (ok bool, err error) {
+	if gemmXParts == "off" || GemmXPartsSetting(gemmXParts) != nil || q.d.Numerics.Exact() || rows <= MaxStepRows || cols%8 != 0 {
+		return false, nil
 	}
-	s, ok := q.d.gemmXPartsScratch()
-	if !ok || s.bytes < GemmXPartsBytes(n, cols) {
-		return Tensor{}, false
+	s, lent := q.d.gemmXPartsScratch()
+	if !lent || s.bytes < GemmXPartsBytes(rows, cols) {
+		return false, nil
 	}
-	return s.t, true
+	kpad := GemmXPartsKpad(cols)
+	if err := launch(tPtr(s.t), int64(rows)*int64(kpad), kpad); err != nil {
+		return true, err
+	}
+	q.d.holdXParts(xpartsOf{x, rows, cols, step})
+	return true, nil
 }
 
 type lentScratch struct {

@@ -107,17 +107,13 @@ func (q *Queue) MoESwiGLU(h, gu *Block, p, i, ip, items int, hs, dense *Block, r
 	}
 	w := max(ip, isp)
 	grid := [3]int{(w + elementwiseThreads - 1) / elementwiseThreads, items + rows, 1}
-	if xp, ok := q.normXParts(rows, is); ok && is%8 == 0 {
-		// A prefill pass's shared down projection input: its X parts too
-		// (xp15).
-		kpad := GemmXPartsKpad(is)
-		if err := kernel.MoESwiGLUXpFast(q, grid, elementwiseThreads, kernel.MoESwiGLUXpFastArgs{
+	// A prefill pass's shared down projection input: its X parts too (xp15).
+	if ok, err := q.withXParts(hs.Ptr, rows, is, isp, func(xp kernel.Ptr, pstride int64, kpad int) error {
+		return kernel.MoESwiGLUXpFast(q, grid, elementwiseThreads, kernel.MoESwiGLUXpFastArgs{
 			H: devPtr(h), Gu: devPtr(gu), P: p, I: i, Ip: ip, Items: items, Hs: devPtr(hs), Dense: devPtr(dense),
-			Dstride: dstride, E: E, Is: is, Isp: isp, Xp: tPtr(xp), Pstride: int64(rows) * int64(kpad), Kpad: kpad}); err != nil {
-			return err
-		}
-		q.d.holdXParts(xpartsOf{hs.Ptr, rows, is, isp})
-		return nil
+			Dstride: dstride, E: E, Is: is, Isp: isp, Xp: xp, Pstride: pstride, Kpad: kpad})
+	}); ok {
+		return err
 	}
 	return kernel.MoESwiGLU(q, q.policy(), grid, elementwiseThreads,
 		devPtr(h), devPtr(gu), p, i, ip, items, devPtr(hs), devPtr(dense), dstride, E, is, isp)
@@ -149,17 +145,16 @@ func (q *Queue) MoECombineNorm(x, yr, wts, ys, dense *Block, n, dstride, sgcol, 
 		return kernel.MoECombineNormClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
 			devPtr(yr), devPtr(wts), devPtr(ys), devPtr(dense), dstride, sgcol, H, k, na, nwa, npitch, eps)
 	}
-	if xp, ok := q.normXParts(n, H); ok && nw != nil {
+	if nw != nil {
 		// A prefill pass's next-layer input: its X parts too (xp15).
-		kpad := GemmXPartsKpad(H)
-		if err := kernel.MoECombineNormXpFast(q, [3]int{n, 1, 1}, rowThreads(n), kernel.MoECombineNormXpFastArgs{
-			X: devPtr(x), Yr: devPtr(yr), Wts: devPtr(wts), Ys: devPtr(ys), Dense: devPtr(dense), Dstride: dstride,
-			Sgcol: sgcol, H: H, K: k, Slot: devPtr(slot), Normed: na, Nw: nwa, Npitch: npitch, Eps: eps,
-			Xp: tPtr(xp), Pstride: int64(n) * int64(kpad), Kpad: kpad}); err != nil {
+		if ok, err := q.withXParts(normed.Ptr, n, H, npitch, func(xp kernel.Ptr, pstride int64, kpad int) error {
+			return kernel.MoECombineNormXpFast(q, [3]int{n, 1, 1}, rowThreads(n), kernel.MoECombineNormXpFastArgs{
+				X: devPtr(x), Yr: devPtr(yr), Wts: devPtr(wts), Ys: devPtr(ys), Dense: devPtr(dense), Dstride: dstride,
+				Sgcol: sgcol, H: H, K: k, Slot: devPtr(slot), Normed: na, Nw: nwa, Npitch: npitch, Eps: eps,
+				Xp: xp, Pstride: pstride, Kpad: kpad})
+		}); ok {
 			return err
 		}
-		q.d.holdXParts(xpartsOf{normed.Ptr, n, H, npitch})
-		return nil
 	}
 	return kernel.MoECombineNorm(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(yr), devPtr(wts), devPtr(ys),
 		devPtr(dense), dstride, sgcol, H, k, devPtr(slot), na, nwa, npitch, eps)
@@ -203,15 +198,12 @@ func (q *Queue) AddRMSNormZC(x, y, normed, w *Block, n, H, npitch int, eps float
 		return kernel.AddRMSNormZCClusterFast(q, [3]int{kernel.NormCluster, n, 1}, kernel.NormClusterThreads, devPtr(x),
 			devPtr(y), devPtr(normed), devPtr(w), H, npitch, eps)
 	}
-	if xp, ok := q.normXParts(n, H); ok {
-		// A prefill pass's mixer or MoE input: its X parts too (xp15).
-		kpad := GemmXPartsKpad(H)
-		if err := kernel.AddRMSNormZCXpFast(q, [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
-			H, npitch, eps, tPtr(xp), int64(n)*int64(kpad), kpad); err != nil {
-			return err
-		}
-		q.d.holdXParts(xpartsOf{normed.Ptr, n, H, npitch})
-		return nil
+	// A prefill pass's mixer or MoE input: its X parts too (xp15).
+	if ok, err := q.withXParts(normed.Ptr, n, H, npitch, func(xp kernel.Ptr, pstride int64, kpad int) error {
+		return kernel.AddRMSNormZCXpFast(q, [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
+			H, npitch, eps, xp, pstride, kpad)
+	}); ok {
+		return err
 	}
 	return kernel.AddRMSNormZC(q, q.policy(), [3]int{n, 1, 1}, rowThreads(n), devPtr(x), devPtr(y), devPtr(normed), devPtr(w),
 		H, npitch, eps)
