@@ -275,29 +275,68 @@ func (b *Backbone) checkToken(id int) error {
 // Prefill appends rows in passes of up to Plan.Chunk rows and returns their
 // final-norm hidden states [len(rows), Hidden]. A bad row changes nothing.
 func (b *Backbone) Prefill(rows []BackboneRow) ([]float32, error) {
+	out := make([]float32, len(rows)*b.Plan.H)
+	if err := b.prefill(rows, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PrefillOnDevice appends rows as Prefill does, leaving the final-norm
+// hidden states of the last pass on the device (Plan.Out, the pass's rows
+// in order) instead of copying every row back: a take's prompt reads them
+// there (the tower's prompt rows, frame 0). The work may still be running
+// when it returns. A bad row changes nothing.
+func (b *Backbone) PrefillOnDevice(rows []BackboneRow) error { return b.prefill(rows, nil) }
+
+// prefill runs rows through the backbone in passes and copies each pass's
+// final-norm hidden states into out, unless out is nil.
+func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 	H := b.Plan.H
 	toks := make([]int32, len(rows))
 	emb := make([]float32, len(rows)*H)
 	if err := b.checkRows(rows, toks, emb); err != nil {
-		return nil, err
+		return err
 	}
-	out := make([]float32, len(rows)*H)
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
-		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), Upload(b.d, b.work, b.Plan.Emb, emb[s*H:e*H]), b.uploadBlockPos(n)); err != nil {
-			return nil, err
+		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), b.uploadEmbeddings(toks[s:e], emb[s*H:e*H]), b.uploadBlockPos(n)); err != nil {
+			return err
 		}
 		pos := b.pos
 		if err := b.d.Run(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
-			return nil, err
+			return err
 		}
-		if err := Download(b.d, out[s*H:e*H], b.work, b.Plan.Out); err != nil {
-			return nil, err
+		if out != nil {
+			if err := Download(b.d, out[s*H:e*H], b.work, b.Plan.Out); err != nil {
+				return err
+			}
 		}
 		b.pos += n
 	}
-	return out, nil
+	return nil
+}
+
+// uploadEmbeddings copies a pass's embedding rows (toks −1) to Plan.Emb at
+// their rows: the span from the first to the last of them, nothing for a
+// pass of tokens (backbone_rows reads Emb only for a row whose token is −1;
+// a 300-row text pass would otherwise copy 2.4 MB of zeros).
+func (b *Backbone) uploadEmbeddings(toks []int32, emb []float32) error {
+	first, last := -1, -1
+	for i, t := range toks {
+		if t < 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	H := b.Plan.H
+	return Upload(b.d, b.work, b.Plan.Emb+int64(first*H*4), emb[first*H:(last+1)*H])
 }
 
 // Step appends one row and returns its final-norm hidden state. The first
@@ -846,7 +885,7 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if err := b.checkRows(rows, toks, emb); err != nil {
 		return err
 	}
-	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), Upload(b.d, b.work, b.Plan.Emb, emb), b.uploadBlockPos(len(rows))); err != nil {
+	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), b.uploadEmbeddings(toks, emb), b.uploadBlockPos(len(rows))); err != nil {
 		return err
 	}
 	n, pos := len(rows), b.pos

@@ -2,7 +2,10 @@
 
 package cuda
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // PrefillWithout is a profile of where a prefill's time goes: the wall
 // milliseconds of Prefill(rows) from an empty context with the parts in skip
@@ -15,10 +18,39 @@ func (b *Backbone) PrefillWithout(rows []BackboneRow, skip StepParts) (float64, 
 	b.skip = skip
 	defer func() { b.skip = 0 }()
 	start := time.Now()
-	if _, err := b.Prefill(rows); err != nil {
+	if err := firstErr(b.PrefillOnDevice(rows), b.d.Sync()); err != nil {
 		return 0, err
 	}
 	return float64(time.Since(start).Microseconds()) / 1000, nil
+}
+
+// PrefillDeviceMS is the device milliseconds of one prefill pass of rows
+// from an empty context (at most Plan.Chunk rows): events around its
+// launches, the host's copies before them left out. Beside PrefillWithout's
+// wall time it says how much of a prefill the host adds.
+func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
+	if len(rows) > b.Plan.Chunk {
+		return 0, fmt.Errorf("backbone: a timed pass of %d rows is more than one pass of %d", len(rows), b.Plan.Chunk)
+	}
+	if err := b.Reset(); err != nil {
+		return 0, err
+	}
+	H := b.Plan.H
+	toks := make([]int32, len(rows))
+	emb := make([]float32, len(rows)*H)
+	if err := b.checkRows(rows, toks, emb); err != nil {
+		return 0, err
+	}
+	n := len(rows)
+	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), b.uploadEmbeddings(toks, emb), b.uploadBlockPos(n)); err != nil {
+		return 0, err
+	}
+	ms, err := b.d.Time(func(q *Queue) error { return b.enqueue(q, n, n) })
+	if err != nil {
+		return 0, err
+	}
+	b.pos += n
+	return ms, nil
 }
 
 // uploadBlockPos writes the first position of each attention block of a

@@ -86,7 +86,7 @@ func (b *Backbone) PrefillSlots(parts []SlotRows) error {
 	if err := b.rowInputs(rows, toks, emb); err != nil {
 		return err
 	}
-	if err := firstErr(Upload(b.d, b.work, p.Toks, toks), Upload(b.d, b.work, p.Emb, emb), Upload(b.d, b.work, p.BlockPos, blockPos)); err != nil {
+	if err := firstErr(Upload(b.d, b.work, p.Toks, toks), b.uploadEmbeddings(toks, emb), Upload(b.d, b.work, p.BlockPos, blockPos)); err != nil {
 		return err
 	}
 	if err := b.d.Run(func(q *Queue) error { return b.enqueueJoint(q, N, spans) }); err != nil {

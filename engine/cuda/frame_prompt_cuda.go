@@ -194,10 +194,13 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 				}
 			}
 			t0 := time.Now()
-			if _, err := f.bb.Prefill(rows); err != nil {
+			if err := f.bb.PrefillOnDevice(rows); err != nil {
 				return err
 			}
 			if PromptProfile != nil {
+				if err := f.d.Sync(); err != nil { // (the pass runs on when PrefillOnDevice returns)
+					return err
+				}
 				PromptProfile.Backbone += time.Since(t0)
 				t0 = time.Now()
 			}

@@ -12,14 +12,14 @@ import (
 // or ok false where gemm.cu's grouped tiles run it: exact numerics, the
 // streamed kernels off, columns they do not take, or scratch too small.
 func (q *Queue) gemmStreamFor(g Gemm, scratchBytes int64) (kernel.GemmStreamFP8Kernel, bool, error) {
-	if err := GemmStreamSetting(gemmStream); err != nil {
+	if err := firstErr(GemmStreamSetting(gemmStream), GemmStreamSlabsSetting(gemmStreamSlabs)); err != nil {
 		return "", false, err
 	}
 	if q.d.Numerics.Exact() || g.Groups == 0 || g.Kernel != "" || !gemmStreamFits(g.Cols) ||
 		GemmStreamScratchBytes(g.xrows(), g.Cols) > scratchBytes {
 		return "", false, nil
 	}
-	k, ok := ChooseGemmStream(gemmStream, g.N, g.Groups)
+	k, ok := ChooseGemmStream(gemmStream, gemmStreamSlabs, g.N, g.Groups, g.Rows, g.Cols)
 	return k, ok, nil
 }
 
@@ -48,11 +48,16 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 	if g.Groups == 0 {
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d rows without groups", g.N)
 	}
-	if _, ok := gemmStreamNT[k]; !ok {
+	shape, ok := gemmStreamShapes[k]
+	if !ok {
 		return fmt.Errorf("cuda: streamed fp8 gemm: no instance %q", k)
 	}
 	if !gemmStreamFits(g.Cols) {
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d columns is not a multiple of 16", g.Cols)
+	}
+	if !gemmStreamSlabsFit(shape.slabs, g.Rows, g.Cols) {
+		return fmt.Errorf("cuda: streamed fp8 gemm: %s's %d slabs of %d rows a block do not take %d × %d weights (an even count of 128-column steps and whole slabs)",
+			k, shape.slabs, kernel.GemmStreamRows, g.Rows, g.Cols)
 	}
 	ns := FP8ScaleCount(g.Rows, g.Cols)
 	xrows := g.xrows()
@@ -73,7 +78,8 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 		xrows, g.Cols, g.xstride()); err != nil {
 		return err
 	}
-	grid := [3]int{1, (g.Rows + kernel.GemmStreamRows - 1) / kernel.GemmStreamRows, g.Groups}
+	slab := kernel.GemmStreamRows * shape.slabs
+	grid := [3]int{1, (g.Rows + slab - 1) / slab, g.Groups}
 	return kernel.GemmStreamFP8(sharedLauncher{q, GemmStreamShared(k)}, k, grid, kernel.GemmStreamThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(parts), tPtr(inv),
 		int64(g.Rows)*int64(g.Cols), int64(ns), g.Rows, g.Cols, g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }
