@@ -128,6 +128,87 @@ NUMERICS_KERNEL(deltanet_chunk_prep, __launch_bounds__(DNC_PREP_THREADS),
                  int n, int nk, int nv, int dk, int dv, int K),
                 (qn, kn, vv, beta, decay, proj, convstate, convw, dtbias, alog, n, nk, nv, dk, dv, K))
 
+// deltanet_chunk_prep_tiled_fast (prep16; engine/cuda deltaNetChunked, fast
+// only): deltanet_chunk_prep_fast's outputs, rows blocks of up to
+// DNC_PT_ROWS rows of one value head at a time: grid (⌈n/rows⌉, nv),
+// DNC_PREP_THREADS threads, rows·cw floats of dynamic shared memory. The old
+// kernel's block is one row and head: four conv rows loaded per channel and
+// two barriers for 384 outputs, 9 600 blocks at 300 rows (34 µs a layer).
+// Here a thread takes a channel for all the block's rows: its conv weights
+// and the rows + K − 1 inputs of its window are loaded at once (every load
+// of the block in flight together), then each row's conv is the old sum in
+// the old order. The q and k norms are the old warp sums (lane i of a warp
+// adds elements i, i + 32, …, then warp_sum), one warp a (row, q or k); β
+// and g the old expressions. So every output is the old kernel's expression
+// on the same values: its bits, unless the compiler contracts a sum
+// differently. K ≤ DNC_PT_MAXK.
+#define DNC_PT_ROWS 16
+#define DNC_PT_MAXK 4
+extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS, 6) deltanet_chunk_prep_tiled_fast(
+    float* __restrict__ qn, float* __restrict__ kn, float* __restrict__ vv, float* __restrict__ beta,
+    float* __restrict__ decay, const float* __restrict__ proj, const float* __restrict__ convstate,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog, int n, int nk,
+    int nv, int dk, int dv, int K, int rows) {
+    extern __shared__ float dnc_pt_xs[];  // [rows][cw]: the conv outputs after SiLU
+    __shared__ float inv[DNC_PT_ROWS][2];
+    const int t0 = blockIdx.x * rows, h = blockIdx.y, kh = h / (nv / nk), tid = threadIdx.x;
+    const int ch = 2 * nk * dk + nv * dv, vd = nv * dv, pw = ch + vd + 2 * nv, cw = 2 * dk + dv;
+    const int m = min(rows, n - t0);  // this block's rows
+    const float* cs = convstate + (size_t)h * cw;
+    pdl_entry();
+    for (int c = tid; c < cw; c += DNC_PREP_THREADS) {
+        const int gc = dn_channel(c, h, kh, nk, dk, dv);
+        float w[DNC_PT_MAXK], x[DNC_PT_ROWS + DNC_PT_MAXK - 1];
+#pragma unroll
+        for (int q = 0; q < DNC_PT_MAXK; q++) w[q] = q < K ? convw[(size_t)gc * K + q] : 0.f;
+        // x[i] is row t0 − (K − 1) + i: the conv window's rows before row 0.
+#pragma unroll
+        for (int i = 0; i < DNC_PT_ROWS + DNC_PT_MAXK - 1; i++) {
+            const int rr = t0 - (K - 1) + i;
+            x[i] = 0.f;
+            if (i < m + K - 1) x[i] = rr >= 0 ? proj[(size_t)rr * pw + gc] : cs[(size_t)(K - 1 + rr) * nv * cw + c];
+        }
+#pragma unroll
+        for (int i = 0; i < DNC_PT_ROWS; i++) {
+            if (i < m) {
+                float acc = 0;
+#pragma unroll
+                for (int q = 0; q < DNC_PT_MAXK; q++)
+                    if (q < K) acc += Fast::prod(w[q], x[i + q]);
+                dnc_pt_xs[i * cw + c] = Fast::silu(acc);
+            }
+        }
+    }
+    __syncthreads();
+    const int warp = tid >> 5, lane = tid & 31;
+    for (int u = warp; u < 2 * m; u += DNC_PREP_THREADS / 32) {  // Σx² of row u / 2's q (u even) or k
+        const float* v = dnc_pt_xs + (u >> 1) * cw + (u & 1) * dk;
+        float ss = 0;
+        for (int i = lane; i < dk; i += 32) ss += Fast::sq(v[i]);
+        ss = warp_sum(ss);
+        if (lane == 0) inv[u >> 1][u & 1] = dnc_l2_inv<Fast>(ss);
+    }
+    if (tid < m) {
+        const float* prow = proj + (size_t)(t0 + tid) * pw;
+        const float b = prow[ch + vd + h], a = prow[ch + vd + nv + h];
+        const size_t r = (size_t)h * n + t0 + tid;
+        beta[r] = Fast::sigmoid(b);
+        decay[r] = -Fast::exp(alog[h]) * dnc_softplus<Fast>(a + dtbias[h]);
+    }
+    __syncthreads();
+    const float qscale = rsqrtf((float)dk);
+    for (int i = 0; i < m; i++) {
+        const size_t r = (size_t)h * n + t0 + i;
+        const float* xs = dnc_pt_xs + i * cw;
+        const float iq = inv[i][0], ik = inv[i][1];
+        for (int c = tid; c < dk; c += DNC_PREP_THREADS) {
+            qn[r * dk + c] = Fast::mul(Fast::mul(xs[c], iq), qscale);
+            kn[r * dk + c] = Fast::mul(xs[dk + c], ik);
+        }
+        for (int c = tid; c < dv; c += DNC_PREP_THREADS) vv[r * dv + c] = xs[2 * dk + c];
+    }
+}
+
 // deltanet_chunk_intra: grid (nv, chunks, 2), DNC_INTRA_THREADS threads. For
 // head h and chunk c (rows t0 = 64c …, L of them): the cumulative log decay
 // (cum [nv][n]), qm [nv][chunks][64][64] = (q_i·k_j) e^{c_i−c_j} for j ≤ i

@@ -65,9 +65,13 @@ __device__ __forceinline__ int gemm_stream_piece(int k8) { return (2 * (k8 >> 3)
 // block b at parts + (r·nb + b)·512 (nb = ⌈cols/128⌉; hi at +0, lo at +256,
 // columns past cols zero) and 2^-f at inv[r·nb + b]. One thread an 8-column
 // chunk; the 16 chunks of a block are 16 neighbouring lanes (their largest
-// |x| by shuffles).
-extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stream_prep(
-    uint8_t* parts, float* inv, const float* X, int rows, int cols, int xstride) {
+// |x| by shuffles). With SWIGLU, X is the SwiGLU of gate·up rows G (pitch
+// xstride, gate at 0, up at gp): x[r][c] = silu(G[r][c])·G[r][gp + c] for
+// c < gi, 0 from gi on, moe_swiglu_fast's h to the bit (the routed experts'
+// down projection reads its input so, without h: gemm_stream_prep_swiglu).
+template <bool SWIGLU>
+__device__ __forceinline__ void gemm_stream_prep_body(uint8_t* parts, float* inv, const float* X, int rows, int cols,
+                                                      int xstride, int gp, int gi) {
     pdl_entry();
     const int nb = (cols + 127) >> 7, lane = threadIdx.x & 31;
     const long long total = (long long)rows * nb * 16;  // a multiple of 16: no block of 16 lanes straddles rows
@@ -80,7 +84,14 @@ extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stre
         const long long r = rb / nb;
         const int c = b * 128 + k8 * 8;
         float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-        if (ok && c < cols) {
+        if (SWIGLU) {
+            if (ok) {
+                const float* g = X + r * xstride;
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    if (c + e < gi) v[e] = Fast::mul(Fast::silu(__ldcg(g + c + e)), __ldcg(g + gp + c + e));
+            }
+        } else if (ok && c < cols) {
             const float4 p = __ldcg(reinterpret_cast<const float4*>(X + r * xstride + c));
             const float4 q = __ldcg(reinterpret_cast<const float4*>(X + r * xstride + c + 4));
             v[0] = p.x, v[1] = p.y, v[2] = p.z, v[3] = p.w, v[4] = q.x, v[5] = q.y, v[6] = q.z, v[7] = q.w;
@@ -106,6 +117,17 @@ extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stre
             if (k8 == 0) inv[rb] = iv;
         }
     }
+}
+extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stream_prep(
+    uint8_t* parts, float* inv, const float* X, int rows, int cols, int xstride) {
+    gemm_stream_prep_body<false>(parts, inv, X, rows, cols, xstride, 0, 0);
+}
+// gemm_stream_prep_swiglu (engine/cuda GemmStreamFP8SwiGLU): the parts of
+// the SwiGLU of rows gate·up rows G (pitch gstride = 2·gp; gi columns of
+// each half, zero up to cols).
+extern "C" __global__ void __launch_bounds__(GEMM_STREAM_PREP_THREADS) gemm_stream_prep_swiglu(
+    uint8_t* parts, float* inv, const float* G, int rows, int cols, int gstride, int gp, int gi) {
+    gemm_stream_prep_body<true>(parts, inv, G, rows, cols, gstride, gp, gi);
 }
 
 // gemm_stream_load loads step s's W pieces of the lane's rows (wa, wb: the

@@ -632,9 +632,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		}
 		// The per-pair path's replicated rows (XRep) are free here: the
 		// streamed experts' X parts take them (GemmFP8Grouped).
+		xrep, xrepBytes := b.t(p.XRep), int64(p.Chunk)*int64(p.K)*int64(p.Hp)*4
 		gemm := func(g Gemm, y, w, s, xin Tensor) error {
 			if x.FP8 {
-				return q.GemmFP8Grouped(g, y, w, s, xin, b.t(p.XRep), int64(p.Chunk)*int64(p.K)*int64(p.Hp)*4)
+				return q.GemmFP8Grouped(g, y, w, s, xin, xrep, xrepBytes)
 			}
 			return q.GemmBF16(g, y, w, xin)
 		}
@@ -644,7 +645,20 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
 			return err
 		}
-		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, nk, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
+		// The down projection's input: where the streamed kernels take it,
+		// their prep makes each pair's SwiGLU itself (no h; MoESwiGLU
+		// then runs the shared expert's rows alone).
+		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
+		down, fused, err := q.gemmStreamFor(g, xrepBytes)
+		if err = firstErr(err, GemmStreamSwiGLUSetting(gemmStreamSwiGLU)); err != nil {
+			return err
+		}
+		fused = fused && x.FP8 && p.Ip <= 2*p.P && gemmStreamSwiGLU != "off"
+		items := nk
+		if fused {
+			items = 0
+		}
+		if err := q.MoESwiGLU(h, gu, p.P, p.I, p.Ip, items, hs, dense, n, p.D, p.E, p.Is, p.Is); err != nil {
 			return err
 		}
 		// The shared expert's down projection next, while the X-parts
@@ -654,8 +668,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		sharedDone = true
-		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
-		if err := gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid)); err != nil {
+		if fused {
+			err = q.GemmStreamFP8SwiGLU(down, g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.GU), p.P, p.I, xrep)
+		} else {
+			err = gemm(g, b.t(p.YR), at(x.Down), at(x.DownS), b.t(p.Hid))
+		}
+		if err != nil {
 			return err
 		}
 	case path == ExpertsRows:

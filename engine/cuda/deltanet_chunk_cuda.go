@@ -31,13 +31,8 @@ const (
 // the gated norm into core and the conv window advanced by the n rows.
 func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n int) error {
 	g := l.G
-	s := g.chunkScratch(l.MaxRows)
-	at := l.Scratch.At
 	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
-	if err := kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
-		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
-		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
-		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k}); err != nil {
+	if err := q.deltaNetChunkPrep(l, proj, n); err != nil {
 		return err
 	}
 	if err := q.deltaNetChunkRule(l, core, stateS, n); err != nil {
@@ -54,6 +49,31 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 		}
 	}
 	return kernel.DeltaNetChunkNorm(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkNormThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(l.W.Norm), n, nk, nv, dk, dv, k, g.Eps)
+}
+
+// deltaNetChunkPrep runs the conv, SiLU, q/k norms and gates of n rows of
+// proj into the layer's chunk scratch: deltanet_chunk_prep_tiled_fast under
+// fast where it takes the geometry and $PROSCENIUM_GPU_DN_PREP is not
+// "old", else the policy's deltanet_chunk_prep.
+func (q *Queue) deltaNetChunkPrep(l *DeltaNetLayer, proj Tensor, n int) error {
+	g := l.G
+	s := g.chunkScratch(l.MaxRows)
+	at := l.Scratch.At
+	nk, nv, dk, dv, k := g.KeyHeads, g.ValueHeads, g.KeyDim, g.ValueDim, g.ConvKernel
+	if err := DeltaNetPrepSetting(deltaNetPrep); err != nil {
+		return err
+	}
+	if rows := g.tiledPrepRows(); !q.d.Numerics.Exact() && deltaNetPrep != "old" && rows > 0 {
+		smem := rows * (2*dk + dv) * 4
+		return kernel.DeltaNetChunkPrepTiledFast(sharedLauncher{q, smem}, [3]int{(n + rows - 1) / rows, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepTiledFastArgs{
+			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+			Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+			N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k, Rows: rows})
+	}
+	return kernel.DeltaNetChunkPrep(q, q.policy(), [3]int{n, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepArgs{
+		Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),
+		Proj: tPtr(proj), Convstate: tPtr(l.State), Convw: tPtr(l.W.Conv), Dtbias: tPtr(l.W.DtBias), Alog: tPtr(l.W.ALog),
+		N: n, Nk: nk, Nv: nv, Dk: dk, Dv: dv, K: k})
 }
 
 // deltaNetChunkRule runs the gated delta rule on n rows whose normed q, k, v,

@@ -36,6 +36,24 @@ const GemmStreamSlabsEnv = "PROSCENIUM_GPU_GEMM_STREAM_SLABS"
 // gemmStreamSlabs is $PROSCENIUM_GPU_GEMM_STREAM_SLABS.
 var gemmStreamSlabs = os.Getenv(GemmStreamSlabsEnv)
 
+// GemmStreamSwiGLUEnv is the environment variable that turns off ("off")
+// the routed experts' down projection reading the gate·up rows through its
+// prep (GemmStreamFP8SwiGLU: the SwiGLU made as X is split, no h); unset or
+// "on", it runs wherever the streamed kernels take the down projection.
+const GemmStreamSwiGLUEnv = "PROSCENIUM_GPU_GEMM_STREAM_SWIGLU"
+
+// gemmStreamSwiGLU is $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
+var gemmStreamSwiGLU = os.Getenv(GemmStreamSwiGLUEnv)
+
+// GemmStreamSwiGLUSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
+func GemmStreamSwiGLUSetting(v string) error {
+	switch v {
+	case "", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("cuda: %s=%q: want on or off", GemmStreamSwiGLUEnv, v)
+}
+
 // gemmStreamShape is an instance's pairs a pass over its W rows (nt n-tiles
 // of 8) and its slabs of 128 W rows a block (kernels/gemm_stream.cu RG).
 type gemmStreamShape struct{ nt, slabs int }
@@ -99,14 +117,18 @@ func gemmStreamSlabsFit(slabs, rows, cols int) bool {
 	return slabs == 1 || (slabs > 1 && nb%kernel.GemmStreamDepth == 0 && rows%(kernel.GemmStreamRows*slabs) == 0)
 }
 
-// gemmStreamSlabsRule is the slabs a block for W of rows × cols with the
-// setting unset: the most of 4 and 2 that fit (a block's start paid once for
-// more W; docs/PERF.md "slab16"), else 1.
-func gemmStreamSlabsRule(rows, cols int) int {
-	for _, s := range []int{4, 2} {
-		if gemmStreamSlabsFit(s, rows, cols) {
-			return s
-		}
+// gemmStreamSlabsRule is the slabs a block of instance k takes for W of
+// rows × cols with the setting unset: 4 where they fit and a pass's X parts
+// are one chunk (copied once and kept for every slab: the down projections
+// of 60- and 300-row passes, 1.2× and 1.1× faster than one slab), else 1.
+// Where X takes several chunks each slab copies them again, and the longer
+// blocks lost to one slab in every case measured (the gate·up projections,
+// the 700-row down; docs/PERF.md "slab16").
+func gemmStreamSlabsRule(k kernel.GemmStreamFP8Kernel, rows, cols int) int {
+	nt := gemmStreamShapes[k].nt
+	nb, ck := (cols+127)/128, kernel.GemmStreamChunk/nt
+	if nb <= ck && gemmStreamSlabsFit(4, rows, cols) {
+		return 4
 	}
 	return 1
 }
@@ -138,7 +160,7 @@ func ChooseGemmStream(v, sv string, pairs, groups, rows, cols int) (k kernel.Gem
 				break
 			}
 		}
-		slabs := gemmStreamSlabsRule(rows, cols)
+		slabs := gemmStreamSlabsRule(k, rows, cols)
 		if n, err := strconv.Atoi(sv); err == nil {
 			slabs = n
 		}

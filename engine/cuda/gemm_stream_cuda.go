@@ -45,6 +45,36 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 	if err := g.check("fp8", 1, y, W, x); err != nil {
 		return err
 	}
+	return q.gemmStreamFP8(k, g, y, W, S, scratch, func(parts, inv Tensor, grid [3]int) error {
+		return kernel.GemmStreamPrep(q, grid, kernel.GemmStreamPrepThreads, tPtr(parts), tPtr(inv), tPtr(x),
+			g.xrows(), g.Cols, g.xstride())
+	})
+}
+
+// GemmStreamFP8SwiGLU is GemmStreamFP8 with X the SwiGLU of the gate·up rows
+// gu (pitch 2p: gate at 0, up at p; i columns of each, zero up to g.Cols),
+// moe_swiglu_fast's h to the bit, which the prep makes as it splits it: the
+// routed experts' down projection without h (gemm_stream_prep_swiglu).
+// X is contiguous: g has no row ids.
+func (q *Queue) GemmStreamFP8SwiGLU(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, gu Tensor, p, i int, scratch Tensor) error {
+	if g.RowIds.Block != nil || g.XStride != 0 || i > p || i > g.Cols || g.Cols > 2*p {
+		return fmt.Errorf("cuda: streamed fp8 gemm on SwiGLU rows: want contiguous rows, i %d ≤ p %d and i ≤ %d columns ≤ 2p", i, p, g.Cols)
+	}
+	gx := g
+	gx.XStride = 2 * p // the gate·up rows the prep reads
+	if err := gx.check("fp8", 1, y, W, gu); err != nil {
+		return err
+	}
+	return q.gemmStreamFP8(k, g, y, W, S, scratch, func(parts, inv Tensor, grid [3]int) error {
+		return kernel.GemmStreamPrepSwiGLU(q, grid, kernel.GemmStreamPrepThreads, tPtr(parts), tPtr(inv), tPtr(gu),
+			g.N, g.Cols, 2*p, p, i)
+	})
+}
+
+// gemmStreamFP8 checks what the streamed kernels need of g (Gemm.check
+// done) and the scratch, runs prep (the X parts into parts and their scales
+// into inv, on grid), then instance k.
+func (q *Queue) gemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, scratch Tensor, prep func(parts, inv Tensor, grid [3]int) error) error {
 	if g.Groups == 0 {
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d rows without groups", g.N)
 	}
@@ -74,8 +104,7 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 	inv := Tensor{Block: scratch.Block, Off: scratch.Off + int64(xrows)*int64(nb)*kernel.GemmStreamBlockBytes}
 	chunks := xrows * nb * 16
 	blocks := min((chunks+kernel.GemmStreamPrepThreads-1)/kernel.GemmStreamPrepThreads, 65535)
-	if err := kernel.GemmStreamPrep(q, [3]int{blocks, 1, 1}, kernel.GemmStreamPrepThreads, tPtr(parts), tPtr(inv), tPtr(x),
-		xrows, g.Cols, g.xstride()); err != nil {
+	if err := prep(parts, inv, [3]int{blocks, 1, 1}); err != nil {
 		return err
 	}
 	slab := kernel.GemmStreamRows * shape.slabs

@@ -216,3 +216,67 @@ func TestGemmStreamSpeed(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// TestGemmStreamSwiGLU: the routed experts' down projection with its input
+// made by the streamed prep from the gate·up rows (GemmStreamFP8SwiGLU)
+// must give, for every instance that takes the shape, the bits of the same
+// instance on h made by MoESwiGLU (fast) from the same rows: the prep's
+// SwiGLU is moe_swiglu_fast's to the bit. Drama 3's shape (p = i = 512, a
+// 300-row pass's pairs over 256 experts) and a padded one (i 40 of p 48,
+// 48 columns, the columns from i on zero); unwritten outputs are NaN.
+func TestGemmStreamSwiGLU(t *testing.T) {
+	withFastNumerics(t)
+	r := newRand(t)
+	for _, c := range []struct {
+		name             string
+		n, k, mats, rows int
+		p, i, ip         int
+	}{
+		{"300 tokens top8 of 256, 512→2048", 300, 8, 256, 2048, 512, 512, 512},
+		{"odd 70 tokens top3 of 6, i 40 of 48 → 136", 70, 3, 6, 136, 48, 40, 48},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			W, S, wf := expertWeights(t, r, true, c.mats, c.rows, c.ip)
+			// The pairs sorted by expert, as a pass leaves them: the down
+			// projection reads its rows in that order.
+			g0, _ := groupedCase(t, r, c.n, c.k, c.mats, c.rows, c.ip, make([]float32, c.n*c.ip), wf)
+			nk := g0.N
+			g := Gemm{N: nk, Rows: c.rows, Cols: c.ip, Groups: c.mats, Mats: c.mats, MaxGroupRows: c.n, Offsets: g0.Offsets}
+			gu := upload(t, randNonZero(r, nk*2*c.p))
+			h := poisoned(t, nk*c.ip)
+			hs, dense := alloc(t, 4*c.ip), alloc(t, 4*(2*c.ip+8))
+			if err := dev.Run(func(q *Queue) error {
+				return q.MoESwiGLU(h, gu, c.p, c.i, c.ip, nk, hs, dense, 1, 2*c.ip+8, 8, c.ip/2, c.ip/2)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			scratch := Whole(alloc(t, int(GemmStreamScratchBytes(nk, c.ip))))
+			for _, k := range kernel.GemmStreamFP8Kernels {
+				if !gemmStreamSlabsFit(gemmStreamShapes[k].slabs, c.rows, c.ip) {
+					continue
+				}
+				want, got := poisoned(t, nk*c.rows), poisoned(t, nk*c.rows)
+				if err := dev.Run(func(q *Queue) error {
+					return firstErr(q.GemmStreamFP8(k, g, Whole(want), Whole(W), Whole(S), Whole(h), scratch),
+						q.GemmStreamFP8SwiGLU(k, g, Whole(got), Whole(W), Whole(S), Whole(gu), c.p, c.i, scratch))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				a, b := download(t, want, nk*c.rows), download(t, got, nk*c.rows)
+				for j := range a {
+					if math.Float32bits(a[j]) != math.Float32bits(b[j]) || math.IsNaN(float64(b[j])) {
+						t.Fatalf("%s: output %d is %g, on h %g", k, j, b[j], a[j])
+					}
+				}
+			}
+		})
+	}
+	// What the fused prep cannot take is refused by name.
+	g := Gemm{N: 4, Rows: 128, Cols: 64, Groups: 1, Mats: 1, Offsets: Whole(upload(t, []int32{0, 4}))}
+	buf := Whole(alloc(t, 1<<16))
+	if err := dev.Run(func(q *Queue) error {
+		return q.GemmStreamFP8SwiGLU(kernel.GemmStreamFP8N8c4, g, buf, buf, buf, buf, 16, 16, buf)
+	}); err == nil || !strings.Contains(err.Error(), "SwiGLU") {
+		t.Errorf("64 columns of p = 16: error %v, want a refusal naming the SwiGLU rows", err)
+	}
+}

@@ -16,18 +16,18 @@ func TestChooseGemmStream(t *testing.T) {
 		want          kernel.GemmStreamFP8Kernel
 		ok            bool
 	}{
-		{"", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4s4, true},   // 1.9 an expert
-		{"", "", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s4, true}, // 9.4
+		{"", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4, true},   // 1.9 an expert; X in 2 chunks of 8 steps
+		{"", "", 60 * 8, 256, dn, 512, kernel.GemmStreamFP8N8c4s4, true},  // X one chunk: four slabs
+		{"", "", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2, true}, // 9.4
 		{"", "", 300 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2s4, true},
-		{"on", "", 700 * 8, 256, dn, 512, kernel.GemmStreamFP8N32c1s4, true},
-		{"on", "", 2048 * 8, 256, gu, 2048, kernel.GemmStreamFP8N32c1s4, true}, // more: further passes
-		{"on", "", 128 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4s4, true},   // 4 + 3 = 7
-		{"on", "", 160 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s4, true},  // 5 + 3.4
-		{"on", "", 400 * 8, 256, gu, 2048, kernel.GemmStreamFP8N24c2s4, true},  // 12.5 + 5.3
-		{"on", "", 300 * 8, 256, 256, 2048, kernel.GemmStreamFP8N16c2s2, true}, // two slabs make the rows
-		{"on", "", 300 * 8, 256, 384, 2048, kernel.GemmStreamFP8N16c2, true},   // neither two nor four
-		{"on", "", 300 * 8, 256, gu, 384, kernel.GemmStreamFP8N16c2, true},     // three 128-column steps: one slab
-		{"on", "2", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s2, true},
+		{"on", "", 700 * 8, 256, dn, 512, kernel.GemmStreamFP8N32c1, true},     // X in 2 chunks of 2 steps
+		{"on", "", 2048 * 8, 256, gu, 2048, kernel.GemmStreamFP8N32c1, true},   // more: further passes
+		{"on", "", 128 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4, true},     // 4 + 3 = 7
+		{"on", "", 160 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2s4, true},   // 5 + 3.4
+		{"on", "", 400 * 8, 256, dn, 512, kernel.GemmStreamFP8N24c2, true},     // 12.5 + 5.3
+		{"on", "", 300 * 8, 256, 256, 512, kernel.GemmStreamFP8N16c2, true},    // four slabs do not make the rows
+		{"on", "", 300 * 8, 256, dn, 384, kernel.GemmStreamFP8N16c2, true},     // three 128-column steps: one slab
+		{"on", "2", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s2, true}, // the setting
 		{"on", "1", 300 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2, true},
 		{"on", "4", 300 * 8, 256, 384, 512, kernel.GemmStreamFP8N16c2, true}, // does not fit: one
 		{"24c2", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N24c2, true},
@@ -56,6 +56,14 @@ func TestGemmStreamSetting(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), GemmStreamEnv) {
 			t.Errorf("%q: error %v, want one naming %s", v, err, GemmStreamEnv)
 		}
+	}
+	for _, v := range []string{"", "on", "off"} {
+		if err := GemmStreamSwiGLUSetting(v); err != nil {
+			t.Errorf("swiglu %q: %v", v, err)
+		}
+	}
+	if err := GemmStreamSwiGLUSetting("yes"); err == nil || !strings.Contains(err.Error(), GemmStreamSwiGLUEnv) {
+		t.Errorf("swiglu \"yes\": error %v, want one naming %s", err, GemmStreamSwiGLUEnv)
 	}
 	for _, v := range []string{"", "1", "2", "4"} {
 		if err := GemmStreamSlabsSetting(v); err != nil {

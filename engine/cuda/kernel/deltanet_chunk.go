@@ -10,6 +10,8 @@ const (
 	DncMaxdk        = 192  // DNC_MAXDK
 	DncMaxch        = 1536 // DNC_MAXCH
 	DncPrepThreads  = 128  // DNC_PREP_THREADS
+	DncPtRows       = 16   // DNC_PT_ROWS
+	DncPtMaxk       = 4    // DNC_PT_MAXK
 	DncIntraThreads = 512  // DNC_INTRA_THREADS
 	DncItThreads    = 128  // DNC_IT_THREADS
 	DncItA          = 64   // DNC_IT_A
@@ -55,6 +57,36 @@ func DeltaNetChunkPrep(q Launcher, policy Policy, grid [3]int, block int, a Delt
 		name = "deltanet_chunk_prep_fast"
 	}
 	return q.Launch(name, grid, block, uint64(a.Qn), uint64(a.Kn), uint64(a.Vv), uint64(a.Beta), uint64(a.Decay), uint64(a.Proj), uint64(a.Convstate), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))))
+}
+
+// DeltaNetChunkPrepTiledFastArgs are the parameters of deltanet_chunk_prep_tiled_fast.
+type DeltaNetChunkPrepTiledFastArgs struct {
+	Qn        Ptr // float* qn
+	Kn        Ptr // float* kn
+	Vv        Ptr // float* vv
+	Beta      Ptr // float* beta
+	Decay     Ptr // float* decay
+	Proj      Ptr // float* proj
+	Convstate Ptr // float* convstate
+	Convw     Ptr // float* convw
+	Dtbias    Ptr // float* dtbias
+	Alog      Ptr // float* alog
+	N         int // int n
+	Nk        int // int nk
+	Nv        int // int nv
+	Dk        int // int dk
+	Dv        int // int dv
+	K         int // int K
+	Rows      int // int rows
+}
+
+// DeltaNetChunkPrepTiledFast enqueues kernels/deltanet_chunk.cu's
+//
+//	deltanet_chunk_prep_tiled_fast(float* qn, float* kn, float* vv, float* beta, float* decay, float* proj, float* convstate, float* convw, float* dtbias, float* alog, int n, int nk, int nv, int dk, int dv, int K, int rows)
+//
+// on q with grid blocks of block threads.
+func DeltaNetChunkPrepTiledFast(q Launcher, grid [3]int, block int, a DeltaNetChunkPrepTiledFastArgs) error {
+	return q.Launch("deltanet_chunk_prep_tiled_fast", grid, block, uint64(a.Qn), uint64(a.Kn), uint64(a.Vv), uint64(a.Beta), uint64(a.Decay), uint64(a.Proj), uint64(a.Convstate), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(uint32(int32(a.Rows))))
 }
 
 // DeltaNetChunkIntra enqueues kernels/deltanet_chunk.cu's

@@ -21,6 +21,15 @@ func GemmStreamPrep(q Launcher, grid [3]int, block int, parts, inv, x Ptr, rows,
 	return q.Launch("gemm_stream_prep", grid, block, uint64(parts), uint64(inv), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(xstride))))
 }
 
+// GemmStreamPrepSwiGLU enqueues kernels/gemm_stream.cu's
+//
+//	gemm_stream_prep_swiglu(uint8_t* parts, float* inv, float* G, int rows, int cols, int gstride, int gp, int gi)
+//
+// on q with grid blocks of block threads.
+func GemmStreamPrepSwiGLU(q Launcher, grid [3]int, block int, parts, inv, g Ptr, rows, cols, gstride, gp, gi int) error {
+	return q.Launch("gemm_stream_prep_swiglu", grid, block, uint64(parts), uint64(inv), uint64(g), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(gstride))), uint64(uint32(int32(gp))), uint64(uint32(int32(gi))))
+}
+
 // GemmStreamFP8Kernel is one of the gemm_stream_fp8_* instances of kernels/gemm_stream.cu, which share one signature.
 type GemmStreamFP8Kernel string
 
