@@ -68,7 +68,9 @@ __device__ __forceinline__ int gemm_stream_piece(int k8) { return (2 * (k8 >> 3)
 // |x| by shuffles). With SWIGLU, X is the SwiGLU of gate·up rows G (pitch
 // xstride, gate at 0, up at gp): x[r][c] = silu(G[r][c])·G[r][gp + c] for
 // c < gi, 0 from gi on, moe_swiglu_fast's h to the bit (the routed experts'
-// down projection reads its input so, without h: gemm_stream_prep_swiglu).
+// down projection reads its input so, without h: gemm_stream_prep_swiglu);
+// gp a multiple of 8 (16-byte loads; a load may read up to 7 values past gi
+// within the row's half).
 template <bool SWIGLU>
 __device__ __forceinline__ void gemm_stream_prep_body(uint8_t* parts, float* inv, const float* X, int rows, int cols,
                                                       int xstride, int gp, int gi) {
@@ -85,11 +87,17 @@ __device__ __forceinline__ void gemm_stream_prep_body(uint8_t* parts, float* inv
         const int c = b * 128 + k8 * 8;
         float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
         if (SWIGLU) {
-            if (ok) {
-                const float* g = X + r * xstride;
+            // 16-byte loads: a lane's 8 gate and 8 up values (scalar loads
+            // of 8 columns a lane touched every 32-byte sector 8 times).
+            if (ok && c < gi) {
+                const float* g = X + r * xstride + c;
+                const float4 g0 = __ldcg(reinterpret_cast<const float4*>(g)), g1 = __ldcg(reinterpret_cast<const float4*>(g + 4));
+                const float4 u0 = __ldcg(reinterpret_cast<const float4*>(g + gp)), u1 = __ldcg(reinterpret_cast<const float4*>(g + gp + 4));
+                const float gs[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
+                const float us[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
 #pragma unroll
                 for (int e = 0; e < 8; e++)
-                    if (c + e < gi) v[e] = Fast::mul(Fast::silu(__ldcg(g + c + e)), __ldcg(g + gp + c + e));
+                    if (c + e < gi) v[e] = Fast::mul(Fast::silu(gs[e]), us[e]);
             }
         } else if (ok && c < cols) {
             const float4 p = __ldcg(reinterpret_cast<const float4*>(X + r * xstride + c));
@@ -206,22 +214,12 @@ __device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint
 }
 
 // gemm_stream_body: NT n-tiles (R = NT·8 pairs) a pass over the warp's W
-// rows, RG slabs of 128 W rows a block (slab j: rows (blockIdx.y·RG + j)·128
-// …, the warp's 16 of them). A pass's X parts come through shared memory in
-// chunks of CK steps (R·CK·512 bytes, 32 KB; two buffers, cp.async, one
-// barrier a chunk), with the chunk's scales; a row's 64-byte halves of each
-// 128 bytes swap on odd rows, so the 16-byte B loads of a quarter warp (two
-// rows, four lane quads) hit all 32 banks once. W never enters shared
-// memory.
-//
-// Slabs (RG > 1; the host takes them where rows are a multiple of 128·RG
-// and the steps of a row, nb, are even): the warp's W ring runs on from one
-// slab's last step into the next slab's first, so a block pays its start
-// (the offsets, the row table, the first W round trip) once for RG slabs;
-// the X chunks are copied again for each slab (the same L2 bytes per W byte
-// as RG blocks), except where the pass's X is one chunk: then it is copied
-// once and stays. Each output is summed as with RG = 1: the same bits.
-template <int NT, int CH, int RG>
+// rows. A pass's X parts come through shared memory in chunks of CK steps
+// (R·CK·512 bytes, 32 KB; two buffers, cp.async, one barrier a chunk), with
+// the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
+// rows, so the 16-byte B loads of a quarter warp (two rows, four lane
+// quads) hit all 32 banks once. W never enters shared memory.
+template <int NT, int CH>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
@@ -238,31 +236,25 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     const int lo = ld_dep(offsets + e), hi = ld_dep(offsets + e + 1);
     if (lo >= hi) return;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-    const int slab0 = blockIdx.y * RG;                    // the block's first slab (its FP8 scale block row)
-    const int r0 = slab0 * GEMM_STREAM_ROWS + warp * 16;  // the warp's rows in slab 0
-    const bool active = r0 < rows;  // a warp past the matrix still copies and meets the barriers (RG = 1 only)
+    const int r0 = blockIdx.y * GEMM_STREAM_ROWS + warp * 16;
+    const bool active = r0 < rows;  // a warp past the matrix still copies and meets the barriers
     const long long mat = ids != nullptr ? ld_dep(ids + e) : e;
     const int nb = (cols + 127) >> 7, nq = (nb + CK - 1) / CK;
-    const bool once = RG > 1 && nq == 1;  // the pass's X is one chunk: copied once for every slab
     const int ra = r0 + g, rb = ra + 8;
     // Rows past the matrix read its last row: their outputs (their own C
-    // rows of each MMA) are not stored. Slab j's rows are 128·j further.
+    // rows of each MMA) are not stored.
     const uint8_t* wa = W + mat * mstride + (long long)min(ra, rows - 1) * cols + 16 * tq;
     const uint8_t* wb = W + mat * mstride + (long long)min(rb, rows - 1) * cols + 16 * tq;
-    const long long slab = (long long)GEMM_STREAM_ROWS * cols;
-    const float* srow = S + mat * sstride + (long long)slab0 * nb;
+    const float* srow = S + mat * sstride + (long long)blockIdx.y * nb;
     const int swz = (g & 1) << 6;  // this lane's rows' half swap (8t + g: g's parity)
-    // load(w, j, s): step s of slab j into w (nothing past the last slab).
-    auto load = [&](uint4(&w)[4], int j, int s) {
-        if (j < RG) gemm_stream_load(w, wa + j * slab, wb + j * slab, s, nb, cols, tq);
-    };
     for (int i0 = lo; i0 < hi; i0 += R) {
         const int nts = min(NT, (hi - i0 + 7) >> 3);
+        // The pass's first W steps need no row table: in flight first (run
+        // 1 of session 16: 1-2 % a layer).
         uint4 w[D][4];
-        // The pass's first W steps need no row table: in flight first.
         if (active) {
 #pragma unroll
-            for (int d = 0; d < D; d++) load(w[d], 0, d);
+            for (int d = 0; d < D; d++) gemm_stream_load(w[d], wa, wb, d, nb, cols, tq);
         }
         __syncthreads();  // the last pass is done with the row table and the buffers
         if (threadIdx.x < R) {
@@ -272,13 +264,11 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
             ioff[threadIdx.x] = (uint32_t)xr * nb;
         }
         __syncthreads();
-        // copy: chunk v (slab v / nq's chunk v % nq) into buffer v & 1 (a
-        // group committed even past the last chunk, so that the waits
-        // count alike).
-        auto copy = [&](int v) {
-            if (v < (once ? 1 : RG * nq)) {
-                const int q = v % nq;
-                const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (v & 1) * XB);
+        // copy: chunk q into buffer q & 1 (a group committed even past the
+        // last chunk, so that the waits count alike).
+        auto copy = [&](int q) {
+            if (q < nq) {
+                const uint32_t xb = (uint32_t)__cvta_generic_to_shared(xs + (q & 1) * XB);
                 for (int p = threadIdx.x; p < R * CK * 32; p += GEMM_STREAM_THREADS) {
                     const int rr = p / (CK * 32), st = (p >> 5) % CK, pc = p & 31, s = q * CK + st;
                     cp_async_sa<16>(xb + (rr * CK + st) * GEMM_STREAM_BLOCK_BYTES + ((pc * 16) ^ ((rr & 1) << 6)),
@@ -287,7 +277,7 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                 }
                 if (threadIdx.x < R * CK) {
                     const int rr = threadIdx.x / CK, s = q * CK + threadIdx.x % CK;
-                    cp_async_sa<4>((uint32_t)__cvta_generic_to_shared(is + (v & 1) * R * CK + threadIdx.x),
+                    cp_async_sa<4>((uint32_t)__cvta_generic_to_shared(is + (q & 1) * R * CK + threadIdx.x),
                                    inv + ioff[rr] + min(s, nb - 1), s < nb);
                 }
             }
@@ -298,54 +288,37 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
         float acc[NT][4];
 #pragma unroll
         for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
-        for (int v = 0; v < RG * nq; v++) {
-            const int j = RG > 1 ? v / nq : 0, q = RG > 1 ? v - j * nq : v;
-            const int buf = once ? 0 : v & 1;
-            if (!once || v == 0) {
-                cp_async_wait<1>();  // chunk v is in (v + 1 may still be on its way)
-                __syncthreads();
-            }
+        for (int q = 0; q < nq; q++) {
+            cp_async_wait<1>();  // chunk q is in (q + 1 may still be on its way)
+            __syncthreads();
             if (active) {
-                const uint8_t* xb = xs + buf * XB;
-                const float* ib = is + buf * R * CK;
-                const float* sj = srow + j * nb;
+                const uint8_t* xb = xs + (q & 1) * XB;
+                const float* ib = is + (q & 1) * R * CK;
 #pragma unroll 1
                 for (int st0 = 0; st0 < CK; st0 += D) {
 #pragma unroll
                   for (int d = 0; d < D; d++) {
                     const int st = st0 + d, s = q * CK + st;
                     if (s >= nb) break;
-                    gemm_stream_step<NT, CH, CK>(acc, w[d], xb, ib, st, __ldg(sj + s), nts, g, tq, swz, [&] {
-                        // D steps on: this slab's, else the next slab's first (nb even).
-                        const int s2 = s + D;
-                        if (s2 < nb) load(w[d], j, s2);
-                        else load(w[d], j + 1, s2 - nb);
-                    });
+                    gemm_stream_step<NT, CH, CK>(acc, w[d], xb, ib, st, __ldg(srow + s), nts, g, tq, swz,
+                                                 [&] { gemm_stream_load(w[d], wa, wb, s + D, nb, cols, tq); });
                   }
                 }
             }
-            if (q == nq - 1) {
-                // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
-                const int ya = ra + j * GEMM_STREAM_ROWS, yb = ya + 8;
-                if (active) {
+            __syncthreads();  // every warp is done with buffer q & 1
+            copy(q + 2);
+        }
+        if (!active) continue;
+        // C: c0, c1 row g at pairs 2tq, 2tq+1; c2, c3 row g+8.
 #pragma unroll
-                    for (int t = 0; t < NT; t++) {
+        for (int t = 0; t < NT; t++) {
 #pragma unroll
-                        for (int k = 0; k < 2; k++) {
-                            const int i = i0 + 8 * t + 2 * tq + k;
-                            if (t < nts && i < hi) {
-                                if (ya < rows) Y[(long long)i * ystride + ya] = acc[t][k];
-                                if (yb < rows) Y[(long long)i * ystride + yb] = acc[t][2 + k];
-                            }
-                        }
-                    }
+            for (int q = 0; q < 2; q++) {
+                const int i = i0 + 8 * t + 2 * tq + q;
+                if (t < nts && i < hi) {
+                    if (ra < rows) Y[(long long)i * ystride + ra] = acc[t][q];
+                    if (rb < rows) Y[(long long)i * ystride + rb] = acc[t][2 + q];
                 }
-#pragma unroll
-                for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.f;
-            }
-            if (!once) {
-                __syncthreads();  // every warp is done with buffer v & 1
-                copy(v + 2);
             }
         }
     }
@@ -358,23 +331,15 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
 // spilled and lost). Three blocks an SM (ptxas held to 80 registers; run 2)
 // and W in a per-warp cp.async ring in shared memory with a ninth warp
 // copying X (run 9) were slower (docs/PERF.md "stream14").
-#define GEMM_STREAM(NT, CH, RG, SUF)                                                                             \
+#define GEMM_STREAM(NT, CH, SUF)                                                                                 \
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
         const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
-        gemm_stream_body<NT, CH, RG>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,  \
-                                     rowids);                                                                    \
+        gemm_stream_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,      \
+                                 rowids);                                                                        \
     }
-GEMM_STREAM(1, 4, 1, 8c4)
-GEMM_STREAM(2, 2, 1, 16c2)
-GEMM_STREAM(3, 2, 1, 24c2)
-GEMM_STREAM(4, 1, 1, 32c1)
-GEMM_STREAM(1, 4, 2, 8c4s2)
-GEMM_STREAM(2, 2, 2, 16c2s2)
-GEMM_STREAM(3, 2, 2, 24c2s2)
-GEMM_STREAM(4, 1, 2, 32c1s2)
-GEMM_STREAM(1, 4, 4, 8c4s4)
-GEMM_STREAM(2, 2, 4, 16c2s4)
-GEMM_STREAM(3, 2, 4, 24c2s4)
-GEMM_STREAM(4, 1, 4, 32c1s4)
+GEMM_STREAM(1, 4, 8c4)
+GEMM_STREAM(2, 2, 16c2)
+GEMM_STREAM(3, 2, 24c2)
+GEMM_STREAM(4, 1, 32c1)

@@ -110,6 +110,7 @@ func benchBackbone(args []string) error {
 	rowsList := fs.String("rows", "", "only the B-row step (several takes in one step): comma-separated widths B (1…8), e.g. 1,2,4,8, each take after its own -prefill rows")
 	profileRows := fs.Int("profile-rows", 0, "with -rows: after the B-row steps of this width are timed, replay one inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	rowsExperts := fs.Bool("rows-experts", false, "with -rows: also time the B-row step with its routed experts as the prefill's multi-row GEMVs")
+	ab := fs.String("ab", "", "with -prefills: ENV=A,B — time each prefill with prefill switch ENV at A and at B alternately in this process instead (switches: "+strings.Join(cuda.PrefillSwitches(), ", ")+")")
 	profilePrefill := fs.Bool("profile-prefill", false, "only run one prefill pass of -prefill rows (after an untimed one) inside a profiler range, for ncu --profile-from-start off; prints nothing else")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -120,6 +121,13 @@ func benchBackbone(args []string) error {
 	sizes, err := parseRowsList(*prefillList)
 	if err != nil {
 		return fmt.Errorf("--prefills: %w", err)
+	}
+	abEnv, abValues, err := parseAB(*ab)
+	if err != nil {
+		return err
+	}
+	if abEnv != "" && len(sizes) == 0 {
+		return fmt.Errorf("--ab needs --prefills")
 	}
 	if len(sizes) > 0 && slices.Max(sizes) > *context {
 		return fmt.Errorf("--prefills %s: more rows than --context %d", *prefillList, *context)
@@ -177,6 +185,9 @@ func benchBackbone(args []string) error {
 	rows := make([]cuda.BackboneRow, *prefill)
 	for i := range rows {
 		rows[i].Token = r.IntN(t.VocabSize)
+	}
+	if abEnv != "" {
+		return benchPrefillsAB(b, sizes, r, t.VocabSize, abEnv, abValues)
 	}
 	if len(sizes) > 0 {
 		return benchPrefills(b, &res, sizes, r, t.VocabSize, *asJSON)
@@ -382,6 +393,73 @@ func parseRowsList(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// parseAB reads -ab's ENV=A,B: a prefill switch and two of its values.
+func parseAB(v string) (env string, values [2]string, err error) {
+	if v == "" {
+		return "", values, nil
+	}
+	env, vals, ok := strings.Cut(v, "=")
+	a, b, ok2 := strings.Cut(vals, ",")
+	if !ok || !ok2 || strings.Contains(b, ",") {
+		return "", values, fmt.Errorf("--ab %q: want ENV=A,B", v)
+	}
+	prev := cuda.PrefillSwitch(env)
+	for _, x := range []string{a, b} {
+		if err := cuda.SetPrefillSwitch(env, x); err != nil {
+			return "", values, fmt.Errorf("--ab: %w", err)
+		}
+	}
+	return env, [2]string{a, b}, cuda.SetPrefillSwitch(env, prev)
+}
+
+// benchPrefillsAB times each length's prefill (wall and device, from an
+// empty context, best of three rounds) with switch env at each of values,
+// the two alternating round by round in this process, and prints them.
+func benchPrefillsAB(b *cuda.Backbone, sizes []int, r *rand.Rand, vocab int, env string, values [2]string) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "rows\t%s\tprefill ms\tdevice ms\n", env)
+	for _, n := range sizes {
+		rows := make([]cuda.BackboneRow, n)
+		for i := range rows {
+			rows[i].Token = r.IntN(vocab)
+		}
+		var wall, dev [2]float64
+		for round := 0; round < 4; round++ {
+			for k, v := range values {
+				if err := cuda.SetPrefillSwitch(env, v); err != nil {
+					return err
+				}
+				ms, err := b.PrefillWithout(rows, 0)
+				if err != nil {
+					return err
+				}
+				dms := 0.0
+				if n <= b.Plan.Chunk {
+					if dms, err = b.PrefillDeviceMS(rows); err != nil {
+						return err
+					}
+				}
+				if round == 0 {
+					continue // untimed: each choice's first launches
+				}
+				if round == 1 || ms < wall[k] {
+					wall[k] = ms
+				}
+				if round == 1 || dms < dev[k] {
+					dev[k] = dms
+				}
+			}
+		}
+		for k, v := range values {
+			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\n", n, v, wall[k], dev[k])
+		}
+	}
+	if err := b.Reset(); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
 // benchPrefills times the prefill of each length in sizes (random tokens,

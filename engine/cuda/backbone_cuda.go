@@ -653,7 +653,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err = firstErr(err, GemmStreamSwiGLUSetting(gemmStreamSwiGLU)); err != nil {
 			return err
 		}
-		fused = fused && x.FP8 && p.Ip <= 2*p.P && gemmStreamSwiGLU != "off"
+		fused = fused && x.FP8 && p.Ip <= 2*p.P && p.P%8 == 0 && gemmStreamSwiGLU != "off"
 		items := nk
 		if fused {
 			items = 0

@@ -12,14 +12,14 @@ import (
 // or ok false where gemm.cu's grouped tiles run it: exact numerics, the
 // streamed kernels off, columns they do not take, or scratch too small.
 func (q *Queue) gemmStreamFor(g Gemm, scratchBytes int64) (kernel.GemmStreamFP8Kernel, bool, error) {
-	if err := firstErr(GemmStreamSetting(gemmStream), GemmStreamSlabsSetting(gemmStreamSlabs)); err != nil {
+	if err := GemmStreamSetting(gemmStream); err != nil {
 		return "", false, err
 	}
 	if q.d.Numerics.Exact() || g.Groups == 0 || g.Kernel != "" || !gemmStreamFits(g.Cols) ||
 		GemmStreamScratchBytes(g.xrows(), g.Cols) > scratchBytes {
 		return "", false, nil
 	}
-	k, ok := ChooseGemmStream(gemmStream, gemmStreamSlabs, g.N, g.Groups, g.Rows, g.Cols)
+	k, ok := ChooseGemmStream(gemmStream, g.N, g.Groups)
 	return k, ok, nil
 }
 
@@ -55,10 +55,11 @@ func (q *Queue) GemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, x, 
 // gu (pitch 2p: gate at 0, up at p; i columns of each, zero up to g.Cols),
 // moe_swiglu_fast's h to the bit, which the prep makes as it splits it: the
 // routed experts' down projection without h (gemm_stream_prep_swiglu).
-// X is contiguous: g has no row ids.
+// X is contiguous: g has no row ids; p is a multiple of 8 (the prep's
+// 16-byte loads of 8 gate and 8 up values).
 func (q *Queue) GemmStreamFP8SwiGLU(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, gu Tensor, p, i int, scratch Tensor) error {
-	if g.RowIds.Block != nil || g.XStride != 0 || i > p || i > g.Cols || g.Cols > 2*p {
-		return fmt.Errorf("cuda: streamed fp8 gemm on SwiGLU rows: want contiguous rows, i %d ≤ p %d and i ≤ %d columns ≤ 2p", i, p, g.Cols)
+	if g.RowIds.Block != nil || g.XStride != 0 || i > p || i > g.Cols || g.Cols > 2*p || p%8 != 0 {
+		return fmt.Errorf("cuda: streamed fp8 gemm on SwiGLU rows: want contiguous rows, p %d a multiple of 8, i %d ≤ p and i ≤ %d columns ≤ 2p", p, i, g.Cols)
 	}
 	gx := g
 	gx.XStride = 2 * p // the gate·up rows the prep reads
@@ -78,16 +79,11 @@ func (q *Queue) gemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, scr
 	if g.Groups == 0 {
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d rows without groups", g.N)
 	}
-	shape, ok := gemmStreamShapes[k]
-	if !ok {
+	if _, ok := gemmStreamNT[k]; !ok {
 		return fmt.Errorf("cuda: streamed fp8 gemm: no instance %q", k)
 	}
 	if !gemmStreamFits(g.Cols) {
 		return fmt.Errorf("cuda: streamed fp8 gemm: %d columns is not a multiple of 16", g.Cols)
-	}
-	if !gemmStreamSlabsFit(shape.slabs, g.Rows, g.Cols) {
-		return fmt.Errorf("cuda: streamed fp8 gemm: %s's %d slabs of %d rows a block do not take %d × %d weights (an even count of 128-column steps and whole slabs)",
-			k, shape.slabs, kernel.GemmStreamRows, g.Rows, g.Cols)
 	}
 	ns := FP8ScaleCount(g.Rows, g.Cols)
 	xrows := g.xrows()
@@ -107,8 +103,7 @@ func (q *Queue) gemmStreamFP8(k kernel.GemmStreamFP8Kernel, g Gemm, y, W, S, scr
 	if err := prep(parts, inv, [3]int{blocks, 1, 1}); err != nil {
 		return err
 	}
-	slab := kernel.GemmStreamRows * shape.slabs
-	grid := [3]int{1, (g.Rows + slab - 1) / slab, g.Groups}
+	grid := [3]int{1, (g.Rows + kernel.GemmStreamRows - 1) / kernel.GemmStreamRows, g.Groups}
 	return kernel.GemmStreamFP8(sharedLauncher{q, GemmStreamShared(k)}, k, grid, kernel.GemmStreamThreads, tPtr(y), tPtr(W), tPtr(S), tPtr(parts), tPtr(inv),
 		int64(g.Rows)*int64(g.Cols), int64(ns), g.Rows, g.Cols, g.ystride(), tPtr(g.Offsets), tPtr(g.Ids), tPtr(g.RowIds))
 }

@@ -8,50 +8,39 @@ import (
 )
 
 func TestChooseGemmStream(t *testing.T) {
-	const gu, dn = 1024, 2048 // the full geometry's gate·up (2048 columns) and down (512) rows
 	for _, c := range []struct {
-		v, sv         string
+		v             string
 		pairs, groups int
-		rows, cols    int
 		want          kernel.GemmStreamFP8Kernel
 		ok            bool
 	}{
-		{"", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4, true},   // 1.9 an expert; X in 2 chunks of 8 steps
-		{"", "", 60 * 8, 256, dn, 512, kernel.GemmStreamFP8N8c4s4, true},  // X one chunk: four slabs
-		{"", "", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2, true}, // 9.4
-		{"", "", 300 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2s4, true},
-		{"on", "", 700 * 8, 256, dn, 512, kernel.GemmStreamFP8N32c1, true},     // X in 2 chunks of 2 steps
-		{"on", "", 2048 * 8, 256, gu, 2048, kernel.GemmStreamFP8N32c1, true},   // more: further passes
-		{"on", "", 128 * 8, 256, gu, 2048, kernel.GemmStreamFP8N8c4, true},     // 4 + 3 = 7
-		{"on", "", 160 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2s4, true},   // 5 + 3.4
-		{"on", "", 400 * 8, 256, dn, 512, kernel.GemmStreamFP8N24c2, true},     // 12.5 + 5.3
-		{"on", "", 300 * 8, 256, 256, 512, kernel.GemmStreamFP8N16c2, true},    // four slabs do not make the rows
-		{"on", "", 300 * 8, 256, dn, 384, kernel.GemmStreamFP8N16c2, true},     // three 128-column steps: one slab
-		{"on", "2", 300 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s2, true}, // the setting
-		{"on", "1", 300 * 8, 256, dn, 512, kernel.GemmStreamFP8N16c2, true},
-		{"on", "4", 300 * 8, 256, 384, 512, kernel.GemmStreamFP8N16c2, true}, // does not fit: one
-		{"24c2", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N24c2, true},
-		{"16c2s4", "", 60 * 8, 256, gu, 2048, kernel.GemmStreamFP8N16c2s4, true},
-		{"16c2s4", "", 60 * 8, 256, 384, 2048, kernel.GemmStreamFP8N16c2, true},
-		{"off", "", 300 * 8, 256, gu, 2048, "", false},
-		{"12", "", 300 * 8, 256, gu, 2048, "", false},
-		{"16", "", 300 * 8, 256, gu, 2048, "", false},
-		{"ring", "", 300 * 8, 256, gu, 2048, "", false},
+		{"", 60 * 8, 256, kernel.GemmStreamFP8N8c4, true},   // 1.9 an expert
+		{"", 300 * 8, 256, kernel.GemmStreamFP8N16c2, true}, // 9.4
+		{"on", 700 * 8, 256, kernel.GemmStreamFP8N32c1, true},
+		{"on", 2048 * 8, 256, kernel.GemmStreamFP8N32c1, true}, // more: further passes
+		{"on", 128 * 8, 256, kernel.GemmStreamFP8N8c4, true},   // 4 + 3 = 7
+		{"on", 160 * 8, 256, kernel.GemmStreamFP8N16c2, true},  // 5 + 3.4
+		{"on", 400 * 8, 256, kernel.GemmStreamFP8N24c2, true},  // 12.5 + 5.3
+		{"24c2", 60 * 8, 256, kernel.GemmStreamFP8N24c2, true},
+		{"off", 300 * 8, 256, "", false},
+		{"12", 300 * 8, 256, "", false},
+		{"16", 300 * 8, 256, "", false},
+		{"ring", 300 * 8, 256, "", false},
 	} {
-		got, ok := ChooseGemmStream(c.v, c.sv, c.pairs, c.groups, c.rows, c.cols)
+		got, ok := ChooseGemmStream(c.v, c.pairs, c.groups)
 		if got != c.want || ok != c.ok {
-			t.Errorf("ChooseGemmStream(%q, %q, %d, %d, %d, %d) = %q, %v; want %q, %v", c.v, c.sv, c.pairs, c.groups, c.rows, c.cols, got, ok, c.want, c.ok)
+			t.Errorf("ChooseGemmStream(%q, %d, %d) = %q, %v; want %q, %v", c.v, c.pairs, c.groups, got, ok, c.want, c.ok)
 		}
 	}
 }
 
 func TestGemmStreamSetting(t *testing.T) {
-	for _, v := range []string{"", "on", "off", "8c4", "16c2", "24c2", "32c1", "8c4s2", "16c2s4", "32c1s4"} {
+	for _, v := range []string{"", "on", "off", "8c4", "16c2", "24c2", "32c1"} {
 		if err := GemmStreamSetting(v); err != nil {
 			t.Errorf("%q: %v", v, err)
 		}
 	}
-	for _, v := range []string{"yes", "12", "64", " on", "16", "32c2", "c", "16c2r", "16c2s3", "16c2s"} {
+	for _, v := range []string{"yes", "12", "64", " on", "16", "32c2", "c", "16c2r"} {
 		err := GemmStreamSetting(v)
 		if err == nil || !strings.Contains(err.Error(), GemmStreamEnv) {
 			t.Errorf("%q: error %v, want one naming %s", v, err, GemmStreamEnv)
@@ -64,17 +53,6 @@ func TestGemmStreamSetting(t *testing.T) {
 	}
 	if err := GemmStreamSwiGLUSetting("yes"); err == nil || !strings.Contains(err.Error(), GemmStreamSwiGLUEnv) {
 		t.Errorf("swiglu \"yes\": error %v, want one naming %s", err, GemmStreamSwiGLUEnv)
-	}
-	for _, v := range []string{"", "1", "2", "4"} {
-		if err := GemmStreamSlabsSetting(v); err != nil {
-			t.Errorf("slabs %q: %v", v, err)
-		}
-	}
-	for _, v := range []string{"0", "3", "8", "on", " 2"} {
-		err := GemmStreamSlabsSetting(v)
-		if err == nil || !strings.Contains(err.Error(), GemmStreamSlabsEnv) {
-			t.Errorf("slabs %q: error %v, want one naming %s", v, err, GemmStreamSlabsEnv)
-		}
 	}
 }
 
@@ -147,15 +125,27 @@ func TestGemmStreamScratchBytes(t *testing.T) {
 // static row tables beside it.
 func TestGemmStreamShared(t *testing.T) {
 	for _, k := range kernel.GemmStreamFP8Kernels {
-		shape, ok := gemmStreamShapes[k]
+		nt, ok := gemmStreamNT[k]
 		if !ok {
-			t.Fatalf("%s: no shape", k)
+			t.Fatalf("%s: no n-tiles", k)
 		}
-		nt := shape.nt
 		const blocks = 2
 		b := GemmStreamShared(k) + 2*4*8*nt + 1024 // dynamic, the row tables, the 1 KB the SM reserves a block
 		if b*blocks > 228*1024 {
 			t.Errorf("%s: %d bytes a block, %d blocks an SM: past 228 KB", k, b, blocks)
 		}
+	}
+}
+
+func TestSetPrefillSwitch(t *testing.T) {
+	defer func(v string) { deltaNetPrep = v }(deltaNetPrep)
+	if err := SetPrefillSwitch(DeltaNetPrepEnv, "old"); err != nil || deltaNetPrep != "old" || PrefillSwitch(DeltaNetPrepEnv) != "old" {
+		t.Errorf("set %s=old: %v, the variable %q", DeltaNetPrepEnv, err, deltaNetPrep)
+	}
+	if err := SetPrefillSwitch(DeltaNetPrepEnv, "new"); err == nil || deltaNetPrep != "old" {
+		t.Errorf("set %s=new: %v, the variable %q (want an error, unchanged)", DeltaNetPrepEnv, err, deltaNetPrep)
+	}
+	if err := SetPrefillSwitch("PROSCENIUM_GPU_NONE", "on"); err == nil || !strings.Contains(err.Error(), DeltaNetPrepEnv) {
+		t.Errorf("an unknown switch: %v, want an error listing the switches", err)
 	}
 }

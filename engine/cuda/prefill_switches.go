@@ -1,0 +1,56 @@
+package cuda
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// prefillSwitches are the prefill kernel switches a benchmark may flip
+// inside one process (SetPrefillSwitch), each its variable and its check.
+// Flipping between runs of one process compares the choices on the same
+// weights at the same addresses: separate processes of bench-backbone
+// differed by up to a millisecond in a 300-row prefill with the same
+// kernels (session 16, run 2), more than some of the choices move it.
+var prefillSwitches = map[string]struct {
+	v     *string
+	check func(string) error
+}{
+	DeltaNetPrepEnv:     {&deltaNetPrep, DeltaNetPrepSetting},
+	GemmStreamSwiGLUEnv: {&gemmStreamSwiGLU, GemmStreamSwiGLUSetting},
+	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},
+	GemmXPartsEnv:       {&gemmXParts, GemmXPartsSetting},
+}
+
+// SetPrefillSwitch sets switch env (one of PrefillSwitches) to v for the
+// launches enqueued after it, as the variable would at start-up. Call it
+// between runs, not while another goroutine enqueues.
+func SetPrefillSwitch(env, v string) error {
+	s, ok := prefillSwitches[env]
+	if !ok {
+		return fmt.Errorf("cuda: %s is not a prefill switch (%s)", env, strings.Join(PrefillSwitches(), ", "))
+	}
+	if err := s.check(v); err != nil {
+		return err
+	}
+	*s.v = v
+	return nil
+}
+
+// PrefillSwitch is switch env's value now ("" for its default).
+func PrefillSwitch(env string) string {
+	if s, ok := prefillSwitches[env]; ok {
+		return *s.v
+	}
+	return ""
+}
+
+// PrefillSwitches lists the switches SetPrefillSwitch takes.
+func PrefillSwitches() []string {
+	var names []string
+	for n := range prefillSwitches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
