@@ -472,12 +472,18 @@ const GemmSplitBytes = gemmSplitCounterBytes + gemmSplitTiles*128*64*4
 const gemmSplitKDefault = "on"
 
 // gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
-// gemmSplitFor chooses, a number N the same with at most N splits, "none"
+// gemmSplitFor chooses, "short" those and the GEMMs of 16 to 31 steps (the
+// 512-column shared down projection, whose X parts its SwiGLU writes: a
+// trial, session 16), a number N as "on" with at most N splits, "none"
 // none; empty:
 // gemmSplitKDefault. "all" (a check, not a speed-up): every dense GEMM of
 // two steps or more in min(steps, gemmSplitMax) splits, so that the tiny
 // checkpoints' prefill runs every projection split.
-var gemmSplitK = os.Getenv("PROSCENIUM_GPU_GEMM_SPLITK")
+var gemmSplitK = os.Getenv(GemmSplitKEnv)
+
+// GemmSplitKEnv is the environment variable of the dense GEMMs' split-K
+// mode (gemmSplitK).
+const GemmSplitKEnv = "PROSCENIUM_GPU_GEMM_SPLITK"
 
 // gemmSplitFor is the splits of a dense GEMM of n X rows, rows W rows and
 // cols columns under $PROSCENIUM_GPU_GEMM_SPLITK (0: not split, the tile
@@ -496,10 +502,13 @@ func gemmSplitFor(n, rows, cols int) int {
 		mode = gemmSplitKDefault
 	}
 	most := gemmSplitMax
+	short := false // the GEMMs of 2 to 4 splits' least steps too (the shared down)
 	switch mode {
 	case "", "none":
 		return 0
 	case "on":
+	case "short":
+		short = true
 	case "all":
 		x := gemmSplitTile
 		blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
@@ -517,7 +526,11 @@ func gemmSplitFor(n, rows, cols int) int {
 	x := gemmSplitTile
 	blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
 	steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk
-	if blocks >= 2*gemmSMs || steps < 4*gemmSplitMinSteps {
+	least := 4 * gemmSplitMinSteps
+	if short {
+		least = 2 * gemmSplitMinSteps
+	}
+	if blocks >= 2*gemmSMs || steps < least {
 		return 0
 	}
 	// In quarter steps: the rounds' steps, and the tile's last block
@@ -541,11 +554,11 @@ func gemmSplitFor(n, rows, cols int) int {
 // mode.
 func gemmSplitChecked() error {
 	switch gemmSplitK {
-	case "", "none", "on", "all":
+	case "", "none", "on", "short", "all":
 		return nil
 	}
 	if v, err := strconv.Atoi(gemmSplitK); err != nil || v < 1 {
-		return fmt.Errorf("cuda: PROSCENIUM_GPU_GEMM_SPLITK=%q (want on, none, all or a most count ≥ 1)", gemmSplitK)
+		return fmt.Errorf("cuda: %s=%q (want on, short, none, all or a most count ≥ 1)", GemmSplitKEnv, gemmSplitK)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ var prefillSwitches = map[string]struct {
 	GemmStreamSwiGLUEnv: {&gemmStreamSwiGLU, GemmStreamSwiGLUSetting},
 	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},
 	GemmXPartsEnv:       {&gemmXParts, GemmXPartsSetting},
+	GemmSplitKEnv:       {&gemmSplitK, gemmSplitKSetting},
 }
 
 // SetPrefillSwitch sets switch env (one of PrefillSwitches) to v for the
@@ -35,6 +36,14 @@ func SetPrefillSwitch(env, v string) error {
 	}
 	*s.v = v
 	return nil
+}
+
+// gemmSplitKSetting checks a value of $PROSCENIUM_GPU_GEMM_SPLITK.
+func gemmSplitKSetting(v string) error {
+	prev := gemmSplitK
+	defer func() { gemmSplitK = prev }()
+	gemmSplitK = v
+	return gemmSplitChecked()
 }
 
 // PrefillSwitch is switch env's value now ("" for its default).
