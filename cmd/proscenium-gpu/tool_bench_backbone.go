@@ -415,20 +415,27 @@ func parseAB(v string) (env string, values [2]string, err error) {
 }
 
 // benchPrefillsAB times each length's prefill (wall and device, from an
-// empty context, best of three rounds) with switch env at each of values,
-// the two alternating round by round in this process, and prints them.
+// empty context) with switch env at each of values, alternating in this
+// process in the order A B, B A, A B, … (so that neither always runs
+// first) over abRounds timed rounds after an untimed one, and prints each
+// value's best and median.
 func benchPrefillsAB(b *cuda.Backbone, sizes []int, r *rand.Rand, vocab int, env string, values [2]string) error {
+	const abRounds = 6
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "rows\t%s\tprefill ms\tdevice ms\n", env)
+	fmt.Fprintf(w, "rows\t%s\tprefill ms best\tmedian\tdevice ms best\tmedian\n", env)
 	for _, n := range sizes {
 		rows := make([]cuda.BackboneRow, n)
 		for i := range rows {
 			rows[i].Token = r.IntN(vocab)
 		}
-		var wall, dev [2]float64
-		for round := 0; round < 4; round++ {
-			for k, v := range values {
-				if err := cuda.SetPrefillSwitch(env, v); err != nil {
+		var wall, dev [2][]float64
+		for round := 0; round <= abRounds; round++ {
+			for j := range values {
+				k := j
+				if round%2 == 1 {
+					k = 1 - j
+				}
+				if err := cuda.SetPrefillSwitch(env, values[k]); err != nil {
 					return err
 				}
 				ms, err := b.PrefillWithout(rows, 0)
@@ -441,19 +448,15 @@ func benchPrefillsAB(b *cuda.Backbone, sizes []int, r *rand.Rand, vocab int, env
 						return err
 					}
 				}
-				if round == 0 {
-					continue // untimed: each choice's first launches
-				}
-				if round == 1 || ms < wall[k] {
-					wall[k] = ms
-				}
-				if round == 1 || dms < dev[k] {
-					dev[k] = dms
+				if round > 0 { // round 0 untimed: each choice's first launches
+					wall[k], dev[k] = append(wall[k], ms), append(dev[k], dms)
 				}
 			}
 		}
 		for k, v := range values {
-			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\n", n, v, wall[k], dev[k])
+			slices.Sort(wall[k])
+			slices.Sort(dev[k])
+			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\n", n, v, wall[k][0], wall[k][abRounds/2], dev[k][0], dev[k][abRounds/2])
 		}
 	}
 	if err := b.Reset(); err != nil {

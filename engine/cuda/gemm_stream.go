@@ -46,8 +46,12 @@ func GemmStreamSwiGLUSetting(v string) error {
 }
 
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
+// The "w" instances (a trial, session 16) load each W step after the step
+// D before it has finished its MMAs, as every instance did before: the
+// others load each half of it as soon as it is turned into MMA operands.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
 	kernel.GemmStreamFP8N8c4: 1, kernel.GemmStreamFP8N16c2: 2, kernel.GemmStreamFP8N24c2: 3, kernel.GemmStreamFP8N32c1: 4,
+	kernel.GemmStreamFP8N8c4w: 1, kernel.GemmStreamFP8N16c2w: 2, kernel.GemmStreamFP8N24c2w: 3, kernel.GemmStreamFP8N32c1w: 4,
 }
 
 // gemmStreamPick are the instances the rule picks from, fewest pairs a pass
@@ -69,7 +73,7 @@ func GemmStreamSetting(v string) error {
 	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1 (w after it: the loads after the MMAs)", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)
