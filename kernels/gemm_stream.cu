@@ -163,9 +163,10 @@ __device__ __forceinline__ void gemm_stream_load(uint4 (&w)[4], const uint8_t* w
 // of block scale sv, into acc; next(h) is called as soon as half h of the
 // pieces is turned into MMA operands (the register ring loads the step D
 // on into them): before the half's MMAs, which wait on the accumulator
-// chains. (Called after the step's MMAs and their sum, the loads waited on
-// the chains: one step fewer in flight.)
-template <int NT, int CH, int CK, bool EARLY, class Next>
+// chains. (Called after the step's MMAs and their sum, as until session 16,
+// the loads waited on the chains: a 300-row pass's experts 1.11× slower, the
+// prefill 1.5 ms; docs/PERF.md "early16".)
+template <int NT, int CH, int CK, class Next>
 __device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint4 (&w)[4], const uint8_t* xb,
                                                  const float* ib, int st, float sv, int nts, int g, int tq, int swz,
                                                  Next next) {
@@ -187,7 +188,7 @@ __device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint
         e4m3x2_f16x2((jj & 1) ? pb.z : pb.x, a0[1], a0[3]);
         e4m3x2_f16x2((jj & 1) ? pa.w : pa.y, a1[0], a1[2]);
         e4m3x2_f16x2((jj & 1) ? pb.w : pb.y, a1[1], a1[3]);
-        if (EARLY && (jj & 1)) next(jj >> 1);  // pieces jj/2 and 2 + jj/2 are operands now
+        if (jj & 1) next(jj >> 1);  // pieces jj/2 and 2 + jj/2 are operands now
         const int off = (64 * jj + 16 * tq) ^ swz;
 #pragma unroll
         for (int t = 0; t < NT; t++) {
@@ -208,10 +209,6 @@ __device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint
         for (int h = 1; h < CH; h++)
 #pragma unroll
             for (int k = 0; k < 4; k++) c[t][0][k] += c[t][h][k];
-    if (!EARLY) {
-        next(0);
-        next(1);
-    }
 #pragma unroll
     for (int t = 0; t < NT; t++) {
         // C columns 2tq, 2tq+1 are pass rows 8t + 2tq, +1. s first, 2^-f
@@ -231,7 +228,7 @@ __device__ __forceinline__ void gemm_stream_step(float (&acc)[NT][4], const uint
 // the chunk's scales; a row's 64-byte halves of each 128 bytes swap on odd
 // rows, so the 16-byte B loads of a quarter warp (two rows, four lane
 // quads) hit all 32 banks once. W never enters shared memory.
-template <int NT, int CH, bool EARLY>
+template <int NT, int CH>
 __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                  const uint8_t* parts, const float* inv, long long mstride,
                                                  long long sstride, int rows, int cols, int ystride,
@@ -312,7 +309,7 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
                   for (int d = 0; d < D; d++) {
                     const int st = st0 + d, s = q * CK + st;
                     if (s >= nb) break;
-                    gemm_stream_step<NT, CH, CK, EARLY>(acc, w[d], xb, ib, st, __ldg(srow + s), nts, g, tq, swz, [&](int h) {
+                    gemm_stream_step<NT, CH, CK>(acc, w[d], xb, ib, st, __ldg(srow + s), nts, g, tq, swz, [&](int h) {
                         gemm_stream_load_half(w[d], wa, wb, s + D, nb, cols, tq, h);
                     });
                   }
@@ -344,19 +341,15 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
 // spilled and lost). Three blocks an SM (ptxas held to 80 registers; run 2)
 // and W in a per-warp cp.async ring in shared memory with a ninth warp
 // copying X (run 9) were slower (docs/PERF.md "stream14").
-#define GEMM_STREAM(NT, CH, EARLY, SUF)                                                                          \
+#define GEMM_STREAM(NT, CH, SUF)                                                                                 \
     extern "C" __global__ void __launch_bounds__(GEMM_STREAM_THREADS, 2) gemm_stream_fp8_n##SUF(                 \
         float* Y, const uint8_t* __restrict__ W, const float* __restrict__ S, const uint8_t* parts,             \
         const float* inv, long long mstride, long long sstride, int rows, int cols, int ystride,                 \
         const int32_t* offsets, const int32_t* ids, const int32_t* rowids) {                                     \
-        gemm_stream_body<NT, CH, EARLY>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids, \
-                                        rowids);                                                                 \
+        gemm_stream_body<NT, CH>(Y, W, S, parts, inv, mstride, sstride, rows, cols, ystride, offsets, ids,      \
+                                 rowids);                                                                        \
     }
-GEMM_STREAM(1, 4, true, 8c4)
-GEMM_STREAM(2, 2, true, 16c2)
-GEMM_STREAM(3, 2, true, 24c2)
-GEMM_STREAM(4, 1, true, 32c1)
-GEMM_STREAM(1, 4, false, 8c4w)
-GEMM_STREAM(2, 2, false, 16c2w)
-GEMM_STREAM(3, 2, false, 24c2w)
-GEMM_STREAM(4, 1, false, 32c1w)
+GEMM_STREAM(1, 4, 8c4)
+GEMM_STREAM(2, 2, 16c2)
+GEMM_STREAM(3, 2, 24c2)
+GEMM_STREAM(4, 1, 32c1)

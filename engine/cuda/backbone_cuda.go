@@ -645,15 +645,16 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := gemm(g, b.t(p.GU), at(x.GateUp), at(x.GateUpS), b.t(p.NormedMoE)); err != nil {
 			return err
 		}
-		// The down projection's input: where the streamed kernels take it,
-		// their prep makes each pair's SwiGLU itself (no h; MoESwiGLU
-		// then runs the shared expert's rows alone).
+		// The down projection's input: in a long pass whose down the
+		// streamed kernels take, their prep makes each pair's SwiGLU
+		// itself (no h; MoESwiGLU then runs the shared expert's rows
+		// alone).
 		g = Gemm{N: nk, Rows: p.H, Cols: p.Ip, Groups: p.E, Offsets: b.t(p.Offsets), MaxGroupRows: n, Mats: p.E}
 		down, fused, err := q.gemmStreamFor(g, xrepBytes)
 		if err = firstErr(err, GemmStreamSwiGLUSetting(gemmStreamSwiGLU)); err != nil {
 			return err
 		}
-		fused = fused && x.FP8 && p.Ip <= 2*p.P && p.P%8 == 0 && gemmStreamSwiGLU != "off"
+		fused = fused && x.FP8 && p.Ip <= 2*p.P && p.P%8 == 0 && streamSwiGLU(n)
 		items := nk
 		if fused {
 			items = 0

@@ -53,8 +53,8 @@ func (q *Queue) deltaNetChunked(l *DeltaNetLayer, proj, core, stateS Tensor, n i
 
 // deltaNetChunkPrep runs the conv, SiLU, q/k norms and gates of n rows of
 // proj into the layer's chunk scratch: deltanet_chunk_prep_tiled_fast under
-// fast where it takes the geometry and $PROSCENIUM_GPU_DN_PREP is not
-// "old", else the policy's deltanet_chunk_prep.
+// fast where it takes the geometry and tiledPrep(n), else the policy's
+// deltanet_chunk_prep.
 func (q *Queue) deltaNetChunkPrep(l *DeltaNetLayer, proj Tensor, n int) error {
 	g := l.G
 	s := g.chunkScratch(l.MaxRows)
@@ -63,7 +63,7 @@ func (q *Queue) deltaNetChunkPrep(l *DeltaNetLayer, proj Tensor, n int) error {
 	if err := DeltaNetPrepSetting(deltaNetPrep); err != nil {
 		return err
 	}
-	if rows := g.tiledPrepRows(); !q.d.Numerics.Exact() && deltaNetPrep != "old" && rows > 0 {
+	if rows := g.tiledPrepRows(); !q.d.Numerics.Exact() && tiledPrep(n) && rows > 0 {
 		smem := rows * (2*dk + dv) * 4
 		return kernel.DeltaNetChunkPrepTiledFast(sharedLauncher{q, smem}, [3]int{(n + rows - 1) / rows, nv, 1}, deltaNetChunkPrepThreads, kernel.DeltaNetChunkPrepTiledFastArgs{
 			Qn: tPtr(at(s.qn)), Kn: tPtr(at(s.kn)), Vv: tPtr(at(s.v)), Beta: tPtr(at(s.beta)), Decay: tPtr(at(s.decay)),

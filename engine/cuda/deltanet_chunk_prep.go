@@ -15,11 +15,21 @@ import (
 // deltanet_chunk_prep (the CPU's bits).
 
 // DeltaNetPrepEnv is the environment variable that picks the fast prep:
-// "tiled" (or unset: deltaNetPrepDefault) or "old".
+// "tiled" or "old" for every call, unset: the tiled prep for calls of
+// deltaNetPrepTiledMinRows rows or more.
 const DeltaNetPrepEnv = "PROSCENIUM_GPU_DN_PREP"
 
-// deltaNetPrepDefault is the fast prep with the variable unset.
-const deltaNetPrepDefault = "tiled"
+// deltaNetPrepTiledMinRows is the shortest call the default runs the tiled
+// prep on. Session 16 (runs 3 and 4, the two alternating in one process):
+// 700-row prefills 0.66–0.70 ms faster with it, 300-row ones 0.6 ms and
+// 60-row ones 0.35–0.4 ms slower, although ncu times the kernel alone at
+// 24.8 µs against 34.0 at 300 rows (docs/PERF.md "prep16").
+const deltaNetPrepTiledMinRows = 512
+
+// tiledPrep says whether a fast call of n rows runs the tiled prep.
+func tiledPrep(n int) bool {
+	return deltaNetPrep == "tiled" || deltaNetPrep == "" && n >= deltaNetPrepTiledMinRows
+}
 
 // deltaNetPrep is $PROSCENIUM_GPU_DN_PREP (a variable so that a test runs
 // both kernels in one process).

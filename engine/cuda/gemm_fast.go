@@ -356,7 +356,11 @@ var gemmDenseWide = os.Getenv("PROSCENIUM_GPU_GEMM_DENSE_WIDE")
 // tiles by gemmTiles31 (gemm31's rule, the default since session 10's run
 // 3); "main" by the rule before it (the largest of the four dense tiles
 // whose grid gives each SM two blocks).
-var gemmTiles = os.Getenv("PROSCENIUM_GPU_GEMM_TILES")
+var gemmTiles = os.Getenv(GemmTilesEnv)
+
+// GemmTilesEnv is the environment variable of the dense tile rule
+// (gemmTiles).
+const GemmTilesEnv = "PROSCENIUM_GPU_GEMM_TILES"
 
 // gemmTiles31 is gemm31's dense tile rule: the first tile whose grid has
 // at least min blocks, the 128-row split-once tiles (one warp per 16 W
@@ -472,9 +476,7 @@ const GemmSplitBytes = gemmSplitCounterBytes + gemmSplitTiles*128*64*4
 const gemmSplitKDefault = "on"
 
 // gemmSplitK is $PROSCENIUM_GPU_GEMM_SPLITK: "on" splits the dense GEMMs
-// gemmSplitFor chooses, "short" those and the GEMMs of 16 to 31 steps (the
-// 512-column shared down projection, whose X parts its SwiGLU writes: a
-// trial, session 16), a number N as "on" with at most N splits, "none"
+// gemmSplitFor chooses, a number N the same with at most N splits, "none"
 // none; empty:
 // gemmSplitKDefault. "all" (a check, not a speed-up): every dense GEMM of
 // two steps or more in min(steps, gemmSplitMax) splits, so that the tiny
@@ -502,13 +504,10 @@ func gemmSplitFor(n, rows, cols int) int {
 		mode = gemmSplitKDefault
 	}
 	most := gemmSplitMax
-	short := false // the GEMMs of 2 to 4 splits' least steps too (the shared down)
 	switch mode {
 	case "", "none":
 		return 0
 	case "on":
-	case "short":
-		short = true
 	case "all":
 		x := gemmSplitTile
 		blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
@@ -526,11 +525,7 @@ func gemmSplitFor(n, rows, cols int) int {
 	x := gemmSplitTile
 	blocks := ((n + x.bn - 1) / x.bn) * ((rows + x.bm - 1) / x.bm)
 	steps := (cols + kernel.GemmMmaBk - 1) / kernel.GemmMmaBk
-	least := 4 * gemmSplitMinSteps
-	if short {
-		least = 2 * gemmSplitMinSteps
-	}
-	if blocks >= 2*gemmSMs || steps < least {
+	if blocks >= 2*gemmSMs || steps < 4*gemmSplitMinSteps {
 		return 0
 	}
 	// In quarter steps: the rounds' steps, and the tile's last block
@@ -554,11 +549,11 @@ func gemmSplitFor(n, rows, cols int) int {
 // mode.
 func gemmSplitChecked() error {
 	switch gemmSplitK {
-	case "", "none", "on", "short", "all":
+	case "", "none", "on", "all":
 		return nil
 	}
 	if v, err := strconv.Atoi(gemmSplitK); err != nil || v < 1 {
-		return fmt.Errorf("cuda: %s=%q (want on, short, none, all or a most count ≥ 1)", GemmSplitKEnv, gemmSplitK)
+		return fmt.Errorf("cuda: %s=%q (want on, none, all or a most count ≥ 1)", GemmSplitKEnv, gemmSplitK)
 	}
 	return nil
 }

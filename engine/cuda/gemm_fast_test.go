@@ -443,26 +443,3 @@ func TestChooseGemmF16(t *testing.T) {
 		}
 	}
 }
-
-// TestGemmSplitShort: "short" also splits the 512-column shared down
-// projection (16 steps), which "on" leaves whole, and changes nothing else
-// of the full geometry's dense GEMMs.
-func TestGemmSplitShort(t *testing.T) {
-	defer func(v string) { gemmSplitK = v }(gemmSplitK)
-	for _, n := range []int{60, 300, 700} {
-		for _, sh := range [][2]int{{2048, 512}, {2048, 4096}, {12352, 2048}, {8192 + 2048, 2048}, {512 + 256 + 2, 2048}} {
-			gemmSplitK = "on"
-			on := gemmSplitFor(n, sh[0], sh[1])
-			gemmSplitK = "short"
-			short := gemmSplitFor(n, sh[0], sh[1])
-			switch {
-			case sh[1] == 512 && n == 300 && short != 2:
-				t.Errorf("short: the 300-row shared down in %d splits, want 2", short)
-			case sh[1] == 512 && on != 0:
-				t.Errorf("on: the %d-row shared down in %d splits, want none", n, on)
-			case sh[1] != 512 && short != on:
-				t.Errorf("%d rows of %d × %d: short %d splits, on %d", n, sh[0], sh[1], short, on)
-			}
-		}
-	}
-}

@@ -27,11 +27,24 @@ const gemmStreamDefault = "on"
 // gemmStream is $PROSCENIUM_GPU_GEMM_STREAM.
 var gemmStream = os.Getenv(GemmStreamEnv)
 
-// GemmStreamSwiGLUEnv is the environment variable that turns off ("off")
-// the routed experts' down projection reading the gate·up rows through its
-// prep (GemmStreamFP8SwiGLU: the SwiGLU made as X is split, no h); unset or
-// "on", it runs wherever the streamed kernels take the down projection.
+// GemmStreamSwiGLUEnv is the environment variable that says where the
+// routed experts' down projection reads the gate·up rows through its prep
+// (GemmStreamFP8SwiGLU: the SwiGLU made as X is split, no h): "on" every
+// pass the streamed kernels take, "off" none, unset: passes of
+// gemmStreamSwiGLUMinRows rows or more.
 const GemmStreamSwiGLUEnv = "PROSCENIUM_GPU_GEMM_STREAM_SWIGLU"
+
+// gemmStreamSwiGLUMinRows is the shortest pass the default fuses the SwiGLU
+// into the prep for. Session 16 (runs 3 and 4, alternating in one
+// process): 700-row prefills 0.4–0.5 ms faster, 300-row ones 0.4–0.5 ms
+// and 60-row ones 0.55–0.7 ms slower (docs/PERF.md "swiglu16").
+const gemmStreamSwiGLUMinRows = 512
+
+// streamSwiGLU says whether a pass of n rows fuses the SwiGLU into the
+// down projection's prep.
+func streamSwiGLU(n int) bool {
+	return gemmStreamSwiGLU == "on" || gemmStreamSwiGLU == "" && n >= gemmStreamSwiGLUMinRows
+}
 
 // gemmStreamSwiGLU is $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
 var gemmStreamSwiGLU = os.Getenv(GemmStreamSwiGLUEnv)
@@ -46,12 +59,8 @@ func GemmStreamSwiGLUSetting(v string) error {
 }
 
 // gemmStreamNT is each instance's n-tiles: pairs a pass over its W rows / 8.
-// The "w" instances (a trial, session 16) load each W step after the step
-// D before it has finished its MMAs, as every instance did before: the
-// others load each half of it as soon as it is turned into MMA operands.
 var gemmStreamNT = map[kernel.GemmStreamFP8Kernel]int{
 	kernel.GemmStreamFP8N8c4: 1, kernel.GemmStreamFP8N16c2: 2, kernel.GemmStreamFP8N24c2: 3, kernel.GemmStreamFP8N32c1: 4,
-	kernel.GemmStreamFP8N8c4w: 1, kernel.GemmStreamFP8N16c2w: 2, kernel.GemmStreamFP8N24c2w: 3, kernel.GemmStreamFP8N32c1w: 4,
 }
 
 // gemmStreamPick are the instances the rule picks from, fewest pairs a pass
@@ -73,7 +82,7 @@ func GemmStreamSetting(v string) error {
 	if _, ok := gemmStreamNamed(v); ok || v == "" || v == "on" || v == "off" {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1 (w after it: the loads after the MMAs)", GemmStreamEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off, or an instance: 8c4, 16c2, 24c2, 32c1", GemmStreamEnv, v)
 }
 
 // ChooseGemmStream picks the streamed instance for pairs (row, expert)

@@ -21,6 +21,7 @@ var prefillSwitches = map[string]struct {
 	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},
 	GemmXPartsEnv:       {&gemmXParts, GemmXPartsSetting},
 	GemmSplitKEnv:       {&gemmSplitK, gemmSplitKSetting},
+	GemmTilesEnv:        {&gemmTiles, gemmTilesSetting},
 }
 
 // SetPrefillSwitch sets switch env (one of PrefillSwitches) to v for the
@@ -44,6 +45,15 @@ func gemmSplitKSetting(v string) error {
 	defer func() { gemmSplitK = prev }()
 	gemmSplitK = v
 	return gemmSplitChecked()
+}
+
+// gemmTilesSetting checks a value of $PROSCENIUM_GPU_GEMM_TILES.
+func gemmTilesSetting(v string) error {
+	switch v {
+	case "", "31", "main":
+		return nil
+	}
+	return fmt.Errorf("cuda: %s=%q: want 31 or main", GemmTilesEnv, v)
 }
 
 // PrefillSwitch is switch env's value now ("" for its default).

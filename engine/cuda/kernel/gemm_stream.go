@@ -35,18 +35,14 @@ type GemmStreamFP8Kernel string
 
 // The gemm_stream_fp8 instances.
 const (
-	GemmStreamFP8N8c4   GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4"
-	GemmStreamFP8N16c2  GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2"
-	GemmStreamFP8N24c2  GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2"
-	GemmStreamFP8N32c1  GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1"
-	GemmStreamFP8N8c4w  GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4w"
-	GemmStreamFP8N16c2w GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2w"
-	GemmStreamFP8N24c2w GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2w"
-	GemmStreamFP8N32c1w GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1w"
+	GemmStreamFP8N8c4  GemmStreamFP8Kernel = "gemm_stream_fp8_n8c4"
+	GemmStreamFP8N16c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n16c2"
+	GemmStreamFP8N24c2 GemmStreamFP8Kernel = "gemm_stream_fp8_n24c2"
+	GemmStreamFP8N32c1 GemmStreamFP8Kernel = "gemm_stream_fp8_n32c1"
 )
 
 // GemmStreamFP8Kernels lists the gemm_stream_fp8 instances in source order.
-var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N24c2, GemmStreamFP8N32c1, GemmStreamFP8N8c4w, GemmStreamFP8N16c2w, GemmStreamFP8N24c2w, GemmStreamFP8N32c1w}
+var GemmStreamFP8Kernels = []GemmStreamFP8Kernel{GemmStreamFP8N8c4, GemmStreamFP8N16c2, GemmStreamFP8N24c2, GemmStreamFP8N32c1}
 
 // GemmStreamFP8 enqueues kernels/gemm_stream.cu's
 //
