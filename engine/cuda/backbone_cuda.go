@@ -301,11 +301,13 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
-		if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks[s:e]), b.uploadEmbeddings(toks[s:e], emb[s*H:e*H]), b.uploadBlockPos(n)); err != nil {
-			return err
-		}
 		pos := b.pos
-		if err := b.d.Run(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
+		if err := b.d.Run(func(q *Queue) error {
+			if err := b.copyPassInputs(q, toks[s:e], emb[s*H:e*H], n); err != nil {
+				return err
+			}
+			return b.enqueue(q, n, pos+n)
+		}); err != nil {
 			return err
 		}
 		if out != nil {

@@ -5,6 +5,9 @@ package cuda
 import (
 	"fmt"
 	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
 )
 
 // PrefillWithout is a profile of where a prefill's time goes: the wall
@@ -62,6 +65,15 @@ func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
 // and the same pass without blocks matched it bit for bit; docs/PERF.md
 // "Prefill on tensor cores").
 func (b *Backbone) uploadBlockPos(n int) error {
+	at := b.blockPos(n)
+	if at == nil {
+		return nil
+	}
+	return Upload(b.d, b.work, b.Plan.BlockPos, at)
+}
+
+// blockPos is uploadBlockPos's positions (nil for a pass of one block).
+func (b *Backbone) blockPos(n int) []int32 {
 	blk := b.Plan.MixerRows()
 	if n <= blk {
 		return nil
@@ -70,7 +82,46 @@ func (b *Backbone) uploadBlockPos(n int) error {
 	for s := 0; s < n; s += blk {
 		at = append(at, int32(b.pos+s))
 	}
-	return Upload(b.d, b.work, b.Plan.BlockPos, at)
+	return at
+}
+
+// copyPassInputs enqueues on q's stream, ahead of a pass's kernels, the
+// copies of its n tokens, its embedding rows' span (toks −1; none for a
+// pass of tokens) and its attention blocks' positions (the uploads
+// uploadEmbeddings and uploadBlockPos make, without their synchronisations
+// and device-thread round trips: the copies are ordered with the kernels on
+// the stream; from pageable memory each returns once its bytes are staged,
+// so toks and emb may change after it). On the device thread.
+func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) error {
+	s := q.Stream()
+	put := func(off int64, src unsafe.Pointer, bytes int64, what string) error {
+		if err := checkFits(b.work, off, bytes, what); err != nil {
+			return err
+		}
+		return cu.MemcpyHtoDAsync(cu.DevicePtr(b.work.Ptr+uintptr(off)), src, bytes, s)
+	}
+	if err := put(b.Plan.Toks, unsafe.Pointer(&toks[0]), int64(n)*4, "prefill tokens"); err != nil {
+		return err
+	}
+	first, last := -1, -1
+	for i, t := range toks[:n] {
+		if t < 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	H := b.Plan.H
+	if first >= 0 {
+		if err := put(b.Plan.Emb+int64(first*H*4), unsafe.Pointer(&emb[first*H]), int64((last+1-first)*H)*4, "prefill embeddings"); err != nil {
+			return err
+		}
+	}
+	if at := b.blockPos(n); at != nil {
+		return put(b.Plan.BlockPos, unsafe.Pointer(&at[0]), int64(len(at))*4, "prefill block positions")
+	}
+	return nil
 }
 
 // attentionPos is the positions an attention layer's core reads for a pass
