@@ -128,7 +128,7 @@ NUMERICS_KERNEL(deltanet_chunk_prep, __launch_bounds__(DNC_PREP_THREADS),
                  int n, int nk, int nv, int dk, int dv, int K),
                 (qn, kn, vv, beta, decay, proj, convstate, convw, dtbias, alog, n, nk, nv, dk, dv, K))
 
-// deltanet_chunk_prep_tiled_fast (prep16; engine/cuda deltaNetChunked, fast
+// deltanet_chunk_prep_tiled_fast (dnprep16; engine/cuda deltaNetChunked, fast
 // only): deltanet_chunk_prep_fast's outputs, rows blocks of up to
 // DNC_PT_ROWS rows of one value head at a time: grid (⌈n/rows⌉, nv),
 // DNC_PREP_THREADS threads, rows·cw floats of dynamic shared memory. The old

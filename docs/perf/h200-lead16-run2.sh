@@ -1,6 +1,6 @@
 #!/bin/bash
 # Lead, session 16, run 2 (one call, ≤ 300 s): the slab rule (4 slabs only where a pass's X is one
-# chunk), prep16 (the fast DeltaNet prep by blocks of 16 rows) and swiglu16 (the routed down
+# chunk), dnprep16 (the fast DeltaNet prep by blocks of 16 rows) and gluprep16 (the routed down
 # projection's prep makes the SwiGLU). Correctness of each under fast (and the layers under both
 # policies), the engine's tests; then alone: the prefill with all three against none alternating
 # twice and with each one off, the take and the voices, an ncu duration profile of a 300-row pass.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 16, run 3 (one call, ≤ 260 s): prep16 and swiglu16 (16-byte loads) A/B'd inside one
+# Lead, session 16, run 3 (one call, ≤ 260 s): dnprep16 and gluprep16 (16-byte loads) A/B'd inside one
 # process each (bench-backbone -ab), xp15 and split-K "short" the same way; their correctness under fast; an
 # ncu duration profile of a 300-row pass. Carried: .carry-fa. Logs: $OUT/run3.tgz.
 set -u

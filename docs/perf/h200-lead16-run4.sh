@@ -1,7 +1,7 @@
 #!/bin/bash
 # Lead, session 16, run 4 (one call, ≤ 240 s): the streamed experts loading each W half as soon as it
 # is MMA operands, against the "w" instances (the old order): correctness, TestGemmStreamSpeed (both
-# side by side), the prefill A/B'd in one process at the pick of each length; prep16 and swiglu16
+# side by side), the prefill A/B'd in one process at the pick of each length; dnprep16 and gluprep16
 # A/B'd again with the order alternating (medians). Carried: .carry-fa. Logs: $OUT/run4.tgz.
 set -u
 . docs/perf/run-lib.sh

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Lead, session 16, run 5 (one call, ≤ 150 s): the defaults after run 4 (early16; prep16 and swiglu16
+# Lead, session 16, run 5 (one call, ≤ 150 s): the defaults after run 4 (early16; dnprep16 and gluprep16
 # from 512 rows): the dense tile rule "main" against "31" in one process (the 300-row shared down
 # on the 64 × 32 x-parts tile instead of 128 × 32 s), the prefill three times, the fast prefill
-# paths with prep16 and swiglu16 forced on. Carried: .carry-fa. Logs: $OUT/run5.tgz.
+# paths with dnprep16 and gluprep16 forced on. Carried: .carry-fa. Logs: $OUT/run5.tgz.
 set -u
 . docs/perf/run-lib.sh
 run_setup run5 150 .carry-fa

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Lead, session 16, run 6 (one call, ≤ 420 s): the whole check of this session's final code (main +
 # the prefill's rows left on the device and its embedding rows' span uploaded alone; early16: the
-# streamed experts loading each W half as soon as it is MMA operands; prep16 and swiglu16 from 512
+# streamed experts loading each W half as soon as it is MMA operands; dnprep16 and gluprep16 from 512
 # rows). While serve --ui loads a full-size checkpoint: the tests of every path that changed under
-# exact and under fast (and the prefill paths with prep16 and swiglu16 forced on), the engine's tests, the free-running agreement with the CPU (fast: demo 100 seeds, odd 20
+# exact and under fast (and the prefill paths with dnprep16 and gluprep16 forced on), the engine's tests, the free-running agreement with the CPU (fast: demo 100 seeds, odd 20
 # with the rounding baseline). Then, alone: the take (B = 1, 4), the step (B = 1…8), the tower, the
 # prefill three times, the voices, exact's take, ncu of a 300-row pass. Then the product
 # through serve: a new 10 s voice by the speech API and requests in it, four concurrent requests,

@@ -325,20 +325,12 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 // pass of tokens (backbone_rows reads Emb only for a row whose token is −1;
 // a 300-row text pass would otherwise copy 2.4 MB of zeros).
 func (b *Backbone) uploadEmbeddings(toks []int32, emb []float32) error {
-	first, last := -1, -1
-	for i, t := range toks {
-		if t < 0 {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
-	if first < 0 {
+	first, end := embeddingSpan(toks)
+	if first == end {
 		return nil
 	}
 	H := b.Plan.H
-	return Upload(b.d, b.work, b.Plan.Emb+int64(first*H*4), emb[first*H:(last+1)*H])
+	return Upload(b.d, b.work, b.Plan.Emb+int64(first*H*4), emb[first*H:end*H])
 }
 
 // Step appends one row and returns its final-norm hidden state. The first
@@ -906,10 +898,10 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if err := b.checkRows(rows, toks, emb); err != nil {
 		return err
 	}
-	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), b.uploadEmbeddings(toks, emb), b.uploadBlockPos(len(rows))); err != nil {
+	n, pos := len(rows), b.pos
+	if err := b.uploadPass(toks, emb, n); err != nil {
 		return err
 	}
-	n, pos := len(rows), b.pos
 	if err := b.d.ProfileRange(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
 		return err
 	}

@@ -213,7 +213,7 @@ type BackbonePlan struct {
 	X, NormedMix, MixOut, NormedMoE, Dense, Ids, Wts, XRep, GU, Hid, HidS, YR, YS, Toks, Emb, Out, Pos int64
 	Offsets, RowIds, Slot                                                                              int64
 	// BlockPos: a pass's attention blocks' first positions (int32 per
-	// block of MixerRows rows; Backbone.uploadBlockPos).
+	// block of MixerRows rows; Backbone.blockPos).
 	BlockPos int64
 	// RowSlots: the B-row step's slot of each row (int32 [MaxStepRows]).
 	RowSlots int64
@@ -438,4 +438,19 @@ func (p *BackbonePlan) StepRowsBytes(cfg *drama3.Config, x ExpertPack, pos, rows
 	E, K := float64(p.E), float64(p.K)
 	distinct := E * (1 - math.Pow(1-K/E, float64(rows)))
 	return dense + int64(rows)*perTake + int64(float64(layers)*distinct*float64(perExpert))
+}
+
+// embeddingSpan is the rows [first, end) from a pass's first embedding row
+// (token −1) to its last, empty (0, 0) where it has none.
+func embeddingSpan(toks []int32) (first, end int) {
+	first = -1
+	for i, t := range toks {
+		if t < 0 {
+			if first < 0 {
+				first = i
+			}
+			end = i + 1
+		}
+	}
+	return max(first, 0), end
 }

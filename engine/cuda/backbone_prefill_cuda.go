@@ -45,7 +45,7 @@ func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
 		return 0, err
 	}
 	n := len(rows)
-	if err := firstErr(Upload(b.d, b.work, b.Plan.Toks, toks), b.uploadEmbeddings(toks, emb), b.uploadBlockPos(n)); err != nil {
+	if err := b.uploadPass(toks, emb, n); err != nil {
 		return 0, err
 	}
 	ms, err := b.d.Time(func(q *Queue) error { return b.enqueue(q, n, n) })
@@ -56,23 +56,14 @@ func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
 	return ms, nil
 }
 
-// uploadBlockPos writes the first position of each attention block of a
-// pass of n rows starting at b.pos into the plan's BlockPos (nothing for a
-// pass of one block). The host writes them: a block's attention reads its
-// position from there, not from the position counter advanced on the device
-// between blocks, which the H200 runs showed the next block's kernels could
-// read stale (rows from the 65th of a 256-row pass missed the CPU by 0.15,
-// and the same pass without blocks matched it bit for bit; docs/PERF.md
-// "Prefill on tensor cores").
-func (b *Backbone) uploadBlockPos(n int) error {
-	at := b.blockPos(n)
-	if at == nil {
-		return nil
-	}
-	return Upload(b.d, b.work, b.Plan.BlockPos, at)
-}
-
-// blockPos is uploadBlockPos's positions (nil for a pass of one block).
+// blockPos is the first position of each attention block of a pass of n
+// rows starting at b.pos, which copyPassInputs writes into the plan's
+// BlockPos (nil for a pass of one block). The host writes them: a block's
+// attention reads its position from there, not from the position counter
+// advanced on the device between blocks, which the H200 runs showed the
+// next block's kernels could read stale (rows from the 65th of a 256-row
+// pass missed the CPU by 0.15, and the same pass without blocks matched it
+// bit for bit; docs/PERF.md "Prefill on tensor cores").
 func (b *Backbone) blockPos(n int) []int32 {
 	blk := b.Plan.MixerRows()
 	if n <= blk {
@@ -87,11 +78,11 @@ func (b *Backbone) blockPos(n int) []int32 {
 
 // copyPassInputs enqueues on q's stream, ahead of a pass's kernels, the
 // copies of its n tokens, its embedding rows' span (toks −1; none for a
-// pass of tokens) and its attention blocks' positions (the uploads
-// uploadEmbeddings and uploadBlockPos make, without their synchronisations
-// and device-thread round trips: the copies are ordered with the kernels on
-// the stream; from pageable memory each returns once its bytes are staged,
-// so toks and emb may change after it). On the device thread.
+// pass of tokens) and its attention blocks' positions (blockPos), without
+// Upload's synchronisations and device-thread round trips: the copies are
+// ordered with the kernels on the stream, and from pageable memory each
+// returns once its bytes are staged, so toks and emb may change after it.
+// On the device thread.
 func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) error {
 	s := q.Stream()
 	put := func(off int64, src unsafe.Pointer, bytes int64, what string) error {
@@ -103,18 +94,9 @@ func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) 
 	if err := put(b.Plan.Toks, unsafe.Pointer(&toks[0]), int64(n)*4, "prefill tokens"); err != nil {
 		return err
 	}
-	first, last := -1, -1
-	for i, t := range toks[:n] {
-		if t < 0 {
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
 	H := b.Plan.H
-	if first >= 0 {
-		if err := put(b.Plan.Emb+int64(first*H*4), unsafe.Pointer(&emb[first*H]), int64((last+1-first)*H)*4, "prefill embeddings"); err != nil {
+	if first, end := embeddingSpan(toks[:n]); end > first {
+		if err := put(b.Plan.Emb+int64(first*H*4), unsafe.Pointer(&emb[first*H]), int64((end-first)*H)*4, "prefill embeddings"); err != nil {
 			return err
 		}
 	}
@@ -124,9 +106,15 @@ func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) 
 	return nil
 }
 
+// uploadPass copies a pass's inputs (copyPassInputs) in a Run of its own,
+// ahead of the work enqueued after it.
+func (b *Backbone) uploadPass(toks []int32, emb []float32, n int) error {
+	return b.d.Run(func(q *Queue) error { return b.copyPassInputs(q, toks, emb, n) })
+}
+
 // attentionPos is the positions an attention layer's core reads for a pass
 // of n rows: the position counter pos when the pass is one core block, else
-// the blocks' host-written first positions (uploadBlockPos; block k at row
+// the blocks' host-written first positions (blockPos; block k at row
 // k·MixerRows of the pass appends its keys and values to the cache and
 // attends over everything before it, Queue.attentionBlocks). The pass's
 // q/k/v and output projections take all its rows at once either way, and
@@ -159,7 +147,7 @@ func (b *Backbone) passMixer(q *Queue, L *backboneLayer, n int, pos Tensor, maxL
 
 // mixerInBlocks runs layer L's mixer over the n rows of a prefill pass
 // (NormedMix) into MixOut, output projection included, its attention
-// blocks at the positions in BlockPos (uploadBlockPos, or a joint pass's
+// blocks at the positions in BlockPos (blockPos, or a joint pass's
 // own): what Backbone.mixer runs for a pass, for callers that lay out the
 // pass themselves.
 func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) error {

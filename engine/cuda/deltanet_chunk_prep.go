@@ -7,8 +7,8 @@ import (
 	"proscenium/engine/cuda/kernel"
 )
 
-// The fast policy's chunked DeltaNet prep (prep16, issue 28;
-// kernels/deltanet_chunk.cu, docs/PERF.md "prep16"): deltanet_chunk_prep_fast
+// The fast policy's chunked DeltaNet prep (dnprep16, issue 28;
+// kernels/deltanet_chunk.cu, docs/PERF.md "early16"): deltanet_chunk_prep_fast
 // (a block a row and value head) or deltanet_chunk_prep_tiled_fast (a block
 // up to kernel.DncPtRows rows of a value head, every input of the block
 // loaded at once; the same expressions). Exact always runs
@@ -23,7 +23,7 @@ const DeltaNetPrepEnv = "PROSCENIUM_GPU_DN_PREP"
 // prep on. Session 16 (runs 3 and 4, the two alternating in one process):
 // 700-row prefills 0.66–0.70 ms faster with it, 300-row ones 0.6 ms and
 // 60-row ones 0.35–0.4 ms slower, although ncu times the kernel alone at
-// 24.8 µs against 34.0 at 300 rows (docs/PERF.md "prep16").
+// 24.8 µs against 34.0 at 300 rows (docs/PERF.md "early16").
 const deltaNetPrepTiledMinRows = 512
 
 // tiledPrep says whether a fast call of n rows runs the tiled prep.

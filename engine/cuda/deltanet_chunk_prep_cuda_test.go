@@ -11,7 +11,7 @@ import (
 )
 
 // TestDeltaNetChunkPrepTiled runs the fast chunked prep both ways,
-// deltanet_chunk_prep_fast and prep16's deltanet_chunk_prep_tiled_fast, on
+// deltanet_chunk_prep_fast and dnprep16's deltanet_chunk_prep_tiled_fast, on
 // the same projected rows, conv weights and conv window (random, so the
 // first K − 1 rows read a window that is not zero), their outputs poisoned
 // with NaN before each run, at 1 … 300 rows (blocks of one row, a ragged

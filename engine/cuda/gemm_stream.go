@@ -34,10 +34,13 @@ var gemmStream = os.Getenv(GemmStreamEnv)
 // gemmStreamSwiGLUMinRows rows or more.
 const GemmStreamSwiGLUEnv = "PROSCENIUM_GPU_GEMM_STREAM_SWIGLU"
 
+// gemmStreamSwiGLU is $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
+var gemmStreamSwiGLU = os.Getenv(GemmStreamSwiGLUEnv)
+
 // gemmStreamSwiGLUMinRows is the shortest pass the default fuses the SwiGLU
 // into the prep for. Session 16 (runs 3 and 4, alternating in one
 // process): 700-row prefills 0.4–0.5 ms faster, 300-row ones 0.4–0.5 ms
-// and 60-row ones 0.55–0.7 ms slower (docs/PERF.md "swiglu16").
+// and 60-row ones 0.55–0.7 ms slower (docs/PERF.md "early16").
 const gemmStreamSwiGLUMinRows = 512
 
 // streamSwiGLU says whether a pass of n rows fuses the SwiGLU into the
@@ -45,9 +48,6 @@ const gemmStreamSwiGLUMinRows = 512
 func streamSwiGLU(n int) bool {
 	return gemmStreamSwiGLU == "on" || gemmStreamSwiGLU == "" && n >= gemmStreamSwiGLUMinRows
 }
-
-// gemmStreamSwiGLU is $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
-var gemmStreamSwiGLU = os.Getenv(GemmStreamSwiGLUEnv)
 
 // GemmStreamSwiGLUSetting checks a value of $PROSCENIUM_GPU_GEMM_STREAM_SWIGLU.
 func GemmStreamSwiGLUSetting(v string) error {

@@ -196,3 +196,20 @@ func TestPrefillRowsFromEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbeddingSpan(t *testing.T) {
+	for _, c := range []struct {
+		toks       []int32
+		first, end int
+	}{
+		{[]int32{5, 6, 7}, 0, 0},
+		{[]int32{-1}, 0, 1},
+		{[]int32{3, -1, 4, -1, 9}, 1, 4},
+		{[]int32{-1, 2, 2, -1}, 0, 4},
+		{nil, 0, 0},
+	} {
+		if f, e := embeddingSpan(c.toks); f != c.first || e != c.end {
+			t.Errorf("embeddingSpan(%v) = %d, %d; want %d, %d", c.toks, f, e, c.first, c.end)
+		}
+	}
+}
