@@ -258,8 +258,8 @@ __device__ __forceinline__ void gemm_stream_body(float* Y, const uint8_t* __rest
     const int swz = (g & 1) << 6;  // this lane's rows' half swap (8t + g: g's parity)
     for (int i0 = lo; i0 < hi; i0 += R) {
         const int nts = min(NT, (hi - i0 + 7) >> 3);
-        // The pass's first W steps need no row table: in flight first (run
-        // 1 of session 16: 1-2 % a layer).
+        // The pass's first W steps need no row table: in flight before it
+        // (session 16).
         uint4 w[D][4];
         if (active) {
 #pragma unroll
