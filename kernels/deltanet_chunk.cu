@@ -141,7 +141,8 @@ NUMERICS_KERNEL(deltanet_chunk_prep, __launch_bounds__(DNC_PREP_THREADS),
 // adds elements i, i + 32, …, then warp_sum), one warp a (row, q or k); β
 // and g the old expressions. So every output is the old kernel's expression
 // on the same values: its bits, unless the compiler contracts a sum
-// differently. K ≤ DNC_PT_MAXK.
+// differently. K ≤ DNC_PT_MAXK. Six blocks an SM at least (ptxas: 56
+// registers), so that a 300-row call's 608 blocks are one wave.
 #define DNC_PT_ROWS 16
 #define DNC_PT_MAXK 4
 extern "C" __global__ void __launch_bounds__(DNC_PREP_THREADS, 6) deltanet_chunk_prep_tiled_fast(

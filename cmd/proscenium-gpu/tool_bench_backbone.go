@@ -74,7 +74,7 @@ type prefillFigure struct {
 	Rows       int     `json:"rows"`
 	PassRows   int     `json:"pass_rows"`
 	MS         float64 `json:"ms"`
-	DeviceMS   float64 `json:"device_ms"` // the same pass between events around its launches (best of three): the host's copies and launch gaps left out
+	DeviceMS   float64 `json:"device_ms,omitempty"` // the same pass between events around its launches (best of three; one pass only: absent for longer prompts)
 	NoMoEMS    float64 `json:"without_moe_ms"`
 	NoMixersMS float64 `json:"without_mixers_ms"`
 	GroupedMS  float64 `json:"grouped_experts_ms"`
@@ -405,13 +405,12 @@ func parseAB(v string) (env string, values [2]string, err error) {
 	if !ok || !ok2 || strings.Contains(b, ",") {
 		return "", values, fmt.Errorf("--ab %q: want ENV=A,B", v)
 	}
-	prev := cuda.PrefillSwitch(env)
 	for _, x := range []string{a, b} {
-		if err := cuda.SetPrefillSwitch(env, x); err != nil {
+		if err := cuda.CheckPrefillSwitch(env, x); err != nil {
 			return "", values, fmt.Errorf("--ab: %w", err)
 		}
 	}
-	return env, [2]string{a, b}, cuda.SetPrefillSwitch(env, prev)
+	return env, [2]string{a, b}, nil
 }
 
 // benchPrefillsAB times each length's prefill (wall and device, from an
@@ -456,13 +455,22 @@ func benchPrefillsAB(b *cuda.Backbone, sizes []int, r *rand.Rand, vocab int, env
 		for k, v := range values {
 			slices.Sort(wall[k])
 			slices.Sort(dev[k])
-			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\n", n, v, wall[k][0], wall[k][abRounds/2], dev[k][0], dev[k][abRounds/2])
+			fmt.Fprintf(w, "%d\t%s\t%.2f\t%.2f\t%s\t%s\n", n, v, wall[k][0], wall[k][abRounds/2], msOrDash(dev[k][0]), msOrDash(dev[k][abRounds/2]))
 		}
 	}
 	if err := b.Reset(); err != nil {
 		return err
 	}
 	return w.Flush()
+}
+
+// msOrDash prints a time, or "-" for one not measured (0: the device time
+// of a prompt longer than one pass).
+func msOrDash(ms float64) string {
+	if ms == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", ms)
 }
 
 // benchPrefills times the prefill of each length in sizes (random tokens,
@@ -537,7 +545,7 @@ func benchPrefills(b *cuda.Backbone, res *backboneBench, sizes []int, r *rand.Ra
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "rows\tprefill ms\tdevice ms\twithout MoE\twithout mixers\texperts as grouped GEMMs\tas multi-row GEMVs\tas per-pair GEMVs")
 	for _, f := range res.Prefills {
-		fmt.Fprintf(w, "%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", f.Rows, f.MS, f.DeviceMS, f.NoMoEMS, f.NoMixersMS, f.GroupedMS, f.RowsMS, f.PairsMS)
+		fmt.Fprintf(w, "%d\t%.2f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", f.Rows, f.MS, msOrDash(f.DeviceMS), f.NoMoEMS, f.NoMixersMS, f.GroupedMS, f.RowsMS, f.PairsMS)
 	}
 	return w.Flush()
 }

@@ -21,8 +21,8 @@ const DeltaNetPrepEnv = "PROSCENIUM_GPU_DN_PREP"
 
 // deltaNetPrepTiledMinRows is the shortest call the default runs the tiled
 // prep on. Session 16 (runs 3 and 4, the two alternating in one process):
-// 700-row prefills 0.66–0.70 ms faster with it, 300-row ones 0.6 ms and
-// 60-row ones 0.35–0.4 ms slower, although ncu times the kernel alone at
+// 700-row prefills 0.66–0.70 ms faster with it, 300-row ones 0.59–0.63 ms
+// and 60-row ones 0.35–0.39 ms slower, although ncu times the kernel alone at
 // 24.8 µs against 34.0 at 300 rows (docs/PERF.md "early16").
 const deltaNetPrepTiledMinRows = 512
 

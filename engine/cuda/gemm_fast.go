@@ -547,13 +547,16 @@ func gemmSplitFor(n, rows, cols int) int {
 
 // gemmSplitChecked reports a $PROSCENIUM_GPU_GEMM_SPLITK that names no
 // mode.
-func gemmSplitChecked() error {
-	switch gemmSplitK {
+func gemmSplitChecked() error { return gemmSplitKSetting(gemmSplitK) }
+
+// gemmSplitKSetting checks a value of $PROSCENIUM_GPU_GEMM_SPLITK.
+func gemmSplitKSetting(v string) error {
+	switch v {
 	case "", "none", "on", "all":
 		return nil
 	}
-	if v, err := strconv.Atoi(gemmSplitK); err != nil || v < 1 {
-		return fmt.Errorf("cuda: %s=%q (want on, none, all or a most count ≥ 1)", GemmSplitKEnv, gemmSplitK)
+	if n, err := strconv.Atoi(v); err != nil || n < 1 {
+		return fmt.Errorf("cuda: %s=%q (want on, none, all or a most count ≥ 1)", GemmSplitKEnv, v)
 	}
 	return nil
 }

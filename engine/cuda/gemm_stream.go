@@ -39,8 +39,8 @@ var gemmStreamSwiGLU = os.Getenv(GemmStreamSwiGLUEnv)
 
 // gemmStreamSwiGLUMinRows is the shortest pass the default fuses the SwiGLU
 // into the prep for. Session 16 (runs 3 and 4, alternating in one
-// process): 700-row prefills 0.4–0.5 ms faster, 300-row ones 0.4–0.5 ms
-// and 60-row ones 0.55–0.7 ms slower (docs/PERF.md "early16").
+// process): 700-row prefills 0.39–0.53 ms faster, 300-row ones 0.46–0.54
+// ms and 60-row ones 0.56–0.71 ms slower (docs/PERF.md "early16").
 const gemmStreamSwiGLUMinRows = 512
 
 // streamSwiGLU says whether a pass of n rows fuses the SwiGLU into the

@@ -138,12 +138,22 @@ func TestGemmStreamShared(t *testing.T) {
 }
 
 func TestSetPrefillSwitch(t *testing.T) {
-	defer func(v string) { deltaNetPrep = v }(deltaNetPrep)
-	if err := SetPrefillSwitch(DeltaNetPrepEnv, "old"); err != nil || deltaNetPrep != "old" || PrefillSwitch(DeltaNetPrepEnv) != "old" {
+	defer func(v, s string) { deltaNetPrep, gemmSplitK = v, s }(deltaNetPrep, gemmSplitK)
+	if err := SetPrefillSwitch(DeltaNetPrepEnv, "old"); err != nil || deltaNetPrep != "old" {
 		t.Errorf("set %s=old: %v, the variable %q", DeltaNetPrepEnv, err, deltaNetPrep)
+	}
+	if err := CheckPrefillSwitch(DeltaNetPrepEnv, "tiled"); err != nil || deltaNetPrep != "old" {
+		t.Errorf("check %s=tiled: %v, the variable %q (want no error, unchanged)", DeltaNetPrepEnv, err, deltaNetPrep)
 	}
 	if err := SetPrefillSwitch(DeltaNetPrepEnv, "new"); err == nil || deltaNetPrep != "old" {
 		t.Errorf("set %s=new: %v, the variable %q (want an error, unchanged)", DeltaNetPrepEnv, err, deltaNetPrep)
+	}
+	gemmSplitK = "on"
+	if err := SetPrefillSwitch(GemmSplitKEnv, "0"); err == nil || gemmSplitK != "on" {
+		t.Errorf("set %s=0: %v, the variable %q (want an error, unchanged)", GemmSplitKEnv, err, gemmSplitK)
+	}
+	if err := SetPrefillSwitch(GemmSplitKEnv, "3"); err != nil || gemmSplitK != "3" {
+		t.Errorf("set %s=3: %v, the variable %q", GemmSplitKEnv, err, gemmSplitK)
 	}
 	if err := SetPrefillSwitch("PROSCENIUM_GPU_NONE", "on"); err == nil || !strings.Contains(err.Error(), DeltaNetPrepEnv) {
 		t.Errorf("an unknown switch: %v, want an error listing the switches", err)

@@ -10,8 +10,8 @@ import (
 // inside one process (SetPrefillSwitch), each its variable and its check.
 // Flipping between runs of one process compares the choices on the same
 // weights at the same addresses: separate processes of bench-backbone
-// differed by up to a millisecond in a 300-row prefill with the same
-// kernels (session 16, run 2), more than some of the choices move it.
+// running the same mixer kernels differed by 1.2 ms in a 300-row prefill
+// without its MoE (session 16, run 2), more than most choices move it.
 var prefillSwitches = map[string]struct {
 	v     *string
 	check func(string) error
@@ -28,23 +28,21 @@ var prefillSwitches = map[string]struct {
 // launches enqueued after it, as the variable would at start-up. Call it
 // between runs, not while another goroutine enqueues.
 func SetPrefillSwitch(env, v string) error {
+	if err := CheckPrefillSwitch(env, v); err != nil {
+		return err
+	}
+	*prefillSwitches[env].v = v
+	return nil
+}
+
+// CheckPrefillSwitch reports whether v is a value of prefill switch env
+// (one of PrefillSwitches), changing nothing.
+func CheckPrefillSwitch(env, v string) error {
 	s, ok := prefillSwitches[env]
 	if !ok {
 		return fmt.Errorf("cuda: %s is not a prefill switch (%s)", env, strings.Join(PrefillSwitches(), ", "))
 	}
-	if err := s.check(v); err != nil {
-		return err
-	}
-	*s.v = v
-	return nil
-}
-
-// gemmSplitKSetting checks a value of $PROSCENIUM_GPU_GEMM_SPLITK.
-func gemmSplitKSetting(v string) error {
-	prev := gemmSplitK
-	defer func() { gemmSplitK = prev }()
-	gemmSplitK = v
-	return gemmSplitChecked()
+	return s.check(v)
 }
 
 // gemmTilesSetting checks a value of $PROSCENIUM_GPU_GEMM_TILES.
@@ -54,14 +52,6 @@ func gemmTilesSetting(v string) error {
 		return nil
 	}
 	return fmt.Errorf("cuda: %s=%q: want 31 or main", GemmTilesEnv, v)
-}
-
-// PrefillSwitch is switch env's value now ("" for its default).
-func PrefillSwitch(env string) string {
-	if s, ok := prefillSwitches[env]; ok {
-		return *s.v
-	}
-	return ""
 }
 
 // PrefillSwitches lists the switches SetPrefillSwitch takes.
