@@ -121,8 +121,9 @@ func (s *scheduler) close() {
 
 // gatherWaiting waits, while no take is live, until free jobs are waiting,
 // the scheduler closes, or gather has passed since the first waiting job
-// arrived (gatherGrace).
-func (s *scheduler) gatherWaiting(free int) {
+// arrived (gatherGrace). It returns how many were waiting then: 0 when none
+// was (or the scheduler closed with none).
+func (s *scheduler) gatherWaiting(free int) int {
 	for {
 		s.mu.Lock()
 		n, closed, grace := len(s.pending), s.closed, s.gather
@@ -133,7 +134,7 @@ func (s *scheduler) gatherWaiting(free int) {
 		s.mu.Unlock()
 		wait := time.Until(first.Add(grace))
 		if n == 0 || n >= free || closed || wait <= 0 {
-			return
+			return n
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -187,8 +188,22 @@ func (s *scheduler) run() {
 		// The takes waiting at this step boundary begin together: one
 		// BeginMany, which a batched set runs as joint prefill passes.
 		// With none live, those sent with the first are gathered first.
-		if len(live) == 0 {
-			s.gatherWaiting(s.set.Capacity())
+		if len(live) == 0 && s.gatherWaiting(s.set.Capacity()) == 0 {
+			// None was waiting: admit none now. A take that arrives
+			// between that look and admit would otherwise begin alone,
+			// before those sent with it (the gather test once hung so on
+			// CI: its first take ran alone, the other two then waited for
+			// a third); its arrival pokes wake, and the gathering starts
+			// from it.
+			s.mu.Lock()
+			closed := s.closed
+			s.live = 0 // the takes that ended at the last step
+			s.mu.Unlock()
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
 		}
 		if in := s.admit(s.set.Capacity() - len(live)); len(in) > 0 {
 			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
