@@ -29,6 +29,9 @@
 // A row at or past the capacity is not cached (attn_prep) and its output is
 // NaN, as attention.cu's.
 #include "common.cuh"
+#include "mma_f16.cuh"
+#include "cp_async.cuh"
+#include "bf16_parts.cuh"
 
 #define FLASH_THREADS 128
 #define FLASH_WARPS (FLASH_THREADS / 32)
@@ -521,3 +524,329 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// attn_flash_mma_fast_hd{HD} (mma17): attn_flash2_fast's work on the tensor
+// cores. A block takes FMMA_BQ query vectors of one KV head (warp w the 16
+// vectors 16w … 16w+15, an m16 tile) over its split's keys, FMMA_BK at a time,
+// the softmax online in the score fragments' registers (FlashAttention-2's
+// arrangement). Head dims hd ≤ HD, a multiple of 8 (columns hd … HD−1 are
+// zeros in shared memory); the output of a warp's 16 vectors over every head
+// dim stays in its registers (HD/8 n8 tiles).
+//
+// float32 from two kinds of parts, each product's error ≈ 2^-22 of it, far
+// inside fast's tolerance (BF16 alone would be 2^-9):
+// - S = Q·Kᵀ on FP16 pairs: each query vector and each key row scaled by a
+//   power of two that puts its largest |x| in [2^14, 2^15) (f16_row_scale),
+//   split into hi + lo FP16 parts (split_f16: 22 bits), three MMAs (hi·hi,
+//   hi·lo, lo·hi); the score is the sum times both inverse scales (exact).
+// - O += P·V on BF16 parts: P (in [0, 1]) and V split into three BF16 parts
+//   each (split_parts<3>: 24 bits), the six MMAs whose parts' orders sum to
+//   at most 2 (the rest is below 2^-24 of the product).
+// The key and value tile is copied as float32 into a staging area by
+// cp.async while the previous tile's MMAs run, then split once a block into
+// the parts the warps' ldmatrix loads read. Softmax, masking, splits and the
+// epilogue are attn_flash2_fast's: the same partials for
+// attn_flash_combine_fast, the same gated output and NaN rows.
+#define FMMA_THREADS 128
+#define FMMA_BQ 64   // query vectors a block: 4 warps of 16
+#define FMMA_BK 32   // keys a tile
+#define FMMA_PAD 8   // 16-bit elements past a part row's HD: rows 16 bytes apart mod 128, ldmatrix conflict-free
+#define FMMA_FPAD 4  // floats past a staged row's HD
+// The dynamic shared memory of a block for HD, in bytes: the query parts
+// (2 × BQ rows), the key parts (2 × BK), the value parts (3 × BK) of HD + PAD
+// 16-bit elements; the staged float32 keys and values (2 × BK rows of HD +
+// FPAD); each query vector's and key's inverse scale. Keep in step with
+// engine/cuda flashMMASmem.
+#define FMMA_SMEM(HD) \
+    ((2 * FMMA_BQ + 5 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + 2 * FMMA_BK * ((HD) + FMMA_FPAD) * 4 + (FMMA_BQ + FMMA_BK) * 4)
+
+template <int HD>
+__device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
+                                                    const float* __restrict__ qn, const float* __restrict__ kc,
+                                                    const float* __restrict__ vc, const float* __restrict__ proj,
+                                                    const int32_t* __restrict__ posp, int n, int capacity, int nh,
+                                                    int nkv, int hd, int pw, int splits, float scale) {
+    static_assert(HD % 16 == 0 && HD <= 256, "HD: a multiple of 16 up to 256");
+    constexpr int RS = HD + FMMA_PAD, FS = HD + FMMA_FPAD, NT = HD / 8;
+    extern __shared__ __align__(16) unsigned char fmma_smem[];
+    uint16_t* const Qh = reinterpret_cast<uint16_t*>(fmma_smem);  // [BQ, RS] FP16
+    uint16_t* const Ql = Qh + FMMA_BQ * RS;
+    uint16_t* const Kh = Ql + FMMA_BQ * RS;  // [BK, RS] FP16
+    uint16_t* const Kl = Kh + FMMA_BK * RS;
+    uint16_t* const V0 = Kl + FMMA_BK * RS;  // [BK, RS] BF16, three parts
+    uint16_t* const V1 = V0 + FMMA_BK * RS;
+    uint16_t* const V2 = V1 + FMMA_BK * RS;
+    float* const Kf = reinterpret_cast<float*>(V2 + FMMA_BK * RS);  // [BK, FS] staged
+    float* const Vf = Kf + FMMA_BK * FS;
+    float* const qinv = Vf + FMMA_BK * FS;  // [BQ]
+    float* const kinv = qinv + FMMA_BQ;     // [BK]
+    pdl_entry();
+    const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int gs = nkv * hd;
+    const int pos = __ldcg(posp);
+    const int nvec = n * G;
+    const int v0 = (gridDim.x - 1 - blockIdx.x) * FMMA_BQ;  // the longest first
+    const int tlast = (min(v0 + FMMA_BQ, nvec) - 1) / G;
+    const int last = min(pos + tlast, capacity - 1);
+    const int per = ((last + splits) / splits + FMMA_BK - 1) / FMMA_BK * FMMA_BK;  // attn_flash2_fast's ranges
+    const int r0 = min(sp * per, last + 1), r1 = min(r0 + per, last + 1);
+
+    // stage copies keys and values k0 … k0+BK−1 of the range into Kf, Vf
+    // (zeros past the range or hd: the cache may hold NaN there).
+    auto stage = [&](int k0) {
+        const int cnt = min(FMMA_BK, r1 - k0);
+        const float* kt = kc + ((size_t)k0 * nkv + kvh) * hd;
+        const float* vt = vc + ((size_t)k0 * nkv + kvh) * hd;
+        for (int e = tid; e < FMMA_BK * (HD / 4); e += FMMA_THREADS) {
+            const int kk = e / (HD / 4), d = 4 * (e % (HD / 4));
+            const bool in = kk < cnt && d < hd;
+            const size_t off = in ? (size_t)kk * gs + d : 0;
+            cp_async<16>(Kf + kk * FS + d, kt + off, in);
+            cp_async<16>(Vf + kk * FS + d, vt + off, in);
+        }
+        cp_async_commit();
+    };
+    if (r0 < r1) stage(r0);
+
+    // The block's query vectors, times 1/√hd, as scaled FP16 parts: two
+    // threads a vector, each half of its HD columns (zeros past hd or nvec).
+    {
+        const int r = tid >> 1, half = tid & 1, v = v0 + r;
+        const float* q = nullptr;
+        if (v < nvec) q = qn + ((size_t)(v / G) * nh + kvh * G + v % G) * hd;
+        const int c0 = half * (HD / 2), c1 = c0 + HD / 2;
+        float m = 0.f;
+        for (int c = c0; c < c1; c += 4)
+            if (q && c < hd) {
+                const float4 x = *reinterpret_cast<const float4*>(q + c);
+                m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x * scale), fabsf(x.y * scale)), fmaxf(fabsf(x.z * scale), fabsf(x.w * scale))));
+            }
+        m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
+        float fwd, inv;
+        f16_row_scale(m, fwd, inv);
+        if (half == 0) qinv[r] = inv;
+        for (int c = c0; c < c1; c += 4) {
+            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (q && c < hd) x = *reinterpret_cast<const float4*>(q + c);
+            uint32_t p0[2], p1[2];
+            split_f16(x.x * scale * fwd, x.y * scale * fwd, p0);
+            split_f16(x.z * scale * fwd, x.w * scale * fwd, p1);
+            *reinterpret_cast<uint2*>(Qh + r * RS + c) = make_uint2(p0[0], p1[0]);
+            *reinterpret_cast<uint2*>(Ql + r * RS + c) = make_uint2(p0[1], p1[1]);
+        }
+    }
+
+    // The lane's two vectors of the warp's m16 tile (rows g and g+8 of its
+    // fragments) and the last key each sees (−1: past the pass).
+    const int g = lane >> 2, tq = lane & 3;
+    const int va = v0 + 16 * warp + g, vb = va + 8;
+    const int lim0 = va < nvec ? pos + va / G : -1, lim1 = vb < nvec ? pos + vb / G : -1;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running maxima; the lane's share of the sums
+    float o[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    // ldmatrix row offsets of the lane: A (Q) rows, B (K, non-transposed)
+    // rows, B (V, transposed) rows, each with its 8-column half.
+    const int qrow = 16 * warp + (lane & 15), qcol = (lane >> 4) * 8;
+    const int krow = (lane & 7) + ((lane >> 4) << 3), kcol = ((lane >> 3) & 1) * 8;
+    const int vrow = (lane & 7) + ((lane >> 3) & 1) * 8, vcol = (lane >> 4) * 8;
+    const int ksteps = (hd + 15) / 16;
+
+    for (int k0 = r0; k0 < r1; k0 += FMMA_BK) {
+        const int cnt = min(FMMA_BK, r1 - k0);
+        cp_async_wait<0>();
+        __syncthreads();  // the tile is staged; the previous tile's parts are read (the first time: Q written)
+        {  // Split the staged tile: four threads a key row, float4s q, q+4, …
+            const int kk = tid >> 2, q4 = tid & 3;
+            const float* kr = Kf + kk * FS;
+            const float* vr = Vf + kk * FS;
+            float m = 0.f;
+#pragma unroll 4
+            for (int d = 4 * q4; d < HD; d += 16) {
+                const float4 x = *reinterpret_cast<const float4*>(kr + d);
+                m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
+            }
+            m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
+            m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 2));
+            float fwd, inv;
+            f16_row_scale(m, fwd, inv);
+            if (q4 == 0) kinv[kk] = inv;
+#pragma unroll 4
+            for (int d = 4 * q4; d < HD; d += 16) {
+                const float4 x = *reinterpret_cast<const float4*>(kr + d);
+                uint32_t p0[2], p1[2];
+                split_f16(x.x * fwd, x.y * fwd, p0);
+                split_f16(x.z * fwd, x.w * fwd, p1);
+                *reinterpret_cast<uint2*>(Kh + kk * RS + d) = make_uint2(p0[0], p1[0]);
+                *reinterpret_cast<uint2*>(Kl + kk * RS + d) = make_uint2(p0[1], p1[1]);
+                const float4 y = *reinterpret_cast<const float4*>(vr + d);
+                uint32_t u0[3], u1[3];
+                split_parts<3>(y.x, y.y, u0);
+                split_parts<3>(y.z, y.w, u1);
+                *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
+                *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
+                *reinterpret_cast<uint2*>(V2 + kk * RS + d) = make_uint2(u0[2], u1[2]);
+            }
+        }
+        __syncthreads();  // the parts are written, the staging area read
+        if (k0 + FMMA_BK < r1) stage(k0 + FMMA_BK);
+
+        // S = Q·Kᵀ: the warp's 16 vectors × the tile's 32 keys, four n8 tiles.
+        float s[FMMA_BK / 8][4];
+#pragma unroll
+        for (int j = 0; j < FMMA_BK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll 4
+        for (int ks = 0; ks < HD / 16; ks++) {
+            if (ks >= ksteps) break;
+            uint32_t qh[4], ql[4];
+            ldmatrix_x4(Qh + qrow * RS + 16 * ks + qcol, qh);
+            ldmatrix_x4(Ql + qrow * RS + 16 * ks + qcol, ql);
+#pragma unroll
+            for (int np = 0; np < FMMA_BK / 16; np++) {
+                uint32_t bh[4], bl[4];
+                ldmatrix_x4(Kh + (16 * np + krow) * RS + 16 * ks + kcol, bh);
+                ldmatrix_x4(Kl + (16 * np + krow) * RS + 16 * ks + kcol, bl);
+                mma_f16(s[2 * np], qh, bh[0], bh[1]);
+                mma_f16(s[2 * np + 1], qh, bh[2], bh[3]);
+                mma_f16(s[2 * np], qh, bl[0], bl[1]);
+                mma_f16(s[2 * np + 1], qh, bl[2], bl[3]);
+                mma_f16(s[2 * np], ql, bh[0], bh[1]);
+                mma_f16(s[2 * np + 1], ql, bh[2], bh[3]);
+            }
+        }
+        // The scores, unscaled and masked (−inf where the vector does not
+        // see the key, causal, or the key is past the range); the online
+        // softmax of each of the lane's two vectors, reduced over its quad.
+        const float qi0 = qinv[16 * warp + g], qi1 = qinv[16 * warp + g + 8];
+        float t0 = -INFINITY, t1 = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < FMMA_BK / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int kk = 8 * j + 2 * tq + e;
+                const float ki = kinv[kk];
+                s[j][e] = kk < cnt && k0 + kk <= lim0 ? s[j][e] * qi0 * ki : -INFINITY;
+                s[j][2 + e] = kk < cnt && k0 + kk <= lim1 ? s[j][2 + e] * qi1 * ki : -INFINITY;
+                t0 = fmaxf(t0, s[j][e]);
+                t1 = fmaxf(t1, s[j][2 + e]);
+            }
+        t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 1));
+        t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 2));
+        t1 = fmaxf(t1, __shfl_xor_sync(FULL_MASK, t1, 1));
+        t1 = fmaxf(t1, __shfl_xor_sync(FULL_MASK, t1, 2));
+        const float n0 = fmaxf(m0, t0), n1 = fmaxf(m1, t1);
+        const float c0 = n0 == m0 ? 1.f : __expf(m0 - n0), c1 = n1 == m1 ? 1.f : __expf(m1 - n1);  // m −inf, n finite: 0
+        float sum0 = 0.f, sum1 = 0.f;
+#pragma unroll
+        for (int j = 0; j < FMMA_BK / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                s[j][e] = s[j][e] == -INFINITY ? 0.f : __expf(s[j][e] - n0);
+                s[j][2 + e] = s[j][2 + e] == -INFINITY ? 0.f : __expf(s[j][2 + e] - n1);
+                sum0 += s[j][e];
+                sum1 += s[j][2 + e];
+            }
+        l0 = l0 * c0 + sum0;
+        l1 = l1 * c1 + sum1;
+        m0 = n0;
+        m1 = n1;
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            o[j][0] *= c0, o[j][1] *= c0;
+            o[j][2] *= c1, o[j][3] *= c1;
+        }
+        // O += P·V: P's A fragments are the score fragments (k16 step kk:
+        // n8 tiles 2kk, 2kk+1), in three BF16 parts.
+#pragma unroll
+        for (int kk = 0; kk < FMMA_BK / 16; kk++) {
+            uint32_t pa[3][4];
+            {
+                uint32_t t[3];
+                split_parts<3>(s[2 * kk][0], s[2 * kk][1], t);
+                pa[0][0] = t[0], pa[1][0] = t[1], pa[2][0] = t[2];
+                split_parts<3>(s[2 * kk][2], s[2 * kk][3], t);
+                pa[0][1] = t[0], pa[1][1] = t[1], pa[2][1] = t[2];
+                split_parts<3>(s[2 * kk + 1][0], s[2 * kk + 1][1], t);
+                pa[0][2] = t[0], pa[1][2] = t[1], pa[2][2] = t[2];
+                split_parts<3>(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
+                pa[0][3] = t[0], pa[1][3] = t[1], pa[2][3] = t[2];
+            }
+            const int vo = (16 * kk + vrow) * RS + vcol;
+#pragma unroll
+            for (int np = 0; np < NT / 2; np++) {
+                if (16 * np >= hd) break;
+                uint32_t b0[4], b1[4], b2[4];
+                ldmatrix_x4_trans(V0 + vo + 16 * np, b0);
+                ldmatrix_x4_trans(V1 + vo + 16 * np, b1);
+                ldmatrix_x4_trans(V2 + vo + 16 * np, b2);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float* acc = o[2 * np + h];
+                    mma_bf16(acc, pa[0], b0[2 * h], b0[2 * h + 1]);
+                    mma_bf16(acc, pa[0], b1[2 * h], b1[2 * h + 1]);
+                    mma_bf16(acc, pa[1], b0[2 * h], b0[2 * h + 1]);
+                    mma_bf16(acc, pa[0], b2[2 * h], b2[2 * h + 1]);
+                    mma_bf16(acc, pa[1], b1[2 * h], b1[2 * h + 1]);
+                    mma_bf16(acc, pa[2], b0[2 * h], b0[2 * h + 1]);
+                }
+            }
+        }
+    }
+
+    // Each vector's sum over its quad, then the partial or the gated output.
+    l0 += __shfl_xor_sync(FULL_MASK, l0, 1);
+    l0 += __shfl_xor_sync(FULL_MASK, l0, 2);
+    l1 += __shfl_xor_sync(FULL_MASK, l1, 1);
+    l1 += __shfl_xor_sync(FULL_MASK, l1, 2);
+#pragma unroll
+    for (int hr = 0; hr < 2; hr++) {
+        const int v = hr ? vb : va;
+        if (v >= nvec) continue;  // past the pass
+        const float M = hr ? m1 : m0, L = hr ? l1 : l0;
+        const int t = v / G, h = kvh * G + v % G;
+        const size_t item = (size_t)t * nh + h;
+        if (splits > 1) {
+            float* pp = part + (item * splits + sp) * (FLASH_PART_HEAD + hd);
+            if (tq == 0) {
+                pp[0] = M;
+                pp[1] = L;
+            }
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
+                const int c = 8 * j + 2 * tq;
+                if (c < hd) *reinterpret_cast<float2*>(pp + FLASH_PART_HEAD + c) = make_float2(o[j][2 * hr], o[j][2 * hr + 1]);
+            }
+            continue;
+        }
+        const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
+        const bool past = pos + t >= capacity;
+        const float inv = 1.f / L;
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            const int c = 8 * j + 2 * tq;
+            if (c >= hd) continue;
+            float2 x = make_float2(flash_gated(o[j][2 * hr], inv, gate[c]), flash_gated(o[j][2 * hr + 1], inv, gate[c + 1]));
+            if (past) x = make_float2(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000));
+            *reinterpret_cast<float2*>(attn + item * hd + c) = x;
+        }
+    }
+}
+
+// Instances attn_flash_mma_fast_hd{HD}: grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
+// splits), block FMMA_THREADS, FMMA_SMEM(HD) bytes of dynamic shared memory;
+// the arguments as attn_flash_fast's, hd ≤ HD and a multiple of 8 (engine/cuda
+// flashMMAKernel picks the smallest HD).
+#define ATTN_FLASH_MMA(HD)                                                                                       \
+    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##HD(                    \
+        float* __restrict__ attn, float* __restrict__ part, const float* __restrict__ qn,                       \
+        const float* __restrict__ kc, const float* __restrict__ vc, const float* __restrict__ proj,             \
+        const int32_t* __restrict__ posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits,    \
+        float scale) {                                                                                           \
+        attn_flash_mma_body<HD>(attn, part, qn, kc, vc, proj, posp, n, capacity, nh, nkv, hd, pw, splits, scale); \
+    }
+ATTN_FLASH_MMA(32)
+ATTN_FLASH_MMA(64)
+ATTN_FLASH_MMA(128)
+ATTN_FLASH_MMA(256)

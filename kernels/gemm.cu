@@ -442,16 +442,6 @@ GEMM_TC(32)
 #define GEMM_MMA_BK 32
 #define GEMM_MMA_SMEM 49152  // static shared memory of a block (bytes)
 
-// (Not volatile: the compiler may interleave independent MMAs.)
-__device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
 
 // Part formats of the tensor-core GEMM (gemm_mma_body's PF, beside PARTS).
 // GEMM_PARTS_BF16: each x as PARTS BF16 parts of s·x (s the FP8 block
@@ -580,14 +570,6 @@ __device__ __forceinline__ float4 gemm_mma_ldsm_x(const uint8_t* xs, int r, int 
     return make_float4(p0.x, p0.y, p1.x, p1.y);
 }
 
-// ldmatrix_x4 loads four 8 × 8 BF16 matrices (lane l gives the address of
-// row l & 7 of matrix l >> 3) as one A fragment.
-__device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-                 : "r"(s));
-}
 
 // The variant of an instance (gemm31, docs/PERF.md "gemm31"):
 // GEMM_MMA_PIPE pipelines the fragments a half step (k16) ahead: while

@@ -1,10 +1,39 @@
-// FP16 tensor-core pieces shared by the fast GEMMs of FP8 weights
-// (kernels/gemm.cu's FP16-part instances, kernels/gemm_stream.cu): the
-// m16n8k16 FP16 MMA, two E4M3 weights to an FP16 pair, and the split of a
-// float32 activation into two FP16 parts with a power-of-two row scale that
-// keeps them inside FP16's range (docs/MODEL.md "Numerics policy").
+// Tensor-core pieces shared by the fast kernels (kernels/gemm.cu,
+// gemm_stream.cu, attention_prompt.cu): the m16n8k16 BF16 and FP16 MMAs,
+// ldmatrix, two E4M3 weights to an FP16 pair, and the split of a float32
+// activation into two FP16 parts with a power-of-two row scale that keeps
+// them inside FP16's range (docs/MODEL.md "Numerics policy").
 #pragma once
 #include <stdint.h>
+
+// mma_bf16: c += a·b, m16n8k16 BF16 with float32 accumulation. (Not
+// volatile: the compiler may interleave independent MMAs.)
+__device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// ldmatrix_x4 loads four 8 × 8 16-bit matrices (lane l gives the address of
+// row l & 7 of matrix l >> 3) as one A fragment, or two n8 B fragments.
+__device__ __forceinline__ void ldmatrix_x4(const void* smem, uint32_t* a) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(s));
+}
+// ldmatrix_x4_trans is ldmatrix_x4 with each matrix transposed: B
+// fragments of a matrix stored k-major (rows k, columns n contiguous).
+__device__ __forceinline__ void ldmatrix_x4_trans(const void* smem, uint32_t* a) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                 : "r"(s));
+}
 
 // The same MMA on FP16 operands (the part format GEMM_PARTS_F16 below):
 // m16n8k16 f16 with float32 accumulation, the BF16 MMA's rate.

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 
 	"proscenium/engine/cuda/kernel"
@@ -74,6 +75,86 @@ func useFlash2(n int) bool {
 	return attnFlash2Always || attnFlash2 && n >= flash2MinRows
 }
 
+// The tensor-core kernel's sizes (mma17: kernels/attention_prompt.cu
+// attn_flash_mma_fast_hd*): flashMMABQ query vectors a block in four m16
+// warps, keys in tiles of kernel.FmmaBk, one block an SM (≈ 214 KiB of
+// shared memory at head dim 256).
+const (
+	flashMMAThreads = kernel.FmmaThreads
+	flashMMABQ      = kernel.FmmaBq
+	// flashMMATargetBlocks: two blocks' work for each of an H200's 132 SMs,
+	// so that the causal pass's shorter blocks finish while longer ones run.
+	flashMMATargetBlocks = 2 * 132
+	// flashMMAMinSplitKeys: a split is whole tiles (attn_flash2_fast's rule).
+	flashMMAMinSplitKeys = kernel.FmmaBk
+	// flashMMAMinRows is the shortest pass the default gives the kernel.
+	flashMMAMinRows = 128
+)
+
+// AttnMMAEnv is the environment variable that says where the prompt
+// attention runs on the tensor cores (attn_flash_mma_fast_hd*): "on" every
+// pass the flash core takes, "off" none, unset passes of flashMMAMinRows
+// rows or more.
+const AttnMMAEnv = "PROSCENIUM_GPU_ATTN_MMA"
+
+// attnMMA is $PROSCENIUM_GPU_ATTN_MMA.
+var attnMMA = os.Getenv(AttnMMAEnv)
+
+// AttnMMASetting checks a value of $PROSCENIUM_GPU_ATTN_MMA.
+func AttnMMASetting(v string) error {
+	switch v {
+	case "", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("cuda: %s=%q: want on or off", AttnMMAEnv, v)
+}
+
+// useFlashMMA says whether a pass of n rows runs the tensor-core kernel
+// (where the geometry and the device take it).
+func useFlashMMA(n int) bool {
+	return attnMMA == "on" || attnMMA == "" && n >= flashMMAMinRows
+}
+
+// flashMMAHeadDims are the instances' head dims, smallest first.
+var flashMMAHeadDims = []struct {
+	hd int
+	k  kernel.AttnFlashMmaFastKernel
+}{
+	{32, kernel.AttnFlashMmaFastHd32}, {64, kernel.AttnFlashMmaFastHd64},
+	{128, kernel.AttnFlashMmaFastHd128}, {256, kernel.AttnFlashMmaFastHd256},
+}
+
+// flashMMAKernel is the tensor-core instance for the geometry's head dim
+// (the smallest whose HD holds it) and its dynamic shared memory in bytes;
+// ok is false where none does (head dims a multiple of 8 up to 256).
+func (g AttentionGeometry) flashMMAKernel() (k kernel.AttnFlashMmaFastKernel, smem int, ok bool) {
+	if g.HeadDim%8 != 0 {
+		return "", 0, false
+	}
+	for _, i := range flashMMAHeadDims {
+		if g.HeadDim <= i.hd {
+			return i.k, flashMMASmem(i.hd), true
+		}
+	}
+	return "", 0, false
+}
+
+// flashMMASmem is an instance's dynamic shared memory for its HD
+// (kernels/attention_prompt.cu FMMA_SMEM): the query parts, the key and
+// value parts, the staged float32 tile, the inverse scales.
+func flashMMASmem(hd int) int {
+	const bq, bk = kernel.FmmaBq, kernel.FmmaBk
+	return (2*bq+5*bk)*(hd+kernel.FmmaPad)*2 + 2*bk*(hd+kernel.FmmaFpad)*4 + (bq+bk)*4
+}
+
+// flashMMATiles is the tensor-core kernel's blocks of each KV head for n rows.
+func (g AttentionGeometry) flashMMATiles(n int) int { return g.queryTiles(n, flashMMABQ) }
+
+// flashMMASplits is flashSplits for the tensor-core kernel.
+func (g AttentionGeometry) flashMMASplits(n, maxLen int) int {
+	return g.keySplits(n, maxLen, flashMMABQ, flashMMATargetBlocks, flashMMAMinSplitKeys)
+}
+
 // attnFlash is whether the fast prefill runs attn_flash_fast:
 // $PROSCENIUM_GPU_ATTN_FLASH=0 keeps the core blocks (benchmarks, and the
 // comparison of the two on the device).
@@ -139,8 +220,8 @@ func (g AttentionGeometry) flash2Smem() int {
 func (g AttentionGeometry) flashPartFloats(rows, capacity int) int64 {
 	var most int64
 	for n := 1; n <= rows; n++ {
-		// Either kernel's splits (attn_flash_fast's, attn_flash2_fast's).
-		if s := max(g.flashSplits(n, capacity), g.flash2Splits(n, capacity)); s > 1 {
+		// Any kernel's splits.
+		if s := max(g.flashSplits(n, capacity), g.flash2Splits(n, capacity), g.flashMMASplits(n, capacity)); s > 1 {
 			most = max(most, int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim))
 		}
 	}

@@ -31,30 +31,68 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
 	}
-	// attn_flash2_fast's ≈ 107 KiB of shared memory a block exceeds what
-	// some devices give one (sm_86/89: 99 KiB): those keep attn_flash_fast.
-	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
-		return q.attentionFlashKernel(l, n, pos, l.G.flash2Splits(n, maxLen), true)
+	if err := AttnMMASetting(attnMMA); err != nil {
+		return err
 	}
-	return q.attentionFlashSplits(l, n, pos, l.G.flashSplits(n, maxLen))
+	core := q.flashCoreFor(l, n)
+	return q.attentionFlashKernel(l, n, pos, l.G.coreSplits(core, n, maxLen), core)
 }
 
-// attentionFlashSplits is attentionFlash with its key splits given (the
-// tests run every call at one split and at the most, whatever its length).
-func (q *Queue) attentionFlashSplits(l *AttentionLayer, n int, pos Tensor, splits int) error {
-	return q.attentionFlashKernel(l, n, pos, splits, useFlash2(n))
+// flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
+// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores).
+type flashCore int
+
+const (
+	coreFlash flashCore = iota
+	coreFlash2
+	coreFlashMMA
+)
+
+func (c flashCore) String() string {
+	return [...]string{"flash", "flash2", "flash-mma"}[c]
 }
 
-// attentionFlashKernel is attentionFlashSplits with the kernel given:
-// attn_flash2_fast (attn13's register tiles) where v2, else
-// attn_flash_fast (the tests and the timing run both in one process).
-func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, splits int, v2 bool) error {
+// flashCoreFor is the kernel a pass of n rows runs: the tensor cores where
+// the switch, the geometry and the device take them, else attn_flash2_fast
+// where the pass is long enough and the device gives its ≈ 107 KiB of shared
+// memory a block (sm_86/89 give 99 KiB), else attn_flash_fast.
+func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
+	if useFlashMMA(n) {
+		if k, smem, ok := l.G.flashMMAKernel(); ok && q.Queue.SharedLimit(string(k), smem) == nil {
+			return coreFlashMMA
+		}
+	}
+	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
+		return coreFlash2
+	}
+	return coreFlash
+}
+
+// coreSplits is the key splits of a call of core over n rows whose last row
+// sees at most maxLen keys.
+func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
+	switch core {
+	case coreFlashMMA:
+		return g.flashMMASplits(n, maxLen)
+	case coreFlash2:
+		return g.flash2Splits(n, maxLen)
+	}
+	return g.flashSplits(n, maxLen)
+}
+
+// attentionFlashKernel is attentionFlash with the kernel and its key splits
+// given (the tests run every kernel at one split and at the most, whatever
+// the pass's length; the timing runs them side by side in one process).
+func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, splits int, core flashCore) error {
 	g := l.G
+	mma, mmaSmem, mmaOK := g.flashMMAKernel()
 	switch {
 	case q.d.Numerics.Exact():
 		return fmt.Errorf("cuda attention: the flash core runs under fast numerics only")
 	case !g.flashSupports():
 		return fmt.Errorf("cuda attention: the flash core takes head dims that are multiples of 4 up to %d, not %d", flashMaxHeadDim, g.HeadDim)
+	case core == coreFlashMMA && !mmaOK:
+		return fmt.Errorf("cuda attention: the tensor-core flash core takes head dims that are multiples of 8 up to 256, not %d", g.HeadDim)
 	case n < 1 || n > l.MaxRows:
 		return fmt.Errorf("cuda attention: a flash core of %d rows (the scratch holds %d)", n, l.MaxRows)
 	case splits < 1 || splits > flashMaxSplits:
@@ -71,23 +109,28 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, split
 		return err
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	if v2 {
-		err := kernel.AttnFlash2Fast(sharedLauncher{q, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
+	var err error
+	switch core {
+	case coreFlashMMA:
+		err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
+			kernel.AttnFlashMmaFastArgs{
+				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
+				Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
+			})
+	case coreFlash2:
+		err = kernel.AttnFlash2Fast(sharedLauncher{q, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
 			kernel.AttnFlash2FastArgs{
 				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
 				Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
 			})
-		if err != nil {
-			return err
-		}
-	} else if err := kernel.AttnFlashFast(q, [3]int{g.flashTiles(n), nkv, splits}, flashThreads, kernel.AttnFlashFastArgs{
-		Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
-		Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
-	}); err != nil {
-		return err
+	default:
+		err = kernel.AttnFlashFast(q, [3]int{g.flashTiles(n), nkv, splits}, flashThreads, kernel.AttnFlashFastArgs{
+			Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
+			Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
+		})
 	}
-	if splits == 1 {
-		return nil
+	if err != nil || splits == 1 {
+		return err
 	}
 	return kernel.AttnFlashCombineFast(q, [3]int{n * nh, 1, 1}, flashThreads, tPtr(r.attn), tPtr(r.flashPart), tPtr(r.proj), tPtr(pos),
 		l.Capacity, nh, hd, pw, splits)

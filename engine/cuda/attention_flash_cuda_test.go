@@ -24,8 +24,10 @@ import (
 // both paths meet every length. A wrong causal limit (a row seeing the next
 // row's key), a key tile staged from the wrong KV head or a split's range
 // off by one moves whole vectors past 1e-4. Every call runs through both
-// kernels, attn_flash_fast and attn13's attn_flash2_fast (each at its own
-// splits as the backbone would take them, one and the most).
+// kernels, attn_flash_fast, attn13's attn_flash2_fast and mma17's
+// attn_flash_mma_fast_hd* (each at its own splits as the backbone would take
+// them, one and the most; the odd geometry's head dim 24 in the HD 32
+// instance, its columns past 24 zeros).
 func TestAttentionFlash(t *testing.T) {
 	prev := dev.Numerics
 	dev.Numerics = drama3.NumericsFast
@@ -48,18 +50,15 @@ func TestAttentionFlash(t *testing.T) {
 				}
 				want := make([]float32, n*aw)
 				cpu.AttentionCoreRef(want, proj, n, c.ref.QNorm, c.ref.KNorm, c.gref, &ref)
-				for _, v2 := range []bool{false, true} {
-					auto := l.G.flashSplits(n, before+n)
-					if v2 {
-						auto = l.G.flash2Splits(n, before+n)
-					}
+				for _, core := range []flashCore{coreFlash, coreFlash2, coreFlashMMA} {
+					auto := l.G.coreSplits(core, n, before+n)
 					splits := []int{auto, 1, mostFlashSplits(l, n)}
 					slices.Sort(splits)
 					for _, s := range slices.Compact(splits) {
 						if err := Upload(dev, l.Scratch.Block, attnOff, nanRows(n*aw)); err != nil {
 							t.Fatal(err)
 						}
-						if err := dev.Run(func(q *Queue) error { return q.attentionFlashKernel(l, n, Whole(c.pos), s, v2) }); err != nil {
+						if err := dev.Run(func(q *Queue) error { return q.attentionFlashKernel(l, n, Whole(c.pos), s, core) }); err != nil {
 							t.Fatal(err)
 						}
 						if err := dev.Sync(); err != nil {
@@ -69,7 +68,7 @@ func TestAttentionFlash(t *testing.T) {
 						if err := Download(dev, got, l.Scratch.Block, attnOff); err != nil {
 							t.Fatal(err)
 						}
-						what := fmt.Sprintf("%s call %d (%d rows after %d, %d splits; the backbone's %d)", flashName(v2), i, n, before, s, auto)
+						what := fmt.Sprintf("%s call %d (%d rows after %d, %d splits; the backbone's %d)", core, i, n, before, s, auto)
 						checkClose(t, what, got, want, 1e-5)
 						checkVectorsClose(t, what, got, want, g.HeadDim, 1e-4)
 					}
@@ -105,14 +104,6 @@ func TestAttentionFlashRefusesExact(t *testing.T) {
 		t.Fatal("attentionFlash ran under exact numerics")
 	}
 	t.Logf("refused: %v", err)
-}
-
-// flashName names a flash kernel in the tests' lines.
-func flashName(v2 bool) string {
-	if v2 {
-		return "flash2"
-	}
-	return "flash"
 }
 
 // mostFlashSplits is the most splits (≤ flashMaxSplits) whose partials of n
@@ -167,7 +158,8 @@ func checkVectorsClose(t *testing.T, what string, got, ref []float32, width int,
 // calls after a warm-up; nothing is asserted (docs/PERF.md). attn13 adds
 // attn_flash2_fast (a "timing flash2" line: at its own splits, against
 // attn_flash_fast in the same process) at 60, 300, 512, 700 and 1024 rows
-// from empty and 60 and 300 rows after a 700-row prefix.
+// from empty and 60 and 300 rows after a 700-row prefix; mma17 adds the
+// tensor-core kernel beside them ("timing flash-mma").
 func TestAttentionFlashTiming(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
@@ -227,10 +219,13 @@ func TestAttentionFlashTiming(t *testing.T) {
 			t.Fatal(err)
 		}
 		maxLen := p.before + p.n
-		s1, s2 := g.flashSplits(p.n, maxLen), g.flash2Splits(p.n, maxLen)
-		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s1, false) })
-		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s2, true) })
+		s1, s2, s3 := g.flashSplits(p.n, maxLen), g.flash2Splits(p.n, maxLen), g.flashMMASplits(p.n, maxLen)
+		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s1, coreFlash) })
+		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s2, coreFlash2) })
+		mma := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s3, coreFlashMMA) })
 		fmt.Printf("timing flash2, %4d rows after %3d: flash2 %8.1f µs (%2d splits, %3d blocks), flash %8.1f µs (%2d splits): %.2f×\n",
 			p.n, p.before, flash2, s2, g.flash2Tiles(p.n)*g.KVHeads*s2, flash, s1, flash/flash2)
+		fmt.Printf("timing flash-mma, %4d rows after %3d: flash-mma %8.1f µs (%2d splits, %3d blocks), flash2 %8.1f µs: %.2f×\n",
+			p.n, p.before, mma, s3, g.flashMMATiles(p.n)*g.KVHeads*s3, flash2, flash2/mma)
 	}
 }

@@ -1,6 +1,11 @@
 package cuda
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"proscenium/engine/cuda/kernel"
+)
 
 // The flash prompt attention's grid and scratch (no device needed).
 
@@ -86,7 +91,7 @@ func TestFlashScratch(t *testing.T) {
 			t.Errorf("%+v: layout %+v, flash %+v", c, l, f)
 		}
 		for n := 1; n <= c.rows; n++ {
-			if s := max(g.flashSplits(n, c.capacity), g.flash2Splits(n, c.capacity)); s > 1 && int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim)*4 > f.end-f.part {
+			if s := max(g.flashSplits(n, c.capacity), g.flash2Splits(n, c.capacity), g.flashMMASplits(n, c.capacity)); s > 1 && int64(n*g.Heads*s)*int64(flashPartHead+g.HeadDim)*4 > f.end-f.part {
 				t.Errorf("%+v: %d rows in %d splits overflow the partials", c, n, s)
 			}
 		}
@@ -101,5 +106,35 @@ func TestFlashScratch(t *testing.T) {
 	core := alignUp(4*512*int64(g.ProjWidth())) + alignUp(4*c*16*256) + alignUp(4*c*16*4096) + alignUp(4*16*parts) + alignUp(8*16*parts*257)
 	if got := g.scratchLayoutBlocks(512, 64, 4096).attn; got != core {
 		t.Errorf("full geometry, 512 rows: attn at %d, want %d (the core blocks' end)", got, core)
+	}
+}
+
+// TestFlashMMAKernel: the tensor-core instance for a head dim is the
+// smallest whose HD holds it, none past 256 or off a multiple of 8, and its
+// shared memory is FMMA_SMEM's (the full geometry's within the 227 KiB an
+// sm_90 block may take).
+func TestFlashMMAKernel(t *testing.T) {
+	for _, c := range []struct {
+		hd   int
+		want kernel.AttnFlashMmaFastKernel
+	}{{8, kernel.AttnFlashMmaFastHd32}, {24, kernel.AttnFlashMmaFastHd32}, {32, kernel.AttnFlashMmaFastHd32},
+		{40, kernel.AttnFlashMmaFastHd64}, {128, kernel.AttnFlashMmaFastHd128}, {136, kernel.AttnFlashMmaFastHd256},
+		{256, kernel.AttnFlashMmaFastHd256}, {260, ""}, {12, ""}, {100, ""}} {
+		k, _, ok := AttentionGeometry{HeadDim: c.hd}.flashMMAKernel()
+		if k != c.want || ok != (c.want != "") {
+			t.Errorf("head dim %d: %q, %v; want %q", c.hd, k, ok, c.want)
+		}
+	}
+	// (2·64 + 5·32)·264·2 + 2·32·260·4 + 96·4 bytes.
+	if _, smem, _ := fullAttention.flashMMAKernel(); smem != 219008 || smem > 227<<10 {
+		t.Errorf("full geometry: %d bytes of shared memory, want 219008", smem)
+	}
+	for _, v := range []string{"", "on", "off"} {
+		if err := AttnMMASetting(v); err != nil {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	if err := AttnMMASetting("yes"); err == nil || !strings.Contains(err.Error(), AttnMMAEnv) {
+		t.Errorf("\"yes\": %v, want an error naming %s", err, AttnMMAEnv)
 	}
 }

@@ -16,6 +16,7 @@ var prefillSwitches = map[string]struct {
 	v     *string
 	check func(string) error
 }{
+	AttnMMAEnv:          {&attnMMA, AttnMMASetting},
 	DeltaNetPrepEnv:     {&deltaNetPrep, DeltaNetPrepSetting},
 	GemmStreamSwiGLUEnv: {&gemmStreamSwiGLU, GemmStreamSwiGLUSetting},
 	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},

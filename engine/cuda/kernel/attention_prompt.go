@@ -19,6 +19,11 @@ const (
 	Flash2Bk       = 32  // FLASH2_BK
 	Flash2Maxd4    = 4   // FLASH2_MAXD4
 	Flash2Ps       = 68  // FLASH2_PS
+	FmmaThreads    = 128 // FMMA_THREADS
+	FmmaBq         = 64  // FMMA_BQ
+	FmmaBk         = 32  // FMMA_BK
+	FmmaPad        = 8   // FMMA_PAD
+	FmmaFpad       = 4   // FMMA_FPAD
 )
 
 // AttnFlashFastArgs are the parameters of attn_flash_fast.
@@ -84,4 +89,46 @@ type AttnFlash2FastArgs struct {
 // on q with grid blocks of block threads.
 func AttnFlash2Fast(q Launcher, grid [3]int, block int, a AttnFlash2FastArgs) error {
 	return q.Launch("attn_flash2_fast", grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))), uint64(math.Float32bits(a.Scale)))
+}
+
+// AttnFlashMmaFastKernel is one of the attn_flash_mma_fast_* instances of kernels/attention_prompt.cu, which share one signature.
+type AttnFlashMmaFastKernel string
+
+// The attn_flash_mma_fast instances.
+const (
+	AttnFlashMmaFastHd32  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
+	AttnFlashMmaFastHd64  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
+	AttnFlashMmaFastHd128 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
+	AttnFlashMmaFastHd256 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
+)
+
+// AttnFlashMmaFastKernels lists the attn_flash_mma_fast instances in source order.
+var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256}
+
+// AttnFlashMmaFastArgs are the parameters of attn_flash_mma_fast_*.
+type AttnFlashMmaFastArgs struct {
+	Attn     Ptr     // float* attn
+	Part     Ptr     // float* part
+	Qn       Ptr     // float* qn
+	Kc       Ptr     // float* kc
+	Vc       Ptr     // float* vc
+	Proj     Ptr     // float* proj
+	Posp     Ptr     // int32_t* posp
+	N        int     // int n
+	Capacity int     // int capacity
+	Nh       int     // int nh
+	Nkv      int     // int nkv
+	Hd       int     // int hd
+	Pw       int     // int pw
+	Splits   int     // int splits
+	Scale    float32 // float scale
+}
+
+// AttnFlashMmaFast enqueues kernels/attention_prompt.cu's
+//
+//	attn_flash_mma_fast_*(float* attn, float* part, float* qn, float* kc, float* vc, float* proj, int32_t* posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits, float scale)
+//
+// on q with grid blocks of block threads.
+func AttnFlashMmaFast(q Launcher, k AttnFlashMmaFastKernel, grid [3]int, block int, a AttnFlashMmaFastArgs) error {
+	return q.Launch(string(k), grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))), uint64(math.Float32bits(a.Scale)))
 }
