@@ -540,9 +540,16 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 //   power of two that puts its largest |x| in [2^14, 2^15) (f16_row_scale),
 //   split into hi + lo FP16 parts (split_f16: 22 bits), three MMAs (hi·hi,
 //   hi·lo, lo·hi); the score is the sum times both inverse scales (exact).
-// - O += P·V on BF16 parts: P (in [0, 1]) and V split into three BF16 parts
-//   each (split_parts<3>: 24 bits), the six MMAs whose parts' orders sum to
-//   at most 2 (the rest is below 2^-24 of the product).
+// - O += P·V on BF16 parts (the _hd{HD} instances): P (in [0, 1]) and V
+//   split into three BF16 parts each (split_parts<3>: 24 bits), the six MMAs
+//   whose parts' orders sum to at most 2 (the rest is below 2^-24 of the
+//   product). Or on FP16 pairs (the _hd{HD}h instances, PV16): the tile's
+//   values scaled by one power of two that puts the tile's largest |v| in
+//   [2^14, 2^15), P as it is (p ≥ 2^-14 is a normal FP16; a smaller p's
+//   error is below 2^-25 of the row's sum, which is at least 1), hi + lo
+//   parts, three MMAs; the output is kept in the current tile's units (its
+//   rescale by the tile's correction times 2^(f_j − f_{j−1}), exact) and
+//   brought back at the end.
 // The key and value tile is copied as float32 into a staging area by
 // cp.async while the previous tile's MMAs run, then split once a block into
 // the parts the warps' ldmatrix loads read. Softmax, masking, splits and the
@@ -557,11 +564,11 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 // (2 × BQ rows), the key parts (2 × BK), the value parts (3 × BK) of HD + PAD
 // 16-bit elements; the staged float32 keys and values (2 × BK rows of HD +
 // FPAD); each query vector's and key's inverse scale. Keep in step with
-// engine/cuda flashMMASmem.
+// engine/cuda flashMMASmem. (PV16 leaves the third value part unused.)
 #define FMMA_SMEM(HD) \
-    ((2 * FMMA_BQ + 5 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + 2 * FMMA_BK * ((HD) + FMMA_FPAD) * 4 + (FMMA_BQ + FMMA_BK) * 4)
+    ((2 * FMMA_BQ + 5 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + 2 * FMMA_BK * ((HD) + FMMA_FPAD) * 4 + (FMMA_BQ + FMMA_BK + 8) * 4)
 
-template <int HD>
+template <int HD, bool PV16>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
                                                     const float* __restrict__ qn, const float* __restrict__ kc,
                                                     const float* __restrict__ vc, const float* __restrict__ proj,
@@ -581,6 +588,8 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     float* const Vf = Kf + FMMA_BK * FS;
     float* const qinv = Vf + FMMA_BK * FS;  // [BQ]
     float* const kinv = qinv + FMMA_BQ;     // [BK]
+    float* const vmaxw = kinv + FMMA_BK;    // [4] PV16: each warp's largest |v| of the tile
+    int* const vexp = reinterpret_cast<int*>(vmaxw + 4);  // PV16: the tile's value scale's exponent
     pdl_entry();
     const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -644,6 +653,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     const int va = v0 + 16 * warp + g, vb = va + 8;
     const int lim0 = va < nvec ? pos + va / G : -1, lim1 = vb < nvec ? pos + vb / G : -1;
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running maxima; the lane's share of the sums
+    int fprev = 0;  // PV16: the exponent of the output's units (the last tile's value scale)
     float o[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -662,14 +672,23 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             const int kk = tid >> 2, q4 = tid & 3;
             const float* kr = Kf + kk * FS;
             const float* vr = Vf + kk * FS;
-            float m = 0.f;
+            float m = 0.f, mv = 0.f;
 #pragma unroll 4
             for (int d = 4 * q4; d < HD; d += 16) {
                 const float4 x = *reinterpret_cast<const float4*>(kr + d);
                 m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
+                if (PV16) {
+                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
+                    mv = fmaxf(mv, fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w))));
+                }
             }
             m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
             m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 2));
+            if (PV16) {
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) mv = fmaxf(mv, __shfl_xor_sync(FULL_MASK, mv, o));
+                if (lane == 0) vmaxw[warp] = mv;
+            }
             float fwd, inv;
             f16_row_scale(m, fwd, inv);
             if (q4 == 0) kinv[kk] = inv;
@@ -681,13 +700,30 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                 split_f16(x.z * fwd, x.w * fwd, p1);
                 *reinterpret_cast<uint2*>(Kh + kk * RS + d) = make_uint2(p0[0], p1[0]);
                 *reinterpret_cast<uint2*>(Kl + kk * RS + d) = make_uint2(p0[1], p1[1]);
-                const float4 y = *reinterpret_cast<const float4*>(vr + d);
-                uint32_t u0[3], u1[3];
-                split_parts<3>(y.x, y.y, u0);
-                split_parts<3>(y.z, y.w, u1);
-                *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
-                *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
-                *reinterpret_cast<uint2*>(V2 + kk * RS + d) = make_uint2(u0[2], u1[2]);
+                if (!PV16) {
+                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
+                    uint32_t u0[3], u1[3];
+                    split_parts<3>(y.x, y.y, u0);
+                    split_parts<3>(y.z, y.w, u1);
+                    *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
+                    *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
+                    *reinterpret_cast<uint2*>(V2 + kk * RS + d) = make_uint2(u0[2], u1[2]);
+                }
+            }
+            if (PV16) {
+                __syncthreads();  // every warp's largest |v|
+                float vfwd, vinv;
+                f16_row_scale(fmaxf(fmaxf(vmaxw[0], vmaxw[1]), fmaxf(vmaxw[2], vmaxw[3])), vfwd, vinv);
+                if (tid == 0) *vexp = (int)(__float_as_uint(vfwd) >> 23) - 127;
+#pragma unroll 4
+                for (int d = 4 * q4; d < HD; d += 16) {
+                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
+                    uint32_t u0[2], u1[2];
+                    split_f16(y.x * vfwd, y.y * vfwd, u0);
+                    split_f16(y.z * vfwd, y.w * vfwd, u1);
+                    *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
+                    *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
+                }
             }
         }
         __syncthreads();  // the parts are written, the staging area read
@@ -752,15 +788,50 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         l1 = l1 * c1 + sum1;
         m0 = n0;
         m1 = n1;
+        float oc0 = c0, oc1 = c1;
+        if (PV16) {  // the output into this tile's units: × 2^(f_j − f_{j−1}) (none before the first tile: it is 0)
+            const int f = *vexp;
+            const int d = k0 == r0 ? 0 : max(-126, min(127, f - fprev));
+            const float u = __uint_as_float((uint32_t)(127 + d) << 23);
+            oc0 *= u, oc1 *= u;
+            fprev = f;
+        }
 #pragma unroll
         for (int j = 0; j < NT; j++) {
-            o[j][0] *= c0, o[j][1] *= c0;
-            o[j][2] *= c1, o[j][3] *= c1;
+            o[j][0] *= oc0, o[j][1] *= oc0;
+            o[j][2] *= oc1, o[j][3] *= oc1;
         }
         // O += P·V: P's A fragments are the score fragments (k16 step kk:
         // n8 tiles 2kk, 2kk+1), in three BF16 parts.
 #pragma unroll
         for (int kk = 0; kk < FMMA_BK / 16; kk++) {
+            const int vo = (16 * kk + vrow) * RS + vcol;
+            if (PV16) {
+                uint32_t pa[2][4], t[2];
+                split_f16(s[2 * kk][0], s[2 * kk][1], t);
+                pa[0][0] = t[0], pa[1][0] = t[1];
+                split_f16(s[2 * kk][2], s[2 * kk][3], t);
+                pa[0][1] = t[0], pa[1][1] = t[1];
+                split_f16(s[2 * kk + 1][0], s[2 * kk + 1][1], t);
+                pa[0][2] = t[0], pa[1][2] = t[1];
+                split_f16(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
+                pa[0][3] = t[0], pa[1][3] = t[1];
+#pragma unroll
+                for (int np = 0; np < NT / 2; np++) {
+                    if (16 * np >= hd) break;
+                    uint32_t b0[4], b1[4];
+                    ldmatrix_x4_trans(V0 + vo + 16 * np, b0);
+                    ldmatrix_x4_trans(V1 + vo + 16 * np, b1);
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        float* acc = o[2 * np + h];
+                        mma_f16(acc, pa[0], b0[2 * h], b0[2 * h + 1]);
+                        mma_f16(acc, pa[0], b1[2 * h], b1[2 * h + 1]);
+                        mma_f16(acc, pa[1], b0[2 * h], b0[2 * h + 1]);
+                    }
+                }
+                continue;
+            }
             uint32_t pa[3][4];
             {
                 uint32_t t[3];
@@ -773,7 +844,6 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                 split_parts<3>(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
                 pa[0][3] = t[0], pa[1][3] = t[1], pa[2][3] = t[2];
             }
-            const int vo = (16 * kk + vrow) * RS + vcol;
 #pragma unroll
             for (int np = 0; np < NT / 2; np++) {
                 if (16 * np >= hd) break;
@@ -795,7 +865,9 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         }
     }
 
-    // Each vector's sum over its quad, then the partial or the gated output.
+    // Each vector's sum over its quad, then the partial or the gated output
+    // (PV16: the output back from its units, 2^-f of the last tile's scale).
+    const float ou = PV16 && r0 < r1 ? __uint_as_float((uint32_t)(127 - fprev) << 23) : 1.f;
     l0 += __shfl_xor_sync(FULL_MASK, l0, 1);
     l0 += __shfl_xor_sync(FULL_MASK, l0, 2);
     l1 += __shfl_xor_sync(FULL_MASK, l1, 1);
@@ -816,7 +888,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
 #pragma unroll
             for (int j = 0; j < NT; j++) {
                 const int c = 8 * j + 2 * tq;
-                if (c < hd) *reinterpret_cast<float2*>(pp + FLASH_PART_HEAD + c) = make_float2(o[j][2 * hr], o[j][2 * hr + 1]);
+                if (c < hd) *reinterpret_cast<float2*>(pp + FLASH_PART_HEAD + c) = make_float2(o[j][2 * hr] * ou, o[j][2 * hr + 1] * ou);
             }
             continue;
         }
@@ -827,26 +899,31 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         for (int j = 0; j < NT; j++) {
             const int c = 8 * j + 2 * tq;
             if (c >= hd) continue;
-            float2 x = make_float2(flash_gated(o[j][2 * hr], inv, gate[c]), flash_gated(o[j][2 * hr + 1], inv, gate[c + 1]));
+            float2 x = make_float2(flash_gated(o[j][2 * hr] * ou, inv, gate[c]), flash_gated(o[j][2 * hr + 1] * ou, inv, gate[c + 1]));
             if (past) x = make_float2(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000));
             *reinterpret_cast<float2*>(attn + item * hd + c) = x;
         }
     }
 }
 
-// Instances attn_flash_mma_fast_hd{HD}: grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
+// Instances attn_flash_mma_fast_hd{HD}[h] (h: PV16): grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
 // splits), block FMMA_THREADS, FMMA_SMEM(HD) bytes of dynamic shared memory;
 // the arguments as attn_flash_fast's, hd ≤ HD and a multiple of 8 (engine/cuda
 // flashMMAKernel picks the smallest HD).
-#define ATTN_FLASH_MMA(HD)                                                                                       \
-    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##HD(                    \
+#define ATTN_FLASH_MMA(HD, PV16, SUF)                                                                            \
+    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##SUF(                   \
         float* __restrict__ attn, float* __restrict__ part, const float* __restrict__ qn,                       \
         const float* __restrict__ kc, const float* __restrict__ vc, const float* __restrict__ proj,             \
         const int32_t* __restrict__ posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits,    \
         float scale) {                                                                                           \
-        attn_flash_mma_body<HD>(attn, part, qn, kc, vc, proj, posp, n, capacity, nh, nkv, hd, pw, splits, scale); \
+        attn_flash_mma_body<HD, PV16>(attn, part, qn, kc, vc, proj, posp, n, capacity, nh, nkv, hd, pw, splits,  \
+                                      scale);                                                                    \
     }
-ATTN_FLASH_MMA(32)
-ATTN_FLASH_MMA(64)
-ATTN_FLASH_MMA(128)
-ATTN_FLASH_MMA(256)
+ATTN_FLASH_MMA(32, false, 32)
+ATTN_FLASH_MMA(64, false, 64)
+ATTN_FLASH_MMA(128, false, 128)
+ATTN_FLASH_MMA(256, false, 256)
+ATTN_FLASH_MMA(32, true, 32h)
+ATTN_FLASH_MMA(64, true, 64h)
+ATTN_FLASH_MMA(128, true, 128h)
+ATTN_FLASH_MMA(256, true, 256h)

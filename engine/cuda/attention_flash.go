@@ -92,10 +92,14 @@ const (
 )
 
 // AttnMMAEnv is the environment variable that says where the prompt
-// attention runs on the tensor cores (attn_flash_mma_fast_hd*): "on" every
-// pass the flash core takes, "off" none, unset passes of flashMMAMinRows
-// rows or more.
+// attention runs on the tensor cores (attn_flash_mma_fast_hd*): "f16" (P·V
+// on FP16 pairs, the _hd{HD}h instances) or "bf16" (P·V on three BF16
+// parts) every pass the flash core takes, "off" none, unset the default
+// (flashMMADefault) for passes of flashMMAMinRows rows or more.
 const AttnMMAEnv = "PROSCENIUM_GPU_ATTN_MMA"
+
+// flashMMADefault is the tensor-core instances the default takes.
+const flashMMADefault = coreFlashMMAH
 
 // attnMMA is $PROSCENIUM_GPU_ATTN_MMA.
 var attnMMA = os.Getenv(AttnMMAEnv)
@@ -103,36 +107,69 @@ var attnMMA = os.Getenv(AttnMMAEnv)
 // AttnMMASetting checks a value of $PROSCENIUM_GPU_ATTN_MMA.
 func AttnMMASetting(v string) error {
 	switch v {
-	case "", "on", "off":
+	case "", "f16", "bf16", "off":
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on or off", AttnMMAEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want f16, bf16 or off", AttnMMAEnv, v)
 }
 
-// useFlashMMA says whether a pass of n rows runs the tensor-core kernel
-// (where the geometry and the device take it).
-func useFlashMMA(n int) bool {
-	return attnMMA == "on" || attnMMA == "" && n >= flashMMAMinRows
+// flashMMAFor is the tensor-core core a pass of n rows runs (where the
+// geometry and the device take it), or coreFlash where it runs none.
+func flashMMAFor(n int) flashCore {
+	switch {
+	case attnMMA == "f16":
+		return coreFlashMMAH
+	case attnMMA == "bf16":
+		return coreFlashMMA
+	case attnMMA == "" && n >= flashMMAMinRows:
+		return flashMMADefault
+	}
+	return coreFlash
 }
 
-// flashMMAHeadDims are the instances' head dims, smallest first.
+// flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
+// register tiles), attn_flash_mma_fast_hd* (mma17's tensor cores, P·V on BF16
+// parts) or attn_flash_mma_fast_hd*h (P·V on FP16 pairs).
+type flashCore int
+
+const (
+	coreFlash flashCore = iota
+	coreFlash2
+	coreFlashMMA
+	coreFlashMMAH
+)
+
+func (c flashCore) String() string {
+	return [...]string{"flash", "flash2", "flash-mma", "flash-mmah"}[c]
+}
+
+// mma reports whether the core is one of the tensor-core instances.
+func (c flashCore) mma() bool { return c == coreFlashMMA || c == coreFlashMMAH }
+
+// flashMMAHeadDims are the instances' head dims, smallest first: P·V on
+// BF16 parts (k), on FP16 pairs (h).
 var flashMMAHeadDims = []struct {
-	hd int
-	k  kernel.AttnFlashMmaFastKernel
+	hd   int
+	k, h kernel.AttnFlashMmaFastKernel
 }{
-	{32, kernel.AttnFlashMmaFastHd32}, {64, kernel.AttnFlashMmaFastHd64},
-	{128, kernel.AttnFlashMmaFastHd128}, {256, kernel.AttnFlashMmaFastHd256},
+	{32, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h},
+	{64, kernel.AttnFlashMmaFastHd64, kernel.AttnFlashMmaFastHd64h},
+	{128, kernel.AttnFlashMmaFastHd128, kernel.AttnFlashMmaFastHd128h},
+	{256, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h},
 }
 
-// flashMMAKernel is the tensor-core instance for the geometry's head dim
+// flashMMAKernel is core's tensor-core instance for the geometry's head dim
 // (the smallest whose HD holds it) and its dynamic shared memory in bytes;
 // ok is false where none does (head dims a multiple of 8 up to 256).
-func (g AttentionGeometry) flashMMAKernel() (k kernel.AttnFlashMmaFastKernel, smem int, ok bool) {
-	if g.HeadDim%8 != 0 {
+func (g AttentionGeometry) flashMMAKernel(core flashCore) (k kernel.AttnFlashMmaFastKernel, smem int, ok bool) {
+	if g.HeadDim%8 != 0 || !core.mma() {
 		return "", 0, false
 	}
 	for _, i := range flashMMAHeadDims {
 		if g.HeadDim <= i.hd {
+			if core == coreFlashMMAH {
+				return i.h, flashMMASmem(i.hd), true
+			}
 			return i.k, flashMMASmem(i.hd), true
 		}
 	}
@@ -144,7 +181,7 @@ func (g AttentionGeometry) flashMMAKernel() (k kernel.AttnFlashMmaFastKernel, sm
 // value parts, the staged float32 tile, the inverse scales.
 func flashMMASmem(hd int) int {
 	const bq, bk = kernel.FmmaBq, kernel.FmmaBk
-	return (2*bq+5*bk)*(hd+kernel.FmmaPad)*2 + 2*bk*(hd+kernel.FmmaFpad)*4 + (bq+bk)*4
+	return (2*bq+5*bk)*(hd+kernel.FmmaPad)*2 + 2*bk*(hd+kernel.FmmaFpad)*4 + (bq+bk+8)*4
 }
 
 // flashMMATiles is the tensor-core kernel's blocks of each KV head for n rows.

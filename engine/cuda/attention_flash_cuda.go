@@ -38,28 +38,14 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 	return q.attentionFlashKernel(l, n, pos, l.G.coreSplits(core, n, maxLen), core)
 }
 
-// flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
-// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores).
-type flashCore int
-
-const (
-	coreFlash flashCore = iota
-	coreFlash2
-	coreFlashMMA
-)
-
-func (c flashCore) String() string {
-	return [...]string{"flash", "flash2", "flash-mma"}[c]
-}
-
 // flashCoreFor is the kernel a pass of n rows runs: the tensor cores where
 // the switch, the geometry and the device take them, else attn_flash2_fast
 // where the pass is long enough and the device gives its ≈ 107 KiB of shared
 // memory a block (sm_86/89 give 99 KiB), else attn_flash_fast.
 func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
-	if useFlashMMA(n) {
-		if k, smem, ok := l.G.flashMMAKernel(); ok && q.Queue.SharedLimit(string(k), smem) == nil {
-			return coreFlashMMA
+	if core := flashMMAFor(n); core.mma() {
+		if k, smem, ok := l.G.flashMMAKernel(core); ok && q.Queue.SharedLimit(string(k), smem) == nil {
+			return core
 		}
 	}
 	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
@@ -72,7 +58,7 @@ func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 // sees at most maxLen keys.
 func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 	switch core {
-	case coreFlashMMA:
+	case coreFlashMMA, coreFlashMMAH:
 		return g.flashMMASplits(n, maxLen)
 	case coreFlash2:
 		return g.flash2Splits(n, maxLen)
@@ -85,13 +71,13 @@ func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 // the pass's length; the timing runs them side by side in one process).
 func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, splits int, core flashCore) error {
 	g := l.G
-	mma, mmaSmem, mmaOK := g.flashMMAKernel()
+	mma, mmaSmem, mmaOK := g.flashMMAKernel(core)
 	switch {
 	case q.d.Numerics.Exact():
 		return fmt.Errorf("cuda attention: the flash core runs under fast numerics only")
 	case !g.flashSupports():
 		return fmt.Errorf("cuda attention: the flash core takes head dims that are multiples of 4 up to %d, not %d", flashMaxHeadDim, g.HeadDim)
-	case core == coreFlashMMA && !mmaOK:
+	case core.mma() && !mmaOK:
 		return fmt.Errorf("cuda attention: the tensor-core flash core takes head dims that are multiples of 8 up to 256, not %d", g.HeadDim)
 	case n < 1 || n > l.MaxRows:
 		return fmt.Errorf("cuda attention: a flash core of %d rows (the scratch holds %d)", n, l.MaxRows)
@@ -111,7 +97,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, split
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	var err error
 	switch core {
-	case coreFlashMMA:
+	case coreFlashMMA, coreFlashMMAH:
 		err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
 			kernel.AttnFlashMmaFastArgs{
 				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),

@@ -112,29 +112,44 @@ func TestFlashScratch(t *testing.T) {
 // TestFlashMMAKernel: the tensor-core instance for a head dim is the
 // smallest whose HD holds it, none past 256 or off a multiple of 8, and its
 // shared memory is FMMA_SMEM's (the full geometry's within the 227 KiB an
-// sm_90 block may take).
+// sm_90 block may take); the switch's values.
 func TestFlashMMAKernel(t *testing.T) {
 	for _, c := range []struct {
 		hd   int
-		want kernel.AttnFlashMmaFastKernel
-	}{{8, kernel.AttnFlashMmaFastHd32}, {24, kernel.AttnFlashMmaFastHd32}, {32, kernel.AttnFlashMmaFastHd32},
-		{40, kernel.AttnFlashMmaFastHd64}, {128, kernel.AttnFlashMmaFastHd128}, {136, kernel.AttnFlashMmaFastHd256},
-		{256, kernel.AttnFlashMmaFastHd256}, {260, ""}, {12, ""}, {100, ""}} {
-		k, _, ok := AttentionGeometry{HeadDim: c.hd}.flashMMAKernel()
-		if k != c.want || ok != (c.want != "") {
-			t.Errorf("head dim %d: %q, %v; want %q", c.hd, k, ok, c.want)
+		k, h kernel.AttnFlashMmaFastKernel
+	}{{8, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h}, {24, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h},
+		{32, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h}, {40, kernel.AttnFlashMmaFastHd64, kernel.AttnFlashMmaFastHd64h},
+		{128, kernel.AttnFlashMmaFastHd128, kernel.AttnFlashMmaFastHd128h}, {136, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h},
+		{256, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h}, {260, "", ""}, {12, "", ""}, {100, "", ""}} {
+		g := AttentionGeometry{HeadDim: c.hd}
+		for _, w := range []struct {
+			core flashCore
+			want kernel.AttnFlashMmaFastKernel
+		}{{coreFlashMMA, c.k}, {coreFlashMMAH, c.h}, {coreFlash2, ""}} {
+			if k, _, ok := g.flashMMAKernel(w.core); k != w.want || ok != (w.want != "") {
+				t.Errorf("head dim %d, %s: %q, %v; want %q", c.hd, w.core, k, ok, w.want)
+			}
 		}
 	}
-	// (2·64 + 5·32)·264·2 + 2·32·260·4 + 96·4 bytes.
-	if _, smem, _ := fullAttention.flashMMAKernel(); smem != 219008 || smem > 227<<10 {
-		t.Errorf("full geometry: %d bytes of shared memory, want 219008", smem)
+	// (2·64 + 5·32)·264·2 + 2·32·260·4 + 104·4 bytes.
+	if _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAH); smem != 219040 || smem > 227<<10 {
+		t.Errorf("full geometry: %d bytes of shared memory, want 219040", smem)
 	}
-	for _, v := range []string{"", "on", "off"} {
-		if err := AttnMMASetting(v); err != nil {
-			t.Errorf("%q: %v", v, err)
+	prev := attnMMA
+	defer func() { attnMMA = prev }()
+	for _, c := range []struct {
+		v           string
+		short, long flashCore
+	}{{"", coreFlash, flashMMADefault}, {"f16", coreFlashMMAH, coreFlashMMAH}, {"bf16", coreFlashMMA, coreFlashMMA}, {"off", coreFlash, coreFlash}} {
+		if err := AttnMMASetting(c.v); err != nil {
+			t.Errorf("%q: %v", c.v, err)
+		}
+		attnMMA = c.v
+		if s, l := flashMMAFor(flashMMAMinRows-1), flashMMAFor(flashMMAMinRows); s != c.short || l != c.long {
+			t.Errorf("%q: %s, %s; want %s, %s", c.v, s, l, c.short, c.long)
 		}
 	}
-	if err := AttnMMASetting("yes"); err == nil || !strings.Contains(err.Error(), AttnMMAEnv) {
-		t.Errorf("\"yes\": %v, want an error naming %s", err, AttnMMAEnv)
+	if err := AttnMMASetting("on"); err == nil || !strings.Contains(err.Error(), AttnMMAEnv) {
+		t.Errorf("\"on\": %v, want an error naming %s", err, AttnMMAEnv)
 	}
 }

@@ -96,14 +96,18 @@ type AttnFlashMmaFastKernel string
 
 // The attn_flash_mma_fast instances.
 const (
-	AttnFlashMmaFastHd32  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
-	AttnFlashMmaFastHd64  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
-	AttnFlashMmaFastHd128 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
-	AttnFlashMmaFastHd256 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
+	AttnFlashMmaFastHd32   AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
+	AttnFlashMmaFastHd64   AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
+	AttnFlashMmaFastHd128  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
+	AttnFlashMmaFastHd256  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
+	AttnFlashMmaFastHd32h  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32h"
+	AttnFlashMmaFastHd64h  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64h"
+	AttnFlashMmaFastHd128h AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128h"
+	AttnFlashMmaFastHd256h AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256h"
 )
 
 // AttnFlashMmaFastKernels lists the attn_flash_mma_fast instances in source order.
-var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256}
+var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256, AttnFlashMmaFastHd32h, AttnFlashMmaFastHd64h, AttnFlashMmaFastHd128h, AttnFlashMmaFastHd256h}
 
 // AttnFlashMmaFastArgs are the parameters of attn_flash_mma_fast_*.
 type AttnFlashMmaFastArgs struct {
