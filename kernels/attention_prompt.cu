@@ -552,14 +552,15 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 //   brought back at the end.
 // The key and value tile is copied as float32 into a staging area by
 // cp.async while the previous tile's MMAs run, then split once a block into
-// the parts the warps' ldmatrix loads read. Softmax, masking, splits and the
+// the parts the warps' ldmatrix loads read; the queries likewise once, over
+// the key and value parts before the first tile's split. Softmax, masking, splits and the
 // epilogue are attn_flash2_fast's: the same partials for
 // attn_flash_combine_fast, the same gated output and NaN rows.
 #define FMMA_THREADS 128
 #define FMMA_BQ 64   // query vectors a block: 4 warps of 16
 #define FMMA_BK 32   // keys a tile
 #define FMMA_PAD 8   // 16-bit elements past a part row's HD: rows 16 bytes apart mod 128, ldmatrix conflict-free
-#define FMMA_FPAD 4  // floats past a staged row's HD
+#define FMMA_FPAD 16  // floats past a staged row's HD: rows 64 bytes apart mod 128, the splits' float4 reads conflict-free
 // The dynamic shared memory of a block for HD, in bytes: the query parts
 // (2 × BQ rows), the key parts (2 × BK), the value parts (3 × BK) of HD + PAD
 // 16-bit elements; the staged float32 keys and values (2 × BK rows of HD +
@@ -617,28 +618,40 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         }
         cp_async_commit();
     };
+    // The block's query vectors as float32 over the key and value parts
+    // (free until the first tile's split), all in flight at once beside the
+    // first tile's (zeros past hd or nvec).
+    float* const Qf = reinterpret_cast<float*>(Kh);  // [BQ, FS]
+    static_assert(FMMA_BQ * (HD + FMMA_FPAD) * 4 <= 5 * FMMA_BK * RS * 2, "the queries fit over the key and value parts");
+    for (int e = tid; e < FMMA_BQ * (HD / 4); e += FMMA_THREADS) {
+        const int r = e / (HD / 4), d = 4 * (e % (HD / 4)), v = v0 + r;
+        const bool in = v < nvec && d < hd;
+        const float* src = in ? qn + ((size_t)(v / G) * nh + kvh * G + v % G) * hd + d : qn;
+        cp_async<16>(Qf + r * FS + d, src, in);
+    }
+    cp_async_commit();
     if (r0 < r1) stage(r0);
-
-    // The block's query vectors, times 1/√hd, as scaled FP16 parts: two
-    // threads a vector, each half of its HD columns (zeros past hd or nvec).
+    else cp_async_commit();  // an empty group: the wait below counts on two
+    cp_async_wait<1>();
+    __syncthreads();
+    // The queries times 1/√hd as scaled FP16 parts: two threads a vector,
+    // float4s h, h+2, … of its HD columns.
     {
-        const int r = tid >> 1, half = tid & 1, v = v0 + r;
-        const float* q = nullptr;
-        if (v < nvec) q = qn + ((size_t)(v / G) * nh + kvh * G + v % G) * hd;
-        const int c0 = half * (HD / 2), c1 = c0 + HD / 2;
+        const int r = tid >> 1, h = tid & 1;
+        const float* qr = Qf + r * FS;
         float m = 0.f;
-        for (int c = c0; c < c1; c += 4)
-            if (q && c < hd) {
-                const float4 x = *reinterpret_cast<const float4*>(q + c);
-                m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x * scale), fabsf(x.y * scale)), fmaxf(fabsf(x.z * scale), fabsf(x.w * scale))));
-            }
+#pragma unroll 4
+        for (int c = 4 * h; c < HD; c += 8) {
+            const float4 x = *reinterpret_cast<const float4*>(qr + c);
+            m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x * scale), fabsf(x.y * scale)), fmaxf(fabsf(x.z * scale), fabsf(x.w * scale))));
+        }
         m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
         float fwd, inv;
         f16_row_scale(m, fwd, inv);
-        if (half == 0) qinv[r] = inv;
-        for (int c = c0; c < c1; c += 4) {
-            float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (q && c < hd) x = *reinterpret_cast<const float4*>(q + c);
+        if (h == 0) qinv[r] = inv;
+#pragma unroll 4
+        for (int c = 4 * h; c < HD; c += 8) {
+            const float4 x = *reinterpret_cast<const float4*>(qr + c);
             uint32_t p0[2], p1[2];
             split_f16(x.x * scale * fwd, x.y * scale * fwd, p0);
             split_f16(x.z * scale * fwd, x.w * scale * fwd, p1);

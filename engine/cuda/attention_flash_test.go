@@ -131,9 +131,9 @@ func TestFlashMMAKernel(t *testing.T) {
 			}
 		}
 	}
-	// (2·64 + 5·32)·264·2 + 2·32·260·4 + 104·4 bytes.
-	if _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAH); smem != 219040 || smem > 227<<10 {
-		t.Errorf("full geometry: %d bytes of shared memory, want 219040", smem)
+	// (2·64 + 5·32)·264·2 + 2·32·272·4 + 104·4 bytes.
+	if _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAH); smem != 222112 || smem > 227<<10 {
+		t.Errorf("full geometry: %d bytes of shared memory, want 222112", smem)
 	}
 	prev := attnMMA
 	defer func() { attnMMA = prev }()

@@ -23,7 +23,7 @@ const (
 	FmmaBq         = 64  // FMMA_BQ
 	FmmaBk         = 32  // FMMA_BK
 	FmmaPad        = 8   // FMMA_PAD
-	FmmaFpad       = 4   // FMMA_FPAD
+	FmmaFpad       = 16  // FMMA_FPAD
 )
 
 // AttnFlashFastArgs are the parameters of attn_flash_fast.
