@@ -526,75 +526,157 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 }
 
 // ---------------------------------------------------------------------------
-// attn_flash_mma_fast_hd{HD} (mma17): attn_flash2_fast's work on the tensor
-// cores. A block takes FMMA_BQ query vectors of one KV head (warp w the 16
-// vectors 16w … 16w+15, an m16 tile) over its split's keys, FMMA_BK at a time,
-// the softmax online in the score fragments' registers (FlashAttention-2's
-// arrangement). Head dims hd ≤ HD, a multiple of 8 (columns hd … HD−1 are
-// zeros in shared memory); the output of a warp's 16 vectors over every head
-// dim stays in its registers (HD/8 n8 tiles).
-//
-// float32 from two kinds of parts, each product's error ≈ 2^-22 of it, far
-// inside fast's tolerance (BF16 alone would be 2^-9):
-// - S = Q·Kᵀ on FP16 pairs: each query vector and each key row scaled by a
-//   power of two that puts its largest |x| in [2^14, 2^15) (f16_row_scale),
-//   split into hi + lo FP16 parts (split_f16: 22 bits), three MMAs (hi·hi,
-//   hi·lo, lo·hi); the score is the sum times both inverse scales (exact).
-// - O += P·V on BF16 parts (the _hd{HD} instances): P (in [0, 1]) and V
-//   split into three BF16 parts each (split_parts<3>: 24 bits), the six MMAs
-//   whose parts' orders sum to at most 2 (the rest is below 2^-24 of the
-//   product). Or on FP16 pairs (the _hd{HD}h instances, PV16): the tile's
-//   values scaled by one power of two that puts the tile's largest |v| in
-//   [2^14, 2^15), P as it is (p ≥ 2^-14 is a normal FP16; a smaller p's
-//   error is below 2^-25 of the row's sum, which is at least 1), hi + lo
-//   parts, three MMAs; the output is kept in the current tile's units (its
-//   rescale by the tile's correction times 2^(f_j − f_{j−1}), exact) and
-//   brought back at the end.
-// The key and value tile is copied as float32 into a staging area by
-// cp.async while the previous tile's MMAs run, then split once a block into
-// the parts the warps' ldmatrix loads read; the queries likewise once, over
-// the key and value parts before the first tile's split. Softmax, masking, splits and the
-// epilogue are attn_flash2_fast's: the same partials for
-// attn_flash_combine_fast, the same gated output and NaN rows.
+// The prompt attention on the tensor cores (mma17): attn_mma_parts_fast
+// splits the pass's queries and the layer's cached keys and values once
+// into FP16 parts, attn_flash_mma_fast_hd{HD} runs attn_flash2_fast's work
+// on them. float32 from FP16 pairs, each product's error ≈ 2^-22 of it, far
+// inside fast's tolerance (BF16 alone would be 2^-9): a vector x scaled by
+// a power of two 2^f that puts its largest |x| in [2^14, 2^15)
+// (f16_row_scale) is hi + lo, two FP16 values (split_f16: 22 bits), and a
+// product of two such vectors is three MMAs (hi·hi, hi·lo, lo·hi) times
+// both inverse scales (exact).
+// - Scores S = Q·Kᵀ: a scale for each query vector (times 1/√hd) and each
+//   key row.
+// - O += P·V: P (in [0, 1]) as it is (p ≥ 2^-14 is a normal FP16; a smaller
+//   p's error is below 2^-25 of the row's sum, which is at least 1); one
+//   scale for each FMMA_BK-key tile of values of a KV head (the tiles every
+//   block's key range is cut into: ranges start at multiples of FMMA_BK).
+//   The output is kept in the units of the tile last added (rescaled by
+//   2^(f_j − f_{j−1}) with the softmax's correction, exact) and brought
+//   back at the end.
+// The parts are rows of HD 16-bit elements (HD the instance's head dims,
+// zeros past hd and past the pass's keys): queries qp [n·nh, 2, HD] with
+// qinv [n·nh] (the inverse scales), keys kp and values vp [keys, nkv, 2,
+// HD], kinv [nkv, keys], vexp [nkv, keys / FMMA_BK] (the exponent f of a
+// tile's value scale). engine/cuda flashMMALayout sizes them.
 #define FMMA_THREADS 128
-#define FMMA_BQ 64   // query vectors a block: 4 warps of 16
-#define FMMA_BK 32   // keys a tile
-#define FMMA_PAD 8   // 16-bit elements past a part row's HD: rows 16 bytes apart mod 128, ldmatrix conflict-free
-#define FMMA_FPAD 16  // floats past a staged row's HD: rows 64 bytes apart mod 128, the splits' float4 reads conflict-free
-// The dynamic shared memory of a block for HD, in bytes: the query parts
-// (2 × BQ rows), the key parts (2 × BK), the value parts (3 × BK) of HD + PAD
-// 16-bit elements; the staged float32 keys and values (2 × BK rows of HD +
-// FPAD); each query vector's and key's inverse scale. Keep in step with
-// engine/cuda flashMMASmem. (PV16 leaves the third value part unused.)
-#define FMMA_SMEM(HD) \
-    ((2 * FMMA_BQ + 5 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + 2 * FMMA_BK * ((HD) + FMMA_FPAD) * 4 + (FMMA_BQ + FMMA_BK + 8) * 4)
+#define FMMA_BQ 64  // query vectors a block: 4 warps of 16
+#define FMMA_BK 32  // keys a tile
+#define FMMA_PAD 8  // 16-bit elements past a part row's HD in shared memory: rows 16 bytes apart mod 128, ldmatrix conflict-free
+#define FMMA_PARTS_THREADS 256
+#define FMMA_PARTS_BQ 32  // query vectors an attn_mma_parts_fast block (8 threads a vector)
 
-template <int HD, bool PV16>
+// attn_mma_parts_fast: blocks [0, ktiles·nkv) split key tile b / nkv of KV
+// head b % nkv (FMMA_BK rows: 8 threads a row, zeros past pos + n), blocks
+// from ktiles·nkv on the pass's query vectors (FMMA_PARTS_BQ a block, times
+// scale = 1/√hd). Block FMMA_PARTS_THREADS; hdp the instance's head dims HD
+// (hd ≤ hdp, a multiple of 8; hdp a multiple of 32).
+extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_fast(
+    uint16_t* __restrict__ qp, float* __restrict__ qinv, uint16_t* __restrict__ kp, uint16_t* __restrict__ vp,
+    float* __restrict__ kinv, int32_t* __restrict__ vexp, const float* __restrict__ qn, const float* __restrict__ kc,
+    const float* __restrict__ vc, const int32_t* __restrict__ posp, int n, int keys, int ktiles, int nh, int nkv,
+    int hd, int hdp, float scale) {
+    __shared__ float vmax[FMMA_PARTS_THREADS / 32];
+    pdl_entry();
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int r = tid >> 3, q8 = tid & 7;  // the thread's row of the block and its float4s q8, q8 + 8, …
+    int b = blockIdx.x;
+    if (b >= ktiles * nkv) {  // queries: item i = t·nh + h
+        b -= ktiles * nkv;
+        const int i = b * FMMA_PARTS_BQ + r;
+        if (i >= n * nh) return;
+        const float* x = qn + (size_t)i * hd;
+        float m = 0.f;
+        for (int d = 4 * q8; d < hd; d += 32) {
+            const float4 v = *reinterpret_cast<const float4*>(x + d);
+            m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x * scale), fabsf(v.y * scale)), fmaxf(fabsf(v.z * scale), fabsf(v.w * scale))));
+        }
+#pragma unroll
+        for (int o = 1; o < 8; o <<= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o));
+        float fwd, inv;
+        f16_row_scale(m, fwd, inv);
+        if (q8 == 0) qinv[i] = inv;
+        uint16_t* hi = qp + (size_t)i * 2 * hdp;
+        for (int d = 4 * q8; d < hdp; d += 32) {
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (d < hd) v = *reinterpret_cast<const float4*>(x + d);
+            uint32_t p0[2], p1[2];
+            split_f16(v.x * scale * fwd, v.y * scale * fwd, p0);
+            split_f16(v.z * scale * fwd, v.w * scale * fwd, p1);
+            *reinterpret_cast<uint2*>(hi + d) = make_uint2(p0[0], p1[0]);
+            *reinterpret_cast<uint2*>(hi + hdp + d) = make_uint2(p0[1], p1[1]);
+        }
+        return;
+    }
+    const int tile = b / nkv, h = b % nkv;
+    const int pos = __ldcg(posp), k = tile * FMMA_BK + r;
+    if (tile * FMMA_BK >= pos + n) return;  // no key of the pass's
+    const bool in = k < pos + n;              // else zeros (the cache may hold NaN there)
+    const float* kr = kc + ((size_t)k * nkv + h) * hd;
+    const float* vr = vc + ((size_t)k * nkv + h) * hd;
+    float mk = 0.f, mv = 0.f;
+    if (in)
+        for (int d = 4 * q8; d < hd; d += 32) {
+            const float4 x = *reinterpret_cast<const float4*>(kr + d), y = *reinterpret_cast<const float4*>(vr + d);
+            mk = fmaxf(mk, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
+            mv = fmaxf(mv, fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w))));
+        }
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) mk = fmaxf(mk, __shfl_xor_sync(FULL_MASK, mk, o));
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) mv = fmaxf(mv, __shfl_xor_sync(FULL_MASK, mv, o));
+    if (lane == 0) vmax[warp] = mv;
+    __syncthreads();
+    mv = vmax[0];
+#pragma unroll
+    for (int w = 1; w < FMMA_PARTS_THREADS / 32; w++) mv = fmaxf(mv, vmax[w]);
+    float kf, ki, vf, vi;
+    f16_row_scale(mk, kf, ki);
+    f16_row_scale(mv, vf, vi);
+    if (q8 == 0) kinv[(size_t)h * keys + k] = ki;
+    if (tid == 0) vexp[(size_t)h * (keys / FMMA_BK) + tile] = (int)(__float_as_uint(vf) >> 23) - 127;
+    uint16_t* kh = kp + ((size_t)k * nkv + h) * 2 * hdp;
+    uint16_t* vh = vp + ((size_t)k * nkv + h) * 2 * hdp;
+    for (int d = 4 * q8; d < hdp; d += 32) {
+        float4 x = make_float4(0.f, 0.f, 0.f, 0.f), y = x;
+        if (in && d < hd) {
+            x = *reinterpret_cast<const float4*>(kr + d);
+            y = *reinterpret_cast<const float4*>(vr + d);
+        }
+        uint32_t p0[2], p1[2];
+        split_f16(x.x * kf, x.y * kf, p0);
+        split_f16(x.z * kf, x.w * kf, p1);
+        *reinterpret_cast<uint2*>(kh + d) = make_uint2(p0[0], p1[0]);
+        *reinterpret_cast<uint2*>(kh + hdp + d) = make_uint2(p0[1], p1[1]);
+        split_f16(y.x * vf, y.y * vf, p0);
+        split_f16(y.z * vf, y.w * vf, p1);
+        *reinterpret_cast<uint2*>(vh + d) = make_uint2(p0[0], p1[0]);
+        *reinterpret_cast<uint2*>(vh + hdp + d) = make_uint2(p0[1], p1[1]);
+    }
+}
+
+// attn_flash_mma_fast_hd{HD}: a block takes FMMA_BQ query vectors of one KV
+// head (warp w the 16 vectors 16w … 16w+15, an m16 tile) over its split's
+// keys, FMMA_BK at a time, the softmax online in the score fragments'
+// registers (FlashAttention-2's arrangement); the output of a warp's
+// vectors over every head dim stays in its registers (HD/8 n8 tiles). The
+// query parts are copied once (cp.async), each tile's key parts while the
+// previous tile's P·V runs and its value parts while its scores are made.
+// Softmax, masking, splits and the epilogue are attn_flash2_fast's: the
+// same partials for attn_flash_combine_fast, the same gated output and NaN
+// rows.
+#define FMMA_SMEM(HD) ((2 * FMMA_BQ + 4 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + FMMA_BK * 4)
+template <int HD>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
-                                                    const float* __restrict__ qn, const float* __restrict__ kc,
-                                                    const float* __restrict__ vc, const float* __restrict__ proj,
-                                                    const int32_t* __restrict__ posp, int n, int capacity, int nh,
-                                                    int nkv, int hd, int pw, int splits, float scale) {
+                                                    const uint16_t* __restrict__ qp, const float* __restrict__ qinv,
+                                                    const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,
+                                                    const float* __restrict__ kinv, const int32_t* __restrict__ vexp,
+                                                    const float* __restrict__ proj, const int32_t* __restrict__ posp,
+                                                    int n, int keys, int capacity, int nh, int nkv, int hd, int pw,
+                                                    int splits) {
     static_assert(HD % 16 == 0 && HD <= 256, "HD: a multiple of 16 up to 256");
-    constexpr int RS = HD + FMMA_PAD, FS = HD + FMMA_FPAD, NT = HD / 8;
+    constexpr int RS = HD + FMMA_PAD, NT = HD / 8, CH = HD / 8;  // a part row's 16-byte chunks: CH
     extern __shared__ __align__(16) unsigned char fmma_smem[];
-    uint16_t* const Qh = reinterpret_cast<uint16_t*>(fmma_smem);  // [BQ, RS] FP16
+    uint16_t* const Qh = reinterpret_cast<uint16_t*>(fmma_smem);  // [BQ, RS]
     uint16_t* const Ql = Qh + FMMA_BQ * RS;
-    uint16_t* const Kh = Ql + FMMA_BQ * RS;  // [BK, RS] FP16
+    uint16_t* const Kh = Ql + FMMA_BQ * RS;  // [BK, RS]
     uint16_t* const Kl = Kh + FMMA_BK * RS;
-    uint16_t* const V0 = Kl + FMMA_BK * RS;  // [BK, RS] BF16, three parts
-    uint16_t* const V1 = V0 + FMMA_BK * RS;
-    uint16_t* const V2 = V1 + FMMA_BK * RS;
-    float* const Kf = reinterpret_cast<float*>(V2 + FMMA_BK * RS);  // [BK, FS] staged
-    float* const Vf = Kf + FMMA_BK * FS;
-    float* const qinv = Vf + FMMA_BK * FS;  // [BQ]
-    float* const kinv = qinv + FMMA_BQ;     // [BK]
-    float* const vmaxw = kinv + FMMA_BK;    // [4] PV16: each warp's largest |v| of the tile
-    int* const vexp = reinterpret_cast<int*>(vmaxw + 4);  // PV16: the tile's value scale's exponent
+    uint16_t* const Vh = Kl + FMMA_BK * RS;
+    uint16_t* const Vl = Vh + FMMA_BK * RS;
+    float* const ks = reinterpret_cast<float*>(Vl + FMMA_BK * RS);  // [BK] the tile's keys' inverse scales
     pdl_entry();
     const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int gs = nkv * hd;
     const int pos = __ldcg(posp);
     const int nvec = n * G;
     const int v0 = (gridDim.x - 1 - blockIdx.x) * FMMA_BQ;  // the longest first
@@ -602,71 +684,50 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     const int last = min(pos + tlast, capacity - 1);
     const int per = ((last + splits) / splits + FMMA_BK - 1) / FMMA_BK * FMMA_BK;  // attn_flash2_fast's ranges
     const int r0 = min(sp * per, last + 1), r1 = min(r0 + per, last + 1);
+    const int tiles = keys / FMMA_BK;
 
-    // stage copies keys and values k0 … k0+BK−1 of the range into Kf, Vf
-    // (zeros past the range or hd: the cache may hold NaN there).
-    auto stage = [&](int k0) {
-        const int cnt = min(FMMA_BK, r1 - k0);
-        const float* kt = kc + ((size_t)k0 * nkv + kvh) * hd;
-        const float* vt = vc + ((size_t)k0 * nkv + kvh) * hd;
-        for (int e = tid; e < FMMA_BK * (HD / 4); e += FMMA_THREADS) {
-            const int kk = e / (HD / 4), d = 4 * (e % (HD / 4));
-            const bool in = kk < cnt && d < hd;
-            const size_t off = in ? (size_t)kk * gs + d : 0;
-            cp_async<16>(Kf + kk * FS + d, kt + off, in);
-            cp_async<16>(Vf + kk * FS + d, vt + off, in);
+    // The copies: a part row's chunks, the block's threads in turn (16
+    // bytes each; rows past the pass's vectors zeros).
+    for (int e = tid; e < FMMA_BQ * 2 * CH; e += FMMA_THREADS) {
+        const int row = e / (2 * CH), c = e % (2 * CH), v = v0 + row;
+        const bool in = v < nvec;
+        const uint16_t* src = in ? qp + ((size_t)(v / G) * nh + kvh * G + v % G) * 2 * HD + 8 * c : qp;
+        cp_async<16>((c < CH ? Qh + row * RS + 8 * c : Ql + row * RS + 8 * (c - CH)), src, in);
+    }
+    auto copy_keys = [&](int k0) {
+        for (int e = tid; e < FMMA_BK * 2 * CH; e += FMMA_THREADS) {
+            const int row = e / (2 * CH), c = e % (2 * CH);
+            const uint16_t* src = kp + ((size_t)(k0 + row) * nkv + kvh) * 2 * HD + 8 * c;
+            cp_async<16>((c < CH ? Kh + row * RS + 8 * c : Kl + row * RS + 8 * (c - CH)), src, true);
+        }
+        if (tid < FMMA_BK / 4) cp_async<16>(ks + 4 * tid, kinv + (size_t)kvh * keys + k0 + 4 * tid, true);
+        cp_async_commit();
+    };
+    auto copy_values = [&](int k0) {
+        for (int e = tid; e < FMMA_BK * 2 * CH; e += FMMA_THREADS) {
+            const int row = e / (2 * CH), c = e % (2 * CH);
+            const uint16_t* src = vp + ((size_t)(k0 + row) * nkv + kvh) * 2 * HD + 8 * c;
+            cp_async<16>((c < CH ? Vh + row * RS + 8 * c : Vl + row * RS + 8 * (c - CH)), src, true);
         }
         cp_async_commit();
     };
-    // The block's query vectors as float32 over the key and value parts
-    // (free until the first tile's split), all in flight at once beside the
-    // first tile's (zeros past hd or nvec).
-    float* const Qf = reinterpret_cast<float*>(Kh);  // [BQ, FS]
-    static_assert(FMMA_BQ * (HD + FMMA_FPAD) * 4 <= 5 * FMMA_BK * RS * 2, "the queries fit over the key and value parts");
-    for (int e = tid; e < FMMA_BQ * (HD / 4); e += FMMA_THREADS) {
-        const int r = e / (HD / 4), d = 4 * (e % (HD / 4)), v = v0 + r;
-        const bool in = v < nvec && d < hd;
-        const float* src = in ? qn + ((size_t)(v / G) * nh + kvh * G + v % G) * hd + d : qn;
-        cp_async<16>(Qf + r * FS + d, src, in);
-    }
-    cp_async_commit();
-    if (r0 < r1) stage(r0);
-    else cp_async_commit();  // an empty group: the wait below counts on two
-    cp_async_wait<1>();
-    __syncthreads();
-    // The queries times 1/√hd as scaled FP16 parts: two threads a vector,
-    // float4s h, h+2, … of its HD columns.
-    {
-        const int r = tid >> 1, h = tid & 1;
-        const float* qr = Qf + r * FS;
-        float m = 0.f;
-#pragma unroll 4
-        for (int c = 4 * h; c < HD; c += 8) {
-            const float4 x = *reinterpret_cast<const float4*>(qr + c);
-            m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x * scale), fabsf(x.y * scale)), fmaxf(fabsf(x.z * scale), fabsf(x.w * scale))));
-        }
-        m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
-        float fwd, inv;
-        f16_row_scale(m, fwd, inv);
-        if (h == 0) qinv[r] = inv;
-#pragma unroll 4
-        for (int c = 4 * h; c < HD; c += 8) {
-            const float4 x = *reinterpret_cast<const float4*>(qr + c);
-            uint32_t p0[2], p1[2];
-            split_f16(x.x * scale * fwd, x.y * scale * fwd, p0);
-            split_f16(x.z * scale * fwd, x.w * scale * fwd, p1);
-            *reinterpret_cast<uint2*>(Qh + r * RS + c) = make_uint2(p0[0], p1[0]);
-            *reinterpret_cast<uint2*>(Ql + r * RS + c) = make_uint2(p0[1], p1[1]);
-        }
+    if (r0 < r1) {
+        copy_keys(r0);  // the queries' copies join the first keys' group
+        copy_values(r0);
+    } else {
+        cp_async_commit();
     }
 
     // The lane's two vectors of the warp's m16 tile (rows g and g+8 of its
-    // fragments) and the last key each sees (−1: past the pass).
+    // fragments), their inverse scales and the last key each sees (−1: past
+    // the pass).
     const int g = lane >> 2, tq = lane & 3;
     const int va = v0 + 16 * warp + g, vb = va + 8;
     const int lim0 = va < nvec ? pos + va / G : -1, lim1 = vb < nvec ? pos + vb / G : -1;
+    const float qi0 = va < nvec ? __ldcg(qinv + (size_t)(va / G) * nh + kvh * G + va % G) : 0.f;
+    const float qi1 = vb < nvec ? __ldcg(qinv + (size_t)(vb / G) * nh + kvh * G + vb % G) : 0.f;
     float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // running maxima; the lane's share of the sums
-    int fprev = 0;  // PV16: the exponent of the output's units (the last tile's value scale)
+    int fprev = 0;  // the exponent of the output's units (the last tile's value scale)
     float o[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
@@ -679,84 +740,25 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
 
     for (int k0 = r0; k0 < r1; k0 += FMMA_BK) {
         const int cnt = min(FMMA_BK, r1 - k0);
-        cp_async_wait<0>();
-        __syncthreads();  // the tile is staged; the previous tile's parts are read (the first time: Q written)
-        {  // Split the staged tile: four threads a key row, float4s q, q+4, …
-            const int kk = tid >> 2, q4 = tid & 3;
-            const float* kr = Kf + kk * FS;
-            const float* vr = Vf + kk * FS;
-            float m = 0.f, mv = 0.f;
-#pragma unroll 4
-            for (int d = 4 * q4; d < HD; d += 16) {
-                const float4 x = *reinterpret_cast<const float4*>(kr + d);
-                m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
-                if (PV16) {
-                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
-                    mv = fmaxf(mv, fmaxf(fmaxf(fabsf(y.x), fabsf(y.y)), fmaxf(fabsf(y.z), fabsf(y.w))));
-                }
-            }
-            m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 1));
-            m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, 2));
-            if (PV16) {
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) mv = fmaxf(mv, __shfl_xor_sync(FULL_MASK, mv, o));
-                if (lane == 0) vmaxw[warp] = mv;
-            }
-            float fwd, inv;
-            f16_row_scale(m, fwd, inv);
-            if (q4 == 0) kinv[kk] = inv;
-#pragma unroll 4
-            for (int d = 4 * q4; d < HD; d += 16) {
-                const float4 x = *reinterpret_cast<const float4*>(kr + d);
-                uint32_t p0[2], p1[2];
-                split_f16(x.x * fwd, x.y * fwd, p0);
-                split_f16(x.z * fwd, x.w * fwd, p1);
-                *reinterpret_cast<uint2*>(Kh + kk * RS + d) = make_uint2(p0[0], p1[0]);
-                *reinterpret_cast<uint2*>(Kl + kk * RS + d) = make_uint2(p0[1], p1[1]);
-                if (!PV16) {
-                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
-                    uint32_t u0[3], u1[3];
-                    split_parts<3>(y.x, y.y, u0);
-                    split_parts<3>(y.z, y.w, u1);
-                    *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
-                    *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
-                    *reinterpret_cast<uint2*>(V2 + kk * RS + d) = make_uint2(u0[2], u1[2]);
-                }
-            }
-            if (PV16) {
-                __syncthreads();  // every warp's largest |v|
-                float vfwd, vinv;
-                f16_row_scale(fmaxf(fmaxf(vmaxw[0], vmaxw[1]), fmaxf(vmaxw[2], vmaxw[3])), vfwd, vinv);
-                if (tid == 0) *vexp = (int)(__float_as_uint(vfwd) >> 23) - 127;
-#pragma unroll 4
-                for (int d = 4 * q4; d < HD; d += 16) {
-                    const float4 y = *reinterpret_cast<const float4*>(vr + d);
-                    uint32_t u0[2], u1[2];
-                    split_f16(y.x * vfwd, y.y * vfwd, u0);
-                    split_f16(y.z * vfwd, y.w * vfwd, u1);
-                    *reinterpret_cast<uint2*>(V0 + kk * RS + d) = make_uint2(u0[0], u1[0]);
-                    *reinterpret_cast<uint2*>(V1 + kk * RS + d) = make_uint2(u0[1], u1[1]);
-                }
-            }
-        }
-        __syncthreads();  // the parts are written, the staging area read
-        if (k0 + FMMA_BK < r1) stage(k0 + FMMA_BK);
-
+        const bool more = k0 + FMMA_BK < r1;
+        const int fv = __ldcg(vexp + (size_t)kvh * tiles + k0 / FMMA_BK);
+        cp_async_wait<1>();  // the keys (and the first time the queries); the values may still come
+        __syncthreads();
         // S = Q·Kᵀ: the warp's 16 vectors × the tile's 32 keys, four n8 tiles.
         float s[FMMA_BK / 8][4];
 #pragma unroll
         for (int j = 0; j < FMMA_BK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll 4
-        for (int ks = 0; ks < HD / 16; ks++) {
-            if (ks >= ksteps) break;
+        for (int kst = 0; kst < HD / 16; kst++) {
+            if (kst >= ksteps) break;
             uint32_t qh[4], ql[4];
-            ldmatrix_x4(Qh + qrow * RS + 16 * ks + qcol, qh);
-            ldmatrix_x4(Ql + qrow * RS + 16 * ks + qcol, ql);
+            ldmatrix_x4(Qh + qrow * RS + 16 * kst + qcol, qh);
+            ldmatrix_x4(Ql + qrow * RS + 16 * kst + qcol, ql);
 #pragma unroll
             for (int np = 0; np < FMMA_BK / 16; np++) {
                 uint32_t bh[4], bl[4];
-                ldmatrix_x4(Kh + (16 * np + krow) * RS + 16 * ks + kcol, bh);
-                ldmatrix_x4(Kl + (16 * np + krow) * RS + 16 * ks + kcol, bl);
+                ldmatrix_x4(Kh + (16 * np + krow) * RS + 16 * kst + kcol, bh);
+                ldmatrix_x4(Kl + (16 * np + krow) * RS + 16 * kst + kcol, bl);
                 mma_f16(s[2 * np], qh, bh[0], bh[1]);
                 mma_f16(s[2 * np + 1], qh, bh[2], bh[3]);
                 mma_f16(s[2 * np], qh, bl[0], bl[1]);
@@ -766,21 +768,22 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             }
         }
         // The scores, unscaled and masked (−inf where the vector does not
-        // see the key, causal, or the key is past the range); the online
-        // softmax of each of the lane's two vectors, reduced over its quad.
-        const float qi0 = qinv[16 * warp + g], qi1 = qinv[16 * warp + g + 8];
+        // see the key, causal, or the key is past the range).
         float t0 = -INFINITY, t1 = -INFINITY;
 #pragma unroll
         for (int j = 0; j < FMMA_BK / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int kk = 8 * j + 2 * tq + e;
-                const float ki = kinv[kk];
+                const float ki = ks[kk];
                 s[j][e] = kk < cnt && k0 + kk <= lim0 ? s[j][e] * qi0 * ki : -INFINITY;
                 s[j][2 + e] = kk < cnt && k0 + kk <= lim1 ? s[j][2 + e] * qi1 * ki : -INFINITY;
                 t0 = fmaxf(t0, s[j][e]);
                 t1 = fmaxf(t1, s[j][2 + e]);
             }
+        __syncthreads();  // every warp is done with the tile's keys
+        if (more) copy_keys(k0 + FMMA_BK);
+        // The online softmax of each of the lane's two vectors, reduced over its quad.
         t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 1));
         t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 2));
         t1 = fmaxf(t1, __shfl_xor_sync(FULL_MASK, t1, 1));
@@ -801,90 +804,60 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         l1 = l1 * c1 + sum1;
         m0 = n0;
         m1 = n1;
-        float oc0 = c0, oc1 = c1;
-        if (PV16) {  // the output into this tile's units: × 2^(f_j − f_{j−1}) (none before the first tile: it is 0)
-            const int f = *vexp;
-            const int d = k0 == r0 ? 0 : max(-126, min(127, f - fprev));
-            const float u = __uint_as_float((uint32_t)(127 + d) << 23);
-            oc0 *= u, oc1 *= u;
-            fprev = f;
-        }
+        // The output into this tile's units: × 2^(f_j − f_{j−1}) with the
+        // correction (none before the first tile: the output is 0).
+        const int df = k0 == r0 ? 0 : max(-126, min(127, fv - fprev));
+        const float u = __uint_as_float((uint32_t)(127 + df) << 23);
+        fprev = fv;
+        const float oc0 = c0 * u, oc1 = c1 * u;
 #pragma unroll
         for (int j = 0; j < NT; j++) {
             o[j][0] *= oc0, o[j][1] *= oc0;
             o[j][2] *= oc1, o[j][3] *= oc1;
         }
+        if (more) cp_async_wait<1>();  // the values (the next keys may still come)
+        else cp_async_wait<0>();
+        __syncthreads();
         // O += P·V: P's A fragments are the score fragments (k16 step kk:
-        // n8 tiles 2kk, 2kk+1), in three BF16 parts.
+        // n8 tiles 2kk, 2kk+1) as FP16 pairs.
 #pragma unroll
         for (int kk = 0; kk < FMMA_BK / 16; kk++) {
+            uint32_t pa[2][4], t[2];
+            split_f16(s[2 * kk][0], s[2 * kk][1], t);
+            pa[0][0] = t[0], pa[1][0] = t[1];
+            split_f16(s[2 * kk][2], s[2 * kk][3], t);
+            pa[0][1] = t[0], pa[1][1] = t[1];
+            split_f16(s[2 * kk + 1][0], s[2 * kk + 1][1], t);
+            pa[0][2] = t[0], pa[1][2] = t[1];
+            split_f16(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
+            pa[0][3] = t[0], pa[1][3] = t[1];
             const int vo = (16 * kk + vrow) * RS + vcol;
-            if (PV16) {
-                uint32_t pa[2][4], t[2];
-                split_f16(s[2 * kk][0], s[2 * kk][1], t);
-                pa[0][0] = t[0], pa[1][0] = t[1];
-                split_f16(s[2 * kk][2], s[2 * kk][3], t);
-                pa[0][1] = t[0], pa[1][1] = t[1];
-                split_f16(s[2 * kk + 1][0], s[2 * kk + 1][1], t);
-                pa[0][2] = t[0], pa[1][2] = t[1];
-                split_f16(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
-                pa[0][3] = t[0], pa[1][3] = t[1];
-#pragma unroll
-                for (int np = 0; np < NT / 2; np++) {
-                    if (16 * np >= hd) break;
-                    uint32_t b0[4], b1[4];
-                    ldmatrix_x4_trans(V0 + vo + 16 * np, b0);
-                    ldmatrix_x4_trans(V1 + vo + 16 * np, b1);
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        float* acc = o[2 * np + h];
-                        mma_f16(acc, pa[0], b0[2 * h], b0[2 * h + 1]);
-                        mma_f16(acc, pa[0], b1[2 * h], b1[2 * h + 1]);
-                        mma_f16(acc, pa[1], b0[2 * h], b0[2 * h + 1]);
-                    }
-                }
-                continue;
-            }
-            uint32_t pa[3][4];
-            {
-                uint32_t t[3];
-                split_parts<3>(s[2 * kk][0], s[2 * kk][1], t);
-                pa[0][0] = t[0], pa[1][0] = t[1], pa[2][0] = t[2];
-                split_parts<3>(s[2 * kk][2], s[2 * kk][3], t);
-                pa[0][1] = t[0], pa[1][1] = t[1], pa[2][1] = t[2];
-                split_parts<3>(s[2 * kk + 1][0], s[2 * kk + 1][1], t);
-                pa[0][2] = t[0], pa[1][2] = t[1], pa[2][2] = t[2];
-                split_parts<3>(s[2 * kk + 1][2], s[2 * kk + 1][3], t);
-                pa[0][3] = t[0], pa[1][3] = t[1], pa[2][3] = t[2];
-            }
 #pragma unroll
             for (int np = 0; np < NT / 2; np++) {
                 if (16 * np >= hd) break;
-                uint32_t b0[4], b1[4], b2[4];
-                ldmatrix_x4_trans(V0 + vo + 16 * np, b0);
-                ldmatrix_x4_trans(V1 + vo + 16 * np, b1);
-                ldmatrix_x4_trans(V2 + vo + 16 * np, b2);
+                uint32_t b0[4], b1[4];
+                ldmatrix_x4_trans(Vh + vo + 16 * np, b0);
+                ldmatrix_x4_trans(Vl + vo + 16 * np, b1);
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     float* acc = o[2 * np + h];
-                    mma_bf16(acc, pa[0], b0[2 * h], b0[2 * h + 1]);
-                    mma_bf16(acc, pa[0], b1[2 * h], b1[2 * h + 1]);
-                    mma_bf16(acc, pa[1], b0[2 * h], b0[2 * h + 1]);
-                    mma_bf16(acc, pa[0], b2[2 * h], b2[2 * h + 1]);
-                    mma_bf16(acc, pa[1], b1[2 * h], b1[2 * h + 1]);
-                    mma_bf16(acc, pa[2], b0[2 * h], b0[2 * h + 1]);
+                    mma_f16(acc, pa[0], b0[2 * h], b0[2 * h + 1]);
+                    mma_f16(acc, pa[0], b1[2 * h], b1[2 * h + 1]);
+                    mma_f16(acc, pa[1], b0[2 * h], b0[2 * h + 1]);
                 }
             }
         }
+        __syncthreads();  // every warp is done with the tile's values
+        if (more) copy_values(k0 + FMMA_BK);
     }
 
     // Each vector's sum over its quad, then the partial or the gated output
-    // (PV16: the output back from its units, 2^-f of the last tile's scale).
-    const float ou = PV16 && r0 < r1 ? __uint_as_float((uint32_t)(127 - fprev) << 23) : 1.f;
+    // (the output back from its units: 2^-f of the last tile's value scale).
     l0 += __shfl_xor_sync(FULL_MASK, l0, 1);
     l0 += __shfl_xor_sync(FULL_MASK, l0, 2);
     l1 += __shfl_xor_sync(FULL_MASK, l1, 1);
     l1 += __shfl_xor_sync(FULL_MASK, l1, 2);
+    const float ou = r0 < r1 ? __uint_as_float((uint32_t)(127 - fprev) << 23) : 1.f;
 #pragma unroll
     for (int hr = 0; hr < 2; hr++) {
         const int v = hr ? vb : va;
@@ -919,24 +892,21 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     }
 }
 
-// Instances attn_flash_mma_fast_hd{HD}[h] (h: PV16): grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
+// Instances attn_flash_mma_fast_hd{HD}: grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
 // splits), block FMMA_THREADS, FMMA_SMEM(HD) bytes of dynamic shared memory;
-// the arguments as attn_flash_fast's, hd ≤ HD and a multiple of 8 (engine/cuda
-// flashMMAKernel picks the smallest HD).
-#define ATTN_FLASH_MMA(HD, PV16, SUF)                                                                            \
-    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##SUF(                   \
-        float* __restrict__ attn, float* __restrict__ part, const float* __restrict__ qn,                       \
-        const float* __restrict__ kc, const float* __restrict__ vc, const float* __restrict__ proj,             \
-        const int32_t* __restrict__ posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits,    \
-        float scale) {                                                                                           \
-        attn_flash_mma_body<HD, PV16>(attn, part, qn, kc, vc, proj, posp, n, capacity, nh, nkv, hd, pw, splits,  \
-                                      scale);                                                                    \
+// the parts attn_mma_parts_fast wrote for the same HD (keys: the parts'
+// rows, a multiple of FMMA_BK); otherwise the arguments as attn_flash_fast's.
+#define ATTN_FLASH_MMA(HD)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##HD(                     \
+        float* __restrict__ attn, float* __restrict__ part, const uint16_t* __restrict__ qp,                     \
+        const float* __restrict__ qinv, const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,        \
+        const float* __restrict__ kinv, const int32_t* __restrict__ vexp, const float* __restrict__ proj,        \
+        const int32_t* __restrict__ posp, int n, int keys, int capacity, int nh, int nkv, int hd, int pw,        \
+        int splits) {                                                                                             \
+        attn_flash_mma_body<HD>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, n, keys, capacity, nh, nkv, \
+                                hd, pw, splits);                                                                  \
     }
-ATTN_FLASH_MMA(32, false, 32)
-ATTN_FLASH_MMA(64, false, 64)
-ATTN_FLASH_MMA(128, false, 128)
-ATTN_FLASH_MMA(256, false, 256)
-ATTN_FLASH_MMA(32, true, 32h)
-ATTN_FLASH_MMA(64, true, 64h)
-ATTN_FLASH_MMA(128, true, 128h)
-ATTN_FLASH_MMA(256, true, 256h)
+ATTN_FLASH_MMA(32)
+ATTN_FLASH_MMA(64)
+ATTN_FLASH_MMA(128)
+ATTN_FLASH_MMA(256)

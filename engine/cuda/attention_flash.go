@@ -75,10 +75,10 @@ func useFlash2(n int) bool {
 	return attnFlash2Always || attnFlash2 && n >= flash2MinRows
 }
 
-// The tensor-core kernel's sizes (mma17: kernels/attention_prompt.cu
-// attn_flash_mma_fast_hd*): flashMMABQ query vectors a block in four m16
-// warps, keys in tiles of kernel.FmmaBk, one block an SM (≈ 214 KiB of
-// shared memory at head dim 256).
+// The tensor-core kernels' sizes (mma17: kernels/attention_prompt.cu
+// attn_mma_parts_fast, attn_flash_mma_fast_hd*): flashMMABQ query vectors a
+// block in four m16 warps, keys in tiles of kernel.FmmaBk, one block an SM
+// (132 KiB of shared memory at head dim 256).
 const (
 	flashMMAThreads = kernel.FmmaThreads
 	flashMMABQ      = kernel.FmmaBq
@@ -92,14 +92,10 @@ const (
 )
 
 // AttnMMAEnv is the environment variable that says where the prompt
-// attention runs on the tensor cores (attn_flash_mma_fast_hd*): "f16" (P·V
-// on FP16 pairs, the _hd{HD}h instances) or "bf16" (P·V on three BF16
-// parts) every pass the flash core takes, "off" none, unset the default
-// (flashMMADefault) for passes of flashMMAMinRows rows or more.
+// attention runs on the tensor cores (attn_mma_parts_fast, then
+// attn_flash_mma_fast_hd*): "on" every pass the flash core takes, "off"
+// none, unset passes of flashMMAMinRows rows or more.
 const AttnMMAEnv = "PROSCENIUM_GPU_ATTN_MMA"
-
-// flashMMADefault is the tensor-core instances the default takes.
-const flashMMADefault = coreFlashMMAH
 
 // attnMMA is $PROSCENIUM_GPU_ATTN_MMA.
 var attnMMA = os.Getenv(AttnMMAEnv)
@@ -107,82 +103,78 @@ var attnMMA = os.Getenv(AttnMMAEnv)
 // AttnMMASetting checks a value of $PROSCENIUM_GPU_ATTN_MMA.
 func AttnMMASetting(v string) error {
 	switch v {
-	case "", "f16", "bf16", "off":
+	case "", "on", "off":
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want f16, bf16 or off", AttnMMAEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on or off", AttnMMAEnv, v)
 }
 
-// flashMMAFor is the tensor-core core a pass of n rows runs (where the
-// geometry and the device take it), or coreFlash where it runs none.
-func flashMMAFor(n int) flashCore {
-	switch {
-	case attnMMA == "f16":
-		return coreFlashMMAH
-	case attnMMA == "bf16":
-		return coreFlashMMA
-	case attnMMA == "" && n >= flashMMAMinRows:
-		return flashMMADefault
-	}
-	return coreFlash
+// useFlashMMA says whether a pass of n rows runs the tensor-core kernels
+// (where the geometry and the device take them).
+func useFlashMMA(n int) bool {
+	return attnMMA == "on" || attnMMA == "" && n >= flashMMAMinRows
 }
 
 // flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
-// register tiles), attn_flash_mma_fast_hd* (mma17's tensor cores, P·V on BF16
-// parts) or attn_flash_mma_fast_hd*h (P·V on FP16 pairs).
+// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores).
 type flashCore int
 
 const (
 	coreFlash flashCore = iota
 	coreFlash2
 	coreFlashMMA
-	coreFlashMMAH
 )
 
 func (c flashCore) String() string {
-	return [...]string{"flash", "flash2", "flash-mma", "flash-mmah"}[c]
+	return [...]string{"flash", "flash2", "flash-mma"}[c]
 }
 
-// mma reports whether the core is one of the tensor-core instances.
-func (c flashCore) mma() bool { return c == coreFlashMMA || c == coreFlashMMAH }
-
-// flashMMAHeadDims are the instances' head dims, smallest first: P·V on
-// BF16 parts (k), on FP16 pairs (h).
+// flashMMAHeadDims are the instances' head dims, smallest first.
 var flashMMAHeadDims = []struct {
-	hd   int
-	k, h kernel.AttnFlashMmaFastKernel
+	hd int
+	k  kernel.AttnFlashMmaFastKernel
 }{
-	{32, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h},
-	{64, kernel.AttnFlashMmaFastHd64, kernel.AttnFlashMmaFastHd64h},
-	{128, kernel.AttnFlashMmaFastHd128, kernel.AttnFlashMmaFastHd128h},
-	{256, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h},
+	{32, kernel.AttnFlashMmaFastHd32}, {64, kernel.AttnFlashMmaFastHd64},
+	{128, kernel.AttnFlashMmaFastHd128}, {256, kernel.AttnFlashMmaFastHd256},
 }
 
-// flashMMAKernel is core's tensor-core instance for the geometry's head dim
-// (the smallest whose HD holds it) and its dynamic shared memory in bytes;
-// ok is false where none does (head dims a multiple of 8 up to 256).
-func (g AttentionGeometry) flashMMAKernel(core flashCore) (k kernel.AttnFlashMmaFastKernel, smem int, ok bool) {
-	if g.HeadDim%8 != 0 || !core.mma() {
-		return "", 0, false
+// flashMMAKernel is the tensor-core instance for the geometry's head dim
+// (the smallest whose HD holds it), that HD and the instance's dynamic
+// shared memory in bytes; ok is false where none does (head dims a multiple
+// of 8 up to 256).
+func (g AttentionGeometry) flashMMAKernel() (k kernel.AttnFlashMmaFastKernel, hd, smem int, ok bool) {
+	if g.HeadDim%8 != 0 {
+		return "", 0, 0, false
 	}
 	for _, i := range flashMMAHeadDims {
 		if g.HeadDim <= i.hd {
-			if core == coreFlashMMAH {
-				return i.h, flashMMASmem(i.hd), true
-			}
-			return i.k, flashMMASmem(i.hd), true
+			return i.k, i.hd, flashMMASmem(i.hd), true
 		}
 	}
-	return "", 0, false
+	return "", 0, 0, false
 }
 
 // flashMMASmem is an instance's dynamic shared memory for its HD
-// (kernels/attention_prompt.cu FMMA_SMEM): the query parts, the key and
-// value parts, the staged float32 tile, the inverse scales.
+// (kernels/attention_prompt.cu FMMA_SMEM): the query parts, one tile's key
+// and value parts, the tile's keys' inverse scales.
 func flashMMASmem(hd int) int {
 	const bq, bk = kernel.FmmaBq, kernel.FmmaBk
-	return (2*bq+5*bk)*(hd+kernel.FmmaPad)*2 + 2*bk*(hd+kernel.FmmaFpad)*4 + (bq+bk+8)*4
+	return (2*bq+4*bk)*(hd+kernel.FmmaPad)*2 + bk*4
 }
+
+// flashMMAKeys is the key rows of the parts for a cache of capacity rows:
+// whole tiles.
+func flashMMAKeys(capacity int) int {
+	return (capacity + kernel.FmmaBk - 1) / kernel.FmmaBk * kernel.FmmaBk
+}
+
+// flashMMAScratch is the parts' regions (byte offsets from the flash
+// regions' start, after the partials; none where the geometry has no
+// tensor-core instance): the queries' FP16 pairs qp [rows·Heads, 2, HD] and
+// their inverse scales qinv [rows·Heads]; the keys' and values' kp, vp
+// [keys, KVHeads, 2, HD], the keys' inverse scales kinv [KVHeads, keys] and
+// the value tiles' exponents vexp [KVHeads, keys/FmmaBk].
+type flashMMAScratch struct{ qp, qinv, kp, vp, kinv, vexp int64 }
 
 // flashMMATiles is the tensor-core kernel's blocks of each KV head for n rows.
 func (g AttentionGeometry) flashMMATiles(n int) int { return g.queryTiles(n, flashMMABQ) }
@@ -267,13 +259,29 @@ func (g AttentionGeometry) flashPartFloats(rows, capacity int) int64 {
 
 // flashScratch is the flash call's regions from the start of the core's
 // (they share them: a call runs one or the other): the normed queries of
-// every row [rows, Heads, HeadDim], then the partials. end is where the
-// regions end, as an offset from the core's start.
-type flashScratch struct{ qn, part, end int64 }
+// every row [rows, Heads, HeadDim], then the partials, then the tensor-core
+// kernels' parts. end is where the regions end, as an offset from the
+// core's start.
+type flashScratch struct {
+	qn, part int64
+	mma      flashMMAScratch
+	end      int64
+}
 
 func (g AttentionGeometry) flashLayout(rows, capacity int) flashScratch {
 	var l flashScratch
 	l.part = alignUp(4 * int64(rows) * int64(g.Heads*g.HeadDim))
 	l.end = l.part + alignUp(4*g.flashPartFloats(rows, capacity))
+	if _, hd, _, ok := g.flashMMAKernel(); ok {
+		items, keys, kv := int64(rows*g.Heads), int64(flashMMAKeys(capacity)), int64(g.KVHeads)
+		m := &l.mma
+		m.qp = l.end
+		m.qinv = m.qp + alignUp(items*2*int64(hd)*2)
+		m.kp = m.qinv + alignUp(items*4)
+		m.vp = m.kp + alignUp(keys*kv*2*int64(hd)*2)
+		m.kinv = m.vp + alignUp(keys*kv*2*int64(hd)*2)
+		m.vexp = m.kinv + alignUp(kv*keys*4)
+		l.end = m.vexp + alignUp(kv*keys/kernel.FmmaBk*4)
+	}
 	return l
 }

@@ -35,7 +35,7 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 		return err
 	}
 	core := q.flashCoreFor(l, n)
-	return q.attentionFlashKernel(l, n, pos, l.G.coreSplits(core, n, maxLen), core)
+	return q.attentionFlashKernel(l, n, pos, maxLen, l.G.coreSplits(core, n, maxLen), core)
 }
 
 // flashCoreFor is the kernel a pass of n rows runs: the tensor cores where
@@ -43,9 +43,9 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 // where the pass is long enough and the device gives its ≈ 107 KiB of shared
 // memory a block (sm_86/89 give 99 KiB), else attn_flash_fast.
 func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
-	if core := flashMMAFor(n); core.mma() {
-		if k, smem, ok := l.G.flashMMAKernel(core); ok && q.Queue.SharedLimit(string(k), smem) == nil {
-			return core
+	if useFlashMMA(n) {
+		if k, _, smem, ok := l.G.flashMMAKernel(); ok && q.Queue.SharedLimit(string(k), smem) == nil {
+			return coreFlashMMA
 		}
 	}
 	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
@@ -58,7 +58,7 @@ func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 // sees at most maxLen keys.
 func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 	switch core {
-	case coreFlashMMA, coreFlashMMAH:
+	case coreFlashMMA:
 		return g.flashMMASplits(n, maxLen)
 	case coreFlash2:
 		return g.flash2Splits(n, maxLen)
@@ -69,15 +69,16 @@ func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 // attentionFlashKernel is attentionFlash with the kernel and its key splits
 // given (the tests run every kernel at one split and at the most, whatever
 // the pass's length; the timing runs them side by side in one process).
-func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, splits int, core flashCore) error {
+// maxLen bounds the rows cached after the call (0: the capacity).
+func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLen, splits int, core flashCore) error {
 	g := l.G
-	mma, mmaSmem, mmaOK := g.flashMMAKernel(core)
+	mma, mmaHD, mmaSmem, mmaOK := g.flashMMAKernel()
 	switch {
 	case q.d.Numerics.Exact():
 		return fmt.Errorf("cuda attention: the flash core runs under fast numerics only")
 	case !g.flashSupports():
 		return fmt.Errorf("cuda attention: the flash core takes head dims that are multiples of 4 up to %d, not %d", flashMaxHeadDim, g.HeadDim)
-	case core.mma() && !mmaOK:
+	case core == coreFlashMMA && !mmaOK:
 		return fmt.Errorf("cuda attention: the tensor-core flash core takes head dims that are multiples of 8 up to 256, not %d", g.HeadDim)
 	case n < 1 || n > l.MaxRows:
 		return fmt.Errorf("cuda attention: a flash core of %d rows (the scratch holds %d)", n, l.MaxRows)
@@ -97,12 +98,28 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, split
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	var err error
 	switch core {
-	case coreFlashMMA, coreFlashMMAH:
-		err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
-			kernel.AttnFlashMmaFastArgs{
-				Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(r.proj),
-				Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
-			})
+	case coreFlashMMA:
+		// The parts of the pass's queries and of every key up to its last
+		// (maxKeys bounds the rows cached after the call), then the core.
+		keys, maxKeys := flashMMAKeys(l.Capacity), l.Capacity
+		if maxLen > 0 {
+			maxKeys = min(maxKeys, maxLen)
+		}
+		ktiles := (maxKeys + kernel.FmmaBk - 1) / kernel.FmmaBk
+		qblocks := (n*nh + kernel.FmmaPartsBq - 1) / kernel.FmmaPartsBq
+		err = kernel.AttnMmaPartsFast(q, [3]int{ktiles*nkv + qblocks, 1, 1}, kernel.FmmaPartsThreads, kernel.AttnMmaPartsFastArgs{
+			Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp), Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp),
+			Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Posp: tPtr(pos), N: n, Keys: keys, Ktiles: ktiles, Nh: nh, Nkv: nkv,
+			Hd: hd, Hdp: mmaHD, Scale: scale,
+		})
+		if err == nil {
+			err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
+				kernel.AttnFlashMmaFastArgs{
+					Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp),
+					Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp), Proj: tPtr(r.proj), Posp: tPtr(pos),
+					N: n, Keys: keys, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
+				})
+		}
 	case coreFlash2:
 		err = kernel.AttnFlash2Fast(sharedLauncher{q, g.flash2Smem()}, [3]int{g.flash2Tiles(n), nkv, splits}, flash2Threads,
 			kernel.AttnFlash2FastArgs{

@@ -50,7 +50,7 @@ func TestAttentionFlash(t *testing.T) {
 				}
 				want := make([]float32, n*aw)
 				cpu.AttentionCoreRef(want, proj, n, c.ref.QNorm, c.ref.KNorm, c.gref, &ref)
-				for _, core := range []flashCore{coreFlash, coreFlash2, coreFlashMMA, coreFlashMMAH} {
+				for _, core := range []flashCore{coreFlash, coreFlash2, coreFlashMMA} {
 					auto := l.G.coreSplits(core, n, before+n)
 					splits := []int{auto, 1, mostFlashSplits(l, n)}
 					slices.Sort(splits)
@@ -58,7 +58,7 @@ func TestAttentionFlash(t *testing.T) {
 						if err := Upload(dev, l.Scratch.Block, attnOff, nanRows(n*aw)); err != nil {
 							t.Fatal(err)
 						}
-						if err := dev.Run(func(q *Queue) error { return q.attentionFlashKernel(l, n, Whole(c.pos), s, core) }); err != nil {
+						if err := dev.Run(func(q *Queue) error { return q.attentionFlashKernel(l, n, Whole(c.pos), before+n, s, core) }); err != nil {
 							t.Fatal(err)
 						}
 						if err := dev.Sync(); err != nil {
@@ -220,13 +220,12 @@ func TestAttentionFlashTiming(t *testing.T) {
 		}
 		maxLen := p.before + p.n
 		s1, s2, s3 := g.flashSplits(p.n, maxLen), g.flash2Splits(p.n, maxLen), g.flashMMASplits(p.n, maxLen)
-		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s1, coreFlash) })
-		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s2, coreFlash2) })
-		mma := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s3, coreFlashMMA) })
-		mmah := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), s3, coreFlashMMAH) })
+		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s1, coreFlash) })
+		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s2, coreFlash2) })
+		mma := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s3, coreFlashMMA) })
 		fmt.Printf("timing flash2, %4d rows after %3d: flash2 %8.1f µs (%2d splits, %3d blocks), flash %8.1f µs (%2d splits): %.2f×\n",
 			p.n, p.before, flash2, s2, g.flash2Tiles(p.n)*g.KVHeads*s2, flash, s1, flash/flash2)
-		fmt.Printf("timing flash-mma, %4d rows after %3d: flash-mma %8.1f µs, flash-mmah %8.1f µs (%2d splits, %3d blocks), flash2 %8.1f µs: %.2f×, %.2f×\n",
-			p.n, p.before, mma, mmah, s3, g.flashMMATiles(p.n)*g.KVHeads*s3, flash2, flash2/mma, flash2/mmah)
+		fmt.Printf("timing flash-mma, %4d rows after %3d: flash-mma %8.1f µs (%2d splits, %3d blocks), flash2 %8.1f µs: %.2f×\n",
+			p.n, p.before, mma, s3, g.flashMMATiles(p.n)*g.KVHeads*s3, flash2, flash2/mma)
 	}
 }

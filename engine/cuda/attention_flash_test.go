@@ -97,59 +97,62 @@ func TestFlashScratch(t *testing.T) {
 		}
 	}
 	// Drama 3's backbone plan (512-row passes, 64-row core blocks, a
-	// 4096-row context): the flash regions fit inside the core blocks'
-	// (the scores of 64 rows over the context and their float64
-	// partials), so the scratch does not grow.
+	// 4096-row context): the flash regions but the tensor-core kernels' parts
+	// fit inside the core blocks' (the scores of 64 rows over the context and
+	// their float64 partials); the parts (the queries' FP16 pairs, 8 MiB, and
+	// the cache's keys and values, 16 MiB) take the scratch past them.
 	g := fullAttention
 	c := int64(64)
 	parts := partItems(64, 4096)
 	core := alignUp(4*512*int64(g.ProjWidth())) + alignUp(4*c*16*256) + alignUp(4*c*16*4096) + alignUp(4*16*parts) + alignUp(8*16*parts*257)
-	if got := g.scratchLayoutBlocks(512, 64, 4096).attn; got != core {
-		t.Errorf("full geometry, 512 rows: attn at %d, want %d (the core blocks' end)", got, core)
+	l := g.scratchLayoutBlocks(512, 64, 4096)
+	f := g.flashLayout(512, 4096)
+	if m := f.mma; m.qp < f.part+alignUp(4*g.flashPartFloats(512, 4096)) || m.qinv-m.qp != 512*16*2*256*2 ||
+		m.vp-m.kp != 4096*2*2*256*2 || m.vexp-m.kinv != 2*4096*4 || f.end != m.vexp+alignUp(2*4096/32*4) {
+		t.Errorf("full geometry, 512 rows: the parts' regions %+v (flash %+v)", m, f)
+	}
+	if want := l.qn + f.end; f.end <= core-l.qn || l.attn != want {
+		t.Errorf("full geometry, 512 rows: attn at %d, want %d (the parts' end; the core blocks end at %d)", l.attn, want, core)
+	}
+	if l.flashMMA.qp != l.qn+f.mma.qp || l.flashMMA.vexp != l.qn+f.mma.vexp || l.flashMMA.qp%256 != 0 || l.flashMMA.vexp%256 != 0 {
+		t.Errorf("full geometry, 512 rows: the parts at %+v", l.flashMMA)
 	}
 }
 
 // TestFlashMMAKernel: the tensor-core instance for a head dim is the
 // smallest whose HD holds it, none past 256 or off a multiple of 8, and its
-// shared memory is FMMA_SMEM's (the full geometry's within the 227 KiB an
-// sm_90 block may take); the switch's values.
+// shared memory is FMMA_SMEM's; the switch's values.
 func TestFlashMMAKernel(t *testing.T) {
 	for _, c := range []struct {
-		hd   int
-		k, h kernel.AttnFlashMmaFastKernel
-	}{{8, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h}, {24, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h},
-		{32, kernel.AttnFlashMmaFastHd32, kernel.AttnFlashMmaFastHd32h}, {40, kernel.AttnFlashMmaFastHd64, kernel.AttnFlashMmaFastHd64h},
-		{128, kernel.AttnFlashMmaFastHd128, kernel.AttnFlashMmaFastHd128h}, {136, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h},
-		{256, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256h}, {260, "", ""}, {12, "", ""}, {100, "", ""}} {
-		g := AttentionGeometry{HeadDim: c.hd}
-		for _, w := range []struct {
-			core flashCore
-			want kernel.AttnFlashMmaFastKernel
-		}{{coreFlashMMA, c.k}, {coreFlashMMAH, c.h}, {coreFlash2, ""}} {
-			if k, _, ok := g.flashMMAKernel(w.core); k != w.want || ok != (w.want != "") {
-				t.Errorf("head dim %d, %s: %q, %v; want %q", c.hd, w.core, k, ok, w.want)
-			}
+		hd, HD int
+		want   kernel.AttnFlashMmaFastKernel
+	}{{8, 32, kernel.AttnFlashMmaFastHd32}, {24, 32, kernel.AttnFlashMmaFastHd32}, {32, 32, kernel.AttnFlashMmaFastHd32},
+		{40, 64, kernel.AttnFlashMmaFastHd64}, {128, 128, kernel.AttnFlashMmaFastHd128}, {136, 256, kernel.AttnFlashMmaFastHd256},
+		{256, 256, kernel.AttnFlashMmaFastHd256}, {260, 0, ""}, {12, 0, ""}, {100, 0, ""}} {
+		k, hd, _, ok := AttentionGeometry{HeadDim: c.hd}.flashMMAKernel()
+		if k != c.want || hd != c.HD || ok != (c.want != "") {
+			t.Errorf("head dim %d: %q (HD %d), %v; want %q (HD %d)", c.hd, k, hd, ok, c.want, c.HD)
 		}
 	}
-	// (2·64 + 5·32)·264·2 + 2·32·272·4 + 104·4 bytes.
-	if _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAH); smem != 222112 || smem > 227<<10 {
-		t.Errorf("full geometry: %d bytes of shared memory, want 222112", smem)
+	// (2·64 + 4·32)·264·2 + 32·4 bytes.
+	if _, _, smem, _ := fullAttention.flashMMAKernel(); smem != 135296 {
+		t.Errorf("full geometry: %d bytes of shared memory, want 135296", smem)
 	}
 	prev := attnMMA
 	defer func() { attnMMA = prev }()
 	for _, c := range []struct {
 		v           string
-		short, long flashCore
-	}{{"", coreFlash, flashMMADefault}, {"f16", coreFlashMMAH, coreFlashMMAH}, {"bf16", coreFlashMMA, coreFlashMMA}, {"off", coreFlash, coreFlash}} {
+		short, long bool
+	}{{"", false, true}, {"on", true, true}, {"off", false, false}} {
 		if err := AttnMMASetting(c.v); err != nil {
 			t.Errorf("%q: %v", c.v, err)
 		}
 		attnMMA = c.v
-		if s, l := flashMMAFor(flashMMAMinRows-1), flashMMAFor(flashMMAMinRows); s != c.short || l != c.long {
-			t.Errorf("%q: %s, %s; want %s, %s", c.v, s, l, c.short, c.long)
+		if s, l := useFlashMMA(flashMMAMinRows-1), useFlashMMA(flashMMAMinRows); s != c.short || l != c.long {
+			t.Errorf("%q: %v, %v; want %v, %v", c.v, s, l, c.short, c.long)
 		}
 	}
-	if err := AttnMMASetting("on"); err == nil || !strings.Contains(err.Error(), AttnMMAEnv) {
-		t.Errorf("\"on\": %v, want an error naming %s", err, AttnMMAEnv)
+	if err := AttnMMASetting("f16"); err == nil || !strings.Contains(err.Error(), AttnMMAEnv) {
+		t.Errorf("\"f16\": %v, want an error naming %s", err, AttnMMAEnv)
 	}
 }

@@ -346,8 +346,12 @@ func (g AttentionGeometry) ScratchBytesBlocks(rows, core, capacity int) int64 {
 // [rows·Heads, capacity], smax [rows·Heads, splits] float32; part
 // [rows·Heads, splits, 1+HeadDim] float64; attn [rows, Heads·HeadDim].
 // The flash core's regions (flashLayout) lie from qn on, over the core
-// blocks' (a call runs one of the two): flashQn and flashPart.
-type attnScratch struct{ proj, qn, scores, smax, part, attn, flashQn, flashPart int64 }
+// blocks' (a call runs one of the two): flashQn, flashPart and the tensor-core
+// kernels' parts flashMMA.
+type attnScratch struct {
+	proj, qn, scores, smax, part, attn, flashQn, flashPart int64
+	flashMMA                                               flashMMAScratch
+}
 
 func (g AttentionGeometry) scratchLayout(rows, capacity int) attnScratch {
 	return g.scratchLayoutBlocks(rows, rows, capacity)
@@ -367,6 +371,8 @@ func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScr
 	if g.flashSupports() {
 		f := g.flashLayout(rows, capacity)
 		l.flashQn, l.flashPart = l.qn+f.qn, l.qn+f.part
+		m := f.mma
+		l.flashMMA = flashMMAScratch{qp: l.qn + m.qp, qinv: l.qn + m.qinv, kp: l.qn + m.kp, vp: l.qn + m.vp, kinv: l.qn + m.kinv, vexp: l.qn + m.vexp}
 		l.attn = max(l.attn, l.qn+f.end)
 	}
 	return l
@@ -375,13 +381,18 @@ func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScr
 // attnRegions is an attention layer's scratch regions (scratchLayout's at
 // MaxRows and Capacity) and the halves of its KV cache: keys kc, then values
 // vc, [Capacity, KVHeads·HeadDim] float32 each.
-type attnRegions struct{ proj, qn, scores, smax, part, attn, flashQn, flashPart, kc, vc Tensor }
+type attnRegions struct {
+	proj, qn, scores, smax, part, attn, flashQn, flashPart, kc, vc Tensor
+	mmaQp, mmaQinv, mmaKp, mmaVp, mmaKinv, mmaVexp                 Tensor // the tensor-core kernels' parts (flashMMAScratch)
+}
 
 func (l *AttentionLayer) regions() attnRegions {
 	sl := l.G.scratchLayoutBlocks(l.MaxRows, l.coreRows(), l.Capacity)
 	at := l.Scratch.At
 	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
 		attn: at(sl.attn), flashQn: at(sl.flashQn), flashPart: at(sl.flashPart),
+		mmaQp: at(sl.flashMMA.qp), mmaQinv: at(sl.flashMMA.qinv), mmaKp: at(sl.flashMMA.kp), mmaVp: at(sl.flashMMA.vp),
+		mmaKinv: at(sl.flashMMA.kinv), mmaVexp: at(sl.flashMMA.vexp),
 		kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
 }
 

@@ -6,24 +6,25 @@ import "math"
 
 // The integer #defines of kernels/attention_prompt.cu.
 const (
-	FlashThreads   = 128 // FLASH_THREADS
-	FlashWarps     = 4   // FLASH_WARPS
-	FlashNq        = 4   // FLASH_NQ
-	FlashBq        = 16  // FLASH_BQ
-	FlashBk        = 16  // FLASH_BK
-	FlashMaxd4     = 2   // FLASH_MAXD4
-	FlashMaxSplits = 16  // FLASH_MAX_SPLITS
-	FlashPartHead  = 4   // FLASH_PART_HEAD
-	Flash2Threads  = 128 // FLASH2_THREADS
-	Flash2Bq       = 64  // FLASH2_BQ
-	Flash2Bk       = 32  // FLASH2_BK
-	Flash2Maxd4    = 4   // FLASH2_MAXD4
-	Flash2Ps       = 68  // FLASH2_PS
-	FmmaThreads    = 128 // FMMA_THREADS
-	FmmaBq         = 64  // FMMA_BQ
-	FmmaBk         = 32  // FMMA_BK
-	FmmaPad        = 8   // FMMA_PAD
-	FmmaFpad       = 16  // FMMA_FPAD
+	FlashThreads     = 128 // FLASH_THREADS
+	FlashWarps       = 4   // FLASH_WARPS
+	FlashNq          = 4   // FLASH_NQ
+	FlashBq          = 16  // FLASH_BQ
+	FlashBk          = 16  // FLASH_BK
+	FlashMaxd4       = 2   // FLASH_MAXD4
+	FlashMaxSplits   = 16  // FLASH_MAX_SPLITS
+	FlashPartHead    = 4   // FLASH_PART_HEAD
+	Flash2Threads    = 128 // FLASH2_THREADS
+	Flash2Bq         = 64  // FLASH2_BQ
+	Flash2Bk         = 32  // FLASH2_BK
+	Flash2Maxd4      = 4   // FLASH2_MAXD4
+	Flash2Ps         = 68  // FLASH2_PS
+	FmmaThreads      = 128 // FMMA_THREADS
+	FmmaBq           = 64  // FMMA_BQ
+	FmmaBk           = 32  // FMMA_BK
+	FmmaPad          = 8   // FMMA_PAD
+	FmmaPartsThreads = 256 // FMMA_PARTS_THREADS
+	FmmaPartsBq      = 32  // FMMA_PARTS_BQ
 )
 
 // AttnFlashFastArgs are the parameters of attn_flash_fast.
@@ -91,48 +92,78 @@ func AttnFlash2Fast(q Launcher, grid [3]int, block int, a AttnFlash2FastArgs) er
 	return q.Launch("attn_flash2_fast", grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))), uint64(math.Float32bits(a.Scale)))
 }
 
+// AttnMmaPartsFastArgs are the parameters of attn_mma_parts_fast.
+type AttnMmaPartsFastArgs struct {
+	Qp     Ptr     // uint16_t* qp
+	Qinv   Ptr     // float* qinv
+	Kp     Ptr     // uint16_t* kp
+	Vp     Ptr     // uint16_t* vp
+	Kinv   Ptr     // float* kinv
+	Vexp   Ptr     // int32_t* vexp
+	Qn     Ptr     // float* qn
+	Kc     Ptr     // float* kc
+	Vc     Ptr     // float* vc
+	Posp   Ptr     // int32_t* posp
+	N      int     // int n
+	Keys   int     // int keys
+	Ktiles int     // int ktiles
+	Nh     int     // int nh
+	Nkv    int     // int nkv
+	Hd     int     // int hd
+	Hdp    int     // int hdp
+	Scale  float32 // float scale
+}
+
+// AttnMmaPartsFast enqueues kernels/attention_prompt.cu's
+//
+//	attn_mma_parts_fast(uint16_t* qp, float* qinv, uint16_t* kp, uint16_t* vp, float* kinv, int32_t* vexp, float* qn, float* kc, float* vc, int32_t* posp, int n, int keys, int ktiles, int nh, int nkv, int hd, int hdp, float scale)
+//
+// on q with grid blocks of block threads.
+func AttnMmaPartsFast(q Launcher, grid [3]int, block int, a AttnMmaPartsFastArgs) error {
+	return q.Launch("attn_mma_parts_fast", grid, block, uint64(a.Qp), uint64(a.Qinv), uint64(a.Kp), uint64(a.Vp), uint64(a.Kinv), uint64(a.Vexp), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Keys))), uint64(uint32(int32(a.Ktiles))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Hdp))), uint64(math.Float32bits(a.Scale)))
+}
+
 // AttnFlashMmaFastKernel is one of the attn_flash_mma_fast_* instances of kernels/attention_prompt.cu, which share one signature.
 type AttnFlashMmaFastKernel string
 
 // The attn_flash_mma_fast instances.
 const (
-	AttnFlashMmaFastHd32   AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
-	AttnFlashMmaFastHd64   AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
-	AttnFlashMmaFastHd128  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
-	AttnFlashMmaFastHd256  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
-	AttnFlashMmaFastHd32h  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32h"
-	AttnFlashMmaFastHd64h  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64h"
-	AttnFlashMmaFastHd128h AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128h"
-	AttnFlashMmaFastHd256h AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256h"
+	AttnFlashMmaFastHd32  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
+	AttnFlashMmaFastHd64  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
+	AttnFlashMmaFastHd128 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
+	AttnFlashMmaFastHd256 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
 )
 
 // AttnFlashMmaFastKernels lists the attn_flash_mma_fast instances in source order.
-var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256, AttnFlashMmaFastHd32h, AttnFlashMmaFastHd64h, AttnFlashMmaFastHd128h, AttnFlashMmaFastHd256h}
+var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256}
 
 // AttnFlashMmaFastArgs are the parameters of attn_flash_mma_fast_*.
 type AttnFlashMmaFastArgs struct {
-	Attn     Ptr     // float* attn
-	Part     Ptr     // float* part
-	Qn       Ptr     // float* qn
-	Kc       Ptr     // float* kc
-	Vc       Ptr     // float* vc
-	Proj     Ptr     // float* proj
-	Posp     Ptr     // int32_t* posp
-	N        int     // int n
-	Capacity int     // int capacity
-	Nh       int     // int nh
-	Nkv      int     // int nkv
-	Hd       int     // int hd
-	Pw       int     // int pw
-	Splits   int     // int splits
-	Scale    float32 // float scale
+	Attn     Ptr // float* attn
+	Part     Ptr // float* part
+	Qp       Ptr // uint16_t* qp
+	Qinv     Ptr // float* qinv
+	Kp       Ptr // uint16_t* kp
+	Vp       Ptr // uint16_t* vp
+	Kinv     Ptr // float* kinv
+	Vexp     Ptr // int32_t* vexp
+	Proj     Ptr // float* proj
+	Posp     Ptr // int32_t* posp
+	N        int // int n
+	Keys     int // int keys
+	Capacity int // int capacity
+	Nh       int // int nh
+	Nkv      int // int nkv
+	Hd       int // int hd
+	Pw       int // int pw
+	Splits   int // int splits
 }
 
 // AttnFlashMmaFast enqueues kernels/attention_prompt.cu's
 //
-//	attn_flash_mma_fast_*(float* attn, float* part, float* qn, float* kc, float* vc, float* proj, int32_t* posp, int n, int capacity, int nh, int nkv, int hd, int pw, int splits, float scale)
+//	attn_flash_mma_fast_*(float* attn, float* part, uint16_t* qp, float* qinv, uint16_t* kp, uint16_t* vp, float* kinv, int32_t* vexp, float* proj, int32_t* posp, int n, int keys, int capacity, int nh, int nkv, int hd, int pw, int splits)
 //
 // on q with grid blocks of block threads.
 func AttnFlashMmaFast(q Launcher, k AttnFlashMmaFastKernel, grid [3]int, block int, a AttnFlashMmaFastArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))), uint64(math.Float32bits(a.Scale)))
+	return q.Launch(string(k), grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Qp), uint64(a.Qinv), uint64(a.Kp), uint64(a.Vp), uint64(a.Kinv), uint64(a.Vexp), uint64(a.Proj), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Keys))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Pw))), uint64(uint32(int32(a.Splits))))
 }
