@@ -655,8 +655,8 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
 // Softmax, masking, splits and the epilogue are attn_flash2_fast's: the
 // same partials for attn_flash_combine_fast, the same gated output and NaN
 // rows.
-#define FMMA_SMEM(HD) ((2 * FMMA_BQ + 4 * FMMA_BK) * ((HD) + FMMA_PAD) * 2 + FMMA_BK * 4)
-template <int HD>
+#define FMMA_SMEM(HD, BK) ((2 * FMMA_BQ + 4 * (BK)) * ((HD) + FMMA_PAD) * 2 + (BK) * 4)
+template <int HD, int BK>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
                                                     const uint16_t* __restrict__ qp, const float* __restrict__ qinv,
                                                     const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,
@@ -665,15 +665,16 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                                                     int n, int keys, int capacity, int nh, int nkv, int hd, int pw,
                                                     int splits) {
     static_assert(HD % 16 == 0 && HD <= 256, "HD: a multiple of 16 up to 256");
+    static_assert(BK == 16 || BK == FMMA_BK, "tiles of 16 or FMMA_BK keys (within the value scales' tiles)");
     constexpr int RS = HD + FMMA_PAD, NT = HD / 8, CH = HD / 8;  // a part row's 16-byte chunks: CH
     extern __shared__ __align__(16) unsigned char fmma_smem[];
     uint16_t* const Qh = reinterpret_cast<uint16_t*>(fmma_smem);  // [BQ, RS]
     uint16_t* const Ql = Qh + FMMA_BQ * RS;
     uint16_t* const Kh = Ql + FMMA_BQ * RS;  // [BK, RS]
-    uint16_t* const Kl = Kh + FMMA_BK * RS;
-    uint16_t* const Vh = Kl + FMMA_BK * RS;
-    uint16_t* const Vl = Vh + FMMA_BK * RS;
-    float* const ks = reinterpret_cast<float*>(Vl + FMMA_BK * RS);  // [BK] the tile's keys' inverse scales
+    uint16_t* const Kl = Kh + BK * RS;
+    uint16_t* const Vh = Kl + BK * RS;
+    uint16_t* const Vl = Vh + BK * RS;
+    float* const ks = reinterpret_cast<float*>(Vl + BK * RS);  // [BK] the tile's keys' inverse scales
     pdl_entry();
     const int G = nh / nkv, kvh = blockIdx.y, sp = blockIdx.z;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -695,16 +696,16 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         cp_async<16>((c < CH ? Qh + row * RS + 8 * c : Ql + row * RS + 8 * (c - CH)), src, in);
     }
     auto copy_keys = [&](int k0) {
-        for (int e = tid; e < FMMA_BK * 2 * CH; e += FMMA_THREADS) {
+        for (int e = tid; e < BK * 2 * CH; e += FMMA_THREADS) {
             const int row = e / (2 * CH), c = e % (2 * CH);
             const uint16_t* src = kp + ((size_t)(k0 + row) * nkv + kvh) * 2 * HD + 8 * c;
             cp_async<16>((c < CH ? Kh + row * RS + 8 * c : Kl + row * RS + 8 * (c - CH)), src, true);
         }
-        if (tid < FMMA_BK / 4) cp_async<16>(ks + 4 * tid, kinv + (size_t)kvh * keys + k0 + 4 * tid, true);
+        if (tid < BK / 4) cp_async<16>(ks + 4 * tid, kinv + (size_t)kvh * keys + k0 + 4 * tid, true);
         cp_async_commit();
     };
     auto copy_values = [&](int k0) {
-        for (int e = tid; e < FMMA_BK * 2 * CH; e += FMMA_THREADS) {
+        for (int e = tid; e < BK * 2 * CH; e += FMMA_THREADS) {
             const int row = e / (2 * CH), c = e % (2 * CH);
             const uint16_t* src = vp + ((size_t)(k0 + row) * nkv + kvh) * 2 * HD + 8 * c;
             cp_async<16>((c < CH ? Vh + row * RS + 8 * c : Vl + row * RS + 8 * (c - CH)), src, true);
@@ -738,16 +739,16 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     const int vrow = (lane & 7) + ((lane >> 3) & 1) * 8, vcol = (lane >> 4) * 8;
     const int ksteps = (hd + 15) / 16;
 
-    for (int k0 = r0; k0 < r1; k0 += FMMA_BK) {
-        const int cnt = min(FMMA_BK, r1 - k0);
-        const bool more = k0 + FMMA_BK < r1;
+    for (int k0 = r0; k0 < r1; k0 += BK) {
+        const int cnt = min(BK, r1 - k0);
+        const bool more = k0 + BK < r1;
         const int fv = __ldcg(vexp + (size_t)kvh * tiles + k0 / FMMA_BK);
         cp_async_wait<1>();  // the keys (and the first time the queries); the values may still come
         __syncthreads();
         // S = Q·Kᵀ: the warp's 16 vectors × the tile's 32 keys, four n8 tiles.
-        float s[FMMA_BK / 8][4];
+        float s[BK / 8][4];
 #pragma unroll
-        for (int j = 0; j < FMMA_BK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        for (int j = 0; j < BK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll 4
         for (int kst = 0; kst < HD / 16; kst++) {
             if (kst >= ksteps) break;
@@ -755,7 +756,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             ldmatrix_x4(Qh + qrow * RS + 16 * kst + qcol, qh);
             ldmatrix_x4(Ql + qrow * RS + 16 * kst + qcol, ql);
 #pragma unroll
-            for (int np = 0; np < FMMA_BK / 16; np++) {
+            for (int np = 0; np < BK / 16; np++) {
                 uint32_t bh[4], bl[4];
                 ldmatrix_x4(Kh + (16 * np + krow) * RS + 16 * kst + kcol, bh);
                 ldmatrix_x4(Kl + (16 * np + krow) * RS + 16 * kst + kcol, bl);
@@ -771,7 +772,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         // see the key, causal, or the key is past the range).
         float t0 = -INFINITY, t1 = -INFINITY;
 #pragma unroll
-        for (int j = 0; j < FMMA_BK / 8; j++)
+        for (int j = 0; j < BK / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int kk = 8 * j + 2 * tq + e;
@@ -782,7 +783,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                 t1 = fmaxf(t1, s[j][2 + e]);
             }
         __syncthreads();  // every warp is done with the tile's keys
-        if (more) copy_keys(k0 + FMMA_BK);
+        if (more) copy_keys(k0 + BK);
         // The online softmax of each of the lane's two vectors, reduced over its quad.
         t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 1));
         t0 = fmaxf(t0, __shfl_xor_sync(FULL_MASK, t0, 2));
@@ -792,7 +793,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         const float c0 = n0 == m0 ? 1.f : __expf(m0 - n0), c1 = n1 == m1 ? 1.f : __expf(m1 - n1);  // m −inf, n finite: 0
         float sum0 = 0.f, sum1 = 0.f;
 #pragma unroll
-        for (int j = 0; j < FMMA_BK / 8; j++)
+        for (int j = 0; j < BK / 8; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 s[j][e] = s[j][e] == -INFINITY ? 0.f : __expf(s[j][e] - n0);
@@ -821,7 +822,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         // O += P·V: P's A fragments are the score fragments (k16 step kk:
         // n8 tiles 2kk, 2kk+1) as FP16 pairs.
 #pragma unroll
-        for (int kk = 0; kk < FMMA_BK / 16; kk++) {
+        for (int kk = 0; kk < BK / 16; kk++) {
             uint32_t pa[2][4], t[2];
             split_f16(s[2 * kk][0], s[2 * kk][1], t);
             pa[0][0] = t[0], pa[1][0] = t[1];
@@ -848,7 +849,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             }
         }
         __syncthreads();  // every warp is done with the tile's values
-        if (more) copy_values(k0 + FMMA_BK);
+        if (more) copy_values(k0 + BK);
     }
 
     // Each vector's sum over its quad, then the partial or the gated output
@@ -892,21 +893,23 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     }
 }
 
-// Instances attn_flash_mma_fast_hd{HD}: grid (ceil(n·nh/nkv / FMMA_BQ), nkv,
-// splits), block FMMA_THREADS, FMMA_SMEM(HD) bytes of dynamic shared memory;
+// Instances attn_flash_mma_fast_hd{HD}[k16]: grid (ceil(n·nh/nkv / FMMA_BQ),
+// nkv, splits), block FMMA_THREADS, FMMA_SMEM(HD, BK) bytes of dynamic shared
+// memory (k16: tiles of 16 keys, two blocks an SM);
 // the parts attn_mma_parts_fast wrote for the same HD (keys: the parts'
 // rows, a multiple of FMMA_BK); otherwise the arguments as attn_flash_fast's.
-#define ATTN_FLASH_MMA(HD)                                                                                        \
-    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, 1) attn_flash_mma_fast_hd##HD(                     \
+#define ATTN_FLASH_MMA(HD, BK, SUF)                                                                                \
+    extern "C" __global__ void __launch_bounds__(FMMA_THREADS, FMMA_BK / (BK)) attn_flash_mma_fast_hd##SUF(       \
         float* __restrict__ attn, float* __restrict__ part, const uint16_t* __restrict__ qp,                     \
         const float* __restrict__ qinv, const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,        \
         const float* __restrict__ kinv, const int32_t* __restrict__ vexp, const float* __restrict__ proj,        \
         const int32_t* __restrict__ posp, int n, int keys, int capacity, int nh, int nkv, int hd, int pw,        \
         int splits) {                                                                                             \
-        attn_flash_mma_body<HD>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, n, keys, capacity, nh, nkv, \
-                                hd, pw, splits);                                                                  \
+        attn_flash_mma_body<HD, BK>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, n, keys, capacity, nh,  \
+                                    nkv, hd, pw, splits);                                                         \
     }
-ATTN_FLASH_MMA(32)
-ATTN_FLASH_MMA(64)
-ATTN_FLASH_MMA(128)
-ATTN_FLASH_MMA(256)
+ATTN_FLASH_MMA(32, FMMA_BK, 32)
+ATTN_FLASH_MMA(64, FMMA_BK, 64)
+ATTN_FLASH_MMA(128, FMMA_BK, 128)
+ATTN_FLASH_MMA(256, FMMA_BK, 256)
+ATTN_FLASH_MMA(256, 16, 256k16)

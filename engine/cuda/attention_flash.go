@@ -94,7 +94,8 @@ const (
 // AttnMMAEnv is the environment variable that says where the prompt
 // attention runs on the tensor cores (attn_mma_parts_fast, then
 // attn_flash_mma_fast_hd*): "on" every pass the flash core takes, "off"
-// none, unset passes of flashMMAMinRows rows or more.
+// none, unset passes of flashMMAMinRows rows or more; "k16" as "on" with
+// the 16-key tiles where the head dim has them (two blocks an SM).
 const AttnMMAEnv = "PROSCENIUM_GPU_ATTN_MMA"
 
 // attnMMA is $PROSCENIUM_GPU_ATTN_MMA.
@@ -103,63 +104,72 @@ var attnMMA = os.Getenv(AttnMMAEnv)
 // AttnMMASetting checks a value of $PROSCENIUM_GPU_ATTN_MMA.
 func AttnMMASetting(v string) error {
 	switch v {
-	case "", "on", "off":
+	case "", "on", "off", "k16":
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on or off", AttnMMAEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off or k16", AttnMMAEnv, v)
 }
 
 // useFlashMMA says whether a pass of n rows runs the tensor-core kernels
 // (where the geometry and the device take them).
 func useFlashMMA(n int) bool {
-	return attnMMA == "on" || attnMMA == "" && n >= flashMMAMinRows
+	return attnMMA == "on" || attnMMA == "k16" || attnMMA == "" && n >= flashMMAMinRows
 }
 
 // flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
-// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores).
+// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores; K16:
+// the 16-key tiles).
 type flashCore int
 
 const (
 	coreFlash flashCore = iota
 	coreFlash2
 	coreFlashMMA
+	coreFlashMMAK16
 )
 
 func (c flashCore) String() string {
-	return [...]string{"flash", "flash2", "flash-mma"}[c]
+	return [...]string{"flash", "flash2", "flash-mma", "flash-mma-k16"}[c]
 }
 
-// flashMMAHeadDims are the instances' head dims, smallest first.
+// mma reports whether the core is a tensor-core instance.
+func (c flashCore) mma() bool { return c == coreFlashMMA || c == coreFlashMMAK16 }
+
+// flashMMAHeadDims are the instances' head dims, smallest first (k16: the
+// 16-key tiles' instance, where there is one).
 var flashMMAHeadDims = []struct {
-	hd int
-	k  kernel.AttnFlashMmaFastKernel
+	hd     int
+	k, k16 kernel.AttnFlashMmaFastKernel
 }{
-	{32, kernel.AttnFlashMmaFastHd32}, {64, kernel.AttnFlashMmaFastHd64},
-	{128, kernel.AttnFlashMmaFastHd128}, {256, kernel.AttnFlashMmaFastHd256},
+	{32, kernel.AttnFlashMmaFastHd32, ""}, {64, kernel.AttnFlashMmaFastHd64, ""},
+	{128, kernel.AttnFlashMmaFastHd128, ""}, {256, kernel.AttnFlashMmaFastHd256, kernel.AttnFlashMmaFastHd256k16},
 }
 
-// flashMMAKernel is the tensor-core instance for the geometry's head dim
-// (the smallest whose HD holds it), that HD and the instance's dynamic
-// shared memory in bytes; ok is false where none does (head dims a multiple
-// of 8 up to 256).
-func (g AttentionGeometry) flashMMAKernel() (k kernel.AttnFlashMmaFastKernel, hd, smem int, ok bool) {
-	if g.HeadDim%8 != 0 {
+// flashMMAKernel is core's tensor-core instance for the geometry's head dim
+// (the smallest whose HD holds it; the FmmaBk-key tiles' where the head dim
+// has no 16-key instance), that HD and the instance's dynamic shared memory
+// in bytes; ok is false where none does (head dims a multiple of 8 up to
+// 256).
+func (g AttentionGeometry) flashMMAKernel(core flashCore) (k kernel.AttnFlashMmaFastKernel, hd, smem int, ok bool) {
+	if g.HeadDim%8 != 0 || !core.mma() {
 		return "", 0, 0, false
 	}
 	for _, i := range flashMMAHeadDims {
 		if g.HeadDim <= i.hd {
-			return i.k, i.hd, flashMMASmem(i.hd), true
+			if core == coreFlashMMAK16 && i.k16 != "" {
+				return i.k16, i.hd, flashMMASmem(i.hd, 16), true
+			}
+			return i.k, i.hd, flashMMASmem(i.hd, kernel.FmmaBk), true
 		}
 	}
 	return "", 0, 0, false
 }
 
-// flashMMASmem is an instance's dynamic shared memory for its HD
-// (kernels/attention_prompt.cu FMMA_SMEM): the query parts, one tile's key
-// and value parts, the tile's keys' inverse scales.
-func flashMMASmem(hd int) int {
-	const bq, bk = kernel.FmmaBq, kernel.FmmaBk
-	return (2*bq+4*bk)*(hd+kernel.FmmaPad)*2 + bk*4
+// flashMMASmem is an instance's dynamic shared memory for its HD and tile
+// of bk keys (kernels/attention_prompt.cu FMMA_SMEM): the query parts, one
+// tile's key and value parts, the tile's keys' inverse scales.
+func flashMMASmem(hd, bk int) int {
+	return (2*kernel.FmmaBq+4*bk)*(hd+kernel.FmmaPad)*2 + bk*4
 }
 
 // flashMMAKeys is the key rows of the parts for a cache of capacity rows:
@@ -272,7 +282,7 @@ func (g AttentionGeometry) flashLayout(rows, capacity int) flashScratch {
 	var l flashScratch
 	l.part = alignUp(4 * int64(rows) * int64(g.Heads*g.HeadDim))
 	l.end = l.part + alignUp(4*g.flashPartFloats(rows, capacity))
-	if _, hd, _, ok := g.flashMMAKernel(); ok {
+	if _, hd, _, ok := g.flashMMAKernel(coreFlashMMA); ok {
 		items, keys, kv := int64(rows*g.Heads), int64(flashMMAKeys(capacity)), int64(g.KVHeads)
 		m := &l.mma
 		m.qp = l.end

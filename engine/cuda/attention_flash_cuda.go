@@ -44,8 +44,12 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 // memory a block (sm_86/89 give 99 KiB), else attn_flash_fast.
 func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 	if useFlashMMA(n) {
-		if k, _, smem, ok := l.G.flashMMAKernel(); ok && q.Queue.SharedLimit(string(k), smem) == nil {
-			return coreFlashMMA
+		core := coreFlashMMA
+		if attnMMA == "k16" {
+			core = coreFlashMMAK16
+		}
+		if k, _, smem, ok := l.G.flashMMAKernel(core); ok && q.Queue.SharedLimit(string(k), smem) == nil {
+			return core
 		}
 	}
 	if useFlash2(n) && q.Queue.SharedLimit("attn_flash2_fast", l.G.flash2Smem()) == nil {
@@ -58,7 +62,7 @@ func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 // sees at most maxLen keys.
 func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 	switch core {
-	case coreFlashMMA:
+	case coreFlashMMA, coreFlashMMAK16:
 		return g.flashMMASplits(n, maxLen)
 	case coreFlash2:
 		return g.flash2Splits(n, maxLen)
@@ -72,13 +76,13 @@ func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 // maxLen bounds the rows cached after the call (0: the capacity).
 func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLen, splits int, core flashCore) error {
 	g := l.G
-	mma, mmaHD, mmaSmem, mmaOK := g.flashMMAKernel()
+	mma, mmaHD, mmaSmem, mmaOK := g.flashMMAKernel(core)
 	switch {
 	case q.d.Numerics.Exact():
 		return fmt.Errorf("cuda attention: the flash core runs under fast numerics only")
 	case !g.flashSupports():
 		return fmt.Errorf("cuda attention: the flash core takes head dims that are multiples of 4 up to %d, not %d", flashMaxHeadDim, g.HeadDim)
-	case core == coreFlashMMA && !mmaOK:
+	case core.mma() && !mmaOK:
 		return fmt.Errorf("cuda attention: the tensor-core flash core takes head dims that are multiples of 8 up to 256, not %d", g.HeadDim)
 	case n < 1 || n > l.MaxRows:
 		return fmt.Errorf("cuda attention: a flash core of %d rows (the scratch holds %d)", n, l.MaxRows)
@@ -98,7 +102,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	var err error
 	switch core {
-	case coreFlashMMA:
+	case coreFlashMMA, coreFlashMMAK16:
 		// The parts of the pass's queries and of every key up to its last
 		// (maxKeys bounds the rows cached after the call), then the core.
 		keys, maxKeys := flashMMAKeys(l.Capacity), l.Capacity

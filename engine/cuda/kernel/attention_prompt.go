@@ -128,14 +128,15 @@ type AttnFlashMmaFastKernel string
 
 // The attn_flash_mma_fast instances.
 const (
-	AttnFlashMmaFastHd32  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
-	AttnFlashMmaFastHd64  AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
-	AttnFlashMmaFastHd128 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
-	AttnFlashMmaFastHd256 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
+	AttnFlashMmaFastHd32     AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd32"
+	AttnFlashMmaFastHd64     AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd64"
+	AttnFlashMmaFastHd128    AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd128"
+	AttnFlashMmaFastHd256    AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256"
+	AttnFlashMmaFastHd256k16 AttnFlashMmaFastKernel = "attn_flash_mma_fast_hd256k16"
 )
 
 // AttnFlashMmaFastKernels lists the attn_flash_mma_fast instances in source order.
-var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256}
+var AttnFlashMmaFastKernels = []AttnFlashMmaFastKernel{AttnFlashMmaFastHd32, AttnFlashMmaFastHd64, AttnFlashMmaFastHd128, AttnFlashMmaFastHd256, AttnFlashMmaFastHd256k16}
 
 // AttnFlashMmaFastArgs are the parameters of attn_flash_mma_fast_*.
 type AttnFlashMmaFastArgs struct {
