@@ -745,10 +745,15 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         const int fv = __ldcg(vexp + (size_t)kvh * tiles + k0 / FMMA_BK);
         cp_async_wait<1>();  // the keys (and the first time the queries); the values may still come
         __syncthreads();
-        // S = Q·Kᵀ: the warp's 16 vectors × the tile's 32 keys, four n8 tiles.
-        float s[BK / 8][4];
+        // S = Q·Kᵀ: the warp's 16 vectors × the tile's BK keys, BK/8 n8 tiles;
+        // hi·hi, hi·lo and lo·hi in accumulators of their own (three times
+        // the independent MMA chains: one warp a scheduler waits out each
+        // chain's latency), summed after the loop.
+        float s[BK / 8][4], sx[BK / 8][4], sy[BK / 8][4];
 #pragma unroll
-        for (int j = 0; j < BK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        for (int j = 0; j < BK / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[j][e] = sx[j][e] = sy[j][e] = 0.f;
 #pragma unroll 4
         for (int kst = 0; kst < HD / 16; kst++) {
             if (kst >= ksteps) break;
@@ -762,12 +767,16 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                 ldmatrix_x4(Kl + (16 * np + krow) * RS + 16 * kst + kcol, bl);
                 mma_f16(s[2 * np], qh, bh[0], bh[1]);
                 mma_f16(s[2 * np + 1], qh, bh[2], bh[3]);
-                mma_f16(s[2 * np], qh, bl[0], bl[1]);
-                mma_f16(s[2 * np + 1], qh, bl[2], bl[3]);
-                mma_f16(s[2 * np], ql, bh[0], bh[1]);
-                mma_f16(s[2 * np + 1], ql, bh[2], bh[3]);
+                mma_f16(sx[2 * np], qh, bl[0], bl[1]);
+                mma_f16(sx[2 * np + 1], qh, bl[2], bl[3]);
+                mma_f16(sy[2 * np], ql, bh[0], bh[1]);
+                mma_f16(sy[2 * np + 1], ql, bh[2], bh[3]);
             }
         }
+#pragma unroll
+        for (int j = 0; j < BK / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[j][e] += sx[j][e] + sy[j][e];
         // The scores, unscaled and masked (−inf where the vector does not
         // see the key, causal, or the key is past the range).
         float t0 = -INFINITY, t1 = -INFINITY;

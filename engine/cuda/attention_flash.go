@@ -94,8 +94,9 @@ const (
 // AttnMMAEnv is the environment variable that says where the prompt
 // attention runs on the tensor cores (attn_mma_parts_fast, then
 // attn_flash_mma_fast_hd*): "on" every pass the flash core takes, "off"
-// none, unset passes of flashMMAMinRows rows or more; "k16" as "on" with
-// the 16-key tiles where the head dim has them (two blocks an SM).
+// none, unset passes of flashMMAMinRows rows or more; "k32" as "on" with
+// the 32-key tiles where the head dim also has 16-key ones (which the
+// others take: two blocks an SM).
 const AttnMMAEnv = "PROSCENIUM_GPU_ATTN_MMA"
 
 // attnMMA is $PROSCENIUM_GPU_ATTN_MMA.
@@ -104,36 +105,36 @@ var attnMMA = os.Getenv(AttnMMAEnv)
 // AttnMMASetting checks a value of $PROSCENIUM_GPU_ATTN_MMA.
 func AttnMMASetting(v string) error {
 	switch v {
-	case "", "on", "off", "k16":
+	case "", "on", "off", "k32":
 		return nil
 	}
-	return fmt.Errorf("cuda: %s=%q: want on, off or k16", AttnMMAEnv, v)
+	return fmt.Errorf("cuda: %s=%q: want on, off or k32", AttnMMAEnv, v)
 }
 
 // useFlashMMA says whether a pass of n rows runs the tensor-core kernels
 // (where the geometry and the device take them).
 func useFlashMMA(n int) bool {
-	return attnMMA == "on" || attnMMA == "k16" || attnMMA == "" && n >= flashMMAMinRows
+	return attnMMA == "on" || attnMMA == "k32" || attnMMA == "" && n >= flashMMAMinRows
 }
 
 // flashCore names a flash kernel: attn_flash_fast, attn_flash2_fast (attn13's
-// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores; K16:
-// the 16-key tiles).
+// register tiles) or attn_flash_mma_fast_hd* (mma17's tensor cores: the
+// 16-key tiles where the head dim has them; K32: always the 32-key tiles).
 type flashCore int
 
 const (
 	coreFlash flashCore = iota
 	coreFlash2
 	coreFlashMMA
-	coreFlashMMAK16
+	coreFlashMMAK32
 )
 
 func (c flashCore) String() string {
-	return [...]string{"flash", "flash2", "flash-mma", "flash-mma-k16"}[c]
+	return [...]string{"flash", "flash2", "flash-mma", "flash-mma-k32"}[c]
 }
 
 // mma reports whether the core is a tensor-core instance.
-func (c flashCore) mma() bool { return c == coreFlashMMA || c == coreFlashMMAK16 }
+func (c flashCore) mma() bool { return c == coreFlashMMA || c == coreFlashMMAK32 }
 
 // flashMMAHeadDims are the instances' head dims, smallest first (k16: the
 // 16-key tiles' instance, where there is one).
@@ -146,17 +147,17 @@ var flashMMAHeadDims = []struct {
 }
 
 // flashMMAKernel is core's tensor-core instance for the geometry's head dim
-// (the smallest whose HD holds it; the FmmaBk-key tiles' where the head dim
-// has no 16-key instance), that HD and the instance's dynamic shared memory
-// in bytes; ok is false where none does (head dims a multiple of 8 up to
-// 256).
+// (the smallest whose HD holds it; its 16-key tiles' where it has them,
+// unless core is coreFlashMMAK32), that HD and the instance's dynamic
+// shared memory in bytes; ok is false where none does (head dims a
+// multiple of 8 up to 256).
 func (g AttentionGeometry) flashMMAKernel(core flashCore) (k kernel.AttnFlashMmaFastKernel, hd, smem int, ok bool) {
 	if g.HeadDim%8 != 0 || !core.mma() {
 		return "", 0, 0, false
 	}
 	for _, i := range flashMMAHeadDims {
 		if g.HeadDim <= i.hd {
-			if core == coreFlashMMAK16 && i.k16 != "" {
+			if core == coreFlashMMA && i.k16 != "" {
 				return i.k16, i.hd, flashMMASmem(i.hd, 16), true
 			}
 			return i.k, i.hd, flashMMASmem(i.hd, kernel.FmmaBk), true

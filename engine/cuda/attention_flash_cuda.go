@@ -45,8 +45,8 @@ func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int)
 func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 	if useFlashMMA(n) {
 		core := coreFlashMMA
-		if attnMMA == "k16" {
-			core = coreFlashMMAK16
+		if attnMMA == "k32" {
+			core = coreFlashMMAK32
 		}
 		if k, _, smem, ok := l.G.flashMMAKernel(core); ok && q.Queue.SharedLimit(string(k), smem) == nil {
 			return core
@@ -62,7 +62,7 @@ func (q *Queue) flashCoreFor(l *AttentionLayer, n int) flashCore {
 // sees at most maxLen keys.
 func (g AttentionGeometry) coreSplits(core flashCore, n, maxLen int) int {
 	switch core {
-	case coreFlashMMA, coreFlashMMAK16:
+	case coreFlashMMA, coreFlashMMAK32:
 		return g.flashMMASplits(n, maxLen)
 	case coreFlash2:
 		return g.flash2Splits(n, maxLen)
@@ -102,7 +102,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	var err error
 	switch core {
-	case coreFlashMMA, coreFlashMMAK16:
+	case coreFlashMMA, coreFlashMMAK32:
 		// The parts of the pass's queries and of every key up to its last
 		// (maxKeys bounds the rows cached after the call), then the core.
 		keys, maxKeys := flashMMAKeys(l.Capacity), l.Capacity

@@ -50,7 +50,7 @@ func TestAttentionFlash(t *testing.T) {
 				}
 				want := make([]float32, n*aw)
 				cpu.AttentionCoreRef(want, proj, n, c.ref.QNorm, c.ref.KNorm, c.gref, &ref)
-				for _, core := range []flashCore{coreFlash, coreFlash2, coreFlashMMA, coreFlashMMAK16} {
+				for _, core := range []flashCore{coreFlash, coreFlash2, coreFlashMMA, coreFlashMMAK32} {
 					auto := l.G.coreSplits(core, n, before+n)
 					splits := []int{auto, 1, mostFlashSplits(l, n)}
 					slices.Sort(splits)
@@ -223,10 +223,10 @@ func TestAttentionFlashTiming(t *testing.T) {
 		flash := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s1, coreFlash) })
 		flash2 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s2, coreFlash2) })
 		mma := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s3, coreFlashMMA) })
-		k16 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s3, coreFlashMMAK16) })
+		k32 := timeIt(func(q *Queue) error { return q.attentionFlashKernel(l, p.n, Whole(c.pos), maxLen, s3, coreFlashMMAK32) })
 		fmt.Printf("timing flash2, %4d rows after %3d: flash2 %8.1f µs (%2d splits, %3d blocks), flash %8.1f µs (%2d splits): %.2f×\n",
 			p.n, p.before, flash2, s2, g.flash2Tiles(p.n)*g.KVHeads*s2, flash, s1, flash/flash2)
-		fmt.Printf("timing flash-mma, %4d rows after %3d: flash-mma %8.1f µs, k16 %8.1f µs (%2d splits, %3d blocks), flash2 %8.1f µs: %.2f×\n",
-			p.n, p.before, mma, k16, s3, g.flashMMATiles(p.n)*g.KVHeads*s3, flash2, flash2/mma)
+		fmt.Printf("timing flash-mma, %4d rows after %3d: flash-mma %8.1f µs, 32-key tiles %8.1f µs (%2d splits, %3d blocks), flash2 %8.1f µs: %.2f×\n",
+			p.n, p.before, mma, k32, s3, g.flashMMATiles(p.n)*g.KVHeads*s3, flash2, flash2/mma)
 	}
 }

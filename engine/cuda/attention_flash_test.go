@@ -129,19 +129,19 @@ func TestFlashMMAKernel(t *testing.T) {
 	}{{8, 32, kernel.AttnFlashMmaFastHd32}, {24, 32, kernel.AttnFlashMmaFastHd32}, {32, 32, kernel.AttnFlashMmaFastHd32},
 		{40, 64, kernel.AttnFlashMmaFastHd64}, {128, 128, kernel.AttnFlashMmaFastHd128}, {136, 256, kernel.AttnFlashMmaFastHd256},
 		{256, 256, kernel.AttnFlashMmaFastHd256}, {260, 0, ""}, {12, 0, ""}, {100, 0, ""}} {
-		k, hd, _, ok := AttentionGeometry{HeadDim: c.hd}.flashMMAKernel(coreFlashMMA)
+		k, hd, _, ok := AttentionGeometry{HeadDim: c.hd}.flashMMAKernel(coreFlashMMAK32)
 		if k != c.want || hd != c.HD || ok != (c.want != "") {
 			t.Errorf("head dim %d: %q (HD %d), %v; want %q (HD %d)", c.hd, k, hd, ok, c.want, c.HD)
 		}
-		if k16, _, _, _ := (AttentionGeometry{HeadDim: c.hd}).flashMMAKernel(coreFlashMMAK16); c.HD != 256 && k16 != k {
-			t.Errorf("head dim %d: the 16-key tiles' %q, want %q (none of HD %d)", c.hd, k16, k, c.HD)
+		if k16, _, _, _ := (AttentionGeometry{HeadDim: c.hd}).flashMMAKernel(coreFlashMMA); c.HD != 256 && k16 != k {
+			t.Errorf("head dim %d: the default %q, want %q (no 16-key tiles of HD %d)", c.hd, k16, k, c.HD)
 		}
 	}
 	// (2·64 + 4·32)·264·2 + 32·4 bytes; with 16-key tiles (2·64 + 4·16)·264·2 + 16·4.
-	if _, _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMA); smem != 135296 {
+	if _, _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAK32); smem != 135296 {
 		t.Errorf("full geometry: %d bytes of shared memory, want 135296", smem)
 	}
-	if k, _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMAK16); k != kernel.AttnFlashMmaFastHd256k16 || smem != 101440 {
+	if k, _, smem, _ := fullAttention.flashMMAKernel(coreFlashMMA); k != kernel.AttnFlashMmaFastHd256k16 || smem != 101440 {
 		t.Errorf("full geometry, 16-key tiles: %q, %d bytes of shared memory, want 101440", k, smem)
 	}
 	if _, _, _, ok := fullAttention.flashMMAKernel(coreFlash2); ok {
@@ -152,7 +152,7 @@ func TestFlashMMAKernel(t *testing.T) {
 	for _, c := range []struct {
 		v           string
 		short, long bool
-	}{{"", false, true}, {"on", true, true}, {"off", false, false}, {"k16", true, true}} {
+	}{{"", false, true}, {"on", true, true}, {"off", false, false}, {"k32", true, true}} {
 		if err := AttnMMASetting(c.v); err != nil {
 			t.Errorf("%q: %v", c.v, err)
 		}
