@@ -548,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 // zeros past hd and past the pass's keys): queries qp [n·nh, 2, HD] with
 // qinv [n·nh] (the inverse scales), keys kp and values vp [keys, nkv, 2,
 // HD], kinv [nkv, keys], vexp [nkv, keys / FMMA_BK] (the exponent f of a
-// tile's value scale). engine/cuda flashMMALayout sizes them.
+// tile's value scale). engine/cuda flashLayout (flashMMAScratch) sizes them.
 #define FMMA_THREADS 128
 #define FMMA_BQ 64  // query vectors a block: 4 warps of 16
 #define FMMA_BK 32  // keys a tile
@@ -647,8 +647,8 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
 
 // attn_flash_mma_fast_hd{HD}: a block takes FMMA_BQ query vectors of one KV
 // head (warp w the 16 vectors 16w … 16w+15, an m16 tile) over its split's
-// keys, FMMA_BK at a time, the softmax online in the score fragments'
-// registers (FlashAttention-2's arrangement); the output of a warp's
+// keys, BK (FMMA_BK or 16) at a time, the softmax online in the score
+// fragments' registers (FlashAttention-2's arrangement); the output of a warp's
 // vectors over every head dim stays in its registers (HD/8 n8 tiles). The
 // query parts are copied once (cp.async), each tile's key parts while the
 // previous tile's P·V runs and its value parts while its scores are made.

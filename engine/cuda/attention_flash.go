@@ -77,8 +77,9 @@ func useFlash2(n int) bool {
 
 // The tensor-core kernels' sizes (mma17: kernels/attention_prompt.cu
 // attn_mma_parts_fast, attn_flash_mma_fast_hd*): flashMMABQ query vectors a
-// block in four m16 warps, keys in tiles of kernel.FmmaBk, one block an SM
-// (132 KiB of shared memory at head dim 256).
+// block in four m16 warps, keys in tiles of kernel.FmmaBk (one block an SM:
+// 132 KiB of shared memory at head dim 256) or, at head dim 256 by default,
+// of 16 (99 KiB, two blocks an SM).
 const (
 	flashMMAThreads = kernel.FmmaThreads
 	flashMMABQ      = kernel.FmmaBq
