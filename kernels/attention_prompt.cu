@@ -31,7 +31,6 @@
 #include "common.cuh"
 #include "mma_f16.cuh"
 #include "cp_async.cuh"
-#include "bf16_parts.cuh"
 
 #define FLASH_THREADS 128
 #define FLASH_WARPS (FLASH_THREADS / 32)
