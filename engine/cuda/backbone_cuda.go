@@ -57,6 +57,10 @@ type Backbone struct {
 	slot    int
 	slotPos []int
 	rows    stepRows
+
+	// in is the host's copy of a prefill's inputs, kept between prefills
+	// (passInputs).
+	in passHost
 }
 
 type backboneLayer struct {
@@ -264,6 +268,42 @@ func (b *Backbone) rowInputs(rows []BackboneRow, toks []int32, emb []float32) er
 	return nil
 }
 
+// passHost is the host's copy of a prefill's inputs, grown to the longest
+// prefill and kept: a 300-row prompt's embedding rows are 2.4 MB at the
+// full geometry, and a fresh slice a prefill (zeroed, its pages faulted in
+// when the runtime had returned them) put 0.15–0.7 ms of host time in
+// front of the first launch on the H200 (docs/PERF.md "host18").
+type passHost struct {
+	toks []int32
+	emb  []float32
+}
+
+// passInputs validates rows (checkRows) into the Backbone's kept buffers:
+// their tokens (−1 for an embedding row), and, only where some row is an
+// embedding, the rows' inputs [len(rows), H] (a token row's left as it
+// was: the kernels read Emb only for a row whose token is −1); emb is nil
+// for a prompt of tokens. The slices are valid until the next call.
+func (b *Backbone) passInputs(rows []BackboneRow) (toks []int32, emb []float32, err error) {
+	n, H := len(rows), b.Plan.H
+	if cap(b.in.toks) < n {
+		b.in.toks = make([]int32, n)
+	}
+	toks = b.in.toks[:n]
+	for _, r := range rows {
+		if r.Embedding != nil {
+			if cap(b.in.emb) < n*H {
+				b.in.emb = make([]float32, n*H)
+			}
+			emb = b.in.emb[:n*H]
+			break
+		}
+	}
+	if err := b.checkRows(rows, toks, emb); err != nil {
+		return nil, nil, err
+	}
+	return toks, emb, nil
+}
+
 // checkToken refuses a token id outside the vocabulary.
 func (b *Backbone) checkToken(id int) error {
 	if V := b.cfg.Text.VocabSize; id < 0 || id >= V {
@@ -293,9 +333,8 @@ func (b *Backbone) PrefillOnDevice(rows []BackboneRow) error { return b.prefill(
 // final-norm hidden states into out, unless out is nil.
 func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 	H := b.Plan.H
-	toks := make([]int32, len(rows))
-	emb := make([]float32, len(rows)*H)
-	if err := b.checkRows(rows, toks, emb); err != nil {
+	toks, emb, err := b.passInputs(rows)
+	if err != nil {
 		return err
 	}
 	for s := 0; s < len(rows); s += b.Plan.Chunk {
@@ -303,7 +342,7 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 		n := e - s
 		pos := b.pos
 		if err := b.d.Run(func(q *Queue) error {
-			if err := b.copyPassInputs(q, toks[s:e], emb[s*H:e*H], n); err != nil {
+			if err := b.copyPassInputs(q, toks[s:e], emb[min(s*H, len(emb)):min(e*H, len(emb))], n); err != nil {
 				return err
 			}
 			return b.enqueue(q, n, pos+n)
@@ -892,10 +931,8 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if len(rows) > b.Plan.Chunk {
 		return fmt.Errorf("backbone: a profiled prefill of %d rows is more than one pass of %d", len(rows), b.Plan.Chunk)
 	}
-	H := b.Plan.H
-	toks := make([]int32, len(rows))
-	emb := make([]float32, len(rows)*H)
-	if err := b.checkRows(rows, toks, emb); err != nil {
+	toks, emb, err := b.passInputs(rows)
+	if err != nil {
 		return err
 	}
 	n, pos := len(rows), b.pos

@@ -38,10 +38,8 @@ func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
 	if err := b.Reset(); err != nil {
 		return 0, err
 	}
-	H := b.Plan.H
-	toks := make([]int32, len(rows))
-	emb := make([]float32, len(rows)*H)
-	if err := b.checkRows(rows, toks, emb); err != nil {
+	toks, emb, err := b.passInputs(rows)
+	if err != nil {
 		return 0, err
 	}
 	n := len(rows)
