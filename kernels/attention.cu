@@ -30,66 +30,88 @@
 // The projected row: per query head [query (hd) | gate (hd)], then k and v
 // (nkv·hd each): pw = (2·nh + 2·nkv)·hd floats.
 
-// attn_prep: grid (n, nh + nkv). Block (t, hh) norms and rotates query head hh
-// of row t into qn [n, nh, hd], or (hh ≥ nh) key head hh − nh into the cache
-// at row pos+t, copying the value beside it. invFreq and the angle follow the
+// attn_prep: grid (ceil(n / ATT_PREP_ROWS), nh + nkv). Block (x, hh) norms
+// and rotates query head hh of rows ATT_PREP_ROWS·x … (a warp a row in turn)
+// into qn [n, nh, hd], or (hh ≥ nh) key head hh − nh into the cache at row
+// pos+t, copying the value beside it. invFreq and the angle follow the
 // reference: inv_freq[i] = 1/theta^(2i/rot) rounded to float32, the angle
-// float32(pos)·inv_freq in float32, cos and sin in double rounded to float32.
+// float32(pos)·inv_freq in float32; cos and sin in double rounded to
+// float32 (Exact) or sincosf (Fast, as the decode step's attn_decode_fast).
+// A block computes inv_freq once (before the PDL wait: it needs no input)
+// and each of its rows' angles once, in shared memory: one block a (row,
+// head) computed them for every head's every rotated dim, half of the
+// 300-row prefill's attn_prep (19.4 µs a layer, docs/PERF.md "host18").
+#define ATT_PREP_ROWS 8
 template <class P>
 __device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc,
                                                const float* __restrict__ proj, const float* __restrict__ qnorm,
-                                               const float* __restrict__ knorm, const int32_t* __restrict__ posp,
+                                               const float* __restrict__ knorm, const int32_t* __restrict__ posp, int n,
                                                int capacity, int nh, int nkv, int hd, int rot, double theta,
                                                float eps) {
-    __shared__ float buf[32 * ATT_MAXD];
-    __shared__ typename P::Sum redd[ATT_WARPS];
+    __shared__ float buf[ATT_WARPS][32 * ATT_MAXD];     // a warp's row, normed
+    __shared__ float invf[16 * ATT_MAXD];               // inv_freq of pair i < rot/2
+    __shared__ float2 cs[ATT_PREP_ROWS][16 * ATT_MAXD];  // cos, sin of row r's pair i
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int half = rot / 2;
+    for (int i = tid; i < half; i += ATT_THREADS)
+        invf[i] = (float)(1.0 / (double)(float)pow(theta, (double)__fdiv_rn((float)(2 * i), (float)rot)));
     pdl_entry();
-    const int t = blockIdx.x, hh = blockIdx.y, tid = threadIdx.x;
+    const int t0 = blockIdx.x * ATT_PREP_ROWS, hh = blockIdx.y;
     const int pw = (2 * nh + 2 * nkv) * hd;
-    const int p = ld_dep(posp) + t;
-    const float* prow = proj + (size_t)t * pw;
+    const int p0 = ld_dep(posp) + t0;
     const bool isq = hh < nh;
     const int kvh = hh - nh;
-    if (p >= capacity) {
-        if (isq)
-            for (int d = tid; d < hd; d += ATT_THREADS) qn[((size_t)t * nh + hh) * hd + d] = __int_as_float(0x7fc00000);
-        return;
-    }
-    const float* src = isq ? prow + (size_t)hh * 2 * hd : prow + (size_t)(2 * nh + kvh) * hd;
-    const float* w = isq ? qnorm : knorm;
-    typename P::Sum ss = 0;
-    for (int d = tid; d < hd; d += ATT_THREADS) {
-        const float x = src[d];
-        buf[d] = x;
-        ss += P::sq(x);  // Exact: an exact product, so a fused add rounds the same
-    }
-    ss = warp_sum(ss);
-    if ((tid & 31) == 0) redd[tid >> 5] = ss;
     __syncthreads();
-    typename P::Sum tot = 0;
-    for (int i = 0; i < ATT_WARPS; i++) tot += redd[i];
-    const float inv = P::inv_rms(tot, hd, eps);
-    for (int d = tid; d < hd; d += ATT_THREADS) buf[d] = P::zc_norm(buf[d], inv, w[d]);
-    __syncthreads();
-    float* dst = isq ? qn + ((size_t)t * nh + hh) * hd : kc + ((size_t)p * nkv + kvh) * hd;
-    const int half = rot / 2;
-    for (int d = tid; d < hd; d += ATT_THREADS) {
-        float y = buf[d];
-        if (d < rot) {
-            const int i = d < half ? d : d - half;
-            const float e = __fdiv_rn((float)(2 * i), (float)rot);
-            const float invf = (float)(1.0 / (double)(float)pow(theta, (double)e));
-            const double a = (double)__fmul_rn((float)p, invf);
-            const float c = (float)cos(a), s = (float)sin(a);
-            y = d < half ? __fsub_rn(__fmul_rn(buf[d], c), __fmul_rn(buf[d + half], s))
-                         : __fadd_rn(__fmul_rn(buf[d], c), __fmul_rn(buf[d - half], s));
+    for (int e = tid; e < ATT_PREP_ROWS * half; e += ATT_THREADS) {
+        const int r = e / half, i = e % half;
+        const float a = __fmul_rn((float)(p0 + r), invf[i]);
+        float c, s;
+        if (P::exact) {
+            c = (float)cos((double)a);
+            s = (float)sin((double)a);
+        } else {
+            sincosf(a, &s, &c);
         }
-        dst[d] = y;
+        cs[r][i] = make_float2(c, s);
     }
-    if (!isq) {
-        const float* vsrc = prow + (size_t)(2 * nh + nkv + kvh) * hd;
-        float* vdst = vc + ((size_t)p * nkv + kvh) * hd;
-        for (int d = tid; d < hd; d += ATT_THREADS) vdst[d] = vsrc[d];
+    __syncthreads();
+    const float* w = isq ? qnorm : knorm;
+    float* const b = buf[warp];
+    for (int r = warp; r < ATT_PREP_ROWS; r += ATT_WARPS) {
+        const int t = t0 + r, p = p0 + r;
+        if (t >= n) break;
+        if (p >= capacity) {
+            if (isq)
+                for (int d = lane; d < hd; d += 32) qn[((size_t)t * nh + hh) * hd + d] = __int_as_float(0x7fc00000);
+            continue;
+        }
+        const float* prow = proj + (size_t)t * pw;
+        const float* src = isq ? prow + (size_t)hh * 2 * hd : prow + (size_t)(2 * nh + kvh) * hd;
+        typename P::Sum ss = 0;
+        for (int d = lane; d < hd; d += 32) {
+            const float x = src[d];
+            b[d] = x;
+            ss += P::sq(x);  // Exact: an exact product, so a fused add rounds the same
+        }
+        const float inv = P::inv_rms(warp_sum(ss), hd, eps);
+        for (int d = lane; d < hd; d += 32) b[d] = P::zc_norm(b[d], inv, w[d]);
+        __syncwarp();
+        float* dst = isq ? qn + ((size_t)t * nh + hh) * hd : kc + ((size_t)p * nkv + kvh) * hd;
+        for (int d = lane; d < hd; d += 32) {
+            float y = b[d];
+            if (d < rot) {
+                const float2 c = cs[r][d < half ? d : d - half];
+                y = d < half ? __fsub_rn(__fmul_rn(b[d], c.x), __fmul_rn(b[d + half], c.y))
+                             : __fadd_rn(__fmul_rn(b[d], c.x), __fmul_rn(b[d - half], c.y));
+            }
+            dst[d] = y;
+        }
+        __syncwarp();  // the row's reads of b before the next row's writes
+        if (!isq) {
+            const float* vsrc = prow + (size_t)(2 * nh + nkv + kvh) * hd;
+            float* vdst = vc + ((size_t)p * nkv + kvh) * hd;
+            for (int d = lane; d < hd; d += 32) vdst[d] = vsrc[d];
+        }
     }
 }
 
@@ -97,8 +119,8 @@ __device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __
 NUMERICS_KERNEL(attn_prep, ATT_BOUNDS,
                 (float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,
                  const float* __restrict__ qnorm, const float* __restrict__ knorm, const int32_t* __restrict__ posp,
-                 int capacity, int nh, int nkv, int hd, int rot, double theta, float eps),
-                (qn, kc, vc, proj, qnorm, knorm, posp, capacity, nh, nkv, hd, rot, theta, eps))
+                 int n, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps),
+                (qn, kc, vc, proj, qnorm, knorm, posp, n, capacity, nh, nkv, hd, rot, theta, eps))
 
 // The rows of split sp of a row that sees the cached rows 0 … last (causal):
 // `splits` ranges of ceil((last+1)/splits) rows, cut on the device so a
@@ -338,8 +360,8 @@ __device__ __forceinline__ void attn_prep_slots_body(float* __restrict__ qn, flo
                                                      const int32_t* __restrict__ slots, long long slot_stride) {
     const AttnSlot a(slots, slot_stride, posp);
     const size_t pw = (size_t)(2 * nh + 2 * nkv) * hd;
-    attn_prep_body<P>(qn + a.row * nh * hd, kc + a.kv, vc + a.kv, proj + a.row * pw, qnorm, knorm, a.pos, capacity,
-                      nh, nkv, hd, rot, theta, eps);
+    attn_prep_body<P>(qn + a.row * nh * hd, kc + a.kv, vc + a.kv, proj + a.row * pw, qnorm, knorm, a.pos, 1,
+                      capacity, nh, nkv, hd, rot, theta, eps);
 }
 NUMERICS_KERNEL(attn_prep_slots, ATT_BOUNDS,
                 (float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc, const float* __restrict__ proj,

@@ -558,16 +558,19 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 // attn_mma_parts_fast: blocks [0, ktiles·nkv) split key tile b / nkv of KV
 // head b % nkv (FMMA_BK rows: 8 threads a row, zeros past pos + n), blocks
 // from ktiles·nkv on the pass's query vectors (FMMA_PARTS_BQ a block, times
-// scale = 1/√hd). Block FMMA_PARTS_THREADS; hdp the instance's head dims HD
-// (hd ≤ hdp, a multiple of 8; hdp a multiple of 32).
+// scale = 1/√hd); block 0 also zeroes the ncounters merge counters of the
+// core launched after it. Block FMMA_PARTS_THREADS; hdp the instance's head
+// dims HD (hd ≤ hdp, a multiple of 8; hdp a multiple of 32).
 extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_fast(
     uint16_t* __restrict__ qp, float* __restrict__ qinv, uint16_t* __restrict__ kp, uint16_t* __restrict__ vp,
     float* __restrict__ kinv, int32_t* __restrict__ vexp, const float* __restrict__ qn, const float* __restrict__ kc,
-    const float* __restrict__ vc, const int32_t* __restrict__ posp, int n, int keys, int ktiles, int nh, int nkv,
-    int hd, int hdp, float scale) {
+    const float* __restrict__ vc, const int32_t* __restrict__ posp, unsigned int* __restrict__ counters,
+    int ncounters, int n, int keys, int ktiles, int nh, int nkv, int hd, int hdp, float scale) {
     __shared__ float vmax[FMMA_PARTS_THREADS / 32];
     pdl_entry();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (blockIdx.x == 0)  // the core's merge counters, zero for its launch
+        for (int i = tid; i < ncounters; i += FMMA_PARTS_THREADS) counters[i] = 0;
     const int r = tid >> 3, q8 = tid & 7;  // the thread's row of the block and its float4s q8, q8 + 8, …
     int b = blockIdx.x;
     if (b >= ktiles * nkv) {  // queries: item i = t·nh + h
@@ -654,6 +657,44 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
 // Softmax, masking, splits and the epilogue are attn_flash2_fast's: the
 // same partials for attn_flash_combine_fast, the same gated output and NaN
 // rows.
+// flash_merge_vector: a warp merges the splits' partials of query vector v
+// of KV head kvh (v = t·G + j; nothing past nvec) into its gated output, as
+// attn_flash_combine_fast merges an item (the same sums in the same order):
+// NaN for a row at or past the capacity. The partials are read through L2
+// (other blocks wrote them); w is the warp's FLASH_MAX_SPLITS floats of
+// shared memory for the splits' weights.
+__device__ __forceinline__ void flash_merge_vector(int v, int nvec, int G, int kvh, int pos, float* __restrict__ attn,
+                                                   const float* __restrict__ part, const float* __restrict__ proj,
+                                                   int capacity, int nh, int hd, int pw, int splits, int lane,
+                                                   float* __restrict__ w) {
+    if (v >= nvec) return;
+    const int t = v / G, h = kvh * G + v % G;
+    const size_t item = (size_t)t * nh + h;
+    float* o = attn + item * hd;
+    if (pos + t >= capacity) {
+        for (int d = lane; d < hd; d += 32) o[d] = __int_as_float(0x7fc00000);
+        return;
+    }
+    const int stride = FLASH_PART_HEAD + hd;
+    const float* pp = part + item * splits * stride;
+    const float ls = lane < splits ? __ldcg(pp + (size_t)lane * stride + 1) : 0.f;
+    const float ms = ls > 0.f ? __ldcg(pp + (size_t)lane * stride) : -INFINITY;
+    const float M = warp_max(ms);
+    const float ws = ls > 0.f ? __expf(ms - M) : 0.f;
+    const float inv_l = 1.f / warp_sum(ls * ws);
+    __syncwarp();  // the previous vector's reads of w
+    if (lane < splits) w[lane] = ws;
+    __syncwarp();
+    const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
+    for (int d = 4 * lane; d < hd; d += 128) {
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < splits; s++) acc = f4_fma(w[s], __ldcg(reinterpret_cast<const float4*>(pp + (size_t)s * stride + FLASH_PART_HEAD + d)), acc);
+        const float4 g = *reinterpret_cast<const float4*>(gate + d);
+        *reinterpret_cast<float4*>(o + d) = make_float4(flash_gated(acc.x, inv_l, g.x), flash_gated(acc.y, inv_l, g.y),
+                                                        flash_gated(acc.z, inv_l, g.z), flash_gated(acc.w, inv_l, g.w));
+    }
+}
+
 #define FMMA_SMEM(HD, BK) ((2 * FMMA_BQ + 4 * (BK)) * ((HD) + FMMA_PAD) * 2 + (BK) * 4)
 template <int HD, int BK>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
@@ -661,8 +702,8 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
                                                     const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,
                                                     const float* __restrict__ kinv, const int32_t* __restrict__ vexp,
                                                     const float* __restrict__ proj, const int32_t* __restrict__ posp,
-                                                    int n, int keys, int capacity, int nh, int nkv, int hd, int pw,
-                                                    int splits) {
+                                                    unsigned int* __restrict__ counters, int n, int keys, int capacity,
+                                                    int nh, int nkv, int hd, int pw, int splits) {
     static_assert(HD % 16 == 0 && HD <= 256, "HD: a multiple of 16 up to 256");
     static_assert(BK == 16 || BK == FMMA_BK, "tiles of 16 or FMMA_BK keys (within the value scales' tiles)");
     constexpr int RS = HD + FMMA_PAD, NT = HD / 8, CH = HD / 8;  // a part row's 16-byte chunks: CH
@@ -899,6 +940,22 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             *reinterpret_cast<float2*>(attn + item * hd + c) = x;
         }
     }
+    if (splits == 1) return;
+    // The last of the tile's splits to finish merges their partials (no
+    // combine launch: it was 16.5 µs a layer at 300 rows, docs/PERF.md
+    // "host18"): each block's partials are written before its count, and
+    // the last block reads them through L2 after it.
+    __shared__ unsigned int last_split;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) last_split = atomicAdd(counters + (size_t)kvh * gridDim.x + blockIdx.x, 1) == (unsigned)splits - 1;
+    __syncthreads();
+    if (!last_split) return;
+    __threadfence();
+    __shared__ float merge_w[FMMA_THREADS / 32][FLASH_MAX_SPLITS];
+    for (int i = 0; i < FMMA_BQ / (FMMA_THREADS / 32); i++)
+        flash_merge_vector(v0 + 16 * warp + i, nvec, G, kvh, pos, attn, part, proj, capacity, nh, hd, pw, splits, lane,
+                           merge_w[warp]);
 }
 
 // Instances attn_flash_mma_fast_hd{HD}[k16]: grid (ceil(n·nh/nkv / FMMA_BQ),
@@ -911,10 +968,10 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         float* __restrict__ attn, float* __restrict__ part, const uint16_t* __restrict__ qp,                     \
         const float* __restrict__ qinv, const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,        \
         const float* __restrict__ kinv, const int32_t* __restrict__ vexp, const float* __restrict__ proj,        \
-        const int32_t* __restrict__ posp, int n, int keys, int capacity, int nh, int nkv, int hd, int pw,        \
-        int splits) {                                                                                             \
-        attn_flash_mma_body<HD, BK>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, n, keys, capacity, nh,  \
-                                    nkv, hd, pw, splits);                                                         \
+        const int32_t* __restrict__ posp, unsigned int* __restrict__ counters, int n, int keys, int capacity,    \
+        int nh, int nkv, int hd, int pw, int splits) {                                                            \
+        attn_flash_mma_body<HD, BK>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, counters, n, keys,      \
+                                    capacity, nh, nkv, hd, pw, splits);                                           \
     }
 ATTN_FLASH_MMA(32, FMMA_BK, 32)
 ATTN_FLASH_MMA(64, FMMA_BK, 64)

@@ -185,8 +185,9 @@ func flashMMAKeys(capacity int) int {
 // tensor-core instance): the queries' FP16 pairs qp [rows·Heads, 2, HD] and
 // their inverse scales qinv [rows·Heads]; the keys' and values' kp, vp
 // [keys, KVHeads, 2, HD], the keys' inverse scales kinv [KVHeads, keys] and
-// the value tiles' exponents vexp [KVHeads, keys/FmmaBk].
-type flashMMAScratch struct{ qp, qinv, kp, vp, kinv, vexp int64 }
+// the value tiles' exponents vexp [KVHeads, keys/FmmaBk]; cnt the merge
+// counters of a split core [KVHeads, flashMMATiles(rows)] uint32.
+type flashMMAScratch struct{ qp, qinv, kp, vp, kinv, vexp, cnt int64 }
 
 // flashMMATiles is the tensor-core kernel's blocks of each KV head for n rows.
 func (g AttentionGeometry) flashMMATiles(n int) int { return g.queryTiles(n, flashMMABQ) }
@@ -293,7 +294,8 @@ func (g AttentionGeometry) flashLayout(rows, capacity int) flashScratch {
 		m.vp = m.kp + alignUp(keys*kv*2*int64(hd)*2)
 		m.kinv = m.vp + alignUp(keys*kv*2*int64(hd)*2)
 		m.vexp = m.kinv + alignUp(kv*keys*4)
-		l.end = m.vexp + alignUp(kv*keys/kernel.FmmaBk*4)
+		m.cnt = m.vexp + alignUp(kv*keys/kernel.FmmaBk*4)
+		l.end = m.cnt + alignUp(kv*int64(g.flashMMATiles(rows))*4)
 	}
 	return l
 }

@@ -25,7 +25,8 @@ func (q *Queue) flashApplies(l *AttentionLayer, n int, counters *Block) bool {
 // cached before the call; a pass's BlockPos holds it first), then
 // attn_flash_fast attends each row over the cache up to itself and writes
 // the gated output to the attn region — split over splits key ranges whose
-// partials attn_flash_combine_fast merges when splits > 1. maxLen bounds the
+// partials attn_flash_combine_fast merges when splits > 1 (the tensor-core
+// kernel merges them itself: the last split of a tile to finish). maxLen bounds the
 // rows cached after the call (0: the capacity) and sets the splits.
 func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
 	if maxLen <= 0 || maxLen > l.Capacity {
@@ -94,9 +95,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
 	pw := g.ProjWidth()
 	r := l.regions()
-	w := l.W
-	if err := kernel.AttnPrep(q, kernel.Fast, [3]int{n, nh + nkv, 1}, attnThreads, tPtr(r.flashQn), tPtr(r.kc), tPtr(r.vc), tPtr(r.proj),
-		tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, g.ropeTheta(), g.Eps); err != nil {
+	if err := l.prep(q, kernel.Fast, r.flashQn, r.proj, pos, n); err != nil {
 		return err
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
@@ -113,15 +112,15 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 		qblocks := (n*nh + kernel.FmmaPartsBq - 1) / kernel.FmmaPartsBq
 		err = kernel.AttnMmaPartsFast(q, [3]int{ktiles*nkv + qblocks, 1, 1}, kernel.FmmaPartsThreads, kernel.AttnMmaPartsFastArgs{
 			Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp), Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp),
-			Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Posp: tPtr(pos), N: n, Keys: keys, Ktiles: ktiles, Nh: nh, Nkv: nkv,
-			Hd: hd, Hdp: mmaHD, Scale: scale,
+			Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Posp: tPtr(pos), Counters: tPtr(r.mmaCnt), Ncounters: g.flashMMATiles(n) * nkv,
+			N: n, Keys: keys, Ktiles: ktiles, Nh: nh, Nkv: nkv, Hd: hd, Hdp: mmaHD, Scale: scale,
 		})
 		if err == nil {
 			err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
 				kernel.AttnFlashMmaFastArgs{
 					Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp),
 					Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp), Proj: tPtr(r.proj), Posp: tPtr(pos),
-					N: n, Keys: keys, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
+					Counters: tPtr(r.mmaCnt), N: n, Keys: keys, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
 				})
 		}
 	case coreFlash2:
@@ -136,7 +135,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 			Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
 		})
 	}
-	if err != nil || splits == 1 {
+	if err != nil || splits == 1 || core.mma() { // (the tensor-core kernel merges its splits itself)
 		return err
 	}
 	return kernel.AttnFlashCombineFast(q, [3]int{n * nh, 1, 1}, flashThreads, tPtr(r.attn), tPtr(r.flashPart), tPtr(r.proj), tPtr(pos),

@@ -402,9 +402,7 @@ func (q *Queue) attentionCoreAt(l *AttentionLayer, from, n int, pos Tensor, maxL
 	r := l.regions()
 	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
 	proj, attn = proj.At(int64(from)*int64(pw)*4), attn.At(int64(from)*int64(nh*hd)*4)
-	w := l.W
-	theta := g.ropeTheta()
-	if err := kernel.AttnPrep(q, q.policy(), [3]int{n, nh + nkv, 1}, attnThreads, tPtr(qn), tPtr(kc), tPtr(vc), tPtr(proj), tPtr(w.QNorm), tPtr(w.KNorm), tPtr(pos), l.Capacity, nh, nkv, hd, g.RotaryDim, theta, g.Eps); err != nil {
+	if err := l.prep(q, q.policy(), qn, proj, pos, n); err != nil {
 		return err
 	}
 	splits := attnSplits(n, maxLen, l.Capacity)
@@ -429,6 +427,15 @@ func (q *Queue) attentionCoreAt(l *AttentionLayer, from, n int, pos Tensor, maxL
 
 // attnThreads is the block of the attention kernels.
 const attnThreads = kernel.AttThreads
+
+// prep enqueues attn_prep over n projected rows at proj (their queries normed
+// and rotated into qn, their keys and values appended to the cache at pos).
+func (l *AttentionLayer) prep(q *Queue, policy kernel.Policy, qn, proj, pos Tensor, n int) error {
+	g, r, w := l.G, l.regions(), l.W
+	return kernel.AttnPrep(q, policy, [3]int{(n + kernel.AttPrepRows - 1) / kernel.AttPrepRows, g.Heads + g.KVHeads, 1}, attnThreads, kernel.AttnPrepArgs{
+		Qn: tPtr(qn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Proj: tPtr(proj), Qnorm: tPtr(w.QNorm), Knorm: tPtr(w.KNorm), Posp: tPtr(pos),
+		N: n, Capacity: l.Capacity, Nh: g.Heads, Nkv: g.KVHeads, Hd: g.HeadDim, Rot: g.RotaryDim, Theta: g.ropeTheta(), Eps: g.Eps})
+}
 
 // ResetKV needs nothing: a take starts with the position at 0, and rows past
 // the position are never read.

@@ -10,23 +10,43 @@ const (
 	AttWarps     = 4   // ATT_WARPS
 	AttMaxd      = 8   // ATT_MAXD
 	AttMaxSplits = 32  // ATT_MAX_SPLITS
+	AttPrepRows  = 8   // ATT_PREP_ROWS
 	AttnSplits   = 16  // ATTN_SPLITS
 	AttnWarps    = 8   // ATTN_WARPS
 	AttnMaxHd    = 256 // ATTN_MAX_HD
 )
 
+// AttnPrepArgs are the parameters of attn_prep.
+type AttnPrepArgs struct {
+	Qn       Ptr     // float* qn
+	Kc       Ptr     // float* kc
+	Vc       Ptr     // float* vc
+	Proj     Ptr     // float* proj
+	Qnorm    Ptr     // float* qnorm
+	Knorm    Ptr     // float* knorm
+	Posp     Ptr     // int32_t* posp
+	N        int     // int n
+	Capacity int     // int capacity
+	Nh       int     // int nh
+	Nkv      int     // int nkv
+	Hd       int     // int hd
+	Rot      int     // int rot
+	Theta    float64 // double theta
+	Eps      float32 // float eps
+}
+
 // AttnPrep enqueues kernels/attention.cu's
 //
-//	attn_prep(float* qn, float* kc, float* vc, float* proj, float* qnorm, float* knorm, int32_t* posp, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps)
+//	attn_prep(float* qn, float* kc, float* vc, float* proj, float* qnorm, float* knorm, int32_t* posp, int n, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: attn_prep (Exact) or attn_prep_fast (Fast).
-func AttnPrep(q Launcher, policy Policy, grid [3]int, block int, qn, kc, vc, proj, qnorm, knorm, posp Ptr, capacity, nh, nkv, hd, rot int, theta float64, eps float32) error {
+func AttnPrep(q Launcher, policy Policy, grid [3]int, block int, a AttnPrepArgs) error {
 	name := "attn_prep"
 	if policy == Fast {
 		name = "attn_prep_fast"
 	}
-	return q.Launch(name, grid, block, uint64(qn), uint64(kc), uint64(vc), uint64(proj), uint64(qnorm), uint64(knorm), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(nkv))), uint64(uint32(int32(hd))), uint64(uint32(int32(rot))), math.Float64bits(theta), uint64(math.Float32bits(eps)))
+	return q.Launch(name, grid, block, uint64(a.Qn), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Qnorm), uint64(a.Knorm), uint64(a.Posp), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Rot))), math.Float64bits(a.Theta), uint64(math.Float32bits(a.Eps)))
 }
 
 // AttnScores enqueues kernels/attention.cu's
