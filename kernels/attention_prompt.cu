@@ -647,6 +647,93 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
     }
 }
 
+// flash_merge_tile: the block merges the partials of its splits of the
+// FMMA_BQ query vectors v0 … of KV head kvh (v = t·G + j; none past nvec)
+// into their gated outputs, as attn_flash_combine_fast merges an item: M the
+// largest m of a split with l > 0, w_s = e^(m_s − M), o = Σ w_s·o_s / Σ
+// w_s·l_s, gated; NaN for a row at or past the capacity. The partials are
+// read through L2 (other blocks wrote them), FMMA_MERGE_U float4s a thread
+// with FMMA_MERGE_S splits each in flight together: a warp a vector in turn,
+// waiting out each load, made the kernel 86.5 µs a layer at 300 rows
+// against 36.8 µs and the combine's 16.5 (docs/PERF.md "host18"). Its
+// (m, l) pairs lie in the attention's dynamic shared memory, which every
+// instance has more than FMMA_MERGE_SMEM bytes of.
+#define FMMA_MERGE_SMEM (FMMA_BQ * FLASH_MAX_SPLITS * 8 + FMMA_BQ * 4)
+#define FMMA_MERGE_U 4
+#define FMMA_MERGE_S 4
+__device__ __forceinline__ void flash_merge_tile(int v0, int nvec, int G, int kvh, int pos, float* __restrict__ attn,
+                                                 const float* __restrict__ part, const float* __restrict__ proj,
+                                                 int capacity, int nh, int hd, int pw, int splits) {
+    extern __shared__ __align__(16) unsigned char fmma_smem[];  // free after the attention's last tile
+    float2(*const ml)[FLASH_MAX_SPLITS] = reinterpret_cast<float2(*)[FLASH_MAX_SPLITS]>(fmma_smem);  // (m, l), then (w, l): [FMMA_BQ][splits]
+    float* const inv_l = reinterpret_cast<float*>(ml + FMMA_BQ);                                       // [FMMA_BQ]
+    const int tid = threadIdx.x, stride = FLASH_PART_HEAD + hd, q4 = hd / 4;
+    auto item_of = [&](int i) { return (size_t)((v0 + i) / G) * nh + kvh * G + (v0 + i) % G; };
+    for (int e = tid; e < FMMA_BQ * splits; e += FMMA_THREADS) {
+        const int i = e / splits, s = e % splits;
+        float2 x = make_float2(-INFINITY, 0.f);
+        if (v0 + i < nvec) {
+            const float* p = part + (item_of(i) * splits + s) * stride;
+            x = make_float2(__ldcg(p), __ldcg(p + 1));
+        }
+        ml[i][s] = x;
+    }
+    __syncthreads();
+    if (tid < FMMA_BQ) {
+        float M = -INFINITY, L = 0.f;
+        for (int s = 0; s < splits; s++)
+            if (ml[tid][s].y > 0.f) M = fmaxf(M, ml[tid][s].x);
+        for (int s = 0; s < splits; s++) {
+            const float2 x = ml[tid][s];
+            const float w = x.y > 0.f ? __expf(x.x - M) : 0.f;
+            L += x.y * w;
+            ml[tid][s].x = w;
+        }
+        inv_l[tid] = 1.f / L;
+    }
+    __syncthreads();
+    const int total = FMMA_BQ * q4;
+    for (int e0 = tid; e0 < total; e0 += FMMA_THREADS * FMMA_MERGE_U) {
+        float4 acc[FMMA_MERGE_U];
+#pragma unroll
+        for (int u = 0; u < FMMA_MERGE_U; u++) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s0 = 0; s0 < splits; s0 += FMMA_MERGE_S) {
+            float4 x[FMMA_MERGE_U][FMMA_MERGE_S];
+#pragma unroll
+            for (int u = 0; u < FMMA_MERGE_U; u++) {
+                const int e = e0 + u * FMMA_THREADS, i = e / q4;
+#pragma unroll
+                for (int k = 0; k < FMMA_MERGE_S; k++)
+                    x[u][k] = e < total && v0 + i < nvec && s0 + k < splits
+                                  ? __ldcg(reinterpret_cast<const float4*>(part + (item_of(i) * splits + s0 + k) * stride +
+                                                                           FLASH_PART_HEAD) + e % q4)
+                                  : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int u = 0; u < FMMA_MERGE_U; u++) {
+                const int i = min((e0 + u * FMMA_THREADS) / q4, FMMA_BQ - 1);
+#pragma unroll
+                for (int k = 0; k < FMMA_MERGE_S; k++)
+                    if (s0 + k < splits) acc[u] = f4_fma(ml[i][s0 + k].x, x[u][k], acc[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < FMMA_MERGE_U; u++) {
+            const int e = e0 + u * FMMA_THREADS, i = e / q4, d = 4 * (e % q4), v = v0 + i;
+            if (e >= total || v >= nvec) continue;
+            const int t = v / G, h = kvh * G + v % G;
+            float4 y = make_float4(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000), __int_as_float(0x7fc00000),
+                                   __int_as_float(0x7fc00000));
+            if (pos + t < capacity) {
+                const float4 g = *reinterpret_cast<const float4*>(proj + (size_t)t * pw + (size_t)h * 2 * hd + hd + d);
+                y = make_float4(flash_gated(acc[u].x, inv_l[i], g.x), flash_gated(acc[u].y, inv_l[i], g.y),
+                                flash_gated(acc[u].z, inv_l[i], g.z), flash_gated(acc[u].w, inv_l[i], g.w));
+            }
+            *reinterpret_cast<float4*>(attn + item_of(i) * hd + d) = y;
+        }
+    }
+}
+
 // attn_flash_mma_fast_hd{HD}: a block takes FMMA_BQ query vectors of one KV
 // head (warp w the 16 vectors 16w … 16w+15, an m16 tile) over its split's
 // keys, BK (FMMA_BK or 16) at a time, the softmax online in the score
@@ -657,45 +744,8 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
 // Softmax, masking, splits and the epilogue are attn_flash2_fast's: the
 // same partials for attn_flash_combine_fast, the same gated output and NaN
 // rows.
-// flash_merge_vector: a warp merges the splits' partials of query vector v
-// of KV head kvh (v = t·G + j; nothing past nvec) into its gated output, as
-// attn_flash_combine_fast merges an item (the same sums in the same order):
-// NaN for a row at or past the capacity. The partials are read through L2
-// (other blocks wrote them); w is the warp's FLASH_MAX_SPLITS floats of
-// shared memory for the splits' weights.
-__device__ __forceinline__ void flash_merge_vector(int v, int nvec, int G, int kvh, int pos, float* __restrict__ attn,
-                                                   const float* __restrict__ part, const float* __restrict__ proj,
-                                                   int capacity, int nh, int hd, int pw, int splits, int lane,
-                                                   float* __restrict__ w) {
-    if (v >= nvec) return;
-    const int t = v / G, h = kvh * G + v % G;
-    const size_t item = (size_t)t * nh + h;
-    float* o = attn + item * hd;
-    if (pos + t >= capacity) {
-        for (int d = lane; d < hd; d += 32) o[d] = __int_as_float(0x7fc00000);
-        return;
-    }
-    const int stride = FLASH_PART_HEAD + hd;
-    const float* pp = part + item * splits * stride;
-    const float ls = lane < splits ? __ldcg(pp + (size_t)lane * stride + 1) : 0.f;
-    const float ms = ls > 0.f ? __ldcg(pp + (size_t)lane * stride) : -INFINITY;
-    const float M = warp_max(ms);
-    const float ws = ls > 0.f ? __expf(ms - M) : 0.f;
-    const float inv_l = 1.f / warp_sum(ls * ws);
-    __syncwarp();  // the previous vector's reads of w
-    if (lane < splits) w[lane] = ws;
-    __syncwarp();
-    const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
-    for (int d = 4 * lane; d < hd; d += 128) {
-        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s = 0; s < splits; s++) acc = f4_fma(w[s], __ldcg(reinterpret_cast<const float4*>(pp + (size_t)s * stride + FLASH_PART_HEAD + d)), acc);
-        const float4 g = *reinterpret_cast<const float4*>(gate + d);
-        *reinterpret_cast<float4*>(o + d) = make_float4(flash_gated(acc.x, inv_l, g.x), flash_gated(acc.y, inv_l, g.y),
-                                                        flash_gated(acc.z, inv_l, g.z), flash_gated(acc.w, inv_l, g.w));
-    }
-}
-
 #define FMMA_SMEM(HD, BK) ((2 * FMMA_BQ + 4 * (BK)) * ((HD) + FMMA_PAD) * 2 + (BK) * 4)
+static_assert(FMMA_SMEM(32, 16) >= FMMA_MERGE_SMEM, "the merge's pairs within the smallest instance's shared memory");
 template <int HD, int BK>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
                                                     const uint16_t* __restrict__ qp, const float* __restrict__ qinv,
@@ -940,7 +990,7 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             *reinterpret_cast<float2*>(attn + item * hd + c) = x;
         }
     }
-    if (splits == 1) return;
+    if (splits == 1 || counters == nullptr) return;  // (no counters: attn_flash_combine_fast merges them)
     // The last of the tile's splits to finish merges their partials (no
     // combine launch: it was 16.5 µs a layer at 300 rows, docs/PERF.md
     // "host18"): each block's partials are written before its count, and
@@ -952,10 +1002,9 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
     __syncthreads();
     if (!last_split) return;
     __threadfence();
-    __shared__ float merge_w[FMMA_THREADS / 32][FLASH_MAX_SPLITS];
-    for (int i = 0; i < FMMA_BQ / (FMMA_THREADS / 32); i++)
-        flash_merge_vector(v0 + 16 * warp + i, nvec, G, kvh, pos, attn, part, proj, capacity, nh, hd, pw, splits, lane,
-                           merge_w[warp]);
+    cp_async_wait<0>();  // (a split that saw no key never waited for its queries' copies)
+    __syncthreads();
+    flash_merge_tile(v0, nvec, G, kvh, pos, attn, part, proj, capacity, nh, hd, pw, splits);
 }
 
 // Instances attn_flash_mma_fast_hd{HD}[k16]: grid (ceil(n·nh/nkv / FMMA_BQ),

@@ -112,6 +112,24 @@ func AttnMMASetting(v string) error {
 	return fmt.Errorf("cuda: %s=%q: want on, off or k32", AttnMMAEnv, v)
 }
 
+// AttnMergeEnv is the environment variable that says what merges the
+// tensor-core kernel's key splits: unset, the last split of each tile to
+// finish (in the kernel); "combine", attn_flash_combine_fast after it, as
+// the other flash kernels' (the comparison on the device).
+const AttnMergeEnv = "PROSCENIUM_GPU_ATTN_MERGE"
+
+// attnMerge is $PROSCENIUM_GPU_ATTN_MERGE.
+var attnMerge = os.Getenv(AttnMergeEnv)
+
+// AttnMergeSetting checks a value of $PROSCENIUM_GPU_ATTN_MERGE.
+func AttnMergeSetting(v string) error {
+	switch v {
+	case "", "kernel", "combine":
+		return nil
+	}
+	return fmt.Errorf("cuda: %s=%q: want kernel or combine", AttnMergeEnv, v)
+}
+
 // useFlashMMA says whether a pass of n rows runs the tensor-core kernels
 // (where the geometry and the device take them).
 func useFlashMMA(n int) bool {

@@ -17,6 +17,7 @@ var prefillSwitches = map[string]struct {
 	check func(string) error
 }{
 	AttnMMAEnv:          {&attnMMA, AttnMMASetting},
+	AttnMergeEnv:        {&attnMerge, AttnMergeSetting},
 	DeltaNetPrepEnv:     {&deltaNetPrep, DeltaNetPrepSetting},
 	GemmStreamSwiGLUEnv: {&gemmStreamSwiGLU, GemmStreamSwiGLUSetting},
 	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},

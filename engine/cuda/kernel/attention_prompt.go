@@ -6,25 +6,28 @@ import "math"
 
 // The integer #defines of kernels/attention_prompt.cu.
 const (
-	FlashThreads     = 128 // FLASH_THREADS
-	FlashWarps       = 4   // FLASH_WARPS
-	FlashNq          = 4   // FLASH_NQ
-	FlashBq          = 16  // FLASH_BQ
-	FlashBk          = 16  // FLASH_BK
-	FlashMaxd4       = 2   // FLASH_MAXD4
-	FlashMaxSplits   = 16  // FLASH_MAX_SPLITS
-	FlashPartHead    = 4   // FLASH_PART_HEAD
-	Flash2Threads    = 128 // FLASH2_THREADS
-	Flash2Bq         = 64  // FLASH2_BQ
-	Flash2Bk         = 32  // FLASH2_BK
-	Flash2Maxd4      = 4   // FLASH2_MAXD4
-	Flash2Ps         = 68  // FLASH2_PS
-	FmmaThreads      = 128 // FMMA_THREADS
-	FmmaBq           = 64  // FMMA_BQ
-	FmmaBk           = 32  // FMMA_BK
-	FmmaPad          = 8   // FMMA_PAD
-	FmmaPartsThreads = 256 // FMMA_PARTS_THREADS
-	FmmaPartsBq      = 32  // FMMA_PARTS_BQ
+	FlashThreads     = 128  // FLASH_THREADS
+	FlashWarps       = 4    // FLASH_WARPS
+	FlashNq          = 4    // FLASH_NQ
+	FlashBq          = 16   // FLASH_BQ
+	FlashBk          = 16   // FLASH_BK
+	FlashMaxd4       = 2    // FLASH_MAXD4
+	FlashMaxSplits   = 16   // FLASH_MAX_SPLITS
+	FlashPartHead    = 4    // FLASH_PART_HEAD
+	Flash2Threads    = 128  // FLASH2_THREADS
+	Flash2Bq         = 64   // FLASH2_BQ
+	Flash2Bk         = 32   // FLASH2_BK
+	Flash2Maxd4      = 4    // FLASH2_MAXD4
+	Flash2Ps         = 68   // FLASH2_PS
+	FmmaThreads      = 128  // FMMA_THREADS
+	FmmaBq           = 64   // FMMA_BQ
+	FmmaBk           = 32   // FMMA_BK
+	FmmaPad          = 8    // FMMA_PAD
+	FmmaPartsThreads = 256  // FMMA_PARTS_THREADS
+	FmmaPartsBq      = 32   // FMMA_PARTS_BQ
+	FmmaMergeSmem    = 8448 // FMMA_MERGE_SMEM
+	FmmaMergeU       = 4    // FMMA_MERGE_U
+	FmmaMergeS       = 4    // FMMA_MERGE_S
 )
 
 // AttnFlashFastArgs are the parameters of attn_flash_fast.
