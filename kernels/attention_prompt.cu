@@ -558,19 +558,16 @@ extern "C" __global__ void __launch_bounds__(FLASH2_THREADS, 2) attn_flash2_fast
 // attn_mma_parts_fast: blocks [0, ktiles·nkv) split key tile b / nkv of KV
 // head b % nkv (FMMA_BK rows: 8 threads a row, zeros past pos + n), blocks
 // from ktiles·nkv on the pass's query vectors (FMMA_PARTS_BQ a block, times
-// scale = 1/√hd); block 0 also zeroes the ncounters merge counters of the
-// core launched after it. Block FMMA_PARTS_THREADS; hdp the instance's head
-// dims HD (hd ≤ hdp, a multiple of 8; hdp a multiple of 32).
+// scale = 1/√hd). Block FMMA_PARTS_THREADS; hdp the instance's head dims HD
+// (hd ≤ hdp, a multiple of 8; hdp a multiple of 32).
 extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_fast(
     uint16_t* __restrict__ qp, float* __restrict__ qinv, uint16_t* __restrict__ kp, uint16_t* __restrict__ vp,
     float* __restrict__ kinv, int32_t* __restrict__ vexp, const float* __restrict__ qn, const float* __restrict__ kc,
-    const float* __restrict__ vc, const int32_t* __restrict__ posp, unsigned int* __restrict__ counters,
-    int ncounters, int n, int keys, int ktiles, int nh, int nkv, int hd, int hdp, float scale) {
+    const float* __restrict__ vc, const int32_t* __restrict__ posp, int n, int keys, int ktiles, int nh, int nkv,
+    int hd, int hdp, float scale) {
     __shared__ float vmax[FMMA_PARTS_THREADS / 32];
     pdl_entry();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (blockIdx.x == 0)  // the core's merge counters, zero for its launch
-        for (int i = tid; i < ncounters; i += FMMA_PARTS_THREADS) counters[i] = 0;
     const int r = tid >> 3, q8 = tid & 7;  // the thread's row of the block and its float4s q8, q8 + 8, …
     int b = blockIdx.x;
     if (b >= ktiles * nkv) {  // queries: item i = t·nh + h
@@ -647,93 +644,6 @@ extern "C" __global__ void __launch_bounds__(FMMA_PARTS_THREADS) attn_mma_parts_
     }
 }
 
-// flash_merge_tile: the block merges the partials of its splits of the
-// FMMA_BQ query vectors v0 … of KV head kvh (v = t·G + j; none past nvec)
-// into their gated outputs, as attn_flash_combine_fast merges an item: M the
-// largest m of a split with l > 0, w_s = e^(m_s − M), o = Σ w_s·o_s / Σ
-// w_s·l_s, gated; NaN for a row at or past the capacity. The partials are
-// read through L2 (other blocks wrote them), FMMA_MERGE_U float4s a thread
-// with FMMA_MERGE_S splits each in flight together: a warp a vector in turn,
-// waiting out each load, made the kernel 86.5 µs a layer at 300 rows
-// against 36.8 µs and the combine's 16.5 (docs/PERF.md "host18"). Its
-// (m, l) pairs lie in the attention's dynamic shared memory, which every
-// instance has more than FMMA_MERGE_SMEM bytes of.
-#define FMMA_MERGE_SMEM (FMMA_BQ * FLASH_MAX_SPLITS * 8 + FMMA_BQ * 4)
-#define FMMA_MERGE_U 4
-#define FMMA_MERGE_S 4
-__device__ __forceinline__ void flash_merge_tile(int v0, int nvec, int G, int kvh, int pos, float* __restrict__ attn,
-                                                 const float* __restrict__ part, const float* __restrict__ proj,
-                                                 int capacity, int nh, int hd, int pw, int splits) {
-    extern __shared__ __align__(16) unsigned char fmma_smem[];  // free after the attention's last tile
-    float2(*const ml)[FLASH_MAX_SPLITS] = reinterpret_cast<float2(*)[FLASH_MAX_SPLITS]>(fmma_smem);  // (m, l), then (w, l): [FMMA_BQ][splits]
-    float* const inv_l = reinterpret_cast<float*>(ml + FMMA_BQ);                                       // [FMMA_BQ]
-    const int tid = threadIdx.x, stride = FLASH_PART_HEAD + hd, q4 = hd / 4;
-    auto item_of = [&](int i) { return (size_t)((v0 + i) / G) * nh + kvh * G + (v0 + i) % G; };
-    for (int e = tid; e < FMMA_BQ * splits; e += FMMA_THREADS) {
-        const int i = e / splits, s = e % splits;
-        float2 x = make_float2(-INFINITY, 0.f);
-        if (v0 + i < nvec) {
-            const float* p = part + (item_of(i) * splits + s) * stride;
-            x = make_float2(__ldcg(p), __ldcg(p + 1));
-        }
-        ml[i][s] = x;
-    }
-    __syncthreads();
-    if (tid < FMMA_BQ) {
-        float M = -INFINITY, L = 0.f;
-        for (int s = 0; s < splits; s++)
-            if (ml[tid][s].y > 0.f) M = fmaxf(M, ml[tid][s].x);
-        for (int s = 0; s < splits; s++) {
-            const float2 x = ml[tid][s];
-            const float w = x.y > 0.f ? __expf(x.x - M) : 0.f;
-            L += x.y * w;
-            ml[tid][s].x = w;
-        }
-        inv_l[tid] = 1.f / L;
-    }
-    __syncthreads();
-    const int total = FMMA_BQ * q4;
-    for (int e0 = tid; e0 < total; e0 += FMMA_THREADS * FMMA_MERGE_U) {
-        float4 acc[FMMA_MERGE_U];
-#pragma unroll
-        for (int u = 0; u < FMMA_MERGE_U; u++) acc[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s0 = 0; s0 < splits; s0 += FMMA_MERGE_S) {
-            float4 x[FMMA_MERGE_U][FMMA_MERGE_S];
-#pragma unroll
-            for (int u = 0; u < FMMA_MERGE_U; u++) {
-                const int e = e0 + u * FMMA_THREADS, i = e / q4;
-#pragma unroll
-                for (int k = 0; k < FMMA_MERGE_S; k++)
-                    x[u][k] = e < total && v0 + i < nvec && s0 + k < splits
-                                  ? __ldcg(reinterpret_cast<const float4*>(part + (item_of(i) * splits + s0 + k) * stride +
-                                                                           FLASH_PART_HEAD) + e % q4)
-                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-            }
-#pragma unroll
-            for (int u = 0; u < FMMA_MERGE_U; u++) {
-                const int i = min((e0 + u * FMMA_THREADS) / q4, FMMA_BQ - 1);
-#pragma unroll
-                for (int k = 0; k < FMMA_MERGE_S; k++)
-                    if (s0 + k < splits) acc[u] = f4_fma(ml[i][s0 + k].x, x[u][k], acc[u]);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < FMMA_MERGE_U; u++) {
-            const int e = e0 + u * FMMA_THREADS, i = e / q4, d = 4 * (e % q4), v = v0 + i;
-            if (e >= total || v >= nvec) continue;
-            const int t = v / G, h = kvh * G + v % G;
-            float4 y = make_float4(__int_as_float(0x7fc00000), __int_as_float(0x7fc00000), __int_as_float(0x7fc00000),
-                                   __int_as_float(0x7fc00000));
-            if (pos + t < capacity) {
-                const float4 g = *reinterpret_cast<const float4*>(proj + (size_t)t * pw + (size_t)h * 2 * hd + hd + d);
-                y = make_float4(flash_gated(acc[u].x, inv_l[i], g.x), flash_gated(acc[u].y, inv_l[i], g.y),
-                                flash_gated(acc[u].z, inv_l[i], g.z), flash_gated(acc[u].w, inv_l[i], g.w));
-            }
-            *reinterpret_cast<float4*>(attn + item_of(i) * hd + d) = y;
-        }
-    }
-}
-
 // attn_flash_mma_fast_hd{HD}: a block takes FMMA_BQ query vectors of one KV
 // head (warp w the 16 vectors 16w … 16w+15, an m16 tile) over its split's
 // keys, BK (FMMA_BK or 16) at a time, the softmax online in the score
@@ -745,15 +655,14 @@ __device__ __forceinline__ void flash_merge_tile(int v0, int nvec, int G, int kv
 // same partials for attn_flash_combine_fast, the same gated output and NaN
 // rows.
 #define FMMA_SMEM(HD, BK) ((2 * FMMA_BQ + 4 * (BK)) * ((HD) + FMMA_PAD) * 2 + (BK) * 4)
-static_assert(FMMA_SMEM(32, 16) >= FMMA_MERGE_SMEM, "the merge's pairs within the smallest instance's shared memory");
 template <int HD, int BK>
 __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, float* __restrict__ part,
                                                     const uint16_t* __restrict__ qp, const float* __restrict__ qinv,
                                                     const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,
                                                     const float* __restrict__ kinv, const int32_t* __restrict__ vexp,
                                                     const float* __restrict__ proj, const int32_t* __restrict__ posp,
-                                                    unsigned int* __restrict__ counters, int n, int keys, int capacity,
-                                                    int nh, int nkv, int hd, int pw, int splits) {
+                                                    int n, int keys, int capacity, int nh, int nkv, int hd, int pw,
+                                                    int splits) {
     static_assert(HD % 16 == 0 && HD <= 256, "HD: a multiple of 16 up to 256");
     static_assert(BK == 16 || BK == FMMA_BK, "tiles of 16 or FMMA_BK keys (within the value scales' tiles)");
     constexpr int RS = HD + FMMA_PAD, NT = HD / 8, CH = HD / 8;  // a part row's 16-byte chunks: CH
@@ -990,21 +899,6 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
             *reinterpret_cast<float2*>(attn + item * hd + c) = x;
         }
     }
-    if (splits == 1 || counters == nullptr) return;  // (no counters: attn_flash_combine_fast merges them)
-    // The last of the tile's splits to finish merges their partials (no
-    // combine launch: it was 16.5 µs a layer at 300 rows, docs/PERF.md
-    // "host18"): each block's partials are written before its count, and
-    // the last block reads them through L2 after it.
-    __shared__ unsigned int last_split;
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) last_split = atomicAdd(counters + (size_t)kvh * gridDim.x + blockIdx.x, 1) == (unsigned)splits - 1;
-    __syncthreads();
-    if (!last_split) return;
-    __threadfence();
-    cp_async_wait<0>();  // (a split that saw no key never waited for its queries' copies)
-    __syncthreads();
-    flash_merge_tile(v0, nvec, G, kvh, pos, attn, part, proj, capacity, nh, hd, pw, splits);
 }
 
 // Instances attn_flash_mma_fast_hd{HD}[k16]: grid (ceil(n·nh/nkv / FMMA_BQ),
@@ -1017,10 +911,10 @@ __device__ __forceinline__ void attn_flash_mma_body(float* __restrict__ attn, fl
         float* __restrict__ attn, float* __restrict__ part, const uint16_t* __restrict__ qp,                     \
         const float* __restrict__ qinv, const uint16_t* __restrict__ kp, const uint16_t* __restrict__ vp,        \
         const float* __restrict__ kinv, const int32_t* __restrict__ vexp, const float* __restrict__ proj,        \
-        const int32_t* __restrict__ posp, unsigned int* __restrict__ counters, int n, int keys, int capacity,    \
-        int nh, int nkv, int hd, int pw, int splits) {                                                            \
-        attn_flash_mma_body<HD, BK>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, counters, n, keys,      \
-                                    capacity, nh, nkv, hd, pw, splits);                                           \
+        const int32_t* __restrict__ posp, int n, int keys, int capacity, int nh, int nkv, int hd, int pw,        \
+        int splits) {                                                                                             \
+        attn_flash_mma_body<HD, BK>(attn, part, qp, qinv, kp, vp, kinv, vexp, proj, posp, n, keys, capacity, nh,  \
+                                    nkv, hd, pw, splits);                                                         \
     }
 ATTN_FLASH_MMA(32, FMMA_BK, 32)
 ATTN_FLASH_MMA(64, FMMA_BK, 64)

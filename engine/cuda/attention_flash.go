@@ -112,24 +112,6 @@ func AttnMMASetting(v string) error {
 	return fmt.Errorf("cuda: %s=%q: want on, off or k32", AttnMMAEnv, v)
 }
 
-// AttnMergeEnv is the environment variable that says what merges the
-// tensor-core kernel's key splits: unset, the last split of each tile to
-// finish (in the kernel); "combine", attn_flash_combine_fast after it, as
-// the other flash kernels' (the comparison on the device).
-const AttnMergeEnv = "PROSCENIUM_GPU_ATTN_MERGE"
-
-// attnMerge is $PROSCENIUM_GPU_ATTN_MERGE.
-var attnMerge = os.Getenv(AttnMergeEnv)
-
-// AttnMergeSetting checks a value of $PROSCENIUM_GPU_ATTN_MERGE.
-func AttnMergeSetting(v string) error {
-	switch v {
-	case "", "kernel", "combine":
-		return nil
-	}
-	return fmt.Errorf("cuda: %s=%q: want kernel or combine", AttnMergeEnv, v)
-}
-
 // useFlashMMA says whether a pass of n rows runs the tensor-core kernels
 // (where the geometry and the device take them).
 func useFlashMMA(n int) bool {
@@ -203,9 +185,8 @@ func flashMMAKeys(capacity int) int {
 // tensor-core instance): the queries' FP16 pairs qp [rows·Heads, 2, HD] and
 // their inverse scales qinv [rows·Heads]; the keys' and values' kp, vp
 // [keys, KVHeads, 2, HD], the keys' inverse scales kinv [KVHeads, keys] and
-// the value tiles' exponents vexp [KVHeads, keys/FmmaBk]; cnt the merge
-// counters of a split core [KVHeads, flashMMATiles(rows)] uint32.
-type flashMMAScratch struct{ qp, qinv, kp, vp, kinv, vexp, cnt int64 }
+// the value tiles' exponents vexp [KVHeads, keys/FmmaBk].
+type flashMMAScratch struct{ qp, qinv, kp, vp, kinv, vexp int64 }
 
 // flashMMATiles is the tensor-core kernel's blocks of each KV head for n rows.
 func (g AttentionGeometry) flashMMATiles(n int) int { return g.queryTiles(n, flashMMABQ) }
@@ -312,8 +293,7 @@ func (g AttentionGeometry) flashLayout(rows, capacity int) flashScratch {
 		m.vp = m.kp + alignUp(keys*kv*2*int64(hd)*2)
 		m.kinv = m.vp + alignUp(keys*kv*2*int64(hd)*2)
 		m.vexp = m.kinv + alignUp(kv*keys*4)
-		m.cnt = m.vexp + alignUp(kv*keys/kernel.FmmaBk*4)
-		l.end = m.cnt + alignUp(kv*int64(g.flashMMATiles(rows))*4)
+		l.end = m.vexp + alignUp(kv*keys/kernel.FmmaBk*4)
 	}
 	return l
 }

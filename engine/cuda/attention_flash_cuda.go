@@ -25,14 +25,13 @@ func (q *Queue) flashApplies(l *AttentionLayer, n int, counters *Block) bool {
 // cached before the call; a pass's BlockPos holds it first), then
 // attn_flash_fast attends each row over the cache up to itself and writes
 // the gated output to the attn region — split over splits key ranges whose
-// partials attn_flash_combine_fast merges when splits > 1 (the tensor-core
-// kernel merges them itself: the last split of a tile to finish). maxLen bounds the
+// partials attn_flash_combine_fast merges when splits > 1. maxLen bounds the
 // rows cached after the call (0: the capacity) and sets the splits.
 func (q *Queue) attentionFlash(l *AttentionLayer, n int, pos Tensor, maxLen int) error {
 	if maxLen <= 0 || maxLen > l.Capacity {
 		maxLen = l.Capacity
 	}
-	if err := firstErr(AttnMMASetting(attnMMA), AttnMergeSetting(attnMerge)); err != nil {
+	if err := AttnMMASetting(attnMMA); err != nil {
 		return err
 	}
 	core := q.flashCoreFor(l, n)
@@ -103,12 +102,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 	switch core {
 	case coreFlashMMA, coreFlashMMAK32:
 		// The parts of the pass's queries and of every key up to its last
-		// (maxKeys bounds the rows cached after the call), then the core,
-		// which merges its splits itself unless counters is nil.
-		counters, ncounters := tPtr(r.mmaCnt), g.flashMMATiles(n)*nkv
-		if attnMerge == "combine" {
-			counters, ncounters = 0, 0
-		}
+		// (maxKeys bounds the rows cached after the call), then the core.
 		keys, maxKeys := flashMMAKeys(l.Capacity), l.Capacity
 		if maxLen > 0 {
 			maxKeys = min(maxKeys, maxLen)
@@ -117,15 +111,15 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 		qblocks := (n*nh + kernel.FmmaPartsBq - 1) / kernel.FmmaPartsBq
 		err = kernel.AttnMmaPartsFast(q, [3]int{ktiles*nkv + qblocks, 1, 1}, kernel.FmmaPartsThreads, kernel.AttnMmaPartsFastArgs{
 			Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp), Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp),
-			Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Posp: tPtr(pos), Counters: counters, Ncounters: ncounters,
-			N: n, Keys: keys, Ktiles: ktiles, Nh: nh, Nkv: nkv, Hd: hd, Hdp: mmaHD, Scale: scale,
+			Qn: tPtr(r.flashQn), Kc: tPtr(r.kc), Vc: tPtr(r.vc), Posp: tPtr(pos), N: n, Keys: keys, Ktiles: ktiles, Nh: nh, Nkv: nkv,
+			Hd: hd, Hdp: mmaHD, Scale: scale,
 		})
 		if err == nil {
 			err = kernel.AttnFlashMmaFast(sharedLauncher{q, mmaSmem}, mma, [3]int{g.flashMMATiles(n), nkv, splits}, flashMMAThreads,
 				kernel.AttnFlashMmaFastArgs{
 					Attn: tPtr(r.attn), Part: tPtr(r.flashPart), Qp: tPtr(r.mmaQp), Qinv: tPtr(r.mmaQinv), Kp: tPtr(r.mmaKp),
 					Vp: tPtr(r.mmaVp), Kinv: tPtr(r.mmaKinv), Vexp: tPtr(r.mmaVexp), Proj: tPtr(r.proj), Posp: tPtr(pos),
-					Counters: counters, N: n, Keys: keys, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
+					N: n, Keys: keys, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits,
 				})
 		}
 	case coreFlash2:
@@ -140,7 +134,7 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 			Posp: tPtr(pos), N: n, Capacity: l.Capacity, Nh: nh, Nkv: nkv, Hd: hd, Pw: pw, Splits: splits, Scale: scale,
 		})
 	}
-	if err != nil || splits == 1 || core.mma() && attnMerge != "combine" { // (the tensor-core kernel merges its splits itself)
+	if err != nil || splits == 1 {
 		return err
 	}
 	return kernel.AttnFlashCombineFast(q, [3]int{n * nh, 1, 1}, flashThreads, tPtr(r.attn), tPtr(r.flashPart), tPtr(r.proj), tPtr(pos),

@@ -100,8 +100,7 @@ func TestFlashScratch(t *testing.T) {
 	// 4096-row context): the flash regions but the tensor-core kernels' parts
 	// fit inside the core blocks' (the scores of 64 rows over the context and
 	// their float64 partials); the parts (the queries' FP16 pairs, 8 MiB, and
-	// the cache's keys and values, 16 MiB) take the scratch past them; the
-	// merge counters (a uint32 a block of the core) end them.
+	// the cache's keys and values, 16 MiB) take the scratch past them.
 	g := fullAttention
 	c := int64(64)
 	parts := partItems(64, 4096)
@@ -109,14 +108,13 @@ func TestFlashScratch(t *testing.T) {
 	l := g.scratchLayoutBlocks(512, 64, 4096)
 	f := g.flashLayout(512, 4096)
 	if m := f.mma; m.qp < f.part+alignUp(4*g.flashPartFloats(512, 4096)) || m.qinv-m.qp != 512*16*2*256*2 ||
-		m.vp-m.kp != 4096*2*2*256*2 || m.vexp-m.kinv != 2*4096*4 || m.cnt != m.vexp+alignUp(2*4096/32*4) ||
-		f.end != m.cnt+alignUp(2*512*8/64*4) {
+		m.vp-m.kp != 4096*2*2*256*2 || m.vexp-m.kinv != 2*4096*4 || f.end != m.vexp+alignUp(2*4096/32*4) {
 		t.Errorf("full geometry, 512 rows: the parts' regions %+v (flash %+v)", m, f)
 	}
 	if want := l.qn + f.end; f.end <= core-l.qn || l.attn != want {
 		t.Errorf("full geometry, 512 rows: attn at %d, want %d (the parts' end; the core blocks end at %d)", l.attn, want, core)
 	}
-	if l.flashMMA.qp != l.qn+f.mma.qp || l.flashMMA.cnt != l.qn+f.mma.cnt || l.flashMMA.qp%256 != 0 || l.flashMMA.cnt%256 != 0 {
+	if l.flashMMA.qp != l.qn+f.mma.qp || l.flashMMA.vexp != l.qn+f.mma.vexp || l.flashMMA.qp%256 != 0 || l.flashMMA.vexp%256 != 0 {
 		t.Errorf("full geometry, 512 rows: the parts at %+v", l.flashMMA)
 	}
 }

@@ -372,7 +372,7 @@ func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScr
 		f := g.flashLayout(rows, capacity)
 		l.flashQn, l.flashPart = l.qn+f.qn, l.qn+f.part
 		m := f.mma
-		l.flashMMA = flashMMAScratch{qp: l.qn + m.qp, qinv: l.qn + m.qinv, kp: l.qn + m.kp, vp: l.qn + m.vp, kinv: l.qn + m.kinv, vexp: l.qn + m.vexp, cnt: l.qn + m.cnt}
+		l.flashMMA = flashMMAScratch{qp: l.qn + m.qp, qinv: l.qn + m.qinv, kp: l.qn + m.kp, vp: l.qn + m.vp, kinv: l.qn + m.kinv, vexp: l.qn + m.vexp}
 		l.attn = max(l.attn, l.qn+f.end)
 	}
 	return l
@@ -383,7 +383,7 @@ func (g AttentionGeometry) scratchLayoutBlocks(rows, core, capacity int) attnScr
 // vc, [Capacity, KVHeads·HeadDim] float32 each.
 type attnRegions struct {
 	proj, qn, scores, smax, part, attn, flashQn, flashPart, kc, vc Tensor
-	mmaQp, mmaQinv, mmaKp, mmaVp, mmaKinv, mmaVexp, mmaCnt         Tensor // the tensor-core kernels' parts (flashMMAScratch)
+	mmaQp, mmaQinv, mmaKp, mmaVp, mmaKinv, mmaVexp                 Tensor // the tensor-core kernels' parts (flashMMAScratch)
 }
 
 func (l *AttentionLayer) regions() attnRegions {
@@ -392,7 +392,7 @@ func (l *AttentionLayer) regions() attnRegions {
 	return attnRegions{proj: l.Scratch, qn: at(sl.qn), scores: at(sl.scores), smax: at(sl.smax), part: at(sl.part),
 		attn: at(sl.attn), flashQn: at(sl.flashQn), flashPart: at(sl.flashPart),
 		mmaQp: at(sl.flashMMA.qp), mmaQinv: at(sl.flashMMA.qinv), mmaKp: at(sl.flashMMA.kp), mmaVp: at(sl.flashMMA.vp),
-		mmaKinv: at(sl.flashMMA.kinv), mmaVexp: at(sl.flashMMA.vexp), mmaCnt: at(sl.flashMMA.cnt),
+		mmaKinv: at(sl.flashMMA.kinv), mmaVexp: at(sl.flashMMA.vexp),
 		kc: l.KV, vc: l.KV.At(4 * int64(l.Capacity) * int64(l.G.KVHeads*l.G.HeadDim))}
 }
 

@@ -17,7 +17,6 @@ var prefillSwitches = map[string]struct {
 	check func(string) error
 }{
 	AttnMMAEnv:          {&attnMMA, AttnMMASetting},
-	AttnMergeEnv:        {&attnMerge, AttnMergeSetting},
 	DeltaNetPrepEnv:     {&deltaNetPrep, DeltaNetPrepSetting},
 	GemmStreamSwiGLUEnv: {&gemmStreamSwiGLU, GemmStreamSwiGLUSetting},
 	GemmStreamEnv:       {&gemmStream, GemmStreamSetting},
