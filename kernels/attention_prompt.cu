@@ -219,40 +219,47 @@ extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_fast(
     }
 }
 
-// attn_flash_combine_fast: grid (n·nh), block FLASH_THREADS. Merges the
-// splits' partials of item t·nh + h (those of splits that saw no key have
-// l = 0 and count for nothing): M = max m_s, o = Σ o_s·e^(m_s−M) / Σ
+// attn_flash_combine_fast: grid (ceil(items / FLASH_WARPS)), block
+// FLASH_THREADS; warp w of block b merges item b·FLASH_WARPS + w = t·nh + h
+// (items = n·nh): the splits' partials (those of splits that saw no key
+// have l = 0 and count for nothing): M = max m_s, o = Σ o_s·e^(m_s−M) / Σ
 // l_s·e^(m_s−M), gated, into attn; NaN for a row at or past the capacity.
+// A warp an item, each split's (m, l) in one load and the outputs as
+// float4s: a block an item (m, then l, then two dims a thread) took 16.5 µs
+// a layer for a 300-row pass's four splits (docs/PERF.md "host18").
 extern "C" __global__ void __launch_bounds__(FLASH_THREADS) attn_flash_combine_fast(
     float* __restrict__ attn, const float* __restrict__ part, const float* __restrict__ proj,
-    const int32_t* __restrict__ posp, int capacity, int nh, int hd, int pw, int splits) {
-    __shared__ float w[FLASH_MAX_SPLITS];
-    __shared__ float inv_l;
+    const int32_t* __restrict__ posp, int items, int capacity, int nh, int hd, int pw, int splits) {
+    __shared__ float ws_all[FLASH_WARPS][FLASH_MAX_SPLITS];
     pdl_entry();
-    const int item = blockIdx.x, t = item / nh, h = item % nh;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int item = blockIdx.x * FLASH_WARPS + warp;
+    if (item >= items) return;
+    const int t = item / nh, h = item % nh;
     float* o = attn + (size_t)item * hd;
     if (__ldcg(posp) + t >= capacity) {  // after the PDL wait (see attn_flash_fast)
-        for (int d = threadIdx.x; d < hd; d += FLASH_THREADS) o[d] = __int_as_float(0x7fc00000);
+        for (int d = lane; d < hd; d += 32) o[d] = __int_as_float(0x7fc00000);
         return;
     }
     const int stride = FLASH_PART_HEAD + hd;
     const float* pp = part + (size_t)item * splits * stride;
-    if (threadIdx.x < 32) {
-        const int s = threadIdx.x;
-        const float ls = s < splits ? pp[(size_t)s * stride + 1] : 0.f;
-        const float ms = ls > 0.f ? pp[(size_t)s * stride] : -INFINITY;
-        const float M = warp_max(ms);
-        const float ws = ls > 0.f ? __expf(ms - M) : 0.f;
-        const float L = warp_sum(ls * ws);
-        if (s < splits) w[s] = ws;
-        if (s == 0) inv_l = 1.f / L;
-    }
-    __syncthreads();
+    const float2 ml = lane < splits ? *reinterpret_cast<const float2*>(pp + (size_t)lane * stride) : make_float2(0.f, 0.f);
+    const float ms = ml.y > 0.f ? ml.x : -INFINITY;
+    const float M = warp_max(ms);
+    const float ws = ml.y > 0.f ? __expf(ms - M) : 0.f;
+    const float inv_l = 1.f / warp_sum(ml.y * ws);
+    float* const w = ws_all[warp];
+    if (lane < splits) w[lane] = ws;
+    __syncwarp();
     const float* gate = proj + (size_t)t * pw + (size_t)h * 2 * hd + hd;
-    for (int d = threadIdx.x; d < hd; d += FLASH_THREADS) {
-        float acc = 0.f;
-        for (int s = 0; s < splits; s++) acc = fmaf(pp[(size_t)s * stride + FLASH_PART_HEAD + d], w[s], acc);
-        o[d] = flash_gated(acc, inv_l, gate[d]);
+    for (int d = 4 * lane; d < hd; d += 128) {
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 4
+        for (int s = 0; s < splits; s++)
+            acc = f4_fma(w[s], *reinterpret_cast<const float4*>(pp + (size_t)s * stride + FLASH_PART_HEAD + d), acc);
+        const float4 g = *reinterpret_cast<const float4*>(gate + d);
+        *reinterpret_cast<float4*>(o + d) = make_float4(flash_gated(acc.x, inv_l, g.x), flash_gated(acc.y, inv_l, g.y),
+                                                        flash_gated(acc.z, inv_l, g.z), flash_gated(acc.w, inv_l, g.w));
     }
 }
 

@@ -19,6 +19,7 @@ import (
 
 const (
 	flashThreads   = kernel.FlashThreads
+	flashWarps     = kernel.FlashWarps
 	flashBQ        = kernel.FlashBq
 	flashMaxSplits = kernel.FlashMaxSplits
 	// flashPartHead is a partial's floats before its head dims: m and l,

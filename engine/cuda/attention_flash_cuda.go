@@ -137,6 +137,6 @@ func (q *Queue) attentionFlashKernel(l *AttentionLayer, n int, pos Tensor, maxLe
 	if err != nil || splits == 1 {
 		return err
 	}
-	return kernel.AttnFlashCombineFast(q, [3]int{n * nh, 1, 1}, flashThreads, tPtr(r.attn), tPtr(r.flashPart), tPtr(r.proj), tPtr(pos),
-		l.Capacity, nh, hd, pw, splits)
+	return kernel.AttnFlashCombineFast(q, [3]int{(n*nh + flashWarps - 1) / flashWarps, 1, 1}, flashThreads, tPtr(r.attn), tPtr(r.flashPart),
+		tPtr(r.proj), tPtr(pos), n*nh, l.Capacity, nh, hd, pw, splits)
 }

@@ -57,11 +57,11 @@ func AttnFlashFast(q Launcher, grid [3]int, block int, a AttnFlashFastArgs) erro
 
 // AttnFlashCombineFast enqueues kernels/attention_prompt.cu's
 //
-//	attn_flash_combine_fast(float* attn, float* part, float* proj, int32_t* posp, int capacity, int nh, int hd, int pw, int splits)
+//	attn_flash_combine_fast(float* attn, float* part, float* proj, int32_t* posp, int items, int capacity, int nh, int hd, int pw, int splits)
 //
 // on q with grid blocks of block threads.
-func AttnFlashCombineFast(q Launcher, grid [3]int, block int, attn, part, proj, posp Ptr, capacity, nh, hd, pw, splits int) error {
-	return q.Launch("attn_flash_combine_fast", grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
+func AttnFlashCombineFast(q Launcher, grid [3]int, block int, attn, part, proj, posp Ptr, items, capacity, nh, hd, pw, splits int) error {
+	return q.Launch("attn_flash_combine_fast", grid, block, uint64(attn), uint64(part), uint64(proj), uint64(posp), uint64(uint32(int32(items))), uint64(uint32(int32(capacity))), uint64(uint32(int32(nh))), uint64(uint32(int32(hd))), uint64(uint32(int32(pw))), uint64(uint32(int32(splits))))
 }
 
 // AttnFlash2FastArgs are the parameters of attn_flash2_fast.
