@@ -38,9 +38,9 @@
 // float32(pos)·inv_freq in float32; cos and sin in double rounded to
 // float32 (Exact) or sincosf (Fast, as the decode step's attn_decode_fast).
 // A block computes inv_freq once (before the PDL wait: it needs no input)
-// and each of its rows' angles once, in shared memory: one block a (row,
-// head) computed them for every head's every rotated dim, half of the
-// 300-row prefill's attn_prep (19.4 µs a layer, docs/PERF.md "host18").
+// and each of its rows' angles once, in shared memory; a block a (row,
+// head), computing them for every element, took 19.4 µs a layer in a
+// 300-row prefill, this 10.5 (docs/PERF.md "host18").
 #define ATT_PREP_ROWS 8
 template <class P>
 __device__ __forceinline__ void attn_prep_body(float* __restrict__ qn, float* __restrict__ kc, float* __restrict__ vc,

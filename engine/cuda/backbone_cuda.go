@@ -269,10 +269,11 @@ func (b *Backbone) rowInputs(rows []BackboneRow, toks []int32, emb []float32) er
 }
 
 // passHost is the host's copy of a prefill's inputs, grown to the longest
-// prefill and kept: a 300-row prompt's embedding rows are 2.4 MB at the
-// full geometry, and a fresh slice a prefill (zeroed, its pages faulted in
-// when the runtime had returned them) put 0.15–0.7 ms of host time in
-// front of the first launch on the H200 (docs/PERF.md "host18").
+// prefill and kept. A 300-row prompt's embedding rows are 2.4 MB at the
+// full geometry; made fresh for every prefill (zeroed, its pages faulted in
+// again when the runtime had returned them), they were most of the 0.15–0.7
+// ms by which the prefill's wall time passed its device time on the H200
+// (0.08–0.22 ms with these buffers; docs/PERF.md "host18").
 type passHost struct {
 	toks []int32
 	emb  []float32
