@@ -342,8 +342,12 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 		e := min(s+b.Plan.Chunk, len(rows))
 		n := e - s
 		pos := b.pos
+		var passEmb []float32 // (none for a prompt of tokens)
+		if emb != nil {
+			passEmb = emb[s*H : e*H]
+		}
 		if err := b.d.Run(func(q *Queue) error {
-			if err := b.copyPassInputs(q, toks[s:e], emb[min(s*H, len(emb)):min(e*H, len(emb))], n); err != nil {
+			if err := b.copyPassInputs(q, toks[s:e], passEmb, n); err != nil {
 				return err
 			}
 			return b.enqueue(q, n, pos+n)
