@@ -420,6 +420,37 @@ func (b *Backbone) TimeStepRows(times int) (float64, error) {
 	return ms, err
 }
 
+// Sibling is another backbone on b's weights and plan: its own work block
+// (states, positions, scratch) and step graphs, the same step choices.
+// Closing it frees only its own; b must outlive it.
+func (b *Backbone) Sibling() (*Backbone, error) {
+	s, err := NewBackbone(b.d, b.W, b.Plan)
+	if err != nil {
+		return nil, err
+	}
+	s.borrowed = true
+	s.Experts, s.ExpertGroup, s.Fused = b.Experts, b.ExpertGroup, b.Fused
+	return s, nil
+}
+
+// StepRowsReplay is the captured B-row step of the last StepRows' rows, for
+// a benchmark that replays it exactly times times beside other work
+// (Device.TimeChains): it checks those rows' slots have times rows free and
+// counts them as taken (SlotLen), as TimeStepRows does; Reset afterwards.
+func (b *Backbone) StepRowsReplay(times int) (*Graph, error) {
+	g := b.rows.graphs[len(b.rows.last)]
+	if g == nil {
+		return nil, fmt.Errorf("backbone: no B-row step run yet")
+	}
+	for _, s := range b.rows.last {
+		if b.SlotLen(s)+times > b.Plan.Capacity {
+			return nil, fmt.Errorf("backbone: %d replayed steps after %d rows of slot %d exceed the context limit of %d", times, b.SlotLen(s), s, b.Plan.Capacity)
+		}
+	}
+	b.advance(b.rows.last, times)
+	return g, nil
+}
+
 // TimeStepRowsParts captures a B-row step graph of the last StepRows' rows
 // without the parts in skip and returns the device milliseconds per replay
 // over times replays (where the B-row step's time goes; the states it

@@ -591,12 +591,10 @@ func (f *Frames) NewTake() (*Frames, error) {
 	if f.closed {
 		return nil, fmt.Errorf("cuda frames: closed")
 	}
-	bb, err := NewBackbone(f.d, f.bb.W, f.bb.Plan)
+	bb, err := f.bb.Sibling() // the first take's step choices
 	if err != nil {
 		return nil, fmt.Errorf("cuda frames: a take's backbone state: %w", err)
 	}
-	bb.borrowed = true
-	bb.Experts, bb.ExpertGroup, bb.Fused = f.bb.Experts, f.bb.ExpertGroup, f.bb.Fused // the first take's step
 	n := &Frames{d: f.d, bb: bb, codec: f.codec, opt: f.opt, semantic: f.semantic, endToken: f.endToken, borrowed: true,
 		prefixes: f.prefixes} // the model's voice cache: a voice one take kept, another restores
 	if err := n.build(); err != nil {

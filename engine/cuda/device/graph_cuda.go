@@ -105,3 +105,73 @@ func (g *Graph) Destroy() {
 	C.cuGraphExecDestroy(g.exec)
 	C.cuGraphDestroy(g.graph)
 }
+
+// TimeChains returns the device time in milliseconds of chains run side by
+// side: chain i's graphs replayed in order, times times, on a stream of its
+// own, every chain starting together after the work already on the device's
+// stream. It measures whether independent launch chains overlap on the GPU
+// (several groups of takes stepping at once) against the same chains run
+// one after another on one stream (TimeChains with one chain of them all).
+func (d *Device) TimeChains(chains [][]*Graph, times int) (float64, error) {
+	var ms float64
+	err := d.Do(func() error {
+		streams := make([]cu.Stream, len(chains))
+		events := make([]cu.Event, 2+len(chains))
+		defer func() {
+			for i := range streams {
+				if streams[i] != (cu.Stream{}) {
+					streams[i].Synchronize()
+					streams[i].Destroy()
+				}
+			}
+			for i := range events {
+				if events[i] != (cu.Event{}) {
+					cu.DestroyEvent(&events[i])
+				}
+			}
+		}()
+		var err error
+		for i := range events {
+			if events[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+				return err
+			}
+		}
+		for i := range streams {
+			if streams[i], err = cu.MakeStream(cu.NonBlocking); err != nil {
+				return err
+			}
+		}
+		start, stop, done := events[0], events[1], events[2:]
+		if err := start.Record(d.stream); err != nil {
+			return err
+		}
+		for i, chain := range chains {
+			s := streams[i]
+			if err := s.Wait(start, 0); err != nil {
+				return err
+			}
+			for t := 0; t < times; t++ {
+				for _, g := range chain {
+					if err := check("graph launch", C.cuGraphLaunch(g.exec, cuStream(s))); err != nil {
+						return err
+					}
+				}
+			}
+			if err := done[i].Record(s); err != nil {
+				return err
+			}
+			if err := d.stream.Wait(done[i], 0); err != nil {
+				return err
+			}
+		}
+		if err := stop.Record(d.stream); err != nil {
+			return err
+		}
+		if err := stop.Synchronize(); err != nil {
+			return err
+		}
+		ms, err = start.Elapsed(stop)
+		return err
+	})
+	return ms / float64(times), err
+}
