@@ -9,6 +9,7 @@ var EntryPoints = map[string][]string{
 	"attention_decode": {"attn_decode_fast"},
 	"attention_prompt": {"attn_flash_fast", "attn_flash_combine_fast", "attn_flash2_fast", "attn_mma_parts_fast", "attn_flash_mma_fast_hd32", "attn_flash_mma_fast_hd64", "attn_flash_mma_fast_hd128", "attn_flash_mma_fast_hd256", "attn_flash_mma_fast_hd256k16"},
 	"backbone":         {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "add_rmsnorm_zc_xp_fast", "add_rmsnorm_zc_cluster_fast", "gemv_bf16_add_norm_fast"},
+	"chain_probe":      {"chain_mix_fast", "chain_norm_fast", "chain_persistent_fast"},
 	"codec":            {"codec_conv_gemm", "codec_rvq_f32", "codec_prep16", "codec_rmsnorm", "codec_attention", "codec_dwconv_layernorm"},
 	"codec_encoder":    {"codec_enc_conv", "codec_enc_snake", "codec_enc_swiglu", "codec_enc_rope", "codec_enc_attention", "codec_enc_dwconv_layernorm", "codec_enc_quantize"},
 	"deltanet":         {"deltanet_rows", "deltanet_step_cols", "deltanet_step_cols_fast", "deltanet_step_norm", "deltanet_step_norm_fast", "deltanet_step_fused_fast", "deltanet_step_cols_slots", "deltanet_step_cols_slots_fast", "deltanet_step_norm_slots", "deltanet_step_norm_slots_fast", "deltanet_step_cluster_fast", "deltanet_step_cluster_slots_fast"},

@@ -1,0 +1,210 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// TestChainProbe measures what the decode step's chain of dependent launches
+// costs against one persistent kernel (kernels/chain_probe.cu, docs/PERF.md
+// "chain19"): 40 probe layers of the step's three dense BF16 projections
+// (in 12352 × 2048, out 2048 × 4096, dense 1281 × 2048: 72.6 MB a layer,
+// 2.9 GB in all) with a mixer step and two norms between them, run
+//
+//   - as launches: the step's GEMV instances and one-block norms, six
+//     launches a layer with PDL, in one graph (as the step runs today);
+//   - the GEMVs alone, 120 launches in one graph (no small operations);
+//   - persistent, phases: one launch, the same six operations a layer as
+//     phases between grid barriers, each GEMV's first weights loaded before
+//     the barrier that releases its input;
+//   - persistent, fused: the mixer step and the norms done by every block
+//     while staging the next GEMV's input, three barriers a layer.
+//
+// It checks the variants agree (final residual within 1e-4 of the launches',
+// relative) and prints each one's device time a chain and its rate; a
+// measurement, not a speed assertion.
+func TestChainProbe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing: 2.9 GB of weights")
+	}
+	const layers, rowsA, H, inner, rowsC, gate, eps = 40, 12352, 2048, 4096, 1281, 8192, float32(1e-6)
+	blocks := dev.Info.Multiprocs
+	if tw := blocks * kernel.ChainWarps; H > 16*tw || rowsC > 16*tw {
+		t.Skipf("%d multiprocessors: too few warps for the probe", blocks)
+	}
+	A, B, C := alloc(t, layers*rowsA*H*2), alloc(t, layers*H*inner*2), alloc(t, layers*rowsC*H*2)
+	g, x0 := alloc(t, H*4), alloc(t, H*4)
+	u, v, w, z := alloc(t, rowsA*4), alloc(t, inner*4), alloc(t, H*4), alloc(t, rowsC*4)
+	xa, xb, n := alloc(t, H*4), alloc(t, H*4), alloc(t, H*4)
+	ctr := alloc(t, 4)
+	p := func(b *Block) kernel.Ptr { return kernel.Ptr(b.Ptr) }
+	if err := dev.Run(func(q *Queue) error {
+		for i, m := range []struct {
+			b      *Block
+			n      int64
+			cols   int
+			bf16   bool
+			lo, hi float32
+		}{{A, int64(layers * rowsA * H), H, true, 0, 0}, {B, int64(layers * H * inner), inner, true, 0, 0},
+			{C, int64(layers * rowsC * H), H, true, 0, 0}, {g, H, 0, false, 0.5, 1.5}, {x0, H, 0, false, -1, 1}} {
+			if m.bf16 {
+				s := float32(1 / math.Sqrt(float64(m.cols)))
+				if err := kernel.FillRandomBF16(q, [3]int{4096, 1, 1}, 256, p(m.b), m.n, uint32(i+1), -s, s); err != nil {
+					return err
+				}
+			} else if err := kernel.FillRandomF32(q, [3]int{8, 1, 1}, 256, p(m.b), m.n, uint32(i+1), m.lo, m.hi); err != nil {
+				return err
+			}
+		}
+		return q.ZeroTensor(Tensor{Block: ctr}, 4)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(b *Block, off, bytes int) *Block {
+		return &Block{Kind: b.Kind, Ptr: b.Ptr + uintptr(off), Bytes: int64(bytes)}
+	}
+	gemv := func(q *Queue, y, W, x *Block, rows, cols int) error {
+		return q.GemvBF16(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, Variant: ChooseGemv(false, rows, cols, 1)}, y, W, x)
+	}
+	// start puts x0 in xa and its norm in n.
+	start := func(q *Queue) error {
+		if err := q.Copy(xa, x0, H*4); err != nil {
+			return err
+		}
+		return kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(w), 0, p(n), p(g), H, eps)
+	}
+	launches := func(gemvsOnly bool) func(q *Queue) error {
+		return func(q *Queue) error {
+			for l := 0; l < layers; l++ {
+				if err := gemv(q, u, at(A, l*rowsA*H*2, rowsA*H*2), n, rowsA, H); err != nil {
+					return err
+				}
+				if !gemvsOnly {
+					if err := kernel.ChainMixFast(q, [3]int{16, 1, 1}, 256, p(v), p(u), inner, gate); err != nil {
+						return err
+					}
+				}
+				if err := gemv(q, w, at(B, l*H*inner*2, H*inner*2), v, H, inner); err != nil {
+					return err
+				}
+				if !gemvsOnly {
+					if err := kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(w), H, p(n), p(g), H, eps); err != nil {
+						return err
+					}
+				}
+				if err := gemv(q, z, at(C, l*rowsC*H*2, rowsC*H*2), n, rowsC, H); err != nil {
+					return err
+				}
+				if !gemvsOnly {
+					if err := kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(z), rowsC, p(n), p(g), H, eps); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	}
+	epoch := uint32(0)
+	persistent := func(fused bool) func(q *Queue) error {
+		return func(q *Queue) error {
+			a := kernel.ChainPersistentFastArgs{A: p(A), B: p(B), C: p(C), G: p(g), U: p(u), V: p(v), W: p(w), Z: p(z),
+				Xa: p(xa), Xb: p(xb), N: p(n), Layers: layers, RowsA: rowsA, Hidden: H, Inner: inner, RowsC: rowsC, Gate: gate,
+				Eps: eps, Ctr: p(ctr), Epoch: epoch}
+			if fused {
+				a.Fused = 1
+			}
+			epoch++
+			return kernel.ChainPersistentFast(q, [3]int{blocks, 1, 1}, kernel.ChainThreads, a)
+		}
+	}
+	final := func(name string, chain func(q *Queue) error) []float32 {
+		if err := dev.Run(func(q *Queue) error {
+			if err := start(q); err != nil {
+				return err
+			}
+			return chain(q)
+		}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := make([]float32, H)
+		if err := Download(dev, out, xa, 0); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := final("launches", launches(false))
+	for _, c := range []struct {
+		name  string
+		chain func(q *Queue) error
+	}{{"persistent phases", persistent(false)}, {"persistent fused", persistent(true)}} {
+		got := final(c.name, c.chain)
+		var d, s float64
+		for i := range want {
+			e := float64(got[i] - want[i])
+			d += e * e
+			s += float64(want[i]) * float64(want[i])
+		}
+		rel := math.Sqrt(d / s)
+		t.Logf("%s: final residual within %.2g of the launches' (relative L2)", c.name, rel)
+		if !(rel <= 1e-4) {
+			t.Errorf("%s: final residual %.3g from the launches' (bound 1e-4)", c.name, rel)
+		}
+	}
+	const reps = 20
+	bytes := float64(layers) * float64(rowsA*H+H*inner+rowsC*H) * 2
+	report := func(name string, launchesPer int, ms float64) {
+		fmt.Printf("chain probe %-26s %8.3f ms a chain of %d layers, %3d launches, %6.0f GB/s of weights (%.2f GB), %5.1f µs a layer\n",
+			name, ms, layers, launchesPer, bytes/(ms*1e6), bytes/1e9, 1000*ms/layers)
+	}
+	for _, gemvsOnly := range []bool{false, true} {
+		var graph *Graph
+		if err := dev.Run(func(q *Queue) (err error) {
+			graph, err = q.Capture(launches(gemvsOnly))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		replay := func(q *Queue) error {
+			for i := 0; i < reps; i++ {
+				if err := q.LaunchGraph(graph); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		ms, err := dev.Time(replay)
+		if err == nil {
+			ms, err = dev.Time(replay)
+		}
+		kernels := graph.Kernels()
+		dev.Run(func(*Queue) error { graph.Destroy(); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(map[bool]string{false: "launches (graph, PDL)", true: "GEMVs alone (graph, PDL)"}[gemvsOnly], kernels, ms/reps)
+	}
+	for _, fused := range []bool{false, true} {
+		run := persistent(fused)
+		many := func(q *Queue) error {
+			for i := 0; i < reps; i++ {
+				if err := run(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		ms, err := dev.Time(many)
+		if err == nil {
+			ms, err = dev.Time(many)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		report(map[bool]string{false: "persistent, phases", true: "persistent, fused"}[fused], 1, ms/reps)
+	}
+}

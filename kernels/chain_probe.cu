@@ -1,0 +1,227 @@
+// The launch-chain probe (docs/PERF.md "chain19"): what a chain of dependent
+// one-row projections costs as one launch per operation against one
+// persistent kernel whose blocks meet at grid-wide barriers. Measurement
+// kernels only (engine/cuda chain_probe_cuda_test.go); nothing in the model
+// runs them. A probe layer is three BF16 GEMVs of the decode step's shapes
+// with the small dependent operations between them:
+//
+//   u = A·n                       (the DeltaNet in-projection, rows_a × hidden)
+//   v = u[:inner] ⊙ σ(u[gate:])   (an elementwise step of the mixer)
+//   w = B·v                       (the output projection, hidden × inner)
+//   x += w;  n = rmsnorm(x)·g     (the post-mixer norm)
+//   z = C·n                       (the MoE's dense projection, rows_c × hidden)
+//   x[:rows_c] += z;  n = rmsnorm(x)·g
+//
+// Fast numerics only (float32 sums in any order). The persistent kernel has
+// every GEMV's first row of weights in flight before the barrier that
+// releases its input, so the bytes keep streaming across dependencies.
+#include "common.cuh"
+#include "gemv.cuh"
+
+#define CHAIN_THREADS 256
+#define CHAIN_WARPS (CHAIN_THREADS / 32)
+#define CHAIN_MAXX 4096  // the widest GEMV input the persistent kernel stages
+
+// chain_mix_fast: v[i] = u[i]·σ(u[gate + i]) for i < n.
+extern "C" __global__ void chain_mix_fast(float* __restrict__ v, const float* __restrict__ u, int n, int gate) {
+    pdl_entry();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        v[i] = u[i] * (1.f / (1.f + __expf(-u[gate + i])));
+}
+
+// chain_norm_fast: x[i] += d[i] for i < nd, then normed = x·rsqrt(mean(x²) +
+// eps)·g over n values. One block.
+extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* __restrict__ x, const float* __restrict__ d,
+                                                                   int nd, float* __restrict__ normed,
+                                                                   const float* __restrict__ g, int n, float eps) {
+    __shared__ float red[32];
+    pdl_entry();
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = x[i] + (i < nd ? d[i] : 0.f);
+        x[i] = v;
+        ss += v * v;
+    }
+    const float inv = rsqrtf(block_sum(ss, red) / n + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) normed[i] = x[i] * inv * g[i];
+}
+
+// chain_barrier: every block of the grid arrives before any leaves; the
+// counter only grows (target: the arrivals this barrier completes).
+__device__ __forceinline__ void chain_barrier(unsigned int* ctr, unsigned int target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(ctr, 1u);
+        unsigned int v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
+        } while ((int)(v - target) < 0);
+    }
+    __syncthreads();
+}
+
+// A warp's row of weights in registers: CPL 16-byte chunks a lane (cols =
+// 256·CPL BF16 values), lane j's chunks j, j + 32, ….
+template <int CPL>
+__device__ __forceinline__ void chain_load(uint4 (&w)[CPL], const uint16_t* __restrict__ W, int row, int cols) {
+    const uint4* p = reinterpret_cast<const uint4*>(W + (size_t)row * cols) + (threadIdx.x & 31);
+#pragma unroll
+    for (int u = 0; u < CPL; u++) w[u] = load_stream(p + 32 * u);
+}
+
+// chain_dot: the row's dot with the staged input xs, summed over the warp.
+template <int CPL>
+__device__ __forceinline__ float chain_dot(const uint4 (&w)[CPL], const float* xs) {
+    const float4* xv = reinterpret_cast<const float4*>(xs) + 2 * (threadIdx.x & 31);
+    float s = 0.f;
+#pragma unroll
+    for (int u = 0; u < CPL; u++) s += BF16Weights::dot(w[u], xv + 64 * u);
+    return warp_sum(s);
+}
+
+// chain_gemv: y[r] = W[r]·xs for the rows r = gw, gw + tw, … of this warp,
+// row gw's weights already in pf (its first CPL chunks). Each next row's
+// loads are issued before the current row's sums (DB: a second buffer) or
+// after them.
+template <int CPL, bool DB>
+__device__ __forceinline__ void chain_gemv(float* __restrict__ y, const uint16_t* __restrict__ W, int rows,
+                                           const float* xs, uint4 (&pf)[16], int gw, int tw) {
+    uint4(&cur)[CPL] = reinterpret_cast<uint4(&)[CPL]>(pf);
+    for (int row = gw; row < rows; row += tw) {
+        const bool more = row + tw < rows;
+        if (DB) {
+            uint4 nxt[CPL];
+            if (more) chain_load<CPL>(nxt, W, row + tw, CPL * 256);
+            const float s = chain_dot<CPL>(cur, xs);
+            if ((threadIdx.x & 31) == 0) y[row] = s;
+#pragma unroll
+            for (int u = 0; u < CPL; u++) cur[u] = nxt[u];
+        } else {
+            const float s = chain_dot<CPL>(cur, xs);
+            if ((threadIdx.x & 31) == 0) y[row] = s;
+            if (more) chain_load<CPL>(cur, W, row + tw, CPL * 256);
+        }
+    }
+}
+
+// chain_stage_norm stages normed = (xin + d)·rsqrt(mean² + eps)·g (d over
+// its first nd values) into xs, every block the whole row from L2, and
+// writes block b's slice of xin + d to xout.
+__device__ __forceinline__ void chain_stage_norm(float* xs, float* __restrict__ xout, const float* xin, const float* d,
+                                                 int nd, const float* __restrict__ g, int n, float eps, float* red) {
+    float ss = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = __ldcg(xin + i) + (i < nd ? __ldcg(d + i) : 0.f);
+        xs[i] = v;
+        ss += v * v;
+    }
+    const float inv = rsqrtf(block_sum(ss, red) / n + eps);
+    const int per = (n + gridDim.x - 1) / gridDim.x;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        if (i / per == (int)blockIdx.x) xout[i] = xs[i];
+        xs[i] = xs[i] * inv * __ldg(g + i);
+    }
+    __syncthreads();
+}
+
+// chain_persistent_fast: layers probe layers in one launch, a grid of at most
+// one block an SM (all resident). fused = 0: the small operations are phases
+// of their own between barriers (block 0 the norms, as the one-block
+// kernels); fused = 1: each is done by every block while staging the next
+// GEMV's input (no barrier of its own). x starts in xa with n = its norm;
+// the final x is left in xa. ctr: the barrier counter, epoch the launches
+// before this one with the same counter.
+extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_fast(
+    const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, const uint16_t* __restrict__ C,
+    const float* __restrict__ g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n,
+    int layers, int rows_a, int hidden, int inner, int rows_c, int gate, float eps, int fused, unsigned int* ctr,
+    unsigned int epoch) {
+    __shared__ __align__(16) float xs[CHAIN_MAXX];
+    __shared__ float red[32];
+    pdl_entry();
+    const int gw = blockIdx.x * CHAIN_WARPS + (threadIdx.x >> 5), tw = gridDim.x * CHAIN_WARPS;
+    const int barriers = layers * (fused ? 3 : 6);
+    unsigned int target = epoch * (unsigned int)barriers * gridDim.x;
+    auto barrier = [&] {
+        target += gridDim.x;
+        chain_barrier(ctr, target);
+    };
+    uint4 pf[16];  // the next GEMV's first row, loaded ahead
+    if (gw < rows_a) chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), A, gw, hidden);
+    for (int l = 0; l < layers; l++) {
+        const uint16_t* Al = A + (size_t)l * rows_a * hidden;
+        const uint16_t* Bl = B + (size_t)l * hidden * inner;
+        const uint16_t* Cl = C + (size_t)l * rows_c * hidden;
+        // u = A·n: n staged (fused: the norm of x + z, made here).
+        if (fused)
+            chain_stage_norm(xs, xa, l == 0 ? xa : xb, z, l == 0 ? 0 : rows_c, g, hidden, eps, red);
+        else {
+            for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
+            __syncthreads();
+        }
+        chain_gemv<8, true>(u, Al, rows_a, xs, pf, gw, tw);
+        if (gw < hidden) chain_load<16>(pf, Bl, gw, inner);
+        barrier();
+        // v = u ⊙ σ(u[gate:]); w = B·v.
+        if (fused) {
+            for (int i = threadIdx.x; i < inner; i += blockDim.x) {
+                const float a = __ldcg(u + i), b = __ldcg(u + gate + i);
+                xs[i] = a * (1.f / (1.f + __expf(-b)));
+            }
+        } else {
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
+                const float a = __ldcg(u + i), b = __ldcg(u + gate + i);
+                v[i] = a * (1.f / (1.f + __expf(-b)));
+            }
+            barrier();
+            for (int i = threadIdx.x; i < inner; i += blockDim.x) xs[i] = __ldcg(v + i);
+        }
+        __syncthreads();
+        chain_gemv<16, false>(w, Bl, hidden, xs, pf, gw, tw);
+        if (gw < rows_c) chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), Cl, gw, hidden);
+        barrier();
+        // x += w, n = its norm; z = C·n.
+        if (fused) {
+            chain_stage_norm(xs, xb, xa, w, hidden, g, hidden, eps, red);
+        } else {
+            if (blockIdx.x == 0) {
+                float ss = 0.f;
+                for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+                    const float t = __ldcg(xa + i) + __ldcg(w + i);
+                    xa[i] = t;
+                    ss += t * t;
+                }
+                const float inv = rsqrtf(block_sum(ss, red) / hidden + eps);
+                for (int i = threadIdx.x; i < hidden; i += blockDim.x) n[i] = xa[i] * inv * __ldg(g + i);
+            }
+            barrier();
+            for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
+            __syncthreads();
+        }
+        chain_gemv<8, true>(z, Cl, rows_c, xs, pf, gw, tw);
+        if (l + 1 < layers && gw < rows_a)
+            chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), A + (size_t)(l + 1) * rows_a * hidden, gw, hidden);
+        barrier();
+        // x[:rows_c] += z, n = its norm (fused: the next layer's staging).
+        if (!fused) {
+            if (blockIdx.x == 0) {
+                float ss = 0.f;
+                for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
+                    const float t = __ldcg(xa + i) + (i < rows_c ? __ldcg(z + i) : 0.f);
+                    xa[i] = t;
+                    ss += t * t;
+                }
+                const float inv = rsqrtf(block_sum(ss, red) / hidden + eps);
+                for (int i = threadIdx.x; i < hidden; i += blockDim.x) n[i] = xa[i] * inv * __ldg(g + i);
+            }
+            barrier();
+        }
+    }
+    // Fused: the last layer's x + z, from xb and z, into xa.
+    if (fused) {
+        const int per = (hidden + gridDim.x - 1) / gridDim.x;
+        for (int i = blockIdx.x * per + threadIdx.x; i < min(hidden, (int)(blockIdx.x + 1) * per); i += blockDim.x)
+            xa[i] = __ldcg(xb + i) + (i < rows_c ? __ldcg(z + i) : 0.f);
+    }
+}
