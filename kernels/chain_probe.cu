@@ -29,21 +29,26 @@ extern "C" __global__ void chain_mix_fast(float* __restrict__ v, const float* __
         v[i] = u[i] * (1.f / (1.f + __expf(-u[gate + i])));
 }
 
-// chain_norm_fast: x[i] += d[i] for i < nd, then normed = x·rsqrt(mean(x²) +
-// eps)·g over n values. One block.
-extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* __restrict__ x, const float* __restrict__ d,
-                                                                   int nd, float* __restrict__ normed,
-                                                                   const float* __restrict__ g, int n, float eps) {
-    __shared__ float red[32];
-    pdl_entry();
+// chain_add_norm: x[i] += d[i] for i < nd, then normed = x·rsqrt(mean(x²) +
+// eps)·g over n values, by one block (red: 32 floats of shared memory).
+__device__ __forceinline__ void chain_add_norm(float* x, const float* d, int nd, float* normed,
+                                               const float* __restrict__ g, int n, float eps, float* red) {
     float ss = 0.f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float v = x[i] + (i < nd ? d[i] : 0.f);
+        const float v = __ldcg(x + i) + (i < nd ? __ldcg(d + i) : 0.f);
         x[i] = v;
         ss += v * v;
     }
     const float inv = rsqrtf(block_sum(ss, red) / n + eps);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) normed[i] = x[i] * inv * g[i];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) normed[i] = x[i] * inv * __ldg(g + i);
+}
+
+// chain_norm_fast: chain_add_norm as a launch of one block.
+extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* x, const float* d, int nd, float* normed,
+                                                                   const float* __restrict__ g, int n, float eps) {
+    __shared__ float red[32];
+    pdl_entry();
+    chain_add_norm(x, d, nd, normed, g, n, eps, red);
 }
 
 // chain_barrier: every block of the grid arrives before any leaves; the
@@ -57,6 +62,7 @@ __device__ __forceinline__ void chain_barrier(unsigned int* ctr, unsigned int ta
         do {
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
         } while ((int)(v - target) < 0);
+        __threadfence();
     }
     __syncthreads();
 }
@@ -185,16 +191,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         if (fused) {
             chain_stage_norm(xs, xb, xa, w, hidden, g, hidden, eps, red);
         } else {
-            if (blockIdx.x == 0) {
-                float ss = 0.f;
-                for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-                    const float t = __ldcg(xa + i) + __ldcg(w + i);
-                    xa[i] = t;
-                    ss += t * t;
-                }
-                const float inv = rsqrtf(block_sum(ss, red) / hidden + eps);
-                for (int i = threadIdx.x; i < hidden; i += blockDim.x) n[i] = xa[i] * inv * __ldg(g + i);
-            }
+            if (blockIdx.x == 0) chain_add_norm(xa, w, hidden, n, g, hidden, eps, red);
             barrier();
             for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
             __syncthreads();
@@ -205,16 +202,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         barrier();
         // x[:rows_c] += z, n = its norm (fused: the next layer's staging).
         if (!fused) {
-            if (blockIdx.x == 0) {
-                float ss = 0.f;
-                for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-                    const float t = __ldcg(xa + i) + (i < rows_c ? __ldcg(z + i) : 0.f);
-                    xa[i] = t;
-                    ss += t * t;
-                }
-                const float inv = rsqrtf(block_sum(ss, red) / hidden + eps);
-                for (int i = threadIdx.x; i < hidden; i += blockDim.x) n[i] = xa[i] * inv * __ldg(g + i);
-            }
+            if (blockIdx.x == 0) chain_add_norm(xa, z, rows_c, n, g, hidden, eps, red);
             barrier();
         }
     }

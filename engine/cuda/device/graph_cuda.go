@@ -109,30 +109,31 @@ func (g *Graph) Destroy() {
 // TimeChains returns the device time in milliseconds of chains run side by
 // side: chain i's graphs replayed in order, times times, on a stream of its
 // own, every chain starting together after the work already on the device's
-// stream. It measures whether independent launch chains overlap on the GPU
-// (several groups of takes stepping at once) against the same chains run
-// one after another on one stream (TimeChains with one chain of them all).
+// stream (Time measures from there until the last chain ends). It measures
+// whether independent launch chains overlap on the GPU (several groups of
+// takes stepping at once) against the same chains run one after another on
+// one stream (TimeChains with one chain of them all).
 func (d *Device) TimeChains(chains [][]*Graph, times int) (float64, error) {
-	var ms float64
-	err := d.Do(func() error {
-		streams := make([]cu.Stream, len(chains))
-		events := make([]cu.Event, 2+len(chains))
-		defer func() {
-			for i := range streams {
-				if streams[i] != (cu.Stream{}) {
-					streams[i].Synchronize()
-					streams[i].Destroy()
-				}
+	streams := make([]cu.Stream, len(chains))
+	events := make([]cu.Event, 1+len(chains)) // the fork, then each chain's end
+	defer d.Do(func() error {
+		for i := range streams {
+			if streams[i] != (cu.Stream{}) {
+				streams[i].Synchronize()
+				streams[i].Destroy()
 			}
-			for i := range events {
-				if events[i] != (cu.Event{}) {
-					cu.DestroyEvent(&events[i])
-				}
+		}
+		for i := range events {
+			if events[i] != (cu.Event{}) {
+				cu.DestroyEvent(&events[i])
 			}
-		}()
+		}
+		return nil
+	})
+	ms, err := d.Time(func(*Queue) error {
 		var err error
 		for i := range events {
-			if events[i], err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+			if events[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
 				return err
 			}
 		}
@@ -141,16 +142,16 @@ func (d *Device) TimeChains(chains [][]*Graph, times int) (float64, error) {
 				return err
 			}
 		}
-		start, stop, done := events[0], events[1], events[2:]
-		if err := start.Record(d.stream); err != nil {
+		fork, done := events[0], events[1:]
+		if err := fork.Record(d.stream); err != nil {
 			return err
 		}
 		for i, chain := range chains {
 			s := streams[i]
-			if err := s.Wait(start, 0); err != nil {
+			if err := s.Wait(fork, 0); err != nil {
 				return err
 			}
-			for t := 0; t < times; t++ {
+			for range times {
 				for _, g := range chain {
 					if err := check("graph launch", C.cuGraphLaunch(g.exec, cuStream(s))); err != nil {
 						return err
@@ -164,14 +165,7 @@ func (d *Device) TimeChains(chains [][]*Graph, times int) (float64, error) {
 				return err
 			}
 		}
-		if err := stop.Record(d.stream); err != nil {
-			return err
-		}
-		if err := stop.Synchronize(); err != nil {
-			return err
-		}
-		ms, err = start.Elapsed(stop)
-		return err
+		return nil
 	})
 	return ms / float64(times), err
 }
