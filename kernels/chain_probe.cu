@@ -136,19 +136,19 @@ __device__ __forceinline__ void chain_stage_norm(float* xs, float* __restrict__ 
 // of their own between barriers (block 0 the norms, as the one-block
 // kernels); fused = 1: each is done by every block while staging the next
 // GEMV's input (no barrier of its own). x starts in xa with n = its norm;
-// the final x is left in xa. ctr: the barrier counter, epoch the launches
-// before this one with the same counter.
+// the final x is left in xa. ctr: the barrier counter, base its value when
+// this launch begins (it grows by the grid at each of the launch's barriers:
+// layers·6, fused layers·3).
 extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_fast(
     const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, const uint16_t* __restrict__ C,
     const float* __restrict__ g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n,
     int layers, int rows_a, int hidden, int inner, int rows_c, int gate, float eps, int fused, unsigned int* ctr,
-    unsigned int epoch) {
+    unsigned int base) {
     __shared__ __align__(16) float xs[CHAIN_MAXX];
     __shared__ float red[32];
     pdl_entry();
     const int gw = blockIdx.x * CHAIN_WARPS + (threadIdx.x >> 5), tw = gridDim.x * CHAIN_WARPS;
-    const int barriers = layers * (fused ? 3 : 6);
-    unsigned int target = epoch * (unsigned int)barriers * gridDim.x;
+    unsigned int target = base;
     auto barrier = [&] {
         target += gridDim.x;
         chain_barrier(ctr, target);

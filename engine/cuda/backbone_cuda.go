@@ -102,7 +102,8 @@ func LoadBackbone(d *Device, ck *drama3.Checkpoint, capacity int, progress LoadP
 }
 
 // NewBackbone binds the loaded weights, allocates the work block of plan and
-// starts with empty state.
+// starts with empty state. The backbone owns w once it is returned (Close
+// frees it, unless it is a Sibling's); on an error w is left to the caller.
 func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, error) {
 	b := &Backbone{d: d, W: w, Plan: plan, cfg: w.Weights.Config, slotPos: make([]int, max(plan.Slots, 1))}
 	b.Fused, b.FusedMixers = fusedFromEnv()
@@ -131,6 +132,7 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 		}
 	}
 	if err := b.Reset(); err != nil {
+		b.borrowed = true // w stays the caller's: its loader frees it, a sibling's owner keeps it
 		b.Close()
 		return nil, err
 	}

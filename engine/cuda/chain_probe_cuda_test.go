@@ -109,16 +109,22 @@ func TestChainProbe(t *testing.T) {
 			return nil
 		}
 	}
-	epoch := uint32(0)
+	// The barrier counter only grows: each launch starts from what the
+	// launches before it left (every block arrives at each barrier once).
+	arrivals := uint32(0)
 	persistent := func(fused bool) func(q *Queue) error {
 		return func(q *Queue) error {
+			barriers := uint32(layers * 6)
+			if fused {
+				barriers = layers * 3
+			}
 			a := kernel.ChainPersistentFastArgs{A: p(A), B: p(B), C: p(C), G: p(g), U: p(u), V: p(v), W: p(w), Z: p(z),
 				Xa: p(xa), Xb: p(xb), N: p(n), Layers: layers, RowsA: rowsA, Hidden: H, Inner: inner, RowsC: rowsC, Gate: gate,
-				Eps: eps, Ctr: p(ctr), Epoch: epoch}
+				Eps: eps, Ctr: p(ctr), Base: arrivals}
 			if fused {
 				a.Fused = 1
 			}
-			epoch++
+			arrivals += barriers * uint32(blocks)
 			return kernel.ChainPersistentFast(q, [3]int{blocks, 1, 1}, kernel.ChainThreads, a)
 		}
 	}

@@ -51,14 +51,14 @@ type ChainPersistentFastArgs struct {
 	Eps    float32 // float eps
 	Fused  int     // int fused
 	Ctr    Ptr     // unsigned int* ctr
-	Epoch  uint32  // unsigned int epoch
+	Base   uint32  // unsigned int base
 }
 
 // ChainPersistentFast enqueues kernels/chain_probe.cu's
 //
-//	chain_persistent_fast(uint16_t* A, uint16_t* B, uint16_t* C, float* g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n, int layers, int rows_a, int hidden, int inner, int rows_c, int gate, float eps, int fused, unsigned int* ctr, unsigned int epoch)
+//	chain_persistent_fast(uint16_t* A, uint16_t* B, uint16_t* C, float* g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n, int layers, int rows_a, int hidden, int inner, int rows_c, int gate, float eps, int fused, unsigned int* ctr, unsigned int base)
 //
 // on q with grid blocks of block threads.
 func ChainPersistentFast(q Launcher, grid [3]int, block int, a ChainPersistentFastArgs) error {
-	return q.Launch("chain_persistent_fast", grid, block, uint64(a.A), uint64(a.B), uint64(a.C), uint64(a.G), uint64(a.U), uint64(a.V), uint64(a.W), uint64(a.Z), uint64(a.Xa), uint64(a.Xb), uint64(a.N), uint64(uint32(int32(a.Layers))), uint64(uint32(int32(a.RowsA))), uint64(uint32(int32(a.Hidden))), uint64(uint32(int32(a.Inner))), uint64(uint32(int32(a.RowsC))), uint64(uint32(int32(a.Gate))), uint64(math.Float32bits(a.Eps)), uint64(uint32(int32(a.Fused))), uint64(a.Ctr), uint64(a.Epoch))
+	return q.Launch("chain_persistent_fast", grid, block, uint64(a.A), uint64(a.B), uint64(a.C), uint64(a.G), uint64(a.U), uint64(a.V), uint64(a.W), uint64(a.Z), uint64(a.Xa), uint64(a.Xb), uint64(a.N), uint64(uint32(int32(a.Layers))), uint64(uint32(int32(a.RowsA))), uint64(uint32(int32(a.Hidden))), uint64(uint32(int32(a.Inner))), uint64(uint32(int32(a.RowsC))), uint64(uint32(int32(a.Gate))), uint64(math.Float32bits(a.Eps)), uint64(uint32(int32(a.Fused))), uint64(a.Ctr), uint64(a.Base))
 }
