@@ -86,27 +86,38 @@ __device__ __forceinline__ float chain_dot(const uint4 (&w)[CPL], const float* x
     return warp_sum(s);
 }
 
-// chain_gemv: y[r] = W[r]·xs for the rows r = gw, gw + tw, … of this warp,
-// row gw's weights already in pf (its first CPL chunks). Each next row's
-// loads are issued before the current row's sums (DB: a second buffer) or
-// after them.
-template <int CPL, bool DB>
-__device__ __forceinline__ void chain_gemv(float* __restrict__ y, const uint16_t* __restrict__ W, int rows,
-                                           const float* xs, uint4 (&pf)[16], int gw, int tw) {
-    uint4(&cur)[CPL] = reinterpret_cast<uint4(&)[CPL]>(pf);
-    for (int row = gw; row < rows; row += tw) {
-        const bool more = row + tw < rows;
-        if (DB) {
-            uint4 nxt[CPL];
-            if (more) chain_load<CPL>(nxt, W, row + tw, CPL * 256);
-            const float s = chain_dot<CPL>(cur, xs);
-            if ((threadIdx.x & 31) == 0) y[row] = s;
+// The ring of a warp's rows in flight: CHAIN_RING 16-byte chunks a lane,
+// D rows of CPL chunks (D·CPL = CHAIN_RING).
+#define CHAIN_RING 32
+
+// chain_ahead loads the first D rows of this warp (gw, gw + tw, …) into the
+// ring: what a GEMV issues before the barrier that releases its input.
+template <int CPL, int D>
+__device__ __forceinline__ void chain_ahead(uint4 (&ring)[CHAIN_RING], const uint16_t* __restrict__ W, int rows,
+                                            int gw, int tw) {
+    static_assert(CPL * D == CHAIN_RING, "the ring holds D rows of CPL chunks");
 #pragma unroll
-            for (int u = 0; u < CPL; u++) cur[u] = nxt[u];
-        } else {
-            const float s = chain_dot<CPL>(cur, xs);
+    for (int k = 0; k < D; k++)
+        if (gw + k * tw < rows)
+            chain_load<CPL>(reinterpret_cast<uint4(&)[CPL]>(ring[k * CPL]), W, gw + k * tw, CPL * 256);
+}
+
+// chain_gemv: y[r] = W[r]·xs for the rows r = gw, gw + tw, … of this warp,
+// its first D rows already in the ring (chain_ahead); each row's slot is
+// refilled with the row D further on as soon as its sums are done, so D
+// rows a warp stay in flight.
+template <int CPL, int D>
+__device__ __forceinline__ void chain_gemv(float* __restrict__ y, const uint16_t* __restrict__ W, int rows,
+                                           const float* xs, uint4 (&ring)[CHAIN_RING], int gw, int tw) {
+    for (int row0 = gw;; row0 += D * tw) {
+#pragma unroll
+        for (int k = 0; k < D; k++) {
+            const int row = row0 + k * tw;
+            if (row >= rows) return;
+            uint4(&w)[CPL] = reinterpret_cast<uint4(&)[CPL]>(ring[k * CPL]);
+            const float s = chain_dot<CPL>(w, xs);
             if ((threadIdx.x & 31) == 0) y[row] = s;
-            if (more) chain_load<CPL>(cur, W, row + tw, CPL * 256);
+            if (row + D * tw < rows) chain_load<CPL>(w, W, row + D * tw, CPL * 256);
         }
     }
 }
@@ -153,8 +164,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         target += gridDim.x;
         chain_barrier(ctr, target);
     };
-    uint4 pf[16];  // the next GEMV's first row, loaded ahead
-    if (gw < rows_a) chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), A, gw, hidden);
+    uint4 ring[CHAIN_RING];  // the next GEMV's first rows, loaded ahead
+    chain_ahead<8, 4>(ring, A, rows_a, gw, tw);
     for (int l = 0; l < layers; l++) {
         const uint16_t* Al = A + (size_t)l * rows_a * hidden;
         const uint16_t* Bl = B + (size_t)l * hidden * inner;
@@ -166,8 +177,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
             __syncthreads();
         }
-        chain_gemv<8, true>(u, Al, rows_a, xs, pf, gw, tw);
-        if (gw < hidden) chain_load<16>(pf, Bl, gw, inner);
+        chain_gemv<8, 4>(u, Al, rows_a, xs, ring, gw, tw);
+        chain_ahead<16, 2>(ring, Bl, hidden, gw, tw);
         barrier();
         // v = u ⊙ σ(u[gate:]); w = B·v.
         if (fused) {
@@ -184,8 +195,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             for (int i = threadIdx.x; i < inner; i += blockDim.x) xs[i] = __ldcg(v + i);
         }
         __syncthreads();
-        chain_gemv<16, false>(w, Bl, hidden, xs, pf, gw, tw);
-        if (gw < rows_c) chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), Cl, gw, hidden);
+        chain_gemv<16, 2>(w, Bl, hidden, xs, ring, gw, tw);
+        chain_ahead<8, 4>(ring, Cl, rows_c, gw, tw);
         barrier();
         // x += w, n = its norm; z = C·n.
         if (fused) {
@@ -196,9 +207,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
             __syncthreads();
         }
-        chain_gemv<8, true>(z, Cl, rows_c, xs, pf, gw, tw);
-        if (l + 1 < layers && gw < rows_a)
-            chain_load<8>(reinterpret_cast<uint4(&)[8]>(pf), A + (size_t)(l + 1) * rows_a * hidden, gw, hidden);
+        chain_gemv<8, 4>(z, Cl, rows_c, xs, ring, gw, tw);
+        if (l + 1 < layers) chain_ahead<8, 4>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
         barrier();
         // x[:rows_c] += z, n = its norm (fused: the next layer's staging).
         if (!fused) {

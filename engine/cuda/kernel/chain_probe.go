@@ -9,6 +9,7 @@ const (
 	ChainThreads = 256  // CHAIN_THREADS
 	ChainWarps   = 8    // CHAIN_WARPS
 	ChainMaxx    = 4096 // CHAIN_MAXX
+	ChainRing    = 32   // CHAIN_RING
 )
 
 // ChainMixFast enqueues kernels/chain_probe.cu's
