@@ -29,18 +29,60 @@ extern "C" __global__ void chain_mix_fast(float* __restrict__ v, const float* __
         v[i] = u[i] * (1.f / (1.f + __expf(-u[gate + i])));
 }
 
+// chain_ld4: this thread's float4s of p's first n floats, all loads issued
+// before any is used (a staging loop of one load an iteration waits an L2
+// round trip each): float4 k holds floats 4·(t + k·blockDim) …, zero past n;
+// n ≤ 16·blockDim, p 16-byte aligned.
+__device__ __forceinline__ void chain_ld4(float4 (&v)[4], const float* p, int n) {
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int i = 4 * (threadIdx.x + k * blockDim.x);
+        if (i + 3 < n) {
+            v[k] = __ldcg(reinterpret_cast<const float4*>(p + i));
+        } else {
+            v[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (i < n) v[k].x = __ldcg(p + i);
+            if (i + 1 < n) v[k].y = __ldcg(p + i + 1);
+            if (i + 2 < n) v[k].z = __ldcg(p + i + 2);
+        }
+    }
+}
+__device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+__device__ __forceinline__ float dot4(float4 a) { return a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w; }
+__device__ __forceinline__ float4 scale4(float4 a, float s, float4 g) {
+    return make_float4(a.x * s * g.x, a.y * s * g.y, a.z * s * g.z, a.w * s * g.w);
+}
+
 // chain_add_norm: x[i] += d[i] for i < nd, then normed = x·rsqrt(mean(x²) +
-// eps)·g over n values, by one block (red: 32 floats of shared memory).
+// eps)·g over n values (a multiple of 4, ≤ 16·blockDim), by one block (red:
+// 32 floats of shared memory). Returns with x + d in xv (chain_ld4's
+// layout) and normed stored where normed is not null.
+__device__ __forceinline__ float chain_add_norm_regs(float4 (&xv)[4], const float* x, const float* d, int nd,
+                                                     int n, float eps, float* red) {
+    float4 dv[4];
+    chain_ld4(xv, x, n);
+    chain_ld4(dv, d, nd);
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        xv[k] = add4(xv[k], dv[k]);
+        ss += dot4(xv[k]);
+    }
+    return rsqrtf(block_sum(ss, red) / n + eps);
+}
 __device__ __forceinline__ void chain_add_norm(float* x, const float* d, int nd, float* normed,
                                                const float* __restrict__ g, int n, float eps, float* red) {
-    float ss = 0.f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float v = __ldcg(x + i) + (i < nd ? __ldcg(d + i) : 0.f);
-        x[i] = v;
-        ss += v * v;
+    float4 xv[4], gv[4];
+    chain_ld4(gv, g, n);
+    const float inv = chain_add_norm_regs(xv, x, d, nd, n, eps, red);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int i = 4 * (threadIdx.x + k * blockDim.x);
+        if (i < n) {
+            *reinterpret_cast<float4*>(x + i) = xv[k];
+            *reinterpret_cast<float4*>(normed + i) = scale4(xv[k], inv, gv[k]);
+        }
     }
-    const float inv = rsqrtf(block_sum(ss, red) / n + eps);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) normed[i] = x[i] * inv * __ldg(g + i);
 }
 
 // chain_norm_fast: chain_add_norm as a launch of one block.
@@ -124,22 +166,40 @@ __device__ __forceinline__ void chain_gemv(float* __restrict__ y, const uint16_t
 
 // chain_stage_norm stages normed = (xin + d)·rsqrt(mean² + eps)·g (d over
 // its first nd values) into xs, every block the whole row from L2, and
-// writes block b's slice of xin + d to xout.
+// writes block b's slice (16-float aligned) of xin + d to xout.
 __device__ __forceinline__ void chain_stage_norm(float* xs, float* __restrict__ xout, const float* xin, const float* d,
                                                  int nd, const float* __restrict__ g, int n, float eps, float* red) {
-    float ss = 0.f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float v = __ldcg(xin + i) + (i < nd ? __ldcg(d + i) : 0.f);
-        xs[i] = v;
-        ss += v * v;
-    }
-    const float inv = rsqrtf(block_sum(ss, red) / n + eps);
-    const int per = (n + gridDim.x - 1) / gridDim.x;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        if (i / per == (int)blockIdx.x) xout[i] = xs[i];
-        xs[i] = xs[i] * inv * __ldg(g + i);
+    float4 xv[4], gv[4];
+    chain_ld4(gv, g, n);
+    const float inv = chain_add_norm_regs(xv, xin, d, nd, n, eps, red);
+    const int per = ((n + gridDim.x - 1) / gridDim.x + 15) & ~15;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int i = 4 * (threadIdx.x + k * blockDim.x);
+        if (i < n) {
+            if (i / per == (int)blockIdx.x) *reinterpret_cast<float4*>(xout + i) = xv[k];
+            *reinterpret_cast<float4*>(xs + i) = scale4(xv[k], inv, gv[k]);
+        }
     }
     __syncthreads();
+}
+
+// chain_stage stages xs = p's first n floats.
+__device__ __forceinline__ void chain_stage(float* xs, const float* p, int n) {
+    float4 v[4];
+    chain_ld4(v, p, n);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const int i = 4 * (threadIdx.x + k * blockDim.x);
+        if (i < n) *reinterpret_cast<float4*>(xs + i) = v[k];
+    }
+    __syncthreads();
+}
+
+// mix4: a·σ(b), four at a time (the fused mixer step).
+__device__ __forceinline__ float4 mix4(float4 a, float4 b) {
+    return make_float4(a.x / (1.f + __expf(-b.x)), a.y / (1.f + __expf(-b.y)), a.z / (1.f + __expf(-b.z)),
+                       a.w / (1.f + __expf(-b.w)));
 }
 
 // chain_persistent_fast: layers probe layers in one launch, a grid of at most
@@ -173,28 +233,30 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         // u = A·n: n staged (fused: the norm of x + z, made here).
         if (fused)
             chain_stage_norm(xs, xa, l == 0 ? xa : xb, z, l == 0 ? 0 : rows_c, g, hidden, eps, red);
-        else {
-            for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
-            __syncthreads();
-        }
+        else
+            chain_stage(xs, n, hidden);
         chain_gemv<8, 4>(u, Al, rows_a, xs, ring, gw, tw);
         chain_ahead<16, 2>(ring, Bl, hidden, gw, tw);
         barrier();
         // v = u ⊙ σ(u[gate:]); w = B·v.
         if (fused) {
-            for (int i = threadIdx.x; i < inner; i += blockDim.x) {
-                const float a = __ldcg(u + i), b = __ldcg(u + gate + i);
-                xs[i] = a * (1.f / (1.f + __expf(-b)));
+            float4 a[4], b[4];
+            chain_ld4(a, u, inner);
+            chain_ld4(b, u + gate, inner);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                const int i = 4 * (threadIdx.x + k * blockDim.x);
+                if (i < inner) *reinterpret_cast<float4*>(xs + i) = mix4(a[k], b[k]);
             }
+            __syncthreads();
         } else {
             for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
                 const float a = __ldcg(u + i), b = __ldcg(u + gate + i);
                 v[i] = a * (1.f / (1.f + __expf(-b)));
             }
             barrier();
-            for (int i = threadIdx.x; i < inner; i += blockDim.x) xs[i] = __ldcg(v + i);
+            chain_stage(xs, v, inner);
         }
-        __syncthreads();
         chain_gemv<16, 2>(w, Bl, hidden, xs, ring, gw, tw);
         chain_ahead<8, 4>(ring, Cl, rows_c, gw, tw);
         barrier();
@@ -204,8 +266,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         } else {
             if (blockIdx.x == 0) chain_add_norm(xa, w, hidden, n, g, hidden, eps, red);
             barrier();
-            for (int i = threadIdx.x; i < hidden; i += blockDim.x) xs[i] = __ldcg(n + i);
-            __syncthreads();
+            chain_stage(xs, n, hidden);
         }
         chain_gemv<8, 4>(z, Cl, rows_c, xs, ring, gw, tw);
         if (l + 1 < layers) chain_ahead<8, 4>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
@@ -218,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
     }
     // Fused: the last layer's x + z, from xb and z, into xa.
     if (fused) {
-        const int per = (hidden + gridDim.x - 1) / gridDim.x;
+        const int per = ((hidden + gridDim.x - 1) / gridDim.x + 15) & ~15;
         for (int i = blockIdx.x * per + threadIdx.x; i < min(hidden, (int)(blockIdx.x + 1) * per); i += blockDim.x)
             xa[i] = __ldcg(xb + i) + (i < rows_c ? __ldcg(z + i) : 0.f);
     }
