@@ -18,7 +18,7 @@
 #include "common.cuh"
 #include "gemv.cuh"
 
-#define CHAIN_THREADS 256
+#define CHAIN_THREADS 512
 #define CHAIN_WARPS (CHAIN_THREADS / 32)
 #define CHAIN_MAXX 4096  // the widest GEMV input the persistent kernel stages
 
@@ -130,7 +130,7 @@ __device__ __forceinline__ float chain_dot(const uint4 (&w)[CPL], const float* x
 
 // The ring of a warp's rows in flight: CHAIN_RING 16-byte chunks a lane,
 // D rows of CPL chunks (D·CPL = CHAIN_RING).
-#define CHAIN_RING 32
+#define CHAIN_RING 16
 
 // chain_ahead loads the first D rows of this warp (gw, gw + tw, …) into the
 // ring: what a GEMV issues before the barrier that releases its input.
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         chain_barrier(ctr, target);
     };
     uint4 ring[CHAIN_RING];  // the next GEMV's first rows, loaded ahead
-    chain_ahead<8, 4>(ring, A, rows_a, gw, tw);
+    chain_ahead<8, 2>(ring, A, rows_a, gw, tw);
     for (int l = 0; l < layers; l++) {
         const uint16_t* Al = A + (size_t)l * rows_a * hidden;
         const uint16_t* Bl = B + (size_t)l * hidden * inner;
@@ -235,8 +235,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             chain_stage_norm(xs, xa, l == 0 ? xa : xb, z, l == 0 ? 0 : rows_c, g, hidden, eps, red);
         else
             chain_stage(xs, n, hidden);
-        chain_gemv<8, 4>(u, Al, rows_a, xs, ring, gw, tw);
-        chain_ahead<16, 2>(ring, Bl, hidden, gw, tw);
+        chain_gemv<8, 2>(u, Al, rows_a, xs, ring, gw, tw);
+        chain_ahead<16, 1>(ring, Bl, hidden, gw, tw);
         barrier();
         // v = u ⊙ σ(u[gate:]); w = B·v.
         if (fused) {
@@ -257,8 +257,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             barrier();
             chain_stage(xs, v, inner);
         }
-        chain_gemv<16, 2>(w, Bl, hidden, xs, ring, gw, tw);
-        chain_ahead<8, 4>(ring, Cl, rows_c, gw, tw);
+        chain_gemv<16, 1>(w, Bl, hidden, xs, ring, gw, tw);
+        chain_ahead<8, 2>(ring, Cl, rows_c, gw, tw);
         barrier();
         // x += w, n = its norm; z = C·n.
         if (fused) {
@@ -268,8 +268,8 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             barrier();
             chain_stage(xs, n, hidden);
         }
-        chain_gemv<8, 4>(z, Cl, rows_c, xs, ring, gw, tw);
-        if (l + 1 < layers) chain_ahead<8, 4>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
+        chain_gemv<8, 2>(z, Cl, rows_c, xs, ring, gw, tw);
+        if (l + 1 < layers) chain_ahead<8, 2>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
         barrier();
         // x[:rows_c] += z, n = its norm (fused: the next layer's staging).
         if (!fused) {

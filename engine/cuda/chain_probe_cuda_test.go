@@ -20,9 +20,9 @@ import (
 //     launches a layer with PDL, in one graph (as the step runs today);
 //   - the GEMVs alone, 120 launches in one graph (no small operations);
 //   - persistent, phases: one launch, the same six operations a layer as
-//     phases between grid barriers, each warp with four rows (two of the
-//     out-projection's) of weights in flight, the next GEMV's loaded before
-//     the barrier that releases its input;
+//     phases between grid barriers, a block of 16 warps an SM, each warp
+//     with two rows (one of the out-projection's) of weights in flight, the
+//     next GEMV's loaded before the barrier that releases its input;
 //   - persistent, fused: the mixer step and the norms done by every block
 //     while staging the next GEMV's input, three barriers a layer.
 //

@@ -6,10 +6,10 @@ import "math"
 
 // The integer #defines of kernels/chain_probe.cu.
 const (
-	ChainThreads = 256  // CHAIN_THREADS
-	ChainWarps   = 8    // CHAIN_WARPS
+	ChainThreads = 512  // CHAIN_THREADS
+	ChainWarps   = 16   // CHAIN_WARPS
 	ChainMaxx    = 4096 // CHAIN_MAXX
-	ChainRing    = 32   // CHAIN_RING
+	ChainRing    = 16   // CHAIN_RING
 )
 
 // ChainMixFast enqueues kernels/chain_probe.cu's
