@@ -206,10 +206,12 @@ __device__ __forceinline__ float4 mix4(float4 a, float4 b) {
 // one block an SM (all resident). fused = 0: the small operations are phases
 // of their own between barriers (block 0 the norms, as the one-block
 // kernels); fused = 1: each is done by every block while staging the next
-// GEMV's input (no barrier of its own). x starts in xa with n = its norm;
+// GEMV's input (no barrier of its own); fused = 2: as 1 with every grid
+// barrier left out (wrong values: it times the GEMVs' streaming and the
+// stagings alone). x starts in xa with n = its norm;
 // the final x is left in xa. ctr: the barrier counter, base its value when
 // this launch begins (it grows by the grid at each of the launch's barriers:
-// layers·6, fused layers·3).
+// layers·6, fused layers·3, none at 2).
 extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_fast(
     const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, const uint16_t* __restrict__ C,
     const float* __restrict__ g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n,
@@ -221,6 +223,10 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
     const int gw = blockIdx.x * CHAIN_WARPS + (threadIdx.x >> 5), tw = gridDim.x * CHAIN_WARPS;
     unsigned int target = base;
     auto barrier = [&] {
+        if (fused == 2) {
+            __syncthreads();  // xs is rewritten next
+            return;
+        }
         target += gridDim.x;
         chain_barrier(ctr, target);
     };
