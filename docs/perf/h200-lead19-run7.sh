@@ -1,6 +1,6 @@
 #!/bin/bash
 # Lead, session 19, run 7 (one call, ≤ 60 s): the launch-chain probe with a variant without grid barriers (the streaming and stagings alone)
-# (run 5: 8 warps an SM, four rows a warp, the stagings' loads at once: 2.1–2.3 TB/s). Carried: .carry-fa. Logs: $OUT/run7.tgz.
+# (run 6: 16 warps an SM, two rows a warp, 2.1–2.4 TB/s). Carried: .carry-fa. Logs: $OUT/run7.tgz.
 set -u
 . docs/perf/run-lib.sh
 run_setup run7 60 .carry-fa
