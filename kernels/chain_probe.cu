@@ -93,18 +93,27 @@ extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* x, con
     chain_add_norm(x, d, nd, normed, g, n, eps, red);
 }
 
-// chain_barrier: every block of the grid arrives before any leaves; the
-// counter only grows (target: the arrivals this barrier completes).
-__device__ __forceinline__ void chain_barrier(unsigned int* ctr, unsigned int target) {
+// chain_barrier: every block of the grid arrives before any leaves. Block b
+// adds 1 to counter b mod 8 (eight counters 128 bytes apart, so arrivals
+// queue at eight L2 addresses, not one) by a reduction that does not wait
+// for its result (red.release); threads 0…7 then wait for their counter to
+// reach done × its blocks, done being the barriers completed with this one
+// (the counters only grow).
+#define CHAIN_COUNTERS 8
+#define CHAIN_COUNTER_STRIDE 32  // uints: 128 bytes
+__device__ __forceinline__ void chain_barrier(unsigned int* ctr, unsigned int done) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(ctr, 1u);
+        unsigned int* c = ctr + CHAIN_COUNTER_STRIDE * (blockIdx.x % CHAIN_COUNTERS);
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(c) : "memory");
+    }
+    if (threadIdx.x < CHAIN_COUNTERS) {
+        const unsigned int* c = ctr + CHAIN_COUNTER_STRIDE * threadIdx.x;
+        const unsigned int target = done * ((gridDim.x - threadIdx.x + CHAIN_COUNTERS - 1) / CHAIN_COUNTERS);
         unsigned int v;
         do {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(c) : "memory");
         } while ((int)(v - target) < 0);
-        __threadfence();
     }
     __syncthreads();
 }
@@ -209,9 +218,10 @@ __device__ __forceinline__ float4 mix4(float4 a, float4 b) {
 // GEMV's input (no barrier of its own); fused = 2: as 1 with every grid
 // barrier left out (wrong values: it times the GEMVs' streaming and the
 // stagings alone). x starts in xa with n = its norm;
-// the final x is left in xa. ctr: the barrier counter, base its value when
-// this launch begins (it grows by the grid at each of the launch's barriers:
-// layers·6, fused layers·3, none at 2).
+// the final x is left in xa. ctr: the barrier counters (chain_barrier:
+// CHAIN_COUNTERS·CHAIN_COUNTER_STRIDE uints, zero before the first launch),
+// base the barriers the launches before this one completed on them
+// (layers·6 a launch, fused layers·3, none at 2).
 extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_fast(
     const uint16_t* __restrict__ A, const uint16_t* __restrict__ B, const uint16_t* __restrict__ C,
     const float* __restrict__ g, float* u, float* v, float* w, float* z, float* xa, float* xb, float* n,
@@ -221,14 +231,13 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
     __shared__ float red[32];
     pdl_entry();
     const int gw = blockIdx.x * CHAIN_WARPS + (threadIdx.x >> 5), tw = gridDim.x * CHAIN_WARPS;
-    unsigned int target = base;
+    unsigned int done = base;
     auto barrier = [&] {
         if (fused == 2) {
             __syncthreads();  // xs is rewritten next
             return;
         }
-        target += gridDim.x;
-        chain_barrier(ctr, target);
+        chain_barrier(ctr, ++done);
     };
     uint4 ring[CHAIN_RING];  // the next GEMV's first rows, loaded ahead
     chain_ahead<8, 2>(ring, A, rows_a, gw, tw);

@@ -41,7 +41,7 @@ func TestChainProbe(t *testing.T) {
 	g, x0 := alloc(t, H*4), alloc(t, H*4)
 	u, v, w, z := alloc(t, rowsA*4), alloc(t, inner*4), alloc(t, H*4), alloc(t, rowsC*4)
 	xa, xb, n := alloc(t, H*4), alloc(t, H*4), alloc(t, H*4)
-	ctr := alloc(t, 4)
+	ctr := alloc(t, 4*kernel.ChainCounters*kernel.ChainCounterStride)
 	p := func(b *Block) kernel.Ptr { return kernel.Ptr(b.Ptr) }
 	if err := dev.Run(func(q *Queue) error {
 		for i, m := range []struct {
@@ -61,7 +61,7 @@ func TestChainProbe(t *testing.T) {
 				return err
 			}
 		}
-		return q.ZeroTensor(Tensor{Block: ctr}, 4)
+		return q.ZeroTensor(Tensor{Block: ctr}, ctr.Bytes)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +109,17 @@ func TestChainProbe(t *testing.T) {
 			return nil
 		}
 	}
-	// The barrier counter only grows: each launch starts from what the
-	// launches before it left (every block arrives at each barrier once).
-	arrivals := uint32(0)
+	// The barrier counters only grow: each launch starts from the barriers
+	// the launches before it completed.
+	done := uint32(0)
 	persistent := func(fused int) func(q *Queue) error {
 		return func(q *Queue) error {
 			barriers := uint32(layers * []int{6, 3, 0}[fused])
 			a := kernel.ChainPersistentFastArgs{A: p(A), B: p(B), C: p(C), G: p(g), U: p(u), V: p(v), W: p(w), Z: p(z),
 				Xa: p(xa), Xb: p(xb), N: p(n), Layers: layers, RowsA: rowsA, Hidden: H, Inner: inner, RowsC: rowsC, Gate: gate,
-				Eps: eps, Ctr: p(ctr), Base: arrivals}
+				Eps: eps, Ctr: p(ctr), Base: done}
 			a.Fused = fused
-			arrivals += barriers * uint32(blocks)
+			done += barriers
 			return kernel.ChainPersistentFast(q, [3]int{blocks, 1, 1}, kernel.ChainThreads, a)
 		}
 	}

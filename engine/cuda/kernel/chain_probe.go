@@ -6,10 +6,12 @@ import "math"
 
 // The integer #defines of kernels/chain_probe.cu.
 const (
-	ChainThreads = 512  // CHAIN_THREADS
-	ChainWarps   = 16   // CHAIN_WARPS
-	ChainMaxx    = 4096 // CHAIN_MAXX
-	ChainRing    = 16   // CHAIN_RING
+	ChainThreads       = 512  // CHAIN_THREADS
+	ChainWarps         = 16   // CHAIN_WARPS
+	ChainMaxx          = 4096 // CHAIN_MAXX
+	ChainCounters      = 8    // CHAIN_COUNTERS
+	ChainCounterStride = 32   // CHAIN_COUNTER_STRIDE
+	ChainRing          = 16   // CHAIN_RING
 )
 
 // ChainMixFast enqueues kernels/chain_probe.cu's
