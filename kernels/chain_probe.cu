@@ -13,7 +13,7 @@
 //   x[:rows_c] += z;  n = rmsnorm(x)·g
 //
 // Fast numerics only (float32 sums in any order). The persistent kernel has
-// every GEMV's first row of weights in flight before the barrier that
+// each GEMV's first rows of weights in flight before the barrier that
 // releases its input, so the bytes keep streaming across dependencies.
 #include "common.cuh"
 #include "gemv.cuh"
@@ -48,15 +48,14 @@ __device__ __forceinline__ void chain_ld4(float4 (&v)[4], const float* p, int n)
     }
 }
 __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
-__device__ __forceinline__ float dot4(float4 a) { return a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w; }
+__device__ __forceinline__ float sumsq4(float4 a) { return a.x * a.x + a.y * a.y + a.z * a.z + a.w * a.w; }
 __device__ __forceinline__ float4 scale4(float4 a, float s, float4 g) {
     return make_float4(a.x * s * g.x, a.y * s * g.y, a.z * s * g.z, a.w * s * g.w);
 }
 
-// chain_add_norm: x[i] += d[i] for i < nd, then normed = x·rsqrt(mean(x²) +
-// eps)·g over n values (a multiple of 4, ≤ 16·blockDim), by one block (red:
-// 32 floats of shared memory). Returns with x + d in xv (chain_ld4's
-// layout) and normed stored where normed is not null.
+// chain_add_norm_regs loads x + d (d over its first nd values; n values, a
+// multiple of 4, ≤ 16·blockDim) into xv in chain_ld4's layout and returns
+// rsqrt(mean((x + d)²) + eps), by one block (red: 32 floats of shared memory).
 __device__ __forceinline__ float chain_add_norm_regs(float4 (&xv)[4], const float* x, const float* d, int nd,
                                                      int n, float eps, float* red) {
     float4 dv[4];
@@ -66,10 +65,11 @@ __device__ __forceinline__ float chain_add_norm_regs(float4 (&xv)[4], const floa
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         xv[k] = add4(xv[k], dv[k]);
-        ss += dot4(xv[k]);
+        ss += sumsq4(xv[k]);
     }
     return rsqrtf(block_sum(ss, red) / n + eps);
 }
+// chain_add_norm: x += d, then normed = x·rsqrt(mean(x²) + eps)·g, by one block.
 __device__ __forceinline__ void chain_add_norm(float* x, const float* d, int nd, float* normed,
                                                const float* __restrict__ g, int n, float eps, float* red) {
     float4 xv[4], gv[4];
