@@ -22,11 +22,19 @@
 #define CHAIN_WARPS (CHAIN_THREADS / 32)
 #define CHAIN_MAXX 4096  // the widest GEMV input the persistent kernel stages
 
-// chain_mix_fast: v[i] = u[i]·σ(u[gate + i]) for i < n.
-extern "C" __global__ void chain_mix_fast(float* __restrict__ v, const float* __restrict__ u, int n, int gate) {
-    pdl_entry();
+// chain_gated: the probe's mixer step, a·σ(b), the same rounding in every variant.
+__device__ __forceinline__ float chain_gated(float a, float b) { return a * (1.f / (1.f + __expf(-b))); }
+
+// chain_mix: v[i] = u[i]·σ(u[gate + i]) for i < n, over the whole grid.
+__device__ __forceinline__ void chain_mix(float* v, const float* u, int n, int gate) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        v[i] = u[i] * (1.f / (1.f + __expf(-u[gate + i])));
+        v[i] = chain_gated(__ldcg(u + i), __ldcg(u + gate + i));
+}
+
+// chain_mix_fast: chain_mix as a launch.
+extern "C" __global__ void chain_mix_fast(float* v, const float* u, int n, int gate) {
+    pdl_entry();
+    chain_mix(v, u, n, gate);
 }
 
 // chain_ld4: this thread's float4s of p's first n floats, all loads issued
@@ -205,10 +213,9 @@ __device__ __forceinline__ void chain_stage(float* xs, const float* p, int n) {
     __syncthreads();
 }
 
-// mix4: a·σ(b), four at a time (the fused mixer step).
+// mix4: chain_gated four at a time (the fused mixer step).
 __device__ __forceinline__ float4 mix4(float4 a, float4 b) {
-    return make_float4(a.x / (1.f + __expf(-b.x)), a.y / (1.f + __expf(-b.y)), a.z / (1.f + __expf(-b.z)),
-                       a.w / (1.f + __expf(-b.w)));
+    return make_float4(chain_gated(a.x, b.x), chain_gated(a.y, b.y), chain_gated(a.z, b.z), chain_gated(a.w, b.w));
 }
 
 // chain_persistent_fast: layers probe layers in one launch, a grid of at most
@@ -265,10 +272,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             }
             __syncthreads();
         } else {
-            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < inner; i += gridDim.x * blockDim.x) {
-                const float a = __ldcg(u + i), b = __ldcg(u + gate + i);
-                v[i] = a * (1.f / (1.f + __expf(-b)));
-            }
+            chain_mix(v, u, inner, gate);
             barrier();
             chain_stage(xs, v, inner);
         }

@@ -405,19 +405,11 @@ func (b *Backbone) StepRowsLaunches(n int) int {
 // slots advances by times, so that many rows of each must be free; Reset or
 // ResetSlot afterwards).
 func (b *Backbone) TimeStepRows(times int) (float64, error) {
-	n := len(b.rows.last)
-	g := b.rows.graphs[n]
-	if g == nil {
-		return 0, fmt.Errorf("backbone: no B-row step run yet")
+	g, err := b.StepRowsReplay(times)
+	if err != nil {
+		return 0, err
 	}
-	for _, s := range b.rows.last {
-		if b.SlotLen(s)+times > b.Plan.Capacity {
-			return 0, fmt.Errorf("backbone: %d timed steps after %d rows of slot %d exceed the context limit of %d", times, b.SlotLen(s), s, b.Plan.Capacity)
-		}
-	}
-	ms, err := b.timeReplays(g, times)
-	b.advance(b.rows.last, times)
-	return ms, err
+	return b.timeReplays(g, times)
 }
 
 // Sibling is another backbone on b's weights and plan: its own work block
@@ -434,9 +426,9 @@ func (b *Backbone) Sibling() (*Backbone, error) {
 }
 
 // StepRowsReplay is the captured B-row step of the last StepRows' rows, for
-// a benchmark that replays it exactly times times beside other work
-// (Device.TimeChains): it checks those rows' slots have times rows free and
-// counts them as taken (SlotLen), as TimeStepRows does; Reset afterwards.
+// a benchmark that replays it exactly times times (TimeStepRows; beside
+// other work, Device.TimeChains): it checks those rows' slots have times rows free and
+// counts them as taken (SlotLen); Reset afterwards.
 func (b *Backbone) StepRowsReplay(times int) (*Graph, error) {
 	g := b.rows.graphs[len(b.rows.last)]
 	if g == nil {
