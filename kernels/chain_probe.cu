@@ -101,20 +101,26 @@ extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* x, con
     chain_add_norm(x, d, nd, normed, g, n, eps, red);
 }
 
-// chain_barrier: every block of the grid arrives before any leaves. Block b
-// adds 1 to counter b mod 8 (eight counters 128 bytes apart, so arrivals
-// queue at eight L2 addresses, not one) by a reduction that does not wait
-// for its result (red.release); threads 0…7 then wait for their counter to
-// reach done × its blocks, done being the barriers completed with this one
-// (the counters only grow).
+// chain_arrive and chain_wait: a grid barrier in two halves, so a block can
+// issue its next weights' loads between them. Block b adds 1 to counter b
+// mod 8 (eight counters 128 bytes apart: arrivals queue at eight L2
+// addresses, not one) by a reduction that does not wait for its result;
+// its release orders the block's earlier stores before it (the barrier's
+// point) but also makes it wait for every load thread 0 has in flight, so
+// no weights are loaded between a GEMV's last sums and the arrival (run 9:
+// ≈ 3 µs a barrier when they were). chain_wait: threads 0…7 wait for their
+// counter to reach done × its blocks, done being the barriers completed
+// with this one (the counters only grow).
 #define CHAIN_COUNTERS 8
 #define CHAIN_COUNTER_STRIDE 32  // uints: 128 bytes
-__device__ __forceinline__ void chain_barrier(unsigned int* ctr, unsigned int done) {
+__device__ __forceinline__ void chain_arrive(unsigned int* ctr) {
     __syncthreads();
     if (threadIdx.x == 0) {
         unsigned int* c = ctr + CHAIN_COUNTER_STRIDE * (blockIdx.x % CHAIN_COUNTERS);
         asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(c) : "memory");
     }
+}
+__device__ __forceinline__ void chain_wait(const unsigned int* ctr, unsigned int done) {
     if (threadIdx.x < CHAIN_COUNTERS) {
         const unsigned int* c = ctr + CHAIN_COUNTER_STRIDE * threadIdx.x;
         const unsigned int target = done * ((gridDim.x - threadIdx.x + CHAIN_COUNTERS - 1) / CHAIN_COUNTERS);
@@ -239,13 +245,19 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
     pdl_entry();
     const int gw = blockIdx.x * CHAIN_WARPS + (threadIdx.x >> 5), tw = gridDim.x * CHAIN_WARPS;
     unsigned int done = base;
-    auto barrier = [&] {
-        if (fused == 2) {
-            __syncthreads();  // xs is rewritten next
+    // barrier(ahead): every block's earlier stores visible to all; ahead()
+    // (the next GEMV's first weights) issued between the halves.
+    auto barrier = [&](auto ahead) {
+        if (fused == 2) {  // no barrier: xs is rewritten next
+            ahead();
+            __syncthreads();
             return;
         }
-        chain_barrier(ctr, ++done);
+        chain_arrive(ctr);
+        ahead();
+        chain_wait(ctr, ++done);
     };
+    auto nothing = [] {};
     uint4 ring[CHAIN_RING];  // the next GEMV's first rows, loaded ahead
     chain_ahead<8, 2>(ring, A, rows_a, gw, tw);
     for (int l = 0; l < layers; l++) {
@@ -258,8 +270,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
         else
             chain_stage(xs, n, hidden);
         chain_gemv<8, 2>(u, Al, rows_a, xs, ring, gw, tw);
-        chain_ahead<16, 1>(ring, Bl, hidden, gw, tw);
-        barrier();
+        barrier([&] { chain_ahead<16, 1>(ring, Bl, hidden, gw, tw); });
         // v = u ⊙ σ(u[gate:]); w = B·v.
         if (fused) {
             float4 a[4], b[4];
@@ -273,27 +284,27 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             __syncthreads();
         } else {
             chain_mix(v, u, inner, gate);
-            barrier();
+            barrier(nothing);
             chain_stage(xs, v, inner);
         }
         chain_gemv<16, 1>(w, Bl, hidden, xs, ring, gw, tw);
-        chain_ahead<8, 2>(ring, Cl, rows_c, gw, tw);
-        barrier();
+        barrier([&] { chain_ahead<8, 2>(ring, Cl, rows_c, gw, tw); });
         // x += w, n = its norm; z = C·n.
         if (fused) {
             chain_stage_norm(xs, xb, xa, w, hidden, g, hidden, eps, red);
         } else {
             if (blockIdx.x == 0) chain_add_norm(xa, w, hidden, n, g, hidden, eps, red);
-            barrier();
+            barrier(nothing);
             chain_stage(xs, n, hidden);
         }
         chain_gemv<8, 2>(z, Cl, rows_c, xs, ring, gw, tw);
-        if (l + 1 < layers) chain_ahead<8, 2>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
-        barrier();
+        barrier([&] {
+            if (l + 1 < layers) chain_ahead<8, 2>(ring, A + (size_t)(l + 1) * rows_a * hidden, rows_a, gw, tw);
+        });
         // x[:rows_c] += z, n = its norm (fused: the next layer's staging).
         if (!fused) {
             if (blockIdx.x == 0) chain_add_norm(xa, z, rows_c, n, g, hidden, eps, red);
-            barrier();
+            barrier(nothing);
         }
     }
     // Fused: the last layer's x + z, from xb and z, into xa.
