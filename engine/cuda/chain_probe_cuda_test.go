@@ -93,38 +93,73 @@ func chainProbe(t *testing.T, rowsA int) {
 		if err := q.Copy(xa, x0, H*4); err != nil {
 			return err
 		}
-		return kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(w), 0, p(n), p(g), H, eps)
+		return kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(w), 0, p(n), p(g), H, eps, 0, 0, 0, 0, 128)
 	}
-	launches := func(gemvsOnly bool) func(q *Queue) error {
-		return func(q *Queue) error {
-			for l := 0; l < layers; l++ {
-				if err := gemv(q, u, at(A, l*rowsA*H*2, rowsA*H*2), n, rowsA, H); err != nil {
+	// ahead is what a small operation's prefetch blocks ask L2 for
+	// (kernels/chain_probe.cu chain_prefetch): a fraction of the next GEMV's
+	// weights, the bytes that GEMV reads first. Its blocks (t128r2u2 over
+	// BF16: 4 rows each, about 4 an SM resident) read their rows from the
+	// start, one wave after another, so a GEMV of one wave reads the first
+	// part of every row first, and a GEMV of several waves its first rows.
+	type ahead struct {
+		pf     kernel.Ptr
+		pitch  int64
+		nr, cb int
+	}
+	var lv launchVariant
+	next := func(W *Block, rows, cols int) ahead {
+		if lv.frac == 0 {
+			return ahead{}
+		}
+		pitch := cols * 2
+		if blocks, wave := (rows+3)/4, 4*dev.Info.Multiprocs; blocks <= wave {
+			return ahead{p(W), int64(pitch), rows, max(lv.stride, int(float64(pitch)*lv.frac)/lv.stride*lv.stride)}
+		}
+		return ahead{p(W), int64(pitch), max(1, int(float64(rows)*lv.frac)), pitch}
+	}
+	launches := func(q *Queue) error {
+		pfBlocks := 0
+		if lv.frac > 0 {
+			pfBlocks = dev.Info.Multiprocs
+		}
+		norm := func(d *Block, nd int, a ahead) error {
+			return kernel.ChainNormFast(q, [3]int{1 + pfBlocks, 1, 1}, lv.normThreads, p(xa), p(d), nd, p(n), p(g), H, eps,
+				a.pf, a.pitch, a.nr, a.cb, lv.stride)
+		}
+		for l := 0; l < layers; l++ {
+			Al, Bl, Cl := at(A, l*rowsA*H*2, rowsA*H*2), at(B, l*H*inner*2, H*inner*2), at(C, l*rowsC*H*2, rowsC*H*2)
+			if err := gemv(q, u, Al, n, rowsA, H); err != nil {
+				return err
+			}
+			if !lv.gemvsOnly {
+				a := next(Bl, H, inner)
+				if err := kernel.ChainMixFast(q, [3]int{16 + pfBlocks, 1, 1}, 256, p(v), p(u), inner, gate, 16,
+					a.pf, a.pitch, a.nr, a.cb, lv.stride); err != nil {
 					return err
-				}
-				if !gemvsOnly {
-					if err := kernel.ChainMixFast(q, [3]int{16, 1, 1}, 256, p(v), p(u), inner, gate); err != nil {
-						return err
-					}
-				}
-				if err := gemv(q, w, at(B, l*H*inner*2, H*inner*2), v, H, inner); err != nil {
-					return err
-				}
-				if !gemvsOnly {
-					if err := kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(w), H, p(n), p(g), H, eps); err != nil {
-						return err
-					}
-				}
-				if err := gemv(q, z, at(C, l*rowsC*H*2, rowsC*H*2), n, rowsC, H); err != nil {
-					return err
-				}
-				if !gemvsOnly {
-					if err := kernel.ChainNormFast(q, [3]int{1, 1, 1}, 1024, p(xa), p(z), rowsC, p(n), p(g), H, eps); err != nil {
-						return err
-					}
 				}
 			}
-			return nil
+			if err := gemv(q, w, Bl, v, H, inner); err != nil {
+				return err
+			}
+			if !lv.gemvsOnly {
+				if err := norm(w, H, next(Cl, rowsC, H)); err != nil {
+					return err
+				}
+			}
+			if err := gemv(q, z, Cl, n, rowsC, H); err != nil {
+				return err
+			}
+			if !lv.gemvsOnly {
+				a := ahead{}
+				if l+1 < layers {
+					a = next(at(A, (l+1)*rowsA*H*2, rowsA*H*2), rowsA, H)
+				}
+				if err := norm(z, rowsC, a); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
 	}
 	// The barrier counters only grow: each launch starts from the barriers
 	// the launches before it completed.
@@ -155,19 +190,13 @@ func chainProbe(t *testing.T, rowsA int) {
 		}
 		return out
 	}
-	want := final("launches", launches(false))
+	lv = launchVariants[0]
+	want := final("launches", launches)
 	// The persistent kernel's modes (its fused argument); the last leaves its
 	// barriers out, so only the others' values are checked.
 	persistentNames := []string{"persistent, phases", "persistent, fused", "persistent, no barriers"}
 	for fused, name := range persistentNames[:2] {
-		got := final(name, persistent(fused))
-		var d, s float64
-		for i := range want {
-			e := float64(got[i] - want[i])
-			d += e * e
-			s += float64(want[i]) * float64(want[i])
-		}
-		rel := math.Sqrt(d / s)
+		rel := relL2(final(name, persistent(fused)), want)
 		t.Logf("%s: final residual within %.2g of the launches' (relative L2)", name, rel)
 		if !(rel <= 1e-4) {
 			t.Errorf("%s: final residual %.3g from the launches' (bound 1e-4)", name, rel)
@@ -179,10 +208,14 @@ func chainProbe(t *testing.T, rowsA int) {
 		fmt.Printf("chain probe in %5d rows %-26s %8.3f ms a chain of %d layers, %3d launches, %6.0f GB/s of weights (%.2f GB), %5.1f µs a layer\n",
 			rowsA, name, ms, layers, launchesPer, bytes/(ms*1e6), bytes/1e9, 1000*ms/layers)
 	}
-	for _, gemvsOnly := range []bool{false, true} {
+	for _, lv = range launchVariants {
+		got := final(lv.name, launches)
+		if d := relL2(got, want); !(d <= 1e-4) {
+			t.Errorf("%s: final residual %.3g from the launches' (relative L2, bound 1e-4)", lv.name, d)
+		}
 		var graph *Graph
 		if err := dev.Run(func(q *Queue) (err error) {
-			graph, err = q.Capture(launches(gemvsOnly))
+			graph, err = q.Capture(launches)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -204,7 +237,7 @@ func chainProbe(t *testing.T, rowsA int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		report(map[bool]string{false: "launches (graph, PDL)", true: "GEMVs alone (graph, PDL)"}[gemvsOnly], kernels, ms/reps)
+		report(lv.name, kernels, ms/reps)
 	}
 	for fused, name := range persistentNames {
 		run := persistent(fused)
@@ -225,4 +258,39 @@ func chainProbe(t *testing.T, rowsA int) {
 		}
 		report(name, 1, ms/reps)
 	}
+}
+
+// launchVariant is one way TestChainProbe runs its chain as launches.
+type launchVariant struct {
+	name        string
+	gemvsOnly   bool    // the GEMVs alone, no small operations
+	normThreads int     // the norms' block
+	frac        float64 // the fraction of the next GEMV's weights the small operation before it prefetches into L2 (0: none)
+	stride      int     // bytes between two prefetches
+}
+
+// launchVariants: the first is the step's way (one-block norms of 1024
+// threads); the prefetching ones need norms of 256 threads, so that their
+// prefetch blocks fit beside a GEMV's (1024 threads of 62 registers hold a
+// whole multiprocessor), and have a control without prefetch.
+var launchVariants = []launchVariant{
+	{name: "launches (graph, PDL)", normThreads: 1024, stride: 128},
+	{name: "GEMVs alone (graph, PDL)", gemvsOnly: true, normThreads: 1024, stride: 128},
+	{name: "launches, norms of 256", normThreads: 256, stride: 128},
+	{name: "launches, L2 ahead 1/8", normThreads: 256, frac: 0.125, stride: 128},
+	{name: "launches, L2 ahead 1/4", normThreads: 256, frac: 0.25, stride: 128},
+	{name: "launches, L2 ahead 1/2", normThreads: 256, frac: 0.5, stride: 128},
+	{name: "launches, L2 ahead 1", normThreads: 256, frac: 1, stride: 128},
+	{name: "launches, L2 ahead 1/4 by 32 B", normThreads: 256, frac: 0.25, stride: 32},
+}
+
+// relL2 is |got − want| / |want| (L2 norms).
+func relL2(got, want []float32) float64 {
+	var d, s float64
+	for i := range want {
+		e := float64(got[i] - want[i])
+		d += e * e
+		s += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(d / s)
 }
