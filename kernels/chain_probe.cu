@@ -32,34 +32,10 @@ __device__ __forceinline__ void chain_mix(float* v, const float* u, int n, int g
         v[i] = chain_gated(__ldcg(u + i), __ldcg(u + gate + i));
 }
 
-// chain_prefetch: in a small operation's launch, the blocks from work on
-// ask L2 for the next GEMV's first weights instead of doing the operation:
-// the first cb bytes of each of W's nr rows (pitch bytes apart; cb a
-// multiple of stride, the bytes between two prefetches: 128, an L2 line, or
-// 32, a sector), consecutive threads consecutive addresses, before and
-// without the PDL wait (weights: nothing writes them). Under PDL these
-// blocks start while the GEMV before runs its last wave, so DRAM streams
-// the next weights through the small operation's latency, when it would
-// idle. Returns whether this block was one of them.
-__device__ __forceinline__ bool chain_prefetch(const unsigned char* W, long long pitch, int nr, int cb, int stride,
-                                               int work) {
-    if ((int)blockIdx.x < work) return false;
-    const int per = cb / stride;
-    const long long total = (long long)nr * per, step = (long long)(gridDim.x - work) * blockDim.x;
-    for (long long i = (long long)(blockIdx.x - work) * blockDim.x + threadIdx.x; i < total; i += step) {
-        const unsigned char* a = W + (i / per) * pitch + (i % per) * stride;
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
-    }
-    return true;
-}
-
-// chain_mix_fast: chain_mix as a launch of work blocks (and its prefetch
-// blocks past them: chain_prefetch; none where the grid is work blocks).
-extern "C" __global__ void chain_mix_fast(float* v, const float* u, int n, int gate, int work,
-                                          const unsigned char* pf, long long pitch, int nr, int cb, int stride) {
-    if (chain_prefetch(pf, pitch, nr, cb, stride, work)) return;
+// chain_mix_fast: chain_mix as a launch.
+extern "C" __global__ void chain_mix_fast(float* v, const float* u, int n, int gate) {
     pdl_entry();
-    chain_mix(v, u, n, gate, work);
+    chain_mix(v, u, n, gate, gridDim.x);
 }
 
 // chain_ld4: this thread's float4s of p's first n floats, all loads issued
@@ -118,14 +94,10 @@ __device__ __forceinline__ void chain_add_norm(float* x, const float* d, int nd,
     }
 }
 
-// chain_norm_fast: chain_add_norm as a launch of one block (and
-// prefetch blocks after it: chain_prefetch).
+// chain_norm_fast: chain_add_norm as a launch of one block.
 extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* x, const float* d, int nd, float* normed,
-                                                                   const float* __restrict__ g, int n, float eps,
-                                                                   const unsigned char* pf, long long pitch, int nr,
-                                                                   int cb, int stride) {
+                                                                   const float* __restrict__ g, int n, float eps) {
     __shared__ float red[32];
-    if (chain_prefetch(pf, pitch, nr, cb, stride, 1)) return;
     pdl_entry();
     chain_add_norm(x, d, nd, normed, g, n, eps, red);
 }

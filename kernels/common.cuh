@@ -62,7 +62,7 @@ __device__ __forceinline__ float zc_norm_ref(float x, float inv, float w) {
 // for the previous one to finish, its writes visible, before reading anything
 // that one may have written (wait). Every kernel here calls pdl_entry before
 // touching anything a kernel may have written (a GEMV reads expert ids the
-// host copied before it, see ids_ready), so the host may launch any of them
+// host copied before it, see gemv.cu's ready), so the host may launch any of them
 // with the PDL launch attribute. On earlier architectures both are no-ops.
 __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -98,6 +98,18 @@ __device__ __forceinline__ T ld_dep(const T* p) {
 __device__ __forceinline__ uint4 load_stream(const uint4* p) {
     uint4 v;
     asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// load_ahead is load_stream for a load issued before griddepcontrol.wait that
+// must stay there (gemv_body's ahead): ptxas sinks an ld.global.nc below the
+// wait (it may: nothing orders a read-only load after an acquire), and the
+// loads would then start only when the wait ends.
+__device__ __forceinline__ uint4 load_ahead(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
     return v;

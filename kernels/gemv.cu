@@ -20,34 +20,37 @@
 // holds it in float32, every product exact in float64, all sums float64,
 // rounded to float32 once at the store. The body is gemv_body (gemv.cuh).
 
-// ids_ready: the ids were written by the host (a copy, not a kernel), so the
-// kernel may read them before the PDL wait; otherwise it waits first. (The
-// weights' loads still follow the wait: loading or prefetching them before it
-// measured slower, docs/PERF.md.)
+// ready (gemv.cuh GEMV_IDS_READY, GEMV_WEIGHTS_AHEAD): with the first bit
+// the ids were written by the host (a copy, not a kernel), so the kernel may
+// read them before the PDL wait; otherwise it waits first. With the second
+// (one matrix only) each thread's first weights are loaded before the wait
+// (gemv_body's ahead; docs/PERF.md "chain20"); otherwise after it.
 #define GEMV_BF16_X(NAME, P, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
         const int32_t* __restrict__ ids, long long mstride, int xstride, int rows, int cols,             \
-        int ids_ready, const unsigned long long* __restrict__ xt) {                                    \
+        int ready, const unsigned long long* __restrict__ xt) {                                        \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_entry();                                                            \
+        if (ids && !(ready & GEMV_IDS_READY)) pdl_entry();                                             \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         const ExpertAddr a = expert_addr(xt, m, reinterpret_cast<const uint8_t*>(W), nullptr, mstride * 2, 0); \
         gemv_body<BF16Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, nullptr,          \
-                                                        x + (size_t)e * xstride, rows, cols);           \
+                                                        x + (size_t)e * xstride, rows, cols,            \
+                                                        !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD));          \
     }
 #define GEMV_FP8_X(NAME, P, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint8_t* __restrict__ W, const float* __restrict__ S,               \
         const float* __restrict__ x, const int32_t* __restrict__ ids, long long mstride,                 \
-        long long sstride, int xstride, int rows, int cols, int ids_ready,                             \
+        long long sstride, int xstride, int rows, int cols, int ready,                                 \
         const unsigned long long* __restrict__ xt) {                                                   \
         const int e = blockIdx.y;                                                                      \
-        if (ids && !ids_ready) pdl_entry();                                                            \
+        if (ids && !(ready & GEMV_IDS_READY)) pdl_entry();                                             \
         const long long m = ids ? (long long)ids[e] : 0;                                               \
         const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);                               \
         gemv_body<FP8Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, a.s,               \
-                                                       x + (size_t)e * xstride, rows, cols);            \
+                                                       x + (size_t)e * xstride, rows, cols,             \
+                                                       !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD));           \
     }
 #define GEMV_BF16(TPR, ROWS, UNROLL)                                                   \
     GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL)       \

@@ -7,6 +7,13 @@
 
 #define GEMV_THREADS 256
 
+// The bits of gemv.cu's ready argument: the expert ids were written by the
+// host (a copy, not a kernel), so the kernel may read them before the PDL
+// wait; no kernel writes the weights while the step runs, so each thread
+// loads its first weights before the wait (gemv_body's ahead; one matrix).
+#define GEMV_IDS_READY 1
+#define GEMV_WEIGHTS_AHEAD 2
+
 // Weight formats: elements per 16-byte chunk, the chunk's float32 dot
 // product with x (xv: the chunk's PER inputs as float4s; the scale is
 // applied by the caller), and the chunk's weights as the CPU holds them.
@@ -186,6 +193,20 @@ __device__ __forceinline__ int gemv_group_rows(const uint4* (&wr)[ROWS], const f
     return row0;
 }
 
+// gemv_load_step issues the loads of one UNROLL step of a group's rows (the
+// chunks base, base + TPR, … of each; past the end the last chunk again,
+// counted as zero by the sums), all before any is used.
+template <int TPR, int ROWS, int UNROLL, bool AHEAD = false>
+__device__ __forceinline__ void gemv_load_step(uint4 (&w)[UNROLL][ROWS], const uint4* (&wr)[ROWS], int base,
+                                               int chunks) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        const int cc = min(base + u * TPR, chunks - 1);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) w[u][r] = AHEAD ? load_ahead(wr[r] + cc) : load_stream(wr[r] + cc);
+    }
+}
+
 // gemv_rows_x leaves Σ_c wr[r][c]·x_b[c] (ROWS rows of cols weights each,
 // any rows: consecutive rows of one matrix, or one row of each of several)
 // in acc[r][b] of thread 0 of each group of TPR threads, for NB activation
@@ -203,7 +224,7 @@ __device__ __forceinline__ int gemv_group_rows(const uint4* (&wr)[ROWS], const f
 // kernels are bound by memory latency as much as by bandwidth. sr[r] is row
 // r's first block scale (FP8; [ceil(cols/128)] of them, a chunk lies in one
 // block; unread for BF16).
-template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false>
 __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
                                             const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
                                             int nb, int cols) {
@@ -214,14 +235,15 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
     for (int r = 0; r < ROWS; r++)
 #pragma unroll
         for (int b = 0; b < NB; b++) acc[r][b] = 0;
+    uint4 w[UNROLL][ROWS];
+    // AHEAD: the first step's weights are loaded before the PDL wait, which
+    // this function then runs (gemv_body's ahead).
+    if (AHEAD) {
+        gemv_load_step<TPR, ROWS, UNROLL, true>(w, wr, j, chunks);
+        pdl_wait();
+    }
     for (int base = j; base < chunks; base += TPR * UNROLL) {
-        uint4 w[UNROLL][ROWS];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const int cc = min(base + u * TPR, chunks - 1);  // past the end: reread, counted as zero
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(wr[r] + cc);
-        }
+        if (!AHEAD || base != j) gemv_load_step<TPR, ROWS, UNROLL>(w, wr, base, chunks);
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int c = base + u * TPR, cc = min(c, chunks - 1);
@@ -242,28 +264,37 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
 }
 
 // gemv_rows is gemv_rows_x for one activation row x: acc[r] = Σ_c wr[r][c]·x[c].
-template <class WT, class P, int TPR, int ROWS, int UNROLL>
+template <class WT, class P, int TPR, int ROWS, int UNROLL, bool AHEAD = false>
 __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
                                           const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
     typedef typename P::Sum Sum;
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1, AHEAD>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
 }
 
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
 // (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
 // wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
 // kernels of gemv.cu, and the fused step's GEMVs with a tail (fused.cuh).
+// ahead: no kernel the PDL wait waits for writes W (weights loaded before
+// the launch), so each thread loads its first step of weights before the
+// wait: they stream while the kernel before finishes (its last wave, a
+// norm's or a mixer step's latency) instead of after it.
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols) {
+                                          int cols, bool ahead = false) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
-    pdl_entry();
     typename P::Sum acc[ROWS];
-    gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
+    if (ahead) {
+        pdl_launch_dependents();
+        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols);
+    } else {
+        pdl_entry();
+        gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
+    }
     if (j == 0) {
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
@@ -277,14 +308,19 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
-                                            int ystride, int nb, int rows, int cols) {
+                                            int ystride, int nb, int rows, int cols, bool ahead = false) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
-    pdl_entry();
     typename P::Sum acc[ROWS][NB];
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
+    if (ahead) {
+        pdl_launch_dependents();
+        gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, true>(acc, wr, sr, x, xstride, nb, cols);
+    } else {
+        pdl_entry();
+        gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
+    }
     if (j == 0) {
 #pragma unroll
         for (int b = 0; b < NB; b++)

@@ -84,6 +84,13 @@ type Gemv struct {
 	// Table is the expert cache's table row of the layer, at the projected
 	// part (ExpertRef): the matrices are where it says, not at WOff (0: they are).
 	Table kernel.Ptr
+	// WeightsAhead says no kernel before this one in its chain writes W (the
+	// model's weights, loaded before any step): the kernel then loads its
+	// first weights before its PDL wait, so they stream while the kernel
+	// before it finishes (gemv.cuh gemv_body's ahead). One matrix only (Ids
+	// nil, no Table), fast instances only; the model's GEMVs set it where
+	// GemvAhead says.
+	WeightsAhead bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
 	// products and sums, one rounding (cpu.MatVec's bits). Backbone
@@ -110,8 +117,15 @@ func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
 		return g
 	}
 	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
+	g.WeightsAhead = GemvAhead
 	return g
 }
+
+// GemvAhead is $PROSCENIUM_GPU_GEMV_AHEAD ("1": on): whether the model's
+// one-matrix GEMVs (the backbone's under fast numerics, the tower's) load
+// their first weights before the PDL wait (Gemv.WeightsAhead; docs/PERF.md
+// "chain20"). Read when a graph is captured.
+var GemvAhead = os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD") == "1"
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	switch {
@@ -146,7 +160,10 @@ func (q *Queue) gemvLaunch(g Gemv, y, W, S, x *Block) error {
 	grid := [3]int{blocks, g.N, 1}
 	ready := 0
 	if g.IdsReady {
-		ready = 1
+		ready |= kernel.GemvIdsReady
+	}
+	if g.WeightsAhead && g.Ids == nil && g.Table == 0 {
+		ready |= kernel.GemvWeightsAhead
 	}
 	w, ids, v := devPtr(W).Add(g.WOff), g.idsPtr(), g.Variant.Name()
 	mstride := int64(g.Rows) * int64(g.Cols)

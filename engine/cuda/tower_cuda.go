@@ -442,7 +442,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		}
 	} else {
 		sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
-			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact()}
+			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact(), WeightsAhead: GemvAhead}
 		if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 			return err
 		}
@@ -609,7 +609,7 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 			return err
 		}
 	}
-	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1)}
+	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1), WeightsAhead: GemvAhead}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols
 	}

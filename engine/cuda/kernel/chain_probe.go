@@ -16,20 +16,20 @@ const (
 
 // ChainMixFast enqueues kernels/chain_probe.cu's
 //
-//	chain_mix_fast(float* v, float* u, int n, int gate, int work, unsigned char* pf, long long pitch, int nr, int cb, int stride)
+//	chain_mix_fast(float* v, float* u, int n, int gate)
 //
 // on q with grid blocks of block threads.
-func ChainMixFast(q Launcher, grid [3]int, block int, v, u Ptr, n, gate, work int, pf Ptr, pitch int64, nr, cb, stride int) error {
-	return q.Launch("chain_mix_fast", grid, block, uint64(v), uint64(u), uint64(uint32(int32(n))), uint64(uint32(int32(gate))), uint64(uint32(int32(work))), uint64(pf), uint64(pitch), uint64(uint32(int32(nr))), uint64(uint32(int32(cb))), uint64(uint32(int32(stride))))
+func ChainMixFast(q Launcher, grid [3]int, block int, v, u Ptr, n, gate int) error {
+	return q.Launch("chain_mix_fast", grid, block, uint64(v), uint64(u), uint64(uint32(int32(n))), uint64(uint32(int32(gate))))
 }
 
 // ChainNormFast enqueues kernels/chain_probe.cu's
 //
-//	chain_norm_fast(float* x, float* d, int nd, float* normed, float* g, int n, float eps, unsigned char* pf, long long pitch, int nr, int cb, int stride)
+//	chain_norm_fast(float* x, float* d, int nd, float* normed, float* g, int n, float eps)
 //
 // on q with grid blocks of block threads.
-func ChainNormFast(q Launcher, grid [3]int, block int, x, d Ptr, nd int, normed, g Ptr, n int, eps float32, pf Ptr, pitch int64, nr, cb, stride int) error {
-	return q.Launch("chain_norm_fast", grid, block, uint64(x), uint64(d), uint64(uint32(int32(nd))), uint64(normed), uint64(g), uint64(uint32(int32(n))), uint64(math.Float32bits(eps)), uint64(pf), uint64(pitch), uint64(uint32(int32(nr))), uint64(uint32(int32(cb))), uint64(uint32(int32(stride))))
+func ChainNormFast(q Launcher, grid [3]int, block int, x, d Ptr, nd int, normed, g Ptr, n int, eps float32) error {
+	return q.Launch("chain_norm_fast", grid, block, uint64(x), uint64(d), uint64(uint32(int32(nd))), uint64(normed), uint64(g), uint64(uint32(int32(n))), uint64(math.Float32bits(eps)))
 }
 
 // ChainPersistentFastArgs are the parameters of chain_persistent_fast.

@@ -30,11 +30,11 @@ var GemvBF16Kernels = []GemvBF16Kernel{GemvBF16T32r1u8, GemvBF16T32r2u4, GemvBF1
 
 // GemvBF16 enqueues kernels/gemv.cu's
 //
-//	gemv_bf16_*(float* y, uint16_t* W, float* x, int32_t* ids, long long mstride, int xstride, int rows, int cols, int ids_ready, unsigned long long* xt)
+//	gemv_bf16_*(float* y, uint16_t* W, float* x, int32_t* ids, long long mstride, int xstride, int rows, int cols, int ready, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
-func GemvBF16(q Launcher, k GemvBF16Kernel, grid [3]int, block int, y, w, x, ids Ptr, mstride int64, xstride, rows, cols, idsReady int, xt Ptr) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(ids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(idsReady))), uint64(xt))
+func GemvBF16(q Launcher, k GemvBF16Kernel, grid [3]int, block int, y, w, x, ids Ptr, mstride int64, xstride, rows, cols, ready int, xt Ptr) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(ids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ready))), uint64(xt))
 }
 
 // GemvBF16dKernel is one of the gemv_bf16d_* instances of kernels/gemv.cu, which share one signature.
@@ -59,11 +59,11 @@ var GemvBF16dKernels = []GemvBF16dKernel{GemvBF16dT32r1u8, GemvBF16dT32r2u4, Gem
 
 // GemvBF16d enqueues kernels/gemv.cu's
 //
-//	gemv_bf16d_*(float* y, uint16_t* W, float* x, int32_t* ids, long long mstride, int xstride, int rows, int cols, int ids_ready, unsigned long long* xt)
+//	gemv_bf16d_*(float* y, uint16_t* W, float* x, int32_t* ids, long long mstride, int xstride, int rows, int cols, int ready, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
-func GemvBF16d(q Launcher, k GemvBF16dKernel, grid [3]int, block int, y, w, x, ids Ptr, mstride int64, xstride, rows, cols, idsReady int, xt Ptr) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(ids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(idsReady))), uint64(xt))
+func GemvBF16d(q Launcher, k GemvBF16dKernel, grid [3]int, block int, y, w, x, ids Ptr, mstride int64, xstride, rows, cols, ready int, xt Ptr) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(ids), uint64(mstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ready))), uint64(xt))
 }
 
 // GemvFP8Kernel is one of the gemv_fp8_* instances of kernels/gemv.cu, which share one signature.
@@ -88,11 +88,11 @@ var GemvFP8Kernels = []GemvFP8Kernel{GemvFP8T32r2u2, GemvFP8T32r4u2, GemvFP8T64r
 
 // GemvFP8 enqueues kernels/gemv.cu's
 //
-//	gemv_fp8_*(float* y, uint8_t* W, float* S, float* x, int32_t* ids, long long mstride, long long sstride, int xstride, int rows, int cols, int ids_ready, unsigned long long* xt)
+//	gemv_fp8_*(float* y, uint8_t* W, float* S, float* x, int32_t* ids, long long mstride, long long sstride, int xstride, int rows, int cols, int ready, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
-func GemvFP8(q Launcher, k GemvFP8Kernel, grid [3]int, block int, y, w, s, x, ids Ptr, mstride, sstride int64, xstride, rows, cols, idsReady int, xt Ptr) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(ids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(idsReady))), uint64(xt))
+func GemvFP8(q Launcher, k GemvFP8Kernel, grid [3]int, block int, y, w, s, x, ids Ptr, mstride, sstride int64, xstride, rows, cols, ready int, xt Ptr) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(ids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ready))), uint64(xt))
 }
 
 // GemvFP8dKernel is one of the gemv_fp8d_* instances of kernels/gemv.cu, which share one signature.
@@ -117,11 +117,11 @@ var GemvFP8dKernels = []GemvFP8dKernel{GemvFP8dT32r2u2, GemvFP8dT32r4u2, GemvFP8
 
 // GemvFP8d enqueues kernels/gemv.cu's
 //
-//	gemv_fp8d_*(float* y, uint8_t* W, float* S, float* x, int32_t* ids, long long mstride, long long sstride, int xstride, int rows, int cols, int ids_ready, unsigned long long* xt)
+//	gemv_fp8d_*(float* y, uint8_t* W, float* S, float* x, int32_t* ids, long long mstride, long long sstride, int xstride, int rows, int cols, int ready, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
-func GemvFP8d(q Launcher, k GemvFP8dKernel, grid [3]int, block int, y, w, s, x, ids Ptr, mstride, sstride int64, xstride, rows, cols, idsReady int, xt Ptr) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(ids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(idsReady))), uint64(xt))
+func GemvFP8d(q Launcher, k GemvFP8dKernel, grid [3]int, block int, y, w, s, x, ids Ptr, mstride, sstride int64, xstride, rows, cols, ready int, xt Ptr) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(s), uint64(x), uint64(ids), uint64(mstride), uint64(sstride), uint64(uint32(int32(xstride))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ready))), uint64(xt))
 }
 
 // GemvxBF16Kernel is one of the gemvx_bf16_* instances of kernels/gemv.cu, which share one signature.

@@ -4,5 +4,7 @@ package kernel
 
 // The integer #defines of kernels/gemv.cuh.
 const (
-	GemvThreads = 256 // GEMV_THREADS
+	GemvThreads      = 256 // GEMV_THREADS
+	GemvIdsReady     = 1   // GEMV_IDS_READY
+	GemvWeightsAhead = 2   // GEMV_WEIGHTS_AHEAD
 )
