@@ -56,7 +56,8 @@ func chainProbe(t *testing.T, rowsA int) {
 	blocks := dev.Info.Multiprocs // one block an SM, all resident
 	A, B, C := alloc(t, layers*rowsA*H*2), alloc(t, layers*H*inner*2), alloc(t, layers*rowsC*H*2)
 	g, x0 := alloc(t, H*4), alloc(t, H*4)
-	u, v, w, z := alloc(t, rowsA*4), alloc(t, inner*4), alloc(t, H*4), alloc(t, rowsC*4)
+	// z is H wide, its tail past rowsC zero: the product's norms add a whole row.
+	u, v, w, z := alloc(t, rowsA*4), alloc(t, inner*4), alloc(t, H*4), alloc(t, H*4)
 	xa, xb, n := alloc(t, H*4), alloc(t, H*4), alloc(t, H*4)
 	ctr := alloc(t, 4*kernel.ChainCounters*kernel.ChainCounterStride)
 	p := func(b *Block) kernel.Ptr { return kernel.Ptr(b.Ptr) }
@@ -77,6 +78,9 @@ func chainProbe(t *testing.T, rowsA int) {
 			} else if err := kernel.FillRandomF32(q, [3]int{8, 1, 1}, 256, p(m.b), m.n, uint32(i+1), m.lo, m.hi); err != nil {
 				return err
 			}
+		}
+		if err := q.ZeroTensor(Tensor{Block: z}, z.Bytes); err != nil {
+			return err
 		}
 		return q.ZeroTensor(Tensor{Block: ctr}, ctr.Bytes)
 	}); err != nil {
@@ -99,8 +103,14 @@ func chainProbe(t *testing.T, rowsA int) {
 				WeightsAhead: lv.ahead}, y, W, x)
 		}
 		norm := func(d *Block, nd int) error {
-			if lv.gemvsOnly {
+			switch {
+			case lv.gemvsOnly:
 				return nil
+			case lv.product == "cluster":
+				return kernel.AddRMSNormZCClusterFast(q, [3]int{kernel.NormCluster, 1, 1}, kernel.NormClusterThreads,
+					p(xa), p(d), p(n), p(g), H, H, eps)
+			case lv.product == "block":
+				return kernel.AddRMSNormZC(q, kernel.Fast, [3]int{1, 1, 1}, lv.normThreads, p(xa), p(d), p(n), p(g), H, H, eps)
 			}
 			return kernel.ChainNormFast(q, [3]int{1, 1, 1}, lv.normThreads, p(xa), p(d), nd, p(n), p(g), H, eps)
 		}
@@ -172,7 +182,7 @@ func chainProbe(t *testing.T, rowsA int) {
 	}
 	for _, lv = range launchVariants {
 		got := final(lv.name, launches)
-		if d := relL2(got, want); !lv.gemvsOnly && !(d <= 1e-4) {
+		if d := relL2(got, want); !lv.gemvsOnly && lv.product == "" && !(d <= 1e-4) {
 			t.Errorf("%s: final residual %.3g from the launches' (relative L2, bound 1e-4)", lv.name, d)
 		}
 		var graph *Graph
@@ -228,6 +238,11 @@ type launchVariant struct {
 	gemvsOnly   bool // the GEMVs alone, no small operations
 	normThreads int  // the norms' block
 	ahead       bool // the GEMVs' first weights loaded before their PDL wait (Gemv.WeightsAhead)
+	// product: the norms are the step's own kernel (its gain 1 + g, so
+	// other values, not checked): "cluster" (add_rmsnorm_zc_cluster_fast,
+	// the one-row step's) or "block" (add_rmsnorm_zc_fast, one block of
+	// normThreads).
+	product string
 }
 
 // launchVariants: the first is the step's way (one-block norms of 1024
@@ -241,6 +256,8 @@ var launchVariants = []launchVariant{
 	{name: "launches, GEMV weights ahead", normThreads: 1024, ahead: true},
 	{name: "GEMVs alone, weights ahead", gemvsOnly: true, normThreads: 1024, ahead: true},
 	{name: "launches, norms of 256, ahead", normThreads: 256, ahead: true},
+	{name: "launches, the step's cluster norms", product: "cluster"},
+	{name: "launches, the step's one-block norms", normThreads: 1024, product: "block"},
 }
 
 // relL2 is |got − want| / |want| (L2 norms).

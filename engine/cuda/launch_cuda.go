@@ -121,11 +121,17 @@ func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
 	return g
 }
 
-// GemvAhead is $PROSCENIUM_GPU_GEMV_AHEAD ("1": on): whether the model's
-// one-matrix GEMVs (the backbone's under fast numerics, the tower's) load
-// their first weights before the PDL wait (Gemv.WeightsAhead; docs/PERF.md
-// "chain20"). Read when a graph is captured.
-var GemvAhead = os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD") == "1"
+// GemvAhead and GemvAheadTower say whether the backbone's one-matrix GEMVs
+// (under fast numerics) and the tower's load their first weights before the
+// PDL wait (Gemv.WeightsAhead). Measured (docs/PERF.md "chain20"): the tower
+// frame 0.760 → 0.737 ms, the one-row step 2.062 → 2.084 ms, so the tower's
+// by default, the backbone's not. $PROSCENIUM_GPU_GEMV_AHEAD: "0" neither,
+// "1" both. Read when a graph is captured.
+var (
+	gemvAheadEnv   = os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD")
+	GemvAhead      = gemvAheadEnv == "1"
+	GemvAheadTower = gemvAheadEnv != "0"
+)
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	switch {
@@ -216,3 +222,11 @@ func (q *Queue) GemvFP8(g Gemv, y, W, S, x *Block) error {
 
 // LaunchFloor enqueues an empty kernel (to measure the cost of a launch).
 func (q *Queue) LaunchFloor() error { return kernel.LaunchFloor(q, [3]int{1, 1, 1}, 32) }
+
+// b2i is a kernel's int flag.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

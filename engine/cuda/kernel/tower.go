@@ -13,11 +13,11 @@ const (
 
 // TowerGateUpSwiGLU enqueues kernels/tower.cu's
 //
-//	tower_gate_up_swiglu(float* out, uint16_t* W1, uint16_t* W3, float* x, int rows, int cols)
+//	tower_gate_up_swiglu(float* out, uint16_t* W1, uint16_t* W3, float* x, int rows, int cols, int ahead)
 //
 // on q with grid blocks of block threads.
-func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, rows, cols int) error {
-	return q.Launch("tower_gate_up_swiglu", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func TowerGateUpSwiGLU(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, rows, cols, ahead int) error {
+	return q.Launch("tower_gate_up_swiglu", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(ahead))))
 }
 
 // TowerGateUpSwiGLURowsKernel is one of the tower_gate_up_swiglu_rows_* instances of kernels/tower.cu, which share one signature.
