@@ -497,24 +497,11 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	return nil
 }
 
-// towerRowThreads is the block of a tower row kernel (norms, eh_proj input)
-// over rows of width d: each thread holds kernel.RowRegs of a row's values
-// in registers (kernels/norms.cu), so ⌈d/RowRegs⌉ threads in whole warps
-// (Drama 3's 2048: 256; at most 1024, TowerMaxDim). A block that small fits
-// on a multiprocessor beside the GEMV blocks before it, so under PDL it is
-// resident when they end; one of 1024 threads waits for more of them to
-// leave (docs/PERF.md "chain20": a norm of 256 threads against 1024 in a
-// chain of GEMVs). $PROSCENIUM_GPU_TOWER_ROW_THREADS=1024 keeps 1024
-// threads (to measure against).
-func towerRowThreads(d int) int {
-	if towerRowThreads1024 {
-		return 1024
-	}
-	t := (d + kernel.RowRegs - 1) / kernel.RowRegs
-	return min(1024, max(32, (t+31)/32*32))
-}
-
-var towerRowThreads1024 = os.Getenv("PROSCENIUM_GPU_TOWER_ROW_THREADS") == "1024"
+// towerRowThreads is a row norm's block (its values in registers:
+// kernels/norms.cu ROW_REGS, TowerMaxDim). Blocks of ⌈dim/8⌉ threads (256 at
+// Drama 3's width) measured slower: the frame 0.746 → 0.840 ms
+// (docs/PERF.md "chain20").
+const towerRowThreads = 1024
 
 // towerAttnThreads is a tower attention block's threads (a warp per key).
 const towerAttnThreads = kernel.AttnWarps * 32
@@ -664,7 +651,7 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput, slots kernel.Ptr) erro
 		emode = 2
 	}
 	g := &t.g
-	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads(g.Dim), kernel.TowerOutEHArgs{H: devPtr(t.h), X: devPtr(t.x),
+	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, kernel.TowerOutEHArgs{H: devPtr(t.h), X: devPtr(t.x),
 		Add: devPtr(t.mixed), OutW: tPtr(t.layerTensors(li).OutNorm), Cat: devPtr(t.cat), Emode: emode, Table: table,
 		Ctrl: devPtr(t.ctrl), CodeSlot: next.slot, Entries: next.entries, Enorm: tPtr(t.layerTensors(li + 1).ENorm),
 		Hnorm: tPtr(t.layerTensors(li + 1).HNorm), Width: g.Dim, Eps: g.Eps, Slots: slots})
@@ -704,7 +691,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 			if in.mode == ehCode {
 				table = tPtr(in.table)
 			}
-			return kernel.TowerEHInput(q, grid, towerRowThreads(D), devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
+			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
 		func() error { return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x) },
 		func() error { return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n) },
@@ -794,7 +781,7 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 // addNorm enqueues x += add (add may be 0: nothing), out = x/rms(x)·w over n
 // rows of t.x.
 func (t *Tower) addNorm(q *Queue, out *Block, add kernel.Ptr, w Tensor, n int) error {
-	return kernel.TowerAddRMSNorm(q, [3]int{n, 1, 1}, towerRowThreads(t.g.Dim), devPtr(out), devPtr(t.x), add, tPtr(w), t.g.Dim, t.g.Eps)
+	return kernel.TowerAddRMSNorm(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(out), devPtr(t.x), add, tPtr(w), t.g.Dim, t.g.Eps)
 }
 
 func firstErrFn(fs ...func() error) error {

@@ -52,7 +52,7 @@ func (t *Tower) PromptRows(q *Queue, hidden Tensor, n int, codes Tensor, cstride
 			// The shared layers embed codebook 0, residual layer j (li = S+j−1) codebook j−1.
 			cb := max(0, li-S)
 			lw := t.layerTensors(li)
-			if err := kernel.TowerPromptEH(q, [3]int{m, 1, 1}, towerRowThreads(t.g.Dim), devPtr(t.cat), h, tPtr(t.w.Codebooks[cb]), rc,
+			if err := kernel.TowerPromptEH(q, [3]int{m, 1, 1}, towerRowThreads, devPtr(t.cat), h, tPtr(t.w.Codebooks[cb]), rc,
 				cstride, cb, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps); err != nil {
 				return err
 			}
