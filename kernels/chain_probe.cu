@@ -1,4 +1,4 @@
-// The launch-chain probe (docs/PERF.md "chain19"): what a chain of dependent
+// The launch-chain probe (docs/PERF.md "chain19", "chain20"): what a chain of dependent
 // one-row projections costs as one launch per operation against one
 // persistent kernel whose blocks meet at grid-wide barriers. Measurement
 // kernels only (engine/cuda chain_probe_cuda_test.go); nothing in the model

@@ -12,13 +12,15 @@ import (
 
 // TestChainProbe measures what the decode step's chain of dependent launches
 // costs against one persistent kernel (kernels/chain_probe.cu, docs/PERF.md
-// "chain19"): 40 probe layers of the step's three dense BF16 projections
+// "chain19", "chain20"): 40 probe layers of the step's three dense BF16 projections
 // (in 12352 × 2048, out 2048 × 4096, dense 1281 × 2048: 72.6 MB a layer,
 // 2.9 GB in all) with a mixer step and two norms between them, run
 //
 //   - as launches: the step's GEMV instances and one-block norms, six
-//     launches a layer with PDL, in one graph (as the step runs today);
-//   - the GEMVs alone, 120 launches in one graph (no small operations);
+//     launches a layer with PDL, in one graph; the GEMVs alone, 120
+//     launches (no small operations); and the other launchVariants (norms
+//     of 256 threads, the step's own norm kernels, GEMVs with their first
+//     weights ahead of the PDL wait, docs/PERF.md "chain20");
 //   - persistent, phases: one launch, the same six operations a layer as
 //     phases between grid barriers, a block of 16 warps an SM, each warp
 //     with two rows (one of the out-projection's) of weights in flight, the
@@ -29,7 +31,8 @@ import (
 //     (its values wrong, not checked): the streaming and stagings alone.
 //
 // It checks the variants agree (final residual within 1e-4 of the launches',
-// relative) and prints each one's device time a chain and its rate; a
+// relative; not the GEMVs alone, nor the step's norms with their other
+// gain) and prints each one's device time a chain and its rate; a
 // measurement, not a speed assertion.
 //
 // The in-projection is timed at the model's 12352 rows and, where the
