@@ -108,8 +108,9 @@ extern "C" __global__ void __launch_bounds__(1024) chain_norm_fast(float* x, con
 // addresses, not one) by a reduction that does not wait for its result;
 // its release orders the block's earlier stores before it (the barrier's
 // point) but also makes it wait for every load thread 0 has in flight, so
-// no weights are loaded between a GEMV's last sums and the arrival (run 9:
-// ≈ 3 µs a barrier when they were). chain_wait: threads 0…7 wait for their
+// no weights are loaded between a GEMV's last sums and the arrival (≈ 3 µs
+// a barrier when they were, chain19 run 9; ≈ 2.5 µs in two halves, chain20
+// run 1). chain_wait: threads 0…7 wait for their
 // counter to reach done × its blocks, done being the barriers completed
 // with this one (the counters only grow).
 #define CHAIN_COUNTERS 8

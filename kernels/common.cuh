@@ -104,9 +104,10 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
 }
 
 // load_ahead is load_stream for a load issued before griddepcontrol.wait that
-// must stay there (gemv_body's ahead): ptxas sinks an ld.global.nc below the
-// wait (it may: nothing orders a read-only load after an acquire), and the
-// loads would then start only when the wait ends.
+// must stay there (gemv_body's ahead): ptxas (11.8) sinks an ld.global.nc
+// below the wait (it may: nothing keeps a read-only load above an acquire),
+// and the loads would then start only when the wait ends. This plain load it
+// leaves where it is (kernels/pdl_sass_test.go counts them).
 __device__ __forceinline__ uint4 load_ahead(const uint4* p) {
     uint4 v;
     asm volatile("ld.global.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"

@@ -248,10 +248,10 @@ type launchVariant struct {
 	product string
 }
 
-// launchVariants: the first is the step's way (one-block norms of 1024
-// threads); norms of 256 threads fit beside a GEMV's blocks (1024 threads of
-// 62 registers need a whole multiprocessor), so they start as soon as their
-// turn comes.
+// launchVariants: the first is chain19's baseline (one-block norms of 1024
+// threads, whose values the others are checked against); norms of 256
+// threads fit beside a GEMV's blocks (1024 threads of 62 registers need a
+// whole multiprocessor); the step itself runs the cluster norms.
 var launchVariants = []launchVariant{
 	{name: "launches (graph, PDL)", normThreads: 1024},
 	{name: "GEMVs alone (graph, PDL)", gemvsOnly: true, normThreads: 1024},

@@ -124,7 +124,7 @@ func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
 // GemvAhead and GemvAheadTower say whether the backbone's one-matrix GEMVs
 // (under fast numerics) and the tower's load their first weights before the
 // PDL wait (Gemv.WeightsAhead). Measured (docs/PERF.md "chain20"): the tower
-// frame 0.760 → 0.737 ms, the one-row step 2.062 → 2.084 ms, so the tower's
+// frame 0.761 → 0.746 ms, the one-row step 2.062 → 2.084 ms, so the tower's
 // by default, the backbone's not. $PROSCENIUM_GPU_GEMV_AHEAD: "0" neither,
 // "1" both. Read when a graph is captured.
 var (
