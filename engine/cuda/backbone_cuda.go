@@ -582,12 +582,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	dense := view(p.Dense, n*p.D*4)
 	if n == 1 {
 		W, _ := L.dense.view(int64(p.D*p.H*2), "moe dense")
-		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: p.D, Cols: p.H, N: 1, Mats: 1}, false, siteDense)
 		if err := q.GemvBF16(g, dense, W, view(p.NormedMoE, p.Hp*4)); err != nil {
 			return err
 		}
 	} else if b.rows.capturing { // a B-row step: the router and shared expert read once for the rows
-		if err := q.rowsProjection(b.t(p.Dense), p.D, 0, L.dense, b.t(p.NormedMoE), p.Hp, n, p.D, p.H); err != nil {
+		if err := q.rowsProjection(b.t(p.Dense), p.D, 0, L.dense, b.t(p.NormedMoE), p.Hp, n, p.D, p.H, siteDense); err != nil {
 			return err
 		}
 	} else if err := q.GemmBF16(Gemm{N: n, Rows: p.D, Cols: p.H, XStride: p.Hp}, b.t(p.Dense), L.dense, b.t(p.NormedMoE)); err != nil {
@@ -758,7 +758,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 			return err
 		}
 		g := q.backboneGemv(Gemv{Rows: p.H, Cols: p.Ip, N: nk, Ids: ids, Mats: p.E, WOff: x.Down, SOff: x.DownS,
-			XStride: p.Ip, Table: xr.down()}, x.FP8)
+			XStride: p.Ip, Table: xr.down()}, x.FP8, siteOther)
 		var err error
 		if x.FP8 {
 			err = q.GemvFP8(g, yr, xw, xw, h)
@@ -772,7 +772,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	switch {
 	case sharedDone:
 	case b.rows.capturing:
-		if err := q.rowsProjection(b.t(p.YS), p.H, 0, L.sharedDown, b.t(p.HidS), p.Is, n, p.H, p.Is); err != nil {
+		if err := q.rowsProjection(b.t(p.YS), p.H, 0, L.sharedDown, b.t(p.HidS), p.Is, n, p.H, p.Is, siteOther); err != nil {
 			return err
 		}
 	default:
@@ -892,7 +892,7 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 func (b *Backbone) gateUpGemv(q *Queue, L *backboneLayer, n int, ids *Block) Gemv {
 	p, x := b.Plan, L.x
 	return q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: n * p.K, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
-		Table: L.xr.gateUp()}, x.FP8)
+		Table: L.xr.gateUp()}, x.FP8, siteOther)
 }
 
 // routesInGateUp reports whether a step of n rows routes layer L inside its
@@ -908,7 +908,7 @@ func (b *Backbone) gateUpGEMV(q *Queue, x ExpertPack, xw *Block, xr ExpertRef, n
 	p := b.Plan
 	nk := n * p.K
 	g := q.backboneGemv(Gemv{Rows: 2 * p.P, Cols: p.Hp, N: nk, Ids: ids, Mats: p.E, WOff: x.GateUp, SOff: x.GateUpS,
-		XStride: xstride, Table: xr.gateUp()}, x.FP8)
+		XStride: xstride, Table: xr.gateUp()}, x.FP8, siteOther)
 	if x.FP8 {
 		return q.GemvFP8(g, gu, xw, xw, xin)
 	}

@@ -54,7 +54,7 @@ func testExpertTable(t *testing.T) {
 		}
 	}
 	run("gathered gemv", ExpertRef{Table: xr.gateUp()}, func(q *Queue, xr ExpertRef, y *Block) error {
-		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: idb, Mats: e, XStride: ip, Table: xr.gateUp()}, true)
+		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: idb, Mats: e, XStride: ip, Table: xr.gateUp()}, true, siteOther)
 		return q.GemvFP8(g, y, W, S, xb)
 	}, k*h)
 	// The routed gate·up (one row routed over E of the logits in dense) on
@@ -62,7 +62,7 @@ func testExpertTable(t *testing.T) {
 	// routing under either policy.
 	rids, rwts := alloc(t, k*4), alloc(t, k*4)
 	run("routed gate·up", ExpertRef{Table: xr.gateUp()}, func(q *Queue, xr ExpertRef, y *Block) error {
-		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: rids, Mats: e, Table: xr.gateUp()}, true)
+		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: rids, Mats: e, Table: xr.gateUp()}, true, siteOther)
 		g.Variant = GemvVariant{32, 8, 1}
 		ok, err := q.MoEGateUpRoute(g, y, rids, rwts, db, 1, E+2*is, E, k, W, S, xb, ip)
 		if err == nil && !ok {

@@ -221,3 +221,46 @@ func gemvRowsWidth(nb int) int {
 	}
 	return 0
 }
+
+// gemvSite is which of the model's one-matrix projections a GEMV is, for
+// gemvAhead.
+type gemvSite uint8
+
+const (
+	siteIn    gemvSite = iota // a mixer's input projections
+	siteOut                   // a mixer's output projection
+	siteDense                 // the MoE's dense projection (router, shared gate and up)
+	siteTower                 // the tower's projections and heads
+	siteOther                 // any other (never ahead)
+	siteCount
+)
+
+// gemvSiteNames are the sites' names in $PROSCENIUM_GPU_GEMV_AHEAD.
+var gemvSiteNames = [siteCount]string{"in", "out", "dense", "tower", ""}
+
+// gemvAhead says at which sites the GEMVs load their first weights before
+// the PDL wait (Gemv.WeightsAhead). Measured (docs/PERF.md "chain20"), the
+// one-row step (2.064 ms without): the input projections 2.127, the output
+// projections 2.040, the dense one 2.035, those two 2.018; the tower frame
+// 0.761 → 0.746 ms. So by default the output, dense and tower ones.
+// $PROSCENIUM_GPU_GEMV_AHEAD: "0" none, "1" all four, or a comma-separated
+// list of in, out, dense, tower. Read when a graph is captured.
+var gemvAhead = parseGemvAhead(os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD"))
+
+func parseGemvAhead(v string) (on [siteCount]bool) {
+	switch v {
+	case "":
+		on[siteOut], on[siteDense], on[siteTower] = true, true, true
+	case "1":
+		on[siteIn], on[siteOut], on[siteDense], on[siteTower] = true, true, true, true
+	default:
+		for _, name := range strings.Split(v, ",") {
+			for s, n := range gemvSiteNames {
+				if n != "" && strings.TrimSpace(name) == n {
+					on[s] = true
+				}
+			}
+		}
+	}
+	return on
+}

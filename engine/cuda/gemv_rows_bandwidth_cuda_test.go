@@ -56,7 +56,7 @@ func TestGemvRowsBandwidth(t *testing.T) {
 				for k := 0; k < b; k++ {
 					xb := &Block{Kind: DeviceMem, Ptr: x.Ptr + uintptr(k*s.cols*4), Bytes: int64(s.cols * 4)}
 					yb := &Block{Kind: DeviceMem, Ptr: y.Ptr + uintptr(k*s.rows*4), Bytes: int64(s.rows * 4)}
-					if err := q.GemvBF16(q.backboneGemv(one, false), yb, w(i), xb); err != nil {
+					if err := q.GemvBF16(q.backboneGemv(one, false, siteOther), yb, w(i), xb); err != nil {
 						return err
 					}
 				}

@@ -135,3 +135,24 @@ func TestGemvRowsUseMMA(t *testing.T) {
 		}
 	}
 }
+
+// TestParseGemvAhead checks $PROSCENIUM_GPU_GEMV_AHEAD's values: unset the
+// measured sites (the output and dense projections, the tower's), 0 none, 1
+// all four, a list its names (others ignored).
+func TestParseGemvAhead(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want [siteCount]bool
+	}{
+		{"", [siteCount]bool{siteOut: true, siteDense: true, siteTower: true}},
+		{"0", [siteCount]bool{}},
+		{"1", [siteCount]bool{siteIn: true, siteOut: true, siteDense: true, siteTower: true}},
+		{"in", [siteCount]bool{siteIn: true}},
+		{"out, dense,bogus", [siteCount]bool{siteOut: true, siteDense: true}},
+		{"tower", [siteCount]bool{siteTower: true}},
+	} {
+		if got := parseGemvAhead(c.v); got != c.want {
+			t.Errorf("parseGemvAhead(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ type Gemv struct {
 	// first weights before its PDL wait, so they stream while the kernel
 	// before it finishes (gemv.cuh gemv_body's ahead). One matrix only (Ids
 	// nil, no Table), fast instances only; the model's GEMVs set it where
-	// GemvAhead says.
+	// gemvAhead says.
 	WeightsAhead bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
@@ -110,28 +110,17 @@ var gemvF64Overrides = func() map[string]GemvVariant {
 
 // backboneGemv returns g as a backbone projection under the device's
 // numerics: Exact runs the float64 instances (rule 1 of the contract) on
-// ChooseGemvF64's choice, Fast the float32 ones on ChooseGemv's.
-func (q *Queue) backboneGemv(g Gemv, fp8 bool) Gemv {
+// ChooseGemvF64's choice, Fast the float32 ones on ChooseGemv's, with the
+// weights ahead where gemvAhead says for site.
+func (q *Queue) backboneGemv(g Gemv, fp8 bool, site gemvSite) Gemv {
 	if q.d.Numerics.Exact() {
 		g.Variant, g.F64 = ChooseGemvF64(fp8, g.Rows, g.Cols, g.N, gemvF64Overrides), true
 		return g
 	}
 	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
-	g.WeightsAhead = GemvAhead
+	g.WeightsAhead = gemvAhead[site]
 	return g
 }
-
-// GemvAhead and GemvAheadTower say whether the backbone's one-matrix GEMVs
-// (under fast numerics) and the tower's load their first weights before the
-// PDL wait (Gemv.WeightsAhead). Measured (docs/PERF.md "chain20"): the tower
-// frame 0.761 → 0.746 ms, the one-row step 2.062 → 2.084 ms, so the tower's
-// by default, the backbone's not. $PROSCENIUM_GPU_GEMV_AHEAD: "0" neither,
-// "1" both. Read when a graph is captured.
-var (
-	gemvAheadEnv   = os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD")
-	GemvAhead      = gemvAheadEnv == "1"
-	GemvAheadTower = gemvAheadEnv != "0"
-)
 
 func (g Gemv) check(kind string, elemBytes int, W, x, y *Block) error {
 	switch {

@@ -34,7 +34,7 @@ func tPtr(t Tensor) kernel.Ptr { return kernel.Ptr(t.addr()) }
 // projection is one [rows, cols] BF16 matrix applied to n rows of x into
 // columns col… of y (row stride ystride floats): the GEMV for one row, the
 // GEMM for more, both with float64 sums (the numerics contract's rule 1).
-func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int, site gemvSite) error {
 	if n == 1 {
 		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
 		if err != nil {
@@ -48,7 +48,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 		if err != nil {
 			return err
 		}
-		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site)
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -69,10 +69,13 @@ func contiguous(ts []Tensor, sizes []int64) bool {
 // rows of x, writing each row's outputs side by side into y (row stride the
 // sum of rows): one launch when the matrices are contiguous.
 func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
-	return q.stacked(q.projection, y, ws, rows, x, n, cols)
+	return q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.projection(y, ystride, col, w, x, n, rows, cols, siteIn)
+	}, y, ws, rows, x, n, cols)
 }
 
-// projectFunc is a projection of n rows (Queue.projection's parameters).
+// projectFunc is a projection of n rows (Queue.projection's parameters but
+// its site).
 type projectFunc func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error
 
 // stacked is stackedProjections with each projection run by project.
@@ -145,7 +148,7 @@ type mixerOut struct {
 }
 
 func (o mixerOut) project(q *Queue, out Tensor, n int) error {
-	return q.projection(out, o.Hidden, 0, o.W, o.In, n, o.Hidden, o.Cols)
+	return q.projection(out, o.Hidden, 0, o.W, o.In, n, o.Hidden, o.Cols, siteOut)
 }
 
 // deltaNetCore is deltaNetForward up to its output projection, which it

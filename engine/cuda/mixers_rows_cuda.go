@@ -107,7 +107,7 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 // step: one [rows, cols] BF16 matrix applied to n rows of x (pitch xstride;
 // 0: cols) into columns col… of y (row stride ystride), each weight read
 // once (the one-row GEMV for n = 1).
-func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int) error {
+func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int, site gemvSite) error {
 	if xstride == 0 {
 		xstride = cols
 	}
@@ -124,7 +124,7 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 		return err
 	}
 	if n == 1 {
-		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false), yb, wb, xb)
+		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site), yb, wb, xb)
 	}
 	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride})
 	return q.GemvRowsBF16(g, yb, wb, xb)
@@ -156,7 +156,7 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
 	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
-		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols)
+		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols, siteIn)
 	}
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
@@ -209,7 +209,7 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 	qw, kw := nh*hd, nkv*hd
 	w := l.W
 	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
-		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols)
+		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols, siteIn)
 	}
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
@@ -256,7 +256,7 @@ func (q *Queue) attentionCoreRows(l *AttentionLayer, n int, s stepSlots, dec *Bl
 
 // projectRows is the mixer's output projection of n rows of a B-row step.
 func (o mixerOut) projectRows(q *Queue, out Tensor, n int) error {
-	return q.rowsProjection(out, o.Hidden, 0, o.W, o.In, 0, n, o.Hidden, o.Cols)
+	return q.rowsProjection(out, o.Hidden, 0, o.W, o.In, 0, n, o.Hidden, o.Cols, siteOut)
 }
 
 // AddInt32Slots adds v to the int32 of each of the n rows' slots (slots:

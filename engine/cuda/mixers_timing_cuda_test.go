@@ -115,7 +115,7 @@ func TestMixerTiming(t *testing.T) {
 			vd := dg.ValueHeads * dg.ValueDim
 			return firstErr(q.stackedProjections(dn.layer.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
 				[]int{dg.Channels(), vd, dg.ValueHeads, dg.ValueHeads}, x, n, hid),
-				q.projection(out, hid, 0, w.Out, x, n, hid, vd))
+				q.projection(out, hid, 0, w.Out, x, n, hid, vd, siteOut))
 		})
 	}
 
@@ -136,7 +136,7 @@ func TestMixerTiming(t *testing.T) {
 		timeIt("attention projections only (qkv+o), 1 row", func(q *Queue) error {
 			return firstErr(q.stackedProjections(at.layer.Scratch, []Tensor{w.Q, w.K, w.V},
 				[]int{2 * ag.Heads * ag.HeadDim, ag.KVHeads * ag.HeadDim, ag.KVHeads * ag.HeadDim}, x, 1, hid),
-				q.projection(out, hid, 0, w.O, x, 1, hid, ag.Heads*ag.HeadDim))
+				q.projection(out, hid, 0, w.O, x, 1, hid, ag.Heads*ag.HeadDim, siteOut))
 		})
 		if err := dev.Run(func(q *Queue) error { return q.AddInt32(Whole(at.pos), -60) }); err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestMixerTiming(t *testing.T) {
 			timeIt(fmt.Sprintf("attention projections only (qkv+o), %d rows", n), func(q *Queue) error {
 				return firstErr(q.stackedProjections(at.layer.Scratch, []Tensor{w.Q, w.K, w.V},
 					[]int{2 * ag.Heads * ag.HeadDim, ag.KVHeads * ag.HeadDim, ag.KVHeads * ag.HeadDim}, x, n, hid),
-					q.projection(out, hid, 0, w.O, x, n, hid, ag.Heads*ag.HeadDim))
+					q.projection(out, hid, 0, w.O, x, n, hid, ag.Heads*ag.HeadDim, siteOut))
 			})
 		}
 	}

@@ -55,11 +55,11 @@ func testMoEStepChainPDL(t *testing.T) {
 	ys := &Block{Kind: DeviceMem, Ptr: yr.Ptr + uintptr(k*H*4), Bytes: H * 4}
 	routed := false
 	layer := func(q *Queue) error {
-		g := q.backboneGemv(Gemv{Rows: D, Cols: H, N: 1, Mats: 1}, false)
+		g := q.backboneGemv(Gemv{Rows: D, Cols: H, N: 1, Mats: 1}, false, siteDense)
 		if err := q.GemvBF16(g, dense, denseW, normed); err != nil {
 			return err
 		}
-		gg := q.backboneGemv(Gemv{Rows: 2 * P, Cols: H, N: k, Ids: ids, Mats: E}, true)
+		gg := q.backboneGemv(Gemv{Rows: 2 * P, Cols: H, N: k, Ids: ids, Mats: E}, true, siteOther)
 		ok, err := q.MoEGateUpRoute(gg, gu, ids, wts, dense, 1, D, E, k, gateUp, gateUpS, normed, H)
 		if err != nil {
 			return err

@@ -509,7 +509,7 @@ func testMoEGateUpRoute(t *testing.T) {
 				refIDs, refW, refGU, xrep := poisoned(t, nk), poisoned(t, nk), poisoned(t, nk*c.rows), poisoned(t, nk*xpitch)
 				var ok bool
 				if err := dev.Run(func(q *Queue) error {
-					g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: refIDs, Mats: c.E, XStride: xpitch, Table: xr.gateUp()}, c.fp8)
+					g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: refIDs, Mats: c.E, XStride: xpitch, Table: xr.gateUp()}, c.fp8, siteOther)
 					var err error
 					if ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch); err != nil {
 						return err

@@ -442,7 +442,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		}
 	} else {
 		sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
-			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact(), WeightsAhead: GemvAheadTower}
+			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact(), WeightsAhead: gemvAhead[siteTower]}
 		if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 			return err
 		}
@@ -611,7 +611,7 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 			return err
 		}
 	}
-	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1), WeightsAhead: GemvAheadTower}
+	gm := Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1, WOff: W.Off, Variant: t.gemvVariant(rows, cols, 1), WeightsAhead: gemvAhead[siteTower]}
 	if n > 1 {
 		gm.N, gm.Ids, gm.IdsReady, gm.XStride = n, t.zeros, true, cols
 	}
@@ -761,7 +761,7 @@ func (t *Tower) gateUp(q *Queue, fuse towerFusion, lw *TowerLayerTensors, n int)
 		if err := firstErr(gm1.check("bf16", 2, lw.W1.Block, t.normed, t.gate), gm3.check("bf16", 2, lw.W3.Block, t.normed, t.gate)); err != nil {
 			return fmt.Errorf("cuda tower: tower_gate_up_swiglu: %w", err)
 		}
-		return kernel.TowerGateUpSwiGLU(q, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), F, D, b2i(GemvAheadTower))
+		return kernel.TowerGateUpSwiGLU(q, [3]int{(F + 1) / 2, 1, 1}, towerGemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), F, D, b2i(gemvAhead[siteTower]))
 	}
 	if n == 1 && lw.W3.Block == lw.W1.Block && lw.W3.Off == lw.W1.Off+int64(F)*int64(D)*2 {
 		gm := Gemv{Rows: F, Cols: D, N: 2, Ids: t.ids01, IdsReady: true, Mats: 2, WOff: lw.W1.Off,
