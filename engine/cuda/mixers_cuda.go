@@ -34,6 +34,7 @@ func tPtr(t Tensor) kernel.Ptr { return kernel.Ptr(t.addr()) }
 // projection is one [rows, cols] BF16 matrix applied to n rows of x into
 // columns col… of y (row stride ystride floats): the GEMV for one row, the
 // GEMM for more, both with float64 sums (the numerics contract's rule 1).
+// site says which projection it is (the GEMV's weights ahead, gemvAhead).
 func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int, site gemvSite) error {
 	if n == 1 {
 		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")

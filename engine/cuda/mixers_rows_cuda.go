@@ -106,7 +106,8 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
 // step: one [rows, cols] BF16 matrix applied to n rows of x (pitch xstride;
 // 0: cols) into columns col… of y (row stride ystride), each weight read
-// once (the one-row GEMV for n = 1).
+// once (the one-row GEMV for n = 1, its weights ahead where gemvAhead says
+// for site).
 func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int, site gemvSite) error {
 	if xstride == 0 {
 		xstride = cols
