@@ -25,17 +25,16 @@
 // chain_gated: the probe's mixer step, a·σ(b), the same rounding in every variant.
 __device__ __forceinline__ float chain_gated(float a, float b) { return a * (1.f / (1.f + __expf(-b))); }
 
-// chain_mix: v[i] = u[i]·σ(u[gate + i]) for i < n, over the grid's first
-// blocks blocks.
-__device__ __forceinline__ void chain_mix(float* v, const float* u, int n, int gate, int blocks) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blocks * blockDim.x)
+// chain_mix: v[i] = u[i]·σ(u[gate + i]) for i < n, over the whole grid.
+__device__ __forceinline__ void chain_mix(float* v, const float* u, int n, int gate) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         v[i] = chain_gated(__ldcg(u + i), __ldcg(u + gate + i));
 }
 
 // chain_mix_fast: chain_mix as a launch.
 extern "C" __global__ void chain_mix_fast(float* v, const float* u, int n, int gate) {
     pdl_entry();
-    chain_mix(v, u, n, gate, gridDim.x);
+    chain_mix(v, u, n, gate);
 }
 
 // chain_ld4: this thread's float4s of p's first n floats, all loads issued
@@ -285,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(CHAIN_THREADS, 1) chain_persistent_
             }
             __syncthreads();
         } else {
-            chain_mix(v, u, inner, gate, gridDim.x);
+            chain_mix(v, u, inner, gate);
             barrier(nothing);
             chain_stage(xs, v, inner);
         }

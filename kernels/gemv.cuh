@@ -271,14 +271,28 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
     gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1, AHEAD>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
 }
 
+// gemv_rows_entry is gemv_rows with the kernel's PDL entry (pdl_entry's
+// launch and wait). ahead: no kernel the wait waits for writes W (weights
+// loaded before the launch), so each thread loads its first step of weights
+// before the wait: they stream while the kernel before finishes (its last
+// wave, a norm's or a mixer step's latency) instead of after it.
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
+__device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
+                                                const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
+    if (ahead) {
+        pdl_launch_dependents();
+        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols);
+    } else {
+        pdl_entry();
+        gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
+    }
+}
+
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
 // (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
-// wait; W row-major [rows, cols], S FP8's block scales (null for BF16). The
-// kernels of gemv.cu, and the fused step's GEMVs with a tail (fused.cuh).
-// ahead: no kernel the PDL wait waits for writes W (weights loaded before
-// the launch), so each thread loads its first step of weights before the
-// wait: they stream while the kernel before finishes (its last wave, a
-// norm's or a mixer step's latency) instead of after it.
+// wait (ahead: gemv_rows_entry); W row-major [rows, cols], S FP8's block
+// scales (null for BF16). The kernels of gemv.cu, and the fused step's GEMVs
+// with a tail (fused.cuh).
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
@@ -288,13 +302,7 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     typename P::Sum acc[ROWS];
-    if (ahead) {
-        pdl_launch_dependents();
-        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols);
-    } else {
-        pdl_entry();
-        gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
-    }
+    gemv_rows_entry<WT, P, TPR, ROWS, UNROLL>(ahead, acc, wr, sr, x, cols);
     if (j == 0) {
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
@@ -308,19 +316,14 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
-                                            int ystride, int nb, int rows, int cols, bool ahead = false) {
+                                            int ystride, int nb, int rows, int cols) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
+    pdl_entry();
     typename P::Sum acc[ROWS][NB];
-    if (ahead) {
-        pdl_launch_dependents();
-        gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, true>(acc, wr, sr, x, xstride, nb, cols);
-    } else {
-        pdl_entry();
-        gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
-    }
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
     if (j == 0) {
 #pragma unroll
         for (int b = 0; b < NB; b++)

@@ -25,7 +25,7 @@
 // each group of 128 threads one row of both matrices; the same values as
 // the two-matrix GEMV followed by swiglu_f32, a launch less. Grid:
 // (ceil(rows/2)), TG_THREADS. ahead: the first weights loaded before the PDL
-// wait (gemv.cuh gemv_body's ahead; engine/cuda GemvAheadTower).
+// wait (gemv.cuh gemv_rows_entry; engine/cuda gemvAhead[siteTower]).
 extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu(
     float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
     const float* __restrict__ x, int rows, int cols, int ahead) {
@@ -35,13 +35,7 @@ extern "C" __global__ void __launch_bounds__(TG_THREADS, 2) tower_gate_up_swiglu
                           reinterpret_cast<const uint4*>(W3 + (size_t)rr * cols)};
     const float* sr[2] = {nullptr, nullptr};
     float acc[2];
-    if (ahead) {
-        pdl_launch_dependents();
-        gemv_rows<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL, true>(acc, wr, sr, x, cols);
-    } else {
-        pdl_entry();
-        gemv_rows<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL>(acc, wr, sr, x, cols);
-    }
+    gemv_rows_entry<BF16Weights, Fast, TG_TPR, 2, TG_UNROLL>(ahead, acc, wr, sr, x, cols);
     if (threadIdx.x % TG_TPR == 0 && row < rows) {
         const float g = acc[0];
         out[row] = g / (1.f + expf(-g)) * acc[1];

@@ -171,7 +171,7 @@ func chainProbe(t *testing.T, rowsA int) {
 	// barriers out, so only the others' values are checked.
 	persistentNames := []string{"persistent, phases", "persistent, fused", "persistent, no barriers"}
 	for fused, name := range persistentNames[:2] {
-		rel := relL2(final(name, persistent(fused)), want)
+		rel := relErr(final(name, persistent(fused)), want)
 		t.Logf("%s: final residual within %.2g of the launches' (relative L2)", name, rel)
 		if !(rel <= 1e-4) {
 			t.Errorf("%s: final residual %.3g from the launches' (bound 1e-4)", name, rel)
@@ -185,7 +185,7 @@ func chainProbe(t *testing.T, rowsA int) {
 	}
 	for _, lv = range launchVariants {
 		got := final(lv.name, launches)
-		if d := relL2(got, want); !lv.gemvsOnly && lv.product == "" && !(d <= 1e-4) {
+		if d := relErr(got, want); !lv.gemvsOnly && lv.product == "" && !(d <= 1e-4) {
 			t.Errorf("%s: final residual %.3g from the launches' (relative L2, bound 1e-4)", lv.name, d)
 		}
 		var graph *Graph
@@ -261,15 +261,4 @@ var launchVariants = []launchVariant{
 	{name: "launches, norms of 256, ahead", normThreads: 256, ahead: true},
 	{name: "launches, the step's cluster norms", product: "cluster"},
 	{name: "launches, the step's one-block norms", normThreads: 1024, product: "block"},
-}
-
-// relL2 is |got − want| / |want| (L2 norms).
-func relL2(got, want []float32) float64 {
-	var d, s float64
-	for i := range want {
-		e := float64(got[i] - want[i])
-		d += e * e
-		s += float64(want[i]) * float64(want[i])
-	}
-	return math.Sqrt(d / s)
 }
