@@ -103,18 +103,6 @@ __device__ __forceinline__ uint4 load_stream(const uint4* p) {
     return v;
 }
 
-// prefetch_l2_span asks L2 for the bytes at p, a 128-byte line a thread in
-// turn over every thread of the grid: weights a later kernel reads, fetched
-// while this one waits on its own latency (deltanet.cu's cluster step: the
-// output projection's, engine/cuda l2_out.go).
-__device__ __forceinline__ void prefetch_l2_span(const void* p, long long bytes) {
-    const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
-    const long long t =
-        ((long long)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
-    const char* c = static_cast<const char*>(p);
-    for (long long off = t * 128; off < bytes; off += threads * 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(c + off));
-}
-
 // load_ahead is load_stream for a load issued before griddepcontrol.wait that
 // must stay there (gemv_body's ahead): ptxas (11.8) sinks an ld.global.nc
 // below the wait (it may: nothing keeps a read-only load above an acquire),

@@ -530,8 +530,7 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
                                                            const float* __restrict__ dtbias,
                                                            const float* __restrict__ alog,
                                                            const float* __restrict__ normw, int nk, int nv, int dk,
-                                                           int dv, int K, float eps, const void* pf,
-                                                           long long pf_bytes) {
+                                                           int dv, int K, float eps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // Local channels: q 0 … dk−1, k dk … 2dk−1, this block's v 2dk + c.
     __shared__ float xin[DNC_MAXK][2 * DNC_THREADS + DNC_COLS];  // window rows 0 … K−2, then the input
@@ -612,9 +611,6 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
         dnc_copy(&gin[0], proj + ch + vd + h), dnc_copy(&gin[1], proj + ch + vd + nv + h);
         dnc_copy(&gin[2], alog + h), dnc_copy(&gin[3], dtbias + h);
     }
-    // pf: the next launch's weights (the output projection's) into L2, behind
-    // this step's own loads, while its latency-bound arithmetic runs.
-    if (pf) prefetch_l2_span(pf, pf_bytes);
     dnc_copied();
 
     // Conv and SiLU; the norms' sums and q·k; the gates.
@@ -728,10 +724,8 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
 extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_fast(
     float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
     const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
-    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps, const void* pf,
-    long long pf_bytes) {
-    deltanet_step_cluster_body(core, proj, convstate, S, convw, dtbias, alog, normw, nk, nv, dk, dv, K, eps, pf,
-                               pf_bytes);
+    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
+    deltanet_step_cluster_body(core, proj, convstate, S, convw, dtbias, alog, normw, nk, nv, dk, dv, K, eps);
 }
 
 // deltanet_step_cluster_slots_fast: B rows of B takes (as
@@ -740,10 +734,10 @@ extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_slots_fast(
     float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
     const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
     const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,
-    const int32_t* __restrict__ slots, long long slot_stride, const void* pf, long long pf_bytes) {
+    const int32_t* __restrict__ slots, long long slot_stride) {
     const int b = blockIdx.z;
     const long long off = (long long)slots[b] * slot_stride;
     const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
     deltanet_step_cluster_body(core + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias,
-                               alog, normw, nk, nv, dk, dv, K, eps, pf, pf_bytes);
+                               alog, normw, nk, nv, dk, dv, K, eps);
 }

@@ -201,11 +201,9 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
 	if n == 1 && l.clusterStep(q, 1) {
-		pf, pfBytes := l.outPrefetch()
-		return kernel.DeltaNetStepClusterFast(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, kernel.DeltaNetStepClusterFastArgs{
-			Core: tPtr(core), Proj: tPtr(proj), Convstate: tPtr(l.State), S: tPtr(stateS), Convw: tPtr(w.Conv),
-			Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm), Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim,
-			Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps, Pf: tPtr(pf), PfBytes: pfBytes})
+		return kernel.DeltaNetStepClusterFast(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),
+			tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim,
+			g.ValueDim, g.ConvKernel, g.Eps)
 	}
 	if n == 1 && l.splitStep() {
 		if err := kernel.DeltaNetStepCols(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, 1}, deltaNetSplitThreads, tPtr(core), tPtr(proj), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel); err != nil {

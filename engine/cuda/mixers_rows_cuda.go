@@ -180,12 +180,11 @@ func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
 	w := l.W
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
 	if l.clusterStep(q, n) {
-		pf, pfBytes := l.outPrefetch()
 		return kernel.DeltaNetStepClusterSlotsFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads,
 			kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
 				S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),
 				Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps,
-				Slots: tPtr(s.slots), SlotStride: s.stride, Pf: tPtr(pf), PfBytes: pfBytes})
+				Slots: tPtr(s.slots), SlotStride: s.stride})
 	}
 	if err := kernel.DeltaNetStepColsSlots(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, n}, deltaNetSplitThreads,
 		tPtr(core), tPtr(l.Scratch), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog),

@@ -135,33 +135,13 @@ func DeltaNetStepNormSlots(q Launcher, policy Policy, grid [3]int, block int, co
 	return q.Launch(name, grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)), uint64(slots), uint64(slotStride))
 }
 
-// DeltaNetStepClusterFastArgs are the parameters of deltanet_step_cluster_fast.
-type DeltaNetStepClusterFastArgs struct {
-	Core      Ptr     // float* core
-	Proj      Ptr     // float* proj
-	Convstate Ptr     // float* convstate
-	S         Ptr     // float* S
-	Convw     Ptr     // float* convw
-	Dtbias    Ptr     // float* dtbias
-	Alog      Ptr     // float* alog
-	Normw     Ptr     // float* normw
-	Nk        int     // int nk
-	Nv        int     // int nv
-	Dk        int     // int dk
-	Dv        int     // int dv
-	K         int     // int K
-	Eps       float32 // float eps
-	Pf        Ptr     // void* pf
-	PfBytes   int64   // long long pf_bytes
-}
-
 // DeltaNetStepClusterFast enqueues kernels/deltanet.cu's
 //
-//	deltanet_step_cluster_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps, void* pf, long long pf_bytes)
+//	deltanet_step_cluster_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps)
 //
 // on q with grid blocks of block threads.
-func DeltaNetStepClusterFast(q Launcher, grid [3]int, block int, a DeltaNetStepClusterFastArgs) error {
-	return q.Launch("deltanet_step_cluster_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Pf), uint64(a.PfBytes))
+func DeltaNetStepClusterFast(q Launcher, grid [3]int, block int, core, proj, convstate, s, convw, dtbias, alog, normw Ptr, nk, nv, dk, dv, kArg int, eps float32) error {
+	return q.Launch("deltanet_step_cluster_fast", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
 
 // DeltaNetStepClusterSlotsFastArgs are the parameters of deltanet_step_cluster_slots_fast.
@@ -182,15 +162,13 @@ type DeltaNetStepClusterSlotsFastArgs struct {
 	Eps        float32 // float eps
 	Slots      Ptr     // int32_t* slots
 	SlotStride int64   // long long slot_stride
-	Pf         Ptr     // void* pf
-	PfBytes    int64   // long long pf_bytes
 }
 
 // DeltaNetStepClusterSlotsFast enqueues kernels/deltanet.cu's
 //
-//	deltanet_step_cluster_slots_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps, int32_t* slots, long long slot_stride, void* pf, long long pf_bytes)
+//	deltanet_step_cluster_slots_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps, int32_t* slots, long long slot_stride)
 //
 // on q with grid blocks of block threads.
 func DeltaNetStepClusterSlotsFast(q Launcher, grid [3]int, block int, a DeltaNetStepClusterSlotsFastArgs) error {
-	return q.Launch("deltanet_step_cluster_slots_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots), uint64(a.SlotStride), uint64(a.Pf), uint64(a.PfBytes))
+	return q.Launch("deltanet_step_cluster_slots_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots), uint64(a.SlotStride))
 }
