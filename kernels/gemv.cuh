@@ -224,16 +224,10 @@ __device__ __forceinline__ void gemv_load_step(uint4 (&w)[UNROLL][ROWS], const u
 // kernels are bound by memory latency as much as by bandwidth. sr[r] is row
 // r's first block scale (FP8; [ceil(cols/128)] of them, a chunk lies in one
 // block; unread for BF16).
-// NoRecheck is gemv_rows_x's recheck when the rows loaded ahead are final.
-struct NoRecheck {
-    template <class WR, class SR>
-    __device__ __forceinline__ bool operator()(WR&, SR&) const { return false; }
-};
-
-template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false, class Recheck = NoRecheck>
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false>
 __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
                                             const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
-                                            int nb, int cols, Recheck recheck = {}) {
+                                            int nb, int cols) {
     typedef typename P::Sum Sum;
     const int j = threadIdx.x % TPR;
     const int chunks = cols / WT::PER;
@@ -243,13 +237,10 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
         for (int b = 0; b < NB; b++) acc[r][b] = 0;
     uint4 w[UNROLL][ROWS];
     // AHEAD: the first step's weights are loaded before the PDL wait, which
-    // this function then runs (gemv_body's ahead). recheck, after the wait,
-    // may point wr and sr at other rows (moe.cu's expert guessed before the
-    // wait, read again after it): then the first step is loaded again.
+    // this function then runs (gemv_body's ahead).
     if (AHEAD) {
         gemv_load_step<TPR, ROWS, UNROLL, true>(w, wr, j, chunks);
         pdl_wait();
-        if (recheck(wr, sr)) gemv_load_step<TPR, ROWS, UNROLL>(w, wr, j, chunks);
     }
     for (int base = j; base < chunks; base += TPR * UNROLL) {
         if (!AHEAD || base != j) gemv_load_step<TPR, ROWS, UNROLL>(w, wr, base, chunks);
@@ -273,13 +264,11 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
 }
 
 // gemv_rows is gemv_rows_x for one activation row x: acc[r] = Σ_c wr[r][c]·x[c].
-template <class WT, class P, int TPR, int ROWS, int UNROLL, bool AHEAD = false, class Recheck = NoRecheck>
+template <class WT, class P, int TPR, int ROWS, int UNROLL, bool AHEAD = false>
 __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
-                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols,
-                                          Recheck recheck = {}) {
+                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
     typedef typename P::Sum Sum;
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1, AHEAD>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols,
-                                                    recheck);
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1, AHEAD>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
 }
 
 // gemv_rows_entry is gemv_rows with the kernel's PDL entry (pdl_entry's
@@ -287,13 +276,12 @@ __device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const ui
 // loaded before the launch), so each thread loads its first step of weights
 // before the wait: they stream while the kernel before finishes (its last
 // wave, a norm's or a mixer step's latency) instead of after it.
-template <class WT, class P, int TPR, int ROWS, int UNROLL, class Recheck = NoRecheck>
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
-                                                const float* (&sr)[ROWS], const float* __restrict__ x, int cols,
-                                                Recheck recheck = {}) {
+                                                const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
     if (ahead) {
         pdl_launch_dependents();
-        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols, recheck);
+        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols);
     } else {
         pdl_entry();
         gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
@@ -302,19 +290,19 @@ __device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&ac
 
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
 // (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
-// wait (ahead: gemv_rows_entry, with recheck); W row-major [rows, cols], S
-// FP8's block scales (null for BF16). The kernels of gemv.cu, and the fused
-// step's GEMVs with a tail (fused.cuh).
-template <class WT, class P, int TPR, int ROWS, int UNROLL, class Recheck = NoRecheck>
+// wait (ahead: gemv_rows_entry); W row-major [rows, cols], S FP8's block
+// scales (null for BF16). The kernels of gemv.cu, and the fused step's GEMVs
+// with a tail (fused.cuh).
+template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols, bool ahead = false, Recheck recheck = {}) {
+                                          int cols, bool ahead = false) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     typename P::Sum acc[ROWS];
-    gemv_rows_entry<WT, P, TPR, ROWS, UNROLL>(ahead, acc, wr, sr, x, cols, recheck);
+    gemv_rows_entry<WT, P, TPR, ROWS, UNROLL>(ahead, acc, wr, sr, x, cols);
     if (j == 0) {
 #pragma unroll
         for (int r = 0; r < ROWS; r++)

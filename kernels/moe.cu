@@ -13,59 +13,6 @@
 #define MOE_MAX_EXPERTS 1024
 
 // ---------------------------------------------------------------------------
-// A step's routing published before the PDL wait of the kernels after it
-// (fast only; engine/cuda route_ready.go). The kernel that routes a step
-// (moe_route at B rows, the routed gate·up at one row) stores each row's ids,
-// fences and adds 1 to the layer's word routed. The kernels that read
-// experts by those ids (the gate·up by ids, the down projections) start
-// under PDL while the kernel before them still runs; before their wait they
-// poll routed until every row is published (ROUTE_POLLS at most), read their
-// expert's id and load its first weights, which then stream while the kernel
-// before finishes instead of after its end, a wait and an id's round trip.
-// After the wait each block reads its id again (ld_dep): where it differs
-// (a word left set: a step stopped between its routing and the layer's
-// end) it loads that expert's weights instead, so the guess moves time,
-// never values. A publisher zeroes the previous layer's word (unroute),
-// whose readers all ended before its own wait returned.
-#define ROUTE_POLLS 64
-
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// route_publish, by one thread after every store of the rows' ids (by any
-// thread of the block) and a block barrier: the ids before the count.
-__device__ __forceinline__ void route_publish(unsigned* routed, unsigned* unroute) {
-    if (unroute) atomicExch(unroute, 0u);
-    __threadfence();
-    atomicAdd(routed, 1u);
-}
-
-// route_guess is, for every thread of the block, the expert of pair q
-// (ids[q], clamped to [0, E)) once rows rows are published on routed, or −1
-// if they were not within ROUTE_POLLS polls (the caller then waits and reads
-// ids as usual). Thread 0 polls; a block barrier shares its answer.
-__device__ __forceinline__ int route_guess(const unsigned* routed, unsigned rows, const int32_t* ids, int q, int E) {
-    __shared__ int guess;
-    if (threadIdx.x == 0) {
-        int m = -1;
-#pragma unroll 1
-        for (int i = 0; i < ROUTE_POLLS; i++) {
-            if (ld_acquire(routed) >= rows) {
-                m = min(max(ld_dep(ids + q), 0), E - 1);
-                break;
-            }
-            __nanosleep(64);
-        }
-        guess = m;
-    }
-    __syncthreads();
-    return guess;
-}
-
-// ---------------------------------------------------------------------------
 // The top k of a routing as one warp's sorted lists: each lane sorts the
 // candidates it holds, then five butterfly steps merge lane l's list with
 // lane l^o's (o = 16, 8, 4, 2, 1), after which every lane holds the best
@@ -309,26 +256,17 @@ __device__ __forceinline__ void moe_route_row(int t, int32_t* __restrict__ ids, 
     }
 }
 // moe_route: grid (n), block 256: row blockIdx.x.
-// Fast, with routed: each row's ids published (route_publish; block 0 also
-// zeroes unroute).
 template <class P>
 __device__ __forceinline__ void moe_route_body(int32_t* __restrict__ ids, float* __restrict__ wts,
                                                const float* __restrict__ dense, int dstride, int E, int k,
-                                               float* __restrict__ xrep, const float* __restrict__ x, int xpitch,
-                                               unsigned* routed, unsigned* unroute) {
+                                               float* __restrict__ xrep, const float* __restrict__ x, int xpitch) {
     pdl_entry();
     moe_route_row<P, LoadPlain>(blockIdx.x, ids, wts, dense, dstride, E, k, xrep, x, xpitch);
-    if (!P::exact && routed) {
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) route_publish(routed, blockIdx.x == 0 ? unroute : nullptr);
-    }
 }
 NUMERICS_KERNEL(moe_route, ,
                 (int32_t* __restrict__ ids, float* __restrict__ wts, const float* __restrict__ dense, int dstride,
-                 int E, int k, float* __restrict__ xrep, const float* __restrict__ x, int xpitch, unsigned* routed,
-                 unsigned* unroute),
-                (ids, wts, dense, dstride, E, k, xrep, x, xpitch, routed, unroute))
+                 int E, int k, float* __restrict__ xrep, const float* __restrict__ x, int xpitch),
+                (ids, wts, dense, dstride, E, k, xrep, x, xpitch))
 
 // ---------------------------------------------------------------------------
 // A step's routing and the gate·up GEMVs of its (row, expert) pairs in one
@@ -352,41 +290,16 @@ NUMERICS_KERNEL(moe_route, ,
 // at B = 4 the grid runs in ≈ 4 waves of 2 blocks an SM and each block's
 // routing prologue (one warp's top-k, the others at the barrier) precedes
 // its first weight load. The same GEMV body: the same bits.
-//
-// routed (fast; null: not): ROUTE, block 0 of each row's first pair
-// publishes the row's ids (route_publish, zeroing unroute); not ROUTE, the
-// block guesses its expert before the wait (route_guess) and loads its
-// first weights there, its id read again after the wait.
 template <class WT, class P, int TPR, int ROWS, int UNROLL, bool ROUTE = true>
 __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t* __restrict__ ids,
                                                  float* __restrict__ wts, const uint8_t* __restrict__ W,
                                                  const float* __restrict__ S, long long mstride, long long sstride,
                                                  const float* __restrict__ dense, int dstride, int E, int k,
                                                  const float* __restrict__ x, int xpitch, int rows, int cols,
-                                                 const unsigned long long* __restrict__ xt, unsigned* routed,
-                                                 unsigned* unroute) {
+                                                 const unsigned long long* __restrict__ xt) {
     __shared__ int32_t sid[ROUTE_MAXK];
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
-    const long long wstride = mstride * (16 / WT::PER);
-    if (!ROUTE && !P::exact && routed && !xt) {
-        pdl_launch_dependents();
-        const int m0 = route_guess(routed, gridDim.y / k, ids, q, E);
-        if (m0 >= 0) {
-            const ExpertAddr a = expert_addr(nullptr, m0, W, S, wstride, sstride);
-            gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
-                                                x + (size_t)t * xpitch, rows, cols, true,
-                                                [&](const uint4* (&wr)[ROWS], const float* (&sr)[ROWS]) {
-                                                    const int m = ld_dep(ids + q);
-                                                    if (m == m0) return false;
-                                                    const ExpertAddr b = expert_addr(nullptr, m, W, S, wstride, sstride);
-                                                    gemv_group_rows<WT, TPR, ROWS>(wr, sr, b.w, WT::SCALED ? b.s : nullptr,
-                                                                                   rows, cols);
-                                                    return true;
-                                                });
-            return;
-        }
-    }
     pdl_entry();
     long long m;
     if (ROUTE) {
@@ -394,18 +307,12 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             ids[q] = sid[j];
             wts[q] = sw[j];
-            if (!P::exact && routed && j == 0) {
-                for (int i = 1; i < k; i++) ids[q + i] = sid[i], wts[q + i] = sw[i];
-                route_publish(routed, t == 0 ? unroute : nullptr);
-            }
         }
-    }
-    if (ROUTE) {
         m = sid[j];
     } else {
         m = ld_dep(ids + q);
     }
-    const ExpertAddr a = expert_addr(xt, m, W, S, wstride, sstride);
+    const ExpertAddr a = expert_addr(xt, m, W, S, mstride * (16 / WT::PER), sstride);
     gemv_body<WT, P, TPR, ROWS, UNROLL>(gu + (size_t)q * rows, a.w, WT::SCALED ? a.s : nullptr,
                                         x + (size_t)t * xpitch, rows, cols);
 }
@@ -415,9 +322,9 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
         NAME(float* __restrict__ gu, int32_t* __restrict__ ids, float* __restrict__ wts,                          \
              const uint8_t* __restrict__ W, const float* __restrict__ S, long long mstride, long long sstride,     \
              const float* __restrict__ dense, int dstride, int E, int k, const float* __restrict__ x, int xpitch, \
-             int rows, int cols, const unsigned long long* __restrict__ xt, unsigned* routed, unsigned* unroute) { \
+             int rows, int cols, const unsigned long long* __restrict__ xt) {                                      \
         moe_gate_up_body<WT, P, TPR, ROWS, UNROLL, ROUTE>(gu, ids, wts, W, S, mstride, sstride, dense, dstride, E, \
-                                                          k, x, xpitch, rows, cols, xt, routed, unroute);         \
+                                                          k, x, xpitch, rows, cols, xt);                          \
     }
 // Instances moe_gate_up_{fp8,bf16}_t{TPR}r{ROWS}u{UNROLL} (Fast) and
 // moe_gate_up_{fp8d,bf16d}_… (Exact): the gate·up GEMV instances
@@ -1064,14 +971,11 @@ struct Down2Chunk<Fast, FP8Weights> {
 // only under Fast) by one warp, lane j reading chunks j, j+32, …, CPL of
 // them and ROWS rows issued together; the first loads before stage() and
 // the block barrier (every thread of the block calls it, each warp its own
-// row0). Rows past rows read the last row and are not written. AHEAD: the
-// first loads are issued before the PDL wait, which this function then
-// runs; recheck(W, S) after it may point W and S at another matrix (a
-// guessed expert read again: moe_down2_body), whose first loads then follow.
-template <class P, class WT, int ROWS, int CPL, int NB, bool AHEAD = false, class Stage, class Recheck = NoRecheck>
+// row0). Rows past rows read the last row and are not written.
+template <class P, class WT, int ROWS, int CPL, int NB, class Stage>
 __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, int nb, const uint8_t* __restrict__ W,
                                            const float* __restrict__ S, void* xs, int row0, int rows, int cols,
-                                           Stage stage, Recheck recheck = {}) {
+                                           Stage stage) {
     typedef typename P::Sum Sum;
     constexpr int PER = WT::PER;
     const int lane = threadIdx.x & 31;
@@ -1084,27 +988,16 @@ __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, i
     const float* srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * scols : nullptr;
     uint4 w[CPL][ROWS];
     float sc[CPL];
-    auto issue = [&](int c0, bool ahead) {
+    auto issue = [&](int c0) {
 #pragma unroll
         for (int u = 0; u < CPL; u++) {
             const int cc = min(c0 + 32 * u, chunks - 1);  // past the end: reread, not summed
 #pragma unroll
-            for (int r = 0; r < ROWS; r++) {
-                const uint4* p = W4 + (min(row0 + r, rows - 1) * chunks + cc);
-                w[u][r] = AHEAD && ahead ? load_ahead(p) : load_stream(p);
-            }
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(W4 + (min(row0 + r, rows - 1) * chunks + cc));
             sc[u] = WT::SCALED ? __ldg(srow + ((cc * PER) >> 7)) : 1.f;
         }
     };
-    if (lane < chunks) issue(lane, true);
-    if (AHEAD) {
-        pdl_wait();
-        if (recheck(W, S)) {
-            W4 = reinterpret_cast<const uint4*>(W);
-            srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * scols : nullptr;
-            if (lane < chunks) issue(lane, false);
-        }
-    }
+    if (lane < chunks) issue(lane);
     stage();
     __syncthreads();
     Sum acc[ROWS][NB];
@@ -1122,7 +1015,7 @@ __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, i
     sum(lane);
     // Wider rows (not the model's: its experts' rows are one round): the rest, a round at a time.
     for (int c0 = lane + 32 * CPL; c0 < chunks; c0 += 32 * CPL) {
-        issue(c0, false);
+        issue(c0);
         sum(c0);
     }
 #pragma unroll
@@ -1145,68 +1038,32 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
                                                const int32_t* __restrict__ ids, const float* __restrict__ gu, int p,
                                                int i, int ip, int k, const uint16_t* __restrict__ Ws,
                                                const float* __restrict__ dense, int dstride, int e, int is, int h,
-                                               const unsigned long long* __restrict__ xt, unsigned int* xst,
-                                               const unsigned* routed) {
+                                               const unsigned long long* __restrict__ xt, unsigned int* xst) {
     __shared__ __align__(16) double xs[DOWN_MAXX];
-    // Fast, with routed and the packed layout: the routed experts' first
-    // weights (at the guessed ids) before the wait.
-    const bool ahead = !P::exact && routed && !xt;
-    if (ahead)
-        pdl_launch_dependents();
-    else
-        pdl_entry();
+    pdl_entry();
     const int y = blockIdx.y, t = blockIdx.z, warp = threadIdx.x >> 5;
     const int wrow = (blockIdx.x * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;  // the warp's 8 rows
     if (y < k) {
         const int q = t * k + y;
-        // x = silu(gate)·up of gu row q, staged (zero past i).
-        auto stage8 = [&] {
-            const float* g = gu + (size_t)q * 2 * p;
-            for (int c = threadIdx.x; c < ip; c += blockDim.x)
-                XChunk<P, FP8Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
-        };
-        auto stage16 = [&] {
-            const float* g = gu + (size_t)q * 2 * p;
-            for (int c = threadIdx.x; c < ip; c += blockDim.x)
-                XChunk<P, BF16Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
-        };
-        if (ahead) {
-            const int m0 = route_guess(routed, gridDim.z, ids, q, e);
-            if (m0 >= 0) {
-                const long long ms = fp8 ? mstride : mstride * 2;
-                const ExpertAddr a0 = expert_addr(nullptr, m0, W, S, ms, sstride);
-                auto recheck = [&](auto& w, auto& s) {
-                    const int m = ld_dep(ids + q);
-                    if (m == m0) return false;
-                    const ExpertAddr b = expert_addr(nullptr, m, W, S, ms, sstride);
-                    w = b.w, s = b.s;
-                    return true;
-                };
-                float* out = yr + (size_t)q * h;
-                if (fp8)
-                    down2_rows<P, FP8Weights, DOWN_ROWS, 1, 1, true>(out, h, 1, a0.w, a0.s, xs, wrow, h, ip, stage8,
-                                                                     recheck);
-                else
-                    down2_rows<P, BF16Weights, DOWN_ROWS, 1, 1, true>(out, h, 1, a0.w, nullptr, xs, wrow, h, ip,
-                                                                      stage16, recheck);
-                return;
-            }
-            pdl_wait();  // not published in time: the ids after the wait
-        }
         const long long m = ld_dep(ids + q);
         if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
         const ExpertAddr a = expert_addr(xt, m, W, S, fp8 ? mstride : mstride * 2, sstride);
+        const float* g = gu + (size_t)q * 2 * p;
         float* out = yr + (size_t)q * h;
-        if (fp8)
-            down2_rows<P, FP8Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, a.s, xs, wrow, h, ip, stage8);
-        else
-            down2_rows<P, BF16Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, nullptr, xs, wrow, h, ip, stage16);
+        if (fp8) {
+            down2_rows<P, FP8Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, a.s, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, FP8Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        } else {
+            down2_rows<P, BF16Weights, DOWN_ROWS, 1, 1>(out, h, 1, a.w, nullptr, xs, wrow, h, ip, [&] {
+                for (int c = threadIdx.x; c < ip; c += blockDim.x)
+                    XChunk<P, BF16Weights>::stage(xs, c, c < i ? P::mul(P::silu(g[c]), g[p + c]) : 0.f);
+            });
+        }
         return;
     }
     // The shared expert: half y − k of each warp's 8 rows, G rows of the step.
-    // (Its weights after the wait even when ahead: loaded before it as well,
-    // ptxas spills 88 bytes.)
-    if (ahead) pdl_wait();
     constexpr int NB = P::exact ? 1 : DOWN2_NB;
     const int G = P::exact ? 1 : max(1, min(DOWN2_NB, 2 * DOWN_MAXX / max(is, 1)));  // xs holds 2·DOWN_MAXX floats
     const int n = gridDim.z, t0 = t * G;
@@ -1234,9 +1091,9 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
         long long mstride, long long sstride, int fp8, const int32_t* __restrict__ ids,                           \
         const float* __restrict__ gu, int p, int i, int ip, int k, const uint16_t* __restrict__ Ws,                \
         const float* __restrict__ dense, int dstride, int e, int is, int h,                                       \
-        const unsigned long long* __restrict__ xt, unsigned int* xst, const unsigned* routed) {                   \
+        const unsigned long long* __restrict__ xt, unsigned int* xst) {                                           \
         moe_down2_body<P>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, \
-                          xt, xst, routed);                                                                       \
+                          xt, xst);                                                                               \
     }
 MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
 MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))

@@ -42,13 +42,7 @@ import (
 // on the stream); and, in any number (weights), the one-matrix GEMVs' first
 // weights when the caller says no kernel writes them (Gemv.WeightsAhead, and
 // the tower's fused gate·up: gemv.cuh load_ahead, a 16-byte load that skips
-// L1 and is not .nc, the only such loads in those kernels); and the expert
-// kernels that poll a step's published routing (moe.cu route_guess: the
-// layer's word, acquired, then the pair's id, both written by a kernel that
-// publishes them only once written; the guessed expert's first weights by
-// load_ahead; each block reads its id again after the wait). The scan is in
-// address order up to the first wait, so moe_down2_fast, whose waiting path
-// comes first, shows none.
+// L1 and is not .nc, the only such loads in those kernels).
 var preWaitReviewed = []struct {
 	name    *regexp.Regexp
 	max     int
@@ -59,7 +53,6 @@ var preWaitReviewed = []struct {
 	{regexp.MustCompile(`^gemv_bf16d?_t\d+r\d+u\d+$`), 2, "host-written ids (IdsReady) and an expert's table word", gemvAheadLoad},
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words", gemvAheadLoad},
 	{regexp.MustCompile(`^tower_gate_up_swiglu$`), 0, "nothing but its weights", gemvAheadLoad},
-	{regexp.MustCompile(`^(moe_gate_up_ids_(fp8|bf16)_t\d+r\d+u\d+|moe_down2_fast)$`), 2, "the published routing's word and the guessed id", gemvAheadLoad},
 }
 
 // gemvAheadLoad is load_ahead's SASS (kernels/common.cuh).
@@ -79,22 +72,12 @@ var sassLine = regexp.MustCompile(`^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;`)
 // ACQBULK (griddepcontrol.wait), whether it has one, and whether an EXIT
 // comes before it (a block that may end without waiting: a kernel whose
 // blocks all did would end before the kernels it follows, and the next
-// kernel's wait would order it after this one only). A wait ptxas split
-// into @!Pn ACQBULK and @Pn ACQBULK (two paths, each waiting at its own
-// place) counts where the second half is, Pn unchanged between them.
+// kernel's wait would order it after this one only).
 type kernelWait struct {
 	before []string
 	waits  bool
 	exits  bool
-	halves map[string]string // predicate → the polarity of its ACQBULK seen ("P" or "!P")
 }
-
-// sassPredWait matches a predicated ACQBULK: the polarity and the predicate.
-var sassPredWait = regexp.MustCompile(`^@(!?)(P[0-6]) +ACQBULK\b`)
-
-// sassPredWrite matches an instruction whose first operand is a predicate
-// register (ISETP, PLOP3, …): it redefines that predicate.
-var sassPredWrite = regexp.MustCompile(`^(?:@!?U?P[0-9T] +)?[A-Z][\w.]* +(P[0-6]),`)
 
 // preWaitAccesses scans sass (cuobjdump -sass output) kernel by kernel, in
 // address order.
@@ -103,7 +86,7 @@ func preWaitAccesses(sass string) map[string]*kernelWait {
 	var k *kernelWait
 	for _, line := range strings.Split(sass, "\n") {
 		if i := strings.Index(line, "Function : "); i >= 0 {
-			k = &kernelWait{halves: map[string]string{}}
+			k = &kernelWait{}
 			out[strings.TrimSpace(line[i+len("Function : "):])] = k
 			continue
 		}
@@ -111,18 +94,7 @@ func preWaitAccesses(sass string) map[string]*kernelWait {
 		if k == nil || k.waits || m == nil {
 			continue
 		}
-		ins := m[1]
-		if w := sassPredWait.FindStringSubmatch(ins); w != nil {
-			if seen, ok := k.halves[w[2]]; ok && seen != w[1] {
-				k.waits = true
-			}
-			k.halves[w[2]] = w[1]
-			continue
-		}
-		if p := sassPredWrite.FindStringSubmatch(ins); p != nil {
-			delete(k.halves, p[1])
-		}
-		if strings.HasPrefix(ins, "ACQBULK") {
+		if ins := m[1]; strings.HasPrefix(ins, "ACQBULK") {
 			k.waits = true
 		} else if sassExit.MatchString(ins) {
 			k.exits = true
@@ -148,17 +120,6 @@ func TestPreWaitAccessesParse(t *testing.T) {
 		Function : k_exit
         /*0000*/              @P0 EXIT ;
         /*0010*/                   ACQBULK ;
-		Function : k_halves
-        /*0000*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
-        /*0010*/              @!P1 ACQBULK ;
-        /*0020*/                   S2R R4, SR_TID.X ;
-        /*0030*/               @P1 ACQBULK ;
-        /*0040*/                   LDG.E.CONSTANT R2, [R2.64] ;
-		Function : k_halves_redefined
-        /*0000*/              @!P1 ACQBULK ;
-        /*0010*/                   ISETP.NE.AND P1, PT, R0, RZ, PT ;
-        /*0020*/               @P1 ACQBULK ;
-        /*0030*/                   LDG.E.CONSTANT R2, [R2.64] ;
 `
 	got := preWaitAccesses(sass)
 	if k := got["k_ok"]; !k.waits || len(k.before) != 0 {
@@ -172,12 +133,6 @@ func TestPreWaitAccessesParse(t *testing.T) {
 	}
 	if k := got["k_exit"]; !k.waits || !k.exits || k.before != nil || got["k_ok"].exits {
 		t.Errorf("k_exit: %+v", k)
-	}
-	if k := got["k_halves"]; !k.waits || len(k.before) != 0 {
-		t.Errorf("k_halves: %+v", k)
-	}
-	if k := got["k_halves_redefined"]; k.waits || len(k.before) != 1 {
-		t.Errorf("k_halves_redefined: %+v", k)
 	}
 }
 

@@ -638,13 +638,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// A step: the routing with gate and up of the k experts in one
 		// gathered GEMV, then their down projections and the shared
 		// expert's in one launch.
-		rf, err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu)
-		if err != nil {
+		if err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
-		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr, rf); err != nil {
+		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr); err != nil {
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
@@ -652,12 +651,11 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// A B-row step: as a step, the rows' routing and pairs through one
 		// gathered gate·up GEMV, then every row's down projections and
 		// shared expert in one launch (MoEDownRows).
-		rf, err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu)
-		if err != nil {
+		if err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
-		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n, L.xr, rf); err != nil {
+		if err := q.MoEDownRows(yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n, L.xr); err != nil {
 			return err
 		}
 		sharedDone = true
@@ -863,9 +861,8 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 // (Queue.MoEGateUpRoute), else MoERoute and the gathered GEMV (for n > 1
 // on XRep's copies of each row per pair). ids and wts get the routing. The
 // experts are read from xw as laid out, or where the layer's expert cache
-// table says (L.xr), either way. rf is the routing words the launches
-// published the ids on, for the down projections to poll (zero: none).
-func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) (rf RouteFlags, err error) {
+// table says (L.xr), either way.
+func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) error {
 	p, x := b.Plan, L.x
 	in := b.scratch(p.NormedMoE, n*p.Hp*4)
 	g := b.gateUpGemv(q, L, n, ids)
@@ -873,33 +870,20 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 	if x.FP8 {
 		S = xw
 	}
-	rf = b.routeFlags(L)
-	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp, rf); ok || err != nil {
-		return rf, err
+	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
+		return err
 	}
 	if n == 1 {
 		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
-			return RouteFlags{}, err
+			return err
 		}
-		return RouteFlags{}, b.gateUpGEMV(q, x, xw, L.xr, 1, ids, gu, in, 0)
+		return b.gateUpGEMV(q, x, xw, L.xr, 1, ids, gu, in, 0)
 	}
 	xrep := b.scratch(p.XRep, n*p.K*p.Hp*4)
 	if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, in, p.Hp); err != nil {
-		return RouteFlags{}, err
+		return err
 	}
-	return RouteFlags{}, b.gateUpGEMV(q, x, xw, L.xr, n, ids, gu, xrep, p.Hp)
-}
-
-// routeFlags is layer L's routing words for a step (route_ahead.go), zero
-// where the step does not publish its routing: exact numerics, an expert
-// cache's table (whose words move between frames), the switch off.
-func (b *Backbone) routeFlags(L *backboneLayer) RouteFlags {
-	if !routeAhead || b.d.Numerics.Exact() || L.xr.Table != 0 {
-		return RouteFlags{}
-	}
-	word := func(i int) *Block { return b.scratch(b.Plan.Counters+4*int64(b.Plan.routeWord(i)), 4) }
-	nl := len(b.layers)
-	return RouteFlags{Routed: devPtr(word(L.layer)), Unroute: devPtr(word((L.layer + nl - 1) % nl))}
+	return b.gateUpGEMV(q, x, xw, L.xr, n, ids, gu, xrep, p.Hp)
 }
 
 // gateUpGemv is the gathered gate·up projection of a step's n rows' pairs

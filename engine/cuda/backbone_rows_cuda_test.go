@@ -296,7 +296,7 @@ func testMoEDownRowsMatchesOneRow(t *testing.T) {
 			idb, gub, db := upload(t, ids), upload(t, gu), upload(t, dense)
 			yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoEDownRows(yr, ys, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, dstride, c.E, c.is, c.h, c.n, ExpertRef{}, RouteFlags{})
+				return q.MoEDownRows(yr, ys, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, dstride, c.E, c.is, c.h, c.n, ExpertRef{})
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func testMoEDownRowsMatchesOneRow(t *testing.T) {
 				gu1 := upload(t, gu[row*c.k*2*c.p:(row+1)*c.k*2*c.p])
 				d1 := upload(t, dense[row*dstride:(row+1)*dstride])
 				if err := dev.Run(func(q *Queue) error {
-					return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, id1, gu1, c.p, c.i, c.ip, c.k, shb, d1, c.E, c.is, c.h, ExpertRef{}, RouteFlags{})
+					return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, id1, gu1, c.p, c.i, c.ip, c.k, shb, d1, c.E, c.is, c.h, ExpertRef{})
 				}); err != nil {
 					t.Fatal(err)
 				}

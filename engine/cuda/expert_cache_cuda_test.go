@@ -64,18 +64,18 @@ func testExpertTable(t *testing.T) {
 	run("routed gate·up", ExpertRef{Table: xr.gateUp()}, func(q *Queue, xr ExpertRef, y *Block) error {
 		g := q.backboneGemv(Gemv{Rows: h, Cols: ip, N: k, Ids: rids, Mats: e, Table: xr.gateUp()}, true, siteOther)
 		g.Variant = GemvVariant{32, 8, 1}
-		ok, err := q.MoEGateUpRoute(g, y, rids, rwts, db, 1, E+2*is, E, k, W, S, xb, ip, RouteFlags{})
+		ok, err := q.MoEGateUpRoute(g, y, rids, rwts, db, 1, E+2*is, E, k, W, S, xb, ip)
 		if err == nil && !ok {
 			err = fmt.Errorf("no moe_gate_up instance %s", g.Variant.Name())
 		}
 		return err
 	}, k*h)
 	run("moe down", xr, func(q *Queue, xr ExpertRef, y *Block) error {
-		return q.MoEDown(y, W, S, 0, 0, true, e, idb, gub, p, i, ip, k, shb, db, E, is, h, xr, RouteFlags{})
+		return q.MoEDown(y, W, S, 0, 0, true, e, idb, gub, p, i, ip, k, shb, db, E, is, h, xr)
 	}, (k+1)*h)
 	run("moe down rows", xr, func(q *Queue, xr ExpertRef, y *Block) error {
 		ys := &Block{Kind: DeviceMem, Ptr: y.Ptr + uintptr(n*k*h*4), Bytes: int64(n * h * 4)}
-		return q.MoEDownRows(y, ys, W, S, 0, 0, true, e, idrb, gub, p, i, ip, k, shb, db, E+2*is, E, is, h, n, xr, RouteFlags{})
+		return q.MoEDownRows(y, ys, W, S, 0, 0, true, e, idrb, gub, p, i, ip, k, shb, db, E+2*is, E, is, h, n, xr)
 	}, (n*k+n)*h)
 
 	// moe down counted its k pairs, moe down rows its n·k.

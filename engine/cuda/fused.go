@@ -37,9 +37,8 @@ func (p *BackbonePlan) headCounters() int {
 	return max(p.DeltaNet.ValueHeads, p.Attention.Heads, p.Attention.decodeCounters(MaxStepRows))
 }
 
-// CounterWords is the tail counters the plan reserves, and a routing
-// word a layer (route_ahead.go).
-func (p *BackbonePlan) CounterWords() int { return counterHeads + p.headCounters() + len(p.States) }
+// CounterWords is the tail counters the plan reserves.
+func (p *BackbonePlan) CounterWords() int { return counterHeads + p.headCounters() }
 
 // FusedEnv is the environment variable that makes new backbones run the
 // fused step under fast numerics ("1"), or only its two mixer kernels with

@@ -150,7 +150,7 @@ func TestFusedDownCombine(t *testing.T) {
 				yGot, nGot := poisoned(t, (c.k+1)*c.h), poisoned(t, c.h)
 				ys := &Block{Kind: DeviceMem, Ptr: yRef.Ptr + uintptr(c.k*c.h*4), Bytes: int64(c.h * 4)}
 				if err := dev.Run(func(q *Queue) error {
-					return firstErr(q.MoEDown(yRef, W, S, 0, 0, c.fp8, c.e, ids, gu, c.p, c.i, c.ip, c.k, Ws, dense, c.E, c.is, c.h, ExpertRef{}, RouteFlags{}),
+					return firstErr(q.MoEDown(yRef, W, S, 0, 0, c.fp8, c.e, ids, gu, c.p, c.i, c.ip, c.k, Ws, dense, c.E, c.is, c.h, ExpertRef{}),
 						q.MoECombineNorm(xRef, yRef, wts, ys, dense, 1, sgcol+1, sgcol, c.h, c.k, nil, nRef, nw, c.h, 1e-6),
 						q.MoEDownCombine(DownCombine{Yr: yGot, W: W, S: S, FP8: c.fp8, Experts: c.e, Ids: ids, GU: gu, P: c.p, I: c.i,
 							Ip: c.ip, K: c.k, Ws: Ws, Dense: dense, SharedCol: c.E, Is: c.is, H: c.h, X: xGot, Wts: wts, SGCol: sgcol,

@@ -60,7 +60,7 @@ func testMoEStepChainPDL(t *testing.T) {
 			return err
 		}
 		gg := q.backboneGemv(Gemv{Rows: 2 * P, Cols: H, N: k, Ids: ids, Mats: E}, true, siteOther)
-		ok, err := q.MoEGateUpRoute(gg, gu, ids, wts, dense, 1, D, E, k, gateUp, gateUpS, normed, H, RouteFlags{})
+		ok, err := q.MoEGateUpRoute(gg, gu, ids, wts, dense, 1, D, E, k, gateUp, gateUpS, normed, H)
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func testMoEStepChainPDL(t *testing.T) {
 				return err
 			}
 		}
-		if err := q.MoEDown(yr, down, downS, 0, 0, true, E, ids, gu, P, I, I, k, sharedDown, dense, E, Is, H, ExpertRef{}, RouteFlags{}); err != nil {
+		if err := q.MoEDown(yr, down, downS, 0, 0, true, E, ids, gu, P, I, I, k, sharedDown, dense, E, Is, H, ExpertRef{}); err != nil {
 			return err
 		}
 		return q.MoECombineNorm(x, yr, wts, ys, dense, 1, D, E+2*Is, H, k, nil, normed, nw, H, 1e-6)

@@ -28,17 +28,6 @@ func rowThreads(n int) int {
 // top k (ties to the lower index) renormalised, into ids and wts [n·k]. With
 // xrep non-nil it also copies each row of x (pitch xpitch) k times into xrep.
 func (q *Queue) MoERoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *Block, xpitch int) error {
-	return q.moeRoute(ids, wts, dense, n, dstride, E, k, xrep, x, xpitch, RouteFlags{})
-}
-
-// RouteFlags are a layer's routing words in one step (route_ahead.go):
-// Routed, counted up by the kernel that routes the step's rows and polled
-// by the expert kernels after it; Unroute, the previous layer's, zeroed by
-// the kernel that routes. Zero: nothing published, nothing polled.
-type RouteFlags struct{ Routed, Unroute kernel.Ptr }
-
-// moeRoute is MoERoute, publishing the rows' ids on rf.
-func (q *Queue) moeRoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *Block, xpitch int, rf RouteFlags) error {
 	if E > maxRouteExperts || k > maxRouteTopK || k > E || k < 1 {
 		return fmt.Errorf("cuda: moe route: %d experts top-%d (at most %d experts, top-%d)", E, k, maxRouteExperts, maxRouteTopK)
 	}
@@ -53,7 +42,7 @@ func (q *Queue) moeRoute(ids, wts, dense *Block, n, dstride, E, k int, xrep, x *
 		return err
 	}
 	return kernel.MoERoute(q, q.policy(), [3]int{n, 1, 1}, elementwiseThreads, devPtr(ids), devPtr(wts), devPtr(dense),
-		dstride, E, k, xra, xa, xpitch, rf.Routed, rf.Unroute)
+		dstride, E, k, xra, xa, xpitch)
 }
 
 // moeGroupThreads is the block of moe_group; it sorts up to 4× as many pairs.
@@ -231,27 +220,17 @@ const moeDownMaxWidth = kernel.DownMaxx
 // [h, is] BF16. Writes yr [k+1, h]. With xr's table the experts are where
 // it says (an expert cache), and xr.Stats tallies the pairs. With
 // moeDown2 (the default; $PROSCENIUM_GPU_MOE_DOWN2=0 not) it runs moe_down2 (the same bits).
-func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef, rf RouteFlags) error {
+func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {
 		return err
 	}
 	if moeDown2 {
 		// moe_down2's one row: the shared expert's output is yr's row k.
-		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr, pollable(rf, e, E))
+		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr)
 	}
 	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
-}
-
-// pollable is rf for moe_down2 to poll, or none where the shared expert's
-// column e in the stacked projection is not the expert count E (as in the
-// model): the kernel clamps a guessed id below e.
-func pollable(rf RouteFlags, e, E int) RouteFlags {
-	if e != E {
-		return RouteFlags{}
-	}
-	return rf
 }
 
 // moeDownThreads is the block of moe_down (and moe_down_combine_fast).
@@ -350,9 +329,8 @@ var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "0" && os.Getenv
 // with nothing enqueued, when that instance is not compiled with the
 // routing (the caller then runs the two launches). Under
 // splitRouteRows (the default), n > 1 rows take two launches of the same
-// bits instead. With rf the routing is published (route_ahead.go): by the
-// routed instance, or by moe_route for the instance by ids to poll.
-func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int, rf RouteFlags) (ok bool, err error) {
+// bits instead.
+func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
 	split := splitRouteRows && n > 1
 	if !routedGateUp(g.Variant, fp8, exact) || split && !idsGateUp(g.Variant, fp8, exact) {
@@ -387,13 +365,12 @@ func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E
 	// The four instance families share one signature (BF16's S unused).
 	a := kernel.MoEGateUpFP8Args{Gu: devPtr(gu), Ids: devPtr(ids), Wts: devPtr(wts), W: devPtr(W).Add(g.WOff), S: sa,
 		Mstride: mstride, Sstride: sstride, Dense: devPtr(dense), Dstride: dstride, E: E, K: k, X: devPtr(x),
-		Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table, Routed: rf.Routed, Unroute: rf.Unroute}
+		Xpitch: xpitch, Rows: g.Rows, Cols: g.Cols, Xt: g.Table}
 	if split {
 		// moe_route's choice (no copies of x), then the instance without the routing.
-		if err := q.moeRoute(ids, wts, dense, n, dstride, E, k, nil, nil, xpitch, rf); err != nil {
+		if err := q.MoERoute(ids, wts, dense, n, dstride, E, k, nil, nil, xpitch); err != nil {
 			return false, err
 		}
-		a.Unroute = 0
 		switch {
 		case fp8 && exact:
 			err = kernel.MoEGateUpIdsFP8d(q, kernel.MoEGateUpIdsFP8dKernel("moe_gate_up_ids_fp8d_"+v), grid, gemvThreads, kernel.MoEGateUpIdsFP8dArgs(a))

@@ -430,7 +430,7 @@ func testMoEDown(t *testing.T) {
 			y := poisoned(t, (c.k+1)*c.h)
 			idb, gub, shb, db := upload(t, ids), upload(t, gu), upload(t, sh), upload(t, dense)
 			if err := dev.Run(func(q *Queue) error {
-				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h, ExpertRef{}, RouteFlags{})
+				return q.MoEDown(y, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, c.E, c.is, c.h, ExpertRef{})
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -511,7 +511,7 @@ func testMoEGateUpRoute(t *testing.T) {
 				if err := dev.Run(func(q *Queue) error {
 					g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: refIDs, Mats: c.E, XStride: xpitch, Table: xr.gateUp()}, c.fp8, siteOther)
 					var err error
-					if ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch, RouteFlags{}); err != nil {
+					if ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch); err != nil {
 						return err
 					}
 					if err := q.MoERoute(refIDs, refW, db, c.n, dstride, c.E, c.k, xrep, xb, xpitch); err != nil {

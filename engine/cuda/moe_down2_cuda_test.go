@@ -94,7 +94,7 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 				yr, ys := poisoned(t, max(c.n*c.k, c.k+1)*c.h), poisoned(t, c.n*c.h)
 				if err := dev.Run(func(q *Queue) error {
 					return withMoEDown2(on, func() error {
-						return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, c.fp8, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ExpertRef{}, RouteFlags{})
+						return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, c.fp8, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ExpertRef{})
 					})
 				}); err != nil {
 					t.Fatal(err)
@@ -113,7 +113,7 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 				y := poisoned(t, (c.k+1)*c.h)
 				if err := dev.Run(func(q *Queue) error {
 					return withMoEDown2(on, func() error {
-						return q.MoEDown(y, d.W, d.S, 0, 0, c.fp8, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, c.E, c.is, c.h, ExpertRef{}, RouteFlags{})
+						return q.MoEDown(y, d.W, d.S, 0, 0, c.fp8, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, c.E, c.is, c.h, ExpertRef{})
 					})
 				}); err != nil {
 					t.Fatal(err)
@@ -185,9 +185,9 @@ func TestMoEDown2Timing(t *testing.T) {
 						ib := &Block{Kind: idb.Kind, Ptr: idb.Ptr + uintptr(i*c.n*k*4), Bytes: int64(n * k * 4)}
 						var err error
 						if n == 1 {
-							err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{}, RouteFlags{})
+							err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{})
 						} else {
-							err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{}, RouteFlags{})
+							err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{})
 						}
 						if err != nil {
 							return err

@@ -54,7 +54,7 @@ func testMoEGateUpIdsMatchesRouted(t *testing.T) {
 				if err := dev.Run(func(q *Queue) error {
 					g := q.backboneGemv(Gemv{Rows: c.rows, Cols: c.cols, N: nk, Ids: ids, Mats: c.E, XStride: xpitch}, c.fp8, siteOther)
 					var err error
-					ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch, RouteFlags{})
+					ok, err = q.MoEGateUpRoute(g, gu, ids, wts, db, c.n, dstride, c.E, c.k, W, S, xb, xpitch)
 					return err
 				}); err != nil {
 					t.Fatal(err)

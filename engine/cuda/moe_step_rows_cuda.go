@@ -16,9 +16,9 @@ import (
 // expert's (from the stacked projection's row t, pitch dstride floats) into
 // ys row t [n, h], in one launch; each item has the one-row kernel's bits.
 // With moeDown2 (the default) it runs moe_down2 (MoEDown2Rows).
-func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef, rf RouteFlags) error {
+func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	if moeDown2 {
-		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr, rf)
+		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
 	}
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {
@@ -50,19 +50,18 @@ func moeDownRowsArgs(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids
 var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
-// says (the tests' and benchmarks' A/B): the same outputs, bit for bit. With
-// rf.Routed it polls the published routing (route_ahead.go).
-func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef, rf RouteFlags) error {
+// says (the tests' and benchmarks' A/B): the same outputs, bit for bit.
+func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {
 		return err
 	}
-	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, pollable(rf, e, E))
+	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr)
 }
 
 // moeDown2 launches moe_down2 on checked arguments: grid (blocks of 64
 // output rows, k routed pairs + the shared expert's two halves, n rows).
-func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef, rf RouteFlags) error {
+func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
 	elem := int64(2)
 	if a.FP8 != 0 {
 		elem = 1
@@ -74,5 +73,5 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
 		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
 		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
-		Xt: xr.down(), Xst: xr.Stats, Routed: rf.Routed})
+		Xt: xr.down(), Xst: xr.Stats})
 }

@@ -7,7 +7,6 @@ import "math"
 // The integer #defines of kernels/moe.cu.
 const (
 	MoEMaxExperts    = 1024  // MOE_MAX_EXPERTS
-	RoutePolls       = 64    // ROUTE_POLLS
 	RouteList        = 8     // ROUTE_LIST
 	RouteMaxk        = 64    // ROUTE_MAXK
 	MoEGroupMaxPairs = 16384 // MOE_GROUP_MAX_PAIRS
@@ -23,16 +22,16 @@ const (
 
 // MoERoute enqueues kernels/moe.cu's
 //
-//	moe_route(int32_t* ids, float* wts, float* dense, int dstride, int E, int k, float* xrep, float* x, int xpitch, unsigned* routed, unsigned* unroute)
+//	moe_route(int32_t* ids, float* wts, float* dense, int dstride, int E, int k, float* xrep, float* x, int xpitch)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: moe_route (Exact) or moe_route_fast (Fast).
-func MoERoute(q Launcher, policy Policy, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int, routed, unroute Ptr) error {
+func MoERoute(q Launcher, policy Policy, grid [3]int, block int, ids, wts, dense Ptr, dstride, e, kArg int, xrep, x Ptr, xpitch int) error {
 	name := "moe_route"
 	if policy == Fast {
 		name = "moe_route_fast"
 	}
-	return q.Launch(name, grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))), uint64(routed), uint64(unroute))
+	return q.Launch(name, grid, block, uint64(ids), uint64(wts), uint64(dense), uint64(uint32(int32(dstride))), uint64(uint32(int32(e))), uint64(uint32(int32(kArg))), uint64(xrep), uint64(x), uint64(uint32(int32(xpitch))))
 }
 
 // MoEGateUpFP8Kernel is one of the moe_gate_up_fp8_* instances of kernels/moe.cu, which share one signature.
@@ -67,17 +66,15 @@ type MoEGateUpFP8Args struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpFP8 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpFP8(q Launcher, k MoEGateUpFP8Kernel, grid [3]int, block int, a MoEGateUpFP8Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpFP8dKernel is one of the moe_gate_up_fp8d_* instances of kernels/moe.cu, which share one signature.
@@ -112,17 +109,15 @@ type MoEGateUpFP8dArgs struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpFP8d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpFP8d(q Launcher, k MoEGateUpFP8dKernel, grid [3]int, block int, a MoEGateUpFP8dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpBF16Kernel is one of the moe_gate_up_bf16_* instances of kernels/moe.cu, which share one signature.
@@ -155,17 +150,15 @@ type MoEGateUpBF16Args struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpBF16 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpBF16(q Launcher, k MoEGateUpBF16Kernel, grid [3]int, block int, a MoEGateUpBF16Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpBF16dKernel is one of the moe_gate_up_bf16d_* instances of kernels/moe.cu, which share one signature.
@@ -198,17 +191,15 @@ type MoEGateUpBF16dArgs struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpBF16d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpBF16d(q Launcher, k MoEGateUpBF16dKernel, grid [3]int, block int, a MoEGateUpBF16dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpIdsFP8Kernel is one of the moe_gate_up_ids_fp8_* instances of kernels/moe.cu, which share one signature.
@@ -243,17 +234,15 @@ type MoEGateUpIdsFP8Args struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpIdsFP8 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_ids_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_ids_fp8_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpIdsFP8(q Launcher, k MoEGateUpIdsFP8Kernel, grid [3]int, block int, a MoEGateUpIdsFP8Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpIdsFP8dKernel is one of the moe_gate_up_ids_fp8d_* instances of kernels/moe.cu, which share one signature.
@@ -288,17 +277,15 @@ type MoEGateUpIdsFP8dArgs struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpIdsFP8d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_ids_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_ids_fp8d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpIdsFP8d(q Launcher, k MoEGateUpIdsFP8dKernel, grid [3]int, block int, a MoEGateUpIdsFP8dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpIdsBF16Kernel is one of the moe_gate_up_ids_bf16_* instances of kernels/moe.cu, which share one signature.
@@ -331,17 +318,15 @@ type MoEGateUpIdsBF16Args struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpIdsBF16 enqueues kernels/moe.cu's
 //
-//	moe_gate_up_ids_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_ids_bf16_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpIdsBF16(q Launcher, k MoEGateUpIdsBF16Kernel, grid [3]int, block int, a MoEGateUpIdsBF16Args) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGateUpIdsBF16dKernel is one of the moe_gate_up_ids_bf16d_* instances of kernels/moe.cu, which share one signature.
@@ -374,17 +359,15 @@ type MoEGateUpIdsBF16dArgs struct {
 	Rows    int   // int rows
 	Cols    int   // int cols
 	Xt      Ptr   // unsigned long long* xt
-	Routed  Ptr   // unsigned* routed
-	Unroute Ptr   // unsigned* unroute
 }
 
 // MoEGateUpIdsBF16d enqueues kernels/moe.cu's
 //
-//	moe_gate_up_ids_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt, unsigned* routed, unsigned* unroute)
+//	moe_gate_up_ids_bf16d_*(float* gu, int32_t* ids, float* wts, uint8_t* W, float* S, long long mstride, long long sstride, float* dense, int dstride, int E, int k, float* x, int xpitch, int rows, int cols, unsigned long long* xt)
 //
 // on q with grid blocks of block threads.
 func MoEGateUpIdsBF16d(q Launcher, k MoEGateUpIdsBF16dKernel, grid [3]int, block int, a MoEGateUpIdsBF16dArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt), uint64(a.Routed), uint64(a.Unroute))
+	return q.Launch(string(k), grid, block, uint64(a.Gu), uint64(a.Ids), uint64(a.Wts), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.K))), uint64(a.X), uint64(uint32(int32(a.Xpitch))), uint64(uint32(int32(a.Rows))), uint64(uint32(int32(a.Cols))), uint64(a.Xt))
 }
 
 // MoEGroup enqueues kernels/moe.cu's
@@ -599,12 +582,11 @@ type MoEDown2Args struct {
 	H       int   // int h
 	Xt      Ptr   // unsigned long long* xt
 	Xst     Ptr   // unsigned int* xst
-	Routed  Ptr   // unsigned* routed
 }
 
 // MoEDown2 enqueues kernels/moe.cu's
 //
-//	moe_down2(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h, unsigned long long* xt, unsigned int* xst, unsigned* routed)
+//	moe_down2(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h, unsigned long long* xt, unsigned int* xst)
 //
 // on q with grid blocks of block threads.
 // policy picks the instance: moe_down2 (Exact) or moe_down2_fast (Fast).
@@ -613,7 +595,7 @@ func MoEDown2(q Launcher, policy Policy, grid [3]int, block int, a MoEDown2Args)
 	if policy == Fast {
 		name = "moe_down2_fast"
 	}
-	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst), uint64(a.Routed))
+	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
 }
 
 // GemvBF16RouteFast enqueues kernels/moe.cu's
