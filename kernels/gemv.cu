@@ -89,16 +89,26 @@ GEMV_FP8(128, 4, 2)
 // step: B takes' rows): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c] for
 // b < nb (gemv_body_x, gemv.cuh). Each row's value has the bits the one-row
 // instance of the same TPR, ROWS and UNROLL gives it, under either policy.
-#define GEMV_ROWS_BF16_X(NAME, P, TPR, ROWS, UNROLL, NB)                                                   \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) NAME(                                       \
-        float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride,   \
-        int ystride, int nb, int rows, int cols) {                                                         \
-        gemv_body_x<BF16Weights, P, TPR, ROWS, UNROLL, NB>(y, reinterpret_cast<const uint8_t*>(W), nullptr, \
-                                                           x, xstride, ystride, nb, rows, cols);           \
+#define GEMV_ROWS_BF16_X(NAME, P, TPR, ROWS, UNROLL, NB, AHEAD, BOUNDS)                                 \
+    extern "C" __global__ void BOUNDS NAME(float* __restrict__ y, const uint16_t* __restrict__ W,          \
+                                           const float* __restrict__ x, int xstride, int ystride, int nb,   \
+                                           int rows, int cols) {                                            \
+        gemv_body_x<BF16Weights, P, TPR, ROWS, UNROLL, NB, AHEAD>(y, reinterpret_cast<const uint8_t*>(W),  \
+                                                                  nullptr, x, xstride, ystride, nb, rows,  \
+                                                                  cols);                                   \
     }
-#define GEMV_ROWS_BF16(TPR, ROWS, UNROLL, NB)                                                            \
-    GEMV_ROWS_BF16_X(gemvx_bf16_t##TPR##r##ROWS##u##UNROLL##b##NB, Fast, TPR, ROWS, UNROLL, NB)        \
-    GEMV_ROWS_BF16_X(gemvx_bf16d_t##TPR##r##ROWS##u##UNROLL##b##NB, Exact, TPR, ROWS, UNROLL, NB)
+// gemvx_* and, Fast only, gemvxa_*: the same with the first weights ahead
+// of the PDL wait (engine/cuda GemvRows.WeightsAhead), bounded to two blocks
+// a multiprocessor below 8 rows, as their plain instances run (without,
+// t128r4u2b4 took 136 registers: one block); at 8 rows the plain ones take
+// one block already, and the bound spilled.
+#define GEMV_ROWS_BF16(TPR, ROWS, UNROLL, NB)                                                             \
+    GEMV_ROWS_BF16_X(gemvx_bf16_t##TPR##r##ROWS##u##UNROLL##b##NB, Fast, TPR, ROWS, UNROLL, NB, false,   \
+                     __launch_bounds__(GEMV_THREADS))                                                     \
+    GEMV_ROWS_BF16_X(gemvxa_bf16_t##TPR##r##ROWS##u##UNROLL##b##NB, Fast, TPR, ROWS, UNROLL, NB, true,   \
+                     __launch_bounds__(GEMV_THREADS, NB < 8 ? 2 : 1))                                     \
+    GEMV_ROWS_BF16_X(gemvx_bf16d_t##TPR##r##ROWS##u##UNROLL##b##NB, Exact, TPR, ROWS, UNROLL, NB, false, \
+                     __launch_bounds__(GEMV_THREADS))
 
 // Instances gemvx_{bf16,bf16d}_t{TPR}r{ROWS}u{UNROLL}b{NB}: the one-row
 // choices of ChooseGemv (t128r2u2 for 2048 and 4096 columns, t32r4u2 for

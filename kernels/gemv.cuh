@@ -312,8 +312,10 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 
 // gemv_body_x: y_b[r] = Σ_c W[r, c]·x_b[c] for nb ≤ NB rows x_b (xstride
 // floats apart) into y_b (ystride floats apart), W read once; otherwise as
-// gemv_body.
-template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB>
+// gemv_body. AHEAD: each thread's first weights before the PDL wait (as
+// gemv_body's ahead: no kernel the wait waits for writes W); an instance of
+// its own, so that the others keep their registers.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
                                             int ystride, int nb, int rows, int cols) {
@@ -321,9 +323,12 @@ __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
-    pdl_entry();
+    if (AHEAD)
+        pdl_launch_dependents();
+    else
+        pdl_entry();
     typename P::Sum acc[ROWS][NB];
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB>(acc, wr, sr, x, xstride, nb, cols);
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
     if (j == 0) {
 #pragma unroll
         for (int b = 0; b < NB; b++)

@@ -40,8 +40,8 @@ import (
 // waits first otherwise, a branch this scan by address does not follow),
 // with the expert table's words (rewritten only between frames, by copies
 // on the stream); and, in any number (weights), the one-matrix GEMVs' first
-// weights when the caller says no kernel writes them (Gemv.WeightsAhead, and
-// the tower's fused gate·up: gemv.cuh load_ahead, a 16-byte load that skips
+// weights when the caller says no kernel writes them (Gemv.WeightsAhead and
+// GemvRows.WeightsAhead, and the tower's fused gate·up: gemv.cuh load_ahead, a 16-byte load that skips
 // L1 and is not .nc, the only such loads in those kernels).
 var preWaitReviewed = []struct {
 	name    *regexp.Regexp
@@ -53,6 +53,7 @@ var preWaitReviewed = []struct {
 	{regexp.MustCompile(`^gemv_bf16d?_t\d+r\d+u\d+$`), 2, "host-written ids (IdsReady) and an expert's table word", gemvAheadLoad},
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words", gemvAheadLoad},
 	{regexp.MustCompile(`^tower_gate_up_swiglu$`), 0, "nothing but its weights", gemvAheadLoad},
+	{regexp.MustCompile(`^gemvxa_bf16_t\d+r\d+u\d+b\d+$`), 0, "nothing but its weights", gemvAheadLoad},
 }
 
 // gemvAheadLoad is load_ahead's SASS (kernels/common.cuh).

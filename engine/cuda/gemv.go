@@ -244,7 +244,9 @@ var gemvSiteNames = [siteCount]string{"in", "out", "dense", "tower", ""}
 // projections 2.040, the dense one 2.035, those two 2.018; the tower frame
 // 0.761 → 0.746 ms. So by default the output, dense and tower ones.
 // $PROSCENIUM_GPU_GEMV_AHEAD: "0" none, "1" all four, or a comma-separated
-// list of in, out, dense, tower. Read when a graph is captured.
+// list of in, out, dense, tower. Read when a graph is captured. The B-row
+// step's and frame's SIMT projections follow the same sites (GemvRows
+// .WeightsAhead: the gemvxa_* instances; docs/PERF.md "route21").
 var gemvAhead = parseGemvAhead(os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD"))
 
 func parseGemvAhead(v string) (on [siteCount]bool) {

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -73,6 +74,51 @@ func TestGemvWeightsAhead(t *testing.T) {
 				ref := make([]float32, rows)
 				cpu.MatVec(ref, w, xs, rows, cols)
 				checkClose(t, "gemv "+kind+" ahead", ahead, ref, 1e-5)
+			})
+		}
+	}
+}
+
+// TestGemvRowsWeightsAhead is TestGemvWeightsAhead for the projections of
+// several rows (GemvRows.WeightsAhead: the gemvxa_* instances) at 2, 3, 4,
+// 5 and 8 rows of each SIMT variant: the bits of the plain instance (gemvx_*)
+// and, against cpu.MatVec, each row's projection of what the mix wrote.
+func TestGemvRowsWeightsAhead(t *testing.T) {
+	r := newRand(t)
+	const rows, cols = 1281, 2048
+	w := bf16s(randNonZero(r, rows*cols))
+	W, wh := upload(t, w), bf16ToF32(w)
+	for _, nb := range []int{2, 3, 4, 5, 8} {
+		u := upload(t, randNonZero(r, 2*nb*cols))
+		x, nan := poisoned(t, nb*cols), poisoned(t, nb*cols)
+		run := func(t *testing.T, v GemvVariant, ahead bool) []float32 {
+			t.Helper()
+			y := poisoned(t, nb*rows)
+			if err := dev.Run(func(q *Queue) error {
+				if err := q.Copy(x, nan, int64(nb*cols*4)); err != nil {
+					return err
+				}
+				if err := kernel.ChainMixFast(q, [3]int{8, 1, 1}, 256, kernel.Ptr(x.Ptr), kernel.Ptr(u.Ptr), nb*cols, nb*cols); err != nil {
+					return err
+				}
+				return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: nb, Variant: v, WeightsAhead: ahead}, y, W, x)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return download(t, y, nb*rows)
+		}
+		for _, v := range GemvRowsVariants {
+			t.Run(fmt.Sprintf("%s/%d_rows", v.Name(), nb), func(t *testing.T) {
+				plain, ahead := run(t, v, false), run(t, v, true)
+				if d, ulp := ULPDiff(ahead, plain); d != 0 {
+					t.Fatalf("%d of %d values differ with the weights ahead (max %d ULP)", d, len(plain), ulp)
+				}
+				xs := download(t, x, nb*cols)
+				for b := range nb {
+					ref := make([]float32, rows)
+					cpu.MatVec(ref, wh, xs[b*cols:(b+1)*cols], rows, cols)
+					checkClose(t, fmt.Sprintf("gemv rows ahead, row %d", b), ahead[b*rows:(b+1)*rows], ref, 1e-5)
+				}
 			})
 		}
 	}

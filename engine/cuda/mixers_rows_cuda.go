@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -26,6 +27,10 @@ type GemvRows struct {
 	Variant    GemvVariant
 	// F64: the instances of rule 1 of the numerics contract (the CPU's bits).
 	F64 bool
+	// WeightsAhead: no kernel the PDL wait waits for writes W, so the SIMT
+	// instances load their first weights before it (gemvxa_*, fast only; as
+	// Gemv.WeightsAhead).
+	WeightsAhead bool
 }
 
 // backboneGemvRows returns g as a backbone projection under the device's
@@ -77,6 +82,9 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 		return kernel.GemvxBF16d(q, kernel.GemvxBF16dKernel("gemvx_bf16d_"+name), [3]int{blocks, 1, 1}, gemvThreads,
 			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 	}
+	if ahead := kernel.GemvxaBF16Kernel("gemvxa_bf16_" + name); g.WeightsAhead && slices.Contains(kernel.GemvxaBF16Kernels, ahead) {
+		return kernel.GemvxaBF16(q, ahead, [3]int{blocks, 1, 1}, gemvThreads, devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+	}
 	return kernel.GemvxBF16(q, kernel.GemvxBF16Kernel("gemvx_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 }
@@ -127,7 +135,7 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 	if n == 1 {
 		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site), yb, wb, xb)
 	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride})
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: gemvAhead[site]})
 	return q.GemvRowsBF16(g, yb, wb, xb)
 }
 

@@ -547,7 +547,8 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact}, y, wb, xb)
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact,
+		WeightsAhead: gemvAhead[siteTower]}, y, wb, xb)
 }
 
 // rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n

@@ -161,6 +161,43 @@ func GemvxBF16(q Launcher, k GemvxBF16Kernel, grid [3]int, block int, y, w, x Pt
 	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
+// GemvxaBF16Kernel is one of the gemvxa_bf16_* instances of kernels/gemv.cu, which share one signature.
+type GemvxaBF16Kernel string
+
+// The gemvxa_bf16 instances.
+const (
+	GemvxaBF16T128r2u2b2 GemvxaBF16Kernel = "gemvxa_bf16_t128r2u2b2"
+	GemvxaBF16T128r2u2b4 GemvxaBF16Kernel = "gemvxa_bf16_t128r2u2b4"
+	GemvxaBF16T128r2u2b8 GemvxaBF16Kernel = "gemvxa_bf16_t128r2u2b8"
+	GemvxaBF16T128r4u1b2 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u1b2"
+	GemvxaBF16T128r4u1b4 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u1b4"
+	GemvxaBF16T128r4u1b8 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u1b8"
+	GemvxaBF16T32r4u2b2  GemvxaBF16Kernel = "gemvxa_bf16_t32r4u2b2"
+	GemvxaBF16T32r4u2b4  GemvxaBF16Kernel = "gemvxa_bf16_t32r4u2b4"
+	GemvxaBF16T32r4u2b8  GemvxaBF16Kernel = "gemvxa_bf16_t32r4u2b8"
+	GemvxaBF16T64r4u1b2  GemvxaBF16Kernel = "gemvxa_bf16_t64r4u1b2"
+	GemvxaBF16T64r4u1b4  GemvxaBF16Kernel = "gemvxa_bf16_t64r4u1b4"
+	GemvxaBF16T64r4u1b8  GemvxaBF16Kernel = "gemvxa_bf16_t64r4u1b8"
+	GemvxaBF16T256r4u1b2 GemvxaBF16Kernel = "gemvxa_bf16_t256r4u1b2"
+	GemvxaBF16T256r4u1b4 GemvxaBF16Kernel = "gemvxa_bf16_t256r4u1b4"
+	GemvxaBF16T256r4u1b8 GemvxaBF16Kernel = "gemvxa_bf16_t256r4u1b8"
+	GemvxaBF16T128r4u2b2 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u2b2"
+	GemvxaBF16T128r4u2b4 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u2b4"
+	GemvxaBF16T128r4u2b8 GemvxaBF16Kernel = "gemvxa_bf16_t128r4u2b8"
+)
+
+// GemvxaBF16Kernels lists the gemvxa_bf16 instances in source order.
+var GemvxaBF16Kernels = []GemvxaBF16Kernel{GemvxaBF16T128r2u2b2, GemvxaBF16T128r2u2b4, GemvxaBF16T128r2u2b8, GemvxaBF16T128r4u1b2, GemvxaBF16T128r4u1b4, GemvxaBF16T128r4u1b8, GemvxaBF16T32r4u2b2, GemvxaBF16T32r4u2b4, GemvxaBF16T32r4u2b8, GemvxaBF16T64r4u1b2, GemvxaBF16T64r4u1b4, GemvxaBF16T64r4u1b8, GemvxaBF16T256r4u1b2, GemvxaBF16T256r4u1b4, GemvxaBF16T256r4u1b8, GemvxaBF16T128r4u2b2, GemvxaBF16T128r4u2b4, GemvxaBF16T128r4u2b8}
+
+// GemvxaBF16 enqueues kernels/gemv.cu's
+//
+//	gemvxa_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func GemvxaBF16(q Launcher, k GemvxaBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
 // GemvxBF16dKernel is one of the gemvx_bf16d_* instances of kernels/gemv.cu, which share one signature.
 type GemvxBF16dKernel string
 
