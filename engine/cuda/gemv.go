@@ -245,9 +245,25 @@ var gemvSiteNames = [siteCount]string{"in", "out", "dense", "tower", ""}
 // 0.761 → 0.746 ms. So by default the output, dense and tower ones.
 // $PROSCENIUM_GPU_GEMV_AHEAD: "0" none, "1" all four, or a comma-separated
 // list of in, out, dense, tower. Read when a graph is captured. The B-row
-// step's and frame's SIMT projections follow the same sites (GemvRows
-// .WeightsAhead: the gemvxa_* instances; docs/PERF.md "route21").
+// step's and frame's SIMT projections follow the same sites from
+// rowsAheadFrom rows on (GemvRows.WeightsAhead: the gemvxa_* instances).
 var gemvAhead = parseGemvAhead(os.Getenv("PROSCENIUM_GPU_GEMV_AHEAD"))
+
+// rowsAheadFrom is the fewest rows at which a site's B-row projections load
+// their first weights ahead. Measured (docs/PERF.md "route21", the step in
+// ms without → with): the output and dense projections lose at 2 and 4 rows
+// (2.613 → 2.656, 3.512 → 3.561) and gain at 8 (5.411 → 5.368); the tower's
+// lose at 2 (0.850 → 0.894) and gain at 4 and 8 (1.122 → 1.110, 2.042 →
+// 2.008).
+func rowsAheadFrom(site gemvSite) int {
+	if site == siteTower {
+		return 4
+	}
+	return 8
+}
+
+// rowsAhead says whether a projection of nb rows at site loads ahead.
+func rowsAhead(site gemvSite, nb int) bool { return gemvAhead[site] && nb >= rowsAheadFrom(site) }
 
 func parseGemvAhead(v string) (on [siteCount]bool) {
 	switch v {

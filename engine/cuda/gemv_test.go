@@ -156,3 +156,28 @@ func TestParseGemvAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsAhead: the B-row projections load ahead where their site does,
+// from the rows measured to gain (the tower's from 4, the backbone's from 8).
+func TestRowsAhead(t *testing.T) {
+	prev := gemvAhead
+	defer func() { gemvAhead = prev }()
+	gemvAhead = parseGemvAhead("")
+	for _, c := range []struct {
+		site gemvSite
+		nb   int
+		want bool
+	}{
+		{siteTower, 2, false}, {siteTower, 4, true}, {siteTower, 8, true},
+		{siteOut, 4, false}, {siteOut, 8, true}, {siteDense, 2, false}, {siteDense, 8, true},
+		{siteIn, 8, false}, {siteOther, 8, false},
+	} {
+		if got := rowsAhead(c.site, c.nb); got != c.want {
+			t.Errorf("rowsAhead(%s, %d) = %v, want %v", gemvSiteNames[c.site], c.nb, got, c.want)
+		}
+	}
+	gemvAhead = parseGemvAhead("0")
+	if rowsAhead(siteTower, 8) {
+		t.Error("rowsAhead with every site off")
+	}
+}

@@ -135,7 +135,7 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 	if n == 1 {
 		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site), yb, wb, xb)
 	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: gemvAhead[site]})
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: rowsAhead(site, n)})
 	return q.GemvRowsBF16(g, yb, wb, xb)
 }
 

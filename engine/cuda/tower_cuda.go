@@ -548,7 +548,7 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 		return err
 	}
 	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact,
-		WeightsAhead: gemvAhead[siteTower]}, y, wb, xb)
+		WeightsAhead: rowsAhead(siteTower, n)}, y, wb, xb)
 }
 
 // rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n
