@@ -9,7 +9,7 @@
 // be null for a single matrix, then e = 0 and W is the matrix itself); matrices
 // are [rows, cols] row-major, mstride elements apart, or where the expert
 // table xt says (expert_addr.cuh; null: the packed layout). Each group of TPR
-// threads computes ROWS consecutive rows (gemv_rows, gemv.cuh). cols must be
+// threads computes ROWS consecutive rows (gemv_rows_x, gemv.cuh). cols must be
 // a multiple of the elements per chunk (8 BF16, 16 FP8), rows 16-byte
 // aligned. S is null for BF16; for FP8 it holds the float32 block scales
 // [ceil(rows/128), ceil(cols/128)]: w[r][c] = fp8 · S[r/128][c/128].

@@ -143,7 +143,7 @@ struct XChunk<Exact, WT> {
 };
 
 // group_sum sums each of acc's N values over the TPR threads of its group
-// (gemv_rows' groups) and leaves the sums in the group's thread 0: shuffles
+// (gemv_rows_x' groups) and leaves the sums in the group's thread 0: shuffles
 // within a warp, then, when TPR > 32, the warps' sums in order through shared
 // memory (a block barrier: every thread of the block calls it).
 template <class Sum, int TPR, int N>
@@ -219,7 +219,7 @@ __device__ __forceinline__ void gemv_load_step(uint4 (&w)[UNROLL][ROWS], const u
 // chunk is loaded once and applied to each live row's x chunk in turn, x is
 // read once per chunk for all ROWS rows, and the partial sums are reduced by
 // group_sum. A row's sums run in the same order whatever NB is (the same
-// bits as gemv_rows, NB = 1, on x_b, under either policy). Spreading a row
+// bits as NB = 1 on x_b, under either policy). Spreading a row
 // over more threads (TPR) puts more of the matrix in flight at once: the
 // kernels are bound by memory latency as much as by bandwidth. sr[r] is row
 // r's first block scale (FP8; [ceil(cols/128)] of them, a chunk lies in one
@@ -263,33 +263,36 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
     group_sum<Sum, TPR, ROWS * NB>(&acc[0][0]);  // acc[r][b] is value r·NB + b
 }
 
-// gemv_rows is gemv_rows_x for one activation row x: acc[r] = Σ_c wr[r][c]·x[c].
-template <class WT, class P, int TPR, int ROWS, int UNROLL, bool AHEAD = false>
-__device__ __forceinline__ void gemv_rows(typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
-                                          const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
-    typedef typename P::Sum Sum;
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, 1, AHEAD>(reinterpret_cast<Sum(&)[ROWS][1]>(acc), wr, sr, x, 0, 1, cols);
-}
-
-// gemv_rows_entry is gemv_rows with the kernel's PDL entry (pdl_entry's
-// launch and wait). ahead: no kernel the wait waits for writes W (weights
+// gemv_rows_x_entry is gemv_rows_x with the kernel's PDL entry (pdl_entry's
+// launch and wait). AHEAD: no kernel the wait waits for writes W (weights
 // loaded before the launch), so each thread loads its first step of weights
 // before the wait: they stream while the kernel before finishes (its last
 // wave, a norm's or a mixer step's latency) instead of after it.
+template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD>
+__device__ __forceinline__ void gemv_rows_x_entry(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
+                                                  const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
+                                                  int nb, int cols) {
+    if (AHEAD)
+        pdl_launch_dependents();
+    else
+        pdl_entry();
+    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
+}
+
+// gemv_rows_entry is gemv_rows_x_entry for one activation row, ahead chosen
+// when the kernel runs (gemv.cu's one-matrix GEMVs, the tower's gate·up).
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
                                                 const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
-    if (ahead) {
-        pdl_launch_dependents();
-        gemv_rows<WT, P, TPR, ROWS, UNROLL, true>(acc, wr, sr, x, cols);
-    } else {
-        pdl_entry();
-        gemv_rows<WT, P, TPR, ROWS, UNROLL>(acc, wr, sr, x, cols);
-    }
+    typedef typename P::Sum(&Acc)[ROWS][1];
+    if (ahead)
+        gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, 1, true>(reinterpret_cast<Acc>(acc), wr, sr, x, 0, 1, cols);
+    else
+        gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, 1, false>(reinterpret_cast<Acc>(acc), wr, sr, x, 0, 1, cols);
 }
 
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
-// (each group of TPR threads ROWS consecutive rows, gemv_rows), after the PDL
+// (each group of TPR threads ROWS consecutive rows, gemv_rows_x), after the PDL
 // wait (ahead: gemv_rows_entry); W row-major [rows, cols], S FP8's block
 // scales (null for BF16). The kernels of gemv.cu, and the fused step's GEMVs
 // with a tail (fused.cuh).
@@ -312,9 +315,8 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 
 // gemv_body_x: y_b[r] = Σ_c W[r, c]·x_b[c] for nb ≤ NB rows x_b (xstride
 // floats apart) into y_b (ystride floats apart), W read once; otherwise as
-// gemv_body. AHEAD: each thread's first weights before the PDL wait (as
-// gemv_body's ahead: no kernel the wait waits for writes W); an instance of
-// its own, so that the others keep their registers.
+// gemv_body. AHEAD (gemv_rows_x_entry): a compile-time choice, an instance
+// of its own, so that the others keep their registers.
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
@@ -323,12 +325,8 @@ __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
-    if (AHEAD)
-        pdl_launch_dependents();
-    else
-        pdl_entry();
     typename P::Sum acc[ROWS][NB];
-    gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
+    gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
     if (j == 0) {
 #pragma unroll
         for (int b = 0; b < NB; b++)

@@ -39,10 +39,11 @@ import (
 // gathered GEMVs' ids when the host wrote them (IdsReady; the instance
 // waits first otherwise, a branch this scan by address does not follow),
 // with the expert table's words (rewritten only between frames, by copies
-// on the stream); and, in any number (weights), the one-matrix GEMVs' first
-// weights when the caller says no kernel writes them (Gemv.WeightsAhead and
-// GemvRows.WeightsAhead, and the tower's fused gate·up: gemv.cuh load_ahead, a 16-byte load that skips
-// L1 and is not .nc, the only such loads in those kernels).
+// on the stream); and, in any number (weights), the GEMVs' first weights
+// when the caller says no kernel writes them (Gemv.WeightsAhead, the B-row
+// gemvxa_* of GemvRows.WeightsAhead, and the tower's fused gate·up: gemv.cuh
+// load_ahead, a 16-byte load that skips L1 and is not .nc, the only such
+// loads in those kernels).
 var preWaitReviewed = []struct {
 	name    *regexp.Regexp
 	max     int

@@ -10,7 +10,7 @@
 
 // ---------------------------------------------------------------------------
 // Gate and up with their SwiGLU in one GEMV launch (engine/cuda
-// towerFusion.gateUp): gemv.cuh's body (gemv_rows, Fast) with one row of each
+// towerFusion.gateUp): gemv.cuh's body (gemv_rows_entry, Fast) with one row of each
 // matrix per group, as gemv.cu's t128r2u2 instance runs two rows of one
 // (groups of 128 threads, 16-byte chunks j, j+128, … of a row per thread, two
 // chunks' loads in flight per row, warp then group sums), so gate and up are

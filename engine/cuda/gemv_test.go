@@ -7,7 +7,10 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"proscenium/engine/cuda/kernel"
 )
 
 func TestChooseGemvPicksACompiledInstance(t *testing.T) {
@@ -179,5 +182,20 @@ func TestRowsAhead(t *testing.T) {
 	gemvAhead = parseGemvAhead("0")
 	if rowsAhead(siteTower, 8) {
 		t.Error("rowsAhead with every site off")
+	}
+}
+
+// TestGemvRowsAheadTwins: GemvRowsBF16 launches gemvxa_bf16_<name> for a
+// fast projection with WeightsAhead, so kernels/gemv.cu must compile that
+// twin of every gemvx_bf16_ instance (GEMV_ROWS_BF16 does).
+func TestGemvRowsAheadTwins(t *testing.T) {
+	for _, k := range kernel.GemvxBF16Kernels {
+		twin := kernel.GemvxaBF16Kernel(strings.Replace(string(k), "gemvx_", "gemvxa_", 1))
+		if !slices.Contains(kernel.GemvxaBF16Kernels, twin) {
+			t.Errorf("%s has no %s", k, twin)
+		}
+	}
+	if len(kernel.GemvxaBF16Kernels) != len(kernel.GemvxBF16Kernels) {
+		t.Errorf("%d gemvxa_bf16 instances for %d gemvx_bf16 ones", len(kernel.GemvxaBF16Kernels), len(kernel.GemvxBF16Kernels))
 	}
 }

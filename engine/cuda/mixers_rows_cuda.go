@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -82,8 +81,9 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 		return kernel.GemvxBF16d(q, kernel.GemvxBF16dKernel("gemvx_bf16d_"+name), [3]int{blocks, 1, 1}, gemvThreads,
 			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 	}
-	if ahead := kernel.GemvxaBF16Kernel("gemvxa_bf16_" + name); g.WeightsAhead && slices.Contains(kernel.GemvxaBF16Kernels, ahead) {
-		return kernel.GemvxaBF16(q, ahead, [3]int{blocks, 1, 1}, gemvThreads, devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+	if g.WeightsAhead { // kernels/gemv.cu compiles a gemvxa_ twin of every fast gemvx_ instance
+		return kernel.GemvxaBF16(q, kernel.GemvxaBF16Kernel("gemvxa_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
+			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 	}
 	return kernel.GemvxBF16(q, kernel.GemvxBF16Kernel("gemvx_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
