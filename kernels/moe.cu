@@ -915,14 +915,14 @@ NUMERICS_KERNEL(moe_down_rows, MOE_DOWN_BOUNDS,
 #endif
 
 // Down2Chunk::add adds chunk c's products to acc[r][b] for the ROWS rows'
-// weights w[0 … ROWS) and the nb ≤ NB staged inputs (row b at xs + b·cols
-// floats), each as XChunk's dot_scale gives it. Fast FP8 (the model's routed
+// weights w and the nb ≤ NB staged inputs (row b at xs + b·cols floats),
+// each as XChunk's dot_scale gives it. Fast FP8 (the model's routed
 // experts) runs the same FMA chains word by word, one float4 of x live at a
 // time instead of the chunk's four: fewer registers, the same bits.
 template <class P, class WT>
 struct Down2Chunk {
     template <int ROWS, int NB>
-    __device__ static __forceinline__ void add(typename P::Sum (&acc)[ROWS][NB], const uint4* w, float sc,
+    __device__ static __forceinline__ void add(typename P::Sum (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
                                                const void* xs, int c, int nb, int cols) {
 #pragma unroll
         for (int b = 0; b < NB; b++) {
@@ -938,8 +938,8 @@ struct Down2Chunk {
 template <>
 struct Down2Chunk<Fast, FP8Weights> {
     template <int ROWS, int NB>
-    __device__ static __forceinline__ void add(float (&acc)[ROWS][NB], const uint4* w, float sc, const void* xs,
-                                               int c, int nb, int cols) {
+    __device__ static __forceinline__ void add(float (&acc)[ROWS][NB], const uint4 (&w)[ROWS], float sc,
+                                               const void* xs, int c, int nb, int cols) {
 #pragma unroll
         for (int b = 0; b < NB; b++) {
             if (b < nb) {
@@ -966,93 +966,69 @@ struct Down2Chunk<Fast, FP8Weights> {
     }
 };
 
-// Down2Warp is one warp's share of a down projection: y_b[row0 + r] =
-// Σ_c W[row0 + r, c]·x_b[c] for r < ROWS, b < nb (y_b = y + b·ystride; x_b
-// staged at xs + b·cols floats; NB > 1 only under Fast), lane j reading
-// chunks j, j+32, …, CPL of them a round. Its steps work on weights the
-// caller holds (w: CPL·ROWS chunks, round u's rows at w + u·ROWS; sc: CPL
-// block scales), so that down2_rows can put the stage between issue and sum
-// and moe_down_stream_fast can carry either kind of item in one set of
-// registers. Rows past rows read the last row and are not written.
-template <class P, class WT, int ROWS, int CPL>
-struct Down2Warp {
-    typedef typename P::Sum Sum;
-    // Row r's chunk cc is W4 + (min(row0 + r, rows − 1)·nc + cc), computed
-    // where loaded (int offsets, no pointers held: fewer registers; a matrix
-    // is < 2³¹ bytes, moeDown2Args checks). The warp's rows share one scale
-    // row srow: row0 is a multiple of ROWS, which divides 128.
-    const uint4* W4;
-    const float* srow;
-    int row0, rows, cols, nc;
-    __device__ __forceinline__ Down2Warp(const uint8_t* __restrict__ W, const float* __restrict__ S, int row0_,
-                                         int rows_, int cols_)
-        : W4(reinterpret_cast<const uint4*>(W)), row0(row0_), rows(rows_), cols(cols_), nc(cols_ / WT::PER) {
-        srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * ((cols + 127) >> 7) : nullptr;
-    }
-    __device__ __forceinline__ int chunks() const { return nc; }
-    // issue loads the round whose first chunk is c0 (a lane's: lane + 32·round).
-    __device__ __forceinline__ void issue(uint4* w, float* sc, int c0) const {
-#pragma unroll
-        for (int u = 0; u < CPL; u++) {
-            const int cc = min(c0 + 32 * u, nc - 1);  // past the end: reread, not summed
-#pragma unroll
-            for (int r = 0; r < ROWS; r++) w[u * ROWS + r] = load_stream(W4 + (min(row0 + r, rows - 1) * nc + cc));
-            sc[u] = WT::SCALED ? __ldg(srow + ((cc * WT::PER) >> 7)) : 1.f;
-        }
-    }
-    // sum adds the round whose first chunk is c0 into acc.
-    template <int NB>
-    __device__ __forceinline__ void sum(Sum (&acc)[ROWS][NB], const uint4* w, const float* sc, const void* xs,
-                                        int nb, int c0) const {
-#pragma unroll
-        for (int u = 0; u < CPL; u++) {
-            const int c = c0 + 32 * u;
-            if (c < chunks()) Down2Chunk<P, WT>::template add<ROWS, NB>(acc, w + u * ROWS, sc[u], xs, c, nb, cols);
-        }
-    }
-    // store sums each of acc over the warp and writes it (lane 0).
-    template <int NB>
-    __device__ __forceinline__ void store(Sum (&acc)[ROWS][NB], float* __restrict__ y, int ystride, int nb) const {
-#pragma unroll
-        for (int r = 0; r < ROWS; r++)
-#pragma unroll
-            for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
-        if ((threadIdx.x & 31) == 0) {
-#pragma unroll
-            for (int r = 0; r < ROWS; r++)
-#pragma unroll
-                for (int b = 0; b < NB; b++)
-                    if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
-        }
-    }
-};
-
-// down2_rows is a Down2Warp's whole projection in moe_down2: the first
-// round's loads before stage() and the block barrier (every thread of the
-// block calls it, each warp its own row0), then the sums round by round.
+// down2_rows: y_b[row0 + r] = Σ_c W[row0 + r, c]·x_b[c] for r < ROWS, b < nb
+// (y_b = y + b·ystride; x_b staged by stage() at xs + b·cols floats; NB > 1
+// only under Fast) by one warp, lane j reading chunks j, j+32, …, CPL of
+// them and ROWS rows issued together; the first loads before stage() and
+// the block barrier (every thread of the block calls it, each warp its own
+// row0). Rows past rows read the last row and are not written.
 template <class P, class WT, int ROWS, int CPL, int NB, class Stage>
 __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, int nb, const uint8_t* __restrict__ W,
                                            const float* __restrict__ S, void* xs, int row0, int rows, int cols,
                                            Stage stage) {
-    const Down2Warp<P, WT, ROWS, CPL> d(W, S, row0, rows, cols);
-    const int lane = threadIdx.x & 31, chunks = d.chunks();
-    uint4 w[CPL * ROWS];
+    typedef typename P::Sum Sum;
+    constexpr int PER = WT::PER;
+    const int lane = threadIdx.x & 31;
+    const int chunks = cols / PER, scols = (cols + 127) >> 7;
+    // Row r's chunk cc: W + (min(row0 + r, rows − 1)·chunks + cc) 16-byte
+    // chunks, computed where loaded (int offsets, no pointers held: fewer
+    // registers; a matrix is < 2³¹ bytes, moeDown2Args checks).
+    const uint4* W4 = reinterpret_cast<const uint4*>(W);
+    // The warp's rows share one scale row: row0 is a multiple of ROWS, which divides 128.
+    const float* srow = WT::SCALED ? S + (size_t)(min(row0, rows - 1) >> 7) * scols : nullptr;
+    uint4 w[CPL][ROWS];
     float sc[CPL];
-    if (lane < chunks) d.issue(w, sc, lane);
+    auto issue = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int cc = min(c0 + 32 * u, chunks - 1);  // past the end: reread, not summed
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) w[u][r] = load_stream(W4 + (min(row0 + r, rows - 1) * chunks + cc));
+            sc[u] = WT::SCALED ? __ldg(srow + ((cc * PER) >> 7)) : 1.f;
+        }
+    };
+    if (lane < chunks) issue(lane);
     stage();
     __syncthreads();
-    typename P::Sum acc[ROWS][NB];
+    Sum acc[ROWS][NB];
 #pragma unroll
     for (int r = 0; r < ROWS; r++)
 #pragma unroll
         for (int b = 0; b < NB; b++) acc[r][b] = 0;
-    d.template sum<NB>(acc, w, sc, xs, nb, lane);
+    auto sum = [&](int c0) {
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int c = c0 + 32 * u;
+            if (c < chunks) Down2Chunk<P, WT>::template add<ROWS, NB>(acc, w[u], sc[u], xs, c, nb, cols);
+        }
+    };
+    sum(lane);
     // Wider rows (not the model's: its experts' rows are one round): the rest, a round at a time.
     for (int c0 = lane + 32 * CPL; c0 < chunks; c0 += 32 * CPL) {
-        d.issue(w, sc, c0);
-        d.template sum<NB>(acc, w, sc, xs, nb, c0);
+        issue(c0);
+        sum(c0);
     }
-    d.template store<NB>(acc, y, ystride, nb);
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int b = 0; b < NB; b++) acc[r][b] = warp_sum(acc[r][b]);
+    if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                if (b < nb && row0 + r < rows) y[(size_t)b * ystride + row0 + r] = (float)acc[r][b];
+    }
 }
 
 template <class P>
@@ -1121,164 +1097,6 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
     }
 MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
 MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
-
-// ---------------------------------------------------------------------------
-// moe_down_stream_fast: moe_down2_fast's work for a B-row step (n rows),
-// walked by a grid of a few blocks an SM instead of a block an item
-// (docs/PERF.md "stream22"). moe_down2's 1 088 blocks at four rows run ≈ 3
-// waves of 3 blocks an SM, each block loading its 32 KB and then summing it:
-// the blocks of a wave get their bytes at about the same time and sum at
-// about the same time, so DRAM idles through every wave's sums and every
-// new wave's id read. Here block b takes items b, b + grid, …, and issues
-// its next item's weights (and reads that item's inputs into registers)
-// before it sums the current one, so each SM's loads stay in flight through
-// its sums. An item is one of moe_down2's blocks: (64-row tile, routed pair)
-// or (tile, half of the shared expert's rows, group of up to DOWN2_NB rows),
-// both 8 chunks a lane, held in one set of registers; the shared items come
-// first (the first round). The same chunks, FMA chains and warp sums as
-// moe_down2_fast: its bits. Only what moe_down2's model path is: FP8 routed
-// experts of one chunk round (ip ≤ 512) and shared experts of ≤ 512 inputs
-// (engine/cuda checks; otherwise moe_down2). Grid (blocks), block 256.
-#define STREAM_XS 2048  // floats a staging buffer: ip, or G·is for a shared group
-struct DownStreamItem {
-    int shared;  // 1: a shared-expert item
-    int tile;    // 64-row tile
-    int q;       // routed: the pair (row·k + slot); shared: the first row t0
-    int nb;      // shared: rows in the group; routed: 1
-    int half;    // shared: which 4 rows of each warp's 8
-};
-__device__ __forceinline__ DownStreamItem down_stream_item(int j, int nshared, int nt, int G, int n) {
-    DownStreamItem it;
-    if (j < nshared) {
-        const int g = j / (2 * nt), rem = j - g * 2 * nt;
-        it.shared = 1, it.half = rem / nt, it.tile = rem - it.half * nt, it.q = g * G, it.nb = min(G, n - g * G);
-    } else {
-        const int jj = j - nshared;
-        it.shared = 0, it.half = 0, it.q = jj / nt, it.tile = jj - it.q * nt, it.nb = 1;
-    }
-    return it;
-}
-extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2)
-    moe_down_stream_fast(float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
-                         const float* __restrict__ S, long long mstride, long long sstride,
-                         const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip, int k,
-                         const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is,
-                         int h, int n, const unsigned long long* __restrict__ xt, unsigned int* xst) {
-    __shared__ __align__(16) float xs[2][STREAM_XS];
-    pdl_entry();
-    typedef Down2Warp<Fast, FP8Weights, DOWN_ROWS, 1> Routed;
-    constexpr int HR = DOWN_ROWS / 2;
-    typedef Down2Warp<Fast, BF16Weights, HR, 2> Shared;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int nt = (h + 63) / 64, G = max(1, min(DOWN2_NB, STREAM_XS / max(is, 1)));
-    const int nshared = 2 * nt * ((n + G - 1) / G), items = nshared + nt * n * k;
-    const int step = gridDim.x;
-    int j = blockIdx.x;
-    if (j >= items) return;
-    // id(j): item j's expert (routed), read two items ahead of its loads.
-    auto id = [&](int jj) -> long long {
-        if (jj < nshared || jj >= items) return 0;
-        return ld_dep(ids + (jj - nshared) / nt);
-    };
-    // issue: item jj's weights into w, sc (its expert m).
-    auto issue = [&](int jj, long long m, uint4* w, float* sc) {
-        const DownStreamItem it = down_stream_item(jj, nshared, nt, G, n);
-        const int wrow = (it.tile * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;
-        if (it.shared) {
-            const Shared d(reinterpret_cast<const uint8_t*>(Ws), nullptr, wrow + it.half * HR, h, is);
-            if (lane < d.chunks()) d.issue(w, sc, lane);
-        } else {
-            if (it.tile == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
-            const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);
-            const Routed d(a.w, a.s, wrow, h, ip);
-            if (lane < d.chunks()) d.issue(w, sc, lane);
-        }
-    };
-    // inputs: item jj's gate and up values, read into raw (routed: 2 of each
-    // a thread; shared: 2 of each for each of the group's rows).
-    auto inputs = [&](int jj, float* raw) {
-        const DownStreamItem it = down_stream_item(jj, nshared, nt, G, n);
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const int c = threadIdx.x + GEMV_THREADS * u;
-            if (it.shared) {
-#pragma unroll
-                for (int b = 0; b < DOWN2_NB; b++) {
-                    const float* d = dense + (size_t)(it.q + b) * dstride + e;
-                    if (b < it.nb && c < is) raw[4 * b + 2 * u] = d[c], raw[4 * b + 2 * u + 1] = d[is + c];
-                }
-            } else {
-                const float* g = gu + (size_t)it.q * 2 * p;
-                if (c < i) raw[2 * u] = g[c], raw[2 * u + 1] = g[p + c];
-            }
-        }
-    };
-    // stage: silu(gate)·up of item jj into x (moe_down2's staging, the same values).
-    auto stage = [&](int jj, const float* raw, float* x) {
-        const DownStreamItem it = down_stream_item(jj, nshared, nt, G, n);
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const int c = threadIdx.x + GEMV_THREADS * u;
-            if (it.shared) {
-#pragma unroll
-                for (int b = 0; b < DOWN2_NB; b++)
-                    if (b < it.nb && c < is)
-                        XChunk<Fast, BF16Weights>::stage(x + (size_t)b * is, c,
-                                                         Fast::mul(Fast::silu(raw[4 * b + 2 * u]), raw[4 * b + 2 * u + 1]));
-            } else if (c < ip) {
-                XChunk<Fast, FP8Weights>::stage(x, c, c < i ? Fast::mul(Fast::silu(raw[2 * u]), raw[2 * u + 1]) : 0.f);
-            }
-        }
-    };
-    // sum: item jj's outputs from w, sc and its staged x.
-    auto sum = [&](int jj, const uint4* w, const float* sc, const float* x) {
-        const DownStreamItem it = down_stream_item(jj, nshared, nt, G, n);
-        const int wrow = (it.tile * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;
-        if (it.shared) {
-            const Shared d(reinterpret_cast<const uint8_t*>(Ws), nullptr, wrow + it.half * HR, h, is);
-            float acc[HR][DOWN2_NB];
-#pragma unroll
-            for (int r = 0; r < HR; r++)
-#pragma unroll
-                for (int b = 0; b < DOWN2_NB; b++) acc[r][b] = 0;
-            d.template sum<DOWN2_NB>(acc, w, sc, x, it.nb, lane);
-            d.template store<DOWN2_NB>(acc, ys + (size_t)it.q * h, h, it.nb);
-        } else {
-            const Routed d(W, S, wrow, h, ip);  // its rows and width (the weights are in w)
-            float acc[DOWN_ROWS][1];
-#pragma unroll
-            for (int r = 0; r < DOWN_ROWS; r++) acc[r][0] = 0;
-            d.template sum<1>(acc, w, sc, x, 1, lane);
-            d.template store<1>(acc, yr + (size_t)it.q * h, h, 1);
-        }
-    };
-    // The pipeline: item j's weights in flight (or here) and its x staged in
-    // xs[buf]; the next item's weights issued and inputs read before j's sums.
-    uint4 wa[2 * HR], wb[2 * HR];
-    float sca[2], scb[2], raw[4 * DOWN2_NB];
-    long long m = id(j), mnext = id(j + step);
-    issue(j, m, wa, sca);
-    inputs(j, raw);
-    stage(j, raw, xs[0]);
-    __syncthreads();
-    int buf = 0;
-    auto advance = [&](const uint4* wc, const float* scc, uint4* wn, float* scn) -> bool {
-        const int jn = j + step;
-        const long long mafter = id(jn + step);
-        if (jn < items) {
-            issue(jn, mnext, wn, scn);
-            inputs(jn, raw);
-        }
-        sum(j, wc, scc, xs[buf]);
-        if (jn >= items) return false;
-        stage(jn, raw, xs[buf ^ 1]);
-        __syncthreads();
-        buf ^= 1, j = jn, m = mnext, mnext = mafter;
-        return true;
-    };
-    while (advance(wa, sca, wb, scb) && advance(wb, scb, wa, sca)) {
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the

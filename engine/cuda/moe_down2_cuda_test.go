@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
-	"proscenium/engine/drama3"
 )
 
 // withMoEDown2 runs f with $PROSCENIUM_GPU_MOE_DOWN2's switch set to on
@@ -131,75 +129,6 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 	}
 }
 
-// TestMoEDownStreamMatchesMoEDown2: moe_down_stream_fast (a fast B-row
-// step's down projections walked by a few blocks an SM, each block's next
-// item's weights in flight while it sums the current one) gives every
-// routed and shared output moe_down2_fast's bits: Drama 3's shape at 2, 3,
-// 4, 5 and 8 rows (the shared expert's groups of four, full and partial),
-// FP8 with scales ≥ 2⁸, ragged shapes (rows not a multiple of a tile, lanes
-// without a chunk), each on the step's grid, on 7 blocks and on one (every
-// item of the launch through one block's pipeline, both of its register
-// sets and staging buffers).
-func TestMoEDownStreamMatchesMoEDown2(t *testing.T) {
-	prev := dev.Numerics
-	dev.Numerics = drama3.NumericsFast // the kernel is fast only
-	defer func() { dev.Numerics = prev }()
-	r := newRand(t)
-	var cases []moeDownCase
-	for _, n := range []int{2, 3, 4, 5, 8} {
-		cases = append(cases, moeDownCase{true, 2048, 512, 512, 512, 24, 8, 512, 257, n, n == 5})
-	}
-	cases = append(cases,
-		moeDownCase{true, 136, 40, 48, 128, 6, 3, 56, 6, 3, false},
-		moeDownCase{true, 300, 200, 208, 256, 6, 3, 56, 6, 5, true},
-		moeDownCase{true, 256, 512, 512, 512, 9, 4, 504, 9, 7, false},
-	)
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%dx%d_shared_%d_rows_%d", c.h, c.ip, c.is, c.n), func(t *testing.T) {
-			d := newMoEDownData(t, r, c)
-			out := func(launch func(q *Queue, yr, ys *Block) error) ([]float32, []float32) {
-				yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
-				if err := dev.Run(func(q *Queue) error { return launch(q, yr, ys) }); err != nil {
-					t.Fatal(err)
-				}
-				return download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
-			}
-			oldR, oldS := out(func(q *Queue, yr, ys *Block) error {
-				return withMoEDownStream(0, func() error {
-					return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ExpertRef{})
-				})
-			})
-			grid := 0
-			for _, blocks := range []int{0, 7, 1} {
-				newR, newS := out(func(q *Queue, yr, ys *Block) error {
-					a, _, err := moeDownRowsArgs(yr, ys, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n)
-					if err != nil {
-						return err
-					}
-					if grid = q.moeDownStreamBlocks(a, c.n); grid == 0 {
-						return fmt.Errorf("moe_down_stream_fast does not take the case")
-					}
-					if blocks == 0 {
-						blocks = grid
-					}
-					return q.moeDownStream(a, devPtr(ys), d.dstride, c.n, blocks, ExpertRef{})
-				})
-				down2SameBits(t, fmt.Sprintf("stream on %d blocks, routed", blocks), newR, oldR)
-				down2SameBits(t, fmt.Sprintf("stream on %d blocks, shared", blocks), newS, oldS)
-			}
-		})
-	}
-}
-
-// withMoEDownStream runs f with moe_down_stream_fast's blocks an SM set to
-// perSM (0: MoEDownRows launches moe_down2).
-func withMoEDownStream(perSM int, f func() error) error {
-	prev := moeDownStreamPerSM
-	moeDownStreamPerSM = perSM
-	defer func() { moeDownStreamPerSM = prev }()
-	return f()
-}
-
 // down2SameBits holds moe_down2's outputs to the old kernel's: the same bits
 // (the same sums in the same order). Under exact that is required (the
 // CPU's bits); under fast a difference (ptxas contracting a product into
@@ -220,8 +149,7 @@ func down2SameBits(t *testing.T, what string, got, old []float32) {
 }
 
 // TestMoEDown2Timing prints the device time of a step's down projections,
-// old (moe_down / moe_down_rows) against moe_down2 and, fast from two rows,
-// moe_down_stream_fast, at Drama 3's geometry
+// old (moe_down / moe_down_rows) against moe_down2, at Drama 3's geometry
 // (256 experts [2048, 512] FP8, top 8, the shared expert [2048, 512] BF16)
 // for 1, 2, 4 and 8 rows: the mean of reps launches stream-ordered with PDL,
 // each launch's rows routed to other experts (as the layers of a step: the
@@ -250,29 +178,22 @@ func TestMoEDown2Timing(t *testing.T) {
 	idb := upload(t, ids)
 	yr, ys := alloc(t, c.n*k*h*4), alloc(t, c.n*h*4)
 	for _, n := range []int{1, 2, 4, 8} {
-		for _, mode := range []string{"old", "moe_down2", "stream"} {
-			on := mode != "old"
-			perSM := map[bool]int{false: 0, true: moeDownStreamPerSM}[mode == "stream"]
-			if mode == "stream" && (n == 1 || dev.Numerics.Exact() || perSM == 0) {
-				continue
-			}
+		for _, on := range []bool{false, true} {
 			run := func(q *Queue) error {
-				return withMoEDownStream(perSM, func() error {
-					return withMoEDown2(on, func() error {
-						for i := 0; i < reps; i++ {
-							ib := &Block{Kind: idb.Kind, Ptr: idb.Ptr + uintptr(i*c.n*k*4), Bytes: int64(n * k * 4)}
-							var err error
-							if n == 1 {
-								err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{})
-							} else {
-								err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{})
-							}
-							if err != nil {
-								return err
-							}
+				return withMoEDown2(on, func() error {
+					for i := 0; i < reps; i++ {
+						ib := &Block{Kind: idb.Kind, Ptr: idb.Ptr + uintptr(i*c.n*k*4), Bytes: int64(n * k * 4)}
+						var err error
+						if n == 1 {
+							err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{})
+						} else {
+							err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{})
 						}
-						return nil
-					})
+						if err != nil {
+							return err
+						}
+					}
+					return nil
 				})
 			}
 			if err := dev.Run(run); err != nil { // warm-up
@@ -283,7 +204,8 @@ func TestMoEDown2Timing(t *testing.T) {
 				t.Fatal(err)
 			}
 			mb := float64(n*k*h*ip+h*is*2*n) / 1e6 // the old kernel's bytes (moe_down2 reads the shared expert once per 4 rows)
-			fmt.Printf("timing moe down %-9s %d rows (%5.1f MB old)  %7.2f µs\n", mode, n, mb, 1000*ms/reps)
+			name := map[bool]string{false: "old", true: "moe_down2"}[on]
+			fmt.Printf("timing moe down %-9s %d rows (%5.1f MB old)  %7.2f µs\n", name, n, mb, 1000*ms/reps)
 		}
 	}
 }

@@ -56,60 +56,22 @@ func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E 
 	if err != nil {
 		return err
 	}
-	if blocks := q.moeDownStreamBlocks(a, n); blocks > 0 {
-		return q.moeDownStream(a, devPtr(ys), dstride, n, blocks, xr)
-	}
 	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr)
 }
 
 // moeDown2 launches moe_down2 on checked arguments: grid (blocks of 64
 // output rows, k routed pairs + the shared expert's two halves, n rows).
 func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
-	if err := down2Offsets(a); err != nil {
-		return err
-	}
-	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
-		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
-		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
-		Xt: xr.down(), Xst: xr.Stats})
-}
-
-// down2Offsets refuses matrices whose offsets overflow the kernels' int
-// arithmetic (moe_down2's and moe_down_stream_fast's Down2Warp: each matrix
-// < 2³¹ bytes) and shared experts narrower than a chunk.
-func down2Offsets(a kernel.MoEDownArgs) error {
 	elem := int64(2)
 	if a.FP8 != 0 {
 		elem = 1
 	}
+	// The kernel's offsets within a matrix are int: each < 2³¹ bytes.
 	if int64(a.H)*int64(a.Ip)*elem > math.MaxInt32 || int64(a.H)*int64(a.Is)*2 > math.MaxInt32 || a.Is < 8 {
 		return fmt.Errorf("cuda: moe down2: matrices [%d, %d] and [%d, %d] (each under 2 GiB, shared width ≥ 8)", a.H, a.Ip, a.H, a.Is)
 	}
-	return nil
-}
-
-// moeDownStreamBlocks is moe_down_stream_fast's grid for a checked launch of
-// n rows (moeDownStreamGrid at moeDownStreamPerSM blocks an SM), or 0 where
-// it does not apply: exact numerics, one row, BF16 routed experts, widths
-// past one round of chunks (routed ip > 512 inputs, shared is > 512), or the
-// switch off.
-func (q *Queue) moeDownStreamBlocks(a kernel.MoEDownArgs, n int) int {
-	if moeDownStreamPerSM == 0 || q.policy() != kernel.Fast || n < 2 || a.FP8 == 0 ||
-		a.Ip > 512 || a.Ip%16 != 0 || a.Is > 512 || a.Is%8 != 0 || a.I > a.Ip {
-		return 0
-	}
-	return moeDownStreamGrid(a.H, a.K, a.Is, n, moeDownStreamPerSM*q.d.Info.Multiprocs)
-}
-
-// moeDownStream launches moe_down_stream_fast on checked arguments that
-// moeDownStreamBlocks accepts, with blocks blocks (any number: each walks
-// its items; the tests run 1 and 7).
-func (q *Queue) moeDownStream(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
-	if err := down2Offsets(a); err != nil {
-		return err
-	}
-	return kernel.MoEDownStreamFast(q, [3]int{blocks, 1, 1}, moeDownThreads, kernel.MoEDownStreamFastArgs{
-		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, Ids: a.Ids, Gu: a.Gu,
-		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H, N: n,
+	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
+		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
+		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
 		Xt: xr.down(), Xst: xr.Stats})
 }
