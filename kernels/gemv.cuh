@@ -38,19 +38,18 @@ struct BF16Weights {
 struct FP8Weights {
     static constexpr int PER = 16;
     static constexpr bool SCALED = true;  // one float32 scale per 128×128 block
-    // dot is the chunk's products with each weight decoded by the integer
-    // path alone (fp8_top_byte_bits: v·2⁻¹²⁰, exact, subnormals included),
-    // so the sum is 2⁻¹²⁰ times the products' sum; DOT_UNIT undoes that.
-    // About three integer operations a weight (shifts and masks, 64 a clock
-    // and SM) instead of sm_90's cvt path (e4m3x2 → f16x2 → two f32, on the
-    // conversion units' 16 a clock); the step with it is measured in
-    // docs/PERF.md (step27b), the GEMV alone not yet.
-    static constexpr float DOT_UNIT = 0x1p120f;
+    // dot is the chunk's products with each weight decoded as FP8_DOT says
+    // (common.cuh: the integer path's v·2⁻¹²⁰, sm_89+'s conversion, or
+    // both), so the sum is the products' sum over DOT_UNIT; the caller's
+    // scale multiply undoes that.
+    static constexpr float DOT_UNIT = FP8_DOT_UNIT;
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
-        float s = fp8_dot4_bits(w.x, xv[0], 0.f);
-        s = fp8_dot4_bits(w.y, xv[1], s);
-        s = fp8_dot4_bits(w.z, xv[2], s);
-        return fp8_dot4_bits(w.w, xv[3], s);
+        Fp8Sum s;
+        s.add(w.x, xv[0]);
+        s.add(w.y, xv[1]);
+        s.add(w.z, xv[2]);
+        s.add(w.w, xv[3]);
+        return s.value();
     }
     // E4M3 value × block scale, one float32 multiply each
     // (checkpoint.DequantFP8Blocks).

@@ -944,22 +944,22 @@ struct Down2Chunk<Fast, FP8Weights> {
         for (int b = 0; b < NB; b++) {
             if (b < nb) {
                 const float4* xv = static_cast<const float4*>(xs) + (size_t)b * (cols / 4) + 4 * c;
-                float s[ROWS];
+                Fp8Sum s[ROWS];
                 // FP8Weights::dot's chain: words x, y, z, w against x's float4s 0…3.
                 float4 x4 = xv[0];
 #pragma unroll
-                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].x, x4, 0.f);
+                for (int r = 0; r < ROWS; r++) s[r].add(w[r].x, x4);
                 x4 = xv[1];
 #pragma unroll
-                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].y, x4, s[r]);
+                for (int r = 0; r < ROWS; r++) s[r].add(w[r].y, x4);
                 x4 = xv[2];
 #pragma unroll
-                for (int r = 0; r < ROWS; r++) s[r] = fp8_dot4_bits(w[r].z, x4, s[r]);
+                for (int r = 0; r < ROWS; r++) s[r].add(w[r].z, x4);
                 x4 = xv[3];
 #pragma unroll
                 for (int r = 0; r < ROWS; r++) {
-                    s[r] = fp8_dot4_bits(w[r].w, x4, s[r]);
-                    acc[r][b] += s[r] * FP8Weights::DOT_UNIT * sc;  // XChunk<Fast>::dot_scale
+                    s[r].add(w[r].w, x4);
+                    acc[r][b] += s[r].value() * FP8Weights::DOT_UNIT * sc;  // XChunk<Fast>::dot_scale
                 }
             }
         }
