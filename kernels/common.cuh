@@ -237,75 +237,43 @@ __device__ __forceinline__ float fp8_dot4_bits(uint32_t w, float4 xv, float s) {
     return fmaf(fp8_top_byte_bits(w), xv.w, s);
 }
 
-// The fast FP8 dot's decode (FP8_DOT; docs/PERF.md "cvt22"): 0, every byte by
-// the integer path (fp8_top_byte_bits: three integer operations a weight, on
-// the half-rate integer pipe); 1, every pair of bytes by sm_89+'s conversion
-// (cvt.rn.f16x2.e4m3x2, then each half widened to float32 — exact, the
-// E4M3 value itself); 2, the low two bytes of a word by the conversion and
-// the high two by the integer path, in two sums (the pipes in parallel).
-// Before sm_89 there is no conversion: 0.
+// The fast FP8 dot's decode (FP8_DOT; docs/PERF.md "cvt22"): 1 (sm_90), each
+// pair of bytes by the conversion unit (fp8x2_to_float2: one
+// cvt.rn.f16x2.e4m3x2, then each half widened to float32 — exact, the E4M3
+// value itself); 0 (before sm_90, or -DPROSCENIUM_FP8_DOT=0), every byte by
+// the integer path (fp8_dot4_bits: three integer operations a weight on the
+// half-rate integer pipe). Measured on the H200 (session 22 run 2): 1 takes
+// the one-row step 2.017 → 1.984 ms and the four-row one 3.51 → 3.39 ms, the
+// takes' codes unchanged.
 #ifndef PROSCENIUM_FP8_DOT
 #define PROSCENIUM_FP8_DOT 1
 #endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-#define FP8_DOT PROSCENIUM_FP8_DOT
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && PROSCENIUM_FP8_DOT
+#define FP8_DOT 1
+#define FP8_DOT_UNIT 1.f  // Fp8Sum::value() is the products' sum
 #else
 #define FP8_DOT 0
-#endif
-// FP8_DOT_UNIT: Fp8Sum::value() times it is the products' sum.
-#if FP8_DOT == 0
-#define FP8_DOT_UNIT 0x1p120f
-#else
-#define FP8_DOT_UNIT 1.f
+#define FP8_DOT_UNIT 0x1p120f  // Fp8Sum::value() is 2⁻¹²⁰ times the products' sum
 #endif
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-// e4m3x2_floats widens the two E4M3 values in the low 16 bits of v (byte 0
-// to f.x) exactly to float32.
-__device__ __forceinline__ float2 e4m3x2_floats(uint32_t v) {
-    uint32_t h;
-    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h) : "h"((unsigned short)v));
-    float2 f;
-    asm("{.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;}"
-        : "=f"(f.x), "=f"(f.y)
-        : "r"(h));
-    return f;
-}
-#endif
-
-// Fp8Sum is a fast FP8 dot's running sum in FP8_DOT's form; add(w, xv)
+// Fp8Sum is a fast FP8 dot's running sum in FP8_DOT's form: add(w, xv)
 // adds the four weights of word w (byte i with xv's component i), in
-// order, each product exact inside its FMA; value() is the sum so far over
-// FP8_DOT_UNIT.
+// order, each product exact inside its FMA; value() times FP8_DOT_UNIT is
+// the sum so far.
 struct Fp8Sum {
     float s = 0.f;
-#if FP8_DOT == 2
-    float t = 0.f;  // the integer path's bytes, v·2⁻¹²⁰
-#endif
     __device__ __forceinline__ void add(uint32_t w, float4 xv) {
-#if FP8_DOT == 0
-        s = fp8_dot4_bits(w, xv, s);
-#elif FP8_DOT == 1
-        const float2 a = e4m3x2_floats(w), b = e4m3x2_floats(w >> 16);
+#if FP8_DOT
+        const float2 a = fp8x2_to_float2((uint16_t)w), b = fp8x2_to_float2((uint16_t)(w >> 16));
         s = fmaf(a.x, xv.x, s);
         s = fmaf(a.y, xv.y, s);
         s = fmaf(b.x, xv.z, s);
         s = fmaf(b.y, xv.w, s);
 #else
-        const float2 a = e4m3x2_floats(w);
-        s = fmaf(a.x, xv.x, s);
-        s = fmaf(a.y, xv.y, s);
-        t = fmaf(fp8_top_byte_bits(w << 8), xv.z, t);
-        t = fmaf(fp8_top_byte_bits(w), xv.w, t);
+        s = fp8_dot4_bits(w, xv, s);
 #endif
     }
-    __device__ __forceinline__ float value() const {
-#if FP8_DOT == 2
-        return fmaf(t, 0x1p120f, s);
-#else
-        return s;
-#endif
-    }
+    __device__ __forceinline__ float value() const { return s; }
 };
 
 // x staged in shared memory as float64 for dot_f64 (widen_x's values), by

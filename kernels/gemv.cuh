@@ -39,9 +39,9 @@ struct FP8Weights {
     static constexpr int PER = 16;
     static constexpr bool SCALED = true;  // one float32 scale per 128×128 block
     // dot is the chunk's products with each weight decoded as FP8_DOT says
-    // (common.cuh: the integer path's v·2⁻¹²⁰, sm_89+'s conversion, or
-    // both), so the sum is the products' sum over DOT_UNIT; the caller's
-    // scale multiply undoes that.
+    // (common.cuh: sm_90's conversion, or the integer path's v·2⁻¹²⁰), so
+    // the sum is the products' sum over DOT_UNIT; the caller's scale
+    // multiply undoes that.
     static constexpr float DOT_UNIT = FP8_DOT_UNIT;
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
         Fp8Sum s;
