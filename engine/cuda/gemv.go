@@ -42,8 +42,17 @@ func (v GemvVariant) Grid(rows int) (blocks, rb int) {
 // all useful and in flight at once: narrow rows (512 columns) want one warp per
 // row group and several rows per warp, wider rows a row spread over more
 // threads; FP8 launches of 8192 rows or more (one matrix, or the 16 gate and
-// up matrices of 8 experts) a warp per 4 rows.
+// up matrices of 8 experts) a warp per 4 rows. $PROSCENIUM_GPU_GEMV_FP8 (an
+// FP8 variant's name, t64r4u2) overrides it for every FP8 projection: the
+// step's routed gate·up (benchmarks; a name that is no variant is ignored).
 func ChooseGemv(fp8 bool, rows, cols, n int) GemvVariant {
+	if fp8 && gemvFP8Default != "" {
+		for _, v := range GemvFP8Variants {
+			if v.Name() == gemvFP8Default {
+				return v
+			}
+		}
+	}
 	switch {
 	case fp8 && cols <= 512:
 		return GemvVariant{32, 8, 1}
@@ -145,6 +154,9 @@ var (
 	GemvRowsVariants = []GemvVariant{{128, 2, 2}, {128, 4, 1}, {32, 4, 2}, {64, 4, 1}, {256, 4, 1}, {128, 4, 2}}
 	GemvRowsWidths   = []int{2, 4, 8}
 )
+
+// gemvFP8Default is $PROSCENIUM_GPU_GEMV_FP8 (ChooseGemv).
+var gemvFP8Default = os.Getenv("PROSCENIUM_GPU_GEMV_FP8")
 
 // gemvRowsDefault is $PROSCENIUM_GPU_GEMVX: a variant name (t128r4u1) every
 // several-row projection uses (benchmarks); empty: ChooseGemvRows's.
