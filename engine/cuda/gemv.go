@@ -60,6 +60,12 @@ func ChooseGemv(fp8 bool, rows, cols, n int) GemvVariant {
 		return GemvVariant{256, 4, 1}
 	case fp8 && n*rows < 8192:
 		return GemvVariant{64, 4, 2}
+	case fp8 && n*rows >= 16384 && n*rows <= 32768 && cols <= 2048:
+		// The routed gate·up of 2 to 4 takes (16 or 32 matrices of 1024
+		// rows): with sm_90's FP8 conversion a warp per 8 rows beats one
+		// per 4 (session 22 run 3: the step 2.542 → 2.515 ms at 2 rows,
+		// 3.377 → 3.345 at 4; at 1 and 8 rows slower).
+		return GemvVariant{32, 8, 1}
 	case fp8:
 		return GemvVariant{32, 4, 4}
 	case cols <= 512:

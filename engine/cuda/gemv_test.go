@@ -19,11 +19,23 @@ func TestChooseGemvPicksACompiledInstance(t *testing.T) {
 		if fp8 {
 			list = GemvFP8Variants
 		}
-		for _, s := range [][3]int{{8192, 2048, 1}, {2048, 4096, 1}, {512, 2048, 8}, {2048, 512, 8}, {3, 16, 1}} {
+		for _, s := range [][3]int{{8192, 2048, 1}, {2048, 4096, 1}, {512, 2048, 8}, {2048, 512, 8}, {3, 16, 1}, {1024, 2048, 16}, {1024, 2048, 64}} {
 			v := ChooseGemv(fp8, s[0], s[1], s[2])
 			if !slices.Contains(list, v) {
 				t.Errorf("ChooseGemv(fp8=%v, %v) = %s, not an instance in kernels/gemv.cu", fp8, s, v.Name())
 			}
+		}
+	}
+}
+
+// TestChooseGemvRoutedGateUp: the step's routed gate·up (FP8, 1024 rows of
+// 2048 columns, k = 8 matrices a take) takes the variants the H200 measured
+// fastest at its widths (session 22 run 3): a warp per 4 rows at 1 and 8
+// takes, per 8 rows at 2 to 4.
+func TestChooseGemvRoutedGateUp(t *testing.T) {
+	for takes, want := range map[int]string{1: "t32r4u4", 2: "t32r8u1", 3: "t32r8u1", 4: "t32r8u1", 8: "t32r4u4"} {
+		if got := ChooseGemv(true, 1024, 2048, 8*takes).Name(); got != want {
+			t.Errorf("%d takes: %s, want %s", takes, got, want)
 		}
 	}
 }
