@@ -237,33 +237,31 @@ __device__ __forceinline__ float fp8_dot4_bits(uint32_t w, float4 xv, float s) {
     return fmaf(fp8_top_byte_bits(w), xv.w, s);
 }
 
-// The fast FP8 dot's decode (FP8_DOT; docs/PERF.md "cvt22"): 1 (sm_90), each
+// The fast FP8 dot's decode (docs/PERF.md "cvt22"): on sm_90 (FP8_DOT_CVT), each
 // pair of bytes by the conversion unit (fp8x2_to_float2: one
 // cvt.rn.f16x2.e4m3x2, then each half widened to float32 — exact, the E4M3
-// value itself); 0 (before sm_90, or -DPROSCENIUM_FP8_DOT=0), every byte by
+// value itself); before sm_90, or built with -DPROSCENIUM_FP8_INTEGER, every byte by
 // the integer path (fp8_dot4_bits: three integer operations a weight on the
-// half-rate integer pipe). Measured on the H200 (session 22 run 2): 1 takes
+// half-rate integer pipe). Measured on the H200 (session 22 run 2): the conversion takes
 // the one-row step 2.017 → 1.984 ms and the four-row one 3.51 → 3.39 ms, the
 // takes' codes unchanged.
-#ifndef PROSCENIUM_FP8_DOT
-#define PROSCENIUM_FP8_DOT 1
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && PROSCENIUM_FP8_DOT
-#define FP8_DOT 1
-#define FP8_DOT_UNIT 1.f  // Fp8Sum::value() is the products' sum
-#else
-#define FP8_DOT 0
-#define FP8_DOT_UNIT 0x1p120f  // Fp8Sum::value() is 2⁻¹²⁰ times the products' sum
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(PROSCENIUM_FP8_INTEGER)
+#define FP8_DOT_CVT
 #endif
 
-// Fp8Sum is a fast FP8 dot's running sum in FP8_DOT's form: add(w, xv)
+// Fp8Sum is a fast FP8 dot's running sum in the decode's form: add(w, xv)
 // adds the four weights of word w (byte i with xv's component i), in
-// order, each product exact inside its FMA; value() times FP8_DOT_UNIT is
-// the sum so far.
+// order, each product exact inside its FMA; value() times UNIT is the sum
+// so far (the integer path's weights are v·2⁻¹²⁰).
 struct Fp8Sum {
+#ifdef FP8_DOT_CVT
+    static constexpr float UNIT = 1.f;
+#else
+    static constexpr float UNIT = 0x1p120f;
+#endif
     float s = 0.f;
     __device__ __forceinline__ void add(uint32_t w, float4 xv) {
-#if FP8_DOT
+#ifdef FP8_DOT_CVT
         const float2 a = fp8x2_to_float2((uint16_t)w), b = fp8x2_to_float2((uint16_t)(w >> 16));
         s = fmaf(a.x, xv.x, s);
         s = fmaf(a.y, xv.y, s);

@@ -38,11 +38,11 @@ struct BF16Weights {
 struct FP8Weights {
     static constexpr int PER = 16;
     static constexpr bool SCALED = true;  // one float32 scale per 128×128 block
-    // dot is the chunk's products with each weight decoded as FP8_DOT says
+    // dot is the chunk's products with each weight decoded as Fp8Sum does
     // (common.cuh: sm_90's conversion, or the integer path's v·2⁻¹²⁰), so
     // the sum is the products' sum over DOT_UNIT; the caller's scale
     // multiply undoes that.
-    static constexpr float DOT_UNIT = FP8_DOT_UNIT;
+    static constexpr float DOT_UNIT = Fp8Sum::UNIT;
     __device__ static __forceinline__ float dot(uint4 w, const float4* xv) {
         Fp8Sum s;
         s.add(w.x, xv[0]);

@@ -2,6 +2,7 @@
 # Builds session 22's device bundles from /work/main (HEAD): .carry-fa and .carry-fb as h200-lead6-build.sh,
 # then for each FP8 decode variant V given (kernels/common.cuh PROSCENIUM_FP8_DOT) a bundle .carry-vV of
 # proscenium-gpu and cuda.test built with -DPROSCENIUM_FP8_DOT=V; the kernels are rebuilt at HEAD's default last.
+# (The switch was e7614a2's; the final code names the integer path -DPROSCENIUM_FP8_INTEGER and has no third variant.)
 #   bash docs/perf/h200-lead22-build.sh [V…]
 set -eu
 cd /work/main
