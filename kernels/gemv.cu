@@ -83,9 +83,6 @@ GEMV_FP8(32, 4, 1)
 GEMV_FP8(32, 8, 1)
 GEMV_FP8(32, 4, 4)
 GEMV_FP8(128, 4, 2)
-GEMV_FP8(32, 16, 1)
-GEMV_FP8(64, 8, 1)
-GEMV_FP8(32, 8, 2)
 
 // ---------------------------------------------------------------------------
 // Projections of nb ≤ NB rows with each weight read once (the B-row decode

@@ -81,13 +81,10 @@ const (
 	GemvFP8T32r8u1  GemvFP8Kernel = "gemv_fp8_t32r8u1"
 	GemvFP8T32r4u4  GemvFP8Kernel = "gemv_fp8_t32r4u4"
 	GemvFP8T128r4u2 GemvFP8Kernel = "gemv_fp8_t128r4u2"
-	GemvFP8T32r16u1 GemvFP8Kernel = "gemv_fp8_t32r16u1"
-	GemvFP8T64r8u1  GemvFP8Kernel = "gemv_fp8_t64r8u1"
-	GemvFP8T32r8u2  GemvFP8Kernel = "gemv_fp8_t32r8u2"
 )
 
 // GemvFP8Kernels lists the gemv_fp8 instances in source order.
-var GemvFP8Kernels = []GemvFP8Kernel{GemvFP8T32r2u2, GemvFP8T32r4u2, GemvFP8T64r4u2, GemvFP8T128r2u2, GemvFP8T128r4u1, GemvFP8T256r4u1, GemvFP8T32r4u1, GemvFP8T32r8u1, GemvFP8T32r4u4, GemvFP8T128r4u2, GemvFP8T32r16u1, GemvFP8T64r8u1, GemvFP8T32r8u2}
+var GemvFP8Kernels = []GemvFP8Kernel{GemvFP8T32r2u2, GemvFP8T32r4u2, GemvFP8T64r4u2, GemvFP8T128r2u2, GemvFP8T128r4u1, GemvFP8T256r4u1, GemvFP8T32r4u1, GemvFP8T32r8u1, GemvFP8T32r4u4, GemvFP8T128r4u2}
 
 // GemvFP8 enqueues kernels/gemv.cu's
 //
@@ -113,13 +110,10 @@ const (
 	GemvFP8dT32r8u1  GemvFP8dKernel = "gemv_fp8d_t32r8u1"
 	GemvFP8dT32r4u4  GemvFP8dKernel = "gemv_fp8d_t32r4u4"
 	GemvFP8dT128r4u2 GemvFP8dKernel = "gemv_fp8d_t128r4u2"
-	GemvFP8dT32r16u1 GemvFP8dKernel = "gemv_fp8d_t32r16u1"
-	GemvFP8dT64r8u1  GemvFP8dKernel = "gemv_fp8d_t64r8u1"
-	GemvFP8dT32r8u2  GemvFP8dKernel = "gemv_fp8d_t32r8u2"
 )
 
 // GemvFP8dKernels lists the gemv_fp8d instances in source order.
-var GemvFP8dKernels = []GemvFP8dKernel{GemvFP8dT32r2u2, GemvFP8dT32r4u2, GemvFP8dT64r4u2, GemvFP8dT128r2u2, GemvFP8dT128r4u1, GemvFP8dT256r4u1, GemvFP8dT32r4u1, GemvFP8dT32r8u1, GemvFP8dT32r4u4, GemvFP8dT128r4u2, GemvFP8dT32r16u1, GemvFP8dT64r8u1, GemvFP8dT32r8u2}
+var GemvFP8dKernels = []GemvFP8dKernel{GemvFP8dT32r2u2, GemvFP8dT32r4u2, GemvFP8dT64r4u2, GemvFP8dT128r2u2, GemvFP8dT128r4u1, GemvFP8dT256r4u1, GemvFP8dT32r4u1, GemvFP8dT32r8u1, GemvFP8dT32r4u4, GemvFP8dT128r4u2}
 
 // GemvFP8d enqueues kernels/gemv.cu's
 //

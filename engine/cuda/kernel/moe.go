@@ -43,13 +43,10 @@ const (
 	MoEGateUpFP8T64r4u2  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t64r4u2"
 	MoEGateUpFP8T32r8u1  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t32r8u1"
 	MoEGateUpFP8T256r4u1 MoEGateUpFP8Kernel = "moe_gate_up_fp8_t256r4u1"
-	MoEGateUpFP8T32r16u1 MoEGateUpFP8Kernel = "moe_gate_up_fp8_t32r16u1"
-	MoEGateUpFP8T64r8u1  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t64r8u1"
-	MoEGateUpFP8T32r8u2  MoEGateUpFP8Kernel = "moe_gate_up_fp8_t32r8u2"
 )
 
 // MoEGateUpFP8Kernels lists the moe_gate_up_fp8 instances in source order.
-var MoEGateUpFP8Kernels = []MoEGateUpFP8Kernel{MoEGateUpFP8T32r4u4, MoEGateUpFP8T64r4u2, MoEGateUpFP8T32r8u1, MoEGateUpFP8T256r4u1, MoEGateUpFP8T32r16u1, MoEGateUpFP8T64r8u1, MoEGateUpFP8T32r8u2}
+var MoEGateUpFP8Kernels = []MoEGateUpFP8Kernel{MoEGateUpFP8T32r4u4, MoEGateUpFP8T64r4u2, MoEGateUpFP8T32r8u1, MoEGateUpFP8T256r4u1}
 
 // MoEGateUpFP8Args are the parameters of moe_gate_up_fp8_*.
 type MoEGateUpFP8Args struct {
@@ -89,13 +86,10 @@ const (
 	MoEGateUpFP8dT64r4u2  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t64r4u2"
 	MoEGateUpFP8dT32r8u1  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t32r8u1"
 	MoEGateUpFP8dT256r4u1 MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t256r4u1"
-	MoEGateUpFP8dT32r16u1 MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t32r16u1"
-	MoEGateUpFP8dT64r8u1  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t64r8u1"
-	MoEGateUpFP8dT32r8u2  MoEGateUpFP8dKernel = "moe_gate_up_fp8d_t32r8u2"
 )
 
 // MoEGateUpFP8dKernels lists the moe_gate_up_fp8d instances in source order.
-var MoEGateUpFP8dKernels = []MoEGateUpFP8dKernel{MoEGateUpFP8dT32r4u4, MoEGateUpFP8dT64r4u2, MoEGateUpFP8dT32r8u1, MoEGateUpFP8dT256r4u1, MoEGateUpFP8dT32r16u1, MoEGateUpFP8dT64r8u1, MoEGateUpFP8dT32r8u2}
+var MoEGateUpFP8dKernels = []MoEGateUpFP8dKernel{MoEGateUpFP8dT32r4u4, MoEGateUpFP8dT64r4u2, MoEGateUpFP8dT32r8u1, MoEGateUpFP8dT256r4u1}
 
 // MoEGateUpFP8dArgs are the parameters of moe_gate_up_fp8d_*.
 type MoEGateUpFP8dArgs struct {
@@ -217,13 +211,10 @@ const (
 	MoEGateUpIdsFP8T64r4u2  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t64r4u2"
 	MoEGateUpIdsFP8T32r8u1  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t32r8u1"
 	MoEGateUpIdsFP8T256r4u1 MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t256r4u1"
-	MoEGateUpIdsFP8T32r16u1 MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t32r16u1"
-	MoEGateUpIdsFP8T64r8u1  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t64r8u1"
-	MoEGateUpIdsFP8T32r8u2  MoEGateUpIdsFP8Kernel = "moe_gate_up_ids_fp8_t32r8u2"
 )
 
 // MoEGateUpIdsFP8Kernels lists the moe_gate_up_ids_fp8 instances in source order.
-var MoEGateUpIdsFP8Kernels = []MoEGateUpIdsFP8Kernel{MoEGateUpIdsFP8T32r4u4, MoEGateUpIdsFP8T64r4u2, MoEGateUpIdsFP8T32r8u1, MoEGateUpIdsFP8T256r4u1, MoEGateUpIdsFP8T32r16u1, MoEGateUpIdsFP8T64r8u1, MoEGateUpIdsFP8T32r8u2}
+var MoEGateUpIdsFP8Kernels = []MoEGateUpIdsFP8Kernel{MoEGateUpIdsFP8T32r4u4, MoEGateUpIdsFP8T64r4u2, MoEGateUpIdsFP8T32r8u1, MoEGateUpIdsFP8T256r4u1}
 
 // MoEGateUpIdsFP8Args are the parameters of moe_gate_up_ids_fp8_*.
 type MoEGateUpIdsFP8Args struct {
@@ -263,13 +254,10 @@ const (
 	MoEGateUpIdsFP8dT64r4u2  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t64r4u2"
 	MoEGateUpIdsFP8dT32r8u1  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t32r8u1"
 	MoEGateUpIdsFP8dT256r4u1 MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t256r4u1"
-	MoEGateUpIdsFP8dT32r16u1 MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t32r16u1"
-	MoEGateUpIdsFP8dT64r8u1  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t64r8u1"
-	MoEGateUpIdsFP8dT32r8u2  MoEGateUpIdsFP8dKernel = "moe_gate_up_ids_fp8d_t32r8u2"
 )
 
 // MoEGateUpIdsFP8dKernels lists the moe_gate_up_ids_fp8d instances in source order.
-var MoEGateUpIdsFP8dKernels = []MoEGateUpIdsFP8dKernel{MoEGateUpIdsFP8dT32r4u4, MoEGateUpIdsFP8dT64r4u2, MoEGateUpIdsFP8dT32r8u1, MoEGateUpIdsFP8dT256r4u1, MoEGateUpIdsFP8dT32r16u1, MoEGateUpIdsFP8dT64r8u1, MoEGateUpIdsFP8dT32r8u2}
+var MoEGateUpIdsFP8dKernels = []MoEGateUpIdsFP8dKernel{MoEGateUpIdsFP8dT32r4u4, MoEGateUpIdsFP8dT64r4u2, MoEGateUpIdsFP8dT32r8u1, MoEGateUpIdsFP8dT256r4u1}
 
 // MoEGateUpIdsFP8dArgs are the parameters of moe_gate_up_ids_fp8d_*.
 type MoEGateUpIdsFP8dArgs struct {
