@@ -9,6 +9,7 @@
 #include "row_norm.cuh"
 #include "expert_addr.cuh"
 #include "bf16_parts.cuh"
+#include "mma_f16.cuh"
 
 #define MOE_MAX_EXPERTS 1024
 
@@ -1097,6 +1098,115 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
     }
 MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
 MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
+
+// ---------------------------------------------------------------------------
+// moe_down2_mma_fast: moe_down2_fast with the routed pairs' FP8 down
+// projections on the tensor cores (docs/PERF.md "mma22"); the shared expert
+// (BF16) as moe_down2_fast. The SIMT path spends ≈ 11 instructions a word of
+// four weights (decode and FMAs, one row's x each) plus a warp sum a row;
+// here a warp's m16n8k16 MMA takes 256 weights for four conversions and one
+// MMA. A routed block's 64 rows are four groups of 16, each split over two
+// warps by halves of the 512 columns; lane (g, q) loads 16 bytes of rows g
+// and g + 8 at column 64s + 16q of each of its half's four 64-column steps
+// s, and MMA j of a step takes their word j: A's k pairs (2q, 2q+1) and
+// (2q+8, 2q+9) are the word's bytes (0, 1) and (2, 3), so B's are x's
+// columns 64s + 16q + 4j + (0, 1) and (2, 3) — the same for every row, and
+// the sum over k is the same sum in another order. x = silu(gate)·up is
+// staged as two FP16 parts of x·2^f (split_f16; f per 64-column step from
+// its largest |x|, f16_row_scale), part 0 in B's column 0, part 1 in
+// column 1: C's columns 0 + 1 are Σ w·x·2^f with x to ≈ 22 bits, float32
+// accumulation. Each step's sum is scaled by the FP8 block scale and 2^-f
+// as it is added; the second half's sums meet the first's through shared
+// memory. Under fast only (its order is not the CPU's); FP8 experts of 512
+// columns (Drama 3's); other routed shapes run moe_down2_fast's blocks.
+#define DOWN_MMA_K 512
+__device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, const uint8_t* __restrict__ W,
+                                                     const float* __restrict__ S, long long mstride,
+                                                     long long sstride, const int32_t* __restrict__ ids,
+                                                     const float* __restrict__ gu, int p, int i, int k, int h,
+                                                     const unsigned long long* __restrict__ xt, unsigned int* xst) {
+    __shared__ __align__(16) uint32_t xh[DOWN_MMA_K / 2], xl[DOWN_MMA_K / 2];  // FP16 pairs: x·2^f's parts 0, 1
+    __shared__ float xinv[DOWN_MMA_K / 64];                                    // 2^-f of each 64-column step
+    __shared__ float part[4][16];                                              // the second half's row sums
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+    const int grp = warp & 3, half = warp >> 2, row0 = blockIdx.x * 64 + grp * 16;
+    const int pair = blockIdx.z * k + blockIdx.y;
+    const long long m = ld_dep(ids + pair);
+    if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+    const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);
+    // The weights first (they depend on nothing else): rows g and g + 8 of
+    // the group, this half's four steps.
+    constexpr int CH = DOWN_MMA_K / 16;  // 16-byte chunks a row
+    const uint4* W4 = reinterpret_cast<const uint4*>(a.w);
+    const int ra = min(row0 + g, h - 1), rb = min(row0 + g + 8, h - 1);
+    uint4 wa[4], wb[4];
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        wa[s] = load_stream(W4 + (ra * CH + (4 * half + s) * 4 + q));
+        wb[s] = load_stream(W4 + (rb * CH + (4 * half + s) * 4 + q));
+    }
+    // The group's rows lie in one 128-row scale block; this half's columns in two.
+    const float* srow = a.s + (size_t)(min(row0, h - 1) >> 7) * (DOWN_MMA_K / 128) + 2 * half;
+    const float sc0 = __ldg(srow), sc1 = __ldg(srow + 1);
+    // Warp w stages step w's 64 columns: two a lane, scaled by its step's 2^f.
+    {
+        const float* gg = gu + (size_t)pair * 2 * p;
+        const int c = 64 * warp + 2 * lane;
+        const float x0 = c < i ? Fast::mul(Fast::silu(gg[c]), gg[p + c]) : 0.f;
+        const float x1 = c + 1 < i ? Fast::mul(Fast::silu(gg[c + 1]), gg[p + c + 1]) : 0.f;
+        float mx = fmaxf(fabsf(x0), fabsf(x1));
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        float fwd, inv;
+        f16_row_scale(mx, fwd, inv);
+        uint32_t pr[2];
+        split_f16(x0 * fwd, x1 * fwd, pr);
+        xh[32 * warp + lane] = pr[0], xl[32 * warp + lane] = pr[1];
+        if (lane == 0) xinv[warp] = inv;
+    }
+    __syncthreads();
+    const uint32_t* xp = g == 0 ? xh : xl;  // B's column g: part g (columns 2…7 zero)
+    float acc0 = 0.f, acc1 = 0.f;           // rows g, g + 8 (lanes q = 0 hold the sums)
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const int step = 4 * half + s;
+        const uint32_t va[4] = {wa[s].x, wa[s].y, wa[s].z, wa[s].w}, vb[4] = {wb[s].x, wb[s].y, wb[s].z, wb[s].w};
+        float c[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t A[4];
+            e4m3x2_f16x2(va[j], A[0], A[2]);
+            e4m3x2_f16x2(vb[j], A[1], A[3]);
+            uint2 b = make_uint2(0u, 0u);
+            if (g < 2) b = *reinterpret_cast<const uint2*>(xp + 32 * step + 8 * q + 2 * j);
+            mma_f16(c, A, b.x, b.y);
+        }
+        const float f = (s < 2 ? sc0 : sc1) * xinv[step];
+        acc0 = fmaf(c[0] + c[1], f, acc0);
+        acc1 = fmaf(c[2] + c[3], f, acc1);
+    }
+    if (half == 1 && q == 0) part[grp][g] = acc0, part[grp][g + 8] = acc1;
+    __syncthreads();
+    if (half == 0 && q == 0) {
+        float* out = yr + (size_t)pair * h;
+        if (row0 + g < h) out[row0 + g] = acc0 + part[grp][g];
+        if (row0 + g + 8 < h) out[row0 + g + 8] = acc1 + part[grp][g + 8];
+    }
+}
+extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MINB)
+    moe_down2_mma_fast(float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
+                       const float* __restrict__ S, long long mstride, long long sstride, int fp8,
+                       const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip, int k,
+                       const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is,
+                       int h, const unsigned long long* __restrict__ xt, unsigned int* xst) {
+    if ((int)blockIdx.y < k && fp8 && ip == DOWN_MMA_K && i <= ip) {
+        pdl_entry();
+        moe_down2_mma_routed(yr, W, S, mstride, sstride, ids, gu, p, i, k, h, xt, xst);
+        return;
+    }
+    moe_down2_body<Fast>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt,
+                         xst);
+}
 
 // ---------------------------------------------------------------------------
 // The fused step's MoE kernels (Fast only: engine/cuda Backbone.Fused; the

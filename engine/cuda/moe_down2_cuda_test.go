@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"proscenium/engine/drama3"
 )
 
 // withMoEDown2 runs f with $PROSCENIUM_GPU_MOE_DOWN2's switch set to on
@@ -129,6 +131,81 @@ func testMoEDown2MatchesMoEDown(t *testing.T) {
 	}
 }
 
+// TestMoEDown2MMA: moe_down2_mma_fast (fast: the routed FP8 down
+// projections on the tensor cores, x as two FP16 parts scaled a 64-column
+// step at a time) against moe_down2_fast's SIMT sums — itself held to the
+// CPU by TestMoEDown — within 1e-5 of the outputs' norm: Drama 3's shape at
+// 1, 2, 3, 4 and 8 rows (through MoEDown at one), rows sharing experts, a
+// ragged last tile (300 rows), FP8 scales ≥ 2⁸, a SwiGLU width short of the
+// 512 columns (the rest zero), and gate·up values 10⁻⁵ and 10⁴ times the
+// usual (x far below and far above FP16's range before its scale). The
+// shared expert's outputs keep moe_down2_fast's bits.
+func TestMoEDown2MMA(t *testing.T) {
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast // the tensor-core path is fast only
+	defer func() { dev.Numerics = prev }()
+	r := newRand(t)
+	type mmaCase struct {
+		c     moeDownCase
+		scale float32 // of the gate·up values
+	}
+	var cases []mmaCase
+	for _, n := range []int{1, 2, 3, 4, 8} {
+		cases = append(cases, mmaCase{moeDownCase{true, 2048, 512, 512, 512, 24, 8, 512, 257, n, false}, 1})
+	}
+	cases = append(cases,
+		mmaCase{moeDownCase{true, 2048, 512, 512, 512, 9, 8, 512, 257, 4, true}, 1}, // rows share experts
+		mmaCase{moeDownCase{true, 300, 500, 512, 512, 6, 3, 56, 6, 5, true}, 1},     // ragged, SwiGLU 500 wide
+		mmaCase{moeDownCase{true, 2048, 512, 512, 512, 24, 8, 512, 257, 2, false}, 1e-5},
+		mmaCase{moeDownCase{true, 2048, 512, 512, 512, 24, 8, 512, 257, 2, false}, 1e4},
+	)
+	for _, mc := range cases {
+		c := mc.c
+		t.Run(fmt.Sprintf("%dx%d_i%d_rows_%d_gu×%g", c.h, c.ip, c.i, c.n, mc.scale), func(t *testing.T) {
+			d := newMoEDownData(t, r, c)
+			if mc.scale != 1 {
+				gu := download(t, d.gu, c.n*c.k*2*c.p)
+				for j := range gu {
+					gu[j] *= mc.scale
+				}
+				d.gu = upload(t, gu)
+			}
+			run := func(mma bool) ([]float32, []float32) {
+				yr, ys := poisoned(t, max(c.n*c.k, c.k+1)*c.h), poisoned(t, c.n*c.h)
+				if err := dev.Run(func(q *Queue) error {
+					return withMoEDownMMA(mma, func() error {
+						if c.n == 1 {
+							return q.MoEDown(yr, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, c.E, c.is, c.h, ExpertRef{})
+						}
+						return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ExpertRef{})
+					})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if c.n == 1 { // MoEDown: the shared expert's output is yr's row k
+					y := download(t, yr, (c.k+1)*c.h)
+					return y[:c.k*c.h], y[c.k*c.h:]
+				}
+				return download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
+			}
+			simtR, simtS := run(false)
+			mmaR, mmaS := run(true)
+			checkClose(t, "routed down on the tensor cores", mmaR, simtR, 1e-5)
+			if d, _ := ULPDiff(mmaS, simtS); d != 0 {
+				t.Errorf("shared expert: %d of %d values differ from moe_down2_fast's", d, len(simtS))
+			}
+		})
+	}
+}
+
+// withMoEDownMMA runs f with moe_down2_mma_fast's switch set to on.
+func withMoEDownMMA(on bool, f func() error) error {
+	prev := moeDownMMA
+	moeDownMMA = on
+	defer func() { moeDownMMA = prev }()
+	return f()
+}
+
 // down2SameBits holds moe_down2's outputs to the old kernel's: the same bits
 // (the same sums in the same order). Under exact that is required (the
 // CPU's bits); under fast a difference (ptxas contracting a product into
@@ -149,7 +226,8 @@ func down2SameBits(t *testing.T, what string, got, old []float32) {
 }
 
 // TestMoEDown2Timing prints the device time of a step's down projections,
-// old (moe_down / moe_down_rows) against moe_down2, at Drama 3's geometry
+// old (moe_down / moe_down_rows) against moe_down2 (SIMT) and, under fast,
+// moe_down2_mma_fast, at Drama 3's geometry
 // (256 experts [2048, 512] FP8, top 8, the shared expert [2048, 512] BF16)
 // for 1, 2, 4 and 8 rows: the mean of reps launches stream-ordered with PDL,
 // each launch's rows routed to other experts (as the layers of a step: the
@@ -178,22 +256,28 @@ func TestMoEDown2Timing(t *testing.T) {
 	idb := upload(t, ids)
 	yr, ys := alloc(t, c.n*k*h*4), alloc(t, c.n*h*4)
 	for _, n := range []int{1, 2, 4, 8} {
-		for _, on := range []bool{false, true} {
+		for _, mode := range []string{"old", "moe_down2", "mma"} {
+			on := mode != "old"
+			if mode == "mma" && dev.Numerics.Exact() {
+				continue
+			}
 			run := func(q *Queue) error {
-				return withMoEDown2(on, func() error {
-					for i := 0; i < reps; i++ {
-						ib := &Block{Kind: idb.Kind, Ptr: idb.Ptr + uintptr(i*c.n*k*4), Bytes: int64(n * k * 4)}
-						var err error
-						if n == 1 {
-							err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{})
-						} else {
-							err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{})
+				return withMoEDownMMA(mode == "mma", func() error {
+					return withMoEDown2(on, func() error {
+						for i := 0; i < reps; i++ {
+							ib := &Block{Kind: idb.Kind, Ptr: idb.Ptr + uintptr(i*c.n*k*4), Bytes: int64(n * k * 4)}
+							var err error
+							if n == 1 {
+								err = q.MoEDown(yr, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, E, is, h, ExpertRef{})
+							} else {
+								err = q.MoEDownRows(yr, ys, W, S, 0, 0, true, E, ib, gu, ip, ip, ip, k, Ws, dense, dstride, E, is, h, n, ExpertRef{})
+							}
+							if err != nil {
+								return err
+							}
 						}
-						if err != nil {
-							return err
-						}
-					}
-					return nil
+						return nil
+					})
 				})
 			}
 			if err := dev.Run(run); err != nil { // warm-up
@@ -204,8 +288,7 @@ func TestMoEDown2Timing(t *testing.T) {
 				t.Fatal(err)
 			}
 			mb := float64(n*k*h*ip+h*is*2*n) / 1e6 // the old kernel's bytes (moe_down2 reads the shared expert once per 4 rows)
-			name := map[bool]string{false: "old", true: "moe_down2"}[on]
-			fmt.Printf("timing moe down %-9s %d rows (%5.1f MB old)  %7.2f µs\n", name, n, mb, 1000*ms/reps)
+			fmt.Printf("timing moe down %-9s %d rows (%5.1f MB old)  %7.2f µs\n", mode, n, mb, 1000*ms/reps)
 		}
 	}
 }

@@ -49,6 +49,12 @@ func moeDownRowsArgs(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids
 // 3.99 → 3.84 ms); $PROSCENIUM_GPU_MOE_DOWN2=0 runs moe_down.
 var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 
+// moeDownMMA: under fast, the routed FP8 down projections of Drama 3's
+// width (512 columns) on the tensor cores (moe_down2_mma_fast; the shared
+// expert as moe_down2_fast; docs/PERF.md "mma22"); $PROSCENIUM_GPU_MOE_DOWN_MMA=0
+// keeps moe_down2_fast's SIMT sums.
+var moeDownMMA = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_MMA") != "0"
+
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
 // says (the tests' and benchmarks' A/B): the same outputs, bit for bit.
 func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
@@ -69,6 +75,12 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 	// The kernel's offsets within a matrix are int: each < 2³¹ bytes.
 	if int64(a.H)*int64(a.Ip)*elem > math.MaxInt32 || int64(a.H)*int64(a.Is)*2 > math.MaxInt32 || a.Is < 8 {
 		return fmt.Errorf("cuda: moe down2: matrices [%d, %d] and [%d, %d] (each under 2 GiB, shared width ≥ 8)", a.H, a.Ip, a.H, a.Is)
+	}
+	if q.policy() == kernel.Fast && moeDownMMA && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
+		return kernel.MoEDown2MmaFast(q, [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2MmaFastArgs{
+			Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
+			P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
+			Xt: xr.down(), Xst: xr.Stats})
 	}
 	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
 		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
