@@ -49,10 +49,12 @@ func moeDownRowsArgs(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids
 // 3.99 → 3.84 ms); $PROSCENIUM_GPU_MOE_DOWN2=0 runs moe_down.
 var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 
-// moeDownMMA: under fast, the routed FP8 down projections of Drama 3's
-// width (512 columns) on the tensor cores (moe_down2_mma_fast; the shared
-// expert as moe_down2_fast; docs/PERF.md "mma22"); $PROSCENIUM_GPU_MOE_DOWN_MMA=0
-// keeps moe_down2_fast's SIMT sums.
+// moeDownMMA: under fast, a B-row step's (n ≥ 2) routed FP8 down
+// projections of Drama 3's width (512 columns) on the tensor cores
+// (moe_down2_mma_fast; the shared expert as moe_down2_fast; docs/PERF.md
+// "mma22": the step 3.346 → 3.296 ms at four rows, 5.125 → 4.984 at eight;
+// at one row 1.981 → 1.999, so the one-take step keeps moe_down2_fast);
+// $PROSCENIUM_GPU_MOE_DOWN_MMA=0 keeps moe_down2_fast's SIMT sums at every width.
 var moeDownMMA = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_MMA") != "0"
 
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
@@ -76,7 +78,7 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 	if int64(a.H)*int64(a.Ip)*elem > math.MaxInt32 || int64(a.H)*int64(a.Is)*2 > math.MaxInt32 || a.Is < 8 {
 		return fmt.Errorf("cuda: moe down2: matrices [%d, %d] and [%d, %d] (each under 2 GiB, shared width ≥ 8)", a.H, a.Ip, a.H, a.Is)
 	}
-	if q.policy() == kernel.Fast && moeDownMMA && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
+	if q.policy() == kernel.Fast && moeDownMMA && n >= 2 && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
 		return kernel.MoEDown2MmaFast(q, [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2MmaFastArgs{
 			Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
 			P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
