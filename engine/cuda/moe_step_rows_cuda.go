@@ -58,7 +58,8 @@ var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 var moeDownMMA = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_MMA") != "0"
 
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
-// says (the tests' and benchmarks' A/B): the same outputs, bit for bit.
+// says (the tests' and benchmarks' A/B): the same outputs, bit for bit, but
+// where moeDownMMA puts the routed sums on the tensor cores (fast, n ≥ 2).
 func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {
@@ -67,8 +68,10 @@ func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E 
 	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr)
 }
 
-// moeDown2 launches moe_down2 on checked arguments: grid (blocks of 64
-// output rows, k routed pairs + the shared expert's two halves, n rows).
+// moeDown2 launches moe_down2 (or, where moeDownMMA applies,
+// moe_down2_mma_fast: the same signature and grid) on checked arguments:
+// grid (blocks of 64 output rows, k routed pairs + the shared expert's two
+// halves, n rows).
 func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
 	elem := int64(2)
 	if a.FP8 != 0 {
@@ -78,14 +81,12 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 	if int64(a.H)*int64(a.Ip)*elem > math.MaxInt32 || int64(a.H)*int64(a.Is)*2 > math.MaxInt32 || a.Is < 8 {
 		return fmt.Errorf("cuda: moe down2: matrices [%d, %d] and [%d, %d] (each under 2 GiB, shared width ≥ 8)", a.H, a.Ip, a.H, a.Is)
 	}
-	if q.policy() == kernel.Fast && moeDownMMA && n >= 2 && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
-		return kernel.MoEDown2MmaFast(q, [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2MmaFastArgs{
-			Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
-			P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
-			Xt: xr.down(), Xst: xr.Stats})
-	}
-	return kernel.MoEDown2(q, q.policy(), [3]int{blocks, a.K + 2, n}, moeDownThreads, kernel.MoEDown2Args{
+	grid, args := [3]int{blocks, a.K + 2, n}, kernel.MoEDown2Args{
 		Yr: a.Yr, Ys: ys, W: a.W, S: a.S, Mstride: a.Mstride, Sstride: a.Sstride, FP8: a.FP8, Ids: a.Ids, Gu: a.Gu,
 		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
-		Xt: xr.down(), Xst: xr.Stats})
+		Xt: xr.down(), Xst: xr.Stats}
+	if q.policy() == kernel.Fast && moeDownMMA && n >= 2 && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
+		return kernel.MoEDown2MmaFast(q, grid, moeDownThreads, kernel.MoEDown2MmaFastArgs(args)) // moe_down2's signature
+	}
+	return kernel.MoEDown2(q, q.policy(), grid, moeDownThreads, args)
 }
