@@ -1117,8 +1117,9 @@ MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
 // column 1: C's columns 0 + 1 are Σ w·x·2^f with x to ≈ 22 bits, float32
 // accumulation. Each step's sum is scaled by the FP8 block scale and 2^-f
 // as it is added; the second half's sums meet the first's through shared
-// memory. Under fast only (its order is not the CPU's); FP8 experts of 512
-// columns (Drama 3's); other routed shapes run moe_down2_fast's blocks.
+// memory. Under fast only (its order is not the CPU's), for B-row steps
+// (engine/cuda: at one row the SIMT sums measured faster); FP8 experts of
+// 512 columns (Drama 3's); other routed shapes run moe_down2_fast's blocks.
 #define DOWN_MMA_K 512
 __device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, const uint8_t* __restrict__ W,
                                                      const float* __restrict__ S, long long mstride,
