@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"proscenium/engine/cuda/kernel"
 	"proscenium/engine/drama3"
 )
 
@@ -202,6 +203,59 @@ func TestMoEDown2MMA(t *testing.T) {
 				t.Errorf("shared expert: %d of %d values differ from moe_down2_fast's", d, len(simtS))
 			}
 		})
+	}
+}
+
+// TestMoEDown2MMAExpertTable: moe_down2_mma_fast reads each routed expert
+// where a host tier's expert table says (expert_addr.cuh) with the bits it
+// has reading the packed layout, at four rows of Drama 3's down shape, and
+// tallies each routed pair once (TestExpertTable's experts are too narrow
+// for this kernel).
+func TestMoEDown2MMAExpertTable(t *testing.T) {
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast
+	defer func() { dev.Numerics = prev }()
+	r := newRand(t)
+	c := moeDownCase{true, 2048, 512, 512, 512, 9, 8, 512, 257, 4, false}
+	d := newMoEDownData(t, r, c)
+	per, ns := c.h*c.ip, FP8ScaleCount(c.h, c.ip)
+	wq, sc := make([]uint8, c.e*per), make([]float32, c.e*ns)
+	if err := firstErr(Download(dev, wq, d.W, 0), Download(dev, sc, d.S, 0)); err != nil {
+		t.Fatal(err)
+	}
+	xr := tabledExperts(t, wq, sc, c.e, per, ns)
+	stats := upload(t, make([]uint32, kernel.ExpertStatUses+c.e))
+	xr.Stats = devPtr(stats)
+	run := func(ref ExpertRef) []float32 {
+		yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
+		if err := dev.Run(func(q *Queue) error {
+			return withMoEDownMMA(true, func() error {
+				return q.MoEDownRows(yr, ys, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, ref)
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return download(t, yr, c.n*c.k*c.h)
+	}
+	packed, tabled := run(ExpertRef{}), run(xr)
+	if n, _ := ULPDiff(tabled, packed); n != 0 {
+		t.Errorf("through the table: %d of %d values differ from the packed layout's", n, len(packed))
+	}
+	got := make([]uint32, kernel.ExpertStatUses+c.e)
+	if err := Download(dev, got, stats, 0); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int32, c.n*c.k)
+	if err := Download(dev, ids, d.ids, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]uint32, kernel.ExpertStatUses+c.e)
+	for _, m := range ids {
+		want[kernel.ExpertStatUses+int(m)]++
+		want[map[bool]int{false: kernel.ExpertStatHits, true: kernel.ExpertStatMisses}[m%2 == 1]]++
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("statistics %v, want %v (hits, misses, uses)", got, want)
 	}
 }
 
