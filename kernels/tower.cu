@@ -5,6 +5,7 @@
 // the KV caches are float32; counters come from the frame control block so
 // the kernels can be captured once and replayed per frame.
 #include "gemv.cuh"
+#include "gemv_mma.cuh"
 #include "frame_control.cuh"
 #include "tower_embed.cuh"
 
@@ -100,6 +101,31 @@ GATE_UP_ROWS(tower_gate_up_swiglu_rows2_b8, 2, 1, 8)
 // flight at once (Tower.gateUpRows with PROSCENIUM_GPU_TOWER_GEMVX=t128r4u2).
 GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b4, 2, 2, 4)
 GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b8, 2, 2, 8)
+
+// Gate and up with SwiGLU over nb ≤ 8 rows on the tensor cores (Fast only;
+// engine/cuda Tower.gateUpRows under fast numerics, where
+// towerGateUpUseMMA says): gemv_mma.cuh's body with its two tiles the same
+// 16 rows of W1 and of W3, so a block's epilogue has both halves of each
+// out[b·rows + r] = silu(W1[r]·x_b)·(W3[r]·x_b), x_b = x + b·cols. The sums'
+// order is the tensor-core GEMV's, not tower_gate_up_swiglu's: a take's
+// values in a batch are within float32 rounding of its values alone, not its
+// bits. Grid: (ceil(rows/16)), GEMV_THREADS; cols a multiple of 32.
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS) tower_gate_up_swiglu_mma_fast(
+    float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
+    const float* __restrict__ x, int nb, int rows, int cols) {
+    static_assert(GEMVX_MMA_TILES == 2, "one tile of each matrix");
+    __shared__ GemvxMmaPart part;
+    const int row0 = blockIdx.x * 16;
+    const uint16_t* __restrict__ Wt[2] = {W1, W3};
+    gemvx_mma_sums<0>(part, Wt, row0, x, cols, nb, rows, cols);
+    if (threadIdx.x < 16 * 8) {
+        const int r = threadIdx.x / 8, b = threadIdx.x % 8, row = row0 + r;
+        if (b < nb && row < rows) {
+            const float g = gemvx_mma_total(part, 0, r, b);
+            out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * gemvx_mma_total(part, 1, r, b);
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------
 // The feedback row (AudioHeads.FeedbackRow) of the frame's codes

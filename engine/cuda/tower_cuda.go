@@ -71,6 +71,8 @@ type Tower struct {
 
 	rowsGemv *GemvVariant // the B-row GEMVs' instance where its TPR is the one-row choice's (SetRowsGemv); nil: the one-row choice
 
+	gateUpMMA towerGateUpMMA // where the B-row gate·up runs on the tensor cores (tower_gate_up_mma_cuda.go)
+
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
 	view   bool  // a slot of another tower (Slot): owns nothing
@@ -102,8 +104,12 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: PROSCENIUM_GPU_TOWER_GEMVX: %w", err)
 	}
+	gateUpMMA, err := parseTowerGateUpMMA(os.Getenv("PROSCENIUM_GPU_TOWER_GATEUP_MMA"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
 	g := w.Geometry
-	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv}
+	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA}
 	ok := false
 	defer func() {
 		if !ok {
@@ -573,10 +579,15 @@ func (t *Tower) rowsVariant(rows, cols, n int) GemvVariant {
 }
 
 // gateUpRows is gateUp over n takes' rows: with the frame's gate·up fusion
-// one tower_gate_up_swiglu_rows launch, else the B-row GEMVs of W1 and W3
-// and swiglu_f32 (each row's values those of gateUp's one row).
+// one launch (under fast numerics, where t.gateUpMMA says, on the tensor
+// cores: within rounding of gateUp's one row; else
+// tower_gate_up_swiglu_rows: each row's values those of gateUp's one row),
+// else the B-row GEMVs of W1 and W3 and swiglu_f32 (gateUp's values too).
 func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 	F, D := t.g.FFN, t.g.Dim
+	if t.frameFusion(1).gateUp && t.rowsGemv == nil && t.gateUpMMA.use(F, D, n, q.d.Numerics.Exact()) {
+		return t.gateUpRowsMMA(q, lw, n)
+	}
 	if t.frameFusion(1).gateUp {
 		if err := firstErr(lw.W1.fits(int64(F)*int64(D)*2, "gate weights"), lw.W3.fits(int64(F)*int64(D)*2, "up weights")); err != nil {
 			return fmt.Errorf("cuda tower: tower_gate_up_swiglu_rows: %w", err)

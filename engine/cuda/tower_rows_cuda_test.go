@@ -44,17 +44,22 @@ func TestTowerFrameRows(t *testing.T) {
 	}{{"demo", drama3.TinyConfig()}, {"odd", drama3.TinyOddConfig()}} {
 		eachNumerics(t, func(t *testing.T) {
 			for _, takes := range []int{2, 4, TowerMaxTakes} {
-				t.Run(fmt.Sprintf("%s/%d", c.name, takes), func(t *testing.T) { testTowerFrameRows(t, c.cfg, takes, nil, nil) })
+				t.Run(fmt.Sprintf("%s/%d", c.name, takes), func(t *testing.T) { testTowerFrameRows(t, c.cfg, takes, nil, nil, false) })
 			}
 			// Each launch sequence of the frame (gate·up fused or not).
 			for _, f := range towerFusionVariants {
-				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil) })
+				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil, false) })
 			}
 			// The B-row instances with a row's two chunks in flight at once
 			// (gate·up's rows2u2 from 3 takes on; the tiny towers' other
 			// projections split rows over 32 threads and keep their own).
 			u2 := GemvVariant{TPR: 128, Rows: 4, Unroll: 2}
-			t.Run(fmt.Sprintf("%s/4/%s", c.name, u2.Name()), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, &u2) })
+			t.Run(fmt.Sprintf("%s/4/%s", c.name, u2.Name()), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, &u2, false) })
+			// The gate·up on the tensor cores (fast only; the demo tower's
+			// 64 columns are the kernel's multiple of 32).
+			if !dev.Numerics.Exact() && c.name == "demo" {
+				t.Run(fmt.Sprintf("%s/4/gateup-mma", c.name), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, nil, true) })
+			}
 		})
 	}
 }
@@ -63,8 +68,12 @@ func TestTowerFrameRows(t *testing.T) {
 // prompt lengths alone and then together (frames of live slots 0…n−1; n
 // shrinks when the last take ends early), comparing every frame; fuse and
 // rowsGemv, when not nil, are the towers' launch sequence and B-row GEMV
-// instance (SetRowsGemv).
-func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *towerFusion, rowsGemv *GemvVariant) {
+// instance (SetRowsGemv). With mma the frames of several rows put their
+// gate·up on the tensor cores (towerGateUpMMA), whose sums are not the
+// one-row kernel's: every take is teacher-forced (so each frame's inputs are
+// those it had alone) and the logits are held within 1e-5 of their values
+// alone instead of to their bits.
+func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *towerFusion, rowsGemv *GemvVariant, mma bool) {
 	const frames = 14
 	r := newRand(t)
 	f := newTowerFixture(t, r, cfg)
@@ -84,7 +93,7 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 		for fi := 0; fi < frames; fi++ {
 			x.hidden = append(x.hidden, randNonZero(r, D))
 			var codes []int
-			if s == 1 && fi < 4 { // take 1 teacher-forced at first
+			if s == 1 && fi < 4 || mma { // take 1 teacher-forced at first
 				codes = make([]int, ncb)
 				for i := range codes {
 					codes[i] = r.IntN(g.Entries[i])
@@ -107,6 +116,12 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 			tw.fuse = *fuse
 		}
 		tw.rowsGemv = rowsGemv
+		if mma {
+			tw.gateUpMMA = towerGateUpMMA{from: 2, anyShape: true}
+			if !tw.gateUpMMA.use(g.FFN, D, 2, false) {
+				t.Fatalf("a %d × %d gate·up cannot run on the tensor cores", g.FFN, D)
+			}
+		}
 	}
 	readFrame := func(tw *Tower, res FrameResult) towerFrameOut {
 		out := towerFrameOut{res: res, feedback: download(t, tw.FeedbackRow(), D)}
@@ -260,15 +275,23 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 			if fmt.Sprint(res) != fmt.Sprint(want.res) {
 				t.Fatalf("frame %d take %d (row %d of %d): result %+v, alone %+v", fi, s, i, n, res, want.res)
 			}
-			requireSameBits(t, fmt.Sprintf("frame %d take %d semantic logits", fi, s),
+			same := requireSameBits
+			if mma {
+				same = func(t *testing.T, what string, got, want []float32) { checkCloseQuiet(t, what, got, want, 1e-5) }
+			}
+			same(t, fmt.Sprintf("frame %d take %d semantic logits", fi, s),
 				download(t, tw.semantic, n*(g.Entries[0]+1))[i*(g.Entries[0]+1):(i+1)*(g.Entries[0]+1)], want.logits[0])
 			for j := 1; j < ncb; j++ {
-				requireSameBits(t, fmt.Sprintf("frame %d take %d codebook %d logits", fi, s, j),
+				same(t, fmt.Sprintf("frame %d take %d codebook %d logits", fi, s, j),
 					download(t, tw.residual[j-1], n*g.Entries[j])[i*g.Entries[j]:(i+1)*g.Entries[j]], want.logits[j])
 			}
 			requireSameBits(t, fmt.Sprintf("frame %d take %d feedback row", fi, s), download(t, slot.FeedbackRow(), D), want.feedback)
 			done[s]++
 		}
+	}
+	if mma {
+		t.Logf("%d takes, %d frames each at most, teacher-forced: every code and feedback value the same as alone, every logit vector within 1e-5", takes, frames)
+		return
 	}
 	t.Logf("%d takes, %d frames each at most: every code, logit and feedback value the same as alone", takes, frames)
 }

@@ -24,6 +24,6 @@ var EntryPoints = map[string][]string{
 	"norms":            {"rmsnorm_zc_f32", "rmsnorm_zc_f32_fast", "tower_eh_input", "tower_add_rmsnorm", "tower_out_eh"},
 	"sampling":         {"sample_logits", "sample_logits_warp", "sample_logits_warp_pick", "sample_logits_lean"},
 	"synthetic":        {"synth_f32", "synth_bf16", "synth_fp8", "fill_random_bf16", "fill_random_f32"},
-	"tower":            {"tower_gate_up_swiglu", "tower_gate_up_swiglu_rows_b2", "tower_gate_up_swiglu_rows_b4", "tower_gate_up_swiglu_rows_b8", "tower_gate_up_swiglu_rows2_b4", "tower_gate_up_swiglu_rows2_b8", "tower_gate_up_swiglu_rows2u2_b4", "tower_gate_up_swiglu_rows2u2_b8", "tower_feedback", "tower_feedback_takes", "tower_gather_rows", "tower_advance", "bf16_gather_rows"},
+	"tower":            {"tower_gate_up_swiglu", "tower_gate_up_swiglu_rows_b2", "tower_gate_up_swiglu_rows_b4", "tower_gate_up_swiglu_rows_b8", "tower_gate_up_swiglu_rows2_b4", "tower_gate_up_swiglu_rows2_b8", "tower_gate_up_swiglu_rows2u2_b4", "tower_gate_up_swiglu_rows2u2_b8", "tower_gate_up_swiglu_mma_fast", "tower_feedback", "tower_feedback_takes", "tower_gather_rows", "tower_advance", "bf16_gather_rows"},
 	"tower_prompt":     {"tower_prompt_eh"},
 }

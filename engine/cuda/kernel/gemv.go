@@ -2,12 +2,6 @@
 
 package kernel
 
-// The integer #defines of kernels/gemv.cu.
-const (
-	GemvxMmaTiles  = 2 // GEMVX_MMA_TILES
-	GemvxMmaUnroll = 4 // GEMVX_MMA_UNROLL
-)
-
 // GemvBF16Kernel is one of the gemv_bf16_* instances of kernels/gemv.cu, which share one signature.
 type GemvBF16Kernel string
 

@@ -84,6 +84,15 @@ func TowerGateUpSwiGLURows2u2(q Launcher, k TowerGateUpSwiGLURows2u2Kernel, grid
 	return q.Launch(string(k), grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
 
+// TowerGateUpSwiGLUMmaFast enqueues kernels/tower.cu's
+//
+//	tower_gate_up_swiglu_mma_fast(float* out, uint16_t* W1, uint16_t* W3, float* x, int nb, int rows, int cols)
+//
+// on q with grid blocks of block threads.
+func TowerGateUpSwiGLUMmaFast(q Launcher, grid [3]int, block int, out, w1, w3, x Ptr, nb, rows, cols int) error {
+	return q.Launch("tower_gate_up_swiglu_mma_fast", grid, block, uint64(out), uint64(w1), uint64(w3), uint64(x), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+}
+
 // TowerFeedback enqueues kernels/tower.cu's
 //
 //	tower_feedback(float* out, uint16_t* text_embed, int32_t* sem_tokens, unsigned long long* tables, int32_t* entries, FrameControl* ctrl, int ncb, int width, float div)
