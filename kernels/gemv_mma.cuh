@@ -16,7 +16,9 @@
 // first 4 of them fill the fragment slots (2t, 2t+1, 2t+8, 2t+9) of one MMA,
 // the last 4 of a second one. Block: 8 warps splitting the columns (warp w
 // takes the steps w, w+8, …), GEMVX_MMA_TILES tiles of 16 rows; the warps'
-// partial sums meet in shared memory. cols must be a multiple of 32.
+// partial sums meet in shared memory. cols must be a multiple of 32. (The
+// projections' instances take GEMVX_MMA_TILES tiles a block, or one where a
+// matrix has too few rows to fill the GPU with blocks of two.)
 #pragma once
 
 #include "gemv.cuh"
@@ -49,19 +51,21 @@ __device__ __forceinline__ void mma_bf16_16816(float (&c)[4], uint32_t a0, uint3
 #endif
 }
 
-// GemvxMmaPart is a block's partial sums: [warp][tile][tile row][x row].
-typedef float GemvxMmaPart[GEMV_THREADS / 32][GEMVX_MMA_TILES][16][8];
+// GemvxMmaPart is a block's partial sums of T tiles: [warp][tile][tile
+// row][x row].
+template <int T>
+using GemvxMmaPart = float[GEMV_THREADS / 32][T][16][8];
 
-// gemvx_mma_sums leaves in part the block's GEMVX_MMA_TILES tiles' sums over
+// gemvx_mma_sums leaves in part the block's T tiles' sums over
 // every column, each warp's columns apart; tile i is the 16 rows
 // row0 + TILE_STEP·i… of Wt[i] (rows past rows - 1 read row rows - 1: the
 // caller drops them). It enters the PDL wait (pdl_entry) after its address
 // arithmetic and ends with the block's barrier.
-template <int TILE_STEP>
-__device__ __forceinline__ void gemvx_mma_sums(GemvxMmaPart& part, const uint16_t* __restrict__ const (&Wt)[GEMVX_MMA_TILES],
+template <int T, int TILE_STEP>
+__device__ __forceinline__ void gemvx_mma_sums(GemvxMmaPart<T>& part, const uint16_t* __restrict__ const (&Wt)[T],
                                                int row0, const float* __restrict__ x, int xstride, int nb,
                                                int rows, int cols) {
-    constexpr int T = GEMVX_MMA_TILES, U = GEMVX_MMA_UNROLL, WARPS = GEMV_THREADS / 32;
+    constexpr int U = GEMVX_MMA_UNROLL, WARPS = GEMV_THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int chunks = cols / 8;  // 16-byte chunks of a row
     const uint4* wr[T][2];
@@ -124,7 +128,8 @@ __device__ __forceinline__ void gemvx_mma_sums(GemvxMmaPart& part, const uint16_
 
 // gemvx_mma_total is tile i's row r for x row b: the warps' parts summed in
 // warp order.
-__device__ __forceinline__ float gemvx_mma_total(const GemvxMmaPart& part, int i, int r, int b) {
+template <int T>
+__device__ __forceinline__ float gemvx_mma_total(const GemvxMmaPart<T>& part, int i, int r, int b) {
     float s = 0.f;
 #pragma unroll
     for (int w = 0; w < GEMV_THREADS / 32; w++) s += part[w][i][r][b];

@@ -113,16 +113,15 @@ GATE_UP_ROWS(tower_gate_up_swiglu_rows2u2_b8, 2, 2, 8)
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS) tower_gate_up_swiglu_mma_fast(
     float* __restrict__ out, const uint16_t* __restrict__ W1, const uint16_t* __restrict__ W3,
     const float* __restrict__ x, int nb, int rows, int cols) {
-    static_assert(GEMVX_MMA_TILES == 2, "one tile of each matrix");
-    __shared__ GemvxMmaPart part;
+    __shared__ GemvxMmaPart<2> part;
     const int row0 = blockIdx.x * 16;
     const uint16_t* __restrict__ Wt[2] = {W1, W3};
-    gemvx_mma_sums<0>(part, Wt, row0, x, cols, nb, rows, cols);
+    gemvx_mma_sums<2, 0>(part, Wt, row0, x, cols, nb, rows, cols);
     if (threadIdx.x < 16 * 8) {
         const int r = threadIdx.x / 8, b = threadIdx.x % 8, row = row0 + r;
         if (b < nb && row < rows) {
-            const float g = gemvx_mma_total(part, 0, r, b);
-            out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * gemvx_mma_total(part, 1, r, b);
+            const float g = gemvx_mma_total<2>(part, 0, r, b);
+            out[(size_t)b * rows + row] = g / (1.f + expf(-g)) * gemvx_mma_total<2>(part, 1, r, b);
         }
     }
 }

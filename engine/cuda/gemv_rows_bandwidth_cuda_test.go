@@ -10,7 +10,7 @@ import (
 )
 
 // TestGemvRowsBandwidth times the projections of B rows at the B-row step's
-// shapes under the device's policy (skipped unless PROSCENIUM_GEMVX_BANDWIDTH
+// and the tower's shapes under the device's policy (skipped unless PROSCENIUM_GEMVX_BANDWIDTH
 // is set): every gemvx instance, the prefill's GEMM of B rows (GemmBF16, the
 // tensor-core instance ChooseGemm picks) and B one-row GEMVs (ChooseGemv's
 // instance, each reading the matrix again). Each figure is the median of
@@ -32,6 +32,11 @@ func TestGemvRowsBandwidth(t *testing.T) {
 		{"out 4096→2048", 2048, 4096},
 		{"router+shared 2048→1281", 1281, 2048},
 		{"shared down 512→2048", 2048, 512},
+		{"tower w2 6144→2048", 2048, 6144},
+		{"tower qkv 2048→2560", 2560, 2048},
+		{"tower wo 2048→2048", 2048, 2048},
+		{"semantic head 2048→4097", 4097, 2048},
+		{"codebook head 2048→1024", 1024, 2048},
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, s := range shapes {
@@ -69,7 +74,7 @@ func TestGemvRowsBandwidth(t *testing.T) {
 			}
 			variants := GemvRowsVariants
 			if !dev.Numerics.Exact() {
-				variants = append(variants[:len(variants):len(variants)], GemvRowsMMA)
+				variants = append(variants[:len(variants):len(variants)], GemvRowsMMA, GemvRowsMMA1)
 			}
 			for _, v := range variants {
 				g := GemvRows{Rows: s.rows, Cols: s.cols, NB: b, Variant: v, F64: dev.Numerics.Exact()}
