@@ -142,14 +142,13 @@ GEMV_ROWS_BF16(128, 4, 2, 8)
 
 // ---------------------------------------------------------------------------
 // Projections of nb ≤ 8 rows on the tensor cores (Fast only; gemv_mma.cuh's
-// body): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c], a block's T tiles
-// the 16·T consecutive rows from 16·T·blockIdx.x. cols must be a multiple of
-// 32. Instances gemvx_mma_bf16_fast (T = GEMVX_MMA_TILES) and
-// gemvx_mma1_bf16_fast (T = 1: twice the blocks, for matrices of few rows).
-template <int T>
-__device__ __forceinline__ void gemvx_mma_rows(float* __restrict__ y, const uint16_t* __restrict__ W,
-                                               const float* __restrict__ x, int xstride, int ystride, int nb,
-                                               int rows, int cols) {
+// body): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c], a block's
+// GEMVX_MMA_TILES tiles the 16·GEMVX_MMA_TILES consecutive rows from
+// 16·GEMVX_MMA_TILES·blockIdx.x. cols must be a multiple of 32.
+extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
+    float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, int ystride,
+    int nb, int rows, int cols) {
+    constexpr int T = GEMVX_MMA_TILES;
     __shared__ GemvxMmaPart<T> part;
     const int row0 = blockIdx.x * 16 * T;
     const uint16_t* __restrict__ Wt[T];
@@ -162,11 +161,3 @@ __device__ __forceinline__ void gemvx_mma_rows(float* __restrict__ y, const uint
         y[(size_t)b * ystride + row] = gemvx_mma_total<T>(part, i, r, b);
     }
 }
-#define GEMVX_MMA(NAME, T)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(GEMV_THREADS)                                               \
-        NAME(float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, \
-             int ystride, int nb, int rows, int cols) {                                                      \
-        gemvx_mma_rows<T>(y, W, x, xstride, ystride, nb, rows, cols);                                        \
-    }
-GEMVX_MMA(gemvx_mma_bf16_fast, GEMVX_MMA_TILES)
-GEMVX_MMA(gemvx_mma1_bf16_fast, 1)

@@ -16,9 +16,10 @@
 // first 4 of them fill the fragment slots (2t, 2t+1, 2t+8, 2t+9) of one MMA,
 // the last 4 of a second one. Block: 8 warps splitting the columns (warp w
 // takes the steps w, w+8, …), GEMVX_MMA_TILES tiles of 16 rows; the warps'
-// partial sums meet in shared memory. cols must be a multiple of 32. (The
-// projections' instances take GEMVX_MMA_TILES tiles a block, or one where a
-// matrix has too few rows to fill the GPU with blocks of two.)
+// partial sums meet in shared memory. cols must be a multiple of 32. (One
+// tile a block, for the tower's matrices of 1024–4097 rows, measured slower
+// than the SIMT instances at every shape but two at 8 rows: docs/PERF.md
+// "gate23".)
 #pragma once
 
 #include "gemv.cuh"

@@ -37,7 +37,7 @@ func testGemvRowsMatchesOneRow(t *testing.T) {
 		W := upload(t, wh)
 		variants := GemvRowsVariants
 		if !dev.Numerics.Exact() && s.cols%32 == 0 {
-			variants = append(variants[:len(variants):len(variants)], GemvRowsMMA, GemvRowsMMA1)
+			variants = append(variants[:len(variants):len(variants)], GemvRowsMMA)
 		}
 		for _, v := range variants {
 			for _, nb := range []int{2, 3, 4, 5, 8} {
@@ -87,11 +87,8 @@ func testGemvRowsMatchesOneRow(t *testing.T) {
 
 // gemvRowsName names a several-row instance in test names and logs.
 func gemvRowsName(v GemvVariant) string {
-	switch v {
-	case GemvRowsMMA:
+	if v == GemvRowsMMA {
 		return "mma"
-	case GemvRowsMMA1:
-		return "mma1"
 	}
 	return v.Name()
 }

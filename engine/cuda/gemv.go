@@ -207,14 +207,6 @@ func ChooseGemvRows(rows, cols, nb int) GemvVariant {
 // variant (its fields are not a TPR/ROWS/UNROLL).
 var GemvRowsMMA = GemvVariant{TPR: 0, Rows: 32, Unroll: 0}
 
-// GemvRowsMMA1 is GemvRowsMMA with one tile of 16 rows a block
-// (gemvx_mma1_bf16_fast): twice the blocks, for matrices of fewer rows.
-var GemvRowsMMA1 = GemvVariant{TPR: 0, Rows: 16, Unroll: 0}
-
-// tensorCores says whether v is a tensor-core instance (GemvRowsMMA,
-// GemvRowsMMA1) rather than a SIMT one.
-func (v GemvVariant) tensorCores() bool { return v == GemvRowsMMA || v == GemvRowsMMA1 }
-
 // gemvRowsUseMMA says whether a fast projection of nb rows runs on the
 // tensor cores: from 4 rows (the compiled width) for matrices of 8192 rows
 // or more, where TestGemvRowsBandwidth measured it at 3.0–3.7 TB/s whatever
@@ -223,13 +215,13 @@ func (v GemvVariant) tensorCores() bool { return v == GemvRowsMMA || v == GemvRo
 // its grid has a block per 32 weight rows, too few for shorter matrices
 // (2048 × 4096: 14.5 µs against 7.2 and 12.1). Columns must be a multiple of
 // 32. $PROSCENIUM_GPU_GEMVX=mma takes it for every projection of 2 rows or
-// more (=mma1 on one tile a block), =simt never (benchmarks).
+// more, =simt never (benchmarks).
 func gemvRowsUseMMA(rows, cols, nb int) bool {
 	if cols%32 != 0 || nb < 2 {
 		return false
 	}
 	switch gemvRowsDefault {
-	case "mma", "mma1":
+	case "mma":
 		return true
 	case "simt":
 		return false

@@ -39,9 +39,6 @@ func (q *Queue) backboneGemvRows(g GemvRows) GemvRows {
 	g.Variant, g.F64 = ChooseGemvRows(g.Rows, g.Cols, g.NB), q.d.Numerics.Exact()
 	if !g.F64 && gemvRowsUseMMA(g.Rows, g.Cols, g.NB) {
 		g.Variant = GemvRowsMMA
-		if gemvRowsDefault == "mma1" {
-			g.Variant = GemvRowsMMA1
-		}
 	}
 	return g
 }
@@ -59,7 +56,7 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 	if ys == 0 {
 		ys = g.Rows
 	}
-	if g.Variant.tensorCores() {
+	if g.Variant == GemvRowsMMA {
 		return q.gemvRowsMMA(g, xs, ys, y, W, x)
 	}
 	width := gemvRowsWidth(g.NB)
@@ -92,9 +89,8 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 }
 
-// gemvRowsMMA runs g on the tensor cores (gemvx_mma_bf16_fast, or
-// gemvx_mma1_bf16_fast for GemvRowsMMA1: fast numerics, up to 8 rows, a
-// multiple of 32 columns).
+// gemvRowsMMA runs g on the tensor cores (gemvx_mma_bf16_fast: fast
+// numerics, up to 8 rows, a multiple of 32 columns).
 func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 	switch {
 	case g.F64:
@@ -110,10 +106,6 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 		checkFits(x, 0, (int64(g.NB-1)*int64(xs)+int64(g.Cols))*4, "bf16 gemv of rows x"),
 		checkFits(y, 0, (int64(g.NB-1)*int64(ys)+int64(g.Rows))*4, "bf16 gemv of rows y")); err != nil {
 		return err
-	}
-	if g.Variant == GemvRowsMMA1 {
-		return kernel.GemvxMma1BF16Fast(q, [3]int{(g.Rows + 15) / 16, 1, 1}, gemvThreads,
-			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 	}
 	return kernel.GemvxMmaBF16Fast(q, [3]int{(g.Rows + gemvxMMARows - 1) / gemvxMMARows, 1, 1}, gemvThreads,
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)

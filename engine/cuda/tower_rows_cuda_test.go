@@ -55,7 +55,7 @@ func TestTowerFrameRows(t *testing.T) {
 			// projections split rows over 32 threads and keep their own).
 			u2 := GemvVariant{TPR: 128, Rows: 4, Unroll: 2}
 			t.Run(fmt.Sprintf("%s/4/%s", c.name, u2.Name()), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, &u2, false) })
-			// The gate·up and projections on the tensor cores (fast only; the demo tower's
+			// The gate·up on the tensor cores (fast only; the demo tower's
 			// 64 columns are the kernel's multiple of 32).
 			if !dev.Numerics.Exact() && c.name == "demo" {
 				t.Run(fmt.Sprintf("%s/4/mma", c.name), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 4, nil, nil, true) })
@@ -69,8 +69,7 @@ func TestTowerFrameRows(t *testing.T) {
 // shrinks when the last take ends early), comparing every frame; fuse and
 // rowsGemv, when not nil, are the towers' launch sequence and B-row GEMV
 // instance (SetRowsGemv). With mma the frames of several rows put their
-// gate·up and projections on the tensor cores (towerGateUpMMA,
-// towerRowsMMA), whose sums are not the
+// gate·up on the tensor cores (towerGateUpMMA), whose sums are not the
 // one-row kernel's: every take is teacher-forced (so each frame's inputs are
 // those it had alone) and the logits are held within 1e-5 of their values
 // alone instead of to their bits.
@@ -119,7 +118,6 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 		tw.rowsGemv = rowsGemv
 		if mma {
 			tw.gateUpMMA = towerGateUpMMA{from: 2, anyShape: true}
-			tw.rowsMMA = towerRowsMMA{tiles: 1, from: 2}
 			if !tw.gateUpMMA.use(g.FFN, D, 2, false) {
 				t.Fatalf("a %d × %d gate·up cannot run on the tensor cores", g.FFN, D)
 			}

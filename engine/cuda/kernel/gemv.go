@@ -237,12 +237,3 @@ func GemvxBF16d(q Launcher, k GemvxBF16dKernel, grid [3]int, block int, y, w, x 
 func GemvxMmaBF16Fast(q Launcher, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
 	return q.Launch("gemvx_mma_bf16_fast", grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
 }
-
-// GemvxMma1BF16Fast enqueues kernels/gemv.cu's
-//
-//	gemvx_mma1_bf16_fast(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
-//
-// on q with grid blocks of block threads.
-func GemvxMma1BF16Fast(q Launcher, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
-	return q.Launch("gemvx_mma1_bf16_fast", grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
-}

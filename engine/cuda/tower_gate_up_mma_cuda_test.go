@@ -86,8 +86,7 @@ func TestTowerGateUpMMA(t *testing.T) {
 }
 
 // TestTowerGateUpMMAUse: the rule that puts a frame's gate·up on the tensor
-// cores, and the override's parse; likewise for the other projections
-// (towerRowsMMA).
+// cores, and the override's parse.
 func TestTowerGateUpMMAUse(t *testing.T) {
 	def, err := parseTowerGateUpMMA("")
 	if err != nil {
@@ -121,35 +120,5 @@ func TestTowerGateUpMMAUse(t *testing.T) {
 	}
 	if m, err := parseTowerGateUpMMA("4"); err != nil || m.use(6144, 2048, 3, false) || !m.use(6144, 2048, 4, false) {
 		t.Errorf(`"4": %+v, %v; want from four rows`, m, err)
-	}
-
-	for _, s := range []string{"x", "1", "3:2", "1:1", "1:9", "a", "2:", ":4"} {
-		if _, err := parseTowerRowsMMA(s); err == nil {
-			t.Errorf("PROSCENIUM_GPU_TOWER_ROWS_MMA=%q accepted", s)
-		}
-	}
-	for _, c := range []struct {
-		env           string
-		rows, cols, n int
-		exact         bool
-		want          GemvVariant // zero: the SIMT instance
-	}{
-		{"0", 2048, 6144, 8, false, GemvVariant{}},
-		{"1:2", 2048, 6144, 2, false, GemvRowsMMA1},
-		{"1:2", 2048, 6144, 2, true, GemvVariant{}},
-		{"1:4", 2048, 6144, 3, false, GemvVariant{}},
-		{"2:4", 2048, 6144, 4, false, GemvRowsMMA},
-		{"a:2", 4097, 2048, 4, false, GemvRowsMMA},
-		{"a:2", 2560, 2048, 4, false, GemvRowsMMA1},
-		{"a:2", 2048, 2040, 4, false, GemvVariant{}},
-	} {
-		m, err := parseTowerRowsMMA(c.env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, ok := m.variant(c.rows, c.cols, c.n, c.exact)
-		if ok != (c.want != GemvVariant{}) || ok && v != c.want {
-			t.Errorf("%q, %d × %d, %d rows, exact %v: %v %v, want %v", c.env, c.rows, c.cols, c.n, c.exact, v, ok, c.want)
-		}
 	}
 }

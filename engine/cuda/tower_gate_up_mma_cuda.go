@@ -5,7 +5,6 @@ package cuda
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"proscenium/engine/cuda/kernel"
 )
@@ -59,65 +58,4 @@ func (t *Tower) gateUpRowsMMA(q *Queue, lw *TowerLayerTensors, n int) error {
 		return fmt.Errorf("cuda tower: tower_gate_up_swiglu_mma_fast: %w", err)
 	}
 	return kernel.TowerGateUpSwiGLUMmaFast(q, [3]int{(F + 15) / 16, 1, 1}, gemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
-}
-
-// towerRowsMMA says where a B-row tower frame's other projections (eh_proj,
-// qkv, wo, w2, the heads) run on the tensor cores: gemvx_mma_bf16_fast (two
-// tiles of 16 rows a block) or gemvx_mma1_bf16_fast (one: twice the blocks
-// for the tower's matrices of 1024–4097 rows), fast numerics only, each
-// take's values within float32 rounding of its values alone.
-type towerRowsMMA struct {
-	tiles int // 1 or 2 a block; -1: 2 from 4096 rows, else 1; 0: never
-	from  int // the fewest rows it takes
-}
-
-// defaultTowerRowsMMA is towerRowsMMA unless $PROSCENIUM_GPU_TOWER_ROWS_MMA
-// says otherwise.
-var defaultTowerRowsMMA = towerRowsMMA{}
-
-// parseTowerRowsMMA reads $PROSCENIUM_GPU_TOWER_ROWS_MMA (benchmarks): ""
-// the default, "0" never, "T:N" T tiles a block (1, 2, or a: by the rows)
-// from N rows (2…8).
-func parseTowerRowsMMA(s string) (towerRowsMMA, error) {
-	if s == "" {
-		return defaultTowerRowsMMA, nil
-	}
-	if s == "0" {
-		return towerRowsMMA{}, nil
-	}
-	bad := fmt.Errorf("PROSCENIUM_GPU_TOWER_ROWS_MMA=%q: want 0 (never) or T:N, T 1, 2 or a (tiles a block), N 2…%d (the fewest rows)", s, TowerMaxTakes)
-	tiles, from, ok := strings.Cut(s, ":")
-	if !ok {
-		return towerRowsMMA{}, bad
-	}
-	var m towerRowsMMA
-	switch tiles {
-	case "1":
-		m.tiles = 1
-	case "2":
-		m.tiles = 2
-	case "a":
-		m.tiles = -1
-	default:
-		return towerRowsMMA{}, bad
-	}
-	n, err := strconv.Atoi(from)
-	if err != nil || n < 2 || n > TowerMaxTakes {
-		return towerRowsMMA{}, bad
-	}
-	m.from = n
-	return m, nil
-}
-
-// variant is the tensor-core instance of an [rows, cols] projection of n
-// rows, or false where the SIMT one runs: never under exact numerics, below
-// m.from rows, or for columns that are not a multiple of 32.
-func (m towerRowsMMA) variant(rows, cols, n int, exact bool) (GemvVariant, bool) {
-	if exact || m.tiles == 0 || n < m.from || n > 8 || cols%32 != 0 {
-		return GemvVariant{}, false
-	}
-	if m.tiles == 2 || m.tiles < 0 && rows >= 4096 {
-		return GemvRowsMMA, true
-	}
-	return GemvRowsMMA1, true
 }
