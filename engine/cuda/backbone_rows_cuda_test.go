@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda/kernel"
 )
 
 // The B-row step (Backbone.StepRows) against each take stepped alone, and
@@ -259,7 +260,11 @@ func checkSame(t *testing.T, what string, got, want []float32, width int, tolera
 // TestMoEDownRowsMatchesOneRow: moe_down_rows over n rows gives each row's
 // routed and shared down projections the bits moe_down gives that row alone
 // (itself held to engine/cpu by TestMoEDown), under both policies, FP8 and
-// BF16 experts, with experts shared between rows.
+// BF16 experts, with experts shared between rows. Under fast the FP8 routed
+// sums of two rows or more run on the tensor cores by default
+// (moe_down2_mma_fast, mma22: another order of the sums), so there they are
+// held within 1e-5 of the one row's, and their bits with the SIMT path
+// (PROSCENIUM_GPU_MOE_DOWN_MMA=0's).
 func TestMoEDownRowsMatchesOneRow(t *testing.T) { eachNumerics(t, testMoEDownRowsMatchesOneRow) }
 
 func testMoEDownRowsMatchesOneRow(t *testing.T) {
@@ -294,13 +299,20 @@ func testMoEDownRowsMatchesOneRow(t *testing.T) {
 			gu := randNonZero(r, c.n*c.k*2*c.p)
 			dense := randNonZero(r, c.n*dstride)
 			idb, gub, db := upload(t, ids), upload(t, gu), upload(t, dense)
-			yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
-			if err := dev.Run(func(q *Queue) error {
-				return q.MoEDownRows(yr, ys, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, dstride, c.E, c.is, c.h, c.n, ExpertRef{})
-			}); err != nil {
-				t.Fatal(err)
+			rows := func(mma bool) ([]float32, []float32) {
+				yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
+				if err := dev.Run(func(q *Queue) error {
+					return withMoEDownMMA(mma, func() error {
+						return q.MoEDownRows(yr, ys, W, S, 0, 0, c.fp8, c.e, idb, gub, c.p, c.i, c.ip, c.k, shb, db, dstride, c.E, c.is, c.h, c.n, ExpertRef{})
+					})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
 			}
-			gotR, gotS := download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
+			gotR, gotS := rows(false)
+			mmaR, mmaS := rows(true)
+			onMMA := !dev.Numerics.Exact() && c.fp8 && c.ip == kernel.DownMmaK && c.i <= c.ip
 			for row := 0; row < c.n; row++ {
 				y := poisoned(t, (c.k+1)*c.h)
 				id1 := upload(t, ids[row*c.k:(row+1)*c.k])
@@ -317,6 +329,15 @@ func testMoEDownRowsMatchesOneRow(t *testing.T) {
 				}
 				if d, ulp := ULPDiff(gotS[row*c.h:(row+1)*c.h], ref[c.k*c.h:]); d != 0 {
 					t.Fatalf("row %d: %d shared values differ from moe_down's (up to %d ULP)", row, d, ulp)
+				}
+				if d, ulp := ULPDiff(mmaS[row*c.h:(row+1)*c.h], ref[c.k*c.h:]); d != 0 {
+					t.Fatalf("row %d, the default path: %d shared values differ from moe_down's (up to %d ULP)", row, d, ulp)
+				}
+				routed := mmaR[row*c.k*c.h : (row+1)*c.k*c.h]
+				if onMMA {
+					checkCloseQuiet(t, fmt.Sprintf("row %d's routed down on the tensor cores against moe_down's", row), routed, ref[:c.k*c.h], 1e-5)
+				} else if d, ulp := ULPDiff(routed, ref[:c.k*c.h]); d != 0 {
+					t.Fatalf("row %d, the default path: %d routed values differ from moe_down's (up to %d ULP)", row, d, ulp)
 				}
 			}
 		})
