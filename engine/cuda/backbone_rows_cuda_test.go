@@ -335,7 +335,7 @@ func testMoEDownRowsMatchesOneRow(t *testing.T) {
 				}
 				routed := mmaR[row*c.k*c.h : (row+1)*c.k*c.h]
 				if onMMA {
-					checkCloseQuiet(t, fmt.Sprintf("row %d's routed down on the tensor cores against moe_down's", row), routed, ref[:c.k*c.h], 1e-5)
+					checkClose(t, fmt.Sprintf("row %d's routed down on the tensor cores against moe_down's", row), routed, ref[:c.k*c.h], 1e-5)
 				} else if d, ulp := ULPDiff(routed, ref[:c.k*c.h]); d != 0 {
 					t.Fatalf("row %d, the default path: %d routed values differ from moe_down's (up to %d ULP)", row, d, ulp)
 				}
