@@ -5,7 +5,7 @@
 # -DMOE_DOWN2_MINB=4 (moe_down2_fast too: the one-take step's). Each spills a few hundred bytes at that bound
 # (ptxas). The down projections' and the B-row step's tests under fast with b and c; then alone
 # TestMoEDown2Timing with each, bench-backbone at 1, 2, 4, 8 rows alternating a / b / c three times, the take
-# (B = 1, 4) with each. Carried: .carry-fa, .carry-mb, .carry-mc (/tmp/build-minb.sh, as h200-lead22-build.sh
+# (B = 1, 4) with each. Carried: .carry-fa, .carry-mb, .carry-mc (h200-lead23-build-minb.sh, as h200-lead22-build.sh
 # with other nvcc flags). Logs: $OUT/run5.tgz.
 set -u
 . docs/perf/run-lib.sh
