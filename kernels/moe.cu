@@ -1194,10 +1194,7 @@ __device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, con
         if (row0 + g + 8 < h) out[row0 + g + 8] = acc1 + part[grp][g + 8];
     }
 }
-#ifndef MOE_DOWN2_MMA_MINB
-#define MOE_DOWN2_MMA_MINB MOE_DOWN2_MINB
-#endif
-extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MMA_MINB)
+extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MINB)
     moe_down2_mma_fast(float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
                        const float* __restrict__ S, long long mstride, long long sstride, int fp8,
                        const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip, int k,
