@@ -15,9 +15,10 @@ import (
 // from the same BF16 weights and float32 rows, and to the SIMT B-row gate·up
 // (tower_gate_up_swiglu_rows*, whose rows have the one-row kernel's bits):
 // Drama 3's tower shape (6144 × 2048) at 1–8 rows, a ragged one (1000 rows:
-// a last block of 8; 512 columns: one step a warp), a narrow one (88 × 64,
-// the demo tower's), and rows scaled by 10⁻⁵ and 10⁴. Every output a row
-// owns is written (the buffer is poisoned) and no other.
+// a last block of 8; 512 columns: one step a warp), a narrow one (88 × 64:
+// the odd tower's FFN rows, the demo tower's columns), and rows scaled by
+// 10⁻⁵ and 10⁴. Every output a row owns is written (the buffer is poisoned)
+// and no other.
 func TestTowerGateUpMMA(t *testing.T) {
 	prev := dev.Numerics
 	dev.Numerics = drama3.NumericsFast // the tensor-core path is fast only
