@@ -72,6 +72,7 @@ type Tower struct {
 	rowsGemv *GemvVariant // the B-row GEMVs' instance where its TPR is the one-row choice's (SetRowsGemv); nil: the one-row choice
 
 	gateUpMMA towerGateUpMMA // where the B-row gate·up runs on the tensor cores (tower_gate_up_mma_cuda.go)
+	fastRows  bool           // fast B-row projections on towerFastRowsVariant's instances (PROSCENIUM_GPU_TOWER_FAST_ROWS)
 
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
@@ -109,7 +110,8 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
 	g := w.Geometry
-	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA}
+	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA,
+		fastRows: os.Getenv("PROSCENIUM_GPU_TOWER_FAST_ROWS") != "0"}
 	ok := false
 	defer func() {
 		if !ok {
@@ -543,8 +545,10 @@ func (t *Tower) projectRows(q *Queue, byTake bool, W Tensor, rows, cols, n int, 
 // cols] from x, into y [n, rows]) reading W once (Queue.GemvRowsBF16,
 // kernels/gemv.cu gemvx_*; exact: the float64 instances, the semantic head
 // under exact numerics), on the instance the one-row GEMV of the shape
-// runs, so each row's values are its bits. (On the tensor cores these
-// projections measured slower: docs/PERF.md "gate23".)
+// runs, so each row's values are its bits; under fast numerics, where
+// t.fastRows and towerFastRowsVariant say, another split measured faster
+// (within rounding of them). (On the tensor cores these projections
+// measured slower: docs/PERF.md "gate23".)
 func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Block, exact bool) error {
 	wb, err := W.view(int64(rows)*int64(cols)*2, "B-row gemv weights")
 	if err != nil {
@@ -554,7 +558,11 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsVariant(rows, cols, n), F64: exact,
+	v := t.rowsVariant(rows, cols, n)
+	if fv, ok := towerFastRowsVariant(rows, cols, n); ok && t.fastRows && !exact && !q.d.Numerics.Exact() && t.gemv == nil && t.rowsGemv == nil {
+		v = fv
+	}
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: v, F64: exact,
 		WeightsAhead: rowsAhead(siteTower, n)}, y, wb, xb)
 }
 

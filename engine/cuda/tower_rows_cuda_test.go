@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 	"proscenium/engine/sampling"
 )
@@ -332,6 +333,44 @@ func TestGemvRows(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTowerFastRows holds the fast B-row tower projections on
+// towerFastRowsVariant's instances (another split of a row than the one-row
+// GEMV's) to engine/cpu within 1e-5, at the tower's shapes it picks for
+// (Drama 3's: the tiny towers never take them) and 3–8 rows.
+func TestTowerFastRows(t *testing.T) {
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast // fast numerics only
+	defer func() { dev.Numerics = prev }()
+	r := newRand(t)
+	tw := &Tower{fastRows: true}
+	for _, shape := range []struct{ rows, cols int }{{2048, 4096}, {2048, 6144}, {2048, 2048}, {2560, 2048}, {4097, 2048}, {1024, 2048}} {
+		w := roundBF16(r, shape.rows, shape.cols)
+		var a testArena
+		var W Tensor
+		a.bf16(&W, w)
+		a.upload(t)
+		for _, n := range []int{3, 4, 5, 8} {
+			v, ok := towerFastRowsVariant(shape.rows, shape.cols, n)
+			if !ok {
+				continue
+			}
+			x := randNonZero(r, n*shape.cols)
+			y := poisoned(t, n*shape.rows)
+			if err := dev.Run(func(q *Queue) error {
+				return tw.gemvRows(q, W, shape.rows, shape.cols, n, Whole(upload(t, x)), y, false)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := download(t, y, n*shape.rows)
+			for b := 0; b < n; b++ {
+				ref := make([]float32, shape.rows)
+				cpu.MatVec(ref, w, x[b*shape.cols:(b+1)*shape.cols], shape.rows, shape.cols)
+				checkCloseQuiet(t, fmt.Sprintf("[%d, %d] on %s: row %d of %d", shape.rows, shape.cols, v.Name(), b, n), got[b*shape.rows:(b+1)*shape.rows], ref, 1e-5)
+			}
+		}
+	}
 }
 
 // testGemvRowsShape holds tw's B-row GEMV of W [rows, cols] to the one-row
