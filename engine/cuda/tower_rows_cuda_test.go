@@ -357,10 +357,8 @@ func TestTowerFastRows(t *testing.T) {
 				continue
 			}
 			x := randNonZero(r, n*shape.cols)
-			y := poisoned(t, n*shape.rows)
-			if err := dev.Run(func(q *Queue) error {
-				return tw.gemvRows(q, W, shape.rows, shape.cols, n, Whole(upload(t, x)), y, false)
-			}); err != nil {
+			xb, y := upload(t, x), poisoned(t, n*shape.rows)
+			if err := dev.Run(func(q *Queue) error { return tw.gemvRows(q, W, shape.rows, shape.cols, n, Whole(xb), y, false) }); err != nil {
 				t.Fatal(err)
 			}
 			got := download(t, y, n*shape.rows)
