@@ -558,12 +558,19 @@ func (t *Tower) gemvRows(q *Queue, W Tensor, rows, cols, n int, x Tensor, y *Blo
 	if err != nil {
 		return err
 	}
-	v := t.rowsVariant(rows, cols, n)
-	if fv, ok := towerFastRowsVariant(rows, cols, n); ok && t.fastRows && !exact && !q.d.Numerics.Exact() && t.gemv == nil && t.rowsGemv == nil {
-		v = fv
-	}
-	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: v, F64: exact,
+	return q.GemvRowsBF16(GemvRows{Rows: rows, Cols: cols, NB: n, Variant: t.rowsInstance(rows, cols, n, q.d.Numerics.Exact()), F64: exact,
 		WeightsAhead: rowsAhead(siteTower, n)}, y, wb, xb)
+}
+
+// rowsInstance is the B-row GEMV instance gemvRows launches for a [rows,
+// cols] projection of n rows under the device's policy (exact: the
+// policy's): rowsVariant's, or under fast numerics towerFastRowsVariant's
+// where t.fastRows and no test or benchmark override says otherwise.
+func (t *Tower) rowsInstance(rows, cols, n int, exact bool) GemvVariant {
+	if fv, ok := towerFastRowsVariant(rows, cols, n); ok && t.fastRows && !exact && t.gemv == nil && t.rowsGemv == nil {
+		return fv
+	}
+	return t.rowsVariant(rows, cols, n)
 }
 
 // rowsVariant is the B-row GEMV instance of a [rows, cols] projection of n
@@ -594,12 +601,12 @@ func (t *Tower) rowsVariant(rows, cols, n int) GemvVariant {
 // else the B-row GEMVs of W1 and W3 and swiglu_f32 (gateUp's values too).
 func (t *Tower) gateUpRows(q *Queue, lw *TowerLayerTensors, n int) error {
 	F, D := t.g.FFN, t.g.Dim
-	if t.frameFusion(1).gateUp && t.rowsGemv == nil && t.gateUpMMA.use(F, D, n, q.d.Numerics.Exact()) {
-		return t.gateUpRowsMMA(q, lw, n)
-	}
 	if t.frameFusion(1).gateUp {
 		if err := firstErr(lw.W1.fits(int64(F)*int64(D)*2, "gate weights"), lw.W3.fits(int64(F)*int64(D)*2, "up weights")); err != nil {
-			return fmt.Errorf("cuda tower: tower_gate_up_swiglu_rows: %w", err)
+			return fmt.Errorf("cuda tower: fused B-row gate·up: %w", err)
+		}
+		if t.gateUpRowsOnMMA(n, q.d.Numerics.Exact()) {
+			return kernel.TowerGateUpSwiGLUMmaFast(q, [3]int{(F + 15) / 16, 1, 1}, gemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
 		}
 		width := gemvRowsWidth(n)
 		if width == 0 {

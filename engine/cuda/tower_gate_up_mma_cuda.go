@@ -5,8 +5,6 @@ package cuda
 import (
 	"fmt"
 	"strconv"
-
-	"proscenium/engine/cuda/kernel"
 )
 
 // towerGateUpMMA says where a B-row tower frame's gate·up runs on the
@@ -50,12 +48,9 @@ func (m towerGateUpMMA) use(F, D, n int, exact bool) bool {
 	return m.anyShape || 2*F >= 8192
 }
 
-// gateUpRowsMMA enqueues tower_gate_up_swiglu_mma_fast: silu(W1·x_b)·(W3·x_b)
-// of n rows of t.normed into t.gate.
-func (t *Tower) gateUpRowsMMA(q *Queue, lw *TowerLayerTensors, n int) error {
-	F, D := t.g.FFN, t.g.Dim
-	if err := firstErr(lw.W1.fits(int64(F)*int64(D)*2, "gate weights"), lw.W3.fits(int64(F)*int64(D)*2, "up weights")); err != nil {
-		return fmt.Errorf("cuda tower: tower_gate_up_swiglu_mma_fast: %w", err)
-	}
-	return kernel.TowerGateUpSwiGLUMmaFast(q, [3]int{(F + 15) / 16, 1, 1}, gemvThreads, devPtr(t.gate), tPtr(lw.W1), tPtr(lw.W3), devPtr(t.normed), n, F, D)
+// gateUpRowsOnMMA says whether gateUpRows runs n rows' fused gate·up on the
+// tensor cores: t.gateUpMMA's rule, unless a test or benchmark put the B-row
+// GEMVs on another instance (SetRowsGemv) or the frame is not fused.
+func (t *Tower) gateUpRowsOnMMA(n int, exact bool) bool {
+	return t.frameFusion(1).gateUp && t.rowsGemv == nil && t.gateUpMMA.use(t.g.FFN, t.g.Dim, n, exact)
 }

@@ -53,8 +53,8 @@ func TestTowerGateUpMMA(t *testing.T) {
 				if mma {
 					tw.gateUpMMA = towerGateUpMMA{from: 1, anyShape: true}
 				}
-				if !tw.gateUpMMA.use(c.F, c.D, c.n, false) != !mma {
-					t.Fatalf("gateUpMMA %+v: use = %v", tw.gateUpMMA, !mma)
+				if tw.gateUpRowsOnMMA(c.n, false) != mma {
+					t.Fatalf("gateUpMMA %+v: on the tensor cores %v, want %v", tw.gateUpMMA, !mma, mma)
 				}
 				if err := dev.Run(func(q *Queue) error { return tw.gateUpRows(q, &lw, c.n) }); err != nil {
 					t.Fatal(err)

@@ -119,7 +119,7 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 		tw.rowsGemv = rowsGemv
 		if mma {
 			tw.gateUpMMA = towerGateUpMMA{from: 2, anyShape: true}
-			if !tw.gateUpMMA.use(g.FFN, D, 2, false) {
+			if !tw.gateUpRowsOnMMA(2, false) {
 				t.Fatalf("a %d × %d gate·up cannot run on the tensor cores", g.FFN, D)
 			}
 		}
@@ -355,6 +355,12 @@ func TestTowerFastRows(t *testing.T) {
 			v, ok := towerFastRowsVariant(shape.rows, shape.cols, n)
 			if !ok {
 				continue
+			}
+			if got := tw.rowsInstance(shape.rows, shape.cols, n, false); got != v {
+				t.Fatalf("[%d, %d], %d rows: gemvRows launches %s, want %s", shape.rows, shape.cols, n, got.Name(), v.Name())
+			}
+			if got, one := tw.rowsInstance(shape.rows, shape.cols, n, true), tw.rowsVariant(shape.rows, shape.cols, n); got != one {
+				t.Fatalf("[%d, %d], %d rows under exact: %s, want the one-row split's %s", shape.rows, shape.cols, n, got.Name(), one.Name())
 			}
 			x := randNonZero(r, n*shape.cols)
 			xb, y := upload(t, x), poisoned(t, n*shape.rows)
