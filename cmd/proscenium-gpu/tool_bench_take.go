@@ -161,6 +161,25 @@ type batchRound struct {
 	Frames         int            `json:"frames"`       // all takes together
 	ElapsedMs      float64        `json:"elapsed_ms"`
 	AudioPerSecond float64        `json:"audio_s_per_s"`
+	// Where the round's loop spent its time after the begin: Steps calls of
+	// TakeSet.Step (StepMs in them: the device's frames as the host waits
+	// for them) and the takes' handling of their frames (TookMs: codes,
+	// chunks started and collected on the codec, the takes' ends).
+	Steps  int     `json:"steps"`
+	StepMs float64 `json:"step_ms"`
+	TookMs float64 `json:"took_ms"`
+	// Decoded is false for a round whose audio was not decoded (-decode=false).
+	Decoded bool `json:"decoded"`
+}
+
+// undecodedSet is a TakeSet whose takes' audio is silence made on the host:
+// -decode=false, the frames' cost without the codec's work beside them (an
+// attribution of the round's time; no product path runs it). It hides the
+// set's asynchronous decoder, so the take loop asks Decode.
+type undecodedSet struct{ drama3.TakeSet }
+
+func (s undecodedSet) Decode(id drama3.TakeID, from, to int) ([]float32, error) {
+	return make([]float32, (to-from)*s.SamplesPerFrame()), nil
 }
 
 func benchTake(args []string) error {
@@ -182,6 +201,7 @@ func benchTake(args []string) error {
 	seedBase := fs.Int("seed-base", 1, "the first take's seed (single takes: seed-base, seed-base+1, …; a -batch round of B: seed-base … seed-base+B−1); another base picks other takes, e.g. ones that all run to -frames, so that a round stays B takes wide to its end")
 	beginEach := fs.Bool("begin-each", false, "-batch rounds begin their takes one after another (Begin each), not together (TakeSet.BeginMany: the joint prefill)")
 	batched := fs.Bool("batched", true, "-batch rounds on the batched kernels (cuda.TakeFrames: one B-row step and tower a frame); false: each take's frame in turn (drama3.Interleave)")
+	decode := fs.Bool("decode", true, "-batch rounds decode their takes' audio; false: silence made on the host instead, to attribute a round's time to its frames and its codec (not a product figure)")
 	fused := fs.Bool("fused", os.Getenv(cuda.FusedEnv) == "1", "the fused decode step under fast numerics (default: $"+cuda.FusedEnv+" = 1)")
 	hot := fs.Bool("hot-experts", false, "synthetic: zero every router, so each step routes to the same top-k experts of every layer (ties go to the lowest ids): a forced hot set, the best case for the expert cache (random routers route near uniformly, the worst)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
@@ -430,6 +450,9 @@ func benchTake(args []string) error {
 			return err
 		}
 		defer set.Close() // the takes' state before f's (f.Close is then a no-op)
+		if !*decode {
+			set = undecodedSet{set}
+		}
 		if _, err := benchRound(set, opt.Takes, *seedBase, prompt, *frames, chunks, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
@@ -519,6 +542,13 @@ func benchTake(args []string) error {
 			fmt.Printf(" %.4f", v)
 		}
 		fmt.Printf("; codes %s\n", strings.Join(r.Digests, " "))
+		if r.Steps > 0 {
+			how := ""
+			if !r.Decoded {
+				how = " (audio not decoded: -decode=false)"
+			}
+			fmt.Printf("  loop            %d steps: %.3f ms a step in Step, %.3f in the takes' handling%s\n", r.Steps, r.StepMs/float64(r.Steps), r.TookMs/float64(r.Steps), how)
+		}
 	}
 	if x := res.Experts; x.HostBytes == 0 {
 		fmt.Printf("experts           %s: %.2f GiB of routed experts on the device\n", x.Tier, gib(x.DeviceBytes))
@@ -566,7 +596,8 @@ func benchTake(args []string) error {
 // live ones until each ends) through the take loop, as engine/take's
 // scheduler does when b requests arrive at once.
 func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
-	r := batchRound{Batch: b}
+	_, undecoded := set.(undecodedSet)
+	r := batchRound{Batch: b, Decoded: !undecoded}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
 	}
@@ -640,6 +671,9 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 			return r, err
 		}
 		d := time.Since(t0)
+		r.Steps++
+		r.StepMs += ms(d)
+		t1 := time.Now()
 		live = live[:0]
 		for i, run := range next {
 			ok, err := run.Took(step[i], d, len(step))
@@ -654,6 +688,7 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 			}
 			live = append(live, run)
 		}
+		r.TookMs += ms(time.Since(t1))
 	}
 	el := time.Since(start)
 	r.ElapsedMs = ms(el)
