@@ -146,36 +146,6 @@ __device__ __forceinline__ void cg_store(const CgOut& e, int row, int col, float
     if (col + 1 < e.N) o32[ro + col + 1] = v1;
 }
 
-// cg_mma_k16 is one k16 step of a warp's 64 × 32 tile: the B fragments from
-// stage tile sBs (CG_BN × CG_BK, swizzled), then 16 MMAs against the A
-// fragments a of the warp's four 16-row slices.
-__device__ __forceinline__ void cg_mma_k16(float (&acc)[4][4][4], const uint32_t (&a)[4][4], const __half* sBs, int wn,
-                                           int kk, int lane) {
-    uint32_t b[2][4];
-#pragma unroll
-    for (int ni = 0; ni < 2; ni++)
-        ldmatrix_x4(b[ni], smem_u32(&sBs[cg_swz(wn * 32 + ni * 16 + (lane & 7) + ((lane >> 4) << 3), kk * 2 + ((lane >> 3) & 1))]));
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int nj = 0; nj < 4; nj++) mma16816(acc[mi][nj], a[mi], b[nj >> 1][(nj & 1) * 2], b[nj >> 1][(nj & 1) * 2 + 1]);
-}
-
-// cg_epilogue stores a warp's 64 × 32 tile (warp wm, wn of the block at m0, n0)
-// through the fused tail.
-__device__ __forceinline__ void cg_epilogue(const float (&acc)[4][4][4], const CgOut& e, int m0, int n0, int wm, int wn,
-                                            int lane) {
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int nj = 0; nj < 4; nj++) {
-            const int row = m0 + wm * 64 + mi * 16 + (lane >> 2);
-            const int col = n0 + wn * 32 + nj * 8 + (lane & 3) * 2;
-            cg_store(e, row, col, acc[mi][nj][0], acc[mi][nj][1]);
-            cg_store(e, row + 8, col, acc[mi][nj][2], acc[mi][nj][3]);
-        }
-}
-
 extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm(
     const __half* __restrict__ A, int M, int cpad, int taps, int dil, const __half* __restrict__ B, const float* bias,
     int N, int mode, void* out, int ldo, const float* res, int ldr, const float* p0, const float* p1, int pos0,
@@ -225,11 +195,19 @@ extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm(
         const int s = kt % CG_STAGES;
 #pragma unroll
         for (int kk = 0; kk < 2; kk++) {
-            uint32_t a[4][4];
+            uint32_t a[4][4], b[2][4];
 #pragma unroll
             for (int mi = 0; mi < 4; mi++)
                 ldmatrix_x4(a[mi], smem_u32(&sA[s][cg_swz(wm * 64 + mi * 16 + (lane & 15), kk * 2 + (lane >> 4))]));
-            cg_mma_k16(acc, a, sB[s], wn, kk, lane);
+#pragma unroll
+            for (int ni = 0; ni < 2; ni++)
+                ldmatrix_x4(b[ni], smem_u32(&sB[s][cg_swz(wn * 32 + ni * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                                           kk * 2 + ((lane >> 3) & 1))]));
+#pragma unroll
+            for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+                for (int nj = 0; nj < 4; nj++)
+                    mma16816(acc[mi][nj], a[mi], b[nj >> 1][(nj & 1) * 2], b[nj >> 1][(nj & 1) * 2 + 1]);
         }
     }
     cp_async_wait<0>();
@@ -237,94 +215,16 @@ extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm(
     CgOut e;
     e.mode = mode, e.M = M, e.N = N, e.ldo = ldo, e.ldr = ldr, e.pos0 = pos0, e.ropeCols = ropeCols;
     e.out = out, e.res = res, e.bias = bias, e.p0 = p0, e.p1 = p1, e.freq = freq;
-    cg_epilogue(acc, e, m0, n0, wm, wn, lane);
-}
-
-// ---------------------------------------------------------------------------
-// The same convolution with the block's input rows held whole (the "halo"
-// kernels): a block of BM = 64·WM output rows reads input rows m0 − (taps−1)·dil
-// … m0 + BM − 1, every channel, into shared memory once, and each tap's MMAs
-// read them there shifted by tap·dil rows; only W streams through the
-// cp.async stages. codec_conv_gemm loads a row tile again for every tap (and
-// its channel slices), so its big convolutions move 3–5 TB/s from L2 and stay
-// there (docs/PERF.md "codec24"); here the taps share one load. The k order of
-// every output element — tap, then channel, then the k16 steps in turn — and
-// the warps' 64 × 32 tiles are codec_conv_gemm's, so the results are its
-// bits. Dynamic shared memory: codecHaloShared (engine/cuda).
-#define CGH_PAD 8  // halves after each row of the held input: an odd number of 16-byte units a row, so the
-                   // 8 rows one ldmatrix reads at a column fall in 8 bank groups
-
-template <int WM>
-__device__ __forceinline__ void codec_conv_gemm_halo_body(const __half* __restrict__ A, int M, int cpad, int taps,
-                                                          int dil, const __half* __restrict__ B, const CgOut& e) {
-    extern __shared__ __align__(128) unsigned char cg_dyn[];
-    constexpr int BM = 64 * WM, THREADS = 64 * WM;
-    const int hist = (taps - 1) * dil, hrows = BM + hist, astride = cpad + CGH_PAD, chunks = cpad >> 3;
-    __half* sA = (__half*)cg_dyn;
-    __half* sB = sA + hrows * astride;  // CG_STAGES tiles of CG_BN × CG_BK, swizzled as codec_conv_gemm's
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp >> 1, wn = warp & 1;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * CG_BN;
-    const int K = taps * cpad, KT = K / CG_BK;
-
-    // The held input: rows past M are zeros (they feed only rows past M).
-    for (int i = tid; i < hrows * chunks; i += THREADS) {
-        const int r = i / chunks, c = i - r * chunks, j = m0 - hist + r;
-        cp_async16(smem_u32(sA + r * astride + c * 8), j < M ? A + (long)j * cpad + c * 8 : A, j < M ? 16 : 0);
-    }
-    cp_async_commit();
-    auto loadB = [&](int s, int kt) {
-        const int k0 = kt * CG_BK;
-        for (int idx = tid; idx < CG_BN * 4; idx += THREADS) {
-            const int r = idx >> 2, c = idx & 3;
-            cp_async16(smem_u32(&sB[s * CG_BN * CG_BK + cg_swz(r, c)]), B + (size_t)(n0 + r) * K + k0 + c * 8, 16);
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int nj = 0; nj < 4; nj++) {
+            const int row = m0 + wm * 64 + mi * 16 + (lane >> 2);
+            const int col = n0 + wn * 32 + nj * 8 + (lane & 3) * 2;
+            cg_store(e, row, col, acc[mi][nj][0], acc[mi][nj][1]);
+            cg_store(e, row + 8, col, acc[mi][nj][2], acc[mi][nj][3]);
         }
-    };
-
-    float acc[4][4][4];
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int k = 0; k < 4; k++) acc[i][j][k] = 0.f;
-
-#pragma unroll
-    for (int s = 0; s < CG_STAGES - 1; s++) {
-        if (s < KT) loadB(s, s);
-        cp_async_commit();
-    }
-    for (int kt = 0; kt < KT; kt++) {
-        cp_async_wait<CG_STAGES - 2>();  // the held input (the first group) and W's stage kt
-        __syncthreads();
-        const int nk = kt + CG_STAGES - 1;
-        if (nk < KT) loadB(nk % CG_STAGES, nk);
-        cp_async_commit();
-        const int s = kt % CG_STAGES, k0 = kt * CG_BK, tap = k0 / cpad, c0 = k0 - tap * cpad;
-        const __half* at = sA + (wm * 64 + (lane & 15) + tap * dil) * astride + c0 + (lane >> 4) * 8;
-#pragma unroll
-        for (int kk = 0; kk < 2; kk++) {
-            uint32_t a[4][4];
-#pragma unroll
-            for (int mi = 0; mi < 4; mi++) ldmatrix_x4(a[mi], smem_u32(at + mi * 16 * astride + kk * 16));
-            cg_mma_k16(acc, a, sB + s * CG_BN * CG_BK, wn, kk, lane);
-        }
-    }
-    cp_async_wait<0>();
-    cg_epilogue(acc, e, m0, n0, wm, wn, lane);
 }
-
-#define CODEC_CONV_GEMM_HALO(WM)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(64 * WM) codec_conv_gemm_halo_m##WM(                              \
-        const __half* __restrict__ A, int M, int cpad, int taps, int dil, const __half* __restrict__ B,            \
-        const float* bias, int N, int mode, void* out, int ldo, const float* res, int ldr, const float* p0,          \
-        const float* p1, int pos0, const float* freq, int ropeCols) {                                                \
-        codec_conv_gemm_halo_body<WM>(A, M, cpad, taps, dil, B,                                                       \
-                                      CgOut{mode, M, N, ldo, ldr, pos0, ropeCols, out, res, bias, p0, p1, freq});     \
-    }
-CODEC_CONV_GEMM_HALO(1)
-CODEC_CONV_GEMM_HALO(2)
-CODEC_CONV_GEMM_HALO(4)
 
 // ---------------------------------------------------------------------------
 // RVQ sum (engine/cpu Codec.rvq), FP32: for frame f and latent channel o,

@@ -19,7 +19,6 @@ const (
 	EpiTanh      = 5    // EPI_TANH
 	EpiSwiglu16  = 6    // EPI_SWIGLU16
 	EpiRope      = 7    // EPI_ROPE
-	CghPad       = 8    // CGH_PAD
 	CodecAttMaxw = 1024 // CODEC_ATT_MAXW
 )
 
@@ -52,50 +51,6 @@ type CodecConvGemmArgs struct {
 // on q with grid blocks of block threads.
 func CodecConvGemm(q Launcher, grid [3]int, block int, a CodecConvGemmArgs) error {
 	return q.Launch("codec_conv_gemm", grid, block, uint64(a.A), uint64(uint32(int32(a.M))), uint64(uint32(int32(a.Cpad))), uint64(uint32(int32(a.Taps))), uint64(uint32(int32(a.Dil))), uint64(a.B), uint64(a.Bias), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Mode))), uint64(a.Out), uint64(uint32(int32(a.Ldo))), uint64(a.Res), uint64(uint32(int32(a.Ldr))), uint64(a.P0), uint64(a.P1), uint64(uint32(int32(a.Pos0))), uint64(a.Freq), uint64(uint32(int32(a.RopeCols))))
-}
-
-// CodecConvGemmHaloKernel is one of the codec_conv_gemm_halo_* instances of kernels/codec.cu, which share one signature.
-type CodecConvGemmHaloKernel string
-
-// The codec_conv_gemm_halo instances.
-const (
-	CodecConvGemmHaloM1 CodecConvGemmHaloKernel = "codec_conv_gemm_halo_m1"
-	CodecConvGemmHaloM2 CodecConvGemmHaloKernel = "codec_conv_gemm_halo_m2"
-	CodecConvGemmHaloM4 CodecConvGemmHaloKernel = "codec_conv_gemm_halo_m4"
-)
-
-// CodecConvGemmHaloKernels lists the codec_conv_gemm_halo instances in source order.
-var CodecConvGemmHaloKernels = []CodecConvGemmHaloKernel{CodecConvGemmHaloM1, CodecConvGemmHaloM2, CodecConvGemmHaloM4}
-
-// CodecConvGemmHaloArgs are the parameters of codec_conv_gemm_halo_*.
-type CodecConvGemmHaloArgs struct {
-	A        Ptr // __half* A
-	M        int // int M
-	Cpad     int // int cpad
-	Taps     int // int taps
-	Dil      int // int dil
-	B        Ptr // __half* B
-	Bias     Ptr // float* bias
-	N        int // int N
-	Mode     int // int mode
-	Out      Ptr // void* out
-	Ldo      int // int ldo
-	Res      Ptr // float* res
-	Ldr      int // int ldr
-	P0       Ptr // float* p0
-	P1       Ptr // float* p1
-	Pos0     int // int pos0
-	Freq     Ptr // float* freq
-	RopeCols int // int ropeCols
-}
-
-// CodecConvGemmHalo enqueues kernels/codec.cu's
-//
-//	codec_conv_gemm_halo_*(__half* A, int M, int cpad, int taps, int dil, __half* B, float* bias, int N, int mode, void* out, int ldo, float* res, int ldr, float* p0, float* p1, int pos0, float* freq, int ropeCols)
-//
-// on q with grid blocks of block threads.
-func CodecConvGemmHalo(q Launcher, k CodecConvGemmHaloKernel, grid [3]int, block int, a CodecConvGemmHaloArgs) error {
-	return q.Launch(string(k), grid, block, uint64(a.A), uint64(uint32(int32(a.M))), uint64(uint32(int32(a.Cpad))), uint64(uint32(int32(a.Taps))), uint64(uint32(int32(a.Dil))), uint64(a.B), uint64(a.Bias), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Mode))), uint64(a.Out), uint64(uint32(int32(a.Ldo))), uint64(a.Res), uint64(uint32(int32(a.Ldr))), uint64(a.P0), uint64(a.P1), uint64(uint32(int32(a.Pos0))), uint64(a.Freq), uint64(uint32(int32(a.RopeCols))))
 }
 
 // CodecRVQF32 enqueues kernels/codec.cu's
