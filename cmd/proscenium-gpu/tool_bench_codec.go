@@ -3,8 +3,11 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"sort"
 	"time"
 
@@ -34,7 +37,11 @@ type codecBenchResult struct {
 	StreamRealtime  float64 `json:"stream_x_realtime"`   // audio seconds per second, streaming
 	WholeRealtime   float64 `json:"whole_x_realtime"`    // audio seconds per second, whole decode
 	Repeats         int     `json:"repeats"`             // each figure is the median of this many runs
-	Policy          string  `json:"policy"`
+	// WholeDigest is an FNV-1a digest of the whole decode's samples' bits:
+	// two builds that decode alike give the same (a kernel change that
+	// should keep the bits is checked by it).
+	WholeDigest string `json:"whole_digest"`
+	Policy      string `json:"policy"`
 	// Stages is the device time of each stage in one chunk of the policy's
 	// largest size (--stages).
 	Stages []cuda.CodecStageTime `json:"stages,omitempty"`
@@ -120,6 +127,7 @@ func runBenchCodec(args []string) error {
 		return err
 	}
 	var stream, first, whole []float64
+	var digest string
 	for r := 0; r < *repeats; r++ {
 		total, f, err := streamTake()
 		if err != nil {
@@ -133,7 +141,7 @@ func runBenchCodec(args []string) error {
 			return err
 		}
 		start := time.Now()
-		_, err = ws.Push(codes)
+		samples, err := ws.Push(codes)
 		ms := time.Since(start).Seconds() * 1e3
 		ws.Close()
 		if err != nil {
@@ -142,6 +150,7 @@ func runBenchCodec(args []string) error {
 		if r > 0 {
 			whole = append(whole, ms/float64(nf))
 		}
+		digest = samplesDigest(samples)
 	}
 	var stageTimes []cuda.CodecStageTime
 	if *stages && nf < 2*policy.Max {
@@ -167,7 +176,7 @@ func runBenchCodec(args []string) error {
 		Frames:   nf, Chunks: len(bounds), Repeats: *repeats,
 		Policy:        fmt.Sprintf("%d, ×%d, up to %d frames", policy.First, policy.Growth, policy.Max),
 		StreamMsPerFr: median(stream), FirstFrameMs: median(first), WholeMsPerFr: median(whole),
-		Stages: stageTimes,
+		Stages: stageTimes, WholeDigest: digest,
 	}
 	res.WholeFramesPerS = 1e3 / res.WholeMsPerFr
 	res.StreamRealtime = audioMsPerFrame / res.StreamMsPerFr
@@ -179,6 +188,7 @@ func runBenchCodec(args []string) error {
 	fmt.Printf("  %-44s %10.3f ms/frame  (%.0f× real time)\n", fmt.Sprintf("streaming, chunks %s (%d)", res.Policy, res.Chunks), res.StreamMsPerFr, res.StreamRealtime)
 	fmt.Printf("  %-44s %10.3f ms\n", "first frame (one-frame chunk, fresh stream)", res.FirstFrameMs)
 	fmt.Printf("  %-44s %10.3f ms/frame  (%.0f frames/s, %.0f× real time)\n", "whole decode (one chunk)", res.WholeMsPerFr, res.WholeFramesPerS, res.WholeRealtime)
+	fmt.Printf("  %-44s %10s\n", "whole decode's samples, digest", res.WholeDigest)
 	if len(stageTimes) > 0 {
 		fmt.Printf("device time per stage, one %d-frame chunk:\n", policy.Max)
 		for _, st := range stageTimes {
@@ -186,4 +196,15 @@ func runBenchCodec(args []string) error {
 		}
 	}
 	return nil
+}
+
+// samplesDigest is an FNV-1a digest of the samples' float32 bits.
+func samplesDigest(pcm []float32) string {
+	h := fnv.New32a()
+	var b [4]byte
+	for _, v := range pcm {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
 }
