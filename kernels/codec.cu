@@ -93,57 +93,107 @@ struct CgOut {
     const float* freq;
 };
 
-// cg_store writes the pair of columns (col, col+1) of one row.
-__device__ __forceinline__ void cg_store(const CgOut& e, int row, int col, float v0, float v1) {
+// CgCols is what the tail reads of one pair of columns (col, col+1): the
+// bias and the mode's per-column parameters (Snake's α and 1/α, γ, RoPE's
+// frequency), read once a block before its stores (cg_cols).
+struct CgCols {
+    float b0, b1, a0, a1, q0, q1;
+};
+
+template <int MODE>
+__device__ __forceinline__ CgCols cg_cols(const CgOut& e, int col) {
+    CgCols p = {e.bias[col], e.bias[col + 1], 0.f, 0.f, 0.f, 0.f};
+    if (MODE == EPI_SNAKE16 && col < e.ldo) p.a0 = e.p0[col], p.a1 = e.p0[col + 1], p.q0 = e.p1[col], p.q1 = e.p1[col + 1];
+    if (MODE == EPI_GAMMA && col < e.N) {
+        p.a0 = e.p0[col];
+        if (col + 1 < e.N) p.a1 = e.p0[col + 1];
+    }
+    if (MODE == EPI_ROPE && col < e.ropeCols) p.a0 = e.freq[(col & 63) >> 1];
+    return p;
+}
+
+// cg_store writes the pair of columns (col, col+1) of one row through tail
+// MODE, with the columns' parameters p.
+template <int MODE>
+__device__ __forceinline__ void cg_store(const CgOut& e, const CgCols& p, int row, int col, float v0, float v1) {
     if (row >= e.M) return;
-    v0 += e.bias[col];
-    v1 += e.bias[col + 1];
+    v0 += p.b0;
+    v1 += p.b1;
     const size_t ro = (size_t)row * e.ldo;
     float* o32 = (float*)e.out;
     __half* o16 = (__half*)e.out;
-    switch (e.mode) {
-    case EPI_SNAKE16:
-        if (col < e.ldo)
-            *(__half2*)(o16 + ro + col) =
-                __floats2half2_rn(snakef(v0, e.p0[col], e.p1[col]), snakef(v1, e.p0[col + 1], e.p1[col + 1]));
+    if (MODE == EPI_SNAKE16) {
+        if (col < e.ldo) *(__half2*)(o16 + ro + col) = __floats2half2_rn(snakef(v0, p.a0, p.q0), snakef(v1, p.a1, p.q1));
         return;
-    case EPI_GELU16:
+    }
+    if (MODE == EPI_GELU16) {
         if (col < e.ldo) *(__half2*)(o16 + ro + col) = __floats2half2_rn(geluf(v0), geluf(v1));
         return;
-    case EPI_SWIGLU16:
+    }
+    if (MODE == EPI_SWIGLU16) {
         if ((col >> 1) < e.ldo) o16[ro + (col >> 1)] = __float2half_rn(v0 / (1.f + expf(-v0)) * v1);
         return;
     }
     if (col >= e.N) return;  // FP32 outputs: the padded columns are not stored
-    switch (e.mode) {
-    case EPI_RES: {
+    if (MODE == EPI_RES) {
         const float* r = e.res + (size_t)row * e.ldr;
         v0 = r[col] + v0;
         if (col + 1 < e.N) v1 = r[col + 1] + v1;
-        break;
     }
-    case EPI_GAMMA: {
+    if (MODE == EPI_GAMMA) {
         const float* r = e.res + (size_t)row * e.ldr;
-        v0 = r[col] + v0 * e.p0[col];
-        if (col + 1 < e.N) v1 = r[col + 1] + v1 * e.p0[col + 1];
-        break;
+        v0 = r[col] + v0 * p.a0;
+        if (col + 1 < e.N) v1 = r[col + 1] + v1 * p.a1;
     }
-    case EPI_TANH:
+    if (MODE == EPI_TANH) {
         v0 = tanhf(v0);
         v1 = tanhf(v1);
-        break;
-    case EPI_ROPE:
-        if (col < e.ropeCols) {
-            const float a = (float)(e.pos0 + row) * e.freq[(col & 63) >> 1];
-            const float c = bf16_round(cosf(a)), s = bf16_round(sinf(a));
-            const float x0 = v0, x1 = v1;
-            v0 = x0 * c - x1 * s;
-            v1 = x1 * c + x0 * s;
-        }
-        break;
+    }
+    if (MODE == EPI_ROPE && col < e.ropeCols) {
+        const float a = (float)(e.pos0 + row) * p.a0;
+        const float c = bf16_round(cosf(a)), s = bf16_round(sinf(a));
+        const float x0 = v0, x1 = v1;
+        v0 = x0 * c - x1 * s;
+        v1 = x1 * c + x0 * s;
     }
     o32[ro + col] = v0;
     if (col + 1 < e.N) o32[ro + col + 1] = v1;
+}
+
+// cg_epilogue_mode stores a warp's 64 × 32 tile (warp wm, wn of the block at
+// m0, n0) through tail MODE: the columns' parameters first, then every
+// store, straight-line code of one tail (docs/PERF.md "codec24": one
+// epilogue of every tail, each store's parameters read in its turn, took
+// about half of a decoder convolution's time).
+template <int MODE>
+__device__ __forceinline__ void cg_epilogue_mode(const float (&acc)[4][4][4], const CgOut& e, int m0, int n0, int wm,
+                                                 int wn, int lane) {
+    const int col0 = n0 + wn * 32 + (lane & 3) * 2;
+    CgCols p[4];
+#pragma unroll
+    for (int nj = 0; nj < 4; nj++) p[nj] = cg_cols<MODE>(e, col0 + nj * 8);
+#pragma unroll
+    for (int mi = 0; mi < 4; mi++)
+#pragma unroll
+        for (int nj = 0; nj < 4; nj++) {
+            const int row = m0 + wm * 64 + mi * 16 + (lane >> 2), col = col0 + nj * 8;
+            cg_store<MODE>(e, p[nj], row, col, acc[mi][nj][0], acc[mi][nj][1]);
+            cg_store<MODE>(e, p[nj], row + 8, col, acc[mi][nj][2], acc[mi][nj][3]);
+        }
+}
+
+__device__ __forceinline__ void cg_epilogue(const float (&acc)[4][4][4], const CgOut& e, int m0, int n0, int wm, int wn,
+                                            int lane) {
+    switch (e.mode) {
+    case EPI_F32: return cg_epilogue_mode<EPI_F32>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_SNAKE16: return cg_epilogue_mode<EPI_SNAKE16>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_RES: return cg_epilogue_mode<EPI_RES>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_GAMMA: return cg_epilogue_mode<EPI_GAMMA>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_GELU16: return cg_epilogue_mode<EPI_GELU16>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_TANH: return cg_epilogue_mode<EPI_TANH>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_SWIGLU16: return cg_epilogue_mode<EPI_SWIGLU16>(acc, e, m0, n0, wm, wn, lane);
+    case EPI_ROPE: return cg_epilogue_mode<EPI_ROPE>(acc, e, m0, n0, wm, wn, lane);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm(
@@ -212,18 +262,7 @@ extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm(
     }
     cp_async_wait<0>();
 
-    CgOut e;
-    e.mode = mode, e.M = M, e.N = N, e.ldo = ldo, e.ldr = ldr, e.pos0 = pos0, e.ropeCols = ropeCols;
-    e.out = out, e.res = res, e.bias = bias, e.p0 = p0, e.p1 = p1, e.freq = freq;
-#pragma unroll
-    for (int mi = 0; mi < 4; mi++)
-#pragma unroll
-        for (int nj = 0; nj < 4; nj++) {
-            const int row = m0 + wm * 64 + mi * 16 + (lane >> 2);
-            const int col = n0 + wn * 32 + nj * 8 + (lane & 3) * 2;
-            cg_store(e, row, col, acc[mi][nj][0], acc[mi][nj][1]);
-            cg_store(e, row + 8, col, acc[mi][nj][2], acc[mi][nj][3]);
-        }
+    cg_epilogue(acc, CgOut{mode, M, N, ldo, ldr, pos0, ropeCols, out, res, bias, p0, p1, freq}, m0, n0, wm, wn, lane);
 }
 
 // ---------------------------------------------------------------------------
