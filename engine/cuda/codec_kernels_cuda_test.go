@@ -178,3 +178,82 @@ func TestCodecConvGEMMKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestCodecConvGEMMDeep holds codec_conv_gemm_deep to codec_conv_gemm's
+// bits at one row tile: 1, 32 and 128 rows, history rows before the chunk
+// (non-zero), K of 3 to 96 ring stages (fewer than its ring: the prologue's
+// empty groups), channels padded (40 of 64) and not, outputs padded (70 of
+// 128); FP32, FP16 and residual tails, the outputs poisoned with NaN first
+// (the same elements must be written).
+func TestCodecConvGEMMDeep(t *testing.T) {
+	r := newRand(t)
+	for _, sh := range []struct{ M, C, taps, dil, N int }{
+		{1, 40, 3, 2, 70},
+		{32, 1024, 1, 1, 192},
+		{128, 192, 7, 9, 192},
+		{100, 96, 1, 1, 64},
+	} {
+		cpad, npad, hist := roundUp(sh.C, codecPadK), roundUp(sh.N, codecPadN), (sh.taps-1)*sh.dil
+		a16 := make([]uint16, (hist+sh.M)*cpad)
+		av := randNonZero(r, len(a16))
+		for t := 0; t < hist+sh.M; t++ {
+			for c := 0; c < sh.C; c++ {
+				a16[t*cpad+c] = f32ToF16(av[t*cpad+c])
+			}
+		}
+		w := randNonZero(r, sh.N*sh.taps*sh.C)
+		for i := range w {
+			w[i] *= 0.2
+		}
+		p0, p1 := randNonZero(r, sh.N), randNonZero(r, sh.N)
+		for i := range p0 {
+			p0[i] = float32(math.Abs(float64(p0[i]))) + 0.5
+			p1[i] = 1 / (p0[i] + 1e-9)
+		}
+		g := codecGEMM{in: sh.C, cpad: cpad, out: sh.N, npad: npad, taps: sh.taps, dil: sh.dil,
+			w: upload(t, packConvF16(w, sh.N, sh.taps, sh.C)), bias: upload(t, padF32(randNonZero(r, sh.N), npad))}
+		aBlk, resBlk := upload(t, a16), upload(t, randNonZero(r, sh.M*sh.N))
+		p0Blk, p1Blk := upload(t, padF32(p0, npad)), upload(t, padF32(p1, npad))
+		for _, tc := range []struct {
+			name      string
+			mode, ldo int
+			bytes     int
+		}{
+			{"f32", epiF32, sh.N + 2, 4},
+			{"residual", epiRes, sh.N, 4},
+			{"snake16", epiSnake16, roundUp(sh.N, codecPadK), 2},
+		} {
+			run := func(deep bool) []uint32 {
+				out := alloc(t, sh.M*tc.ldo*tc.bytes)
+				if err := dev.Fill32(out, 0x7fc07fc0); err != nil {
+					t.Fatal(err)
+				}
+				call := gemmCall{a: aBlk.Ptr + uintptr(hist*cpad*2), rows: sh.M, mode: tc.mode, out: out.Ptr, ldo: tc.ldo,
+					res: resBlk.Ptr, ldr: sh.N, p0: p0Blk.Ptr, p1: p1Blk.Ptr}
+				if err := dev.Do(func() error {
+					q := &codecQueue{d: dev, s: dev.Stream(), deep: deep}
+					if err := q.gemm(&g, call); err != nil {
+						return err
+					}
+					return dev.Stream().Synchronize()
+				}); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]uint32, sh.M*tc.ldo*tc.bytes/4)
+				if err := Download(dev, got, out, 0); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			if !codecDeepRing(sh.M, true) {
+				t.Fatalf("%+v: %d rows do not take codec_conv_gemm_deep", sh, sh.M)
+			}
+			want, got := run(false), run(true)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%+v %s: word %d is %#x, codec_conv_gemm's %#x", sh, tc.name, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
