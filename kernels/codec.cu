@@ -23,13 +23,13 @@
 // A = x (FP16, [rows][cpad], rows from −(taps−1)·dil readable), B = W (FP16,
 // [npad][taps·cpad], k contiguous: the "col" operand of mma row.col), FP32
 // accumulators. Tiles of 128 rows × 64 outputs × 32 k, 4 warps of 64×32,
-// a ring of cp.async stages (cg_gemm), swizzled shared memory read with
-// ldmatrix.
+// a ring of four cp.async stages (three tiles in flight ahead of the MMAs;
+// with three stages a 32-frame chunk decoded 3.5 % slower, docs/PERF.md
+// "codec24"), swizzled shared memory read with ldmatrix.
 #define CG_BM 128
 #define CG_BN 64
 #define CG_BK 32
-#define CG_STAGES 4       // codec_conv_gemm's ring: 48 KB of static shared memory
-#define CG_DEEP_STAGES 8  // codec_conv_gemm_deep's: 96 KB of dynamic shared memory
+#define CG_STAGES 4  // 48 KB of static shared memory: four blocks an SM at ≤ 128 registers
 #define CG_THREADS 128
 
 // The fused tails (engine/cuda codecEpilogue).
@@ -198,13 +198,12 @@ __device__ __forceinline__ void cg_epilogue(const float (&acc)[4][4][4], const C
     }
 }
 
-// cg_gemm is the convolution of one block: a ring of STAGES tiles of A and W
-// in shared memory (sA, sB) filled by cp.async, STAGES − 1 tiles ahead of
-// the MMAs. The ring's depth changes how far ahead loads run, not the order
-// of any sum.
-template <int STAGES>
-__device__ __forceinline__ void cg_gemm(const __half* __restrict__ A, int M, int cpad, int taps, int dil,
-                                        const __half* __restrict__ B, const CgOut& e, __half* sA, __half* sB) {
+extern "C" __global__ void __launch_bounds__(CG_THREADS, 4) codec_conv_gemm(
+    const __half* __restrict__ A, int M, int cpad, int taps, int dil, const __half* __restrict__ B, const float* bias,
+    int N, int mode, void* out, int ldo, const float* res, int ldr, const float* p0, const float* p1, int pos0,
+    const float* freq, int ropeCols) {
+    __shared__ __align__(128) __half sA[CG_STAGES][CG_BM * CG_BK];
+    __shared__ __align__(128) __half sB[CG_STAGES][CG_BN * CG_BK];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp >> 1, wn = warp & 1;
     const int m0 = blockIdx.x * CG_BM, n0 = blockIdx.y * CG_BN;
@@ -217,12 +216,12 @@ __device__ __forceinline__ void cg_gemm(const __half* __restrict__ A, int M, int
         for (int i = 0; i < (CG_BM * 4) / CG_THREADS; i++) {
             const int idx = tid + i * CG_THREADS, r = idx >> 2, c = idx & 3, m = m0 + r;
             const __half* src = m < M ? A + (m - back) * (long)cpad + c0 + c * 8 : A;
-            cp_async16(smem_u32(&sA[s * CG_BM * CG_BK + cg_swz(r, c)]), src, m < M ? 16 : 0);
+            cp_async16(smem_u32(&sA[s][cg_swz(r, c)]), src, m < M ? 16 : 0);
         }
 #pragma unroll
         for (int i = 0; i < (CG_BN * 4) / CG_THREADS; i++) {
             const int idx = tid + i * CG_THREADS, r = idx >> 2, c = idx & 3;
-            cp_async16(smem_u32(&sB[s * CG_BN * CG_BK + cg_swz(r, c)]), B + (size_t)(n0 + r) * K + k0 + c * 8, 16);
+            cp_async16(smem_u32(&sB[s][cg_swz(r, c)]), B + (size_t)(n0 + r) * K + k0 + c * 8, 16);
         }
     };
 
@@ -235,29 +234,27 @@ __device__ __forceinline__ void cg_gemm(const __half* __restrict__ A, int M, int
             for (int k = 0; k < 4; k++) acc[i][j][k] = 0.f;
 
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
+    for (int s = 0; s < CG_STAGES - 1; s++) {
         if (s < KT) load(s, s);
         cp_async_commit();
     }
     for (int kt = 0; kt < KT; kt++) {
-        cp_async_wait<STAGES - 2>();
+        cp_async_wait<CG_STAGES - 2>();
         __syncthreads();
-        const int nk = kt + STAGES - 1;
-        if (nk < KT) load(nk % STAGES, nk);
+        const int nk = kt + CG_STAGES - 1;
+        if (nk < KT) load(nk % CG_STAGES, nk);
         cp_async_commit();
-        const int s = kt % STAGES;
-        const __half* sAs = sA + s * CG_BM * CG_BK;
-        const __half* sBs = sB + s * CG_BN * CG_BK;
+        const int s = kt % CG_STAGES;
 #pragma unroll
         for (int kk = 0; kk < 2; kk++) {
             uint32_t a[4][4], b[2][4];
 #pragma unroll
             for (int mi = 0; mi < 4; mi++)
-                ldmatrix_x4(a[mi], smem_u32(&sAs[cg_swz(wm * 64 + mi * 16 + (lane & 15), kk * 2 + (lane >> 4))]));
+                ldmatrix_x4(a[mi], smem_u32(&sA[s][cg_swz(wm * 64 + mi * 16 + (lane & 15), kk * 2 + (lane >> 4))]));
 #pragma unroll
             for (int ni = 0; ni < 2; ni++)
-                ldmatrix_x4(b[ni], smem_u32(&sBs[cg_swz(wn * 32 + ni * 16 + (lane & 7) + ((lane >> 4) << 3),
-                                                         kk * 2 + ((lane >> 3) & 1))]));
+                ldmatrix_x4(b[ni], smem_u32(&sB[s][cg_swz(wn * 32 + ni * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                                           kk * 2 + ((lane >> 3) & 1))]));
 #pragma unroll
             for (int mi = 0; mi < 4; mi++)
 #pragma unroll
@@ -266,34 +263,8 @@ __device__ __forceinline__ void cg_gemm(const __half* __restrict__ A, int M, int
         }
     }
     cp_async_wait<0>();
-    cg_epilogue(acc, e, m0, n0, wm, wn, lane);
-}
 
-// codec_conv_gemm: the ring of CG_STAGES in static shared memory (48 KB: four
-// blocks an SM, as its 128 registers allow).
-extern "C" __global__ void __launch_bounds__(CG_THREADS, 4) codec_conv_gemm(
-    const __half* __restrict__ A, int M, int cpad, int taps, int dil, const __half* __restrict__ B, const float* bias,
-    int N, int mode, void* out, int ldo, const float* res, int ldr, const float* p0, const float* p1, int pos0,
-    const float* freq, int ropeCols) {
-    __shared__ __align__(128) __half sA[CG_STAGES * CG_BM * CG_BK];
-    __shared__ __align__(128) __half sB[CG_STAGES * CG_BN * CG_BK];
-    cg_gemm<CG_STAGES>(A, M, cpad, taps, dil, B, CgOut{mode, M, N, ldo, ldr, pos0, ropeCols, out, res, bias, p0, p1, freq},
-                       sA, sB);
-}
-
-// codec_conv_gemm_deep: a ring of CG_DEEP_STAGES in dynamic shared memory
-// (CG_DEEP_STAGES × 12 KB), for convolutions of one row tile: their few
-// blocks (one an SM) walk K one tile after another, so their time is the
-// loads' latency, which a deeper ring hides.
-extern "C" __global__ void __launch_bounds__(CG_THREADS) codec_conv_gemm_deep(
-    const __half* __restrict__ A, int M, int cpad, int taps, int dil, const __half* __restrict__ B, const float* bias,
-    int N, int mode, void* out, int ldo, const float* res, int ldr, const float* p0, const float* p1, int pos0,
-    const float* freq, int ropeCols) {
-    extern __shared__ __align__(128) unsigned char cg_dyn[];
-    __half* sA = (__half*)cg_dyn;
-    cg_gemm<CG_DEEP_STAGES>(A, M, cpad, taps, dil, B,
-                            CgOut{mode, M, N, ldo, ldr, pos0, ropeCols, out, res, bias, p0, p1, freq}, sA,
-                            sA + CG_DEEP_STAGES * CG_BM * CG_BK);
+    cg_epilogue(acc, CgOut{mode, M, N, ldo, ldr, pos0, ropeCols, out, res, bias, p0, p1, freq}, m0, n0, wm, wn, lane);
 }
 
 // ---------------------------------------------------------------------------

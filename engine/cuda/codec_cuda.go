@@ -28,7 +28,6 @@ type Codec struct {
 	rvq    codecRVQ
 	stages []codecGPUStage
 	owned  []*Block // every weight block, freed by Close
-	deep   bool     // codec_conv_gemm_deep for one row tile (CodecDeepEnv)
 }
 
 // codecRVQ is the codebooks and their projections, FP32 (codec_rvq_f32).
@@ -47,11 +46,7 @@ type codecGEMM struct {
 // NewCodec uploads a loaded codec's weights: p is its plan (the CPU
 // reference's stage order and packed weights, cpu.Codec.Plan).
 func NewCodec(dev *Device, p *drama3.CodecPlan) (*Codec, error) {
-	deep, err := codecDeepOn()
-	if err != nil {
-		return nil, err
-	}
-	c := &Codec{dev: dev, geom: p.Geometry, deep: deep}
+	c := &Codec{dev: dev, geom: p.Geometry}
 	if err := c.bind(*p); err != nil {
 		c.Close()
 		return nil, err
@@ -278,19 +273,13 @@ func (c *Codec) bindResidual(s drama3.CodecPlanStage) (codecGPUStage, error) {
 // thread (inside Device.Do). It is the device's second queue: the Queue of
 // Device.Run stays on the main stream.
 type codecQueue struct {
-	d    *Device
-	s    cu.Stream
-	deep bool // one-row-tile convolutions on codec_conv_gemm_deep (Codec.deep)
+	d *Device
+	s cu.Stream
 }
 
 // Launch enqueues kernel name on the codec stream (kernel.Launcher).
 func (q *codecQueue) Launch(name string, grid [3]int, block int, args ...uint64) error {
-	return q.launchShared(name, grid, block, 0, args)
-}
-
-// launchShared is Launch with shared bytes of dynamic shared memory a block.
-func (q *codecQueue) launchShared(name string, grid [3]int, block, shared int, args []uint64) error {
-	fn, err := q.d.FunctionShared(name, shared)
+	fn, err := q.d.Function(name)
 	if err != nil {
 		return err
 	}
@@ -298,21 +287,10 @@ func (q *codecQueue) launchShared(name string, grid [3]int, block, shared int, a
 	for i := range args {
 		params[i] = unsafe.Pointer(&args[i])
 	}
-	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, shared, q.s, params); err != nil {
+	if err := fn.Launch(grid[0], grid[1], grid[2], block, 1, 1, 0, q.s, params); err != nil {
 		return fmt.Errorf("cuda codec: launch %s: %w", name, err)
 	}
 	return nil
-}
-
-// codecSharedQueue launches on q's stream with bytes of dynamic shared
-// memory a block (codec_conv_gemm_deep).
-type codecSharedQueue struct {
-	q     *codecQueue
-	bytes int
-}
-
-func (l codecSharedQueue) Launch(name string, grid [3]int, block int, args ...uint64) error {
-	return l.q.launchShared(name, grid, block, l.bytes, args)
 }
 
 // copy enqueues a device-to-device copy of n bytes.
@@ -360,15 +338,10 @@ func (q *codecQueue) gemm(g *codecGEMM, x gemmCall) error {
 	if x.n > 0 {
 		n = x.n
 	}
-	args := kernel.CodecConvGemmArgs{
+	return kernel.CodecConvGemm(q, [3]int{(x.rows + 127) / 128, g.npad / codecPadN, 1}, kernel.CgThreads, kernel.CodecConvGemmArgs{
 		A: kernel.Ptr(x.a), M: x.rows, Cpad: g.cpad, Taps: g.taps, Dil: g.dil, B: devPtr(g.w), Bias: devPtr(g.bias),
 		N: n, Mode: x.mode, Out: kernel.Ptr(x.out), Ldo: x.ldo, Res: kernel.Ptr(x.res), Ldr: x.ldr,
-		P0: kernel.Ptr(x.p0), P1: kernel.Ptr(x.p1), Pos0: x.pos0, Freq: kernel.Ptr(x.freq), RopeCols: x.ropeCols}
-	grid := [3]int{(x.rows + kernel.CgBm - 1) / kernel.CgBm, g.npad / codecPadN, 1}
-	if codecDeepRing(x.rows, q.deep) {
-		return kernel.CodecConvGemmDeep(codecSharedQueue{q, codecDeepShared}, grid, kernel.CgThreads, kernel.CodecConvGemmDeepArgs(args))
-	}
-	return kernel.CodecConvGemm(q, grid, kernel.CgThreads, args)
+		P0: kernel.Ptr(x.p0), P1: kernel.Ptr(x.p1), Pos0: x.pos0, Freq: kernel.Ptr(x.freq), RopeCols: x.ropeCols})
 }
 
 // prep16 writes half(snake(x)) (or half(x) when alpha is 0) for rows × ch

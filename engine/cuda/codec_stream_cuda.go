@@ -145,7 +145,7 @@ func (s *CodecStream) allocate() error {
 		if s.q.s, err = cu.MakeStream(cu.NonBlocking); err != nil {
 			return fmt.Errorf("cuda codec: stream: %w", err)
 		}
-		s.q.d, s.q.deep = c.dev, c.deep
+		s.q.d = c.dev
 		if s.done, err = cu.MakeEvent(cu.DisableTiming); err != nil {
 			return fmt.Errorf("cuda codec: event: %w", err)
 		}

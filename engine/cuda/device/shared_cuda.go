@@ -42,14 +42,3 @@ func (d *Device) sharedLimit(name string, fn cu.Function, shared int) error {
 	d.shared[name] = shared
 	return nil
 }
-
-// FunctionShared is Function with its limit of dynamic shared memory raised
-// to shared bytes (as LaunchShared does), for launches on another stream
-// than the device's (the codec's). On the device thread.
-func (d *Device) FunctionShared(name string, shared int) (cu.Function, error) {
-	fn, err := d.Function(name)
-	if err != nil {
-		return fn, err
-	}
-	return fn, d.sharedLimit(name, fn, shared)
-}

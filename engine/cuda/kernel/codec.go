@@ -10,7 +10,6 @@ const (
 	CgBn         = 64   // CG_BN
 	CgBk         = 32   // CG_BK
 	CgStages     = 4    // CG_STAGES
-	CgDeepStages = 8    // CG_DEEP_STAGES
 	CgThreads    = 128  // CG_THREADS
 	EpiF32       = 0    // EPI_F32
 	EpiSnake16   = 1    // EPI_SNAKE16
@@ -52,37 +51,6 @@ type CodecConvGemmArgs struct {
 // on q with grid blocks of block threads.
 func CodecConvGemm(q Launcher, grid [3]int, block int, a CodecConvGemmArgs) error {
 	return q.Launch("codec_conv_gemm", grid, block, uint64(a.A), uint64(uint32(int32(a.M))), uint64(uint32(int32(a.Cpad))), uint64(uint32(int32(a.Taps))), uint64(uint32(int32(a.Dil))), uint64(a.B), uint64(a.Bias), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Mode))), uint64(a.Out), uint64(uint32(int32(a.Ldo))), uint64(a.Res), uint64(uint32(int32(a.Ldr))), uint64(a.P0), uint64(a.P1), uint64(uint32(int32(a.Pos0))), uint64(a.Freq), uint64(uint32(int32(a.RopeCols))))
-}
-
-// CodecConvGemmDeepArgs are the parameters of codec_conv_gemm_deep.
-type CodecConvGemmDeepArgs struct {
-	A        Ptr // __half* A
-	M        int // int M
-	Cpad     int // int cpad
-	Taps     int // int taps
-	Dil      int // int dil
-	B        Ptr // __half* B
-	Bias     Ptr // float* bias
-	N        int // int N
-	Mode     int // int mode
-	Out      Ptr // void* out
-	Ldo      int // int ldo
-	Res      Ptr // float* res
-	Ldr      int // int ldr
-	P0       Ptr // float* p0
-	P1       Ptr // float* p1
-	Pos0     int // int pos0
-	Freq     Ptr // float* freq
-	RopeCols int // int ropeCols
-}
-
-// CodecConvGemmDeep enqueues kernels/codec.cu's
-//
-//	codec_conv_gemm_deep(__half* A, int M, int cpad, int taps, int dil, __half* B, float* bias, int N, int mode, void* out, int ldo, float* res, int ldr, float* p0, float* p1, int pos0, float* freq, int ropeCols)
-//
-// on q with grid blocks of block threads.
-func CodecConvGemmDeep(q Launcher, grid [3]int, block int, a CodecConvGemmDeepArgs) error {
-	return q.Launch("codec_conv_gemm_deep", grid, block, uint64(a.A), uint64(uint32(int32(a.M))), uint64(uint32(int32(a.Cpad))), uint64(uint32(int32(a.Taps))), uint64(uint32(int32(a.Dil))), uint64(a.B), uint64(a.Bias), uint64(uint32(int32(a.N))), uint64(uint32(int32(a.Mode))), uint64(a.Out), uint64(uint32(int32(a.Ldo))), uint64(a.Res), uint64(uint32(int32(a.Ldr))), uint64(a.P0), uint64(a.P1), uint64(uint32(int32(a.Pos0))), uint64(a.Freq), uint64(uint32(int32(a.RopeCols))))
 }
 
 // CodecRVQF32 enqueues kernels/codec.cu's
