@@ -109,9 +109,13 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
+	fastRows, err := parseTowerFastRows(os.Getenv("PROSCENIUM_GPU_TOWER_FAST_ROWS"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
 	g := w.Geometry
 	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA,
-		fastRows: os.Getenv("PROSCENIUM_GPU_TOWER_FAST_ROWS") != "0"}
+		fastRows: fastRows}
 	ok := false
 	defer func() {
 		if !ok {

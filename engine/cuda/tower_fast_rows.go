@@ -1,5 +1,7 @@
 package cuda
 
+import "fmt"
+
 // towerFastRowsVariant is the SIMT instance a fast B-row tower projection of
 // an [rows, cols] matrix over n rows takes where one measured faster than
 // the instance with the one-row GEMV's split (Tower.rowsVariant), whose rows
@@ -24,4 +26,17 @@ func towerFastRowsVariant(rows, cols, n int) (v GemvVariant, ok bool) {
 		return GemvVariant{256, 4, 1}, true
 	}
 	return GemvVariant{}, false
+}
+
+// parseTowerFastRows reads $PROSCENIUM_GPU_TOWER_FAST_ROWS (benchmarks), as
+// the tower's other switches refusing a value it does not know: unset or 1,
+// the measured instances (towerFastRowsVariant); 0, the one-row split's.
+func parseTowerFastRows(s string) (bool, error) {
+	switch s {
+	case "", "1":
+		return true, nil
+	case "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("PROSCENIUM_GPU_TOWER_FAST_ROWS=%q: want 0 or 1", s)
 }

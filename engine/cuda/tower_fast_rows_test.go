@@ -32,3 +32,16 @@ func TestTowerFastRowsVariant(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTowerFastRows(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "1": true, "0": false} {
+		if got, err := parseTowerFastRows(s); err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"on", "off", "2"} {
+		if _, err := parseTowerFastRows(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
