@@ -78,6 +78,18 @@ __device__ __forceinline__ void pdl_entry() {
     pdl_launch_dependents();
     pdl_wait();
 }
+// pdl_entry_waited is pdl_entry with the next kernel let start only once
+// this block has passed its wait: when the next kernel runs at all, every
+// block of this one has, so every kernel before this one has finished and
+// its writes are visible. The next kernel may then read, before its own
+// wait, what the kernel before this one wrote (moe_down2_mma_ahead_fast
+// reads moe_route's ids behind the gate·up by ids). In a grid of several
+// waves it delays nothing: the next kernel's blocks find no room before the
+// last wave starts.
+__device__ __forceinline__ void pdl_entry_waited() {
+    pdl_wait();
+    pdl_launch_dependents();
+}
 
 // ld_dep reads, after the wait, a value an earlier kernel wrote where the
 // pointer is const __restrict__ (or would be read with __ldg): those compile

@@ -301,7 +301,12 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
     __shared__ int32_t sid[ROUTE_MAXK];
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
-    pdl_entry();
+    // By ids, the next kernel (a B-row step's down projections) may read
+    // moe_route's ids before its wait: it starts after this block's.
+    if (ROUTE)
+        pdl_entry();
+    else
+        pdl_entry_waited();
     long long m;
     if (ROUTE) {
         moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
@@ -1121,6 +1126,7 @@ MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
 // (engine/cuda: at one row the SIMT sums measured faster); FP8 experts of
 // 512 columns (Drama 3's); other routed shapes run moe_down2_fast's blocks.
 #define DOWN_MMA_K 512
+template <bool AHEAD>
 __device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, const uint8_t* __restrict__ W,
                                                      const float* __restrict__ S, long long mstride,
                                                      long long sstride, const int32_t* __restrict__ ids,
@@ -1132,8 +1138,9 @@ __device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, con
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
     const int grp = warp & 3, half = warp >> 2, row0 = blockIdx.x * 64 + grp * 16;
     const int pair = blockIdx.z * k + blockIdx.y;
-    const long long m = ld_dep(ids + pair);
-    if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+    if (!AHEAD) pdl_entry();
+    const int m = ld_dep(ids + pair);
+    if (!AHEAD && blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
     const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);
     // The weights first (they depend on nothing else): rows g and g + 8 of
     // the group, this half's four steps.
@@ -1143,12 +1150,20 @@ __device__ __forceinline__ void moe_down2_mma_routed(float* __restrict__ yr, con
     uint4 wa[4], wb[4];
 #pragma unroll
     for (int s = 0; s < 4; s++) {
-        wa[s] = load_stream(W4 + (ra * CH + (4 * half + s) * 4 + q));
-        wb[s] = load_stream(W4 + (rb * CH + (4 * half + s) * 4 + q));
+        const uint4 *pa = W4 + (ra * CH + (4 * half + s) * 4 + q), *pb = W4 + (rb * CH + (4 * half + s) * 4 + q);
+        wa[s] = AHEAD ? load_ahead(pa) : load_stream(pa);
+        wb[s] = AHEAD ? load_ahead(pb) : load_stream(pb);
     }
     // The group's rows lie in one 128-row scale block; this half's columns in two.
     const float* srow = a.s + (size_t)(min(row0, h - 1) >> 7) * (DOWN_MMA_K / 128) + 2 * half;
-    const float sc0 = __ldg(srow), sc1 = __ldg(srow + 1);
+    const float sc0 = AHEAD ? __ldcg(srow) : __ldg(srow), sc1 = AHEAD ? __ldcg(srow + 1) : __ldg(srow + 1);
+    // AHEAD: the ids, the weights and their scales were read before the
+    // wait (what the caller promises: see moe_down2_mma_ahead_fast); the
+    // tally and the gate·up's outputs after it.
+    if (AHEAD) {
+        pdl_entry();
+        if (blockIdx.x == 0 && threadIdx.x == 0) expert_count(xst, xt, m);
+    }
     // Warp w stages step w's 64 columns: two a lane, scaled by its step's 2^f.
     {
         const float* gg = gu + (size_t)pair * 2 * p;
@@ -1201,8 +1216,32 @@ extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MINB)
                        const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e, int is,
                        int h, const unsigned long long* __restrict__ xt, unsigned int* xst) {
     if ((int)blockIdx.y < k && fp8 && ip == DOWN_MMA_K && i <= ip) {
-        pdl_entry();
-        moe_down2_mma_routed(yr, W, S, mstride, sstride, ids, gu, p, i, k, h, xt, xst);
+        moe_down2_mma_routed<false>(yr, W, S, mstride, sstride, ids, gu, p, i, k, h, xt, xst);
+        return;
+    }
+    moe_down2_body<Fast>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt,
+                         xst);
+}
+
+// moe_down2_mma_ahead_fast: moe_down2_mma_fast whose routed blocks read
+// their pair's expert id, its table words, weights and scales before the
+// PDL wait, so that the first wave's weights stream while the gate·up's
+// last blocks finish instead of after them (docs/PERF.md "ahead25"). The
+// same sums: moe_down2_mma_fast's bits. The caller promises that nothing
+// the kernel before it runs writes those: the ids are moe_route's, two
+// launches back, behind a gate·up by ids (moe_gate_up_ids_*), which lets
+// this kernel start only after every one of its blocks passed its own wait
+// (pdl_entry_waited), so moe_route has finished by then; the weights and
+// the expert table change only between frames. The shared expert's blocks
+// are moe_down2_fast's (they wait first).
+extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MINB)
+    moe_down2_mma_ahead_fast(float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W,
+                             const float* __restrict__ S, long long mstride, long long sstride, int fp8,
+                             const int32_t* __restrict__ ids, const float* __restrict__ gu, int p, int i, int ip,
+                             int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride,
+                             int e, int is, int h, const unsigned long long* __restrict__ xt, unsigned int* xst) {
+    if ((int)blockIdx.y < k && fp8 && ip == DOWN_MMA_K && i <= ip) {
+        moe_down2_mma_routed<true>(yr, W, S, mstride, sstride, ids, gu, p, i, k, h, xt, xst);
         return;
     }
     moe_down2_body<Fast>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, xt,

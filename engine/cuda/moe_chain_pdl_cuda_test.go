@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cuda/kernel"
+	"proscenium/engine/drama3"
 )
 
 // TestMoEStepChainPDL runs a one-row step's feed-forward as the step
@@ -127,4 +128,114 @@ func testMoEStepChainPDL(t *testing.T) {
 		}
 	}
 	t.Logf("%d layers, routed gate·up in one launch: %v; %s", layers, routed, fmt.Sprintf("%d replays each way", replays))
+}
+
+// TestMoERowsChainPDL is TestMoEStepChainPDL for a B-row step's feed-forward
+// as StepRows enqueues it at four rows under fast (the router and shared
+// expert's projection read once for the rows, moe_route, the gate·up by
+// ids, the down projections on the tensor cores, the combine with the
+// next norm), layer after layer in one captured graph: with PDL it wants
+// the bits of the launches without, and with the down projections'
+// loads ahead of their wait (moe_down2_mma_ahead_fast, which reads
+// moe_route's ids there) the bits of the kernel without them. Each layer
+// routes the rows differently from the one before, so a down projection
+// that read the ids before moe_route wrote them would sum the previous
+// layer's experts.
+func TestMoERowsChainPDL(t *testing.T) {
+	if !dev.Info.PDL {
+		t.Skip("no programmatic dependent launch on this device: nothing to compare")
+	}
+	prev := dev.Numerics
+	dev.Numerics = drama3.NumericsFast // the tensor-core down and its loads ahead are fast only
+	defer func() { dev.Numerics = prev }()
+	const H, E, k, P, I, Is, n, layers, replays = 2048, 64, 8, 512, 512, 256, 4, 8, 3
+	const D = E + 2*Is + 1
+	gsc, dsc := FP8ScaleCount(2*P, H), FP8ScaleCount(H, I)
+	gateUp, gateUpS := alloc(t, E*2*P*H), alloc(t, E*gsc*4)
+	down, downS := alloc(t, E*H*I), alloc(t, E*dsc*4)
+	denseW, sharedDown, nw := alloc(t, D*H*2), alloc(t, H*Is*2), alloc(t, H*4)
+	if err := dev.Run(func(q *Queue) error {
+		grid := [3]int{1024, 1, 1}
+		return firstErr(
+			kernel.SynthFP8(q, grid, 256, devPtr(gateUp), int64(E*2*P*H), 11),
+			kernel.SynthFP8(q, grid, 256, devPtr(down), int64(E*H*I), 12),
+			kernel.SynthF32(q, grid, 256, devPtr(gateUpS), int64(E*gsc), 13, 2e-3),
+			kernel.SynthF32(q, grid, 256, devPtr(downS), int64(E*dsc), 14, 2e-3),
+			kernel.SynthBF16(q, grid, 256, devPtr(denseW), int64(D*H), 15, 0.05),
+			kernel.SynthBF16(q, grid, 256, devPtr(sharedDown), int64(H*Is), 16, 0.05),
+			kernel.SynthF32(q, grid, 256, devPtr(nw), int64(H), 17, 0.1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := newRand(t)
+	x0, n0 := randNonZero(r, n*H), randNonZero(r, n*H)
+	x, normed := alloc(t, n*H*4), alloc(t, n*H*4)
+	dense, ids, wts := alloc(t, n*D*4), alloc(t, n*k*4), alloc(t, n*k*4)
+	gu, yr, ys := alloc(t, n*k*2*P*4), alloc(t, n*k*H*4), alloc(t, n*H*4)
+	if !routeSplit(n) {
+		t.Skip("$PROSCENIUM_GPU_SPLIT_ROUTE keeps the routing inside the gate·up: no down projection reads the ids ahead")
+	}
+	layer := func(q *Queue) error {
+		if err := q.rowsProjection(Whole(dense), D, 0, Whole(denseW), Whole(normed), H, n, D, H, siteDense); err != nil {
+			return err
+		}
+		gg := q.backboneGemv(Gemv{Rows: 2 * P, Cols: H, N: n * k, Ids: ids, Mats: E}, true, siteOther)
+		ok, err := q.MoEGateUpRoute(gg, gu, ids, wts, dense, n, D, E, k, gateUp, gateUpS, normed, H)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("the gate·up instance %s has no twin by ids", gg.Variant.Name())
+		}
+		if err := q.moeDownRows(true, yr, ys, down, downS, 0, 0, true, E, ids, gu, P, I, I, k, sharedDown, dense, D, E, Is, H, n, ExpertRef{}); err != nil {
+			return err
+		}
+		return q.MoECombineNorm(x, yr, wts, ys, dense, n, D, E+2*Is, H, k, nil, normed, nw, H, 1e-6)
+	}
+	run := func(pdl, ahead bool) [][]float32 {
+		dev.SetPDL(pdl)
+		defer dev.SetPDL(true)
+		prevAhead := moeDownAhead
+		moeDownAhead = ahead
+		defer func() { moeDownAhead = prevAhead }()
+		var g *Graph
+		if err := dev.Run(func(q *Queue) error {
+			var err error
+			g, err = q.Capture(func(q *Queue) error {
+				for range layers {
+					if err := layer(q); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer dev.Do(func() error { g.Destroy(); return nil })
+		var outs [][]float32
+		for range replays {
+			if err := firstErr(Upload(dev, x, 0, x0), Upload(dev, normed, 0, n0)); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(g) }); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, download(t, x, n*H))
+		}
+		return outs
+	}
+	want := run(false, false)[0]
+	for _, c := range []struct {
+		name       string
+		pdl, ahead bool
+	}{{"without PDL, loads ahead", false, true}, {"PDL", true, false}, {"PDL, loads ahead", true, true}} {
+		for i, got := range run(c.pdl, c.ahead) {
+			if differ, maxULP := ULPDiff(got, want); differ != 0 {
+				t.Errorf("%s, replay %d: %d of %d values differ from the launches without PDL or loads ahead (max %d ULP)", c.name, i, differ, n*H, maxULP)
+			}
+		}
+	}
+	t.Logf("%d rows, %d layers, %d replays each way: the same bits", n, layers, replays)
 }

@@ -227,7 +227,7 @@ func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids,
 	}
 	if moeDown2 {
 		// moe_down2's one row: the shared expert's output is yr's row k.
-		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr)
+		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr, false)
 	}
 	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)
@@ -319,6 +319,12 @@ var splitRoute = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") == "1"
 // 5.70, the same bits.
 var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "0" && os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "1"
 
+// routeSplit reports whether MoEGateUpRoute routes n rows in a launch of its
+// own, moe_route, before the gate·up by ids (which lets the launch after it
+// start only once all its blocks passed their wait: moe_route has finished
+// by then, so that launch may read the ids before its own wait).
+func routeSplit(n int) bool { return splitRouteRows && n > 1 }
+
 // MoEGateUpRoute is MoERoute of n rows (no xrep) and the gathered gate·up
 // GEMV g of their n·k (row, expert) pairs in one launch: pair t·k + j reads
 // row t of x (pitch xpitch) and the matrix of row t's j-th expert, and gu
@@ -332,7 +338,7 @@ var splitRouteRows = os.Getenv("PROSCENIUM_GPU_SPLIT_ROUTE") != "0" && os.Getenv
 // bits instead.
 func (q *Queue) MoEGateUpRoute(g Gemv, gu, ids, wts, dense *Block, n, dstride, E, k int, W, S, x *Block, xpitch int) (ok bool, err error) {
 	fp8, exact := S != nil, q.d.Numerics.Exact()
-	split := splitRouteRows && n > 1
+	split := routeSplit(n)
 	if !routedGateUp(g.Variant, fp8, exact) || split && !idsGateUp(g.Variant, fp8, exact) {
 		return false, nil
 	}

@@ -192,6 +192,11 @@ func TestMoEDown2MMA(t *testing.T) {
 			}
 			simtR, simtS := run(false)
 			mmaR, mmaS := run(true)
+			if c.n > 1 { // the loads before the wait: the same sums
+				aheadR, aheadS := runMoEDownAhead(t, d, c, ExpertRef{})
+				aheadSameBits(t, "routed, loads ahead of the wait", aheadR, mmaR)
+				aheadSameBits(t, "shared, loads ahead of the wait", aheadS, mmaS)
+			}
 			if c.n == 1 {
 				if d, _ := ULPDiff(mmaR, simtR); d != 0 {
 					t.Errorf("one row: %d of %d routed values differ from moe_down2_fast's (the one-take step keeps the SIMT sums)", d, len(simtR))
@@ -245,6 +250,20 @@ func TestMoEDown2MMAExpertTable(t *testing.T) {
 	if err := Download(dev, got, stats, 0); err != nil {
 		t.Fatal(err)
 	}
+	// The loads ahead of the wait (moe_down2_mma_ahead_fast) read the table
+	// there and tally after it: the same values and tallies again.
+	if err := Upload(dev, stats, 0, make([]uint32, kernel.ExpertStatUses+c.e)); err != nil {
+		t.Fatal(err)
+	}
+	ahead, _ := runMoEDownAhead(t, d, c, xr)
+	aheadSameBits(t, "loads ahead, through the table", ahead, packed)
+	again := make([]uint32, kernel.ExpertStatUses+c.e)
+	if err := Download(dev, again, stats, 0); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(again) != fmt.Sprint(got) {
+		t.Errorf("loads ahead: statistics %v, the kernel without them %v", again, got)
+	}
 	ids := make([]int32, c.n*c.k)
 	if err := Download(dev, ids, d.ids, 0); err != nil {
 		t.Fatal(err)
@@ -260,6 +279,32 @@ func TestMoEDown2MMAExpertTable(t *testing.T) {
 }
 
 // withMoEDownMMA runs f with moe_down2_mma_fast's switch set to on.
+// runMoEDownAhead runs case c's down projections (n ≥ 2 rows) as a B-row
+// step whose ids come from moe_route behind a gate·up by ids runs them
+// (moeDownRows' idsBefore: moe_down2_mma_ahead_fast), returning the routed
+// and shared outputs.
+func runMoEDownAhead(t *testing.T, d moeDownData, c moeDownCase, xr ExpertRef) ([]float32, []float32) {
+	t.Helper()
+	yr, ys := poisoned(t, c.n*c.k*c.h), poisoned(t, c.n*c.h)
+	if err := dev.Run(func(q *Queue) error {
+		return withMoEDownMMA(true, func() error {
+			return q.moeDownRows(true, yr, ys, d.W, d.S, 0, 0, true, c.e, d.ids, d.gu, c.p, c.i, c.ip, c.k, d.Ws, d.dense, d.dstride, c.E, c.is, c.h, c.n, xr)
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return download(t, yr, c.n*c.k*c.h), download(t, ys, c.n*c.h)
+}
+
+// aheadSameBits wants the loads-ahead kernel's outputs bit for bit those of
+// the kernel without them: the same sums in the same order.
+func aheadSameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if d, ulp := ULPDiff(got, want); d != 0 || len(got) != len(want) {
+		t.Errorf("%s: %d of %d values differ from moe_down2_mma_fast's (up to %d ULP)", what, d, len(want), ulp)
+	}
+}
+
 func withMoEDownMMA(on bool, f func() error) error {
 	prev := moeDownMMA
 	moeDownMMA = on

@@ -17,8 +17,20 @@ import (
 // ys row t [n, h], in one launch; each item has the one-row kernel's bits.
 // With moeDown2 (the default) it runs moe_down2 (MoEDown2Rows).
 func (q *Queue) MoEDownRows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
+	return q.moeDownRows(false, yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
+}
+
+// moeDownRows is MoEDownRows; idsBefore says the ids are moe_route's behind
+// a gate·up by ids, the launch just before (MoEGateUpRoute's split path),
+// so the tensor-core down may read them before its PDL wait
+// (moe_down2_mma_ahead_fast, where moeDownAhead says).
+func (q *Queue) moeDownRows(idsBefore bool, yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, dstride, e, is, h, n int, xr ExpertRef) error {
 	if moeDown2 {
-		return q.MoEDown2Rows(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n, xr)
+		a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
+		if err != nil {
+			return err
+		}
+		return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, idsBefore)
 	}
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {
@@ -57,6 +69,13 @@ var moeDown2 = os.Getenv("PROSCENIUM_GPU_MOE_DOWN2") != "0"
 // $PROSCENIUM_GPU_MOE_DOWN_MMA=0 keeps moe_down2_fast's SIMT sums at every width.
 var moeDownMMA = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_MMA") != "0"
 
+// moeDownAhead: a B-row step's tensor-core down projections read their
+// pairs' expert ids, weights and scales before the PDL wait
+// (moe_down2_mma_ahead_fast; docs/PERF.md "ahead25"), where the ids are
+// moe_route's behind a gate·up by ids; $PROSCENIUM_GPU_MOE_DOWN_AHEAD=0
+// loads them after it (moe_down2_mma_fast), the same bits.
+var moeDownAhead = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_AHEAD") != "0"
+
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
 // says (the tests' and benchmarks' A/B): the same outputs, bit for bit, but
 // where moeDownMMA puts the routed sums on the tensor cores (fast, n ≥ 2).
@@ -65,14 +84,14 @@ func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E 
 	if err != nil {
 		return err
 	}
-	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr)
+	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, false)
 }
 
 // moeDown2 launches moe_down2 (or, where moeDownMMA applies,
 // moe_down2_mma_fast: the same signature and grid) on checked arguments:
 // grid (blocks of 64 output rows, k routed pairs + the shared expert's two
-// halves, n rows).
-func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef) error {
+// halves, n rows). idsBefore: moeDownRows'.
+func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef, idsBefore bool) error {
 	elem := int64(2)
 	if a.FP8 != 0 {
 		elem = 1
@@ -86,6 +105,9 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
 		Xt: xr.down(), Xst: xr.Stats}
 	if q.policy() == kernel.Fast && moeDownMMA && n >= 2 && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
+		if idsBefore && moeDownAhead {
+			return kernel.MoEDown2MmaAheadFast(q, grid, moeDownThreads, kernel.MoEDown2MmaAheadFastArgs(args))
+		}
 		return kernel.MoEDown2MmaFast(q, grid, moeDownThreads, kernel.MoEDown2MmaFastArgs(args)) // moe_down2's signature
 	}
 	return kernel.MoEDown2(q, q.policy(), grid, moeDownThreads, args)
