@@ -209,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(DN_THREADS, 1)
 #define DNS_CONV_PASSES ((2 * DNS_WARPS * DN_MAXR + 32 + DNS_THREADS - 1) / DNS_THREADS)
 
 // o: [nv, dv] out (unnormalised). Other arguments as deltanet_rows (n = 1).
-template <class P>
+template <class P, bool AHEAD = false>
 __device__ __forceinline__ void deltanet_step_cols_body(float* __restrict__ o, const float* __restrict__ proj,
                                                         const float* __restrict__ convstate, float* __restrict__ S,
                                                         const float* __restrict__ convw,
@@ -230,13 +230,18 @@ __device__ __forceinline__ void deltanet_step_cols_body(float* __restrict__ o, c
     const bool col = j < dv;
     float* st = S + (size_t)h * dk * dv;
 
-    pdl_entry();
+    // AHEAD: the state before the wait (see deltanet_step_cols_slots_ahead_fast).
+    if (AHEAD)
+        pdl_launch_dependents();
+    else
+        pdl_entry();
     float s[DN_MAXR];
 #pragma unroll
     for (int r = 0; r < DN_MAXR; r++) {
         const int i = warp + DNS_WARPS * r;
         s[r] = (col && i < dk) ? st[(size_t)i * dv + j] : 0.f;
     }
+    if (AHEAD) pdl_wait();
     // The gates' inputs, loaded by the gate thread (the block's last, which
     // has the fewest conv channels) before the conv.
     float gb = 0.f, ga = 0.f, galog = 0.f, gdt = 0.f;
@@ -413,7 +418,7 @@ extern "C" __global__ void DNS_BOUNDS deltanet_step_fused_fast(
 // a take's values are those it has stepped alone, under either policy.
 // slots was copied by the host before the step: it is read before the PDL
 // wait.
-template <class P>
+template <class P, bool AHEAD = false>
 __device__ __forceinline__ void deltanet_step_cols_slots_body(
     float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate, float* __restrict__ S,
     const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog, int nk, int nv,
@@ -421,8 +426,8 @@ __device__ __forceinline__ void deltanet_step_cols_slots_body(
     const int b = blockIdx.z;
     const long long off = (long long)slots[b] * slot_stride;
     const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
-    deltanet_step_cols_body<P>(o + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias, alog,
-                               nk, nv, dk, dv, K);
+    deltanet_step_cols_body<P, AHEAD>(o + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias,
+                                      alog, nk, nv, dk, dv, K);
 }
 NUMERICS_KERNEL(deltanet_step_cols_slots, DNS_BOUNDS,
                 (float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate,
@@ -430,6 +435,21 @@ NUMERICS_KERNEL(deltanet_step_cols_slots, DNS_BOUNDS,
                  const float* __restrict__ alog, int nk, int nv, int dk, int dv, int K,
                  const int32_t* __restrict__ slots, long long slot_stride),
                 (o, proj, convstate, S, convw, dtbias, alog, nk, nv, dk, dv, K, slots, slot_stride))
+// deltanet_step_cols_slots_ahead_fast: deltanet_step_cols_slots_fast with
+// each row's recurrent state read before the PDL wait (docs/PERF.md
+// "ahead25"), so that it streams while the input projections finish. The
+// caller promises that the launch before it is an input projection that
+// lets it start only after its own wait (gemv.cuh pdl_entry_waited: every
+// GEMV but those loading weights ahead), so that every kernel before that
+// one — the layer's previous step, the state's last writer — has finished.
+// The same values as deltanet_step_cols_slots_fast.
+extern "C" __global__ void DNS_BOUNDS deltanet_step_cols_slots_ahead_fast(
+    float* __restrict__ o, const float* __restrict__ proj, const float* __restrict__ convstate, float* __restrict__ S,
+    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog, int nk, int nv,
+    int dk, int dv, int K, const int32_t* __restrict__ slots, long long slot_stride) {
+    deltanet_step_cols_slots_body<Fast, true>(o, proj, convstate, S, convw, dtbias, alog, nk, nv, dk, dv, K, slots,
+                                              slot_stride);
+}
 
 template <class P>
 __device__ __forceinline__ void deltanet_step_norm_slots_body(float* __restrict__ core, const float* __restrict__ proj,
@@ -524,6 +544,7 @@ __device__ __forceinline__ void dnc_copied() { asm volatile("cp.async.wait_all;"
 // deltanet_rows (n = 1). Launched only on sm_90 (engine/cuda checks the
 // device), where the cluster exists; the other architectures' instance is
 // never launched and traps.
+template <bool AHEAD>
 __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ core, const float* __restrict__ proj,
                                                            float* __restrict__ convstate, float* __restrict__ S,
                                                            const float* __restrict__ convw,
@@ -564,13 +585,20 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
     // The cluster's first phase: its wait (before the push below) makes sure
     // every block of the head runs, so its shared memory may be written.
     cluster_arrive();
-    pdl_entry();
+    // AHEAD: what no kernel of the step writes before this one (the state,
+    // the conv window, the weights) is copied before the wait; see
+    // deltanet_step_cluster_ahead_fast.
+    if (AHEAD)
+        pdl_launch_dependents();
+    else
+        pdl_entry();
     // Every load first, all by cp.async into shared memory (no registers
     // held while they fly): the state's slice [dk][cb] whole (16-byte pieces
     // where the head is DNC_CLUSTER·DNC_COLS columns wide and aligned, Drama
-    // 3's case), the conv window, inputs and weights per channel, the gates'
-    // inputs, the columns' gains and gates. Offsets are 32-bit (a head's
-    // state and a window row are far below 2^31 floats).
+    // 3's case), the conv window and weights per channel, the columns'
+    // gains, the gates' parameters; then the projected row's inputs, gates'
+    // inputs and the columns' gates z. Offsets are 32-bit (a head's state
+    // and a window row are far below 2^31 floats).
     const bool vec = dv == DNC_CLUSTER * DNC_COLS && ((size_t)st & 15) == 0;
     if (vec) {
 #pragma unroll 4
@@ -595,22 +623,22 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
             if (q >= K) break;
             const bool w = q < K - 1;
             if (qk) {
-                dnc_copy(&xin[q][lq], w ? win + q * ws + lq : proj + gq);
-                dnc_copy(&xin[q][lk], w ? win + q * ws + lk : proj + gk);
+                if (w) dnc_copy(&xin[q][lq], win + q * ws + lq), dnc_copy(&xin[q][lk], win + q * ws + lk);
                 dnc_copy(&wgt[q][lq], wq + q);
                 dnc_copy(&wgt[q][lk], wk + q);
             }
             if (owner) {
-                dnc_copy(&xin[q][lv], w ? win + q * ws + 2 * dk + j : proj + gv);
+                if (w) dnc_copy(&xin[q][lv], win + q * ws + 2 * dk + j);
                 dnc_copy(&wgt[q][lv], wv + q);
             }
         }
     }
-    if (owner) dnc_copy(&colin[0][c], normw + j), dnc_copy(&colin[1][c], proj + ch + h * dv + j);
-    if (tid == DNC_THREADS - 1) {
-        dnc_copy(&gin[0], proj + ch + vd + h), dnc_copy(&gin[1], proj + ch + vd + nv + h);
-        dnc_copy(&gin[2], alog + h), dnc_copy(&gin[3], dtbias + h);
-    }
+    if (owner) dnc_copy(&colin[0][c], normw + j);
+    if (tid == DNC_THREADS - 1) dnc_copy(&gin[2], alog + h), dnc_copy(&gin[3], dtbias + h);
+    if (AHEAD) pdl_wait();
+    if (qk) dnc_copy(&xin[K - 1][lq], proj + gq), dnc_copy(&xin[K - 1][lk], proj + gk);
+    if (owner) dnc_copy(&xin[K - 1][lv], proj + gv), dnc_copy(&colin[1][c], proj + ch + h * dv + j);
+    if (tid == DNC_THREADS - 1) dnc_copy(&gin[0], proj + ch + vd + h), dnc_copy(&gin[1], proj + ch + vd + nv + h);
     dnc_copied();
 
     // Conv and SiLU; the norms' sums and q·k; the gates.
@@ -720,24 +748,41 @@ __device__ __forceinline__ void deltanet_step_cluster_body(float* __restrict__ c
 #endif
 }
 
-// deltanet_step_cluster_fast: one row, grid (nv, DNC_CLUSTER), DNC_THREADS threads.
-extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_fast(
-    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
-    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
-    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps) {
-    deltanet_step_cluster_body(core, proj, convstate, S, convw, dtbias, alog, normw, nk, nv, dk, dv, K, eps);
-}
+// deltanet_step_cluster_fast: one row, grid (nv, DNC_CLUSTER), DNC_THREADS
+// threads. deltanet_step_cluster_ahead_fast: the same with the state, the
+// conv window and the weights copied before the PDL wait (docs/PERF.md
+// "ahead25"), so that they stream while the input projections finish. The
+// caller promises that the launch before it is an input projection that
+// lets it start only after its own wait (gemv.cuh pdl_entry_waited: every
+// GEMV but those loading weights ahead), so that every kernel before that
+// one — the layer's previous step, the state's and the window's last
+// writer — has finished. The same values as deltanet_step_cluster_fast.
+#define DNC_ONE_ROW(NAME, AHEAD)                                                                                     \
+    extern "C" __global__ void DNC_ATTRS NAME(float* __restrict__ core, const float* __restrict__ proj,                \
+                                              float* __restrict__ convstate, float* __restrict__ S,                   \
+                                              const float* __restrict__ convw, const float* __restrict__ dtbias,      \
+                                              const float* __restrict__ alog, const float* __restrict__ normw, int nk, \
+                                              int nv, int dk, int dv, int K, float eps) {                             \
+        deltanet_step_cluster_body<AHEAD>(core, proj, convstate, S, convw, dtbias, alog, normw, nk, nv, dk, dv, K, eps); \
+    }
+DNC_ONE_ROW(deltanet_step_cluster_fast, false)
+DNC_ONE_ROW(deltanet_step_cluster_ahead_fast, true)
 
 // deltanet_step_cluster_slots_fast: B rows of B takes (as
-// deltanet_step_cols_slots), grid (nv, DNC_CLUSTER, B).
-extern "C" __global__ void DNC_ATTRS deltanet_step_cluster_slots_fast(
-    float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S,
-    const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,
-    const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,
-    const int32_t* __restrict__ slots, long long slot_stride) {
-    const int b = blockIdx.z;
-    const long long off = (long long)slots[b] * slot_stride;
-    const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;
-    deltanet_step_cluster_body(core + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, dtbias,
-                               alog, normw, nk, nv, dk, dv, K, eps);
-}
+// deltanet_step_cols_slots), grid (nv, DNC_CLUSTER, B);
+// deltanet_step_cluster_slots_ahead_fast with the loads ahead, as
+// deltanet_step_cluster_ahead_fast.
+#define DNC_SLOTS(NAME, AHEAD)                                                                                       \
+    extern "C" __global__ void DNC_ATTRS NAME(                                                                       \
+        float* __restrict__ core, const float* __restrict__ proj, float* __restrict__ convstate, float* __restrict__ S, \
+        const float* __restrict__ convw, const float* __restrict__ dtbias, const float* __restrict__ alog,            \
+        const float* __restrict__ normw, int nk, int nv, int dk, int dv, int K, float eps,                           \
+        const int32_t* __restrict__ slots, long long slot_stride) {                                                  \
+        const int b = blockIdx.z;                                                                                    \
+        const long long off = (long long)slots[b] * slot_stride;                                                     \
+        const size_t pw = (size_t)2 * nk * dk + 2 * (size_t)nv * dv + 2 * nv;                                        \
+        deltanet_step_cluster_body<AHEAD>(core + (size_t)b * nv * dv, proj + b * pw, convstate + off, S + off, convw, \
+                                          dtbias, alog, normw, nk, nv, dk, dv, K, eps);                              \
+    }
+DNC_SLOTS(deltanet_step_cluster_slots_fast, false)
+DNC_SLOTS(deltanet_step_cluster_slots_ahead_fast, true)

@@ -262,9 +262,10 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
     group_sum<Sum, TPR, ROWS * NB>(&acc[0][0]);  // acc[r][b] is value r·NB + b
 }
 
-// gemv_rows_x_entry is gemv_rows_x with the kernel's PDL entry (pdl_entry's
-// launch and wait). AHEAD: no kernel the wait waits for writes W (weights
-// loaded before the launch), so each thread loads its first step of weights
+// gemv_rows_x_entry is gemv_rows_x with the kernel's PDL entry: the wait,
+// then the next launch let start (pdl_entry_waited). AHEAD: no kernel the
+// wait waits for writes W (weights loaded before the launch), so each
+// thread lets the next launch start and loads its first step of weights
 // before the wait: they stream while the kernel before finishes (its last
 // wave, a norm's or a mixer step's latency) instead of after it.
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD>
@@ -274,7 +275,7 @@ __device__ __forceinline__ void gemv_rows_x_entry(typename P::Sum (&acc)[ROWS][N
     if (AHEAD)
         pdl_launch_dependents();
     else
-        pdl_entry();
+        pdl_entry_waited();  // the next launch may read ahead what the one before wrote (deltanet.cu's AHEAD)
     gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
 }
 

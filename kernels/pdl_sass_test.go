@@ -43,7 +43,15 @@ import (
 // when the caller says no kernel writes them (Gemv.WeightsAhead, the B-row
 // gemvxa_* of GemvRows.WeightsAhead, and the tower's fused gate·up: gemv.cuh
 // load_ahead, a 16-byte load that skips L1 and is not .nc, the only such
-// loads in those kernels).
+// loads in those kernels). And the loads ahead of docs/PERF.md "ahead25":
+// kernels launched only behind a kernel that lets them start after its own
+// wait (common.cuh pdl_entry_waited), so that what the kernels before that
+// one wrote is theirs to read before their own wait — the DeltaNet step's
+// state, conv window and weights behind the input projections, by cp.async
+// (the cluster step) or plain loads (the split step's columns), and the B-row
+// down projections' ids, expert table words, weights and scales behind the
+// gate·up by ids (moe_down2_mma_ahead_fast, whose routed blocks branch past
+// the first wait, where this scan by address stops).
 var preWaitReviewed = []struct {
 	name    *regexp.Regexp
 	max     int
@@ -55,7 +63,14 @@ var preWaitReviewed = []struct {
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words", gemvAheadLoad},
 	{regexp.MustCompile(`^tower_gate_up_swiglu$`), 0, "nothing but its weights", gemvAheadLoad},
 	{regexp.MustCompile(`^gemvxa_bf16_t\d+r\d+u\d+b\d+$`), 0, "nothing but its weights", gemvAheadLoad},
+	{regexp.MustCompile(`^deltanet_step_cluster(_slots)?_ahead_fast$`), 1, "slots (host-copied); the state, window and weights behind a waited input projection", cpAsyncCopy},
+	{regexp.MustCompile(`^deltanet_step_cols_slots_ahead_fast$`), 1, "slots (host-copied); the state behind a waited input projection", plainLoad},
 }
+
+// cpAsyncCopy is a cp.async copy's SASS; plainLoad a load that is neither
+// .nc nor 16 bytes wide (the split step's state, one float a load); each
+// after an optional predicate.
+var cpAsyncCopy, plainLoad = regexp.MustCompile(`^(?:@!?P\d +)?LDGSTS\.`), regexp.MustCompile(`^(?:@!?P\d +)?LDG\.E R`)
 
 // gemvAheadLoad is load_ahead's SASS (kernels/common.cuh).
 var gemvAheadLoad = regexp.MustCompile(`^LDG\.E\.NA\.LTC256B\.128 `)

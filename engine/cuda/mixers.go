@@ -197,6 +197,13 @@ var deltaNetClusterEnv = os.Getenv("PROSCENIUM_GPU_DN_CLUSTER")
 // in B-row steps of up to deltaNetClusterMaxRows rows.
 var deltaNetClusterDefault = deltaNetClusterEnv != "0"
 
+// deltaNetAhead: a step's DeltaNet update reads what no kernel of the step
+// writes before it (the recurrent state; the cluster step also its conv
+// window and weights) before its PDL wait, behind an input projection that
+// lets it start only after its own (docs/PERF.md "ahead25");
+// $PROSCENIUM_GPU_DN_AHEAD=0 reads them after it, the same values.
+var deltaNetAhead = os.Getenv("PROSCENIUM_GPU_DN_AHEAD") != "0"
+
 // deltaNetClusterMaxRows is the widest B-row step deltaNetClusterDefault
 // gives the cluster step (its 8-block clusters of 128 threads queue behind
 // each other from four rows on).

@@ -79,6 +79,20 @@ func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, 
 // its site).
 type projectFunc func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error
 
+// stackedLast is the rows of the last launch stacked makes for ws.
+func stackedLast(ws []Tensor, rows []int, cols int) int {
+	total := 0
+	sizes := make([]int64, len(ws))
+	for i, r := range rows {
+		total += r
+		sizes[i] = int64(r) * int64(cols) * 2
+	}
+	if contiguous(ws, sizes) {
+		return total
+	}
+	return rows[len(rows)-1]
+}
+
 // stacked is stackedProjections with each projection run by project.
 func (q *Queue) stacked(project projectFunc, y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
 	total := 0
@@ -163,15 +177,15 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
-	if err := q.stackedProjections(l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
-		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
+	if err := q.stackedProjections(l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	var err error
 	if counters != nil && n == 1 && !chunked && l.splitStep() {
 		err = q.deltaNetStepFused(l, counters)
 	} else {
-		err = q.deltaNetMix(l, n, chunked)
+		err = q.deltaNetMixBehind(l, n, chunked, n == 1 && q.projectionWaited(1, stackedLast(ins, inRows, g.Hidden), g.Hidden, siteIn))
 	}
 	if err != nil {
 		return mixerOut{}, err
@@ -191,6 +205,15 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 // its bits): l.Prefill == DeltaNetRowPrefill, and geometries the chunked
 // kernels do not support (KeyDim > deltaNetChunkMaxKeyDim).
 func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
+	return q.deltaNetMixBehind(l, n, chunked, false)
+}
+
+// deltaNetMixBehind is deltaNetMix; waited says the launch just before is
+// this step's input projection and lets this one start only after its own
+// wait (projectionWaited), so the one-row cluster step may copy the state,
+// the conv window and the weights before its wait
+// (deltanet_step_cluster_ahead_fast, where deltaNetAhead says).
+func (q *Queue) deltaNetMixBehind(l *DeltaNetLayer, n int, chunked, waited bool) error {
 	g := l.G
 	nv := g.ValueHeads
 	proj := l.Scratch
@@ -201,7 +224,11 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 		return q.deltaNetChunked(l, proj, core, stateS, n)
 	}
 	if n == 1 && l.clusterStep(q, 1) {
-		return kernel.DeltaNetStepClusterFast(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),
+		launch := kernel.DeltaNetStepClusterFast
+		if waited && deltaNetAhead {
+			launch = kernel.DeltaNetStepClusterAheadFast
+		}
+		return launch(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),
 			tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), tPtr(w.Norm), g.KeyHeads, nv, g.KeyDim,
 			g.ValueDim, g.ConvKernel, g.Eps)
 	}

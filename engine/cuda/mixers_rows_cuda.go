@@ -111,6 +111,21 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
 }
 
+// projectionWaited reports whether the projection of n rows of a [rows,
+// cols] matrix at site (projection for one row, rowsProjection for more)
+// lets the launch after it start only once all its blocks have passed
+// their own PDL wait (gemv.cuh pdl_entry_waited): every GEMV but those that
+// load their weights ahead of the wait. Then every kernel before it has
+// finished when the next one starts, which may read what they wrote before
+// its own wait (the DeltaNet step's state: docs/PERF.md "ahead25").
+func (q *Queue) projectionWaited(n, rows, cols int, site gemvSite) bool {
+	if n == 1 {
+		return !q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site).WeightsAhead
+	}
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(site, n)})
+	return g.Variant == GemvRowsMMA || !g.WeightsAhead
+}
+
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
 // step: one [rows, cols] BF16 matrix applied to n rows of x (pitch xstride;
 // 0: cols) into columns col… of y (row stride ystride), each weight read
@@ -167,11 +182,12 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols, siteIn)
 	}
-	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
-		[]int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
+	if err := q.stacked(rowsProj, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.deltaNetRowsMix(l, n, s); err != nil {
+	waited := q.projectionWaited(n, stackedLast(ins, inRows, g.Hidden), g.Hidden, siteIn)
+	if err := q.deltaNetRowsMixBehind(l, n, s, waited); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
@@ -182,21 +198,41 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 // and out_proj (the gated-norm output core after them): the cluster step
 // (one launch) or the split step (two) of each row on its slot's state.
 func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
+	return q.deltaNetRowsMixBehind(l, n, s, false)
+}
+
+// deltaNetRowsMixBehind is deltaNetRowsMix; waited as deltaNetMixBehind's:
+// the cluster step and the split step's columns then read each row's state
+// (the cluster step also its conv window and weights) before their wait.
+func (q *Queue) deltaNetRowsMixBehind(l *DeltaNetLayer, n int, s stepSlots, waited bool) error {
 	g := l.G
 	nv := g.ValueHeads
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
+	ahead := waited && deltaNetAhead && !q.d.Numerics.Exact()
 	if l.clusterStep(q, n) {
-		return kernel.DeltaNetStepClusterSlotsFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads,
-			kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
-				S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),
-				Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps,
-				Slots: tPtr(s.slots), SlotStride: s.stride})
+		a := kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
+			S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),
+			Nk: g.KeyHeads, Nv: nv, Dk: g.KeyDim, Dv: g.ValueDim, K: g.ConvKernel, Eps: g.Eps,
+			Slots: tPtr(s.slots), SlotStride: s.stride}
+		if ahead {
+			return kernel.DeltaNetStepClusterSlotsAheadFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads, kernel.DeltaNetStepClusterSlotsAheadFastArgs(a))
+		}
+		return kernel.DeltaNetStepClusterSlotsFast(q, [3]int{nv, kernel.DncCluster, n}, kernel.DncThreads, a)
 	}
-	if err := kernel.DeltaNetStepColsSlots(q, q.policy(), [3]int{nv, (g.ValueDim + 31) / 32, n}, deltaNetSplitThreads,
-		tPtr(core), tPtr(l.Scratch), tPtr(l.State), tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog),
-		g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel, tPtr(s.slots), s.stride); err != nil {
+	grid := [3]int{nv, (g.ValueDim + 31) / 32, n}
+	var err error
+	if ahead {
+		err = kernel.DeltaNetStepColsSlotsAheadFast(q, grid, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch), tPtr(l.State),
+			tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel,
+			tPtr(s.slots), s.stride)
+	} else {
+		err = kernel.DeltaNetStepColsSlots(q, q.policy(), grid, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch), tPtr(l.State),
+			tPtr(stateS), tPtr(w.Conv), tPtr(w.DtBias), tPtr(w.ALog), g.KeyHeads, nv, g.KeyDim, g.ValueDim, g.ConvKernel,
+			tPtr(s.slots), s.stride)
+	}
+	if err != nil {
 		return err
 	}
 	return kernel.DeltaNetStepNormSlots(q, q.policy(), [3]int{nv, 1, n}, deltaNetSplitThreads, tPtr(core), tPtr(l.Scratch),

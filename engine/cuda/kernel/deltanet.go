@@ -121,6 +121,15 @@ func DeltaNetStepColsSlots(q Launcher, policy Policy, grid [3]int, block int, o,
 	return q.Launch(name, grid, block, uint64(o), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(slots), uint64(slotStride))
 }
 
+// DeltaNetStepColsSlotsAheadFast enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_cols_slots_ahead_fast(float* o, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, int nk, int nv, int dk, int dv, int K, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+func DeltaNetStepColsSlotsAheadFast(q Launcher, grid [3]int, block int, o, proj, convstate, s, convw, dtbias, alog Ptr, nk, nv, dk, dv, kArg int, slots Ptr, slotStride int64) error {
+	return q.Launch("deltanet_step_cols_slots_ahead_fast", grid, block, uint64(o), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(slots), uint64(slotStride))
+}
+
 // DeltaNetStepNormSlots enqueues kernels/deltanet.cu's
 //
 //	deltanet_step_norm_slots(float* core, float* proj, float* convstate, float* normw, int nk, int nv, int dk, int dv, int K, float eps, int32_t* slots, long long slot_stride)
@@ -142,6 +151,15 @@ func DeltaNetStepNormSlots(q Launcher, policy Policy, grid [3]int, block int, co
 // on q with grid blocks of block threads.
 func DeltaNetStepClusterFast(q Launcher, grid [3]int, block int, core, proj, convstate, s, convw, dtbias, alog, normw Ptr, nk, nv, dk, dv, kArg int, eps float32) error {
 	return q.Launch("deltanet_step_cluster_fast", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
+}
+
+// DeltaNetStepClusterAheadFast enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_cluster_ahead_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps)
+//
+// on q with grid blocks of block threads.
+func DeltaNetStepClusterAheadFast(q Launcher, grid [3]int, block int, core, proj, convstate, s, convw, dtbias, alog, normw Ptr, nk, nv, dk, dv, kArg int, eps float32) error {
+	return q.Launch("deltanet_step_cluster_ahead_fast", grid, block, uint64(core), uint64(proj), uint64(convstate), uint64(s), uint64(convw), uint64(dtbias), uint64(alog), uint64(normw), uint64(uint32(int32(nk))), uint64(uint32(int32(nv))), uint64(uint32(int32(dk))), uint64(uint32(int32(dv))), uint64(uint32(int32(kArg))), uint64(math.Float32bits(eps)))
 }
 
 // DeltaNetStepClusterSlotsFastArgs are the parameters of deltanet_step_cluster_slots_fast.
@@ -171,4 +189,33 @@ type DeltaNetStepClusterSlotsFastArgs struct {
 // on q with grid blocks of block threads.
 func DeltaNetStepClusterSlotsFast(q Launcher, grid [3]int, block int, a DeltaNetStepClusterSlotsFastArgs) error {
 	return q.Launch("deltanet_step_cluster_slots_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots), uint64(a.SlotStride))
+}
+
+// DeltaNetStepClusterSlotsAheadFastArgs are the parameters of deltanet_step_cluster_slots_ahead_fast.
+type DeltaNetStepClusterSlotsAheadFastArgs struct {
+	Core       Ptr     // float* core
+	Proj       Ptr     // float* proj
+	Convstate  Ptr     // float* convstate
+	S          Ptr     // float* S
+	Convw      Ptr     // float* convw
+	Dtbias     Ptr     // float* dtbias
+	Alog       Ptr     // float* alog
+	Normw      Ptr     // float* normw
+	Nk         int     // int nk
+	Nv         int     // int nv
+	Dk         int     // int dk
+	Dv         int     // int dv
+	K          int     // int K
+	Eps        float32 // float eps
+	Slots      Ptr     // int32_t* slots
+	SlotStride int64   // long long slot_stride
+}
+
+// DeltaNetStepClusterSlotsAheadFast enqueues kernels/deltanet.cu's
+//
+//	deltanet_step_cluster_slots_ahead_fast(float* core, float* proj, float* convstate, float* S, float* convw, float* dtbias, float* alog, float* normw, int nk, int nv, int dk, int dv, int K, float eps, int32_t* slots, long long slot_stride)
+//
+// on q with grid blocks of block threads.
+func DeltaNetStepClusterSlotsAheadFast(q Launcher, grid [3]int, block int, a DeltaNetStepClusterSlotsAheadFastArgs) error {
+	return q.Launch("deltanet_step_cluster_slots_ahead_fast", grid, block, uint64(a.Core), uint64(a.Proj), uint64(a.Convstate), uint64(a.S), uint64(a.Convw), uint64(a.Dtbias), uint64(a.Alog), uint64(a.Normw), uint64(uint32(int32(a.Nk))), uint64(uint32(int32(a.Nv))), uint64(uint32(int32(a.Dk))), uint64(uint32(int32(a.Dv))), uint64(uint32(int32(a.K))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots), uint64(a.SlotStride))
 }
