@@ -21,11 +21,14 @@
 // holds it in float32, every product exact in float64, all sums float64,
 // rounded to float32 once at the store. The body is gemv_body (gemv.cuh).
 
-// ready (gemv.cuh GEMV_IDS_READY, GEMV_WEIGHTS_AHEAD): with the first bit
-// the ids were written by the host (a copy, not a kernel), so the kernel may
-// read them before the PDL wait; otherwise it waits first. With the second
-// (one matrix only) each thread's first weights are loaded before the wait
-// (gemv_body's ahead; docs/PERF.md "chain20"); otherwise after it.
+// ready (gemv.cuh GEMV_IDS_READY, GEMV_WEIGHTS_AHEAD, GEMV_WAITED): with the
+// first bit the ids were written by the host (a copy, not a kernel), so the
+// kernel may read them before the PDL wait; otherwise it waits first. With
+// the second (one matrix only) each thread's first weights are loaded before
+// the wait (gemv_body's ahead; docs/PERF.md "chain20"); otherwise after it.
+// With the third (and not the second) the next launch starts only once every
+// block has passed the wait (pdl_entry_waited: the step's input projections,
+// whose DeltaNet update reads its state before its own wait; "ahead25").
 #define GEMV_BF16_X(NAME, P, TPR, ROWS, UNROLL)                                                      \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
         float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x,              \
@@ -37,7 +40,8 @@
         const ExpertAddr a = expert_addr(xt, m, reinterpret_cast<const uint8_t*>(W), nullptr, mstride * 2, 0); \
         gemv_body<BF16Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, nullptr,          \
                                                         x + (size_t)e * xstride, rows, cols,            \
-                                                        !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD));          \
+                                                        !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD), \
+                                                        ready & GEMV_WAITED);                            \
     }
 #define GEMV_FP8_X(NAME, P, TPR, ROWS, UNROLL)                                                       \
     extern "C" __global__ void __launch_bounds__(GEMV_THREADS, 2) NAME(                                 \
@@ -51,7 +55,8 @@
         const ExpertAddr a = expert_addr(xt, m, W, S, mstride, sstride);                               \
         gemv_body<FP8Weights, P, TPR, ROWS, UNROLL>(y + (size_t)e * rows, a.w, a.s,               \
                                                        x + (size_t)e * xstride, rows, cols,             \
-                                                       !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD));           \
+                                                       !P::exact && !ids && (ready & GEMV_WEIGHTS_AHEAD), \
+                                                       ready & GEMV_WAITED);                             \
     }
 #define GEMV_BF16(TPR, ROWS, UNROLL)                                                   \
     GEMV_BF16_X(gemv_bf16_t##TPR##r##ROWS##u##UNROLL, Fast, TPR, ROWS, UNROLL)       \
@@ -90,13 +95,14 @@ GEMV_FP8(128, 4, 2)
 // step: B takes' rows): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c] for
 // b < nb (gemv_body_x, gemv.cuh). Each row's value has the bits the one-row
 // instance of the same TPR, ROWS and UNROLL gives it, under either policy.
+// waited (not AHEAD): as gemv_bf16's GEMV_WAITED.
 #define GEMV_ROWS_BF16_X(NAME, P, TPR, ROWS, UNROLL, NB, AHEAD, BOUNDS)                                 \
     extern "C" __global__ void BOUNDS NAME(float* __restrict__ y, const uint16_t* __restrict__ W,          \
                                            const float* __restrict__ x, int xstride, int ystride, int nb,   \
-                                           int rows, int cols) {                                            \
+                                           int rows, int cols, int waited) {                                \
         gemv_body_x<BF16Weights, P, TPR, ROWS, UNROLL, NB, AHEAD>(y, reinterpret_cast<const uint8_t*>(W),  \
                                                                   nullptr, x, xstride, ystride, nb, rows,  \
-                                                                  cols);                                   \
+                                                                  cols, waited);                           \
     }
 // gemvx_* and, Fast only, gemvxa_*: the same with the first weights ahead
 // of the PDL wait (engine/cuda GemvRows.WeightsAhead), bounded to two blocks
@@ -144,17 +150,18 @@ GEMV_ROWS_BF16(128, 4, 2, 8)
 // Projections of nb ≤ 8 rows on the tensor cores (Fast only; gemv_mma.cuh's
 // body): y[b·ystride + r] = Σ_c W[r, c]·x[b·xstride + c], a block's
 // GEMVX_MMA_TILES tiles the 16·GEMVX_MMA_TILES consecutive rows from
-// 16·GEMVX_MMA_TILES·blockIdx.x. cols must be a multiple of 32.
+// 16·GEMVX_MMA_TILES·blockIdx.x. cols must be a multiple of 32. waited: as
+// gemv_bf16's GEMV_WAITED.
 extern "C" __global__ void __launch_bounds__(GEMV_THREADS) gemvx_mma_bf16_fast(
     float* __restrict__ y, const uint16_t* __restrict__ W, const float* __restrict__ x, int xstride, int ystride,
-    int nb, int rows, int cols) {
+    int nb, int rows, int cols, int waited) {
     constexpr int T = GEMVX_MMA_TILES;
     __shared__ GemvxMmaPart<T> part;
     const int row0 = blockIdx.x * 16 * T;
     const uint16_t* __restrict__ Wt[T];
 #pragma unroll
     for (int i = 0; i < T; i++) Wt[i] = W;
-    gemvx_mma_sums<T, 16>(part, Wt, row0, x, xstride, nb, rows, cols);
+    gemvx_mma_sums<T, 16>(part, Wt, row0, x, xstride, nb, rows, cols, waited);
     for (int o = threadIdx.x; o < T * 16 * 8; o += GEMV_THREADS) {
         const int i = o / 128, r = (o / 8) % 16, b = o % 8, row = row0 + 16 * i + r;
         if (b >= nb || row >= rows) continue;

@@ -13,6 +13,7 @@
 // loads its first weights before the wait (gemv_body's ahead; one matrix).
 #define GEMV_IDS_READY 1
 #define GEMV_WEIGHTS_AHEAD 2
+#define GEMV_WAITED 4  // the next launch let start only after the wait (common.cuh pdl_entry_waited)
 
 // Weight formats: elements per 16-byte chunk, the chunk's float32 dot
 // product with x (xv: the chunk's PER inputs as float4s; the scale is
@@ -262,20 +263,24 @@ __device__ __forceinline__ void gemv_rows_x(typename P::Sum (&acc)[ROWS][NB], co
     group_sum<Sum, TPR, ROWS * NB>(&acc[0][0]);  // acc[r][b] is value r·NB + b
 }
 
-// gemv_rows_x_entry is gemv_rows_x with the kernel's PDL entry: the wait,
-// then the next launch let start (pdl_entry_waited). AHEAD: no kernel the
-// wait waits for writes W (weights loaded before the launch), so each
-// thread lets the next launch start and loads its first step of weights
-// before the wait: they stream while the kernel before finishes (its last
-// wave, a norm's or a mixer step's latency) instead of after it.
+// gemv_rows_x_entry is gemv_rows_x with the kernel's PDL entry (pdl_entry's
+// launch and wait; waited: the wait first, pdl_entry_waited, so that the
+// next launch may read before its own wait what the kernels before this one
+// wrote: the step's input projections, deltanet.cu's AHEAD). AHEAD: no
+// kernel the wait waits for writes W (weights loaded before the launch), so
+// each thread loads its first step of weights before the wait: they stream
+// while the kernel before finishes (its last wave, a norm's or a mixer
+// step's latency) instead of after it.
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD>
 __device__ __forceinline__ void gemv_rows_x_entry(typename P::Sum (&acc)[ROWS][NB], const uint4* (&wr)[ROWS],
                                                   const float* (&sr)[ROWS], const float* __restrict__ x, int xstride,
-                                                  int nb, int cols) {
+                                                  int nb, int cols, bool waited = false) {
     if (AHEAD)
         pdl_launch_dependents();
+    else if (waited)
+        pdl_entry_waited();
     else
-        pdl_entry_waited();  // the next launch may read ahead what the one before wrote (deltanet.cu's AHEAD)
+        pdl_entry();
     gemv_rows_x<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
 }
 
@@ -283,12 +288,14 @@ __device__ __forceinline__ void gemv_rows_x_entry(typename P::Sum (&acc)[ROWS][N
 // when the kernel runs (gemv.cu's one-matrix GEMVs, the tower's gate·up).
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&acc)[ROWS], const uint4* (&wr)[ROWS],
-                                                const float* (&sr)[ROWS], const float* __restrict__ x, int cols) {
+                                                const float* (&sr)[ROWS], const float* __restrict__ x, int cols,
+                                                bool waited = false) {
     typedef typename P::Sum(&Acc)[ROWS][1];
     if (ahead)
         gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, 1, true>(reinterpret_cast<Acc>(acc), wr, sr, x, 0, 1, cols);
     else
-        gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, 1, false>(reinterpret_cast<Acc>(acc), wr, sr, x, 0, 1, cols);
+        gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, 1, false>(reinterpret_cast<Acc>(acc), wr, sr, x, 0, 1, cols,
+                                                               waited);
 }
 
 // gemv_body: y[r] = Σ_c W[r, c]·x[c] for the rows of this block's groups
@@ -299,13 +306,13 @@ __device__ __forceinline__ void gemv_rows_entry(bool ahead, typename P::Sum (&ac
 template <class WT, class P, int TPR, int ROWS, int UNROLL>
 __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* __restrict__ W,
                                           const float* __restrict__ S, const float* __restrict__ x, int rows,
-                                          int cols, bool ahead = false) {
+                                          int cols, bool ahead = false, bool waited = false) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     typename P::Sum acc[ROWS];
-    gemv_rows_entry<WT, P, TPR, ROWS, UNROLL>(ahead, acc, wr, sr, x, cols);
+    gemv_rows_entry<WT, P, TPR, ROWS, UNROLL>(ahead, acc, wr, sr, x, cols, waited);
     if (j == 0) {
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
@@ -320,13 +327,13 @@ __device__ __forceinline__ void gemv_body(float* __restrict__ y, const uint8_t* 
 template <class WT, class P, int TPR, int ROWS, int UNROLL, int NB, bool AHEAD = false>
 __device__ __forceinline__ void gemv_body_x(float* __restrict__ y, const uint8_t* __restrict__ W,
                                             const float* __restrict__ S, const float* __restrict__ x, int xstride,
-                                            int ystride, int nb, int rows, int cols) {
+                                            int ystride, int nb, int rows, int cols, bool waited = false) {
     const int j = threadIdx.x % TPR;
     const uint4* wr[ROWS];
     const float* sr[ROWS];
     const int row0 = gemv_group_rows<WT, TPR, ROWS>(wr, sr, W, S, rows, cols);
     typename P::Sum acc[ROWS][NB];
-    gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols);
+    gemv_rows_x_entry<WT, P, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, xstride, nb, cols, waited);
     if (j == 0) {
 #pragma unroll
         for (int b = 0; b < NB; b++)

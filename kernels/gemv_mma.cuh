@@ -60,12 +60,13 @@ using GemvxMmaPart = float[GEMV_THREADS / 32][T][16][8];
 // gemvx_mma_sums leaves in part the block's T tiles' sums over
 // every column, each warp's columns apart; tile i is the 16 rows
 // row0 + TILE_STEP·i… of Wt[i] (rows past rows - 1 read row rows - 1: the
-// caller drops them). It enters the PDL wait (pdl_entry_waited) after its address
+// caller drops them). It enters the PDL wait (pdl_entry; waited:
+// pdl_entry_waited, as gemv.cuh's gemv_rows_x_entry) after its address
 // arithmetic and ends with the block's barrier.
 template <int T, int TILE_STEP>
 __device__ __forceinline__ void gemvx_mma_sums(GemvxMmaPart<T>& part, const uint16_t* __restrict__ const (&Wt)[T],
                                                int row0, const float* __restrict__ x, int xstride, int nb,
-                                               int rows, int cols) {
+                                               int rows, int cols, bool waited = false) {
     constexpr int U = GEMVX_MMA_UNROLL, WARPS = GEMV_THREADS / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     const int chunks = cols / 8;  // 16-byte chunks of a row
@@ -80,7 +81,10 @@ __device__ __forceinline__ void gemvx_mma_sums(GemvxMmaPart<T>& part, const uint
     float c[T][4];
 #pragma unroll
     for (int i = 0; i < T; i++) c[i][0] = c[i][1] = c[i][2] = c[i][3] = 0.f;
-    pdl_entry_waited();  // the next launch may read ahead what the one before wrote (deltanet.cu's AHEAD)
+    if (waited)
+        pdl_entry_waited();
+    else
+        pdl_entry();
     const int steps = cols / 32;  // 32 columns: a chunk for each t
     for (int s0 = warp; s0 < steps; s0 += WARPS * U) {
         uint4 w[U][T][2];

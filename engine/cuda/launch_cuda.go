@@ -91,6 +91,16 @@ type Gemv struct {
 	// nil, no Table), fast instances only; the model's GEMVs set it where
 	// gemvAhead says.
 	WeightsAhead bool
+	// Waited: the kernel lets the next launch start only once all its
+	// blocks have passed their PDL wait (gemv.cuh GEMV_WAITED), so every
+	// kernel before this one has finished when the next one starts, which
+	// may then read what they wrote before its own wait: the mixers' input
+	// projections, whose DeltaNet update reads its state there
+	// (Queue.projectionWaited; docs/PERF.md "ahead25"). Not with
+	// WeightsAhead (those let the next launch start first). Elsewhere the
+	// next launch starts as early as PDL allows: a waited trigger delays it,
+	// which measured 20 µs slower in the two-take step when every GEMV did.
+	Waited bool
 	// F64 picks the instances that follow rule 1 of the backbone's numerics
 	// contract (docs/MODEL.md): the CPU's float32 weights, exact float64
 	// products and sums, one rounding (cpu.MatVec's bits). Backbone
@@ -119,6 +129,7 @@ func (q *Queue) backboneGemv(g Gemv, fp8 bool, site gemvSite) Gemv {
 	}
 	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
 	g.WeightsAhead = gemvAhead[site]
+	g.Waited = site == siteIn
 	return g
 }
 
@@ -159,6 +170,9 @@ func (q *Queue) gemvLaunch(g Gemv, y, W, S, x *Block) error {
 	}
 	if g.WeightsAhead && g.Ids == nil && g.Table == 0 {
 		ready |= kernel.GemvWeightsAhead
+	}
+	if g.Waited {
+		ready |= kernel.GemvWaited
 	}
 	w, ids, v := devPtr(W).Add(g.WOff), g.idsPtr(), g.Variant.Name()
 	mstride := int64(g.Rows) * int64(g.Cols)

@@ -30,6 +30,8 @@ type GemvRows struct {
 	// instances load their first weights before it (gemvxa_*, fast only; as
 	// Gemv.WeightsAhead).
 	WeightsAhead bool
+	// Waited: as Gemv.Waited (not with WeightsAhead's SIMT instances).
+	Waited bool
 }
 
 // backboneGemvRows returns g as a backbone projection under the device's
@@ -79,14 +81,14 @@ func (q *Queue) GemvRowsBF16(g GemvRows, y, W, x *Block) error {
 	name := fmt.Sprintf("%sb%d", g.Variant.Name(), width)
 	if g.F64 {
 		return kernel.GemvxBF16d(q, kernel.GemvxBF16dKernel("gemvx_bf16d_"+name), [3]int{blocks, 1, 1}, gemvThreads,
-			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, b2i(g.Waited))
 	}
 	if g.WeightsAhead { // kernels/gemv.cu compiles a gemvxa_ twin of every fast gemvx_ instance
 		return kernel.GemvxaBF16(q, kernel.GemvxaBF16Kernel("gemvxa_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
-			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+			devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, 0)
 	}
 	return kernel.GemvxBF16(q, kernel.GemvxBF16Kernel("gemvx_bf16_"+name), [3]int{blocks, 1, 1}, gemvThreads,
-		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, b2i(g.Waited))
 }
 
 // gemvRowsMMA runs g on the tensor cores (gemvx_mma_bf16_fast: fast
@@ -108,22 +110,23 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 		return err
 	}
 	return kernel.GemvxMmaBF16Fast(q, [3]int{(g.Rows + gemvxMMARows - 1) / gemvxMMARows, 1, 1}, gemvThreads,
-		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols)
+		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, b2i(g.Waited))
 }
 
 // projectionWaited reports whether the projection of n rows of a [rows,
 // cols] matrix at site (projection for one row, rowsProjection for more)
 // lets the launch after it start only once all its blocks have passed
-// their own PDL wait (gemv.cuh pdl_entry_waited): every GEMV but those that
-// load their weights ahead of the wait. Then every kernel before it has
+// their own PDL wait (gemv.cuh pdl_entry_waited): the mixers' input
+// projections (Gemv.Waited) but those that load their weights ahead. Then every kernel before it has
 // finished when the next one starts, which may read what they wrote before
 // its own wait (the DeltaNet step's state: docs/PERF.md "ahead25").
 func (q *Queue) projectionWaited(n, rows, cols int, site gemvSite) bool {
 	if n == 1 {
-		return !q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site).WeightsAhead
+		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site)
+		return g.Waited && !g.WeightsAhead
 	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(site, n)})
-	return g.Variant == GemvRowsMMA || !g.WeightsAhead
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(site, n), Waited: site == siteIn})
+	return g.Waited && (g.Variant == GemvRowsMMA || !g.WeightsAhead)
 }
 
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
@@ -150,7 +153,8 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 	if n == 1 {
 		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site), yb, wb, xb)
 	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: rowsAhead(site, n)})
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: rowsAhead(site, n),
+		Waited: site == siteIn})
 	return q.GemvRowsBF16(g, yb, wb, xb)
 }
 

@@ -148,11 +148,11 @@ var GemvxBF16Kernels = []GemvxBF16Kernel{GemvxBF16T128r2u2b2, GemvxBF16T128r2u2b
 
 // GemvxBF16 enqueues kernels/gemv.cu's
 //
-//	gemvx_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//	gemvx_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols, int waited)
 //
 // on q with grid blocks of block threads.
-func GemvxBF16(q Launcher, k GemvxBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func GemvxBF16(q Launcher, k GemvxBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols, waited int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(waited))))
 }
 
 // GemvxaBF16Kernel is one of the gemvxa_bf16_* instances of kernels/gemv.cu, which share one signature.
@@ -185,11 +185,11 @@ var GemvxaBF16Kernels = []GemvxaBF16Kernel{GemvxaBF16T128r2u2b2, GemvxaBF16T128r
 
 // GemvxaBF16 enqueues kernels/gemv.cu's
 //
-//	gemvxa_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//	gemvxa_bf16_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols, int waited)
 //
 // on q with grid blocks of block threads.
-func GemvxaBF16(q Launcher, k GemvxaBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func GemvxaBF16(q Launcher, k GemvxaBF16Kernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols, waited int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(waited))))
 }
 
 // GemvxBF16dKernel is one of the gemvx_bf16d_* instances of kernels/gemv.cu, which share one signature.
@@ -222,18 +222,18 @@ var GemvxBF16dKernels = []GemvxBF16dKernel{GemvxBF16dT128r2u2b2, GemvxBF16dT128r
 
 // GemvxBF16d enqueues kernels/gemv.cu's
 //
-//	gemvx_bf16d_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//	gemvx_bf16d_*(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols, int waited)
 //
 // on q with grid blocks of block threads.
-func GemvxBF16d(q Launcher, k GemvxBF16dKernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
-	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func GemvxBF16d(q Launcher, k GemvxBF16dKernel, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols, waited int) error {
+	return q.Launch(string(k), grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(waited))))
 }
 
 // GemvxMmaBF16Fast enqueues kernels/gemv.cu's
 //
-//	gemvx_mma_bf16_fast(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols)
+//	gemvx_mma_bf16_fast(float* y, uint16_t* W, float* x, int xstride, int ystride, int nb, int rows, int cols, int waited)
 //
 // on q with grid blocks of block threads.
-func GemvxMmaBF16Fast(q Launcher, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols int) error {
-	return q.Launch("gemvx_mma_bf16_fast", grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))))
+func GemvxMmaBF16Fast(q Launcher, grid [3]int, block int, y, w, x Ptr, xstride, ystride, nb, rows, cols, waited int) error {
+	return q.Launch("gemvx_mma_bf16_fast", grid, block, uint64(y), uint64(w), uint64(x), uint64(uint32(int32(xstride))), uint64(uint32(int32(ystride))), uint64(uint32(int32(nb))), uint64(uint32(int32(rows))), uint64(uint32(int32(cols))), uint64(uint32(int32(waited))))
 }

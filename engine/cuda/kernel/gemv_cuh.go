@@ -7,4 +7,5 @@ const (
 	GemvThreads      = 256 // GEMV_THREADS
 	GemvIdsReady     = 1   // GEMV_IDS_READY
 	GemvWeightsAhead = 2   // GEMV_WEIGHTS_AHEAD
+	GemvWaited       = 4   // GEMV_WAITED
 )
