@@ -94,9 +94,9 @@ type Gemv struct {
 	// Waited: the kernel lets the next launch start only once all its
 	// blocks have passed their PDL wait (gemv.cuh GEMV_WAITED), so every
 	// kernel before this one has finished when the next one starts, which
-	// may then read what they wrote before its own wait: the mixers' input
-	// projections, whose DeltaNet update reads its state there
-	// (Queue.projectionWaited; docs/PERF.md "ahead25"). Not with
+	// may then read what they wrote before its own wait: a DeltaNet step's
+	// input projections, whose update reads its state there
+	// (Queue.deltaNetInWaited; docs/PERF.md "ahead25"). Not with
 	// WeightsAhead (those let the next launch start first). Elsewhere the
 	// next launch starts as early as PDL allows: a waited trigger delays it,
 	// which measured 20 µs slower in the two-take step when every GEMV did.
@@ -129,7 +129,6 @@ func (q *Queue) backboneGemv(g Gemv, fp8 bool, site gemvSite) Gemv {
 	}
 	g.Variant, g.F64 = ChooseGemv(fp8, g.Rows, g.Cols, g.N), false
 	g.WeightsAhead = gemvAhead[site]
-	g.Waited = site == siteIn
 	return g
 }
 

@@ -201,7 +201,8 @@ var deltaNetClusterDefault = deltaNetClusterEnv != "0"
 // writes before it (the recurrent state; the cluster step also its conv
 // window and weights) before its PDL wait, behind an input projection that
 // lets it start only after its own (docs/PERF.md "ahead25");
-// $PROSCENIUM_GPU_DN_AHEAD=0 reads them after it, the same values.
+// $PROSCENIUM_GPU_DN_AHEAD=0 reads them after it, the same values, and
+// leaves the input projections' trigger at their entry (Gemv.Waited).
 var deltaNetAhead = os.Getenv("PROSCENIUM_GPU_DN_AHEAD") != "0"
 
 // deltaNetClusterMaxRows is the widest B-row step deltaNetClusterDefault

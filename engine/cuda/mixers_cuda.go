@@ -36,6 +36,11 @@ func tPtr(t Tensor) kernel.Ptr { return kernel.Ptr(t.addr()) }
 // GEMM for more, both with float64 sums (the numerics contract's rule 1).
 // site says which projection it is (the GEMV's weights ahead, gemvAhead).
 func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int, site gemvSite) error {
+	return q.projectionWaited(y, ystride, col, w, x, n, rows, cols, site, false)
+}
+
+// projectionWaited is projection; waited: the one-row GEMV's Gemv.Waited.
+func (q *Queue) projectionWaited(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int, site gemvSite, waited bool) error {
 	if n == 1 {
 		wb, err := w.view(int64(rows)*int64(cols)*2, "projection weights")
 		if err != nil {
@@ -50,6 +55,7 @@ func (q *Queue) projection(y Tensor, ystride, col int, w Tensor, x Tensor, n, ro
 			return err
 		}
 		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site)
+		g.Waited = waited
 		return q.GemvBF16(g, yb, wb, xb)
 	}
 	return q.GemmBF16(Gemm{N: n, Rows: rows, Cols: cols, YStride: ystride}, y.At(int64(col)*4), w, x)
@@ -178,14 +184,17 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
 	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
-	if err := q.stackedProjections(l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
+	waited := n == 1 && !chunked && q.deltaNetInWaited(1, stackedLast(ins, inRows, g.Hidden), g.Hidden)
+	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.projectionWaited(y, ystride, col, w, x, n, rows, cols, siteIn, waited)
+	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	var err error
 	if counters != nil && n == 1 && !chunked && l.splitStep() {
 		err = q.deltaNetStepFused(l, counters)
 	} else {
-		err = q.deltaNetMixBehind(l, n, chunked, n == 1 && q.projectionWaited(1, stackedLast(ins, inRows, g.Hidden), g.Hidden, siteIn))
+		err = q.deltaNetMixBehind(l, n, chunked, waited)
 	}
 	if err != nil {
 		return mixerOut{}, err
@@ -210,7 +219,7 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 
 // deltaNetMixBehind is deltaNetMix; waited says the launch just before is
 // this step's input projection and lets this one start only after its own
-// wait (projectionWaited), so the one-row cluster step may copy the state,
+// wait (deltaNetInWaited), so the one-row cluster step may copy the state,
 // the conv window and the weights before its wait
 // (deltanet_step_cluster_ahead_fast, where deltaNetAhead says).
 func (q *Queue) deltaNetMixBehind(l *DeltaNetLayer, n int, chunked, waited bool) error {

@@ -113,20 +113,25 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 		devPtr(y), devPtr(W), devPtr(x), xs, ys, g.NB, g.Rows, g.Cols, b2i(g.Waited))
 }
 
-// projectionWaited reports whether the projection of n rows of a [rows,
-// cols] matrix at site (projection for one row, rowsProjection for more)
-// lets the launch after it start only once all its blocks have passed
-// their own PDL wait (gemv.cuh pdl_entry_waited): the mixers' input
-// projections (Gemv.Waited) but those that load their weights ahead. Then every kernel before it has
-// finished when the next one starts, which may read what they wrote before
-// its own wait (the DeltaNet step's state: docs/PERF.md "ahead25").
-func (q *Queue) projectionWaited(n, rows, cols int, site gemvSite) bool {
-	if n == 1 {
-		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site)
-		return g.Waited && !g.WeightsAhead
+// deltaNetInWaited reports whether a DeltaNet step of n rows runs its input
+// projections (the last of them a [rows, cols] matrix) as waited GEMVs,
+// letting the update after them start only once all their blocks have
+// passed their own PDL wait (gemv.cuh pdl_entry_waited): under fast
+// numerics and deltaNetAhead, unless they load their weights ahead (those let the next
+// launch start first). Then every kernel before them has finished when the
+// update starts, which may read before its own wait what those kernels
+// wrote: its state (docs/PERF.md "ahead25"). Only these projections wait
+// so: a waited trigger delays the next launch (every GEMV waited made the
+// two-take step 20 µs slower, run 2).
+func (q *Queue) deltaNetInWaited(n, rows, cols int) bool {
+	if !deltaNetAhead || q.d.Numerics.Exact() { // exact's updates read after their wait
+		return false
 	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(site, n), Waited: site == siteIn})
-	return g.Waited && (g.Variant == GemvRowsMMA || !g.WeightsAhead)
+	if n == 1 {
+		return !q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, siteIn).WeightsAhead
+	}
+	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(siteIn, n)})
+	return g.Variant == GemvRowsMMA || !g.WeightsAhead
 }
 
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
@@ -135,6 +140,12 @@ func (q *Queue) projectionWaited(n, rows, cols int, site gemvSite) bool {
 // once (the one-row GEMV for n = 1, its weights ahead where gemvAhead says
 // for site).
 func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int, site gemvSite) error {
+	return q.rowsProjectionWaited(y, ystride, col, w, x, xstride, n, rows, cols, site, false)
+}
+
+// rowsProjectionWaited is rowsProjection; waited: Gemv.Waited and
+// GemvRows.Waited.
+func (q *Queue) rowsProjectionWaited(y Tensor, ystride, col int, w Tensor, x Tensor, xstride, n, rows, cols int, site gemvSite, waited bool) error {
 	if xstride == 0 {
 		xstride = cols
 	}
@@ -151,10 +162,12 @@ func (q *Queue) rowsProjection(y Tensor, ystride, col int, w Tensor, x Tensor, x
 		return err
 	}
 	if n == 1 {
-		return q.GemvBF16(q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site), yb, wb, xb)
+		g := q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, site)
+		g.Waited = waited
+		return q.GemvBF16(g, yb, wb, xb)
 	}
 	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, XStride: xstride, YStride: ystride, WeightsAhead: rowsAhead(site, n),
-		Waited: site == siteIn})
+		Waited: waited})
 	return q.GemvRowsBF16(g, yb, wb, xb)
 }
 
@@ -183,14 +196,13 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
-	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
-		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols, siteIn)
-	}
 	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
-	if err := q.stacked(rowsProj, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
+	waited := q.deltaNetInWaited(n, stackedLast(ins, inRows, g.Hidden), g.Hidden)
+	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.rowsProjectionWaited(y, ystride, col, w, x, 0, n, rows, cols, siteIn, waited)
+	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	waited := q.projectionWaited(n, stackedLast(ins, inRows, g.Hidden), g.Hidden, siteIn)
 	if err := q.deltaNetRowsMixBehind(l, n, s, waited); err != nil {
 		return mixerOut{}, err
 	}
