@@ -301,10 +301,12 @@ __device__ __forceinline__ void moe_gate_up_body(float* __restrict__ gu, int32_t
     __shared__ int32_t sid[ROUTE_MAXK];
     __shared__ float sw[ROUTE_MAXK];
     const int q = blockIdx.y, t = q / k, j = q % k;
-    // The next kernel (the step's down projections) may read before its
-    // wait what the kernels before this one wrote — moe_route's ids, the
-    // dense projection's shared gate·up: it starts after this block's wait.
-    pdl_entry_waited();
+    // By ids, the next kernel (a B-row step's down projections) may read
+    // moe_route's ids before its wait: it starts after this block's.
+    if (ROUTE)
+        pdl_entry();
+    else
+        pdl_entry_waited();
     long long m;
     if (ROUTE) {
         moe_route_select<P, LoadPlain>(t, dense, dstride, E, k, sid, sw);
@@ -1035,10 +1037,7 @@ __device__ __forceinline__ void down2_rows(float* __restrict__ y, int ystride, i
     }
 }
 
-// SHARED_AHEAD (moe_down2_shared_ahead_fast): the shared expert's blocks
-// first in the grid (block rows 0 and 1, the routed pairs after them), and
-// all their work — staging, weights, sums and stores — before the PDL wait.
-template <class P, bool SHARED_AHEAD = false>
+template <class P>
 __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __restrict__ ys,
                                                const uint8_t* __restrict__ W, const float* __restrict__ S,
                                                long long mstride, long long sstride, int fp8,
@@ -1047,12 +1046,8 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
                                                const float* __restrict__ dense, int dstride, int e, int is, int h,
                                                const unsigned long long* __restrict__ xt, unsigned int* xst) {
     __shared__ __align__(16) double xs[DOWN_MAXX];
-    const int y = SHARED_AHEAD ? ((int)blockIdx.y < 2 ? k + (int)blockIdx.y : (int)blockIdx.y - 2) : (int)blockIdx.y;
-    const int t = blockIdx.z, warp = threadIdx.x >> 5;
-    if (SHARED_AHEAD && y >= k)
-        pdl_launch_dependents();
-    else
-        pdl_entry();
+    pdl_entry();
+    const int y = blockIdx.y, t = blockIdx.z, warp = threadIdx.x >> 5;
     const int wrow = (blockIdx.x * (GEMV_THREADS / 32) + warp) * DOWN_ROWS;  // the warp's 8 rows
     if (y < k) {
         const int q = t * k + y;
@@ -1078,10 +1073,7 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
     constexpr int NB = P::exact ? 1 : DOWN2_NB;
     const int G = P::exact ? 1 : max(1, min(DOWN2_NB, 2 * DOWN_MAXX / max(is, 1)));  // xs holds 2·DOWN_MAXX floats
     const int n = gridDim.z, t0 = t * G;
-    if (t0 >= n) {
-        if (SHARED_AHEAD) pdl_wait();  // no block ends before its wait (kernels/pdl_sass_test.go)
-        return;
-    }
+    if (t0 >= n) return;
     const int nb = min(G, n - t0);
     constexpr int HR = DOWN_ROWS / 2;
     down2_rows<P, BF16Weights, HR, 2, NB>(
@@ -1094,7 +1086,6 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
                     XChunk<P, BF16Weights>::stage(xb, c, P::mul(P::silu(d[c]), d[is + c]));
             }
         });
-    if (SHARED_AHEAD) pdl_wait();
 }
 #ifndef MOE_DOWN2_MINB
 #define MOE_DOWN2_MINB 3
@@ -1112,22 +1103,6 @@ __device__ __forceinline__ void moe_down2_body(float* __restrict__ yr, float* __
     }
 MOE_DOWN2_X(moe_down2, Exact, __launch_bounds__(256))
 MOE_DOWN2_X(moe_down2_fast, Fast, __launch_bounds__(256, MOE_DOWN2_MINB))
-// moe_down2_shared_ahead_fast: moe_down2_fast with the shared expert's
-// blocks first and done before the PDL wait (docs/PERF.md "ahead25"): they
-// read only the dense projection's shared gate·up and the shared weights,
-// and the caller promises that the kernel before is a routed gate·up
-// (moe_gate_up_*: it lets this one start only after its own wait), so the
-// dense projection, two launches back, has finished; on a GPU with room
-// beside the gate·up (one wave at one row) they run while it streams. The
-// same sums: moe_down2_fast's bits.
-extern "C" __global__ void __launch_bounds__(256, MOE_DOWN2_MINB) moe_down2_shared_ahead_fast(
-    float* __restrict__ yr, float* __restrict__ ys, const uint8_t* __restrict__ W, const float* __restrict__ S,
-    long long mstride, long long sstride, int fp8, const int32_t* __restrict__ ids, const float* __restrict__ gu,
-    int p, int i, int ip, int k, const uint16_t* __restrict__ Ws, const float* __restrict__ dense, int dstride, int e,
-    int is, int h, const unsigned long long* __restrict__ xt, unsigned int* xst) {
-    moe_down2_body<Fast, true>(yr, ys, W, S, mstride, sstride, fp8, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is,
-                               h, xt, xst);
-}
 
 // ---------------------------------------------------------------------------
 // moe_down2_mma_fast: moe_down2_fast with the routed pairs' FP8 down

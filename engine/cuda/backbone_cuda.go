@@ -638,13 +638,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// A step: the routing with gate and up of the k experts in one
 		// gathered GEMV, then their down projections and the shared
 		// expert's in one launch.
-		routed, err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu)
-		if err != nil {
+		if _, err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
-		if err := q.moeDown(routed, yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr); err != nil {
+		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr); err != nil {
 			return err
 		}
 		ys = view(p.YR+int64(p.K*p.H*4), p.H*4)
@@ -652,12 +651,12 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// A B-row step: as a step, the rows' routing and pairs through one
 		// gathered gate·up GEMV, then every row's down projections and
 		// shared expert in one launch (MoEDownRows).
-		routed, err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu)
+		idsBefore, err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu)
 		if err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
-		if err := q.moeDownRows(routed && routeSplit(n), yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n, L.xr); err != nil {
+		if err := q.moeDownRows(idsBefore, yr, ys, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.D, p.E, p.Is, p.H, n, L.xr); err != nil {
 			return err
 		}
 		sharedDone = true
@@ -863,12 +862,10 @@ func (b *Backbone) timeReplays(g *Graph, times int) (float64, error) {
 // (Queue.MoEGateUpRoute), else MoERoute and the gathered GEMV (for n > 1
 // on XRep's copies of each row per pair). ids and wts get the routing. The
 // experts are read from xw as laid out, or where the layer's expert cache
-// table says (L.xr), either way. routed: the last launch is a routed
-// gate·up (MoEGateUpRoute's moe_gate_up_*, which lets the next launch start
-// only after its own wait), so the down projections may read before their
-// PDL wait what the launches before it wrote: the dense projection's, and
-// under routeSplit moe_route's ids (downBehind).
-func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) (routed bool, err error) {
+// table says (L.xr), either way. idsBefore: the ids are moe_route's, a
+// launch before a gate·up by ids (MoEGateUpRoute's split path), so the
+// launch after it may read them before its PDL wait (moeDownRows).
+func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids, wts, dense, gu *Block) (idsBefore bool, err error) {
 	p, x := b.Plan, L.x
 	in := b.scratch(p.NormedMoE, n*p.Hp*4)
 	g := b.gateUpGemv(q, L, n, ids)
@@ -877,7 +874,7 @@ func (b *Backbone) routeGateUp(q *Queue, L *backboneLayer, xw *Block, n int, ids
 		S = xw
 	}
 	if ok, err := q.MoEGateUpRoute(g, gu, ids, wts, dense, n, p.D, p.E, p.K, xw, S, in, p.Hp); ok || err != nil {
-		return ok, err
+		return ok && routeSplit(n), err
 	}
 	if n == 1 {
 		if err := q.MoERoute(ids, wts, dense, 1, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {

@@ -221,20 +221,13 @@ const moeDownMaxWidth = kernel.DownMaxx
 // it says (an expert cache), and xr.Stats tallies the pairs. With
 // moeDown2 (the default; $PROSCENIUM_GPU_MOE_DOWN2=0 not) it runs moe_down2 (the same bits).
 func (q *Queue) MoEDown(yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
-	return q.moeDown(false, yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h, xr)
-}
-
-// moeDown is MoEDown; denseBefore says the launch before is a routed
-// gate·up (moe_gate_up_*), so the shared expert may be projected before the
-// wait (downBehind's dense).
-func (q *Queue) moeDown(denseBefore bool, yr, W, S *Block, wOff, sOff int64, fp8 bool, E int, ids, gu *Block, p, i, ip, k int, Ws, dense *Block, e, is, h int, xr ExpertRef) error {
 	a, grid, err := moeDownArgs(yr, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, e, is, h)
 	if err != nil {
 		return err
 	}
 	if moeDown2 {
 		// moe_down2's one row: the shared expert's output is yr's row k.
-		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr, downBehind{dense: denseBefore})
+		return q.moeDown2(a, devPtr(yr).Add(int64(k*h*4)), 0, 1, grid[0], xr, false)
 	}
 	a.Xt, a.Xst = xr.down(), xr.Stats
 	return kernel.MoEDown(q, q.policy(), grid, moeDownThreads, a)

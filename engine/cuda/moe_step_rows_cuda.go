@@ -30,7 +30,7 @@ func (q *Queue) moeDownRows(idsBefore bool, yr, ys, W, S *Block, wOff, sOff int6
 		if err != nil {
 			return err
 		}
-		return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, downBehind{ids: idsBefore})
+		return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, idsBefore)
 	}
 	a, grid, err := moeDownRowsArgs(yr, ys, W, S, wOff, sOff, fp8, E, ids, gu, p, i, ip, k, Ws, dense, dstride, e, is, h, n)
 	if err != nil {
@@ -72,10 +72,8 @@ var moeDownMMA = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_MMA") != "0"
 // moeDownAhead: a B-row step's tensor-core down projections read their
 // pairs' expert ids, weights and scales before the PDL wait
 // (moe_down2_mma_ahead_fast; docs/PERF.md "ahead25"), where the ids are
-// moe_route's behind a gate·up by ids, and the one-take step's shared
-// expert is projected there, its blocks first (moe_down2_shared_ahead_fast);
-// $PROSCENIUM_GPU_MOE_DOWN_AHEAD=0 loads them after it (moe_down2_mma_fast,
-// moe_down2_fast), the same bits.
+// moe_route's behind a gate·up by ids; $PROSCENIUM_GPU_MOE_DOWN_AHEAD=0
+// loads them after it (moe_down2_mma_fast), the same bits.
 var moeDownAhead = os.Getenv("PROSCENIUM_GPU_MOE_DOWN_AHEAD") != "0"
 
 // MoEDown2Rows is MoEDownRows by moe_down2 whatever $PROSCENIUM_GPU_MOE_DOWN2
@@ -86,24 +84,14 @@ func (q *Queue) MoEDown2Rows(yr, ys, W, S *Block, wOff, sOff int64, fp8 bool, E 
 	if err != nil {
 		return err
 	}
-	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, downBehind{})
+	return q.moeDown2(a, devPtr(ys), dstride, n, grid[0], xr, false)
 }
-
-// downBehind says what a step's down projections may read before their PDL
-// wait, the launch before them being a routed gate·up (moe_gate_up_*, which
-// lets them start only after its own wait; docs/PERF.md "ahead25"): with
-// dense, the dense projection's shared gate·up (two launches back: the
-// one-take step's moe_down2_shared_ahead_fast); with ids, the routing (a
-// B-row step's moe_route, two launches back behind a gate·up by ids:
-// moe_down2_mma_ahead_fast).
-type downBehind struct{ dense, ids bool }
 
 // moeDown2 launches moe_down2 (or, where moeDownMMA applies,
 // moe_down2_mma_fast: the same signature and grid) on checked arguments:
 // grid (blocks of 64 output rows, k routed pairs + the shared expert's two
-// halves, n rows); behind: what it may read before its wait, and where
-// moeDownAhead says, does.
-func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef, behind downBehind) error {
+// halves, n rows). idsBefore: moeDownRows'.
+func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks int, xr ExpertRef, idsBefore bool) error {
 	elem := int64(2)
 	if a.FP8 != 0 {
 		elem = 1
@@ -117,13 +105,10 @@ func (q *Queue) moeDown2(a kernel.MoEDownArgs, ys kernel.Ptr, dstride, n, blocks
 		P: a.P, I: a.I, Ip: a.Ip, K: a.K, Ws: a.Ws, Dense: a.Dense, Dstride: dstride, E: a.E, Is: a.Is, H: a.H,
 		Xt: xr.down(), Xst: xr.Stats}
 	if q.policy() == kernel.Fast && moeDownMMA && n >= 2 && a.FP8 != 0 && a.Ip == kernel.DownMmaK && a.I <= a.Ip {
-		if behind.ids && moeDownAhead {
+		if idsBefore && moeDownAhead {
 			return kernel.MoEDown2MmaAheadFast(q, grid, moeDownThreads, kernel.MoEDown2MmaAheadFastArgs(args))
 		}
 		return kernel.MoEDown2MmaFast(q, grid, moeDownThreads, kernel.MoEDown2MmaFastArgs(args)) // moe_down2's signature
-	}
-	if q.policy() == kernel.Fast && behind.dense && moeDownAhead && n == 1 {
-		return kernel.MoEDown2SharedAheadFast(q, grid, moeDownThreads, kernel.MoEDown2SharedAheadFastArgs(args))
 	}
 	return kernel.MoEDown2(q, q.policy(), grid, moeDownThreads, args)
 }

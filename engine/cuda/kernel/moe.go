@@ -599,40 +599,6 @@ func MoEDown2(q Launcher, policy Policy, grid [3]int, block int, a MoEDown2Args)
 	return q.Launch(name, grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
 }
 
-// MoEDown2SharedAheadFastArgs are the parameters of moe_down2_shared_ahead_fast.
-type MoEDown2SharedAheadFastArgs struct {
-	Yr      Ptr   // float* yr
-	Ys      Ptr   // float* ys
-	W       Ptr   // uint8_t* W
-	S       Ptr   // float* S
-	Mstride int64 // long long mstride
-	Sstride int64 // long long sstride
-	FP8     int   // int fp8
-	Ids     Ptr   // int32_t* ids
-	Gu      Ptr   // float* gu
-	P       int   // int p
-	I       int   // int i
-	Ip      int   // int ip
-	K       int   // int k
-	Ws      Ptr   // uint16_t* Ws
-	Dense   Ptr   // float* dense
-	Dstride int   // int dstride
-	E       int   // int e
-	Is      int   // int is
-	H       int   // int h
-	Xt      Ptr   // unsigned long long* xt
-	Xst     Ptr   // unsigned int* xst
-}
-
-// MoEDown2SharedAheadFast enqueues kernels/moe.cu's
-//
-//	moe_down2_shared_ahead_fast(float* yr, float* ys, uint8_t* W, float* S, long long mstride, long long sstride, int fp8, int32_t* ids, float* gu, int p, int i, int ip, int k, uint16_t* Ws, float* dense, int dstride, int e, int is, int h, unsigned long long* xt, unsigned int* xst)
-//
-// on q with grid blocks of block threads.
-func MoEDown2SharedAheadFast(q Launcher, grid [3]int, block int, a MoEDown2SharedAheadFastArgs) error {
-	return q.Launch("moe_down2_shared_ahead_fast", grid, block, uint64(a.Yr), uint64(a.Ys), uint64(a.W), uint64(a.S), uint64(a.Mstride), uint64(a.Sstride), uint64(uint32(int32(a.FP8))), uint64(a.Ids), uint64(a.Gu), uint64(uint32(int32(a.P))), uint64(uint32(int32(a.I))), uint64(uint32(int32(a.Ip))), uint64(uint32(int32(a.K))), uint64(a.Ws), uint64(a.Dense), uint64(uint32(int32(a.Dstride))), uint64(uint32(int32(a.E))), uint64(uint32(int32(a.Is))), uint64(uint32(int32(a.H))), uint64(a.Xt), uint64(a.Xst))
-}
-
 // MoEDown2MmaFastArgs are the parameters of moe_down2_mma_fast.
 type MoEDown2MmaFastArgs struct {
 	Yr      Ptr   // float* yr
