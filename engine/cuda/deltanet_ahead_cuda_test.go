@@ -50,6 +50,14 @@ func TestDeltaNetStepAhead(t *testing.T) {
 				slots := stepSlots{slots: Whole(upload(t, slotIDs)), stride: int64(sb / 4)}
 				run := func(ahead bool) (outs, state []float32) {
 					deltaNetAhead = ahead
+					if err := dev.Run(func(q *Queue) error {
+						if q.deltaNetInWaited(rows) != ahead {
+							return fmt.Errorf("deltaNetInWaited(%d) = %v with the reads ahead %v: the test would not compare them", rows, !ahead, ahead)
+						}
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
 					l := c.layer
 					l.State = Whole(upload(t, state0))
 					out := poisoned(t, steps*rows*g.Hidden)

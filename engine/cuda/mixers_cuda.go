@@ -85,20 +85,6 @@ func (q *Queue) stackedProjections(y Tensor, ws []Tensor, rows []int, x Tensor, 
 // its site).
 type projectFunc func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error
 
-// stackedLast is the rows of the last launch stacked makes for ws.
-func stackedLast(ws []Tensor, rows []int, cols int) int {
-	total := 0
-	sizes := make([]int64, len(ws))
-	for i, r := range rows {
-		total += r
-		sizes[i] = int64(r) * int64(cols) * 2
-	}
-	if contiguous(ws, sizes) {
-		return total
-	}
-	return rows[len(rows)-1]
-}
-
 // stacked is stackedProjections with each projection run by project.
 func (q *Queue) stacked(project projectFunc, y Tensor, ws []Tensor, rows []int, x Tensor, n, cols int) error {
 	total := 0
@@ -183,11 +169,10 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
-	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
-	waited := n == 1 && !chunked && q.deltaNetInWaited(1, stackedLast(ins, inRows, g.Hidden), g.Hidden)
+	waited := n == 1 && !chunked && q.deltaNetInWaited(1)
 	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 		return q.projectionWaited(y, ystride, col, w, x, n, rows, cols, siteIn, waited)
-	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
+	}, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	var err error
@@ -219,9 +204,9 @@ func (q *Queue) deltaNetMix(l *DeltaNetLayer, n int, chunked bool) error {
 
 // deltaNetMixBehind is deltaNetMix; waited says the launch just before is
 // this step's input projection and lets this one start only after its own
-// wait (deltaNetInWaited), so the one-row cluster step may copy the state,
-// the conv window and the weights before its wait
-// (deltanet_step_cluster_ahead_fast, where deltaNetAhead says).
+// wait (deltaNetInWaited's answer), so the one-row cluster step copies the
+// state, the conv window and the weights before its wait
+// (deltanet_step_cluster_ahead_fast).
 func (q *Queue) deltaNetMixBehind(l *DeltaNetLayer, n int, chunked, waited bool) error {
 	g := l.G
 	nv := g.ValueHeads
@@ -234,7 +219,7 @@ func (q *Queue) deltaNetMixBehind(l *DeltaNetLayer, n int, chunked, waited bool)
 	}
 	if n == 1 && l.clusterStep(q, 1) {
 		launch := kernel.DeltaNetStepClusterFast
-		if waited && deltaNetAhead {
+		if waited {
 			launch = kernel.DeltaNetStepClusterAheadFast
 		}
 		return launch(q, [3]int{nv, kernel.DncCluster, 1}, kernel.DncThreads, tPtr(core), tPtr(proj),

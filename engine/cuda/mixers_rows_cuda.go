@@ -114,24 +114,22 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 }
 
 // deltaNetInWaited reports whether a DeltaNet step of n rows runs its input
-// projections (the last of them a [rows, cols] matrix) as waited GEMVs,
-// letting the update after them start only once all their blocks have
-// passed their own PDL wait (gemv.cuh pdl_entry_waited): under fast
-// numerics and deltaNetAhead, unless they load their weights ahead (those let the next
-// launch start first). Then every kernel before them has finished when the
-// update starts, which may read before its own wait what those kernels
-// wrote: its state (docs/PERF.md "ahead25"). Only these projections wait
-// so: a waited trigger delays the next launch (every GEMV waited made the
-// two-take step 20 µs slower, run 2).
-func (q *Queue) deltaNetInWaited(n, rows, cols int) bool {
-	if !deltaNetAhead || q.d.Numerics.Exact() { // exact's updates read after their wait
-		return false
+// projections as waited GEMVs (Gemv.Waited, GemvRows.Waited), letting the
+// update after them start only once all their blocks have passed their own
+// PDL wait (gemv.cuh pdl_entry_waited), so that every kernel before them
+// has finished when the update starts and it may read before its own wait
+// what they wrote: its state (docs/PERF.md "ahead25"). Under fast numerics
+// and deltaNetAhead, where those projections do not load their weights
+// ahead of their wait (gemvAhead's "in", not the default: such kernels let
+// the next one start first). Only these projections wait so: a waited
+// trigger delays the next launch (every GEMV waited made the two-take step
+// 20 µs slower, run 2).
+func (q *Queue) deltaNetInWaited(n int) bool {
+	ahead := gemvAhead[siteIn]
+	if n > 1 {
+		ahead = rowsAhead(siteIn, n)
 	}
-	if n == 1 {
-		return !q.backboneGemv(Gemv{Rows: rows, Cols: cols, N: 1, Mats: 1}, false, siteIn).WeightsAhead
-	}
-	g := q.backboneGemvRows(GemvRows{Rows: rows, Cols: cols, NB: n, WeightsAhead: rowsAhead(siteIn, n)})
-	return g.Variant == GemvRowsMMA || !g.WeightsAhead
+	return deltaNetAhead && !q.d.Numerics.Exact() && !ahead
 }
 
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
@@ -196,11 +194,10 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
-	ins, inRows := []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}
-	waited := q.deltaNetInWaited(n, stackedLast(ins, inRows, g.Hidden), g.Hidden)
+	waited := q.deltaNetInWaited(n)
 	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 		return q.rowsProjectionWaited(y, ystride, col, w, x, 0, n, rows, cols, siteIn, waited)
-	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
+	}, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	if err := q.deltaNetRowsMixBehind(l, n, s, waited); err != nil {
@@ -217,16 +214,16 @@ func (q *Queue) deltaNetRowsMix(l *DeltaNetLayer, n int, s stepSlots) error {
 	return q.deltaNetRowsMixBehind(l, n, s, false)
 }
 
-// deltaNetRowsMixBehind is deltaNetRowsMix; waited as deltaNetMixBehind's:
-// the cluster step and the split step's columns then read each row's state
-// (the cluster step also its conv window and weights) before their wait.
-func (q *Queue) deltaNetRowsMixBehind(l *DeltaNetLayer, n int, s stepSlots, waited bool) error {
+// deltaNetRowsMixBehind is deltaNetRowsMix; ahead is deltaNetMixBehind's
+// waited (deltaNetInWaited's answer): the cluster step and the split step's
+// columns then read each row's state (the cluster step also its conv window
+// and weights) before their wait.
+func (q *Queue) deltaNetRowsMixBehind(l *DeltaNetLayer, n int, s stepSlots, ahead bool) error {
 	g := l.G
 	nv := g.ValueHeads
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
 	w := l.W
 	stateS := l.State.At(4 * int64(g.convStateFloats()))
-	ahead := waited && deltaNetAhead && !q.d.Numerics.Exact()
 	if l.clusterStep(q, n) {
 		a := kernel.DeltaNetStepClusterSlotsFastArgs{Core: tPtr(core), Proj: tPtr(l.Scratch), Convstate: tPtr(l.State),
 			S: tPtr(stateS), Convw: tPtr(w.Conv), Dtbias: tPtr(w.DtBias), Alog: tPtr(w.ALog), Normw: tPtr(w.Norm),

@@ -29,25 +29,9 @@ func TestMoEStepChainPDL(t *testing.T) {
 }
 
 func testMoEStepChainPDL(t *testing.T) {
-	const H, E, k, P, I, Is, layers, replays = 2048, 64, 8, 512, 512, 256, 8, 3
-	const D = E + 2*Is + 1
-	gsc, dsc := FP8ScaleCount(2*P, H), FP8ScaleCount(H, I)
-	gateUp, gateUpS := alloc(t, E*2*P*H), alloc(t, E*gsc*4)
-	down, downS := alloc(t, E*H*I), alloc(t, E*dsc*4)
-	denseW, sharedDown, nw := alloc(t, D*H*2), alloc(t, H*Is*2), alloc(t, H*4)
-	if err := dev.Run(func(q *Queue) error {
-		grid := [3]int{1024, 1, 1}
-		return firstErr(
-			kernel.SynthFP8(q, grid, 256, devPtr(gateUp), int64(E*2*P*H), 1),
-			kernel.SynthFP8(q, grid, 256, devPtr(down), int64(E*H*I), 2),
-			kernel.SynthF32(q, grid, 256, devPtr(gateUpS), int64(E*gsc), 3, 2e-3),
-			kernel.SynthF32(q, grid, 256, devPtr(downS), int64(E*dsc), 4, 2e-3),
-			kernel.SynthBF16(q, grid, 256, devPtr(denseW), int64(D*H), 5, 0.05),
-			kernel.SynthBF16(q, grid, 256, devPtr(sharedDown), int64(H*Is), 6, 0.05),
-			kernel.SynthF32(q, grid, 256, devPtr(nw), int64(H), 7, 0.1))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	const H, E, k, P, I, Is, D, layers, replays = chainH, chainE, chainK, chainP, chainI, chainIs, chainD, 8, 3
+	w := newMoEChainWeights(t, 1)
+	gateUp, gateUpS, down, downS, denseW, sharedDown, nw := w.gateUp, w.gateUpS, w.down, w.downS, w.dense, w.sharedDown, w.norm
 	r := newRand(t)
 	x0, n0 := randNonZero(r, H), randNonZero(r, H)
 	x, normed := alloc(t, H*4), alloc(t, H*4)
@@ -78,39 +62,7 @@ func testMoEStepChainPDL(t *testing.T) {
 		}
 		return q.MoECombineNorm(x, yr, wts, ys, dense, 1, D, E+2*Is, H, k, nil, normed, nw, H, 1e-6)
 	}
-	// run captures the layers as one graph under PDL on or off and replays
-	// it from the same x and normed row, returning each replay's x.
-	run := func(pdl bool) [][]float32 {
-		dev.SetPDL(pdl)
-		defer dev.SetPDL(true)
-		var g *Graph
-		if err := dev.Run(func(q *Queue) error {
-			var err error
-			g, err = q.Capture(func(q *Queue) error {
-				for range layers {
-					if err := layer(q); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Do(func() error { g.Destroy(); return nil })
-		var outs [][]float32
-		for range replays {
-			if err := firstErr(Upload(dev, x, 0, x0), Upload(dev, normed, 0, n0)); err != nil {
-				t.Fatal(err)
-			}
-			if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(g) }); err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, download(t, x, H))
-		}
-		return outs
-	}
+	run := func(pdl bool) [][]float32 { return replayChain(t, pdl, layers, replays, layer, x, normed, x0, n0) }
 	with, without := run(true), run(false)
 	want := without[0]
 	for i, w := range without[1:] {
@@ -148,25 +100,9 @@ func TestMoERowsChainPDL(t *testing.T) {
 	prev := dev.Numerics
 	dev.Numerics = drama3.NumericsFast // the tensor-core down and its loads ahead are fast only
 	defer func() { dev.Numerics = prev }()
-	const H, E, k, P, I, Is, n, layers, replays = 2048, 64, 8, 512, 512, 256, 4, 8, 3
-	const D = E + 2*Is + 1
-	gsc, dsc := FP8ScaleCount(2*P, H), FP8ScaleCount(H, I)
-	gateUp, gateUpS := alloc(t, E*2*P*H), alloc(t, E*gsc*4)
-	down, downS := alloc(t, E*H*I), alloc(t, E*dsc*4)
-	denseW, sharedDown, nw := alloc(t, D*H*2), alloc(t, H*Is*2), alloc(t, H*4)
-	if err := dev.Run(func(q *Queue) error {
-		grid := [3]int{1024, 1, 1}
-		return firstErr(
-			kernel.SynthFP8(q, grid, 256, devPtr(gateUp), int64(E*2*P*H), 11),
-			kernel.SynthFP8(q, grid, 256, devPtr(down), int64(E*H*I), 12),
-			kernel.SynthF32(q, grid, 256, devPtr(gateUpS), int64(E*gsc), 13, 2e-3),
-			kernel.SynthF32(q, grid, 256, devPtr(downS), int64(E*dsc), 14, 2e-3),
-			kernel.SynthBF16(q, grid, 256, devPtr(denseW), int64(D*H), 15, 0.05),
-			kernel.SynthBF16(q, grid, 256, devPtr(sharedDown), int64(H*Is), 16, 0.05),
-			kernel.SynthF32(q, grid, 256, devPtr(nw), int64(H), 17, 0.1))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	const H, E, k, P, I, Is, D, n, layers, replays = chainH, chainE, chainK, chainP, chainI, chainIs, chainD, 4, 8, 3
+	w := newMoEChainWeights(t, 11)
+	gateUp, gateUpS, down, downS, denseW, sharedDown, nw := w.gateUp, w.gateUpS, w.down, w.downS, w.dense, w.sharedDown, w.norm
 	r := newRand(t)
 	x0, n0 := randNonZero(r, n*H), randNonZero(r, n*H)
 	x, normed := alloc(t, n*H*4), alloc(t, n*H*4)
@@ -193,38 +129,10 @@ func TestMoERowsChainPDL(t *testing.T) {
 		return q.MoECombineNorm(x, yr, wts, ys, dense, n, D, E+2*Is, H, k, nil, normed, nw, H, 1e-6)
 	}
 	run := func(pdl, ahead bool) [][]float32 {
-		dev.SetPDL(pdl)
-		defer dev.SetPDL(true)
 		prevAhead := moeDownAhead
 		moeDownAhead = ahead
 		defer func() { moeDownAhead = prevAhead }()
-		var g *Graph
-		if err := dev.Run(func(q *Queue) error {
-			var err error
-			g, err = q.Capture(func(q *Queue) error {
-				for range layers {
-					if err := layer(q); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		defer dev.Do(func() error { g.Destroy(); return nil })
-		var outs [][]float32
-		for range replays {
-			if err := firstErr(Upload(dev, x, 0, x0), Upload(dev, normed, 0, n0)); err != nil {
-				t.Fatal(err)
-			}
-			if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(g) }); err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, download(t, x, n*H))
-		}
-		return outs
+		return replayChain(t, pdl, layers, replays, layer, x, normed, x0, n0)
 	}
 	want := run(false, false)[0]
 	for _, c := range []struct {
@@ -238,4 +146,76 @@ func TestMoERowsChainPDL(t *testing.T) {
 		}
 	}
 	t.Logf("%d rows, %d layers, %d replays each way: the same bits", n, layers, replays)
+}
+
+// The chain tests' shapes: Drama 3's widths (hidden 2048, experts of 512, a
+// shared expert of 256), 64 experts, top-8; D the stacked dense
+// projection's rows (router logits, shared gate and up, one more).
+const (
+	chainH, chainE, chainK, chainP, chainI, chainIs = 2048, 64, 8, 512, 512, 256
+	chainD                                          = chainE + 2*chainIs + 1
+)
+
+// moeChainWeights is a feed-forward layer's weights for the chain tests,
+// synthetic (the device's generators from seed on).
+type moeChainWeights struct {
+	gateUp, gateUpS, down, downS, dense, sharedDown, norm *Block
+}
+
+func newMoEChainWeights(t *testing.T, seed uint64) moeChainWeights {
+	t.Helper()
+	const H, E, P, I, Is, D = chainH, chainE, chainP, chainI, chainIs, chainD
+	gsc, dsc := FP8ScaleCount(2*P, H), FP8ScaleCount(H, I)
+	w := moeChainWeights{gateUp: alloc(t, E*2*P*H), gateUpS: alloc(t, E*gsc*4), down: alloc(t, E*H*I), downS: alloc(t, E*dsc*4),
+		dense: alloc(t, D*H*2), sharedDown: alloc(t, H*Is*2), norm: alloc(t, H*4)}
+	if err := dev.Run(func(q *Queue) error {
+		grid := [3]int{1024, 1, 1}
+		return firstErr(
+			kernel.SynthFP8(q, grid, 256, devPtr(w.gateUp), int64(E*2*P*H), seed),
+			kernel.SynthFP8(q, grid, 256, devPtr(w.down), int64(E*H*I), seed+1),
+			kernel.SynthF32(q, grid, 256, devPtr(w.gateUpS), int64(E*gsc), seed+2, 2e-3),
+			kernel.SynthF32(q, grid, 256, devPtr(w.downS), int64(E*dsc), seed+3, 2e-3),
+			kernel.SynthBF16(q, grid, 256, devPtr(w.dense), int64(D*H), seed+4, 0.05),
+			kernel.SynthBF16(q, grid, 256, devPtr(w.sharedDown), int64(H*Is), seed+5, 0.05),
+			kernel.SynthF32(q, grid, 256, devPtr(w.norm), int64(H), seed+6, 0.1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// replayChain captures layers calls of layer as one graph under PDL on or
+// off and replays it replays times from the same x and normed rows (x0,
+// n0), returning each replay's x.
+func replayChain(t *testing.T, pdl bool, layers, replays int, layer func(*Queue) error, x, normed *Block, x0, n0 []float32) [][]float32 {
+	t.Helper()
+	dev.SetPDL(pdl)
+	defer dev.SetPDL(true)
+	var g *Graph
+	if err := dev.Run(func(q *Queue) error {
+		var err error
+		g, err = q.Capture(func(q *Queue) error {
+			for range layers {
+				if err := layer(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Do(func() error { g.Destroy(); return nil })
+	var outs [][]float32
+	for range replays {
+		if err := firstErr(Upload(dev, x, 0, x0), Upload(dev, normed, 0, n0)); err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(g) }); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, download(t, x, len(x0)))
+	}
+	return outs
 }
