@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch probe26, whose binaries have the probe; main has no PROSCENIUM_PROBE_STEP.)
 # Lead, session 26, run 1 (one call, ≤ 200 s): probe26 — what the MoE's dense projection and its routing cost the
 # step as it runs, by leaving them out (PROSCENIUM_PROBE_STEP=nodense / noroute / both: timing only, the values
 # wrong), before building the routing into the norm before the experts and the shared expert's gate·up into the

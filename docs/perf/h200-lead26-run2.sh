@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch probe26, whose binaries have the probe; main has no PROSCENIUM_PROBE_STEP.)
 # Lead, session 26, run 2 (one call, ≤ 150 s): probe26 — what staging the router's weights in the norm before the
 # experts would cost (PROSCENIUM_PROBE_STEP=smem: 128 KB of dynamic shared memory a block, nothing copied; stage64 /
 # stage: 64 / 128 KB copied by cp.async before the PDL wait), alone and with the dense projection and routing left

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch route26, not merged: main has neither its kernels nor PROSCENIUM_GPU_NORM_ROUTE.)
 # Lead, session 26, run 3 (one call, ≤ 560 s): route26 — the router in the norm before a step's experts, the shared
 # expert's rows in the gate·up's launch. The whole check of session 25 run 4 with the new kernels' tests
 # (TestNormRoute, TestMoEGateUpShared) and the cluster norm's, under exact and fast (the prefill paths also with the

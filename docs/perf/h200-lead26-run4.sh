@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch route26, not merged: main has neither its kernels nor PROSCENIUM_GPU_NORM_ROUTE.)
 # Lead, session 26, run 4 (one call, ≤ 240 s): route26 — the router in the norm with the shared expert's rows as a
 # projection of their own before the gate·up by ids (the default now), against session 25's launches
 # (PROSCENIUM_GPU_NORM_ROUTE=0) and run 3's merged launch (=merged): bench-backbone at 1, 2, 4, 8 rows twice each,

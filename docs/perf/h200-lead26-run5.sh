@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch route26, not merged: main has neither its kernels nor PROSCENIUM_GPU_NORM_ROUTE.)
 # Lead, session 26, run 5 (one call, ≤ 200 s): where route26's step loses — ncu of the step's kernels, each alone
 # (gpu__time_duration, dram bytes), at one row (-profile-step) and four (-profile-rows 4), with the router in the norm
 # (default) and without (PROSCENIUM_GPU_NORM_ROUTE=0). Carried: .carry-fa (8db900c's bundle).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch dense26, whose binaries have the probes; main has neither.)
 # Lead, session 26, run 6 (one call, ≤ 150 s): dense26 — the MoE's dense projection (1281 × 2048 BF16: router and
 # shared expert) ran at 0.86 TB/s alone at four rows (run 5's ncu: 321 blocks of 4 rows, 1.2 waves) and probe26 put
 # it at 8 µs a layer on the path at four rows. Its instance by name ($PROSCENIUM_PROBE_DENSE=ONE-ROW,B-ROW), the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch dense26, whose binaries have the probes; main has neither.)
 # Lead, session 26, run 7 (one call, ≤ 100 s): dense26 — does the dense projection cost the path by its bytes or by
 # its place? PROSCENIUM_PROBE_ROUTER_ONLY=1 projects the router's 256 rows alone (1 MB; the shared expert's 1025
 # rows left out, their values stale: timing only), against the whole projection and probe26's none

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run from branch fuse26, not merged: main has neither its kernel nor PROSCENIUM_GPU_NORM_DENSE.)
 # Lead, session 26, run 8 (one call, ≤ 560 s): fuse26 — the norm before a step's experts with the stacked dense
 # projection in one launch (add_rmsnorm_zc_dense_cluster_fast), the combine adding the mixer's output. The whole
 # check of session 25 run 4 with TestNormDense and the cluster norms' test, under exact and fast (the prefill paths
