@@ -163,6 +163,14 @@ type DeltaNetLayer struct {
 	Prefill DeltaNetPrefill // the kernels of a forward of more rows (deltanet_chunk.go)
 }
 
+// inputProjections are the layer's four input projections (qkv, z, b, a)
+// in the order their outputs are stacked in Scratch, and their rows: what
+// every DeltaNet forward projects first (Queue.stacked).
+func (l *DeltaNetLayer) inputProjections() ([]Tensor, []int) {
+	g, w := l.G, l.W
+	return []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), g.ValueHeads * g.ValueDim, g.ValueHeads, g.ValueHeads}
+}
+
 // DeltaNetStep selects the kernels of a one-row DeltaNet forward.
 type DeltaNetStep int
 

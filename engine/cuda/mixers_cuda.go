@@ -166,13 +166,13 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 		return mixerOut{}, err
 	}
 	g := l.G
-	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
+	vd := g.ValueHeads * g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
-	w := l.W
 	waited := n == 1 && !chunked && q.deltaNetInWaited(1)
+	ins, inRows := l.inputProjections()
 	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 		return q.projectionWaited(y, ystride, col, w, x, n, rows, cols, siteIn, waited)
-	}, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	var err error
@@ -184,7 +184,7 @@ func (q *Queue) deltaNetCore(l *DeltaNetLayer, out, x Tensor, n int, chunked boo
 	if err != nil {
 		return mixerOut{}, err
 	}
-	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
+	return mixerOut{W: l.W.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
 }
 
 // deltaNetMix is the mixer between the input projections (the projected rows

@@ -191,19 +191,18 @@ func (q *Queue) deltaNetStepRows(l *DeltaNetLayer, out, x Tensor, n int, s stepS
 	if g.KeyDim > deltaNetSplitMaxKeyDim {
 		return mixerOut{}, fmt.Errorf("cuda deltanet: the B-row step takes key dims up to %d (the split step's), not %d", deltaNetSplitMaxKeyDim, g.KeyDim)
 	}
-	nv, vd := g.ValueHeads, g.ValueHeads*g.ValueDim
 	core := l.Scratch.At(g.scratchLayout(l.MaxRows))
-	w := l.W
 	waited := q.deltaNetInWaited(n)
+	ins, inRows := l.inputProjections()
 	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
 		return q.rowsProjectionWaited(y, ystride, col, w, x, 0, n, rows, cols, siteIn, waited)
-	}, l.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA}, []int{g.Channels(), vd, nv, nv}, x, n, g.Hidden); err != nil {
+	}, l.Scratch, ins, inRows, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	if err := q.deltaNetRowsMixBehind(l, n, s, waited); err != nil {
 		return mixerOut{}, err
 	}
-	return mixerOut{W: w.Out, In: core, Hidden: g.Hidden, Cols: vd}, nil
+	return mixerOut{W: l.W.Out, In: core, Hidden: g.Hidden, Cols: g.ValueHeads * g.ValueDim}, nil
 }
 
 // deltaNetRowsMix is the mixer of a B-row step between the input

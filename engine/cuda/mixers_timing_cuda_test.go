@@ -110,12 +110,10 @@ func TestMixerTiming(t *testing.T) {
 		})
 	}
 	for _, n := range []int{1, 60, 300} {
-		w := dn.layer.W
 		timeIt(fmt.Sprintf("deltanet projections only (in+out), %d rows", n), func(q *Queue) error {
-			vd := dg.ValueHeads * dg.ValueDim
-			return firstErr(q.stackedProjections(dn.layer.Scratch, []Tensor{w.InQKV, w.InZ, w.InB, w.InA},
-				[]int{dg.Channels(), vd, dg.ValueHeads, dg.ValueHeads}, x, n, hid),
-				q.projection(out, hid, 0, w.Out, x, n, hid, vd, siteOut))
+			ins, inRows := dn.layer.inputProjections()
+			return firstErr(q.stackedProjections(dn.layer.Scratch, ins, inRows, x, n, hid),
+				q.projection(out, hid, 0, dn.layer.W.Out, x, n, hid, dg.ValueHeads*dg.ValueDim, siteOut))
 		})
 	}
 
