@@ -9,6 +9,8 @@
 #   run_serve PORT                (in the background) writes a full-size checkpoint and starts
 #                                 `proscenium serve --ui` on it; load.log says when /healthz had it
 #   run_tally STEP…               each step's passes and failures; run_pack tars $O into $OUT
+#   whole_check_tests TEST…       sets F, the whole check's tests (session 25 run 4's list) with TEST… in front,
+#                                 and FF, its prefill paths, run again with the tensor-core attention forced on
 run_setup() {
 	local name=$1 budget=$2 c
 	shift 2
@@ -57,3 +59,10 @@ run_tally() {
 }
 
 run_pack() { (cd /tmp && tar czf "$OUT/$(basename "$O").tgz" --exclude=tokenizer.json "$(basename "$O")"); }
+
+whole_check_tests() {
+	local extra=""
+	[ $# -gt 0 ] && extra="$(IFS='|'; echo "$*")|"
+	F="^(${extra}TestDeltaNetStepAhead|TestMoERowsChainPDL|TestDeltaNetClusterStep|TestDeltaNetLayer|TestDeltaNetMixBits|TestMixerStepGraph|TestDeltaNetStepRows|TestAttentionStepRows|TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestBackboneStepRowsMatchTakesAlone|TestFramesTwoAhead|TestTakeFramesMatchAlone|TestTakeFramesBeginTogether|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTowerFrames|TestAttentionFlash|TestFlashMMAKernel|TestFlashScratch|TestAttentionFlashRefusesExact|TestAttentionLayer|TestAttentionCoreBlocks|TestAttentionCoreBits|TestAttentionDecode|TestDeltaNetChunkIntraTiled|TestDeltaNetChunkPrepTiled|TestDeltaNetChunkedLayer|TestDeltaNetChunkRule|TestMoEGroup|TestGemmGroupedExperts|TestMoERouteNotANumber|TestGemmStreamFP8|TestGemmStreamSwiGLU|TestGemmStreamRefusals|TestGemmF16Range|TestBackboneXPartsBits|TestGemmXParts|TestGemmSplitK|TestMoESwiGLU|TestGemvWeightsAhead|TestGemvRowsWeightsAhead|TestRowsAhead|TestTowerPromptRows|TestTowerFrameRows|TestGemvRows|TestBackboneStepPDLOrder|TestMoEStepChainPDL|TestFusedStep|TestGemvFP8|TestMoEDown|TestMoEDown2MatchesMoEDown|TestMoEDownRowsMatchesOneRow|TestMoEGateUpRoute|TestMoEGateUpIdsMatchesRouted|TestExpertTable|TestBackboneMoE|TestTowerGateUpMMA|TestTowerGateUpMMAUse|TestMoEDown2MMA|TestMoEDown2MMAExpertTable|TestGemvRowsMatchesOneRow|TestTowerFastRows|TestTowerFastRowsVariant|TestCodecConvGEMMKernel|TestCodecGPUBadInput|TestCodecGPUChunkedEqualsWhole|TestCodecGPUMatchesReference|TestCodecBytes|TestCodecEncoderGoldens|TestCodecEncoderS2)$"
+	FF='^(TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTakeFramesBeginTogether|TestBackboneXPartsBits)$'
+}
