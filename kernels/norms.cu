@@ -136,14 +136,14 @@ __device__ __forceinline__ void eh_embed_half(float* __restrict__ ce, int emode,
     }
 }
 
-// tower_out_eh's row with strided loops (hr, xr, ar: the row's h, x, add).
+// tower_out_eh's row with strided loops (hr, xr, ar: the row's h, x, add;
+// ce, ch: where the embedding half and hnorm(h) go).
 __device__ __forceinline__ void out_eh_loops(float* hr, float* xr, const float* ar, const float* __restrict__ out_w,
-                                             float* ce, int emode, const uint16_t* __restrict__ table,
+                                             float* ce, float* ch, int emode, const uint16_t* __restrict__ table,
                                              FrameControl* ctrl, int code_slot, int entries,
                                              const float* __restrict__ enorm, const float* __restrict__ hnorm,
                                              int width, float eps, double* red) {
     add_rmsnorm_loops(hr, xr, ar, out_w, width, eps, red);
-    float* ch = ce + width;
     double ss = 0.0;
     for (int c = threadIdx.x; c < width; c += blockDim.x) {
         const float v = hr[c];
@@ -174,7 +174,10 @@ extern "C" __global__ void __launch_bounds__(1024) tower_add_rmsnorm(float* __re
 // before this layer), 2 left alone (the draw after this layer's head picks
 // that code and writes it: sample_logits' embedding); emode 1 rows are
 // frame rows of takes, row r reading ctrl[slots[r]] (slots null: ctrl[r];
-// Tower.FrameRows). Grid: (n), any multiple of 32 threads up to 1024.
+// Tower.FrameRows). emode 3: no embedding half, and hnorm(h[r]) goes to row
+// r of cat as a [n, width] matrix (the next layer's hnorm GEMV input, its
+// embedding by table: tower_table_add_rmsnorm). Grid: (n), any multiple of
+// 32 threads up to 1024.
 extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     float* __restrict__ h, float* __restrict__ x, const float* __restrict__ add, const float* __restrict__ out_w,
     float* __restrict__ cat, int emode, const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
@@ -184,6 +187,61 @@ extern "C" __global__ void __launch_bounds__(1024) tower_out_eh(
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
     FrameControl* c = ctrl + (slots ? slots[blockIdx.x] : (int)blockIdx.x);
-    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, cat + 2 * r, emode, table, c, code_slot,
-                 entries, enorm, hnorm, width, eps, red);
+    float* ce = emode == 3 ? cat + r : cat + 2 * r;
+    out_eh_loops(h + r, x + r, add ? add + r : nullptr, out_w, ce, emode == 3 ? ce : ce + width, emode, table, c,
+                 code_slot, entries, enorm, hnorm, width, eps, red);
+}
+
+// ---------------------------------------------------------------------------
+// A drawn code's half of eh_proj by table (engine/cuda towerDrawnEH): eh_proj
+// is linear, so eh_proj([enorm(E[c]); hnorm(h)]) = T[c] + W_h·hnorm(h) with
+// T[c] = W_e·enorm(E[c]) made once per model (tower_eh_table_rows and a GEMV
+// at NewTower) and W_h·hnorm(h) projected before the draw that picks c. So
+// after the draw only this launch stands between the code and the layer's
+// q/k/v: x[r] += T[c] (x holds W_h·hnorm(h)), out[r] = attention_norm(x[r]),
+// tower_add_rmsnorm's arithmetic with T's row as its add. c =
+// ctrl->codes[code_slot] of the row's control block (ctrl[slots[r]]; slots
+// null: ctrl[r]); after end of speech code 0 stands in (the frame is
+// discarded); a code out of range writes NaN and sets FRAME_ERR_BAD_CODE
+// (tower_embed_row's rules). Grid: (n), any multiple of 32 threads up to
+// 1024.
+extern "C" __global__ void __launch_bounds__(1024) tower_table_add_rmsnorm(
+    float* __restrict__ out, float* __restrict__ x, const float* __restrict__ table, FrameControl* ctrl,
+    int code_slot, int entries, const float* __restrict__ w, int width, float eps,
+    const int32_t* __restrict__ slots) {
+    pdl_entry();
+    __shared__ double red[32];
+    const size_t r = (size_t)blockIdx.x * width;
+    FrameControl* c = ctrl + (slots ? slots[blockIdx.x] : (int)blockIdx.x);
+    const int code = c->end ? 0 : c->codes[code_slot];
+    if (code < 0 || code >= entries) {
+        for (int i = threadIdx.x; i < width; i += blockDim.x) x[r + i] = out[r + i] = __int_as_float(0x7fc00000);
+        if (threadIdx.x == 0) atomicOr(&c->error, FRAME_ERR_BAD_CODE);
+        return;
+    }
+    add_rmsnorm_loops(out + r, x + r, table + (size_t)code * width, w, width, eps, red);
+}
+
+// The drawn-code table's inputs (towerDrawnEH): cat[r] = [enorm(E[code0 +
+// r]); 0] for the [entries, width] BF16 table E (code0 + r < entries: the
+// host's chunks), tower_embed_row's arithmetic, so that eh_proj of cat[r]
+// is W_e·enorm(E[c]) alone. Grid: (n), 1024 threads.
+extern "C" __global__ void __launch_bounds__(1024) tower_eh_table_rows(float* __restrict__ cat,
+                                                                       const uint16_t* __restrict__ table, int code0,
+                                                                       const float* __restrict__ enorm, int width,
+                                                                       float eps) {
+    pdl_entry();
+    __shared__ double red[32];
+    float* ce = cat + (size_t)blockIdx.x * 2 * width;
+    const uint16_t* er = table + (size_t)(code0 + blockIdx.x) * width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        const double v = (double)__int_as_float((uint32_t)er[c] << 16);
+        ss += v * v;
+    }
+    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
+        ce[width + c] = 0.f;
+    }
 }

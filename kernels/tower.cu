@@ -236,3 +236,82 @@ extern "C" __global__ void bf16_gather_rows(uint16_t* __restrict__ dst, const ui
                                             const int32_t* __restrict__ ids, int width) {
     gather_rows_body(dst, src, ids, width);
 }
+
+// BF16 column window: dst[r, c] = src[r, col0 + c] for rows × cols of a
+// row-major src of src_cols columns (a drawn layer's W_h, the hnorm columns
+// of eh_proj, as a matrix of its own: towerDrawnEH). Grid: (rows).
+extern "C" __global__ void bf16_copy_cols(uint16_t* __restrict__ dst, const uint16_t* __restrict__ src, int src_cols,
+                                          int col0, int cols) {
+    pdl_entry();
+    const uint16_t* s = src + (size_t)blockIdx.x * src_cols + col0;
+    uint16_t* d = dst + (size_t)blockIdx.x * cols;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) d[c] = s[c];
+}
+
+// ---------------------------------------------------------------------------
+// Two projections of one width in one launch (engine/cuda towerDrawnEH):
+// y1_b = W1·x1_b for rows1 rows and y2_b = W2·x2_b for rows2 rows, b < nb
+// (x_b = x + b·cols; y1_b = y1 + b·rows1, y2_b = y2 + b·rows2), W1's rows
+// on the first ⌈rows1/(GROUPS·ROWS)⌉ blocks, W2's on the rest. A drawn
+// layer's codebook head (x1 = h_out) and the next layer's W_h (x2 =
+// hnorm(h_out)) are independent: one launch puts both on the path where two
+// did. Each row is summed as the gemv.cu instance of the same TPR sums it
+// (gemv_rows_x), so a row's values are that GEMV's bits, alone or among nb
+// rows. NB = 1: ahead chosen at run time (gemv_rows_entry); else AHEAD.
+template <int TPR, int ROWS, int UNROLL, int NB, bool AHEAD>
+__device__ __forceinline__ void tower_gemv2_body(float* __restrict__ y1, const uint16_t* __restrict__ W1,
+                                                 const float* __restrict__ x1, int rows1,
+                                                 float* __restrict__ y2, const uint16_t* __restrict__ W2,
+                                                 const float* __restrict__ x2, int rows2, int nb, int cols,
+                                                 int ahead) {
+    constexpr int PER_BLOCK = GEMV_THREADS / TPR * ROWS;
+    const int blocks1 = (rows1 + PER_BLOCK - 1) / PER_BLOCK;
+    const bool second = (int)blockIdx.x >= blocks1;  // the same for the whole block
+    float* __restrict__ y = second ? y2 : y1;
+    const uint16_t* __restrict__ W = second ? W2 : W1;
+    const float* __restrict__ x = second ? x2 : x1;
+    const int rows = second ? rows2 : rows1, block = second ? (int)blockIdx.x - blocks1 : (int)blockIdx.x;
+    const int j = threadIdx.x % TPR;
+    const int row0 = (block * (GEMV_THREADS / TPR) + (int)threadIdx.x / TPR) * ROWS;
+    const uint4* wr[ROWS];
+    const float* sr[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) {
+        wr[r] = reinterpret_cast<const uint4*>(W + (size_t)min(row0 + r, rows - 1) * cols);
+        sr[r] = nullptr;
+    }
+    float acc[ROWS][NB];
+    if (NB == 1) {
+        typedef float(&Acc1)[ROWS];
+        gemv_rows_entry<BF16Weights, Fast, TPR, ROWS, UNROLL>(ahead != 0, reinterpret_cast<Acc1>(acc), wr, sr, x,
+                                                              cols);
+    } else {
+        gemv_rows_x_entry<BF16Weights, Fast, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, cols, nb, cols);
+    }
+    if (j == 0) {
+#pragma unroll
+        for (int b = 0; b < NB; b++)
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+                if (b < nb && row0 + r < rows) y[(size_t)b * rows + row0 + r] = acc[r][b];
+    }
+}
+#define TOWER_GEMV2(NAME, TPR, ROWS, UNROLL, NB, AHEAD, BOUNDS)                                                 \
+    extern "C" __global__ void BOUNDS NAME(                                                                     \
+        float* __restrict__ y1, const uint16_t* __restrict__ W1, const float* __restrict__ x1, int rows1,       \
+        float* __restrict__ y2, const uint16_t* __restrict__ W2, const float* __restrict__ x2, int rows2, int nb, \
+        int cols, int ahead) {                                                                                  \
+        tower_gemv2_body<TPR, ROWS, UNROLL, NB, AHEAD>(y1, W1, x1, rows1, y2, W2, x2, rows2, nb, cols, ahead);  \
+    }
+// The one-row split (ChooseGemv's t128r2u2) and the B-row tower's
+// (Tower.rowsVariant: t128r2u2 at 2 rows, t128r4u2 from 3), weights ahead
+// (tower_gemv2a_, bounded as gemv.cu's gemvxa_ instances) or not.
+#define TOWER_GEMV2_ROWS(TPR, ROWS, UNROLL, NB)                                                                 \
+    TOWER_GEMV2(tower_gemv2_t##TPR##r##ROWS##u##UNROLL##b##NB, TPR, ROWS, UNROLL, NB, false,                    \
+                __launch_bounds__(GEMV_THREADS))                                                                \
+    TOWER_GEMV2(tower_gemv2a_t##TPR##r##ROWS##u##UNROLL##b##NB, TPR, ROWS, UNROLL, NB, true,                    \
+                __launch_bounds__(GEMV_THREADS, NB < 8 ? 2 : 1))
+TOWER_GEMV2(tower_gemv2_t128r2u2b1, 128, 2, 2, 1, false, __launch_bounds__(GEMV_THREADS))
+TOWER_GEMV2_ROWS(128, 2, 2, 2)
+TOWER_GEMV2_ROWS(128, 4, 2, 4)
+TOWER_GEMV2_ROWS(128, 4, 2, 8)

@@ -79,6 +79,10 @@ type Tower struct {
 	view   bool  // a slot of another tower (Slot): owns nothing
 
 	rowsGemm bool // project runs rows as one GEMM (PromptRows, tower_prompt_cuda.go)
+
+	// drawn[i]: residual layer i's eh_proj as W_h and a table of its drawn
+	// code (tower_drawn_eh.go); nil: every layer runs eh_proj after the draw.
+	drawn []towerDrawnEH
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -162,6 +166,11 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.fbTables = alloc(int64(len(g.Entries)) * 8)
 	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
+	places, ehBytes := towerDrawnEHLayout(g, towerEH)
+	var ehBlock *Block
+	if ehBytes > 0 {
+		ehBlock = alloc(ehBytes)
+	}
 	if allocErr != nil {
 		return nil, allocErr
 	}
@@ -183,6 +192,11 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		Upload(d, t.fbTables, 0, tables), Upload(d, t.fbEntries, 0, entries), Upload(d, t.semTokens, 0, tokens),
 	); err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
+	if ehBlock != nil {
+		if err := t.buildDrawnEH(ehBlock, places); err != nil {
+			return nil, err
+		}
 	}
 	for s := 0; s < t.takes; s++ { // every slot's counters valid: a free slot's row runs too (FrameRows)
 		if err := t.Slot(s).Begin(sampling.Settings{TopP: 1}, 0); err != nil {
@@ -473,10 +487,13 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	for li := 0; li < L; li++ {
 		j := li - S + 1 // residual layer j ≥ 1 gives codebook j
 		var next *ehInput
+		drawn := t.drawnEH(j) // residual layer j (the next layer) by table
 		switch {
 		case li+1 == L:
 		case j < 1: // the next layer embeds code 0 (the shared layers, residual layer 1)
 			next = &code0
+		case drawn != nil: // code j, drawn below, by table: hnorm(h_out) rows for W_h
+			next = &ehInput{mode: ehHnormRows}
 		default: // the next layer embeds code j, drawn below
 			next = &ehInput{mode: ehByDraw}
 		}
@@ -487,11 +504,17 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		if j < 1 {
 			continue
 		}
-		if err := t.projectRows(q, byTake, t.w.Residual[j-1].Head, g.Entries[j], g.Dim, n, t.h, t.residual[j-1]); err != nil {
+		head, logits := t.w.Residual[j-1].Head, t.residual[j-1]
+		if next != nil && next.mode == ehHnormRows {
+			if err := t.headAndHnorm(q, byTake, head, g.Entries[j], drawn, n, logits); err != nil {
+				return err
+			}
+			in = ehInput{mode: ehTable, drawn: drawn}
+		} else if err := t.projectRows(q, byTake, head, g.Entries[j], g.Dim, n, t.h, logits); err != nil {
 			return err
 		}
 		var emb *drawEmbed
-		if next != nil {
+		if next != nil && next.mode == ehByDraw {
 			emb = &drawEmbed{Table: t.w.Codebooks[j], Entries: g.Entries[j], ENorm: t.layerTensors(li + 1).ENorm,
 				Dst: devPtr(t.cat), Width: g.Dim, Eps: g.Eps}
 		}
@@ -659,6 +682,8 @@ const (
 	ehCode                 // an audio row embedding ctrl.codes[slot] of table
 	ehByDraw               // the hnorm half only: the draw that picks the code writes the embedding half
 	ehMade                 // made already (by the previous layer's out norm and the draw since)
+	ehHnormRows            // hnorm(h_in) alone, as [n, Dim] rows of t.cat: the W_h projection's input (tower_drawn_eh.go)
+	ehTable                // x holds W_h·hnorm(h_in); the attention norm adds the drawn code's table row
 )
 
 // ehInput is a layer's eh_proj input: the mode and, for ehText and ehCode,
@@ -669,6 +694,7 @@ type ehInput struct {
 	table   Tensor
 	entries int
 	slot    int
+	drawn   *towerDrawnEH // ehTable: the layer's W_h and table
 }
 
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
@@ -681,6 +707,8 @@ func (t *Tower) outEH(q *Queue, li, n int, next *ehInput, slots kernel.Ptr) erro
 		emode, table = 1, tPtr(next.table)
 	case ehByDraw:
 		emode = 2
+	case ehHnormRows:
+		emode = 3
 	}
 	g := &t.g
 	return kernel.TowerOutEH(q, [3]int{n, 1, 1}, towerRowThreads, kernel.TowerOutEHArgs{H: devPtr(t.h), X: devPtr(t.x),
@@ -716,7 +744,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
-			if in.mode == ehMade {
+			if in.mode == ehMade || in.mode == ehTable {
 				return nil
 			}
 			var table kernel.Ptr
@@ -725,8 +753,18 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 			}
 			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
-		func() error { return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x) },
-		func() error { return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n) },
+		func() error {
+			if in.mode == ehTable { // x = W_h·hnorm(h_in) already (headAndHnorm)
+				return nil
+			}
+			return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x)
+		},
+		func() error {
+			if in.mode == ehTable {
+				return t.tableNorm(q, in.drawn, lw.AttentionNorm, n, rows.slots)
+			}
+			return t.addNorm(q, t.normed, 0, lw.AttentionNorm, n)
+		},
 		func() error { return t.projectRows(q, byTake, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if byTake {

@@ -168,6 +168,14 @@ func TestTowerFrames(t *testing.T) {
 		for _, f := range towerFusionVariants {
 			t.Run(c.name+"/"+f.String(), func(t *testing.T) { testTowerFrames(t, c.cfg, nil, &f) })
 		}
+		// The drawn codes' embedding as two GEMVs, and without tables
+		// (PROSCENIUM_GPU_TOWER_EH=split, =off; the default merges them).
+		for _, m := range []struct {
+			name string
+			mode towerEHMode
+		}{{"eh-split", towerEHSplit}, {"eh-off", towerEHOff}} {
+			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
+		}
 		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
 		// embedding halves it writes, in the frame graph.
 		t.Run(c.name+"/lean-draw", func(t *testing.T) {

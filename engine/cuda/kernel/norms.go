@@ -68,3 +68,21 @@ type TowerOutEHArgs struct {
 func TowerOutEH(q Launcher, grid [3]int, block int, a TowerOutEHArgs) error {
 	return q.Launch("tower_out_eh", grid, block, uint64(a.H), uint64(a.X), uint64(a.Add), uint64(a.OutW), uint64(a.Cat), uint64(uint32(int32(a.Emode))), uint64(a.Table), uint64(a.Ctrl), uint64(uint32(int32(a.CodeSlot))), uint64(uint32(int32(a.Entries))), uint64(a.Enorm), uint64(a.Hnorm), uint64(uint32(int32(a.Width))), uint64(math.Float32bits(a.Eps)), uint64(a.Slots))
 }
+
+// TowerTableAddRMSNorm enqueues kernels/norms.cu's
+//
+//	tower_table_add_rmsnorm(float* out, float* x, float* table, FrameControl* ctrl, int code_slot, int entries, float* w, int width, float eps, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func TowerTableAddRMSNorm(q Launcher, grid [3]int, block int, out, x, table, ctrl Ptr, codeSlot, entries int, w Ptr, width int, eps float32, slots Ptr) error {
+	return q.Launch("tower_table_add_rmsnorm", grid, block, uint64(out), uint64(x), uint64(table), uint64(ctrl), uint64(uint32(int32(codeSlot))), uint64(uint32(int32(entries))), uint64(w), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
+}
+
+// TowerEHTableRows enqueues kernels/norms.cu's
+//
+//	tower_eh_table_rows(float* cat, uint16_t* table, int code0, float* enorm, int width, float eps)
+//
+// on q with grid blocks of block threads.
+func TowerEHTableRows(q Launcher, grid [3]int, block int, cat, table Ptr, code0 int, enorm Ptr, width int, eps float32) error {
+	return q.Launch("tower_eh_table_rows", grid, block, uint64(cat), uint64(table), uint64(uint32(int32(code0))), uint64(enorm), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)))
+}

@@ -1,0 +1,86 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+)
+
+// This file sizes and chooses the drawn codes' eh_proj tables (the device
+// side is tower_drawn_eh_cuda.go). A residual tower layer after the first
+// embeds the code the draw before it picks: eh_proj([enorm(E[c]);
+// hnorm(h)]) = W_e·enorm(E[c]) + W_h·hnorm(h), and since eh_proj is linear
+// the first term is a table T[c] made once per model, the second a
+// projection of h_out that needs no code. So W_h·hnorm(h) runs beside the
+// codebook head, before the draw, and after the draw only the attention
+// norm (which adds T[c]) stands between the code and the layer's q/k/v:
+// a launch and W_e's bytes (half of eh_proj's) leave a frame's path for
+// each such layer. No build tag: the memory plan (frames_bytes.go) counts
+// the tables.
+
+// towerEHMode is how a frame embeds drawn codes ($PROSCENIUM_GPU_TOWER_EH,
+// read once: benchmarks compare them).
+type towerEHMode int
+
+const (
+	towerEHMerged towerEHMode = iota // tables; the head and W_h in one launch (tower_gemv2_*): the default
+	towerEHSplit                     // tables; the head and W_h as two GEMVs
+	towerEHOff                       // no tables: the draw writes enorm(E[c]), eh_proj after it (before ehtab27)
+)
+
+func parseTowerEHMode(s string) (towerEHMode, error) {
+	switch s {
+	case "", "merged":
+		return towerEHMerged, nil
+	case "split":
+		return towerEHSplit, nil
+	case "off":
+		return towerEHOff, nil
+	}
+	return 0, fmt.Errorf("PROSCENIUM_GPU_TOWER_EH=%q: want merged, split or off", s)
+}
+
+var towerEH = func() towerEHMode {
+	m, err := parseTowerEHMode(os.Getenv("PROSCENIUM_GPU_TOWER_EH"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-gpu:", err, "(using merged)")
+	}
+	return m
+}()
+
+// towerDrawnLayers are the residual layers (indices into Residual) whose
+// code a frame draws just before them: every one after the first
+// (Residual[i] embeds codebook i, drawn after Residual[i−1]'s head).
+func towerDrawnLayers(g TowerGeometry) []int {
+	var ids []int
+	for i := 1; i < g.ResidualLayers(); i++ {
+		ids = append(ids, i)
+	}
+	return ids
+}
+
+// towerDrawnPlace is where drawn layer i's W_h (BF16 [Dim, Dim]) and table
+// (float32 [Entries[i], Dim]) lie in the tables' block, 256-byte aligned.
+type towerDrawnPlace struct{ wh, tab int64 }
+
+// towerDrawnEHLayout places every drawn layer's W_h and table in one block
+// and returns the block's bytes (0 when mode is towerEHOff).
+func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode) (map[int]towerDrawnPlace, int64) {
+	if mode == towerEHOff {
+		return nil, 0
+	}
+	D := int64(g.Dim)
+	places := map[int]towerDrawnPlace{}
+	var size int64
+	next := func(bytes int64) int64 {
+		off := (size + 255) &^ 255
+		size = off + bytes
+		return off
+	}
+	for _, i := range towerDrawnLayers(g) {
+		var p towerDrawnPlace
+		p.wh = next(D * D * 2)
+		p.tab = next(int64(g.Entries[i]) * D * 4)
+		places[i] = p
+	}
+	return places, size
+}

@@ -1,0 +1,128 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"proscenium/engine/cuda/kernel"
+)
+
+// This file makes and runs the drawn codes' eh_proj tables
+// (tower_drawn_eh.go says why): NewTower splits each drawn layer's eh_proj
+// into W_h and the table T; a frame projects W_h·hnorm(h_out) beside the
+// codebook head and adds T[c] in the attention norm after the draw.
+
+// towerDrawnEH is drawn residual layer i's eh_proj in two parts: W_h (the
+// hnorm columns of its eh_proj as a BF16 [Dim, Dim] matrix) and T
+// (float32 [Entries[i], Dim], T[c] = W_e·enorm(E_i[c])).
+type towerDrawnEH struct {
+	wh, tab  Tensor
+	entries  int
+	codeSlot int // the code's index in the control block: codebook i
+}
+
+// buildDrawnEH fills blk (towerDrawnEHLayout's bytes) with every drawn
+// layer's W_h and T and points t.drawn at them. T's rows are eh_proj's GEMV
+// (the one-row instance, float32 sums) of [enorm(E[c]); 0] — W_e's part of
+// the sum a frame's eh_proj made — so a frame's x = T[c] + W_h·hnorm(h) is
+// eh_proj's value within float32 rounding. Not inside Run.
+func (t *Tower) buildDrawnEH(blk *Block, places map[int]towerDrawnPlace) error {
+	g := &t.g
+	D := g.Dim
+	chunk := int(t.zeros.Bytes / 4) // rows of t.cat and of the multi-row GEMV's ids
+	drawn := make([]towerDrawnEH, g.ResidualLayers())
+	err := t.d.Run(func(q *Queue) error {
+		for _, i := range towerDrawnLayers(*g) {
+			p, lw := places[i], &t.w.Residual[i]
+			dr := towerDrawnEH{wh: Tensor{Block: blk, Off: p.wh}, tab: Tensor{Block: blk, Off: p.tab}, entries: g.Entries[i], codeSlot: i}
+			if err := kernel.BF16CopyCols(q, [3]int{D, 1, 1}, elementwiseThreads, tPtr(dr.wh), tPtr(lw.EHProj), 2*D, D, D); err != nil {
+				return err
+			}
+			for c0 := 0; c0 < dr.entries; c0 += chunk {
+				m := min(chunk, dr.entries-c0)
+				if err := kernel.TowerEHTableRows(q, [3]int{m, 1, 1}, towerRowThreads, devPtr(t.cat), tPtr(t.w.Codebooks[i]), c0, tPtr(lw.ENorm), D, g.Eps); err != nil {
+					return err
+				}
+				gm := Gemv{Rows: D, Cols: 2 * D, N: m, Mats: 1, WOff: lw.EHProj.Off, Variant: ChooseGemv(false, D, 2*D, 1)}
+				if m > 1 {
+					gm.Ids, gm.IdsReady, gm.XStride = t.zeros, true, 2*D
+				}
+				if err := q.GemvBF16(gm, subBlock(blk, p.tab+int64(c0)*int64(D)*4, int64(m)*int64(D)*4), lw.EHProj.Block, t.cat); err != nil {
+					return err
+				}
+			}
+			drawn[i] = dr
+		}
+		return nil
+	})
+	if err == nil {
+		err = t.d.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("cuda tower: the drawn codes' eh_proj tables: %w", err)
+	}
+	t.drawn = drawn
+	return nil
+}
+
+// drawnEH is what residual layer i's eh_proj runs as: its tables, or nil
+// (the first residual layer, a tower without tables).
+func (t *Tower) drawnEH(i int) *towerDrawnEH {
+	if i < 1 || i >= len(t.drawn) {
+		return nil
+	}
+	return &t.drawn[i]
+}
+
+// headAndHnorm enqueues codebook head y = head·h_out (t.h, headRows rows)
+// and drawn layer dr's t.x = W_h·hnorm(h_out) (t.cat as [n, Dim] rows,
+// tower_out_eh's emode 3) for n rows: under towerEHMerged one tower_gemv2
+// launch on the instance split the tower's projections run by default (a
+// row's sums the same as that GEMV's), else two GEMVs.
+func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, dr *towerDrawnEH, n int, y *Block) error {
+	D := t.g.Dim
+	if towerEH != towerEHMerged || t.gemv != nil || t.rowsGemv != nil {
+		if err := t.projectRows(q, byTake, dr.wh, D, D, n, t.cat, t.x); err != nil {
+			return err
+		}
+		return t.projectRows(q, byTake, head, headRows, D, n, t.h, y)
+	}
+	v, width := GemvVariant{TPR: 128, Rows: 2, Unroll: 2}, 1
+	if byTake {
+		if width = gemvRowsWidth(n); width == 0 {
+			return fmt.Errorf("cuda tower: head and W_h of %d rows", n)
+		}
+		if n >= 3 {
+			v.Rows = 4 // rowsVariant's t128r4u2
+		}
+	}
+	rows := int64(n)
+	if err := firstErr(head.fits(int64(headRows)*int64(D)*2, "codebook head"), dr.wh.fits(int64(D)*int64(D)*2, "W_h"),
+		checkFits(t.h, 0, rows*int64(D)*4, "head x"), checkFits(t.cat, 0, rows*int64(D)*4, "W_h x"),
+		checkFits(y, 0, rows*int64(headRows)*4, "head y"), checkFits(t.x, 0, rows*int64(D)*4, "W_h y")); err != nil {
+		return fmt.Errorf("cuda tower: head and W_h: %w", err)
+	}
+	b1, _ := v.Grid(headRows)
+	b2, _ := v.Grid(D)
+	grid := [3]int{b1 + b2, 1, 1}
+	name := fmt.Sprintf("%sb%d", v.Name(), width)
+	if !byTake {
+		return kernel.TowerGemv2(q, kernel.TowerGemv2Kernel("tower_gemv2_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
+			devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, 1, D, b2i(gemvAhead[siteTower]))
+	}
+	if rowsAhead(siteTower, n) {
+		return kernel.TowerGemv2a(q, kernel.TowerGemv2aKernel("tower_gemv2a_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
+			devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, n, D, 0)
+	}
+	return kernel.TowerGemv2(q, kernel.TowerGemv2Kernel("tower_gemv2_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
+		devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, n, D, 0)
+}
+
+// tableNorm enqueues tower_table_add_rmsnorm: t.x += T[c] of each row's
+// drawn code (t.x holding W_h·hnorm(h) from headAndHnorm), t.normed =
+// attention_norm(t.x).
+func (t *Tower) tableNorm(q *Queue, dr *towerDrawnEH, w Tensor, n int, slots kernel.Ptr) error {
+	return kernel.TowerTableAddRMSNorm(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(t.normed), devPtr(t.x), tPtr(dr.tab),
+		devPtr(t.ctrl), dr.codeSlot, dr.entries, tPtr(w), t.g.Dim, t.g.Eps, slots)
+}
