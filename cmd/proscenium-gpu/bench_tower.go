@@ -375,6 +375,7 @@ func newSyntheticTower(d *cuda.Device, cfg drama3.AudioConfig) (*syntheticTower,
 	}
 	mat(&w.SemanticHead, int64(g.Entries[0]+1), D)
 	perFrame += int64(g.Entries[0]+1) * D * 2
+	perFrame -= cuda.TowerDrawnEHSkippedBytes(g) // eh_proj's W_e halves a frame leaves to the tables
 	mat(&w.TextEmbed, int64(vocab), D)
 	for c := 0; c < g.Entries[0]; c++ {
 		w.SemanticTokens = append(w.SemanticTokens, 7+c)

@@ -84,3 +84,13 @@ func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode) (map[int]towerDrawnPl
 	}
 	return places, size
 }
+
+// TowerDrawnEHSkippedBytes is what the tables take off a frame's weight
+// reads: the W_e half of each drawn layer's eh_proj (a table row read
+// instead is Dim floats, as few as the codebook rows gathered).
+func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
+	if towerEH == towerEHOff {
+		return 0
+	}
+	return int64(len(towerDrawnLayers(g))) * int64(g.Dim) * int64(g.Dim) * 2
+}
