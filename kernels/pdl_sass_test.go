@@ -41,7 +41,8 @@ import (
 // with the expert table's words (rewritten only between frames, by copies
 // on the stream); and, in any number (weights), the GEMVs' first weights
 // when the caller says no kernel writes them (Gemv.WeightsAhead, the B-row
-// gemvxa_* of GemvRows.WeightsAhead, and the tower's fused gate·up: gemv.cuh
+// gemvxa_* of GemvRows.WeightsAhead, the tower's fused gate·up and its one-row
+// head with W_h, tower_gemv2_*b1: gemv.cuh
 // load_ahead, a 16-byte load that skips L1 and is not .nc, the only such
 // loads in those kernels). And the loads ahead of docs/PERF.md "ahead25":
 // kernels launched only behind a kernel that lets them start after its own
@@ -62,6 +63,7 @@ var preWaitReviewed = []struct {
 	{regexp.MustCompile(`^gemv_bf16d?_t\d+r\d+u\d+$`), 2, "host-written ids (IdsReady) and an expert's table word", gemvAheadLoad},
 	{regexp.MustCompile(`^gemv_fp8d?_t\d+r\d+u\d+$`), 3, "host-written ids (IdsReady) and an expert's two table words", gemvAheadLoad},
 	{regexp.MustCompile(`^tower_gate_up_swiglu$`), 0, "nothing but its weights", gemvAheadLoad},
+	{regexp.MustCompile(`^tower_gemv2_t\d+r\d+u\d+b1$`), 0, "nothing but its weights (the codebook head's and W_h's)", gemvAheadLoad},
 	{regexp.MustCompile(`^gemvxa_bf16_t\d+r\d+u\d+b\d+$`), 0, "nothing but its weights", gemvAheadLoad},
 	{regexp.MustCompile(`^deltanet_step_cluster(_slots)?_ahead_fast$`), 1, "slots (host-copied); the state, window and weights behind a waited input projection", cpAsyncCopy},
 	{regexp.MustCompile(`^deltanet_step_cols_slots_ahead_fast$`), 1, "slots (host-copied); the state behind a waited input projection", plainLoad},

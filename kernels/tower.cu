@@ -254,11 +254,13 @@ extern "C" __global__ void bf16_copy_cols(uint16_t* __restrict__ dst, const uint
 // (x_b = x + b·cols; y1_b = y1 + b·rows1, y2_b = y2 + b·rows2), W1's rows
 // on the first ⌈rows1/(GROUPS·ROWS)⌉ blocks, W2's on the rest. A drawn
 // layer's codebook head (x1 = h_out) and the next layer's W_h (x2 =
-// hnorm(h_out)) are independent: one launch puts both on the path where two
-// did. Each row is summed as the gemv.cu instance of the same TPR sums it
-// (gemv_rows_x), so a row's values are that GEMV's bits, alone or among nb
-// rows. NB = 1: ahead chosen at run time (gemv_rows_entry); else AHEAD.
-template <int TPR, int ROWS, int UNROLL, int NB, bool AHEAD>
+// hnorm(h_out)) are independent: one launch where two ran. Each row is summed
+// as the gemv.cu instance of the same TPR sums it (gemv_rows_x), so a row's
+// values are that GEMV's bits, alone or among nb rows. NB = 1: the first
+// weights before the PDL wait when ahead (gemv_rows_entry). From 3 rows the
+// two GEMVs on the tower's B-row instances measured as fast or faster
+// (docs/PERF.md "ehtab27"): no instance for them.
+template <int TPR, int ROWS, int UNROLL, int NB>
 __device__ __forceinline__ void tower_gemv2_body(float* __restrict__ y1, const uint16_t* __restrict__ W1,
                                                  const float* __restrict__ x1, int rows1,
                                                  float* __restrict__ y2, const uint16_t* __restrict__ W2,
@@ -286,7 +288,7 @@ __device__ __forceinline__ void tower_gemv2_body(float* __restrict__ y1, const u
         gemv_rows_entry<BF16Weights, Fast, TPR, ROWS, UNROLL>(ahead != 0, reinterpret_cast<Acc1>(acc), wr, sr, x,
                                                               cols);
     } else {
-        gemv_rows_x_entry<BF16Weights, Fast, TPR, ROWS, UNROLL, NB, AHEAD>(acc, wr, sr, x, cols, nb, cols);
+        gemv_rows_x_entry<BF16Weights, Fast, TPR, ROWS, UNROLL, NB, false>(acc, wr, sr, x, cols, nb, cols);
     }
     if (j == 0) {
 #pragma unroll
@@ -296,22 +298,17 @@ __device__ __forceinline__ void tower_gemv2_body(float* __restrict__ y1, const u
                 if (b < nb && row0 + r < rows) y[(size_t)b * rows + row0 + r] = acc[r][b];
     }
 }
-#define TOWER_GEMV2(NAME, TPR, ROWS, UNROLL, NB, AHEAD, BOUNDS)                                                 \
-    extern "C" __global__ void BOUNDS NAME(                                                                     \
+// Instances tower_gemv2_t{TPR}r{ROWS}u{UNROLL}b{NB}: ChooseGemv's one-row
+// splits (t128r2u2 from 513 columns, Drama 3's; t32r4u2 up to 512, the tiny
+// towers'), one row (b1) and two (b2: Tower.rowsVariant's split there).
+#define TOWER_GEMV2(TPR, ROWS, UNROLL, NB)                                                                        \
+    extern "C" __global__ void __launch_bounds__(GEMV_THREADS) tower_gemv2_t##TPR##r##ROWS##u##UNROLL##b##NB(   \
         float* __restrict__ y1, const uint16_t* __restrict__ W1, const float* __restrict__ x1, int rows1,       \
         float* __restrict__ y2, const uint16_t* __restrict__ W2, const float* __restrict__ x2, int rows2, int nb, \
         int cols, int ahead) {                                                                                  \
-        tower_gemv2_body<TPR, ROWS, UNROLL, NB, AHEAD>(y1, W1, x1, rows1, y2, W2, x2, rows2, nb, cols, ahead);  \
+        tower_gemv2_body<TPR, ROWS, UNROLL, NB>(y1, W1, x1, rows1, y2, W2, x2, rows2, nb, cols, ahead);         \
     }
-// The one-row split (ChooseGemv's t128r2u2) and the B-row tower's
-// (Tower.rowsVariant: t128r2u2 at 2 rows, t128r4u2 from 3), weights ahead
-// (tower_gemv2a_, bounded as gemv.cu's gemvxa_ instances) or not.
-#define TOWER_GEMV2_ROWS(TPR, ROWS, UNROLL, NB)                                                                 \
-    TOWER_GEMV2(tower_gemv2_t##TPR##r##ROWS##u##UNROLL##b##NB, TPR, ROWS, UNROLL, NB, false,                    \
-                __launch_bounds__(GEMV_THREADS))                                                                \
-    TOWER_GEMV2(tower_gemv2a_t##TPR##r##ROWS##u##UNROLL##b##NB, TPR, ROWS, UNROLL, NB, true,                    \
-                __launch_bounds__(GEMV_THREADS, NB < 8 ? 2 : 1))
-TOWER_GEMV2(tower_gemv2_t128r2u2b1, 128, 2, 2, 1, false, __launch_bounds__(GEMV_THREADS))
-TOWER_GEMV2_ROWS(128, 2, 2, 2)
-TOWER_GEMV2_ROWS(128, 4, 2, 4)
-TOWER_GEMV2_ROWS(128, 4, 2, 8)
+TOWER_GEMV2(128, 2, 2, 1)
+TOWER_GEMV2(128, 2, 2, 2)
+TOWER_GEMV2(32, 4, 2, 1)
+TOWER_GEMV2(32, 4, 2, 2)

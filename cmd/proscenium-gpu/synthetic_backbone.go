@@ -94,9 +94,19 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 	if err != nil {
 		return nil, err
 	}
-	tier, err := d.PlanTier(cuda.TierModel(cfg, layout, model))
+	in := cuda.TierModel(cfg, layout, model)
+	tier, err := d.PlanTier(in)
 	if err != nil {
 		return nil, err
+	}
+	if frames != nil && tier.Tier != cuda.TierDevice { // as LoadFrames: no tower tables under a host tier
+		g, err := cuda.TowerGeometryOf(&cfg.Audio)
+		if err != nil {
+			return nil, err
+		}
+		if tier, err = d.PlanTier(cuda.WithoutDrawnTables(in, g)); err != nil {
+			return nil, err
+		}
 	}
 	tier.PrefillRows = plan.Chunk
 	if layout, err = cuda.LayoutForTier(w, layout, tier); err != nil {

@@ -58,6 +58,9 @@ type FramesOptions struct {
 	// Tier, when set, hears the memory tier LoadFrames chose before it
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
+	// NoDrawnTables leaves the tower's drawn-code tables out
+	// (TowerOptions.NoDrawnTables): LoadFrames sets it under a host tier.
+	NoDrawnTables bool
 }
 
 // DefaultDecodeChunk is the frames the codec decodes at most at once by default.
@@ -170,6 +173,10 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if opt.Batched {
 		slots = opt.Takes
 	}
+	tg, err := TowerGeometryOf(&cfg.Audio)
+	if err != nil {
+		return nil, err
+	}
 	// model is the tier's input with prefill passes of rows rows: the
 	// weights, every take's states and scratch, the codec and the voice cache.
 	model := func(rows int) (TierInput, *BackbonePlan, error) {
@@ -208,6 +215,12 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	tier, err := d.PlanTier(in)
 	if err != nil {
 		return nil, err
+	}
+	if tier.Tier != TierDevice { // experts rather than the tower's tables in its device bytes (TowerDrawnEHBytes)
+		opt.NoDrawnTables = true
+		if tier, err = d.PlanTier(WithoutDrawnTables(in, tg)); err != nil {
+			return nil, err
+		}
 	}
 	tier.PrefillRows = plan.Chunk
 	// The voice cache gets what the tier granted (none under the host tier).
@@ -357,7 +370,7 @@ func (f *Frames) build() error {
 	if opt.Batched && !f.borrowed { // the slots of a TakeFrames
 		takes = min(opt.Takes, TowerMaxTakes)
 	}
-	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows), Takes: takes}); err != nil {
+	if f.tower, err = NewTower(d, tw, TowerOptions{MaxRows: min(opt.Capacity, TowerMaxRows), Takes: takes, NoDrawnTables: opt.NoDrawnTables}); err != nil {
 		return err
 	}
 	if f.pinned, err = d.AllocPinned(FrameResultBytes); err != nil {

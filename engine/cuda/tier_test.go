@@ -24,6 +24,17 @@ func fullGeometryTier(t *testing.T) TierInput {
 	return TierModel(cfg, layout, n+codecAllowance)
 }
 
+// fullTowerGeometry is the full geometry's tower.
+func fullTowerGeometry(t *testing.T) TowerGeometry {
+	t.Helper()
+	cfg, _ := shapedLayout(t, fullGeometryJSON)
+	g, err := TowerGeometryOf(&cfg.Audio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // codecAllowance stands in for CodecBytes (which needs the codec's
 // weights): a generous bound for the codec's weights and stream.
 const codecAllowance = 1 << 30
@@ -64,14 +75,20 @@ func TestPlanTierCards(t *testing.T) {
 		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0},
 		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 31, 8.6},
 		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 20, 16.8},
+		// A byte short of the model: the tower's tables give way, no expert leaves.
+		{"H200 under a cap a byte below the model", 139 * gibi, model.ModelBytes - 1, TierDevice, 40, 0},
 		// Every layer's experts would fit but the last's: on the stage, no bus reads.
-		{"H200 under a cap a byte below the model", 139 * gibi, model.ModelBytes - 1, TierHostExperts, 39, 2.6},
+		{"H200 under a cap a byte below the model without the tower's tables", 139 * gibi, model.ModelBytes - TowerDrawnEHBytes(fullTowerGeometry(t)) - 1, TierHostExperts, 39, 2.6},
 	}
 	for _, c := range cases {
 		in := model
 		in.DeviceFree, in.Cap, in.Headroom = c.free, c.cap, DefaultHeadroom
 		in.HostAvailable, in.HostReserve = 64*gibi, DefaultHostReserve
 		p, err := PlanTier(in)
+		if err == nil && p.Tier != TierDevice { // as LoadFrames: the tower's tables out before any expert
+			in = WithoutDrawnTables(in, fullTowerGeometry(t))
+			p, err = PlanTier(in)
+		}
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue

@@ -30,6 +30,11 @@ type TowerOptions struct {
 	// control block, KV caches, logits and feedback row (Slot); FrameRows
 	// advances slots 0…n−1 by a frame in one pass over the weights.
 	Takes int
+	// NoDrawnTables leaves out the drawn codes' eh_proj tables
+	// (tower_drawn_eh.go: TowerDrawnEHBytes less device memory, a frame
+	// ≈ 20 µs slower), as a load does whose model would not fit the device
+	// whole with them.
+	NoDrawnTables bool
 }
 
 // TowerMaxTakes is the most take slots a tower holds (kernels/
@@ -168,7 +173,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
 	places, ehBytes := towerDrawnEHLayout(g, towerEH)
 	var ehBlock *Block
-	if ehBytes > 0 {
+	if ehBytes > 0 && !opt.NoDrawnTables {
 		ehBlock = alloc(ehBytes)
 	}
 	if allocErr != nil {

@@ -77,25 +77,18 @@ func (t *Tower) drawnEH(i int) *towerDrawnEH {
 
 // headAndHnorm enqueues codebook head y = head·h_out (t.h, headRows rows)
 // and drawn layer dr's t.x = W_h·hnorm(h_out) (t.cat as [n, Dim] rows,
-// tower_out_eh's emode 3) for n rows: under towerEHMerged one tower_gemv2
-// launch on the instance split the tower's projections run by default (a
-// row's sums the same as that GEMV's), else two GEMVs.
+// tower_out_eh's emode 3) for n rows: under towerEHMerged, one or two rows
+// on the tower's default instances, one tower_gemv2 launch (a row's sums
+// the same as that GEMV's); else two GEMVs, which from 3 rows measured as
+// fast or faster on the B-row instances (docs/PERF.md "ehtab27": four takes
+// 0.927 against 0.930 ms a frame, eight 1.289 against 1.296).
 func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, dr *towerDrawnEH, n int, y *Block) error {
 	D := t.g.Dim
-	if towerEH != towerEHMerged || t.gemv != nil || t.rowsGemv != nil {
+	if !t.mergesHeadAndHnorm(byTake, n) {
 		if err := t.projectRows(q, byTake, dr.wh, D, D, n, t.cat, t.x); err != nil {
 			return err
 		}
 		return t.projectRows(q, byTake, head, headRows, D, n, t.h, y)
-	}
-	v, width := GemvVariant{TPR: 128, Rows: 2, Unroll: 2}, 1
-	if byTake {
-		if width = gemvRowsWidth(n); width == 0 {
-			return fmt.Errorf("cuda tower: head and W_h of %d rows", n)
-		}
-		if n >= 3 {
-			v.Rows = 4 // rowsVariant's t128r4u2
-		}
 	}
 	rows := int64(n)
 	if err := firstErr(head.fits(int64(headRows)*int64(D)*2, "codebook head"), dr.wh.fits(int64(D)*int64(D)*2, "W_h"),
@@ -103,20 +96,26 @@ func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, d
 		checkFits(y, 0, rows*int64(headRows)*4, "head y"), checkFits(t.x, 0, rows*int64(D)*4, "W_h y")); err != nil {
 		return fmt.Errorf("cuda tower: head and W_h: %w", err)
 	}
+	v, width := t.gemvVariant(D, D, 1), 1 // the head's too (ChooseGemv's BF16 split goes by columns); t.rowsVariant's at two rows
+	ahead := b2i(gemvAhead[siteTower])
+	if byTake {
+		width, ahead = 2, 0 // rowsAhead: none below 4 rows
+	}
 	b1, _ := v.Grid(headRows)
 	b2, _ := v.Grid(D)
-	grid := [3]int{b1 + b2, 1, 1}
-	name := fmt.Sprintf("%sb%d", v.Name(), width)
-	if !byTake {
-		return kernel.TowerGemv2(q, kernel.TowerGemv2Kernel("tower_gemv2_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
-			devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, 1, D, b2i(gemvAhead[siteTower]))
-	}
-	if rowsAhead(siteTower, n) {
-		return kernel.TowerGemv2a(q, kernel.TowerGemv2aKernel("tower_gemv2a_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
-			devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, n, D, 0)
-	}
-	return kernel.TowerGemv2(q, kernel.TowerGemv2Kernel("tower_gemv2_"+name), grid, gemvThreads, devPtr(y), tPtr(head),
-		devPtr(t.h), headRows, devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, n, D, 0)
+	k := kernel.TowerGemv2Kernel(fmt.Sprintf("tower_gemv2_%sb%d", v.Name(), width))
+	return kernel.TowerGemv2(q, k, [3]int{b1 + b2, 1, 1}, gemvThreads, devPtr(y), tPtr(head), devPtr(t.h), headRows,
+		devPtr(t.x), tPtr(dr.wh), devPtr(t.cat), D, n, D, ahead)
+}
+
+// mergesHeadAndHnorm says whether headAndHnorm runs one launch for n rows:
+// under towerEHMerged, up to two rows, on the default instances (no test or
+// benchmark override; kernels/tower.cu compiles tower_gemv2 for ChooseGemv's
+// BF16 splits).
+func (t *Tower) mergesHeadAndHnorm(byTake bool, n int) bool {
+	v := t.gemvVariant(t.g.Dim, t.g.Dim, 1)
+	return towerEH == towerEHMerged && t.gemv == nil && t.rowsGemv == nil && (!byTake && n == 1 || byTake && n <= 2) &&
+		(v == GemvVariant{128, 2, 2} || v == GemvVariant{32, 4, 2})
 }
 
 // tableNorm enqueues tower_table_add_rmsnorm: t.x += T[c] of each row's

@@ -154,12 +154,12 @@ type TowerGemv2Kernel string
 const (
 	TowerGemv2T128r2u2b1 TowerGemv2Kernel = "tower_gemv2_t128r2u2b1"
 	TowerGemv2T128r2u2b2 TowerGemv2Kernel = "tower_gemv2_t128r2u2b2"
-	TowerGemv2T128r4u2b4 TowerGemv2Kernel = "tower_gemv2_t128r4u2b4"
-	TowerGemv2T128r4u2b8 TowerGemv2Kernel = "tower_gemv2_t128r4u2b8"
+	TowerGemv2T32r4u2b1  TowerGemv2Kernel = "tower_gemv2_t32r4u2b1"
+	TowerGemv2T32r4u2b2  TowerGemv2Kernel = "tower_gemv2_t32r4u2b2"
 )
 
 // TowerGemv2Kernels lists the tower_gemv2 instances in source order.
-var TowerGemv2Kernels = []TowerGemv2Kernel{TowerGemv2T128r2u2b1, TowerGemv2T128r2u2b2, TowerGemv2T128r4u2b4, TowerGemv2T128r4u2b8}
+var TowerGemv2Kernels = []TowerGemv2Kernel{TowerGemv2T128r2u2b1, TowerGemv2T128r2u2b2, TowerGemv2T32r4u2b1, TowerGemv2T32r4u2b2}
 
 // TowerGemv2 enqueues kernels/tower.cu's
 //
@@ -167,27 +167,5 @@ var TowerGemv2Kernels = []TowerGemv2Kernel{TowerGemv2T128r2u2b1, TowerGemv2T128r
 //
 // on q with grid blocks of block threads.
 func TowerGemv2(q Launcher, k TowerGemv2Kernel, grid [3]int, block int, y1, w1, x1 Ptr, rows1 int, y2, w2, x2 Ptr, rows2, nb, cols, ahead int) error {
-	return q.Launch(string(k), grid, block, uint64(y1), uint64(w1), uint64(x1), uint64(uint32(int32(rows1))), uint64(y2), uint64(w2), uint64(x2), uint64(uint32(int32(rows2))), uint64(uint32(int32(nb))), uint64(uint32(int32(cols))), uint64(uint32(int32(ahead))))
-}
-
-// TowerGemv2aKernel is one of the tower_gemv2a_* instances of kernels/tower.cu, which share one signature.
-type TowerGemv2aKernel string
-
-// The tower_gemv2a instances.
-const (
-	TowerGemv2aT128r2u2b2 TowerGemv2aKernel = "tower_gemv2a_t128r2u2b2"
-	TowerGemv2aT128r4u2b4 TowerGemv2aKernel = "tower_gemv2a_t128r4u2b4"
-	TowerGemv2aT128r4u2b8 TowerGemv2aKernel = "tower_gemv2a_t128r4u2b8"
-)
-
-// TowerGemv2aKernels lists the tower_gemv2a instances in source order.
-var TowerGemv2aKernels = []TowerGemv2aKernel{TowerGemv2aT128r2u2b2, TowerGemv2aT128r4u2b4, TowerGemv2aT128r4u2b8}
-
-// TowerGemv2a enqueues kernels/tower.cu's
-//
-//	tower_gemv2a_*(float* y1, uint16_t* W1, float* x1, int rows1, float* y2, uint16_t* W2, float* x2, int rows2, int nb, int cols, int ahead)
-//
-// on q with grid blocks of block threads.
-func TowerGemv2a(q Launcher, k TowerGemv2aKernel, grid [3]int, block int, y1, w1, x1 Ptr, rows1 int, y2, w2, x2 Ptr, rows2, nb, cols, ahead int) error {
 	return q.Launch(string(k), grid, block, uint64(y1), uint64(w1), uint64(x1), uint64(uint32(int32(rows1))), uint64(y2), uint64(w2), uint64(x2), uint64(uint32(int32(rows2))), uint64(uint32(int32(nb))), uint64(uint32(int32(cols))), uint64(uint32(int32(ahead))))
 }
