@@ -4,7 +4,9 @@
 # (B = 1, 4; six takes, two rounds), the step (B = 1…8), the tower (B = 1…8) off / merged twice, alternating, the
 # take off / merged twice (the codes' digests must match where no draw sits at a near-tie), the prefill, the
 # voices, exact's take; a take under a 22 GiB cap (the tables left out: the plan must say so); then the product
-# through serve (a new 10 s voice and requests in it, four concurrent requests, the studio's service).
+# through serve (a new 10 s voice and requests in it, four concurrent requests, the studio's service). First the
+# engine's tier test, mended after run 2 (the tables give way before any expert: its host tiers' reference is the
+# take without them).
 # Carried: .carry-fa and .carry-fb.
 set -u
 . docs/perf/run-lib.sh
@@ -12,6 +14,7 @@ run_setup run3 440 .carry-fa .carry-fb
 run_serve 18100 &
 LOADER=$!
 OFF="env PROSCENIUM_GPU_TOWER_EH=off"
+(cd cmd/proscenium-gpu && T 60 engine-tiers $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngineTiers')
 T 45 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
 T 10 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
 for i in 1 2; do T 6 tower-off-$i $OFF $P bench-tower -synthetic full -rows 1,2,4,8; T 6 tower-$i $P bench-tower -synthetic full -rows 1,2,4,8; done
@@ -28,7 +31,8 @@ T 25 connected1 python3 docs/perf/h200-lead9-concurrent.py 18100 4
 T 40 studio python3 docs/perf/h200-lead12-studio.py 18100 $ROOT/engine/audio/decode/testdata/ref.wav
 kill $(cat $O/serve.pid) 2>/dev/null; sleep 1
 run_pack
-run_tally
+run_tally engine-tiers
+grep -h -A3 -- "--- FAIL" $O/engine-tiers.log | head -8; grep -h "without the tower's tables" $O/engine-tiers.log | head -2
 for f in take take-exact; do echo "-- $f"; grep -hE "^take|takes after|first audio  |  frame  |  codec  |batch [14]|  loop|backbone step|device memory|held" $O/$f.log | cut -c1-200; done
 echo "-- rows: $(grep -hE '^B =' $O/rows.log | cut -c1-60 | tr '\n' ' ')"
 for i in 1 2; do for v in off on; do f=tower-$i; [ $v = off ] && f=tower-off-$i; echo "-- tower $v $i: $(grep -h '^takes' $O/$f.log | sed 's/, gemvx default//;s/ of weights//' | cut -c1-80 | tr '\n' ';')"; done; done
