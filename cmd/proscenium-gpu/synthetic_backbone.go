@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -96,10 +97,10 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 	}
 	in := cuda.TierModel(cfg, layout, model)
 	tier, err := d.PlanTier(in)
-	if err != nil {
+	if err != nil && (frames == nil || !errors.Is(err, cuda.ErrDoesNotFit)) {
 		return nil, err
 	}
-	if frames != nil && tier.Tier != cuda.TierDevice { // as LoadFrames: no tower tables under a host tier
+	if frames != nil && (err != nil || tier.Tier != cuda.TierDevice) { // as LoadFrames: the tower's tables give way first
 		g, err := cuda.TowerGeometryOf(&cfg.Audio)
 		if err != nil {
 			return nil, err

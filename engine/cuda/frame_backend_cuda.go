@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"gorgonia.org/cu"
@@ -213,10 +214,10 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 		return nil, err
 	}
 	tier, err := d.PlanTier(in)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrDoesNotFit) {
 		return nil, err
 	}
-	if tier.Tier != TierDevice { // experts rather than the tower's tables in its device bytes (TowerDrawnEHBytes)
+	if err != nil || tier.Tier != TierDevice { // the tower's tables give way first (TowerDrawnEHBytes)
 		opt.NoDrawnTables = true
 		if tier, err = d.PlanTier(WithoutDrawnTables(in, tg)); err != nil {
 			return nil, err

@@ -683,12 +683,12 @@ func (t *Tower) project(q *Queue, W Tensor, rows, cols, n int, x, y *Block) erro
 type ehMode int
 
 const (
-	ehText   ehMode = iota // text rows: the zero embedding
-	ehCode                 // an audio row embedding ctrl.codes[slot] of table
-	ehByDraw               // the hnorm half only: the draw that picks the code writes the embedding half
-	ehMade                 // made already (by the previous layer's out norm and the draw since)
-	ehHnormRows            // hnorm(h_in) alone, as [n, Dim] rows of t.cat: the W_h projection's input (tower_drawn_eh.go)
-	ehTable                // x holds W_h·hnorm(h_in); the attention norm adds the drawn code's table row
+	ehText      ehMode = iota // text rows: the zero embedding
+	ehCode                    // an audio row embedding ctrl.codes[slot] of table
+	ehByDraw                  // the hnorm half only: the draw that picks the code writes the embedding half
+	ehMade                    // made already (by the previous layer's out norm and the draw since)
+	ehHnormRows               // hnorm(h_in) alone, as [n, Dim] rows of t.cat: the W_h projection's input (tower_drawn_eh.go)
+	ehTable                   // x holds W_h·hnorm(h_in); the attention norm adds the drawn code's table row
 )
 
 // ehInput is a layer's eh_proj input: the mode and, for ehText and ehCode,
