@@ -484,7 +484,11 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	// Each layer's eh_proj input is made by the launch before it: the first
 	// layer's by tower_eh_input, later ones' by the previous layer's out
 	// norm (tower_out_eh), whose embedding half, for a code drawn after
-	// that layer, the draw writes.
+	// that layer, the draw writes. With the drawn tables (t.drawn,
+	// tower_drawn_eh.go) a layer whose code is drawn just before it runs
+	// no eh_proj: the out norm writes hnorm(h_out) alone, W_h projects it
+	// beside the codebook head, and the attention norm adds the code's row
+	// of the table.
 	code0 := ehInput{mode: ehCode, table: t.w.Codebooks[0], entries: g.Entries[0], slot: 0}
 	in := code0
 	in.h = tPtr(hidden)
