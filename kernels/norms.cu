@@ -233,6 +233,15 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_table_rows(float* __
     pdl_entry();
     __shared__ double red[32];
     float* ce = cat + (size_t)blockIdx.x * 2 * width;
-    tower_embed_values(ce, table + (size_t)(code0 + blockIdx.x) * width, enorm, width, eps, red);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ce[width + c] = 0.f;
+    const uint16_t* er = table + (size_t)(code0 + blockIdx.x) * width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        const double v = (double)__int_as_float((uint32_t)er[c] << 16);
+        ss += v * v;
+    }
+    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
+        ce[width + c] = 0.f;
+    }
 }

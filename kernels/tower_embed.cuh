@@ -13,21 +13,6 @@ __device__ __forceinline__ float row_inv_rms(double ss, int width, float eps) {
     return (float)(1.0 / sqrt(ss / (double)width + (double)eps));
 }
 
-// tower_embed_values writes ce = enorm(er) of the BF16 row er (a code's row of
-// a table: the caller checked the code), each thread over elements t, t +
-// blockDim.x, …: the sum of squares in float64, then x·inv·w in float32.
-__device__ __forceinline__ void tower_embed_values(float* __restrict__ ce, const uint16_t* __restrict__ er,
-                                                   const float* __restrict__ enorm, int width, float eps,
-                                                   double* red) {
-    double ss = 0.0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        const double v = (double)__int_as_float((uint32_t)er[c] << 16);
-        ss += v * v;
-    }
-    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
-}
-
 // tower_embed_row writes ce = enorm(E[code]) for code of the [entries, width]
 // BF16 table; after end of speech (ctrl->end) code 0 stands in (the frame is
 // discarded); a code out of range writes NaN and sets FRAME_ERR_BAD_CODE.
@@ -47,7 +32,14 @@ __device__ __forceinline__ void tower_embed_row_ended(float* __restrict__ ce, co
         if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_BAD_CODE);
         return;
     }
-    tower_embed_values(ce, table + (size_t)code * width, enorm, width, eps, red);
+    const uint16_t* er = table + (size_t)code * width;
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        const double v = (double)__int_as_float((uint32_t)er[c] << 16);
+        ss += v * v;
+    }
+    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = __int_as_float((uint32_t)er[c] << 16) * inv * enorm[c];
 }
 
 __device__ __forceinline__ void tower_embed_row(float* __restrict__ ce, const uint16_t* __restrict__ table, int code,
