@@ -60,7 +60,8 @@ type FramesOptions struct {
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
 	// NoDrawnTables leaves the tower's drawn-code tables out
-	// (TowerOptions.NoDrawnTables): LoadFrames sets it under a host tier.
+	// (TowerOptions.NoDrawnTables): LoadFrames sets it when the model would
+	// not fit the device whole with them (TowerDrawnEHBytes).
 	NoDrawnTables bool
 }
 

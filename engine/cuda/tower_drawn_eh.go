@@ -97,19 +97,20 @@ func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
 
 // TowerDrawnEHBytes is the tables' device memory (towerDrawnEHLayout's
 // block: 134 MB at Drama 3's geometry), which TowerTakesStateBytes and
-// FramesPassBytes count. A load whose tier keeps routed experts in host
-// memory leaves them out (FramesOptions.NoDrawnTables): there the same bytes
-// hold about a sixth of a layer's experts, whose reads would otherwise cross
-// the bus every step (on a 24 GB card one device layer more, ≈ 25 MB a step,
-// ≈ 1 ms at PCIe 4.0's 25 GB/s), against the ≈ 20 µs a frame the tables save.
+// FramesPassBytes count. A load whose model would not fit the device whole
+// with them leaves them out before any expert goes to host memory
+// (FramesOptions.NoDrawnTables): the same bytes hold about a sixth of a
+// layer's experts, whose reads would otherwise cross the bus every step (on
+// a 24 GB card one device layer more, ≈ 25 MB a step, ≈ 1 ms at PCIe 4.0's
+// 25 GB/s), against the ≈ 20 µs a frame the tables save.
 func TowerDrawnEHBytes(g TowerGeometry) int64 {
 	_, b := towerDrawnEHLayout(g, towerEH)
 	return b
 }
 
 // WithoutDrawnTables is in less the tower's drawn-code tables: the tier's
-// input once a plan kept experts in host memory (LoadFrames, and the
-// synthetic backbone as it does).
+// input once a plan with them did not fit the device whole (LoadFrames, and
+// the synthetic backbone as it does).
 func WithoutDrawnTables(in TierInput, g TowerGeometry) TierInput {
 	in.ModelBytes -= TowerDrawnEHBytes(g)
 	return in
