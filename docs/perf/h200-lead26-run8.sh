@@ -14,9 +14,7 @@ whole_check_tests TestNormDense TestNormCluster
 (cd engine/cuda && T 330 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
 (cd engine/cuda && T 200 tests-forced env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_MMA=on $X/cuda.test -test.v -test.run "$FF") &
 (cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
-( for g in demo odd; do $P make-tiny -tokenizer $X/tokenizer.json -geometry $g /tmp/ck-$g > /dev/null; done
-  T 120 agree-demo-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-demo -baseline 0 -seeds 100 -frames 60 -numerics fast -out $O/agree-demo-fast.json
-  T 60 agree-odd-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-odd -baseline 2 -seeds 20 -frames 60 -numerics fast -out $O/agree-odd-fast.json ) &
+run_agreement &
 (cd engine/cuda && T 330 tests-exact $X/cuda.test -test.v -test.run "$F")
 wait
 BB="bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast"
@@ -35,8 +33,6 @@ run_pack
 run_tally tests-exact tests-fast tests-forced engine
 grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-fast.log $O/tests-exact.log | head -24
 grep -h "norm_dense_cuda_test" $O/tests-fast.log | cut -c1-160 | head -10
-for f in agree-demo-fast agree-odd-fast; do echo "-- $f"; python3 -c "
-import json;d=json.load(open('$O/$f.json'));fr=d['free_running'];tf=d['teacher_forced']
-print('identical',fr['identical_takes'],'of',fr['seeds'],'classes',{k:fr.get(k) for k in ('draw_near_ties','routing_near_ties','unexplained')},'tf worst',tf['worst_relative_error'],'over',tf['vectors_over_tolerance'],'baseline',[b['identical_takes'] for b in (d.get('cpu_rounding_baseline') or [])])" 2>&1 | tail -1; done
+agreement_report
 for i in 1 2; do for v in off on r32 r64; do echo "-- rows $v $i: $(grep -hE '^B =' $O/rows-$v-$i.log | cut -c1-28 | tr '\n' ' ')"; done; done
 for i in 1 2; do for v in off on; do echo "-- take $v $i"; grep -hE "^take  |batch [14]|  loop" $O/take-$v-$i.log | cut -c1-200; done; done

@@ -26,10 +26,7 @@ T 20 ref30 $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 30 
 T 25 take-exact $P bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics exact
 T 40 capped $P bench-take -synthetic full -prompt 60 -frames 100 -takes 1 -cap 23622320128 -numerics fast
 wait $LOADER
-T 45 product python3 docs/perf/h200-lead5-product.py 18100 $ROOT/engine/audio/decode/testdata/ref.wav
-T 25 connected1 python3 docs/perf/h200-lead9-concurrent.py 18100 4
-T 40 studio python3 docs/perf/h200-lead12-studio.py 18100 $ROOT/engine/audio/decode/testdata/ref.wav
-kill $(cat $O/serve.pid) 2>/dev/null; sleep 1
+run_product 18100
 run_pack
 run_tally engine-tiers
 grep -h -A3 -- "--- FAIL" $O/engine-tiers.log | head -8; grep -h "without the tower's tables" $O/engine-tiers.log | head -2
@@ -40,4 +37,4 @@ for i in 1 2; do for v in off on; do echo "-- take $v $i"; grep -hE "^take  |bat
 echo "-- prefill1"; grep -E '^(60|300|700) ' $O/prefill1.log | cut -c1-40
 for f in ref10 ref30; do echo "-- $f"; grep -hE "uncached|from the cache" $O/$f.log | cut -c1-160; done
 echo "-- capped"; grep -hiE "tier|tables|^take  |first audio  |peak|held" $O/capped.log | cut -c1-220 | head -8
-echo "-- product"; cat $O/load.log | cut -c1-120; tail -n 6 $O/product.log; tail -n 5 $O/connected1.log; tail -n 6 $O/studio.log | cut -c1-330
+product_report

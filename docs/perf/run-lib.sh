@@ -11,6 +11,11 @@
 #   run_tally STEP…               each step's passes and failures; run_pack tars $O into $OUT
 #   whole_check_tests TEST…       sets F, the whole check's tests (session 25 run 4's list) with TEST… in front,
 #                                 and FF, its prefill paths, run again with the tensor-core attention forced on
+#   run_agreement                 the free-running agreement with the CPU (fast, the tensor-core attention forced
+#                                 on: demo 100 seeds, odd 20 with the rounding baseline) on make-tiny checkpoints;
+#                                 agreement_report prints each run's classes
+#   run_product PORT              the product through run_serve's serve (a new 10 s voice and requests in it, four
+#                                 concurrent requests, the studio's service), then stops it; product_report
 run_setup() {
 	local name=$1 budget=$2 c
 	shift 2
@@ -65,4 +70,29 @@ whole_check_tests() {
 	[ $# -gt 0 ] && extra="$(IFS='|'; echo "$*")|"
 	F="^(${extra}TestDeltaNetStepAhead|TestMoERowsChainPDL|TestDeltaNetClusterStep|TestDeltaNetLayer|TestDeltaNetMixBits|TestMixerStepGraph|TestDeltaNetStepRows|TestAttentionStepRows|TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestBackboneStepRowsMatchTakesAlone|TestFramesTwoAhead|TestTakeFramesMatchAlone|TestTakeFramesBeginTogether|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTowerFrames|TestAttentionFlash|TestFlashMMAKernel|TestFlashScratch|TestAttentionFlashRefusesExact|TestAttentionLayer|TestAttentionCoreBlocks|TestAttentionCoreBits|TestAttentionDecode|TestDeltaNetChunkIntraTiled|TestDeltaNetChunkPrepTiled|TestDeltaNetChunkedLayer|TestDeltaNetChunkRule|TestMoEGroup|TestGemmGroupedExperts|TestMoERouteNotANumber|TestGemmStreamFP8|TestGemmStreamSwiGLU|TestGemmStreamRefusals|TestGemmF16Range|TestBackboneXPartsBits|TestGemmXParts|TestGemmSplitK|TestMoESwiGLU|TestGemvWeightsAhead|TestGemvRowsWeightsAhead|TestRowsAhead|TestTowerPromptRows|TestTowerFrameRows|TestGemvRows|TestBackboneStepPDLOrder|TestMoEStepChainPDL|TestFusedStep|TestGemvFP8|TestMoEDown|TestMoEDown2MatchesMoEDown|TestMoEDownRowsMatchesOneRow|TestMoEGateUpRoute|TestMoEGateUpIdsMatchesRouted|TestExpertTable|TestBackboneMoE|TestTowerGateUpMMA|TestTowerGateUpMMAUse|TestMoEDown2MMA|TestMoEDown2MMAExpertTable|TestGemvRowsMatchesOneRow|TestTowerFastRows|TestTowerFastRowsVariant|TestCodecConvGEMMKernel|TestCodecGPUBadInput|TestCodecGPUChunkedEqualsWhole|TestCodecGPUMatchesReference|TestCodecBytes|TestCodecEncoderGoldens|TestCodecEncoderS2)$"
 	FF='^(TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTakeFramesBeginTogether|TestBackboneXPartsBits)$'
+}
+
+run_agreement() {
+	for g in demo odd; do $P make-tiny -tokenizer $X/tokenizer.json -geometry $g /tmp/ck-$g > /dev/null; done
+	T 120 agree-demo-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-demo -baseline 0 -seeds 100 -frames 60 -numerics fast -out $O/agree-demo-fast.json
+	T 60 agree-odd-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-odd -baseline 2 -seeds 20 -frames 60 -numerics fast -out $O/agree-odd-fast.json
+}
+
+agreement_report() {
+	local f
+	for f in agree-demo-fast agree-odd-fast; do echo "-- $f"; python3 -c "
+import json;d=json.load(open('$O/$f.json'));fr=d['free_running'];tf=d['teacher_forced']
+print('identical',fr['identical_takes'],'of',fr['seeds'],'classes',{k:fr.get(k) for k in ('draw_near_ties','routing_near_ties','unexplained')},'tf worst',tf['worst_relative_error'],'over',tf['vectors_over_tolerance'],'baseline',[b['identical_takes'] for b in (d.get('cpu_rounding_baseline') or [])])" 2>&1 | tail -1; done
+}
+
+run_product() {
+	local port=$1
+	T 45 product python3 docs/perf/h200-lead5-product.py "$port" $ROOT/engine/audio/decode/testdata/ref.wav
+	T 25 connected1 python3 docs/perf/h200-lead9-concurrent.py "$port" 4
+	T 40 studio python3 docs/perf/h200-lead12-studio.py "$port" $ROOT/engine/audio/decode/testdata/ref.wav
+	kill $(cat $O/serve.pid) 2>/dev/null; sleep 1
+}
+
+product_report() {
+	echo "-- product"; cat $O/load.log | cut -c1-120; tail -n 6 $O/product.log; tail -n 5 $O/connected1.log; tail -n 6 $O/studio.log | cut -c1-330
 }
