@@ -145,7 +145,9 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	if f, cb := firstCodeDiff(whole.codes, ref.codes); f >= 0 {
 		t.Logf("without the tower's tables the codes leave the whole's at frame %d codebook %d (float32 rounding at a draw)", f, cb)
 	}
-	// The expert cache's table and statistics are on the device too.
+	// The host tiers' dense part: the whole less the tables, the experts and
+	// the host-capable dense tensors, with the stage; the expert cache's
+	// table and statistics are on the device too.
 	admitted -= tables
 	dense := admitted - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
 	for _, c := range []struct {

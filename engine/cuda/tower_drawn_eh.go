@@ -63,13 +63,14 @@ func towerDrawnLayers(g TowerGeometry) []int {
 type towerDrawnPlace struct{ wh, tab int64 }
 
 // towerDrawnEHLayout places every drawn layer's W_h and table in one block
-// and returns the block's bytes (0 when mode is towerEHOff).
-func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode) (map[int]towerDrawnPlace, int64) {
+// (places[i] for residual layer i, as Tower.drawn) and returns the block's
+// bytes (0 when mode is towerEHOff).
+func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode) ([]towerDrawnPlace, int64) {
 	if mode == towerEHOff {
 		return nil, 0
 	}
 	D := int64(g.Dim)
-	places := map[int]towerDrawnPlace{}
+	places := make([]towerDrawnPlace, g.ResidualLayers())
 	var size int64
 	next := func(bytes int64) int64 {
 		off := (size + 255) &^ 255
@@ -101,8 +102,9 @@ func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
 // with them leaves them out before any expert goes to host memory
 // (FramesOptions.NoDrawnTables): the same bytes hold about a sixth of a
 // layer's experts, whose reads would otherwise cross the bus every step (on
-// a 24 GB card one device layer more, ≈ 25 MB a step, ≈ 1 ms at PCIe 4.0's
-// 25 GB/s), against the ≈ 20 µs a frame the tables save.
+// a 24 GB card one device layer more: ≈ 25 MB a step by the plan's
+// arithmetic, ≈ 1 ms at PCIe 4.0's 25 GB/s, reasoned), against the ≈ 20 µs
+// a frame the tables save (measured on the H200).
 func TowerDrawnEHBytes(g TowerGeometry) int64 {
 	_, b := towerDrawnEHLayout(g, towerEH)
 	return b

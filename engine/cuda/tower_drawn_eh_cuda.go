@@ -27,7 +27,7 @@ type towerDrawnEH struct {
 // (the one-row instance, float32 sums) of [enorm(E[c]); 0] — W_e's part of
 // the sum a frame's eh_proj made — so a frame's x = T[c] + W_h·hnorm(h) is
 // eh_proj's value within float32 rounding. Not inside Run.
-func (t *Tower) buildDrawnEH(blk *Block, places map[int]towerDrawnPlace) error {
+func (t *Tower) buildDrawnEH(blk *Block, places []towerDrawnPlace) error {
 	g := &t.g
 	D := g.Dim
 	chunk := int(t.zeros.Bytes / 4) // rows of t.cat and of the multi-row GEMV's ids
@@ -114,7 +114,7 @@ func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, d
 // BF16 splits).
 func (t *Tower) mergesHeadAndHnorm(byTake bool, n int) bool {
 	v := t.gemvVariant(t.g.Dim, t.g.Dim, 1)
-	return towerEH == towerEHMerged && t.gemv == nil && t.rowsGemv == nil && (!byTake && n == 1 || byTake && n <= 2) &&
+	return towerEH == towerEHMerged && t.gemv == nil && t.rowsGemv == nil && n <= 2 &&
 		(v == GemvVariant{128, 2, 2} || v == GemvVariant{32, 4, 2})
 }
 
