@@ -78,6 +78,7 @@ type Tower struct {
 
 	gateUpMMA towerGateUpMMA // where the B-row gate·up runs on the tensor cores (tower_gate_up_mma_cuda.go)
 	fastRows  bool           // fast B-row projections on towerFastRowsVariant's instances (PROSCENIUM_GPU_TOWER_FAST_ROWS)
+	attnFew   bool           // a frame row's attention on the _h128 instances (heads ≤ 128 dims; PROSCENIUM_GPU_TOWER_ATTN)
 
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
@@ -122,9 +123,13 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
+	attnFew, err := parseTowerAttnFew(os.Getenv("PROSCENIUM_GPU_TOWER_ATTN"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
 	g := w.Geometry
 	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA,
-		fastRows: fastRows}
+		fastRows: fastRows, attnFew: attnFew && g.HeadDim <= 128}
 	ok := false
 	defer func() {
 		if !ok {
@@ -777,16 +782,24 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 		func() error { return t.projectRows(q, byTake, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if byTake {
-				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesArgs{
+				a := kernel.TowerAttendRopeTakesArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
-					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots})
+					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots}
+				if t.attnFew {
+					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args(a))
+				}
+				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, a)
 			}
 			if n == 1 {
-				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeArgs{
+				a := kernel.TowerAttendRopeArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
-					MaxRows: t.opt.MaxRows})
+					MaxRows: t.opt.MaxRows}
+				if t.attnFew {
+					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args(a))
+				}
+				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, a)
 			}
 			if err := kernel.TowerRopeAppend(q, grid, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
 				return err

@@ -176,6 +176,12 @@ func TestTowerFrames(t *testing.T) {
 		}{{"eh-split", towerEHSplit}, {"eh-off", towerEHOff}} {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
 		}
+		// A frame row's attention on the instances for any head width (every
+		// split, a key a warp at a time: PROSCENIUM_GPU_TOWER_ATTN=wide).
+		t.Run(c.name+"/attn-wide", func(t *testing.T) {
+			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
 		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
 		// embedding halves it writes, in the frame graph.
 		t.Run(c.name+"/lean-draw", func(t *testing.T) {
