@@ -6,7 +6,7 @@ package kernel
 // kernels/*.cu file's base name), in source order.
 var EntryPoints = map[string][]string{
 	"attention":        {"attn_prep", "attn_prep_fast", "attn_scores", "attn_scores_fast", "attn_partial", "attn_partial_fast", "attn_combine", "attn_combine_fast", "attn_partial_combine_fast", "attn_prep_slots", "attn_prep_slots_fast", "attn_scores_slots", "attn_scores_slots_fast", "attn_partial_slots", "attn_partial_slots_fast", "attn_combine_slots", "attn_combine_slots_fast", "add_i32_slots", "add_i32", "tower_rope_append", "tower_attend", "tower_attend_rope", "tower_attend_rope_takes", "tower_attend_rope_h128", "tower_attend_rope_takes_h128"},
-	"attention_decode": {"attn_decode_fast"},
+	"attention_decode": {"attn_decode_fast", "attn_decode_ahead_fast"},
 	"attention_prompt": {"attn_flash_fast", "attn_flash_combine_fast", "attn_flash2_fast", "attn_mma_parts_fast", "attn_flash_mma_fast_hd32", "attn_flash_mma_fast_hd64", "attn_flash_mma_fast_hd128", "attn_flash_mma_fast_hd256", "attn_flash_mma_fast_hd256k16"},
 	"backbone":         {"backbone_rows", "add_rmsnorm_zc", "add_rmsnorm_zc_fast", "add_rmsnorm_zc_xp_fast", "add_rmsnorm_zc_cluster_fast", "gemv_bf16_add_norm_fast"},
 	"chain_probe":      {"chain_mix_fast", "chain_norm_fast", "chain_persistent_fast"},
