@@ -76,7 +76,9 @@ __device__ __forceinline__ void norm_row(float* __restrict__ o, float (&v)[ROW_R
 // in (the frame is discarded); a code out of range writes NaN and sets
 // FRAME_ERR_BAD_CODE. Audio rows are frame rows of takes: row r reads (and
 // flags) ctrl[slots[r]] (slots null: ctrl[r]; Tower.FrameRows; one take:
-// n = 1). Grid: (n), 1024 threads (ROW_REGS).
+// n = 1). enorm null: no embedding half, hnorm(h[r]) as row r of cat as a
+// [n, width] matrix (a layer's W_h input, its embedding by table:
+// tower_out_eh's emode 3). Grid: (n), 1024 threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
@@ -85,10 +87,12 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
     pdl_entry();
     __shared__ double red[32];
     const int row = blockIdx.x;
-    float* ce = cat + (size_t)row * 2 * width;
-    float* ch = ce + width;
+    const bool hnorm_only = enorm == nullptr;
+    float* ce = cat + (size_t)row * (hnorm_only ? 1 : 2) * width;
+    float* ch = hnorm_only ? ce : ce + width;
     const float* hr = h + (size_t)row * width;
-    if (table == nullptr) {
+    if (hnorm_only) {
+    } else if (table == nullptr) {
         const float inv = row_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];
     } else {

@@ -89,6 +89,9 @@ type Tower struct {
 	// drawn[i]: residual layer i's eh_proj as W_h and a table of its drawn
 	// code (tower_drawn_eh.go); nil: every layer runs eh_proj after the draw.
 	drawn []towerDrawnEH
+	// code0 is the code-0 layers' eh_proj by table, by tower layer
+	// (tower_drawn_eh.go; nil: none).
+	code0 []towerDrawnEH
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -176,10 +179,10 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.fbTables = alloc(int64(len(g.Entries)) * 8)
 	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
-	places, ehBytes := towerDrawnEHLayout(g, towerEH)
+	ehLayout := towerDrawnEHLayout(g, towerEH, towerEH0)
 	var ehBlock *Block
-	if ehBytes > 0 && !opt.NoDrawnTables {
-		ehBlock = alloc(ehBytes)
+	if ehLayout.size > 0 && !opt.NoDrawnTables {
+		ehBlock = alloc(ehLayout.size)
 	}
 	if allocErr != nil {
 		return nil, allocErr
@@ -204,7 +207,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
 	if ehBlock != nil {
-		if err := t.buildDrawnEH(ehBlock, places); err != nil {
+		if err := t.buildDrawnEH(ehBlock, ehLayout); err != nil {
 			return nil, err
 		}
 	}
@@ -467,16 +470,35 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	if err != nil {
 		return err
 	}
+	// Layer 0 by table (towerEH0Merged): hnorm(h) and W_h·hnorm(h) before
+	// the draw, beside the semantic head where headAndHnorm merges (under
+	// fast: exact sums the head in float64, below).
+	tab0, semantic := t.code0EH(0), false
+	if tab0 != nil && towerEH0 == towerEH0Merged {
+		if err := t.hnormRows(q, tPtr(hidden), t.layerTensors(0), n); err != nil {
+			return err
+		}
+		if !q.d.Numerics.Exact() && t.mergesHeadAndHnorm(byTake, n) {
+			if err := t.headAndHnormOf(q, byTake, t.w.SemanticHead, g.Entries[0]+1, row, tab0, n, t.semantic); err != nil {
+				return err
+			}
+			semantic = true
+		} else if err := t.projectRows(q, byTake, tab0.wh, g.Dim, g.Dim, n, t.cat, t.x); err != nil {
+			return err
+		}
+	}
 	// The semantic head reads the backbone's row, which under exact
 	// numerics has the CPU's bits (the numerics contract, docs/MODEL.md):
 	// summed in float64 like cpu.MatVec, its logits keep them, so the
 	// frame's first draw sees the CPU's logits exactly. Under fast numerics
 	// it sums float32 like the tower's own GEMVs.
-	if byTake {
+	switch {
+	case semantic: // with layer 0's W_h above
+	case byTake:
 		if err := t.gemvRows(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, n, Whole(row), t.semantic, q.d.Numerics.Exact()); err != nil {
 			return err
 		}
-	} else {
+	default:
 		sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
 			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact(), WeightsAhead: gemvAhead[siteTower]}
 		if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
@@ -493,17 +515,29 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	// tower_drawn_eh.go) a layer whose code is drawn just before it runs
 	// no eh_proj: the out norm writes hnorm(h_out) alone, W_h projects it
 	// beside the codebook head, and the attention norm adds the code's row
-	// of the table.
+	// of the table. With the code-0 tables (t.code0) a layer that embeds
+	// code 0 projects W_h·hnorm(h_in) (the out norm before it writing
+	// hnorm(h_in) alone) and adds T[c0] in its attention norm; the first
+	// layer's projection ran above or runs in the layer.
 	code0 := ehInput{mode: ehCode, table: t.w.Codebooks[0], entries: g.Entries[0], slot: 0}
 	in := code0
 	in.h = tPtr(hidden)
+	switch {
+	case tab0 != nil && towerEH0 == towerEH0Merged:
+		in = ehInput{mode: ehTable, drawn: tab0}
+	case tab0 != nil:
+		in = ehInput{mode: ehTable, drawn: tab0, project: true, h: tPtr(hidden)}
+	}
 	S, L := g.SharedLayers, t.layers()
 	for li := 0; li < L; li++ {
 		j := li - S + 1 // residual layer j ≥ 1 gives codebook j
 		var next *ehInput
-		drawn := t.drawnEH(j) // residual layer j (the next layer) by table
+		drawn := t.drawnEH(j)        // residual layer j (the next layer) by table
+		nextTab := t.code0EH(li + 1) // the next layer embeds code 0 by table
 		switch {
 		case li+1 == L:
+		case j < 1 && nextTab != nil: // code 0, drawn already, by table: hnorm(h_out) rows for W_h
+			next = &ehInput{mode: ehHnormRows}
 		case j < 1: // the next layer embeds code 0 (the shared layers, residual layer 1)
 			next = &code0
 		case drawn != nil: // code j, drawn below, by table: hnorm(h_out) rows for W_h
@@ -516,6 +550,9 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		}
 		in = ehInput{mode: ehMade}
 		if j < 1 {
+			if next != nil && next.mode == ehHnormRows {
+				in = ehInput{mode: ehTable, drawn: nextTab, project: true}
+			}
 			continue
 		}
 		head, logits := t.w.Residual[j-1].Head, t.residual[j-1]
@@ -697,7 +734,7 @@ const (
 	ehByDraw                  // the hnorm half only: the draw that picks the code writes the embedding half
 	ehMade                    // made already (by the previous layer's out norm and the draw since)
 	ehHnormRows               // hnorm(h_in) alone, as [n, Dim] rows of t.cat: the W_h projection's input (tower_drawn_eh.go)
-	ehTable                   // x holds W_h·hnorm(h_in); the attention norm adds the drawn code's table row
+	ehTable                   // x holds W_h·hnorm(h_in) (project: the layer projects it); the attention norm adds the code's table row
 )
 
 // ehInput is a layer's eh_proj input: the mode and, for ehText and ehCode,
@@ -709,6 +746,10 @@ type ehInput struct {
 	entries int
 	slot    int
 	drawn   *towerDrawnEH // ehTable: the layer's W_h and table
+	// project (ehTable): x is the layer's to project, W_h·hnorm(h_in) from
+	// hnorm(h_in) rows in cat, which the out norm before it wrote or, with
+	// h, the layer norms from h first (hnormRows).
+	project bool
 }
 
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
@@ -758,6 +799,9 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
+			if in.mode == ehTable && in.h != 0 {
+				return t.hnormRows(q, in.h, lw, n)
+			}
 			if in.mode == ehMade || in.mode == ehTable {
 				return nil
 			}
@@ -768,6 +812,9 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
 		func() error {
+			if in.mode == ehTable && in.project {
+				return t.projectRows(q, byTake, in.drawn.wh, D, D, n, t.cat, t.x)
+			}
 			if in.mode == ehTable { // x = W_h·hnorm(h_in) already (headAndHnorm)
 				return nil
 			}

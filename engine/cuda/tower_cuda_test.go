@@ -182,6 +182,16 @@ func TestTowerFrames(t *testing.T) {
 			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
 			testTowerFrames(t, c.cfg, nil, nil)
 		})
+		// Code 0's embedding by table with the first layer's W_h after the
+		// semantic draw, and without code-0 tables
+		// (PROSCENIUM_GPU_TOWER_EH0=after, =off; the default projects it
+		// beside the semantic head).
+		for _, m := range []struct {
+			name string
+			mode towerEH0Mode
+		}{{"eh0-after", towerEH0After}, {"eh0-off", towerEH0Off}} {
+			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH0(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
+		}
 		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
 		// embedding halves it writes, in the frame graph.
 		t.Run(c.name+"/lean-draw", func(t *testing.T) {
