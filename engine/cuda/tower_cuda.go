@@ -505,7 +505,14 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 			return err
 		}
 	}
-	if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
+	// Layer 0's table norm in the semantic draw's tail where the draws fold
+	// it (its W_h·hnorm(h) ran above).
+	foldTab0 := tab0 != nil && towerEH0 == towerEH0Merged && drawFoldsTable()
+	if foldTab0 {
+		if err := q.sampleLogitsTable(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, n, t.drawTable(tab0, t.layerTensors(0).AttentionNorm), rows.slots); err != nil {
+			return err
+		}
+	} else if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
 		return err
 	}
 	// Each layer's eh_proj input is made by the launch before it: the first
@@ -524,7 +531,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	in.h = tPtr(hidden)
 	switch {
 	case tab0 != nil && towerEH0 == towerEH0Merged:
-		in = ehInput{mode: ehTable, drawn: tab0}
+		in = ehInput{mode: ehTable, drawn: tab0, normed: foldTab0}
 	case tab0 != nil:
 		in = ehInput{mode: ehTable, drawn: tab0, project: true, h: tPtr(hidden)}
 	}
@@ -556,13 +563,21 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 			continue
 		}
 		head, logits := t.w.Residual[j-1].Head, t.residual[j-1]
+		fold := false
 		if next != nil && next.mode == ehHnormRows {
 			if err := t.headAndHnorm(q, byTake, head, g.Entries[j], drawn, n, logits); err != nil {
 				return err
 			}
-			in = ehInput{mode: ehTable, drawn: drawn}
+			fold = drawFoldsTable()
+			in = ehInput{mode: ehTable, drawn: drawn, normed: fold}
 		} else if err := t.projectRows(q, byTake, head, g.Entries[j], g.Dim, n, t.h, logits); err != nil {
 			return err
+		}
+		if fold { // the next layer's table norm in the draw's tail
+			if err := q.sampleLogitsTable(logits, g.Entries[j], j, -1, t.ctrl, n, t.drawTable(drawn, t.layerTensors(li+1).AttentionNorm), rows.slots); err != nil {
+				return err
+			}
+			continue
 		}
 		var emb *drawEmbed
 		if next != nil && next.mode == ehByDraw {
@@ -750,6 +765,9 @@ type ehInput struct {
 	// hnorm(h_in) rows in cat, which the out norm before it wrote or, with
 	// h, the layer norms from h first (hnormRows).
 	project bool
+	// normed (ehTable): the draw before the layer did its table norm
+	// (sampleLogitsTable): x and the attention norm's output are made.
+	normed bool
 }
 
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
@@ -821,6 +839,9 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 			return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x)
 		},
 		func() error {
+			if in.mode == ehTable && in.normed {
+				return nil
+			}
 			if in.mode == ehTable {
 				return t.tableNorm(q, in.drawn, lw.AttentionNorm, n, rows.slots)
 			}

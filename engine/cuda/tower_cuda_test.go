@@ -192,6 +192,13 @@ func TestTowerFrames(t *testing.T) {
 		}{{"eh0-after", towerEH0After}, {"eh0-off", towerEH0Off}} {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH0(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
 		}
+		// The table layers' norms as launches of their own, not in the
+		// draw before them (PROSCENIUM_GPU_DRAW_NORM=0).
+		t.Run(c.name+"/draw-norm-off", func(t *testing.T) {
+			defer func(was bool) { drawNorm = was }(drawNorm)
+			drawNorm = false
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
 		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
 		// embedding halves it writes, in the frame graph.
 		t.Run(c.name+"/lean-draw", func(t *testing.T) {

@@ -171,3 +171,9 @@ func (t *Tower) hnormRows(q *Queue, h kernel.Ptr, lw *TowerLayerTensors, n int) 
 	return kernel.TowerEHInput(q, [3]int{n, 1, 1}, towerRowThreads, devPtr(t.cat), h, 0, devPtr(t.ctrl), 0, 0, 0,
 		tPtr(lw.HNorm), t.g.Dim, t.g.Eps, 0)
 }
+
+// drawTable is dr's table norm for the layer with attention norm gain w,
+// done by the draw before it (sampleLogitsTable) where drawFoldsTable.
+func (t *Tower) drawTable(dr *towerDrawnEH, w Tensor) *drawTable {
+	return &drawTable{T: dr.tab, Entries: dr.entries, W: w, X: devPtr(t.x), Normed: devPtr(t.normed), Width: t.g.Dim, Eps: t.g.Eps}
+}
