@@ -58,39 +58,29 @@ func TestAttentionStepAhead(t *testing.T) {
 						t.Fatal(err)
 					}
 					out := poisoned(t, steps*rows*hid)
-					var graph *Graph
-					if err := dev.Run(func(q *Queue) (err error) {
-						graph, err = q.Capture(func(q *Queue) error {
-							for s := 0; s < steps; s++ {
-								xi, oi := Whole(x).At(int64(s*rows*hid*4)), Whole(out).At(int64(s*rows*hid*4))
-								if n == 0 {
-									o, err := q.attentionUpToOut(&l, oi, xi, 1, Whole(pos), 0, nil, dec)
-									if err != nil {
-										return err
-									}
-									if err := firstErr(o.project(q, oi, 1), q.AddInt32(Whole(pos), 1)); err != nil {
-										return err
-									}
-									continue
-								}
-								o, err := q.attentionStepRows(&l, oi, xi, rows, sl, dec)
+					runCaptured(t, func(q *Queue) error {
+						for s := 0; s < steps; s++ {
+							xi, oi := Whole(x).At(int64(s*rows*hid*4)), Whole(out).At(int64(s*rows*hid*4))
+							if n == 0 {
+								o, err := q.attentionUpToOut(&l, oi, xi, 1, Whole(pos), 0, nil, dec)
 								if err != nil {
 									return err
 								}
-								if err := firstErr(o.projectRows(q, oi, rows), q.AddInt32Slots(Whole(pos), sl.slots, rows, rows, 1)); err != nil {
+								if err := firstErr(o.project(q, oi, 1), q.AddInt32(Whole(pos), 1)); err != nil {
 									return err
 								}
+								continue
 							}
-							return nil
-						})
-						return err
-					}); err != nil {
-						t.Fatal(err)
-					}
-					if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil {
-						t.Fatal(err)
-					}
-					dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
+							o, err := q.attentionStepRows(&l, oi, xi, rows, sl, dec)
+							if err != nil {
+								return err
+							}
+							if err := firstErr(o.projectRows(q, oi, rows), q.AddInt32Slots(Whole(pos), sl.slots, rows, rows, 1)); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
 					checkCountersZero(t, fmt.Sprintf("ahead %v", ahead), dec, ag.decodeCounters(rows))
 					return download(t, out, steps*rows*hid), download(t, all, rows*kvb/4)
 				}
