@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -96,18 +95,17 @@ func syntheticBackboneSlots(d *cuda.Device, cfg *drama3.Config, capacity, slots 
 		return nil, err
 	}
 	in := cuda.TierModel(cfg, layout, model)
-	tier, err := d.PlanTier(in)
-	if err != nil && (frames == nil || !errors.Is(err, cuda.ErrDoesNotFit)) {
-		return nil, err
+	var tier cuda.TierPlan
+	if frames == nil {
+		tier, err = d.PlanTier(in)
+	} else { // as LoadFrames: the tower's tables give way first
+		var g cuda.TowerGeometry
+		if g, err = cuda.TowerGeometryOf(&cfg.Audio); err == nil {
+			tier, err = cuda.PlanTierTablesFirst(in, g, d.PlanTier)
+		}
 	}
-	if frames != nil && (err != nil || tier.Tier != cuda.TierDevice) { // as LoadFrames: the tower's tables give way first
-		g, err := cuda.TowerGeometryOf(&cfg.Audio)
-		if err != nil {
-			return nil, err
-		}
-		if tier, err = d.PlanTier(cuda.WithoutDrawnTables(in, g)); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	tier.PrefillRows = plan.Chunk
 	if layout, err = cuda.LayoutForTier(w, layout, tier); err != nil {

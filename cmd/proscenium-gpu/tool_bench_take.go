@@ -306,7 +306,7 @@ func benchTake(args []string) error {
 			}
 			return append(p, drama3.TextPrompt(prompt)...), nil
 		}
-		opt.NoDrawnTables = bb.W.Tier.Tier != cuda.TierDevice // as LoadFrames (syntheticBackboneSlots planned so)
+		opt.NoDrawnTables = bb.W.Tier.NoDrawnTables // as syntheticBackboneSlots planned (as LoadFrames)
 		if f, err = cuda.NewFrames(dev, bb, codec, ids, 1000+len(ids), opt); err != nil {
 			return err
 		}

@@ -9,19 +9,10 @@ set -u
 . docs/perf/run-lib.sh
 run_setup run4 360 .carry-fa
 whole_check_tests
-(cd engine/cuda && T 330 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
-(cd engine/cuda && T 200 tests-forced env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_MMA=on $X/cuda.test -test.v -test.run "$FF") &
-(cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
-( for g in demo odd; do $P make-tiny -tokenizer $X/tokenizer.json -geometry $g /tmp/ck-$g > /dev/null; done
-  T 120 agree-demo-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-demo -baseline 0 -seeds 100 -frames 60 -numerics fast -out $O/agree-demo-fast.json
-  T 60 agree-odd-fast env PROSCENIUM_GPU_ATTN_MMA=on $P debug-take -model /tmp/ck-odd -baseline 2 -seeds 20 -frames 60 -numerics fast -out $O/agree-odd-fast.json ) &
-(cd engine/cuda && T 330 tests-exact $X/cuda.test -test.v -test.run "$F")
-wait
+run_whole_check
 run_pack
 run_tally tests-exact tests-fast tests-forced engine
 grep -h "^--- FAIL\|^    --- FAIL" $O/tests-*.log | head -8
 for f in tests-fast tests-exact; do echo "$f last: $(grep -E '^=== RUN' $O/$f.log | tail -1)"; done
 grep -h 'worst vector' $O/tests-fast.log | grep -o 'flash-mma[-k16]* call.*' | awk '{print $1, $NF}' | sort -k2 -g | tail -3
-for f in agree-demo-fast agree-odd-fast; do echo "-- $f"; python3 -c "
-import json;d=json.load(open('$O/$f.json'));fr=d['free_running'];tf=d['teacher_forced']
-print('identical',fr['identical_takes'],'of',fr['seeds'],'classes',{k:fr.get(k) for k in ('draw_near_ties','routing_near_ties','unexplained')},'tf worst',tf['worst_relative_error'],'over',tf['vectors_over_tolerance'],'baseline',[b['identical_takes'] for b in (d.get('cpu_rounding_baseline') or [])])" 2>&1 | tail -1; done
+agreement_report

@@ -11,12 +11,7 @@ set -u
 . docs/perf/run-lib.sh
 run_setup run3 560 .carry-fa
 whole_check_tests TestNormRoute TestMoEGateUpShared TestNormCluster
-(cd engine/cuda && T 330 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
-(cd engine/cuda && T 200 tests-forced env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_MMA=on $X/cuda.test -test.v -test.run "$FF") &
-(cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
-run_agreement &
-(cd engine/cuda && T 330 tests-exact $X/cuda.test -test.v -test.run "$F")
-wait
+run_whole_check
 BB="bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast"
 TK="bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics fast"
 for i in 1 2; do

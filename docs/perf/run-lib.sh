@@ -11,6 +11,8 @@
 #   run_tally STEP…               each step's passes and failures; run_pack tars $O into $OUT
 #   whole_check_tests TEST…       sets F, the whole check's tests (session 25 run 4's list) with TEST… in front,
 #                                 and FF, its prefill paths, run again with the tensor-core attention forced on
+#   run_whole_check               after whole_check_tests: F under fast and exact, FF with the tensor-core attention
+#                                 forced on, the engine's tests and run_agreement, at once; then waits
 #   run_agreement                 the free-running agreement with the CPU (fast, the tensor-core attention forced
 #                                 on: demo 100 seeds, odd 20 with the rounding baseline) on make-tiny checkpoints;
 #                                 agreement_report prints each run's classes
@@ -70,6 +72,15 @@ whole_check_tests() {
 	[ $# -gt 0 ] && extra="$(IFS='|'; echo "$*")|"
 	F="^(${extra}TestDeltaNetStepAhead|TestMoERowsChainPDL|TestDeltaNetClusterStep|TestDeltaNetLayer|TestDeltaNetMixBits|TestMixerStepGraph|TestDeltaNetStepRows|TestAttentionStepRows|TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestBackboneStepRowsMatchTakesAlone|TestFramesTwoAhead|TestTakeFramesMatchAlone|TestTakeFramesBeginTogether|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTowerFrames|TestAttentionFlash|TestFlashMMAKernel|TestFlashScratch|TestAttentionFlashRefusesExact|TestAttentionLayer|TestAttentionCoreBlocks|TestAttentionCoreBits|TestAttentionDecode|TestAttentionDecodeRows|TestAttentionStepAhead|TestDeltaNetChunkIntraTiled|TestDeltaNetChunkPrepTiled|TestDeltaNetChunkedLayer|TestDeltaNetChunkRule|TestMoEGroup|TestGemmGroupedExperts|TestMoERouteNotANumber|TestGemmStreamFP8|TestGemmStreamSwiGLU|TestGemmStreamRefusals|TestGemmF16Range|TestBackboneXPartsBits|TestGemmXParts|TestGemmSplitK|TestMoESwiGLU|TestGemvWeightsAhead|TestGemvRowsWeightsAhead|TestRowsAhead|TestTowerPromptRows|TestTowerFrameRows|TestGemvRows|TestBackboneStepPDLOrder|TestMoEStepChainPDL|TestFusedStep|TestGemvFP8|TestMoEDown|TestMoEDown2MatchesMoEDown|TestMoEDownRowsMatchesOneRow|TestMoEGateUpRoute|TestMoEGateUpIdsMatchesRouted|TestExpertTable|TestBackboneMoE|TestTowerGateUpMMA|TestTowerGateUpMMAUse|TestMoEDown2MMA|TestMoEDown2MMAExpertTable|TestGemvRowsMatchesOneRow|TestTowerFastRows|TestTowerFastRowsVariant|TestCodecConvGEMMKernel|TestCodecGPUBadInput|TestCodecGPUChunkedEqualsWhole|TestCodecGPUMatchesReference|TestCodecBytes|TestCodecEncoderGoldens|TestCodecEncoderS2)$"
 	FF='^(TestBackboneMatchesCPU|TestBackbonePrefillPassesMatchCPU|TestFramesPrefixCacheMatchesUncached|TestFramesBeginPromptMatchesTheCPU|TestTakeFramesBeginTogether|TestBackboneXPartsBits)$'
+}
+
+run_whole_check() {
+	(cd engine/cuda && T 330 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
+	(cd engine/cuda && T 200 tests-forced env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_MMA=on $X/cuda.test -test.v -test.run "$FF") &
+	(cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
+	run_agreement &
+	(cd engine/cuda && T 330 tests-exact $X/cuda.test -test.v -test.run "$F")
+	wait
 }
 
 run_agreement() {

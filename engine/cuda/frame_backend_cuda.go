@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"gorgonia.org/cu"
@@ -60,8 +59,8 @@ type FramesOptions struct {
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
 	// NoDrawnTables leaves the tower's drawn-code tables out
-	// (TowerOptions.NoDrawnTables): LoadFrames sets it when the model would
-	// not fit the device whole with them (TowerDrawnEHBytes).
+	// (TowerOptions.NoDrawnTables): LoadFrames sets it as its tier planned
+	// (TierPlan.NoDrawnTables).
 	NoDrawnTables bool
 }
 
@@ -214,16 +213,11 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	if err != nil {
 		return nil, err
 	}
-	tier, err := d.PlanTier(in)
-	if err != nil && !errors.Is(err, ErrDoesNotFit) {
+	tier, err := PlanTierTablesFirst(in, tg, d.PlanTier)
+	if err != nil {
 		return nil, err
 	}
-	if err != nil || tier.Tier != TierDevice { // the tower's tables give way first (TowerDrawnEHBytes)
-		opt.NoDrawnTables = true
-		if tier, err = d.PlanTier(WithoutDrawnTables(in, tg)); err != nil {
-			return nil, err
-		}
-	}
+	opt.NoDrawnTables = tier.NoDrawnTables
 	tier.PrefillRows = plan.Chunk
 	// The voice cache gets what the tier granted (none under the host tier).
 	opt.PrefixCacheBytes = tier.VoiceCache

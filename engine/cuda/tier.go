@@ -143,6 +143,10 @@ type TierPlan struct {
 	// planned with (PrefillPassRows; 0: not said): the load's memory line
 	// says it.
 	PrefillRows int
+	// NoDrawnTables says the plan left the tower's drawn-code tables out
+	// (PlanTierTablesFirst): the model did not fit the device whole with
+	// them. The load's tower then runs without them (TowerOptions).
+	NoDrawnTables bool
 }
 
 // ErrDoesNotFit is returned (wrapped) when no tier fits the device or the
@@ -275,6 +279,9 @@ func (p TierPlan) String() string {
 	passes := ""
 	if p.PrefillRows > 0 {
 		passes = fmt.Sprintf("; prefill passes of %d rows", p.PrefillRows)
+	}
+	if p.NoDrawnTables {
+		passes += "; the tower's eh_proj tables left out"
 	}
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s of a %s budget%s", gib(p.Device), gib(p.Budget), passes)

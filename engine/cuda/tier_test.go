@@ -61,37 +61,41 @@ func TestPlanTierCards(t *testing.T) {
 	if model.ExpertBytes != 2<<20+1<<20+192*4 {
 		t.Fatalf("one expert is %d bytes", model.ExpertBytes)
 	}
+	tg := fullTowerGeometry(t)
 	cases := []struct {
 		name          string
 		free, cap     int64
 		tier          Tier
 		deviceLayers  int
 		hostAtLeastGB float64
+		noTables      bool // the tower's tables given way
 	}{
-		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 22, 15.3},
-		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 32, 7.8},
-		{"48 GB card (RTX 6000 Ada)", 47*gibi + gibi*3/10, 0, TierDevice, 40, 0},
-		{"80 GB card (A100/H100)", 79*gibi + gibi/5, 0, TierDevice, 40, 0},
-		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0},
-		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 31, 8.6},
-		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 20, 16.8},
+		{"24 GB card (RTX 3090/4090)", 23*gibi + gibi/2, 0, TierHostExperts, 22, 15.3, true},
+		{"32 GB card (RTX 5090)", 31*gibi + gibi*3/10, 0, TierHostExperts, 32, 7.8, true},
+		{"48 GB card (RTX 6000 Ada)", 47*gibi + gibi*3/10, 0, TierDevice, 40, 0, false},
+		{"80 GB card (A100/H100)", 79*gibi + gibi/5, 0, TierDevice, 40, 0, false},
+		{"H200 uncapped", 139 * gibi, 0, TierDevice, 40, 0, false},
+		{"H200 under a 30 GiB cap", 139 * gibi, 30 * gibi, TierHostExperts, 31, 8.6, true},
+		{"H200 under a 22 GiB cap", 139 * gibi, 22 * gibi, TierHostExperts, 20, 16.8, true},
 		// A byte short of the model: the tower's tables give way, no expert leaves.
-		{"H200 under a cap a byte below the model", 139 * gibi, model.ModelBytes - 1, TierDevice, 40, 0},
+		{"H200 under a cap a byte below the model", 139 * gibi, model.ModelBytes - 1, TierDevice, 40, 0, true},
 		// Every layer's experts would fit but the last's: on the stage, no bus reads.
-		{"H200 under a cap a byte below the model without the tower's tables", 139 * gibi, model.ModelBytes - TowerDrawnEHBytes(fullTowerGeometry(t)) - 1, TierHostExperts, 39, 2.6},
+		{"H200 under a cap a byte below the model without the tower's tables", 139 * gibi, model.ModelBytes - TowerDrawnEHBytes(tg) - 1, TierHostExperts, 39, 2.6, true},
 	}
 	for _, c := range cases {
 		in := model
 		in.DeviceFree, in.Cap, in.Headroom = c.free, c.cap, DefaultHeadroom
 		in.HostAvailable, in.HostReserve = 64*gibi, DefaultHostReserve
-		p, err := PlanTier(in)
-		if errors.Is(err, ErrDoesNotFit) || err == nil && p.Tier != TierDevice { // as LoadFrames: the tower's tables out before any expert
-			in = WithoutDrawnTables(in, fullTowerGeometry(t))
-			p, err = PlanTier(in)
-		}
+		p, err := PlanTierTablesFirst(in, tg, PlanTier) // as LoadFrames: the tower's tables out before any expert
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
+		}
+		if p.NoDrawnTables != c.noTables || p.NoDrawnTables != strings.Contains(p.String(), "tables left out") {
+			t.Errorf("%s: tables left out %v, want %v (%q)", c.name, p.NoDrawnTables, c.noTables, p)
+		}
+		if p.NoDrawnTables {
+			in = WithoutDrawnTables(in, tg)
 		}
 		t.Logf("%s: %s", c.name, p)
 		if want := fmt.Sprintf("reads %.1f %% of its experts on the device", 100*p.DeviceHitRate()); p.Tier == TierHostExperts && !strings.Contains(p.String(), want) {

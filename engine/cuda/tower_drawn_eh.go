@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -176,9 +177,26 @@ func TowerDrawnEHBytes(g TowerGeometry) int64 {
 }
 
 // WithoutDrawnTables is in less the tower's drawn-code tables: the tier's
-// input once a plan with them did not fit the device whole (LoadFrames, and
-// the synthetic backbone as it does).
+// input once a plan with them did not fit the device whole.
 func WithoutDrawnTables(in TierInput, g TowerGeometry) TierInput {
 	in.ModelBytes -= TowerDrawnEHBytes(g)
 	return in
+}
+
+// PlanTierTablesFirst is plan(in) with the tower's drawn-code tables the
+// first bytes to give way: where the model would not fit the device whole
+// with them (plan refuses with ErrDoesNotFit, or plans a tier other than
+// TierDevice), it is the plan of in without them (WithoutDrawnTables), its
+// NoDrawnTables set. LoadFrames, the synthetic backbone and the tier tests
+// plan so (plan: Device.PlanTier, or PlanTier).
+func PlanTierTablesFirst(in TierInput, g TowerGeometry, plan func(TierInput) (TierPlan, error)) (TierPlan, error) {
+	p, err := plan(in)
+	if err != nil && !errors.Is(err, ErrDoesNotFit) || err == nil && p.Tier == TierDevice {
+		return p, err
+	}
+	if p, err = plan(WithoutDrawnTables(in, g)); err != nil {
+		return p, err
+	}
+	p.NoDrawnTables = true
+	return p, nil
 }
