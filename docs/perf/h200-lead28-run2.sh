@@ -8,12 +8,7 @@ set -u
 . docs/perf/run-lib.sh
 run_setup run2 400 .carry-fa
 whole_check_tests TestTowerDrawnEH TestModelBytesMatchesTheLoad TestSamplerLeanTable TestSamplerLeanEmbed TestTowerFrameRows
-(cd engine/cuda && T 330 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
-(cd engine/cuda && T 200 tests-forced env PROSCENIUM_TEST_NUMERICS=fast PROSCENIUM_GPU_ATTN_MMA=on $X/cuda.test -test.v -test.run "$FF") &
-(cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
-run_agreement &
-(cd engine/cuda && T 330 tests-exact $X/cuda.test -test.v -test.run "$F")
-wait
+run_whole_check
 run_pack
 run_tally tests-exact tests-fast tests-forced engine
 grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-*.log | head -16
