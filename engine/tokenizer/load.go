@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"proscenium/engine/internal/regular"
@@ -159,8 +160,23 @@ func (t *Tokenizer) parseAdded(entries []addedTokenJSON) error {
 	for i := range t.idAdded {
 		t.idAdded[i] = -1
 	}
+	named, dupID := make([]bool, maxID+1), -1
 	for sym, id := range t.vocab {
+		if named[id] && (dupID < 0 || id < dupID) {
+			dupID = id
+		}
+		named[id] = true
 		t.idToken[id] = sym
+	}
+	if dupID >= 0 { // which symbol an id decodes to would depend on map order
+		var syms []string
+		for sym, id := range t.vocab {
+			if id == dupID {
+				syms = append(syms, sym)
+			}
+		}
+		slices.Sort(syms)
+		return fmt.Errorf("model.vocab: id %d is given to %d symbols %q (an id names one symbol)", dupID, len(syms), syms)
 	}
 	for i, a := range t.added {
 		if j := t.idAdded[a.ID]; j >= 0 {

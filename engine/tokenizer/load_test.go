@@ -100,6 +100,7 @@ func TestParseMalformed(t *testing.T) {
 		{"byte missing", func(m map[string]any) { delete(model(m)["vocab"].(map[string]any), "Ġ") }, `byte-level symbol "Ġ" (byte 0x20)`},
 		{"negative id", func(m map[string]any) { model(m)["vocab"].(map[string]any)["hi"] = -3 }, `model.vocab["hi"] = -3`},
 		{"huge id", func(m map[string]any) { model(m)["vocab"].(map[string]any)["hi"] = 1 << 40 }, `model.vocab["hi"]`},
+		{"shared id", func(m map[string]any) { model(m)["vocab"].(map[string]any)["n"] = 11 }, `model.vocab: id 11 is given to 2 symbols ["n" "ċ"]`},
 		{"merge unknown", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "zz"}} }, `model.merges[0]: symbol "zz"`},
 		{"merge result unknown", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "h"}} }, `merged symbol "hh"`},
 		{"merge triple", func(m map[string]any) { model(m)["merges"] = []any{[]any{"h", "i", "x"}} }, "model.merges[0] has 3 strings"},
