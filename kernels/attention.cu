@@ -499,11 +499,11 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // 0…pos+r of KV head h/(nh/nkv), softmax in float32 with scale, applied to
 // the values. The keys are split into ATTN_SPLITS ranges, one block each, so
 // a long cache is read by many multiprocessors (flash-decoding): a warp per
-// key (lanes read the row as float4s), an online softmax per warp, merged
-// per block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
+// key (lanes read the row as float4s), an online softmax per warp, merged per
+// block into part ([n, nh, ATTN_SPLITS, hd+2]: max, sum, then the
 // unnormalised output); the last block of a (row, head) to finish, counted
 // in counters ([n, nh], zero between launches), merges the splits and
-// writes the output. hd is a multiple of 4, at most ATTN_MAX_HD.
+// writes the output. hd is a multiple of 4, at most 128·HDR (ATTN_MAX_HD).
 // Grid: (nh, ATTN_SPLITS, n).
 #define ATTN_SPLITS 16
 #define ATTN_WARPS 8  // engine/cuda towerAttnThreads = ATTN_WARPS·32
@@ -520,13 +520,24 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // different takes: row t is the frame row of the take in slot s =
 // slots[t] (slots null: s = t), at position ctrl[s].pos of its own caches
 // (kc, vc + s·kv_stride floats), its errors in ctrl[s].
-template <bool ROPE, bool TAKES = false>
+//
+// attend_body<…, FEW = true> (the _h128 instances: hd ≤ 128, a lane's head
+// row in HDR = 1 float4) uses as few splits as its cache needs: ⌈rows/KEYS⌉
+// (at most ATTN_SPLITS; the grid's other blocks leave at once), each warp
+// loading PREF = 8 keys and values at once (every load before the first use,
+// then the keys in order), KEYS = ATTN_WARPS·PREF = 64 rows a pass of the
+// block. One split — a cache of up to 64 rows, a take's first frames —
+// writes the output itself: no partial, counter or merge (the merge's value
+// for one split). Otherwise (FEW false: PREF 1, every split) the same as
+// before: a key a warp at a time.
+template <bool ROPE, bool TAKES = false, int HDR = ATTN_MAX_HD / 128, int PREF = 1, bool FEW = false>
 __device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
                                             float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
                                             float* __restrict__ part, int* __restrict__ counters,
                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
                                             int nh, int nkv, int hd, int half, float scale, int max_rows,
                                             long long kv_stride = 0, const int32_t* __restrict__ slots = nullptr) {
+    constexpr int KEYS = ATTN_WARPS * PREF;
     pdl_entry();
     __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
     __shared__ float4 wo[ATTN_WARPS][ATTN_MAX_HD / 4];
@@ -547,75 +558,88 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
         if (ROPE && split == 0 && h == 0 && threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
         return;
     }
+    const int rows = last + 1, splits = FEW ? min(ATTN_SPLITS, (rows + KEYS - 1) / KEYS) : ATTN_SPLITS;
+    if (FEW && split >= splits) return;  // a short cache: fewer splits
     const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
     const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
     const float* own = qkv + (size_t)t * (nh + 2 * nkv) * hd + (nh + kvh) * hd;  // the row's key, then value at nkv·hd
     const bool store = ROPE && h % (nh / nkv) == 0;
-    float4 q[ATTN_MAX_HD / 128], acc[ATTN_MAX_HD / 128];
+    float4 q[HDR], acc[HDR];
 #pragma unroll
-    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+    for (int r = 0; r < HDR; r++) {
         const int d4 = lane + 32 * r;
         q[r] = d4 < hd4 ? q4[d4] : make_float4(0.f, 0.f, 0.f, 0.f);
         if (ROPE && d4 < hd4) q[r] = rope_float4(q[r], d4, cos_t, sin_t, last, half);
         acc[r] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
-    const int rows = last + 1, chunk = (rows + ATTN_SPLITS - 1) / ATTN_SPLITS;
+    const int chunk = (rows + splits - 1) / splits;
     const int p0 = split * chunk, p1 = min(p0 + chunk, rows);
     float m = -INFINITY, l = 0.f;
-    for (int p = p0 + warp; p < p1; p += ATTN_WARPS) {
-        const bool self = ROPE && p == last;  // the row itself: from qkv, not yet cached
-        float4* kd = reinterpret_cast<float4*>(kc + (size_t)p * kvw + kvh * hd);
-        float4* vd = reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd);
-        const float4* k4 = self ? reinterpret_cast<const float4*>(own) : kd;
-        const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd) : vd;
-        // The key's and value's loads issued together, before any use.
-        float4 kr[ATTN_MAX_HD / 128], vr[ATTN_MAX_HD / 128];
+    for (int base = p0 + warp; base < p1; base += KEYS) {
+        // The pass's keys and values of this warp (p = base + i·ATTN_WARPS),
+        // every load issued before any use.
+        float4 kr[PREF][HDR], vr[PREF][HDR];
 #pragma unroll
-        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
-            const int d4 = lane + 32 * r;
-            if (d4 < hd4) {
-                kr[r] = k4[d4];
-                vr[r] = v4[d4];
-            }
-        }
-        float dot = 0.f;
+        for (int i = 0; i < PREF; i++) {
+            const int p = base + i * ATTN_WARPS;
+            const bool self = ROPE && p == last;  // the row itself: from qkv, not yet cached
+            const float4* k4 = self ? reinterpret_cast<const float4*>(own)
+                                    : reinterpret_cast<const float4*>(kc + (size_t)p * kvw + kvh * hd);
+            const float4* v4 = self ? reinterpret_cast<const float4*>(own + nkv * hd)
+                                    : reinterpret_cast<const float4*>(vc + (size_t)p * kvw + kvh * hd);
 #pragma unroll
-        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
-            const int d4 = lane + 32 * r;
-            if (d4 < hd4) {
-                float4 k = kr[r];
-                if (self) {
-                    k = rope_float4(k, d4, cos_t, sin_t, last, half);
-                    if (store) {
-                        kd[d4] = k;
-                        vd[d4] = vr[r];
-                    }
+            for (int r = 0; r < HDR; r++) {
+                const int d4 = lane + 32 * r;
+                if (p < p1 && d4 < hd4) {
+                    kr[i][r] = k4[d4];
+                    vr[i][r] = v4[d4];
                 }
-                dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
             }
         }
-        const float sc = warp_sum(dot) * scale;
-        const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
-        l = l * corr + e;
 #pragma unroll
-        for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
-            const int d4 = lane + 32 * r;
-            if (d4 < hd4) {
-                const float4 v = vr[r];
-                acc[r].x = acc[r].x * corr + e * v.x;
-                acc[r].y = acc[r].y * corr + e * v.y;
-                acc[r].z = acc[r].z * corr + e * v.z;
-                acc[r].w = acc[r].w * corr + e * v.w;
+        for (int i = 0; i < PREF; i++) {
+            const int p = base + i * ATTN_WARPS;
+            if (p >= p1) break;
+            const bool self = ROPE && p == last;
+            float dot = 0.f;
+#pragma unroll
+            for (int r = 0; r < HDR; r++) {
+                const int d4 = lane + 32 * r;
+                if (d4 < hd4) {
+                    float4 k = kr[i][r];
+                    if (self) {
+                        k = rope_float4(k, d4, cos_t, sin_t, last, half);
+                        if (store) {
+                            reinterpret_cast<float4*>(kc + (size_t)p * kvw + kvh * hd)[d4] = k;
+                            reinterpret_cast<float4*>(vc + (size_t)p * kvw + kvh * hd)[d4] = vr[i][r];
+                        }
+                    }
+                    dot += q[r].x * k.x + q[r].y * k.y + q[r].z * k.z + q[r].w * k.w;
+                }
             }
+            const float sc = warp_sum(dot) * scale;
+            const float mn = fmaxf(m, sc), corr = expf(m - mn), e = expf(sc - mn);
+            l = l * corr + e;
+#pragma unroll
+            for (int r = 0; r < HDR; r++) {
+                const int d4 = lane + 32 * r;
+                if (d4 < hd4) {
+                    const float4 v = vr[i][r];
+                    acc[r].x = acc[r].x * corr + e * v.x;
+                    acc[r].y = acc[r].y * corr + e * v.y;
+                    acc[r].z = acc[r].z * corr + e * v.z;
+                    acc[r].w = acc[r].w * corr + e * v.w;
+                }
+            }
+            m = mn;
         }
-        m = mn;
     }
     if (lane == 0) {
         wm[warp] = m;
         wl[warp] = l;
     }
 #pragma unroll
-    for (int r = 0; r < ATTN_MAX_HD / 128; r++) {
+    for (int r = 0; r < HDR; r++) {
         const int d4 = lane + 32 * r;
         if (d4 < hd4) wo[warp][d4] = acc[r];
     }
@@ -625,10 +649,19 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
     float bm = -INFINITY;
     for (int w = 0; w < ATTN_WARPS; w++)
         if (wl[w] > 0.f) bm = fmaxf(bm, wm[w]);
-    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
     float bl = 0.f;
     for (int w = 0; w < ATTN_WARPS; w++)
         if (wl[w] > 0.f) bl += wl[w] * expf(wm[w] - bm);
+    if (FEW && splits == 1) {  // the whole row's keys: the output (the merge's value for one split)
+        for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+            float s = 0.f;
+            for (int w = 0; w < ATTN_WARPS; w++)
+                if (wl[w] > 0.f) s += reinterpret_cast<const float*>(wo[w])[d] * expf(wm[w] - bm);
+            o[d] = s / bl;
+        }
+        return;
+    }
+    float* mine = part + (((size_t)t * nh + h) * ATTN_SPLITS + split) * (hd + 2);
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float s = 0.f;
         for (int w = 0; w < ATTN_WARPS; w++)
@@ -643,7 +676,7 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
     __syncthreads();
     if (threadIdx.x == 0) {
         int* c = counters + (size_t)t * nh + h;
-        last_block = atomicAdd(c, 1) == ATTN_SPLITS - 1;
+        last_block = atomicAdd(c, 1) == splits - 1;
         if (last_block) *c = 0;  // ready for the next launch
     }
     __syncthreads();
@@ -657,7 +690,7 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
     __shared__ float sw[ATTN_SPLITS], sgl;
     if (warp == 0) {
         float ms = -INFINITY, ls = 0.f;
-        if (lane < ATTN_SPLITS) {
+        if (lane < splits) {
             ls = __ldcg(all + lane * (hd + 2) + 1);
             if (ls > 0.f) ms = __ldcg(all + lane * (hd + 2));
         }
@@ -672,8 +705,7 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
     __syncthreads();
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         float s = 0.f;
-#pragma unroll
-        for (int sp = 0; sp < ATTN_SPLITS; sp++) s += __ldcg(all + sp * (hd + 2) + 2 + d) * sw[sp];
+        for (int sp = 0; sp < splits; sp++) s += __ldcg(all + sp * (hd + 2) + 2 + d) * sw[sp];
         o[d] = s / sgl;
     }
 }
@@ -705,4 +737,24 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_
     long long kv_stride, const int32_t* __restrict__ slots) {
     attend_body<true, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half, scale,
                             max_rows, kv_stride, slots);
+}
+
+// tower_attend_rope_h128 and tower_attend_rope_takes_h128: the same for hd ≤
+// 128 (Drama 3's tower) with as few splits as the cache needs, a warp loading
+// 8 keys at once (attend_body's FEW; engine/cuda Tower.attnFew).
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_h128(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    attend_body<true, false, 1, 8, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half,
+                                         scale, max_rows);
+}
+
+extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_takes_h128(
+    float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
+    FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows,
+    long long kv_stride, const int32_t* __restrict__ slots) {
+    attend_body<true, true, 1, 8, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half,
+                                        scale, max_rows, kv_stride, slots);
 }

@@ -39,6 +39,8 @@
 // 4(t%64)… of heads t/64 and t/64+4. It writes its partial (m, l, o per
 // head) and counts itself in; the last of the used blocks of (b, y)
 // merges them: o = Σ o_s·e^(m_s−M) / Σ l_s·e^(m_s−M), gated.
+// attn_decode_ahead_fast issues (1)'s cached rows, and reads the row's slot
+// and position, before its PDL wait (docs/PERF.md "dec28").
 #include "common.cuh"
 #include "fused.cuh"
 
@@ -156,13 +158,17 @@ __device__ __forceinline__ void dec_rotate(float* v, const float2* cs, int hd, i
     }
 }
 
-// attn_decode_fast: see the top of the file. part holds, per (b, y) and
-// split, hb partials of DEC_PART_HEAD + hd floats; counters one zero uint32
-// per (b, y) (left zero); scale is 1/√hd; splits ≤ DEC_MAX_SPLITS.
-extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
-    float* attn, float* part, unsigned int* counters, float* kc, float* vc, const float* proj, const float* qnorm,
-    const float* knorm, const int32_t* posp, const int32_t* slots, long long slot_stride, int capacity, int nh, int nkv,
-    int hd, int rot, double theta, float eps, float scale, int splits) {
+// attn_decode_body: attn_decode_fast and attn_decode_ahead_fast (below).
+// part holds, per (b, y) and split, hb partials of DEC_PART_HEAD + hd
+// floats; counters one zero uint32 per (b, y) (left zero); scale is 1/√hd;
+// splits ≤ DEC_MAX_SPLITS. AHEAD: the row's slot and position and its first
+// chunk's cached keys and values are read before the PDL wait.
+template <bool AHEAD>
+__device__ __forceinline__ void attn_decode_body(float* attn, float* part, unsigned int* counters, float* kc, float* vc,
+                                                 const float* proj, const float* qnorm, const float* knorm,
+                                                 const int32_t* posp, const int32_t* slots, long long slot_stride,
+                                                 int capacity, int nh, int nkv, int hd, int rot, double theta, float eps,
+                                                 float scale, int splits) {
     __shared__ float4 vs[DEC_ROWS * 32 * DEC_MAXD4];  // the chunk's values [row][hd/4]
     __align__(16) __shared__ float qs[DEC_HG * 128 * DEC_MAXD4];  // the queries, normed, rotated, scaled [head][hd]
     __align__(16) __shared__ float kn[128 * DEC_MAXD4];           // the new row's key, normed and rotated
@@ -180,7 +186,10 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
         const float e = __fdiv_rn((float)(2 * threadIdx.x), (float)rot);
         invf = (float)(1.0 / (double)(float)pow(theta, (double)e));
     }
-    pdl_entry();
+    if (AHEAD)
+        pdl_launch_dependents();
+    else
+        pdl_entry();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sp = blockIdx.x, b = blockIdx.z;
     const int G = nh / nkv, hb = min(G, DEC_HG), groups = (G + hb - 1) / hb;
@@ -194,14 +203,15 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
     const int pos = __ldcg(posp + slot);
     const float* prow = proj + (size_t)b * pw;
     float* out = attn + ((size_t)b * nh + h0) * hd;
-    if (pos >= capacity) {
+    // A row at the capacity: NaN, nothing cached (AHEAD: after the wait).
+    auto at_capacity = [&]() {
         if (sp == 0)
             for (int i = threadIdx.x; i < nhb * hd; i += DEC_THREADS) out[i] = __int_as_float(0x7fc00000);
-        return;
-    }
+    };
+    if (!AHEAD && pos >= capacity) return at_capacity();
     const int n = pos + 1;  // the keys the row sees: the cached rows and its own
     const int used = min(splits, (n + DEC_ROWS - 1) / DEC_ROWS);
-    if (sp >= used) return;
+    if (!AHEAD && sp >= used) return;
     const int per = (n + used - 1) / used;
     const int r0 = min(sp * per, n), r1 = min(r0 + per, n);
     const bool has_new = r0 <= pos && pos < r1;
@@ -237,7 +247,33 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
                 vs[e] = reinterpret_cast<const float4*>(prow + (size_t)(2 * nh + nkv + kvh) * hd)[d4];
         }
     };
-    if (r0 < r1) load_chunk(r0);
+    // AHEAD: the first chunk's cached keys and values (rows before pos)
+    // before the wait, the new row's value (row pos, from proj) after it; no
+    // block leaves before the wait (pdl_sass_test.go).
+    auto load_cached = [&](int cb) {
+        const int cnt = min(DEC_ROWS, r1 - cb);
+        load_keys(cb, cnt);
+        for (int e = threadIdx.x; e < cnt * hd4; e += DEC_THREADS) {
+            const int c = e / hd4, d4 = e - c * hd4, row = cb + c;
+            if (row < pos) dec_cp16(&vs[e], vc + (size_t)row * kvw + kv_at + 4 * d4);
+        }
+    };
+    auto load_new_value = [&](int cb) {
+        const int c = pos - cb;  // the new row's place in the chunk (has_new, in the first chunk)
+        if (c >= DEC_ROWS) return;
+        for (int d4 = threadIdx.x; d4 < hd4; d4 += DEC_THREADS)
+            vs[c * hd4 + d4] = reinterpret_cast<const float4*>(prow + (size_t)(2 * nh + nkv + kvh) * hd)[d4];
+    };
+    if (AHEAD) {
+        const bool live = pos < capacity && sp < used;
+        if (live && r0 < r1) load_cached(r0);
+        pdl_wait();
+        if (pos >= capacity) return at_capacity();
+        if (sp >= used) return;
+        if (has_new) load_new_value(r0);
+    } else if (r0 < r1) {
+        load_chunk(r0);
+    }
     float4 vr[DEC_VPT];
     auto load_next = [&](int cb) {
         const int cnt = min(DEC_ROWS, r1 - cb);
@@ -435,3 +471,22 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) attn_decode_fast(
                         accb.z * il * Fast::sigmoid(gb.z), accb.w * il * Fast::sigmoid(gb.w));
     }
 }
+
+// attn_decode_fast: see the top of the file. attn_decode_ahead_fast: the
+// same with the row's slot and position and its first chunk's cached keys
+// and values read before the PDL wait, so that they stream while the q/k/v
+// projection finishes (docs/PERF.md "dec28"). The caller promises that the
+// launch before it is that projection, letting it start only after its own
+// wait (gemv.cuh pdl_entry_waited), so that every kernel before it — the
+// layer's previous step, the cache's last writer, and the step that
+// advanced the position — has finished. The same values as attn_decode_fast.
+#define DEC_ENTRY(NAME, AHEAD)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(DEC_THREADS)                                                         \
+        NAME(float* attn, float* part, unsigned int* counters, float* kc, float* vc, const float* proj,              \
+             const float* qnorm, const float* knorm, const int32_t* posp, const int32_t* slots, long long slot_stride, \
+             int capacity, int nh, int nkv, int hd, int rot, double theta, float eps, float scale, int splits) {      \
+        attn_decode_body<AHEAD>(attn, part, counters, kc, vc, proj, qnorm, knorm, posp, slots, slot_stride, capacity, \
+                                nh, nkv, hd, rot, theta, eps, scale, splits);                                         \
+    }
+DEC_ENTRY(attn_decode_fast, false)
+DEC_ENTRY(attn_decode_ahead_fast, true)

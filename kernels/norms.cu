@@ -76,7 +76,9 @@ __device__ __forceinline__ void norm_row(float* __restrict__ o, float (&v)[ROW_R
 // in (the frame is discarded); a code out of range writes NaN and sets
 // FRAME_ERR_BAD_CODE. Audio rows are frame rows of takes: row r reads (and
 // flags) ctrl[slots[r]] (slots null: ctrl[r]; Tower.FrameRows; one take:
-// n = 1). Grid: (n), 1024 threads (ROW_REGS).
+// n = 1). enorm null: no embedding half, hnorm(h[r]) as row r of cat as a
+// [n, width] matrix (a layer's W_h input, its embedding by table:
+// tower_out_eh's emode 3). Grid: (n), 1024 threads (ROW_REGS).
 extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restrict__ cat, const float* __restrict__ h,
                                           const uint16_t* __restrict__ table, FrameControl* ctrl, int code_slot,
                                           int entries, const float* __restrict__ enorm,
@@ -85,10 +87,12 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
     pdl_entry();
     __shared__ double red[32];
     const int row = blockIdx.x;
-    float* ce = cat + (size_t)row * 2 * width;
-    float* ch = ce + width;
+    const bool hnorm_only = enorm == nullptr;
+    float* ce = cat + (size_t)row * (hnorm_only ? 1 : 2) * width;
+    float* ch = hnorm_only ? ce : ce + width;
     const float* hr = h + (size_t)row * width;
-    if (table == nullptr) {
+    if (hnorm_only) {
+    } else if (table == nullptr) {
         const float inv = row_inv_rms(0.0, width, eps);
         for (int c = threadIdx.x; c < width; c += blockDim.x) ce[c] = 0.f * inv * enorm[c];
     } else {
@@ -105,24 +109,6 @@ extern "C" __global__ void __launch_bounds__(1024) tower_eh_input(float* __restr
 // reread the row: holding it in registers instead (as tower_eh_input does)
 // measured 1 µs slower a launch and 0.044 ms a frame (docs/PERF.md; code in
 // 22c6bf8, tower_add_rmsnorm_regs and tower_out_eh_regs).
-
-// Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
-// null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
-// memory. Each thread rereads only the xr values it wrote.
-__device__ __forceinline__ void add_rmsnorm_loops(float* o, float* xr, const float* ar, const float* __restrict__ w,
-                                                  int width, float eps, double* red) {
-    double ss = 0.0;
-    for (int c = threadIdx.x; c < width; c += blockDim.x) {
-        float v = xr[c];
-        if (ar) {
-            v += ar[c];
-            xr[c] = v;
-        }
-        ss += (double)v * (double)v;
-    }
-    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
-    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
-}
 
 // The embedding half of an eh_proj input by emode (tower_out_eh).
 __device__ __forceinline__ void eh_embed_half(float* __restrict__ ce, int emode, const uint16_t* __restrict__ table,
@@ -213,13 +199,7 @@ extern "C" __global__ void __launch_bounds__(1024) tower_table_add_rmsnorm(
     __shared__ double red[32];
     const size_t r = (size_t)blockIdx.x * width;
     FrameControl* c = ctrl + (slots ? slots[blockIdx.x] : (int)blockIdx.x);
-    const int code = c->end ? 0 : c->codes[code_slot];
-    if (code < 0 || code >= entries) {
-        for (int i = threadIdx.x; i < width; i += blockDim.x) x[r + i] = out[r + i] = __int_as_float(0x7fc00000);
-        if (threadIdx.x == 0) atomicOr(&c->error, FRAME_ERR_BAD_CODE);
-        return;
-    }
-    add_rmsnorm_loops(out + r, x + r, table + (size_t)code * width, w, width, eps, red);
+    table_add_rmsnorm_row(out + r, x + r, table, c->codes[code_slot], c->end != 0, c, entries, w, width, eps, red);
 }
 
 // The drawn-code table's inputs (towerDrawnEH): cat[r] = [enorm(E[code0 +

@@ -52,7 +52,10 @@ import (
 // (the cluster step) or plain loads (the split step's columns), and the B-row
 // down projections' ids, expert table words, weights and scales behind the
 // gate·up by ids (moe_down2_mma_ahead_fast, whose routed blocks branch past
-// the first wait, where this scan by address stops).
+// the first wait, where this scan by address stops); the step's one-launch
+// attention behind its waited q/k/v projection (attn_decode_ahead_fast: the
+// row's cached keys and values, its slot and position, docs/PERF.md
+// "dec28").
 var preWaitReviewed = []struct {
 	name    *regexp.Regexp
 	max     int
@@ -67,12 +70,17 @@ var preWaitReviewed = []struct {
 	{regexp.MustCompile(`^gemvxa_bf16_t\d+r\d+u\d+b\d+$`), 0, "nothing but its weights", gemvAheadLoad},
 	{regexp.MustCompile(`^deltanet_step_cluster(_slots)?_ahead_fast$`), 1, "slots (host-copied); the state, window and weights behind a waited input projection", cpAsyncCopy},
 	{regexp.MustCompile(`^deltanet_step_cols_slots_ahead_fast$`), 1, "slots (host-copied); the state behind a waited input projection", plainLoad},
+	{regexp.MustCompile(`^attn_decode_ahead_fast$`), 2, "the row's slot (host-copied) and position (advanced by the step before); the cached keys and values behind a waited q/k/v projection", cacheLoad},
 }
 
 // cpAsyncCopy is a cp.async copy's SASS; plainLoad a load that is neither
 // .nc nor 16 bytes wide (the split step's state, one float a load); each
 // after an optional predicate.
 var cpAsyncCopy, plainLoad = regexp.MustCompile(`^(?:@!?P\d +)?LDGSTS\.`), regexp.MustCompile(`^(?:@!?P\d +)?LDG\.E R`)
+
+// cacheLoad is the decode attention's loads of cached rows ahead: keys as
+// 16-byte loads into registers, values by cp.async (docs/PERF.md "dec28").
+var cacheLoad = regexp.MustCompile(`^(?:@!?P\d +)?(?:LDGSTS\.E\.BYPASS\.128 |LDG\.E\.128 R)`)
 
 // gemvAheadLoad is load_ahead's SASS (kernels/common.cuh).
 var gemvAheadLoad = regexp.MustCompile(`^LDG\.E\.NA\.LTC256B\.128 `)

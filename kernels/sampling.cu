@@ -339,17 +339,25 @@ __device__ void warp_draw(SampleShared& sh, int m, int limit, const float* __res
 // layer's embedding half of its eh_proj input, edst = enorm(E[code]) of the
 // [eentries, width] BF16 table (tower_embed_row; tower_out_eh left it), so
 // that layer needs no launch of its own for it.
-template <int MODE>
+//
+// TABLE (out null; sample_logits_lean_table): the draw then does the next
+// layer's table norm instead (tower_table_add_rmsnorm's row,
+// table_add_rmsnorm_row): tx += ttab[code] (the layer's eh_proj table,
+// float32 [eentries, width]; tx holds W_h·hnorm(h)), edst =
+// attention_norm(tx) with gain enorm; row b's tx and edst at b·width.
+template <int MODE, bool TABLE = false>
 __device__ __forceinline__ void sample_body(const float* __restrict__ logits, int n, int cb, int end_index,
                                             FrameControl* ctrl, int32_t* __restrict__ out,
                                             const uint16_t* __restrict__ etable, int eentries,
                                             const float* __restrict__ enorm, float* __restrict__ edst, int width,
-                                            float eps, const int32_t* __restrict__ slots) {
+                                            float eps, const int32_t* __restrict__ slots,
+                                            const float* __restrict__ ttab = nullptr, float* __restrict__ tx = nullptr) {
     pdl_entry();
     logits += (size_t)blockIdx.x * n;
     if (!out) {  // row b: a take's frame row
         ctrl += slots ? slots[blockIdx.x] : (int)blockIdx.x;
-        if (edst) edst += (size_t)blockIdx.x * 2 * width;
+        if (edst) edst += (size_t)blockIdx.x * (TABLE ? 1 : 2) * width;
+        if (TABLE) tx += (size_t)blockIdx.x * width;
     }
     const uint32_t frame = (uint32_t)(ctrl->frame + (out ? (int)blockIdx.x : 0));
     __shared__ SampleShared sh;
@@ -378,7 +386,7 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
     uint32_t lean_seed_lo = 0, lean_seed_hi = 0;
     if (MODE == 3) {
         lean_forced = !out && ctrl->forced;
-        lean_ended = !out && etable && ctrl->end;
+        lean_ended = !out && (etable || TABLE) && ctrl->end;
         lean_temp = ctrl->temperature;
         lean_top_p = ctrl->top_p;
         lean_top_k = ctrl->top_k;
@@ -688,6 +696,11 @@ __device__ __forceinline__ void sample_body(const float* __restrict__ logits, in
         ctrl->codes[cb] = code;
         if (end_index >= 0) ctrl->end = code == end_index;
     }
+    if (TABLE && !out) {  // this draw's end when it decides it (the semantic draw), else ctrl->end as read above
+        const bool ended = end_index >= 0 ? code == end_index : MODE == 3 ? lean_ended : ctrl->end != 0;
+        table_add_rmsnorm_row(edst, tx, ttab, code, ended, ctrl, eentries, enorm, width, eps, sh.r.red);
+        return;
+    }
     if (out || !etable) return;
     if (MODE == 3 && end_index < 0) {  // this draw writes no end: ctrl->end as read above
         tower_embed_row_lean<SAMPLE_PER>(edst, etable, code, lean_ended, ctrl, eentries, enorm, width, eps, sh.r.red);
@@ -753,4 +766,18 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_lean(
     const uint16_t* __restrict__ etable, int eentries, const float* __restrict__ enorm, float* __restrict__ edst,
     int width, float eps, const int32_t* __restrict__ slots) {
     sample_body<3>(logits, n, cb, end_index, ctrl, out, etable, eentries, enorm, edst, width, eps, slots);
+}
+
+// sample_logits_lean_table is sample_logits_lean with the next tower layer's
+// table norm in its tail (sample_body's TABLE; engine/cuda drawTable,
+// $PROSCENIUM_GPU_DRAW_NORM; docs/PERF.md "drawnorm28"): after the code, tx
+// += ttab[code] and tnormed = attention_norm(tx) with gain tw, the bits
+// tower_table_add_rmsnorm gives (the same row code, the same 1024 threads),
+// a launch less on the frame's path. Frame rows only (out null).
+extern "C" __global__ void __launch_bounds__(SAMPLE_THREADS) sample_logits_lean_table(
+    const float* __restrict__ logits, int n, int cb, int end_index, FrameControl* ctrl, const float* __restrict__ ttab,
+    int tentries, const float* __restrict__ tw, float* __restrict__ tx, float* __restrict__ tnormed, int width,
+    float eps, const int32_t* __restrict__ slots) {
+    sample_body<3, true>(logits, n, cb, end_index, ctrl, nullptr, nullptr, tentries, tw, tnormed, width, eps, slots,
+                         ttab, tx);
 }

@@ -87,3 +87,41 @@ __device__ __forceinline__ void tower_embed_row_lean(float* __restrict__ ce, con
         if (c < width) ce[c] = x[e] * inv * g[e];
     }
 }
+
+// Residual add and plain-gain RMSNorm of one row: xr += ar (when ar is not
+// null), o = xr·inv·w (Add, then plainNormRows). red: 32 doubles of shared
+// memory. Each thread rereads only the xr values it wrote.
+__device__ __forceinline__ void add_rmsnorm_loops(float* o, float* xr, const float* ar, const float* __restrict__ w,
+                                                  int width, float eps, double* red) {
+    double ss = 0.0;
+    for (int c = threadIdx.x; c < width; c += blockDim.x) {
+        float v = xr[c];
+        if (ar) {
+            v += ar[c];
+            xr[c] = v;
+        }
+        ss += (double)v * (double)v;
+    }
+    const float inv = row_inv_rms(block_sum(ss, red), width, eps);
+    for (int c = threadIdx.x; c < width; c += blockDim.x) o[c] = xr[c] * inv * w[c];
+}
+
+// table_add_rmsnorm_row is a row of tower_table_add_rmsnorm (norms.cu): xr
+// += table[code] (a table layer's T, float32 [entries, width]; xr holds
+// W_h·hnorm(h)), o = attention_norm(xr) with gain w; after end of speech
+// (ended) code 0 stands in (the frame is discarded); a code out of range
+// writes NaN to both and sets FRAME_ERR_BAD_CODE. Every thread of the block
+// calls it with the same code. Shared with the draw that picks the code
+// (sampling.cu sample_logits_lean_table).
+__device__ __forceinline__ void table_add_rmsnorm_row(float* o, float* xr, const float* __restrict__ table, int code,
+                                                      bool ended, FrameControl* ctrl, int entries,
+                                                      const float* __restrict__ w, int width, float eps,
+                                                      double* red) {
+    if (ended) code = 0;
+    if (code < 0 || code >= entries) {
+        for (int i = threadIdx.x; i < width; i += blockDim.x) xr[i] = o[i] = __int_as_float(0x7fc00000);
+        if (threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_BAD_CODE);
+        return;
+    }
+    add_rmsnorm_loops(o, xr, table + (size_t)code * width, w, width, eps, red);
+}

@@ -26,6 +26,13 @@ const AttnDecodeEnv = "PROSCENIUM_GPU_ATTN_DECODE"
 // keeps the kernels it was captured with).
 var attnDecode = os.Getenv(AttnDecodeEnv) != "0"
 
+// attnDecodeAhead: a step's one-launch attention reads the row's position
+// and its first chunk of cached keys and values before its PDL wait, behind
+// a q/k/v projection that lets it start only after its own wait
+// (attn_decode_ahead_fast; Queue.attnInWaited; docs/PERF.md "dec28").
+// $PROSCENIUM_GPU_ATTN_AHEAD=0 keeps the loads after the wait.
+var attnDecodeAhead = os.Getenv("PROSCENIUM_GPU_ATTN_AHEAD") != "0"
+
 const (
 	decodeThreads = kernel.DecThreads
 	// decodeHeads is the most query heads a block takes (the kernel's

@@ -40,6 +40,16 @@ func (l *AttentionLayer) decodeFits(n int) bool {
 // its cache the layer's. counters holds decodeCounters(n) zero uint32s,
 // left zero.
 func (q *Queue) attentionDecode(l *AttentionLayer, n int, pos Tensor, s *stepSlots, counters *Block) error {
+	return q.attentionDecodeBehind(l, n, pos, s, counters, false)
+}
+
+// attentionDecodeBehind is attentionDecode; ahead runs
+// attn_decode_ahead_fast, which reads the rows' slots and positions and
+// their first chunk's cached keys and values before its PDL wait: the
+// caller promises the launch before is a q/k/v projection that lets it start
+// only after its own wait (attnInWaited), so everything those reads see was
+// written by kernels that have finished.
+func (q *Queue) attentionDecodeBehind(l *AttentionLayer, n int, pos Tensor, s *stepSlots, counters *Block, ahead bool) error {
 	g := l.G
 	switch {
 	case q.d.Numerics.Exact():
@@ -67,5 +77,9 @@ func (q *Queue) attentionDecode(l *AttentionLayer, n int, pos Tensor, s *stepSlo
 	} else if n != 1 {
 		return fmt.Errorf("cuda attention: a one-launch decode of %d rows without their slots", n)
 	}
-	return kernel.AttnDecodeFast(q, [3]int{a.Splits, g.decodeBlocksY(), n}, decodeThreads, a)
+	grid := [3]int{a.Splits, g.decodeBlocksY(), n}
+	if ahead {
+		return kernel.AttnDecodeAheadFast(q, grid, decodeThreads, kernel.AttnDecodeAheadFastArgs(a))
+	}
+	return kernel.AttnDecodeFast(q, grid, decodeThreads, a)
 }

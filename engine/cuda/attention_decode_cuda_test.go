@@ -68,7 +68,9 @@ func checkKVAgainst(t *testing.T, what string, got, want []float32, capacity, kv
 // attentionCore within fast's 1e-5 for the output and 1e-4 for every head's
 // vector, the four kernels' output within 1e-5, the cache the four kernels
 // leave (values bit for bit), and the tail counters left zero. A row at the
-// capacity gives NaN and leaves the cache as it was. The prompts between
+// capacity gives NaN and leaves the cache as it was. Each step again with
+// the reads ahead of the wait (attn_decode_ahead_fast): the same bits,
+// output and cache. The prompts between
 // run through attentionCore (the four kernels), so the cache the steps read
 // is the CPU's.
 func TestAttentionDecode(t *testing.T) {
@@ -141,8 +143,24 @@ func TestAttentionDecode(t *testing.T) {
 				checkClose(t, what, got, want, 1e-5)
 				checkVectorsClose(t, what, got, want, g.HeadDim, 1e-4)
 				checkClose(t, what+" against the four kernels", got, old, 1e-5)
-				checkKVAgainst(t, what+" cache", download(t, l.KV.Block, kvFloats), oldKV, capacity, kvw, before+1)
+				gotKV := download(t, l.KV.Block, kvFloats)
+				checkKVAgainst(t, what+" cache", gotKV, oldKV, capacity, kvw, before+1)
 				checkCountersZero(t, what, counters, l.G.decodeCounters(1))
+				// The same launch with its reads ahead of the wait
+				// (attn_decode_ahead_fast): the same bits.
+				if err := firstErr(Upload(dev, l.KV.Block, l.KV.Off, kv), Upload(dev, l.Scratch.Block, attnOff, nanRows(aw))); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Run(func(q *Queue) error { return q.attentionDecodeBehind(l, 1, Whole(c.pos), nil, counters, true) }); err != nil {
+					t.Fatal(err)
+				}
+				if d, ulp := ULPDiff(attn(), got); d != 0 {
+					t.Fatalf("%s: %d outputs differ with the reads ahead (up to %d ULP)", what, d, ulp)
+				}
+				if d, ulp := ULPDiff(download(t, l.KV.Block, kvFloats), gotKV); d != 0 {
+					t.Fatalf("%s: %d cached values differ with the reads ahead (up to %d ULP)", what, d, ulp)
+				}
+				checkCountersZero(t, what+" ahead", counters, l.G.decodeCounters(1))
 				if err := dev.Run(func(q *Queue) error { return q.AddInt32(Whole(c.pos), 1) }); err != nil {
 					t.Fatal(err)
 				}
@@ -155,18 +173,23 @@ func TestAttentionDecode(t *testing.T) {
 			if err := firstErr(Upload(dev, l.Scratch.Block, l.Scratch.Off, randNonZero(r, pw)), Upload(dev, l.Scratch.Block, attnOff, make([]float32, aw))); err != nil {
 				t.Fatal(err)
 			}
-			if err := dev.Run(func(q *Queue) error { return q.attentionDecode(l, 1, Whole(c.pos), nil, counters) }); err != nil {
-				t.Fatal(err)
-			}
-			for i, v := range attn() {
-				if !math.IsNaN(float64(v)) {
-					t.Fatalf("a row at the capacity: output %d is %v, not NaN", i, v)
+			for _, ahead := range []bool{false, true} {
+				if err := Upload(dev, l.Scratch.Block, attnOff, make([]float32, aw)); err != nil {
+					t.Fatal(err)
 				}
+				if err := dev.Run(func(q *Queue) error { return q.attentionDecodeBehind(l, 1, Whole(c.pos), nil, counters, ahead) }); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range attn() {
+					if !math.IsNaN(float64(v)) {
+						t.Fatalf("a row at the capacity (reads ahead %v): output %d is %v, not NaN", ahead, i, v)
+					}
+				}
+				if d, _ := ULPDiff(download(t, l.KV.Block, kvFloats), kv); d != 0 {
+					t.Fatalf("a row at the capacity (reads ahead %v) changed %d cached values", ahead, d)
+				}
+				checkCountersZero(t, "at the capacity", counters, l.G.decodeCounters(1))
 			}
-			if d, _ := ULPDiff(download(t, l.KV.Block, kvFloats), kv); d != 0 {
-				t.Fatalf("a row at the capacity changed %d cached values", d)
-			}
-			checkCountersZero(t, "at the capacity", counters, l.G.decodeCounters(1))
 		})
 	}
 }
@@ -178,7 +201,8 @@ func TestAttentionDecode(t *testing.T) {
 // same caches (values bit for bit): three takes on a 40-row cache (one at
 // its last row, one at its first), and eight on a 1100-row cache from 3 to
 // 1099 rows cached with one at the capacity (NaN, nothing cached), its rows
-// in another order than their slots. The one-row kernels the *_slots ones
+// in another order than their slots; and the reads ahead of the wait
+// (attn_decode_ahead_fast) the same bits. The one-row kernels the *_slots ones
 // run are held to the CPU by TestAttentionLayer and TestAttentionStepRows.
 func TestAttentionDecodeRows(t *testing.T) {
 	withFast(t)
@@ -203,7 +227,7 @@ func TestAttentionDecodeRows(t *testing.T) {
 				attnOff := l.Scratch.Off + ag.scratchLayout(l.MaxRows, cs.capacity).attn
 				proj := randNonZero(r, n*ag.ProjWidth())
 				counters := decodeCountersBlock(t, ag.decodeCounters(n))
-				run := func(dec *Block) (out, kv []float32) {
+				run := func(dec *Block, ahead bool) (out, kv []float32) {
 					all, pos := upload(t, caches), upload(t, cs.positions)
 					l.KV = Whole(all)
 					sl := stepSlots{slots: Whole(upload(t, cs.slots)), stride: int64(kvb / 4), pos: Whole(pos)}
@@ -214,7 +238,7 @@ func TestAttentionDecodeRows(t *testing.T) {
 						attnDecode = true // attentionCoreRows asks decodeApplies
 						defer func() { attnDecode = false }()
 					}
-					if err := dev.Run(func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, dec) }); err != nil {
+					if err := dev.Run(func(q *Queue) error { return q.attentionCoreRowsBehind(&l, n, sl, dec, ahead) }); err != nil {
 						t.Fatal(err)
 					}
 					out = make([]float32, n*aw)
@@ -226,9 +250,18 @@ func TestAttentionDecodeRows(t *testing.T) {
 					}
 					return out, download(t, all, n*kvb/4)
 				}
-				old, oldKV := run(nil)
-				got, gotKV := run(counters)
+				old, oldKV := run(nil, false)
+				got, gotKV := run(counters, false)
 				checkCountersZero(t, "rows", counters, ag.decodeCounters(n))
+				// With its reads ahead of the wait (attn_decode_ahead_fast): the same bits.
+				aheadOut, aheadKV := run(counters, true)
+				checkCountersZero(t, "rows ahead", counters, ag.decodeCounters(n))
+				if d, ulp := ULPDiff(aheadOut, got); d != 0 {
+					t.Fatalf("%d outputs differ with the reads ahead (up to %d ULP)", d, ulp)
+				}
+				if d, ulp := ULPDiff(aheadKV, gotKV); d != 0 {
+					t.Fatalf("%d cached values differ with the reads ahead (up to %d ULP)", d, ulp)
+				}
 				for row, s := range cs.slots {
 					what := fmt.Sprintf("row %d (slot %d after %d rows)", row, s, cs.positions[s])
 					o, w := got[row*aw:(row+1)*aw], old[row*aw:(row+1)*aw]

@@ -61,35 +61,25 @@ func TestDeltaNetStepAhead(t *testing.T) {
 					l := c.layer
 					l.State = Whole(upload(t, state0))
 					out := poisoned(t, steps*rows*g.Hidden)
-					var graph *Graph
-					if err := dev.Run(func(q *Queue) (err error) {
-						graph, err = q.Capture(func(q *Queue) error {
-							for s := 0; s < steps; s++ {
-								xi, oi := Whole(x).At(int64(s*rows*g.Hidden*4)), Whole(out).At(int64(s*rows*g.Hidden*4))
-								if n == 0 {
-									if err := q.DeltaNetForward(&l, oi, xi, 1); err != nil {
-										return err
-									}
-									continue
-								}
-								o, err := q.deltaNetStepRows(&l, oi, xi, rows, slots)
-								if err != nil {
+					runCaptured(t, func(q *Queue) error {
+						for s := 0; s < steps; s++ {
+							xi, oi := Whole(x).At(int64(s*rows*g.Hidden*4)), Whole(out).At(int64(s*rows*g.Hidden*4))
+							if n == 0 {
+								if err := q.DeltaNetForward(&l, oi, xi, 1); err != nil {
 									return err
 								}
-								if err := o.projectRows(q, oi, rows); err != nil {
-									return err
-								}
+								continue
 							}
-							return nil
-						})
-						return err
-					}); err != nil {
-						t.Fatal(err)
-					}
-					if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil {
-						t.Fatal(err)
-					}
-					dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
+							o, err := q.deltaNetStepRows(&l, oi, xi, rows, slots)
+							if err != nil {
+								return err
+							}
+							if err := o.projectRows(q, oi, rows); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
 					return download(t, out, steps*rows*g.Hidden), download(t, l.State.Block, rows*sb/4)
 				}
 				wantO, wantS := run(false)

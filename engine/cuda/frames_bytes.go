@@ -48,7 +48,8 @@ func TowerStateBytes(g TowerGeometry, maxRows, prefillChunk int) int64 {
 // TowerTakesStateBytes is TowerStateBytes of a tower of takes slots
 // (TowerOptions.Takes): each slot's control block, caches, logits and
 // feedback row, one scratch of max(prefillChunk, takes) rows, and the drawn
-// codes' eh_proj tables (towerDrawnEHLayout: 134 MB at Drama 3's geometry).
+// codes' and code 0's eh_proj tables (towerDrawnEHLayout: 344 MB at Drama 3's
+// geometry).
 func TowerTakesStateBytes(g TowerGeometry, maxRows, prefillChunk, takes int) int64 {
 	if prefillChunk == 0 {
 		prefillChunk = DefaultTowerPrefillChunk
@@ -67,7 +68,7 @@ func TowerTakesStateBytes(g TowerGeometry, maxRows, prefillChunk, takes int) int
 		sizes = append(sizes, k*int64(e)*4)
 	}
 	sizes = append(sizes, k*D*4, int64(len(g.Entries))*8, int64(len(g.Entries))*4, int64(g.Entries[0])*4)
-	if _, eh := towerDrawnEHLayout(g, towerEH); eh > 0 {
+	if eh := towerDrawnEHLayout(g, towerEH, towerEH0).size; eh > 0 {
 		sizes = append(sizes, eh) // the drawn codes' eh_proj tables (tower_drawn_eh.go)
 	}
 	var total int64

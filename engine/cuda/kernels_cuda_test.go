@@ -107,6 +107,21 @@ func alloc(t *testing.T, bytes int) *Block {
 	return b
 }
 
+// runCaptured captures build's launches as one graph, launches it once and
+// destroys it: the launches run as a captured step's do, under PDL where the
+// device has it.
+func runCaptured(t *testing.T, build func(q *Queue) error) {
+	t.Helper()
+	var graph *Graph
+	if err := dev.Run(func(q *Queue) (err error) { graph, err = q.Capture(build); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Run(func(q *Queue) error { graph.Destroy(); return nil })
+	if err := dev.Run(func(q *Queue) error { return q.LaunchGraph(graph) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // poisoned is a float32 output buffer of n elements filled with NaN.
 func poisoned(t *testing.T, n int) *Block {
 	t.Helper()

@@ -354,13 +354,16 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	g := l.G
 	qw, kw := g.Heads*g.HeadDim, g.KVHeads*g.HeadDim
 	w := l.W
-	if err := q.stackedProjections(l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
+	waited := n == 1 && q.attnInWaited(l, 1, dec)
+	if err := q.stacked(func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
+		return q.projectionWaited(y, ystride, col, w, x, n, rows, cols, siteIn, waited)
+	}, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
 	var err error
 	switch {
 	case n == 1 && q.decodeApplies(l, n, dec):
-		err = q.attentionDecode(l, n, pos, nil, dec)
+		err = q.attentionDecodeBehind(l, n, pos, nil, dec, waited)
 	case q.flashApplies(l, n, counters):
 		err = q.attentionFlash(l, n, pos, maxLen)
 	default:

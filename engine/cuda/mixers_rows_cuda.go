@@ -125,11 +125,28 @@ func (q *Queue) gemvRowsMMA(g GemvRows, xs, ys int, y, W, x *Block) error {
 // trigger delays the next launch (every GEMV waited made the two-take step
 // 20 µs slower, run 2).
 func (q *Queue) deltaNetInWaited(n int) bool {
+	return deltaNetAhead && q.inProjWaitable(n)
+}
+
+// inProjWaitable reports whether a mixer's input projections of n rows may
+// run waited (Gemv.Waited, GemvRows.Waited) for the kernel after them to
+// read ahead of its wait: under fast numerics, where they do not load their
+// weights ahead (such kernels let the next one start first).
+func (q *Queue) inProjWaitable(n int) bool {
 	ahead := gemvAhead[siteIn]
 	if n > 1 {
 		ahead = rowsAhead(siteIn, n)
 	}
-	return deltaNetAhead && !q.d.Numerics.Exact() && !ahead
+	return !q.d.Numerics.Exact() && !ahead
+}
+
+// attnInWaited reports whether an attention layer's step of n rows runs its
+// q/k/v projections waited, so that its one-launch core
+// (attn_decode_ahead_fast) reads the rows' positions and first cached keys
+// and values before its wait: where the core is that launch
+// (decodeApplies) and attnDecodeAhead (docs/PERF.md "dec28").
+func (q *Queue) attnInWaited(l *AttentionLayer, n int, dec *Block) bool {
+	return attnDecodeAhead && q.decodeApplies(l, n, dec) && q.inProjWaitable(n)
 }
 
 // rowsProjection is projection for the n ≤ MaxStepRows rows of a B-row
@@ -265,13 +282,14 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
 	qw, kw := nh*hd, nkv*hd
 	w := l.W
+	waited := q.attnInWaited(l, n, dec)
 	rowsProj := func(y Tensor, ystride, col int, w Tensor, x Tensor, n, rows, cols int) error {
-		return q.rowsProjection(y, ystride, col, w, x, 0, n, rows, cols, siteIn)
+		return q.rowsProjectionWaited(y, ystride, col, w, x, 0, n, rows, cols, siteIn, waited)
 	}
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.attentionCoreRows(l, n, s, dec); err != nil {
+	if err := q.attentionCoreRowsBehind(l, n, s, dec, waited); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
@@ -282,12 +300,19 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 // attn region, by attentionDecode where decodeApplies, else by the four
 // *_slots kernels.
 func (q *Queue) attentionCoreRows(l *AttentionLayer, n int, s stepSlots, dec *Block) error {
+	return q.attentionCoreRowsBehind(l, n, s, dec, false)
+}
+
+// attentionCoreRowsBehind is attentionCoreRows; waited (attnInWaited's
+// answer) says the launch before is the rows' waited q/k/v projection, so
+// the one-launch core reads ahead of its wait (attentionDecodeBehind).
+func (q *Queue) attentionCoreRowsBehind(l *AttentionLayer, n int, s stepSlots, dec *Block, waited bool) error {
 	g := l.G
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
 	w := l.W
 	r := l.regions()
 	if q.decodeApplies(l, n, dec) {
-		return q.attentionDecode(l, n, s.pos, &s, dec)
+		return q.attentionDecodeBehind(l, n, s.pos, &s, dec, waited)
 	}
 	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
 	theta := g.ropeTheta()

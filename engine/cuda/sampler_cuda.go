@@ -112,3 +112,48 @@ func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Bloc
 	return launch(q, [3]int{batch, 1, 1}, kernel.SampleThreads, devPtr(logits), n, cb, endIndex, devPtr(ctrl), devPtr(out),
 		table, entries, enorm, dst, width, eps, slots)
 }
+
+// drawNorm: a frame's draw that a table layer follows does that layer's
+// table norm in its tail (sample_logits_lean_table: the lean draw, the
+// default, only); $PROSCENIUM_GPU_DRAW_NORM=0 leaves it to the layer's
+// tower_table_add_rmsnorm launch (docs/PERF.md "drawnorm28").
+var drawNorm = os.Getenv("PROSCENIUM_GPU_DRAW_NORM") != "0"
+
+// drawFoldsTable reports whether a frame's draws fold the next layer's
+// table norm (drawNorm with the lean draw).
+func drawFoldsTable() bool { return drawNorm && sampleKernel == "sample_logits_lean" }
+
+// drawTable is the table norm a draw does after its code for the table
+// layer after it (tower_table_add_rmsnorm's row): X += T[code] (X holding
+// W_h·hnorm(h)), Normed = attention_norm(X) with gain W, row b of each at
+// b·Width floats.
+type drawTable struct {
+	T         Tensor // float32 [Entries, Width]
+	Entries   int
+	W         Tensor // the layer's attention norm gain [Width]
+	X, Normed kernel.Ptr
+	Width     int
+	Eps       float32
+}
+
+// sampleLogitsTable enqueues the frame rows' draws of codebook cb (as
+// sampleLogits with out nil, batch rows, no embedding) with tab's table
+// norm in their tail (sample_logits_lean_table). The caller checks
+// drawFoldsTable.
+func (q *Queue) sampleLogitsTable(logits *Block, n, cb, endIndex int, ctrl *Block, batch int, tab *drawTable, slots kernel.Ptr) error {
+	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
+		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
+	}
+	ctrlBytes := int64(frameCtrlWords * 4)
+	if slots == 0 {
+		ctrlBytes *= int64(batch)
+	}
+	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
+		checkFits(ctrl, 0, ctrlBytes, "sample control"),
+		tab.T.fits(int64(tab.Entries)*int64(tab.Width)*4, "draw table"),
+		tab.W.fits(int64(tab.Width)*4, "draw table norm")); err != nil {
+		return err
+	}
+	return kernel.SampleLogitsLeanTable(q, [3]int{batch, 1, 1}, kernel.SampleThreads, devPtr(logits), n, cb, endIndex,
+		devPtr(ctrl), tPtr(tab.T), tab.Entries, tPtr(tab.W), tab.X, tab.Normed, tab.Width, tab.Eps, slots)
+}

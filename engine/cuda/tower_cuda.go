@@ -78,6 +78,7 @@ type Tower struct {
 
 	gateUpMMA towerGateUpMMA // where the B-row gate·up runs on the tensor cores (tower_gate_up_mma_cuda.go)
 	fastRows  bool           // fast B-row projections on towerFastRowsVariant's instances (PROSCENIUM_GPU_TOWER_FAST_ROWS)
+	attnFew   bool           // a frame row's attention on the _h128 instances (heads ≤ 128 dims; PROSCENIUM_GPU_TOWER_ATTN)
 
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
@@ -88,6 +89,9 @@ type Tower struct {
 	// drawn[i]: residual layer i's eh_proj as W_h and a table of its drawn
 	// code (tower_drawn_eh.go); nil: every layer runs eh_proj after the draw.
 	drawn []towerDrawnEH
+	// code0 is the code-0 layers' eh_proj by table, by tower layer
+	// (tower_drawn_eh.go; nil: none).
+	code0 []towerDrawnEH
 }
 
 // NewTower checks the tensors and allocates the tower's device state.
@@ -122,9 +126,13 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
+	attnFew, err := parseTowerAttnFew(os.Getenv("PROSCENIUM_GPU_TOWER_ATTN"))
+	if err != nil {
+		return nil, fmt.Errorf("cuda tower: %w", err)
+	}
 	g := w.Geometry
 	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA,
-		fastRows: fastRows}
+		fastRows: fastRows, attnFew: attnFew && g.HeadDim <= 128}
 	ok := false
 	defer func() {
 		if !ok {
@@ -171,10 +179,10 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	t.fbTables = alloc(int64(len(g.Entries)) * 8)
 	t.fbEntries = alloc(int64(len(g.Entries)) * 4)
 	t.semTokens = alloc(int64(g.Entries[0]) * 4)
-	places, ehBytes := towerDrawnEHLayout(g, towerEH)
+	ehLayout := towerDrawnEHLayout(g, towerEH, towerEH0)
 	var ehBlock *Block
-	if ehBytes > 0 && !opt.NoDrawnTables {
-		ehBlock = alloc(ehBytes)
+	if ehLayout.size > 0 && !opt.NoDrawnTables {
+		ehBlock = alloc(ehLayout.size)
 	}
 	if allocErr != nil {
 		return nil, allocErr
@@ -199,7 +207,7 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
 	if ehBlock != nil {
-		if err := t.buildDrawnEH(ehBlock, places); err != nil {
+		if err := t.buildDrawnEH(ehBlock, ehLayout); err != nil {
 			return nil, err
 		}
 	}
@@ -462,23 +470,49 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	if err != nil {
 		return err
 	}
+	// Layer 0 by table (towerEH0Merged): hnorm(h) and W_h·hnorm(h) before
+	// the draw, beside the semantic head where headAndHnorm merges (under
+	// fast: exact sums the head in float64, below).
+	tab0, semantic := t.code0EH(0), false
+	if tab0 != nil && towerEH0 == towerEH0Merged {
+		if err := t.hnormRows(q, tPtr(hidden), t.layerTensors(0), n); err != nil {
+			return err
+		}
+		if !q.d.Numerics.Exact() && t.mergesHeadAndHnorm(byTake, n) {
+			if err := t.headAndHnormOf(q, byTake, t.w.SemanticHead, g.Entries[0]+1, row, tab0, n, t.semantic); err != nil {
+				return err
+			}
+			semantic = true
+		} else if err := t.projectRows(q, byTake, tab0.wh, g.Dim, g.Dim, n, t.cat, t.x); err != nil {
+			return err
+		}
+	}
 	// The semantic head reads the backbone's row, which under exact
 	// numerics has the CPU's bits (the numerics contract, docs/MODEL.md):
 	// summed in float64 like cpu.MatVec, its logits keep them, so the
 	// frame's first draw sees the CPU's logits exactly. Under fast numerics
 	// it sums float32 like the tower's own GEMVs.
-	if byTake {
+	switch {
+	case semantic: // with layer 0's W_h above
+	case byTake:
 		if err := t.gemvRows(q, t.w.SemanticHead, g.Entries[0]+1, g.Dim, n, Whole(row), t.semantic, q.d.Numerics.Exact()); err != nil {
 			return err
 		}
-	} else {
+	default:
 		sem := Gemv{Rows: g.Entries[0] + 1, Cols: g.Dim, N: 1, Mats: 1, WOff: t.w.SemanticHead.Off,
 			Variant: t.gemvVariant(g.Entries[0]+1, g.Dim, 1), F64: q.d.Numerics.Exact(), WeightsAhead: gemvAhead[siteTower]}
 		if err := q.GemvBF16(sem, t.semantic, t.w.SemanticHead.Block, row); err != nil {
 			return err
 		}
 	}
-	if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
+	// Layer 0's table norm in the semantic draw's tail where the draws fold
+	// it (its W_h·hnorm(h) ran above).
+	foldTab0 := tab0 != nil && towerEH0 == towerEH0Merged && drawFoldsTable()
+	if foldTab0 {
+		if err := q.sampleLogitsTable(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, n, t.drawTable(tab0, t.layerTensors(0).AttentionNorm), rows.slots); err != nil {
+			return err
+		}
+	} else if err := q.sampleLogits(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, nil, n, nil, rows.slots); err != nil {
 		return err
 	}
 	// Each layer's eh_proj input is made by the launch before it: the first
@@ -488,17 +522,29 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	// tower_drawn_eh.go) a layer whose code is drawn just before it runs
 	// no eh_proj: the out norm writes hnorm(h_out) alone, W_h projects it
 	// beside the codebook head, and the attention norm adds the code's row
-	// of the table.
+	// of the table. With the code-0 tables (t.code0) a layer that embeds
+	// code 0 projects W_h·hnorm(h_in) (the out norm before it writing
+	// hnorm(h_in) alone) and adds T[c0] in its attention norm; the first
+	// layer's projection ran above or runs in the layer.
 	code0 := ehInput{mode: ehCode, table: t.w.Codebooks[0], entries: g.Entries[0], slot: 0}
 	in := code0
 	in.h = tPtr(hidden)
+	switch {
+	case tab0 != nil && towerEH0 == towerEH0Merged:
+		in = ehInput{mode: ehTable, drawn: tab0, normed: foldTab0}
+	case tab0 != nil:
+		in = ehInput{mode: ehTable, drawn: tab0, project: true, h: tPtr(hidden)}
+	}
 	S, L := g.SharedLayers, t.layers()
 	for li := 0; li < L; li++ {
 		j := li - S + 1 // residual layer j ≥ 1 gives codebook j
 		var next *ehInput
-		drawn := t.drawnEH(j) // residual layer j (the next layer) by table
+		drawn := t.drawnEH(j)        // residual layer j (the next layer) by table
+		nextTab := t.code0EH(li + 1) // the next layer embeds code 0 by table
 		switch {
 		case li+1 == L:
+		case j < 1 && nextTab != nil: // code 0, drawn already, by table: hnorm(h_out) rows for W_h
+			next = &ehInput{mode: ehHnormRows}
 		case j < 1: // the next layer embeds code 0 (the shared layers, residual layer 1)
 			next = &code0
 		case drawn != nil: // code j, drawn below, by table: hnorm(h_out) rows for W_h
@@ -511,16 +557,27 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		}
 		in = ehInput{mode: ehMade}
 		if j < 1 {
+			if next != nil && next.mode == ehHnormRows {
+				in = ehInput{mode: ehTable, drawn: nextTab, project: true}
+			}
 			continue
 		}
 		head, logits := t.w.Residual[j-1].Head, t.residual[j-1]
+		fold := false
 		if next != nil && next.mode == ehHnormRows {
 			if err := t.headAndHnorm(q, byTake, head, g.Entries[j], drawn, n, logits); err != nil {
 				return err
 			}
-			in = ehInput{mode: ehTable, drawn: drawn}
+			fold = drawFoldsTable()
+			in = ehInput{mode: ehTable, drawn: drawn, normed: fold}
 		} else if err := t.projectRows(q, byTake, head, g.Entries[j], g.Dim, n, t.h, logits); err != nil {
 			return err
+		}
+		if fold { // the next layer's table norm in the draw's tail
+			if err := q.sampleLogitsTable(logits, g.Entries[j], j, -1, t.ctrl, n, t.drawTable(drawn, t.layerTensors(li+1).AttentionNorm), rows.slots); err != nil {
+				return err
+			}
+			continue
 		}
 		var emb *drawEmbed
 		if next != nil && next.mode == ehByDraw {
@@ -692,7 +749,7 @@ const (
 	ehByDraw                  // the hnorm half only: the draw that picks the code writes the embedding half
 	ehMade                    // made already (by the previous layer's out norm and the draw since)
 	ehHnormRows               // hnorm(h_in) alone, as [n, Dim] rows of t.cat: the W_h projection's input (tower_drawn_eh.go)
-	ehTable                   // x holds W_h·hnorm(h_in); the attention norm adds the drawn code's table row
+	ehTable                   // x holds W_h·hnorm(h_in) (project: the layer projects it); the attention norm adds the code's table row
 )
 
 // ehInput is a layer's eh_proj input: the mode and, for ehText and ehCode,
@@ -704,6 +761,13 @@ type ehInput struct {
 	entries int
 	slot    int
 	drawn   *towerDrawnEH // ehTable: the layer's W_h and table
+	// project (ehTable): x is the layer's to project, W_h·hnorm(h_in) from
+	// hnorm(h_in) rows in cat, which the out norm before it wrote or, with
+	// h, the layer norms from h first (hnormRows).
+	project bool
+	// normed (ehTable): the draw before the layer did its table norm
+	// (sampleLogitsTable): x and the attention norm's output are made.
+	normed bool
 }
 
 // outEH enqueues tower_out_eh: layer li's out norm into t.h, and the eh_proj
@@ -753,6 +817,9 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 	attnGrid := [3]int{nh, TowerAttnSplits, n}
 	return firstErrFn(
 		func() error {
+			if in.mode == ehTable && in.h != 0 {
+				return t.hnormRows(q, in.h, lw, n)
+			}
 			if in.mode == ehMade || in.mode == ehTable {
 				return nil
 			}
@@ -763,12 +830,18 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 			return kernel.TowerEHInput(q, grid, towerRowThreads, devPtr(t.cat), in.h, table, devPtr(t.ctrl), in.slot, in.entries, tPtr(lw.ENorm), tPtr(lw.HNorm), D, g.Eps, rows.slots)
 		},
 		func() error {
+			if in.mode == ehTable && in.project {
+				return t.projectRows(q, byTake, in.drawn.wh, D, D, n, t.cat, t.x)
+			}
 			if in.mode == ehTable { // x = W_h·hnorm(h_in) already (headAndHnorm)
 				return nil
 			}
 			return t.projectRows(q, byTake, lw.EHProj, D, 2*D, n, t.cat, t.x)
 		},
 		func() error {
+			if in.mode == ehTable && in.normed {
+				return nil
+			}
 			if in.mode == ehTable {
 				return t.tableNorm(q, in.drawn, lw.AttentionNorm, n, rows.slots)
 			}
@@ -777,16 +850,24 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 		func() error { return t.projectRows(q, byTake, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
 			if byTake {
-				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesArgs{
+				a := kernel.TowerAttendRopeTakesArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
-					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots})
+					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots}
+				if t.attnFew {
+					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args(a))
+				}
+				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, a)
 			}
 			if n == 1 {
-				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeArgs{
+				a := kernel.TowerAttendRopeArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
-					MaxRows: t.opt.MaxRows})
+					MaxRows: t.opt.MaxRows}
+				if t.attnFew {
+					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args(a))
+				}
+				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, a)
 			}
 			if err := kernel.TowerRopeAppend(q, grid, elementwiseThreads, devPtr(t.qkv), kc, vc, cosT, sinT, devPtr(t.ctrl), nh, nkv, hd, half, t.opt.MaxRows); err != nil {
 				return err

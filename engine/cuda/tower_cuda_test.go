@@ -176,6 +176,29 @@ func TestTowerFrames(t *testing.T) {
 		}{{"eh-split", towerEHSplit}, {"eh-off", towerEHOff}} {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
 		}
+		// A frame row's attention on the instances for any head width (every
+		// split, a key a warp at a time: PROSCENIUM_GPU_TOWER_ATTN=wide).
+		t.Run(c.name+"/attn-wide", func(t *testing.T) {
+			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
+		// Code 0's embedding by table with the first layer's W_h after the
+		// semantic draw, and without code-0 tables
+		// (PROSCENIUM_GPU_TOWER_EH0=after, =off; the default projects it
+		// beside the semantic head).
+		for _, m := range []struct {
+			name string
+			mode towerEH0Mode
+		}{{"eh0-after", towerEH0After}, {"eh0-off", towerEH0Off}} {
+			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH0(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
+		}
+		// The table layers' norms as launches of their own, not in the
+		// draw before them (PROSCENIUM_GPU_DRAW_NORM=0).
+		t.Run(c.name+"/draw-norm-off", func(t *testing.T) {
+			defer func(was bool) { drawNorm = was }(drawNorm)
+			drawNorm = false
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
 		// The lean draw (PROSCENIUM_GPU_SAMPLER=lean): its codes and the
 		// embedding halves it writes, in the frame graph.
 		t.Run(c.name+"/lean-draw", func(t *testing.T) {

@@ -15,8 +15,12 @@ import (
 // codebook head, before the draw, and after the draw only the attention
 // norm (which adds T[c]) stands between the code and the layer's q/k/v:
 // a launch and W_e's bytes (half of eh_proj's) leave a frame's path for
-// each such layer. No build tag: the memory plan (frames_bytes.go) counts
-// the tables.
+// each such layer. The layers that embed code 0 (the shared layers and the
+// first residual one) run after that code's draw: by table (towerEH0) each
+// reads W_h and a table row instead of all of eh_proj, and the first one's
+// W_h·hnorm(h) runs beside the semantic head, before the draw (docs/PERF.md
+// "eh0tab28"). No build tag: the memory plan (frames_bytes.go) counts the
+// tables.
 
 // towerEHMode is how a frame embeds drawn codes ($PROSCENIUM_GPU_TOWER_EH,
 // read once: benchmarks compare them).
@@ -48,6 +52,48 @@ var towerEH = func() towerEHMode {
 	return m
 }()
 
+// towerEH0Mode is how a frame embeds code 0 in the layers that embed it
+// ($PROSCENIUM_GPU_TOWER_EH0, read once; no tables at all under
+// towerEHOff).
+type towerEH0Mode int
+
+const (
+	towerEH0Merged towerEH0Mode = iota // tables; the first layer's W_h·hnorm(h) before the semantic draw (beside the head where headAndHnorm merges): the default
+	towerEH0After                      // tables; the first layer's W_h·hnorm(h) after the semantic draw, as the others'
+	towerEH0Off                        // no code-0 tables: eh_proj whole (before eh0tab28)
+)
+
+func parseTowerEH0Mode(s string) (towerEH0Mode, error) {
+	switch s {
+	case "", "merged":
+		return towerEH0Merged, nil
+	case "after":
+		return towerEH0After, nil
+	case "off":
+		return towerEH0Off, nil
+	}
+	return 0, fmt.Errorf("PROSCENIUM_GPU_TOWER_EH0=%q: want merged, after or off", s)
+}
+
+var towerEH0 = func() towerEH0Mode {
+	m, err := parseTowerEH0Mode(os.Getenv("PROSCENIUM_GPU_TOWER_EH0"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proscenium-gpu:", err, "(using merged)")
+	}
+	return m
+}()
+
+// towerCode0Layers are the tower layers (indices over the shared layers
+// then the residual ones) that embed code 0: the shared layers and the
+// first residual layer.
+func towerCode0Layers(g TowerGeometry) []int {
+	var ids []int
+	for li := 0; li <= g.SharedLayers && li < g.SharedLayers+g.ResidualLayers(); li++ {
+		ids = append(ids, li)
+	}
+	return ids
+}
+
 // towerDrawnLayers are the residual layers (indices into Residual) whose
 // code a frame draws just before them: every one after the first
 // (Residual[i] embeds codebook i, drawn after Residual[i−1]'s head).
@@ -63,28 +109,43 @@ func towerDrawnLayers(g TowerGeometry) []int {
 // (float32 [Entries[i], Dim]) lie in the tables' block, 256-byte aligned.
 type towerDrawnPlace struct{ wh, tab int64 }
 
-// towerDrawnEHLayout places every drawn layer's W_h and table in one block
-// (places[i] for residual layer i, as Tower.drawn) and returns the block's
-// bytes (0 when mode is towerEHOff).
-func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode) ([]towerDrawnPlace, int64) {
+// towerEHLayout is where the tables' block holds each table layer's W_h
+// and T.
+type towerEHLayout struct {
+	drawn []towerDrawnPlace // by residual layer, as Tower.drawn (the drawn layers')
+	code0 []towerDrawnPlace // by tower layer, as Tower.code0 (the code-0 layers'; nil under towerEH0Off)
+	size  int64             // the block's bytes (0: no tables)
+}
+
+// towerDrawnEHLayout places every table layer's W_h and table in one block
+// (none when mode is towerEHOff; no code-0 layer's when mode0 is
+// towerEH0Off).
+func towerDrawnEHLayout(g TowerGeometry, mode towerEHMode, mode0 towerEH0Mode) towerEHLayout {
+	var l towerEHLayout
 	if mode == towerEHOff {
-		return nil, 0
+		return l
 	}
 	D := int64(g.Dim)
-	places := make([]towerDrawnPlace, g.ResidualLayers())
-	var size int64
-	next := func(bytes int64) int64 {
-		off := (size + 255) &^ 255
-		size = off + bytes
-		return off
+	place := func(entries int) towerDrawnPlace {
+		next := func(bytes int64) int64 {
+			off := (l.size + 255) &^ 255
+			l.size = off + bytes
+			return off
+		}
+		wh := next(D * D * 2)
+		return towerDrawnPlace{wh: wh, tab: next(int64(entries) * D * 4)}
 	}
+	l.drawn = make([]towerDrawnPlace, g.ResidualLayers())
 	for _, i := range towerDrawnLayers(g) {
-		var p towerDrawnPlace
-		p.wh = next(D * D * 2)
-		p.tab = next(int64(g.Entries[i]) * D * 4)
-		places[i] = p
+		l.drawn[i] = place(g.Entries[i])
 	}
-	return places, size
+	if mode0 != towerEH0Off {
+		l.code0 = make([]towerDrawnPlace, g.SharedLayers+1)
+		for _, li := range towerCode0Layers(g) {
+			l.code0[li] = place(g.Entries[0])
+		}
+	}
+	return l
 }
 
 // TowerDrawnEHSkippedBytes is what the tables take off a frame's weight
@@ -94,11 +155,16 @@ func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
 	if towerEH == towerEHOff {
 		return 0
 	}
-	return int64(len(towerDrawnLayers(g))) * int64(g.Dim) * int64(g.Dim) * 2
+	layers := len(towerDrawnLayers(g))
+	if towerEH0 != towerEH0Off {
+		layers += len(towerCode0Layers(g))
+	}
+	return int64(layers) * int64(g.Dim) * int64(g.Dim) * 2
 }
 
 // TowerDrawnEHBytes is the tables' device memory (towerDrawnEHLayout's
-// block: 134 MB at Drama 3's geometry), which TowerTakesStateBytes and
+// block: 344 MB at Drama 3's geometry, 134 MB of it the drawn layers'),
+// which TowerTakesStateBytes and
 // FramesPassBytes count. A load whose model would not fit the device whole
 // with them leaves them out before any expert goes to host memory
 // (FramesOptions.NoDrawnTables): the same bytes hold about a sixth of a
@@ -107,8 +173,7 @@ func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
 // arithmetic, ≈ 1 ms at PCIe 4.0's 25 GB/s, reasoned), against the ≈ 20 µs
 // a frame the tables save (measured on the H200).
 func TowerDrawnEHBytes(g TowerGeometry) int64 {
-	_, b := towerDrawnEHLayout(g, towerEH)
-	return b
+	return towerDrawnEHLayout(g, towerEH, towerEH0).size
 }
 
 // WithoutDrawnTables is in less the tower's drawn-code tables: the tier's

@@ -19,12 +19,23 @@ func withTowerEH(mode towerEHMode, f func()) {
 	f()
 }
 
-// TestTowerDrawnEH holds what NewTower makes for each drawn layer to its
-// definition: W_h is eh_proj's hnorm columns bit for bit, and T[c] is
-// W_e·enorm(E[c]) against float64 sums of the same float32 products within
-// 1e-5 of Σ|products| (the GEMV's float32 sums), every entry (prefill chunks
-// of 5 rows: a ragged last chunk); and that tower_gemv2 gives the head and
-// W_h the bits of their two GEMVs, one row and one or two rows of takes.
+// withTowerEH0 runs f with the frames' code-0 embedding as mode (towerEH0:
+// NewTower reads it, and each frame's capture).
+func withTowerEH0(mode towerEH0Mode, f func()) {
+	defer func(was towerEH0Mode) { towerEH0 = was }(towerEH0)
+	towerEH0 = mode
+	f()
+}
+
+// TestTowerDrawnEH holds what NewTower makes for each table layer — the
+// drawn layers and the code-0 layers (the shared ones and the first
+// residual one) — to its definition: W_h is eh_proj's hnorm columns bit for
+// bit, and T[c] is W_e·enorm(E[c]) of the codebook the layer embeds against
+// float64 sums of the same float32 products within 1e-5 of Σ|products| (the
+// GEMV's float32 sums), every entry (prefill chunks of 5 rows: a ragged last
+// chunk); and that tower_gemv2 gives the head and W_h the bits of their two
+// GEMVs, a codebook head's and the semantic head's, one row and one or two
+// rows of takes.
 func TestTowerDrawnEH(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -51,10 +62,30 @@ func testTowerDrawnEH(t *testing.T, cfg *drama3.Config) {
 	if len(layers) == 0 || len(tw.drawn) != g.ResidualLayers() {
 		t.Fatalf("%d drawn layers, %d made", len(layers), len(tw.drawn))
 	}
+	if c0 := towerCode0Layers(g); len(c0) != g.SharedLayers+1 || len(tw.code0) != len(c0) {
+		t.Fatalf("%d code-0 layers, %d made (shared layers %d)", len(c0), len(tw.code0), g.SharedLayers)
+	}
+	type tableLayer struct {
+		name string
+		dr   *towerDrawnEH
+		L    *drama3.TowerLayer[[]float32]
+		cb   int // the codebook it embeds
+	}
+	var tables []tableLayer
 	for _, i := range layers {
-		dr, L := tw.drawnEH(i), &f.cpuW.Residual[i]
+		tables = append(tables, tableLayer{fmt.Sprintf("residual layer %d", i), tw.drawnEH(i), &f.cpuW.Residual[i], i})
+	}
+	for _, li := range towerCode0Layers(g) {
+		L := &f.cpuW.Residual[0]
+		if li < g.SharedLayers {
+			L = &f.cpuW.Shared[li]
+		}
+		tables = append(tables, tableLayer{fmt.Sprintf("code-0 layer %d", li), tw.code0EH(li), L, 0})
+	}
+	for _, tl := range tables {
+		dr, L, i := tl.dr, tl.L, tl.cb
 		if dr == nil || dr.entries != g.Entries[i] || dr.codeSlot != i {
-			t.Fatalf("residual layer %d: %+v", i, dr)
+			t.Fatalf("%s: %+v", tl.name, dr)
 		}
 		raw := make([]uint16, D*D)
 		if err := Download(dev, raw, dr.wh.Block, dr.wh.Off); err != nil {
@@ -63,7 +94,7 @@ func testTowerDrawnEH(t *testing.T, cfg *drama3.Config) {
 		for row := 0; row < D; row++ {
 			for k := 0; k < D; k++ {
 				if got, want := checkpoint.BF16ToF32(raw[row*D+k]), L.EHProj[row*2*D+D+k]; math.Float32bits(got) != math.Float32bits(want) {
-					t.Fatalf("residual layer %d W_h[%d, %d] = %v, eh_proj's column %d %v", i, row, k, got, D+k, want)
+					t.Fatalf("%s W_h[%d, %d] = %v, eh_proj's column %d %v", tl.name, row, k, got, D+k, want)
 				}
 			}
 		}
@@ -90,23 +121,28 @@ func testTowerDrawnEH(t *testing.T, cfg *drama3.Config) {
 				}
 				got := float64(tab[code*D+o])
 				if d := math.Abs(got - sum); !(d <= 1e-5*abs) {
-					t.Fatalf("residual layer %d T[%d][%d] = %v, float64 %v (|Δ| %.3g, Σ|p| %.3g)", i, code, o, got, sum, d, abs)
+					t.Fatalf("%s T[%d][%d] = %v, float64 %v (|Δ| %.3g, Σ|p| %.3g)", tl.name, code, o, got, sum, d, abs)
 				} else if abs > 0 {
 					worst = max(worst, d/abs)
 				}
 			}
 		}
-		t.Logf("residual layer %d: W_h bit for bit, T's %d rows within %.3g of Σ|products|", i, dr.entries, worst)
+		t.Logf("%s: W_h bit for bit, T's %d rows within %.3g of Σ|products|", tl.name, dr.entries, worst)
 	}
 
-	// tower_gemv2 against the two GEMVs it replaces, the same instance split.
+	// tower_gemv2 against the two GEMVs it replaces, the same instance split:
+	// a codebook head with the next drawn layer's W_h, the semantic head with
+	// the first layer's.
 	i := layers[0]
-	head, dr := f.dev.Residual[i-1].Head, tw.drawnEH(i)
-	hr := g.Entries[i]
 	for _, c := range []struct {
-		n      int
-		byTake bool
-	}{{1, false}, {1, true}, {2, true}} {
+		n        int
+		byTake   bool
+		semantic bool
+	}{{1, false, false}, {1, true, false}, {2, true, false}, {1, false, true}, {2, true, true}} {
+		head, dr, hr := f.dev.Residual[i-1].Head, tw.drawnEH(i), g.Entries[i]
+		if c.semantic {
+			head, dr, hr = f.dev.SemanticHead, tw.code0EH(0), g.Entries[0]+1
+		}
 		if !tw.mergesHeadAndHnorm(c.byTake, c.n) {
 			t.Fatalf("%d rows (by take %v): headAndHnorm would not merge", c.n, c.byTake)
 		}
@@ -124,7 +160,7 @@ func testTowerDrawnEH(t *testing.T, cfg *drama3.Config) {
 			})
 			outs[mode] = [2][]float32{download(t, y, c.n*hr), download(t, tw.x, c.n*D)}
 		}
-		what := fmt.Sprintf("%d rows (by take %v)", c.n, c.byTake)
+		what := fmt.Sprintf("%d rows (by take %v, semantic head %v)", c.n, c.byTake, c.semantic)
 		finiteRelErr(t, what+": codebook head", outs[towerEHMerged][0], outs[towerEHSplit][0])
 		finiteRelErr(t, what+": W_h", outs[towerEHMerged][1], outs[towerEHSplit][1])
 		requireSameBits(t, what+": codebook head", outs[towerEHMerged][0], outs[towerEHSplit][0])

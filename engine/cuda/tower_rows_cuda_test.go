@@ -51,6 +51,11 @@ func TestTowerFrameRows(t *testing.T) {
 			for _, f := range towerFusionVariants {
 				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil, false) })
 			}
+			// The rows' attention on the instances for any head width.
+			t.Run(fmt.Sprintf("%s/3/attn-wide", c.name), func(t *testing.T) {
+				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
+				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
+			})
 			// The B-row instances with a row's two chunks in flight at once
 			// (gate·up's rows2u2 from 3 takes on; the tiny towers' other
 			// projections split rows over 32 threads and keep their own).
@@ -90,7 +95,7 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 	for s := range tk {
 		x := &tk[s]
 		x.settings, x.seed = settings[s%len(settings)], r.Uint64()
-		x.prompt = randNonZero(r, (3+4*s)*D) // different positions per take
+		x.prompt = randNonZero(r, (3+20*s)*D) // different positions per take; from 4 takes, caches past 64 rows (the attention's second split)
 		for fi := 0; fi < frames; fi++ {
 			x.hidden = append(x.hidden, randNonZero(r, D))
 			var codes []int
@@ -111,7 +116,7 @@ func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *tower
 		}
 		return frames
 	}
-	maxRows := 3 + 4*takes + frames + 2
+	maxRows := 3 + 20*takes + frames + 2
 	setup := func(tw *Tower) {
 		if fuse != nil {
 			tw.fuse = *fuse

@@ -1,4 +1,5 @@
-// Runs kernels/attention_decode.cu's attn_decode_fast on the host (cuda_shim.h: each block's threads
+// Runs kernels/attention_decode.cu's attn_decode_fast (and attn_decode_ahead_fast, which must give
+// its bits) on the host (cuda_shim.h: each block's threads
 // std::threads, warp shuffles through a per-warp buffer) against a float64 attention of the same
 // projected rows and caches: the norms, the RoPE, the append, the softmax over the cache and the new
 // row, the gate. Rows of several takes (slots), a row at the cache's last row, one past it, short
@@ -9,6 +10,7 @@ dim3 blockIdx, gridDim, blockDim;
 EmuBlock* emu;
 #include "attention_decode.cu"
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 struct Geo { int nh, nkv, hd, rot; double theta; };
@@ -36,13 +38,25 @@ static double check(Geo g, int cap, std::vector<int> pos, std::vector<int> slots
     std::vector<int32_t> posv(pos.begin(), pos.end()), slotv(slots.begin(), slots.end());
     const float scale = 1.f / std::sqrt((float)hd);
     const float eps = 1e-6f;
-    emu_launch(dim3{(unsigned)splits, (unsigned)(nkv * groups), (unsigned)B}, DEC_THREADS, [&] {
-        attn_decode_fast(attn.data(), part.data(), counters.data(), kv.data(), kv.data() + (size_t)cap * kvw, proj.data(),
-                         qnw.data(), knw.data(), posv.data(), slots.empty() ? nullptr : slotv.data(), stride, cap, nh, nkv, hd,
-                         g.rot, g.theta, eps, scale, splits);
-    });
-    for (unsigned c : counters)
-        if (c) { printf("counter left at %u\n", c); return 1e9; }
+    // attn_decode_fast, then (dec28) attn_decode_ahead_fast on the same
+    // inputs: the same bits, outputs and cache.
+    const std::vector<float> attn0 = attn, part0 = part;
+    std::vector<float> plainAttn, plainKV;
+    for (int ahead = 0; ahead < 2; ahead++) {
+        if (ahead) plainAttn = attn, plainKV = kv, attn = attn0, part = part0, kv = kv0;
+        emu_launch(dim3{(unsigned)splits, (unsigned)(nkv * groups), (unsigned)B}, DEC_THREADS, [&] {
+            (ahead ? attn_decode_ahead_fast : attn_decode_fast)(
+                attn.data(), part.data(), counters.data(), kv.data(), kv.data() + (size_t)cap * kvw, proj.data(), qnw.data(),
+                knw.data(), posv.data(), slots.empty() ? nullptr : slotv.data(), stride, cap, nh, nkv, hd, g.rot, g.theta, eps,
+                scale, splits);
+        });
+        for (unsigned c : counters)
+            if (c) { printf("counter left at %u\n", c); return 1e9; }
+    }
+    if (memcmp(attn.data(), plainAttn.data(), attn.size() * 4) || memcmp(kv.data(), plainKV.data(), kv.size() * 4)) {
+        printf("attn_decode_ahead_fast: not attn_decode_fast's bits\n");
+        return 1e9;
+    }
     double worst = 0;
     auto normed = [&](const float* x, const std::vector<float>& w, int p) {
         std::vector<double> y(hd);

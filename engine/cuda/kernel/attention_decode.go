@@ -50,3 +50,36 @@ type AttnDecodeFastArgs struct {
 func AttnDecodeFast(q Launcher, grid [3]int, block int, a AttnDecodeFastArgs) error {
 	return q.Launch("attn_decode_fast", grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Counters), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Qnorm), uint64(a.Knorm), uint64(a.Posp), uint64(a.Slots), uint64(a.SlotStride), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Rot))), math.Float64bits(a.Theta), uint64(math.Float32bits(a.Eps)), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.Splits))))
 }
+
+// AttnDecodeAheadFastArgs are the parameters of attn_decode_ahead_fast.
+type AttnDecodeAheadFastArgs struct {
+	Attn       Ptr     // float* attn
+	Part       Ptr     // float* part
+	Counters   Ptr     // unsigned int* counters
+	Kc         Ptr     // float* kc
+	Vc         Ptr     // float* vc
+	Proj       Ptr     // float* proj
+	Qnorm      Ptr     // float* qnorm
+	Knorm      Ptr     // float* knorm
+	Posp       Ptr     // int32_t* posp
+	Slots      Ptr     // int32_t* slots
+	SlotStride int64   // long long slot_stride
+	Capacity   int     // int capacity
+	Nh         int     // int nh
+	Nkv        int     // int nkv
+	Hd         int     // int hd
+	Rot        int     // int rot
+	Theta      float64 // double theta
+	Eps        float32 // float eps
+	Scale      float32 // float scale
+	Splits     int     // int splits
+}
+
+// AttnDecodeAheadFast enqueues kernels/attention_decode.cu's
+//
+//	attn_decode_ahead_fast(float* attn, float* part, unsigned int* counters, float* kc, float* vc, float* proj, float* qnorm, float* knorm, int32_t* posp, int32_t* slots, long long slot_stride, int capacity, int nh, int nkv, int hd, int rot, double theta, float eps, float scale, int splits)
+//
+// on q with grid blocks of block threads.
+func AttnDecodeAheadFast(q Launcher, grid [3]int, block int, a AttnDecodeAheadFastArgs) error {
+	return q.Launch("attn_decode_ahead_fast", grid, block, uint64(a.Attn), uint64(a.Part), uint64(a.Counters), uint64(a.Kc), uint64(a.Vc), uint64(a.Proj), uint64(a.Qnorm), uint64(a.Knorm), uint64(a.Posp), uint64(a.Slots), uint64(a.SlotStride), uint64(uint32(int32(a.Capacity))), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Rot))), math.Float64bits(a.Theta), uint64(math.Float32bits(a.Eps)), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.Splits))))
+}

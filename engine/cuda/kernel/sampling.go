@@ -48,3 +48,12 @@ func SampleLogitsWarpPick(q Launcher, grid [3]int, block int, logits Ptr, n, cb,
 func SampleLogitsLean(q Launcher, grid [3]int, block int, logits Ptr, n, cb, endIndex int, ctrl, out, etable Ptr, eentries int, enorm, edst Ptr, width int, eps float32, slots Ptr) error {
 	return q.Launch("sample_logits_lean", grid, block, uint64(logits), uint64(uint32(int32(n))), uint64(uint32(int32(cb))), uint64(uint32(int32(endIndex))), uint64(ctrl), uint64(out), uint64(etable), uint64(uint32(int32(eentries))), uint64(enorm), uint64(edst), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
 }
+
+// SampleLogitsLeanTable enqueues kernels/sampling.cu's
+//
+//	sample_logits_lean_table(float* logits, int n, int cb, int end_index, FrameControl* ctrl, float* ttab, int tentries, float* tw, float* tx, float* tnormed, int width, float eps, int32_t* slots)
+//
+// on q with grid blocks of block threads.
+func SampleLogitsLeanTable(q Launcher, grid [3]int, block int, logits Ptr, n, cb, endIndex int, ctrl, ttab Ptr, tentries int, tw, tx, tnormed Ptr, width int, eps float32, slots Ptr) error {
+	return q.Launch("sample_logits_lean_table", grid, block, uint64(logits), uint64(uint32(int32(n))), uint64(uint32(int32(cb))), uint64(uint32(int32(endIndex))), uint64(ctrl), uint64(ttab), uint64(uint32(int32(tentries))), uint64(tw), uint64(tx), uint64(tnormed), uint64(uint32(int32(width))), uint64(math.Float32bits(eps)), uint64(slots))
+}
