@@ -103,6 +103,9 @@ type takeBench struct {
 	// and the takes' state included): beside PeakBytes, the slack left.
 	TierBudgetBytes  int64 `json:"tier_budget_bytes,omitempty"`
 	TierPlannedBytes int64 `json:"tier_planned_bytes,omitempty"`
+	// NoTowerTables says the plan left the tower's eh_proj tables out
+	// (cuda.PlanTierTablesFirst: a model that fits whole only without them).
+	NoTowerTables bool `json:"no_tower_tables,omitempty"`
 	// CodecHeldBytes is what the synthetic codec's weights took on the
 	// device, CodecCountedBytes what the plan counted for them (CodecBytes
 	// less a stream's): they must agree.
@@ -408,7 +411,7 @@ func benchTake(args []string) error {
 		res.LastTakeCache = expertCache(f.ExpertCache().Since(before))
 		res.TakeCaches = append(res.TakeCaches, res.LastTakeCache)
 	}
-	res.TierBudgetBytes, res.TierPlannedBytes = f.Tier().Budget, f.Tier().Device
+	res.TierBudgetBytes, res.TierPlannedBytes, res.NoTowerTables = f.Tier().Budget, f.Tier().Device, f.Tier().NoDrawnTables
 	// The backbone's step graph alone, after a fresh prefill.
 	bb := f.Backbone()
 	if err := bb.Reset(); err != nil {
@@ -576,8 +579,12 @@ func benchTake(args []string) error {
 		case res.Model == "synthetic full":
 			fmt.Println("  (random weights route near uniformly: the worst case for any expert cache)")
 		}
-		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget, prefill passes of %d rows; the peak held %.2f GiB\n",
-			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), res.PrefillRows, gib(res.PeakBytes))
+		tables := "the tower's eh_proj tables on the device"
+		if res.NoTowerTables {
+			tables = "the tower's eh_proj tables left out"
+		}
+		fmt.Printf("  tier plan       %.2f GiB planned on the device (estimates of the codec and takes included) of a %.2f GiB budget, prefill passes of %d rows, %s; the peak held %.2f GiB\n",
+			gib(res.TierPlannedBytes), gib(res.TierBudgetBytes), res.PrefillRows, tables, gib(res.PeakBytes))
 	}
 	if res.CodecHeldBytes > 0 {
 		fmt.Printf("codec             weights %.1f MiB held, %.1f MiB counted by the tier plan\n", float64(res.CodecHeldBytes)/(1<<20), float64(res.CodecCountedBytes)/(1<<20))
