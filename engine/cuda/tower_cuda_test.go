@@ -182,6 +182,12 @@ func TestTowerFrames(t *testing.T) {
 			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
 			testTowerFrames(t, c.cfg, nil, nil)
 		})
+		// The _h128 instances with eight cached rows a split: the tiny
+		// caches on several splits, merged (PROSCENIUM_GPU_TOWER_ATTN=8).
+		t.Run(c.name+"/attn-keys-8", func(t *testing.T) {
+			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "8")
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
 		// Code 0's embedding by table with the first layer's W_h after the
 		// semantic draw, and without code-0 tables
 		// (PROSCENIUM_GPU_TOWER_EH0=after, =off; the default projects it

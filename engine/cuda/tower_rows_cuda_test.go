@@ -56,6 +56,10 @@ func TestTowerFrameRows(t *testing.T) {
 				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
 				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
 			})
+			t.Run(fmt.Sprintf("%s/3/attn-keys-8", c.name), func(t *testing.T) {
+				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "8")
+				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
+			})
 			// The B-row instances with a row's two chunks in flight at once
 			// (gate·up's rows2u2 from 3 takes on; the tiny towers' other
 			// projections split rows over 32 threads and keep their own).
