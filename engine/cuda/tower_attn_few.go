@@ -6,41 +6,50 @@ import (
 )
 
 // towerAttn is how a tower frame row's attention splits its cached keys
-// across blocks ($PROSCENIUM_GPU_TOWER_ATTN).
+// across blocks ($PROSCENIUM_GPU_TOWER_ATTN), by the launch's rows.
+//
+// kernels/attention.cu has two kinds of instance: the wide ones (any head up
+// to 256 dims) run every one of the 16 key splits, a key a warp at a time;
+// the _h128 ones (heads of up to 128 dims) take ⌈cache rows / rows a split⌉
+// splits, eight keys loaded at once a warp, and a cache within one split
+// needs no merge. Measured at Drama 3's geometry (docs/PERF.md "Session
+// 29", run 4's sweep): below four rows the wide instances' many blocks win;
+// from four, the _h128 ones with 128 rows a split.
 type towerAttn struct {
-	// few runs kernels/attention.cu's _h128 instances (heads of up to 128
-	// dims): as few splits as the cache needs, eight keys loaded at once a
-	// warp. Otherwise ("wide") every split, a key a warp at a time (the
-	// instances for any head up to 256 dims).
-	few bool
-	// keys forces the cached rows a split of the _h128 instances at every
-	// width (benchmarks); 0: towerAttnKeys by the launch's rows.
-	keys int
+	byWidth bool // the measured rule (towerAttnFewFrom, towerAttnKeys); else few and keys at every width
+	few     bool // the _h128 instances
+	keys    int  // their rows a split (0: kernel.AttnWarps × 8 = 64, one pass of a block)
 }
 
-// splitKeys is the cached rows a split of a launch of n frame rows (one
-// take's, or n takes' together).
-func (a towerAttn) splitKeys(n int) int {
-	if a.keys > 0 {
-		return a.keys
+const (
+	// towerAttnFewFrom is the launch's rows from which the rule takes the
+	// _h128 instances (measured at 1, 2, 4 and 8 rows; 3 goes with 2).
+	towerAttnFewFrom = 4
+	// towerAttnKeys is their rows a split there (swept: 8, 16, 32, 64, 128).
+	towerAttnKeys = 128
+)
+
+// choose says which instances a launch of n frame rows (one take's, or n
+// takes' together) runs, and the _h128 ones' rows a split; heads wider than
+// 128 dims take the wide ones whatever was asked.
+func (a towerAttn) choose(n, headDim int) (few bool, keys int) {
+	few, keys = a.few, a.keys
+	if a.byWidth {
+		few, keys = n >= towerAttnFewFrom, towerAttnKeys
 	}
-	return towerAttnKeys(n)
-}
-
-// towerAttnKeys is the rows a split the _h128 instances take at n frame
-// rows a launch: a block's one pass (kernel.AttnWarps warps × 8 keys) at
-// every width.
-func towerAttnKeys(n int) int {
-	return 64
+	return few && headDim <= 128, keys
 }
 
 // parseTowerAttn reads $PROSCENIUM_GPU_TOWER_ATTN (benchmarks), as the
-// tower's other switches refusing a value it does not know: unset or "few",
-// the _h128 instances with towerAttnKeys; a number K (1…65536), those with K
-// cached rows a split at every width; "wide", the instances with every split.
+// tower's other switches refusing a value it does not know: unset, the rule
+// by width; "few", the _h128 instances at every width with 64 rows a split
+// (session 28's default); a number K (1…65536), those with K rows a split at
+// every width; "wide", the wide instances at every width.
 func parseTowerAttn(s string) (towerAttn, error) {
 	switch s {
-	case "", "few":
+	case "":
+		return towerAttn{byWidth: true}, nil
+	case "few":
 		return towerAttn{few: true}, nil
 	case "wide":
 		return towerAttn{}, nil

@@ -8,7 +8,7 @@ func TestParseTowerAttn(t *testing.T) {
 		want    towerAttn
 		refused bool
 	}{
-		{in: "", want: towerAttn{few: true}},
+		{in: "", want: towerAttn{byWidth: true}},
 		{in: "few", want: towerAttn{few: true}},
 		{in: "wide", want: towerAttn{}},
 		{in: "16", want: towerAttn{few: true, keys: 16}},
@@ -30,12 +30,33 @@ func TestParseTowerAttn(t *testing.T) {
 			t.Errorf("parseTowerAttn(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
-	if k := (towerAttn{few: true, keys: 16}).splitKeys(4); k != 16 {
-		t.Errorf("a forced 16 rows a split gave %d at four rows", k)
-	}
-	for _, n := range []int{1, 2, 4, 8} {
-		if k := (towerAttn{few: true}).splitKeys(n); k < 1 {
-			t.Errorf("%d rows a split at %d frame rows", k, n)
+}
+
+func TestTowerAttnChoose(t *testing.T) {
+	rule, _ := parseTowerAttn("")
+	forced, _ := parseTowerAttn("32")
+	few, _ := parseTowerAttn("few")
+	wide, _ := parseTowerAttn("wide")
+	for _, c := range []struct {
+		name     string
+		a        towerAttn
+		rows, hd int
+		few      bool
+		keys     int
+	}{
+		{"rule, one row", rule, 1, 128, false, towerAttnKeys},
+		{"rule, three rows", rule, 3, 128, false, towerAttnKeys},
+		{"rule, four rows", rule, 4, 128, true, 128},
+		{"rule, eight rows", rule, 8, 128, true, 128},
+		{"rule, wide heads", rule, 8, 160, false, towerAttnKeys},
+		{"forced 32, one row", forced, 1, 128, true, 32},
+		{"forced 32, wide heads", forced, 4, 256, false, 32},
+		{"few (64 a split), two rows", few, 2, 64, true, 0},
+		{"wide, eight rows", wide, 8, 128, false, 0},
+	} {
+		gotFew, gotKeys := c.a.choose(c.rows, c.hd)
+		if gotFew != c.few || (gotFew && gotKeys != c.keys) {
+			t.Errorf("%s: few %v, %d rows a split; want %v, %d", c.name, gotFew, gotKeys, c.few, c.keys)
 		}
 	}
 }
