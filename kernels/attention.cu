@@ -522,21 +522,24 @@ extern "C" __global__ void tower_rope_append(float* __restrict__ qkv, float* __r
 // (kc, vc + s·kv_stride floats), its errors in ctrl[s].
 //
 // attend_body<…, FEW = true> (the _h128 instances: hd ≤ 128, a lane's head
-// row in HDR = 1 float4) uses as few splits as its cache needs: ⌈rows/KEYS⌉
-// (at most ATTN_SPLITS; the grid's other blocks leave at once), each warp
-// loading PREF = 8 keys and values at once (every load before the first use,
-// then the keys in order), KEYS = ATTN_WARPS·PREF = 64 rows a pass of the
-// block. One split — a cache of up to 64 rows, a take's first frames —
-// writes the output itself: no partial, counter or merge (the merge's value
-// for one split). Otherwise (FEW false: PREF 1, every split) the same as
-// before: a key a warp at a time.
+// row in HDR = 1 float4) uses as few splits as its cache needs: ⌈rows /
+// split_keys⌉ (at most ATTN_SPLITS; the grid's other blocks leave at once;
+// split_keys ≤ 0: KEYS), each warp loading PREF = 8 keys and values at once
+// (every load before the first use, then the keys in order), KEYS =
+// ATTN_WARPS·PREF = 64 rows a pass of the block. One split — a cache of up
+// to split_keys rows, a take's first frames — writes the output itself: no
+// partial, counter or merge (the merge's value for one split). The caller
+// picks split_keys by the launch's rows (engine/cuda towerAttnKeys): fewer
+// keys a split, more blocks. Otherwise (FEW false: PREF 1, every split) the
+// same as before: a key a warp at a time.
 template <bool ROPE, bool TAKES = false, int HDR = ATTN_MAX_HD / 128, int PREF = 1, bool FEW = false>
 __device__ __forceinline__ void attend_body(float* __restrict__ attn, const float* __restrict__ qkv,
                                             float* __restrict__ kc, float* __restrict__ vc, FrameControl* ctrl,
                                             float* __restrict__ part, int* __restrict__ counters,
                                             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
                                             int nh, int nkv, int hd, int half, float scale, int max_rows,
-                                            long long kv_stride = 0, const int32_t* __restrict__ slots = nullptr) {
+                                            long long kv_stride = 0, const int32_t* __restrict__ slots = nullptr,
+                                            int split_keys = 0) {
     constexpr int KEYS = ATTN_WARPS * PREF;
     pdl_entry();
     __shared__ float wm[ATTN_WARPS], wl[ATTN_WARPS];
@@ -558,7 +561,8 @@ __device__ __forceinline__ void attend_body(float* __restrict__ attn, const floa
         if (ROPE && split == 0 && h == 0 && threadIdx.x == 0) atomicOr(&ctrl->error, FRAME_ERR_KV_FULL);
         return;
     }
-    const int rows = last + 1, splits = FEW ? min(ATTN_SPLITS, (rows + KEYS - 1) / KEYS) : ATTN_SPLITS;
+    const int sk = split_keys > 0 ? split_keys : KEYS;
+    const int rows = last + 1, splits = FEW ? min(ATTN_SPLITS, (rows + sk - 1) / sk) : ATTN_SPLITS;
     if (FEW && split >= splits) return;  // a short cache: fewer splits
     const int kvh = h / (nh / nkv), kvw = nkv * hd, hd4 = hd / 4;
     const float4* q4 = reinterpret_cast<const float4*>(qkv + (size_t)t * (nh + 2 * nkv) * hd + h * hd);
@@ -740,21 +744,22 @@ extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_
 }
 
 // tower_attend_rope_h128 and tower_attend_rope_takes_h128: the same for hd ≤
-// 128 (Drama 3's tower) with as few splits as the cache needs, a warp loading
-// 8 keys at once (attend_body's FEW; engine/cuda Tower.attnFew).
+// 128 (Drama 3's tower) with as few splits as the cache needs, split_keys
+// rows a split, a warp loading 8 keys at once (attend_body's FEW;
+// engine/cuda Tower.attnFew).
 extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_h128(
     float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
     FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
-    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows) {
+    const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows, int split_keys) {
     attend_body<true, false, 1, 8, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half,
-                                         scale, max_rows);
+                                         scale, max_rows, 0, nullptr, split_keys);
 }
 
 extern "C" __global__ void __launch_bounds__(ATTN_WARPS * 32) tower_attend_rope_takes_h128(
     float* __restrict__ attn, const float* __restrict__ qkv, float* __restrict__ kc, float* __restrict__ vc,
     FrameControl* ctrl, float* __restrict__ part, int* __restrict__ counters, const float* __restrict__ cos_t,
     const float* __restrict__ sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows,
-    long long kv_stride, const int32_t* __restrict__ slots) {
+    long long kv_stride, const int32_t* __restrict__ slots, int split_keys) {
     attend_body<true, true, 1, 8, true>(attn, qkv, kc, vc, ctrl, part, counters, cos_t, sin_t, nh, nkv, hd, half,
-                                        scale, max_rows, kv_stride, slots);
+                                        scale, max_rows, kv_stride, slots, split_keys);
 }

@@ -78,7 +78,7 @@ type Tower struct {
 
 	gateUpMMA towerGateUpMMA // where the B-row gate·up runs on the tensor cores (tower_gate_up_mma_cuda.go)
 	fastRows  bool           // fast B-row projections on towerFastRowsVariant's instances (PROSCENIUM_GPU_TOWER_FAST_ROWS)
-	attnFew   bool           // a frame row's attention on the _h128 instances (heads ≤ 128 dims; PROSCENIUM_GPU_TOWER_ATTN)
+	attnSplit towerAttn      // a frame row's attention: which instances and their split, by the launch's rows (PROSCENIUM_GPU_TOWER_ATTN)
 
 	takes  int   // take slots (TowerOptions.Takes)
 	slotKV int64 // bytes of one slot's KV caches
@@ -126,13 +126,13 @@ func NewTower(d *Device, w *TowerTensors, opt TowerOptions) (*Tower, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
-	attnFew, err := parseTowerAttnFew(os.Getenv("PROSCENIUM_GPU_TOWER_ATTN"))
+	attn, err := parseTowerAttn(os.Getenv("PROSCENIUM_GPU_TOWER_ATTN"))
 	if err != nil {
 		return nil, fmt.Errorf("cuda tower: %w", err)
 	}
 	g := w.Geometry
 	t := &Tower{d: d, w: w, g: g, opt: opt, fuse: fuse, takes: opt.Takes, rowsGemv: rowsGemv, gateUpMMA: gateUpMMA,
-		fastRows: fastRows, attnFew: attnFew && g.HeadDim <= 128}
+		fastRows: fastRows, attnSplit: attn}
 	ok := false
 	defer func() {
 		if !ok {
@@ -854,8 +854,11 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots}
-				if t.attnFew {
-					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args(a))
+				if few, keys := t.attnSplit.choose(n, hd); few {
+					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args{
+						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
+						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,
+						KVStride: a.KVStride, Slots: a.Slots, SplitKeys: keys})
 				}
 				return kernel.TowerAttendRopeTakes(q, attnGrid, towerAttnThreads, a)
 			}
@@ -864,8 +867,11 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows}
-				if t.attnFew {
-					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args(a))
+				if few, keys := t.attnSplit.choose(1, hd); few {
+					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args{
+						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
+						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,
+						SplitKeys: keys})
 				}
 				return kernel.TowerAttendRope(q, attnGrid, towerAttnThreads, a)
 			}

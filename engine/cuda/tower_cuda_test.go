@@ -176,10 +176,16 @@ func TestTowerFrames(t *testing.T) {
 		}{{"eh-split", towerEHSplit}, {"eh-off", towerEHOff}} {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) { withTowerEH(m.mode, func() { testTowerFrames(t, c.cfg, nil, nil) }) })
 		}
-		// A frame row's attention on the instances for any head width (every
-		// split, a key a warp at a time: PROSCENIUM_GPU_TOWER_ATTN=wide).
-		t.Run(c.name+"/attn-wide", func(t *testing.T) {
-			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
+		// A frame row's attention on the _h128 instances (the rule gives
+		// one row the wide ones: towerAttn): 64 cached rows a split, the
+		// tiny caches one split, no merge (PROSCENIUM_GPU_TOWER_ATTN=few);
+		// eight, several splits, merged (=8).
+		t.Run(c.name+"/attn-few", func(t *testing.T) {
+			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "few")
+			testTowerFrames(t, c.cfg, nil, nil)
+		})
+		t.Run(c.name+"/attn-keys-8", func(t *testing.T) {
+			t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "8")
 			testTowerFrames(t, c.cfg, nil, nil)
 		})
 		// Code 0's embedding by table with the first layer's W_h after the

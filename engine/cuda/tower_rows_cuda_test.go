@@ -51,9 +51,15 @@ func TestTowerFrameRows(t *testing.T) {
 			for _, f := range towerFusionVariants {
 				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil, false) })
 			}
-			// The rows' attention on the instances for any head width.
-			t.Run(fmt.Sprintf("%s/3/attn-wide", c.name), func(t *testing.T) {
-				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "wide")
+			// The rows' attention on the _h128 instances at three rows (the
+			// rule's wide ones below four: towerAttn), one split and eight rows
+			// a split (several, merged).
+			t.Run(fmt.Sprintf("%s/3/attn-few", c.name), func(t *testing.T) {
+				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "few")
+				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
+			})
+			t.Run(fmt.Sprintf("%s/3/attn-keys-8", c.name), func(t *testing.T) {
+				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "8")
 				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
 			})
 			// The B-row instances with a row's two chunks in flight at once

@@ -1,11 +1,12 @@
 // Runs kernels/attention.cu's tower_attend_rope_h128 and tower_attend_rope_takes_h128 (attn27: as few key splits
-// as the cache needs, eight keys loaded at once a warp) on the host (attn32's cuda_shim.h: each block's threads
-// std::threads, blocks one at a time) beside the instances for any head (every split, a key a warp at a time)
-// and a float64 attention of the same rows and caches: the query's and the row's key's RoPE, the append, the
-// softmax over the cache and the new row. Caches of 1 to 2000 rows (one split up to 64 rows, then ⌈rows/64⌉, and
-// past 1024 rows splits of more than one pass), rows of several takes in permuted slots, a row at the cache's
-// capacity; every output within 2e-6 of the float64 attention (relative to the largest value), the two kernels
-// within 2e-6 of each other, the appended key and value the same, the counters left zero.
+// as the cache needs, eight keys loaded at once a warp; keys29: the cached rows a split an argument, here the
+// default, 8, 16 and 200) on the host (attn32's cuda_shim.h: each block's threads std::threads, blocks one at a time)
+// beside the instances for any head (every split, a key a warp at a time) and a float64 attention of the same rows
+// and caches: the query's and the row's key's RoPE, the append, the softmax over the cache and the new row. Caches of
+// 1 to 2000 rows (one split up to the rows a split, then more, and past 1024 rows splits of more than one pass), rows
+// of several takes in permuted slots, a row at the cache's capacity; every output within 2e-6 of the float64
+// attention (relative to the largest value), the two kernels within 2e-6 of each other, the appended key and value
+// the same, the counters left zero.
 #include "cuda_shim.h"
 thread_local dim3 threadIdx;
 dim3 blockIdx, gridDim, blockDim;
@@ -14,6 +15,9 @@ inline int atomicOr(int* p, int v) { int o = *p; *p |= v; return o; }
 #include "attention.cu"
 #include <cstdio>
 #include <random>
+
+// The _h128 instances' cached rows a split (0: the kernel's default, one pass of a block: 64).
+static int split_keys = 0;
 
 struct Geo { const char* name; int nh, nkv, hd, half; };
 
@@ -30,13 +34,13 @@ static std::vector<float> run(bool few, Geo g, int cap, std::vector<FrameControl
         if (slots.empty()) {
             if (few)
                 tower_attend_rope_h128(attn.data(), qkv.data(), kc.data(), vc.data(), ctrl.data(), part.data(), counters.data(),
-                                       cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap);
+                                       cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap, split_keys);
             else
                 tower_attend_rope(attn.data(), qkv.data(), kc.data(), vc.data(), ctrl.data(), part.data(), counters.data(),
                                   cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap);
         } else if (few) {
             tower_attend_rope_takes_h128(attn.data(), qkv.data(), kc.data(), vc.data(), ctrl.data(), part.data(), counters.data(),
-                                         cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap, stride, slots.data());
+                                         cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap, stride, slots.data(), split_keys);
         } else {
             tower_attend_rope_takes(attn.data(), qkv.data(), kc.data(), vc.data(), ctrl.data(), part.data(), counters.data(),
                                     cs.data(), sn.data(), g.nh, g.nkv, g.hd, g.half, scale, cap, stride, slots.data());
@@ -147,17 +151,22 @@ int main(int argc, char** argv) {
     std::vector<int> lens = {0, 1, 5, 63, 64, 65, 127, 128, 300};
     if (big) lens.insert(lens.end(), {1023, 1024, 1025, 2000});
     int cases = 0;
-    for (const Geo& g : geos) {
-        double worst = 0;
-        for (int p : lens) {
-            if (g.nh > 4 && p > 300 && !big) continue;
-            worst = std::max(worst, check(g, {p}, {}, p + 3, 100 + p));
+    // The default split, and rows a split that engine/cuda's towerAttnKeys or PROSCENIUM_GPU_TOWER_ATTN may set:
+    // 8 and 16 (up to the grid's 16 splits from 128 and 256 rows), 200 (past a block's pass of 64).
+    for (int keys : {0, 8, 16, 200}) {
+        split_keys = keys;
+        for (const Geo& g : geos) {
+            double worst = 0;
+            for (int p : lens) {
+                if (g.nh > 4 && p > 300 && !big) continue;
+                worst = std::max(worst, check(g, {p}, {}, p + 3, 100 + p));
+                cases++;
+            }
+            // Rows of takes in permuted slots: a short cache, one past 64 rows, one at the capacity.
+            worst = std::max(worst, check(g, {70, 3, 130, 131}, {2, 0, 3, 1}, 131, 7));
             cases++;
+            printf("rows a split %d, %s: %d cases, worst %.3g of the largest output\n", keys, g.name, cases, worst);
         }
-        // Rows of takes in permuted slots: a short cache, one past 64 rows, one at the capacity.
-        worst = std::max(worst, check(g, {70, 3, 130, 131}, {2, 0, 3, 1}, 131, 7));
-        cases++;
-        printf("%s: %d cases, worst %.3g of the largest output\n", g.name, cases, worst);
     }
     printf("PASS\n");
 }

@@ -272,58 +272,60 @@ func TowerAttendRopeTakes(q Launcher, grid [3]int, block int, a TowerAttendRopeT
 
 // TowerAttendRopeH128Args are the parameters of tower_attend_rope_h128.
 type TowerAttendRopeH128Args struct {
-	Attn     Ptr     // float* attn
-	Qkv      Ptr     // float* qkv
-	Kc       Ptr     // float* kc
-	Vc       Ptr     // float* vc
-	Ctrl     Ptr     // FrameControl* ctrl
-	Part     Ptr     // float* part
-	Counters Ptr     // int* counters
-	CosT     Ptr     // float* cos_t
-	SinT     Ptr     // float* sin_t
-	Nh       int     // int nh
-	Nkv      int     // int nkv
-	Hd       int     // int hd
-	Half     int     // int half
-	Scale    float32 // float scale
-	MaxRows  int     // int max_rows
+	Attn      Ptr     // float* attn
+	Qkv       Ptr     // float* qkv
+	Kc        Ptr     // float* kc
+	Vc        Ptr     // float* vc
+	Ctrl      Ptr     // FrameControl* ctrl
+	Part      Ptr     // float* part
+	Counters  Ptr     // int* counters
+	CosT      Ptr     // float* cos_t
+	SinT      Ptr     // float* sin_t
+	Nh        int     // int nh
+	Nkv       int     // int nkv
+	Hd        int     // int hd
+	Half      int     // int half
+	Scale     float32 // float scale
+	MaxRows   int     // int max_rows
+	SplitKeys int     // int split_keys
 }
 
 // TowerAttendRopeH128 enqueues kernels/attention.cu's
 //
-//	tower_attend_rope_h128(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows)
+//	tower_attend_rope_h128(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows, int split_keys)
 //
 // on q with grid blocks of block threads.
 func TowerAttendRopeH128(q Launcher, grid [3]int, block int, a TowerAttendRopeH128Args) error {
-	return q.Launch("tower_attend_rope_h128", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))))
+	return q.Launch("tower_attend_rope_h128", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))), uint64(uint32(int32(a.SplitKeys))))
 }
 
 // TowerAttendRopeTakesH128Args are the parameters of tower_attend_rope_takes_h128.
 type TowerAttendRopeTakesH128Args struct {
-	Attn     Ptr     // float* attn
-	Qkv      Ptr     // float* qkv
-	Kc       Ptr     // float* kc
-	Vc       Ptr     // float* vc
-	Ctrl     Ptr     // FrameControl* ctrl
-	Part     Ptr     // float* part
-	Counters Ptr     // int* counters
-	CosT     Ptr     // float* cos_t
-	SinT     Ptr     // float* sin_t
-	Nh       int     // int nh
-	Nkv      int     // int nkv
-	Hd       int     // int hd
-	Half     int     // int half
-	Scale    float32 // float scale
-	MaxRows  int     // int max_rows
-	KVStride int64   // long long kv_stride
-	Slots    Ptr     // int32_t* slots
+	Attn      Ptr     // float* attn
+	Qkv       Ptr     // float* qkv
+	Kc        Ptr     // float* kc
+	Vc        Ptr     // float* vc
+	Ctrl      Ptr     // FrameControl* ctrl
+	Part      Ptr     // float* part
+	Counters  Ptr     // int* counters
+	CosT      Ptr     // float* cos_t
+	SinT      Ptr     // float* sin_t
+	Nh        int     // int nh
+	Nkv       int     // int nkv
+	Hd        int     // int hd
+	Half      int     // int half
+	Scale     float32 // float scale
+	MaxRows   int     // int max_rows
+	KVStride  int64   // long long kv_stride
+	Slots     Ptr     // int32_t* slots
+	SplitKeys int     // int split_keys
 }
 
 // TowerAttendRopeTakesH128 enqueues kernels/attention.cu's
 //
-//	tower_attend_rope_takes_h128(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows, long long kv_stride, int32_t* slots)
+//	tower_attend_rope_takes_h128(float* attn, float* qkv, float* kc, float* vc, FrameControl* ctrl, float* part, int* counters, float* cos_t, float* sin_t, int nh, int nkv, int hd, int half, float scale, int max_rows, long long kv_stride, int32_t* slots, int split_keys)
 //
 // on q with grid blocks of block threads.
 func TowerAttendRopeTakesH128(q Launcher, grid [3]int, block int, a TowerAttendRopeTakesH128Args) error {
-	return q.Launch("tower_attend_rope_takes_h128", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))), uint64(a.KVStride), uint64(a.Slots))
+	return q.Launch("tower_attend_rope_takes_h128", grid, block, uint64(a.Attn), uint64(a.Qkv), uint64(a.Kc), uint64(a.Vc), uint64(a.Ctrl), uint64(a.Part), uint64(a.Counters), uint64(a.CosT), uint64(a.SinT), uint64(uint32(int32(a.Nh))), uint64(uint32(int32(a.Nkv))), uint64(uint32(int32(a.Hd))), uint64(uint32(int32(a.Half))), uint64(math.Float32bits(a.Scale)), uint64(uint32(int32(a.MaxRows))), uint64(a.KVStride), uint64(a.Slots), uint64(uint32(int32(a.SplitKeys))))
 }
