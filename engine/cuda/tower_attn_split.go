@@ -14,7 +14,7 @@ import (
 // splits, eight keys loaded at once a warp, and a cache within one split
 // needs no merge. Measured at Drama 3's geometry (docs/PERF.md "Session
 // 29", run 4's sweep): below four rows the wide instances' many blocks win;
-// from four, the _h128 ones with 128 rows a split.
+// from four, the _h128 ones with 128 rows a split (fast; exact: choose).
 type towerAttn struct {
 	byWidth bool // the measured rule (towerAttnFewFrom, towerAttnKeys); else few and keys at every width
 	few     bool // the _h128 instances
@@ -31,10 +31,16 @@ const (
 
 // choose says which instances a launch of n frame rows (one take's, or n
 // takes' together) runs, and the _h128 ones' rows a split; heads wider than
-// 128 dims take the wide ones whatever was asked.
-func (a towerAttn) choose(n, headDim int) (few bool, keys int) {
+// 128 dims take the wide ones whatever was asked. Under exact the rule
+// takes the same instances at every width (the _h128 ones, 64 rows a
+// split): the two sum a row's keys in different orders, and exact keeps a
+// take's bits the same alone and in a batch.
+func (a towerAttn) choose(n, headDim int, exact bool) (few bool, keys int) {
 	few, keys = a.few, a.keys
-	if a.byWidth {
+	switch {
+	case a.byWidth && exact:
+		few, keys = true, 0
+	case a.byWidth:
 		few, keys = n >= towerAttnFewFrom, towerAttnKeys
 	}
 	return few && headDim <= 128, keys

@@ -41,20 +41,24 @@ func TestTowerAttnChoose(t *testing.T) {
 		name     string
 		a        towerAttn
 		rows, hd int
+		exact    bool
 		few      bool
 		keys     int
 	}{
-		{"rule, one row", rule, 1, 128, false, towerAttnKeys},
-		{"rule, three rows", rule, 3, 128, false, towerAttnKeys},
-		{"rule, four rows", rule, 4, 128, true, 128},
-		{"rule, eight rows", rule, 8, 128, true, 128},
-		{"rule, wide heads", rule, 8, 160, false, towerAttnKeys},
-		{"forced 32, one row", forced, 1, 128, true, 32},
-		{"forced 32, wide heads", forced, 4, 256, false, 32},
-		{"few (64 a split), two rows", few, 2, 64, true, 0},
-		{"wide, eight rows", wide, 8, 128, false, 0},
+		{"rule, one row", rule, 1, 128, false, false, towerAttnKeys},
+		{"rule, three rows", rule, 3, 128, false, false, towerAttnKeys},
+		{"rule, four rows", rule, 4, 128, false, true, 128},
+		{"rule, eight rows", rule, 8, 128, false, true, 128},
+		{"rule, wide heads", rule, 8, 160, false, false, towerAttnKeys},
+		{"rule under exact, one row", rule, 1, 128, true, true, 0},
+		{"rule under exact, eight rows", rule, 8, 128, true, true, 0},
+		{"forced 32, one row", forced, 1, 128, false, true, 32},
+		{"forced 32 under exact", forced, 4, 128, true, true, 32},
+		{"forced 32, wide heads", forced, 4, 256, false, false, 32},
+		{"few (64 a split), two rows", few, 2, 64, false, true, 0},
+		{"wide, eight rows", wide, 8, 128, false, false, 0},
 	} {
-		gotFew, gotKeys := c.a.choose(c.rows, c.hd)
+		gotFew, gotKeys := c.a.choose(c.rows, c.hd, c.exact)
 		if gotFew != c.few || (gotFew && gotKeys != c.keys) {
 			t.Errorf("%s: few %v, %d rows a split; want %v, %d", c.name, gotFew, gotKeys, c.few, c.keys)
 		}

@@ -854,7 +854,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots}
-				if few, keys := t.attnSplit.choose(n, hd); few {
+				if few, keys := t.attnSplit.choose(n, hd, q.d.Numerics.Exact()); few {
 					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args{
 						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
 						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,
@@ -867,7 +867,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows}
-				if few, keys := t.attnSplit.choose(1, hd); few {
+				if few, keys := t.attnSplit.choose(1, hd, q.d.Numerics.Exact()); few {
 					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args{
 						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
 						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,
