@@ -82,15 +82,7 @@ func (q *Queue) SampleBatch(logits *Block, n, cb, batch int, ctrl, out *Block) e
 // embeddings to emb.Dst + b·2·Width floats; row b's take is in slot
 // slots[b] (int32 on the device; 0: slot b).
 func (q *Queue) sampleLogits(logits *Block, n, cb, endIndex int, ctrl, out *Block, batch int, emb *drawEmbed, slots kernel.Ptr) error {
-	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
-		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
-	}
-	ctrlBytes := int64(frameCtrlWords * 4)
-	if out == nil && slots == 0 { // a frame row per take, each its own control block (Tower.FrameRows)
-		ctrlBytes *= int64(batch)
-	}
-	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
-		checkFits(ctrl, 0, ctrlBytes, "sample control")); err != nil {
+	if err := checkSample(logits, n, cb, ctrl, out == nil && slots == 0, batch); err != nil {
 		return err
 	}
 	var table, enorm, dst kernel.Ptr
@@ -141,19 +133,27 @@ type drawTable struct {
 // norm in their tail (sample_logits_lean_table). The caller checks
 // drawFoldsTable.
 func (q *Queue) sampleLogitsTable(logits *Block, n, cb, endIndex int, ctrl *Block, batch int, tab *drawTable, slots kernel.Ptr) error {
-	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
-		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
-	}
-	ctrlBytes := int64(frameCtrlWords * 4)
-	if slots == 0 {
-		ctrlBytes *= int64(batch)
-	}
-	if err := firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
-		checkFits(ctrl, 0, ctrlBytes, "sample control"),
+	if err := firstErr(checkSample(logits, n, cb, ctrl, slots == 0, batch),
 		tab.T.fits(int64(tab.Entries)*int64(tab.Width)*4, "draw table"),
 		tab.W.fits(int64(tab.Width)*4, "draw table norm")); err != nil {
 		return err
 	}
 	return kernel.SampleLogitsLeanTable(q, [3]int{batch, 1, 1}, kernel.SampleThreads, devPtr(logits), n, cb, endIndex,
 		devPtr(ctrl), tPtr(tab.T), tab.Entries, tPtr(tab.W), tab.X, tab.Normed, tab.Width, tab.Eps, slots)
+}
+
+// checkSample checks a draw's shape and its logits' and control blocks'
+// room: batch vectors of n logits of codebook cb, one control block or, with
+// perRow (frame rows of take slots 0…batch−1, Tower.FrameRows), batch of
+// them.
+func checkSample(logits *Block, n, cb int, ctrl *Block, perRow bool, batch int) error {
+	if n < 1 || n > SampleMax || cb < 0 || cb >= frameMaxCodebooks || batch < 1 || batch > 65535 {
+		return fmt.Errorf("cuda: sample: %d logits (at most %d), codebook %d, batch %d", n, SampleMax, cb, batch)
+	}
+	ctrlBytes := int64(frameCtrlWords * 4)
+	if perRow {
+		ctrlBytes *= int64(batch)
+	}
+	return firstErr(checkFits(logits, 0, int64(batch)*int64(n)*4, "sample logits"),
+		checkFits(ctrl, 0, ctrlBytes, "sample control"))
 }
