@@ -38,18 +38,12 @@ func (l *AttentionLayer) decodeFits(n int) bool {
 // position s.pos[slots[b]] and its cache s.stride floats per slot from the
 // layer's; without (one take) the row's position is the int32 at pos and
 // its cache the layer's. counters holds decodeCounters(n) zero uint32s,
-// left zero.
-func (q *Queue) attentionDecode(l *AttentionLayer, n int, pos Tensor, s *stepSlots, counters *Block) error {
-	return q.attentionDecodeBehind(l, n, pos, s, counters, false)
-}
-
-// attentionDecodeBehind is attentionDecode; ahead runs
-// attn_decode_ahead_fast, which reads the rows' slots and positions and
-// their first chunk's cached keys and values before its PDL wait: the
-// caller promises the launch before is a q/k/v projection that lets it start
-// only after its own wait (attnInWaited), so everything those reads see was
-// written by kernels that have finished.
-func (q *Queue) attentionDecodeBehind(l *AttentionLayer, n int, pos Tensor, s *stepSlots, counters *Block, ahead bool) error {
+// left zero. ahead runs attn_decode_ahead_fast, which reads the rows' slots
+// and positions and their first chunk's cached keys and values before its
+// PDL wait: the caller promises the launch before is a q/k/v projection
+// that lets it start only after its own wait (attnInWaited), so everything
+// those reads see was written by kernels that have finished.
+func (q *Queue) attentionDecode(l *AttentionLayer, n int, pos Tensor, s *stepSlots, counters *Block, ahead bool) error {
 	g := l.G
 	switch {
 	case q.d.Numerics.Exact():

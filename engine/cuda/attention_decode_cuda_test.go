@@ -135,7 +135,7 @@ func TestAttentionDecode(t *testing.T) {
 				if err := firstErr(Upload(dev, l.KV.Block, l.KV.Off, kv), Upload(dev, l.Scratch.Block, attnOff, nanRows(aw))); err != nil {
 					t.Fatal(err)
 				}
-				if err := dev.Run(func(q *Queue) error { return q.attentionDecode(l, 1, Whole(c.pos), nil, counters) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return q.attentionDecode(l, 1, Whole(c.pos), nil, counters, false) }); err != nil {
 					t.Fatal(err)
 				}
 				got := attn()
@@ -151,7 +151,7 @@ func TestAttentionDecode(t *testing.T) {
 				if err := firstErr(Upload(dev, l.KV.Block, l.KV.Off, kv), Upload(dev, l.Scratch.Block, attnOff, nanRows(aw))); err != nil {
 					t.Fatal(err)
 				}
-				if err := dev.Run(func(q *Queue) error { return q.attentionDecodeBehind(l, 1, Whole(c.pos), nil, counters, true) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return q.attentionDecode(l, 1, Whole(c.pos), nil, counters, true) }); err != nil {
 					t.Fatal(err)
 				}
 				if d, ulp := ULPDiff(attn(), got); d != 0 {
@@ -177,7 +177,7 @@ func TestAttentionDecode(t *testing.T) {
 				if err := Upload(dev, l.Scratch.Block, attnOff, make([]float32, aw)); err != nil {
 					t.Fatal(err)
 				}
-				if err := dev.Run(func(q *Queue) error { return q.attentionDecodeBehind(l, 1, Whole(c.pos), nil, counters, ahead) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return q.attentionDecode(l, 1, Whole(c.pos), nil, counters, ahead) }); err != nil {
 					t.Fatal(err)
 				}
 				for i, v := range attn() {
@@ -238,7 +238,7 @@ func TestAttentionDecodeRows(t *testing.T) {
 						attnDecode = true // attentionCoreRows asks decodeApplies
 						defer func() { attnDecode = false }()
 					}
-					if err := dev.Run(func(q *Queue) error { return q.attentionCoreRowsBehind(&l, n, sl, dec, ahead) }); err != nil {
+					if err := dev.Run(func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, dec, ahead) }); err != nil {
 						t.Fatal(err)
 					}
 					out = make([]float32, n*aw)
@@ -296,7 +296,7 @@ func TestAttentionDecodeRefusesExact(t *testing.T) {
 		if q.decodeApplies(&c.layer, 1, counters) {
 			t.Error("the one-launch decode applies under exact numerics")
 		}
-		return q.attentionDecode(&c.layer, 1, Whole(c.pos), nil, counters)
+		return q.attentionDecode(&c.layer, 1, Whole(c.pos), nil, counters, false)
 	})
 	if err == nil {
 		t.Fatal("attentionDecode ran under exact numerics")
@@ -368,11 +368,11 @@ func TestAttentionDecodeTiming(t *testing.T) {
 			var oldF, newF func(q *Queue) error
 			if n == 1 {
 				oldF = func(q *Queue) error { return q.attentionCore(&l, 1, Whole(posB), 0) }
-				newF = func(q *Queue) error { return q.attentionDecode(&l, 1, Whole(posB), nil, counters) }
+				newF = func(q *Queue) error { return q.attentionDecode(&l, 1, Whole(posB), nil, counters, false) }
 			} else {
 				attnDecode = true
-				oldF = func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, nil) }
-				newF = func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, counters) }
+				oldF = func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, nil, false) }
+				newF = func(q *Queue) error { return q.attentionCoreRows(&l, n, sl, counters, false) }
 			}
 			old, dec := timeGraph(oldF), timeGraph(newF)
 			fmt.Printf("timing decode attention, B = %d, %4d rows cached: four kernels %6.2f µs, one launch %6.2f µs (%.2f×)\n",

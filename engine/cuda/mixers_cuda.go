@@ -363,7 +363,7 @@ func (q *Queue) attentionUpToOut(l *AttentionLayer, out, x Tensor, n int, pos Te
 	var err error
 	switch {
 	case n == 1 && q.decodeApplies(l, n, dec):
-		err = q.attentionDecodeBehind(l, n, pos, nil, dec, waited)
+		err = q.attentionDecode(l, n, pos, nil, dec, waited)
 	case q.flashApplies(l, n, counters):
 		err = q.attentionFlash(l, n, pos, maxLen)
 	default:

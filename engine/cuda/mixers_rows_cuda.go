@@ -289,7 +289,7 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 	if err := q.stacked(rowsProj, l.Scratch, []Tensor{w.Q, w.K, w.V}, []int{2 * qw, kw, kw}, x, n, g.Hidden); err != nil {
 		return mixerOut{}, err
 	}
-	if err := q.attentionCoreRowsBehind(l, n, s, dec, waited); err != nil {
+	if err := q.attentionCoreRows(l, n, s, dec, waited); err != nil {
 		return mixerOut{}, err
 	}
 	return mixerOut{W: w.O, In: l.regions().attn, Hidden: g.Hidden, Cols: qw}, nil
@@ -298,21 +298,16 @@ func (q *Queue) attentionStepRows(l *AttentionLayer, out, x Tensor, n int, s ste
 // attentionCoreRows is attentionStepRows between its projections: the n
 // projected rows at the start of the scratch to the gated attention in the
 // attn region, by attentionDecode where decodeApplies, else by the four
-// *_slots kernels.
-func (q *Queue) attentionCoreRows(l *AttentionLayer, n int, s stepSlots, dec *Block) error {
-	return q.attentionCoreRowsBehind(l, n, s, dec, false)
-}
-
-// attentionCoreRowsBehind is attentionCoreRows; waited (attnInWaited's
-// answer) says the launch before is the rows' waited q/k/v projection, so
-// the one-launch core reads ahead of its wait (attentionDecodeBehind).
-func (q *Queue) attentionCoreRowsBehind(l *AttentionLayer, n int, s stepSlots, dec *Block, waited bool) error {
+// *_slots kernels. waited (attnInWaited's answer) says the launch before is
+// the rows' waited q/k/v projection, so the one-launch core reads ahead of
+// its wait (attentionDecode's ahead).
+func (q *Queue) attentionCoreRows(l *AttentionLayer, n int, s stepSlots, dec *Block, waited bool) error {
 	g := l.G
 	nh, nkv, hd := g.Heads, g.KVHeads, g.HeadDim
 	w := l.W
 	r := l.regions()
 	if q.decodeApplies(l, n, dec) {
-		return q.attentionDecodeBehind(l, n, s.pos, &s, dec, waited)
+		return q.attentionDecode(l, n, s.pos, &s, dec, waited)
 	}
 	proj, qn, sc, smax, part, attn, kc, vc := r.proj, r.qn, r.scores, r.smax, r.part, r.attn, r.kc, r.vc
 	theta := g.ropeTheta()
