@@ -474,12 +474,13 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	// the draw, beside the semantic head where headAndHnorm merges (under
 	// fast: exact sums the head in float64, below).
 	tab0, semantic := t.code0EH(0), false
-	if tab0 != nil && towerEH0 == towerEH0Merged {
+	merged0 := tab0 != nil && towerEH0 == towerEH0Merged
+	if merged0 {
 		if err := t.hnormRows(q, tPtr(hidden), t.layerTensors(0), n); err != nil {
 			return err
 		}
 		if !q.d.Numerics.Exact() && t.mergesHeadAndHnorm(byTake, n) {
-			if err := t.headAndHnormOf(q, byTake, t.w.SemanticHead, g.Entries[0]+1, row, tab0, n, t.semantic); err != nil {
+			if err := t.headAndHnorm(q, byTake, t.w.SemanticHead, g.Entries[0]+1, row, tab0, n, t.semantic); err != nil {
 				return err
 			}
 			semantic = true
@@ -507,7 +508,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	}
 	// Layer 0's table norm in the semantic draw's tail where the draws fold
 	// it (its W_h·hnorm(h) ran above).
-	foldTab0 := tab0 != nil && towerEH0 == towerEH0Merged && drawFoldsTable()
+	foldTab0 := merged0 && drawFoldsTable()
 	if foldTab0 {
 		if err := q.sampleLogitsTable(t.semantic, g.Entries[0]+1, 0, g.Entries[0], t.ctrl, n, t.drawTable(tab0, t.layerTensors(0).AttentionNorm), rows.slots); err != nil {
 			return err
@@ -530,7 +531,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 	in := code0
 	in.h = tPtr(hidden)
 	switch {
-	case tab0 != nil && towerEH0 == towerEH0Merged:
+	case merged0:
 		in = ehInput{mode: ehTable, drawn: tab0, normed: foldTab0}
 	case tab0 != nil:
 		in = ehInput{mode: ehTable, drawn: tab0, project: true, h: tPtr(hidden)}
@@ -565,7 +566,7 @@ func (t *Tower) frame(q *Queue, hidden Tensor, n int, rows frameRows) error {
 		head, logits := t.w.Residual[j-1].Head, t.residual[j-1]
 		fold := false
 		if next != nil && next.mode == ehHnormRows {
-			if err := t.headAndHnorm(q, byTake, head, g.Entries[j], drawn, n, logits); err != nil {
+			if err := t.headAndHnorm(q, byTake, head, g.Entries[j], t.h, drawn, n, logits); err != nil {
 				return err
 			}
 			fold = drawFoldsTable()
@@ -849,12 +850,13 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 		},
 		func() error { return t.projectRows(q, byTake, lw.WQKV, width, D, n, t.normed, t.qkv) },
 		func() error {
+			few, keys := t.attnSplit.choose(n, hd, q.d.Numerics.Exact())
 			if byTake {
 				a := kernel.TowerAttendRopeTakesArgs{
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows, KVStride: t.slotKV / 4, Slots: rows.slots}
-				if few, keys := t.attnSplit.choose(n, hd, q.d.Numerics.Exact()); few {
+				if few {
 					return kernel.TowerAttendRopeTakesH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeTakesH128Args{
 						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
 						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,
@@ -867,7 +869,7 @@ func (t *Tower) layer(q *Queue, li, n int, in ehInput, next *ehInput, rows frame
 					Attn: devPtr(t.attn), Qkv: devPtr(t.qkv), Kc: kc, Vc: vc, Ctrl: devPtr(t.ctrl), Part: devPtr(t.attnPart),
 					Counters: devPtr(t.attnCount), CosT: cosT, SinT: sinT, Nh: nh, Nkv: nkv, Hd: hd, Half: half, Scale: scale,
 					MaxRows: t.opt.MaxRows}
-				if few, keys := t.attnSplit.choose(1, hd, q.d.Numerics.Exact()); few {
+				if few {
 					return kernel.TowerAttendRopeH128(q, attnGrid, towerAttnThreads, kernel.TowerAttendRopeH128Args{
 						Attn: a.Attn, Qkv: a.Qkv, Kc: a.Kc, Vc: a.Vc, Ctrl: a.Ctrl, Part: a.Part, Counters: a.Counters, CosT: a.CosT,
 						SinT: a.SinT, Nh: a.Nh, Nkv: a.Nkv, Hd: a.Hd, Half: a.Half, Scale: a.Scale, MaxRows: a.MaxRows,

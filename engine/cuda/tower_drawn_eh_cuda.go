@@ -106,20 +106,16 @@ func (t *Tower) code0EH(li int) *towerDrawnEH {
 	return &t.code0[li]
 }
 
-// headAndHnorm enqueues codebook head y = head·h_out (t.h, headRows rows)
-// and drawn layer dr's t.x = W_h·hnorm(h_out) (t.cat as [n, Dim] rows,
-// tower_out_eh's emode 3) for n rows: under towerEHMerged, one or two rows
-// on the tower's default instances, one tower_gemv2 launch (a row's sums
-// the same as that GEMV's); else two GEMVs, which from 3 rows measured as
-// fast or faster on the B-row instances (docs/PERF.md "ehtab27": four takes
-// 0.927 against 0.930 ms a frame, eight 1.289 against 1.296).
-func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, dr *towerDrawnEH, n int, y *Block) error {
-	return t.headAndHnormOf(q, byTake, head, headRows, t.h, dr, n, y)
-}
-
-// headAndHnormOf is headAndHnorm with the head's input rows hx (t.h for a
-// codebook head, the backbone's rows for the semantic head).
-func (t *Tower) headAndHnormOf(q *Queue, byTake bool, head Tensor, headRows int, hx *Block, dr *towerDrawnEH, n int, y *Block) error {
+// headAndHnorm enqueues a head y = head·hx (headRows rows; hx is t.h,
+// h_out, for a codebook head, the backbone's rows for the semantic head)
+// and table layer dr's t.x = W_h·hnorm(h) (t.cat as [n, Dim] rows,
+// tower_out_eh's emode 3 or hnormRows) for n rows: under towerEHMerged, one
+// or two rows on the tower's default instances, one tower_gemv2 launch (a
+// row's sums the same as that GEMV's); else two GEMVs, which from 3 rows
+// measured as fast or faster on the B-row instances (docs/PERF.md
+// "ehtab27": four takes 0.927 against 0.930 ms a frame, eight 1.289
+// against 1.296).
+func (t *Tower) headAndHnorm(q *Queue, byTake bool, head Tensor, headRows int, hx *Block, dr *towerDrawnEH, n int, y *Block) error {
 	D := t.g.Dim
 	if !t.mergesHeadAndHnorm(byTake, n) {
 		if err := t.projectRows(q, byTake, dr.wh, D, D, n, t.cat, t.x); err != nil {

@@ -154,7 +154,7 @@ func testTowerDrawnEH(t *testing.T, cfg *drama3.Config) {
 				t.Fatal(err)
 			}
 			withTowerEH(mode, func() {
-				if err := dev.Run(func(q *Queue) error { return tw.headAndHnorm(q, c.byTake, head, hr, dr, c.n, y) }); err != nil {
+				if err := dev.Run(func(q *Queue) error { return tw.headAndHnorm(q, c.byTake, head, hr, tw.h, dr, c.n, y) }); err != nil {
 					t.Fatal(err)
 				}
 			})
