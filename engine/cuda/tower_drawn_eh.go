@@ -167,11 +167,13 @@ func TowerDrawnEHSkippedBytes(g TowerGeometry) int64 {
 // which TowerTakesStateBytes and
 // FramesPassBytes count. A load whose model would not fit the device whole
 // with them leaves them out before any expert goes to host memory
-// (FramesOptions.NoDrawnTables): the same bytes hold about a sixth of a
-// layer's experts, whose reads would otherwise cross the bus every step (on
-// a 24 GB card one device layer more: ≈ 25 MB a step by the plan's
-// arithmetic, ≈ 1 ms at PCIe 4.0's 25 GB/s, reasoned), against the ≈ 20 µs
-// a frame the tables save (measured on the H200).
+// (FramesOptions.NoDrawnTables): the same bytes hold about two fifths of a
+// layer's experts (806 MB at Drama 3's geometry), whose reads would
+// otherwise cross the bus every step (a layer's ≈ 25 MB a step by the
+// plan's arithmetic, two fifths of it ≈ 0.4 ms at PCIe 4.0's 25 GB/s,
+// reasoned), against the 30–50 µs a frame the tables save (measured on the
+// H200: the drawn layers' ≈ 19, docs/PERF.md "ehtab27"; the code-0 layers'
+// 11–31, "Session 29").
 func TowerDrawnEHBytes(g TowerGeometry) int64 {
 	return towerDrawnEHLayout(g, towerEH, towerEH0).size
 }
