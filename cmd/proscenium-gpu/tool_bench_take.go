@@ -76,6 +76,8 @@ type takeBench struct {
 	StepLaunches  int      `json:"step_launches"`  // kernel launches of the backbone's step graph
 	// Batches are the rounds of B takes together (--batch), each B once.
 	Batches []batchRound `json:"batches,omitempty"`
+	// NearTies (-near-ties) is each batched take against itself alone.
+	NearTies []nearTieTake `json:"near_ties,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
 	Batched bool `json:"batched,omitempty"`
 	// PrefillExperts and PrefillRows: how a prefill pass ran its routed
@@ -173,7 +175,13 @@ type batchRound struct {
 	TookMs float64 `json:"took_ms"`
 	// Decoded is false for a round whose audio was not decoded (-decode=false).
 	Decoded bool `json:"decoded"`
+
+	codes map[drama3.TakeID][][]int // each take's codes (the near-tie check)
+	ended map[drama3.TakeID]bool    // and whether it drew end of speech
 }
+
+// benchSampling is every benchmark take's sampling settings.
+var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 
 // undecodedSet is a TakeSet whose takes' audio is silence made on the host:
 // -decode=false, the frames' cost without the codec's work beside them (an
@@ -209,6 +217,7 @@ func benchTake(args []string) error {
 	hot := fs.Bool("hot-experts", false, "synthetic: zero every router, so each step routes to the same top-k experts of every layer (ties go to the lowest ids): a forced hot set, the best case for the expert cache (random routers route near uniformly, the worst)")
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
+	nearTiesOn := fs.Bool("near-ties", false, "with -batch: after the rounds, each take of a round of B (B > 1) made together against the same seed made alone, the pipeline off and every logits vector read: where their codes part, whether the draw sat at a near-tie of the two runs' logits (fails on one that did not)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -376,7 +385,7 @@ func benchTake(args []string) error {
 		}
 		before = f.ExpertCache()
 		r, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + *seedBase), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
+			Sampling: benchSampling, Seed: uint64(i + *seedBase), MaxFrames: *frames, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return fmt.Errorf("take %d: %w", i+1, err)
 		}
@@ -471,10 +480,27 @@ func benchTake(args []string) error {
 		}
 		ps := dev.Pool.Stats(cuda.DeviceMem)
 		res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
+		if ts, ok := set.(*cuda.TakeFrames); ok && *nearTiesOn {
+			for _, b := range batches {
+				if b < 2 {
+					continue
+				}
+				found, err := nearTies(ts, f, *pipeline, b, *seedBase, prompt, *frames, chunks, *beginEach)
+				if err != nil {
+					return fmt.Errorf("near-ties, %d takes: %w", b, err)
+				}
+				res.NearTies = append(res.NearTies, found...)
+			}
+		} else if *nearTiesOn {
+			return fmt.Errorf("--near-ties needs -batch rounds on the batched kernels, decoded")
+		}
 	}
 
 	if *asJSON {
-		return printJSON(res)
+		if err := printJSON(res); err != nil {
+			return err
+		}
+		return nearTiesVerdict(res.NearTies, numerics.Exact())
 	}
 	fmt.Printf("device            %s (kernels %s), pipeline %v (%d frames in flight), numerics %s, chunks up to %d frames\n", res.Device, res.Kernels, res.Pipeline, res.FramesAhead, res.Numerics, res.ChunkMax)
 	fmt.Printf("model             %s, loaded in %.2f s", res.Model, res.LoadSeconds)
@@ -596,7 +622,10 @@ func benchTake(args []string) error {
 		}
 		fmt.Printf("admitted          %.2f GiB before the load: the peak is %.1f %% of it, %s\n", gib(res.AdmittedBytes), 100*float64(res.PeakBytes)/float64(res.AdmittedBytes), within)
 	}
-	return nil
+	for _, r := range res.NearTies {
+		fmt.Println(r)
+	}
+	return nearTiesVerdict(res.NearTies, numerics.Exact())
 }
 
 // benchRound runs b takes of prompt on set together (seeds base…base+b−1; every take
@@ -605,15 +634,16 @@ func benchTake(args []string) error {
 // scheduler does when b requests arrive at once.
 func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
 	_, undecoded := set.(undecodedSet)
-	r := batchRound{Batch: b, Decoded: !undecoded}
+	r := batchRound{Batch: b, Decoded: !undecoded, codes: map[drama3.TakeID][][]int{}, ended: map[drama3.TakeID]bool{}}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
 	}
 	start := time.Now()
 	runs := make([]*drama3.TakeRun, b)
+	ids := map[*drama3.TakeRun]drama3.TakeID{}
 	for i := range runs {
 		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
+			Sampling: benchSampling, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return r, err
 		}
@@ -625,6 +655,7 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 			r.PrefillMs += ms(time.Since(t0))
 		}
 		runs[i] = run
+		ids[run] = drama3.TakeID(i)
 	}
 	if !each {
 		t0 := time.Now()
@@ -655,6 +686,7 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 		}
 		r.RTF = append(r.RTF, rtf)
 		r.Digests = append(r.Digests, codesDigest(res.Codes))
+		r.codes[ids[run]], r.ended[ids[run]] = res.Codes, res.Reason == drama3.FinishStop
 		return nil
 	}
 	live := slices.Clone(runs)
@@ -734,7 +766,7 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 			*cuda.PromptProfile = cuda.PromptTimes{}
 		}
 		out, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: p.Tokens(), Rows: p,
-			Sampling: sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}, Seed: 1, MaxFrames: frames}, drama3.Listener{})
+			Sampling: benchSampling, Seed: 1, MaxFrames: frames}, drama3.Listener{})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -321,8 +321,11 @@ func (s *TakeFrames) jointFirstFrames(takes []*jointTake, lastRows *Block) error
 	if err := s.d.Sync(); err != nil {
 		return err
 	}
-	for _, tk := range takes {
+	for k, tk := range takes {
 		s.made[tk.slot] = []FrameResult{s.f.tower.ReadResultRow(s.pinned, tk.slot)}
+		if err := s.tapRow(tk.st.ID, 0, s.f.tower, k); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ type TakeFrames struct {
 	pinned   *Block                // every slot's control block after a step
 	rowHost  *Block                // pinned int32 [MaxStepRows]: the step's rows' slots
 	fault    atomic.Pointer[error] // a device error (Fault: asked from other goroutines)
+	tap      TakeLogitsTap         // TapLogits (debugging; the pipeline off)
 	closed   bool
 }
 
@@ -182,6 +183,9 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 		return err
 	}
 	s.made[i] = []FrameResult{v.tower.ReadResult(v.pinned)}
+	if err := s.tapRow(id, 0, v.tower, 0); err != nil {
+		return err
+	}
 	s.free = s.free[:len(s.free)-1]
 	s.live[id] = i
 	s.slotLive[i] = true
@@ -268,6 +272,15 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 		}
 		s.inflight = s.inflight[:len(s.inflight)-1]
 		for k, slot := range rows {
+			if s.tap != nil {
+				t, row := s.f.tower, k // the step graph's row k
+				if len(rows) == 1 {
+					t, row = s.slots[slot].tower, 0 // the take's own frame graph
+				}
+				if err := s.tapRow(frames[which[k]].ID, s.slots[slot].frame, t, row); err != nil {
+					return s.failAll(err)
+				}
+			}
 			s.deliver(&frames[which[k]], slot, s.result(slot, st))
 		}
 		made = append(made, which...)

@@ -1,0 +1,84 @@
+//go:build cuda
+
+package main
+
+import (
+	"testing"
+
+	"proscenium/engine/drama3"
+)
+
+// TestCompareTakes holds -near-ties' finding to what each case of a take
+// alone and in a batch must give: the same codes; codes that part where the
+// two codes' logits are within the runs' difference (a near-tie, the
+// verdict passes); codes that part far from any tie (the verdict fails);
+// and one run ending where the other goes on.
+func TestCompareTakes(t *testing.T) {
+	vec := func(vals map[int]float32, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = -8
+		}
+		for i, x := range vals {
+			v[i] = x
+		}
+		return v
+	}
+	codes := [][]int{{1, 2}, {3, 4}}
+	logs := func(f1c1 []float32) drama3.LogitsLog {
+		l := drama3.LogitsLog{}
+		for f := range 2 {
+			for c := range 2 {
+				l.Tap(f, c, vec(map[int]float32{codes[f][c]: 2}, 9))
+			}
+		}
+		if f1c1 != nil {
+			l.Tap(1, 1, f1c1)
+		}
+		return l
+	}
+	t.Run("identical", func(t *testing.T) {
+		r := compareTakes(4, 0, 3, codes, codes, false, false, logs(nil), logs(nil))
+		if !r.Identical || r.Frames != 2 || r.WorstBefore != 0 {
+			t.Fatalf("%+v", r)
+		}
+		if err := nearTiesVerdict([]nearTieTake{r}, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("near-tie", func(t *testing.T) {
+		// Codes 4 and 5 of frame 1's second draw within the runs' logits
+		// difference of each other: either may be drawn.
+		alone := vec(map[int]float32{4: 2, 5: 2 - 1e-6}, 9)
+		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
+		other := [][]int{{1, 2}, {3, 5}}
+		r := compareTakes(4, 1, 4, codes, other, false, false, logs(alone), logs(batched))
+		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie {
+			t.Fatalf("%+v", r)
+		}
+		if err := nearTiesVerdict([]nearTieTake{r}, false); err != nil {
+			t.Fatal(err)
+		}
+		if nearTiesVerdict([]nearTieTake{r}, true) == nil {
+			t.Fatal("under exact a take that parts from itself alone passed")
+		}
+	})
+	t.Run("far from a tie", func(t *testing.T) {
+		// The same logits to their bits, yet another code: no near-tie.
+		v := vec(map[int]float32{4: 6}, 9)
+		other := [][]int{{1, 2}, {3, 0}}
+		r := compareTakes(4, 2, 5, codes, other, false, false, logs(v), logs(v))
+		if r.NearTie || r.LogitsRel != 0 {
+			t.Fatalf("%+v", r)
+		}
+		if nearTiesVerdict([]nearTieTake{r}, false) == nil {
+			t.Fatal("a take that parted far from any tie passed")
+		}
+	})
+	t.Run("one ends", func(t *testing.T) {
+		r := compareTakes(4, 3, 6, codes, codes[:1], false, true, logs(nil), logs(nil))
+		if r.Identical || r.Frame != 1 || r.Codebook != -1 || r.Frames != 1 {
+			t.Fatalf("%+v", r)
+		}
+	})
+}
