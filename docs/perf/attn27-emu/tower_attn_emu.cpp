@@ -1,6 +1,6 @@
 // Runs kernels/attention.cu's tower_attend_rope_h128 and tower_attend_rope_takes_h128 (attn27: as few key splits
 // as the cache needs, eight keys loaded at once a warp; keys29: the cached rows a split an argument, here the
-// default, 8, 16 and 200) on the host (attn32's cuda_shim.h: each block's threads std::threads, blocks one at a time)
+// default, 8, 16, 128 and 200) on the host (attn32's cuda_shim.h: each block's threads std::threads, blocks one at a time)
 // beside the instances for any head (every split, a key a warp at a time) and a float64 attention of the same rows
 // and caches: the query's and the row's key's RoPE, the append, the softmax over the cache and the new row. Caches of
 // 1 to 2000 rows (one split up to the rows a split, then more, and past 1024 rows splits of more than one pass), rows
@@ -152,8 +152,9 @@ int main(int argc, char** argv) {
     if (big) lens.insert(lens.end(), {1023, 1024, 1025, 2000});
     int cases = 0;
     // The default split, and rows a split that engine/cuda's towerAttnKeys or PROSCENIUM_GPU_TOWER_ATTN may set:
-    // 8 and 16 (up to the grid's 16 splits from 128 and 256 rows), 200 (past a block's pass of 64).
-    for (int keys : {0, 8, 16, 200}) {
+    // 8 and 16 (up to the grid's 16 splits from 128 and 256 rows), 128 (towerAttnKeys: the rule's from four rows
+    // under fast, two passes of a block), 200 (past a block's pass of 64, not a multiple of it).
+    for (int keys : {0, 8, 16, 128, 200}) {
         split_keys = keys;
         for (const Geo& g : geos) {
             double worst = 0;
