@@ -1,5 +1,6 @@
 #!/bin/bash
-# Lead, session 30, run 2 (one call, ≤ 280 s), on main e62b852 (run 1's failure mended in the test; bench-take
+# Lead, session 30, run 2 (one call, ≤ 280 s; not lent in session 30: a later session runs it), on main from e62b852
+# (run 1's failure mended in the test; bench-take
 # -near-ties):
 # 1. the tower's tests and the takes together against alone, fast and exact (TestTowerFrameRows as mended: under fast
 #    the rule's four and eight rows within 1e-5, eight rows on the wide instances to their bits); the engine's tests
