@@ -232,6 +232,9 @@ func benchTake(args []string) error {
 	if (*synthetic == "") == (*model == "") {
 		return fmt.Errorf("give --synthetic full or --model DIR")
 	}
+	if *nearTiesOn && !slices.ContainsFunc(batches, func(b int) bool { return b > 1 }) {
+		return fmt.Errorf("--near-ties needs a -batch of two takes or more")
+	}
 	if *synthetic != "" && *synthetic != "full" {
 		return fmt.Errorf("--synthetic %q: the only geometry is full", *synthetic)
 	}
