@@ -22,7 +22,6 @@ import (
 	"proscenium/engine/cpu"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
-	"proscenium/engine/sampling"
 )
 
 // `proscenium-gpu bench-take` measures whole takes on the CUDA frame
@@ -179,9 +178,6 @@ type batchRound struct {
 	codes map[drama3.TakeID][][]int // each take's codes (the near-tie check)
 	ended map[drama3.TakeID]bool    // and whether it drew end of speech
 }
-
-// benchSampling is every benchmark take's sampling settings.
-var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 
 // undecodedSet is a TakeSet whose takes' audio is silence made on the host:
 // -decode=false, the frames' cost without the codec's work beside them (an

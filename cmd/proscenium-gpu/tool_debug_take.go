@@ -127,33 +127,6 @@ type freeReport struct {
 	Unexplained     int `json:"unexplained"`
 }
 
-type divergence struct {
-	Seed      uint64  `json:"seed"`
-	Frame     int     `json:"frame"`
-	Codebook  int     `json:"codebook"` // −1: one side ended and the other did not
-	CPUCode   int     `json:"cpu_code"`
-	GPUCode   int     `json:"gpu_code"`
-	LogitGap  float64 `json:"cpu_logit_gap"`   // CPU logits: |l[cpu code] − l[gpu code]|
-	LogitsErr float64 `json:"logits_max_diff"` // max |gpu − cpu| over that vector
-	// NearTie: the draw lay within MarginBound of a boundary (DrawMargin,
-	// the CPU's arithmetic) or the two codes' logits within the logits'
-	// difference (drama3.NearTie): a legitimate divergence.
-	NearTie     bool    `json:"near_tie"`
-	DrawMargin  float64 `json:"draw_margin"`
-	MarginBound float64 `json:"margin_bound"`
-	// Class is the divergence's explanation (cpu.Explainer): "draw
-	// near-tie", "routing near-tie" or "unexplained"; LogitsRel the
-	// vector's relative difference (drama3.LogitsDiff), FirstOff the first
-	// frame whose semantic logits left the tolerance (−1: none), Routing
-	// the smallest top-k router margin, against its bound, in the backbone
-	// run that made that frame (or the diverging one), with its layer,
-	// experts and (-confirm-routing) the swapped replay's verdict.
-	Class     string          `json:"class"`
-	LogitsRel float64         `json:"logits_relative_diff"`
-	FirstOff  int             `json:"first_frame_off_tolerance"`
-	Routing   *cpu.RoutingTie `json:"routing,omitempty"`
-}
-
 func runDebugTake(args []string) error {
 	fs := flag.NewFlagSet("debug-take", flag.ContinueOnError)
 	model := fs.String("model", "", "checkpoint directory")
@@ -480,28 +453,4 @@ func roundingBaseline(ck *drama3.Checkpoint, prompt []int, cpuTakes []madeTake, 
 		out = append(out, bt)
 	}
 	return out, nil
-}
-
-// frameCode is codebook 0's code of frame f, or −1 where the take ended
-// before it (end of speech was drawn there).
-func frameCode(frames [][]int, f int) int {
-	if f < len(frames) {
-		return frames[f][0]
-	}
-	return -1
-}
-
-// firstDivergence is the first code in which two takes differ (nil: none).
-func firstDivergence(a, b [][]int, aEnd, bEnd bool) *divergence {
-	for f := 0; f < min(len(a), len(b)); f++ {
-		for c := range a[f] {
-			if a[f][c] != b[f][c] {
-				return &divergence{Frame: f, Codebook: c, CPUCode: a[f][c], GPUCode: b[f][c]}
-			}
-		}
-	}
-	if len(a) != len(b) || aEnd != bEnd {
-		return &divergence{Frame: min(len(a), len(b)), Codebook: -1, CPUCode: len(a), GPUCode: len(b)}
-	}
-	return nil
 }

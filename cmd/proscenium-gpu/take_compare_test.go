@@ -1,5 +1,3 @@
-//go:build cuda
-
 package main
 
 import (
@@ -81,4 +79,29 @@ func TestCompareTakes(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+}
+
+// TestFirstDivergence: the first code in which two takes differ, or where
+// one ended and the other did not.
+func TestFirstDivergence(t *testing.T) {
+	a := [][]int{{1, 2, 3}, {4, 5, 6}}
+	for _, tc := range []struct {
+		name       string
+		b          [][]int
+		aEnd, bEnd bool
+		want       *divergence
+	}{
+		{"same", [][]int{{1, 2, 3}, {4, 5, 6}}, true, true, nil},
+		{"a residual code", [][]int{{1, 2, 3}, {4, 5, 7}}, false, false, &divergence{Frame: 1, Codebook: 2, CPUCode: 6, GPUCode: 7}},
+		{"the semantic code first", [][]int{{9, 2, 3}, {4, 0, 6}}, false, false, &divergence{Frame: 0, Codebook: 0, CPUCode: 1, GPUCode: 9}},
+		{"b ended sooner", [][]int{{1, 2, 3}}, false, true, &divergence{Frame: 1, Codebook: -1, CPUCode: 2, GPUCode: 1}},
+		{"as long, one ended", [][]int{{1, 2, 3}, {4, 5, 6}}, true, false, &divergence{Frame: 2, Codebook: -1, CPUCode: 2, GPUCode: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := firstDivergence(a, tc.b, tc.aEnd, tc.bEnd)
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
+)
+
+// Two takes' codes compared, and where they part, the draw that parted
+// judged against the logits of both runs: debug-take's GPU against the CPU,
+// bench-take -near-ties' take in a batch against itself alone. Pure
+// arithmetic on codes and logits, so it builds (and its tests run) without
+// the cuda tag.
+
+// benchSampling is every benchmark take's sampling settings.
+var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
+
+// divergence is where two takes' codes first part (firstDivergence), and
+// debug-take's finding there: the CPU's take against the GPU's.
+type divergence struct {
+	Seed      uint64  `json:"seed"`
+	Frame     int     `json:"frame"`
+	Codebook  int     `json:"codebook"` // −1: one side ended and the other did not
+	CPUCode   int     `json:"cpu_code"`
+	GPUCode   int     `json:"gpu_code"`
+	LogitGap  float64 `json:"cpu_logit_gap"`   // CPU logits: |l[cpu code] − l[gpu code]|
+	LogitsErr float64 `json:"logits_max_diff"` // max |gpu − cpu| over that vector
+	// NearTie: the draw lay within MarginBound of a boundary (DrawMargin,
+	// the CPU's arithmetic) or the two codes' logits within the logits'
+	// difference (drama3.NearTie): a legitimate divergence.
+	NearTie     bool    `json:"near_tie"`
+	DrawMargin  float64 `json:"draw_margin"`
+	MarginBound float64 `json:"margin_bound"`
+	// Class is the divergence's explanation (cpu.Explainer): "draw
+	// near-tie", "routing near-tie" or "unexplained"; LogitsRel the
+	// vector's relative difference (drama3.LogitsDiff), FirstOff the first
+	// frame whose semantic logits left the tolerance (−1: none), Routing
+	// the smallest top-k router margin, against its bound, in the backbone
+	// run that made that frame (or the diverging one), with its layer,
+	// experts and (-confirm-routing) the swapped replay's verdict.
+	Class     string          `json:"class"`
+	LogitsRel float64         `json:"logits_relative_diff"`
+	FirstOff  int             `json:"first_frame_off_tolerance"`
+	Routing   *cpu.RoutingTie `json:"routing,omitempty"`
+}
+
+// nearTieTake is one take's finding.
+type nearTieTake struct {
+	Batch     int    `json:"batch"`
+	Take      int    `json:"take"`
+	Seed      uint64 `json:"seed"`
+	Frames    int    `json:"frames"` // the frames both made
+	Identical bool   `json:"identical"`
+	// Where the two first part (Codebook −1: one drew end of speech where
+	// the other did not), the two codes, and the draw's margin against the
+	// bound the logits' difference allows (shares of the probability mass).
+	Frame       int     `json:"frame"`
+	Codebook    int     `json:"codebook"`
+	AloneCode   int     `json:"alone_code"`
+	BatchedCode int     `json:"batched_code"`
+	NearTie     bool    `json:"near_tie"`
+	DrawMargin  float64 `json:"draw_margin_share"`
+	MarginBound float64 `json:"margin_bound_share"`
+	LogitGap    float64 `json:"logit_gap"` // the alone take's logits: |l[alone code] − l[batched code]|
+	// LogitsRel is the deciding vector's relative difference
+	// (drama3.LogitsDiff: max |a − b| over max |b|); WorstBefore the worst
+	// over every vector before it (or over the whole take when identical).
+	LogitsRel   float64 `json:"logits_diff_share"`
+	WorstBefore float64 `json:"worst_diff_before_share"`
+}
+
+// compareTakes is one take's finding from its codes and logits alone (a)
+// and in the batch (t).
+func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl drama3.LogitsLog) nearTieTake {
+	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1}
+	d := firstDivergence(a, t, aEnd, tEnd)
+	last := [2]int{len(a), 0} // every vector before this one is compared
+	if d != nil {
+		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode = d.Frame, d.Codebook, d.CPUCode, d.GPUCode
+		last = [2]int{d.Frame, max(d.Codebook, 0)}
+	} else {
+		r.Identical = true
+	}
+	for k, av := range al {
+		if tv := tl[k]; tv != nil && len(tv) == len(av) && (k[0] < last[0] || k[0] == last[0] && k[1] < last[1]) {
+			r.WorstBefore = max(r.WorstBefore, drama3.LogitsDiff(tv, av))
+		}
+	}
+	if d == nil {
+		return r
+	}
+	// The draw that parted: codebook k of the frame, or (one ended) the
+	// semantic draw of the frame where one drew end of speech, the last
+	// semantic logit.
+	k, ac, tc := d.Codebook, d.CPUCode, d.GPUCode
+	if k < 0 {
+		k, ac, tc = 0, frameCode(a, d.Frame), frameCode(t, d.Frame)
+	}
+	av, tv := al[[2]int{d.Frame, k}], tl[[2]int{d.Frame, k}]
+	if av == nil || len(tv) != len(av) {
+		return r // no logits of that draw: not shown a near-tie
+	}
+	if ac < 0 {
+		ac = len(av) - 1
+	}
+	if tc < 0 {
+		tc = len(av) - 1
+	}
+	r.AloneCode, r.BatchedCode = ac, tc
+	r.LogitsRel = drama3.LogitsDiff(tv, av)
+	r.LogitGap = float64(av[ac]) - float64(av[tc])
+	if r.LogitGap < 0 {
+		r.LogitGap = -r.LogitGap
+	}
+	r.NearTie, r.DrawMargin, r.MarginBound = drama3.NearTie(av, tv, benchSampling, drama3.Uniform(seed, d.Frame, k), ac, tc)
+	return r
+}
+
+// String is the finding's line.
+func (r nearTieTake) String() string {
+	s := fmt.Sprintf("near-ties B=%d take %d (seed %d): ", r.Batch, r.Take, r.Seed)
+	if r.Identical {
+		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)", r.Frames, r.WorstBefore)
+	}
+	return s + fmt.Sprintf("parts at frame %d codebook %d (alone %d, batched %d): near-tie %v, draw margin %.3g against the bound %.3g, logit gap %.3g; that vector %.3g apart (relative), every one before at most %.3g",
+		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode, r.NearTie, r.DrawMargin, r.MarginBound, r.LogitGap, r.LogitsRel, r.WorstBefore)
+}
+
+// nearTiesVerdict fails on a take that parted from itself alone where no
+// near-tie explains it, and under exact on any take that parted at all.
+func nearTiesVerdict(found []nearTieTake, exact bool) error {
+	for _, r := range found {
+		switch {
+		case r.Identical:
+		case exact:
+			return fmt.Errorf("near-ties: under exact, take %d of %d parts from itself alone at frame %d", r.Take, r.Batch, r.Frame)
+		case !r.NearTie:
+			return fmt.Errorf("near-ties: take %d of %d parts from itself alone at frame %d codebook %d, not at a near-tie", r.Take, r.Batch, r.Frame, r.Codebook)
+		}
+	}
+	return nil
+}
+
+// frameCode is codebook 0's code of frame f, or −1 where the take ended
+// before it (end of speech was drawn there).
+func frameCode(frames [][]int, f int) int {
+	if f < len(frames) {
+		return frames[f][0]
+	}
+	return -1
+}
+
+// firstDivergence is the first code in which two takes differ (nil: none).
+func firstDivergence(a, b [][]int, aEnd, bEnd bool) *divergence {
+	for f := 0; f < min(len(a), len(b)); f++ {
+		for c := range a[f] {
+			if a[f][c] != b[f][c] {
+				return &divergence{Frame: f, Codebook: c, CPUCode: a[f][c], GPUCode: b[f][c]}
+			}
+		}
+	}
+	if len(a) != len(b) || aEnd != bEnd {
+		return &divergence{Frame: min(len(a), len(b)), Codebook: -1, CPUCode: len(a), GPUCode: len(b)}
+	}
+	return nil
+}
