@@ -253,11 +253,15 @@ func DefaultServeLimits() ServeLimits {
 }
 
 // Serve answers HTTP on ln until ctx ends, then shuts down gracefully
-// (open WebSockets are closed). h should come from Protect.
+// (open WebSockets are closed, and connections that never sent a request:
+// freshConns). h should come from Protect.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, lim ServeLimits) error {
-	var connState func(net.Conn, http.ConnState)
+	fresh := newFreshConns()
+	connState := fresh.state
 	if lim.MaxConns > 0 {
-		ln, connState = limitConns(ln, lim.MaxConns)
+		var slotState func(net.Conn, http.ConnState)
+		ln, slotState = limitConns(ln, lim.MaxConns)
+		connState = func(c net.Conn, s http.ConnState) { slotState(c, s); fresh.state(c, s) }
 	}
 	// Request contexts derive from base, so ending it ends the WebSocket
 	// handlers too (Shutdown does not touch hijacked connections).
@@ -265,6 +269,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, lim ServeLimits
 	defer stopRequests()
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
 		IdleTimeout: lim.IdleTimeout, ConnState: connState, BaseContext: func(net.Listener) context.Context { return base }}
+	srv.RegisterOnShutdown(fresh.closeAll)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -67,9 +67,9 @@ func secretFile(t *testing.T) string {
 
 // Issue 32 item 6: config.json as a FIFO or as /dev/zero, the tokenizer as
 // a FIFO, and a shard or an index symlinked to a file of secrets are
-// refused within a second, by name, with no byte of the file in the error
-// (the header-size error used to print the secret's first eight bytes as a
-// number; a FIFO config hung inspect and every load). Each reader reached
+// refused at once (no read waits for a writer), by name, with no byte of
+// the file in the error (the header-size error used to print the secret's
+// first eight bytes as a number; a FIFO config hung inspect and every load). Each reader reached
 // from Inspect (the studio's InspectModel) and LoadEngine (synth, the
 // studio's load) is tried. Breaking it: os.ReadFile back in LoadConfig
 // hangs the FIFO case and the /dev/zero case exhausts memory; printing n
@@ -99,11 +99,22 @@ func TestHostileCheckpointFiles(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := hostileDir(t, func(dir string) { c.setup(t, dir) })
+			// A hang (what a FIFO config did) never answers; a loaded
+			// machine under -race answers in a second or two. The time is
+			// logged, not held to a bound (no timing assertions in tests).
+			var inspectErr, loadErr error
 			start := time.Now()
-			_, inspectErr := Inspect(dir, 64)
-			_, loadErr := LoadEngine(dir)
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("answered after %v", d)
+			answered := make(chan struct{})
+			go func() {
+				defer close(answered)
+				_, inspectErr = Inspect(dir, 64)
+				_, loadErr = LoadEngine(dir)
+			}()
+			select {
+			case <-answered:
+				t.Logf("answered after %v", time.Since(start))
+			case <-time.After(time.Minute):
+				t.Fatal("no answer after a minute: the read hangs")
 			}
 			for _, err := range []error{inspectErr, loadErr} {
 				if err == nil {

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // A FIFO, a symlink to /dev/zero and a directory are refused before any
 // read (the FIFO would block an open forever, /dev/zero never ends); a
 // symlink to a regular file reads as that file; a file over the limit is
 // refused by its size. Each answer comes at once: a test that hangs here
-// is the failure (removing the Stat check before the open makes the FIFO
+// (until go test's timeout) is the failure, not a slow answer (removing the Stat check before the open makes the FIFO
 // case block in open(2)).
 func TestRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
@@ -40,16 +39,12 @@ func TestRefusesWhatIsNotARegularFile(t *testing.T) {
 		{dir, "a directory", ErrNotRegular},
 		{secret, "16 bytes, the limit is 8", ErrTooLarge},
 	} {
-		start := time.Now()
 		_, err := ReadFile(c.path, 8)
 		if err == nil || !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
 			t.Errorf("%s: %v, want %q naming the path", c.path, err, c.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%s: error quotes the file: %v", c.path, err)
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("%s: answered after %v", c.path, d)
 		}
 	}
 	if b, err := ReadFile(link, 64); err != nil || string(b) != "hunter2-password" {
