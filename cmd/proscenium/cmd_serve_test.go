@@ -68,11 +68,6 @@ func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 	var stopErr error
 	stop := func() error {
 		once.Do(func() {
-			// The client's transport may hold a connection it dialled and
-			// never used (a request found an idle one first): the server sees
-			// it as new, and Shutdown waits 5 s for it before giving up with
-			// "context deadline exceeded" (seen under -race in CI).
-			http.DefaultClient.CloseIdleConnections()
 			syscall.Kill(os.Getpid(), syscall.SIGINT)
 			select {
 			case stopErr = <-done:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"proscenium/engine/audio/decode"
 	"strings"
@@ -39,6 +40,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// Tests send SIGINT to this process (serve's and synth's Ctrl-C). The
+	// kernel may hand one to a thread after the test that sent it stopped
+	// listening, and with no listener left Go's default action ends the
+	// whole test binary ("signal: interrupt", seen in CI under -race). Held
+	// here for the binary's life, a late one is dropped; the children that
+	// run main above keep the default.
+	signal.Notify(make(chan os.Signal, 1), os.Interrupt)
 	os.Exit(m.Run())
 }
 
