@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
@@ -91,31 +92,51 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 	if d == nil {
 		return r
 	}
-	// The draw that parted: codebook k of the frame, or (one ended) the
-	// semantic draw of the frame where one drew end of speech, the last
-	// semantic logit.
-	k, ac, tc := d.Codebook, d.CPUCode, d.GPUCode
-	if k < 0 {
-		k, ac, tc = 0, frameCode(a, d.Frame), frameCode(t, d.Frame)
-	}
-	av, tv := al[[2]int{d.Frame, k}], tl[[2]int{d.Frame, k}]
-	if av == nil || len(tv) != len(av) {
+	p, ok := judgeParting(a, t, d, al, tl, benchSampling, seed)
+	if !ok {
 		return r // no logits of that draw: not shown a near-tie
+	}
+	r.AloneCode, r.BatchedCode, r.LogitGap = p.aCode, p.bCode, p.gap
+	r.LogitsRel = drama3.LogitsDiff(p.bv, p.av)
+	r.NearTie, r.DrawMargin, r.MarginBound = p.nearTie, p.margin, p.bound
+	return r
+}
+
+// partedDraw is the draw at which two takes a and b first part (where one
+// ended, the semantic draw of that frame, whose last logit is end of
+// speech), judged on the logits both runs tapped: the two codes drawn,
+// both runs' logits vectors, the codes' gap on a's logits, and
+// drama3.NearTie's verdict with a as the reference.
+type partedDraw struct {
+	aCode, bCode  int
+	av, bv        []float32
+	gap           float64
+	nearTie       bool
+	margin, bound float64
+}
+
+// judgeParting judges the draw at d (firstDivergence of a and b) under
+// settings s and seed; ok is false where either run has no logits of it.
+// debug-take (the CPU's take a against the GPU's b) and -near-ties (a take
+// alone against itself in a batch) both judge their partings here.
+func judgeParting(a, b [][]int, d *divergence, al, bl drama3.LogitsLog, s sampling.Settings, seed uint64) (p partedDraw, ok bool) {
+	k, ac, bc := d.Codebook, d.CPUCode, d.GPUCode
+	if k < 0 {
+		k, ac, bc = 0, frameCode(a, d.Frame), frameCode(b, d.Frame)
+	}
+	av, bv := al[[2]int{d.Frame, k}], bl[[2]int{d.Frame, k}]
+	if av == nil || len(bv) != len(av) {
+		return p, false
 	}
 	if ac < 0 {
 		ac = len(av) - 1
 	}
-	if tc < 0 {
-		tc = len(av) - 1
+	if bc < 0 {
+		bc = len(av) - 1
 	}
-	r.AloneCode, r.BatchedCode = ac, tc
-	r.LogitsRel = drama3.LogitsDiff(tv, av)
-	r.LogitGap = float64(av[ac]) - float64(av[tc])
-	if r.LogitGap < 0 {
-		r.LogitGap = -r.LogitGap
-	}
-	r.NearTie, r.DrawMargin, r.MarginBound = drama3.NearTie(av, tv, benchSampling, drama3.Uniform(seed, d.Frame, k), ac, tc)
-	return r
+	p = partedDraw{aCode: ac, bCode: bc, av: av, bv: bv, gap: math.Abs(float64(av[ac]) - float64(av[bc]))}
+	p.nearTie, p.margin, p.bound = drama3.NearTie(av, bv, s, drama3.Uniform(seed, d.Frame, k), ac, bc)
+	return p, true
 }
 
 // String is the finding's line.

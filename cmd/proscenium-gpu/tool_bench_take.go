@@ -639,7 +639,6 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 	}
 	start := time.Now()
 	runs := make([]*drama3.TakeRun, b)
-	ids := map[*drama3.TakeRun]drama3.TakeID{}
 	for i := range runs {
 		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
 			Sampling: benchSampling, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
@@ -654,7 +653,6 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 			r.PrefillMs += ms(time.Since(t0))
 		}
 		runs[i] = run
-		ids[run] = drama3.TakeID(i)
 	}
 	if !each {
 		t0 := time.Now()
@@ -685,7 +683,7 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 		}
 		r.RTF = append(r.RTF, rtf)
 		r.Digests = append(r.Digests, codesDigest(res.Codes))
-		r.codes[ids[run]], r.ended[ids[run]] = res.Codes, res.Reason == drama3.FinishStop
+		r.codes[run.ID()], r.ended[run.ID()] = res.Codes, res.Reason == drama3.FinishStop
 		return nil
 	}
 	live := slices.Clone(runs)

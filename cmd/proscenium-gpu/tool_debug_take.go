@@ -384,27 +384,12 @@ func freeRunning(host *drama3.StepFrames, gpu *cuda.Frames, ex *cpu.Explainer, p
 			continue
 		}
 		d.Seed = seed
-		// The draw that differs: codebook k of frame f, or (one side ended)
-		// codebook 0 of the frame where one drew end of speech, the last
-		// semantic logit.
-		k, cpuCode, gpuCode := d.Codebook, d.CPUCode, d.GPUCode
-		if k < 0 {
-			k = 0
-			cpuCode, gpuCode = frameCode(hf, d.Frame), frameCode(gf, d.Frame)
-		}
-		key := [2]int{d.Frame, k}
-		if hv, gv := hl[key], gl[key]; hv != nil && len(gv) == len(hv) {
-			if cpuCode < 0 {
-				cpuCode = len(hv) - 1
+		if p, ok := judgeParting(hf, gf, d, hl, gl, s, seed); ok {
+			d.LogitGap = p.gap
+			for i := range p.av {
+				d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(p.bv[i])-float64(p.av[i])))
 			}
-			if gpuCode < 0 {
-				gpuCode = len(hv) - 1
-			}
-			d.LogitGap = math.Abs(float64(hv[cpuCode]) - float64(hv[gpuCode]))
-			for i := range hv {
-				d.LogitsErr = math.Max(d.LogitsErr, math.Abs(float64(gv[i])-float64(hv[i])))
-			}
-			d.NearTie, d.DrawMargin, d.MarginBound = drama3.NearTie(hv, gv, s, drama3.Uniform(seed, d.Frame, k), cpuCode, gpuCode)
+			d.NearTie, d.DrawMargin, d.MarginBound = p.nearTie, p.margin, p.bound
 		}
 		x, err := ex.Explain(seed, cpu.TakeLog{Frames: hf, End: hEnd, Logits: hl}, cpu.TakeLog{Frames: gf, End: gEnd, Logits: gl}, d.Frame, d.Codebook)
 		if err != nil {
