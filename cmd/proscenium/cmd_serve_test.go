@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"regexp"
 	"strings"
 	"sync"
@@ -50,9 +49,7 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 // its error.
 func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
-	held := make(chan os.Signal, 4) // SIGINT never ends the test process
-	signal.Notify(held, os.Interrupt)
-	t.Cleanup(func() { signal.Stop(held) })
+	// SIGINT never ends the test process: TestMain holds it.
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

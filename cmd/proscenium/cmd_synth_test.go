@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -156,11 +155,8 @@ func TestSynthChecksTheOutputFirst(t *testing.T) {
 // Item 8: Ctrl-C keeps the partial take and exits 130.
 func TestSynthInterruptedKeepsThePartialTake(t *testing.T) {
 	model := demoCheckpoint(t)
-	// This test holds SIGINT too, so a signal that arrives outside the
-	// take never ends the test process.
-	held := make(chan os.Signal, 16)
-	signal.Notify(held, os.Interrupt)
-	defer signal.Stop(held)
+	// A signal that arrives outside the take never ends the test process:
+	// TestMain holds SIGINT.
 	out := filepath.Join(t.TempDir(), "take.wav")
 	// Interrupt only once audio exists: a signal during the prefill would
 	// (rightly) keep an empty take, which is not what this test is about.
