@@ -15,7 +15,10 @@ import (
 func TestBenchJSONSaysItsUnits(t *testing.T) {
 	// -near-ties' finding names a take, a codebook and two codes (indices)
 	// and a difference of two logits (log-probabilities: no unit).
-	allow := []string{"nearTieTake.take", "nearTieTake.codebook", "nearTieTake.alone_code", "nearTieTake.batched_code", "nearTieTake.logit_gap"}
+	allow := []string{"nearTieTake.take", "nearTieTake.codebook", "nearTieTake.alone_code", "nearTieTake.batched_code", "nearTieTake.logit_gap",
+		// A count of frames, a seed (named as its flag, -seed-base), real-time
+		// factors (ratios), and a CUDA stream priority (a setting).
+		"takeBench.frames_ahead", "takeBench.seed_base", "takeBench.take_real_time_factors", "DeviceInfo.stream_priority"}
 	for _, p := range jsonunits.Check(allow, takeBench{}, codecBenchResult{}, backboneBench{}, TowerBench{}, device.DeviceInfo{}) {
 		t.Error(p)
 	}

@@ -57,10 +57,10 @@ type takeBench struct {
 	ElapsedMs      float64            `json:"elapsed_ms"`
 	AudioSeconds   float64            `json:"audio_s"`
 	RTF            float64            `json:"real_time_factor"`
+	ChunkMax       int                `json:"chunk_max_frames"` // the chunk policy's steady chunk (-chunk-max)
+	SeedBase       int                `json:"seed_base"`        // the first take's seed (-seed-base)
 	// TakeRTFs is every take's real-time factor after the first (the
 	// warm-up), in order, and the frames each made: the run-to-run spread.
-	ChunkMax   int       `json:"chunk_max"` // the chunk policy's steady chunk (-chunk-max)
-	SeedBase   int       `json:"seed_base"` // the first take's seed (-seed-base)
 	TakeRTFs   []float64 `json:"take_real_time_factors"`
 	TakeFrames []int     `json:"take_frames"`
 	// TakeDigests: each of those takes' codes as codesDigest: two runs of
