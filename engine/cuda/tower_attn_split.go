@@ -13,8 +13,9 @@ import (
 // the _h128 ones (heads of up to 128 dims) take ⌈cache rows / rows a split⌉
 // splits, eight keys loaded at once a warp, and a cache within one split
 // needs no merge. Measured at Drama 3's geometry (docs/PERF.md "Session
-// 29", run 4's sweep): below four rows the wide instances' many blocks win;
-// from four, the _h128 ones with 128 rows a split (fast; exact: choose).
+// 29", run 4's sweep, and "Session 32", three rows): at one and two rows
+// the wide instances' many blocks win; from three, the _h128 ones with 128
+// rows a split (fast; exact: choose).
 type towerAttn struct {
 	byWidth bool // the measured rule (towerAttnFewFrom, towerAttnKeys); else few and keys at every width
 	few     bool // the _h128 instances
@@ -23,8 +24,8 @@ type towerAttn struct {
 
 const (
 	// towerAttnFewFrom is the launch's rows from which the rule takes the
-	// _h128 instances (measured at 1, 2, 4 and 8 rows; 3 goes with 2).
-	towerAttnFewFrom = 4
+	// _h128 instances (measured at 1, 2, 3, 4 and 8 rows).
+	towerAttnFewFrom = 3
 	// towerAttnKeys is their rows a split there (swept: 8, 16, 32, 64, 128).
 	towerAttnKeys = 128
 )

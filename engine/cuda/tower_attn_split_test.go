@@ -46,7 +46,8 @@ func TestTowerAttnChoose(t *testing.T) {
 		keys     int
 	}{
 		{"rule, one row", rule, 1, 128, false, false, towerAttnKeys},
-		{"rule, three rows", rule, 3, 128, false, false, towerAttnKeys},
+		{"rule, two rows", rule, 2, 128, false, false, towerAttnKeys},
+		{"rule, three rows", rule, 3, 128, false, true, 128},
 		{"rule, four rows", rule, 4, 128, false, true, 128},
 		{"rule, eight rows", rule, 8, 128, false, true, 128},
 		{"rule, wide heads", rule, 8, 160, false, false, towerAttnKeys},

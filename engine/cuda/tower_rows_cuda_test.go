@@ -52,9 +52,9 @@ func TestTowerFrameRows(t *testing.T) {
 			for _, f := range towerFusionVariants {
 				t.Run(fmt.Sprintf("%s/3/%s", c.name, f), func(t *testing.T) { testTowerFrameRows(t, c.cfg, 3, &f, nil, false) })
 			}
-			// The rows' attention on the _h128 instances at three rows (the
-			// rule's wide ones below four: towerAttn), one split and eight rows
-			// a split (several, merged).
+			// The rows' attention on the _h128 instances at three rows with
+			// 64 rows a split (the rule takes 128: towerAttn), one split, and
+			// eight rows a split (several, merged).
 			t.Run(fmt.Sprintf("%s/3/attn-few", c.name), func(t *testing.T) {
 				t.Setenv("PROSCENIUM_GPU_TOWER_ATTN", "few")
 				testTowerFrameRows(t, c.cfg, 3, nil, nil, false)
@@ -96,8 +96,8 @@ func TestTowerFrameRows(t *testing.T) {
 // those it had alone) and the logits are held within 1e-5 of their values
 // alone instead of to their bits. The same holds, mma or not, where the
 // attention's rule (towerAttn) sums a row's keys in another order at some
-// width than at one row (under fast: the wide instances below four rows,
-// the _h128 ones from four).
+// width than at one row (under fast: the wide instances at one and two
+// rows, the _h128 ones from three).
 func testTowerFrameRows(t *testing.T, cfg *drama3.Config, takes int, fuse *towerFusion, rowsGemv *GemvVariant, mma bool) {
 	const frames = 14
 	r := newRand(t)
