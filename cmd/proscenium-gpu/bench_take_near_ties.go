@@ -14,7 +14,10 @@ import (
 // alone and in a batch may part; where they do, the draw that parted must
 // sit at a near-tie of the two runs' logits (drama3.NearTie, the alone
 // take's logits as the reference), as debug-take asks of the GPU against
-// the CPU. Under exact they must not part at all.
+// the CPU. Each finding also says whether the logits had left fast's
+// tolerance before the parting (nearTieTake.Class): a draw near-tie proper,
+// or one after something upstream of the draws moved the logits. Under
+// exact a take's codes and logits must be its own alone, to the bit.
 
 // nearTies runs -near-ties for a round of b takes (seeds base…base+b−1) on
 // set, whose frames f has the pipeline switched off meanwhile (the logits

@@ -18,6 +18,23 @@ import (
 // benchSampling is every benchmark take's sampling settings.
 var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 
+// nearTiesTol is fast's relative tolerance of a logits vector
+// (drama3.LogitsDiff; issue 27, debug-take's -tol).
+const nearTiesTol = 1e-4
+
+// A take's class under -near-ties: its codes the same alone and batched; a
+// parting at a near-tie of a draw with every vector up to it within fast's
+// tolerance; a parting at a near-tie of vectors that had left the
+// tolerance before it (something upstream of the draws moved the logits:
+// under fast a routing choice at a near-tie of the router, or a fault, which
+// the logits alone cannot tell apart); a parting at no near-tie.
+const (
+	takeIdentical    = "identical"
+	takeDrawNearTie  = "draw near-tie"
+	takeOffTolerance = "off the tolerance"
+	takeUnexplained  = "unexplained"
+)
+
 // divergence is where two takes' codes first part (firstDivergence), and
 // debug-take's finding there: the CPU's take against the GPU's.
 type divergence struct {
@@ -70,23 +87,36 @@ type nearTieTake struct {
 	// over every vector before it (or over the whole take when identical).
 	LogitsRel   float64 `json:"logits_diff_share"`
 	WorstBefore float64 `json:"worst_diff_before_share"`
+	// FirstOff is the first frame with a vector, up to the deciding one
+	// (every one where identical), beyond nearTiesTol (−1: none); Class
+	// the finding's (takeIdentical …).
+	FirstOff int    `json:"off_tolerance_from_frame"`
+	Class    string `json:"class"`
 }
 
 // compareTakes is one take's finding from its codes and logits alone (a)
 // and in the batch (t).
 func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl drama3.LogitsLog) nearTieTake {
-	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1}
+	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1, FirstOff: -1, Class: takeUnexplained}
 	d := firstDivergence(a, t, aEnd, tEnd)
 	last := [2]int{len(a), 0} // every vector before this one is compared
 	if d != nil {
 		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode = d.Frame, d.Codebook, d.CPUCode, d.GPUCode
 		last = [2]int{d.Frame, max(d.Codebook, 0)}
 	} else {
-		r.Identical = true
+		r.Identical, r.Class = true, takeIdentical
 	}
 	for k, av := range al {
-		if tv := tl[k]; tv != nil && len(tv) == len(av) && (k[0] < last[0] || k[0] == last[0] && k[1] < last[1]) {
-			r.WorstBefore = max(r.WorstBefore, drama3.LogitsDiff(tv, av))
+		tv := tl[k]
+		if tv == nil || len(tv) != len(av) || k[0] > last[0] || k[0] == last[0] && k[1] > last[1] {
+			continue
+		}
+		diff := drama3.LogitsDiff(tv, av)
+		if k != last {
+			r.WorstBefore = max(r.WorstBefore, diff)
+		}
+		if !(diff <= nearTiesTol) && (r.FirstOff < 0 || k[0] < r.FirstOff) {
+			r.FirstOff = k[0]
 		}
 	}
 	if d == nil {
@@ -99,6 +129,13 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 	r.AloneCode, r.BatchedCode, r.LogitGap = p.aCode, p.bCode, p.gap
 	r.LogitsRel = drama3.LogitsDiff(p.bv, p.av)
 	r.NearTie, r.DrawMargin, r.MarginBound = p.nearTie, p.margin, p.bound
+	switch {
+	case !r.NearTie:
+	case r.FirstOff >= 0:
+		r.Class = takeOffTolerance
+	default:
+		r.Class = takeDrawNearTie
+	}
 	return r
 }
 
@@ -142,21 +179,36 @@ func judgeParting(a, b [][]int, d *divergence, al, bl drama3.LogitsLog, s sampli
 // String is the finding's line.
 func (r nearTieTake) String() string {
 	s := fmt.Sprintf("near-ties B=%d take %d (seed %d): ", r.Batch, r.Take, r.Seed)
-	if r.Identical {
-		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)", r.Frames, r.WorstBefore)
+	off := ""
+	if r.FirstOff >= 0 {
+		off = fmt.Sprintf("; off the tolerance (%.0e) from frame %d", nearTiesTol, r.FirstOff)
 	}
-	return s + fmt.Sprintf("parts at frame %d codebook %d (alone %d, batched %d): near-tie %v, draw margin %.3g against the bound %.3g, logit gap %.3g; that vector %.3g apart (relative), every one before at most %.3g",
-		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode, r.NearTie, r.DrawMargin, r.MarginBound, r.LogitGap, r.LogitsRel, r.WorstBefore)
+	if r.Identical {
+		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)%s", r.Frames, r.WorstBefore, off)
+	}
+	return s + fmt.Sprintf("parts at frame %d codebook %d (alone %d, batched %d): %s: near-tie %v, draw margin %.3g against the bound %.3g, logit gap %.3g; that vector %.3g apart (relative), every one before at most %.3g%s",
+		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode, r.Class, r.NearTie, r.DrawMargin, r.MarginBound, r.LogitGap, r.LogitsRel, r.WorstBefore, off)
+}
+
+// nearTiesTally counts the findings by class: -near-ties' summary line.
+func nearTiesTally(found []nearTieTake) string {
+	n := map[string]int{}
+	for _, r := range found {
+		n[r.Class]++
+	}
+	return fmt.Sprintf("near-ties: %d takes: %d identical, %d parted at a draw near-tie, %d parted with logits off the tolerance before (upstream: a routing near-tie or a fault, not told apart here), %d unexplained",
+		len(found), n[takeIdentical], n[takeDrawNearTie], n[takeOffTolerance], n[takeUnexplained])
 }
 
 // nearTiesVerdict fails on a take that parted from itself alone where no
-// near-tie explains it, and under exact on any take that parted at all.
+// near-tie explains it, and under exact on any take whose codes or logits
+// differ from its own alone at all.
 func nearTiesVerdict(found []nearTieTake, exact bool) error {
 	for _, r := range found {
 		switch {
+		case exact && (!r.Identical || r.WorstBefore != 0):
+			return fmt.Errorf("near-ties: under exact, take %d of %d is not its bits alone (parts: %v, logits apart by %.3g)", r.Take, r.Batch, !r.Identical, r.WorstBefore)
 		case r.Identical:
-		case exact:
-			return fmt.Errorf("near-ties: under exact, take %d of %d parts from itself alone at frame %d", r.Take, r.Batch, r.Frame)
 		case !r.NearTie:
 			return fmt.Errorf("near-ties: take %d of %d parts from itself alone at frame %d codebook %d, not at a near-tie", r.Take, r.Batch, r.Frame, r.Codebook)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"proscenium/engine/drama3"
@@ -37,11 +38,26 @@ func TestCompareTakes(t *testing.T) {
 	}
 	t.Run("identical", func(t *testing.T) {
 		r := compareTakes(4, 0, 3, codes, codes, false, false, logs(nil), logs(nil))
-		if !r.Identical || r.Frames != 2 || r.WorstBefore != 0 {
+		if !r.Identical || r.Frames != 2 || r.WorstBefore != 0 || r.FirstOff != -1 || r.Class != takeIdentical {
 			t.Fatalf("%+v", r)
 		}
 		if err := nearTiesVerdict([]nearTieTake{r}, true); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("identical codes, logits apart", func(t *testing.T) {
+		// Frame 1's last vector 1e-3 apart (relative), the codes the same:
+		// fine under fast, where it is named; under exact a failure.
+		moved := vec(map[int]float32{4: 2 + 8e-3}, 9)
+		r := compareTakes(4, 0, 3, codes, codes, false, false, logs(nil), logs(moved))
+		if !r.Identical || r.FirstOff != 1 || r.Class != takeIdentical || r.WorstBefore < 9e-4 {
+			t.Fatalf("%+v", r)
+		}
+		if err := nearTiesVerdict([]nearTieTake{r}, false); err != nil {
+			t.Fatal(err)
+		}
+		if nearTiesVerdict([]nearTieTake{r}, true) == nil {
+			t.Fatal("under exact a take whose logits moved passed")
 		}
 	})
 	t.Run("near-tie", func(t *testing.T) {
@@ -51,7 +67,7 @@ func TestCompareTakes(t *testing.T) {
 		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
 		other := [][]int{{1, 2}, {3, 5}}
 		r := compareTakes(4, 1, 4, codes, other, false, false, logs(alone), logs(batched))
-		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie {
+		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie || r.FirstOff != -1 || r.Class != takeDrawNearTie {
 			t.Fatalf("%+v", r)
 		}
 		if err := nearTiesVerdict([]nearTieTake{r}, false); err != nil {
@@ -61,12 +77,30 @@ func TestCompareTakes(t *testing.T) {
 			t.Fatal("under exact a take that parts from itself alone passed")
 		}
 	})
+	t.Run("near-tie after the logits left the tolerance", func(t *testing.T) {
+		// The same parting, but frame 0's first vector was 1e-3 apart
+		// before it: something upstream of the draws moved the logits.
+		alone := vec(map[int]float32{4: 2, 5: 2 - 1e-6}, 9)
+		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
+		bl := logs(batched)
+		bl.Tap(0, 0, vec(map[int]float32{1: 2 + 8e-3}, 9))
+		r := compareTakes(4, 1, 4, codes, [][]int{{1, 2}, {3, 5}}, false, false, logs(alone), bl)
+		if !r.NearTie || r.FirstOff != 0 || r.Class != takeOffTolerance {
+			t.Fatalf("%+v", r)
+		}
+		if err := nearTiesVerdict([]nearTieTake{r}, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := nearTiesTally([]nearTieTake{r}); !strings.Contains(got, "1 parted with logits off the tolerance") {
+			t.Fatal(got)
+		}
+	})
 	t.Run("far from a tie", func(t *testing.T) {
 		// The same logits to their bits, yet another code: no near-tie.
 		v := vec(map[int]float32{4: 6}, 9)
 		other := [][]int{{1, 2}, {3, 0}}
 		r := compareTakes(4, 2, 5, codes, other, false, false, logs(v), logs(v))
-		if r.NearTie || r.LogitsRel != 0 {
+		if r.NearTie || r.LogitsRel != 0 || r.Class != takeUnexplained {
 			t.Fatalf("%+v", r)
 		}
 		if nearTiesVerdict([]nearTieTake{r}, false) == nil {

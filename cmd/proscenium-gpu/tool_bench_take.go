@@ -624,6 +624,9 @@ func benchTake(args []string) error {
 	for _, r := range res.NearTies {
 		fmt.Println(r)
 	}
+	if len(res.NearTies) > 0 {
+		fmt.Println(nearTiesTally(res.NearTies))
+	}
 	return nearTiesVerdict(res.NearTies, numerics.Exact())
 }
 
