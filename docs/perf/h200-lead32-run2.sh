@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 32, run 2 (one call, ≤ 280 s), on main from be2aebb (binaries of bb89642):
+# Lead, session 32, run 2 (one call, ≤ 280 s), on main from 0949508 (-near-ties with classes):
 # 1. the tower attention's rule from three rows (the _h128 instances, 128 rows a split): the tower's tests and the
 #    takes together against alone, fast and exact; the engine's tests with the mended TestBenchJSONSaysItsUnits;
 # 2. the tower as built at 1, 2, 3, 4, 8 rows from 60 and 300 cache rows, twice;
