@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 32, run 2 (one call, ≤ 280 s), on main from 0949508 (-near-ties with classes):
+# Lead, session 32, run 2 (one call, ≤ 230 s), on main from 0949508 (-near-ties with classes):
 # 1. the tower attention's rule from three rows (the _h128 instances, 128 rows a split): the tower's tests and the
 #    takes together against alone, fast and exact; the engine's tests with the mended TestBenchJSONSaysItsUnits;
 # 2. the tower as built at 1, 2, 3, 4, 8 rows from 60 and 300 cache rows, twice;
@@ -11,7 +11,7 @@
 # Carried: .carry-fa (h200-lead6-build.sh on main).
 set -u
 . docs/perf/run-lib.sh
-run_setup run2 280 .carry-fa
+run_setup run2 230 .carry-fa
 F='^(TestTowerFrames|TestTowerFrameRows|TestTakeFramesMatchAlone|TestTakeFramesBeginTogether|TestTowerPromptRows|TestTowerAttnChoose)$'
 (cd engine/cuda && T 150 tests-fast env PROSCENIUM_TEST_NUMERICS=fast $X/cuda.test -test.v -test.run "$F") &
 (cd cmd/proscenium-gpu && T 90 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine|TestCompareTakes|TestBenchJSONSaysItsUnits') &
