@@ -33,4 +33,4 @@ grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-*.log $O/engine.log | head -16
 grep -h "TestTowerFrameRows/.*/3" $O/tests-fast.log | grep -- "---" | head -12
 for i in 1 2; do for p in 60 300; do echo "-- tw $p $i: $(grep -h '^takes' $O/tw-$p-$i.log | cut -c1-40 | tr '\n' ';')"; done; done
 for i in 1 2; do for k in rule wide; do echo "-- take $k $i"; grep -hE "^batch [23]" $O/take-$k-$i.log | cut -c1-300; done; done
-for f in ties-3 ties-hot; do echo "-- $f"; grep -hE "^near-ties|^batch|error|Error" $O/$f.log | cut -c1-330; done
+for f in ties-3 ties-hot; do echo "-- $f"; grep -hE "^near-ties|^batch|error|Error" $O/$f.log | cut -c1-440; done
