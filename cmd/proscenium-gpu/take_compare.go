@@ -18,21 +18,20 @@ import (
 // benchSampling is every benchmark take's sampling settings.
 var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 
-// nearTiesTol is fast's relative tolerance of a logits vector
-// (drama3.LogitsDiff; issue 27, debug-take's -tol).
-const nearTiesTol = 1e-4
+// logitsTol is fast's relative tolerance of a logits vector
+// (drama3.LogitsDiff; issue 27): -near-ties' and debug-take's -tol default.
+const logitsTol = 1e-4
 
-// A take's class under -near-ties: its codes the same alone and batched; a
-// parting at a near-tie of a draw with every vector up to it within fast's
-// tolerance; a parting at a near-tie of vectors that had left the
-// tolerance before it (something upstream of the draws moved the logits:
-// under fast a routing choice at a near-tie of the router, or a fault, which
-// the logits alone cannot tell apart); a parting at no near-tie.
+// A take's class under -near-ties, beside cpu.DrawNearTie (a parting at a
+// near-tie of a draw, every vector up to it within logitsTol) and
+// cpu.Unexplained (a parting at no near-tie): its codes the same alone and
+// batched; a parting at a near-tie of vectors that had left the tolerance
+// before it (something upstream of the draws moved the logits: under fast
+// a routing choice at a near-tie of the router, or a fault, which the
+// logits alone cannot tell apart).
 const (
 	takeIdentical    = "identical"
-	takeDrawNearTie  = "draw near-tie"
 	takeOffTolerance = "off the tolerance"
-	takeUnexplained  = "unexplained"
 )
 
 // divergence is where two takes' codes first part (firstDivergence), and
@@ -88,8 +87,8 @@ type nearTieTake struct {
 	LogitsRel   float64 `json:"logits_diff_share"`
 	WorstBefore float64 `json:"worst_diff_before_share"`
 	// FirstOff is the first frame with a vector, up to the deciding one
-	// (every one where identical), beyond nearTiesTol (−1: none); Class
-	// the finding's (takeIdentical …).
+	// (every one where identical), beyond logitsTol (−1: none); Class
+	// the finding's (takeIdentical, cpu.DrawNearTie …).
 	FirstOff int    `json:"off_tolerance_from_frame"`
 	Class    string `json:"class"`
 }
@@ -97,7 +96,7 @@ type nearTieTake struct {
 // compareTakes is one take's finding from its codes and logits alone (a)
 // and in the batch (t).
 func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl drama3.LogitsLog) nearTieTake {
-	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1, FirstOff: -1, Class: takeUnexplained}
+	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1, FirstOff: -1, Class: cpu.Unexplained}
 	d := firstDivergence(a, t, aEnd, tEnd)
 	last := [2]int{len(a), 0} // every vector before this one is compared
 	if d != nil {
@@ -115,7 +114,7 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 		if k != last {
 			r.WorstBefore = max(r.WorstBefore, diff)
 		}
-		if !(diff <= nearTiesTol) && (r.FirstOff < 0 || k[0] < r.FirstOff) {
+		if !(diff <= logitsTol) && (r.FirstOff < 0 || k[0] < r.FirstOff) {
 			r.FirstOff = k[0]
 		}
 	}
@@ -134,7 +133,7 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 	case r.FirstOff >= 0:
 		r.Class = takeOffTolerance
 	default:
-		r.Class = takeDrawNearTie
+		r.Class = cpu.DrawNearTie
 	}
 	return r
 }
@@ -181,7 +180,7 @@ func (r nearTieTake) String() string {
 	s := fmt.Sprintf("near-ties B=%d take %d (seed %d): ", r.Batch, r.Take, r.Seed)
 	off := ""
 	if r.FirstOff >= 0 {
-		off = fmt.Sprintf("; off the tolerance (%.0e) from frame %d", nearTiesTol, r.FirstOff)
+		off = fmt.Sprintf("; off the tolerance (%.0e) from frame %d", logitsTol, r.FirstOff)
 	}
 	if r.Identical {
 		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)%s", r.Frames, r.WorstBefore, off)
@@ -197,7 +196,7 @@ func nearTiesTally(found []nearTieTake) string {
 		n[r.Class]++
 	}
 	return fmt.Sprintf("near-ties: %d takes: %d identical, %d parted at a draw near-tie, %d parted with logits off the tolerance before (upstream: a routing near-tie or a fault, not told apart here), %d unexplained",
-		len(found), n[takeIdentical], n[takeDrawNearTie], n[takeOffTolerance], n[takeUnexplained])
+		len(found), n[takeIdentical], n[cpu.DrawNearTie], n[takeOffTolerance], n[cpu.Unexplained])
 }
 
 // nearTiesVerdict fails on a take that parted from itself alone where no

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
 )
 
@@ -67,7 +68,7 @@ func TestCompareTakes(t *testing.T) {
 		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
 		other := [][]int{{1, 2}, {3, 5}}
 		r := compareTakes(4, 1, 4, codes, other, false, false, logs(alone), logs(batched))
-		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie || r.FirstOff != -1 || r.Class != takeDrawNearTie {
+		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie || r.FirstOff != -1 || r.Class != cpu.DrawNearTie {
 			t.Fatalf("%+v", r)
 		}
 		if err := nearTiesVerdict([]nearTieTake{r}, false); err != nil {
@@ -100,7 +101,7 @@ func TestCompareTakes(t *testing.T) {
 		v := vec(map[int]float32{4: 6}, 9)
 		other := [][]int{{1, 2}, {3, 0}}
 		r := compareTakes(4, 2, 5, codes, other, false, false, logs(v), logs(v))
-		if r.NearTie || r.LogitsRel != 0 || r.Class != takeUnexplained {
+		if r.NearTie || r.LogitsRel != 0 || r.Class != cpu.Unexplained {
 			t.Fatalf("%+v", r)
 		}
 		if nearTiesVerdict([]nearTieTake{r}, false) == nil {

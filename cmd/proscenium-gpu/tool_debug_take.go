@@ -134,7 +134,7 @@ func runDebugTake(args []string) error {
 	forcedFrames := fs.Int("forced-frames", 60, "teacher-forced frames")
 	seeds := fs.Int("seeds", 20, "free-running takes (seeds 1..N)")
 	freeFrames := fs.Int("frames", 40, "frames per free-running take")
-	tol := fs.Float64("tol", 1e-4, "relative tolerance of a logits vector")
+	tol := fs.Float64("tol", logitsTol, "relative tolerance of a logits vector")
 	confirmRouting := fs.Bool("confirm-routing", true, "count a routing near-tie only where the CPU replayed with the two experts swapped at that row and layer makes the GPU's codes (false: the margin against its bound alone)")
 	baseline := fs.Int("baseline", 2, "free-running takes of the CPU with its weights rounded differently (cpu.Rounded), per seed N: how many takes float32 rounding alone changes")
 	out := fs.String("out", "", "write the JSON report to this file (default: stdout)")
