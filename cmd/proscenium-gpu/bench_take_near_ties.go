@@ -21,35 +21,62 @@ import (
 
 // nearTies runs -near-ties for a round of b takes (seeds base…base+b−1) on
 // set, whose frames f has the pipeline switched off meanwhile (the logits
-// are read as each frame is made).
-func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline bool, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) ([]nearTieTake, error) {
+// are read as each frame is made). With routes (the backbone keeps its
+// routing log) each step's routing is read too.
+func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) ([]nearTieTake, error) {
 	f.SetPipeline(false)
 	defer f.SetPipeline(pipeline)
-	var logs map[drama3.TakeID]drama3.LogitsLog
-	if err := set.TapLogits(func(id drama3.TakeID, frame, codebook int, l []float32) {
-		if logs[id] == nil {
-			logs[id] = drama3.LogitsLog{}
+	var runs map[drama3.TakeID]*takeRun
+	run := func(id drama3.TakeID) *takeRun {
+		if runs[id] == nil {
+			runs[id] = &takeRun{logits: drama3.LogitsLog{}, routes: routesLog{}}
 		}
-		logs[id].Tap(frame, codebook, l)
+		return runs[id]
+	}
+	if err := set.TapLogits(func(id drama3.TakeID, frame, codebook int, l []float32) {
+		run(id).logits.Tap(frame, codebook, l)
 	}); err != nil {
 		return nil, err
 	}
 	defer set.TapLogits(nil)
-	logs = map[drama3.TakeID]drama3.LogitsLog{}
+	if routes {
+		if err := set.TapRoutes(func(id drama3.TakeID, frame int, layers []cuda.StepRoute) {
+			r := make([]layerRoute, len(layers))
+			for i, l := range layers {
+				r[i] = layerRoute{experts: l.Experts, logits: l.Logits} // StepRoutes' slices are the call's own
+			}
+			run(id).routes[frame] = r
+		}); err != nil {
+			return nil, err
+		}
+		defer set.TapRoutes(nil)
+	}
+	runs = map[drama3.TakeID]*takeRun{}
 	together, err := benchRound(set, b, base, prompt, frames, chunks, each)
 	if err != nil {
 		return nil, err
 	}
-	batched := logs
+	batched := runs
 	var out []nearTieTake
 	for i := range b {
-		logs = map[drama3.TakeID]drama3.LogitsLog{}
+		runs = map[drama3.TakeID]*takeRun{}
 		alone, err := benchRound(set, 1, base+i, prompt, frames, chunks, each)
 		if err != nil {
 			return nil, err
 		}
 		id := drama3.TakeID(i)
-		out = append(out, compareTakes(b, i, uint64(base+i), alone.codes[0], together.codes[id], alone.ended[0], together.ended[id], logs[0], batched[id]))
+		a, t := tapped(runs, 0), tapped(batched, id)
+		a.codes, a.ended = alone.codes[0], alone.ended[0]
+		t.codes, t.ended = together.codes[id], together.ended[id]
+		out = append(out, compareTakes(b, i, uint64(base+i), a, t))
 	}
 	return out, nil
+}
+
+// tapped is what the taps kept of take id (nothing where they saw none of it).
+func tapped(runs map[drama3.TakeID]*takeRun, id drama3.TakeID) takeRun {
+	if r := runs[id]; r != nil {
+		return *r
+	}
+	return takeRun{}
 }

@@ -23,12 +23,15 @@ var benchSampling = sampling.Settings{Temperature: 1, TopP: 0.9, TopK: 30}
 const logitsTol = 1e-4
 
 // A take's class under -near-ties, beside cpu.DrawNearTie (a parting at a
-// near-tie of a draw, every vector up to it within logitsTol) and
-// cpu.Unexplained (a parting at no near-tie): its codes the same alone and
-// batched; a parting at a near-tie of vectors that had left the tolerance
-// before it (something upstream of the draws moved the logits: under fast
-// a routing choice at a near-tie of the router, or a fault, which the
-// logits alone cannot tell apart).
+// near-tie of a draw, every vector up to it within logitsTol),
+// cpu.RoutingNearTie (the routing parted at a tie of the router, shown on
+// the logged router logits, no later than the logits left the tolerance)
+// and cpu.Unexplained (a parting at no near-tie, or routing chosen against
+// its own logits): its codes the same alone and batched; a parting at a
+// near-tie of vectors that had left the tolerance before it, with no
+// routing tie shown (something upstream of the draws moved the logits:
+// without the routing log a routing choice at a near-tie of the router and
+// a fault cannot be told apart).
 const (
 	takeIdentical    = "identical"
 	takeOffTolerance = "off the tolerance"
@@ -91,22 +94,37 @@ type nearTieTake struct {
 	// the finding's (takeIdentical, cpu.DrawNearTie …).
 	FirstOff int    `json:"off_tolerance_from_frame"`
 	Class    string `json:"class"`
+	// Routes is where the take's routing in the batch first chose other
+	// experts than alone (nil: none over RoutesFrames frames, or no
+	// routing logged: RoutesFrames 0).
+	Routes       *routeParting `json:"routes_part,omitempty"`
+	RoutesFrames int           `json:"routes_frames"`
 }
 
-// compareTakes is one take's finding from its codes and logits alone (a)
-// and in the batch (t).
-func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl drama3.LogitsLog) nearTieTake {
-	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a), len(t)), Frame: -1, Codebook: -1, FirstOff: -1, Class: cpu.Unexplained}
-	d := firstDivergence(a, t, aEnd, tEnd)
-	last := [2]int{len(a), 0} // every vector before this one is compared
+// takeRun is one run of a take: its frames, whether it ended (end of
+// speech), every logits vector tapped and (where logged) its routing.
+type takeRun struct {
+	codes  [][]int
+	ended  bool
+	logits drama3.LogitsLog
+	routes routesLog
+}
+
+// compareTakes is one take's finding from its run alone (a) and in the
+// batch (t).
+func compareTakes(b, i int, seed uint64, a, t takeRun) nearTieTake {
+	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a.codes), len(t.codes)), Frame: -1, Codebook: -1, FirstOff: -1, Class: cpu.Unexplained}
+	r.Routes, r.RoutesFrames = firstRouteParting(a.routes, t.routes)
+	d := firstDivergence(a.codes, t.codes, a.ended, t.ended)
+	last := [2]int{len(a.codes), 0} // every vector before this one is compared
 	if d != nil {
 		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode = d.Frame, d.Codebook, d.CPUCode, d.GPUCode
 		last = [2]int{d.Frame, max(d.Codebook, 0)}
 	} else {
 		r.Identical, r.Class = true, takeIdentical
 	}
-	for k, av := range al {
-		tv := tl[k]
+	for k, av := range a.logits {
+		tv := t.logits[k]
 		if tv == nil || len(tv) != len(av) || k[0] > last[0] || k[0] == last[0] && k[1] > last[1] {
 			continue
 		}
@@ -118,10 +136,13 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 			r.FirstOff = k[0]
 		}
 	}
+	if r.routingFault() {
+		r.Class = cpu.Unexplained
+	}
 	if d == nil {
 		return r
 	}
-	p, ok := judgeParting(a, t, d, al, tl, benchSampling, seed)
+	p, ok := judgeParting(a.codes, t.codes, d, a.logits, t.logits, benchSampling, seed)
 	if !ok {
 		return r // no logits of that draw: not shown a near-tie
 	}
@@ -129,13 +150,43 @@ func compareTakes(b, i int, seed uint64, a, t [][]int, aEnd, tEnd bool, al, tl d
 	r.LogitsRel = drama3.LogitsDiff(p.bv, p.av)
 	r.NearTie, r.DrawMargin, r.MarginBound = p.nearTie, p.margin, p.bound
 	switch {
-	case !r.NearTie:
-	case r.FirstOff >= 0:
-		r.Class = takeOffTolerance
-	default:
+	case r.routingFault():
+	case r.NearTie && r.FirstOff < 0:
 		r.Class = cpu.DrawNearTie
+	case r.routedFirst():
+		r.Class = cpu.RoutingNearTie
+	case r.NearTie:
+		r.Class = takeOffTolerance
 	}
 	return r
+}
+
+// upstream is the frame before which the take's two runs saw the same
+// inputs to within rounding: the first whose logits left the tolerance,
+// or the parting's (the whole take where neither).
+func (r nearTieTake) upstream() int {
+	f := r.Frames
+	if r.Frame >= 0 {
+		f = r.Frame
+	}
+	if r.FirstOff >= 0 {
+		f = min(f, r.FirstOff)
+	}
+	return f
+}
+
+// routedFirst: the routing parted at a tie of the router no later than
+// the logits left the tolerance (or the codes parted), which explains what
+// followed.
+func (r nearTieTake) routedFirst() bool {
+	return r.Routes != nil && r.Routes.Tie && r.Routes.Frame <= r.upstream()
+}
+
+// routingFault: the routing parted on inputs within rounding of each other
+// (no later than the logits left the tolerance) but not at a tie of its
+// own logits — chosen against them, which no rounding explains.
+func (r nearTieTake) routingFault() bool {
+	return r.Routes != nil && !r.Routes.Tie && r.Routes.Frame <= r.upstream()
 }
 
 // partedDraw is the draw at which two takes a and b first part (where one
@@ -182,6 +233,12 @@ func (r nearTieTake) String() string {
 	if r.FirstOff >= 0 {
 		off = fmt.Sprintf("; off the tolerance (%.0e) from frame %d", logitsTol, r.FirstOff)
 	}
+	switch {
+	case r.Routes != nil:
+		off += "; " + r.Routes.String()
+	case r.RoutesFrames > 0:
+		off += fmt.Sprintf("; the same routing over %d frames' steps", r.RoutesFrames)
+	}
 	if r.Identical {
 		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)%s", r.Frames, r.WorstBefore, off)
 	}
@@ -192,23 +249,37 @@ func (r nearTieTake) String() string {
 // nearTiesTally counts the findings by class: -near-ties' summary line.
 func nearTiesTally(found []nearTieTake) string {
 	n := map[string]int{}
+	routed, logged := 0, 0
 	for _, r := range found {
 		n[r.Class]++
+		if r.RoutesFrames > 0 {
+			logged++
+		}
+		if r.Routes != nil && r.Routes.Tie {
+			routed++
+		}
 	}
-	return fmt.Sprintf("near-ties: %d takes: %d identical, %d parted at a draw near-tie, %d parted with logits off the tolerance before (upstream: a routing near-tie or a fault, not told apart here), %d unexplained",
-		len(found), n[takeIdentical], n[cpu.DrawNearTie], n[takeOffTolerance], n[cpu.Unexplained])
+	upstream := "upstream: a routing near-tie or a fault, not told apart here"
+	if logged > 0 {
+		upstream = "upstream, not shown a routing tie"
+	}
+	return fmt.Sprintf("near-ties: %d takes: %d identical, %d parted at a draw near-tie, %d parted after a routing near-tie, %d parted with logits off the tolerance before (%s), %d unexplained; routing logged for %d, parted at a tie of the router in %d",
+		len(found), n[takeIdentical], n[cpu.DrawNearTie], n[cpu.RoutingNearTie], n[takeOffTolerance], upstream, n[cpu.Unexplained], logged, routed)
 }
 
 // nearTiesVerdict fails on a take that parted from itself alone where no
-// near-tie explains it, and under exact on any take whose codes or logits
-// differ from its own alone at all.
+// near-tie explains it, on one whose routing parted against its own router
+// logits, and under exact on any take whose codes or logits differ from its
+// own alone at all.
 func nearTiesVerdict(found []nearTieTake, exact bool) error {
 	for _, r := range found {
 		switch {
-		case exact && (!r.Identical || r.WorstBefore != 0):
-			return fmt.Errorf("near-ties: under exact, take %d of %d is not its bits alone (parts: %v, logits apart by %.3g)", r.Take, r.Batch, !r.Identical, r.WorstBefore)
+		case exact && (!r.Identical || r.WorstBefore != 0 || r.Routes != nil):
+			return fmt.Errorf("near-ties: under exact, take %d of %d is not its bits alone (parts: %v, logits apart by %.3g, routing parts: %v)", r.Take, r.Batch, !r.Identical, r.WorstBefore, r.Routes != nil)
+		case r.routingFault():
+			return fmt.Errorf("near-ties: take %d of %d: %v, before its logits left the tolerance", r.Take, r.Batch, r.Routes)
 		case r.Identical:
-		case !r.NearTie:
+		case r.Class == cpu.Unexplained:
 			return fmt.Errorf("near-ties: take %d of %d parts from itself alone at frame %d codebook %d, not at a near-tie", r.Take, r.Batch, r.Frame, r.Codebook)
 		}
 	}

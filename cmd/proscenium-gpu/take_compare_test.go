@@ -37,8 +37,11 @@ func TestCompareTakes(t *testing.T) {
 		}
 		return l
 	}
+	cmp := func(i int, seed uint64, a, b [][]int, aEnd, bEnd bool, al, bl drama3.LogitsLog) nearTieTake {
+		return compareTakes(4, i, seed, takeRun{codes: a, ended: aEnd, logits: al}, takeRun{codes: b, ended: bEnd, logits: bl})
+	}
 	t.Run("identical", func(t *testing.T) {
-		r := compareTakes(4, 0, 3, codes, codes, false, false, logs(nil), logs(nil))
+		r := cmp(0, 3, codes, codes, false, false, logs(nil), logs(nil))
 		if !r.Identical || r.Frames != 2 || r.WorstBefore != 0 || r.FirstOff != -1 || r.Class != takeIdentical {
 			t.Fatalf("%+v", r)
 		}
@@ -50,7 +53,7 @@ func TestCompareTakes(t *testing.T) {
 		// Frame 1's last vector 1e-3 apart (relative), the codes the same:
 		// fine under fast, where it is named; under exact a failure.
 		moved := vec(map[int]float32{4: 2 + 8e-3}, 9)
-		r := compareTakes(4, 0, 3, codes, codes, false, false, logs(nil), logs(moved))
+		r := cmp(0, 3, codes, codes, false, false, logs(nil), logs(moved))
 		if !r.Identical || r.FirstOff != 1 || r.Class != takeIdentical || r.WorstBefore < 9e-4 {
 			t.Fatalf("%+v", r)
 		}
@@ -67,7 +70,7 @@ func TestCompareTakes(t *testing.T) {
 		alone := vec(map[int]float32{4: 2, 5: 2 - 1e-6}, 9)
 		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
 		other := [][]int{{1, 2}, {3, 5}}
-		r := compareTakes(4, 1, 4, codes, other, false, false, logs(alone), logs(batched))
+		r := cmp(1, 4, codes, other, false, false, logs(alone), logs(batched))
 		if r.Identical || r.Frame != 1 || r.Codebook != 1 || r.AloneCode != 4 || r.BatchedCode != 5 || !r.NearTie || r.FirstOff != -1 || r.Class != cpu.DrawNearTie {
 			t.Fatalf("%+v", r)
 		}
@@ -85,7 +88,7 @@ func TestCompareTakes(t *testing.T) {
 		batched := vec(map[int]float32{4: 2 - 2e-6, 5: 2}, 9)
 		bl := logs(batched)
 		bl.Tap(0, 0, vec(map[int]float32{1: 2 + 8e-3}, 9))
-		r := compareTakes(4, 1, 4, codes, [][]int{{1, 2}, {3, 5}}, false, false, logs(alone), bl)
+		r := cmp(1, 4, codes, [][]int{{1, 2}, {3, 5}}, false, false, logs(alone), bl)
 		if !r.NearTie || r.FirstOff != 0 || r.Class != takeOffTolerance {
 			t.Fatalf("%+v", r)
 		}
@@ -100,7 +103,7 @@ func TestCompareTakes(t *testing.T) {
 		// The same logits to their bits, yet another code: no near-tie.
 		v := vec(map[int]float32{4: 6}, 9)
 		other := [][]int{{1, 2}, {3, 0}}
-		r := compareTakes(4, 2, 5, codes, other, false, false, logs(v), logs(v))
+		r := cmp(2, 5, codes, other, false, false, logs(v), logs(v))
 		if r.NearTie || r.LogitsRel != 0 || r.Class != cpu.Unexplained {
 			t.Fatalf("%+v", r)
 		}
@@ -109,7 +112,7 @@ func TestCompareTakes(t *testing.T) {
 		}
 	})
 	t.Run("one ends", func(t *testing.T) {
-		r := compareTakes(4, 3, 6, codes, codes[:1], false, true, logs(nil), logs(nil))
+		r := cmp(3, 6, codes, codes[:1], false, true, logs(nil), logs(nil))
 		if r.Identical || r.Frame != 1 || r.Codebook != -1 || r.Frames != 1 {
 			t.Fatalf("%+v", r)
 		}

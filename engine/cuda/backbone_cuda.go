@@ -61,6 +61,11 @@ type Backbone struct {
 	// in is the host's copy of a prefill's inputs, kept between prefills
 	// (passInputs).
 	in passHost
+
+	// routes is the steps' routing log (KeepRoutes; nil: none);
+	// unlogged: a step was enqueued without it.
+	routes   *routeLog
+	unlogged bool
 }
 
 type backboneLayer struct {
@@ -227,6 +232,7 @@ func (b *Backbone) Close() {
 		b.d.Do(func() error { b.step.Destroy(); return nil })
 	}
 	b.closeRows()
+	b.closeRoutes()
 	if b.host != nil {
 		b.d.Free(b.host)
 	}
@@ -552,6 +558,9 @@ func (b *Backbone) moeFused(q *Queue, L *backboneLayer, next, dst Tensor, eps fl
 	if err := q.DenseRoute(dense, W, in, ids, wts, b.counter(counterRoute), p.D, p.H, p.E, p.K); err != nil {
 		return err
 	}
+	if err := b.logRoutes(q, L.layer, 1, ids, dense); err != nil {
+		return err
+	}
 	gu := view(p.GU, p.K*2*p.P*4)
 	if err := b.gateUpGEMV(q, L.x, L.xw, L.xr, 1, ids, gu, in, 0); err != nil {
 		return err
@@ -641,6 +650,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if _, err := b.routeGateUp(q, L, xw, 1, ids, wts, dense, gu); err != nil {
 			return err
 		}
+		if err := b.logRoutes(q, L.layer, 1, ids, dense); err != nil {
+			return err
+		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")
 		yk := view(p.YR, (p.K+1)*p.H*4)
 		if err := q.MoEDown(yk, xw, xw, x.Down, x.DownS, x.FP8, p.E, ids, gu, p.P, p.I, p.Ip, p.K, Ws, dense, p.E, p.Is, p.H, L.xr); err != nil {
@@ -653,6 +665,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// shared expert in one launch (MoEDownRows).
 		idsBefore, err := b.routeGateUp(q, L, xw, n, ids, wts, dense, gu)
 		if err != nil {
+			return err
+		}
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
 			return err
 		}
 		Ws, _ := L.sharedDown.view(int64(p.H*p.Is*2), "shared down")

@@ -62,6 +62,10 @@ type FramesOptions struct {
 	// (TowerOptions.NoDrawnTables): LoadFrames sets it as its tier planned
 	// (TierPlan.NoDrawnTables).
 	NoDrawnTables bool
+	// KeepRoutes keeps the backbone's routing log (Backbone.KeepRoutes:
+	// every step copies each layer's routing, for TakeFrames.TapRoutes):
+	// debugging, a copy a layer more in each step.
+	KeepRoutes bool
 }
 
 // DefaultDecodeChunk is the frames the codec decodes at most at once by default.
@@ -357,6 +361,11 @@ func (f *Frames) build() error {
 			f.Close()
 		}
 	}()
+	if opt.KeepRoutes {
+		if err := bb.KeepRoutes(); err != nil {
+			return err
+		}
+	}
 	tw, extras, err := BindTower(d, bb.W, f.semantic, f.endToken)
 	if err != nil {
 		return err

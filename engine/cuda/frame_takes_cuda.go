@@ -51,6 +51,7 @@ type TakeFrames struct {
 	rowHost  *Block                // pinned int32 [MaxStepRows]: the step's rows' slots
 	fault    atomic.Pointer[error] // a device error (Fault: asked from other goroutines)
 	tap      TakeLogitsTap         // TapLogits (debugging; the pipeline off)
+	routeTap TakeRoutesTap         // TapRoutes (debugging; the pipeline off)
 	closed   bool
 }
 
@@ -271,6 +272,15 @@ func (s *TakeFrames) Step(frames []drama3.TakeFrame) error {
 			return s.failAll(err)
 		}
 		s.inflight = s.inflight[:len(s.inflight)-1]
+		if s.routeTap != nil {
+			ids, at := make([]drama3.TakeID, len(rows)), make([]int, len(rows))
+			for k, slot := range rows {
+				ids[k], at[k] = frames[which[k]].ID, s.slots[slot].frame
+			}
+			if err := s.tapRoutes(ids, at); err != nil {
+				return s.failAll(err)
+			}
+		}
 		for k, slot := range rows {
 			if s.tap != nil {
 				t, row := s.f.tower, k // the step graph's row k

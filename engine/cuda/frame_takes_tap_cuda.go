@@ -24,6 +24,40 @@ func (s *TakeFrames) TapLogits(tap TakeLogitsTap) error {
 	return nil
 }
 
+// TakeRoutesTap receives a take's routing in the step that made its frame
+// (StepRoute a backbone layer).
+type TakeRoutesTap func(id drama3.TakeID, frame int, layers []StepRoute)
+
+// TapRoutes has every step's routing read back for each take it stepped
+// (debugging, as TapLogits: the pipeline off; nil stops). The backbone
+// must keep its routing log (FramesOptions.KeepRoutes). A take's first
+// frame comes from its prompt's prefill, which is not logged.
+func (s *TakeFrames) TapRoutes(tap TakeRoutesTap) error {
+	if tap != nil && s.f.opt.Pipeline {
+		return fmt.Errorf("take set: tapping the routing needs the pipeline off")
+	}
+	if tap != nil && s.f.bb.routes == nil {
+		return fmt.Errorf("take set: tapping the routing needs the backbone's routing log (FramesOptions.KeepRoutes)")
+	}
+	s.routeTap = tap
+	return nil
+}
+
+// tapRoutes hands each take of a step of len(ids) rows its row's routing.
+func (s *TakeFrames) tapRoutes(ids []drama3.TakeID, frames []int) error {
+	if s.routeTap == nil {
+		return nil
+	}
+	r, err := s.f.bb.StepRoutes(len(ids))
+	if err != nil {
+		return err
+	}
+	for k, id := range ids {
+		s.routeTap(id, frames[k], r[k])
+	}
+	return nil
+}
+
 // tapRow hands row of t's logits (a frame graph's rows, or a slot view's
 // one) to the tap as take id's frame.
 func (s *TakeFrames) tapRow(id drama3.TakeID, frame int, t *Tower, row int) error {

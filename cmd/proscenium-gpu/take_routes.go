@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// A take's routing in a batch against its routing alone (bench-take
+// -near-ties with the backbone's routing log, cuda.TakeFrames.TapRoutes):
+// the first step and layer at which the two chose different experts, and
+// whether the router's own logits show that choice at a near-tie. Pure
+// arithmetic on the logged ids and logits, so it builds (and its tests run)
+// without the cuda tag.
+
+// layerRoute is one backbone layer's routing of a take's row in a step:
+// the experts chosen and the router's logits (cuda.StepRoute).
+type layerRoute struct {
+	experts []int32
+	logits  []float32
+}
+
+// routesLog is a take's routing, by frame (the step that made the frame's
+// logits) and layer. A take's first frame comes from its prefill, which is
+// not logged.
+type routesLog map[int][]layerRoute
+
+// routeParting is where a take's routing in the batch first chose other
+// experts than alone (as sets: an order within the k chosen is no parting).
+type routeParting struct {
+	Frame       int     `json:"frame"` // the step that made this frame's logits
+	Layer       int     `json:"layer"`
+	AloneOnly   []int32 `json:"alone_only_experts"`
+	BatchedOnly []int32 `json:"batched_only_experts"`
+	// Margin is, on the take's router logits alone, the highest logit of
+	// the experts only it chose less the lowest of those only the batch
+	// chose: how far alone's choice was from the batch's. Diff is the two
+	// runs' largest router-logit difference at that layer (Rel: over the
+	// largest |logit|). A swap of two experts needs Margin ≤ 2·Diff (each
+	// logit moved at most Diff); Tie is that, with Diff > 0 and Rel within
+	// fast's logitsTol: the routing parted at a near-tie of the router,
+	// shown on its own logits.
+	Margin float64 `json:"router_logit_margin"`
+	Diff   float64 `json:"router_logits_diff"`
+	Rel    float64 `json:"router_logits_diff_share"`
+	Tie    bool    `json:"tie"`
+}
+
+// firstRouteParting compares two takes' routing frame by frame in frame
+// order (nil: no parting over the frames both logged; frames is how many
+// both logged).
+func firstRouteParting(alone, batched routesLog) (p *routeParting, frames int) {
+	var common []int
+	for f := range alone {
+		if _, ok := batched[f]; ok {
+			common = append(common, f)
+		}
+	}
+	slices.Sort(common)
+	for _, f := range common {
+		a, b := alone[f], batched[f]
+		for layer := range min(len(a), len(b)) {
+			if p := routeDiffers(a[layer], b[layer]); p != nil {
+				p.Frame, p.Layer = f, layer
+				return p, len(common)
+			}
+		}
+	}
+	return nil, len(common)
+}
+
+// routeDiffers is a layer's parting where alone (a) and batched (b) chose
+// different sets of experts, nil where the same.
+func routeDiffers(a, b layerRoute) *routeParting {
+	aOnly, bOnly := setMinus(a.experts, b.experts), setMinus(b.experts, a.experts)
+	if len(aOnly) == 0 && len(bOnly) == 0 {
+		return nil
+	}
+	p := &routeParting{AloneOnly: aOnly, BatchedOnly: bOnly}
+	logit := func(e int32) (float64, bool) {
+		if e < 0 || int(e) >= len(a.logits) {
+			return 0, false
+		}
+		return float64(a.logits[e]), true
+	}
+	hi, lo := math.Inf(-1), math.Inf(1)
+	ok := len(aOnly) > 0 && len(bOnly) > 0 && len(a.logits) == len(b.logits)
+	for _, e := range aOnly {
+		l, in := logit(e)
+		ok = ok && in
+		hi = max(hi, l)
+	}
+	for _, e := range bOnly {
+		l, in := logit(e)
+		ok = ok && in
+		lo = min(lo, l)
+	}
+	if !ok {
+		p.Margin = math.Inf(1) // ids out of range, or not a swap: no tie
+		return p
+	}
+	p.Margin = hi - lo
+	var top float64
+	for i := range a.logits {
+		p.Diff = max(p.Diff, math.Abs(float64(b.logits[i])-float64(a.logits[i])))
+		top = max(top, math.Abs(float64(a.logits[i])))
+	}
+	if top > 0 {
+		p.Rel = p.Diff / top
+	}
+	p.Tie = p.Diff > 0 && p.Margin <= 2*p.Diff && p.Rel <= logitsTol
+	return p
+}
+
+// setMinus is the elements of a not in b, in a's order.
+func setMinus(a, b []int32) []int32 {
+	var out []int32
+	for _, e := range a {
+		if !slices.Contains(b, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// String is the parting's phrase in a finding's line.
+func (p *routeParting) String() string {
+	tie := "not at a tie of the router"
+	if p.Tie {
+		tie = "at a tie of the router"
+	}
+	return fmt.Sprintf("routing parts at frame %d layer %d (alone %v, batched %v): margin %.3g against the router logits' difference %.3g (%.2g relative), %s",
+		p.Frame, p.Layer, p.AloneOnly, p.BatchedOnly, p.Margin, p.Diff, p.Rel, tie)
+}

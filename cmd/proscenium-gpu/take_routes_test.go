@@ -1,0 +1,160 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"proscenium/engine/cpu"
+	"proscenium/engine/drama3"
+)
+
+// ulp1 is float32's spacing just above 1: two router logits this far
+// apart are as near a tie as float32 can tell.
+const ulp1 = float32(1.0 / (1 << 23))
+
+// route is a layer's routing: experts chosen, and router logits of four
+// experts (the rest of each at −5).
+func route(experts []int32, l1, l2 float32) layerRoute {
+	return layerRoute{experts: experts, logits: []float32{3, l1, l2, -5}}
+}
+
+// TestRouteDiffers holds one layer's comparison to each case: the same
+// experts in another order (no parting); a swap of the k-th and next expert
+// whose logits alone lay within twice the two runs' router difference (a
+// tie, up to exactly twice); no tie for a margin just past twice, for the
+// same swap on the same logits to their bits (routing against its own
+// logits), also where the two are equal (ties go to the lower index), for
+// a wide margin, router logits far apart, or ids out of the router's range.
+func TestRouteDiffers(t *testing.T) {
+	one := 1 + 2*ulp1
+	for _, tc := range []struct {
+		name  string
+		a, b  layerRoute
+		nilP  bool
+		tie   bool
+		check func(t *testing.T, p *routeParting)
+	}{
+		{name: "order only", a: route([]int32{0, 1}, 2, 1), b: route([]int32{1, 0}, 2, 1), nilP: true},
+		{name: "swap at a tie", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 2}, 1, one), tie: true,
+			check: func(t *testing.T, p *routeParting) {
+				if p.AloneOnly[0] != 1 || p.BatchedOnly[0] != 2 || math.Abs(p.Margin-float64(2*ulp1)) > 1e-12 || math.Abs(p.Diff-float64(2*ulp1)) > 1e-12 {
+					t.Fatalf("%+v", p)
+				}
+			}},
+		{name: "swap on the same logits", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 2}, one, 1)},
+		{name: "equal logits, the other expert", a: route([]int32{0, 1}, 1, 1), b: route([]int32{0, 2}, 1, 1)},
+		{name: "margin at twice the difference", a: route([]int32{0, 1}, 1+2*ulp1, 1), b: route([]int32{0, 2}, 1+ulp1, 1+ulp1), tie: true},
+		{name: "margin just past twice the difference", a: route([]int32{0, 1}, 1+4*ulp1, 1), b: route([]int32{0, 2}, 1+3*ulp1, 1+ulp1)},
+		{name: "swap past a wide margin", a: route([]int32{0, 1}, 2, 1), b: route([]int32{0, 2}, 2-1e-6, 1+1e-6)},
+		{name: "router logits far apart", a: route([]int32{0, 1}, 1.5, 1), b: route([]int32{0, 2}, 1, 1.5)},
+		{name: "ids out of range", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 9}, 1, one)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := routeDiffers(tc.a, tc.b)
+			if tc.nilP {
+				if p != nil {
+					t.Fatalf("a parting where the sets agree: %+v", p)
+				}
+				return
+			}
+			if p == nil || p.Tie != tc.tie {
+				t.Fatalf("want a parting, tie %v: %+v", tc.tie, p)
+			}
+			if tc.check != nil {
+				tc.check(t, p)
+			}
+		})
+	}
+}
+
+// TestFirstRouteParting: the first frame (in frame order, not the map's)
+// and the first layer at which two runs chose differently, over the frames
+// both logged.
+func TestFirstRouteParting(t *testing.T) {
+	same := []layerRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 1}, 2, 1)}
+	swapped := []layerRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 2}, 1, 2)}
+	alone := routesLog{1: same, 2: same, 3: same, 4: same}
+	batched := routesLog{1: same, 2: same, 3: swapped, 4: swapped, 9: swapped}
+	p, n := firstRouteParting(alone, batched)
+	if p == nil || p.Frame != 3 || p.Layer != 1 || n != 4 {
+		t.Fatalf("%+v over %d frames", p, n)
+	}
+	if p, n := firstRouteParting(alone, alone); p != nil || n != 4 {
+		t.Fatalf("%+v over %d frames", p, n)
+	}
+	if p, n := firstRouteParting(nil, nil); p != nil || n != 0 {
+		t.Fatalf("%+v over %d frames", p, n)
+	}
+}
+
+// TestCompareTakesRouting holds -near-ties' classes with the routing
+// logged: a parting after the logits left the tolerance is a routing
+// near-tie where the routing parted at a tie no later than that; after it,
+// not (still "off the tolerance"); routing that parted against its own
+// logits fails the verdict, also where the codes stayed the same.
+func TestCompareTakesRouting(t *testing.T) {
+	vec := func(hot int, v float32) []float32 {
+		l := []float32{-8, -8, -8, -8, -8, -8}
+		l[hot] = v
+		return l
+	}
+	codes := [][]int{{1, 2}, {3, 4}}
+	logs := func(cs [][]int) drama3.LogitsLog {
+		l := drama3.LogitsLog{}
+		for f := range cs {
+			for c := range cs[f] {
+				l.Tap(f, c, vec(cs[f][c], 2))
+			}
+		}
+		return l
+	}
+	one := 1 + 2*ulp1
+	same := []layerRoute{route([]int32{0, 1}, one, 1)}
+	tie := []layerRoute{route([]int32{0, 2}, 1, one)}
+	against := []layerRoute{route([]int32{0, 2}, one, 1)}
+	// Alone codes; batched: frame 1's second draw parts (4 or 5 on logits
+	// moved by 1e-2, from frame 1 on: a near-tie only on that moved bound).
+	other := [][]int{{1, 2}, {3, 5}}
+	al, bl := logs(codes), logs(codes)
+	bl.Tap(1, 0, vec(3, 2.02))
+	al.Tap(1, 1, []float32{-8, -8, -8, -8, 2, 2 - 1e-3})
+	bl.Tap(1, 1, []float32{-8, -8, -8, -8, 2 - 1e-2, 2})
+	take := func(cs [][]int, l drama3.LogitsLog, r routesLog) takeRun {
+		return takeRun{codes: cs, logits: l, routes: r}
+	}
+	for _, tc := range []struct {
+		name    string
+		b       [][]int
+		br      routesLog
+		class   string
+		verdict bool
+	}{
+		{"routing tie at the frame the logits left", other, routesLog{1: tie}, cpu.RoutingNearTie, true},
+		{"no routing parting", other, routesLog{1: same}, takeOffTolerance, true},
+		{"routing tie after the logits left", other, routesLog{1: same, 2: tie}, takeOffTolerance, true},
+		{"routing against its logits", other, routesLog{1: against}, cpu.Unexplained, false},
+		{"same codes, routing against its logits", codes, routesLog{1: against}, cpu.Unexplained, false},
+		{"same codes, routing tie", codes, routesLog{1: tie}, takeIdentical, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same, 2: same}), take(tc.b, bl, tc.br))
+			if r.Class != tc.class || r.FirstOff != 1 || r.RoutesFrames == 0 {
+				t.Fatalf("class %q, want %q: %+v", r.Class, tc.class, r)
+			}
+			if err := nearTiesVerdict([]nearTieTake{r}, false); (err == nil) != tc.verdict {
+				t.Fatalf("verdict %v, want passing %v", err, tc.verdict)
+			}
+			if tc.br[1][0].experts[1] != 1 && !strings.Contains(r.String(), "routing parts at frame 1 layer 0") {
+				t.Fatal(r.String())
+			}
+			if nearTiesVerdict([]nearTieTake{r}, true) == nil {
+				t.Fatal("under exact a take whose logits moved passed")
+			}
+		})
+	}
+	r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same}), take(other, bl, routesLog{1: tie}))
+	if got := nearTiesTally([]nearTieTake{r}); !strings.Contains(got, "1 parted after a routing near-tie") || !strings.Contains(got, "routing logged for 1, parted at a tie of the router in 1") {
+		t.Fatal(got)
+	}
+}
