@@ -43,7 +43,7 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 		if err := set.TapRoutes(func(id drama3.TakeID, frame int, layers []cuda.StepRoute) {
 			r := make([]layerRoute, len(layers))
 			for i, l := range layers {
-				r[i] = layerRoute{experts: l.Experts, logits: l.Logits} // StepRoutes' slices are the call's own
+				r[i] = layerRoute{experts: l.Experts, logits: l.Logits} // StepRoutes' own copies
 			}
 			run(id).routes[frame] = r
 		}); err != nil {

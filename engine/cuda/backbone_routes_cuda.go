@@ -2,7 +2,10 @@
 
 package cuda
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The routing log (debugging). A backbone that keeps it (KeepRoutes, before
 // any step is captured) has every step copy each layer's routing of its
@@ -94,7 +97,8 @@ func (b *Backbone) StepRoutes(n int) ([][]StepRoute, error) {
 		out[r] = make([]StepRoute, layers)
 		for i := range layers {
 			at := i*l.rows + r
-			out[r][i] = StepRoute{Experts: ids[at*l.k : (at+1)*l.k : (at+1)*l.k], Logits: dense[at*l.dw : at*l.dw+E : at*l.dw+E]}
+			// Copies: a caller keeping them keeps E logits a layer, not the log.
+			out[r][i] = StepRoute{Experts: slices.Clone(ids[at*l.k : (at+1)*l.k]), Logits: slices.Clone(dense[at*l.dw : at*l.dw+E])}
 		}
 	}
 	return out, nil
