@@ -182,11 +182,11 @@ func (r nearTieTake) routedFirst() bool {
 	return r.Routes != nil && r.Routes.Tie && r.Routes.Frame <= r.upstream()
 }
 
-// routingFault: the routing parted on inputs within rounding of each other
-// (no later than the logits left the tolerance) but not at a tie of its
-// own logits — chosen against them, which no rounding explains.
+// routingFault: the routing parted against its own logits (within
+// rounding of each other) no later than the logits left the tolerance,
+// which no rounding explains.
 func (r nearTieTake) routingFault() bool {
-	return r.Routes != nil && !r.Routes.Tie && r.Routes.Frame <= r.upstream()
+	return r.Routes != nil && r.Routes.Against && r.Routes.Frame <= r.upstream()
 }
 
 // partedDraw is the draw at which two takes a and b first part (where one

@@ -37,13 +37,17 @@ type routeParting struct {
 	// chose: how far alone's choice was from the batch's. Diff is the two
 	// runs' largest router-logit difference at that layer (Rel: over the
 	// largest |logit|). A swap of two experts needs Margin ≤ 2·Diff (each
-	// logit moved at most Diff); Tie is that, with Diff > 0 and Rel within
-	// fast's logitsTol: the routing parted at a near-tie of the router,
-	// shown on its own logits.
-	Margin float64 `json:"router_logit_margin"`
-	Diff   float64 `json:"router_logits_diff"`
-	Rel    float64 `json:"router_logits_diff_share"`
-	Tie    bool    `json:"tie"`
+	// logit moved at most Diff). With the router logits within fast's
+	// logitsTol of each other (Rel), Tie is that with Diff > 0: the routing
+	// parted at a near-tie of the router, shown on its own logits; Against
+	// is its opposite: chosen against its own logits, which no rounding
+	// explains. With Rel past logitsTol, neither: the router's inputs had
+	// parted beyond rounding before (a prefill's routing is not logged).
+	Margin  float64 `json:"router_logit_margin"`
+	Diff    float64 `json:"router_logits_diff"`
+	Rel     float64 `json:"router_logits_diff_share"`
+	Tie     bool    `json:"tie"`
+	Against bool    `json:"against_its_logits"`
 }
 
 // firstRouteParting compares two takes' routing frame by frame in frame
@@ -96,7 +100,7 @@ func routeDiffers(a, b layerRoute) *routeParting {
 		lo = min(lo, l)
 	}
 	if !ok {
-		p.Margin = math.Inf(1) // ids out of range, or not a swap: no tie
+		p.Margin, p.Against = math.Inf(1), true // ids out of range, or not a swap
 		return p
 	}
 	p.Margin = hi - lo
@@ -108,7 +112,10 @@ func routeDiffers(a, b layerRoute) *routeParting {
 	if top > 0 {
 		p.Rel = p.Diff / top
 	}
-	p.Tie = p.Diff > 0 && p.Margin <= 2*p.Diff && p.Rel <= logitsTol
+	if p.Rel <= logitsTol {
+		p.Tie = p.Diff > 0 && p.Margin <= 2*p.Diff
+		p.Against = !p.Tie
+	}
 	return p
 }
 
@@ -125,9 +132,12 @@ func setMinus(a, b []int32) []int32 {
 
 // String is the parting's phrase in a finding's line.
 func (p *routeParting) String() string {
-	tie := "not at a tie of the router"
-	if p.Tie {
+	tie := "the router's logits apart beyond rounding"
+	switch {
+	case p.Tie:
 		tie = "at a tie of the router"
+	case p.Against:
+		tie = "against its own logits"
 	}
 	return fmt.Sprintf("routing parts at frame %d layer %d (alone %v, batched %v): margin %.3g against the router logits' difference %.3g (%.2g relative), %s",
 		p.Frame, p.Layer, p.AloneOnly, p.BatchedOnly, p.Margin, p.Diff, p.Rel, tie)

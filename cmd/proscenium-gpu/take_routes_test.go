@@ -22,18 +22,19 @@ func route(experts []int32, l1, l2 float32) layerRoute {
 // TestRouteDiffers holds one layer's comparison to each case: the same
 // experts in another order (no parting); a swap of the k-th and next expert
 // whose logits alone lay within twice the two runs' router difference (a
-// tie, up to exactly twice); no tie for a margin just past twice, for the
-// same swap on the same logits to their bits (routing against its own
-// logits), also where the two are equal (ties go to the lower index), for
-// a wide margin, router logits far apart, or ids out of the router's range.
+// tie, up to exactly twice); against its own logits for a margin just past
+// twice, for the same swap on the same logits to their bits, also where the
+// two are equal (ties go to the lower index), for a wide margin, or ids out
+// of the router's range; neither where the router logits are apart beyond
+// rounding (the inputs had parted before).
 func TestRouteDiffers(t *testing.T) {
 	one := 1 + 2*ulp1
 	for _, tc := range []struct {
-		name  string
-		a, b  layerRoute
-		nilP  bool
-		tie   bool
-		check func(t *testing.T, p *routeParting)
+		name         string
+		a, b         layerRoute
+		nilP         bool
+		tie, against bool
+		check        func(t *testing.T, p *routeParting)
 	}{
 		{name: "order only", a: route([]int32{0, 1}, 2, 1), b: route([]int32{1, 0}, 2, 1), nilP: true},
 		{name: "swap at a tie", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 2}, 1, one), tie: true,
@@ -42,13 +43,13 @@ func TestRouteDiffers(t *testing.T) {
 					t.Fatalf("%+v", p)
 				}
 			}},
-		{name: "swap on the same logits", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 2}, one, 1)},
-		{name: "equal logits, the other expert", a: route([]int32{0, 1}, 1, 1), b: route([]int32{0, 2}, 1, 1)},
+		{name: "swap on the same logits", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 2}, one, 1), against: true},
+		{name: "equal logits, the other expert", a: route([]int32{0, 1}, 1, 1), b: route([]int32{0, 2}, 1, 1), against: true},
 		{name: "margin at twice the difference", a: route([]int32{0, 1}, 1+2*ulp1, 1), b: route([]int32{0, 2}, 1+ulp1, 1+ulp1), tie: true},
-		{name: "margin just past twice the difference", a: route([]int32{0, 1}, 1+4*ulp1, 1), b: route([]int32{0, 2}, 1+3*ulp1, 1+ulp1)},
-		{name: "swap past a wide margin", a: route([]int32{0, 1}, 2, 1), b: route([]int32{0, 2}, 2-1e-6, 1+1e-6)},
+		{name: "margin just past twice the difference", a: route([]int32{0, 1}, 1+4*ulp1, 1), b: route([]int32{0, 2}, 1+3*ulp1, 1+ulp1), against: true},
+		{name: "swap past a wide margin", a: route([]int32{0, 1}, 2, 1), b: route([]int32{0, 2}, 2-1e-6, 1+1e-6), against: true},
 		{name: "router logits far apart", a: route([]int32{0, 1}, 1.5, 1), b: route([]int32{0, 2}, 1, 1.5)},
-		{name: "ids out of range", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 9}, 1, one)},
+		{name: "ids out of range", a: route([]int32{0, 1}, one, 1), b: route([]int32{0, 9}, 1, one), against: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := routeDiffers(tc.a, tc.b)
@@ -58,8 +59,8 @@ func TestRouteDiffers(t *testing.T) {
 				}
 				return
 			}
-			if p == nil || p.Tie != tc.tie {
-				t.Fatalf("want a parting, tie %v: %+v", tc.tie, p)
+			if p == nil || p.Tie != tc.tie || p.Against != tc.against {
+				t.Fatalf("want a parting, tie %v, against its logits %v: %+v", tc.tie, tc.against, p)
 			}
 			if tc.check != nil {
 				tc.check(t, p)
@@ -91,8 +92,9 @@ func TestFirstRouteParting(t *testing.T) {
 // TestCompareTakesRouting holds -near-ties' classes with the routing
 // logged: a parting after the logits left the tolerance is a routing
 // near-tie where the routing parted at a tie no later than that; after it,
-// not (still "off the tolerance"); routing that parted against its own
-// logits fails the verdict, also where the codes stayed the same.
+// or on router logits already apart beyond rounding, not (still "off the
+// tolerance"); routing that parted against its own logits fails the
+// verdict, also where the codes stayed the same.
 func TestCompareTakesRouting(t *testing.T) {
 	vec := func(hot int, v float32) []float32 {
 		l := []float32{-8, -8, -8, -8, -8, -8}
@@ -113,6 +115,7 @@ func TestCompareTakesRouting(t *testing.T) {
 	same := []layerRoute{route([]int32{0, 1}, one, 1)}
 	tie := []layerRoute{route([]int32{0, 2}, 1, one)}
 	against := []layerRoute{route([]int32{0, 2}, one, 1)}
+	far := []layerRoute{route([]int32{0, 2}, 1, 1.5)}
 	// Alone codes; batched: frame 1's second draw parts (4 or 5 on logits
 	// moved by 1e-2, from frame 1 on: a near-tie only on that moved bound).
 	other := [][]int{{1, 2}, {3, 5}}
@@ -136,6 +139,7 @@ func TestCompareTakesRouting(t *testing.T) {
 		{"routing against its logits", other, routesLog{1: against}, cpu.Unexplained, false},
 		{"same codes, routing against its logits", codes, routesLog{1: against}, cpu.Unexplained, false},
 		{"same codes, routing tie", codes, routesLog{1: tie}, takeIdentical, true},
+		{"routing on router logits apart beyond rounding", other, routesLog{1: far}, takeOffTolerance, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same, 2: same}), take(tc.b, bl, tc.br))
