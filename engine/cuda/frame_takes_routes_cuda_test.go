@@ -109,7 +109,7 @@ func testTakeFramesRoutes(t *testing.T, dir string) {
 				}
 			}
 		}
-		same, all := 0, 0
+		same, sameExperts, all := 0, 0, 0
 		for fr, b := range logged[id] {
 			a, ok := logged[id+10][fr]
 			if !ok {
@@ -117,6 +117,9 @@ func testTakeFramesRoutes(t *testing.T, dir string) {
 			}
 			for L := range b {
 				all++
+				if sameSet(a[L].Experts, b[L].Experts) {
+					sameExperts++
+				}
 				if slices.Equal(a[L].Experts, b[L].Experts) && slices.Equal(a[L].Logits, b[L].Logits) {
 					same++
 				} else if dev.Numerics.Exact() {
@@ -127,7 +130,7 @@ func testTakeFramesRoutes(t *testing.T, dir string) {
 		if all == 0 {
 			t.Fatalf("take %d: no frame's routing logged both together and alone", id)
 		}
-		t.Logf("%s numerics: take %d: %d of %d layers' routing the same together as alone, to the bit", dev.Numerics, id, same, all)
+		t.Logf("%s numerics: take %d: %d of %d layers' routing the same together as alone, to the bit; the same experts in %d", dev.Numerics, id, same, all, sameExperts)
 	}
 }
 
@@ -162,4 +165,12 @@ func abs32(x float32) float32 {
 		return -x
 	}
 	return x
+}
+
+// sameSet reports whether a and b hold the same experts, in any order.
+func sameSet(a, b []int32) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
