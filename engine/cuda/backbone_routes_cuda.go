@@ -8,7 +8,7 @@ import (
 )
 
 // The routing log (debugging). A backbone that keeps it (KeepRoutes, before
-// any step is captured) has every step copy each layer's routing of its
+// its first step) has every step copy each layer's routing of its
 // rows — the router's E logits and the k experts chosen — into a buffer of
 // its own, which StepRoutes reads once the stream has passed the step.
 // bench-take -near-ties compares a take's routing in a batch with its

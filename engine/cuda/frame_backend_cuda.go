@@ -64,7 +64,7 @@ type FramesOptions struct {
 	NoDrawnTables bool
 	// KeepRoutes keeps the backbone's routing log (Backbone.KeepRoutes:
 	// every step copies each layer's routing, for TakeFrames.TapRoutes):
-	// debugging, a copy a layer more in each step.
+	// debugging, two copies a layer more in each step.
 	KeepRoutes bool
 }
 
