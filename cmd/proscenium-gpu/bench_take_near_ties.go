@@ -41,11 +41,7 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 	defer set.TapLogits(nil)
 	if routes {
 		if err := set.TapRoutes(func(id drama3.TakeID, frame int, layers []cuda.StepRoute) {
-			r := make([]layerRoute, len(layers))
-			for i, l := range layers {
-				r[i] = layerRoute{experts: l.Experts, logits: l.Logits} // StepRoutes' own copies
-			}
-			run(id).routes[frame] = r
+			run(id).routes[frame] = layers // StepRoutes' own copies
 		}); err != nil {
 			return nil, err
 		}

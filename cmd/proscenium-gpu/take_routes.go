@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"proscenium/engine/cuda"
+	"proscenium/engine/drama3"
 )
 
 // A take's routing in a batch against its routing alone (bench-take
@@ -13,17 +16,10 @@ import (
 // arithmetic on the logged ids and logits, so it builds (and its tests run)
 // without the cuda tag.
 
-// layerRoute is one backbone layer's routing of a take's row in a step:
-// the experts chosen and the router's logits (cuda.StepRoute).
-type layerRoute struct {
-	experts []int32
-	logits  []float32
-}
-
 // routesLog is a take's routing, by frame (the step that made the frame's
 // logits) and layer. A take's first frame comes from its prefill, which is
 // not logged.
-type routesLog map[int][]layerRoute
+type routesLog map[int][]cuda.StepRoute
 
 // routeParting is where a take's routing in the batch first chose other
 // experts than alone (as sets: an order within the k chosen is no parting).
@@ -35,8 +31,8 @@ type routeParting struct {
 	// Margin is, on the take's router logits alone, the highest logit of
 	// the experts only it chose less the lowest of those only the batch
 	// chose: how far alone's choice was from the batch's. Diff is the two
-	// runs' largest router-logit difference at that layer (Rel: over the
-	// largest |logit|). A swap of two experts needs Margin ≤ 2·Diff (each
+	// runs' largest router-logit difference at that layer (Rel: drama3.LogitsDiff,
+	// the alone logits the reference). A swap of two experts needs Margin ≤ 2·Diff (each
 	// logit moved at most Diff). With the router logits within fast's
 	// logitsTol of each other (Rel), Tie is that with Diff > 0: the routing
 	// parted at a near-tie of the router, shown on its own logits; Against
@@ -75,20 +71,20 @@ func firstRouteParting(alone, batched routesLog) (p *routeParting, frames int) {
 
 // routeDiffers is a layer's parting where alone (a) and batched (b) chose
 // different sets of experts, nil where the same.
-func routeDiffers(a, b layerRoute) *routeParting {
-	aOnly, bOnly := setMinus(a.experts, b.experts), setMinus(b.experts, a.experts)
+func routeDiffers(a, b cuda.StepRoute) *routeParting {
+	aOnly, bOnly := setMinus(a.Experts, b.Experts), setMinus(b.Experts, a.Experts)
 	if len(aOnly) == 0 && len(bOnly) == 0 {
 		return nil
 	}
 	p := &routeParting{AloneOnly: aOnly, BatchedOnly: bOnly}
 	logit := func(e int32) (float64, bool) {
-		if e < 0 || int(e) >= len(a.logits) {
+		if e < 0 || int(e) >= len(a.Logits) {
 			return 0, false
 		}
-		return float64(a.logits[e]), true
+		return float64(a.Logits[e]), true
 	}
 	hi, lo := math.Inf(-1), math.Inf(1)
-	ok := len(aOnly) > 0 && len(bOnly) > 0 && len(a.logits) == len(b.logits)
+	ok := len(aOnly) > 0 && len(bOnly) > 0 && len(a.Logits) == len(b.Logits)
 	for _, e := range aOnly {
 		l, in := logit(e)
 		ok = ok && in
@@ -104,14 +100,7 @@ func routeDiffers(a, b layerRoute) *routeParting {
 		return p
 	}
 	p.Margin = hi - lo
-	var top float64
-	for i := range a.logits {
-		p.Diff = max(p.Diff, math.Abs(float64(b.logits[i])-float64(a.logits[i])))
-		top = max(top, math.Abs(float64(a.logits[i])))
-	}
-	if top > 0 {
-		p.Rel = p.Diff / top
-	}
+	p.Diff, p.Rel = drama3.LogitsSpread(b.Logits, a.Logits)
 	if p.Rel <= logitsTol {
 		p.Tie = p.Diff > 0 && p.Margin <= 2*p.Diff
 		p.Against = !p.Tie

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"proscenium/engine/cpu"
+	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 )
 
@@ -15,8 +16,8 @@ const ulp1 = float32(1.0 / (1 << 23))
 
 // route is a layer's routing: experts chosen, and router logits of four
 // experts (the rest of each at −5).
-func route(experts []int32, l1, l2 float32) layerRoute {
-	return layerRoute{experts: experts, logits: []float32{3, l1, l2, -5}}
+func route(experts []int32, l1, l2 float32) cuda.StepRoute {
+	return cuda.StepRoute{Experts: experts, Logits: []float32{3, l1, l2, -5}}
 }
 
 // TestRouteDiffers holds one layer's comparison to each case: the same
@@ -31,7 +32,7 @@ func TestRouteDiffers(t *testing.T) {
 	one := 1 + 2*ulp1
 	for _, tc := range []struct {
 		name         string
-		a, b         layerRoute
+		a, b         cuda.StepRoute
 		nilP         bool
 		tie, against bool
 		check        func(t *testing.T, p *routeParting)
@@ -73,8 +74,8 @@ func TestRouteDiffers(t *testing.T) {
 // and the first layer at which two runs chose differently, over the frames
 // both logged.
 func TestFirstRouteParting(t *testing.T) {
-	same := []layerRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 1}, 2, 1)}
-	swapped := []layerRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 2}, 1, 2)}
+	same := []cuda.StepRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 1}, 2, 1)}
+	swapped := []cuda.StepRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 2}, 1, 2)}
 	alone := routesLog{1: same, 2: same, 3: same, 4: same}
 	batched := routesLog{1: same, 2: same, 3: swapped, 4: swapped, 9: swapped}
 	p, n := firstRouteParting(alone, batched)
@@ -112,10 +113,10 @@ func TestCompareTakesRouting(t *testing.T) {
 		return l
 	}
 	one := 1 + 2*ulp1
-	same := []layerRoute{route([]int32{0, 1}, one, 1)}
-	tie := []layerRoute{route([]int32{0, 2}, 1, one)}
-	against := []layerRoute{route([]int32{0, 2}, one, 1)}
-	far := []layerRoute{route([]int32{0, 2}, 1, 1.5)}
+	same := []cuda.StepRoute{route([]int32{0, 1}, one, 1)}
+	tie := []cuda.StepRoute{route([]int32{0, 2}, 1, one)}
+	against := []cuda.StepRoute{route([]int32{0, 2}, one, 1)}
+	far := []cuda.StepRoute{route([]int32{0, 2}, 1, 1.5)}
 	// Alone codes; batched: frame 1's second draw parts (4 or 5 on logits
 	// moved by 1e-2, from frame 1 on: a near-tie only on that moved bound).
 	other := [][]int{{1, 2}, {3, 5}}
@@ -132,14 +133,15 @@ func TestCompareTakesRouting(t *testing.T) {
 		br      routesLog
 		class   string
 		verdict bool
+		says    string // in the finding's line
 	}{
-		{"routing tie at the frame the logits left", other, routesLog{1: tie}, cpu.RoutingNearTie, true},
-		{"no routing parting", other, routesLog{1: same}, takeOffTolerance, true},
-		{"routing tie after the logits left", other, routesLog{1: same, 2: tie}, takeOffTolerance, true},
-		{"routing against its logits", other, routesLog{1: against}, cpu.Unexplained, false},
-		{"same codes, routing against its logits", codes, routesLog{1: against}, cpu.Unexplained, false},
-		{"same codes, routing tie", codes, routesLog{1: tie}, takeIdentical, true},
-		{"routing on router logits apart beyond rounding", other, routesLog{1: far}, takeOffTolerance, true},
+		{"routing tie at the frame the logits left", other, routesLog{1: tie}, cpu.RoutingNearTie, true, "routing parts at frame 1 layer 0 (alone [1], batched [2])"},
+		{"no routing parting", other, routesLog{1: same}, takeOffTolerance, true, "the same routing over 1 frames' steps"},
+		{"routing tie after the logits left", other, routesLog{1: same, 2: tie}, takeOffTolerance, true, "routing parts at frame 2 layer 0"},
+		{"routing against its logits", other, routesLog{1: against}, cpu.Unexplained, false, "against its own logits"},
+		{"same codes, routing against its logits", codes, routesLog{1: against}, cpu.Unexplained, false, "against its own logits"},
+		{"same codes, routing tie", codes, routesLog{1: tie}, takeIdentical, true, "at a tie of the router"},
+		{"routing on router logits apart beyond rounding", other, routesLog{1: far}, takeOffTolerance, true, "the router's logits apart beyond rounding"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same, 2: same}), take(tc.b, bl, tc.br))
@@ -149,8 +151,8 @@ func TestCompareTakesRouting(t *testing.T) {
 			if err := nearTiesVerdict([]nearTieTake{r}, false); (err == nil) != tc.verdict {
 				t.Fatalf("verdict %v, want passing %v", err, tc.verdict)
 			}
-			if tc.br[1][0].experts[1] != 1 && !strings.Contains(r.String(), "routing parts at frame 1 layer 0") {
-				t.Fatal(r.String())
+			if !strings.Contains(r.String(), tc.says) {
+				t.Fatalf("the line does not say %q: %s", tc.says, r)
 			}
 			if nearTiesVerdict([]nearTieTake{r}, true) == nil {
 				t.Fatal("under exact a take whose logits moved passed")

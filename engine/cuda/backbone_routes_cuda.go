@@ -17,12 +17,6 @@ import (
 // of the swapped experts lay, which the take's output logits cannot tell.
 // A prefill pass is not logged (only steps: one row, or a B-row step).
 
-// StepRoute is one row's routing at one layer of a step.
-type StepRoute struct {
-	Experts []int32   // the k experts chosen, in the router's order
-	Logits  []float32 // the router's logits, one an expert
-}
-
 // routeLog is the log's device buffer: ids [layers][MaxStepRows][K] int32,
 // then the stacked dense projection's outputs [layers][MaxStepRows][D]
 // float32 (the router's logits are each row's first E).

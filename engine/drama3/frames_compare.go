@@ -40,13 +40,20 @@ func (l LogitsLog) Tap(frame, codebook int, logits []float32) {
 // LogitsDiff is max |a − b| over max |b|: how far one backend's logits
 // vector is from the reference's, relative to the vector's scale.
 func LogitsDiff(a, b []float32) float64 {
-	var diff, scale float64
+	_, rel := LogitsSpread(a, b)
+	return rel
+}
+
+// LogitsSpread is max |a − b| itself (diff) beside LogitsDiff (rel), for
+// a caller that needs both (a routing margin against the difference).
+func LogitsSpread(a, b []float32) (diff, rel float64) {
+	var scale float64
 	for i := range a {
 		diff = math.Max(diff, math.Abs(float64(a[i])-float64(b[i])))
 		scale = math.Max(scale, math.Abs(float64(b[i])))
 	}
 	if scale == 0 {
-		return diff
+		return diff, diff
 	}
-	return diff / scale
+	return diff, diff / scale
 }
