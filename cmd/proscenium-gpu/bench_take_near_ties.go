@@ -29,7 +29,7 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 	var runs map[drama3.TakeID]*takeRun
 	run := func(id drama3.TakeID) *takeRun {
 		if runs[id] == nil {
-			runs[id] = &takeRun{logits: drama3.LogitsLog{}, routes: routesLog{}}
+			runs[id] = &takeRun{logits: drama3.LogitsLog{}}
 		}
 		return runs[id]
 	}
@@ -40,8 +40,8 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 	}
 	defer set.TapLogits(nil)
 	if routes {
-		if err := set.TapRoutes(func(id drama3.TakeID, frame int, layers []cuda.StepRoute) {
-			run(id).routes[frame] = layers // StepRoutes' own copies
+		if err := set.TapRoutes(func(id drama3.TakeID, prompt bool, at int, layers []cuda.StepRoute) {
+			run(id).routes.add(prompt, at, layers) // the log's own copies
 		}); err != nil {
 			return nil, err
 		}

@@ -95,9 +95,10 @@ type nearTieTake struct {
 	FirstOff int    `json:"off_tolerance_from_frame"`
 	Class    string `json:"class"`
 	// Routes is where the take's routing in the batch first chose other
-	// experts than alone (nil: none over RoutesFrames frames, or no
-	// routing logged: RoutesFrames 0).
+	// experts than alone (nil: none over RoutesPrompt prompt rows and
+	// RoutesFrames frames' steps, or no routing logged: both 0).
 	Routes       *routeParting `json:"routes_part,omitempty"`
+	RoutesPrompt int           `json:"routes_prompt_rows"`
 	RoutesFrames int           `json:"routes_frames"`
 }
 
@@ -114,7 +115,7 @@ type takeRun struct {
 // batch (t).
 func compareTakes(b, i int, seed uint64, a, t takeRun) nearTieTake {
 	r := nearTieTake{Batch: b, Take: i, Seed: seed, Frames: min(len(a.codes), len(t.codes)), Frame: -1, Codebook: -1, FirstOff: -1, Class: cpu.Unexplained}
-	r.Routes, r.RoutesFrames = firstRouteParting(a.routes, t.routes)
+	r.Routes, r.RoutesPrompt, r.RoutesFrames = firstRouteParting(a.routes, t.routes)
 	d := firstDivergence(a.codes, t.codes, a.ended, t.ended)
 	last := [2]int{len(a.codes), 0} // every vector before this one is compared
 	if d != nil {
@@ -236,8 +237,8 @@ func (r nearTieTake) String() string {
 	switch {
 	case r.Routes != nil:
 		off += "; " + r.Routes.String()
-	case r.RoutesFrames > 0:
-		off += fmt.Sprintf("; the same routing over %d frames' steps", r.RoutesFrames)
+	case r.logged():
+		off += fmt.Sprintf("; the same routing over %d prompt rows and %d frames' steps", r.RoutesPrompt, r.RoutesFrames)
 	}
 	if r.Identical {
 		return s + fmt.Sprintf("the same codes alone and batched over %d frames; logits apart by at most %.3g (relative)%s", r.Frames, r.WorstBefore, off)
@@ -246,13 +247,16 @@ func (r nearTieTake) String() string {
 		r.Frame, r.Codebook, r.AloneCode, r.BatchedCode, r.Class, r.NearTie, r.DrawMargin, r.MarginBound, r.LogitGap, r.LogitsRel, r.WorstBefore, off)
 }
 
+// logged: the take's routing was logged in both runs.
+func (r nearTieTake) logged() bool { return r.RoutesPrompt > 0 || r.RoutesFrames > 0 }
+
 // nearTiesTally counts the findings by class: -near-ties' summary line.
 func nearTiesTally(found []nearTieTake) string {
 	n := map[string]int{}
 	routed, logged := 0, 0
 	for _, r := range found {
 		n[r.Class]++
-		if r.RoutesFrames > 0 {
+		if r.logged() {
 			logged++
 		}
 		if r.Routes != nil && r.Routes.Tie {

@@ -11,20 +11,38 @@ import (
 
 // A take's routing in a batch against its routing alone (bench-take
 // -near-ties with the backbone's routing log, cuda.TakeFrames.TapRoutes):
-// the first step and layer at which the two chose different experts, and
-// whether the router's own logits show that choice at a near-tie. Pure
-// arithmetic on the logged ids and logits, so it builds (and its tests run)
-// without the cuda tag.
+// the first prompt row or step, and layer, at which the two chose different
+// experts, and whether the router's own logits show that choice at a
+// near-tie. Pure arithmetic on the logged ids and logits, so it builds (and
+// its tests run) without the cuda tag.
 
-// routesLog is a take's routing, by frame (the step that made the frame's
-// logits) and layer. A take's first frame comes from its prefill, which is
-// not logged.
-type routesLog map[int][]cuda.StepRoute
+// routesLog is a take's routing, each row's by layer: its prompt rows' (by
+// row in the prompt: the prefill, alone or in a joint pass, that made frame
+// 0) and its steps' (by the frame each made).
+type routesLog struct {
+	prompt map[int][]cuda.StepRoute
+	steps  map[int][]cuda.StepRoute
+}
+
+// add keeps a row's routing (cuda.TakeRoutesTap's arguments).
+func (l *routesLog) add(prompt bool, at int, layers []cuda.StepRoute) {
+	m := &l.steps
+	if prompt {
+		m = &l.prompt
+	}
+	if *m == nil {
+		*m = map[int][]cuda.StepRoute{}
+	}
+	(*m)[at] = layers
+}
 
 // routeParting is where a take's routing in the batch first chose other
 // experts than alone (as sets: an order within the k chosen is no parting).
 type routeParting struct {
-	Frame       int     `json:"frame"` // the step that made this frame's logits
+	// Frame is the first frame whose logits the parting moved: the frame
+	// its step made, or 0 for a prompt row (PromptRow; −1: a step's).
+	Frame       int     `json:"frame"`
+	PromptRow   int     `json:"prompt_row"`
 	Layer       int     `json:"layer"`
 	AloneOnly   []int32 `json:"alone_only_experts"`
 	BatchedOnly []int32 `json:"batched_only_experts"`
@@ -38,7 +56,8 @@ type routeParting struct {
 	// parted at a near-tie of the router, shown on its own logits; Against
 	// is its opposite: chosen against its own logits, which no rounding
 	// explains. With Rel past logitsTol, neither: the router's inputs had
-	// parted beyond rounding before (a prefill's routing is not logged).
+	// parted beyond rounding before (at an earlier row's parting, or one
+	// the log did not see).
 	Margin  float64 `json:"router_logit_margin"`
 	Diff    float64 `json:"router_logits_diff"`
 	Rel     float64 `json:"router_logits_diff_share"`
@@ -46,27 +65,48 @@ type routeParting struct {
 	Against bool    `json:"against_its_logits"`
 }
 
-// firstRouteParting compares two takes' routing frame by frame in frame
-// order (nil: no parting over the frames both logged; frames is how many
-// both logged).
-func firstRouteParting(alone, batched routesLog) (p *routeParting, frames int) {
-	var common []int
-	for f := range alone {
-		if _, ok := batched[f]; ok {
-			common = append(common, f)
+// firstRouteParting compares two takes' routing row by row: the prompt
+// rows in order, then the steps in frame order (nil: no parting over the
+// rows both logged; rows and frames are how many of each both logged).
+func firstRouteParting(alone, batched routesLog) (p *routeParting, rows, frames int) {
+	prompt, steps := common(alone.prompt, batched.prompt), common(alone.steps, batched.steps)
+	for _, r := range prompt {
+		if p := firstLayerParting(alone.prompt[r], batched.prompt[r]); p != nil {
+			p.Frame, p.PromptRow = 0, r
+			return p, len(prompt), len(steps)
 		}
 	}
-	slices.Sort(common)
-	for _, f := range common {
-		a, b := alone[f], batched[f]
-		for layer := range min(len(a), len(b)) {
-			if p := routeDiffers(a[layer], b[layer]); p != nil {
-				p.Frame, p.Layer = f, layer
-				return p, len(common)
-			}
+	for _, f := range steps {
+		if p := firstLayerParting(alone.steps[f], batched.steps[f]); p != nil {
+			p.Frame, p.PromptRow = f, -1
+			return p, len(prompt), len(steps)
 		}
 	}
-	return nil, len(common)
+	return nil, len(prompt), len(steps)
+}
+
+// common is the keys a and b share, in order.
+func common(a, b map[int][]cuda.StepRoute) []int {
+	var out []int
+	for k := range a {
+		if _, ok := b[k]; ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// firstLayerParting is a row's first layer at which a and b chose
+// different experts (nil: none).
+func firstLayerParting(a, b []cuda.StepRoute) *routeParting {
+	for layer := range min(len(a), len(b)) {
+		if p := routeDiffers(a[layer], b[layer]); p != nil {
+			p.Layer = layer
+			return p
+		}
+	}
+	return nil
 }
 
 // routeDiffers is a layer's parting where alone (a) and batched (b) chose
@@ -128,6 +168,10 @@ func (p *routeParting) String() string {
 	case p.Against:
 		tie = "against its own logits"
 	}
-	return fmt.Sprintf("routing parts at frame %d layer %d (alone %v, batched %v): margin %.3g against the router logits' difference %.3g (%.2g relative), %s",
-		p.Frame, p.Layer, p.AloneOnly, p.BatchedOnly, p.Margin, p.Diff, p.Rel, tie)
+	at := fmt.Sprintf("frame %d", p.Frame)
+	if p.PromptRow >= 0 {
+		at = fmt.Sprintf("prompt row %d", p.PromptRow)
+	}
+	return fmt.Sprintf("routing parts at %s layer %d (alone %v, batched %v): margin %.3g against the router logits' difference %.3g (%.2g relative), %s",
+		at, p.Layer, p.AloneOnly, p.BatchedOnly, p.Margin, p.Diff, p.Rel, tie)
 }

@@ -70,23 +70,36 @@ func TestRouteDiffers(t *testing.T) {
 	}
 }
 
-// TestFirstRouteParting: the first frame (in frame order, not the map's)
-// and the first layer at which two runs chose differently, over the frames
-// both logged.
+// steps is a log of steps' routing alone.
+func steps(m map[int][]cuda.StepRoute) routesLog { return routesLog{steps: m} }
+
+// TestFirstRouteParting: the first prompt row, then the first frame (in
+// row and frame order, not the maps'), and the first layer at which two
+// runs chose differently, over the rows and frames both logged.
 func TestFirstRouteParting(t *testing.T) {
 	same := []cuda.StepRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 1}, 2, 1)}
 	swapped := []cuda.StepRoute{route([]int32{0, 1}, 2, 1), route([]int32{0, 2}, 1, 2)}
-	alone := routesLog{1: same, 2: same, 3: same, 4: same}
-	batched := routesLog{1: same, 2: same, 3: swapped, 4: swapped, 9: swapped}
-	p, n := firstRouteParting(alone, batched)
-	if p == nil || p.Frame != 3 || p.Layer != 1 || n != 4 {
+	alone := steps(map[int][]cuda.StepRoute{1: same, 2: same, 3: same, 4: same})
+	batched := steps(map[int][]cuda.StepRoute{1: same, 2: same, 3: swapped, 4: swapped, 9: swapped})
+	p, rows, n := firstRouteParting(alone, batched)
+	if p == nil || p.Frame != 3 || p.PromptRow != -1 || p.Layer != 1 || rows != 0 || n != 4 {
+		t.Fatalf("%+v over %d rows, %d frames", p, rows, n)
+	}
+	if p, _, n := firstRouteParting(alone, alone); p != nil || n != 4 {
 		t.Fatalf("%+v over %d frames", p, n)
 	}
-	if p, n := firstRouteParting(alone, alone); p != nil || n != 4 {
-		t.Fatalf("%+v over %d frames", p, n)
+	if p, rows, n := firstRouteParting(routesLog{}, routesLog{}); p != nil || rows != 0 || n != 0 {
+		t.Fatalf("%+v over %d rows, %d frames", p, rows, n)
 	}
-	if p, n := firstRouteParting(nil, nil); p != nil || n != 0 {
-		t.Fatalf("%+v over %d frames", p, n)
+	// A prompt row's parting comes before every step's, the first row's.
+	alone.prompt = map[int][]cuda.StepRoute{0: same, 1: same, 2: same, 3: same}
+	batched.prompt = map[int][]cuda.StepRoute{0: same, 1: same, 2: swapped, 3: swapped, 7: swapped}
+	p, rows, n = firstRouteParting(alone, batched)
+	if p == nil || p.Frame != 0 || p.PromptRow != 2 || p.Layer != 1 || rows != 4 || n != 4 {
+		t.Fatalf("%+v over %d rows, %d frames", p, rows, n)
+	}
+	if !strings.Contains(p.String(), "routing parts at prompt row 2 layer 1") {
+		t.Fatal(p)
 	}
 }
 
@@ -117,6 +130,17 @@ func TestCompareTakesRouting(t *testing.T) {
 	tie := []cuda.StepRoute{route([]int32{0, 2}, 1, one)}
 	against := []cuda.StepRoute{route([]int32{0, 2}, one, 1)}
 	far := []cuda.StepRoute{route([]int32{0, 2}, 1, 1.5)}
+	// promptWith is a five-row prompt's routing, row r's parted (r −1: none).
+	promptWith := func(r int, parted []cuda.StepRoute) map[int][]cuda.StepRoute {
+		m := map[int][]cuda.StepRoute{}
+		for i := range 5 {
+			m[i] = same
+			if i == r {
+				m[i] = parted
+			}
+		}
+		return m
+	}
 	// Alone codes; batched: frame 1's second draw parts (4 or 5 on logits
 	// moved by 1e-2, from frame 1 on: a near-tie only on that moved bound).
 	other := [][]int{{1, 2}, {3, 5}}
@@ -135,16 +159,23 @@ func TestCompareTakesRouting(t *testing.T) {
 		verdict bool
 		says    string // in the finding's line
 	}{
-		{"routing tie at the frame the logits left", other, routesLog{1: tie}, cpu.RoutingNearTie, true, "routing parts at frame 1 layer 0 (alone [1], batched [2])"},
-		{"no routing parting", other, routesLog{1: same}, takeOffTolerance, true, "the same routing over 1 frames' steps"},
-		{"routing tie after the logits left", other, routesLog{1: same, 2: tie}, takeOffTolerance, true, "routing parts at frame 2 layer 0"},
-		{"routing against its logits", other, routesLog{1: against}, cpu.Unexplained, false, "against its own logits"},
-		{"same codes, routing against its logits", codes, routesLog{1: against}, cpu.Unexplained, false, "against its own logits"},
-		{"same codes, routing tie", codes, routesLog{1: tie}, takeIdentical, true, "at a tie of the router"},
-		{"routing on router logits apart beyond rounding", other, routesLog{1: far}, takeOffTolerance, true, "the router's logits apart beyond rounding"},
+		{"routing tie at the frame the logits left", other, steps(map[int][]cuda.StepRoute{1: tie}), cpu.RoutingNearTie, true, "routing parts at frame 1 layer 0 (alone [1], batched [2])"},
+		{"no routing parting", other, steps(map[int][]cuda.StepRoute{1: same}), takeOffTolerance, true, "the same routing over 5 prompt rows and 1 frames' steps"},
+		{"routing tie after the logits left", other, steps(map[int][]cuda.StepRoute{1: same, 2: tie}), takeOffTolerance, true, "routing parts at frame 2 layer 0"},
+		{"routing against its logits", other, steps(map[int][]cuda.StepRoute{1: against}), cpu.Unexplained, false, "against its own logits"},
+		{"same codes, routing against its logits", codes, steps(map[int][]cuda.StepRoute{1: against}), cpu.Unexplained, false, "against its own logits"},
+		{"same codes, routing tie", codes, steps(map[int][]cuda.StepRoute{1: tie}), takeIdentical, true, "at a tie of the router"},
+		{"routing on router logits apart beyond rounding", other, steps(map[int][]cuda.StepRoute{1: far}), takeOffTolerance, true, "the router's logits apart beyond rounding"},
+		// A prompt row's routing moves every frame from 0 on: a tie there
+		// explains logits that leave the tolerance at any frame.
+		{"routing tie at a prompt row", other, routesLog{prompt: promptWith(3, tie), steps: map[int][]cuda.StepRoute{1: same}}, cpu.RoutingNearTie, true, "routing parts at prompt row 3 layer 0"},
+		{"a prompt row against its logits", codes, routesLog{prompt: promptWith(4, against), steps: map[int][]cuda.StepRoute{1: same}}, cpu.Unexplained, false, "prompt row 4 layer 0 (alone [1], batched [2]): margin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same, 2: same}), take(tc.b, bl, tc.br))
+			if tc.br.prompt == nil {
+				tc.br.prompt = promptWith(-1, nil)
+			}
+			r := compareTakes(4, 1, 4, take(codes, al, routesLog{prompt: promptWith(-1, nil), steps: map[int][]cuda.StepRoute{1: same, 2: same}}), take(tc.b, bl, tc.br))
 			if r.Class != tc.class || r.FirstOff != 1 || r.RoutesFrames == 0 {
 				t.Fatalf("class %q, want %q: %+v", r.Class, tc.class, r)
 			}
@@ -159,7 +190,7 @@ func TestCompareTakesRouting(t *testing.T) {
 			}
 		})
 	}
-	r := compareTakes(4, 1, 4, take(codes, al, routesLog{1: same}), take(other, bl, routesLog{1: tie}))
+	r := compareTakes(4, 1, 4, take(codes, al, steps(map[int][]cuda.StepRoute{1: same})), take(other, bl, steps(map[int][]cuda.StepRoute{1: tie})))
 	if got := nearTiesTally([]nearTieTake{r}); !strings.Contains(got, "1 parted after a routing near-tie") || !strings.Contains(got, "routing logged for 1, parted at a tie of the router in 1") {
 		t.Fatal(got)
 	}

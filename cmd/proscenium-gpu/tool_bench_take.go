@@ -77,8 +77,8 @@ type takeBench struct {
 	Batches []batchRound `json:"batches,omitempty"`
 	// NearTies (-near-ties) is each batched take against itself alone.
 	NearTies []nearTieTake `json:"near_ties,omitempty"`
-	// RoutesLogged: every step copied its routing into the backbone's log
-	// (-near-ties' -routes), the rounds' steps too.
+	// RoutesLogged: every prefill pass and step copied its routing into
+	// the backbone's log (-near-ties' -routes), the rounds' too.
 	RoutesLogged bool `json:"routes_logged,omitempty"`
 	// Batched: the rounds ran on cuda.TakeFrames (the B-row kernels), else drama3.Interleave.
 	Batched bool `json:"batched,omitempty"`
@@ -217,7 +217,7 @@ func benchTake(args []string) error {
 	memCap := fs.Int64("cap", 0, "device memory cap in bytes (0: none): a model larger keeps the routed experts of its last layers in pinned host memory; one whose other weights pass it is refused")
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
 	nearTiesOn := fs.Bool("near-ties", false, "with -batch: after the rounds, each take of a round of B (B > 1) made together against the same seed made alone, the pipeline off and every logits vector read: where their codes part, whether the draw sat at a near-tie of the two runs' logits (fails on one that did not)")
-	routesOn := fs.Bool("routes", true, "with -near-ties: log each step's routing (the router's logits and the experts chosen at every layer) and compare a take's alone and batched: where it parted, whether at a tie of the router (two copies a layer in every step graph, the rounds' too)")
+	routesOn := fs.Bool("routes", true, "with -near-ties: log each prompt row's and step's routing (the router's logits and the experts chosen at every layer) and compare a take's alone and batched: where it parted, whether at a tie of the router (two copies a layer in every prefill pass and step graph, the rounds' too)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -631,7 +631,7 @@ func benchTake(args []string) error {
 		fmt.Println(r)
 	}
 	if res.RoutesLogged {
-		fmt.Println("routes            every step logged its routing (-routes): the rounds' timings include two copies a layer")
+		fmt.Println("routes            every prefill pass and step logged its routing (-routes): the rounds' timings include two copies a layer")
 	}
 	if len(res.NearTies) > 0 {
 		fmt.Println(nearTiesTally(res.NearTies))

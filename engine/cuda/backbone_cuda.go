@@ -62,10 +62,11 @@ type Backbone struct {
 	// (passInputs).
 	in passHost
 
-	// routes is the steps' routing log (KeepRoutes; nil: none);
-	// unlogged: a step was enqueued without it.
+	// routes is the routing log (KeepRoutes; nil: none); unlogged: a
+	// step was enqueued without it.
 	routes   *routeLog
 	unlogged bool
+	passing  int // rows of the prefill pass being enqueued (inPass), 0 in a step
 }
 
 type backboneLayer struct {
@@ -358,7 +359,7 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 			if err := b.copyPassInputs(q, toks[s:e], passEmb, n); err != nil {
 				return err
 			}
-			return b.enqueue(q, n, pos+n)
+			return b.inPass(n, func() error { return b.enqueue(q, n, pos+n) })
 		}); err != nil {
 			return err
 		}
@@ -682,6 +683,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+			return err
+		}
 		slot = view(p.Slot, nk*4)
 		if err := q.MoEGroup(view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4), slot, ids, nk, p.K, p.E); err != nil {
 			return err
@@ -739,6 +743,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+			return err
+		}
 		slot = view(p.Slot, nk*4)
 		offsets, rowids := view(p.Offsets, (p.E+1)*4), view(p.RowIds, nk*4)
 		if err := q.MoEGroup(offsets, rowids, slot, ids, nk, p.K, p.E); err != nil {
@@ -765,6 +772,9 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		// Prefill with the experts as gathered GEMVs, one (row, expert) pair per grid row.
 		xrep := view(p.XRep, nk*p.Hp*4)
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
+			return err
+		}
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
 			return err
 		}
 		if err := b.gateUpGEMV(q, x, xw, xr, n, ids, gu, xrep, p.Hp); err != nil {
@@ -964,7 +974,7 @@ func (b *Backbone) ProfilePrefill(rows []BackboneRow) error {
 	if err := b.uploadPass(toks, emb, n); err != nil {
 		return err
 	}
-	if err := b.d.ProfileRange(func(q *Queue) error { return b.enqueue(q, n, pos+n) }); err != nil {
+	if err := b.d.ProfileRange(func(q *Queue) error { return b.inPass(n, func() error { return b.enqueue(q, n, pos+n) }) }); err != nil {
 		return err
 	}
 	b.pos += n

@@ -46,7 +46,7 @@ func (b *Backbone) PrefillDeviceMS(rows []BackboneRow) (float64, error) {
 	if err := b.uploadPass(toks, emb, n); err != nil {
 		return 0, err
 	}
-	ms, err := b.d.Time(func(q *Queue) error { return b.enqueue(q, n, n) })
+	ms, err := b.d.Time(func(q *Queue) error { return b.inPass(n, func() error { return b.enqueue(q, n, n) }) })
 	if err != nil {
 		return 0, err
 	}

@@ -89,7 +89,7 @@ func (b *Backbone) PrefillSlots(parts []SlotRows) error {
 	if err := firstErr(Upload(b.d, b.work, p.Toks, toks), b.uploadEmbeddings(toks, emb), Upload(b.d, b.work, p.BlockPos, blockPos)); err != nil {
 		return err
 	}
-	if err := b.d.Run(func(q *Queue) error { return b.enqueueJoint(q, N, spans) }); err != nil {
+	if err := b.d.Run(func(q *Queue) error { return b.inPass(N, func() error { return b.enqueueJoint(q, N, spans) }) }); err != nil {
 		return err
 	}
 	for _, sp := range spans {

@@ -63,8 +63,8 @@ type FramesOptions struct {
 	// (TierPlan.NoDrawnTables).
 	NoDrawnTables bool
 	// KeepRoutes keeps the backbone's routing log (Backbone.KeepRoutes:
-	// every step copies each layer's routing, for TakeFrames.TapRoutes):
-	// debugging, two copies a layer more in each step.
+	// every prefill pass and step copies each layer's routing, for
+	// TakeFrames.TapRoutes): debugging, two copies a layer more in each.
 	KeepRoutes bool
 }
 
@@ -125,6 +125,9 @@ type Frames struct {
 	decoded    *[]float32    // the chunk DecodeStart decoded at once
 
 	tap func(frame, codebook int, logits []float32)
+	// promptRoutes receives each prompt row's routing as BeginPrompt's
+	// passes make it (the backbone's routing log; nil: not read).
+	promptRoutes func(row int, layers []StepRoute)
 
 	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
 	lastPrefix drama3.PrefixOutcome

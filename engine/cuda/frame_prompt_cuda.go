@@ -197,6 +197,9 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 			if err := f.bb.PrefillOnDevice(rows); err != nil {
 				return err
 			}
+			if err := f.tapPromptRoutes(from); err != nil {
+				return err
+			}
 			if PromptProfile != nil {
 				if err := f.d.Sync(); err != nil { // (the pass runs on when PrefillOnDevice returns)
 					return err

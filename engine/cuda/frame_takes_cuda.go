@@ -166,7 +166,13 @@ func (s *TakeFrames) Begin(ctx context.Context, id drama3.TakeID, p drama3.Promp
 	if err := s.f.bb.UseSlot(i); err != nil {
 		return err
 	}
-	if err := v.BeginPrompt(ctx, p, sm, seed); err != nil {
+	if s.routeTap != nil {
+		tap := s.routeTap
+		v.promptRoutes = func(row int, layers []StepRoute) { tap(id, true, row, layers) }
+	}
+	err = v.BeginPrompt(ctx, p, sm, seed)
+	v.promptRoutes = nil
+	if err != nil {
 		if v.fault != nil {
 			s.setFault(v.fault)
 		}

@@ -24,14 +24,14 @@ func (s *TakeFrames) TapLogits(tap TakeLogitsTap) error {
 	return nil
 }
 
-// TakeRoutesTap receives a take's routing in the step that made its frame
-// (StepRoute a backbone layer).
-type TakeRoutesTap func(id drama3.TakeID, frame int, layers []StepRoute)
+// TakeRoutesTap receives a take's routing of one backbone row (StepRoute a
+// layer): a prompt row's (prompt; at its row in the prompt, whose prefill
+// made frame 0) or a step's (at the frame the step made).
+type TakeRoutesTap func(id drama3.TakeID, prompt bool, at int, layers []StepRoute)
 
-// TapRoutes has every step's routing read back for each take it stepped
-// (debugging, as TapLogits: the pipeline off; nil stops). The backbone
-// must keep its routing log (FramesOptions.KeepRoutes). A take's first
-// frame comes from its prompt's prefill, which is not logged.
+// TapRoutes has every prefill pass's and every step's routing read back
+// for each take it ran (debugging, as TapLogits: the pipeline off; nil
+// stops). The backbone must keep its routing log (FramesOptions.KeepRoutes).
 func (s *TakeFrames) TapRoutes(tap TakeRoutesTap) error {
 	if tap != nil && s.f.opt.Pipeline {
 		return fmt.Errorf("take set: tapping the routing needs the pipeline off")
@@ -53,7 +53,44 @@ func (s *TakeFrames) tapRoutes(ids []drama3.TakeID, frames []int) error {
 		return err
 	}
 	for k, id := range ids {
-		s.routeTap(id, frames[k], r[k])
+		s.routeTap(id, false, frames[k], r[k])
+	}
+	return nil
+}
+
+// tapPassRoutes hands each take of the joint prefill pass just enqueued its
+// rows' routing: take ids[k]'s rows are the pass's next counts[k], its
+// prompt's rows from firsts[k] on.
+func (s *TakeFrames) tapPassRoutes(ids []drama3.TakeID, firsts, counts []int) error {
+	if s.routeTap == nil {
+		return nil
+	}
+	r, err := s.f.bb.PassRoutes()
+	if err != nil {
+		return err
+	}
+	at := 0
+	for k, id := range ids {
+		for j := range counts[k] {
+			s.routeTap(id, true, firsts[k]+j, r[at+j])
+		}
+		at += counts[k]
+	}
+	return nil
+}
+
+// tapPromptRoutes hands the prompt rows of the prefill pass just enqueued,
+// rows from on, to promptRoutes (where set).
+func (f *Frames) tapPromptRoutes(from int) error {
+	if f.promptRoutes == nil {
+		return nil
+	}
+	r, err := f.bb.PassRoutes()
+	if err != nil {
+		return err
+	}
+	for j, layers := range r {
+		f.promptRoutes(from+j, layers)
 	}
 	return nil
 }
