@@ -92,25 +92,6 @@ func (q *Queue) Copy(dst, src *Block, n int64) error {
 	return cu.MemcpyDtoDAsync(cu.DevicePtr(dst.Ptr), cu.DevicePtr(src.Ptr), n, q.d.stream)
 }
 
-// CopyRows enqueues a device-to-device copy of rows rows of width bytes
-// each, the source's rows srcPitch bytes apart and the destination's
-// dstPitch (a column block of a row-major matrix, say).
-func (q *Queue) CopyRows(dst, src *Block, rows int, width, dstPitch, srcPitch int64) error {
-	if rows <= 0 || width <= 0 || width > dstPitch || width > srcPitch {
-		return fmt.Errorf("cuda: copy of %d rows of %d bytes, pitches %d and %d", rows, width, dstPitch, srcPitch)
-	}
-	last := int64(rows - 1)
-	if err := CheckFits(dst, 0, last*dstPitch+width, "copy destination"); err != nil {
-		return err
-	}
-	if err := CheckFits(src, 0, last*srcPitch+width, "copy source"); err != nil {
-		return err
-	}
-	return cu.Memcpy2DAsync(cu.Memcpy2dParam{Height: int64(rows), WidthInBytes: width,
-		DstMemoryType: cu.DeviceMemory, DstDevice: cu.DevicePtr(dst.Ptr), DstPitch: dstPitch,
-		SrcMemoryType: cu.DeviceMemory, SrcDevice: cu.DevicePtr(src.Ptr), SrcPitch: srcPitch}, q.d.stream)
-}
-
 // CopyFromHost enqueues a copy of n bytes from the pinned block src into
 // the device block dst on the stream (ordered with the kernels around it).
 func (q *Queue) CopyFromHost(dst, src *Block, n int64) error {
