@@ -14,7 +14,7 @@ F='^(TestCopyRows|TestTakeFramesRoutes|TestTakeFramesMatchAlone)$'
 (cd engine/cuda && T 60 tests-exact $X/cuda.test -test.v -test.run "$F")
 wait
 NT="bench-take -synthetic full -prompt 60 -frames 300 -takes 1 -seed-base 3 -near-ties"
-T 60 ties-48 $P $NT -batch 4,8 -numerics fast -json $O/ties-48.json
+T 60 ties-48 $P $NT -batch 4,8 -numerics fast
 T 40 ties-exact $P $NT -batch 4 -numerics exact
 T 50 ties-hot $P $NT -batch 4,8 -hot-experts -numerics fast
 run_pack
