@@ -36,8 +36,9 @@ type routeLog struct {
 }
 
 // KeepRoutes makes every step and prefill pass enqueued from now on log
-// its routing (StepRoutes, PassRoutes). It fails once a step was enqueued without it: a graph
-// captured then (the backbone's, a frame's, a take set's) would not log.
+// its routing (StepRoutes, PassRoutes). It fails once a step was enqueued
+// without it: a graph captured then (the backbone's, a frame's, a take
+// set's) would not log.
 func (b *Backbone) KeepRoutes() error {
 	if b.routes != nil {
 		return nil
