@@ -66,7 +66,7 @@ type Backbone struct {
 	// step was enqueued without it.
 	routes   *routeLog
 	unlogged bool
-	passing  int // rows of the prefill pass being enqueued (inPass), 0 in a step
+	passing  bool // a prefill pass is being enqueued (inPass), not a step
 }
 
 type backboneLayer struct {

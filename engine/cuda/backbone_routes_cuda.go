@@ -8,31 +8,75 @@ import (
 )
 
 // The routing log (debugging). A backbone that keeps it (KeepRoutes, before
-// its first step) has every step copy each layer's routing of its
-// rows — the router's E logits and the k experts chosen — into a buffer of
-// its own, which StepRoutes reads once the stream has passed the step.
+// its first step) has every step and every prefill pass copy each layer's
+// routing of its rows — the router's E logits and the k experts chosen —
+// into a buffer of its own (one for steps, one for passes), which
+// StepRoutes and PassRoutes read once the stream has passed the work.
 // bench-take -near-ties compares a take's routing in a batch with its
-// routing alone: where the two chose different experts, the log names the
-// step, the layer and the experts, and shows how near the router's logits
+// routing alone (its prompt rows, routed in a joint pass and in its own,
+// then its steps): where the two chose different experts, the log names the
+// row, the layer and the experts, and shows how near the router's logits
 // of the swapped experts lay, which the take's output logits cannot tell.
-// A prefill pass (Prefill, PrefillOnDevice, PrefillSlots) logs its rows'
-// routing into a second buffer, which PassRoutes reads after the pass, so a
-// take's prompt rows, routed alone and in a joint pass, compare the same way.
 
-// routeLog is the log's device buffers. buf: a step's ids
-// [layers][MaxStepRows][K] int32, then the stacked dense projection's
-// outputs [layers][MaxStepRows][D] float32 (the router's logits are each
-// row's first E). pass: a prefill pass's ids [layers][Chunk][K], then its
-// router logits alone [layers][Chunk][E] (a pass's rows are many: the rest
-// of the dense outputs is not kept).
+// routeLog is the log: the steps' buffer (MaxStepRows rows) and the prefill
+// passes' (Plan.Chunk rows, the rows of the last pass logged in passRows).
 type routeLog struct {
-	buf         *Block
-	idsBytes    int64 // the ids' part
-	rows, k, dw int   // rows a layer, experts a row, dense outputs a row
-	pass        *Block
-	passIds     int64 // the pass ids' part
-	passCap, e  int   // rows a pass, router logits a row
-	passRows    int   // rows of the last pass logged (PassRoutes)
+	steps, pass *routeBuf
+	passRows    int
+}
+
+// routeBuf is one device buffer of a routing log, up to rows rows: ids
+// [rows][layers][k] int32, then the router's logits [rows][layers][e]
+// float32. A row's routing at every layer lies together, so n rows read
+// back in two copies; each layer's copy in writes its n rows at that pitch.
+type routeBuf struct {
+	blk                *Block
+	rows, layers, k, e int
+	logitsOff          int64
+}
+
+func newRouteBuf(d *Device, rows, layers, k, e int) (*routeBuf, error) {
+	r := &routeBuf{rows: rows, layers: layers, k: k, e: e, logitsOff: int64(rows * layers * k * 4)}
+	var err error
+	r.blk, err = d.Alloc(r.logitsOff + int64(rows*layers*e*4))
+	return r, err
+}
+
+// copyIn enqueues the copy of layer's routing of n rows: ids [n·k], and
+// the first e of each row's dw dense outputs (the router's logits).
+func (r *routeBuf) copyIn(q *Queue, layer, n int, ids, dense *Block, dw int) error {
+	if n > r.rows {
+		return fmt.Errorf("backbone: the routing log of %d rows (at most %d)", n, r.rows)
+	}
+	at := func(off int64) *Block {
+		return &Block{Kind: DeviceMem, Ptr: r.blk.Ptr + uintptr(off), Bytes: r.blk.Bytes - off}
+	}
+	if err := q.CopyRows(at(int64(layer*r.k*4)), ids, n, int64(r.k*4), int64(r.layers*r.k*4), int64(r.k*4)); err != nil {
+		return err
+	}
+	return q.CopyRows(at(r.logitsOff+int64(layer*r.e*4)), dense, n, int64(r.e*4), int64(r.layers*r.e*4), int64(dw*4))
+}
+
+// read is the routing of the buffer's first n rows, [row][layer], copied
+// out (a caller keeping a row keeps its own e logits a layer, not the log).
+func (r *routeBuf) read(d *Device, n int) ([][]StepRoute, error) {
+	if n < 1 || n > r.rows {
+		return nil, fmt.Errorf("backbone: the routing of %d rows (1…%d logged)", n, r.rows)
+	}
+	ids := make([]int32, n*r.layers*r.k)
+	logits := make([]float32, n*r.layers*r.e)
+	if err := firstErr(Download(d, ids, r.blk, 0), Download(d, logits, r.blk, r.logitsOff)); err != nil {
+		return nil, err
+	}
+	out := make([][]StepRoute, n)
+	for row := range out {
+		out[row] = make([]StepRoute, r.layers)
+		for i := range r.layers {
+			at := row*r.layers + i
+			out[row][i] = StepRoute{Experts: slices.Clone(ids[at*r.k : (at+1)*r.k]), Logits: slices.Clone(logits[at*r.e : (at+1)*r.e])}
+		}
+	}
+	return out, nil
 }
 
 // KeepRoutes makes every step and prefill pass enqueued from now on log
@@ -46,29 +90,25 @@ func (b *Backbone) KeepRoutes() error {
 	if b.unlogged {
 		return fmt.Errorf("backbone: the routing log must be kept before the first step")
 	}
-	p := b.Plan
-	l := &routeLog{rows: MaxStepRows, k: p.K, dw: p.D}
-	l.idsBytes = int64(len(b.layers) * l.rows * l.k * 4)
-	buf, err := b.d.Alloc(l.idsBytes + int64(len(b.layers)*l.rows*l.dw*4))
+	p, layers := b.Plan, len(b.layers)
+	steps, err := newRouteBuf(b.d, MaxStepRows, layers, p.K, p.E)
 	if err != nil {
 		return fmt.Errorf("backbone: the routing log: %w", err)
 	}
-	l.buf = buf
-	l.passCap, l.e = p.Chunk, p.E
-	l.passIds = int64(len(b.layers) * l.passCap * l.k * 4)
-	if l.pass, err = b.d.Alloc(l.passIds + int64(len(b.layers)*l.passCap*l.e*4)); err != nil {
-		b.d.Free(buf)
+	pass, err := newRouteBuf(b.d, p.Chunk, layers, p.K, p.E)
+	if err != nil {
+		b.d.Free(steps.blk)
 		return fmt.Errorf("backbone: the routing log of a prefill pass: %w", err)
 	}
-	b.routes = l
+	b.routes = &routeLog{steps: steps, pass: pass}
 	return nil
 }
 
 // inPass enqueues a prefill pass of n rows (enqueue): the routing log,
 // where kept, logs its rows as that pass's.
 func (b *Backbone) inPass(n int, enqueue func() error) error {
-	b.passing = n
-	defer func() { b.passing = 0 }()
+	b.passing = true
+	defer func() { b.passing = false }()
 	if err := enqueue(); err != nil {
 		return err
 	}
@@ -84,38 +124,13 @@ func (b *Backbone) inPass(n int, enqueue func() error) error {
 func (b *Backbone) logRoutes(q *Queue, layer, n int, ids, dense *Block) error {
 	l := b.routes
 	switch {
-	case l == nil && b.passing == 0:
-		b.unlogged = true
-		return nil
 	case l == nil:
+		b.unlogged = b.unlogged || !b.passing
 		return nil
-	case b.passing > 0:
-		return l.logPass(q, layer, n, ids, dense)
-	case n > l.rows:
-		return fmt.Errorf("backbone: the routing log of a step of %d rows (at most %d)", n, l.rows)
+	case b.passing:
+		return l.pass.copyIn(q, layer, n, ids, dense, b.Plan.D)
 	}
-	at := func(off int64, bytes int) *Block {
-		return &Block{Kind: DeviceMem, Ptr: l.buf.Ptr + uintptr(off), Bytes: int64(bytes)}
-	}
-	if err := q.Copy(at(int64(layer*l.rows*l.k*4), n*l.k*4), ids, int64(n*l.k*4)); err != nil {
-		return err
-	}
-	return q.Copy(at(l.idsBytes+int64(layer*l.rows*l.dw*4), n*l.dw*4), dense, int64(n*l.dw*4))
-}
-
-// logPass enqueues the copy of layer's routing of a prefill pass's n rows:
-// the ids whole, each row's first E dense outputs (the router's logits).
-func (l *routeLog) logPass(q *Queue, layer, n int, ids, dense *Block) error {
-	if n > l.passCap {
-		return fmt.Errorf("backbone: the routing log of a pass of %d rows (at most %d)", n, l.passCap)
-	}
-	at := func(off int64, bytes int) *Block {
-		return &Block{Kind: DeviceMem, Ptr: l.pass.Ptr + uintptr(off), Bytes: int64(bytes)}
-	}
-	if err := q.Copy(at(int64(layer*l.passCap*l.k*4), n*l.k*4), ids, int64(n*l.k*4)); err != nil {
-		return err
-	}
-	return q.CopyRows(at(l.passIds+int64(layer*l.passCap*l.e*4), n*l.e*4), dense, n, int64(l.e*4), int64(l.e*4), int64(l.dw*4))
+	return l.steps.copyIn(q, layer, n, ids, dense, b.Plan.D)
 }
 
 // PassRoutes is the routing of the last prefill pass's rows, [row][layer]
@@ -125,67 +140,26 @@ func (b *Backbone) PassRoutes() ([][]StepRoute, error) {
 	if l == nil {
 		return nil, fmt.Errorf("backbone: no routing log kept")
 	}
-	n, layers := l.passRows, len(b.layers)
-	if n == 0 {
+	if l.passRows == 0 {
 		return nil, fmt.Errorf("backbone: no prefill pass logged")
 	}
-	out := make([][]StepRoute, n)
-	for r := range out {
-		out[r] = make([]StepRoute, layers)
-	}
-	ids := make([]int32, n*l.k)
-	logits := make([]float32, n*l.e)
-	for i := range layers {
-		if err := Download(b.d, ids, l.pass, int64(i*l.passCap*l.k*4)); err != nil {
-			return nil, err
-		}
-		if err := Download(b.d, logits, l.pass, l.passIds+int64(i*l.passCap*l.e*4)); err != nil {
-			return nil, err
-		}
-		for r := range n {
-			out[r][i] = StepRoute{Experts: slices.Clone(ids[r*l.k : (r+1)*l.k]), Logits: slices.Clone(logits[r*l.e : (r+1)*l.e])}
-		}
-	}
-	return out, nil
+	return l.pass.read(b.d, l.passRows)
 }
 
 // StepRoutes is the routing of the last step's n rows, [row][layer], read
 // from the log (KeepRoutes) after the stream has passed that step.
 func (b *Backbone) StepRoutes(n int) ([][]StepRoute, error) {
-	l := b.routes
-	if l == nil {
+	if b.routes == nil {
 		return nil, fmt.Errorf("backbone: no routing log kept")
 	}
-	if n < 1 || n > l.rows {
-		return nil, fmt.Errorf("backbone: the routing of %d rows (1…%d logged)", n, l.rows)
-	}
-	layers := len(b.layers)
-	ids := make([]int32, layers*l.rows*l.k)
-	dense := make([]float32, layers*l.rows*l.dw)
-	if err := Download(b.d, ids, l.buf, 0); err != nil {
-		return nil, err
-	}
-	if err := Download(b.d, dense, l.buf, l.idsBytes); err != nil {
-		return nil, err
-	}
-	E := b.Plan.E
-	out := make([][]StepRoute, n)
-	for r := range out {
-		out[r] = make([]StepRoute, layers)
-		for i := range layers {
-			at := i*l.rows + r
-			// Copies: a caller keeping them keeps E logits a layer, not the log.
-			out[r][i] = StepRoute{Experts: slices.Clone(ids[at*l.k : (at+1)*l.k]), Logits: slices.Clone(dense[at*l.dw : at*l.dw+E])}
-		}
-	}
-	return out, nil
+	return b.routes.steps.read(b.d, n)
 }
 
 // closeRoutes frees the log.
 func (b *Backbone) closeRoutes() {
 	if b.routes != nil {
-		b.d.Free(b.routes.buf)
-		b.d.Free(b.routes.pass)
+		b.d.Free(b.routes.steps.blk)
+		b.d.Free(b.routes.pass.blk)
 		b.routes = nil
 	}
 }

@@ -219,14 +219,8 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Blo
 		if err := b.PrefillSlots(parts); err != nil {
 			return takes, err
 		}
-		if s.routeTap != nil {
-			ids, firsts, counts := make([]drama3.TakeID, len(in)), make([]int, len(in)), make([]int, len(in))
-			for k, tk := range in {
-				ids[k], firsts[k], counts[k] = tk.st.ID, tk.passes[0].from, len(parts[k].Rows)
-			}
-			if err := s.tapPassRoutes(ids, firsts, counts); err != nil {
-				return takes, err
-			}
+		if err := s.tapJointRoutes(in, parts); err != nil {
+			return takes, err
 		}
 		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
 			return takes, err

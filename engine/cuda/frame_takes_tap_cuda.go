@@ -58,10 +58,10 @@ func (s *TakeFrames) tapRoutes(ids []drama3.TakeID, frames []int) error {
 	return nil
 }
 
-// tapPassRoutes hands each take of the joint prefill pass just enqueued its
-// rows' routing: take ids[k]'s rows are the pass's next counts[k], its
-// prompt's rows from firsts[k] on.
-func (s *TakeFrames) tapPassRoutes(ids []drama3.TakeID, firsts, counts []int) error {
+// tapJointRoutes hands each take of the joint prefill pass just enqueued
+// its rows' routing: take in[k]'s rows are the pass's next parts[k].Rows,
+// its prompt's rows from its pass's first on.
+func (s *TakeFrames) tapJointRoutes(in []*jointTake, parts []SlotRows) error {
 	if s.routeTap == nil {
 		return nil
 	}
@@ -70,11 +70,11 @@ func (s *TakeFrames) tapPassRoutes(ids []drama3.TakeID, firsts, counts []int) er
 		return err
 	}
 	at := 0
-	for k, id := range ids {
-		for j := range counts[k] {
-			s.routeTap(id, true, firsts[k]+j, r[at+j])
+	for k, tk := range in {
+		for j := range parts[k].Rows {
+			s.routeTap(tk.st.ID, true, tk.passes[0].from+j, r[at+j])
 		}
-		at += counts[k]
+		at += len(parts[k].Rows)
 	}
 	return nil
 }
