@@ -224,17 +224,21 @@ func (s *scheduler) run() {
 		}
 		// Takes whose caller stopped them or that reached max frames leave
 		// before the step.
-		kept := live[:0]
+		// (The load leaves them first: a caller that has its finish sees
+		// its take counted no more.)
+		var due, leaving []*job
 		for _, j := range live {
 			if j.run.Due(j.ctx) {
-				kept = append(kept, j)
+				due = append(due, j)
 			} else {
-				finish(j)
+				leaving = append(leaving, j)
 			}
 		}
-		clear(live[len(kept):])
-		live = kept
+		live = due
 		s.setLive(len(live))
+		for _, j := range leaving {
+			finish(j)
+		}
 		if len(live) == 0 {
 			s.mu.Lock()
 			idle, closed := len(s.pending) == 0, s.closed
@@ -290,26 +294,33 @@ func (s *scheduler) run() {
 		}
 		t0 := time.Now()
 		if err := s.set.Step(frames); err != nil {
+			live = slices.DeleteFunc(live, func(j *job) bool { return slices.Contains(ready, j) })
+			s.setLive(len(live))
 			for _, j := range ready {
 				fail(j, err)
 			}
-			live = slices.DeleteFunc(live, func(j *job) bool { return slices.Contains(ready, j) })
 			continue
 		}
 		step := time.Since(t0)
-		var left []*job
+		left := map[*job]error{} // the takes that ended at this step: nil, or why they failed
 		for i, j := range ready {
 			ok, err := j.run.Took(frames[i], step, len(frames))
-			switch {
-			case err != nil:
-				fail(j, err)
-				left = append(left, j)
-			case !ok:
-				finish(j)
-				left = append(left, j)
+			if err != nil || !ok {
+				left[j] = err
 			}
 		}
-		live = slices.DeleteFunc(live, func(j *job) bool { return slices.Contains(left, j) })
+		if len(left) == 0 {
+			continue
+		}
+		live = slices.DeleteFunc(live, func(j *job) bool { _, ok := left[j]; return ok })
+		s.setLive(len(live))
+		for _, j := range ready { // in the step's order
+			if err, ok := left[j]; ok && err != nil {
+				fail(j, err)
+			} else if ok {
+				finish(j)
+			}
+		}
 	}
 }
 
