@@ -73,8 +73,8 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return api.SpeechRequest{}, err
 	}
-	if *tf.model == "" || (*tf.text == "") == (*tf.textFile == "") {
-		return api.SpeechRequest{}, fmt.Errorf("%w: --model and one of --text or --text-file are required", errUsage)
+	if err := checkTakeInputs(fs, tf); err != nil {
+		return api.SpeechRequest{}, err
 	}
 	if *tf.maxFrames < 1 {
 		return api.SpeechRequest{}, fmt.Errorf("%w: --max-frames %d must be at least 1", errUsage, *tf.maxFrames)
@@ -104,6 +104,26 @@ func parseTakeFlags(fs *flag.FlagSet, tf *takeFlags, args []string, stdin io.Rea
 		MaxFrames:  *tf.maxFrames,
 		References: refs,
 	}, nil
+}
+
+// checkTakeInputs says which of --model, --text and --text-file is
+// missing, empty or given twice.
+func checkTakeInputs(fs *flag.FlagSet, tf *takeFlags) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *tf.model == "":
+		return fmt.Errorf("%w: --model is required (a checkpoint directory or a Hugging Face repository id)", errUsage)
+	case *tf.text != "" && *tf.textFile != "":
+		return fmt.Errorf("%w: give --text or --text-file, not both", errUsage)
+	case *tf.text != "" || *tf.textFile != "":
+		return nil
+	case set["text"]:
+		return fmt.Errorf("%w: --text is empty: give the text to speak (or --text - to read it from stdin)", errUsage)
+	case set["text-file"]:
+		return fmt.Errorf("%w: --text-file is empty: give the file that holds the text", errUsage)
+	}
+	return fmt.Errorf("%w: one of --text or --text-file is required", errUsage)
 }
 
 // resolveModel turns a --model argument into a checkpoint directory: a

@@ -114,16 +114,24 @@ func TestSynthAndDebugTake(t *testing.T) {
 }
 
 func TestSynthUsage(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"--model", "m", "--text", "t"},
-		{"--model", "m", "--out", "x.wav"},
-		{"--model", "m", "--text", "t", "--out", "x.wav", "--max-frames", "0"},
-		{"--model", "m", "--text", "t", "--out", "x.wav", "extra"},
-		{"--model", "m", "--text", "t", "--out", "x.wav", "--format", "mp3"},
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{nil, "--model is required"},
+		{[]string{"--text", "t", "--out", "x.wav"}, "--model is required"},
+		{[]string{"--model", "m", "--text", "t"}, "--out"},
+		{[]string{"--model", "m", "--out", "x.wav"}, "one of --text or --text-file is required"},
+		{[]string{"--model", "m", "--text", "", "--out", "x.wav"}, "--text is empty"},
+		{[]string{"--model", "m", "--text-file", "", "--out", "x.wav"}, "--text-file is empty"},
+		{[]string{"--model", "m", "--text", "t", "--text-file", "f", "--out", "x.wav"}, "not both"},
+		{[]string{"--model", "m", "--text", "t", "--out", "x.wav", "--max-frames", "0"}, "--max-frames 0"},
+		{[]string{"--model", "m", "--text", "t", "--out", "x.wav", "extra"}, "extra"},
+		{[]string{"--model", "m", "--text", "t", "--out", "x.wav", "--format", "mp3"}, "mp3"},
 	} {
-		if err := runSynth(args, &bytes.Buffer{}); !errors.Is(err, errUsage) {
-			t.Errorf("synth %q: error %v, want a usage error", args, err)
+		err := runSynth(c.args, &bytes.Buffer{})
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("synth %q: error %v, want a usage error saying %q", c.args, err, c.says)
 		}
 	}
 }
