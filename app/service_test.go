@@ -146,14 +146,19 @@ func TestLoadModelChecksThePathFirst(t *testing.T) {
 	tests := []struct {
 		dir  string
 		want error
+		says string
 	}{
-		{"", studio.ErrInvalid},
-		{filepath.Join(t.TempDir(), "missing"), fs.ErrNotExist},
-		{file, studio.ErrInvalid},
+		{"", studio.ErrInvalid, "the model path is empty"},
+		{filepath.Join(t.TempDir(), "missing"), fs.ErrNotExist, "missing: no such folder"},
+		{file, studio.ErrInvalid, "file is a file, not a checkpoint folder"},
 	}
 	for _, tc := range tests {
-		if _, err := svc.LoadModel(tc.dir); !errors.Is(err, tc.want) {
-			t.Errorf("LoadModel(%q): got %v, want %v", tc.dir, err, tc.want)
+		_, loadErr := svc.LoadModel(tc.dir)
+		_, inspectErr := svc.InspectModel(tc.dir)
+		for _, err := range []error{loadErr, inspectErr} {
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("%q: got %v, want %v saying %q", tc.dir, err, tc.want, tc.says)
+			}
 		}
 	}
 	if st := svc.ModelStatus(); st.State != model.ModelNone {

@@ -14,7 +14,6 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"sync"
 
 	"proscenium/app/settings"
@@ -131,15 +130,8 @@ func (c *Control) Status() ModelStatus {
 // while a take runs or another load is in progress, and when the memory
 // the model needs (inspect's estimate) passes the memory cap.
 func (c *Control) Load(dir string) (ModelStatus, error) {
-	if dir == "" {
-		return c.Status(), fmt.Errorf("%w: the model path is empty", studio.ErrInvalid)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return c.Status(), fmt.Errorf("model path: %w", err)
-	}
-	if !fi.IsDir() {
-		return c.Status(), fmt.Errorf("%w: model path %s is not a directory", studio.ErrInvalid, dir)
+	if err := checkModelPath(dir); err != nil {
+		return c.Status(), err
 	}
 	if c.open == nil {
 		return c.Status(), fmt.Errorf("cannot load %s: %w", dir, studio.ErrNoBackend)

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,13 +116,8 @@ type ModelSummary struct {
 // the memory it needs, before loading it. A directory that cannot be loaded
 // still gives what could be read, with Error saying why.
 func (c *Control) InspectModel(dir string) (ModelSummary, error) {
-	if dir == "" {
-		return ModelSummary{}, fmt.Errorf("%w: the model path is empty", studio.ErrInvalid)
-	}
-	if fi, err := os.Stat(dir); err != nil {
-		return ModelSummary{}, fmt.Errorf("model path: %w", err)
-	} else if !fi.IsDir() {
-		return ModelSummary{}, fmt.Errorf("%w: model path %s is not a directory", studio.ErrInvalid, dir)
+	if err := checkModelPath(dir); err != nil {
+		return ModelSummary{}, err
 	}
 	batch, _ := api.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
 	sum := inspectModel(dir, batch)
@@ -144,6 +140,20 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 		}
 	}
 	return sum, nil
+}
+
+// checkModelPath refuses, before anything reads it, a path that cannot be a
+// checkpoint folder: empty or a file (invalid input), or absent (matches
+// fs.ErrNotExist). A folder's contents are the inspection's to judge.
+func checkModelPath(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: the model path is empty", studio.ErrInvalid)
+	}
+	err := drama3.CheckFolder(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
+	}
+	return err
 }
 
 // inspectModel is InspectModel's summary, the GPU bytes for batch takes

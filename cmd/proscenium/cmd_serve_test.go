@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -32,8 +33,9 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{[]string{"--ui", "--api-key", "has a space"}, true, "--api-key"},
 		{[]string{"--ui", "--allow-origin", "evil.example"}, true, "is not an origin"},
 		{[]string{"--ui", "--allow-origin", "https://evil.example/path"}, true, "is not an origin"},
-		{[]string{"--model", t.TempDir() + "/absent", "--settings", ""}, false, "absent"},
-		{[]string{"--model", t.TempDir(), "--settings", ""}, false, "tokenizer.json"},
+		{[]string{"--model", t.TempDir() + "/absent", "--settings", ""}, false, "absent: no such folder"},
+		{[]string{"--model", t.TempDir(), "--settings", ""}, false, "is not a Drama 3 checkpoint folder: it has no config.json"},
+		{[]string{"--model", configOnly(t), "--settings", ""}, false, "tokenizer.json"},
 	}
 	for _, c := range cases {
 		err := runServe(c.args)
@@ -42,6 +44,16 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 				c.args, err, errors.Is(err, errUsage), c.says, c.usage)
 		}
 	}
+}
+
+// configOnly is a folder with a config.json and nothing else: a checkpoint
+// whose readers name what it lacks.
+func configOnly(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // serveInProcess runs `proscenium serve ARGS` in this process and returns

@@ -2,6 +2,7 @@ package drama3
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -56,6 +57,9 @@ type Checkpoint struct {
 // bad config, a malformed, truncated or lying shard: the message names the
 // file); binding problems are in Report. Close releases the files.
 func Open(dir string) (*Checkpoint, error) {
+	if err := CheckDir(dir); err != nil {
+		return nil, err
+	}
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -89,6 +93,9 @@ func Load(dir string) (*Checkpoint, error) {
 // LoadEngine is Load with the tokenizer and the codec's decoder read too:
 // what a take engine is built from (engine/take.Compose).
 func LoadEngine(dir string) (*Checkpoint, error) {
+	if err := CheckDir(dir); err != nil {
+		return nil, err
+	}
 	tok, err := LoadTokenizer(dir)
 	if err != nil {
 		return nil, err
@@ -110,6 +117,42 @@ func LoadEngine(dir string) (*Checkpoint, error) {
 
 // Close releases the open shard files; the rest stays readable.
 func (ck *Checkpoint) Close() error { return ck.Index.Close() }
+
+// CheckDir says why dir is no checkpoint folder at all, in words a user
+// acts on: it does not exist, it is a file, or it has no config.json (a
+// wrong folder, where the first file a reader opens would otherwise be
+// named as the problem: "stat DIR/tokenizer.json: no such file or
+// directory"). Such errors match fs.ErrNotExist. What is wrong inside a
+// checkpoint is the readers' to say, by file.
+func CheckDir(dir string) error {
+	if err := CheckFolder(dir); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, configFile)); errors.Is(err, fs.ErrNotExist) {
+		return notExist(fmt.Sprintf("%s is not a Drama 3 checkpoint folder: it has no %s", dir, configFile))
+	}
+	return nil
+}
+
+// CheckFolder is CheckDir's first half: dir exists and is a folder.
+func CheckFolder(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return notExist(dir + ": no such folder")
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return fmt.Errorf("%s is a file, not a checkpoint folder (give the folder that holds %s)", dir, configFile)
+	}
+	return nil
+}
+
+// notExist is a message that matches fs.ErrNotExist without repeating it.
+type notExist string
+
+func (e notExist) Error() string        { return string(e) }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }
 
 // LoadConfig reads and validates DIR/config.json.
 func LoadConfig(dir string) (*Config, error) {

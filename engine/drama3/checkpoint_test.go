@@ -2,6 +2,8 @@ package drama3
 
 import (
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,5 +171,43 @@ func TestMissingFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, checkpoint.SafetensorsIndexName), []byte(`{`), 0o644)
 	if got := strings.Join(MissingFiles(dir), ","); got != "model.safetensors.index.json (unreadable),tokenizer.json,codec.pth" {
 		t.Errorf("missing %s", got)
+	}
+}
+
+// A wrong --model (no such folder, a file, a folder without config.json)
+// is said as such by every opener, not as the first file a reader misses
+// ("stat DIR/tokenizer.json: no such file or directory"), and still
+// matches fs.ErrNotExist where something is absent.
+func TestCheckDir(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "take.wav")
+	os.WriteFile(file, []byte("RIFF"), 0o644)
+	empty := filepath.Join(root, "empty")
+	os.Mkdir(empty, 0o755)
+	cases := []struct {
+		dir, want string
+		notExist  bool
+	}{
+		{filepath.Join(root, "absent"), filepath.Join(root, "absent") + ": no such folder", true},
+		{file, file + " is a file, not a checkpoint folder (give the folder that holds config.json)", false},
+		{empty, empty + " is not a Drama 3 checkpoint folder: it has no config.json", true},
+	}
+	for _, c := range cases {
+		_, inspectErr := Inspect(c.dir, 64)
+		_, openErr := Open(c.dir)
+		_, engineErr := LoadEngine(c.dir)
+		for i, err := range []error{CheckDir(c.dir), inspectErr, openErr, engineErr} {
+			if err == nil || err.Error() != c.want || errors.Is(err, fs.ErrNotExist) != c.notExist {
+				t.Errorf("%s, opener %d: %v, want %q (not exist: %v)", c.dir, i, err, c.want, c.notExist)
+			}
+		}
+	}
+	// A folder with a config (complete or not) is the readers' to judge.
+	dir := hostileDir(t, func(string) {})
+	if err := CheckDir(dir); err != nil {
+		t.Errorf("a folder with config.json: %v", err)
+	}
+	if _, err := LoadEngine(dir); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
+		t.Errorf("without a tokenizer: %v, want the tokenizer named", err)
 	}
 }

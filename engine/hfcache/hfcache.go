@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func (s Snapshot) Complete() bool { return len(s.Missing) == 0 }
 
 // HubDirs lists where the hub cache may be, as the huggingface_hub library
 // looks: $HF_HUB_CACHE, $HF_HOME/hub, then $XDG_CACHE_HOME/huggingface/hub
-// and ~/.cache/huggingface/hub. A leading ~ in the variables is the home
+// and ~/.cache/huggingface/hub, each once. A leading ~ in the variables is the home
 // directory (a shell leaves it unexpanded inside quotes).
 func HubDirs() []string {
 	var dirs []string
@@ -53,7 +54,15 @@ func HubDirs() []string {
 	if home, err := os.UserHomeDir(); err == nil {
 		dirs = append(dirs, filepath.Join(home, ".cache", "huggingface", "hub"))
 	}
-	return dirs
+	// Each once (the XDG cache is ~/.cache unless set): the list is shown
+	// to the user when nothing is found.
+	var once []string
+	for _, d := range dirs {
+		if d = filepath.Clean(d); !slices.Contains(once, d) {
+			once = append(once, d)
+		}
+	}
+	return once
 }
 
 func expandHome(p string) string {

@@ -3,6 +3,7 @@ package hfcache
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,11 @@ func TestHubDirsExpandsHome(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", "~/hubcache")
 	if got := HubDirs(); got[0] != filepath.Join(home, "hubcache") {
 		t.Errorf("HF_HUB_CACHE=~/hubcache: %v", got)
+	}
+	// The same folder by two variables is listed once (it is shown in
+	// "looked in …" when nothing is found).
+	t.Setenv("HF_HUB_CACHE", "~/hf/hub/")
+	if got := HubDirs(); got[0] != filepath.Join(home, "hf", "hub") || slices.Contains(got[1:], got[0]) {
+		t.Errorf("HF_HUB_CACHE=~/hf/hub/ and HF_HOME=~/hf: %v, want %s once", got, got[0])
 	}
 }
