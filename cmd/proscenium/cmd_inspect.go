@@ -46,6 +46,9 @@ func runInspect(args []string, out io.Writer) error {
 		return err
 	}
 	rep, loadErr := drama3.Inspect(dir, *context)
+	if loadErr != nil && rep.Config == nil && !*asJSON {
+		return loadErr // nothing was read (no such folder, no config): no report to print around the error
+	}
 	var gpu *open.GPUMemory
 	if loadErr == nil {
 		if m, err := open.GPUMemoryOf(dir, 0, memCap.or(0)); err == nil {

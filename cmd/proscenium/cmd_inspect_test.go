@@ -64,6 +64,22 @@ func shards(t *testing.T, dir string) []string {
 	return m
 }
 
+// A folder that is no checkpoint (nothing could be read) gets its error
+// alone, not an empty report that repeats it; --json still reports it.
+func TestInspectNoCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := runInspect([]string{dir}, &out)
+	if err == nil || !strings.Contains(err.Error(), "is not a Drama 3 checkpoint folder") || out.Len() != 0 {
+		t.Errorf("inspect of an empty folder: %v, printed %q", err, out.String())
+	}
+	err = runInspect([]string{"--json", dir}, &out)
+	var rep drama3.Inspection
+	if err == nil || json.Unmarshal(out.Bytes(), &rep) != nil || rep.Error != err.Error() {
+		t.Errorf("inspect --json of an empty folder: %v, printed %q", err, out.String())
+	}
+}
+
 func TestInspectTinyAndBrokenShards(t *testing.T) {
 	dir := tinyCheckpoint(t)
 
