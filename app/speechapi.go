@@ -1,7 +1,11 @@
 package app
 
 import (
+	"errors"
+
 	"proscenium/app/speechapi"
+	"proscenium/app/studio"
+	"proscenium/app/voice"
 	"proscenium/app/voicelib"
 	"proscenium/engine/api"
 )
@@ -20,6 +24,12 @@ func SpeechAPI(s *Service, modelID string, lim speechapi.Limits) *speechapi.Hand
 		WithVoices(s.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := s.CountTokens(text); return c.Tokens, err }).
 		WithReferences(s.EncodeReference).
-		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: s.CreateVoice,
+		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: func(name, transcript string, recording []byte) ([]voice.Voice, error) {
+			vs, err := s.CreateVoice(name, transcript, recording)
+			if err != nil {
+				err = errors.New(studio.Detail(err))
+			}
+			return vs, err
+		},
 			MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10, MaxRecordingBytes: voicelib.MaxAudioBytes})
 }

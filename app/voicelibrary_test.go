@@ -2,7 +2,12 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +16,7 @@ import (
 	"testing"
 
 	"proscenium/app/model"
+	"proscenium/app/speechapi"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voice"
@@ -84,6 +90,31 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 	}
 	if n := len(svc.Voices()); n != 1 {
 		t.Errorf("refusals changed the voices: %d", n)
+	}
+	// The speech API's POST /v1/audio/voices says the refusal's own sentence
+	// (no "invalid: " in front of it).
+	mux := http.NewServeMux()
+	SpeechAPI(svc, "drama-3", speechapi.DefaultLimits()).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("name", "Bob")
+	mw.WriteField("transcript", "Hi.")
+	fw, _ := mw.CreateFormFile("audio", "noise.wav")
+	io.WriteString(fw, "noise")
+	mw.Close()
+	resp, err := http.Post(srv.URL+"/v1/audio/voices", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal struct {
+		Error struct{ Message, Param string }
+	}
+	json.NewDecoder(resp.Body).Decode(&refusal)
+	resp.Body.Close()
+	if msg := refusal.Error.Message; resp.StatusCode != 400 || !strings.HasPrefix(msg, "cannot read the reference") || refusal.Error.Param != "audio" {
+		t.Errorf("speech API upload of noise: %d %q (param %q), want 400 \"cannot read the reference…\"", resp.StatusCode, msg, refusal.Error.Param)
 	}
 	if err := os.RemoveAll(filepath.Join(lib, saved[0].Reference)); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,12 @@ func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "invalid_request_error", "", "this server keeps no voice library")
 		return
 	}
+	// A voice is encoded by the loaded model's codec: without a model the
+	// request waits for one, as a speech request does (503).
+	if _, err := h.engine(); err != nil {
+		apiError(w, http.StatusServiceUnavailable, "server_error", "", err.Error())
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, h.library.MaxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -89,6 +95,10 @@ func (h *Handler) createVoice(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	name := string(fields["name"])
+	if err := (voice.Voice{Name: name, Sampling: api.DefaultSampling()}).Validate(); err != nil {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "name", err.Error())
+		return
+	}
 	voices, err := h.library.Create(name, string(fields["transcript"]), fields["audio"])
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "audio", err.Error())

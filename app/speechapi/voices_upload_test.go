@@ -93,6 +93,8 @@ func TestLibraryVoices(t *testing.T) {
 		want   string
 	}{
 		{map[string]string{"name": "Bob", "audio": "x"}, 400, "transcript is required"},
+		{map[string]string{"name": "default", "transcript": "t", "audio": "x"}, 400, `"param":"name"`},
+		{map[string]string{"name": " Bob", "transcript": "t", "audio": "x"}, 400, `without leading or trailing spaces","param":"name"`},
 		{map[string]string{"name": "Bob", "transcript": "t", "audio": "x", "extra": "1"}, 400, `unknown field`},
 		{map[string]string{"name": "Bob", "transcript": "t", "audio": "noise"}, 400, "cannot read the reference"},
 		{map[string]string{"name": "Bob", "transcript": "t", "audio": strings.Repeat("x", 5000)}, 413, "larger than 4000 bytes"},
@@ -110,5 +112,24 @@ func TestLibraryVoices(t *testing.T) {
 	resp, _ = http.Post(srv.URL+"/v1/audio/voices", "application/json", strings.NewReader(`{}`))
 	if msg, _ := io.ReadAll(resp.Body); resp.StatusCode != 400 || !strings.Contains(string(msg), "multipart/form-data") {
 		t.Errorf("json body: %d %s", resp.StatusCode, msg)
+	}
+}
+
+// Without a loaded model a voice cannot be encoded: creating one answers
+// 503 with the reason, as a speech request does, and the library is not
+// asked.
+func TestLibraryVoiceWithoutModel(t *testing.T) {
+	asked := false
+	srv, h := serveHandler(t, nil, DefaultLimits())
+	h.WithVoiceLibrary(VoiceLibrary{MaxUploadBytes: 4000,
+		Create: func(string, string, []byte) ([]voice.Voice, error) { asked = true; return nil, nil }})
+	body, ct := multipartBody(t, map[string]string{"name": "Ada", "transcript": "Hello there.", "audio": "RIFF…"})
+	resp, err := http.Post(srv.URL+"/v1/audio/voices", ct, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 503 || !strings.Contains(string(msg), "no model loaded") || asked {
+		t.Errorf("create without a model: %d %s (library asked: %v)", resp.StatusCode, msg, asked)
 	}
 }

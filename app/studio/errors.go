@@ -1,6 +1,9 @@
 package studio
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Errors the UI shows as they are. Each is wrapped with detail where there
 // is any; errors.Is still finds the kind.
@@ -20,3 +23,10 @@ var (
 	// ErrNoDialog: no native file dialog here (the browser): type the path.
 	ErrNoDialog = errors.New("no native file dialog in the browser: type the path")
 )
+
+// Detail is err's message without ErrInvalid's "invalid: " in front: the
+// sentence a client of the speech API reads (the UI trims it the same way,
+// frontend/src/lib/errors.ts).
+func Detail(err error) string {
+	return strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")
+}
