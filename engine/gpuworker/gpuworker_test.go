@@ -260,6 +260,15 @@ func TestWorkerThatCannotStartSaysWhy(t *testing.T) {
 			t.Fatalf("error %v", err)
 		}
 	})
+	t.Run("locate: nowhere", func(t *testing.T) {
+		t.Setenv(EnvWorker, "")
+		t.Setenv("PATH", t.TempDir())
+		exe, _ := os.Executable()
+		want := "(looked in $" + EnvWorker + ", " + filepath.Dir(exe) + " (next to this program), $PATH)"
+		if _, err := Locate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Locate: %v, want it to say %q", err, want)
+		}
+	})
 	t.Run("locate via the environment", func(t *testing.T) {
 		t.Setenv(EnvWorker, filepath.Join(t.TempDir(), "nothing"))
 		if _, err := Locate(); err == nil || !strings.Contains(err.Error(), EnvWorker) {

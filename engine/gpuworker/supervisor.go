@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -30,15 +31,15 @@ func Locate() (string, error) {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p, nil
 		}
-		looked = append(looked, filepath.Dir(exe))
+		looked = append(looked, filepath.Dir(exe)+" (next to this program)")
 	}
 	if p, err := exec.LookPath(WorkerName); err == nil {
 		return p, nil
 	}
 	looked = append(looked, "$PATH")
 	return "", &UnavailableError{Reason: fmt.Sprintf(
-		"GPU worker %s not found (looked in $%s, %v); build it with `make gpu-worker` where the CUDA headers are installed",
-		WorkerName, EnvWorker, looked)}
+		"GPU worker %s not found (looked in $%s, %s); build it with `make gpu-worker` where the CUDA headers are installed",
+		WorkerName, EnvWorker, strings.Join(looked, ", "))}
 }
 
 // Supervisor keeps one worker: Client starts it on first use and again after
