@@ -120,7 +120,7 @@ describe('parseNumber', () => {
 describe('statusSummary', () => {
   it('keeps a short line, shortens a long one to what it means', () => {
     expect(statusSummary('GPU backend: NVIDIA H200 (takes run on the CPU backend)')).toEqual({ short: 'GPU backend: NVIDIA H200 (takes run on the CPU backend)', more: false });
-    const long = 'GPU backend unavailable: GPU worker proscenium-gpu not found (looked in $PROSCENIUM_GPU_WORKER, [/usr/bin $PATH]); build it with `make gpu-worker`; takes run on the CPU backend';
+    const long = 'GPU backend unavailable: GPU worker proscenium-gpu not found (looked in $PROSCENIUM_GPU_WORKER, /usr/bin (next to this program), $PATH); build it with `make gpu-worker`; takes run on the CPU backend';
     expect(statusSummary(long)).toEqual({ short: 'GPU backend unavailable — takes run on the CPU backend', more: true });
   });
 });
