@@ -24,12 +24,16 @@ func SpeechAPI(s *Service, modelID string, lim speechapi.Limits) *speechapi.Hand
 		WithVoices(s.Voices).
 		WithTokenCounter(func(text string) (int, error) { c, err := s.CountTokens(text); return c.Tokens, err }).
 		WithReferences(s.EncodeReference).
-		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: func(name, transcript string, recording []byte) ([]voice.Voice, error) {
-			vs, err := s.CreateVoice(name, transcript, recording)
-			if err != nil {
-				err = errors.New(studio.Detail(err))
-			}
-			return vs, err
-		},
+		WithVoiceLibrary(speechapi.VoiceLibrary{References: s.VoiceReferences, Create: s.createAPIVoice,
 			MaxUploadBytes: voicelib.MaxAudioBytes + 64<<10, MaxRecordingBytes: voicelib.MaxAudioBytes})
+}
+
+// createAPIVoice is CreateVoice for POST /v1/audio/voices: a refusal in
+// the sentence the API's clients read (studio.Detail).
+func (s *Service) createAPIVoice(name, transcript string, recording []byte) ([]voice.Voice, error) {
+	vs, err := s.CreateVoice(name, transcript, recording)
+	if err != nil {
+		err = errors.New(studio.Detail(err))
+	}
+	return vs, err
 }
