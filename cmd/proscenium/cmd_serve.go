@@ -113,6 +113,9 @@ func runServe(args []string) error {
 		return err
 	}
 	defer app.Shutdown(svc)
+	for _, w := range svc.Warnings() { // without a studio open, nothing else would show them
+		fmt.Fprintf(os.Stderr, "proscenium serve: warning: %s\n", w)
+	}
 	if !portGiven {
 		*port = svc.Settings().ServerPort
 	}

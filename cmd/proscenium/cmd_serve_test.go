@@ -101,6 +101,42 @@ func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 	return m, stop
 }
 
+// A settings file that does not load is said on stderr at start-up (the
+// studio's status line is not there for a headless serve), and the file is
+// left as it was.
+func TestServeSaysStartupWarnings(t *testing.T) {
+	t.Cleanup(xdg.Reload)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	xdg.Reload()
+	bad := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(bad, []byte("RIFF, not settings"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said strings.Builder
+	read := make(chan struct{})
+	go func() { io.Copy(&said, r); close(read) }()
+	stderr := os.Stderr
+	os.Stderr = w
+	_, stop := serveInProcess(t, "--ui", "--settings", bad)
+	err = stop()
+	os.Stderr = stderr // serve has returned: nothing writes it now
+	w.Close()
+	<-read
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "proscenium serve: warning: settings " + bad; !strings.Contains(said.String(), want) || !strings.Contains(said.String(), "using the default settings") {
+		t.Errorf("stderr %q, want a line starting %q", said.String(), want)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != "RIFF, not settings" {
+		t.Errorf("the settings file changed: %q", b)
+	}
+}
+
 // serve wires the HTTP policy: the key from the environment, an allowed
 // origin, and the refusals of everything else.
 func TestServeAppliesThePolicy(t *testing.T) {
