@@ -9,7 +9,6 @@
 package settings
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,13 +251,8 @@ func Load(path string) (Settings, error) {
 		return Settings{}, fmt.Errorf("settings %s: larger than %d bytes", path, maxSettingsFileBytes)
 	}
 	s := Default()
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := files.DecodeStrict(data, &s); err != nil {
 		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Settings{}, fmt.Errorf("settings %s: data after the JSON object", path)
 	}
 	if err := s.Validate(); err != nil {
 		return Settings{}, fmt.Errorf("settings %s: %w", path, err)

@@ -118,7 +118,9 @@ func TestLoadSettings(t *testing.T) {
 		}
 	})
 	bad := []struct{ name, body, mention string }{
-		{"malformed", `{"script":`, "unexpected EOF"},
+		{"malformed", `{"script":`, "empty or cut short"},
+		{"not JSON", `RIFF`, "not valid JSON (at byte 1)"},
+		{"wrong type", `{"volume":"loud"}`, `field "volume" must be a number, got a string`},
 		{"unknown field", `{"loudness":3}`, `"loudness"`},
 		{"volume out of range", `{"volume":3}`, "volume must be in [0, 1]"},
 		{"unknown output device", `{"output_device":"hdmi"}`, "output_device"},

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"proscenium/app/internal/files"
 	"proscenium/app/voice"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/encode"
@@ -298,48 +298,6 @@ func quoteAll[S ~string](xs []S) string {
 	return strings.Join(q, ", ")
 }
 
-// jsonKind names what JSON value decodes into t, as a client reads it
-// ("a number", not "a JSON float64").
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "another kind of value"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "a whole number"
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number ≥ 0"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a " + t.String()
-}
-
-// withArticle is encoding/json's name of a JSON value's kind ("string",
-// "number", "number 1.5", "bool", "array", "object") as a phrase.
-func withArticle(v string) string {
-	switch {
-	case v == "":
-		return "another kind of value"
-	case v == "array" || v == "object":
-		return "an " + v
-	case v == "bool":
-		return "a boolean"
-	}
-	return "a " + v
-}
-
 // jsonError turns a decoding error into a 400 that names the field.
 func jsonError(err error) error {
 	var typeErr *json.UnmarshalTypeError
@@ -347,7 +305,7 @@ func jsonError(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.As(err, &typeErr):
-		return badParam(typeErr.Field, "field %q must be %s, got %s", typeErr.Field, jsonKind(typeErr.Type), withArticle(typeErr.Value))
+		return badParam(typeErr.Field, "%v", files.JSONProblem(err))
 	case errors.As(err, new(*requestError)):
 		return err
 	case errors.As(err, &syntaxErr):

@@ -87,12 +87,13 @@ func ReadCapped(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// DecodeStrict decodes exactly one JSON value and refuses unknown fields.
+// DecodeStrict decodes exactly one JSON value and refuses unknown fields;
+// its errors are JSONProblem's.
 func DecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return err
+		return JSONProblem(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("data after the JSON value")
