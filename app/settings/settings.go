@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -235,20 +234,12 @@ func DefaultPath() string {
 // file that is too large, malformed, has unknown fields or bad values is an
 // error naming the file and the problem.
 func Load(path string) (Settings, error) {
-	f, err := os.Open(path)
+	data, err := files.ReadCapped(path, maxSettingsFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil
 	}
 	if err != nil {
 		return Settings{}, fmt.Errorf("settings: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSettingsFileBytes+1))
-	if err != nil {
-		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
-	}
-	if len(data) > maxSettingsFileBytes {
-		return Settings{}, fmt.Errorf("settings %s: larger than %d bytes", path, maxSettingsFileBytes)
 	}
 	s := Default()
 	if err := files.DecodeStrict(data, &s); err != nil {

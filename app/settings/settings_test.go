@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,7 +128,7 @@ func TestLoadSettings(t *testing.T) {
 		{"bad preset", `{"presets":[{"name":"x","sampling":{"temperature":-1,"top_p":1,"top_k":0}}]}`, "presets[0]"},
 		{"bad value", `{"sampling":{"temperature":1,"top_p":2,"top_k":0}}`, "top_p"},
 		{"trailing data", `{} {}`, "after the JSON"},
-		{"too large", `{"script":"` + strings.Repeat("a", maxSettingsFileBytes) + `"}`, "larger than"},
+		{"too large", `{"script":"` + strings.Repeat("a", maxSettingsFileBytes) + `"}`, "file too large"},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +139,24 @@ func TestLoadSettings(t *testing.T) {
 			}
 		})
 	}
+	// A FIFO would block a read forever (serve --settings at start-up):
+	// refused by name before it is opened for reading.
+	t.Run("a FIFO", func(t *testing.T) {
+		p := filepath.Join(dir, "fifo.json")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := Load(p); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p+": not a regular file (a named pipe)") {
+				t.Errorf("a FIFO: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("no answer after a minute: the read blocks on the FIFO")
+		}
+	})
 }
 
 func TestSaveSettingsRoundTripLeavesNoTempFiles(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // HashFile is the SHA-256 of the regular file at path, read as a stream

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0) holding little-endian

@@ -10,7 +10,7 @@ import (
 	"math/bits"
 	"sort"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // Safetensors layout: an 8-byte little-endian header length N, N bytes of

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 	"sort"
 	"strings"
 	"sync"

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"path/filepath"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // ReadTorchFile reads every tensor of a torch.save state dict (.pth/.pt/.bin

@@ -10,8 +10,8 @@ import (
 
 	"proscenium/engine/checkpoint"
 	"proscenium/engine/demo"
-	"proscenium/engine/internal/regular"
 	"proscenium/engine/tokenizer"
+	"proscenium/internal/regular"
 )
 
 // This file is the checkpoint directory: the one place that knows its file
@@ -30,7 +30,7 @@ const (
 )
 
 // MaxConfigBytes bounds config.json (Drama 3's is 4 KB). Files read whole
-// are checked before reading (engine/internal/regular): a file over its
+// are checked before reading (internal/regular): a file over its
 // limit (this one, tokenizer.MaxFileBytes, the index's), a device such as
 // /dev/zero, or a FIFO is refused by name.
 const MaxConfigBytes = 1 << 20

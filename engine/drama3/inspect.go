@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // This file is the inspection of a checkpoint directory that `proscenium

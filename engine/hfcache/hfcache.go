@@ -19,7 +19,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/engine/drama3"
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // Repo is the Hugging Face id of Drama 3.

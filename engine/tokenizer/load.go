@@ -6,7 +6,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"proscenium/engine/internal/regular"
+	"proscenium/internal/regular"
 )
 
 // This file turns a tokenizer.json into a Tokenizer and checks everything it

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"proscenium/internal/regular"
 )
 
 // StaleAfter is how long a temporary file must have been left untouched
@@ -70,21 +72,11 @@ func RemoveStale(dir, prefix string, now time.Time, match func(name string) bool
 	return problems
 }
 
-// ReadCapped reads at most limit bytes and refuses a longer file.
+// ReadCapped reads a regular file of at most limit bytes: a longer file, a
+// FIFO (which would block the read forever) or a device is refused by name
+// (internal/regular).
 func ReadCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
+	return regular.ReadFile(path, limit)
 }
 
 // DecodeStrict decodes exactly one JSON value and refuses unknown fields;
