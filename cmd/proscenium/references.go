@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -33,12 +34,9 @@ func loadReferences(modelDir string, files, texts []string) ([]api.Reference, er
 	}
 	refs := make([]api.Reference, len(files))
 	for i, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readCapped(f, voicelib.MaxAudioBytes)
 		if err != nil {
 			return nil, err
-		}
-		if len(b) > voicelib.MaxAudioBytes {
-			return nil, fmt.Errorf("--ref %s: %d bytes, more than the limit of %d", f, len(b), voicelib.MaxAudioBytes)
 		}
 		ref, err := decode.ReadReference(b)
 		if err != nil {
@@ -59,4 +57,23 @@ func loadReferences(modelDir string, files, texts []string) ([]api.Reference, er
 		refs[i] = api.Reference{Transcript: texts[i], Codes: codes}
 	}
 	return refs, nil
+}
+
+// readCapped reads the --ref file path up to limit bytes and refuses a longer one without
+// reading past limit+1 (a device such as /dev/zero never ends); a pipe
+// (--ref <(command)) is read like a file.
+func readCapped(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("--ref %s: more than the limit of %d bytes", path, limit)
+	}
+	return b, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,22 @@ func TestSynthRepeatUsesTheVoiceCache(t *testing.T) {
 	}
 	if err := runSynth(args("x.wav", "--repeat", "0"), &bytes.Buffer{}); !errors.Is(err, errUsage) {
 		t.Errorf("--repeat 0: %v, want a usage error", err)
+	}
+}
+
+// A --ref that never ends (/dev/zero) is refused at the limit, not read
+// until memory runs out; a pipe (--ref <(command)) reads like a file.
+func TestReadReferenceCapped(t *testing.T) {
+	if _, err := readCapped("/dev/zero", 1000); err == nil || !strings.Contains(err.Error(), "--ref /dev/zero: more than the limit of 1000 bytes") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.WriteString("RIFF"); w.Close() }()
+	defer r.Close()
+	if b, err := readCapped(fmt.Sprintf("/dev/fd/%d", r.Fd()), 1000); err != nil || string(b) != "RIFF" {
+		t.Errorf("a pipe: %q, %v", b, err)
 	}
 }
