@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"proscenium/app/internal/files"
 	"proscenium/engine/audio/pcm"
+	"proscenium/internal/regular"
 )
 
 const (
@@ -100,28 +101,14 @@ func (s *Store) List() ([]Summary, error) {
 	return out, nil
 }
 
-// readLimited reads a regular file of at most maxFileBytes.
+// readLimited reads a regular file of at most maxFileBytes (a FIFO is
+// refused before it is opened: opening it would wait for a writer).
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	data, err := files.ReadCapped(path, maxFileBytes)
+	if errors.Is(err, regular.ErrNotRegular) || errors.Is(err, regular.ErrTooLarge) {
+		return nil, invalid("%v", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, invalid("%s is not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
-		return nil, invalid("%s is larger than %d MiB", path, maxFileBytes>>20)
-	}
-	return data, nil
+	return data, err
 }
 
 // Open reads the project called name. A project.json that cannot be read

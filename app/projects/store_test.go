@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,6 +108,36 @@ func TestCorruptFileIsKeptAside(t *testing.T) {
 	}
 	if _, err := s.Open("Scene"); err != nil {
 		t.Errorf("the saved project does not open: %v", err)
+	}
+}
+
+// A project file that is a FIFO is refused by name as invalid, in the list
+// and on open, without waiting for a writer.
+func TestProjectFileFIFORefused(t *testing.T) {
+	s := newTestStore(t)
+	if _, err := s.Save(sample("Scene")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir(), "Scene", "project.json")
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		if list, _ := s.List(); len(list) != 1 || !strings.Contains(list[0].Problem, "not a regular file") {
+			t.Errorf("list: %+v", list)
+		}
+		_, err := s.Open("Scene")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+": not a regular file (a named pipe)") {
+			t.Errorf("open: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no answer after a minute: opening the FIFO blocks")
 	}
 }
 
