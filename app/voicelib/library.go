@@ -21,6 +21,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"proscenium/app/internal/files"
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
@@ -210,26 +211,9 @@ func (l *Library) Load(id string, enc Encoder) (*Entry, [][]int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	dir := filepath.Join(l.dir, id)
-	raw, err := os.ReadFile(filepath.Join(dir, "voice.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	e, rec, err := readStored(dir, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("voice library: %w", err)
-	}
-	var e Entry
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return nil, nil, fmt.Errorf("voice library: %s/voice.json is damaged: %w", id, err)
-	}
-	if e.ID != id || e.AudioFile != filepath.Base(e.AudioFile) || checkTranscript(e.Transcript) != nil {
-		return nil, nil, fmt.Errorf("voice library: %s/voice.json does not describe this reference", id)
-	}
-	rec, err := os.ReadFile(filepath.Join(dir, e.AudioFile))
-	if err != nil {
-		return nil, nil, fmt.Errorf("voice library: the recording of %s: %w", id, err)
-	}
-	if sum := sha256.Sum256(rec); hex.EncodeToString(sum[:]) != e.AudioSHA256 {
-		return nil, nil, fmt.Errorf("voice library: the recording of %s has changed since it was added (its hash differs)", id)
+		return nil, nil, err
 	}
 	if e.CodecID == enc.ID() {
 		if codes, err := readCodes(dir, e.Frames, enc.Codebooks()); err == nil {
@@ -254,6 +238,39 @@ func (l *Library) Load(id string, enc Encoder) (*Entry, [][]int, error) {
 	}
 	codes, err := readCodes(dir, e.Frames, enc.Codebooks())
 	return &e, codes, err
+}
+
+// maxManifestBytes bounds voice.json (a transcript of MaxTranscriptBytes and
+// a few fields).
+const maxManifestBytes = 64 << 10
+
+// readStored reads the reference id stored in dir: its manifest, which must
+// describe it, and its recording, checked against the manifest's hash. Both
+// are read as regular files within their limits (files.ReadCapped). A
+// reference without a manifest is ErrNotFound.
+func readStored(dir, id string) (Entry, []byte, error) {
+	var e Entry
+	raw, err := files.ReadCapped(filepath.Join(dir, "voice.json"), maxManifestBytes)
+	if errors.Is(err, os.ErrNotExist) {
+		return e, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return e, nil, fmt.Errorf("voice library: %w", err)
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return e, nil, fmt.Errorf("voice library: %s/voice.json is damaged: %w", id, files.JSONProblem(err))
+	}
+	if e.ID != id || e.AudioFile == "" || e.AudioFile != filepath.Base(e.AudioFile) || checkTranscript(e.Transcript) != nil {
+		return e, nil, fmt.Errorf("voice library: %s/voice.json does not describe this reference", id)
+	}
+	rec, err := files.ReadCapped(filepath.Join(dir, e.AudioFile), MaxAudioBytes)
+	if err != nil {
+		return e, nil, fmt.Errorf("voice library: the recording of %s: %w", id, err)
+	}
+	if sum := sha256.Sum256(rec); hex.EncodeToString(sum[:]) != e.AudioSHA256 {
+		return e, nil, fmt.Errorf("voice library: the recording of %s has changed since it was added (its hash differs)", id)
+	}
+	return e, rec, nil
 }
 
 // readCodes reads codes.npy, which must be int64 [nb, frames] with codes
@@ -306,21 +323,9 @@ func (l *Library) Recording(id string) ([]byte, string, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	dir := filepath.Join(l.dir, id)
-	raw, err := os.ReadFile(filepath.Join(dir, "voice.json"))
+	e, rec, err := readStored(filepath.Join(l.dir, id), id)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	var e Entry
-	if err := json.Unmarshal(raw, &e); err != nil || e.AudioFile != filepath.Base(e.AudioFile) || e.AudioFile == "" {
-		return nil, "", fmt.Errorf("voice library: %s/voice.json is damaged", id)
-	}
-	rec, err := os.ReadFile(filepath.Join(dir, e.AudioFile))
-	if err != nil {
-		return nil, "", fmt.Errorf("voice library: the recording of %s: %w", id, err)
-	}
-	if sum := sha256.Sum256(rec); hex.EncodeToString(sum[:]) != e.AudioSHA256 {
-		return nil, "", fmt.Errorf("voice library: the recording of %s has changed since it was added (its hash differs)", id)
+		return nil, "", err
 	}
 	return rec, e.AudioFile, nil
 }
