@@ -24,18 +24,13 @@ type StudioStatus struct {
 	Warnings   []string             `json:"warnings"`
 }
 
-// Warnings are what start-up could not do as asked (a settings file that
-// did not load, a take directory skipped, the voice library's sweep): the
-// studio's status line shows them, `serve` prints them.
-func (s *Service) Warnings() []string { return append([]string{}, s.warnings...) }
-
 // Studio reports the status line.
 func (s *Service) Studio() StudioStatus {
 	st := StudioStatus{Audio: s.speaker.Playback().Output, Dialogs: s.dialogs != nil, ExportDir: takes.DefaultExportDir(), DemoDir: s.demoDir}
 	st.TakesDir, st.TakesBytes = s.takes.Usage()
 	st.TakesLimit = s.Settings().TakesLimitBytes
 	st.GPU = s.model.GPULine()
-	st.Warnings = s.Warnings()
+	st.Warnings = append([]string{}, s.warnings...)
 	return st
 }
 

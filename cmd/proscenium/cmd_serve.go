@@ -113,7 +113,7 @@ func runServe(args []string) error {
 		return err
 	}
 	defer app.Shutdown(svc)
-	for _, w := range svc.Warnings() { // without a studio open, nothing else would show them
+	for _, w := range svc.Studio().Warnings { // start-up's: without a studio open, nothing else would show them
 		fmt.Fprintf(os.Stderr, "proscenium serve: warning: %s\n", w)
 	}
 	if !portGiven {
