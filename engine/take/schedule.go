@@ -51,6 +51,13 @@ func (j *job) end(res *drama3.Result, err error) {
 	close(j.done)
 }
 
+// ended is a take that ended at a step: err says why it failed (nil: it
+// finished).
+type ended struct {
+	j   *job
+	err error
+}
+
 // scheduler admits jobs into the set and steps the live ones.
 type scheduler struct {
 	set drama3.TakeSet
@@ -226,15 +233,17 @@ func (s *scheduler) run() {
 		// before the step.
 		// (The load leaves them first: a caller that has its finish sees
 		// its take counted no more.)
-		var due, leaving []*job
+		var leaving []*job // nil, no allocation, on the frames where none leaves
+		kept := live[:0]
 		for _, j := range live {
 			if j.run.Due(j.ctx) {
-				due = append(due, j)
+				kept = append(kept, j)
 			} else {
 				leaving = append(leaving, j)
 			}
 		}
-		live = due
+		clear(live[len(kept):])
+		live = kept
 		s.setLive(len(live))
 		for _, j := range leaving {
 			finish(j)
@@ -302,23 +311,25 @@ func (s *scheduler) run() {
 			continue
 		}
 		step := time.Since(t0)
-		left := map[*job]error{} // the takes that ended at this step: nil, or why they failed
+		var left []ended // the takes that ended at this step, in its order (nil on most frames)
 		for i, j := range ready {
 			ok, err := j.run.Took(frames[i], step, len(frames))
 			if err != nil || !ok {
-				left[j] = err
+				left = append(left, ended{j, err})
 			}
 		}
 		if len(left) == 0 {
 			continue
 		}
-		live = slices.DeleteFunc(live, func(j *job) bool { _, ok := left[j]; return ok })
+		live = slices.DeleteFunc(live, func(j *job) bool {
+			return slices.ContainsFunc(left, func(e ended) bool { return e.j == j })
+		})
 		s.setLive(len(live))
-		for _, j := range ready { // in the step's order
-			if err, ok := left[j]; ok && err != nil {
-				fail(j, err)
-			} else if ok {
-				finish(j)
+		for _, e := range left {
+			if e.err != nil {
+				fail(e.j, e.err)
+			} else {
+				finish(e.j)
 			}
 		}
 	}
