@@ -57,9 +57,6 @@ type Checkpoint struct {
 // bad config, a malformed, truncated or lying shard: the message names the
 // file); binding problems are in Report. Close releases the files.
 func Open(dir string) (*Checkpoint, error) {
-	if err := CheckDir(dir); err != nil {
-		return nil, err
-	}
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		return nil, err
@@ -93,9 +90,6 @@ func Load(dir string) (*Checkpoint, error) {
 // LoadEngine is Load with the tokenizer and the codec's decoder read too:
 // what a take engine is built from (engine/take.Compose).
 func LoadEngine(dir string) (*Checkpoint, error) {
-	if err := CheckDir(dir); err != nil {
-		return nil, err
-	}
 	tok, err := LoadTokenizer(dir)
 	if err != nil {
 		return nil, err
@@ -118,13 +112,13 @@ func LoadEngine(dir string) (*Checkpoint, error) {
 // Close releases the open shard files; the rest stays readable.
 func (ck *Checkpoint) Close() error { return ck.Index.Close() }
 
-// CheckDir says why dir is no checkpoint folder at all, in words a user
+// checkDir says why dir is no checkpoint folder at all, in words a user
 // acts on: it does not exist, it is a file, or it has no config.json (a
 // wrong folder, where the first file a reader opens would otherwise be
 // named as the problem: "stat DIR/tokenizer.json: no such file or
 // directory"). Such errors match fs.ErrNotExist. What is wrong inside a
 // checkpoint is the readers' to say, by file.
-func CheckDir(dir string) error {
+func checkDir(dir string) error {
 	if err := CheckFolder(dir); err != nil {
 		return err
 	}
@@ -134,7 +128,7 @@ func CheckDir(dir string) error {
 	return nil
 }
 
-// CheckFolder is CheckDir's first half: dir exists and is a folder.
+// CheckFolder is checkDir's first half: dir exists and is a folder.
 func CheckFolder(dir string) error {
 	st, err := os.Stat(dir)
 	switch {
@@ -148,6 +142,16 @@ func CheckFolder(dir string) error {
 	return nil
 }
 
+// firstReadError is err, a reader's failure on the first of dir's files it
+// opens (config.json, tokenizer.json), or checkDir's reason where dir is no
+// checkpoint folder at all. Only a failed read pays for the check.
+func firstReadError(dir string, err error) error {
+	if why := checkDir(dir); why != nil {
+		return why
+	}
+	return err
+}
+
 // notExist is a message that matches fs.ErrNotExist without repeating it.
 type notExist string
 
@@ -159,7 +163,7 @@ func LoadConfig(dir string) (*Config, error) {
 	path := filepath.Join(dir, configFile)
 	data, err := regular.ReadFile(path, MaxConfigBytes)
 	if err != nil {
-		return nil, err
+		return nil, firstReadError(dir, err)
 	}
 	c, err := ParseConfig(data)
 	if err != nil {
@@ -181,7 +185,11 @@ func StatConfig(dir string) (fs.FileInfo, error) {
 
 // LoadTokenizer reads and parses DIR/tokenizer.json.
 func LoadTokenizer(dir string) (*tokenizer.Tokenizer, error) {
-	return tokenizer.LoadFile(filepath.Join(dir, tokenizerFile))
+	tok, err := tokenizer.LoadFile(filepath.Join(dir, tokenizerFile))
+	if err != nil {
+		return nil, firstReadError(dir, err)
+	}
+	return tok, nil
 }
 
 // CodecPath is DIR's codec.pth: the file the reference encoders read and

@@ -196,7 +196,8 @@ func TestCheckDir(t *testing.T) {
 		_, inspectErr := Inspect(c.dir, 64)
 		_, openErr := Open(c.dir)
 		_, engineErr := LoadEngine(c.dir)
-		for i, err := range []error{CheckDir(c.dir), inspectErr, openErr, engineErr} {
+		_, tokErr := LoadTokenizer(c.dir)
+		for i, err := range []error{checkDir(c.dir), inspectErr, openErr, engineErr, tokErr} {
 			if err == nil || err.Error() != c.want || errors.Is(err, fs.ErrNotExist) != c.notExist {
 				t.Errorf("%s, opener %d: %v, want %q (not exist: %v)", c.dir, i, err, c.want, c.notExist)
 			}
@@ -204,7 +205,7 @@ func TestCheckDir(t *testing.T) {
 	}
 	// A folder with a config (complete or not) is the readers' to judge.
 	dir := hostileDir(t, func(string) {})
-	if err := CheckDir(dir); err != nil {
+	if err := checkDir(dir); err != nil {
 		t.Errorf("a folder with config.json: %v", err)
 	}
 	if _, err := LoadEngine(dir); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {

@@ -60,9 +60,6 @@ func Inspect(dir string, context int) (*Inspection, error) {
 
 func (rep *Inspection) fill(context int) error {
 	dir := rep.Dir
-	if err := CheckDir(dir); err != nil {
-		return err
-	}
 	rep.Demo, _ = UsesDemoCodec(dir)
 	cfg, err := LoadConfig(dir)
 	if err != nil {
