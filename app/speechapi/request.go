@@ -10,12 +10,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"proscenium/app/internal/files"
 	"proscenium/app/voice"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/encode"
 	"proscenium/engine/audio/stretch"
 	"proscenium/engine/sampling"
+	"proscenium/internal/jsonerr"
 )
 
 // NativeRate is the model's sample rate, and every format's default.
@@ -305,7 +305,7 @@ func jsonError(err error) error {
 	msg := err.Error()
 	switch {
 	case errors.As(err, &typeErr):
-		return badParam(typeErr.Field, "%v", files.JSONProblem(err))
+		return badParam(typeErr.Field, "%v", jsonerr.Phrase(err))
 	case errors.As(err, new(*requestError)):
 		return err
 	case errors.As(err, &syntaxErr):

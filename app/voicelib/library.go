@@ -25,6 +25,7 @@ import (
 	"proscenium/engine/audio/decode"
 	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
+	"proscenium/internal/jsonerr"
 )
 
 // DefaultDir is where the studio and proscenium serve keep the library.
@@ -258,7 +259,7 @@ func readStored(dir, id string) (Entry, []byte, error) {
 		return e, nil, fmt.Errorf("voice library: %w", err)
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return e, nil, fmt.Errorf("voice library: %s/voice.json is damaged: %w", id, files.JSONProblem(err))
+		return e, nil, fmt.Errorf("voice library: %s/voice.json is damaged: %w", id, jsonerr.Phrase(err))
 	}
 	if e.ID != id || e.AudioFile == "" || e.AudioFile != filepath.Base(e.AudioFile) || checkTranscript(e.Transcript) != nil {
 		return e, nil, fmt.Errorf("voice library: %s/voice.json does not describe this reference", id)

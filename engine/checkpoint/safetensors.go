@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"sort"
 
+	"proscenium/internal/jsonerr"
 	"proscenium/internal/regular"
 )
 
@@ -92,7 +93,7 @@ func parseSafetensorsHeader(r io.ReaderAt, size int64, path string) (*safetensor
 	}
 	sf := &safetensorsFile{path: path, size: size, dataOff: 8 + int64(n)}
 	if err := sf.parseJSON(hdr); err != nil {
-		return nil, fmt.Errorf("%s: header: %w", path, JSONError(err))
+		return nil, fmt.Errorf("%s: header: %w", path, jsonerr.Phrase(err))
 	}
 	if err := sf.checkLayout(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

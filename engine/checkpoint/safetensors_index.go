@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"proscenium/internal/jsonerr"
 	"proscenium/internal/regular"
 	"sort"
 	"strings"
@@ -105,7 +106,7 @@ func readShardIndex(indexPath string) (map[string]string, []string, error) {
 func parseShardIndex(b []byte, indexPath string) (map[string]string, []string, error) {
 	var ij shardIndexJSON
 	if err := json.Unmarshal(b, &ij); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", indexPath, JSONError(err))
+		return nil, nil, fmt.Errorf("%s: %w", indexPath, jsonerr.Phrase(err))
 	}
 	if len(ij.WeightMap) == 0 {
 		return nil, nil, fmt.Errorf("%s: empty or missing weight_map", indexPath)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"proscenium/engine/checkpoint"
+	"proscenium/internal/jsonerr"
 )
 
 // This file reads config.json (model_type fish_omni) into the geometry the
@@ -451,9 +451,9 @@ func decodeObject(path string, data []byte) (*object, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil {
 		if path == "" {
-			return nil, fmt.Errorf("not a JSON object: %v", checkpoint.JSONError(err))
+			return nil, fmt.Errorf("not a JSON object: %v", jsonerr.Phrase(err))
 		}
-		return nil, fmt.Errorf("%s: not a JSON object: %v", path, checkpoint.JSONError(err))
+		return nil, fmt.Errorf("%s: not a JSON object: %v", path, jsonerr.Phrase(err))
 	}
 	if m == nil {
 		if path == "" {

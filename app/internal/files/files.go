@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"proscenium/internal/jsonerr"
 	"proscenium/internal/regular"
 )
 
@@ -80,12 +81,12 @@ func ReadCapped(path string, limit int64) ([]byte, error) {
 }
 
 // DecodeStrict decodes exactly one JSON value and refuses unknown fields;
-// its errors are JSONProblem's.
+// its errors are jsonerr.Phrase's.
 func DecodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return JSONProblem(err)
+		return jsonerr.Phrase(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("data after the JSON value")

@@ -1,13 +1,23 @@
-package files
+package jsonerr
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
 
-// DecodeStrict's errors in a reader's words: where a syntax error is and no
-// byte of the input, what a field must be and what it got.
-func TestDecodeStrictSaysTheProblem(t *testing.T) {
+// decode decodes one value, unknown fields refused, its error phrased.
+func decode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return Phrase(dec.Decode(v))
+}
+
+// Decoding errors in a reader's words: where a syntax error is and no byte
+// of the input, what a field must be and what it got.
+func TestPhrase(t *testing.T) {
 	type inner struct {
 		Temperature float32 `json:"temperature"`
 	}
@@ -35,15 +45,31 @@ func TestDecodeStrictSaysTheProblem(t *testing.T) {
 		{`{"pointer": "x"}`, `field "pointer" must be a whole number, got a string`},
 		{`"text"`, "the value must be an object, got a string"},
 		{`{"colour": 1}`, `json: unknown field "colour"`},
-		{`{} {}`, "data after the JSON value"},
 	} {
 		var d doc
-		err := DecodeStrict([]byte(c.in), &d)
+		err := decode([]byte(c.in), &d)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: %v, want %q", c.in, err, c.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter") {
 			t.Errorf("%s: the error quotes the input: %v", c.in, err)
 		}
+	}
+}
+
+// A reader's own words around the decoding error stay in front of it; a
+// wrapped syntax error still quotes nothing.
+func TestPhraseKeepsTheContext(t *testing.T) {
+	var m map[string]string
+	typ := json.Unmarshal([]byte(`{"a": 1}`), &m)
+	if got := Phrase(fmt.Errorf("__metadata__ must map strings to strings: %w", typ)).Error(); got != `__metadata__ must map strings to strings: field "a" must be a string, got a number` {
+		t.Errorf("wrapped type error: %q", got)
+	}
+	syn := json.Unmarshal([]byte(`hunter2`), &m)
+	if got := Phrase(fmt.Errorf("header: %w", syn)).Error(); got != "header: not valid JSON (at byte 1)" {
+		t.Errorf("wrapped syntax error: %q", got)
+	}
+	if got := Phrase(fmt.Errorf("%w (read from hunter2)", syn)).Error(); got != "not valid JSON (at byte 1)" {
+		t.Errorf("syntax error not at the end: %q", got)
 	}
 }
