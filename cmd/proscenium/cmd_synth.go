@@ -154,11 +154,11 @@ func readText(text, file string, stdin io.Reader) (string, error) {
 	default:
 		return text, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxTextBytes+1))
+	b, over, err := readAtMost(r, maxTextBytes)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("reading the text from %s: %w", name, err)
-	case len(b) > maxTextBytes:
+	case over:
 		return "", fmt.Errorf("the text in %s is longer than %d bytes", name, maxTextBytes)
 	case !utf8.Valid(b):
 		return "", fmt.Errorf("the text in %s is not UTF-8", name)
@@ -407,4 +407,15 @@ func checkOutputFile(flagName, path string) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// readAtMost reads r to its end, keeping at most limit bytes: over says r
+// held more. Nothing past limit+1 bytes is read (a device such as /dev/zero
+// never ends); a pipe reads like a file.
+func readAtMost(r io.Reader, limit int) (b []byte, over bool, err error) {
+	b, err = io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if len(b) > limit {
+		return b[:limit], true, err
+	}
+	return b, false, err
 }

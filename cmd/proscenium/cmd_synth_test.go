@@ -205,3 +205,14 @@ wait:
 		t.Fatalf("partial take: %d bytes, %v", len(wav), rerr)
 	}
 }
+
+// The text from stdin is read up to its limit and refused past it; at the
+// limit it is taken whole.
+func TestReadTextLimit(t *testing.T) {
+	if _, err := readText("-", "", strings.NewReader(strings.Repeat("a", maxTextBytes+1))); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("over the limit: %v", err)
+	}
+	if got, err := readText("-", "", strings.NewReader(strings.Repeat("a", maxTextBytes))); err != nil || len(got) != maxTextBytes {
+		t.Errorf("at the limit: %d bytes, %v", len(got), err)
+	}
+}

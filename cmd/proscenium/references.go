@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -59,20 +58,19 @@ func loadReferences(modelDir string, files, texts []string) ([]api.Reference, er
 	return refs, nil
 }
 
-// readCapped reads the --ref file path up to limit bytes and refuses a longer one without
-// reading past limit+1 (a device such as /dev/zero never ends); a pipe
-// (--ref <(command)) is read like a file.
+// readCapped reads the --ref file path, refusing one over limit bytes
+// (readAtMost: /dev/zero is refused, --ref <(command) works).
 func readCapped(path string, limit int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
+	b, over, err := readAtMost(f, limit)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if len(b) > limit {
+	case over:
 		return nil, fmt.Errorf("--ref %s: more than the limit of %d bytes", path, limit)
 	}
 	return b, nil
