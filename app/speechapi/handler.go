@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,13 +105,60 @@ func (h *Handler) WithTokenCounter(fn func(text string) (int, error)) *Handler {
 	return h
 }
 
-// Register adds the routes to mux.
+// route is one endpoint of the API: its method, path and handler.
+type route struct {
+	method, path string
+	serve        http.HandlerFunc
+}
+
+func (h *Handler) routes() []route {
+	return []route{
+		{http.MethodPost, "/v1/audio/speech", h.speech},
+		{http.MethodGet, "/v1/audio/voices", h.listVoices},
+		{http.MethodPost, "/v1/audio/voices", h.createVoice},
+		{http.MethodGet, "/v1/models", h.models},
+		{http.MethodGet, "/healthz", h.health},
+	}
+}
+
+// Register adds the routes to mux, and answers any other path or method
+// under /v1/ with an OpenAI-style error (the mux's own 404 and 405 are
+// plain text, which OpenAI clients show as an unreadable body).
 func (h *Handler) Register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/audio/speech", h.speech)
-	mux.HandleFunc("GET /v1/audio/voices", h.listVoices)
-	mux.HandleFunc("POST /v1/audio/voices", h.createVoice)
-	mux.HandleFunc("GET /v1/models", h.models)
-	mux.HandleFunc("GET /healthz", h.health)
+	rs := h.routes()
+	for _, r := range rs {
+		mux.HandleFunc(r.method+" "+r.path, r.serve)
+	}
+	// One catch-all a method: a method-less "/v1/" would conflict with the
+	// studio's "GET /" on the same mux.
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		mux.HandleFunc(m+" /v1/", func(w http.ResponseWriter, req *http.Request) { unrouted(w, req, rs) })
+	}
+}
+
+// unrouted answers a request no route took: 405 with Allow where the path
+// is an endpoint, else 404.
+func unrouted(w http.ResponseWriter, req *http.Request, rs []route) {
+	var allow, all []string
+	for _, r := range rs {
+		if r.path == req.URL.Path {
+			allow = append(allow, r.method)
+		}
+		if strings.HasPrefix(r.path, "/v1/") {
+			all = append(all, r.method+" "+r.path)
+		}
+	}
+	if len(allow) == 0 {
+		apiError(w, http.StatusNotFound, "invalid_request_error", "",
+			fmt.Sprintf("no endpoint %s: this server answers %s", req.URL.Path, strings.Join(all, ", ")))
+		return
+	}
+	if slices.Contains(allow, http.MethodGet) {
+		allow = append(allow, http.MethodHead)
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "",
+		fmt.Sprintf("%s %s is not an endpoint: %s takes %s", req.Method, req.URL.Path, req.URL.Path, strings.Join(allow, " or ")))
 }
 
 // apiError writes an OpenAI-style error object.

@@ -300,3 +300,54 @@ func TestModelsAndHealth(t *testing.T) {
 		t.Errorf("no engine: %d %s", r.StatusCode, msg)
 	}
 }
+
+// A path or method the API does not serve gets an OpenAI-style error (the
+// mux's own 404 and 405 are plain text), 405 with Allow; the routes still
+// answer, and a HEAD of a GET route is not refused.
+func TestUnroutedRequests(t *testing.T) {
+	srv := serve(t, &fakeEngine{frames: 1}, DefaultLimits())
+	for _, c := range []struct {
+		method, path string
+		status       int
+		allow, msg   string
+	}{
+		{"GET", "/v1/audio/speech", 405, "POST", "GET /v1/audio/speech is not an endpoint: /v1/audio/speech takes POST"},
+		{"PUT", "/v1/audio/speech", 405, "POST", "takes POST"},
+		{"DELETE", "/v1/models", 405, "GET, HEAD", "takes GET or HEAD"},
+		{"DELETE", "/v1/audio/voices", 405, "GET, POST, HEAD", "takes GET or POST or HEAD"},
+		{"GET", "/v1/audio/transcriptions", 404, "", "no endpoint /v1/audio/transcriptions: this server answers POST /v1/audio/speech, GET /v1/audio/voices, POST /v1/audio/voices, GET /v1/models"},
+		{"POST", "/v1/", 404, "", "no endpoint /v1/"},
+		{"GET", "/v1/models", 200, "", ""},
+		{"HEAD", "/v1/models", 200, "", ""},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, strings.NewReader(""))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allow := resp.Header.Get("Allow")
+		status, _, msg := apiErr(t, resp)
+		if status != c.status || allow != c.allow || !strings.Contains(msg, c.msg) {
+			t.Errorf("%s %s: %d Allow %q %q, want %d Allow %q %q", c.method, c.path, status, allow, msg, c.status, c.allow, c.msg)
+		}
+	}
+}
+
+// The routes share serve's mux with the studio's "GET /" (a registration
+// that conflicts with it panics).
+func TestRegisterBesideTheStudio(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("studio")) })
+	New(func() (api.Engine, error) { return nil, errors.New("no model") }, "drama-3", DefaultLimits()).Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "studio" {
+		t.Errorf("GET /index.html beside the API: %q", body)
+	}
+}
