@@ -158,7 +158,15 @@ func unrouted(w http.ResponseWriter, req *http.Request, rs []route) {
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	apiError(w, http.StatusMethodNotAllowed, "invalid_request_error", "",
-		fmt.Sprintf("%s %s is not an endpoint: %s takes %s", req.Method, req.URL.Path, req.URL.Path, strings.Join(allow, " or ")))
+		fmt.Sprintf("%s takes %s, not %s", req.URL.Path, orList(allow), req.Method))
+}
+
+// orList joins words as "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // apiError writes an OpenAI-style error object.

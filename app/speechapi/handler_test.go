@@ -311,10 +311,10 @@ func TestUnroutedRequests(t *testing.T) {
 		status       int
 		allow, msg   string
 	}{
-		{"GET", "/v1/audio/speech", 405, "POST", "GET /v1/audio/speech is not an endpoint: /v1/audio/speech takes POST"},
-		{"PUT", "/v1/audio/speech", 405, "POST", "takes POST"},
-		{"DELETE", "/v1/models", 405, "GET, HEAD", "takes GET or HEAD"},
-		{"DELETE", "/v1/audio/voices", 405, "GET, POST, HEAD", "takes GET or POST or HEAD"},
+		{"GET", "/v1/audio/speech", 405, "POST", "/v1/audio/speech takes POST, not GET"},
+		{"PUT", "/v1/audio/speech", 405, "POST", "takes POST, not PUT"},
+		{"DELETE", "/v1/models", 405, "GET, HEAD", "/v1/models takes GET or HEAD, not DELETE"},
+		{"DELETE", "/v1/audio/voices", 405, "GET, POST, HEAD", "takes GET, POST or HEAD, not DELETE"},
 		{"GET", "/v1/audio/transcriptions", 404, "", "no endpoint /v1/audio/transcriptions: this server answers POST /v1/audio/speech, GET /v1/audio/voices, POST /v1/audio/voices, GET /v1/models"},
 		{"POST", "/v1/", 404, "", "no endpoint /v1/"},
 		{"GET", "/v1/models", 200, "", ""},
