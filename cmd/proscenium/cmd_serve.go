@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"proscenium/app"
 	"proscenium/app/model"
@@ -125,19 +127,23 @@ func runServe(args []string) error {
 	if servedBatch, err = api.BatchOf(servedBatch); err != nil {
 		return fmt.Errorf("%w: --batch: %w", errUsage, err)
 	}
+	// The model's folder and config are checked before the port is taken
+	// (a wrong path fails at once); the weights load once the server
+	// answers, so a taken port fails at once too, not after a load of a
+	// minute, and /healthz and the speech API say "still loading" meanwhile.
+	var modelDir string
 	if *modelArg != "" {
-		dir, err := resolveModel(*modelArg)
-		if err != nil {
+		if modelDir, err = resolveModel(*modelArg); err != nil {
 			return err
 		}
-		if _, err := svc.LoadModel(dir); err != nil {
+		if _, err := drama3.LoadConfig(modelDir); err != nil {
 			return err
 		}
 	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
 	if err != nil {
-		return err
+		return listenError(*host, *port, err)
 	}
 	tcp, _ := ln.Addr().(*net.TCPAddr)
 	loopback := tcp != nil && tcp.IP.IsLoopback()
@@ -182,7 +188,49 @@ func runServe(args []string) error {
 
 	app.AttachServer(svc, "http://"+ln.Addr().String())
 	// The access log is outermost: requests the policy refuses are logged too.
-	return server.Serve(ctx, ln, server.AccessLog(server.Protect(app.LogRequests(svc, mux), policy), reqLog), server.DefaultServeLimits())
+	served := make(chan error, 1)
+	go func() {
+		served <- server.Serve(ctx, ln, server.AccessLog(server.Protect(app.LogRequests(svc, mux), policy), reqLog), server.DefaultServeLimits())
+	}()
+	if modelDir != "" {
+		if err := loadServed(ctx, svc, modelDir); err != nil {
+			stop()
+			<-served
+			return err
+		}
+	}
+	return <-served
+}
+
+// loadServed loads the model while the server answers, and says on stderr
+// when it is ready. A load that fails stops serve (the error is returned).
+// Ctrl-C during the load returns at once: the process exits without
+// waiting for a load it would only close again.
+func loadServed(ctx context.Context, svc *app.Service, dir string) error {
+	t0 := time.Now()
+	loaded := make(chan error, 1)
+	go func() {
+		_, err := svc.LoadModel(dir)
+		loaded <- err
+	}()
+	select {
+	case err := <-loaded:
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "proscenium serve: model ready after %.1f s: %s\n", time.Since(t0).Seconds(), svc.ModelStatus().Message)
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// listenError says why the port could not be taken, with the way out.
+func listenError(host string, port int, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("port %d on %s is in use by another program (another proscenium serve, or the studio's speech server?): give --port N, or --port 0 for a free one", port, host)
+	}
+	return fmt.Errorf("cannot listen on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), err)
 }
 
 // The environment variables that hold serve's defaults (a service unit or a

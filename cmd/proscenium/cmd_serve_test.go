@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,7 +21,8 @@ import (
 )
 
 // Command-line mistakes are usage errors (exit 2) that say what is wrong,
-// and a model that cannot load stops the server before it listens.
+// and a model folder that is wrong or has no readable config stops serve
+// before it listens.
 func TestServeRefusesBadCommandLines(t *testing.T) {
 	cases := []struct {
 		args  []string
@@ -35,7 +39,7 @@ func TestServeRefusesBadCommandLines(t *testing.T) {
 		{[]string{"--ui", "--allow-origin", "https://evil.example/path"}, true, "is not an origin"},
 		{[]string{"--model", t.TempDir() + "/absent", "--settings", ""}, false, "absent: no such folder"},
 		{[]string{"--model", t.TempDir(), "--settings", ""}, false, "is not a Drama 3 checkpoint folder: it has no config.json"},
-		{[]string{"--model", configOnly(t), "--settings", ""}, false, "tokenizer.json"},
+		{[]string{"--model", configOnly(t), "--settings", ""}, false, "config.json: model_type: missing"},
 	}
 	for _, c := range cases {
 		err := runServe(c.args)
@@ -89,10 +93,27 @@ func serveInProcess(t *testing.T, args ...string) (string, func() error) {
 		return stopErr
 	}
 	t.Cleanup(func() { stop() })
-	line, err := bufio.NewReader(r).ReadString('\n')
-	go io.Copy(io.Discard, r) // the server's later lines
-	if err != nil {
-		t.Fatal(err)
+	type read struct {
+		line string
+		err  error
+	}
+	first := make(chan read, 1)
+	go func() {
+		br := bufio.NewReader(r)
+		line, err := br.ReadString('\n')
+		first <- read{line, err}
+		io.Copy(io.Discard, br) // the server's later lines
+	}()
+	var line string
+	select {
+	case got := <-first:
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		line = got.line
+	case err := <-done: // it never said where it listens
+		done <- err // for stop
+		t.Fatalf("serve %q returned before it listened: %v", args, err)
 	}
 	m := regexp.MustCompile(`http://[0-9.:]+`).FindString(line)
 	if m == "" {
@@ -207,4 +228,74 @@ func TestServeTakesItsSettingsFromTheEnvironment(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// serve --model answers while the weights load (/healthz says so) and says on
+// stderr when they are loaded; a load that fails after that stops serve with
+// its error; a port in use is refused at once, naming --port.
+func TestServeLoadsTheModelWhileServing(t *testing.T) {
+	t.Cleanup(xdg.Reload)
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	xdg.Reload()
+	ckpt := demoCheckpoint(t)
+
+	base, stop := serveInProcess(t, "--model", ckpt, "--backend", "cpu")
+	if h := waitHealth(t, base, func(h health) bool { return h.ModelLoaded }); h.Backend != "cpu" {
+		t.Errorf("healthz once loaded: %+v", h)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A checkpoint whose config reads but whose tokenizer is missing fails
+	// in the load, after serve has begun answering.
+	broken := copyDir(t, ckpt)
+	if err := os.Remove(filepath.Join(broken, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	base, stop = serveInProcess(t, "--model", broken, "--backend", "cpu")
+	waitHealth(t, base, func(h health) bool { return h.gone })
+	if err := stop(); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
+		t.Errorf("serve of a checkpoint without its tokenizer: %v, want the load's error", err)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
+	err = runServe([]string{"--model", ckpt, "--backend", "cpu", "--port", port, "--settings", ""})
+	if err == nil || !strings.Contains(err.Error(), "port "+port+" on 127.0.0.1 is in use") || !strings.Contains(err.Error(), "--port 0") {
+		t.Errorf("serve on a taken port: %v", err)
+	}
+}
+
+// health is GET /healthz's answer; gone: the server no longer answers.
+type health struct {
+	ModelLoaded bool   `json:"model_loaded"`
+	Backend     string `json:"backend"`
+	Reason      string `json:"reason"`
+	gone        bool
+}
+
+// waitHealth polls base's /healthz until done says so (at most 60 s).
+func waitHealth(t *testing.T, base string, done func(health) bool) health {
+	t.Helper()
+	var h health
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		h = health{}
+		res, err := http.Get(base + "/healthz")
+		if err != nil {
+			h.gone = true
+		} else {
+			json.NewDecoder(res.Body).Decode(&h)
+			res.Body.Close()
+		}
+		if done(h) {
+			return h
+		}
+	}
+	t.Fatalf("healthz after 60 s: %+v", h)
+	return h
 }
