@@ -12,13 +12,14 @@ T 70 make-full "$X/proscenium" make-tiny /tmp/full --geometry full
 XDG_DATA_HOME=/tmp/xdgf XDG_CONFIG_HOME=/tmp/xdgc "$X/proscenium" serve --ui --model /tmp/full --backend cuda \
 	--batch 4 --port 18100 --settings "" > "$O/serve.log" 2> "$O/serve.err" &
 echo $! > "$O/serve.pid"; t0=$(date +%s.%N)
+el() { awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.1f", a - b }'; }
 for i in $(seq 240); do
 	r=$(curl -s --max-time 2 http://127.0.0.1:18100/healthz)
-	echo "$(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s ${r:-(no answer)}" >> "$O/health.log"
+	echo "$(el) s ${r:-(no answer)}" >> "$O/health.log"
 	echo "$r" | grep -q '"model_loaded":true' && break
 	sleep 0.5
 done
-echo "model loaded after $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s: $r" > "$O/load.log"
+echo "model loaded after $(el) s: $r" > "$O/load.log"
 T 10 second-serve "$X/proscenium" serve --model /tmp/full --backend cuda --port 18100 --settings ""
 run_product 18100
 run_pack
