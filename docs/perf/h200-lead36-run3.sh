@@ -1,7 +1,7 @@
 #!/bin/bash
 # Lead, session 36, run 3 (one call, ≤ 150 s), on main a5570ab: serve --model's new order on a GPU (8977606: the port
 # taken and the server answering before the weights load). serve loads a full-size checkpoint from disk while
-# /healthz is read every half second (load.log keeps the answers: "still loading" until the model is in), then the
+# /healthz is read every half second (health.log keeps the answers: "still loading" until the model is in), then the
 # product through it (a new voice, four concurrent requests, the studio's readout), and a second serve on the same
 # port, which must be refused at once.
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh on main).
