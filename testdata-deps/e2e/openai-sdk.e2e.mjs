@@ -1,5 +1,5 @@
 // API test: the official `openai` npm SDK, as a new user would call it,
-// against `proscenium serve --model DEMO` on 127.0.0.1 (the demo checkpoint:
+// against `proscenium serve --model DEMO` on 127.0.0.1 once /healthz says it is loaded (the demo checkpoint:
 // random weights, so the audio is not speech, but every byte is the real
 // pipeline's). Checks OpenAI's documentation example (mp3 by default),
 // every response_format decoded back by ffmpeg to the take's samples within
@@ -69,6 +69,22 @@ function startServer(modelDir) {
     });
     server.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL: ${out}`)));
   });
+}
+
+/**
+ * Waits until /healthz says the model is loaded: serve answers while the
+ * weights load, and says "still loading" until then.
+ */
+async function waitLoaded(url) {
+  const deadline = Date.now() + 60_000;
+  let health;
+  while (Date.now() < deadline) {
+    health = await (await fetch(`${url}healthz`)).json();
+    if (health.model_loaded) return;
+    if (!/still loading/.test(health.reason ?? '')) throw new Error(`healthz while loading: ${JSON.stringify(health)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the model did not load in 60 s: ${JSON.stringify(health)}`);
 }
 
 /** Decodes a file with ffmpeg (independent of our encoders): samples and rate. */
@@ -157,6 +173,7 @@ async function main() {
   execFileSync(cli, ['make-tiny', modelDir], { stdio: 'ignore' });
   const url = await startServer(modelDir);
   console.log(`openai-sdk e2e: server at ${url}`);
+  await waitLoaded(url);
   const client = new OpenAI({ baseURL: `${url}v1`, apiKey: 'unused-by-a-local-server', maxRetries: 0, fetch: api.fetch });
 
   // OpenAI's documentation example, unchanged: mp3 by default.
