@@ -79,7 +79,7 @@ async function waitLoaded(url) {
   const deadline = Date.now() + 60_000;
   let health;
   while (Date.now() < deadline) {
-    health = await (await fetch(`${url}healthz`)).json();
+    health = await (await api.fetch(`${url}healthz`)).json(); // the loading replies checked against the schema too
     if (health.model_loaded) return;
     if (!/still loading/.test(health.reason ?? '')) throw new Error(`healthz while loading: ${JSON.stringify(health)}`);
     await new Promise((r) => setTimeout(r, 50));
