@@ -111,15 +111,17 @@ func (s *framesSet) fault() error {
 }
 
 // deviceMemory reports the pool's device memory (held, peak, cap), the
-// device's total, the pinned host memory held (buffers and experts) and,
-// once frames has loaded, where its routed experts live.
+// device's total, the pinned host memory held (buffers, experts and a host
+// tier's cached voices) and, once frames has loaded, where its routed
+// experts and its cached voices live.
 func deviceMemory(dev *cuda.Device, frames *atomic.Pointer[cuda.Frames]) func() api.Memory {
 	return func() api.Memory {
 		s := dev.Pool.Stats(cuda.DeviceMem)
 		m := api.Memory{Device: dev.Info.Name, Used: s.Used, Peak: s.Peak, Cap: s.Cap,
-			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used}
+			Total: dev.Info.TotalMem, Pinned: dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.HostTierMem).Used}
 		if f := frames.Load(); f != nil {
 			m.Experts = expertTier(f.Tier(), f.ExpertCache())
+			m.VoiceCacheInHost = f.PrefixCacheInHost()
 		}
 		return m
 	}

@@ -43,7 +43,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 		Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}}
 	nothingHeld := func(when string) {
 		t.Helper()
-		for _, k := range []device.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.ExpertMem} {
+		for _, k := range []device.MemKind{cuda.DeviceMem, cuda.PinnedMem, cuda.HostTierMem} {
 			if used := dev.Pool.Stats(k).Used; used != 0 {
 				t.Fatalf("%s: %d bytes of %s memory left allocated", when, used, k)
 			}

@@ -419,7 +419,7 @@ func benchTake(args []string) error {
 	ps := dev.Pool.Stats(cuda.DeviceMem)
 	res.DeviceBytes, res.PeakBytes = ps.Used, ps.Peak
 	res.AdmittedBytes = f.Admitted()
-	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.ExpertMem).Used
+	res.PinnedBytes = dev.Pool.Stats(cuda.PinnedMem).Used + dev.Pool.Stats(cuda.HostTierMem).Used
 	res.Experts = expertTier(f.Tier(), f.ExpertCache())
 	if res.Experts.Cache != nil && *takes > 0 {
 		res.LastTakeCache = expertCache(f.ExpertCache().Since(before))

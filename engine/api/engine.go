@@ -192,10 +192,13 @@ type Memory struct {
 	Pinned int64  `json:"pinned_bytes,omitempty"` // page-locked host memory a GPU backend holds
 	// VoiceCache is the memory (part of Used) the voice prefix cache holds:
 	// the model's state after reference voices, kept for later takes in
-	// them; VoiceCacheCap its most (0: no cache).
-	VoiceCache    int64 `json:"voice_cache_bytes,omitempty"`
-	VoiceCacheCap int64 `json:"voice_cache_cap_bytes,omitempty"`
-	VoiceEntries  int   `json:"voice_entries,omitempty"`
+	// them; VoiceCacheCap its most (0: no cache). VoiceCacheInHost says it
+	// is pinned host memory (part of Pinned) instead: a GPU backend whose
+	// experts spill to host memory keeps its device memory for them.
+	VoiceCache       int64 `json:"voice_cache_bytes,omitempty"`
+	VoiceCacheCap    int64 `json:"voice_cache_cap_bytes,omitempty"`
+	VoiceEntries     int   `json:"voice_entries,omitempty"`
+	VoiceCacheInHost bool  `json:"voice_cache_in_host,omitempty"`
 	// Experts is where a GPU backend keeps the routed experts; nil: not a
 	// GPU backend.
 	Experts *ExpertTier `json:"experts,omitempty"`

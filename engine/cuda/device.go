@@ -10,9 +10,9 @@ type Block = device.Block
 
 // Memory kinds of a Block.
 const (
-	DeviceMem = device.DeviceMem
-	PinnedMem = device.PinnedMem
-	ExpertMem = device.ExpertMem // pinned host memory holding routed experts (TierHostExperts)
+	DeviceMem   = device.DeviceMem
+	PinnedMem   = device.PinnedMem
+	HostTierMem = device.HostTierMem // pinned host memory of a host tier: experts, voice snapshots (TierHostExperts)
 )
 
 // ErrOverCap and DefaultHeadroom are the pool's (the memory tier's

@@ -122,7 +122,7 @@ func (d *Device) startExpertCache(w *DeviceWeights, cfg ExpertCacheConfig) (err 
 	}
 	if nb > 0 {
 		if err := d.Do(func() (err error) {
-			c.backing, err = d.Pool.Alloc(ExpertMem, int64(nb)*backingStride(xb))
+			c.backing, err = d.Pool.Alloc(HostTierMem, int64(nb)*backingStride(xb))
 			return
 		}); err != nil {
 			return fmt.Errorf("expert cache: %d backing buffers in host memory: %w", nb, err)

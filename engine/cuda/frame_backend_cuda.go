@@ -53,8 +53,12 @@ type FramesOptions struct {
 	Batched bool
 	// PrefixCacheBytes is the device memory voice prefix snapshots may
 	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
-	// 0: DefaultPrefixCacheBytes; negative: no cache.
-	PrefixCacheBytes int64
+	// 0: DefaultPrefixCacheBytes; negative: no cache. PrefixCacheInHost
+	// keeps the snapshots in pinned host memory instead: LoadFrames sets it
+	// under a host tier, with the bytes the tier granted there
+	// (TierPlan.VoiceCacheHost).
+	PrefixCacheBytes  int64
+	PrefixCacheInHost bool
 	// Tier, when set, hears the memory tier LoadFrames chose before it
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
@@ -226,8 +230,12 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	}
 	opt.NoDrawnTables = tier.NoDrawnTables
 	tier.PrefillRows = plan.Chunk
-	// The voice cache gets what the tier granted (none under the host tier).
+	// The voice cache gets what the tier granted: device memory, or under
+	// the host tier pinned host memory.
 	opt.PrefixCacheBytes = tier.VoiceCache
+	if tier.Tier == TierHostExperts {
+		opt.PrefixCacheBytes, opt.PrefixCacheInHost = tier.VoiceCacheHost, true
+	}
 	if opt.PrefixCacheBytes == 0 {
 		opt.PrefixCacheBytes = -1
 	}
@@ -422,6 +430,10 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 
 // Tier is where the load put the model's bytes (PlanTier).
 func (f *Frames) Tier() TierPlan { return f.bb.W.Tier }
+
+// PrefixCacheInHost says whether the voice cache's snapshots live in pinned
+// host memory (a host tier's) rather than on the device.
+func (f *Frames) PrefixCacheInHost() bool { return f.opt.PrefixCacheInHost }
 
 // ExpertCache is the expert cache's counts since the load (zero without one).
 func (f *Frames) ExpertCache() ExpertCacheStats { return f.bb.W.Cache.Stats() }
@@ -667,7 +679,7 @@ func (f *Frames) openStream() error {
 			f.stream = s
 			break
 		}
-		if f.prefixes == nil || !f.prefixes.Evict() {
+		if !f.snapshotsOnDevice() || !f.prefixes.Evict() {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"unsafe"
 
 	"gorgonia.org/cu"
 
@@ -21,7 +22,10 @@ import (
 // across passes. Snapshots live inside the admitted budget
 // (FramesOptions.PrefixCacheBytes is admitted with the model), and when an
 // allocation of a take fails the least recently used snapshot is freed
-// before the take is (allocForTake).
+// before the take is (allocForTake). Under a host tier
+// (FramesOptions.PrefixCacheInHost) a snapshot is one block of pinned host
+// memory instead, which the tier granted from the host's: keeping and
+// restoring it cross the bus, and it costs the device nothing.
 
 // stateRegion is a byte range of a device block that carries state across
 // rows.
@@ -55,16 +59,17 @@ func (f *Frames) prefixRegions(rows int) []stateRegion {
 	return out
 }
 
-// devicePrefix is a voice prefix snapshot in device memory.
-type devicePrefix struct {
+// prefixSnapshot is a voice prefix snapshot: one block of device memory, or
+// of pinned host memory under a host tier.
+type prefixSnapshot struct {
 	d     *Device
 	block *Block
 	rows  int
 }
 
-func (s *devicePrefix) Bytes() int64 { return s.block.Bytes }
+func (s *prefixSnapshot) Bytes() int64 { return s.block.Bytes }
 
-func (s *devicePrefix) Release() {
+func (s *prefixSnapshot) Release() {
 	if s.block != nil {
 		s.d.Free(s.block)
 		s.block = nil
@@ -82,18 +87,39 @@ func (f *Frames) prefixSalt() string {
 
 // allocForTake allocates device memory for the take, freeing voice prefix
 // snapshots (least recently used first) while the pool refuses: a cached
-// voice goes before a take fails.
+// voice goes before a take fails. Snapshots in host memory free no device
+// memory, so they stay.
 func (f *Frames) allocForTake(bytes int64) (*Block, error) {
 	for {
 		b, err := f.d.Alloc(bytes)
-		if err == nil || f.prefixes == nil || !f.prefixes.Evict() {
+		if err == nil || !f.snapshotsOnDevice() || !f.prefixes.Evict() {
 			return b, err
 		}
 	}
 }
 
+// snapshotsOnDevice says whether the voice cache's snapshots take device
+// memory (freeing one makes room for a take).
+func (f *Frames) snapshotsOnDevice() bool {
+	return f.prefixes != nil && !f.opt.PrefixCacheInHost
+}
+
+// allocSnapshot takes a snapshot's block: device memory (freeing older
+// snapshots while the pool refuses), or pinned host memory of the host
+// tier's account under FramesOptions.PrefixCacheInHost (the cache's own cap
+// bounds it: the tier granted it).
+func (f *Frames) allocSnapshot(bytes int64) (*Block, error) {
+	if !f.opt.PrefixCacheInHost {
+		return f.allocForTake(bytes)
+	}
+	var b *Block
+	err := f.d.Do(func() (err error) { b, err = f.d.Pool.Alloc(HostTierMem, bytes); return })
+	return b, err
+}
+
 // copyRegions enqueues the copies between the regions and a snapshot block
-// (toSnapshot: regions → block; otherwise block → regions).
+// (toSnapshot: regions → block; otherwise block → regions): device to
+// device, or across the bus for a snapshot in pinned host memory.
 func (f *Frames) copyRegions(regions []stateRegion, block *Block, toSnapshot bool) error {
 	return f.d.Run(func(q *Queue) error {
 		var at int64
@@ -101,12 +127,19 @@ func (f *Frames) copyRegions(regions []stateRegion, block *Block, toSnapshot boo
 			if r.bytes == 0 {
 				continue
 			}
-			live, snap := cu.DevicePtr(r.block.Ptr+uintptr(r.off)), cu.DevicePtr(block.Ptr+uintptr(at))
-			src, dst := snap, live
-			if toSnapshot {
-				src, dst = live, snap
+			live := cu.DevicePtr(r.block.Ptr + uintptr(r.off))
+			var err error
+			switch {
+			case block.Host != nil && toSnapshot:
+				err = cu.MemcpyDtoHAsync(unsafe.Add(block.Host, at), live, r.bytes, q.Stream())
+			case block.Host != nil:
+				err = cu.MemcpyHtoDAsync(live, unsafe.Add(block.Host, at), r.bytes, q.Stream())
+			case toSnapshot:
+				err = cu.MemcpyDtoDAsync(cu.DevicePtr(block.Ptr+uintptr(at)), live, r.bytes, q.Stream())
+			default:
+				err = cu.MemcpyDtoDAsync(live, cu.DevicePtr(block.Ptr+uintptr(at)), r.bytes, q.Stream())
 			}
-			if err := cu.MemcpyDtoDAsync(dst, src, r.bytes, q.Stream()); err != nil {
+			if err != nil {
 				return err
 			}
 			at += r.bytes
@@ -128,7 +161,7 @@ func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
 	if !f.prefixes.Fits(bytes) {
 		return nil
 	}
-	block, err := f.allocForTake(bytes)
+	block, err := f.allocSnapshot(bytes)
 	if err != nil {
 		return nil // memory is short: no snapshot this time
 	}
@@ -137,14 +170,14 @@ func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
 		f.fault = err
 		return err
 	}
-	f.prefixes.Put(key, &devicePrefix{d: f.d, block: block, rows: rows})
+	f.prefixes.Put(key, &prefixSnapshot{d: f.d, block: block, rows: rows})
 	return nil
 }
 
 // restorePrefix makes the backbone's and the tower's state the snapshot's
 // (the tower's counters are set by the caller's Tower.Begin and
 // setTowerRows).
-func (f *Frames) restorePrefix(s *devicePrefix) error {
+func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 	regions := f.prefixRegions(s.rows)
 	var bytes int64
 	for _, r := range regions {

@@ -19,7 +19,61 @@ import (
 // cached voice is dropped and the take runs.
 
 func TestFramesPrefixCacheMatchesUncached(t *testing.T) {
-	eachTinyCheckpoint(t, testPrefixCache)
+	eachTinyCheckpoint(t, func(t *testing.T, dir string) { testPrefixCache(t, dir, false) })
+}
+
+// TestFramesPrefixCacheInHostMemory: under a host tier (experts in host
+// memory) the snapshots live in pinned host memory, the tier's account, and
+// take no device memory; a take restored from one draws what the same take
+// draws on a backend of the same tier without a cache, bit for bit.
+func TestFramesPrefixCacheInHostMemory(t *testing.T) {
+	eachTinyCheckpoint(t, func(t *testing.T, dir string) { testPrefixCache(t, dir, true) })
+}
+
+// hostTierBudget is device bytes under which the checkpoint's frames load
+// with experts in host memory: each load under a cap a byte below what the
+// one before admitted gives something up (longer prefill passes, the
+// tower's tables, then experts) until experts leave the device.
+func hostTierBudget(t *testing.T, ck *drama3.Checkpoint, opt FramesOptions) int64 {
+	t.Helper()
+	old := dev.Pool.Stats(DeviceMem).Cap
+	defer dev.Pool.SetCap(DeviceMem, old)
+	var budget int64
+	for range 16 {
+		held := dev.Pool.Stats(DeviceMem).Used
+		if budget > 0 {
+			dev.Pool.SetCap(DeviceMem, held+budget)
+		}
+		f, err := LoadFrames(dev, ck, nil, opt, nil)
+		if err != nil {
+			t.Fatalf("a load under a budget of %d bytes: %v", budget, err)
+		}
+		tier, admitted := f.Tier(), f.Admitted()
+		f.Close()
+		if tier.Tier == TierHostExperts {
+			t.Logf("host tier under %d bytes: %s", budget, tier)
+			return budget
+		}
+		budget = admitted - 1
+	}
+	t.Fatal("no host tier after 16 loads, each under a byte less than the one before admitted")
+	return 0
+}
+
+// loadUnder loads the checkpoint's frames with budget device bytes beside
+// what the pool holds (0: no cap).
+func loadUnder(t *testing.T, ck *drama3.Checkpoint, opt FramesOptions, budget int64) *Frames {
+	t.Helper()
+	if budget > 0 {
+		old := dev.Pool.Stats(DeviceMem).Cap
+		dev.Pool.SetCap(DeviceMem, dev.Pool.Stats(DeviceMem).Used+budget)
+		defer dev.Pool.SetCap(DeviceMem, old)
+	}
+	f, err := LoadFrames(dev, ck, nil, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func sameLogBits(a, b drama3.LogitsLog) error {
@@ -40,22 +94,26 @@ func sameLogBits(a, b drama3.LogitsLog) error {
 	return nil
 }
 
-func testPrefixCache(t *testing.T, dir string) {
+func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	ck, pb := engineWithPrompts(t, dir)
 	const capacity = 600
-	plain, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
+	plainOpt, cachedOpt := FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, FramesOptions{Capacity: capacity}
+	var budget int64 // each load's device bytes (0: no cap)
+	if inHost {
+		budget = hostTierBudget(t, ck, plainOpt)
 	}
+	plain := loadUnder(t, ck, plainOpt, budget)
 	defer plain.Close()
-	cached, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached := loadUnder(t, ck, cachedOpt, budget)
 	defer cached.Close()
 	if plain.PrefixCache() != nil || cached.PrefixCache() == nil {
 		t.Fatal("PrefixCacheBytes -1 should keep no cache, 0 the default one")
 	}
+	if pt, ct := plain.Tier(), cached.Tier(); inHost != (ct.Tier == TierHostExperts) || inHost != cached.PrefixCacheInHost() ||
+		pt.Tier != ct.Tier || pt.DeviceLayers != ct.DeviceLayers || pt.PrefillRows != ct.PrefillRows || pt.NoDrawnTables != ct.NoDrawnTables {
+		t.Fatalf("the two loads' tiers: without a cache %s, with one %s (cache in host memory: %v, want %v)", pt, ct, cached.PrefixCacheInHost(), inHost)
+	}
+	pinnedLoaded := dev.Pool.Stats(HostTierMem).Used // both loads' pinned weights, before any snapshot
 	entries := cached.CodebookEntries()
 	r := newRand(t)
 	voice := func(frames int) drama3.Reference {
@@ -132,6 +190,15 @@ func testPrefixCache(t *testing.T, dir string) {
 	t.Logf("cache: %+v", st)
 	if st.Entries != 2 || st.Misses != 2 {
 		t.Fatalf("cache %+v: want 2 voices, each missed once", st)
+	}
+	// Under the host tier the snapshots are the tier's pinned memory beyond
+	// the cached load's weights; the device holds none of them.
+	if inHost {
+		if snaps := dev.Pool.Stats(HostTierMem).Used - pinnedLoaded; snaps != st.Bytes || st.Cap != cached.Tier().VoiceCacheHost {
+			t.Fatalf("host tier: %d bytes of snapshots in the tier's pinned memory, the cache holds %d (cap %d, the tier granted %d)",
+				snaps, st.Bytes, st.Cap, cached.Tier().VoiceCacheHost)
+		}
+		return // a take's device memory frees no snapshot here: nothing to drop
 	}
 
 	// The numerics policy is part of the key: the first voice, cached under

@@ -51,7 +51,7 @@ type PromptTimes struct {
 type promptStart struct {
 	prefix int              // the voice prefix's rows (0: none)
 	key    drama3.PrefixKey // its key in the voice prefix cache
-	snap   *devicePrefix    // its cached state, restored (nil: prefilled)
+	snap   *prefixSnapshot  // its cached state, restored (nil: prefilled)
 	start  int              // the first row the take prefills (prefix when restored)
 	emb    []float32        // the feedback rows of the audio rows from start on, [audio, Hidden]
 	codes  *Block           // the tower's codes of rows start… (uploadRowCodes; the caller frees it)
@@ -100,12 +100,12 @@ func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) 
 	// restored from the cache then computes what an uncached take does.
 	prefix := p.VoicePrefix()
 	var key drama3.PrefixKey
-	var snap *devicePrefix
+	var snap *prefixSnapshot
 	if prefix > 0 && f.prefixes != nil {
 		key = p.PrefixKey(prefix, f.prefixSalt())
 		if held, ok := f.prefixes.Get(key); ok {
-			if snap, ok = held.(*devicePrefix); !ok {
-				return nil, fmt.Errorf("cuda frames: the prefix cache holds a %T, not a device snapshot", held)
+			if snap, ok = held.(*prefixSnapshot); !ok {
+				return nil, fmt.Errorf("cuda frames: the prefix cache holds a %T, not a GPU snapshot", held)
 			}
 		}
 	}

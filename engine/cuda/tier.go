@@ -95,10 +95,12 @@ type TierInput struct {
 	// host memory, off the device.
 	HostDense int64
 
-	// VoiceCache is the device memory the voice prefix cache asks for. It
-	// is granted only from what is left once every weight is on the device:
-	// under the host tier each byte of device memory is worth more as
-	// experts, which every step reads, than as cached voices.
+	// VoiceCache is the memory the voice prefix cache asks for. On the
+	// device it is granted only from what is left once every weight is
+	// there: under the host tier each byte of device memory is worth more
+	// as experts, which every step reads, than as cached voices, so there
+	// the cache lives in pinned host memory instead (VoiceCacheHost), from
+	// what the host has beyond the pinned weights and the reserve.
 	VoiceCache int64
 }
 
@@ -137,8 +139,14 @@ type TierPlan struct {
 	HostAvailable int64
 	// VoiceCache is the device memory granted to the voice prefix cache
 	// (part of Device): what it asked for, less what the budget lacks; 0
-	// under the host tier.
-	VoiceCache int64
+	// under the host tier. VoiceCacheHost is the pinned host memory granted
+	// to it under the host tier (not part of Host: snapshots are allocated
+	// as voices are cached): what it asked for, less what the host lacks
+	// beyond Host and the reserve. A restore then copies a snapshot over
+	// the bus (a 10 s voice's 169 MB: a few ms) instead of a prefill whose
+	// every pass reads the host layers' experts over it.
+	VoiceCache     int64
+	VoiceCacheHost int64
 	// PrefillRows is the rows of the backbone's prefill passes the load
 	// planned with (PrefillPassRows; 0: not said): the load's memory line
 	// says it.
@@ -219,6 +227,7 @@ func PlanTier(in TierInput) (TierPlan, error) {
 			ErrDoesNotFit, p.tierSentence(), gib(p.Device), gib(in.ModelBytes), gib(in.HostAvailable),
 			gib(p.Host+in.HostReserve-in.HostAvailable), gib(p.Host), gib(in.HostReserve))
 	}
+	p.VoiceCacheHost = min(max(in.VoiceCache, 0), in.HostAvailable-in.HostReserve-p.Host)
 	return p, nil
 }
 
@@ -270,8 +279,12 @@ func (p TierPlan) tierSentence() string {
 	if p.Tier == TierDevice {
 		return fmt.Sprintf("fits on the device: %s", gib(p.Device))
 	}
-	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers to start with, one on the prefill stage; an expert cache then moves single experts), %s in host memory (pinned), the token embedding, LM head and the cache's write-back buffers among them",
-		gib(p.DeviceExperts+p.Stage), p.ReadLayers(), p.Layers, gib(p.Host))
+	voices := ""
+	if p.VoiceCacheHost > 0 {
+		voices = fmt.Sprintf("; cached voices up to %s in host memory", gib(p.VoiceCacheHost))
+	}
+	return fmt.Sprintf("experts in host memory: %s on the device (the experts of %d of %d layers to start with, one on the prefill stage; an expert cache then moves single experts), %s in host memory (pinned), the token embedding, LM head and the cache's write-back buffers among them%s",
+		gib(p.DeviceExperts+p.Stage), p.ReadLayers(), p.Layers, gib(p.Host), voices)
 }
 
 // String says the tier as the load announces it.

@@ -245,31 +245,50 @@ func FuzzParseMemAvailable(f *testing.F) {
 }
 
 // TestPlanTierVoiceCache: the voice prefix cache gets what is left once the
-// whole model is on the device, shrinks to the budget, and gets nothing
-// under the host tier (experts come first). Broken once by granting the
-// cache under the host tier too: the third case failed.
+// whole model is on the device and shrinks to the budget; under the host
+// tier it gets no device byte (experts come first) but pinned host memory,
+// shrunk to what the host has beyond the pinned weights and the reserve.
+// Broken once by granting the cache device memory under the host tier: the
+// third case failed; and by granting host memory the host lacks: the
+// fourth and fifth.
 func TestPlanTierVoiceCache(t *testing.T) {
 	model := fullGeometryTier(t)
 	model.VoiceCache = DefaultPrefixCacheBytes
-	model.HostAvailable = 1 << 40
+	model.HostReserve = DefaultHostReserve
+	under := model
+	under.Cap, under.DeviceFree, under.HostAvailable = model.ModelBytes-1, 200*gibi, 1<<40
+	host, err := PlanTier(under)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := host.Host + DefaultHostReserve // what the host tier needs beside the cache
 	for _, c := range []struct {
-		name  string
-		cap   int64
-		tier  Tier
-		cache int64
+		name                string
+		cap, hostAvailable  int64
+		tier                Tier
+		device, hostGranted int64
 	}{
-		{"room for all", model.ModelBytes + DefaultPrefixCacheBytes, TierDevice, DefaultPrefixCacheBytes},
-		{"room for half", model.ModelBytes + DefaultPrefixCacheBytes/2, TierDevice, DefaultPrefixCacheBytes / 2},
-		{"weights a byte short", model.ModelBytes - 1, TierHostExperts, 0},
+		{"room for all", model.ModelBytes + DefaultPrefixCacheBytes, 1 << 40, TierDevice, DefaultPrefixCacheBytes, 0},
+		{"room for half", model.ModelBytes + DefaultPrefixCacheBytes/2, 1 << 40, TierDevice, DefaultPrefixCacheBytes / 2, 0},
+		{"weights a byte short", model.ModelBytes - 1, 1 << 40, TierHostExperts, 0, DefaultPrefixCacheBytes},
+		{"host room for half", model.ModelBytes - 1, pinned + DefaultPrefixCacheBytes/2, TierHostExperts, 0, DefaultPrefixCacheBytes / 2},
+		{"host room for none", model.ModelBytes - 1, pinned, TierHostExperts, 0, 0},
 	} {
 		in := model
-		in.Cap, in.DeviceFree = c.cap, 200*gibi
+		in.Cap, in.DeviceFree, in.HostAvailable = c.cap, 200*gibi, c.hostAvailable
 		p, err := PlanTier(in)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if p.Tier != c.tier || p.VoiceCache != c.cache || p.Device > c.cap {
-			t.Errorf("%s: tier %v, voice cache %d (want %v, %d), device %d of a %d cap", c.name, p.Tier, p.VoiceCache, c.tier, c.cache, p.Device, c.cap)
+		if p.Tier != c.tier || p.VoiceCache != c.device || p.VoiceCacheHost != c.hostGranted || p.Device > c.cap {
+			t.Errorf("%s: tier %v, voice cache %d on the device and %d in host memory (want %v, %d, %d), device %d of a %d cap",
+				c.name, p.Tier, p.VoiceCache, p.VoiceCacheHost, c.tier, c.device, c.hostGranted, p.Device, c.cap)
+		}
+		if p.Tier == TierHostExperts && p.Host+DefaultHostReserve+p.VoiceCacheHost > c.hostAvailable {
+			t.Errorf("%s: %d pinned, %d reserved and %d of voices pass the host's %d", c.name, p.Host, int64(DefaultHostReserve), p.VoiceCacheHost, c.hostAvailable)
+		}
+		if p.VoiceCacheHost > 0 && !strings.Contains(p.String(), "cached voices up to") {
+			t.Errorf("%s: the tier's line does not say the voice cache: %s", c.name, p)
 		}
 	}
 }

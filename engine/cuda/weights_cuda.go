@@ -108,7 +108,7 @@ func (d *Device) AllocHostExperts(w *DeviceWeights) (err error) {
 	// the launches, as the backbone's scratch views are: never freed itself).
 	pin := func(n int64, what string) (*Block, *Block, error) {
 		var b *Block
-		if err := d.Do(func() (err error) { b, err = d.Pool.Alloc(ExpertMem, n); return }); err != nil {
+		if err := d.Do(func() (err error) { b, err = d.Pool.Alloc(HostTierMem, n); return }); err != nil {
 			return nil, nil, fmt.Errorf("gpu weights: %s in host memory: %w", what, err)
 		}
 		clear(unsafe.Slice((*byte)(b.Host), b.Bytes))

@@ -13,11 +13,12 @@ type MemKind int
 const (
 	DeviceMem MemKind = iota // device memory (cuMemAlloc)
 	PinnedMem                // page-locked host memory (cuMemHostAlloc): staging and result buffers
-	// ExpertMem is page-locked host memory holding routed experts that do
-	// not fit the device (TierHostExperts). It has its own account: the
-	// tier admits it against the host's available memory (PlanTier), not
-	// against the pinned cap, which bounds the buffers.
-	ExpertMem
+	// HostTierMem is page-locked host memory a host tier (TierHostExperts)
+	// holds: the routed experts that do not fit the device, the expert
+	// cache's write-back buffers and the voice cache's snapshots. It has its
+	// own account: the tier admits it against the host's available memory
+	// (PlanTier), not against the pinned cap, which bounds the buffers.
+	HostTierMem
 	memKinds
 )
 
@@ -25,8 +26,8 @@ func (k MemKind) String() string {
 	switch k {
 	case PinnedMem:
 		return "pinned host"
-	case ExpertMem:
-		return "pinned host (experts)"
+	case HostTierMem:
+		return "pinned host (host tier)"
 	}
 	return "device"
 }
@@ -74,7 +75,7 @@ type account struct {
 }
 
 // Block is one allocation from a Pool. Exactly one of Ptr (device) and Host
-// (pinned: PinnedMem, ExpertMem) is set.
+// (pinned: PinnedMem, HostTierMem) is set.
 type Block struct {
 	Kind  MemKind
 	Ptr   uintptr

@@ -209,25 +209,25 @@ func TestPoolAdmit(t *testing.T) {
 	}
 }
 
-// TestPoolExpertMem: pinned experts have their own account, outside the
+// TestPoolHostTierMem: a host tier's pinned memory has its own account, outside the
 // pinned cap that bounds the buffers.
-func TestPoolExpertMem(t *testing.T) {
+func TestPoolHostTierMem(t *testing.T) {
 	p := NewPool(newFakeDriver(), 0, 1<<20)
-	b, err := p.Alloc(ExpertMem, 4<<20)
+	b, err := p.Alloc(HostTierMem, 4<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Host == nil || b.Ptr != 0 {
 		t.Errorf("an expert block is host memory: %+v", b)
 	}
-	if s := p.Stats(ExpertMem); s.Used != 4<<20 || p.Stats(PinnedMem).Used != 0 {
+	if s := p.Stats(HostTierMem); s.Used != 4<<20 || p.Stats(PinnedMem).Used != 0 {
 		t.Errorf("experts %+v, pinned %+v", s, p.Stats(PinnedMem))
 	}
 	if _, err := p.Alloc(PinnedMem, 2<<20); !errors.Is(err, ErrOverCap) {
 		t.Errorf("pinned over its cap: %v", err)
 	}
-	if err := b.Free(); err != nil || p.Stats(ExpertMem).Used != 0 {
-		t.Errorf("free: %v, %+v", err, p.Stats(ExpertMem))
+	if err := b.Free(); err != nil || p.Stats(HostTierMem).Used != 0 {
+		t.Errorf("free: %v, %+v", err, p.Stats(HostTierMem))
 	}
 	if _, err := p.Alloc(memKinds, 1); err == nil {
 		t.Error("an unknown kind: no error")

@@ -10,7 +10,7 @@ function readouts(stats: StatsView) {
   const c = mount(Readouts, { target, props: { stats, running: null } });
   flushSync();
   const text = (k: string) => target.querySelector(`[data-readout="${k}"]`)?.textContent ?? null;
-  return { text, close: () => unmount(c) };
+  return { text, all: () => target.textContent ?? '', close: () => unmount(c) };
 }
 
 describe('Readouts: the GPU memory tier', () => {
@@ -46,6 +46,18 @@ describe('Readouts: the GPU memory tier', () => {
     });
     expect(r.text('expert-cache')).toBe('93.0% hits · 4608 of 10240 on the device · 120 moved');
     expect(r.text('bus-measured')).toMatch(/^76(\.\d)? MiB$/);
+    r.close();
+  });
+
+  it('says which memory the voice cache is part of: device, or pinned host under the host tier', () => {
+    const memory = { device: 'NVIDIA H200', used_bytes: 21 * GiB, peak_bytes: 21 * GiB, cap_bytes: 22 * GiB, pinned_bytes: 17 * GiB,
+      voice_cache_bytes: 169_000_000, voice_cache_cap_bytes: 512 * 2 ** 20, voice_entries: 1 };
+    let r = readouts({ loaded: true, message: '', total_bytes: 140 * GiB, memory: { ...memory, voice_cache_in_host: true } });
+    expect(r.all()).toContain('Voice cache (part of pinned)');
+    expect(r.text('voice-cache')).toMatch(/^161(\.\d)? MiB · 1 voice$/);
+    r.close();
+    r = readouts({ loaded: true, message: '', total_bytes: 140 * GiB, memory });
+    expect(r.all()).toContain('Voice cache (part of used)');
     r.close();
   });
 

@@ -146,6 +146,7 @@ export namespace api {
 	    voice_cache_bytes?: number;
 	    voice_cache_cap_bytes?: number;
 	    voice_entries?: number;
+	    voice_cache_in_host?: boolean;
 	    experts?: ExpertTier;
 	
 	    static createFrom(source: any = {}) {
@@ -163,6 +164,7 @@ export namespace api {
 	        this.voice_cache_bytes = source["voice_cache_bytes"];
 	        this.voice_cache_cap_bytes = source["voice_cache_cap_bytes"];
 	        this.voice_entries = source["voice_entries"];
+	        this.voice_cache_in_host = source["voice_cache_in_host"];
 	        this.experts = this.convertValues(source["experts"], ExpertTier);
 	    }
 	
