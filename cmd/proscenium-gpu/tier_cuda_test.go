@@ -114,7 +114,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	// The load admits the codec besides ModelTierInput's bytes: the whole is
 	// what the uncapped load admitted, less the voice cache, which it grants
 	// in full on a device with room (cuda.PlanTier) and never under the
-	// host tier. Under the host tier the dense part leaves the embedding
+	// host tier (there it gets pinned host memory). Under the host tier the dense part leaves the embedding
 	// and LM head (HostDense) in host memory and adds the stage.
 	admitted, layer := whole.admitted-cuda.DefaultPrefixCacheBytes, in.LayerExperts[0]
 	if in.HostDense <= 0 {
