@@ -4,10 +4,11 @@
 #    caps (the host tier; before d8109d1 the bench refused: the cache took no voice there), and a 30 s voice at
 #    22 GiB. 2. The product through serve under a 22 GiB cap with the worker before the change (a5570ab, .carry-fo)
 #    and after it (d8109d1), on the same machine: the default voice, a new voice's first request and its later ones.
-# Carried: .carry-fa, .carry-fb (h200-lead6-build.sh on d8109d1) and .carry-fo (a5570ab's proscenium-gpu).
+# Carried: .carry-fs (d8109d1's proscenium-gpu alone: the tree and three bundles pass the 64 MiB a call), .carry-fb
+# (h200-lead6-build.sh on d8109d1) and .carry-fo (a5570ab's proscenium-gpu).
 set -u
 . docs/perf/run-lib.sh
-run_setup run4 330 .carry-fa .carry-fb
+run_setup run4 330 .carry-fs .carry-fb
 bash docs/perf/h200-lead6-unpack.sh .carry-fo $ROOT/.carry-o >> $O/unpack.log 2>&1
 T 40 voice-10 $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 -prompt-profile
 T 50 voice-10-22g $P bench-take -synthetic full -prompt 60 -frames 100 -ref-seconds 10 -prompt-profile -cap 23622320128
