@@ -94,6 +94,28 @@ func (s *TakeFrames) CodebookEntries() []int { return s.f.entries }
 func (s *TakeFrames) SamplesPerFrame() int   { return s.f.spf }
 func (s *TakeFrames) Capacity() int          { return len(s.slots) }
 
+// HostTierRealTimeBound is the real-time factor a step of B takes must stay
+// within, under a host tier, for another take to join them
+// (drama3.RealTimeBounded). There each take's rows read their own experts
+// over the bus, so the step grows with the takes and the audio made a
+// second does not: through serve on an H100 under a 22 GiB cap, four takes
+// at once ran each at a real-time factor of 1.14 and made 3.5 audio seconds
+// a second together, where one alone made 3.8 (docs/PERF.md, session 37).
+// A fifth of the frame is left to the codec and the host [decision].
+const HostTierRealTimeBound = 0.8
+
+// RealTimeBound implements drama3.RealTimeBounded: HostTierRealTimeBound
+// under a host tier; none with every expert on the device, where a step of
+// more takes costs far less than their number.
+func (s *TakeFrames) RealTimeBound() float64 {
+	if s.f.Tier().Tier == TierHostExperts {
+		return HostTierRealTimeBound
+	}
+	return 0
+}
+
+var _ drama3.RealTimeBounded = (*TakeFrames)(nil)
+
 // Frames is the model's frames the slots share (benchmarks, the memory report).
 func (s *TakeFrames) Frames() *Frames { return s.f }
 

@@ -51,6 +51,19 @@ func BeginEach(set TakeSet, starts []TakeStart) []error {
 	return errs
 }
 
+// RealTimeBounded is a TakeSet whose takes stepped together share a
+// resource each take adds to, so that enough of them make every one slower
+// than real time: under a host memory tier each take's rows read their own
+// experts over the bus, and the step grows about in proportion to the takes,
+// with no gain in audio made per second. The scheduler then lets a take join
+// the live ones only while the steps it has measured predict each take's
+// step within RealTimeBound of a frame's audio.
+type RealTimeBounded interface {
+	// RealTimeBound is the real-time factor a step of the live takes must
+	// stay within for another take to join them (0: no bound).
+	RealTimeBound() float64
+}
+
 // TakeSet makes the frames of several takes at once. Calls come from one
 // goroutine.
 type TakeSet interface {

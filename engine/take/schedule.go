@@ -23,6 +23,9 @@ import (
 // caller has taken the last step's events: a slow listener holds up its own
 // take alone (its codes do not depend on which steps it joins), and a
 // caller that stops its take from a listener stops it within that frame.
+// A set with a real-time bound (drama3.RealTimeBounded) gets fewer takes
+// together than its places where more would make each slower than that
+// (places).
 
 // settleGrace is how long a step waits for the callers of live takes to take
 // their last events before it runs without them.
@@ -71,12 +74,78 @@ type scheduler struct {
 	wake    chan struct{} // a job arrived or Close was called (capacity 1)
 	stopped chan struct{} // closed when run returns
 	gather  time.Duration // gatherGrace (tests set their own; guarded by mu)
+
+	// The real-time bound (run's alone): the set's (0: none), a frame's
+	// audio, and the steps measured with n takes (index n; 0: none yet).
+	bound float64
+	frame time.Duration
+	steps []time.Duration
 }
 
-func newScheduler(set drama3.TakeSet) *scheduler {
-	s := &scheduler{set: set, wake: make(chan struct{}, 1), stopped: make(chan struct{}), gather: gatherGrace}
+// newScheduler drives set; frame is the audio a frame makes (the real-time
+// bound's measure; 0: no bound).
+func newScheduler(set drama3.TakeSet, frame time.Duration) *scheduler {
+	s := &scheduler{set: set, wake: make(chan struct{}, 1), stopped: make(chan struct{}), gather: gatherGrace, frame: frame}
+	if b, ok := set.(drama3.RealTimeBounded); ok {
+		s.bound = b.RealTimeBound()
+	}
+	s.steps = make([]time.Duration, set.Capacity()+1)
 	go s.run()
 	return s
+}
+
+// places is how many waiting takes may join live ones: the set's free
+// places, fewer under a real-time bound. There a take joins only while the
+// step of the takes with it, as measured or predicted, stays within the
+// bound of a frame's audio; before any step is measured one take begins
+// alone, and its steps are the first measure.
+func (s *scheduler) places(live int) int {
+	free := s.set.Capacity() - live
+	if s.bound <= 0 || s.frame <= 0 || free <= 0 {
+		return free
+	}
+	limit := time.Duration(s.bound * float64(s.frame))
+	n := 0
+	for k := live + 1; k <= live+free; k++ {
+		p, ok := s.predictStep(k)
+		if !ok && k > 1 || ok && p > limit {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// predictStep is the step of k takes: as measured, or scaled in proportion
+// to the takes from the nearest measure below k (above it when there is
+// none below); false when nothing is measured.
+func (s *scheduler) predictStep(k int) (time.Duration, bool) {
+	if s.steps[k] > 0 {
+		return s.steps[k], true
+	}
+	for n := k - 1; n >= 1; n-- {
+		if s.steps[n] > 0 {
+			return s.steps[n] * time.Duration(k) / time.Duration(n), true
+		}
+	}
+	for n := k + 1; n < len(s.steps); n++ {
+		if s.steps[n] > 0 {
+			return s.steps[n] * time.Duration(k) / time.Duration(n), true
+		}
+	}
+	return 0, false
+}
+
+// measured keeps the step of n takes (a moving average: a quarter of the
+// latest), the real-time bound's measure.
+func (s *scheduler) measured(n int, step time.Duration) {
+	if s.bound <= 0 || n <= 0 || n >= len(s.steps) {
+		return
+	}
+	if old := s.steps[n]; old > 0 {
+		step = (3*old + step) / 4
+	}
+	s.steps[n] = step
 }
 
 // submit queues j; false when the scheduler is closed.
@@ -212,7 +281,7 @@ func (s *scheduler) run() {
 			<-s.wake
 			continue
 		}
-		if in := s.admit(s.set.Capacity() - len(live)); len(in) > 0 {
+		if in := s.admit(s.places(len(live))); len(in) > 0 {
 			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
 			for i, j := range in {
 				runs[i], ctxs[i] = j.run, j.ctx
@@ -311,6 +380,7 @@ func (s *scheduler) run() {
 			continue
 		}
 		step := time.Since(t0)
+		s.measured(len(frames), step)
 		var left []ended // the takes that ended at this step, in its order (nil on most frames)
 		for i, j := range ready {
 			ok, err := j.run.Took(frames[i], step, len(frames))

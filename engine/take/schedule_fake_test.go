@@ -348,3 +348,71 @@ func TestSchedulerGathersTakesSentTogether(t *testing.T) {
 		t.Fatalf("BeginMany calls %v, want the three takes in one", calls)
 	}
 }
+
+// boundSet is an interleaved fake set whose step costs per a take stepped
+// (a bus each take's rows read over), with a real-time bound when bound > 0;
+// it keeps the most takes any step made frames for.
+type boundSet struct {
+	*drama3.Interleave
+	per   time.Duration
+	bound float64
+	most  atomic.Int32
+}
+
+func (s *boundSet) RealTimeBound() float64 { return s.bound }
+
+func (s *boundSet) Step(frames []drama3.TakeFrame) error {
+	if n := int32(len(frames)); n > s.most.Load() {
+		s.most.Store(n)
+	}
+	time.Sleep(time.Duration(len(frames)) * s.per)
+	return s.Interleave.Step(frames)
+}
+
+// Under a real-time bound takes join only while each stays within it: with
+// a step of 30 ms a take and a bound of 0.3 of the fake's 250 ms frame
+// (75 ms), two takes step together (60 ms), a third would make each 90 ms,
+// so four takes sent together run two at a time, each with its own codes.
+// Without the bound the four run together. Broken once by admitting on
+// the set's places alone: four stepped together.
+func TestSchedulerRealTimeBound(t *testing.T) {
+	for _, c := range []struct {
+		bound float64
+		most  int32 // the most takes stepped together
+	}{{0.3, 2}, {0, 4}} {
+		il, err := drama3.NewInterleave(&seedFrames{}, func() (drama3.FrameBackend, error) { return &seedFrames{}, nil }, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := &boundSet{Interleave: il, per: 30 * time.Millisecond, bound: c.bound}
+		e := fakeEngineOn(t, set)
+		seeds := []uint64{1, 2, 3, 4}
+		fins := make([]*api.Finish, len(seeds))
+		var wg sync.WaitGroup
+		for i, seed := range seeds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fin, err := e.Synthesize(context.Background(), fakeRequest(seed), func(api.Event) {})
+				if err != nil {
+					t.Errorf("bound %g, seed %d: %v", c.bound, seed, err)
+				}
+				fins[i] = fin
+			}()
+		}
+		wg.Wait()
+		e.Close()
+		if got := set.most.Load(); c.bound > 0 && got > c.most || c.bound == 0 && got != c.most {
+			t.Errorf("bound %g: %d takes stepped together at most, want %d", c.bound, got, c.most)
+		}
+		for i, seed := range seeds {
+			want := make([][]int, endOf(seed))
+			for f := range want {
+				want[f] = codesOf(seed, f)
+			}
+			if fin := fins[i]; fin == nil || !reflect.DeepEqual(fin.Codes, want) || c.bound > 0 && fin.Batch > int(c.most) {
+				t.Errorf("bound %g, seed %d: %+v, want the codes %v in a batch of at most %d", c.bound, seed, fin, want, c.most)
+			}
+		}
+	}
+}

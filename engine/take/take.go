@@ -87,11 +87,19 @@ func New(c Config) (*Engine, error) {
 	c.Info.Batch = c.Takes.Capacity()
 	e := &Engine{cfg: c, prompt: prompt}
 	e.closing, e.close = context.WithCancel(context.Background())
-	e.sched = newScheduler(c.Takes)
+	e.sched = newScheduler(c.Takes, frameAudio(c.Info))
 	return e, nil
 }
 
 func (e *Engine) Info() api.Info { return e.cfg.Info }
+
+// frameAudio is the audio one frame makes (0 when info does not say).
+func frameAudio(info api.Info) time.Duration {
+	if info.SampleRate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) * float64(info.SamplesPerFrame) / float64(info.SampleRate))
+}
 
 // Load is the takes running together now and those waiting for a place.
 func (e *Engine) Load() (running, waiting int) { return e.sched.load() }
