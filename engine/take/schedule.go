@@ -47,6 +47,7 @@ type job struct {
 	done    chan struct{} // closed when res or err is set
 	res     *drama3.Result
 	err     error
+	stepped int // steps it made a frame in (the scheduler's goroutine alone)
 }
 
 func (j *job) end(res *drama3.Result, err error) {
@@ -135,6 +136,12 @@ func (s *scheduler) predictStep(k int) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// firstSteps is how many steps of a take after its prefill do not measure
+// the step: a set may make a take's first frame with its prefill and
+// deliver it in the next step at no cost (cuda.TakeFrames), which would
+// predict any number of takes within the bound.
+const firstSteps = 2
 
 // measured keeps the step of n takes (a moving average: a quarter of the
 // latest), the real-time bound's measure.
@@ -380,7 +387,14 @@ func (s *scheduler) run() {
 			continue
 		}
 		step := time.Since(t0)
-		s.measured(len(frames), step)
+		settled := true // every take past its first steps: the step measures n takes
+		for _, j := range ready {
+			settled = settled && j.stepped >= firstSteps
+			j.stepped++
+		}
+		if settled {
+			s.measured(len(frames), step)
+		}
 		var left []ended // the takes that ended at this step, in its order (nil on most frames)
 		for i, j := range ready {
 			ok, err := j.run.Took(frames[i], step, len(frames))

@@ -350,13 +350,15 @@ func TestSchedulerGathersTakesSentTogether(t *testing.T) {
 }
 
 // boundSet is an interleaved fake set whose step costs per a take stepped
-// (a bus each take's rows read over), with a real-time bound when bound > 0;
-// it keeps the most takes any step made frames for.
+// (a bus each take's rows read over), but nothing for a take's first frame
+// (made with its prefill, as cuda.TakeFrames does), with a real-time bound
+// when bound > 0; it keeps the most takes any step made frames for.
 type boundSet struct {
 	*drama3.Interleave
 	per   time.Duration
 	bound float64
 	most  atomic.Int32
+	seen  map[drama3.TakeID]bool // takes stepped before (Step's goroutine alone)
 }
 
 func (s *boundSet) RealTimeBound() float64 { return s.bound }
@@ -365,7 +367,14 @@ func (s *boundSet) Step(frames []drama3.TakeFrame) error {
 	if n := int32(len(frames)); n > s.most.Load() {
 		s.most.Store(n)
 	}
-	time.Sleep(time.Duration(len(frames)) * s.per)
+	var cost time.Duration
+	for _, f := range frames {
+		if s.seen[f.ID] {
+			cost += s.per
+		}
+		s.seen[f.ID] = true
+	}
+	time.Sleep(cost)
 	return s.Interleave.Step(frames)
 }
 
@@ -374,7 +383,8 @@ func (s *boundSet) Step(frames []drama3.TakeFrame) error {
 // (75 ms), two takes step together (60 ms), a third would make each 90 ms,
 // so four takes sent together run two at a time, each with its own codes.
 // Without the bound the four run together. Broken once by admitting on
-// the set's places alone: four stepped together.
+// the set's places alone, and once by measuring a take's first step (its
+// frame made with the prefill, free): four stepped together each time.
 func TestSchedulerRealTimeBound(t *testing.T) {
 	for _, c := range []struct {
 		bound float64
@@ -384,7 +394,7 @@ func TestSchedulerRealTimeBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set := &boundSet{Interleave: il, per: 30 * time.Millisecond, bound: c.bound}
+		set := &boundSet{Interleave: il, per: 30 * time.Millisecond, bound: c.bound, seen: map[drama3.TakeID]bool{}}
 		e := fakeEngineOn(t, set)
 		seeds := []uint64{1, 2, 3, 4}
 		fins := make([]*api.Finish, len(seeds))
