@@ -10,15 +10,11 @@ T 70 make-full "$X/proscenium" make-tiny /tmp/full --geometry full
 XDG_DATA_HOME=/tmp/xdg XDG_CONFIG_HOME=/tmp/xdgc "$X/proscenium" serve --ui --model /tmp/full --backend cuda \
 	--batch 4 --port 18600 --settings "" --memory-cap 22GiB > "$O/serve.log" 2> "$O/serve.err" &
 echo $! > "$O/serve.pid"
-for i in $(seq 240); do
-	r=$(curl -s --max-time 2 http://127.0.0.1:18600/healthz)
-	echo "$r" | grep -q '"model_loaded":true' && break
-	[ "$(date +%s)" -ge "$END" ] && break; sleep 0.5
-done
+wait_loaded 18600
 T 40 connected python3 docs/perf/h200-lead9-concurrent.py 18600 4
 T 40 again python3 docs/perf/h200-lead9-concurrent.py 18600 4
 kill $(cat "$O/serve.pid") 2>/dev/null
 run_pack
-cat $O/machine.txt; cat $O/steps.log
+cat $O/machine.txt; cat $O/steps.log; cat $O/load.log
 echo "== right after the load"; cat $O/connected.log; echo "== again"; cat $O/again.log
 grep -v level=INFO "$O/serve.err" | head -3

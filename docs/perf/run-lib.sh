@@ -8,6 +8,7 @@
 #                                 END; steps.log gets its exit status and time
 #   run_serve PORT                (in the background) writes a full-size checkpoint and starts
 #                                 `proscenium serve --ui` on it; load.log says when /healthz had it
+#   wait_loaded PORT              waits for a serve started by the script to load (/healthz); load.log says when
 #   run_tally STEP…               each step's passes and failures; run_pack tars $O into $OUT
 #   whole_check_tests TEST…       sets F, the whole check's tests (session 25 run 4's list) with TEST… in front,
 #                                 and FF, its prefill paths, run again with the tensor-core attention forced on
@@ -54,6 +55,18 @@ run_serve() {
 		[ "$(date +%s)" -ge "$END" ] && break; sleep 0.5
 	done
 	echo "model loaded after $(( $(date +%s) - t0 )) s: $(cat "$O/status.json")" > "$O/load.log"
+}
+
+# wait_loaded PORT: polls serve's /healthz until the model is loaded (or END); load.log says after how long.
+wait_loaded() {
+	local port=$1 t0 i r=""
+	t0=$(date +%s.%N)
+	for i in $(seq 900); do
+		r=$(curl -s --max-time 2 "http://127.0.0.1:$port/healthz")
+		echo "$r" | grep -q '"model_loaded":true' && break
+		[ "$(date +%s)" -ge "$END" ] && break; sleep 0.5
+	done
+	awk -v a="$(date +%s.%N)" -v b="$t0" -v r="$r" 'BEGIN { printf "model loaded after %.1f s: %s\n", a - b, r }' > "$O/load.log"
 }
 
 run_tally() {
