@@ -89,6 +89,9 @@ describe('takes list figures', () => {
     const full = [2, 3, 4].map((id) => ({ ...api, id }));
     expect(runningState(mine, [mine, ...full], 4)).toBe('prefill: reading the script');
     expect(runningState(mine, [mine, { ...api, id: 1 }, ...full], 4)).toBe('waiting for a place: the batch of 4 runs takes #1, #2, #3, #4');
+    // Experts in host memory: a free place may still not take it (the real-time bound).
+    expect(runningState(mine, [mine, api], 4, true)).toBe('reading the script, or waiting: with experts in host memory a take joins takes #4 only while each stays faster than real time');
+    expect(runningState(mine, [mine], 4, true)).toBe('prefill: reading the script');
     // Finished takes hold no place.
     expect(runningState(mine, [mine, { ...api, state: 'finished' }], 1)).toBe('prefill: reading the script');
     expect(runningState(api, [mine, api])).toBe('making audio: 12 frames · 20.3 frames/s');

@@ -94,9 +94,11 @@ export function finishReason(reason: string | undefined | null): string {
  * fill the engine's batch places; batch 1: one take at a time), reading its
  * prompt (prefill, before the first frame), or making frames. The engine
  * admits takes in order, so a take waits only while batch earlier takes
- * still run.
+ * still run — or, where the GPU keeps experts in host memory (hostTier),
+ * while one more take would make each slower than real time: then which of
+ * the two it is doing cannot be told from here, and the line says so.
  */
-export function runningState(t: Take, takes: Take[], batch = 1): string {
+export function runningState(t: Take, takes: Take[], batch = 1, hostTier = false): string {
   if (t.frames > 0) {
     const fps = t.frames_per_s > 0 ? ` · ${t.frames_per_s.toFixed(1)} frames/s` : '';
     return `making audio: ${t.frames} frames${fps}`;
@@ -106,6 +108,9 @@ export function runningState(t: Take, takes: Take[], batch = 1): string {
   if (ahead.length >= places) {
     if (places === 1) return `waiting for take #${ahead[0].id}${ahead[0].source === 'api' ? ' (from the API)' : ''} to finish`;
     return `waiting for a place: the batch of ${places} runs takes ${ahead.slice(0, places).map((o) => `#${o.id}`).join(', ')}`;
+  }
+  if (hostTier && ahead.length > 0) {
+    return `reading the script, or waiting: with experts in host memory a take joins takes ${ahead.map((o) => `#${o.id}`).join(', ')} only while each stays faster than real time`;
   }
   return 'prefill: reading the script';
 }
