@@ -53,12 +53,11 @@ type FramesOptions struct {
 	Batched bool
 	// PrefixCacheBytes is the device memory voice prefix snapshots may
 	// hold (frame_prefix_cuda.go), admitted with the model by LoadFrames;
-	// 0: DefaultPrefixCacheBytes; negative: no cache. PrefixCacheInHost
-	// keeps the snapshots in pinned host memory instead: LoadFrames sets it
-	// under a host tier, with the bytes the tier granted there
-	// (TierPlan.VoiceCacheHost).
-	PrefixCacheBytes  int64
-	PrefixCacheInHost bool
+	// 0: DefaultPrefixCacheBytes; negative: no cache. Under a host tier
+	// LoadFrames sets it to the pinned host memory the tier granted
+	// (TierPlan.VoiceCacheHost), where the snapshots then live
+	// (Frames.PrefixCacheInHost).
+	PrefixCacheBytes int64
 	// Tier, when set, hears the memory tier LoadFrames chose before it
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
@@ -234,7 +233,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 	// the host tier pinned host memory.
 	opt.PrefixCacheBytes = tier.VoiceCache
 	if tier.Tier == TierHostExperts {
-		opt.PrefixCacheBytes, opt.PrefixCacheInHost = tier.VoiceCacheHost, true
+		opt.PrefixCacheBytes = tier.VoiceCacheHost
 	}
 	if opt.PrefixCacheBytes == 0 {
 		opt.PrefixCacheBytes = -1
@@ -432,8 +431,9 @@ func (f *Frames) Admitted() int64 { return f.admitted }
 func (f *Frames) Tier() TierPlan { return f.bb.W.Tier }
 
 // PrefixCacheInHost says whether the voice cache's snapshots live in pinned
-// host memory (a host tier's) rather than on the device.
-func (f *Frames) PrefixCacheInHost() bool { return f.opt.PrefixCacheInHost }
+// host memory rather than on the device: under a host tier, where each
+// device byte goes to experts.
+func (f *Frames) PrefixCacheInHost() bool { return f.Tier().Tier == TierHostExperts }
 
 // ExpertCache is the expert cache's counts since the load (zero without one).
 func (f *Frames) ExpertCache() ExpertCacheStats { return f.bb.W.Cache.Stats() }

@@ -23,7 +23,7 @@ import (
 // (FramesOptions.PrefixCacheBytes is admitted with the model), and when an
 // allocation of a take fails the least recently used snapshot is freed
 // before the take is (allocForTake). Under a host tier
-// (FramesOptions.PrefixCacheInHost) a snapshot is one block of pinned host
+// (Frames.PrefixCacheInHost) a snapshot is one block of pinned host
 // memory instead, which the tier granted from the host's: keeping and
 // restoring it cross the bus, and it costs the device nothing.
 
@@ -101,15 +101,15 @@ func (f *Frames) allocForTake(bytes int64) (*Block, error) {
 // snapshotsOnDevice says whether the voice cache's snapshots take device
 // memory (freeing one makes room for a take).
 func (f *Frames) snapshotsOnDevice() bool {
-	return f.prefixes != nil && !f.opt.PrefixCacheInHost
+	return f.prefixes != nil && !f.PrefixCacheInHost()
 }
 
 // allocSnapshot takes a snapshot's block: device memory (freeing older
-// snapshots while the pool refuses), or pinned host memory of the host
-// tier's account under FramesOptions.PrefixCacheInHost (the cache's own cap
-// bounds it: the tier granted it).
+// snapshots while the pool refuses), or under a host tier pinned host
+// memory of the tier's account (Frames.PrefixCacheInHost; the cache's own
+// cap bounds it: the tier granted it).
 func (f *Frames) allocSnapshot(bytes int64) (*Block, error) {
-	if !f.opt.PrefixCacheInHost {
+	if !f.PrefixCacheInHost() {
 		return f.allocForTake(bytes)
 	}
 	var b *Block

@@ -109,7 +109,7 @@ func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	if plain.PrefixCache() != nil || cached.PrefixCache() == nil {
 		t.Fatal("PrefixCacheBytes -1 should keep no cache, 0 the default one")
 	}
-	if pt, ct := plain.Tier(), cached.Tier(); inHost != (ct.Tier == TierHostExperts) || inHost != cached.PrefixCacheInHost() ||
+	if pt, ct := plain.Tier(), cached.Tier(); inHost != cached.PrefixCacheInHost() ||
 		pt.Tier != ct.Tier || pt.DeviceLayers != ct.DeviceLayers || pt.PrefillRows != ct.PrefillRows || pt.NoDrawnTables != ct.NoDrawnTables {
 		t.Fatalf("the two loads' tiers: without a cache %s, with one %s (cache in host memory: %v, want %v)", pt, ct, cached.PrefixCacheInHost(), inHost)
 	}

@@ -143,8 +143,8 @@ type TierPlan struct {
 	// to it under the host tier (not part of Host: snapshots are allocated
 	// as voices are cached): what it asked for, less what the host lacks
 	// beyond Host and the reserve. A restore then copies a snapshot over
-	// the bus (a 10 s voice's 169 MB: a few ms) instead of a prefill whose
-	// every pass reads the host layers' experts over it.
+	// the bus (a 10 s voice's 169 MB) instead of a prefill whose every pass
+	// reads the host layers' experts over it.
 	VoiceCache     int64
 	VoiceCacheHost int64
 	// PrefillRows is the rows of the backbone's prefill passes the load
