@@ -134,6 +134,9 @@ type voiceTake struct {
 	FirstAudioMs  float64 `json:"time_to_first_audio_ms"`
 	RowsPrefilled int     `json:"prefilled_rows"`
 	FromCache     bool    `json:"from_cache"`
+	// SplitPass: the voice prefix's last pass and the script ran as one
+	// split pass (a host tier, -prefix-pass split).
+	SplitPass bool `json:"split_pass,omitempty"`
 	// Profile (-prompt-profile): where the prefill's time went, wall ms.
 	Profile *promptProfile `json:"profile,omitempty"`
 }
@@ -219,6 +222,7 @@ func benchTake(args []string) error {
 	nearTiesOn := fs.Bool("near-ties", false, "with -batch: after the rounds, each take of a round of B (B > 1) made together against the same seed made alone, the pipeline off and every logits vector read: where their codes part, whether the draw sat at a near-tie of the two runs' logits (fails on one that did not)")
 	routesOn := fs.Bool("routes", true, "with -near-ties: log each prompt row's and step's routing (the router's logits and the experts chosen at every layer) and compare a take's alone and batched: where it parted, whether at a tie of the router (two copies a layer in every prefill pass and step graph, the rounds' too)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
+	prefixPass := fs.String("prefix-pass", "split", "how a take in a voice not cached runs its voice prefix's last pass and its script under a host tier: split (one split pass: each host layer's experts over the bus once for both, the product's way) or apart (two passes; the same bits)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -251,6 +255,12 @@ func benchTake(args []string) error {
 	}
 	if *refSeconds < 0 || *refSeconds > maxRefSeconds {
 		return fmt.Errorf("--ref-seconds %g: in [0, %d]", *refSeconds, maxRefSeconds)
+	}
+	switch *prefixPass {
+	case "split", "apart":
+		cuda.SplitPrefix = *prefixPass == "split"
+	default:
+		return fmt.Errorf("--prefix-pass %q: split or apart", *prefixPass)
 	}
 	// The codec's frame rate bounds the reference's rows before a load (the
 	// S2 codec: 2048 samples a frame).
@@ -520,7 +530,11 @@ func benchTake(args []string) error {
 			name string
 			t    *voiceTake
 		}{{"  uncached", res.Uncached}, {"  from the cache", res.Cached}} {
-			fmt.Printf("%-17s prefill %.2f ms (%d rows), first audio %.2f ms\n", v.name, v.t.PrefillMs, v.t.RowsPrefilled, v.t.FirstAudioMs)
+			split := ""
+			if v.t.SplitPass {
+				split = ", the prefix's last pass and the script as one split pass"
+			}
+			fmt.Printf("%-17s prefill %.2f ms (%d rows%s), first audio %.2f ms\n", v.name, v.t.PrefillMs, v.t.RowsPrefilled, split, v.t.FirstAudioMs)
 			if pr := v.t.Profile; pr != nil {
 				fmt.Printf("%-17s feedback rows %.2f ms, backbone %.2f ms, tower %.2f ms (%d forced frames)\n", "", pr.FeedbackMs, pr.BackboneMs, pr.TowerMs, pr.Frames)
 			}
@@ -785,7 +799,7 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 			prof = &p
 		}
 		return out, &voiceTake{PrefillMs: ms(out.Stages[drama3.StagePrefill]), FirstAudioMs: ms(out.TimeToFirstAudio),
-			RowsPrefilled: last.Prefilled, FromCache: last.Restored, Profile: profileOf(prof)}, nil
+			RowsPrefilled: last.Prefilled, FromCache: last.Restored, SplitPass: f.LastSplit(), Profile: profileOf(prof)}, nil
 	}
 	warm, err := voice()
 	if err != nil {

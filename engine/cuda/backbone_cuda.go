@@ -356,7 +356,7 @@ func (b *Backbone) prefill(rows []BackboneRow, out []float32) error {
 			passEmb = emb[s*H : e*H]
 		}
 		if err := b.d.Run(func(q *Queue) error {
-			if err := b.copyPassInputs(q, toks[s:e], passEmb, n); err != nil {
+			if err := b.copyPassInputs(q, toks[s:e], passEmb, n, b.blockPos(n)); err != nil {
 				return err
 			}
 			return b.inPass(n, func() error { return b.enqueue(q, n, pos+n) })
@@ -448,25 +448,35 @@ func (b *Backbone) enqueue(q *Queue, n, maxLen int) error {
 	fused := n == 1 && b.fusedStep()
 	tails := n == 1 && !b.d.Numerics.Exact() && (b.Fused || b.FusedMixers)
 	for i := range b.layers {
-		L := &b.layers[i]
-		if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails); err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
-		}
-		if b.skip&StepMoE != 0 {
-			continue
-		}
-		next, dst := b.afterLayer(i)
-		var err error
-		if fused {
-			err = b.moeFused(q, L, next, dst, eps)
-		} else {
-			err = b.moe(q, L, n, next, dst, eps)
-		}
-		if err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
+		if err := b.layerForward(q, i, n, pos, maxLen, eps, fused, tails); err != nil {
+			return err
 		}
 	}
 	return q.AddInt32(pos, n)
+}
+
+// layerForward enqueues layer i of a forward of n rows (enqueue's flags):
+// its mixer, then its feed-forward, which leaves the next layer's input
+// norm or the final norm (afterLayer).
+func (b *Backbone) layerForward(q *Queue, i, n int, pos Tensor, maxLen int, eps float32, fused, tails bool) error {
+	L := &b.layers[i]
+	if err := b.mixer(q, L, n, pos, maxLen, eps, fused, tails); err != nil {
+		return fmt.Errorf("layer %d: %w", i, err)
+	}
+	if b.skip&StepMoE != 0 {
+		return nil
+	}
+	next, dst := b.afterLayer(i)
+	var err error
+	if fused {
+		err = b.moeFused(q, L, next, dst, eps)
+	} else {
+		err = b.moe(q, L, n, next, dst, eps)
+	}
+	if err != nil {
+		return fmt.Errorf("layer %d: %w", i, err)
+	}
+	return nil
 }
 
 // enqueueEntry enqueues what every forward of n rows begins with: the rows'
@@ -618,12 +628,15 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	}
 	// (A captured B-row step reads its experts in place, as a step does:
 	// what the stage holds is tracked as work is enqueued, not replayed.)
-	if x.Host && !b.rows.capturing && stagePass(x, n, p.K) {
+	if x.Host && !b.rows.capturing && (stagePass(x, n, p.K) || n > 1 && b.W.stageHolds == L.layer) {
 		// A prefill pass: the layer's experts from host memory onto the
 		// stage in one copy at the link's rate, then the same kernels on the
 		// same bytes, so each expert crosses the bus once per pass instead
 		// of once per (row, expert) pair. (A step reads its k experts over
-		// the bus in place: one copy of all would cost E/k times more.)
+		// the bus in place: one copy of all would cost E/k times more.) A
+		// pass whose layer the stage already holds (the second part of a
+		// split pass, backbone_prefill_split_cuda.go) reads it there
+		// however few its rows: no copy at all.
 		var err error
 		if xw, err = b.W.stageExperts(q, L.layer); err != nil {
 			return err

@@ -76,12 +76,13 @@ func (b *Backbone) blockPos(n int) []int32 {
 
 // copyPassInputs enqueues on q's stream, ahead of a pass's kernels, the
 // copies of its n tokens, its embedding rows' span (toks −1; none for a
-// pass of tokens) and its attention blocks' positions (blockPos), without
+// pass of tokens) and its attention blocks' positions (at: blockPos, or a
+// split pass's), without
 // Upload's synchronisations and device-thread round trips: the copies are
 // ordered with the kernels on the stream, and from pageable memory each
 // returns once its bytes are staged, so toks and emb may change after it.
 // On the device thread.
-func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) error {
+func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int, at []int32) error {
 	s := q.Stream()
 	put := func(off int64, src unsafe.Pointer, bytes int64, what string) error {
 		if err := checkFits(b.work, off, bytes, what); err != nil {
@@ -98,7 +99,7 @@ func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) 
 			return err
 		}
 	}
-	if at := b.blockPos(n); at != nil {
+	if at != nil {
 		return put(b.Plan.BlockPos, unsafe.Pointer(&at[0]), int64(len(at))*4, "prefill block positions")
 	}
 	return nil
@@ -107,7 +108,7 @@ func (b *Backbone) copyPassInputs(q *Queue, toks []int32, emb []float32, n int) 
 // uploadPass copies a pass's inputs (copyPassInputs) in a Run of its own,
 // ahead of the work enqueued after it.
 func (b *Backbone) uploadPass(toks []int32, emb []float32, n int) error {
-	return b.d.Run(func(q *Queue) error { return b.copyPassInputs(q, toks, emb, n) })
+	return b.d.Run(func(q *Queue) error { return b.copyPassInputs(q, toks, emb, n, b.blockPos(n)) })
 }
 
 // attentionPos is the positions an attention layer's core reads for a pass

@@ -134,6 +134,9 @@ type Frames struct {
 
 	prefixes   *drama3.PrefixCache // voice prefix snapshots; nil: none
 	lastPrefix drama3.PrefixOutcome
+	// lastSplit: the last prompt ran its voice prefix's last pass and its
+	// script as one split pass (frame_prompt_split_cuda.go).
+	lastSplit bool
 
 	// inSet: a take slot of a TakeFrames (frame_takes_cuda.go): bb and the
 	// tower's slot are shared with the set's other takes, slot is its own.

@@ -32,6 +32,20 @@ import (
 type stateRegion struct {
 	block      *Block
 	off, bytes int64
+	// layer is the backbone layer whose state it is (-1: the tower's);
+	// overwritten says that later rows change it (a DeltaNet layer's state),
+	// where a KV cache's rows of the prefix stay as later rows append theirs.
+	layer       int
+	overwritten bool
+}
+
+// regionBytes is the bytes of regions, back to back: a snapshot's.
+func regionBytes(regions []stateRegion) int64 {
+	var bytes int64
+	for _, r := range regions {
+		bytes += r.bytes
+	}
+	return bytes
 }
 
 // prefixRegions lists the regions holding the state after the first rows
@@ -39,14 +53,14 @@ type stateRegion struct {
 func (f *Frames) prefixRegions(rows int) []stateRegion {
 	var out []stateRegion
 	p := f.bb.Plan
-	for _, L := range f.bb.layers {
+	for i, L := range f.bb.layers {
 		switch {
 		case L.dn != nil:
-			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes()})
+			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes(), i, true})
 		case L.at != nil:
 			row := 4 * int64(p.Attention.KVHeads*p.Attention.HeadDim)
 			k, v := L.at.KV, L.at.KV.At(int64(L.at.Capacity)*row) // K then V (AttentionForward)
-			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row}, stateRegion{v.Block, v.Off, int64(rows) * row})
+			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row, i, false}, stateRegion{v.Block, v.Off, int64(rows) * row, i, false})
 		}
 	}
 	g := f.tower.g
@@ -54,7 +68,7 @@ func (f *Frames) prefixRegions(rows int) []stateRegion {
 	layer := int64(f.tower.opt.MaxRows) * row // keys, then values (Tower.layer)
 	for li := 0; li < f.tower.layers(); li++ {
 		base := int64(li) * 2 * layer
-		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row}, stateRegion{f.tower.kv, base + layer, int64(rows) * row})
+		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row, -1, false}, stateRegion{f.tower.kv, base + layer, int64(rows) * row, -1, false})
 	}
 	return out
 }
@@ -121,49 +135,64 @@ func (f *Frames) allocSnapshot(bytes int64) (*Block, error) {
 // (toSnapshot: regions → block; otherwise block → regions): device to
 // device, or across the bus for a snapshot in pinned host memory.
 func (f *Frames) copyRegions(regions []stateRegion, block *Block, toSnapshot bool) error {
-	return f.d.Run(func(q *Queue) error {
-		var at int64
-		for _, r := range regions {
-			if r.bytes == 0 {
-				continue
-			}
-			live := cu.DevicePtr(r.block.Ptr + uintptr(r.off))
-			var err error
-			switch {
-			case block.Host != nil && toSnapshot:
-				err = cu.MemcpyDtoHAsync(unsafe.Add(block.Host, at), live, r.bytes, q.Stream())
-			case block.Host != nil:
-				err = cu.MemcpyHtoDAsync(live, unsafe.Add(block.Host, at), r.bytes, q.Stream())
-			case toSnapshot:
-				err = cu.MemcpyDtoDAsync(cu.DevicePtr(block.Ptr+uintptr(at)), live, r.bytes, q.Stream())
-			default:
-				err = cu.MemcpyDtoDAsync(live, cu.DevicePtr(block.Ptr+uintptr(at)), r.bytes, q.Stream())
-			}
-			if err != nil {
-				return err
-			}
-			at += r.bytes
-		}
-		return nil
-	})
+	return f.d.Run(func(q *Queue) error { return enqueueRegionCopies(q, regions, block, toSnapshot, nil) })
 }
 
-// keepPrefix snapshots the state after the first rows prompt rows into the
-// cache under key. A snapshot the cache cannot hold, or memory the pool
-// refuses even with the older snapshots freed, is skipped: the take goes
-// on without it.
-func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
-	regions := f.prefixRegions(rows)
-	var bytes int64
+// enqueueRegionCopies enqueues on q copyRegions' copies of the regions that
+// want takes (nil: every one), each at its place in the block.
+func enqueueRegionCopies(q *Queue, regions []stateRegion, block *Block, toSnapshot bool, want func(stateRegion) bool) error {
+	var at int64
 	for _, r := range regions {
-		bytes += r.bytes
+		if r.bytes == 0 {
+			continue
+		}
+		if want != nil && !want(r) {
+			at += r.bytes
+			continue
+		}
+		live := cu.DevicePtr(r.block.Ptr + uintptr(r.off))
+		var err error
+		switch {
+		case block.Host != nil && toSnapshot:
+			err = cu.MemcpyDtoHAsync(unsafe.Add(block.Host, at), live, r.bytes, q.Stream())
+		case block.Host != nil:
+			err = cu.MemcpyHtoDAsync(live, unsafe.Add(block.Host, at), r.bytes, q.Stream())
+		case toSnapshot:
+			err = cu.MemcpyDtoDAsync(cu.DevicePtr(block.Ptr+uintptr(at)), live, r.bytes, q.Stream())
+		default:
+			err = cu.MemcpyDtoDAsync(live, cu.DevicePtr(block.Ptr+uintptr(at)), r.bytes, q.Stream())
+		}
+		if err != nil {
+			return err
+		}
+		at += r.bytes
 	}
+	return nil
+}
+
+// snapshotBlock is the regions of the state after the first rows prompt
+// rows and a block to snapshot them into, or a nil block when the cache
+// cannot hold them or the pool refuses the memory even with the older
+// snapshots freed: the take goes on without a snapshot.
+func (f *Frames) snapshotBlock(rows int) ([]stateRegion, *Block) {
+	regions := f.prefixRegions(rows)
+	bytes := regionBytes(regions)
 	if !f.prefixes.Fits(bytes) {
-		return nil
+		return regions, nil
 	}
 	block, err := f.allocSnapshot(bytes)
 	if err != nil {
-		return nil // memory is short: no snapshot this time
+		return regions, nil // memory is short: no snapshot this time
+	}
+	return regions, block
+}
+
+// keepPrefix snapshots the state after the first rows prompt rows into the
+// cache under key (snapshotBlock: skipped when there is no room).
+func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
+	regions, block := f.snapshotBlock(rows)
+	if block == nil {
+		return nil
 	}
 	if err := f.copyRegions(regions, block, true); err != nil {
 		f.d.Free(block)
@@ -179,11 +208,7 @@ func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
 // setTowerRows).
 func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 	regions := f.prefixRegions(s.rows)
-	var bytes int64
-	for _, r := range regions {
-		bytes += r.bytes
-	}
-	if bytes != s.block.Bytes {
+	if bytes := regionBytes(regions); bytes != s.block.Bytes {
 		return fmt.Errorf("cuda frames: a prefix snapshot of %d bytes, the model's state after %d rows is %d", s.block.Bytes, s.rows, bytes)
 	}
 	if err := f.d.Sync(); err != nil {

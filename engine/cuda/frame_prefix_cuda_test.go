@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -116,59 +117,13 @@ func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	pinnedLoaded := dev.Pool.Stats(HostTierMem).Used // both loads' pinned weights, before any snapshot
 	entries := cached.CodebookEntries()
 	r := newRand(t)
-	voice := func(frames int) drama3.Reference {
-		codes := make([][]int, frames)
-		for f := range codes {
-			codes[f] = make([]int, len(entries))
-			for c, e := range entries {
-				codes[f][c] = r.IntN(e)
-			}
-		}
-		return drama3.Reference{Transcript: "A reference line, said once and clearly.", Codes: codes}
-	}
+	voice := func(frames int) drama3.Reference { return randomVoice(r, entries, frames) }
 	prompt := func(text string, refs ...drama3.Reference) drama3.Prompt {
-		p, err := pb.ReferenceVoice(text, refs, entries)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return voicePrompt(t, pb, entries, text, refs...)
 	}
-	forced := make([][]int, 12)
-	for f := range forced {
-		forced[f] = make([]int, len(entries))
-		for c, e := range entries {
-			forced[f][c] = r.IntN(e)
-		}
-	}
-
-	// trace is a take's teacher-forced logits and two free-running seeds'
-	// codes (pipelined).
-	type trace struct {
-		logits drama3.LogitsLog
-		codes  [][][]int
-	}
-	take := func(b *Frames, p drama3.Prompt) trace {
-		tr := trace{logits: drama3.LogitsLog{}}
-		b.TapLogits(tr.logits.Tap)
-		promptTake(t, b, p, 1, len(forced), forced)
-		b.TapLogits(nil)
-		b.SetPipeline(true)
-		defer b.SetPipeline(false)
-		for seed := uint64(1); seed <= 2; seed++ {
-			codes, _ := promptTake(t, b, p, seed, 20, nil)
-			tr.codes = append(tr.codes, codes)
-		}
-		return tr
-	}
-	same := func(what string, got, want trace) {
-		t.Helper()
-		if err := sameLogBits(got.logits, want.logits); err != nil {
-			t.Fatalf("%s: teacher-forced logits differ from the uncached take's: %v", what, err)
-		}
-		if !reflect.DeepEqual(got.codes, want.codes) {
-			t.Fatalf("%s: free-running codes %v, the uncached take's %v", what, got.codes, want.codes)
-		}
-	}
+	forced := randomFrames(r, entries, 12)
+	take := func(b *Frames, p drama3.Prompt) prefixTrace { return takeTrace(t, b, p, forced) }
+	same := func(what string, got, want prefixTrace) { t.Helper(); sameTrace(t, what, got, want) }
 
 	one, two := voice(70), voice(45)
 	for i, p := range []drama3.Prompt{
@@ -238,4 +193,121 @@ func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	if after.Evictions <= before.Evictions {
 		t.Fatalf("the take ran with the pool at its cap and no cached voice was dropped (%+v, then %+v)", before, after)
 	}
+}
+
+// randomVoice is a reference of frames random frames.
+func randomVoice(r *rand.Rand, entries []int, frames int) drama3.Reference {
+	return drama3.Reference{Transcript: "A reference line, said once and clearly.", Codes: randomFrames(r, entries, frames)}
+}
+
+// randomFrames is n frames of random codes.
+func randomFrames(r *rand.Rand, entries []int, n int) [][]int {
+	codes := make([][]int, n)
+	for f := range codes {
+		codes[f] = make([]int, len(entries))
+		for c, e := range entries {
+			codes[f][c] = r.IntN(e)
+		}
+	}
+	return codes
+}
+
+// voicePrompt is text's prompt in the reference voices refs.
+func voicePrompt(t *testing.T, pb *drama3.PromptBuilder, entries []int, text string, refs ...drama3.Reference) drama3.Prompt {
+	t.Helper()
+	p, err := pb.ReferenceVoice(text, refs, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// prefixTrace is a take's teacher-forced logits and two free-running
+// seeds' codes (pipelined).
+type prefixTrace struct {
+	logits drama3.LogitsLog
+	codes  [][][]int
+}
+
+// takeTrace runs p on b teacher-forced to forced, then free-running with
+// seeds 1 and 2 for 20 frames each.
+func takeTrace(t *testing.T, b *Frames, p drama3.Prompt, forced [][]int) prefixTrace {
+	t.Helper()
+	tr := prefixTrace{logits: drama3.LogitsLog{}}
+	b.TapLogits(tr.logits.Tap)
+	promptTake(t, b, p, 1, len(forced), forced)
+	b.TapLogits(nil)
+	b.SetPipeline(true)
+	defer b.SetPipeline(false)
+	for seed := uint64(1); seed <= 2; seed++ {
+		codes, _ := promptTake(t, b, p, seed, 20, nil)
+		tr.codes = append(tr.codes, codes)
+	}
+	return tr
+}
+
+// sameTrace fails t unless got is want, every logit bit for bit and every code.
+func sameTrace(t *testing.T, what string, got, want prefixTrace) {
+	t.Helper()
+	if err := sameLogBits(got.logits, want.logits); err != nil {
+		t.Fatalf("%s: teacher-forced logits differ from the uncached take's: %v", what, err)
+	}
+	if !reflect.DeepEqual(got.codes, want.codes) {
+		t.Fatalf("%s: free-running codes %v, the uncached take's %v", what, got.codes, want.codes)
+	}
+}
+
+// TestFramesSplitPrefix: under a host tier a take in a voice the cache does
+// not hold runs its voice prefix's last pass and its script as one split
+// pass (prefillSplit) and draws what the two passes draw, bit for bit:
+// with the load's passes (the prompt one pass's rows), and with passes of
+// BackboneChunk rows, where the prefix's first pass runs alone before the
+// split. (That a voice kept by a split pass restores to the same takes is
+// TestFramesPrefixCacheInHostMemory's: its first take in each voice splits.)
+func TestFramesSplitPrefix(t *testing.T) {
+	eachTinyCheckpoint(t, func(t *testing.T, dir string) {
+		ck, pb := engineWithPrompts(t, dir)
+		for _, rows := range []int{0, BackboneChunk} {
+			t.Run(fmt.Sprintf("passes %d", rows), func(t *testing.T) {
+				if rows > 0 {
+					defer func(n int, set bool) { prefillRows, prefillRowsSet = n, set }(prefillRows, prefillRowsSet)
+					prefillRows, prefillRowsSet = rows, true
+				}
+				opt := FramesOptions{Capacity: 600, PrefixCacheBytes: -1}
+				f := loadUnder(t, ck, opt, hostTierBudget(t, ck, opt))
+				defer f.Close()
+				entries := f.CodebookEntries()
+				r := newRand(t)
+				forced := randomFrames(r, entries, 12)
+				chunk := f.bb.Plan.Chunk
+				// A voice whose prefix's last pass and script fit one pass
+				// (and, with short passes, whose prefix takes more than one).
+				var p drama3.Prompt
+				for frames := 40; ; frames++ {
+					p = voicePrompt(t, pb, entries, "A line in a voice of its own.", randomVoice(r, entries, frames))
+					prefix := p.VoicePrefix()
+					from := (prefix - 1) / chunk * chunk
+					if f.bb.SplitFits(prefix-from, len(p)-from) && (rows == 0 || from > 0) {
+						t.Logf("%d rows, voice prefix %d, passes of %d: the split pass from row %d", len(p), prefix, chunk, from)
+						break
+					}
+					if frames == 200 {
+						t.Fatalf("no voice of 40–200 frames splits in passes of %d rows", chunk)
+					}
+				}
+				defer func(on bool) { SplitPrefix = on }(SplitPrefix)
+				SplitPrefix = false
+				want := takeTrace(t, f, p, forced)
+				if f.lastSplit {
+					t.Fatal("SplitPrefix false ran a split pass")
+				}
+				SplitPrefix = true
+				got := takeTrace(t, f, p, forced)
+				if !f.lastSplit {
+					t.Fatal("no split pass under the host tier")
+				}
+				sameTrace(t, "split pass", got, want)
+			})
+		}
+	})
 }

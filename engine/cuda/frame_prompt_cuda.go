@@ -178,6 +178,51 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 	last := len(p) - 1
 	chunk := f.bb.Plan.Chunk
 	ncb := len(f.entries)
+	// rowsOf is rows [from, to) as the backbone takes them, each audio row
+	// its feedback row (the next of emb: rows are taken in order).
+	rowsOf := func(from, to int) []BackboneRow {
+		rows := make([]BackboneRow, to-from)
+		for i, row := range p[from:to] {
+			rows[i].Token = row.Token
+			if row.Codes != nil {
+				rows[i].Embedding, emb = emb[:H:H], emb[H:]
+			}
+		}
+		return rows
+	}
+	// towerRows enqueues rows [from, min(to, last)) through the tower in
+	// one batched pass, each forced to the frame after it or a text row,
+	// their backbone rows at Out from prompt row base on; when the prompt
+	// ends at to, its last row goes to Out's row 0 (frame 0 reads it there).
+	out := f.bb.t(f.bb.Plan.Out)
+	rowAt := func(r, base int) Tensor { return out.At(int64(r-base) * int64(H) * 4) }
+	towerRows := func(q *Queue, from, to, base int) error {
+		if end := min(to, last); end > from {
+			rc := Whole(codes).At(int64(from-start) * int64(ncb) * 4)
+			if err := f.tower.PromptRows(q, rowAt(from, base), end-from, rc, ncb); err != nil {
+				return err
+			}
+		}
+		if to == len(p) && last > base {
+			return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last, base).addr()), int64(H)*4, q.Stream())
+		}
+		return nil
+	}
+	// profile adds the time since *t0 to *part (PromptProfile) once the
+	// device is done, and restarts *t0.
+	profile := func(t0 *time.Time, part func(*PromptTimes) *time.Duration) error {
+		if PromptProfile == nil {
+			return nil
+		}
+		if err := f.d.Sync(); err != nil { // (a pass runs on when its call returns)
+			return err
+		}
+		*part(PromptProfile) += time.Since(*t0)
+		*t0 = time.Now()
+		return nil
+	}
+	backbone := func(pt *PromptTimes) *time.Duration { return &pt.Backbone }
+	tower := func(pt *PromptTimes) *time.Duration { return &pt.Tower }
 	// prefill runs rows [lo, hi) through the backbone in passes of chunk
 	// rows, and rows [lo, min(hi, last)) through the tower.
 	prefill := func(lo, hi int) error {
@@ -186,60 +231,51 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 				return err
 			}
 			to := min(from+chunk, hi)
-			rows := make([]BackboneRow, to-from)
-			for i, row := range p[from:to] {
-				rows[i].Token = row.Token
-				if row.Codes != nil {
-					rows[i].Embedding, emb = emb[:H:H], emb[H:]
-				}
-			}
 			t0 := time.Now()
-			if err := f.bb.PrefillOnDevice(rows); err != nil {
+			if err := f.bb.PrefillOnDevice(rowsOf(from, to)); err != nil {
 				return err
 			}
 			if err := f.tapPromptRoutes(from); err != nil {
 				return err
 			}
-			if PromptProfile != nil {
-				if err := f.d.Sync(); err != nil { // (the pass runs on when PrefillOnDevice returns)
-					return err
-				}
-				PromptProfile.Backbone += time.Since(t0)
-				t0 = time.Now()
+			if err := profile(&t0, backbone); err != nil {
+				return err
 			}
-			// Tower rows [from, min(to, last)) in one batched pass, each
-			// forced to the frame after it or a text row.
-			out := f.bb.t(f.bb.Plan.Out)
-			rowAt := func(r int) Tensor { return out.At(int64(r-from) * int64(H) * 4) }
-			end := min(to, last)
-			err := f.d.Run(func(q *Queue) error {
-				if end > from {
-					rc := Whole(codes).At(int64(from-start) * int64(ncb) * 4)
-					if err := f.tower.PromptRows(q, rowAt(from), end-from, rc, ncb); err != nil {
-						return err
-					}
-				}
-				if to == len(p) && last > from {
-					// The last row starts frame 0: the frame graphs read row 0 of Out.
-					return cu.MemcpyDtoDAsync(cu.DevicePtr(out.addr()), cu.DevicePtr(rowAt(last).addr()), int64(H)*4, q.Stream())
-				}
-				return nil
-			})
-			if err != nil {
+			if err := f.d.Run(func(q *Queue) error { return towerRows(q, from, to, from) }); err != nil {
 				f.fault = err
 				return err
 			}
-			if PromptProfile != nil {
-				if err := f.d.Sync(); err != nil {
-					return err
-				}
-				PromptProfile.Tower += time.Since(t0)
+			if err := profile(&t0, tower); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
 	f.lastPrefix = drama3.PrefixOutcome{Rows: prefix, Restored: snap != nil, Prefilled: len(p) - start}
-	if snap == nil && prefix > 0 {
+	f.lastSplit = false
+	switch {
+	case snap == nil && prefix > 0 && f.splitsPrefix(prefix, len(p)):
+		from := (prefix - 1) / chunk * chunk // the voice prefix's last pass
+		if err := prefill(0, from); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := f.prefillSplit(rowsOf(from, len(p)), prefix-from, key, prefix, func() error { return profile(&t0, backbone) },
+			func(q *Queue) error {
+				if err := towerRows(q, from, prefix, from); err != nil {
+					return err
+				}
+				return towerRows(q, prefix, len(p), from)
+			}); err != nil {
+			return err
+		}
+		if err := profile(&t0, tower); err != nil {
+			return err
+		}
+	case snap == nil && prefix > 0:
 		if err := prefill(0, prefix); err != nil {
 			return err
 		}
@@ -248,9 +284,11 @@ func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Se
 				return err
 			}
 		}
-	}
-	if err := prefill(max(start, prefix), len(p)); err != nil {
-		return err
+		fallthrough
+	default:
+		if err := prefill(max(start, prefix), len(p)); err != nil {
+			return err
+		}
 	}
 	// Every later backbone row is an embedding (the feedback row). Upload
 	// returns with the stream drained: the prompt's work is done.
