@@ -137,6 +137,9 @@ type voiceTake struct {
 	// SplitPass: the voice prefix's last pass and the script ran as one
 	// split pass (a host tier, -prefix-pass split).
 	SplitPass bool `json:"split_pass,omitempty"`
+	// StagedBytes is what the take's prefill copied onto the host tier's
+	// stage (cuda.DeviceWeights.StagedBytes): its experts over the bus.
+	StagedBytes int64 `json:"staged_bytes,omitempty"`
 	// Profile (-prompt-profile): where the prefill's time went, wall ms.
 	Profile *promptProfile `json:"profile,omitempty"`
 }
@@ -222,6 +225,7 @@ func benchTake(args []string) error {
 	nearTiesOn := fs.Bool("near-ties", false, "with -batch: after the rounds, each take of a round of B (B > 1) made together against the same seed made alone, the pipeline off and every logits vector read: where their codes part, whether the draw sat at a near-tie of the two runs' logits (fails on one that did not)")
 	routesOn := fs.Bool("routes", true, "with -near-ties: log each prompt row's and step's routing (the router's logits and the experts chosen at every layer) and compare a take's alone and batched: where it parted, whether at a tie of the router (two copies a layer in every prefill pass and step graph, the rounds' too)")
 	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
+	hostStage := fs.String("host-stage", "routed", "how a prefill pass under a host tier copies a host layer's experts onto the stage: routed (only the experts its rows route to, where that carries fewer bytes: the product's way) or layer (the whole layer, or each (row, expert) pair's expert read in place; the same bits)")
 	prefixPass := fs.String("prefix-pass", "split", "how a take in a voice not cached runs its voice prefix's last pass and its script under a host tier: split (one split pass: each host layer's experts over the bus once for both, the product's way) or apart (two passes; the same bits)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -255,6 +259,12 @@ func benchTake(args []string) error {
 	}
 	if *refSeconds < 0 || *refSeconds > maxRefSeconds {
 		return fmt.Errorf("--ref-seconds %g: in [0, %d]", *refSeconds, maxRefSeconds)
+	}
+	switch *hostStage {
+	case "routed", "layer":
+		cuda.StageRouted = *hostStage == "routed"
+	default:
+		return fmt.Errorf("--host-stage %q: routed or layer", *hostStage)
 	}
 	switch *prefixPass {
 	case "split", "apart":
@@ -534,6 +544,9 @@ func benchTake(args []string) error {
 			if v.t.SplitPass {
 				split = ", the prefix's last pass and the script as one split pass"
 			}
+			if v.t.StagedBytes > 0 {
+				split += fmt.Sprintf(", %.2f GB of experts staged over the bus", float64(v.t.StagedBytes)/1e9)
+			}
 			fmt.Printf("%-17s prefill %.2f ms (%d rows%s), first audio %.2f ms\n", v.name, v.t.PrefillMs, v.t.RowsPrefilled, split, v.t.FirstAudioMs)
 			if pr := v.t.Profile; pr != nil {
 				fmt.Printf("%-17s feedback rows %.2f ms, backbone %.2f ms, tower %.2f ms (%d forced frames)\n", "", pr.FeedbackMs, pr.BackboneMs, pr.TowerMs, pr.Frames)
@@ -788,6 +801,7 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 		if cuda.PromptProfile != nil {
 			*cuda.PromptProfile = cuda.PromptTimes{}
 		}
+		staged := f.Backbone().W.StagedBytes
 		out, err := drama3.Generate(context.Background(), f, drama3.Take{Prompt: p.Tokens(), Rows: p,
 			Sampling: benchSampling, Seed: 1, MaxFrames: frames}, drama3.Listener{})
 		if err != nil {
@@ -799,7 +813,8 @@ func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama
 			prof = &p
 		}
 		return out, &voiceTake{PrefillMs: ms(out.Stages[drama3.StagePrefill]), FirstAudioMs: ms(out.TimeToFirstAudio),
-			RowsPrefilled: last.Prefilled, FromCache: last.Restored, SplitPass: f.LastSplit(), Profile: profileOf(prof)}, nil
+			RowsPrefilled: last.Prefilled, FromCache: last.Restored, SplitPass: f.LastSplit(),
+			StagedBytes: f.Backbone().W.StagedBytes - staged, Profile: profileOf(prof)}, nil
 	}
 	warm, err := voice()
 	if err != nil {

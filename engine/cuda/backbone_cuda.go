@@ -25,6 +25,9 @@ type Backbone struct {
 	cfg  *drama3.Config
 	work *Block
 	host *Block // pinned: a step's input row and output row
+	// routed (a host tier) is pinned room for a prefill pass's routing read
+	// back, its (row, expert) pairs' ids: routed staging (expert_stage_cuda.go).
+	routed *Block
 
 	layers []backboneLayer
 	embed  Tensor
@@ -128,6 +131,13 @@ func NewBackbone(d *Device, w *DeviceWeights, plan *BackbonePlan) (*Backbone, er
 	if b.host, err = d.AllocPinned(int64(2 * plan.H * 4)); err != nil {
 		d.Free(b.work)
 		return nil, err
+	}
+	if w.Stage != nil {
+		if b.routed, err = d.AllocPinned(int64(plan.Chunk) * int64(plan.K) * 4); err != nil {
+			d.Free(b.host)
+			d.Free(b.work)
+			return nil, err
+		}
 	}
 	for i := range b.layers {
 		L := &b.layers[i]
@@ -234,8 +244,10 @@ func (b *Backbone) Close() {
 	}
 	b.closeRows()
 	b.closeRoutes()
-	if b.host != nil {
-		b.d.Free(b.host)
+	for _, p := range []*Block{b.host, b.routed} {
+		if p != nil {
+			b.d.Free(p)
+		}
 	}
 	if b.work != nil {
 		b.d.Free(b.work)
@@ -626,21 +638,40 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 	if n > 1 && !b.rows.capturing && !b.W.Cache.intact(L.layer) {
 		xr = L.xr
 	}
-	// (A captured B-row step reads its experts in place, as a step does:
-	// what the stage holds is tracked as work is enqueued, not replayed.)
-	if x.Host && !b.rows.capturing && (stagePass(x, n, p.K) || n > 1 && b.W.stageHolds == L.layer) {
-		// A prefill pass: the layer's experts from host memory onto the
-		// stage in one copy at the link's rate, then the same kernels on the
-		// same bytes, so each expert crosses the bus once per pass instead
-		// of once per (row, expert) pair. (A step reads its k experts over
-		// the bus in place: one copy of all would cost E/k times more.) A
-		// pass whose layer the stage already holds (the second part of a
-		// split pass, backbone_prefill_split_cuda.go) reads it there
-		// however few its rows: no copy at all.
+	// A prefill pass of a host layer reads its experts from the stage
+	// (expert_stage_cuda.go): each expert crosses the bus once a pass instead
+	// of once per (row, expert) pair. Where the stage holds the whole layer
+	// already (the second part of a split pass), no copy at all; the home
+	// layer is staged whole, for the decode steps; otherwise, where routed
+	// staging pays, the experts the rows route to once they are routed
+	// (routed, below), or else the whole layer in one copy where its pairs
+	// would read as many bytes, or each pair's expert in place. (A step
+	// reads its k experts over the bus in place: a copy of all would cost
+	// E/k times more; a captured B-row step too: what the stage holds is
+	// tracked as work is enqueued, not replayed.)
+	routed := false
+	if x.Host && n > 1 && !b.rows.capturing {
 		var err error
-		if xw, err = b.W.stageExperts(q, L.layer); err != nil {
+		switch {
+		case b.W.stageHoldsAll(L.layer):
+			xw = b.W.Stage
+		case L.layer != b.W.home && xr.Table == 0 && b.W.routedStaging(n, p.K):
+			routed = true
+		case L.layer == b.W.home || stagePass(x, n, p.K):
+			xw, err = b.W.stageExperts(q, L.layer)
+		}
+		if err != nil {
 			return err
 		}
+	}
+	// stage stages the routed experts once ids holds the pass's routing.
+	stage := func() error {
+		if !routed {
+			return nil
+		}
+		var err error
+		xw, err = b.stageRoutedExperts(q, L, ids, nk)
+		return err
 	}
 	sharedDone := n == 1 // the shared expert's down projection ran with the routed ones
 	path := b.Experts
@@ -696,7 +727,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
 			return err
 		}
 		slot = view(p.Slot, nk*4)
@@ -756,7 +787,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
 			return err
 		}
 		slot = view(p.Slot, nk*4)
@@ -787,7 +818,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
 			return err
 		}
 		if err := b.gateUpGEMV(q, x, xw, xr, n, ids, gu, xrep, p.Hp); err != nil {

@@ -31,13 +31,18 @@ type DeviceWeights struct {
 	HostDenseDevice *Block
 	// Stage is the device buffer a prefill streams a host layer's experts
 	// through (TierPlan.Stage; nil when every expert is on the device).
-	// Between passes it holds the home layer's experts (the last host
+	// Between passes it holds the home layer's experts whole (the last host
 	// layer: a pass streams the host layers in order and ends with it),
-	// which decode steps read from it; stageHolds is the layer whose
-	// experts the work enqueued so far leaves there (-1: none).
+	// which decode steps read from it; stageLayer is the layer whose experts
+	// the work enqueued so far leaves there (-1: none), stageHas which of
+	// them (expert_stage_cuda.go).
 	Stage      *Block
 	home       int
-	stageHolds int
+	stageLayer int
+	stageHas   []bool
+	// StagedBytes counts the bytes copied onto the stage since the load:
+	// what the prefill passes carried over the bus.
+	StagedBytes int64
 	// Tier is where the load put the model's bytes (PlanTier).
 	Tier TierPlan
 	// Cache is the expert cache of a host tier (nil: none), started with
@@ -59,31 +64,6 @@ func (w *DeviceWeights) Experts(i int) *Block {
 	return w.Arena
 }
 
-// stageExperts enqueues on q the copy of layer i's experts from host memory
-// onto the stage, unless the work enqueued before leaves them there, and
-// returns the stage.
-func (w *DeviceWeights) stageExperts(q *Queue, i int) (*Block, error) {
-	if w.stageHolds != i {
-		w.stageHolds = -1 // until the copy is on the stream
-		if err := q.CopyFromHost(w.Stage, w.Host[i], w.Layout.Experts[i].SpanBytes()); err != nil {
-			return nil, err
-		}
-		w.stageHolds = i
-	}
-	return w.Stage, nil
-}
-
-// homeStage enqueues on q the copy of the home layer's experts onto the
-// stage if it holds anything else (at the first reset after the load, or
-// after a pass that failed part-way).
-func (w *DeviceWeights) homeStage(q *Queue) error {
-	if w.Stage == nil || w.home < 0 {
-		return nil
-	}
-	_, err := w.stageExperts(q, w.home)
-	return err
-}
-
 // AllocHostExperts takes, for w's layout, a pinned block for every host
 // layer's experts and one for the dense tensors in host memory, cleared
 // (the padding of packed experts must read as zero), their device
@@ -102,7 +82,7 @@ func (d *Device) AllocHostExperts(w *DeviceWeights) (err error) {
 			return
 		}
 		w.Host, w.HostDevice, w.Stage, w.HostDense, w.HostDenseDevice = host, dev, stage, dense, denseDev
-		w.home, w.stageHolds = home, -1
+		w.home, w.stageLayer = home, -1
 	}()
 	// pin takes a cleared pinned block of n bytes and its device view (for
 	// the launches, as the backbone's scratch views are: never freed itself).

@@ -109,3 +109,15 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 	err = d.Do(func() (err error) { free, total, err = cu.MemInfo(); return })
 	return
 }
+
+// CopyFromHostRange enqueues a copy of n bytes at offset off of the pinned
+// block src to the same offset of the device block dst on the stream.
+func (q *Queue) CopyFromHostRange(dst, src *Block, off, n int64) error {
+	if err := CheckFits(dst, off, n, "copy from host"); err != nil {
+		return err
+	}
+	if src == nil || src.Host == nil || off < 0 || n < 0 || off+n > src.Bytes {
+		return fmt.Errorf("cuda: copy from host: bytes [%d, %d) of a block that is not pinned host memory of that size", off, off+n)
+	}
+	return cu.MemcpyHtoDAsync(cu.DevicePtr(dst.Ptr+uintptr(off)), unsafe.Add(src.Host, off), n, q.d.stream)
+}
