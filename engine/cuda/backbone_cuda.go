@@ -655,7 +655,7 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		switch {
 		case b.W.stageHoldsAll(L.layer):
 			xw = b.W.Stage
-		case L.layer != b.W.home && xr.Table == 0 && b.W.routedStaging(n, p.K):
+		case L.layer != b.W.home && xr.Table == 0 && b.W.routedStaging(x, n, p.K):
 			routed = true
 		case L.layer == b.W.home || stagePass(x, n, p.K):
 			xw, err = b.W.stageExperts(q, L.layer)

@@ -52,15 +52,14 @@ func countTrue(b []bool) int {
 	return n
 }
 
-// routedStagingPays says whether a prefill pass of n rows carries fewer
-// expert bytes over the bus with routed staging than without, by the
-// near-uniform routing of random weights (the worst case for it): each of
-// its non-home host layers (hostLayers less the home one) then carries the
-// E·(1 − (1 − k/E)^n) experts its rows route to, where without it carries
-// min(n·k, E) (each (row, expert) pair's expert in place, or the whole
-// layer); against that saving, the home layer, which routed staging
-// overwrites on the stage, is copied back whole (E experts) for the decode
-// steps. A trained router that concentrates its rows saves more than this
+// routedStagingPays says whether a prefill pass of n rows that would read
+// each (row, expert) pair's expert in place carries fewer expert bytes over
+// the bus with routed staging, by the near-uniform routing of random
+// weights (the worst case for it): each of its non-home host layers
+// (hostLayers less the home one) then carries the E·(1 − (1 − k/E)^n)
+// experts its rows route to, where in place it carries min(n·k, E);
+// against that saving, the home layer, which routed staging overwrites on
+// the stage, is copied back whole (E experts) for the decode steps. A trained router that concentrates its rows saves more than this
 // counts; the rule does not take routed staging where it would cost more
 // on uniform routing.
 func routedStagingPays(n, k, experts, hostLayers int) bool {

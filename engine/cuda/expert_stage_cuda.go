@@ -23,17 +23,20 @@ import (
 // (E 256, k 8) 129 for 22 rows, where the per-pair reads in place carried
 // 176 experts, and 218 for 60 rows, where the whole copy carried 256; from
 // about 200 rows it is every expert. A trained router concentrates, so
-// fewer. The kernels then read the same bytes from the stage, so every
+// fewer: with every router zeroed (bench-take -hot-experts) each layer's
+// rows route to the same 8. The kernels then read the same bytes from the stage, so every
 // result is the whole copy's or the in-place reads', bit for bit.
 //
 // The stage's contents are tracked as the work is enqueued (stageLayer,
 // stageHas): a later pass, or the second part of a split pass, finds what
 // is there and copies only what is missing. The home layer is always staged
 // whole, so that every pass leaves it there for the decode steps: a pass
-// that routed-staged another layer copies it back whole, which is why a
-// pass takes routed staging only where its saving pays that copy
-// (routedStagingPays: at the full geometry under a 22 GiB cap, passes of 12
-// to 91 rows).
+// that staged another layer copies it back whole. A pass that would copy
+// whole layers anyway (from 32 rows at the full geometry) owes that copy
+// either way and takes routed staging; a shorter one, which would read each
+// pair's expert in place and leave the stage alone, takes it only where its
+// saving pays the copy back (routedStagingPays: from 12 rows at the full
+// geometry under a 22 GiB cap).
 
 // StageRouted says whether a prefill pass under a host tier copies only
 // the experts its rows route to where that carries fewer bytes
@@ -50,10 +53,16 @@ var StageRouted = true
 var routedStagingAlways bool
 
 // routedStaging says whether a pass of n rows, k experts a row, stages the
-// experts its rows route to (StageRouted, where routedStagingPays).
-func (w *DeviceWeights) routedStaging(n, k int) bool {
+// experts of x's layer its rows route to: StageRouted, and either the pass
+// would otherwise copy the whole layer (stagePass: routed staging copies at
+// most that, and the home layer's copy back is owed either way) or, where it
+// would read each pair's expert in place, routedStagingPays.
+func (w *DeviceWeights) routedStaging(x ExpertPack, n, k int) bool {
 	if !StageRouted || w.Stage == nil || n < 2 {
 		return false
+	}
+	if stagePass(x, n, k) {
+		return true
 	}
 	hostLayers := 0
 	for _, h := range w.Host {

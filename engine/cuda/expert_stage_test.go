@@ -44,7 +44,9 @@ func TestRoutedSet(t *testing.T) {
 }
 
 // TestRoutedStagingPays: at the full geometry (E 256, k 8) under a 22 GiB
-// cap's 19 host layers, routed staging pays from 12 rows (the pairs'
+// cap's 19 host layers, routed staging instead of the in-place reads of
+// each (row, expert) pair (passes below 32 rows; from there a pass copies
+// whole layers, and routed staging is taken anyway) pays from 12 rows (the pairs'
 // in-place reads and the routed experts part enough to pay the home layer's
 // copy back) to 91 (from 92 the rows route to nearly every expert); at 22
 // rows, from 7 host layers.

@@ -100,8 +100,8 @@ func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	const capacity = 600
 	plainOpt, cachedOpt := FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, FramesOptions{Capacity: capacity}
 	var budget int64 // each load's device bytes (0: no cap)
-	if inHost {
-		budget = hostTierBudget(t, ck, plainOpt)
+	if inHost { // three host layers: two of them staged by each pass, the home one held on the stage
+		budget = hostLayersBudget(t, ck, plainOpt, 3)
 	}
 	plain := loadUnder(t, ck, plainOpt, budget)
 	defer plain.Close()
@@ -257,9 +257,10 @@ func sameTrace(t *testing.T, what string, got, want prefixTrace) {
 	}
 }
 
-// TestFramesSplitPrefix: under a host tier a take in a voice the cache does
-// not hold runs its voice prefix's last pass and its script as one split
-// pass (prefillSplit) and draws what the two passes draw, bit for bit:
+// TestFramesSplitPrefix: under a host tier (three host layers) a take in a
+// voice the cache does not hold runs its voice prefix's last pass and its
+// script as one split pass (prefillSplit), whose second part reads the
+// layers the first staged, and draws what the two passes draw, bit for bit:
 // with the load's passes (the prompt one pass's rows), and with passes of
 // BackboneChunk rows, where the prefix's first pass runs alone before the
 // split. (That a voice kept by a split pass restores to the same takes is
@@ -274,7 +275,7 @@ func TestFramesSplitPrefix(t *testing.T) {
 					prefillRows, prefillRowsSet = rows, true
 				}
 				opt := FramesOptions{Capacity: 600, PrefixCacheBytes: -1}
-				f := loadUnder(t, ck, opt, hostTierBudget(t, ck, opt))
+				f := loadUnder(t, ck, opt, hostLayersBudget(t, ck, opt, 3))
 				defer f.Close()
 				entries := f.CodebookEntries()
 				r := newRand(t)
