@@ -100,7 +100,8 @@ func testPrefixCache(t *testing.T, dir string, inHost bool) {
 	const capacity = 600
 	plainOpt, cachedOpt := FramesOptions{Capacity: capacity, PrefixCacheBytes: -1}, FramesOptions{Capacity: capacity}
 	var budget int64 // each load's device bytes (0: no cap)
-	if inHost { // three host layers: two of them staged by each pass, the home one held on the stage
+	if inHost {
+		// Three host layers: two staged by each pass, the home one held on the stage.
 		budget = hostLayersBudget(t, ck, plainOpt, 3)
 	}
 	plain := loadUnder(t, ck, plainOpt, budget)
