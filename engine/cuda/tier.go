@@ -14,8 +14,9 @@ import (
 // in pinned host memory, which the expert kernels read over the bus.
 // A host tier also keeps one layer's worth of device memory (the stage) to
 // stream a prefill through: a pass of many rows copies each host layer's
-// experts there at the link's copy rate and runs the same kernels on them,
-// rather than reading an expert over the bus once per (row, expert) pair.
+// experts there at the link's copy rate (those its rows route to:
+// expert_stage_cuda.go) and runs the same kernels on them, rather than
+// reading an expert over the bus once per (row, expert) pair.
 // Between passes the stage holds the last layer's experts (every pass
 // streams the host layers in order, so it ends with them there): decode
 // steps read that layer from the device too, and the stage costs no layer.
@@ -232,10 +233,11 @@ func PlanTier(in TierInput) (TierPlan, error) {
 }
 
 // stagePass says whether a pass of n rows reads host layer x's experts
-// from the stage (one copy of the span at the link's copy rate) rather
-// than in place over the bus: when its (row, expert) pairs' reads, each
-// pair reading its expert once (ExpertsGEMV), would carry at least the
-// span. The kernels and bytes are the same either way, so is the result.
+// from the stage (copied at the link's copy rate: the span, or the experts
+// its rows route to) rather than in place over the bus: when its (row,
+// expert) pairs' reads, each pair reading its expert once (ExpertsGEMV),
+// would carry at least the span. The kernels and bytes are the same either
+// way, so is the result.
 func stagePass(x ExpertPack, n, topK int) bool {
 	return int64(n)*int64(topK)*x.ExpertBytes() >= x.SpanBytes()
 }
