@@ -727,7 +727,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+			return err
+		}
+		if err := stage(); err != nil {
 			return err
 		}
 		slot = view(p.Slot, nk*4)
@@ -787,7 +790,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, nil, nil, p.Hp); err != nil {
 			return err
 		}
-		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+			return err
+		}
+		if err := stage(); err != nil {
 			return err
 		}
 		slot = view(p.Slot, nk*4)
@@ -818,7 +824,10 @@ func (b *Backbone) moe(q *Queue, L *backboneLayer, n int, next, dst Tensor, eps 
 		if err := q.MoERoute(ids, wts, dense, n, p.D, p.E, p.K, xrep, view(p.NormedMoE, n*p.Hp*4), p.Hp); err != nil {
 			return err
 		}
-		if err := firstErr(b.logRoutes(q, L.layer, n, ids, dense), stage()); err != nil {
+		if err := b.logRoutes(q, L.layer, n, ids, dense); err != nil {
+			return err
+		}
+		if err := stage(); err != nil {
 			return err
 		}
 		if err := b.gateUpGEMV(q, x, xw, xr, n, ids, gu, xrep, p.Hp); err != nil {
