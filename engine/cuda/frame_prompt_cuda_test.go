@@ -75,18 +75,8 @@ func testBeginPrompt(t *testing.T, dir string) {
 	}
 	entries := host.CodebookEntries()
 	r := newRand(t)
-	randomFrames := func(n int) [][]int {
-		out := make([][]int, n)
-		for f := range out {
-			out[f] = make([]int, len(entries))
-			for c, e := range entries {
-				out[f][c] = r.IntN(e)
-			}
-		}
-		return out
-	}
-	one := drama3.Reference{Transcript: "A reference line, said once and clearly.", Codes: randomFrames(37)}
-	two := drama3.Reference{Transcript: "And a second voice answers it.", Codes: randomFrames(45)}
+	one := drama3.Reference{Transcript: "A reference line, said once and clearly.", Codes: randomFrames(r, entries, 37)}
+	two := drama3.Reference{Transcript: "And a second voice answers it.", Codes: randomFrames(r, entries, 45)}
 	const text = "Hello there, this is a take in a cloned voice."
 	cases := []struct {
 		name string
@@ -110,7 +100,7 @@ func testBeginPrompt(t *testing.T, dir string) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Logf("%d prompt rows, %d of them reference frames (backbone chunk %d)", len(c.p), c.p.AudioRows(), gpu.Backbone().Plan.Chunk)
-			forced := randomFrames(forcedFrames)
+			forced := randomFrames(r, entries, forcedFrames)
 			hl, gl := drama3.LogitsLog{}, drama3.LogitsLog{}
 			host.TapLogits(hl.Tap)
 			gpu.TapLogits(gl.Tap)
