@@ -22,7 +22,13 @@ import (
 // rows run on its own rows of the pass, and the takes' first frames are one
 // B-row tower frame (Tower.FrameRows) on their prompts' last rows. A take
 // whose context ends between two passes leaves; a take whose prompt is
-// refused fails alone.
+// refused fails alone. Takes in one voice the cache does not hold yet (the
+// studio's variations of a line in a new voice, or requests in it sent
+// together) prefill its prefix once: the first of them prefills and keeps
+// it, and each other waits (its slot held) until that take's prefix is kept,
+// then begins from the cache, as a later take in the voice would; if the
+// first leaves before, or the cache cannot hold the prefix, they begin
+// prefilling their own.
 
 // jointTake is one take of a BeginMany.
 type jointTake struct {
@@ -35,6 +41,17 @@ type jointTake struct {
 	emb    []float32    // the feedback rows of its audio rows not yet passed
 	first  bool         // its last row is at lastRows[row]
 	row    int
+}
+
+// jointWait is a start of a BeginMany whose voice prefix another of its
+// takes prefills (key): it holds its slot and row and begins once no take
+// is still to keep that prefix (startWaiting).
+type jointWait struct {
+	i    int
+	st   drama3.TakeStart
+	slot int
+	row  int
+	key  drama3.PrefixKey
 }
 
 // promptPass is one pass of a take's rows alone: rows [from, to); keep: the
@@ -90,16 +107,19 @@ func (s *TakeFrames) BeginMany(starts []drama3.TakeStart) []error {
 		return failRest(fmt.Errorf("take set: the first frames' rows: %w", err))
 	}
 	defer s.d.Free(lastRows)
-	takes, err := s.startJoint(starts, errs)
+	takes, waiting, err := s.startJoint(starts, errs)
 	defer func() {
 		for _, tk := range takes {
 			s.d.Free(tk.ps.codes)
 		}
 	}()
 	if err == nil {
-		takes, err = s.jointPasses(takes, errs, lastRows)
+		takes, err = s.jointPasses(takes, waiting, errs, lastRows)
 	}
 	if err == nil {
+		// Takes that waited for a voice began after the others: the first
+		// frames' rows go in row order.
+		slices.SortFunc(takes, func(a, b *jointTake) int { return a.row - b.row })
 		err = s.jointFirstFrames(takes, lastRows)
 	}
 	if err != nil {
@@ -108,7 +128,7 @@ func (s *TakeFrames) BeginMany(starts []drama3.TakeStart) []error {
 			tk.v.begun = false
 			errs[tk.i] = err
 		}
-		return errs
+		return failRest(err) // starts still waiting for a voice too
 	}
 	for _, tk := range takes {
 		tk.v.begun = true
@@ -120,12 +140,16 @@ func (s *TakeFrames) BeginMany(starts []drama3.TakeStart) []error {
 }
 
 // startJoint places each start in a free slot and begins it there
-// (startPrompt); a start refused gets its error in errs and no slot. A
-// non-nil error is a device fault.
-func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*jointTake, error) {
+// (startPrompt), or, when an earlier start prefills the same voice prefix,
+// holds the slot for it (jointWait); a start refused gets its error in errs
+// and no slot. A non-nil error is a device fault.
+func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*jointTake, []jointWait, error) {
 	var takes []*jointTake
-	avail := slices.Clone(s.free) // lowest last
+	var waiting []jointWait
+	prefilling := map[drama3.PrefixKey]bool{} // voice prefixes a take here prefills and keeps
+	avail := slices.Clone(s.free)             // lowest last
 	ids := map[drama3.TakeID]bool{}
+	rows := 0 // the first frames' rows given out
 	for i, st := range starts {
 		_, live := s.live[st.ID]
 		switch {
@@ -146,36 +170,64 @@ func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*joi
 			continue
 		}
 		slot := avail[len(avail)-1]
-		v, err := s.slotFrames(slot)
-		if err != nil {
-			errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
-			continue
-		}
-		if err := s.f.bb.UseSlot(slot); err != nil {
-			return takes, err
-		}
-		ps, err := v.startPrompt(st.Prompt, st.Settings, st.Seed)
-		if err != nil {
-			if v.fault != nil {
-				return takes, v.fault
+		if prefix := st.Prompt.VoicePrefix(); prefix > 0 && s.f.prefixes != nil {
+			if key := st.Prompt.PrefixKey(prefix, s.f.prefixSalt()); prefilling[key] {
+				avail = avail[:len(avail)-1]
+				ids[st.ID] = true
+				waiting = append(waiting, jointWait{i: i, st: st, slot: slot, row: rows, key: key})
+				rows++
+				continue
 			}
-			errs[i] = err
+		}
+		tk, err := s.startJointTake(i, st, slot, rows, errs)
+		if tk == nil {
+			if err != nil {
+				return takes, waiting, err
+			}
 			continue
 		}
 		avail = avail[:len(avail)-1]
 		ids[st.ID] = true
-		v.lastPrefix = drama3.PrefixOutcome{Rows: ps.prefix, Restored: ps.snap != nil, Prefilled: len(st.Prompt) - ps.start}
-		takes = append(takes, &jointTake{i: i, st: st, slot: slot, v: v, ps: ps, row: len(takes),
-			passes: promptPasses(ps, len(st.Prompt), s.f.bb.Plan.Chunk), emb: ps.emb})
+		rows++
+		takes = append(takes, tk)
+		if tk.ps.snap == nil && tk.ps.prefix > 0 {
+			prefilling[tk.ps.key] = true
+		}
 	}
-	return takes, nil
+	return takes, waiting, nil
+}
+
+// startJointTake begins start i in slot (startPrompt) as the take of the
+// first frames' row: nil, with its error in errs[i], when its prompt is
+// refused; a non-nil error is a device fault.
+func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, errs []error) (*jointTake, error) {
+	v, err := s.slotFrames(slot)
+	if err != nil {
+		errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
+		return nil, nil
+	}
+	if err := s.f.bb.UseSlot(slot); err != nil {
+		return nil, err
+	}
+	ps, err := v.startPrompt(st.Prompt, st.Settings, st.Seed)
+	if err != nil {
+		if v.fault != nil {
+			return nil, v.fault
+		}
+		errs[i] = err
+		return nil, nil
+	}
+	v.lastPrefix = drama3.PrefixOutcome{Rows: ps.prefix, Restored: ps.snap != nil, Prefilled: len(st.Prompt) - ps.start}
+	return &jointTake{i: i, st: st, slot: slot, v: v, ps: ps, row: row,
+		passes: promptPasses(ps, len(st.Prompt), s.f.bb.Plan.Chunk), emb: ps.emb}, nil
 }
 
 // jointPasses runs the takes' passes, as many takes' next passes in each
 // joint pass as fit, until every take has run its last; a take whose
-// context ended leaves (its error in errs) before the next pass. It returns
-// the takes still in.
-func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Block) ([]*jointTake, error) {
+// context ended leaves (its error in errs) before the next pass. A waiting
+// start begins before the pass after its voice's prefix was kept
+// (startWaiting). It returns the takes still in.
+func (s *TakeFrames) jointPasses(takes []*jointTake, waiting []jointWait, errs []error, lastRows *Block) ([]*jointTake, error) {
 	b := s.f.bb
 	p := b.Plan
 	H := p.H
@@ -188,6 +240,10 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Blo
 			}
 			return false
 		})
+		var err error
+		if takes, waiting, err = s.startWaiting(takes, waiting, errs); err != nil {
+			return takes, err
+		}
 		var in []*jointTake
 		var parts []SlotRows
 		rows, blocks := 0, 0
@@ -244,6 +300,38 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, errs []error, lastRows *Blo
 			}
 		}
 	}
+}
+
+// startWaiting begins each waiting start whose voice prefix no take is
+// still to keep (its prefix kept into the cache by now, or its prefiller
+// gone): from the cache where it holds the prefix, else prefilling it. It
+// returns the takes with those begun and the starts still waiting; a start
+// refused, or whose context ended, gets its error in errs.
+func (s *TakeFrames) startWaiting(takes []*jointTake, waiting []jointWait, errs []error) ([]*jointTake, []jointWait, error) {
+	keeping := map[drama3.PrefixKey]bool{}
+	for _, tk := range takes {
+		if slices.ContainsFunc(tk.passes, func(ps promptPass) bool { return ps.keep }) {
+			keeping[tk.ps.key] = true
+		}
+	}
+	var still []jointWait
+	for _, w := range waiting {
+		switch {
+		case keeping[w.key]:
+			still = append(still, w)
+		case w.st.Ctx.Err() != nil:
+			errs[w.i] = w.st.Ctx.Err()
+		default:
+			tk, err := s.startJointTake(w.i, w.st, w.slot, w.row, errs)
+			if err != nil {
+				return takes, still, err
+			}
+			if tk != nil {
+				takes = append(takes, tk)
+			}
+		}
+	}
+	return takes, still, nil
 }
 
 // jointTowerRows runs each take's tower prompt rows of the joint pass just

@@ -16,8 +16,10 @@ import (
 // B-row tower frame for their first frames) against each take begun and
 // made alone (Frames), on the make-tiny checkpoints, with passes of 256
 // rows so that several takes' prompts share each pass: a first round of
-// four (text prompts and a reference voice, whose prefix goes to the voice
-// cache), then a second of five into the slots the first left: the same
+// four (text prompts and two takes of a line in a reference voice: the
+// first prefills its prefix into the voice cache, the second, another seed
+// and settings, waits for it and begins from the cache), then a second of
+// five into the slots the first left: the same
 // voice with another script (its prefix restored from the cache: only the
 // script's rows are prefilled), another voice with a code outside its
 // codebook and a take whose context has ended (each must fail alone), and
@@ -60,7 +62,7 @@ func testTakeFramesBeginTogether(t *testing.T, dir string) {
 		{setTake{text("The first take, begun with three others."), settings[0], 21, 16}, bg, false, false},
 		{setTake{voice("A line in a cloned voice."), settings[2], 22, 14}, bg, false, false},
 		{setTake{text("The third, greedy, and a little longer than the others are."), settings[1], 23, 12}, bg, false, false},
-		{setTake{text("A fourth."), settings[3], 24, 10}, bg, false, false},
+		{setTake{voice("A line in a cloned voice."), settings[3], 24, 10}, bg, false, true}, // waits for the second's prefix
 	}, {
 		{setTake{voice("The same voice says another line."), settings[0], 31, 14}, bg, false, true},
 		{setTake{bad, settings[1], 32, 10}, bg, true, false},
