@@ -15,17 +15,18 @@ import (
 // A pass copies either the whole layer (stageExperts: one copy) or, once its
 // rows are routed, only the experts they route to (stageRouted: routed
 // staging). Routed staging waits for the routing (the stream drains and the
-// pass's expert ids come back, ≈ 10 µs of host round trip a layer) and then
-// copies each run of consecutive routed experts the stage lacks, gate·up and
-// down one copy each, with every expert's scales (a few hundred KB a layer).
-// Rows route near uniformly to the experts on random weights, so a pass of
-// r rows uses about E·(1 − (1 − k/E)^r) of the E: at the full geometry
-// (E 256, k 8) 129 for 22 rows, where the per-pair reads in place carried
-// 176 experts, and 218 for 60 rows, where the whole copy carried 256; from
-// about 200 rows it is every expert. A trained router concentrates, so
-// fewer: with every router zeroed (bench-take -hot-experts) each layer's
-// rows route to the same 8. The kernels then read the same bytes from the stage, so every
-// result is the whole copy's or the in-place reads', bit for bit.
+// pass's expert ids come back: one host round trip a layer, not timed
+// alone) and then copies each run of consecutive routed experts the stage
+// lacks, gate·up and down one copy each, with every expert's scales (0.2 MB
+// a layer at the full geometry). Rows route near uniformly to the experts
+// on random weights, so a pass of r rows uses about E·(1 − (1 − k/E)^r) of
+// the E: at the full geometry (E 256, k 8) 129 for 22 rows, where the
+// per-pair reads in place carried 176 experts, and 218 for 60 rows, where
+// the whole copy carried 256; from about 200 rows it is every expert. A
+// trained router concentrates, so fewer: with every router zeroed
+// (bench-take -hot-experts) each layer's rows route to the same 8. The
+// kernels then read the same bytes from the stage, so every result is the
+// whole copy's or the in-place reads', bit for bit.
 //
 // The stage's contents are tracked as the work is enqueued (stageLayer,
 // stageHas): a later pass, or the second part of a split pass, finds what
@@ -39,12 +40,11 @@ import (
 // geometry under a 22 GiB cap).
 
 // StageRouted says whether a prefill pass under a host tier copies only
-// the experts its rows route to where that carries fewer bytes
-// (routedStagingPays; true, the product's way) or, as before, the whole
-// layer when its (row, expert) pairs would read as many bytes, else reads
-// each pair's expert in place over the bus (false: bench-take -host-stage
-// layer compares the two; the results are the same bits). Set it between
-// passes.
+// the experts its rows route to (routedStaging; true, the product's way) or,
+// as before, the whole layer when its (row, expert) pairs would read as many
+// bytes, else reads each pair's expert in place over the bus (false:
+// bench-take -host-stage layer compares the two; the results are the same
+// bits). Set it between passes.
 var StageRouted = true
 
 // routedStagingAlways makes every pass of two rows or more stage its routed
