@@ -156,3 +156,29 @@ func (b *Backbone) mixerInBlocks(q *Queue, L *backboneLayer, n int, maxLen int) 
 	}
 	return o.project(q, b.t(b.Plan.MixOut), n)
 }
+
+// rowsView is b seen from row at of a pass: the rows a forward carries
+// from layer to layer or reads and writes by row (X, the two norms' outputs,
+// the mixer's output, the final norm's Out, the inputs Toks and Emb) start
+// at that row, and its BlockPos entries at entry block, so a forward, or a
+// mixer (mixerInBlocks), of the view runs rows at… as a pass of them alone
+// would: a joint pass's take (PrefillSlots) and a split pass's second part
+// (PrefillSplit). The scratch a layer uses and leaves (projections,
+// routing, experts) stays where it is: the views' work runs one after the
+// other on the stream. The view only enqueues; it holds nothing of its own.
+func (b *Backbone) rowsView(at, block int) *Backbone {
+	v := *b
+	p := *b.Plan
+	rows, hp := int64(at), int64(p.Hp)
+	row := int64(p.H) * 4
+	p.X += rows * row
+	p.NormedMix += rows * row
+	p.MixOut += rows * row
+	p.Out += rows * row
+	p.Emb += rows * row
+	p.NormedMoE += rows * hp * 4
+	p.Toks += rows * 4
+	p.BlockPos += 4 * int64(block)
+	v.Plan = &p
+	return &v
+}

@@ -112,7 +112,7 @@ func (b *Backbone) enqueueJoint(q *Queue, n int, spans []jointSpan) error {
 	for i := range b.layers {
 		L := &b.layers[i]
 		for _, sp := range spans {
-			v, Ls := b.spanView(sp), b.slotLayer(L, sp.slot)
+			v, Ls := b.rowsView(sp.at, sp.block), b.slotLayer(L, sp.slot)
 			if err := v.mixerInBlocks(q, Ls, sp.n, sp.before+sp.n); err != nil {
 				return fmt.Errorf("layer %d, slot %d: %w", i, sp.slot, err)
 			}
@@ -135,21 +135,6 @@ func (b *Backbone) enqueueJoint(q *Queue, n int, spans []jointSpan) error {
 		}
 	}
 	return nil
-}
-
-// spanView is b seen from a span: its scratch rows (NormedMix, MixOut) and
-// BlockPos entries start at the span's, so mixerInBlocks runs the span's
-// rows as a pass of them alone would. The view only enqueues; it holds
-// nothing of its own.
-func (b *Backbone) spanView(sp jointSpan) *Backbone {
-	v := *b
-	p := *b.Plan
-	rowBytes := int64(p.H) * 4
-	p.NormedMix += int64(sp.at) * rowBytes
-	p.MixOut += int64(sp.at) * rowBytes
-	p.BlockPos += 4 * int64(sp.block)
-	v.Plan = &p
-	return &v
 }
 
 // slotLayer is layer L with its mixer's state (DeltaNet state or KV cache)

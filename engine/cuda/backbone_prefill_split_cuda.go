@@ -14,8 +14,9 @@ import "fmt"
 // (Backbone.moe), and the second part finds the layer there, so the prompt
 // carries the host experts over the bus once instead of twice. A take in a
 // voice the cache does not hold runs its voice prefix's last pass and its
-// script so (Frames.BeginPrompt): at a 22 GiB cap that was one sweep of
-// 15 GiB of experts over the bus, about 300 ms, of a first take's ~640.
+// script so (Frames.BeginPrompt): at a 22 GiB cap it carried 15.3 GB
+// instead of 30.6, and a first take in a new 10 s voice began in 409 ms
+// instead of 682 (an H100, docs/PERF.md session 38).
 // Between the parts of each layer a caller may enqueue work of its own: the
 // voice cache's copy of the layer's DeltaNet state after the prefix, which
 // the second part goes on to change.
@@ -99,29 +100,4 @@ func (b *Backbone) enqueueSplit(q *Queue, cut, n, pos, block int, between func(q
 		}
 	}
 	return q.AddInt32(counter, n)
-}
-
-// rowsView is b seen from row at of a pass: the rows a forward carries
-// from layer to layer or reads and writes by row (X, the two norms' outputs,
-// the mixer's output, the final norm's Out, the inputs Toks and Emb) start
-// at that row, and its BlockPos entries at entry block, so a forward of the
-// view runs rows at… as a pass of them alone would. The scratch a layer
-// uses and leaves (projections, routing, experts) stays where it is: the
-// parts' layers run one after the other on the stream. The view only
-// enqueues; it holds nothing of its own.
-func (b *Backbone) rowsView(at, block int) *Backbone {
-	v := *b
-	p := *b.Plan
-	rows, hp := int64(at), int64(p.Hp)
-	row := int64(p.H) * 4
-	p.X += rows * row
-	p.NormedMix += rows * row
-	p.MixOut += rows * row
-	p.Out += rows * row
-	p.Emb += rows * row
-	p.NormedMoE += rows * hp * 4
-	p.Toks += rows * 4
-	p.BlockPos += 4 * int64(block)
-	v.Plan = &p
-	return &v
 }

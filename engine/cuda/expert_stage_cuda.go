@@ -64,13 +64,8 @@ func (w *DeviceWeights) routedStaging(x ExpertPack, n, k int) bool {
 	if stagePass(x, n, k) {
 		return true
 	}
-	hostLayers := 0
-	for _, h := range w.Host {
-		if h != nil {
-			hostLayers++
-		}
-	}
-	return routedStagingAlways || routedStagingPays(n, k, w.Layout.Experts[w.home].Experts, hostLayers)
+	hostLayers := w.Tier.Layers - w.Tier.DeviceLayers
+	return routedStagingAlways || routedStagingPays(n, k, x.Experts, hostLayers)
 }
 
 // stageHoldsAll says whether the work enqueued so far leaves every expert

@@ -32,11 +32,10 @@ import (
 type stateRegion struct {
 	block      *Block
 	off, bytes int64
-	// layer is the backbone layer whose state it is (-1: the tower's);
-	// overwritten says that later rows change it (a DeltaNet layer's state),
-	// where a KV cache's rows of the prefix stay as later rows append theirs.
-	layer       int
-	overwritten bool
+	// deltaNet is the backbone layer whose DeltaNet state the region is,
+	// which later rows overwrite; -1 for a KV cache's rows of the prefix,
+	// which later rows leave as they append theirs.
+	deltaNet int
 }
 
 // regionBytes is the bytes of regions, back to back: a snapshot's.
@@ -56,11 +55,11 @@ func (f *Frames) prefixRegions(rows int) []stateRegion {
 	for i, L := range f.bb.layers {
 		switch {
 		case L.dn != nil:
-			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes(), i, true})
+			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes(), i})
 		case L.at != nil:
 			row := 4 * int64(p.Attention.KVHeads*p.Attention.HeadDim)
 			k, v := L.at.KV, L.at.KV.At(int64(L.at.Capacity)*row) // K then V (AttentionForward)
-			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row, i, false}, stateRegion{v.Block, v.Off, int64(rows) * row, i, false})
+			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row, -1}, stateRegion{v.Block, v.Off, int64(rows) * row, -1})
 		}
 	}
 	g := f.tower.g
@@ -68,7 +67,7 @@ func (f *Frames) prefixRegions(rows int) []stateRegion {
 	layer := int64(f.tower.opt.MaxRows) * row // keys, then values (Tower.layer)
 	for li := 0; li < f.tower.layers(); li++ {
 		base := int64(li) * 2 * layer
-		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row, -1, false}, stateRegion{f.tower.kv, base + layer, int64(rows) * row, -1, false})
+		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row, -1}, stateRegion{f.tower.kv, base + layer, int64(rows) * row, -1})
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func (f *Frames) prefillSplit(rows []BackboneRow, cut int, key drama3.PrefixKey,
 	var between func(q *Queue, layer int) error
 	if block != nil {
 		between = func(q *Queue, layer int) error {
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.overwritten && r.layer == layer })
+			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet == layer })
 		}
 	}
 	err := f.bb.PrefillSplit(rows, cut, between)
@@ -63,7 +63,7 @@ func (f *Frames) prefillSplit(rows []BackboneRow, cut int, key drama3.PrefixKey,
 			if block == nil {
 				return nil
 			}
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return !r.overwritten })
+			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet < 0 })
 		}); err != nil {
 			f.fault = err
 		}
