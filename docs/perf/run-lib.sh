@@ -29,7 +29,7 @@ run_setup() {
 	gunzip -c engine/demo/qwen3/tokenizer.json.gz > "$X/tokenizer.json"
 	export PROSCENIUM_GPU_CKPTS=$ROOT/engine/cpu/testdata/backbone/ckpt PROSCENIUM_TINY_TOKENIZER=$X/tokenizer.json \
 		PROSCENIUM_CODEC_TESTDATA=$ROOT/engine/cpu/testdata/codec PROSCENIUM_DEMO_CODEC=$ROOT/engine/demo/codec.pth
-	{ date -u; echo "HEAD $(cat .carry-fa/REV 2>/dev/null || cat .carry-fs/REV)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > "$O/machine.txt" 2>&1
+	{ date -u; echo "HEAD $(cat .carry-fa/REV 2>/dev/null || cat .carry-fs/REV 2>/dev/null || cat .carry-ft/REV)"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } > "$O/machine.txt" 2>&1
 	P=$X/proscenium-gpu
 	export LD_LIBRARY_PATH=$X/lib PROSCENIUM_GPU_WORKER=$P
 }
