@@ -48,7 +48,7 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 		defer set.TapRoutes(nil)
 	}
 	runs = map[drama3.TakeID]*takeRun{}
-	together, err := benchRound(set, b, base, prompt, frames, chunks, each)
+	together, err := benchRound(set, b, base, drama3.TextPrompt(prompt), frames, chunks, each)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func nearTies(set *cuda.TakeFrames, f *cuda.Frames, pipeline, routes bool, b, ba
 	var out []nearTieTake
 	for i := range b {
 		runs = map[drama3.TakeID]*takeRun{}
-		alone, err := benchRound(set, 1, base+i, prompt, frames, chunks, each)
+		alone, err := benchRound(set, 1, base+i, drama3.TextPrompt(prompt), frames, chunks, each)
 		if err != nil {
 			return nil, err
 		}

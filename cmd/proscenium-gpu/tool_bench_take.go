@@ -183,6 +183,13 @@ type batchRound struct {
 	TookMs float64 `json:"took_ms"`
 	// Decoded is false for a round whose audio was not decoded (-decode=false).
 	Decoded bool `json:"decoded"`
+	// NewVoice: the round's takes were in one reference voice new to the
+	// voice cache (--ref-seconds); SplitPasses of the begin ran a voice
+	// prefix and the scripts after it as one pass, SharedPrefix takes began
+	// from a prefix another made in such a pass (cuda.JointSplits).
+	NewVoice     bool `json:"new_voice,omitempty"`
+	SplitPasses  int  `json:"split_passes,omitempty"`
+	SharedPrefix int  `json:"shared_prefix,omitempty"`
 
 	codes map[drama3.TakeID][][]int // each take's codes (the near-tie check)
 	ended map[drama3.TakeID]bool    // and whether it drew end of speech
@@ -224,9 +231,9 @@ func benchTake(args []string) error {
 	promptProfile := fs.Bool("prompt-profile", false, "with --ref-seconds or -batch: wait for the device after each part of a prompt and report where the prefill's time went (feedback rows, backbone, tower; a -batch round's begin)")
 	nearTiesOn := fs.Bool("near-ties", false, "with -batch: after the rounds, each take of a round of B (B > 1) made together against the same seed made alone, the pipeline off and every logits vector read: where their codes part, whether the draw sat at a near-tie of the two runs' logits (fails on one that did not)")
 	routesOn := fs.Bool("routes", true, "with -near-ties: log each prompt row's and step's routing (the router's logits and the experts chosen at every layer) and compare a take's alone and batched: where it parted, whether at a tie of the router (two copies a layer in every prefill pass and step graph, the rounds' too)")
-	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache")
+	refSeconds := fs.Float64("ref-seconds", 0, "a reference voice of this many seconds (random codes): prefill and first audio uncached, then from the voice cache; with -batch every round's takes are in one voice new to the cache")
 	hostStage := fs.String("host-stage", "routed", "how a prefill pass under a host tier copies a host layer's experts onto the stage: routed (only the experts its rows route to, where that carries fewer bytes: the product's way) or layer (the whole layer, or each (row, expert) pair's expert read in place; the same bits)")
-	prefixPass := fs.String("prefix-pass", "split", "how a take in a voice not cached runs its voice prefix's last pass and its script under a host tier: split (one split pass: each host layer's experts over the bus once for both, the product's way) or apart (two passes; the same bits)")
+	prefixPass := fs.String("prefix-pass", "split", "how a take in a voice not cached runs its voice prefix's last pass and its script under a host tier, and takes begun together in it their scripts: split (one split pass: each host layer's experts over the bus once for both, the product's way) or apart (two passes; the same bits)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -396,8 +403,21 @@ func benchTake(args []string) error {
 	res.PromptTokens = len(prompt)
 
 	var last *drama3.Result
+	var newVoice func() (drama3.Prompt, error) // a reference voice of random codes (nil: none)
 	if refFrames > 0 {
-		if last, err = benchVoice(f, &res, voicePrompt, refFrames, *refSeconds, *frames); err != nil {
+		r := rand.New(rand.NewPCG(5, 6))
+		entries := f.CodebookEntries()
+		newVoice = func() (drama3.Prompt, error) {
+			codes := make([][]int, refFrames)
+			for i := range codes {
+				codes[i] = make([]int, len(entries))
+				for c, e := range entries {
+					codes[i][c] = r.IntN(e)
+				}
+			}
+			return voicePrompt(codes)
+		}
+		if last, err = benchVoice(f, &res, newVoice, refFrames, *refSeconds, *frames); err != nil {
 			return err
 		}
 		*takes = 0
@@ -491,12 +511,28 @@ func benchTake(args []string) error {
 		if !*decode {
 			set = undecodedSet{set}
 		}
-		if _, err := benchRound(set, opt.Takes, *seedBase, prompt, *frames, chunks, *beginEach); err != nil {
+		// With --ref-seconds every round's takes are in a voice of their
+		// own, new to the voice cache: the studio's variations of a line in
+		// a voice just cloned.
+		roundPrompt := func() (drama3.Prompt, error) {
+			if newVoice == nil {
+				return drama3.TextPrompt(prompt), nil
+			}
+			return newVoice()
+		}
+		p, err := roundPrompt()
+		if err != nil {
+			return err
+		}
+		if _, err := benchRound(set, opt.Takes, *seedBase, p, *frames, chunks, *beginEach); err != nil {
 			return fmt.Errorf("warm-up round of %d takes: %w", opt.Takes, err)
 		}
 		for range *rounds {
 			for _, b := range batches {
-				r, err := benchRound(set, b, *seedBase, prompt, *frames, chunks, *beginEach)
+				if p, err = roundPrompt(); err != nil {
+					return err
+				}
+				r, err := benchRound(set, b, *seedBase, p, *frames, chunks, *beginEach)
 				if err != nil {
 					return fmt.Errorf("round of %d takes: %w", b, err)
 				}
@@ -595,6 +631,9 @@ func benchTake(args []string) error {
 		if pr := r.Profile; pr != nil {
 			fmt.Printf(" (backbone %.1f, tower %.1f)", pr.BackboneMs, pr.TowerMs)
 		}
+		if r.NewVoice {
+			fmt.Printf(" in a new voice (%d split passes, %d takes sharing its prefix)", r.SplitPasses, r.SharedPrefix)
+		}
 		fmt.Printf("; first audio")
 		for _, v := range r.FirstAudioMs {
 			fmt.Printf(" %.1f", v)
@@ -670,16 +709,25 @@ func benchTake(args []string) error {
 // begins, in one BeginMany or with each its own Begin, then one step for all
 // live ones until each ends) through the take loop, as engine/take's
 // scheduler does when b requests arrive at once.
-func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
+func benchRound(set drama3.TakeSet, b, base int, prompt drama3.Prompt, frames int, chunks drama3.ChunkPolicy, each bool) (batchRound, error) {
 	_, undecoded := set.(undecodedSet)
-	r := batchRound{Batch: b, Decoded: !undecoded, codes: map[drama3.TakeID][][]int{}, ended: map[drama3.TakeID]bool{}}
+	r := batchRound{Batch: b, Decoded: !undecoded, NewVoice: prompt.VoicePrefix() > 0, codes: map[drama3.TakeID][][]int{}, ended: map[drama3.TakeID]bool{}}
+	var rows drama3.Prompt
+	if prompt.AudioRows() > 0 {
+		rows = prompt
+	}
+	ts, _ := set.(*cuda.TakeFrames)
+	var splits cuda.JointSplits
+	if ts != nil {
+		splits = ts.Splits()
+	}
 	if cuda.PromptProfile != nil {
 		*cuda.PromptProfile = cuda.PromptTimes{}
 	}
 	start := time.Now()
 	runs := make([]*drama3.TakeRun, b)
 	for i := range runs {
-		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt,
+		run, err := drama3.NewTakeRun(set, drama3.TakeID(i), drama3.Take{Prompt: prompt.Tokens(), Rows: rows,
 			Sampling: benchSampling, Seed: uint64(i + base), MaxFrames: frames, Start: start, Chunks: chunks}, drama3.Listener{})
 		if err != nil {
 			return r, err
@@ -706,6 +754,10 @@ func benchRound(set drama3.TakeSet, b, base int, prompt []int, frames int, chunk
 		r.PrefillMs = ms(time.Since(t0))
 	}
 	r.Profile = profileOf(cuda.PromptProfile)
+	if ts != nil {
+		now := ts.Splits()
+		r.SplitPasses, r.SharedPrefix = now.Passes-splits.Passes, now.Shared-splits.Shared
+	}
 	var audioS float64
 	finish := func(run *drama3.TakeRun) error { // as soon as the take ends: its elapsed time is its own
 		res, err := run.Finish()
@@ -783,19 +835,7 @@ const refHeadRows = 40
 // voice (graphs captured, caches warm), then the take in a voice of
 // refFrames random frames twice: uncached, then from the voice cache. It
 // returns the cached take's result and fills res.
-func benchVoice(f *cuda.Frames, res *takeBench, build func(codes [][]int) (drama3.Prompt, error), refFrames int, seconds float64, frames int) (*drama3.Result, error) {
-	r := rand.New(rand.NewPCG(5, 6))
-	entries := f.CodebookEntries()
-	voice := func() (drama3.Prompt, error) {
-		codes := make([][]int, refFrames)
-		for i := range codes {
-			codes[i] = make([]int, len(entries))
-			for c, e := range entries {
-				codes[i][c] = r.IntN(e)
-			}
-		}
-		return build(codes)
-	}
+func benchVoice(f *cuda.Frames, res *takeBench, voice func() (drama3.Prompt, error), refFrames int, seconds float64, frames int) (*drama3.Result, error) {
 	take := func(p drama3.Prompt) (*drama3.Result, *voiceTake, error) {
 		var prof *cuda.PromptTimes
 		if cuda.PromptProfile != nil {

@@ -32,10 +32,13 @@ import (
 type stateRegion struct {
 	block      *Block
 	off, bytes int64
-	// deltaNet is the backbone layer whose DeltaNet state the region is,
-	// which later rows overwrite; -1 for a KV cache's rows of the prefix,
-	// which later rows leave as they append theirs.
-	deltaNet int
+	// layer is the backbone layer whose state the region is; -1 for the
+	// tower's.
+	layer int
+	// deltaNet: the region is a DeltaNet state, which later rows overwrite;
+	// otherwise a KV cache's rows of the prefix, which later rows leave as
+	// they append theirs.
+	deltaNet bool
 }
 
 // regionBytes is the bytes of regions, back to back: a snapshot's.
@@ -47,19 +50,25 @@ func regionBytes(regions []stateRegion) int64 {
 	return bytes
 }
 
-// prefixRegions lists the regions holding the state after the first rows
-// prompt rows, in snapshot order.
+// prefixRegions lists the regions holding the take's state after the first
+// rows prompt rows, in snapshot order: the backbone's of its slot (a set's
+// take's own, else the slot in use) and its tower's.
 func (f *Frames) prefixRegions(rows int) []stateRegion {
 	var out []stateRegion
 	p := f.bb.Plan
-	for i, L := range f.bb.layers {
+	slot := f.bb.slot
+	if f.inSet {
+		slot = f.slot
+	}
+	for i := range f.bb.layers {
+		L := f.bb.slotLayer(&f.bb.layers[i], slot)
 		switch {
 		case L.dn != nil:
-			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes(), i})
+			out = append(out, stateRegion{L.dn.State.Block, L.dn.State.Off, p.DeltaNet.StateBytes(), i, true})
 		case L.at != nil:
 			row := 4 * int64(p.Attention.KVHeads*p.Attention.HeadDim)
 			k, v := L.at.KV, L.at.KV.At(int64(L.at.Capacity)*row) // K then V (AttentionForward)
-			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row, -1}, stateRegion{v.Block, v.Off, int64(rows) * row, -1})
+			out = append(out, stateRegion{k.Block, k.Off, int64(rows) * row, i, false}, stateRegion{v.Block, v.Off, int64(rows) * row, i, false})
 		}
 	}
 	g := f.tower.g
@@ -67,7 +76,7 @@ func (f *Frames) prefixRegions(rows int) []stateRegion {
 	layer := int64(f.tower.opt.MaxRows) * row // keys, then values (Tower.layer)
 	for li := 0; li < f.tower.layers(); li++ {
 		base := int64(li) * 2 * layer
-		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row, -1}, stateRegion{f.tower.kv, base + layer, int64(rows) * row, -1})
+		out = append(out, stateRegion{f.tower.kv, base, int64(rows) * row, -1, false}, stateRegion{f.tower.kv, base + layer, int64(rows) * row, -1, false})
 	}
 	return out
 }
@@ -169,6 +178,29 @@ func enqueueRegionCopies(q *Queue, regions []stateRegion, block *Block, toSnapsh
 	return nil
 }
 
+// enqueueRegionPairs enqueues on q a device-to-device copy of each region
+// of from that want takes (nil: every one) onto the region of to at its
+// index: one take's state onto another's (the same model's regions, in
+// prefixRegions' order).
+func enqueueRegionPairs(q *Queue, from, to []stateRegion, want func(stateRegion) bool) error {
+	if len(from) != len(to) {
+		return fmt.Errorf("cuda frames: %d state regions copied onto %d", len(from), len(to))
+	}
+	for k, r := range from {
+		if r.bytes == 0 || (want != nil && !want(r)) {
+			continue
+		}
+		if to[k].bytes != r.bytes {
+			return fmt.Errorf("cuda frames: a state region of %d bytes copied onto one of %d", r.bytes, to[k].bytes)
+		}
+		src, dst := cu.DevicePtr(r.block.Ptr+uintptr(r.off)), cu.DevicePtr(to[k].block.Ptr+uintptr(to[k].off))
+		if err := cu.MemcpyDtoDAsync(dst, src, r.bytes, q.Stream()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // snapshotBlock is the regions of the state after the first rows prompt
 // rows and a block to snapshot them into, or a nil block when the cache
 // cannot hold them or the pool refuses the memory even with the older
@@ -203,8 +235,8 @@ func (f *Frames) keepPrefix(key drama3.PrefixKey, rows int) error {
 }
 
 // restorePrefix makes the backbone's and the tower's state the snapshot's
-// (the tower's counters are set by the caller's Tower.Begin and
-// setTowerRows).
+// (the tower's counters are set by the caller: Tower.Begin, and its
+// position by writeControl).
 func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 	regions := f.prefixRegions(s.rows)
 	if bytes := regionBytes(regions); bytes != s.block.Bytes {

@@ -51,8 +51,11 @@ type PromptTimes struct {
 type promptStart struct {
 	prefix int              // the voice prefix's rows (0: none)
 	key    drama3.PrefixKey // its key in the voice prefix cache
-	snap   *prefixSnapshot  // its cached state, restored (nil: prefilled)
-	start  int              // the first row the take prefills (prefix when restored)
+	snap   *prefixSnapshot  // its cached state, restored (nil: prefilled or shared)
+	// shared: the state after its voice prefix is another take's, copied
+	// into its slot by the joint split pass that makes it (prefixShare).
+	shared bool
+	start  int // the first row the take prefills (prefix when restored or shared)
 	emb    []float32        // the feedback rows of the audio rows from start on, [audio, Hidden]
 	codes  *Block           // the tower's codes of rows start… (uploadRowCodes; the caller frees it)
 }
@@ -63,7 +66,10 @@ type promptStart struct {
 // voice prefix looked up in the cache, the audio rows' feedback rows and the
 // tower's codes made, the backbone's rows (the take's slot's) reset or
 // restored from the cache, the tower begun with the settings and seed.
-func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) (*promptStart, error) {
+// shared (a take of a joint begin whose voice another take prefills in
+// the same pass, prefixShare) begins the take at its voice prefix's end as
+// a restored one does, the state there left to the pass to copy in.
+func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64, shared bool) (*promptStart, error) {
 	if f.closed {
 		return nil, fmt.Errorf("cuda frames: closed")
 	}
@@ -109,8 +115,11 @@ func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) 
 			}
 		}
 	}
+	if prefix == 0 || snap != nil {
+		shared = false
+	}
 	start := 0 // the first row this take prefills
-	if snap != nil {
+	if snap != nil || shared {
 		start = prefix
 	}
 	rest := p[start:]
@@ -134,7 +143,7 @@ func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) 
 		}
 	}()
 
-	if snap == nil {
+	if start == 0 {
 		if err := f.resetBackbone(); err != nil {
 			return nil, err
 		}
@@ -145,8 +154,13 @@ func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) 
 	if err := f.tower.Force(nil); err != nil {
 		return nil, err
 	}
-	if snap != nil {
-		if err := f.restorePrefix(snap); err != nil {
+	if start > 0 {
+		if snap != nil {
+			err = f.restorePrefix(snap)
+		} else {
+			err = f.bb.SetLen(prefix) // the slot the take is in (Backbone.UseSlot)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if err := f.tower.writeControl(fcPos, []uint32{uint32(prefix)}); err != nil {
@@ -161,14 +175,14 @@ func (f *Frames) startPrompt(p drama3.Prompt, s sampling.Settings, seed uint64) 
 	}
 	f.streamNext, f.decoding, f.decoded = 0, nil, nil
 	ok = true
-	return &promptStart{prefix: prefix, key: key, snap: snap, start: start, emb: emb, codes: codes}, nil
+	return &promptStart{prefix: prefix, key: key, snap: snap, shared: shared, start: start, emb: emb, codes: codes}, nil
 }
 
 // BeginPrompt implements drama3.PromptBackend: Begin for a prompt whose rows
 // may carry reference frames. The codes are checked against the codebooks
 // before anything changes on the device.
 func (f *Frames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
-	ps, err := f.startPrompt(p, s, seed)
+	ps, err := f.startPrompt(p, s, seed, false)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,11 @@ import "proscenium/engine/drama3"
 
 // SplitPrefix says whether a prompt may run its voice prefix's last pass
 // and its script as one split pass where the split pays (a host tier) and
-// fits (Backbone.SplitFits): true, the product's way; false runs them as
-// two passes (bench-take -prefix-pass apart, and the tests, compare the
-// two). Set it between takes.
+// fits (Backbone.SplitFits), and takes begun together likewise run a voice
+// prefix's last pass and the scripts after it (frame_takes_split_cuda.go):
+// true, the product's way; false runs them as two passes (bench-take
+// -prefix-pass apart, and the tests, compare the two). Set it between
+// takes.
 var SplitPrefix = true
 
 // splitsPrefix says whether a prompt of n rows whose voice prefix of
@@ -48,7 +50,7 @@ func (f *Frames) prefillSplit(rows []BackboneRow, cut int, key drama3.PrefixKey,
 	var between func(q *Queue, layer int) error
 	if block != nil {
 		between = func(q *Queue, layer int) error {
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet == layer })
+			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet && r.layer == layer })
 		}
 	}
 	err := f.bb.PrefillSplit(rows, cut, between)
@@ -63,7 +65,7 @@ func (f *Frames) prefillSplit(rows []BackboneRow, cut int, key drama3.PrefixKey,
 			if block == nil {
 				return nil
 			}
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet < 0 })
+			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return !r.deltaNet })
 		}); err != nil {
 			f.fault = err
 		}

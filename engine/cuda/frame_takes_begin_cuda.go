@@ -71,7 +71,7 @@ func promptPasses(ps *promptStart, rows, chunk int) []promptPass {
 			out = append(out, promptPass{from: from, to: to, keep: keep && to == hi})
 		}
 	}
-	if ps.snap == nil && ps.prefix > 0 {
+	if ps.snap == nil && !ps.shared && ps.prefix > 0 {
 		add(0, ps.prefix, true)
 	}
 	add(max(ps.start, ps.prefix), rows, false)
@@ -179,7 +179,7 @@ func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*joi
 				continue
 			}
 		}
-		tk, err := s.startJointTake(i, st, slot, rows, errs)
+		tk, err := s.startJointTake(i, st, slot, rows, false, errs)
 		if tk == nil {
 			if err != nil {
 				return takes, waiting, err
@@ -197,10 +197,11 @@ func (s *TakeFrames) startJoint(starts []drama3.TakeStart, errs []error) ([]*joi
 	return takes, waiting, nil
 }
 
-// startJointTake begins start i in slot (startPrompt) as the take of the
-// first frames' row: nil, with its error in errs[i], when its prompt is
+// startJointTake begins start i in slot (startPrompt; shared: its voice
+// prefix's state to be copied in by the pass that makes it) as the take of
+// the first frames' row: nil, with its error in errs[i], when its prompt is
 // refused; a non-nil error is a device fault.
-func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, errs []error) (*jointTake, error) {
+func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, shared bool, errs []error) (*jointTake, error) {
 	v, err := s.slotFrames(slot)
 	if err != nil {
 		errs[i] = fmt.Errorf("take set: take %d: %w", st.ID, err)
@@ -209,7 +210,7 @@ func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, e
 	if err := s.f.bb.UseSlot(slot); err != nil {
 		return nil, err
 	}
-	ps, err := v.startPrompt(st.Prompt, st.Settings, st.Seed)
+	ps, err := v.startPrompt(st.Prompt, st.Settings, st.Seed, shared)
 	if err != nil {
 		if v.fault != nil {
 			return nil, v.fault
@@ -217,20 +218,20 @@ func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, e
 		errs[i] = err
 		return nil, nil
 	}
-	v.lastPrefix = drama3.PrefixOutcome{Rows: ps.prefix, Restored: ps.snap != nil, Prefilled: len(st.Prompt) - ps.start}
+	v.lastPrefix = drama3.PrefixOutcome{Rows: ps.prefix, Restored: ps.start > 0, Prefilled: len(st.Prompt) - ps.start}
 	return &jointTake{i: i, st: st, slot: slot, v: v, ps: ps, row: row,
 		passes: promptPasses(ps, len(st.Prompt), s.f.bb.Plan.Chunk), emb: ps.emb}, nil
 }
 
 // jointPasses runs the takes' passes, as many takes' next passes in each
-// joint pass as fit, until every take has run its last; a take whose
-// context ended leaves (its error in errs) before the next pass. A waiting
-// start begins before the pass after its voice's prefix was kept
-// (startWaiting). It returns the takes still in.
+// joint pass as fit (planPass: under a host tier a split pass where a
+// take's voice prefix ends), until every take has run its last; a take
+// whose context ended leaves (its error in errs) before the next pass. A
+// waiting start begins before the pass after its voice's prefix was kept
+// (startWaiting), or in the split pass that makes it. It returns the takes
+// still in.
 func (s *TakeFrames) jointPasses(takes []*jointTake, waiting []jointWait, errs []error, lastRows *Block) ([]*jointTake, error) {
 	b := s.f.bb
-	p := b.Plan
-	H := p.H
 	for {
 		takes = slices.DeleteFunc(takes, func(tk *jointTake) bool {
 			if err := tk.st.Ctx.Err(); err != nil {
@@ -244,57 +245,53 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, waiting []jointWait, errs [
 		if takes, waiting, err = s.startWaiting(takes, waiting, errs); err != nil {
 			return takes, err
 		}
-		var in []*jointTake
-		var parts []SlotRows
-		rows, blocks := 0, 0
-		for _, tk := range takes {
-			if len(tk.passes) == 0 {
-				continue
-			}
-			ps := tk.passes[0]
-			n := ps.to - ps.from
-			if rows+n > p.Chunk || blocks+p.JointBlocks(n) > p.JointBlockLimit() {
-				continue // in a later pass
-			}
-			part := SlotRows{Slot: tk.slot, Rows: make([]BackboneRow, n)}
-			for k, row := range tk.st.Prompt[ps.from:ps.to] {
-				part.Rows[k].Token = row.Token
-				if row.Codes != nil {
-					part.Rows[k].Embedding, tk.emb = tk.emb[:H:H], tk.emb[H:]
-				}
-			}
-			rows += n
-			blocks += p.JointBlocks(n)
-			in = append(in, tk)
-			parts = append(parts, part)
+		jp := &jointPass{}
+		if takes, waiting, err = s.planPass(jp, takes, waiting, errs); err != nil {
+			jp.release(s.d)
+			return takes, err
 		}
-		if len(in) == 0 {
+		if len(jp.entries) == 0 {
 			return takes, nil
 		}
 		t0 := time.Now()
-		if err := b.PrefillSlots(parts); err != nil {
+		parts := jp.parts(b.Plan.H)
+		var between func(q *Queue, layer int) error
+		if jp.cut > 0 {
+			between = jp.shareLayer
+		}
+		if err := b.PrefillSlotsSplit(parts, jp.cut, between); err != nil {
+			jp.release(s.d)
 			return takes, err
 		}
-		if err := s.tapJointRoutes(in, parts); err != nil {
+		if err := s.tapJointRoutes(jp.entries, parts); err != nil {
+			jp.release(s.d)
 			return takes, err
 		}
 		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
+			jp.release(s.d)
 			return takes, err
 		}
-		if err := s.jointTowerRows(in, lastRows); err != nil {
+		if err := s.jointTowerRows(jp, lastRows); err != nil {
+			jp.release(s.d)
 			return takes, err
+		}
+		jp.keepShares(s.f) // the split pass's voice prefixes into the cache
+		if jp.cut > 0 {
+			s.splits.Passes++
+			for _, sh := range jp.shares {
+				s.splits.Shared += len(sh.to)
+			}
 		}
 		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Tower }); err != nil {
 			return takes, err
 		}
-		for _, tk := range in {
-			pass := tk.passes[0]
-			tk.passes = tk.passes[1:]
-			if pass.keep && s.f.prefixes != nil {
-				if err := b.UseSlot(tk.slot); err != nil {
+		for k, e := range jp.entries {
+			e.tk.passes = e.tk.passes[1:]
+			if k >= jp.cut && e.pass.keep && s.f.prefixes != nil { // a split pass's first group kept its own
+				if err := b.UseSlot(e.tk.slot); err != nil {
 					return takes, err
 				}
-				if err := tk.v.keepPrefix(tk.ps.key, tk.ps.prefix); err != nil {
+				if err := e.tk.v.keepPrefix(e.tk.ps.key, e.tk.ps.prefix); err != nil {
 					return takes, err
 				}
 			}
@@ -322,7 +319,7 @@ func (s *TakeFrames) startWaiting(takes []*jointTake, waiting []jointWait, errs 
 		case w.st.Ctx.Err() != nil:
 			errs[w.i] = w.st.Ctx.Err()
 		default:
-			tk, err := s.startJointTake(w.i, w.st, w.slot, w.row, errs)
+			tk, err := s.startJointTake(w.i, w.st, w.slot, w.row, false, errs)
 			if err != nil {
 				return takes, still, err
 			}
@@ -334,20 +331,28 @@ func (s *TakeFrames) startWaiting(takes []*jointTake, waiting []jointWait, errs 
 	return takes, still, nil
 }
 
-// jointTowerRows runs each take's tower prompt rows of the joint pass just
+// jointTowerRows runs each entry's tower prompt rows of the joint pass just
 // enqueued (rows [from, min(to, last)) of its pass, each forced to the
 // frame after it or a text row: BeginPrompt's) on its rows of Out, and
 // keeps the last row of a take whose prompt ends in this pass at its row of
-// the first frames' input (lastRows).
-func (s *TakeFrames) jointTowerRows(in []*jointTake, lastRows *Block) error {
+// the first frames' input (lastRows). After a split pass's first group it
+// copies each shared voice prefix's tower rows into the takes that share it,
+// and after the last group it snapshots what the voice cache keeps of the
+// split's prefixes (prefixShare).
+func (s *TakeFrames) jointTowerRows(jp *jointPass, lastRows *Block) error {
 	b := s.f.bb
 	H := int64(b.Plan.H)
 	ncb := len(s.f.entries)
 	out := b.t(b.Plan.Out)
 	return s.d.Run(func(q *Queue) error {
-		at := 0 // the take's first row in the pass
-		for _, tk := range in {
-			pass := tk.passes[0]
+		at := 0 // the entry's first row in the pass
+		for k, e := range jp.entries {
+			if k == jp.cut && k > 0 {
+				if err := jp.shareTower(q); err != nil {
+					return err
+				}
+			}
+			tk, pass := e.tk, e.pass
 			last := len(tk.st.Prompt) - 1
 			if end := min(pass.to, last); end > pass.from {
 				rc := Whole(tk.ps.codes).At(int64(pass.from-tk.ps.start) * int64(ncb) * 4)
@@ -364,7 +369,7 @@ func (s *TakeFrames) jointTowerRows(in []*jointTake, lastRows *Block) error {
 			}
 			at += pass.to - pass.from
 		}
-		return nil
+		return jp.snapshotRest(q)
 	})
 }
 

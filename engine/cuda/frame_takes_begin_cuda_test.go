@@ -25,14 +25,26 @@ import (
 // codebook and a take whose context has ended (each must fail alone), and
 // two text takes. Under exact numerics every take's codes must be those it
 // makes alone; under fast the share of equal frames is logged.
-
 func TestTakeFramesBeginTogether(t *testing.T) {
 	defer func(rows int, set bool) { prefillRows, prefillRowsSet = rows, set }(prefillRows, prefillRowsSet)
 	prefillRows, prefillRowsSet = 4*BackboneChunk, true // as $PROSCENIUM_GPU_PREFILL_ROWS: whatever the plan
-	eachTinyCheckpoint(t, testTakeFramesBeginTogether)
+	eachTinyCheckpoint(t, func(t *testing.T, dir string) { testTakeFramesBeginTogether(t, dir, 0) })
 }
 
-func testTakeFramesBeginTogether(t *testing.T, dir string) {
+// TestTakeFramesBeginTogetherSplit is TestTakeFramesBeginTogether under a
+// host tier (three layers' experts in host memory), where the first round's
+// voice prefix and the scripts after it run as one split joint pass: the
+// take waiting for the voice begins in that pass, its prefix's state copied
+// in from the first's slot layer by layer (frame_takes_split_cuda.go).
+func TestTakeFramesBeginTogetherSplit(t *testing.T) {
+	defer func(rows int, set bool) { prefillRows, prefillRowsSet = rows, set }(prefillRows, prefillRowsSet)
+	prefillRows, prefillRowsSet = 4*BackboneChunk, true
+	eachTinyCheckpoint(t, func(t *testing.T, dir string) { testTakeFramesBeginTogether(t, dir, 3) })
+}
+
+// testTakeFramesBeginTogether runs the rounds with the set's model under a
+// host tier of hostLayers layers (0: none).
+func testTakeFramesBeginTogether(t *testing.T, dir string, hostLayers int) {
 	const capacity, slots = 400, 4
 	ck, alone, text, voice := takesFixture(t, dir, capacity)
 	defer alone.Close()
@@ -71,10 +83,12 @@ func testTakeFramesBeginTogether(t *testing.T, dir string) {
 		{setTake{text("And its neighbour."), settings[2], 35, 12}, bg, false, false},
 	}}
 
-	f, err := LoadFrames(dev, ck, nil, FramesOptions{Capacity: capacity, Takes: slots, Batched: true, Pipeline: true}, nil)
-	if err != nil {
-		t.Fatal(err)
+	opt := FramesOptions{Capacity: capacity, Takes: slots, Batched: true, Pipeline: true}
+	var budget int64
+	if hostLayers > 0 {
+		budget = hostLayersBudget(t, ck, opt, hostLayers)
 	}
+	f := loadUnder(t, ck, opt, budget)
 	set, err := NewTakeFrames(f)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +135,12 @@ func testTakeFramesBeginTogether(t *testing.T, dir string) {
 		}
 		if round == 0 && set.Live() != len(takes) {
 			t.Fatalf("%d takes live after the first round began, want %d", set.Live(), len(takes))
+		}
+		if sp := set.Splits(); round == 0 && hostLayers > 0 && (sp.Passes != 1 || sp.Shared != 1) {
+			t.Fatalf("the first round under a host tier ran %d split passes with %d takes sharing a voice prefix, want 1 and 1", sp.Passes, sp.Shared)
+		}
+		if sp := set.Splits(); hostLayers == 0 && sp.Passes != 0 {
+			t.Fatalf("%d split passes without a host tier", sp.Passes)
 		}
 		got := map[drama3.TakeID][][]int{}
 		for step := 0; len(live) > 0; step++ {

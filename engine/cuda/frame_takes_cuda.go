@@ -52,8 +52,17 @@ type TakeFrames struct {
 	fault    atomic.Pointer[error] // a device error (Fault: asked from other goroutines)
 	tap      TakeLogitsTap         // TapLogits (debugging; the pipeline off)
 	routeTap TakeRoutesTap         // TapRoutes (debugging; the pipeline off)
+	splits   JointSplits           // the joint begins' split passes so far
 	closed   bool
 }
+
+// JointSplits counts a TakeFrames' split joint passes
+// (frame_takes_split_cuda.go): Passes run, and Shared takes begun in them
+// from a voice prefix another take made in the same pass.
+type JointSplits struct{ Passes, Shared int }
+
+// Splits is the set's split joint passes so far.
+func (s *TakeFrames) Splits() JointSplits { return s.splits }
 
 var (
 	_ drama3.TakeSet           = (*TakeFrames)(nil)

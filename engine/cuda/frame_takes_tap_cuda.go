@@ -59,9 +59,9 @@ func (s *TakeFrames) tapRoutes(ids []drama3.TakeID, frames []int) error {
 }
 
 // tapJointRoutes hands each take of the joint prefill pass just enqueued
-// its rows' routing: take in[k]'s rows are the pass's next parts[k].Rows,
-// its prompt's rows from its pass's first on.
-func (s *TakeFrames) tapJointRoutes(in []*jointTake, parts []SlotRows) error {
+// its rows' routing: entry k's rows are the pass's next parts[k].Rows, its
+// take's prompt's rows from its pass's first on.
+func (s *TakeFrames) tapJointRoutes(entries []passEntry, parts []SlotRows) error {
 	if s.routeTap == nil {
 		return nil
 	}
@@ -70,9 +70,9 @@ func (s *TakeFrames) tapJointRoutes(in []*jointTake, parts []SlotRows) error {
 		return err
 	}
 	at := 0
-	for k, tk := range in {
+	for k, e := range entries {
 		for j := range parts[k].Rows {
-			s.routeTap(tk.st.ID, true, tk.passes[0].from+j, r[at+j])
+			s.routeTap(e.tk.st.ID, true, e.pass.from+j, r[at+j])
 		}
 		at += len(parts[k].Rows)
 	}
