@@ -55,9 +55,9 @@ type promptStart struct {
 	// shared: the state after its voice prefix is another take's, copied
 	// into its slot by the joint split pass that makes it (prefixShare).
 	shared bool
-	start  int // the first row the take prefills (prefix when restored or shared)
-	emb    []float32        // the feedback rows of the audio rows from start on, [audio, Hidden]
-	codes  *Block           // the tower's codes of rows start… (uploadRowCodes; the caller frees it)
+	start  int       // the first row the take prefills (prefix when restored or shared)
+	emb    []float32 // the feedback rows of the audio rows from start on, [audio, Hidden]
+	codes  *Block    // the tower's codes of rows start… (uploadRowCodes; the caller frees it)
 }
 
 // startPrompt is what a take's prefill does before its passes (BeginPrompt,
