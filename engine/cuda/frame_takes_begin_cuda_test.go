@@ -85,8 +85,10 @@ func testTakeFramesBeginTogether(t *testing.T, dir string, hostLayers int) {
 
 	opt := FramesOptions{Capacity: capacity, Takes: slots, Batched: true, Pipeline: true}
 	var budget int64
-	if hostLayers > 0 {
-		budget = hostLayersBudget(t, ck, opt, hostLayers)
+	if hostLayers > 0 { // found without a voice cache: under a host tier it lives in host memory
+		plain := opt
+		plain.PrefixCacheBytes = -1
+		budget = hostLayersBudget(t, ck, plain, hostLayers)
 	}
 	f := loadUnder(t, ck, opt, budget)
 	set, err := NewTakeFrames(f)
