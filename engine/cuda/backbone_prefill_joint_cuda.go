@@ -133,9 +133,9 @@ func (b *Backbone) PrefillSlotsSplit(parts []SlotRows, cut int, between func(q *
 
 // enqueueJoint is the forward of a joint pass of n rows (inputs in
 // Toks/Emb, BlockPos written) in groups of spans, each group's rows after
-// the last's: layer by layer, each group's layer (jointLayer) in turn, with
-// between after the first group's; then every slot's position advanced by
-// its rows.
+// the group before's: layer by layer, each group's layer (jointLayer) in
+// turn, with between after the first group's; then every slot's position
+// advanced by its rows.
 func (b *Backbone) enqueueJoint(q *Queue, n int, groups [][]jointSpan, between func(q *Queue, layer int) error) error {
 	eps, err := b.enqueueEntry(q, n)
 	if err != nil {

@@ -231,7 +231,6 @@ func (s *TakeFrames) startJointTake(i int, st drama3.TakeStart, slot, row int, s
 // (startWaiting), or in the split pass that makes it. It returns the takes
 // still in.
 func (s *TakeFrames) jointPasses(takes []*jointTake, waiting []jointWait, errs []error, lastRows *Block) ([]*jointTake, error) {
-	b := s.f.bb
 	for {
 		takes = slices.DeleteFunc(takes, func(tk *jointTake) bool {
 			if err := tk.st.Ctx.Err(); err != nil {
@@ -246,57 +245,66 @@ func (s *TakeFrames) jointPasses(takes []*jointTake, waiting []jointWait, errs [
 			return takes, err
 		}
 		jp := &jointPass{}
-		if takes, waiting, err = s.planPass(jp, takes, waiting, errs); err != nil {
-			jp.release(s.d)
-			return takes, err
-		}
-		if len(jp.entries) == 0 {
+		takes, waiting, err = s.planPass(jp, takes, waiting, errs)
+		if err == nil && len(jp.entries) == 0 {
 			return takes, nil
 		}
-		t0 := time.Now()
-		parts := jp.parts(b.Plan.H)
-		var between func(q *Queue, layer int) error
-		if jp.cut > 0 {
-			between = jp.shareLayer
+		if err == nil {
+			err = s.runPass(jp, lastRows)
 		}
-		if err := b.PrefillSlotsSplit(parts, jp.cut, between); err != nil {
-			jp.release(s.d)
+		jp.release(s.d) // the snapshots a failed pass did not keep
+		if err != nil {
 			return takes, err
 		}
-		if err := s.tapJointRoutes(jp.entries, parts); err != nil {
-			jp.release(s.d)
-			return takes, err
+	}
+}
+
+// runPass runs the joint pass jp plans: the backbone's pass (a split one
+// where jp is cut), its rows' routing to the tap, each entry's tower rows,
+// the voice prefixes it ends into the cache; then each entry's pass is
+// done.
+func (s *TakeFrames) runPass(jp *jointPass, lastRows *Block) error {
+	b := s.f.bb
+	t0 := time.Now()
+	parts := jp.parts(b.Plan.H)
+	var between func(q *Queue, layer int) error
+	if jp.cut > 0 {
+		between = jp.shareLayer
+	}
+	if err := b.PrefillSlotsSplit(parts, jp.cut, between); err != nil {
+		return err
+	}
+	if err := s.tapJointRoutes(jp.entries, parts); err != nil {
+		return err
+	}
+	if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
+		return err
+	}
+	if err := s.jointTowerRows(jp, lastRows); err != nil {
+		return err
+	}
+	jp.keepShares(s.f) // the split pass's voice prefixes into the cache
+	if jp.cut > 0 {
+		s.splits.Passes++
+		for _, sh := range jp.shares {
+			s.splits.Shared += len(sh.to)
 		}
-		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Backbone }); err != nil {
-			jp.release(s.d)
-			return takes, err
-		}
-		if err := s.jointTowerRows(jp, lastRows); err != nil {
-			jp.release(s.d)
-			return takes, err
-		}
-		jp.keepShares(s.f) // the split pass's voice prefixes into the cache
-		if jp.cut > 0 {
-			s.splits.Passes++
-			for _, sh := range jp.shares {
-				s.splits.Shared += len(sh.to)
+	}
+	if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Tower }); err != nil {
+		return err
+	}
+	for k, e := range jp.entries {
+		e.tk.passes = e.tk.passes[1:]
+		if k >= jp.cut && e.pass.keep && s.f.prefixes != nil { // a split pass's first group kept its own
+			if err := b.UseSlot(e.tk.slot); err != nil {
+				return err
 			}
-		}
-		if err := s.profile(&t0, func(pt *PromptTimes) *time.Duration { return &pt.Tower }); err != nil {
-			return takes, err
-		}
-		for k, e := range jp.entries {
-			e.tk.passes = e.tk.passes[1:]
-			if k >= jp.cut && e.pass.keep && s.f.prefixes != nil { // a split pass's first group kept its own
-				if err := b.UseSlot(e.tk.slot); err != nil {
-					return takes, err
-				}
-				if err := e.tk.v.keepPrefix(e.tk.ps.key, e.tk.ps.prefix); err != nil {
-					return takes, err
-				}
+			if err := e.tk.v.keepPrefix(e.tk.ps.key, e.tk.ps.prefix); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
 }
 
 // startWaiting begins each waiting start whose voice prefix no take is

@@ -19,7 +19,9 @@ import "proscenium/engine/drama3"
 // the voice cache's snapshot; after the first group's tower rows the
 // prefix's tower rows are copied too. Every take's rows are then computed as
 // in the passes it ran before: its own prefix's, or the cache's copy of the
-// same.
+// same (exact: the same codes). Four takes begun together in a new 10 s
+// voice under a 30 GiB cap began in 455 ms instead of 577, their first
+// audio 486–511 ms instead of 604–626 (an H100, docs/PERF.md session 39).
 
 // passEntry is one take's pass in a joint pass.
 type passEntry struct {
@@ -40,16 +42,14 @@ type jointPass struct {
 }
 
 // prefixShare is a voice prefix that take from ends in a split pass's first
-// group: its state after the prefix (regions), copied into the takes that
-// share the voice (to, whose own regions are toRegions) and into the voice
-// cache's snapshot (block; nil where the cache has no room or there is no
-// cache).
+// group: its state after the prefix (regions), copied into the regions of
+// each take that shares the voice (to) and into the voice cache's snapshot
+// (block; nil where the cache has no room or there is no cache).
 type prefixShare struct {
-	from      *jointTake
-	regions   []stateRegion
-	block     *Block
-	to        []*jointTake
-	toRegions [][]stateRegion
+	from    *jointTake
+	regions []stateRegion
+	block   *Block
+	to      [][]stateRegion
 }
 
 // fits says whether passes of ns rows more fit the pass (Plan.Chunk rows,
@@ -135,8 +135,7 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 				jp.count(tk.passes[0])
 				second = append(second, passEntry{tk, tk.passes[0]})
 				if tk.ps.shared {
-					sh.to = append(sh.to, tk)
-					sh.toRegions = append(sh.toRegions, tk.v.prefixRegions(sh.from.ps.prefix))
+					sh.to = append(sh.to, tk.v.prefixRegions(sh.from.ps.prefix))
 				}
 			}
 		}
@@ -197,7 +196,7 @@ func (jp *jointPass) shareLayer(q *Queue, i int) error {
 				return err
 			}
 		}
-		for _, to := range sh.toRegions {
+		for _, to := range sh.to {
 			if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer == i }); err != nil {
 				return err
 			}
@@ -210,7 +209,7 @@ func (jp *jointPass) shareLayer(q *Queue, i int) error {
 // group's tower rows made them, into the takes that share it.
 func (jp *jointPass) shareTower(q *Queue) error {
 	for _, sh := range jp.shares {
-		for _, to := range sh.toRegions {
+		for _, to := range sh.to {
 			if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer < 0 }); err != nil {
 				return err
 			}
