@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 39, runs 4 and 5 (one call each, ≤ 300 s): the split joint begin through the product. 1. The engine's tests
+# Lead, session 39, runs 4, 5, 6 and 8 (one call each, ≤ 300 s): the split joint begin through the product. 1. The engine's tests
 # (batched takes, tiers) beside the full-size checkpoint's writing. 2. `serve --memory-cap 30GiB` at full geometry
 # from disk, the worker before the change (e58c5c3, .carry-fo) and after it, on one machine: a new 10 s voice, then
 # four streamed requests in it sent together (h200-lead38-voice-together.py), each first byte at the client. Run 4
@@ -7,6 +7,7 @@
 # real-time bound (so the four began one, then two, then one, before and after alike). Run 5 (WARM=1) first made one
 # take in another voice from the same recording, whose prefix is the same: the four began from the voice cache. Run 6
 # (WARM=1) first makes one take in the default voice (h200-lead39-warm.py), as a server in use has, then the four.
+# Run 8 (RUN=8 WARM=1 CAP=22GiB) is run 6 under a 22 GiB cap.
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit), .carry-fo (e58c5c3's proscenium-gpu). Two of
 # session 10's logs are moved out of the tree for the call (three bundles and the tree pass the 64 MiB a call carries).
 set -u
@@ -21,7 +22,7 @@ for w in old new; do
 	worker=$P; [ $w = old ] && worker=$ROOT/.carry-o/proscenium-gpu
 	port=$((port + 1))
 	PROSCENIUM_GPU_WORKER=$worker XDG_DATA_HOME=/tmp/xdg-$w XDG_CONFIG_HOME=/tmp/xdgc-$w "$X/proscenium" serve --ui \
-		--model /tmp/full --backend cuda --batch 4 --port $port --settings "" --memory-cap 30GiB > "$O/serve-$w.log" 2> "$O/serve-$w.err" &
+		--model /tmp/full --backend cuda --batch 4 --port $port --settings "" --memory-cap ${CAP:-30GiB} > "$O/serve-$w.log" 2> "$O/serve-$w.err" &
 	echo $! > "$O/serve.pid"
 	wait_loaded $port; cp $O/load.log $O/load-$w.log
 	[ "${WARM:-}" = 1 ] && T 30 warm-$w python3 docs/perf/h200-lead39-warm.py $port
