@@ -321,22 +321,31 @@ func (s *TakeFrames) startWaiting(takes []*jointTake, waiting []jointWait, errs 
 	}
 	var still []jointWait
 	for _, w := range waiting {
-		switch {
-		case keeping[w.key]:
+		if keeping[w.key] {
 			still = append(still, w)
-		case w.st.Ctx.Err() != nil:
-			errs[w.i] = w.st.Ctx.Err()
-		default:
-			tk, err := s.startJointTake(w.i, w.st, w.slot, w.row, false, errs)
-			if err != nil {
-				return takes, still, err
-			}
-			if tk != nil {
-				takes = append(takes, tk)
-			}
+			continue
+		}
+		tk, err := s.beginWaiting(w, false, errs)
+		if err != nil {
+			return takes, still, err
+		}
+		if tk != nil {
+			takes = append(takes, tk)
 		}
 	}
 	return takes, still, nil
+}
+
+// beginWaiting begins the waiting start w in its slot and row
+// (startJointTake; shared: its voice prefix's state to be copied in by the
+// pass that makes it): nil, with its error in errs, when its context ended
+// or its prompt is refused; a non-nil error is a device fault.
+func (s *TakeFrames) beginWaiting(w jointWait, shared bool, errs []error) (*jointTake, error) {
+	if err := w.st.Ctx.Err(); err != nil {
+		errs[w.i] = err
+		return nil, nil
+	}
+	return s.startJointTake(w.i, w.st, w.slot, w.row, shared, errs)
 }
 
 // jointTowerRows runs each entry's tower prompt rows of the joint pass just

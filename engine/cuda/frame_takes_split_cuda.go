@@ -117,26 +117,23 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 			if sh != nil {
 				n = min(jp.plan.Chunk, len(w.st.Prompt)-sh.from.ps.prefix)
 			}
-			switch {
-			case sh == nil || !jp.fits(n):
+			if sh == nil || !jp.fits(n) {
 				still = append(still, w) // begins from the cache after the pass
-			case w.st.Ctx.Err() != nil:
-				errs[w.i] = w.st.Ctx.Err()
-			default:
-				tk, err := s.startJointTake(w.i, w.st, w.slot, w.row, true, errs)
-				if err != nil {
-					return takes, waiting, err
-				}
-				if tk == nil {
-					continue // refused: its error is in errs
-				}
-				takes = append(takes, tk)
-				in[tk] = true
-				jp.count(tk.passes[0])
-				second = append(second, passEntry{tk, tk.passes[0]})
-				if tk.ps.shared {
-					sh.to = append(sh.to, tk.v.prefixRegions(sh.from.ps.prefix))
-				}
+				continue
+			}
+			tk, err := s.beginWaiting(w, true, errs)
+			if err != nil {
+				return takes, waiting, err
+			}
+			if tk == nil {
+				continue // refused or stopped: its error is in errs
+			}
+			takes = append(takes, tk)
+			in[tk] = true
+			jp.count(tk.passes[0])
+			second = append(second, passEntry{tk, tk.passes[0]})
+			if tk.ps.shared {
+				sh.to = append(sh.to, tk.v.prefixRegions(sh.from.ps.prefix))
 			}
 		}
 		waiting = still
