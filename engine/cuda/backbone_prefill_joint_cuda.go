@@ -104,7 +104,7 @@ func (b *Backbone) PrefillSlotsSplit(parts []SlotRows, cut int, between func(q *
 	if len(rows) > p.Chunk || len(blockPos) > p.JointBlockLimit() {
 		return fmt.Errorf("backbone: a joint pass of %d rows in %d mixer blocks (at most %d rows, %d blocks)", len(rows), len(blockPos), p.Chunk, p.JointBlockLimit())
 	}
-	if cut > 0 && (b.routes != nil || b.skip != 0) {
+	if cut > 0 && !b.splitAllowed() {
 		return fmt.Errorf("backbone: a split joint pass with the routing logged or parts of the forward skipped")
 	}
 	N := len(rows)

@@ -28,9 +28,20 @@ import "fmt"
 // part) and no profile's skipped parts.
 func (b *Backbone) SplitFits(cut, n int) bool {
 	p := b.Plan
-	return cut >= 2 && n-cut >= 2 && n <= p.Chunk && b.routes == nil && b.skip == 0 &&
+	return cut >= 2 && n-cut >= 2 && n <= p.Chunk && b.splitAllowed() &&
 		len(b.blockPos(cut))+p.JointBlocks(n-cut) <= p.JointBlockLimit()
 }
+
+// splitAllowed says whether a pass may run split: not while the routing is
+// logged (the log takes a pass's rows as one part) or a profile skips
+// parts of the forward.
+func (b *Backbone) splitAllowed() bool { return b.routes == nil && b.skip == 0 }
+
+// splitPays says whether a voice prefix's last pass and the script (or the
+// scripts of takes begun together) after it run as one split pass: under
+// a host tier, where every pass carries the host layers' experts over the
+// bus (a stage), unless SplitPrefix is off or a split is not allowed.
+func (b *Backbone) splitPays() bool { return SplitPrefix && b.W.Stage != nil && b.splitAllowed() }
 
 // PrefillSplit appends rows to the slot in use as the passes of rows[:cut]
 // and rows[cut:] would, as one split pass (the file's comment; SplitFits

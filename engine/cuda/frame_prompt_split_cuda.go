@@ -29,7 +29,7 @@ var SplitPrefix = true
 // prefix rows is not restored runs the prefix's last pass and the rest as
 // one split pass.
 func (f *Frames) splitsPrefix(prefix, n int) bool {
-	if !SplitPrefix || f.bb.W.Stage == nil {
+	if !f.bb.splitPays() {
 		return false
 	}
 	from := (prefix - 1) / f.bb.Plan.Chunk * f.bb.Plan.Chunk // the prefix's last pass
@@ -40,47 +40,110 @@ func (f *Frames) splitsPrefix(prefix, n int) bool {
 // of the prompt — as one split pass, then backboneDone, then tower (the
 // tower's rows of the pass, enqueued on the stream), keeping the state
 // after the prefix (prefix rows) in the voice cache under key where there is
-// a cache and room (snapshotBlock).
+// a cache and room (prefixShare).
 func (f *Frames) prefillSplit(rows []BackboneRow, cut int, key drama3.PrefixKey, prefix int, backboneDone func() error, tower func(q *Queue) error) error {
-	var regions []stateRegion
-	var block *Block
-	if f.prefixes != nil {
-		regions, block = f.snapshotBlock(prefix)
-	}
-	var between func(q *Queue, layer int) error
-	if block != nil {
-		between = func(q *Queue, layer int) error {
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return r.deltaNet && r.layer == layer })
-		}
-	}
-	err := f.bb.PrefillSplit(rows, cut, between)
+	sh := f.newPrefixShare(key, prefix)
+	defer sh.release(f.d)
+	err := f.bb.PrefillSplit(rows, cut, sh.layer)
 	if err == nil {
 		err = backboneDone()
 	}
-	if err == nil {
-		if err = f.d.Run(func(q *Queue) error {
-			if err := tower(q); err != nil {
-				return err
-			}
-			if block == nil {
-				return nil
-			}
-			return enqueueRegionCopies(q, regions, block, true, func(r stateRegion) bool { return !r.deltaNet })
-		}); err != nil {
-			f.fault = err
-		}
-	}
 	if err != nil {
-		if block != nil {
-			f.d.Free(block)
-		}
 		return err
 	}
-	if block != nil {
-		f.prefixes.Put(key, &prefixSnapshot{d: f.d, block: block, rows: prefix})
+	if err := f.d.Run(func(q *Queue) error {
+		if err := tower(q); err != nil {
+			return err
+		}
+		return sh.snapshotRest(q)
+	}); err != nil {
+		f.fault = err
+		return err
 	}
+	sh.keep(f)
 	f.lastSplit = true
 	return nil
+}
+
+// prefixShare is a voice prefix that a take ends in the first part of a
+// split pass (a lone take's, prefillSplit, or a joint one's,
+// frame_takes_split_cuda.go): the take's state after the prefix's rows
+// (regions), copied layer by layer into the voice cache's snapshot (block;
+// nil where there is no cache or no room) and into the regions of each take
+// that shares the voice in the same pass (to).
+type prefixShare struct {
+	key     drama3.PrefixKey
+	rows    int
+	regions []stateRegion
+	block   *Block
+	to      [][]stateRegion
+}
+
+// newPrefixShare is the share of f's take's voice prefix of rows rows
+// under key, with a snapshot block where the cache has room.
+func (f *Frames) newPrefixShare(key drama3.PrefixKey, rows int) *prefixShare {
+	sh := &prefixShare{key: key, rows: rows}
+	if f.prefixes != nil {
+		sh.regions, sh.block = f.snapshotBlock(rows)
+	} else {
+		sh.regions = f.prefixRegions(rows)
+	}
+	return sh
+}
+
+// layer is the share's work between the parts of layer i: the layer's
+// state after the prefix into the takes that share it, and its DeltaNet
+// state into the snapshot (the script's rows go on to change it; the KV
+// rows of the prefix stay, and are snapshotted after the pass).
+func (sh *prefixShare) layer(q *Queue, i int) error {
+	if sh.block != nil {
+		if err := enqueueRegionCopies(q, sh.regions, sh.block, true, func(r stateRegion) bool { return r.deltaNet && r.layer == i }); err != nil {
+			return err
+		}
+	}
+	for _, to := range sh.to {
+		if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer == i }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tower copies the prefix's tower rows, once made, into the takes that
+// share it.
+func (sh *prefixShare) tower(q *Queue) error {
+	for _, to := range sh.to {
+		if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer < 0 }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshotRest enqueues the rest of the snapshot, once the pass and its
+// tower rows are enqueued: the KV rows of the prefix, backbone's and
+// tower's.
+func (sh *prefixShare) snapshotRest(q *Queue) error {
+	if sh.block == nil {
+		return nil
+	}
+	return enqueueRegionCopies(q, sh.regions, sh.block, true, func(r stateRegion) bool { return !r.deltaNet })
+}
+
+// keep puts the snapshot, enqueued in full, into f's voice cache.
+func (sh *prefixShare) keep(f *Frames) {
+	if sh.block != nil {
+		f.prefixes.Put(sh.key, &prefixSnapshot{d: f.d, block: sh.block, rows: sh.rows})
+		sh.block = nil
+	}
+}
+
+// release frees the snapshot when it was not kept.
+func (sh *prefixShare) release(d *Device) {
+	if sh.block != nil {
+		d.Free(sh.block)
+		sh.block = nil
+	}
 }
 
 // LastSplit says whether the last prompt begun ran its voice prefix's last

@@ -41,17 +41,6 @@ type jointPass struct {
 	blocks  int
 }
 
-// prefixShare is a voice prefix that take from ends in a split pass's first
-// group: its state after the prefix (regions), copied into the regions of
-// each take that shares the voice (to) and into the voice cache's snapshot
-// (block; nil where the cache has no room or there is no cache).
-type prefixShare struct {
-	from    *jointTake
-	regions []stateRegion
-	block   *Block
-	to      [][]stateRegion
-}
-
 // fits says whether passes of ns rows more fit the pass (Plan.Chunk rows,
 // JointBlockLimit mixer blocks).
 func (jp *jointPass) fits(ns ...int) bool {
@@ -69,15 +58,8 @@ func (jp *jointPass) count(ps promptPass) {
 	jp.blocks += jp.plan.JointBlocks(ps.to - ps.from)
 }
 
-// splitsJoint says whether a joint begin runs a voice prefix's last pass
-// and the scripts after it as one split pass: where it pays (a host tier,
-// SplitPrefix) and the pass is not one whose routing is logged.
-func (s *TakeFrames) splitsJoint() bool {
-	b := s.f.bb
-	return SplitPrefix && b.W.Stage != nil && b.routes == nil && b.skip == 0 && s.routeTap == nil
-}
-
-// planPass plans the next joint pass into jp: under splitsJoint, each take
+// planPass plans the next joint pass into jp: where a split pays
+// (Backbone.splitPays), each take
 // whose next pass ends its voice prefix in the first group with its script's
 // first pass in the second, and the starts waiting for that voice begun now
 // (shared) with their scripts' first passes there too; then every other
@@ -89,7 +71,7 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 	jp.plan = s.f.bb.Plan
 	var first, second []passEntry
 	in := map[*jointTake]bool{}
-	if s.splitsJoint() {
+	if s.f.bb.splitPays() {
 		for _, tk := range takes {
 			if len(tk.passes) < 2 || !tk.passes[0].keep {
 				continue
@@ -102,20 +84,14 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 			jp.count(two)
 			first, second = append(first, passEntry{tk, one}), append(second, passEntry{tk, two})
 			in[tk] = true
-			sh := &prefixShare{from: tk}
-			if s.f.prefixes != nil {
-				sh.regions, sh.block = tk.v.snapshotBlock(tk.ps.prefix)
-			} else {
-				sh.regions = tk.v.prefixRegions(tk.ps.prefix)
-			}
-			jp.shares = append(jp.shares, sh)
+			jp.shares = append(jp.shares, tk.v.newPrefixShare(tk.ps.key, tk.ps.prefix))
 		}
 		var still []jointWait
 		for _, w := range waiting {
 			sh := jp.shareOf(w.key)
 			n := 0
 			if sh != nil {
-				n = min(jp.plan.Chunk, len(w.st.Prompt)-sh.from.ps.prefix)
+				n = min(jp.plan.Chunk, len(w.st.Prompt)-sh.rows)
 			}
 			if sh == nil || !jp.fits(n) {
 				still = append(still, w) // begins from the cache after the pass
@@ -133,7 +109,7 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 			jp.count(tk.passes[0])
 			second = append(second, passEntry{tk, tk.passes[0]})
 			if tk.ps.shared {
-				sh.to = append(sh.to, tk.v.prefixRegions(sh.from.ps.prefix))
+				sh.to = append(sh.to, tk.v.prefixRegions(sh.rows))
 			}
 		}
 		waiting = still
@@ -155,7 +131,7 @@ func (s *TakeFrames) planPass(jp *jointPass, takes []*jointTake, waiting []joint
 // shareOf is the share of the voice prefix key in the pass (nil: none).
 func (jp *jointPass) shareOf(key drama3.PrefixKey) *prefixShare {
 	for _, sh := range jp.shares {
-		if sh.from.ps.key == key {
+		if sh.key == key {
 			return sh
 		}
 	}
@@ -181,22 +157,12 @@ func (jp *jointPass) parts(H int) []SlotRows {
 	return parts
 }
 
-// shareLayer is the split pass's work between its groups of layer i: the
-// layer's state after each shared prefix into the takes that share it, and
-// its DeltaNet state into the cache's snapshot (the script's rows go on to
-// change it; its KV rows of the prefix stay, and are snapshotted after the
-// pass).
+// shareLayer is the split pass's work between its groups of layer i: each
+// share's (prefixShare.layer).
 func (jp *jointPass) shareLayer(q *Queue, i int) error {
 	for _, sh := range jp.shares {
-		if sh.block != nil {
-			if err := enqueueRegionCopies(q, sh.regions, sh.block, true, func(r stateRegion) bool { return r.deltaNet && r.layer == i }); err != nil {
-				return err
-			}
-		}
-		for _, to := range sh.to {
-			if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer == i }); err != nil {
-				return err
-			}
+		if err := sh.layer(q, i); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -206,46 +172,34 @@ func (jp *jointPass) shareLayer(q *Queue, i int) error {
 // group's tower rows made them, into the takes that share it.
 func (jp *jointPass) shareTower(q *Queue) error {
 	for _, sh := range jp.shares {
-		for _, to := range sh.to {
-			if err := enqueueRegionPairs(q, sh.regions, to, func(r stateRegion) bool { return r.layer < 0 }); err != nil {
-				return err
-			}
+		if err := sh.tower(q); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // snapshotRest enqueues the rest of each share's snapshot, once the pass
-// and its tower rows are enqueued: the KV rows of the prefix, backbone's
-// and tower's.
+// and its tower rows are enqueued.
 func (jp *jointPass) snapshotRest(q *Queue) error {
 	for _, sh := range jp.shares {
-		if sh.block != nil {
-			if err := enqueueRegionCopies(q, sh.regions, sh.block, true, func(r stateRegion) bool { return !r.deltaNet }); err != nil {
-				return err
-			}
+		if err := sh.snapshotRest(q); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// keepShares puts each share's snapshot, enqueued in full, into the voice
-// cache (f's) under its prefix's key.
+// keepShares puts each share's snapshot into the voice cache (f's).
 func (jp *jointPass) keepShares(f *Frames) {
 	for _, sh := range jp.shares {
-		if sh.block != nil {
-			f.prefixes.Put(sh.from.ps.key, &prefixSnapshot{d: f.d, block: sh.block, rows: sh.from.ps.prefix})
-			sh.block = nil
-		}
+		sh.keep(f)
 	}
 }
 
 // release frees the snapshots not kept.
 func (jp *jointPass) release(d *Device) {
 	for _, sh := range jp.shares {
-		if sh.block != nil {
-			d.Free(sh.block)
-			sh.block = nil
-		}
+		sh.release(d)
 	}
 }
