@@ -147,6 +147,21 @@ func (e cudaEngine) Close() error {
 
 func (e cudaEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	fin, err := e.Engine.Synthesize(ctx, req, emit)
+	e.endOnFault()
+	return fin, err
+}
+
+// PrimeVoice is the take engine's (api.VoicePrimer), ending the worker
+// after a device error as a take does.
+func (e cudaEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
+	p, err := e.Engine.PrimeVoice(ctx, refs)
+	e.endOnFault()
+	return p, err
+}
+
+// endOnFault ends the worker, after a moment for the reply to reach the
+// client, when the device has faulted: nothing on it can be trusted.
+func (e cudaEngine) endOnFault() {
 	if fault := e.frames.fault(); fault != nil {
 		fmt.Fprintf(os.Stderr, "proscenium-gpu: device error (%v): ending the worker; the next take starts a fresh one\n", fault)
 		go func() {
@@ -154,7 +169,6 @@ func (e cudaEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit 
 			os.Exit(3)
 		}()
 	}
-	return fin, err
 }
 
 // faultExitDelay lets the take's reply reach the client before the worker ends.

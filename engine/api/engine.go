@@ -282,6 +282,37 @@ type ReferenceEncoder interface {
 	EncodeReference(samples []float32) (codes []int32, frames int, err error)
 }
 
+// VoicePrimer is implemented by engines that keep a voice cache (the
+// model's state after a voice's references, docs/MODEL.md "Voice prefix
+// cache"): PrimeVoice prefills refs into it without making a take, so that
+// the first take in the voice starts from the cache as later ones do. It
+// runs when no take is running or waiting, and never delays one: takes
+// that arrive while it waits go first (one that arrives during its prefill
+// waits for it). It ends when ctx does, or the engine closes, and fails
+// with ErrNoVoiceCache on an engine that keeps none.
+type VoicePrimer interface {
+	PrimeVoice(ctx context.Context, refs []Reference) (*Primed, error)
+}
+
+// ErrNoVoiceCache: the engine keeps no voice cache (its cap is 0), so a
+// voice cannot be primed.
+var ErrNoVoiceCache = errors.New("this engine keeps no voice cache")
+
+// Primed is what PrimeVoice did.
+type Primed struct {
+	// PrefixRows is the voice's rows: the prompt's rows up to and
+	// including its last reference frame, the state after them cached.
+	PrefixRows int `json:"prefix_rows"`
+	// Cached: the cache held the voice already (its state was restored,
+	// not prefilled). A voice whose state is larger than the cache's cap
+	// is prefilled and not kept, as a take's would be.
+	Cached bool `json:"cached"`
+	// WaitedMs is the time it waited for the engine to be idle; PrefillMs
+	// the prefill's.
+	WaitedMs  float64 `json:"waited_ms"`
+	PrefillMs float64 `json:"prefill_ms"`
+}
+
 // TextChecker is implemented by engines that can check a script against the
 // loaded model's prompt rules without speaking it: nil, or the first
 // refusal (a *drama3.TextError naming its offset and token).

@@ -29,6 +29,7 @@ type fakeEngine struct {
 	mu     sync.Mutex
 	closed bool
 	last   *api.Finish
+	primed map[string]bool // the voices PrimeVoice has kept, by their transcripts and codes
 }
 
 func openFake(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error) {
@@ -126,6 +127,32 @@ func (e *fakeEngine) EncodeReference(samples []float32) ([]int32, int, error) {
 		codes[i] = int32(math.Float32bits(samples[i]) % 1000)
 	}
 	return codes, len(codes) / 2, nil
+}
+
+// PrimeVoice keeps the voice: its rows are its frames and transcripts'
+// bytes; a voice primed before is found cached. A transcript "slow" makes
+// the prime wait until ctx ends.
+func (e *fakeEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("%w: no references", api.ErrInvalidRequest)
+	}
+	if refs[0].Transcript == "slow" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	key := fmt.Sprint(refs)
+	rows := 0
+	for _, r := range refs {
+		rows += len(r.Codes) + len(r.Transcript)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.primed == nil {
+		e.primed = map[string]bool{}
+	}
+	p := &api.Primed{PrefixRows: rows, Cached: e.primed[key], PrefillMs: 1.5}
+	e.primed[key] = true
+	return p, nil
 }
 
 func (e *fakeEngine) Stats() api.Stats {
@@ -294,6 +321,36 @@ func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 	}
 	if without := runRecorded(ctx, local, plain, nil); reflect.DeepEqual(without.fin.Codes, want.fin.Codes) {
 		t.Fatal("the fake engine's codes do not depend on the references: the test cannot fail")
+	}
+}
+
+// A prime crosses to the worker with its references whole and comes back
+// with the engine's figures; a refusal keeps its kind; a prime stopped by
+// its caller stops in the worker.
+func TestPrimeThroughTheWorker(t *testing.T) {
+	ctx := context.Background()
+	eng, local := fakePair(t)
+	refs := []api.Reference{{Transcript: "one", Codes: [][]int{{1, 2}, {3, 4}}}, {Transcript: "two", Codes: [][]int{{4, 6}}}}
+	want, _ := local.(api.VoicePrimer).PrimeVoice(ctx, refs)
+	got, err := eng.(api.VoicePrimer).PrimeVoice(ctx, refs)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("prime through the worker: %+v, %v; want %+v", got, err, want)
+	}
+	if again, err := eng.(api.VoicePrimer).PrimeVoice(ctx, refs); err != nil || !again.Cached {
+		t.Fatalf("the same voice again: %+v, %v; want it cached in the worker", again, err)
+	}
+	if _, err := eng.(api.VoicePrimer).PrimeVoice(ctx, nil); !errors.Is(err, api.ErrInvalidRequest) {
+		t.Fatalf("a prime without references: %v, want an invalid request", err)
+	}
+	pid := PID(eng)
+	stop, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := eng.(api.VoicePrimer).PrimeVoice(stop, []api.Reference{{Transcript: "slow", Codes: [][]int{{1, 1}}}}); err == nil {
+		t.Fatal("a prime whose caller stopped it returned no error")
+	}
+	// The worker stopped it (one that had not would have been ended).
+	if again, err := eng.(api.VoicePrimer).PrimeVoice(ctx, refs); err != nil || !again.Cached || PID(eng) != pid {
+		t.Fatalf("after a stopped prime: %+v, %v, worker %d (was %d); want the same worker, the voice still cached", again, err, PID(eng), pid)
 	}
 }
 

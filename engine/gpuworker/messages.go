@@ -60,6 +60,7 @@ const (
 	OpCount      = "count"      // TextArgs → int (api.TokenCounter)
 	OpCheck      = "check"      // TextArgs → TextCheck (api.TextChecker)
 	OpEncode     = "encode"     // EncodeArgs → EncodedReference (api.ReferenceEncoder)
+	OpPrime      = "prime"      // PrimeArgs → api.Primed (api.VoicePrimer)
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
@@ -122,6 +123,12 @@ type EncodeArgs struct {
 	Samples []byte `json:"samples"`
 }
 
+// PrimeArgs asks engine Handle to prime its voice cache with References.
+type PrimeArgs struct {
+	Handle     uint64          `json:"handle"`
+	References []api.Reference `json:"references"`
+}
+
 // EncodedReference answers OpEncode: frame-major codes.
 type EncodedReference struct {
 	Frames int     `json:"frames"`
@@ -162,6 +169,7 @@ type Reply struct {
 // errorKinds are the sentinel errors that cross the process boundary.
 var errorKinds = map[string]error{
 	"invalid_request": api.ErrInvalidRequest,
+	"no_voice_cache":  api.ErrNoVoiceCache,
 }
 
 // kindOf names the sentinel err wraps, or "".

@@ -234,6 +234,7 @@ var (
 	_ api.TokenCounter     = (*remoteEngine)(nil)
 	_ api.TextChecker      = (*remoteEngine)(nil)
 	_ api.ReferenceEncoder = (*remoteEngine)(nil)
+	_ api.VoicePrimer      = (*remoteEngine)(nil)
 )
 
 // textTimeout bounds a token count or script check: the studio asks while
@@ -286,6 +287,38 @@ func (e *remoteEngine) EncodeReference(samples []float32) ([]int32, int, error) 
 	return res.Codes, res.Frames, nil
 }
 
+// PrimeVoice primes the worker engine's voice cache (api.VoicePrimer). It
+// ends when ctx does or the engine closes. Like CountTokens it does not
+// restart a worker that died: a fresh worker's cache is empty, and the next
+// take in the voice fills it.
+func (e *remoteEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.takes.RLock() // Close waits for it, as for a take
+	defer e.takes.RUnlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("engine is closed")
+	}
+	key := new(job)
+	e.cancels[key] = cancel
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.cancels, key)
+		e.mu.Unlock()
+	}()
+	var p api.Primed
+	if err := e.callCtx(ctx, OpPrime, func(h uint64) any { return PrimeArgs{Handle: h, References: refs} }, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
 func (e *remoteEngine) textCall(op, text string, result any) error {
 	return e.call(op, func(h uint64) any { return TextArgs{Handle: h, Text: text} }, textTimeout, result)
 }
@@ -293,6 +326,13 @@ func (e *remoteEngine) textCall(op, text string, result any) error {
 // call runs op with args(the engine's handle) on the running worker (never
 // starting one) within timeout and decodes its result.
 func (e *remoteEngine) call(op string, args func(handle uint64) any, timeout time.Duration, result any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return e.callCtx(ctx, op, args, result)
+}
+
+// callCtx is call until ctx ends.
+func (e *remoteEngine) callCtx(ctx context.Context, op string, args func(handle uint64) any, result any) error {
 	e.mu.Lock()
 	c, handle, closed := e.c, e.handle, e.closed
 	e.mu.Unlock()
@@ -304,8 +344,6 @@ func (e *remoteEngine) call(op string, args func(handle uint64) any, timeout tim
 		return fmt.Errorf("engine worker not running (%v); the next take starts a fresh one", c.Err())
 	default:
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	res, err := c.Call(ctx, op, args(handle), nil, nil)
 	if err != nil {
 		return err

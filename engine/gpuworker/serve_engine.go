@@ -23,7 +23,7 @@ import (
 type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error)
 
 // ServeEngine is a worker's main loop: it serves the engine operations
-// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpClose) over in and out until in ends,
+// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpPrime, OpClose) over in and out until in ends,
 // then closes the engines still open. Requests run concurrently, as the
 // api.Engine contract allows (Stats during a take; a second take waits
 // in the engine).
@@ -161,6 +161,21 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 			return nil, err
 		}
 		return EncodedReference{Frames: frames, Codes: codes}, nil
+
+	case OpPrime:
+		var pa PrimeArgs
+		if err := decodeArgs(req, &pa); err != nil {
+			return nil, err
+		}
+		eng, err := h.engine(pa.Handle)
+		if err != nil {
+			return nil, err
+		}
+		vp, ok := eng.(api.VoicePrimer)
+		if !ok {
+			return nil, api.ErrNoVoiceCache
+		}
+		return vp.PrimeVoice(ctx, pa.References)
 
 	case OpClose:
 		var ha HandleArgs

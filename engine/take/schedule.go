@@ -25,7 +25,9 @@ import (
 // caller that stops its take from a listener stops it within that frame.
 // A set with a real-time bound (drama3.RealTimeBounded) gets fewer takes
 // together than its places where more would make each slower than that
-// (places).
+// (places). A prime (Engine.PrimeVoice: a voice's prefill into the voice
+// cache, no frames) waits until no take is live or waiting, and ends at its
+// begin.
 
 // settleGrace is how long a step waits for the callers of live takes to take
 // their last events before it runs without them.
@@ -48,6 +50,10 @@ type job struct {
 	res     *drama3.Result
 	err     error
 	stepped int // steps it made a frame in (the scheduler's goroutine alone)
+	// prime: the job prefills its prompt into the voice cache and ends at
+	// its begin (Engine.PrimeVoice); it begins only while no take is live
+	// or waiting.
+	prime bool
 }
 
 func (j *job) end(res *drama3.Result, err error) {
@@ -185,11 +191,17 @@ func (s *scheduler) poke() {
 	}
 }
 
-// load is the takes live in the set and waiting for a place.
+// load is the takes live in the set and waiting for a place (primes are
+// not takes: they do not count).
 func (s *scheduler) load() (live, waiting int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.live, len(s.pending)
+	for _, j := range s.pending {
+		if !j.prime {
+			waiting++
+		}
+	}
+	return s.live, waiting
 }
 
 // close stops admitting takes and waits until every admitted one has ended
@@ -229,17 +241,31 @@ func (s *scheduler) gatherWaiting(free int) int {
 }
 
 // admit takes the waiting jobs that fit: cancelled ones end at once (they
-// never reach the set), the others in arrival order while places are free.
-func (s *scheduler) admit(free int) []*job {
+// never reach the set), the takes in arrival order while places are free,
+// then, when idle (no take live) and no take is left waiting, the primes in
+// the places left: a prime never holds a take back.
+func (s *scheduler) admit(free int, idle bool) []*job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var in []*job
-	keep := s.pending[:0]
+	takesLeft := false
 	for _, j := range s.pending {
 		switch {
 		case j.ctx.Err() != nil:
 			in = append(in, j)
+		case j.prime:
 		case free > 0:
+			in = append(in, j)
+			free--
+		default:
+			takesLeft = true
+		}
+	}
+	keep := s.pending[:0]
+	for _, j := range s.pending {
+		switch {
+		case slices.Contains(in, j):
+		case j.prime && idle && !takesLeft && free > 0:
 			in = append(in, j)
 			free--
 		default:
@@ -288,7 +314,7 @@ func (s *scheduler) run() {
 			<-s.wake
 			continue
 		}
-		if in := s.admit(s.places(len(live))); len(in) > 0 {
+		if in := s.admit(s.places(len(live)), len(live) == 0); len(in) > 0 {
 			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
 			for i, j := range in {
 				runs[i], ctxs[i] = j.run, j.ctx
@@ -298,7 +324,7 @@ func (s *scheduler) run() {
 				switch {
 				case errs[i] != nil:
 					fail(j, errs[i])
-				case !begun[i]:
+				case !begun[i] || j.prime: // a prime's work ends with its begin
 					finish(j)
 				default:
 					live = append(live, j)

@@ -1,0 +1,89 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"proscenium/engine/api"
+	"proscenium/engine/drama3"
+)
+
+// TestCUDAEnginePrimedVoice primes a voice on the worker's take engine (one
+// take at a time: cuda.Frames; batch 4: cuda.TakeFrames) and holds the
+// voice's first take to what it must be: begun from the voice cache (only
+// the rows after the primed prefix prefilled), and under exact the codes of
+// the same take on a fresh engine that never saw the voice (under fast the
+// share of equal frames is logged). A second prime finds the voice cached.
+func TestCUDAEnginePrimedVoice(t *testing.T) {
+	dir, dev := tinyOnDevice(t)
+	ctx := context.Background()
+	for _, n := range []drama3.Numerics{drama3.NumericsExact, drama3.NumericsFast} {
+		for _, batch := range []int{1, 4} {
+			dev.Numerics = n
+			t.Run(fmt.Sprintf("%s/batch%d", n, batch), func(t *testing.T) {
+				open := func() api.Engine {
+					e, err := openCUDAEngine(ctx, dev, dir, "test", batch, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e
+				}
+				e := open()
+				r := rand.New(rand.NewPCG(11, uint64(batch)))
+				codes := make([][]int, 40)
+				for i := range codes {
+					for _, size := range e.Info().CodebookSizes {
+						codes[i] = append(codes[i], r.IntN(size))
+					}
+				}
+				refs := []api.Reference{{Transcript: "What the cloned voice says.", Codes: codes}}
+				req := api.SpeechRequest{Text: "The first line in a voice primed on the GPU.", Seed: 7, MaxFrames: 80,
+					Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, References: refs}
+
+				primed, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if primed.Cached || primed.PrefixRows <= len(codes) {
+					t.Fatalf("first prime: %+v; want the voice prefilled, more rows than its %d frames", primed, len(codes))
+				}
+				fin, err := e.Synthesize(ctx, req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !fin.VoiceCached || fin.PrefillRows != fin.PromptRows-primed.PrefixRows {
+					t.Fatalf("the first take after the prime: cached %v, %d of %d rows prefilled; want the rows after the primed %d",
+						fin.VoiceCached, fin.PrefillRows, fin.PromptRows, primed.PrefixRows)
+				}
+				again, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
+				if err != nil || !again.Cached {
+					t.Fatalf("second prime: %+v, %v; want the voice found cached", again, err)
+				}
+				e.Close()
+
+				fresh := open()
+				defer fresh.Close()
+				want, err := fresh.Synthesize(ctx, req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want.VoiceCached {
+					t.Fatal("a fresh engine found the voice cached")
+				}
+				f, c := firstCodeDiff(fin.Codes, want.Codes)
+				switch {
+				case f < 0:
+					t.Logf("primed %d rows in %.1f ms; the take's %d frames equal an uncached take's", primed.PrefixRows, primed.PrefillMs, len(fin.Codes))
+				case n == drama3.NumericsExact:
+					t.Fatalf("exact: the take after the prime differs from an uncached take at frame %d codebook %d", f, c)
+				default:
+					t.Logf("fast: the take after the prime parts from an uncached take at frame %d of %d (fast's tolerance)", f, len(fin.Codes))
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package open
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"proscenium/engine/api"
+)
+
+// A primed voice's first take starts from the voice cache and draws what a
+// take on an engine that never saw the voice draws; priming it again finds
+// it cached. (Broken, the take would prefill every row: VoiceCached false.)
+func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
+	dir := needTinyDir(t)
+	ctx := context.Background()
+	e, err := OpenCPU(ctx, dir, Options{Backend: CPU, Batch: 2}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r := rand.New(rand.NewPCG(9, 10))
+	codes := make([][]int, 10)
+	for i := range codes {
+		for _, n := range e.Info().CodebookSizes {
+			codes[i] = append(codes[i], r.IntN(n))
+		}
+	}
+	refs := []api.Reference{{Transcript: "What the voice says.", Codes: codes}}
+	req := api.SpeechRequest{Text: "The first line in a new voice.", Sampling: api.DefaultSampling(), Seed: 3, MaxFrames: 5, References: refs}
+
+	primer := e.(api.VoicePrimer)
+	primed, err := primer.PrimeVoice(ctx, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if primed.Cached || primed.PrefixRows <= len(codes) || primed.PrefillMs <= 0 {
+		t.Fatalf("first prime: %+v; want the voice prefilled, more rows than its %d frames", primed, len(codes))
+	}
+	if st := e.Stats().Memory; st.VoiceEntries != 1 {
+		t.Fatalf("the voice cache holds %d entries after the prime, want 1", st.VoiceEntries)
+	}
+	fin, err := e.Synthesize(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fin.VoiceCached || fin.PrefillRows != fin.PromptRows-primed.PrefixRows {
+		t.Fatalf("the first take after the prime: cached %v, %d of %d rows prefilled; want the %d rows after the primed %d",
+			fin.VoiceCached, fin.PrefillRows, fin.PromptRows, fin.PromptRows-primed.PrefixRows, primed.PrefixRows)
+	}
+	again, err := primer.PrimeVoice(ctx, refs)
+	if err != nil || !again.Cached || again.PrefixRows != primed.PrefixRows {
+		t.Fatalf("second prime: %+v, %v; want the voice found cached", again, err)
+	}
+
+	fresh, err := OpenCPU(ctx, dir, Options{Backend: CPU, Batch: 1}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want, err := fresh.Synthesize(ctx, req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.VoiceCached || !reflect.DeepEqual(fin.Codes, want.Codes) {
+		t.Fatalf("the take after the prime drew %v, an uncached take %v (cached %v)", fin.Codes, want.Codes, want.VoiceCached)
+	}
+}

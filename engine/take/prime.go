@@ -1,0 +1,89 @@
+package take
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"proscenium/engine/api"
+	"proscenium/engine/drama3"
+)
+
+// This file primes the voice cache (api.VoicePrimer): a voice's prompt
+// prefilled, its state at the voice prefix kept by the backend as a take's
+// would be, and no frame made. The studio and the speech API prime a voice
+// when it is created, so that its first take starts from the cache.
+
+var _ api.VoicePrimer = (*Engine)(nil)
+
+// primeScript is the text of a prime's prompt. The backend caches the state
+// at the voice prefix, which does not depend on the text; the text only
+// gives the prompt the rows after the prefix that VoicePrefix asks for (the
+// prompt's closing tokens already do).
+const primeScript = "Hello."
+
+// PrimeVoice prefills refs' voice into the backend's voice cache without
+// making a take (api.VoicePrimer). It waits until no take is live or
+// waiting (a take that arrives while it waits goes first), begins as a take
+// in refs' voice would (restoring the voice when the cache holds it
+// already), and ends there. It fails with api.ErrNoVoiceCache when the
+// backend keeps no cache, and with ctx's error when ctx ends or the engine
+// closes first.
+func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("%w: priming needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
+	}
+	cacher, ok := e.cfg.Takes.(drama3.TakePrefixCacher)
+	if !ok || cacher.PrefixCache() == nil || cacher.PrefixCache().Stats().Cap == 0 {
+		return nil, api.ErrNoVoiceCache
+	}
+	if !e.enter() {
+		return nil, fmt.Errorf("engine is closed")
+	}
+	defer e.calls.Done()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(e.closing, stop)()
+
+	start := time.Now()
+	dr := make([]drama3.Reference, len(refs))
+	for i, r := range refs {
+		dr[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
+	}
+	rows, err := e.prompt.ReferenceVoice(primeScript, dr, e.cfg.Takes.CodebookEntries())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
+	}
+	if rows.VoicePrefix() == 0 {
+		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
+	}
+	j := &job{ctx: ctx, prime: true, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
+	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
+	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, drama3.Listener{}); err != nil {
+		return nil, err
+	}
+	if !e.sched.submit(j) {
+		return nil, fmt.Errorf("engine is closed")
+	}
+	<-j.done
+	if j.err != nil {
+		return nil, j.err
+	}
+	res := j.res
+	if res.Reason == drama3.FinishCancel {
+		return nil, fmt.Errorf("priming the voice stopped: %w", context.Cause(ctx))
+	}
+	if res.Prefix == nil {
+		return nil, api.ErrNoVoiceCache
+	}
+	prefill := res.Stages[drama3.StagePrefill]
+	return &api.Primed{
+		PrefixRows: res.Prefix.Rows,
+		Cached:     res.Prefix.Restored,
+		WaitedMs:   api.Millis(res.Elapsed - prefill),
+		PrefillMs:  api.Millis(prefill),
+	}, nil
+}

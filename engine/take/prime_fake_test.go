@@ -1,0 +1,219 @@
+package take
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"proscenium/engine/api"
+	"proscenium/engine/drama3"
+	"proscenium/engine/sampling"
+)
+
+// Primes on the scheduler over fake frames: a prime never holds a take
+// back, waits while takes are live, and is not counted in the load.
+
+// primeFrames is seedFrames that takes reference prompts and shares a voice
+// cache (it keeps nothing in it: the scheduler is what is tested here).
+type primeFrames struct {
+	seedFrames
+	cache *drama3.PrefixCache
+	last  drama3.PrefixOutcome
+}
+
+func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
+	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Prefilled: len(p)}
+	return f.Begin(ctx, p.Tokens(), s, seed)
+}
+func (f *primeFrames) PrefixCache() *drama3.PrefixCache { return f.cache }
+func (f *primeFrames) LastPrefix() drama3.PrefixOutcome { return f.last }
+
+// beginLog is an Interleave that logs each BeginMany (per take, whether its
+// prompt has reference rows: a prime here) and counts the frames the primes
+// were asked to make.
+type beginLog struct {
+	*drama3.Interleave
+	mu          sync.Mutex
+	calls       [][]string
+	primes      map[drama3.TakeID]bool
+	primeFrames int
+}
+
+func (s *beginLog) Step(frames []drama3.TakeFrame) error {
+	s.mu.Lock()
+	for _, f := range frames {
+		if s.primes[f.ID] {
+			s.primeFrames++
+		}
+	}
+	s.mu.Unlock()
+	return s.Interleave.Step(frames)
+}
+
+func (s *beginLog) BeginMany(starts []drama3.TakeStart) []error {
+	var call []string
+	for _, st := range starts {
+		if st.Prompt.AudioRows() > 0 {
+			call = append(call, "prime")
+			s.mu.Lock()
+			s.primes[st.ID] = true
+			s.mu.Unlock()
+		} else {
+			call = append(call, "take")
+		}
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+	return drama3.BeginEach(s, starts)
+}
+
+func (s *beginLog) log() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// A prime sent while a take is live waits; a take sent after it begins
+// first (a free place is a take's); the prime begins once no take is live,
+// ends at its begin, and never counts as waiting. (A scheduler that
+// admitted jobs in arrival order would begin the prime beside the live take,
+// before the second take.)
+func TestPrimeWaitsForTheTakes(t *testing.T) {
+	cache := drama3.NewPrefixCache(1 << 20)
+	inner, err := drama3.NewInterleave(&primeFrames{cache: cache},
+		func() (drama3.FrameBackend, error) { return &primeFrames{cache: cache}, nil }, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+
+	// Take A holds its first frame's events until released: it stays live.
+	// (Released also when the test fails first: Close waits for A.)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseA := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseA()
+	aLive := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		once := sync.Once{}
+		if _, err := e.Synthesize(context.Background(), fakeRequest(1), func(ev api.Event) {
+			if ev.Kind == api.EventFrames {
+				once.Do(func() { close(aLive); <-release })
+			}
+		}); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-aLive
+
+	codes := [][]int{{1, 2}, {3, 0}, {5, 1}}
+	var primed *api.Primed
+	var primeErr error
+	primeDone := make(chan struct{})
+	go func() {
+		defer close(primeDone)
+		primed, primeErr = e.PrimeVoice(context.Background(), []api.Reference{{Transcript: "A voice.", Codes: codes}})
+	}()
+	time.Sleep(50 * time.Millisecond) // the prime waits behind A however long this is
+	if got := set.log(); len(got) != 1 {
+		t.Fatalf("begins %v while take A is live: the prime must wait", got)
+	}
+	if running, waiting := e.Load(); running != 1 || waiting != 0 {
+		t.Errorf("load with a prime waiting: %d running, %d waiting; want 1 and 0", running, waiting)
+	}
+
+	// Take B, sent after the prime, takes the free place first.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := e.Synthesize(context.Background(), fakeRequest(2), nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, func() bool { return len(set.log()) == 2 }, "take B's begin")
+	if got := set.log()[1]; !slices.Equal(got, []string{"take"}) {
+		t.Fatalf("the second begin was %v, want take B alone", got)
+	}
+	releaseA()
+	wg.Wait()
+	<-primeDone
+	if primeErr != nil {
+		t.Fatal(primeErr)
+	}
+	got := set.log()
+	if len(got) != 3 || !slices.Equal(got[2], []string{"prime"}) {
+		t.Fatalf("begins %v, want A, B, then the prime", got)
+	}
+	if primed.PrefixRows <= len(codes) || primed.Cached {
+		t.Errorf("primed %+v: want the voice's rows (more than its %d frames), not cached", primed, len(codes))
+	}
+	if set.primeFrames != 0 {
+		t.Errorf("the prime was stepped for %d frames; it ends at its begin", set.primeFrames)
+	}
+	if running, waiting := e.Load(); running != 0 || waiting != 0 {
+		t.Errorf("load after the prime: %d running, %d waiting", running, waiting)
+	}
+}
+
+// A prime on a set without a voice cache fails as such; a prime without
+// references, or with codes outside the codebooks, is the caller's mistake;
+// a prime whose context ends while it waits ends with it.
+func TestPrimeRefusals(t *testing.T) {
+	plain := fakeEngine(t, 1)
+	defer plain.Close()
+	refs := []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}}}}
+	if _, err := plain.PrimeVoice(context.Background(), refs); !errors.Is(err, api.ErrNoVoiceCache) {
+		t.Errorf("a set without a voice cache: %v, want ErrNoVoiceCache", err)
+	}
+
+	cache := drama3.NewPrefixCache(1 << 20)
+	set, err := drama3.NewInterleave(&primeFrames{cache: cache}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	for name, refs := range map[string][]api.Reference{
+		"no references":       nil,
+		"a code out of range": {{Transcript: "A voice.", Codes: [][]int{{8, 0}}}},
+		"no frames":           {{Transcript: "A voice."}},
+	} {
+		if _, err := e.PrimeVoice(context.Background(), refs); !errors.Is(err, api.ErrInvalidRequest) {
+			t.Errorf("%s: %v, want an invalid request", name, err)
+		}
+	}
+
+	// A live take holds the one place; the prime's context ends meanwhile.
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseTake := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseTake()
+	live := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		once := sync.Once{}
+		e.Synthesize(context.Background(), fakeRequest(1), func(ev api.Event) {
+			if ev.Kind == api.EventFrames {
+				once.Do(func() { close(live); <-release })
+			}
+		})
+	}()
+	<-live
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if _, err := e.PrimeVoice(ctx, refs); !errors.Is(err, context.Canceled) {
+		t.Errorf("a prime stopped while waiting: %v, want context.Canceled", err)
+	}
+	releaseTake()
+	<-done
+}
