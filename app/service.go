@@ -16,6 +16,7 @@ import (
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voice"
+	"proscenium/app/voiceprime"
 	"proscenium/app/voices"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/loudness"
@@ -73,6 +74,7 @@ type Service struct {
 	takes    *takes.List
 	server   *server.Panel
 	voices   *voices.Editor
+	primer   *voiceprime.Primer
 	projects *projects.Store // nil: no projects directory
 
 	warnings []string // from start-up, shown in the studio's status line; never changed after New
@@ -111,6 +113,7 @@ func New(cfg Config) (*Service, error) {
 	s.warnings = append(s.warnings, warnings...)
 	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
 	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})
+	s.primer = voiceprime.New(voiceprime.Config{Engine: s.model.Loaded, Primed: s.voicePrimed})
 	// Recordings no voice uses (a replaced voice of an older version, a
 	// save that failed) are removed at start.
 	if removed, err := s.voices.SweepLibrary(); err != nil {
@@ -197,7 +200,14 @@ func (s *Service) ModelStatus() model.ModelStatus { return s.model.Status() }
 // LoadModel opens the checkpoint in dir, replacing the loaded model. It
 // refuses while a take runs or another load is in progress, and when the
 // memory the model needs (inspect's estimate) passes the memory cap.
-func (s *Service) LoadModel(dir string) (model.ModelStatus, error) { return s.model.Load(dir) }
+// The open project's cast is primed on it (app/voiceprime).
+func (s *Service) LoadModel(dir string) (model.ModelStatus, error) {
+	st, err := s.model.Load(dir)
+	if st.State == model.ModelLoaded {
+		s.primer.Loaded()
+	}
+	return st, err
+}
 
 // UnloadModel stops any take, then closes the model. Without a model it
 // changes nothing.
@@ -333,9 +343,15 @@ func (s *Service) DeleteVoice(name string) ([]voice.Voice, error) { return s.voi
 // user's voices.
 func (s *Service) VoiceNames() []string { return s.voices.VoiceNames() }
 
-// CreateVoice adds a voice cloned from a recording and its transcript.
+// CreateVoice adds a voice cloned from a recording and its transcript, and
+// primes it on the loaded model (app/voiceprime): its first take starts
+// from the voice cache.
 func (s *Service) CreateVoice(name, transcript string, recording []byte) ([]voice.Voice, error) {
-	return s.voices.CreateVoice(name, transcript, recording)
+	vs, err := s.voices.CreateVoice(name, transcript, recording)
+	if err == nil {
+		s.primer.Prime(s.primeVoice(name))
+	}
+	return vs, err
 }
 
 // VoiceReferences returns the references a voice speaks with.
@@ -422,7 +438,11 @@ func (s *Service) OpenProject(name string) (projects.Project, error) {
 	if err != nil {
 		return projects.Project{}, err
 	}
-	return st.Open(name)
+	p, err := st.Open(name)
+	if err == nil {
+		s.primeCast(p.Cast)
+	}
+	return p, err
 }
 
 // CreateProject makes a new project called name from the studio's script
@@ -446,7 +466,11 @@ func (s *Service) SaveProject(p projects.Project) (projects.Saved, error) {
 	if err != nil {
 		return projects.Saved{}, err
 	}
-	return st.Save(p)
+	saved, err := st.Save(p)
+	if err == nil {
+		s.primeCast(p.Cast) // a cast voice primed already is not primed again
+	}
+	return saved, err
 }
 
 // RenameProject renames a project; the new name must be free.

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"fmt"
+	"slices"
+
+	"proscenium/app/studio"
+	"proscenium/app/voice"
+	"proscenium/app/voiceprime"
+	"proscenium/engine/api"
+)
+
+// This file wires voice priming (app/voiceprime): the voice cache of the
+// loaded engine is primed with a voice when it is created, and with the
+// open project's cast when the project opens or is saved and when a model
+// loads.
+
+// primeVoice is the voiceprime.Voice of the user's voice called name (a
+// voice without a recording primes nothing).
+func (s *Service) primeVoice(name string) voiceprime.Voice {
+	vs := s.voices.Voices()
+	i := slices.IndexFunc(vs, func(v voice.Voice) bool { return v.Name == name })
+	if i < 0 {
+		return voiceprime.Voice{Name: name}
+	}
+	v := vs[i]
+	return voiceprime.Voice{Name: name, Reference: v.Reference,
+		References: func() ([]api.Reference, error) { return s.voices.VoiceReferences(v) }}
+}
+
+// primeCast keeps cast (a project's: "" is the model's own voice) as the
+// voices to prime, and primes them.
+func (s *Service) primeCast(cast []string) {
+	var vs []voiceprime.Voice
+	for _, name := range cast {
+		if name != "" {
+			vs = append(vs, s.primeVoice(name))
+		}
+	}
+	s.primer.Cast(vs...)
+}
+
+// voicePrimed says in the status line what a prime did, and shows the
+// voice cache's new size.
+func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
+	switch {
+	case err != nil:
+		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("voice %q was not made ready ahead (%v): its first take starts by reading its reference", v.Name, err))
+	case !p.Cached:
+		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("voice %q is ready: its reference (%d rows) read in %.0f ms, kept for its takes", v.Name, p.PrefixRows, p.PrefillMs))
+		s.publishStats()
+	}
+}
