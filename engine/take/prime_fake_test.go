@@ -40,6 +40,7 @@ type beginLog struct {
 	calls       [][]string
 	primes      map[drama3.TakeID]bool
 	primeFrames int
+	onBegin     func() // if set, called at each BeginMany
 }
 
 func (s *beginLog) Step(frames []drama3.TakeFrame) error {
@@ -68,6 +69,9 @@ func (s *beginLog) BeginMany(starts []drama3.TakeStart) []error {
 	s.mu.Lock()
 	s.calls = append(s.calls, call)
 	s.mu.Unlock()
+	if s.onBegin != nil {
+		s.onBegin()
+	}
 	return drama3.BeginEach(s, starts)
 }
 
@@ -161,6 +165,46 @@ func TestPrimeWaitsForTheTakes(t *testing.T) {
 	}
 	if running, waiting := e.Load(); running != 0 || waiting != 0 {
 		t.Errorf("load after the prime: %d running, %d waiting", running, waiting)
+	}
+}
+
+// A prime and a take that arrive together at an idle engine do not begin
+// together: the take begins alone (a prime in its begin would lengthen it),
+// the prime after the take. (Broken once: both were begun in one BeginMany.)
+func TestPrimeDoesNotJoinATakesBegin(t *testing.T) {
+	cache := drama3.NewPrefixCache(1 << 20)
+	inner, err := drama3.NewInterleave(&primeFrames{cache: cache},
+		func() (drama3.FrameBackend, error) { return &primeFrames{cache: cache}, nil }, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	gather := func(d time.Duration) {
+		e.sched.mu.Lock()
+		e.sched.gather = d
+		e.sched.mu.Unlock()
+	}
+	gather(time.Minute)                          // the two are gathered: the scheduler waits until both are there,
+	set.onBegin = func() { gather(gatherGrace) } // then not for the prime left alone
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if _, err := e.PrimeVoice(context.Background(), []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 0}}}}); err != nil {
+			t.Error(err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if _, err := e.Synthesize(context.Background(), fakeRequest(3), nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	wg.Wait()
+	if got := set.log(); len(got) != 2 || !slices.Equal(got[0], []string{"take"}) || !slices.Equal(got[1], []string{"prime"}) {
+		t.Fatalf("begins %v, want the take alone, then the prime", got)
 	}
 }
 

@@ -242,13 +242,13 @@ func (s *scheduler) gatherWaiting(free int) int {
 
 // admit takes the waiting jobs that fit: cancelled ones end at once (they
 // never reach the set), the takes in arrival order while places are free,
-// then, when idle (no take live) and no take is left waiting, the primes in
-// the places left: a prime never holds a take back.
+// and, when idle (no take live) and no take waits or begins now, the primes
+// in the places left: a prime never holds a take back, nor joins its begin.
 func (s *scheduler) admit(free int, idle bool) []*job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var in []*job
-	takesLeft := false
+	takes := false // a take begins now or waits
 	for _, j := range s.pending {
 		switch {
 		case j.ctx.Err() != nil:
@@ -257,15 +257,16 @@ func (s *scheduler) admit(free int, idle bool) []*job {
 		case free > 0:
 			in = append(in, j)
 			free--
+			takes = true
 		default:
-			takesLeft = true
+			takes = true
 		}
 	}
 	keep := s.pending[:0]
 	for _, j := range s.pending {
 		switch {
 		case slices.Contains(in, j):
-		case j.prime && idle && !takesLeft && free > 0:
+		case j.prime && idle && !takes && free > 0:
 			in = append(in, j)
 			free--
 		default:

@@ -3,6 +3,7 @@ package take
 import (
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"proscenium/engine/drama3"
 	"proscenium/engine/internal/testutil"
 	"proscenium/engine/sampling"
+	"proscenium/engine/tokenizer"
 )
 
 // The scheduler over fake frames, fast enough for the race detector: many
@@ -73,15 +75,32 @@ func fakeEngine(t *testing.T, batch int) *Engine {
 	return fakeEngineOn(t, set)
 }
 
+// tinyTokenizer is the tiny checkpoint's tokenizer, made once for the
+// package's tests (a tokenizer is read only: the engines share it).
+var tinyTokenizer struct {
+	once sync.Once
+	tok  *tokenizer.Tokenizer
+	err  error
+}
+
 // fakeEngineOn is the engine over set with the tiny checkpoint's tokenizer.
 func fakeEngineOn(t *testing.T, set drama3.TakeSet) *Engine {
 	t.Helper()
 	base := testutil.ReadFoundFile(t, drama3.FindBaseTokenizer)
-	dir := t.TempDir()
-	if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := drama3.LoadTokenizer(dir)
+	tinyTokenizer.once.Do(func() {
+		dir, err := os.MkdirTemp("", "proscenium-take-")
+		if err != nil {
+			tinyTokenizer.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		if err := drama3.WriteTiny(dir, drama3.TinyOptions{Seed: 1, BaseTokenizer: base}); err != nil {
+			tinyTokenizer.err = err
+			return
+		}
+		tinyTokenizer.tok, tinyTokenizer.err = drama3.LoadTokenizer(dir)
+	})
+	tok, err := tinyTokenizer.tok, tinyTokenizer.err
 	if err != nil {
 		t.Fatal(err)
 	}
