@@ -43,7 +43,7 @@ func (b *Backend) BeginPrompt(ctx context.Context, p drama3.Prompt, semantic []f
 	var key drama3.PrefixKey
 	restored := false
 	if from > 0 && b.prefixes != nil {
-		key = p.PrefixKey(from, "")
+		key = prefixKey(p, from)
 		if s, ok := b.prefixes.Get(key); ok {
 			snap, ok := s.(*prefixSnapshot)
 			if !ok {

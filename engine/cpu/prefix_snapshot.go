@@ -100,3 +100,13 @@ func (b *Backend) PrefixCache() *drama3.PrefixCache { return b.prefixes }
 
 // LastPrefix is what the last BeginPrompt did with the voice prefix.
 func (b *Backend) LastPrefix() drama3.PrefixOutcome { return b.lastPrefix }
+
+// HoldsPrefix reports whether the cache holds p's voice prefix.
+func (b *Backend) HoldsPrefix(p drama3.Prompt) bool {
+	n := p.VoicePrefix()
+	return n > 0 && b.prefixes != nil && b.prefixes.Holds(prefixKey(p, n))
+}
+
+// prefixKey is the cache's key of p's first n rows: the CPU computes the
+// same under either numerics policy, so its key has no salt.
+func prefixKey(p drama3.Prompt, n int) drama3.PrefixKey { return p.PrefixKey(n, "") }

@@ -255,6 +255,12 @@ func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 // PrefixCache implements drama3.PrefixCacher (nil: no cache).
 func (f *Frames) PrefixCache() *drama3.PrefixCache { return f.prefixes }
 
+// HoldsPrefix implements drama3.PrefixCacher.
+func (f *Frames) HoldsPrefix(p drama3.Prompt) bool {
+	n := p.VoicePrefix()
+	return n > 0 && f.prefixes != nil && f.prefixes.Holds(p.PrefixKey(n, f.prefixSalt()))
+}
+
 // LastPrefix implements drama3.PrefixCacher.
 func (f *Frames) LastPrefix() drama3.PrefixOutcome { return f.lastPrefix }
 

@@ -563,6 +563,9 @@ func (s *TakeFrames) DecodeCollect(id drama3.TakeID) ([]float32, error) {
 // PrefixCache implements drama3.TakePrefixCacher: the model's voice cache.
 func (s *TakeFrames) PrefixCache() *drama3.PrefixCache { return s.f.prefixes }
 
+// HoldsPrefix implements drama3.TakePrefixCacher.
+func (s *TakeFrames) HoldsPrefix(p drama3.Prompt) bool { return s.f.HoldsPrefix(p) }
+
 // TakePrefix implements drama3.TakePrefixCacher.
 func (s *TakeFrames) TakePrefix(id drama3.TakeID) (drama3.PrefixOutcome, bool) {
 	v, err := s.view(id)

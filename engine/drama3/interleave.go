@@ -194,6 +194,13 @@ func (s *Interleave) PrefixCache() *PrefixCache {
 	return nil
 }
 
+// HoldsPrefix implements TakePrefixCacher: the shared cache's (the
+// first backend's).
+func (s *Interleave) HoldsPrefix(p Prompt) bool {
+	c, ok := s.first.(PrefixCacher)
+	return ok && c.HoldsPrefix(p)
+}
+
 // TakePrefix implements TakePrefixCacher.
 func (s *Interleave) TakePrefix(id TakeID) (PrefixOutcome, bool) {
 	slot, ok := s.live[id]

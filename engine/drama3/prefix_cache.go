@@ -122,6 +122,19 @@ func (c *PrefixCache) Get(k PrefixKey) (PrefixSnapshot, bool) {
 	return e.Value.(*prefixEntry).snap, true
 }
 
+// Holds reports whether the cache holds a snapshot under k, marking it the
+// most recently used (a voice asked for is wanted soon); it is neither a
+// hit nor a miss in Stats.
+func (c *PrefixCache) Holds(k PrefixKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if ok {
+		c.order.MoveToFront(e)
+	}
+	return ok
+}
+
 // Fits reports whether a snapshot of n bytes can be kept at all (n within
 // the cap), so a backend need not make one that Put would refuse.
 func (c *PrefixCache) Fits(n int64) bool {
@@ -199,6 +212,9 @@ type PrefixCacher interface {
 	PrefixCache() *PrefixCache
 	// LastPrefix is what the last BeginPrompt did with the voice prefix.
 	LastPrefix() PrefixOutcome
+	// HoldsPrefix reports whether the cache holds p's voice prefix
+	// (PrefixCache.Holds under the backend's key).
+	HoldsPrefix(p Prompt) bool
 }
 
 // TakePrefixCacher is a TakeSet whose takes share one voice prefix cache
@@ -208,6 +224,9 @@ type PrefixCacher interface {
 type TakePrefixCacher interface {
 	PrefixCache() *PrefixCache
 	TakePrefix(id TakeID) (PrefixOutcome, bool)
+	// HoldsPrefix is PrefixCacher's: whether a take on p would restore
+	// its voice prefix.
+	HoldsPrefix(p Prompt) bool
 }
 
 // PrefixOutcome is what the last BeginPrompt did with the voice prefix.

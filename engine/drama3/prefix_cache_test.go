@@ -77,3 +77,23 @@ func TestPrefixCacheLRU(t *testing.T) {
 		t.Fatalf("Clear released %d, left %+v", released, c.Stats())
 	}
 }
+
+// Holds marks an entry the most recently used, as Get does, without
+// counting a hit or a miss.
+func TestPrefixCacheHolds(t *testing.T) {
+	released := 0
+	snap := func(n int64) testSnapshot { return testSnapshot{n: n, released: &released} }
+	c := NewPrefixCache(100)
+	c.Put(PrefixKey{1}, snap(40))
+	c.Put(PrefixKey{2}, snap(40))
+	if !c.Holds(PrefixKey{1}) || c.Holds(PrefixKey{9}) {
+		t.Fatal("Holds: want entry 1 held and 9 not")
+	}
+	c.Put(PrefixKey{3}, snap(40)) // evicts the least recently used: 2, since Holds touched 1
+	if !c.Holds(PrefixKey{1}) || c.Holds(PrefixKey{2}) {
+		t.Fatal("entry 1, held last, was evicted before entry 2")
+	}
+	if st := c.Stats(); st.Hits != 0 || st.Misses != 0 {
+		t.Fatalf("Holds counted %d hits and %d misses", st.Hits, st.Misses)
+	}
+}

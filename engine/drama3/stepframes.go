@@ -124,6 +124,12 @@ func (f *StepFrames) PrefixCache() *PrefixCache {
 	return nil
 }
 
+// HoldsPrefix is the steps' cache's (false when they keep none).
+func (f *StepFrames) HoldsPrefix(p Prompt) bool {
+	c, ok := f.s.(PrefixCacher)
+	return ok && c.HoldsPrefix(p)
+}
+
 // LastPrefix is what the steps' last BeginPrompt did with the voice prefix.
 func (f *StepFrames) LastPrefix() PrefixOutcome {
 	if c, ok := f.s.(PrefixCacher); ok {

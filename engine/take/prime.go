@@ -25,8 +25,8 @@ const primeScript = "Hello."
 // PrimeVoice prefills refs' voice into the backend's voice cache without
 // making a take (api.VoicePrimer). It waits until no take is live or
 // waiting (a take that arrives while it waits goes first), begins as a take
-// in refs' voice would (restoring the voice when the cache holds it
-// already), and ends there. It fails with api.ErrNoVoiceCache when the
+// in refs' voice would, and ends there; when the cache holds the voice by
+// then (a take in it cached it meanwhile), it begins nothing. It fails with api.ErrNoVoiceCache when the
 // backend keeps no cache, and with ctx's error when ctx ends or the engine
 // closes first.
 func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
@@ -60,7 +60,8 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if rows.VoicePrefix() == 0 {
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
-	j := &job{ctx: ctx, prime: true, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
+	j := &job{ctx: ctx, prime: true, held: func() bool { return cacher.HoldsPrefix(rows) },
+		done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
 	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, drama3.Listener{}); err != nil {
 		return nil, err
@@ -71,6 +72,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	<-j.done
 	if j.err != nil {
 		return nil, j.err
+	}
+	if j.found {
+		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, WaitedMs: api.Millis(time.Since(start))}, nil
 	}
 	res := j.res
 	if res.Reason == drama3.FinishCancel {

@@ -17,7 +17,7 @@ import (
 // back, waits while takes are live, and is not counted in the load.
 
 // primeFrames is seedFrames that takes reference prompts and shares a voice
-// cache (it keeps nothing in it: the scheduler is what is tested here).
+// cache: a prompt's voice prefix is kept as an empty snapshot.
 type primeFrames struct {
 	seedFrames
 	cache *drama3.PrefixCache
@@ -25,9 +25,21 @@ type primeFrames struct {
 }
 
 func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
-	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Prefilled: len(p)}
+	held := f.HoldsPrefix(p)
+	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Restored: held, Prefilled: len(p)}
+	if !held {
+		f.cache.Put(p.PrefixKey(p.VoicePrefix(), ""), emptySnapshot{})
+	}
 	return f.Begin(ctx, p.Tokens(), s, seed)
 }
+func (f *primeFrames) HoldsPrefix(p drama3.Prompt) bool {
+	return f.cache.Holds(p.PrefixKey(p.VoicePrefix(), ""))
+}
+
+type emptySnapshot struct{}
+
+func (emptySnapshot) Bytes() int64                      { return 1 }
+func (emptySnapshot) Release()                          {}
 func (f *primeFrames) PrefixCache() *drama3.PrefixCache { return f.cache }
 func (f *primeFrames) LastPrefix() drama3.PrefixOutcome { return f.last }
 
@@ -205,6 +217,33 @@ func TestPrimeDoesNotJoinATakesBegin(t *testing.T) {
 	wg.Wait()
 	if got := set.log(); len(got) != 2 || !slices.Equal(got[0], []string{"take"}) || !slices.Equal(got[1], []string{"prime"}) {
 		t.Fatalf("begins %v, want the take alone, then the prime", got)
+	}
+}
+
+// A prime of a voice the cache holds by its turn (primed before, or cached
+// by a take in it meanwhile) begins nothing and says the voice was cached.
+// (Broken once: it began a take restoring the voice, and a take sent then
+// waited for that begin.)
+func TestPrimeOfAHeldVoiceBeginsNothing(t *testing.T) {
+	cache := drama3.NewPrefixCache(1 << 20)
+	inner, err := drama3.NewInterleave(&primeFrames{cache: cache}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
+	e := fakeEngineOn(t, set)
+	defer e.Close()
+	refs := []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 0}}}}
+	first, err := e.PrimeVoice(context.Background(), refs)
+	if err != nil || first.Cached {
+		t.Fatalf("first prime: %+v, %v; want the voice prefilled", first, err)
+	}
+	again, err := e.PrimeVoice(context.Background(), refs)
+	if err != nil || !again.Cached || again.PrefixRows != first.PrefixRows {
+		t.Fatalf("second prime: %+v, %v; want the voice found cached (%d rows)", again, err, first.PrefixRows)
+	}
+	if got := set.log(); len(got) != 1 {
+		t.Fatalf("begins %v: the second prime must begin nothing", got)
 	}
 }
 

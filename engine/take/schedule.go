@@ -52,8 +52,11 @@ type job struct {
 	stepped int // steps it made a frame in (the scheduler's goroutine alone)
 	// prime: the job prefills its prompt into the voice cache and ends at
 	// its begin (Engine.PrimeVoice); it begins only while no take is live
-	// or waiting.
+	// or waiting, and not at all when the set holds its voice by then
+	// (held; found then set).
 	prime bool
+	held  func() bool
+	found bool
 }
 
 func (j *job) end(res *drama3.Result, err error) {
@@ -316,6 +319,15 @@ func (s *scheduler) run() {
 			continue
 		}
 		if in := s.admit(s.places(len(live)), len(live) == 0); len(in) > 0 {
+			// A prime whose voice a take has cached meanwhile is done.
+			in = slices.DeleteFunc(in, func(j *job) bool {
+				if j.prime && j.ctx.Err() == nil && j.held() {
+					j.found = true
+					j.end(nil, nil)
+					return true
+				}
+				return false
+			})
 			runs, ctxs := make([]*drama3.TakeRun, len(in)), make([]context.Context, len(in))
 			for i, j := range in {
 				runs[i], ctxs[i] = j.run, j.ctx
