@@ -8,6 +8,7 @@ while its voice is being primed."""
 import io, json, sys, time, urllib.request, uuid, wave
 port, ref = int(sys.argv[1]), sys.argv[2]
 wait = float(sys.argv[3]) if len(sys.argv) > 3 else 3.0
+tag = sys.argv[4] if len(sys.argv) > 4 else ""   # a round's voices: new names and transcripts (new voice prefixes)
 w = wave.open(ref); frames = w.readframes(w.getnframes()); rate = w.getframerate()
 buf = io.BytesIO(); o = wave.open(buf, 'wb'); o.setnchannels(1); o.setsampwidth(2); o.setframerate(rate)
 o.writeframes(frames * 4); o.close(); audio = buf.getvalue()   # 4 × 2.5 s = 10 s
@@ -41,8 +42,8 @@ def speak(voice, i):
           f'{lt.get("voice_cached", False)}, {lt.get("prefill_rows")} of {lt.get("prompt_rows")} rows prefilled, first audio '
           f'{lt.get("time_to_first_audio_ms", 0):.1f} ms; voice cache {mem.get("voice_entries", 0)} entries, {mem.get("voice_cache_bytes", 0)} bytes')
 speak('default', 1)
-create('Ada', 'The quick brown fox jumps over the lazy dog, four times over.')
+create('Ada' + tag, f'The quick brown fox jumps over the lazy dog, four times over.{tag}')
 time.sleep(wait)
-speak('Ada', 1); speak('Ada', 2)
-create('Bea', 'A second voice from the same recording, named by another transcript.')
-speak('Bea', 1); speak('Bea', 2)
+speak('Ada' + tag, 1); speak('Ada' + tag, 2)
+create('Bea' + tag, f'A second voice from the same recording, named by another transcript.{tag}')
+speak('Bea' + tag, 1); speak('Bea' + tag, 2)
