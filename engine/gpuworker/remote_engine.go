@@ -118,21 +118,11 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req api.SpeechRequest, em
 	}
 	e.takes.RLock()
 	defer e.takes.RUnlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, errors.New("engine is closed")
+	ctx, done, err := e.track(ctx)
+	if err != nil {
+		return nil, err
 	}
-	key := new(job)
-	e.cancels[key] = cancel
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.cancels, key)
-		e.mu.Unlock()
-	}()
+	defer done()
 
 	c, handle, err := e.worker(ctx)
 	if err != nil {
@@ -166,6 +156,27 @@ func (e *remoteEngine) Synthesize(ctx context.Context, req api.SpeechRequest, em
 	e.last = &fin
 	e.mu.Unlock()
 	return &fin, nil
+}
+
+// track is ctx, cancelled also by Close, until done is called; it fails
+// when the engine is closed. The caller read-holds e.takes, so that Close
+// waits for it.
+func (e *remoteEngine) track(ctx context.Context) (_ context.Context, done func(), _ error) {
+	ctx, cancel := context.WithCancel(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		cancel()
+		return nil, nil, errors.New("engine is closed")
+	}
+	key := new(job)
+	e.cancels[key] = cancel
+	return ctx, func() {
+		e.mu.Lock()
+		delete(e.cancels, key)
+		e.mu.Unlock()
+		cancel()
+	}, nil
 }
 
 // worker returns the worker and the engine's handle in it. After the worker
@@ -297,21 +308,11 @@ func (e *remoteEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*a
 	}
 	e.takes.RLock() // Close waits for it, as for a take
 	defer e.takes.RUnlock()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, errors.New("engine is closed")
+	ctx, done, err := e.track(ctx)
+	if err != nil {
+		return nil, err
 	}
-	key := new(job)
-	e.cancels[key] = cancel
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		delete(e.cancels, key)
-		e.mu.Unlock()
-	}()
+	defer done()
 	var p api.Primed
 	if err := e.callCtx(ctx, OpPrime, func(h uint64) any { return PrimeArgs{Handle: h, References: refs} }, &p); err != nil {
 		return nil, err

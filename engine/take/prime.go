@@ -26,9 +26,9 @@ const primeScript = "Hello."
 // making a take (api.VoicePrimer). It waits until no take is live or
 // waiting (a take that arrives while it waits goes first), begins as a take
 // in refs' voice would, and ends there; when the cache holds the voice by
-// then (a take in it cached it meanwhile), it begins nothing. It fails with api.ErrNoVoiceCache when the
-// backend keeps no cache, and with ctx's error when ctx ends or the engine
-// closes first.
+// then (a take in it cached it meanwhile), it begins nothing. It fails with
+// api.ErrNoVoiceCache when the backend keeps no cache, and with ctx's error
+// when ctx ends or the engine closes first.
 func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -49,19 +49,15 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	defer context.AfterFunc(e.closing, stop)()
 
 	start := time.Now()
-	dr := make([]drama3.Reference, len(refs))
-	for i, r := range refs {
-		dr[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
-	}
-	rows, err := e.prompt.ReferenceVoice(primeScript, dr, e.cfg.Takes.CodebookEntries())
+	rows, err := e.prompt.ReferenceVoice(primeScript, drama3Refs(refs), e.cfg.Takes.CodebookEntries())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
 	}
 	if rows.VoicePrefix() == 0 {
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
-	j := &job{ctx: ctx, prime: true, held: func() bool { return cacher.HoldsPrefix(rows) },
-		done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
+	j := newJob(ctx)
+	j.prime, j.held = true, func() bool { return cacher.HoldsPrefix(rows) }
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
 	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, drama3.Listener{}); err != nil {
 		return nil, err

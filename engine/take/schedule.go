@@ -59,6 +59,11 @@ type job struct {
 	found bool
 }
 
+// newJob is a job under ctx, its take not yet made.
+func newJob(ctx context.Context) *job {
+	return &job{ctx: ctx, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
+}
+
 func (j *job) end(res *drama3.Result, err error) {
 	j.res, j.err = res, err
 	close(j.done)

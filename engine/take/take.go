@@ -144,17 +144,13 @@ func (e *Engine) Synthesize(ctx context.Context, req api.SpeechRequest, emit fun
 	defer context.AfterFunc(e.closing, stop)()
 
 	start := time.Now()
-	refs := make([]drama3.Reference, len(req.References))
-	for i, r := range req.References {
-		refs[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
-	}
-	rows, err := e.prompt.ReferenceVoice(req.Text, refs, e.cfg.Takes.CodebookEntries())
+	rows, err := e.prompt.ReferenceVoice(req.Text, drama3Refs(req.References), e.cfg.Takes.CodebookEntries())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
 	}
 	promptTime := time.Since(start)
 
-	j := &job{ctx: ctx, done: make(chan struct{}), events: eventQueue{ready: make(chan struct{}, 1)}}
+	j := newJob(ctx)
 	listener := drama3.Listener{
 		Frames: func(made int) { j.events.push(api.Event{Kind: api.EventFrames, Frames: made}) },
 		Audio: func(from, to int, pcm []float32) {
@@ -209,6 +205,15 @@ func (e *Engine) Synthesize(ctx context.Context, req api.SpeechRequest, emit fun
 	e.last = fin
 	e.statMu.Unlock()
 	return fin, nil
+}
+
+// drama3Refs is refs as the prompt builder takes them.
+func drama3Refs(refs []api.Reference) []drama3.Reference {
+	out := make([]drama3.Reference, len(refs))
+	for i, r := range refs {
+		out[i] = drama3.Reference{Transcript: r.Transcript, Codes: r.Codes}
+	}
+	return out
 }
 
 // enter counts a Synthesize call in; false when the engine is closed.
