@@ -9,6 +9,19 @@ import (
 	"proscenium/engine/api"
 )
 
+// randomCodes is frames frames of codes in info's codebooks, from seed: a
+// reference voice for the tests.
+func randomCodes(info api.Info, frames int, seed uint64) [][]int {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	codes := make([][]int, frames)
+	for i := range codes {
+		for _, n := range info.CodebookSizes {
+			codes[i] = append(codes[i], r.IntN(n))
+		}
+	}
+	return codes
+}
+
 // A primed voice's first take starts from the voice cache and draws what a
 // take on an engine that never saw the voice draws; priming it again finds
 // it cached. (Broken, the take would prefill every row: VoiceCached false.)
@@ -20,13 +33,7 @@ func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	r := rand.New(rand.NewPCG(9, 10))
-	codes := make([][]int, 10)
-	for i := range codes {
-		for _, n := range e.Info().CodebookSizes {
-			codes[i] = append(codes[i], r.IntN(n))
-		}
-	}
+	codes := randomCodes(e.Info(), 10, 9)
 	refs := []api.Reference{{Transcript: "What the voice says.", Codes: codes}}
 	req := api.SpeechRequest{Text: "The first line in a new voice.", Sampling: api.DefaultSampling(), Seed: 3, MaxFrames: 5, References: refs}
 

@@ -2,7 +2,6 @@ package open
 
 import (
 	"context"
-	"math/rand/v2"
 	"reflect"
 	"sync"
 	"testing"
@@ -23,13 +22,7 @@ func TestBatchTakesShareTheVoiceCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	r := rand.New(rand.NewPCG(7, 8))
-	codes := make([][]int, 12)
-	for i := range codes {
-		for _, n := range e.Info().CodebookSizes {
-			codes[i] = append(codes[i], r.IntN(n))
-		}
-	}
+	codes := randomCodes(e.Info(), 12, 7)
 	req := func(seed uint64, frames int) api.SpeechRequest {
 		return api.SpeechRequest{Text: "A line in a cloned voice.", Sampling: api.DefaultSampling(), Seed: seed, MaxFrames: frames,
 			References: []api.Reference{{Transcript: "What the voice says.", Codes: codes}}}

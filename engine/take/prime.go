@@ -40,13 +40,11 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if !ok || cacher.PrefixCache() == nil || cacher.PrefixCache().Stats().Cap == 0 {
 		return nil, api.ErrNoVoiceCache
 	}
-	if !e.enter() {
-		return nil, fmt.Errorf("engine is closed")
+	ctx, leave, err := e.enter(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer e.calls.Done()
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	defer context.AfterFunc(e.closing, stop)()
+	defer leave()
 
 	start := time.Now()
 	rows, err := e.prompt.ReferenceVoice(primeScript, drama3Refs(refs), e.cfg.Takes.CodebookEntries())

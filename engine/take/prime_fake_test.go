@@ -93,43 +93,56 @@ func (s *beginLog) log() [][]string {
 	return slices.Clone(s.calls)
 }
 
+// primeEngine is the engine over a logged set of places primeFrames
+// sharing one voice cache.
+func primeEngine(t *testing.T, places int) (*Engine, *beginLog) {
+	t.Helper()
+	cache := drama3.NewPrefixCache(1 << 20)
+	inner, err := drama3.NewInterleave(&primeFrames{cache: cache},
+		func() (drama3.FrameBackend, error) { return &primeFrames{cache: cache}, nil }, places)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
+	e := fakeEngineOn(t, set)
+	t.Cleanup(func() { e.Close() }) // after holdLive's releases: Close waits for held takes
+	return e, set
+}
+
+// holdLive starts a take of seed that holds its first frame's events until
+// release is called, so that it stays live (sitting out the steps); it
+// returns once the take is live. wait waits for its end. The test's end
+// releases it too, before primeEngine's Close (which waits for it).
+func holdLive(t *testing.T, e *Engine, seed uint64) (release, wait func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(release)
+	live, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var first sync.Once
+		if _, err := e.Synthesize(context.Background(), fakeRequest(seed), func(ev api.Event) {
+			if ev.Kind == api.EventFrames {
+				first.Do(func() { close(live); <-ch })
+			}
+		}); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-live
+	return release, func() { <-done }
+}
+
 // A prime sent while a take is live waits; a take sent after it begins
 // first (a free place is a take's); the prime begins once no take is live,
 // ends at its begin, and never counts as waiting. (A scheduler that
 // admitted jobs in arrival order would begin the prime beside the live take,
 // before the second take.)
 func TestPrimeWaitsForTheTakes(t *testing.T) {
-	cache := drama3.NewPrefixCache(1 << 20)
-	inner, err := drama3.NewInterleave(&primeFrames{cache: cache},
-		func() (drama3.FrameBackend, error) { return &primeFrames{cache: cache}, nil }, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
-	e := fakeEngineOn(t, set)
-	defer e.Close()
-
-	// Take A holds its first frame's events until released: it stays live.
-	// (Released also when the test fails first: Close waits for A.)
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	releaseA := func() { releaseOnce.Do(func() { close(release) }) }
-	defer releaseA()
-	aLive := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		once := sync.Once{}
-		if _, err := e.Synthesize(context.Background(), fakeRequest(1), func(ev api.Event) {
-			if ev.Kind == api.EventFrames {
-				once.Do(func() { close(aLive); <-release })
-			}
-		}); err != nil {
-			t.Error(err)
-		}
-	}()
-	<-aLive
+	e, set := primeEngine(t, 2)
+	releaseA, waitA := holdLive(t, e, 1)
 
 	codes := [][]int{{1, 2}, {3, 0}, {5, 1}}
 	var primed *api.Primed
@@ -148,6 +161,7 @@ func TestPrimeWaitsForTheTakes(t *testing.T) {
 	}
 
 	// Take B, sent after the prime, takes the free place first.
+	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -160,6 +174,7 @@ func TestPrimeWaitsForTheTakes(t *testing.T) {
 		t.Fatalf("the second begin was %v, want take B alone", got)
 	}
 	releaseA()
+	waitA()
 	wg.Wait()
 	<-primeDone
 	if primeErr != nil {
@@ -184,15 +199,7 @@ func TestPrimeWaitsForTheTakes(t *testing.T) {
 // together: the take begins alone (a prime in its begin would lengthen it),
 // the prime after the take. (Broken once: both were begun in one BeginMany.)
 func TestPrimeDoesNotJoinATakesBegin(t *testing.T) {
-	cache := drama3.NewPrefixCache(1 << 20)
-	inner, err := drama3.NewInterleave(&primeFrames{cache: cache},
-		func() (drama3.FrameBackend, error) { return &primeFrames{cache: cache}, nil }, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
-	e := fakeEngineOn(t, set)
-	defer e.Close()
+	e, set := primeEngine(t, 2)
 	gather := func(d time.Duration) {
 		e.sched.mu.Lock()
 		e.sched.gather = d
@@ -225,14 +232,7 @@ func TestPrimeDoesNotJoinATakesBegin(t *testing.T) {
 // (Broken once: it began a take restoring the voice, and a take sent then
 // waited for that begin.)
 func TestPrimeOfAHeldVoiceBeginsNothing(t *testing.T) {
-	cache := drama3.NewPrefixCache(1 << 20)
-	inner, err := drama3.NewInterleave(&primeFrames{cache: cache}, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := &beginLog{Interleave: inner, primes: map[drama3.TakeID]bool{}}
-	e := fakeEngineOn(t, set)
-	defer e.Close()
+	e, set := primeEngine(t, 1)
 	refs := []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 0}}}}
 	first, err := e.PrimeVoice(context.Background(), refs)
 	if err != nil || first.Cached {
@@ -258,13 +258,7 @@ func TestPrimeRefusals(t *testing.T) {
 		t.Errorf("a set without a voice cache: %v, want ErrNoVoiceCache", err)
 	}
 
-	cache := drama3.NewPrefixCache(1 << 20)
-	set, err := drama3.NewInterleave(&primeFrames{cache: cache}, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := fakeEngineOn(t, set)
-	defer e.Close()
+	e, _ := primeEngine(t, 1)
 	for name, refs := range map[string][]api.Reference{
 		"no references":       nil,
 		"a code out of range": {{Transcript: "A voice.", Codes: [][]int{{8, 0}}}},
@@ -276,27 +270,12 @@ func TestPrimeRefusals(t *testing.T) {
 	}
 
 	// A live take holds the one place; the prime's context ends meanwhile.
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	releaseTake := func() { releaseOnce.Do(func() { close(release) }) }
-	defer releaseTake()
-	live := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		once := sync.Once{}
-		e.Synthesize(context.Background(), fakeRequest(1), func(ev api.Event) {
-			if ev.Kind == api.EventFrames {
-				once.Do(func() { close(live); <-release })
-			}
-		})
-	}()
-	<-live
+	release, wait := holdLive(t, e, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
 	if _, err := e.PrimeVoice(ctx, refs); !errors.Is(err, context.Canceled) {
 		t.Errorf("a prime stopped while waiting: %v, want context.Canceled", err)
 	}
-	releaseTake()
-	<-done
+	release()
+	wait()
 }

@@ -134,14 +134,11 @@ func (e *Engine) Synthesize(ctx context.Context, req api.SpeechRequest, emit fun
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if !e.enter() {
-		return nil, fmt.Errorf("engine is closed")
+	ctx, leave, err := e.enter(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer e.calls.Done()
-	// Close stops this take: its context ends when the engine's does.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	defer context.AfterFunc(e.closing, stop)()
+	defer leave()
 
 	start := time.Now()
 	rows, err := e.prompt.ReferenceVoice(req.Text, drama3Refs(req.References), e.cfg.Takes.CodebookEntries())
@@ -216,15 +213,23 @@ func drama3Refs(refs []api.Reference) []drama3.Reference {
 	return out
 }
 
-// enter counts a Synthesize call in; false when the engine is closed.
-func (e *Engine) enter() bool {
+// enter counts a call in (Synthesize, PrimeVoice), which Close waits for,
+// and returns ctx ended also by Close; leave counts it out. It fails when
+// the engine is closed.
+func (e *Engine) enter(ctx context.Context) (_ context.Context, leave func(), _ error) {
 	e.statMu.Lock()
 	defer e.statMu.Unlock()
 	if e.closed {
-		return false
+		return nil, nil, fmt.Errorf("engine is closed")
 	}
 	e.calls.Add(1)
-	return true
+	ctx, stop := context.WithCancel(ctx)
+	unhook := context.AfterFunc(e.closing, stop)
+	return ctx, func() {
+		unhook()
+		stop()
+		e.calls.Done()
+	}, nil
 }
 
 // Stats reports the backend's memory (with its voice prefix cache's) and
