@@ -14,11 +14,9 @@ import (
 	"sync"
 	"testing"
 
-	"proscenium/app/model"
 	"proscenium/app/speechapi"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
-	"proscenium/engine/demo"
 )
 
 // primingEngine is testEngine with a voice cache: it records the
@@ -63,23 +61,12 @@ func TestVoicesPrimed(t *testing.T) {
 			nmu.Unlock()
 		}
 	})
-	svc, err := New(Config{Events: hub, VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), Open: func(string) (api.Engine, error) {
+	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), Open: func(string) (api.Engine, error) {
 		e := &primingEngine{testEngine: testEngine{frames: 1}}
 		engines = append(engines, e)
 		return e, nil
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Shutdown(svc) })
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "codec.pth"), demo.CodecPTH, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.LoadModel(dir); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return svc.ModelStatus().State == model.ModelLoaded })
+	dir := svc.ModelStatus().Dir
 
 	if _, err := svc.CreateVoice("Ada", "Ada speaks.", rec); err != nil {
 		t.Fatal(err)

@@ -177,7 +177,14 @@ func TestSpeakCast(t *testing.T) {
 // model directory holding the demo codec.
 func voiceService(t *testing.T, eng api.Engine) *Service {
 	t.Helper()
-	svc, err := New(Config{Open: func(string) (api.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+	return loadedService(t, Config{Open: func(string) (api.Engine, error) { return eng, nil }, VoicesDir: t.TempDir()})
+}
+
+// loadedService is a service of cfg with a model directory holding the demo
+// codec loaded (the directory: ModelStatus().Dir).
+func loadedService(t *testing.T, cfg Config) *Service {
+	t.Helper()
+	svc, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
