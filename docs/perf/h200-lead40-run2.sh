@@ -1,6 +1,7 @@
 #!/bin/bash
-# Lead, session 40, run 2 (one call, ≤ 480 s): run 1 again on d029317 (after 3e3fea0: a prime of a voice the cache holds by
-# its turn begins nothing; and the review's helpers), two rounds of voices a serve, and engine/cuda's voice-cache tests. As run 1: 1. The engine's tests
+# Lead, session 40, run 2 (one call, ≤ 480 s): run 1 again on 358c2f1 (after 3e3fea0: a prime of a voice the cache holds by
+# its turn begins nothing; and the review's helpers), two rounds of voices a serve, and engine/cuda's voice-cache tests;
+# called with CAPS=22GiB (the device time left). As run 1: 1. The engine's tests
 # (TestCUDAEngine*: TestCUDAEnginePrimedVoice among them, fast and exact, batch 1 and 4) beside the full-size
 # checkpoint's writing. 2. `serve` at full geometry from disk, the build before priming (98223cd, .carry-fo: the CLI
 # and its worker) and after it, on one machine, with no cap and under a 22 GiB cap (experts in host memory):
