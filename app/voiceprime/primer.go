@@ -11,8 +11,9 @@
 // a prime only while no take is running or waiting, so it never holds a
 // take back. A voice primed on the loaded engine is not primed again until
 // another engine loads (its recording's library id names it: a voice
-// replaced by a new recording primes anew). Failures are logged: priming
-// is an optimisation, and the take that needs the voice prefills it.
+// replaced by a new recording primes anew). Each outcome goes to
+// Config.Primed (the studio's status line): a failure stops nothing, since
+// the take that needs the voice prefills it.
 package voiceprime
 
 import (

@@ -303,9 +303,10 @@ type Primed struct {
 	// PrefixRows is the voice's rows: the prompt's rows up to and
 	// including its last reference frame, the state after them cached.
 	PrefixRows int `json:"prefix_rows"`
-	// Cached: the cache held the voice already (its state was restored,
-	// not prefilled). A voice whose state is larger than the cache's cap
-	// is prefilled and not kept, as a take's would be.
+	// Cached: the voice's state was there already (in the cache, or made
+	// by a take begun with the prime), so nothing was prefilled. A voice
+	// whose state is larger than the cache's cap is prefilled and not
+	// kept, as a take's would be.
 	Cached bool `json:"cached"`
 	// WaitedMs is the time it waited for the engine to be idle; PrefillMs
 	// the prefill's.
