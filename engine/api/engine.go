@@ -304,7 +304,8 @@ type Primed struct {
 	// including its last reference frame, the state after them cached.
 	PrefixRows int `json:"prefix_rows"`
 	// Cached: the voice's state was there already (in the cache, or made
-	// by a take begun with the prime), so nothing was prefilled. A voice
+	// by another prime of it begun with this one), so nothing was
+	// prefilled for it. A voice
 	// whose state is larger than the cache's cap is prefilled and not
 	// kept, as a take's would be.
 	Cached bool `json:"cached"`
