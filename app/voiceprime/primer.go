@@ -8,8 +8,8 @@
 // cards and the CPU).
 //
 // Priming runs in the background, one voice at a time, and the engine runs
-// a prime only while no take is running or waiting, so it never holds a
-// take back. A voice primed on the loaded engine is not primed again until
+// a prime only while no take is running or waiting: a take sent meanwhile
+// waits at most for the one voice's prefill under way. A voice primed on the loaded engine is not primed again until
 // another engine loads (its recording's library id names it: a voice
 // replaced by a new recording primes anew). Each outcome goes to
 // Config.Primed (the studio's status line): a failure stops nothing, since
