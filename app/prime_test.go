@@ -1,12 +1,9 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"proscenium/app/speechapi"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
 )
@@ -82,21 +78,7 @@ func TestVoicesPrimed(t *testing.T) {
 	nmu.Unlock()
 
 	// POST /v1/audio/voices primes too.
-	mux := http.NewServeMux()
-	SpeechAPI(svc, "drama-3", speechapi.DefaultLimits()).Register(mux)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	mw.WriteField("name", "Bob")
-	mw.WriteField("transcript", "Bob speaks.")
-	fw, _ := mw.CreateFormFile("audio", "ref.flac")
-	fw.Write(rec)
-	mw.Close()
-	resp, err := http.Post(srv.URL+"/v1/audio/voices", mw.FormDataContentType(), &body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postAPIVoice(t, svc, "Bob", "Bob speaks.", "ref.flac", rec)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {

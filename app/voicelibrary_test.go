@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -93,21 +92,7 @@ func TestCreateVoiceFromRecording(t *testing.T) {
 	}
 	// The speech API's POST /v1/audio/voices says the refusal's own sentence
 	// (no "invalid: " in front of it).
-	mux := http.NewServeMux()
-	SpeechAPI(svc, "drama-3", speechapi.DefaultLimits()).Register(mux)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	mw.WriteField("name", "Bob")
-	mw.WriteField("transcript", "Hi.")
-	fw, _ := mw.CreateFormFile("audio", "noise.wav")
-	io.WriteString(fw, "noise")
-	mw.Close()
-	resp, err := http.Post(srv.URL+"/v1/audio/voices", mw.FormDataContentType(), &body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postAPIVoice(t, svc, "Bob", "Hi.", "noise.wav", []byte("noise"))
 	var refusal struct {
 		Error struct{ Message, Param string }
 	}
@@ -171,6 +156,28 @@ func TestSpeakCast(t *testing.T) {
 			t.Errorf("cast %v: %v, want %q", tc.cast, err, tc.want)
 		}
 	}
+}
+
+// postAPIVoice makes a voice through the service's speech API (POST
+// /v1/audio/voices, multipart) and returns the response.
+func postAPIVoice(t *testing.T, svc *Service, name, transcript, file string, audio []byte) *http.Response {
+	t.Helper()
+	mux := http.NewServeMux()
+	SpeechAPI(svc, "drama-3", speechapi.DefaultLimits()).Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("name", name)
+	mw.WriteField("transcript", transcript)
+	fw, _ := mw.CreateFormFile("audio", file)
+	fw.Write(audio)
+	mw.Close()
+	resp, err := http.Post(srv.URL+"/v1/audio/voices", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // voiceService is a service over eng with a voice library and a loaded
