@@ -309,6 +309,9 @@ type Primed struct {
 	// whose state is larger than the cache's cap is prefilled and not
 	// kept, as a take's would be.
 	Cached bool `json:"cached"`
+	// Bytes is the memory the voice's state holds in the cache (0: not
+	// kept, as a voice larger than the cache's cap is not).
+	Bytes int64 `json:"bytes"`
 	// WaitedMs is the time it waited for the engine to be idle; PrefillMs
 	// the prefill's.
 	WaitedMs  float64 `json:"waited_ms"`

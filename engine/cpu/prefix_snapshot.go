@@ -101,10 +101,14 @@ func (b *Backend) PrefixCache() *drama3.PrefixCache { return b.prefixes }
 // LastPrefix is what the last BeginPrompt did with the voice prefix.
 func (b *Backend) LastPrefix() drama3.PrefixOutcome { return b.lastPrefix }
 
-// HoldsPrefix reports whether the cache holds p's voice prefix.
-func (b *Backend) HoldsPrefix(p drama3.Prompt) bool {
+// HoldsPrefix reports whether the cache holds p's voice prefix, and its
+// snapshot's bytes.
+func (b *Backend) HoldsPrefix(p drama3.Prompt) (int64, bool) {
 	n := p.VoicePrefix()
-	return n > 0 && b.prefixes != nil && b.prefixes.Holds(prefixKey(p, n))
+	if n == 0 || b.prefixes == nil {
+		return 0, false
+	}
+	return b.prefixes.Holds(prefixKey(p, n))
 }
 
 // prefixKey is the cache's key of p's first n rows: the CPU computes the

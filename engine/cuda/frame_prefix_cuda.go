@@ -256,9 +256,12 @@ func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 func (f *Frames) PrefixCache() *drama3.PrefixCache { return f.prefixes }
 
 // HoldsPrefix implements drama3.PrefixCacher.
-func (f *Frames) HoldsPrefix(p drama3.Prompt) bool {
+func (f *Frames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
 	n := p.VoicePrefix()
-	return n > 0 && f.prefixes != nil && f.prefixes.Holds(p.PrefixKey(n, f.prefixSalt()))
+	if n == 0 || f.prefixes == nil {
+		return 0, false
+	}
+	return f.prefixes.Holds(p.PrefixKey(n, f.prefixSalt()))
 }
 
 // LastPrefix implements drama3.PrefixCacher.

@@ -564,7 +564,7 @@ func (s *TakeFrames) DecodeCollect(id drama3.TakeID) ([]float32, error) {
 func (s *TakeFrames) PrefixCache() *drama3.PrefixCache { return s.f.prefixes }
 
 // HoldsPrefix implements drama3.TakePrefixCacher.
-func (s *TakeFrames) HoldsPrefix(p drama3.Prompt) bool { return s.f.HoldsPrefix(p) }
+func (s *TakeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) { return s.f.HoldsPrefix(p) }
 
 // TakePrefix implements drama3.TakePrefixCacher.
 func (s *TakeFrames) TakePrefix(id drama3.TakeID) (drama3.PrefixOutcome, bool) {

@@ -196,9 +196,11 @@ func (s *Interleave) PrefixCache() *PrefixCache {
 
 // HoldsPrefix implements TakePrefixCacher: the shared cache's (the
 // first backend's).
-func (s *Interleave) HoldsPrefix(p Prompt) bool {
-	c, ok := s.first.(PrefixCacher)
-	return ok && c.HoldsPrefix(p)
+func (s *Interleave) HoldsPrefix(p Prompt) (int64, bool) {
+	if c, ok := s.first.(PrefixCacher); ok {
+		return c.HoldsPrefix(p)
+	}
+	return 0, false
 }
 
 // TakePrefix implements TakePrefixCacher.

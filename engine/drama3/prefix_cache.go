@@ -122,17 +122,18 @@ func (c *PrefixCache) Get(k PrefixKey) (PrefixSnapshot, bool) {
 	return e.Value.(*prefixEntry).snap, true
 }
 
-// Holds reports whether the cache holds a snapshot under k, marking it the
-// most recently used (a voice asked for is wanted soon); it is neither a
-// hit nor a miss in Stats.
-func (c *PrefixCache) Holds(k PrefixKey) bool {
+// Holds reports whether the cache holds a snapshot under k, and its bytes,
+// marking it the most recently used (a voice asked for is wanted soon); it
+// is neither a hit nor a miss in Stats.
+func (c *PrefixCache) Holds(k PrefixKey) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
-	if ok {
-		c.order.MoveToFront(e)
+	if !ok {
+		return 0, false
 	}
-	return ok
+	c.order.MoveToFront(e)
+	return e.Value.(*prefixEntry).snap.Bytes(), true
 }
 
 // Fits reports whether a snapshot of n bytes can be kept at all (n within
@@ -212,9 +213,10 @@ type PrefixCacher interface {
 	PrefixCache() *PrefixCache
 	// LastPrefix is what the last BeginPrompt did with the voice prefix.
 	LastPrefix() PrefixOutcome
-	// HoldsPrefix reports whether the cache holds p's voice prefix
-	// (PrefixCache.Holds under the backend's key).
-	HoldsPrefix(p Prompt) bool
+	// HoldsPrefix reports whether the cache holds p's voice prefix, and
+	// the bytes its snapshot holds (PrefixCache.Holds under the backend's
+	// key).
+	HoldsPrefix(p Prompt) (int64, bool)
 }
 
 // TakePrefixCacher is a TakeSet whose takes share one voice prefix cache
@@ -225,8 +227,8 @@ type TakePrefixCacher interface {
 	PrefixCache() *PrefixCache
 	TakePrefix(id TakeID) (PrefixOutcome, bool)
 	// HoldsPrefix is PrefixCacher's: whether a take on p would restore
-	// its voice prefix.
-	HoldsPrefix(p Prompt) bool
+	// its voice prefix, and the bytes the prefix's snapshot holds.
+	HoldsPrefix(p Prompt) (int64, bool)
 }
 
 // PrefixOutcome is what the last BeginPrompt did with the voice prefix.

@@ -85,12 +85,13 @@ func TestPrefixCacheHolds(t *testing.T) {
 	snap := func(n int64) testSnapshot { return testSnapshot{n: n, released: &released} }
 	c := NewPrefixCache(100)
 	c.Put(PrefixKey{1}, snap(40))
-	c.Put(PrefixKey{2}, snap(40))
-	if !c.Holds(PrefixKey{1}) || c.Holds(PrefixKey{9}) {
-		t.Fatal("Holds: want entry 1 held and 9 not")
+	c.Put(PrefixKey{2}, snap(30))
+	holds := func(k byte) bool { _, ok := c.Holds(PrefixKey{k}); return ok }
+	if n, ok := c.Holds(PrefixKey{1}); !ok || n != 40 || holds(9) {
+		t.Fatalf("Holds: want entry 1 held (40 bytes; got %d, %v) and 9 not", n, ok)
 	}
 	c.Put(PrefixKey{3}, snap(40)) // evicts the least recently used: 2, since Holds touched 1
-	if !c.Holds(PrefixKey{1}) || c.Holds(PrefixKey{2}) {
+	if !holds(1) || holds(2) {
 		t.Fatal("entry 1, held last, was evicted before entry 2")
 	}
 	if st := c.Stats(); st.Hits != 0 || st.Misses != 0 {

@@ -125,9 +125,11 @@ func (f *StepFrames) PrefixCache() *PrefixCache {
 }
 
 // HoldsPrefix is the steps' cache's (false when they keep none).
-func (f *StepFrames) HoldsPrefix(p Prompt) bool {
-	c, ok := f.s.(PrefixCacher)
-	return ok && c.HoldsPrefix(p)
+func (f *StepFrames) HoldsPrefix(p Prompt) (int64, bool) {
+	if c, ok := f.s.(PrefixCacher); ok {
+		return c.HoldsPrefix(p)
+	}
+	return 0, false
 }
 
 // LastPrefix is what the steps' last BeginPrompt did with the voice prefix.

@@ -130,7 +130,7 @@ func (e *fakeEngine) EncodeReference(samples []float32) ([]int32, int, error) {
 }
 
 // PrimeVoice keeps the voice: its rows are its frames and transcripts'
-// bytes; a voice primed before is found cached. A transcript "slow" makes
+// bytes, its state 1000 bytes a row; a voice primed before is found cached. A transcript "slow" makes
 // the prime wait until ctx ends.
 func (e *fakeEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
 	if len(refs) == 0 {
@@ -150,7 +150,7 @@ func (e *fakeEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api
 	if e.primed == nil {
 		e.primed = map[string]bool{}
 	}
-	p := &api.Primed{PrefixRows: rows, Cached: e.primed[key], PrefillMs: 1.5}
+	p := &api.Primed{PrefixRows: rows, Cached: e.primed[key], Bytes: 1000 * int64(rows), PrefillMs: 1.5}
 	e.primed[key] = true
 	return p, nil
 }

@@ -45,8 +45,8 @@ func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
 	if primed.Cached || primed.PrefixRows <= len(codes) || primed.PrefillMs <= 0 {
 		t.Fatalf("first prime: %+v; want the voice prefilled, more rows than its %d frames", primed, len(codes))
 	}
-	if st := e.Stats().Memory; st.VoiceEntries != 1 {
-		t.Fatalf("the voice cache holds %d entries after the prime, want 1", st.VoiceEntries)
+	if st := e.Stats().Memory; st.VoiceEntries != 1 || primed.Bytes != st.VoiceCache || primed.Bytes <= 0 {
+		t.Fatalf("the voice cache holds %d entries, %d bytes after the prime that says %d; want 1 entry, those bytes", st.VoiceEntries, st.VoiceCache, primed.Bytes)
 	}
 	fin, err := e.Synthesize(ctx, req, nil)
 	if err != nil {
@@ -57,8 +57,8 @@ func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
 			fin.VoiceCached, fin.PrefillRows, fin.PromptRows, fin.PromptRows-primed.PrefixRows, primed.PrefixRows)
 	}
 	again, err := primer.PrimeVoice(ctx, refs)
-	if err != nil || !again.Cached || again.PrefixRows != primed.PrefixRows {
-		t.Fatalf("second prime: %+v, %v; want the voice found cached", again, err)
+	if err != nil || !again.Cached || again.PrefixRows != primed.PrefixRows || again.Bytes != primed.Bytes {
+		t.Fatalf("second prime: %+v, %v; want the voice found cached, %d bytes", again, err, primed.Bytes)
 	}
 
 	fresh, err := OpenCPU(ctx, dir, Options{Backend: CPU, Batch: 1}, "test")

@@ -55,7 +55,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
 	j := newJob(ctx)
-	j.prime, j.held = true, func() bool { return cacher.HoldsPrefix(rows) }
+	j.prime, j.held = true, func() bool { _, ok := cacher.HoldsPrefix(rows); return ok }
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
 	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, drama3.Listener{}); err != nil {
 		return nil, err
@@ -67,8 +67,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if j.err != nil {
 		return nil, j.err
 	}
+	held, _ := cacher.HoldsPrefix(rows) // what the voice's state holds (0: not kept)
 	if j.found {
-		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, WaitedMs: api.Millis(time.Since(start))}, nil
+		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, Bytes: held, WaitedMs: api.Millis(time.Since(start))}, nil
 	}
 	res := j.res
 	if res.Reason == drama3.FinishCancel {
@@ -81,6 +82,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	return &api.Primed{
 		PrefixRows: res.Prefix.Rows,
 		Cached:     res.Prefix.Restored,
+		Bytes:      held,
 		WaitedMs:   api.Millis(res.Elapsed - prefill),
 		PrefillMs:  api.Millis(prefill),
 	}, nil

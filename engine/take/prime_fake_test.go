@@ -25,14 +25,14 @@ type primeFrames struct {
 }
 
 func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
-	held := f.HoldsPrefix(p)
+	_, held := f.HoldsPrefix(p)
 	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Restored: held, Prefilled: len(p)}
 	if !held {
 		f.cache.Put(p.PrefixKey(p.VoicePrefix(), ""), emptySnapshot{})
 	}
 	return f.Begin(ctx, p.Tokens(), s, seed)
 }
-func (f *primeFrames) HoldsPrefix(p drama3.Prompt) bool {
+func (f *primeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
 	return f.cache.Holds(p.PrefixKey(p.VoicePrefix(), ""))
 }
 
@@ -235,12 +235,12 @@ func TestPrimeOfAHeldVoiceBeginsNothing(t *testing.T) {
 	e, set := primeEngine(t, 1)
 	refs := []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 0}}}}
 	first, err := e.PrimeVoice(context.Background(), refs)
-	if err != nil || first.Cached {
-		t.Fatalf("first prime: %+v, %v; want the voice prefilled", first, err)
+	if err != nil || first.Cached || first.Bytes != 1 {
+		t.Fatalf("first prime: %+v, %v; want the voice prefilled, its snapshot's 1 byte held", first, err)
 	}
 	again, err := e.PrimeVoice(context.Background(), refs)
-	if err != nil || !again.Cached || again.PrefixRows != first.PrefixRows {
-		t.Fatalf("second prime: %+v, %v; want the voice found cached (%d rows)", again, err, first.PrefixRows)
+	if err != nil || !again.Cached || again.PrefixRows != first.PrefixRows || again.Bytes != 1 {
+		t.Fatalf("second prime: %+v, %v; want the voice found cached (%d rows, 1 byte)", again, err, first.PrefixRows)
 	}
 	if got := set.log(); len(got) != 1 {
 		t.Fatalf("begins %v: the second prime must begin nothing", got)
