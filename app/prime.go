@@ -1,8 +1,10 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"proscenium/app/studio"
 	"proscenium/app/voice"
@@ -12,7 +14,8 @@ import (
 
 // This file wires voice priming (app/voiceprime): the voice cache of the
 // loaded engine is primed with a voice when it is created, and with the
-// open project's cast when the project opens or is saved and when a model
+// open project's cast (each voice, and the voices together as the whole
+// script speaks them) when the project opens or is saved and when a model
 // loads.
 
 // primeVoice is the voiceprime.Voice of the user's voice called name (a
@@ -31,11 +34,9 @@ func (s *Service) primeVoice(name string) voiceprime.Voice {
 // primeCast keeps cast (a project's: "" is the model's own voice) as the
 // voices to prime, and primes them.
 func (s *Service) primeCast(cast []string) {
-	var vs []voiceprime.Voice
-	for _, name := range cast {
-		if name != "" {
-			vs = append(vs, s.primeVoice(name))
-		}
+	vs := make([]voiceprime.Voice, len(cast))
+	for i, name := range cast {
+		vs[i] = s.primeVoice(name)
 	}
 	s.primer.Cast(vs...)
 }
@@ -43,11 +44,30 @@ func (s *Service) primeCast(cast []string) {
 // voicePrimed says in the status line what a prime did, and shows the
 // voice cache's new size.
 func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
+	if v.Together != nil {
+		s.castPrimed(v, p, err)
+		return
+	}
 	switch {
 	case err != nil:
 		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("voice %q was not made ready ahead (%v): its first take starts by reading its reference", v.Name, err))
 	case !p.Cached:
 		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("voice %q is ready: its reference (%d rows) read in %.0f ms, kept for its takes", v.Name, p.PrefixRows, p.PrefillMs))
+		s.publishStats()
+	}
+}
+
+// castPrimed is voicePrimed for the cast's voices together (the whole
+// script's take).
+func (s *Service) castPrimed(v voiceprime.Voice, p *api.Primed, err error) {
+	names := `"` + strings.Join(v.Together, `", "`) + `"`
+	switch {
+	case errors.Is(err, voiceprime.ErrNoRoom):
+		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): each voice's lines start from the voice cache, the whole script's first take reads their references", names, err))
+	case err != nil:
+		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): its first take starts by reading their references", names, err))
+	case !p.Cached:
+		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("the whole script in voices %s is ready: their references (%d rows) read in %.0f ms, kept for its takes", names, p.PrefixRows, p.PrefillMs))
 		s.publishStats()
 	}
 }

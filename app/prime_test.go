@@ -6,28 +6,47 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"proscenium/app/studio"
+	"proscenium/app/voices"
 	"proscenium/engine/api"
 )
 
-// primingEngine is testEngine with a voice cache: it records the
-// transcripts of the voices it primes.
+// primingEngine is testEngine with a voice cache (1 GB; a voice's state
+// 1 MB a row): it records the voices it is asked to prime, their
+// references' transcripts joined by "+", and holds them.
 type primingEngine struct {
 	testEngine
 	pmu    sync.Mutex
 	primed []string
+	held   map[string]bool
+	refs   [][]api.Reference // each prime's
+}
+
+func newPrimingEngine() *primingEngine {
+	return &primingEngine{testEngine: testEngine{frames: 1, mem: api.Memory{VoiceCacheCap: 1e9}}, held: map[string]bool{}}
 }
 
 func (e *primingEngine) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
 	e.pmu.Lock()
 	defer e.pmu.Unlock()
-	e.primed = append(e.primed, refs[0].Transcript)
-	return &api.Primed{PrefixRows: len(refs[0].Codes) + 20, PrefillMs: 12}, nil
+	var names []string
+	rows := 20
+	for _, r := range refs {
+		names = append(names, r.Transcript)
+		rows += len(r.Codes)
+	}
+	key := strings.Join(names, "+")
+	e.primed = append(e.primed, key)
+	e.refs = append(e.refs, refs)
+	p := &api.Primed{PrefixRows: rows, Cached: e.held[key], Bytes: int64(rows) * 1e6, PrefillMs: 12}
+	e.held[key] = true
+	return p, nil
 }
 
 func (e *primingEngine) log() []string {
@@ -38,9 +57,11 @@ func (e *primingEngine) log() []string {
 
 // A voice is primed on the loaded model when it is created, in the studio
 // or through the speech API (with a line in the status line); the open
-// project's cast is primed when saved (voices primed already are not primed
-// again) and again when another model loads. (Broken, the engine would
-// prime nothing: the voice's first take prefills its reference.)
+// project's cast is primed when saved with a new cast, each voice (the
+// engine finds those it holds) and, when every speaker has a voice, the
+// voices together as the whole script's take speaks them; and again when
+// another model loads. (Broken, the engine would prime nothing: the
+// voice's first take prefills its reference.)
 func TestVoicesPrimed(t *testing.T) {
 	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
 	if err != nil {
@@ -58,7 +79,7 @@ func TestVoicesPrimed(t *testing.T) {
 		}
 	})
 	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), Open: func(string) (api.Engine, error) {
-		e := &primingEngine{testEngine: testEngine{frames: 1}}
+		e := newPrimingEngine()
 		engines = append(engines, e)
 		return e, nil
 	}})
@@ -93,14 +114,38 @@ func TestVoicesPrimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Cast = []string{"", "Bob", "Ada"}
-	if _, err := svc.SaveProject(p); err != nil {
+	save := func(cast ...string) {
+		t.Helper()
+		p.Cast = cast
+		if _, err := svc.SaveProject(p); err != nil {
+			t.Fatal(err)
+		}
+		svc.primer.Wait()
+	}
+	save("", "Bob", "Ada") // speaker 0 in the model's own voice: nothing together
+	save("", "Bob", "Ada") // saved again: nothing asked
+	if got, want := engines[0].log()[2:], []string{"Bob speaks.", "Ada speaks."}; !slices.Equal(got, want) {
+		t.Fatalf("primed %q after saving a cast, want %q", got, want)
+	}
+	save("Bob", "Ada")
+	if got, want := engines[0].log()[4:], []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}; !slices.Equal(got, want) {
+		t.Fatalf("primed %q after casting every speaker, want %q", got, want)
+	}
+	nmu.Lock()
+	if !strings.Contains(notices[len(notices)-1], `the whole script in voices "Bob", "Ada" is ready`) {
+		t.Errorf("status line %q, want the whole script's voices said ready", notices[len(notices)-1])
+	}
+	nmu.Unlock()
+	// What was primed is the voice prefix of the whole script's take.
+	if _, err := svc.SpeakCast(voices.CastRequest{Request: api.SpeechRequest{Text: "<|speaker:0|>Hi.<|speaker:1|>Hello.", Sampling: api.DefaultSampling(), MaxFrames: 1}, Cast: []string{"Bob", "Ada"}}); err != nil {
 		t.Fatal(err)
 	}
-	svc.primer.Wait()
-	if got := engines[0].log(); len(got) != 2 {
-		t.Fatalf("primed %q: saving a cast of voices primed already primes nothing", got)
+	waitFor(t, func() bool { engines[0].mu.Lock(); defer engines[0].mu.Unlock(); return len(engines[0].got) == 1 })
+	engines[0].pmu.Lock()
+	if got, want := engines[0].got[0].References, engines[0].refs[len(engines[0].refs)-1]; !reflect.DeepEqual(got, want) {
+		t.Errorf("the whole script's take has references %+v, the voices together were primed with %+v", got, want)
 	}
+	engines[0].pmu.Unlock()
 
 	if _, err := svc.LoadModel(dir); err != nil {
 		t.Fatal(err)
@@ -109,7 +154,7 @@ func TestVoicesPrimed(t *testing.T) {
 	if len(engines) != 2 {
 		t.Fatalf("%d engines opened, want 2", len(engines))
 	}
-	if got := engines[1].log(); !slices.Equal(got, []string{"Bob speaks.", "Ada speaks."}) {
-		t.Fatalf("primed %q on the newly loaded model, want the project's cast in its order", got)
+	if got := engines[1].log(); !slices.Equal(got, []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}) {
+		t.Fatalf("primed %q on the newly loaded model, want the project's cast in its order, then together", got)
 	}
 }

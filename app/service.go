@@ -468,7 +468,7 @@ func (s *Service) SaveProject(p projects.Project) (projects.Saved, error) {
 	}
 	saved, err := st.Save(p)
 	if err == nil {
-		s.primeCast(p.Cast) // a cast voice primed already is not primed again
+		s.primeCast(p.Cast) // a cast saved unchanged primes nothing
 	}
 	return saved, err
 }

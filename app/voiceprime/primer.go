@@ -7,21 +7,35 @@
 // audio is 71 ms uncached and 31 ms from the cache; far more on the smaller
 // cards and the CPU).
 //
+// A cast of several voices is primed twice over: each voice alone (a line
+// spoken in its speaker's voice) and all of them together (the whole
+// script's take, whose one prompt holds every cast voice's reference, is
+// another voice prefix). The voices together are primed last and only when
+// the cache can hold them beside each voice alone, so that priming them
+// never drops a voice of the cast.
+//
 // Priming runs in the background, one voice at a time, and the engine runs
 // a prime only while no take is running or waiting: a take sent meanwhile
-// waits at most for the one voice's prefill under way. A voice primed on the loaded engine is not primed again until
-// another engine loads (its recording's library id names it: a voice
-// replaced by a new recording primes anew). Each outcome goes to
-// Config.Primed (the studio's status line): a failure stops nothing, since
-// the take that needs the voice prefills it.
+// waits at most for the one voice's prefill under way. A voice primed on
+// the loaded engine is not primed again until another engine loads (its
+// recording's library id names it: a voice replaced by a new recording
+// primes anew), except as the open project's cast: those are asked for
+// again when the cast changes, and the engine finds a
+// voice it holds (marking it recently used, which keeps the cast's voices
+// the last the cache drops) and primes one it dropped. Each outcome goes to Config.Primed (the
+// studio's status line): a failure stops nothing, since the take that
+// needs the voice prefills it.
 package voiceprime
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
+	"proscenium/app/studio"
 	"proscenium/engine/api"
 )
 
@@ -32,7 +46,21 @@ type Voice struct {
 	Name       string
 	Reference  string
 	References func() ([]api.Reference, error)
+	// Together names the cast voices this one speaks in together (the
+	// whole script's take: their references in one prompt), in the cast's
+	// order; nil for one voice. Reference then joins theirs.
+	Together []string
+	parts    []string // Together's reference ids
 }
+
+// ErrNoRoom: the cast's voices together were not primed, since the voice
+// cache cannot hold them beside each of them alone.
+var ErrNoRoom = errors.New("the voice cache cannot hold the cast's voices together beside each alone")
+
+// errPartNotCached: a voice of a cast's voices together is not in the cache
+// (its own prime failed, and said so): they are not primed together, and
+// nothing more is told.
+var errPartNotCached = errors.New("not in the voice cache")
 
 // Config wires a Primer.
 type Config struct {
@@ -49,16 +77,23 @@ type Primer struct {
 
 	mu      sync.Mutex
 	cast    []Voice // the open project's (Cast), queued again when a model loads (Loaded)
-	queue   []Voice
+	queue   []queued
 	running bool
-	on      api.Engine      // the engine done is for
-	done    map[string]bool // reference ids primed (or found not primeable) on it
-	idle    *sync.Cond      // signalled when the queue empties and the goroutine ends (Wait)
+	on      api.Engine       // the engine done is for
+	done    map[string]int64 // reference id → the bytes its state holds, primed on it (0: not kept, or never primeable)
+	idle    *sync.Cond       // signalled when the queue empties and the goroutine ends (Wait)
+}
+
+// queued is a voice waiting for its turn; cast: the open project's, asked
+// for again even when primed before (done).
+type queued struct {
+	v    Voice
+	cast bool
 }
 
 // New makes a Primer.
 func New(cfg Config) *Primer {
-	p := &Primer{cfg: cfg, done: map[string]bool{}}
+	p := &Primer{cfg: cfg, done: map[string]int64{}}
 	p.idle = sync.NewCond(&p.mu)
 	return p
 }
@@ -68,9 +103,13 @@ func New(cfg Config) *Primer {
 func (p *Primer) Prime(vs ...Voice) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.enqueueLocked(vs, false)
+}
+
+func (p *Primer) enqueueLocked(vs []Voice, cast bool) {
 	for _, v := range vs {
 		if v.Reference != "" && v.References != nil {
-			p.queue = append(p.queue, v)
+			p.queue = append(p.queue, queued{v, cast})
 		}
 	}
 	if len(p.queue) > 0 && !p.running {
@@ -79,22 +118,66 @@ func (p *Primer) Prime(vs ...Voice) {
 	}
 }
 
-// Cast queues the open project's cast voices and keeps them: Loaded queues
-// them again.
+// Cast queues the open project's cast (vs: speaker 0's voice first; one
+// without a recording is the model's own), each voice alone and, when
+// every speaker has a recorded voice and there are several, the voices
+// together. It keeps them: Loaded queues them again. The cast as it was
+// (a project saved again) queues nothing.
 func (p *Primer) Cast(vs ...Voice) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	same := func(a, b Voice) bool { return a.Name == b.Name && a.Reference == b.Reference }
+	if p.cast != nil && slices.EqualFunc(vs, p.cast, same) {
+		return
+	}
 	p.cast = slices.Clone(vs)
-	p.mu.Unlock()
-	p.Prime(vs...)
+	p.enqueueCastLocked()
 }
 
 // Loaded queues the open project's cast voices: a model has loaded, its
 // voice cache empty.
 func (p *Primer) Loaded() {
 	p.mu.Lock()
-	cast := p.cast
-	p.mu.Unlock()
-	p.Prime(cast...)
+	defer p.mu.Unlock()
+	p.enqueueCastLocked()
+}
+
+func (p *Primer) enqueueCastLocked() {
+	vs := p.cast
+	if t, ok := together(vs); ok {
+		vs = append(slices.Clone(vs), t)
+	}
+	p.enqueueLocked(vs, true)
+}
+
+// together is the voice of vs spoken together, as the whole script's take
+// speaks them (api.Reference lists concatenated in the cast's order);
+// false when fewer than two, or one has no recording (that take is not
+// made then).
+func together(vs []Voice) (Voice, bool) {
+	if len(vs) < 2 || slices.ContainsFunc(vs, func(v Voice) bool { return v.Reference == "" || v.References == nil }) {
+		return Voice{}, false
+	}
+	t := Voice{}
+	for _, v := range vs {
+		t.Together = append(t.Together, v.Name)
+		t.parts = append(t.parts, v.Reference)
+	}
+	t.Name = strings.Join(t.Together, " + ")
+	t.Reference = strings.Join(t.parts, "+")
+	parts := slices.Clone(vs)
+	t.References = func() ([]api.Reference, error) {
+		var refs []api.Reference
+		for _, v := range parts {
+			r, err := v.References()
+			if err != nil {
+				return nil, fmt.Errorf("voice %q: %w", v.Name, err)
+			}
+			refs = append(refs, r...)
+		}
+		return refs, nil
+	}
+	return t, true
 }
 
 // Wait returns when nothing is queued or priming (tests; shutdown need not:
@@ -108,9 +191,10 @@ func (p *Primer) Wait() {
 }
 
 // next takes the next voice to prime on eng (false: none left, and the
-// goroutine ends: a later Prime starts another), dropping those done on it;
-// a new engine starts afresh. eng nil: nothing can be primed now, and the
-// queue is dropped (the next load's voices are queued again).
+// goroutine ends: a later Prime starts another), dropping those done on it
+// (a cast's voice only when its state was not kept); a new engine starts
+// afresh. eng nil: nothing can be primed now, and the queue is dropped
+// (the next load's voices are queued again).
 func (p *Primer) next(eng api.Engine) (Voice, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -118,18 +202,40 @@ func (p *Primer) next(eng api.Engine) (Voice, bool) {
 		p.queue = nil
 	}
 	if eng != p.on {
-		p.on, p.done = eng, map[string]bool{}
+		p.on, p.done = eng, map[string]int64{}
 	}
 	for len(p.queue) > 0 {
-		v := p.queue[0]
+		q := p.queue[0]
 		p.queue = p.queue[1:]
-		if !p.done[v.Reference] {
-			return v, true
+		if bytes, done := p.done[q.v.Reference]; !done || (q.cast && bytes > 0) {
+			return q.v, true
 		}
 	}
 	p.running = false
 	p.idle.Broadcast()
 	return Voice{}, false
+}
+
+// room is why t (voices together) is not to be primed on eng: ErrNoRoom
+// when the cache cannot hold its state beside each of its voices' (its
+// state, affine in its rows, is at most the sum of theirs); another error
+// when a voice of it was not primed (it would not be kept either).
+func (p *Primer) room(eng api.Engine, t Voice) error {
+	p.mu.Lock()
+	var sum int64
+	for i, ref := range t.parts {
+		bytes := p.done[ref]
+		if bytes == 0 {
+			p.mu.Unlock()
+			return fmt.Errorf("voice %q: %w", t.Together[i], errPartNotCached)
+		}
+		sum += bytes
+	}
+	p.mu.Unlock()
+	if c := eng.Stats().Memory.VoiceCacheCap; 2*sum > c {
+		return fmt.Errorf("%w: their states take %s alone, at most as much together, and the cache holds %s", ErrNoRoom, studio.ByteSize(sum), studio.ByteSize(c))
+	}
+	return nil
 }
 
 func (p *Primer) run() {
@@ -143,17 +249,27 @@ func (p *Primer) run() {
 		if !ok {
 			return
 		}
-		refs, err := v.References()
 		var primed *api.Primed
+		if v.Together != nil {
+			err = p.room(eng, v)
+		}
 		if err == nil {
-			primed, err = vp.PrimeVoice(context.Background(), refs)
+			var refs []api.Reference
+			if refs, err = v.References(); err == nil {
+				primed, err = vp.PrimeVoice(context.Background(), refs)
+			}
 		}
 		p.mu.Lock()
-		if eng == p.on && (err == nil || errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache)) {
-			p.done[v.Reference] = true // primed, or never primeable on this engine
+		if eng == p.on {
+			switch {
+			case err == nil:
+				p.done[v.Reference] = primed.Bytes
+			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, ErrNoRoom):
+				p.done[v.Reference] = 0 // never primeable on this engine
+			}
 		}
 		p.mu.Unlock()
-		if p.cfg.Primed != nil {
+		if p.cfg.Primed != nil && !errors.Is(err, errPartNotCached) {
 			p.cfg.Primed(v, primed, err)
 		}
 	}

@@ -5,18 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"proscenium/engine/api"
 )
 
-// primingEngine is an api.Engine that records the transcripts it primes.
+// primingEngine is an api.Engine with a voice cache of cap bytes (100 when
+// 0; a voice's state is 10 bytes a reference frame) that records the
+// voices it is asked to prime: their references' transcripts joined by
+// "+", marked "(held)" when it holds them already.
 type primingEngine struct {
-	api.Engine // only PrimeVoice is called
+	api.Engine // only PrimeVoice and Stats are called
 	mu         sync.Mutex
 	primed     []string
+	held       map[string]bool
 	noCache    bool
+	cap        int64
 }
 
 func (e *primingEngine) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
@@ -25,8 +31,31 @@ func (e *primingEngine) PrimeVoice(_ context.Context, refs []api.Reference) (*ap
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.primed = append(e.primed, refs[0].Transcript)
-	return &api.Primed{PrefixRows: len(refs[0].Codes)}, nil
+	var names []string
+	frames := 0
+	for _, r := range refs {
+		names = append(names, r.Transcript)
+		frames += len(r.Codes)
+	}
+	key := strings.Join(names, "+")
+	p := &api.Primed{PrefixRows: frames, Cached: e.held[key], Bytes: 10 * int64(frames)}
+	if p.Cached {
+		key += " (held)"
+	}
+	if e.held == nil {
+		e.held = map[string]bool{}
+	}
+	e.held[strings.TrimSuffix(key, " (held)")] = true
+	e.primed = append(e.primed, key)
+	return p, nil
+}
+
+func (e *primingEngine) Stats() api.Stats {
+	c := e.cap
+	if c == 0 {
+		c = 100
+	}
+	return api.Stats{Memory: api.Memory{VoiceCacheCap: c}}
 }
 
 func (e *primingEngine) log() []string {
@@ -107,8 +136,8 @@ func TestPrimer(t *testing.T) {
 		t.Fatalf("primed %v: the voice queued with no model loaded must be dropped, want [a f]", got)
 	}
 
-	// The open project's cast is primed when cast, and again when a model
-	// loads.
+	// The open project's cast is primed when cast, each voice and then the
+	// voices together, and again when a model loads.
 	third := &primingEngine{}
 	setEngine(third)
 	p.Cast(voiceOf("Gil", "g"), voiceOf("Hal", "h"))
@@ -117,8 +146,8 @@ func TestPrimer(t *testing.T) {
 	setEngine(fourth)
 	p.Loaded()
 	p.Wait()
-	if a, b := third.log(), fourth.log(); !slices.Equal(a, []string{"g", "h"}) || !slices.Equal(b, a) {
-		t.Fatalf("the cast primed %v when cast and %v after a load, want [g h] both times", a, b)
+	if a, b := third.log(), fourth.log(); !slices.Equal(a, []string{"g", "h", "g+h"}) || !slices.Equal(b, a) {
+		t.Fatalf("the cast primed %v when cast and %v after a load, want [g h g+h] both times", a, b)
 	}
 
 	// An engine without a voice cache is asked once per voice.
@@ -131,6 +160,86 @@ func TestPrimer(t *testing.T) {
 		t.Errorf("told %q: want one refusal for Ada", told[n-3:])
 	}
 	mu.Unlock()
+}
+
+// A cast of several voices is primed alone and together, the voices
+// together as the whole script's take speaks them (every speaker's
+// references, in the cast's order) and only when the cache holds them
+// beside each voice alone; a cast as it was queues nothing, a changed one
+// asks again for voices primed before (the engine finds those it holds).
+// (Broken, the whole script's first take would prefill every voice.)
+func TestPrimerCastTogether(t *testing.T) {
+	var mu sync.Mutex
+	var eng api.Engine
+	var told []string
+	p := New(Config{
+		Engine: func() (api.Engine, error) { mu.Lock(); defer mu.Unlock(); return eng, nil },
+		Primed: func(v Voice, pr *api.Primed, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, fmt.Sprintf("%s: %v", v.Name, err))
+		},
+	})
+	use := func(e *primingEngine) {
+		mu.Lock()
+		eng, told = e, nil
+		mu.Unlock()
+	}
+	tell := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(told) }
+	ada, bea, cy := voiceOf("Ada", "a"), voiceOf("Bea", "b"), voiceOf("Cy", "c")
+
+	e := &primingEngine{} // 100 bytes; a voice here holds 10
+	use(e)
+	p.Prime(ada)
+	p.Wait()
+	p.Cast(bea, ada)
+	p.Wait()
+	p.Cast(bea, ada) // saved again
+	p.Wait()
+	if got, want := e.log(), []string{"a", "b", "a (held)", "b+a"}; !slices.Equal(got, want) {
+		t.Fatalf("primed %q, want %q: each voice, then the voices together in the cast's order, once", got, want)
+	}
+	if got := tell(); !slices.Equal(got, []string{"Ada: <nil>", "Bea: <nil>", "Ada: <nil>", "Bea + Ada: <nil>"}) {
+		t.Errorf("told %q", got)
+	}
+
+	// A speaker without a recorded voice: no whole-script take in voices,
+	// nothing together; one voice cast: nothing together either.
+	p.Cast(bea, Voice{Name: ""}, ada)
+	p.Wait()
+	p.Cast(cy)
+	p.Wait()
+	if got, want := e.log()[4:], []string{"b (held)", "a (held)", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("primed %q, want %q", got, want)
+	}
+
+	// A voice whose references cannot be read: the voices together are not
+	// primed, and only the voice's failure is told.
+	use(e)
+	p.Cast(ada, voiceOf("Gone", "gone"))
+	p.Wait()
+	if got := e.log()[7:]; !slices.Equal(got, []string{"a (held)"}) {
+		t.Fatalf("primed %q, want Ada's alone", got)
+	}
+	if got := tell(); len(got) != 2 || !strings.HasPrefix(got[1], "Gone: its recording") {
+		t.Errorf("told %q, want Ada's prime and Gone's failure", got)
+	}
+
+	// A cache too small for the voices together beside them alone (2 × 20
+	// bytes > 30): told once, on that engine.
+	small := &primingEngine{cap: 30}
+	use(small)
+	p.Cast(ada, bea)
+	p.Wait()
+	p.Loaded()
+	p.Wait()
+	if got, want := small.log(), []string{"a", "b", "a (held)", "b (held)"}; !slices.Equal(got, want) {
+		t.Fatalf("primed %q, want %q", got, want)
+	}
+	refusals := slices.DeleteFunc(tell(), func(s string) bool { return !strings.Contains(s, ErrNoRoom.Error()) })
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 20 B alone") {
+		t.Errorf("told %q: want the voices together refused once, naming the bytes", refusals)
+	}
 }
 
 // Prime calls from many goroutines while the primer drains its queue:
