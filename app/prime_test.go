@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"proscenium/app/studio"
+	"proscenium/app/takes"
 	"proscenium/app/voices"
 	"proscenium/engine/api"
 )
@@ -140,7 +141,7 @@ func TestVoicesPrimed(t *testing.T) {
 	if _, err := svc.SpeakCast(voices.CastRequest{Request: api.SpeechRequest{Text: "<|speaker:0|>Hi.<|speaker:1|>Hello.", Sampling: api.DefaultSampling(), MaxFrames: 1}, Cast: []string{"Bob", "Ada"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { engines[0].mu.Lock(); defer engines[0].mu.Unlock(); return len(engines[0].got) == 1 })
+	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
 	engines[0].pmu.Lock()
 	if got, want := engines[0].got[0].References, engines[0].refs[len(engines[0].refs)-1]; !reflect.DeepEqual(got, want) {
 		t.Errorf("the whole script's take has references %+v, the voices together were primed with %+v", got, want)
