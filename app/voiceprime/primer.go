@@ -19,12 +19,12 @@
 // waits at most for the one voice's prefill under way. A voice primed on
 // the loaded engine is not primed again until another engine loads (its
 // recording's library id names it: a voice replaced by a new recording
-// primes anew), except as the open project's cast: those are asked for
-// again when the cast changes, and the engine finds a
-// voice it holds (marking it recently used, which keeps the cast's voices
-// the last the cache drops) and primes one it dropped. Each outcome goes to Config.Primed (the
-// studio's status line): a failure stops nothing, since the take that
-// needs the voice prefills it.
+// primes anew), except as the open project's cast: when the cast changes,
+// its voices are asked for again, and the engine finds a voice it holds
+// (marking it recently used, which keeps the cast's voices the last the
+// cache drops) and primes one it dropped. Each outcome goes to
+// Config.Primed (the studio's status line): a failure stops nothing, since
+// the take that needs the voice prefills it.
 package voiceprime
 
 import (
