@@ -6,7 +6,7 @@
 # 2. `serve --ui` at full geometry from disk, before (.carry-fo: ce63a94's proscenium and proscenium-gpu) and after,
 #    with no cap and under a 22 GiB cap: h200-lead41-cast.py twice (voices Ada and Bea made by CreateVoice, a project
 #    saved with the cast [Ada, Bea], 3 s, the whole script in both voices twice, a line in Ada).
-# 3. With the time left: bench-take (fast, B = 1 and 4, six takes, two rounds; exact, two takes), bench-backbone
+# 3. On an H200 only, with the time left: bench-take (fast, B = 1 and 4, six takes, two rounds; exact, two takes), bench-backbone
 #    (1, 2, 4, 8 rows), bench-tower (1, 2, 3, 4, 8 rows from 60 cache rows).
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit), .carry-fo (ce63a94). The notebook's logs
 # (docs/perf/*.tgz) are moved out of the tree for the call (the bundles and the tree must fit 64 MiB).
@@ -33,10 +33,11 @@ for cap in none 22GiB; do
 		for i in $(seq 40); do kill -0 $(cat "$O/serve.pid") 2>/dev/null || break; sleep 0.5; done
 	done
 done
-T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
-T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
-T 15 tw $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60
-T 30 take-exact $P bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics exact
+grep -q H200 $O/machine.txt || { echo "not an H200: the benches left out" >> $O/steps.log; BENCH=no; }
+[ "${BENCH:-yes}" = yes ] && T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
+[ "${BENCH:-yes}" = yes ] && T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
+[ "${BENCH:-yes}" = yes ] && T 15 tw $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60
+[ "${BENCH:-yes}" = yes ] && T 30 take-exact $P bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics exact
 run_pack
 cat $O/machine.txt; cat $O/steps.log
 run_tally engine
