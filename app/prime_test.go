@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -12,48 +11,22 @@ import (
 	"sync"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/app/voices"
 	"proscenium/engine/api"
 )
 
-// primingEngine is testEngine with a voice cache (1 GB; a voice's state
-// 1 MB a row): it records the voices it is asked to prime, their
-// references' transcripts joined by "+", and holds them.
+// primingEngine is testEngine with a voice cache of 1 GB (a voice's state
+// 1 MB a row).
 type primingEngine struct {
 	testEngine
-	pmu    sync.Mutex
-	primed []string
-	held   map[string]bool
-	refs   [][]api.Reference // each prime's
+	enginetest.VoiceCache
 }
 
 func newPrimingEngine() *primingEngine {
-	return &primingEngine{testEngine: testEngine{frames: 1, mem: api.Memory{VoiceCacheCap: 1e9}}, held: map[string]bool{}}
-}
-
-func (e *primingEngine) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
-	e.pmu.Lock()
-	defer e.pmu.Unlock()
-	var names []string
-	rows := 20
-	for _, r := range refs {
-		names = append(names, r.Transcript)
-		rows += len(r.Codes)
-	}
-	key := strings.Join(names, "+")
-	e.primed = append(e.primed, key)
-	e.refs = append(e.refs, refs)
-	p := &api.Primed{PrefixRows: rows, Cached: e.held[key], Bytes: int64(rows) * 1e6, PrefillMs: 12}
-	e.held[key] = true
-	return p, nil
-}
-
-func (e *primingEngine) log() []string {
-	e.pmu.Lock()
-	defer e.pmu.Unlock()
-	return slices.Clone(e.primed)
+	return &primingEngine{testEngine: testEngine{frames: 1, mem: api.Memory{VoiceCacheCap: 1e9}}, VoiceCache: enginetest.VoiceCache{RowBytes: 1e6}}
 }
 
 // A voice is primed on the loaded model when it is created, in the studio
@@ -90,7 +63,7 @@ func TestVoicesPrimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.primer.Wait()
-	if got := engines[0].log(); !slices.Equal(got, []string{"Ada speaks."}) {
+	if got := engines[0].Asked(); !slices.Equal(got, []string{"Ada speaks."}) {
 		t.Fatalf("primed %q after creating Ada, want her voice", got)
 	}
 	nmu.Lock()
@@ -107,7 +80,7 @@ func TestVoicesPrimed(t *testing.T) {
 		t.Fatalf("POST /v1/audio/voices: %d", resp.StatusCode)
 	}
 	svc.primer.Wait()
-	if got := engines[0].log(); !slices.Equal(got, []string{"Ada speaks.", "Bob speaks."}) {
+	if got := engines[0].Asked(); !slices.Equal(got, []string{"Ada speaks.", "Bob speaks."}) {
 		t.Fatalf("primed %q after the API created Bob", got)
 	}
 
@@ -125,11 +98,11 @@ func TestVoicesPrimed(t *testing.T) {
 	}
 	save("", "Bob", "Ada") // speaker 0 in the model's own voice: nothing together
 	save("", "Bob", "Ada") // saved again: nothing asked
-	if got, want := engines[0].log()[2:], []string{"Bob speaks.", "Ada speaks."}; !slices.Equal(got, want) {
+	if got, want := engines[0].Asked()[2:], []string{"Bob speaks. (held)", "Ada speaks. (held)"}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q after saving a cast, want %q", got, want)
 	}
 	save("Bob", "Ada")
-	if got, want := engines[0].log()[4:], []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}; !slices.Equal(got, want) {
+	if got, want := engines[0].Asked()[4:], []string{"Bob speaks. (held)", "Ada speaks. (held)", "Bob speaks.+Ada speaks."}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q after casting every speaker, want %q", got, want)
 	}
 	nmu.Lock()
@@ -142,11 +115,11 @@ func TestVoicesPrimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
-	engines[0].pmu.Lock()
-	if got, want := engines[0].got[0].References, engines[0].refs[len(engines[0].refs)-1]; !reflect.DeepEqual(got, want) {
+	engines[0].mu.Lock()
+	if got, want := engines[0].got[0].References, engines[0].LastRefs(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the whole script's take has references %+v, the voices together were primed with %+v", got, want)
 	}
-	engines[0].pmu.Unlock()
+	engines[0].mu.Unlock()
 
 	if _, err := svc.LoadModel(dir); err != nil {
 		t.Fatal(err)
@@ -155,7 +128,7 @@ func TestVoicesPrimed(t *testing.T) {
 	if len(engines) != 2 {
 		t.Fatalf("%d engines opened, want 2", len(engines))
 	}
-	if got := engines[1].log(); !slices.Equal(got, []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}) {
+	if got := engines[1].Asked(); !slices.Equal(got, []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}) {
 		t.Fatalf("primed %q on the newly loaded model, want the project's cast in its order, then together", got)
 	}
 }

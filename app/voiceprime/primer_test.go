@@ -1,7 +1,6 @@
 package voiceprime
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,60 +8,26 @@ import (
 	"sync"
 	"testing"
 
+	"proscenium/app/internal/enginetest"
 	"proscenium/engine/api"
 )
 
 // primingEngine is an api.Engine with a voice cache of cap bytes (100 when
-// 0; a voice's state is 10 bytes a reference frame) that records the
-// voices it is asked to prime: their references' transcripts joined by
-// "+", marked "(held)" when it holds them already.
+// 0; a voice of voiceOf's holds 21).
 type primingEngine struct {
 	api.Engine // only PrimeVoice and Stats are called
-	mu         sync.Mutex
-	primed     []string
-	held       map[string]bool
-	noCache    bool
-	cap        int64
+	enginetest.VoiceCache
+	cap int64
 }
 
-func (e *primingEngine) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
-	if e.noCache {
-		return nil, api.ErrNoVoiceCache
+func newPrimingEngine(cap int64) *primingEngine {
+	if cap == 0 {
+		cap = 100
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var names []string
-	frames := 0
-	for _, r := range refs {
-		names = append(names, r.Transcript)
-		frames += len(r.Codes)
-	}
-	key := strings.Join(names, "+")
-	p := &api.Primed{PrefixRows: frames, Cached: e.held[key], Bytes: 10 * int64(frames)}
-	if p.Cached {
-		key += " (held)"
-	}
-	if e.held == nil {
-		e.held = map[string]bool{}
-	}
-	e.held[strings.TrimSuffix(key, " (held)")] = true
-	e.primed = append(e.primed, key)
-	return p, nil
+	return &primingEngine{VoiceCache: enginetest.VoiceCache{RowBytes: 1}, cap: cap}
 }
 
-func (e *primingEngine) Stats() api.Stats {
-	c := e.cap
-	if c == 0 {
-		c = 100
-	}
-	return api.Stats{Memory: api.Memory{VoiceCacheCap: c}}
-}
-
-func (e *primingEngine) log() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.primed)
-}
+func (e *primingEngine) Stats() api.Stats { return api.Stats{Memory: api.Memory{VoiceCacheCap: e.cap}} }
 
 // voiceOf is a voice whose one reference's transcript is its recording id.
 func voiceOf(name, reference string) Voice {
@@ -103,13 +68,13 @@ func TestPrimer(t *testing.T) {
 		mu.Unlock()
 	}
 
-	first := &primingEngine{}
+	first := newPrimingEngine(0)
 	setEngine(first)
 	p.Prime(voiceOf("Ada", "a"), Voice{Name: "plain"}, voiceOf("Bea", "b"), voiceOf("Ada again", "a"), voiceOf("Cy", "gone"))
 	p.Wait()
 	p.Prime(voiceOf("Bea", "b"), voiceOf("Dee", "d"))
 	p.Wait()
-	if got, want := first.log(), []string{"a", "b", "d"}; !slices.Equal(got, want) {
+	if got, want := first.Asked(), []string{"a", "b", "d"}; !slices.Equal(got, want) {
 		t.Fatalf("primed %v on the first engine, want %v", got, want)
 	}
 	mu.Lock()
@@ -118,11 +83,11 @@ func TestPrimer(t *testing.T) {
 	}
 	mu.Unlock()
 
-	second := &primingEngine{}
+	second := newPrimingEngine(0)
 	setEngine(second)
 	p.Prime(voiceOf("Ada", "a"))
 	p.Wait()
-	if got := second.log(); !slices.Equal(got, []string{"a"}) {
+	if got := second.Asked(); !slices.Equal(got, []string{"a"}) {
 		t.Fatalf("primed %v on a newly loaded engine, want [a]", got)
 	}
 
@@ -132,26 +97,27 @@ func TestPrimer(t *testing.T) {
 	setEngine(second)
 	p.Prime(voiceOf("Fay", "f"))
 	p.Wait()
-	if got := second.log(); !slices.Equal(got, []string{"a", "f"}) {
+	if got := second.Asked(); !slices.Equal(got, []string{"a", "f"}) {
 		t.Fatalf("primed %v: the voice queued with no model loaded must be dropped, want [a f]", got)
 	}
 
 	// The open project's cast is primed when cast, each voice and then the
 	// voices together, and again when a model loads.
-	third := &primingEngine{}
+	third := newPrimingEngine(0)
 	setEngine(third)
 	p.Cast(voiceOf("Gil", "g"), voiceOf("Hal", "h"))
 	p.Wait()
-	fourth := &primingEngine{}
+	fourth := newPrimingEngine(0)
 	setEngine(fourth)
 	p.Loaded()
 	p.Wait()
-	if a, b := third.log(), fourth.log(); !slices.Equal(a, []string{"g", "h", "g+h"}) || !slices.Equal(b, a) {
+	if a, b := third.Asked(), fourth.Asked(); !slices.Equal(a, []string{"g", "h", "g+h"}) || !slices.Equal(b, a) {
 		t.Fatalf("the cast primed %v when cast and %v after a load, want [g h g+h] both times", a, b)
 	}
 
 	// An engine without a voice cache is asked once per voice.
-	plain := &primingEngine{noCache: true}
+	plain := newPrimingEngine(0)
+	plain.NoCache = true
 	setEngine(plain)
 	p.Prime(voiceOf("Ada", "a"), voiceOf("Ada", "a"))
 	p.Wait()
@@ -188,7 +154,7 @@ func TestPrimerCastTogether(t *testing.T) {
 	tell := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(told) }
 	ada, bea, cy := voiceOf("Ada", "a"), voiceOf("Bea", "b"), voiceOf("Cy", "c")
 
-	e := &primingEngine{} // 100 bytes; a voice here holds 10
+	e := newPrimingEngine(0)
 	use(e)
 	p.Prime(ada)
 	p.Wait()
@@ -196,7 +162,7 @@ func TestPrimerCastTogether(t *testing.T) {
 	p.Wait()
 	p.Cast(bea, ada) // saved again
 	p.Wait()
-	if got, want := e.log(), []string{"a", "b", "a (held)", "b+a"}; !slices.Equal(got, want) {
+	if got, want := e.Asked(), []string{"a", "b", "a (held)", "b+a"}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q, want %q: each voice, then the voices together in the cast's order, once", got, want)
 	}
 	if got := tell(); !slices.Equal(got, []string{"Ada: <nil>", "Bea: <nil>", "Ada: <nil>", "Bea + Ada: <nil>"}) {
@@ -209,7 +175,7 @@ func TestPrimerCastTogether(t *testing.T) {
 	p.Wait()
 	p.Cast(cy)
 	p.Wait()
-	if got, want := e.log()[4:], []string{"b (held)", "a (held)", "c"}; !slices.Equal(got, want) {
+	if got, want := e.Asked()[4:], []string{"b (held)", "a (held)", "c"}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q, want %q", got, want)
 	}
 
@@ -218,26 +184,26 @@ func TestPrimerCastTogether(t *testing.T) {
 	use(e)
 	p.Cast(ada, voiceOf("Gone", "gone"))
 	p.Wait()
-	if got := e.log()[7:]; !slices.Equal(got, []string{"a (held)"}) {
+	if got := e.Asked()[7:]; !slices.Equal(got, []string{"a (held)"}) {
 		t.Fatalf("primed %q, want Ada's alone", got)
 	}
 	if got := tell(); len(got) != 2 || !strings.HasPrefix(got[1], "Gone: its recording") {
 		t.Errorf("told %q, want Ada's prime and Gone's failure", got)
 	}
 
-	// A cache too small for the voices together beside them alone (2 × 20
+	// A cache too small for the voices together beside them alone (2 × 42
 	// bytes > 30): told once, on that engine.
-	small := &primingEngine{cap: 30}
+	small := newPrimingEngine(30)
 	use(small)
 	p.Cast(ada, bea)
 	p.Wait()
 	p.Loaded()
 	p.Wait()
-	if got, want := small.log(), []string{"a", "b", "a (held)", "b (held)"}; !slices.Equal(got, want) {
+	if got, want := small.Asked(), []string{"a", "b", "a (held)", "b (held)"}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q, want %q", got, want)
 	}
 	refusals := slices.DeleteFunc(tell(), func(s string) bool { return !strings.Contains(s, ErrNoRoom.Error()) })
-	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 20 B alone") {
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone") {
 		t.Errorf("told %q: want the voices together refused once, naming the bytes", refusals)
 	}
 }
@@ -246,7 +212,7 @@ func TestPrimerCastTogether(t *testing.T) {
 // every voice is primed once (the race detector watches the handover
 // between a draining goroutine and a new Prime).
 func TestPrimerConcurrentPrime(t *testing.T) {
-	e := &primingEngine{}
+	e := newPrimingEngine(0)
 	p := New(Config{Engine: func() (api.Engine, error) { return e, nil }})
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -260,7 +226,7 @@ func TestPrimerConcurrentPrime(t *testing.T) {
 	}
 	wg.Wait()
 	p.Wait()
-	got := e.log()
+	got := e.Asked()
 	slices.Sort(got)
 	if len(got) != 160 || len(slices.Compact(got)) != 160 {
 		t.Fatalf("primed %d voices (%d distinct), want 160 once each", len(got), len(slices.Compact(slices.Clone(got))))

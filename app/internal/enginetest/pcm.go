@@ -1,6 +1,7 @@
 // Package enginetest is a speech engine for the studio's tests: it speaks a
 // known signal at once, so tests of takes, export and the transports can
-// check every sample without a model. Only tests import it.
+// check every sample without a model; and a voice cache that logs what it
+// is asked to prime (VoiceCache). Only tests import it.
 package enginetest
 
 import (

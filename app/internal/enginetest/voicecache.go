@@ -1,0 +1,68 @@
+package enginetest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"proscenium/engine/api"
+)
+
+// VoiceCache is a voice cache for the priming tests (api.VoicePrimer): it
+// holds every voice it is asked to prime and logs each ask as the
+// references' transcripts joined by "+", marked " (held)" when it held the
+// voice already. A voice's state is RowBytes a reference frame (20 more
+// rows for its text); NoCache makes it refuse as an engine without a cache.
+type VoiceCache struct {
+	RowBytes int64
+	NoCache  bool
+
+	mu    sync.Mutex
+	asked []string
+	refs  [][]api.Reference
+	held  map[string]bool
+}
+
+func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
+	if c.NoCache {
+		return nil, api.ErrNoVoiceCache
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var names []string
+	rows := 20
+	for _, r := range refs {
+		names = append(names, r.Transcript)
+		rows += len(r.Codes)
+	}
+	key := strings.Join(names, "+")
+	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.RowBytes * int64(rows), PrefillMs: 12}
+	if c.held == nil {
+		c.held = map[string]bool{}
+	}
+	c.held[key] = true
+	if p.Cached {
+		key += " (held)"
+	}
+	c.asked = append(c.asked, key)
+	c.refs = append(c.refs, refs)
+	return p, nil
+}
+
+// Asked is the log of the voices asked for, in order.
+func (c *VoiceCache) Asked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.asked)
+}
+
+// LastRefs is the references of the last voice asked for.
+func (c *VoiceCache) LastRefs() []api.Reference {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.refs) == 0 {
+		return nil
+	}
+	return c.refs[len(c.refs)-1]
+}
