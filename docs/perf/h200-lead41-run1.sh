@@ -17,22 +17,11 @@ bash docs/perf/h200-lead6-unpack.sh .carry-fo $ROOT/.carry-o >> $O/unpack.log 2>
 (cd cmd/proscenium-gpu && T 120 engine $X/proscenium-gpu.test -test.v -test.run 'TestCUDAEngine') &
 [ -d /tmp/full ] || T 90 make-full "$X/proscenium" make-tiny /tmp/full --geometry full
 wait
-port=18900
-for cap in none 22GiB; do
-	for w in old new; do
-		cli=$X/proscenium worker=$P; [ $w = old ] && cli=$ROOT/.carry-o/proscenium worker=$ROOT/.carry-o/proscenium-gpu
-		capflag=""; [ $cap = none ] || capflag="--memory-cap $cap"
-		port=$((port + 1)); k=$w-$cap
-		PROSCENIUM_GPU_WORKER=$worker XDG_DATA_HOME=/tmp/xdg-$k XDG_CONFIG_HOME=/tmp/xdgc-$k "$cli" serve --ui \
-			--model /tmp/full --backend cuda --batch 4 --port $port --settings "" $capflag > "$O/serve-$k.log" 2> "$O/serve-$k.err" &
-		echo $! > "$O/serve.pid"
-		wait_loaded $port; cp $O/load.log $O/load-$k.log
-		T 40 cast-$k python3 docs/perf/h200-lead41-cast.py $port $ROOT/engine/audio/decode/testdata/ref.wav 3
-		T 40 cast2-$k python3 docs/perf/h200-lead41-cast.py $port $ROOT/engine/audio/decode/testdata/ref.wav 3 2
-		kill $(cat "$O/serve.pid") 2>/dev/null
-		for i in $(seq 40); do kill -0 $(cat "$O/serve.pid") 2>/dev/null || break; sleep 0.5; done
-	done
-done
+cast() { # PORT KEY: two rounds of the whole script in a new cast
+	T 40 cast-$2 python3 docs/perf/h200-lead41-cast.py $1 $ROOT/engine/audio/decode/testdata/ref.wav 3
+	T 40 cast2-$2 python3 docs/perf/h200-lead41-cast.py $1 $ROOT/engine/audio/decode/testdata/ref.wav 3 2
+}
+serve_each "none 22GiB" cast
 grep -q H200 $O/machine.txt || { echo "not an H200: the benches left out" >> $O/steps.log; BENCH=no; }
 [ "${BENCH:-yes}" = yes ] && T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
 [ "${BENCH:-yes}" = yes ] && T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast

@@ -17,6 +17,10 @@
 #   run_agreement                 the free-running agreement with the CPU (fast, the tensor-core attention forced
 #                                 on: demo 100 seeds, odd 20 with the rounding baseline) on make-tiny checkpoints;
 #                                 agreement_report prints each run's classes
+#   serve_each CAPS FN            for each memory cap in CAPS ("none" or serve's --memory-cap value), the build before
+#                                 ($ROOT/.carry-o: its proscenium and proscenium-gpu) and this one: `serve --ui` at full
+#                                 geometry from /tmp/full (MODEL, BACKEND override), FN PORT KEY once it has loaded
+#                                 (KEY: old-CAP or new-CAP; its logs serve-KEY.log/.err, load-KEY.log), then stops it
 #   run_product PORT              the product through run_serve's serve (a new 10 s voice and requests in it, four
 #                                 concurrent requests, the studio's service), then stops it; product_report
 run_setup() {
@@ -67,6 +71,25 @@ wait_loaded() {
 		[ "$(date +%s)" -ge "$END" ] && break; sleep 0.5
 	done
 	awk -v a="$(date +%s.%N)" -v b="$t0" -v r="$r" 'BEGIN { printf "model loaded after %.1f s: %s\n", a - b, r }' > "$O/load.log"
+}
+
+serve_each() {
+	local caps=$1 fn=$2 cap w cli worker capflag k pid i port=18900
+	for cap in $caps; do
+		for w in old new; do
+			cli=$X/proscenium worker=$P; [ $w = old ] && cli=$ROOT/.carry-o/proscenium worker=$ROOT/.carry-o/proscenium-gpu
+			capflag=""; [ "$cap" = none ] || capflag="--memory-cap $cap"
+			port=$((port + 1)); k=$w-$cap
+			PROSCENIUM_GPU_WORKER=$worker XDG_DATA_HOME=/tmp/xdg-$k XDG_CONFIG_HOME=/tmp/xdgc-$k "$cli" serve --ui \
+				--model "${MODEL:-/tmp/full}" --backend "${BACKEND:-cuda}" --batch 4 --port $port --settings "" $capflag \
+				> "$O/serve-$k.log" 2> "$O/serve-$k.err" &
+			pid=$!
+			wait_loaded $port; cp "$O/load.log" "$O/load-$k.log"
+			"$fn" $port $k
+			kill $pid 2>/dev/null
+			for i in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+		done
+	done
 }
 
 run_tally() {
