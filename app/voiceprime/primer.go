@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -80,8 +81,15 @@ type Primer struct {
 	queue   []queued
 	running bool
 	on      api.Engine       // the engine done is for
-	done    map[string]int64 // reference id → the bytes its state holds, primed on it (0: not kept, or never primeable)
+	done    map[string]state // reference ids primed on it (or found never primeable there)
 	idle    *sync.Cond       // signalled when the queue empties and the goroutine ends (Wait)
+}
+
+// state is what a voice's prime said of its state: its rows and the bytes
+// it holds in the cache (0: not kept, or never primeable).
+type state struct {
+	rows  int
+	bytes int64
 }
 
 // queued is a voice waiting for its turn; cast: the open project's, asked
@@ -93,7 +101,7 @@ type queued struct {
 
 // New makes a Primer.
 func New(cfg Config) *Primer {
-	p := &Primer{cfg: cfg, done: map[string]int64{}}
+	p := &Primer{cfg: cfg, done: map[string]state{}}
 	p.idle = sync.NewCond(&p.mu)
 	return p
 }
@@ -202,12 +210,12 @@ func (p *Primer) next(eng api.Engine) (Voice, bool) {
 		p.queue = nil
 	}
 	if eng != p.on {
-		p.on, p.done = eng, map[string]int64{}
+		p.on, p.done = eng, map[string]state{}
 	}
 	for len(p.queue) > 0 {
 		q := p.queue[0]
 		p.queue = p.queue[1:]
-		if bytes, done := p.done[q.v.Reference]; !done || (q.cast && bytes > 0) {
+		if st, done := p.done[q.v.Reference]; !done || (q.cast && st.bytes > 0) {
 			return q.v, true
 		}
 	}
@@ -217,25 +225,60 @@ func (p *Primer) next(eng api.Engine) (Voice, bool) {
 }
 
 // room is why t (voices together) is not to be primed on eng: ErrNoRoom
-// when the cache cannot hold its state beside each of its voices' (its
-// state, affine in its rows, is at most the sum of theirs); another error
-// when a voice of it was not primed (it would not be kept either).
+// when the cache cannot hold its state beside each of its voices'
+// (togetherBytes); another error when a voice of it was not primed (it
+// would not be kept either).
 func (p *Primer) room(eng api.Engine, t Voice) error {
 	p.mu.Lock()
-	var sum int64
+	parts := make([]state, len(t.parts))
 	for i, ref := range t.parts {
-		bytes := p.done[ref]
-		if bytes == 0 {
+		parts[i] = p.done[ref]
+		if parts[i].bytes == 0 {
 			p.mu.Unlock()
 			return fmt.Errorf("voice %q: %w", t.Together[i], errPartNotCached)
 		}
-		sum += bytes
 	}
 	p.mu.Unlock()
-	if c := eng.Stats().Memory.VoiceCacheCap; 2*sum > c {
-		return fmt.Errorf("%w: their states take %s alone, at most as much together, and the cache holds %s", ErrNoRoom, studio.ByteSize(sum), studio.ByteSize(c))
+	var alone int64
+	for _, s := range parts {
+		alone += s.bytes
+	}
+	together := togetherBytes(parts)
+	if c := eng.Stats().Memory.VoiceCacheCap; alone+together > c {
+		return fmt.Errorf("%w: their states take %s alone and about %s together, and the cache holds %s", ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c))
 	}
 	return nil
+}
+
+// togetherBytes bounds from above the state of voices spoken together. A
+// state is a part that does not depend on the voice (the DeltaNet states)
+// and the same bytes for each of its rows (K and V), so two voices of
+// different rows give both, and the voices together, with at most the sum
+// of their rows (one system text instead of one each), hold at most the
+// fixed part and their rows'. Without two such voices, or when the parts
+// do not fit that shape, the bound is the sum of their states.
+func togetherBytes(parts []state) int64 {
+	var sum, most int64
+	rows := 0
+	lo, hi := parts[0], parts[0]
+	for _, s := range parts {
+		sum, most, rows = sum+s.bytes, max(most, s.bytes), rows+s.rows
+		if s.rows < lo.rows {
+			lo = s
+		}
+		if s.rows > hi.rows {
+			hi = s
+		}
+	}
+	if hi.rows == lo.rows || hi.bytes < lo.bytes {
+		return sum
+	}
+	perRow := float64(hi.bytes-lo.bytes) / float64(hi.rows-lo.rows)
+	fixed := float64(lo.bytes) - perRow*float64(lo.rows)
+	if fixed < 0 {
+		return sum
+	}
+	return min(max(int64(math.Ceil(fixed+perRow*float64(rows))), most), sum)
 }
 
 func (p *Primer) run() {
@@ -263,9 +306,9 @@ func (p *Primer) run() {
 		if eng == p.on {
 			switch {
 			case err == nil:
-				p.done[v.Reference] = primed.Bytes
+				p.done[v.Reference] = state{primed.PrefixRows, primed.Bytes}
 			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, ErrNoRoom):
-				p.done[v.Reference] = 0 // never primeable on this engine
+				p.done[v.Reference] = state{} // never primeable on this engine
 			}
 		}
 		p.mu.Unlock()

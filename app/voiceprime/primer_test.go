@@ -29,13 +29,17 @@ func newPrimingEngine(cap int64) *primingEngine {
 
 func (e *primingEngine) Stats() api.Stats { return api.Stats{Memory: api.Memory{VoiceCacheCap: e.cap}} }
 
-// voiceOf is a voice whose one reference's transcript is its recording id.
-func voiceOf(name, reference string) Voice {
+// voiceOf is a voice whose one reference's transcript is its recording id,
+// one frame long.
+func voiceOf(name, reference string) Voice { return voiceOfFrames(name, reference, 1) }
+
+// voiceOfFrames is voiceOf with a reference of frames frames.
+func voiceOfFrames(name, reference string, frames int) Voice {
 	return Voice{Name: name, Reference: reference, References: func() ([]api.Reference, error) {
 		if reference == "gone" {
 			return nil, errors.New("its recording is no longer in the voice library")
 		}
-		return []api.Reference{{Transcript: reference, Codes: [][]int{{1}}}}, nil
+		return []api.Reference{{Transcript: reference, Codes: make([][]int, frames)}}, nil
 	}}
 }
 
@@ -203,8 +207,38 @@ func TestPrimerCastTogether(t *testing.T) {
 		t.Fatalf("primed %q, want %q", got, want)
 	}
 	refusals := slices.DeleteFunc(tell(), func(s string) bool { return !strings.Contains(s, ErrNoRoom.Error()) })
-	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone") {
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone and about 42 B together") {
 		t.Errorf("told %q: want the voices together refused once, naming the bytes", refusals)
+	}
+}
+
+// The voices together are bounded by what voices of different lengths say
+// of a state (a fixed part and bytes a row), not by the sum of theirs: a
+// cache that holds them and that bound primes them, one that holds only
+// them with their sum would not have. (Broken, the sum: nothing primed.)
+func TestPrimerCastTogetherBound(t *testing.T) {
+	for _, c := range []struct {
+		cap  int64
+		want []string
+	}{
+		// Fixed 100 B, 1 B a row: Ada 121 B (21 rows), Bea 131 B (31 rows);
+		// together at most 100 + 52 = 152 B (the fake's own: 100 + 32).
+		{cap: 403, want: []string{"a", "b"}},
+		{cap: 404, want: []string{"a", "b", "a+b"}},
+	} {
+		e := &primingEngine{VoiceCache: enginetest.VoiceCache{FixedBytes: 100, RowBytes: 1}, cap: c.cap}
+		p := New(Config{Engine: func() (api.Engine, error) { return e, nil }})
+		p.Cast(voiceOfFrames("Ada", "a", 1), voiceOfFrames("Bea", "b", 11))
+		p.Wait()
+		if got := e.Asked(); !slices.Equal(got, c.want) {
+			t.Errorf("cache of %d B: primed %q, want %q", c.cap, got, c.want)
+		}
+	}
+	if got := togetherBytes([]state{{21, 121}, {21, 121}}); got != 242 {
+		t.Errorf("two voices of the same rows: bound %d, want their sum 242", got)
+	}
+	if got := togetherBytes([]state{{10, 50}, {30, 40}}); got != 90 {
+		t.Errorf("a longer voice with a smaller state (no such shape): bound %d, want their sum 90", got)
 	}
 }
 

@@ -12,11 +12,13 @@ import (
 // VoiceCache is a voice cache for the priming tests (api.VoicePrimer): it
 // holds every voice it is asked to prime and logs each ask as the
 // references' transcripts joined by "+", marked " (held)" when it held the
-// voice already. A voice's state is RowBytes a reference frame (20 more
-// rows for its text); NoCache makes it refuse as an engine without a cache.
+// voice already. A voice's state is FixedBytes and RowBytes a row: one a
+// reference frame and 20 for the text; NoCache makes it refuse as an
+// engine without a cache.
 type VoiceCache struct {
-	RowBytes int64
-	NoCache  bool
+	FixedBytes int64
+	RowBytes   int64
+	NoCache    bool
 
 	mu    sync.Mutex
 	asked []string
@@ -37,7 +39,7 @@ func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.P
 		rows += len(r.Codes)
 	}
 	key := strings.Join(names, "+")
-	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.RowBytes * int64(rows), PrefillMs: 12}
+	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.FixedBytes + c.RowBytes*int64(rows), PrefillMs: 12}
 	if c.held == nil {
 		c.held = map[string]bool{}
 	}
