@@ -179,7 +179,7 @@ func together(vs []Voice) (Voice, bool) {
 		for _, v := range parts {
 			r, err := v.References()
 			if err != nil {
-				return nil, fmt.Errorf("voice %q: %w", v.Name, err)
+				return nil, err // the voice's own error names it
 			}
 			refs = append(refs, r...)
 		}
