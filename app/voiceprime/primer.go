@@ -245,7 +245,7 @@ func (p *Primer) room(eng api.Engine, t Voice) error {
 	}
 	together := togetherBytes(parts)
 	if c := eng.Stats().Memory.VoiceCacheCap; alone+together > c {
-		return fmt.Errorf("%w: their states take %s alone and about %s together, and the cache holds %s", ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c))
+		return fmt.Errorf("%w: their states take %s alone and at most %s together, and the cache holds %s", ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c))
 	}
 	return nil
 }

@@ -207,7 +207,7 @@ func TestPrimerCastTogether(t *testing.T) {
 		t.Fatalf("primed %q, want %q", got, want)
 	}
 	refusals := slices.DeleteFunc(tell(), func(s string) bool { return !strings.Contains(s, ErrNoRoom.Error()) })
-	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone and about 42 B together") {
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone and at most 42 B together") {
 		t.Errorf("told %q: want the voices together refused once, naming the bytes", refusals)
 	}
 }
