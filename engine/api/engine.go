@@ -305,9 +305,8 @@ type Primed struct {
 	PrefixRows int `json:"prefix_rows"`
 	// Cached: the voice's state was there already (in the cache, or made
 	// by another prime of it begun with this one), so nothing was
-	// prefilled for it. A voice
-	// whose state is larger than the cache's cap is prefilled and not
-	// kept, as a take's would be.
+	// prefilled for it. A voice whose state is larger than the cache's cap
+	// is prefilled and not kept, as a take's would be.
 	Cached bool `json:"cached"`
 	// Bytes is the memory the voice's state holds in the cache (0: not
 	// kept, as a voice larger than the cache's cap is not).
