@@ -49,6 +49,8 @@ func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
 		return
 	}
 	switch {
+	case errors.Is(err, api.ErrVoiceNotKept):
+		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("voice %q was not made ready ahead (%v): each take in it starts by reading its reference; %s", v.Name, err, largerCache))
 	case err != nil:
 		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("voice %q was not made ready ahead (%v): its first take starts by reading its reference", v.Name, err))
 	case !p.Cached:
@@ -57,13 +59,16 @@ func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
 	}
 }
 
+// largerCache is what a notice of a voice cache too small tells the user.
+const largerCache = "the voice cache's size is in the studio's settings (from the next model load)"
+
 // castPrimed is voicePrimed for the cast's voices together (the whole
 // script's take).
 func (s *Service) castPrimed(v voiceprime.Voice, p *api.Primed, err error) {
 	names := `"` + strings.Join(v.Together, `", "`) + `"`
 	switch {
 	case errors.Is(err, voiceprime.ErrNoRoom):
-		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): each voice's lines start from the voice cache, the whole script's first take reads their references", names, err))
+		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): each voice's lines start from the voice cache, the whole script's first take reads their references; %s", names, err, largerCache))
 	case err != nil:
 		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): its first take starts by reading their references", names, err))
 	case !p.Cached:

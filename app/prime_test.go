@@ -132,3 +132,42 @@ func TestVoicesPrimed(t *testing.T) {
 		t.Fatalf("primed %q on the newly loaded model, want the project's cast in its order, then together", got)
 	}
 }
+
+// A voice the engine's cache does not keep (its state larger than the
+// cache) is said so in the status line, pointing at the setting, and is
+// not asked for again on that engine.
+func TestVoiceNotKeptSaid(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := studio.NewHub()
+	var nmu sync.Mutex
+	var notices []string
+	hub.Subscribe(func(e studio.Event) {
+		if n, ok := e.Data.(studio.Notice); ok {
+			nmu.Lock()
+			notices = append(notices, n.Text)
+			nmu.Unlock()
+		}
+	})
+	eng := newPrimingEngine()
+	eng.CapBytes = 10e6 // a voice's state is 1 MB a row: no recording's fits
+	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), Open: func(string) (api.Engine, error) { return eng, nil }})
+	if _, err := svc.CreateVoice("Ada", "Ada speaks.", rec); err != nil {
+		t.Fatal(err)
+	}
+	svc.primer.Wait()
+	nmu.Lock()
+	last := notices[len(notices)-1]
+	nmu.Unlock()
+	if !strings.Contains(last, `voice "Ada" was not made ready ahead (the voice cache did not keep the voice's state: it takes`) ||
+		!strings.Contains(last, "the voice cache's size is in the studio's settings") {
+		t.Errorf("status line %q, want Ada's voice said not kept, and where the cache's size is set", last)
+	}
+	svc.primer.Prime(svc.primeVoice("Ada"))
+	svc.primer.Wait()
+	if got := eng.Asked(); !slices.Equal(got, []string{"Ada speaks. (not kept)"}) {
+		t.Errorf("asked %q, want Ada's voice once: it is never kept on this engine", got)
+	}
+}

@@ -245,10 +245,14 @@ func (p *Primer) room(eng api.Engine, t Voice) error {
 	}
 	together := togetherBytes(parts)
 	if c := eng.Stats().Memory.VoiceCacheCap; alone+together > c {
-		return fmt.Errorf("%w: their states take %s alone and at most %s together, and the cache holds %s", ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c))
+		return fmt.Errorf("%w: their states take %s alone and at most %s together, and the cache holds %s (a voice cache of %s would hold them)",
+			ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c), studio.ByteSize(roundUpMiB(alone+together)))
 	}
 	return nil
 }
+
+// roundUpMiB is n rounded up to a whole MiB: a size to ask for.
+func roundUpMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
 // togetherBytes bounds from above the state of voices spoken together. A
 // state is a part that does not depend on the voice (the DeltaNet states)
@@ -307,7 +311,7 @@ func (p *Primer) run() {
 			switch {
 			case err == nil:
 				p.done[v.Reference] = state{primed.PrefixRows, primed.Bytes}
-			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, ErrNoRoom):
+			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, api.ErrVoiceNotKept) || errors.Is(err, ErrNoRoom):
 				p.done[v.Reference] = state{} // never primeable on this engine
 			}
 		}

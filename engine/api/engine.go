@@ -298,6 +298,12 @@ type VoicePrimer interface {
 // voice cannot be primed.
 var ErrNoVoiceCache = errors.New("this engine keeps no voice cache")
 
+// ErrVoiceNotKept: the voice was prefilled but the voice cache did not keep
+// its state (larger than the cache's cap, or memory short for it); the
+// error wrapping it says which. Each take in the voice reads its
+// references.
+var ErrVoiceNotKept = errors.New("the voice cache did not keep the voice's state")
+
 // Primed is what PrimeVoice did.
 type Primed struct {
 	// PrefixRows is the voice's rows: the prompt's rows up to and
@@ -305,11 +311,11 @@ type Primed struct {
 	PrefixRows int `json:"prefix_rows"`
 	// Cached: the voice's state was there already (in the cache, or made
 	// by another prime of it begun with this one), so nothing was
-	// prefilled for it. A voice whose state is larger than the cache's cap
-	// is prefilled and not kept, as a take's would be.
+	// prefilled for it.
 	Cached bool `json:"cached"`
-	// Bytes is the memory the voice's state holds in the cache (0: not
-	// kept, as a voice larger than the cache's cap is not).
+	// Bytes is the memory the voice's state holds in the cache. A voice
+	// whose state the cache does not keep (larger than its cap, or memory
+	// short for it) is no Primed but ErrVoiceNotKept.
 	Bytes int64 `json:"bytes"`
 	// WaitedMs is the time it waited for the engine to be idle; PrefillMs
 	// the prefill's.

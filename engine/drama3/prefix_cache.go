@@ -82,6 +82,10 @@ type PrefixCacheStats struct {
 	Hits      int64 `json:"hits"`
 	Misses    int64 `json:"misses"`
 	Evictions int64 `json:"evictions"` // entries dropped for room (the cap, or memory short)
+	// Refusals counts the snapshots not kept for being larger than the cap
+	// (Fits false, or Put), RefusedBytes the last one's bytes.
+	Refusals     int64 `json:"refusals"`
+	RefusedBytes int64 `json:"refused_bytes,omitempty"`
 }
 
 // PrefixCache keeps snapshots by key, at most Cap bytes of them, dropping
@@ -137,11 +141,21 @@ func (c *PrefixCache) Holds(k PrefixKey) (int64, bool) {
 }
 
 // Fits reports whether a snapshot of n bytes can be kept at all (n within
-// the cap), so a backend need not make one that Put would refuse.
+// the cap), so a backend need not make one that Put would refuse. A
+// snapshot that does not fit counts as refused in Stats.
 func (c *PrefixCache) Fits(n int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return n <= c.cap
+	if n > c.cap {
+		c.refuseLocked(n)
+		return false
+	}
+	return true
+}
+
+func (c *PrefixCache) refuseLocked(n int64) {
+	c.stats.Refusals++
+	c.stats.RefusedBytes = n
 }
 
 // Put keeps s under k, dropping the least recently used entries until it
@@ -151,6 +165,9 @@ func (c *PrefixCache) Put(k PrefixKey, s PrefixSnapshot) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[k]; ok || s.Bytes() > c.cap {
+		if !ok {
+			c.refuseLocked(s.Bytes())
+		}
 		s.Release()
 		return false
 	}

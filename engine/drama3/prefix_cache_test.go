@@ -65,6 +65,15 @@ func TestPrefixCacheLRU(t *testing.T) {
 	if c.Put(key(4), snap(101)) || released != 2 {
 		t.Fatalf("a snapshot over the cap was kept (or not released: %d)", released)
 	}
+	if c.Fits(102) || !c.Fits(100) {
+		t.Fatal("Fits: 102 bytes fit a cap of 100, or 100 did not")
+	}
+	if st := c.Stats(); st.Refusals != 2 || st.RefusedBytes != 102 {
+		t.Fatalf("refusals %d, last %d bytes: want 2 (Put 101, Fits 102), 102", st.Refusals, st.RefusedBytes)
+	}
+	if c.Put(key(3), snap(10)) || c.Stats().Refusals != 2 {
+		t.Fatal("a snapshot under a key held was kept, or counted as over the cap")
+	}
 	if !c.Evict() {
 		t.Fatal("Evict on a cache of two entries")
 	}
@@ -73,7 +82,7 @@ func TestPrefixCacheLRU(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	c.Clear()
-	if released != 4 || c.Evict() || c.Stats().Bytes != 0 {
+	if released != 5 || c.Evict() || c.Stats().Bytes != 0 {
 		t.Fatalf("Clear released %d, left %+v", released, c.Stats())
 	}
 }

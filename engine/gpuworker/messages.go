@@ -78,6 +78,9 @@ type LoadRequest struct {
 	// Batch is open.Options.Batch: the most takes the engine runs
 	// together (0: api.DefaultBatch).
 	Batch int `json:"batch,omitempty"`
+	// VoiceCacheBytes is open.Options.VoiceCacheBytes: the voice cache's
+	// most (0: the backend's default).
+	VoiceCacheBytes int64 `json:"voice_cache_bytes,omitempty"`
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.
@@ -170,6 +173,7 @@ type Reply struct {
 var errorKinds = map[string]error{
 	"invalid_request": api.ErrInvalidRequest,
 	"no_voice_cache":  api.ErrNoVoiceCache,
+	"voice_not_kept":  api.ErrVoiceNotKept,
 }
 
 // kindOf names the sentinel err wraps, or "".

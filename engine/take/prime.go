@@ -27,8 +27,9 @@ const primeScript = "Hello."
 // waiting (a take that arrives while it waits goes first), begins as a take
 // in refs' voice would, and ends there; when the cache holds the voice by
 // then (a take in it cached it meanwhile), it begins nothing. It fails with
-// api.ErrNoVoiceCache when the backend keeps no cache, and with ctx's error
-// when ctx ends or the engine closes first.
+// api.ErrNoVoiceCache when the backend keeps no cache, with
+// api.ErrVoiceNotKept when the cache did not keep the voice's state, and
+// with ctx's error when ctx ends or the engine closes first.
 func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Primed, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -54,6 +55,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if rows.VoicePrefix() == 0 {
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
+	refused := cacher.PrefixCache().Stats().Refusals
 	j := newJob(ctx)
 	j.prime, j.held = true, func() bool { _, ok := cacher.HoldsPrefix(rows); return ok }
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
@@ -78,6 +80,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if res.Prefix == nil {
 		return nil, api.ErrNoVoiceCache
 	}
+	if held == 0 {
+		return nil, notKept(cacher.PrefixCache().Stats(), refused)
+	}
 	prefill := res.Stages[drama3.StagePrefill]
 	return &api.Primed{
 		PrefixRows: res.Prefix.Rows,
@@ -86,4 +91,26 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		WaitedMs:   api.Millis(res.Elapsed - prefill),
 		PrefillMs:  api.Millis(prefill),
 	}, nil
+}
+
+// notKept is PrimeVoice's error for a voice whose state the cache did not
+// keep: larger than its cap when the cache counted a refusal since it had
+// refused snapshots (st, after the prime), else memory was short for it.
+func notKept(st drama3.PrefixCacheStats, refused int64) error {
+	if st.Refusals > refused {
+		state, cache := sizes(st.RefusedBytes, st.Cap)
+		return fmt.Errorf("%w: it takes %s, more than the voice cache's %s", api.ErrVoiceNotKept, state, cache)
+	}
+	held, cache := sizes(st.Bytes, st.Cap)
+	return fmt.Errorf("%w: memory was short for it (the voice cache holds %s of its %s)", api.ErrVoiceNotKept, held, cache)
+}
+
+// sizes prints a and b in MiB, or in bytes where MiB would not tell them
+// apart.
+func sizes(a, b int64) (string, string) {
+	mib := func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+	if mib(a) == mib(b) && a != b {
+		return fmt.Sprintf("%d bytes", a), fmt.Sprintf("%d bytes", b)
+	}
+	return mib(a), mib(b)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,13 +23,15 @@ type primeFrames struct {
 	seedFrames
 	cache *drama3.PrefixCache
 	last  drama3.PrefixOutcome
+	snap  sizedSnapshot // what a voice's snapshot holds (0: 1 byte)
+	short bool          // memory is short: no snapshot is made
 }
 
 func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
 	_, held := f.HoldsPrefix(p)
 	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Restored: held, Prefilled: len(p)}
-	if !held {
-		f.cache.Put(p.PrefixKey(p.VoicePrefix(), ""), emptySnapshot{})
+	if !held && !f.short {
+		f.cache.Put(p.PrefixKey(p.VoicePrefix(), ""), max(f.snap, 1))
 	}
 	return f.Begin(ctx, p.Tokens(), s, seed)
 }
@@ -36,10 +39,11 @@ func (f *primeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
 	return f.cache.Holds(p.PrefixKey(p.VoicePrefix(), ""))
 }
 
-type emptySnapshot struct{}
+// sizedSnapshot is a snapshot of that many bytes, holding nothing.
+type sizedSnapshot int64
 
-func (emptySnapshot) Bytes() int64                      { return 1 }
-func (emptySnapshot) Release()                          {}
+func (s sizedSnapshot) Bytes() int64                    { return int64(s) }
+func (sizedSnapshot) Release()                          {}
 func (f *primeFrames) PrefixCache() *drama3.PrefixCache { return f.cache }
 func (f *primeFrames) LastPrefix() drama3.PrefixOutcome { return f.last }
 
@@ -267,6 +271,28 @@ func TestPrimeRefusals(t *testing.T) {
 		if _, err := e.PrimeVoice(context.Background(), refs); !errors.Is(err, api.ErrInvalidRequest) {
 			t.Errorf("%s: %v, want an invalid request", name, err)
 		}
+	}
+
+	// A voice whose state the cache does not keep is not primed, and the
+	// error says why: larger than the cache, or memory short for it.
+	for _, c := range []struct {
+		f    primeFrames
+		says string
+	}{
+		{primeFrames{snap: 3 << 20}, "it takes 3.0 MiB, more than the voice cache's 1.0 MiB"},
+		{primeFrames{short: true}, "memory was short for it"},
+	} {
+		c.f.cache = drama3.NewPrefixCache(1 << 20)
+		one, err := drama3.NewInterleave(&c.f, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := fakeEngineOn(t, one)
+		_, err = e.PrimeVoice(context.Background(), refs)
+		if !errors.Is(err, api.ErrVoiceNotKept) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("a voice not kept: %v, want ErrVoiceNotKept saying %q", err, c.says)
+		}
+		e.Close()
 	}
 
 	// A live take holds the one place; the prime's context ends meanwhile.

@@ -37,7 +37,7 @@ var unitless = []string{
 	// counts of things
 	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors",
 	"elements", "parameters", "layers", "hidden", "experts", "codebooks", "multiprocessors", "underruns",
-	"chars", "channels", "entries", "hits", "misses", "evictions", "lines", "launches",
+	"chars", "channels", "entries", "hits", "misses", "evictions", "refusals", "lines", "launches",
 	// ratios and sampler settings
 	"factor", "share", "volume", "temperature", "top_p", "top_k", "speed", "values", "peaks",
 }

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,11 +15,13 @@ import (
 // references' transcripts joined by "+", marked " (held)" when it held the
 // voice already. A voice's state is FixedBytes and RowBytes a row: one a
 // reference frame and 20 for the text; NoCache makes it refuse as an
-// engine without a cache.
+// engine without a cache, and a state larger than CapBytes (when set) is
+// not kept (api.ErrVoiceNotKept).
 type VoiceCache struct {
 	FixedBytes int64
 	RowBytes   int64
 	NoCache    bool
+	CapBytes   int64
 
 	mu    sync.Mutex
 	asked []string
@@ -40,6 +43,11 @@ func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.P
 	}
 	key := strings.Join(names, "+")
 	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.FixedBytes + c.RowBytes*int64(rows), PrefillMs: 12}
+	if c.CapBytes > 0 && p.Bytes > c.CapBytes {
+		c.asked = append(c.asked, key+" (not kept)")
+		c.refs = append(c.refs, refs)
+		return nil, fmt.Errorf("%w: it takes %d bytes, more than the voice cache's %d", api.ErrVoiceNotKept, p.Bytes, c.CapBytes)
+	}
 	if c.held == nil {
 		c.held = map[string]bool{}
 	}
