@@ -39,12 +39,13 @@ import (
 var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 
 // openModel opens a checkpoint directory for the app service on the
-// backend --backend names, with the settings' memory cap (the GPU worker's
-// pool cap), in a child process of this binary when the settings'
-// isolate_engine is on.
+// backend --backend names, as the settings ask (model.LoadOptions: the
+// batch, the voice cache, the memory cap as the GPU worker's pool cap, in a
+// child process of this binary when isolate_engine is on).
 func openModel(dir string, svc *app.Service) (api.Engine, error) {
-	st := svc.Settings()
-	return open.Open(context.Background(), dir, open.Options{Backend: *backendFlag, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine, Batch: st.Batch})
+	opts := model.LoadOptions(svc.Settings())
+	opts.Backend = *backendFlag
+	return open.Open(context.Background(), dir, opts)
 }
 
 //go:embed build/appicon.png

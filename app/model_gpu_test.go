@@ -37,7 +37,8 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.GPUBytes < sum.StoredBytes+open.GPUVoiceCacheBytes || !strings.HasPrefix(sum.GPUNote, "GPU layout: ") || !strings.Contains(sum.GPUNote, "512.0 MiB of it for cached voices") || strings.Contains(sum.GPUNote, "cap") {
+	voices := open.GPUVoiceCache(open.Options{}) // the default
+	if sum.GPUBytes < sum.StoredBytes+voices || !strings.HasPrefix(sum.GPUNote, "GPU layout: ") || !strings.Contains(sum.GPUNote, "512.0 MiB of it for cached voices") || strings.Contains(sum.GPUNote, "cap") {
 		t.Fatalf("GPU bytes %d (stored %d), note %q", sum.GPUBytes, sum.StoredBytes, sum.GPUNote)
 	}
 	if !strings.Contains(sum.GPUNote, "for 4 takes together") {
@@ -64,10 +65,16 @@ func TestInspectModelGivesTheGPUBytes(t *testing.T) {
 	}
 	// A cap a byte short of the weights alone: the experts of the last
 	// layers in host memory (and no voice cache: experts come first).
-	s.MemoryCapBytes = sum.GPUBytes - open.GPUVoiceCacheBytes - 1
+	s.MemoryCapBytes = sum.GPUBytes - voices - 1
 	svc.SetSettings(s)
 	if sum, _ := svc.InspectModel(dir); !strings.Contains(sum.GPUNote, ": experts in host memory: ") || !strings.Contains(sum.GPUNote, "in host memory (pinned)") {
 		t.Fatalf("note with a cap a byte short: %q", sum.GPUNote)
+	}
+	// The settings' voice cache: the layout holds what it asks for.
+	s.MemoryCapBytes, s.VoiceCacheBytes = 0, 2<<30
+	svc.SetSettings(s)
+	if two, _ := svc.InspectModel(dir); two.GPUBytes != sum.GPUBytes-voices+2<<30 || !strings.Contains(two.GPUNote, "(2.0 GiB of it for cached voices") {
+		t.Fatalf("a 2 GiB voice cache: %d bytes (512 MiB: %d), note %q", two.GPUBytes, sum.GPUBytes, two.GPUNote)
 	}
 }
 

@@ -119,18 +119,18 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 	if err := checkModelPath(dir); err != nil {
 		return ModelSummary{}, err
 	}
-	batch, _ := api.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
-	sum := inspectModel(dir, batch)
+	load := c.loadOptions()
+	sum := inspectModel(dir, load)
 	if sum.GPUBytes > 0 {
-		together := strconv.Itoa(batch) + " takes together"
-		if batch == 1 {
+		together := strconv.Itoa(load.Batch) + " takes together"
+		if load.Batch == 1 {
 			together = "one take at a time"
 		}
 		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + together +
-			" (" + studio.ByteSize(open.GPUVoiceCacheBytes) + " of it for cached voices; and the codec)"
-		if limit := c.settings().MemoryCapBytes; limit > 0 {
+			" (" + studio.ByteSize(open.GPUVoiceCache(load)) + " of it for cached voices; and the codec)"
+		if limit := load.MemoryCap; limit > 0 {
 			sum.GPUNote += "; under the memory cap of " + studio.ByteSize(limit) + ": "
-			if tier, err := open.GPUTierUnderCap(dir, batch, limit); err != nil {
+			if tier, err := open.GPUTierUnderCap(dir, load); err != nil {
 				sum.GPUNote += "a GPU load is refused (" + err.Error() + ")"
 			} else {
 				sum.GPUNote += tier
@@ -156,9 +156,20 @@ func checkModelPath(dir string) error {
 	return err
 }
 
-// inspectModel is InspectModel's summary, the GPU bytes for batch takes
-// together.
-func inspectModel(dir string, batch int) ModelSummary {
+// LoadOptions are what the settings ask of a model load (open.Options):
+// the batch of takes, the voice cache, the memory cap, and whether the
+// engine runs in a child process. The backend and numerics are the
+// caller's.
+func LoadOptions(st settings.Settings) open.Options {
+	batch, _ := api.BatchOf(st.Batch) // the settings were validated: 0 only if not
+	return open.Options{Batch: batch, VoiceCacheBytes: st.VoiceCacheBytes, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine}
+}
+
+func (c *Control) loadOptions() open.Options { return LoadOptions(c.settings()) }
+
+// inspectModel is InspectModel's summary, the GPU bytes for a load with
+// opts.
+func inspectModel(dir string, opts open.Options) ModelSummary {
 	sum := ModelSummary{Dir: dir, Context: ModelContextRows, Problems: []string{}}
 	sum.FileBytes, _ = dirFileBytes(dir)
 	rep, err := drama3.Inspect(dir, ModelContextRows)
@@ -177,7 +188,7 @@ func inspectModel(dir string, batch int) ModelSummary {
 	sum.Problems = append(sum.Problems, rep.Problems...)
 	if err != nil {
 		sum.Error = err.Error()
-	} else if n, err := open.GPUModelBytes(dir, batch); err == nil {
+	} else if n, err := open.GPUModelBytes(dir, opts); err == nil {
 		sum.GPUBytes = n
 	}
 	return sum
@@ -216,14 +227,14 @@ func dirFileBytes(dir string) (int64, error) {
 // memory (open.GPUTierUnderCap; the GPU worker checks the device's and the
 // host's memory at load).
 func (c *Control) admit(dir string) error {
-	limit := c.settings().MemoryCapBytes
+	load := c.loadOptions()
+	limit := load.MemoryCap
 	if limit <= 0 {
 		return nil
 	}
-	sum := inspectModel(dir, 1) // the CPU estimate; the GPU worker admits its own bytes
+	sum := inspectModel(dir, open.Options{Batch: 1}) // the CPU estimate; the GPU worker admits its own bytes
 	if sum.MemoryNeeded > limit {
-		batch, _ := api.BatchOf(c.settings().Batch) // the settings were validated: 0 only if not
-		gpu, err := open.GPUTierUnderCap(dir, batch, limit)
+		gpu, err := open.GPUTierUnderCap(dir, load)
 		if err == nil {
 			return nil
 		}

@@ -65,6 +65,11 @@ type Settings struct {
 	// load on (the speech API's concurrent requests, the studio's
 	// variations); 0 is api.DefaultBatch, 1 one take at a time.
 	Batch int `json:"batch"`
+	// VoiceCacheBytes is the most memory the engine keeps cloned voices'
+	// states in from the next model load on (open.Options.VoiceCacheBytes):
+	// 0 is the engine's default (512 MiB), else MinVoiceCache to
+	// MaxVoiceCache.
+	VoiceCacheBytes int64 `json:"voice_cache_bytes"`
 }
 
 // Preset is a named set of sampling settings.
@@ -118,6 +123,12 @@ const (
 	MaxSeed = voice.MaxSeed
 	// maxSettingsFileBytes bounds what Load reads.
 	maxSettingsFileBytes = 4 * MaxScriptBytes
+	// MinVoiceCache and MaxVoiceCache bound voice_cache_bytes (besides 0,
+	// the default): a smaller cache keeps no voice of a full-size model
+	// (a 10 s voice's state is about 84 MB), and the largest is more than
+	// any card has beside the model.
+	MinVoiceCache = 64 << 20
+	MaxVoiceCache = 1 << 40
 )
 
 // Default: the public sampling defaults, seed 0, and
@@ -185,6 +196,9 @@ func (s Settings) Validate() error {
 	}
 	if _, err := api.BatchOf(s.Batch); err != nil {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
+	}
+	if c := s.VoiceCacheBytes; c != 0 && (c < MinVoiceCache || c > MaxVoiceCache) {
+		return fmt.Errorf("%w: voice_cache_bytes must be 0 (the default, 512 MiB) or from 64 MiB to 1 TiB, got %d", studio.ErrInvalid, c)
 	}
 	if s.MemoryCapBytes < 0 {
 		return fmt.Errorf("%w: memory_cap_bytes must be ≥ 0 (0 is no cap), got %d", studio.ErrInvalid, s.MemoryCapBytes)

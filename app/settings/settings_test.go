@@ -67,6 +67,11 @@ func TestSettingsValidate(t *testing.T) {
 		{"script not UTF-8", func(s *Settings) { s.Script = "\xff" }, "UTF-8"},
 		{"empty script is a valid draft", func(s *Settings) { s.Script = "" }, ""},
 		{"model dir with NUL", func(s *Settings) { s.ModelDir = "a\x00b" }, "model_dir"},
+		{"voice cache at its least", func(s *Settings) { s.VoiceCacheBytes = MinVoiceCache }, ""},
+		{"voice cache at its most", func(s *Settings) { s.VoiceCacheBytes = MaxVoiceCache }, ""},
+		{"voice cache below its least", func(s *Settings) { s.VoiceCacheBytes = MinVoiceCache - 1 }, "voice_cache_bytes"},
+		{"voice cache over its most", func(s *Settings) { s.VoiceCacheBytes = MaxVoiceCache + 1 }, "voice_cache_bytes"},
+		{"voice cache negative", func(s *Settings) { s.VoiceCacheBytes = -1 }, "voice_cache_bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

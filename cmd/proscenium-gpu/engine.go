@@ -16,14 +16,23 @@ import (
 	"proscenium/engine/take"
 )
 
+// engineOptions are what a load asks of the engine beyond its checkpoint.
+type engineOptions struct {
+	// Batch is the most takes together (0: api.DefaultBatch).
+	Batch int
+	// VoiceCacheBytes is the voice prefix cache's most
+	// (cuda.FramesOptions.PrefixCacheBytes; 0: the default).
+	VoiceCacheBytes int64
+}
+
 // openCUDAEngine loads the checkpoint directory dir onto dev (admission of
-// the exact bytes for batch takes first, progress as bytes on the device)
-// and returns the take engine over the CUDA frame backend (take.Compose, as
-// the CPU's), up to batch takes together (0: api.DefaultBatch), each with
+// the exact bytes for opt.Batch takes first, progress as bytes on the
+// device) and returns the take engine over the CUDA frame backend
+// (take.Compose, as the CPU's), up to opt.Batch takes together, each with
 // its own device state, their frames interleaved, one voice prefix cache
 // for all of them; reason goes to Info.BackendReason.
-func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, batch int, progress func(done, total int64)) (api.Engine, error) {
-	n, err := api.BatchOf(batch)
+func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, opt engineOptions, progress func(done, total int64)) (api.Engine, error) {
+	n, err := api.BatchOf(opt.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +49,7 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, b
 				return nil, err
 			}
 			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say}, progress)
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say, PrefixCacheBytes: opt.VoiceCacheBytes}, progress)
 			if err == nil {
 				all.add(f)
 				loaded.Store(f)

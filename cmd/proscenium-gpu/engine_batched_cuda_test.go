@@ -58,7 +58,7 @@ func testBatchedTakes(t *testing.T, dev *cuda.Device, dir string) {
 	}
 
 	alone := make([]out, len(texts))
-	one, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil)
+	one, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func testBatchedTakes(t *testing.T, dev *cuda.Device, dir string) {
 	}
 	one.Close()
 
-	four, err := openCUDAEngine(ctx, dev, dir, "test", 4, nil)
+	four, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 		return pcm, fin
 	}
 
-	gpu, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil)
+	gpu, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 	}
 	dev.Pool.SetCap(cuda.DeviceMem, 50_000_000)
 	defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-	capped, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil)
+	capped, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
 	if err == nil {
 		capped.Close()
 		t.Fatal("the model loaded under a 50 MB cap")

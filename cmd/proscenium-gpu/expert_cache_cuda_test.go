@@ -55,7 +55,7 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 		t.Helper()
 		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
 		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-		e, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil)
+		e, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

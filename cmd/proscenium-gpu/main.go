@@ -88,6 +88,9 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.MemoryCap < 0 {
 			return nil, fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", req.MemoryCap)
 		}
+		if req.VoiceCacheBytes < 0 {
+			return nil, fmt.Errorf("voice cache of %d bytes: want ≥ 0 (0: the default)", req.VoiceCacheBytes)
+		}
 		numerics, err := drama3.ParseNumerics(req.Numerics)
 		if err != nil {
 			return nil, err
@@ -100,6 +103,6 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.Reason != "" {
 			reason = req.Reason + " (" + reason + ")"
 		}
-		return openCUDAEngine(ctx, dev, req.Model, reason, req.Batch, progress)
+		return openCUDAEngine(ctx, dev, req.Model, reason, engineOptions{Batch: req.Batch, VoiceCacheBytes: req.VoiceCacheBytes}, progress)
 	}
 }

@@ -59,7 +59,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 		t.Helper()
 		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
 		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-		e, err := openCUDAEngine(ctx, dev, dir, "test", 1, nil) // one take: ModelTierInput(dir, 0, 1) below
+		e, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil) // one take: ModelTierInput(dir, 0, 1) below
 		if err != nil {
 			nothingHeld("a refused load")
 			return run{}, err

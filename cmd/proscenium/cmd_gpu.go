@@ -46,6 +46,7 @@ func runGPUProbe(args []string, out io.Writer) error {
 	timeout := fs.Duration("timeout", 2*time.Minute, "how long to wait for the worker to open the device")
 	model := fs.String("model", "", "checkpoint directory: also say where its weights would live on this device (the memory tier)")
 	memCap := memoryCapFlag(fs)
+	voiceCache := voiceCacheFlag(fs)
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func runGPUProbe(args []string, out io.Writer) error {
 	}
 	rep, err := probeGPU(*worker, *timeout)
 	if err == nil && dir != "" {
-		if tier, terr := open.GPUTierOn(dir, 0, rep.Hello.Device.FreeMem, memCap.or(0)); terr != nil {
+		if tier, terr := open.GPUTierOn(dir, rep.Hello.Device.FreeMem, open.Options{MemoryCap: memCap.or(0), VoiceCacheBytes: voiceCache.or(0)}); terr != nil {
 			rep.Tier = "refused: " + terr.Error()
 		} else {
 			rep.Tier = tier

@@ -27,6 +27,7 @@ func runInspect(args []string, out io.Writer) error {
 	context := fs.Int("context", 4096, "rows (text + audio frames) the memory estimate provisions caches for")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	memCap := memoryCapFlag(fs)
+	voiceCache := voiceCacheFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: proscenium inspect (DIR | OWNER/NAME) [--context N] [--memory-cap SIZE] [--json]\n\nOWNER/NAME: a Hugging Face repository in the local cache (refs/main).")
 		fs.PrintDefaults()
@@ -51,7 +52,7 @@ func runInspect(args []string, out io.Writer) error {
 	}
 	var gpu *open.GPUMemory
 	if loadErr == nil {
-		if m, err := open.GPUMemoryOf(dir, 0, memCap.or(0)); err == nil {
+		if m, err := open.GPUMemoryOf(dir, open.Options{MemoryCap: memCap.or(0), VoiceCacheBytes: voiceCache.or(0)}); err == nil {
 			gpu = &m
 		}
 	}

@@ -46,6 +46,7 @@ func runServe(args []string) error {
 	backend := fs.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (default: the settings' isolate_engine)")
 	memCap := memoryCapFlag(fs)
+	voiceCache := voiceCacheFlag(fs)
 	var numerics drama3.Numerics
 	fs.Var(&numerics, "numerics", drama3.NumericsUsage)
 	var allowOrigins, allowHosts listFlag
@@ -105,7 +106,10 @@ func runServe(args []string) error {
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
 		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
 		Open: func(dir string) (api.Engine, error) {
-			return openEngine(dir, *backend, *isolate || svc.Settings().IsolateEngine, memCap.or(svc.Settings().MemoryCapBytes), numerics, servedBatch)
+			opts := model.LoadOptions(svc.Settings()) // the flags given override them
+			opts.Backend, opts.Isolate, opts.Numerics, opts.Batch = *backend, *isolate || opts.Isolate, numerics, servedBatch
+			opts.MemoryCap, opts.VoiceCacheBytes = memCap.or(opts.MemoryCap), voiceCache.or(opts.VoiceCacheBytes)
+			return open.Open(context.Background(), dir, opts)
 		}}
 	if *ui {
 		cfg.ProbeGPU = model.ProbeGPUWorker // the model panel says whether the GPU backend can start

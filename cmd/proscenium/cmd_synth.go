@@ -259,6 +259,7 @@ func synth(args []string, std streams) error {
 	codesOut := fs.String("codes", "", "also write the codes as .npy, int64 [codebooks, frames]")
 	isolate := fs.Bool("isolate", false, "run the engine in a child process (proscenium worker); the same seed gives the same bytes")
 	memCap := memoryCapFlag(fs)
+	voiceCache := voiceCacheFlag(fs)
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
 	repeat := fs.Int("repeat", 1, "make the take this many times in one process (the WAV and codes are the last one's): a later take in a --ref voice starts from the voice cache and prefills only the script")
@@ -299,7 +300,8 @@ func synth(args []string, std streams) error {
 	if prog.on {
 		stopLoad = model.WatchLoad(*tf.model, prog.load)
 	}
-	eng, err := openEngine(*tf.model, *tf.backend, *isolate, memCap.or(0), *tf.numerics, 1)
+	eng, err := open.Open(context.Background(), *tf.model, open.Options{Backend: *tf.backend, Isolate: *isolate,
+		MemoryCap: memCap.or(0), VoiceCacheBytes: voiceCache.or(0), Numerics: *tf.numerics, Batch: 1})
 	stopLoad(err == nil)
 	if err != nil {
 		prog.end()

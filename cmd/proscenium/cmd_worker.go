@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-
-	"proscenium/engine/api"
-	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
@@ -25,14 +21,4 @@ func runWorker(args []string) error {
 		return err
 	}
 	return open.ServeWorker()
-}
-
-// openEngine opens the checkpoint dir on the backend --backend names
-// (engine/open chooses; cuda runs in proscenium-gpu); isolate runs a CPU
-// engine in a child `proscenium worker`, whose takes are the same bytes.
-// memCap is the settings' memory cap (the GPU worker's pool cap; 0: none),
-// numerics the GPU backbone's numerics policy (--numerics), batch the takes
-// it runs together (0: api.DefaultBatch).
-func openEngine(dir, backend string, isolate bool, memCap int64, numerics drama3.Numerics, batch int) (api.Engine, error) {
-	return open.Open(context.Background(), dir, open.Options{Backend: backend, Isolate: isolate, MemoryCap: memCap, Numerics: numerics, Batch: batch})
 }

@@ -70,7 +70,7 @@ func TestSynthIsolatedEqualsInProcess(t *testing.T) {
 func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	model := demoCheckpoint(t)
 	req := api.SpeechRequest{Text: "Across the boundary.", Sampling: api.DefaultSampling(), Seed: 11, MaxFrames: 12}
-	local, err := openEngine(model, open.CPU, false, 0, "", 0)
+	local, err := open.Open(context.Background(), model, open.Options{Backend: open.CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestKilledWorkerIsReportedAndReplaced(t *testing.T) {
 	local.Close()
 
 	ctx := context.Background()
-	eng, err := openEngine(model, open.CPU, true, 0, "", 0)
+	eng, err := open.Open(context.Background(), model, open.Options{Backend: open.CPU, Isolate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +188,22 @@ func TestBackendChoiceThroughTheGPUWorker(t *testing.T) {
 				t.Fatalf("in a worker process: %v (reason %q), want %v", isolated, eng.Info().BackendReason, c.isolate)
 			}
 		})
+	}
+}
+
+// The voice cache's size crosses to the worker (LoadRequest): its engine's
+// cache is the size asked for.
+func TestIsolatedVoiceCacheSize(t *testing.T) {
+	model := demoCheckpoint(t)
+	eng, err := open.Open(context.Background(), model, open.Options{Backend: open.CPU, Isolate: true, VoiceCacheBytes: 96 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if gpuworker.PID(eng) == 0 {
+		t.Fatal("not in a worker")
+	}
+	if cp := eng.Stats().Memory.VoiceCacheCap; cp != 96<<20 {
+		t.Fatalf("the worker's voice cache holds at most %d bytes, want the 96 MiB asked for", cp)
 	}
 }

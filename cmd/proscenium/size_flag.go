@@ -8,32 +8,46 @@ import (
 	"strings"
 )
 
-// --memory-cap on synth, serve and bench: the settings' memory cap
-// (memory_cap_bytes) for one run, as a size such as 30GiB. On the GPU it is
-// the device budget: a model larger than it keeps routed experts in host
-// memory (engine/cuda PlanTier), and one whose dense part passes it is refused.
+// Flags that take a size in bytes, such as 30GiB:
+//
+// --memory-cap on synth, serve, bench, inspect and gpu probe: the settings'
+// memory cap (memory_cap_bytes) for one run. On the GPU it is the device
+// budget: a model larger than it keeps routed experts in host memory
+// (engine/cuda PlanTier), and one whose dense part passes it is refused.
+//
+// --voice-cache on serve, inspect and gpu probe: the settings' voice cache
+// (voice_cache_bytes) for one run: the most memory the engine keeps
+// voices' states in (open.Options.VoiceCacheBytes).
 
-// memoryCap is a flag.Value holding a byte count; set says it was given.
-type memoryCap struct {
+// sizeFlag is a flag.Value holding a byte count; set says it was given.
+type sizeFlag struct {
 	bytes int64
 	set   bool
 }
 
-func memoryCapFlag(fs *flag.FlagSet) *memoryCap {
-	c := &memoryCap{}
+func memoryCapFlag(fs *flag.FlagSet) *sizeFlag {
+	c := &sizeFlag{}
 	fs.Var(c, "memory-cap", "memory cap for this run, e.g. 30GiB, 24GB or bytes (0: none; serve: default the settings' memory_cap_bytes); "+
 		"on the GPU it is the device budget: a larger model keeps the routed experts of its last layers in pinned host memory")
 	return c
 }
 
-func (c *memoryCap) String() string {
+func voiceCacheFlag(fs *flag.FlagSet) *sizeFlag {
+	c := &sizeFlag{}
+	fs.Var(c, "voice-cache", "the most memory cloned voices' states are kept in, so that a take in a voice starts from it, e.g. 2GiB "+
+		"(0: the default, 512 MiB; serve: default the settings' voice_cache_bytes); on the GPU device memory left beside the model, "+
+		"pinned host memory when experts live there")
+	return c
+}
+
+func (c *sizeFlag) String() string {
 	if c == nil || !c.set {
 		return ""
 	}
 	return strconv.FormatInt(c.bytes, 10)
 }
 
-func (c *memoryCap) Set(s string) error {
+func (c *sizeFlag) Set(s string) error {
 	n, err := parseByteSize(s)
 	if err != nil {
 		return err
@@ -42,8 +56,8 @@ func (c *memoryCap) Set(s string) error {
 	return nil
 }
 
-// or is the cap given, else def.
-func (c *memoryCap) or(def int64) int64 {
+// or is the size given, else def.
+func (c *sizeFlag) or(def int64) int64 {
 	if c.set {
 		return c.bytes
 	}
@@ -77,7 +91,7 @@ func parseByteSize(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || v < 0 || v*scale >= math.MaxInt64/2 || strings.ContainsAny(t, "xXpPeEiInN_") {
-		return 0, fmt.Errorf("memory cap %q: want a size such as 30GiB, 24GB or a number of bytes", s)
+		return 0, fmt.Errorf("size %q: want a size such as 30GiB, 24GB or a number of bytes", s)
 	}
 	return int64(v * scale), nil
 }

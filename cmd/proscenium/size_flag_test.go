@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -20,7 +22,7 @@ func TestParseByteSize(t *testing.T) {
 	}
 }
 
-func TestMemoryCapFlag(t *testing.T) {
+func TestSizeFlags(t *testing.T) {
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	c := memoryCapFlag(fs)
 	if c.or(5) != 5 {
@@ -33,6 +35,15 @@ func TestMemoryCapFlag(t *testing.T) {
 	c = memoryCapFlag(fs)
 	if err := fs.Parse([]string{"--memory-cap", "0"}); err != nil || c.or(5) != 0 {
 		t.Errorf("a zero cap given: %v %d", err, c.or(5))
+	}
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	v := voiceCacheFlag(fs)
+	if err := fs.Parse([]string{"--voice-cache", "2GiB"}); err != nil || v.or(5) != 2<<30 {
+		t.Errorf("--voice-cache 2GiB: %v %d", err, v.or(5))
+	}
+	if err := fs.Parse([]string{"--voice-cache", "lots"}); err == nil || !strings.Contains(err.Error(), `size "lots": want a size such as 30GiB`) {
+		t.Errorf("--voice-cache lots: %v, want the size refused by name", err)
 	}
 }
 

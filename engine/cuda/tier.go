@@ -299,7 +299,7 @@ func (p TierPlan) String() string {
 		passes += "; the tower's eh_proj tables left out"
 	}
 	if p.Tier == TierDevice {
-		return fmt.Sprintf("fits on the device: %s of a %s budget%s", gib(p.Device), gib(p.Budget), passes)
+		return fmt.Sprintf("fits on the device: %s of a %s budget, cached voices up to %s of it%s", gib(p.Device), gib(p.Budget), gib(p.VoiceCache), passes)
 	}
 	return fmt.Sprintf("%s; %s on the device in all of a %s budget; a decode step reads %.1f %% of its experts on the device and %s over the bus%s",
 		p.tierSentence(), gib(p.Device), gib(p.Budget), 100*p.DeviceHitRate(), decimalBytes(p.BusBytesPerStep(1)), passes)

@@ -26,26 +26,35 @@ func DescribeGPU(ctx context.Context) (string, error) {
 }
 
 // GPUModelBytes is the device memory the GPU backend admits for the model
-// in dir with batch takes together (0: api.DefaultBatch): the weights
-// and the default voice prefix cache once, each take's states and scratch
+// in dir loaded with opts: the weights and the voice cache
+// (GPUVoiceCache) once, and each of opts.Batch takes' states and scratch
 // at the default context (cuda.ModelTakesBytes), before loading it.
-func GPUModelBytes(dir string, batch int) (int64, error) {
-	in, err := tierInput(dir, batch)
+func GPUModelBytes(dir string, opts Options) (int64, error) {
+	in, err := tierInput(dir, opts)
 	return in.ModelBytes + in.VoiceCache, err
 }
 
-// tierInput is cuda.ModelTierInput for batch takes (0: api.DefaultBatch).
-func tierInput(dir string, batch int) (cuda.TierInput, error) {
-	n, err := api.BatchOf(batch)
+// tierInput is cuda.ModelTierInput for a load with opts: opts.Batch takes
+// (0: api.DefaultBatch) and the voice cache they ask for.
+func tierInput(dir string, opts Options) (cuda.TierInput, error) {
+	n, err := api.BatchOf(opts.Batch)
 	if err != nil {
 		return cuda.TierInput{}, err
 	}
-	return cuda.ModelTierInput(dir, 0, n)
+	if err := opts.check(); err != nil {
+		return cuda.TierInput{}, err
+	}
+	in, err := cuda.ModelTierInput(dir, 0, n)
+	in.VoiceCache = GPUVoiceCache(opts)
+	return in, err
 }
 
-// GPUVoiceCacheBytes is the part of GPUModelBytes kept for cached voices
-// (the default voice prefix cache, cuda.DefaultPrefixCacheBytes).
-const GPUVoiceCacheBytes = cuda.DefaultPrefixCacheBytes
+// GPUVoiceCache is the voice cache a GPU load with opts asks for: the
+// part of GPUModelBytes kept for cached voices (opts.VoiceCacheBytes, else
+// the default, cuda.DefaultPrefixCacheBytes).
+func GPUVoiceCache(opts Options) int64 {
+	return opts.voiceCacheOr(cuda.DefaultPrefixCacheBytes)
+}
 
 // ErrGPUDoesNotFit is what a refused tier wraps.
 var ErrGPUDoesNotFit = cuda.ErrDoesNotFit
@@ -73,14 +82,14 @@ type GPUMemory struct {
 	UnderCap string `json:"under_cap,omitempty"`
 }
 
-// GPUMemoryOf is GPUMemory for the checkpoint in dir with batch takes
-// together (0: api.DefaultBatch), and the tier under capBytes (0: not
-// asked).
-func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
-	in, err := tierInput(dir, batch)
+// GPUMemoryOf is GPUMemory for the checkpoint in dir loaded with opts,
+// and the tier under opts.MemoryCap (0: not asked).
+func GPUMemoryOf(dir string, opts Options) (GPUMemory, error) {
+	in, err := tierInput(dir, opts)
 	if err != nil {
 		return GPUMemory{}, err
 	}
+	capBytes := opts.MemoryCap
 	m := GPUMemory{Whole: in.ModelBytes, VoiceCache: in.VoiceCache, Dense: in.ModelBytes - in.HostDense, HostDense: in.HostDense,
 		Layers: len(in.LayerExperts), Cap: capBytes}
 	for _, b := range in.LayerExperts {
@@ -100,19 +109,18 @@ func GPUMemoryOf(dir string, batch int, capBytes int64) (GPUMemory, error) {
 }
 
 // GPUTierUnderCap is the memory tier the GPU backend chooses for the model
-// in dir with batch takes together (0: api.DefaultBatch) when the device
-// budget is capBytes (cuda.PlanTier: "fits on the
-// device", or the routed experts of the last layers in pinned host memory),
-// as the sentence the load announces. The device's free memory and the
+// in dir loaded with opts when the device budget is opts.MemoryCap
+// (cuda.PlanTier: "fits on the device", or the routed experts of the last
+// layers in pinned host memory), as the sentence the load announces. The device's free memory and the
 // host's are the worker's to check at load; the codec is not counted. A cap
 // too small even with every expert in host memory is an error wrapping
 // ErrGPUDoesNotFit, with the numbers.
-func GPUTierUnderCap(dir string, batch int, capBytes int64) (string, error) {
-	in, err := tierInput(dir, batch)
+func GPUTierUnderCap(dir string, opts Options) (string, error) {
+	in, err := tierInput(dir, opts)
 	if err != nil {
 		return "", err
 	}
-	p, err := tierUnderCap(in, capBytes)
+	p, err := tierUnderCap(in, opts.MemoryCap)
 	if err != nil {
 		return "", err
 	}
@@ -125,17 +133,16 @@ func tierUnderCap(in cuda.TierInput, capBytes int64) (cuda.TierPlan, error) {
 	return cuda.PlanTier(in)
 }
 
-// GPUTierOn is the tier the GPU backend chooses for the model in dir with
-// batch takes together (0: api.DefaultBatch) on a
-// device with free bytes free under capBytes (0: none), with this
-// machine's available host memory: what a load would announce now (the
-// codec not counted).
-func GPUTierOn(dir string, batch int, free, capBytes int64) (string, error) {
-	in, err := tierInput(dir, batch)
+// GPUTierOn is the tier the GPU backend chooses for the model in dir
+// loaded with opts on a device with free bytes free under opts.MemoryCap
+// (0: none), with this machine's available host memory: what a load would
+// announce now (the codec not counted).
+func GPUTierOn(dir string, free int64, opts Options) (string, error) {
+	in, err := tierInput(dir, opts)
 	if err != nil {
 		return "", err
 	}
-	in.DeviceFree, in.Cap, in.Headroom = free, capBytes, cuda.DefaultHeadroom
+	in.DeviceFree, in.Cap, in.Headroom = free, opts.MemoryCap, cuda.DefaultHeadroom
 	p, err := cuda.PlanTierHere(in)
 	if err != nil {
 		return "", err

@@ -60,6 +60,12 @@ type Options struct {
 	// "fast", the default, or "exact"); the CPU backend computes exactly
 	// under either.
 	Numerics drama3.Numerics
+	// VoiceCacheBytes is the most memory the voice cache keeps voices'
+	// states in (docs/MODEL.md "Voice prefix cache"; 0: the backend's
+	// default, 512 MiB): device memory on the GPU, granted what is left
+	// beside the model (pinned host memory under the host tier), host
+	// memory on the CPU.
+	VoiceCacheBytes int64
 
 	reason string // Open's choice, for a worker's Info.BackendReason
 }
@@ -86,7 +92,7 @@ func Open(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if _, err := drama3.ParseNumerics(string(opts.Numerics)); err != nil {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
 	backend, reason := opts.Backend, ""
@@ -126,9 +132,31 @@ func Open(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	return OpenCPU(ctx, dir, opts, reason)
 }
 
+// check refuses options no backend can take.
+func (o Options) check() error {
+	if _, err := drama3.ParseNumerics(string(o.Numerics)); err != nil {
+		return err
+	}
+	if o.VoiceCacheBytes < 0 {
+		return fmt.Errorf("voice cache of %d bytes: want ≥ 0 (0: the default)", o.VoiceCacheBytes)
+	}
+	return nil
+}
+
+// voiceCacheOr is the voice cache opts ask for, else def.
+func (o Options) voiceCacheOr(def int64) int64 {
+	if o.VoiceCacheBytes > 0 {
+		return o.VoiceCacheBytes
+	}
+	return def
+}
+
 // OpenCPU opens dir on the CPU backend in this process (the worker serves
 // isolated CPU takes with it); reason goes to Info.BackendReason.
 func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (api.Engine, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
 	e, err := take.Compose(ctx, dir, take.Backend{Name: CPU, Reason: reason, Memory: take.HostMemory, Probe: opts.Probe,
 		Frames: func(ck *drama3.Checkpoint) (drama3.FrameBackend, error) {
 			b, err := cpu.LoadBackend(ck, opts.Progress)
@@ -136,7 +164,7 @@ func OpenCPU(ctx context.Context, dir string, opts Options, reason string) (api.
 				return nil, err
 			}
 			b.Probe = opts.Probe
-			b.SetPrefixCache(drama3.NewPrefixCache(cpu.DefaultPrefixCacheBytes))
+			b.SetPrefixCache(drama3.NewPrefixCache(opts.voiceCacheOr(cpu.DefaultPrefixCacheBytes)))
 			return drama3.NewStepFrames(b, nil)
 		},
 		// Each take beside the first gets its own caches over the same

@@ -2,8 +2,10 @@ package open
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"proscenium/engine/api"
@@ -72,5 +74,48 @@ func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
 	}
 	if want.VoiceCached || !reflect.DeepEqual(fin.Codes, want.Codes) {
 		t.Fatalf("the take after the prime drew %v, an uncached take %v (cached %v)", fin.Codes, want.Codes, want.VoiceCached)
+	}
+}
+
+// The voice cache is the size Options ask for: a voice whose state is
+// exactly that is kept, one a byte larger than the cache is not, and the
+// prime says so (api.ErrVoiceNotKept, its size against the cache's); a
+// negative size is refused before anything loads.
+func TestVoiceCacheSize(t *testing.T) {
+	dir := needTinyDir(t)
+	ctx := context.Background()
+	open := func(bytes int64) api.Engine {
+		e, err := OpenCPU(ctx, dir, Options{Backend: CPU, VoiceCacheBytes: bytes}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := open(0)
+	refs := []api.Reference{{Transcript: "A voice against the cache.", Codes: randomCodes(e.Info(), 8, 4)}}
+	primed, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
+	if cp := e.Stats().Memory.VoiceCacheCap; err != nil || cp != 512<<20 {
+		t.Fatalf("the default cache: cap %d, prime %+v, %v", cp, primed, err)
+	}
+	e.Close()
+	for _, c := range []struct {
+		bytes int64
+		kept  bool
+	}{{primed.Bytes, true}, {primed.Bytes - 1, false}} {
+		e := open(c.bytes)
+		got, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
+		if cp := e.Stats().Memory.VoiceCacheCap; cp != c.bytes {
+			t.Errorf("a cache of %d bytes asked: its cap is %d", c.bytes, cp)
+		}
+		e.Close()
+		switch {
+		case c.kept && (err != nil || got.Bytes != primed.Bytes):
+			t.Errorf("a cache of the voice's %d bytes: %+v, %v; want it kept", primed.Bytes, got, err)
+		case !c.kept && (!errors.Is(err, api.ErrVoiceNotKept) || !strings.Contains(err.Error(), "more than the voice cache's")):
+			t.Errorf("a cache a byte short of the voice's %d: %v; want ErrVoiceNotKept, larger than the cache", primed.Bytes, err)
+		}
+	}
+	if _, err := Open(ctx, dir, Options{Backend: CPU, VoiceCacheBytes: -1}); err == nil || !strings.Contains(err.Error(), "voice cache of -1 bytes") {
+		t.Errorf("a negative voice cache: %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func workerPath(opts Options) (string, error) {
 func openRemote(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	switch opts.Backend {
 	case CPU:
-		return gpuworker.OpenInSelf(ctx, gpuworker.LoadRequest{Model: dir, Backend: CPU, Reason: opts.reason, Batch: opts.Batch}, opts.Progress)
+		return gpuworker.OpenInSelf(ctx, gpuworker.LoadRequest{Model: dir, Backend: CPU, Reason: opts.reason, Batch: opts.Batch, VoiceCacheBytes: opts.VoiceCacheBytes}, opts.Progress)
 	case CUDA:
 	default:
 		return nil, fmt.Errorf("backend %q in a worker process: want cpu or cuda", opts.Backend)
@@ -47,7 +47,7 @@ func openRemote(ctx context.Context, dir string, opts Options) (api.Engine, erro
 	if err != nil {
 		return nil, err
 	}
-	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap, Numerics: string(opts.Numerics), Reason: opts.reason, Batch: opts.Batch}, opts.Progress)
+	return gpuworker.OpenIsolated(ctx, path, gpuworker.Options{}, gpuworker.LoadRequest{Model: dir, Backend: CUDA, MemoryCap: opts.MemoryCap, Numerics: string(opts.Numerics), Reason: opts.reason, Batch: opts.Batch, VoiceCacheBytes: opts.VoiceCacheBytes}, opts.Progress)
 }
 
 // probeWorker starts the worker, reads its hello and stops it: ok when it
@@ -73,6 +73,6 @@ func probeWorker(ctx context.Context, opts Options) (bool, string) {
 // stdin and stdout until stdin ends.
 func ServeWorker() error {
 	return gpuworker.RunWorker(CPU, func(ctx context.Context, req gpuworker.LoadRequest, progress func(done, total int64)) (api.Engine, error) {
-		return OpenCPU(ctx, req.Model, Options{Progress: progress, Batch: req.Batch}, strings.TrimPrefix(req.Reason+"; in a worker process", "; "))
+		return OpenCPU(ctx, req.Model, Options{Progress: progress, Batch: req.Batch, VoiceCacheBytes: req.VoiceCacheBytes}, strings.TrimPrefix(req.Reason+"; in a worker process", "; "))
 	})
 }

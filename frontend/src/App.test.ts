@@ -26,6 +26,7 @@ function noModelService(loaded = false) {
     isolate_engine: false,
     voice_library_max_bytes: 256 * 2 ** 20,
     batch: 0,
+    voice_cache_bytes: 0,
   };
   // loaded: the model panel says a model is loaded (Speak can be pressed;
   // the service still refuses takes).
@@ -460,6 +461,23 @@ describe('App without a model', () => {
     batch.dispatchEvent(new Event('change', { bubbles: true }));
     await settle();
     expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ batch: 2 }));
+  });
+
+  it('the voice cache is a studio setting in MiB, empty for the default', async () => {
+    const { root, service } = await start();
+    const field = region(root, 'studio-settings').querySelector<HTMLInputElement>('input[name="voice_cache"]')!;
+    expect(field.value).toBe(''); // 0 in the settings: the engine's default
+    field.value = '2048';
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    field.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenLastCalledWith(expect.objectContaining({ voice_cache_bytes: 2 * 1024 ** 3 }));
+    field.value = 'lots';
+    field.dispatchEvent(new Event('input', { bubbles: true }));
+    field.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(service.setSettings).toHaveBeenCalledTimes(1);
+    expect(region(root, 'studio-settings').querySelector('[role="status"]')!.textContent).toContain('enter numbers');
   });
 
   it('an empty number field is not sent as 0', async () => {

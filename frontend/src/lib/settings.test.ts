@@ -18,6 +18,7 @@ const base: Settings = {
   isolate_engine: false,
   voice_library_max_bytes: 256 * 2 ** 20,
   batch: 0,
+  voice_cache_bytes: 0,
 };
 
 describe('mergeChange', () => {

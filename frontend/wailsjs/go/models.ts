@@ -983,6 +983,7 @@ export namespace settings {
 	    voices: voice.Voice[];
 	    isolate_engine: boolean;
 	    batch: number;
+	    voice_cache_bytes: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -1005,6 +1006,7 @@ export namespace settings {
 	        this.voices = this.convertValues(source["voices"], voice.Voice);
 	        this.isolate_engine = source["isolate_engine"];
 	        this.batch = source["batch"];
+	        this.voice_cache_bytes = source["voice_cache_bytes"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
