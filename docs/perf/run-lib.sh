@@ -21,6 +21,8 @@
 #                                 ($ROOT/.carry-o: its proscenium and proscenium-gpu) and this one: `serve --ui` at full
 #                                 geometry from /tmp/full (MODEL, BACKEND override), FN PORT KEY once it has loaded
 #                                 (KEY: old-CAP or new-CAP; its logs serve-KEY.log/.err, load-KEY.log), then stops it
+#   serve_variants CAPS FN N=F…   serve_each for this build alone, once per variant N with serve's extra flags F (KEY
+#                                 N-CAP)
 #   run_product PORT              the product through run_serve's serve (a new 10 s voice and requests in it, four
 #                                 concurrent requests, the studio's service), then stops it; product_report
 run_setup() {
@@ -74,22 +76,38 @@ wait_loaded() {
 }
 
 serve_each() {
-	local caps=$1 fn=$2 cap w cli worker capflag k pid i port=18900
+	local caps=$1 fn=$2 cap w cli worker
 	for cap in $caps; do
 		for w in old new; do
 			cli=$X/proscenium worker=$P; [ $w = old ] && cli=$ROOT/.carry-o/proscenium worker=$ROOT/.carry-o/proscenium-gpu
-			capflag=""; [ "$cap" = none ] || capflag="--memory-cap $cap"
-			port=$((port + 1)); k=$w-$cap
-			PROSCENIUM_GPU_WORKER=$worker XDG_DATA_HOME=/tmp/xdg-$k XDG_CONFIG_HOME=/tmp/xdgc-$k "$cli" serve --ui \
-				--model "${MODEL:-/tmp/full}" --backend "${BACKEND:-cuda}" --batch 4 --port $port --settings "" $capflag \
-				> "$O/serve-$k.log" 2> "$O/serve-$k.err" &
-			pid=$!
-			wait_loaded $port; cp "$O/load.log" "$O/load-$k.log"
-			"$fn" $port $k
-			kill $pid 2>/dev/null
-			for i in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+			serve_one "$cli" "$worker" $w-$cap "$cap" "" "$fn"
 		done
 	done
+}
+
+# serve_variants CAPS FN NAME=FLAGS…: serve_each for this build alone, once per variant: serve's extra FLAGS (KEY NAME-CAP).
+serve_variants() {
+	local caps=$1 fn=$2 cap v
+	shift 2
+	for cap in $caps; do
+		for v in "$@"; do serve_one "$X/proscenium" "$P" "${v%%=*}-$cap" "$cap" "${v#*=}" "$fn"; done
+	done
+}
+
+# serve_one CLI WORKER KEY CAP FLAGS FN: serve --ui from CLI and WORKER under CAP with FLAGS, FN PORT KEY once loaded.
+SERVE_PORT=18900
+serve_one() {
+	local cli=$1 worker=$2 k=$3 cap=$4 flags=$5 fn=$6 capflag="" pid i
+	[ "$cap" = none ] || capflag="--memory-cap $cap"
+	SERVE_PORT=$((SERVE_PORT + 1))
+	PROSCENIUM_GPU_WORKER=$worker XDG_DATA_HOME=/tmp/xdg-$k XDG_CONFIG_HOME=/tmp/xdgc-$k "$cli" serve --ui \
+		--model "${MODEL:-/tmp/full}" --backend "${BACKEND:-cuda}" --batch 4 --port $SERVE_PORT --settings "" $capflag $flags \
+		> "$O/serve-$k.log" 2> "$O/serve-$k.err" &
+	pid=$!
+	wait_loaded $SERVE_PORT; cp "$O/load.log" "$O/load-$k.log"
+	"$fn" $SERVE_PORT $k
+	kill $pid 2>/dev/null
+	for i in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
 }
 
 run_tally() {

@@ -34,8 +34,9 @@ class Studio:
               f"voice cache {mem.get('voice_entries', 0)} entries, {mem.get('voice_cache_bytes', 0)} bytes")
 
 def recording(ref, seconds=10.0):
-    """ref (a 2.5 s WAV) four times over, cut to seconds, as base64 WAV (the studio's CreateVoice argument)."""
+    """ref (a 2.5 s WAV) repeated, cut to seconds, as base64 WAV (the studio's CreateVoice argument)."""
     w = wave.open(ref); frames = w.readframes(w.getnframes()); rate = w.getframerate(); width = w.getsampwidth()
     buf = io.BytesIO(); o = wave.open(buf, 'wb'); o.setnchannels(1); o.setsampwidth(width); o.setframerate(rate)
-    o.writeframes((frames * 4)[:int(seconds * rate) * width]); o.close()
+    n = int(seconds * rate) * width
+    o.writeframes((frames * (n // max(len(frames), 1) + 1))[:n]); o.close()
     return base64.b64encode(buf.getvalue()).decode()
