@@ -38,14 +38,14 @@ import (
 // window loads.
 var backendFlag = flag.String("backend", open.Auto, "backend: auto (CUDA when a usable GPU is found, else CPU), cpu or cuda")
 
-// openModel opens a checkpoint directory for the app service on the
-// backend --backend names, as the settings ask (model.LoadOptions: the
-// batch, the voice cache, the memory cap as the GPU worker's pool cap, in a
-// child process of this binary when isolate_engine is on).
-func openModel(dir string, svc *app.Service) (api.Engine, error) {
-	opts := model.LoadOptions(svc.Settings())
+// loadOptions is what the window's loads ask: the settings'
+// (model.LoadOptions: the batch, the voice cache, the memory cap as the GPU
+// worker's pool cap, a child process of this binary when isolate_engine is
+// on) on the backend --backend names.
+func loadOptions(st settings.Settings) open.Options {
+	opts := model.LoadOptions(st)
 	opts.Backend = *backendFlag
-	return open.Open(context.Background(), dir, opts)
+	return opts
 }
 
 //go:embed build/appicon.png
@@ -127,7 +127,10 @@ func run() error {
 		ProjectsDir:  projects.DefaultDir(),
 		ExportDir:    takes.DefaultExportDir(),
 		Events:       hub,
-		Open:         func(dir string) (api.Engine, error) { return openModel(dir, svc) },
+		LoadOptions:  loadOptions,
+		Open: func(dir string) (api.Engine, error) {
+			return open.Open(context.Background(), dir, loadOptions(svc.Settings()))
+		},
 		// Opened in the background: the window never waits for the sound card.
 		Speaker:  soundcard.NewPlayer(soundcard.OpenAudioOutput(audioDeadline)),
 		Dialogs:  testDialogs(dialogs),

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"proscenium/app/internal/enginetest"
+	"proscenium/app/model"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
 	"proscenium/engine/drama3"
@@ -90,5 +92,57 @@ func TestMemoryCapRefusesABigModel(t *testing.T) {
 	}
 	if got := svc.Stats().Memory.Cap; got != sum.MemoryNeeded {
 		t.Fatalf("readout cap %d, want the settings' %d", got, sum.MemoryNeeded)
+	}
+}
+
+// Settings a load takes, changed while a model is loaded, are said in the
+// model's status (and its event) as pending until the model is loaded
+// again; changed back, nothing is pending. (Broken, the studio would show
+// the new voice cache in the settings while the engine kept the old one.)
+func TestLoadSettingsPendingUntilReload(t *testing.T) {
+	hub := studio.NewHub()
+	var mu sync.Mutex
+	var seen []string
+	hub.Subscribe(func(e studio.Event) {
+		if m, ok := e.Data.(model.ModelStatus); ok && e.Name == studio.EventModel {
+			mu.Lock()
+			seen = append(seen, m.Pending)
+			mu.Unlock()
+		}
+	})
+	svc := loadedService(t, Config{Events: hub, Open: func(string) (api.Engine, error) { return &testEngine{frames: 1}, nil }})
+	dir := svc.ModelStatus().Dir
+	s := svc.Settings()
+	s.Volume = 0.5 // not a load setting
+	if _, err := svc.SetSettings(s); err != nil || svc.ModelStatus().Pending != "" {
+		t.Fatalf("the volume changed: pending %q, %v", svc.ModelStatus().Pending, err)
+	}
+	s.VoiceCacheBytes, s.Batch = 2<<30, 2
+	if _, err := svc.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	want := "changed since the model loaded, applied when it is loaded again: takes together 4 → 2, voice cache 512.0 MiB → 2.0 GiB"
+	if got := svc.ModelStatus().Pending; got != want {
+		t.Fatalf("pending %q, want %q", got, want)
+	}
+	mu.Lock()
+	if len(seen) == 0 || seen[len(seen)-1] != want {
+		t.Errorf("model events' pending %q: the change unsaid", seen)
+	}
+	mu.Unlock()
+	s.VoiceCacheBytes, s.Batch = 0, 0
+	if _, err := svc.SetSettings(s); err != nil || svc.ModelStatus().Pending != "" {
+		t.Fatalf("changed back: pending %q, %v", svc.ModelStatus().Pending, err)
+	}
+	s.MemoryCapBytes, s.IsolateEngine = 40<<30, true
+	svc.SetSettings(s)
+	if got := svc.ModelStatus().Pending; !strings.HasSuffix(got, ": memory cap none → 40.0 GiB, engine in its own process off → on") {
+		t.Fatalf("pending %q", got)
+	}
+	if _, err := svc.LoadModel(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.ModelStatus().Pending; got != "" {
+		t.Fatalf("after loading again: pending %q", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"proscenium/app/voices"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/loudness"
+	"proscenium/engine/open"
 )
 
 // Config wires a Service.
@@ -27,6 +28,11 @@ type Config struct {
 	// Open loads a model directory; nil means this build has no backend
 	// and LoadModel says so.
 	Open model.Opener
+	// LoadOptions is what Open asks of a load with the given settings
+	// (the opener's overrides applied); nil: model.LoadOptions. The model
+	// panel compares it with the loaded model's (ModelStatus.Pending), and
+	// the model summary counts its voice cache and memory cap.
+	LoadOptions func(settings.Settings) open.Options
 	// SettingsPath is the settings file; "" keeps settings in memory only.
 	SettingsPath string
 	// TakesDir holds the takes (takes.DefaultDir); "" keeps them in memory.
@@ -98,7 +104,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.ExportDir != "" {
 		s.warnings = append(s.warnings, takes.RemoveStaleExportTemps(cfg.ExportDir, time.Now())...)
 	}
-	s.model = model.New(model.Config{Open: cfg.Open, DemoDir: cfg.DemoDir, Events: cfg.Events, Settings: s.settings.Get,
+	s.model = model.New(model.Config{Open: cfg.Open, LoadOptions: cfg.LoadOptions, DemoDir: cfg.DemoDir, Events: cfg.Events, Settings: s.settings.Get,
 		Running:  func() bool { return s.takes.Running() },
 		StopTake: func() { s.takes.Stop() },
 		OnChange: s.publishStats,
@@ -163,6 +169,7 @@ func (s *Service) setSettings(st settings.Settings, check func(old, new settings
 	}
 	s.speaker.SetEnabled(saved.OutputDevice != settings.OutputOff)
 	s.speaker.SetVolume(saved.Volume)
+	s.model.SettingsSaved()
 	return saved, nil
 }
 

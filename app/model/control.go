@@ -14,11 +14,13 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
+	"proscenium/engine/open"
 )
 
 // Opener opens a checkpoint directory with a speech backend.
@@ -29,6 +31,9 @@ type Config struct {
 	// Open loads a model directory; nil means this build has no backend
 	// and Load says so.
 	Open Opener
+	// LoadOptions is what Open asks of a load with the given settings;
+	// nil: LoadOptions.
+	LoadOptions func(settings.Settings) open.Options
 	// DemoDir is where MakeDemoModel writes the demo checkpoint
 	// (DefaultDemoDir); "" offers no demo.
 	DemoDir string
@@ -63,6 +68,11 @@ type ModelStatus struct {
 	Message string    `json:"message"` // one line for people
 	Error   string    `json:"error"`   // why the last load failed, if it did
 	CanLoad bool      `json:"can_load"`
+	// Pending says which settings a load takes (LoadOptions: the takes
+	// run together, the voice cache, the memory cap, the engine's own
+	// process) changed since the loaded model was loaded, as they were and
+	// are: they apply when it is loaded again. "" when none did.
+	Pending string `json:"pending"`
 }
 
 // StatsView is what the live readouts show. Without a model Memory is nil
@@ -83,10 +93,13 @@ type Control struct {
 	demoDir  string
 	events   *studio.Hub
 	settings func() settings.Settings
-	running  func() bool
-	stopTake func()
-	onChange func()
-	onGPU    func()
+	loadOpts func(settings.Settings) open.Options
+	// loadedWith is what the loaded model's load asked (loadOpts).
+	loadedWith open.Options
+	running    func() bool
+	stopTake   func()
+	onChange   func()
+	onGPU      func()
 
 	mu     sync.Mutex
 	status ModelStatus
@@ -99,7 +112,10 @@ type Control struct {
 
 // New makes a Control with no model loaded.
 func New(cfg Config) *Control {
-	c := &Control{open: cfg.Open, demoDir: cfg.DemoDir, events: cfg.Events, settings: cfg.Settings,
+	if cfg.LoadOptions == nil {
+		cfg.LoadOptions = LoadOptions
+	}
+	c := &Control{open: cfg.Open, loadOpts: cfg.LoadOptions, demoDir: cfg.DemoDir, events: cfg.Events, settings: cfg.Settings,
 		running: cfg.Running, stopTake: cfg.StopTake, onChange: cfg.OnChange, onGPU: cfg.OnGPU}
 	c.status = c.noModel("")
 	return c
@@ -165,6 +181,7 @@ func (c *Control) Load(dir string) (ModelStatus, error) {
 	c.events.Send(studio.EventModel, loading)
 
 	stopProgress := c.watchLoad(dir)
+	opts := c.loadOptions() // what the opener reads from the settings now
 	eng, err := c.open(dir)
 	stopProgress(err == nil)
 	var closeErr error
@@ -182,7 +199,7 @@ func (c *Control) Load(dir string) (ModelStatus, error) {
 		c.status = c.noModel(err.Error())
 	default:
 		info := eng.Info()
-		c.eng = eng
+		c.eng, c.loadedWith = eng, opts
 		c.status = ModelStatus{State: ModelLoaded, Dir: dir, Info: &info, CanLoad: true,
 			Message: fmt.Sprintf("loaded %s (%s backend)", dir, info.Backend)}
 		if info.Demo {
@@ -200,6 +217,56 @@ func (c *Control) Load(dir string) (ModelStatus, error) {
 		return st, fmt.Errorf("closing the previous model: %w", closeErr)
 	}
 	return st, nil
+}
+
+// SettingsSaved notes in the status (ModelStatus.Pending) the settings a
+// load takes that differ from the loaded model's, and says it when that
+// changed: the settings were just saved.
+func (c *Control) SettingsSaved() {
+	now := c.loadOptions()
+	c.mu.Lock()
+	if c.status.State != ModelLoaded {
+		c.mu.Unlock()
+		return
+	}
+	p := pendingLoad(c.loadedWith, now)
+	if p == c.status.Pending {
+		c.mu.Unlock()
+		return
+	}
+	c.status.Pending = p
+	st := c.status
+	c.mu.Unlock()
+	c.events.Send(studio.EventModel, st)
+}
+
+// pendingLoad says what of now differs from was, the options the loaded
+// model was loaded with ("" nothing).
+func pendingLoad(was, now open.Options) string {
+	var d []string
+	if was.Batch != now.Batch {
+		d = append(d, fmt.Sprintf("takes together %d → %d", was.Batch, now.Batch))
+	}
+	if a, b := open.GPUVoiceCache(was), open.GPUVoiceCache(now); a != b {
+		d = append(d, "voice cache "+studio.ByteSize(a)+" → "+studio.ByteSize(b))
+	}
+	if was.MemoryCap != now.MemoryCap {
+		capOf := func(n int64) string {
+			if n == 0 {
+				return "none"
+			}
+			return studio.ByteSize(n)
+		}
+		d = append(d, "memory cap "+capOf(was.MemoryCap)+" → "+capOf(now.MemoryCap))
+	}
+	if was.Isolate != now.Isolate {
+		onOff := map[bool]string{false: "off", true: "on"}
+		d = append(d, "engine in its own process "+onOff[was.Isolate]+" → "+onOff[now.Isolate])
+	}
+	if len(d) == 0 {
+		return ""
+	}
+	return "changed since the model loaded, applied when it is loaded again: " + strings.Join(d, ", ")
 }
 
 // Unload stops any take, then closes the model. Without a model it

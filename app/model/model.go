@@ -165,7 +165,8 @@ func LoadOptions(st settings.Settings) open.Options {
 	return open.Options{Batch: batch, VoiceCacheBytes: st.VoiceCacheBytes, MemoryCap: st.MemoryCapBytes, Isolate: st.IsolateEngine}
 }
 
-func (c *Control) loadOptions() open.Options { return LoadOptions(c.settings()) }
+// loadOptions is what a load asks now: Config.LoadOptions of the settings.
+func (c *Control) loadOptions() open.Options { return c.loadOpts(c.settings()) }
 
 // inspectModel is InspectModel's summary, the GPU bytes for a load with
 // opts.

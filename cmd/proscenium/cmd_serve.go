@@ -103,13 +103,18 @@ func runServe(args []string) error {
 	// directory as in the window; the browser plays the audio (no Audio).
 	var svc *app.Service // the opener reads the settings at load time
 	var servedBatch int  // --batch, else the settings' (set once the settings are read)
+	// A load asks what the settings do, the flags given overriding them
+	// (the batch is serve's for its life: the speech API's limits hold it).
+	loadOptions := func(st settings.Settings) open.Options {
+		opts := model.LoadOptions(st)
+		opts.Backend, opts.Isolate, opts.Numerics, opts.Batch = *backend, *isolate || opts.Isolate, numerics, servedBatch
+		opts.MemoryCap, opts.VoiceCacheBytes = memCap.or(opts.MemoryCap), voiceCache.or(opts.VoiceCacheBytes)
+		return opts
+	}
 	cfg := app.Config{SettingsPath: *settingsPath, Events: hub, TakesDir: takes.DefaultDir(), DemoDir: model.DefaultDemoDir(),
-		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(),
+		VoicesDir: voicelib.DefaultDir(), ProjectsDir: projects.DefaultDir(), LoadOptions: loadOptions,
 		Open: func(dir string) (api.Engine, error) {
-			opts := model.LoadOptions(svc.Settings()) // the flags given override them
-			opts.Backend, opts.Isolate, opts.Numerics, opts.Batch = *backend, *isolate || opts.Isolate, numerics, servedBatch
-			opts.MemoryCap, opts.VoiceCacheBytes = memCap.or(opts.MemoryCap), voiceCache.or(opts.VoiceCacheBytes)
-			return open.Open(context.Background(), dir, opts)
+			return open.Open(context.Background(), dir, loadOptions(svc.Settings()))
 		}}
 	if *ui {
 		cfg.ProbeGPU = model.ProbeGPUWorker // the model panel says whether the GPU backend can start

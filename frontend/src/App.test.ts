@@ -37,6 +37,7 @@ function noModelService(loaded = false) {
         message: 'demo model loaded',
         error: '',
         can_load: true,
+        pending: '',
         info: { model: '/m/demo', backend: 'cpu', demo: true, sample_rate_hz: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
       }
     : {
@@ -45,6 +46,7 @@ function noModelService(loaded = false) {
         message: 'no model loaded (no backend in this build can load models yet)',
         error: '',
         can_load: false,
+        pending: '',
       };
   const stats: StatsView = { loaded: false, message: 'no model loaded', total_bytes: 0 };
   const playback = {
@@ -489,6 +491,24 @@ describe('App without a model', () => {
     await settle();
     expect(service.setSettings).not.toHaveBeenCalled();
     expect(region(root, 'sampling').querySelector('[data-problem="temperature"]')!.textContent).toBe('enter a number');
+  });
+
+  it('settings a load takes, changed since, are said with a way to load the model again', async () => {
+    const { root, service } = await start(true);
+    const model = region(root, 'model');
+    expect(model.querySelector('[data-pending]')).toBeNull();
+    const pending = 'changed since the model loaded, applied when it is loaded again: voice cache 512.0 MiB → 2.0 GiB';
+    const changed = { ...(await service.modelStatus()), pending };
+    service.modelStatus.mockImplementation(async () => changed);
+    service.loadModel.mockImplementation((async () => ({ ...changed, pending: '' })) as never);
+    const onModel = service.on.mock.calls.find((c) => (c as unknown[])[0] === 'model') as unknown as [string, (m: ModelStatus) => void];
+    onModel[1](changed);
+    await settle();
+    expect(model.querySelector('[data-pending]')!.textContent).toContain(pending);
+    [...model.querySelectorAll('button')].find((b) => b.textContent === 'Load again')!.click();
+    await settle();
+    expect(service.loadModel).toHaveBeenCalledWith('/m/demo');
+    expect(model.querySelector('[data-pending]')).toBeNull();
   });
 
   it('Load shows the reason the service gave', async () => {

@@ -444,6 +444,7 @@ export namespace model {
 	    message: string;
 	    error: string;
 	    can_load: boolean;
+	    pending: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ModelStatus(source);
@@ -457,6 +458,7 @@ export namespace model {
 	        this.message = source["message"];
 	        this.error = source["error"];
 	        this.can_load = source["can_load"];
+	        this.pending = source["pending"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
