@@ -29,6 +29,35 @@ func newPrimingEngine() *primingEngine {
 	return &primingEngine{testEngine: testEngine{frames: 1, mem: api.Memory{VoiceCacheCap: 1e9}}, VoiceCache: enginetest.VoiceCache{RowBytes: 1e6}}
 }
 
+// notices is the status line's texts as hub sends them.
+type notices struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+// noticeLog logs hub's notices from now on.
+func noticeLog(hub *studio.Hub) *notices {
+	n := &notices{}
+	hub.Subscribe(func(e studio.Event) {
+		if x, ok := e.Data.(studio.Notice); ok {
+			n.mu.Lock()
+			n.texts = append(n.texts, x.Text)
+			n.mu.Unlock()
+		}
+	})
+	return n
+}
+
+// last is the latest notice ("" none).
+func (n *notices) last() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.texts) == 0 {
+		return ""
+	}
+	return n.texts[len(n.texts)-1]
+}
+
 // A voice is primed on the loaded model when it is created, in the studio
 // or through the speech API (with a line in the status line); the open
 // project's cast is primed when saved with a new cast, each voice (the
@@ -43,15 +72,7 @@ func TestVoicesPrimed(t *testing.T) {
 	}
 	var engines []*primingEngine
 	hub := studio.NewHub()
-	var nmu sync.Mutex
-	var notices []string
-	hub.Subscribe(func(e studio.Event) {
-		if n, ok := e.Data.(studio.Notice); ok {
-			nmu.Lock()
-			notices = append(notices, n.Text)
-			nmu.Unlock()
-		}
-	})
+	notices := noticeLog(hub)
 	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), Open: func(string) (api.Engine, error) {
 		e := newPrimingEngine()
 		engines = append(engines, e)
@@ -66,11 +87,9 @@ func TestVoicesPrimed(t *testing.T) {
 	if got := engines[0].Asked(); !slices.Equal(got, []string{"Ada speaks."}) {
 		t.Fatalf("primed %q after creating Ada, want her voice", got)
 	}
-	nmu.Lock()
-	if len(notices) == 0 || !strings.Contains(notices[len(notices)-1], `voice "Ada" is ready`) {
-		t.Errorf("status line %q, want Ada's voice said ready", notices)
+	if last := notices.last(); !strings.Contains(last, `voice "Ada" is ready`) {
+		t.Errorf("status line %q, want Ada's voice said ready", last)
 	}
-	nmu.Unlock()
 
 	// POST /v1/audio/voices primes too.
 	resp := postAPIVoice(t, svc, "Bob", "Bob speaks.", "ref.flac", rec)
@@ -105,11 +124,9 @@ func TestVoicesPrimed(t *testing.T) {
 	if got, want := engines[0].Asked()[4:], []string{"Bob speaks. (held)", "Ada speaks. (held)", "Bob speaks.+Ada speaks."}; !slices.Equal(got, want) {
 		t.Fatalf("primed %q after casting every speaker, want %q", got, want)
 	}
-	nmu.Lock()
-	if !strings.Contains(notices[len(notices)-1], `the whole script in voices "Bob", "Ada" is ready`) {
-		t.Errorf("status line %q, want the whole script's voices said ready", notices[len(notices)-1])
+	if last := notices.last(); !strings.Contains(last, `the whole script in voices "Bob", "Ada" is ready`) {
+		t.Errorf("status line %q, want the whole script's voices said ready", last)
 	}
-	nmu.Unlock()
 	// What was primed is the voice prefix of the whole script's take.
 	if _, err := svc.SpeakCast(voices.CastRequest{Request: api.SpeechRequest{Text: "<|speaker:0|>Hi.<|speaker:1|>Hello.", Sampling: api.DefaultSampling(), MaxFrames: 1}, Cast: []string{"Bob", "Ada"}}); err != nil {
 		t.Fatal(err)
@@ -142,15 +159,7 @@ func TestVoiceNotKeptSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub := studio.NewHub()
-	var nmu sync.Mutex
-	var notices []string
-	hub.Subscribe(func(e studio.Event) {
-		if n, ok := e.Data.(studio.Notice); ok {
-			nmu.Lock()
-			notices = append(notices, n.Text)
-			nmu.Unlock()
-		}
-	})
+	notices := noticeLog(hub)
 	eng := newPrimingEngine()
 	eng.CapBytes = 10e6 // a voice's state is 1 MB a row: no recording's fits
 	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), Open: func(string) (api.Engine, error) { return eng, nil }})
@@ -158,9 +167,7 @@ func TestVoiceNotKeptSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.primer.Wait()
-	nmu.Lock()
-	last := notices[len(notices)-1]
-	nmu.Unlock()
+	last := notices.last()
 	if !strings.Contains(last, `voice "Ada" was not made ready ahead (the voice cache did not keep the voice's state: it takes`) ||
 		!strings.Contains(last, "the voice cache's size is in the studio's settings") {
 		t.Errorf("status line %q, want Ada's voice said not kept, and where the cache's size is set", last)

@@ -4,14 +4,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"proscenium/engine/api"
 	"proscenium/engine/drama3"
+	"proscenium/internal/cachetest"
 )
 
 // TestCUDAEnginePrimedVoice primes a voice on the worker's take engine (one
@@ -92,10 +91,9 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 
 // TestCUDAEngineVoiceCacheSize loads the worker's take engine with the
 // voice cache asked for (engineOptions.VoiceCacheBytes, the studio's
-// setting) at a voice's state exactly and a byte short of it: the cache's
-// cap is what was asked, the voice is kept in the first and refused in the
-// second, the refusal saying its size against the cache's (one take at a
-// time and batch 4: both snapshot paths).
+// setting) at a voice's state exactly and a byte short of it
+// (cachetest.VoiceCacheSize), one take at a time and batch 4: both snapshot
+// paths.
 func TestCUDAEngineVoiceCacheSize(t *testing.T) {
 	dir, dev := tinyOnDevice(t)
 	dev.Numerics = drama3.NumericsFast
@@ -109,36 +107,16 @@ func TestCUDAEngineVoiceCacheSize(t *testing.T) {
 				}
 				return e
 			}
-			e := open(0)
+			first := open(0)
+			sizes := first.Info().CodebookSizes
+			first.Close()
 			codes := make([][]int, 30)
 			for i := range codes {
-				for c := range e.Info().CodebookSizes {
-					codes[i] = append(codes[i], (7*i+c)%e.Info().CodebookSizes[c])
+				for c, n := range sizes {
+					codes[i] = append(codes[i], (7*i+c)%n)
 				}
 			}
-			refs := []api.Reference{{Transcript: "A voice sized against the cache.", Codes: codes}}
-			primed, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
-			e.Close()
-			if err != nil || primed.Bytes <= 0 {
-				t.Fatalf("prime with the default cache: %+v, %v", primed, err)
-			}
-			for _, c := range []struct {
-				cache int64
-				kept  bool
-			}{{primed.Bytes, true}, {primed.Bytes - 1, false}} {
-				e := open(c.cache)
-				got, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
-				if cp := e.Stats().Memory.VoiceCacheCap; cp != c.cache {
-					t.Errorf("cache of %d bytes asked: its cap is %d", c.cache, cp)
-				}
-				e.Close()
-				switch {
-				case c.kept && (err != nil || got.Bytes != primed.Bytes):
-					t.Errorf("a cache of the voice's %d bytes: %+v, %v; want it kept", primed.Bytes, got, err)
-				case !c.kept && (!errors.Is(err, api.ErrVoiceNotKept) || !strings.Contains(err.Error(), "more than the voice cache's")):
-					t.Errorf("a cache a byte short of the voice's %d: %v; want ErrVoiceNotKept, larger than the cache", primed.Bytes, err)
-				}
-			}
+			cachetest.VoiceCacheSize(t, open, []api.Reference{{Transcript: "A voice sized against the cache.", Codes: codes}})
 		})
 	}
 }

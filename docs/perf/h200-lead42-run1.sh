@@ -22,18 +22,11 @@ cast() { # PORT KEY
 	T 75 cast-$2 python3 docs/perf/h200-lead42-cast.py $1 $ROOT/engine/audio/decode/testdata/ref.wav 12 20,20,20,20
 }
 serve_variants "${CAPS:-none 22GiB}" cast default= "1GiB=--voice-cache 1GiB"
-grep -q H200 $O/machine.txt || { echo "not an H200: the benches left out" >> $O/steps.log; BENCH=no; }
-[ "${BENCH:-yes}" = yes ] && T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
-[ "${BENCH:-yes}" = yes ] && T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
-[ "${BENCH:-yes}" = yes ] && T 15 tw $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60
-[ "${BENCH:-yes}" = yes ] && T 30 take-exact $P bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics exact
+table_benches
 run_pack
 cat $O/machine.txt; cat $O/steps.log
 run_tally engine frames
 grep -h -A6 -- '--- FAIL' $O/engine.log $O/frames.log | head -20
 grep -hE 'VoiceCacheSize|PrimedVoice' $O/engine.log | head -12
 for k in default-none 1GiB-none default-22GiB 1GiB-22GiB; do echo "== $k: $(cut -c1-200 $O/load-$k.log)"; grep -h 'proscenium-gpu: /tmp' $O/serve-$k.err | cut -c1-330; cut -c1-260 $O/cast-$k.log; done
-for f in take take-exact; do [ -f $O/$f.log ] && { echo "-- $f"; grep -hE "^take|takes after|first audio  |  frame  |batch [1-8]|backbone step|device memory|held" $O/$f.log | cut -c1-200; }; done
-[ -f $O/rows.log ] && echo "-- rows: $(grep -hE '^B =' $O/rows.log | cut -c1-80 | tr '\n' ' ')"
-[ -f $O/tw.log ] && echo "-- tower: $(grep -h '^takes' $O/tw.log | cut -c1-60 | tr '\n' ';')"
-true
+table_report

@@ -23,6 +23,7 @@
 #                                 (KEY: old-CAP or new-CAP; its logs serve-KEY.log/.err, load-KEY.log), then stops it
 #   serve_variants CAPS FN N=F…   serve_each for this build alone, once per variant N with serve's extra flags F (KEY
 #                                 N-CAP)
+#   table_benches                 on an H200, the Current figures' take, step and tower benches; table_report prints them
 #   run_product PORT              the product through run_serve's serve (a new 10 s voice and requests in it, four
 #                                 concurrent requests, the studio's service), then stops it; product_report
 run_setup() {
@@ -108,6 +109,25 @@ serve_one() {
 	"$fn" $SERVE_PORT $k
 	kill $pid 2>/dev/null
 	for i in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
+}
+
+# table_benches: on an H200 only (else a line in steps.log), the Current figures' take, step and tower benches (as
+# session 41's run 2): bench-take fast B = 1 and 4 (six takes, two rounds) and exact (two takes), bench-backbone
+# (1, 2, 4, 8 rows), bench-tower (1, 2, 3, 4, 8 rows from 60 cache rows); table_report prints them.
+table_benches() {
+	grep -q H200 "$O/machine.txt" || { echo "not an H200: the benches left out" >> "$O/steps.log"; return; }
+	T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
+	T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
+	T 15 tw $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60
+	T 30 take-exact $P bench-take -synthetic full -prompt 60 -frames 300 -takes 2 -batch 1,4 -seed-base 3 -numerics exact
+}
+
+table_report() {
+	local f
+	for f in take take-exact; do [ -f "$O/$f.log" ] && { echo "-- $f"; grep -hE "^take|takes after|first audio  |  frame  |batch [1-8]|backbone step|device memory|held" "$O/$f.log" | cut -c1-200; }; done
+	[ -f "$O/rows.log" ] && echo "-- rows: $(grep -hE '^B =' "$O/rows.log" | cut -c1-80 | tr '\n' ' ')"
+	[ -f "$O/tw.log" ] && echo "-- tower: $(grep -h '^takes' "$O/tw.log" | cut -c1-60 | tr '\n' ';')"
+	true
 }
 
 run_tally() {

@@ -2,13 +2,13 @@ package open
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
 	"proscenium/engine/api"
+	"proscenium/internal/cachetest"
 )
 
 // randomCodes is frames frames of codes in info's codebooks, from seed: a
@@ -77,10 +77,8 @@ func TestPrimedVoiceFirstTakeFromTheCache(t *testing.T) {
 	}
 }
 
-// The voice cache is the size Options ask for: a voice whose state is
-// exactly that is kept, one a byte larger than the cache is not, and the
-// prime says so (api.ErrVoiceNotKept, its size against the cache's); a
-// negative size is refused before anything loads.
+// The voice cache is the size Options ask for (cachetest.VoiceCacheSize);
+// a negative size is refused before anything loads.
 func TestVoiceCacheSize(t *testing.T) {
 	dir := needTinyDir(t)
 	ctx := context.Background()
@@ -91,30 +89,10 @@ func TestVoiceCacheSize(t *testing.T) {
 		}
 		return e
 	}
-	e := open(0)
-	refs := []api.Reference{{Transcript: "A voice against the cache.", Codes: randomCodes(e.Info(), 8, 4)}}
-	primed, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
-	if cp := e.Stats().Memory.VoiceCacheCap; err != nil || cp != 512<<20 {
-		t.Fatalf("the default cache: cap %d, prime %+v, %v", cp, primed, err)
-	}
-	e.Close()
-	for _, c := range []struct {
-		bytes int64
-		kept  bool
-	}{{primed.Bytes, true}, {primed.Bytes - 1, false}} {
-		e := open(c.bytes)
-		got, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
-		if cp := e.Stats().Memory.VoiceCacheCap; cp != c.bytes {
-			t.Errorf("a cache of %d bytes asked: its cap is %d", c.bytes, cp)
-		}
-		e.Close()
-		switch {
-		case c.kept && (err != nil || got.Bytes != primed.Bytes):
-			t.Errorf("a cache of the voice's %d bytes: %+v, %v; want it kept", primed.Bytes, got, err)
-		case !c.kept && (!errors.Is(err, api.ErrVoiceNotKept) || !strings.Contains(err.Error(), "more than the voice cache's")):
-			t.Errorf("a cache a byte short of the voice's %d: %v; want ErrVoiceNotKept, larger than the cache", primed.Bytes, err)
-		}
-	}
+	info := open(0)
+	refs := []api.Reference{{Transcript: "A voice against the cache.", Codes: randomCodes(info.Info(), 8, 4)}}
+	info.Close()
+	cachetest.VoiceCacheSize(t, open, refs)
 	if _, err := Open(ctx, dir, Options{Backend: CPU, VoiceCacheBytes: -1}); err == nil || !strings.Contains(err.Error(), "voice cache of -1 bytes") {
 		t.Errorf("a negative voice cache: %v", err)
 	}
