@@ -36,6 +36,7 @@ import (
 	"strings"
 	"sync"
 
+	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
 )
@@ -246,13 +247,14 @@ func (p *Primer) room(eng api.Engine, t Voice) error {
 	together := togetherBytes(parts)
 	if c := eng.Stats().Memory.VoiceCacheCap; alone+together > c {
 		return fmt.Errorf("%w: their states take %s alone and at most %s together, and the cache holds %s (a voice cache of %s would hold them)",
-			ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c), studio.ByteSize(roundUpMiB(alone+together)))
+			ErrNoRoom, studio.ByteSize(alone), studio.ByteSize(together), studio.ByteSize(c), studio.ByteSize(cacheToAsk(alone+together)))
 	}
 	return nil
 }
 
-// roundUpMiB is n rounded up to a whole MiB: a size to ask for.
-func roundUpMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
+// cacheToAsk is a voice cache the settings take that holds n bytes: n
+// rounded up to a whole MiB, at least settings.MinVoiceCache.
+func cacheToAsk(n int64) int64 { return max((n+1<<20-1)&^(1<<20-1), settings.MinVoiceCache) }
 
 // togetherBytes bounds from above the state of voices spoken together. A
 // state is a part that does not depend on the voice (the DeltaNet states)

@@ -207,8 +207,9 @@ func TestPrimerCastTogether(t *testing.T) {
 		t.Fatalf("primed %q, want %q", got, want)
 	}
 	refusals := slices.DeleteFunc(tell(), func(s string) bool { return !strings.Contains(s, ErrNoRoom.Error()) })
-	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone and at most 42 B together") {
-		t.Errorf("told %q: want the voices together refused once, naming the bytes", refusals)
+	if len(refusals) != 1 || !strings.HasPrefix(refusals[0], "Ada + Bea: ") || !strings.Contains(refusals[0], "take 42 B alone and at most 42 B together") ||
+		!strings.Contains(refusals[0], "(a voice cache of 64.0 MiB would hold them)") {
+		t.Errorf("told %q: want the voices together refused once, naming the bytes and the size that would hold them", refusals)
 	}
 }
 
