@@ -111,10 +111,10 @@ func GPUMemoryOf(dir string, opts Options) (GPUMemory, error) {
 // GPUTierUnderCap is the memory tier the GPU backend chooses for the model
 // in dir loaded with opts when the device budget is opts.MemoryCap
 // (cuda.PlanTier: "fits on the device", or the routed experts of the last
-// layers in pinned host memory), as the sentence the load announces. The device's free memory and the
-// host's are the worker's to check at load; the codec is not counted. A cap
-// too small even with every expert in host memory is an error wrapping
-// ErrGPUDoesNotFit, with the numbers.
+// layers in pinned host memory), as the sentence the load announces. The
+// device's free memory and the host's are the worker's to check at load;
+// the codec is not counted. A cap too small even with every expert in host
+// memory is an error wrapping ErrGPUDoesNotFit, with the numbers.
 func GPUTierUnderCap(dir string, opts Options) (string, error) {
 	in, err := tierInput(dir, opts)
 	if err != nil {
