@@ -23,7 +23,8 @@
 #                                 (KEY: old-CAP or new-CAP; its logs serve-KEY.log/.err, load-KEY.log), then stops it
 #   serve_variants CAPS FN N=F…   serve_each for this build alone, once per variant N with serve's extra flags F (KEY
 #                                 N-CAP)
-#   table_benches                 on an H200, the Current figures' take, step and tower benches; table_report prints them
+#   table_benches                 on an H200 (any card with ANY_CARD=yes), the Current figures' take, step and tower
+#                                 benches; table_report prints them
 #   run_product PORT              the product through run_serve's serve (a new 10 s voice and requests in it, four
 #                                 concurrent requests, the studio's service), then stops it; product_report
 run_setup() {
@@ -111,11 +112,11 @@ serve_one() {
 	for i in $(seq 40); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done
 }
 
-# table_benches: on an H200 only (else a line in steps.log), the Current figures' take, step and tower benches (as
+# table_benches: on an H200 only (else a line in steps.log; ANY_CARD=yes: on any card), the Current figures' take, step and tower benches (as
 # session 41's run 2): bench-take fast B = 1 and 4 (six takes, two rounds) and exact (two takes), bench-backbone
 # (1, 2, 4, 8 rows), bench-tower (1, 2, 3, 4, 8 rows from 60 cache rows); table_report prints them.
 table_benches() {
-	grep -q H200 "$O/machine.txt" || { echo "not an H200: the benches left out" >> "$O/steps.log"; return; }
+	[ "${ANY_CARD:-no}" = yes ] || grep -q H200 "$O/machine.txt" || { echo "not an H200: the benches left out" >> "$O/steps.log"; return; }
 	T 50 take $P bench-take -synthetic full -prompt 60 -frames 300 -takes 6 -batch 1,4 -rounds 2 -seed-base 3 -numerics fast
 	T 15 rows $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics fast
 	T 15 tw $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60
