@@ -13,26 +13,20 @@ import (
 	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/take"
 )
 
-// engineOptions are what a load asks of the engine beyond its checkpoint.
-type engineOptions struct {
-	// Batch is the most takes together (0: api.DefaultBatch).
-	Batch int
-	// VoiceCacheBytes is the voice prefix cache's most
-	// (cuda.FramesOptions.PrefixCacheBytes; 0: the default).
-	VoiceCacheBytes int64
-}
-
-// openCUDAEngine loads the checkpoint directory dir onto dev (admission of
-// the exact bytes for opt.Batch takes first, progress as bytes on the
+// openCUDAEngine loads req's checkpoint directory onto dev (admission of
+// the exact bytes for req.Batch takes first, progress as bytes on the
 // device) and returns the take engine over the CUDA frame backend
-// (take.Compose, as the CPU's), up to opt.Batch takes together, each with
-// its own device state, their frames interleaved, one voice prefix cache
-// for all of them; reason goes to Info.BackendReason.
-func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, opt engineOptions, progress func(done, total int64)) (api.Engine, error) {
-	n, err := api.BatchOf(opt.Batch)
+// (take.Compose, as the CPU's), up to req.Batch takes together, each with
+// its own device state, their frames interleaved, one voice prefix cache of
+// req.VoiceCacheBytes for all of them; reason goes to Info.BackendReason.
+// req's memory cap and numerics are the device's (the opener sets them).
+func openCUDAEngine(ctx context.Context, dev *cuda.Device, req gpuworker.LoadRequest, reason string, progress func(done, total int64)) (api.Engine, error) {
+	dir := req.Model
+	n, err := api.BatchOf(req.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +43,7 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, dir, reason string, o
 				return nil, err
 			}
 			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say, PrefixCacheBytes: opt.VoiceCacheBytes}, progress)
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say, PrefixCacheBytes: req.VoiceCacheBytes}, progress)
 			if err == nil {
 				all.add(f)
 				loaded.Store(f)

@@ -10,6 +10,7 @@ import (
 	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 )
 
 // TestCUDAEngineBatchedTakes runs the worker's take engine at batch 4 (the
@@ -58,7 +59,7 @@ func testBatchedTakes(t *testing.T, dev *cuda.Device, dir string) {
 	}
 
 	alone := make([]out, len(texts))
-	one, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
+	one, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func testBatchedTakes(t *testing.T, dev *cuda.Device, dir string) {
 	}
 	one.Close()
 
-	four, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 4}, nil)
+	four, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 4}, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"proscenium/engine/cuda/device"
 	"proscenium/engine/demo/qwen3"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/open"
 )
 
@@ -70,7 +71,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 		return pcm, fin
 	}
 
-	gpu, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
+	gpu, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestCUDAEngineTakes(t *testing.T) {
 	}
 	dev.Pool.SetCap(cuda.DeviceMem, 50_000_000)
 	defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-	capped, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
+	capped, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil)
 	if err == nil {
 		capped.Close()
 		t.Fatal("the model loaded under a 50 MB cap")

@@ -10,6 +10,7 @@ import (
 
 	"proscenium/engine/api"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 	"proscenium/internal/cachetest"
 )
 
@@ -27,7 +28,7 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 			dev.Numerics = n
 			t.Run(fmt.Sprintf("%s/batch%d", n, batch), func(t *testing.T) {
 				open := func() api.Engine {
-					e, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: batch}, nil)
+					e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: batch}, "test", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -90,7 +91,7 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 }
 
 // TestCUDAEngineVoiceCacheSize loads the worker's take engine with the
-// voice cache asked for (engineOptions.VoiceCacheBytes, the studio's
+// voice cache asked for (LoadRequest.VoiceCacheBytes, the studio's
 // setting) at a voice's state exactly and a byte short of it
 // (cachetest.VoiceCacheSize), one take at a time and batch 4: both snapshot
 // paths.
@@ -101,7 +102,7 @@ func TestCUDAEngineVoiceCacheSize(t *testing.T) {
 	for _, batch := range []int{1, 4} {
 		t.Run(fmt.Sprintf("batch%d", batch), func(t *testing.T) {
 			open := func(voiceCache int64) api.Engine {
-				e, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: batch, VoiceCacheBytes: voiceCache}, nil)
+				e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: batch, VoiceCacheBytes: voiceCache}, "test", nil)
 				if err != nil {
 					t.Fatal(err)
 				}

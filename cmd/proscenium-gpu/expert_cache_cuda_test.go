@@ -9,6 +9,7 @@ import (
 	"proscenium/engine/api"
 	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 )
 
 // TestCUDAExpertCacheHotSet: with every router zeroed each step routes to
@@ -55,7 +56,7 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 		t.Helper()
 		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
 		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-		e, err := openCUDAEngine(ctx, dev, dir, "test", engineOptions{Batch: 1}, nil)
+		e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

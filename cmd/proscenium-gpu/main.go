@@ -85,16 +85,10 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.Backend != "cuda" {
 			return nil, fmt.Errorf("backend %q: proscenium-gpu serves the cuda backend (the CPU backend runs in `proscenium worker`)", req.Backend)
 		}
-		if req.MemoryCap < 0 {
-			return nil, fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", req.MemoryCap)
-		}
-		if req.VoiceCacheBytes < 0 {
-			return nil, fmt.Errorf("voice cache of %d bytes: want ≥ 0 (0: the default)", req.VoiceCacheBytes)
-		}
-		numerics, err := drama3.ParseNumerics(req.Numerics)
-		if err != nil {
+		if err := req.Check(); err != nil {
 			return nil, err
 		}
+		numerics, _ := drama3.ParseNumerics(req.Numerics) // Check parsed it
 		if req.MemoryCap > 0 {
 			dev.Pool.SetCap(cuda.DeviceMem, req.MemoryCap)
 		}
@@ -103,6 +97,6 @@ func opener(dev *cuda.Device) gpuworker.Opener {
 		if req.Reason != "" {
 			reason = req.Reason + " (" + reason + ")"
 		}
-		return openCUDAEngine(ctx, dev, req.Model, reason, engineOptions{Batch: req.Batch, VoiceCacheBytes: req.VoiceCacheBytes}, progress)
+		return openCUDAEngine(ctx, dev, req, reason, progress)
 	}
 }

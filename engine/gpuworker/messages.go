@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"proscenium/engine/api"
+	"proscenium/engine/drama3"
 )
 
 // Hello is the worker's first frame: who it is and what it found.
@@ -81,6 +82,21 @@ type LoadRequest struct {
 	// VoiceCacheBytes is open.Options.VoiceCacheBytes: the voice cache's
 	// most (0: the backend's default).
 	VoiceCacheBytes int64 `json:"voice_cache_bytes,omitempty"`
+}
+
+// Check refuses a request no backend can take: a negative memory cap or
+// voice cache, an unknown numerics policy. The worker checks before it
+// loads; engine/open checks its Options by the same rule before it starts
+// one.
+func (r LoadRequest) Check() error {
+	if r.MemoryCap < 0 {
+		return fmt.Errorf("memory cap %d bytes: want ≥ 0 (0: none)", r.MemoryCap)
+	}
+	if r.VoiceCacheBytes < 0 {
+		return fmt.Errorf("voice cache of %d bytes: want ≥ 0 (0: the default)", r.VoiceCacheBytes)
+	}
+	_, err := drama3.ParseNumerics(r.Numerics)
+	return err
 }
 
 // Loaded answers OpLoad: the engine's handle in the worker and its Info.

@@ -17,6 +17,7 @@ import (
 	"proscenium/engine/api"
 	"proscenium/engine/cpu"
 	"proscenium/engine/drama3"
+	"proscenium/engine/gpuworker"
 	"proscenium/engine/take"
 )
 
@@ -132,15 +133,10 @@ func Open(ctx context.Context, dir string, opts Options) (api.Engine, error) {
 	return OpenCPU(ctx, dir, opts, reason)
 }
 
-// check refuses options no backend can take.
+// check refuses options no backend can take, by the worker's rule
+// (gpuworker.LoadRequest.Check).
 func (o Options) check() error {
-	if _, err := drama3.ParseNumerics(string(o.Numerics)); err != nil {
-		return err
-	}
-	if o.VoiceCacheBytes < 0 {
-		return fmt.Errorf("voice cache of %d bytes: want ≥ 0 (0: the default)", o.VoiceCacheBytes)
-	}
-	return nil
+	return gpuworker.LoadRequest{MemoryCap: o.MemoryCap, VoiceCacheBytes: o.VoiceCacheBytes, Numerics: string(o.Numerics)}.Check()
 }
 
 // voiceCacheOr is the voice cache opts ask for, else def.
