@@ -244,7 +244,7 @@ func (c *Control) admit(dir string) error {
 		} else {
 			gpu = ""
 		}
-		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s in the settings%s",
+		return fmt.Errorf("%w: %s needs about %s (%s, %d rows of context), more than the memory cap of %s%s",
 			studio.ErrInvalid, dir, studio.ByteSize(sum.MemoryNeeded), sum.MemoryBasis, sum.Context, studio.ByteSize(limit), gpu)
 	}
 	return nil

@@ -87,7 +87,7 @@ type Primer struct {
 }
 
 // state is what a voice's prime said of its state: its rows and the bytes
-// it holds in the cache (0: not kept, or never primeable).
+// it holds in the cache (0: never primeable on this engine).
 type state struct {
 	rows  int
 	bytes int64
@@ -201,7 +201,7 @@ func (p *Primer) Wait() {
 
 // next takes the next voice to prime on eng (false: none left, and the
 // goroutine ends: a later Prime starts another), dropping those done on it
-// (a cast's voice only when its state was not kept); a new engine starts
+// (a cast's voice only when it is never primeable there); a new engine starts
 // afresh. eng nil: nothing can be primed now, and the queue is dropped
 // (the next load's voices are queued again).
 func (p *Primer) next(eng api.Engine) (Voice, bool) {

@@ -94,8 +94,8 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 }
 
 // notKept is PrimeVoice's error for a voice whose state the cache did not
-// keep: larger than its cap when the cache counted a refusal since it had
-// refused snapshots (st, after the prime), else memory was short for it.
+// keep: larger than its cap when the cache's refusals (st, after the prime)
+// passed refused (before it), else memory was short for it.
 func notKept(st drama3.PrefixCacheStats, refused int64) error {
 	if st.Refusals > refused {
 		state, cache := sizes(st.RefusedBytes, st.Cap)
