@@ -62,55 +62,70 @@ struct GemmFP8W {
     }
 };
 
-template <class WT>
-__device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
-                                          const float* __restrict__ S, const float* __restrict__ X, int rows,
-                                          int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
-                                          const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
-                                          long long mstride, long long sstride, int n) {
-    __shared__ __align__(16) double xs[GEMM_BK * GEMM_XP];
-    __shared__ __align__(16) double ws[GEMM_BK * GEMM_WP];
-
-    pdl_entry();
-    int start = 0, end = n;
-    long long mat = 0;
-    if (offsets) {
-        const int e = blockIdx.z;
-        start = offsets[e];
-        end = offsets[e + 1];
-        mat = ids ? (long long)ids[e] : (long long)e;
-    }
-    const int m0 = start + blockIdx.x * GEMM_BM;
-    if (m0 >= end) return;
-    const int n0 = blockIdx.y * GEMM_BN;
-    W += mat * mstride * WT::ELEM;
-    const int scols = (cols + 127) >> 7;
-    const float* srow = S ? S + mat * sstride + (size_t)(n0 >> 7) * scols : nullptr;
-
-    const int tid = threadIdx.x;
-    // X tile loads: 64 rows × 8 float4; thread tid loads float4 f = tid + 256·u.
+// GemmTileLoads is the exact GEMMs' (gemm_body, gemm_tc_body) view of a
+// block's tiles: the rows of Y it makes (its group's, the tile's first X
+// row m0 and W row n0) and the next GEMM_BK columns loaded into registers:
+// two float4 of X for each thread (64 X rows × 8 float4: thread tid's
+// float4 f = tid + 256·u, row f / 8), and, for threads 0 … 4·BN−1, eight
+// weights of one of BN W rows as the CPU's float32 (WT::load). Each body
+// stores them into its own shared layout.
+template <class WT, int BN>
+struct GemmTileLoads {
+    int end, m0, n0, cols;
+    const float* srow;  // the W tile's block scales (FP8), else null
     const float* xrow[2];
     bool xok[2];
     int xc4[2], xr[2];
-#pragma unroll
-    for (int u = 0; u < 2; u++) {
-        const int f = tid + GEMM_THREADS * u;
-        xr[u] = f >> 3;
-        xc4[u] = f & 7;
-        const int m = m0 + xr[u];
-        xok[u] = m < end;
-        const int src = xok[u] ? (rowids ? rowids[m] : m) : 0;
-        xrow[u] = X + (size_t)src * xstride;
-    }
-    // W tile loads: 32 rows × 4 pieces of 8 elements, threads 0…127.
-    const bool wload = tid < GEMM_BN * 4;
-    const int wr = (tid >> 2) & (GEMM_BN - 1), wc = (tid & 3) * 8;
-    const bool wok = wload && n0 + wr < rows;
-    const uint8_t* wrow = W + (size_t)min(n0 + wr, rows - 1) * cols * WT::ELEM;
-
+    bool wload, wok;
+    int wr, wc;
+    const uint8_t* wrow;
     float4 xv[2];
     float wf[8];
-    auto load = [&](int k0) {
+
+    // begin finds the block's tile (grouped form: blockIdx.z's group) and
+    // returns false when it lies past its group's end: nothing to do.
+    __device__ __forceinline__ bool begin(const uint8_t* __restrict__ W, const float* __restrict__ S,
+                                          const float* __restrict__ X, int rows, int cols_, int xstride,
+                                          const int32_t* __restrict__ offsets, const int32_t* __restrict__ ids,
+                                          const int32_t* __restrict__ rowids, long long mstride, long long sstride,
+                                          int n) {
+        int start = 0;
+        end = n, cols = cols_;
+        long long mat = 0;
+        if (offsets) {
+            const int e = blockIdx.z;
+            start = offsets[e];
+            end = offsets[e + 1];
+            mat = ids ? (long long)ids[e] : (long long)e;
+        }
+        m0 = start + blockIdx.x * GEMM_BM;
+        if (m0 >= end) return false;
+        n0 = blockIdx.y * BN;
+        W += mat * mstride * WT::ELEM;
+        const int scols = (cols + 127) >> 7;
+        srow = S ? S + mat * sstride + (size_t)(n0 >> 7) * scols : nullptr;
+
+        const int tid = threadIdx.x;
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const int f = tid + GEMM_THREADS * u;
+            xr[u] = f >> 3;
+            xc4[u] = f & 7;
+            const int m = m0 + xr[u];
+            xok[u] = m < end;
+            const int src = xok[u] ? (rowids ? rowids[m] : m) : 0;
+            xrow[u] = X + (size_t)src * xstride;
+        }
+        wload = tid < BN * 4;
+        wr = (tid >> 2) & (BN - 1), wc = (tid & 3) * 8;
+        wok = wload && n0 + wr < rows;
+        wrow = W + (size_t)min(n0 + wr, rows - 1) * cols * WT::ELEM;
+        return true;
+    }
+
+    // load reads columns k0 … k0 + GEMM_BK − 1 into xv and wf (zeros past
+    // the matrices' ends).
+    __device__ __forceinline__ void load(int k0) {
 #pragma unroll
         for (int u = 0; u < 2; u++) {
             const int k = k0 + xc4[u] * 4;
@@ -123,16 +138,32 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
 #pragma unroll
             for (int i = 0; i < 8; i++) wf[i] = 0.f;
         }
-    };
+    }
+};
+
+template <class WT>
+__device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* __restrict__ W,
+                                          const float* __restrict__ S, const float* __restrict__ X, int rows,
+                                          int cols, int xstride, int ystride, const int32_t* __restrict__ offsets,
+                                          const int32_t* __restrict__ ids, const int32_t* __restrict__ rowids,
+                                          long long mstride, long long sstride, int n) {
+    __shared__ __align__(16) double xs[GEMM_BK * GEMM_XP];
+    __shared__ __align__(16) double ws[GEMM_BK * GEMM_WP];
+
+    pdl_entry();
+    GemmTileLoads<WT, GEMM_BN> tl;
+    if (!tl.begin(W, S, X, rows, cols, xstride, offsets, ids, rowids, mstride, sstride, n)) return;
+    const int tid = threadIdx.x, m0 = tl.m0, n0 = tl.n0, end = tl.end;
     auto store = [&]() {
 #pragma unroll
         for (int u = 0; u < 2; u++) {
-            double* d = xs + (xc4[u] * 4) * GEMM_XP + xr[u];
-            d[0] = xv[u].x, d[GEMM_XP] = xv[u].y, d[2 * GEMM_XP] = xv[u].z, d[3 * GEMM_XP] = xv[u].w;
+            double* d = xs + (tl.xc4[u] * 4) * GEMM_XP + tl.xr[u];
+            const float4 v = tl.xv[u];
+            d[0] = v.x, d[GEMM_XP] = v.y, d[2 * GEMM_XP] = v.z, d[3 * GEMM_XP] = v.w;
         }
-        if (wload) {
+        if (tl.wload) {
 #pragma unroll
-            for (int i = 0; i < 8; i++) ws[(wc + i) * GEMM_WP + wr] = wf[i];
+            for (int i = 0; i < 8; i++) ws[(tl.wc + i) * GEMM_WP + tl.wr] = tl.wf[i];
         }
     };
 
@@ -144,11 +175,11 @@ __device__ __forceinline__ void gemm_body(float* __restrict__ Y, const uint8_t* 
         for (int j = 0; j < 4; j++) acc[i][j] = 0.0;
 
     const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
-    load(0);
+    tl.load(0);
     for (int kt = 0; kt < ktiles; kt++) {
         store();
         __syncthreads();
-        if (kt + 1 < ktiles) load((kt + 1) * GEMM_BK);
+        if (kt + 1 < ktiles) tl.load((kt + 1) * GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK / GEMM_KG; kk++) {
             const int k = g * (GEMM_BK / GEMM_KG) + kk;
@@ -255,69 +286,22 @@ __device__ __forceinline__ void gemm_tc_body(float* __restrict__ Y, const uint8_
     __shared__ __align__(16) double ws[BN * GEMM_TC_KP];
 
     pdl_entry();
-    int start = 0, end = n;
-    long long mat = 0;
-    if (offsets) {
-        const int e = blockIdx.z;
-        start = offsets[e];
-        end = offsets[e + 1];
-        mat = ids ? (long long)ids[e] : (long long)e;
-    }
-    const int m0 = start + blockIdx.x * GEMM_TC_BM;
-    if (m0 >= end) return;
-    const int n0 = blockIdx.y * BN;
-    W += mat * mstride * WT::ELEM;
-    const int scols = (cols + 127) >> 7;
-    const float* srow = S ? S + mat * sstride + (size_t)(n0 >> 7) * scols : nullptr;
-
-    const int tid = threadIdx.x;
-    // X tile loads: 64 rows × 8 float4; thread tid loads float4 f = tid + 256·u.
-    const float* xrow[2];
-    bool xok[2];
-    int xc4[2], xr[2];
-#pragma unroll
-    for (int u = 0; u < 2; u++) {
-        const int f = tid + GEMM_THREADS * u;
-        xr[u] = f >> 3;
-        xc4[u] = f & 7;
-        const int m = m0 + xr[u];
-        xok[u] = m < end;
-        const int src = xok[u] ? (rowids ? rowids[m] : m) : 0;
-        xrow[u] = X + (size_t)src * xstride;
-    }
-    // W tile loads: BN rows × 4 pieces of 8 elements, threads 0…4·BN−1.
-    const bool wload = tid < BN * 4;
-    const int wr = (tid >> 2) & (BN - 1), wc = (tid & 3) * 8;
-    const bool wok = wload && n0 + wr < rows;
-    const uint8_t* wrow = W + (size_t)min(n0 + wr, rows - 1) * cols * WT::ELEM;
-
-    float4 xv[2];
-    float wf[8];
-    auto load = [&](int k0) {
-#pragma unroll
-        for (int u = 0; u < 2; u++) {
-            const int k = k0 + xc4[u] * 4;
-            xv[u] = (xok[u] && k < cols) ? *reinterpret_cast<const float4*>(xrow[u] + k) : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-        const int k = k0 + wc;
-        if (wok && k < cols) {
-            WT::load(wrow + (size_t)k * WT::ELEM, srow ? __ldg(srow + (k >> 7)) : 1.f, wf);
-        } else {
-#pragma unroll
-            for (int i = 0; i < 8; i++) wf[i] = 0.f;
-        }
-    };
+    static_assert(GEMM_TC_BM == GEMM_BM, "GemmTileLoads loads GEMM_BM rows of X");
+    GemmTileLoads<WT, BN> tl;
+    if (!tl.begin(W, S, X, rows, cols, xstride, offsets, ids, rowids, mstride, sstride, n)) return;
+    const int tid = threadIdx.x, m0 = tl.m0, n0 = tl.n0, end = tl.end;
     auto store = [&]() {
 #pragma unroll
         for (int u = 0; u < 2; u++) {
-            double2* d = reinterpret_cast<double2*>(xs + xr[u] * GEMM_TC_KP + xc4[u] * 4);
-            d[0] = make_double2(xv[u].x, xv[u].y);
-            d[1] = make_double2(xv[u].z, xv[u].w);
+            double2* d = reinterpret_cast<double2*>(xs + tl.xr[u] * GEMM_TC_KP + tl.xc4[u] * 4);
+            const float4 v = tl.xv[u];
+            d[0] = make_double2(v.x, v.y);
+            d[1] = make_double2(v.z, v.w);
         }
-        if (wload) {
-            double2* d = reinterpret_cast<double2*>(ws + wr * GEMM_TC_KP + wc);
+        if (tl.wload) {
+            double2* d = reinterpret_cast<double2*>(ws + tl.wr * GEMM_TC_KP + tl.wc);
 #pragma unroll
-            for (int i = 0; i < 4; i++) d[i] = make_double2(wf[2 * i], wf[2 * i + 1]);
+            for (int i = 0; i < 4; i++) d[i] = make_double2(tl.wf[2 * i], tl.wf[2 * i + 1]);
         }
     };
 
@@ -330,11 +314,11 @@ __device__ __forceinline__ void gemm_tc_body(float* __restrict__ Y, const uint8_
     const int ktiles = (cols + GEMM_BK - 1) / GEMM_BK;
     const double* ap = xs + (warp * 8 + fr) * GEMM_TC_KP + fk;
     const double* bp = ws + fr * GEMM_TC_KP + fk;
-    load(0);
+    tl.load(0);
     for (int kt = 0; kt < ktiles; kt++) {
         store();
         __syncthreads();
-        if (kt + 1 < ktiles) load((kt + 1) * GEMM_BK);
+        if (kt + 1 < ktiles) tl.load((kt + 1) * GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 4) {
             const double a = ap[kk];
