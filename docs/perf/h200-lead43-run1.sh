@@ -1,8 +1,9 @@
 #!/bin/bash
-# Lead, session 43, run 1 (one call, ≤ 540 s), on session 42's final code (d3f9305; no kernel changed since
-# session 29): what session 42 did not run on a GPU. The whole check (run-lib.sh) under fast and exact, the forced
-# tensor-core attention, the engine's tests and the agreement with the CPU, and every kernel's test (kernels.test),
-# while a full-size checkpoint is written; then the review's worker change (6e70ad7: openCUDAEngine takes its
+# Lead, session 43, run 1 (one call, ≤ 540 s): what session 42 did not run on a GPU, on session 42's final code
+# with one kernel change (the exact GEMMs' shared tile loader, gemm.cu), whose tests run first (the FP64 instances
+# against the CPU's bits). The whole check (run-lib.sh) under fast and exact, the forced tensor-core attention, the
+# engine's tests and the agreement with the CPU, and every kernel's test (kernels.test), while a full-size
+# checkpoint is written; then the review's worker change (6e70ad7: openCUDAEngine takes its
 # LoadRequest) through serve: `serve --ui --voice-cache 1GiB`, uncapped, run 1's cast of four 20 s voices; last the
 # step and the tower under exact (session 42 ran exact in the take bench only).
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit).
@@ -11,6 +12,7 @@ set -u
 run_setup run1 540 .carry-fa .carry-fb
 [ -d /tmp/full ] || T 120 make-full "$X/proscenium" make-tiny /tmp/full --geometry full &
 (cd kernels && T 60 tests-kernels $X/kernels.test -test.v) &
+(cd engine/cuda && T 90 tests-gemm env PROSCENIUM_GEMM_KERNELS='simt|tc16|tc32' $X/cuda.test -test.v -test.run '^(TestGemmBF16|TestGemmFP8|TestGemmGrouped|TestGemmWide|TestGemmTiles31|TestGemmGroupedExperts)$')
 whole_check_tests
 run_whole_check
 wait
@@ -22,7 +24,7 @@ T 20 rows-exact $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numer
 T 20 tw-exact $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60 -numerics exact
 run_pack
 cat $O/machine.txt; cat $O/steps.log
-run_tally tests-exact tests-fast tests-forced engine tests-kernels
+run_tally tests-gemm tests-exact tests-fast tests-forced engine tests-kernels
 grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-*.log $O/engine.log | head -16
 agreement_report
 echo "== 1GiB-none: $(cut -c1-200 $O/load-1GiB-none.log)"; cut -c1-260 $O/cast-1GiB-none.log
