@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 43, run 1 (one call, ≤ 540 s): what session 42 did not run on a GPU, on session 42's final code
+# Lead, session 43, run 1 (one call, ≤ 480 s): what session 42 did not run on a GPU, on session 42's final code
 # with one kernel change (the exact GEMMs' shared tile loader, gemm.cu), whose tests run first (the FP64 instances
 # against the CPU's bits). The whole check (run-lib.sh) under fast and exact, the forced tensor-core attention, the
 # engine's tests and the agreement with the CPU, and every kernel's test (kernels.test), while a full-size
@@ -9,7 +9,7 @@
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit).
 set -u
 . docs/perf/run-lib.sh
-run_setup run1 540 .carry-fa .carry-fb
+run_setup run1 480 .carry-fa .carry-fb
 [ -d /tmp/full ] || T 120 make-full "$X/proscenium" make-tiny /tmp/full --geometry full &
 (cd kernels && T 60 tests-kernels $X/kernels.test -test.v) &
 (cd engine/cuda && T 90 tests-gemm env PROSCENIUM_GEMM_KERNELS='simt|tc16|tc32' $X/cuda.test -test.v -test.run '^(TestGemmBF16|TestGemmFP8|TestGemmGrouped|TestGemmWide|TestGemmTiles31|TestGemmGroupedExperts)$')
