@@ -42,7 +42,8 @@ func (s *Service) primeCast(cast []string) {
 }
 
 // voicePrimed says in the status line what a prime did, and shows the
-// voice cache's new size.
+// voice cache's size and the voices it holds (a voice found held counts:
+// the cast it was asked for may be new).
 func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
 	if v.Together != nil {
 		s.castPrimed(v, p, err)
@@ -55,7 +56,9 @@ func (s *Service) voicePrimed(v voiceprime.Voice, p *api.Primed, err error) {
 		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("voice %q was not made ready ahead (%v): its first take starts by reading its reference", v.Name, err))
 	case !p.Cached:
 		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("voice %q is ready: its reference (%d rows) read in %.0f ms, kept for its takes", v.Name, p.PrefixRows, p.PrefillMs))
-		s.publishStats()
+	}
+	if err == nil {
+		s.publishStats() // the cache's size, and the voices it holds
 	}
 }
 
@@ -73,6 +76,8 @@ func (s *Service) castPrimed(v voiceprime.Voice, p *api.Primed, err error) {
 		s.events.Notice(studio.NoticeWarning, fmt.Sprintf("the whole script in voices %s was not made ready ahead (%v): its first take starts by reading their references", names, err))
 	case !p.Cached:
 		s.events.Notice(studio.NoticeInfo, fmt.Sprintf("the whole script in voices %s is ready: their references (%d rows) read in %.0f ms, kept for its takes", names, p.PrefixRows, p.PrefillMs))
+	}
+	if err == nil {
 		s.publishStats()
 	}
 }

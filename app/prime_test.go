@@ -29,6 +29,20 @@ func newPrimingEngine() *primingEngine {
 	return &primingEngine{testEngine: testEngine{frames: 1, mem: api.Memory{VoiceCacheCap: 1e9}}, VoiceCache: enginetest.VoiceCache{RowBytes: 1e6}}
 }
 
+// Stats lists the voices the cache holds by their keys.
+func (e *primingEngine) Stats() api.Stats {
+	st := e.testEngine.Stats()
+	st.Memory.VoiceKeys = e.Held()
+	return st
+}
+
+// ready is what the studio's stats say is ready: the voices (sorted) and
+// whether the cast together is.
+func ready(svc *Service) ([]string, bool) {
+	st := svc.Stats()
+	return slices.Sorted(slices.Values(st.VoicesReady)), st.CastReady
+}
+
 // notices is the status line's texts as hub sends them.
 type notices struct {
 	mu    sync.Mutex
@@ -127,6 +141,15 @@ func TestVoicesPrimed(t *testing.T) {
 	if last := notices.last(); !strings.Contains(last, `the whole script in voices "Bob", "Ada" is ready`) {
 		t.Errorf("status line %q, want the whole script's voices said ready", last)
 	}
+	// The stats say which voices the cache holds: both, and the cast
+	// together; a voice the cache dropped is not ready.
+	if voices, cast := ready(svc); !slices.Equal(voices, []string{"Ada", "Bob"}) || !cast {
+		t.Errorf("ready: %q, cast %v; want Ada and Bob, and the cast together", voices, cast)
+	}
+	engines[0].Drop("Bob speaks.")
+	if voices, cast := ready(svc); !slices.Equal(voices, []string{"Ada"}) || !cast {
+		t.Errorf("ready after Bob's voice was dropped: %q, cast %v; want Ada, and the cast together", voices, cast)
+	}
 	// What was primed is the voice prefix of the whole script's take.
 	if _, err := svc.SpeakCast(voices.CastRequest{Request: api.SpeechRequest{Text: "<|speaker:0|>Hi.<|speaker:1|>Hello.", Sampling: api.DefaultSampling(), MaxFrames: 1}, Cast: []string{"Bob", "Ada"}}); err != nil {
 		t.Fatal(err)
@@ -147,6 +170,13 @@ func TestVoicesPrimed(t *testing.T) {
 	}
 	if got := engines[1].Asked(); !slices.Equal(got, []string{"Bob speaks.", "Ada speaks.", "Bob speaks.+Ada speaks."}) {
 		t.Fatalf("primed %q on the newly loaded model, want the project's cast in its order, then together", got)
+	}
+	if voices, cast := ready(svc); !slices.Equal(voices, []string{"Ada", "Bob"}) || !cast {
+		t.Errorf("ready on the new model: %q, cast %v; want Ada and Bob, and the cast together", voices, cast)
+	}
+	save("", "Bob", "Ada") // no whole script in voices for this cast
+	if voices, cast := ready(svc); !slices.Equal(voices, []string{"Ada", "Bob"}) || cast {
+		t.Errorf("ready with speaker 0 in the model's voice: %q, cast %v; want Ada and Bob, not a cast together", voices, cast)
 	}
 }
 

@@ -235,10 +235,26 @@ func (s *Service) InspectModel(dir string) (model.ModelSummary, error) {
 // returns its directory.
 func (s *Service) MakeDemoModel() (string, error) { return s.model.MakeDemoModel() }
 
-// Stats reports device memory and the last take's figures. Without a model
-// it reports no numbers, only "no model loaded".
+// Stats reports device memory, the last take's figures and the voices the
+// voice cache holds (by the keys of their primes). Without a model it
+// reports no numbers, only "no model loaded".
 func (s *Service) Stats() model.StatsView {
-	return s.model.Stats(s.Settings().MemoryCapBytes, s.takes.LastFinish())
+	v := s.model.Stats(s.Settings().MemoryCapBytes, s.takes.LastFinish())
+	if v.Memory == nil || len(v.Memory.VoiceKeys) == 0 {
+		return v
+	}
+	eng, err := s.model.Loaded()
+	if err != nil {
+		return v
+	}
+	refs, cast := s.primer.Held(eng, v.Memory.VoiceKeys)
+	for _, vc := range s.voices.Voices() {
+		if vc.Reference != "" && refs[vc.Reference] {
+			v.VoicesReady = append(v.VoicesReady, vc.Name)
+		}
+	}
+	v.CastReady = cast
+	return v
 }
 
 // CountTokens counts text with the loaded model's tokenizer.

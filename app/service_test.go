@@ -205,7 +205,7 @@ func TestTakeLifecycle(t *testing.T) {
 		t.Fatalf("engine got %+v", eng.got[0])
 	}
 	stats := svc.Stats()
-	if !stats.Loaded || stats.Memory == nil || *stats.Memory != eng.mem || stats.LastTake == nil || stats.LastTake.Frames != 5 {
+	if !stats.Loaded || stats.Memory == nil || !reflect.DeepEqual(*stats.Memory, eng.mem) || stats.LastTake == nil || stats.LastTake.Frames != 5 {
 		t.Fatalf("stats after a take: %+v", stats)
 	}
 	names := strings.Join(rec.names(), ",")

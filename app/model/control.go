@@ -85,6 +85,12 @@ type StatsView struct {
 	// Total is the memory the model's device has in all (the host's for
 	// the CPU backend), 0 when unknown: what a bar with no cap is against.
 	Total int64 `json:"total_bytes"`
+	// VoicesReady names the cloned voices whose state the voice cache
+	// holds now (primed: app/voiceprime), so that a take in one starts
+	// without reading its reference first; CastReady says the same of the
+	// open project's cast spoken together (the whole script's take).
+	VoicesReady []string `json:"voices_ready,omitempty"`
+	CastReady   bool     `json:"cast_ready,omitempty"`
 }
 
 // Control is the studio's one model slot. It is safe for concurrent use.

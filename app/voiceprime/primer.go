@@ -86,11 +86,13 @@ type Primer struct {
 	idle    *sync.Cond       // signalled when the queue empties and the goroutine ends (Wait)
 }
 
-// state is what a voice's prime said of its state: its rows and the bytes
-// it holds in the cache (0: never primeable on this engine).
+// state is what a voice's prime said of its state: its rows, the bytes it
+// holds in the cache (0: never primeable on this engine) and its key there
+// (api.Primed.Key).
 type state struct {
 	rows  int
 	bytes int64
+	key   string
 }
 
 // queued is a voice waiting for its turn; cast: the open project's, asked
@@ -187,6 +189,28 @@ func together(vs []Voice) (Voice, bool) {
 		return refs, nil
 	}
 	return t, true
+}
+
+// Held is what of the voices primed on eng its voice cache holds now, by
+// keys (eng's api.Memory.VoiceKeys): the recording ids of the voices held
+// (a cast's voices together by their Voice.Reference, the ids joined), and
+// whether the open project's cast spoken together is among them (the whole
+// script's take starts from the cache). Nothing when eng is not the engine
+// the primer primes on.
+func (p *Primer) Held(eng api.Engine, keys []string) (refs map[string]bool, cast bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	refs = map[string]bool{}
+	if eng == nil || eng != p.on || len(keys) == 0 {
+		return refs, false
+	}
+	for ref, st := range p.done {
+		if st.key != "" && slices.Contains(keys, st.key) {
+			refs[ref] = true
+		}
+	}
+	t, ok := together(p.cast)
+	return refs, ok && refs[t.Reference]
 }
 
 // Wait returns when nothing is queued or priming (tests; shutdown need not:
@@ -312,7 +336,7 @@ func (p *Primer) run() {
 		if eng == p.on {
 			switch {
 			case err == nil:
-				p.done[v.Reference] = state{primed.PrefixRows, primed.Bytes}
+				p.done[v.Reference] = state{primed.PrefixRows, primed.Bytes, primed.Key}
 			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, api.ErrVoiceNotKept) || errors.Is(err, ErrNoRoom):
 				p.done[v.Reference] = state{} // never primeable on this engine
 			}

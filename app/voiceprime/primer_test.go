@@ -213,6 +213,42 @@ func TestPrimerCastTogether(t *testing.T) {
 	}
 }
 
+// Held names the primed voices whose keys the engine's cache lists, and
+// whether the cast spoken together is among them; another engine's keys
+// name nothing.
+func TestPrimerHeld(t *testing.T) {
+	e := newPrimingEngine(0)
+	p := New(Config{Engine: func() (api.Engine, error) { return e, nil }})
+	p.Cast(voiceOf("Bea", "b"), voiceOf("Ada", "a"))
+	p.Wait()
+	if got := e.Held(); !slices.Equal(got, []string{"a", "b", "b+a"}) {
+		t.Fatalf("the cache holds %q, want each voice and the two together", got)
+	}
+	for _, c := range []struct {
+		keys []string
+		refs []string
+		cast bool
+	}{
+		{e.Held(), []string{"a", "b", "b+a"}, true},
+		{[]string{"a", "b"}, []string{"a", "b"}, false}, // the voices together evicted
+		{[]string{"b+a", "z"}, []string{"b+a"}, true},   // "z": a voice no prime made
+		{nil, nil, false},
+	} {
+		refs, cast := p.Held(e, c.keys)
+		var got []string
+		for r := range refs {
+			got = append(got, r)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.refs) || cast != c.cast {
+			t.Errorf("held keys %q: %q, cast %v; want %q, %v", c.keys, got, cast, c.refs, c.cast)
+		}
+	}
+	if refs, cast := p.Held(newPrimingEngine(0), e.Held()); len(refs) != 0 || cast {
+		t.Errorf("another engine's keys: %v, %v; want nothing held", refs, cast)
+	}
+}
+
 // The voices together are bounded by what voices of different lengths say
 // of a state (a fixed part and bytes a row), not by the sum of theirs: a
 // cache that holds them and that bound primes them, one that holds only
@@ -235,10 +271,10 @@ func TestPrimerCastTogetherBound(t *testing.T) {
 			t.Errorf("cache of %d B: primed %q, want %q", c.cap, got, c.want)
 		}
 	}
-	if got := togetherBytes([]state{{21, 121}, {21, 121}}); got != 242 {
+	if got := togetherBytes([]state{{rows: 21, bytes: 121}, {rows: 21, bytes: 121}}); got != 242 {
 		t.Errorf("two voices of the same rows: bound %d, want their sum 242", got)
 	}
-	if got := togetherBytes([]state{{10, 50}, {30, 40}}); got != 90 {
+	if got := togetherBytes([]state{{rows: 10, bytes: 50}, {rows: 30, bytes: 40}}); got != 90 {
 		t.Errorf("a longer voice with a smaller state (no such shape): bound %d, want their sum 90", got)
 	}
 }

@@ -199,6 +199,9 @@ type Memory struct {
 	VoiceCacheCap    int64 `json:"voice_cache_cap_bytes,omitempty"`
 	VoiceEntries     int   `json:"voice_entries,omitempty"`
 	VoiceCacheInHost bool  `json:"voice_cache_in_host,omitempty"`
+	// VoiceKeys names each voice state the cache holds (Primed.Key), the
+	// most recently used first.
+	VoiceKeys []string `json:"voice_keys,omitempty"`
 	// Experts is where a GPU backend keeps the routed experts; nil: not a
 	// GPU backend.
 	Experts *ExpertTier `json:"experts,omitempty"`
@@ -321,6 +324,10 @@ type Primed struct {
 	// the prefill's.
 	WaitedMs  float64 `json:"waited_ms"`
 	PrefillMs float64 `json:"prefill_ms"`
+	// Key names the voice's state in the cache: Memory.VoiceKeys lists it
+	// while the cache holds it (an engine's own name, meaningless to
+	// another engine or load).
+	Key string `json:"key"`
 }
 
 // TextChecker is implemented by engines that can check a script against the

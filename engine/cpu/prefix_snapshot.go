@@ -104,11 +104,21 @@ func (b *Backend) LastPrefix() drama3.PrefixOutcome { return b.lastPrefix }
 // HoldsPrefix reports whether the cache holds p's voice prefix, and its
 // snapshot's bytes.
 func (b *Backend) HoldsPrefix(p drama3.Prompt) (int64, bool) {
-	n := p.VoicePrefix()
-	if n == 0 || b.prefixes == nil {
+	k, ok := b.PrefixKeyOf(p)
+	if !ok {
 		return 0, false
 	}
-	return b.prefixes.Holds(prefixKey(p, n))
+	return b.prefixes.Holds(k)
+}
+
+// PrefixKeyOf is the key the cache keeps p's voice prefix under (false: p
+// has none, or there is no cache).
+func (b *Backend) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {
+	n := p.VoicePrefix()
+	if n == 0 || b.prefixes == nil {
+		return drama3.PrefixKey{}, false
+	}
+	return prefixKey(p, n), true
 }
 
 // prefixKey is the cache's key of p's first n rows: the CPU computes the

@@ -257,11 +257,20 @@ func (f *Frames) PrefixCache() *drama3.PrefixCache { return f.prefixes }
 
 // HoldsPrefix implements drama3.PrefixCacher.
 func (f *Frames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
-	n := p.VoicePrefix()
-	if n == 0 || f.prefixes == nil {
+	k, ok := f.PrefixKeyOf(p)
+	if !ok {
 		return 0, false
 	}
-	return f.prefixes.Holds(p.PrefixKey(n, f.prefixSalt()))
+	return f.prefixes.Holds(k)
+}
+
+// PrefixKeyOf implements drama3.PrefixCacher.
+func (f *Frames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {
+	n := p.VoicePrefix()
+	if n == 0 || f.prefixes == nil {
+		return drama3.PrefixKey{}, false
+	}
+	return p.PrefixKey(n, f.prefixSalt()), true
 }
 
 // LastPrefix implements drama3.PrefixCacher.

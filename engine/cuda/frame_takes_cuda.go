@@ -566,6 +566,9 @@ func (s *TakeFrames) PrefixCache() *drama3.PrefixCache { return s.f.prefixes }
 // HoldsPrefix implements drama3.TakePrefixCacher.
 func (s *TakeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) { return s.f.HoldsPrefix(p) }
 
+// PrefixKeyOf implements drama3.TakePrefixCacher.
+func (s *TakeFrames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) { return s.f.PrefixKeyOf(p) }
+
 // TakePrefix implements drama3.TakePrefixCacher.
 func (s *TakeFrames) TakePrefix(id drama3.TakeID) (drama3.PrefixOutcome, bool) {
 	v, err := s.view(id)

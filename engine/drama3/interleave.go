@@ -203,6 +203,14 @@ func (s *Interleave) HoldsPrefix(p Prompt) (int64, bool) {
 	return 0, false
 }
 
+// PrefixKeyOf implements TakePrefixCacher: the shared cache's key.
+func (s *Interleave) PrefixKeyOf(p Prompt) (PrefixKey, bool) {
+	if c, ok := s.first.(PrefixCacher); ok {
+		return c.PrefixKeyOf(p)
+	}
+	return PrefixKey{}, false
+}
+
 // TakePrefix implements TakePrefixCacher.
 func (s *Interleave) TakePrefix(id TakeID) (PrefixOutcome, bool) {
 	slot, ok := s.live[id]

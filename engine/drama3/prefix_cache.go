@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"sync"
 )
 
@@ -41,6 +42,10 @@ func (p Prompt) VoicePrefix() int {
 // depends on beyond the model the cache belongs to (a backend's numerics
 // policy).
 type PrefixKey [sha256.Size]byte
+
+// String is k in hex: how a key leaves the engine (api.Primed.Key,
+// api.Memory.VoiceKeys), for the studio to tell which voices are held.
+func (k PrefixKey) String() string { return hex.EncodeToString(k[:]) }
 
 // PrefixKey hashes the token and the codes of every row of p[:n], and salt.
 func (p Prompt) PrefixKey(n int, salt string) PrefixKey {
@@ -86,6 +91,8 @@ type PrefixCacheStats struct {
 	// (Fits false, or Put), RefusedBytes the last one's bytes.
 	Refusals     int64 `json:"refusals"`
 	RefusedBytes int64 `json:"refused_bytes,omitempty"`
+	// Held is the key of every entry held, the most recently used first.
+	Held []PrefixKey `json:"-"`
 }
 
 // PrefixCache keeps snapshots by key, at most Cap bytes of them, dropping
@@ -219,6 +226,10 @@ func (c *PrefixCache) Stats() PrefixCacheStats {
 	defer c.mu.Unlock()
 	s := c.stats
 	s.Entries, s.Bytes, s.Cap = len(c.entries), c.used, c.cap
+	s.Held = make([]PrefixKey, 0, len(c.entries))
+	for e := c.order.Front(); e != nil; e = e.Next() {
+		s.Held = append(s.Held, e.Value.(*prefixEntry).key)
+	}
 	return s
 }
 
@@ -234,6 +245,9 @@ type PrefixCacher interface {
 	// the bytes its snapshot holds (PrefixCache.Holds under the backend's
 	// key).
 	HoldsPrefix(p Prompt) (int64, bool)
+	// PrefixKeyOf is the key the cache keeps p's voice prefix under (false:
+	// p has no voice prefix, or there is no cache).
+	PrefixKeyOf(p Prompt) (PrefixKey, bool)
 }
 
 // TakePrefixCacher is a TakeSet whose takes share one voice prefix cache
@@ -246,6 +260,8 @@ type TakePrefixCacher interface {
 	// HoldsPrefix is PrefixCacher's: whether a take on p would restore
 	// its voice prefix, and the bytes the prefix's snapshot holds.
 	HoldsPrefix(p Prompt) (int64, bool)
+	// PrefixKeyOf is PrefixCacher's.
+	PrefixKeyOf(p Prompt) (PrefixKey, bool)
 }
 
 // PrefixOutcome is what the last BeginPrompt did with the voice prefix.

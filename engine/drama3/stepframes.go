@@ -132,6 +132,14 @@ func (f *StepFrames) HoldsPrefix(p Prompt) (int64, bool) {
 	return 0, false
 }
 
+// PrefixKeyOf is the steps' cache's (false when they keep none).
+func (f *StepFrames) PrefixKeyOf(p Prompt) (PrefixKey, bool) {
+	if c, ok := f.s.(PrefixCacher); ok {
+		return c.PrefixKeyOf(p)
+	}
+	return PrefixKey{}, false
+}
+
 // LastPrefix is what the steps' last BeginPrompt did with the voice prefix.
 func (f *StepFrames) LastPrefix() PrefixOutcome {
 	if c, ok := f.s.(PrefixCacher); ok {

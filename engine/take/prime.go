@@ -70,8 +70,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		return nil, j.err
 	}
 	held, _ := cacher.HoldsPrefix(rows) // what the voice's state holds (0: not kept)
+	key, _ := cacher.PrefixKeyOf(rows)
 	if j.found {
-		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, Bytes: held, WaitedMs: api.Millis(time.Since(start))}, nil
+		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, Bytes: held, WaitedMs: api.Millis(time.Since(start)), Key: key.String()}, nil
 	}
 	res := j.res
 	if res.Reason == drama3.FinishCancel {
@@ -90,6 +91,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		Bytes:      held,
 		WaitedMs:   api.Millis(res.Elapsed - prefill),
 		PrefillMs:  api.Millis(prefill),
+		Key:        key.String(),
 	}, nil
 }
 

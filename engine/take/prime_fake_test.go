@@ -38,6 +38,9 @@ func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampli
 func (f *primeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
 	return f.cache.Holds(p.PrefixKey(p.VoicePrefix(), ""))
 }
+func (f *primeFrames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {
+	return p.PrefixKey(p.VoicePrefix(), ""), p.VoicePrefix() > 0
+}
 
 // sizedSnapshot is a snapshot of that many bytes, holding nothing.
 type sizedSnapshot int64
@@ -248,6 +251,42 @@ func TestPrimeOfAHeldVoiceBeginsNothing(t *testing.T) {
 	}
 	if got := set.log(); len(got) != 1 {
 		t.Fatalf("begins %v: the second prime must begin nothing", got)
+	}
+}
+
+// A prime's key names its voice in the engine's stats while the cache holds
+// it, the most recently used first: what the studio shows as the voices
+// ready. A prime of a held voice gives the same key; an evicted voice's key
+// leaves the list.
+func TestPrimedKeysNameTheHeldVoices(t *testing.T) {
+	e, set := primeEngine(t, 1)
+	voice := func(c int) []api.Reference {
+		return []api.Reference{{Transcript: "A voice.", Codes: [][]int{{c, 2}, {3, 0}}}}
+	}
+	prime := func(c int) string {
+		t.Helper()
+		p, err := e.PrimeVoice(context.Background(), voice(c))
+		if err != nil || len(p.Key) != 64 {
+			t.Fatalf("prime of voice %d: %+v, %v; want a 64-digit key", c, p, err)
+		}
+		return p.Key
+	}
+	a, b := prime(1), prime(4)
+	if a == b {
+		t.Fatalf("two voices primed under one key %s", a)
+	}
+	if got := e.Stats().Memory.VoiceKeys; !slices.Equal(got, []string{b, a}) {
+		t.Fatalf("voice keys %v, want [%s %s]: the last primed first", got, b, a)
+	}
+	if again := prime(1); again != a {
+		t.Fatalf("voice 1 primed again under %s, first under %s", again, a)
+	}
+	if got := e.Stats().Memory.VoiceKeys; !slices.Equal(got, []string{a, b}) {
+		t.Fatalf("voice keys %v after voice 1 was asked for again, want [%s %s]", got, a, b)
+	}
+	set.Interleave.PrefixCache().Evict() // the least recently used: voice 4
+	if got := e.Stats().Memory.VoiceKeys; !slices.Equal(got, []string{a}) {
+		t.Fatalf("voice keys %v after an eviction, want [%s]", got, a)
 	}
 }
 

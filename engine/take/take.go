@@ -242,6 +242,10 @@ func (e *Engine) Stats() api.Stats {
 	if c, ok := e.cfg.Takes.(drama3.TakePrefixCacher); ok && c.PrefixCache() != nil {
 		st := c.PrefixCache().Stats()
 		m.VoiceCache, m.VoiceCacheCap, m.VoiceEntries = st.Bytes, st.Cap, st.Entries
+		m.VoiceKeys = make([]string, len(st.Held))
+		for i, k := range st.Held {
+			m.VoiceKeys[i] = k.String()
+		}
 	}
 	return api.Stats{Memory: m, LastTake: last}
 }

@@ -207,6 +207,9 @@ async function main() {
   await page.reload();
   await page.locator('[data-region="lines"] li.line').nth(2).waitFor();
   await page.locator('[data-region="castchips"] select[name="cast_1"]').selectOption('Bea');
+  // Bea was primed when the API made her: her chip says the voice cache holds her.
+  await page.locator('[data-region="castchips"] [data-speaker="1"] [data-voice-ready]').waitFor({ timeout: 30_000 });
+  console.log('e2e: the cast chip says Bea is ready (held in the voice cache)');
 
   // Speak all: each line gets a take, which becomes its chosen take.
   await page.locator('[data-region="lines"]').getByRole('button', { name: 'Speak all' }).click();

@@ -12,8 +12,8 @@ import (
 
 // VoiceCache is a voice cache for the priming tests (api.VoicePrimer): it
 // holds every voice it is asked to prime and logs each ask as the
-// references' transcripts joined by "+", marked " (held)" when it held the
-// voice already. A voice's state is FixedBytes and RowBytes a row: one a
+// references' transcripts joined by "+" (also the voice's api.Primed.Key),
+// marked " (held)" when it held the voice already. A voice's state is FixedBytes and RowBytes a row: one a
 // reference frame and 20 for the text; NoCache makes it refuse as an
 // engine without a cache, and a state larger than CapBytes (when set) is
 // not kept (api.ErrVoiceNotKept).
@@ -42,7 +42,7 @@ func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.P
 		rows += len(r.Codes)
 	}
 	key := strings.Join(names, "+")
-	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.FixedBytes + c.RowBytes*int64(rows), PrefillMs: 12}
+	p := &api.Primed{PrefixRows: rows, Cached: c.held[key], Bytes: c.FixedBytes + c.RowBytes*int64(rows), PrefillMs: 12, Key: key}
 	if c.CapBytes > 0 && p.Bytes > c.CapBytes {
 		c.asked = append(c.asked, key+" (not kept)")
 		c.refs = append(c.refs, refs)
@@ -58,6 +58,25 @@ func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.P
 	c.asked = append(c.asked, key)
 	c.refs = append(c.refs, refs)
 	return p, nil
+}
+
+// Held is the keys of the voices held, sorted.
+func (c *VoiceCache) Held() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var keys []string
+	for k := range c.held {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Drop forgets the voice of key, as a cache that evicted it.
+func (c *VoiceCache) Drop(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.held, key)
 }
 
 // Asked is the log of the voices asked for, in order.

@@ -147,6 +147,7 @@ export namespace api {
 	    voice_cache_cap_bytes?: number;
 	    voice_entries?: number;
 	    voice_cache_in_host?: boolean;
+	    voice_keys?: string[];
 	    experts?: ExpertTier;
 	
 	    static createFrom(source: any = {}) {
@@ -165,6 +166,7 @@ export namespace api {
 	        this.voice_cache_cap_bytes = source["voice_cache_cap_bytes"];
 	        this.voice_entries = source["voice_entries"];
 	        this.voice_cache_in_host = source["voice_cache_in_host"];
+	        this.voice_keys = source["voice_keys"];
 	        this.experts = this.convertValues(source["experts"], ExpertTier);
 	    }
 	
@@ -584,6 +586,8 @@ export namespace model {
 	    memory?: api.Memory;
 	    last_take?: api.Finish;
 	    total_bytes: number;
+	    voices_ready?: string[];
+	    cast_ready?: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new StatsView(source);
@@ -596,6 +600,8 @@ export namespace model {
 	        this.memory = this.convertValues(source["memory"], api.Memory);
 	        this.last_take = this.convertValues(source["last_take"], api.Finish);
 	        this.total_bytes = source["total_bytes"];
+	        this.voices_ready = source["voices_ready"];
+	        this.cast_ready = source["cast_ready"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {

@@ -1,0 +1,45 @@
+import { flushSync, mount, unmount } from 'svelte';
+import { describe, expect, it } from 'vitest';
+import CastChips from './CastChips.svelte';
+import type { Voice } from '../lib/types';
+
+const voices = [
+  { name: 'Ada', reference: 'r-ada' },
+  { name: 'Bea', reference: 'r-bea' },
+] as Voice[];
+
+function chips(props: { cast: string[]; ready?: string[] | null; castReady?: boolean }) {
+  const target = document.createElement('div');
+  const c = mount(CastChips, { target, props: { speakers: [0, 1, 2], voices, ...props } });
+  flushSync();
+  const chip = (n: number) => target.querySelector(`[data-speaker="${n}"]`)!;
+  return { target, chip, close: () => unmount(c) };
+}
+
+describe('CastChips: which cast voices the voice cache holds', () => {
+  it('marks a held voice ready and one not held not ready, and says nothing of the model\'s voice', () => {
+    const r = chips({ cast: ['Ada', 'Bea', ''], ready: ['Ada'] });
+    expect(r.chip(0).querySelector('[data-voice-ready]')).not.toBeNull();
+    expect(r.chip(1).querySelector('[data-voice-ready]')).toBeNull();
+    expect(r.chip(1).querySelector('[data-voice-not-ready]')!.getAttribute('title')).toContain('reads its reference first');
+    expect(r.chip(2).querySelector('[data-voice-ready], [data-voice-not-ready]')).toBeNull();
+    expect(r.target.querySelector('[data-cast-ready]')).toBeNull();
+    r.close();
+  });
+
+  it('says the whole script is ready when the cache holds the cast together', () => {
+    const r = chips({ cast: ['Ada', 'Bea'], ready: ['Ada', 'Bea'], castReady: true });
+    expect(r.target.querySelectorAll('[data-voice-ready]').length).toBe(2);
+    expect(r.target.querySelector('[data-cast-ready]')!.textContent).toBe('whole script ready');
+    r.close();
+  });
+
+  it('says nothing without a loaded model, nor of a voice no longer in the library', () => {
+    const none = chips({ cast: ['Ada', 'Bea'], ready: null, castReady: true });
+    expect(none.target.querySelector('[data-voice-ready], [data-voice-not-ready], [data-cast-ready]')).toBeNull();
+    none.close();
+    const gone = chips({ cast: ['Cy'], ready: ['Cy'] });
+    expect(gone.chip(0).querySelector('[data-voice-ready], [data-voice-not-ready]')).toBeNull();
+    gone.close();
+  });
+});
