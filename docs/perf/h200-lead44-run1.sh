@@ -1,15 +1,24 @@
 #!/bin/bash
-# Lead, session 44, run 1 (one call, ≤ 540 s or $BUDGET): what sessions 42 and 43 left unrun on a GPU, on session 43's
-# final code (bda2516's bundles: the same code as a97f6de). In order, so that a short budget leaves out the last:
-# the whole check (run-lib.sh: fast and exact, the forced tensor-core attention, the engine's tests, the agreement
-# with the CPU; session 43 ran its first 86 s only); the step and the tower under exact (session 42 ran exact in the
-# take bench only); on an H200, the Current figures' take, step and tower benches (table_benches).
-# Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at bda2516).
+# Lead, session 44, run 1 (one call, ≤ 560 s or $BUDGET): the cast chips' readiness (8a7d232: the voice cache's keys
+# in the stats) through serve at full geometry, and what sessions 42 and 43 left unrun on a GPU. In order, so that a
+# short budget leaves out the last: the whole check (run-lib.sh: fast and exact, the forced tensor-core attention, the
+# engine's tests, the agreement with the CPU; session 43 ran its first 86 s only) while a full-size checkpoint is
+# written; `serve --ui`, four 20 s voices cast (h200-lead42-cast.py, which prints the studio's voices_ready and
+# cast_ready after each take), with the default voice cache (512 MiB: not every voice beside the four together) and
+# with --voice-cache 1GiB (all of them); the step and the tower under exact (session 42 ran exact in the take bench
+# only); on an H200, the Current figures' take, step and tower benches (table_benches).
+# Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit).
 set -u
 . docs/perf/run-lib.sh
-run_setup run1 ${BUDGET:-540} .carry-fa .carry-fb
+run_setup run1 ${BUDGET:-560} .carry-fa .carry-fb
+[ -d /tmp/full ] || T 150 make-full "$X/proscenium" make-tiny /tmp/full --geometry full &
 whole_check_tests
 run_whole_check
+wait
+cast() { # PORT KEY
+	T 75 cast-$2 python3 docs/perf/h200-lead42-cast.py $1 $ROOT/engine/audio/decode/testdata/ref.wav 12 20,20,20,20
+}
+serve_variants none cast "default=" "1GiB=--voice-cache 1GiB"
 T 20 rows-exact $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics exact
 T 20 tw-exact $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60 -numerics exact
 table_benches
@@ -18,6 +27,7 @@ cat $O/machine.txt; cat $O/steps.log
 run_tally tests-exact tests-fast tests-forced engine
 grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-*.log $O/engine.log | head -16
 agreement_report
+for k in default-none 1GiB-none; do echo "== $k: $(cut -c1-200 $O/load-$k.log)"; cut -c1-330 $O/cast-$k.log; done
 echo "-- rows exact: $(grep -hE '^B =' $O/rows-exact.log | cut -c1-80 | tr '\n' ' ')"
 echo "-- tower exact: $(grep -h '^takes' $O/tw-exact.log | cut -c1-60 | tr '\n' ';')"
 table_report

@@ -31,7 +31,8 @@ class Studio:
         st = self.call('Stats'); lt = st.get('last_take') or {}; mem = st.get('memory') or {}
         print(f"{label}: take {tk['id']} ({t and t['state']}), readout first audio {lt.get('time_to_first_audio_ms', 0):.1f} ms, "
               f"{lt.get('prefill_rows')} of {lt.get('prompt_rows')} rows prefilled, voice cached {lt.get('voice_cached', False)}; "
-              f"voice cache {mem.get('voice_entries', 0)} entries, {mem.get('voice_cache_bytes', 0)} bytes")
+              f"voice cache {mem.get('voice_entries', 0)} entries, {mem.get('voice_cache_bytes', 0)} bytes; "
+              f"ready {sorted(st.get('voices_ready') or [])}, whole script ready {st.get('cast_ready', False)}")
 
 def recording(ref, seconds=10.0):
     """ref (a 2.5 s WAV) repeated, cut to seconds, as base64 WAV (the studio's CreateVoice argument)."""
