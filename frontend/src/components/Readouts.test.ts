@@ -10,7 +10,8 @@ function readouts(stats: StatsView) {
   const c = mount(Readouts, { target, props: { stats, running: null } });
   flushSync();
   const text = (k: string) => target.querySelector(`[data-readout="${k}"]`)?.textContent ?? null;
-  return { text, all: () => target.textContent ?? '', close: () => unmount(c) };
+  const title = (k: string) => target.querySelector(`[data-readout="${k}"]`)?.getAttribute('title') ?? null;
+  return { text, title, all: () => target.textContent ?? '', close: () => unmount(c) };
 }
 
 describe('Readouts: the GPU memory tier', () => {
@@ -58,6 +59,10 @@ describe('Readouts: the GPU memory tier', () => {
     r.close();
     r = readouts({ loaded: true, message: '', total_bytes: 140 * GiB, memory });
     expect(r.all()).toContain('Voice cache (part of used)');
+    expect(r.title('voice-cache')).toContain('ready now: no cloned voice');
+    r.close();
+    r = readouts({ loaded: true, message: '', total_bytes: 140 * GiB, memory, voices_ready: ['Ada', 'Bea'], cast_ready: true });
+    expect(r.title('voice-cache')).toContain('ready now: Ada, Bea, the whole script in the cast');
     r.close();
   });
 
