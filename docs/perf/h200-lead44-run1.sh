@@ -4,8 +4,8 @@
 # short budget leaves out the last: the whole check (run-lib.sh: fast and exact, the forced tensor-core attention, the
 # engine's tests, the agreement with the CPU; session 43 ran its first 86 s only) while a full-size checkpoint is
 # written; `serve --ui`, four 20 s voices cast (h200-lead42-cast.py, which prints the studio's voices_ready and
-# cast_ready after each take), with the default voice cache (512 MiB: not every voice beside the four together) and
-# with --voice-cache 1GiB (all of them); the step and the tower under exact (session 42 ran exact in the take bench
+# cast_ready after each take), with --voice-cache 1GiB (every voice and the four together), then with the default
+# voice cache (512 MiB: the four voices, not the four together beside them); the step and the tower under exact (session 42 ran exact in the take bench
 # only); on an H200, the Current figures' take, step and tower benches (table_benches).
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit).
 set -u
@@ -18,7 +18,7 @@ wait
 cast() { # PORT KEY
 	T 75 cast-$2 python3 docs/perf/h200-lead42-cast.py $1 $ROOT/engine/audio/decode/testdata/ref.wav 12 20,20,20,20
 }
-serve_variants none cast "default=" "1GiB=--voice-cache 1GiB"
+serve_variants none cast "1GiB=--voice-cache 1GiB" "default="
 T 20 rows-exact $P bench-backbone -synthetic full -steps 50 -rows 1,2,4,8 -numerics exact
 T 20 tw-exact $P bench-tower -synthetic full -rows 1,2,3,4,8 -prefill 60 -numerics exact
 table_benches
@@ -27,7 +27,7 @@ cat $O/machine.txt; cat $O/steps.log
 run_tally tests-exact tests-fast tests-forced engine
 grep -h -A4 "^--- FAIL\|^    --- FAIL" $O/tests-*.log $O/engine.log | head -16
 agreement_report
-for k in default-none 1GiB-none; do echo "== $k: $(cut -c1-200 $O/load-$k.log)"; cut -c1-330 $O/cast-$k.log; done
+for k in 1GiB-none default-none; do echo "== $k: $(cut -c1-200 $O/load-$k.log)"; cut -c1-330 $O/cast-$k.log; done
 echo "-- rows exact: $(grep -hE '^B =' $O/rows-exact.log | cut -c1-80 | tr '\n' ' ')"
 echo "-- tower exact: $(grep -h '^takes' $O/tw-exact.log | cut -c1-60 | tr '\n' ';')"
 table_report
