@@ -249,7 +249,7 @@ func (s *Service) Stats() model.StatsView {
 	}
 	refs, cast := s.primer.Held(eng, v.Memory.VoiceKeys)
 	for _, vc := range s.voices.Voices() {
-		if vc.Reference != "" && refs[vc.Reference] {
+		if refs[vc.Reference] {
 			v.VoicesReady = append(v.VoicesReady, vc.Name)
 		}
 	}

@@ -101,16 +101,6 @@ func (b *Backend) PrefixCache() *drama3.PrefixCache { return b.prefixes }
 // LastPrefix is what the last BeginPrompt did with the voice prefix.
 func (b *Backend) LastPrefix() drama3.PrefixOutcome { return b.lastPrefix }
 
-// HoldsPrefix reports whether the cache holds p's voice prefix, and its
-// snapshot's bytes.
-func (b *Backend) HoldsPrefix(p drama3.Prompt) (int64, bool) {
-	k, ok := b.PrefixKeyOf(p)
-	if !ok {
-		return 0, false
-	}
-	return b.prefixes.Holds(k)
-}
-
 // PrefixKeyOf is the key the cache keeps p's voice prefix under (false: p
 // has none, or there is no cache).
 func (b *Backend) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {

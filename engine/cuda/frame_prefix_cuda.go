@@ -255,15 +255,6 @@ func (f *Frames) restorePrefix(s *prefixSnapshot) error {
 // PrefixCache implements drama3.PrefixCacher (nil: no cache).
 func (f *Frames) PrefixCache() *drama3.PrefixCache { return f.prefixes }
 
-// HoldsPrefix implements drama3.PrefixCacher.
-func (f *Frames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
-	k, ok := f.PrefixKeyOf(p)
-	if !ok {
-		return 0, false
-	}
-	return f.prefixes.Holds(k)
-}
-
 // PrefixKeyOf implements drama3.PrefixCacher.
 func (f *Frames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {
 	n := p.VoicePrefix()

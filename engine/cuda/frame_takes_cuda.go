@@ -563,9 +563,6 @@ func (s *TakeFrames) DecodeCollect(id drama3.TakeID) ([]float32, error) {
 // PrefixCache implements drama3.TakePrefixCacher: the model's voice cache.
 func (s *TakeFrames) PrefixCache() *drama3.PrefixCache { return s.f.prefixes }
 
-// HoldsPrefix implements drama3.TakePrefixCacher.
-func (s *TakeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) { return s.f.HoldsPrefix(p) }
-
 // PrefixKeyOf implements drama3.TakePrefixCacher.
 func (s *TakeFrames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) { return s.f.PrefixKeyOf(p) }
 

@@ -194,16 +194,8 @@ func (s *Interleave) PrefixCache() *PrefixCache {
 	return nil
 }
 
-// HoldsPrefix implements TakePrefixCacher: the shared cache's (the
+// PrefixKeyOf implements TakePrefixCacher: the shared cache's key (the
 // first backend's).
-func (s *Interleave) HoldsPrefix(p Prompt) (int64, bool) {
-	if c, ok := s.first.(PrefixCacher); ok {
-		return c.HoldsPrefix(p)
-	}
-	return 0, false
-}
-
-// PrefixKeyOf implements TakePrefixCacher: the shared cache's key.
 func (s *Interleave) PrefixKeyOf(p Prompt) (PrefixKey, bool) {
 	if c, ok := s.first.(PrefixCacher); ok {
 		return c.PrefixKeyOf(p)

@@ -241,12 +241,9 @@ type PrefixCacher interface {
 	PrefixCache() *PrefixCache
 	// LastPrefix is what the last BeginPrompt did with the voice prefix.
 	LastPrefix() PrefixOutcome
-	// HoldsPrefix reports whether the cache holds p's voice prefix, and
-	// the bytes its snapshot holds (PrefixCache.Holds under the backend's
-	// key).
-	HoldsPrefix(p Prompt) (int64, bool)
 	// PrefixKeyOf is the key the cache keeps p's voice prefix under (false:
-	// p has no voice prefix, or there is no cache).
+	// p has no voice prefix, or there is no cache): PrefixCache().Holds of
+	// it says whether a take on p would restore its voice prefix.
 	PrefixKeyOf(p Prompt) (PrefixKey, bool)
 }
 
@@ -257,9 +254,6 @@ type PrefixCacher interface {
 type TakePrefixCacher interface {
 	PrefixCache() *PrefixCache
 	TakePrefix(id TakeID) (PrefixOutcome, bool)
-	// HoldsPrefix is PrefixCacher's: whether a take on p would restore
-	// its voice prefix, and the bytes the prefix's snapshot holds.
-	HoldsPrefix(p Prompt) (int64, bool)
 	// PrefixKeyOf is PrefixCacher's.
 	PrefixKeyOf(p Prompt) (PrefixKey, bool)
 }

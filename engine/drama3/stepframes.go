@@ -124,14 +124,6 @@ func (f *StepFrames) PrefixCache() *PrefixCache {
 	return nil
 }
 
-// HoldsPrefix is the steps' cache's (false when they keep none).
-func (f *StepFrames) HoldsPrefix(p Prompt) (int64, bool) {
-	if c, ok := f.s.(PrefixCacher); ok {
-		return c.HoldsPrefix(p)
-	}
-	return 0, false
-}
-
 // PrefixKeyOf is the steps' cache's (false when they keep none).
 func (f *StepFrames) PrefixKeyOf(p Prompt) (PrefixKey, bool) {
 	if c, ok := f.s.(PrefixCacher); ok {

@@ -52,12 +52,14 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
 	}
-	if rows.VoicePrefix() == 0 {
+	key, ok := cacher.PrefixKeyOf(rows)
+	if !ok {
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
-	refused := cacher.PrefixCache().Stats().Refusals
+	cache := cacher.PrefixCache()
+	refused := cache.Stats().Refusals
 	j := newJob(ctx)
-	j.prime, j.held = true, func() bool { _, ok := cacher.HoldsPrefix(rows); return ok }
+	j.prime, j.held = true, func() bool { _, ok := cache.Holds(key); return ok }
 	take := drama3.Take{Prompt: rows.Tokens(), Rows: rows, Sampling: api.DefaultSampling(), MaxFrames: 1, Start: start}
 	if j.run, err = drama3.NewTakeRun(e.cfg.Takes, e.sched.newID(), take, drama3.Listener{}); err != nil {
 		return nil, err
@@ -69,8 +71,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if j.err != nil {
 		return nil, j.err
 	}
-	held, _ := cacher.HoldsPrefix(rows) // what the voice's state holds (0: not kept)
-	key, _ := cacher.PrefixKeyOf(rows)
+	held, _ := cache.Holds(key) // what the voice's state holds (0: not kept)
 	if j.found {
 		return &api.Primed{PrefixRows: rows.VoicePrefix(), Cached: true, Bytes: held, WaitedMs: api.Millis(time.Since(start)), Key: key.String()}, nil
 	}
@@ -82,7 +83,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		return nil, api.ErrNoVoiceCache
 	}
 	if held == 0 {
-		return nil, notKept(cacher.PrefixCache().Stats(), refused)
+		return nil, notKept(cache.Stats(), refused)
 	}
 	prefill := res.Stages[drama3.StagePrefill]
 	return &api.Primed{

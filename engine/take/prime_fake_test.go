@@ -28,15 +28,13 @@ type primeFrames struct {
 }
 
 func (f *primeFrames) BeginPrompt(ctx context.Context, p drama3.Prompt, s sampling.Settings, seed uint64) error {
-	_, held := f.HoldsPrefix(p)
+	key, _ := f.PrefixKeyOf(p)
+	_, held := f.cache.Holds(key)
 	f.last = drama3.PrefixOutcome{Rows: p.VoicePrefix(), Restored: held, Prefilled: len(p)}
 	if !held && !f.short {
-		f.cache.Put(p.PrefixKey(p.VoicePrefix(), ""), max(f.snap, 1))
+		f.cache.Put(key, max(f.snap, 1))
 	}
 	return f.Begin(ctx, p.Tokens(), s, seed)
-}
-func (f *primeFrames) HoldsPrefix(p drama3.Prompt) (int64, bool) {
-	return f.cache.Holds(p.PrefixKey(p.VoicePrefix(), ""))
 }
 func (f *primeFrames) PrefixKeyOf(p drama3.Prompt) (drama3.PrefixKey, bool) {
 	return p.PrefixKey(p.VoicePrefix(), ""), p.VoicePrefix() > 0
