@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"proscenium/app/internal/enginetest"
 	"proscenium/app/studio"
@@ -206,5 +207,47 @@ func TestVoiceNotKeptSaid(t *testing.T) {
 	svc.primer.Wait()
 	if got := eng.Asked(); !slices.Equal(got, []string{"Ada speaks. (not kept)"}) {
 		t.Errorf("asked %q, want Ada's voice once: it is never kept on this engine", got)
+	}
+}
+
+// A take in a voice outside the cast that drops a cast voice from the
+// cache (the fake's Drop stands for it): a while after the take ends the
+// studio primes that voice again, and the stats say the cast is ready.
+// (Broken, the voice stays dropped: its next take reads its reference.)
+func TestCastRestoredAfterATake(t *testing.T) {
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newPrimingEngine()
+	svc := loadedService(t, Config{Events: studio.NewHub(), VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), RestoreCastAfter: 20 * time.Millisecond,
+		Open: func(string) (api.Engine, error) { return eng, nil }})
+	for _, name := range []string{"Ada", "Bob", "Cy"} {
+		if _, err := svc.CreateVoice(name, name+" speaks.", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := svc.CreateProject("Scene")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Cast = []string{"Bob", "Ada"}
+	if _, err := svc.SaveProject(p); err != nil {
+		t.Fatal(err)
+	}
+	svc.primer.Wait()
+	eng.Drop("Bob speaks.")
+	if voices, _ := ready(svc); !slices.Equal(voices, []string{"Ada", "Cy"}) {
+		t.Fatalf("ready %q with Bob dropped, want Ada and Cy", voices)
+	}
+	if _, err := svc.SpeakCast(voices.CastRequest{Request: api.SpeechRequest{Text: "In Cy's voice.", Sampling: api.DefaultSampling(), MaxFrames: 1}, Cast: []string{"Cy"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
+	waitFor(t, func() bool { v, cast := ready(svc); return slices.Equal(v, []string{"Ada", "Bob", "Cy"}) && cast })
+	svc.primer.Wait()
+	asked := eng.Asked()
+	if got, want := asked[len(asked)-3:], []string{"Ada speaks. (held)", "Bob speaks.+Ada speaks. (held)", "Bob speaks."}; !slices.Equal(got, want) {
+		t.Errorf("primed %q after the take, want %q", got, want)
 	}
 }

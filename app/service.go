@@ -60,6 +60,10 @@ type Config struct {
 	// ProjectsDir holds the projects (projects.DefaultDir); "": none are
 	// kept (the project methods say so).
 	ProjectsDir string
+	// RestoreCastAfter is how long after the last take the open project's
+	// cast voices the voice cache dropped are primed again
+	// (voiceprime.Config.RestoreAfter); 0: voiceprime.DefaultRestoreAfter.
+	RestoreCastAfter time.Duration
 }
 
 // Service is what the UI calls. Every exported method is reachable from the
@@ -115,11 +119,11 @@ func New(cfg Config) (*Service, error) {
 	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker, Keep: s.chosenTakes,
 		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
 		Engine: s.model.ForTake,
-		OnEnd:  s.publishStats})
+		OnEnd:  s.takeEnded})
 	s.warnings = append(s.warnings, warnings...)
 	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
 	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})
-	s.primer = voiceprime.New(voiceprime.Config{Engine: s.model.Loaded, Primed: s.voicePrimed})
+	s.primer = voiceprime.New(voiceprime.Config{Engine: s.model.Loaded, Primed: s.voicePrimed, Busy: s.takes.Running, RestoreAfter: cfg.RestoreCastAfter})
 	// Recordings no voice uses (a replaced voice of an older version, a
 	// save that failed) are removed at start.
 	if removed, err := s.voices.SweepLibrary(); err != nil {
@@ -138,12 +142,20 @@ func New(cfg Config) (*Service, error) {
 // method, so that the UI cannot call it.
 func Shutdown(s *Service) error {
 	s.StopServer()
+	s.primer.Stop()
 	s.speaker.Stop()
 	_, err := s.UnloadModel()
 	return err
 }
 
 func (s *Service) publishStats() { s.events.Send(studio.EventStats, s.Stats()) }
+
+// takeEnded shows the stats after a take, and has the cast's voices the
+// take may have dropped from the voice cache primed again a while later.
+func (s *Service) takeEnded() {
+	s.publishStats()
+	s.primer.TakeEnded()
+}
 
 // ---- settings ----
 

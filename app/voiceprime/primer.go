@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"proscenium/app/settings"
 	"proscenium/app/studio"
@@ -71,7 +72,19 @@ type Config struct {
 	// Primed is told of each prime that ran (err nil) or failed; nil: not
 	// told. It is called on the primer's goroutine.
 	Primed func(v Voice, p *api.Primed, err error)
+	// Busy reports whether a take is running or waiting: the cast is not
+	// restored then (the take's end asks again). nil: never busy.
+	Busy func() bool
+	// RestoreAfter is how long after the last take ended the cast's
+	// dropped voices are primed again (TakeEnded); 0: DefaultRestoreAfter.
+	RestoreAfter time.Duration
 }
+
+// DefaultRestoreAfter is Config.RestoreAfter's default: long enough that
+// takes in another voice, a few seconds apart, keep that voice in the cache
+// (restoring the cast would drop it); short enough that the cast is ready
+// again when the user turns back to the script.
+const DefaultRestoreAfter = 15 * time.Second
 
 // Primer primes voices in the background, in the order asked.
 type Primer struct {
@@ -84,6 +97,8 @@ type Primer struct {
 	on      api.Engine       // the engine done is for
 	done    map[string]state // reference ids primed on it (or found never primeable there)
 	idle    *sync.Cond       // signalled when the queue empties and the goroutine ends (Wait)
+	restore *time.Timer      // TakeEnded's, nil before the first take ends
+	stopped bool             // Stop: no more restores
 }
 
 // state is what a voice's prime said of its state: its rows, the bytes it
@@ -211,6 +226,87 @@ func (p *Primer) Held(eng api.Engine, keys []string) (refs map[string]bool, cast
 	}
 	t, ok := together(p.cast)
 	return refs, ok && refs[t.Reference]
+}
+
+// TakeEnded tells the primer that a take ended: RestoreAfter later, unless
+// another take ends before (which waits anew) or runs then, the voices of
+// the open project's cast the voice cache dropped meanwhile are primed
+// again (Restore, with the loaded engine's voice keys).
+func (p *Primer) TakeEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	if p.restore != nil {
+		p.restore.Stop()
+	}
+	d := p.cfg.RestoreAfter
+	if d <= 0 {
+		d = DefaultRestoreAfter
+	}
+	p.restore = time.AfterFunc(d, p.restoreDue)
+}
+
+// Stop ends the restores TakeEnded has due (the studio closes).
+func (p *Primer) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	if p.restore != nil {
+		p.restore.Stop()
+	}
+}
+
+func (p *Primer) restoreDue() {
+	if p.cfg.Busy != nil && p.cfg.Busy() {
+		return
+	}
+	eng, err := p.cfg.Engine()
+	if _, ok := eng.(api.VoicePrimer); err != nil || !ok {
+		return
+	}
+	p.Restore(eng, eng.Stats().Memory.VoiceKeys)
+}
+
+// Restore queues the open project's cast again when eng's voice cache no
+// longer holds each of its voices, by keys (eng's api.Memory.VoiceKeys): the
+// voices held first, which the engine marks recently used, then those
+// dropped, so that priming one drops a voice outside the cast. Only a cast
+// that fit the cache whole is restored: each voice, and the voices together
+// when the script speaks them, primed on eng and kept. A cast that did not
+// fit would drop one of its voices for each one primed again. Nothing is
+// queued while voices are being primed. It reports whether it queued.
+func (p *Primer) Restore(eng api.Engine, keys []string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if eng == nil || eng != p.on || p.running || p.stopped {
+		return false
+	}
+	vs := p.cast
+	if t, ok := together(vs); ok {
+		vs = append(slices.Clone(vs), t)
+	}
+	var held, dropped []Voice
+	for _, v := range vs {
+		if v.Reference == "" || v.References == nil {
+			continue // the model's own voice
+		}
+		st, primed := p.done[v.Reference]
+		if !primed || st.key == "" {
+			return false // not primed on eng, or not kept there
+		}
+		if slices.Contains(keys, st.key) {
+			held = append(held, v)
+		} else {
+			dropped = append(dropped, v)
+		}
+	}
+	if len(dropped) == 0 {
+		return false
+	}
+	p.enqueueLocked(append(held, dropped...), true)
+	return true
 }
 
 // Wait returns when nothing is queued or priming (tests; shutdown need not:
