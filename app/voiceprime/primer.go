@@ -168,12 +168,15 @@ func (p *Primer) Loaded() {
 	p.enqueueCastLocked()
 }
 
-func (p *Primer) enqueueCastLocked() {
-	vs := p.cast
-	if t, ok := together(vs); ok {
-		vs = append(slices.Clone(vs), t)
+func (p *Primer) enqueueCastLocked() { p.enqueueLocked(p.castVoicesLocked(), true) }
+
+// castVoicesLocked is what the open project's cast primes: each voice and,
+// last, the voices together (when the script speaks them).
+func (p *Primer) castVoicesLocked() []Voice {
+	if t, ok := together(p.cast); ok {
+		return append(slices.Clone(p.cast), t)
 	}
-	p.enqueueLocked(vs, true)
+	return p.cast
 }
 
 // together is the voice of vs spoken together, as the whole script's take
@@ -283,12 +286,8 @@ func (p *Primer) Restore(eng api.Engine, keys []string) bool {
 	if eng == nil || eng != p.on || p.running || p.stopped {
 		return false
 	}
-	vs := p.cast
-	if t, ok := together(vs); ok {
-		vs = append(slices.Clone(vs), t)
-	}
 	var held, dropped []Voice
-	for _, v := range vs {
+	for _, v := range p.castVoicesLocked() {
 		if v.Reference == "" || v.References == nil {
 			continue // the model's own voice
 		}
