@@ -1,6 +1,6 @@
 #!/bin/bash
-# Lead, session 44, run 1 — NOT RUN: sixteen calls in session 44 started no machine; ready for the next session
-# (rebuild the bundles at HEAD with h200-lead6-build.sh first). One call, ≤ 560 s or $BUDGET: the cast chips' readiness (8a7d232: the voice cache's keys
+# Lead, session 44, run 1 — RUN in session 45 (08:15 UTC, an H100, bundles at 7f9c298; results in PERF "Session 45", docs/perf/h100-lead45-run1-7f9c298.tgz); sixteen calls in session 44 and eight in session 45 started no machine before it
+# One call, ≤ 560 s or $BUDGET: the cast chips' readiness (8a7d232: the voice cache's keys
 # in the stats) through serve at full geometry, and what sessions 42 and 43 left unrun on a GPU. In order, so that a
 # short budget leaves out the last: the whole check (run-lib.sh: fast and exact, the forced tensor-core attention, the
 # engine's tests, the agreement with the CPU; session 43 ran its first 86 s only) while a full-size checkpoint is
