@@ -266,10 +266,10 @@ func (p *Primer) restoreDue() {
 		return
 	}
 	eng, err := p.cfg.Engine()
-	if _, ok := eng.(api.VoicePrimer); err != nil || !ok {
+	if err != nil || eng == nil {
 		return
 	}
-	p.Restore(eng, eng.Stats().Memory.VoiceKeys)
+	p.Restore(eng, eng.Stats().Memory.VoiceKeys) // an engine without a voice cache is never p.on
 }
 
 // Restore queues the open project's cast again when eng's voice cache no

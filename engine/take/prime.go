@@ -38,7 +38,11 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		return nil, fmt.Errorf("%w: priming needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
 	}
 	cacher, ok := e.cfg.Takes.(drama3.TakePrefixCacher)
-	if !ok || cacher.PrefixCache() == nil || cacher.PrefixCache().Stats().Cap == 0 {
+	if !ok {
+		return nil, api.ErrNoVoiceCache
+	}
+	cache := cacher.PrefixCache()
+	if cache == nil || cache.Stats().Cap == 0 {
 		return nil, api.ErrNoVoiceCache
 	}
 	ctx, leave, err := e.enter(ctx)
@@ -56,7 +60,6 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if !ok {
 		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
 	}
-	cache := cacher.PrefixCache()
 	refused := cache.Stats().Refusals
 	j := newJob(ctx)
 	j.prime, j.held = true, func() bool { _, ok := cache.Holds(key); return ok }
