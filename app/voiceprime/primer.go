@@ -12,7 +12,9 @@
 // script's take, whose one prompt holds every cast voice's reference, is
 // another voice prefix). The voices together are primed last and only when
 // the cache can hold them beside each voice alone, so that priming them
-// never drops a voice of the cast.
+// never drops a voice of the cast. When it cannot, the engine is asked for
+// their key instead (api.VoicePrimer.VoiceKey): the whole script's take
+// still leaves them in the cache, and Held then says so.
 //
 // Priming runs in the background, one voice at a time, and the engine runs
 // a prime only while no take is running or waiting: a take sent meanwhile
@@ -103,7 +105,8 @@ type Primer struct {
 
 // state is what a voice's prime said of its state: its rows, the bytes it
 // holds in the cache (0: never primeable on this engine) and its key there
-// (api.Primed.Key).
+// (api.Primed.Key; for a voice not primed, api.VoicePrimer.VoiceKey's, or
+// "").
 type state struct {
 	rows  int
 	bytes int64
@@ -209,12 +212,14 @@ func together(vs []Voice) (Voice, bool) {
 	return t, true
 }
 
-// Held is what of the voices primed on eng its voice cache holds now, by
-// keys (eng's api.Memory.VoiceKeys): the recording ids of the voices held
-// (a cast's voices together by their Voice.Reference, the ids joined), and
-// whether the open project's cast spoken together is among them (the whole
-// script's take starts from the cache). Nothing when eng is not the engine
-// the primer primes on.
+// Held is what of the voices asked for on eng its voice cache holds now,
+// by keys (eng's api.Memory.VoiceKeys): the recording ids of the voices
+// held (a cast's voices together by their Voice.Reference, the ids
+// joined), and whether the open project's cast spoken together is among
+// them (the whole script's take starts from the cache). A voice that was
+// not primed (the cache had no room for it then) counts once a take in it
+// left it in the cache. Nothing when eng is not the engine the primer
+// primes on.
 func (p *Primer) Held(eng api.Engine, keys []string) (refs map[string]bool, cast bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -292,7 +297,7 @@ func (p *Primer) Restore(eng api.Engine, keys []string) bool {
 			continue // the model's own voice
 		}
 		st, primed := p.done[v.Reference]
-		if !primed || st.key == "" {
+		if !primed || st.bytes == 0 || st.key == "" {
 			return false // not primed on eng, or not kept there
 		}
 		if slices.Contains(keys, st.key) {
@@ -406,6 +411,24 @@ func togetherBytes(parts []state) int64 {
 	return min(max(int64(math.Ceil(fixed+perRow*float64(rows))), most), sum)
 }
 
+// voiceKey is the key vp's voice cache would keep v under (refs: v's
+// references, nil when not read yet), asked for a voice not primed: a take
+// in it may still cache it, and Held then names it. "" when refs cannot be
+// read or the engine gives no key (Held then never names the voice).
+func voiceKey(vp api.VoicePrimer, v Voice, refs []api.Reference) string {
+	var err error
+	if refs == nil {
+		if refs, err = v.References(); err != nil {
+			return ""
+		}
+	}
+	key, err := vp.VoiceKey(refs)
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
 func (p *Primer) run() {
 	for {
 		eng, err := p.cfg.Engine()
@@ -418,14 +441,18 @@ func (p *Primer) run() {
 			return
 		}
 		var primed *api.Primed
+		var refs []api.Reference
 		if v.Together != nil {
 			err = p.room(eng, v)
 		}
 		if err == nil {
-			var refs []api.Reference
 			if refs, err = v.References(); err == nil {
 				primed, err = vp.PrimeVoice(context.Background(), refs)
 			}
+		}
+		key := ""
+		if errors.Is(err, ErrNoRoom) || errors.Is(err, api.ErrVoiceNotKept) {
+			key = voiceKey(vp, v, refs)
 		}
 		p.mu.Lock()
 		if eng == p.on {
@@ -433,7 +460,7 @@ func (p *Primer) run() {
 			case err == nil:
 				p.done[v.Reference] = state{primed.PrefixRows, primed.Bytes, primed.Key}
 			case errors.Is(err, api.ErrInvalidRequest) || errors.Is(err, api.ErrNoVoiceCache) || errors.Is(err, api.ErrVoiceNotKept) || errors.Is(err, ErrNoRoom):
-				p.done[v.Reference] = state{} // never primeable on this engine
+				p.done[v.Reference] = state{key: key} // never primeable on this engine; a take in it may cache it
 			}
 		}
 		p.mu.Unlock()

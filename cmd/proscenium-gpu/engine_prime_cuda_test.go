@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"proscenium/engine/api"
@@ -20,6 +21,8 @@ import (
 // the rows after the primed prefix prefilled), and under exact the codes of
 // the same take on a fresh engine that never saw the voice (under fast the
 // share of equal frames is logged). A second prime finds the voice cached.
+// The voice's key, asked for before the prime, is the prime's and the one
+// a take in the voice on the fresh engine caches it under.
 func TestCUDAEnginePrimedVoice(t *testing.T) {
 	dir, dev := tinyOnDevice(t)
 	ctx := context.Background()
@@ -46,9 +49,16 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 				req := api.SpeechRequest{Text: "The first line in a voice primed on the GPU.", Seed: 7, MaxFrames: 80,
 					Sampling: api.Sampling{Temperature: 1, TopP: 0.9, TopK: 30}, References: refs}
 
+				key, err := e.(api.VoicePrimer).VoiceKey(refs)
+				if err != nil {
+					t.Fatal(err)
+				}
 				primed, err := e.(api.VoicePrimer).PrimeVoice(ctx, refs)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if primed.Key != key {
+					t.Fatalf("the prime's key %s, the voice's key asked before it %s", primed.Key, key)
 				}
 				if primed.Cached || primed.PrefixRows <= len(codes) {
 					t.Fatalf("first prime: %+v; want the voice prefilled, more rows than its %d frames", primed, len(codes))
@@ -75,6 +85,9 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 				}
 				if want.VoiceCached {
 					t.Fatal("a fresh engine found the voice cached")
+				}
+				if keys := fresh.Stats().Memory.VoiceKeys; !slices.Contains(keys, key) {
+					t.Fatalf("after an unprimed take in the voice the cache holds %v, not the voice's key %s", keys, key)
 				}
 				f, c := firstCodeDiff(fin.Codes, want.Codes)
 				switch {

@@ -293,8 +293,15 @@ type ReferenceEncoder interface {
 // that arrive while it waits go first (one that arrives during its prefill
 // waits for it). It ends when ctx does, or the engine closes, and fails
 // with ErrNoVoiceCache on an engine that keeps none.
+//
+// VoiceKey is the key PrimeVoice's Primed.Key would give refs' voice,
+// without priming it: a voice not primed (the cache had no room for it
+// then) can still be cached by a take in it, and Memory.VoiceKeys then
+// lists this key. It runs nothing on the device, and fails as PrimeVoice
+// does on references that give no voice and on an engine without a cache.
 type VoicePrimer interface {
 	PrimeVoice(ctx context.Context, refs []Reference) (*Primed, error)
+	VoiceKey(refs []Reference) (string, error)
 }
 
 // ErrNoVoiceCache: the engine keeps no voice cache (its cap is 0), so a

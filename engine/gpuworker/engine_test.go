@@ -150,9 +150,17 @@ func (e *fakeEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api
 	if e.primed == nil {
 		e.primed = map[string]bool{}
 	}
-	p := &api.Primed{PrefixRows: rows, Cached: e.primed[key], Bytes: 1000 * int64(rows), PrefillMs: 1.5}
+	p := &api.Primed{PrefixRows: rows, Cached: e.primed[key], Bytes: 1000 * int64(rows), PrefillMs: 1.5, Key: key}
 	e.primed[key] = true
 	return p, nil
+}
+
+// VoiceKey is PrimeVoice's key for refs, the voice not kept.
+func (e *fakeEngine) VoiceKey(refs []api.Reference) (string, error) {
+	if len(refs) == 0 {
+		return "", fmt.Errorf("%w: no references", api.ErrInvalidRequest)
+	}
+	return fmt.Sprint(refs), nil
 }
 
 func (e *fakeEngine) Stats() api.Stats {
@@ -325,8 +333,8 @@ func TestReferencesReachTheEngineInTheWorker(t *testing.T) {
 }
 
 // A prime crosses to the worker with its references whole and comes back
-// with the engine's figures; a refusal keeps its kind; a prime stopped by
-// its caller stops in the worker.
+// with the engine's figures; so does a voice's key; a refusal keeps its
+// kind; a prime stopped by its caller stops in the worker.
 func TestPrimeThroughTheWorker(t *testing.T) {
 	ctx := context.Background()
 	eng, local := fakePair(t)
@@ -341,6 +349,17 @@ func TestPrimeThroughTheWorker(t *testing.T) {
 	}
 	if _, err := eng.(api.VoicePrimer).PrimeVoice(ctx, nil); !errors.Is(err, api.ErrInvalidRequest) {
 		t.Fatalf("a prime without references: %v, want an invalid request", err)
+	}
+	other := []api.Reference{{Transcript: "three", Codes: [][]int{{7, 8}}}}
+	wantKey, _ := local.(api.VoicePrimer).VoiceKey(other)
+	if key, err := eng.(api.VoicePrimer).VoiceKey(refs); err != nil || key != got.Key {
+		t.Fatalf("the primed voice's key through the worker: %q, %v; want the prime's %q", key, err, got.Key)
+	}
+	if key, err := eng.(api.VoicePrimer).VoiceKey(other); err != nil || key != wantKey || key == got.Key {
+		t.Fatalf("another voice's key through the worker: %q, %v; want %q, not the first voice's", key, err, wantKey)
+	}
+	if _, err := eng.(api.VoicePrimer).VoiceKey(nil); !errors.Is(err, api.ErrInvalidRequest) {
+		t.Fatalf("a voice key without references: %v, want an invalid request", err)
 	}
 	pid := PID(eng)
 	stop, cancel := context.WithTimeout(ctx, 50*time.Millisecond)

@@ -62,6 +62,7 @@ const (
 	OpCheck      = "check"      // TextArgs → TextCheck (api.TextChecker)
 	OpEncode     = "encode"     // EncodeArgs → EncodedReference (api.ReferenceEncoder)
 	OpPrime      = "prime"      // PrimeArgs → api.Primed (api.VoicePrimer)
+	OpVoiceKey   = "voice_key"  // PrimeArgs → string (api.VoicePrimer.VoiceKey)
 )
 
 // LoadRequest opens a model in the worker: the checkpoint directory, the
@@ -142,7 +143,8 @@ type EncodeArgs struct {
 	Samples []byte `json:"samples"`
 }
 
-// PrimeArgs asks engine Handle to prime its voice cache with References.
+// PrimeArgs asks engine Handle to prime its voice cache with References
+// (OpPrime), or for the key it would keep them under (OpVoiceKey).
 type PrimeArgs struct {
 	Handle     uint64          `json:"handle"`
 	References []api.Reference `json:"references"`

@@ -320,6 +320,14 @@ func (e *remoteEngine) PrimeVoice(ctx context.Context, refs []api.Reference) (*a
 	return &p, nil
 }
 
+// VoiceKey is the worker engine's key for refs' voice (api.VoicePrimer);
+// like CountTokens it does not restart a worker that died.
+func (e *remoteEngine) VoiceKey(refs []api.Reference) (string, error) {
+	var key string
+	err := e.call(OpVoiceKey, func(h uint64) any { return PrimeArgs{Handle: h, References: refs} }, textTimeout, &key)
+	return key, err
+}
+
 func (e *remoteEngine) textCall(op, text string, result any) error {
 	return e.call(op, func(h uint64) any { return TextArgs{Handle: h, Text: text} }, textTimeout, result)
 }

@@ -23,7 +23,7 @@ import (
 type Opener func(ctx context.Context, req LoadRequest, progress func(done, total int64)) (api.Engine, error)
 
 // ServeEngine is a worker's main loop: it serves the engine operations
-// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpPrime, OpClose) over in and out until in ends,
+// (OpLoad, OpSynthesize, OpStats, OpCount, OpCheck, OpEncode, OpPrime, OpVoiceKey, OpClose) over in and out until in ends,
 // then closes the engines still open. Requests run concurrently, as the
 // api.Engine contract allows (Stats during a take; a second take waits
 // in the engine).
@@ -162,7 +162,7 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 		}
 		return EncodedReference{Frames: frames, Codes: codes}, nil
 
-	case OpPrime:
+	case OpPrime, OpVoiceKey:
 		var pa PrimeArgs
 		if err := decodeArgs(req, &pa); err != nil {
 			return nil, err
@@ -174,6 +174,9 @@ func (h *engineHost) serve(ctx context.Context, req Request, out *Emitter) (any,
 		vp, ok := eng.(api.VoicePrimer)
 		if !ok {
 			return nil, api.ErrNoVoiceCache
+		}
+		if req.Op == OpVoiceKey {
+			return vp.VoiceKey(pa.References)
 		}
 		return vp.PrimeVoice(ctx, pa.References)
 

@@ -37,13 +37,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if len(refs) == 0 {
 		return nil, fmt.Errorf("%w: priming needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
 	}
-	cacher, ok := e.cfg.Takes.(drama3.TakePrefixCacher)
-	if !ok {
-		return nil, api.ErrNoVoiceCache
-	}
-	cache := cacher.PrefixCache()
-	if cache == nil || cache.Stats().Cap == 0 {
-		return nil, api.ErrNoVoiceCache
+	cache, err := e.voiceCache()
+	if err != nil {
+		return nil, err
 	}
 	ctx, leave, err := e.enter(ctx)
 	if err != nil {
@@ -52,13 +48,9 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	defer leave()
 
 	start := time.Now()
-	rows, err := e.prompt.ReferenceVoice(primeScript, drama3Refs(refs), e.cfg.Takes.CodebookEntries())
+	rows, key, err := e.primePrompt(refs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
-	}
-	key, ok := cacher.PrefixKeyOf(rows)
-	if !ok {
-		return nil, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
+		return nil, err
 	}
 	refused := cache.Stats().Refusals
 	j := newJob(ctx)
@@ -97,6 +89,54 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 		PrefillMs:  api.Millis(prefill),
 		Key:        key.String(),
 	}, nil
+}
+
+// VoiceKey is the key the voice cache keeps refs' voice under, the one
+// PrimeVoice's Primed.Key would give, without priming it
+// (api.VoicePrimer): the prompt is built and its voice prefix named, and
+// nothing runs on the backend.
+func (e *Engine) VoiceKey(refs []api.Reference) (string, error) {
+	if len(refs) == 0 {
+		return "", fmt.Errorf("%w: a voice key needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
+	}
+	if _, err := e.voiceCache(); err != nil {
+		return "", err
+	}
+	_, key, err := e.primePrompt(refs)
+	if err != nil {
+		return "", err
+	}
+	return key.String(), nil
+}
+
+// voiceCache is the backend's voice cache, or api.ErrNoVoiceCache when it
+// keeps none.
+func (e *Engine) voiceCache() (*drama3.PrefixCache, error) {
+	cacher, ok := e.cfg.Takes.(drama3.TakePrefixCacher)
+	if !ok {
+		return nil, api.ErrNoVoiceCache
+	}
+	cache := cacher.PrefixCache()
+	if cache == nil || cache.Stats().Cap == 0 {
+		return nil, api.ErrNoVoiceCache
+	}
+	return cache, nil
+}
+
+// primePrompt is a prime's prompt in refs' voice and the key its voice
+// prefix is cached under (the same as any take's in that voice: the key
+// does not depend on the text after the prefix). The backend keeps a voice
+// cache (voiceCache).
+func (e *Engine) primePrompt(refs []api.Reference) (drama3.Prompt, drama3.PrefixKey, error) {
+	rows, err := e.prompt.ReferenceVoice(primeScript, drama3Refs(refs), e.cfg.Takes.CodebookEntries())
+	if err != nil {
+		return drama3.Prompt{}, drama3.PrefixKey{}, fmt.Errorf("%w: %w", api.ErrInvalidRequest, err)
+	}
+	key, ok := e.cfg.Takes.(drama3.TakePrefixCacher).PrefixKeyOf(rows)
+	if !ok {
+		return drama3.Prompt{}, drama3.PrefixKey{}, fmt.Errorf("%w: the references leave no voice prefix to keep", api.ErrInvalidRequest)
+	}
+	return rows, key, nil
 }
 
 // notKept is PrimeVoice's error for a voice whose state the cache did not

@@ -288,6 +288,51 @@ func TestPrimedKeysNameTheHeldVoices(t *testing.T) {
 	}
 }
 
+// A voice's key, asked for without priming, begins nothing and is the key
+// a take in the voice then caches it under (whatever the take's text) and
+// a prime of it gives: the studio asks it of a voice the cache had no room
+// to prime, to tell when a take left it there. Refusals as a prime's.
+func TestVoiceKeyWithoutPriming(t *testing.T) {
+	e, set := primeEngine(t, 1)
+	refs := []api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 0}}}}
+	key, err := e.VoiceKey(refs)
+	if err != nil || len(key) != 64 {
+		t.Fatalf("voice key: %q, %v; want a 64-digit key", key, err)
+	}
+	if other, _ := e.VoiceKey([]api.Reference{{Transcript: "A voice.", Codes: [][]int{{1, 2}, {3, 1}}}}); other == key {
+		t.Fatalf("two voices under one key %s", key)
+	}
+	if got, keys := set.log(), e.Stats().Memory.VoiceKeys; len(got) != 0 || len(keys) != 0 {
+		t.Fatalf("asking for a key began %v and left the cache holding %v; want nothing", got, keys)
+	}
+	req := fakeRequest(2)
+	req.Text, req.References = "Some other words than a prime's.", refs
+	if _, err := e.Synthesize(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if keys := e.Stats().Memory.VoiceKeys; !slices.Equal(keys, []string{key}) {
+		t.Fatalf("after a take in the voice the cache holds %v, want [%s]", keys, key)
+	}
+	if p, err := e.PrimeVoice(context.Background(), refs); err != nil || !p.Cached || p.Key != key {
+		t.Fatalf("a prime of the voice: %+v, %v; want it found cached under %s", p, err, key)
+	}
+
+	plain := fakeEngine(t, 1)
+	defer plain.Close()
+	if _, err := plain.VoiceKey(refs); !errors.Is(err, api.ErrNoVoiceCache) {
+		t.Errorf("a set without a voice cache: %v, want ErrNoVoiceCache", err)
+	}
+	for name, refs := range map[string][]api.Reference{
+		"no references":       nil,
+		"a code out of range": {{Transcript: "A voice.", Codes: [][]int{{8, 0}}}},
+		"no frames":           {{Transcript: "A voice."}},
+	} {
+		if _, err := e.VoiceKey(refs); !errors.Is(err, api.ErrInvalidRequest) {
+			t.Errorf("%s: %v, want an invalid request", name, err)
+		}
+	}
+}
+
 // A prime on a set without a voice cache fails as such; a prime without
 // references, or with codes outside the codebooks, is the caller's mistake;
 // a prime whose context ends while it waits ends with it.

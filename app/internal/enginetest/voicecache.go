@@ -23,10 +23,11 @@ type VoiceCache struct {
 	NoCache    bool
 	CapBytes   int64
 
-	mu    sync.Mutex
-	asked []string
-	refs  [][]api.Reference
-	held  map[string]bool
+	mu      sync.Mutex
+	keyAsks int
+	asked   []string
+	refs    [][]api.Reference
+	held    map[string]bool
 }
 
 func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.Primed, error) {
@@ -58,6 +59,39 @@ func (c *VoiceCache) PrimeVoice(_ context.Context, refs []api.Reference) (*api.P
 	c.asked = append(c.asked, key)
 	c.refs = append(c.refs, refs)
 	return p, nil
+}
+
+// VoiceKey is PrimeVoice's key for refs (their transcripts joined), the
+// voice not primed; KeyAsks counts the calls.
+func (c *VoiceCache) VoiceKey(refs []api.Reference) (string, error) {
+	if c.NoCache {
+		return "", api.ErrNoVoiceCache
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keyAsks++
+	var names []string
+	for _, r := range refs {
+		names = append(names, r.Transcript)
+	}
+	return strings.Join(names, "+"), nil
+}
+
+// KeyAsks is how many keys VoiceKey gave.
+func (c *VoiceCache) KeyAsks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.keyAsks
+}
+
+// Hold keeps the voice of key, as a take in it cached it.
+func (c *VoiceCache) Hold(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held == nil {
+		c.held = map[string]bool{}
+	}
+	c.held[key] = true
 }
 
 // Held is the keys of the voices held, sorted.
