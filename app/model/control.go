@@ -246,6 +246,16 @@ func (c *Control) SettingsSaved() {
 	c.events.Send(studio.EventModel, st)
 }
 
+// voiceCacheSaid is the voice cache a load with o asks for, as the studio
+// says it: the size set, or with none set the default that a GPU with room
+// grows (open.GPUVoiceCache, cuda.AutoVoiceCache).
+func voiceCacheSaid(o open.Options) string {
+	if o.VoiceCacheBytes == 0 {
+		return studio.ByteSize(open.GPUVoiceCache(o)) + " or more (automatic)"
+	}
+	return studio.ByteSize(o.VoiceCacheBytes)
+}
+
 // pendingLoad says what of now differs from was, the options the loaded
 // model was loaded with ("" nothing).
 func pendingLoad(was, now open.Options) string {
@@ -253,8 +263,8 @@ func pendingLoad(was, now open.Options) string {
 	if was.Batch != now.Batch {
 		d = append(d, fmt.Sprintf("takes together %d → %d", was.Batch, now.Batch))
 	}
-	if a, b := open.GPUVoiceCache(was), open.GPUVoiceCache(now); a != b {
-		d = append(d, "voice cache "+studio.ByteSize(a)+" → "+studio.ByteSize(b))
+	if a, b := voiceCacheSaid(was), voiceCacheSaid(now); a != b {
+		d = append(d, "voice cache "+a+" → "+b)
 	}
 	if was.MemoryCap != now.MemoryCap {
 		capOf := func(n int64) string {

@@ -67,8 +67,9 @@ type Settings struct {
 	Batch int `json:"batch"`
 	// VoiceCacheBytes is the most memory the engine keeps cloned voices'
 	// states in from the next model load on (open.Options.VoiceCacheBytes):
-	// 0 is the engine's default (512 MiB), else MinVoiceCache to
-	// MaxVoiceCache.
+	// 0 is automatic (512 MiB, and on a GPU with room an eighth of the
+	// device memory left beside the model, up to 8 GiB:
+	// cuda.AutoVoiceCache), else MinVoiceCache to MaxVoiceCache.
 	VoiceCacheBytes int64 `json:"voice_cache_bytes"`
 }
 
@@ -198,7 +199,7 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("%w: %w", studio.ErrInvalid, err)
 	}
 	if c := s.VoiceCacheBytes; c != 0 && (c < MinVoiceCache || c > MaxVoiceCache) {
-		return fmt.Errorf("%w: voice_cache_bytes must be 0 (the default, 512 MiB) or from 64 MiB to 1 TiB, got %d", studio.ErrInvalid, c)
+		return fmt.Errorf("%w: voice_cache_bytes must be 0 (automatic) or from 64 MiB to 1 TiB, got %d", studio.ErrInvalid, c)
 	}
 	if s.MemoryCapBytes < 0 {
 		return fmt.Errorf("%w: memory_cap_bytes must be ≥ 0 (0 is no cap), got %d", studio.ErrInvalid, s.MemoryCapBytes)

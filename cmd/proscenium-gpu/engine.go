@@ -22,7 +22,8 @@ import (
 // device) and returns the take engine over the CUDA frame backend
 // (take.Compose, as the CPU's), up to req.Batch takes together, each with
 // its own device state, their frames interleaved, one voice prefix cache of
-// req.VoiceCacheBytes for all of them; reason goes to Info.BackendReason.
+// req.VoiceCacheBytes for all of them (0: automatic, cuda.AutoVoiceCache);
+// reason goes to Info.BackendReason.
 // req's memory cap and numerics are the device's (the opener sets them).
 func openCUDAEngine(ctx context.Context, dev *cuda.Device, req gpuworker.LoadRequest, reason string, progress func(done, total int64)) (api.Engine, error) {
 	dir := req.Model
@@ -43,7 +44,8 @@ func openCUDAEngine(ctx context.Context, dev *cuda.Device, req gpuworker.LoadReq
 				return nil, err
 			}
 			say := func(p cuda.TierPlan) { fmt.Fprintf(os.Stderr, "proscenium-gpu: %s: %s\n", dir, p) }
-			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say, PrefixCacheBytes: req.VoiceCacheBytes}, progress)
+			f, err := cuda.LoadFrames(dev, ck, codec, cuda.FramesOptions{Pipeline: true, Takes: n, Batched: batched, Tier: say,
+				PrefixCacheBytes: req.VoiceCacheBytes, PrefixCacheAuto: req.VoiceCacheBytes == 0}, progress)
 			if err == nil {
 				all.add(f)
 				loaded.Store(f)

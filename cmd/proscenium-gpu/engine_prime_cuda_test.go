@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"proscenium/engine/api"
+	"proscenium/engine/cuda"
 	"proscenium/engine/drama3"
 	"proscenium/engine/gpuworker"
 	"proscenium/internal/cachetest"
@@ -107,7 +108,7 @@ func TestCUDAEnginePrimedVoice(t *testing.T) {
 // voice cache asked for (LoadRequest.VoiceCacheBytes, the studio's
 // setting) at a voice's state exactly and a byte short of it
 // (cachetest.VoiceCacheSize), one take at a time and batch 4: both snapshot
-// paths.
+// paths; with none asked, the automatic size (cuda.AutoVoiceCache).
 func TestCUDAEngineVoiceCacheSize(t *testing.T) {
 	dir, dev := tinyOnDevice(t)
 	dev.Numerics = drama3.NumericsFast
@@ -121,8 +122,22 @@ func TestCUDAEngineVoiceCacheSize(t *testing.T) {
 				}
 				return e
 			}
+			// No size asked: automatic, an eighth of the room the device
+			// has beside the model, from the default to MaxAutoVoiceCache.
 			first := open(0)
 			sizes := first.Info().CodebookSizes
+			cp := first.Stats().Memory.VoiceCacheCap
+			if batch == 1 {
+				tp := first.(cudaEngine).frames.all[0].Backbone().W.Tier
+				room := tp.Budget - (tp.Device - tp.VoiceCache)
+				if want := min(cuda.AutoVoiceCache(room), room); cp != want {
+					t.Errorf("no voice cache size asked, %d bytes of room beside the model: a cache of %d, want %d", room, cp, want)
+				}
+			}
+			if cp <= cuda.DefaultPrefixCacheBytes || cp > cuda.MaxAutoVoiceCache {
+				t.Errorf("no voice cache size asked on a device with room: a cache of %d, want more than the default %d, at most %d", cp, int64(cuda.DefaultPrefixCacheBytes), int64(cuda.MaxAutoVoiceCache))
+			}
+			t.Logf("no size asked: a voice cache of %.2f GiB", float64(cp)/(1<<30))
 			first.Close()
 			codes := make([][]int, 30)
 			for i := range codes {

@@ -56,7 +56,8 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 		t.Helper()
 		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
 		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-		e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil)
+		// The default voice cache, set: the arithmetic below takes it off.
+		e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1, VoiceCacheBytes: cuda.DefaultPrefixCacheBytes}, "test", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

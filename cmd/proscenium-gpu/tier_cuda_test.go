@@ -60,7 +60,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 		t.Helper()
 		dev.Pool.SetCap(cuda.DeviceMem, capBytes)
 		defer dev.Pool.SetCap(cuda.DeviceMem, 0)
-		e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1}, "test", nil) // one take: ModelTierInput(dir, 0, 1) below
+		e, err := openCUDAEngine(ctx, dev, gpuworker.LoadRequest{Model: dir, Batch: 1, VoiceCacheBytes: cuda.DefaultPrefixCacheBytes}, "test", nil) // one take, the default cache: ModelTierInput(dir, 0, 1) below
 		if err != nil {
 			nothingHeld("a refused load")
 			return run{}, err

@@ -79,7 +79,11 @@ func printGPUMemory(out io.Writer, m *open.GPUMemory) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintf(out, "\nGPU backend (default context, the codec not counted): %s on the device with every weight there, and up to %s more for cached voices where the device has room (in pinned host memory where the experts are);\n", byteSize(m.Whole), byteSize(m.VoiceCache))
+	voices := "up to " + byteSize(m.VoiceCache)
+	if m.VoiceCacheUpTo > 0 {
+		voices = fmt.Sprintf("%s or more (an eighth of the room left, up to %s)", byteSize(m.VoiceCache), byteSize(m.VoiceCacheUpTo))
+	}
+	fmt.Fprintf(out, "\nGPU backend (default context, the codec not counted): %s on the device with every weight there, and %s more for cached voices where the device has room (in pinned host memory where the experts are);\n", byteSize(m.Whole), voices)
 	fmt.Fprintf(out, "  at least %s with every routed expert in pinned host memory (the last layer's also on the prefill stage, where steps read them) and the token embedding and LM head (%s) there too; each of the other %d layers' experts adds %s on the device, where an expert cache (its table %s) then keeps the experts the routing uses most\n",
 		byteSize(m.Dense), byteSize(m.HostDense), m.Layers-1, byteSize(m.LayerExperts), byteSize(m.ExpertCache))
 	if m.Cap > 0 {

@@ -58,6 +58,10 @@ type FramesOptions struct {
 	// (TierPlan.VoiceCacheHost), where the snapshots then live
 	// (Frames.PrefixCacheInHost).
 	PrefixCacheBytes int64
+	// PrefixCacheAuto, with PrefixCacheBytes 0 (no size set: the worker's
+	// loads), grows the cache where every weight is on the device to
+	// AutoVoiceCache of the room left beside the model (TierInput.VoiceCacheAuto).
+	PrefixCacheAuto bool
 	// Tier, when set, hears the memory tier LoadFrames chose before it
 	// allocates anything (the worker says it on its log).
 	Tier func(TierPlan)
@@ -166,6 +170,7 @@ var (
 // total), the tower binds to it, the codec uploads. A failure frees
 // everything allocated.
 func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt FramesOptions, progress LoadProgress) (*Frames, error) {
+	autoCache := opt.PrefixCacheAuto && opt.PrefixCacheBytes == 0
 	opt = opt.withDefaults()
 	cfg, tok := ck.Config, ck.Tokenizer
 	if tok == nil {
@@ -208,7 +213,7 @@ func LoadFrames(d *Device, ck *drama3.Checkpoint, codec *drama3.CodecPlan, opt F
 		}
 		need += int64(opt.Takes-1) * take // the takes beside the first (NewTake; batched: their codec streams)
 		in := TierModel(cfg, layout, need)
-		in.VoiceCache = max(opt.PrefixCacheBytes, 0)
+		in.VoiceCache, in.VoiceCacheAuto = max(opt.PrefixCacheBytes, 0), autoCache
 		return in, plan, nil
 	}
 	rows, err := PrefillPassRows(cfg.Text.NumExpertsPerTok, func(rows int) (bool, error) {

@@ -192,3 +192,24 @@ func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierI
 // [assumption: a few voices of a 30 s reference at full geometry,
 // docs/MODEL.md "Voice prefix cache"].
 const DefaultPrefixCacheBytes = 512 << 20
+
+// AutoVoiceCacheShare and MaxAutoVoiceCache size the voice cache of a load
+// that sets none where every weight is on the device (AutoVoiceCache)
+// [assumption: docs/MODEL.md "Voice prefix cache"].
+const (
+	AutoVoiceCacheShare = 8
+	MaxAutoVoiceCache   = 8 << 30
+)
+
+// AutoVoiceCache is the voice cache a load that sets no size asks for
+// where every weight is on the device with room bytes left beside the
+// model: an eighth of the room, at least DefaultPrefixCacheBytes, at most
+// MaxAutoVoiceCache. A large card then holds a cast of long voices
+// together (on the H200, about 100 GiB left beside the model and four
+// takes: 8 GiB; on an 80 GB H100 about 5 GiB); a card with little room
+// gets the default, and seven eighths of the room stay free for the rest
+// (the reference encoder's weights and buffers, other programs). The cache
+// allocates as voices are cached: a size it is not using holds nothing.
+func AutoVoiceCache(room int64) int64 {
+	return min(max(room/AutoVoiceCacheShare, DefaultPrefixCacheBytes), MaxAutoVoiceCache)
+}

@@ -103,6 +103,10 @@ type TierInput struct {
 	// the cache lives in pinned host memory instead (VoiceCacheHost), from
 	// what the host has beyond the pinned weights and the reserve.
 	VoiceCache int64
+	// VoiceCacheAuto makes VoiceCache a floor (no size was set): on the
+	// device the cache gets AutoVoiceCache of the room left beside the
+	// model where that is more. Under the host tier it changes nothing.
+	VoiceCacheAuto bool
 }
 
 // TierPlan is where a load puts the model's bytes.
@@ -190,7 +194,11 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		}
 	}
 	if in.ModelBytes <= p.Budget {
-		p.VoiceCache = min(max(in.VoiceCache, 0), p.Budget-in.ModelBytes)
+		room, ask := p.Budget-in.ModelBytes, max(in.VoiceCache, 0)
+		if in.VoiceCacheAuto {
+			ask = max(ask, AutoVoiceCache(room))
+		}
+		p.VoiceCache = min(ask, room)
 		p.Tier, p.Device, p.DeviceExperts, p.DeviceLayers = TierDevice, in.ModelBytes+p.VoiceCache, experts, p.Layers
 		return p, nil
 	}

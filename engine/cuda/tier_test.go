@@ -293,6 +293,47 @@ func TestPlanTierVoiceCache(t *testing.T) {
 	}
 }
 
+// TestPlanTierAutoVoiceCache: a load that sets no voice cache size gets an
+// eighth of the device's room beside the model, between the default and
+// MaxAutoVoiceCache, and never more than the room; under the host tier the
+// default in pinned host memory as before; a size set is kept as asked.
+// (Broken, a large card keeps the 512 MiB default: a cast of four 20 s
+// voices is not made ready together on the H200.)
+func TestPlanTierAutoVoiceCache(t *testing.T) {
+	model := fullGeometryTier(t)
+	model.VoiceCache, model.VoiceCacheAuto = DefaultPrefixCacheBytes, true
+	model.HostReserve, model.HostAvailable = DefaultHostReserve, 1<<40
+	for _, c := range []struct {
+		name        string
+		room        int64 // the device budget beside the model
+		device      int64 // the cache granted on the device
+		hostGranted int64
+	}{
+		{"an H200's room", 100 * gibi, MaxAutoVoiceCache, 0},
+		{"an 80 GB card's room", 40 * gibi, 5 * gibi, 0},
+		{"a 48 GB card's room", 8 * gibi, 1 * gibi, 0},
+		{"room for the default", 2 * gibi, DefaultPrefixCacheBytes, 0},
+		{"room for half the default", DefaultPrefixCacheBytes / 2, DefaultPrefixCacheBytes / 2, 0},
+		{"no room: the host tier", -1, 0, DefaultPrefixCacheBytes},
+	} {
+		in := model
+		in.Cap, in.DeviceFree = model.ModelBytes+c.room, 200*gibi
+		p, err := PlanTier(in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.VoiceCache != c.device || p.VoiceCacheHost != c.hostGranted || p.Device > in.Cap {
+			t.Errorf("%s: voice cache %d on the device, %d in host memory; want %d, %d (device %d of a %d cap)",
+				c.name, p.VoiceCache, p.VoiceCacheHost, c.device, c.hostGranted, p.Device, in.Cap)
+		}
+		set := in
+		set.VoiceCacheAuto = false
+		if q, err := PlanTier(set); err != nil || q.VoiceCache != min(DefaultPrefixCacheBytes, max(c.room, 0)) {
+			t.Errorf("%s, the size set: voice cache %d, %v; want the %d asked, or the room", c.name, q.VoiceCache, err, int64(DefaultPrefixCacheBytes))
+		}
+	}
+}
+
 // TestStagePass: at full geometry a pass stages a host layer's experts
 // from 32 rows on (32 × 8 pairs of 3.146 MB reach the 0.806 GB span); a
 // step and B-row steps of up to 31 takes read them in place. Broken once

@@ -35,7 +35,8 @@ func GPUModelBytes(dir string, opts Options) (int64, error) {
 }
 
 // tierInput is cuda.ModelTierInput for a load with opts: opts.Batch takes
-// (0: api.DefaultBatch) and the voice cache they ask for.
+// (0: api.DefaultBatch) and the voice cache they ask for (none set: the
+// default at least, more where the device has room, cuda.AutoVoiceCache).
 func tierInput(dir string, opts Options) (cuda.TierInput, error) {
 	n, err := api.BatchOf(opts.Batch)
 	if err != nil {
@@ -45,13 +46,14 @@ func tierInput(dir string, opts Options) (cuda.TierInput, error) {
 		return cuda.TierInput{}, err
 	}
 	in, err := cuda.ModelTierInput(dir, 0, n)
-	in.VoiceCache = GPUVoiceCache(opts)
+	in.VoiceCache, in.VoiceCacheAuto = GPUVoiceCache(opts), opts.VoiceCacheBytes == 0
 	return in, err
 }
 
 // GPUVoiceCache is the voice cache a GPU load with opts asks for: the
 // part of GPUModelBytes kept for cached voices (opts.VoiceCacheBytes, else
-// the default, cuda.DefaultPrefixCacheBytes).
+// the default, cuda.DefaultPrefixCacheBytes, which a load with room on the
+// device grows: cuda.AutoVoiceCache).
 func GPUVoiceCache(opts Options) int64 {
 	return opts.voiceCacheOr(cuda.DefaultPrefixCacheBytes)
 }
@@ -74,8 +76,11 @@ type GPUMemory struct {
 	Layers       int   `json:"layers"`
 	ExpertCache  int64 `json:"expert_cache_table_bytes"`
 	// VoiceCache is the voice prefix cache a load adds when the device has
-	// room for it beside Whole (none under the host tier).
-	VoiceCache int64 `json:"voice_cache_bytes"`
+	// room for it beside Whole (none under the host tier). VoiceCacheUpTo
+	// is set when no size was: a device with more room gives the cache an
+	// eighth of the room, up to VoiceCacheUpTo (cuda.AutoVoiceCache).
+	VoiceCache     int64 `json:"voice_cache_bytes"`
+	VoiceCacheUpTo int64 `json:"voice_cache_up_to_bytes,omitempty"`
 	// Cap is a device budget asked about, and UnderCap the tier it gets
 	// (GPUTierUnderCap's sentence, or why it is refused).
 	Cap      int64  `json:"cap_bytes,omitempty"`
@@ -92,6 +97,9 @@ func GPUMemoryOf(dir string, opts Options) (GPUMemory, error) {
 	capBytes := opts.MemoryCap
 	m := GPUMemory{Whole: in.ModelBytes, VoiceCache: in.VoiceCache, Dense: in.ModelBytes - in.HostDense, HostDense: in.HostDense,
 		Layers: len(in.LayerExperts), Cap: capBytes}
+	if in.VoiceCacheAuto {
+		m.VoiceCacheUpTo = cuda.MaxAutoVoiceCache
+	}
 	for _, b := range in.LayerExperts {
 		m.Dense -= b
 		m.LayerExperts = max(m.LayerExperts, b)

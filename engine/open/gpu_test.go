@@ -63,6 +63,27 @@ func TestGPUTiers(t *testing.T) {
 	if s, err := GPUTierUnderCap(dir, big); err != nil || !strings.HasPrefix(s, "fits on the device") || !strings.Contains(s, "cached voices up to 1.00 GiB of it") {
 		t.Errorf("a 3 GiB voice cache under a cap 1 GiB over the model: %q %v; want it to fit, the cache granted the 1 GiB left", s, err)
 	}
+	// No size set: a device with room gives the cache an eighth of it, up
+	// to cuda.MaxAutoVoiceCache; a size set is kept.
+	if m.VoiceCacheUpTo != cuda.MaxAutoVoiceCache {
+		t.Errorf("no voice cache size set: up to %d, want %d", m.VoiceCacheUpTo, int64(cuda.MaxAutoVoiceCache))
+	}
+	if m2, _ := GPUMemoryOf(dir, big); m2.VoiceCacheUpTo != 0 {
+		t.Errorf("a 3 GiB voice cache set: up to %d, want nothing more", m2.VoiceCacheUpTo)
+	}
+	for _, c := range []struct {
+		room  int64
+		opts  Options
+		cache string
+	}{
+		{16 << 30, Options{}, "cached voices up to 2.00 GiB of it"},
+		{100 << 30, Options{}, "cached voices up to 8.00 GiB of it"},
+		{100 << 30, Options{VoiceCacheBytes: 512 << 20}, "cached voices up to 512.0 MiB of it"},
+	} {
+		if s, err := GPUTierOn(dir, m.Whole+cuda.DefaultHeadroom+c.room, c.opts); err != nil || !strings.Contains(s, c.cache) {
+			t.Errorf("a device with %d bytes beside the model, voice cache set to %d: %q %v; want %q", c.room, c.opts.VoiceCacheBytes, s, err, c.cache)
+		}
+	}
 	if _, err := GPUModelBytes(dir, Options{VoiceCacheBytes: -1}); err == nil {
 		t.Error("a negative voice cache was taken")
 	}

@@ -63,7 +63,8 @@ type Options struct {
 	Numerics drama3.Numerics
 	// VoiceCacheBytes is the most memory the voice cache keeps voices'
 	// states in (docs/MODEL.md "Voice prefix cache"; 0: the backend's
-	// default, 512 MiB): device memory on the GPU, granted what is left
+	// default, 512 MiB, which the GPU grows where it has room:
+	// cuda.AutoVoiceCache): device memory on the GPU, granted what is left
 	// beside the model (pinned host memory under the host tier), host
 	// memory on the CPU.
 	VoiceCacheBytes int64
