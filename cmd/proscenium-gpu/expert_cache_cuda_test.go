@@ -19,8 +19,9 @@ import (
 // host memory only, the expert cache promotes that layer's hot experts into
 // the slots of the arena layers' unused ones (writing those back to host
 // memory first): the last of four takes reads more than 90 % of its routed
-// pairs on the device, and every take's codes are
-// the uncapped engine's (same zeroed routers, same seeds), under either
+// pairs on the device, and every take's codes are those of the engine
+// with every expert on the device (same zeroed routers, same seeds, the
+// tower's drawn-code tables left out as under the cap), under either
 // numerics policy. The demo's layers route 4 of 8 experts a step, so the
 // uniform share is half of them: the policy's spread floor (what keeps
 // Drama 3's 8 of 256 from thrashing) is off here.
@@ -77,12 +78,13 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 		r.tier = e.Stats().Memory.Experts
 		return r
 	}
+	// The cap is figured as TestCUDAEngineTiers figures its caps (found
+	// stale in session 46: figured from the uncapped load, it let a load of
+	// shorter passes without the tower's tables fit whole, no expert cache).
 	// The uncapped load takes longer prefill passes where the device has
 	// room (cuda.PrefillPassRows); a cap a byte below what it admitted makes
-	// a load take shorter ones, every expert still on the device. The cap
-	// below is figured from the shortest passes' load, the reference (as in
-	// TestCUDAEngineTiers). (Figured from the longest, the cap let a load of
-	// shorter passes fit whole: no expert cache, found in session 46.)
+	// a load take shorter ones, every expert still on the device: the cap
+	// is figured from the shortest passes' load.
 	whole := takes(0)
 	for {
 		r := takes(whole.admitted - 1)
@@ -95,9 +97,32 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layer := in.LayerExperts[0]
-	dense := whole.admitted - cuda.DefaultPrefixCacheBytes - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := cuda.TowerGeometryOf(&ck.Config.Audio)
+	ck.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A byte short of the model: the tower's drawn-code tables give way
+	// before any expert, as they do under the cap below. That load is the
+	// codes' reference: with the tables a take's tower values are the same
+	// within float32 rounding, not bit for bit.
+	model, layer := whole.admitted-cuda.DefaultPrefixCacheBytes, in.LayerExperts[0]
+	ref := takes(model - 1)
+	if x := ref.tier; x == nil || x.Tier != cuda.TierDevice.String() {
+		t.Fatalf("a cap a byte below the model: readout %+v, want every expert on the device", x)
+	}
+	// The dense part under the host tier: the model less the tables, the
+	// experts and the host-capable dense tensors, with the stage and the
+	// expert cache's table.
+	dense := model - cuda.TowerDrawnEHBytes(g) - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
 	capped := takes(dense + 2*layer)
+	if x := capped.tier; x == nil || x.Tier != cuda.TierHostExperts.String() || x.DeviceLayers != 3 {
+		t.Fatalf("under a cap of %d bytes: readout %+v, want two layers' experts in the arena and one on the stage", dense+2*layer, x)
+	}
 	n := len(reqs)
 	before, last := capped.caches[n-2], capped.caches[n-1]
 	if before == nil || last == nil {
@@ -111,8 +136,8 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 		t.Errorf("the hot set was not served from the device: %d promotions before the last take, hit rate %.3f in it", before.Promotions, rate)
 	}
 	for i := range reqs {
-		if f, cb := firstCodeDiff(whole.codes[i], capped.codes[i]); f >= 0 || len(whole.codes[i]) != len(capped.codes[i]) {
-			t.Errorf("take %d: the codes differ from the uncapped take's at frame %d codebook %d (%d and %d frames)", i+1, f, cb, len(whole.codes[i]), len(capped.codes[i]))
+		if f, cb := firstCodeDiff(ref.codes[i], capped.codes[i]); f >= 0 || len(ref.codes[i]) != len(capped.codes[i]) {
+			t.Errorf("take %d: the codes differ from the take with every expert on the device at frame %d codebook %d (%d and %d frames)", i+1, f, cb, len(ref.codes[i]), len(capped.codes[i]))
 		}
 	}
 }

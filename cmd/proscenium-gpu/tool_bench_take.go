@@ -189,7 +189,7 @@ type batchRound struct {
 	// from a prefix another made in such a pass (cuda.JointSplits).
 	NewVoice     bool `json:"new_voice,omitempty"`
 	SplitPasses  int  `json:"split_passes,omitempty"`
-	SharedPrefix int  `json:"shared_prefix,omitempty"`
+	SharedPrefix int  `json:"shared_prefix_takes,omitempty"`
 
 	codes map[drama3.TakeID][][]int // each take's codes (the near-tie check)
 	ended map[drama3.TakeID]bool    // and whether it drew end of speech

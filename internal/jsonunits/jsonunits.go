@@ -35,7 +35,7 @@ var unitless = []string{
 	"protocol", "format", "pass", "seed", "codes", "speaker", "sample", "cc_major", "cc_minor", "driver_version",
 	"batch", "group", // a take's batch and variation group (ids)
 	// counts of things
-	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors",
+	"count", "frames", "frame", "samples", "tokens", "rows", "steps", "takes", "chunks", "repeats", "tensors", "passes",
 	"elements", "parameters", "layers", "hidden", "experts", "codebooks", "multiprocessors", "underruns",
 	"chars", "channels", "entries", "hits", "misses", "evictions", "refusals", "lines", "launches",
 	// ratios and sampler settings
