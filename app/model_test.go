@@ -121,7 +121,7 @@ func TestLoadSettingsPendingUntilReload(t *testing.T) {
 	if _, err := svc.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
-	want := "changed since the model loaded, applied when it is loaded again: takes together 4 → 2, voice cache 512.0 MiB or more (automatic) → 2.0 GiB"
+	want := "changed since the model loaded, applied when it is loaded again: takes together 4 → 2, voice cache automatic (512.0 MiB, more on a GPU with room) → 2.0 GiB"
 	if got := svc.ModelStatus().Pending; got != want {
 		t.Fatalf("pending %q, want %q", got, want)
 	}

@@ -251,7 +251,7 @@ func (c *Control) SettingsSaved() {
 // grows (open.GPUVoiceCache, cuda.AutoVoiceCache).
 func voiceCacheSaid(o open.Options) string {
 	if o.VoiceCacheBytes == 0 {
-		return studio.ByteSize(open.GPUVoiceCache(o)) + " or more (automatic)"
+		return "automatic (" + studio.ByteSize(open.GPUVoiceCache(o)) + ", more on a GPU with room)"
 	}
 	return studio.ByteSize(o.VoiceCacheBytes)
 }

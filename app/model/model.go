@@ -127,7 +127,11 @@ func (c *Control) InspectModel(dir string) (ModelSummary, error) {
 			together = "one take at a time"
 		}
 		sum.GPUNote = "GPU layout: " + studio.ByteSize(sum.GPUBytes) + " of device memory for " + together +
-			" (" + voiceCacheSaid(load) + " of it for cached voices; and the codec)"
+			" (" + studio.ByteSize(open.GPUVoiceCache(load)) + " of it for cached voices"
+		if load.VoiceCacheBytes == 0 {
+			sum.GPUNote += ", more where the device has room (automatic)"
+		}
+		sum.GPUNote += "; and the codec)"
 		if limit := load.MemoryCap; limit > 0 {
 			sum.GPUNote += "; under the memory cap of " + studio.ByteSize(limit) + ": "
 			if tier, err := open.GPUTierUnderCap(dir, load); err != nil {
