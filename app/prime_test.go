@@ -49,6 +49,36 @@ func ready(svc *Service) ([]string, bool) {
 	return slices.Sorted(slices.Values(st.VoicesReady)), st.CastReady
 }
 
+// createVoices creates each voice of names from the test recording, its
+// transcript "NAME speaks.".
+func createVoices(t *testing.T, svc *Service, names ...string) {
+	t.Helper()
+	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if _, err := svc.CreateVoice(name, name+" speaks.", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// castScene saves a new project "Scene" with cast and waits for its
+// primes.
+func castScene(t *testing.T, svc *Service, cast ...string) {
+	t.Helper()
+	p, err := svc.CreateProject("Scene")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Cast = cast
+	if _, err := svc.SaveProject(p); err != nil {
+		t.Fatal(err)
+	}
+	svc.primer.Wait()
+}
+
 // notices is the status line's texts as hub sends them.
 type notices struct {
 	mu    sync.Mutex
@@ -221,31 +251,15 @@ func TestVoiceNotKeptSaid(t *testing.T) {
 // ready. (Broken, they never say so, though its next take starts from the
 // cache: found through serve on the H100, docs/PERF.md session 45.)
 func TestWholeScriptReadyAfterItsTake(t *testing.T) {
-	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	hub := studio.NewHub()
 	notices := noticeLog(hub)
 	eng := newPrimingEngine()
 	svc := loadedService(t, Config{Events: hub, VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), Open: func(string) (api.Engine, error) { return eng, nil }})
-	for _, name := range []string{"Ada", "Bob"} {
-		if _, err := svc.CreateVoice(name, name+" speaks.", rec); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createVoices(t, svc, "Ada", "Bob")
 	svc.primer.Wait()
 	state := 1e6 * int64(20+len(eng.LastRefs()[0].Codes))
 	eng.cacheCap.Store(3 * state) // each voice, not the two together beside them (4 states)
-	p, err := svc.CreateProject("Scene")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Cast = []string{"Bob", "Ada"}
-	if _, err := svc.SaveProject(p); err != nil {
-		t.Fatal(err)
-	}
-	svc.primer.Wait()
+	castScene(t, svc, "Bob", "Ada")
 	if last := notices.last(); !strings.Contains(last, `the whole script in voices "Bob", "Ada" was not made ready ahead`) {
 		t.Fatalf("status line %q, want the voices together said not made ready", last)
 	}
@@ -263,27 +277,11 @@ func TestWholeScriptReadyAfterItsTake(t *testing.T) {
 // studio primes that voice again, and the stats say the cast is ready.
 // (Broken, the voice stays dropped: its next take reads its reference.)
 func TestCastRestoredAfterATake(t *testing.T) {
-	rec, err := os.ReadFile(filepath.Join("..", "engine", "audio", "decode", "testdata", "ref.flac"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	eng := newPrimingEngine()
 	svc := loadedService(t, Config{Events: studio.NewHub(), VoicesDir: t.TempDir(), ProjectsDir: t.TempDir(), RestoreCastAfter: 20 * time.Millisecond,
 		Open: func(string) (api.Engine, error) { return eng, nil }})
-	for _, name := range []string{"Ada", "Bob", "Cy"} {
-		if _, err := svc.CreateVoice(name, name+" speaks.", rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := svc.CreateProject("Scene")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Cast = []string{"Bob", "Ada"}
-	if _, err := svc.SaveProject(p); err != nil {
-		t.Fatal(err)
-	}
-	svc.primer.Wait()
+	createVoices(t, svc, "Ada", "Bob", "Cy")
+	castScene(t, svc, "Bob", "Ada")
 	eng.Drop("Bob speaks.")
 	if voices, _ := ready(svc); !slices.Equal(voices, []string{"Ada", "Cy"}) {
 		t.Fatalf("ready %q with Bob dropped, want Ada and Cy", voices)

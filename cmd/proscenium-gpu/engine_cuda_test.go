@@ -127,6 +127,23 @@ func TestCUDAEngineTakes(t *testing.T) {
 	}
 }
 
+// towerDrawnTables is the bytes of the tower's drawn-code tables of the
+// checkpoint in dir (cuda.TowerDrawnEHBytes): what a load gives up first
+// when the device lacks room for the whole model.
+func towerDrawnTables(t *testing.T, dir string) int64 {
+	t.Helper()
+	ck, err := drama3.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	g, err := cuda.TowerGeometryOf(&ck.Config.Audio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cuda.TowerDrawnEHBytes(g)
+}
+
 // firstCodeDiff is the first frame and codebook where two takes' codes
 // differ ((−1, −1): none; (f, −1): one is longer).
 func firstCodeDiff(a, b [][]int) (int, int) {

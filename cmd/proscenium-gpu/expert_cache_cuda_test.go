@@ -97,15 +97,6 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := cuda.TowerGeometryOf(&ck.Config.Audio)
-	ck.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A byte short of the model: the tower's drawn-code tables give way
 	// before any expert, as they do under the cap below. That load is the
 	// codes' reference: with the tables a take's tower values are the same
@@ -118,7 +109,7 @@ func checkHotSet(t *testing.T, dev *cuda.Device, dir string) {
 	// The dense part under the host tier: the model less the tables, the
 	// experts and the host-capable dense tensors, with the stage and the
 	// expert cache's table.
-	dense := model - cuda.TowerDrawnEHBytes(g) - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
+	dense := model - towerDrawnTables(t, dir) - 4*layer - in.HostDense + layer + cuda.ExpertCacheBytes(4, in.Experts)
 	capped := takes(dense + 2*layer)
 	if x := capped.tier; x == nil || x.Tier != cuda.TierHostExperts.String() || x.DeviceLayers != 3 {
 		t.Fatalf("under a cap of %d bytes: readout %+v, want two layers' experts in the arena and one on the stage", dense+2*layer, x)

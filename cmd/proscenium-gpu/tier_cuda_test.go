@@ -126,16 +126,7 @@ func checkTiers(t *testing.T, dev *cuda.Device, dir string) {
 	// of the host tiers below, which leave the tables out too: with them a
 	// take's tower values are the same within float32 rounding, not bit for
 	// bit, so its codes may leave the whole's at a draw's near-tie.
-	ck, err := drama3.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := cuda.TowerGeometryOf(&ck.Config.Audio)
-	ck.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables := cuda.TowerDrawnEHBytes(g)
+	tables := towerDrawnTables(t, dir)
 	ref, err := take(admitted - 1)
 	if err != nil {
 		t.Fatal(err)
