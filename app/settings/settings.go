@@ -68,8 +68,9 @@ type Settings struct {
 	// VoiceCacheBytes is the most memory the engine keeps cloned voices'
 	// states in from the next model load on (open.Options.VoiceCacheBytes):
 	// 0 is automatic (512 MiB, and on a GPU with room an eighth of the
-	// device memory left beside the model, up to 8 GiB:
-	// cuda.AutoVoiceCache), else MinVoiceCache to MaxVoiceCache.
+	// memory left beside the model, device or, where experts live in host
+	// memory, pinned host memory, up to 8 GiB: cuda.AutoVoiceCache), else
+	// MinVoiceCache to MaxVoiceCache.
 	VoiceCacheBytes int64 `json:"voice_cache_bytes"`
 }
 

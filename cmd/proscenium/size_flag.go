@@ -35,7 +35,7 @@ func memoryCapFlag(fs *flag.FlagSet) *sizeFlag {
 func voiceCacheFlag(fs *flag.FlagSet) *sizeFlag {
 	c := &sizeFlag{}
 	fs.Var(c, "voice-cache", "the most memory cloned voices' states are kept in, so that a take in a voice starts from it, e.g. 2GiB "+
-		"(0: automatic, 512 MiB or on a GPU with room an eighth of the memory left beside the model, up to 8 GiB; "+
+		"(0: automatic, 512 MiB or on a GPU with room an eighth of the memory left beside the model (host memory where experts live there), up to 8 GiB; "+
 		"serve: default the settings' voice_cache_bytes); on the GPU device memory left beside the model, pinned host memory when experts live there")
 	return c
 }

@@ -59,8 +59,9 @@ type FramesOptions struct {
 	// (Frames.PrefixCacheInHost).
 	PrefixCacheBytes int64
 	// PrefixCacheAuto, with PrefixCacheBytes 0 (no size set: the worker's
-	// loads), grows the cache where every weight is on the device to
-	// AutoVoiceCache of the room left beside the model (TierInput.VoiceCacheAuto).
+	// loads), grows the cache to AutoVoiceCache of the room left for it (the
+	// device's beside the model, or the host's under the host tier:
+	// TierInput.VoiceCacheAuto).
 	PrefixCacheAuto bool
 	// Tier, when set, hears the memory tier LoadFrames chose before it
 	// allocates anything (the worker says it on its log).

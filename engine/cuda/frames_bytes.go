@@ -194,22 +194,26 @@ func TierModel(cfg *drama3.Config, layout *WeightLayout, modelBytes int64) TierI
 const DefaultPrefixCacheBytes = 512 << 20
 
 // AutoVoiceCacheShare and MaxAutoVoiceCache size the voice cache of a load
-// that sets none where every weight is on the device (AutoVoiceCache)
-// [assumption: docs/MODEL.md "Voice prefix cache"].
+// that sets none (AutoVoiceCache) [assumption: docs/MODEL.md "Voice prefix
+// cache"].
 const (
 	AutoVoiceCacheShare = 8
 	MaxAutoVoiceCache   = 8 << 30
 )
 
-// AutoVoiceCache is the voice cache a load that sets no size asks for
-// where every weight is on the device with room bytes left beside the
-// model: an eighth of the room, at least DefaultPrefixCacheBytes, at most
-// MaxAutoVoiceCache. A large card then holds a cast of long voices
-// together (on the H200, about 100 GiB left beside the model and four
-// takes: 8 GiB; on an 80 GB H100 about 5 GiB); a card with little room
-// gets the default, and seven eighths of the room stay free for the rest
-// (the reference encoder's weights and buffers, other programs). The cache
-// allocates as voices are cached: a size it is not using holds nothing.
+// AutoVoiceCache is the voice cache a load that sets no size asks for with
+// room bytes left for it: on the device beside the model where every
+// weight is there, under the host tier in host memory beside the pinned
+// weights and the reserve. An eighth of the room, at least
+// DefaultPrefixCacheBytes, at most MaxAutoVoiceCache. A large card then
+// holds a cast of long voices together (on the H200, about 100 GiB left
+// beside the model and four takes: 8 GiB; on an 80 GB H100 about 5 GiB),
+// and so does a small card's host with memory to spare (a 24 GB card in a
+// 64 GB machine: about 5 GiB of pinned memory), where a voice read again
+// costs most; little room gets the default, and seven eighths of the room
+// stay free for the rest (the reference encoder, other programs). The
+// cache allocates as voices are cached: a size it is not using holds
+// nothing.
 func AutoVoiceCache(room int64) int64 {
 	return min(max(room/AutoVoiceCacheShare, DefaultPrefixCacheBytes), MaxAutoVoiceCache)
 }

@@ -103,9 +103,10 @@ type TierInput struct {
 	// the cache lives in pinned host memory instead (VoiceCacheHost), from
 	// what the host has beyond the pinned weights and the reserve.
 	VoiceCache int64
-	// VoiceCacheAuto makes VoiceCache a floor (no size was set): on the
-	// device the cache gets AutoVoiceCache of the room left beside the
-	// model where that is more. Under the host tier it changes nothing.
+	// VoiceCacheAuto makes VoiceCache a floor (no size was set): the cache
+	// gets AutoVoiceCache of the room left for it where that is more (on
+	// the device beside the model; under the host tier in pinned host
+	// memory beside the pinned weights and the reserve).
 	VoiceCacheAuto bool
 }
 
@@ -194,11 +195,7 @@ func PlanTier(in TierInput) (TierPlan, error) {
 		}
 	}
 	if in.ModelBytes <= p.Budget {
-		room, ask := p.Budget-in.ModelBytes, max(in.VoiceCache, 0)
-		if in.VoiceCacheAuto {
-			ask = max(ask, AutoVoiceCache(room))
-		}
-		p.VoiceCache = min(ask, room)
+		p.VoiceCache = voiceCacheIn(in, p.Budget-in.ModelBytes)
 		p.Tier, p.Device, p.DeviceExperts, p.DeviceLayers = TierDevice, in.ModelBytes+p.VoiceCache, experts, p.Layers
 		return p, nil
 	}
@@ -236,8 +233,21 @@ func PlanTier(in TierInput) (TierPlan, error) {
 			ErrDoesNotFit, p.tierSentence(), gib(p.Device), gib(in.ModelBytes), gib(in.HostAvailable),
 			gib(p.Host+in.HostReserve-in.HostAvailable), gib(p.Host), gib(in.HostReserve))
 	}
-	p.VoiceCacheHost = min(max(in.VoiceCache, 0), in.HostAvailable-in.HostReserve-p.Host)
+	p.VoiceCacheHost = voiceCacheIn(in, in.HostAvailable-in.HostReserve-p.Host)
 	return p, nil
+}
+
+// voiceCacheIn is the voice cache granted where room bytes are left for
+// it (the device's beside the model, or under the host tier the host's
+// beside the pinned weights and the reserve): what in asks for, or with
+// in.VoiceCacheAuto AutoVoiceCache of the room where that is more, never
+// more than the room.
+func voiceCacheIn(in TierInput, room int64) int64 {
+	ask := max(in.VoiceCache, 0)
+	if in.VoiceCacheAuto {
+		ask = max(ask, AutoVoiceCache(room))
+	}
+	return max(min(ask, room), 0)
 }
 
 // stagePass says whether a pass of n rows reads host layer x's experts

@@ -294,30 +294,46 @@ func TestPlanTierVoiceCache(t *testing.T) {
 }
 
 // TestPlanTierAutoVoiceCache: a load that sets no voice cache size gets an
-// eighth of the device's room beside the model, between the default and
-// MaxAutoVoiceCache, and never more than the room; under the host tier the
-// default in pinned host memory as before; a size set is kept as asked.
-// (Broken, a large card keeps the 512 MiB default: a cast of four 20 s
-// voices is not made ready together on the H200.)
+// eighth of the room left for the cache, between the default and
+// MaxAutoVoiceCache, and never more than the room: on the device beside the
+// model, and under the host tier in pinned host memory beside the pinned
+// weights and the reserve; a size set is kept as asked. (Broken, a large
+// card keeps the 512 MiB default: a cast of four 20 s voices is not made
+// ready together on the H200; nor under a cap on a host with memory to
+// spare.)
 func TestPlanTierAutoVoiceCache(t *testing.T) {
 	model := fullGeometryTier(t)
 	model.VoiceCache, model.VoiceCacheAuto = DefaultPrefixCacheBytes, true
-	model.HostReserve, model.HostAvailable = DefaultHostReserve, 1<<40
+	model.HostReserve = DefaultHostReserve
+	under := model
+	under.Cap, under.DeviceFree, under.HostAvailable = model.ModelBytes-1, 200*gibi, 1<<40
+	host, err := PlanTier(under)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := host.Host + DefaultHostReserve // what the host tier needs beside the cache
 	for _, c := range []struct {
 		name        string
-		room        int64 // the device budget beside the model
+		cap         int64
+		room        int64 // beside the model on the device, or beside pinned on the host
 		device      int64 // the cache granted on the device
 		hostGranted int64
 	}{
-		{"an H200's room", 100 * gibi, MaxAutoVoiceCache, 0},
-		{"an 80 GB card's room", 40 * gibi, 5 * gibi, 0},
-		{"a 48 GB card's room", 8 * gibi, 1 * gibi, 0},
-		{"room for the default", 2 * gibi, DefaultPrefixCacheBytes, 0},
-		{"room for half the default", DefaultPrefixCacheBytes / 2, DefaultPrefixCacheBytes / 2, 0},
-		{"no room: the host tier", -1, 0, DefaultPrefixCacheBytes},
+		{"an H200's room", model.ModelBytes + 100*gibi, 100 * gibi, MaxAutoVoiceCache, 0},
+		{"an 80 GB card's room", model.ModelBytes + 40*gibi, 40 * gibi, 5 * gibi, 0},
+		{"a 48 GB card's room", model.ModelBytes + 8*gibi, 8 * gibi, 1 * gibi, 0},
+		{"room for the default", model.ModelBytes + 2*gibi, 2 * gibi, DefaultPrefixCacheBytes, 0},
+		{"room for half the default", model.ModelBytes + DefaultPrefixCacheBytes/2, DefaultPrefixCacheBytes / 2, DefaultPrefixCacheBytes / 2, 0},
+		{"host tier, a 64 GB host's room", model.ModelBytes - 1, 40 * gibi, 0, 5 * gibi},
+		{"host tier, a large host's room", model.ModelBytes - 1, 100 * gibi, 0, MaxAutoVoiceCache},
+		{"host tier, room for the default", model.ModelBytes - 1, 2 * gibi, 0, DefaultPrefixCacheBytes},
+		{"host tier, room for half the default", model.ModelBytes - 1, DefaultPrefixCacheBytes / 2, 0, DefaultPrefixCacheBytes / 2},
 	} {
 		in := model
-		in.Cap, in.DeviceFree = model.ModelBytes+c.room, 200*gibi
+		in.Cap, in.DeviceFree, in.HostAvailable = c.cap, 200*gibi, pinned+c.room
+		if c.device > 0 {
+			in.HostAvailable = 1 << 40
+		}
 		p, err := PlanTier(in)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -328,8 +344,9 @@ func TestPlanTierAutoVoiceCache(t *testing.T) {
 		}
 		set := in
 		set.VoiceCacheAuto = false
-		if q, err := PlanTier(set); err != nil || q.VoiceCache != min(DefaultPrefixCacheBytes, max(c.room, 0)) {
-			t.Errorf("%s, the size set: voice cache %d, %v; want the %d asked, or the room", c.name, q.VoiceCache, err, int64(DefaultPrefixCacheBytes))
+		q, err := PlanTier(set)
+		if want := min(int64(DefaultPrefixCacheBytes), c.room); err != nil || max(q.VoiceCache, q.VoiceCacheHost) != want {
+			t.Errorf("%s, the size set: voice cache %d on the device, %d in host memory, %v; want the %d asked, or the room", c.name, q.VoiceCache, q.VoiceCacheHost, err, want)
 		}
 	}
 }
