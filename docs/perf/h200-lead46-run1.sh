@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 46, run 1. One call, ≤ 300 s or $BUDGET: the whole script's readiness found missing on session 45's
+# Lead, session 46, run 1 — RUN at 09:09 UTC on an H100 (bundles at 9c524a4; results in PERF "Session 46"). One call, ≤ 300 s or $BUDGET: the whole script's readiness found missing on session 45's
 # H100 run (a cast the default 512 MiB voice cache cannot hold together beside each voice: the whole script's take
 # leaves the voices together in the cache, and the studio now knows their key without priming them, api.VoicePrimer's
 # VoiceKey through the worker's voice_key op). In order, so that a short budget leaves out the last: the engine's GPU

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 46, run 3: run 2 again after TestCUDAExpertCacheHotSet's mend (its cap from the shortest prefill passes), with the bench JSON test. One call, ≤ 300 s or $BUDGET: the automatic voice cache (759c092: a worker load that sets
+# Lead, session 46, run 3 — RUN at 09:28 UTC on an H100 (bundles at 16789d5; results in PERF "Session 46"): run 2 again after TestCUDAExpertCacheHotSet's mend (its cap from the shortest prefill passes), with the bench JSON test. One call, ≤ 300 s or $BUDGET: the automatic voice cache (759c092: a worker load that sets
 # no size gives the cache an eighth of the device's room beside the model, 512 MiB to 8 GiB). In order, so that a short
 # budget leaves out the last: the engine's GPU tests (TestCUDAEngineVoiceCacheSize holds the size a load with none set
 # gets to cuda.AutoVoiceCache of its tier's room; the tier and expert-cache tests now set the default they subtract)

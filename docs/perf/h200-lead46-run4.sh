@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 46, run 4. One call, ≤ 330 s or $BUDGET: every GPU test the whole check leaves out. Run 2 found two
+# Lead, session 46, run 4 — RUN at 09:32 UTC on an H100 (bundles at 367ecd9; results in PERF "Session 46"). One call, ≤ 330 s or $BUDGET: every GPU test the whole check leaves out. Run 2 found two
 # of them stale (TestCUDAExpertCacheHotSet, TestBenchJSONSaysItsUnits: not run since the sessions that changed what
 # they judge); b87e742 mends them. So: every test of proscenium-gpu.test (the worker's engine on the GPU), and the 60
 # tests of cuda.test outside run-lib.sh's list (kernels beside their references, the sampler against the CPU, the pool,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 46, run 6. One call, ≤ 120 s or $BUDGET: the worker's whole GPU test binary at the session's final
+# Lead, session 46, run 6 — RUN at 09:59 UTC on an H100 (bundles at b1f4a35; results in PERF "Session 46"). One call, ≤ 120 s or $BUDGET: the worker's whole GPU test binary at the session's final
 # GPU code (886577f: the tower-table helper shared by TestCUDAEngineTiers and TestCUDAExpertCacheHotSet, after run 4).
 # Carried: .carry-fa and .carry-fb (h200-lead6-build.sh at this commit).
 set -u

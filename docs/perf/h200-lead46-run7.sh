@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lead, session 46, run 7. One call, ≤ 200 s or $BUDGET: the automatic voice cache under the host tier (a worker load
+# Lead, session 46, run 7 — RUN at 10:05 UTC on an H100 (bundles at 9178c55; results in PERF "Session 46"). One call, ≤ 200 s or $BUDGET: the automatic voice cache under the host tier (a worker load
 # that sets no size, under a memory cap that keeps experts in host memory, gets an eighth of the host's memory left
 # beside the pinned weights and the reserve, up to 8 GiB). The worker's whole GPU test binary while a full-size
 # checkpoint is written; then `serve --ui --memory-cap 22GiB` at full geometry with no voice cache size set, four 20 s
