@@ -255,13 +255,7 @@ func TestPlanTierVoiceCache(t *testing.T) {
 	model := fullGeometryTier(t)
 	model.VoiceCache = DefaultPrefixCacheBytes
 	model.HostReserve = DefaultHostReserve
-	under := model
-	under.Cap, under.DeviceFree, under.HostAvailable = model.ModelBytes-1, 200*gibi, 1<<40
-	host, err := PlanTier(under)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pinned := host.Host + DefaultHostReserve // what the host tier needs beside the cache
+	pinned := hostTierPinned(t, model) // what the host tier needs beside the cache
 	for _, c := range []struct {
 		name                string
 		cap, hostAvailable  int64
@@ -305,13 +299,7 @@ func TestPlanTierAutoVoiceCache(t *testing.T) {
 	model := fullGeometryTier(t)
 	model.VoiceCache, model.VoiceCacheAuto = DefaultPrefixCacheBytes, true
 	model.HostReserve = DefaultHostReserve
-	under := model
-	under.Cap, under.DeviceFree, under.HostAvailable = model.ModelBytes-1, 200*gibi, 1<<40
-	host, err := PlanTier(under)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pinned := host.Host + DefaultHostReserve // what the host tier needs beside the cache
+	pinned := hostTierPinned(t, model) // what the host tier needs beside the cache
 	for _, c := range []struct {
 		name        string
 		cap         int64
@@ -349,6 +337,20 @@ func TestPlanTierAutoVoiceCache(t *testing.T) {
 			t.Errorf("%s, the size set: voice cache %d on the device, %d in host memory, %v; want the %d asked, or the room", c.name, q.VoiceCache, q.VoiceCacheHost, err, want)
 		}
 	}
+}
+
+// hostTierPinned is the host memory model's host tier needs beside the
+// voice cache (under a cap a byte below the model): the pinned weights and
+// the reserve.
+func hostTierPinned(t *testing.T, model TierInput) int64 {
+	t.Helper()
+	under := model
+	under.Cap, under.DeviceFree, under.HostAvailable = model.ModelBytes-1, 200*gibi, 1<<40
+	host, err := PlanTier(under)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host.Host + under.HostReserve
 }
 
 // TestStagePass: at full geometry a pass stages a host layer's experts
