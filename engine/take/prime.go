@@ -34,10 +34,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if len(refs) == 0 {
-		return nil, fmt.Errorf("%w: priming needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
-	}
-	cache, err := e.voiceCache()
+	cache, err := e.voiceCache(refs)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +93,7 @@ func (e *Engine) PrimeVoice(ctx context.Context, refs []api.Reference) (*api.Pri
 // (api.VoicePrimer): the prompt is built and its voice prefix named, and
 // nothing runs on the backend.
 func (e *Engine) VoiceKey(refs []api.Reference) (string, error) {
-	if len(refs) == 0 {
-		return "", fmt.Errorf("%w: a voice key needs a voice's references (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
-	}
-	if _, err := e.voiceCache(); err != nil {
+	if _, err := e.voiceCache(refs); err != nil {
 		return "", err
 	}
 	_, key, err := e.primePrompt(refs)
@@ -109,9 +103,13 @@ func (e *Engine) VoiceKey(refs []api.Reference) (string, error) {
 	return key.String(), nil
 }
 
-// voiceCache is the backend's voice cache, or api.ErrNoVoiceCache when it
-// keeps none.
-func (e *Engine) voiceCache() (*drama3.PrefixCache, error) {
+// voiceCache is the backend's voice cache for a prime or key of refs'
+// voice: api.ErrInvalidRequest without references, api.ErrNoVoiceCache
+// when the backend keeps none.
+func (e *Engine) voiceCache(refs []api.Reference) (*drama3.PrefixCache, error) {
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("%w: a voice's references are needed (the model's own voice has no prefix to keep)", api.ErrInvalidRequest)
+	}
 	cacher, ok := e.cfg.Takes.(drama3.TakePrefixCacher)
 	if !ok {
 		return nil, api.ErrNoVoiceCache
