@@ -65,6 +65,9 @@ type ExportSettings struct {
 	TargetLUFS float64 `json:"target_lufs"`
 	Format     string  `json:"format"` // "wav" or "flac"
 	PerLine    bool    `json:"per_line"`
+	// Captions of the lines' words beside the scene: "" (none), "srt"
+	// (SubRip) or "vtt" (WebVTT), timed from the lines' audio (app/scene).
+	Captions string `json:"captions"`
 }
 
 // DefaultExport is a 0.4 s gap, -16 LUFS (the level podcasts and spoken
@@ -186,6 +189,9 @@ func (p *Project) Check() error {
 	}
 	if e.Format != "wav" && e.Format != "flac" {
 		return bad(`the export format %q: choose "wav" or "flac"`, e.Format)
+	}
+	if e.Captions != "" && e.Captions != "srt" && e.Captions != "vtt" {
+		return bad(`the captions %q: choose "srt", "vtt" or "" (none)`, e.Captions)
 	}
 	return nil
 }

@@ -195,6 +195,7 @@ func TestRefusals(t *testing.T) {
 		"gap 11 s":            func(p *Project) { p.Export.GapSeconds = 11 },
 		"target -3 LUFS":      func(p *Project) { p.Export.TargetLUFS = -3 },
 		"mp3":                 func(p *Project) { p.Export.Format = "mp3" },
+		"captions ass":        func(p *Project) { p.Export.Captions = "ass" },
 		"top_p 0":             func(p *Project) { p.Sampling.TopP = 0 },
 		"format 2":            func(p *Project) { p.Format = 2 },
 		"seventeen voices":    func(p *Project) { p.Cast = make([]string, 17) },

@@ -46,7 +46,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(p, l, t)})
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -56,6 +56,20 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		return Result{}, &kindError{studio.ErrInvalid, err.Error()}
 	}
 	return res, nil
+}
+
+// captionVoice names who says line l in captions: the voice its take was
+// cast in, else "Speaker N" when the scene has more than one speaker.
+func captionVoice(p projects.Project, l projects.Line, t takes.Take) string {
+	if len(t.Voices) == 1 {
+		return t.Voices[0]
+	}
+	for _, o := range p.Lines {
+		if o.Speaker != l.Speaker {
+			return fmt.Sprintf("Speaker %d", l.Speaker)
+		}
+	}
+	return ""
 }
 
 // write writes an export file; a variable so tests can make the disk full.

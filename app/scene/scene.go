@@ -3,7 +3,7 @@
 // a loudness target with the true peak under a ceiling
 // (engine/audio/loudness), encoded as WAV or FLAC (engine/audio/encode),
 // and, when asked, one file per line at the scene's gain so the lines keep
-// their balance. It owns no files: the caller writes or sends what it
+// their balance, and captions of what the lines say (captions.go). It owns no files: the caller writes or sends what it
 // returns (bundle.go packs several files into one zip for a browser).
 package scene
 
@@ -22,9 +22,11 @@ const Ceiling = -1.0
 
 // Line is one line's chosen take.
 type Line struct {
-	Take int       // its id, for names and messages
-	PCM  []float32 // mono
-	Rate int       // Hz
+	Take  int       // its id, for names and messages
+	PCM   []float32 // mono
+	Rate  int       // Hz
+	Text  string    // what the take was asked to say, markup and all (for captions)
+	Voice string    // who says it, as captions name the speaker ("": not named)
 }
 
 // File is one encoded file.
@@ -39,6 +41,7 @@ type Result struct {
 	Plan    loudness.Plan `json:"plan"`
 	Seconds float64       `json:"duration_s"`
 	Rate    int           `json:"rate_hz"`
+	Cues    []Cue         `json:"cues,omitempty"` // the captions' cues, when asked for
 }
 
 // ErrNoLines is returned when no line has a chosen take.
@@ -62,6 +65,9 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	if math.IsNaN(ex.GapSeconds) || ex.GapSeconds < 0 || ex.GapSeconds > projects.MaxGapSeconds {
 		return Result{}, fmt.Errorf("the gap between lines (%v s) must be from 0 to %d s", ex.GapSeconds, projects.MaxGapSeconds)
 	}
+	if ex.Captions != CaptionsNone && ex.Captions != CaptionsSRT && ex.Captions != CaptionsVTT {
+		return Result{}, fmt.Errorf("captions %q: choose srt or vtt (or none)", ex.Captions)
+	}
 	rate := lines[0].Rate
 	total := 0
 	for i, l := range lines {
@@ -75,9 +81,13 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	}
 	gap := int(math.Round(ex.GapSeconds * float64(rate)))
 	pcm := make([]float32, 0, total+gap*(len(lines)-1))
+	var cues []Cue
 	for i, l := range lines {
 		if i > 0 {
 			pcm = append(pcm, make([]float32, gap)...)
+		}
+		if ex.Captions != CaptionsNone {
+			cues = append(cues, lineCues(l, len(pcm), rate)...)
 		}
 		pcm = append(pcm, l.PCM...)
 	}
@@ -92,6 +102,15 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, fmt.Errorf("scene: %w", err)
 	}
 	res.Files = append(res.Files, File{Name: base + "." + ex.Format, Data: data})
+	if ex.Captions != CaptionsNone {
+		holdShortCues(cues, res.Seconds)
+		text, err := formatCaptions(ex.Captions, cues)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Cues = cues
+		res.Files = append(res.Files, File{Name: base + "." + ex.Captions, Data: text})
+	}
 	if ex.PerLine {
 		for i, l := range lines {
 			one := append([]float32(nil), l.PCM...)

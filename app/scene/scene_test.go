@@ -134,8 +134,9 @@ func (f fakeTakes) TakePCM(id int) ([]float32, takes.Take, error) {
 
 func TestFromProjectAndWrite(t *testing.T) {
 	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
-	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
+	p.Lines = []projects.Line{{Text: "a", Speaker: 1, Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
 	p.Export.PerLine = true
+	p.Export.Captions = CaptionsSRT
 	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}
 	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "line 2 has no chosen take") {
 		t.Errorf("a line without a chosen take: %v", err)
@@ -144,15 +145,20 @@ func TestFromProjectAndWrite(t *testing.T) {
 	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrBusy) {
 		t.Errorf("a running take: %v", err)
 	}
-	from[2] = takes.Take{ID: 2, State: takes.TakeFinished, SampleRate: 44100}
+	// The captions say what each take was asked to say, by who said it.
+	from[1] = takes.Take{ID: 1, State: takes.TakeFinished, SampleRate: 44100, Request: api.SpeechRequest{Text: "Hello [laughs]."}, Voices: []string{"Bea"}}
+	from[2] = takes.Take{ID: 2, State: takes.TakeFinished, SampleRate: 44100, Request: api.SpeechRequest{Text: "[calm] Bye."}}
 	res, err := FromProject(p, from)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(res.Cues) != 2 || res.Cues[0].Text != "Hello." || res.Cues[0].Voice != "Bea" || res.Cues[1].Text != "Bye." || res.Cues[1].Voice != "Speaker 0" {
+		t.Errorf("cues %+v", res.Cues)
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "Scene.wav")
 	files, err := Write(res, p.Name, path, false)
-	if err != nil || len(files) != 3 || files[2] != filepath.Join(dir, "Scene - line 02 (take 2).wav") {
+	if err != nil || len(files) != 4 || files[1] != filepath.Join(dir, "Scene.srt") || files[3] != filepath.Join(dir, "Scene - line 02 (take 2).wav") {
 		t.Fatalf("written %v, %v", files, err)
 	}
 	// Nothing is replaced without being asked.

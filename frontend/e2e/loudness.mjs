@@ -3,7 +3,7 @@
 // the browser test and the window test.
 import { spawnSync } from 'node:child_process';
 
-/** Integrated loudness (LUFS) and true peak (dBFS) of file, by ffmpeg. */
+/** Integrated loudness (LUFS), true peak (dBFS) and duration (s, to 10 ms) of file, by ffmpeg. */
 export function ffmpegLoudness(file) {
   const r = spawnSync('ffmpeg', ['-hide_banner', '-nostats', '-i', file, '-filter_complex', 'ebur128=peak=true', '-f', 'null', '-'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`ffmpeg could not read ${file}: ${r.stderr}`);
@@ -11,5 +11,7 @@ export function ffmpegLoudness(file) {
   const i = /I:\s+(-?[\d.]+) LUFS/.exec(summary);
   const tp = /Peak:\s+(-?[\d.]+) dBFS/.exec(summary);
   if (!i) throw new Error(`no integrated loudness in ffmpeg's summary: ${summary}`);
-  return { integrated: Number(i[1]), truePeak: tp ? Number(tp[1]) : NaN };
+  const d = /Duration: (\d+):(\d\d):(\d\d\.\d+)/.exec(r.stderr);
+  const seconds = d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : NaN;
+  return { integrated: Number(i[1]), truePeak: tp ? Number(tp[1]) : NaN, seconds };
 }

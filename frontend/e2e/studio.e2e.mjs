@@ -10,7 +10,8 @@
 // line's take rows and is in Copy as curl; a reload keeps the project, its
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
-// of the target (WAV at -16 LUFS, FLAC at -20); the Delete question is
+// of the target (WAV at -16 LUFS, FLAC at -20), the FLAC with WebVTT captions
+// in a zip that ffmpeg reads as the lines' words in order; the Delete question is
 // inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
 // box or lies under a panel, no panel lies on another, and axe-core finds no
 // serious or critical violation (page-check.js, shared with the window test).
@@ -18,13 +19,15 @@
 //
 //   node e2e/studio.e2e.mjs PATH/TO/proscenium
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { scratchEnv, studioURL } from './studio-server.mjs';
 import { ffmpegLoudness } from './loudness.mjs';
+import { ffmpegCues } from './captions.mjs';
+import { storedZipEntries } from './zip.mjs';
 
 const cli = process.argv[2];
 if (!cli) {
@@ -263,22 +266,40 @@ async function main() {
   if (onDisk.lines.length !== 3 || onDisk.cast[1] !== 'Bea' || onDisk.lines[1].chosen !== Number(newId)) fail(`project.json: ${JSON.stringify(onDisk)}`);
   console.log(`e2e: reload keeps project "Untitled", its cast and chosen takes #${chosen.join(', #')}`);
 
-  // Scene export: a download measured by ffmpeg, within 0.5 LU of the target.
-  for (const [format, target] of [
-    ['wav', -16],
-    ['flac', -20],
+  // Scene export: a download measured by ffmpeg, within 0.5 LU of the target;
+  // with captions, a zip whose captions ffmpeg reads as the three lines' words
+  // in order, inside the scene.
+  for (const [format, target, captions] of [
+    ['wav', -16, ''],
+    ['flac', -20, 'vtt'],
   ]) {
     const scenePanel = page.locator('[data-region="scene"]');
     await scenePanel.locator('select[name="scene_format"]').selectOption(format);
+    await scenePanel.locator('select[name="scene_captions"]').selectOption(captions);
     await scenePanel.locator('input[name="scene_target"]').fill(String(target));
     await scenePanel.locator('input[name="scene_target"]').press('Tab');
     const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), scenePanel.getByRole('button', { name: 'Export scene' }).click()]);
-    const file = join(scratch, download.suggestedFilename());
+    let file = join(scratch, download.suggestedFilename());
     await download.saveAs(file);
+    let cues = [];
+    if (captions) {
+      if (!file.endsWith('.zip')) fail(`a scene with captions downloads as ${file}, not a zip`);
+      const entries = storedZipEntries(readFileSync(file));
+      const names = [...entries.keys()];
+      if (names.join() !== `Untitled.${format},Untitled.${captions}`) fail(`the scene's zip holds ${names}`);
+      for (const [name, bytes] of entries) writeFileSync(join(scratch, name), bytes);
+      file = join(scratch, names[0]);
+      cues = ffmpegCues(join(scratch, names[1]));
+      const words = cues.map((c) => c.text.replace(/\n/g, ' '));
+      const want = ['Good evening. The house is quiet.', 'Too quiet, if you ask me.', 'Then listen.'];
+      if (words.join('|') !== want.join('|')) fail(`ffmpeg reads the captions as ${JSON.stringify(cues)}, want ${JSON.stringify(want)}`);
+      if (cues.some((c, i) => c.end <= c.start || (i > 0 && c.start < cues[i - 1].end))) fail(`captions out of order: ${JSON.stringify(cues)}`);
+    }
     const m = ffmpegLoudness(file);
     if (!file.endsWith(`.${format}`) || Math.abs(m.integrated - target) > 0.5 || m.truePeak > -1 + 0.3) fail(`scene ${file}: ffmpeg measures ${JSON.stringify(m)}, target ${target} LUFS`);
+    if (cues.length && !(cues[cues.length - 1].end <= m.seconds + 0.02)) fail(`the last cue ends at ${cues[cues.length - 1].end} s, after the scene's ${m.seconds} s`);
     const said = await scenePanel.locator('[data-scene-answer="ok"]').textContent();
-    console.log(`e2e: scene exported as ${download.suggestedFilename()}: ffmpeg ebur128 measures ${m.integrated} LUFS (target ${target}), true peak ${m.truePeak} dBFS; the panel says "${said.trim()}"`);
+    console.log(`e2e: scene exported as ${download.suggestedFilename()}: ffmpeg ebur128 measures ${m.integrated} LUFS (target ${target}), true peak ${m.truePeak} dBFS${captions ? `; ffmpeg reads ${cues.length} ${captions} cues ${cues.map((c) => `${c.start}–${c.end} s`).join(', ')}` : ''}; the panel says "${said.trim()}"`);
   }
 
   // The Delete question is inside the viewport (the take is far down the list).

@@ -709,6 +709,7 @@ export namespace projects {
 	    target_lufs: number;
 	    format: string;
 	    per_line: boolean;
+	    captions: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new ExportSettings(source);
@@ -720,6 +721,7 @@ export namespace projects {
 	        this.target_lufs = source["target_lufs"];
 	        this.format = source["format"];
 	        this.per_line = source["per_line"];
+	        this.captions = source["captions"];
 	    }
 	}
 	export class Line {

@@ -1,0 +1,211 @@
+package scene
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Caption text is what a line says: its markup removed (the grammar the
+// studio's editor highlights, frontend/src/lib/script.ts), its whitespace
+// one space, and then cut into cues a reader can take in.
+
+// markup is a token of the script's markup, never spoken as written:
+// <|speaker:N|> (and any other <|…|> token), a [direction] and a word tag
+// such as <whisper> or </whisper>.
+var markup = regexp.MustCompile(`<\|[^|<>\n]*\|>|\[[^\[\]\n]*\]|</?[A-Za-z][\w-]*>`)
+
+// captionWords is text without its markup and with every run of whitespace
+// one space. A space left before punctuation by a removed token goes too
+// ("Well [sighs], no" reads "Well, no").
+func captionWords(text string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range markup.FindAllStringIndex(text, -1) {
+		b.WriteString(text[last:m[0]])
+		last = m[1]
+		if r, _ := utf8.DecodeRuneInString(text[last:]); strings.ContainsRune(",.;:!?…", r) {
+			kept := strings.TrimRightFunc(b.String(), unicode.IsSpace)
+			b.Reset()
+			b.WriteString(kept)
+		}
+	}
+	b.WriteString(text[last:])
+	return strings.Join(strings.FieldsFunc(b.String(), unicode.IsSpace), " ")
+}
+
+// Cue text limits, as subtitle style guides set them for Latin scripts
+// (two rows of at most 42 characters; counted here in code points).
+const (
+	rowRunes = 42
+	cueRunes = 2 * rowRunes
+)
+
+// Where a cue may end, from worst to best: between any two characters
+// (of a script written without spaces), between words, after a comma,
+// after a clause (a semicolon, a colon, a dash), after a sentence.
+const (
+	cutAnywhere = iota
+	cutWord
+	cutComma
+	cutClause
+	cutSentence
+	cutLevels
+)
+
+// cutsIn gives, for each level, the byte offsets in s (one-spaced words)
+// where a piece may end; a cut at a space lies before it, and the piece
+// after begins past it.
+func cutsIn(s string) [cutLevels][]int {
+	var cuts [cutLevels][]int
+	rs := []rune(s)
+	at := 0
+	for i, r := range rs {
+		at += utf8.RuneLen(r)
+		if i == len(rs)-1 {
+			break
+		}
+		next := rs[i+1]
+		if unspaced(r) || unspaced(next) {
+			cuts[cutAnywhere] = append(cuts[cutAnywhere], at)
+		}
+		switch {
+		case strings.ContainsRune("。！？", r):
+			cuts[cutSentence] = append(cuts[cutSentence], at)
+		case strings.ContainsRune("、，", r):
+			cuts[cutComma] = append(cuts[cutComma], at)
+		case strings.ContainsRune("；：", r):
+			cuts[cutClause] = append(cuts[cutClause], at)
+		case next == ' ':
+			// The mark before any closing quotes and brackets.
+			j := i
+			for j > 0 && strings.ContainsRune(`"'”’»)]`, rs[j]) {
+				j--
+			}
+			last := rs[j]
+			switch {
+			case strings.ContainsRune(".!?…", last):
+				cuts[cutSentence] = append(cuts[cutSentence], at)
+			case last == ',':
+				cuts[cutComma] = append(cuts[cutComma], at)
+			case strings.ContainsRune(";:—–", last):
+				cuts[cutClause] = append(cuts[cutClause], at)
+			default:
+				cuts[cutWord] = append(cuts[cutWord], at)
+			}
+		}
+	}
+	return cuts
+}
+
+// splitCues cuts one-spaced text into cues of at most cueRunes code
+// points each (longer only where one word is): as few cues as the limit
+// allows, each ended where the text pauses best (after a sentence, then a
+// clause, then a comma, then between words, then between any two
+// characters of a script written without spaces), and among those the
+// most even. It breaks the text as TeX breaks a paragraph into lines
+// (Knuth and Plass): the least total cost over every allowed end.
+func splitCues(s string) []string {
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	if s == "" {
+		return nil
+	}
+	levels := map[int]int{}
+	for level, cs := range cutsIn(s) {
+		for _, c := range cs {
+			levels[c] = level // later levels are better
+		}
+	}
+	ends := []int{0}
+	for c := range len(s) {
+		if _, ok := levels[c]; ok {
+			ends = append(ends, c)
+		}
+	}
+	ends = append(ends, len(s))
+	// runesTo[i] counts the code points before ends[i].
+	runesTo := make([]int, len(ends))
+	for i := 1; i < len(ends); i++ {
+		runesTo[i] = runesTo[i-1] + utf8.RuneCountInString(s[ends[i-1]:ends[i]])
+	}
+	// A cue costs far more than any break, so the fewest cues win; a worse
+	// break costs more than any evenness.
+	const perCue = 1 << 40
+	breakCost := [cutLevels]int64{cutAnywhere: 1 << 28, cutWord: 1 << 24, cutComma: 1 << 20, cutClause: 1 << 16, cutSentence: 0}
+	cost := make([]int64, len(ends))
+	from := make([]int, len(ends))
+	for i := 1; i < len(ends); i++ {
+		cost[i] = -1
+		var brk int64
+		if i < len(ends)-1 {
+			brk = breakCost[levels[ends[i]]]
+		}
+		for j := i - 1; j >= 0; j-- {
+			n := runesTo[i] - runesTo[j]
+			if j > 0 && s[ends[j]] == ' ' {
+				n-- // the space the cue begins after
+			}
+			if n > cueRunes && j < i-1 {
+				break
+			}
+			c := cost[j] + perCue + brk + int64(n*n)
+			if cost[i] < 0 || c < cost[i] {
+				cost[i], from[i] = c, j
+			}
+		}
+	}
+	var cues []string
+	for i := len(ends) - 1; i > 0; i = from[i] {
+		cues = append(cues, strings.TrimSpace(s[ends[from[i]]:ends[i]]))
+	}
+	slices.Reverse(cues)
+	return cues
+}
+
+// unspaced reports whether r belongs to a script written without spaces
+// between words, where a cue may end between any two characters.
+func unspaced(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) ||
+		strings.ContainsRune("。！？、，；：「」『』（）", r)
+}
+
+// cueRows breaks a cue's text into at most two rows: one when it fits
+// rowRunes; else at a space that leaves both rows within it, after
+// punctuation where one is near the middle, else the most even; at the
+// space nearest the middle when none fits (at the middle when it has no
+// space).
+func cueRows(s string) string {
+	rs := []rune(s)
+	if len(rs) <= rowRunes {
+		return s
+	}
+	mid := len(rs) / 2
+	best, bestScore := -1, 0
+	for i, r := range rs {
+		if r != ' ' {
+			continue
+		}
+		score := abs(i - mid)
+		if i > rowRunes || len(rs)-i-1 > rowRunes {
+			score += 4 * len(rs) // does not fit: only if nothing does
+		} else if i > 0 && strings.ContainsRune(",.;:!?…—–", rs[i-1]) {
+			score -= rowRunes / 4
+		}
+		if best < 0 || score < bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return string(rs[:mid]) + "\n" + string(rs[mid:])
+	}
+	return string(rs[:best]) + "\n" + string(rs[best+1:])
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
