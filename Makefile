@@ -60,6 +60,7 @@ FUZZ_TARGETS += ./app/speechapi:FuzzUploadVoice
 FUZZ_TARGETS += ./app/voicelib:FuzzManifest
 FUZZ_TARGETS += ./app/projects:FuzzParseProject
 FUZZ_TARGETS += ./app/scene:FuzzCaptions
+FUZZ_TARGETS += ./app/lexicon:FuzzApply
 
 .PHONY: help deps apt npm wails-cli nfpm-cli frontend cli studio bindings bindings-check run test \
 	vet gotest race fuzz vitest e2e window-e2e studio-e2e api-e2e cuda-check vulncheck deb deb-test screenshot browser-screenshots clean

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"proscenium/app/lexicon"
 	"proscenium/app/model"
 	"proscenium/app/playback"
 	"proscenium/app/projects"
@@ -119,7 +120,8 @@ func New(cfg Config) (*Service, error) {
 	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker, Keep: s.chosenTakes,
 		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
 		Engine: s.model.ForTake,
-		OnEnd:  s.takeEnded})
+		OnEnd:  s.takeEnded,
+		Spoken: func(text string) string { return lexicon.Apply(text, s.settings.Get().Lexicon) }})
 	s.warnings = append(s.warnings, warnings...)
 	s.server = server.NewPanel(cfg.Events, func() int { return s.settings.Get().ServerPort })
 	s.voices = voices.New(voices.Config{Dir: cfg.VoicesDir, Settings: s.settings, Save: s.SetSettings, Encoder: s.model.ReferenceEncoder})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"proscenium/app/lexicon"
 	"proscenium/app/model"
 	"proscenium/app/settings"
 	"proscenium/app/studio"
@@ -218,6 +219,40 @@ func TestTakeLifecycle(t *testing.T) {
 	}
 	if _, err := svc.Speak(speech("Again.")); !errors.Is(err, studio.ErrNoModel) {
 		t.Fatalf("speak after unload: %v", err)
+	}
+}
+
+// TestLexiconInTakes: the settings' pronunciation lexicon rewrites what the
+// engine is given, studio and API takes alike, from the next take on.
+func TestLexiconInTakes(t *testing.T) {
+	eng := &testEngine{frames: 2, tick: time.Millisecond}
+	svc, _ := newService(t, func(string) (api.Engine, error) { return eng, nil })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	st := svc.Settings()
+	st.Lexicon = []lexicon.Entry{{Written: "SQL", Spoken: "sequel"}}
+	if _, err := svc.SetSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	take, err := svc.Speak(speech("SQL, not sql."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return svc.Takes()[0].State == takes.TakeFinished })
+	got := svc.Takes()[0]
+	if got.ID != take.ID || got.Request.Text != "SQL, not sql." || got.Spoken != "sequel, not sql." {
+		t.Errorf("the take keeps %q, spoken %q", got.Request.Text, got.Spoken)
+	}
+	apiEng, err := APIEngine(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apiEng.Synthesize(context.Background(), speech("My SQL."), func(api.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	if eng.got[0].Text != "sequel, not sql." || eng.got[1].Text != "My sequel." {
+		t.Errorf("the engine got %q and %q", eng.got[0].Text, eng.got[1].Text)
 	}
 }
 

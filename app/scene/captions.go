@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"proscenium/app/script"
 )
 
 // Captions are the scene's words as timed text, SubRip (.srt) or WebVTT
@@ -30,7 +32,7 @@ type Cue struct {
 // lineCues are the cues of a line whose audio begins offset samples into
 // the scene; none when the line says nothing but markup.
 func lineCues(l Line, offset, rate int) []Cue {
-	parts := splitCues(captionWords(l.Text))
+	parts := splitCues(script.Words(l.Text))
 	var cues []Cue
 	for i, s := range placeCues(parts, l.PCM, rate) {
 		cues = append(cues, Cue{

@@ -13,24 +13,8 @@ import (
 	"unicode/utf8"
 
 	"proscenium/app/projects"
+	"proscenium/app/script"
 )
-
-func TestCaptionWords(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"Hello there.", "Hello there."},
-		{"<|speaker:1|>[calm] Well [sighs], no.", "Well, no."},
-		{"I <whisper>really</whisper> mean it", "I really mean it"},
-		{"  many\n\n spaces\t here ", "many spaces here"},
-		{"[laughs]", ""},
-		{"a < b and [unclosed", "a < b and [unclosed"},
-		{"<|speaker:0|>你好[笑]，世界。", "你好，世界。"},
-		{"Stop [beat]! Now.", "Stop! Now."},
-	} {
-		if got := captionWords(c.in); got != c.want {
-			t.Errorf("captionWords(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
 
 func TestSplitCues(t *testing.T) {
 	long := "The storm had passed by morning, and the harbour lay still under a pale sky. " +
@@ -87,16 +71,16 @@ func FuzzCaptions(f *testing.F) {
 	f.Add("<|speaker:1|>[calm] Well [sighs], no. " + strings.Repeat("word, ", 40))
 	f.Add(strings.Repeat("这是一句话。", 30))
 	f.Add("a\u00a0b\u2028c — d… “e.” f")
-	f.Fuzz(func(t *testing.T, script string) {
-		if !utf8.ValidString(script) {
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
 			return
 		}
-		words := captionWords(script)
+		words := script.Words(text)
 		cues := splitCues(words)
 		var joined strings.Builder
 		for _, c := range cues {
 			if c == "" {
-				t.Fatalf("an empty cue from %q", script)
+				t.Fatalf("an empty cue from %q", text)
 			}
 			if utf8.RuneCountInString(c) > cueRunes && strings.Contains(c, " ") {
 				t.Fatalf("cue %q is %d characters", c, utf8.RuneCountInString(c))

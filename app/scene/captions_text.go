@@ -1,40 +1,15 @@
 package scene
 
 import (
-	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"proscenium/app/script"
 )
 
-// Caption text is what a line says: its markup removed (the grammar the
-// studio's editor highlights, frontend/src/lib/script.ts), its whitespace
-// one space, and then cut into cues a reader can take in.
-
-// markup is a token of the script's markup, never spoken as written:
-// <|speaker:N|> (and any other <|…|> token), a [direction] and a word tag
-// such as <whisper> or </whisper>.
-var markup = regexp.MustCompile(`<\|[^|<>\n]*\|>|\[[^\[\]\n]*\]|</?[A-Za-z][\w-]*>`)
-
-// captionWords is text without its markup and with every run of whitespace
-// one space. A space left before punctuation by a removed token goes too
-// ("Well [sighs], no" reads "Well, no").
-func captionWords(text string) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range markup.FindAllStringIndex(text, -1) {
-		b.WriteString(text[last:m[0]])
-		last = m[1]
-		if r, _ := utf8.DecodeRuneInString(text[last:]); strings.ContainsRune(",.;:!?…", r) {
-			kept := strings.TrimRightFunc(b.String(), unicode.IsSpace)
-			b.Reset()
-			b.WriteString(kept)
-		}
-	}
-	b.WriteString(text[last:])
-	return strings.Join(strings.FieldsFunc(b.String(), unicode.IsSpace), " ")
-}
+// Caption text is what a line says (script.Words: its markup removed,
+// its whitespace one space), cut into cues a reader can take in.
 
 // Cue text limits, as subtitle style guides set them for Latin scripts
 // (two rows of at most 42 characters; counted here in code points).
@@ -68,7 +43,7 @@ func cutsIn(s string) [cutLevels][]int {
 			break
 		}
 		next := rs[i+1]
-		if unspaced(r) || unspaced(next) {
+		if script.Unspaced(r) || script.Unspaced(next) {
 			cuts[cutAnywhere] = append(cuts[cutAnywhere], at)
 		}
 		switch {
@@ -162,13 +137,6 @@ func splitCues(s string) []string {
 	}
 	slices.Reverse(cues)
 	return cues
-}
-
-// unspaced reports whether r belongs to a script written without spaces
-// between words, where a cue may end between any two characters.
-func unspaced(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) ||
-		strings.ContainsRune("。！？、，；：「」『』（）", r)
 }
 
 // cueRows breaks a cue's text into at most two rows: one when it fits

@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"proscenium/app/internal/files"
+	"proscenium/app/lexicon"
 	"proscenium/app/studio"
 	"proscenium/app/voice"
 	"proscenium/app/voicelib"
@@ -72,6 +74,10 @@ type Settings struct {
 	// memory, pinned host memory, up to 8 GiB: cuda.AutoVoiceCache), else
 	// MinVoiceCache to MaxVoiceCache.
 	VoiceCacheBytes int64 `json:"voice_cache_bytes"`
+	// Lexicon says words the engine is to say otherwise than they are
+	// written, in every take, the studio's and the speech API's
+	// (app/lexicon).
+	Lexicon []lexicon.Entry `json:"lexicon"`
 }
 
 // Preset is a named set of sampling settings.
@@ -109,6 +115,7 @@ func DefaultPresets() []Preset {
 func (s Settings) Clone() Settings {
 	s.Presets = append([]Preset(nil), s.Presets...)
 	s.Voices = cloneVoices(s.Voices)
+	s.Lexicon = slices.Clone(s.Lexicon)
 	return s
 }
 
@@ -123,8 +130,9 @@ const (
 	// MaxSeed is the largest seed a JavaScript number holds exactly
 	// (2^53 − 1), so the UI shows and sends back the seed it was given.
 	MaxSeed = voice.MaxSeed
-	// maxSettingsFileBytes bounds what Load reads.
-	maxSettingsFileBytes = 4 * MaxScriptBytes
+	// maxSettingsFileBytes bounds what Load reads: the script and the rest,
+	// and the largest lexicon.
+	maxSettingsFileBytes = 4*MaxScriptBytes + lexicon.MaxEntries*(2*lexicon.MaxEntryBytes+64)
 	// MinVoiceCache and MaxVoiceCache bound voice_cache_bytes (besides 0,
 	// the default): a smaller cache keeps no voice of a full-size model
 	// (a 10 s voice's state is about 84 MB), and the largest is more than
@@ -138,7 +146,7 @@ const (
 func Default() Settings {
 	return Settings{Sampling: api.DefaultSampling(), MaxFrames: api.DefaultMaxFrames, Presets: DefaultPresets(),
 		OutputDevice: OutputDefault, Volume: 1, ServerPort: DefaultServerPort, TakesLimitBytes: DefaultTakesLimit,
-		VoiceLibraryMaxBytes: voicelib.DefaultMaxBytes, Voices: []voice.Voice{}}
+		VoiceLibraryMaxBytes: voicelib.DefaultMaxBytes, Voices: []voice.Voice{}, Lexicon: []lexicon.Entry{}}
 }
 
 // ValidateSampling checks the sampler settings by their one rule
@@ -222,6 +230,9 @@ func (s Settings) Validate() error {
 	}
 	if err := voice.ValidateAll(s.Voices); err != nil {
 		return fmt.Errorf("%w: voices: %w", studio.ErrInvalid, err)
+	}
+	if err := lexicon.Check(s.Lexicon); err != nil {
+		return fmt.Errorf("%w: lexicon: %w", studio.ErrInvalid, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"proscenium/app/lexicon"
 	"proscenium/app/studio"
 	"proscenium/engine/api"
 )
@@ -72,6 +73,8 @@ func TestSettingsValidate(t *testing.T) {
 		{"voice cache below its least", func(s *Settings) { s.VoiceCacheBytes = MinVoiceCache - 1 }, "voice_cache_bytes"},
 		{"voice cache over its most", func(s *Settings) { s.VoiceCacheBytes = MaxVoiceCache + 1 }, "voice_cache_bytes"},
 		{"voice cache negative", func(s *Settings) { s.VoiceCacheBytes = -1 }, "voice_cache_bytes"},
+		{"a pronunciation", func(s *Settings) { s.Lexicon = []lexicon.Entry{{Written: "Nguyen", Spoken: "Win"}} }, ""},
+		{"a pronunciation of markup", func(s *Settings) { s.Lexicon = []lexicon.Entry{{Written: "[x]", Spoken: "y"}} }, "lexicon: pronunciation 1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,10 +32,11 @@ type apiEngine struct {
 func (e *apiEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit func(api.Event)) (*api.Finish, error) {
 	l := e.list
 	info := e.Engine.Info()
+	spoken := l.spokenText(req.Text)
 	l.mu.Lock()
 	l.next++
 	t := &Take{ID: l.next, Request: req, State: TakeRunning, Started: time.Now().UnixMilli(),
-		SampleRate: info.SampleRate, Source: SourceAPI}
+		SampleRate: info.SampleRate, Source: SourceAPI, Spoken: spoken}
 	ctx, cancel := context.WithCancel(ctx)
 	run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{})}
 	l.list = append(l.list, run.rec)
@@ -47,7 +48,7 @@ func (e *apiEngine) Synthesize(ctx context.Context, req api.SpeechRequest, emit 
 
 	spf := info.SamplesPerFrame
 	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
-	fin, err := e.Engine.Synthesize(ctx, req, func(ev api.Event) {
+	fin, err := e.Engine.Synthesize(ctx, engineRequest(t), func(ev api.Event) {
 		switch ev.Kind {
 		case api.EventFrames:
 			l.takeFrames(run, ev.Frames)

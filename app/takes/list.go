@@ -39,6 +39,10 @@ type Config struct {
 	// one (the projects' chosen takes); it is called without the list's
 	// lock held.
 	Keep func() map[int]bool
+	// Spoken, when set, is the text the engine is given for a take's text
+	// as written (the settings' pronunciation lexicon applied, app/lexicon);
+	// the take keeps both. It is called without the list's lock held.
+	Spoken func(text string) string
 }
 
 // List is the takes list. It is safe for concurrent use.
@@ -49,6 +53,7 @@ type List struct {
 	engine  func() (api.Engine, int, error)
 	onEnd   func()
 	keep    func() map[int]bool
+	spoken  func(string) string
 
 	mu      sync.Mutex
 	next    int
@@ -58,12 +63,33 @@ type List struct {
 	stored  int64 // bytes on disk
 }
 
+// spokenText is what the engine is given for text: "" when it is text
+// itself.
+func (l *List) spokenText(text string) string {
+	if l.spoken == nil {
+		return ""
+	}
+	if s := l.spoken(text); s != text {
+		return s
+	}
+	return ""
+}
+
+// engineRequest is t's request as the engine is given it.
+func engineRequest(t *Take) api.SpeechRequest {
+	req := t.Request
+	if t.Spoken != "" {
+		req.Text = t.Spoken
+	}
+	return req
+}
+
 // Open reads the takes found in cfg.Dir. A take directory that does not
 // load is skipped with a warning, and leftovers of interrupted saves are
 // removed; neither stops the studio.
 func Open(cfg Config) (*List, []string) {
 	l := &List{events: cfg.Events, speaker: cfg.Speaker, limit: cfg.Limit, engine: cfg.Engine, onEnd: cfg.OnEnd,
-		keep: cfg.Keep, store: takeStore{dir: cfg.Dir}}
+		keep: cfg.Keep, spoken: cfg.Spoken, store: takeStore{dir: cfg.Dir}}
 	if l.speaker == nil {
 		l.speaker = playback.NoSpeaker{}
 	}

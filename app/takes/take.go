@@ -56,6 +56,10 @@ type Take struct {
 	// Group is the first take's id of the Speak ×N that made this one
 	// (its variations share it); 0 for a take made alone.
 	Group int `json:"group,omitempty"`
+	// Spoken is the text the engine was given when the pronunciation
+	// lexicon changed the request's (Config.Spoken); "" when it was the
+	// request's own.
+	Spoken string `json:"spoken,omitempty"`
 }
 
 // AudioEvent is the waveform of a chunk as it arrives: the desktop window
@@ -157,6 +161,10 @@ func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices []str
 			return nil, err
 		}
 	}
+	spoken := make([]string, len(reqs))
+	for i, req := range reqs {
+		spoken[i] = l.spokenText(req.Text)
+	}
 	l.mu.Lock()
 	// The model is asked under the list's lock (the model's lock is taken
 	// after it, never before): a model that starts loading after this has
@@ -180,7 +188,7 @@ func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices []str
 			group = l.next
 		}
 		t := &Take{ID: l.next, Name: names[i], Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
-			SampleRate: sampleRate, Voices: slices.Clone(voices), Group: group}
+			SampleRate: sampleRate, Voices: slices.Clone(voices), Group: group, Spoken: spoken[i]}
 		ctx, cancel := context.WithCancel(context.Background())
 		run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{}), ctx: ctx}
 		if i == 0 {
@@ -206,7 +214,7 @@ func (l *List) runTake(ctx context.Context, eng api.Engine, run *takeRun) {
 	info := eng.Info()
 	spf := info.SamplesPerFrame
 	audioRate := float64(info.SampleRate) / float64(max(spf, 1))
-	fin, err := eng.Synthesize(ctx, run.rec.take.Request, func(ev api.Event) {
+	fin, err := eng.Synthesize(ctx, engineRequest(run.rec.take), func(ev api.Event) {
 		switch ev.Kind {
 		case api.EventFrames:
 			l.takeFrames(run, ev.Frames)

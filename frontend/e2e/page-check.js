@@ -50,8 +50,9 @@ window.studioPageCheck = async function studioPageCheck() {
         overflowing.push(`panels ${a.dataset.region ?? a.className} and ${b.dataset.region ?? b.className} overlap`);
     }
   // Text above the panels (the header, the status line's notices) that the
-  // panels cover: a box that shrank below its text.
-  const panels = [...document.querySelectorAll('main .panel')].map((p) => p.getBoundingClientRect());
+  // panels cover: a box that shrank below its text. A panel scrolled out of
+  // its column covers nothing.
+  const panels = [...document.querySelectorAll('main .panel')].map(shown);
   for (const el of document.querySelectorAll('main > :not(.layout) *')) {
     if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
     const r = el.getBoundingClientRect();

@@ -11,7 +11,8 @@
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
 // of the target (WAV at -16 LUFS, FLAC at -20), the FLAC with WebVTT captions
-// in a zip that ffmpeg reads as the lines' words in order; the Delete question is
+// in a zip that ffmpeg reads as the lines' words in order; a pronunciation
+// gives the engine its spoken form while the take keeps the line as written; the Delete question is
 // inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
 // box or lies under a panel, no panel lies on another, and axe-core finds no
 // serious or critical violation (page-check.js, shared with the window test).
@@ -78,15 +79,16 @@ async function checkSizes(page, stage) {
       await page.addScriptTag({ content: axeSource });
       await page.addScriptTag({ content: pageCheckSource });
     }
-    const m = await page.evaluate(() => window.studioPageCheck());
-    if (m.width > w || m.overflowing.length) fail(`${stage} at ${w}×${h}: page ${m.width} px wide; overflowing: ${m.overflowing.slice(0, 6).join('; ')}`);
-    if (m.violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${m.violations.join('; ')}`);
-    console.log(`e2e: ${stage} at ${w}×${h}: nothing overflows, axe-core finds no serious violation`);
+    // The page as checked (also when the check fails).
     if (process.env.SCREENSHOTS) {
       const file = join(process.env.SCREENSHOTS, `studio-${stage}-${w}x${h}.png`);
       await page.screenshot({ path: file, fullPage: h < 720 || w < 1000 });
       console.log(`e2e: saved ${file}`);
     }
+    const m = await page.evaluate(() => window.studioPageCheck());
+    if (m.width > w || m.overflowing.length) fail(`${stage} at ${w}×${h}: page ${m.width} px wide; overflowing: ${m.overflowing.slice(0, 6).join('; ')}`);
+    if (m.violations.length) fail(`${stage} at ${w}×${h}: axe-core: ${m.violations.join('; ')}`);
+    console.log(`e2e: ${stage} at ${w}×${h}: nothing overflows, axe-core finds no serious violation`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
 }
@@ -301,6 +303,22 @@ async function main() {
     const said = await scenePanel.locator('[data-scene-answer="ok"]').textContent();
     console.log(`e2e: scene exported as ${download.suggestedFilename()}: ffmpeg ebur128 measures ${m.integrated} LUFS (target ${target}), true peak ${m.truePeak} dBFS${captions ? `; ffmpeg reads ${cues.length} ${captions} cues ${cues.map((c) => `${c.start}–${c.end} s`).join(', ')}` : ''}; the panel says "${said.trim()}"`);
   }
+
+  // A pronunciation: line 3 spoken again keeps "listen" as written and gives the engine "lissen".
+  const pron = page.locator('[data-region="pronunciations"]');
+  await pron.locator('input[name="lexicon_written"]').fill('listen');
+  await pron.locator('input[name="lexicon_spoken"]').fill('lissen');
+  await pron.getByRole('button', { name: 'Add' }).click();
+  await pron.locator('li[data-pronunciation="listen"]').waitFor();
+  await lines.nth(2).getByRole('button', { name: 'Speak line 3' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] li.line')[2].querySelectorAll('li[data-state="finished"], li[data-state="failed"]').length === 2, null, { timeout: 60_000 });
+  const said = (await api(page, 'Takes')).reduce((a, b) => (b.id > a.id ? b : a));
+  if (!said.request.text.endsWith('Then listen.') || !said.spoken?.endsWith('Then lissen.')) fail(`the take with a pronunciation: ${JSON.stringify({ text: said.request.text, spoken: said.spoken })}`);
+  const row = page.locator(`[data-region="takes"] li[data-take="${said.id}"] [data-spoken]`);
+  if (!(await row.getAttribute('title'))?.includes('said as: ')) fail(`take #${said.id}'s row does not say what the engine was given`);
+  await pron.getByRole('button', { name: 'Remove the pronunciation of listen' }).click();
+  await pron.locator('li[data-pronunciation]').waitFor({ state: 'detached' });
+  console.log(`e2e: with "listen" said as "lissen", take #${said.id} keeps ${JSON.stringify(said.request.text)} and the engine was given ${JSON.stringify(said.spoken)}`);
 
   // The Delete question is inside the viewport (the take is far down the list).
   await page.setViewportSize({ width: 1280, height: 800 });

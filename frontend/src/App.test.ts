@@ -27,6 +27,7 @@ function noModelService(loaded = false) {
     voice_library_max_bytes: 256 * 2 ** 20,
     batch: 0,
     voice_cache_bytes: 0,
+    lexicon: [],
   };
   // loaded: the model panel says a model is loaded (Speak can be pressed;
   // the service still refuses takes).

@@ -19,6 +19,7 @@ const base: Settings = {
   voice_library_max_bytes: 256 * 2 ** 20,
   batch: 0,
   voice_cache_bytes: 0,
+  lexicon: [],
 };
 
 describe('mergeChange', () => {

@@ -372,6 +372,25 @@ export namespace app {
 
 }
 
+export namespace lexicon {
+	
+	export class Entry {
+	    written: string;
+	    spoken: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Entry(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.written = source["written"];
+	        this.spoken = source["spoken"];
+	    }
+	}
+
+}
+
 export namespace loudness {
 	
 	export class Plan {
@@ -994,6 +1013,7 @@ export namespace settings {
 	    isolate_engine: boolean;
 	    batch: number;
 	    voice_cache_bytes: number;
+	    lexicon: lexicon.Entry[];
 	
 	    static createFrom(source: any = {}) {
 	        return new Settings(source);
@@ -1017,6 +1037,7 @@ export namespace settings {
 	        this.isolate_engine = source["isolate_engine"];
 	        this.batch = source["batch"];
 	        this.voice_cache_bytes = source["voice_cache_bytes"];
+	        this.lexicon = this.convertValues(source["lexicon"], lexicon.Entry);
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -1129,6 +1150,7 @@ export namespace takes {
 	    source: string;
 	    voices?: string[];
 	    group?: number;
+	    spoken?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Take(source);
@@ -1152,6 +1174,7 @@ export namespace takes {
 	        this.source = source["source"];
 	        this.voices = source["voices"];
 	        this.group = source["group"];
+	        this.spoken = source["spoken"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
