@@ -57,6 +57,9 @@ type Line struct {
 	Speaker int    `json:"speaker"`
 	Takes   []int  `json:"takes"`  // oldest first
 	Chosen  int    `json:"chosen"` // the take the scene uses (0: none chosen)
+	// PauseAfter is the silence after this line in the scene, in seconds;
+	// nil: the scene's gap (ExportSettings.GapSeconds).
+	PauseAfter *float64 `json:"pause_after_s,omitempty"`
 }
 
 // ExportSettings say how the scene is exported.
@@ -178,6 +181,9 @@ func (p *Project) Check() error {
 		}
 		if !utf8.ValidString(l.Text) {
 			return bad("line %d is not UTF-8", i+1)
+		}
+		if g := l.PauseAfter; g != nil && (math.IsNaN(*g) || *g < 0 || *g > MaxGapSeconds) {
+			return bad("line %d: the pause after it (%v s) must be from 0 to %d s", i+1, *g, MaxGapSeconds)
 		}
 	}
 	e := p.Export

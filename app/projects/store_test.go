@@ -196,6 +196,7 @@ func TestRefusals(t *testing.T) {
 		"target -3 LUFS":      func(p *Project) { p.Export.TargetLUFS = -3 },
 		"mp3":                 func(p *Project) { p.Export.Format = "mp3" },
 		"captions ass":        func(p *Project) { p.Export.Captions = "ass" },
+		"pause of -1 s":       func(p *Project) { g := -1.0; p.Lines[0].PauseAfter = &g },
 		"top_p 0":             func(p *Project) { p.Sampling.TopP = 0 },
 		"format 2":            func(p *Project) { p.Format = 2 },
 		"seventeen voices":    func(p *Project) { p.Cast = make([]string, 17) },

@@ -46,7 +46,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(p, l, t)})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(p, l, t), PauseAfter: l.PauseAfter})
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}

@@ -27,6 +27,9 @@ type Line struct {
 	Rate  int       // Hz
 	Text  string    // what the take was asked to say, markup and all (for captions)
 	Voice string    // who says it, as captions name the speaker ("": not named)
+	// PauseAfter is the silence after this line, in seconds; nil: the
+	// scene's gap.
+	PauseAfter *float64
 }
 
 // File is one encoded file.
@@ -79,13 +82,24 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		}
 		total += len(l.PCM)
 	}
-	gap := int(math.Round(ex.GapSeconds * float64(rate)))
-	pcm := make([]float32, 0, total+gap*(len(lines)-1))
+	// The silence before each line but the first: the pause after the line
+	// before it.
+	gaps := make([]int, len(lines))
+	for i := 1; i < len(lines); i++ {
+		seconds := ex.GapSeconds
+		if g := lines[i-1].PauseAfter; g != nil {
+			if math.IsNaN(*g) || *g < 0 || *g > projects.MaxGapSeconds {
+				return Result{}, fmt.Errorf("the pause after line %d (%v s) must be from 0 to %d s", i, *g, projects.MaxGapSeconds)
+			}
+			seconds = *g
+		}
+		gaps[i] = int(math.Round(seconds * float64(rate)))
+		total += gaps[i]
+	}
+	pcm := make([]float32, 0, total)
 	var cues []Cue
 	for i, l := range lines {
-		if i > 0 {
-			pcm = append(pcm, make([]float32, gap)...)
-		}
+		pcm = append(pcm, make([]float32, gaps[i])...)
 		if ex.Captions != CaptionsNone {
 			cues = append(cues, lineCues(l, len(pcm), rate)...)
 		}

@@ -79,6 +79,38 @@ func TestSceneReachesTheTargetWithGaps(t *testing.T) {
 	}
 }
 
+// TestPauseAfterALine: a line's own pause replaces the scene's gap after it,
+// and the captions move with it.
+func TestPauseAfterALine(t *testing.T) {
+	const rate = 44100
+	long, none := 1.5, 0.0
+	lines := []Line{
+		{Take: 1, PCM: noise(1, rate, 1, 0.05), Rate: rate, Text: "One.", PauseAfter: &long},
+		{Take: 2, PCM: noise(2, rate, 1, 0.05), Rate: rate, Text: "Two.", PauseAfter: &none},
+		{Take: 3, PCM: noise(3, rate, 1, 0.05), Rate: rate, Text: "Three.", PauseAfter: &long}, // the last: nothing after it
+		{Take: 4, PCM: noise(4, rate, 1, 0.05), Rate: rate, Text: "Four."},
+	}
+	res, err := Assemble("s", lines, projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", Captions: CaptionsSRT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 + 1.5 + 1 + 0 + 1 + 1.5 + 1 seconds.
+	if want := 7.0; math.Abs(res.Seconds-want) > 1e-9 {
+		t.Errorf("the scene is %.3f s, want %.1f", res.Seconds, want)
+	}
+	starts := []float64{0, 2.5, 3.5, 6}
+	for i, c := range res.Cues {
+		if math.Abs(c.Start-starts[i]) > 0.011 {
+			t.Errorf("line %d's cue starts at %.3f s, want %.1f", i+1, c.Start, starts[i])
+		}
+	}
+	bad := 11.0
+	lines[1].PauseAfter = &bad
+	if _, err := Assemble("s", lines, projects.DefaultExport()); err == nil || !strings.Contains(err.Error(), "the pause after line 2 (11 s)") {
+		t.Errorf("an 11 s pause: %v", err)
+	}
+}
+
 func TestFLACAndRefusals(t *testing.T) {
 	const rate = 44100
 	line := Line{Take: 1, PCM: noise(3, rate, 1, 0.05), Rate: rate}

@@ -11,7 +11,8 @@
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
 // of the target (WAV at -16 LUFS, FLAC at -20), the FLAC with WebVTT captions
-// in a zip that ffmpeg reads as the lines' words in order; a pronunciation
+// in a zip that ffmpeg reads as the lines' words in order, line 1's own
+// pause of 1 s between its cue and the next; a pronunciation
 // gives the engine its spoken form while the take keeps the line as written; the Delete question is
 // inside the viewport; at 900×700, 1280×800 and 1920×1080 no text leaves its
 // box or lies under a panel, no panel lies on another, and axe-core finds no
@@ -268,6 +269,12 @@ async function main() {
   if (onDisk.lines.length !== 3 || onDisk.cast[1] !== 'Bea' || onDisk.lines[1].chosen !== Number(newId)) fail(`project.json: ${JSON.stringify(onDisk)}`);
   console.log(`e2e: reload keeps project "Untitled", its cast and chosen takes #${chosen.join(', #')}`);
 
+  // Line 1's own pause: a second after it in the scene, not the scene's 0.4 s.
+  const pause1 = lines.nth(0).locator('input[name="pause_after_1"]');
+  await pause1.fill('1');
+  await pause1.press('Tab');
+  if ((await lines.nth(2).locator('input[name^="pause_after"]').count()) !== 0) fail('the last line offers a pause after it');
+
   // Scene export: a download measured by ffmpeg, within 0.5 LU of the target;
   // with captions, a zip whose captions ffmpeg reads as the three lines' words
   // in order, inside the scene.
@@ -296,6 +303,8 @@ async function main() {
       const want = ['Good evening. The house is quiet.', 'Too quiet, if you ask me.', 'Then listen.'];
       if (words.join('|') !== want.join('|')) fail(`ffmpeg reads the captions as ${JSON.stringify(cues)}, want ${JSON.stringify(want)}`);
       if (cues.some((c, i) => c.end <= c.start || (i > 0 && c.start < cues[i - 1].end))) fail(`captions out of order: ${JSON.stringify(cues)}`);
+      // The demo model speaks to the end of each take, so line 1's cue ends where its audio does.
+      if (Math.abs(cues[1].start - cues[0].end - 1) > 0.05 || Math.abs(cues[2].start - cues[1].end - 0.4) > 0.05) fail(`the pauses after lines 1 and 2 are not 1 s and 0.4 s: ${JSON.stringify(cues)}`);
     }
     const m = ffmpegLoudness(file);
     if (!file.endsWith(`.${format}`) || Math.abs(m.integrated - target) > 0.5 || m.truePeak > -1 + 0.3) fail(`scene ${file}: ffmpeg measures ${JSON.stringify(m)}, target ${target} LUFS`);

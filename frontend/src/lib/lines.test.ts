@@ -48,6 +48,12 @@ describe('relink', () => {
     const got = relink(old, splitLines('A\n\nNew\n\nB\n\nC'));
     expect(got.map((l) => l.takes)).toEqual([[1, 2], [], [3], [4]]);
   });
+  it('keeps a line\'s own pause with it, and gives a new line none', () => {
+    const paused = old.map((l, i) => (i === 0 ? { ...l, pause_after_s: 1.5 } : l));
+    const got = relink(paused, splitLines('New\n\nB\n\nA'));
+    expect(got.map((l) => l.pause_after_s)).toEqual([undefined, undefined, 1.5]);
+    expect('pause_after_s' in got[0]).toBe(false);
+  });
 });
 
 describe('lineRequest', () => {

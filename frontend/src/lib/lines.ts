@@ -19,6 +19,8 @@ export interface LineState {
   speaker: number;
   takes: number[];
   chosen: number;
+  /** The silence after the line in the scene, in seconds; absent: the scene's gap. */
+  pause_after_s?: number;
 }
 
 const tag = /<\|speaker:(\d+)\|>/g;
@@ -64,7 +66,9 @@ export function relink(old: LineState[], lines: ScriptLine[]): LineState[] {
   return lines.map((l, i) => {
     const j = match[i];
     const o = j === undefined ? undefined : old[j];
-    return { text: l.text, speaker: l.speaker, takes: o ? [...o.takes] : [], chosen: o?.chosen ?? 0 };
+    const line: LineState = { text: l.text, speaker: l.speaker, takes: o ? [...o.takes] : [], chosen: o?.chosen ?? 0 };
+    if (o?.pause_after_s !== undefined) line.pause_after_s = o.pause_after_s;
+    return line;
   });
 }
 

@@ -748,6 +748,7 @@ export namespace projects {
 	    speaker: number;
 	    takes: number[];
 	    chosen: number;
+	    pause_after_s?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new Line(source);
@@ -759,6 +760,7 @@ export namespace projects {
 	        this.speaker = source["speaker"];
 	        this.takes = source["takes"];
 	        this.chosen = source["chosen"];
+	        this.pause_after_s = source["pause_after_s"];
 	    }
 	}
 	export class Project {
