@@ -1,10 +1,12 @@
 // Package scene assembles a scene from the chosen take of each line of a
-// project: the lines' audio in order with silence between them, brought to
-// a loudness target with the true peak under a ceiling
-// (engine/audio/loudness), encoded as WAV or FLAC (engine/audio/encode),
-// and, when asked, one file per line at the scene's gain so the lines keep
-// their balance, and captions of what the lines say (captions.go). It owns no files: the caller writes or sends what it
-// returns (bundle.go packs several files into one zip for a browser).
+// project: the lines' audio in order with silence between them (the
+// scene's gap, or a line's own pause after it), brought to a loudness
+// target with the true peak under a ceiling (engine/audio/loudness),
+// encoded as WAV or FLAC (engine/audio/encode), and, when asked, one file
+// per line at the scene's gain so the lines keep their balance, and
+// captions of what the lines say (captions.go). It owns no files: the
+// caller writes or sends what it returns (bundle.go packs several files
+// into one zip for a browser).
 package scene
 
 import (
