@@ -66,7 +66,7 @@ type Line struct {
 type ExportSettings struct {
 	GapSeconds float64 `json:"gap_s"` // silence between lines (read also as gap_seconds: export_json.go)
 	TargetLUFS float64 `json:"target_lufs"`
-	Format     string  `json:"format"` // "wav" or "flac"
+	Format     string  `json:"format"` // "wav", "flac", "mp3" or "opus"
 	PerLine    bool    `json:"per_line"`
 	// Captions of the lines' words beside the scene: "" (none), "srt"
 	// (SubRip) or "vtt" (WebVTT), timed from the lines' audio (app/scene).
@@ -193,8 +193,8 @@ func (p *Project) Check() error {
 	if math.IsNaN(e.TargetLUFS) || e.TargetLUFS < -40 || e.TargetLUFS > -5 {
 		return bad("the loudness target (%v LUFS) must be from -40 to -5", e.TargetLUFS)
 	}
-	if e.Format != "wav" && e.Format != "flac" {
-		return bad(`the export format %q: choose "wav" or "flac"`, e.Format)
+	if e.Format != "wav" && e.Format != "flac" && e.Format != "mp3" && e.Format != "opus" {
+		return bad(`the export format %q: choose "wav", "flac", "mp3" or "opus"`, e.Format)
 	}
 	if e.Captions != "" && e.Captions != "srt" && e.Captions != "vtt" {
 		return bad(`the captions %q: choose "srt", "vtt" or "" (none)`, e.Captions)

@@ -194,7 +194,7 @@ func TestRefusals(t *testing.T) {
 		"speaker 16":          func(p *Project) { p.Lines[0].Speaker = 16 },
 		"gap 11 s":            func(p *Project) { p.Export.GapSeconds = 11 },
 		"target -3 LUFS":      func(p *Project) { p.Export.TargetLUFS = -3 },
-		"mp3":                 func(p *Project) { p.Export.Format = "mp3" },
+		"aac":                 func(p *Project) { p.Export.Format = "aac" },
 		"captions ass":        func(p *Project) { p.Export.Captions = "ass" },
 		"pause of -1 s":       func(p *Project) { g := -1.0; p.Lines[0].PauseAfter = &g },
 		"top_p 0":             func(p *Project) { p.Sampling.TopP = 0 },

@@ -125,11 +125,8 @@ type Download struct {
 
 // AsDownload packs res for the browser (base names the zip).
 func AsDownload(res Result, base string, now time.Time) (Download, error) {
-	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: "audio/wav",
+	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: mediaType(strings.TrimPrefix(filepath.Ext(res.Files[0].Name), ".")),
 		Loudness: res.Plan.Result, TruePeak: res.Plan.ResultTP, Limited: res.Plan.Limited}
-	if strings.HasSuffix(d.Name, ".flac") {
-		d.MediaType = "audio/flac"
-	}
 	if len(res.Files) > 1 {
 		data, err := Zip(res.Files, now)
 		if err != nil {

@@ -58,14 +58,9 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	if len(lines) == 0 {
 		return Result{}, ErrNoLines
 	}
-	var f encode.Format
-	switch ex.Format {
-	case "wav":
-		f = encode.WAV
-	case "flac":
-		f = encode.FLAC
-	default:
-		return Result{}, fmt.Errorf("scene format %q: choose wav or flac", ex.Format)
+	f, ok := formatOf(ex.Format)
+	if !ok {
+		return Result{}, fmt.Errorf("scene format %q: choose wav, flac, mp3 or opus", ex.Format)
 	}
 	if math.IsNaN(ex.GapSeconds) || ex.GapSeconds < 0 || ex.GapSeconds > projects.MaxGapSeconds {
 		return Result{}, fmt.Errorf("the gap between lines (%v s) must be from 0 to %d s", ex.GapSeconds, projects.MaxGapSeconds)
@@ -112,11 +107,11 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, fmt.Errorf("scene loudness: %w", err)
 	}
 	loudness.Apply(pcm, plan.GainDB)
-	res := Result{Plan: plan, Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
-	data, err := encode.Encode(f, rate, pcm)
+	data, err := encodeMeasured(f, rate, pcm, &plan)
 	if err != nil {
 		return Result{}, fmt.Errorf("scene: %w", err)
 	}
+	res := Result{Plan: plan, Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
 	res.Files = append(res.Files, File{Name: base + "." + ex.Format, Data: data})
 	if ex.Captions != CaptionsNone {
 		holdShortCues(cues, res.Seconds)

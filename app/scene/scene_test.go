@@ -128,8 +128,8 @@ func TestFLACAndRefusals(t *testing.T) {
 	if _, err := Assemble("s", []Line{{Take: 5, PCM: make([]float32, rate), Rate: rate}}, projects.DefaultExport()); !errors.Is(err, loudness.ErrSilent) {
 		t.Errorf("silent scene: %v", err)
 	}
-	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "mp3"}); err == nil {
-		t.Error("mp3 accepted")
+	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "aac"}); err == nil || !strings.Contains(err.Error(), "choose wav, flac, mp3 or opus") {
+		t.Errorf("aac: %v", err)
 	}
 }
 

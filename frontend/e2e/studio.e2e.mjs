@@ -10,7 +10,8 @@
 // line's take rows and is in Copy as curl; a reload keeps the project, its
 // lines, chosen takes and cast; the scene exports as a download whose
 // integrated loudness, measured by ffmpeg's ebur128 filter, is within 0.5 LU
-// of the target (WAV at -16 LUFS, FLAC at -20), the FLAC with WebVTT captions
+// of the target (WAV at -16 LUFS, FLAC at -20, MP3 at -18 with its true peak
+// at most -1 dBTP as decoded), the FLAC with WebVTT captions
 // in a zip that ffmpeg reads as the lines' words in order, line 1's own
 // pause of 1 s between its cue and the next; a pronunciation
 // gives the engine its spoken form while the take keeps the line as written; the Delete question is
@@ -281,6 +282,7 @@ async function main() {
   for (const [format, target, captions] of [
     ['wav', -16, ''],
     ['flac', -20, 'vtt'],
+    ['mp3', -18, 'srt'],
   ]) {
     const scenePanel = page.locator('[data-region="scene"]');
     await scenePanel.locator('select[name="scene_format"]').selectOption(format);

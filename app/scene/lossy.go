@@ -1,0 +1,121 @@
+package scene
+
+import (
+	"fmt"
+	"math"
+
+	"proscenium/engine/audio/decode"
+	"proscenium/engine/audio/encode"
+	"proscenium/engine/audio/loudness"
+)
+
+// A lossy codec (MP3, Opus) changes the waveform, and with it the true
+// peak and the loudness: a scene planned to -1 dBTP can decode a few
+// tenths of a dB over, and one whose energy lies above the codec's
+// low-pass decodes quieter than planned. So a lossy scene is decoded again
+// (engine/audio/decode: libmpg123, libopusfile) and measured; its gain
+// moves by what the target asks, as far as the true peak allows, and it is
+// encoded again, as a mastering engineer does with a meter on the codec's
+// output.
+
+// lossyMargin is how far under the ceiling a gain bound by the true peak
+// aims (dB), so that the next encoding, itself a little different, lands
+// under it; lossyTolerance is how near the target is on it (LU).
+const (
+	lossyMargin    = 0.1
+	lossyTolerance = 0.1
+)
+
+// maxLossyTries bounds the encodings of a lossy scene.
+const maxLossyTries = 5
+
+// lossy reports whether f changes the waveform.
+func lossy(f encode.Format) bool { return f == encode.MP3 || f == encode.Opus }
+
+// decodedLevels are the true peak (dBTP) and integrated loudness (LUFS)
+// of an encoded file as a decoder plays it, at the decoder's rate.
+func decodedLevels(data []byte) (peak, lufs float64, err error) {
+	p, _, err := decode.Decode(data, 3600)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the encoded scene back: %w", err)
+	}
+	mono := p.Mono()
+	if lufs, err = loudness.Integrated(mono, p.Rate); err != nil {
+		return 0, 0, fmt.Errorf("reading the encoded scene back: %w", err)
+	}
+	return loudness.TruePeak(mono, p.Rate), lufs, nil
+}
+
+// encodeMeasured encodes pcm (its gain plan already applied) as f. For a
+// lossy f it measures the decoded file and moves the gain toward the
+// plan's target within its true-peak ceiling until the file is on target
+// or as loud as the ceiling allows; pcm follows the gain, and the plan
+// says the gain taken and the decoded file's loudness and true peak. A
+// scene longer than the decoder's limit (an hour) is not read back, and
+// its plan keeps the figures planned before encoding.
+func encodeMeasured(f encode.Format, rate int, pcm []float32, plan *loudness.Plan) ([]byte, error) {
+	data, err := encode.Encode(f, rate, pcm)
+	if err != nil || !lossy(f) || float64(len(pcm))/float64(rate) > 3600 {
+		return data, err
+	}
+	for try := 1; ; try++ {
+		tp, lufs, err := decodedLevels(data)
+		if err != nil {
+			return nil, err
+		}
+		plan.ResultTP, plan.Result = tp, lufs
+		up := plan.Target - lufs  // what the loudness asks (dB)
+		room := plan.Ceiling - tp // what the true peak allows
+		underCeiling := room >= 0
+		onTarget := math.Abs(up) <= lossyTolerance
+		peakBound := up > 0 && room < lossyMargin+lossyTolerance
+		if underCeiling && (onTarget || peakBound) {
+			plan.Limited = !onTarget
+			return data, nil
+		}
+		if try == maxLossyTries {
+			if underCeiling {
+				plan.Limited = up > lossyTolerance
+				return data, nil
+			}
+			return nil, fmt.Errorf("the %s scene's true peak stays at %.2f dBTP after %d encodings, over the %.0f dBTP ceiling", f, tp, try, plan.Ceiling)
+		}
+		d := up
+		if room-lossyMargin < up {
+			d = room - lossyMargin
+		}
+		loudness.Apply(pcm, d)
+		plan.GainDB += d
+		if data, err = encode.Encode(f, rate, pcm); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// formatOf is the encoder of a scene format, and its file extension.
+func formatOf(name string) (encode.Format, bool) {
+	switch name {
+	case "wav":
+		return encode.WAV, true
+	case "flac":
+		return encode.FLAC, true
+	case "mp3":
+		return encode.MP3, true
+	case "opus":
+		return encode.Opus, true
+	}
+	return "", false
+}
+
+// mediaType is what a browser is told a scene file is.
+func mediaType(name string) string {
+	switch name {
+	case "flac":
+		return "audio/flac"
+	case "mp3":
+		return "audio/mpeg"
+	case "opus":
+		return "audio/ogg"
+	}
+	return "audio/wav"
+}
