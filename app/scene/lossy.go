@@ -26,8 +26,12 @@ const (
 	lossyTolerance = 0.1
 )
 
-// maxLossyTries bounds the encodings of a lossy scene.
-const maxLossyTries = 5
+// maxLossyTries bounds the encodings of a lossy scene; maxReadBack is the
+// longest scene read back (seconds), under the decoder's limit of an hour.
+const (
+	maxLossyTries = 5
+	maxReadBack   = 3580
+)
 
 // lossy reports whether f changes the waveform.
 func lossy(f encode.Format) bool { return f == encode.MP3 || f == encode.Opus }
@@ -35,7 +39,7 @@ func lossy(f encode.Format) bool { return f == encode.MP3 || f == encode.Opus }
 // decodedLevels are the true peak (dBTP) and integrated loudness (LUFS)
 // of an encoded file as a decoder plays it, at the decoder's rate.
 func decodedLevels(data []byte) (peak, lufs float64, err error) {
-	p, _, err := decode.Decode(data, 3600)
+	p, _, err := decode.Decode(data, maxReadBack+10) // the codec's padding on top
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the encoded scene back: %w", err)
 	}
@@ -55,7 +59,7 @@ func decodedLevels(data []byte) (peak, lufs float64, err error) {
 // its plan keeps the figures planned before encoding.
 func encodeMeasured(f encode.Format, rate int, pcm []float32, plan *loudness.Plan) ([]byte, error) {
 	data, err := encode.Encode(f, rate, pcm)
-	if err != nil || !lossy(f) || float64(len(pcm))/float64(rate) > 3600 {
+	if err != nil || !lossy(f) || float64(len(pcm))/float64(rate) > maxReadBack {
 		return data, err
 	}
 	for try := 1; ; try++ {
