@@ -77,10 +77,13 @@ func Apply(text string, entries []Entry) string {
 	if len(entries) == 0 {
 		return text
 	}
-	// The entries by their first byte, longest first.
+	// The entries by their first byte, longest first (an empty written
+	// form, which Check refuses, matches nothing).
 	byFirst := map[byte][]Entry{}
 	for _, e := range entries {
-		byFirst[e.Written[0]] = append(byFirst[e.Written[0]], e)
+		if e.Written != "" {
+			byFirst[e.Written[0]] = append(byFirst[e.Written[0]], e)
+		}
 	}
 	for _, es := range byFirst {
 		slices.SortStableFunc(es, func(a, b Entry) int { return len(b.Written) - len(a.Written) })

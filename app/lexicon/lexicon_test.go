@@ -38,6 +38,9 @@ func TestApply(t *testing.T) {
 	if got := Apply("Nguyen", nil); got != "Nguyen" {
 		t.Errorf("no lexicon: %q", got)
 	}
+	if got := Apply("Nguyen", []Entry{{"", "x"}}); got != "Nguyen" {
+		t.Errorf("an empty written form: %q", got)
+	}
 }
 
 func TestCheck(t *testing.T) {
