@@ -95,31 +95,3 @@ func encodeMeasured(f encode.Format, rate int, pcm []float32, plan *loudness.Pla
 		}
 	}
 }
-
-// formatOf is the encoder of a scene format, and its file extension.
-func formatOf(name string) (encode.Format, bool) {
-	switch name {
-	case "wav":
-		return encode.WAV, true
-	case "flac":
-		return encode.FLAC, true
-	case "mp3":
-		return encode.MP3, true
-	case "opus":
-		return encode.Opus, true
-	}
-	return "", false
-}
-
-// mediaType is what a browser is told a scene file is.
-func mediaType(name string) string {
-	switch name {
-	case "flac":
-		return "audio/flac"
-	case "mp3":
-		return "audio/mpeg"
-	case "opus":
-		return "audio/ogg"
-	}
-	return "audio/wav"
-}

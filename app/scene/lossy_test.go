@@ -70,7 +70,7 @@ func TestLossyScenesStayUnderTheCeiling(t *testing.T) {
 			t.Errorf("%s: gain %.2f dB (WAV %.2f), limited %v: the lowering was not exercised", format, res.Plan.GainDB, wav.Plan.GainDB, res.Plan.Limited)
 		}
 		res.Files = res.Files[:1]
-		want := map[string]string{"mp3": "audio/mpeg", "opus": "audio/ogg"}[format]
+		want := map[string]string{"mp3": "audio/mpeg", "opus": "audio/ogg; codecs=opus"}[format]
 		if d, err := AsDownload(res, "s", time.Time{}); err != nil || d.MediaType != want || d.Name != "s."+format {
 			t.Errorf("%s: download %q as %q, %v", format, d.Name, d.MediaType, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"proscenium/app/projects"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
+	"proscenium/engine/audio/encode"
 	"proscenium/engine/audio/pcm"
 )
 
@@ -125,7 +126,8 @@ type Download struct {
 
 // AsDownload packs res for the browser (base names the zip).
 func AsDownload(res Result, base string, now time.Time) (Download, error) {
-	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: mediaType(strings.TrimPrefix(filepath.Ext(res.Files[0].Name), ".")),
+	f, _ := encode.Lookup(strings.TrimPrefix(filepath.Ext(res.Files[0].Name), "."))
+	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: f.ContentType(res.Rate),
 		Loudness: res.Plan.Result, TruePeak: res.Plan.ResultTP, Limited: res.Plan.Limited}
 	if len(res.Files) > 1 {
 		data, err := Zip(res.Files, now)

@@ -58,8 +58,10 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	if len(lines) == 0 {
 		return Result{}, ErrNoLines
 	}
-	f, ok := formatOf(ex.Format)
-	if !ok {
+	// The scene's formats: the speech API's encoders that keep a whole
+	// scene in a file a player reads.
+	f, ok := encode.Lookup(ex.Format)
+	if !ok || (f != encode.WAV && f != encode.FLAC && f != encode.MP3 && f != encode.Opus) {
 		return Result{}, fmt.Errorf("scene format %q: choose wav, flac, mp3 or opus", ex.Format)
 	}
 	if math.IsNaN(ex.GapSeconds) || ex.GapSeconds < 0 || ex.GapSeconds > projects.MaxGapSeconds {
