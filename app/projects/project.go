@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -79,8 +80,46 @@ func DefaultExport() ExportSettings {
 	return ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"}
 }
 
-// MaxGapSeconds caps the gap between lines.
+// MaxGapSeconds caps the gap between lines, and a line's pause after it.
 const MaxGapSeconds = 10
+
+// The scene's formats (ExportSettings.Format) and its captions' (Captions).
+const (
+	CaptionsNone = ""
+	CaptionsSRT  = "srt" // SubRip
+	CaptionsVTT  = "vtt" // WebVTT
+)
+
+var (
+	SceneFormats   = []string{"wav", "flac", "mp3", "opus"}
+	CaptionFormats = []string{CaptionsNone, CaptionsSRT, CaptionsVTT}
+)
+
+// CheckSilence checks a stretch of silence in a scene, named by what (the
+// gap between lines, a line's pause after it): from 0 to MaxGapSeconds.
+func CheckSilence(what string, seconds float64) error {
+	if math.IsNaN(seconds) || seconds < 0 || seconds > MaxGapSeconds {
+		return fmt.Errorf("%s (%v s) must be from 0 to %d s", what, seconds, MaxGapSeconds)
+	}
+	return nil
+}
+
+// Check checks the export settings, naming the first bad one.
+func (e ExportSettings) Check() error {
+	if err := CheckSilence("the gap between lines", e.GapSeconds); err != nil {
+		return err
+	}
+	if math.IsNaN(e.TargetLUFS) || e.TargetLUFS < -40 || e.TargetLUFS > -5 {
+		return fmt.Errorf("the loudness target (%v LUFS) must be from -40 to -5", e.TargetLUFS)
+	}
+	if !slices.Contains(SceneFormats, e.Format) {
+		return fmt.Errorf(`the export format %q: choose "wav", "flac", "mp3" or "opus"`, e.Format)
+	}
+	if !slices.Contains(CaptionFormats, e.Captions) {
+		return fmt.Errorf(`the captions %q: choose "srt", "vtt" or "" (none)`, e.Captions)
+	}
+	return nil
+}
 
 // The kinds of this package's errors (the studio's: the HTTP status
 // follows them). Each error is its own sentence; errors.Is finds its kind.
@@ -182,22 +221,14 @@ func (p *Project) Check() error {
 		if !utf8.ValidString(l.Text) {
 			return bad("line %d is not UTF-8", i+1)
 		}
-		if g := l.PauseAfter; g != nil && (math.IsNaN(*g) || *g < 0 || *g > MaxGapSeconds) {
-			return bad("line %d: the pause after it (%v s) must be from 0 to %d s", i+1, *g, MaxGapSeconds)
+		if g := l.PauseAfter; g != nil {
+			if err := CheckSilence("the pause after it", *g); err != nil {
+				return bad("line %d: %v", i+1, err)
+			}
 		}
 	}
-	e := p.Export
-	if math.IsNaN(e.GapSeconds) || e.GapSeconds < 0 || e.GapSeconds > MaxGapSeconds {
-		return bad("the gap between lines (%v s) must be from 0 to %d s", e.GapSeconds, MaxGapSeconds)
-	}
-	if math.IsNaN(e.TargetLUFS) || e.TargetLUFS < -40 || e.TargetLUFS > -5 {
-		return bad("the loudness target (%v LUFS) must be from -40 to -5", e.TargetLUFS)
-	}
-	if e.Format != "wav" && e.Format != "flac" && e.Format != "mp3" && e.Format != "opus" {
-		return bad(`the export format %q: choose "wav", "flac", "mp3" or "opus"`, e.Format)
-	}
-	if e.Captions != "" && e.Captions != "srt" && e.Captions != "vtt" {
-		return bad(`the captions %q: choose "srt", "vtt" or "" (none)`, e.Captions)
+	if err := p.Export.Check(); err != nil {
+		return bad("%v", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"proscenium/app/projects"
 	"proscenium/app/script"
 )
 
@@ -13,13 +14,6 @@ import (
 // markup, cut into cues of at most two rows of 42 characters, shown while
 // the line speaks (captions_timing.go). WebVTT names each cue's speaker
 // with a voice span (<v Name>).
-
-// Caption formats (projects.ExportSettings.Captions).
-const (
-	CaptionsNone = ""
-	CaptionsSRT  = "srt"
-	CaptionsVTT  = "vtt"
-)
 
 // Cue is one caption: a stretch of the scene and what is said in it.
 type Cue struct {
@@ -60,18 +54,19 @@ func holdShortCues(cues []Cue, seconds float64) {
 	}
 }
 
-// formatCaptions writes cues as SubRip or WebVTT.
-func formatCaptions(format string, cues []Cue) ([]byte, error) {
+// formatCaptions writes cues as SubRip (projects.CaptionsSRT) or else
+// WebVTT (the export settings are checked before).
+func formatCaptions(format string, cues []Cue) []byte {
 	var b strings.Builder
 	switch format {
-	case CaptionsSRT:
+	case projects.CaptionsSRT:
 		for i, c := range cues {
 			// SubRip has no escapes: an arrow in the text could read as a
 			// timing line.
 			text := strings.ReplaceAll(c.Text, "-->", "->")
 			fmt.Fprintf(&b, "%d\n%s --> %s\n%s\n\n", i+1, timestamp(c.Start, ','), timestamp(c.End, ','), text)
 		}
-	case CaptionsVTT:
+	default:
 		b.WriteString("WEBVTT\n\n")
 		for _, c := range cues {
 			fmt.Fprintf(&b, "%s --> %s\n", timestamp(c.Start, '.'), timestamp(c.End, '.'))
@@ -80,10 +75,8 @@ func formatCaptions(format string, cues []Cue) ([]byte, error) {
 			}
 			fmt.Fprintf(&b, "%s\n\n", vttEscape(c.Text))
 		}
-	default:
-		return nil, fmt.Errorf("captions %q: choose srt or vtt (or none)", format)
 	}
-	return []byte(b.String()), nil
+	return []byte(b.String())
 }
 
 // timestamp is hh:mm:ss followed by sep and milliseconds.

@@ -118,7 +118,7 @@ func TestCuesFollowTheAudio(t *testing.T) {
 		// 0.3 s quiet, 1.2 s speech, a 0.4 s pause, 1.0 s speech, 0.2 s quiet.
 		PCM: speaking(rate, 0.3, 1.2, 0.4, 1.0, 0.2)}
 	second := Line{Take: 2, Rate: rate, Text: "[whisper] Go.", PCM: speaking(rate, 0.5, 0.2, 0.1)}
-	ex := projects.ExportSettings{GapSeconds: 0.5, TargetLUFS: -16, Format: "wav", Captions: CaptionsVTT}
+	ex := projects.ExportSettings{GapSeconds: 0.5, TargetLUFS: -16, Format: "wav", Captions: projects.CaptionsVTT}
 	res, err := Assemble("Harbour", []Line{first, second}, ex)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestCaptionsReadByFFmpeg(t *testing.T) {
 		{Take: 2, Rate: rate, Text: "再见。", PCM: speaking(rate, 0.1, 0.6, 0.1)},
 	}
 	dir := t.TempDir()
-	for _, format := range []string{CaptionsSRT, CaptionsVTT} {
+	for _, format := range []string{projects.CaptionsSRT, projects.CaptionsVTT} {
 		res, err := Assemble("s", lines, projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", Captions: format})
 		if err != nil {
 			t.Fatal(err)
@@ -191,10 +191,10 @@ func TestCaptionsReadByFFmpeg(t *testing.T) {
 		}
 		for i, c := range res.Cues {
 			text := c.Text
-			if format == CaptionsSRT {
+			if format == projects.CaptionsSRT {
 				text = strings.ReplaceAll(text, "-->", "->")
 			}
-			if i == 0 && format == CaptionsVTT && !bytes.Contains(res.Files[1].Data, []byte("<v Ann ＆ Bo>Is 3 &lt; 4 --&gt; yes?")) {
+			if i == 0 && format == projects.CaptionsVTT && !bytes.Contains(res.Files[1].Data, []byte("<v Ann ＆ Bo>Is 3 &lt; 4 --&gt; yes?")) {
 				t.Errorf("the first WebVTT cue is not escaped: %q", res.Files[1].Data)
 			}
 			if math.Abs(got[i].Start-c.Start) > 0.0006 || math.Abs(got[i].End-c.End) > 0.0006 || got[i].Text != text {

@@ -58,18 +58,10 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	if len(lines) == 0 {
 		return Result{}, ErrNoLines
 	}
-	// The scene's formats: the speech API's encoders that keep a whole
-	// scene in a file a player reads.
-	f, ok := encode.Lookup(ex.Format)
-	if !ok || (f != encode.WAV && f != encode.FLAC && f != encode.MP3 && f != encode.Opus) {
-		return Result{}, fmt.Errorf("scene format %q: choose wav, flac, mp3 or opus", ex.Format)
+	if err := ex.Check(); err != nil {
+		return Result{}, err
 	}
-	if math.IsNaN(ex.GapSeconds) || ex.GapSeconds < 0 || ex.GapSeconds > projects.MaxGapSeconds {
-		return Result{}, fmt.Errorf("the gap between lines (%v s) must be from 0 to %d s", ex.GapSeconds, projects.MaxGapSeconds)
-	}
-	if ex.Captions != CaptionsNone && ex.Captions != CaptionsSRT && ex.Captions != CaptionsVTT {
-		return Result{}, fmt.Errorf("captions %q: choose srt or vtt (or none)", ex.Captions)
-	}
+	f, _ := encode.Lookup(ex.Format) // every scene format is an encoder's
 	rate := lines[0].Rate
 	total := 0
 	for i, l := range lines {
@@ -87,8 +79,8 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	for i := 1; i < len(lines); i++ {
 		seconds := ex.GapSeconds
 		if g := lines[i-1].PauseAfter; g != nil {
-			if math.IsNaN(*g) || *g < 0 || *g > projects.MaxGapSeconds {
-				return Result{}, fmt.Errorf("the pause after line %d (%v s) must be from 0 to %d s", i, *g, projects.MaxGapSeconds)
+			if err := projects.CheckSilence(fmt.Sprintf("the pause after line %d", i), *g); err != nil {
+				return Result{}, err
 			}
 			seconds = *g
 		}
@@ -99,10 +91,16 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	var cues []Cue
 	for i, l := range lines {
 		pcm = append(pcm, make([]float32, gaps[i])...)
-		if ex.Captions != CaptionsNone {
+		if ex.Captions != projects.CaptionsNone {
 			cues = append(cues, lineCues(l, len(pcm), rate)...)
 		}
 		pcm = append(pcm, l.PCM...)
+	}
+	res := Result{Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
+	var captions []byte
+	if ex.Captions != projects.CaptionsNone {
+		holdShortCues(cues, res.Seconds)
+		res.Cues, captions = cues, formatCaptions(ex.Captions, cues)
 	}
 	plan, err := loudness.PlanGain(pcm, rate, ex.TargetLUFS, Ceiling)
 	if err != nil {
@@ -113,16 +111,10 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 	if err != nil {
 		return Result{}, fmt.Errorf("scene: %w", err)
 	}
-	res := Result{Plan: plan, Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
+	res.Plan = plan
 	res.Files = append(res.Files, File{Name: base + "." + ex.Format, Data: data})
-	if ex.Captions != CaptionsNone {
-		holdShortCues(cues, res.Seconds)
-		text, err := formatCaptions(ex.Captions, cues)
-		if err != nil {
-			return Result{}, err
-		}
-		res.Cues = cues
-		res.Files = append(res.Files, File{Name: base + "." + ex.Captions, Data: text})
+	if captions != nil {
+		res.Files = append(res.Files, File{Name: base + "." + ex.Captions, Data: captions})
 	}
 	if ex.PerLine {
 		for i, l := range lines {

@@ -90,7 +90,7 @@ func TestPauseAfterALine(t *testing.T) {
 		{Take: 3, PCM: noise(3, rate, 1, 0.05), Rate: rate, Text: "Three.", PauseAfter: &long}, // the last: nothing after it
 		{Take: 4, PCM: noise(4, rate, 1, 0.05), Rate: rate, Text: "Four."},
 	}
-	res, err := Assemble("s", lines, projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", Captions: CaptionsSRT})
+	res, err := Assemble("s", lines, projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", Captions: projects.CaptionsSRT})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestFLACAndRefusals(t *testing.T) {
 	if _, err := Assemble("s", []Line{{Take: 5, PCM: make([]float32, rate), Rate: rate}}, projects.DefaultExport()); !errors.Is(err, loudness.ErrSilent) {
 		t.Errorf("silent scene: %v", err)
 	}
-	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "aac"}); err == nil || !strings.Contains(err.Error(), "choose wav, flac, mp3 or opus") {
+	if _, err := Assemble("s", []Line{line}, projects.ExportSettings{TargetLUFS: -16, Format: "aac"}); err == nil || !strings.Contains(err.Error(), `choose "wav", "flac", "mp3" or "opus"`) {
 		t.Errorf("aac: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestFromProjectAndWrite(t *testing.T) {
 	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
 	p.Lines = []projects.Line{{Text: "a", Speaker: 1, Takes: []int{1}, Chosen: 1}, {Text: "b", Takes: []int{2}}}
 	p.Export.PerLine = true
-	p.Export.Captions = CaptionsSRT
+	p.Export.Captions = projects.CaptionsSRT
 	from := fakeTakes{1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100}, 2: {ID: 2, State: takes.TakeRunning, SampleRate: 44100}}
 	if _, err := FromProject(p, from); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), "line 2 has no chosen take") {
 		t.Errorf("a line without a chosen take: %v", err)
