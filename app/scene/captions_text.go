@@ -30,46 +30,50 @@ const (
 	cutLevels
 )
 
-// cutsIn gives, for each level, the byte offsets in s (one-spaced words)
-// where a piece may end; a cut at a space lies before it, and the piece
-// after begins past it.
-func cutsIn(s string) [cutLevels][]int {
-	var cuts [cutLevels][]int
+// cut is a place where a cue may end: a byte offset in the text and how
+// well it ends there.
+type cut struct{ at, level int }
+
+// cutsIn gives the places in s (one-spaced words) where a cue may end, in
+// order, each at its best level. A cut at a space lies before it, and the
+// cue after begins past it.
+func cutsIn(s string) []cut {
+	var cuts []cut
 	rs := []rune(s)
 	at := 0
-	for i, r := range rs {
+	for i, r := range rs[:max(0, len(rs)-1)] {
 		at += utf8.RuneLen(r)
-		if i == len(rs)-1 {
-			break
-		}
 		next := rs[i+1]
+		level := -1
 		if script.Unspaced(r) || script.Unspaced(next) {
-			cuts[cutAnywhere] = append(cuts[cutAnywhere], at)
+			level = cutAnywhere
 		}
 		switch {
 		case strings.ContainsRune("。！？", r):
-			cuts[cutSentence] = append(cuts[cutSentence], at)
+			level = cutSentence
 		case strings.ContainsRune("、，", r):
-			cuts[cutComma] = append(cuts[cutComma], at)
+			level = cutComma
 		case strings.ContainsRune("；：", r):
-			cuts[cutClause] = append(cuts[cutClause], at)
+			level = cutClause
 		case next == ' ':
 			// The mark before any closing quotes and brackets.
 			j := i
 			for j > 0 && strings.ContainsRune(`"'”’»)]`, rs[j]) {
 				j--
 			}
-			last := rs[j]
-			switch {
+			switch last := rs[j]; {
 			case strings.ContainsRune(".!?…", last):
-				cuts[cutSentence] = append(cuts[cutSentence], at)
+				level = cutSentence
 			case last == ',':
-				cuts[cutComma] = append(cuts[cutComma], at)
+				level = cutComma
 			case strings.ContainsRune(";:—–", last):
-				cuts[cutClause] = append(cuts[cutClause], at)
+				level = cutClause
 			default:
-				cuts[cutWord] = append(cuts[cutWord], at)
+				level = cutWord
 			}
+		}
+		if level >= 0 {
+			cuts = append(cuts, cut{at, level})
 		}
 	}
 	return cuts
@@ -87,23 +91,14 @@ func splitCues(s string) []string {
 	if s == "" {
 		return nil
 	}
-	levels := map[int]int{}
-	for level, cs := range cutsIn(s) {
-		for _, c := range cs {
-			levels[c] = level // later levels are better
-		}
-	}
-	ends := []int{0}
-	for c := range len(s) {
-		if _, ok := levels[c]; ok {
-			ends = append(ends, c)
-		}
-	}
-	ends = append(ends, len(s))
+	// The ends a cue may have: the cuts, then the text's end (the start is
+	// ends[0], level unused).
+	ends := append([]cut{{0, cutSentence}}, cutsIn(s)...)
+	ends = append(ends, cut{len(s), cutSentence})
 	// runesTo[i] counts the code points before ends[i].
 	runesTo := make([]int, len(ends))
 	for i := 1; i < len(ends); i++ {
-		runesTo[i] = runesTo[i-1] + utf8.RuneCountInString(s[ends[i-1]:ends[i]])
+		runesTo[i] = runesTo[i-1] + utf8.RuneCountInString(s[ends[i-1].at:ends[i].at])
 	}
 	// A cue costs far more than any break, so the fewest cues win; a worse
 	// break costs more than any evenness.
@@ -113,13 +108,10 @@ func splitCues(s string) []string {
 	from := make([]int, len(ends))
 	for i := 1; i < len(ends); i++ {
 		cost[i] = -1
-		var brk int64
-		if i < len(ends)-1 {
-			brk = breakCost[levels[ends[i]]]
-		}
+		brk := breakCost[ends[i].level]
 		for j := i - 1; j >= 0; j-- {
 			n := runesTo[i] - runesTo[j]
-			if j > 0 && s[ends[j]] == ' ' {
+			if j > 0 && s[ends[j].at] == ' ' {
 				n-- // the space the cue begins after
 			}
 			if n > cueRunes && j < i-1 {
@@ -133,7 +125,7 @@ func splitCues(s string) []string {
 	}
 	var cues []string
 	for i := len(ends) - 1; i > 0; i = from[i] {
-		cues = append(cues, strings.TrimSpace(s[ends[from[i]]:ends[i]]))
+		cues = append(cues, strings.TrimSpace(s[ends[from[i]].at:ends[i].at]))
 	}
 	slices.Reverse(cues)
 	return cues

@@ -35,6 +35,10 @@ func (e *kindError) Is(target error) bool { return target == e.kind }
 func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 	var lines []Line
 	var missing []string
+	speakers := map[int]bool{}
+	for _, l := range p.Lines {
+		speakers[l.Speaker] = true
+	}
 	for i, l := range p.Lines {
 		if l.Chosen == 0 {
 			missing = append(missing, fmt.Sprint(i+1))
@@ -47,7 +51,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(p, l, t), PauseAfter: l.PauseAfter})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter})
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -59,16 +63,14 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 	return res, nil
 }
 
-// captionVoice names who says line l in captions: the voice its take was
-// cast in, else "Speaker N" when the scene has more than one speaker.
-func captionVoice(p projects.Project, l projects.Line, t takes.Take) string {
-	if len(t.Voices) == 1 {
+// captionVoice names who says line l in captions: the voice its take t
+// was cast in, else "Speaker N" in a scene of several speakers.
+func captionVoice(several bool, l projects.Line, t takes.Take) string {
+	switch {
+	case len(t.Voices) == 1:
 		return t.Voices[0]
-	}
-	for _, o := range p.Lines {
-		if o.Speaker != l.Speaker {
-			return fmt.Sprintf("Speaker %d", l.Speaker)
-		}
+	case several:
+		return fmt.Sprintf("Speaker %d", l.Speaker)
 	}
 	return ""
 }

@@ -51,9 +51,6 @@ func MapText(text string, f func(string) string) string {
 	return b.String()
 }
 
-// HasMarkup reports whether text holds a markup token.
-func HasMarkup(text string) bool { return markup.MatchString(text) }
-
 // Unspaced reports whether r belongs to a script written without spaces
 // between words (Chinese, Japanese, Thai, …), or is its punctuation:
 // there a word may end between any two characters.

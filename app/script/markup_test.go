@@ -27,7 +27,4 @@ func TestMapText(t *testing.T) {
 	if want := "<|speaker:1|>[calm] ONE <b>TWO</b> THREE [one]"; got != want {
 		t.Errorf("MapText = %q, want %q", got, want)
 	}
-	if !HasMarkup("a [b] c") || HasMarkup("a < b") {
-		t.Error("HasMarkup")
-	}
 }
