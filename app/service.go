@@ -433,11 +433,14 @@ type SceneExportRequest struct {
 	Overwrite bool   `json:"overwrite"`
 }
 
-// SceneExportResult is what was written and what the scene measures.
+// SceneExportResult is what was written and what the scene and its line
+// files measure; Note names the line files kept quieter than the scene.
 type SceneExportResult struct {
-	Files   []string      `json:"files"`
-	Plan    loudness.Plan `json:"plan"`
-	Seconds float64       `json:"duration_s"`
+	Files     []string         `json:"files"`
+	Plan      loudness.Plan    `json:"plan"`
+	Seconds   float64          `json:"duration_s"`
+	LineFiles []scene.LineFile `json:"line_files,omitempty"`
+	Note      string           `json:"note,omitempty"`
 }
 
 // errNoProjects: the service was made without a projects directory.
@@ -559,8 +562,13 @@ func (s *Service) ExportScene(r SceneExportRequest) (SceneExportResult, error) {
 	if err != nil {
 		return SceneExportResult{Files: files}, err
 	}
-	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported the scene of %s to %s (%.1f LUFS, true peak %.1f dBTP)", p.Name, r.Path, res.Plan.Result, res.Plan.ResultTP))
-	return SceneExportResult{Files: files, Plan: res.Plan, Seconds: res.Seconds}, nil
+	note := res.LoweredNote()
+	msg := fmt.Sprintf("exported the scene of %s to %s (%.1f LUFS, true peak %.1f dBTP)", p.Name, r.Path, res.Plan.Result, res.Plan.ResultTP)
+	if note != "" {
+		msg += "; " + note
+	}
+	s.events.Notice(studio.NoticeInfo, msg)
+	return SceneExportResult{Files: files, Plan: res.Plan, Seconds: res.Seconds, LineFiles: res.LineFiles, Note: note}, nil
 }
 
 // ---- the speech server panel ----

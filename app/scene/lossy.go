@@ -36,18 +36,61 @@ const (
 // lossy reports whether f changes the waveform.
 func lossy(f encode.Format) bool { return f == encode.MP3 || f == encode.Opus }
 
-// decodedLevels are the true peak (dBTP) and integrated loudness (LUFS)
-// of an encoded file as a decoder plays it, at the decoder's rate.
-func decodedLevels(data []byte) (peak, lufs float64, err error) {
+// decodedMono is an encoded file as a decoder plays it, mixed to mono, at
+// the decoder's rate.
+func decodedMono(data []byte) ([]float32, int, error) {
 	p, _, err := decode.Decode(data, maxReadBack+10) // the codec's padding on top
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading the encoded scene back: %w", err)
+		return nil, 0, fmt.Errorf("reading the encoded file back: %w", err)
 	}
-	mono := p.Mono()
-	if lufs, err = loudness.Integrated(mono, p.Rate); err != nil {
-		return 0, 0, fmt.Errorf("reading the encoded scene back: %w", err)
+	return p.Mono(), p.Rate, nil
+}
+
+// decodedLevels are the true peak (dBTP) and integrated loudness (LUFS)
+// of an encoded file as a decoder plays it.
+func decodedLevels(data []byte) (peak, lufs float64, err error) {
+	mono, rate, err := decodedMono(data)
+	if err != nil {
+		return 0, 0, err
 	}
-	return loudness.TruePeak(mono, p.Rate), lufs, nil
+	if lufs, err = loudness.Integrated(mono, rate); err != nil {
+		return 0, 0, fmt.Errorf("reading the encoded file back: %w", err)
+	}
+	return loudness.TruePeak(mono, rate), lufs, nil
+}
+
+// encodeUnderCeiling encodes pcm (its gain already applied) as f and, for
+// a lossy f, reads the file back and lowers pcm by the true peak's excess
+// over ceiling until the decoded file is under it. It returns the file,
+// the gain it took on top of pcm's (dB, 0 or less) and the file's true
+// peak as decoded (for a lossless f, pcm's own). A line's file keeps the
+// scene's gain this way unless its encoding would pass the ceiling.
+func encodeUnderCeiling(f encode.Format, rate int, pcm []float32, ceiling float64) (data []byte, lowered, peak float64, err error) {
+	if data, err = encode.Encode(f, rate, pcm); err != nil {
+		return nil, 0, 0, err
+	}
+	if !lossy(f) || float64(len(pcm))/float64(rate) > maxReadBack {
+		return data, 0, loudness.TruePeak(pcm, rate), nil
+	}
+	for try := 1; ; try++ {
+		mono, drate, err := decodedMono(data)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		peak = loudness.TruePeak(mono, drate)
+		if peak <= ceiling {
+			return data, lowered, peak, nil
+		}
+		if try == maxLossyTries {
+			return nil, 0, 0, fmt.Errorf("its %s file's true peak stays at %.2f dBTP after %d encodings, over the %.0f dBTP ceiling", f, peak, try, ceiling)
+		}
+		d := ceiling - peak - lossyMargin
+		loudness.Apply(pcm, d)
+		lowered += d
+		if data, err = encode.Encode(f, rate, pcm); err != nil {
+			return nil, 0, 0, err
+		}
+	}
 }
 
 // encodeMeasured encodes pcm (its gain plan already applied) as f. For a

@@ -124,13 +124,14 @@ type Download struct {
 	Loudness  float64 // LUFS after the gain
 	TruePeak  float64 // dBTP after the gain
 	Limited   bool    // the gain stopped short of the target at the true-peak ceiling
+	Note      string  // the line files kept quieter than the scene (Result.LoweredNote)
 }
 
 // AsDownload packs res for the browser (base names the zip).
 func AsDownload(res Result, base string, now time.Time) (Download, error) {
 	f, _ := encode.Lookup(strings.TrimPrefix(filepath.Ext(res.Files[0].Name), "."))
 	d := Download{Name: res.Files[0].Name, Data: res.Files[0].Data, MediaType: f.ContentType(res.Rate),
-		Loudness: res.Plan.Result, TruePeak: res.Plan.ResultTP, Limited: res.Plan.Limited}
+		Loudness: res.Plan.Result, TruePeak: res.Plan.ResultTP, Limited: res.Plan.Limited, Note: res.LoweredNote()}
 	if len(res.Files) > 1 {
 		data, err := Zip(res.Files, now)
 		if err != nil {

@@ -2,8 +2,9 @@
 // project: the lines' audio in order with silence between them (the
 // scene's gap, or a line's own pause after it), brought to a loudness
 // target with the true peak under a ceiling (engine/audio/loudness),
-// encoded as WAV or FLAC (engine/audio/encode), and, when asked, one file
-// per line at the scene's gain so the lines keep their balance, and
+// encoded as WAV, FLAC, MP3 or Opus (engine/audio/encode; a lossy file is
+// read back, lossy.go), and, when asked, one file per line at the scene's
+// gain so the lines keep their balance, and
 // captions of what the lines say (captions.go). It owns no files: the
 // caller writes or sends what it returns (bundle.go packs several files
 // into one zip for a browser).
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"proscenium/app/projects"
 	"proscenium/engine/audio/encode"
@@ -47,6 +49,34 @@ type Result struct {
 	Seconds float64       `json:"duration_s"`
 	Rate    int           `json:"rate_hz"`
 	Cues    []Cue         `json:"cues,omitempty"` // the captions' cues, when asked for
+	// LineFiles are the line files' figures, in line order, when asked for.
+	LineFiles []LineFile `json:"line_files,omitempty"`
+}
+
+// LineFile is what one line's file took and measures. It has the scene's
+// gain unless its lossy encoding would pass the ceiling: then it is
+// lowered by the excess (Lowered < 0), as the scene is.
+type LineFile struct {
+	Line     int     `json:"line"` // from 1
+	Take     int     `json:"take"`
+	GainDB   float64 `json:"gain_db"`
+	Lowered  float64 `json:"lowered_db"`     // under the scene's gain: 0 or less
+	TruePeak float64 `json:"true_peak_dbtp"` // as decoded, for MP3 and Opus
+}
+
+// LoweredNote names the line files kept quieter than the scene, for a
+// status line ("" when none was).
+func (r Result) LoweredNote() string {
+	var parts []string
+	for _, l := range r.LineFiles {
+		if l.Lowered < 0 {
+			parts = append(parts, fmt.Sprintf("line %d's file %.1f dB", l.Line, l.Lowered))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " under the scene's gain, to keep its true peak under -1 dBTP"
 }
 
 // ErrNoLines is returned when no line has a chosen take.
@@ -120,11 +150,13 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		for i, l := range lines {
 			one := append([]float32(nil), l.PCM...)
 			loudness.Apply(one, plan.GainDB)
-			data, err := encode.Encode(f, rate, one)
+			data, lowered, peak, err := encodeUnderCeiling(f, rate, one, Ceiling)
 			if err != nil {
 				return Result{}, fmt.Errorf("line %d: %w", i+1, err)
 			}
-			res.Files = append(res.Files, File{Name: fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format), Data: data})
+			name := fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format)
+			res.Files = append(res.Files, File{Name: name, Data: data})
+			res.LineFiles = append(res.LineFiles, LineFile{Line: i + 1, Take: l.Take, GainDB: plan.GainDB + lowered, Lowered: lowered, TruePeak: peak})
 		}
 	}
 	return res, nil

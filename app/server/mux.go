@@ -72,6 +72,7 @@ type TakeAudio interface {
 //	GET  /api/projects/{name}/scene  a project's scene (a zip with its
 //	                     line files when the project asks for them), what
 //	                     it measures in X-Scene-Loudness/-True-Peak/-Limited
+//	                     (and X-Scene-Note: line files kept quieter)
 func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if opt.UI == nil {
@@ -128,6 +129,9 @@ func sceneHandler(scenes Scenes) http.Handler {
 		h.Set("X-Scene-Loudness", strconv.FormatFloat(d.Loudness, 'f', 2, 64))
 		h.Set("X-Scene-True-Peak", strconv.FormatFloat(d.TruePeak, 'f', 2, 64))
 		h.Set("X-Scene-Limited", strconv.FormatBool(d.Limited))
+		if d.Note != "" {
+			h.Set("X-Scene-Note", d.Note)
+		}
 		w.Write(d.Data)
 	})
 }

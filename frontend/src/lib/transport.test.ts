@@ -54,13 +54,13 @@ describe('HttpTransport', () => {
       async () =>
         new Response(new Uint8Array([82, 73, 70, 70]), {
           status: 200,
-          headers: { 'Content-Disposition': "attachment; filename*=utf-8''Sc%C3%A8ne%201.wav", 'X-Scene-Loudness': '-16.02', 'X-Scene-True-Peak': '-7.40', 'X-Scene-Limited': 'false' },
+          headers: { 'Content-Disposition': "attachment; filename*=utf-8''Sc%C3%A8ne%201.wav", 'X-Scene-Loudness': '-16.02', 'X-Scene-True-Peak': '-7.40', 'X-Scene-Limited': 'false', 'X-Scene-Note': "line 2's file -0.3 dB under the scene's gain" },
         }),
     );
     const svc = createService(new HttpTransport('http://127.0.0.1:7860', { fetch }));
     const f = await svc.sceneFile('Scène 1');
     expect(fetch).toHaveBeenCalledWith('http://127.0.0.1:7860/api/projects/Sc%C3%A8ne%201/scene', {});
-    expect([f.name, f.loudness, f.truePeak, f.limited, f.data.size]).toEqual(['Scène 1.wav', -16.02, -7.4, false, 4]);
+    expect([f.name, f.loudness, f.truePeak, f.limited, f.note, f.data.size]).toEqual(['Scène 1.wav', -16.02, -7.4, false, "line 2's file -0.3 dB under the scene's gain", 4]);
   });
 
   it("rejects with the service's own message and status", async () => {

@@ -38,6 +38,8 @@ export interface SceneFile extends TakeFile {
   truePeak: number;
   /** The gain stopped short of the target to keep the true peak under -1 dBTP. */
   limited: boolean;
+  /** The line files kept quieter than the scene, from X-Scene-Note ('' when none). */
+  note: string;
 }
 
 /** Parses a binary PCM message: "PCM1", take id, from frame, to frame, count (uint32 LE), float32 LE samples. */
@@ -207,6 +209,7 @@ export class HttpTransport implements Transport {
       loudness: Number(res.headers.get('X-Scene-Loudness')),
       truePeak: Number(res.headers.get('X-Scene-True-Peak')),
       limited: res.headers.get('X-Scene-Limited') === 'true',
+      note: res.headers.get('X-Scene-Note') ?? '',
     };
   }
 

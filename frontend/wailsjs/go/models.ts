@@ -293,6 +293,8 @@ export namespace app {
 	    files: string[];
 	    plan: loudness.Plan;
 	    duration_s: number;
+	    line_files?: scene.LineFile[];
+	    note?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new SceneExportResult(source);
@@ -303,6 +305,8 @@ export namespace app {
 	        this.files = source["files"];
 	        this.plan = this.convertValues(source["plan"], loudness.Plan);
 	        this.duration_s = source["duration_s"];
+	        this.line_files = this.convertValues(source["line_files"], scene.LineFile);
+	        this.note = source["note"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -884,6 +888,31 @@ export namespace sampling {
 	        this.temperature = source["temperature"];
 	        this.top_p = source["top_p"];
 	        this.top_k = source["top_k"];
+	    }
+	}
+
+}
+
+export namespace scene {
+	
+	export class LineFile {
+	    line: number;
+	    take: number;
+	    gain_db: number;
+	    lowered_db: number;
+	    true_peak_dbtp: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new LineFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.line = source["line"];
+	        this.take = source["take"];
+	        this.gain_db = source["gain_db"];
+	        this.lowered_db = source["lowered_db"];
+	        this.true_peak_dbtp = source["true_peak_dbtp"];
 	    }
 	}
 
