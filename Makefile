@@ -45,6 +45,7 @@ FUZZ_TARGETS += ./engine/checkpoint:FuzzSafetensorsHeader
 FUZZ_TARGETS += ./engine/checkpoint:FuzzShardIndex
 FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
+FUZZ_TARGETS += ./app/lexicon:FuzzParse
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
 FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip

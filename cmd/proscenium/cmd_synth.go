@@ -13,7 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"proscenium/app/lexicon"
 	"proscenium/app/model"
+	"proscenium/app/settings"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/pcm"
 	"proscenium/engine/checkpoint"
@@ -240,9 +242,11 @@ func runSynth(args []string, log io.Writer) error {
 
 // synthSummary is what synth --json prints.
 type synthSummary struct {
-	Out    string      `json:"out"`
-	Codes  string      `json:"codes,omitempty"`
-	Demo   bool        `json:"demo"`
+	Out   string `json:"out"`
+	Codes string `json:"codes,omitempty"`
+	Demo  bool   `json:"demo"`
+	// Spoken is the text the engine was given, when --lexicon changed it.
+	Spoken string      `json:"spoken,omitempty"`
 	Finish *api.Finish `json:"finish"`
 	// Takes is every take of a --repeat run, in order (Finish is the last).
 	Takes []*api.Finish `json:"takes,omitempty"`
@@ -262,10 +266,19 @@ func synth(args []string, std streams) error {
 	voiceCache := voiceCacheFlag(fs)
 	asJSON := fs.Bool("json", false, "print the take's summary (frames, finish reason, timings) as JSON on stdout")
 	quiet := fs.Bool("quiet", false, "print nothing but errors (no progress, no summary line)")
+	lexiconFile := fs.String("lexicon", "", "pronunciations to apply to the text: a JSON array of {\"written\", \"spoken\"}, or a settings file (the studio's: "+settings.DefaultPath()+")")
 	repeat := fs.Int("repeat", 1, "make the take this many times in one process (the WAV and codes are the last one's): a later take in a --ref voice starts from the voice cache and prefills only the script")
 	req, err := parseTakeFlags(fs, tf, args, std.in)
 	if err != nil {
 		return err
+	}
+	written := req.Text
+	if *lexiconFile != "" {
+		entries, err := lexicon.ReadFile(*lexiconFile)
+		if err != nil {
+			return fmt.Errorf("--lexicon: %w", err)
+		}
+		req.Text = lexicon.Apply(req.Text, entries)
 	}
 	if *repeat < 1 || *repeat > maxRepeat {
 		return fmt.Errorf("%w: --repeat %d must be in 1..%d", errUsage, *repeat, maxRepeat)
@@ -352,6 +365,9 @@ func synth(args []string, std streams) error {
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")
 		sum := synthSummary{Out: *out, Codes: *codesOut, Demo: info.Demo, Finish: fin}
+		if req.Text != written {
+			sum.Spoken = req.Text
+		}
 		if *repeat > 1 {
 			sum.Takes = takes
 		}

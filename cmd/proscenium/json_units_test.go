@@ -33,6 +33,8 @@ var unitlessFields = []string{
 	"Rerun.value",             // the sampler setting Rerun.setting names (temperature, top_p, …)
 	"TakesLimitChange.remove", // take ids
 	"Line.chosen",             // the id of the take the scene uses
+	"LineFile.line",           // a scene's line number
+	"LineFile.take",           // the id of the take a line file holds
 }
 
 func TestJSONSaysItsUnits(t *testing.T) {

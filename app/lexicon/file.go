@@ -1,0 +1,63 @@
+package lexicon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"proscenium/app/internal/files"
+	"proscenium/internal/jsonerr"
+)
+
+// MaxFileBytes bounds a lexicon file: the largest lexicon with room for
+// the rest of a settings file (a script of a few MB at most).
+const MaxFileBytes = 8 << 20
+
+// Parse reads a lexicon file: a JSON array of pronunciations
+// ([{"written": "SQL", "spoken": "sequel"}]), or an object whose
+// "lexicon" is one, such as the studio's settings.json, so that the
+// command line speaks as the studio does. The lexicon is checked (Check).
+func Parse(data []byte) ([]Entry, error) {
+	data = bytes.TrimSpace(data)
+	var entries []Entry
+	switch {
+	case len(data) == 0:
+		return nil, errors.New("it is empty; give a JSON array of pronunciations, or a settings file")
+	case data[0] == '[':
+		if err := files.DecodeStrict(data, &entries); err != nil {
+			return nil, fmt.Errorf("not a JSON array of pronunciations ({\"written\": …, \"spoken\": …}): %v", err)
+		}
+	case data[0] == '{':
+		var wrapped struct {
+			Lexicon *[]Entry `json:"lexicon"`
+		}
+		if err := json.Unmarshal(data, &wrapped); err != nil {
+			return nil, fmt.Errorf("not a JSON object with a lexicon: %v", jsonerr.Phrase(err))
+		}
+		if wrapped.Lexicon == nil {
+			return nil, errors.New("its object has no \"lexicon\" (a settings file keeps its pronunciations there)")
+		}
+		entries = *wrapped.Lexicon
+	default:
+		return nil, errors.New("not JSON: give an array of pronunciations, or a settings file")
+	}
+	if err := Check(entries); err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// ReadFile reads and checks the lexicon file at path (Parse); its error
+// names the file.
+func ReadFile(path string) ([]Entry, error) {
+	data, err := files.ReadCapped(path, MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("the lexicon %s: %w", path, err)
+	}
+	return entries, nil
+}
