@@ -164,6 +164,21 @@ func (s *Service) takeEnded() {
 // Settings returns the current settings.
 func (s *Service) Settings() settings.Settings { return s.settings.Get() }
 
+// ReadLexicon reads a pronunciations file the user picked (a JSON array
+// of pronunciations, or a settings file: lexicon.Parse) for the
+// Pronunciations panel to import; it changes nothing. A file that is not
+// one is studio.ErrInvalid, saying why.
+func (s *Service) ReadLexicon(data string) ([]lexicon.Entry, error) {
+	if len(data) > lexicon.MaxFileBytes {
+		return nil, fmt.Errorf("%w: the file is %d bytes, more than a pronunciations or settings file holds (%d)", studio.ErrInvalid, len(data), lexicon.MaxFileBytes)
+	}
+	entries, err := lexicon.Parse([]byte(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", studio.ErrInvalid, err)
+	}
+	return entries, nil
+}
+
 // SetSettings validates and stores the settings (and writes the settings
 // file). Invalid settings change nothing; the error names the field.
 // A lower takes limit that would remove takes is refused

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -253,6 +254,34 @@ func TestLexiconInTakes(t *testing.T) {
 	}
 	if eng.got[0].Text != "sequel, not sql." || eng.got[1].Text != "My sequel." {
 		t.Errorf("the engine got %q and %q", eng.got[0].Text, eng.got[1].Text)
+	}
+}
+
+// TestReadLexicon: the Pronunciations panel's import reads a settings
+// file's lexicon (the studio's own, as saved) or an array, and refuses
+// anything else as invalid input, saying why.
+func TestReadLexicon(t *testing.T) {
+	svc, _ := newService(t, func(string) (api.Engine, error) { return &testEngine{}, nil })
+	st := svc.Settings()
+	st.Lexicon = []lexicon.Entry{{Written: "SQL", Spoken: "sequel"}, {Written: "东京", Spoken: "Tokyo"}}
+	saved, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := svc.ReadLexicon(string(saved)); err != nil || !reflect.DeepEqual(got, st.Lexicon) {
+		t.Errorf("a settings file: %v, %v", got, err)
+	}
+	if len(svc.Settings().Lexicon) != 0 {
+		t.Error("reading a lexicon changed the settings")
+	}
+	for _, bad := range []struct{ data, says string }{
+		{`[{"written": "Nguyen"}]`, "pronunciation 1: the spoken form"},
+		{"Nguyen=Win", "not JSON"},
+		{"[" + strings.Repeat(" ", lexicon.MaxFileBytes) + "]", "more than a pronunciations or settings file holds"},
+	} {
+		if _, err := svc.ReadLexicon(bad.data); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), bad.says) {
+			t.Errorf("ReadLexicon(%.40q): %v, want invalid input saying %q", bad.data, err, bad.says)
+		}
 	}
 }
 

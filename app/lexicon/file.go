@@ -10,9 +10,10 @@ import (
 	"proscenium/internal/jsonerr"
 )
 
-// MaxFileBytes bounds a lexicon file: the largest lexicon with room for
-// the rest of a settings file (a script of a few MB at most).
-const MaxFileBytes = 8 << 20
+// MaxFileBytes bounds a lexicon file: more than the largest settings file
+// (its script and its lexicon, app/settings), and what the browser's
+// studio sends in one request with room for JSON's escapes.
+const MaxFileBytes = 512 << 10
 
 // Parse reads a lexicon file: a JSON array of pronunciations
 // ([{"written": "SQL", "spoken": "sequel"}]), or an object whose

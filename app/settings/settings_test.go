@@ -204,3 +204,12 @@ func TestKeepAsideNeverReplaces(t *testing.T) {
 		t.Errorf("the bad file is still in place: %v", err)
 	}
 }
+
+// TestASettingsFileIsALexiconFile: the largest settings file is under what
+// a lexicon file may be, so the studio's settings.json always imports
+// (the Pronunciations panel) and reads (synth --lexicon).
+func TestASettingsFileIsALexiconFile(t *testing.T) {
+	if maxSettingsFileBytes > lexicon.MaxFileBytes {
+		t.Errorf("a settings file may be %d bytes, a lexicon file at most %d", maxSettingsFileBytes, lexicon.MaxFileBytes)
+	}
+}

@@ -331,6 +331,17 @@ async function main() {
   await pron.locator('li[data-pronunciation]').waitFor({ state: 'detached' });
   console.log(`e2e: with "listen" said as "lissen", take #${said.id} keeps ${JSON.stringify(said.request.text)} and the engine was given ${JSON.stringify(said.spoken)}`);
 
+  // Pronunciations imported from a settings-shaped file, read by the service (ReadLexicon), then removed again.
+  const imported = [{ written: 'SQL', spoken: 'sequel' }, { written: 'Nguyen', spoken: 'Win' }];
+  await pron.locator('input[name="lexicon_file"]').setInputFiles({ name: 'other-settings.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ seed: 9, lexicon: imported })) });
+  await pron.locator('[data-done="lexicon"]').waitFor();
+  const lexiconNow = (await api(page, 'Settings')).lexicon;
+  if (JSON.stringify(lexiconNow) !== JSON.stringify(imported)) fail(`imported pronunciations: the settings keep ${JSON.stringify(lexiconNow)}`);
+  const importSaid = (await pron.locator('[data-done="lexicon"]').textContent()).trim();
+  for (const e of imported) await pron.getByRole('button', { name: `Remove the pronunciation of ${e.written}` }).click();
+  await pron.locator('li[data-pronunciation]').waitFor({ state: 'detached' });
+  console.log(`e2e: a settings file imported into Pronunciations: "${importSaid}"`);
+
   // The Delete question is inside the viewport (the take is far down the list).
   await page.setViewportSize({ width: 1280, height: 800 });
   const oldest = page.locator('[data-region="takes"] li[data-take]').last();

@@ -1,7 +1,15 @@
 import { flushSync, mount, tick, unmount } from 'svelte';
 import { describe, expect, it } from 'vitest';
 import Pronunciations from './Pronunciations.svelte';
-import type { Settings } from '../lib/types';
+import type { LexiconEntry, Settings } from '../lib/types';
+import { mergeLexicon } from '../lib/lexicon';
+
+// read stands for the service's ReadLexicon: a JSON array is its
+// pronunciations, anything else is refused as the service says.
+async function read(data: string): Promise<LexiconEntry[]> {
+  if (!data.startsWith('[')) throw new Error('invalid: not JSON: give an array of pronunciations, or a settings file');
+  return JSON.parse(data);
+}
 
 function panel(lexicon: { written: string; spoken: string }[], answer = '') {
   const saved: Settings[] = [];
@@ -12,6 +20,7 @@ function panel(lexicon: { written: string; spoken: string }[], answer = '') {
       if (!answer) props.settings = s;
       return answer;
     },
+    read,
   });
   const target = document.createElement('div');
   const c = mount(Pronunciations, { target, props });
@@ -26,7 +35,15 @@ function panel(lexicon: { written: string; spoken: string }[], answer = '') {
     for (let i = 0; i < 3; i++) await tick();
     flushSync();
   };
-  return { target, saved, input, type, submit, close: () => unmount(c) };
+  const pick = async (name: string, content: string) => {
+    const file = new File([content], name, { type: 'application/json' });
+    Object.defineProperty(input('lexicon_file'), 'files', { value: [file], configurable: true });
+    input('lexicon_file').dispatchEvent(new Event('change', { bubbles: true })); // as a browser's
+    for (let i = 0; i < 6; i++) await new Promise((r) => setTimeout(r, 0));
+    flushSync();
+  };
+  const status = () => target.querySelector('[role="status"]')!.textContent!.replace(/\s+/g, ' ').trim();
+  return { target, saved, input, type, submit, pick, status, close: () => unmount(c) };
 }
 
 describe('Pronunciations: the lexicon in the settings', () => {
@@ -75,5 +92,39 @@ describe('Pronunciations: the lexicon in the settings', () => {
     expect(empty.target.querySelector('[data-problem="lexicon"]')!.textContent).toContain('as written and as it is to be said');
     p.close();
     empty.close();
+  });
+
+  it('imports a file: new pronunciations added, a known word changed, a bad file refused by name', async () => {
+    const p = panel([{ written: 'SQL', spoken: 'ess queue ell' }, { written: 'Nguyen', spoken: 'Win' }]);
+    await p.pick('glossary.json', JSON.stringify([{ written: 'SQL', spoken: 'sequel' }, { written: 'Nguyen', spoken: 'Win' }, { written: '东京', spoken: 'Tokyo' }]));
+    expect(p.saved.at(-1)!.lexicon).toEqual([
+      { written: 'SQL', spoken: 'sequel' },
+      { written: 'Nguyen', spoken: 'Win' },
+      { written: '东京', spoken: 'Tokyo' },
+    ]);
+    expect(p.status()).toContain('imported glossary.json: 1 new, 1 changed');
+    await p.pick('glossary.json', JSON.stringify([{ written: 'SQL', spoken: 'sequel' }]));
+    expect(p.saved.length).toBe(1);
+    expect(p.status()).toContain('nothing new');
+    await p.pick('notes.txt', 'SQL = sequel');
+    expect(p.saved.length).toBe(1);
+    expect(p.target.querySelector('[data-problem="lexicon"]')!.textContent).toBe('notes.txt: not JSON: give an array of pronunciations, or a settings file');
+    p.close();
+  });
+
+  it("shows the settings' refusal of an import, naming the file", async () => {
+    const p = panel([], 'lexicon: the pronunciation lexicon has 501 entries, at most 500');
+    await p.pick('big.json', JSON.stringify([{ written: 'a', spoken: 'b' }]));
+    expect(p.target.querySelector('[data-problem="lexicon"]')!.textContent).toBe('big.json: lexicon: the pronunciation lexicon has 501 entries, at most 500');
+    p.close();
+  });
+});
+
+describe('mergeLexicon', () => {
+  it('changes known words in place and adds new ones in the file\'s order, once each', () => {
+    const cur = [{ written: 'A', spoken: 'a' }, { written: 'B', spoken: 'b' }];
+    const got = mergeLexicon(cur, [{ written: 'C', spoken: 'c' }, { written: 'A', spoken: 'x' }, { written: 'C', spoken: 'c2' }, { written: 'B', spoken: 'b' }]);
+    expect(got).toEqual({ next: [{ written: 'A', spoken: 'x' }, { written: 'B', spoken: 'b' }, { written: 'C', spoken: 'c2' }], added: 1, changed: 2 });
+    expect(cur[0].spoken).toBe('a');
   });
 });

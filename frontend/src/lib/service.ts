@@ -5,6 +5,7 @@ import type {
   EventName,
   ExportRequest,
   ExportResult,
+  LexiconEntry,
   LoadProgress,
   ModelCandidate,
   ModelStatus,
@@ -84,6 +85,8 @@ export interface Service {
   takeFile(id: number, format: string): Promise<TakeFile>;
   /** The engine's prompt rules applied to a script, and its counts as the servers count. */
   checkScript(text: string): Promise<ScriptCheck>;
+  /** The pronunciations in a file the user picked (an array, or a settings file); changes nothing. */
+  readLexicon(data: string): Promise<LexiconEntry[]>;
   serverStatus(): Promise<ServerStatus>;
   /** The projects on disk, the most recently saved first. */
   projects(): Promise<ProjectSummary[]>;
@@ -151,6 +154,7 @@ export function createService(t: Transport): Service {
     takePCM: (id) => t.fetchPCM(id),
     takeFile: (id, format) => t.fetchExport(id, format),
     checkScript: (text) => c('CheckScript', [text]),
+    readLexicon: (data) => c('ReadLexicon', [data]),
     serverStatus: () => c('ServerStatus', []),
     projects: () => c('Projects', []),
     currentProject: () => c('CurrentProject', []),

@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { api, app, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness } from '../../wailsjs/go/models';
+import type { api, app, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness, lexicon } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -13,6 +13,7 @@ type Plain<T> = T extends (infer U)[]
 export type ModelStatus = Plain<model.ModelStatus>;
 export type Settings = Plain<settings.Settings>;
 export type Preset = Plain<settings.Preset>;
+export type LexiconEntry = Plain<lexicon.Entry>;
 export type StatsView = Plain<model.StatsView>;
 export type Take = Plain<takes.Take>;
 export type Sampling = Plain<sampling.Settings>;

@@ -7,6 +7,7 @@ import {projects} from '../models';
 import {voice} from '../models';
 import {app} from '../models';
 import {playback} from '../models';
+import {lexicon} from '../models';
 import {server} from '../models';
 import {api} from '../models';
 import {voices} from '../models';
@@ -64,6 +65,8 @@ export function Play(arg1:app.PlayRequest):Promise<playback.PlaybackStatus>;
 export function Playback():Promise<playback.PlaybackStatus>;
 
 export function Projects():Promise<Array<projects.Summary>>;
+
+export function ReadLexicon(arg1:string):Promise<Array<lexicon.Entry>>;
 
 export function RenameProject(arg1:app.ProjectRename):Promise<projects.Project>;
 

@@ -110,6 +110,10 @@ export function Projects() {
   return window['go']['app']['Service']['Projects']();
 }
 
+export function ReadLexicon(arg1) {
+  return window['go']['app']['Service']['ReadLexicon'](arg1);
+}
+
 export function RenameProject(arg1) {
   return window['go']['app']['Service']['RenameProject'](arg1);
 }
