@@ -356,7 +356,51 @@ async function main() {
   console.log(`e2e: the Delete question is in view at ${JSON.stringify(box)}`);
 
   await checkSizes(page, 'scene');
+  await fileDrops(page);
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
+}
+
+// Files dropped on the studio, as Chromium delivers a drop from the desktop (dragenter, dragover, drop with the files
+// in the DataTransfer): a text file on the script goes in at the caret, a recording on Cloned voices becomes the
+// recording to clone, a JSON file on Pronunciations is imported; dropped anywhere else it is refused (the default,
+// opening the file in place of the studio, is prevented).
+async function fileDrops(page) {
+  const before = await page.locator('textarea[aria-label="Script"]').inputValue();
+  const flac = readFileSync(join(process.cwd(), '..', 'engine', 'audio', 'decode', 'testdata', 'ref.flac')).toString('base64');
+  const r = await page.evaluate(async (flac) => {
+    const drop = (el, name, type, bytes) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([bytes], name, { type }));
+      const events = ['dragenter', 'dragover', 'drop'].map((t) => new DragEvent(t, { bubbles: true, cancelable: true, dataTransfer: dt }));
+      events.forEach((e) => el.dispatchEvent(e));
+      return events.map((e) => e.defaultPrevented);
+    };
+    const area = document.querySelector('textarea[aria-label="Script"]');
+    area.focus();
+    area.setSelectionRange(area.value.length, area.value.length);
+    const settle = () => new Promise((r) => setTimeout(r, 500));
+    const out = {};
+    out.script = drop(area, 'more.txt', 'text/plain', '\n\nDropped in.');
+    await settle();
+    out.scriptAfter = area.value;
+    const audio = Uint8Array.from(atob(flac), (c) => c.charCodeAt(0));
+    out.voice = drop(document.querySelector('[data-region="cast"] input[name="clone_name"]'), 'ref.flac', 'audio/flac', audio);
+    await settle();
+    out.voiceStatus = document.querySelector('[data-region="cast"] [role="status"]').textContent.trim();
+    out.lexicon = drop(document.querySelector('[data-region="pronunciations"] h2'), 'words.json', 'application/json', JSON.stringify([{ written: 'Dropped', spoken: 'Dropt' }]));
+    await settle();
+    out.lexiconStatus = document.querySelector('[data-region="pronunciations"] [role="status"]').textContent.trim();
+    out.elsewhere = drop(document.querySelector('[data-region="takes"] h2') ?? document.body, 'stray.txt', 'text/plain', 'x');
+    return out;
+  }, flac);
+  const all = (a) => a.every(Boolean);
+  if (!all(r.script) || r.scriptAfter !== `${before}\n\nDropped in.`) fail(`a text file dropped on the script: ${JSON.stringify(r)}`);
+  if (!all(r.voice) || r.voiceStatus !== 'ref.flac') fail(`a recording dropped on Cloned voices: ${JSON.stringify(r)}`);
+  if (!all(r.lexicon) || !r.lexiconStatus.includes('imported words.json: 1 new, 0 changed')) fail(`a JSON file dropped on Pronunciations: ${JSON.stringify(r)}`);
+  if (!r.elsewhere[1] || !r.elsewhere[2]) fail(`a file dropped outside the targets was not refused: ${JSON.stringify(r)}`);
+  const lexicon = (await api(page, 'Settings')).lexicon;
+  if (JSON.stringify(lexicon) !== JSON.stringify([{ written: 'Dropped', spoken: 'Dropt' }])) fail(`the dropped pronunciations: ${JSON.stringify(lexicon)}`);
+  console.log(`e2e: files dropped: the script gained the text file's words, Cloned voices shows "${r.voiceStatus}", Pronunciations says "${r.lexiconStatus.replace(/^Import…\s*/, '')}", a stray drop was refused`);
 }
 
 let code = 0;
