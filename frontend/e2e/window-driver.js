@@ -248,6 +248,28 @@
     await sleep(500); // the project's settings, were they to differ, are applied by now
     if (field('top_p').value !== '0.955' || field('temperature').value !== '0.5') fail(`sampling after the restart: top-p ${field('top_p').value}, T ${field('temperature').value}`);
     log(`restart keeps project "Untitled": lines for speakers ${speakers}, chosen takes #${chosen.join(', #')}, top-p 0.955, T 0.5`);
+
+    // Files dropped in the window's web view, as WebKit delivers a drop (the files in the DataTransfer): a text
+    // file on the script goes in at the caret; anywhere else the drop is refused, so WebKit does not open the file
+    // in place of the studio.
+    const drop = (el, name, content) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([content], name, { type: 'text/plain' }));
+      return ['dragenter', 'dragover', 'drop'].map((t) => {
+        const e = new DragEvent(t, { bubbles: true, cancelable: true, dataTransfer: dt });
+        el.dispatchEvent(e);
+        return e.defaultPrevented;
+      });
+    };
+    const area = $('textarea[aria-label="Script"]');
+    const before = area.value;
+    area.focus();
+    area.setSelectionRange(before.length, before.length);
+    const onScript = drop(area, 'more.txt', '\n\nDropped in.');
+    await until('the dropped text in the script', () => area.value === `${before}\n\nDropped in.`);
+    const stray = drop($('[data-region="takes"] h2') ?? document.body, 'stray.txt', 'x');
+    if (!onScript.every(Boolean) || !stray[1] || !stray[2]) fail(`drops: on the script ${onScript}, elsewhere ${stray} (default prevented)`);
+    log('files dropped in the window: a text file went into the script at the caret, a stray drop was refused');
   }
 
   let verdict;
