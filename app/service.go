@@ -555,6 +555,13 @@ func (s *Service) chosenTakes() map[int]bool {
 	return s.projects.Chosen()
 }
 
+// CheckLineFileName says why name cannot name a line's own file in a
+// scene exported with one file per line (projects.CheckLineFileName), or
+// nil; the lines panel asks before it keeps a name.
+func (s *Service) CheckLineFileName(name string) error {
+	return projects.CheckLineFileName(name)
+}
+
 // sceneOf assembles a project's scene (scene.FromProject) as saved.
 func (s *Service) sceneOf(name string) (scene.Result, projects.Project, error) {
 	p, err := s.OpenProject(name)

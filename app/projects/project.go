@@ -61,6 +61,10 @@ type Line struct {
 	// PauseAfter is the silence after this line in the scene, in seconds;
 	// nil: the scene's gap (ExportSettings.GapSeconds).
 	PauseAfter *float64 `json:"pause_after_s,omitempty"`
+	// FileName names the line's own file when the scene is exported with
+	// one file per line (without its extension; line_file.go); "": the
+	// scene's name with the line's number and take.
+	FileName string `json:"file_name,omitempty"`
 }
 
 // ExportSettings say how the scene is exported.
@@ -226,6 +230,9 @@ func (p *Project) Check() error {
 				return bad("line %d: %v", i+1, err)
 			}
 		}
+	}
+	if err := checkLineFileNames(p.Lines); err != nil {
+		return err
 	}
 	if err := p.Export.Check(); err != nil {
 		return bad("%v", err)

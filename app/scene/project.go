@@ -51,7 +51,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter, FileName: l.FileName})
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -92,7 +92,18 @@ func Write(res Result, base, path string, overwrite bool) ([]string, error) {
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	paths := []string{path}
 	for _, f := range res.Files[1:] {
-		paths = append(paths, filepath.Join(dir, stem+strings.TrimPrefix(f.Name, base)))
+		name := stem + strings.TrimPrefix(f.Name, base)
+		if f.Own {
+			name = f.Name
+		}
+		paths = append(paths, filepath.Join(dir, name))
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	if err := distinctNames(names); err != nil {
+		return nil, &kindError{studio.ErrInvalid, err.Error()}
 	}
 	for _, p := range paths {
 		fi, err := os.Lstat(p)

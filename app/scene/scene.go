@@ -34,12 +34,18 @@ type Line struct {
 	// PauseAfter is the silence after this line, in seconds; nil: the
 	// scene's gap.
 	PauseAfter *float64
+	// FileName is the line's own file's name without its extension ("":
+	// the scene's name with the line's number and take).
+	FileName string
 }
 
 // File is one encoded file.
 type File struct {
 	Name string `json:"name"`
 	Data []byte `json:"-"`
+	// Own: the name is the line's own (Line.FileName), not the scene's
+	// with a suffix, so Write keeps it whatever the scene is called.
+	Own bool `json:"-"`
 }
 
 // Result is the scene's files (the scene first) and its loudness plan.
@@ -154,10 +160,35 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 			if err != nil {
 				return Result{}, fmt.Errorf("line %d: %w", i+1, err)
 			}
-			name := fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format)
-			res.Files = append(res.Files, File{Name: name, Data: data})
+			file := File{Name: fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format), Data: data}
+			if l.FileName != "" {
+				file = File{Name: l.FileName + "." + ex.Format, Data: data, Own: true}
+			}
+			res.Files = append(res.Files, file)
 			res.LineFiles = append(res.LineFiles, LineFile{Line: i + 1, Take: l.Take, GainDB: plan.GainDB + lowered, Lowered: lowered, TruePeak: peak})
 		}
 	}
+	names := make([]string, len(res.Files))
+	for i, f := range res.Files {
+		names[i] = f.Name
+	}
+	if err := distinctNames(names); err != nil {
+		return Result{}, err
+	}
 	return res, nil
+}
+
+// distinctNames refuses two file names that are the same in any case: a
+// file system may not tell them apart, and the second file would replace
+// the first.
+func distinctNames(names []string) error {
+	seen := map[string]string{}
+	for _, n := range names {
+		key := strings.ToLower(n)
+		if other, ok := seen[key]; ok {
+			return fmt.Errorf("two files of the scene would be called %q (and %q): rename a line's file", n, other)
+		}
+		seen[key] = n
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -209,5 +210,38 @@ func TestFromProjectAndWrite(t *testing.T) {
 	d, err := AsDownload(res, p.Name, time.Now())
 	if err != nil || d.Name != "Act one.zip" || d.MediaType != "application/zip" || math.Abs(d.Loudness+16) > 1e-6 {
 		t.Errorf("download %q %q %v %v", d.Name, d.MediaType, d.Loudness, err)
+	}
+}
+
+// TestLineFileNames: a line that names its file gets it, whatever the
+// scene is called (Write keeps it beside the scene as named; the zip holds
+// it as named); two files of the same name in any case, between lines or
+// with the scene itself, are refused before anything is written.
+func TestLineFileNames(t *testing.T) {
+	const rate = 44100
+	lines := []Line{{Take: 1, PCM: noise(1, rate, 1, 0.1), Rate: rate, FileName: "guard_01"}, {Take: 2, PCM: noise(2, rate, 1, 0.1), Rate: rate}}
+	ex := projects.ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "flac", PerLine: true}
+	res, err := Assemble("Act one", lines, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(res.Files); strings.Join(got, "|") != "Act one.flac|guard_01.flac|Act one - line 02 (take 2).flac" {
+		t.Errorf("files %v", got)
+	}
+	dir := t.TempDir()
+	written, err := Write(res, "Act one", filepath.Join(dir, "Scene 3.flac"), false)
+	if err != nil || strings.Join(written, "|") != strings.Join([]string{filepath.Join(dir, "Scene 3.flac"), filepath.Join(dir, "guard_01.flac"), filepath.Join(dir, "Scene 3 - line 02 (take 2).flac")}, "|") {
+		t.Errorf("written %v, %v", written, err)
+	}
+	// The scene saved under the line's name would be replaced by it.
+	if _, err := Write(res, "Act one", filepath.Join(dir, "GUARD_01.flac"), true); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), `"guard_01.flac"`) {
+		t.Errorf("the scene named as a line's file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "GUARD_01.flac")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused export wrote the scene: %v", err)
+	}
+	lines[1].FileName = "Act One"
+	if _, err := Assemble("Act one", lines, ex); err == nil || !strings.Contains(err.Error(), `"Act One.flac"`) {
+		t.Errorf("a line's file named as the scene: %v", err)
 	}
 }

@@ -315,6 +315,32 @@ async function main() {
     console.log(`e2e: scene exported as ${download.suggestedFilename()}: ffmpeg ebur128 measures ${m.integrated} LUFS (target ${target}), true peak ${m.truePeak} dBFS${captions ? `; ffmpeg reads ${cues.length} ${captions} cues ${cues.map((c) => `${c.start}–${c.end} s`).join(', ')}` : ''}; the panel says "${said.trim()}"`);
   }
 
+  // One file per line, line 2's named by the user: a name the service refuses is shown and not kept; the zip holds
+  // line 2's file under its own name and the others under the scene's.
+  {
+    const scenePanel = page.locator('[data-region="scene"]');
+    await scenePanel.locator('select[name="scene_format"]').selectOption('wav');
+    await scenePanel.locator('select[name="scene_captions"]').selectOption('');
+    await scenePanel.locator('input[name="scene_per_line"]').check();
+    const name2 = lines.nth(1).locator('input[name="file_name_2"]');
+    await name2.fill('bea:02');
+    await name2.press('Tab');
+    const refused = (await lines.nth(1).locator('[data-problem="file_name"]').textContent()).trim();
+    if (!refused.includes('holds one of')) fail(`a line file name with ":" is refused as ${JSON.stringify(refused)}`);
+    await name2.fill('bea_02');
+    await name2.press('Tab');
+    await lines.nth(1).locator('[data-problem="file_name"]').waitFor({ state: 'detached' });
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), scenePanel.getByRole('button', { name: 'Export scene' }).click()]);
+    const zip = join(scratch, download.suggestedFilename());
+    await download.saveAs(zip);
+    const names = [...storedZipEntries(readFileSync(zip)).keys()];
+    const ids = (await api(page, 'OpenProject', [await api(page, 'CurrentProject')])).lines.map((l) => l.chosen);
+    const want = ['Untitled.wav', `Untitled - line 01 (take ${ids[0]}).wav`, 'bea_02.wav', `Untitled - line 03 (take ${ids[2]}).wav`];
+    if (names.join('|') !== want.join('|')) fail(`the scene's zip with line files holds ${JSON.stringify(names)}, want ${JSON.stringify(want)}`);
+    await scenePanel.locator('input[name="scene_per_line"]').uncheck();
+    console.log(`e2e: one file per line: line 2's name "bea:02" refused ("${refused}"), the zip holds ${names.join(', ')}`);
+  }
+
   // A pronunciation: line 3 spoken again keeps "listen" as written and gives the engine "lissen".
   const pron = page.locator('[data-region="pronunciations"]');
   await pron.locator('input[name="lexicon_written"]').fill('listen');

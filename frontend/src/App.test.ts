@@ -176,6 +176,7 @@ function noModelService(loaded = false) {
         problems: at < 0 ? [] : [{ start: at, end: at + 10, token: '<|im_end|>', reason: 'the structural token <|im_end|> is not allowed in user text' }],
       };
     }),
+    checkLineFileName: vi.fn(async () => {}),
     readLexicon: vi.fn(async () => refuse('invalid: not JSON: give an array of pronunciations, or a settings file')),
     serverStatus: vi.fn(async (): Promise<ServerStatus> => ({ running: true, address: 'http://127.0.0.1:7860', control: false, port: 7860, model: 'drama-3', error: '', log: [] })),
     startServer: vi.fn(async () => refuse('busy: this page is served by the speech server')),

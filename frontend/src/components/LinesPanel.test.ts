@@ -3,21 +3,25 @@ import { describe, expect, it } from 'vitest';
 import LinesPanel from './LinesPanel.svelte';
 import type { LineState } from '../lib/lines';
 
-function linesPanel(lines: LineState[]) {
+function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '') {
   const calls: [number, number | undefined][] = [];
+  const named: [number, string][] = [];
   const target = document.createElement('div');
   const c = mount(LinesPanel, {
     target,
     props: {
       lines,
       sceneGap: 0.4,
+      lineFiles,
       takes: [],
       cast: [],
       selected: 0,
       canSpeak: '',
       speakingAll: '',
       progress: () => ({ frames: '', elapsed: '', remaining: '', rtf: '', firstAudio: '' }),
-      actions: { speakLine: () => {}, speakAll: () => {}, choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]) },
+      actions: { speakLine: () => {}, speakAll: () => {}, choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
+        fileName: async (i: number, name: string) => (named.push([i, name]), refuse),
+      },
     },
   });
   flushSync();
@@ -27,7 +31,14 @@ function linesPanel(lines: LineState[]) {
     field(n)!.dispatchEvent(new Event('change', { bubbles: true }));
     flushSync();
   };
-  return { target, calls, field, enter, close: () => unmount(c) };
+  const fileField = (n: number) => target.querySelector(`input[name="file_name_${n}"]`) as HTMLInputElement | null;
+  const name = async (n: number, value: string) => {
+    fileField(n)!.value = value;
+    fileField(n)!.dispatchEvent(new Event('change', { bubbles: true }));
+    for (let k = 0; k < 3; k++) await Promise.resolve();
+    flushSync();
+  };
+  return { target, calls, named, field, enter, fileField, name, close: () => unmount(c) };
 }
 
 describe('LinesPanel: the pause after a line', () => {
@@ -65,5 +76,34 @@ describe('LinesPanel: the pause after a line', () => {
     }
     expect(p.calls.length).toBe(2);
     p.close();
+  });
+});
+
+describe('LinesPanel: a line\'s own file name', () => {
+  const lines: LineState[] = [
+    { text: 'One.', speaker: 0, takes: [], chosen: 0, file_name: 'guard_01' },
+    { text: 'Two.', speaker: 0, takes: [], chosen: 0 },
+  ];
+
+  it('shows the fields only when the scene is exported a file a line, the default name as a hint', () => {
+    const off = linesPanel(lines);
+    expect(off.fileField(1)).toBeNull();
+    off.close();
+    const p = linesPanel(lines, { base: 'Act one', format: 'wav' });
+    expect([p.fileField(1)!.value, p.fileField(2)!.value, p.fileField(2)!.placeholder]).toEqual(['guard_01', '', 'Act one - line 02']);
+    expect(p.target.querySelector('[data-line="2"] .pause:last-child label')!.textContent).toContain('.wav');
+    p.close();
+  });
+
+  it('gives the name trimmed, and shows a refusal beside the field', async () => {
+    const p = linesPanel(lines, { base: 'Act one', format: 'flac' });
+    await p.name(2, '  guard_02 ');
+    expect(p.named).toEqual([[1, 'guard_02']]);
+    expect(p.target.querySelector('[data-problem="file_name"]')).toBeNull();
+    p.close();
+    const r = linesPanel(lines, { base: 'Act one', format: 'flac' }, 'the file name "a:b" holds one of / \\ : * ? " < > |');
+    await r.name(1, 'a:b');
+    expect(r.target.querySelector('[data-line="1"] [data-problem="file_name"]')!.textContent).toContain('holds one of');
+    r.close();
   });
 });

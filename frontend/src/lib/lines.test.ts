@@ -54,6 +54,12 @@ describe('relink', () => {
     expect(got.map((l) => l.pause_after_s)).toEqual([undefined, undefined, 1.5]);
     expect('pause_after_s' in got[0]).toBe(false);
   });
+  it('keeps a line\'s own file name with it, and gives a new line none', () => {
+    const named = old.map((l, i) => (i === 1 ? { ...l, file_name: 'b_01' } : l));
+    const got = relink(named, splitLines('B\n\nNew\n\nA'));
+    expect(got.map((l) => l.file_name)).toEqual(['b_01', undefined, undefined]);
+    expect('file_name' in got[1]).toBe(false);
+  });
 });
 
 describe('lineRequest', () => {

@@ -98,6 +98,8 @@ export interface Service {
   saveProject(p: Project): Promise<SavedProject>;
   renameProject(from: string, to: string): Promise<Project>;
   duplicateProject(from: string, to: string): Promise<Project>;
+  /** Rejects with why name cannot name a line's own file in the scene export. */
+  checkLineFileName(name: string): Promise<void>;
   /** The scene's save dialog (the window); "" when cancelled. */
   chooseScenePath(project: string): Promise<string>;
   /** Writes the scene (and its line files) where the window's dialog chose. */
@@ -163,6 +165,7 @@ export function createService(t: Transport): Service {
     saveProject: (p) => c('SaveProject', [p]),
     renameProject: (from, to) => c('RenameProject', [{ from, to }]),
     duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
+    checkLineFileName: (name) => c('CheckLineFileName', [name]),
     chooseScenePath: (project) => c('ChooseScenePath', [project]),
     exportScene: (r) => c('ExportScene', [r]),
     sceneFile: (project) => t.fetchScene(project),

@@ -753,6 +753,7 @@ export namespace projects {
 	    takes: number[];
 	    chosen: number;
 	    pause_after_s?: number;
+	    file_name?: string;
 	
 	    static createFrom(source: any = {}) {
 	        return new Line(source);
@@ -765,6 +766,7 @@ export namespace projects {
 	        this.takes = source["takes"];
 	        this.chosen = source["chosen"];
 	        this.pause_after_s = source["pause_after_s"];
+	        this.file_name = source["file_name"];
 	    }
 	}
 	export class Project {

@@ -14,6 +14,8 @@ import {voices} from '../models';
 
 export function ApplyTakesLimit(arg1:takes.TakesLimitChange):Promise<settings.Settings>;
 
+export function CheckLineFileName(arg1:string):Promise<void>;
+
 export function CheckScript(arg1:string):Promise<model.ScriptCheck>;
 
 export function ChooseExportPath(arg1:takes.ExportRequest):Promise<string>;

@@ -6,6 +6,10 @@ export function ApplyTakesLimit(arg1) {
   return window['go']['app']['Service']['ApplyTakesLimit'](arg1);
 }
 
+export function CheckLineFileName(arg1) {
+  return window['go']['app']['Service']['CheckLineFileName'](arg1);
+}
+
 export function CheckScript(arg1) {
   return window['go']['app']['Service']['CheckScript'](arg1);
 }
