@@ -67,7 +67,7 @@ type LineFile struct {
 	Take     int     `json:"take"`
 	GainDB   float64 `json:"gain_db"`
 	Lowered  float64 `json:"lowered_db"`     // under the scene's gain: 0 or less
-	TruePeak float64 `json:"true_peak_dbtp"` // as decoded, for MP3 and Opus
+	TruePeak float64 `json:"true_peak_dbtp"` // as decoded for MP3 and Opus; the PCM's for WAV and FLAC
 }
 
 // LoweredNote names the line files kept quieter than the scene, for a
@@ -82,7 +82,7 @@ func (r Result) LoweredNote() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, ", ") + " under the scene's gain, to keep its true peak under -1 dBTP"
+	return fmt.Sprintf("%s under the scene's gain, to keep each true peak under %.0f dBTP", strings.Join(parts, ", "), Ceiling)
 }
 
 // ErrNoLines is returned when no line has a chosen take.
@@ -132,6 +132,24 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		}
 		pcm = append(pcm, l.PCM...)
 	}
+	// Every file's name, checked before any is encoded.
+	names := []string{base + "." + ex.Format}
+	if ex.Captions != projects.CaptionsNone {
+		names = append(names, base+"."+ex.Captions)
+	}
+	var lineNames []string
+	if ex.PerLine {
+		for i, l := range lines {
+			name := fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format)
+			if l.FileName != "" {
+				name = l.FileName + "." + ex.Format
+			}
+			lineNames = append(lineNames, name)
+		}
+	}
+	if err := distinctNames(append(names, lineNames...)); err != nil {
+		return Result{}, err
+	}
 	res := Result{Seconds: float64(len(pcm)) / float64(rate), Rate: rate}
 	var captions []byte
 	if ex.Captions != projects.CaptionsNone {
@@ -148,9 +166,9 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, fmt.Errorf("scene: %w", err)
 	}
 	res.Plan = plan
-	res.Files = append(res.Files, File{Name: base + "." + ex.Format, Data: data})
+	res.Files = append(res.Files, File{Name: names[0], Data: data})
 	if captions != nil {
-		res.Files = append(res.Files, File{Name: base + "." + ex.Captions, Data: captions})
+		res.Files = append(res.Files, File{Name: names[1], Data: captions})
 	}
 	if ex.PerLine {
 		for i, l := range lines {
@@ -160,20 +178,9 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 			if err != nil {
 				return Result{}, fmt.Errorf("line %d: %w", i+1, err)
 			}
-			file := File{Name: fmt.Sprintf("%s - line %02d (take %d).%s", base, i+1, l.Take, ex.Format), Data: data}
-			if l.FileName != "" {
-				file = File{Name: l.FileName + "." + ex.Format, Data: data, Own: true}
-			}
-			res.Files = append(res.Files, file)
+			res.Files = append(res.Files, File{Name: lineNames[i], Data: data, Own: l.FileName != ""})
 			res.LineFiles = append(res.LineFiles, LineFile{Line: i + 1, Take: l.Take, GainDB: plan.GainDB + lowered, Lowered: lowered, TruePeak: peak})
 		}
-	}
-	names := make([]string, len(res.Files))
-	for i, f := range res.Files {
-		names[i] = f.Name
-	}
-	if err := distinctNames(names); err != nil {
-		return Result{}, err
 	}
 	return res, nil
 }
