@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/adrg/xdg"
+
 	"proscenium/app/studio"
 	"proscenium/app/takes"
 	"proscenium/engine/hfcache"
@@ -48,6 +50,16 @@ func (s *Service) ChooseExportPath(r takes.ExportRequest) (string, error) {
 		return "", err
 	}
 	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export take #%d as %s", r.ID, label), filepath.Dir(def), filepath.Base(def))
+}
+
+// ChooseLexiconPath asks where to export the pronunciations in the native
+// save dialog (the XDG documents directory, pronunciations.json); "" when
+// cancelled.
+func (s *Service) ChooseLexiconPath() (string, error) {
+	if s.dialogs == nil {
+		return "", studio.ErrNoDialog
+	}
+	return s.dialogs.ChooseSaveFile("Export the pronunciations", xdg.UserDirs.Documents, "pronunciations.json")
 }
 
 // ChooseScenePath asks where to export a project's scene in the native

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"proscenium/app/lexicon"
@@ -21,6 +24,7 @@ import (
 	"proscenium/app/voices"
 	"proscenium/engine/api"
 	"proscenium/engine/audio/loudness"
+	"proscenium/engine/audio/pcm"
 	"proscenium/engine/open"
 )
 
@@ -163,6 +167,25 @@ func (s *Service) takeEnded() {
 
 // Settings returns the current settings.
 func (s *Service) Settings() settings.Settings { return s.settings.Get() }
+
+// ExportLexicon writes the settings' pronunciations to path (an absolute
+// file path; the window's save dialog has asked before replacing a file)
+// as a lexicon file another studio imports and `synth --lexicon` reads,
+// and returns how many it wrote.
+func (s *Service) ExportLexicon(path string) (int, error) {
+	if path == "" || !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
+		return 0, fmt.Errorf("%w: the pronunciations' path must be an absolute file path, got %q", studio.ErrInvalid, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return 0, fmt.Errorf("%w: %s is a directory; give a file name", studio.ErrInvalid, path)
+	}
+	entries := s.Settings().Lexicon
+	if err := pcm.WriteFileAtomic(path, lexicon.Marshal(entries)); err != nil {
+		return 0, takes.ExplainWriteError(path, err)
+	}
+	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported %d pronunciations to %s", len(entries), path))
+	return len(entries), nil
+}
 
 // ReadLexicon reads a pronunciations file the user picked (a JSON array
 // of pronunciations, or a settings file: lexicon.Parse) for the

@@ -285,6 +285,38 @@ func TestReadLexicon(t *testing.T) {
 	}
 }
 
+// TestExportLexicon: the pronunciations written to a file read back as the
+// settings hold them (the file another studio imports); a path that is
+// not an absolute file is refused, and the browser has no save dialog.
+func TestExportLexicon(t *testing.T) {
+	svc, _ := newService(t, func(string) (api.Engine, error) { return &testEngine{}, nil })
+	st := svc.Settings()
+	st.Lexicon = []lexicon.Entry{{Written: "SQL", Spoken: "sequel"}, {Written: "Nguyen", Spoken: "Win"}}
+	if _, err := svc.SetSettings(st); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "pronunciations.json")
+	n, err := svc.ExportLexicon(path)
+	if err != nil || n != 2 {
+		t.Fatalf("ExportLexicon = %d, %v", n, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := svc.ReadLexicon(string(data)); err != nil || !reflect.DeepEqual(back, st.Lexicon) {
+		t.Errorf("the file reads back as %v, %v", back, err)
+	}
+	for _, bad := range []string{"", "relative.json", filepath.Dir(path)} {
+		if _, err := svc.ExportLexicon(bad); !errors.Is(err, studio.ErrInvalid) {
+			t.Errorf("ExportLexicon(%q) = %v, want invalid", bad, err)
+		}
+	}
+	if _, err := svc.ChooseLexiconPath(); !errors.Is(err, studio.ErrNoDialog) {
+		t.Errorf("ChooseLexiconPath without dialogs: %v", err)
+	}
+}
+
 func TestStopKeepsTheTakeAndBusyRefusesASecond(t *testing.T) {
 	eng := &testEngine{frames: 1 << 30, tick: time.Millisecond}
 	svc, _ := newService(t, func(string) (api.Engine, error) { return eng, nil })

@@ -49,6 +49,26 @@ func Parse(data []byte) ([]Entry, error) {
 	return entries, nil
 }
 
+// Marshal is entries as a lexicon file: a JSON array of pronunciations,
+// one to a line, that Parse reads back.
+func Marshal(entries []Entry) []byte {
+	var b bytes.Buffer
+	b.WriteString("[")
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		line, _ := json.Marshal(e) // two strings: cannot fail
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	if len(entries) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	return b.Bytes()
+}
+
 // ReadFile reads and checks the lexicon file at path (Parse); its error
 // names the file.
 func ReadFile(path string) ([]Entry, error) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,15 +62,38 @@ func TestReadFile(t *testing.T) {
 	}
 }
 
-// FuzzParse: any bytes give a checked lexicon or an error, never a panic.
+// TestMarshal: a lexicon file as the studio writes it, one pronunciation
+// to a line, reads back as it was.
+func TestMarshal(t *testing.T) {
+	lex := []Entry{{Written: "SQL", Spoken: "sequel"}, {Written: `"Quoted"`, Spoken: "东京 <b>"}}
+	got := string(Marshal(lex))
+	want := "[\n  {\"written\":\"SQL\",\"spoken\":\"sequel\"},\n  {\"written\":\"\\\"Quoted\\\"\",\"spoken\":\"东京 \\u003cb\\u003e\"}\n]\n"
+	if got != want {
+		t.Errorf("Marshal = %q, want %q", got, want)
+	}
+	for _, l := range [][]Entry{lex, {}} {
+		if back, err := Parse(Marshal(l)); err != nil || !slices.Equal(back, l) {
+			t.Errorf("%v reads back as %v, %v", l, back, err)
+		}
+	}
+}
+
+// FuzzParse: any bytes give a checked lexicon or an error, never a panic;
+// a lexicon read is one Marshal writes back as it was.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`[{"written": "SQL", "spoken": "sequel"}]`))
 	f.Add([]byte(`{"lexicon": [{"written": "东京", "spoken": "Tokyo"}]}`))
 	f.Add([]byte(`{"lexicon": null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, err := Parse(data)
-		if err == nil && Check(entries) != nil {
+		if err != nil {
+			return
+		}
+		if Check(entries) != nil {
 			t.Fatalf("Parse(%q) gave a lexicon Check refuses: %v", data, entries)
+		}
+		if again, err := Parse(Marshal(entries)); err != nil || !slices.Equal(again, entries) {
+			t.Fatalf("Marshal(%v) reads back as %v, %v", entries, again, err)
 		}
 	})
 }

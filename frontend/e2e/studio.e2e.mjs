@@ -364,9 +364,14 @@ async function main() {
   const lexiconNow = (await api(page, 'Settings')).lexicon;
   if (JSON.stringify(lexiconNow) !== JSON.stringify(imported)) fail(`imported pronunciations: the settings keep ${JSON.stringify(lexiconNow)}`);
   const importSaid = (await pron.locator('[data-done="lexicon"]').textContent()).trim();
+  const [lexDownload] = await Promise.all([page.waitForEvent('download'), pron.getByRole('button', { name: 'Export…' }).click()]);
+  const lexPath = join(scratch, lexDownload.suggestedFilename());
+  await lexDownload.saveAs(lexPath);
+  const exported = JSON.parse(readFileSync(lexPath, 'utf8'));
+  if (lexDownload.suggestedFilename() !== 'pronunciations.json' || JSON.stringify(exported) !== JSON.stringify(imported)) fail(`exported pronunciations: ${lexDownload.suggestedFilename()} holds ${JSON.stringify(exported)}`);
   for (const e of imported) await pron.getByRole('button', { name: `Remove the pronunciation of ${e.written}` }).click();
   await pron.locator('li[data-pronunciation]').waitFor({ state: 'detached' });
-  console.log(`e2e: a settings file imported into Pronunciations: "${importSaid}"`);
+  console.log(`e2e: a settings file imported into Pronunciations: "${importSaid}"; exported again as pronunciations.json, the same two`);
 
   // The Delete question is inside the viewport (the take is far down the list).
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -426,7 +431,7 @@ async function fileDrops(page) {
   if (!r.elsewhere[1] || !r.elsewhere[2]) fail(`a file dropped outside the targets was not refused: ${JSON.stringify(r)}`);
   const lexicon = (await api(page, 'Settings')).lexicon;
   if (JSON.stringify(lexicon) !== JSON.stringify([{ written: 'Dropped', spoken: 'Dropt' }])) fail(`the dropped pronunciations: ${JSON.stringify(lexicon)}`);
-  console.log(`e2e: files dropped: the script gained the text file's words, Cloned voices shows "${r.voiceStatus}", Pronunciations says "${r.lexiconStatus.replace(/^Import…\s*/, '')}", a stray drop was refused`);
+  console.log(`e2e: files dropped: the script gained the text file's words, Cloned voices shows "${r.voiceStatus}", Pronunciations says "${r.lexiconStatus.replace(/^Import…\s*Export…\s*/, '')}", a stray drop was refused`);
 }
 
 let code = 0;

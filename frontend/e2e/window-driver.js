@@ -270,6 +270,17 @@
     const stray = drop($('[data-region="takes"] h2') ?? document.body, 'stray.txt', 'x');
     if (!onScript.every(Boolean) || !stray[1] || !stray[2]) fail(`drops: on the script ${onScript}, elsewhere ${stray} (default prevented)`);
     log('files dropped in the window: a text file went into the script at the caret, a stray drop was refused');
+
+    // The pronunciations exported through the save dialog's binding (answered by the test) as a lexicon file.
+    const pron = $('[data-region="pronunciations"]');
+    fill($('input[name="lexicon_written"]', pron), 'SQL');
+    fill($('input[name="lexicon_spoken"]', pron), 'sequel');
+    await press(pron, 'Add');
+    await until('the pronunciation listed', () => $('li[data-pronunciation="SQL"]', pron));
+    await press(pron, 'Export…');
+    const wrote = await until('the pronunciations exported', () => /^wrote 1 pronunciation to (\S+)$/.exec(text($('[data-done="lexicon"]', pron)))?.[1]);
+    record.lexicon = wrote;
+    log(`the pronunciations panel says "${text($('[data-done="lexicon"]', pron))}"`);
   }
 
   let verdict;

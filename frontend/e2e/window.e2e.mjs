@@ -113,7 +113,12 @@ async function main() {
   const onDisk = JSON.parse(readFileSync(join(scratch, 'data', 'proscenium', 'projects', 'Untitled', 'project.json'), 'utf8'));
   if (onDisk.lines.map((l) => String(l.chosen)).join() !== chosen.join()) fail(`project.json's chosen takes: ${onDisk.lines.map((l) => l.chosen)}, the window showed ${chosen}`);
 
-  await runWindow({ phase: 'restart', chosen });
+  const again = await runWindow({ phase: 'restart', chosen });
+  const { lexicon } = JSON.parse(again.find((l) => l.startsWith('windowtest: record '))?.slice('windowtest: record '.length) ?? '{}');
+  if (!lexicon?.startsWith(saves + '/')) fail(`the pronunciations were written to ${lexicon}, not where the save dialog said (${saves})`);
+  const lexiconFile = readFileSync(lexicon, 'utf8');
+  if (lexiconFile !== '[\n  {"written":"SQL","spoken":"sequel"}\n]\n') fail(`${lexicon} holds ${JSON.stringify(lexiconFile)}`);
+  console.log(`window: the pronunciations exported to ${lexicon} as a lexicon file`);
   if (process.env.SCREENSHOTS) for (const f of readdirSync(shots)) copyFileSync(join(shots, f), join(process.env.SCREENSHOTS, f));
   console.log(`window: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }

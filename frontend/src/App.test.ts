@@ -177,6 +177,8 @@ function noModelService(loaded = false) {
       };
     }),
     checkLineFileName: vi.fn(async () => {}),
+    chooseLexiconPath: vi.fn(async () => ''),
+    exportLexicon: vi.fn(async () => 0),
     readLexicon: vi.fn(async () => refuse('invalid: not JSON: give an array of pronunciations, or a settings file')),
     serverStatus: vi.fn(async (): Promise<ServerStatus> => ({ running: true, address: 'http://127.0.0.1:7860', control: false, port: 7860, model: 'drama-3', error: '', log: [] })),
     startServer: vi.fn(async () => refuse('busy: this page is served by the speech server')),

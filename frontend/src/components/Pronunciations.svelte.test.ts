@@ -2,7 +2,7 @@ import { flushSync, mount, tick, unmount } from 'svelte';
 import { describe, expect, it } from 'vitest';
 import Pronunciations from './Pronunciations.svelte';
 import type { LexiconEntry, Settings } from '../lib/types';
-import { mergeLexicon } from '../lib/lexicon';
+import { lexiconFile, mergeLexicon } from '../lib/lexicon';
 
 // read stands for the service's ReadLexicon: a JSON array is its
 // pronunciations, anything else is refused as the service says.
@@ -21,6 +21,7 @@ function panel(lexicon: { written: string; spoken: string }[], answer = '') {
       return answer;
     },
     read,
+    exportFile: async () => 'downloaded pronunciations.json (1 pronunciation)',
   });
   const target = document.createElement('div');
   const c = mount(Pronunciations, { target, props });
@@ -112,6 +113,19 @@ describe('Pronunciations: the lexicon in the settings', () => {
     p.close();
   });
 
+  it('exports what it holds, saying what was done; nothing to export, no Export', async () => {
+    const p = panel([{ written: 'SQL', spoken: 'sequel' }]);
+    const button = [...p.target.querySelectorAll('button')].find((b) => b.textContent === 'Export…')!;
+    button.click();
+    for (let i = 0; i < 3; i++) await tick();
+    flushSync();
+    expect(p.status()).toContain('downloaded pronunciations.json (1 pronunciation)');
+    p.close();
+    const empty = panel([]);
+    expect([...empty.target.querySelectorAll('button')].find((b) => b.textContent === 'Export…')!.disabled).toBe(true);
+    empty.close();
+  });
+
   it("shows the settings' refusal of an import, naming the file", async () => {
     const p = panel([], 'lexicon: the pronunciation lexicon has 501 entries, at most 500');
     await p.pick('big.json', JSON.stringify([{ written: 'a', spoken: 'b' }]));
@@ -128,3 +142,14 @@ describe('mergeLexicon', () => {
     expect(cur[0].spoken).toBe('a');
   });
 });
+
+describe('lexiconFile', () => {
+  it('writes one pronunciation to a line, and reads back as it was', () => {
+    const lex = [{ written: 'SQL', spoken: 'sequel' }, { written: '"东京"', spoken: 'Tokyo' }];
+    const text = lexiconFile(lex);
+    expect(text.split('\n')).toEqual(['[', '  {"written":"SQL","spoken":"sequel"},', '  {"written":"\\"东京\\"","spoken":"Tokyo"}', ']', '']);
+    expect(JSON.parse(text)).toEqual(lex);
+    expect(lexiconFile([])).toBe('[]\n');
+  });
+});
+

@@ -27,3 +27,9 @@ export function mergeLexicon(current: LexiconEntry[], incoming: LexiconEntry[]):
   }
   return { next, added, changed };
 }
+
+/** A lexicon file in the shape Go's lexicon.Marshal writes: a JSON array, one pronunciation to a line. */
+export function lexiconFile(entries: LexiconEntry[]): string {
+  if (!entries.length) return '[]\n';
+  return `[\n${entries.map((e) => `  ${JSON.stringify({ written: e.written, spoken: e.spoken })}`).join(',\n')}\n]\n`;
+}

@@ -87,6 +87,10 @@ export interface Service {
   checkScript(text: string): Promise<ScriptCheck>;
   /** The pronunciations in a file the user picked (an array, or a settings file); changes nothing. */
   readLexicon(data: string): Promise<LexiconEntry[]>;
+  /** The pronunciations' save dialog (the window); "" when cancelled. */
+  chooseLexiconPath(): Promise<string>;
+  /** Writes the pronunciations where the window's dialog chose; how many. */
+  exportLexicon(path: string): Promise<number>;
   serverStatus(): Promise<ServerStatus>;
   /** The projects on disk, the most recently saved first. */
   projects(): Promise<ProjectSummary[]>;
@@ -157,6 +161,8 @@ export function createService(t: Transport): Service {
     takeFile: (id, format) => t.fetchExport(id, format),
     checkScript: (text) => c('CheckScript', [text]),
     readLexicon: (data) => c('ReadLexicon', [data]),
+    chooseLexiconPath: () => c('ChooseLexiconPath', []),
+    exportLexicon: (path) => c('ExportLexicon', [path]),
     serverStatus: () => c('ServerStatus', []),
     projects: () => c('Projects', []),
     currentProject: () => c('CurrentProject', []),

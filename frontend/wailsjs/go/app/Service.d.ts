@@ -20,6 +20,8 @@ export function CheckScript(arg1:string):Promise<model.ScriptCheck>;
 
 export function ChooseExportPath(arg1:takes.ExportRequest):Promise<string>;
 
+export function ChooseLexiconPath():Promise<string>;
+
 export function ChooseModelDir():Promise<string>;
 
 export function ChooseScenePath(arg1:string):Promise<string>;
@@ -41,6 +43,8 @@ export function DeleteVoice(arg1:string):Promise<Array<voice.Voice>>;
 export function DuplicateProject(arg1:app.ProjectRename):Promise<projects.Project>;
 
 export function EncodeReference(arg1:Array<number>):Promise<Array<any>>;
+
+export function ExportLexicon(arg1:string):Promise<number>;
 
 export function ExportScene(arg1:app.SceneExportRequest):Promise<app.SceneExportResult>;
 

@@ -18,6 +18,10 @@ export function ChooseExportPath(arg1) {
   return window['go']['app']['Service']['ChooseExportPath'](arg1);
 }
 
+export function ChooseLexiconPath() {
+  return window['go']['app']['Service']['ChooseLexiconPath']();
+}
+
 export function ChooseModelDir() {
   return window['go']['app']['Service']['ChooseModelDir']();
 }
@@ -60,6 +64,10 @@ export function DuplicateProject(arg1) {
 
 export function EncodeReference(arg1) {
   return window['go']['app']['Service']['EncodeReference'](arg1);
+}
+
+export function ExportLexicon(arg1) {
+  return window['go']['app']['Service']['ExportLexicon'](arg1);
 }
 
 export function ExportScene(arg1) {
