@@ -4,7 +4,9 @@
 // the studio's and the speech API's, is given to the engine with it
 // applied (app/takes), while the take keeps the text as written for its
 // row, Re-run and captions. A match is whole words, with the case as
-// written; markup (app/script) is never rewritten.
+// written; markup (app/script) is never rewritten. A lexicon travels as a
+// file (file.go): the Pronunciations panel imports and exports one, and
+// `proscenium synth --lexicon` reads one, or the studio's settings file.
 package lexicon
 
 import (
