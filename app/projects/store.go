@@ -128,21 +128,45 @@ func (s *Store) Open(name string) (Project, error) {
 	return p, nil
 }
 
-// readLocked reads name's project; an unreadable one is kept aside.
-func (s *Store) readLocked(name string) (Project, error) {
+// Read reads the project called name and changes nothing: it does not
+// become the current project, and a project.json that cannot be read is
+// reported, not kept aside (the studio does that when it opens it). A
+// command that reads what a running studio saved uses it.
+func (s *Store) Read(name string) (Project, error) {
+	if err := CheckName(name); err != nil {
+		return Project{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.read(name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Project{}, fmt.Errorf("project %q: %w", name, err)
+	}
+	return p, err
+}
+
+// read reads name's project.json as it is.
+func (s *Store) read(name string) (Project, error) {
 	data, err := readLimited(s.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return Project{}, notFound(name)
 	}
-	if err == nil {
-		var p Project
-		if p, err = Parse(data); err == nil {
-			if p.Name != name {
-				// Renamed by hand: the directory's name is the project's.
-				p.Name = name
-			}
-			return p, nil
-		}
+	if err != nil {
+		return Project{}, err
+	}
+	p, err := Parse(data)
+	if err != nil {
+		return Project{}, err
+	}
+	p.Name = name // renamed by hand: the directory's name is the project's
+	return p, nil
+}
+
+// readLocked reads name's project; an unreadable one is kept aside.
+func (s *Store) readLocked(name string) (Project, error) {
+	p, err := s.read(name)
+	if err == nil || errors.Is(err, ErrNotFound) {
+		return p, err
 	}
 	if !errors.Is(err, ErrInvalid) {
 		return Project{}, fmt.Errorf("project %q: %w", name, err)

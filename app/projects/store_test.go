@@ -111,6 +111,41 @@ func TestCorruptFileIsKeptAside(t *testing.T) {
 	}
 }
 
+// TestReadChangesNothing: Read gives the project as saved without making
+// it the current one, and reports a broken file without moving it.
+func TestReadChangesNothing(t *testing.T) {
+	s := newTestStore(t)
+	for _, name := range []string{"One", "Two"} {
+		if _, err := s.Save(sample(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Open("One"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Read("Two"); err != nil || p.Name != "Two" {
+		t.Fatalf("Read = %v, %v", p.Name, err)
+	}
+	if cur := s.Current(); cur != "One" {
+		t.Errorf("after Read the current project is %q, want One", cur)
+	}
+	if _, err := s.Read("Three"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Read of a missing project: %v", err)
+	}
+	path := filepath.Join(s.Dir(), "Two", "project.json")
+	if err := os.WriteFile(path, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Read("Two")
+	var ce *CorruptError
+	if !errors.Is(err, ErrInvalid) || errors.As(err, &ce) || !strings.Contains(err.Error(), `project "Two"`) {
+		t.Errorf("Read of a broken project: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "not json" {
+		t.Errorf("Read moved the broken file: %q", data)
+	}
+}
+
 // A project file that is a FIFO is refused by name as invalid, in the list
 // and on open, without waiting for a writer.
 func TestProjectFileFIFORefused(t *testing.T) {
