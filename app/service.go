@@ -453,6 +453,28 @@ func (s *Service) SpeakCast(c voices.CastRequest) (takes.Take, error) {
 	return s.takes.StartTake(req, "", c.Cast)
 }
 
+// SpeakLines starts a take of each of several lines together, each in its
+// cast voices as SpeakCast's (Speak all on an engine that runs several
+// takes at once: the engine makes them in one batch). At most
+// api.MaxBatch lines; errors as Speak's, naming the line at fault.
+func (s *Service) SpeakLines(lines []voices.CastRequest) ([]takes.Take, error) {
+	if len(lines) == 0 || len(lines) > api.MaxBatch {
+		return nil, fmt.Errorf("%w: %d lines: Speak all starts 1 to %d together", studio.ErrInvalid, len(lines), api.MaxBatch)
+	}
+	reqs := make([]takes.LineRequest, len(lines))
+	for i, c := range lines {
+		req := c.Request
+		if len(c.Cast) > 0 {
+			var err error
+			if req, err = s.voices.Cast(c); err != nil {
+				return nil, fmt.Errorf("%w: take %d of %d: %s", studio.ErrInvalid, i+1, len(lines), studio.Detail(err))
+			}
+		}
+		reqs[i] = takes.LineRequest{Request: req, Voices: c.Cast}
+	}
+	return s.takes.StartLines(reqs)
+}
+
 // ---- projects and the scene ----
 
 // ProjectRename names a project and the name it is to have (RenameProject,

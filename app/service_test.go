@@ -19,6 +19,7 @@ import (
 	"proscenium/app/settings"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
+	"proscenium/app/voices"
 	"proscenium/engine/api"
 )
 
@@ -314,6 +315,53 @@ func TestExportLexicon(t *testing.T) {
 	}
 	if _, err := svc.ChooseLexiconPath(); !errors.Is(err, studio.ErrNoDialog) {
 		t.Errorf("ChooseLexiconPath without dialogs: %v", err)
+	}
+}
+
+// TestSpeakLines: Speak all's lines start together, each a take of its
+// own (no group, its own text), running at once; a wrong count, a cast
+// voice without a recording, and a start while takes run are refused,
+// starting nothing.
+func TestSpeakLines(t *testing.T) {
+	eng := &testEngine{frames: 20, tick: 2 * time.Millisecond}
+	svc, _ := newService(t, func(string) (api.Engine, error) { return eng, nil })
+	if _, err := svc.LoadModel(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, api.MaxBatch + 1} {
+		if _, err := svc.SpeakLines(make([]voices.CastRequest, n)); !errors.Is(err, studio.ErrInvalid) {
+			t.Errorf("%d lines: %v", n, err)
+		}
+	}
+	if _, err := svc.SpeakLines([]voices.CastRequest{{Request: speech("One.")}, {Request: speech("Two."), Cast: []string{"Nobody"}}}); !errors.Is(err, studio.ErrInvalid) || !strings.Contains(err.Error(), `take 2 of 2: speaker 0: no voice called "Nobody"`) {
+		t.Errorf("a cast voice without a recording: %v", err)
+	}
+	if len(svc.Takes()) != 0 {
+		t.Fatalf("a refused start left takes: %v", svc.Takes())
+	}
+	started, err := svc.SpeakLines([]voices.CastRequest{{Request: speech("One.")}, {Request: speech("Two.")}, {Request: speech("Three.")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(started) != 3 || started[0].Group != 0 || started[2].Group != 0 || started[1].Request.Text != "Two." || started[2].State != takes.TakeRunning {
+		t.Errorf("started %+v", started)
+	}
+	if _, err := svc.SpeakLines([]voices.CastRequest{{Request: speech("Four.")}}); !errors.Is(err, studio.ErrBusy) {
+		t.Errorf("while the lines run: %v", err)
+	}
+	waitFor(t, func() bool {
+		for _, tk := range svc.Takes() {
+			if tk.State != takes.TakeFinished {
+				return false
+			}
+		}
+		return true
+	})
+	eng.mu.Lock()
+	got := len(eng.got)
+	eng.mu.Unlock()
+	if got != 3 {
+		t.Errorf("the engine made %d takes, want 3", got)
 	}
 }
 

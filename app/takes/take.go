@@ -141,22 +141,45 @@ func (l *List) find(id int) (int, *takeRecord) {
 // model it returns the model's error (studio.ErrNoModel); while a take
 // runs, studio.ErrBusy.
 func (l *List) StartTake(req api.SpeechRequest, name string, voices []string) (Take, error) {
-	started, err := l.startTakes([]api.SpeechRequest{req}, []string{name}, voices)
+	started, err := l.startTakes([]api.SpeechRequest{req}, []string{name}, [][]string{voices}, "")
 	if err != nil {
 		return Take{}, err
 	}
 	return started[0], nil
 }
 
+// LineRequest is one take of StartLines: a line's request and the voices
+// it is cast in (its references already resolved).
+type LineRequest struct {
+	Request api.SpeechRequest
+	Voices  []string
+}
+
+// StartLines starts one take of each line together, as Speak all does
+// when the engine runs several takes at once: each is a take of its own
+// (no group), in its own voices. Errors as StartTake's, naming the line.
+func (l *List) StartLines(lines []LineRequest) ([]Take, error) {
+	reqs := make([]api.SpeechRequest, len(lines))
+	voices := make([][]string, len(lines))
+	for i, ln := range lines {
+		reqs[i], voices[i] = ln.Request, ln.Voices
+	}
+	return l.startTakes(reqs, make([]string, len(lines)), voices, "")
+}
+
 // startTakes starts one take of each request together (names[i] is take
-// i's name); with more than one they form a group (Take.Group). Only the
-// first plays live through the sound card; the others are played from the
-// list (Play), also while they are made.
-func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices []string) ([]Take, error) {
+// i's name, voices[i] its voices); a group names what the takes are of one
+// Speak ×N ("variation": Take.Group is the first's id), "" takes of their
+// own. Only the first plays live through the sound card; the others are
+// played from the list (Play), also while they are made.
+func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices [][]string, group string) ([]Take, error) {
 	for i, req := range reqs {
 		if err := settings.ValidateSpeech(req); err != nil {
-			if len(reqs) > 1 {
-				return nil, fmt.Errorf("variation %d: %w", i+1, err)
+			switch {
+			case group != "":
+				return nil, fmt.Errorf("%s %d: %w", group, i+1, err)
+			case len(reqs) > 1:
+				return nil, fmt.Errorf("take %d of %d: %w", i+1, len(reqs), err)
 			}
 			return nil, err
 		}
@@ -181,14 +204,14 @@ func (l *List) startTakes(reqs []api.SpeechRequest, names []string, voices []str
 	}
 	var views []Take
 	var runs []*takeRun
-	group := 0
+	groupID := 0
 	for i, req := range reqs {
 		l.next++
-		if len(reqs) > 1 && i == 0 {
-			group = l.next
+		if group != "" && i == 0 {
+			groupID = l.next
 		}
 		t := &Take{ID: l.next, Name: names[i], Request: req, State: TakeRunning, Started: time.Now().UnixMilli(), Source: SourceStudio,
-			SampleRate: sampleRate, Voices: slices.Clone(voices), Group: group, Spoken: spoken[i]}
+			SampleRate: sampleRate, Voices: slices.Clone(voices[i]), Group: groupID, Spoken: spoken[i]}
 		ctx, cancel := context.WithCancel(context.Background())
 		run := &takeRun{rec: &takeRecord{take: t}, cancel: cancel, done: make(chan struct{}), ctx: ctx}
 		if i == 0 {

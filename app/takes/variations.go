@@ -116,5 +116,9 @@ func (l *List) StartVariations(v Variations, voices []string) ([]Take, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.startTakes(reqs, names, voices)
+	all := make([][]string, len(reqs))
+	for i := range all {
+		all[i] = voices
+	}
+	return l.startTakes(reqs, names, all, "variation")
 }

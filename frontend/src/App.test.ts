@@ -1,15 +1,15 @@
 import { flushSync, mount, unmount } from 'svelte';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi, type Mock } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Project, ScriptCheck, ServerStatus, Settings, StatsView, TakesLimitEffect, Voice } from './lib/types';
+import type { ModelStatus, Project, ScriptCheck, ServerStatus, Settings, SpeechRequest, StatsView, Take, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
 let connection: (up: boolean) => void = () => {};
 
-function noModelService(loaded = false) {
+function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
   let settings: Settings = {
     script: 'Saved draft.',
     sampling: { temperature: 1, top_p: 0.9, top_k: 30 },
@@ -39,7 +39,7 @@ function noModelService(loaded = false) {
         error: '',
         can_load: true,
         pending: '',
-        info: { model: '/m/demo', backend: 'cpu', demo: true, sample_rate_hz: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
+        info: { model: '/m/demo', backend: engine.backend, batch: engine.batch, demo: true, sample_rate_hz: 44100, samples_per_frame: 2048, codebooks: 10, parameters: 1000 },
       }
     : {
         state: 'none',
@@ -177,6 +177,7 @@ function noModelService(loaded = false) {
       };
     }),
     checkLineFileName: vi.fn(async () => {}),
+    speakLines: vi.fn(async (): Promise<Take[]> => refuse('no model loaded')),
     chooseLexiconPath: vi.fn(async () => ''),
     exportLexicon: vi.fn(async () => 0),
     readLexicon: vi.fn(async () => refuse('invalid: not JSON: give an array of pronunciations, or a settings file')),
@@ -206,8 +207,8 @@ afterEach(() => {
   document.body.innerHTML = '';
 });
 
-async function start(loaded = false) {
-  const service = noModelService(loaded);
+async function start(loaded = false, engine?: { backend: string; batch: number }) {
+  const service = noModelService(loaded, engine);
   const target = document.createElement('div');
   document.body.appendChild(target);
   app = mount(App, { target, props: { service, statsEveryMs: 60_000 } });
@@ -428,6 +429,37 @@ describe('App without a model', () => {
     await settle();
     expect(vi.mocked(service.speakVariations).mock.calls.length).toBe(calls);
     expect(transport.textContent).toContain('the values must be numbers');
+  });
+
+  it('Speak all starts the engine\'s batch of lines together on the GPU, and one line at a time on the CPU', async () => {
+    for (const [backend, batch, together, alone] of [
+      ['cuda', 2, [['One.', 'Two.']], ['Three.']],
+      ['cpu', 4, [], ['One.', 'Two.', 'Three.']],
+    ] as const) {
+      const { root, service } = await start(true, { backend, batch });
+      let next = 0;
+      const finished = (request: SpeechRequest, voices: string[] = []): Take => ({
+        id: ++next, name: '', request, state: 'finished', frames: 10, error: '', started_ms: 0, frames_per_s: 0,
+        samples: 20480, sample_rate_hz: 44100, underruns: 0, stored: true, source: 'studio', voices,
+      });
+      const speak = service.speak as unknown as Mock<(r: SpeechRequest) => Promise<Take>>;
+      const speakLines = service.speakLines as unknown as Mock<(ls: { request: SpeechRequest; cast: string[] }[]) => Promise<Take[]>>;
+      speak.mockImplementation(async (r) => finished(r));
+      speakLines.mockImplementation(async (ls) => ls.map((l) => finished(l.request, l.cast)));
+      const text = root.querySelector('textarea')!;
+      text.value = 'One.\n\nTwo.\n\nThree.';
+      text.dispatchEvent(new Event('input', { bubbles: true }));
+      await settle();
+      region(root, 'lines').querySelector<HTMLButtonElement>('button.speak')!.click();
+      for (let i = 0; i < 4; i++) await settle();
+      const groups = speakLines.mock.calls.map(([ls]) => ls.map((l) => l.request.text));
+      const singles = speak.mock.calls.map(([r]) => r.text);
+      expect([backend, groups, singles]).toEqual([backend, together, alone]);
+      expect(region(root, 'lines').textContent).toContain('3 of 3 lines have a chosen take');
+      unmount(app!);
+      app = undefined;
+      document.body.innerHTML = '';
+    }
   });
 
   it('a lower takes limit says what it would remove and applies only when confirmed', async () => {

@@ -102,6 +102,8 @@ export interface Service {
   saveProject(p: Project): Promise<SavedProject>;
   renameProject(from: string, to: string): Promise<Project>;
   duplicateProject(from: string, to: string): Promise<Project>;
+  /** Speak all's lines started together (at most the engine's batch), each in its cast voices. */
+  speakLines(lines: CastRequest[]): Promise<Take[]>;
   /** Rejects with why name cannot name a line's own file in the scene export. */
   checkLineFileName(name: string): Promise<void>;
   /** The scene's save dialog (the window); "" when cancelled. */
@@ -172,6 +174,7 @@ export function createService(t: Transport): Service {
     renameProject: (from, to) => c('RenameProject', [{ from, to }]),
     duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
     checkLineFileName: (name) => c('CheckLineFileName', [name]),
+    speakLines: (lines) => c('SpeakLines', [lines]),
     chooseScenePath: (project) => c('ChooseScenePath', [project]),
     exportScene: (r) => c('ExportScene', [r]),
     sceneFile: (project) => t.fetchScene(project),

@@ -94,6 +94,8 @@ export function Speak(arg1:api.SpeechRequest):Promise<takes.Take>;
 
 export function SpeakCast(arg1:voices.CastRequest):Promise<takes.Take>;
 
+export function SpeakLines(arg1:Array<voices.CastRequest>):Promise<Array<takes.Take>>;
+
 export function SpeakVariations(arg1:takes.Variations):Promise<Array<takes.Take>>;
 
 export function StartServer():Promise<server.ServerStatus>;

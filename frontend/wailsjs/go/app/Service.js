@@ -166,6 +166,10 @@ export function SpeakCast(arg1) {
   return window['go']['app']['Service']['SpeakCast'](arg1);
 }
 
+export function SpeakLines(arg1) {
+  return window['go']['app']['Service']['SpeakLines'](arg1);
+}
+
 export function SpeakVariations(arg1) {
   return window['go']['app']['Service']['SpeakVariations'](arg1);
 }
