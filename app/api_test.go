@@ -284,7 +284,8 @@ func TestBrowserGetsThePCM(t *testing.T) {
 	}
 }
 
-// A server reachable from the network does not write files where callers say.
+// A server reachable from the network does not write files where callers
+// say: every Export method of the service is refused there.
 func TestExportIsLocalOnly(t *testing.T) {
 	hub := studio.NewHub()
 	svc, err := New(Config{Events: hub})
@@ -301,6 +302,16 @@ func TestExportIsLocalOnly(t *testing.T) {
 	status, body := post(t, srv, "ExportTake", `[{"id":1,"path":"/tmp/x.wav","format":"wav-pcm16"}]`, nil)
 	if status != 403 || !strings.Contains(body, "loopback") {
 		t.Fatalf("export on a network server: %d %s", status, body)
+	}
+	methods := reflect.TypeOf(svc)
+	for i := range methods.NumMethod() {
+		name := methods.Method(i).Name
+		if !strings.HasPrefix(name, "Export") {
+			continue
+		}
+		if status, body := post(t, srv, name, `[]`, nil); status != 403 {
+			t.Errorf("%s on a network server: %d %s", name, status, body)
+		}
 	}
 	if status, _ := post(t, srv, "Takes", `[]`, nil); status != 200 {
 		t.Fatalf("other methods: %d", status)
