@@ -126,6 +126,31 @@ describe('Pronunciations: the lexicon in the settings', () => {
     empty.close();
   });
 
+  it('narrows the list to what is typed as written, in either form and any case, and edits the one clicked', () => {
+    const p = panel([
+      { written: 'SQL', spoken: 'sequel' },
+      { written: 'MySQL', spoken: 'my sequel' },
+      { written: 'Nguyen', spoken: 'Win' },
+    ]);
+    expect(p.target.querySelector('h2')!.textContent).toBe('Pronunciations · 3');
+    p.type('lexicon_written', 'sql');
+    flushSync();
+    const listed = () => [...p.target.querySelectorAll('li[data-pronunciation]')].map((li) => li.getAttribute('data-pronunciation'));
+    expect(listed()).toEqual(['SQL', 'MySQL']);
+    expect(p.target.querySelector('[data-shown]')!.textContent).toBe('2 of 3 shown: those like “sql”');
+    p.type('lexicon_written', 'WIN');
+    flushSync();
+    expect(listed()).toEqual(['Nguyen']);
+    (p.target.querySelector('li[data-pronunciation="Nguyen"] button.link') as HTMLButtonElement).click();
+    flushSync();
+    expect([p.input('lexicon_written').value, p.input('lexicon_spoken').value]).toEqual(['Nguyen', 'Win']);
+    p.type('lexicon_written', '');
+    flushSync();
+    expect(listed().length).toBe(3);
+    expect(p.target.querySelector('[data-shown]')).toBeNull();
+    p.close();
+  });
+
   it("shows the settings' refusal of an import, naming the file", async () => {
     const p = panel([], 'lexicon: the pronunciation lexicon has 501 entries, at most 500');
     await p.pick('big.json', JSON.stringify([{ written: 'a', spoken: 'b' }]));
