@@ -73,5 +73,8 @@ describe('fileText', () => {
     await expect(fileText(new File([new Uint8Array([0x41, 0xff, 0x42])], 'latin1.txt'), 100)).rejects.toThrow('latin1.txt is not UTF-8 text');
     await expect(fileText(new File(['a\0b'], 'x.bin'), 100)).rejects.toThrow('x.bin is not text');
     await expect(fileText(new File(['12345'], 'long.txt'), 4)).rejects.toThrow('long.txt is 5 bytes, more than 4');
+    const folder = new File([], 'Takes');
+    Object.defineProperty(folder, 'arrayBuffer', { value: () => Promise.reject(new DOMException('not readable', 'NotReadableError')) });
+    await expect(fileText(folder, 4)).rejects.toThrow('Takes could not be read (is it a folder?)');
   });
 });

@@ -78,13 +78,22 @@ export function dropTarget(node: HTMLElement, take: (f: File) => void) {
   };
 }
 
+/** A picked or dropped file's bytes; one that cannot be read (a folder dropped as a file) is refused by name. */
+export async function fileBytes(f: File): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await f.arrayBuffer());
+  } catch {
+    throw new Error(`${f.name} could not be read (is it a folder?)`);
+  }
+}
+
 /**
  * A dropped file's text: UTF-8 (a byte order mark dropped), refused with
  * a reason naming the file when it is larger than limit bytes or not text.
  */
 export async function fileText(f: File, limit: number): Promise<string> {
   if (f.size > limit) throw new Error(`${f.name} is ${f.size} bytes, more than ${limit}`);
-  const bytes = new Uint8Array(await f.arrayBuffer());
+  const bytes = await fileBytes(f);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
