@@ -53,9 +53,10 @@ func runScene(args []string, out, log io.Writer) error {
 	case *outPath == "":
 		return fmt.Errorf("%w: --out is required", errUsage)
 	}
-	p, err := projects.NewStore(*projectsDir).Read(*name)
+	store := projects.NewStore(*projectsDir)
+	p, err := store.Read(*name)
 	if err != nil {
-		return fmt.Errorf("%w (projects in %s)", err, *projectsDir)
+		return fmt.Errorf("%w (%s)", err, projectsIn(store))
 	}
 	path, err := filepath.Abs(*outPath)
 	if err != nil {
@@ -90,6 +91,24 @@ func runScene(args []string, out, log io.Writer) error {
 		fmt.Fprintln(log, "  "+sum.Note)
 	}
 	return nil
+}
+
+// projectsIn says which projects dir holds, most recently saved first, for
+// a name that was not one of them.
+func projectsIn(store *projects.Store) string {
+	list, err := store.List()
+	if err != nil || len(list) == 0 {
+		return "no projects in " + store.Dir()
+	}
+	var names []string
+	for i, s := range list {
+		if i == 8 {
+			names = append(names, fmt.Sprintf("and %d more", len(list)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%q", s.Name))
+	}
+	return fmt.Sprintf("projects in %s: %s", store.Dir(), strings.Join(names, ", "))
 }
 
 // sceneExportFlags applies the flags given to the project's export

@@ -133,7 +133,7 @@ func TestSceneCommandRefusals(t *testing.T) {
 	}{
 		{[]string{"--out", "x.wav"}, true, "--project is required"},
 		{[]string{"--project", "Act one"}, true, "--out is required"},
-		{[]string{"--project", "Act two", "--out", "x.wav"}, false, `no project called "Act two"`},
+		{[]string{"--project", "Act two", "--out", "x.wav"}, false, `no project called "Act two" (projects in ` + projectsDir + `: "Act one")`},
 		{[]string{"--project", "Act one", "--out", "x.ogg"}, true, "a scene is .wav, .flac, .mp3 or .opus"},
 		{[]string{"--project", "Act one", "--out", "x.wav", "--format", "mp3"}, true, "--out ends in .wav but --format is mp3"},
 		{[]string{"--project", "Act one", "--out", "x", "--loudness", "-3"}, true, "the loudness target (-3 LUFS)"},
