@@ -183,7 +183,11 @@ func (s *Service) ExportLexicon(path string) (int, error) {
 	if err := pcm.WriteFileAtomic(path, lexicon.Marshal(entries)); err != nil {
 		return 0, takes.ExplainWriteError(path, err)
 	}
-	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported %d pronunciations to %s", len(entries), path))
+	plural := "s"
+	if len(entries) == 1 {
+		plural = ""
+	}
+	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported %d pronunciation%s to %s", len(entries), plural, path))
 	return len(entries), nil
 }
 
