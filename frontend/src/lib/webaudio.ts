@@ -1,8 +1,11 @@
 // Browser mode: takes play through Web Audio. Live chunks are scheduled
 // back to back as they arrive (playback starts with the first chunk); a
 // chunk that arrives after its slot has passed starts at once and the gap
-// is counted as an underrun. Stored takes are fetched whole and played from
-// a position (replay, A/B).
+// is counted as an underrun. One take plays live at a time, as the window's
+// sound card plays one: of takes made together (Speak ×N, Speak all on the
+// GPU) the first to send its start is heard, and the others are played
+// from the list. Stored takes are fetched whole and played from a position
+// (replay, A/B).
 
 export interface WebPlayback {
   takeId: number;
@@ -47,9 +50,17 @@ export class WebAudioPlayer {
     this.sources.push(src);
   }
 
-  /** Queues a live chunk of take id; the first chunk of a take starts it. */
+  /**
+   * Queues a live chunk of take id; a take's first chunk starts it, unless
+   * another take is playing live. A take not started from its first chunk
+   * is not heard live (its start was not played).
+   */
   liveChunk(id: number, pcm: Float32Array) {
-    this.received.set(id, (this.received.get(id) ?? 0) + pcm.length);
+    const before = this.received.get(id) ?? 0;
+    this.received.set(id, before + pcm.length);
+    if (!this.current || this.current.takeId !== id || !this.current.live) {
+      if (before > 0 || this.current?.live) return;
+    }
     const ctx = this.context();
     if (!this.current || this.current.takeId !== id || !this.current.live) {
       this.stop();
