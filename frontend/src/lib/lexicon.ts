@@ -1,4 +1,4 @@
-// Importing pronunciations into the lexicon the settings keep.
+// Pronunciation files: what an import merges into the lexicon the settings keep (mergeLexicon), and what an export writes (lexiconFile).
 import type { LexiconEntry } from './types';
 
 /** The largest file the service reads as pronunciations (Go's lexicon.MaxFileBytes). */
