@@ -60,12 +60,11 @@ type Result struct {
 }
 
 // LineFile is what one line's file took and measures. It has the scene's
-// gain unless its lossy encoding would pass the ceiling: then it is
-// lowered by the excess (Lowered < 0), as the scene is.
+// gain (Plan.GainDB) unless its lossy encoding would pass the ceiling:
+// then it is lowered by the excess (Lowered < 0), as the scene is.
 type LineFile struct {
 	Line     int     `json:"line"` // from 1
 	Take     int     `json:"take"`
-	GainDB   float64 `json:"gain_db"`
 	Lowered  float64 `json:"lowered_db"`     // under the scene's gain: 0 or less
 	TruePeak float64 `json:"true_peak_dbtp"` // as decoded for MP3 and Opus; the PCM's for WAV and FLAC
 }
@@ -179,7 +178,7 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 				return Result{}, fmt.Errorf("line %d: %w", i+1, err)
 			}
 			res.Files = append(res.Files, File{Name: lineNames[i], Data: data, Own: l.FileName != ""})
-			res.LineFiles = append(res.LineFiles, LineFile{Line: i + 1, Take: l.Take, GainDB: plan.GainDB + lowered, Lowered: lowered, TruePeak: peak})
+			res.LineFiles = append(res.LineFiles, LineFile{Line: i + 1, Take: l.Take, Lowered: lowered, TruePeak: peak})
 		}
 	}
 	return res, nil

@@ -900,7 +900,6 @@ export namespace scene {
 	export class LineFile {
 	    line: number;
 	    take: number;
-	    gain_db: number;
 	    lowered_db: number;
 	    true_peak_dbtp: number;
 	
@@ -912,7 +911,6 @@ export namespace scene {
 	        if ('string' === typeof source) source = JSON.parse(source);
 	        this.line = source["line"];
 	        this.take = source["take"];
-	        this.gain_db = source["gain_db"];
 	        this.lowered_db = source["lowered_db"];
 	        this.true_peak_dbtp = source["true_peak_dbtp"];
 	    }
