@@ -432,9 +432,9 @@ describe('App without a model', () => {
   });
 
   it('Speak all starts the engine\'s batch of lines together on the GPU, and one line at a time on the CPU', async () => {
-    for (const [backend, batch, together, alone] of [
-      ['cuda', 2, [['One.', 'Two.']], ['Three.']],
-      ['cpu', 4, [], ['One.', 'Two.', 'Three.']],
+    for (const [backend, batch, groupsWanted] of [
+      ['cuda', 2, [['One.', 'Two.'], ['Three.']]],
+      ['cpu', 4, [['One.'], ['Two.'], ['Three.']]],
     ] as const) {
       const { root, service } = await start(true, { backend, batch });
       let next = 0;
@@ -454,7 +454,7 @@ describe('App without a model', () => {
       for (let i = 0; i < 4; i++) await settle();
       const groups = speakLines.mock.calls.map(([ls]) => ls.map((l) => l.request.text));
       const singles = speak.mock.calls.map(([r]) => r.text);
-      expect([backend, groups, singles]).toEqual([backend, together, alone]);
+      expect([backend, groups, singles]).toEqual([backend, groupsWanted, []]);
       expect(region(root, 'lines').textContent).toContain('3 of 3 lines have a chosen take');
       unmount(app!);
       app = undefined;

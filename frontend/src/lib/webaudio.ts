@@ -58,18 +58,17 @@ export class WebAudioPlayer {
   liveChunk(id: number, pcm: Float32Array) {
     const before = this.received.get(id) ?? 0;
     this.received.set(id, before + pcm.length);
-    if (!this.current || this.current.takeId !== id || !this.current.live) {
-      if (before > 0 || this.current?.live) return;
-    }
+    const playing = this.current?.live && this.current.takeId === id;
+    if (!playing && (before > 0 || this.current?.live)) return;
     const ctx = this.context();
-    if (!this.current || this.current.takeId !== id || !this.current.live) {
+    if (!playing) {
       this.stop();
       this.current = { takeId: id, live: true, underruns: 0 };
       this.nextAt = ctx.currentTime + 0.02;
       this.startedAt = this.nextAt;
       this.offset = 0;
     } else if (this.nextAt < ctx.currentTime) {
-      this.current.underruns++;
+      this.current!.underruns++; // playing: current is this live take
       this.nextAt = ctx.currentTime + 0.01;
     }
     this.schedule(pcm, this.nextAt);
