@@ -36,7 +36,8 @@ func modelRoots(s *Service) []string {
 }
 
 // scenes serves the projects' scenes to the browser (GET
-// /api/projects/{name}/scene); not a Service method, so that the UI
+// /api/projects/{name}/scene) and the scene previews' audio (GET
+// /api/scene-previews/{id}/pcm); not a Service method, so that the UI
 // bindings do not expose it.
 type scenes struct{ s *Service }
 
@@ -47,6 +48,8 @@ func (sc scenes) SceneDownload(project string) (scene.Download, error) {
 	}
 	return scene.AsDownload(res, p.Name, time.Now())
 }
+
+func (sc scenes) ScenePreviewPCM(id int) ([]float32, int, error) { return sc.s.scenePreview(id) }
 
 // LogRequests wraps the server's routes so that every speech API request
 // is logged for the studio's server panel. A function, not a method, so

@@ -91,6 +91,7 @@ type Service struct {
 	voices   *voices.Editor
 	primer   *voiceprime.Primer
 	projects *projects.Store // nil: no projects directory
+	previews scenePreviews   // the last scene preview (scene_preview.go)
 
 	warnings []string // from start-up, shown in the studio's status line; never changed after New
 }

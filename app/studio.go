@@ -75,5 +75,11 @@ func (s *Service) StopPlayback() playback.PlaybackStatus {
 	return st
 }
 
-// Playback reports what the sound card plays.
-func (s *Service) Playback() playback.PlaybackStatus { return s.speaker.Playback() }
+// Playback reports what the sound card plays: a take, or a scene preview.
+func (s *Service) Playback() playback.PlaybackStatus {
+	st := s.speaker.Playback()
+	if id, ok := playback.ScenePreviewOf(st.TakeID); ok {
+		st.TakeID, st.ScenePreview = 0, id
+	}
+	return st
+}

@@ -39,15 +39,24 @@ const (
 
 // PlaybackStatus is what the transport bar shows about the sound card.
 type PlaybackStatus struct {
-	State     string      `json:"state"`
-	TakeID    int         `json:"take_id"`    // the take playing or paused; 0 when stopped
-	Live      bool        `json:"live"`       // the take is still being made
-	Position  float64     `json:"position_s"` // seconds into the take
-	Volume    float64     `json:"volume"`     // 0 … 1
-	Underruns int         `json:"underruns"`
-	Silence   float64     `json:"silence_s"` // silence inserted by underruns
-	Output    AudioStatus `json:"output"`
+	State        string      `json:"state"`
+	TakeID       int         `json:"take_id"`    // the take playing or paused; 0 when stopped
+	Live         bool        `json:"live"`       // the take is still being made
+	Position     float64     `json:"position_s"` // seconds into the take (or the scene preview)
+	Volume       float64     `json:"volume"`     // 0 … 1
+	Underruns    int         `json:"underruns"`
+	Silence      float64     `json:"silence_s"` // silence inserted by underruns
+	Output       AudioStatus `json:"output"`
+	ScenePreview int         `json:"scene_preview"` // the scene preview playing or paused (app's PlayScene); 0: none
 }
+
+// ScenePlayID is the id a scene preview plays under: minus its own, so it
+// is no take's (take ids are positive).
+func ScenePlayID(preview int) int { return -preview }
+
+// ScenePreviewOf tells whether id (PlaybackStatus.TakeID as the speaker
+// reports it) is a scene preview's, and which.
+func ScenePreviewOf(id int) (int, bool) { return -id, id < 0 }
 
 // Speaker plays takes through this machine's sound card (soundcard.Player).
 type Speaker interface {
@@ -56,7 +65,8 @@ type Speaker interface {
 	// StartLive prepares playback of a take being made; nil when nothing
 	// plays (no card, output off). Playback starts with the first chunk.
 	StartLive(takeID int) LiveTake
-	// Play plays a whole take from sample offset (replay, A/B).
+	// Play plays a whole take from sample offset (replay, A/B), or a scene
+	// preview under ScenePlayID.
 	Play(takeID int, pcm []float32, offset int64) error
 	SetPaused(paused bool)
 	Stop()

@@ -97,39 +97,16 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, err
 	}
 	f, _ := encode.Lookup(ex.Format) // every scene format is an encoder's
-	rate := lines[0].Rate
-	total := 0
-	for i, l := range lines {
-		if l.Rate != rate {
-			return Result{}, fmt.Errorf("take #%d is at %d Hz, take #%d at %d Hz: a scene has one rate", l.Take, l.Rate, lines[0].Take, rate)
-		}
-		if len(l.PCM) == 0 {
-			return Result{}, fmt.Errorf("line %d: take #%d has no audio", i+1, l.Take)
-		}
-		total += len(l.PCM)
+	j, err := join(lines, ex.GapSeconds)
+	if err != nil {
+		return Result{}, err
 	}
-	// The silence before each line but the first: the pause after the line
-	// before it.
-	gaps := make([]int, len(lines))
-	for i := 1; i < len(lines); i++ {
-		seconds := ex.GapSeconds
-		if g := lines[i-1].PauseAfter; g != nil {
-			if err := projects.CheckSilence(fmt.Sprintf("the pause after line %d", i), *g); err != nil {
-				return Result{}, err
-			}
-			seconds = *g
-		}
-		gaps[i] = int(math.Round(seconds * float64(rate)))
-		total += gaps[i]
-	}
-	pcm := make([]float32, 0, total)
+	pcm, rate := j.pcm, j.rate
 	var cues []Cue
-	for i, l := range lines {
-		pcm = append(pcm, make([]float32, gaps[i])...)
-		if ex.Captions != projects.CaptionsNone {
-			cues = append(cues, lineCues(l, len(pcm), rate)...)
+	if ex.Captions != projects.CaptionsNone {
+		for i, l := range lines {
+			cues = append(cues, lineCues(l, j.starts[i], rate)...)
 		}
-		pcm = append(pcm, l.PCM...)
 	}
 	// Every file's name, checked before any is encoded.
 	names := []string{base + "." + ex.Format}
@@ -155,11 +132,10 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		holdShortCues(cues, res.Seconds)
 		res.Cues, captions = cues, formatCaptions(ex.Captions, cues)
 	}
-	plan, err := loudness.PlanGain(pcm, rate, ex.TargetLUFS, Ceiling)
+	plan, err := level(pcm, rate, ex.TargetLUFS)
 	if err != nil {
-		return Result{}, fmt.Errorf("scene loudness: %w", err)
+		return Result{}, err
 	}
-	loudness.Apply(pcm, plan.GainDB)
 	data, err := encodeMeasured(f, rate, pcm, &plan)
 	if err != nil {
 		return Result{}, fmt.Errorf("scene: %w", err)
@@ -182,6 +158,60 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		}
 	}
 	return res, nil
+}
+
+// joined is the lines' audio in order, with the silence before each line
+// but the first: the pause after the line before it.
+type joined struct {
+	pcm    []float32
+	rate   int
+	starts []int // each line's first sample in pcm
+}
+
+// join joins lines with gap seconds between them (or a line's own pause
+// after it); every line must have audio, all at one rate.
+func join(lines []Line, gap float64) (joined, error) {
+	rate := lines[0].Rate
+	total := 0
+	for i, l := range lines {
+		if l.Rate != rate {
+			return joined{}, fmt.Errorf("take #%d is at %d Hz, take #%d at %d Hz: a scene has one rate", l.Take, l.Rate, lines[0].Take, rate)
+		}
+		if len(l.PCM) == 0 {
+			return joined{}, fmt.Errorf("line %d: take #%d has no audio", i+1, l.Take)
+		}
+		total += len(l.PCM)
+	}
+	gaps := make([]int, len(lines))
+	for i := 1; i < len(lines); i++ {
+		seconds := gap
+		if g := lines[i-1].PauseAfter; g != nil {
+			if err := projects.CheckSilence(fmt.Sprintf("the pause after line %d", i), *g); err != nil {
+				return joined{}, err
+			}
+			seconds = *g
+		}
+		gaps[i] = int(math.Round(seconds * float64(rate)))
+		total += gaps[i]
+	}
+	j := joined{pcm: make([]float32, 0, total), rate: rate, starts: make([]int, len(lines))}
+	for i, l := range lines {
+		j.pcm = append(j.pcm, make([]float32, gaps[i])...)
+		j.starts[i] = len(j.pcm)
+		j.pcm = append(j.pcm, l.PCM...)
+	}
+	return j, nil
+}
+
+// level brings pcm to target LUFS in place with one gain that keeps its
+// true peak at or under the Ceiling, and returns the plan.
+func level(pcm []float32, rate int, target float64) (loudness.Plan, error) {
+	plan, err := loudness.PlanGain(pcm, rate, target, Ceiling)
+	if err != nil {
+		return plan, fmt.Errorf("scene loudness: %w", err)
+	}
+	loudness.Apply(pcm, plan.GainDB)
+	return plan, nil
 }
 
 // distinctNames refuses two file names that are the same in any case: a

@@ -43,6 +43,8 @@ type Options struct {
 // Scenes is where a project's scene comes from, ready for a download.
 type Scenes interface {
 	SceneDownload(project string) (scene.Download, error)
+	// ScenePreviewPCM is a scene preview's audio (float32 mono) and rate.
+	ScenePreviewPCM(id int) ([]float32, int, error)
 }
 
 // TakeAudio is what the take routes serve: a take's PCM and its export
@@ -73,6 +75,8 @@ type TakeAudio interface {
 //	                     line files when the project asks for them), what
 //	                     it measures in X-Scene-Loudness/-True-Peak/-Limited
 //	                     (and X-Scene-Note: line files kept quieter)
+//	GET  /api/scene-previews/{id}/pcm  a scene preview's audio (the
+//	                     service's PreviewScene): float32 little-endian, mono
 func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if opt.UI == nil {
@@ -89,6 +93,7 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(audio))
 	if opt.Scenes != nil {
 		mux.Handle("GET /api/projects/{name}/scene", sceneHandler(opt.Scenes))
+		mux.Handle("GET /api/scene-previews/{id}/pcm", scenePreviewHandler(opt.Scenes))
 	}
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,6 +141,33 @@ func sceneHandler(scenes Scenes) http.Handler {
 	})
 }
 
+// scenePreviewHandler serves a scene preview's audio for the browser to
+// play.
+func scenePreviewHandler(scenes Scenes) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.Atoi(r.PathValue("id"))
+		if err != nil || id <= 0 {
+			writeJSON(w, http.StatusBadRequest, apiError{"scene preview id must be a positive number"})
+			return
+		}
+		pcm, rate, err := scenes.ScenePreviewPCM(id)
+		if err != nil {
+			writeJSON(w, statusOf(err), apiError{err.Error()})
+			return
+		}
+		writePCM(w, pcm, rate)
+	})
+}
+
+// writePCM answers float32 little-endian mono PCM at rate Hz.
+func writePCM(w http.ResponseWriter, pcm []float32, rate int) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Sample-Rate-Hz", strconv.Itoa(rate))
+	w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
+	w.Write(takes.EncodeFloat32LE(pcm))
+}
+
 // takePCMHandler serves a take's PCM for the browser to play (replay, A/B).
 func takePCMHandler(audio TakeAudio) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,11 +181,7 @@ func takePCMHandler(audio TakeAudio) http.Handler {
 			writeJSON(w, statusOf(err), apiError{err.Error()})
 			return
 		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("X-Sample-Rate-Hz", strconv.Itoa(t.SampleRate))
-		w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
-		w.Write(takes.EncodeFloat32LE(pcm))
+		writePCM(w, pcm, t.SampleRate)
 	})
 }
 

@@ -10,10 +10,16 @@ const PeakBucket = 512
 // Peaks is a waveform at PeakBucket resolution: Values holds min, max per
 // bucket, interleaved.
 type Peaks struct {
-	TakeID  int       `json:"take_id"`
+	TakeID  int       `json:"take_id"`        // 0: not a take's (PeaksOf)
 	Bucket  int       `json:"bucket_samples"` // samples per bucket
 	Samples int       `json:"samples"`        // samples the values cover
 	Values  []float32 `json:"values"`
+}
+
+// PeaksOf is pcm's waveform (a scene's, say): Values at PeakBucket
+// resolution.
+func PeaksOf(pcm []float32) Peaks {
+	return Peaks{Bucket: PeakBucket, Samples: len(pcm), Values: peaksOf(pcm)}
 }
 
 // peaksOf returns min, max of each PeakBucket samples of pcm (the last

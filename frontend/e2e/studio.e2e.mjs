@@ -276,6 +276,32 @@ async function main() {
   await pause1.press('Tab');
   if ((await lines.nth(2).locator('input[name^="pause_after"]').count()) !== 0) fail('the last line offers a pause after it');
 
+  // Play scene: the chosen takes in order, as the export joins them (line 1's 1 s pause, the scene's 0.4 s after line
+  // 2); the waveform shows the scene with its lines marked where they start; ▶ on line 3 plays from there, and the
+  // line playing is marked.
+  {
+    await page.locator('[data-region="lines"]').getByRole('button', { name: 'Play scene' }).click();
+    const waveRegion = page.locator('[data-region="waveform"]');
+    await waveRegion.locator('h2').filter({ hasText: 'scene of Untitled: 3 of 3 lines' }).waitFor({ timeout: 15_000 });
+    await page.locator('[data-region="transport"] [data-player="playing"]').waitFor({ timeout: 10_000 });
+    const canvas = waveRegion.locator('canvas');
+    if ((await canvas.getAttribute('data-marks')) !== '1 2 3') fail(`the scene's waveform marks lines ${await canvas.getAttribute('data-marks')}`);
+    const pv = await api(page, 'PreviewScene', ['Untitled']);
+    const ids = (await api(page, 'OpenProject', ['Untitled'])).lines.map((l) => l.chosen);
+    const takes = await api(page, 'Takes');
+    const secs = ids.map((id) => takes.find((t) => t.id === id).samples / 44100);
+    const starts = [0, secs[0] + 1, secs[0] + 1 + secs[1] + 0.4];
+    if (pv.lines.map((l) => l.take).join() !== ids.join() || pv.lines.some((l, i) => Math.abs(l.start_s - starts[i]) > 1e-3) || Math.abs(pv.duration_s - (starts[2] + secs[2])) > 1e-3)
+      fail(`the scene preview ${JSON.stringify(pv.lines)} (${pv.duration_s} s), want takes ${ids} from ${starts}`);
+    await lines.nth(2).getByRole('button', { name: 'Play the scene from line 3' }).click();
+    await page.waitForFunction((from) => Number(document.querySelector('[data-region="waveform"] canvas')?.getAttribute('data-position') || -1) >= from, starts[2] - 0.05, { timeout: 10_000 });
+    await page.locator('[data-region="lines"] li.line.playing[data-line="3"]').waitFor({ timeout: 5_000 });
+    const label = (await waveRegion.locator('h2').textContent()).trim();
+    await page.locator('[data-region="transport"]').getByRole('button', { name: '■' }).click();
+    await page.locator('[data-region="transport"] [data-player="stopped"]').waitFor({ timeout: 5_000 });
+    console.log(`e2e: Play scene: lines at ${pv.lines.map((l) => `${l.start_s.toFixed(2)} s`).join(', ')} of ${pv.duration_s.toFixed(2)} s; ▶ on line 3 plays from it: "${label}"`);
+  }
+
   // Scene export: a download measured by ffmpeg, within 0.5 LU of the target;
   // with captions, a zip whose captions ffmpeg reads as the three lines' words
   // in order, inside the scene.

@@ -220,6 +220,21 @@
     record.scene = path;
     log(`the scene panel says "${text(answer)}"`);
 
+    // Play scene through the window's bindings: the preview is the three chosen takes; where there is a sound card
+    // it plays there and the waveform shows the scene, else the status line says why it cannot play.
+    await press($('[data-region="lines"]'), 'Play scene');
+    if (out.state === 'ready') {
+      await until('the scene playing through the sound card', async () => (await service.Playback()).scene_preview > 0, 10_000);
+      await until('the scene in the waveform', () => /scene of Untitled: 3 of 3 lines/.test(text($('[data-region="waveform"] h2'))));
+      await service.StopPlayback();
+      log('Play scene plays the scene through the sound card');
+    } else {
+      const why = await until('why the scene cannot play', () => $$('[data-region="status"] [data-notice="error"]').find((n) => /audio output/.test(text(n))));
+      log(`Play scene without a sound card: "${text(why).replace(/ ×$/, '')}"`);
+    }
+    const pv = await service.PreviewScene('Untitled');
+    if (pv.lines.map((l) => String(l.take)).join() !== lines().map(chosenOf).join() || pv.skipped.length !== 0) fail(`the scene preview: ${JSON.stringify({ lines: pv.lines, skipped: pv.skipped })}`);
+
     // The Delete question is inside the window (the take is far down the list).
     const oldest = $$('[data-region="takes"] li[data-take]').at(-1);
     $$('button', oldest).find((b) => (b.getAttribute('aria-label') ?? '').startsWith('Select take')).click();

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi, type Mock } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Project, ScriptCheck, ServerStatus, Settings, SpeechRequest, StatsView, Take, TakesLimitEffect, Voice } from './lib/types';
+import type { ModelStatus, Project, ScenePreview, ScriptCheck, ServerStatus, Settings, SpeechRequest, StatsView, Take, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
@@ -59,6 +59,7 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
     underruns: 0,
     silence_s: 0,
     output: { state: 'off', message: 'no audio output in this mode' },
+    scene_preview: 0,
   };
   const refuse = (msg: string): never => {
     throw new ServiceError(msg);
@@ -91,6 +92,9 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
     chooseScenePath: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     exportScene: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     sceneFile: vi.fn(async () => refuse('line 1 has no chosen take: star one of its takes first')),
+    previewScene: vi.fn(async (): Promise<ScenePreview> => refuse('no line has a chosen take with audio: star a take of a line to hear the scene')),
+    playScene: vi.fn(async () => refuse('scene preview 1 is gone')),
+    scenePCM: vi.fn(async () => refuse('scene preview 1 is gone')),
     modelStatus: vi.fn(async () => status),
     loadModel: vi.fn(async (dir: string) => {
       throw new ServiceError(`cannot load ${dir}: no backend in this build can load models yet`);

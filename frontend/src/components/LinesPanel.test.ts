@@ -2,9 +2,11 @@ import { flushSync, mount, unmount } from 'svelte';
 import { describe, expect, it } from 'vitest';
 import LinesPanel from './LinesPanel.svelte';
 import type { LineState } from '../lib/lines';
+import type { Take } from '../lib/types';
 
-function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '') {
+function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '', extra: { takes?: Take[]; sceneLine?: number } = {}) {
   const calls: [number, number | undefined][] = [];
+  const played: (number | undefined)[] = [];
   const named: [number, string][] = [];
   const target = document.createElement('div');
   const c = mount(LinesPanel, {
@@ -18,8 +20,9 @@ function linesPanel(lines: LineState[], lineFiles: { base: string; format: strin
       selected: 0,
       canSpeak: '',
       speakingAll: '',
+      ...extra,
       progress: () => ({ frames: '', elapsed: '', remaining: '', rtf: '', firstAudio: '' }),
-      actions: { speakLine: () => {}, speakAll: () => {}, choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
+      actions: { speakLine: () => {}, speakAll: () => {}, playScene: (line?: number) => void played.push(line), choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
         fileName: async (i: number, name: string) => (named.push([i, name]), refuse),
       },
     },
@@ -38,7 +41,7 @@ function linesPanel(lines: LineState[], lineFiles: { base: string; format: strin
     for (let k = 0; k < 3; k++) await Promise.resolve();
     flushSync();
   };
-  return { target, calls, named, field, enter, fileField, name, close: () => unmount(c) };
+  return { target, calls, played, named, field, enter, fileField, name, close: () => unmount(c) };
 }
 
 describe('LinesPanel: the pause after a line', () => {
@@ -105,5 +108,33 @@ describe('LinesPanel: a line\'s own file name', () => {
     await r.name(1, 'a:b');
     expect(r.target.querySelector('[data-line="1"] [data-problem="file_name"]')!.textContent).toContain('holds one of');
     r.close();
+  });
+});
+
+describe('LinesPanel: Play scene', () => {
+  const take = (id: number) => ({ id, state: 'finished', samples: 44100, request: { text: 'x', sampling: {}, seed: 0, max_frames: 0 }, finish: { audio_s: 1 } }) as unknown as Take;
+  const lines: LineState[] = [
+    { text: 'One.', speaker: 0, takes: [4], chosen: 4 },
+    { text: 'Two.', speaker: 0, takes: [], chosen: 0 },
+    { text: 'Three.', speaker: 0, takes: [9], chosen: 9 },
+  ];
+  const button = (p: ReturnType<typeof linesPanel>) => [...p.target.querySelectorAll('button')].find((b) => b.textContent === 'Play scene')!;
+
+  it('plays the scene from its start, or from a line with a chosen take, and marks the line it plays', () => {
+    const p = linesPanel(lines, null, '', { takes: [take(4), take(9)], sceneLine: 3 });
+    expect(button(p).disabled).toBe(false);
+    button(p).click();
+    expect(p.target.querySelector('[aria-label="Play the scene from line 2"]')).toBeNull();
+    (p.target.querySelector('[aria-label="Play the scene from line 3"]') as HTMLButtonElement).click();
+    expect(p.played).toEqual([undefined, 3]);
+    expect([...p.target.querySelectorAll('li.line.playing')].map((l) => l.getAttribute('data-line'))).toEqual(['3']);
+    p.close();
+  });
+
+  it('cannot play a scene without a chosen take', () => {
+    const p = linesPanel(lines, null, '', { takes: [] }); // the chosen takes are gone from the list
+    expect(button(p).disabled).toBe(true);
+    expect(p.target.querySelector('[aria-label^="Play the scene from"]')).toBeNull();
+    p.close();
   });
 });

@@ -32,6 +32,7 @@ import type {
   SavedProject,
   SceneExportRequest,
   SceneExportResult,
+  ScenePreview,
 } from './types';
 
 export interface Service {
@@ -112,6 +113,12 @@ export interface Service {
   exportScene(r: SceneExportRequest): Promise<SceneExportResult>;
   /** The scene as one file (a zip with the line files when asked) for the browser to save. */
   sceneFile(project: string): Promise<SceneFile>;
+  /** The project's scene as saved, assembled for listening (its waveform and lines; the service keeps its audio). */
+  previewScene(project: string): Promise<ScenePreview>;
+  /** Plays scene preview id through the sound card from at seconds (the window). */
+  playScene(id: number, at: number): Promise<PlaybackStatus>;
+  /** A scene preview's PCM, float32 mono (the browser plays it). */
+  scenePCM(id: number): Promise<Float32Array>;
   startServer(): Promise<ServerStatus>;
   stopServer(): Promise<ServerStatus>;
   on<E extends EventName>(event: E, listener: (data: EventData[E]) => void): () => void;
@@ -178,6 +185,9 @@ export function createService(t: Transport): Service {
     chooseScenePath: (project) => c('ChooseScenePath', [project]),
     exportScene: (r) => c('ExportScene', [r]),
     sceneFile: (project) => t.fetchScene(project),
+    previewScene: (project) => c('PreviewScene', [project]),
+    playScene: (id, at) => c('PlayScene', [{ id, at_s: at }]),
+    scenePCM: (id) => t.fetchScenePCM(id),
     startServer: () => c('StartServer', []),
     stopServer: () => c('StopServer', []),
     on: (event, listener) => t.on(event, listener as (data: unknown) => void),

@@ -18,6 +18,8 @@ export interface Transport {
   onConnection(listener: (connected: boolean) => void): () => void;
   /** A take's PCM, float32 mono (browser mode only). */
   fetchPCM(id: number): Promise<Float32Array>;
+  /** A scene preview's PCM (Service.PreviewScene), float32 mono (browser mode only). */
+  fetchScenePCM(id: number): Promise<Float32Array>;
   /** A take encoded as an export file and its proposed name (browser mode only: the browser saves it). */
   fetchExport(id: number, format: string): Promise<TakeFile>;
   /** A project's scene as its export settings say (browser mode only: the browser saves it). */
@@ -91,6 +93,11 @@ export class WailsTransport implements Transport {
   fetchPCM(): Promise<Float32Array> {
     // The window plays through the sound card (Service.Play), not Web Audio.
     return Promise.reject(new ServiceError('the desktop window plays takes through the sound card'));
+  }
+
+  fetchScenePCM(): Promise<Float32Array> {
+    // The window plays a scene through the sound card (Service.PlayScene).
+    return Promise.reject(new ServiceError('the desktop window plays scenes through the sound card'));
   }
 
   fetchExport(): Promise<TakeFile> {
@@ -191,6 +198,11 @@ export class HttpTransport implements Transport {
 
   async fetchPCM(id: number): Promise<Float32Array> {
     const res = await this.get(`/api/takes/${id}/pcm`);
+    return new Float32Array(await res.arrayBuffer());
+  }
+
+  async fetchScenePCM(id: number): Promise<Float32Array> {
+    const res = await this.get(`/api/scene-previews/${id}/pcm`);
     return new Float32Array(await res.arrayBuffer());
   }
 

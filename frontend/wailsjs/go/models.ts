@@ -687,6 +687,7 @@ export namespace playback {
 	    underruns: number;
 	    silence_s: number;
 	    output: AudioStatus;
+	    scene_preview: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new PlaybackStatus(source);
@@ -702,6 +703,7 @@ export namespace playback {
 	        this.underruns = source["underruns"];
 	        this.silence_s = source["silence_s"];
 	        this.output = this.convertValues(source["output"], AudioStatus);
+	        this.scene_preview = source["scene_preview"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
@@ -915,6 +917,85 @@ export namespace scene {
 	        this.true_peak_dbtp = source["true_peak_dbtp"];
 	    }
 	}
+	export class Skipped {
+	    line: number;
+	    why: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new Skipped(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.line = source["line"];
+	        this.why = source["why"];
+	    }
+	}
+	export class PreviewLine {
+	    line: number;
+	    take: number;
+	    start_s: number;
+	    end_s: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new PreviewLine(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.line = source["line"];
+	        this.take = source["take"];
+	        this.start_s = source["start_s"];
+	        this.end_s = source["end_s"];
+	    }
+	}
+	export class Preview {
+	    id: number;
+	    project: string;
+	    lines: PreviewLine[];
+	    skipped: Skipped[];
+	    note: string;
+	    duration_s: number;
+	    rate_hz: number;
+	    plan: loudness.Plan;
+	    peaks: takes.Peaks;
+	
+	    static createFrom(source: any = {}) {
+	        return new Preview(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.id = source["id"];
+	        this.project = source["project"];
+	        this.lines = this.convertValues(source["lines"], PreviewLine);
+	        this.skipped = this.convertValues(source["skipped"], Skipped);
+	        this.note = source["note"];
+	        this.duration_s = source["duration_s"];
+	        this.rate_hz = source["rate_hz"];
+	        this.plan = this.convertValues(source["plan"], loudness.Plan);
+	        this.peaks = this.convertValues(source["peaks"], takes.Peaks);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	
 
 }
 

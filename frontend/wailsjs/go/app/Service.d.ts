@@ -7,6 +7,7 @@ import {projects} from '../models';
 import {voice} from '../models';
 import {app} from '../models';
 import {playback} from '../models';
+import {scene} from '../models';
 import {lexicon} from '../models';
 import {server} from '../models';
 import {api} from '../models';
@@ -68,7 +69,11 @@ export function PausePlayback(arg1:boolean):Promise<playback.PlaybackStatus>;
 
 export function Play(arg1:app.PlayRequest):Promise<playback.PlaybackStatus>;
 
+export function PlayScene(arg1:app.PlayRequest):Promise<playback.PlaybackStatus>;
+
 export function Playback():Promise<playback.PlaybackStatus>;
+
+export function PreviewScene(arg1:string):Promise<scene.Preview>;
 
 export function Projects():Promise<Array<projects.Summary>>;
 

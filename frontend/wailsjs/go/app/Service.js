@@ -114,8 +114,16 @@ export function Play(arg1) {
   return window['go']['app']['Service']['Play'](arg1);
 }
 
+export function PlayScene(arg1) {
+  return window['go']['app']['Service']['PlayScene'](arg1);
+}
+
 export function Playback() {
   return window['go']['app']['Service']['Playback']();
+}
+
+export function PreviewScene(arg1) {
+  return window['go']['app']['Service']['PreviewScene'](arg1);
 }
 
 export function Projects() {

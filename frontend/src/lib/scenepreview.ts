@@ -1,0 +1,34 @@
+// Play scene: the studio hears a project's scene before it is exported,
+// from a preview the service assembles (Service.PreviewScene: the chosen
+// takes at the export's gain). A preview is remade only when what it was
+// made from changed; these helpers say when, and where its lines sit.
+import type { Project, ScenePreview } from './types';
+
+/**
+ * What a scene preview is made of in a project: each line's chosen take and
+ * pause after it, the scene's gap and loudness target. Two projects with the
+ * same key sound the same as a scene.
+ */
+export function sceneKey(p: Project): string {
+  return JSON.stringify([p.name, p.export.gap_s, p.export.target_lufs, p.lines.map((l) => [l.chosen, l.pause_after_s ?? null])]);
+}
+
+/** The number (from 1) of the line playing at `seconds`, or of the line last heard during the silence after it; 0 before the first. */
+export function lineAt(pv: ScenePreview, seconds: number): number {
+  let at = 0;
+  for (const l of pv.lines) {
+    if (l.start_s > seconds) break;
+    at = l.line;
+  }
+  return at;
+}
+
+/** Where line `line` (from 1) starts in the preview, in seconds; undefined when the preview leaves it out. */
+export function lineStart(pv: ScenePreview, line: number): number | undefined {
+  return pv.lines.find((l) => l.line === line)?.start_s;
+}
+
+/** The preview's line starts as waveform marks labelled with the line's number. */
+export function lineMarks(pv: ScenePreview): { at: number; label: string }[] {
+  return pv.lines.map((l) => ({ at: l.start_s, label: String(l.line) }));
+}
