@@ -47,7 +47,7 @@ type PlaybackStatus struct {
 	Underruns    int         `json:"underruns"`
 	Silence      float64     `json:"silence_s"` // silence inserted by underruns
 	Output       AudioStatus `json:"output"`
-	ScenePreview int         `json:"scene_preview"` // the scene preview playing or paused (app's PlayScene); 0: none
+	ScenePreview int         `json:"scene_preview_id"` // the scene preview playing or paused (app's PlayScene); 0: none
 }
 
 // ScenePlayID is the id a scene preview plays under: minus its own, so it

@@ -35,6 +35,9 @@ var unitlessFields = []string{
 	"Line.chosen",             // the id of the take the scene uses
 	"LineFile.line",           // a scene's line number
 	"LineFile.take",           // the id of the take a line file holds
+	"PreviewLine.line",        // a scene preview's line number
+	"PreviewLine.take",        // the id of the take it plays there
+	"Skipped.line",            // the number of a line the preview leaves out
 }
 
 func TestJSONSaysItsUnits(t *testing.T) {

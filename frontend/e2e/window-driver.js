@@ -224,7 +224,7 @@
     // it plays there and the waveform shows the scene, else the status line says why it cannot play.
     await press($('[data-region="lines"]'), 'Play scene');
     if (out.state === 'ready') {
-      await until('the scene playing through the sound card', async () => (await service.Playback()).scene_preview > 0, 10_000);
+      await until('the scene playing through the sound card', async () => (await service.Playback()).scene_preview_id > 0, 10_000);
       await until('the scene in the waveform', () => /scene of Untitled: 3 of 3 lines/.test(text($('[data-region="waveform"] h2'))));
       await service.StopPlayback();
       log('Play scene plays the scene through the sound card');

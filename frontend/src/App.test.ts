@@ -59,7 +59,7 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
     underruns: 0,
     silence_s: 0,
     output: { state: 'off', message: 'no audio output in this mode' },
-    scene_preview: 0,
+    scene_preview_id: 0,
   };
   const refuse = (msg: string): never => {
     throw new ServiceError(msg);

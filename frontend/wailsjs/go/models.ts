@@ -687,7 +687,7 @@ export namespace playback {
 	    underruns: number;
 	    silence_s: number;
 	    output: AudioStatus;
-	    scene_preview: number;
+	    scene_preview_id: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new PlaybackStatus(source);
@@ -703,7 +703,7 @@ export namespace playback {
 	        this.underruns = source["underruns"];
 	        this.silence_s = source["silence_s"];
 	        this.output = this.convertValues(source["output"], AudioStatus);
-	        this.scene_preview = source["scene_preview"];
+	        this.scene_preview_id = source["scene_preview_id"];
 	    }
 	
 		convertValues(a: any, classs: any, asMap: boolean = false): any {
