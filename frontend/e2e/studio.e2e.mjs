@@ -205,6 +205,28 @@ async function main() {
   if (speakers !== '0,1,0') fail(`lines' speakers: ${speakers}`);
   console.log('e2e: a three-line script for two speakers splits into three lines (speakers 0, 1, 0)');
 
+  // Find and replace (Ctrl+F in the script): the matches are counted; Replace all is one edit, which Ctrl+Z takes back;
+  // Esc closes the bar.
+  {
+    const area = page.getByRole('textbox', { name: 'Script' });
+    await area.focus();
+    await page.keyboard.press('Control+f');
+    const find = page.locator('[data-region="find"]');
+    await find.getByRole('textbox', { name: 'Find' }).fill('quiet');
+    await find.locator('[data-matches="2"]').waitFor({ timeout: 5_000 });
+    const counted = (await find.locator('[data-matches]').textContent()).trim();
+    await find.getByRole('textbox', { name: 'Replace with' }).fill('still');
+    await find.getByRole('button', { name: 'Replace all' }).click();
+    const want = script.replaceAll('quiet', 'still');
+    await page.waitForFunction((w) => document.querySelector('textarea[aria-label="Script"]').value === w, want, { timeout: 5_000 }).catch(async () => fail(`Replace all gives ${JSON.stringify(await area.inputValue())}`));
+    await area.focus();
+    await page.keyboard.press('Control+z');
+    if ((await area.inputValue()) !== script) fail(`Ctrl+Z after Replace all gives ${JSON.stringify(await area.inputValue())}`);
+    await find.getByRole('textbox', { name: 'Find' }).press('Escape');
+    await find.waitFor({ state: 'detached', timeout: 5_000 });
+    console.log(`e2e: find "quiet": "${counted}"; Replace all with "still" replaced both, Ctrl+Z took it back; Esc closed the bar`);
+  }
+
   // The page reads the voices at start: reload to see Bea (once the
   // project has saved the script).
   const savedSince = async (since) =>

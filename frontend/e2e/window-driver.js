@@ -154,6 +154,23 @@
     if (speakers !== '0,1,0') fail(`lines' speakers: ${speakers}`);
     log('a three-line script for two speakers splits into three lines (speakers 0, 1, 0)');
 
+    // Find and replace in WebKitGTK: Ctrl+F opens the bar from anywhere in the window; Replace all is one edit that
+    // undo takes back; Esc closes the bar.
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'f', ctrlKey: true, bubbles: true, cancelable: true }));
+    const bar = await until('the find bar', () => $('[data-region="find"]'));
+    fill($('input[name="find"]', bar), 'quiet');
+    await until('two matches of "quiet"', () => $('[data-matches="2"]', bar));
+    fill($('input[name="replace"]', bar), 'still');
+    await press(bar, 'Replace all');
+    const area = $('textarea[aria-label="Script"]');
+    await until('Replace all', () => area.value === script.replaceAll('quiet', 'still'));
+    area.focus();
+    document.execCommand('undo');
+    await until('Replace all undone', () => area.value === script);
+    $('input[name="find"]', bar).dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, cancelable: true }));
+    await until('the find bar closed', () => !$('[data-region="find"]'));
+    log('find "quiet": 2 matches; Replace all with "still" and undo; Esc closed the bar');
+
     // Line 1 gets a take through the window (the sound card, where there is one).
     await press(lines()[0], 'Speak line 1');
     await until('line 1 has a finished take', () => finished(lines()[0]) === 1, 90_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { highlight, markRanges } from './script';
+import { highlight, markFound, markRanges } from './script';
 
 describe('highlight', () => {
   it('marks directions, paired tags and speakers', () => {
@@ -34,5 +34,22 @@ describe('markRanges', () => {
     const spans = highlight('a [b] c');
     expect(markRanges(spans, [])).toBe(spans);
     expect(markRanges(spans, [{ start: -1, end: -1 }])).toBe(spans);
+  });
+});
+
+describe('markFound', () => {
+  it('marks the matches across spans, the current one apart, keeping each piece\'s kind', () => {
+    const text = 'Bea [to Bea] Bea';
+    const spans = markFound(highlight(text), [
+      { start: 0, end: 3 },
+      { start: 8, end: 11 },
+      { start: 13, end: 16 },
+    ], 1);
+    expect(spans.map((s) => s.text).join('')).toBe(text);
+    expect(spans.filter((s) => s.found).map((s) => [s.text, s.kind, s.found])).toEqual([
+      ['Bea', 'text', 'match'],
+      ['Bea', 'direction', 'current'],
+      ['Bea', 'text', 'match'],
+    ]);
   });
 });

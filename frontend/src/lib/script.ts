@@ -46,29 +46,40 @@ export function highlight(script: string): Span[] {
  * refusals) as 'refused' spans, splitting the spans they cross.
  */
 export function markRanges(spans: Span[], ranges: { start: number; end: number }[]): MarkedSpan[] {
-  const rs = ranges.filter((r) => r.start >= 0 && r.end > r.start).sort((a, b) => a.start - b.start);
+  return splitMarked<MarkedSpan>(spans, ranges, (s) => ({ kind: 'refused', text: s.text }));
+}
+
+/** Marks the find bar's matches (found: 'match', or 'current' for match number current), keeping each piece's kind. */
+export function markFound(spans: MarkedSpan[], ranges: { start: number; end: number }[], current: number): MarkedSpan[] {
+  return splitMarked(spans, ranges, (s, r) => ({ ...s, found: r === current ? 'current' : 'match' }));
+}
+
+/**
+ * Splits spans where ranges begin and end, and passes each piece inside a
+ * range, with the range's number, through mark. One pass over both (a
+ * common letter can match thousands of times in a long script).
+ */
+function splitMarked<T extends { text: string }>(spans: T[], ranges: { start: number; end: number }[], mark: (s: T, range: number) => T): T[] {
+  const rs = ranges.map((r, i) => ({ ...r, i })).filter((r) => r.start >= 0 && r.end > r.start).sort((a, b) => a.start - b.start);
   if (rs.length === 0) return spans;
-  const out: MarkedSpan[] = [];
-  let at = 0;
+  const out: T[] = [];
+  let at = 0; // where span s begins in the script
+  let k = 0; // the first range that ends after pos
   for (const s of spans) {
-    let from = 0;
     const end = at + s.text.length;
-    // Cut points inside this span.
-    const cuts = new Set<number>();
-    for (const r of rs) {
-      if (r.start > at && r.start < end) cuts.add(r.start - at);
-      if (r.end > at && r.end < end) cuts.add(r.end - at);
-    }
-    for (const c of [...cuts].sort((a, b) => a - b).concat(s.text.length)) {
-      const piece = s.text.slice(from, c);
-      const mid = at + from;
-      const bad = rs.some((r) => mid >= r.start && mid < r.end);
-      if (piece) out.push(bad ? { kind: 'refused', text: piece } : { kind: s.kind, text: piece });
-      from = c;
+    for (let pos = at; pos < end; ) {
+      while (k < rs.length && rs[k].end <= pos) k++;
+      const r = rs[k];
+      const inside = !!r && r.start <= pos;
+      const to = Math.min(end, inside ? r.end : (r?.start ?? end));
+      const piece = { ...s, text: s.text.slice(pos - at, to - at) };
+      out.push(inside ? mark(piece, r.i) : piece);
+      pos = to;
     }
     at = end;
   }
   return out;
 }
 
-export type MarkedSpan = Span | { kind: 'refused'; text: string };
+/** A span of the editor's overlay: its markup kind (or refused), and whether the find bar found it. */
+export type MarkedSpan = (Span | { kind: 'refused'; text: string }) & { found?: 'match' | 'current' };
