@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"proscenium/engine/api"
 )
 
 // TestExportReadsGapSeconds: a project.json written before the gap said
@@ -17,7 +19,8 @@ func TestExportReadsGapSeconds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", gap, err)
 		}
-		if p.Export.GapSeconds != 0.75 || p.Export.TargetLUFS != -16 || p.Export.Format != "wav" {
+		// Saved before trim_silence existed: its scene keeps every sample, as it did.
+		if p.Export.GapSeconds != 0.75 || p.Export.TargetLUFS != -16 || p.Export.Format != "wav" || p.Export.TrimSilence {
 			t.Errorf("%s: export %+v", gap, p.Export)
 		}
 		b, err := json.Marshal(p)
@@ -30,5 +33,19 @@ func TestExportReadsGapSeconds(t *testing.T) {
 	}
 	if _, err := Parse([]byte(strings.Replace(doc, "%s", `"gap_s":0.75,"gap_minutes":1`, 1))); err == nil {
 		t.Error("an unknown export field accepted")
+	}
+}
+
+// TestNewProjectsTrimSilence: a new project's scene trims each take's
+// silent ends, and says so in its file.
+func TestNewProjectsTrimSilence(t *testing.T) {
+	p := New("x", api.DefaultSampling(), 0, 0)
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse(b)
+	if err != nil || !q.Export.TrimSilence || !strings.Contains(string(b), `"trim_silence":true`) {
+		t.Errorf("a new project: %+v, %v; written %s", q.Export, err, b)
 	}
 }

@@ -76,12 +76,17 @@ type ExportSettings struct {
 	// Captions of the lines' words beside the scene: "" (none), "srt"
 	// (SubRip) or "vtt" (WebVTT), timed from the lines' audio (app/scene).
 	Captions string `json:"captions"`
+	// TrimSilence cuts each take's silence at its ends (app/scene, trim.go)
+	// so that the gap and the lines' pauses are the silence between voices.
+	// New projects trim; one saved before this setting existed does not.
+	TrimSilence bool `json:"trim_silence"`
 }
 
-// DefaultExport is a 0.4 s gap, -16 LUFS (the level podcasts and spoken
-// word are mastered to), WAV, one file.
+// DefaultExport is a 0.4 s gap between voices (each take's silent ends
+// trimmed), -16 LUFS (the level podcasts and spoken word are mastered to),
+// WAV, one file.
 func DefaultExport() ExportSettings {
-	return ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav"}
+	return ExportSettings{GapSeconds: 0.4, TargetLUFS: -16, Format: "wav", TrimSilence: true}
 }
 
 // MaxGapSeconds caps the gap between lines, and a line's pause after it.

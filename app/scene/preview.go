@@ -13,7 +13,8 @@ import (
 
 // Preview is a project's scene as the studio plays it before it is
 // exported: the chosen takes of the lines that have one with audio, in
-// order, with the scene's gap or a line's own pause between them, at the
+// order (their silent ends trimmed when the export trims them), with the
+// scene's gap or a line's own pause between them, at the
 // gain Export scene would give them (the loudness target, the true peak
 // under the Ceiling). Lines without such a take are left out, each with
 // the reason, so a scene being made can be heard as far as it goes.
@@ -91,6 +92,9 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 	}
 	if len(lines) == 0 {
 		return Preview{}, &kindError{studio.ErrInvalid, ErrNothingToPlay.Error()}
+	}
+	if p.Export.TrimSilence {
+		lines = trimmed(lines)
 	}
 	j, err := join(lines, p.Export.GapSeconds)
 	if err != nil {

@@ -26,16 +26,25 @@ func (s silentTake) TakePCM(id int) ([]float32, takes.Take, error) {
 	return p, t, err
 }
 
+// paddedTakes answers as fakeTakes with silence around each take's sound.
+type paddedTakes struct{ fakeTakes }
+
+func (p paddedTakes) TakePCM(id int) ([]float32, takes.Take, error) {
+	_, t, err := p.fakeTakes.TakePCM(id)
+	return padded(uint64(id), 0.5, 1, 0.8), t, err
+}
+
 // TestPreviewSoundsAsTheExport: with every line chosen, the preview is the
 // exported scene's audio (the same samples at the same gain, up to the
-// WAV's 16 bits), and says where each line starts and ends.
+// WAV's 16 bits, each take's silent ends trimmed as a new project's
+// export trims them), and says where each line starts and ends.
 func TestPreviewSoundsAsTheExport(t *testing.T) {
 	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
 	pause := 1.0
 	p.Lines = []projects.Line{{Text: "a", Takes: []int{1}, Chosen: 1, PauseAfter: &pause}, {Text: "b", Takes: []int{2}, Chosen: 2}, {Text: "c", Takes: []int{3}, Chosen: 3}}
-	from := fakeTakes{}
+	from := paddedTakes{fakeTakes{}}
 	for id := 1; id <= 3; id++ {
-		from[id] = takes.Take{ID: id, State: takes.TakeFinished, SampleRate: 44100}
+		from.fakeTakes[id] = takes.Take{ID: id, State: takes.TakeFinished, SampleRate: 44100}
 	}
 	res, err := FromProject(p, from)
 	if err != nil {
@@ -57,8 +66,9 @@ func TestPreviewSoundsAsTheExport(t *testing.T) {
 			t.Fatalf("sample %d: preview %g, export %g", i, x, w.Samples[i])
 		}
 	}
-	// One second each, a 1 s pause after line 1, the scene's 0.4 s after line 2.
-	want := []PreviewLine{{1, 1, 0, 1}, {2, 2, 2, 3}, {3, 3, 3.4, 4.4}}
+	// 1.2 s each (0.05 s before the sound, 0.15 s after), a 1 s pause after
+	// line 1, the scene's 0.4 s after line 2.
+	want := []PreviewLine{{1, 1, 0, 1.2}, {2, 2, 2.2, 3.4}, {3, 3, 3.8, 5}}
 	if len(pv.Lines) != 3 || len(pv.Skipped) != 0 || pv.Note != "" {
 		t.Fatalf("lines %+v skipped %+v", pv.Lines, pv.Skipped)
 	}

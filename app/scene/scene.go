@@ -97,6 +97,9 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, err
 	}
 	f, _ := encode.Lookup(ex.Format) // every scene format is an encoder's
+	if ex.TrimSilence {
+		lines = trimmed(lines)
+	}
 	j, err := join(lines, ex.GapSeconds)
 	if err != nil {
 		return Result{}, err

@@ -31,17 +31,13 @@ func runScene(args []string, out, log io.Writer) error {
 	fs := newFlags("scene")
 	name := fs.String("project", "", "the project's name, as the studio shows it (required)")
 	outPath := fs.String("out", "", "the scene's file; its extension (.wav, .flac, .mp3, .opus) picks the format, none takes the project's (required)")
-	format := fs.String("format", "", "wav, flac, mp3 or opus (default: the project's, or --out's extension)")
-	target := fs.Float64("loudness", 0, "the loudness target in LUFS, -40 to -5 (default: the project's)")
-	gap := fs.Float64("gap", 0, "the silence between lines in seconds, 0 to 10 (default: the project's; a line's own pause still replaces it)")
-	captions := fs.String("captions", "", "captions beside the scene: srt, vtt or none (default: the project's)")
-	perLine := fs.Bool("per-line", false, "one file per line too (default: the project's)")
+	over := defineSceneFlags(fs)
 	overwrite := fs.Bool("overwrite", false, "replace files that exist")
 	projectsDir := fs.String("projects-dir", projects.DefaultDir(), "the studio's projects folder")
 	takesDir := fs.String("takes-dir", takes.DefaultDir(), "the studio's takes folder")
 	asJSON := fs.Bool("json", false, "print what was written and what the scene measures as JSON")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: proscenium scene --project NAME --out FILE [--format F] [--loudness LUFS] [--gap S] [--captions srt|vtt|none] [--per-line] [--overwrite] [--json]\n\nThe scene of a project the studio saved, from its lines' chosen takes; the project's export settings unless a flag says otherwise.")
+		fmt.Fprintln(fs.Output(), "usage: proscenium scene --project NAME --out FILE [--format F] [--loudness LUFS] [--gap S] [--captions srt|vtt|none] [--per-line] [--trim-silence] [--overwrite] [--json]\n\nThe scene of a project the studio saved, from its lines' chosen takes; the project's export settings unless a flag says otherwise.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -62,7 +58,7 @@ func runScene(args []string, out, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if p.Export, path, err = sceneExportFlags(fs, p.Export, path, *format, *target, *gap, *captions, *perLine); err != nil {
+	if p.Export, path, err = sceneExportFlags(fs, p.Export, path, over); err != nil {
 		return err
 	}
 	res, err := scene.FromProject(p, takes.OpenStored(*takesDir))
@@ -111,12 +107,33 @@ func projectsIn(store *projects.Store) string {
 	return fmt.Sprintf("projects in %s: %s", store.Dir(), strings.Join(names, ", "))
 }
 
+// sceneFlags are the flags that may override a project's export settings.
+type sceneFlags struct {
+	format, captions *string
+	target, gap      *float64
+	perLine, trim    *bool
+}
+
+// defineSceneFlags defines on fs the flags that may override a project's
+// export settings.
+func defineSceneFlags(fs *flag.FlagSet) sceneFlags {
+	return sceneFlags{
+		format:   fs.String("format", "", "wav, flac, mp3 or opus (default: the project's, or --out's extension)"),
+		target:   fs.Float64("loudness", 0, "the loudness target in LUFS, -40 to -5 (default: the project's)"),
+		gap:      fs.Float64("gap", 0, "the silence between lines in seconds, 0 to 10 (default: the project's; a line's own pause still replaces it)"),
+		captions: fs.String("captions", "", "captions beside the scene: srt, vtt or none (default: the project's)"),
+		perLine:  fs.Bool("per-line", false, "one file per line too (default: the project's)"),
+		trim:     fs.Bool("trim-silence", false, "cut each take's silence at its ends, so the gap is between voices (default: the project's; --trim-silence=false keeps every sample)"),
+	}
+}
+
 // sceneExportFlags applies the flags given to the project's export
 // settings: --out's extension is the format unless --format says it (they
 // must agree), and an --out without one gets the format's.
-func sceneExportFlags(fs *flag.FlagSet, ex projects.ExportSettings, path, format string, target, gap float64, captions string, perLine bool) (projects.ExportSettings, string, error) {
+func sceneExportFlags(fs *flag.FlagSet, ex projects.ExportSettings, path string, over sceneFlags) (projects.ExportSettings, string, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	format := *over.format
 	if set["format"] {
 		ex.Format = format
 	}
@@ -132,19 +149,22 @@ func sceneExportFlags(fs *flag.FlagSet, ex projects.ExportSettings, path, format
 		path += "." + ex.Format
 	}
 	if set["loudness"] {
-		ex.TargetLUFS = target
+		ex.TargetLUFS = *over.target
 	}
 	if set["gap"] {
-		ex.GapSeconds = gap
+		ex.GapSeconds = *over.gap
 	}
 	if set["captions"] {
-		ex.Captions = captions
-		if captions == "none" {
+		ex.Captions = *over.captions
+		if ex.Captions == "none" {
 			ex.Captions = projects.CaptionsNone
 		}
 	}
 	if set["per-line"] {
-		ex.PerLine = perLine
+		ex.PerLine = *over.perLine
+	}
+	if set["trim-silence"] {
+		ex.TrimSilence = *over.trim
 	}
 	if err := ex.Check(); err != nil {
 		return ex, "", fmt.Errorf("%w: %v", errUsage, err)

@@ -192,3 +192,30 @@ func folderState(t *testing.T, dirs ...string) string {
 	}
 	return b.String()
 }
+
+// TestSceneTrimSilenceFlag: --trim-silence overrides the project's setting
+// either way; without it the project's stands.
+func TestSceneTrimSilenceFlag(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		project bool
+		want    bool
+	}{
+		{nil, true, true},
+		{nil, false, false},
+		{[]string{"--trim-silence=false"}, true, false},
+		{[]string{"--trim-silence"}, false, true},
+	} {
+		fs := newFlags("scene")
+		over := defineSceneFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		ex := projects.DefaultExport()
+		ex.TrimSilence = c.project
+		got, _, err := sceneExportFlags(fs, ex, "/tmp/Scene.wav", over)
+		if err != nil || got.TrimSilence != c.want {
+			t.Errorf("%v on a project with trim_silence %v: %v, %v; want %v", c.args, c.project, got.TrimSilence, err, c.want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
     openProject: vi.fn(async (name: string) => structuredClone(store.get(name) ?? refuse(`no such project: "${name}"`))),
     createProject: vi.fn(async (name: string) => {
       if (store.has(name)) refuse(`a project with that name exists: "${name}"`);
-      return keep({ format: 1, name, script: settings.script, cast: [], sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false, captions: '' }, saved_ms: 0 });
+      return keep({ format: 1, name, script: settings.script, cast: [], sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false, captions: '', trim_silence: true }, saved_ms: 0 });
     }),
     saveProject: vi.fn(async (p: Project) => ({ project: keep(p) })),
     renameProject: vi.fn(async (from: string, to: string) => {

@@ -32,7 +32,7 @@ describe('scene preview', () => {
   it('changes its key with what the scene sounds like, and only then', () => {
     const p = {
       name: 'Act one',
-      export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false, captions: '' },
+      export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false, captions: '', trim_silence: true },
       lines: [
         { text: 'a', speaker: 0, takes: [4], chosen: 4 },
         { text: 'b', speaker: 0, takes: [], chosen: 0 },
@@ -48,6 +48,7 @@ describe('scene preview', () => {
       (q: Project) => (q.lines[0].pause_after_s = 1),
       (q: Project) => (q.export.gap_s = 1),
       (q: Project) => (q.export.target_lufs = -20),
+      (q: Project) => (q.export.trim_silence = false),
       (q: Project) => (q.name = 'Act two'),
     ]) {
       const q = structuredClone(p);

@@ -735,6 +735,7 @@ export namespace projects {
 	    format: string;
 	    per_line: boolean;
 	    captions: string;
+	    trim_silence: boolean;
 	
 	    static createFrom(source: any = {}) {
 	        return new ExportSettings(source);
@@ -747,6 +748,7 @@ export namespace projects {
 	        this.format = source["format"];
 	        this.per_line = source["per_line"];
 	        this.captions = source["captions"];
+	        this.trim_silence = source["trim_silence"];
 	    }
 	}
 	export class Line {
