@@ -61,6 +61,9 @@ type Line struct {
 	// PauseAfter is the silence after this line in the scene, in seconds;
 	// nil: the scene's gap (ExportSettings.GapSeconds).
 	PauseAfter *float64 `json:"pause_after_s,omitempty"`
+	// GainDB raises (or lowers) this line's take in the scene, in dB,
+	// before the scene is brought to its loudness target; nil: as made.
+	GainDB *float64 `json:"gain_db,omitempty"`
 	// FileName names the line's own file when the scene is exported with
 	// one file per line (without its extension; line_file.go); "": the
 	// scene's name with the line's number and take.
@@ -92,6 +95,9 @@ func DefaultExport() ExportSettings {
 // MaxGapSeconds caps the gap between lines, and a line's pause after it.
 const MaxGapSeconds = 10
 
+// MaxLineGainDB caps a line's own gain in the scene, either way.
+const MaxLineGainDB = 24
+
 // The scene's formats (ExportSettings.Format) and its captions' (Captions).
 const (
 	CaptionsNone = ""
@@ -109,6 +115,14 @@ var (
 func CheckSilence(what string, seconds float64) error {
 	if math.IsNaN(seconds) || seconds < 0 || seconds > MaxGapSeconds {
 		return fmt.Errorf("%s (%v s) must be from 0 to %d s", what, seconds, MaxGapSeconds)
+	}
+	return nil
+}
+
+// CheckLineGain checks a line's own gain in the scene (Line.GainDB).
+func CheckLineGain(db float64) error {
+	if math.IsNaN(db) || db < -MaxLineGainDB || db > MaxLineGainDB {
+		return fmt.Errorf("its gain (%v dB) must be from -%d to +%d dB", db, MaxLineGainDB, MaxLineGainDB)
 	}
 	return nil
 }
@@ -232,6 +246,11 @@ func (p *Project) Check() error {
 		}
 		if g := l.PauseAfter; g != nil {
 			if err := CheckSilence("the pause after it", *g); err != nil {
+				return bad("line %d: %v", i+1, err)
+			}
+		}
+		if g := l.GainDB; g != nil {
+			if err := CheckLineGain(*g); err != nil {
 				return bad("line %d: %v", i+1, err)
 			}
 		}

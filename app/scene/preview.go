@@ -13,7 +13,8 @@ import (
 
 // Preview is a project's scene as the studio plays it before it is
 // exported: the chosen takes of the lines that have one with audio, in
-// order (their silent ends trimmed when the export trims them), with the
+// order (their silent ends trimmed when the export trims them, each at its
+// line's own gain), with the
 // scene's gap or a line's own pause between them, at the
 // gain Export scene would give them (the loudness target, the true peak
 // under the Ceiling). Lines without such a take are left out, each with
@@ -87,15 +88,13 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 			skip(fmt.Sprintf("take #%d has no audio", t.ID))
 			continue
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, PauseAfter: l.PauseAfter})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, PauseAfter: l.PauseAfter, GainDB: gainOf(l)})
 		numbers = append(numbers, i+1)
 	}
 	if len(lines) == 0 {
 		return Preview{}, &kindError{studio.ErrInvalid, ErrNothingToPlay.Error()}
 	}
-	if p.Export.TrimSilence {
-		lines = trimmed(lines)
-	}
+	lines = prepared(lines, p.Export.TrimSilence)
 	j, err := join(lines, p.Export.GapSeconds)
 	if err != nil {
 		return Preview{}, &kindError{studio.ErrInvalid, err.Error()}

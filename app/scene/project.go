@@ -51,7 +51,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter, FileName: l.FileName})
+		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter, GainDB: gainOf(l), FileName: l.FileName})
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -61,6 +61,14 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		return Result{}, &kindError{studio.ErrInvalid, err.Error()}
 	}
 	return res, nil
+}
+
+// gainOf is line l's own gain in the scene, in dB.
+func gainOf(l projects.Line) float64 {
+	if l.GainDB == nil {
+		return 0
+	}
+	return *l.GainDB
 }
 
 // captionVoice names who says line l in captions: the voice its take t

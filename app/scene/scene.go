@@ -34,6 +34,8 @@ type Line struct {
 	// PauseAfter is the silence after this line, in seconds; nil: the
 	// scene's gap.
 	PauseAfter *float64
+	// GainDB is the line's own gain in the scene (0: as made).
+	GainDB float64
 	// FileName is the line's own file's name without its extension ("":
 	// the scene's name with the line's number and take).
 	FileName string
@@ -97,9 +99,7 @@ func Assemble(base string, lines []Line, ex projects.ExportSettings) (Result, er
 		return Result{}, err
 	}
 	f, _ := encode.Lookup(ex.Format) // every scene format is an encoder's
-	if ex.TrimSilence {
-		lines = trimmed(lines)
-	}
+	lines = prepared(lines, ex.TrimSilence)
 	j, err := join(lines, ex.GapSeconds)
 	if err != nil {
 		return Result{}, err

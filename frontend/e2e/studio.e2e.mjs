@@ -324,6 +324,30 @@ async function main() {
     await page.locator('[data-region="transport"]').getByRole('button', { name: '■' }).click();
     await page.locator('[data-region="transport"] [data-player="stopped"]').waitFor({ timeout: 5_000 });
     console.log(`e2e: Play scene: lines at ${pv.lines.map((l) => `${l.start_s.toFixed(2)} s`).join(', ')} of ${pv.duration_s.toFixed(2)} s; ▶ on line 3 plays from it: "${label}"`);
+
+    // Line 3's own gain: +6 dB sets it 6 dB louder against line 1 in the scene (the preview's audio, as the browser
+    // fetches it), and project.json keeps it.
+    const level = (preview) =>
+      page.evaluate(async (pv) => {
+        const pcm = new Float32Array(await (await fetch(`/api/scene-previews/${pv.id}/pcm`)).arrayBuffer());
+        const rms = (l) => {
+          const part = pcm.subarray(Math.round(l.start_s * 44100), Math.round(l.end_s * 44100));
+          return Math.sqrt(part.reduce((a, x) => a + x * x, 0) / part.length);
+        };
+        return 20 * Math.log10(rms(pv.lines[2]) / rms(pv.lines[0]));
+      }, preview);
+    const before = await level(pv);
+    const gainAt = Date.now();
+    await lines.nth(2).locator('input[name="gain_3"]').fill('6');
+    await lines.nth(2).locator('input[name="gain_3"]').press('Tab');
+    await savedSince(gainAt);
+    await page.locator('[data-region="project"][data-unsaved="false"]').waitFor({ timeout: 10_000 });
+    const after = await level(await api(page, 'PreviewScene', ['Untitled']));
+    const saved = JSON.parse(readFileSync(join(data, 'proscenium', 'projects', 'Untitled', 'project.json'), 'utf8')).lines[2].gain_db;
+    if (Math.abs(after - before - 6) > 0.1 || saved !== 6) fail(`line 3 at +6 dB: ${(after - before).toFixed(2)} dB louder against line 1 in the scene, project.json says ${saved}`);
+    await lines.nth(2).locator('input[name="gain_3"]').fill('');
+    await lines.nth(2).locator('input[name="gain_3"]').press('Tab');
+    console.log(`e2e: line 3's gain +6 dB: ${(after - before).toFixed(2)} dB louder against line 1 in the scene; project.json keeps 6`);
   }
 
   // Scene export: a download measured by ffmpeg, within 0.5 LU of the target;

@@ -7,6 +7,7 @@ import type { Take } from '../lib/types';
 function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '', extra: { takes?: Take[]; sceneLine?: number } = {}) {
   const calls: [number, number | undefined][] = [];
   const played: (number | undefined)[] = [];
+  const gains: [number, number | undefined][] = [];
   const named: [number, string][] = [];
   const target = document.createElement('div');
   const c = mount(LinesPanel, {
@@ -23,15 +24,16 @@ function linesPanel(lines: LineState[], lineFiles: { base: string; format: strin
       ...extra,
       progress: () => ({ frames: '', elapsed: '', remaining: '', rtf: '', firstAudio: '' }),
       actions: { speakLine: () => {}, speakAll: () => {}, playScene: (line?: number) => void played.push(line), choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
+        gain: (i: number, db: number | undefined) => void gains.push([i, db]),
         fileName: async (i: number, name: string) => (named.push([i, name]), refuse),
       },
     },
   });
   flushSync();
-  const field = (n: number) => target.querySelector(`input[name="pause_after_${n}"]`) as HTMLInputElement | null;
-  const enter = (n: number, value: string) => {
-    field(n)!.value = value;
-    field(n)!.dispatchEvent(new Event('change', { bubbles: true }));
+  const field = (n: number, name = 'pause_after') => target.querySelector(`input[name="${name}_${n}"]`) as HTMLInputElement | null;
+  const enter = (n: number, value: string, name = 'pause_after') => {
+    field(n, name)!.value = value;
+    field(n, name)!.dispatchEvent(new Event('change', { bubbles: true }));
     flushSync();
   };
   const fileField = (n: number) => target.querySelector(`input[name="file_name_${n}"]`) as HTMLInputElement | null;
@@ -41,7 +43,7 @@ function linesPanel(lines: LineState[], lineFiles: { base: string; format: strin
     for (let k = 0; k < 3; k++) await Promise.resolve();
     flushSync();
   };
-  return { target, calls, played, named, field, enter, fileField, name, close: () => unmount(c) };
+  return { target, calls, played, gains, named, field, enter, fileField, name, close: () => unmount(c) };
 }
 
 describe('LinesPanel: the pause after a line', () => {
@@ -78,6 +80,34 @@ describe('LinesPanel: the pause after a line', () => {
       expect(p.target.querySelector('[data-problem="pause"]')!.textContent).toContain(why);
     }
     expect(p.calls.length).toBe(2);
+    p.close();
+  });
+});
+
+describe('LinesPanel: a line\'s gain in the scene', () => {
+  const lines: LineState[] = [
+    { text: 'One.', speaker: 0, takes: [], chosen: 0, gain_db: -3 },
+    { text: 'Two.', speaker: 0, takes: [], chosen: 0 },
+  ];
+
+  it('is on every line, the last too; sets, clears, and refuses what is not within ±24 dB', () => {
+    const p = linesPanel(lines);
+    expect([p.field(1, 'gain')!.value, p.field(2, 'gain')!.value, p.field(2, 'gain')!.placeholder]).toEqual(['-3', '', '0']);
+    p.enter(2, '+4.5', 'gain');
+    p.enter(1, '', 'gain');
+    expect(p.gains).toEqual([
+      [1, 4.5],
+      [0, undefined],
+    ]);
+    for (const [value, why] of [
+      ['30', 'at most 24 dB'],
+      ['-25', 'below -24'],
+      ['loud', 'is not a number'],
+    ]) {
+      p.enter(2, value, 'gain');
+      expect(p.target.querySelector('[data-line="2"] [data-problem="gain"]')!.textContent).toContain(why);
+    }
+    expect([p.gains.length, p.calls.length]).toEqual([2, 0]);
     p.close();
   });
 });

@@ -48,11 +48,15 @@ describe('relink', () => {
     const got = relink(old, splitLines('A\n\nNew\n\nB\n\nC'));
     expect(got.map((l) => l.takes)).toEqual([[1, 2], [], [3], [4]]);
   });
-  it('keeps a line\'s own pause with it, and gives a new line none', () => {
-    const paused = old.map((l, i) => (i === 0 ? { ...l, pause_after_s: 1.5 } : l));
+  it('keeps a line\'s own pause and gain with it, and gives a new line neither', () => {
+    const paused = old.map((l, i) => (i === 0 ? { ...l, pause_after_s: 1.5, gain_db: -2 } : l));
     const got = relink(paused, splitLines('New\n\nB\n\nA'));
-    expect(got.map((l) => l.pause_after_s)).toEqual([undefined, undefined, 1.5]);
-    expect('pause_after_s' in got[0]).toBe(false);
+    expect(got.map((l) => [l.pause_after_s, l.gain_db])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+      [1.5, -2],
+    ]);
+    expect('pause_after_s' in got[0] || 'gain_db' in got[0]).toBe(false);
   });
   it('keeps a line\'s own file name with it, and gives a new line none', () => {
     const named = old.map((l, i) => (i === 1 ? { ...l, file_name: 'b_01' } : l));

@@ -21,6 +21,8 @@ export interface LineState {
   chosen: number;
   /** The silence after the line in the scene, in seconds; absent: the scene's gap. */
   pause_after_s?: number;
+  /** The line's own gain in the scene, in dB; absent: as made. */
+  gain_db?: number;
   /** The line's own file name (without extension) in a scene exported a file a line; absent: the scene's. */
   file_name?: string;
 }
@@ -70,6 +72,7 @@ export function relink(old: LineState[], lines: ScriptLine[]): LineState[] {
     const o = j === undefined ? undefined : old[j];
     const line: LineState = { text: l.text, speaker: l.speaker, takes: o ? [...o.takes] : [], chosen: o?.chosen ?? 0 };
     if (o?.pause_after_s !== undefined) line.pause_after_s = o.pause_after_s;
+    if (o?.gain_db !== undefined) line.gain_db = o.gain_db;
     if (o?.file_name !== undefined) line.file_name = o.file_name;
     return line;
   });

@@ -46,6 +46,7 @@ describe('scene preview', () => {
     for (const change of [
       (q: Project) => (q.lines[1].chosen = 7),
       (q: Project) => (q.lines[0].pause_after_s = 1),
+      (q: Project) => (q.lines[1].gain_db = -3),
       (q: Project) => (q.export.gap_s = 1),
       (q: Project) => (q.export.target_lufs = -20),
       (q: Project) => (q.export.trim_silence = false),

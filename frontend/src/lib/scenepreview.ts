@@ -5,12 +5,12 @@
 import type { Project, ScenePreview } from './types';
 
 /**
- * What a scene preview is made of in a project: each line's chosen take and
- * pause after it, the scene's gap, loudness target and trimming. Two projects with the
+ * What a scene preview is made of in a project: each line's chosen take,
+ * pause after it and gain, the scene's gap, loudness target and trimming. Two projects with the
  * same key sound the same as a scene.
  */
 export function sceneKey(p: Project): string {
-  return JSON.stringify([p.name, p.export.gap_s, p.export.target_lufs, p.export.trim_silence, p.lines.map((l) => [l.chosen, l.pause_after_s ?? null])]);
+  return JSON.stringify([p.name, p.export.gap_s, p.export.target_lufs, p.export.trim_silence, p.lines.map((l) => [l.chosen, l.pause_after_s ?? null, l.gain_db ?? null])]);
 }
 
 /** The number (from 1) of the line playing at `seconds`, or of the line last heard during the silence after it; 0 before the first. */

@@ -757,6 +757,7 @@ export namespace projects {
 	    takes: number[];
 	    chosen: number;
 	    pause_after_s?: number;
+	    gain_db?: number;
 	    file_name?: string;
 	
 	    static createFrom(source: any = {}) {
@@ -770,6 +771,7 @@ export namespace projects {
 	        this.takes = source["takes"];
 	        this.chosen = source["chosen"];
 	        this.pause_after_s = source["pause_after_s"];
+	        this.gain_db = source["gain_db"];
 	        this.file_name = source["file_name"];
 	    }
 	}

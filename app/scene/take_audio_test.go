@@ -2,9 +2,11 @@ package scene
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"proscenium/app/projects"
+	"proscenium/engine/api"
 	"proscenium/engine/audio/pcm"
 )
 
@@ -55,6 +57,58 @@ func TestTrimSilence(t *testing.T) {
 	for _, p := range [][]float32{noise(3, rate, 1, 0.05), make([]float32, rate)} {
 		if got := trimSilence(p, rate); len(got) != len(p) {
 			t.Errorf("trimmed %d of %d samples", len(p)-len(got), len(p))
+		}
+	}
+}
+
+// rms is the root mean square of pcm.
+func rms(pcm []float32) float64 {
+	var sum float64
+	for _, x := range pcm {
+		sum += float64(x) * float64(x)
+	}
+	return math.Sqrt(sum / float64(len(pcm)))
+}
+
+// TestLineGain: a line's own gain sets its level against the others in
+// the scene (and its line file), before the scene's one gain to the
+// target; the take's own audio is left as it was.
+func TestLineGain(t *testing.T) {
+	const rate = 44100
+	take := noise(2, rate, 1, 0.05)
+	kept := append([]float32(nil), take...)
+	lines := []Line{{Take: 1, PCM: noise(1, rate, 1, 0.05), Rate: rate}, {Take: 2, PCM: take, Rate: rate, GainDB: 6}}
+	ex := projects.ExportSettings{GapSeconds: 0.5, TargetLUFS: -20, Format: "wav", PerLine: true}
+	res, err := Assemble("Scene", lines, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pcm.ParseWAV(res.Files[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := w.Samples[:rate], w.Samples[rate+rate/2:]
+	want := 6 + 20*math.Log10(rms(take)/rms(lines[0].PCM))
+	if got := 20 * math.Log10(rms(two)/rms(one)); math.Abs(got-want) > 0.05 {
+		t.Errorf("line 2 is %.2f dB over line 1 in the scene, want %.2f", got, want)
+	}
+	f2, err := pcm.ParseWAV(res.Files[2].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := 20 * math.Log10(rms(f2.Samples)/rms(take)); math.Abs(got-(res.Plan.GainDB+6)) > 0.05 {
+		t.Errorf("line 2's file is %.2f dB over its take, want the scene's %.2f + 6", got, res.Plan.GainDB)
+	}
+	for i := range take {
+		if take[i] != kept[i] {
+			t.Fatal("the line's gain changed the take's own audio")
+		}
+	}
+	p := projects.New("x", api.DefaultSampling(), 0, 0)
+	for _, db := range []float64{-24.5, 25, math.NaN()} {
+		p.Lines = []projects.Line{{Text: "a", GainDB: &db}}
+		if err := p.Check(); err == nil || !strings.Contains(err.Error(), "line 1: its gain") {
+			t.Errorf("a gain of %v dB: %v", db, err)
 		}
 	}
 }
