@@ -3,6 +3,7 @@ package scene
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"proscenium/app/projects"
@@ -38,6 +39,10 @@ type PreviewLine struct {
 	Take  int     `json:"take"`
 	Start float64 `json:"start_s"`
 	End   float64 `json:"end_s"`
+	// Loudness is the line's integrated loudness in the scene (its gain and
+	// the scene's applied), to level the lines by; nil when it is too short
+	// to measure (under 0.4 s) or silent.
+	Loudness *float64 `json:"loudness_lufs,omitempty"`
 }
 
 // Skipped is a line the preview leaves out, and why.
@@ -105,7 +110,12 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 	}
 	rate := float64(j.rate)
 	for k, l := range lines {
-		pv.Lines = append(pv.Lines, PreviewLine{Line: numbers[k], Take: l.Take, Start: float64(j.starts[k]) / rate, End: float64(j.starts[k]+len(l.PCM)) / rate})
+		from, to := j.starts[k], j.starts[k]+len(l.PCM)
+		pl := PreviewLine{Line: numbers[k], Take: l.Take, Start: float64(from) / rate, End: float64(to) / rate}
+		if lufs, err := loudness.Integrated(j.pcm[from:to], j.rate); err == nil && !math.IsInf(lufs, -1) {
+			pl.Loudness = &lufs
+		}
+		pv.Lines = append(pv.Lines, pl)
 	}
 	pv.PCM, pv.Rate, pv.Plan = j.pcm, j.rate, plan
 	pv.Seconds = float64(len(j.pcm)) / rate

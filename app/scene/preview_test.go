@@ -68,13 +68,19 @@ func TestPreviewSoundsAsTheExport(t *testing.T) {
 	}
 	// 1.2 s each (0.05 s before the sound, 0.15 s after), a 1 s pause after
 	// line 1, the scene's 0.4 s after line 2.
-	want := []PreviewLine{{1, 1, 0, 1.2}, {2, 2, 2.2, 3.4}, {3, 3, 3.8, 5}}
+	want := []PreviewLine{{Line: 1, Take: 1, Start: 0, End: 1.2}, {Line: 2, Take: 2, Start: 2.2, End: 3.4}, {Line: 3, Take: 3, Start: 3.8, End: 5}}
 	if len(pv.Lines) != 3 || len(pv.Skipped) != 0 || pv.Note != "" {
 		t.Fatalf("lines %+v skipped %+v", pv.Lines, pv.Skipped)
 	}
 	for i, l := range pv.Lines {
 		if l.Line != want[i].Line || l.Take != want[i].Take || math.Abs(l.Start-want[i].Start) > 1e-4 || math.Abs(l.End-want[i].End) > 1e-4 {
 			t.Errorf("line %d at %+v, want %+v", i+1, l, want[i])
+		}
+	}
+	// Each line's loudness is measured in the scene: the three lines are alike noise.
+	for _, l := range pv.Lines {
+		if l.Loudness == nil || math.Abs(*l.Loudness-pv.Plan.Result) > 1.5 {
+			t.Errorf("line %d measures %v LUFS in a scene of %.2f", l.Line, l.Loudness, pv.Plan.Result)
 		}
 	}
 	if pv.Peaks.Samples != len(pv.PCM) || len(pv.Peaks.Values) != 2*((len(pv.PCM)+takes.PeakBucket-1)/takes.PeakBucket) {

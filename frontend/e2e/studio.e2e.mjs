@@ -308,6 +308,8 @@ async function main() {
     await page.locator('[data-region="transport"] [data-player="playing"]').waitFor({ timeout: 10_000 });
     const canvas = waveRegion.locator('canvas');
     if ((await canvas.getAttribute('data-marks')) !== '1 2 3') fail(`the scene's waveform marks lines ${await canvas.getAttribute('data-marks')}`);
+    const levels = await lines.locator('[data-level]').allTextContents();
+    if (levels.length !== 3 || !levels.every((t) => /^-\d+\.\d LUFS$/.test(t.trim()))) fail(`the lines' loudness in the scene: ${JSON.stringify(levels)}`);
     const pv = await api(page, 'PreviewScene', ['Untitled']);
     const ids = (await api(page, 'OpenProject', ['Untitled'])).lines.map((l) => l.chosen);
     const takes = await api(page, 'Takes');
@@ -323,7 +325,7 @@ async function main() {
     const label = (await waveRegion.locator('h2').textContent()).trim();
     await page.locator('[data-region="transport"]').getByRole('button', { name: '■' }).click();
     await page.locator('[data-region="transport"] [data-player="stopped"]').waitFor({ timeout: 5_000 });
-    console.log(`e2e: Play scene: lines at ${pv.lines.map((l) => `${l.start_s.toFixed(2)} s`).join(', ')} of ${pv.duration_s.toFixed(2)} s; ▶ on line 3 plays from it: "${label}"`);
+    console.log(`e2e: Play scene: lines at ${pv.lines.map((l) => `${l.start_s.toFixed(2)} s`).join(', ')} of ${pv.duration_s.toFixed(2)} s, measuring ${levels.join(', ')}; ▶ on line 3 plays from it: "${label}"`);
 
     // Line 3's own gain: +6 dB sets it 6 dB louder against line 1 in the scene (the preview's audio, as the browser
     // fetches it), and project.json keeps it.

@@ -4,7 +4,7 @@ import LinesPanel from './LinesPanel.svelte';
 import type { LineState } from '../lib/lines';
 import type { Take } from '../lib/types';
 
-function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '', extra: { takes?: Take[]; sceneLine?: number } = {}) {
+function linesPanel(lines: LineState[], lineFiles: { base: string; format: string } | null = null, refuse = '', extra: { takes?: Take[]; sceneLine?: number; levels?: Map<number, number> } = {}) {
   const calls: [number, number | undefined][] = [];
   const played: (number | undefined)[] = [];
   const gains: [number, number | undefined][] = [];
@@ -151,13 +151,14 @@ describe('LinesPanel: Play scene', () => {
   const button = (p: ReturnType<typeof linesPanel>) => [...p.target.querySelectorAll('button')].find((b) => b.textContent === 'Play scene')!;
 
   it('plays the scene from its start, or from a line with a chosen take, and marks the line it plays', () => {
-    const p = linesPanel(lines, null, '', { takes: [take(4), take(9)], sceneLine: 3 });
+    const p = linesPanel(lines, null, '', { takes: [take(4), take(9)], sceneLine: 3, levels: new Map([[1, -17.04], [3, -15.5]]) });
     expect(button(p).disabled).toBe(false);
     button(p).click();
     expect(p.target.querySelector('[aria-label="Play the scene from line 2"]')).toBeNull();
     (p.target.querySelector('[aria-label="Play the scene from line 3"]') as HTMLButtonElement).click();
     expect(p.played).toEqual([undefined, 3]);
     expect([...p.target.querySelectorAll('li.line.playing')].map((l) => l.getAttribute('data-line'))).toEqual(['3']);
+    expect([...p.target.querySelectorAll('li.line')].map((l) => l.querySelector('[data-level]')?.textContent ?? '')).toEqual(['-17.0 LUFS', '', '-15.5 LUFS']);
     p.close();
   });
 

@@ -940,6 +940,7 @@ export namespace scene {
 	    take: number;
 	    start_s: number;
 	    end_s: number;
+	    loudness_lufs?: number;
 	
 	    static createFrom(source: any = {}) {
 	        return new PreviewLine(source);
@@ -951,6 +952,7 @@ export namespace scene {
 	        this.take = source["take"];
 	        this.start_s = source["start_s"];
 	        this.end_s = source["end_s"];
+	        this.loudness_lufs = source["loudness_lufs"];
 	    }
 	}
 	export class Preview {
