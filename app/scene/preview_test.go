@@ -124,3 +124,28 @@ func TestPreviewLeavesOutLines(t *testing.T) {
 		t.Errorf("nothing to play: %v", err)
 	}
 }
+
+// BenchmarkPreviewProject: a scene of 40 lines of 5 s (3.6 minutes with
+// the gaps), each take trimmed, levelled and measured: what Play scene
+// costs before the first sound.
+func BenchmarkPreviewProject(b *testing.B) {
+	p := projects.New("Act one", api.DefaultSampling(), 0, 0)
+	from := longTakes{fakeTakes{}}
+	for id := 1; id <= 40; id++ {
+		from.fakeTakes[id] = takes.Take{ID: id, State: takes.TakeFinished, SampleRate: 44100}
+		p.Lines = append(p.Lines, projects.Line{Text: "x", Takes: []int{id}, Chosen: id})
+	}
+	for b.Loop() {
+		if _, err := PreviewProject(p, from); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// longTakes answers 5 s takes with silence around their sound.
+type longTakes struct{ fakeTakes }
+
+func (l longTakes) TakePCM(id int) ([]float32, takes.Take, error) {
+	_, t, err := l.fakeTakes.TakePCM(id)
+	return padded(uint64(id), 0.3, 4.2, 0.5), t, err
+}

@@ -3,6 +3,8 @@ package loudness
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -161,5 +163,26 @@ func TestPlanGain(t *testing.T) {
 	}
 	if _, err := PlanGain(make([]float32, rate), rate, -16, -1); !errors.Is(err, ErrSilent) {
 		t.Errorf("silence: %v", err)
+	}
+}
+
+// TestTruePeakInParts: measured in parts on several cores, a long signal's
+// true peak is the one measured in one pass, wherever the peak lies (at a
+// part's edge too).
+func TestTruePeakInParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	r := rand.New(rand.NewPCG(7, 7))
+	pcm := make([]float32, 5*minPartSamples+123)
+	for i := range pcm {
+		pcm[i] = float32(r.NormFloat64() * 0.05)
+	}
+	parts := min(runtime.GOMAXPROCS(0), len(pcm)/minPartSamples)
+	for _, at := range []int{1, len(pcm) / parts, len(pcm)/parts + 1, 3 * len(pcm) / 4, len(pcm) - 1} {
+		q := append([]float32(nil), pcm...)
+		q[at-1], q[at] = 0.9, 0.9 // their peak lies between them, over 0.9
+		one := 20 * math.Log10(truePeakOf(q, polyphase(4), 0, len(q)))
+		if got := TruePeak(q, 44100); got != one || got <= 20*math.Log10(0.9) {
+			t.Errorf("peak at sample %d: %v dBTP in %d parts, %v in one", at, got, parts, one)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package loudness
 
 import (
 	"math"
+	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -87,9 +89,40 @@ func oversampling(rate int) int {
 }
 
 // TruePeak returns the largest magnitude of the oversampled signal in dBTP
-// (Silent for all zeros). Samples past either end count as zero.
+// (Silent for all zeros). Samples past either end count as zero. Long
+// signals are measured in parts on every core (a scene of minutes: the
+// largest magnitude is the same whichever part finds it).
 func TruePeak(pcm []float32, rate int) float64 {
 	phases := polyphase(oversampling(rate))
+	parts := min(runtime.GOMAXPROCS(0), len(pcm)/minPartSamples)
+	var peak float64
+	if parts <= 1 {
+		peak = truePeakOf(pcm, phases, 0, len(pcm))
+	} else {
+		peaks := make([]float64, parts)
+		var wg sync.WaitGroup
+		for k := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				peaks[k] = truePeakOf(pcm, phases, k*len(pcm)/parts, (k+1)*len(pcm)/parts)
+			}()
+		}
+		wg.Wait()
+		peak = slices.Max(peaks)
+	}
+	if peak == 0 {
+		return Silent
+	}
+	return 20 * math.Log10(peak)
+}
+
+// minPartSamples is the least a part of TruePeak's work is worth a goroutine for.
+const minPartSamples = 1 << 16
+
+// truePeakOf is the largest oversampled magnitude around samples [from, to)
+// of pcm (its interpolation reading pcm beyond them, zero past its ends).
+func truePeakOf(pcm []float32, phases [][]float64, from, to int) float64 {
 	half := tapsPerPhase / 2
 	at := func(i int) float64 {
 		if i < 0 || i >= len(pcm) {
@@ -98,22 +131,28 @@ func TruePeak(pcm []float32, rate int) float64 {
 		return float64(pcm[i])
 	}
 	var peak float64
-	for n := range pcm {
+	for n := from; n < to; n++ {
 		if a := math.Abs(float64(pcm[n])); a > peak {
 			peak = a
 		}
+		lo := n - half + 1
+		inside := lo >= 0 && lo+tapsPerPhase <= len(pcm)
 		for _, taps := range phases[1:] {
 			var y float64
-			for i, c := range taps {
-				y += c * at(n+i-half+1)
+			if inside { // the common case, without a bounds test per tap
+				w := pcm[lo : lo+tapsPerPhase]
+				for i, c := range taps {
+					y += c * float64(w[i])
+				}
+			} else {
+				for i, c := range taps {
+					y += c * at(lo+i)
+				}
 			}
 			if a := math.Abs(y); a > peak {
 				peak = a
 			}
 		}
 	}
-	if peak == 0 {
-		return Silent
-	}
-	return 20 * math.Log10(peak)
+	return peak
 }
