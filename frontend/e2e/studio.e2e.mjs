@@ -350,6 +350,22 @@ async function main() {
     await lines.nth(2).locator('input[name="gain_3"]').fill('');
     await lines.nth(2).locator('input[name="gain_3"]').press('Tab');
     console.log(`e2e: line 3's gain +6 dB: ${(after - before).toFixed(2)} dB louder against line 1 in the scene; project.json keeps 6`);
+
+    // Level lines: from the loudness Play scene measured, each line's gain brings it to the lines' median; played
+    // again, the lines measure within 0.3 LU of each other.
+    const lufs = async () => (await lines.locator('[data-level]').allTextContents()).map((t) => parseFloat(t));
+    await page.locator('[data-region="lines"]').getByRole('button', { name: 'Play scene' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] [data-level]').length === 3, null, { timeout: 15_000 });
+    const unlevelled = await lufs();
+    await page.locator('[data-region="lines"]').getByRole('button', { name: 'Level lines' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] [data-level]').length === 0, null, { timeout: 5_000 }); // the scene changed
+    const gains = await page.evaluate(() => [1, 2, 3].map((n) => document.querySelector(`input[name="gain_${n}"]`).value));
+    await page.locator('[data-region="lines"]').getByRole('button', { name: 'Play scene' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] [data-level]').length === 3, null, { timeout: 15_000 });
+    const levelled = await lufs();
+    if (Math.max(...levelled) - Math.min(...levelled) > 0.3) fail(`Level lines: ${unlevelled} LUFS with gains ${gains} became ${levelled}`);
+    await page.locator('[data-region="transport"]').getByRole('button', { name: '■' }).click();
+    console.log(`e2e: Level lines: ${unlevelled.join(', ')} LUFS, gains ${gains.map((g) => g || '0').join(', ')} dB, then ${levelled.join(', ')} LUFS`);
   }
 
   // Scene export: a download measured by ffmpeg, within 0.5 LU of the target;

@@ -23,7 +23,7 @@ function linesPanel(lines: LineState[], lineFiles: { base: string; format: strin
       speakingAll: '',
       ...extra,
       progress: () => ({ frames: '', elapsed: '', remaining: '', rtf: '', firstAudio: '' }),
-      actions: { speakLine: () => {}, speakAll: () => {}, playScene: (line?: number) => void played.push(line), choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
+      actions: { speakLine: () => {}, speakAll: () => {}, playScene: (line?: number) => void played.push(line), levelLines: () => void played.push(-1), choose: () => {}, play: () => {}, pause: (i: number, s: number | undefined) => void calls.push([i, s]),
         gain: (i: number, db: number | undefined) => void gains.push([i, db]),
         fileName: async (i: number, name: string) => (named.push([i, name]), refuse),
       },
@@ -159,12 +159,15 @@ describe('LinesPanel: Play scene', () => {
     expect(p.played).toEqual([undefined, 3]);
     expect([...p.target.querySelectorAll('li.line.playing')].map((l) => l.getAttribute('data-line'))).toEqual(['3']);
     expect([...p.target.querySelectorAll('li.line')].map((l) => l.querySelector('[data-level]')?.textContent ?? '')).toEqual(['-17.0 LUFS', '', '-15.5 LUFS']);
+    [...p.target.querySelectorAll('button')].find((b) => b.textContent === 'Level lines')!.click();
+    expect(p.played).toEqual([undefined, 3, -1]);
     p.close();
   });
 
-  it('cannot play a scene without a chosen take', () => {
-    const p = linesPanel(lines, null, '', { takes: [] }); // the chosen takes are gone from the list
+  it('cannot play a scene without a chosen take, nor level lines without two measured', () => {
+    const p = linesPanel(lines, null, '', { takes: [], levels: new Map([[1, -17]]) }); // the chosen takes are gone from the list
     expect(button(p).disabled).toBe(true);
+    expect([...p.target.querySelectorAll('button')].some((b) => b.textContent === 'Level lines')).toBe(false);
     expect(p.target.querySelector('[aria-label^="Play the scene from"]')).toBeNull();
     p.close();
   });

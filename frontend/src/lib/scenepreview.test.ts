@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lineAt, lineMarks, lineStart, sceneKey } from './scenepreview';
+import { levelGains, lineAt, lineMarks, lineStart, sceneKey } from './scenepreview';
 import type { Project, ScenePreview } from './types';
 
 const preview = {
@@ -56,5 +56,23 @@ describe('scene preview', () => {
       change(q);
       expect(sceneKey(q)).not.toBe(key);
     }
+  });
+});
+
+describe('level lines', () => {
+  it('moves each measured line to the median, from the gain it has, within ±24 dB', () => {
+    const levels = new Map([
+      [1, -18],
+      [2, -14.04],
+      [4, -16],
+      [5, -45],
+    ]);
+    // The median of -45, -18, -16, -14.04 is -17.
+    expect(levelGains(levels, [undefined, 2, 5, -1, 0])).toEqual([1, -1, 5, -2, 24]);
+  });
+
+  it('leaves a line at the median, or one not measured, as it is', () => {
+    expect(levelGains(new Map([[1, -16]]), [undefined, 3])).toEqual([undefined, 3]);
+    expect(levelGains(new Map(), [2])).toEqual([2]);
   });
 });

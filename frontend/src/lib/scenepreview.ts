@@ -32,3 +32,22 @@ export function lineStart(pv: ScenePreview, line: number): number | undefined {
 export function lineMarks(pv: ScenePreview): { at: number; label: string }[] {
   return pv.lines.map((l) => ({ at: l.start_s, label: String(l.line) }));
 }
+
+/**
+ * Level lines: each measured line's gain moved by its distance from the
+ * lines' median loudness, so that played again they measure alike (within
+ * ±24 dB, to 0.1 dB). levels: line (from 1) → LUFS as played; gains: each
+ * line's gain now (index = line - 1). Lines not measured keep theirs.
+ */
+export function levelGains(levels: Map<number, number>, gains: (number | undefined)[]): (number | undefined)[] {
+  const sorted = [...levels.values()].sort((a, b) => a - b);
+  if (!sorted.length) return gains;
+  const m = sorted.length;
+  const median = m % 2 ? sorted[(m - 1) / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+  return gains.map((g, i) => {
+    const l = levels.get(i + 1);
+    if (l === undefined) return g;
+    const next = Math.round(Math.min(24, Math.max(-24, (g ?? 0) + median - l)) * 10) / 10;
+    return next === 0 ? undefined : next;
+  });
+}
