@@ -67,8 +67,9 @@ func skippedNote(skipped []Skipped) string {
 // ErrNothingToPlay: no line has a chosen take with audio.
 var ErrNothingToPlay = errors.New("no line has a chosen take with audio: star a take of a line to hear the scene")
 
-// PreviewProject assembles p's scene for listening (Preview). Only a take
-// that cannot be read (not one that is gone) fails it.
+// PreviewProject assembles p's scene for listening (Preview): a take that
+// is gone, or cannot be read, leaves its line out with the reason (the
+// export refuses them instead).
 func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 	var lines []Line
 	var numbers []int
@@ -85,7 +86,8 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 			skip(fmt.Sprintf("take #%d is gone", l.Chosen))
 			continue
 		case err != nil:
-			return Preview{}, fmt.Errorf("line %d: %w", i+1, err)
+			skip(fmt.Sprintf("take #%d cannot be read: %v", l.Chosen, err))
+			continue
 		case t.State == takes.TakeRunning:
 			skip(fmt.Sprintf("take #%d is still running", t.ID))
 			continue

@@ -23,6 +23,9 @@ func (s silentTake) TakePCM(id int) ([]float32, takes.Take, error) {
 	if id == s.id {
 		p = nil
 	}
+	if id == 6 {
+		return nil, t, errors.New("pcm.f32: unexpected end of file")
+	}
 	return p, t, err
 }
 
@@ -101,12 +104,14 @@ func TestPreviewLeavesOutLines(t *testing.T) {
 		{Text: "d", Takes: []int{4}, Chosen: 4},
 		{Text: "e", Takes: []int{5}, Chosen: 5},
 		{Text: "f", Takes: []int{9}, Chosen: 9},
+		{Text: "g", Takes: []int{6}, Chosen: 6},
 	}
 	from := silentTake{fakeTakes{
 		1: {ID: 1, State: takes.TakeFinished, SampleRate: 44100},
 		3: {ID: 3, State: takes.TakeRunning, SampleRate: 44100},
 		4: {ID: 4, State: takes.TakeFinished, SampleRate: 44100},
 		5: {ID: 5, State: takes.TakeFinished, SampleRate: 44100},
+		6: {ID: 6, State: takes.TakeFinished, SampleRate: 44100},
 	}, 4}
 	pv, err := PreviewProject(p, from)
 	if err != nil {
@@ -115,7 +120,7 @@ func TestPreviewLeavesOutLines(t *testing.T) {
 	if len(pv.Lines) != 2 || pv.Lines[0].Line != 1 || pv.Lines[1].Line != 5 || math.Abs(pv.Lines[1].Start-3) > 1e-4 {
 		t.Errorf("lines %+v, want 1 and 5, line 5 after line 1's 2 s pause", pv.Lines)
 	}
-	want := "left out: line 2 (no chosen take), line 3 (take #3 is still running), line 4 (take #4 has no audio), line 6 (take #9 is gone)"
+	want := "left out: line 2 (no chosen take), line 3 (take #3 is still running), line 4 (take #4 has no audio), line 6 (take #9 is gone), line 7 (take #6 cannot be read: pcm.f32: unexpected end of file)"
 	if got := pv.Note; got != want {
 		t.Errorf("note %q\nwant %q", got, want)
 	}
