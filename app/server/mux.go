@@ -89,11 +89,14 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 
 	mux.Handle("POST /api/{method}", localOnly(opt.LoopbackOnly, apiHandler(methods, opt.ModelRoots)))
 	mux.Handle("GET /api/events", eventsHandler(hub))
-	mux.Handle("GET /api/takes/{id}/pcm", takePCMHandler(audio))
+	mux.Handle("GET /api/takes/{id}/pcm", pcmHandler("take", func(id int) ([]float32, int, error) {
+		pcm, t, err := audio.TakePCM(id)
+		return pcm, t.SampleRate, err
+	}))
 	mux.Handle("GET /api/takes/{id}/export", takeFileHandler(audio))
 	if opt.Scenes != nil {
 		mux.Handle("GET /api/projects/{name}/scene", sceneHandler(opt.Scenes))
-		mux.Handle("GET /api/scene-previews/{id}/pcm", scenePreviewHandler(opt.Scenes))
+		mux.Handle("GET /api/scene-previews/{id}/pcm", pcmHandler("scene preview", opt.Scenes.ScenePreviewPCM))
 	}
 	files := http.FileServerFS(opt.UI)
 	mux.Handle("GET /", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -141,47 +144,36 @@ func sceneHandler(scenes Scenes) http.Handler {
 	})
 }
 
-// scenePreviewHandler serves a scene preview's audio for the browser to
-// play.
-func scenePreviewHandler(scenes Scenes) http.Handler {
+// pathID is the positive number in the request's {id}; else it answers
+// 400, naming what the number is of, and reports false.
+func pathID(w http.ResponseWriter, r *http.Request, what string) (int, bool) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil || id <= 0 {
+		writeJSON(w, http.StatusBadRequest, apiError{what + " id must be a positive number"})
+		return 0, false
+	}
+	return id, true
+}
+
+// pcmHandler serves the audio of the {id} in the path for the browser to
+// play (a take's: replay, A/B; a scene preview's): float32 little-endian,
+// mono, its rate in X-Sample-Rate-Hz.
+func pcmHandler(what string, audio func(id int) ([]float32, int, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.Atoi(r.PathValue("id"))
-		if err != nil || id <= 0 {
-			writeJSON(w, http.StatusBadRequest, apiError{"scene preview id must be a positive number"})
+		id, ok := pathID(w, r, what)
+		if !ok {
 			return
 		}
-		pcm, rate, err := scenes.ScenePreviewPCM(id)
+		pcm, rate, err := audio(id)
 		if err != nil {
 			writeJSON(w, statusOf(err), apiError{err.Error()})
 			return
 		}
-		writePCM(w, pcm, rate)
-	})
-}
-
-// writePCM answers float32 little-endian mono PCM at rate Hz.
-func writePCM(w http.ResponseWriter, pcm []float32, rate int) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Sample-Rate-Hz", strconv.Itoa(rate))
-	w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
-	w.Write(takes.EncodeFloat32LE(pcm))
-}
-
-// takePCMHandler serves a take's PCM for the browser to play (replay, A/B).
-func takePCMHandler(audio TakeAudio) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.Atoi(r.PathValue("id"))
-		if err != nil || id <= 0 {
-			writeJSON(w, http.StatusBadRequest, apiError{"take id must be a positive number"})
-			return
-		}
-		pcm, t, err := audio.TakePCM(id)
-		if err != nil {
-			writeJSON(w, statusOf(err), apiError{err.Error()})
-			return
-		}
-		writePCM(w, pcm, t.SampleRate)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Sample-Rate-Hz", strconv.Itoa(rate))
+		w.Header().Set("Content-Length", strconv.Itoa(4*len(pcm)))
+		w.Write(takes.EncodeFloat32LE(pcm))
 	})
 }
 
@@ -190,9 +182,8 @@ func takePCMHandler(audio TakeAudio) http.Handler {
 // save through its own download.
 func takeFileHandler(audio TakeAudio) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := strconv.Atoi(r.PathValue("id"))
-		if err != nil || id <= 0 {
-			writeJSON(w, http.StatusBadRequest, apiError{"take id must be a positive number"})
+		id, ok := pathID(w, r, "take")
+		if !ok {
 			return
 		}
 		name, mediaType, data, err := audio.TakeFile(id, r.URL.Query().Get("format"))
