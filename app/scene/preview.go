@@ -14,12 +14,12 @@ import (
 
 // Preview is a project's scene as the studio plays it before it is
 // exported: the chosen takes of the lines that have one with audio, in
-// order (their silent ends trimmed when the export trims them, each at its
-// line's own gain), with the
-// scene's gap or a line's own pause between them, at the
-// gain Export scene would give them (the loudness target, the true peak
-// under the Ceiling). Lines without such a take are left out, each with
-// the reason, so a scene being made can be heard as far as it goes.
+// order, prepared as the export prepares them (silent ends trimmed when it
+// trims them, each at its line's own gain), with the scene's gap or a
+// line's own pause between them, at the gain Export scene would give them
+// (the loudness target, the true peak under the Ceiling). Lines without
+// such a take are left out, each with the reason, so a scene being made
+// can be heard as far as it goes.
 type Preview struct {
 	ID      int           `json:"id"` // the service's number for it (PlayScene, the browser's PCM)
 	Project string        `json:"project"`
