@@ -119,6 +119,18 @@ describe('ScriptEditor: find and replace', () => {
     ed.close();
   });
 
+  it('goes on after a replacement, never into it', async () => {
+    const ed = editor('Ann, Ann and Ann.');
+    await (ed.c as unknown as { openFind: (r?: boolean) => Promise<void> }).openFind(true);
+    await type(ed, 'find', 'Ann');
+    await type(ed, 'replace', 'Anna');
+    await key(ed, 'replace', 'Enter');
+    await key(ed, 'replace', 'Enter');
+    expect(ed.props.script).toBe('Anna, Anna and Ann.');
+    expect([count(ed), ed.area.selectionStart]).toEqual(['3 of 3', 15]);
+    ed.close();
+  });
+
   it('refuses a Replace all that would pass the script limit, changing nothing', async () => {
     const text = 'z'.repeat(60_000) + ' ab'.repeat(1000);
     const ed = editor(text);
