@@ -79,7 +79,7 @@ type ExportSettings struct {
 	// Captions of the lines' words beside the scene: "" (none), "srt"
 	// (SubRip) or "vtt" (WebVTT), timed from the lines' audio (app/scene).
 	Captions string `json:"captions"`
-	// TrimSilence cuts each take's silence at its ends (app/scene, trim.go)
+	// TrimSilence cuts each take's silence at its ends (app/scene, take_audio.go)
 	// so that the gap and the lines' pauses are the silence between voices.
 	// New projects trim; one saved before this setting existed does not.
 	TrimSilence bool `json:"trim_silence"`

@@ -74,6 +74,7 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 	var lines []Line
 	var numbers []int
 	pv := Preview{Project: p.Name, Skipped: []Skipped{}}
+	several := severalSpeakers(p)
 	for i, l := range p.Lines {
 		skip := func(why string) { pv.Skipped = append(pv.Skipped, Skipped{Line: i + 1, Why: why}) }
 		if l.Chosen == 0 {
@@ -95,7 +96,7 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 			skip(fmt.Sprintf("take #%d has no audio", t.ID))
 			continue
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, PauseAfter: l.PauseAfter, GainDB: gainOf(l)})
+		lines = append(lines, lineOf(l, t, pcm, several))
 		numbers = append(numbers, i+1)
 	}
 	if len(lines) == 0 {

@@ -35,10 +35,7 @@ func (e *kindError) Is(target error) bool { return target == e.kind }
 func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 	var lines []Line
 	var missing []string
-	speakers := map[int]bool{}
-	for _, l := range p.Lines {
-		speakers[l.Speaker] = true
-	}
+	several := severalSpeakers(p)
 	for i, l := range p.Lines {
 		if l.Chosen == 0 {
 			missing = append(missing, fmt.Sprint(i+1))
@@ -51,7 +48,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(len(speakers) > 1, l, t), PauseAfter: l.PauseAfter, GainDB: gainOf(l), FileName: l.FileName})
+		lines = append(lines, lineOf(l, t, pcm, several))
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -63,12 +60,26 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 	return res, nil
 }
 
-// gainOf is line l's own gain in the scene, in dB.
-func gainOf(l projects.Line) float64 {
-	if l.GainDB == nil {
-		return 0
+// lineOf is project line l as the scene joins it, spoken by its chosen
+// take t (its audio pcm): the one place a line's settings reach the scene
+// (the export's and the preview's). several: the scene has more than one
+// speaker (its captions name them).
+func lineOf(l projects.Line, t takes.Take, pcm []float32, several bool) Line {
+	line := Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(several, l, t), PauseAfter: l.PauseAfter, FileName: l.FileName}
+	if l.GainDB != nil {
+		line.GainDB = *l.GainDB
 	}
-	return *l.GainDB
+	return line
+}
+
+// severalSpeakers tells whether p's lines have more than one speaker.
+func severalSpeakers(p projects.Project) bool {
+	for _, l := range p.Lines {
+		if l.Speaker != p.Lines[0].Speaker {
+			return true
+		}
+	}
+	return false
 }
 
 // captionVoice names who says line l in captions: the voice its take t
