@@ -47,6 +47,7 @@ FUZZ_TARGETS += ./engine/checkpoint:FuzzTorchZip
 FUZZ_TARGETS += ./engine/drama3:FuzzSampleWith
 FUZZ_TARGETS += ./app/lexicon:FuzzParse
 FUZZ_TARGETS += ./engine/checkpoint:FuzzUnpickle
+FUZZ_TARGETS += ./app/script:FuzzParseScreenplay
 FUZZ_TARGETS += ./engine/drama3:FuzzParseConfig
 FUZZ_TARGETS += ./engine/tokenizer:FuzzRoundTrip
 FUZZ_TARGETS += ./engine/tokenizer:FuzzQwenScannerMatchesRegex

@@ -26,7 +26,9 @@ const (
 	MaxTakes       = 20000
 	MaxSpeakers    = 16 // <|speaker:0|> … <|speaker:15|>
 	maxVoiceName   = 200
-	maxFileBytes   = 16 << 20
+	// MaxCharacterName caps a speaker's name (Project.Characters).
+	MaxCharacterName = 60
+	maxFileBytes     = 16 << 20
 )
 
 // Project is one project.json.
@@ -36,9 +38,13 @@ type Project struct {
 	Script string `json:"script"`
 	// Cast names the voice of <|speaker:0|>, <|speaker:1|>, … ("" is the
 	// model's own voice).
-	Cast     []string     `json:"cast"`
-	Sampling api.Sampling `json:"sampling"`
-	Seed     uint64       `json:"seed"`
+	Cast []string `json:"cast"`
+	// Characters names who speaks as <|speaker:0|>, <|speaker:1|>, … ("":
+	// unnamed, "Speaker N"): the cast chips, the lines and the captions
+	// say it. A screenplay's import names them (app/script).
+	Characters []string     `json:"characters,omitempty"`
+	Sampling   api.Sampling `json:"sampling"`
+	Seed       uint64       `json:"seed"`
 	// MaxFrames of each take (0: the studio's default).
 	MaxFrames int    `json:"max_frames"`
 	Lines     []Line `json:"lines"`
@@ -117,6 +123,29 @@ func CheckSilence(what string, seconds float64) error {
 		return fmt.Errorf("%s (%v s) must be from 0 to %d s", what, seconds, MaxGapSeconds)
 	}
 	return nil
+}
+
+// CheckCharacterName says why name cannot name a speaker
+// (Project.Characters), or nil: at most MaxCharacterName bytes of UTF-8
+// on one line, without spaces at its ends ("" leaves the speaker unnamed).
+func CheckCharacterName(name string) error {
+	switch {
+	case len(name) > MaxCharacterName || !utf8.ValidString(name):
+		return invalid("the name %q is longer than %d bytes or not UTF-8", clipName(name), MaxCharacterName)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return invalid("the name %q holds a control character (a line break, a tab)", clipName(name))
+	case name != strings.TrimSpace(name):
+		return invalid("the name %q starts or ends with a space", name)
+	}
+	return nil
+}
+
+// clipName is name cut to MaxCharacterName bytes, for an error.
+func clipName(name string) string {
+	if len(name) <= MaxCharacterName {
+		return name
+	}
+	return strings.ToValidUTF8(name[:MaxCharacterName], "") + "…"
 }
 
 // CheckLineGain checks a line's own gain in the scene (Line.GainDB).
@@ -211,6 +240,14 @@ func (p *Project) Check() error {
 	for i, v := range p.Cast {
 		if len(v) > maxVoiceName || !utf8.ValidString(v) {
 			return bad("speaker %d: the voice name is longer than %d bytes or not UTF-8", i, maxVoiceName)
+		}
+	}
+	if len(p.Characters) > MaxSpeakers {
+		return bad("%d characters named, at most %d", len(p.Characters), MaxSpeakers)
+	}
+	for i, c := range p.Characters {
+		if err := CheckCharacterName(c); err != nil {
+			return bad("speaker %d: %v", i, err)
 		}
 	}
 	if err := p.Sampling.Validate(); err != nil {

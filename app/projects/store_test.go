@@ -24,6 +24,7 @@ func sample(name string) Project {
 	p := New(name, api.DefaultSampling(), 7, 400)
 	p.Script = "<|speaker:0|>Hello.\n\n<|speaker:1|>Hi there."
 	p.Cast = []string{"Ada", ""}
+	p.Characters = []string{"Anna", "Dr. Ben Okafor"}
 	p.Lines = []Line{
 		{Text: "<|speaker:0|>Hello.", Speaker: 0, Takes: []int{3, 5}, Chosen: 5},
 		{Text: "<|speaker:1|>Hi there.", Speaker: 1, Takes: []int{4}},
@@ -223,19 +224,23 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	bad := map[string]func(p *Project){
-		"chosen not a take":   func(p *Project) { p.Lines[1].Chosen = 9 },
-		"take twice":          func(p *Project) { p.Takes = []int{3, 3} },
-		"negative take":       func(p *Project) { p.Lines[0].Takes = []int{-1} },
-		"speaker 16":          func(p *Project) { p.Lines[0].Speaker = 16 },
-		"gap 11 s":            func(p *Project) { p.Export.GapSeconds = 11 },
-		"target -3 LUFS":      func(p *Project) { p.Export.TargetLUFS = -3 },
-		"aac":                 func(p *Project) { p.Export.Format = "aac" },
-		"captions ass":        func(p *Project) { p.Export.Captions = "ass" },
-		"pause of -1 s":       func(p *Project) { g := -1.0; p.Lines[0].PauseAfter = &g },
-		"top_p 0":             func(p *Project) { p.Sampling.TopP = 0 },
-		"format 2":            func(p *Project) { p.Format = 2 },
-		"seventeen voices":    func(p *Project) { p.Cast = make([]string, 17) },
-		"negative max frames": func(p *Project) { p.MaxFrames = -1 },
+		"chosen not a take":    func(p *Project) { p.Lines[1].Chosen = 9 },
+		"take twice":           func(p *Project) { p.Takes = []int{3, 3} },
+		"negative take":        func(p *Project) { p.Lines[0].Takes = []int{-1} },
+		"speaker 16":           func(p *Project) { p.Lines[0].Speaker = 16 },
+		"gap 11 s":             func(p *Project) { p.Export.GapSeconds = 11 },
+		"target -3 LUFS":       func(p *Project) { p.Export.TargetLUFS = -3 },
+		"aac":                  func(p *Project) { p.Export.Format = "aac" },
+		"captions ass":         func(p *Project) { p.Export.Captions = "ass" },
+		"pause of -1 s":        func(p *Project) { g := -1.0; p.Lines[0].PauseAfter = &g },
+		"top_p 0":              func(p *Project) { p.Sampling.TopP = 0 },
+		"format 2":             func(p *Project) { p.Format = 2 },
+		"seventeen voices":     func(p *Project) { p.Cast = make([]string, 17) },
+		"negative max frames":  func(p *Project) { p.MaxFrames = -1 },
+		"seventeen characters": func(p *Project) { p.Characters = make([]string, 17) },
+		"a name with a tab":    func(p *Project) { p.Characters = []string{"", "Ann\tB"} },
+		"a name of 61 bytes":   func(p *Project) { p.Characters = []string{strings.Repeat("a", 61)} },
+		"a name's end space":   func(p *Project) { p.Characters = []string{"Ann "} },
 	}
 	s := newTestStore(t)
 	for what, change := range bad {

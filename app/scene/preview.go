@@ -74,7 +74,7 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 	var lines []Line
 	var numbers []int
 	pv := Preview{Project: p.Name, Skipped: []Skipped{}}
-	several := severalSpeakers(p)
+	who := speakersOf(p)
 	for i, l := range p.Lines {
 		skip := func(why string) { pv.Skipped = append(pv.Skipped, Skipped{Line: i + 1, Why: why}) }
 		if l.Chosen == 0 {
@@ -96,7 +96,7 @@ func PreviewProject(p projects.Project, from TakeAudio) (Preview, error) {
 			skip(fmt.Sprintf("take #%d has no audio", t.ID))
 			continue
 		}
-		lines = append(lines, lineOf(l, t, pcm, several))
+		lines = append(lines, lineOf(l, t, pcm, who))
 		numbers = append(numbers, i+1)
 	}
 	if len(lines) == 0 {

@@ -35,7 +35,7 @@ func (e *kindError) Is(target error) bool { return target == e.kind }
 func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 	var lines []Line
 	var missing []string
-	several := severalSpeakers(p)
+	who := speakersOf(p)
 	for i, l := range p.Lines {
 		if l.Chosen == 0 {
 			missing = append(missing, fmt.Sprint(i+1))
@@ -48,7 +48,7 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 		if t.State == takes.TakeRunning {
 			return Result{}, &kindError{studio.ErrBusy, fmt.Sprintf("line %d: take #%d is still running", i+1, t.ID)}
 		}
-		lines = append(lines, lineOf(l, t, pcm, several))
+		lines = append(lines, lineOf(l, t, pcm, who))
 	}
 	if len(missing) > 0 {
 		return Result{}, &kindError{studio.ErrInvalid, fmt.Sprintf("line %s has no chosen take: star one of its takes first", strings.Join(missing, ", "))}
@@ -62,33 +62,39 @@ func FromProject(p projects.Project, from TakeAudio) (Result, error) {
 
 // lineOf is project line l as the scene joins it, spoken by its chosen
 // take t (its audio pcm): the one place a line's settings reach the scene
-// (the export's and the preview's). several: the scene has more than one
-// speaker (its captions name them).
-func lineOf(l projects.Line, t takes.Take, pcm []float32, several bool) Line {
-	line := Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: captionVoice(several, l, t), PauseAfter: l.PauseAfter, FileName: l.FileName}
+// (the export's and the preview's). who names its speaker in captions.
+func lineOf(l projects.Line, t takes.Take, pcm []float32, who speakers) Line {
+	line := Line{Take: t.ID, PCM: pcm, Rate: t.SampleRate, Text: t.Request.Text, Voice: who.name(l, t), PauseAfter: l.PauseAfter, FileName: l.FileName}
 	if l.GainDB != nil {
 		line.GainDB = *l.GainDB
 	}
 	return line
 }
 
-// severalSpeakers tells whether p's lines have more than one speaker.
-func severalSpeakers(p projects.Project) bool {
-	for _, l := range p.Lines {
-		if l.Speaker != p.Lines[0].Speaker {
-			return true
-		}
-	}
-	return false
+// speakers names who says each line of a project in its captions.
+type speakers struct {
+	characters []string // the project's names of its speakers
+	several    bool     // its lines have more than one speaker
 }
 
-// captionVoice names who says line l in captions: the voice its take t
-// was cast in, else "Speaker N" in a scene of several speakers.
-func captionVoice(several bool, l projects.Line, t takes.Take) string {
+func speakersOf(p projects.Project) speakers {
+	who := speakers{characters: p.Characters}
+	for _, l := range p.Lines {
+		who.several = who.several || l.Speaker != p.Lines[0].Speaker
+	}
+	return who
+}
+
+// name is who says line l, spoken by take t: the name the project gives
+// its speaker, else the voice t was cast in, else "Speaker N" in a scene
+// of several speakers ("": nobody named).
+func (who speakers) name(l projects.Line, t takes.Take) string {
 	switch {
+	case l.Speaker < len(who.characters) && who.characters[l.Speaker] != "":
+		return who.characters[l.Speaker]
 	case len(t.Voices) == 1:
 		return t.Voices[0]
-	case several:
+	case who.several:
 		return fmt.Sprintf("Speaker %d", l.Speaker)
 	}
 	return ""

@@ -188,6 +188,12 @@ func TestFromProjectAndWrite(t *testing.T) {
 	if len(res.Cues) != 2 || res.Cues[0].Text != "Hello." || res.Cues[0].Voice != "Bea" || res.Cues[1].Text != "Bye." || res.Cues[1].Voice != "Speaker 0" {
 		t.Errorf("cues %+v", res.Cues)
 	}
+	// A speaker the project names is called so, whatever voice it speaks in.
+	named := p
+	named.Characters = []string{"Narrator", "Anna"}
+	if res, err := FromProject(named, from); err != nil || res.Cues[0].Voice != "Anna" || res.Cues[1].Voice != "Narrator" {
+		t.Errorf("named speakers' cues %+v, %v", res.Cues, err)
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "Scene.wav")
 	files, err := Write(res, p.Name, path, false)

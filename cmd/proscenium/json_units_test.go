@@ -7,6 +7,7 @@ import (
 	"proscenium/app"
 	"proscenium/app/model"
 	"proscenium/app/playback"
+	"proscenium/app/script"
 	"proscenium/app/server"
 	"proscenium/app/studio"
 	"proscenium/app/takes"
@@ -43,7 +44,7 @@ var unitlessFields = []string{
 func TestJSONSaysItsUnits(t *testing.T) {
 	roots := []any{
 		// the CLI
-		synthSummary{}, probeReport{}, tokenizeOutput{}, drama3.Inspection{},
+		synthSummary{}, probeReport{}, tokenizeOutput{}, drama3.Inspection{}, script.Screenplay{},
 		// the engine and its worker
 		api.Finish{}, api.Info{}, api.Stats{}, api.SpeechRequest{}, drama3.PrefixCacheStats{},
 		gpuworker.Hello{}, gpuworker.Request{}, gpuworker.LoadRequest{}, gpuworker.Loaded{},

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"proscenium/app/projects"
+	"proscenium/app/script"
+	"proscenium/app/settings"
+	"proscenium/app/studio"
+)
+
+// ScreenplayRequest is a screenplay to read (app/script): its text, and
+// whether its action is narrated.
+type ScreenplayRequest struct {
+	Text    string `json:"text"`
+	Narrate bool   `json:"narrate"`
+}
+
+// ScreenplayPreview is a screenplay as a script, before it becomes a
+// project: Cast suggests each character's voice, the cloned voice of the
+// same name where there is one ("" the model's own).
+type ScreenplayPreview struct {
+	script.Screenplay
+	Cast []string `json:"cast"`
+}
+
+// ScreenplayProject makes a project of a screenplay: its name, the
+// screenplay, and the voice of each character (Cast, as
+// ScreenplayPreview's; shorter: the rest in the model's voice).
+type ScreenplayProject struct {
+	Name string `json:"name"`
+	ScreenplayRequest
+	Cast []string `json:"cast"`
+}
+
+// ParseScreenplay reads a screenplay as the studio's script, changing
+// nothing: the import's preview.
+func (s *Service) ParseScreenplay(r ScreenplayRequest) (ScreenplayPreview, error) {
+	sp, err := script.ParseScreenplay(r.Text, script.ScreenplayOptions{Narrate: r.Narrate})
+	if err != nil {
+		return ScreenplayPreview{}, fmt.Errorf("%w: %v", studio.ErrInvalid, err)
+	}
+	if len(sp.Script) > settings.MaxScriptBytes {
+		return ScreenplayPreview{}, fmt.Errorf("%w: the screenplay makes a script of %d KiB and the studio's limit is %d KiB: import it in parts (a scene or an act at a time)", studio.ErrInvalid, (len(sp.Script)+1023)>>10, settings.MaxScriptBytes>>10)
+	}
+	cloned := map[string]string{} // a cloned voice's name, folded → as written
+	for _, v := range s.Voices() {
+		if v.Reference != "" {
+			cloned[strings.ToLower(v.Name)] = v.Name
+		}
+	}
+	cast := make([]string, len(sp.Characters))
+	for i, c := range sp.Characters {
+		cast[i] = cloned[strings.ToLower(c.Name)]
+	}
+	return ScreenplayPreview{Screenplay: sp, Cast: trimCast(cast)}, nil
+}
+
+// CreateProjectFromScreenplay makes a new project called r.Name of a
+// screenplay: its script, its characters named, cast in r.Cast, with the
+// studio's sampling settings. A name that is taken, a cast longer than the
+// characters and a screenplay ParseScreenplay refuses are refused, and
+// nothing is made.
+func (s *Service) CreateProjectFromScreenplay(r ScreenplayProject) (projects.Project, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return projects.Project{}, err
+	}
+	sp, err := s.ParseScreenplay(r.ScreenplayRequest)
+	if err != nil {
+		return projects.Project{}, err
+	}
+	if len(r.Cast) > len(sp.Characters) {
+		return projects.Project{}, fmt.Errorf("%w: %d voices cast for the screenplay's %d characters", studio.ErrInvalid, len(r.Cast), len(sp.Characters))
+	}
+	set := s.Settings()
+	p := projects.New(r.Name, set.Sampling, set.Seed, set.MaxFrames)
+	p.Script = sp.Script
+	p.Cast = trimCast(append([]string(nil), r.Cast...))
+	for _, c := range sp.Characters {
+		p.Characters = append(p.Characters, c.Name)
+	}
+	p, err = st.Create(p)
+	if err == nil {
+		s.primeCast(p.Cast)
+	}
+	return p, err
+}
+
+// trimCast drops a cast's trailing model voices ("" at its end), as the
+// cast chips keep it.
+func trimCast(cast []string) []string {
+	for len(cast) > 0 && cast[len(cast)-1] == "" {
+		cast = cast[:len(cast)-1]
+	}
+	return cast
+}
