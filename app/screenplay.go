@@ -21,8 +21,8 @@ type ScreenplayRequest struct {
 // project: Cast suggests each character's voice, the cloned voice of the
 // same name where there is one ("" the model's own).
 type ScreenplayPreview struct {
-	script.Screenplay
-	Cast []string `json:"cast"`
+	Screenplay script.Screenplay `json:"screenplay"`
+	Cast       []string          `json:"cast"`
 }
 
 // ScreenplayProject makes a project of a screenplay: its name, the
@@ -71,14 +71,14 @@ func (s *Service) CreateProjectFromScreenplay(r ScreenplayProject) (projects.Pro
 	if err != nil {
 		return projects.Project{}, err
 	}
-	if len(r.Cast) > len(sp.Characters) {
-		return projects.Project{}, fmt.Errorf("%w: %d voices cast for the screenplay's %d characters", studio.ErrInvalid, len(r.Cast), len(sp.Characters))
+	if len(r.Cast) > len(sp.Screenplay.Characters) {
+		return projects.Project{}, fmt.Errorf("%w: %d voices cast for the screenplay's %d characters", studio.ErrInvalid, len(r.Cast), len(sp.Screenplay.Characters))
 	}
 	set := s.Settings()
 	p := projects.New(r.Name, set.Sampling, set.Seed, set.MaxFrames)
-	p.Script = sp.Script
+	p.Script = sp.Screenplay.Script
 	p.Cast = trimCast(append([]string(nil), r.Cast...))
-	for _, c := range sp.Characters {
+	for _, c := range sp.Screenplay.Characters {
 		p.Characters = append(p.Characters, c.Name)
 	}
 	p, err = st.Create(p)

@@ -21,8 +21,8 @@ func TestCreateProjectFromScreenplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"Ada", "bob"}; !reflect.DeepEqual(pre.Cast, want) || pre.Lines != 3 || len(pre.Characters) != 3 {
-		t.Errorf("preview: cast %q (want %q), %d lines, characters %v", pre.Cast, want, pre.Lines, pre.Characters)
+	if want := []string{"Ada", "bob"}; !reflect.DeepEqual(pre.Cast, want) || pre.Screenplay.Lines != 3 || len(pre.Screenplay.Characters) != 3 {
+		t.Errorf("preview: cast %q (want %q), %d lines, characters %v", pre.Cast, want, pre.Screenplay.Lines, pre.Screenplay.Characters)
 	}
 	if list, _ := svc.Projects(); len(list) != 0 {
 		t.Fatalf("the preview made projects: %v", list)

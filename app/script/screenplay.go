@@ -26,9 +26,10 @@ import (
 // and synopses, and action paragraphs, which with Narrate are spoken by a
 // character called "Narrator" instead.
 
-// MaxScreenplayBytes caps a screenplay read whole (a feature film's is
-// about 200 KiB).
-const MaxScreenplayBytes = 1 << 20
+// MaxScreenplayBytes caps a screenplay read whole: a feature film's is
+// about 200 KiB, and the studio's API carries it in a request of at most
+// 1 MiB (app/server).
+const MaxScreenplayBytes = 512 << 10
 
 // MaxCharacters is how many characters a script can give voices to: the
 // engine's speaker tags the studio casts (projects.MaxSpeakers).
@@ -123,6 +124,7 @@ func ParseScreenplay(text string, opt ScreenplayOptions) (Screenplay, error) {
 		return Screenplay{}, fmt.Errorf("found no dialogue: write each speech as a name and a colon before it (\"Anna: Where were you?\"), or as Fountain does (the name in capitals on a line of its own, the speech below it)")
 	}
 	r.out.Script = r.script.String()
+	r.out.LeftOut = []LeftOut{}
 	for _, what := range leftOutOrder {
 		if n := r.left[what]; n > 0 {
 			r.out.LeftOut = append(r.out.LeftOut, LeftOut{What: what, Count: n})

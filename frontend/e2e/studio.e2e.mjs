@@ -478,6 +478,7 @@ async function main() {
 
   await checkSizes(page, 'scene');
   await fileDrops(page);
+  await screenplayImport(page);
   if (pageErrors.length) fail(`page errors: ${pageErrors.join('; ')}`);
 }
 
@@ -522,6 +523,44 @@ async function fileDrops(page) {
   const lexicon = (await api(page, 'Settings')).lexicon;
   if (JSON.stringify(lexicon) !== JSON.stringify([{ written: 'Dropped', spoken: 'Dropt' }])) fail(`the dropped pronunciations: ${JSON.stringify(lexicon)}`);
   console.log(`e2e: files dropped: the script gained the text file's words, Cloned voices shows "${r.voiceStatus}", Pronunciations says "${r.lexiconStatus.replace(/^Import…\s*Export…\s*/, '')}", a stray drop was refused`);
+}
+
+// A Fountain screenplay dropped on the script opens Import screenplay: its characters (BEA cast in the cloned voice
+// Bea, her name's), what is left out, the action narrated on asking; Create project makes and opens the project, its
+// speakers named in the cast chips and the lines.
+async function screenplayImport(page) {
+  const fountain = 'Title: Night Shift\n\nINT. HALL - NIGHT\n\nThe clock strikes twelve.\n\nBEA\n(whispering)\nDid you hear that?\n\nANNA (V.O.)\nOnly the clock.\n';
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'Night Shift.fountain', { type: '' }));
+    const area = document.querySelector('textarea[aria-label="Script"]');
+    for (const t of ['dragenter', 'dragover', 'drop']) area.dispatchEvent(new DragEvent(t, { bubbles: true, cancelable: true, dataTransfer: dt }));
+  }, fountain);
+  const dialog = page.locator('[data-region="screenplay"]');
+  await dialog.locator('tr[data-character]').first().waitFor({ timeout: 10_000 });
+  const rows = async () => dialog.locator('tr[data-character]').evaluateAll((rs) => rs.map((r) => `${r.dataset.character}=${r.querySelector('select').value}`).join(','));
+  const first = await rows();
+  const summary = (await dialog.locator('[data-screenplay-summary]').textContent()).replace(/\s+/g, ' ').trim();
+  if (first !== 'BEA=Bea,ANNA=' || !summary.includes('left out: 1 title page, 1 scene headings, 1 action paragraphs')) fail(`the screenplay's preview: ${first}; ${summary}`);
+  await dialog.locator('input[name="screenplay_narrate"]').check();
+  await page.waitForFunction(() => document.querySelectorAll('[data-region="screenplay"] tr[data-character]').length === 3, null, { timeout: 10_000 });
+  const narrated = await rows();
+  if (narrated !== 'Narrator=,BEA=Bea,ANNA=') fail(`narrated: ${narrated}`);
+  if ((await dialog.locator('input[name="screenplay_name"]').inputValue()) !== 'Night Shift') fail('the project is not named after the file');
+  await dialog.getByRole('button', { name: 'Create project' }).click();
+  await page.locator('[data-region="project"][data-project="Night Shift"]').waitFor({ timeout: 10_000 });
+  await dialog.waitFor({ state: 'detached' });
+  const want = '<|speaker:0|>The clock strikes twelve.\n<|speaker:1|>[whispering] Did you hear that?\n<|speaker:2|>Only the clock.';
+  const script = await page.locator('textarea[aria-label="Script"]').inputValue();
+  if (script !== want) fail(`the imported script: ${JSON.stringify(script)}`);
+  await page.waitForFunction(() => document.querySelectorAll('[data-region="lines"] li.line [data-character]').length === 3, null, { timeout: 10_000 });
+  const named = await page.locator('[data-region="lines"] li.line [data-character]').allTextContents();
+  const chips = await page.locator('[data-region="castchips"] input[name^="character_"]').evaluateAll((is) => is.map((i) => i.value));
+  const saved = await api(page, 'OpenProject', ['Night Shift']);
+  if (named.join(',') !== 'Narrator,BEA,ANNA' || chips.join(',') !== 'Narrator,BEA,ANNA' || JSON.stringify(saved.characters) !== '["Narrator","BEA","ANNA"]' || JSON.stringify(saved.cast) !== '["","Bea"]') {
+    fail(`the imported project: lines ${named}, chips ${chips}, saved ${JSON.stringify({ characters: saved.characters, cast: saved.cast })}`);
+  }
+  console.log(`e2e: a Fountain screenplay dropped on the script: "${summary}"; narrated, made the project Night Shift: speakers ${chips.join(', ')}, BEA cast in Bea`);
 }
 
 let code = 0;

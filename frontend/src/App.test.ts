@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi, type Mock } from 'vitest';
 import App from './App.svelte';
 import type { Service } from './lib/service';
 import { ServiceError } from './lib/transport';
-import type { ModelStatus, Project, ScenePreview, ScriptCheck, ServerStatus, Settings, SpeechRequest, StatsView, Take, TakesLimitEffect, Voice } from './lib/types';
+import type { ModelStatus, Project, ScenePreview, ScreenplayProject, ScriptCheck, ServerStatus, Settings, SpeechRequest, StatsView, Take, TakesLimitEffect, Voice } from './lib/types';
 
 /** Answers the way the Go service does with no backend and no model. */
 let warnings: string[] = [];
@@ -89,6 +89,18 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
       return keep({ ...p, name: to });
     }),
     duplicateProject: vi.fn(async (from: string, to: string) => keep({ ...(store.get(from) ?? refuse(`no such project: "${from}"`)), name: to })),
+    parseScreenplay: vi.fn(async (text: string) => {
+      const speeches = [...text.matchAll(/^(\w+): (.*)$/gm)];
+      if (!speeches.length) refuse('found no dialogue');
+      const names = [...new Set(speeches.map((m) => m[1]))];
+      const script = speeches.map((m) => `<|speaker:${names.indexOf(m[1])}|>${m[2]}`).join('\n');
+      return { screenplay: { script, lines: speeches.length, characters: names.map((name) => ({ name, lines: speeches.filter((m) => m[1] === name).length })), left_out: [] }, cast: [] };
+    }),
+    createProjectFromScreenplay: vi.fn(async (r: ScreenplayProject) => {
+      if (store.has(r.name)) refuse(`a project called "${r.name}" exists: choose another name`);
+      const pre = await svc.parseScreenplay(r.text);
+      return keep({ format: 1, name: r.name, script: pre.screenplay.script, cast: r.cast, characters: pre.screenplay.characters.map((c) => c.name), sampling: settings.sampling, seed: settings.seed, max_frames: settings.max_frames, lines: [], takes: [], export: { gap_s: 0.4, target_lufs: -16, format: 'wav', per_line: false, captions: '', trim_silence: true }, saved_ms: 0 });
+    }),
     chooseScenePath: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     exportScene: vi.fn(async () => refuse('no native file dialog in the browser: type the path')),
     sceneFile: vi.fn(async () => refuse('line 1 has no chosen take: star one of its takes first')),
@@ -433,6 +445,38 @@ describe('App without a model', () => {
     await settle();
     expect(vi.mocked(service.speakVariations).mock.calls.length).toBe(calls);
     expect(transport.textContent).toContain('the values must be numbers');
+  });
+
+  it('Import screenplay shows the characters and the script first, then makes the project with its names', async () => {
+    const { root, service } = await start(true);
+    const pick = (text: string, name: string) => {
+      const input = region(root, 'project').querySelector<HTMLInputElement>('input[name="screenplay_file"]')!;
+      Object.defineProperty(input, 'files', { value: [new File([text], name)], configurable: true });
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+    };
+    pick('Nothing is said here.', 'empty.fountain');
+    await settle();
+    expect(region(root, 'screenplay').querySelector('[data-problem="screenplay"]')!.textContent).toContain('found no dialogue');
+    expect(region(root, 'screenplay').querySelector<HTMLButtonElement>('button[type="submit"]')!.disabled).toBe(true);
+    region(root, 'screenplay').querySelector<HTMLButtonElement>('button[type="button"]')!.click();
+    await settle();
+    expect(root.querySelector('[data-region="screenplay"]')).toBeNull();
+    expect(service.createProjectFromScreenplay).not.toHaveBeenCalled();
+
+    pick('Ada: Where were you?\nBen: Out.\nAda: Out where?', 'Night Shift.txt');
+    await settle();
+    const dialog = region(root, 'screenplay');
+    expect([...dialog.querySelectorAll('[data-character]')].map((r) => r.getAttribute('data-character'))).toEqual(['Ada', 'Ben']);
+    expect(dialog.querySelector('[data-screenplay-summary]')!.textContent).toContain('3 speeches by 2 characters');
+    expect(dialog.querySelector<HTMLInputElement>('input[name="screenplay_name"]')!.value).toBe('Night Shift');
+    expect(dialog.querySelector<HTMLSelectElement>('select[name="screenplay_voice_1"]')!.value).toBe('');
+    dialog.querySelector<HTMLButtonElement>('button[type="submit"]')!.click();
+    await settle();
+    expect(service.createProjectFromScreenplay).toHaveBeenCalledWith({ name: 'Night Shift', text: 'Ada: Where were you?\nBen: Out.\nAda: Out where?', narrate: false, cast: ['', ''] });
+    expect(root.querySelector('[data-region="screenplay"]')).toBeNull();
+    expect(region(root, 'project').getAttribute('data-project')).toBe('Night Shift');
+    expect(root.querySelector<HTMLInputElement>('input[name="character_1"]')!.value).toBe('Ben');
+    expect([...root.querySelectorAll('.line [data-character]')].map((e) => e.textContent)).toEqual(['Ada', 'Ben', 'Ada']);
   });
 
   it('Speak all starts the engine\'s batch of lines together on the GPU, and one line at a time on the CPU', async () => {

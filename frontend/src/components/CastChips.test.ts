@@ -8,9 +8,9 @@ const voices = [
   { name: 'Bea', reference: 'r-bea' },
 ] as Voice[];
 
-function chips(props: { cast: string[]; ready?: string[] | null; castReady?: boolean }) {
+function chips(props: { cast: string[]; characters?: string[]; ready?: string[] | null; castReady?: boolean }) {
   const target = document.createElement('div');
-  const c = mount(CastChips, { target, props: { speakers: [0, 1, 2], voices, ...props } });
+  const c = mount(CastChips, { target, props: { speakers: [0, 1, 2], voices, characters: undefined, ...props } });
   flushSync();
   const chip = (n: number) => target.querySelector(`[data-speaker="${n}"]`)!;
   return { target, chip, close: () => unmount(c) };
@@ -41,5 +41,44 @@ describe('CastChips: which cast voices the voice cache holds', () => {
     const gone = chips({ cast: ['Cy'], ready: ['Cy'] });
     expect(gone.chip(0).querySelector('[data-voice-ready], [data-voice-not-ready]')).toBeNull();
     gone.close();
+  });
+});
+
+describe('CastChips: the characters\' names', () => {
+  it('names a speaker as typed (its spaces tidied), unnames it when emptied, and shows a named speaker the script no longer has', () => {
+    const state: { characters: string[] | undefined } = { characters: undefined };
+    const target = document.createElement('div');
+    const c = mount(CastChips, {
+      target,
+      props: {
+        speakers: [0, 1],
+        voices,
+        cast: [],
+        get characters() {
+          return state.characters;
+        },
+        set characters(v) {
+          state.characters = v;
+        },
+      },
+    });
+    flushSync();
+    const field = (n: number) => target.querySelector<HTMLInputElement>(`input[name="character_${n}"]`)!;
+    expect(field(1).placeholder).toBe('Speaker 1');
+    field(1).value = '  Dr.   Ben Okafor ';
+    field(1).dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    expect(state.characters).toEqual(['', 'Dr. Ben Okafor']);
+    field(0).value = 'Anna';
+    field(0).dispatchEvent(new Event('change', { bubbles: true }));
+    field(1).value = ' ';
+    field(1).dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    expect(state.characters).toEqual(['Anna']);
+    unmount(c);
+
+    const named = chips({ cast: [], characters: ['', '', '', 'Cy'] });
+    expect(named.target.querySelector<HTMLInputElement>('input[name="character_3"]')!.value).toBe('Cy');
+    named.close();
   });
 });

@@ -2,13 +2,14 @@ import { flushSync, mount, unmount } from 'svelte';
 import { describe, expect, it } from 'vitest';
 import ScriptEditor from './ScriptEditor.svelte';
 
-function editor(script: string) {
+function editor(script: string, screenplay?: (f: File) => void) {
   const saved: string[] = [];
   const props = $state({
     script,
     save: async (s: string) => (saved.push(s), ''),
     count: async () => '',
     check: async () => null,
+    screenplay,
   });
   const target = document.createElement('div');
   document.body.appendChild(target);
@@ -48,6 +49,16 @@ describe('ScriptEditor: a dropped text file', () => {
     await ed.drop(new File(['x'.repeat((64 << 10) - 2)], 'long.txt'));
     expect(ed.props.script).toBe('Kept.');
     expect(ed.problem()).toBe('long.txt would make the script 65539 bytes, more than 65536: nothing was changed');
+    ed.close();
+  });
+});
+
+describe('ScriptEditor: a dropped screenplay', () => {
+  it('goes to Import screenplay, the script unchanged', async () => {
+    const taken: string[] = [];
+    const ed = editor('Kept.', (f) => taken.push(f.name));
+    expect(await ed.drop(new File(['ANNA\nHello.'], 'Act 1.fountain'))).toBe(true);
+    expect([ed.props.script, taken]).toEqual(['Kept.', ['Act 1.fountain']]);
     ed.close();
   });
 });

@@ -28,6 +28,8 @@ import type {
   CastRequest,
   Variations,
   Project,
+  ScreenplayPreview,
+  ScreenplayProject,
   ProjectSummary,
   SavedProject,
   SceneExportRequest,
@@ -103,6 +105,10 @@ export interface Service {
   saveProject(p: Project): Promise<SavedProject>;
   renameProject(from: string, to: string): Promise<Project>;
   duplicateProject(from: string, to: string): Promise<Project>;
+  /** A screenplay read as a script (Fountain or "Name: speech"), changing nothing: the import's preview. */
+  parseScreenplay(text: string, narrate: boolean): Promise<ScreenplayPreview>;
+  /** A new project of a screenplay: its script, its characters named, cast as asked. */
+  createProjectFromScreenplay(r: ScreenplayProject): Promise<Project>;
   /** Speak all's lines started together (at most the engine's batch), each in its cast voices. */
   speakLines(lines: CastRequest[]): Promise<Take[]>;
   /** Rejects with why name cannot name a line's own file in the scene export. */
@@ -180,6 +186,8 @@ export function createService(t: Transport): Service {
     saveProject: (p) => c('SaveProject', [p]),
     renameProject: (from, to) => c('RenameProject', [{ from, to }]),
     duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
+    parseScreenplay: (text, narrate) => c('ParseScreenplay', [{ text, narrate }]),
+    createProjectFromScreenplay: (r) => c('CreateProjectFromScreenplay', [r]),
     checkLineFileName: (name) => c('CheckLineFileName', [name]),
     speakLines: (lines) => c('SpeakLines', [lines]),
     chooseScenePath: (project) => c('ChooseScenePath', [project]),

@@ -2,7 +2,7 @@
 // models (wailsjs/go/models.ts, made from the Go types) so that a change on
 // the Go side is a type error here. Both transports deliver plain objects,
 // so the classes' methods are stripped.
-import type { api, app, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness, lexicon, scene } from '../../wailsjs/go/models';
+import type { api, app, model, playback, sampling, server, settings, takes, voice, voices, projects, loudness, lexicon, scene, script } from '../../wailsjs/go/models';
 
 type Plain<T> = T extends (infer U)[]
   ? Plain<U>[]
@@ -53,6 +53,9 @@ export type SceneExportResult = Plain<app.SceneExportResult>;
 export type ProjectRename = Plain<app.ProjectRename>;
 export type ScenePreview = Plain<scene.Preview>;
 export type ScenePreviewLine = Plain<scene.PreviewLine>;
+export type ScreenplayPreview = Plain<app.ScreenplayPreview>;
+export type ScreenplayProject = Plain<app.ScreenplayProject>;
+export type ScreenplayCharacter = Plain<script.Character>;
 
 /** The waveform of a chunk as it arrives (takes.AudioEvent). */
 export interface AudioEvent {

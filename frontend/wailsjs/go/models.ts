@@ -327,6 +327,70 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ScreenplayPreview {
+	    screenplay: script.Screenplay;
+	    cast: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ScreenplayPreview(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.screenplay = this.convertValues(source["screenplay"], script.Screenplay);
+	        this.cast = source["cast"];
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
+	export class ScreenplayProject {
+	    name: string;
+	    text: string;
+	    narrate: boolean;
+	    cast: string[];
+	
+	    static createFrom(source: any = {}) {
+	        return new ScreenplayProject(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.text = source["text"];
+	        this.narrate = source["narrate"];
+	        this.cast = source["cast"];
+	    }
+	}
+	export class ScreenplayRequest {
+	    text: string;
+	    narrate: boolean;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScreenplayRequest(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.text = source["text"];
+	        this.narrate = source["narrate"];
+	    }
+	}
 	export class StudioStatus {
 	    audio: playback.AudioStatus;
 	    dialogs: boolean;
@@ -780,6 +844,7 @@ export namespace projects {
 	    name: string;
 	    script: string;
 	    cast: string[];
+	    characters?: string[];
 	    sampling: sampling.Settings;
 	    seed: number;
 	    max_frames: number;
@@ -798,6 +863,7 @@ export namespace projects {
 	        this.name = source["name"];
 	        this.script = source["script"];
 	        this.cast = source["cast"];
+	        this.characters = source["characters"];
 	        this.sampling = this.convertValues(source["sampling"], sampling.Settings);
 	        this.seed = source["seed"];
 	        this.max_frames = source["max_frames"];
@@ -1002,6 +1068,75 @@ export namespace scene {
 		}
 	}
 	
+
+}
+
+export namespace script {
+	
+	export class Character {
+	    name: string;
+	    lines: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new Character(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.lines = source["lines"];
+	    }
+	}
+	export class LeftOut {
+	    what: string;
+	    count: number;
+	
+	    static createFrom(source: any = {}) {
+	        return new LeftOut(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.what = source["what"];
+	        this.count = source["count"];
+	    }
+	}
+	export class Screenplay {
+	    script: string;
+	    characters: Character[];
+	    lines: number;
+	    left_out: LeftOut[];
+	
+	    static createFrom(source: any = {}) {
+	        return new Screenplay(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.script = source["script"];
+	        this.characters = this.convertValues(source["characters"], Character);
+	        this.lines = source["lines"];
+	        this.left_out = this.convertValues(source["left_out"], LeftOut);
+	    }
+	
+		convertValues(a: any, classs: any, asMap: boolean = false): any {
+		    if (!a) {
+		        return a;
+		    }
+		    if (a.slice && a.map) {
+		        return (a as any[]).map(elem => this.convertValues(elem, classs));
+		    } else if ("object" === typeof a) {
+		        if (asMap) {
+		            for (const key of Object.keys(a)) {
+		                a[key] = new classs(a[key]);
+		            }
+		            return a;
+		        }
+		        return new classs(a);
+		    }
+		    return a;
+		}
+	}
 
 }
 

@@ -4,8 +4,8 @@ import {takes} from '../models';
 import {settings} from '../models';
 import {model} from '../models';
 import {projects} from '../models';
-import {voice} from '../models';
 import {app} from '../models';
+import {voice} from '../models';
 import {playback} from '../models';
 import {scene} from '../models';
 import {lexicon} from '../models';
@@ -30,6 +30,8 @@ export function ChooseScenePath(arg1:string):Promise<string>;
 export function CountTokens(arg1:string):Promise<model.TokenCount>;
 
 export function CreateProject(arg1:string):Promise<projects.Project>;
+
+export function CreateProjectFromScreenplay(arg1:app.ScreenplayProject):Promise<projects.Project>;
 
 export function CreateVoice(arg1:string,arg2:string,arg3:Array<number>):Promise<Array<voice.Voice>>;
 
@@ -64,6 +66,8 @@ export function MakeDemoModel():Promise<string>;
 export function ModelStatus():Promise<model.ModelStatus>;
 
 export function OpenProject(arg1:string):Promise<projects.Project>;
+
+export function ParseScreenplay(arg1:app.ScreenplayRequest):Promise<app.ScreenplayPreview>;
 
 export function PausePlayback(arg1:boolean):Promise<playback.PlaybackStatus>;
 

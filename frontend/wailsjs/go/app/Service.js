@@ -38,6 +38,10 @@ export function CreateProject(arg1) {
   return window['go']['app']['Service']['CreateProject'](arg1);
 }
 
+export function CreateProjectFromScreenplay(arg1) {
+  return window['go']['app']['Service']['CreateProjectFromScreenplay'](arg1);
+}
+
 export function CreateVoice(arg1, arg2, arg3) {
   return window['go']['app']['Service']['CreateVoice'](arg1, arg2, arg3);
 }
@@ -104,6 +108,10 @@ export function ModelStatus() {
 
 export function OpenProject(arg1) {
   return window['go']['app']['Service']['OpenProject'](arg1);
+}
+
+export function ParseScreenplay(arg1) {
+  return window['go']['app']['Service']['ParseScreenplay'](arg1);
 }
 
 export function PausePlayback(arg1) {
