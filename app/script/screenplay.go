@@ -87,7 +87,9 @@ var (
 	notes          = regexp.MustCompile(`(?s)\[\[.*?\]\]`)
 	boneyard       = regexp.MustCompile(`(?s)/\*.*?\*/`)
 	titlePageKey   = regexp.MustCompile(`(?i)^(title|credit|author|authors|source|draft date|date|contact|copyright|notes|revision|format)\s*:`)
-	transitionLine = regexp.MustCompile(`^[^\p{Ll}]*TO:$`)
+	transitionLine = regexp.MustCompile(`^([^\p{Ll}]*TO:|FADE (IN|OUT)[.:]?|FADE TO BLACK\.?|THE END\.?)$`)
+	// screenExtension is a cue's extension for the camera, not the voice.
+	screenExtension = regexp.MustCompile(`(?i)^(v\.?o\.?|o\.?s\.?|o\.?c\.?|cont(inued|['’]?d)?\.?|off|pre-?lap|filtered|on (the )?(phone|radio|tv))$`)
 )
 
 // ParseScreenplay reads a screenplay. It refuses text that is not UTF-8,
@@ -285,7 +287,7 @@ func colonLine(line string) (name, words string, ok bool) {
 	if r, _ := utf8.DecodeRuneInString(words); m[4] == ":" && words != "" && !unicode.IsSpace(r) {
 		return "", "", false
 	}
-	if m[2] != "" {
+	if m[2] != "" && !screenExtension.MatchString(strings.TrimSpace(m[3])) {
 		words = direction(m[3]) + " " + words
 	}
 	return name, words, true

@@ -79,8 +79,8 @@ func TestParseScreenplayColons(t *testing.T) {
 	}{
 		{"speeches a line each", "Anna: Where were you?\nBen: Out.\nAnna: Out where?",
 			"<|speaker:0|>Where were you?\n<|speaker:1|>Out.\n<|speaker:0|>Out where?", []Character{{"Anna", 2}, {"Ben", 1}}},
-		{"a direction after the name or before the words", "Anna (quietly): I know.\nDr. Ben Okafor: (sighs) Fine.",
-			"<|speaker:0|>[quietly] I know.\n<|speaker:1|>[sighs] Fine.", []Character{{"Anna", 1}, {"Dr. Ben Okafor", 1}}},
+		{"a direction after the name or before the words", "Anna (quietly): I know.\nDr. Ben Okafor: (sighs) Fine.\nAnna (V.O.): Good.",
+			"<|speaker:0|>[quietly] I know.\n<|speaker:1|>[sighs] Fine.\n<|speaker:0|>Good.", []Character{{"Anna", 2}, {"Dr. Ben Okafor", 1}}},
 		{"a speech over several lines, and running text's colons", "Anna:\nAt 10:30 we left,\nsee http://x.org\nBEN: and?",
 			"<|speaker:0|>At 10:30 we left, see http://x.org\n<|speaker:1|>and?", []Character{{"Anna", 1}, {"BEN", 1}}},
 		{"full-width colons", "张三：你好。\n李四：再见。", "<|speaker:0|>你好。\n<|speaker:1|>再见。", []Character{{"张三", 1}, {"李四", 1}}},
@@ -101,7 +101,7 @@ func TestParseScreenplayColons(t *testing.T) {
 }
 
 func TestParseScreenplayNarrates(t *testing.T) {
-	in := "INT. HALL\n\nThe clock strikes.\n\nANNA\nMidnight.\n\n> THE END <"
+	in := "INT. HALL\n\nThe clock strikes.\n\nANNA\nMidnight.\n\n> THE END <\n\nFADE OUT."
 	got, err := ParseScreenplay(in, ScreenplayOptions{Narrate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestParseScreenplayNarrates(t *testing.T) {
 		t.Errorf("got %q %v, want %q", got.Script, got.Characters, want)
 	}
 	without, err := ParseScreenplay(in, ScreenplayOptions{})
-	if err != nil || without.Script != "<|speaker:0|>Midnight." || fmt.Sprint(without.LeftOut) != "[{scene headings 1} {action paragraphs 2}]" {
+	if err != nil || without.Script != "<|speaker:0|>Midnight." || fmt.Sprint(without.LeftOut) != "[{scene headings 1} {transitions 1} {action paragraphs 2}]" {
 		t.Errorf("without narration: %q %v %v", without.Script, without.LeftOut, err)
 	}
 }
