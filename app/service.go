@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -65,6 +66,9 @@ type Config struct {
 	// ProjectsDir holds the projects (projects.DefaultDir); "": none are
 	// kept (the project methods say so).
 	ProjectsDir string
+	// TrashDir is where a deleted project goes, the desktop's trash
+	// (projects.DefaultTrashDir when ""): a file manager puts it back.
+	TrashDir string
 	// RestoreCastAfter is how long after the last take the open project's
 	// cast voices the voice cache dropped are primed again
 	// (voiceprime.Config.RestoreAfter); 0: voiceprime.DefaultRestoreAfter.
@@ -91,6 +95,7 @@ type Service struct {
 	voices   *voices.Editor
 	primer   *voiceprime.Primer
 	projects *projects.Store // nil: no projects directory
+	trashDir string
 	previews scenePreviews   // the last scene preview (scene_preview.go)
 
 	warnings []string // from start-up, shown in the studio's status line; never changed after New
@@ -121,6 +126,7 @@ func New(cfg Config) (*Service, error) {
 		OnGPU:    func() { s.events.Send(studio.EventStudio, s.Studio()) }})
 	if cfg.ProjectsDir != "" {
 		s.projects = projects.NewStore(cfg.ProjectsDir)
+		s.trashDir = cmp.Or(cfg.TrashDir, projects.DefaultTrashDir())
 	}
 	s.takes, warnings = takes.Open(takes.Config{Dir: cfg.TakesDir, Events: cfg.Events, Speaker: s.speaker, Keep: s.chosenTakes,
 		Limit:  func() int64 { return s.settings.Get().TakesLimitBytes },
@@ -595,6 +601,30 @@ func (s *Service) DuplicateProject(r ProjectRename) (projects.Project, error) {
 		return projects.Project{}, err
 	}
 	return st.Duplicate(r.From, r.To)
+}
+
+// TrashedProject says where a deleted project went.
+type TrashedProject struct {
+	Name string `json:"name"`
+	// Path is its folder in the desktop's trash, from where a file manager
+	// restores it.
+	Path string `json:"path"`
+}
+
+// TrashProject deletes a project by moving it into the desktop's trash
+// (projects.Store.Trash). Its takes stay in the takes folder, no longer
+// kept by its stars. One that cannot be moved is refused and stays.
+func (s *Service) TrashProject(name string) (TrashedProject, error) {
+	st, err := s.projectStore()
+	if err != nil {
+		return TrashedProject{}, err
+	}
+	path, err := st.Trash(name, s.trashDir)
+	if err != nil {
+		return TrashedProject{}, err
+	}
+	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("moved the project %s to the trash (%s): a file manager restores it from there", name, path))
+	return TrashedProject{Name: name, Path: path}, nil
 }
 
 // chosenTakes are the takes the projects use (never removed to make room).

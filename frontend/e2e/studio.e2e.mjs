@@ -22,7 +22,7 @@
 //
 //   node e2e/studio.e2e.mjs PATH/TO/proscenium
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -561,6 +561,16 @@ async function screenplayImport(page) {
     fail(`the imported project: lines ${named}, chips ${chips}, saved ${JSON.stringify({ characters: saved.characters, cast: saved.cast })}`);
   }
   console.log(`e2e: a Fountain screenplay dropped on the script: "${summary}"; narrated, made the project Night Shift: speakers ${chips.join(', ')}, BEA cast in Bea`);
+
+  // Delete… moves it into the desktop's trash (the freedesktop.org layout, under the server's XDG_DATA_HOME) and opens another.
+  page.once('dialog', (d) => d.accept());
+  await page.locator('[data-region="project"]').getByRole('button', { name: 'Delete…' }).click();
+  await page.waitForFunction(() => !['Night Shift', ''].includes(document.querySelector('[data-region="project"]')?.dataset.project ?? ''), null, { timeout: 10_000 });
+  const info = readFileSync(join(data, 'Trash', 'info', 'Night Shift.trashinfo'), 'utf8');
+  if (!existsSync(join(data, 'Trash', 'files', 'Night Shift', 'project.json')) || !/^\[Trash Info\]\nPath=\/.*\/Night%20Shift\nDeletionDate=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\n$/.test(info)) fail(`the trashed project: ${info}`);
+  if ((await api(page, 'Projects')).some((p) => p.name === 'Night Shift')) fail('the trashed project is still listed');
+  const now = await page.locator('[data-region="project"]').getAttribute('data-project');
+  console.log(`e2e: Delete… moved Night Shift to the trash (${info.split('\n')[1]}); ${now} is open`);
 }
 
 let code = 0;

@@ -89,6 +89,10 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
       return keep({ ...p, name: to });
     }),
     duplicateProject: vi.fn(async (from: string, to: string) => keep({ ...(store.get(from) ?? refuse(`no such project: "${from}"`)), name: to })),
+    trashProject: vi.fn(async (name: string) => {
+      if (!store.delete(name)) refuse(`there is no project called "${name}"`);
+      return { name, path: `/trash/files/${name}` };
+    }),
     parseScreenplay: vi.fn(async (text: string) => {
       const speeches = [...text.matchAll(/^(\w+): (.*)$/gm)];
       if (!speeches.length) refuse('found no dialogue');
@@ -445,6 +449,34 @@ describe('App without a model', () => {
     await settle();
     expect(vi.mocked(service.speakVariations).mock.calls.length).toBe(calls);
     expect(transport.textContent).toContain('the values must be numbers');
+  });
+
+  it('Delete… moves the open project to the trash only when confirmed, and opens another', async () => {
+    const { root, service } = await start(true);
+    const bar = region(root, 'project');
+    const asked: string[] = [];
+    vi.stubGlobal('prompt', () => 'Second');
+    bar.querySelector<HTMLButtonElement>('button:nth-of-type(1)')!.click(); // New…
+    await settle();
+    expect(bar.getAttribute('data-project')).toBe('Second');
+    const del = [...bar.querySelectorAll('button')].find((b) => b.textContent === 'Delete…')!;
+    vi.stubGlobal('confirm', (q: string) => (asked.push(q), false));
+    del.click();
+    await settle();
+    expect(service.trashProject).not.toHaveBeenCalled();
+    expect(asked[0]).toContain('Move the project "Second" to the trash?');
+    vi.stubGlobal('confirm', () => true);
+    del.click();
+    await settle();
+    expect(service.trashProject).toHaveBeenCalledWith('Second');
+    expect(bar.getAttribute('data-project')).toBe('Untitled');
+    // Nothing saved the trashed project after the trash (which would have made it again).
+    const trashedAt = vi.mocked(service.trashProject).mock.invocationCallOrder[0];
+    const saves = vi.mocked(service.saveProject).mock;
+    expect(saves.calls.filter(([p], i) => p.name === 'Second' && saves.invocationCallOrder[i] > trashedAt)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 600)); // past the autosave's wait
+    expect(saves.calls.filter(([p], i) => p.name === 'Second' && saves.invocationCallOrder[i] > trashedAt)).toEqual([]);
+    vi.unstubAllGlobals();
   });
 
   it('Import screenplay shows the characters and the script first, then makes the project with its names', async () => {

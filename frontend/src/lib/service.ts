@@ -30,6 +30,7 @@ import type {
   Project,
   ScreenplayPreview,
   ScreenplayProject,
+  TrashedProject,
   ProjectSummary,
   SavedProject,
   SceneExportRequest,
@@ -105,6 +106,8 @@ export interface Service {
   saveProject(p: Project): Promise<SavedProject>;
   renameProject(from: string, to: string): Promise<Project>;
   duplicateProject(from: string, to: string): Promise<Project>;
+  /** Deletes a project: moves it into the desktop's trash (a file manager restores it). */
+  trashProject(name: string): Promise<TrashedProject>;
   /** A screenplay read as a script (Fountain or "Name: speech"), changing nothing: the import's preview. */
   parseScreenplay(text: string, narrate: boolean): Promise<ScreenplayPreview>;
   /** A new project of a screenplay: its script, its characters named, cast as asked. */
@@ -186,6 +189,7 @@ export function createService(t: Transport): Service {
     saveProject: (p) => c('SaveProject', [p]),
     renameProject: (from, to) => c('RenameProject', [{ from, to }]),
     duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
+    trashProject: (name) => c('TrashProject', [name]),
     parseScreenplay: (text, narrate) => c('ParseScreenplay', [{ text, narrate }]),
     createProjectFromScreenplay: (r) => c('CreateProjectFromScreenplay', [r]),
     checkLineFileName: (name) => c('CheckLineFileName', [name]),

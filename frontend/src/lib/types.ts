@@ -51,6 +51,7 @@ export type LoudnessPlan = Plain<loudness.Plan>;
 export type SceneExportRequest = Plain<app.SceneExportRequest>;
 export type SceneExportResult = Plain<app.SceneExportResult>;
 export type ProjectRename = Plain<app.ProjectRename>;
+export type TrashedProject = Plain<app.TrashedProject>;
 export type ScenePreview = Plain<scene.Preview>;
 export type ScenePreviewLine = Plain<scene.PreviewLine>;
 export type ScreenplayPreview = Plain<app.ScreenplayPreview>;

@@ -437,6 +437,20 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class TrashedProject {
+	    name: string;
+	    path: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new TrashedProject(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.path = source["path"];
+	    }
+	}
 
 }
 

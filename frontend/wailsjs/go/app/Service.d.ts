@@ -125,6 +125,8 @@ export function Takes():Promise<Array<takes.Take>>;
 
 export function TakesLimitEffect(arg1:number):Promise<takes.TakesLimitEffect>;
 
+export function TrashProject(arg1:string):Promise<app.TrashedProject>;
+
 export function UnloadModel():Promise<model.ModelStatus>;
 
 export function VoiceNames():Promise<Array<string>>;

@@ -226,6 +226,10 @@ export function TakesLimitEffect(arg1) {
   return window['go']['app']['Service']['TakesLimitEffect'](arg1);
 }
 
+export function TrashProject(arg1) {
+  return window['go']['app']['Service']['TrashProject'](arg1);
+}
+
 export function UnloadModel() {
   return window['go']['app']['Service']['UnloadModel']();
 }
