@@ -75,3 +75,17 @@ func (s *Service) ChooseScenePath(project string) (string, error) {
 	}
 	return s.dialogs.ChooseSaveFile(fmt.Sprintf("Export the scene of %s as %s", p.Name, strings.ToUpper(p.Export.Format)), takes.DefaultExportDir(), p.Name+"."+p.Export.Format)
 }
+
+// ChooseScreenplayPath asks where to write a project's script as a
+// Fountain screenplay in the native save dialog (the XDG documents
+// directory, the project's name); "" when cancelled.
+func (s *Service) ChooseScreenplayPath(project string) (string, error) {
+	if s.dialogs == nil {
+		return "", studio.ErrNoDialog
+	}
+	f, err := s.ProjectScreenplay(project)
+	if err != nil {
+		return "", err
+	}
+	return s.dialogs.ChooseSaveFile("Export the script of "+project+" as a Fountain screenplay", xdg.UserDirs.Documents, f.Name)
+}

@@ -2,12 +2,16 @@ package app
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"proscenium/app/projects"
 	"proscenium/app/script"
 	"proscenium/app/settings"
 	"proscenium/app/studio"
+	"proscenium/app/takes"
+	"proscenium/engine/audio/pcm"
 )
 
 // ScreenplayRequest is a screenplay to read (app/script): its text, and
@@ -81,6 +85,11 @@ func (s *Service) CreateProjectFromScreenplay(r ScreenplayProject) (projects.Pro
 	for _, c := range sp.Screenplay.Characters {
 		p.Characters = append(p.Characters, c.Name)
 	}
+	// Its lines as the studio splits them (frontend/src/lib/lines.ts): a
+	// speech a line, each after its speaker tag.
+	for _, l := range script.Lines(p.Script) {
+		p.Lines = append(p.Lines, projects.Line{Text: l.Text, Speaker: l.Speaker, Takes: []int{}})
+	}
 	p, err = st.Create(p)
 	if err == nil {
 		s.primeCast(p.Cast)
@@ -95,4 +104,57 @@ func trimCast(cast []string) []string {
 		cast = cast[:len(cast)-1]
 	}
 	return cast
+}
+
+// ScreenplayFile is a project's script as a Fountain screenplay
+// (script.FormatFountain): the file's name and its text.
+type ScreenplayFile struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// ProjectScreenplay writes a project's script, as saved, as a Fountain
+// screenplay for a screenwriting program (or Import screenplay) to read:
+// its characters' cues, a line's leading direction its parenthetical, the
+// Narrator's lines as action. A project without lines is refused.
+func (s *Service) ProjectScreenplay(project string) (ScreenplayFile, error) {
+	p, err := s.OpenProject(project)
+	if err != nil {
+		return ScreenplayFile{}, err
+	}
+	if len(p.Lines) == 0 {
+		return ScreenplayFile{}, fmt.Errorf("%w: the project %s has no lines to write: write its script first", studio.ErrInvalid, p.Name)
+	}
+	lines := make([]script.Line, len(p.Lines))
+	for i, l := range p.Lines {
+		lines[i] = script.Line{Speaker: l.Speaker, Text: l.Text}
+	}
+	return ScreenplayFile{Name: p.Name + ".fountain", Text: script.FormatFountain(p.Name, lines, p.Characters)}, nil
+}
+
+// ScreenplayExport writes a project's screenplay (ProjectScreenplay) to
+// Path, an absolute file path the window's save dialog chose.
+type ScreenplayExport struct {
+	Project string `json:"project"`
+	Path    string `json:"path"`
+}
+
+// ExportScreenplay writes a project's screenplay to r.Path (atomically:
+// a failed write leaves nothing behind) and returns the path.
+func (s *Service) ExportScreenplay(r ScreenplayExport) (string, error) {
+	if r.Path == "" || !filepath.IsAbs(r.Path) || strings.ContainsRune(r.Path, 0) {
+		return "", fmt.Errorf("%w: the screenplay's path must be an absolute file path, got %q", studio.ErrInvalid, r.Path)
+	}
+	if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is a directory; give a file name", studio.ErrInvalid, r.Path)
+	}
+	f, err := s.ProjectScreenplay(r.Project)
+	if err != nil {
+		return "", err
+	}
+	if err := pcm.WriteFileAtomic(r.Path, []byte(f.Text)); err != nil {
+		return "", takes.ExplainWriteError(r.Path, err)
+	}
+	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("wrote the script of %s as a Fountain screenplay to %s", r.Project, r.Path))
+	return r.Path, nil
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,6 +39,31 @@ func TestCreateProjectFromScreenplay(t *testing.T) {
 	}
 	if back, err := svc.OpenProject("Night Shift"); err != nil || !reflect.DeepEqual(back.Characters, p.Characters) || back.Script != p.Script {
 		t.Errorf("read back: %+v, %v", back, err)
+	}
+	if len(p.Lines) != 3 || p.Lines[1].Speaker != 1 || p.Lines[2].Text != "<|speaker:2|>And me." || p.Lines[0].Takes == nil {
+		t.Errorf("lines: %+v", p.Lines)
+	}
+
+	// The project written as a Fountain screenplay, and to a file.
+	f, err := svc.ProjectScreenplay("Night Shift")
+	want = "Title: Night Shift\n\nADA\n(quietly)\nIs anyone there?\n\nBOB\nOnly me.\n\nCY\nAnd me.\n"
+	if err != nil || f.Name != "Night Shift.fountain" || f.Text != want {
+		t.Errorf("screenplay %+v, %v; want %q", f, err, want)
+	}
+	path := filepath.Join(t.TempDir(), "night.fountain")
+	if got, err := svc.ExportScreenplay(ScreenplayExport{Project: "Night Shift", Path: path}); err != nil || got != path {
+		t.Errorf("export: %q, %v", got, err)
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != want {
+		t.Errorf("written: %q, %v", data, err)
+	}
+	for _, bad := range []ScreenplayExport{{Project: "Night Shift", Path: "night.fountain"}, {Project: "Night Shift", Path: filepath.Dir(path)}, {Project: "None", Path: path + "2"}} {
+		if _, err := svc.ExportScreenplay(bad); err == nil {
+			t.Errorf("%+v: written", bad)
+		}
+	}
+	if _, err := os.Stat(path + "2"); err == nil {
+		t.Error("a refused export wrote its file")
 	}
 
 	// What is refused makes nothing, and says why.

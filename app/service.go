@@ -96,7 +96,7 @@ type Service struct {
 	primer   *voiceprime.Primer
 	projects *projects.Store // nil: no projects directory
 	trashDir string
-	previews scenePreviews   // the last scene preview (scene_preview.go)
+	previews scenePreviews // the last scene preview (scene_preview.go)
 
 	warnings []string // from start-up, shown in the studio's status line; never changed after New
 }

@@ -339,15 +339,18 @@ func direction(s string) string {
 }
 
 // clean is a speech's words as the engine is given them: Fountain's
-// emphasis marks gone, a leading parenthetical a direction, every run of
+// emphasis marks gone (an escaped one kept as the mark), a leading parenthetical a direction, every run of
 // white space one space.
 func clean(words string) string {
 	words = strings.Join(strings.Fields(words), " ")
+	// An escaped mark (\* \_) is the mark itself, never emphasis: held
+	// aside as a private-use character while emphasis goes.
+	words = strings.NewReplacer(`\*`, "\uE000", `\_`, "\uE001").Replace(words)
 	words = emphasis.ReplaceAllString(words, "$1")
 	for range 2 { // "_a_ _b_": the match's boundary is shared
 		words = underline.ReplaceAllString(words, "$1$2$3")
 	}
-	words = strings.ReplaceAll(words, `\*`, "*")
+	words = strings.NewReplacer("\uE000", "*", "\uE001", "_").Replace(words)
 	if m := leadingParen.FindStringSubmatch(words); m != nil {
 		words = direction(m[1]) + " " + words[len(m[0]):]
 	}

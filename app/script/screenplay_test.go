@@ -2,7 +2,6 @@ package script
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,7 +136,6 @@ func TestParseScreenplayRefuses(t *testing.T) {
 	}
 }
 
-var speakerTag = regexp.MustCompile(`<\|speaker:(\d+)\|>`)
 
 // checkScreenplay checks what ParseScreenplay promises of every script.
 func checkScreenplay(t *testing.T, s Screenplay) {

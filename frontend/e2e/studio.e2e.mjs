@@ -546,6 +546,7 @@ async function screenplayImport(page) {
   await page.waitForFunction(() => document.querySelectorAll('[data-region="screenplay"] tr[data-character]').length === 3, null, { timeout: 10_000 });
   const narrated = await rows();
   if (narrated !== 'Narrator=,BEA=Bea,ANNA=') fail(`narrated: ${narrated}`);
+  await checkSizes(page, 'screenplay'); // the dialog open: nothing out of its box, axe-core
   if ((await dialog.locator('input[name="screenplay_name"]').inputValue()) !== 'Night Shift') fail('the project is not named after the file');
   await dialog.getByRole('button', { name: 'Create project' }).click();
   await page.locator('[data-region="project"][data-project="Night Shift"]').waitFor({ timeout: 10_000 });
@@ -561,6 +562,15 @@ async function screenplayImport(page) {
     fail(`the imported project: lines ${named}, chips ${chips}, saved ${JSON.stringify({ characters: saved.characters, cast: saved.cast })}`);
   }
   console.log(`e2e: a Fountain screenplay dropped on the script: "${summary}"; narrated, made the project Night Shift: speakers ${chips.join(', ')}, BEA cast in Bea`);
+
+  // Export screenplay… downloads it as Fountain, which reads back as the same script (the narration as action).
+  const [down] = await Promise.all([page.waitForEvent('download'), page.locator('[data-region="project"]').getByRole('button', { name: 'Export screenplay…' }).click()]);
+  const fountainPath = join(scratch, down.suggestedFilename());
+  await down.saveAs(fountainPath);
+  const written = readFileSync(fountainPath, 'utf8');
+  const wantFountain = 'Title: Night Shift\n\nThe clock strikes twelve.\n\nBEA\n(whispering)\nDid you hear that?\n\nANNA\nOnly the clock.\n';
+  if (down.suggestedFilename() !== 'Night Shift.fountain' || written !== wantFountain) fail(`the exported screenplay ${down.suggestedFilename()}: ${JSON.stringify(written)}`);
+  console.log(`e2e: Export screenplay… downloaded ${down.suggestedFilename()} (${written.length} bytes of Fountain)`);
 
   // Delete… moves it into the desktop's trash (the freedesktop.org layout, under the server's XDG_DATA_HOME) and opens another.
   page.once('dialog', (d) => d.accept());

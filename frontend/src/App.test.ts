@@ -89,6 +89,9 @@ function noModelService(loaded = false, engine = { backend: 'cpu', batch: 0 }) {
       return keep({ ...p, name: to });
     }),
     duplicateProject: vi.fn(async (from: string, to: string) => keep({ ...(store.get(from) ?? refuse(`no such project: "${from}"`)), name: to })),
+    projectScreenplay: vi.fn(async (project: string) => ({ name: `${project}.fountain`, text: `Title: ${project}\n\nSPEAKER 0\n${store.get(project)?.script ?? ''}\n` })),
+    chooseScreenplayPath: vi.fn(async () => refuse('no native file dialog in the browser')),
+    exportScreenplay: vi.fn(async () => refuse('no native file dialog in the browser')),
     trashProject: vi.fn(async (name: string) => {
       if (!store.delete(name)) refuse(`there is no project called "${name}"`);
       return { name, path: `/trash/files/${name}` };

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { lineRequest, relink, speakersOf, splitLines } from './lines';
+import sharedCases from '../../../app/script/testdata/lines.json';
+
+// The cases app/script's Lines is checked against too: the studio's two splitters agree.
+const shared = sharedCases as { name: string; script: string; lines: { speaker: number; text: string }[] }[];
+describe('splitLines and app/script Lines: the shared cases', () => {
+  for (const c of shared) {
+    it(c.name, () => {
+      expect(splitLines(c.script).map(({ speaker, text }) => ({ speaker, text }))).toEqual(c.lines);
+    });
+  }
+});
 
 describe('splitLines', () => {
   it('starts a line at a blank line and at each speaker tag', () => {
@@ -43,6 +54,10 @@ describe('relink', () => {
   it('keeps the takes of a line edited in place', () => {
     const got = relink(old, splitLines('A\n\nB, edited\n\nC'));
     expect(got[1]).toEqual({ text: 'B, edited', speaker: 0, takes: [3], chosen: 0 });
+  });
+  it('reads a saved line whose takes are null (JSON of a Go nil slice) as none', () => {
+    const saved = [{ text: 'A', speaker: 0, takes: null as unknown as number[], chosen: 0 }];
+    expect(relink(saved, splitLines('A'))).toEqual([{ text: 'A', speaker: 0, takes: [], chosen: 0 }]);
   });
   it('gives a new line no takes', () => {
     const got = relink(old, splitLines('A\n\nNew\n\nB\n\nC'));

@@ -70,7 +70,7 @@ export function relink(old: LineState[], lines: ScriptLine[]): LineState[] {
   return lines.map((l, i) => {
     const j = match[i];
     const o = j === undefined ? undefined : old[j];
-    const line: LineState = { text: l.text, speaker: l.speaker, takes: o ? [...o.takes] : [], chosen: o?.chosen ?? 0 };
+    const line: LineState = { text: l.text, speaker: l.speaker, takes: [...(o?.takes ?? [])], chosen: o?.chosen ?? 0 };
     if (o?.pause_after_s !== undefined) line.pause_after_s = o.pause_after_s;
     if (o?.gain_db !== undefined) line.gain_db = o.gain_db;
     if (o?.file_name !== undefined) line.file_name = o.file_name;

@@ -31,6 +31,8 @@ import type {
   ScreenplayPreview,
   ScreenplayProject,
   TrashedProject,
+  ScreenplayFile,
+  ScreenplayExport,
   ProjectSummary,
   SavedProject,
   SceneExportRequest,
@@ -106,6 +108,12 @@ export interface Service {
   saveProject(p: Project): Promise<SavedProject>;
   renameProject(from: string, to: string): Promise<Project>;
   duplicateProject(from: string, to: string): Promise<Project>;
+  /** A project's script as a Fountain screenplay (its file name and text): the browser's download. */
+  projectScreenplay(project: string): Promise<ScreenplayFile>;
+  /** The window's save dialog for a project's screenplay; "" when cancelled. */
+  chooseScreenplayPath(project: string): Promise<string>;
+  /** Writes a project's screenplay to an absolute path (the window); resolves to the path. */
+  exportScreenplay(r: ScreenplayExport): Promise<string>;
   /** Deletes a project: moves it into the desktop's trash (a file manager restores it). */
   trashProject(name: string): Promise<TrashedProject>;
   /** A screenplay read as a script (Fountain or "Name: speech"), changing nothing: the import's preview. */
@@ -190,6 +198,9 @@ export function createService(t: Transport): Service {
     renameProject: (from, to) => c('RenameProject', [{ from, to }]),
     duplicateProject: (from, to) => c('DuplicateProject', [{ from, to }]),
     trashProject: (name) => c('TrashProject', [name]),
+    projectScreenplay: (project) => c('ProjectScreenplay', [project]),
+    chooseScreenplayPath: (project) => c('ChooseScreenplayPath', [project]),
+    exportScreenplay: (r) => c('ExportScreenplay', [r]),
     parseScreenplay: (text, narrate) => c('ParseScreenplay', [{ text, narrate }]),
     createProjectFromScreenplay: (r) => c('CreateProjectFromScreenplay', [r]),
     checkLineFileName: (name) => c('CheckLineFileName', [name]),

@@ -57,6 +57,8 @@ export type ScenePreviewLine = Plain<scene.PreviewLine>;
 export type ScreenplayPreview = Plain<app.ScreenplayPreview>;
 export type ScreenplayProject = Plain<app.ScreenplayProject>;
 export type ScreenplayCharacter = Plain<script.Character>;
+export type ScreenplayFile = Plain<app.ScreenplayFile>;
+export type ScreenplayExport = Plain<app.ScreenplayExport>;
 
 /** The waveform of a chunk as it arrives (takes.AudioEvent). */
 export interface AudioEvent {

@@ -327,6 +327,34 @@ export namespace app {
 		    return a;
 		}
 	}
+	export class ScreenplayExport {
+	    project: string;
+	    path: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScreenplayExport(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.project = source["project"];
+	        this.path = source["path"];
+	    }
+	}
+	export class ScreenplayFile {
+	    name: string;
+	    text: string;
+	
+	    static createFrom(source: any = {}) {
+	        return new ScreenplayFile(source);
+	    }
+	
+	    constructor(source: any = {}) {
+	        if ('string' === typeof source) source = JSON.parse(source);
+	        this.name = source["name"];
+	        this.text = source["text"];
+	    }
+	}
 	export class ScreenplayPreview {
 	    screenplay: script.Screenplay;
 	    cast: string[];

@@ -27,6 +27,8 @@ export function ChooseModelDir():Promise<string>;
 
 export function ChooseScenePath(arg1:string):Promise<string>;
 
+export function ChooseScreenplayPath(arg1:string):Promise<string>;
+
 export function CountTokens(arg1:string):Promise<model.TokenCount>;
 
 export function CreateProject(arg1:string):Promise<projects.Project>;
@@ -50,6 +52,8 @@ export function EncodeReference(arg1:Array<number>):Promise<Array<any>>;
 export function ExportLexicon(arg1:string):Promise<number>;
 
 export function ExportScene(arg1:app.SceneExportRequest):Promise<app.SceneExportResult>;
+
+export function ExportScreenplay(arg1:app.ScreenplayExport):Promise<string>;
 
 export function ExportTake(arg1:takes.ExportRequest):Promise<takes.ExportResult>;
 
@@ -78,6 +82,8 @@ export function PlayScene(arg1:app.PlayRequest):Promise<playback.PlaybackStatus>
 export function Playback():Promise<playback.PlaybackStatus>;
 
 export function PreviewScene(arg1:string):Promise<scene.Preview>;
+
+export function ProjectScreenplay(arg1:string):Promise<app.ScreenplayFile>;
 
 export function Projects():Promise<Array<projects.Summary>>;
 

@@ -30,6 +30,10 @@ export function ChooseScenePath(arg1) {
   return window['go']['app']['Service']['ChooseScenePath'](arg1);
 }
 
+export function ChooseScreenplayPath(arg1) {
+  return window['go']['app']['Service']['ChooseScreenplayPath'](arg1);
+}
+
 export function CountTokens(arg1) {
   return window['go']['app']['Service']['CountTokens'](arg1);
 }
@@ -76,6 +80,10 @@ export function ExportLexicon(arg1) {
 
 export function ExportScene(arg1) {
   return window['go']['app']['Service']['ExportScene'](arg1);
+}
+
+export function ExportScreenplay(arg1) {
+  return window['go']['app']['Service']['ExportScreenplay'](arg1);
 }
 
 export function ExportTake(arg1) {
@@ -132,6 +140,10 @@ export function Playback() {
 
 export function PreviewScene(arg1) {
   return window['go']['app']['Service']['PreviewScene'](arg1);
+}
+
+export function ProjectScreenplay(arg1) {
+  return window['go']['app']['Service']['ProjectScreenplay'](arg1);
 }
 
 export function Projects() {
