@@ -136,7 +136,6 @@ func TestParseScreenplayRefuses(t *testing.T) {
 	}
 }
 
-
 // checkScreenplay checks what ParseScreenplay promises of every script.
 func checkScreenplay(t *testing.T, s Screenplay) {
 	t.Helper()
