@@ -2,8 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"proscenium/app/projects"
@@ -142,11 +140,8 @@ type ScreenplayExport struct {
 // ExportScreenplay writes a project's screenplay to r.Path (atomically:
 // a failed write leaves nothing behind) and returns the path.
 func (s *Service) ExportScreenplay(r ScreenplayExport) (string, error) {
-	if r.Path == "" || !filepath.IsAbs(r.Path) || strings.ContainsRune(r.Path, 0) {
-		return "", fmt.Errorf("%w: the screenplay's path must be an absolute file path, got %q", studio.ErrInvalid, r.Path)
-	}
-	if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
-		return "", fmt.Errorf("%w: %s is a directory; give a file name", studio.ErrInvalid, r.Path)
+	if err := checkFilePath("the screenplay's path", r.Path); err != nil {
+		return "", err
 	}
 	f, err := s.ProjectScreenplay(r.Project)
 	if err != nil {

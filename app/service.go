@@ -180,11 +180,8 @@ func (s *Service) Settings() settings.Settings { return s.settings.Get() }
 // as a lexicon file another studio imports and `synth --lexicon` reads,
 // and returns how many it wrote.
 func (s *Service) ExportLexicon(path string) (int, error) {
-	if path == "" || !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
-		return 0, fmt.Errorf("%w: the pronunciations' path must be an absolute file path, got %q", studio.ErrInvalid, path)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return 0, fmt.Errorf("%w: %s is a directory; give a file name", studio.ErrInvalid, path)
+	if err := checkFilePath("the pronunciations' path", path); err != nil {
+		return 0, err
 	}
 	entries := s.Settings().Lexicon
 	if err := pcm.WriteFileAtomic(path, lexicon.Marshal(entries)); err != nil {
@@ -196,6 +193,19 @@ func (s *Service) ExportLexicon(path string) (int, error) {
 	}
 	s.events.Notice(studio.NoticeInfo, fmt.Sprintf("exported %d pronunciation%s to %s", len(entries), plural, path))
 	return len(entries), nil
+}
+
+// checkFilePath says why path, named what, cannot be written as a file
+// (the window's save dialog gives one): it must be absolute, and not a
+// directory.
+func checkFilePath(what, path string) error {
+	if path == "" || !filepath.IsAbs(path) || strings.ContainsRune(path, 0) {
+		return fmt.Errorf("%w: %s must be an absolute file path, got %q", studio.ErrInvalid, what, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: %s is a directory; give a file name", studio.ErrInvalid, path)
+	}
+	return nil
 }
 
 // ReadLexicon reads a pronunciations file the user picked (a JSON array
