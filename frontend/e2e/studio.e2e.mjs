@@ -525,6 +525,13 @@ async function fileDrops(page) {
   console.log(`e2e: files dropped: the script gained the text file's words, Cloned voices shows "${r.voiceStatus}", Pronunciations says "${r.lexiconStatus.replace(/^Import…\s*Export…\s*/, '')}", a stray drop was refused`);
 }
 
+/** Chooses an item of the project bar's menu (Project ▾). */
+async function projectMenu(page, name) {
+  const bar = page.locator('[data-region="project"]');
+  await bar.getByRole('button', { name: 'Project ▾' }).click();
+  await bar.getByRole('menuitem', { name }).click();
+}
+
 // A Fountain screenplay dropped on the script opens Import screenplay: its characters (BEA cast in the cloned voice
 // Bea, her name's), what is left out, the action narrated on asking; Create project makes and opens the project, its
 // speakers named in the cast chips and the lines.
@@ -564,7 +571,7 @@ async function screenplayImport(page) {
   console.log(`e2e: a Fountain screenplay dropped on the script: "${summary}"; narrated, made the project Night Shift: speakers ${chips.join(', ')}, BEA cast in Bea`);
 
   // Export screenplay… downloads it as Fountain, which reads back as the same script (the narration as action).
-  const [down] = await Promise.all([page.waitForEvent('download'), page.locator('[data-region="project"]').getByRole('button', { name: 'Export screenplay…' }).click()]);
+  const [down] = await Promise.all([page.waitForEvent('download'), projectMenu(page, 'Export screenplay…')]);
   const fountainPath = join(scratch, down.suggestedFilename());
   await down.saveAs(fountainPath);
   const written = readFileSync(fountainPath, 'utf8');
@@ -574,7 +581,7 @@ async function screenplayImport(page) {
 
   // Delete… moves it into the desktop's trash (the freedesktop.org layout, under the server's XDG_DATA_HOME) and opens another.
   page.once('dialog', (d) => d.accept());
-  await page.locator('[data-region="project"]').getByRole('button', { name: 'Delete…' }).click();
+  await projectMenu(page, 'Delete…');
   await page.waitForFunction(() => !['Night Shift', ''].includes(document.querySelector('[data-region="project"]')?.dataset.project ?? ''), null, { timeout: 10_000 });
   const info = readFileSync(join(data, 'Trash', 'info', 'Night Shift.trashinfo'), 'utf8');
   if (!existsSync(join(data, 'Trash', 'files', 'Night Shift', 'project.json')) || !/^\[Trash Info\]\nPath=\/.*\/Night%20Shift\nDeletionDate=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\n$/.test(info)) fail(`the trashed project: ${info}`);

@@ -462,15 +462,19 @@ describe('App without a model', () => {
     bar.querySelector<HTMLButtonElement>('button:nth-of-type(1)')!.click(); // New…
     await settle();
     expect(bar.getAttribute('data-project')).toBe('Second');
-    const del = [...bar.querySelectorAll('button')].find((b) => b.textContent === 'Delete…')!;
+    const del = async () => {
+      [...bar.querySelectorAll('button')].find((b) => b.textContent === 'Project ▾')!.click();
+      await settle();
+      bar.querySelector<HTMLButtonElement>('[role="menu"] button:last-child')!.click();
+      await settle();
+    };
     vi.stubGlobal('confirm', (q: string) => (asked.push(q), false));
-    del.click();
-    await settle();
+    await del();
     expect(service.trashProject).not.toHaveBeenCalled();
     expect(asked[0]).toContain('Move the project "Second" to the trash?');
+    expect(bar.querySelector('[role="menu"]')).toBeNull(); // an item closes the menu
     vi.stubGlobal('confirm', () => true);
-    del.click();
-    await settle();
+    await del();
     expect(service.trashProject).toHaveBeenCalledWith('Second');
     expect(bar.getAttribute('data-project')).toBe('Untitled');
     // Nothing saved the trashed project after the trash (which would have made it again).
