@@ -108,7 +108,7 @@ func NewMux(svc any, audio TakeAudio, hub *studio.Hub, opt Options) (*http.Serve
 
 // localOnlyMethods write files wherever the caller names: only someone at
 // this machine (a server on a loopback address) may call them.
-var localOnlyMethods = map[string]bool{"ExportTake": true, "ExportScene": true, "ExportLexicon": true}
+var localOnlyMethods = map[string]bool{"ExportTake": true, "ExportScene": true, "ExportLexicon": true, "ExportScreenplay": true}
 
 func localOnly(loopbackOnly bool, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
