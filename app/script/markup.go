@@ -1,9 +1,11 @@
-// Package script owns the script's markup as the studio reads it: speaker
-// tags (<|speaker:N|>), [directions] and word tags such as
-// <whisper>…</whisper> (frontend/src/lib/script.ts highlights the same).
-// The engine passes them to the model as text (docs/MODEL.md); the studio
-// leaves them out where only the words count: captions (app/scene) and
-// the pronunciation lexicon's matches (app/lexicon).
+// Package script owns the script as the studio reads it: its markup —
+// speaker tags (<|speaker:N|>), [directions] and word tags such as
+// <whisper>…</whisper> (frontend/src/lib/script.ts highlights the same) —
+// its lines (lines.go), and screenplays read into it and written from it
+// (screenplay.go: Fountain and "Name: speech" lines; fountain.go). The
+// engine passes the markup to the model as text (docs/MODEL.md); the
+// studio leaves it out where only the words count: captions (app/scene)
+// and the pronunciation lexicon's matches (app/lexicon).
 package script
 
 import (
