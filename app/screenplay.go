@@ -39,12 +39,9 @@ type ScreenplayProject struct {
 // ParseScreenplay reads a screenplay as the studio's script, changing
 // nothing: the import's preview.
 func (s *Service) ParseScreenplay(r ScreenplayRequest) (ScreenplayPreview, error) {
-	sp, err := script.ParseScreenplay(r.Text, script.ScreenplayOptions{Narrate: r.Narrate})
+	sp, err := readScreenplay(r)
 	if err != nil {
-		return ScreenplayPreview{}, fmt.Errorf("%w: %v", studio.ErrInvalid, err)
-	}
-	if len(sp.Script) > settings.MaxScriptBytes {
-		return ScreenplayPreview{}, fmt.Errorf("%w: the screenplay makes a script of %d KiB and the studio's limit is %d KiB: import it in parts (a scene or an act at a time)", studio.ErrInvalid, (len(sp.Script)+1023)>>10, settings.MaxScriptBytes>>10)
+		return ScreenplayPreview{}, err
 	}
 	cloned := map[string]string{} // a cloned voice's name, folded → as written
 	for _, v := range s.Voices() {
@@ -59,6 +56,19 @@ func (s *Service) ParseScreenplay(r ScreenplayRequest) (ScreenplayPreview, error
 	return ScreenplayPreview{Screenplay: sp, Cast: trimCast(cast)}, nil
 }
 
+// readScreenplay reads r as a script the studio holds (at most
+// settings.MaxScriptBytes), refusing it as studio.ErrInvalid.
+func readScreenplay(r ScreenplayRequest) (script.Screenplay, error) {
+	sp, err := script.ParseScreenplay(r.Text, script.ScreenplayOptions{Narrate: r.Narrate})
+	if err != nil {
+		return sp, fmt.Errorf("%w: %v", studio.ErrInvalid, err)
+	}
+	if len(sp.Script) > settings.MaxScriptBytes {
+		return sp, fmt.Errorf("%w: the screenplay makes a script of %d KiB and the studio's limit is %d KiB: import it in parts (a scene or an act at a time)", studio.ErrInvalid, (len(sp.Script)+1023)>>10, settings.MaxScriptBytes>>10)
+	}
+	return sp, nil
+}
+
 // CreateProjectFromScreenplay makes a new project called r.Name of a
 // screenplay: its script, its characters named, cast in r.Cast, with the
 // studio's sampling settings. A name that is taken, a cast longer than the
@@ -69,18 +79,18 @@ func (s *Service) CreateProjectFromScreenplay(r ScreenplayProject) (projects.Pro
 	if err != nil {
 		return projects.Project{}, err
 	}
-	sp, err := s.ParseScreenplay(r.ScreenplayRequest)
+	sp, err := readScreenplay(r.ScreenplayRequest)
 	if err != nil {
 		return projects.Project{}, err
 	}
-	if len(r.Cast) > len(sp.Screenplay.Characters) {
-		return projects.Project{}, fmt.Errorf("%w: %d voices cast for the screenplay's %d characters", studio.ErrInvalid, len(r.Cast), len(sp.Screenplay.Characters))
+	if len(r.Cast) > len(sp.Characters) {
+		return projects.Project{}, fmt.Errorf("%w: %d voices cast for the screenplay's %d characters", studio.ErrInvalid, len(r.Cast), len(sp.Characters))
 	}
 	set := s.Settings()
 	p := projects.New(r.Name, set.Sampling, set.Seed, set.MaxFrames)
-	p.Script = sp.Screenplay.Script
+	p.Script = sp.Script
 	p.Cast = trimCast(append([]string(nil), r.Cast...))
-	for _, c := range sp.Screenplay.Characters {
+	for _, c := range sp.Characters {
 		p.Characters = append(p.Characters, c.Name)
 	}
 	// Its lines as the studio splits them (frontend/src/lib/lines.ts): a
@@ -114,9 +124,15 @@ type ScreenplayFile struct {
 // ProjectScreenplay writes a project's script, as saved, as a Fountain
 // screenplay for a screenwriting program (or Import screenplay) to read:
 // its characters' cues, a line's leading direction its parenthetical, the
-// Narrator's lines as action. A project without lines is refused.
+// Narrator's lines as action. A project without lines is refused. It only
+// reads the project (projects.Store.Read): writing it out neither makes it
+// the current project nor primes its cast.
 func (s *Service) ProjectScreenplay(project string) (ScreenplayFile, error) {
-	p, err := s.OpenProject(project)
+	st, err := s.projectStore()
+	if err != nil {
+		return ScreenplayFile{}, err
+	}
+	p, err := st.Read(project)
 	if err != nil {
 		return ScreenplayFile{}, err
 	}

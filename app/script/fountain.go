@@ -22,11 +22,15 @@ func FormatFountain(title string, lines []Line, characters []string) string {
 	if title = strings.Join(strings.Fields(title), " "); title != "" {
 		fmt.Fprintf(&b, "Title: %s\n\n", title)
 	}
-	for i, l := range lines {
-		if i > 0 {
+	written := 0
+	for _, l := range lines {
+		words := strings.Join(strings.Fields(speakerTagAt.ReplaceAllString(l.Text, "")), " ")
+		if words == "" {
+			continue // a tag alone says nothing
+		}
+		if written++; written > 1 {
 			b.WriteString("\n")
 		}
-		words := strings.Join(strings.Fields(speakerTagAt.ReplaceAllString(l.Text, "")), " ")
 		name := ""
 		if l.Speaker >= 0 && l.Speaker < len(characters) {
 			name = characters[l.Speaker]
@@ -65,12 +69,9 @@ func cueFor(name string, speaker int) string {
 // where Fountain would read them as something else (a heading, a cue, a
 // transition, a colon's speech).
 func actionLine(words string) string {
-	first := words
-	if _, forced := cue(first); forced || sceneHeading.MatchString(first) || transitionLine.MatchString(first) || strings.HasPrefix(first, ".") ||
-		strings.HasPrefix(first, "#") || strings.HasPrefix(first, "=") || strings.HasPrefix(first, ">") || strings.HasPrefix(first, "@") {
-		return "!" + escapeFountain(words)
-	}
-	if _, _, ok := colonLine(first); ok {
+	_, isCue := cue(words)
+	_, _, isSpeech := colonLine(words)
+	if isCue || isSpeech || sceneHeading.MatchString(words) || transitionLine.MatchString(words) || strings.IndexAny(words, ".#=>@") == 0 {
 		return "!" + escapeFountain(words)
 	}
 	return escapeFountain(words)

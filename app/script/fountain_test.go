@@ -14,6 +14,8 @@ func TestFormatFountain(t *testing.T) {
 		{3, "<|speaker:3|>你好。"},
 		{4, "<|speaker:4|>Who am I?"},
 		{0, "<|speaker:0|>INT. A line that looks like a heading."},
+		{0, "<|speaker:0|>  "}, // nothing said: no line
+		{1, ""},
 	}
 	got := FormatFountain("Night  Shift", lines, []string{"Narrator", "Bea", "Dr. Ben Okafor", "张三"})
 	want := "Title: Night Shift\n\n" +

@@ -254,21 +254,22 @@ func (r *reader) speech(name string, lines []string) error {
 // colonSpeeches reads a paragraph whose first line is "Name: speech": each
 // such line starts a speech, any other continues the one before.
 func (r *reader) colonSpeeches(p []string) error {
-	var name, words string
+	var name string
+	var words []string // the speech's lines (gathered, not appended to one string: a long one stays linear)
 	for _, l := range p {
 		who, said, ok := colonLine(l)
 		if !ok {
-			words += " " + l
+			words = append(words, l)
 			continue
 		}
 		if name != "" {
-			if err := r.add(name, words); err != nil {
+			if err := r.add(name, strings.Join(words, " ")); err != nil {
 				return err
 			}
 		}
-		name, words = who, said
+		name, words = who, []string{said}
 	}
-	return r.add(name, words)
+	return r.add(name, strings.Join(words, " "))
 }
 
 // colonLine reads "Name: speech" (or "Name (direction): speech"): the name
@@ -339,8 +340,8 @@ func direction(s string) string {
 }
 
 // clean is a speech's words as the engine is given them: Fountain's
-// emphasis marks gone (an escaped one kept as the mark), a leading parenthetical a direction, every run of
-// white space one space.
+// emphasis marks gone (an escaped one kept as the mark), a leading
+// parenthetical a direction, every run of white space one space.
 func clean(words string) string {
 	words = strings.Join(strings.Fields(words), " ")
 	// An escaped mark (\* \_) is the mark itself, never emphasis: held

@@ -195,5 +195,13 @@ func FuzzParseScreenplay(f *testing.F) {
 			return
 		}
 		checkScreenplay(t, s)
+		// Written out as Fountain and read again: neither may panic (TestFountainRoundTrip checks the text).
+		names := make([]string, len(s.Characters))
+		for i, c := range s.Characters {
+			names[i] = c.Name
+		}
+		if _, err := ParseScreenplay(FormatFountain(in, Lines(s.Script), names), ScreenplayOptions{Narrate: true}); err != nil && err.Error() == "" {
+			t.Fatal("an error that says nothing")
+		}
 	})
 }

@@ -75,6 +75,11 @@ describe('CastChips: the characters\' names', () => {
     field(1).dispatchEvent(new Event('change', { bubbles: true }));
     flushSync();
     expect(state.characters).toEqual(['Anna']);
+    // A name is cut to 60 bytes of UTF-8 (the project refuses more), at a character: 20 three-byte characters.
+    field(0).value = '张'.repeat(25);
+    field(0).dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    expect(state.characters).toEqual(['张'.repeat(20)]);
     unmount(c);
 
     const named = chips({ cast: [], characters: ['', '', '', 'Cy'] });
