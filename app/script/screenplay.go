@@ -99,7 +99,7 @@ var (
 func ParseScreenplay(text string, opt ScreenplayOptions) (Screenplay, error) {
 	switch {
 	case len(text) > MaxScreenplayBytes:
-		return Screenplay{}, fmt.Errorf("the screenplay is %d KiB; at most %d KiB is read", len(text)>>10, MaxScreenplayBytes>>10)
+		return Screenplay{}, fmt.Errorf("the screenplay is larger than %d KiB, the most that is read: import it in parts", MaxScreenplayBytes>>10)
 	case !utf8.ValidString(text):
 		return Screenplay{}, fmt.Errorf("the screenplay is not UTF-8 text")
 	}

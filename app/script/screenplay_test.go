@@ -125,7 +125,7 @@ func TestParseScreenplayRefuses(t *testing.T) {
 		{"the engine's markup", "Anna: hi\nBen: <|speaker:3|>no", "line 2 holds the engine's markup"},
 		{"no dialogue", "INT. HALL\n\nNothing is said.", "found no dialogue"},
 		{"seventeen characters", many.String(), `"Person Q", the next, first speaks in speech 17`},
-		{"too large", strings.Repeat("a", MaxScreenplayBytes+1), "at most 512 KiB"},
+		{"too large", strings.Repeat("a", MaxScreenplayBytes+1), "larger than 512 KiB, the most that is read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseScreenplay(tc.in, ScreenplayOptions{})

@@ -45,4 +45,8 @@ func TestScreenplayCommand(t *testing.T) {
 	if err := screenplay([]string{"-"}, strings.NewReader("Nothing said here."), &out, &errOut); err == nil || !strings.Contains(err.Error(), "found no dialogue") {
 		t.Errorf("no dialogue: %v", err)
 	}
+	// Read only as far as the limit, and refused as larger than it.
+	if err := screenplay([]string{"-"}, strings.NewReader(strings.Repeat("Ann: Hi.\n", 100_000)), &out, &errOut); err == nil || !strings.Contains(err.Error(), "larger than 512 KiB") {
+		t.Errorf("a screenplay of 900 KiB: %v", err)
+	}
 }
